@@ -1,0 +1,1 @@
+"""The coordination.k8s.io API group."""

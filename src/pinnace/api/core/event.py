@@ -1,0 +1,102 @@
+"""Event (core/v1): validation as Kubernetes v1.32 applies it to requests made through v1.
+
+kube-apiserver checks v1 Events with its legacy rules only (no ObjectMeta validation, and
+`type` is free-form); the strict rules belong to events.k8s.io/v1, which Pinnace does not serve.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pinnace.api import field
+from pinnace.api.field import FieldError, Path
+from pinnace.api.kind import Kind
+from pinnace.api.names import is_dns1123_subdomain, is_qualified_name
+from pinnace.api.validation import object_field, string_field
+
+EVENT_TYPE_NORMAL = "Normal"
+EVENT_TYPE_WARNING = "Warning"
+
+REPORTING_INSTANCE_LENGTH_LIMIT = 128
+ACTION_LENGTH_LIMIT = 128
+REASON_LENGTH_LIMIT = 128
+NOTE_LENGTH_LIMIT = 1024
+
+_NAMESPACE_MISMATCH = "does not match event.namespace"
+
+
+def _text(obj: dict[str, Any], key: str, errs: list[FieldError]) -> str:
+    value, e = string_field(obj.get(key), Path(key))
+    errs += e
+    return value
+
+
+def validate_event(event: dict[str, Any]) -> list[FieldError]:
+    errs: list[FieldError] = []
+    meta, e = object_field(event.get("metadata"), Path("metadata"))
+    errs += e
+    namespace, e = string_field(meta.get("namespace"), Path("metadata", "namespace"))
+    errs += e
+    involved, e = object_field(event.get("involvedObject"), Path("involvedObject"))
+    errs += e
+    involved_ns, e = string_field(involved.get("namespace"), Path("involvedObject", "namespace"))
+    errs += e
+    mismatch = field.invalid(Path("involvedObject", "namespace"), involved_ns, _NAMESPACE_MISMATCH)
+
+    if not event.get("eventTime"):
+        # An old-style event: its namespace must agree with the involved object's (an
+        # object without one may still be reported in "default", for old clients).
+        if not involved_ns:
+            if namespace not in ("", "default"):
+                errs.append(mismatch)
+        elif namespace != involved_ns:
+            errs.append(mismatch)
+    else:
+        if not involved_ns and namespace not in ("default", "kube-system"):
+            errs.append(mismatch)
+        controller = _text(event, "reportingComponent", errs)
+        controller_path = Path("reportingController")
+        if not controller:
+            errs.append(field.required(controller_path))
+        errs += [
+            field.invalid(controller_path, controller, m) for m in is_qualified_name(controller)
+        ]
+        for key, limit in (
+            ("reportingInstance", REPORTING_INSTANCE_LENGTH_LIMIT),
+            ("action", ACTION_LENGTH_LIMIT),
+            ("reason", REASON_LENGTH_LIMIT),
+        ):
+            value = _text(event, key, errs)
+            if not value:
+                errs.append(field.required(Path(key)))
+            if len(value.encode()) > limit:
+                errs.append(field.invalid(Path(key), "", f"can have at most {limit} characters"))
+        message = _text(event, "message", errs)
+        if len(message.encode()) > NOTE_LENGTH_LIMIT:
+            errs.append(
+                field.invalid(
+                    Path("message"), "", f"can have at most {NOTE_LENGTH_LIMIT} characters"
+                )
+            )
+    errs += [
+        field.invalid(Path("namespace"), namespace, m) for m in is_dns1123_subdomain(namespace)
+    ]
+    return errs
+
+
+def validate_event_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    return validate_event(new)
+
+
+EVENT = Kind(
+    group="",
+    version="v1",
+    kind="Event",
+    plural="events",
+    namespaced=True,
+    allow_create_on_update=True,
+    model="CoreV1Event",
+    short_names=("ev",),
+    validate=validate_event,
+    validate_update=validate_event_update,
+)

@@ -1,0 +1,160 @@
+"""The Pod kind: defaulting, the registry strategy and validation, as kube-apiserver v1.32.
+
+The rules live in the pod_* modules beside this one; this module assembles them into `POD`
+and re-exports the helpers other kinds use for their pod templates.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pinnace.api.core.pod_defaults import default_pod, default_pod_spec, default_pod_template
+from pinnace.api.core.pod_scheduling import (
+    validate_affinity,
+    validate_node_selector,
+    validate_tolerations,
+)
+from pinnace.api.core.pod_shape import as_dict, dict_items
+from pinnace.api.core.pod_update import (
+    validate_pod_spec_update,
+    validate_pod_status_update,
+    validate_pod_update,
+)
+from pinnace.api.core.pod_validation import (
+    validate_pod_create,
+    validate_pod_spec,
+    validate_pod_template_spec,
+)
+from pinnace.api.kind import Kind
+from pinnace.resources.qos import qos_class
+
+__all__ = [
+    "POD",
+    "default_pod",
+    "default_pod_spec",
+    "default_pod_template",
+    "prepare_pod_for_create",
+    "prepare_pod_for_status_update",
+    "prepare_pod_for_update",
+    "validate_affinity",
+    "validate_node_selector",
+    "validate_pod_create",
+    "validate_pod_spec",
+    "validate_pod_spec_update",
+    "validate_pod_status_update",
+    "validate_pod_template_spec",
+    "validate_pod_update",
+    "validate_tolerations",
+]
+
+SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+
+
+def prepare_pod_for_create(pod: dict[str, Any]) -> None:
+    """A new pod starts Pending with its QoS class; scheduling gates show as a PodScheduled
+    condition, and pod (anti-)affinity matchLabelKeys become selector requirements."""
+    spec = as_dict(pod.get("spec"))
+    try:
+        qos = qos_class(pod)
+    except (TypeError, ValueError, AttributeError, KeyError):
+        # Garbage that validation is about to reject has no meaningful class.
+        qos = "BestEffort"
+    status: dict[str, Any] = {"phase": "Pending", "qosClass": qos}
+    if spec.get("schedulingGates"):
+        status["conditions"] = [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "SchedulingGated",
+                "message": SCHEDULING_GATED_MESSAGE,
+            }
+        ]
+    pod["status"] = status
+    _apply_match_label_keys(pod)
+
+
+def _apply_match_label_keys(pod: dict[str, Any]) -> None:
+    labels = as_dict(as_dict(pod.get("metadata")).get("labels"))
+    affinity = as_dict(as_dict(pod.get("spec")).get("affinity"))
+    for kind in ("podAffinity", "podAntiAffinity"):
+        terms = as_dict(affinity.get(kind))
+        required = terms.get("requiredDuringSchedulingIgnoredDuringExecution")
+        preferred = terms.get("preferredDuringSchedulingIgnoredDuringExecution")
+        for _, term in dict_items(required):
+            _merge_label_keys(term, labels)
+        for _, weighted in dict_items(preferred):
+            _merge_label_keys(as_dict(weighted.get("podAffinityTerm")), labels)
+
+
+def _merge_label_keys(term: dict[str, Any], labels: dict[str, Any]) -> None:
+    selector = term.get("labelSelector")
+    if not isinstance(selector, dict):
+        return  # a null selector matches nothing; there is nothing to narrow
+    added = [
+        {"key": key, "operator": operator, "values": [labels[key]]}
+        for list_name, operator in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn"))
+        for key in (term.get(list_name) if isinstance(term.get(list_name), list) else [])
+        if isinstance(key, str) and isinstance(labels.get(key), str)
+    ]
+    if not added:
+        return
+    expressions = selector.get("matchExpressions")
+    if not isinstance(expressions, list):
+        expressions = selector["matchExpressions"] = []
+    expressions.extend(added)
+
+
+def prepare_pod_for_update(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """A write to the pod keeps its status: that is the status subresource's business."""
+    if "status" in old:
+        new["status"] = copy.deepcopy(old["status"])
+    else:
+        new.pop("status", None)
+
+
+def prepare_pod_for_status_update(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """A write to pods/status keeps the spec and owner references, and backfills the QoS
+    class a client left out."""
+    if "spec" in old:
+        new["spec"] = copy.deepcopy(old["spec"])
+    new_meta, old_meta = new.get("metadata"), as_dict(old.get("metadata"))
+    if isinstance(new_meta, dict):
+        if "ownerReferences" in old_meta:
+            new_meta["ownerReferences"] = copy.deepcopy(old_meta["ownerReferences"])
+        else:
+            new_meta.pop("ownerReferences", None)
+    status = new.get("status")
+    old_qos = as_dict(old.get("status")).get("qosClass")
+    if isinstance(status, dict) and not status.get("qosClass") and old_qos:
+        status["qosClass"] = old_qos
+
+
+POD = Kind(
+    group="",
+    version="v1",
+    kind="Pod",
+    plural="pods",
+    namespaced=True,
+    model="V1Pod",
+    short_names=("po",),
+    categories=("all",),
+    subresources=(
+        "attach",
+        "binding",
+        "ephemeralcontainers",
+        "eviction",
+        "exec",
+        "log",
+        "portforward",
+        "proxy",
+        "status",
+    ),
+    default=default_pod,
+    prepare_for_create=prepare_pod_for_create,
+    prepare_for_update=prepare_pod_for_update,
+    prepare_for_status_update=prepare_pod_for_status_update,
+    validate=validate_pod_create,
+    validate_update=validate_pod_update,
+    validate_status_update=validate_pod_status_update,
+)

@@ -1,0 +1,233 @@
+"""Pod and pod template defaulting, as kube-apiserver v1.32 applies it on decode.
+
+Two levels, as in Kubernetes:
+- `default_pod_spec` fills what every PodSpec gets, including the templates inside
+  Deployments, Jobs and the like;
+- `default_pod` adds the defaults only a Pod gets (requests copied from limits,
+  enableServiceLinks, hostPort under hostNetwork), so that a new default never changes a
+  template and rolls out every workload.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pinnace.api.core.pod_shape import (
+    Obj,
+    all_containers,
+    as_dict,
+    child_dict,
+    dict_items,
+)
+from pinnace.resources.quantity import Quantity, QuantityError
+
+DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+TERMINATION_MESSAGE_PATH_DEFAULT = "/dev/termination-log"
+DEFAULT_FILE_MODE = 0o644  # 420, as the API shows it
+DEFAULT_SERVICE_ACCOUNT_TOKEN_EXPIRATION_SECONDS = 3600
+
+# Scalar defaults of the less common volume sources, field by field.
+_VOLUME_SOURCE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "iscsi": {"iscsiInterface": "default"},
+    "rbd": {"pool": "rbd", "user": "admin", "keyring": "/etc/ceph/keyring"},
+    "azureDisk": {
+        "cachingMode": "ReadWrite",
+        "fsType": "ext4",
+        "readOnly": False,
+        "kind": "Shared",
+    },
+    "scaleIO": {"storageMode": "ThinProvisioned", "fsType": "xfs"},
+}
+_MODE_DEFAULTED_SOURCES = ("secret", "configMap", "downwardAPI", "projected")
+
+# A container image reference, as the distribution/reference grammar reads it: an optional
+# registry host, lowercase path components, an optional tag and an optional digest.
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
+_IMAGE_REFERENCE = re.compile(
+    rf"(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
+    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?"
+)
+_MAX_IMAGE_NAME_LENGTH = 255
+
+
+def image_tag(image: str) -> str:
+    """The tag the runtime pulls: "latest" for a bare name, "" when only a digest pins it or
+    the reference does not parse."""
+    match = _IMAGE_REFERENCE.fullmatch(image)
+    if match is None or len(match["name"]) > _MAX_IMAGE_NAME_LENGTH:
+        return ""
+    if match["tag"]:
+        return match["tag"]
+    return "" if match["digest"] else "latest"
+
+
+def default_image_pull_policy(image: str) -> str:
+    return "Always" if image_tag(image) == "latest" else "IfNotPresent"
+
+
+def default_pod(pod: Obj) -> None:
+    """Defaults for a whole Pod object, in place."""
+    spec = child_dict(pod, "spec")
+    if spec is None:
+        return
+    for list_name in ("containers", "initContainers"):
+        for _, ctr in dict_items(spec.get(list_name)):
+            _default_requests_to_limits(ctr)
+    spec.setdefault("enableServiceLinks", True)
+    if spec.get("hostNetwork") is True:
+        for list_name in ("containers", "initContainers"):
+            for _, ctr in dict_items(spec.get(list_name)):
+                for _, port in dict_items(ctr.get("ports")):
+                    if not port.get("hostPort"):
+                        port["hostPort"] = port.get("containerPort")
+    default_pod_spec(spec)
+
+
+def default_pod_template(template: Obj) -> None:
+    """Defaults for a PodTemplateSpec (`{metadata, spec}`) inside a workload, in place."""
+    spec = child_dict(template, "spec")
+    if spec is not None:
+        default_pod_spec(spec)
+
+
+def default_pod_spec(spec: Obj) -> None:
+    """The defaults every PodSpec gets, in place."""
+    if not spec.get("dnsPolicy"):
+        spec["dnsPolicy"] = "ClusterFirst"
+    if not spec.get("restartPolicy"):
+        spec["restartPolicy"] = "Always"
+    if spec.get("securityContext") is None:
+        spec["securityContext"] = {}
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    _round_resource_list(spec.get("overhead"))
+    for _, volume in dict_items(spec.get("volumes")):
+        _default_volume(volume)
+    for _, _, ctr in all_containers(spec):
+        _default_container(ctr)
+
+
+def _default_requests_to_limits(ctr: Obj) -> None:
+    resources = child_dict(ctr, "resources")
+    if resources is None:
+        return
+    limits = child_dict(resources, "limits")
+    if limits is None:
+        return
+    requests = resources.get("requests")
+    if requests is None:
+        requests = resources["requests"] = {}
+    if isinstance(requests, dict):
+        for name, value in limits.items():
+            requests.setdefault(name, value)
+
+
+def _round_resource_list(resources: Any) -> None:
+    """Round each quantity up to milli precision: `0.0001` cpu is stored as `1m`."""
+    if not isinstance(resources, dict):
+        return
+    for name, value in resources.items():
+        try:
+            quantity = Quantity(value)
+        except (QuantityError, TypeError):
+            continue  # validation reports it
+        rounded = Quantity(f"{quantity.milli_value()}m")
+        if rounded != quantity:
+            resources[name] = str(rounded)
+
+
+def _default_container(ctr: Obj) -> None:
+    if not ctr.get("imagePullPolicy"):
+        image = ctr.get("image")
+        ctr["imagePullPolicy"] = default_image_pull_policy(image if isinstance(image, str) else "")
+    if not ctr.get("terminationMessagePath"):
+        ctr["terminationMessagePath"] = TERMINATION_MESSAGE_PATH_DEFAULT
+    if not ctr.get("terminationMessagePolicy"):
+        ctr["terminationMessagePolicy"] = "File"
+    for _, port in dict_items(ctr.get("ports")):
+        if not port.get("protocol"):
+            port["protocol"] = "TCP"
+    for _, env in dict_items(ctr.get("env")):
+        value_from = child_dict(env, "valueFrom")
+        if value_from is not None:
+            _default_field_ref(value_from)
+    resources = as_dict(ctr.get("resources"))
+    _round_resource_list(resources.get("limits"))
+    _round_resource_list(resources.get("requests"))
+    for probe_name in ("livenessProbe", "readinessProbe", "startupProbe"):
+        probe = child_dict(ctr, probe_name)
+        if probe is not None:
+            _default_probe(probe)
+    lifecycle = as_dict(ctr.get("lifecycle"))
+    for hook_name in ("postStart", "preStop"):
+        hook = child_dict(lifecycle, hook_name)
+        if hook is not None:
+            _default_handler(hook)
+
+
+def _default_probe(probe: Obj) -> None:
+    for name, default in (
+        ("timeoutSeconds", 1),
+        ("periodSeconds", 10),
+        ("successThreshold", 1),
+        ("failureThreshold", 3),
+    ):
+        if not probe.get(name):
+            probe[name] = default
+    _default_handler(probe)
+    grpc = child_dict(probe, "grpc")
+    if grpc is not None and grpc.get("service") is None:
+        grpc["service"] = ""
+
+
+def _default_handler(handler: Obj) -> None:
+    http_get = child_dict(handler, "httpGet")
+    if http_get is None:
+        return
+    if not http_get.get("path"):
+        http_get["path"] = "/"
+    if not http_get.get("scheme"):
+        http_get["scheme"] = "HTTP"
+
+
+def _default_field_ref(holder: Obj) -> None:
+    field_ref = child_dict(holder, "fieldRef")
+    if field_ref is not None and not field_ref.get("apiVersion"):
+        field_ref["apiVersion"] = "v1"
+
+
+def _default_volume(volume: Obj) -> None:
+    if not any(key != "name" for key in volume):
+        volume["emptyDir"] = {}
+    for source_name in _MODE_DEFAULTED_SOURCES:
+        source = child_dict(volume, source_name)
+        if source is not None and source.get("defaultMode") is None:
+            source["defaultMode"] = DEFAULT_FILE_MODE
+    for source_name, defaults in _VOLUME_SOURCE_DEFAULTS.items():
+        source = child_dict(volume, source_name)
+        if source is not None:
+            for key, value in defaults.items():
+                if source.get(key) in (None, ""):
+                    source[key] = value
+    host_path = child_dict(volume, "hostPath")
+    if host_path is not None and host_path.get("type") is None:
+        host_path["type"] = ""
+    for _, item in dict_items(as_dict(volume.get("downwardAPI")).get("items")):
+        _default_field_ref(item)
+    for _, source in dict_items(as_dict(volume.get("projected")).get("sources")):
+        for _, item in dict_items(as_dict(source.get("downwardAPI")).get("items")):
+            _default_field_ref(item)
+        token = child_dict(source, "serviceAccountToken")
+        if token is not None and not token.get("expirationSeconds"):
+            token["expirationSeconds"] = DEFAULT_SERVICE_ACCOUNT_TOKEN_EXPIRATION_SECONDS
+    claim_template = as_dict(as_dict(volume.get("ephemeral")).get("volumeClaimTemplate"))
+    claim_spec = child_dict(claim_template, "spec")
+    if claim_spec is not None and claim_spec.get("volumeMode") is None:
+        claim_spec["volumeMode"] = "Filesystem"

@@ -1,0 +1,54 @@
+"""Tolerant access to pod-shaped JSON.
+
+Objects arrive as decoded JSON that may hold the wrong type anywhere. These helpers let
+defaulting and validation walk such input without raising: a field of the wrong shape reads as
+empty (validation reports the shape elsewhere, or the decoder already has).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+Obj = dict[str, Any]
+
+CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def as_dict(value: Any) -> Obj:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_int(value: Any) -> int | None:
+    """An integer field, or None when absent or not an integer (bools are not integers)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def dict_items(value: Any) -> Iterator[tuple[int, Obj]]:
+    """(index, element) for every element of a list that is an object."""
+    for i, item in enumerate(as_list(value)):
+        if isinstance(item, dict):
+            yield i, item
+
+
+def child_dict(obj: Obj, name: str) -> Obj | None:
+    """obj[name] when it is an object, else None."""
+    value = obj.get(name)
+    return value if isinstance(value, dict) else None
+
+
+def all_containers(spec: Obj) -> Iterator[tuple[str, int, Obj]]:
+    """(list name, index, container) over init, regular and ephemeral containers."""
+    for list_name in CONTAINER_LISTS:
+        for i, ctr in dict_items(spec.get(list_name)):
+            yield list_name, i, ctr

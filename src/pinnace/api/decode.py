@@ -1,0 +1,118 @@
+"""Decoding a request body into a kind, as kube-apiserver's create and update handlers do.
+
+A body may leave out apiVersion and kind (the URL supplies them); a different kind or
+version is refused. The result is a new object with unknown fields dropped (reported as
+warnings, or refused when decoding is strict) and quantities and times in canonical form.
+Every failure is a 400 worded as kube-apiserver words it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pinnace.api import status
+from pinnace.api.kind import Kind
+from pinnace.api.schema import SchemaError, json_type, normalize
+from pinnace.api.status import StatusError
+
+
+@dataclass(frozen=True)
+class Decoded:
+    obj: dict[str, Any]
+    warnings: list[str]
+    """One `unknown field "<path>"` per dropped field, for the Warning header."""
+
+
+def decode(obj: Any, kind: Kind, *, strict: bool = False) -> Decoded:
+    body_kind, body_api_version = _type_meta(obj, kind)
+    group, _, version = body_api_version.rpartition("/")
+    if body_kind != kind.kind or body_api_version != kind.api_version:
+        raise _mismatch(body_kind, group, version, kind)
+    try:
+        normalized = normalize(kind, obj)
+    except SchemaError as e:
+        raise _cannot_handle(body_kind, version, kind, str(e)) from None
+    warnings = [f'unknown field "{path}"' for path in normalized.unknown_fields]
+    if strict and warnings:
+        raise _cannot_handle(
+            body_kind, version, kind, "strict decoding error: " + ", ".join(warnings)
+        )
+    decoded = normalized.obj
+    decoded["apiVersion"] = kind.api_version
+    decoded["kind"] = kind.kind
+    return Decoded(decoded, warnings)
+
+
+# Versions kube-apiserver v1.32 also serves for a kind Pinnace serves at another version: they
+# decode, then fail the handler's version check.
+_CONVERTIBLE_VERSIONS = {
+    "autoscaling/v2": (("autoscaling/v1", "HorizontalPodAutoscaler"),),
+}
+
+
+def _cannot_handle(body_kind: str, version: str, kind: Kind, why: str) -> StatusError:
+    return status.bad_request(
+        f'{body_kind} in version "{version}" cannot be handled as a {kind.kind}: {why}'
+    )
+
+
+def _summary(obj: Any) -> str:
+    text = json.dumps(obj, separators=(",", ":"), default=str)
+    return text if len(text) <= 30 else text[:30] + " ..."
+
+
+def _type_meta(obj: Any, kind: Kind) -> tuple[str, str]:
+    """The body's kind and apiVersion, with the URL's filling in what it leaves out."""
+    problem = ""
+    if not isinstance(obj, dict):
+        problem = (
+            f"json: cannot unmarshal {json_type(obj)} into Go value of type struct "
+            '{ APIVersion string "json:\\"apiVersion,omitempty\\""; '
+            'Kind string "json:\\"kind,omitempty\\"" }'
+        )
+    else:
+        for key in ("apiVersion", "kind"):
+            value = obj.get(key)
+            if value is not None and not isinstance(value, str):
+                problem = (
+                    f"json: cannot unmarshal {json_type(value)} into Go struct field "
+                    f".{key} of type string"
+                )
+                break
+    if problem:
+        raise status.bad_request(
+            f"the object provided is unrecognized (must be of type {kind.kind}): "
+            f"couldn't get version/kind; json parse error: {problem} ({_summary(obj)})"
+        )
+    body_kind = obj.get("kind") or kind.kind
+    api_version = obj.get("apiVersion") or ""
+    group, _, version = api_version.rpartition("/")
+    if not version and group in ("", kind.group):
+        api_version = kind.api_version
+    return body_kind, api_version
+
+
+def _mismatch(body_kind: str, group: str, version: str, kind: Kind) -> StatusError:
+    from pinnace.api import catalog  # the catalog imports every kind; only needed here
+
+    api_version = f"{group}/{version}" if group else version
+    if (api_version, body_kind) in _CONVERTIBLE_VERSIONS.get(kind.api_version, ()):
+        return status.bad_request(
+            f"the API version in the data ({api_version}) does not match the expected "
+            f"API version ({kind.api_version})"
+        )
+    other = catalog.by_kind(api_version, body_kind)
+    if other is None:
+        why = (
+            f'no kind "{body_kind}" is registered for version "{api_version}" in scheme '
+            '"k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"'
+        )
+    else:
+        internal = (kind.group or "core").split(".")[0]
+        why = (
+            f"converting ({other.version}.{other.kind}) to ({internal}.{kind.kind}): "
+            "unknown conversion"
+        )
+    return _cannot_handle(body_kind, version, kind, why)

@@ -1,0 +1,101 @@
+"""What the API knows about one kind: its names, scope, subresources and its rules.
+
+Each kind's module builds one `Kind`; `pinnace.api.catalog` collects them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pinnace.api.field import FieldError
+
+Object = dict[str, Any]
+Defaulter = Callable[[Object], None]
+Validator = Callable[[Object], list[FieldError]]
+UpdateValidator = Callable[[Object, Object], list[FieldError]]
+UpdatePreparer = Callable[[Object, Object], None]
+
+
+def _no_defaults(obj: Object) -> None:
+    return None
+
+
+def _nothing_to_prepare(new: Object, old: Object) -> None:
+    return None
+
+
+def _always_valid(obj: Object) -> list[FieldError]:
+    return []
+
+
+def _any_update_valid(new: Object, old: Object) -> list[FieldError]:
+    return []
+
+
+@dataclass(frozen=True)
+class Kind:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    model: str
+    """The `kubernetes` client model class that describes the schema, e.g. "V1Pod"."""
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    """`all` for kinds that `kubectl get all` lists."""
+    subresources: tuple[str, ...] = ()
+    """e.g. ("status", "binding", "eviction", "log") for pods."""
+    verbs: tuple[str, ...] = (
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    )
+    """What discovery lists; a kind with only "create" (Binding) is never stored."""
+    allow_create_on_update: bool = False
+    """A PUT to a missing object creates it (events, leases, limit ranges)."""
+    default: Defaulter = field(default=_no_defaults, compare=False)
+    """Fill in defaults in place, as kube-apiserver's defaulting does on decode."""
+    prepare_for_create: Defaulter = field(default=_no_defaults, compare=False)
+    """The registry strategy's create step, run after uid and creationTimestamp are set and
+    before validation: reset status, set generation 1, derived fields (pod status.qosClass,
+    a Job's generated selector)."""
+    prepare_for_update: Callable[[Object, Object], None] = field(
+        default=_nothing_to_prepare, compare=False
+    )
+    """The strategy's update step (new, old), in place on new: keep old status on a spec
+    write, bump metadata.generation when the spec changed."""
+    prepare_for_status_update: Callable[[Object, Object], None] = field(
+        default=_nothing_to_prepare, compare=False
+    )
+    """The status strategy's step (new, old), in place on new: keep old spec (and whatever
+    else only the main endpoint may change)."""
+    subresource_updates: Mapping[str, tuple[UpdatePreparer, UpdateValidator]] = field(
+        default_factory=dict, compare=False
+    )
+    """Other subresources written with PUT, as (prepare, validate): namespaces/finalize."""
+    validate: Validator = field(default=_always_valid, compare=False)
+    """Create validation (metadata included): a list of field errors, empty when valid."""
+    validate_update: UpdateValidator = field(default=_any_update_valid, compare=False)
+    """Update validation (new, old): immutability and transitions, metadata included."""
+    validate_status_update: UpdateValidator = field(default=_any_update_valid, compare=False)
+    """Validation of a write to the status subresource (new, old)."""
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources

@@ -1,0 +1,281 @@
+"""ObjectMeta validation on create and update, as apimachinery's api/validation and the
+core group's wrappers around it (which add Kubernetes' own finalizer-name rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pinnace.api import field
+from pinnace.api.field import FieldError, Path
+from pinnace.api.labels import validate_labels
+from pinnace.api.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from pinnace.api.validation import (
+    IS_NEGATIVE_ERROR_MSG,
+    go_slice,
+    is_int,
+    list_field,
+    object_field,
+    string_field,
+    string_list,
+    string_map,
+    type_error,
+    validate_immutable,
+)
+
+NameRule = Callable[[str], list[str]]
+
+TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024
+FINALIZER_ORPHAN_DEPENDENTS = "orphan"
+FINALIZER_DELETE_DEPENDENTS = "foregroundDeletion"
+FINALIZER_KUBERNETES = "kubernetes"
+_STANDARD_FINALIZERS = frozenset(
+    {FINALIZER_KUBERNETES, FINALIZER_ORPHAN_DEPENDENTS, FINALIZER_DELETE_DEPENDENTS}
+)
+# Kinds that may never own another object (group/version, kind).
+_BANNED_OWNERS = frozenset({("", "v1", "Event")})
+
+METADATA = Path("metadata")
+
+
+def metadata_of(obj: Any) -> tuple[dict[str, Any], list[FieldError]]:
+    if not isinstance(obj, dict):
+        return {}, [type_error(Path(), obj, "object")]
+    return object_field(obj.get("metadata"), METADATA)
+
+
+def is_path_segment_name(name: str) -> list[str]:
+    """The rule kube-apiserver applies to every object's name after the kind's own checks
+    pass: the name must be usable as one URL path segment."""
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{ch}'" for ch in "/%" if ch in name]
+
+
+def _mask_trailing_dash(name: str) -> str:
+    # A generateName prefix may end in '-' because a random suffix follows; apimachinery
+    # checks a stand-in name instead (it also drops the character before the dash).
+    if len(name) > 1 and name.endswith("-"):
+        return name[:-2] + "a"
+    return name
+
+
+def validate_object_meta(
+    obj: Any, *, namespaced: bool, name_rule: NameRule = is_dns1123_subdomain
+) -> list[FieldError]:
+    meta, errs = metadata_of(obj)
+    generate_name, e = string_field(meta.get("generateName"), METADATA.child("generateName"))
+    errs += e
+    if generate_name:
+        path = METADATA.child("generateName")
+        errs += [
+            field.invalid(path, generate_name, m)
+            for m in name_rule(_mask_trailing_dash(generate_name))
+        ]
+    name, e = string_field(meta.get("name"), METADATA.child("name"))
+    errs += e
+    if not name:
+        errs.append(field.required(METADATA.child("name"), "name or generateName is required"))
+    else:
+        errs += [field.invalid(METADATA.child("name"), name, m) for m in name_rule(name)]
+
+    namespace, e = string_field(meta.get("namespace"), METADATA.child("namespace"))
+    errs += e
+    if namespaced:
+        if not namespace:
+            errs.append(field.required(METADATA.child("namespace")))
+        else:
+            errs += [
+                field.invalid(METADATA.child("namespace"), namespace, m)
+                for m in is_dns1123_label(namespace)
+            ]
+    elif namespace:
+        errs.append(field.forbidden(METADATA.child("namespace"), "not allowed on this type"))
+
+    generation = meta.get("generation")
+    if generation is not None:
+        if not is_int(generation):
+            errs.append(type_error(METADATA.child("generation"), generation, "integer"))
+        elif generation < 0:
+            errs.append(
+                field.invalid(METADATA.child("generation"), generation, IS_NEGATIVE_ERROR_MSG)
+            )
+    return errs + _validate_common(meta)
+
+
+def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
+    """Metadata rules on update: identity is immutable, and an object being deleted takes
+    no new finalizers."""
+    new_meta, errs = metadata_of(new)
+    old_meta, _ = metadata_of(old)
+    if not isinstance(old_meta, dict):
+        old_meta = {}
+
+    if old_meta.get("deletionTimestamp") is not None:
+        new_finalizers, _ = string_list(new_meta.get("finalizers"), METADATA)
+        old_finalizers, _ = string_list(old_meta.get("finalizers"), METADATA)
+        added = sorted(set(new_finalizers) - set(old_finalizers))
+        if added:
+            shown = "[]string{" + ", ".join(f'"{f}"' for f in added) + "}"
+            errs.append(
+                field.forbidden(
+                    METADATA.child("finalizers"),
+                    "no new finalizers can be added if the object is being deleted, "
+                    f"found new finalizers {shown}",
+                )
+            )
+
+    if not new_meta.get("resourceVersion"):
+        errs.append(
+            field.invalid(
+                METADATA.child("resourceVersion"),
+                new_meta.get("resourceVersion") or "",
+                "must be specified for an update",
+            )
+        )
+    new_generation = new_meta.get("generation") or 0
+    old_generation = old_meta.get("generation") or 0
+    if is_int(new_generation) and is_int(old_generation) and new_generation < old_generation:
+        errs.append(
+            field.invalid(METADATA.child("generation"), new_generation, "must not be decremented")
+        )
+    for name in ("name", "namespace", "uid", "creationTimestamp"):
+        errs += validate_immutable(
+            new_meta.get(name) or "", old_meta.get(name) or "", METADATA.child(name)
+        )
+    for name in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+        errs += validate_immutable(new_meta.get(name), old_meta.get(name), METADATA.child(name))
+    return errs + _validate_common(new_meta)
+
+
+def _validate_common(meta: dict[str, Any]) -> list[FieldError]:
+    labels, errs = string_map(meta.get("labels"), METADATA.child("labels"))
+    errs += validate_labels(labels, METADATA.child("labels"))
+    annotations, e = string_map(meta.get("annotations"), METADATA.child("annotations"))
+    errs += e + validate_annotations(annotations, METADATA.child("annotations"))
+    errs += validate_owner_references(
+        meta.get("ownerReferences"), METADATA.child("ownerReferences")
+    )
+    errs += validate_finalizers(meta.get("finalizers"), METADATA.child("finalizers"))
+    errs += _validate_managed_fields(meta.get("managedFields"), METADATA.child("managedFields"))
+    return errs
+
+
+def validate_annotations(annotations: dict[str, str], path: Path) -> list[FieldError]:
+    errs = []
+    total = 0
+    for k, v in annotations.items():
+        # Annotation keys are qualified names in any letter case.
+        errs += [field.invalid(path, k, m) for m in is_qualified_name(k.lower())]
+        total += len(k.encode()) + len(v.encode())
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
+        errs.append(field.too_long(path, "", TOTAL_ANNOTATION_SIZE_LIMIT_BYTES))
+    return errs
+
+
+def _split_api_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def validate_owner_references(value: Any, path: Path) -> list[FieldError]:
+    refs, errs = list_field(value, path)
+    first_controller = ""
+    for i, ref in enumerate(refs):
+        ref, e = object_field(ref, path.index(i))
+        if e:
+            errs += e
+            continue
+        strings = {}
+        for key in ("apiVersion", "kind", "name", "uid"):
+            strings[key], e = string_field(ref.get(key), path.child(key))
+            errs += e
+        group, version = _split_api_version(strings["apiVersion"])
+        if not version:
+            errs.append(
+                field.invalid(
+                    path.child("apiVersion"), strings["apiVersion"], "version must not be empty"
+                )
+            )
+        for key in ("kind", "name", "uid"):
+            if not strings[key]:
+                errs.append(field.invalid(path.child(key), strings[key], "must not be empty"))
+        if (group, version, strings["kind"]) in _BANNED_OWNERS:
+            errs.append(
+                field.invalid(
+                    path,
+                    ref,
+                    f"{group}/{version}, Kind={strings['kind']} is disallowed from being an owner",
+                )
+            )
+        if ref.get("controller") is True:
+            current = f"{strings['kind']}/{strings['name']}"
+            if first_controller:
+                errs.append(
+                    field.invalid(
+                        path,
+                        refs,
+                        "Only one reference can have Controller set to true. "
+                        f'Found "true" in references for {first_controller} and {current}',
+                    )
+                )
+            else:
+                first_controller = current
+    return errs
+
+
+def validate_finalizers(value: Any, path: Path) -> list[FieldError]:
+    """Finalizer names: qualified names, and a name without a '/' must be one Kubernetes
+    defines; `orphan` and `foregroundDeletion` exclude each other."""
+    finalizers, errs = string_list(value, path)
+    for finalizer in finalizers:
+        errs += [field.invalid(path, finalizer, m) for m in is_qualified_name(finalizer)]
+    if FINALIZER_ORPHAN_DEPENDENTS in finalizers and FINALIZER_DELETE_DEPENDENTS in finalizers:
+        errs.append(
+            field.invalid(
+                path,
+                go_slice("string", finalizers),
+                f"finalizer {FINALIZER_ORPHAN_DEPENDENTS} and {FINALIZER_DELETE_DEPENDENTS} "
+                "cannot be both set",
+            )
+        )
+    # The core group's wrapper adds its own rule, reported by index.
+    for i, finalizer in enumerate(finalizers):
+        if "/" not in finalizer and finalizer not in _STANDARD_FINALIZERS:
+            errs.append(_not_standard_finalizer(path.index(i), finalizer))
+    return errs
+
+
+def _not_standard_finalizer(path: Path, name: str) -> FieldError:
+    return field.invalid(
+        path, name, "name is neither a standard finalizer name nor is it fully qualified"
+    )
+
+
+def _validate_managed_fields(value: Any, path: Path) -> list[FieldError]:
+    entries, errs = list_field(value, path)
+    for i, entry in enumerate(entries):
+        entry, e = object_field(entry, path.index(i))
+        errs += e
+        operation = entry.get("operation") or ""
+        if operation not in ("Apply", "Update"):
+            errs.append(
+                field.invalid(
+                    path.index(i).child("operation"), operation, "must be `Apply` or `Update`"
+                )
+            )
+        fields_type = entry.get("fieldsType") or ""
+        if fields_type and fields_type != "FieldsV1":
+            errs.append(
+                field.invalid(path.index(i).child("fieldsType"), fields_type, "must be `FieldsV1`")
+            )
+    return errs
+
+
+def validate_finalizer_name(name: str, path: Path) -> list[FieldError]:
+    """One finalizer name, both rules reported at `path` (as a namespace's spec.finalizers)."""
+    errs = [field.invalid(path, name, m) for m in is_qualified_name(name)]
+    if "/" not in name and name not in _STANDARD_FINALIZERS:
+        errs.append(_not_standard_finalizer(path, name))
+    return errs

@@ -1,0 +1,179 @@
+"""Regenerate `strategies.py` from a Kubernetes OpenAPI v2 definitions file.
+
+    python -m pinnace.api.patch.generate_strategies DEFINITIONS.json > strategies.py
+
+DEFINITIONS.json is kube-apiserver's `api/openapi-spec/swagger.json` ("definitions") or a
+JSON-schema rendering of it ("$defs"); only the served kinds and the types they reach are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+# (group, version, kind) of every kind Pinnace serves.
+SERVED = (
+    ("", "v1", "Binding"),
+    ("", "v1", "ConfigMap"),
+    ("", "v1", "Event"),
+    ("", "v1", "LimitRange"),
+    ("", "v1", "Namespace"),
+    ("", "v1", "Node"),
+    ("", "v1", "Pod"),
+    ("", "v1", "ResourceQuota"),
+    ("apps", "v1", "DaemonSet"),
+    ("apps", "v1", "Deployment"),
+    ("apps", "v1", "ReplicaSet"),
+    ("autoscaling", "v2", "HorizontalPodAutoscaler"),
+    ("batch", "v1", "Job"),
+    ("coordination.k8s.io", "v1", "Lease"),
+    ("policy", "v1", "PodDisruptionBudget"),
+    ("scheduling.k8s.io", "v1", "PriorityClass"),
+)
+
+# Definitions that are scalars on the wire (smd treats them as untyped scalars).
+SCALAR_TYPES = {
+    "io.k8s.apimachinery.pkg.api.resource.Quantity",
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
+    # Opaque JSON: compared and merged as one value.
+    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+    "io.k8s.apimachinery.pkg.runtime.RawExtension",
+}
+
+# `+default=` markers on list-map key fields, which the OpenAPI rendering may drop
+# (staging/src/k8s.io/api/core/v1/types.go: ContainerPort.Protocol +default="TCP").
+KEY_DEFAULTS = {("core.v1.ContainerPort", "protocol"): "TCP"}
+
+
+def short(name: str) -> str:
+    for prefix in ("io.k8s.api.", "io.k8s.apimachinery.pkg.apis."):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def _ref(prop: dict[str, Any]) -> str | None:
+    ref = prop.get("$ref")
+    if ref is None:
+        for key in ("allOf", "oneOf"):
+            for sub in prop.get(key, []):
+                if "$ref" in sub:
+                    ref = sub["$ref"]
+    return ref.rsplit("/", 1)[-1] if ref else None
+
+
+def _type_ref(prop: dict[str, Any], todo: list[str]) -> str:
+    """"" for a scalar, a type name, "[elem" for a list, "{elem" for a map."""
+    ref = _ref(prop)
+    if ref is not None:
+        if ref in SCALAR_TYPES:
+            return ""
+        todo.append(ref)
+        return short(ref)
+    if isinstance(prop.get("items"), dict):
+        return "[" + _type_ref(prop["items"], todo)
+    if isinstance(prop.get("additionalProperties"), dict):
+        return "{" + _type_ref(prop["additionalProperties"], todo)
+    return ""
+
+
+def generate(definitions: dict[str, Any]) -> str:
+    roots: dict[str, str] = {}
+    versions: dict[str, str] = {}
+    for name, schema in definitions.items():
+        for gvk in schema.get("x-kubernetes-group-version-kind", []):
+            if (gvk["group"], gvk["version"], gvk["kind"]) in SERVED:
+                roots[gvk["kind"]] = short(name)
+                group = gvk["group"]
+                versions[gvk["kind"]] = f"{group}/{gvk['version']}" if group else gvk["version"]
+    todo = [name for name in definitions if short(name) in roots.values()]
+    types: dict[str, tuple[str, dict[str, tuple[Any, ...]], str]] = {}
+    atomic: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if short(name) in types:
+            continue
+        schema = definitions[name]
+        if schema.get("x-kubernetes-map-type") == "atomic":
+            atomic.add(short(name))
+        leaves: list[str] = []
+        complex_fields: dict[str, tuple[Any, ...]] = {}
+        for field, prop in sorted((schema.get("properties") or {}).items()):
+            ref = _type_ref(prop, todo)
+            relationship = prop.get("x-kubernetes-list-type") or prop.get(
+                "x-kubernetes-map-type", ""
+            )
+            if relationship == "granular":
+                relationship = ""
+            strategy = prop.get("x-kubernetes-patch-strategy", "")
+            merge_key = prop.get("x-kubernetes-patch-merge-key", "")
+            keys = tuple(prop.get("x-kubernetes-list-map-keys", ()))
+            if not (ref or relationship or strategy or merge_key or keys):
+                leaves.append(field)
+                continue
+            complex_fields[field] = (ref, strategy, merge_key, relationship, keys)
+        required = " ".join(sorted(schema.get("required", ())))
+        types[short(name)] = (" ".join(leaves), complex_fields, required)
+    return _render(roots, versions, types, atomic)
+
+
+def _render(
+    roots: dict[str, str],
+    versions: dict[str, str],
+    types: dict[str, tuple[str, dict[str, tuple[Any, ...]], str]],
+    atomic: set[str],
+) -> str:
+    out = [
+        '"""Patch strategies and list/map semantics of the served kinds, Kubernetes v1.32.',
+        "",
+        "Generated by `python -m pinnace.api.patch.generate_strategies` from the v1.32.0 OpenAPI",
+        "definitions (kubernetes/kubernetes api/openapi-spec/swagger.json at v1.32.0, as rendered",
+        "in kubernetes-validate's v1.32.0-local/_definitions.json): the Go struct tags",
+        "patchStrategy/patchMergeKey appear there as x-kubernetes-patch-strategy/-merge-key, and",
+        "+listType/+listMapKey/+mapType/+structType as x-kubernetes-list-type/-list-map-keys/",
+        "-map-type. Do not edit by hand.",
+        "",
+        "TYPES[type] = (scalar fields, {field: (ref, patch strategy, merge key, list or map type,",
+        'list map keys)}, required fields). A ref is "" for a scalar, a type name, "[ref" for a',
+        'list of ref or "{ref" for a map of string to ref.',
+        '"""',
+        "",
+        "# ruff: noqa: E501",
+        "# fmt: off",
+        f"ROOTS = {json.dumps(dict(sorted(roots.items())), indent=4)}",
+        "",
+        f"API_VERSIONS = {json.dumps(dict(sorted(versions.items())), indent=4)}",
+        "",
+        f"ATOMIC_TYPES = frozenset({json.dumps(sorted(atomic), indent=4)})",
+        "",
+        f"KEY_DEFAULTS = {KEY_DEFAULTS!r}",
+        "",
+        "TYPES = {",
+    ]
+    for name in sorted(types):
+        leaves, complex_fields, required = types[name]
+        out.append(f"    {name!r}: (")
+        out.append(f"        {leaves!r},")
+        out.append("        {")
+        for field, spec in complex_fields.items():
+            out.append(f"            {field!r}: {spec!r},")
+        out.append("        },")
+        out.append(f"        {required!r},")
+        out.append("    ),")
+    out.append("}")
+    out.append("# fmt: on")
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    with open(sys.argv[1]) as f:
+        document = json.load(f)
+    definitions = document.get("definitions") or document.get("$defs") or {}
+    sys.stdout.write(generate(definitions))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""metadata.managedFields: decoding and encoding the entries, the identifiers that tell
+managers apart, and the cap on update managers (apimachinery's util/managedfields/internal).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from pinnace.api.patch.fieldpath import FieldSet, go_json
+
+__all__ = ["Entry", "Managed", "decode", "encode", "identifier", "printable"]
+
+MAX_UPDATE_MANAGERS = 10
+ANCIENT_CHANGES = "ancient-changes"
+
+
+@dataclass(frozen=True)
+class Entry:
+    fields: FieldSet
+    api_version: str
+    applied: bool
+    time: str | None = None
+
+
+Managed = dict[str, Entry]
+"""Entries by manager identifier."""
+
+
+def identifier(manager: str, operation: str, api_version: str, subresource: str = "") -> str:
+    """BuildManagerIdentifier: the JSON of an entry without fields, time, and (for appliers)
+    apiVersion, so one applier is one manager whatever version it applies."""
+    entry: dict[str, str] = {"manager": manager or "unknown", "operation": operation}
+    if operation == "Update" and api_version:
+        entry["apiVersion"] = api_version
+    if subresource:
+        entry["subresource"] = subresource
+    return go_json(entry)
+
+
+def printable(manager_id: str) -> str:
+    """How conflict messages name a manager: `"kubectl" with subresource "status" using v1`."""
+    entry = json.loads(manager_id)
+    text = json.dumps(entry.get("manager", ""), ensure_ascii=False)
+    if entry.get("subresource"):
+        text += f" with subresource {json.dumps(entry['subresource'], ensure_ascii=False)}"
+    if entry.get("operation") == "Update":
+        text += f" using {entry.get('apiVersion', '')}"
+    return text
+
+
+class BadManagedFields(ValueError):
+    pass
+
+
+def decode(entries: Any) -> Managed:
+    if not entries:
+        return {}
+    if not isinstance(entries, list):
+        raise BadManagedFields("managedFields must be a list")
+    managed: Managed = {}
+    for n, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise BadManagedFields("managedFields entries must be objects")
+        operation = entry.get("operation")
+        if operation not in ("Apply", "Update"):
+            raise BadManagedFields("operation must be `Apply` or `Update`")
+        if not entry.get("apiVersion"):
+            raise BadManagedFields("apiVersion must not be empty")
+        if entry.get("fieldsType") != "FieldsV1":
+            raise BadManagedFields(f"invalid fieldsType in managed fields entry {n}")
+        manager_id = _identifier_of(entry)
+        managed[manager_id] = Entry(
+            FieldSet.from_fields_v1(entry.get("fieldsV1") or {}),
+            entry["apiVersion"],
+            operation == "Apply",
+            entry.get("time"),
+        )
+    return managed
+
+
+def _identifier_of(entry: dict[str, Any]) -> str:
+    return identifier(
+        entry.get("manager", ""),
+        entry["operation"],
+        entry["apiVersion"],
+        entry.get("subresource", ""),
+    ).replace('"manager":"unknown"', '"manager":"unknown"' if entry.get("manager") else "")
+
+
+def encode(managed: Managed) -> list[dict[str, Any]] | None:
+    entries = []
+    for manager_id, entry in managed.items():
+        who = json.loads(manager_id)
+        out: dict[str, Any] = {}
+        if who.get("manager"):
+            out["manager"] = who["manager"]
+        out["operation"] = "Apply" if entry.applied else "Update"
+        out["apiVersion"] = entry.api_version
+        if entry.time:
+            out["time"] = entry.time
+        out["fieldsType"] = "FieldsV1"
+        out["fieldsV1"] = entry.fields.to_fields_v1()
+        if who.get("subresource"):
+            out["subresource"] = who["subresource"]
+        entries.append(out)
+    entries.sort(
+        key=lambda e: (
+            e["operation"],
+            _seconds(e.get("time")),
+            e.get("manager", ""),
+            e["apiVersion"],
+            e.get("subresource", ""),
+        )
+    )
+    return entries or None
+
+
+def _seconds(time: str | None) -> float:
+    if not time:
+        return 0
+    try:
+        return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return 0
+
+
+def cap_update_managers(managed: Managed) -> Managed:
+    """Merge the oldest update entries into one `ancient-changes` entry per apiVersion until
+    at most 10 update entries are left."""
+    updaters = [m for m, e in managed.items() if not e.applied]
+    if len(updaters) <= MAX_UPDATE_MANAGERS:
+        return managed
+    managed = dict(managed)
+    updaters.sort(key=lambda m: (_seconds(managed[m].time), m))
+    first_by_version: dict[str, str] = {}
+    count = len(updaters)
+    for manager_id in updaters:
+        if count <= MAX_UPDATE_MANAGERS:
+            break
+        entry = managed[manager_id]
+        version = entry.api_version
+        bucket = identifier(ANCIENT_CHANGES, "Update", version)
+        if version not in first_by_version:
+            first_by_version[version] = manager_id
+            continue
+        if bucket not in managed:
+            managed[bucket] = managed.pop(first_by_version[version])
+        managed[bucket] = replace(
+            entry, fields=entry.fields.union(managed[bucket].fields), time=entry.time
+        )
+        del managed[manager_id]
+        count -= 1
+    return managed

@@ -1,0 +1,92 @@
+"""JSON merge patch (RFC 7386, application/merge-patch+json) as kube-apiserver applies it.
+
+kube-apiserver uses evanphx/json-patch v4 `MergePatch`, which differs from the RFC in two
+small ways kept here: nulls are also pruned from objects nested inside inserted arrays, and a
+top-level array patch replaces the document (which then fails to decode as an object).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from pinnace.api import field
+from pinnace.api.patch.body import json_body
+from pinnace.api.patch.errors import bad_request
+from pinnace.api.status import StatusError, invalid
+
+__all__ = ["apply_json_merge_patch", "create_json_merge_patch"]
+
+
+def apply_json_merge_patch(obj: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """`obj` with the merge patch applied; neither argument is modified.
+
+    `patch` is the decoded body (or the raw bytes). A null or scalar patch is a 400
+    "Invalid JSON Patch"; an array patch is a 422, as the handler fails to decode it.
+    """
+    patch = json_body(patch)
+    if isinstance(patch, list):
+        raise _not_an_object(patch)
+    if not isinstance(patch, dict):
+        raise bad_request("Invalid JSON Patch")
+    return _merge_object(copy.deepcopy(obj), patch)
+
+
+def create_json_merge_patch(original: dict[str, Any], modified: dict[str, Any]) -> dict[str, Any]:
+    """The merge patch that turns `original` into `modified` (as kubectl computes one)."""
+    patch: dict[str, Any] = {}
+    for key in original.keys() - modified.keys():
+        patch[key] = None
+    for key, value in modified.items():
+        if key not in original:
+            patch[key] = copy.deepcopy(value)
+        elif isinstance(value, dict) and isinstance(original[key], dict):
+            sub = create_json_merge_patch(original[key], value)
+            if sub:
+                patch[key] = sub
+        elif not _same(original[key], value):
+            patch[key] = copy.deepcopy(value)
+    return patch
+
+
+def _merge_object(doc: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    for key, value in patch.items():
+        if value is None:
+            doc.pop(key, None)
+        elif key not in doc or doc[key] is None:
+            doc[key] = _pruned(value)
+        else:
+            doc[key] = _merge_value(doc[key], value)
+    return doc
+
+
+def _merge_value(current: Any, patch: Any) -> Any:
+    if not isinstance(current, dict):
+        return _pruned(patch)
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    return _merge_object(current, patch)
+
+
+def _pruned(value: Any) -> Any:
+    """A deep copy without null object members, at any depth (arrays keep null items)."""
+    if isinstance(value, dict):
+        return {k: _pruned(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value]
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _not_an_object(patched: Any) -> StatusError:
+    detail = (
+        "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go "
+        'value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+        'Kind string "json:\\"kind,omitempty\\"" }'
+    )
+    rendered = json.dumps(patched, separators=(",", ":"))
+    return invalid("", "", [field.invalid("patch", rendered, detail)])

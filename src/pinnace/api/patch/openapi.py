@@ -1,0 +1,128 @@
+"""The shapes of the served kinds' fields, read from the generated `strategies` table.
+
+A `Shape` says how a value at some position merges: a scalar, a struct of named fields, a
+list (atomic, a set, or a map keyed by some fields) or a map of string keys. Both strategic
+merge patch (patch strategy and merge key) and server-side apply (list and map types) read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from pinnace.api.patch import strategies
+
+__all__ = ["Field", "Shape", "field_of", "kind_shape", "root_type"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """A struct field: its value's shape and its strategic-merge metadata."""
+
+    shape: Shape
+    strategies: tuple[str, ...] = ()
+    merge_key: str = ""
+
+
+@dataclass(frozen=True)
+class Shape:
+    kind: str
+    """"scalar", "struct", "list" or "map"."""
+    type_name: str = ""
+    """The struct's type, for kind "struct"."""
+    element: Shape | None = None
+    """Items of a list or values of a map."""
+    relationship: str = ""
+    """Lists: "atomic", "set" or "map"; maps and structs: "atomic" or ""."""
+    keys: tuple[str, ...] = ()
+    """A list map's key fields."""
+
+    @property
+    def atomic(self) -> bool:
+        return self.kind == "scalar" or self.relationship == "atomic"
+
+    def fields(self) -> dict[str, Field]:
+        return _fields(self.type_name) if self.kind == "struct" else {}
+
+    def child(self, name: str) -> Shape | None:
+        """The shape of a struct field or map value; None for an undeclared field."""
+        if self.kind == "map":
+            return self.element
+        found = self.fields().get(name)
+        return found.shape if found else None
+
+    def key_default(self, key: str) -> Any:
+        """The schema default of a list map key field, for items that omit it."""
+        if self.element is None:
+            return None
+        return strategies.KEY_DEFAULTS.get((self.element.type_name, key))
+
+
+SCALAR = Shape("scalar")
+
+
+def root_type(kind: str) -> str | None:
+    return strategies.ROOTS.get(kind)
+
+
+@cache
+def kind_shape(kind: str) -> Shape | None:
+    """The shape of a whole object of `kind` ("Pod", "Deployment"), None if not served."""
+    name = root_type(kind)
+    return _struct(name) if name else None
+
+
+def field_of(type_name: str, name: str) -> Field | None:
+    return _fields(type_name).get(name)
+
+
+def required_fields(type_name: str) -> tuple[str, ...]:
+    entry = strategies.TYPES.get(type_name)
+    return tuple(entry[2].split()) if entry else ()
+
+
+def _struct(type_name: str) -> Shape:
+    return Shape(
+        "struct",
+        type_name=type_name,
+        relationship="atomic" if type_name in strategies.ATOMIC_TYPES else "",
+    )
+
+
+@cache
+def _fields(type_name: str) -> dict[str, Field]:
+    entry = strategies.TYPES.get(type_name)
+    if entry is None:
+        return {}
+    scalars, complex_fields, _ = entry
+    fields = {name: Field(SCALAR) for name in scalars.split()}
+    for name, (ref, strategy, merge_key, relationship, keys) in complex_fields.items():
+        patch_strategies = tuple(strategy.split(",")) if strategy else ()
+        fields[name] = Field(
+            _shape(ref, patch_strategies, merge_key, relationship, tuple(keys)),
+            patch_strategies,
+            merge_key,
+        )
+    return fields
+
+
+def _shape(
+    ref: str, patch_strategies: tuple[str, ...], merge_key: str, relationship: str,
+    keys: tuple[str, ...],
+) -> Shape:
+    if ref.startswith("["):
+        element = _shape(ref[1:], (), "", "", ())
+        if not relationship:
+            # Without +listType, structured-merge-diff's schema conversion falls back on
+            # the patch strategy: merge with a key is a map, merge without one a set.
+            if "merge" in patch_strategies:
+                relationship = "map" if merge_key else "set"
+            else:
+                relationship = "atomic"
+        if relationship == "map" and not keys:
+            keys = (merge_key,)
+        return Shape("list", element=element, relationship=relationship, keys=keys)
+    if ref.startswith("{"):
+        return Shape("map", element=_shape(ref[1:], (), "", "", ()), relationship=relationship)
+    return _struct(ref) if ref else SCALAR

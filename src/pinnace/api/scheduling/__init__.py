@@ -1,0 +1,1 @@
+"""The scheduling.k8s.io API group."""

@@ -1,0 +1,428 @@
+"""The structural schema of each kind, derived from the `kubernetes` client package's models,
+and the walk kube-apiserver's JSON decoding does over a request body.
+
+`normalize` checks every field against the schema the way Go's encoding/json does when it
+fills a typed struct (case-sensitive keys, first type error wins, unknown fields dropped and
+reported), and canonicalises what Go types re-encode differently: quantities, timestamps.
+Schemas are built on first use and cached.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+import re
+import string
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+from pinnace.api.kind import Kind
+from pinnace.resources.lists import parse_quantity
+from pinnace.resources.quantity import QuantityError
+
+MAX_DEPTH = 200
+"""Deepest nesting accepted in a body (kube-apiserver's decoder allows more; no real object
+comes near this, and it keeps the walk far from Python's recursion limit)."""
+
+# The client models do not say which strings are quantities, which `object`s are
+# IntOrString, which integers are 64-bit or which times carry microseconds: these tables do.
+_QUANTITY_MAPS = {
+    "V1ResourceRequirements": ("requests", "limits"),
+    "V1VolumeResourceRequirements": ("requests", "limits"),
+    "V1NodeStatus": ("capacity", "allocatable"),
+    "V1PodSpec": ("overhead",),
+    "V1LimitRangeItem": ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"),
+    "V1ResourceQuotaSpec": ("hard",),
+    "V1ResourceQuotaStatus": ("hard", "used"),
+    "V1ContainerStatus": ("allocatedResources",),
+}
+_QUANTITIES = {
+    "V2MetricTarget": ("value", "averageValue"),
+    "V2MetricValueStatus": ("value", "averageValue"),
+    "V1EmptyDirVolumeSource": ("sizeLimit",),
+    "V1ResourceFieldSelector": ("divisor",),
+}
+_BYTE_MAPS = {"V1ConfigMap": ("binaryData",)}
+_INT_OR_STRINGS = {
+    "V1RollingUpdateDeployment": ("maxSurge", "maxUnavailable"),
+    "V1RollingUpdateDaemonSet": ("maxSurge", "maxUnavailable"),
+    "V1PodDisruptionBudgetSpec": ("minAvailable", "maxUnavailable"),
+    "V1HTTPGetAction": ("port",),
+    "V1TCPSocketAction": ("port",),
+}
+_MICRO_TIMES = {
+    "CoreV1Event": ("eventTime",),
+    "CoreV1EventSeries": ("lastObservedTime",),
+    "V1LeaseSpec": ("acquireTime", "renewTime"),
+}
+_INT64_FIELDS = frozenset(
+    {
+        "generation",
+        "observedGeneration",
+        "deletionGracePeriodSeconds",
+        "terminationGracePeriodSeconds",
+        "activeDeadlineSeconds",
+        "progressDeadlineSeconds",
+        "runAsUser",
+        "runAsGroup",
+        "fsGroup",
+        "supplementalGroups",
+        "expirationSeconds",
+        "ttlSecondsAfterFinished",
+        "startingDeadlineSeconds",
+    }
+)
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+class SchemaError(Exception):
+    """The body does not fit the kind's schema; the message is Go's decode error."""
+
+
+@dataclass(slots=True)
+class Scalar:
+    name: str
+    """One of: string, int, bool, float, bytes, time, microtime, object, quantity,
+    intorstring."""
+    go_type: str
+
+
+@dataclass(slots=True)
+class ListOf:
+    item: Type
+
+    @property
+    def go_type(self) -> str:
+        return "[]" + self.item.go_type
+
+
+@dataclass(slots=True)
+class MapOf:
+    value: Type
+    go_name: str = ""
+
+    @property
+    def go_type(self) -> str:
+        return self.go_name or f"map[string]{self.value.go_type}"
+
+
+@dataclass(slots=True)
+class Struct:
+    model: str
+    go_name: str
+    """The Go struct's name without package: "PodSpec"."""
+    _fields: dict[str, Type] | None = field(default=None, repr=False)
+
+    @property
+    def go_type(self) -> str:
+        return f"{_go_package(self.model)}.{self.go_name}"
+
+    @property
+    def fields(self) -> dict[str, Type]:
+        if self._fields is None:
+            self._fields = _build_fields(self.model)
+        return self._fields
+
+
+Type = Scalar | ListOf | MapOf | Struct
+
+_STRING = Scalar("string", "string")
+_BOOL = Scalar("bool", "bool")
+_FLOAT = Scalar("float", "float64")
+_OBJECT = Scalar("object", "interface {}")
+_TIME = Scalar("time", "v1.Time")
+_MICRO_TIME = Scalar("microtime", "v1.MicroTime")
+_QUANTITY = Scalar("quantity", "resource.Quantity")
+_INT_OR_STRING = Scalar("intorstring", "intstr.IntOrString")
+_BYTES = Scalar("bytes", "[]uint8")
+_INT32_T = Scalar("int", "int32")
+_INT64_T = Scalar("int", "int64")
+
+_VERSION_PREFIX = re.compile(r"^(?:[A-Z][a-z]+)?(V\d+(?:(?:alpha|beta)\d+)?)(?=[A-Z])")
+
+
+def _go_package(model: str) -> str:
+    match = _VERSION_PREFIX.match(model)
+    return match.group(1).lower() if match else "v1"
+
+
+def _go_name(model: str) -> str:
+    match = _VERSION_PREFIX.match(model)
+    return model[match.end() :] if match else model
+
+
+def _models() -> Any:
+    return importlib.import_module("kubernetes.client.models")
+
+
+@cache
+def struct(model: str) -> Struct:
+    return Struct(model, _go_name(model))
+
+
+def _parse_type(spec: str, model: str, json_name: str) -> Type:
+    if spec.startswith("list["):
+        return ListOf(_parse_type(spec[5:-1], model, json_name))
+    if spec.startswith("dict(str, "):
+        return MapOf(_parse_type(spec[10:-1], model, json_name))
+    if spec == "str":
+        return _STRING
+    if spec == "int":
+        return _INT64_T if json_name in _INT64_FIELDS else _INT32_T
+    if spec == "bool":
+        return _BOOL
+    if spec == "float":
+        return _FLOAT
+    if spec == "datetime":
+        return _MICRO_TIME if json_name in _MICRO_TIMES.get(model, ()) else _TIME
+    if spec == "object":
+        return _INT_OR_STRING if json_name in _INT_OR_STRINGS.get(model, ()) else _OBJECT
+    return struct(spec)
+
+
+def _build_fields(model: str) -> dict[str, Type]:
+    cls = getattr(_models(), model)
+    fields: dict[str, Type] = {}
+    for attr, spec in cls.openapi_types.items():
+        json_name = cls.attribute_map[attr]
+        if json_name in _QUANTITY_MAPS.get(model, ()):
+            fields[json_name] = MapOf(_QUANTITY, "v1.ResourceList")
+        elif json_name in _BYTE_MAPS.get(model, ()):
+            fields[json_name] = MapOf(_BYTES)
+        elif json_name in _QUANTITIES.get(model, ()):
+            fields[json_name] = _QUANTITY
+        else:
+            fields[json_name] = _parse_type(spec, model, json_name)
+    return fields
+
+
+def schema_of(kind: Kind) -> Struct:
+    return struct(kind.model)
+
+
+@dataclass(slots=True)
+class Normalized:
+    obj: dict[str, Any]
+    unknown_fields: list[str]
+    """JSON paths of fields the schema does not know, e.g. "spec.containers[0].foo"."""
+
+
+def unknown_fields(kind: Kind, obj: dict[str, Any]) -> list[str]:
+    return normalize(kind, obj).unknown_fields
+
+
+def normalize(kind: Kind, obj: Any) -> Normalized:
+    """A new object holding what Go would decode from `obj`; raises SchemaError."""
+    walk = _Walk()
+    root = schema_of(kind)
+    if not isinstance(obj, dict):
+        raise SchemaError(
+            f"json: cannot unmarshal {json_type(obj)} into Go value of type {root.go_type}"
+        )
+    out = walk.struct(root, obj, "", "", 1)
+    if walk.type_error:
+        raise SchemaError(walk.type_error)
+    return Normalized(out, walk.unknown)
+
+
+def json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})", re.ASCII)
+_RFC3339_LAYOUT = "2006-01-02T15:04:05Z07:00"
+
+
+def _canonical_time(value: Any, micro: bool) -> str:
+    """metav1.Time re-encodes in UTC to the second, MicroTime to the microsecond."""
+    if not isinstance(value, str):
+        raise SchemaError(f"json: cannot unmarshal {json_type(value)} into Go value of type string")
+    if not _RFC3339.fullmatch(value):
+        raise SchemaError(
+            f'parsing time "{value}" as "{_RFC3339_LAYOUT}": cannot parse "{value}" as "2006"'
+        )
+    text = value.replace("Z", "+00:00")
+    if "." in text:
+        head, _, tail = text.partition(".")
+        digits = re.match(r"\d+", tail)
+        assert digits is not None  # the pattern above guarantees digits after the dot
+        text = head + "." + digits.group()[:6].ljust(6, "0") + tail[digits.end() :]
+    try:
+        moment = datetime.fromisoformat(text).astimezone(UTC)
+    except ValueError as e:
+        unit = next((u for u in ("day", "month", "hour", "minute", "second") if u in str(e)), "")
+        raise SchemaError(f'parsing time "{value}": {unit or "value"} out of range') from None
+    if micro:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_BASE64_ALPHABET = frozenset(string.ascii_letters + string.digits + "+/")
+
+
+def _canonical_base64(value: str) -> str:
+    """[]byte travels as padded base64; Go skips line breaks and re-encodes on the way out."""
+    text = value.replace("\r", "").replace("\n", "")
+    bad = next(
+        (i for i, ch in enumerate(value) if ch not in _BASE64_ALPHABET and ch not in "=\r\n"), None
+    )
+    if bad is None:
+        try:
+            return base64.b64encode(base64.b64decode(text, validate=True)).decode()
+        except binascii.Error:
+            bad = len(value)
+    raise SchemaError(f"illegal base64 data at input byte {bad}")
+
+
+def _zero(t: Type) -> Any:
+    """What Go leaves in a list item or map value that was JSON null."""
+    if isinstance(t, Struct | MapOf):
+        return {}
+    if isinstance(t, ListOf):
+        return []
+    return {"string": "", "int": 0, "bool": False, "float": 0.0, "quantity": "0"}.get(t.name)
+
+
+class _Walk:
+    __slots__ = ("type_error", "unknown")
+
+    def __init__(self) -> None:
+        self.unknown: list[str] = []
+        self.type_error = ""
+
+    def mismatch(self, value: Any, owner: str, go_path: str, t: Type) -> None:
+        # Go keeps decoding after a type mismatch and reports the first one at the end.
+        if not self.type_error:
+            detail = json_type(value)
+            # Go names the number itself only when it fails to fit an integer field.
+            if detail == "number" and isinstance(t, Scalar) and t.name == "int":
+                detail = f"number {value}"
+            self.type_error = (
+                f"json: cannot unmarshal {detail} into Go struct field "
+                f"{owner}.{go_path} of type {t.go_type}"
+            )
+
+    def struct(self, s: Struct, value: dict[str, Any], path: str, go_path: str, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise SchemaError("json: exceeded max depth")
+        fields = s.fields
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            t = fields.get(key)
+            child = f"{path}.{key}" if path else key
+            if t is None:
+                self.unknown.append(child)
+                continue
+            if item is None:
+                continue
+            child_go = f"{go_path}.{key}" if go_path else key
+            converted = self.value(t, item, child, s.go_name, child_go, depth + 1)
+            if converted is not _MISMATCH:
+                out[key] = converted
+        return out
+
+    def value(self, t: Type, value: Any, path: str, owner: str, go_path: str, depth: int) -> Any:
+        if value is None:
+            return _zero(t)
+        if isinstance(t, Struct):
+            if not isinstance(value, dict):
+                self.mismatch(value, owner, go_path, t)
+                return _MISMATCH
+            return self.struct(t, value, path, go_path, depth)
+        if isinstance(t, ListOf):
+            if not isinstance(value, list):
+                self.mismatch(value, owner, go_path, t)
+                return _MISMATCH
+            if depth > MAX_DEPTH:
+                raise SchemaError("json: exceeded max depth")
+            items = []
+            for i, item in enumerate(value):
+                converted = self.value(t.item, item, f"{path}[{i}]", owner, go_path, depth + 1)
+                items.append(_zero(t.item) if converted is _MISMATCH else converted)
+            return items
+        if isinstance(t, MapOf):
+            if not isinstance(value, dict):
+                self.mismatch(value, owner, go_path, t)
+                return _MISMATCH
+            if depth > MAX_DEPTH:
+                raise SchemaError("json: exceeded max depth")
+            entries = {}
+            for key, item in value.items():
+                converted = self.value(t.value, item, f"{path}[{key}]", owner, go_path, depth + 1)
+                if converted is not _MISMATCH:
+                    entries[key] = converted
+            return entries
+        return self.scalar(t, value, owner, go_path, depth)
+
+    def scalar(self, t: Scalar, value: Any, owner: str, go_path: str, depth: int) -> Any:
+        name = t.name
+        if name == "string":
+            if isinstance(value, str):
+                return value
+        elif name == "int":
+            if isinstance(value, int) and not isinstance(value, bool):
+                lo, hi = _INT64 if t is _INT64_T else _INT32
+                if lo <= value <= hi:
+                    return value
+        elif name == "bool":
+            if isinstance(value, bool):
+                return value
+        elif name == "float":
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return value
+        elif name == "quantity":
+            try:
+                return str(parse_quantity(value))
+            except QuantityError as e:
+                raise SchemaError(e.reason) from None
+            except ValueError:
+                raise SchemaError("must be a quantity") from None
+        elif name == "bytes":
+            if isinstance(value, str):
+                return _canonical_base64(value)
+        elif name in ("time", "microtime"):
+            return _canonical_time(value, micro=name == "microtime")
+        elif name == "intorstring":
+            if isinstance(value, str) or (
+                isinstance(value, int) and not isinstance(value, bool) and _fits_int32(value)
+            ):
+                return value
+            raise SchemaError(
+                f"json: cannot unmarshal {json_type(value)} into Go value of type int32"
+            )
+        else:
+            return _copy(value, depth)
+        self.mismatch(value, owner, go_path, t)
+        return _MISMATCH
+
+
+def _fits_int32(value: int) -> bool:
+    return _INT32[0] <= value <= _INT32[1]
+
+
+_MISMATCH: Any = object()
+
+
+def _copy(value: Any, depth: int) -> Any:
+    """A deep copy of free-form JSON (an `object` field), bounded in depth."""
+    if isinstance(value, dict | list):
+        if depth > MAX_DEPTH:
+            raise SchemaError("json: exceeded max depth")
+        if isinstance(value, dict):
+            return {k: _copy(v, depth + 1) for k, v in value.items()}
+        return [_copy(v, depth + 1) for v in value]
+    return value

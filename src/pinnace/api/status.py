@@ -1,0 +1,164 @@
+"""Kubernetes `Status` errors: every failure a client sees is one of these.
+
+Messages, reasons and codes follow apimachinery's api/errors so clients (kubectl, the
+Python client) print and classify them as they would against kube-apiserver.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pinnace.api.field import FieldError, aggregate_message
+
+
+def qualified_resource(resource: str, group: str = "") -> str:
+    """`pods`, or `deployments.apps` for a resource of a named group."""
+    return f"{resource}.{group}" if group else resource
+
+
+class StatusError(Exception):
+    """An API failure carrying the `Status` object kube-apiserver would send."""
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+
+    def status(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details:
+            body["details"] = self.details
+        return body
+
+    def __repr__(self) -> str:
+        return f"StatusError({self.code}, {self.reason!r}, {self.message!r})"
+
+
+def _details(name: str, group: str, kind: str, **extra: Any) -> dict[str, Any]:
+    details: dict[str, Any] = {}
+    if name:
+        details["name"] = name
+    if group:
+        details["group"] = group
+    details["kind"] = kind
+    details.update(extra)
+    return details
+
+
+def not_found(resource: str, name: str, group: str = "") -> StatusError:
+    return StatusError(
+        404,
+        "NotFound",
+        f'{qualified_resource(resource, group)} "{name}" not found',
+        _details(name, group, resource),
+    )
+
+
+def already_exists(resource: str, name: str, group: str = "") -> StatusError:
+    return StatusError(
+        409,
+        "AlreadyExists",
+        f'{qualified_resource(resource, group)} "{name}" already exists',
+        _details(name, group, resource),
+    )
+
+
+def conflict(resource: str, name: str, why: str, group: str = "") -> StatusError:
+    return StatusError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified_resource(resource, group)} "{name}": {why}',
+        _details(name, group, resource),
+    )
+
+
+STALE_RESOURCE_VERSION = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+
+
+def invalid(kind: str, name: str, errors: list[FieldError], group: str = "") -> StatusError:
+    message = f'{kind}.{group} "{name}" is invalid' if group else f'{kind} "{name}" is invalid'
+    if errors:
+        message += ": " + aggregate_message(errors)
+    return StatusError(
+        422,
+        "Invalid",
+        message,
+        _details(name, group, kind, causes=[e.cause() for e in errors]),
+    )
+
+
+def bad_request(message: str) -> StatusError:
+    return StatusError(400, "BadRequest", message)
+
+
+def unauthorized(message: str = "Unauthorized") -> StatusError:
+    return StatusError(401, "Unauthorized", message)
+
+
+def forbidden(resource: str, name: str, why: str, group: str = "") -> StatusError:
+    subject = qualified_resource(resource, group)
+    message = (
+        f'{subject} "{name}" is forbidden: {why}' if name else f"{subject} is forbidden: {why}"
+    )
+    return StatusError(403, "Forbidden", message, _details(name, group, resource))
+
+
+def method_not_supported(resource: str, action: str, group: str = "") -> StatusError:
+    return StatusError(
+        405,
+        "MethodNotAllowed",
+        f"{action} is not supported on resources of kind {qualified_resource(resource, group)!r}",
+        _details("", group, resource),
+    )
+
+
+def gone(message: str) -> StatusError:
+    return StatusError(410, "Gone", message)
+
+
+def resource_expired(message: str) -> StatusError:
+    """A watch or list from a compacted revision: `too old resource version: 5 (100)`."""
+    return StatusError(410, "Expired", message)
+
+
+def request_entity_too_large(limit_bytes: int) -> StatusError:
+    return StatusError(
+        413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit_bytes}"
+    )
+
+
+def unsupported_media_type(content_type: str) -> StatusError:
+    return StatusError(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - "
+        f"accepted media types include: application/json, application/yaml, "
+        f"application/apply-patch+yaml (got {content_type!r})",
+    )
+
+
+def too_many_requests(message: str, retry_after_seconds: int = 0) -> StatusError:
+    details = {"retryAfterSeconds": retry_after_seconds} if retry_after_seconds else None
+    return StatusError(429, "TooManyRequests", message, details)
+
+
+def internal_error(message: str) -> StatusError:
+    return StatusError(500, "InternalError", f"Internal error occurred: {message}")

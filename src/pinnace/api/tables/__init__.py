@@ -1,0 +1,107 @@
+"""Server-side tables: the `meta.k8s.io/v1` Table kube-apiserver returns for
+`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`, which is what `kubectl get` prints.
+
+Columns and cells follow kubernetes/pkg/printers/internalversion/printers.go (v1.32) for each
+served kind; a kind without a printer gets the default NAME / CREATED AT table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pinnace.api.kind import Kind
+from pinnace.api.tables.apps import DAEMON_SETS, DEPLOYMENTS, REPLICA_SETS
+from pinnace.api.tables.autoscaling import HORIZONTAL_POD_AUTOSCALERS
+from pinnace.api.tables.batch import JOBS
+from pinnace.api.tables.columns import Object, Printer
+from pinnace.api.tables.coordination import LEASES
+from pinnace.api.tables.core import CONFIG_MAPS, NAMESPACES, RESOURCE_QUOTAS
+from pinnace.api.tables.default import DEFAULT
+from pinnace.api.tables.events import EVENTS
+from pinnace.api.tables.nodes import NODES
+from pinnace.api.tables.pods import PODS
+from pinnace.api.tables.policy import POD_DISRUPTION_BUDGETS
+from pinnace.api.tables.scheduling import PRIORITY_CLASSES
+
+IncludeObject = Literal["None", "Metadata", "Object"]
+
+TABLE_API_VERSION = "meta.k8s.io/v1"
+
+PRINTERS: dict[tuple[str, str], Printer] = {
+    ("", "pods"): PODS,
+    ("", "nodes"): NODES,
+    ("", "namespaces"): NAMESPACES,
+    ("", "events"): EVENTS,
+    ("", "configmaps"): CONFIG_MAPS,
+    ("", "resourcequotas"): RESOURCE_QUOTAS,
+    ("apps", "replicasets"): REPLICA_SETS,
+    ("apps", "deployments"): DEPLOYMENTS,
+    ("apps", "daemonsets"): DAEMON_SETS,
+    ("batch", "jobs"): JOBS,
+    ("autoscaling", "horizontalpodautoscalers"): HORIZONTAL_POD_AUTOSCALERS,
+    ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGETS,
+    ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASSES,
+    ("coordination.k8s.io", "leases"): LEASES,
+}
+"""(group, resource) -> printer; every other kind uses the default table."""
+
+
+def printer_for(kind: Kind) -> Printer:
+    return PRINTERS.get((kind.group, kind.plural), DEFAULT)
+
+
+def _row_object(kind: Kind, obj: Object, include_object: IncludeObject) -> Any:
+    if include_object == "None":
+        return None
+    if include_object == "Object":
+        return {"apiVersion": kind.api_version, "kind": kind.kind, **obj}
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": TABLE_API_VERSION,
+        "metadata": obj.get("metadata", {}),
+    }
+
+
+def to_table(
+    kind: Kind,
+    objects: Iterable[Object],
+    *,
+    include_object: IncludeObject = "Metadata",
+    now: float,
+    list_meta: dict[str, Any],
+    no_headers: bool = False,
+) -> dict[str, Any]:
+    """The Table for `objects` of `kind` (one object for a GET, the items for a LIST).
+
+    `include_object` is the request's `includeObject` option: each row carries the object's
+    metadata as PartialObjectMetadata (the default), the whole object, or nothing (null).
+    `list_meta` becomes the table's metadata: the list's resourceVersion, continue and
+    remainingItemCount, or the object's resourceVersion for a GET. `now` (seconds since the
+    epoch) is the instant ages are measured from. `no_headers` (TableOptions.noHeaders, which
+    kubectl sets on watch events after the first) leaves columnDefinitions null.
+    """
+    if include_object not in ("None", "Metadata", "Object"):
+        raise ValueError(
+            f'unrecognized includeObject value: "{include_object}"; '
+            'want one of "None", "Metadata", "Object"'
+        )
+    printer = printer_for(kind)
+    rows = []
+    for obj in objects:
+        row = printer.row(obj, now)
+        entry: dict[str, Any] = {"cells": row.cells}
+        if row.conditions:
+            entry["conditions"] = row.conditions
+        entry["object"] = _row_object(kind, obj, include_object)
+        rows.append(entry)
+    return {
+        "kind": "Table",
+        "apiVersion": TABLE_API_VERSION,
+        "metadata": dict(list_meta),
+        "columnDefinitions": None if no_headers else [c.definition() for c in printer.columns],
+        "rows": rows,
+    }
+
+
+__all__ = ["PRINTERS", "IncludeObject", "printer_for", "to_table"]

@@ -1,0 +1,134 @@
+"""apps/v1: replica sets, deployments and daemon sets, with the wide CONTAINERS, IMAGES and
+SELECTOR columns of their pod template."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pinnace.api.tables.columns import (
+    Column,
+    Object,
+    Printer,
+    Row,
+    age_column,
+    age_of,
+    containers_columns,
+    doc,
+    integer,
+    name_column,
+    name_of,
+    section,
+)
+from pinnace.api.tables.formats import (
+    container_cells,
+    format_label_selector,
+    format_labels,
+    selector_string,
+)
+
+
+def _desired(spec: Object) -> int:
+    """spec.replicas, which defaulting sets to 1 when it is left out."""
+    replicas: Any = spec.get("replicas", 1)
+    return integer(replicas)
+
+
+def _template_spec(obj: Object) -> Object:
+    return section(obj, "spec", "template", "spec")
+
+
+def _replica_set_row(rs: Object, now: float) -> Row:
+    spec, status = section(rs, "spec"), section(rs, "status")
+    names, images = container_cells(_template_spec(rs))
+    return Row(
+        [
+            name_of(rs),
+            _desired(spec),
+            integer(status.get("replicas")),
+            integer(status.get("readyReplicas")),
+            age_of(rs, now),
+            names,
+            images,
+            format_label_selector(spec.get("selector")),
+        ]
+    )
+
+
+REPLICA_SETS = Printer(
+    (
+        name_column(),
+        Column("Desired", "integer", doc("V1ReplicaSetSpec", "replicas")),
+        Column("Current", "integer", doc("V1ReplicaSetStatus", "replicas")),
+        Column("Ready", "integer", doc("V1ReplicaSetStatus", "readyReplicas")),
+        age_column(),
+        *containers_columns(doc("V1ReplicaSetSpec", "selector")),
+    ),
+    _replica_set_row,
+)
+
+
+def _deployment_row(deploy: Object, now: float) -> Row:
+    spec, status = section(deploy, "spec"), section(deploy, "status")
+    names, images = container_cells(_template_spec(deploy))
+    selector = selector_string(spec.get("selector"))
+    return Row(
+        [
+            name_of(deploy),
+            f"{integer(status.get('readyReplicas'))}/{_desired(spec)}",
+            integer(status.get("updatedReplicas")),
+            integer(status.get("availableReplicas")),
+            age_of(deploy, now),
+            names,
+            images,
+            "<invalid>" if selector is None else selector,
+        ]
+    )
+
+
+DEPLOYMENTS = Printer(
+    (
+        name_column(),
+        Column("Ready", "string", "Number of the pod with ready state"),
+        Column("Up-to-date", "string", doc("V1DeploymentStatus", "updatedReplicas")),
+        Column("Available", "string", doc("V1DeploymentStatus", "availableReplicas")),
+        age_column(),
+        *containers_columns(doc("V1DeploymentSpec", "selector")),
+    ),
+    _deployment_row,
+)
+
+
+def _daemon_set_row(ds: Object, now: float) -> Row:
+    spec, status = section(ds, "spec"), section(ds, "status")
+    names, images = container_cells(_template_spec(ds))
+    return Row(
+        [
+            name_of(ds),
+            integer(status.get("desiredNumberScheduled")),
+            integer(status.get("currentNumberScheduled")),
+            integer(status.get("numberReady")),
+            integer(status.get("updatedNumberScheduled")),
+            integer(status.get("numberAvailable")),
+            format_labels(_template_spec(ds).get("nodeSelector")),
+            age_of(ds, now),
+            names,
+            images,
+            format_label_selector(spec.get("selector")),
+        ]
+    )
+
+
+DAEMON_SETS = Printer(
+    (
+        name_column(),
+        Column("Desired", "integer", doc("V1DaemonSetStatus", "desiredNumberScheduled")),
+        Column("Current", "integer", doc("V1DaemonSetStatus", "currentNumberScheduled")),
+        Column("Ready", "integer", doc("V1DaemonSetStatus", "numberReady")),
+        Column("Up-to-date", "integer", doc("V1DaemonSetStatus", "updatedNumberScheduled")),
+        Column("Available", "integer", doc("V1DaemonSetStatus", "numberAvailable")),
+        Column("Node Selector", "string", doc("V1PodSpec", "nodeSelector")),
+        age_column(),
+        *containers_columns(doc("V1DaemonSetSpec", "selector")),
+    ),
+    _daemon_set_row,
+)

@@ -1,0 +1,231 @@
+"""What an object counts for in a ResourceQuota, as Kubernetes v1.32's quota evaluators
+measure it (pkg/quota/v1/evaluator/core and k8s.io/apiserver/pkg/quota/v1/generic).
+
+A pod counts once in `count/pods` while it is stored. Until it ends (phase Succeeded or
+Failed, or deleted and past its grace period twice over: the deletion timestamp already
+includes the grace) it also counts once in `pods` and for its effective requests and limits:
+`requests.cpu` (and its old name `cpu`), `limits.cpu`, likewise memory and ephemeral-storage,
+`hugepages-<size>` and `requests.hugepages-<size>`, and `requests.<name>` for extended
+resources. Pods match quota scopes (Terminating, NotTerminating, BestEffort, NotBestEffort,
+PriorityClass, CrossNamespacePodAffinity).
+
+Any other object counts once in `count/<resource>` (`count/<resource>.<group>` outside the
+core group), and configmaps, secrets, resourcequotas and replicationcontrollers also under
+their old names. Such objects match no scope, so a quota with scopes never counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from pinnace.api import labels
+from pinnace.api.core.pod_shape import as_dict, as_list, dict_items
+from pinnace.api.core.resourcequota import (
+    SCOPE_BEST_EFFORT,
+    SCOPE_CROSS_NAMESPACE_POD_AFFINITY,
+    SCOPE_NOT_BEST_EFFORT,
+    SCOPE_NOT_TERMINATING,
+    SCOPE_PRIORITY_CLASS,
+    SCOPE_TERMINATING,
+)
+from pinnace.clock.rfc3339 import parse_time
+from pinnace.resources.lists import ResourceList, add
+from pinnace.resources.names import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    HUGEPAGES_PREFIX,
+    MEMORY,
+    PODS,
+    REQUESTS_PREFIX,
+    is_extended_resource_name,
+    is_hugepage_resource_name,
+    is_native_resource,
+)
+from pinnace.resources.pod import containers, pod_limits, pod_requests, pod_spec
+from pinnace.resources.qos import BEST_EFFORT, recorded_qos_class
+from pinnace.resources.quantity import Quantity
+
+LIMITS_PREFIX = "limits."
+POD_OBJECT_COUNT = "count/pods"
+
+_ONE = Quantity(1)
+_POD_RESOURCES = frozenset(
+    {
+        POD_OBJECT_COUNT,
+        PODS,
+        *(
+            f"{prefix}{name}"
+            for name in (CPU, MEMORY, EPHEMERAL_STORAGE)
+            for prefix in ("", REQUESTS_PREFIX, LIMITS_PREFIX)
+        ),
+    }
+)
+_POD_RESOURCE_PREFIXES = (HUGEPAGES_PREFIX, REQUESTS_PREFIX + HUGEPAGES_PREFIX)
+# Quotas on these make every container state its request or limit: a v1.0 mistake kept for
+# compatibility, and not extended to any other resource.
+_MUST_SPECIFY = frozenset(
+    {CPU, MEMORY, *(p + n for p in (REQUESTS_PREFIX, LIMITS_PREFIX) for n in (CPU, MEMORY))}
+)
+# Core resources first counted under a name without `count/`.
+_LEGACY_NAMES = frozenset({"configmaps", "resourcequotas", "replicationcontrollers", "secrets"})
+
+_SCOPE_OPERATORS = {
+    "In": labels.IN,
+    "NotIn": labels.NOT_IN,
+    "Exists": labels.EXISTS,
+    "DoesNotExist": labels.DOES_NOT_EXIST,
+}
+
+
+def is_pods(resource: str, group: str) -> bool:
+    return resource == "pods" and not group
+
+
+def object_count_name(resource: str, group: str) -> str:
+    """`count/configmaps`, `count/deployments.apps`."""
+    return f"count/{resource}.{group}" if group else f"count/{resource}"
+
+
+def _count_names(resource: str, group: str) -> tuple[str, ...]:
+    count = object_count_name(resource, group)
+    return (count, resource) if not group and resource in _LEGACY_NAMES else (count,)
+
+
+def usage(
+    resource: str, group: str, obj: Mapping[str, Any], *, now: float | None = None
+) -> ResourceList:
+    """What one object of `resource` (in API `group`) counts for.
+
+    `now` (seconds since the epoch) lets a pod deleted past its grace stop counting; without
+    it a pod being deleted counts until it is gone.
+    """
+    if not is_pods(resource, group):
+        return dict.fromkeys(_count_names(resource, group), _ONE)
+    result: ResourceList = {POD_OBJECT_COUNT: _ONE}
+    if not _pod_is_charged(obj, now):
+        return result
+    return add(result, _compute_usage(pod_requests(obj), pod_limits(obj)))
+
+
+def _pod_is_charged(pod: Mapping[str, Any], now: float | None) -> bool:
+    if as_dict(pod.get("status")).get("phase") in ("Succeeded", "Failed"):
+        return False
+    meta = as_dict(pod.get("metadata"))
+    deleted_at, grace = meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds")
+    if now is not None and isinstance(deleted_at, str) and isinstance(grace, int):
+        return not now > parse_time(deleted_at) + grace
+    return True
+
+
+def _compute_usage(requests: ResourceList, limits: ResourceList) -> ResourceList:
+    result: ResourceList = {PODS: _ONE}
+    for name in (CPU, MEMORY, EPHEMERAL_STORAGE):
+        if name in requests:
+            result[name] = result[REQUESTS_PREFIX + name] = requests[name]
+        if name in limits:
+            result[LIMITS_PREFIX + name] = limits[name]
+    for name, quantity in requests.items():
+        if is_hugepage_resource_name(name):
+            result[name] = quantity
+        if is_hugepage_resource_name(name) or is_extended_resource_name(name):
+            result[REQUESTS_PREFIX + name] = quantity
+    return result
+
+
+def matching_resources(resource: str, group: str, names: Iterable[str]) -> list[str]:
+    """Those of `names` (a quota's hard resources) that objects of `resource` count for."""
+    if not is_pods(resource, group):
+        counted = _count_names(resource, group)
+        return [name for name in names if name in counted]
+    return [
+        name
+        for name in names
+        if name in _POD_RESOURCES
+        or name.startswith(_POD_RESOURCE_PREFIXES)
+        or (not is_native_resource(name) and name.startswith(REQUESTS_PREFIX))
+    ]
+
+
+def scope_selectors(quota: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The quota's scopes as selector requirements: `spec.scopes` (as Exists), then
+    `spec.scopeSelector.matchExpressions`."""
+    spec = as_dict(quota.get("spec"))
+    selectors = [
+        {"scopeName": scope, "operator": "Exists"} for scope in as_list(spec.get("scopes"))
+    ]
+    return selectors + [
+        e for _, e in dict_items(as_dict(spec.get("scopeSelector")).get("matchExpressions"))
+    ]
+
+
+def matches_scope(
+    resource: str, group: str, selector: Mapping[str, Any], obj: Mapping[str, Any]
+) -> bool:
+    """Whether the object is in one scope; raises labels.SelectorError for a PriorityClass
+    selector Kubernetes cannot build."""
+    if not is_pods(resource, group):
+        return False
+    scope = selector.get("scopeName")
+    if scope in (SCOPE_TERMINATING, SCOPE_NOT_TERMINATING):
+        return _is_terminating(obj) == (scope == SCOPE_TERMINATING)
+    if scope in (SCOPE_BEST_EFFORT, SCOPE_NOT_BEST_EFFORT):
+        return (recorded_qos_class(obj) == BEST_EFFORT) == (scope == SCOPE_BEST_EFFORT)
+    if scope == SCOPE_PRIORITY_CLASS:
+        return _matches_priority_class(selector, obj)
+    if scope == SCOPE_CROSS_NAMESPACE_POD_AFFINITY:
+        return _uses_cross_namespace_affinity(obj)
+    return False
+
+
+def _is_terminating(pod: Mapping[str, Any]) -> bool:
+    deadline = pod_spec(pod).get("activeDeadlineSeconds")
+    return isinstance(deadline, int) and not isinstance(deadline, bool) and deadline >= 0
+
+
+def _matches_priority_class(selector: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    class_name = pod_spec(pod).get("priorityClassName") or ""
+    operator = selector.get("operator")
+    if operator == "Exists":
+        return bool(class_name)
+    op = _SCOPE_OPERATORS.get(operator) if isinstance(operator, str) else None
+    if op is None:
+        raise labels.SelectorError(f'"{operator}" is not a valid scope selector operator')
+    requirement = labels.new_requirement(
+        SCOPE_PRIORITY_CLASS, op, [v for v in as_list(selector.get("values")) if isinstance(v, str)]
+    )
+    return requirement.matches({SCOPE_PRIORITY_CLASS: class_name} if class_name else {})
+
+
+def _uses_cross_namespace_affinity(pod: Mapping[str, Any]) -> bool:
+    return any(
+        term.get("namespaces") or term.get("namespaceSelector") is not None
+        for term in _pod_affinity_terms(pod)
+    )
+
+
+def _pod_affinity_terms(pod: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    affinity = as_dict(pod_spec(pod).get("affinity"))
+    for kind in ("podAffinity", "podAntiAffinity"):
+        terms = as_dict(affinity.get(kind))
+        for _, term in dict_items(terms.get("requiredDuringSchedulingIgnoredDuringExecution")):
+            yield term
+        for _, weighted in dict_items(terms.get("preferredDuringSchedulingIgnoredDuringExecution")):
+            yield as_dict(weighted.get("podAffinityTerm"))
+
+
+def constraints(resource: str, group: str, required: Iterable[str], obj: Mapping[str, Any]) -> str:
+    """Why the object cannot be counted by a quota on `required`, or "": a pod whose
+    containers leave out a cpu or memory request or limit such a quota tracks."""
+    wanted = _MUST_SPECIFY.intersection(required)
+    if not is_pods(resource, group) or not wanted:
+        return ""
+    missing: dict[str, set[str]] = {}
+    for c in containers(obj):
+        for name in wanted - _compute_usage(c.requests, c.limits).keys():
+            missing.setdefault(name, set()).add(c.name)
+    if not missing:
+        return ""
+    return "must specify " + "; ".join(
+        f"{name} for: {','.join(sorted(missing[name]))}" for name in sorted(missing)
+    )

@@ -1,0 +1,151 @@
+"""The admission plugins kube-apiserver v1.32 enables by default that matter to Pinnace, in
+their order, with what each needs looked up from the store.
+
+Mutating (before validation): NamespaceLifecycle, LimitRanger, Priority,
+DefaultTolerationSeconds. Validating (after validation, before storage): Priority's class
+checks and ResourceQuota, which reserves usage in the quota's status before the object is
+stored. Deletes free usage by recalculating the namespace's quotas afterwards, which is the
+resource quota controller's job in Kubernetes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pinnace.apiserver.admission import (
+    default_tolerations,
+    limit_ranger,
+    namespace_lifecycle,
+    priority,
+    resource_quota,
+)
+
+from pinnace.api import catalog
+from pinnace.api.kind import Kind
+from pinnace.apiserver.keys import list_prefix, object_key
+from pinnace.apiserver.objects import Object
+from pinnace.store import ConflictError, KeyNotFoundError
+
+if TYPE_CHECKING:
+    from pinnace.apiserver.server import APIServer
+
+_QUOTA_RETRIES = 16
+
+
+def _is(kind: Kind, group: str, name: str) -> bool:
+    return kind.group == group and kind.kind == name
+
+
+class AdmissionChain:
+    def __init__(self, server: APIServer) -> None:
+        self._server = server
+
+    async def _list(self, group: str, plural: str, namespace: str) -> list[Object]:
+        kind = catalog.by_resource(group, plural)
+        assert kind is not None
+        return (await self._server.store.list(list_prefix(kind, namespace))).items
+
+    async def _namespace(self, name: str) -> Object | None:
+        kind = catalog.by_resource("", "namespaces")
+        assert kind is not None
+        try:
+            return await self._server.store.get(object_key(kind, "", name))
+        except KeyNotFoundError:
+            return None
+
+    async def admit(self, operation: str, kind: Kind, obj: Object, old: Object | None) -> None:
+        m = obj.get("metadata") or {}
+        namespace = m.get("namespace", "")
+        if kind.namespaced and operation == "CREATE":
+            namespace_lifecycle.check(
+                operation,
+                kind.plural,
+                namespace,
+                m.get("name", ""),
+                await self._namespace(namespace),
+            )
+        if not _is(kind, "", "Pod") or operation != "CREATE":
+            return
+        limit_ranger.admit("pods", obj, await self._list("", "limitranges", namespace))
+        classes = {
+            pc["metadata"]["name"]: pc
+            for pc in await self._list("scheduling.k8s.io", "priorityclasses", "")
+        }
+        priority.admit_pod(obj, classes, operation)
+        default_tolerations.admit_pod(obj)
+
+    async def validate(self, operation: str, kind: Kind, obj: Object, old: Object | None) -> None:
+        if _is(kind, "scheduling.k8s.io", "PriorityClass"):
+            existing = {
+                pc["metadata"]["name"]: pc
+                for pc in await self._list("scheduling.k8s.io", "priorityclasses", "")
+            }
+            priority.validate_priority_class(obj, existing)
+        if kind.namespaced:
+            await self._reserve_quota(operation, kind, obj, old)
+
+    async def _reserve_quota(
+        self, operation: str, kind: Kind, obj: Object, old: Object | None
+    ) -> None:
+        namespace = (obj.get("metadata") or {}).get("namespace", "")
+        quota_kind = catalog.by_resource("", "resourcequotas")
+        assert quota_kind is not None
+        for _ in range(_QUOTA_RETRIES):
+            quotas = await self._list("", "resourcequotas", namespace)
+            if not quotas:
+                return
+            changed = resource_quota.admit(kind.plural, kind.group, operation, obj, old, quotas)
+            try:
+                for quota in changed:
+                    await self._server.store.update(
+                        object_key(quota_kind, namespace, quota["metadata"]["name"]),
+                        quota,
+                        int(quota["metadata"]["resourceVersion"]),
+                    )
+                return
+            except (ConflictError, KeyNotFoundError):
+                continue  # another write reserved usage first: evaluate again
+
+    async def check_delete(self, kind: Kind, obj: Object) -> None:
+        if _is(kind, "", "Namespace"):
+            namespace_lifecycle.check("DELETE", "namespaces", "", obj["metadata"]["name"], obj)
+
+    async def after_write(self, operation: str, kind: Kind, namespace: str) -> None:
+        """Recalculate the namespace's quotas after a delete, or a pod update (a pod that
+        finished no longer counts)."""
+        if not kind.namespaced or not namespace:
+            return
+        if operation != "DELETE" and not _is(kind, "", "Pod"):
+            return
+        quota_kind = catalog.by_resource("", "resourcequotas")
+        assert quota_kind is not None
+        for quota in await self._list("", "resourcequotas", namespace):
+            await self._recalculate(quota_kind, namespace, quota)
+
+    async def _recalculate(self, quota_kind: Kind, namespace: str, quota: Object) -> None:
+        for _ in range(_QUOTA_RETRIES):
+            objects: dict[str, list[Any]] = {}
+            for resource in resource_quota.tracked_resources(quota):
+                group, _, plural = resource.rpartition("/")
+                kind = catalog.by_resource(group, plural)
+                if kind is not None:
+                    objects[resource] = await self._list(group, plural, namespace)
+            updated = resource_quota.recalculate(quota, objects)
+            if updated == quota:
+                return
+            try:
+                await self._server.store.update(
+                    object_key(quota_kind, namespace, quota["metadata"]["name"]),
+                    updated,
+                    int(quota["metadata"]["resourceVersion"]),
+                )
+                return
+            except ConflictError:
+                try:
+                    quota = await self._server.store.get(
+                        object_key(quota_kind, namespace, quota["metadata"]["name"])
+                    )
+                except KeyNotFoundError:
+                    return
+            except KeyNotFoundError:
+                return

@@ -1,0 +1,80 @@
+"""pods/binding: the scheduler's write that puts a pod on a node.
+
+`spec.nodeName` goes from empty to a node exactly once: a pod that already has a node, or is
+being deleted, answers 409. The pod gets a PodScheduled=True condition and the binding's
+annotations, as kube-apiserver's BindingREST does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pinnace.api import catalog, status
+from pinnace.api.decode import decode
+from pinnace.apiserver.objects import Object, meta
+from pinnace.apiserver.options import WriteOptions
+
+if TYPE_CHECKING:
+    from pinnace.apiserver.server import APIServer
+
+STATUS_SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+
+
+async def bind(
+    server: APIServer, namespace: str, name: str, body: Any, options: WriteOptions | None = None
+) -> Object:
+    """Bind the pod `name` (from the URL of pods/{name}/binding, or the Binding's own name
+    for POST .../bindings) to the Binding's target node."""
+    binding_kind = catalog.by_resource("", "bindings")
+    pods = catalog.by_resource("", "pods")
+    assert binding_kind is not None and pods is not None
+    binding = decode(body, binding_kind).obj
+    binding_meta = meta(binding)
+    if binding_meta.get("namespace") and binding_meta["namespace"] != namespace:
+        raise status.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    binding_meta["namespace"] = namespace
+    if name and binding_meta.get("name") != name:
+        raise status.bad_request("name in URL does not match name in Binding object")
+    name = binding_meta.get("name") or ""
+    errs = binding_kind.validate(binding)
+    if errs:
+        raise status.invalid("Binding", name, errs)
+    node = binding["target"]["name"]
+    annotations = binding_meta.get("annotations") or {}
+    now = server.clock.now_rfc3339()
+
+    def assign(pod: Object) -> Object:
+        pod_meta = meta(pod)
+        if pod_meta.get("deletionTimestamp"):
+            raise _binding_conflict(
+                name, f"pod {name} is being deleted, cannot be assigned to a host"
+            )
+        spec = pod.setdefault("spec", {})
+        if spec.get("nodeName"):
+            raise _binding_conflict(
+                name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
+            )
+        spec["nodeName"] = node
+        if annotations:
+            pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), **annotations}
+        _set_scheduled(pod.setdefault("status", {}), now)
+        return pod
+
+    await server.guaranteed_update(
+        pods, namespace, name, assign, (options or WriteOptions()).dry_run
+    )
+    return dict(STATUS_SUCCESS)
+
+
+def _binding_conflict(name: str, why: str) -> status.StatusError:
+    return status.conflict("pods/binding", name, why)
+
+
+def _set_scheduled(pod_status: dict[str, Any], now: str) -> None:
+    conditions = [c for c in pod_status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    conditions.append(
+        {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+    )
+    pod_status["conditions"] = conditions

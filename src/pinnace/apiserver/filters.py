@@ -1,0 +1,43 @@
+"""Which objects a list or watch returns: its label and field selectors, compiled per kind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pinnace.api.fieldselector import FieldSelector, convert_field_selector, field_set
+from pinnace.api.kind import Kind
+from pinnace.api.labels import LabelSelector
+from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import ListOptions, parse_selectors
+
+
+@dataclass(frozen=True)
+class Filter:
+    kind: Kind
+    labels: LabelSelector | None
+    fields: FieldSelector | None
+
+    @property
+    def everything(self) -> bool:
+        return self.labels is None and self.fields is None
+
+    def matches(self, obj: Object) -> bool:
+        if self.labels is not None:
+            labels = (obj.get("metadata") or {}).get("labels") or {}
+            if not self.labels.matches(labels):
+                return False
+        if self.fields is not None:
+            fields = field_set(self.kind.group, self.kind.kind, obj)
+            if not self.fields.matches(fields):
+                return False
+        return True
+
+
+def filter_for(kind: Kind, options: ListOptions) -> Filter:
+    """The options' selectors, checked against the kind (unknown field labels are a 400)."""
+    selectors = parse_selectors(options)
+    labels = selectors.labels if selectors.labels and not selectors.labels.empty else None
+    fields = None
+    if selectors.fields is not None and not selectors.fields.empty:
+        fields = convert_field_selector(kind.group, kind.kind, selectors.fields)
+    return Filter(kind, labels, fields)

@@ -1,0 +1,141 @@
+"""Reading request bodies: the 3 MiB limit (413), then JSON or YAML into plain objects, with
+kube-apiserver's wording for bodies that do not parse (400)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import yaml
+
+from pinnace.api import status
+from pinnace.api.status import StatusError
+from pinnace.apiserver.http import gojson
+from pinnace.apiserver.http.negotiation import BodyType
+
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+"""kube-apiserver's MaxRequestBodyBytes."""
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+
+class ClientDisconnected(Exception):
+    """The client went away before it sent the whole body."""
+
+
+async def read_body(receive: Receive, content_length: str | None) -> bytes:
+    limit = MAX_REQUEST_BODY_BYTES
+    if content_length is not None and content_length.isdigit() and int(content_length) > limit:
+        raise status.request_entity_too_large(limit)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnected
+        chunk = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise status.request_entity_too_large(limit)
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+
+
+def summarize(data: bytes, max_length: int = 30) -> str:
+    """apiserver's summarizeData: the start of a body, as text for objects, else as hex."""
+    if not data:
+        return "<empty>"
+    if data[:1] == b"{":
+        text = data[:max_length].decode("utf-8", "replace")
+        return text + " ..." if len(data) > max_length else text
+    shown = data[:max_length].hex()
+    return shown + " ..." if len(data) > max_length else shown
+
+
+def parse_object_body(data: bytes, body_type: BodyType, kind_name: str) -> Any:
+    """A create or update body (JSON or YAML) as a plain value; the kind's decoder checks its
+    shape. A body that does not parse answers as kube-apiserver's transformDecodeError."""
+    try:
+        if body_type is BodyType.YAML:
+            return yaml_to_json(data)
+        return gojson.loads(data)
+    except (gojson.JSONSyntaxError, YAMLError) as e:
+        reason = str(e)
+        if isinstance(e, gojson.JSONSyntaxError):
+            reason = f"couldn't get version/kind; json parse error: {reason}"
+        raise status.bad_request(
+            f"the object provided is unrecognized (must be of type {kind_name}): "
+            f"{reason} ({summarize(data)})"
+        ) from None
+
+
+def parse_json(data: bytes) -> Any:
+    """A JSON body of options or a subresource (DeleteOptions, Eviction) as a plain value."""
+    try:
+        return gojson.loads(data)
+    except gojson.JSONSyntaxError as e:
+        raise status.bad_request(str(e)) from None
+
+
+class YAMLError(ValueError):
+    """A YAML body that does not parse; the message is shaped as sigs.k8s.io/yaml's."""
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 as go-yaml reads it into JSON: timestamps stay strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def yaml_to_json(data: bytes) -> Any:
+    """The first YAML document as JSON values (map keys become strings, as YAMLToJSON does)."""
+    try:
+        documents = yaml.load_all(data, Loader=_Loader)
+        value = next(iter(documents), None)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark
+        line = f"line {mark.line + 1}: " if mark is not None else ""
+        raise YAMLError(f"error converting YAML to JSON: yaml: {line}{e.problem}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise YAMLError(f"error converting YAML to JSON: yaml: {e}") from None
+    return _json_keys(value)
+
+
+def _json_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_key(k): _json_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_keys(v) for v in value]
+    if isinstance(value, bytes):
+        import base64
+
+        return base64.b64encode(value).decode()
+    return value
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)
+
+
+__all__ = [
+    "MAX_REQUEST_BODY_BYTES",
+    "ClientDisconnected",
+    "StatusError",
+    "parse_json",
+    "parse_object_body",
+    "read_body",
+    "summarize",
+    "yaml_to_json",
+]

@@ -1,0 +1,180 @@
+"""Content negotiation: which representation a response takes (the `Accept` header) and how a
+request body is encoded (`Content-Type`), as kube-apiserver's negotiation package decides.
+
+Pinnace speaks JSON (and YAML for request bodies). Clients that ask for protobuf always list
+JSON as a fallback (client-go, kubectl); one that accepts nothing Pinnace can send gets 406.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from pinnace.api.status import StatusError
+
+JSON = "application/json"
+YAML = "application/yaml"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+DISCOVERY_GROUP = "apidiscovery.k8s.io"
+META_GROUP = "meta.k8s.io"
+
+
+class Output(Enum):
+    """What a resource response is encoded as."""
+
+    JSON = "json"
+    YAML = "yaml"
+    TABLE = "table"
+    PARTIAL = "partial"
+    """PartialObjectMetadata (or its List): the objects' metadata only."""
+
+
+@dataclass(frozen=True)
+class MediaType:
+    type: str
+    """`application/json`, lower case, without parameters."""
+    params: dict[str, str]
+    q: float = 1.0
+
+
+@dataclass(frozen=True)
+class Negotiated:
+    output: Output
+    version: str = "v1"
+    """For tables and partial metadata: meta.k8s.io/v1 or v1beta1."""
+
+
+def parse_media_types(header: str) -> list[MediaType]:
+    """The clauses of an Accept header, best first (by q, keeping the client's order)."""
+    found: list[MediaType] = []
+    for clause in header.split(","):
+        clause = clause.strip()
+        if not clause:
+            continue
+        media_type = parse_media_type(clause)
+        if media_type.q > 0:
+            found.append(media_type)
+    found.sort(key=lambda m: -m.q)
+    return found
+
+
+def parse_media_type(text: str) -> MediaType:
+    kind, *raw_params = text.split(";")
+    params: dict[str, str] = {}
+    q = 1.0
+    for raw in raw_params:
+        key, _, value = raw.strip().partition("=")
+        key, value = key.strip().lower(), value.strip().strip('"')
+        if key == "q":
+            try:
+                q = float(value)
+            except ValueError:
+                q = 0.0
+        elif key:
+            params[key] = value
+    return MediaType(kind.strip().lower(), params, q)
+
+
+def _is_json(media_type: str) -> bool:
+    return media_type in (JSON, "application/*", "*/*")
+
+
+def negotiate_resource(accept: str) -> Negotiated:
+    """The output for a resource request (get, list, watch, writes)."""
+    if not accept:
+        return Negotiated(Output.JSON)
+    for media in parse_media_types(accept):
+        if media.type == YAML and not media.params.get("as"):
+            return Negotiated(Output.YAML)
+        if not _is_json(media.type):
+            continue
+        target = media.params.get("as")
+        if not target:
+            return Negotiated(Output.JSON)
+        if media.params.get("g") != META_GROUP or media.params.get("v") not in ("v1", "v1beta1"):
+            continue
+        if target == "Table":
+            return Negotiated(Output.TABLE, media.params["v"])
+        if target in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+            return Negotiated(Output.PARTIAL, media.params["v"])
+    raise not_acceptable(accept)
+
+
+def negotiate_discovery(accept: str) -> str | None:
+    """The aggregated discovery version asked for ("v2", "v2beta1"), or None for the legacy
+    documents (APIVersions, APIGroupList)."""
+    for media in parse_media_types(accept):
+        if media.type == JSON and media.params.get("as") == "APIGroupDiscoveryList":
+            if media.params.get("g") == DISCOVERY_GROUP and media.params.get("v") in (
+                "v2",
+                "v2beta1",
+            ):
+                return media.params["v"]
+            continue
+        if _is_json(media.type) and not media.params.get("as"):
+            return None
+    if not accept:
+        return None
+    raise not_acceptable(accept)
+
+
+def discovery_content_type(version: str) -> str:
+    return f"{JSON};g={DISCOVERY_GROUP};v={version};as=APIGroupDiscoveryList"
+
+
+def not_acceptable(accept: str = "") -> StatusError:
+    return StatusError(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: " + ", ".join(ACCEPTED_OUTPUT),
+    )
+
+
+def unsupported_media_type(accepted: tuple[str, ...]) -> StatusError:
+    return StatusError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        + ", ".join(accepted),
+    )
+
+
+class BodyType(Enum):
+    JSON = "json"
+    YAML = "yaml"
+    MERGE_PATCH = "merge"
+    STRATEGIC_MERGE_PATCH = "strategic"
+    JSON_PATCH = "json-patch"
+    APPLY_PATCH = "apply"
+
+
+_WRITE_TYPES = {JSON: BodyType.JSON, YAML: BodyType.YAML, "application/x-yaml": BodyType.YAML}
+_PATCH_TYPES = {
+    "application/merge-patch+json": BodyType.MERGE_PATCH,
+    "application/strategic-merge-patch+json": BodyType.STRATEGIC_MERGE_PATCH,
+    "application/json-patch+json": BodyType.JSON_PATCH,
+    "application/apply-patch+yaml": BodyType.APPLY_PATCH,
+}
+PATCH_CONTENT_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+ACCEPTED_INPUT = (JSON, YAML)
+ACCEPTED_OUTPUT = (JSON, YAML)
+
+
+def body_type(content_type: str, patch: bool) -> BodyType:
+    """How a POST/PUT (patch=False) or PATCH body is encoded; 415 when Pinnace cannot read it.
+    A missing Content-Type on a POST or PUT is read as JSON, as Go's decoder sniffs it."""
+    media = content_type.split(";", 1)[0].strip()
+    if patch:
+        found = _PATCH_TYPES.get(media)
+        if found is None:
+            raise unsupported_media_type(PATCH_CONTENT_TYPES)
+        return found
+    found = _WRITE_TYPES.get(media.lower() or JSON)
+    if found is None:
+        raise unsupported_media_type(ACCEPTED_INPUT)
+    return found

@@ -1,0 +1,24 @@
+"""Where each object lives in the store: `<group>/<plural>/<namespace>/<name>`.
+
+The group is part of the key because two groups may serve the same plural; cluster-scoped
+objects have an empty namespace segment, so every kind lists with one prefix.
+"""
+
+from __future__ import annotations
+
+from pinnace.api.kind import Kind
+
+
+def kind_prefix(kind: Kind) -> str:
+    return f"{kind.group or 'core'}/{kind.plural}/"
+
+
+def list_prefix(kind: Kind, namespace: str) -> str:
+    """Every object of the kind, or those of one namespace when `namespace` is set."""
+    if kind.namespaced and namespace:
+        return f"{kind_prefix(kind)}{namespace}/"
+    return kind_prefix(kind)
+
+
+def object_key(kind: Kind, namespace: str, name: str) -> str:
+    return f"{kind_prefix(kind)}{namespace if kind.namespaced else ''}/{name}"

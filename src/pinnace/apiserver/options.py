@@ -1,0 +1,101 @@
+"""The options of each verb, as metav1.ListOptions, DeleteOptions and friends carry them.
+
+The HTTP front end parses them from query strings and bodies; in-process clients build them
+directly. Parsing errors are worded as kube-apiserver words them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pinnace.api import status
+from pinnace.api.fieldselector import FieldSelector, parse_field_selector
+from pinnace.api.labels import LabelSelector, SelectorError, parse_selector
+
+FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    label_selector: str = ""
+    field_selector: str = ""
+    limit: int = 0
+    continue_token: str = ""
+    resource_version: str = ""
+    resource_version_match: str = ""
+    allow_watch_bookmarks: bool = False
+    timeout_seconds: int | None = None
+    send_initial_events: bool | None = None
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """Create, update and patch: dryRun, fieldManager, fieldValidation."""
+
+    dry_run: bool = False
+    field_manager: str = ""
+    field_validation: str = "Warn"
+    force: bool = False
+    """Server-side apply only: take ownership of conflicting fields."""
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    grace_period_seconds: int | None = None
+    propagation_policy: str = ""
+    orphan_dependents: bool | None = None
+    precondition_uid: str = ""
+    precondition_resource_version: str = ""
+    dry_run: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Selectors:
+    labels: LabelSelector | None
+    fields: FieldSelector | None
+
+
+def parse_selectors(options: ListOptions) -> Selectors:
+    try:
+        labels = parse_selector(options.label_selector) if options.label_selector else None
+        fields = parse_field_selector(options.field_selector) if options.field_selector else None
+    except SelectorError as e:
+        raise status.bad_request(str(e)) from None
+    return Selectors(labels, fields)
+
+
+def parse_resource_version(text: str) -> int:
+    """A resourceVersion a client sent: a non-negative integer (`""` is 0)."""
+    if not text:
+        return 0
+    if not text.isdigit() or not text.isascii():
+        raise status.bad_request(f'invalid resource version "{text}"')
+    return int(text)
+
+
+def encode_continue(revision: int, start: str) -> str:
+    token = {"v": "meta.k8s.io/v1", "rv": revision, "start": start}
+    return base64.urlsafe_b64encode(json.dumps(token, separators=(",", ":")).encode()).decode()
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    """(revision, the last key the previous page returned, relative to the list's prefix)."""
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)))
+        if raw.get("v") != "meta.k8s.io/v1":
+            raise ValueError("continue key is not valid: incorrect encoded start version")
+        revision, start = raw["rv"], raw["start"]
+        if not isinstance(revision, int) or revision <= 0 or not isinstance(start, str):
+            raise ValueError("continue key is not valid: incorrect encoded start resourceVersion")
+    except (binascii.Error, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        raise status.bad_request("continue key is not valid: illegal base64 data") from None
+    except (ValueError, AttributeError) as e:
+        raise status.bad_request(str(e) or "continue key is not valid") from None
+    if ".." in start.split("/") or start.startswith("/"):
+        raise status.bad_request("continue key is not valid: key cannot contain '..'")
+    return revision, start

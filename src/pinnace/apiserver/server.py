@@ -1,0 +1,530 @@
+"""The API server's request pipeline, one for every caller: the HTTP front end and in-process
+components call the same methods and get the same objects, errors and resourceVersions.
+
+Create, as kube-apiserver orders it: decode → defaulting → mutating admission → the
+strategy's preparation (uid, creationTimestamp, generateName, status reset) → validation →
+validating admission → store. Update and patch read the stored object first and write with a
+resourceVersion precondition, so of two writers from the same version exactly one wins.
+Nothing is stored when any step fails.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pinnace.api import catalog, status
+from pinnace.api.decode import decode
+from pinnace.api.field import FieldError, Path, invalid
+from pinnace.api.kind import Kind
+from pinnace.api.meta import is_path_segment_name
+from pinnace.api.status import StatusError
+from pinnace.apiserver import deletion
+from pinnace.apiserver.admission_chain import AdmissionChain
+from pinnace.apiserver.filters import Filter, filter_for
+from pinnace.apiserver.keys import list_prefix, object_key
+from pinnace.apiserver.logs import LogSource
+from pinnace.apiserver.objects import Object, clone, meta, resource_version
+from pinnace.apiserver.options import (
+    DeleteOptions,
+    ListOptions,
+    WriteOptions,
+    decode_continue,
+    encode_continue,
+    parse_resource_version,
+)
+from pinnace.apiserver.watching import watch_events
+from pinnace.clock import Clock, Randomness
+from pinnace.store import (
+    CompactedError,
+    ConflictError,
+    FutureRevisionError,
+    KeyExistsError,
+    KeyNotFoundError,
+    Store,
+)
+
+GENERATE_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+GENERATE_NAME_MAX_BASE = 58
+GENERATE_NAME_ATTEMPTS = 8
+"""The first try and the 7 retries of the RetryGenerateName feature (on in v1.32)."""
+MAX_CONFLICT_RETRIES = 16
+
+
+@dataclass
+class Result:
+    """What a write returns: the object (or a Status for deletes) and the warnings to send."""
+
+    obj: Object
+    warnings: list[str] = field(default_factory=list)
+    created: bool = False
+
+
+class APIServer:
+    def __init__(self, store: Store, clock: Clock, rand: Randomness | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self._random = (rand or Randomness()).child("apiserver").random
+        self.admission = AdmissionChain(self)
+        self.log_source: LogSource | None = None
+        """Set by the node agents: serves pods/log."""
+
+    # --- reads -------------------------------------------------------------------------------
+
+    async def get(
+        self, kind: Kind, namespace: str, name: str, resource_version: str = ""
+    ) -> Object:
+        revision = parse_resource_version(resource_version) if resource_version != "0" else 0
+        try:
+            return await self.store.get(object_key(kind, namespace, name), revision or None)
+        except KeyNotFoundError:
+            raise status.not_found(kind.plural, name, kind.group) from None
+        except CompactedError as e:
+            raise _too_old(e) from None
+        except FutureRevisionError as e:
+            raise _too_large(e) from None
+
+    async def list(self, kind: Kind, namespace: str, options: ListOptions | None = None) -> Object:
+        """A `<Kind>List`; every page of a paginated list is read at the first page's revision."""
+        options = options or ListOptions()
+        selected = filter_for(kind, options)
+        prefix = list_prefix(kind, namespace)
+        revision, start_after = self._list_start(options, prefix)
+        items: list[Object] = []
+        limit = options.limit if options.limit > 0 else 0
+        continue_key: str | None = None
+        while True:
+            try:
+                page = await self.store.list(
+                    prefix,
+                    revision or None,
+                    limit=limit - len(items) if limit else 0,
+                    start_after=start_after,
+                )
+            except CompactedError as e:
+                if options.continue_token:
+                    raise _continue_expired() from None
+                raise _too_old(e) from None
+            except FutureRevisionError as e:
+                raise _too_large(e) from None
+            revision = page.revision
+            items.extend(o for o in page.items if selected.everything or selected.matches(o))
+            if page.continue_key is None or (limit and len(items) >= limit):
+                continue_key = page.continue_key
+                break
+            start_after = page.continue_key
+        list_meta: dict[str, Any] = {"resourceVersion": str(revision)}
+        if continue_key is not None:
+            list_meta["continue"] = encode_continue(revision, continue_key[len(prefix) :])
+            if selected.everything and page.remaining is not None:
+                list_meta["remainingItemCount"] = page.remaining
+        return {
+            "kind": f"{kind.kind}List",
+            "apiVersion": kind.api_version,
+            "metadata": list_meta,
+            "items": items,
+        }
+
+    def _list_start(self, options: ListOptions, prefix: str) -> tuple[int, str | None]:
+        if options.continue_token:
+            if options.resource_version and options.resource_version != "0":
+                raise status.bad_request(
+                    "specifying resource version is not allowed when using continue"
+                )
+            revision, start = decode_continue(options.continue_token)
+            return revision, prefix + start
+        if options.resource_version in ("", "0"):
+            return 0, None
+        revision = parse_resource_version(options.resource_version)
+        exact = options.resource_version_match == "Exact" or (
+            options.limit > 0 and options.resource_version_match != "NotOlderThan"
+        )
+        if not exact:
+            if revision > self.store.revision:
+                raise _too_large(FutureRevisionError(revision, self.store.revision))
+            return 0, None
+        return revision, None
+
+    def watch(
+        self, kind: Kind, namespace: str, options: ListOptions | None = None
+    ) -> AsyncIterator[Object]:
+        """Watch events as kube-apiserver streams them: `{"type": ..., "object": ...}`.
+
+        Without a resourceVersion (or with "0") every existing object comes first as ADDED.
+        A compacted start yields one ERROR event with a 410 Status, then ends.
+        """
+        options = options or ListOptions()
+        return watch_events(self, kind, namespace, options, filter_for(kind, options))
+
+    # --- create ------------------------------------------------------------------------------
+
+    async def create(
+        self, kind: Kind, namespace: str, body: Any, options: WriteOptions | None = None
+    ) -> Result:
+        options = options or WriteOptions()
+        decoded = decode(body, kind, strict=options.field_validation == "Strict")
+        obj = decoded.obj
+        self._check_namespace(kind, obj, namespace)
+        kind.default(obj)
+        await self.admission.admit("CREATE", kind, obj, None)
+        m = meta(obj)
+        for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+            m.pop(system_field, None)
+        if m.get("resourceVersion"):
+            raise status.internal_error(
+                "resourceVersion should not be set on objects to be created"
+            )
+        m["uid"] = str(uuid.UUID(int=self._random.getrandbits(128), version=4))
+        m["creationTimestamp"] = self.clock.now_rfc3339()
+        generate = bool(m.get("generateName")) and not m.get("name")
+        if generate:
+            m["name"] = self._generated_name(m["generateName"])
+        kind.prepare_for_create(obj)
+        self._validate(kind, obj, kind.validate(obj))
+        await self.admission.validate("CREATE", kind, obj, None)
+        if options.dry_run:
+            return Result(obj, decoded.warnings, created=True)
+        for _ in range(GENERATE_NAME_ATTEMPTS):
+            try:
+                stored = await self.store.create(object_key(kind, namespace, m["name"]), obj)
+            except KeyExistsError:
+                if not generate:
+                    raise status.already_exists(kind.plural, m["name"], kind.group) from None
+                obj = clone(obj)
+                m = meta(obj)
+                m["name"] = self._generated_name(m["generateName"])
+                continue
+            return Result(stored, decoded.warnings, created=True)
+        raise status.already_exists(kind.plural, m["name"], kind.group)
+
+    def _generated_name(self, base: str) -> str:
+        suffix = "".join(self._random.choice(GENERATE_NAME_ALPHABET) for _ in range(5))
+        return base[:GENERATE_NAME_MAX_BASE] + suffix
+
+    @staticmethod
+    def _check_namespace(kind: Kind, obj: Object, namespace: str) -> None:
+        m = meta(obj)
+        if not kind.namespaced:
+            m.pop("namespace", None)
+            return
+        body_namespace = m.get("namespace")
+        if body_namespace and body_namespace != namespace:
+            raise status.bad_request(
+                "the namespace of the provided object does not match the namespace sent on "
+                "the request"
+            )
+        m["namespace"] = namespace
+
+    @staticmethod
+    def _validate(kind: Kind, obj: Object, errs: list[FieldError]) -> None:
+        name = meta(obj).get("name", "")
+        if not errs and isinstance(name, str):
+            path = Path("metadata", "name")
+            errs = [invalid(path, name, m) for m in is_path_segment_name(name)]
+        if errs:
+            raise status.invalid(kind.kind, name if isinstance(name, str) else "", errs, kind.group)
+
+    # --- update ------------------------------------------------------------------------------
+
+    async def update(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        body: Any,
+        options: WriteOptions | None = None,
+        subresource: str = "",
+    ) -> Result:
+        """PUT: replace the object (or its status, with subresource "status")."""
+        options = options or WriteOptions()
+        decoded = decode(body, kind, strict=options.field_validation == "Strict")
+        new = decoded.obj
+        self._check_namespace(kind, new, namespace)
+        body_name = meta(new).get("name")
+        if body_name != name:
+            raise status.bad_request(
+                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )
+        kind.default(new)
+        expected = parse_resource_version(str(meta(new).get("resourceVersion") or ""))
+        return await self._write(
+            kind,
+            namespace,
+            name,
+            lambda _old: clone(new),
+            expected,
+            options,
+            subresource,
+            decoded.warnings,
+        )
+
+    async def modify(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        mutate: Callable[[Object], Object],
+        options: WriteOptions | None = None,
+        subresource: str = "",
+    ) -> Result:
+        """Read, change, write, retrying on conflicts: `mutate` gets a copy of the stored
+        object and returns the new one (a patch, a scale, a component's read-modify-write).
+        A resourceVersion the result carries that differs from the stored one is a
+        precondition, as in a patch that sets metadata.resourceVersion."""
+
+        def build(old: Object) -> Object:
+            new = mutate(clone(old))
+            if not isinstance(new, dict):
+                raise status.bad_request("the patch produced something other than an object")
+            decoded = decode(new, kind, strict=False)
+            kind.default(decoded.obj)
+            return decoded.obj
+
+        return await self._write(
+            kind, namespace, name, build, None, options or WriteOptions(), subresource, []
+        )
+
+    async def _write(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        build: Callable[[Object], Object],
+        expected: int | None,
+        options: WriteOptions,
+        subresource: str,
+        warnings: list[str],
+    ) -> Result:
+        key = object_key(kind, namespace, name)
+        for _ in range(MAX_CONFLICT_RETRIES):
+            try:
+                old = await self.store.get(key)
+            except KeyNotFoundError:
+                if kind.allow_create_on_update and not subresource and expected is not None:
+                    return await self.create(kind, namespace, build({}), options)
+                raise status.not_found(kind.plural, name, kind.group) from None
+            new = build(old)
+            wanted = expected if expected is not None else resource_version(new)
+            if wanted and wanted != resource_version(old):
+                raise _conflict(kind, name)
+            self._before_update(kind, new, old, subresource)
+            if new == old:
+                return Result(old, warnings)  # nothing changed: no write, no event
+            await self.admission.admit("UPDATE", kind, new, old)
+            self._validate(kind, new, self._update_errors(kind, new, old, subresource))
+            await self.admission.validate("UPDATE", kind, new, old)
+            if options.dry_run:
+                return Result(new, warnings)
+            if deletion.deletion_due(new):
+                return Result(await self._remove(kind, key, name, old), warnings)
+            try:
+                stored = await self.store.update(key, new, resource_version(old))
+            except ConflictError:
+                if wanted:
+                    raise _conflict(kind, name) from None
+                continue  # an unconditional write lost a race: read again and redo it
+            except KeyNotFoundError:
+                raise status.not_found(kind.plural, name, kind.group) from None
+            await self.admission.after_write("UPDATE", kind, namespace)
+            return Result(stored, warnings)
+        raise _conflict(kind, name)
+
+    def _before_update(self, kind: Kind, new: Object, old: Object, subresource: str) -> None:
+        m, old_m = meta(new), old.get("metadata") or {}
+        m["generation"] = old_m.get("generation")
+        if m["generation"] is None:
+            del m["generation"]
+        if subresource == "status":
+            kind.prepare_for_status_update(new, old)
+        elif subresource:
+            kind.subresource_updates[subresource][0](new, old)
+        else:
+            kind.prepare_for_update(new, old)
+        for kept in ("uid", "creationTimestamp", "deletionTimestamp"):
+            if old_m.get(kept) is not None and (kept != "uid" or not m.get("uid")):
+                m[kept] = old_m[kept]
+        if "deletionGracePeriodSeconds" in old_m and "deletionGracePeriodSeconds" not in m:
+            m["deletionGracePeriodSeconds"] = old_m["deletionGracePeriodSeconds"]
+        m["resourceVersion"] = old_m.get("resourceVersion")
+
+    @staticmethod
+    def _update_errors(kind: Kind, new: Object, old: Object, subresource: str) -> list[FieldError]:
+        if subresource == "status":
+            return kind.validate_status_update(new, old)
+        if subresource:
+            return kind.subresource_updates[subresource][1](new, old)
+        return kind.validate_update(new, old)
+
+    # --- delete ------------------------------------------------------------------------------
+
+    async def delete(
+        self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None = None
+    ) -> Result:
+        """DELETE: the object goes now (the result is the object as deleted, or a Status for
+        kinds that answer with one), or is marked for a graceful or finalized deletion (the
+        result is the marked object)."""
+        options = options or DeleteOptions()
+        deletion.validate_options(options)
+        key = object_key(kind, namespace, name)
+        for _ in range(MAX_CONFLICT_RETRIES):
+            try:
+                old = await self.store.get(key)
+            except KeyNotFoundError:
+                raise status.not_found(kind.plural, name, kind.group) from None
+            self._check_preconditions(kind, name, old, options)
+            await self.admission.check_delete(kind, old)
+            decision = deletion.decide(kind, old, options, self.clock.now())
+            if options.dry_run:
+                return Result(decision.updated or old)
+            if decision.remove_now:
+                removed = await self._remove(kind, key, name, old)
+                return Result(self._deleted_result(kind, removed))
+            if decision.updated is None:
+                return Result(old)
+            try:
+                return Result(await self.store.update(key, decision.updated, resource_version(old)))
+            except ConflictError:
+                continue
+            except KeyNotFoundError:
+                raise status.not_found(kind.plural, name, kind.group) from None
+        raise _conflict(kind, name)
+
+    async def _remove(self, kind: Kind, key: str, name: str, old: Object) -> Object:
+        try:
+            removed = await self.store.delete(key, resource_version(old))
+        except ConflictError:
+            raise _conflict(kind, name) from None
+        except KeyNotFoundError:
+            raise status.not_found(kind.plural, name, kind.group) from None
+        namespace = (old.get("metadata") or {}).get("namespace", "")
+        await self.admission.after_write("DELETE", kind, namespace)
+        return removed
+
+    @staticmethod
+    def _deleted_result(kind: Kind, removed: Object) -> Object:
+        if kind.kind == "Pod" and not kind.group:
+            return removed  # the pod registry answers with the object itself
+        m = removed.get("metadata") or {}
+        details: dict[str, Any] = {"name": m.get("name", ""), "kind": kind.plural}
+        if kind.group:
+            details["group"] = kind.group
+        details["uid"] = m.get("uid", "")
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "details": details,
+        }
+
+    @staticmethod
+    def _check_preconditions(kind: Kind, name: str, old: Object, options: DeleteOptions) -> None:
+        m = old.get("metadata") or {}
+        if options.precondition_uid and options.precondition_uid != m.get("uid"):
+            raise status.conflict(
+                kind.plural,
+                name,
+                f"Precondition failed: UID in precondition: {options.precondition_uid}, "
+                f"UID in object meta: {m.get('uid', '')}",
+                kind.group,
+            )
+        wanted = options.precondition_resource_version
+        if wanted and wanted != m.get("resourceVersion"):
+            raise status.conflict(
+                kind.plural,
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {wanted}, "
+                f"ResourceVersion in object meta: {m.get('resourceVersion', '')}",
+                kind.group,
+            )
+
+    async def delete_collection(
+        self,
+        kind: Kind,
+        namespace: str,
+        list_options: ListOptions | None = None,
+        options: DeleteOptions | None = None,
+    ) -> Object:
+        """Delete every selected object; the answer is the list of what was deleted."""
+        listed = await self.list(kind, namespace, list_options)
+        for item in listed["items"]:
+            m = item["metadata"]
+            try:
+                await self.delete(kind, m.get("namespace", ""), m["name"], options)
+            except StatusError as e:
+                if e.code != 404:
+                    raise
+        return listed
+
+    # --- helpers for subresources and components ---------------------------------------------
+
+    async def guaranteed_update(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        mutate: Callable[[Object], Object],
+        dry_run: bool = False,
+    ) -> Object:
+        """The storage-level read-modify-write subresources use (pods/binding, a budget's
+        disruptedPods): no strategy, no validation; `mutate` gets a copy of the stored object
+        and may raise a StatusError to refuse. Retries when another write came first."""
+        key = object_key(kind, namespace, name)
+        for _ in range(MAX_CONFLICT_RETRIES):
+            try:
+                old = await self.store.get(key)
+            except KeyNotFoundError:
+                raise status.not_found(kind.plural, name, kind.group) from None
+            new = mutate(clone(old))
+            if dry_run:
+                return new
+            try:
+                return await self.store.update(key, new, resource_version(old))
+            except ConflictError:
+                continue
+            except KeyNotFoundError:
+                raise status.not_found(kind.plural, name, kind.group) from None
+        raise _conflict(kind, name)
+
+    def kind_for(self, group: str, plural: str) -> Kind:
+        kind = catalog.by_resource(group, plural)
+        if kind is None:
+            raise status.not_found(plural, "", group)
+        return kind
+
+
+def _conflict(kind: Kind, name: str) -> StatusError:
+    return status.conflict(kind.plural, name, status.STALE_RESOURCE_VERSION, kind.group)
+
+
+def _too_old(e: CompactedError) -> StatusError:
+    return status.resource_expired(f"too old resource version: {e.requested} ({e.compacted})")
+
+
+def _too_large(e: FutureRevisionError) -> StatusError:
+    return StatusError(
+        504,
+        "Timeout",
+        f"Too large resource version: {e.requested}, current: {e.current}",
+        {
+            "causes": [
+                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+            ],
+            "retryAfterSeconds": 1,
+        },
+    )
+
+
+def _continue_expired() -> StatusError:
+    return status.resource_expired(
+        "The provided continue parameter is too old to display a consistent list result. You "
+        "can start a new list without the continue parameter, or use the continue token in "
+        "this response to retrieve the remainder of the results. Continuing with the provided "
+        "token results in an inconsistent list - objects that were created, modified, or "
+        "deleted between the time the first chunk was returned and now may show up in the list."
+    )
+
+
+__all__ = ["APIServer", "Filter", "Result"]

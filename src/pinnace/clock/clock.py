@@ -1,0 +1,70 @@
+"""The clock components hold: what time it is, and work scheduled for later.
+
+One class serves both modes. On a real asyncio loop, `now()` is the loop's monotonic time plus
+the wall-clock offset measured when the Clock was made (so it tracks `time.time()` but never
+steps backwards with NTP); on a `VirtualEventLoop`, whose time is already seconds since the
+epoch, it is the loop's time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Protocol, TypeVarTuple
+
+from pinnace.clock.loop import VirtualEventLoop
+from pinnace.clock.rfc3339 import format_micro_time, format_time
+
+_Ts = TypeVarTuple("_Ts")
+
+
+class Timer(Protocol):
+    """A callback scheduled for later (an asyncio `TimerHandle`)."""
+
+    def cancel(self) -> None:
+        """Stop the callback from running, if it has not run yet."""
+
+    def cancelled(self) -> bool: ...
+
+
+class Clock:
+    """Time and timers for components, backed by an asyncio event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._offset = 0.0 if isinstance(loop, VirtualEventLoop) else time.time() - loop.time()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
+    def now(self) -> float:
+        """Seconds since the Unix epoch."""
+        return self._loop.time() + self._offset
+
+    def now_rfc3339(self) -> str:
+        """Now as a `metav1.Time`: `2025-01-01T00:00:00Z`."""
+        return format_time(self.now())
+
+    def now_rfc3339_micro(self) -> str:
+        """Now as a `metav1.MicroTime` (Lease, Event): `2025-01-01T00:00:00.000000Z`."""
+        return format_micro_time(self.now())
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes back; only differences mean anything."""
+        return self._loop.time()
+
+    def call_later(
+        self, delay: float, callback: Callable[[*_Ts], object], *args: *_Ts
+    ) -> Timer:
+        return self._loop.call_later(delay, callback, *args)
+
+    def call_at(
+        self, when: float, callback: Callable[[*_Ts], object], *args: *_Ts
+    ) -> Timer:
+        """Run `callback(*args)` at `when`, seconds since the Unix epoch."""
+        return self._loop.call_at(when - self._offset, callback, *args)
+
+    async def sleep(self, delay: float) -> None:
+        await asyncio.sleep(delay)

@@ -1,0 +1,62 @@
+"""Times as Kubernetes writes them: RFC 3339 in UTC.
+
+`metav1.Time` marshals as `2025-01-01T00:00:00Z` (whole seconds) and `metav1.MicroTime`
+(Lease and Event fields) as `2025-01-01T00:00:00.000000Z`. Go truncates the digits it does not
+show; Pinnace's times are floats with sub-microsecond error, so they are first rounded to the
+nearest microsecond (an instant meant as 12.000001 s must not print as 12.000000) and then
+truncated like Go.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})"
+)
+
+
+def _utc(t: float) -> tuple[datetime, int]:
+    micros = round(t * 1_000_000)
+    return _EPOCH + timedelta(microseconds=micros), micros % 1_000_000
+
+
+def _seconds(d: datetime) -> str:
+    return (
+        f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}"
+    )
+
+
+def format_time(t: float) -> str:
+    """`metav1.Time` for `t` seconds since the Unix epoch: `2025-01-01T00:00:00Z`."""
+    d, _ = _utc(t)
+    return _seconds(d) + "Z"
+
+
+def format_micro_time(t: float) -> str:
+    """`metav1.MicroTime` for `t` seconds since the Unix epoch: `2025-01-01T00:00:00.000000Z`."""
+    d, micros = _utc(t)
+    return f"{_seconds(d)}.{micros:06d}Z"
+
+
+def parse_time(text: str) -> float:
+    """Seconds since the Unix epoch for an RFC 3339 time, with or without fraction or offset."""
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        raise ValueError(f'invalid time "{text}": want RFC 3339, e.g. "2025-01-01T00:00:00Z"')
+    year, month, day, hour, minute, second, fraction, zone = m.groups()
+    try:
+        if zone == "Z":
+            tz = UTC
+        else:
+            sign = -1 if zone[0] == "-" else 1
+            tz = timezone(sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
+        d = datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=tz
+        )
+    except ValueError as err:
+        raise ValueError(f'invalid time "{text}": {err}') from None
+    whole = (d - _EPOCH) // timedelta(seconds=1)
+    return whole + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)

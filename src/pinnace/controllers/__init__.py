@@ -1,0 +1,1 @@
+"""kube-controller-manager's controllers: each keeps part of the cluster as its objects say."""

@@ -1,0 +1,166 @@
+"""A pod's effective requests and limits, as PodRequests / PodLimits in Kubernetes v1.32
+(k8s.io/component-helpers/resource).
+
+App containers run together, so their resources add up. Init containers run one at a time
+before them, so each counts as a peak, and the pod needs the larger of that peak and the app
+containers' sum. Restartable init containers (sidecars, `restartPolicy: Always`) keep running
+once started: each adds to the app containers' sum and to the peak of every init container
+after it (KEP-753). Pod overhead (RuntimeClass) is added on top.
+
+Not modelled, as both are alpha and off by default in v1.32: pod-level `spec.resources`
+(PodLevelResources) and in-place resize (InPlacePodVerticalScaling, which would read
+`status.containerStatuses[].allocatedResources`).
+
+Pods are read as decoded JSON. A container with a limit but no request for a resource counts
+the limit as its request, which is what API defaulting stores. A pod of the wrong shape raises
+ValueError naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from reprlib import repr as brief
+from types import MappingProxyType
+from typing import Any
+
+from pinnace.resources.lists import ResourceList, add, maximum, parse_resource_list
+from pinnace.resources.names import CPU, MEMORY
+from pinnace.resources.quantity import Quantity
+
+__all__ = [
+    "NON_ZERO_DEFAULTS",
+    "ContainerResources",
+    "containers",
+    "pod_limits",
+    "pod_non_zero_requests",
+    "pod_requests",
+    "pod_spec",
+]
+
+# What the scheduler assumes a container without a cpu/memory request uses when it scores
+# nodes (DefaultMilliCPURequest, DefaultMemoryRequest): never used to decide whether a pod fits.
+NON_ZERO_DEFAULTS: Mapping[str, Quantity] = MappingProxyType(
+    {CPU: Quantity.from_milli(100), MEMORY: Quantity(200 * 1024 * 1024)}
+)
+
+
+@dataclass(frozen=True)
+class ContainerResources:
+    """One container of a pod with its requests (defaulted from limits) and limits."""
+
+    kind: str  # "containers", "initContainers" or "ephemeralContainers"
+    name: str
+    requests: ResourceList
+    limits: ResourceList
+    is_sidecar: bool  # an init container with restartPolicy Always
+
+
+def containers(pod: Any, *kinds: str) -> Iterator[ContainerResources]:
+    """The pod's containers of the given kinds (default: app then init containers)."""
+    spec = pod_spec(pod)
+    for kind in kinds or ("containers", "initContainers"):
+        items = spec.get(kind)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise ValueError(f"spec.{kind}: must be a list of containers, not {brief(items)}")
+        for i, container in enumerate(items):
+            yield _container_resources(container, kind, f"spec.{kind}[{i}]")
+
+
+def pod_spec(pod: Any) -> Mapping[str, Any]:
+    if not isinstance(pod, Mapping):
+        raise ValueError(f"a pod must be an object, not {brief(pod)}")
+    spec = pod.get("spec")
+    if spec is None:
+        return {}
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"spec: must be an object, not {brief(spec)}")
+    return spec
+
+
+def pod_requests(
+    pod: Any,
+    *,
+    exclude_overhead: bool = False,
+    non_missing: Mapping[str, Quantity] | None = None,
+) -> ResourceList:
+    """The pod's effective requests: what the scheduler and the kubelet reserve for it.
+
+    `non_missing` fills in, per container, a request the container does not set at all (an
+    explicit zero stays zero); that is how the scheduler's scoring treats requestless pods.
+    """
+
+    def requests_of(c: ContainerResources) -> ResourceList:
+        if not non_missing:
+            return c.requests
+        return {**non_missing, **c.requests}
+
+    total = _aggregate(pod, requests_of)
+    if not exclude_overhead:
+        total = add(total, _overhead(pod))
+    return total
+
+
+def pod_limits(pod: Any, *, exclude_overhead: bool = False) -> ResourceList:
+    """The pod's effective limits. Overhead is added only to limits that are set and non-zero:
+    a resource without a limit stays unlimited."""
+    total = _aggregate(pod, lambda c: c.limits)
+    if not exclude_overhead:
+        for name, q in _overhead(pod).items():
+            if name in total and not total[name].is_zero():
+                total[name] = total[name] + q
+    return total
+
+
+def pod_non_zero_requests(pod: Any) -> ResourceList:
+    """Requests as the scheduler scores them (NodeResourcesFit's scoring strategies,
+    NodeResourcesBalancedAllocation): missing cpu/memory requests count as NON_ZERO_DEFAULTS."""
+    return pod_requests(pod, non_missing=NON_ZERO_DEFAULTS)
+
+
+def _aggregate(
+    pod: Any, resources_of: Callable[[ContainerResources], ResourceList]
+) -> ResourceList:
+    total: ResourceList = {}
+    for c in containers(pod, "containers"):
+        total = add(total, resources_of(c))
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for c in containers(pod, "initContainers"):
+        own = resources_of(c)
+        if c.is_sidecar:
+            total = add(total, own)
+            sidecars = add(sidecars, own)
+            running = sidecars
+        else:
+            running = add(own, sidecars)
+        init_peak = maximum(init_peak, running)
+    return maximum(total, init_peak)
+
+
+def _overhead(pod: Any) -> ResourceList:
+    return parse_resource_list(pod_spec(pod).get("overhead"), "spec.overhead")
+
+
+def _container_resources(container: Any, kind: str, field: str) -> ContainerResources:
+    if not isinstance(container, Mapping):
+        raise ValueError(f"{field}: must be an object, not {brief(container)}")
+    name = container.get("name", "")
+    if not isinstance(name, str):
+        raise ValueError(f"{field}.name: must be a string, not {brief(name)}")
+    resources = container.get("resources")
+    if resources is None:
+        resources = {}
+    elif not isinstance(resources, Mapping):
+        raise ValueError(f"{field}.resources: must be an object, not {brief(resources)}")
+    limits = parse_resource_list(resources.get("limits"), f"{field}.resources.limits")
+    requests = parse_resource_list(resources.get("requests"), f"{field}.resources.requests")
+    return ContainerResources(
+        kind=kind,
+        name=name,
+        requests={**limits, **requests},
+        limits=limits,
+        is_sidecar=kind == "initContainers" and container.get("restartPolicy") == "Always",
+    )

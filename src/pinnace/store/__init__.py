@@ -1,0 +1,40 @@
+"""The versioned key-value store with watch: one interface, memory and SQLite backends.
+
+See `pinnace.store.interface` for the contract, including who may mutate which dict.
+"""
+
+from pinnace.store.compactor import Compactor
+from pinnace.store.interface import (
+    CompactedError,
+    ConflictError,
+    FutureRevisionError,
+    KeyExistsError,
+    KeyNotFoundError,
+    ListResult,
+    Object,
+    Store,
+    StoreError,
+    Watch,
+    WatchClosedError,
+    WatchEvent,
+)
+from pinnace.store.memory import MemoryStore
+from pinnace.store.sqlite import SQLiteStore
+
+__all__ = [
+    "CompactedError",
+    "Compactor",
+    "ConflictError",
+    "FutureRevisionError",
+    "KeyExistsError",
+    "KeyNotFoundError",
+    "ListResult",
+    "MemoryStore",
+    "Object",
+    "SQLiteStore",
+    "Store",
+    "StoreError",
+    "Watch",
+    "WatchClosedError",
+    "WatchEvent",
+]

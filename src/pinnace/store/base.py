@@ -1,0 +1,123 @@
+"""What MemoryStore and SQLiteStore share: reads, watches, counts and compaction served from an
+in-memory `MvccState`. Subclasses decide how a write becomes committed (`_write`)."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import abstractmethod
+from collections.abc import Callable
+
+from pinnace.store import changes
+from pinnace.store.interface import (
+    KeyNotFoundError,
+    ListResult,
+    Object,
+    Store,
+    StoreError,
+    Watch,
+    WatchClosedError,
+    WatchEvent,
+)
+from pinnace.store.mvcc import MvccState
+from pinnace.store.watch import DEFAULT_WATCH_BUFFER, WatchHub
+
+COMPACTION_STEP = 10_000
+"""Compaction drops at most this many revisions per step, letting the loop run in between."""
+
+Build = Callable[[WatchEvent | None, int], WatchEvent]
+"""Checks a write against the key's latest change and builds it at the given revision."""
+
+
+class MvccStore(Store):
+    def __init__(self, *, watch_buffer: int = DEFAULT_WATCH_BUFFER) -> None:
+        self._state = MvccState()
+        self._hub = WatchHub(self._state, watch_buffer)
+        self._closed = False
+
+    @property
+    def revision(self) -> int:
+        return self._state.revision
+
+    @property
+    def compacted_revision(self) -> int:
+        return self._state.compacted_revision
+
+    @property
+    def retained_versions(self) -> int:
+        """Object versions and tombstones held, for metrics: bounded by compaction."""
+        return self._state.retained_versions
+
+    async def create(self, key: str, obj: Object) -> Object:
+        return await self._write(key, lambda latest, rev: changes.created(key, obj, rev, latest))
+
+    async def update(self, key: str, obj: Object, expected_revision: int | None) -> Object:
+        return await self._write(
+            key, lambda latest, rev: changes.updated(key, obj, expected_revision, rev, latest)
+        )
+
+    async def delete(self, key: str, expected_revision: int | None = None) -> Object:
+        return await self._write(
+            key, lambda latest, rev: changes.deleted(key, expected_revision, rev, latest)
+        )
+
+    @abstractmethod
+    async def _write(self, key: str, build: Build) -> Object:
+        """Build the change against the key's latest state, commit it, return its object."""
+
+    def _commit(self, event: WatchEvent) -> bool:
+        """Make a durable change visible to readers and watchers; True if watchers lag."""
+        self._state.apply(event)
+        return self._hub.publish(event)
+
+    async def get(self, key: str, revision: int | None = None) -> Object:
+        self._check_open()
+        state = self._state
+        obj = state.get(key, state.read_revision(revision))
+        if obj is None:
+            raise KeyNotFoundError(key)
+        return obj
+
+    async def list(
+        self,
+        prefix: str,
+        revision: int | None = None,
+        limit: int = 0,
+        start_after: str | None = None,
+    ) -> ListResult:
+        self._check_open()
+        if limit < 0:
+            raise ValueError(f"limit must not be negative, not {limit}")
+        state = self._state
+        return state.list(prefix, state.read_revision(revision), limit, start_after)
+
+    def watch(self, prefix: str, from_revision: int) -> Watch:
+        self._check_open()
+        return self._hub.watch(prefix, from_revision)
+
+    def count(self, prefix: str) -> int:
+        self._check_open()
+        return self._state.count(prefix)
+
+    async def compact(self, revision: int) -> None:
+        self._check_open()
+        self._state.read_revision(max(revision, self.compacted_revision))
+        step = self.compacted_revision
+        while step < revision:
+            step = min(step + COMPACTION_STEP, revision)
+            if step <= self.compacted_revision:  # another compaction got further
+                continue
+            dropped = self._state.compact(step)
+            await self._compacted(step, dropped)
+            if step < revision:
+                await asyncio.sleep(0)
+
+    async def _compacted(self, revision: int, dropped: list[int]) -> None:
+        """Compaction reached `revision`, dropping the changes made at `dropped`."""
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the store is closed")
+
+    def _close_watches(self) -> None:
+        self._closed = True
+        self._hub.close_all(WatchClosedError("the store is closed"))

@@ -1,0 +1,223 @@
+"""The versioned key-value store every Pinnace backend implements (memory, SQLite, later etcd).
+
+Revisions. One global counter, like etcd's, is every object's `metadata.resourceVersion`: each
+create, update and delete takes the next revision, and the store (never the caller) writes
+`metadata.resourceVersion = str(revision)` into what it stores and returns. A new, empty store is
+at revision 1 and its first write gets 2; revision 0 is never used, because Kubernetes gives
+resourceVersion "0" a meaning of its own ("any version"), which the API server handles.
+`compacted_revision` starts at 1. Every read at a revision below `compacted_revision` raises
+`CompactedError`; a read above `revision` raises `FutureRevisionError`.
+
+Ownership — READ THIS. `create` and `update` take ownership of the dict passed in: the caller
+hands over a fresh dict and must never touch it again. Every object the store returns (from
+get, list, create, update, delete, and in watch events) is SHARED and READ-ONLY: other readers
+and watchers hold the very same dict. Copy before changing anything, nested dicts included.
+The store itself never mutates a dict it has handed out. (This spares a copy per object on the
+simulation's hot path.) The store does replace `obj["metadata"]` with a copy carrying the new
+resourceVersion, so a metadata dict the caller shared with an older object is left alone.
+
+Keys are strings such as "pods/default/nginx" or "nodes//node-1"; lists and watches select keys
+by plain string prefix ("pods/default/", "pods/"), and lists return keys in sorted order.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal
+
+Object = dict[str, Any]
+EventType = Literal["ADDED", "MODIFIED", "DELETED"]
+
+
+class StoreError(Exception):
+    """Base of every error the store raises on purpose."""
+
+
+class KeyExistsError(StoreError):
+    """`create` of a key that holds an object."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {key!r} already exists")
+        self.key = key
+
+
+class KeyNotFoundError(StoreError):
+    """`get`, `update` or `delete` of a key that holds no object (at the revision asked)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {key!r} not found")
+        self.key = key
+
+
+class ConflictError(StoreError):
+    """A precondition failed: the key's revision is not the one the writer read.
+
+    `current` is the latest stored (durable) object, or None if the key holds none.
+    """
+
+    def __init__(self, key: str, current: Object | None) -> None:
+        where = (
+            f"it is at revision {current['metadata']['resourceVersion']}"
+            if current is not None
+            else "it no longer exists"
+        )
+        super().__init__(f"key {key!r} has been modified: {where}")
+        self.key = key
+        self.current = current
+
+
+class CompactedError(StoreError):
+    """The revision asked for is older than the oldest one kept (the API answers 410 Gone)."""
+
+    def __init__(self, requested: int, compacted: int) -> None:
+        super().__init__(
+            f"revision {requested} has been compacted; the oldest revision kept is {compacted}"
+        )
+        self.requested = requested
+        self.compacted = compacted
+
+
+class FutureRevisionError(StoreError):
+    """The revision asked for is newer than the store's current one."""
+
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__(f"revision {requested} is newer than the current revision {current}")
+        self.requested = requested
+        self.current = current
+
+
+class WatchClosedError(StoreError):
+    """The store ended this watch: the watcher fell too far behind, or the store closed.
+
+    The watcher's client must list again and watch from the list's revision.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One change. For DELETED, `object` is the last state with `metadata.resourceVersion` set
+    to the deletion revision (as kube-apiserver sends it) and `prev_object` that last state as
+    stored. `prev_object` is None for ADDED. Both are shared and read-only."""
+
+    type: EventType
+    key: str
+    object: Object
+    prev_object: Object | None
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListResult:
+    """One page of a list, read at `revision`.
+
+    `continue_key` is the last key of this page when more items follow (pass it as
+    `start_after`, with `revision`, to get the next page), else None. `remaining` counts the
+    items after this page (0 when there are none).
+    """
+
+    items: list[Object]
+    revision: int
+    continue_key: str | None
+    remaining: int | None
+
+
+class Watch(ABC):
+    """An async iterator of `WatchEvent`s, in revision order, without gaps or duplicates.
+
+    Iteration raises `WatchClosedError` if the store ends the watch and `CompactedError` if the
+    history it still had to replay was compacted first; it stops (StopAsyncIteration) after the
+    watcher's own `close()`.
+    """
+
+    def __aiter__(self) -> Watch:
+        return self
+
+    @abstractmethod
+    async def __anext__(self) -> WatchEvent: ...
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop watching; idempotent. A pending `__anext__` ends with StopAsyncIteration."""
+
+    async def __aenter__(self) -> Watch:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class Store(ABC):
+    """A versioned key-value store of Kubernetes objects with MVCC reads and watch.
+
+    Used from one asyncio event loop. See the module docstring for revisions and ownership.
+    """
+
+    @property
+    @abstractmethod
+    def revision(self) -> int:
+        """The latest committed revision; 1 for a new, empty store. Only grows."""
+
+    @property
+    @abstractmethod
+    def compacted_revision(self) -> int:
+        """The oldest revision that can still be read; 1 until the first compaction."""
+
+    @abstractmethod
+    async def create(self, key: str, obj: Object) -> Object:
+        """Store `obj` (taking ownership) under a key that holds nothing; KeyExistsError if
+        it holds an object. Returns the stored object."""
+
+    @abstractmethod
+    async def get(self, key: str, revision: int | None = None) -> Object:
+        """The object under `key` at `revision` (None: the latest); KeyNotFoundError if none."""
+
+    @abstractmethod
+    async def list(
+        self,
+        prefix: str,
+        revision: int | None = None,
+        limit: int = 0,
+        start_after: str | None = None,
+    ) -> ListResult:
+        """Objects under keys starting with `prefix` and greater than `start_after`, in key
+        order, at `revision` (None: the latest); at most `limit` of them (0: all)."""
+
+    @abstractmethod
+    async def update(self, key: str, obj: Object, expected_revision: int | None) -> Object:
+        """Replace the object under `key` with `obj` (taking ownership). KeyNotFoundError if
+        the key holds nothing; ConflictError if `expected_revision` is not None and differs
+        from the stored object's revision. Returns the stored object."""
+
+    @abstractmethod
+    async def delete(self, key: str, expected_revision: int | None = None) -> Object:
+        """Remove the object under `key`, with the same errors as `update`. Returns the last
+        state with the deletion revision as its resourceVersion."""
+
+    @abstractmethod
+    def watch(self, prefix: str, from_revision: int) -> Watch:
+        """Every change under `prefix` with a revision greater than `from_revision`, in order:
+        first the retained history, then live changes. Raises CompactedError at once if
+        `from_revision` is below `compacted_revision`. A `from_revision` above the current
+        revision is allowed (as in etcd): the watch delivers changes after it."""
+
+    @abstractmethod
+    async def compact(self, revision: int) -> None:
+        """Drop history older than `revision`, keeping the state at `revision` (and every
+        key's latest object) readable. Compacting to or below `compacted_revision` does
+        nothing; FutureRevisionError above the current revision."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Finish pending writes, end every watch with WatchClosedError, release resources.
+        Any later call raises StoreError."""
+
+    @abstractmethod
+    def count(self, prefix: str) -> int:
+        """How many keys under `prefix` hold an object now."""

@@ -1,0 +1,197 @@
+"""The durable store for live mode: MVCC state in memory, an SQLite log on disk.
+
+Reads and watches are served from memory, exactly as in MemoryStore; SQLite is only the
+durable log, read back in full on open. One writer thread owns the file, so it can never be
+"locked". Writes are group-committed: every write made while a commit is in flight (or in the
+same loop iteration as the first) joins the next transaction, and each writer resumes only
+after its transaction has committed. A write becomes visible to readers and watchers only
+then, in revision order.
+
+A write is checked against the latest state including writes still waiting to commit (so of
+two writers from the same revision exactly one wins), but a failure that depends on such a
+pending write waits for that write to commit and is then checked again: nobody learns of a
+write, not even through an error, before it is durable.
+
+A writer whose task is cancelled while it waits may still have its write committed, as with an
+etcd client that times out. Objects must be JSON-serialisable; a write of one that is not
+raises TypeError and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from pinnace.store import rows
+from pinnace.store.base import Build, MvccStore
+from pinnace.store.interface import Object, StoreError, WatchEvent
+from pinnace.store.mvcc import INITIAL_REVISION
+from pinnace.store.sqlitelog import Row, SQLiteLog
+from pinnace.store.watch import DEFAULT_WATCH_BUFFER
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Writes committed together in one transaction."""
+
+    done: asyncio.Future[None]
+    rows: list[Row] = field(default_factory=list)
+    events: list[WatchEvent] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A key's latest write that is not yet committed."""
+
+    event: WatchEvent
+    batch: _Batch
+    create_revision: int
+
+
+class SQLiteStore(MvccStore):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: str = "NORMAL",
+        watch_buffer: int = DEFAULT_WATCH_BUFFER,
+    ) -> None:
+        """Open (or create) the store at `path`, reading its whole log into memory."""
+        super().__init__(watch_buffer=watch_buffer)
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="pinnace-sqlite")
+        try:
+            self._log, loaded, compacted = self._executor.submit(
+                _open, os.fspath(path), synchronous
+            ).result()
+        except BaseException:
+            self._executor.shutdown()
+            raise
+        events, self._created = rows.from_rows(loaded)
+        revision = loaded[-1][0] if loaded else INITIAL_REVISION
+        self._state.restore(events, revision, compacted)
+        self._pending: dict[str, _Pending] = {}
+        self._assigned = self._state.revision  # the last revision given to a write
+        self._open_batch: _Batch | None = None
+        self._inflight: _Batch | None = None
+        self._closing = False
+        self._commits = 0
+
+    @property
+    def commits(self) -> int:
+        """Transactions committed so far, for metrics."""
+        return self._commits
+
+    async def _write(self, key: str, build: Build) -> Object:
+        while True:
+            self._check_open()
+            if self._closing:
+                raise StoreError("the store is closing")
+            pending = self._pending.get(key)
+            latest = pending.event if pending is not None else self._state.latest(key)
+            try:
+                event = build(latest, self._assigned + 1)
+            except StoreError:
+                if pending is None:
+                    raise
+                await _settled(pending.batch.done)
+                continue
+            break
+        if event.type == "ADDED":
+            created = event.revision
+        elif pending is not None:
+            created = pending.create_revision
+        else:
+            created = self._created[key]
+        row = rows.to_row(event, created, latest.revision if latest is not None else 0)
+        self._assigned = event.revision
+        batch = self._batch()
+        batch.rows.append(row)
+        batch.events.append(event)
+        self._pending[key] = _Pending(event, batch, created)
+        await asyncio.shield(batch.done)
+        return event.object
+
+    def _batch(self) -> _Batch:
+        batch = self._open_batch
+        if batch is None:
+            loop = asyncio.get_running_loop()
+            batch = self._open_batch = _Batch(loop.create_future())
+            if self._inflight is None:
+                # Not at once: writes made later in this loop iteration join the batch.
+                loop.call_soon(self._flush)
+        return batch
+
+    def _flush(self) -> None:
+        batch = self._open_batch
+        if self._inflight is not None or batch is None:
+            return
+        self._open_batch = None
+        self._inflight = batch
+        commit = asyncio.get_running_loop().run_in_executor(
+            self._executor, self._log.append, batch.rows
+        )
+        commit.add_done_callback(lambda future: self._committed(batch, future))
+
+    def _committed(self, batch: _Batch, commit: asyncio.Future[None]) -> None:
+        self._inflight = None
+        error = commit.exception() if not commit.cancelled() else asyncio.CancelledError()
+        if error is not None:
+            self._abandon_pending(batch, error)
+            return
+        self._commits += 1
+        for event in batch.events:
+            key = event.key
+            if event.type == "ADDED":
+                self._created[key] = event.revision
+            elif event.type == "DELETED":
+                del self._created[key]
+            pending = self._pending.get(key)
+            if pending is not None and pending.event is event:
+                del self._pending[key]
+            self._commit(event)
+        batch.done.set_result(None)
+        self._flush()
+
+    def _abandon_pending(self, failed: _Batch, error: BaseException) -> None:
+        """Fail the batch whose commit failed and every write checked against it."""
+        for batch in (failed, self._open_batch):
+            if batch is not None:
+                message = f"write not committed: {type(error).__name__}: {error}"
+                batch.done.set_exception(StoreError(message))
+        self._open_batch = None
+        self._pending.clear()
+        self._assigned = self._state.revision
+
+    async def _compacted(self, revision: int, dropped: list[int]) -> None:
+        self._check_open()
+        await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._log.compact, revision, dropped
+        )
+
+    async def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        while (batch := self._open_batch or self._inflight) is not None:
+            await _settled(batch.done)
+        self._close_watches()
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._log.close)
+        self._executor.shutdown()
+
+
+def _open(path: str, synchronous: str) -> tuple[SQLiteLog, list[Row], int]:
+    log = SQLiteLog(path, synchronous)
+    try:
+        loaded = list(log.rows())
+        compacted = log.compacted_revision()
+    except BaseException:
+        log.close()
+        raise
+    return log, loaded, compacted if compacted is not None else INITIAL_REVISION
+
+
+async def _settled(done: asyncio.Future[None]) -> None:
+    """Wait for a batch to commit or fail, whichever."""
+    await asyncio.wait([done])

@@ -1,0 +1,161 @@
+"""Watches over an `MvccState`: replay of retained history, then live fan-out.
+
+A new watch first replays the state's log from its start revision, reading events straight
+from the log, and joins the live fan-out only when it has caught up: the catch-up check and the
+registration happen in one step of the event loop, as do a commit and its fan-out, so no
+change falls between replay and live delivery. Live events go to a bounded per-watch buffer; a
+watch whose buffer overflows is ended with WatchClosedError, so a slow consumer can neither
+block writers nor grow memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+
+from pinnace.store.interface import CompactedError, StoreError, Watch, WatchClosedError, WatchEvent
+from pinnace.store.mvcc import MvccState
+
+DEFAULT_WATCH_BUFFER = 10_000
+"""Live events a watch may hold undelivered before it is ended."""
+
+
+class WatchHub:
+    """The live watches of one store, and the fan-out of each committed change to them."""
+
+    def __init__(self, state: MvccState, buffer: int = DEFAULT_WATCH_BUFFER) -> None:
+        if buffer < 1:
+            raise ValueError(f"watch buffer must be at least 1, not {buffer}")
+        self._state = state
+        self._buffer = buffer
+        # Live watches by prefix; dicts as ordered sets, so a simulation wakes watchers in
+        # the same order on every run.
+        self._live: dict[str, dict[BufferedWatch, None]] = {}
+        self._overflowed: list[BufferedWatch] = []
+        self.closed: StoreError | None = None
+
+    def watch(self, prefix: str, from_revision: int) -> BufferedWatch:
+        if from_revision < self._state.compacted_revision:
+            raise CompactedError(from_revision, self._state.compacted_revision)
+        return BufferedWatch(self, self._state, prefix, from_revision, self._buffer)
+
+    def publish(self, event: WatchEvent) -> bool:
+        """Hand a committed change to every live watch of its key. True when some watch's
+        buffer is more than half full: the writer should let consumers run."""
+        congested = False
+        key = event.key
+        for prefix, watches in self._live.items():
+            if key.startswith(prefix):
+                for watch in watches:
+                    congested |= watch._push(event)
+        if self._overflowed:
+            for watch in self._overflowed:
+                self.unregister(watch)
+            self._overflowed.clear()
+        return congested
+
+    def close_all(self, error: StoreError) -> None:
+        """End every watch, live or still replaying, with `error`."""
+        self.closed = error
+        for watches in list(self._live.values()):
+            for watch in list(watches):
+                watch._end(error)
+        self._live.clear()
+
+    def register(self, watch: BufferedWatch) -> None:
+        self._live.setdefault(watch.prefix, {})[watch] = None
+
+    def unregister(self, watch: BufferedWatch) -> None:
+        watches = self._live.get(watch.prefix)
+        if watches is None:
+            return
+        watches.pop(watch, None)
+        if not watches:
+            del self._live[watch.prefix]
+
+    def overflowed(self, watch: BufferedWatch) -> None:
+        self._overflowed.append(watch)
+
+
+class BufferedWatch(Watch):
+    def __init__(
+        self, hub: WatchHub, state: MvccState, prefix: str, from_revision: int, buffer: int
+    ) -> None:
+        self.prefix = prefix
+        self._hub = hub
+        self._state = state
+        self._from = from_revision
+        self._next = from_revision + 1  # next revision to replay from the log
+        self._live = False
+        self._buffer: deque[WatchEvent] = deque()
+        self._limit = buffer
+        self._waiter: asyncio.Future[None] | None = None
+        self._error: BaseException | None = None
+
+    async def __anext__(self) -> WatchEvent:
+        while True:
+            if self._buffer:
+                return self._buffer.popleft()
+            if self._error is not None:
+                raise self._error
+            if not self._live:
+                event = self._replay()
+                if event is not None:
+                    return event
+                continue
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+    def _replay(self) -> WatchEvent | None:
+        """The next matching event from the log, or None after joining the live fan-out."""
+        if self._hub.closed is not None:
+            self._end(self._hub.closed)
+            return None
+        state = self._state
+        prefix = self.prefix
+        while self._next <= state.revision:
+            if self._next <= state.compacted_revision:
+                error = CompactedError(self._next - 1, state.compacted_revision)
+                self._error = error
+                raise error
+            event = state.event_at(self._next)
+            self._next += 1
+            if event.key.startswith(prefix):
+                return event
+        self._live = True
+        self._hub.register(self)
+        return None
+
+    def _push(self, event: WatchEvent) -> bool:
+        if event.revision <= self._from:
+            return False
+        buffer = self._buffer
+        if len(buffer) >= self._limit:
+            self._hub.overflowed(self)
+            self._end(
+                WatchClosedError(
+                    f"watch on {self.prefix!r} fell {self._limit} events behind; "
+                    "list again and watch from the list's revision"
+                ),
+            )
+            return False
+        buffer.append(event)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+        return len(buffer) * 2 > self._limit
+
+    def _end(self, error: BaseException) -> None:
+        if self._error is None:
+            self._error = error
+        self._buffer.clear()
+        self._live = True  # never replay again
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def close(self) -> None:
+        if self._error is None:
+            self._hub.unregister(self)
+            self._end(StopAsyncIteration())

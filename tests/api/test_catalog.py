@@ -1,0 +1,120 @@
+"""The catalog against what kube-apiserver v1.32's discovery reports for the same resources."""
+
+from __future__ import annotations
+
+import pytest
+
+from pinnace.api import catalog
+
+# resource, group, version, kind, namespaced, short names, in "all", subresources
+DISCOVERY = [
+    ("bindings", "", "v1", "Binding", True, (), False, ()),
+    ("configmaps", "", "v1", "ConfigMap", True, ("cm",), False, ()),
+    ("events", "", "v1", "Event", True, ("ev",), False, ()),
+    ("limitranges", "", "v1", "LimitRange", True, ("limits",), False, ()),
+    ("namespaces", "", "v1", "Namespace", False, ("ns",), False, ("finalize", "status")),
+    ("nodes", "", "v1", "Node", False, ("no",), False, ("proxy", "status")),
+    ("pods", "", "v1", "Pod", True, ("po",), True, None),
+    ("resourcequotas", "", "v1", "ResourceQuota", True, ("quota",), False, ("status",)),
+    ("daemonsets", "apps", "v1", "DaemonSet", True, ("ds",), True, ("status",)),
+    ("deployments", "apps", "v1", "Deployment", True, ("deploy",), True, ("scale", "status")),
+    ("replicasets", "apps", "v1", "ReplicaSet", True, ("rs",), True, ("scale", "status")),
+    (
+        "horizontalpodautoscalers",
+        "autoscaling",
+        "v2",
+        "HorizontalPodAutoscaler",
+        True,
+        ("hpa",),
+        True,
+        ("status",),
+    ),
+    ("jobs", "batch", "v1", "Job", True, (), True, ("status",)),
+    ("leases", "coordination.k8s.io", "v1", "Lease", True, (), False, ()),
+    (
+        "poddisruptionbudgets",
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        True,
+        ("pdb",),
+        False,
+        ("status",),
+    ),
+    ("priorityclasses", "scheduling.k8s.io", "v1", "PriorityClass", False, ("pc",), False, ()),
+]
+POD_SUBRESOURCES = {
+    "attach",
+    "binding",
+    "ephemeralcontainers",
+    "eviction",
+    "exec",
+    "log",
+    "portforward",
+    "proxy",
+    "status",
+}
+
+
+def test_every_served_kind_is_in_discovery_and_back() -> None:
+    served = {(k.group, k.plural) for k in catalog.kinds()}
+    assert served == {(row[1], row[0]) for row in DISCOVERY}
+
+
+@pytest.mark.parametrize("row", DISCOVERY, ids=[row[0] for row in DISCOVERY])
+def test_kind_matches_discovery(row: tuple) -> None:  # type: ignore[type-arg]
+    plural, group, version, kind_name, namespaced, short_names, in_all, subresources = row
+    kind = catalog.by_resource(group, plural)
+    assert kind is not None
+    assert (kind.version, kind.kind, kind.namespaced) == (version, kind_name, namespaced)
+    assert set(kind.short_names) == set(short_names)
+    assert ("all" in kind.categories) == in_all
+    if subresources is None:
+        assert set(kind.subresources) >= POD_SUBRESOURCES
+    else:
+        assert set(kind.subresources) == set(subresources)
+    assert catalog.by_kind(kind.api_version, kind_name) is kind
+
+
+@pytest.mark.parametrize(
+    ("name", "plural"),
+    [
+        ("pods", "pods"),
+        ("pod", "pods"),
+        ("po", "pods"),
+        ("Pod", "pods"),
+        ("PODS", "pods"),
+        ("deploy", "deployments"),
+        ("deployments.apps", "deployments"),
+        ("deploy.apps", "deployments"),
+        ("deployments.v1.apps", "deployments"),
+        ("quota", "resourcequotas"),
+        ("limits", "limitranges"),
+        ("ns", "namespaces"),
+        ("no", "nodes"),
+        ("ev", "events"),
+        ("cm", "configmaps"),
+        ("pc", "priorityclasses"),
+        ("priorityclasses.scheduling.k8s.io", "priorityclasses"),
+        ("lease", "leases"),
+        ("hpa", "horizontalpodautoscalers"),
+        ("horizontalpodautoscalers.autoscaling", "horizontalpodautoscalers"),
+        ("pdb", "poddisruptionbudgets"),
+        ("jobs.batch", "jobs"),
+    ],
+)
+def test_resolve_names_kubectl_accepts(name: str, plural: str) -> None:
+    kind = catalog.resolve(name)
+    assert kind is not None
+    assert kind.plural == plural
+
+
+@pytest.mark.parametrize("name", ["services", "pods.apps", "deployments.v2.apps", "", "x.y.z"])
+def test_resolve_unknown_names(name: str) -> None:
+    assert catalog.resolve(name) is None
+
+
+def test_lookups_of_unknown_kinds() -> None:
+    assert catalog.by_kind("v1", "Service") is None
+    assert catalog.by_kind("apps/v1", "Pod") is None
+    assert catalog.by_resource("apps", "pods") is None

@@ -1,0 +1,332 @@
+"""Decoding request bodies as kube-apiserver does: type errors, unknown fields, quantities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pinnace.api.coordination.lease import LEASE
+from pinnace.api.core.binding import BINDING
+from pinnace.api.core.configmap import CONFIG_MAP
+from pinnace.api.core.event import EVENT
+from pinnace.api.core.limitrange import LIMIT_RANGE
+from pinnace.api.core.namespace import NAMESPACE
+from pinnace.api.core.node import NODE
+from pinnace.api.core.resourcequota import RESOURCE_QUOTA
+from pinnace.api.decode import decode
+from pinnace.api.kind import Kind
+from pinnace.api.scheduling.priorityclass import PRIORITY_CLASS
+from pinnace.api.schema import MAX_DEPTH, unknown_fields
+from pinnace.api.status import StatusError
+
+# Stand-ins with the schema of kinds other modules define.
+POD = Kind("", "v1", "Pod", "pods", True, "V1Pod")
+DEPLOYMENT = Kind("apps", "v1", "Deployment", "deployments", True, "V1Deployment")
+HPA = Kind(
+    "autoscaling",
+    "v2",
+    "HorizontalPodAutoscaler",
+    "horizontalpodautoscalers",
+    True,
+    "V2HorizontalPodAutoscaler",
+)
+MY_KINDS = [
+    NAMESPACE,
+    NODE,
+    CONFIG_MAP,
+    EVENT,
+    LIMIT_RANGE,
+    RESOURCE_QUOTA,
+    BINDING,
+    PRIORITY_CLASS,
+    LEASE,
+]
+
+
+def bad_request(body: Any, kind: Kind = POD, *, strict: bool = False) -> str:
+    with pytest.raises(StatusError) as info:
+        decode(body, kind, strict=strict)
+    assert info.value.code == 400
+    assert info.value.reason == "BadRequest"
+    return info.value.message
+
+
+def test_apiversion_and_kind_come_from_the_url_when_left_out() -> None:
+    decoded = decode({"metadata": {"name": "a"}}, CONFIG_MAP)
+    assert decoded.obj == {"metadata": {"name": "a"}, "apiVersion": "v1", "kind": "ConfigMap"}
+    assert decoded.warnings == []
+
+
+def test_input_is_not_mutated_and_output_is_a_copy() -> None:
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}, "foo": 1}
+    decoded = decode(body, CONFIG_MAP)
+    assert body["foo"] == 1
+    decoded.obj["data"]["a"] = "changed"
+    assert body["data"] == {"a": "b"}
+
+
+def test_unknown_fields_are_dropped_and_warned_about() -> None:
+    body = {
+        "kind": "Pod",
+        "spec": {"foo": 1, "containers": [{"name": "c", "bar": {"x": 1}}]},
+        "status": {"baz": True},
+    }
+    decoded = decode(body, POD)
+    assert decoded.warnings == [
+        'unknown field "spec.foo"',
+        'unknown field "spec.containers[0].bar"',
+        'unknown field "status.baz"',
+    ]
+    assert decoded.obj["spec"] == {"containers": [{"name": "c"}]}
+    assert unknown_fields(POD, body) == ["spec.foo", "spec.containers[0].bar", "status.baz"]
+
+
+def test_strict_decoding_refuses_unknown_fields() -> None:
+    body = {"spec": {"foo": 1, "bar": 2}}
+    assert bad_request(body, strict=True) == (
+        'Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+        'unknown field "spec.foo", unknown field "spec.bar"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            {"spec": {"containers": "nginx"}},
+            "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type "
+            "[]v1.Container",
+        ),
+        (
+            {"spec": {"containers": [{"name": 5}]}},
+            "json: cannot unmarshal number into Go struct field Container.spec.containers.name "
+            "of type string",
+        ),
+        (
+            {"metadata": {"labels": {"app": True}}},
+            "json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of "
+            "type string",
+        ),
+        (
+            {"spec": {"priority": 1.5}},
+            "json: cannot unmarshal number 1.5 into Go struct field PodSpec.spec.priority of "
+            "type int32",
+        ),
+        (
+            {"spec": {"priority": 3000000000}},
+            "json: cannot unmarshal number 3000000000 into Go struct field PodSpec.spec.priority "
+            "of type int32",
+        ),
+        (
+            {"metadata": "x"},
+            "json: cannot unmarshal string into Go struct field Pod.metadata of type v1.ObjectMeta",
+        ),
+    ],
+)
+def test_type_mismatches(body: dict[str, Any], message: str) -> None:
+    assert bad_request(body) == f'Pod in version "v1" cannot be handled as a Pod: {message}'
+
+
+def test_the_first_type_error_is_reported() -> None:
+    body = {"spec": {"hostname": 1, "containers": "x"}}
+    assert bad_request(body).endswith("PodSpec.spec.hostname of type string")
+
+
+QUANTITY_REGEX_MSG = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+
+
+def test_quantities_are_canonicalised_everywhere() -> None:
+    body = {
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "resources": {
+                        "limits": {"cpu": "1000m", "memory": 1073741824},
+                        "requests": {"cpu": 0.5},
+                    },
+                }
+            ],
+            "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "2048Mi"}}],
+            "overhead": {"cpu": "100m"},
+        }
+    }
+    spec = decode(body, POD).obj["spec"]
+    assert spec["containers"][0]["resources"] == {
+        "limits": {"cpu": "1", "memory": "1073741824"},
+        "requests": {"cpu": "500m"},
+    }
+    assert spec["volumes"][0]["emptyDir"] == {"sizeLimit": "2Gi"}
+    quota = decode({"spec": {"hard": {"pods": "10", "requests.cpu": "2000m"}}}, RESOURCE_QUOTA)
+    assert quota.obj["spec"]["hard"] == {"pods": "10", "requests.cpu": "2"}
+    node = decode({"status": {"capacity": {"memory": "1024Ki"}}}, NODE)
+    assert node.obj["status"]["capacity"] == {"memory": "1Mi"}
+    lr = decode(
+        {
+            "spec": {
+                "limits": [
+                    {
+                        "type": "Container",
+                        "maxLimitRequestRatio": {"cpu": "2"},
+                        "defaultRequest": {"cpu": "0.1"},
+                    }
+                ]
+            }
+        },
+        LIMIT_RANGE,
+    )
+    assert lr.obj["spec"]["limits"][0]["defaultRequest"] == {"cpu": "100m"}
+
+
+def test_a_bad_quantity_is_a_bad_request() -> None:
+    body = {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1.5.5"}}}]}}
+    assert bad_request(body) == (
+        f'Pod in version "v1" cannot be handled as a Pod: {QUANTITY_REGEX_MSG}'
+    )
+    assert bad_request({"status": {"capacity": {"cpu": True}}}, NODE).endswith(QUANTITY_REGEX_MSG)
+
+
+def test_times_are_canonicalised() -> None:
+    decoded = decode(
+        {
+            "metadata": {"creationTimestamp": "2024-05-01T12:00:00.75+02:00"},
+            "spec": {"renewTime": "2024-05-01T10:00:00.5Z"},
+        },
+        LEASE,
+    )
+    assert decoded.obj["metadata"]["creationTimestamp"] == "2024-05-01T10:00:00Z"
+    assert decoded.obj["spec"]["renewTime"] == "2024-05-01T10:00:00.500000Z"
+    assert bad_request({"metadata": {"creationTimestamp": "yesterday"}}, LEASE) == (
+        'Lease in version "v1" cannot be handled as a Lease: parsing time "yesterday" as '
+        '"2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"'
+    )
+
+
+def test_nulls_are_dropped() -> None:
+    decoded = decode({"metadata": {"name": "a", "labels": None}, "data": None}, CONFIG_MAP)
+    assert decoded.obj == {"metadata": {"name": "a"}, "apiVersion": "v1", "kind": "ConfigMap"}
+
+
+def test_int_or_string_fields() -> None:
+    deployment = DEPLOYMENT
+    body = {"spec": {"strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}}}}
+    assert decode(body, deployment).obj["spec"] == body["spec"]
+    assert bad_request({"spec": {"strategy": {"rollingUpdate": {"maxSurge": True}}}}, deployment)
+
+
+def test_kind_or_version_mismatch() -> None:
+    assert bad_request({"apiVersion": "v1", "kind": "pod"}) == (
+        'pod in version "v1" cannot be handled as a Pod: no kind "pod" is registered for '
+        'version "v1" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"'
+    )
+    assert bad_request({"apiVersion": "v1", "kind": "ConfigMap"}) == (
+        'ConfigMap in version "v1" cannot be handled as a Pod: converting (v1.ConfigMap) to '
+        "(core.Pod): unknown conversion"
+    )
+    hpa_v1 = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler"}
+    assert bad_request(hpa_v1, HPA) == (
+        "the API version in the data (autoscaling/v1) does not match the expected API version "
+        "(autoscaling/v2)"
+    )
+
+
+def test_type_meta_of_the_wrong_type() -> None:
+    assert bad_request({"kind": 5}) == (
+        "the object provided is unrecognized (must be of type Pod): couldn't get version/kind; "
+        "json parse error: json: cannot unmarshal number into Go struct field .kind of type "
+        'string ({"kind":5})'
+    )
+    assert bad_request([1, 2]).startswith(
+        "the object provided is unrecognized (must be of type Pod): couldn't get version/kind; "
+        "json parse error: json: cannot unmarshal array into Go value of type struct"
+    )
+
+
+def test_deep_nesting_is_a_bad_request_not_a_recursion_error() -> None:
+    deep: Any = {}
+    for _ in range(MAX_DEPTH * 3):
+        deep = {"a": deep}
+    entry = {"manager": "m", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": deep}
+    assert bad_request({"metadata": {"managedFields": [entry]}}).endswith("exceeded max depth")
+    shallow = {"metadata": {"managedFields": [entry | {"fieldsV1": {"f:a": {}}}]}}
+    assert decode(shallow, POD).obj["metadata"]["managedFields"][0]["fieldsV1"] == {"f:a": {}}
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=20,
+)
+FIELDS = ["metadata", "spec", "status", "data", "binaryData", "immutable", "apiVersion", "kind"]
+
+
+def shaped(json: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.dictionaries(st.sampled_from(FIELDS), json, max_size=5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(MY_KINDS), shaped(JSON) | JSON, st.booleans())
+def test_decode_and_validate_never_raise_anything_but_status_errors(
+    kind: Kind, body: Any, strict: bool
+) -> None:
+    try:
+        decoded = decode(body, kind, strict=strict)
+    except StatusError as e:
+        assert e.code == 400
+        return
+    obj = decoded.obj
+    kind.default(obj)
+    kind.prepare_for_create(obj)
+    assert isinstance(kind.validate(obj), list)
+    assert isinstance(kind.validate_update(obj, obj), list)
+    assert isinstance(kind.validate_status_update(obj, obj), list)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(MY_KINDS), shaped(JSON), shaped(JSON))
+def test_validators_survive_undecoded_garbage(kind: Kind, new: Any, old: Any) -> None:
+    kind.default(new)
+    kind.prepare_for_update(new, old)
+    kind.validate(new)
+    kind.validate_update(new, old)
+    kind.validate_status_update(new, old)
+
+
+def test_namespace_decode_keeps_known_fields() -> None:
+    body = {"metadata": {"name": "team-a"}, "spec": {"finalizers": ["kubernetes"]}}
+    assert decode(body, NAMESPACE).obj["spec"] == {"finalizers": ["kubernetes"]}
+
+
+def test_other_versions_of_the_same_group_are_not_registered() -> None:
+    assert bad_request({"apiVersion": "apps/v1beta1", "kind": "Deployment"}, DEPLOYMENT) == (
+        'Deployment in version "v1beta1" cannot be handled as a Deployment: no kind '
+        '"Deployment" is registered for version "apps/v1beta1" in scheme '
+        '"k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"'
+    )
+
+
+def test_binary_data_is_base64() -> None:
+    decoded = decode({"binaryData": {"k": "aGVs\nbG8="}}, CONFIG_MAP)
+    assert decoded.obj["binaryData"] == {"k": "aGVsbG8="}
+    assert bad_request({"binaryData": {"k": "ab$d"}}, CONFIG_MAP) == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: illegal base64 data at '
+        "input byte 2"
+    )
+    assert bad_request({"binaryData": {"k": 1}}, CONFIG_MAP).endswith(
+        "json: cannot unmarshal number into Go struct field ConfigMap.binaryData of type []uint8"
+    )
+
+
+def test_times_out_of_range() -> None:
+    prefix = 'Lease in version "v1" cannot be handled as a Lease: parsing time'
+    assert bad_request({"spec": {"renewTime": "2024-02-30T00:00:00Z"}}, LEASE) == (
+        f'{prefix} "2024-02-30T00:00:00Z": day out of range'
+    )
+    assert bad_request({"spec": {"renewTime": "2024-01-01T25:00:00Z"}}, LEASE) == (
+        f'{prefix} "2024-01-01T25:00:00Z": hour out of range'
+    )

@@ -1,0 +1,326 @@
+"""The request pipeline as a client sees it: what is stored, what is refused, and how."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pinnace.api import catalog
+from pinnace.api.status import StatusError
+from pinnace.apiserver.options import DeleteOptions, ListOptions, WriteOptions
+
+PODS = catalog.by_resource("", "pods")
+CONFIGMAPS = catalog.by_resource("", "configmaps")
+NAMESPACES = catalog.by_resource("", "namespaces")
+DEPLOYMENTS = catalog.by_resource("apps", "deployments")
+
+
+def pod(name: str = "web", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}], **spec},
+    }
+
+
+def cm(name: str, **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+def error(api: Any, fn: Any, *args: Any) -> StatusError:
+    with pytest.raises(StatusError) as e:
+        api.call(fn, *args)
+    return e.value
+
+
+def test_create_sets_server_fields_and_defaults(api: Any) -> None:
+    created = api.call(api.server.create, PODS, "default", pod()).obj
+    m = created["metadata"]
+    assert m["namespace"] == "default"
+    assert len(m["uid"]) == 36 and m["creationTimestamp"].endswith("Z")
+    assert int(m["resourceVersion"]) > 0
+    assert created["spec"]["restartPolicy"] == "Always"
+    assert created["spec"]["schedulerName"] == "default-scheduler"
+    assert created["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
+    assert created["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
+    assert created["spec"]["priority"] == 0
+    tolerations = {t["key"]: t["tolerationSeconds"] for t in created["spec"]["tolerations"]}
+    assert tolerations == {
+        "node.kubernetes.io/not-ready": 300,
+        "node.kubernetes.io/unreachable": 300,
+    }
+    assert api.call(api.server.get, PODS, "default", "web") == created
+
+
+def test_uid_sent_by_the_client_is_ignored(api: Any) -> None:
+    body = pod()
+    body["metadata"]["uid"] = "mine"
+    assert api.call(api.server.create, PODS, "default", body).obj["metadata"]["uid"] != "mine"
+
+
+def test_generate_name_appends_five_characters(api: Any) -> None:
+    body = pod()
+    del body["metadata"]["name"]
+    body["metadata"]["generateName"] = "x" * 70
+    name = api.call(api.server.create, PODS, "default", body).obj["metadata"]["name"]
+    assert name.startswith("x" * 58) and len(name) == 63
+    assert all(c in "bcdfghjklmnpqrstvwxz2456789" for c in name[58:])
+
+
+def test_existing_name_is_409_and_missing_name_is_422(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod())
+    e = error(api, api.server.create, PODS, "default", pod())
+    assert (e.code, e.message) == (409, 'pods "web" already exists')
+    body = pod()
+    del body["metadata"]["name"]
+    e = error(api, api.server.create, PODS, "default", body)
+    assert e.code == 422
+    assert "metadata.name: Required value: name or generateName is required" in e.message
+
+
+def test_namespace_of_the_body_must_match_the_url(api: Any) -> None:
+    body = pod()
+    body["metadata"]["namespace"] = "kube-system"
+    e = error(api, api.server.create, PODS, "default", body)
+    assert e.code == 400
+    assert "does not match the namespace sent on the request" in e.message
+
+
+def test_create_in_a_missing_namespace_is_404(api: Any) -> None:
+    e = error(api, api.server.create, PODS, "nope", pod())
+    assert (e.code, e.message) == (404, 'namespaces "nope" not found')
+
+
+def test_invalid_pod_is_422_with_causes_and_nothing_is_stored(api: Any) -> None:
+    body = pod()
+    body["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}
+    e = error(api, api.server.create, PODS, "default", body)
+    assert e.code == 422
+    causes = e.details["causes"]
+    assert any(c["field"] == "spec.containers[0].resources.requests" for c in causes)
+    assert "must be less than or equal to cpu limit" in e.message
+    assert error(api, api.server.get, PODS, "default", "web").code == 404
+
+
+def test_bad_quantity_is_a_400_at_decode(api: Any) -> None:
+    body = pod()
+    body["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1.5.5"}}
+    assert error(api, api.server.create, PODS, "default", body).code == 400
+
+
+def test_stale_update_is_409_and_exactly_one_writer_wins(api: Any) -> None:
+    first = api.call(api.server.create, CONFIGMAPS, "default", cm("c", a="1")).obj
+    a, b = dict(first), dict(first)
+    a["data"] = {"a": "2"}
+    b["data"] = {"a": "3"}
+    api.call(api.server.update, CONFIGMAPS, "default", "c", a)
+    e = error(api, api.server.update, CONFIGMAPS, "default", "c", b)
+    assert e.code == 409
+    assert e.message == (
+        'Operation cannot be fulfilled on configmaps "c": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
+    assert api.call(api.server.get, CONFIGMAPS, "default", "c")["data"] == {"a": "2"}
+
+
+def test_update_without_resource_version_is_unconditional(api: Any) -> None:
+    api.call(api.server.create, CONFIGMAPS, "default", cm("c", a="1"))
+    stored = api.call(api.server.update, CONFIGMAPS, "default", "c", cm("c", a="9")).obj
+    assert stored["data"] == {"a": "9"}
+
+
+def test_no_op_update_writes_nothing(api: Any) -> None:
+    first = api.call(api.server.create, CONFIGMAPS, "default", cm("c", a="1")).obj
+    again = api.call(api.server.update, CONFIGMAPS, "default", "c", dict(first)).obj
+    assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+
+
+def test_pod_spec_update_keeps_status_and_status_update_keeps_spec(api: Any) -> None:
+    created = api.call(api.server.create, PODS, "default", pod()).obj
+    new = dict(created, status={"phase": "Running", "qosClass": "BestEffort"})
+    after = api.call(api.server.update, PODS, "default", "web", new).obj
+    assert after["status"]["phase"] == "Pending"
+    new = dict(after, status={"phase": "Running", "qosClass": "BestEffort"})
+    after = api.call(api.server.update, PODS, "default", "web", new, None, "status").obj
+    assert after["status"]["phase"] == "Running"
+
+
+def test_delete_unbound_pod_goes_at_once(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod())
+    gone = api.call(api.server.delete, PODS, "default", "web").obj
+    assert gone["metadata"]["name"] == "web"
+    assert error(api, api.server.get, PODS, "default", "web").code == 404
+
+
+def test_bound_pod_is_deleted_gracefully_and_a_second_delete_only_shortens(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod(nodeName="n1"))
+    marked = api.call(api.server.delete, PODS, "default", "web").obj
+    assert marked["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert marked["metadata"]["deletionTimestamp"]
+    longer = api.call(
+        api.server.delete, PODS, "default", "web", DeleteOptions(grace_period_seconds=60)
+    ).obj
+    assert longer["metadata"]["deletionGracePeriodSeconds"] == 30
+    shorter = api.call(
+        api.server.delete, PODS, "default", "web", DeleteOptions(grace_period_seconds=5)
+    ).obj
+    assert shorter["metadata"]["deletionGracePeriodSeconds"] == 5
+    api.call(api.server.delete, PODS, "default", "web", DeleteOptions(grace_period_seconds=0))
+    assert error(api, api.server.get, PODS, "default", "web").code == 404
+
+
+def test_finalizers_hold_an_object_until_removed(api: Any) -> None:
+    body = cm("held")
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    api.call(api.server.create, CONFIGMAPS, "default", body)
+    marked = api.call(api.server.delete, CONFIGMAPS, "default", "held").obj
+    assert marked["metadata"]["deletionTimestamp"]
+    released = dict(marked, metadata={**marked["metadata"], "finalizers": []})
+    api.call(api.server.update, CONFIGMAPS, "default", "held", released)
+    assert error(api, api.server.get, CONFIGMAPS, "default", "held").code == 404
+
+
+def test_delete_with_a_stale_uid_precondition_is_409(api: Any) -> None:
+    api.call(api.server.create, CONFIGMAPS, "default", cm("c"))
+    e = error(
+        api,
+        api.server.delete,
+        CONFIGMAPS,
+        "default",
+        "c",
+        DeleteOptions(precondition_uid="other"),
+    )
+    assert e.code == 409 and "Precondition failed: UID in precondition: other" in e.message
+
+
+def test_list_pages_share_one_resource_version(api: Any) -> None:
+    for i in range(5):
+        api.call(api.server.create, CONFIGMAPS, "default", cm(f"c{i}"))
+    first = api.call(api.server.list, CONFIGMAPS, "default", ListOptions(limit=2))
+    token = first["metadata"]["continue"]
+    api.call(api.server.create, CONFIGMAPS, "default", cm("late"))
+    names = [i["metadata"]["name"] for i in first["items"]]
+    rvs = {first["metadata"]["resourceVersion"]}
+    while token:
+        page = api.call(
+            api.server.list, CONFIGMAPS, "default", ListOptions(limit=2, continue_token=token)
+        )
+        names += [i["metadata"]["name"] for i in page["items"]]
+        rvs.add(page["metadata"]["resourceVersion"])
+        token = page["metadata"].get("continue")
+    assert names == ["c0", "c1", "c2", "c3", "c4"]
+    assert len(rvs) == 1
+
+
+def test_list_with_label_and_field_selectors(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("a"))
+    api.call(api.server.create, PODS, "default", pod("b", nodeName="n1"))
+    by_label = api.call(api.server.list, PODS, "default", ListOptions(label_selector="app=a"))
+    assert [p["metadata"]["name"] for p in by_label["items"]] == ["a"]
+    by_field = api.call(api.server.list, PODS, "", ListOptions(field_selector="spec.nodeName=n1"))
+    assert [p["metadata"]["name"] for p in by_field["items"]] == ["b"]
+    e = error(api, api.server.list, PODS, "", ListOptions(field_selector="spec.bogus=1"))
+    assert e.code == 400
+
+
+def test_watch_sends_existing_objects_then_changes(api: Any) -> None:
+    api.call(api.server.create, CONFIGMAPS, "default", cm("a"))
+
+    async def scenario() -> list[tuple[str, str]]:
+        stream = api.server.watch(CONFIGMAPS, "default", ListOptions())
+        seen = [await anext(stream)]
+        await api.server.create(CONFIGMAPS, "default", cm("b"))
+        await api.server.delete(CONFIGMAPS, "default", "a")
+        seen += [await anext(stream), await anext(stream)]
+        await stream.aclose()
+        return [(e["type"], e["object"]["metadata"]["name"]) for e in seen]
+
+    assert api.run(scenario()) == [("ADDED", "a"), ("ADDED", "b"), ("DELETED", "a")]
+
+
+def test_object_leaving_a_label_selector_is_deleted_for_that_watch(api: Any) -> None:
+    created = api.call(api.server.create, PODS, "default", pod("a")).obj
+    rv = created["metadata"]["resourceVersion"]
+
+    async def scenario() -> list[str]:
+        stream = api.server.watch(
+            PODS, "default", ListOptions(label_selector="app=a", resource_version=rv)
+        )
+        relabeled = dict(created, metadata={**created["metadata"], "labels": {"app": "z"}})
+        await api.server.update(PODS, "default", "a", relabeled)
+        event = await anext(stream)
+        await stream.aclose()
+        return [event["type"], event["object"]["metadata"]["labels"]["app"]]
+
+    assert api.run(scenario()) == ["DELETED", "a"]
+
+
+def test_watch_from_a_compacted_revision_gets_a_410_error_event(api: Any) -> None:
+    first = api.call(api.server.create, CONFIGMAPS, "default", cm("a")).obj
+    for i in range(3):
+        api.call(api.server.update, CONFIGMAPS, "default", "a", cm("a", n=str(i)))
+    api.call(api.server.store.compact, api.server.store.revision)
+
+    async def scenario() -> dict[str, Any]:
+        options = ListOptions(resource_version=first["metadata"]["resourceVersion"])
+        stream = api.server.watch(CONFIGMAPS, "default", options)
+        event = await anext(stream)
+        await stream.aclose()
+        return event
+
+    event = api.run(scenario())
+    assert event["type"] == "ERROR"
+    assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
+
+
+def test_dry_run_stores_nothing(api: Any) -> None:
+    api.call(api.server.create, CONFIGMAPS, "default", cm("c"), WriteOptions(dry_run=True))
+    assert error(api, api.server.get, CONFIGMAPS, "default", "c").code == 404
+
+
+def test_unknown_fields_warn_or_fail_strictly(api: Any) -> None:
+    body = cm("c")
+    body["bogus"] = 1
+    warned = api.call(api.server.create, CONFIGMAPS, "default", body)
+    assert warned.warnings == ['unknown field "bogus"']
+    body["metadata"]["name"] = "d"
+    e = error(
+        api,
+        api.server.create,
+        CONFIGMAPS,
+        "default",
+        body,
+        WriteOptions(field_validation="Strict"),
+    )
+    assert e.code == 400 and 'strict decoding error: unknown field "bogus"' in e.message
+
+
+def test_deployment_is_accepted_before_its_controller_exists(api: Any) -> None:
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    stored = api.call(api.server.create, DEPLOYMENTS, "default", body).obj
+    assert stored["spec"]["replicas"] == 1
+    assert stored["metadata"]["generation"] == 1
+
+
+def test_system_namespaces_and_priority_classes_exist_from_the_start(api: Any) -> None:
+    names = [n["metadata"]["name"] for n in api.call(api.server.list, NAMESPACES, "")["items"]]
+    assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+    classes = catalog.by_resource("scheduling.k8s.io", "priorityclasses")
+    listed = api.call(api.server.list, classes, "")["items"]
+    assert {c["metadata"]["name"]: c["value"] for c in listed} == {
+        "system-cluster-critical": 2000000000,
+        "system-node-critical": 2000001000,
+    }

@@ -1,0 +1,58 @@
+"""Every behavioural store test runs against each backend, on the loop that backend runs on:
+MemoryStore on the virtual loop (no threads, no real waiting), SQLiteStore on a real one."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from pinnace.clock import VirtualClock
+from pinnace.store import MemoryStore, SQLiteStore, Store
+
+T = TypeVar("T")
+
+
+class Backend:
+    def __init__(self, name: str, directory: Path) -> None:
+        self.name = name
+        self.directory = directory
+        self._paths = itertools.count()
+
+    def new_path(self) -> Path:
+        return self.directory / f"store-{next(self._paths)}.db"
+
+    def open(self, path: Path | None = None, **options: Any) -> Store:
+        if self.name == "memory":
+            return MemoryStore(**options)
+        return SQLiteStore(path or self.new_path(), **options)
+
+    def run(self, body: Callable[[Store], Awaitable[T]], **options: Any) -> T:
+        """Run `body` against a fresh store, closing it afterwards."""
+        store = self.open(**options)
+
+        async def main() -> T:
+            try:
+                return await body(store)
+            finally:
+                await store.close()
+
+        return self.run_loop(main)
+
+    def run_loop(self, main: Callable[[], Awaitable[T]]) -> T:
+        async def wrapped() -> T:
+            return await main()
+
+        if self.name == "memory":
+            with VirtualClock() as clock:
+                return clock.run(wrapped())
+        return asyncio.run(asyncio.wait_for(wrapped(), timeout=30))
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    return Backend(request.param, tmp_path)

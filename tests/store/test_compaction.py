@@ -1,0 +1,205 @@
+"""Compaction: what stays readable, what is refused, and that history stays bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import tracemalloc
+
+import pytest
+
+from pinnace.clock import VirtualClock
+from pinnace.store import (
+    CompactedError,
+    Compactor,
+    FutureRevisionError,
+    KeyNotFoundError,
+    MemoryStore,
+    Store,
+)
+
+
+async def write_history(store: Store) -> dict[int, list[tuple[str, int]]]:
+    """A few keys through creates, updates and deletes; the list at every revision."""
+    script = [
+        ("create", "k/a", 1),
+        ("create", "k/b", 1),
+        ("update", "k/a", 2),
+        ("delete", "k/b", 0),
+        ("create", "k/c", 1),
+        ("update", "k/a", 3),
+        ("create", "k/b", 2),
+        ("delete", "k/c", 0),
+        ("update", "k/b", 3),
+    ]
+    snapshots = {}
+    for op, key, value in script:
+        if op == "create":
+            await store.create(key, {"v": value})
+        elif op == "update":
+            await store.update(key, {"v": value}, None)
+        else:
+            await store.delete(key)
+        snapshots[store.revision] = await listing(store, store.revision)
+    return snapshots
+
+
+async def listing(store: Store, revision: int) -> list[tuple[str, int]]:
+    result = await store.list("k/", revision=revision)
+    return [(o["metadata"]["resourceVersion"], o["v"]) for o in result.items]
+
+
+@pytest.mark.parametrize("compact_to", [2, 5, 6, 9, 10])
+def test_everything_at_or_after_the_compacted_revision_reads_as_before(
+    backend, compact_to: int
+) -> None:
+    async def body(store: Store) -> None:
+        snapshots = await write_history(store)
+        await store.compact(compact_to)
+        assert store.compacted_revision == compact_to
+        for revision, expected in snapshots.items():
+            if revision >= compact_to:
+                assert await listing(store, revision) == expected
+            else:
+                with pytest.raises(CompactedError) as caught:
+                    await store.list("k/", revision=revision)
+                assert (caught.value.requested, caught.value.compacted) == (revision, compact_to)
+                with pytest.raises(CompactedError):
+                    await store.get("k/a", revision)
+                with pytest.raises(CompactedError):
+                    store.watch("k/", revision)
+        assert (await store.get("k/a"))["v"] == 3
+        with pytest.raises(KeyNotFoundError):
+            await store.get("k/c")
+
+    backend.run(body)
+
+
+def test_compaction_keeps_each_keys_latest_however_old(backend) -> None:
+    async def body(store: Store) -> None:
+        old = await store.create("k/old", {"v": 1})
+        for i in range(20):
+            await store.update("k/hot", {"v": i}, None) if i else await store.create(
+                "k/hot", {"v": i}
+            )
+        await store.compact(store.revision)
+        assert await store.get("k/old") == old
+        assert (await store.get("k/hot"))["v"] == 19
+        assert store.retained_versions == 2
+
+    backend.run(body)
+
+
+def test_compaction_forgets_deleted_keys(backend) -> None:
+    async def body(store: Store) -> None:
+        for i in range(10):
+            await store.create(f"k/{i}", {})
+        for i in range(10):
+            await store.delete(f"k/{i}")
+        assert store.retained_versions == 20
+        await store.compact(store.revision)
+        assert store.retained_versions == 0
+        assert (await store.list("k/")).items == []
+
+    backend.run(body)
+
+
+def test_compacting_backwards_does_nothing_and_forwards_too_far_is_refused(backend) -> None:
+    async def body(store: Store) -> None:
+        await write_history(store)
+        await store.compact(6)
+        await store.compact(3)
+        assert store.compacted_revision == 6
+        with pytest.raises(FutureRevisionError):
+            await store.compact(store.revision + 1)
+        await store.compact(store.revision)
+        assert store.compacted_revision == store.revision
+
+    backend.run(body)
+
+
+def test_a_long_compaction_runs_in_steps_and_watches_resume_after_it(
+    backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("pinnace.store.base.COMPACTION_STEP", 7)
+
+    async def body(store: Store) -> None:
+        for i in range(60):
+            await store.create(f"k/{i % 6}", {"i": i}) if i < 6 else await store.update(
+                f"k/{i % 6}", {"i": i}, None
+            )
+        await store.compact(50)
+        assert store.compacted_revision == 50
+        assert store.retained_versions == 6 + 11
+        watch = store.watch("k/", 50)
+        assert [(await anext(watch)).object["i"] for _ in range(11)] == list(range(49, 60))
+        watch.close()
+
+    backend.run(body)
+
+
+def test_history_stays_bounded_under_steady_writes_with_compaction(backend) -> None:
+    keys, per_round, rounds = 50, 500, 6
+
+    async def body(store: Store) -> None:
+        for k in range(keys):
+            await store.create(f"k/{k}", {"v": 0, "pad": "x" * 200})
+        tracemalloc.start()
+        try:
+            sizes = []
+            for r in range(rounds):
+                for _ in range(per_round // keys):
+                    await asyncio.gather(
+                        *(
+                            store.update(f"k/{k}", {"v": r, "pad": "x" * 200}, None)
+                            for k in range(keys)
+                        )
+                    )
+                await store.compact(store.revision - per_round)
+                sizes.append(tracemalloc.get_traced_memory()[0])
+        finally:
+            tracemalloc.stop()
+        # Memory after the first rounds stays flat: later rounds add nothing lasting.
+        assert max(sizes[2:]) < sizes[1] * 1.1 + 50_000, sizes
+        assert store.retained_versions <= keys + per_round
+
+    backend.run(body)
+
+
+def test_the_compactor_follows_kube_apiservers_schedule_on_virtual_time() -> None:
+    with VirtualClock() as clock:
+        store = MemoryStore()
+        compactor = Compactor(store, clock, interval=300)
+        seen: list[tuple[float, int, int]] = []
+
+        async def writer() -> None:
+            await store.create("k", {"v": 0})
+            for i in range(1, 3600):
+                await clock.sleep(1)
+                await store.update("k", {"v": i}, None)
+                if i % 300 == 1:
+                    seen.append((i, store.revision, store.compacted_revision))
+
+        compactor.start()
+        clock.run(writer())
+        compactor.stop()
+        # Each run compacts to the revision the run before saw (at t=300: 301, the create
+        # and 299 updates), so one interval of history is kept.
+        assert seen[:3] == [(1, 3, 1), (301, 303, 1), (601, 603, 301)]
+        assert store.retained_versions <= 601
+        assert store.revision - store.compacted_revision <= 600
+
+
+def test_the_compactor_with_keep_retains_that_many_revisions() -> None:
+    with VirtualClock() as clock:
+        store = MemoryStore()
+        compactor = Compactor(store, clock, interval=60, keep=10)
+
+        async def writer() -> None:
+            for i in range(100):
+                await store.create(f"k/{i}", {})
+            await clock.sleep(61)
+
+        compactor.start()
+        clock.run(writer())
+        compactor.stop()
+        assert store.compacted_revision == store.revision - 10

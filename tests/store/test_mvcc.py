@@ -1,0 +1,152 @@
+"""Reads at past revisions, and paginated lists that all read at one revision."""
+
+from __future__ import annotations
+
+import pytest
+
+from pinnace.store import FutureRevisionError, KeyNotFoundError, Store
+
+
+def test_get_at_a_past_revision_sees_the_object_as_it_was(backend) -> None:
+    async def body(store: Store) -> None:
+        await store.create("cm/default/a", {"data": 1})  # 2
+        await store.update("cm/default/a", {"data": 2}, None)  # 3
+        await store.create("cm/default/b", {"data": "b"})  # 4
+        await store.delete("cm/default/a")  # 5
+        await store.create("cm/default/a", {"data": 3})  # 6
+        seen = {}
+        for revision in range(1, 7):
+            try:
+                seen[revision] = (await store.get("cm/default/a", revision))["data"]
+            except KeyNotFoundError:
+                seen[revision] = None
+        assert seen == {1: None, 2: 1, 3: 2, 4: 2, 5: None, 6: 3}
+        old = await store.get("cm/default/a", 3)
+        assert old["metadata"]["resourceVersion"] == "3"
+        with pytest.raises(KeyNotFoundError):
+            await store.get("cm/default/b", 3)
+
+    backend.run(body)
+
+
+def test_list_at_a_past_revision_sees_the_state_then(backend) -> None:
+    async def body(store: Store) -> None:
+        await store.create("pods/ns/a", {"v": "a1"})  # 2
+        await store.create("pods/ns/b", {"v": "b1"})  # 3
+        await store.update("pods/ns/a", {"v": "a2"}, None)  # 4
+        await store.delete("pods/ns/b")  # 5
+        await store.create("pods/ns/c", {"v": "c1"})  # 6
+
+        async def values(revision: int | None) -> list[str]:
+            result = await store.list("pods/", revision=revision)
+            assert result.revision == (revision or store.revision)
+            return [item["v"] for item in result.items]
+
+        assert await values(1) == []
+        assert await values(3) == ["a1", "b1"]
+        assert await values(4) == ["a2", "b1"]
+        assert await values(5) == ["a2"]
+        assert await values(None) == ["a2", "c1"]
+
+    backend.run(body)
+
+
+def test_reads_after_the_current_revision_are_refused(backend) -> None:
+    async def body(store: Store) -> None:
+        await store.create("k", {})
+        with pytest.raises(FutureRevisionError) as caught:
+            await store.get("k", 3)
+        assert (caught.value.requested, caught.value.current) == (3, 2)
+        with pytest.raises(FutureRevisionError):
+            await store.list("", revision=100)
+
+    backend.run(body)
+
+
+def test_lists_are_in_key_order_and_select_by_prefix(backend) -> None:
+    async def body(store: Store) -> None:
+        keys = ["pods/b/x", "pods/a/z", "pods/a/y", "pods/ab/q", "podsx/a/a", "nodes//n", "pods/"]
+        for key in keys:
+            await store.create(key, {"key": key})
+
+        async def listed(prefix: str) -> list[str]:
+            return [item["key"] for item in (await store.list(prefix)).items]
+
+        assert await listed("pods/") == ["pods/", "pods/a/y", "pods/a/z", "pods/ab/q", "pods/b/x"]
+        assert await listed("pods/a/") == ["pods/a/y", "pods/a/z"]
+        assert await listed("") == sorted(keys)
+        assert await listed("services/") == []
+
+    backend.run(body)
+
+
+def test_pages_share_one_revision_while_writes_go_on(backend) -> None:
+    async def body(store: Store) -> None:
+        for i in range(10):
+            await store.create(f"pods/ns/p{i}", {"i": i})
+        first = await store.list("pods/", limit=4)
+        assert [item["i"] for item in first.items] == [0, 1, 2, 3]
+        assert (first.continue_key, first.remaining) == ("pods/ns/p3", 6)
+
+        # Meanwhile: one later object is deleted, one updated, a new one created.
+        await store.delete("pods/ns/p5")
+        await store.update("pods/ns/p6", {"i": 60}, None)
+        await store.create("pods/ns/p45", {"i": 45})
+
+        pages = [first]
+        while pages[-1].continue_key is not None:
+            pages.append(
+                await store.list(
+                    "pods/",
+                    revision=first.revision,
+                    limit=4,
+                    start_after=pages[-1].continue_key,
+                )
+            )
+        assert [page.revision for page in pages] == [first.revision] * 3
+        assert [[item["i"] for item in page.items] for page in pages] == [
+            [0, 1, 2, 3],
+            [4, 5, 6, 7],
+            [8, 9],
+        ]
+        assert [page.remaining for page in pages] == [6, 2, 0]
+        assert (await store.list("pods/", limit=100)).remaining == 0
+
+    backend.run(body)
+
+
+def test_a_page_limit_counts_live_objects_only(backend) -> None:
+    async def body(store: Store) -> None:
+        for i in range(6):
+            await store.create(f"k/{i}", {"i": i})
+        for i in (0, 2, 3):
+            await store.delete(f"k/{i}")
+        page = await store.list("k/", limit=2)
+        assert [item["i"] for item in page.items] == [1, 4]
+        assert (page.continue_key, page.remaining) == ("k/4", 1)
+        last = await store.list("k/", limit=2, start_after="k/4")
+        assert ([item["i"] for item in last.items], last.continue_key) == ([5], None)
+        exact = await store.list("k/", limit=3)
+        assert (exact.continue_key, exact.remaining) == (None, 0)
+
+    backend.run(body)
+
+
+def test_start_after_a_key_outside_the_prefix(backend) -> None:
+    async def body(store: Store) -> None:
+        for key in ["a/1", "b/1", "b/2", "c/1"]:
+            await store.create(key, {"key": key})
+        before = await store.list("b/", start_after="a/9")
+        assert [item["key"] for item in before.items] == ["b/1", "b/2"]
+        after = await store.list("b/", start_after="b/9")
+        assert after.items == []
+
+    backend.run(body)
+
+
+def test_a_negative_limit_is_refused(backend) -> None:
+    async def body(store: Store) -> None:
+        with pytest.raises(ValueError):
+            await store.list("", limit=-1)
+
+    backend.run(body)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pinnace.api import catalog
+from pinnace.api.kind import Kind
 from pinnace.apiserver.admission import (
     default_tolerations,
     limit_ranger,
@@ -19,9 +21,7 @@ from pinnace.apiserver.admission import (
     priority,
     resource_quota,
 )
-
-from pinnace.api import catalog
-from pinnace.api.kind import Kind
+from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.keys import list_prefix, object_key
 from pinnace.apiserver.objects import Object
 from pinnace.store import ConflictError, KeyNotFoundError
@@ -61,8 +61,9 @@ class AdmissionChain:
                 operation,
                 kind.plural,
                 namespace,
-                m.get("name", ""),
+                object_name(obj),
                 await self._namespace(namespace),
+                group=kind.group,
             )
         if not _is(kind, "", "Pod") or operation != "CREATE":
             return

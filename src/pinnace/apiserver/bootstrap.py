@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pinnace.apiserver.admission.priority import SYSTEM_PRIORITY_CLASSES
-
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
+from pinnace.apiserver.admission.priority import SYSTEM_PRIORITY_CLASSES
 from pinnace.apiserver.objects import clone
 
 if TYPE_CHECKING:
@@ -22,18 +21,10 @@ async def bootstrap(server: APIServer) -> None:
     classes = catalog.by_resource("scheduling.k8s.io", "priorityclasses")
     assert namespaces is not None and classes is not None
     wanted = [(namespaces, {"metadata": {"name": name}}) for name in SYSTEM_NAMESPACES]
-    wanted += [(classes, clone(pc)) for pc in _system_classes()]
+    wanted += [(classes, clone(pc)) for pc in SYSTEM_PRIORITY_CLASSES.values()]
     for kind, obj in wanted:
         try:
             await server.create(kind, "", obj)
         except StatusError as e:
             if e.code != 409:
                 raise
-
-
-def _system_classes() -> list[dict]:
-    return (
-        list(SYSTEM_PRIORITY_CLASSES.values())
-        if isinstance(SYSTEM_PRIORITY_CLASSES, dict)
-        else list(SYSTEM_PRIORITY_CLASSES)
-    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pinnace.store import FutureRevisionError, KeyNotFoundError, Store
+from pinnace.store import CompactedError, FutureRevisionError, KeyNotFoundError, Store
 
 
 def test_get_at_a_past_revision_sees_the_object_as_it_was(backend) -> None:
@@ -148,5 +148,30 @@ def test_a_negative_limit_is_refused(backend) -> None:
     async def body(store: Store) -> None:
         with pytest.raises(ValueError):
             await store.list("", limit=-1)
+
+    backend.run(body)
+
+
+def test_revision_0_reads_the_latest_state(backend) -> None:
+    async def body(store: Store) -> None:
+        await store.create("k/a", {"v": 1})
+        await store.update("k/a", {"v": 2}, None)
+        assert (await store.get("k/a", 0))["v"] == 2
+        listed = await store.list("k/", revision=0)
+        assert (listed.revision, [o["v"] for o in listed.items]) == (3, [2])
+
+    backend.run(body)
+
+
+def test_continuing_a_list_whose_revision_was_compacted_is_refused(backend) -> None:
+    async def body(store: Store) -> None:
+        for i in range(6):
+            await store.create(f"k/{i}", {"i": i})
+        first = await store.list("k/", limit=2)
+        await store.update("k/0", {"i": 10}, None)
+        await store.compact(store.revision)
+        with pytest.raises(CompactedError) as caught:
+            await store.list("k/", revision=first.revision, limit=2, start_after=first.continue_key)
+        assert (caught.value.requested, caught.value.compacted) == (7, 8)
 
     backend.run(body)

@@ -223,3 +223,53 @@ def test_a_replaying_watch_overtaken_by_compaction_fails_with_compacted(backend)
             await anext(watch)
 
     backend.run(body)
+
+
+def test_a_watch_from_revision_0_starts_now(backend) -> None:
+    async def body(store: Store) -> None:
+        for i in range(3):
+            await store.create(f"k/{i}", {})  # revisions 2..4: history the watch skips
+        watch = store.watch("k/", 0)
+        await store.update("k/0", {"v": 1}, None)
+        event = await anext(watch)
+        assert (event.type, event.key, event.revision) == ("MODIFIED", "k/0", 5)
+        watch.close()
+
+    backend.run(body)
+
+
+def test_a_watcher_closed_for_lagging_resumes_from_its_last_revision(backend) -> None:
+    async def body(store: Store) -> None:
+        watch = store.watch("k/", store.revision)
+        seen: list[int] = []
+        waiting = asyncio.ensure_future(anext(watch))
+        await asyncio.sleep(0)  # caught up: now live, with a buffer of 4
+        await store.create("k/a", {})
+        seen.append((await waiting).revision)
+        for i in range(20):
+            await store.update("k/a", {"i": i}, None)
+        with pytest.raises(WatchClosedError, match="fell 4 events behind"):
+            async for event in watch:
+                seen.append(event.revision)
+        resumed = store.watch("k/", seen[-1])
+        seen.extend(e.revision for e in await take(resumed, store.revision - seen[-1]))
+        assert seen == list(range(2, store.revision + 1)), "no gap, no duplicate"
+        resumed.close()
+
+    backend.run(body, watch_buffer=4)
+
+
+def test_a_watch_closed_while_replaying_delivers_nothing_more(backend) -> None:
+    async def body(store: Store) -> None:
+        for i in range(5):
+            await store.create(f"k/{i}", {})
+        watch = store.watch("k/", 1)
+        assert (await anext(watch)).revision == 2
+        watch.close()
+        watch.close()  # idempotent
+        await store.create("k/late", {})
+        with pytest.raises(StopAsyncIteration):
+            await anext(watch)
+        assert [e async for e in watch] == []
+
+    backend.run(body)

@@ -6,7 +6,8 @@ create, update and delete takes the next revision, and the store (never the call
 at revision 1 and its first write gets 2; revision 0 is never used, because Kubernetes gives
 resourceVersion "0" a meaning of its own ("any version"), which the API server handles.
 `compacted_revision` starts at 1. Every read at a revision below `compacted_revision` raises
-`CompactedError`; a read above `revision` raises `FutureRevisionError`.
+`CompactedError`; a read above `revision` raises `FutureRevisionError`. As in etcd, revision 0
+(like None) asks for the latest state, and a watch from revision 0 starts now.
 
 Ownership — READ THIS. `create` and `update` take ownership of the dict passed in: the caller
 hands over a fresh dict and must never touch it again. Every object the store returns (from
@@ -176,7 +177,8 @@ class Store(ABC):
 
     @abstractmethod
     async def get(self, key: str, revision: int | None = None) -> Object:
-        """The object under `key` at `revision` (None: the latest); KeyNotFoundError if none."""
+        """The object under `key` at `revision` (None or 0: the latest); KeyNotFoundError if
+        none."""
 
     @abstractmethod
     async def list(
@@ -187,7 +189,7 @@ class Store(ABC):
         start_after: str | None = None,
     ) -> ListResult:
         """Objects under keys starting with `prefix` and greater than `start_after`, in key
-        order, at `revision` (None: the latest); at most `limit` of them (0: all)."""
+        order, at `revision` (None or 0: the latest); at most `limit` of them (0: all)."""
 
     @abstractmethod
     async def update(self, key: str, obj: Object, expected_revision: int | None) -> Object:
@@ -203,9 +205,10 @@ class Store(ABC):
     @abstractmethod
     def watch(self, prefix: str, from_revision: int) -> Watch:
         """Every change under `prefix` with a revision greater than `from_revision`, in order:
-        first the retained history, then live changes. Raises CompactedError at once if
-        `from_revision` is below `compacted_revision`. A `from_revision` above the current
-        revision is allowed (as in etcd): the watch delivers changes after it."""
+        first the retained history, then live changes. `from_revision` 0 means now: changes
+        after the current revision. Raises CompactedError at once if `from_revision` is below
+        `compacted_revision`. A `from_revision` above the current revision is allowed (as in
+        etcd): the watch delivers changes after it."""
 
     @abstractmethod
     async def compact(self, revision: int) -> None:

@@ -46,8 +46,8 @@ class MvccState:
         return self._versions
 
     def read_revision(self, revision: int | None) -> int:
-        """`revision`, or the current one for None, checked to be readable."""
-        if revision is None:
+        """`revision`, or the current one for None or 0, checked to be readable."""
+        if not revision:
             return self.revision
         if revision < self.compacted_revision:
             raise CompactedError(revision, self.compacted_revision)

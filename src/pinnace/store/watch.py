@@ -35,6 +35,8 @@ class WatchHub:
         self.closed: StoreError | None = None
 
     def watch(self, prefix: str, from_revision: int) -> BufferedWatch:
+        if from_revision == 0:
+            from_revision = self._state.revision
         if from_revision < self._state.compacted_revision:
             raise CompactedError(from_revision, self._state.compacted_revision)
         return BufferedWatch(self, self._state, prefix, from_revision, self._buffer)
@@ -97,7 +99,9 @@ class BufferedWatch(Watch):
             if self._buffer:
                 return self._buffer.popleft()
             if self._error is not None:
-                raise self._error
+                # A stored error is raised again on every call (and the store's closing error
+                # by every watch): drop the previous traceback so it does not keep growing.
+                raise self._error.with_traceback(None)
             if not self._live:
                 event = self._replay()
                 if event is not None:

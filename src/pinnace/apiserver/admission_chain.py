@@ -112,11 +112,15 @@ class AdmissionChain:
             namespace_lifecycle.check("DELETE", "namespaces", "", obj["metadata"]["name"], obj)
 
     async def after_write(self, operation: str, kind: Kind, namespace: str) -> None:
-        """Recalculate the namespace's quotas after a delete, or a pod update (a pod that
-        finished no longer counts)."""
+        """Recalculate the namespace's quotas after a delete, a pod update (a pod that
+        finished no longer counts), or a quota's create or update: the resource quota
+        controller's work, done at once."""
         if not kind.namespaced or not namespace:
             return
-        if operation != "DELETE" and not _is(kind, "", "Pod"):
+        is_quota = _is(kind, "", "ResourceQuota")
+        if operation == "CREATE" and not is_quota:
+            return
+        if operation == "UPDATE" and not (is_quota or _is(kind, "", "Pod")):
             return
         quota_kind = catalog.by_resource("", "resourcequotas")
         assert quota_kind is not None

@@ -196,6 +196,7 @@ class APIServer:
                 m = meta(obj)
                 m["name"] = self._generated_name(m["generateName"])
                 continue
+            await self.admission.after_write("CREATE", kind, namespace)
             return Result(stored, decoded.warnings, created=True)
         raise status.already_exists(kind.plural, m["name"], kind.group)
 

@@ -1,0 +1,390 @@
+"""Subresources and admission as a client of the in-process API server sees them: binding,
+eviction against PodDisruptionBudgets, scale, logs, quota, limit ranges, priority, tolerations
+and cascading namespace deletion."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from pinnace.api import catalog
+from pinnace.api.status import StatusError
+from pinnace.apiserver.binding import bind
+from pinnace.apiserver.eviction import evict
+from pinnace.apiserver.logs import LogOptions, read_log
+from pinnace.apiserver.options import WriteOptions
+from pinnace.apiserver.scale import read_scale, update_scale
+from pinnace.controllers.namespace import NamespaceController
+
+PODS = catalog.by_resource("", "pods")
+NAMESPACES = catalog.by_resource("", "namespaces")
+QUOTAS = catalog.by_resource("", "resourcequotas")
+LIMIT_RANGES = catalog.by_resource("", "limitranges")
+CONFIGMAPS = catalog.by_resource("", "configmaps")
+DEPLOYMENTS = catalog.by_resource("apps", "deployments")
+PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
+PRIORITY_CLASSES = catalog.by_resource("scheduling.k8s.io", "priorityclasses")
+
+
+def pod(name: str, cpu: str = "", memory: str = "", **spec: Any) -> dict[str, Any]:
+    resources: dict[str, Any] = {}
+    if cpu or memory:
+        requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
+        resources = {"requests": requests}
+    container = {"name": "app", "image": "nginx:1.27", "resources": resources}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": "web"}},
+        "spec": {"containers": [container], **spec},
+    }
+
+
+def binding(name: str, node: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": name},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+
+
+def refused(api: Any, fn: Any, *args: Any) -> StatusError:
+    with pytest.raises(StatusError) as e:
+        api.call(fn, *args)
+    return e.value
+
+
+def make_running(api: Any, name: str, ready: bool = True) -> None:
+    def running(p: dict[str, Any]) -> dict[str, Any]:
+        conditions = [{"type": "Ready", "status": "True" if ready else "False"}]
+        p["status"] = {**p.get("status", {}), "phase": "Running", "conditions": conditions}
+        return p
+
+    api.call(api.server.modify, PODS, "default", name, running, subresource="status")
+
+
+# --- binding ---------------------------------------------------------------------------------
+
+
+def test_binding_sets_the_node_and_the_scheduled_condition(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("web"))
+    assert api.call(bind, api.server, "default", "web", binding("web", "node-1"))["status"] == (
+        "Success"
+    )
+    bound = api.call(api.server.get, PODS, "default", "web")
+    assert bound["spec"]["nodeName"] == "node-1"
+    scheduled = [c for c in bound["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert scheduled and scheduled[0]["status"] == "True"
+
+
+def test_binding_an_assigned_pod_is_409(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("web"))
+    api.call(bind, api.server, "default", "web", binding("web", "node-1"))
+    e = refused(api, bind, api.server, "default", "web", binding("web", "node-2"))
+    assert e.code == 409
+    assert e.message == (
+        'Operation cannot be fulfilled on pods/binding "web": '
+        'pod web is already assigned to node "node-1"'
+    )
+
+
+def test_binding_a_missing_pod_is_404(api: Any) -> None:
+    e = refused(api, bind, api.server, "default", "ghost", binding("ghost", "node-1"))
+    assert e.code == 404
+
+
+def test_dry_run_binding_changes_nothing(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("web"))
+    api.call(bind, api.server, "default", "web", binding("web", "n"), WriteOptions(dry_run=True))
+    assert "nodeName" not in api.call(api.server.get, PODS, "default", "web")["spec"]
+
+
+# --- eviction --------------------------------------------------------------------------------
+
+
+def eviction(name: str) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}
+
+
+def budget(api: Any, allowed: int) -> None:
+    api.call(
+        api.server.create,
+        PDBS,
+        "default",
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        },
+    )
+
+    def counted(b: dict[str, Any]) -> dict[str, Any]:
+        b["status"] = {
+            "observedGeneration": b["metadata"]["generation"],
+            "disruptionsAllowed": allowed,
+            "currentHealthy": 2,
+            "desiredHealthy": 1,
+            "expectedPods": 2,
+        }
+        return b
+
+    api.call(api.server.modify, PDBS, "default", "web", counted, subresource="status")
+
+
+def test_eviction_spends_the_budget_then_refuses_with_429(api: Any) -> None:
+    for name in ("a", "b"):
+        api.call(api.server.create, PODS, "default", pod(name))
+        make_running(api, name)
+    budget(api, allowed=1)
+    assert api.call(evict, api.server, "default", "a", eviction("a"))["status"] == "Success"
+    spent = api.call(api.server.get, PDBS, "default", "web")
+    assert spent["status"]["disruptionsAllowed"] == 0
+    assert "a" in spent["status"]["disruptedPods"]
+    e = refused(api, evict, api.server, "default", "b", eviction("b"))
+    assert e.code == 429
+    assert e.message == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert e.status["details"]["causes"][0]["reason"] == "DisruptionBudget"
+    api.call(api.server.get, PODS, "default", "b")  # still there
+
+
+def test_pending_pods_are_evicted_regardless_of_budgets(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("a"))
+    budget(api, allowed=0)
+    api.call(evict, api.server, "default", "a", eviction("a"))
+    assert refused(api, api.server.get, PODS, "default", "a").code == 404
+
+
+def test_eviction_name_must_match_the_url(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("a"))
+    e = refused(api, evict, api.server, "default", "a", eviction("b"))
+    assert (e.code, e.message) == (400, "name in URL does not match name in Eviction object")
+
+
+# --- scale -----------------------------------------------------------------------------------
+
+
+def deployment() -> dict[str, Any]:
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+    }
+
+
+def test_scale_reads_and_writes_spec_replicas(api: Any) -> None:
+    api.call(api.server.create, DEPLOYMENTS, "default", deployment())
+    scale = api.call(read_scale, api.server, DEPLOYMENTS, "default", "web")
+    assert scale["kind"] == "Scale" and scale["apiVersion"] == "autoscaling/v1"
+    assert scale["spec"] == {"replicas": 2}
+    assert scale["status"]["selector"] == "app=web"
+    wanted = {**scale, "spec": {"replicas": 5}}
+    written = api.call(update_scale, api.server, DEPLOYMENTS, "default", "web", lambda _: wanted)
+    assert written.obj["spec"] == {"replicas": 5}
+    stored = api.call(api.server.get, DEPLOYMENTS, "default", "web")
+    assert stored["spec"]["replicas"] == 5
+    assert stored["metadata"]["generation"] == 2
+
+
+def test_negative_scale_is_422_and_a_stale_scale_is_409(api: Any) -> None:
+    api.call(api.server.create, DEPLOYMENTS, "default", deployment())
+    scale = api.call(read_scale, api.server, DEPLOYMENTS, "default", "web")
+    negative = {**scale, "spec": {"replicas": -1}}
+    e = refused(api, update_scale, api.server, DEPLOYMENTS, "default", "web", lambda _: negative)
+    assert e.code == 422
+    assert e.message == (
+        'Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: '
+        "must be greater than or equal to 0"
+    )
+    api.call(update_scale, api.server, DEPLOYMENTS, "default", "web", lambda s: s)
+    api.call(
+        update_scale,
+        api.server,
+        DEPLOYMENTS,
+        "default",
+        "web",
+        lambda s: {**s, "spec": {"replicas": 3}},
+    )
+    stale = {**scale, "spec": {"replicas": 4}}
+    e = refused(api, update_scale, api.server, DEPLOYMENTS, "default", "web", lambda _: stale)
+    assert e.code == 409
+
+
+# --- logs ------------------------------------------------------------------------------------
+
+
+def test_logs_come_from_the_node_agent_once_the_pod_is_bound(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("web"))
+    e = refused(api, read_log, api.server, "default", "web", LogOptions())
+    assert e.code == 400 and "is waiting to start" in e.message
+
+    async def source(p: dict[str, Any], container: str, options: LogOptions) -> str:
+        return f"{p['spec']['nodeName']}/{container}: hello\n"
+
+    api.server.log_source = source
+    api.call(bind, api.server, "default", "web", binding("web", "node-1"))
+    assert api.call(read_log, api.server, "default", "web", LogOptions()) == "node-1/app: hello\n"
+    e = refused(api, read_log, api.server, "default", "web", LogOptions(container="nope"))
+    assert e.code == 400
+
+
+# --- admission -------------------------------------------------------------------------------
+
+
+def test_quota_counts_pods_and_refuses_with_403(api: Any) -> None:
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "q"},
+        "spec": {"hard": {"pods": "1", "requests.cpu": "1"}},
+    }
+    api.call(api.server.create, QUOTAS, "default", quota)
+    api.call(api.server.create, PODS, "default", pod("a", cpu="500m"))
+    used = api.call(api.server.get, QUOTAS, "default", "q")["status"]["used"]
+    assert used == {"pods": "1", "requests.cpu": "500m"}
+    e = refused(api, api.server.create, PODS, "default", pod("b", cpu="100m"))
+    assert e.code == 403
+    assert e.message == (
+        'pods "b" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1'
+    )
+    api.call(api.server.delete, PODS, "default", "a")
+    used = api.call(api.server.get, QUOTAS, "default", "q")["status"]["used"]
+    assert used == {"pods": "0", "requests.cpu": "0"}
+    api.call(api.server.create, PODS, "default", pod("b", cpu="100m"))
+
+
+def test_quota_on_requests_needs_pods_to_state_them(api: Any) -> None:
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "q"},
+        "spec": {"hard": {"requests.memory": "1Gi"}},
+    }
+    api.call(api.server.create, QUOTAS, "default", quota)
+    e = refused(api, api.server.create, PODS, "default", pod("a"))
+    assert e.code == 403
+    assert e.message == (
+        'pods "a" is forbidden: failed quota: q: must specify requests.memory for: app'
+    )
+
+
+def test_limit_range_defaults_requests_and_limits(api: Any) -> None:
+    limits = {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "defaults"},
+        "spec": {
+            "limits": [
+                {
+                    "type": "Container",
+                    "default": {"cpu": "500m", "memory": "256Mi"},
+                    "defaultRequest": {"cpu": "100m", "memory": "128Mi"},
+                    "max": {"memory": "1Gi"},
+                }
+            ]
+        },
+    }
+    api.call(api.server.create, LIMIT_RANGES, "default", limits)
+    created = api.call(api.server.create, PODS, "default", pod("a")).obj
+    resources = created["spec"]["containers"][0]["resources"]
+    assert resources == {
+        "limits": {"cpu": "500m", "memory": "256Mi"},
+        "requests": {"cpu": "100m", "memory": "128Mi"},
+    }
+    assert created["status"]["qosClass"] == "Burstable"
+    big = pod("b")
+    big["spec"]["containers"][0]["resources"] = {"limits": {"memory": "2Gi"}}
+    e = refused(api, api.server.create, PODS, "default", big)
+    assert e.code == 403
+    assert "maximum memory usage per Container is 1Gi, but limit is 2Gi" in e.message
+
+
+def test_priority_class_sets_priority_and_unknown_class_is_refused(api: Any) -> None:
+    critical = pod("a", priorityClassName="system-node-critical")
+    created = api.call(api.server.create, PODS, "default", critical).obj
+    assert created["spec"]["priority"] == 2000001000
+    assert created["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
+    e = refused(api, api.server.create, PODS, "default", pod("b", priorityClassName="gold"))
+    assert e.code == 403
+    assert e.message == 'pods "b" is forbidden: no PriorityClass with name gold was found'
+
+
+def test_global_default_priority_class_applies_to_new_pods(api: Any) -> None:
+    api.call(
+        api.server.create,
+        PRIORITY_CLASSES,
+        "",
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "normal"},
+            "value": 1000,
+            "globalDefault": True,
+        },
+    )
+    created = api.call(api.server.create, PODS, "default", pod("a")).obj
+    assert created["spec"]["priorityClassName"] == "normal"
+    assert created["spec"]["priority"] == 1000
+
+
+def test_pods_get_the_default_not_ready_and_unreachable_tolerations(api: Any) -> None:
+    created = api.call(api.server.create, PODS, "default", pod("a")).obj
+    tolerations = {t["key"]: t for t in created["spec"]["tolerations"]}
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        assert tolerations[key] == {
+            "key": key,
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        }
+
+
+# --- namespace deletion ----------------------------------------------------------------------
+
+
+def namespace(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def test_deleting_a_namespace_deletes_its_content_then_the_namespace(api: Any) -> None:
+    api.call(api.server.create, NAMESPACES, "", namespace("team"))
+    api.call(api.server.create, PODS, "team", pod("a"))
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    api.call(api.server.create, CONFIGMAPS, "team", cm)
+    controller = NamespaceController(api.server)
+
+    async def scenario() -> None:
+        task = asyncio.get_running_loop().create_task(controller.run())
+        await api.server.delete(NAMESPACES, "", "team")
+        terminating = await api.server.get(NAMESPACES, "", "team")
+        assert terminating["status"]["phase"] == "Terminating"
+        with pytest.raises(StatusError) as e:
+            await api.server.create(PODS, "team", pod("late"))
+        assert e.value.code == 403
+        assert "because it is being terminated" in e.value.message
+        for _ in range(100):
+            await api.server.clock.sleep(0.5)
+            try:
+                await api.server.get(NAMESPACES, "", "team")
+            except StatusError:
+                break
+        task.cancel()
+
+    api.run(scenario())
+    assert refused(api, api.server.get, NAMESPACES, "", "team").code == 404
+    assert refused(api, api.server.get, PODS, "team", "a").code == 404
+    assert refused(api, api.server.get, CONFIGMAPS, "team", "c").code == 404
+
+
+def test_system_namespaces_cannot_be_deleted(api: Any) -> None:
+    e = refused(api, api.server.delete, NAMESPACES, "", "kube-system")
+    assert e.code == 403
+    assert e.message == 'namespaces "kube-system" is forbidden: this namespace may not be deleted'

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pinnace import KUBERNETES_REFERENCE, __version__
+from pinnace.bench import store as store_bench
+from pinnace.store import StoreError
 
 
 def _version(args: argparse.Namespace) -> int:
@@ -15,6 +17,50 @@ def _version(args: argparse.Namespace) -> int:
     print(f"Kubernetes reference: {KUBERNETES_REFERENCE}")
     print(f"Python {platform.python_version()} on {platform.system().lower()}/{platform.machine()}")
     return 0
+
+
+def _bench_store(args: argparse.Namespace) -> int:
+    backends = [args.backend] if args.backend else list(store_bench.BACKENDS)
+    try:
+        results = store_bench.run(backends, args.objects, args.watchers)
+    except StoreError as e:
+        print(f"pinnace bench store: {e}", file=sys.stderr)
+        return 1
+    print(store_bench.render(results, args.objects, args.watchers, args.json))
+    return 0
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    return parse
+
+
+def _add_bench(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = subcommands.add_parser(
+        "bench", help="measure Pinnace's speed on this machine (real time)"
+    )
+    benchmarks = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
+    store = benchmarks.add_parser(
+        "store",
+        help="the versioned store: writes, reads, lists, watch fan-out, write latency",
+    )
+    store.add_argument(
+        "--backend", choices=store_bench.BACKENDS, help="measure one backend (default: both)"
+    )
+    store.add_argument(
+        "--objects", type=_count(1), default=10_000, help="objects written and listed (10000)"
+    )
+    store.add_argument("--watchers", type=_count(1), default=10, help="concurrent watchers (10)")
+    store.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    store.set_defaults(run=_bench_store)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
     version = subcommands.add_parser("version", help="print the Pinnace version")
     version.set_defaults(run=_version)
+    _add_bench(subcommands)
     return parser
 
 

@@ -1,0 +1,67 @@
+"""`pinnace bench store` as a user runs it: tiny sizes, the figures it names (never timings)."""
+
+import json
+import subprocess
+import sys
+
+FIGURE_KEYS = {
+    "creates_per_s",
+    "updates_per_s",
+    "gets_per_s",
+    "list_ms",
+    "watch_events_per_s",
+    "write_latency_p50_ms",
+    "write_latency_p99_ms",
+}
+
+
+def pinnace(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_json_gives_every_figure_for_both_backends() -> None:
+    result = pinnace("bench", "store", "--objects", "30", "--watchers", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert (document["benchmark"], document["objects"], document["watchers"]) == ("store", 30, 2)
+    assert set(document["backends"]) == {"memory", "sqlite"}
+    for figures in document["backends"].values():
+        assert set(figures) == FIGURE_KEYS
+        assert all(value > 0 for value in figures.values())
+
+
+def test_the_table_names_each_figure_for_the_backend_asked() -> None:
+    result = pinnace("bench", "store", "--backend", "sqlite", "--objects", "20", "--watchers", "3")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Pinnace store benchmark: 20 objects, 16 concurrent writers, 3 watchers"
+    assert lines[2].split() == ["sqlite"]
+    labels = [
+        "creates/s",
+        "updates/s (with resourceVersion precondition)",
+        "gets/s",
+        "list of 20 objects (ms)",
+        "watch events/s delivered to 3 watchers",
+        "write latency p50 (ms)",
+        "write latency p99 (ms)",
+    ]
+    assert [line[: len(label)] for line, label in zip(lines[3:], labels, strict=True)] == labels
+
+
+def test_bad_arguments_are_clear_errors_without_traceback() -> None:
+    for args, message in [
+        (("bench",), "the following arguments are required: BENCHMARK"),
+        (("bench", "store", "--objects", "0"), "--objects: must be at least 1, not 0"),
+        (("bench", "store", "--watchers", "many"), "--watchers: 'many' is not a whole number"),
+        (("bench", "store", "--backend", "etcd"), "invalid choice: 'etcd'"),
+    ]:
+        result = pinnace(*args)
+        assert result.returncode == 2
+        assert message in result.stderr
+        assert "Traceback" not in result.stderr

@@ -78,3 +78,13 @@ def test_another_effect_does_not_count() -> None:
 
 def test_a_pod_with_both_is_left_alone() -> None:
     assert tolerations_after(NOT_READY, UNREACHABLE) == [NOT_READY, UNREACHABLE]
+
+
+def test_a_pods_own_seconds_are_kept() -> None:
+    own = {**UNREACHABLE, "tolerationSeconds": 6000}
+    assert tolerations_after(own) == [own, NOT_READY]
+
+
+def test_an_empty_key_with_no_execute_tolerates_both() -> None:
+    own = {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}
+    assert tolerations_after(own) == [own]

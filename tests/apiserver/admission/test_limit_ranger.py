@@ -277,3 +277,59 @@ def test_errors_name_a_generated_pod_by_its_prefix() -> None:
     assert refusal(p, limit_range({"type": "Container", "max": {"cpu": "1"}})).startswith(
         'pods "web-" is forbidden: '
     )
+
+
+def test_a_container_without_a_request_fails_a_minimum() -> None:
+    lr = {
+        "metadata": {"name": "limits", "namespace": "team"},
+        "spec": {"limits": [{"type": "Container", "min": {"memory": "64Mi"}}]},
+    }  # as stored without defaulting: no defaultRequest fills the gap
+    p = pod({"name": "app", "image": "nginx"})
+    assert refusal(p, lr) == (
+        'pods "web" is forbidden: minimum memory usage per Container is 64Mi.  '
+        "No request is specified"
+    )
+
+
+def test_a_container_without_a_limit_fails_a_maximum() -> None:
+    lr = limit_range({"type": "Container", "max": {"ephemeral-storage": "1Gi"}})
+    del lr["spec"]["limits"][0]["default"]
+    del lr["spec"]["limits"][0]["defaultRequest"]
+    p = pod(container("app", {"ephemeral-storage": "100Mi"}))
+    assert refusal(p, lr) == (
+        'pods "web" is forbidden: maximum ephemeral-storage usage per Container is 1Gi.  '
+        "No limit is specified"
+    )
+
+
+def test_defaults_from_max_and_min_satisfy_the_range() -> None:
+    lr = limit_range(
+        {"type": "Container", "min": {"memory": "64Mi"}, "max": {"memory": "1Gi"}},
+    )
+    assert lr["spec"]["limits"][0]["default"] == {"memory": "1Gi"}
+    assert lr["spec"]["limits"][0]["defaultRequest"] == {"memory": "1Gi"}
+    p = pod(container("app"))
+    admit("pods", p, [lr])
+    assert p["spec"]["containers"][0]["resources"] == {
+        "requests": {"memory": "1Gi"},
+        "limits": {"memory": "1Gi"},
+    }
+
+
+def test_a_default_request_is_taken_from_min_when_there_is_no_default() -> None:
+    lr = limit_range({"type": "Container", "min": {"cpu": "100m"}})
+    assert lr["spec"]["limits"][0]["defaultRequest"] == {"cpu": "100m"}
+    p = pod(container("app"))
+    admit("pods", p, [lr])
+    assert p["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "100m"}}
+    assert p["metadata"]["annotations"] == {
+        LIMIT_RANGER_ANNOTATION: "LimitRanger plugin set: cpu request for container app"
+    }
+
+
+def test_quantities_are_compared_by_value_not_by_spelling() -> None:
+    lr = limit_range({"type": "Container", "max": {"cpu": "1000m", "memory": "1Gi"}})
+    validate("pods", pod(container("app", cpu="1", memory="1024Mi")), [lr])
+    assert refusal(pod(container("app", cpu="1001m", memory="1Gi")), lr) == (
+        'pods "web" is forbidden: maximum cpu usage per Container is 1, but limit is 1001m'
+    )

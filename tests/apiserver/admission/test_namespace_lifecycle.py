@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from pinnace.api.status import StatusError
+from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.admission.namespace_lifecycle import IMMORTAL_NAMESPACES, check
 
 ACTIVE = {"metadata": {"name": "team"}, "status": {"phase": "Active"}}
@@ -114,3 +115,21 @@ def test_local_subject_access_reviews_never_reveal_a_missing_namespace() -> None
 
 def test_reads_are_not_checked() -> None:
     check("CONNECT", "pods", "ghost", "web", None)
+
+
+def test_a_create_before_its_name_is_generated_is_named_by_its_prefix() -> None:
+    body = {"metadata": {"generateName": "web-", "namespace": "team"}}
+    error = refusal("CREATE", "pods", "team", object_name(body), TERMINATING)
+    assert error.message.startswith('pods "web-" is forbidden: unable to create new content')
+    assert error.details is not None and error.details["name"] == "web-"
+
+
+def test_a_missing_namespace_is_reported_unqualified_whatever_the_resources_group() -> None:
+    error = refusal("CREATE", "deployments", "ghost", "web", None, group="apps")
+    assert error.message == 'namespaces "ghost" not found'
+    assert error.details == {"name": "ghost", "kind": "namespaces"}
+
+
+def test_an_immortal_namespace_may_be_updated_and_its_content_changed() -> None:
+    check("UPDATE", "namespaces", "", "default", {"metadata": {"name": "default"}})
+    check("CREATE", "pods", "kube-system", "web", {"status": {"phase": "Active"}})

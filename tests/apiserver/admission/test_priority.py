@@ -210,3 +210,40 @@ def test_creating_a_default_under_the_defaults_name_is_forbidden_on_create() -> 
 def test_classes_that_are_not_default_are_not_checked() -> None:
     validate_priority_class(pc("b", 20), classes(pc("a", 10, globalDefault=True)), "CREATE")
     validate_priority_class(pc("b", 20, globalDefault=True), classes(), "CREATE")
+
+
+def test_a_priority_given_without_a_class_must_match_the_default() -> None:
+    assert refusal(pod(priority=5)) == (
+        'pods "web" is forbidden: the integer value of priority (5) must not be provided in '
+        "pod spec; priority admission controller computed 0 from the given PriorityClass name"
+    )
+    normal = pc("normal", 1000, globalDefault=True)
+    assert refusal(pod(priority=0), normal).endswith(
+        "the integer value of priority (0) must not be provided in pod spec; priority admission "
+        "controller computed 1000 from the given PriorityClass name"
+    )
+    assert admitted(pod(priority=1000), normal)["priorityClassName"] == "normal"
+
+
+def test_the_system_cluster_critical_class_resolves_too() -> None:
+    spec = admitted(pod(priorityClassName="system-cluster-critical"))
+    assert (spec["priority"], spec["preemptionPolicy"]) == (2000000000, "PreemptLowerPriority")
+
+
+def test_a_named_class_wins_over_the_global_default() -> None:
+    spec = admitted(
+        pod(priorityClassName="batch"),
+        pc("batch", 100, preemptionPolicy="Never"),
+        pc("normal", 1000, globalDefault=True),
+    )
+    assert (spec["priorityClassName"], spec["priority"], spec["preemptionPolicy"]) == (
+        "batch",
+        100,
+        "Never",
+    )
+
+
+def test_an_unknown_class_is_forbidden_even_with_a_global_default() -> None:
+    assert refusal(pod(priorityClassName="gold"), pc("normal", 1000, globalDefault=True)) == (
+        'pods "web" is forbidden: no PriorityClass with name gold was found'
+    )

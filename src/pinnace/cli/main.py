@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from pinnace import KUBERNETES_REFERENCE, __version__
 from pinnace.bench import store as store_bench
+from pinnace.cli import up
 from pinnace.store import StoreError
 
 
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     version = subcommands.add_parser("version", help="print the Pinnace version")
     version.set_defaults(run=_version)
     _add_bench(subcommands)
+    up.register(subcommands)
     return parser
 
 

@@ -96,8 +96,9 @@ def _list_errors(options: ListOptions) -> list[FieldError]:
     if match:
         if not options.resource_version:
             errors.append(
-                field.forbidden(path, "resourceVersionMatch is forbidden unless resourceVersion "
-                                "is provided")
+                field.forbidden(
+                    path, "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                )
             )
         if options.continue_token:
             errors.append(
@@ -107,11 +108,14 @@ def _list_errors(options: ListOptions) -> list[FieldError]:
             errors.append(field.not_supported(path, match, ("Exact", "NotOlderThan", "")))
         if match == "Exact" and options.resource_version == "0":
             errors.append(
-                field.forbidden(path, 'resourceVersionMatch "exact" is forbidden for '
-                                'resourceVersion "0"')
+                field.forbidden(
+                    path, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+                )
             )
     if options.send_initial_events is not None:
-        errors.append(field.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+        errors.append(
+            field.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+        )
     return errors
 
 
@@ -121,14 +125,18 @@ def _watch_errors(options: ListOptions) -> list[FieldError]:
     path = "resourceVersionMatch"
     if options.send_initial_events is not None and match != "NotOlderThan":
         errors.append(
-            field.forbidden(path, "sendInitialEvents requires setting resourceVersionMatch to "
-                            "NotOlderThan")
+            field.forbidden(
+                path, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+            )
         )
     if match:
         if options.send_initial_events is None:
             errors.append(
-                field.forbidden(path, "resourceVersionMatch is forbidden for watch unless "
-                                "sendInitialEvents is provided")
+                field.forbidden(
+                    path,
+                    "resourceVersionMatch is forbidden for watch unless "
+                    "sendInitialEvents is provided",
+                )
             )
         if match != "NotOlderThan":
             errors.append(field.not_supported(path, match, ("NotOlderThan",)))

@@ -1,0 +1,165 @@
+"""The HTTP front end: an ASGI application over the API server's pipeline.
+
+Every failure answers as a Kubernetes Status with kube-apiserver's HTTP code; anything
+unexpected is logged here and answers a generic 500, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Any
+
+from pinnace.api.status import StatusError
+from pinnace.apiserver.http import nonresource
+from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
+from pinnace.apiserver.http.request import Request
+from pinnace.apiserver.http.resources import ResourceHandler
+from pinnace.apiserver.http.responses import Response, json_response, status_response
+from pinnace.apiserver.http.routes import Discovery, method_not_allowed, route
+from pinnace.apiserver.server import APIServer
+from pinnace.clock import Randomness
+
+log = logging.getLogger(__name__)
+
+Send = Any
+"""The ASGI send callable."""
+
+INTERNAL_ERROR = StatusError(
+    500, "InternalError", "Internal error occurred: an error on the server"
+)
+RESPONSE_HEADERS = [(b"cache-control", b"no-cache, private")]
+
+
+class APIApp:
+    """`APIApp(server)` is an ASGI app; serve it with uvicorn (see `pinnace up`)."""
+
+    def __init__(
+        self, server: APIServer, rand: Randomness | None = None, server_address: str = ""
+    ) -> None:
+        self.server = server
+        self.server_address = server_address
+        """host:port clients reach the server at, for /api's serverAddressByClientCIDRs."""
+        generator: random.Random = (rand or Randomness()).child("http").random
+        self.resources = ResourceHandler(server, generator)
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        request = Request.from_scope(scope, receive)
+        try:
+            response = await self.respond(request)
+        except StatusError as e:
+            response = status_response(e)
+        except ClientDisconnected:
+            return
+        except Exception:
+            log.exception("%s %s failed", request.method, request.path)
+            response = status_response(INTERNAL_ERROR)
+        await _send(response, send, receive)
+
+    async def respond(self, request: Request) -> Response:
+        path = request.path
+        if path in ("/version", "/version/"):
+            _only_get(request)
+            return nonresource.version()
+        health = nonresource.health(path.rstrip("/") or "/", request.query)
+        if health is not None:
+            _only_get(request)
+            return health
+        openapi = nonresource.openapi(path.rstrip("/"), request.header("accept"))
+        if openapi is not None:
+            _only_get(request)
+            return openapi
+        if path == "/":
+            return json_response(
+                {
+                    "paths": [
+                        "/api",
+                        "/api/v1",
+                        "/apis",
+                        "/healthz",
+                        "/livez",
+                        "/openapi/v2",
+                        "/openapi/v3",
+                        "/readyz",
+                        "/version",
+                    ]
+                }
+            )
+        target = route(path)
+        if isinstance(target, Discovery):
+            _only_get(request)
+            address = self.server_address or request.header("host")
+            return nonresource.discovery_document(target, request.header("accept"), address)
+        return await self.resources.handle(request, target)
+
+
+def _only_get(request: Request) -> None:
+    if request.method not in ("GET", "HEAD"):
+        raise method_not_allowed()
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _headers(response: Response) -> list[tuple[bytes, bytes]]:
+    headers = [(b"content-type", response.content_type.encode())]
+    headers += RESPONSE_HEADERS
+    headers += [(k.lower().encode(), v.encode()) for k, v in response.headers]
+    if response.stream is None:
+        headers.append((b"content-length", str(len(response.body)).encode()))
+    return headers
+
+
+async def _send(response: Response, send: Send, receive: Receive) -> None:
+    await send(
+        {"type": "http.response.start", "status": response.status, "headers": _headers(response)}
+    )
+    if response.stream is None:
+        await send({"type": "http.response.body", "body": response.body})
+        return
+    await _stream(response, send, receive)
+
+
+async def _stream(response: Response, send: Send, receive: Receive) -> None:
+    """Send a watch's chunks until it ends, its timeout passes or the client goes away."""
+    assert response.stream is not None
+    chunks = response.stream
+
+    async def pump() -> None:
+        async for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+    pumping = asyncio.ensure_future(pump())
+    disconnected = asyncio.ensure_future(_disconnect(receive))
+    try:
+        done, _ = await asyncio.wait(
+            {pumping, disconnected}, timeout=response.timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        for task in (pumping, disconnected):
+            task.cancel()
+        await asyncio.gather(pumping, disconnected, return_exceptions=True)
+    if pumping in done and pumping.exception() is not None:
+        error = pumping.exception()
+        if not isinstance(error, OSError):
+            log.error("watch stream failed", exc_info=error)
+    if disconnected not in done:
+        await send({"type": "http.response.body", "body": b""})
+
+
+async def _disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

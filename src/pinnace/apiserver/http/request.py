@@ -1,0 +1,45 @@
+"""One HTTP request as the handlers see it: method, path, query, headers and its body."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from pinnace.apiserver.http.bodies import Receive, parse_json, read_body
+
+Query = dict[str, list[str]]
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: Query
+    headers: dict[str, str]
+    """Lower-case names; repeated headers joined with ", "."""
+    receive: Receive
+    _body: bytes | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_scope(cls, scope: dict[str, Any], receive: Receive) -> Request:
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope.get("headers", ()):
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        return cls(scope["method"].upper(), scope["path"], query, headers, receive)
+
+    def header(self, name: str) -> str:
+        return self.headers.get(name, "")
+
+    async def body(self) -> bytes:
+        """The whole body, read once (413 past 3 MiB)."""
+        if self._body is None:
+            self._body = await read_body(self.receive, self.headers.get("content-length"))
+        return self._body
+
+    async def options_body(self) -> Any | None:
+        """A JSON options body (DeleteOptions), or None when the request has none."""
+        data = await self.body()
+        return parse_json(data) if data.strip() else None

@@ -1,0 +1,160 @@
+"""The REST verbs on resources, as kube-apiserver's handlers serve them: the method and path
+pick the verb, query parameters and bodies become options, the pipeline does the work, and
+the answer is encoded as the client negotiated.
+
+| path                  | GET          | POST   | PUT    | PATCH | DELETE           |
+| --------------------- | ------------ | ------ | ------ | ----- | ---------------- |
+| collection            | list, watch  | create |        |       | deletecollection |
+| object                | get          |        | update | patch | delete           |
+| object/subresource    | see `subresources`                                            |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import TYPE_CHECKING
+
+from pinnace.api import status
+from pinnace.apiserver import binding
+from pinnace.apiserver.http import negotiation, params, patching, subresources
+from pinnace.apiserver.http.bodies import parse_object_body
+from pinnace.apiserver.http.request import Request
+from pinnace.apiserver.http.responses import Encoder, Response, json_response, warning_headers
+from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
+from pinnace.apiserver.http.watchstream import watch_stream
+from pinnace.apiserver.options import ListOptions
+from pinnace.apiserver.server import Result
+
+if TYPE_CHECKING:
+    from pinnace.apiserver.server import APIServer
+
+INCLUDE_OBJECT = ("None", "Metadata", "Object")
+
+
+class ResourceHandler:
+    def __init__(self, server: APIServer, rand: random.Random) -> None:
+        self.server = server
+        self.rand = rand
+
+    async def handle(self, request: Request, target: ResourceTarget) -> Response:
+        if target.subresource:
+            return await subresources.handle(self, request, target)
+        verb = _verb(request.method, target)
+        if verb not in target.kind.verbs:
+            raise method_not_allowed()
+        if verb == "list":
+            return await self.list_or_watch(request, target)
+        if verb == "get":
+            options = request.query.get("resourceVersion", [""])
+            obj = await self.server.get(target.kind, target.namespace, target.name, options[0])
+            return self.encoder(request, target).object(obj)
+        if verb == "create":
+            return await self.create(request, target)
+        if verb == "update":
+            return await self.update(request, target)
+        if verb == "patch":
+            return await self.patch(request, target)
+        if verb == "delete":
+            options = params.delete_options(request.query, await request.options_body())
+            result = await self.server.delete(target.kind, target.namespace, target.name, options)
+            return self.encoder(request, target).object(result.obj)
+        listing = params.list_options(request.query, self.rand)
+        options = params.delete_options(request.query, await request.options_body())
+        listed = await self.server.delete_collection(
+            target.kind, target.namespace, listing.options, options
+        )
+        return self.encoder(request, target).list(listed)
+
+    def encoder(self, request: Request, target: ResourceTarget) -> Encoder:
+        negotiated = negotiation.negotiate_resource(request.header("accept"))
+        include = params.first(request.query, "includeObject") or "Metadata"
+        if include not in INCLUDE_OBJECT:
+            raise status.bad_request(
+                f'unrecognized includeObject value: "{include}"; '
+                'want one of "None", "Metadata", "Object"'
+            )
+        return Encoder(target.kind, negotiated, include, self.server.clock.now())  # type: ignore[arg-type]
+
+    async def list_or_watch(self, request: Request, target: ResourceTarget) -> Response:
+        listing = params.list_options(request.query, self.rand, target.watch_path)
+        options = listing.options
+        if target.name:  # a watch of one object, through /watch/.../<name>
+            selector = f"metadata.name={target.name}"
+            combined = (
+                f"{options.field_selector},{selector}" if options.field_selector else selector
+            )
+            options = _replace_field_selector(options, combined)
+        encoder = self.encoder(request, target)
+        if listing.watch:
+            if "watch" not in target.kind.verbs:
+                raise method_not_allowed()
+            events = self.server.watch(target.kind, target.namespace, options)
+            return Response(200, stream=watch_stream(events, encoder), timeout=listing.timeout)
+        listed = await self.server.list(target.kind, target.namespace, options)
+        return encoder.list(listed)
+
+    async def create(self, request: Request, target: ResourceTarget) -> Response:
+        kind = target.kind
+        if kind.namespaced and not target.namespace:
+            raise method_not_allowed()
+        body_type = negotiation.body_type(request.header("content-type"), patch=False)
+        body = parse_object_body(await request.body(), body_type, kind.kind)
+        options = params.write_options(request.query, "CreateOptions")
+        if kind.plural == "bindings" and not kind.group:
+            answer = await binding.bind(self.server, target.namespace, "", body, options)
+            return json_response(answer, 201)
+        result = await self.server.create(kind, target.namespace, body, options)
+        return self.written(request, target, result, options.field_validation, 201)
+
+    async def update(
+        self, request: Request, target: ResourceTarget, subresource: str = ""
+    ) -> Response:
+        body_type = negotiation.body_type(request.header("content-type"), patch=False)
+        body = parse_object_body(await request.body(), body_type, target.kind.kind)
+        options = params.write_options(request.query, "UpdateOptions")
+        result = await self.server.update(
+            target.kind, target.namespace, target.name, body, options, subresource
+        )
+        code = 201 if result.created else 200
+        return self.written(request, target, result, options.field_validation, code)
+
+    async def patch(
+        self, request: Request, target: ResourceTarget, subresource: str = ""
+    ) -> Response:
+        body_type = negotiation.body_type(request.header("content-type"), patch=True)
+        apply = body_type is negotiation.BodyType.APPLY_PATCH
+        options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
+        document = patching.parse_patch(await request.body(), body_type)
+        mutate = patching.patcher(target.kind, body_type, document)
+        result = await self.server.modify(
+            target.kind, target.namespace, target.name, mutate, options, subresource
+        )
+        return self.written(request, target, result, options.field_validation, 200)
+
+    def written(
+        self, request: Request, target: ResourceTarget, result: Result, validation: str, code: int
+    ) -> Response:
+        response = self.encoder(request, target).object(result.obj, code)
+        if validation != "Ignore":
+            response.headers += warning_headers(result.warnings)
+        return response
+
+
+def _verb(method: str, target: ResourceTarget) -> str:
+    if target.collection:
+        verbs = {"GET": "list", "POST": "create", "DELETE": "deletecollection"}
+    else:
+        verbs = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+    verb = verbs.get(method)
+    if verb is None or (target.watch_path and verb not in ("list", "get")):
+        raise method_not_allowed()
+    if target.watch_path:
+        return "list"
+    if target.kind.namespaced and not target.namespace and verb != "list":
+        raise method_not_allowed()
+    return verb
+
+
+def _replace_field_selector(options: ListOptions, selector: str) -> ListOptions:
+    return dataclasses.replace(options, field_selector=selector)

@@ -1,0 +1,116 @@
+"""What a handler answers, and how objects are encoded for the representation the client
+negotiated: JSON, YAML, a `meta.k8s.io` Table (what `kubectl get` prints) or
+PartialObjectMetadata."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import yaml
+
+from pinnace.api.kind import Kind
+from pinnace.api.status import StatusError
+from pinnace.api.tables import IncludeObject, to_table
+from pinnace.apiserver.http import negotiation
+from pinnace.apiserver.http.negotiation import Negotiated, Output
+from pinnace.apiserver.objects import Object
+
+Headers = list[tuple[str, str]]
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str = negotiation.JSON
+    headers: Headers = field(default_factory=list)
+    stream: AsyncIterator[bytes] | None = None
+    """A watch: chunks sent as they come, until the stream ends or `timeout` passes."""
+    timeout: float = 0.0
+
+
+def json_response(value: Any, status: int = 200, content_type: str = negotiation.JSON) -> Response:
+    return Response(status, orjson.dumps(value), content_type)
+
+
+def text_response(text: str, status: int = 200) -> Response:
+    return Response(status, text.encode(), "text/plain; charset=utf-8")
+
+
+def status_response(error: StatusError) -> Response:
+    return json_response(error.status(), error.code)
+
+
+def warning_headers(warnings: list[str]) -> Headers:
+    """`Warning: 299 - "<text>"`, as kube-apiserver's warning recorder writes them."""
+    return [("Warning", "299 - " + orjson.dumps(w).decode()) for w in warnings]
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """Encodes a request's answers in the representation it negotiated."""
+
+    kind: Kind
+    negotiated: Negotiated
+    include_object: IncludeObject
+    now: float
+
+    def object(self, obj: Object, status: int = 200) -> Response:
+        return self._encode(self.convert_object(obj), status)
+
+    def list(self, listed: Object) -> Response:
+        return self._encode(self.convert_list(listed), 200)
+
+    def convert_object(self, obj: Object, no_headers: bool = False) -> Object:
+        """`obj` as the negotiated kind; Status and other kinds' objects stay as they are."""
+        output = self.negotiated.output
+        if output in (Output.JSON, Output.YAML) or obj.get("kind") != self.kind.kind:
+            return obj
+        m = obj.get("metadata") or {}
+        if output is Output.TABLE:
+            rv = {"resourceVersion": m["resourceVersion"]} if m.get("resourceVersion") else {}
+            return self._table([obj], rv, no_headers)
+        return {
+            "kind": "PartialObjectMetadata",
+            "apiVersion": f"meta.k8s.io/{self.negotiated.version}",
+            "metadata": m,
+        }
+
+    def convert_list(self, listed: Object) -> Object:
+        output = self.negotiated.output
+        if output is Output.TABLE:
+            return self._table(listed["items"], listed["metadata"], False)
+        if output is Output.PARTIAL:
+            version = f"meta.k8s.io/{self.negotiated.version}"
+            items = [
+                {"kind": "PartialObjectMetadata", "apiVersion": version, "metadata": i["metadata"]}
+                for i in listed["items"]
+            ]
+            return {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": version,
+                "metadata": listed["metadata"],
+                "items": items,
+            }
+        return listed
+
+    def _table(self, objects: list[Object], list_meta: dict[str, Any], no_headers: bool) -> Object:
+        table = to_table(
+            self.kind,
+            objects,
+            include_object=self.include_object,
+            now=self.now,
+            list_meta=list_meta,
+            no_headers=no_headers,
+        )
+        table["apiVersion"] = f"meta.k8s.io/{self.negotiated.version}"
+        return table
+
+    def _encode(self, value: Object, status: int) -> Response:
+        if self.negotiated.output is Output.YAML:
+            text = yaml.safe_dump(value, default_flow_style=False, sort_keys=True)
+            return Response(status, text.encode(), negotiation.YAML)
+        return json_response(value, status)

@@ -1,0 +1,118 @@
+"""Which API path a request names, as kube-apiserver's installer lays its routes out:
+
+- `/api`, `/apis`, `/apis/<group>`, `/api/v1`, `/apis/<group>/<version>`: discovery;
+- `<prefix>/<resource>[/<name>[/<subresource>]]` for cluster-scoped kinds, and for lists and
+  watches of a namespaced kind across all namespaces;
+- `<prefix>/namespaces/<namespace>/<resource>[/<name>[/<subresource>]]`;
+- `<prefix>/watch/...`: the deprecated watch paths, the same with `watch=true`.
+
+A path that names nothing served is a 404 with kube-apiserver's wording.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pinnace.api import catalog
+from pinnace.api.kind import Kind
+from pinnace.api.status import StatusError
+
+NOT_FOUND_MESSAGE = "the server could not find the requested resource"
+
+
+def not_found() -> StatusError:
+    return StatusError(404, "NotFound", NOT_FOUND_MESSAGE, {})
+
+
+def method_not_allowed() -> StatusError:
+    return StatusError(
+        405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+    )
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """A discovery document: `group` None for /api and /apis (`core` tells which), a group
+    alone for /apis/<group>, a group and version for a resource list."""
+
+    core: bool
+    group: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class ResourceTarget:
+    kind: Kind
+    namespace: str
+    """"" for cluster-scoped kinds, and for namespaced kinds listed across namespaces."""
+    name: str = ""
+    subresource: str = ""
+    watch_path: bool = False
+    """Reached through the deprecated `/watch/` prefix."""
+
+    @property
+    def collection(self) -> bool:
+        return not self.name
+
+
+Route = Discovery | ResourceTarget
+
+
+def route(path: str) -> Route:
+    """The discovery document or resource `path` names; a 404 StatusError otherwise."""
+    parts = [p for p in path.split("/") if p]
+    if not parts or parts[0] not in ("api", "apis"):
+        raise not_found()
+    if parts[0] == "api":
+        if len(parts) == 1:
+            return Discovery(core=True)
+        if parts[1] != "v1":
+            raise not_found()
+        group, version, rest = "", "v1", parts[2:]
+    else:
+        if len(parts) == 1:
+            return Discovery(core=False)
+        if len(parts) == 2:
+            return Discovery(core=False, group=parts[1])
+        group, version, rest = parts[1], parts[2], parts[3:]
+    if not rest:
+        return Discovery(core=not group, group=group, version=version)
+    return _resource(group, version, rest)
+
+
+def _kind(group: str, version: str, plural: str) -> Kind:
+    kind = catalog.by_resource(group, plural)
+    if kind is None or kind.version != version:
+        raise not_found()
+    return kind
+
+
+def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget:
+    watch_path = rest[0] == "watch"
+    if watch_path:
+        rest = rest[1:]
+        if not rest:
+            raise not_found()
+    namespace = ""
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        namespaces = catalog.by_resource("", "namespaces")
+        is_namespace_subresource = (
+            not group
+            and len(rest) == 3
+            and namespaces is not None
+            and rest[2] in namespaces.subresources
+        )
+        if not is_namespace_subresource:
+            namespace, rest = rest[1], rest[2:]
+    if len(rest) > 3:
+        raise not_found()
+    kind = _kind(group, version, rest[0])
+    if namespace and not kind.namespaced:
+        raise not_found()
+    name = rest[1] if len(rest) > 1 else ""
+    subresource = rest[2] if len(rest) > 2 else ""
+    if subresource and (subresource not in kind.subresources or watch_path):
+        raise not_found()
+    if kind.namespaced and name and not namespace:
+        raise not_found()  # a namespaced object is only reachable inside its namespace
+    return ResourceTarget(kind, namespace, name, subresource, watch_path)

@@ -1,0 +1,81 @@
+"""Subresources: status (GET/PUT/PATCH), scale (the autoscaling/v1 Scale of a Deployment or
+ReplicaSet), binding, eviction, log (text) and namespaces' finalize. The rest kube-apiserver
+serves (exec, attach, port-forward, proxy, ephemeralcontainers) answer 405."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pinnace.apiserver import binding, eviction
+from pinnace.apiserver.http import negotiation, params, patching
+from pinnace.apiserver.http.bodies import parse_json, parse_object_body
+from pinnace.apiserver.http.request import Request
+from pinnace.apiserver.http.responses import Response, json_response, text_response
+from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
+from pinnace.apiserver.logs import LogOptions, read_log
+from pinnace.apiserver.scale import ScaleChange, read_scale, update_scale
+
+if TYPE_CHECKING:
+    from pinnace.apiserver.http.resources import ResourceHandler
+
+_STATUS_LIKE = ("status", "finalize")
+
+
+async def handle(handler: ResourceHandler, request: Request, target: ResourceTarget) -> Response:
+    sub, method = target.subresource, request.method
+    server = handler.server
+    if sub in _STATUS_LIKE:
+        if method == "GET" and sub == "status":
+            obj = await server.get(target.kind, target.namespace, target.name)
+            return handler.encoder(request, target).object(obj)
+        if method == "PUT":
+            return await handler.update(request, target, sub)
+        if method == "PATCH" and sub == "status":
+            return await handler.patch(request, target, sub)
+    elif sub == "scale" and method in ("GET", "PUT", "PATCH"):
+        return await _scale(handler, request, target)
+    elif sub == "binding" and method == "POST":
+        body = parse_json(await request.body())
+        options = params.write_options(request.query, "CreateOptions")
+        answer = await binding.bind(server, target.namespace, target.name, body, options)
+        return json_response(answer, 201)
+    elif sub == "eviction" and method == "POST":
+        body = parse_json(await request.body())
+        dry_run = bool(request.query.get("dryRun"))
+        answer = await eviction.evict(server, target.namespace, target.name, body, dry_run)
+        return json_response(answer, 201)
+    elif sub == "log" and method == "GET":
+        text = await read_log(server, target.namespace, target.name, _log_options(request))
+        return text_response(text)
+    raise method_not_allowed()
+
+
+def _log_options(request: Request) -> LogOptions:
+    tail = params.go_int(request.query, "tailLines")
+    return LogOptions(
+        container=params.first(request.query, "container") or "",
+        previous=bool(params.go_bool(request.query, "previous")),
+        tail_lines=tail,
+        timestamps=bool(params.go_bool(request.query, "timestamps")),
+    )
+
+
+async def _scale(handler: ResourceHandler, request: Request, target: ResourceTarget) -> Response:
+    server, kind = handler.server, target.kind
+    if request.method == "GET":
+        return json_response(await read_scale(server, kind, target.namespace, target.name))
+    if request.method == "PUT":
+        body_type = negotiation.body_type(request.header("content-type"), patch=False)
+        scale = parse_object_body(await request.body(), body_type, "Scale")
+        options = params.write_options(request.query, "UpdateOptions")
+        change: ScaleChange = lambda _current: scale  # noqa: E731
+    else:
+        body_type = negotiation.body_type(request.header("content-type"), patch=True)
+        options = params.write_options(request.query, "PatchOptions", patch=True)
+        document = patching.parse_patch(await request.body(), body_type)
+        # Scale has no strategic-merge shape of its own; its fields merge as a merge patch.
+        if body_type is negotiation.BodyType.STRATEGIC_MERGE_PATCH:
+            body_type = negotiation.BodyType.MERGE_PATCH
+        change = patching.patcher(kind, body_type, document)
+    result = await update_scale(server, kind, target.namespace, target.name, change, options)
+    return json_response(result.obj)

@@ -1,0 +1,173 @@
+"""`pinnace up`: run the control plane and serve the Kubernetes API over HTTP on localhost.
+
+It opens the store (SQLite in --data-dir, or memory), creates what every cluster has
+(bootstrap), starts the namespace controller and the compactor, writes a kubeconfig for
+kubectl and the Python client, and serves until SIGINT or SIGTERM, then stops cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+import yaml
+
+from pinnace.apiserver.bootstrap import bootstrap
+from pinnace.apiserver.http.app import APIApp
+from pinnace.apiserver.server import APIServer
+from pinnace.clock import Clock, Randomness
+from pinnace.controllers.namespace import NamespaceController
+from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
+
+DEFAULT_PORT = 6443
+DEFAULT_DATA_DIR = "pinnace-data"
+DEFAULT_KUBECONFIG = "pinnace.kubeconfig"
+DATABASE_FILE = "pinnace.db"
+SHUTDOWN_GRACE_SECONDS = 2.0
+"""How long open connections (watches) get to finish when the server stops."""
+
+
+def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    up = subcommands.add_parser(
+        "up",
+        help="run the control plane and serve the Kubernetes API for kubectl",
+        description=(
+            "Serve the Kubernetes API over plain HTTP (no authentication) and write a "
+            "kubeconfig for it. Stop with Ctrl-C."
+        ),
+    )
+    up.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    up.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="port to listen on; 0 picks a free one"
+    )
+    storage = up.add_mutually_exclusive_group()
+    storage.add_argument(
+        "--data-dir",
+        default=DEFAULT_DATA_DIR,
+        help=f"directory of the SQLite store (default ./{DEFAULT_DATA_DIR})",
+    )
+    storage.add_argument(
+        "--in-memory", action="store_true", help="keep everything in memory, lost on exit"
+    )
+    up.add_argument(
+        "--kubeconfig",
+        default=DEFAULT_KUBECONFIG,
+        help=f"where to write the kubeconfig (default ./{DEFAULT_KUBECONFIG})",
+    )
+    up.set_defaults(run=run)
+
+
+@dataclass(frozen=True)
+class UpOptions:
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    data_dir: str | None = DEFAULT_DATA_DIR
+    """None: the memory store."""
+    kubeconfig: str = DEFAULT_KUBECONFIG
+
+
+def run(args: argparse.Namespace) -> int:
+    options = UpOptions(
+        host=args.host,
+        port=args.port,
+        data_dir=None if args.in_memory else args.data_dir,
+        kubeconfig=args.kubeconfig,
+    )
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        asyncio.run(serve(options))
+    except OSError as e:
+        print(f"pinnace up: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def kubeconfig(server_url: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "pinnace", "cluster": {"server": server_url}}],
+        "users": [{"name": "pinnace", "user": {}}],
+        "contexts": [
+            {
+                "name": "pinnace",
+                "context": {"cluster": "pinnace", "user": "pinnace", "namespace": "default"},
+            }
+        ],
+        "current-context": "pinnace",
+    }
+
+
+def _open_store(options: UpOptions) -> Store:
+    if options.data_dir is None:
+        return MemoryStore()
+    os.makedirs(options.data_dir, exist_ok=True)
+    return SQLiteStore(Path(options.data_dir) / DATABASE_FILE)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve(options: UpOptions) -> None:
+    """Run until SIGINT or SIGTERM."""
+    sock = _listen(options.host, options.port)
+    host, port = sock.getsockname()[:2]
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    clock = Clock(asyncio.get_running_loop())
+    store = _open_store(options)
+    server = APIServer(store, clock, Randomness())
+    await bootstrap(server)
+    controller = asyncio.create_task(NamespaceController(server).run())
+    compactor = Compactor(store, clock)
+    compactor.start()
+    app = APIApp(server, server_address=f"{host}:{port}")
+    config = uvicorn.Config(
+        app,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+    )
+    http = uvicorn.Server(config)
+    serving = asyncio.create_task(http.serve(sockets=[sock]))
+    try:
+        while not http.started and not serving.done():
+            await asyncio.sleep(0.02)
+        if http.started:
+            _announce(options, url)
+        await serving
+    finally:
+        compactor.stop()
+        controller.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await controller
+        await store.close()
+        sock.close()
+        print("Pinnace stopped.", flush=True)
+
+
+def _announce(options: UpOptions, url: str) -> None:
+    path = Path(options.kubeconfig).resolve()
+    path.write_text(yaml.safe_dump(kubeconfig(url), sort_keys=False))
+    storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"
+    print(f"Pinnace is serving the Kubernetes API at {url} (store {storage}).")
+    print(f"export KUBECONFIG={path}")
+    print("Ready.", flush=True)

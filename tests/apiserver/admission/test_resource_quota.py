@@ -205,6 +205,14 @@ def test_extended_resources_are_limited_by_their_requests_name() -> None:
     )
 
 
+def test_extended_resources_under_any_other_name_are_not_counted() -> None:
+    hard = {"nvidia.com/gpu": "0", "limits.nvidia.com/gpu": "0"}
+    q = quota("gpu", hard, dict.fromkeys(hard, "0"))
+    p = pod(container("train", {"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"}))
+    assert admit_pod(p, q) == []
+    assert tracked_resources(q) == []
+
+
 def test_every_matching_quota_is_charged_and_the_first_one_exceeded_refuses() -> None:
     small = quota("small", {"pods": "1"}, {"pods": "1"})
     big = quota("big", {"pods": "10", "requests.cpu": "4"}, {"pods": "3", "requests.cpu": "1"})

@@ -66,7 +66,7 @@ def _ref(prop: dict[str, Any]) -> str | None:
 
 
 def _type_ref(prop: dict[str, Any], todo: list[str]) -> str:
-    """"" for a scalar, a type name, "[elem" for a list, "{elem" for a map."""
+    """ "" for a scalar, a type name, "[elem" for a list, "{elem" for a map."""
     ref = _ref(prop)
     if ref is not None:
         if ref in SCALAR_TYPES:

@@ -41,8 +41,7 @@ def apply_json_patch(obj: dict[str, Any], ops: Any) -> dict[str, Any]:
     for op in ops:
         if op is not None and not isinstance(op, dict):
             raise bad_request(
-                f"json: cannot unmarshal {_json_kind(op)} into Go value of type "
-                "jsonpatch.Operation"
+                f"json: cannot unmarshal {_json_kind(op)} into Go value of type jsonpatch.Operation"
             )
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
         raise too_many_operations(MAX_JSON_PATCH_OPERATIONS, len(ops))

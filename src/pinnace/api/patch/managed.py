@@ -11,10 +11,42 @@ from typing import Any
 
 from pinnace.api.patch.fieldpath import FieldSet, go_json
 
-__all__ = ["Entry", "Managed", "decode", "encode", "identifier", "printable"]
+__all__ = [
+    "BadManagedFields",
+    "Entry",
+    "Managed",
+    "cap_update_managers",
+    "decode",
+    "encode",
+    "identifier",
+    "printable",
+    "strip_untracked",
+]
 
 MAX_UPDATE_MANAGERS = 10
 ANCIENT_CHANGES = "ancient-changes"
+
+# Fields nobody owns (apimachinery's stripMetaManager): exactly these paths, not what is
+# below them, so `metadata.labels` stays owned while `metadata` itself does not.
+UNTRACKED = FieldSet.of(
+    ("f:apiVersion",),
+    ("f:kind",),
+    ("f:metadata",),
+    *(
+        ("f:metadata", "f:" + name)
+        for name in (
+            "name",
+            "namespace",
+            "creationTimestamp",
+            "selfLink",
+            "uid",
+            "clusterName",
+            "generation",
+            "managedFields",
+            "resourceVersion",
+        )
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -32,7 +64,8 @@ Managed = dict[str, Entry]
 def identifier(manager: str, operation: str, api_version: str, subresource: str = "") -> str:
     """BuildManagerIdentifier: the JSON of an entry without fields, time, and (for appliers)
     apiVersion, so one applier is one manager whatever version it applies."""
-    entry: dict[str, str] = {"manager": manager or "unknown", "operation": operation}
+    entry: dict[str, str] = {"manager": manager} if manager else {}
+    entry["operation"] = operation
     if operation == "Update" and api_version:
         entry["apiVersion"] = api_version
     if subresource:
@@ -69,25 +102,34 @@ def decode(entries: Any) -> Managed:
             raise BadManagedFields("operation must be `Apply` or `Update`")
         if not entry.get("apiVersion"):
             raise BadManagedFields("apiVersion must not be empty")
-        if entry.get("fieldsType") != "FieldsV1":
-            raise BadManagedFields(f"invalid fieldsType in managed fields entry {n}")
-        manager_id = _identifier_of(entry)
+        fields_type = entry.get("fieldsType")
+        if not fields_type:
+            raise BadManagedFields(f"missing fieldsType in managed fields entry {n}")
+        if fields_type != "FieldsV1":
+            raise BadManagedFields(
+                f"invalid fieldsType {go_json(fields_type)} in managed fields entry {n}"
+            )
+        manager_id = identifier(
+            entry.get("manager", ""), operation, entry["apiVersion"], entry.get("subresource", "")
+        )
+        try:
+            fields = FieldSet.from_fields_v1(entry.get("fieldsV1") or {})
+        except ValueError as e:
+            raise BadManagedFields(f"error decoding versioned set from {manager_id}: {e}") from None
         managed[manager_id] = Entry(
-            FieldSet.from_fields_v1(entry.get("fieldsV1") or {}),
-            entry["apiVersion"],
-            operation == "Apply",
-            entry.get("time"),
+            fields, entry["apiVersion"], operation == "Apply", entry.get("time")
         )
     return managed
 
 
-def _identifier_of(entry: dict[str, Any]) -> str:
-    return identifier(
-        entry.get("manager", ""),
-        entry["operation"],
-        entry["apiVersion"],
-        entry.get("subresource", ""),
-    ).replace('"manager":"unknown"', '"manager":"unknown"' if entry.get("manager") else "")
+def strip_untracked(managed: Managed) -> Managed:
+    """Managers without the untracked fields; those left owning nothing are dropped."""
+    out: Managed = {}
+    for manager_id, entry in managed.items():
+        fields = entry.fields.difference(UNTRACKED)
+        if not fields.empty():
+            out[manager_id] = replace(entry, fields=fields)
+    return out
 
 
 def encode(managed: Managed) -> list[dict[str, Any]] | None:

@@ -61,6 +61,25 @@ class Shape:
 
 SCALAR = Shape("scalar")
 
+# Struct fields the Go types hold by value rather than by pointer: Go always serializes them
+# (as `{}` at least), so kube-apiserver never sees them appear or disappear. The OpenAPI
+# definitions do not say which fields these are; this lists them for the served kinds
+# (a kind without one of its root's parts simply has none).
+_OBJECT_PARTS = ("metadata", "spec", "status")
+VALUE_STRUCT_FIELDS: dict[str, tuple[str, ...]] = {
+    **{root: _OBJECT_PARTS for root in strategies.ROOTS.values()},
+    "apps.v1.DaemonSetSpec": ("template", "updateStrategy"),
+    "apps.v1.DeploymentSpec": ("template", "strategy"),
+    "apps.v1.ReplicaSetSpec": ("template",),
+    "autoscaling.v2.HorizontalPodAutoscalerSpec": ("scaleTargetRef",),
+    "batch.v1.JobSpec": ("template",),
+    "core.v1.Container": ("resources",),
+    "core.v1.Event": ("metadata", "involvedObject", "source"),
+    "core.v1.NodeDaemonEndpoints": ("kubeletEndpoint",),
+    "core.v1.NodeStatus": ("daemonEndpoints", "nodeInfo"),
+    "core.v1.PodTemplateSpec": ("metadata", "spec"),
+}
+
 
 def root_type(kind: str) -> str | None:
     return strategies.ROOTS.get(kind)
@@ -108,7 +127,10 @@ def _fields(type_name: str) -> dict[str, Field]:
 
 
 def _shape(
-    ref: str, patch_strategies: tuple[str, ...], merge_key: str, relationship: str,
+    ref: str,
+    patch_strategies: tuple[str, ...],
+    merge_key: str,
+    relationship: str,
     keys: tuple[str, ...],
 ) -> Shape:
     if ref.startswith("["):

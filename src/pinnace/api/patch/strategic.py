@@ -122,8 +122,10 @@ def _lookup(shape: Shape, key: str) -> tuple[Shape, str, str]:
 def _list_name(key: str, prefix: str) -> str:
     head, sep, name = key.partition("/")
     if not sep or head != prefix:
-        message = _BAD_PRIMITIVE_LIST if prefix == DELETE_FROM_PRIMITIVE_LIST else (
-            _BAD_SET_ELEMENT_ORDER
+        message = (
+            _BAD_PRIMITIVE_LIST
+            if prefix == DELETE_FROM_PRIMITIVE_LIST
+            else (_BAD_SET_ELEMENT_ORDER)
         )
         raise errors.bad_request(message)
     return name
@@ -200,7 +202,11 @@ def _check_order(patch_list: list[Any], order: list[Any], merge_key: str) -> Non
 
 
 def _merge_list_field(
-    live: list[Any], patch: list[Any], shape: Shape, strategy: str, merge_key: str,
+    live: list[Any],
+    patch: list[Any],
+    shape: Shape,
+    strategy: str,
+    merge_key: str,
     is_delete_list: bool,
 ) -> list[Any]:
     if strategy != "merge":
@@ -285,8 +291,12 @@ def _partition(
 
 
 def _normalize_order(
-    named: list[Any], server_only: list[Any], named_order: list[Any], server_order: list[Any],
-    merge_key: str, is_map: bool,
+    named: list[Any],
+    server_only: list[Any],
+    named_order: list[Any],
+    server_order: list[Any],
+    merge_key: str,
+    is_map: bool,
 ) -> list[Any]:
     """Sort the patch's items by the patch and the others by the live list, then interleave
     them, putting each live item before the first patch item that follows it in the live list."""
@@ -324,9 +334,7 @@ def _sorted_by(items: list[Any], order: list[Any], merge_key: str, is_map: bool)
         deletions = [v for v in items if v.get(PATCH) == "delete"]
         items = [v for v in items if v.get(PATCH) != "delete"]
     positions = [_index(order, v, merge_key, is_map) for v in items]
-    found = sorted(
-        (p, n) for n, p in enumerate(positions) if p >= 0
-    )
+    found = sorted((p, n) for n, p in enumerate(positions) if p >= 0)
     ordered = [items[n] for _, n in found]
     ordered += [v for v, p in zip(items, positions, strict=True) if p < 0]
     return ordered + deletions

@@ -13,9 +13,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.api.patch.fieldpath import FieldSet, key_element, path_string, value_element
-from pinnace.api.patch.openapi import SCALAR, Shape
+from pinnace.api.patch.openapi import SCALAR, VALUE_STRUCT_FIELDS, Shape
 
-__all__ = ["MISSING", "Comparison", "compare", "merge", "remove_items", "to_field_set"]
+__all__ = [
+    "MISSING",
+    "Comparison",
+    "compare",
+    "ensure_named_fields_are_members",
+    "merge",
+    "remove_items",
+    "to_field_set",
+    "with_zero_structs",
+]
 
 Path = tuple[str, ...]
 
@@ -104,18 +113,23 @@ def _indexed(shape: Shape, items: list[Any]) -> tuple[list[str], dict[str, Any]]
 # The set of fields a value sets.
 
 
-def to_field_set(value: Any, shape: Shape) -> FieldSet:
+def to_field_set(value: Any, shape: Shape, *, strict: bool = True) -> FieldSet:
     """Every leaf, list item and map entry `value` mentions; ValidationErrors when it does
-    not fit the shape (undeclared fields, list items without keys, duplicate keys)."""
+    not fit the shape (undeclared fields, list items without keys, duplicate keys).
+
+    Not strict, a stored object's set: undeclared fields count as leaves and items that
+    cannot be addressed are skipped, as smd does for live objects (AllowDuplicates)."""
     out = FieldSet()
     errors: list[str] = []
-    _collect(value, shape, (), out, errors)
-    if errors:
+    _collect(value, shape, (), out, errors, strict)
+    if errors and strict:
         raise ValidationErrors(errors)
     return out
 
 
-def _collect(value: Any, shape: Shape, path: Path, out: FieldSet, errors: list[str]) -> None:
+def _collect(
+    value: Any, shape: Shape, path: Path, out: FieldSet, errors: list[str], strict: bool
+) -> None:
     if shape.atomic:
         out.insert(path)
         return
@@ -129,10 +143,14 @@ def _collect(value: Any, shape: Shape, path: Path, out: FieldSet, errors: list[s
             declared = shape.kind == "struct" and name in shape.fields()
             if shape.kind == "struct" and not declared:
                 errors.append(_error((*path, "f:" + name), "field not declared in schema"))
+                if not strict:
+                    out.insert((*path, "f:" + name))
                 continue
-            _collect(child, _child_shape(shape, name), (*path, "f:" + name), out, errors)
-            if not declared:
-                out.insert((*path, "f:" + name))
+            child_path = (*path, "f:" + name)
+            _collect(child, _child_shape(shape, name), child_path, out, errors, strict)
+            # A named field is a member only when it holds nothing to descend into.
+            if not declared or child is None or child == {}:
+                out.insert(child_path)
         return
     if not isinstance(value, list):
         errors.append(_error(path, f"expected list, got {value!r}"))
@@ -148,8 +166,45 @@ def _collect(value: Any, shape: Shape, path: Path, out: FieldSet, errors: list[s
             errors.append(_error(path, f"duplicate entries for key {path_string((element,))}"))
             continue
         seen.add(element)
-        _collect(item, shape.element or SCALAR, (*path, element), out, errors)
+        _collect(item, shape.element or SCALAR, (*path, element), out, errors, strict)
         out.insert((*path, element))
+
+
+def ensure_named_fields_are_members(fields: FieldSet, shape: Shape) -> FieldSet:
+    """`fields` with every struct field it descends through made a member too, so that
+    removing the set removes those fields whole (smd's EnsureNamedFieldsAreMembers)."""
+    out = FieldSet()
+    out.members = set(fields.members)
+    for element, child in fields.children.items():
+        if shape.kind == "struct" and element[2:] in shape.fields() and element[:2] == "f:":
+            out.members.add(element)
+        if shape.kind == "struct":
+            below = _child_shape(shape, element[2:])
+        else:
+            below = shape.element or SCALAR
+        out.children[element] = ensure_named_fields_are_members(child, below)
+    return out
+
+
+def with_zero_structs(value: Any, shape: Shape) -> Any:
+    """`value` with the struct fields Go always serializes (non-pointer structs) present,
+    as `{}` when absent: the form kube-apiserver compares objects in, so that a struct
+    that merely appears is not recorded as set."""
+    if shape.atomic or value is None:
+        return value
+    if shape.kind == "struct" and isinstance(value, dict):
+        out = {k: with_zero_structs(v, _child_shape(shape, k)) for k, v in value.items()}
+        for name in VALUE_STRUCT_FIELDS.get(shape.type_name, ()):
+            if name not in out and name in shape.fields():
+                out[name] = with_zero_structs({}, _child_shape(shape, name))
+        return out
+    if shape.kind == "map" and isinstance(value, dict):
+        element = shape.element or SCALAR
+        return {k: with_zero_structs(v, element) for k, v in value.items()}
+    if shape.kind == "list" and isinstance(value, list):
+        element = shape.element or SCALAR
+        return [with_zero_structs(v, element) for v in value]
+    return value
 
 
 # Merging an applied configuration into a live object.
@@ -169,8 +224,7 @@ def merge(lhs: Any, rhs: Any, shape: Shape) -> Any:
         return out
     element = shape.element or SCALAR
     return [
-        merge(left, right, element)
-        for _, left, right in _zip_lists(shape, lhs or [], rhs or [])
+        merge(left, right, element) for _, left, right in _zip_lists(shape, lhs or [], rhs or [])
     ]
 
 
@@ -246,8 +300,11 @@ def _compare(lhs: Any, rhs: Any, shape: Shape, path: Path, out: Comparison) -> N
         right = rhs if isinstance(rhs, dict) else {}
         for name in [*left, *(k for k in right if k not in left)]:
             _compare(
-                left.get(name, MISSING), right.get(name, MISSING),
-                _child_shape(shape, name), (*path, "f:" + name), out,
+                left.get(name, MISSING),
+                right.get(name, MISSING),
+                _child_shape(shape, name),
+                (*path, "f:" + name),
+                out,
             )
     else:
         left_items = lhs if isinstance(lhs, list) else []
@@ -277,8 +334,8 @@ def equal(a: Any, b: Any) -> bool:
 
 
 def remove_items(value: Any, items: FieldSet, shape: Shape) -> Any:
-    """`value` without the fields and list items in `items`; an emptied map or list becomes
-    null, as in smd."""
+    """`value` without the fields and list items in `items`. An emptied map or list becomes
+    null, as in smd; a field left null that way is dropped, as the Go round trip drops it."""
     if shape.atomic or not value:
         return value
     if shape.kind in ("struct", "map"):
@@ -290,7 +347,13 @@ def remove_items(value: Any, items: FieldSet, shape: Shape) -> Any:
             if element in items.members:
                 continue
             below = items.child(element)
-            out[name] = remove_items(child, below, _child_shape(shape, name)) if below else child
+            if below:
+                kept_child = remove_items(child, below, _child_shape(shape, name))
+                if kept_child is None and child is not None:
+                    continue
+                out[name] = kept_child
+            else:
+                out[name] = child
         return out or None
     if not isinstance(value, list):
         return value

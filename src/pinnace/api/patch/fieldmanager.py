@@ -1,0 +1,243 @@
+"""Server-side apply and managedFields bookkeeping on whole objects, as kube-apiserver v1.32's
+field manager (apimachinery's util/managedfields) does them: decoding and encoding
+`metadata.managedFields`, the fields nobody owns, timestamps, the cap on update managers,
+and the errors a client sees.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+from pinnace.api.patch import errors, strategies
+from pinnace.api.patch.body import yaml_body
+from pinnace.api.patch.fieldpath import FieldSet, path_string
+from pinnace.api.patch.managed import (
+    BadManagedFields,
+    Entry,
+    Managed,
+    cap_update_managers,
+    decode,
+    encode,
+    identifier,
+    printable,
+    strip_untracked,
+)
+from pinnace.api.patch.openapi import kind_shape
+from pinnace.api.patch.typed import ValidationErrors, equal, to_field_set
+from pinnace.api.patch.updater import Conflicts, apply, update
+from pinnace.api.status import StatusError
+
+__all__ = ["server_side_apply", "track_update"]
+
+_CURRENT_OPERATION = identifier("current-operation", "Update", "")
+
+# What a write through each endpoint may not change (the registry strategies' reset
+# fields): no one gains or loses ownership of them there.
+_IGNORED = {"": FieldSet.of(("f:status",)), "status": FieldSet.of(("f:spec",))}
+
+
+def server_side_apply(
+    live: dict[str, Any] | None,
+    applied: Any,
+    *,
+    manager: str,
+    force: bool,
+    now: str,
+    subresource: str = "",
+) -> dict[str, Any]:
+    """The object after applying `applied` (a partial object, parsed or raw YAML/JSON
+    bytes) as `manager`; `live` is None when the object does not exist yet. Raises the
+    StatusError kube-apiserver answers with (400 for a bad body, 409 on conflicts)."""
+    applied = yaml_body(applied)
+    if applied is None:
+        applied = {}
+    if not isinstance(applied, dict):
+        raise errors.bad_request(
+            "error decoding YAML: json: cannot unmarshal "
+            f"{_json_kind(applied)} into Go value of type map[string]interface {{}}"
+        )
+    kind = (live or {}).get("kind") or applied.get("kind")
+    version = strategies.API_VERSIONS.get(kind) if isinstance(kind, str) else None
+    shape = kind_shape(kind) if version else None
+    if (applied.get("apiVersion"), applied.get("kind")) != (version, kind) or shape is None:
+        raise errors.bad_request(f"invalid object type: {_gvk(applied)}")
+    if (applied.get("metadata") or {}).get("managedFields") is not None:
+        raise errors.bad_request("metadata.managedFields must be nil")
+
+    live_object = _without_managed_fields(live or {})
+    try:
+        managed = decode(((live or {}).get("metadata") or {}).get("managedFields"))
+    except BadManagedFields as e:
+        raise errors.unconverted(f"failed to decode managed fields: {e}") from None
+    try:
+        to_field_set(applied, shape)
+    except ValidationErrors as e:
+        raise errors.unconverted(
+            f"failed to create typed patch object ({_gvknn(applied)}): {e}"
+        ) from None
+
+    manager_id = identifier(manager, "Apply", version, subresource)
+    try:
+        merged, managed = apply(
+            live_object,
+            applied,
+            shape,
+            managed,
+            manager_id,
+            version,
+            force=force,
+            ignored=_ignored(subresource),
+        )
+    except Conflicts as e:
+        raise conflict_error(e.conflicts) from None
+    if equal(merged, live_object):
+        merged = live_object
+    elif manager_id in managed:
+        managed[manager_id] = replace(managed[manager_id], time=now)
+    return _with_managed_fields(merged, cap_update_managers(strip_untracked(managed)))
+
+
+def track_update(
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    *,
+    manager: str,
+    operation: str = "Update",
+    subresource: str = "",
+    now: str,
+) -> dict[str, Any]:
+    """`new` with `metadata.managedFields` recording this create, update or patch by
+    `manager`: it owns what it set or changed, others lose that. `old` is None on create.
+    Never fails: when the entries cannot be worked out, the old ones are kept."""
+    kind = new.get("kind") or (old or {}).get("kind")
+    shape = kind_shape(kind) if isinstance(kind, str) else None
+    version = strategies.API_VERSIONS.get(kind, "") if isinstance(kind, str) else ""
+    old_entries = ((old or {}).get("metadata") or {}).get("managedFields")
+    if shape is None:
+        return _with_entries(new, old_entries)
+    managed = _starting_entries(old_entries, new, ignore_request=bool(subresource))
+    old_object = _without_managed_fields(old or {})
+    new_object = _without_managed_fields(new)
+    changed, managed = update(
+        old_object,
+        new_object,
+        shape,
+        managed,
+        _CURRENT_OPERATION,
+        ignored=_ignored(subresource),
+    )
+    changed = strip_untracked({_CURRENT_OPERATION: _entry(changed, version, now)})
+    manager_id = identifier(manager, operation, version, subresource)
+    managed = strip_untracked(managed)
+    if changed:
+        fields = changed[_CURRENT_OPERATION].fields
+        if manager_id in managed:
+            fields = fields.union(managed[manager_id].fields)
+        managed[manager_id] = _entry(fields, version, now)
+    return _with_managed_fields(new_object, cap_update_managers(managed))
+
+
+def conflict_error(conflicts: dict[str, FieldSet]) -> StatusError:
+    """409 Conflict naming each field another manager owns (NewConflictError)."""
+    found = [
+        (manager_id, path)
+        for manager_id in sorted(conflicts)
+        for path in conflicts[manager_id].paths()
+    ]
+    causes = [
+        {
+            "type": "FieldManagerConflict",
+            "message": f"conflict with {printable(manager_id)}",
+            "field": path_string(path),
+        }
+        for manager_id, path in found
+    ]
+    if len(found) == 1:
+        manager_id, path = found[0]
+        message = (
+            f"Apply failed with 1 conflict: conflict with {printable(manager_id)}: "
+            f"{path_string(path)}"
+        )
+    else:
+        lines = []
+        for manager_id in sorted(conflicts):
+            lines.append(f"conflicts with {printable(manager_id)}:")
+            lines += [f"- {path_string(p)}" for m, p in found if m == manager_id]
+        message = f"Apply failed with {len(found)} conflicts: " + "\n".join(lines)
+    return StatusError(409, "Conflict", message, {"causes": causes})
+
+
+def _starting_entries(old_entries: Any, new: dict[str, Any], *, ignore_request: bool) -> Managed:
+    """decodeLiveOrNew: the entries the request carries (`[]` or `[{}]` resets them), else
+    the stored ones; undecodable entries count as none."""
+    sent = (new.get("metadata") or {}).get("managedFields")
+    if not ignore_request:
+        if sent == [] or sent == [{}]:
+            return {}
+        try:
+            managed = decode(sent)
+        except BadManagedFields:
+            managed = {}
+        if managed:
+            return managed
+    try:
+        return decode(old_entries)
+    except BadManagedFields:
+        return {}
+
+
+def _entry(fields: FieldSet, version: str, now: str) -> Entry:
+    return Entry(fields, version, False, now)
+
+
+def _ignored(subresource: str) -> FieldSet:
+    return _IGNORED.get(subresource, FieldSet())
+
+
+def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    metadata = out.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    return out
+
+
+def _with_managed_fields(obj: Any, managed: Managed) -> dict[str, Any]:
+    return _with_entries(obj if isinstance(obj, dict) else {}, encode(managed))
+
+
+def _with_entries(obj: dict[str, Any], entries: Any) -> dict[str, Any]:
+    out = _without_managed_fields(obj)
+    if entries:
+        metadata = out.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = out["metadata"] = {}
+        metadata["managedFields"] = copy.deepcopy(entries)
+    return out
+
+
+def _gvk(obj: dict[str, Any]) -> str:
+    """A GroupVersionKind as Go prints it: `apps/v1, Kind=Deployment`, `/v1, Kind=Pod`."""
+    api_version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else ""
+    group, _, version = api_version.rpartition("/")
+    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else ""
+    return f"{group}/{version}, Kind={kind}"
+
+
+def _gvknn(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return f"{metadata.get('namespace', '')}/{metadata.get('name', '')}; {_gvk(obj)}"
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return "null"

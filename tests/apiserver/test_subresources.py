@@ -147,7 +147,7 @@ def test_eviction_spends_the_budget_then_refuses_with_429(api: Any) -> None:
     e = refused(api, evict, api.server, "default", "b", eviction("b"))
     assert e.code == 429
     assert e.message == "Cannot evict pod as it would violate the pod's disruption budget."
-    assert e.status["details"]["causes"][0]["reason"] == "DisruptionBudget"
+    assert e.details and e.details["causes"][0]["reason"] == "DisruptionBudget"
     api.call(api.server.get, PODS, "default", "b")  # still there
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pinnace.api import catalog
+from pinnace.api import catalog, status
 from pinnace.api.kind import Kind
 from pinnace.apiserver.admission import (
     default_tolerations,
@@ -53,7 +53,9 @@ class AdmissionChain:
         except KeyNotFoundError:
             return None
 
-    async def admit(self, operation: str, kind: Kind, obj: Object, old: Object | None) -> None:
+    async def admit(
+        self, operation: str, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
+    ) -> None:
         m = obj.get("metadata") or {}
         namespace = m.get("namespace", "")
         if kind.namespaced and operation == "CREATE":
@@ -65,24 +67,30 @@ class AdmissionChain:
                 await self._namespace(namespace),
                 group=kind.group,
             )
-        if not _is(kind, "", "Pod") or operation != "CREATE":
+        if not _is(kind, "", "Pod") or subresource:
             return
-        limit_ranger.admit("pods", obj, await self._list("", "limitranges", namespace))
+        if operation == "CREATE":
+            limit_ranger.mutate("pods", obj, await self._list("", "limitranges", namespace))
         classes = {
             pc["metadata"]["name"]: pc
             for pc in await self._list("scheduling.k8s.io", "priorityclasses", "")
         }
-        priority.admit_pod(obj, classes, operation)
+        priority.admit_pod(obj, classes, operation, old)
         default_tolerations.admit_pod(obj)
 
-    async def validate(self, operation: str, kind: Kind, obj: Object, old: Object | None) -> None:
+    async def validate(
+        self, operation: str, kind: Kind, obj: Object, old: Object | None, dry_run: bool = False
+    ) -> None:
+        namespace = (obj.get("metadata") or {}).get("namespace", "")
+        if _is(kind, "", "Pod") and operation == "CREATE":
+            limit_ranger.validate("pods", obj, await self._list("", "limitranges", namespace))
         if _is(kind, "scheduling.k8s.io", "PriorityClass"):
             existing = {
                 pc["metadata"]["name"]: pc
                 for pc in await self._list("scheduling.k8s.io", "priorityclasses", "")
             }
-            priority.validate_priority_class(obj, existing)
-        if kind.namespaced:
+            priority.validate_priority_class(obj, existing, operation)
+        if kind.namespaced and not dry_run:
             await self._reserve_quota(operation, kind, obj, old)
 
     async def _reserve_quota(
@@ -106,6 +114,9 @@ class AdmissionChain:
                 return
             except (ConflictError, KeyNotFoundError):
                 continue  # another write reserved usage first: evaluate again
+        raise status.conflict(
+            "resourcequotas", "", "too many concurrent writes to the namespace's quotas"
+        )
 
     async def check_delete(self, kind: Kind, obj: Object) -> None:
         if _is(kind, "", "Namespace"):
@@ -135,7 +146,7 @@ class AdmissionChain:
                 kind = catalog.by_resource(group, plural)
                 if kind is not None:
                     objects[resource] = await self._list(group, plural, namespace)
-            updated = resource_quota.recalculate(quota, objects)
+            updated = resource_quota.recalculate(quota, objects, now=self._server.clock.now())
             if updated == quota:
                 return
             try:

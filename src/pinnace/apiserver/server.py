@@ -183,7 +183,7 @@ class APIServer:
             m["name"] = self._generated_name(m["generateName"])
         kind.prepare_for_create(obj)
         self._validate(kind, obj, kind.validate(obj))
-        await self.admission.validate("CREATE", kind, obj, None)
+        await self.admission.validate("CREATE", kind, obj, None, options.dry_run)
         if options.dry_run:
             return Result(obj, decoded.warnings, created=True)
         for _ in range(GENERATE_NAME_ATTEMPTS):
@@ -313,9 +313,9 @@ class APIServer:
             self._before_update(kind, new, old, subresource)
             if new == old:
                 return Result(old, warnings)  # nothing changed: no write, no event
-            await self.admission.admit("UPDATE", kind, new, old)
+            await self.admission.admit("UPDATE", kind, new, old, subresource)
             self._validate(kind, new, self._update_errors(kind, new, old, subresource))
-            await self.admission.validate("UPDATE", kind, new, old)
+            await self.admission.validate("UPDATE", kind, new, old, options.dry_run)
             if options.dry_run:
                 return Result(new, warnings)
             if deletion.deletion_due(new):

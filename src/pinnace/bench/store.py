@@ -24,6 +24,8 @@ WRITERS = 16
 """Concurrent writing clients."""
 LIST_REPEATS = 5
 """Lists timed; the median is reported."""
+PAGE = 500
+"""Objects per page of a paged list: kubectl's default --chunk-size."""
 PREFIX = "pods/bench/"
 
 
@@ -33,6 +35,7 @@ def figures(objects: int, watchers: int) -> tuple[Figure, ...]:
         Figure("updates_per_s", "updates/s (with resourceVersion precondition)"),
         Figure("gets_per_s", "gets/s"),
         Figure("list_ms", f"list of {objects} objects (ms)"),
+        Figure("paged_list_ms", f"list of {objects} objects in pages of {PAGE} (ms)"),
         Figure("watch_events_per_s", f"watch events/s delivered to {watchers} watchers"),
         Figure("write_latency_p50_ms", "write latency p50 (ms)"),
         Figure("write_latency_p99_ms", "write latency p99 (ms)"),
@@ -108,11 +111,8 @@ async def _measure(store: Store, objects: int, watchers: int) -> Figures:
         await store.get(key)
     get_seconds = time.perf_counter() - start
 
-    list_seconds = []
-    for _ in range(LIST_REPEATS):
-        start = time.perf_counter()
-        await store.list(PREFIX)
-        list_seconds.append(time.perf_counter() - start)
+    list_seconds = await _repeat(lambda: store.list(PREFIX))
+    paged_list_seconds = await _repeat(lambda: _list_in_pages(store))
 
     watch_seconds = await _fan_out(store, keys, watchers)
 
@@ -121,10 +121,30 @@ async def _measure(store: Store, objects: int, watchers: int) -> Figures:
         "updates_per_s": per_second(objects, update_seconds),
         "gets_per_s": per_second(objects, get_seconds),
         "list_ms": statistics.median(list_seconds) * 1000,
+        "paged_list_ms": statistics.median(paged_list_seconds) * 1000,
         "watch_events_per_s": per_second(objects * watchers, watch_seconds),
         "write_latency_p50_ms": percentile(latencies, 50) * 1000,
         "write_latency_p99_ms": percentile(latencies, 99) * 1000,
     }
+
+
+async def _repeat(read: Callable[[], Awaitable[object]]) -> list[float]:
+    seconds = []
+    for _ in range(LIST_REPEATS):
+        start = time.perf_counter()
+        await read()
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+async def _list_in_pages(store: Store) -> None:
+    """Every object, a page at a time, all pages at the first page's revision (as kubectl's
+    chunked lists are served)."""
+    page = await store.list(PREFIX, limit=PAGE)
+    while page.continue_key is not None:
+        page = await store.list(
+            PREFIX, revision=page.revision, limit=PAGE, start_after=page.continue_key
+        )
 
 
 async def _concurrently(

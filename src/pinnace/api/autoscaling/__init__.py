@@ -1,0 +1,1 @@
+"""The autoscaling API group: HorizontalPodAutoscalers (autoscaling/v2)."""

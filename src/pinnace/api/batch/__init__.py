@@ -1,0 +1,1 @@
+"""The batch/v1 API group: Jobs."""

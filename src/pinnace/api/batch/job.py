@@ -1,0 +1,478 @@
+"""Job (batch/v1): defaulting, the registry strategy and validation as Kubernetes v1.32.
+
+Unless `spec.manualSelector` is true, the server picks the selector: it labels the pod
+template with the Job's uid and name (both the `batch.kubernetes.io/` labels and the legacy
+unprefixed ones) and selects on the prefixed uid label, so a Job never adopts other pods.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pinnace.api import field
+from pinnace.api.apps import (
+    SPEC,
+    STATUS,
+    Object,
+    as_label_selector,
+    bump_generation,
+    changed,
+    default_template,
+    ensure_spec,
+    go_label_selector,
+    go_string_map,
+    reset_for_create,
+    set_default,
+    spec_changed,
+    status_of,
+    template_labels,
+    validate_nonnegative_fields,
+    validate_selector,
+    validate_selector_matches_template,
+)
+from pinnace.api.core.pod import validate_pod_template_spec
+from pinnace.api.core.pod_shape import as_dict, child_dict
+from pinnace.api.field import FieldError, Path
+from pinnace.api.kind import Kind
+from pinnace.api.meta import validate_object_meta, validate_object_meta_update
+from pinnace.api.names import is_dns1123_label
+from pinnace.api.strategy import keep_old
+from pinnace.api.validation import (
+    FIELD_IMMUTABLE_ERROR_MSG,
+    GoValue,
+    is_int,
+    list_field,
+    object_field,
+)
+
+CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+LEGACY_CONTROLLER_UID_LABEL = "controller-uid"
+LEGACY_JOB_NAME_LABEL = "job-name"
+NON_INDEXED = "NonIndexed"
+INDEXED = "Indexed"
+COMPLETION_MODES = (NON_INDEXED, INDEXED)
+DEFAULT_BACKOFF_LIMIT = 6
+BACKOFF_LIMIT_WITH_PER_INDEX = 2**31 - 1
+FAILED = "Failed"
+TERMINATING_OR_FAILED = "TerminatingOrFailed"
+POD_REPLACEMENT_POLICIES = (FAILED, TERMINATING_OR_FAILED)
+RESTART_POLICIES = ("OnFailure", "Never")
+POD_FAILURE_ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
+MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
+MAX_FAILED_INDEXES_FOR_INDEXED_JOB = 100_000
+MAX_POD_FAILURE_POLICY_RULES = 20
+# JobStatus{} as batch/v1 serializes it: every field is omitempty.
+EMPTY_STATUS: Object = {}
+_STATUS_COUNTERS = ("active", "succeeded", "failed", "ready", "terminating")
+# Kubernetes prints the whole core.PodTemplateSpec struct (thousands of characters) here.
+_TEMPLATE_SHOWN = GoValue("core.PodTemplateSpec{...}")
+_IMMUTABLE_SPEC_FIELDS = (
+    "completionMode",
+    "podFailurePolicy",
+    "backoffLimitPerIndex",
+    "managedBy",
+    "successPolicy",
+)
+
+
+def default_job(job: Any) -> None:
+    spec = ensure_spec(job)
+    if spec is None:
+        return
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+    set_default(spec, "parallelism", 1)
+    per_index = spec.get("backoffLimitPerIndex") is not None
+    set_default(
+        spec, "backoffLimit", BACKOFF_LIMIT_WITH_PER_INDEX if per_index else DEFAULT_BACKOFF_LIMIT
+    )
+    labels = template_labels(spec.get("template"))
+    meta = child_dict(job, "metadata")
+    if meta is not None and labels and not meta.get("labels"):
+        meta["labels"] = dict(labels)
+    set_default(spec, "completionMode", NON_INDEXED)
+    set_default(spec, "suspend", False)
+    policy = spec.get("podFailurePolicy")
+    for rule in list_field(as_dict(policy).get("rules"), SPEC)[0]:
+        for pattern in list_field(as_dict(rule).get("onPodConditions"), SPEC)[0]:
+            if isinstance(pattern, dict) and not pattern.get("status"):
+                pattern["status"] = "True"
+    set_default(
+        spec, "podReplacementPolicy", FAILED if policy is not None else TERMINATING_OR_FAILED
+    )
+    default_template(spec)
+
+
+def _manual_selector(job: Object) -> bool:
+    return as_dict(job.get("spec")).get("manualSelector") is True
+
+
+def _generate_selector(job: Object) -> None:
+    """Label the template with the Job's identity (keeping labels the user set, which
+    validation then judges) and select on the uid."""
+    spec = ensure_spec(job)
+    meta = as_dict(job.get("metadata"))
+    template = child_dict(spec, "template") if spec is not None else None
+    if spec is None or template is None:
+        return
+    if not isinstance(template.get("metadata"), dict):
+        template["metadata"] = {}
+    if not isinstance(template["metadata"].get("labels"), dict):
+        template["metadata"]["labels"] = {}
+    labels = template["metadata"]["labels"]
+    name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+    for key, value in (
+        (LEGACY_JOB_NAME_LABEL, name),
+        (JOB_NAME_LABEL, name),
+        (LEGACY_CONTROLLER_UID_LABEL, uid),
+        (CONTROLLER_UID_LABEL, uid),
+    ):
+        labels.setdefault(key, value)
+    if not isinstance(spec.get("selector"), dict):
+        spec["selector"] = {}
+    if not isinstance(spec["selector"].get("matchLabels"), dict):
+        spec["selector"]["matchLabels"] = {}
+    spec["selector"]["matchLabels"].setdefault(CONTROLLER_UID_LABEL, uid)
+
+
+def prepare_job_for_create(job: Object) -> None:
+    if not _manual_selector(job):
+        _generate_selector(job)
+    reset_for_create(job, EMPTY_STATUS)
+
+
+def prepare_job_for_update(new: Object, old: Object) -> None:
+    keep_old(new, old, "status")
+    if spec_changed(new, old):
+        bump_generation(new, old)
+
+
+def prepare_job_for_status_update(new: Object, old: Object) -> None:
+    keep_old(new, old, "spec")
+
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def _valid_values(values: tuple[str, ...]) -> str:
+    return "valid values: " + ", ".join(json.dumps(v) for v in values)
+
+
+def _validate_has_label(labels: dict[str, Any], key: str, expected: str) -> list[FieldError]:
+    """ValidateHasLabel on the pod template."""
+    path = SPEC.child("template", "metadata", "labels").key(key)
+    if key not in labels:
+        return [field.required(path, f"must be '{expected}'")]
+    if labels[key] != expected:
+        return [field.invalid(path, go_string_map(labels), f"must be '{expected}'")]
+    return []
+
+
+def _validate_generated_selector(job: Object, prefixed_labels: bool) -> list[FieldError]:
+    """ValidateGeneratedSelector: the template carries the Job's identity labels and the
+    selector selects them."""
+    spec = as_dict(job.get("spec"))
+    if _manual_selector(job) or spec.get("selector") is None:
+        return []
+    meta = as_dict(job.get("metadata"))
+    name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+    errs: list[FieldError] = []
+    if not uid:
+        errs.append(field.required(Path("metadata", "uid")))
+    labels = as_dict(template_labels(spec.get("template")))
+    uid_label = CONTROLLER_UID_LABEL if prefixed_labels else LEGACY_CONTROLLER_UID_LABEL
+    name_label = JOB_NAME_LABEL if prefixed_labels else LEGACY_JOB_NAME_LABEL
+    errs += _validate_has_label(labels, uid_label, uid)
+    errs += _validate_has_label(labels, name_label, name)
+    expected = {LEGACY_CONTROLLER_UID_LABEL: uid, LEGACY_JOB_NAME_LABEL: name}
+    if prefixed_labels:
+        expected |= {CONTROLLER_UID_LABEL: uid, JOB_NAME_LABEL: name}
+    selector = as_label_selector(spec["selector"])
+    if selector is not None and not selector.matches(expected):
+        shown = go_label_selector(spec["selector"])
+        errs.append(field.invalid(SPEC.child("selector"), shown, "`selector` not auto-generated"))
+    return errs
+
+
+def _validate_indexed(spec: Object) -> list[FieldError]:
+    """The rules tying completionMode to completions, parallelism and per-index backoff."""
+    mode = spec.get("completionMode")
+    errs: list[FieldError] = []
+    if mode is not None and mode not in COMPLETION_MODES:
+        errs.append(field.not_supported(SPEC.child("completionMode"), mode, COMPLETION_MODES))
+    completions, parallelism = spec.get("completions"), spec.get("parallelism")
+    max_failed = spec.get("maxFailedIndexes")
+    if mode == INDEXED:
+        if completions is None:
+            errs.append(
+                field.required(SPEC.child("completions"), f"when completion mode is {INDEXED}")
+            )
+        if is_int(parallelism) and parallelism > MAX_PARALLELISM_FOR_INDEXED_JOB:
+            limit = f"must be less than or equal to {MAX_PARALLELISM_FOR_INDEXED_JOB}"
+            errs.append(
+                field.invalid(
+                    SPEC.child("parallelism"),
+                    parallelism,
+                    f"{limit} when completion mode is {INDEXED}",
+                )
+            )
+        if is_int(completions) and is_int(max_failed) and max_failed > completions:
+            errs.append(
+                field.invalid(
+                    SPEC.child("maxFailedIndexes"),
+                    max_failed,
+                    "must be less than or equal to completions",
+                )
+            )
+        if is_int(max_failed) and max_failed > MAX_FAILED_INDEXES_FOR_INDEXED_JOB:
+            limit = f"must be less than or equal to {MAX_FAILED_INDEXES_FOR_INDEXED_JOB}"
+            errs.append(field.invalid(SPEC.child("maxFailedIndexes"), max_failed, limit))
+    elif mode in (None, NON_INDEXED):
+        for name in ("backoffLimitPerIndex", "maxFailedIndexes"):
+            if spec.get(name) is not None:
+                errs.append(
+                    field.invalid(SPEC.child(name), spec[name], "requires indexed completion mode")
+                )
+    if max_failed is not None and spec.get("backoffLimitPerIndex") is None:
+        errs.append(
+            field.required(SPEC.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
+        )
+    return errs
+
+
+def _validate_pod_failure_policy(spec: Object, path: Path) -> list[FieldError]:
+    """The rules' actions and their requirement: exit codes or pod conditions, not both."""
+    policy, errs = object_field(spec.get("podFailurePolicy"), path)
+    rules, e = list_field(policy.get("rules"), path.child("rules"))
+    errs += e
+    if len(rules) > MAX_POD_FAILURE_POLICY_RULES:
+        errs.append(field.too_many(path.child("rules"), len(rules), MAX_POD_FAILURE_POLICY_RULES))
+    for i, value in enumerate(rules):
+        rule_path = path.child("rules").index(i)
+        rule, e = object_field(value, rule_path)
+        errs += e
+        action, action_path = rule.get("action") or "", rule_path.child("action")
+        if not action:
+            errs.append(field.required(action_path, _valid_values(POD_FAILURE_ACTIONS)))
+        elif action == "FailIndex":
+            if spec.get("backoffLimitPerIndex") is None:
+                errs.append(
+                    field.invalid(
+                        action_path, action, "requires the backoffLimitPerIndex to be set"
+                    )
+                )
+        elif action not in POD_FAILURE_ACTIONS:
+            errs.append(field.not_supported(action_path, action, POD_FAILURE_ACTIONS))
+        on_exit_codes = rule.get("onExitCodes") is not None
+        on_conditions = bool(rule.get("onPodConditions"))
+        if on_exit_codes and on_conditions:
+            detail = "specifying both OnExitCodes and OnPodConditions is not supported"
+            errs.append(field.FieldError(field.ErrorType.INVALID, str(rule_path), detail=detail))
+        elif not on_exit_codes and not on_conditions:
+            detail = "specifying one of OnExitCodes and OnPodConditions is required"
+            errs.append(field.FieldError(field.ErrorType.INVALID, str(rule_path), detail=detail))
+    return errs
+
+
+def _validate_pod_replacement_policy(spec: Object) -> list[FieldError]:
+    policy = spec.get("podReplacementPolicy")
+    if policy is None:
+        return []
+    allowed = (FAILED,) if spec.get("podFailurePolicy") is not None else POD_REPLACEMENT_POLICIES
+    if policy in allowed:
+        return []
+    return [field.not_supported(SPEC.child("podReplacementPolicy"), policy, allowed)]
+
+
+def _validate_template(spec: Object) -> list[FieldError]:
+    """The pod template, whose pods must not restart forever."""
+    template_path = SPEC.child("template")
+    errs = validate_pod_template_spec(spec.get("template"), template_path)
+    restart = as_dict(as_dict(spec.get("template")).get("spec")).get("restartPolicy") or ""
+    path = template_path.child("spec", "restartPolicy")
+    if restart in ("", "Always"):
+        errs.append(field.required(path, _valid_values(RESTART_POLICIES)))
+    elif restart not in RESTART_POLICIES:
+        errs.append(field.not_supported(path, restart, RESTART_POLICIES))
+    elif spec.get("podFailurePolicy") is not None and restart != "Never":
+        detail = 'only "Never" is supported when podFailurePolicy is specified'
+        errs.append(field.invalid(path, restart, detail))
+    return errs
+
+
+def _validate_spec(job: Object) -> list[FieldError]:
+    """ValidateJobSpec."""
+    spec, errs = object_field(job.get("spec"), SPEC)
+    errs += validate_nonnegative_fields(
+        spec,
+        SPEC,
+        (
+            "parallelism",
+            "completions",
+            "activeDeadlineSeconds",
+            "backoffLimit",
+            "ttlSecondsAfterFinished",
+            "backoffLimitPerIndex",
+            "maxFailedIndexes",
+        ),
+    )
+    errs += _validate_indexed(spec)
+    if spec.get("podFailurePolicy") is not None:
+        errs += _validate_pod_failure_policy(spec, SPEC.child("podFailurePolicy"))
+    errs += _validate_pod_replacement_policy(spec)
+    errs += _validate_template(spec)
+    selector_path = SPEC.child("selector")
+    if spec.get("selector") is None:
+        errs.append(field.required(selector_path))
+    else:
+        errs += validate_selector(spec["selector"], selector_path)
+    selector = as_label_selector(spec.get("selector"))
+    if selector is not None:
+        errs += validate_selector_matches_template(
+            selector, spec.get("template"), SPEC.child("template")
+        )
+    return errs
+
+
+def _validate_indexed_hostnames(job: Object) -> list[FieldError]:
+    """An Indexed Job's pods are named `<job>-<index>`, which must be a DNS label."""
+    spec = as_dict(job.get("spec"))
+    completions = spec.get("completions")
+    if spec.get("completionMode") != INDEXED or not is_int(completions) or completions <= 0:
+        return []
+    name = as_dict(job.get("metadata")).get("name")
+    if not isinstance(name, str):
+        return []
+    hostname = f"{name}-{completions - 1}"
+    if not is_dns1123_label(hostname):
+        return []
+    detail = f"will not able to create pod with invalid DNS label: {hostname}"
+    return [field.invalid(Path("metadata", "name"), name, detail)]
+
+
+def _validate_job(job: Any, prefixed_labels: bool) -> list[FieldError]:
+    errs = validate_object_meta(job, namespaced=True)
+    if not isinstance(job, dict):
+        return errs
+    errs += _validate_generated_selector(job, prefixed_labels)
+    return errs + _validate_spec(job) + _validate_indexed_hostnames(job)
+
+
+def validate_job(job: Any) -> list[FieldError]:
+    return _validate_job(job, prefixed_labels=True)
+
+
+def _immutable(new: Object, old: Object, name: str) -> list[FieldError]:
+    value = new.get(name)
+    if not changed(value, old.get(name)):
+        return []
+    return [field.invalid(SPEC.child(name), value, FIELD_IMMUTABLE_ERROR_MSG)]
+
+
+def _mutable_scheduling_directives(old: Object) -> bool:
+    """A suspended Job that never started may still change where its pods go."""
+    suspended = as_dict(old.get("spec")).get("suspend") is True
+    return suspended and as_dict(old.get("status")).get("startTime") is None
+
+
+def _template_for_comparison(template: Any, new_template: Any) -> Any:
+    """The old template with the fields a suspended, unstarted Job may change taken from the
+    new one: node affinity, node selector, tolerations, scheduling gates, labels and
+    annotations."""
+    old_template, new_template = as_dict(template), as_dict(new_template)
+    result = {**old_template, "metadata": dict(as_dict(old_template.get("metadata")))}
+    new_meta = as_dict(new_template.get("metadata"))
+    for key in ("labels", "annotations"):
+        result["metadata"].pop(key, None)
+        if key in new_meta:
+            result["metadata"][key] = new_meta[key]
+    old_spec, new_spec = as_dict(old_template.get("spec")), as_dict(new_template.get("spec"))
+    spec = dict(old_spec)
+    for key in ("nodeSelector", "tolerations", "schedulingGates"):
+        spec.pop(key, None)
+        if key in new_spec:
+            spec[key] = new_spec[key]
+    spec.pop("affinity", None)
+    affinity = {k: v for k, v in as_dict(old_spec.get("affinity")).items() if k != "nodeAffinity"}
+    new_affinity = new_spec.get("affinity")
+    if isinstance(new_affinity, dict) and "nodeAffinity" in new_affinity:
+        affinity["nodeAffinity"] = new_affinity["nodeAffinity"]
+    if affinity or (new_affinity is not None and old_spec.get("affinity") is not None):
+        spec["affinity"] = affinity
+    result["spec"] = spec
+    return result
+
+
+def _validate_template_update(
+    new: Object, old: Object, mutable_scheduling: bool
+) -> list[FieldError]:
+    template, old_template = new.get("template"), old.get("template")
+    if mutable_scheduling:
+        old_template = _template_for_comparison(old_template, template)
+    if not changed(template, old_template):
+        return []
+    return [field.invalid(SPEC.child("template"), _TEMPLATE_SHOWN, FIELD_IMMUTABLE_ERROR_MSG)]
+
+
+def _validate_completions_update(new: Object, old: Object) -> list[FieldError]:
+    """Completions are immutable, except that an Indexed Job may scale completions and
+    parallelism together."""
+    completions = new.get("completions")
+    if not changed(completions, old.get("completions")):
+        return []
+    if new.get("completionMode") != INDEXED:
+        return [field.invalid(SPEC.child("completions"), completions, FIELD_IMMUTABLE_ERROR_MSG)]
+    if completions is None or completions == new.get("parallelism"):
+        return []
+    detail = "can only be modified in tandem with spec.parallelism"
+    return [field.invalid(SPEC.child("completions"), completions, detail)]
+
+
+def validate_job_update(new: Any, old: Any) -> list[FieldError]:
+    """ValidateJob on the new object, then ValidateJobUpdate: the spec again and what may
+    not change."""
+    prefixed = isinstance(old, dict) and JOB_NAME_LABEL in as_dict(
+        template_labels(as_dict(old.get("spec")).get("template"))
+    )
+    errs = _validate_job(new, prefixed or (isinstance(old, dict) and _manual_selector(old)))
+    errs += validate_object_meta_update(new, old)
+    if not isinstance(new, dict) or not isinstance(old, dict):
+        return errs
+    spec, old_spec = as_dict(new.get("spec")), as_dict(old.get("spec"))
+    errs += _validate_spec(new) + _validate_completions_update(spec, old_spec)
+    if changed(spec.get("selector"), old_spec.get("selector")):
+        shown = go_label_selector(spec.get("selector"))
+        errs.append(field.invalid(SPEC.child("selector"), shown, FIELD_IMMUTABLE_ERROR_MSG))
+    errs += _validate_template_update(spec, old_spec, _mutable_scheduling_directives(old))
+    for name in _IMMUTABLE_SPEC_FIELDS:
+        errs += _immutable(spec, old_spec, name)
+    return errs
+
+
+def validate_job_status_update(new: Any, old: Any) -> list[FieldError]:
+    errs = validate_object_meta_update(new, old)
+    if not isinstance(new, dict):
+        return errs
+    status, e = status_of(new)
+    return errs + e + validate_nonnegative_fields(status, STATUS, _STATUS_COUNTERS)
+
+
+JOB = Kind(
+    group="batch",
+    version="v1",
+    kind="Job",
+    plural="jobs",
+    namespaced=True,
+    model="V1Job",
+    categories=("all",),
+    subresources=("status",),
+    default=default_job,
+    prepare_for_create=prepare_job_for_create,
+    prepare_for_update=prepare_job_for_update,
+    prepare_for_status_update=prepare_job_for_status_update,
+    validate=validate_job,
+    validate_update=validate_job_update,
+    validate_status_update=validate_job_status_update,
+)

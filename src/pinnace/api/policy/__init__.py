@@ -1,0 +1,1 @@
+"""The policy/v1 API group: PodDisruptionBudgets."""

@@ -92,6 +92,7 @@ def server_side_apply(
         )
     except Conflicts as e:
         raise conflict_error(e.conflicts) from None
+    merged = _without_nulls(merged)
     if equal(merged, live_object):
         merged = live_object
     elif manager_id in managed:
@@ -216,6 +217,15 @@ def _with_entries(obj: dict[str, Any], entries: Any) -> dict[str, Any]:
             metadata = out["metadata"] = {}
         metadata["managedFields"] = copy.deepcopy(entries)
     return out
+
+
+def _without_nulls(value: Any) -> Any:
+    """Fields set to null dropped, as decoding into the Go types drops them."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def _gvk(obj: dict[str, Any]) -> str:

@@ -79,6 +79,8 @@ VALUE_STRUCT_FIELDS: dict[str, tuple[str, ...]] = {
     "core.v1.NodeStatus": ("daemonEndpoints", "nodeInfo"),
     "core.v1.PodTemplateSpec": ("metadata", "spec"),
 }
+# Lists without `omitempty`: an unset one is serialized as null, present but empty.
+NULL_LIST_FIELDS: dict[str, tuple[str, ...]] = {"core.v1.PodSpec": ("containers",)}
 
 
 def root_type(kind: str) -> str | None:

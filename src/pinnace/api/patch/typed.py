@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.api.patch.fieldpath import FieldSet, key_element, path_string, value_element
-from pinnace.api.patch.openapi import SCALAR, VALUE_STRUCT_FIELDS, Shape
+from pinnace.api.patch.openapi import NULL_LIST_FIELDS, SCALAR, VALUE_STRUCT_FIELDS, Shape
 
 __all__ = [
     "MISSING",
@@ -187,9 +187,9 @@ def ensure_named_fields_are_members(fields: FieldSet, shape: Shape) -> FieldSet:
 
 
 def with_zero_structs(value: Any, shape: Shape) -> Any:
-    """`value` with the struct fields Go always serializes (non-pointer structs) present,
-    as `{}` when absent: the form kube-apiserver compares objects in, so that a struct
-    that merely appears is not recorded as set."""
+    """`value` with the fields Go always serializes present: non-pointer structs as `{}`,
+    lists without omitempty as null. kube-apiserver compares objects in that form, so a
+    struct or list that merely appears is not recorded as set."""
     if shape.atomic or value is None:
         return value
     if shape.kind == "struct" and isinstance(value, dict):
@@ -197,6 +197,8 @@ def with_zero_structs(value: Any, shape: Shape) -> Any:
         for name in VALUE_STRUCT_FIELDS.get(shape.type_name, ()):
             if name not in out and name in shape.fields():
                 out[name] = with_zero_structs({}, _child_shape(shape, name))
+        for name in NULL_LIST_FIELDS.get(shape.type_name, ()):
+            out.setdefault(name, None)
         return out
     if shape.kind == "map" and isinstance(value, dict):
         element = shape.element or SCALAR

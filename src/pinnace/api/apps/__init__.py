@@ -96,7 +96,10 @@ def go_label_selector(selector: Any) -> GoValue | None:
         shown = GoValue(f"[]v1.LabelSelectorRequirement{{{items}}}")
     else:
         shown = go_nil_slice("v1.LabelSelectorRequirement")
-    fields = [("MatchLabels", go_string_map(selector.get("matchLabels"))), ("MatchExpressions", shown)]
+    fields = [
+        ("MatchLabels", go_string_map(selector.get("matchLabels"))),
+        ("MatchExpressions", shown),
+    ]
     return go_struct("v1.LabelSelector", fields)
 
 
@@ -113,6 +116,23 @@ def go_int_or_string(value: Any) -> GoValue:
 def go_pointer(type_name: str, value: GoValue | None) -> GoValue:
     """A pointer field inside a struct: `(*T)(nil)`, or `&T{...}` for the value it points to."""
     return GoValue(f"(*{type_name})(nil)") if value is None else GoValue(f"&{value.text}")
+
+
+def go_rollout_strategy(strategy: Object, strategy_type: str, rolling_type: str) -> GoValue:
+    """A Deployment's or DaemonSet's strategy struct (`Type` and a `RollingUpdate` pointer
+    to `MaxUnavailable` and `MaxSurge`) as `%#v` shows it."""
+    rolling, shown = strategy.get("rollingUpdate"), None
+    if isinstance(rolling, dict):
+        bounds = [
+            ("MaxUnavailable", go_int_or_string(rolling.get("maxUnavailable", 0))),
+            ("MaxSurge", go_int_or_string(rolling.get("maxSurge", 0))),
+        ]
+        shown = go_struct(rolling_type, bounds)
+    fields = [
+        ("Type", str(strategy.get("type") or "")),
+        ("RollingUpdate", go_pointer(rolling_type, shown)),
+    ]
+    return go_struct(strategy_type, fields)
 
 
 # --- int-or-percent fields --------------------------------------------------------------------
@@ -196,7 +216,9 @@ def validate_required_selector(spec: Object, path: Path, owner: str) -> list[Fie
     errs = validate_selector(selector, path)
     if is_empty_selector(selector):
         errs.append(
-            field.invalid(path, go_label_selector(selector), f"empty selector is invalid for {owner}")
+            field.invalid(
+                path, go_label_selector(selector), f"empty selector is invalid for {owner}"
+            )
         )
     return errs
 
@@ -213,7 +235,9 @@ def validate_selector_matches_template(
     strings = {k: v for k, v in as_dict(labels).items() if isinstance(v, str)}
     if selector.empty or selector.matches(strings):
         return []
-    return [field.invalid(path.child("metadata", "labels"), go_string_map(labels), SELECTOR_MISMATCH)]
+    return [
+        field.invalid(path.child("metadata", "labels"), go_string_map(labels), SELECTOR_MISMATCH)
+    ]
 
 
 def validate_always_restarting_template(template: Any, path: Path, owner: str) -> list[FieldError]:
@@ -259,9 +283,7 @@ def validate_selector_unchanged(new: Object, old: Object) -> list[FieldError]:
 # --- plain fields -----------------------------------------------------------------------------
 
 
-def validate_nonnegative_fields(
-    obj: Object, path: Path, names: Iterable[str]
-) -> list[FieldError]:
+def validate_nonnegative_fields(obj: Object, path: Path, names: Iterable[str]) -> list[FieldError]:
     """Optional integer fields that may not be negative (absent is fine)."""
     errs: list[FieldError] = []
     for name in names:

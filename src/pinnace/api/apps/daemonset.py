@@ -21,7 +21,7 @@ from pinnace.api.apps import (
     ensure_spec,
     go_int_or_string,
     go_label_selector,
-    go_pointer,
+    go_rollout_strategy,
     int_or_percent_value,
     is_empty_selector,
     is_not_more_than_100_percent,
@@ -42,11 +42,12 @@ from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
 from pinnace.api.strategy import keep_old
-from pinnace.api.validation import GoValue, go_struct, object_field
+from pinnace.api.validation import object_field
 
 TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
 ON_DELETE = "OnDelete"
 ROLLING_UPDATE = "RollingUpdate"
+_ROLLING_TYPE = "apps.RollingUpdateDaemonSet"
 DEFAULT_MAX_UNAVAILABLE = 1
 DEFAULT_MAX_SURGE = 0
 DEFAULT_REVISION_HISTORY_LIMIT = 10
@@ -129,22 +130,6 @@ def prepare_daemon_set_for_status_update(new: Object, old: Object) -> None:
     _set_template_generation(new, template_generation(old))
 
 
-def _go_strategy(strategy: Object) -> GoValue:
-    rolling = strategy.get("rollingUpdate")
-    shown = None
-    if isinstance(rolling, dict):
-        fields = [
-            ("MaxUnavailable", go_int_or_string(rolling.get("maxUnavailable", 0))),
-            ("MaxSurge", go_int_or_string(rolling.get("maxSurge", 0))),
-        ]
-        shown = go_struct("apps.RollingUpdateDaemonSet", fields)
-    fields = [
-        ("Type", str(strategy.get("type") or "")),
-        ("RollingUpdate", go_pointer("apps.RollingUpdateDaemonSet", shown)),
-    ]
-    return go_struct("apps.DaemonSetUpdateStrategy", fields)
-
-
 def _validate_update_strategy(spec: Object, path: Path) -> list[FieldError]:
     """ValidateDaemonSetUpdateStrategy."""
     strategy, errs = object_field(spec.get("updateStrategy"), path)
@@ -152,7 +137,7 @@ def _validate_update_strategy(spec: Object, path: Path) -> list[FieldError]:
     if kind == ON_DELETE:
         return errs
     if kind != ROLLING_UPDATE:
-        shown = _go_strategy(strategy)
+        shown = go_rollout_strategy(strategy, "apps.DaemonSetUpdateStrategy", _ROLLING_TYPE)
         return [*errs, field.not_supported(path, shown, (ROLLING_UPDATE, ON_DELETE))]
     if strategy.get("rollingUpdate") is None:
         return [*errs, field.required(path.child("rollingUpdate"))]

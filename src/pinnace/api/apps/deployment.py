@@ -16,7 +16,7 @@ from pinnace.api.apps import (
     default_template,
     ensure_spec,
     go_int_or_string,
-    go_pointer,
+    go_rollout_strategy,
     int_or_percent_value,
     is_not_more_than_100_percent,
     keep_labels,
@@ -37,11 +37,12 @@ from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
 from pinnace.api.strategy import keep_old
-from pinnace.api.validation import GoValue, go_struct, object_field
+from pinnace.api.validation import object_field
 
 RECREATE = "Recreate"
 ROLLING_UPDATE = "RollingUpdate"
 STRATEGY_TYPES = (RECREATE, ROLLING_UPDATE)
+_ROLLING_TYPE = "apps.RollingUpdateDeployment"
 DEFAULT_MAX_UNAVAILABLE = "25%"
 DEFAULT_MAX_SURGE = "25%"
 DEFAULT_REVISION_HISTORY_LIMIT = 10
@@ -110,21 +111,6 @@ def prepare_deployment_for_status_update(new: Object, old: Object) -> None:
     keep_labels(new, old)
 
 
-def _go_rolling_update(rolling: Any) -> GoValue | None:
-    if not isinstance(rolling, dict):
-        return None
-    fields = [
-        ("MaxUnavailable", go_int_or_string(rolling.get("maxUnavailable", 0))),
-        ("MaxSurge", go_int_or_string(rolling.get("maxSurge", 0))),
-    ]
-    return go_struct("apps.RollingUpdateDeployment", fields)
-
-
-def _go_strategy(strategy: Object) -> GoValue:
-    rolling = go_pointer("apps.RollingUpdateDeployment", _go_rolling_update(strategy.get("rollingUpdate")))
-    return go_struct("apps.DeploymentStrategy", [("Type", str(strategy.get("type") or "")), ("RollingUpdate", rolling)])
-
-
 def _validate_strategy(spec: Object, path: Path) -> list[FieldError]:
     """ValidateDeploymentStrategy."""
     strategy, errs = object_field(spec.get("strategy"), path)
@@ -147,7 +133,8 @@ def _validate_strategy(spec: Object, path: Path) -> list[FieldError]:
         else:
             errs += _validate_rolling_update(rolling, path.child("rollingUpdate"))
     else:
-        errs.append(field.not_supported(path, _go_strategy(strategy), STRATEGY_TYPES))
+        shown = go_rollout_strategy(strategy, "apps.DeploymentStrategy", _ROLLING_TYPE)
+        errs.append(field.not_supported(path, shown, STRATEGY_TYPES))
     return errs
 
 
@@ -186,7 +173,9 @@ def _validate_spec(deployment: Object) -> list[FieldError]:
     ):
         errs.append(
             field.invalid(
-                SPEC.child("progressDeadlineSeconds"), deadline, "must be greater than minReadySeconds"
+                SPEC.child("progressDeadlineSeconds"),
+                deadline,
+                "must be greater than minReadySeconds",
             )
         )
     return errs

@@ -164,22 +164,48 @@ _WATCH_CONTENT_TYPES = (
 _STATUS_TEXT = {"200": "OK", "201": "Created", "202": "Accepted"}
 
 
+# action -> (HTTP method, operationId verb, query parameters, status codes)
+_ACTIONS: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
+    "list": ("get", "list", _LIST, ("200",)),
+    "get": ("get", "read", (), ("200",)),
+    "post": ("post", "create", _WRITE, ("200", "201", "202")),
+    "put": ("put", "replace", _WRITE, ("200", "201")),
+    "patch": ("patch", "patch", _PATCH, ("200", "201")),
+    "delete": ("delete", "delete", _DELETE, ("200", "202")),
+    "deletecollection": ("delete", "deleteCollection", _DELETE_COLLECTION, ("200",)),
+}
+
+
 @dataclass(frozen=True)
 class Operation:
-    method: str
-    """"get", "put", "post", "patch" or "delete"."""
     action: str
     """x-kubernetes-action: get, list, post, put, patch, delete, deletecollection."""
-    operation_id: str
+    name: str
+    """The operationId without its verb: "CoreV1NamespacedPodStatus"."""
     description: str
     gvk: dict[str, str]
-    parameters: tuple[str, ...]
-    responses: tuple[str, ...]
-    """Status codes."""
     response: str
     """Definition name of the response body; "" for plain text."""
     request: str = ""
     """Definition name of the request body; PATCH for patches."""
+    query: tuple[str, ...] | None = None
+    """Query parameters, when not the action's usual ones."""
+
+    @property
+    def method(self) -> str:
+        return _ACTIONS[self.action][0]
+
+    @property
+    def operation_id(self) -> str:
+        return _ACTIONS[self.action][1] + self.name
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return _ACTIONS[self.action][2] if self.query is None else self.query
+
+    @property
+    def responses(self) -> tuple[str, ...]:
+        return _ACTIONS[self.action][3]
 
 
 @dataclass(frozen=True)
@@ -192,16 +218,12 @@ class PathItem:
     """The kind the path serves, for parameter descriptions."""
 
 
-def _camel(group: str, version: str) -> str:
-    return (group.split(".")[0] or "core").capitalize() + version.capitalize()
-
-
-def _tag(group: str, version: str) -> str:
-    return f"{(group.split('.')[0] or 'core')}_{version}"
+def _group_word(group: str) -> str:
+    return group.split(".")[0] or "core"
 
 
 def tag(kind: Kind) -> str:
-    return _tag(kind.group, kind.version)
+    return f"{_group_word(kind.group)}_{kind.version}"
 
 
 def _prefix(kind: Kind) -> str:
@@ -211,107 +233,53 @@ def _prefix(kind: Kind) -> str:
 def path_items(kind: Kind) -> Iterator[PathItem]:
     """The documented paths of `kind`: collection, all-namespaces list, object, subresources."""
     root = definition_name(strategies.ROOTS[kind.kind])
+    listed = root + "List"
     own = gvk(kind.group, kind.version, kind.kind)
-    gv = _camel(kind.group, kind.version)
-    scope = "Namespaced" if kind.namespaced else ""
+    gv = _group_word(kind.group).capitalize() + kind.version.capitalize()
+    name = f"{gv}{'Namespaced' if kind.namespaced else ''}{kind.kind}"
     base = f"{_prefix(kind)}/namespaces/{{namespace}}" if kind.namespaced else _prefix(kind)
     holder = ("namespace",) if kind.namespaced else ()
     verbs = set(kind.verbs)
-    listed = root + "List"
-    name = f"{gv}{scope}{kind.kind}"
+    listing = f"list or watch objects of kind {kind.kind}"
 
-    collection = []
-    if "list" in verbs:
-        collection.append(
-            Operation(
-                "get",
-                "list",
-                f"list{name}",
-                f"list or watch objects of kind {kind.kind}",
-                own,
-                _LIST,
-                ("200",),
-                listed,
-            )
-        )
-    if "create" in verbs:
-        collection.append(
-            Operation(
-                "post",
-                "post",
-                f"create{name}",
-                f"create a {kind.kind}",
-                own,
-                _WRITE,
-                ("200", "201", "202"),
-                root,
-                root,
-            )
-        )
-    if "deletecollection" in verbs:
-        collection.append(
-            Operation(
-                "delete",
+    collection = [
+        op
+        for verb, op in (
+            ("list", Operation("list", name, listing, own, listed)),
+            ("create", Operation("post", name, f"create a {kind.kind}", own, root, root)),
+            (
                 "deletecollection",
-                f"deleteCollection{name}",
-                f"delete collection of {kind.kind}",
-                own,
-                _DELETE_COLLECTION,
-                ("200",),
-                STATUS,
-                DELETE_OPTIONS,
-            )
+                Operation(
+                    "deletecollection",
+                    name,
+                    f"delete collection of {kind.kind}",
+                    own,
+                    STATUS,
+                    DELETE_OPTIONS,
+                ),
+            ),
         )
+        if verb in verbs
+    ]
     if collection:
         yield PathItem(f"{base}/{kind.plural}", holder, tuple(collection), kind.kind)
     if kind.namespaced and "list" in verbs:
-        yield PathItem(
-            f"{_prefix(kind)}/{kind.plural}",
-            (),
-            (
-                Operation(
-                    "get",
-                    "list",
-                    f"list{gv}{kind.kind}ForAllNamespaces",
-                    f"list or watch objects of kind {kind.kind}",
-                    own,
-                    _LIST,
-                    ("200",),
-                    listed,
-                ),
-            ),
-            kind.kind,
-        )
+        everywhere = Operation("list", f"{gv}{kind.kind}ForAllNamespaces", listing, own, listed)
+        yield PathItem(f"{_prefix(kind)}/{kind.plural}", (), (everywhere,), kind.kind)
+
     item = (*holder, "name")
-    single = []
-    if "get" in verbs:
-        single.append(
-            Operation(
-                "get",
-                "get",
-                f"read{name}",
-                f"read the specified {kind.kind}",
-                own,
-                (),
-                ("200",),
-                root,
-            )
-        )
-    single.extend(_writes(verbs, name, kind.kind, own, root))
-    if "delete" in verbs:
-        single.append(
-            Operation(
+    single = [
+        op
+        for verb, op in (
+            ("get", Operation("get", name, f"read the specified {kind.kind}", own, root)),
+            *_writes(name, f"the specified {kind.kind}", own, root),
+            (
                 "delete",
-                "delete",
-                f"delete{name}",
-                f"delete a {kind.kind}",
-                own,
-                _DELETE,
-                ("200", "202"),
-                STATUS,
-                DELETE_OPTIONS,
-            )
+                Operation("delete", name, f"delete a {kind.kind}", own, STATUS, DELETE_OPTIONS),
+            ),
         )
+        if verb in verbs
+    ]
     if single:
         yield PathItem(f"{base}/{kind.plural}/{{name}}", item, tuple(single), kind.kind)
     for sub in sorted(kind.subresources):
@@ -321,39 +289,13 @@ def path_items(kind: Kind) -> Iterator[PathItem]:
 
 
 def _writes(
-    verbs: set[str], name: str, kind: str, own: dict[str, str], body: str, what: str = ""
-) -> list[Operation]:
-    out = []
-    target = f"{what} of the specified {kind}" if what else f"the specified {kind}"
-    if "update" in verbs:
-        out.append(
-            Operation(
-                "put",
-                "put",
-                f"replace{name}",
-                f"replace {target}",
-                own,
-                _WRITE,
-                ("200", "201"),
-                body,
-                body,
-            )
-        )
-    if "patch" in verbs:
-        out.append(
-            Operation(
-                "patch",
-                "patch",
-                f"patch{name}",
-                f"partially update {target}",
-                own,
-                _PATCH,
-                ("200", "201"),
-                body,
-                PATCH,
-            )
-        )
-    return out
+    name: str, target: str, own: dict[str, str], body: str
+) -> tuple[tuple[str, Operation], ...]:
+    """(verb, operation) for replacing and patching `target`."""
+    return (
+        ("update", Operation("put", name, f"replace {target}", own, body, body)),
+        ("patch", Operation("patch", name, f"partially update {target}", own, body, PATCH)),
+    )
 
 
 def _subresource(
@@ -362,37 +304,26 @@ def _subresource(
     """The operations of one subresource; () for the streaming ones (exec, attach,
     portforward, proxy), which carry no schema."""
     title = "EphemeralContainers" if sub == "ephemeralcontainers" else sub.capitalize()
-    op_name = f"{name}{title}"
+    name = f"{name}{title}"
+    target = f"{sub} of the specified {kind.kind}"
     if sub in ("status", "ephemeralcontainers", "resize", "scale"):
         body, body_gvk = subresource_kind(sub) if sub in SUBRESOURCE_KINDS else (root, own)
-        description = f"read {sub} of the specified {kind.kind}"
-        read = Operation("get", "get", f"read{op_name}", description, body_gvk, (), ("200",), body)
-        return (read, *_writes({"update", "patch"}, op_name, kind.kind, body_gvk, body, sub))
+        read = Operation("get", name, f"read {target}", body_gvk, body)
+        return (read, *(op for _, op in _writes(name, target, body_gvk, body)))
     if sub == "finalize":
-        return tuple(_writes({"update"}, op_name, kind.kind, own, root, "finalize"))
-    if sub in ("binding", "eviction"):
-        if sub == "binding":
-            body, body_gvk = definition_name(strategies.ROOTS["Binding"]), gvk("", "v1", "Binding")
-        else:
-            body, body_gvk = subresource_kind(sub)
-        description = f"create {sub} of a {kind.kind}"
-        created = ("200", "201", "202")
-        return (
-            Operation(
-                "post",
-                "post",
-                f"create{op_name}",
-                description,
-                body_gvk,
-                _WRITE,
-                created,
-                body,
-                body,
-            ),
-        )
+        return (_writes(name, target, own, root)[0][1],)
+    if sub == "binding":
+        binding = definition_name(strategies.ROOTS["Binding"])
+        description = f"create binding of a {kind.kind}"
+        return (Operation("post", name, description, gvk("", "v1", "Binding"), binding, binding),)
+    if sub == "eviction":
+        eviction, eviction_gvk = subresource_kind(sub)
+        description = f"create eviction of a {kind.kind}"
+        return (Operation("post", name, description, eviction_gvk, eviction, eviction),)
     if sub == "log":
-        description = f"read log of the specified {kind.kind}"
-        return (Operation("get", "get", f"read{op_name}", description, own, _LOG, ("200",), ""),)
+        return (
+            Operation("get", name, f"read log of the specified {kind.kind}", own, "", "", _LOG),
+        )
     return ()
 
 

@@ -12,8 +12,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import socket
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,7 +148,10 @@ async def serve(options: UpOptions) -> None:
         access_log=False,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
-    http = uvicorn.Server(config)
+    http = _Server(config)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, http.stop)
     serving = asyncio.create_task(http.serve(sockets=[sock]))
     try:
         while not http.started and not serving.done():
@@ -155,6 +160,8 @@ async def serve(options: UpOptions) -> None:
             _announce(options, url)
         await serving
     finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
         compactor.stop()
         controller.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -162,6 +169,18 @@ async def serve(options: UpOptions) -> None:
         await store.close()
         sock.close()
         print("Pinnace stopped.", flush=True)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, with `pinnace up` owning the signals: uvicorn's own handling raises
+    the signal again when it stops, which would end the process before the store closes."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    def stop(self) -> None:
+        self.should_exit = True
 
 
 def _announce(options: UpOptions, url: str) -> None:

@@ -10,7 +10,7 @@ import yaml
 
 from pinnace.api import status
 from pinnace.api.status import StatusError
-from pinnace.apiserver.http import gojson
+from pinnace.apiserver.http import gojson, protobuf
 from pinnace.apiserver.http.negotiation import BodyType
 
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
@@ -57,6 +57,8 @@ def summarize(data: bytes, max_length: int = 30) -> str:
 def parse_object_body(data: bytes, body_type: BodyType, kind_name: str) -> Any:
     """A create or update body (JSON or YAML) as a plain value; the kind's decoder checks its
     shape. A body that does not parse answers as kube-apiserver's transformDecodeError."""
+    if body_type is BodyType.PROTOBUF:
+        return protobuf.decode(data)
     try:
         if body_type is BodyType.YAML:
             return yaml_to_json(data)
@@ -71,8 +73,11 @@ def parse_object_body(data: bytes, body_type: BodyType, kind_name: str) -> Any:
         ) from None
 
 
-def parse_json(data: bytes) -> Any:
-    """A JSON body of options or a subresource (DeleteOptions, Eviction) as a plain value."""
+def parse_json(data: bytes, content_type: str = "") -> Any:
+    """A JSON body of options or a subresource (DeleteOptions, Eviction) as a plain value;
+    protobuf too when `content_type` says so."""
+    if content_type.split(";", 1)[0].strip() == protobuf.CONTENT_TYPE:
+        return protobuf.decode(data)
     try:
         return gojson.loads(data)
     except gojson.JSONSyntaxError as e:

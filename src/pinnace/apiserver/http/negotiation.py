@@ -146,9 +146,15 @@ class BodyType(Enum):
     STRATEGIC_MERGE_PATCH = "strategic"
     JSON_PATCH = "json-patch"
     APPLY_PATCH = "apply"
+    PROTOBUF = "protobuf"
 
 
-_WRITE_TYPES = {JSON: BodyType.JSON, YAML: BodyType.YAML, "application/x-yaml": BodyType.YAML}
+_WRITE_TYPES = {
+    JSON: BodyType.JSON,
+    YAML: BodyType.YAML,
+    "application/x-yaml": BodyType.YAML,
+    PROTOBUF: BodyType.PROTOBUF,
+}
 _PATCH_TYPES = {
     "application/merge-patch+json": BodyType.MERGE_PATCH,
     "application/strategic-merge-patch+json": BodyType.STRATEGIC_MERGE_PATCH,
@@ -161,7 +167,7 @@ PATCH_CONTENT_TYPES = (
     "application/strategic-merge-patch+json",
     "application/apply-patch+yaml",
 )
-ACCEPTED_INPUT = (JSON, YAML)
+ACCEPTED_INPUT = (JSON, YAML, PROTOBUF)
 ACCEPTED_OUTPUT = (JSON, YAML)
 
 

@@ -42,4 +42,4 @@ class Request:
     async def options_body(self) -> Any | None:
         """A JSON options body (DeleteOptions), or None when the request has none."""
         data = await self.body()
-        return parse_json(data) if data.strip() else None
+        return parse_json(data, self.header("content-type")) if data.strip() else None

@@ -35,12 +35,12 @@ async def handle(handler: ResourceHandler, request: Request, target: ResourceTar
     elif sub == "scale" and method in ("GET", "PUT", "PATCH"):
         return await _scale(handler, request, target)
     elif sub == "binding" and method == "POST":
-        body = parse_json(await request.body())
+        body = parse_json(await request.body(), request.header("content-type"))
         options = params.write_options(request.query, "CreateOptions")
         answer = await binding.bind(server, target.namespace, target.name, body, options)
         return json_response(answer, 201)
     elif sub == "eviction" and method == "POST":
-        body = parse_json(await request.body())
+        body = parse_json(await request.body(), request.header("content-type"))
         dry_run = bool(request.query.get("dryRun"))
         answer = await eviction.evict(server, target.namespace, target.name, body, dry_run)
         return json_response(answer, 201)

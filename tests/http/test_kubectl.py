@@ -1,0 +1,175 @@
+"""Real kubectl 1.32 against `pinnace up`: what a user types and what they read back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from tests.http.conftest import Cluster
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  labels: {{app: {app}}}
+spec:
+  containers:
+  - name: main
+    image: nginx:1.27
+    resources:
+      requests: {{cpu: 100m, memory: 64Mi}}
+"""
+
+NODE = """\
+apiVersion: v1
+kind: Node
+metadata:
+  name: {name}
+  labels: {{kubernetes.io/hostname: {name}}}
+status:
+  capacity: {{cpu: "4", memory: 8Gi, pods: "110"}}
+  allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}
+"""
+
+
+def test_get_namespaces_lists_the_system_namespaces(cluster: Cluster) -> None:
+    lines = cluster.ok("get", "namespaces").splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "AGE"]
+    names = {line.split()[0] for line in lines[1:]}
+    assert {"default", "kube-system", "kube-public", "kube-node-lease"} <= names
+
+
+def test_create_get_describe_and_delete_a_pod(cluster: Cluster) -> None:
+    out = cluster.ok("create", "-f", "-", stdin=POD.format(name="web", app="web"))
+    assert out.strip() == "pod/web created"
+    lines = cluster.ok("get", "pods", "web").splitlines()
+    assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert lines[1].split()[:4] == ["web", "0/1", "Pending", "0"]
+    wide = cluster.ok("get", "pod", "web", "-o", "wide").splitlines()[0].split()
+    assert wide[5:] == ["IP", "NODE", "NOMINATED", "NODE", "READINESS", "GATES"]
+    described = cluster.ok("describe", "pod", "web")
+    assert "Name:         web" in described
+    assert "QoS Class:        Burstable" in described
+    assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in described
+    obj = json.loads(cluster.ok("get", "pod", "web", "-o", "json"))
+    assert obj["spec"]["containers"][0]["resources"]["requests"] == {
+        "cpu": "100m",
+        "memory": "64Mi",
+    }
+    assert cluster.ok("delete", "pod", "web").strip() == 'pod "web" deleted'
+    gone = cluster.kubectl("get", "pod", "web")
+    assert gone.returncode == 1
+    assert gone.stderr.strip() == 'Error from server (NotFound): pods "web" not found'
+
+
+def test_nodes_show_kubectl_columns(cluster: Cluster) -> None:
+    cluster.ok("create", "-f", "-", stdin=NODE.format(name="node-a"))
+    lines = cluster.ok("get", "nodes").splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert lines[1].split()[:3] == ["node-a", "Unknown", "<none>"]
+    described = cluster.ok("describe", "node", "node-a")
+    assert "Name:               node-a" in described
+    allocatable = described.split("Allocatable:")[1].split("System Info:")[0].split()
+    assert allocatable == ["cpu:", "4", "memory:", "8Gi", "pods:", "110"]
+
+
+def test_apply_creates_then_patches_with_last_applied(cluster: Cluster) -> None:
+    first = cluster.ok("apply", "-f", "-", stdin=POD.format(name="applied", app="one"))
+    assert first.strip() == "pod/applied created"
+    again = cluster.ok("apply", "-f", "-", stdin=POD.format(name="applied", app="one"))
+    assert again.strip() == "pod/applied unchanged"
+    changed = cluster.ok("apply", "-f", "-", stdin=POD.format(name="applied", app="two"))
+    assert changed.strip() == "pod/applied configured"
+    obj = json.loads(cluster.ok("get", "pod", "applied", "-o", "json"))
+    assert obj["metadata"]["labels"] == {"app": "two"}
+    last = json.loads(
+        obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+    )
+    assert last["metadata"]["labels"] == {"app": "two"}
+
+
+def test_label_and_select(cluster: Cluster) -> None:
+    cluster.ok("create", "-f", "-", stdin=POD.format(name="labelled", app="sel"))
+    assert cluster.ok("label", "pod", "labelled", "tier=web").strip() == "pod/labelled labeled"
+    selected = cluster.ok("get", "pods", "-l", "tier=web", "-o", "name").split()
+    assert selected == ["pod/labelled"]
+    clash = cluster.kubectl("label", "pod", "labelled", "tier=db")
+    assert clash.returncode == 1
+    assert "'tier' already has a value (web), and --overwrite is false" in clash.stderr
+
+
+def test_patch_like_edit(cluster: Cluster) -> None:
+    cluster.ok("create", "-f", "-", stdin=POD.format(name="edited", app="e"))
+    merge = '{"metadata":{"annotations":{"owner":"team-a"}}}'
+    assert "patched" in cluster.ok("patch", "pod", "edited", "--type=merge", "-p", merge)
+    json_patch = '[{"op":"add","path":"/metadata/labels/extra","value":"yes"}]'
+    cluster.ok("patch", "pod", "edited", "--type=json", "-p", json_patch)
+    obj = json.loads(cluster.ok("get", "pod", "edited", "-o", "json"))
+    assert obj["metadata"]["annotations"]["owner"] == "team-a"
+    assert obj["metadata"]["labels"] == {"app": "e", "extra": "yes"}
+
+
+def test_errors_read_as_from_kube_apiserver(cluster: Cluster) -> None:
+    cluster.ok("create", "-f", "-", stdin=POD.format(name="twice", app="t"))
+    again = cluster.kubectl("create", "-f", "-", stdin=POD.format(name="twice", app="t"))
+    assert again.returncode == 1
+    assert (
+        'Error from server (AlreadyExists): error when creating "STDIN": pods "twice" already '
+        "exists" in again.stderr
+    )
+    bad = POD.format(name="Bad_Name", app="t")
+    invalid = cluster.kubectl("create", "-f", "-", stdin=bad)
+    assert invalid.returncode == 1
+    assert 'The Pod "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"' in (
+        invalid.stderr
+    )
+    missing = cluster.kubectl("delete", "configmap", "nothing-here")
+    assert 'Error from server (NotFound): configmaps "nothing-here" not found' in missing.stderr
+
+
+def test_create_and_delete_a_namespace(cluster: Cluster) -> None:
+    assert cluster.ok("create", "ns", "team").strip() == "namespace/team created"
+    cluster.ok("create", "configmap", "settings", "-n", "team", "--from-literal=a=b")
+    assert cluster.ok("get", "ns", "team").splitlines()[1].split()[:2] == ["team", "Active"]
+    assert cluster.ok("delete", "ns", "team").strip() == 'namespace "team" deleted'
+    gone = cluster.kubectl("get", "ns", "team")
+    assert 'namespaces "team" not found' in gone.stderr
+
+
+def test_get_watch_sees_an_added_pod(cluster: Cluster) -> None:
+    watcher = subprocess.Popen(
+        [
+            "/usr/bin/kubectl",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "get",
+            "pods",
+            "-n",
+            "kube-public",
+            "-w",
+            "--request-timeout=3s",
+            "-o",
+            "name",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    cluster.ok("create", "-n", "kube-public", "-f", "-", stdin=POD.format(name="seen", app="w"))
+    out, _ = watcher.communicate(timeout=30)
+    assert "pod/seen" in out.split()
+
+
+def test_api_resources_lists_kinds_and_short_names(cluster: Cluster) -> None:
+    rows = [line.split() for line in cluster.ok("api-resources").splitlines()]
+    assert rows[0] == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
+    by_name = {row[0]: row for row in rows[1:]}
+    assert by_name["pods"] == ["pods", "po", "v1", "true", "Pod"]
+    assert by_name["deployments"] == ["deployments", "deploy", "apps/v1", "true", "Deployment"]
+    assert by_name["nodes"] == ["nodes", "no", "v1", "false", "Node"]
+
+
+def test_version_names_pinnace(cluster: Cluster) -> None:
+    server = json.loads(cluster.ok("version", "-o", "json"))["serverVersion"]
+    assert (server["major"], server["minor"]) == ("1", "32")
+    assert "pinnace" in server["gitVersion"]

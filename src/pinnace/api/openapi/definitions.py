@@ -69,8 +69,8 @@ _SCALAR_DEFINITIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 }
 _SCALAR_DESCRIPTIONS = {
     _QUANTITY: 'A fixed-point amount of a resource, written as a string such as "500m", '
-    '"1.5", "128Mi" or "2e3" (a bare number is accepted too). It is kept in canonical form: '
-    "binary suffixes for powers of two, decimal suffixes or exponents otherwise.",
+    '"1.5", "128Mi" or "2e3" (a bare number is accepted too). The server stores it in '
+    "canonical form, keeping the kind of suffix it was written with.",
     _INT_OR_STRING: 'Either a 32-bit integer or a string (such as a percentage "25%" or a '
     "named port); the value keeps whichever type it was given.",
     _TIME: "A timestamp in RFC 3339 form, to the second, in UTC.",

@@ -1,9 +1,10 @@
 """The OpenAPI documents kube-apiserver serves: /openapi/v3 (an index of one document per
 group version, each linked with a content hash), /openapi/v3/<group version> and /openapi/v2.
 
-Documents are built once and shared: callers serialize them and must not change them. A group version's hash is the SHA-512 of its
-document (compact JSON, keys sorted), in upper-case hex as kube-apiserver writes it; clients
-cache a document under its hashed URL, so the hash changes exactly when the document does.
+Documents are built once and shared: callers serialize them and must not change them. A
+group version's hash is the SHA-512 of its document (compact JSON, keys sorted), in upper-case
+hex as kube-apiserver writes it; clients cache a document under its hashed URL, so the hash
+changes exactly when the document does.
 """
 
 from __future__ import annotations

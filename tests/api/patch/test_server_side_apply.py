@@ -335,3 +335,20 @@ def test_inputs_are_left_alone() -> None:
     ssa(live, config, now=T1)
     assert live == before
     assert config == deployment(replicas=4)
+
+
+def test_kubectl_keeps_a_client_side_apply_annotation_in_step() -> None:
+    annotation = "kubectl.kubernetes.io/last-applied-configuration"
+    live = track_update(None, deployment(replicas=2), manager="kubectl-client-side-apply", now=T0)
+    live["metadata"]["annotations"] = {annotation: "{}\n"}
+    config = deployment(replicas=2)
+    config["metadata"]["labels"] = {"a": "<b>"}
+    after = ssa(live, config, now=T1)
+    assert after["metadata"]["annotations"][annotation] == (
+        '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"a":"\\u003cb\\u003e"},'
+        '"name":"web","namespace":"default"},"spec":{"replicas":2,"selector":{"matchLabels":'
+        '{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":'
+        '[{"image":"nginx:1.25","name":"nginx"}]}}}}\n'
+    )
+    other = ssa(live, config, manager="argocd", now=T1)
+    assert other["metadata"]["annotations"][annotation] == "{}\n"

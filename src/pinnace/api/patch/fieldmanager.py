@@ -12,7 +12,7 @@ from typing import Any
 
 from pinnace.api.patch import errors, strategies
 from pinnace.api.patch.body import yaml_body
-from pinnace.api.patch.fieldpath import FieldSet, path_string
+from pinnace.api.patch.fieldpath import FieldSet, go_json, path_string
 from pinnace.api.patch.managed import (
     BadManagedFields,
     Entry,
@@ -25,12 +25,13 @@ from pinnace.api.patch.managed import (
     strip_untracked,
 )
 from pinnace.api.patch.openapi import kind_shape
-from pinnace.api.patch.typed import ValidationErrors, equal, to_field_set
+from pinnace.api.patch.typed import ValidationErrors, equal
 from pinnace.api.patch.updater import Conflicts, apply, update
 from pinnace.api.status import StatusError
 
 __all__ = ["server_side_apply", "track_update"]
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _CURRENT_OPERATION = identifier("current-operation", "Update", "")
 
 # What a write through each endpoint may not change (the registry strategies' reset
@@ -71,13 +72,6 @@ def server_side_apply(
         managed = decode(((live or {}).get("metadata") or {}).get("managedFields"))
     except BadManagedFields as e:
         raise errors.unconverted(f"failed to decode managed fields: {e}") from None
-    try:
-        to_field_set(applied, shape)
-    except ValidationErrors as e:
-        raise errors.unconverted(
-            f"failed to create typed patch object ({_gvknn(applied)}): {e}"
-        ) from None
-
     manager_id = identifier(manager, "Apply", version, subresource)
     try:
         merged, managed = apply(
@@ -90,6 +84,10 @@ def server_side_apply(
             force=force,
             ignored=_ignored(subresource),
         )
+    except ValidationErrors as e:
+        raise errors.unconverted(
+            f"failed to create typed patch object ({_gvknn(applied)}): {e}"
+        ) from None
     except Conflicts as e:
         raise conflict_error(e.conflicts) from None
     merged = _without_nulls(merged)
@@ -97,7 +95,33 @@ def server_side_apply(
         merged = live_object
     elif manager_id in managed:
         managed[manager_id] = replace(managed[manager_id], time=now)
+    if manager == "kubectl":
+        merged = _with_last_applied(merged, applied)
     return _with_managed_fields(merged, cap_update_managers(strip_untracked(managed)))
+
+
+def _with_last_applied(obj: Any, applied: dict[str, Any]) -> Any:
+    """kubectl's server-side apply keeps a client-side apply annotation, where there is one,
+    in step with what it applies (apimachinery's lastAppliedUpdater)."""
+    annotations = (obj or {}).get("metadata", {}).get("annotations")
+    if not isinstance(annotations, dict) or LAST_APPLIED not in annotations:
+        return obj
+    config = copy.deepcopy(applied)
+    config_annotations = (config.get("metadata") or {}).get("annotations")
+    if isinstance(config_annotations, dict):
+        config_annotations.pop(LAST_APPLIED, None)
+    out = copy.deepcopy(obj)
+    out["metadata"]["annotations"][LAST_APPLIED] = go_json(_sorted_keys(config)) + "\n"
+    return out
+
+
+def _sorted_keys(value: Any) -> Any:
+    """Go encodes a map with its keys in order."""
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value
 
 
 def track_update(

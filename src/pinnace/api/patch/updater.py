@@ -47,10 +47,10 @@ def apply(
     ignored: FieldSet,
 ) -> tuple[dict[str, Any], Managed]:
     """The object after applying `config` as `manager_id`, and the new ownership.
-    `config` must already be known to fit the shape."""
+    ValidationErrors when `config` does not fit the shape; Conflicts unless forced."""
+    applied = to_field_set(config, shape).recursive_difference(ignored)
     merged = merge(live, config, shape)
     last = managed.get(manager_id)
-    applied = to_field_set(config, shape).recursive_difference(ignored)
     managed = {**managed, manager_id: Entry(applied, version, True, last.time if last else None)}
     if last is not None and not last.fields.empty():
         merged = _prune(merged, managed, last.fields, shape)

@@ -59,6 +59,8 @@ def test_everything_at_or_after_the_compacted_revision_reads_as_before(
         for revision, expected in snapshots.items():
             if revision >= compact_to:
                 assert await listing(store, revision) == expected
+                page = await store.list("k/", revision=revision, limit=1)
+                assert page.remaining == max(0, len(expected) - 1)
             else:
                 with pytest.raises(CompactedError) as caught:
                     await store.list("k/", revision=revision)
@@ -70,6 +72,7 @@ def test_everything_at_or_after_the_compacted_revision_reads_as_before(
         assert (await store.get("k/a"))["v"] == 3
         with pytest.raises(KeyNotFoundError):
             await store.get("k/c")
+        assert store.count("k/") == len(snapshots[store.revision])
 
     backend.run(body)
 
@@ -99,6 +102,9 @@ def test_compaction_forgets_deleted_keys(backend) -> None:
         await store.compact(store.revision)
         assert store.retained_versions == 0
         assert (await store.list("k/")).items == []
+        assert store.count("k/") == 0
+        await store.create("k/5", {})
+        assert store.count("k/") == 1
 
     backend.run(body)
 

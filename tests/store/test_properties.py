@@ -109,6 +109,8 @@ def test_sequential_operations_match_a_model(backend, ops) -> None:
             assert [o["v"] for o in a_only.items] == [
                 v for k, v in sorted(snapshot.items()) if k.startswith("a/")
             ]
+            for prefix in ("", "a/", "b/"):
+                await check_pages(store, prefix, revision, snapshot)
         if store.revision > 1:
             everything = await drain(store.watch("", 1), store.revision)
             assert [e.revision for e in everything] == list(range(2, store.revision + 1))
@@ -117,6 +119,19 @@ def test_sequential_operations_match_a_model(backend, ops) -> None:
             }
 
     backend.run(body)
+
+
+async def check_pages(store: Store, prefix: str, revision: int, snapshot: dict[str, int]) -> None:
+    """Every page of one object, after each possible key: the items and the count left."""
+    expected = sorted(k for k in snapshot if k.startswith(prefix))
+    for start_after in [None, *KEYS, "a", "b/3"]:
+        after = [k for k in expected if start_after is None or k > start_after]
+        page = await store.list(prefix, revision=revision, limit=1, start_after=start_after)
+        assert [o["k"] for o in page.items] == after[:1]
+        assert page.remaining == max(0, len(after) - 1)
+        assert page.continue_key == (after[0] if len(after) > 1 else None)
+    if revision == store.revision:
+        assert store.count(prefix) == len(expected)
 
 
 @property_settings

@@ -20,7 +20,7 @@ def run(main: Any) -> Any:
     return asyncio.run(asyncio.wait_for(main, timeout=30))
 
 
-async def everything(store: Store) -> tuple[int, int, list[Any], list[WatchEvent]]:
+async def everything(store: Store) -> tuple[int, int, list[Any], list[WatchEvent], list[int]]:
     """All a client can observe: revisions, the objects, the retained history."""
     events = []
     if store.revision > store.compacted_revision:
@@ -28,7 +28,8 @@ async def everything(store: Store) -> tuple[int, int, list[Any], list[WatchEvent
         while not events or events[-1].revision < store.revision:
             events.append(await anext(watch))
         watch.close()
-    return store.revision, store.compacted_revision, (await store.list("")).items, events
+    counts = [store.count(prefix) for prefix in ("", "pods/", "nodes/")]
+    return store.revision, store.compacted_revision, (await store.list("")).items, events, counts
 
 
 def test_reopening_restores_revisions_objects_and_history(tmp_path: Path) -> None:

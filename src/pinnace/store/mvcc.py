@@ -34,6 +34,7 @@ class MvccState:
         # A key whose latest change is a DELETED tombstone stays until compaction drops it.
         self._history: dict[str, list[WatchEvent]] = {}
         self._keys = SortedKeys()  # the keys of _history
+        self._tombstones = SortedKeys()  # the keys of _history whose latest change is DELETED
         # Every change with a revision in (compacted_revision, revision], in order.
         self._log: list[WatchEvent] = []
         self._versions = 0
@@ -78,31 +79,47 @@ class MvccState:
         current = revision == self.revision
         items: list[Object] = []
         page = limit if limit > 0 else -1
-        keys = self._keys.scan(prefix, start_after)
         last_key: str | None = None
-        for key in keys:
+        for key in self._keys.scan(prefix, start_after):
             versions = history[key]
             event = versions[-1] if current else _at(versions, revision)
             if event is None or event.type == "DELETED":
                 continue
             if len(items) == page:
-                remaining = 1 + self._count(keys, revision, current)
+                remaining = self._live_count(prefix, last_key, revision)
                 return ListResult(items, revision, last_key, remaining)
             items.append(event.object)
             last_key = key
         return ListResult(items, revision, None, 0)
 
     def count(self, prefix: str) -> int:
-        return self._count(self._keys.scan(prefix), self.revision, True)
+        return self._live_count(prefix, None, self.revision)
 
-    def _count(self, keys: Iterable[str], revision: int, current: bool) -> int:
-        history = self._history
-        live = 0
-        for key in keys:
-            versions = history[key]
-            event = versions[-1] if current else _at(versions, revision)
-            if event is not None and event.type != "DELETED":
-                live += 1
+    def _live_count(self, prefix: str, start_after: str | None, revision: int) -> int:
+        """How many keys under `prefix` after `start_after` hold an object at `revision`.
+
+        Counted from the key sets now, corrected by the changes made since `revision`, when
+        those are fewer than the keys; else key by key.
+        """
+        keys = self._keys.count(prefix, start_after)
+        changes = self.revision - revision
+        if changes > keys:
+            return sum(
+                1
+                for key in self._keys.scan(prefix, start_after)
+                if _live(_at(self._history[key], revision))
+            )
+        live = keys - self._tombstones.count(prefix, start_after)
+        changed: set[str] = set()
+        for i in range(revision + 1, self.revision + 1):
+            key = self.event_at(i).key
+            if key in changed or not key.startswith(prefix):
+                continue
+            if start_after is not None and key <= start_after:
+                continue
+            changed.add(key)
+            history = self._history[key]
+            live += _live(_at(history, revision)) - _live(history[-1])
         return live
 
     def apply(self, event: WatchEvent) -> None:
@@ -125,11 +142,16 @@ class MvccState:
         self.revision = max(revision, compacted)
 
     def _record(self, event: WatchEvent) -> None:
-        history = self._history.get(event.key)
+        key = event.key
+        history = self._history.get(key)
         if history is None:
-            self._history[event.key] = [event]
-            self._keys.add(event.key)
+            self._history[key] = [event]
+            self._keys.add(key)
         else:
+            if event.type == "DELETED":
+                self._tombstones.add(key)
+            elif history[-1].type == "DELETED":
+                self._tombstones.remove(key)
             history.append(event)
         self._versions += 1
 
@@ -158,12 +180,17 @@ class MvccState:
             if not history:
                 del self._history[key]
                 self._keys.remove(key)
+                self._tombstones.remove(key)  # only a tombstone is ever dropped last
             elif first_kept == i and keep.prev_object is not None:
                 # Nothing reads the previous object of a change at or before the compacted
                 # revision (no watch replays it); let it go.
                 history[0] = replace(keep, prev_object=None)
         self._versions -= len(dropped)
         return dropped
+
+
+def _live(event: WatchEvent | None) -> bool:
+    return event is not None and event.type != "DELETED"
 
 
 def _at(history: list[WatchEvent], revision: int) -> WatchEvent | None:

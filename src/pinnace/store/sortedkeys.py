@@ -8,7 +8,7 @@ keys; keys are kept instead in sorted chunks of bounded size (the layout of the
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 _CHUNK = 512
 """Chunks split in two when they grow past twice this."""
@@ -56,6 +56,22 @@ class SortedKeys:
             del self._chunks[i]
             del self._maxes[i]
 
+    def count(self, prefix: str, start_after: str | None = None) -> int:
+        """How many keys `scan(prefix, start_after)` yields, without visiting them."""
+        if start_after is not None and start_after >= prefix:
+            first = self._rank(start_after, bisect_right)
+        else:
+            first = self._rank(prefix, bisect_left)
+        end = _after_prefix(prefix)
+        return max(0, (self._rank(end, bisect_left) if end is not None else self._len) - first)
+
+    def _rank(self, key: str, bisect: Callable[[list[str], str], int]) -> int:
+        """How many keys come before `key` (bisect_left) or before and at it (bisect_right)."""
+        i = bisect(self._maxes, key)
+        if i == len(self._chunks):
+            return self._len
+        return sum(len(chunk) for chunk in self._chunks[:i]) + bisect(self._chunks[i], key)
+
     def scan(self, prefix: str, start_after: str | None = None) -> Iterator[str]:
         """Keys starting with `prefix` (and greater than `start_after`), in order.
 
@@ -77,3 +93,13 @@ class SortedKeys:
                 yield key
             i += 1
             j = 0
+
+
+def _after_prefix(prefix: str) -> str | None:
+    """The least string greater than every string starting with `prefix` (None if none is)."""
+    while prefix:
+        last = ord(prefix[-1])
+        if last < 0x10FFFF:
+            return prefix[:-1] + chr(last + 1)
+        prefix = prefix[:-1]
+    return None

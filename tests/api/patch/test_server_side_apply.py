@@ -4,6 +4,7 @@ stops setting, list merging by key, conflicts and force."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -352,3 +353,22 @@ def test_kubectl_keeps_a_client_side_apply_annotation_in_step() -> None:
     )
     other = ssa(live, config, manager="argocd", now=T1)
     assert other["metadata"]["annotations"][annotation] == "{}\n"
+
+
+def test_kubectl_takes_over_what_its_client_side_apply_set_without_conflicts() -> None:
+    annotation = "kubectl.kubernetes.io/last-applied-configuration"
+    csa = deployment(replicas=2)
+    csa["metadata"]["annotations"] = {annotation: json.dumps(deployment(replicas=2))}
+    live = track_update(None, csa, manager="kubectl-client-side-apply", now=T0)
+
+    after = ssa(live, deployment(replicas=3), now=T1)
+    assert after["spec"]["replicas"] == 3
+    assert "f:replicas" in entries(after)["kubectl"]["fieldsV1"]["f:spec"]
+
+    # Changed since by someone else: no longer what client-side apply set, so a conflict.
+    live = scaled(live, 7, "kubectl-client-side-apply", T1)
+    with pytest.raises(StatusError) as failure:
+        ssa(live, deployment(replicas=3), now=T2)
+    assert failure.value.details["causes"][0]["field"] == ".spec.replicas"
+    with pytest.raises(StatusError):
+        ssa(live, deployment(replicas=3), manager="other", now=T2)

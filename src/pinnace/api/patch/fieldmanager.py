@@ -7,6 +7,7 @@ and the errors a client sees.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -24,8 +25,8 @@ from pinnace.api.patch.managed import (
     printable,
     strip_untracked,
 )
-from pinnace.api.patch.openapi import kind_shape
-from pinnace.api.patch.typed import ValidationErrors, equal
+from pinnace.api.patch.openapi import Shape, kind_shape
+from pinnace.api.patch.typed import ValidationErrors, compare, equal, to_field_set
 from pinnace.api.patch.updater import Conflicts, apply, update
 from pinnace.api.status import StatusError
 
@@ -73,17 +74,35 @@ def server_side_apply(
     except BadManagedFields as e:
         raise errors.unconverted(f"failed to decode managed fields: {e}") from None
     manager_id = identifier(manager, "Apply", version, subresource)
-    try:
-        merged, managed = apply(
+
+    def run(forced: bool) -> tuple[dict[str, Any], Managed]:
+        return apply(
             live_object,
             applied,
             shape,
             managed,
             manager_id,
             version,
-            force=force,
+            force=forced,
             ignored=_ignored(subresource),
         )
+
+    try:
+        try:
+            merged, managed = run(force)
+        except Conflicts as e:
+            # kubectl taking over from its client-side apply: the fields its last-applied
+            # annotation set, still as it set them, are its own (lastAppliedManager).
+            allowed = (
+                _set_by_client_side_apply(live_object, shape) if manager == "kubectl" else None
+            )
+            if allowed is None:
+                raise
+            left = {m: f.difference(allowed) for m, f in e.conflicts.items()}
+            left = {m: f for m, f in left.items() if not f.empty()}
+            if left:
+                raise Conflicts(left) from None
+            merged, managed = run(True)
     except ValidationErrors as e:
         raise errors.unconverted(
             f"failed to create typed patch object ({_gvknn(applied)}): {e}"
@@ -98,6 +117,18 @@ def server_side_apply(
     if manager == "kubectl":
         merged = _with_last_applied(merged, applied)
     return _with_managed_fields(merged, cap_update_managers(strip_untracked(managed)))
+
+
+def _set_by_client_side_apply(live: dict[str, Any], shape: Shape) -> FieldSet | None:
+    annotations = (live.get("metadata") or {}).get("annotations") or {}
+    try:
+        last = json.loads(annotations.get(LAST_APPLIED) or "null")
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(last, dict):
+        return None
+    changed_since = compare(last, live, shape).modified
+    return to_field_set(last, shape, strict=False).difference(changed_since)
 
 
 def _with_last_applied(obj: Any, applied: dict[str, Any]) -> Any:

@@ -1,0 +1,296 @@
+"""Jobs (batch/v1) through the request pipeline, as kube-apiserver v1.32 answers."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.apiserver.conftest import Harness
+
+from pinnace.api import catalog
+from pinnace.api.status import StatusError
+
+JOBS = catalog.by_resource("batch", "jobs")
+UID_LABEL = "batch.kubernetes.io/controller-uid"
+NAME_LABEL = "batch.kubernetes.io/job-name"
+
+
+@pytest.fixture
+def api() -> Iterator[Harness]:
+    harness = Harness()
+    yield harness
+    harness.loop.close()
+    asyncio.set_event_loop(None)
+
+
+def job(name: str = "pi", restart: str | None = "Never", **spec: Any) -> dict[str, Any]:
+    pod_spec: dict[str, Any] = {"containers": [{"name": "pi", "image": "perl:5.34"}]}
+    if restart is not None:
+        pod_spec["restartPolicy"] = restart
+    body: dict[str, Any] = {"template": {"spec": pod_spec}, **spec}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": body}
+
+
+def create(api: Any, body: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(api.call(api.server.create, JOBS, "default", body).obj)
+
+
+def update(api: Any, body: dict[str, Any], subresource: str = "") -> dict[str, Any]:
+    name = body["metadata"]["name"]
+    stored = api.call(api.server.update, JOBS, "default", name, body, None, subresource).obj
+    return copy.deepcopy(stored)
+
+
+def refused(api: Any, fn: Any, *args: Any) -> list[str]:
+    """The causes of the 422 that the call gets."""
+    with pytest.raises(StatusError) as e:
+        api.call(fn, *args)
+    assert e.value.code == 422
+    assert e.value.details is not None
+    return [f"{c['field']}: {c['message']}" for c in e.value.details["causes"]]
+
+
+def refused_create(api: Any, body: dict[str, Any]) -> list[str]:
+    return refused(api, api.server.create, JOBS, "default", body)
+
+
+def refused_update(api: Any, body: dict[str, Any], subresource: str = "") -> list[str]:
+    name = body["metadata"]["name"]
+    return refused(api, api.server.update, JOBS, "default", name, body, None, subresource)
+
+
+def test_create_defaults_and_generates_the_selector(api: Any) -> None:
+    body = job()
+    body["spec"]["template"]["metadata"] = {"labels": {"app": "pi"}}
+    created = create(api, body)
+    uid, spec = created["metadata"]["uid"], created["spec"]
+    assert {k: spec[k] for k in ("completions", "parallelism", "backoffLimit", "suspend")} == {
+        "completions": 1,
+        "parallelism": 1,
+        "backoffLimit": 6,
+        "suspend": False,
+    }
+    assert spec["completionMode"] == "NonIndexed"
+    assert spec["podReplacementPolicy"] == "TerminatingOrFailed"
+    assert spec["selector"] == {"matchLabels": {UID_LABEL: uid}}
+    assert spec["template"]["metadata"]["labels"] == {
+        "app": "pi",
+        UID_LABEL: uid,
+        NAME_LABEL: "pi",
+        "controller-uid": uid,
+        "job-name": "pi",
+    }
+    # The Job's own labels default to the template's, as the user wrote them.
+    assert created["metadata"]["labels"] == {"app": "pi"}
+    assert created["metadata"]["generation"] == 1
+    assert created["status"] == {}
+
+
+def test_parallelism_alone_leaves_completions_unset() -> None:
+    body = job(parallelism=3)
+    JOBS.default(body)
+    assert "completions" not in body["spec"]
+    assert body["spec"]["parallelism"] == 3
+
+
+def test_backoff_limit_per_index_lifts_the_backoff_limit() -> None:
+    body = job(completionMode="Indexed", completions=4, backoffLimitPerIndex=1)
+    JOBS.default(body)
+    assert body["spec"]["backoffLimit"] == 2147483647
+
+
+def test_pod_failure_policy_defaults() -> None:
+    rule = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
+    body = job(podFailurePolicy={"rules": [rule]})
+    JOBS.default(body)
+    assert body["spec"]["podReplacementPolicy"] == "Failed"
+    assert body["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"] == [
+        {"type": "DisruptionTarget", "status": "True"}
+    ]
+
+
+@pytest.mark.parametrize("restart", [None, "Always"])
+def test_restart_policy_is_required(api: Any, restart: str | None) -> None:
+    assert refused_create(api, job(restart=restart)) == [
+        'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'
+    ]
+
+
+def test_unknown_restart_policy(api: Any) -> None:
+    assert refused_create(api, job(restart="Sometimes")) == [
+        'spec.template.spec.restartPolicy: Unsupported value: "Sometimes": '
+        'supported values: "Always", "OnFailure", "Never"',
+        'spec.template.spec.restartPolicy: Unsupported value: "Sometimes": '
+        'supported values: "OnFailure", "Never"',
+    ]
+
+
+def test_pod_failure_policy_needs_never(api: Any) -> None:
+    rule = {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}
+    body = job(restart="OnFailure", podFailurePolicy={"rules": [rule, {"action": "Retry"}]})
+    assert refused_create(api, body) == [
+        'spec.podFailurePolicy.rules[1].action: Unsupported value: "Retry": '
+        'supported values: "Count", "FailIndex", "FailJob", "Ignore"',
+        "spec.podFailurePolicy.rules[1]: Invalid value: "
+        "specifying one of OnExitCodes and OnPodConditions is required",
+        'spec.template.spec.restartPolicy: Invalid value: "OnFailure": '
+        'only "Never" is supported when podFailurePolicy is specified',
+    ]
+
+
+def test_negative_counts(api: Any) -> None:
+    body = job(parallelism=-1, backoffLimit=-1, activeDeadlineSeconds=-5)
+    assert refused_create(api, body) == [
+        "spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
+        "spec.activeDeadlineSeconds: Invalid value: -5: must be greater than or equal to 0",
+        "spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0",
+    ]
+
+
+def test_indexed_jobs_need_completions_and_a_short_enough_name(api: Any) -> None:
+    assert refused_create(api, job(completionMode="Indexed", parallelism=2)) == [
+        "spec.completions: Required value: when completion mode is Indexed"
+    ]
+    name = "j" * 62
+    assert refused_create(api, job(name, completionMode="Indexed", completions=10)) == [
+        f"metadata.name: Invalid value: {name!r}: will not able to create pod with invalid "
+        f"DNS label: {name}-9".replace("'", '"')
+    ]
+    assert refused_create(api, job(completionMode="Sequential")) == [
+        'spec.completionMode: Unsupported value: "Sequential": '
+        'supported values: "NonIndexed", "Indexed"'
+    ]
+
+
+def test_per_index_limits_need_indexed_mode(api: Any) -> None:
+    assert refused_create(api, job(maxFailedIndexes=1)) == [
+        "spec.maxFailedIndexes: Invalid value: 1: requires indexed completion mode",
+        "spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified",
+    ]
+
+
+def test_manual_selector_must_be_given_and_match(api: Any) -> None:
+    assert refused_create(api, job(manualSelector=True)) == [
+        "spec.selector: Required value",
+        "spec.template.metadata.labels: Invalid value: map[string]string(nil): "
+        "`selector` does not match template `labels`",
+    ]
+    body = job(manualSelector=True, selector={"matchLabels": {"app": "pi"}})
+    body["spec"]["template"]["metadata"] = {"labels": {"app": "pi"}}
+    created = create(api, body)
+    assert created["spec"]["selector"] == {"matchLabels": {"app": "pi"}}
+    assert created["spec"]["template"]["metadata"]["labels"] == {"app": "pi"}
+
+
+def test_generated_labels_the_user_got_wrong() -> None:
+    body = job()
+    body["metadata"].update(namespace="default", uid="u-1")
+    body["spec"]["template"]["metadata"] = {"labels": {NAME_LABEL: "other"}}
+    JOBS.default(body)
+    JOBS.prepare_for_create(body)
+    assert [str(e) for e in JOBS.validate(body)] == [
+        f"spec.template.metadata.labels[{NAME_LABEL}]: Invalid value: "
+        f'map[string]string{{"{UID_LABEL}":"u-1", "{NAME_LABEL}":"other", '
+        '"controller-uid":"u-1", "job-name":"pi"}: must be \'pi\'',
+    ]
+    body["spec"]["selector"] = {"matchLabels": {UID_LABEL: "u-2"}}
+    assert [str(e) for e in JOBS.validate(body)][1:] == [
+        "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"
+        f'"{UID_LABEL}":"u-2"}}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}: '
+        "`selector` not auto-generated",
+        f"spec.template.metadata.labels: Invalid value: map[string]string{{"
+        f'"{UID_LABEL}":"u-1", "{NAME_LABEL}":"other", "controller-uid":"u-1", '
+        '"job-name":"pi"}: `selector` does not match template `labels`',
+    ]
+
+
+def test_completions_template_selector_and_mode_are_immutable(api: Any) -> None:
+    created = create(api, job(completions=2))
+    uid = created["metadata"]["uid"]
+    changed = copy.deepcopy(created)
+    changed["spec"]["completions"] = 3
+    assert refused_update(api, changed) == [
+        "spec.completions: Invalid value: 3: field is immutable"
+    ]
+    changed = copy.deepcopy(created)
+    changed["spec"]["template"]["spec"]["containers"][0]["image"] = "perl:5.36"
+    assert refused_update(api, changed) == [
+        "spec.template: Invalid value: core.PodTemplateSpec{...}: field is immutable"
+    ]
+    changed = copy.deepcopy(created)
+    changed["spec"]["selector"]["matchExpressions"] = [{"key": "tier", "operator": "DoesNotExist"}]
+    assert refused_update(api, changed) == [
+        "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"
+        f'"{UID_LABEL}":"{uid}"}}, MatchExpressions:[]v1.LabelSelectorRequirement{{'
+        'v1.LabelSelectorRequirement{Key:"tier", Operator:"DoesNotExist", '
+        "Values:[]string(nil)}}}: field is immutable"
+    ]
+    changed = copy.deepcopy(created)
+    changed["spec"]["completionMode"] = "Indexed"
+    assert refused_update(api, changed) == [
+        'spec.completionMode: Invalid value: "Indexed": field is immutable'
+    ]
+
+
+def test_parallelism_may_change_and_bumps_the_generation(api: Any) -> None:
+    created = create(api, job())
+    changed = copy.deepcopy(created)
+    changed["spec"]["parallelism"] = 4
+    after = update(api, changed)
+    assert after["spec"]["parallelism"] == 4
+    assert after["metadata"]["generation"] == 2
+
+
+def test_indexed_jobs_scale_completions_with_parallelism(api: Any) -> None:
+    created = create(api, job(completionMode="Indexed", completions=2, parallelism=2))
+    changed = copy.deepcopy(created)
+    changed["spec"]["completions"] = 5
+    assert refused_update(api, changed) == [
+        "spec.completions: Invalid value: 5: can only be modified in tandem with spec.parallelism"
+    ]
+    changed["spec"]["parallelism"] = 5
+    assert update(api, changed)["spec"]["completions"] == 5
+
+
+def test_a_suspended_job_may_move_its_pods_until_it_starts(api: Any) -> None:
+    created = create(api, job(suspend=True))
+    changed = copy.deepcopy(created)
+    template = changed["spec"]["template"]
+    template["spec"]["nodeSelector"] = {"pool": "batch"}
+    template["spec"]["tolerations"] = [{"key": "batch", "operator": "Exists"}]
+    template["metadata"]["annotations"] = {"queue": "a"}
+    after = update(api, changed)
+    assert after["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "batch"}
+    started = copy.deepcopy(after)
+    started["status"] = {"startTime": "2026-01-01T00:00:00Z"}
+    started = update(api, started, "status")
+    started["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "other"}
+    assert refused_update(api, started) == [
+        "spec.template: Invalid value: core.PodTemplateSpec{...}: field is immutable"
+    ]
+    resumed = copy.deepcopy(after)
+    resumed["metadata"]["resourceVersion"] = started["metadata"]["resourceVersion"]
+    resumed["spec"]["suspend"] = False
+    assert update(api, resumed)["spec"]["suspend"] is False
+
+
+def test_status_endpoint_writes_only_status(api: Any) -> None:
+    created = create(api, job())
+    written = copy.deepcopy(created)
+    written["status"] = {"active": 1, "ready": 1}
+    written["spec"]["parallelism"] = 9
+    after = update(api, written, "status")
+    assert after["status"] == {"active": 1, "ready": 1}
+    assert after["spec"] == created["spec"]
+    spec_write = copy.deepcopy(after)
+    spec_write["status"] = {}
+    assert update(api, spec_write)["status"] == {"active": 1, "ready": 1}
+    spec_write = copy.deepcopy(after)
+    spec_write["status"] = {"failed": -1, "succeeded": -2}
+    assert refused_update(api, spec_write, "status") == [
+        "status.succeeded: Invalid value: -2: must be greater than or equal to 0",
+        "status.failed: Invalid value: -1: must be greater than or equal to 0",
+    ]

@@ -13,6 +13,7 @@ import pytest
 
 from pinnace.api import catalog
 from pinnace.api.openapi import openapi_v2, openapi_v3, openapi_v3_index
+from pinnace.api.openapi.documents import build_v3, build_v3_index
 
 V3 = "#/components/schemas/"
 POD = "io.k8s.api.core.v1.Pod"
@@ -68,6 +69,16 @@ def test_index_links_every_served_group_version_by_content_hash() -> None:
     assert openapi_v3_index() == index
 
 
+def test_hash_follows_the_document_content() -> None:
+    core = tuple(k for k in catalog.kinds() if not k.group)
+    fewer = tuple(k for k in core if k.kind != "ConfigMap")
+    assert build_v3_index(build_v3(core)) == build_v3_index(build_v3(core))
+    assert build_v3_index(build_v3(fewer)) != build_v3_index(build_v3(core))
+    assert (
+        openapi_v3_index()["paths"]["api/v1"] == build_v3_index(build_v3(core))["paths"]["api/v1"]
+    )
+
+
 def test_unknown_group_versions_have_no_document() -> None:
     assert openapi_v3("apis/apps") is None
     assert openapi_v3("apis/apps/v1beta1") is None
@@ -88,6 +99,12 @@ def test_pod_containers_are_a_list_map_keyed_by_name() -> None:
     assert containers["x-kubernetes-patch-strategy"] == "merge"
     assert "containers" in spec["required"]
     assert "name" in schemas["io.k8s.api.core.v1.Container"]["required"]
+    selector = schemas["io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"]
+    assert selector["x-kubernetes-map-type"] == "atomic"
+    finalizers = schemas["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"][
+        "finalizers"
+    ]
+    assert finalizers["x-kubernetes-list-type"] == "set"
 
 
 def test_fields_and_kinds_carry_descriptions() -> None:

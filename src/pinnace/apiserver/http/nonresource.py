@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
-from types import ModuleType
 
 from pinnace.api import discovery
+from pinnace.api.openapi import openapi_v2, openapi_v3, openapi_v3_index
 from pinnace.apiserver.http import negotiation
 from pinnace.apiserver.http.params import go_bool
 from pinnace.apiserver.http.responses import Response, json_response, text_response
@@ -17,7 +16,6 @@ HEALTH_CHECKS = {
     "/livez": ("ping", "log", "etcd", "poststarthook/bootstrap-controller"),
     "/readyz": ("ping", "log", "etcd", "informer-sync", "poststarthook/bootstrap-controller"),
 }
-OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
 
 def discovery_document(target: Discovery, accept: str, server_address: str) -> Response:
@@ -58,29 +56,24 @@ def health(path: str, query: Mapping[str, Sequence[str]]) -> Response | None:
     return None
 
 
-def _openapi() -> ModuleType | None:
-    """pinnace.api.openapi's documents, when that package provides them."""
-    try:
-        module = importlib.import_module("pinnace.api.openapi")
-    except ImportError:
-        return None
-    return module if hasattr(module, "openapi_v3_index") else None
-
-
 def openapi(path: str, accept: str) -> Response | None:
-    """/openapi/v2 and /openapi/v3[/<group-version>]; None for other paths."""
-    if path != "/openapi/v2" and path != "/openapi/v3" and not path.startswith("/openapi/v3/"):
-        return None
-    module = _openapi()
-    if module is None:
-        raise not_found()
+    """/openapi/v2 and /openapi/v3[/<group-version>]; None for other paths.
+
+    /openapi/v2 is served as JSON only: a client that accepts only its protobuf form (client-go's
+    OpenAPISchema, which `kubectl apply` tries before its built-in patch strategies) gets 406.
+    """
     if path == "/openapi/v2":
-        body: bytes = module.openapi_v2()
-        protobuf = body[:1] != b"{"
-        return Response(200, body, OPENAPI_V2_PROTOBUF if protobuf else negotiation.JSON)
+        if accept and not any(
+            m.type in (negotiation.JSON, "application/*", "*/*")
+            for m in negotiation.parse_media_types(accept)
+        ):
+            raise negotiation.not_acceptable(accept)
+        return json_response(openapi_v2())
     if path == "/openapi/v3":
-        return json_response(module.openapi_v3_index())
-    document = module.openapi_v3(path[len("/openapi/v3/") :])
-    if document is None:
-        raise not_found()
-    return json_response(document)
+        return json_response(openapi_v3_index())
+    if path.startswith("/openapi/v3/"):
+        document = openapi_v3(path[len("/openapi/v3/") :])
+        if document is None:
+            raise not_found()
+        return json_response(document)
+    return None

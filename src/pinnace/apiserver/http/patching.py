@@ -1,5 +1,6 @@
 """PATCH bodies: parse by content type and turn into the change the pipeline applies to the
-stored object (json-patch, merge-patch and strategic-merge-patch)."""
+stored object (json-patch, merge-patch and strategic-merge-patch; apply is in
+`fieldmanagers`)."""
 
 from __future__ import annotations
 
@@ -13,27 +14,21 @@ from pinnace.api.patch import (
     apply_strategic_merge_patch,
 )
 from pinnace.apiserver.http.bodies import parse_json
-from pinnace.apiserver.http.negotiation import BodyType, unsupported_media_type
+from pinnace.apiserver.http.negotiation import BodyType
 from pinnace.apiserver.objects import Object
 
 Mutation = Callable[[Object], Object]
 
 
 def parse_patch(data: bytes, body_type: BodyType) -> Any:
-    """The patch document (JSON for every patch type but apply)."""
+    """The patch document: JSON, or for apply the YAML bytes server-side apply reads."""
     if body_type is BodyType.APPLY_PATCH:
-        raise unsupported_media_type(
-            (
-                "application/json-patch+json",
-                "application/merge-patch+json",
-                "application/strategic-merge-patch+json",
-            )
-        )
+        return data
     return parse_json(data)
 
 
 def patcher(kind: Kind, body_type: BodyType, patch: Any) -> Mutation:
-    """old object -> patched object, for one patch document."""
+    """old object -> patched object, for a json, merge or strategic merge patch."""
     if body_type is BodyType.JSON_PATCH:
         return lambda old: apply_json_patch(old, patch)
     if body_type is BodyType.MERGE_PATCH:

@@ -16,13 +16,15 @@ import random
 from typing import TYPE_CHECKING
 
 from pinnace.api import status
+from pinnace.api.status import StatusError
 from pinnace.apiserver import binding
-from pinnace.apiserver.http import negotiation, params, patching, subresources
+from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
 from pinnace.apiserver.http.bodies import parse_object_body
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.responses import Encoder, Response, json_response, warning_headers
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.http.watchstream import watch_stream
+from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import ListOptions
 from pinnace.apiserver.server import Result
 
@@ -104,6 +106,9 @@ class ResourceHandler:
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
             return json_response(answer, 201)
+        manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
+        now = self.server.clock.now_rfc3339()
+        body = fieldmanagers.track_write(kind, body, None, manager, "", now)
         result = await self.server.create(kind, target.namespace, body, options)
         return self.written(request, target, result, options.field_validation, 201)
 
@@ -113,6 +118,15 @@ class ResourceHandler:
         body_type = negotiation.body_type(request.header("content-type"), patch=False)
         body = parse_object_body(await request.body(), body_type, target.kind.kind)
         options = params.write_options(request.query, "UpdateOptions")
+        manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
+        try:
+            old = await self.server.get(target.kind, target.namespace, target.name)
+        except StatusError as e:
+            if e.code != 404:
+                raise
+            old = None  # a create through PUT, or a 404 the update itself reports
+        now = self.server.clock.now_rfc3339()
+        body = fieldmanagers.track_write(target.kind, body, old, manager, subresource, now)
         result = await self.server.update(
             target.kind, target.namespace, target.name, body, options, subresource
         )
@@ -126,10 +140,25 @@ class ResourceHandler:
         apply = body_type is negotiation.BodyType.APPLY_PATCH
         options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
         document = patching.parse_patch(await request.body(), body_type)
-        mutate = patching.patcher(target.kind, body_type, document)
-        result = await self.server.modify(
-            target.kind, target.namespace, target.name, mutate, options, subresource
-        )
+        manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
+        now = self.server.clock.now_rfc3339()
+        if apply:
+            mutate = fieldmanagers.applier(document, manager, options.force, subresource, now)
+        else:
+            change = patching.patcher(target.kind, body_type, document)
+            mutate = fieldmanagers.tracked(change, manager, subresource, now)
+        try:
+            result = await self.server.modify(
+                target.kind, target.namespace, target.name, mutate, options, subresource
+            )
+        except StatusError as e:
+            if not (apply and e.code == 404 and e.reason == "NotFound" and not subresource):
+                raise
+            # Apply creates what does not exist yet.
+            created = fieldmanagers.apply_create(document, manager, now)
+            _check_name(created, target.name)
+            result = await self.server.create(target.kind, target.namespace, created, options)
+            return self.written(request, target, result, options.field_validation, 201)
         return self.written(request, target, result, options.field_validation, 200)
 
     def written(
@@ -154,6 +183,14 @@ def _verb(method: str, target: ResourceTarget) -> str:
     if target.kind.namespaced and not target.namespace and verb != "list":
         raise method_not_allowed()
     return verb
+
+
+def _check_name(obj: Object, name: str) -> None:
+    body_name = (obj.get("metadata") or {}).get("name")
+    if body_name != name:
+        raise status.bad_request(
+            f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )
 
 
 def _replace_field_selector(options: ListOptions, selector: str) -> ListOptions:

@@ -1,0 +1,75 @@
+"""managedFields on writes through HTTP, as kube-apiserver's handlers wrap the registry with
+the field manager: every create, update and patch records what its manager set, and server-side
+apply (application/apply-patch+yaml) merges the applied configuration by ownership.
+
+A request without `fieldManager` is recorded under its User-Agent's product name
+(`kubectl`, `OpenAPI-Generator`), as kube-apiserver does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pinnace.api.decode import decode
+from pinnace.api.kind import Kind
+from pinnace.api.patch import server_side_apply, track_update
+from pinnace.api.status import StatusError
+from pinnace.apiserver.http.params import MAX_FIELD_MANAGER_LENGTH
+from pinnace.apiserver.objects import Object
+
+Mutation = Callable[[Object], Object]
+
+
+def manager_name(field_manager: str, user_agent: str) -> str:
+    """The fieldManager given, else the User-Agent up to its first "/"."""
+    if field_manager:
+        return field_manager
+    return user_agent.split("/", 1)[0][:MAX_FIELD_MANAGER_LENGTH]
+
+
+def track_write(
+    kind: Kind, body: Any, old: Object | None, manager: str, subresource: str, now: str
+) -> Any:
+    """A create (`old` None) or update body with the managedFields of that write by
+    `manager`: the fields it set or changed, defaults included, as kube-apiserver records them
+    (it defaults while decoding). A body that does not decode is returned as it is, for the
+    pipeline to refuse."""
+    try:
+        decoded = decode(body, kind).obj
+    except StatusError:
+        return body
+    kind.default(decoded)
+    tracked = track_update(old, decoded, manager=manager, subresource=subresource, now=now)
+    entries = (tracked.get("metadata") or {}).get("managedFields")
+    if entries is not None and isinstance(body.get("metadata"), dict):
+        body["metadata"]["managedFields"] = entries
+    return body
+
+
+def tracked(mutation: Mutation, manager: str, subresource: str, now: str) -> Mutation:
+    """`mutation` (a patch) that also records `manager`."""
+
+    def mutate(old: Object) -> Object:
+        new = mutation(old)
+        if not isinstance(new, dict):
+            return new
+        return track_update(old, new, manager=manager, subresource=subresource, now=now)
+
+    return mutate
+
+
+def applier(applied: bytes, manager: str, force: bool, subresource: str, now: str) -> Mutation:
+    """The server-side apply of `applied` by `manager` to the live object."""
+
+    def apply(live: Object) -> Object:
+        return server_side_apply(
+            live, applied, manager=manager, force=force, now=now, subresource=subresource
+        )
+
+    return apply
+
+
+def apply_create(applied: bytes, manager: str, now: str) -> Object:
+    """The object an apply creates when there is none yet."""
+    return server_side_apply(None, applied, manager=manager, force=False, now=now)

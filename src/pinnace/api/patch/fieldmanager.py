@@ -65,12 +65,12 @@ def server_side_apply(
     shape = kind_shape(kind) if version else None
     if (applied.get("apiVersion"), applied.get("kind")) != (version, kind) or shape is None:
         raise errors.bad_request(f"invalid object type: {_gvk(applied)}")
-    if (applied.get("metadata") or {}).get("managedFields") is not None:
+    if _metadata(applied).get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
 
     live_object = _without_managed_fields(live or {})
     try:
-        managed = decode(((live or {}).get("metadata") or {}).get("managedFields"))
+        managed = decode(_metadata(live).get("managedFields"))
     except BadManagedFields as e:
         raise errors.unconverted(f"failed to decode managed fields: {e}") from None
     manager_id = identifier(manager, "Apply", version, subresource)
@@ -120,7 +120,7 @@ def server_side_apply(
 
 
 def _set_by_client_side_apply(live: dict[str, Any], shape: Shape) -> FieldSet | None:
-    annotations = (live.get("metadata") or {}).get("annotations") or {}
+    annotations = _metadata(live).get("annotations") or {}
     try:
         last = json.loads(annotations.get(LAST_APPLIED) or "null")
     except (TypeError, ValueError):
@@ -134,11 +134,11 @@ def _set_by_client_side_apply(live: dict[str, Any], shape: Shape) -> FieldSet | 
 def _with_last_applied(obj: Any, applied: dict[str, Any]) -> Any:
     """kubectl's server-side apply keeps a client-side apply annotation, where there is one,
     in step with what it applies (apimachinery's lastAppliedUpdater)."""
-    annotations = (obj or {}).get("metadata", {}).get("annotations")
+    annotations = _metadata(obj).get("annotations")
     if not isinstance(annotations, dict) or LAST_APPLIED not in annotations:
         return obj
     config = copy.deepcopy(applied)
-    config_annotations = (config.get("metadata") or {}).get("annotations")
+    config_annotations = _metadata(config).get("annotations")
     if isinstance(config_annotations, dict):
         config_annotations.pop(LAST_APPLIED, None)
     out = copy.deepcopy(obj)
@@ -170,7 +170,7 @@ def track_update(
     kind = new.get("kind") or (old or {}).get("kind")
     shape = kind_shape(kind) if isinstance(kind, str) else None
     version = strategies.API_VERSIONS.get(kind, "") if isinstance(kind, str) else ""
-    old_entries = ((old or {}).get("metadata") or {}).get("managedFields")
+    old_entries = _metadata(old).get("managedFields")
     if shape is None:
         return _with_entries(new, old_entries)
     managed = _starting_entries(old_entries, new, ignore_request=bool(subresource))
@@ -228,7 +228,7 @@ def conflict_error(conflicts: dict[str, FieldSet]) -> StatusError:
 def _starting_entries(old_entries: Any, new: dict[str, Any], *, ignore_request: bool) -> Managed:
     """decodeLiveOrNew: the entries the request carries (`[]` or `[{}]` resets them), else
     the stored ones; undecodable entries count as none."""
-    sent = (new.get("metadata") or {}).get("managedFields")
+    sent = _metadata(new).get("managedFields")
     if not ignore_request:
         if sent == [] or sent == [{}]:
             return {}
@@ -250,6 +250,11 @@ def _entry(fields: FieldSet, version: str, now: str) -> Entry:
 
 def _ignored(subresource: str) -> FieldSet:
     return _IGNORED.get(subresource, FieldSet())
+
+
+def _metadata(obj: Any) -> dict[str, Any]:
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    return metadata if isinstance(metadata, dict) else {}
 
 
 def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
@@ -292,7 +297,7 @@ def _gvk(obj: dict[str, Any]) -> str:
 
 
 def _gvknn(obj: dict[str, Any]) -> str:
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    metadata = _metadata(obj)
     return f"{metadata.get('namespace', '')}/{metadata.get('name', '')}; {_gvk(obj)}"
 
 

@@ -97,6 +97,9 @@ def decode(entries: Any) -> Managed:
     for n, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise BadManagedFields("managedFields entries must be objects")
+        for name in ("manager", "operation", "apiVersion", "time", "fieldsType", "subresource"):
+            if not isinstance(entry.get(name, ""), str):
+                raise BadManagedFields(f"managedFields entry {n}: {name} must be a string")
         operation = entry.get("operation")
         if operation not in ("Apply", "Update"):
             raise BadManagedFields("operation must be `Apply` or `Update`")

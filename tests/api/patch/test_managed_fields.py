@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pinnace.api.patch import server_side_apply, track_update
 from pinnace.api.patch.fieldpath import FieldSet, path_string
@@ -353,3 +355,31 @@ def test_paths_print_as_conflict_messages_print_them() -> None:
 def test_key_fields_are_canonicalised_in_sorted_order() -> None:
     fields = FieldSet.from_fields_v1({'k:{"protocol":"TCP","containerPort":80}': {}})
     assert fields.to_fields_v1() == {'k:{"containerPort":80,"protocol":"TCP"}': {}}
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+POD_FIELDS = st.sampled_from(["metadata", "spec", "status", "labels", "containers", "name"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(changes=st.lists(st.tuples(POD_FIELDS, JSON_VALUES), max_size=4))
+def test_bookkeeping_never_fails_a_write_whatever_the_objects_hold(changes: list[Any]) -> None:
+    live = created()
+    new = copy.deepcopy(live)
+    for where, value in changes:
+        if where in ("metadata", "spec", "status"):
+            new[where] = value
+        elif where == "labels" and isinstance(new.get("metadata"), dict):
+            new["metadata"]["labels"] = value
+        elif where == "containers" and isinstance(new.get("spec"), dict):
+            new["spec"]["containers"] = value
+        elif where == "name" and isinstance(new.get("spec"), dict):
+            new["spec"]["containers"] = [{"name": value}, {"name": value}]
+    for manager, subresource in (("editor", ""), ("kubelet", "status")):
+        after = track_update(live, new, manager=manager, subresource=subresource, now=T1)
+        assert isinstance(after, dict)
+        track_update(new, live, manager=manager, subresource=subresource, now=T2)

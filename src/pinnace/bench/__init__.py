@@ -11,8 +11,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-Figures = dict[str, float]
-"""One configuration's measurements, by figure key."""
+Figures = dict[str, float | None]
+"""One configuration's measurements, by figure key; None where a figure does not apply."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +34,10 @@ def per_second(count: int, seconds: float) -> float:
 
 
 def render_table(
-    title: str, figures: Sequence[Figure], columns: Mapping[str, Mapping[str, float]]
+    title: str, figures: Sequence[Figure], columns: Mapping[str, Mapping[str, float | None]]
 ) -> str:
-    """A plain-text table: one row per figure, one column per configuration."""
+    """A plain-text table: one row per figure, one column per configuration ("-" where a
+    figure does not apply)."""
     header = ["", *columns]
     rows = [
         [figure.label, *(_number(values[figure.key]) for values in columns.values())]
@@ -51,8 +52,10 @@ def render_table(
     return "\n".join(lines)
 
 
-def _number(value: float) -> str:
+def _number(value: float | None) -> str:
     """Enough digits to compare, no more: 123,456 / 12.3 / 0.0123."""
+    if value is None:
+        return "-"
     if math.isinf(value):
         return "inf"
     if abs(value) >= 100:

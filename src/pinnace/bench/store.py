@@ -39,6 +39,7 @@ def figures(objects: int, watchers: int) -> tuple[Figure, ...]:
         Figure("watch_events_per_s", f"watch events/s delivered to {watchers} watchers"),
         Figure("write_latency_p50_ms", "write latency p50 (ms)"),
         Figure("write_latency_p99_ms", "write latency p99 (ms)"),
+        Figure("reopen_ms", "reopen the file (ms)"),
     )
 
 
@@ -47,8 +48,11 @@ def run(backends: Sequence[str], objects: int, watchers: int) -> dict[str, Figur
     results = {}
     for backend in backends:
         with tempfile.TemporaryDirectory(prefix="pinnace-bench-") as directory:
-            store = _open(backend, Path(directory))
-            results[backend] = asyncio.run(_measure_and_close(store, objects, watchers))
+            path = Path(directory) / "store.db"
+            store = _open(backend, path)
+            figures = asyncio.run(_measure_and_close(store, objects, watchers))
+            figures["reopen_ms"] = _reopen_seconds(path) * 1000 if backend == "sqlite" else None
+            results[backend] = figures
     return results
 
 
@@ -69,12 +73,21 @@ def render(results: dict[str, Figures], objects: int, watchers: int, as_json: bo
     return render_table(title, figures(objects, watchers), results)
 
 
-def _open(backend: str, directory: Path) -> Store:
+def _open(backend: str, path: Path) -> Store:
     if backend == "memory":
         return MemoryStore()
     if backend == "sqlite":
-        return SQLiteStore(directory / "store.db")
+        return SQLiteStore(path)
     raise ValueError(f"unknown store backend {backend!r}; choose from {', '.join(BACKENDS)}")
+
+
+def _reopen_seconds(path: Path) -> float:
+    """How long opening the store's file takes: reading back every object and its history."""
+    start = time.perf_counter()
+    store = SQLiteStore(path)
+    seconds = time.perf_counter() - start
+    asyncio.run(store.close())
+    return seconds
 
 
 async def _measure_and_close(store: Store, objects: int, watchers: int) -> Figures:

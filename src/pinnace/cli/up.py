@@ -146,6 +146,7 @@ async def serve(options: UpOptions) -> None:
         lifespan="off",
         log_level="warning",
         access_log=False,
+        server_header=False,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
     http = _Server(config)

@@ -1,0 +1,298 @@
+"""The HTTP API as kube-apiserver answers it: status codes, Status bodies, headers,
+discovery, tables, watch streams and subresources, seen with a plain HTTP client."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+from tests.http.conftest import Cluster
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+CM_PATH = "/api/v1/namespaces/default/configmaps"
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class HTTP:
+    def __init__(self, url: str) -> None:
+        parsed = urlparse(url)
+        self.host, self.port = parsed.hostname or "", parsed.port or 80
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        accept: str = "application/json",
+    ) -> Answer:
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=20)
+        headers = {"Accept": accept}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        try:
+            connection.request(method, path, body=data, headers=headers)
+            response = connection.getresponse()
+            return Answer(response.status, response.headers, response.read())
+        finally:
+            connection.close()
+
+
+@pytest.fixture(scope="module")
+def api(cluster: Cluster) -> Iterator[HTTP]:
+    yield HTTP(cluster.url)
+
+
+def status_of(answer: Answer) -> tuple[int, str, str]:
+    body = answer.json()
+    assert body["kind"] == "Status" and body["code"] == answer.status
+    return answer.status, body["reason"], body["message"]
+
+
+def cm(name: str, **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+def test_unknown_paths_and_methods(api: HTTP) -> None:
+    assert status_of(api.request("GET", "/api/v1/widgets")) == (
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    )
+    assert status_of(api.request("GET", "/apis/nothing.example.com/v1"))[0] == 404
+    assert status_of(api.request("PUT", CM_PATH, cm("x")))[:2] == (405, "MethodNotAllowed")
+    assert status_of(api.request("POST", "/api/v1/configmaps", cm("x")))[0] == 405
+
+
+def test_bodies_that_cannot_be_read(api: HTTP) -> None:
+    code, reason, message = status_of(api.request("POST", CM_PATH, b'{"metadata": '))
+    assert (code, reason) == (400, "BadRequest")
+    assert "json parse error: unexpected end of JSON input" in message
+    unsupported = api.request("POST", CM_PATH, b"x", content_type="text/plain")
+    assert status_of(unsupported)[:2] == (415, "UnsupportedMediaType")
+    too_large = api.request("POST", CM_PATH, b"{" + b" " * (3 * 1024 * 1024) + b"}")
+    assert status_of(too_large) == (
+        413,
+        "RequestEntityTooLarge",
+        "Request entity too large: limit is 3145728",
+    )
+    assert status_of(api.request("GET", CM_PATH, accept="application/xml"))[0] == 406
+
+
+def test_field_validation_warns_or_refuses_unknown_fields(api: HTTP) -> None:
+    body = {**cm("warned", a="1"), "extra": True}
+    warned = api.request("POST", CM_PATH, body)
+    assert warned.status == 201
+    assert warned.headers.get_all("Warning") == ['299 - "unknown field \\"extra\\""']
+    strict = api.request(
+        "POST", CM_PATH + "?fieldValidation=Strict", {**body, "metadata": {"name": "strict"}}
+    )
+    assert status_of(strict) == (
+        400,
+        "BadRequest",
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'unknown field "extra"',
+    )
+    ignored = api.request(
+        "POST", CM_PATH + "?fieldValidation=Ignore", {**body, "metadata": {"name": "ignored"}}
+    )
+    assert ignored.status == 201 and ignored.headers.get_all("Warning") is None
+
+
+def test_dry_run_stores_nothing(api: HTTP) -> None:
+    answer = api.request("POST", CM_PATH + "?dryRun=All", cm("dry"))
+    assert answer.status == 201 and answer.json()["metadata"]["name"] == "dry"
+    assert api.request("GET", CM_PATH + "/dry").status == 404
+    bad = api.request("POST", CM_PATH + "?dryRun=Some", cm("dry"))
+    assert status_of(bad)[:2] == (422, "Invalid")
+
+
+def test_conflicts_and_preconditions(api: HTTP) -> None:
+    created = api.request("POST", CM_PATH, cm("versioned", a="1")).json()
+    assert api.request("POST", CM_PATH, cm("versioned")).status == 409
+    updated = {**created, "data": {"a": "2"}}
+    assert api.request("PUT", CM_PATH + "/versioned", updated).status == 200
+    code, reason, message = status_of(api.request("PUT", CM_PATH + "/versioned", updated))
+    assert (code, reason) == (409, "Conflict")
+    assert message == (
+        'Operation cannot be fulfilled on configmaps "versioned": the object has been '
+        "modified; please apply your changes to the latest version and try again"
+    )
+    precondition = {"preconditions": {"uid": "not-the-uid"}}
+    refused = api.request("DELETE", CM_PATH + "/versioned", precondition)
+    assert status_of(refused)[:2] == (409, "Conflict")
+    done = api.request("DELETE", CM_PATH + "/versioned", {"propagationPolicy": "Background"})
+    assert done.status == 200 and done.json()["status"] == "Success"
+
+
+def test_patch_types(api: HTTP) -> None:
+    api.request("POST", CM_PATH, cm("patched", a="1"))
+    path = CM_PATH + "/patched"
+    merge = api.request("PATCH", path, {"data": {"b": "2"}}, "application/merge-patch+json")
+    assert merge.json()["data"] == {"a": "1", "b": "2"}
+    ops = [{"op": "remove", "path": "/data/a"}]
+    assert api.request("PATCH", path, ops, "application/json-patch+json").json()["data"] == {
+        "b": "2"
+    }
+    smp = api.request("PATCH", path, {"data": {"c": "3"}}, "application/strategic-merge-patch+json")
+    assert smp.json()["data"] == {"b": "2", "c": "3"}
+    failing = [{"op": "test", "path": "/data/b", "value": "nope"}]
+    assert status_of(api.request("PATCH", path, failing, "application/json-patch+json"))[0] == 422
+    assert status_of(api.request("PATCH", path, {}, "application/json"))[0] == 415
+    applied = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: patched\ndata:\n  d: '4'\n"
+    ssa = api.request(
+        "PATCH", path + "?fieldManager=tester", applied, "application/apply-patch+yaml"
+    )
+    assert ssa.status == 200 and ssa.json()["data"]["d"] == "4"
+    managers = {e.get("manager"): e["operation"] for e in ssa.json()["metadata"]["managedFields"]}
+    assert managers["tester"] == "Apply"
+    unnamed = api.request("PATCH", path, applied, "application/apply-patch+yaml")
+    assert status_of(unnamed)[:2] == (422, "Invalid")
+
+
+def test_discovery_documents(api: HTTP) -> None:
+    aggregated = api.request("GET", "/apis", accept=AGGREGATED + ",application/json")
+    assert aggregated.headers["Content-Type"] == AGGREGATED
+    groups = [item["metadata"]["name"] for item in aggregated.json()["items"]]
+    assert groups[0] == "apps" and "batch" in groups
+    legacy = api.request("GET", "/api").json()
+    assert legacy["kind"] == "APIVersions" and legacy["versions"] == ["v1"]
+    resources = api.request("GET", "/apis/apps/v1").json()
+    assert resources["groupVersion"] == "apps/v1"
+    assert "deployments/scale" in {r["name"] for r in resources["resources"]}
+    assert api.request("GET", "/apis/apps").json()["preferredVersion"]["version"] == "v1"
+
+
+def test_health_version_and_openapi(api: HTTP) -> None:
+    assert api.request("GET", "/healthz").body == b"ok"
+    verbose = api.request("GET", "/readyz?verbose").body.decode()
+    assert verbose.startswith("[+]ping ok\n") and verbose.endswith("readyz check passed\n")
+    assert api.request("GET", "/livez/ping").body == b"ok"
+    version = api.request("GET", "/version").json()
+    assert version["gitVersion"].startswith("v1.32.")
+    index = api.request("GET", "/openapi/v3").json()
+    assert "api/v1" in index["paths"]
+    assert api.request("GET", "/openapi/v3/api/v1").status == 200
+    assert api.request("GET", "/openapi/v2").json()["swagger"] == "2.0"
+    protobuf_only = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    assert api.request("GET", "/openapi/v2", accept=protobuf_only).status == 406
+
+
+def test_tables_and_partial_metadata(api: HTTP) -> None:
+    api.request("POST", CM_PATH, cm("tabled", a="1", b="2"))
+    table = api.request("GET", CM_PATH + "/tabled", accept=TABLE).json()
+    assert table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert table["rows"][0]["cells"][:2] == ["tabled", 2]
+    partial = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+    listed = api.request("GET", CM_PATH, accept=partial).json()
+    assert listed["kind"] == "PartialObjectMetadataList"
+    assert "data" not in listed["items"][0]
+
+
+def test_watch_stream_lines(api: HTTP) -> None:
+    api.request("POST", "/api/v1/namespaces/kube-system/configmaps", cm("streamed"))
+    answer = api.request(
+        "GET", "/api/v1/namespaces/kube-system/configmaps?watch=true&timeoutSeconds=1"
+    )
+    assert answer.status == 200
+    events = [json.loads(line) for line in answer.body.splitlines()]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "streamed")]
+    bad = api.request("GET", CM_PATH + "?watch=true&resourceVersionMatch=Exact")
+    assert status_of(bad)[:2] == (422, "Invalid")
+
+
+def test_deletecollection_by_label(api: HTTP) -> None:
+    for name in ("gone-1", "gone-2"):
+        api.request("POST", CM_PATH, {**cm(name), "metadata": {"name": name, "labels": {"x": "y"}}})
+    answer = api.request("DELETE", CM_PATH + "?labelSelector=x%3Dy")
+    assert answer.status == 200
+    assert sorted(i["metadata"]["name"] for i in answer.json()["items"]) == ["gone-1", "gone-2"]
+    assert api.request("GET", CM_PATH + "?labelSelector=x%3Dy").json()["items"] == []
+
+
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "bound", "labels": {"app": "bound"}},
+    "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+}
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def test_pod_subresources(api: HTTP) -> None:
+    assert api.request("POST", PODS, POD).status == 201
+    logs = api.request("GET", PODS + "/bound/log")
+    assert status_of(logs) == (
+        400,
+        "BadRequest",
+        'container "main" in pod "bound" is waiting to start: ContainerCreating',
+    )
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "bound"},
+        "target": {"kind": "Node", "name": "node-1"},
+    }
+    assert api.request("POST", PODS + "/bound/binding", binding).status == 201
+    again = api.request("POST", PODS + "/bound/binding", binding)
+    assert status_of(again)[:2] == (409, "Conflict")
+    status_patch = {"status": {"phase": "Running"}}
+    patched = api.request(
+        "PATCH", PODS + "/bound/status", status_patch, "application/merge-patch+json"
+    )
+    assert patched.json()["status"]["phase"] == "Running"
+    assert api.request("GET", PODS + "/bound/status").json()["spec"]["nodeName"] == "node-1"
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "bound", "namespace": "default"},
+    }
+    evicted = api.request("POST", PODS + "/bound/eviction", eviction)
+    assert evicted.status == 201 and evicted.json()["status"] == "Success"
+    assert api.request("GET", PODS + "/bound/exec").status == 405
+
+
+def test_scale_subresource(api: HTTP) -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "scaled"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "scaled"}},
+            "template": {
+                "metadata": {"labels": {"app": "scaled"}},
+                "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+            },
+        },
+    }
+    path = "/apis/apps/v1/namespaces/default/deployments"
+    assert api.request("POST", path, deployment).status == 201
+    scale = api.request("GET", path + "/scaled/scale").json()
+    assert (scale["kind"], scale["spec"]) == ("Scale", {"replicas": 1})
+    patched = api.request(
+        "PATCH", path + "/scaled/scale", {"spec": {"replicas": 3}}, "application/merge-patch+json"
+    )
+    assert patched.json()["spec"] == {"replicas": 3}
+    assert api.request("GET", path + "/scaled").json()["spec"]["replicas"] == 3
+    negative = {**scale, "spec": {"replicas": -1}}
+    code, reason, message = status_of(api.request("PUT", path + "/scaled/scale", negative))
+    assert (code, reason) == (422, "Invalid")
+    assert message.startswith('Scale.autoscaling "scaled" is invalid: spec.replicas')

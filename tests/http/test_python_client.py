@@ -1,0 +1,98 @@
+"""The official `kubernetes` Python client against `pinnace up`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client, config, watch
+from tests.http.conftest import Cluster
+
+
+@pytest.fixture(scope="module")
+def core(cluster: Cluster) -> Iterator[client.CoreV1Api]:
+    api_client = config.new_client_from_config(str(cluster.kubeconfig))
+    yield client.CoreV1Api(api_client)
+    api_client.close()
+
+
+def pod(name: str, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]},
+    }
+
+
+def test_create_read_patch_delete(core: client.CoreV1Api) -> None:
+    created = core.create_namespaced_pod("default", pod("py-a", app="py"))
+    assert created.metadata.uid and created.status.phase == "Pending"
+    assert created.metadata.managed_fields[0].manager == "OpenAPI-Generator"
+    read = core.read_namespaced_pod("py-a", "default")
+    assert read.metadata.resource_version == created.metadata.resource_version
+    patched = core.patch_namespaced_pod("py-a", "default", {"metadata": {"labels": {"v": "2"}}})
+    assert patched.metadata.labels == {"app": "py", "v": "2"}
+    assert int(patched.metadata.resource_version) > int(created.metadata.resource_version)
+    deleted = core.delete_namespaced_pod("py-a", "default")
+    assert deleted.metadata.name == "py-a"
+    with pytest.raises(client.ApiException) as e:
+        core.read_namespaced_pod("py-a", "default")
+    assert e.value.status == 404
+
+
+def test_list_with_label_selector_and_pages(core: client.CoreV1Api) -> None:
+    for i in range(5):
+        core.create_namespaced_pod("kube-public", pod(f"page-{i}", batch="pages"))
+    core.create_namespaced_pod("kube-public", pod("other", batch="other"))
+    selected = core.list_namespaced_pod("kube-public", label_selector="batch=pages")
+    assert sorted(p.metadata.name for p in selected.items) == [f"page-{i}" for i in range(5)]
+    seen: list[str] = []
+    versions = set()
+    token = None
+    while True:
+        page = core.list_namespaced_pod(
+            "kube-public", label_selector="batch=pages", limit=2, _continue=token
+        )
+        seen += [p.metadata.name for p in page.items]
+        versions.add(page.metadata.resource_version)
+        token = page.metadata._continue
+        if not token:
+            break
+    assert seen == [f"page-{i}" for i in range(5)]
+    assert len(versions) == 1
+
+
+def test_watch_streams_events_until_its_timeout(core: client.CoreV1Api) -> None:
+    core.create_namespaced_pod("kube-node-lease", pod("watched", app="w"))
+    events = [
+        (event["type"], event["object"].metadata.name)
+        for event in watch.Watch().stream(
+            core.list_namespaced_pod, "kube-node-lease", timeout_seconds=1
+        )
+    ]
+    assert events == [("ADDED", "watched")]
+
+
+def test_conflict_and_invalid_are_api_exceptions(core: client.CoreV1Api) -> None:
+    created = core.create_namespaced_config_map(
+        "default", {"metadata": {"name": "cm-conflict"}, "data": {"a": "1"}}
+    )
+    stale = created.to_dict()
+    core.patch_namespaced_config_map("cm-conflict", "default", {"data": {"a": "2"}})
+    body = {
+        "metadata": {
+            "name": "cm-conflict",
+            "resourceVersion": stale["metadata"]["resource_version"],
+        },
+        "data": {"a": "3"},
+    }
+    with pytest.raises(client.ApiException) as e:
+        core.replace_namespaced_config_map("cm-conflict", "default", body)
+    assert e.value.status == 409
+    assert "the object has been modified" in e.value.body
+    with pytest.raises(client.ApiException) as e:
+        core.create_namespaced_pod("default", pod("Not_Valid"))
+    assert e.value.status == 422
+    assert '"reason":"Invalid"' in e.value.body

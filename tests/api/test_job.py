@@ -294,3 +294,47 @@ def test_status_endpoint_writes_only_status(api: Any) -> None:
         "status.succeeded: Invalid value: -2: must be greater than or equal to 0",
         "status.failed: Invalid value: -1: must be greater than or equal to 0",
     ]
+
+
+def test_pod_failure_policy_requirements(api: Any) -> None:
+    rules = [
+        {"action": "FailJob", "onExitCodes": {"containerName": "main", "values": [3, 1, 3]}},
+        {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [0]}},
+        {"action": "Count", "onPodConditions": [{"type": "", "status": "Maybe"}]},
+        {"action": "FailIndex", "onExitCodes": {"operator": "NotIn", "values": [1]}},
+    ]
+    assert refused_create(api, job(podFailurePolicy={"rules": rules})) == [
+        "spec.podFailurePolicy.rules[0].onExitCodes.containerName: Invalid value: "
+        '"main": must be one of the container or initContainer names in the pod template',
+        "spec.podFailurePolicy.rules[0].onExitCodes.operator: Required value: "
+        'valid values: "In", "NotIn"',
+        "spec.podFailurePolicy.rules[0].onExitCodes.values[2]: Duplicate value: 3",
+        "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: "
+        "[]int32{3, 1, 3}: must be ordered",
+        "spec.podFailurePolicy.rules[1].onExitCodes.values[0]: Invalid value: 0: "
+        "must not be 0 for the In operator",
+        'spec.podFailurePolicy.rules[2].onPodConditions[0].type: Invalid value: "": '
+        "name part must be non-empty",
+        'spec.podFailurePolicy.rules[2].onPodConditions[0].type: Invalid value: "": '
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
+        "or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?"
+        "[A-Za-z0-9]')",
+        'spec.podFailurePolicy.rules[2].onPodConditions[0].status: Unsupported value: "Maybe"'
+        ': supported values: "False", "True", "Unknown"',
+        'spec.podFailurePolicy.rules[3].action: Invalid value: "FailIndex": '
+        "requires the backoffLimitPerIndex to be set",
+    ]
+
+
+def test_pod_replacement_policy(api: Any) -> None:
+    assert refused_create(api, job(podReplacementPolicy="Never")) == [
+        'spec.podReplacementPolicy: Unsupported value: "Never": '
+        'supported values: "Failed", "TerminatingOrFailed"'
+    ]
+    rule = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
+    body = job(podFailurePolicy={"rules": [rule]}, podReplacementPolicy="TerminatingOrFailed")
+    assert refused_create(api, body) == [
+        'spec.podReplacementPolicy: Unsupported value: "TerminatingOrFailed": '
+        'supported values: "Failed"'
+    ]

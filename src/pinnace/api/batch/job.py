@@ -7,7 +7,6 @@ unprefixed ones) and selects on the prefixed uid label, so a Job never adopts ot
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pinnace.api import field
@@ -31,6 +30,11 @@ from pinnace.api.apps import (
     validate_selector,
     validate_selector_matches_template,
 )
+from pinnace.api.batch.pod_failure_policy import (
+    default_pod_failure_policy,
+    valid_values,
+    validate_pod_failure_policy,
+)
 from pinnace.api.core.pod import validate_pod_template_spec
 from pinnace.api.core.pod_shape import as_dict, child_dict
 from pinnace.api.field import FieldError, Path
@@ -42,7 +46,6 @@ from pinnace.api.validation import (
     FIELD_IMMUTABLE_ERROR_MSG,
     GoValue,
     is_int,
-    list_field,
     object_field,
 )
 
@@ -59,10 +62,8 @@ FAILED = "Failed"
 TERMINATING_OR_FAILED = "TerminatingOrFailed"
 POD_REPLACEMENT_POLICIES = (FAILED, TERMINATING_OR_FAILED)
 RESTART_POLICIES = ("OnFailure", "Never")
-POD_FAILURE_ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
 MAX_FAILED_INDEXES_FOR_INDEXED_JOB = 100_000
-MAX_POD_FAILURE_POLICY_RULES = 20
 # JobStatus{} as batch/v1 serializes it: every field is omitempty.
 EMPTY_STATUS: Object = {}
 _STATUS_COUNTERS = ("active", "succeeded", "failed", "ready", "terminating")
@@ -95,10 +96,7 @@ def default_job(job: Any) -> None:
     set_default(spec, "completionMode", NON_INDEXED)
     set_default(spec, "suspend", False)
     policy = spec.get("podFailurePolicy")
-    for rule in list_field(as_dict(policy).get("rules"), SPEC)[0]:
-        for pattern in list_field(as_dict(rule).get("onPodConditions"), SPEC)[0]:
-            if isinstance(pattern, dict) and not pattern.get("status"):
-                pattern["status"] = "True"
+    default_pod_failure_policy(policy)
     set_default(
         spec, "podReplacementPolicy", FAILED if policy is not None else TERMINATING_OR_FAILED
     )
@@ -154,10 +152,6 @@ def prepare_job_for_status_update(new: Object, old: Object) -> None:
 
 
 # --- validation --------------------------------------------------------------------------------
-
-
-def _valid_values(values: tuple[str, ...]) -> str:
-    return "valid values: " + ", ".join(json.dumps(v) for v in values)
 
 
 def _validate_has_label(labels: dict[str, Any], key: str, expected: str) -> list[FieldError]:
@@ -242,40 +236,6 @@ def _validate_indexed(spec: Object) -> list[FieldError]:
     return errs
 
 
-def _validate_pod_failure_policy(spec: Object, path: Path) -> list[FieldError]:
-    """The rules' actions and their requirement: exit codes or pod conditions, not both."""
-    policy, errs = object_field(spec.get("podFailurePolicy"), path)
-    rules, e = list_field(policy.get("rules"), path.child("rules"))
-    errs += e
-    if len(rules) > MAX_POD_FAILURE_POLICY_RULES:
-        errs.append(field.too_many(path.child("rules"), len(rules), MAX_POD_FAILURE_POLICY_RULES))
-    for i, value in enumerate(rules):
-        rule_path = path.child("rules").index(i)
-        rule, e = object_field(value, rule_path)
-        errs += e
-        action, action_path = rule.get("action") or "", rule_path.child("action")
-        if not action:
-            errs.append(field.required(action_path, _valid_values(POD_FAILURE_ACTIONS)))
-        elif action == "FailIndex":
-            if spec.get("backoffLimitPerIndex") is None:
-                errs.append(
-                    field.invalid(
-                        action_path, action, "requires the backoffLimitPerIndex to be set"
-                    )
-                )
-        elif action not in POD_FAILURE_ACTIONS:
-            errs.append(field.not_supported(action_path, action, POD_FAILURE_ACTIONS))
-        on_exit_codes = rule.get("onExitCodes") is not None
-        on_conditions = bool(rule.get("onPodConditions"))
-        if on_exit_codes and on_conditions:
-            detail = "specifying both OnExitCodes and OnPodConditions is not supported"
-            errs.append(field.FieldError(field.ErrorType.INVALID, str(rule_path), detail=detail))
-        elif not on_exit_codes and not on_conditions:
-            detail = "specifying one of OnExitCodes and OnPodConditions is required"
-            errs.append(field.FieldError(field.ErrorType.INVALID, str(rule_path), detail=detail))
-    return errs
-
-
 def _validate_pod_replacement_policy(spec: Object) -> list[FieldError]:
     policy = spec.get("podReplacementPolicy")
     if policy is None:
@@ -293,7 +253,7 @@ def _validate_template(spec: Object) -> list[FieldError]:
     restart = as_dict(as_dict(spec.get("template")).get("spec")).get("restartPolicy") or ""
     path = template_path.child("spec", "restartPolicy")
     if restart in ("", "Always"):
-        errs.append(field.required(path, _valid_values(RESTART_POLICIES)))
+        errs.append(field.required(path, valid_values(RESTART_POLICIES)))
     elif restart not in RESTART_POLICIES:
         errs.append(field.not_supported(path, restart, RESTART_POLICIES))
     elif spec.get("podFailurePolicy") is not None and restart != "Never":
@@ -320,7 +280,7 @@ def _validate_spec(job: Object) -> list[FieldError]:
     )
     errs += _validate_indexed(spec)
     if spec.get("podFailurePolicy") is not None:
-        errs += _validate_pod_failure_policy(spec, SPEC.child("podFailurePolicy"))
+        errs += validate_pod_failure_policy(spec, SPEC.child("podFailurePolicy"))
     errs += _validate_pod_replacement_policy(spec)
     errs += _validate_template(spec)
     selector_path = SPEC.child("selector")

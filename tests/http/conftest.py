@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 KUBECTL = os.environ.get("KUBECTL", "/usr/bin/kubectl")
-READY_TIMEOUT = 30.0
 
 
 @dataclass
@@ -43,10 +42,11 @@ class Cluster:
         return done.stdout
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    workdir = tmp_path_factory.mktemp("pinnace-up")
+def launch(workdir: Path, *storage: str) -> Cluster:
+    """`pinnace up --port 0` in `workdir` (memory store unless `storage` says otherwise),
+    returned once it reports readiness."""
     kubeconfig = workdir / "kubeconfig"
+    log = open(workdir / "server.log", "a")  # noqa: SIM115
     process = subprocess.Popen(
         [
             sys.executable,
@@ -55,15 +55,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             "up",
             "--port",
             "0",
-            "--in-memory",
+            *(storage or ("--in-memory",)),
             "--kubeconfig",
             str(kubeconfig),
         ],
         stdout=subprocess.PIPE,
-        stderr=open(workdir / "server.log", "w"),  # noqa: SIM115
+        stderr=log,
         text=True,
         cwd=workdir,
     )
+    log.close()
     assert process.stdout is not None
     url = ""
     for line in process.stdout:
@@ -73,9 +74,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         if line.strip() == "Ready.":
             break
     assert url, "pinnace up did not report readiness: " + (workdir / "server.log").read_text()
-    yield Cluster(url, kubeconfig, workdir, process)
-    process.send_signal(signal.SIGTERM)
-    rest, _ = process.communicate(timeout=20)
-    assert process.returncode == 0
+    return Cluster(url, kubeconfig, workdir, process)
+
+
+def stop(cluster: Cluster) -> None:
+    """SIGTERM, as a service manager stops it: a clean exit that says so."""
+    cluster.process.send_signal(signal.SIGTERM)
+    rest, _ = cluster.process.communicate(timeout=20)
+    assert cluster.process.returncode == 0
     assert "Pinnace stopped." in rest
-    assert "Traceback" not in (workdir / "server.log").read_text()
+    assert "Traceback" not in (cluster.workdir / "server.log").read_text()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-up"))
+    yield running
+    stop(running)

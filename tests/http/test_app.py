@@ -1,0 +1,57 @@
+"""The ASGI application in process: what a client gets when something inside goes wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import pytest
+
+from pinnace.apiserver.http.app import APIApp
+from pinnace.apiserver.server import APIServer
+from pinnace.clock import Clock, Randomness
+from pinnace.store import MemoryStore
+
+
+async def call(app: APIApp, method: str, path: str, query: bytes = b"") -> tuple[int, bytes]:
+    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": []}
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def test_an_unexpected_failure_is_a_generic_500_logged_on_the_server(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> tuple[int, bytes]:
+        server = APIServer(MemoryStore(), Clock(asyncio.get_running_loop()), Randomness(1))
+
+        async def broken(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("secret internals")
+
+        server.list = broken  # type: ignore[method-assign]
+        return await call(APIApp(server, Randomness(1)), "GET", "/api/v1/namespaces/a/pods")
+
+    with caplog.at_level(logging.ERROR):
+        code, body = asyncio.run(scenario())
+    assert code == 500
+    assert json.loads(body) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "Internal error occurred: an error on the server",
+        "reason": "InternalError",
+        "code": 500,
+    }
+    assert b"secret" not in body and b"Traceback" not in body
+    assert "secret internals" in caplog.text

@@ -1,0 +1,88 @@
+"""Which API object a URL path names, as kube-apiserver's routes lay them out."""
+
+from __future__ import annotations
+
+import pytest
+
+from pinnace.api.status import StatusError
+from pinnace.apiserver.http.routes import Discovery, ResourceTarget, route
+
+
+def target(path: str) -> tuple[str, str, str, str, str, bool]:
+    found = route(path)
+    assert isinstance(found, ResourceTarget)
+    return (
+        found.kind.group,
+        found.kind.plural,
+        found.namespace,
+        found.name,
+        found.subresource,
+        found.watch_path,
+    )
+
+
+def test_discovery_paths() -> None:
+    assert route("/api") == Discovery(core=True)
+    assert route("/apis") == Discovery(core=False)
+    assert route("/api/v1") == Discovery(core=True, group="", version="v1")
+    assert route("/apis/apps") == Discovery(core=False, group="apps")
+    assert route("/apis/apps/v1/") == Discovery(core=False, group="apps", version="v1")
+
+
+def test_resource_paths() -> None:
+    assert target("/api/v1/namespaces/dev/pods") == ("", "pods", "dev", "", "", False)
+    assert target("/api/v1/namespaces/dev/pods/web/status") == (
+        "",
+        "pods",
+        "dev",
+        "web",
+        "status",
+        False,
+    )
+    assert target("/api/v1/pods") == ("", "pods", "", "", "", False)
+    assert target("/api/v1/nodes/n1") == ("", "nodes", "", "n1", "", False)
+    assert target("/apis/apps/v1/namespaces/dev/deployments/web/scale") == (
+        "apps",
+        "deployments",
+        "dev",
+        "web",
+        "scale",
+        False,
+    )
+    assert target("/api/v1/watch/namespaces/dev/pods") == ("", "pods", "dev", "", "", True)
+
+
+def test_namespaces_and_their_subresources() -> None:
+    assert target("/api/v1/namespaces/dev") == ("", "namespaces", "", "dev", "", False)
+    assert target("/api/v1/namespaces/dev/finalize") == (
+        "",
+        "namespaces",
+        "",
+        "dev",
+        "finalize",
+        False,
+    )
+    assert target("/api/v1/namespaces/dev/configmaps") == ("", "configmaps", "dev", "", "", False)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/api/v2/pods",
+        "/api/v1/widgets",
+        "/apis/apps/v2/deployments",
+        "/apis/apps/v1/pods",
+        "/api/v1/namespaces/dev/nodes",
+        "/api/v1/pods/web",
+        "/api/v1/namespaces/dev/pods/web/tail",
+        "/api/v1/namespaces/dev/pods/web/status/extra",
+    ],
+)
+def test_paths_that_name_nothing_are_404(path: str) -> None:
+    with pytest.raises(StatusError) as e:
+        route(path)
+    assert (e.value.code, e.value.message) == (
+        404,
+        "the server could not find the requested resource",
+    )

@@ -157,3 +157,34 @@ def test_status_endpoint_writes_only_status(api: Any) -> None:
     assert refused(api, api.server.update, PDBS, "default", "web", after, None, "status") == [
         "status.desiredHealthy: Invalid value: -1: must be greater than or equal to 0"
     ]
+
+
+def test_status_conditions_are_checked(api: Any) -> None:
+    created = create(api, pdb(minAvailable=1))
+    written = copy.deepcopy(created)
+    good = {
+        "type": "DisruptionAllowed",
+        "status": "True",
+        "reason": "SufficientPods",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    written["status"]["conditions"] = [good]
+    after = update(api, written, "status")
+    assert after["status"]["conditions"] == [good]
+    written = copy.deepcopy(after)
+    written["status"]["conditions"] = [
+        good,
+        {"type": "DisruptionAllowed", "status": "Yes", "reason": "1 pod"},
+    ]
+    assert refused(api, api.server.update, PDBS, "default", "web", written, None, "status") == [
+        'status.conditions[1].type: Duplicate value: "DisruptionAllowed"',
+        'status.conditions[1].status: Unsupported value: "Yes": '
+        'supported values: "False", "True", "Unknown"',
+        "status.conditions[1].lastTransitionTime: Required value: must be set",
+        'status.conditions[1].reason: Invalid value: "1 pod": a condition reason must start '
+        "with alphabetic character, optionally followed by a string of alphanumeric "
+        "characters or '_,:', and must end with an alphanumeric character or '_' (e.g. "
+        "'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or "
+        "'ReasonA:ReasonB', regex used for validation is "
+        "'[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')",
+    ]

@@ -25,6 +25,7 @@ from pinnace.api.apps import (
 from pinnace.api.field import FieldError
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name, validate_object_meta, validate_object_meta_update
+from pinnace.api.policy.conditions import validate_conditions
 from pinnace.api.strategy import keep_old
 from pinnace.api.validation import GoValue, object_field
 
@@ -93,7 +94,8 @@ def validate_pdb_status_update(new: Any, old: Any) -> list[FieldError]:
     if not isinstance(new, dict):
         return errs
     status, e = status_of(new)
-    return errs + e + validate_nonnegative_fields(status, STATUS, _STATUS_COUNTERS)
+    errs += e + validate_nonnegative_fields(status, STATUS, _STATUS_COUNTERS)
+    return errs + validate_conditions(status.get("conditions"), STATUS.child("conditions"))
 
 
 POD_DISRUPTION_BUDGET = Kind(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from tests.http.conftest import Cluster
+from tests.http.conftest import KUBECTL, Cluster
 
 POD = """\
 apiVersion: v1
@@ -140,7 +140,7 @@ def test_create_and_delete_a_namespace(cluster: Cluster) -> None:
 def test_get_watch_sees_an_added_pod(cluster: Cluster) -> None:
     watcher = subprocess.Popen(
         [
-            "/usr/bin/kubectl",
+            KUBECTL,
             "--kubeconfig",
             str(cluster.kubeconfig),
             "get",
@@ -148,16 +148,24 @@ def test_get_watch_sees_an_added_pod(cluster: Cluster) -> None:
             "-n",
             "kube-public",
             "-w",
-            "--request-timeout=3s",
+            "--request-timeout=20s",
             "-o",
             "name",
         ],
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
-    cluster.ok("create", "-n", "kube-public", "-f", "-", stdin=POD.format(name="seen", app="w"))
-    out, _ = watcher.communicate(timeout=30)
-    assert "pod/seen" in out.split()
+    try:
+        assert watcher.stderr is not None
+        # The list came back empty; what follows can only come from the watch.
+        assert watcher.stderr.readline().startswith("No resources found")
+        cluster.ok("create", "-n", "kube-public", "-f", "-", stdin=POD.format(name="seen", app="w"))
+        assert watcher.stdout is not None
+        assert watcher.stdout.readline().strip() == "pod/seen"
+    finally:
+        watcher.kill()
+        watcher.wait()
 
 
 def test_api_resources_lists_kinds_and_short_names(cluster: Cluster) -> None:

@@ -149,20 +149,23 @@ def test_get_watch_sees_an_added_pod(cluster: Cluster) -> None:
             "kube-public",
             "-w",
             "--request-timeout=20s",
-            "-o",
-            "name",
+            "--output-watch-events",
         ],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        assert watcher.stderr is not None
-        # The list came back empty; what follows can only come from the watch.
-        assert watcher.stderr.readline().startswith("No resources found")
         cluster.ok("create", "-n", "kube-public", "-f", "-", stdin=POD.format(name="seen", app="w"))
         assert watcher.stdout is not None
-        assert watcher.stdout.readline().strip() == "pod/seen"
+        assert watcher.stdout.readline().split() == [
+            "EVENT",
+            "NAME",
+            "READY",
+            "STATUS",
+            "RESTARTS",
+            "AGE",
+        ]
+        assert watcher.stdout.readline().split()[:4] == ["ADDED", "seen", "0/1", "Pending"]
     finally:
         watcher.kill()
         watcher.wait()

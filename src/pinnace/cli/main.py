@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from pinnace import KUBERNETES_REFERENCE, __version__
+from pinnace.bench import api as api_bench
 from pinnace.bench import store as store_bench
 from pinnace.cli import up
 from pinnace.store import StoreError
@@ -28,6 +29,17 @@ def _bench_store(args: argparse.Namespace) -> int:
         print(f"pinnace bench store: {e}", file=sys.stderr)
         return 1
     print(store_bench.render(results, args.objects, args.watchers, args.json))
+    return 0
+
+
+def _bench_api(args: argparse.Namespace) -> int:
+    sizes = (args.pods, args.clients, args.watchers, args.watch_writes, args.watch_rate)
+    try:
+        results = api_bench.run(args.backend, *sizes)
+    except api_bench.BenchError as e:
+        print(f"pinnace bench api: {e}", file=sys.stderr)
+        return 1
+    print(api_bench.render(results, args.backend, *sizes, args.json))
     return 0
 
 
@@ -62,6 +74,38 @@ def _add_bench(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     store.add_argument("--watchers", type=_count(1), default=10, help="concurrent watchers (10)")
     store.add_argument("--json", action="store_true", help="print JSON instead of a table")
     store.set_defaults(run=_bench_store)
+    _add_bench_api(benchmarks)
+
+
+def _add_bench_api(benchmarks: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    api = benchmarks.add_parser(
+        "api",
+        help="the Kubernetes API over HTTP: pod creates, a big list, watch delivery latency",
+    )
+    api.add_argument(
+        "--backend",
+        choices=api_bench.BACKENDS,
+        default="sqlite",
+        help="the server's store (sqlite)",
+    )
+    api.add_argument(
+        "--pods", type=_count(1), default=10_000, help="pods created and listed (10000)"
+    )
+    api.add_argument(
+        "--clients", type=_count(1), default=16, help="concurrent creating clients (16)"
+    )
+    api.add_argument("--watchers", type=_count(1), default=100, help="concurrent watchers (100)")
+    api.add_argument(
+        "--watch-writes",
+        type=_count(1),
+        default=1000,
+        help="pods created while the watchers watch (1000)",
+    )
+    api.add_argument(
+        "--watch-rate", type=_count(1), default=200, help="their creates per second (200)"
+    )
+    api.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    api.set_defaults(run=_bench_api)
 
 
 def build_parser() -> argparse.ArgumentParser:

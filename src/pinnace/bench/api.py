@@ -1,0 +1,380 @@
+"""`pinnace bench api`: the Kubernetes API over real HTTP, as `pinnace up` serves it.
+
+The server runs as `pinnace up` in a process of its own (SQLite in a temporary directory, or
+memory), on 127.0.0.1 and a free port; the load comes from this process. The server is one
+Python process and so uses about one core; keeping the clients out of it leaves it that core
+and measures what a separate client (kubectl, a controller) would see, over loopback.
+
+- Creates: `clients` keep-alive connections POST pods (two containers with requests and
+  limits) as fast as the server answers; a create's latency runs from sending it to its 201.
+- List: the median time of a few full LISTs of the namespace's pods, from sending the
+  request to the last byte of the answer.
+- Watch: `watchers` watches of the namespace from the list's resourceVersion, while
+  `watch_writes` more pods are created at `watch_rate` per second; an event's latency runs
+  from sending the create to the arrival of its line at a watcher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+
+import orjson
+import yaml
+
+from pinnace.bench import Figure, Figures, per_second, percentile, render_table
+from pinnace.bench.http import Connection, HTTPError
+
+BACKENDS = ("sqlite", "memory")
+NAMESPACE = "bench"
+PODS_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods"
+LIST_REPEATS = 3
+"""Lists timed; the median is reported."""
+READY_TIMEOUT = 60.0
+"""Seconds the server may take to start."""
+PHASE_TIMEOUT = 600.0
+"""No phase may take longer: the benchmark always stops by itself."""
+STOP_TIMEOUT = 15.0
+"""Seconds the server gets to stop after SIGTERM before it is killed."""
+WATCH_SETTLE_SECONDS = 0.2
+"""Pause after the watches are open, before the paced creates begin."""
+
+
+class BenchError(Exception):
+    """The benchmark could not run to the end; the message says why."""
+
+
+def figures(pods: int, watchers: int) -> tuple[Figure, ...]:
+    return (
+        Figure("creates_per_second", "pod creates/s"),
+        Figure("create_p50_ms", "create latency p50 (ms)"),
+        Figure("create_p99_ms", "create latency p99 (ms)"),
+        Figure("list_10k_seconds", f"list of {pods} pods (s)"),
+        Figure("list_bytes", "list response size (bytes)"),
+        Figure("watch_p50_ms", f"watch delivery p50 to {watchers} watchers (ms)"),
+        Figure("watch_p99_ms", f"watch delivery p99 to {watchers} watchers (ms)"),
+        Figure("watch_events_per_second", "watch events/s delivered"),
+    )
+
+
+def run(
+    backend: str, pods: int, clients: int, watchers: int, watch_writes: int, watch_rate: float
+) -> Figures:
+    """Start a server on `backend`, measure it, stop it."""
+    if backend not in BACKENDS:
+        raise BenchError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
+    with tempfile.TemporaryDirectory(prefix="pinnace-bench-api-") as directory:
+        return asyncio.run(
+            _run(Path(directory), backend, pods, clients, watchers, watch_writes, watch_rate)
+        )
+
+
+def render(
+    results: Figures,
+    backend: str,
+    pods: int,
+    clients: int,
+    watchers: int,
+    watch_writes: int,
+    watch_rate: float,
+    as_json: bool,
+) -> str:
+    if as_json:
+        document = {
+            "benchmark": "api",
+            "backend": backend,
+            "pods": pods,
+            "clients": clients,
+            "watchers": watchers,
+            "watch_writes": watch_writes,
+            "watch_rate": watch_rate,
+            **results,
+        }
+        return json.dumps(document, indent=2)
+    title = (
+        f"Pinnace API benchmark over HTTP: {pods} pods from {clients} clients, "
+        f"{watchers} watchers of {watch_writes} creates at {watch_rate:g}/s"
+    )
+    return render_table(title, figures(pods, watchers), {backend: results})
+
+
+async def _run(
+    directory: Path,
+    backend: str,
+    pods: int,
+    clients: int,
+    watchers: int,
+    watch_writes: int,
+    watch_rate: float,
+) -> Figures:
+    async with _server(directory, backend) as url:
+        try:
+            async with asyncio.timeout(PHASE_TIMEOUT):
+                connections = [await Connection.open(url) for _ in range(clients)]
+        except TimeoutError:
+            raise BenchError(f"could not open {clients} connections in time") from None
+        try:
+            return await _measure(url, connections, pods, watchers, watch_writes, watch_rate)
+        except HTTPError as e:
+            raise BenchError(str(e)) from None
+        finally:
+            for connection in connections:
+                connection.close()
+
+
+async def _measure(
+    url: str,
+    connections: list[Connection],
+    pods: int,
+    watchers: int,
+    watch_writes: int,
+    watch_rate: float,
+) -> Figures:
+    await _expect(connections[0], "POST", "/api/v1/namespaces", _namespace(NAMESPACE), 201)
+
+    bodies = [_pod_manifest(f"pod-{i:06}") for i in range(pods)]
+    latencies: list[float] = []
+
+    async def create(connection: Connection, i: int) -> None:
+        start = time.perf_counter()
+        await _expect(connection, "POST", PODS_PATH, bodies[i], 201)
+        latencies.append(time.perf_counter() - start)
+
+    async with _phase("the creates"):
+        create_seconds = await _as_fast_as_possible(connections, pods, create)
+
+    async with _phase("the lists"):
+        list_seconds, listed = await _list(connections[0], pods)
+
+    async with _phase("the watches"):
+        watch_latencies, watch_seconds = await _watch(
+            url, connections, listed, watchers, watch_writes, watch_rate
+        )
+
+    return {
+        "creates_per_second": per_second(pods, create_seconds),
+        "create_p50_ms": percentile(latencies, 50) * 1000,
+        "create_p99_ms": percentile(latencies, 99) * 1000,
+        "list_10k_seconds": statistics.median(list_seconds),
+        "list_bytes": len(listed),
+        "watch_p50_ms": percentile(watch_latencies, 50) * 1000,
+        "watch_p99_ms": percentile(watch_latencies, 99) * 1000,
+        "watch_events_per_second": per_second(len(watch_latencies), watch_seconds),
+    }
+
+
+async def _as_fast_as_possible(
+    connections: list[Connection], count: int, call: Callable[[Connection, int], Awaitable[None]]
+) -> float:
+    """Run `call(connection, 0..count-1)`, each connection taking the next index when its
+    last answer is in; the seconds it took overall."""
+    todo: Iterator[int] = iter(range(count))
+
+    async def client(connection: Connection) -> None:
+        for i in todo:
+            await call(connection, i)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in connections))
+    return time.perf_counter() - start
+
+
+async def _list(connection: Connection, pods: int) -> tuple[list[float], bytes]:
+    """Seconds per full list, and the last list's body (checked to hold every pod)."""
+    seconds = []
+    body = b""
+    for _ in range(LIST_REPEATS):
+        start = time.perf_counter()
+        body = await _expect(connection, "GET", PODS_PATH, b"", 200)
+        seconds.append(time.perf_counter() - start)
+    items = len(orjson.loads(body)["items"])
+    if items != pods:
+        raise BenchError(f"the list held {items} pods, not the {pods} created")
+    return seconds, body
+
+
+async def _watch(
+    url: str,
+    connections: list[Connection],
+    listed: bytes,
+    watchers: int,
+    writes: int,
+    rate: float,
+) -> tuple[list[float], float]:
+    """Every (watcher, event) delivery latency, and the seconds from the first create until
+    the last watcher saw the last one."""
+    revision = orjson.loads(listed)["metadata"]["resourceVersion"]
+    names = [f"watch-{i:06}" for i in range(writes)]
+    bodies = [_pod_manifest(name) for name in names]
+    sent: dict[str, float] = {}
+    latencies: list[float] = []
+    streams: list[Connection] = []
+    consumers: list[asyncio.Future[None]] = []
+
+    async def consume(watch: Connection) -> None:
+        seen = 0
+        async for line in watch.lines():
+            arrived = time.perf_counter()
+            event = orjson.loads(line)
+            if event["type"] != "ADDED":
+                raise BenchError(f"a watcher got an unexpected event: {line[:200]!r}")
+            latencies.append(arrived - sent[event["object"]["metadata"]["name"]])
+            seen += 1
+            if seen == writes:
+                return
+        raise BenchError(f"a watch ended after {seen} of {writes} events")
+
+    async def client(connection: Connection, first: int) -> None:
+        for i in range(first, writes, len(connections)):
+            delay = start + i / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            sent[names[i]] = time.perf_counter()
+            await _expect(connection, "POST", PODS_PATH, bodies[i], 201)
+
+    try:
+        for _ in range(watchers):
+            streams.append(await _open_watch(url, revision))
+        consumers += [asyncio.ensure_future(consume(watch)) for watch in streams]
+        await asyncio.sleep(WATCH_SETTLE_SECONDS)
+        start = time.perf_counter()
+        await asyncio.gather(*(client(c, i) for i, c in enumerate(connections)))
+        await asyncio.gather(*consumers)
+        return latencies, time.perf_counter() - start
+    finally:
+        for consumer in consumers:
+            consumer.cancel()
+        await asyncio.gather(*consumers, return_exceptions=True)
+        for watch in streams:
+            watch.close()
+
+
+async def _open_watch(url: str, revision: str) -> Connection:
+    """A watch of the namespace's pods from `revision`, registered once its head is in."""
+    connection = await Connection.open(url)
+    await connection.stream(f"{PODS_PATH}?watch=true&resourceVersion={revision}")
+    return connection
+
+
+async def _expect(
+    connection: Connection, method: str, path: str, body: bytes, expected: int
+) -> bytes:
+    status, answer = await connection.request(method, path, body)
+    if status != expected:
+        raise BenchError(f"{method} {path} answered {status}: {answer[:300].decode('utf-8')}")
+    return answer
+
+
+@contextlib.asynccontextmanager
+async def _phase(name: str) -> AsyncIterator[None]:
+    try:
+        async with asyncio.timeout(PHASE_TIMEOUT):
+            yield
+    except TimeoutError:
+        raise BenchError(f"{name} took longer than {PHASE_TIMEOUT:g} s") from None
+
+
+@contextlib.asynccontextmanager
+async def _server(directory: Path, backend: str) -> AsyncIterator[str]:
+    """`pinnace up` in its own process; its URL while it runs."""
+    kubeconfig = directory / "kubeconfig"
+    storage = ["--in-memory"] if backend == "memory" else ["--data-dir", str(directory / "data")]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "pinnace.cli.main",
+        "up",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--kubeconfig",
+        str(kubeconfig),
+        *storage,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        await _until_ready(process)
+        config = yaml.safe_load(kubeconfig.read_text())
+        yield config["clusters"][0]["cluster"]["server"]
+    finally:
+        await _stop(process)
+
+
+async def _until_ready(process: asyncio.subprocess.Process) -> None:
+    assert process.stdout is not None
+    try:
+        async with asyncio.timeout(READY_TIMEOUT):
+            while (line := await process.stdout.readline()) != b"Ready.\n":
+                if not line:
+                    code = await process.wait()
+                    raise BenchError(f"the server exited with code {code} before it was ready")
+    except TimeoutError:
+        raise BenchError(f"the server was not ready within {READY_TIMEOUT:g} s") from None
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            async with asyncio.timeout(STOP_TIMEOUT):
+                await process.communicate()
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+def _namespace(name: str) -> bytes:
+    return orjson.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+
+def _pod_manifest(name: str) -> bytes:
+    """A pod as a Deployment's template would make it: an app and a sidecar, each with
+    requests and limits, probes, ports and environment."""
+    return orjson.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": NAMESPACE,
+                "labels": {"app": "bench", "tier": "web", "pod-template-hash": "5d8f7c9b6d"},
+                "annotations": {"bench.pinnace.dev/purpose": "api benchmark"},
+            },
+            "spec": {
+                "containers": [
+                    {
+                        "name": "app",
+                        "image": "registry.k8s.io/nginx-slim:0.27",
+                        "ports": [{"name": "http", "containerPort": 8080}],
+                        "env": [{"name": "MODE", "value": "bench"}],
+                        "resources": {
+                            "requests": {"cpu": "250m", "memory": "128Mi"},
+                            "limits": {"cpu": "500m", "memory": "256Mi"},
+                        },
+                        "readinessProbe": {
+                            "httpGet": {"path": "/healthz", "port": "http"},
+                            "periodSeconds": 5,
+                        },
+                    },
+                    {
+                        "name": "log-shipper",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {
+                            "requests": {"cpu": "50m", "memory": "32Mi"},
+                            "limits": {"cpu": "100m", "memory": "64Mi"},
+                        },
+                    },
+                ],
+                "terminationGracePeriodSeconds": 10,
+            },
+        }
+    )

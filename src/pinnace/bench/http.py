@@ -1,0 +1,119 @@
+"""A minimal HTTP/1.1 client over asyncio streams, for load generation: one keep-alive
+connection per client, requests with a body, and the line stream of a chunked watch response.
+
+General clients (httpx, aiohttp) spend more CPU per request than the server they measure
+would; this one does only what the API benchmark needs: no TLS, no redirects, no pooling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
+
+JSON = "application/json"
+
+
+class HTTPError(Exception):
+    """The connection failed or the answer was not HTTP/1.1 as this client reads it."""
+
+
+class Connection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str):
+        self._reader = reader
+        self._writer = writer
+        self._host = host
+
+    @classmethod
+    async def open(cls, url: str) -> Connection:
+        parts = urlsplit(url)
+        if parts.scheme != "http" or parts.hostname is None or parts.port is None:
+            raise HTTPError(f"expected http://host:port, not {url!r}")
+        try:
+            reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        except OSError as e:
+            raise HTTPError(f"cannot connect to {url}: {e}") from None
+        return cls(reader, writer, parts.netloc)
+
+    def send(self, method: str, path: str, body: bytes = b"") -> None:
+        """Write one request; read its answer with `response`."""
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: {self._host}\r\nAccept: {JSON}\r\n"
+            f"Content-Type: {JSON}\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        self._writer.write(head.encode() + body)
+
+    async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+        """The status and whole body of one request's answer."""
+        self.send(method, path, body)
+        return await self.response()
+
+    async def response(self) -> tuple[int, bytes]:
+        status, length = await self._head()
+        if length is not None:
+            return status, await self._read(length)
+        return status, b"".join([chunk async for chunk in self._chunks()])
+
+    async def stream(self, path: str) -> None:
+        """GET a streamed (chunked) answer, such as a watch, and read its head; HTTPError if
+        the answer is not a 200. Its lines then come from `lines`."""
+        self.send("GET", path)
+        status, length = await self._head()
+        if status != 200 or length is not None:
+            body = await self._read(length) if length is not None else b""
+            raise HTTPError(f"GET {path} answered {status}: {body[:200]!r}")
+
+    async def lines(self) -> AsyncIterator[bytes]:
+        """The lines of the streamed answer opened with `stream`, as they arrive."""
+        pending = b""
+        async for chunk in self._chunks():
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for line in complete:
+                yield line
+
+    def close(self) -> None:
+        self._writer.close()
+
+    async def _head(self) -> tuple[int, int | None]:
+        """The status, and the Content-Length (None for a chunked body)."""
+        try:
+            head = await self._reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError) as e:
+            raise HTTPError(f"no answer from the server: {e}") from None
+        status_line, *fields = head.decode("latin-1").split("\r\n")
+        try:
+            status = int(status_line.split(" ", 2)[1])
+        except (IndexError, ValueError):
+            raise HTTPError(f"not an HTTP status line: {status_line!r}") from None
+        length: int | None = 0
+        for field in fields:
+            name, _, value = field.partition(":")
+            name = name.strip().lower()
+            if name == "content-length":
+                length = int(value)
+            elif name == "transfer-encoding" and "chunked" in value.lower():
+                length = None
+        return status, length
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        while True:
+            size_line = await self._read_line()
+            size = int(size_line.split(b";", 1)[0], 16)
+            if size == 0:
+                await self._read_line()  # the empty trailer section
+                return
+            chunk = await self._read(size + 2)
+            yield chunk[:-2]
+
+    async def _read(self, count: int) -> bytes:
+        try:
+            return await self._reader.readexactly(count)
+        except (asyncio.IncompleteReadError, OSError) as e:
+            raise HTTPError(f"the server closed the connection: {e}") from None
+
+    async def _read_line(self) -> bytes:
+        try:
+            return await self._reader.readuntil(b"\r\n")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError) as e:
+            raise HTTPError(f"the server closed the connection: {e}") from None

@@ -1,0 +1,72 @@
+"""`pinnace bench api` as a user runs it: tiny sizes, the figures it names (never timings)."""
+
+import json
+import subprocess
+import sys
+
+FIGURE_KEYS = {
+    "creates_per_second",
+    "create_p50_ms",
+    "create_p99_ms",
+    "list_10k_seconds",
+    "list_bytes",
+    "watch_p50_ms",
+    "watch_p99_ms",
+    "watch_events_per_second",
+}
+SIZE_KEYS = {"benchmark", "backend", "pods", "clients", "watchers", "watch_writes", "watch_rate"}
+TINY = ("--pods", "50", "--clients", "2", "--watchers", "2", "--watch-writes", "10")
+
+
+def pinnace(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_json_gives_every_figure_against_a_real_server() -> None:
+    result = pinnace("bench", "api", *TINY, "--watch-rate", "100", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert set(document) == FIGURE_KEYS | SIZE_KEYS
+    assert document["benchmark"] == "api"
+    assert (document["backend"], document["pods"], document["clients"]) == ("sqlite", 50, 2)
+    assert (document["watchers"], document["watch_writes"], document["watch_rate"]) == (2, 10, 100)
+    assert all(document[key] > 0 for key in FIGURE_KEYS)
+
+
+def test_the_table_names_each_figure_for_the_memory_backend() -> None:
+    result = pinnace("bench", "api", "--backend", "memory", *TINY, "--watch-rate", "50")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "Pinnace API benchmark over HTTP: 50 pods from 2 clients, 2 watchers of 10 creates at 50/s"
+    )
+    assert lines[2].split() == ["memory"]
+    labels = [
+        "pod creates/s",
+        "create latency p50 (ms)",
+        "create latency p99 (ms)",
+        "list of 50 pods (s)",
+        "list response size (bytes)",
+        "watch delivery p50 to 2 watchers (ms)",
+        "watch delivery p99 to 2 watchers (ms)",
+        "watch events/s delivered",
+    ]
+    assert [line[: len(label)] for line, label in zip(lines[3:], labels, strict=True)] == labels
+
+
+def test_bad_arguments_are_clear_errors_without_traceback() -> None:
+    for args, message in [
+        (("bench", "api", "--pods", "0"), "--pods: must be at least 1, not 0"),
+        (("bench", "api", "--watchers", "many"), "--watchers: 'many' is not a whole number"),
+        (("bench", "api", "--backend", "etcd"), "invalid choice: 'etcd'"),
+    ]:
+        result = pinnace(*args)
+        assert result.returncode == 2
+        assert message in result.stderr
+        assert "Traceback" not in result.stderr

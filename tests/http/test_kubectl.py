@@ -184,3 +184,38 @@ def test_version_names_pinnace(cluster: Cluster) -> None:
     server = json.loads(cluster.ok("version", "-o", "json"))["serverVersion"]
     assert (server["major"], server["minor"]) == ("1", "32")
     assert "pinnace" in server["gitVersion"]
+
+
+def test_replace_round_trips_what_get_returned(cluster: Cluster) -> None:
+    cluster.ok("create", "-f", "-", stdin=POD.format(name="replaced", app="r"))
+    current = json.loads(cluster.ok("get", "pod", "replaced", "-o", "json"))
+    current["metadata"]["annotations"] = {"note": "replaced"}
+    out = cluster.ok("replace", "-f", "-", stdin=json.dumps(current))
+    assert out.strip() == "pod/replaced replaced"
+    stale = cluster.kubectl("replace", "-f", "-", stdin=json.dumps(current))
+    assert stale.returncode == 1
+    assert (
+        'Error from server (Conflict): error when replacing "STDIN": Operation cannot be '
+        'fulfilled on pods "replaced": the object has been modified' in stale.stderr
+    )
+
+
+def test_server_side_apply_and_its_conflicts(cluster: Cluster) -> None:
+    manifest = POD.format(name="ssa", app="one")
+    assert cluster.ok("apply", "--server-side", "-f", "-", stdin=manifest).strip() == (
+        "pod/ssa serverside-applied"
+    )
+    cluster.ok("label", "pod", "ssa", "app=taken", "--overwrite")
+    changed = POD.format(name="ssa", app="two")
+    conflict = cluster.kubectl("apply", "--server-side", "-f", "-", stdin=changed)
+    assert conflict.returncode == 1
+    assert 'Apply failed with 1 conflict: conflict with "kubectl-label"' in conflict.stderr
+    assert ".metadata.labels.app" in conflict.stderr
+    cluster.ok("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=changed)
+    assert cluster.ok("get", "pod", "ssa", "-o", "jsonpath={.metadata.labels.app}") == "two"
+
+
+def test_explain_reads_the_openapi_documents(cluster: Cluster) -> None:
+    explained = cluster.ok("explain", "pod.spec.nodeName")
+    assert "KIND:       Pod" in explained
+    assert "FIELD: nodeName <string>" in explained

@@ -117,28 +117,17 @@ async def _run(
 ) -> Figures:
     async with _server(directory, backend) as url:
         try:
-            async with asyncio.timeout(PHASE_TIMEOUT):
-                connections = [await Connection.open(url) for _ in range(clients)]
-        except TimeoutError:
-            raise BenchError(f"could not open {clients} connections in time") from None
-        try:
-            return await _measure(url, connections, pods, watchers, watch_writes, watch_rate)
+            return await _measure(url, pods, clients, watchers, watch_writes, watch_rate)
         except HTTPError as e:
             raise BenchError(str(e)) from None
-        finally:
-            for connection in connections:
-                connection.close()
 
 
 async def _measure(
-    url: str,
-    connections: list[Connection],
-    pods: int,
-    watchers: int,
-    watch_writes: int,
-    watch_rate: float,
+    url: str, pods: int, clients: int, watchers: int, watch_writes: int, watch_rate: float
 ) -> Figures:
-    await _expect(connections[0], "POST", "/api/v1/namespaces", _namespace(NAMESPACE), 201)
+    """Each phase on connections of its own: the server closes connections left idle."""
+    async with _connections(url, 1) as (connection,):
+        await _expect(connection, "POST", "/api/v1/namespaces", _namespace(NAMESPACE), 201)
 
     bodies = [_pod_manifest(f"pod-{i:06}") for i in range(pods)]
     latencies: list[float] = []
@@ -148,15 +137,15 @@ async def _measure(
         await _expect(connection, "POST", PODS_PATH, bodies[i], 201)
         latencies.append(time.perf_counter() - start)
 
-    async with _phase("the creates"):
+    async with _phase("the creates"), _connections(url, clients) as connections:
         create_seconds = await _as_fast_as_possible(connections, pods, create)
 
-    async with _phase("the lists"):
-        list_seconds, listed = await _list(connections[0], pods)
+    async with _phase("the lists"), _connections(url, 1) as (connection,):
+        list_seconds, listed = await _list(connection, pods)
 
     async with _phase("the watches"):
         watch_latencies, watch_seconds = await _watch(
-            url, connections, listed, watchers, watch_writes, watch_rate
+            url, listed, watchers, clients, watch_writes, watch_rate
         )
 
     return {
@@ -169,6 +158,18 @@ async def _measure(
         "watch_p99_ms": percentile(watch_latencies, 99) * 1000,
         "watch_events_per_second": per_second(len(watch_latencies), watch_seconds),
     }
+
+
+@contextlib.asynccontextmanager
+async def _connections(url: str, count: int) -> AsyncIterator[list[Connection]]:
+    connections: list[Connection] = []
+    try:
+        for _ in range(count):
+            connections.append(await Connection.open(url))
+        yield connections
+    finally:
+        for connection in connections:
+            connection.close()
 
 
 async def _as_fast_as_possible(
@@ -202,12 +203,7 @@ async def _list(connection: Connection, pods: int) -> tuple[list[float], bytes]:
 
 
 async def _watch(
-    url: str,
-    connections: list[Connection],
-    listed: bytes,
-    watchers: int,
-    writes: int,
-    rate: float,
+    url: str, listed: bytes, watchers: int, clients: int, writes: int, rate: float
 ) -> tuple[list[float], float]:
     """Every (watcher, event) delivery latency, and the seconds from the first create until
     the last watcher saw the last one."""
@@ -216,8 +212,6 @@ async def _watch(
     bodies = [_pod_manifest(name) for name in names]
     sent: dict[str, float] = {}
     latencies: list[float] = []
-    streams: list[Connection] = []
-    consumers: list[asyncio.Future[None]] = []
 
     async def consume(watch: Connection) -> None:
         seen = 0
@@ -232,42 +226,39 @@ async def _watch(
                 return
         raise BenchError(f"a watch ended after {seen} of {writes} events")
 
-    async def client(connection: Connection, first: int) -> None:
-        for i in range(first, writes, len(connections)):
+    async def client(connection: Connection, first: int, start: float) -> None:
+        for i in range(first, writes, clients):
             delay = start + i / rate - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
             sent[names[i]] = time.perf_counter()
             await _expect(connection, "POST", PODS_PATH, bodies[i], 201)
 
-    try:
-        for _ in range(watchers):
-            streams.append(await _open_watch(url, revision))
-        consumers += [asyncio.ensure_future(consume(watch)) for watch in streams]
-        await asyncio.sleep(WATCH_SETTLE_SECONDS)
-        start = time.perf_counter()
-        await asyncio.gather(*(client(c, i) for i, c in enumerate(connections)))
-        await asyncio.gather(*consumers)
-        return latencies, time.perf_counter() - start
-    finally:
-        for consumer in consumers:
-            consumer.cancel()
-        await asyncio.gather(*consumers, return_exceptions=True)
+    async with _connections(url, watchers) as streams:
         for watch in streams:
-            watch.close()
-
-
-async def _open_watch(url: str, revision: str) -> Connection:
-    """A watch of the namespace's pods from `revision`, registered once its head is in."""
-    connection = await Connection.open(url)
-    await connection.stream(f"{PODS_PATH}?watch=true&resourceVersion={revision}")
-    return connection
+            # Its head comes once the server has registered the watch.
+            await watch.stream(f"{PODS_PATH}?watch=true&resourceVersion={revision}")
+        consumers = [asyncio.ensure_future(consume(watch)) for watch in streams]
+        try:
+            async with _connections(url, clients) as connections:
+                await asyncio.sleep(WATCH_SETTLE_SECONDS)
+                start = time.perf_counter()
+                await asyncio.gather(*(client(c, i, start) for i, c in enumerate(connections)))
+            await asyncio.gather(*consumers)
+            return latencies, time.perf_counter() - start
+        finally:
+            for consumer in consumers:
+                consumer.cancel()
+            await asyncio.gather(*consumers, return_exceptions=True)
 
 
 async def _expect(
     connection: Connection, method: str, path: str, body: bytes, expected: int
 ) -> bytes:
-    status, answer = await connection.request(method, path, body)
+    try:
+        status, answer = await connection.request(method, path, body)
+    except HTTPError as e:
+        raise BenchError(f"{method} {path}: {e}") from None
     if status != expected:
         raise BenchError(f"{method} {path} answered {status}: {answer[:300].decode('utf-8')}")
     return answer

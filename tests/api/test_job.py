@@ -338,3 +338,53 @@ def test_pod_replacement_policy(api: Any) -> None:
         'spec.podReplacementPolicy: Unsupported value: "TerminatingOrFailed": '
         'supported values: "Failed"'
     ]
+
+
+def finished(**status: Any) -> dict[str, Any]:
+    complete = {"type": "Complete", "status": "True"}
+    return {"conditions": [complete], **status}
+
+
+def test_a_finished_job_stays_finished(api: Any) -> None:
+    created = create(api, job())
+    written = copy.deepcopy(created)
+    written["status"] = finished(
+        startTime="2026-01-01T00:00:00Z", completionTime="2026-01-01T00:01:00Z", succeeded=1
+    )
+    done = update(api, written, "status")
+    reopened = copy.deepcopy(done)
+    reopened["status"]["conditions"] = []
+    reopened["status"]["completionTime"] = "2026-01-01T00:02:00Z"
+    assert refused_update(api, reopened, "status") == [
+        "status.conditions: Invalid value: cannot disable the terminal Complete=True condition",
+        "status.completionTime: Invalid value: 2026-01-01 00:02:00 +0000 UTC: field is immutable",
+    ]
+
+
+def test_finishing_needs_a_start_and_no_active_pods(api: Any) -> None:
+    created = create(api, job())
+    written = copy.deepcopy(created)
+    written["status"] = finished(active=1, completionTime="2026-01-01T00:01:00Z")
+    assert refused_update(api, written, "status") == [
+        "status.active: Invalid value: 1: active>0 is invalid for finished job",
+        "status.startTime: Required value: startTime is required for finished job",
+    ]
+    written["status"] = finished(
+        startTime="2026-01-01T00:05:00Z", completionTime="2026-01-01T00:01:00Z"
+    )
+    written["status"]["conditions"].append({"type": "Failed", "status": "True"})
+    assert refused_update(api, written, "status") == [
+        "status.conditions: Invalid value: cannot set Complete=True and Failed=true conditions",
+        "status.completionTime: Invalid value: 2026-01-01 00:01:00 +0000 UTC: "
+        "completionTime cannot be set before startTime",
+    ]
+
+
+def test_uncounted_pods_are_distinct_uids(api: Any) -> None:
+    created = create(api, job())
+    written = copy.deepcopy(created)
+    written["status"] = {"uncountedTerminatedPods": {"succeeded": ["a", ""], "failed": ["a"]}}
+    assert refused_update(api, written, "status") == [
+        'status.uncountedTerminatedPods.succeeded[1]: Invalid value: "": must not be empty',
+        'status.uncountedTerminatedPods.failed[0]: Duplicate value: "a"',
+    ]

@@ -12,7 +12,6 @@ from typing import Any
 from pinnace.api import field
 from pinnace.api.apps import (
     SPEC,
-    STATUS,
     Object,
     as_label_selector,
     bump_generation,
@@ -30,6 +29,7 @@ from pinnace.api.apps import (
     validate_selector,
     validate_selector_matches_template,
 )
+from pinnace.api.batch.job_status import validate_job_status
 from pinnace.api.batch.pod_failure_policy import (
     default_pod_failure_policy,
     valid_values,
@@ -66,7 +66,6 @@ MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
 MAX_FAILED_INDEXES_FOR_INDEXED_JOB = 100_000
 # JobStatus{} as batch/v1 serializes it: every field is omitempty.
 EMPTY_STATUS: Object = {}
-_STATUS_COUNTERS = ("active", "succeeded", "failed", "ready", "terminating")
 # Kubernetes prints the whole core.PodTemplateSpec struct (thousands of characters) here.
 _TEMPLATE_SHOWN = GoValue("core.PodTemplateSpec{...}")
 _IMMUTABLE_SPEC_FIELDS = (
@@ -413,10 +412,10 @@ def validate_job_update(new: Any, old: Any) -> list[FieldError]:
 
 def validate_job_status_update(new: Any, old: Any) -> list[FieldError]:
     errs = validate_object_meta_update(new, old)
-    if not isinstance(new, dict):
+    if not isinstance(new, dict) or not isinstance(old, dict):
         return errs
-    status, e = status_of(new)
-    return errs + e + validate_nonnegative_fields(status, STATUS, _STATUS_COUNTERS)
+    _, e = status_of(new)
+    return errs + e + validate_job_status(new, old)
 
 
 JOB = Kind(

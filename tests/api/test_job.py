@@ -388,3 +388,14 @@ def test_uncounted_pods_are_distinct_uids(api: Any) -> None:
         'status.uncountedTerminatedPods.succeeded[1]: Invalid value: "": must not be empty',
         'status.uncountedTerminatedPods.failed[0]: Duplicate value: "a"',
     ]
+
+
+def test_a_job_from_before_the_prefixed_labels_still_updates() -> None:
+    old = job()
+    old["metadata"].update(namespace="default", uid="u-1", resourceVersion="5")
+    old["spec"]["selector"] = {"matchLabels": {"controller-uid": "u-1"}}
+    old["spec"]["template"]["metadata"] = {"labels": {"controller-uid": "u-1", "job-name": "pi"}}
+    JOBS.default(old)
+    new = copy.deepcopy(old)
+    new["spec"]["parallelism"] = 2
+    assert JOBS.validate_update(new, old) == []

@@ -392,10 +392,10 @@ def _validate_completions_update(new: Object, old: Object) -> list[FieldError]:
 def validate_job_update(new: Any, old: Any) -> list[FieldError]:
     """ValidateJob on the new object, then ValidateJobUpdate: the spec again and what may
     not change."""
-    prefixed = isinstance(old, dict) and JOB_NAME_LABEL in as_dict(
-        template_labels(as_dict(old.get("spec")).get("template"))
-    )
-    errs = _validate_job(new, prefixed or (isinstance(old, dict) and _manual_selector(old)))
+    # A Job stored before the prefixed labels existed keeps passing without them.
+    old_labels = as_dict(template_labels(as_dict(as_dict(old).get("spec")).get("template")))
+    prefixed = JOB_NAME_LABEL in old_labels and CONTROLLER_UID_LABEL in old_labels
+    errs = _validate_job(new, prefixed)
     errs += validate_object_meta_update(new, old)
     if not isinstance(new, dict) or not isinstance(old, dict):
         return errs

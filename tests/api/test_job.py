@@ -399,3 +399,40 @@ def test_a_job_from_before_the_prefixed_labels_still_updates() -> None:
     new = copy.deepcopy(old)
     new["spec"]["parallelism"] = 2
     assert JOBS.validate_update(new, old) == []
+
+
+@pytest.mark.parametrize(
+    ("managed_by", "expected"),
+    [
+        ("kueue.x-k8s.io/multikueue", []),
+        (
+            "multikueue",
+            [
+                'spec.managedBy: Invalid value: "multikueue": '
+                'must be a domain-prefixed path (such as "acme.io/foo")'
+            ],
+        ),
+        (
+            "Kueue.io/a b",
+            [
+                'spec.managedBy: Invalid value: "Kueue.io": a lowercase RFC 1123 subdomain must '
+                "consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+                "with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                'spec.managedBy: Invalid value: "a b": Invalid path (regex used for validation is '
+                "'[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')",
+            ],
+        ),
+        (
+            "example.com/" + "x" * 60,
+            [
+                "spec.managedBy: Too long: must have at most 63 bytes",
+            ],
+        ),
+    ],
+)
+def test_managed_by(api: Any, managed_by: str, expected: list[str]) -> None:
+    if not expected:
+        assert create(api, job(managedBy=managed_by))["spec"]["managedBy"] == managed_by
+    else:
+        assert refused_create(api, job(managedBy=managed_by)) == expected

@@ -7,6 +7,7 @@ unprefixed ones) and selects on the prefixed uid label, so a Job never adopts ot
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pinnace.api import field
@@ -40,7 +41,7 @@ from pinnace.api.core.pod_shape import as_dict, child_dict
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
-from pinnace.api.names import is_dns1123_label
+from pinnace.api.names import is_dns1123_label, is_dns1123_subdomain, regex_error
 from pinnace.api.strategy import keep_old
 from pinnace.api.validation import (
     FIELD_IMMUTABLE_ERROR_MSG,
@@ -64,6 +65,8 @@ POD_REPLACEMENT_POLICIES = (FAILED, TERMINATING_OR_FAILED)
 RESTART_POLICIES = ("OnFailure", "Never")
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
 MAX_FAILED_INDEXES_FOR_INDEXED_JOB = 100_000
+MAX_MANAGED_BY_LENGTH = 63
+_HTTP_PATH = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 # JobStatus{} as batch/v1 serializes it: every field is omitempty.
 EMPTY_STATUS: Object = {}
 # Kubernetes prints the whole core.PodTemplateSpec struct (thousands of characters) here.
@@ -245,6 +248,23 @@ def _validate_pod_replacement_policy(spec: Object) -> list[FieldError]:
     return [field.not_supported(SPEC.child("podReplacementPolicy"), policy, allowed)]
 
 
+def _validate_managed_by(value: Any) -> list[FieldError]:
+    """The controller in charge, as a domain-prefixed path like `kueue.x-k8s.io/multikueue`."""
+    path = SPEC.child("managedBy")
+    if not isinstance(value, str) or not value:
+        return [field.required(path)]
+    host, slash, rest = value.partition("/")
+    if not slash or not host or not rest:
+        detail = 'must be a domain-prefixed path (such as "acme.io/foo")'
+        return [field.invalid(path, value, detail)]
+    errs = [field.invalid(path, host, m) for m in is_dns1123_subdomain(host)]
+    if not _HTTP_PATH.fullmatch(rest):
+        errs.append(field.invalid(path, rest, regex_error("Invalid path", _HTTP_PATH.pattern)))
+    if len(value) > MAX_MANAGED_BY_LENGTH:
+        errs.append(field.too_long(path, value, MAX_MANAGED_BY_LENGTH))
+    return errs
+
+
 def _validate_template(spec: Object) -> list[FieldError]:
     """The pod template, whose pods must not restart forever."""
     template_path = SPEC.child("template")
@@ -280,6 +300,8 @@ def _validate_spec(job: Object) -> list[FieldError]:
     errs += _validate_indexed(spec)
     if spec.get("podFailurePolicy") is not None:
         errs += validate_pod_failure_policy(spec, SPEC.child("podFailurePolicy"))
+    if spec.get("managedBy") is not None:
+        errs += _validate_managed_by(spec["managedBy"])
     errs += _validate_pod_replacement_policy(spec)
     errs += _validate_template(spec)
     selector_path = SPEC.child("selector")

@@ -219,3 +219,19 @@ def test_explain_reads_the_openapi_documents(cluster: Cluster) -> None:
     explained = cluster.ok("explain", "pod.spec.nodeName")
     assert "KIND:       Pod" in explained
     assert "FIELD: nodeName <string>" in explained
+
+
+def test_typed_client_creates_sent_as_protobuf(cluster: Cluster) -> None:
+    created = cluster.ok("create", "deployment", "proto", "--image=nginx:1.27", "--replicas=0")
+    assert created.strip() == "deployment.apps/proto created"
+    spec = json.loads(cluster.ok("get", "deployment", "proto", "-o", "json"))["spec"]
+    assert spec["replicas"] == 0
+    assert spec["selector"] == {"matchLabels": {"app": "proto"}}
+    assert spec["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+    cluster.ok("create", "job", "once", "--image=busybox", "--", "echo", "hi")
+    job = json.loads(cluster.ok("get", "job", "once", "-o", "json"))
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
+    assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    cluster.ok("create", "pdb", "budget", "--selector=app=proto", "--max-unavailable=50%")
+    budget = json.loads(cluster.ok("get", "pdb", "budget", "-o", "json"))["spec"]
+    assert budget == {"maxUnavailable": "50%", "selector": {"matchLabels": {"app": "proto"}}}

@@ -65,7 +65,7 @@ def test_quantities_and_negative_integers() -> None:
 
 def test_kinds_pinnace_cannot_read_in_protobuf_are_415() -> None:
     with pytest.raises(StatusError) as e:
-        protobuf.decode(envelope("apps/v1", "Deployment", b""))
+        protobuf.decode(envelope("apps/v1", "DaemonSet", b""))
     assert e.value.code == 415
 
 
@@ -74,3 +74,17 @@ def test_malformed_bodies_are_400(body: bytes) -> None:
     with pytest.raises(StatusError) as e:
         protobuf.decode(body)
     assert e.value.code == 400
+
+
+def test_zero_values_are_kept_only_where_json_has_them() -> None:
+    template = field(2, field(2, field(1, "main") + field(2, "")))
+    spec = field(1, 0) + field(3, template) + field(5, 0)
+    metadata = field(1, "web") + field(2, "") + field(7, 0) + field(8, field(1, 0))
+    decoded = protobuf.decode(
+        envelope("apps/v1", "Deployment", field(1, metadata) + field(2, spec))
+    )
+    assert decoded["metadata"] == {"name": "web"}
+    assert decoded["spec"] == {
+        "replicas": 0,
+        "template": {"spec": {"containers": [{"name": "main"}]}},
+    }

@@ -1,17 +1,17 @@
 """Request bodies in Kubernetes' protobuf encoding, for the kinds kubectl sends that way.
 
-client-go's typed clients (`kubectl create namespace`, `create configmap`, `drain`'s
-evictions) send `application/vnd.kubernetes.protobuf`: the magic `k8s\\x00`, then a
-runtime.Unknown whose `raw` is the object's message. Pinnace reads those bodies into the same
-JSON objects the JSON decoder gives, for the messages listed here (field numbers are those of
-k8s.io/api's generated.proto); a field Pinnace does not know is skipped, as protobuf allows.
-Responses are always JSON, which every such client also accepts.
+client-go's typed clients (`kubectl create namespace`, `create deployment`, `create job`,
+`create configmap`, `drain`'s evictions) send `application/vnd.kubernetes.protobuf`: the magic
+`k8s\\x00`, then a runtime.Unknown whose `raw` is the object's message. Pinnace reads those
+bodies into the same JSON objects the JSON decoder gives, for the messages listed here (field
+numbers are those of k8s.io/api's generated.proto); a field Pinnace does not know is skipped,
+as protobuf allows. Responses are always JSON, which every such client also accepts.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, NamedTuple
 
 from pinnace.api import status
 from pinnace.clock import format_time
@@ -19,74 +19,145 @@ from pinnace.clock import format_time
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 
-# message -> field number -> (JSON name, type, repeated). Types: scalars, "time", "quantity",
-# "map:<value type>", or another message's name.
-_STRING, _INT, _BOOL, _BYTES = "string", "int", "bool", "bytes"
-MESSAGES: dict[str, dict[int, tuple[str, str, bool]]] = {
-    "Unknown": {1: ("typeMeta", "TypeMeta", False), 2: ("raw", _BYTES, False)},
-    "TypeMeta": {1: ("apiVersion", _STRING, False), 2: ("kind", _STRING, False)},
+# Each message: field number -> "jsonName:type", where type is a scalar (string, int, bool,
+# bytes), time, quantity, intorstring, map:<value type> or another message; "*" after the type
+# marks a repeated field, "!" a field whose zero value is kept. Go's protobuf encoding writes
+# every non-pointer field, zero or not, where JSON leaves zero values out (omitempty); so zero
+# scalars are dropped unless the field is a pointer (present means set) or always in JSON.
+_SCHEMA: dict[str, dict[int, str]] = {
+    "Unknown": {1: "typeMeta:TypeMeta", 2: "raw:bytes"},
+    "TypeMeta": {1: "apiVersion:string", 2: "kind:string"},
     "ObjectMeta": {
-        1: ("name", _STRING, False),
-        2: ("generateName", _STRING, False),
-        3: ("namespace", _STRING, False),
-        5: ("uid", _STRING, False),
-        6: ("resourceVersion", _STRING, False),
-        7: ("generation", _INT, False),
-        8: ("creationTimestamp", "time", False),
-        9: ("deletionTimestamp", "time", False),
-        10: ("deletionGracePeriodSeconds", _INT, False),
-        11: ("labels", "map:string", False),
-        12: ("annotations", "map:string", False),
-        13: ("ownerReferences", "OwnerReference", True),
-        14: ("finalizers", _STRING, True),
+        1: "name:string",
+        2: "generateName:string",
+        3: "namespace:string",
+        5: "uid:string",
+        6: "resourceVersion:string",
+        7: "generation:int",
+        9: "deletionTimestamp:time",
+        10: "deletionGracePeriodSeconds:int!",
+        11: "labels:map:string",
+        12: "annotations:map:string",
+        13: "ownerReferences:OwnerReference*",
+        14: "finalizers:string*",
     },
     "OwnerReference": {
-        1: ("kind", _STRING, False),
-        3: ("name", _STRING, False),
-        4: ("uid", _STRING, False),
-        5: ("apiVersion", _STRING, False),
-        6: ("controller", _BOOL, False),
-        7: ("blockOwnerDeletion", _BOOL, False),
+        1: "kind:string!",
+        3: "name:string!",
+        4: "uid:string!",
+        5: "apiVersion:string!",
+        6: "controller:bool!",
+        7: "blockOwnerDeletion:bool!",
     },
-    "Time": {1: ("seconds", _INT, False), 2: ("nanos", _INT, False)},
-    "Quantity": {1: ("string", _STRING, False)},
-    "Namespace": {
-        1: ("metadata", "ObjectMeta", False),
-        2: ("spec", "NamespaceSpec", False),
-        3: ("status", "NamespaceStatus", False),
-    },
-    "NamespaceSpec": {1: ("finalizers", _STRING, True)},
-    "NamespaceStatus": {1: ("phase", _STRING, False)},
+    "Time": {1: "seconds:int", 2: "nanos:int"},
+    "Quantity": {1: "string:string"},
+    "IntOrString": {1: "type:int", 2: "intVal:int", 3: "strVal:string"},
+    "LabelSelector": {1: "matchLabels:map:string", 2: "matchExpressions:LabelSelectorRequirement*"},
+    "LabelSelectorRequirement": {1: "key:string!", 2: "operator:string!", 3: "values:string*"},
+    "Namespace": {1: "metadata:ObjectMeta", 2: "spec:NamespaceSpec", 3: "status:NamespaceStatus"},
+    "NamespaceSpec": {1: "finalizers:string*"},
+    "NamespaceStatus": {1: "phase:string"},
     "ConfigMap": {
-        1: ("metadata", "ObjectMeta", False),
-        2: ("data", "map:string", False),
-        3: ("binaryData", "map:bytes", False),
-        4: ("immutable", _BOOL, False),
+        1: "metadata:ObjectMeta",
+        2: "data:map:string",
+        3: "binaryData:map:bytes",
+        4: "immutable:bool!",
     },
     "PriorityClass": {
-        1: ("metadata", "ObjectMeta", False),
-        2: ("value", _INT, False),
-        3: ("globalDefault", _BOOL, False),
-        4: ("description", _STRING, False),
-        5: ("preemptionPolicy", _STRING, False),
+        1: "metadata:ObjectMeta",
+        2: "value:int!",
+        3: "globalDefault:bool",
+        4: "description:string",
+        5: "preemptionPolicy:string!",
     },
-    "ResourceQuota": {
-        1: ("metadata", "ObjectMeta", False),
-        2: ("spec", "ResourceQuotaSpec", False),
-    },
-    "ResourceQuotaSpec": {1: ("hard", "map:quantity", False), 2: ("scopes", _STRING, True)},
-    "Eviction": {
-        1: ("metadata", "ObjectMeta", False),
-        2: ("deleteOptions", "DeleteOptions", False),
-    },
+    "ResourceQuota": {1: "metadata:ObjectMeta", 2: "spec:ResourceQuotaSpec"},
+    "ResourceQuotaSpec": {1: "hard:map:quantity", 2: "scopes:string*"},
+    "Eviction": {1: "metadata:ObjectMeta", 2: "deleteOptions:DeleteOptions"},
     "DeleteOptions": {
-        1: ("gracePeriodSeconds", _INT, False),
-        2: ("preconditions", "Preconditions", False),
-        3: ("orphanDependents", _BOOL, False),
-        4: ("propagationPolicy", _STRING, False),
-        5: ("dryRun", _STRING, True),
+        1: "gracePeriodSeconds:int!",
+        2: "preconditions:Preconditions",
+        3: "orphanDependents:bool!",
+        4: "propagationPolicy:string!",
+        5: "dryRun:string*",
     },
-    "Preconditions": {1: ("uid", _STRING, False), 2: ("resourceVersion", _STRING, False)},
+    "Preconditions": {1: "uid:string!", 2: "resourceVersion:string!"},
+    "PodTemplateSpec": {1: "metadata:ObjectMeta", 2: "spec:PodSpec"},
+    "PodSpec": {
+        2: "containers:Container*",
+        3: "restartPolicy:string",
+        4: "terminationGracePeriodSeconds:int!",
+        5: "activeDeadlineSeconds:int!",
+        6: "dnsPolicy:string",
+        7: "nodeSelector:map:string",
+        8: "serviceAccountName:string",
+        10: "nodeName:string",
+        11: "hostNetwork:bool",
+        19: "schedulerName:string",
+        20: "initContainers:Container*",
+        22: "tolerations:Toleration*",
+        24: "priorityClassName:string",
+        25: "priority:int!",
+    },
+    "Container": {
+        1: "name:string!",
+        2: "image:string",
+        3: "command:string*",
+        4: "args:string*",
+        5: "workingDir:string",
+        6: "ports:ContainerPort*",
+        7: "env:EnvVar*",
+        8: "resources:ResourceRequirements",
+        13: "terminationMessagePath:string",
+        14: "imagePullPolicy:string",
+        20: "terminationMessagePolicy:string",
+    },
+    "ContainerPort": {
+        1: "name:string",
+        2: "hostPort:int",
+        3: "containerPort:int!",
+        4: "protocol:string",
+        5: "hostIP:string",
+    },
+    "EnvVar": {1: "name:string!", 2: "value:string"},
+    "ResourceRequirements": {1: "limits:map:quantity", 2: "requests:map:quantity"},
+    "Toleration": {
+        1: "key:string",
+        2: "operator:string",
+        3: "value:string",
+        4: "effect:string",
+        5: "tolerationSeconds:int!",
+    },
+    "Deployment": {1: "metadata:ObjectMeta", 2: "spec:DeploymentSpec"},
+    "DeploymentSpec": {
+        1: "replicas:int!",
+        2: "selector:LabelSelector",
+        3: "template:PodTemplateSpec",
+        4: "strategy:DeploymentStrategy",
+        5: "minReadySeconds:int",
+        6: "revisionHistoryLimit:int!",
+        7: "paused:bool",
+        9: "progressDeadlineSeconds:int!",
+    },
+    "DeploymentStrategy": {1: "type:string", 2: "rollingUpdate:RollingUpdateDeployment"},
+    "RollingUpdateDeployment": {1: "maxUnavailable:intorstring", 2: "maxSurge:intorstring"},
+    "Job": {1: "metadata:ObjectMeta", 2: "spec:JobSpec"},
+    "JobSpec": {
+        1: "parallelism:int!",
+        2: "completions:int!",
+        3: "activeDeadlineSeconds:int!",
+        4: "selector:LabelSelector",
+        5: "manualSelector:bool!",
+        6: "template:PodTemplateSpec",
+        7: "backoffLimit:int!",
+        8: "ttlSecondsAfterFinished:int!",
+    },
+    "PodDisruptionBudget": {1: "metadata:ObjectMeta", 2: "spec:PodDisruptionBudgetSpec"},
+    "PodDisruptionBudgetSpec": {
+        1: "minAvailable:intorstring!",
+        2: "selector:LabelSelector",
+        3: "maxUnavailable:intorstring!",
+        4: "unhealthyPodEvictionPolicy:string!",
+    },
 }
 
 KINDS = {
@@ -97,6 +168,30 @@ KINDS = {
     ("policy/v1", "Eviction"): "Eviction",
     ("v1", "DeleteOptions"): "DeleteOptions",
     ("meta.k8s.io/v1", "DeleteOptions"): "DeleteOptions",
+    ("apps/v1", "Deployment"): "Deployment",
+    ("batch/v1", "Job"): "Job",
+    ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+}
+
+
+class _Field(NamedTuple):
+    name: str
+    kind: str
+    repeated: bool
+    keep_zero: bool
+
+
+def _parse_field(spec: str) -> _Field:
+    name, _, kind = spec.partition(":")
+    keep_zero = kind.endswith("!")
+    kind = kind.rstrip("!")
+    repeated = kind.endswith("*")
+    return _Field(name, kind.rstrip("*"), repeated, keep_zero)
+
+
+MESSAGES = {
+    message: {number: _parse_field(spec) for number, spec in fields.items()}
+    for message, fields in _SCHEMA.items()
 }
 
 
@@ -170,32 +265,35 @@ def _message(data: memoryview, name: str) -> dict[str, Any]:
         known = schema.get(number)
         if known is None:
             continue
-        json_name, kind, repeated = known
-        if kind.startswith("map:"):
-            key, item = _map_entry(value, kind[4:])
-            obj.setdefault(json_name, {})[key] = item
+        if known.kind.startswith("map:"):
+            key, item = _map_entry(value, known.kind[4:])
+            obj.setdefault(known.name, {})[key] = item
             continue
-        decoded = _value(value, wire, kind)
-        if repeated:
-            obj.setdefault(json_name, []).append(decoded)
-        else:
-            obj[json_name] = decoded
+        decoded = _value(value, wire, known.kind)
+        if known.repeated:
+            obj.setdefault(known.name, []).append(decoded)
+        elif decoded not in ("", 0, False, None) or known.keep_zero:
+            obj[known.name] = decoded
     return obj
 
 
 def _value(value: Any, wire: int, kind: str) -> Any:
-    if kind == _INT:
+    if kind == "int":
         return value - (1 << 64) if value >= 1 << 63 else value
-    if kind == _BOOL:
+    if kind == "bool":
         return bool(value)
     if wire != 2:
         raise _Malformed(f"a {kind} field is not length-delimited")
-    if kind == _STRING:
+    if kind == "string":
         return bytes(value).decode("utf-8", "replace")
-    if kind == _BYTES:
+    if kind == "bytes":
         return bytes(value)
     if kind == "time":
-        return format_time(_message(value, "Time").get("seconds", 0))
+        seconds = _message(value, "Time").get("seconds", 0)
+        return format_time(seconds) if seconds else None
+    if kind == "intorstring":
+        parts = _message(value, "IntOrString")
+        return parts.get("strVal", "") if parts.get("type") else parts.get("intVal", 0)
     if kind == "quantity":
         return _message(value, "Quantity").get("string", "0")
     return _message(value, kind)
@@ -205,9 +303,9 @@ def _map_entry(data: memoryview, item_kind: str) -> tuple[str, Any]:
     key, item = "", None
     for number, wire, value in _fields(data):
         if number == 1:
-            key = _value(value, wire, _STRING)
+            key = _value(value, wire, "string")
         elif number == 2:
             item = _value(value, wire, item_kind)
-    if item_kind == _BYTES:
+    if item_kind == "bytes":
         return key, base64.b64encode(item or b"").decode()
     return key, "" if item is None else item

@@ -296,3 +296,15 @@ def test_scale_subresource(api: HTTP) -> None:
     code, reason, message = status_of(api.request("PUT", path + "/scaled/scale", negative))
     assert (code, reason) == (422, "Invalid")
     assert message.startswith('Scale.autoscaling "scaled" is invalid: spec.replicas')
+
+
+def test_patches_are_checked_for_unknown_fields(api: HTTP) -> None:
+    api.request("POST", CM_PATH, cm("patched-fields", a="1"))
+    path = CM_PATH + "/patched-fields"
+    merge = "application/merge-patch+json"
+    warned = api.request("PATCH", path, {"extra": 1, "data": {"b": "2"}}, merge)
+    assert warned.status == 200 and warned.json()["data"] == {"a": "1", "b": "2"}
+    assert warned.headers.get_all("Warning") == ['299 - "unknown field \\"extra\\""']
+    strict = api.request("PATCH", path + "?fieldValidation=Strict", {"extra": 1}, merge)
+    assert status_of(strict)[:2] == (400, "BadRequest")
+    assert "strict decoding error: unknown field" in strict.json()["message"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pinnace.api.decode import decode
 from pinnace.api.kind import Kind
 from pinnace.api.patch import (
     apply_json_merge_patch,
@@ -34,3 +35,18 @@ def patcher(kind: Kind, body_type: BodyType, patch: Any) -> Mutation:
     if body_type is BodyType.MERGE_PATCH:
         return lambda old: apply_json_merge_patch(old, patch)
     return lambda old: apply_strategic_merge_patch(old, patch, kind)
+
+
+def validated(kind: Kind, mutation: Mutation, validation: str, warnings: list[str]) -> Mutation:
+    """`mutation`, with the patched object's unknown fields checked as fieldValidation says:
+    refused (Strict, 400), reported into `warnings` (Warn) or let go (Ignore)."""
+    if validation == "Ignore":
+        return mutation
+
+    def mutate(old: Object) -> Object:
+        new = mutation(old)
+        if isinstance(new, dict):
+            warnings[:] = decode(new, kind, strict=validation == "Strict").warnings
+        return new
+
+    return mutate

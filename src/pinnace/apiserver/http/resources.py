@@ -147,10 +147,13 @@ class ResourceHandler:
         else:
             change = patching.patcher(target.kind, body_type, document)
             mutate = fieldmanagers.tracked(change, manager, subresource, now)
+        unknown_fields: list[str] = []
+        mutate = patching.validated(target.kind, mutate, options.field_validation, unknown_fields)
         try:
             result = await self.server.modify(
                 target.kind, target.namespace, target.name, mutate, options, subresource
             )
+            result.warnings.extend(unknown_fields)
         except StatusError as e:
             if not (apply and e.code == 404 and e.reason == "NotFound" and not subresource):
                 raise

@@ -93,6 +93,9 @@ def test_bodies_that_cannot_be_read(api: HTTP) -> None:
         "Request entity too large: limit is 3145728",
     )
     assert status_of(api.request("GET", CM_PATH, accept="application/xml"))[0] == 406
+    unanswerable = api.request("POST", CM_PATH, cm("unanswered"), accept="application/xml")
+    assert status_of(unanswerable)[0] == 406
+    assert api.request("GET", CM_PATH + "/unanswered").status == 404
 
 
 def test_field_validation_warns_or_refuses_unknown_fields(api: HTTP) -> None:

@@ -40,33 +40,37 @@ class ResourceHandler:
         self.rand = rand
 
     async def handle(self, request: Request, target: ResourceTarget) -> Response:
+        if target.subresource == "log":
+            return await subresources.log(self.server, request, target)  # always text/plain
+        # Negotiated first, so a request whose answer cannot be sent (406) changes nothing.
+        encoder = self.encoder(request, target)
         if target.subresource:
-            return await subresources.handle(self, request, target)
+            return await subresources.handle(self, request, target, encoder)
         verb = _verb(request.method, target)
         if verb not in target.kind.verbs:
             raise method_not_allowed()
         if verb == "list":
-            return await self.list_or_watch(request, target)
+            return await self.list_or_watch(request, target, encoder)
         if verb == "get":
-            options = request.query.get("resourceVersion", [""])
-            obj = await self.server.get(target.kind, target.namespace, target.name, options[0])
-            return self.encoder(request, target).object(obj)
+            version = params.first(request.query, "resourceVersion") or ""
+            obj = await self.server.get(target.kind, target.namespace, target.name, version)
+            return encoder.object(obj)
         if verb == "create":
-            return await self.create(request, target)
+            return await self.create(request, target, encoder)
         if verb == "update":
-            return await self.update(request, target)
+            return await self.update(request, target, encoder)
         if verb == "patch":
-            return await self.patch(request, target)
+            return await self.patch(request, target, encoder)
         if verb == "delete":
             options = params.delete_options(request.query, await request.options_body())
             result = await self.server.delete(target.kind, target.namespace, target.name, options)
-            return self.encoder(request, target).object(result.obj)
+            return encoder.object(result.obj)
         listing = params.list_options(request.query, self.rand)
         options = params.delete_options(request.query, await request.options_body())
         listed = await self.server.delete_collection(
             target.kind, target.namespace, listing.options, options
         )
-        return self.encoder(request, target).list(listed)
+        return encoder.list(listed)
 
     def encoder(self, request: Request, target: ResourceTarget) -> Encoder:
         negotiated = negotiation.negotiate_resource(request.header("accept"))
@@ -78,7 +82,9 @@ class ResourceHandler:
             )
         return Encoder(target.kind, negotiated, include, self.server.clock.now())  # type: ignore[arg-type]
 
-    async def list_or_watch(self, request: Request, target: ResourceTarget) -> Response:
+    async def list_or_watch(
+        self, request: Request, target: ResourceTarget, encoder: Encoder
+    ) -> Response:
         listing = params.list_options(request.query, self.rand, target.watch_path)
         options = listing.options
         if target.name:  # a watch of one object, through /watch/.../<name>
@@ -87,7 +93,6 @@ class ResourceHandler:
                 f"{options.field_selector},{selector}" if options.field_selector else selector
             )
             options = _replace_field_selector(options, combined)
-        encoder = self.encoder(request, target)
         if listing.watch:
             if "watch" not in target.kind.verbs:
                 raise method_not_allowed()
@@ -96,7 +101,7 @@ class ResourceHandler:
         listed = await self.server.list(target.kind, target.namespace, options)
         return encoder.list(listed)
 
-    async def create(self, request: Request, target: ResourceTarget) -> Response:
+    async def create(self, request: Request, target: ResourceTarget, encoder: Encoder) -> Response:
         kind = target.kind
         if kind.namespaced and not target.namespace:
             raise method_not_allowed()
@@ -110,10 +115,10 @@ class ResourceHandler:
         now = self.server.clock.now_rfc3339()
         body = fieldmanagers.track_write(kind, body, None, manager, "", now)
         result = await self.server.create(kind, target.namespace, body, options)
-        return self.written(request, target, result, options.field_validation, 201)
+        return _written(encoder, result, options.field_validation, 201)
 
     async def update(
-        self, request: Request, target: ResourceTarget, subresource: str = ""
+        self, request: Request, target: ResourceTarget, encoder: Encoder, subresource: str = ""
     ) -> Response:
         body_type = negotiation.body_type(request.header("content-type"), patch=False)
         body = parse_object_body(await request.body(), body_type, target.kind.kind)
@@ -131,10 +136,10 @@ class ResourceHandler:
             target.kind, target.namespace, target.name, body, options, subresource
         )
         code = 201 if result.created else 200
-        return self.written(request, target, result, options.field_validation, code)
+        return _written(encoder, result, options.field_validation, code)
 
     async def patch(
-        self, request: Request, target: ResourceTarget, subresource: str = ""
+        self, request: Request, target: ResourceTarget, encoder: Encoder, subresource: str = ""
     ) -> Response:
         body_type = negotiation.body_type(request.header("content-type"), patch=True)
         apply = body_type is negotiation.BodyType.APPLY_PATCH
@@ -161,16 +166,15 @@ class ResourceHandler:
             created = fieldmanagers.apply_create(document, manager, now)
             _check_name(created, target.name)
             result = await self.server.create(target.kind, target.namespace, created, options)
-            return self.written(request, target, result, options.field_validation, 201)
-        return self.written(request, target, result, options.field_validation, 200)
+            return _written(encoder, result, options.field_validation, 201)
+        return _written(encoder, result, options.field_validation, 200)
 
-    def written(
-        self, request: Request, target: ResourceTarget, result: Result, validation: str, code: int
-    ) -> Response:
-        response = self.encoder(request, target).object(result.obj, code)
-        if validation != "Ignore":
-            response.headers += warning_headers(result.warnings)
-        return response
+
+def _written(encoder: Encoder, result: Result, validation: str, code: int) -> Response:
+    response = encoder.object(result.obj, code)
+    if validation != "Ignore":
+        response.headers += warning_headers(result.warnings)
+    return response
 
 
 def _verb(method: str, target: ResourceTarget) -> str:

@@ -10,28 +10,31 @@ from pinnace.apiserver import binding, eviction
 from pinnace.apiserver.http import negotiation, params, patching
 from pinnace.apiserver.http.bodies import parse_json, parse_object_body
 from pinnace.apiserver.http.request import Request
-from pinnace.apiserver.http.responses import Response, json_response, text_response
+from pinnace.apiserver.http.responses import Encoder, Response, json_response, text_response
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.logs import LogOptions, read_log
 from pinnace.apiserver.scale import ScaleChange, read_scale, update_scale
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.resources import ResourceHandler
+    from pinnace.apiserver.server import APIServer
 
 _STATUS_LIKE = ("status", "finalize")
 
 
-async def handle(handler: ResourceHandler, request: Request, target: ResourceTarget) -> Response:
+async def handle(
+    handler: ResourceHandler, request: Request, target: ResourceTarget, encoder: Encoder
+) -> Response:
     sub, method = target.subresource, request.method
     server = handler.server
     if sub in _STATUS_LIKE:
         if method == "GET" and sub == "status":
             obj = await server.get(target.kind, target.namespace, target.name)
-            return handler.encoder(request, target).object(obj)
+            return encoder.object(obj)
         if method == "PUT":
-            return await handler.update(request, target, sub)
+            return await handler.update(request, target, encoder, sub)
         if method == "PATCH" and sub == "status":
-            return await handler.patch(request, target, sub)
+            return await handler.patch(request, target, encoder, sub)
     elif sub == "scale" and method in ("GET", "PUT", "PATCH"):
         return await _scale(handler, request, target)
     elif sub == "binding" and method == "POST":
@@ -44,10 +47,14 @@ async def handle(handler: ResourceHandler, request: Request, target: ResourceTar
         dry_run = bool(request.query.get("dryRun"))
         answer = await eviction.evict(server, target.namespace, target.name, body, dry_run)
         return json_response(answer, 201)
-    elif sub == "log" and method == "GET":
-        text = await read_log(server, target.namespace, target.name, _log_options(request))
-        return text_response(text)
     raise method_not_allowed()
+
+
+async def log(server: APIServer, request: Request, target: ResourceTarget) -> Response:
+    if request.method != "GET":
+        raise method_not_allowed()
+    text = await read_log(server, target.namespace, target.name, _log_options(request))
+    return text_response(text)
 
 
 def _log_options(request: Request) -> LogOptions:

@@ -22,6 +22,7 @@ from pathlib import Path
 import uvicorn
 import yaml
 
+from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
 from pinnace.apiserver.server import APIServer
@@ -161,6 +162,9 @@ async def serve(options: UpOptions) -> None:
             await asyncio.sleep(0.02)
         if http.started:
             _announce(options, url)
+            # kubectl's first create or apply reads the OpenAPI v3 documents (to choose
+            # server-side validation); build them now rather than during that request.
+            loop.run_in_executor(None, openapi_v3_index)
         await serving
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):

@@ -235,3 +235,10 @@ def test_typed_client_creates_sent_as_protobuf(cluster: Cluster) -> None:
     cluster.ok("create", "pdb", "budget", "--selector=app=proto", "--max-unavailable=50%")
     budget = json.loads(cluster.ok("get", "pdb", "budget", "-o", "json"))["spec"]
     assert budget == {"maxUnavailable": "50%", "selector": {"matchLabels": {"app": "proto"}}}
+
+
+def test_lists_across_namespaces(cluster: Cluster) -> None:
+    cluster.ok("create", "-n", "kube-system", "-f", "-", stdin=POD.format(name="sys", app="a"))
+    rows = [line.split()[:2] for line in cluster.ok("get", "pods", "-A").splitlines()]
+    assert rows[0] == ["NAMESPACE", "NAME"]
+    assert ["kube-system", "sys"] in rows[1:]

@@ -96,3 +96,22 @@ def test_conflict_and_invalid_are_api_exceptions(core: client.CoreV1Api) -> None
         core.create_namespaced_pod("default", pod("Not_Valid"))
     assert e.value.status == 422
     assert '"reason":"Invalid"' in e.value.body
+
+
+def test_watch_from_a_list_sees_later_changes_in_order(core: client.CoreV1Api) -> None:
+    listed = core.list_namespaced_config_map("kube-node-lease")
+    core.create_namespaced_config_map(
+        "kube-node-lease", {"metadata": {"name": "changing"}, "data": {"v": "1"}}
+    )
+    core.patch_namespaced_config_map("changing", "kube-node-lease", {"data": {"v": "2"}})
+    core.delete_namespaced_config_map("changing", "kube-node-lease")
+    events = [
+        (event["type"], event["object"].data)
+        for event in watch.Watch().stream(
+            core.list_namespaced_config_map,
+            "kube-node-lease",
+            resource_version=listed.metadata.resource_version,
+            timeout_seconds=1,
+        )
+    ]
+    assert events == [("ADDED", {"v": "1"}), ("MODIFIED", {"v": "2"}), ("DELETED", {"v": "2"})]

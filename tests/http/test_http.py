@@ -311,3 +311,25 @@ def test_patches_are_checked_for_unknown_fields(api: HTTP) -> None:
     strict = api.request("PATCH", path + "?fieldValidation=Strict", {"extra": 1}, merge)
     assert status_of(strict)[:2] == (400, "BadRequest")
     assert "strict decoding error: unknown field" in strict.json()["message"]
+
+
+def test_an_eviction_a_budget_forbids_is_429_with_retry_after(api: HTTP) -> None:
+    pod = {**POD, "metadata": {"name": "guarded", "labels": {"app": "guarded"}}}
+    assert api.request("POST", PODS, pod).status == 201
+    binding = {"metadata": {"name": "guarded"}, "target": {"kind": "Node", "name": "node-1"}}
+    assert api.request("POST", PODS + "/guarded/binding", binding).status == 201
+    running = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    api.request("PATCH", PODS + "/guarded/status", running, "application/merge-patch+json")
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "guard"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
+    }
+    budgets = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
+    assert api.request("POST", budgets, budget).status == 201
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "guarded"}}
+    refused = api.request("POST", PODS + "/guarded/eviction", eviction)
+    assert status_of(refused)[:2] == (429, "TooManyRequests")
+    assert refused.headers["Retry-After"] == "10"
+    assert api.request("GET", PODS + "/guarded").status == 200

@@ -41,7 +41,13 @@ def text_response(text: str, status: int = 200) -> Response:
 
 
 def status_response(error: StatusError) -> Response:
-    return json_response(error.status(), error.code)
+    """The Status; a `Retry-After` header when it says when to retry (429s, 5xx), which
+    client-go honours."""
+    response = json_response(error.status(), error.code)
+    retry_after = (error.details or {}).get("retryAfterSeconds")
+    if retry_after and (error.code == 429 or error.code >= 500):
+        response.headers.append(("Retry-After", str(retry_after)))
+    return response
 
 
 def warning_headers(warnings: list[str]) -> Headers:

@@ -333,3 +333,18 @@ def test_an_eviction_a_budget_forbids_is_429_with_retry_after(api: HTTP) -> None
     assert status_of(refused)[:2] == (429, "TooManyRequests")
     assert refused.headers["Retry-After"] == "10"
     assert api.request("GET", PODS + "/guarded").status == 200
+
+
+def test_yaml_when_asked_for(api: HTTP) -> None:
+    api.request("POST", CM_PATH, cm("in-yaml", a="1"))
+    answer = api.request("GET", CM_PATH + "/in-yaml", accept="application/yaml")
+    assert answer.headers["Content-Type"] == "application/yaml"
+    text = answer.body.decode()
+    assert "kind: ConfigMap\n" in text and "data:\n  a: '1'\n" in text
+    posted = api.request(
+        "POST",
+        CM_PATH,
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  b: '2'\n",
+        content_type="application/yaml",
+    )
+    assert posted.status == 201 and posted.json()["data"] == {"b": "2"}

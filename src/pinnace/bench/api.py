@@ -1,9 +1,12 @@
 """`pinnace bench api`: the Kubernetes API over real HTTP, as `pinnace up` serves it.
 
 The server runs as `pinnace up` in a process of its own (SQLite in a temporary directory, or
-memory), on 127.0.0.1 and a free port; the load comes from this process. The server is one
-Python process and so uses about one core; keeping the clients out of it leaves it that core
-and measures what a separate client (kubectl, a controller) would see, over loopback.
+memory), on 127.0.0.1 and a free port, and the load comes from this process over loopback, as
+kubectl's or a controller's would. The server's event loop can use one core at most (its
+SQLite writer thread shares the GIL), so it gets one of the machine's cores to itself; clients
+in the same process would take their CPU out of the server's budget and measure less than a
+real server delivers. The clients are cheap (a raw HTTP/1.1 client, bodies encoded
+beforehand): about a tenth of the server's CPU.
 
 - Creates: `clients` keep-alive connections POST pods (two containers with requests and
   limits) as fast as the server answers; a create's latency runs from sending it to its 201.

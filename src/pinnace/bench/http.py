@@ -19,7 +19,9 @@ class HTTPError(Exception):
 
 
 class Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str):
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str
+    ) -> None:
         self._reader = reader
         self._writer = writer
         self._host = host
@@ -91,6 +93,8 @@ class Connection:
             name, _, value = field.partition(":")
             name = name.strip().lower()
             if name == "content-length":
+                if not value.strip().isdigit():
+                    raise HTTPError(f"not a Content-Length: {value!r}")
                 length = int(value)
             elif name == "transfer-encoding" and "chunked" in value.lower():
                 length = None
@@ -99,7 +103,10 @@ class Connection:
     async def _chunks(self) -> AsyncIterator[bytes]:
         while True:
             size_line = await self._read_line()
-            size = int(size_line.split(b";", 1)[0], 16)
+            try:
+                size = int(size_line.split(b";", 1)[0], 16)
+            except ValueError:
+                raise HTTPError(f"not a chunk size: {size_line!r}") from None
             if size == 0:
                 await self._read_line()  # the empty trailer section
                 return

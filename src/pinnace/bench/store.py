@@ -2,8 +2,9 @@
 
 Writes come from `WRITERS` concurrent clients, as an API server under load would make them (so
 SQLite's group commit is exercised); a write's latency runs from the call to its
-acknowledgement. Reads are sequential. The watch figure counts events delivered to all
-watchers per second while writers update every object once.
+acknowledgement. Reads are sequential; lists are timed whole and in kubectl-sized pages. The
+watch figure counts events delivered to all watchers per second while writers update every
+object once. Reopening times how long a SQLite store takes to read its file back.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ def run(backends: Sequence[str], objects: int, watchers: int) -> dict[str, Figur
         with tempfile.TemporaryDirectory(prefix="pinnace-bench-") as directory:
             path = Path(directory) / "store.db"
             store = _open(backend, path)
-            figures = asyncio.run(_measure_and_close(store, objects, watchers))
-            figures["reopen_ms"] = _reopen_seconds(path) * 1000 if backend == "sqlite" else None
-            results[backend] = figures
+            measured = asyncio.run(_measure_and_close(store, objects, watchers))
+            measured["reopen_ms"] = _reopen_seconds(path) * 1000 if backend == "sqlite" else None
+            results[backend] = measured
     return results
 
 

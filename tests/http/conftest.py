@@ -4,17 +4,22 @@ Python client and plain HTTP."""
 from __future__ import annotations
 
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 KUBECTL = os.environ.get("KUBECTL", "/usr/bin/kubectl")
+READY_TIMEOUT = 30.0
 
 
 @dataclass
@@ -23,6 +28,8 @@ class Cluster:
     kubeconfig: Path
     workdir: Path
     process: subprocess.Popen[str]
+    output: queue.Queue[str | None]
+    """pinnace up's stdout lines, then None at its end."""
 
     def kubectl(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         """Run kubectl against the cluster; the result carries returncode, stdout, stderr."""
@@ -66,23 +73,39 @@ def launch(workdir: Path, *storage: str) -> Cluster:
     )
     log.close()
     assert process.stdout is not None
-    url = ""
-    for line in process.stdout:
-        found = re.search(r"at (http://\S+) ", line)
-        if found:
-            url = found.group(1)
-        if line.strip() == "Ready.":
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_forward, args=(process.stdout, lines), daemon=True).start()
+    url, ready = "", False
+    deadline = time.monotonic() + READY_TIMEOUT
+    while not ready and time.monotonic() < deadline and process.poll() is None:
+        try:
+            line = lines.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if line is None:
             break
-    assert url, "pinnace up did not report readiness: " + (workdir / "server.log").read_text()
-    return Cluster(url, kubeconfig, workdir, process)
+        found = re.search(r"at (http://\S+) ", line)
+        url = found.group(1) if found else url
+        ready = line.strip() == "Ready."
+    if not ready:
+        process.kill()
+        process.wait()
+    assert ready and url, "pinnace up did not get ready:\n" + (workdir / "server.log").read_text()
+    return Cluster(url, kubeconfig, workdir, process, lines)
+
+
+def _forward(stream: IO[str], lines: queue.Queue[str | None]) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
 
 
 def stop(cluster: Cluster) -> None:
     """SIGTERM, as a service manager stops it: a clean exit that says so."""
     cluster.process.send_signal(signal.SIGTERM)
-    rest, _ = cluster.process.communicate(timeout=20)
-    assert cluster.process.returncode == 0
-    assert "Pinnace stopped." in rest
+    assert cluster.process.wait(timeout=20) == 0
+    rest = list(iter(lambda: cluster.output.get(timeout=5), None))
+    assert "Pinnace stopped.\n" in rest
     assert "Traceback" not in (cluster.workdir / "server.log").read_text()
 
 

@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
+from pinnace.api import catalog
+from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
+from pinnace.apiserver.logs import LogOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness
 from pinnace.store import MemoryStore
@@ -55,3 +58,29 @@ def test_an_unexpected_failure_is_a_generic_500_logged_on_the_server(
     }
     assert b"secret" not in body and b"Traceback" not in body
     assert "secret internals" in caplog.text
+
+
+def test_pod_logs_are_plain_text_from_the_node_agent() -> None:
+    pods = catalog.by_resource("", "pods")
+    assert pods is not None
+    asked: list[LogOptions] = []
+
+    async def source(pod: dict[str, Any], container: str, options: LogOptions) -> str:
+        asked.append(options)
+        return f"{pod['metadata']['name']}/{container}: hello\n"
+
+    async def scenario() -> tuple[int, bytes]:
+        server = APIServer(MemoryStore(), Clock(asyncio.get_running_loop()), Randomness(1))
+        await bootstrap(server)
+        server.log_source = source
+        pod = {
+            "metadata": {"name": "talker"},
+            "spec": {"nodeName": "n1", "containers": [{"name": "main", "image": "busybox"}]},
+        }
+        await server.create(pods, "default", pod)
+        path = "/api/v1/namespaces/default/pods/talker/log"
+        return await call(APIApp(server, Randomness(1)), "GET", path, b"tailLines=5&timestamps=1")
+
+    code, body = asyncio.run(scenario())
+    assert (code, body) == (200, b"talker/main: hello\n")
+    assert asked == [LogOptions(container="", previous=False, tail_lines=5, timestamps=True)]

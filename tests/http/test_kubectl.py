@@ -242,3 +242,18 @@ def test_lists_across_namespaces(cluster: Cluster) -> None:
     rows = [line.split()[:2] for line in cluster.ok("get", "pods", "-A").splitlines()]
     assert rows[0] == ["NAMESPACE", "NAME"]
     assert ["kube-system", "sys"] in rows[1:]
+
+
+def test_graceful_then_forced_delete_of_a_bound_pod(cluster: Cluster) -> None:
+    bound = POD.format(name="graceful", app="g") + "  nodeName: node-x\n"
+    cluster.ok("create", "-f", "-", stdin=bound)
+    assert cluster.ok("delete", "pod", "graceful", "--wait=false").strip() == (
+        'pod "graceful" deleted'
+    )
+    grace = cluster.ok(
+        "get", "pod", "graceful", "-o", "jsonpath={.metadata.deletionGracePeriodSeconds}"
+    )
+    assert grace == "30"
+    forced = cluster.ok("delete", "pod", "graceful", "--grace-period=0", "--force")
+    assert forced.strip() == 'pod "graceful" force deleted'
+    assert "NotFound" in cluster.kubectl("get", "pod", "graceful").stderr

@@ -348,3 +348,37 @@ def test_yaml_when_asked_for(api: HTTP) -> None:
         content_type="application/yaml",
     )
     assert posted.status == 201 and posted.json()["data"] == {"b": "2"}
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b"a: &a [*a]\n", "exceeded max depth"),
+        (b"[" * 5000 + b"]" * 5000, "exceeded max depth"),
+        (
+            b"a0: &a0 [x,x,x,x,x,x,x,x,x]\n"
+            + b"".join(
+                f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n".encode() for i in range(1, 9)
+            ),
+            "document contains excessive aliasing",
+        ),
+    ],
+)
+def test_hostile_yaml_is_a_400(api: HTTP, body: bytes, why: str) -> None:
+    code, reason, message = status_of(api.request("POST", CM_PATH, body, "application/yaml"))
+    assert (code, reason) == (400, "BadRequest")
+    assert message.startswith("the object provided is unrecognized (must be of type ConfigMap): ")
+    assert f"error converting YAML to JSON: yaml: {why} (" in message
+
+
+def test_apply_reads_yaml_as_kubernetes_does(api: HTTP) -> None:
+    applied = (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dated\n"
+        b"  annotations:\n    released: 2024-01-01\ndata:\n  a: '1'\n"
+    )
+    path = CM_PATH + "/dated?fieldManager=tester"
+    created = api.request("PATCH", path, applied, "application/apply-patch+yaml")
+    assert created.status == 201
+    assert created.json()["metadata"]["annotations"] == {"released": "2024-01-01"}
+    hostile = api.request("PATCH", path, b"a: &a [*a]\n", "application/apply-patch+yaml")
+    assert status_of(hostile)[:2] == (400, "BadRequest")

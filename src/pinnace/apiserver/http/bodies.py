@@ -3,6 +3,7 @@ kube-apiserver's wording for bodies that do not parse (400)."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -99,29 +100,42 @@ _Loader.yaml_implicit_resolvers = {
 
 
 def yaml_to_json(data: bytes) -> Any:
-    """The first YAML document as JSON values (map keys become strings, as YAMLToJSON does)."""
+    """The first YAML document as JSON values (map keys become strings, as YAMLToJSON does).
+
+    Aliases are expanded, up to a budget that a document without them never reaches (one
+    value per byte, and some), so a "billion laughs" body is refused instead of eating the
+    server; nesting too deep to walk is refused too."""
     try:
         documents = yaml.load_all(data, Loader=_Loader)
         value = next(iter(documents), None)
+        return _JSONValues(4 * len(data) + 10_000).convert(value)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         line = f"line {mark.line + 1}: " if mark is not None else ""
         raise YAMLError(f"error converting YAML to JSON: yaml: {line}{e.problem}") from None
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise YAMLError(f"error converting YAML to JSON: yaml: {e}") from None
-    return _json_keys(value)
+    except RecursionError:
+        raise YAMLError("error converting YAML to JSON: yaml: exceeded max depth") from None
 
 
-def _json_keys(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {_key(k): _json_keys(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_keys(v) for v in value]
-    if isinstance(value, bytes):
-        import base64
+class _JSONValues:
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
 
-        return base64.b64encode(value).decode()
-    return value
+    def convert(self, value: Any) -> Any:
+        self.budget -= 1
+        if self.budget < 0:
+            raise YAMLError(
+                "error converting YAML to JSON: yaml: document contains excessive aliasing"
+            )
+        if isinstance(value, dict):
+            return {_key(k): self.convert(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.convert(v) for v in value]
+        if isinstance(value, bytes):
+            return base64.b64encode(value).decode()
+        return value
 
 
 def _key(key: Any) -> str:
@@ -138,6 +152,7 @@ __all__ = [
     "MAX_REQUEST_BODY_BYTES",
     "ClientDisconnected",
     "StatusError",
+    "YAMLError",
     "parse_json",
     "parse_object_body",
     "read_body",

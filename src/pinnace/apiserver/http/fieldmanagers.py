@@ -59,7 +59,7 @@ def tracked(mutation: Mutation, manager: str, subresource: str, now: str) -> Mut
     return mutate
 
 
-def applier(applied: bytes, manager: str, force: bool, subresource: str, now: str) -> Mutation:
+def applier(applied: Any, manager: str, force: bool, subresource: str, now: str) -> Mutation:
     """The server-side apply of `applied` by `manager` to the live object."""
 
     def apply(live: Object) -> Object:
@@ -70,6 +70,6 @@ def applier(applied: bytes, manager: str, force: bool, subresource: str, now: st
     return apply
 
 
-def apply_create(applied: bytes, manager: str, now: str) -> Object:
+def apply_create(applied: Any, manager: str, now: str) -> Object:
     """The object an apply creates when there is none yet."""
     return server_side_apply(None, applied, manager=manager, force=False, now=now)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pinnace.api import status
 from pinnace.api.decode import decode
 from pinnace.api.kind import Kind
 from pinnace.api.patch import (
@@ -14,7 +15,7 @@ from pinnace.api.patch import (
     apply_json_patch,
     apply_strategic_merge_patch,
 )
-from pinnace.apiserver.http.bodies import parse_json
+from pinnace.apiserver.http.bodies import YAMLError, parse_json, yaml_to_json
 from pinnace.apiserver.http.negotiation import BodyType
 from pinnace.apiserver.objects import Object
 
@@ -22,9 +23,13 @@ Mutation = Callable[[Object], Object]
 
 
 def parse_patch(data: bytes, body_type: BodyType) -> Any:
-    """The patch document: JSON, or for apply the YAML bytes server-side apply reads."""
+    """The patch document: JSON, or for apply YAML (read as kube-apiserver reads it: timestamps
+    stay strings, excessive aliasing is refused)."""
     if body_type is BodyType.APPLY_PATCH:
-        return data
+        try:
+            return yaml_to_json(data)
+        except YAMLError as e:
+            raise status.bad_request(f"error decoding YAML: {e}") from None
     return parse_json(data)
 
 

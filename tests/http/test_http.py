@@ -382,3 +382,10 @@ def test_apply_reads_yaml_as_kubernetes_does(api: HTTP) -> None:
     assert created.json()["metadata"]["annotations"] == {"released": "2024-01-01"}
     hostile = api.request("PATCH", path, b"a: &a [*a]\n", "application/apply-patch+yaml")
     assert status_of(hostile)[:2] == (400, "BadRequest")
+
+
+def test_a_patch_nested_too_deeply_is_a_400(api: HTTP) -> None:
+    api.request("POST", CM_PATH, cm("nested"))
+    deep = b'{"extra":' + b'{"x":' * 950 + b"{}" + b"}" * 950 + b"}"
+    answer = api.request("PATCH", CM_PATH + "/nested", deep, "application/merge-patch+json")
+    assert status_of(answer) == (400, "BadRequest", "the request is nested too deeply to process")

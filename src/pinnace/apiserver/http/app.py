@@ -29,6 +29,7 @@ Send = Any
 INTERNAL_ERROR = StatusError(
     500, "InternalError", "Internal error occurred: an error on the server"
 )
+TOO_DEEP = StatusError(400, "BadRequest", "the request is nested too deeply to process")
 RESPONSE_HEADERS = [(b"cache-control", b"no-cache, private")]
 
 
@@ -57,6 +58,10 @@ class APIApp:
             response = status_response(e)
         except ClientDisconnected:
             return
+        except RecursionError:
+            # Only input can nest this deep (bodies are parsed to 1,024 levels).
+            log.warning("%s %s: request nested too deeply", request.method, request.path)
+            response = status_response(TOO_DEEP)
         except Exception:
             log.exception("%s %s failed", request.method, request.path)
             response = status_response(INTERNAL_ERROR)

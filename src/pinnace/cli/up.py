@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 import signal
@@ -49,7 +50,10 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     )
     up.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     up.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="port to listen on; 0 picks a free one"
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port to listen on ({DEFAULT_PORT}); 0 picks a free one",
     )
     storage = up.add_mutually_exclusive_group()
     storage.add_argument(
@@ -190,10 +194,22 @@ class _Server(uvicorn.Server):
         self.should_exit = True
 
 
+def _loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: assume others can reach it
+
+
 def _announce(options: UpOptions, url: str) -> None:
     path = Path(options.kubeconfig).resolve()
     path.write_text(yaml.safe_dump(kubeconfig(url), sort_keys=False))
     storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"
     print(f"Pinnace is serving the Kubernetes API at {url} (store {storage}).")
+    if not _loopback(options.host):
+        print(
+            f"Warning: {options.host} is reachable from other machines, and the API has no "
+            "authentication: anyone who can connect can change everything."
+        )
     print(f"export KUBECONFIG={path}")
     print("Ready.", flush=True)

@@ -13,14 +13,17 @@ from typing import Any
 
 from pinnace.api.patch import errors, strategies
 from pinnace.api.patch.body import yaml_body
+from pinnace.api.patch.created import created_fields_v1
 from pinnace.api.patch.fieldpath import FieldSet, go_json, path_string
 from pinnace.api.patch.managed import (
+    UNTRACKED,
     BadManagedFields,
     Entry,
     Managed,
     cap_update_managers,
     decode,
     encode,
+    encode_entry,
     identifier,
     printable,
     strip_untracked,
@@ -68,7 +71,7 @@ def server_side_apply(
     if _metadata(applied).get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
 
-    live_object = _without_managed_fields(live or {})
+    live_object = copy.deepcopy(_without_managed_fields(live or {}))
     try:
         managed = decode(_metadata(live).get("managedFields"))
     except BadManagedFields as e:
@@ -166,16 +169,24 @@ def track_update(
 ) -> dict[str, Any]:
     """`new` with `metadata.managedFields` recording this create, update or patch by
     `manager`: it owns what it set or changed, others lose that. `old` is None on create.
-    Never fails: when the entries cannot be worked out, the old ones are kept."""
+    Never fails: when the entries cannot be worked out, the old ones are kept.
+
+    The result is a new object and metadata; what lies below them is `new`'s own."""
     kind = new.get("kind") or (old or {}).get("kind")
     shape = kind_shape(kind) if isinstance(kind, str) else None
     version = strategies.API_VERSIONS.get(kind, "") if isinstance(kind, str) else ""
     old_entries = _metadata(old).get("managedFields")
     if shape is None:
-        return _with_entries(new, old_entries)
+        return _with_entries(new, copy.deepcopy(old_entries))
     managed = _starting_entries(old_entries, new, ignore_request=bool(subresource))
-    old_object = _without_managed_fields(old or {})
+    manager_id = identifier(manager, operation, version, subresource)
     new_object = _without_managed_fields(new)
+    if old is None and not managed:
+        # The one entry a plain create makes, without the general updater's walks.
+        fields = created_fields_v1(new_object, shape, _ignored(subresource), UNTRACKED)
+        entry = encode_entry(manager_id, version, False, now, fields)
+        return _with_entries(new_object, [entry] if fields else None)
+    old_object = _without_managed_fields(old or {})
     changed, managed = update(
         old_object,
         new_object,
@@ -185,7 +196,6 @@ def track_update(
         ignored=_ignored(subresource),
     )
     changed = strip_untracked({_CURRENT_OPERATION: _entry(changed, version, now)})
-    manager_id = identifier(manager, operation, version, subresource)
     managed = strip_untracked(managed)
     if changed:
         fields = changed[_CURRENT_OPERATION].fields
@@ -258,10 +268,11 @@ def _metadata(obj: Any) -> dict[str, Any]:
 
 
 def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(obj)
+    """A new object and metadata without managedFields; what lies below them is shared."""
+    out = dict(obj)
     metadata = out.get("metadata")
     if isinstance(metadata, dict):
-        metadata.pop("managedFields", None)
+        out["metadata"] = {k: v for k, v in metadata.items() if k != "managedFields"}
     return out
 
 
@@ -270,12 +281,13 @@ def _with_managed_fields(obj: Any, managed: Managed) -> dict[str, Any]:
 
 
 def _with_entries(obj: dict[str, Any], entries: Any) -> dict[str, Any]:
+    """`obj` (shared below its metadata) with `entries`, which it takes as they are."""
     out = _without_managed_fields(obj)
     if entries:
         metadata = out.get("metadata")
         if not isinstance(metadata, dict):
             metadata = out["metadata"] = {}
-        metadata["managedFields"] = copy.deepcopy(entries)
+        metadata["managedFields"] = entries
     return out
 
 

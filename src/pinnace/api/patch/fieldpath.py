@@ -79,7 +79,7 @@ def path_string(path: tuple[str, ...]) -> str:
 _TYPE_RANK = {"f": 0, "k": 1, "v": 2, "i": 3}
 
 
-def _order(element: str) -> tuple[int, Any]:
+def element_order(element: str) -> tuple[int, Any]:
     """PathElement.Compare: fields, then keys, then values, then indices."""
     kind, body = element[0], element[2:]
     if kind == "i":
@@ -188,9 +188,9 @@ class FieldSet:
 
     def paths(self, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
         """Every path, in smd's order: a node's members (sorted), then its children's."""
-        for element in sorted(self.members, key=_order):
+        for element in sorted(self.members, key=element_order):
             yield (*prefix, element)
-        for element in sorted(self.children, key=_order):
+        for element in sorted(self.children, key=element_order):
             yield from self.children[element].paths((*prefix, element))
 
     def __eq__(self, other: object) -> bool:
@@ -203,7 +203,7 @@ class FieldSet:
 
     def to_fields_v1(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for element in sorted(self.members | self.children.keys(), key=_order):
+        for element in sorted(self.members | self.children.keys(), key=element_order):
             child = self.children.get(element)
             if child is None or child.empty():
                 out[element] = {}

@@ -18,6 +18,7 @@ __all__ = [
     "cap_update_managers",
     "decode",
     "encode",
+    "encode_entry",
     "identifier",
     "printable",
     "strip_untracked",
@@ -135,22 +136,32 @@ def strip_untracked(managed: Managed) -> Managed:
     return out
 
 
+def encode_entry(
+    manager_id: str, api_version: str, applied: bool, time: str | None, fields_v1: dict[str, Any]
+) -> dict[str, Any]:
+    """One managedFields entry as it is stored."""
+    who = json.loads(manager_id)
+    out: dict[str, Any] = {}
+    if who.get("manager"):
+        out["manager"] = who["manager"]
+    out["operation"] = "Apply" if applied else "Update"
+    out["apiVersion"] = api_version
+    if time:
+        out["time"] = time
+    out["fieldsType"] = "FieldsV1"
+    out["fieldsV1"] = fields_v1
+    if who.get("subresource"):
+        out["subresource"] = who["subresource"]
+    return out
+
+
 def encode(managed: Managed) -> list[dict[str, Any]] | None:
-    entries = []
-    for manager_id, entry in managed.items():
-        who = json.loads(manager_id)
-        out: dict[str, Any] = {}
-        if who.get("manager"):
-            out["manager"] = who["manager"]
-        out["operation"] = "Apply" if entry.applied else "Update"
-        out["apiVersion"] = entry.api_version
-        if entry.time:
-            out["time"] = entry.time
-        out["fieldsType"] = "FieldsV1"
-        out["fieldsV1"] = entry.fields.to_fields_v1()
-        if who.get("subresource"):
-            out["subresource"] = who["subresource"]
-        entries.append(out)
+    entries = [
+        encode_entry(
+            manager_id, entry.api_version, entry.applied, entry.time, entry.fields.to_fields_v1()
+        )
+        for manager_id, entry in managed.items()
+    ]
     entries.sort(
         key=lambda e: (
             e["operation"],

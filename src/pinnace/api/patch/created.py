@@ -1,0 +1,178 @@
+"""The fields a create sets, as FieldsV1, in one walk over the new object.
+
+On a create without managedFields in the request, the general updater compares the empty
+object with the new one (both with Go's zero structs filled in, `typed.with_zero_structs`)
+and records what was added or modified, less the fields the endpoint ignores and those nobody
+owns. This walk gives that same set directly, with the zero structs taken into account as it
+goes instead of built, and writes FieldsV1 as it goes instead of a `FieldSet`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from pinnace.api.patch.fieldpath import FieldSet, element_order
+from pinnace.api.patch.openapi import NULL_LIST_FIELDS, SCALAR, VALUE_STRUCT_FIELDS, Shape
+from pinnace.api.patch.typed import equal, item_element, with_zero_structs
+
+__all__ = ["created_fields_v1"]
+
+FieldsV1 = dict[str, Any]
+
+
+def created_fields_v1(
+    obj: dict[str, Any], shape: Shape, ignored: FieldSet, untracked: FieldSet
+) -> FieldsV1:
+    """What `typed.compare` finds added or modified from the empty object to `obj`, without
+    `ignored` (and all below it) and without the paths in `untracked` (only those paths)."""
+    _, children = _changed(_empty_object(shape), obj, shape, ignored, untracked)
+    return children
+
+
+@cache
+def _empty_object(shape: Shape) -> Any:
+    """The empty object as kube-apiserver compares it. Shared: never modified."""
+    return with_zero_structs({}, shape)
+
+
+@cache
+def _zero_fields(shape: Shape) -> tuple[tuple[str, Any], ...]:
+    """The fields `with_zero_structs` gives a struct of this shape when they are absent."""
+    out = {
+        name: {} for name in VALUE_STRUCT_FIELDS.get(shape.type_name, ()) if name in shape.fields()
+    }
+    for name in NULL_LIST_FIELDS.get(shape.type_name, ()):
+        out.setdefault(name, None)
+    return tuple(out.items())
+
+
+def _missing_zero_fields(shape: Shape, value: dict[str, Any]) -> list[tuple[str, Any]]:
+    if shape.kind != "struct":
+        return []
+    return [(name, zero) for name, zero in _zero_fields(shape) if name not in value]
+
+
+def _entry(member: bool, children: FieldsV1) -> FieldsV1 | None:
+    if not children:
+        return {} if member else None
+    return {".": {}, **children} if member else children
+
+
+def _put(
+    out: FieldsV1,
+    element: str,
+    member: bool,
+    children: FieldsV1,
+    untracked: FieldSet | None,
+) -> None:
+    if untracked is not None and element in untracked.members:
+        member = False
+    entry = _entry(member, children)
+    if entry is not None:
+        out[element] = entry
+
+
+def _sorted(out: FieldsV1, by_name: bool) -> FieldsV1:
+    if by_name:
+        return {k: out[k] for k in sorted(out)}
+    return {k: out[k] for k in sorted(out, key=element_order)}
+
+
+def _below(fields: FieldSet | None, element: str) -> FieldSet | None:
+    return fields.children.get(element) if fields is not None else None
+
+
+def _changed(
+    zero: Any,
+    value: Any,
+    shape: Shape,
+    ignored: FieldSet | None,
+    untracked: FieldSet | None,
+) -> tuple[bool, FieldsV1]:
+    """`typed._compare` of a position the empty object has (`zero`) with the new value:
+    whether the position is modified, and what below it is added or modified."""
+    container = dict if shape.kind in ("struct", "map") else list
+    if shape.atomic or _is_leaf(shape, container, zero, value):
+        return not equal(zero, value), {}
+    out: FieldsV1 = {}
+    if container is dict:
+        left = zero if isinstance(zero, dict) else {}
+        right = value if isinstance(value, dict) else {}
+        for name, child in right.items():
+            element = "f:" + name
+            if ignored is not None and element in ignored.members:
+                continue
+            child_shape = shape.child(name) or SCALAR
+            below_ignored, below_untracked = _below(ignored, element), _below(untracked, element)
+            if name in left:
+                member, children = _changed(
+                    left[name], child, child_shape, below_ignored, below_untracked
+                )
+            else:
+                member, children = True, _added(child, child_shape, below_ignored, below_untracked)
+            _put(out, element, member, children, untracked)
+        return False, _sorted(out, True)
+    # The empty object holds no list items: every item is added.
+    _add_items(out, value if isinstance(value, list) else [], shape, ignored, untracked)
+    return False, _sorted(out, False)
+
+
+def _is_leaf(shape: Shape, container: type, zero: Any, value: Any) -> bool:
+    """`typed._is_leaf` on the zero and the new value with its zero structs filled in."""
+    sides = [v for v in (zero, value) if v is not None]
+    if any(not isinstance(v, container) for v in sides):
+        return True
+    if zero:
+        return False
+    return value is None or not (value or _missing_zero_fields(shape, value))
+
+
+def _added(
+    value: Any, shape: Shape, ignored: FieldSet | None, untracked: FieldSet | None
+) -> FieldsV1:
+    """What lies below a position the new object adds (the position itself is added)."""
+    if shape.atomic or value is None:
+        return {}
+    out: FieldsV1 = {}
+    if shape.kind in ("struct", "map"):
+        if not isinstance(value, dict):
+            return {}
+        items = list(value.items())
+        items += _missing_zero_fields(shape, value)
+        for name, child in items:
+            element = "f:" + name
+            if ignored is not None and element in ignored.members:
+                continue
+            below_ignored, below_untracked = _below(ignored, element), _below(untracked, element)
+            children = _added(child, shape.child(name) or SCALAR, below_ignored, below_untracked)
+            _put(out, element, True, children, untracked)
+        return _sorted(out, True)
+    if not isinstance(value, list):
+        return {}
+    _add_items(out, value, shape, ignored, untracked)
+    return _sorted(out, False)
+
+
+def _add_items(
+    out: FieldsV1,
+    items: list[Any],
+    shape: Shape,
+    ignored: FieldSet | None,
+    untracked: FieldSet | None,
+) -> None:
+    """The list's addressable items, first occurrence winning, as `typed._indexed` pairs
+    them with nothing."""
+    element_shape = shape.element or SCALAR
+    seen: set[str] = set()
+    for n, item in enumerate(items):
+        try:
+            element = item_element(shape, item, n)
+        except ValueError:
+            continue
+        if element in seen or (ignored is not None and element in ignored.members):
+            continue
+        seen.add(element)
+        below_ignored, below_untracked = _below(ignored, element), _below(untracked, element)
+        children = _added(item, element_shape, below_ignored, below_untracked)
+        _put(out, element, True, children, untracked)

@@ -1,7 +1,10 @@
-"""`pinnace up` itself: its kubeconfig, a store that outlives a restart, a busy port."""
+"""`pinnace up` itself: its kubeconfig, a store that outlives a restart and a kill -9, its
+default data directory, a busy port."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +30,45 @@ def test_sqlite_store_keeps_objects_across_restarts(tmp_path: Path) -> None:
         assert names.count("namespace/default") == 1
     finally:
         stop(second)
+
+
+def test_acknowledged_writes_survive_kill_9(tmp_path: Path) -> None:
+    data = ("--data-dir", str(tmp_path / "data"))
+    first = launch(tmp_path, *data)
+    for i in range(20):
+        first.ok("create", "configmap", f"c{i}", f"--from-literal=n={i}")
+    first.ok("label", "configmap", "c19", "last=yes")
+    first.process.send_signal(signal.SIGKILL)
+    first.process.wait(timeout=20)
+    second = launch(tmp_path, *data)
+    try:
+        names = second.ok("get", "configmaps", "-o", "name").split()
+        assert {f"configmap/c{i}" for i in range(20)} <= set(names)
+        assert second.ok("get", "cm", "c19", "-o", "jsonpath={.metadata.labels.last}") == "yes"
+    finally:
+        stop(second)
+
+
+def test_state_and_kubeconfig_live_in_home_dot_pinnace_by_default(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    done = subprocess.run(
+        [sys.executable, "-c", "from pinnace.cli import up; print(up.UpOptions().kubeconfig)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert done.stdout.strip() == str(home / ".pinnace" / "kubeconfig")
+    help_text = subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", "up", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    ).stdout
+    assert "(default ~/.pinnace)" in " ".join(help_text.split())
 
 
 def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """`pinnace up`: run the control plane and serve the Kubernetes API over HTTP on localhost.
 
-It opens the store (SQLite in --data-dir, or memory), creates what every cluster has
-(bootstrap), starts the namespace controller and the compactor, writes a kubeconfig for
-kubectl and the Python client, and serves until SIGINT or SIGTERM, then stops cleanly.
+It opens the store (SQLite in --data-dir, ~/.pinnace by default, or memory), creates what
+every cluster has (bootstrap), starts the namespace controller and the compactor, writes a
+kubeconfig for kubectl and the Python client (in the data directory by default), and serves
+until SIGINT or SIGTERM, then stops cleanly. A restart on the same data directory keeps all
+state.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import ipaddress
 import logging
-import os
 import signal
 import socket
 import sys
@@ -32,11 +34,17 @@ from pinnace.controllers.namespace import NamespaceController
 from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
 
 DEFAULT_PORT = 6443
-DEFAULT_DATA_DIR = "pinnace-data"
-DEFAULT_KUBECONFIG = "pinnace.kubeconfig"
+DEFAULT_DATA_DIR = Path.home() / ".pinnace"
+KUBECONFIG_FILE = "kubeconfig"
 DATABASE_FILE = "pinnace.db"
 SHUTDOWN_GRACE_SECONDS = 2.0
 """How long open connections (watches) get to finish when the server stops."""
+KEEP_ALIVE_SECONDS = 90
+"""How long an idle client connection stays open, as kube-apiserver's HTTP server keeps it
+(clients reuse connections between polls; uvicorn's default of 5 s would close them)."""
+GC_THRESHOLD = (100_000, 50, 100)
+"""Stored objects are acyclic JSON, so Python's cyclic collector finds almost nothing; its
+default thresholds would make it walk every stored object over and over."""
 
 
 def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -58,16 +66,15 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     storage = up.add_mutually_exclusive_group()
     storage.add_argument(
         "--data-dir",
-        default=DEFAULT_DATA_DIR,
-        help=f"directory of the SQLite store (default ./{DEFAULT_DATA_DIR})",
+        default=str(DEFAULT_DATA_DIR),
+        help="directory of the SQLite store and the kubeconfig (default ~/.pinnace)",
     )
     storage.add_argument(
         "--in-memory", action="store_true", help="keep everything in memory, lost on exit"
     )
     up.add_argument(
         "--kubeconfig",
-        default=DEFAULT_KUBECONFIG,
-        help=f"where to write the kubeconfig (default ./{DEFAULT_KUBECONFIG})",
+        help=f"where to write the kubeconfig (default <data dir>/{KUBECONFIG_FILE})",
     )
     up.set_defaults(run=run)
 
@@ -76,9 +83,9 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
 class UpOptions:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
-    data_dir: str | None = DEFAULT_DATA_DIR
+    data_dir: str | None = str(DEFAULT_DATA_DIR)
     """None: the memory store."""
-    kubeconfig: str = DEFAULT_KUBECONFIG
+    kubeconfig: str = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         data_dir=None if args.in_memory else args.data_dir,
-        kubeconfig=args.kubeconfig,
+        kubeconfig=args.kubeconfig or str(Path(args.data_dir) / KUBECONFIG_FILE),
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
@@ -116,8 +123,9 @@ def kubeconfig(server_url: str) -> dict:
 def _open_store(options: UpOptions) -> Store:
     if options.data_dir is None:
         return MemoryStore()
-    os.makedirs(options.data_dir, exist_ok=True)
-    return SQLiteStore(Path(options.data_dir) / DATABASE_FILE)
+    directory = Path(options.data_dir).expanduser()
+    directory.mkdir(parents=True, exist_ok=True)
+    return SQLiteStore(directory / DATABASE_FILE)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -144,6 +152,9 @@ async def serve(options: UpOptions) -> None:
     store = _open_store(options)
     server = APIServer(store, clock, Randomness())
     await bootstrap(server)
+    gc.collect()
+    gc.freeze()  # what start-up loaded lives as long as the server: never scan it again
+    gc.set_threshold(*GC_THRESHOLD)
     controller = asyncio.create_task(NamespaceController(server).run())
     compactor = Compactor(store, clock)
     compactor.start()
@@ -154,6 +165,7 @@ async def serve(options: UpOptions) -> None:
         log_level="warning",
         access_log=False,
         server_header=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
     http = _Server(config)
@@ -202,7 +214,8 @@ def _loopback(host: str) -> bool:
 
 
 def _announce(options: UpOptions, url: str) -> None:
-    path = Path(options.kubeconfig).resolve()
+    path = Path(options.kubeconfig).expanduser().resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(kubeconfig(url), sort_keys=False))
     storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"
     print(f"Pinnace is serving the Kubernetes API at {url} (store {storage}).")

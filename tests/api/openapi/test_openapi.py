@@ -114,6 +114,18 @@ def test_fields_and_kinds_carry_descriptions() -> None:
     assert container["image"]["description"].startswith("Container image name.")
 
 
+def test_every_field_of_every_served_kind_is_documented_as_v1_32_documents_it() -> None:
+    for path in openapi_v3_index()["paths"]:
+        schemas = _schemas(path)
+        for name, schema in schemas.items():
+            for field, prop in schema.get("properties", {}).items():
+                if name.endswith("List") or field in ("apiVersion", "kind"):
+                    continue
+                assert prop.get("description"), f"{name}.{field} has no description"
+    container = _schemas("api/v1")["io.k8s.api.core.v1.Container"]["properties"]
+    assert container["resources"]["description"].startswith("Compute Resources required")
+
+
 def test_scalar_types_are_shared_definitions() -> None:
     schemas = _schemas("api/v1")
     resources = schemas["io.k8s.api.core.v1.ResourceRequirements"]["properties"]

@@ -148,9 +148,7 @@ class Definitions:
                 # OpenAPI v3 ignores a $ref's siblings, so the field's own description
                 # (which `kubectl explain` shows) needs the ref wrapped.
                 prop = {"allOf": [prop]}
-            description = modeldocs.field_description(model, json_name) or _fallback_description(
-                json_name, field_type
-            )
+            description = modeldocs.field_description(model, json_name)
             if description:
                 prop["description"] = description
             prop.update(_extensions(table.get(json_name)))
@@ -194,31 +192,6 @@ class Definitions:
             refs.add(name)
             return {"$ref": self.ref_prefix + name}
         return dict(_SCALAR_SCHEMAS[t.name])
-
-
-# The client generator dropped the descriptions of fields whose type is a struct; these few
-# (in our words) cover the fields every kind has, and a field of a described type falls back
-# on its type's description.
-_FIELD_DESCRIPTIONS = {
-    ("metadata", "V1ObjectMeta"): "The object's metadata: name, namespace, labels, annotations, "
-    "owners, finalizers and the fields the server maintains (uid, resourceVersion, "
-    "creationTimestamp...).",
-    ("metadata", "V1ListMeta"): "The list's metadata: its resourceVersion and the continue "
-    "token of the next page.",
-    ("spec", ""): "The desired state of this object, as its owner writes it.",
-    ("status", ""): "The most recently observed state of this object, written by the system; "
-    "read-only to users.",
-}
-
-
-def _fallback_description(json_name: str, t: schema.Type) -> str:
-    if not isinstance(t, schema.Struct):
-        return ""
-    return (
-        _FIELD_DESCRIPTIONS.get((json_name, t.model))
-        or _FIELD_DESCRIPTIONS.get((json_name, ""))
-        or modeldocs.kind_description(t.model)
-    )
 
 
 def _extensions(entry: tuple[Any, ...] | None) -> dict[str, Any]:

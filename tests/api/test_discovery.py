@@ -280,38 +280,6 @@ class TestAggregated:
         )
 
 
-@pytest.mark.parametrize(
-    ("accept", "form"),
-    [
-        (
-            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
-            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
-            "application/json",
-            "v2",
-        ),
-        (
-            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
-            "application/json",
-            "v2beta1",
-        ),
-        ("application/json; g=apidiscovery.k8s.io; as=APIGroupDiscoveryList; v=v2", "v2"),
-        ("application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList,*/*", None),
-        ("application/json", None),
-        ("application/yaml", None),
-        ("", None),
-        ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json", None),
-    ],
-)
-def test_negotiate_discovery(accept: str, form: str | None) -> None:
-    assert discovery.negotiate_discovery(accept) == form
-
-
-def test_aggregated_content_type() -> None:
-    assert discovery.aggregated_content_type("v2") == (
-        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-    )
-
-
 def test_version_info() -> None:
     info = discovery.version_info(git_commit="abc123", build_date="2025-01-01T00:00:00Z")
     assert list(info) == [

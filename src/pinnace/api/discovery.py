@@ -296,27 +296,6 @@ def aggregated_discovery(
     }
 
 
-def aggregated_content_type(version: str) -> str:
-    """The Content-Type of an aggregated discovery response."""
-    return f"application/json;g={AGGREGATED_GROUP};v={version};as={AGGREGATED_KIND}"
-
-
-def negotiate_discovery(accept: str) -> str | None:
-    """Which form of /api or /apis an Accept header asks for: "v2" or "v2beta1" for the
-    aggregated list, None for the legacy document. The first acceptable media range wins."""
-    for media_range in accept.split(","):
-        mime, *raw_params = (part.strip() for part in media_range.split(";"))
-        params = dict(p.partition("=")[::2] for p in raw_params)
-        if mime not in ("application/json", "application/*", "*/*"):
-            continue
-        if "as" not in params and "g" not in params:
-            return None
-        wanted = (params.get("g"), params.get("as"), params.get("v"))
-        if wanted[:2] == (AGGREGATED_GROUP, AGGREGATED_KIND) and wanted[2] in AGGREGATED_VERSIONS:
-            return wanted[2]
-    return None
-
-
 # --- /version ---------------------------------------------------------------------------------
 
 

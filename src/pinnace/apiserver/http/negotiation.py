@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from pinnace.api.discovery import AGGREGATED_GROUP, AGGREGATED_KIND, AGGREGATED_VERSIONS
 from pinnace.api.status import StatusError
 
 JSON = "application/json"
 YAML = "application/yaml"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
-DISCOVERY_GROUP = "apidiscovery.k8s.io"
 META_GROUP = "meta.k8s.io"
 
 
@@ -104,10 +104,10 @@ def negotiate_discovery(accept: str) -> str | None:
     """The aggregated discovery version asked for ("v2", "v2beta1"), or None for the legacy
     documents (APIVersions, APIGroupList)."""
     for media in parse_media_types(accept):
-        if media.type == JSON and media.params.get("as") == "APIGroupDiscoveryList":
-            if media.params.get("g") == DISCOVERY_GROUP and media.params.get("v") in (
-                "v2",
-                "v2beta1",
+        if media.type == JSON and media.params.get("as") == AGGREGATED_KIND:
+            if (
+                media.params.get("g") == AGGREGATED_GROUP
+                and media.params.get("v") in AGGREGATED_VERSIONS
             ):
                 return media.params["v"]
             continue
@@ -119,7 +119,7 @@ def negotiate_discovery(accept: str) -> str | None:
 
 
 def discovery_content_type(version: str) -> str:
-    return f"{JSON};g={DISCOVERY_GROUP};v={version};as=APIGroupDiscoveryList"
+    return f"{JSON};g={AGGREGATED_GROUP};v={version};as={AGGREGATED_KIND}"
 
 
 def not_acceptable(accept: str = "") -> StatusError:

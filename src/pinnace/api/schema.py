@@ -323,12 +323,15 @@ class _Walk:
         out: dict[str, Any] = {}
         for key, item in value.items():
             t = fields.get(key)
-            child = f"{path}.{key}" if path else key
             if t is None:
-                self.unknown.append(child)
+                self.unknown.append(f"{path}.{key}" if path else key)
                 continue
             if item is None:
                 continue
+            if t is _STRING and isinstance(item, str):
+                out[key] = item  # the commonest field, without building its paths
+                continue
+            child = f"{path}.{key}" if path else key
             child_go = f"{go_path}.{key}" if go_path else key
             converted = self.value(t, item, child, s.go_name, child_go, depth + 1)
             if converted is not _MISMATCH:
@@ -405,7 +408,7 @@ class _Walk:
                 f"json: cannot unmarshal {json_type(value)} into Go value of type int32"
             )
         else:
-            return _copy(value, depth)
+            return _copy(value, depth) if isinstance(value, _CONTAINERS) else value
         self.mismatch(value, owner, go_path, t)
         return _MISMATCH
 
@@ -417,12 +420,15 @@ def _fits_int32(value: int) -> bool:
 _MISMATCH: Any = object()
 
 
-def _copy(value: Any, depth: int) -> Any:
-    """A deep copy of free-form JSON (an `object` field), bounded in depth."""
-    if isinstance(value, dict | list):
-        if depth > MAX_DEPTH:
-            raise SchemaError("json: exceeded max depth")
-        if isinstance(value, dict):
-            return {k: _copy(v, depth + 1) for k, v in value.items()}
-        return [_copy(v, depth + 1) for v in value]
-    return value
+_CONTAINERS = (dict, list)
+
+
+def _copy(value: dict[str, Any] | list[Any], depth: int) -> Any:
+    """A deep copy of a free-form JSON object or array (an `object` field), bounded in depth."""
+    if depth > MAX_DEPTH:
+        raise SchemaError("json: exceeded max depth")
+    if isinstance(value, dict):
+        return {
+            k: _copy(v, depth + 1) if isinstance(v, _CONTAINERS) else v for k, v in value.items()
+        }
+    return [_copy(v, depth + 1) if isinstance(v, _CONTAINERS) else v for v in value]

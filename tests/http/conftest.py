@@ -49,9 +49,9 @@ class Cluster:
         return done.stdout
 
 
-def launch(workdir: Path, *storage: str) -> Cluster:
-    """`pinnace up --port 0` in `workdir` (memory store unless `storage` says otherwise),
-    returned once it reports readiness."""
+def launch(workdir: Path, *storage: str, flags: tuple[str, ...] = ()) -> Cluster:
+    """`pinnace up --port 0 [flags]` in `workdir` (memory store unless `storage` says
+    otherwise), returned once it reports readiness."""
     kubeconfig = workdir / "kubeconfig"
     log = open(workdir / "server.log", "a")  # noqa: SIM115
     process = subprocess.Popen(
@@ -65,6 +65,7 @@ def launch(workdir: Path, *storage: str) -> Cluster:
             *(storage or ("--in-memory",)),
             "--kubeconfig",
             str(kubeconfig),
+            *flags,
         ],
         stdout=subprocess.PIPE,
         stderr=log,

@@ -103,10 +103,10 @@ class APIServer:
                     limit=limit - len(items) if limit else 0,
                     start_after=start_after,
                 )
-            except CompactedError as e:
+            except CompactedError:
                 if options.continue_token:
                     raise _continue_expired() from None
-                raise _too_old(e) from None
+                raise status.resource_expired(LIST_TOO_OLD) from None
             except FutureRevisionError as e:
                 raise _too_large(e) from None
             revision = page.revision
@@ -498,6 +498,10 @@ class APIServer:
 
 def _conflict(kind: Kind, name: str) -> StatusError:
     return status.conflict(kind.plural, name, status.STALE_RESOURCE_VERSION, kind.group)
+
+
+LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
+"""kube-apiserver's words when etcd has compacted the revision a list asks for."""
 
 
 def _too_old(e: CompactedError) -> StatusError:

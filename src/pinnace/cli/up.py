@@ -15,6 +15,7 @@ import contextlib
 import gc
 import ipaddress
 import logging
+import math
 import signal
 import socket
 import sys
@@ -32,6 +33,7 @@ from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
+from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 
 DEFAULT_PORT = 6443
 DEFAULT_DATA_DIR = Path.home() / ".pinnace"
@@ -76,7 +78,25 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
         "--kubeconfig",
         help=f"where to write the kubeconfig (default <data dir>/{KUBECONFIG_FILE})",
     )
+    up.add_argument(
+        "--compaction-interval",
+        type=_positive_seconds,
+        default=DEFAULT_COMPACTION_INTERVAL,
+        metavar="SECONDS",
+        help="how often old revisions are compacted away, as kube-apiserver's "
+        f"--etcd-compaction-interval ({DEFAULT_COMPACTION_INTERVAL:g})",
+    )
     up.set_defaults(run=run)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -86,6 +106,7 @@ class UpOptions:
     data_dir: str | None = str(DEFAULT_DATA_DIR)
     """None: the memory store."""
     kubeconfig: str = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
+    compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         data_dir=None if args.in_memory else args.data_dir,
         kubeconfig=args.kubeconfig or str(Path(args.data_dir) / KUBECONFIG_FILE),
+        compaction_interval=args.compaction_interval,
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
@@ -156,7 +178,7 @@ async def serve(options: UpOptions) -> None:
     gc.freeze()  # what start-up loaded lives as long as the server: never scan it again
     gc.set_threshold(*GC_THRESHOLD)
     controller = asyncio.create_task(NamespaceController(server).run())
-    compactor = Compactor(store, clock)
+    compactor = Compactor(store, clock, options.compaction_interval)
     compactor.start()
     app = APIApp(server, server_address=f"{host}:{port}")
     config = uvicorn.Config(

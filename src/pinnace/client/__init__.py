@@ -1,0 +1,12 @@
+"""The client layer: how components talk to the API.
+
+`Client` is the interface; `LocalClient` calls an in-process `APIServer` (simulated mode, and
+components inside `pinnace up`). Informers list and watch into a local cache and call
+handlers on changes; an `InformerFactory` shares one informer per kind and selection.
+"""
+
+from pinnace.client.interface import Client, Mutation, PatchType
+from pinnace.client.local import LocalClient
+from pinnace.client.retry import retry_on_conflict
+
+__all__ = ["Client", "LocalClient", "Mutation", "PatchType", "retry_on_conflict"]

@@ -1,0 +1,188 @@
+"""The client interface every component talks to the API through.
+
+Objects a client returns (from get, list, watch and every write) are SHARED and READ-ONLY: an
+in-process client hands out the very dicts the store holds, so changing one would change
+what every other reader sees. Clone before changing (`pinnace.apiserver.objects.clone`), or
+let `modify` and `patch` do it: they work on copies. Objects passed in (create, update) are
+not kept by the client; the caller may reuse them.
+
+Kinds are `pinnace.api.kind.Kind`s, as `pinnace.api.catalog` gives them. Every failure is a
+`pinnace.api.status.StatusError` carrying the code, reason and message kube-apiserver would
+send (404 NotFound, 409 Conflict or AlreadyExists, 422 Invalid, 429 TooManyRequests...).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable
+from enum import StrEnum
+from typing import Any
+
+from pinnace.api.kind import Kind
+from pinnace.apiserver.objects import Object, clone
+from pinnace.apiserver.options import DeleteOptions
+from pinnace.client.retry import retry_on_conflict
+from pinnace.clock import Clock
+
+Mutation = Callable[[Object], Object]
+"""Gets a copy of the latest object and returns the object to write."""
+
+
+class PatchType(StrEnum):
+    """The patch kinds, as the content types a PATCH request names them by."""
+
+    JSON = "application/json-patch+json"
+    MERGE = "application/merge-patch+json"
+    STRATEGIC_MERGE = "application/strategic-merge-patch+json"
+
+
+class Client(ABC):
+    """get, list, watch and the writes, with kube-apiserver's semantics: resourceVersions,
+    conflicts and watch order are those of the API."""
+
+    @property
+    @abstractmethod
+    def clock(self) -> Clock:
+        """The clock of the components using this client (timestamps, retry delays)."""
+
+    # --- reads -------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def get(self, kind: Kind, namespace: str, name: str) -> Object: ...
+
+    @abstractmethod
+    async def list(
+        self,
+        kind: Kind,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_token: str = "",
+        resource_version: str = "",
+    ) -> Object:
+        """A `<Kind>List` (all namespaces when `namespace` is empty). With `limit`, one page:
+        pass its `metadata.continue` as `continue_token` for the next."""
+
+    @abstractmethod
+    def watch(
+        self,
+        kind: Kind,
+        namespace: str = "",
+        *,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> AsyncIterator[Object]:
+        """`{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}` events, in
+        resourceVersion order. From resourceVersion N: every change after N; from "" every
+        existing object first, as ADDED. A start older than the server keeps history for
+        gives one ERROR event (a Status with code 410) and the stream ends; the stream may
+        also end when the server drops a watcher that fell behind: watch again from the last
+        resourceVersion seen."""
+
+    # --- writes ------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def create(self, kind: Kind, namespace: str, obj: Object) -> Object: ...
+
+    @abstractmethod
+    async def update(self, kind: Kind, obj: Object) -> Object:
+        """PUT `obj` (namespace and name from its metadata). Its resourceVersion, when set, is
+        a precondition: a stale one fails with 409 Conflict."""
+
+    @abstractmethod
+    async def update_status(self, kind: Kind, obj: Object) -> Object:
+        """PUT the status subresource: only `obj`'s status is written."""
+
+    @abstractmethod
+    async def patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object: ...
+
+    @abstractmethod
+    async def delete(
+        self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None = None
+    ) -> Object:
+        """The object as deleted or as marked for deletion, or a Status for kinds that
+        answer with one."""
+
+    @abstractmethod
+    async def delete_collection(
+        self,
+        kind: Kind,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        options: DeleteOptions | None = None,
+    ) -> Object: ...
+
+    # --- subresources ------------------------------------------------------------------------
+
+    @abstractmethod
+    async def bind(self, pod: Object, node: str) -> None:
+        """pods/binding: put `pod` on `node`; 409 if it already has a node."""
+
+    @abstractmethod
+    async def evict(self, namespace: str, name: str, options: DeleteOptions | None = None) -> None:
+        """pods/eviction: delete the pod if its disruption budget allows; 429 if not."""
+
+    @abstractmethod
+    async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
+        """The autoscaling/v1 Scale of a Deployment or ReplicaSet."""
+
+    @abstractmethod
+    async def update_scale(self, kind: Kind, namespace: str, name: str, replicas: int) -> Object:
+        """Set spec.replicas through the scale subresource; returns the new Scale."""
+
+    # --- read-modify-write -------------------------------------------------------------------
+
+    async def modify(
+        self, kind: Kind, namespace: str, name: str, mutate: Mutation, *, subresource: str = ""
+    ) -> Object:
+        """Read the object, change a copy with `mutate`, write it back with the read
+        resourceVersion as precondition; on a 409 Conflict read again and redo it, as
+        client-go's RetryOnConflict does. `subresource` is "" or "status"."""
+        if subresource not in ("", "status"):
+            raise ValueError(f"modify writes the object or its status, not {subresource!r}")
+
+        async def attempt() -> Object:
+            wanted = mutate(clone(await self.get(kind, namespace, name)))
+            if subresource:
+                return await self.update_status(kind, wanted)
+            return await self.update(kind, wanted)
+
+        return await retry_on_conflict(self.clock, attempt)
+
+
+def delete_options_body(options: DeleteOptions) -> dict[str, Any]:
+    """`options` as the JSON DeleteOptions a request body (or an Eviction) carries."""
+    body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if options.grace_period_seconds is not None:
+        body["gracePeriodSeconds"] = options.grace_period_seconds
+    if options.propagation_policy:
+        body["propagationPolicy"] = options.propagation_policy
+    if options.orphan_dependents is not None:
+        body["orphanDependents"] = options.orphan_dependents
+    preconditions = {
+        key: value
+        for key, value in (
+            ("uid", options.precondition_uid),
+            ("resourceVersion", options.precondition_resource_version),
+        )
+        if value
+    }
+    if preconditions:
+        body["preconditions"] = preconditions
+    if options.dry_run:
+        body["dryRun"] = ["All"]
+    return body

@@ -16,6 +16,14 @@ def test_path_is_immutable_and_comparable() -> None:
     assert len({Path("a").index(1), Path("a").index(1)}) == 1
 
 
+def test_a_subscript_on_an_empty_path_and_paths_below_it() -> None:
+    keyed = Path().key("k")
+    assert str(keyed) == "[k]"
+    assert str(keyed.child("a").index(2).key("x")) == "[k].a[2][x]"
+    assert str(Path("").child("a")) == ".a"
+    assert Path("a", "b[0]") == Path("a").child("b").index(0)
+
+
 def test_invalid_quotes_strings_like_go() -> None:
     err = field.invalid(
         Path("spec", "containers").index(0).child("resources", "limits").key("cpu"),

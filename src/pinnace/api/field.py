@@ -15,44 +15,65 @@ from typing import Any
 class Path:
     """A path to a field: `spec.containers[0].resources.limits[cpu]`.
 
-    Immutable; `child`, `index` and `key` return new paths.
+    Immutable; `child`, `index` and `key` return new paths. A derived path only records its
+    parent and its step, and spells itself out when printed or compared: validators build a
+    path for every field they look at, and most are never printed.
     """
 
-    __slots__ = ("_parts",)
+    __slots__ = ("_parent", "_parts", "_step")
 
     def __init__(self, *names: str) -> None:
-        self._parts: tuple[str, ...] = tuple(names)
+        self._parent: Path | None = None
+        self._step: tuple[str, ...] | str = ()
+        self._parts: tuple[str, ...] | None = tuple(names)
 
     def child(self, name: str, *more: str) -> Path:
-        path = Path()
-        path._parts = (*self._parts, name, *more)
+        # _derived inlined: this is called for nearly every field validated.
+        path = Path.__new__(Path)
+        path._parent = self
+        path._step = (name, *more)
+        path._parts = None
         return path
 
     def index(self, i: int) -> Path:
-        return self._with_subscript(str(i))
+        return self._derived(str(i))
 
     def key(self, k: str) -> Path:
-        return self._with_subscript(k)
+        return self._derived(k)
 
-    def _with_subscript(self, sub: str) -> Path:
-        path = Path()
-        if self._parts:
-            path._parts = (*self._parts[:-1], f"{self._parts[-1]}[{sub}]")
-        else:
-            path._parts = (f"[{sub}]",)
+    def _derived(self, step: tuple[str, ...] | str) -> Path:
+        """A path one step below: more names (a tuple) or a subscript (a string)."""
+        path = Path.__new__(Path)
+        path._parent = self
+        path._step = step
+        path._parts = None
         return path
 
+    def _spelled(self) -> tuple[str, ...]:
+        if self._parts is None:
+            assert self._parent is not None  # only derived paths are spelled lazily
+            parts = self._parent._spelled()
+            step = self._step
+            if isinstance(step, tuple):
+                parts = (*parts, *step)
+            elif parts:
+                parts = (*parts[:-1], f"{parts[-1]}[{step}]")
+            else:
+                parts = (f"[{step}]",)
+            self._parts = parts
+        return self._parts
+
     def __str__(self) -> str:
-        return ".".join(self._parts)
+        return ".".join(self._spelled())
 
     def __repr__(self) -> str:
         return f"Path({str(self)!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Path) and other._parts == self._parts
+        return isinstance(other, Path) and other._spelled() == self._spelled()
 
     def __hash__(self) -> int:
-        return hash(self._parts)
+        return hash(self._spelled())
 
 
 class ErrorType(Enum):

@@ -14,19 +14,28 @@ from pinnace.api.validation import is_int, list_field, object_field, string_fiel
 
 
 def read_str(obj: dict[str, Any], key: str, path: Path, errs: list[FieldError]) -> str:
-    value, e = string_field(obj.get(key), path.child(key))
+    value = obj.get(key)
+    if isinstance(value, str) or value is None:
+        return value or ""  # the usual cases, without building the field's path
+    value, e = string_field(value, path.child(key))
     errs += e
     return value
 
 
 def read_dict(obj: dict[str, Any], key: str, path: Path, errs: list[FieldError]) -> dict[str, Any]:
-    value, e = object_field(obj.get(key), path.child(key))
+    value = obj.get(key)
+    if isinstance(value, dict) or value is None:
+        return {} if value is None else value
+    value, e = object_field(value, path.child(key))
     errs += e
     return value
 
 
 def read_list(obj: dict[str, Any], key: str, path: Path, errs: list[FieldError]) -> list[Any]:
-    value, e = list_field(obj.get(key), path.child(key))
+    value = obj.get(key)
+    if isinstance(value, list) or value is None:
+        return [] if value is None else value
+    value, e = list_field(value, path.child(key))
     errs += e
     return value
 

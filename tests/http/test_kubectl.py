@@ -257,3 +257,207 @@ def test_graceful_then_forced_delete_of_a_bound_pod(cluster: Cluster) -> None:
     forced = cluster.ok("delete", "pod", "graceful", "--grace-period=0", "--force")
     assert forced.strip() == 'pod "graceful" force deleted'
     assert "NotFound" in cluster.kubectl("get", "pod", "graceful").stderr
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  labels: {labels}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers:
+{containers}"""
+
+
+def containers(*names: str) -> str:
+    return "".join(f"      - {{name: {name}, image: 'nginx:1.27'}}\n" for name in names)
+
+
+def test_client_side_reapply_removes_what_the_manifest_dropped(cluster: Cluster) -> None:
+    first = DEPLOYMENT.format(
+        name="reapplied",
+        labels="{app: reapplied, tier: web}",
+        replicas=2,
+        containers=containers("main", "side"),
+    )
+    assert cluster.ok("apply", "-f", "-", stdin=first).strip() == (
+        "deployment.apps/reapplied created"
+    )
+    second = DEPLOYMENT.format(
+        name="reapplied", labels="{app: reapplied}", replicas=4, containers=containers("main")
+    )
+    assert cluster.ok("apply", "-f", "-", stdin=second).strip() == (
+        "deployment.apps/reapplied configured"
+    )
+    obj = json.loads(cluster.ok("get", "deployment", "reapplied", "-o", "json"))
+    assert obj["metadata"]["labels"] == {"app": "reapplied"}
+    assert obj["spec"]["replicas"] == 4
+    assert [c["name"] for c in obj["spec"]["template"]["spec"]["containers"]] == ["main"]
+    assert obj["metadata"]["generation"] == 2
+
+
+def test_server_side_reapply_with_changes(cluster: Cluster) -> None:
+    manifest = DEPLOYMENT.format(
+        name="ssa-deploy", labels="{app: ssa-deploy}", replicas=1, containers=containers("main")
+    )
+    cluster.ok("apply", "--server-side", "-f", "-", stdin=manifest)
+    unchanged = cluster.ok("apply", "--server-side", "-f", "-", stdin=manifest)
+    assert unchanged.strip() == "deployment.apps/ssa-deploy serverside-applied"
+    assert cluster.ok("get", "deploy", "ssa-deploy", "-o", "jsonpath={.metadata.generation}") == (
+        "1"
+    )
+    changed = manifest.replace("replicas: 1", "replicas: 3").replace(
+        containers("main"), containers("main", "side")
+    )
+    cluster.ok("apply", "--server-side", "-f", "-", stdin=changed)
+    spec = json.loads(cluster.ok("get", "deploy", "ssa-deploy", "-o", "json"))["spec"]
+    assert spec["replicas"] == 3
+    assert [c["name"] for c in spec["template"]["spec"]["containers"]] == ["main", "side"]
+    # Dropping a field this manager owns removes it.
+    cluster.ok("apply", "--server-side", "-f", "-", stdin=manifest)
+    spec = json.loads(cluster.ok("get", "deploy", "ssa-deploy", "-o", "json"))["spec"]
+    assert [c["name"] for c in spec["template"]["spec"]["containers"]] == ["main"]
+
+
+def test_get_output_formats(cluster: Cluster) -> None:
+    cluster.ok("create", "-f", "-", stdin=POD.format(name="formats", app="fmt"))
+    as_yaml = cluster.ok("get", "pod", "formats", "-o", "yaml")
+    assert as_yaml.startswith("apiVersion: v1\nkind: Pod\nmetadata:\n")
+    assert "  name: formats\n" in as_yaml
+    assert "  - image: nginx:1.27\n" in as_yaml
+    jsonpath = "{.metadata.name} {.spec.containers[0].resources.requests.cpu} {.status.phase}"
+    assert cluster.ok("get", "pod", "formats", "-o", f"jsonpath={jsonpath}") == (
+        "formats 100m Pending"
+    )
+    names = cluster.ok("get", "pods", "-l", "app=fmt", "-o", "jsonpath={.items[*].metadata.name}")
+    assert names == "formats"
+    columns = cluster.ok(
+        "get",
+        "pod",
+        "formats",
+        "-o",
+        "custom-columns=NAME:.metadata.name,IMAGE:.spec.containers[0].image",
+    ).splitlines()
+    assert [line.split() for line in columns] == [["NAME", "IMAGE"], ["formats", "nginx:1.27"]]
+
+
+def test_create_configmap_from_literals_and_a_file(cluster: Cluster) -> None:
+    (cluster.workdir / "app.properties").write_text("color=blue\nsize=10\n")
+    out = cluster.ok(
+        "create", "configmap", "settings", "--from-literal=mode=fast", "--from-literal=level=3"
+    )
+    assert out.strip() == "configmap/settings created"
+    cluster.ok("create", "configmap", "from-file", "--from-file=app.properties")
+    data = json.loads(cluster.ok("get", "cm", "settings", "-o", "json"))["data"]
+    assert data == {"mode": "fast", "level": "3"}
+    from_file = json.loads(cluster.ok("get", "cm", "from-file", "-o", "json"))["data"]
+    assert from_file == {"app.properties": "color=blue\nsize=10\n"}
+    rows = [
+        line.split()[:2] for line in cluster.ok("get", "cm", "settings", "from-file").splitlines()
+    ]
+    assert rows == [["NAME", "DATA"], ["settings", "2"], ["from-file", "1"]]
+
+
+def test_annotate_overwrite_and_remove(cluster: Cluster) -> None:
+    cluster.ok("create", "configmap", "noted", "--from-literal=a=b")
+    assert cluster.ok("annotate", "cm", "noted", "owner=team-a").strip() == (
+        "configmap/noted annotated"
+    )
+    clash = cluster.kubectl("annotate", "cm", "noted", "owner=team-b")
+    assert clash.returncode == 1
+    assert "'owner' already has a value (team-a)" in clash.stderr
+    cluster.ok("annotate", "cm", "noted", "owner=team-b", "--overwrite")
+    path = "jsonpath={.metadata.annotations.owner}"
+    assert cluster.ok("get", "cm", "noted", "-o", path) == "team-b"
+    cluster.ok("annotate", "cm", "noted", "owner-")
+    meta = json.loads(cluster.ok("get", "cm", "noted", "-o", "json"))["metadata"]
+    assert "owner" not in meta.get("annotations", {})
+
+
+def test_patch_types(cluster: Cluster) -> None:
+    manifest = DEPLOYMENT.format(
+        name="patched", labels="{app: patched}", replicas=1, containers=containers("main")
+    )
+    cluster.ok("create", "-f", "-", stdin=manifest)
+    # Strategic merge (the default): containers merge by name.
+    image = '{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:1.28"}]}}}}'
+    assert cluster.ok("patch", "deploy", "patched", "-p", image).strip() == (
+        "deployment.apps/patched patched"
+    )
+    sidecar = '{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox"}]}}}}'
+    cluster.ok("patch", "deploy", "patched", "-p", sidecar)
+    images = "jsonpath={range .spec.template.spec.containers[*]}{.name}={.image} {end}"
+    assert cluster.ok("get", "deploy", "patched", "-o", images).split() == [
+        "side=busybox",
+        "main=nginx:1.28",
+    ]
+    # Merge patch: lists are replaced whole.
+    merge = (
+        '{"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"only","image":"x"}]}}}}'
+    )
+    cluster.ok("patch", "deploy", "patched", "--type=merge", "-p", merge)
+    assert cluster.ok("get", "deploy", "patched", "-o", images).split() == ["only=x"]
+    # JSON patch: operations, applied in order.
+    ops = (
+        '[{"op":"test","path":"/spec/replicas","value":2},'
+        '{"op":"replace","path":"/spec/replicas","value":5},'
+        '{"op":"add","path":"/metadata/labels/tier","value":"web"}]'
+    )
+    cluster.ok("patch", "deploy", "patched", "--type=json", "-p", ops)
+    obj = json.loads(cluster.ok("get", "deploy", "patched", "-o", "json"))
+    assert obj["spec"]["replicas"] == 5
+    assert obj["metadata"]["labels"] == {"app": "patched", "tier": "web"}
+    failed = cluster.kubectl(
+        "patch",
+        "deploy",
+        "patched",
+        "--type=json",
+        "-p",
+        '[{"op":"test","path":"/spec/replicas","value":9}]',
+    )
+    assert failed.returncode == 1
+    assert "The request is invalid" in failed.stderr
+    invalid = cluster.kubectl(
+        "patch", "deploy", "patched", "--type=merge", "-p", '{"spec":{"replicas":-1}}'
+    )
+    assert invalid.stderr.strip() == (
+        'The Deployment "patched" is invalid: spec.replicas: Invalid value: -1: must be greater '
+        "than or equal to 0"
+    )
+
+
+def test_describe_namespace(cluster: Cluster) -> None:
+    cluster.ok("create", "namespace", "described")
+    lines = cluster.ok("describe", "namespace", "described").splitlines()
+    assert lines[:4] == [
+        "Name:         described",
+        "Labels:       kubernetes.io/metadata.name=described",
+        "Annotations:  <none>",
+        "Status:       Active",
+    ]
+    assert "No resource quota." in lines
+    assert "No LimitRange resource." in lines
+
+
+def test_create_deployment_and_scale_it(cluster: Cluster) -> None:
+    created = cluster.ok("create", "deployment", "web", "--image=nginx:1.27")
+    assert created.strip() == "deployment.apps/web created"
+    rows = [line.split() for line in cluster.ok("get", "deployment", "web").splitlines()]
+    assert rows[0] == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert rows[1][:4] == ["web", "0/1", "0", "0"]
+    assert cluster.ok("scale", "deployment", "web", "--replicas=3").strip() == (
+        "deployment.apps/web scaled"
+    )
+    assert cluster.ok("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}") == "3"
+    stale = cluster.kubectl("scale", "deployment", "web", "--replicas=1", "--current-replicas=2")
+    assert stale.returncode == 1
+    assert "Expected replicas to be 2, was 3" in stale.stderr
+    wide = cluster.ok("get", "deployment", "web", "-o", "wide").splitlines()
+    assert wide[0].split()[5:] == ["CONTAINERS", "IMAGES", "SELECTOR"]
+    assert wide[1].split()[1:2] + wide[1].split()[5:] == ["0/3", "nginx", "nginx:1.27", "app=web"]

@@ -1,0 +1,324 @@
+"""Informers: a local cache of one kind, kept current by list and watch, with change handlers.
+
+As client-go's shared informer: list, then watch from the list's resourceVersion; every change
+updates the cache first, then the handlers hear of it, in the order the API sent the changes.
+A watch that ends is started again from the last resourceVersion seen; one the server refuses
+as too old (410, after compaction) makes the informer list again and reconcile: objects that
+changed meanwhile get on_update, new ones on_add, unchanged ones nothing, and the ones that
+vanished on_delete with their last known state (client-go hands these over wrapped as
+DeletedFinalStateUnknown; here handlers get the object itself).
+
+Handlers run one at a time on a task of their own, in order; a handler may be a plain function
+or a coroutine function (awaited before the next notification). Cached objects are shared and
+read-only, as everything a client returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pinnace.api.kind import Kind
+from pinnace.apiserver.objects import Object
+from pinnace.client.interface import Client
+from pinnace.clock import Timer
+
+log = logging.getLogger(__name__)
+
+NAMESPACE_INDEX = "namespace"
+INITIAL_BACKOFF = 0.8
+MAX_BACKOFF = 30.0
+"""The reflector's backoff between list-and-watch attempts, as client-go's (without jitter)."""
+
+Indexer = Callable[[Object], Iterable[str]]
+"""An object -> the index values it is filed under (none, one or several)."""
+
+
+@dataclass(frozen=True)
+class EventHandlers:
+    on_add: Callable[[Object], Any] | None = None
+    on_update: Callable[[Object, Object], Any] | None = None
+    """(old, new); during a resync both are the cached object."""
+    on_delete: Callable[[Object], Any] | None = None
+
+
+def object_key(obj: Object) -> str:
+    """`namespace/name`, or `name` for a cluster-scoped object (client-go's
+    MetaNamespaceKeyFunc)."""
+    m = obj["metadata"]
+    namespace = m.get("namespace")
+    return f"{namespace}/{m['name']}" if namespace else m["name"]
+
+
+def by_namespace(obj: Object) -> list[str]:
+    return [obj["metadata"].get("namespace") or ""]
+
+
+def _resource_version(obj: Object) -> str:
+    return obj["metadata"].get("resourceVersion") or ""
+
+
+_SYNCED = "synced"
+Notification = tuple[tuple[EventHandlers, ...], str, tuple[Object, ...]]
+
+
+class Informer:
+    def __init__(
+        self,
+        client: Client,
+        kind: Kind,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        resync_period: float = 0.0,
+    ) -> None:
+        self.kind = kind
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self._client = client
+        self._clock = client.clock
+        self._resync_period = resync_period
+        self._cache: dict[str, Object] = {}
+        self._indexers: dict[str, Indexer] = {}
+        # index name -> value -> keys (dicts as ordered sets, so reads are reproducible)
+        self._indices: dict[str, dict[str, dict[str, None]]] = {}
+        self._handlers: list[EventHandlers] = []
+        self._notifications: deque[Notification] = deque()
+        self._wake = asyncio.Event()
+        self._synced = asyncio.Event()
+        self._last_resource_version = ""
+        self._tasks: list[asyncio.Task[None]] = []
+        self._resync_timer: Timer | None = None
+        self.add_indexer(NAMESPACE_INDEX, by_namespace)
+
+    # --- setup -------------------------------------------------------------------------------
+
+    def add_event_handler(
+        self,
+        on_add: Callable[[Object], Any] | None = None,
+        on_update: Callable[[Object, Object], Any] | None = None,
+        on_delete: Callable[[Object], Any] | None = None,
+    ) -> EventHandlers:
+        """Call these on every change from now on; objects already cached come first, as
+        on_add, so a handler added late sees the same story as one added at the start."""
+        handlers = EventHandlers(on_add, on_update, on_delete)
+        self._handlers.append(handlers)
+        for obj in self._cache.values():
+            self._notify((handlers,), "on_add", obj)
+        return handlers
+
+    def add_indexer(self, name: str, indexer: Indexer) -> None:
+        """File every cached object under `indexer(obj)` in the index `name`."""
+        if name in self._indexers:
+            raise ValueError(f"indexer {name!r} already exists")
+        self._indexers[name] = indexer
+        self._indices[name] = {}
+        for key, obj in self._cache.items():
+            self._file(name, key, obj)
+
+    def start(self) -> None:
+        """List and watch on the clock's loop; does nothing if already running."""
+        if self._tasks:
+            return
+        loop = self._clock.loop
+        self._tasks = [loop.create_task(self._reflect()), loop.create_task(self._dispatch())]
+
+    def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+        if self._resync_timer is not None:
+            self._resync_timer.cancel()
+            self._resync_timer = None
+
+    # --- the cache ---------------------------------------------------------------------------
+
+    @property
+    def has_synced(self) -> bool:
+        """True once the first list is cached and its on_add calls are done."""
+        return self._synced.is_set()
+
+    async def wait_for_sync(self) -> None:
+        await self._synced.wait()
+
+    @property
+    def last_sync_resource_version(self) -> str:
+        """The resourceVersion the cache is current to."""
+        return self._last_resource_version
+
+    def get(self, namespace: str, name: str) -> Object | None:
+        return self._cache.get(f"{namespace}/{name}" if namespace else name)
+
+    def get_by_key(self, key: str) -> Object | None:
+        return self._cache.get(key)
+
+    def list(self) -> list[Object]:
+        return list(self._cache.values())
+
+    def keys(self) -> list[str]:
+        return list(self._cache)
+
+    def by_index(self, name: str, value: str) -> list[Object]:
+        """The cached objects filed under `value` in the index `name`."""
+        try:
+            keys = self._indices[name].get(value, {})
+        except KeyError:
+            raise KeyError(f"no indexer {name!r}") from None
+        return [self._cache[key] for key in keys]
+
+    def _store(self, key: str, obj: Object) -> Object | None:
+        old = self._cache.get(key)
+        if old is not None:
+            self._unfile(key, old)
+        self._cache[key] = obj
+        for name in self._indexers:
+            self._file(name, key, obj)
+        return old
+
+    def _remove(self, key: str) -> Object | None:
+        old = self._cache.pop(key, None)
+        if old is not None:
+            self._unfile(key, old)
+        return old
+
+    def _file(self, name: str, key: str, obj: Object) -> None:
+        index = self._indices[name]
+        for value in self._indexers[name](obj):
+            index.setdefault(value, {})[key] = None
+
+    def _unfile(self, key: str, obj: Object) -> None:
+        for name, indexer in self._indexers.items():
+            index = self._indices[name]
+            for value in indexer(obj):
+                keys = index.get(value)
+                if keys is not None:
+                    keys.pop(key, None)
+                    if not keys:
+                        del index[value]
+
+    # --- list and watch ----------------------------------------------------------------------
+
+    async def _reflect(self) -> None:
+        delay = INITIAL_BACKOFF
+        while True:
+            try:
+                await self._list()
+                delay = INITIAL_BACKOFF
+                await self._watch()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                log.warning("%s informer: list and watch failed, retrying: %s", self.kind.plural, e)
+                delay = min(delay * 2, MAX_BACKOFF)
+            await self._clock.sleep(delay)
+
+    async def _list(self) -> None:
+        listed = await self._client.list(
+            self.kind,
+            self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+        )
+        self._replace(listed["items"], listed["metadata"]["resourceVersion"])
+
+    def _replace(self, items: list[Object], resource_version: str) -> None:
+        """Make the cache what a fresh list says, telling handlers only of differences."""
+        listed: set[str] = set()
+        for obj in items:
+            key = object_key(obj)
+            listed.add(key)
+            old = self._cache.get(key)
+            if old is None:
+                self._store(key, obj)
+                self._notify(tuple(self._handlers), "on_add", obj)
+            elif _resource_version(old) != _resource_version(obj):
+                self._store(key, obj)
+                self._notify(tuple(self._handlers), "on_update", old, obj)
+        for key in [k for k in self._cache if k not in listed]:
+            gone = self._remove(key)
+            assert gone is not None
+            self._notify(tuple(self._handlers), "on_delete", gone)
+        self._last_resource_version = resource_version
+        if not self._synced.is_set():
+            self._notify((), _SYNCED)
+
+    async def _watch(self) -> None:
+        """Follow changes from the last resourceVersion; returns when a list is needed."""
+        while True:
+            received = False
+            async for event in self._client.watch(
+                self.kind,
+                self.namespace,
+                resource_version=self._last_resource_version,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+            ):
+                received = True
+                kind, obj = event["type"], event["object"]
+                if kind == "ERROR":
+                    log.info("%s informer: watch ended: %s", self.kind.plural, obj.get("message"))
+                    return
+                if kind != "BOOKMARK":
+                    self._apply(kind, obj)
+                self._last_resource_version = _resource_version(obj)
+            if not received:  # ended at once: do not spin
+                await self._clock.sleep(INITIAL_BACKOFF)
+
+    def _apply(self, kind: str, obj: Object) -> None:
+        key = object_key(obj)
+        handlers = tuple(self._handlers)
+        if kind == "DELETED":
+            if self._remove(key) is not None:
+                self._notify(handlers, "on_delete", obj)
+            return
+        old = self._store(key, obj)
+        if old is None:
+            self._notify(handlers, "on_add", obj)
+        else:
+            self._notify(handlers, "on_update", old, obj)
+
+    # --- notifications -----------------------------------------------------------------------
+
+    def _notify(self, handlers: tuple[EventHandlers, ...], what: str, *objs: Object) -> None:
+        self._notifications.append((handlers, what, objs))
+        self._wake.set()
+
+    async def _dispatch(self) -> None:
+        while True:
+            while self._notifications:
+                handlers, what, objs = self._notifications.popleft()
+                if what == _SYNCED:
+                    self._synced.set()
+                    self._schedule_resync()
+                    continue
+                for h in handlers:
+                    await self._call(getattr(h, what), objs)
+            self._wake.clear()
+            await self._wake.wait()
+
+    async def _call(self, handler: Callable[..., Any] | None, objs: tuple[Object, ...]) -> None:
+        if handler is None:
+            return
+        try:
+            result = handler(*objs)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            log.exception("%s informer: a handler failed", self.kind.plural)
+
+    def _schedule_resync(self) -> None:
+        if self._resync_period > 0:
+            self._resync_timer = self._clock.call_later(self._resync_period, self._resync)
+
+    def _resync(self) -> None:
+        """Hand every cached object to on_update again, so handlers can correct drift."""
+        for obj in self._cache.values():
+            self._notify(tuple(self._handlers), "on_update", obj, obj)
+        self._schedule_resync()

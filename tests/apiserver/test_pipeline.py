@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -238,6 +239,26 @@ def test_watch_sends_existing_objects_then_changes(api: Any) -> None:
         return [(e["type"], e["object"]["metadata"]["name"]) for e in seen]
 
     assert api.run(scenario()) == [("ADDED", "a"), ("ADDED", "b"), ("DELETED", "a")]
+
+
+def test_watch_hands_changes_at_hand_over_in_one_batch(api: Any) -> None:
+    created = api.call(api.server.create, CONFIGMAPS, "default", cm("a")).obj
+    options = ListOptions(resource_version=created["metadata"]["resourceVersion"])
+
+    async def scenario() -> list[list[str]]:
+        stream = api.server.watch(CONFIGMAPS, "default", options)
+        batches = stream.batches()
+        first = asyncio.ensure_future(anext(batches))
+        await asyncio.sleep(0)  # the watch has caught up and waits for changes
+        await api.server.create(CONFIGMAPS, "default", cm("b"))
+        got = [await first]
+        for name in ("c", "d"):
+            await api.server.create(CONFIGMAPS, "default", cm(name))
+        got.append(await anext(batches))
+        await stream.aclose()
+        return [[e["object"]["metadata"]["name"] for e in batch] for batch in got]
+
+    assert api.run(scenario()) == [["b"], ["c", "d"]]
 
 
 def test_object_leaving_a_label_selector_is_deleted_for_that_watch(api: Any) -> None:

@@ -7,10 +7,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
+
 from pinnace.api import catalog, status
 from pinnace.apiserver.http.negotiation import negotiate_resource
 from pinnace.apiserver.http.responses import Encoder
 from pinnace.apiserver.http.watchstream import watch_stream
+from pinnace.apiserver.watching import WatchEvents
 
 CONFIGMAPS = catalog.by_resource("", "configmaps")
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -78,3 +81,58 @@ def test_a_failure_inside_the_stream_is_an_error_event() -> None:
             "code": 410,
         },
     }
+
+
+def chunks_of_batches(accept: str, *batches: list[dict[str, Any]]) -> list[bytes]:
+    assert CONFIGMAPS is not None
+    encoder = Encoder(CONFIGMAPS, negotiate_resource(accept), "Metadata", now=1735689600.0)
+
+    async def source() -> AsyncIterator[list[dict[str, Any]]]:
+        for batch in batches:
+            yield batch
+
+    async def collect() -> list[bytes]:
+        return [chunk async for chunk in watch_stream(WatchEvents(source()), encoder)]
+
+    return asyncio.run(collect())
+
+
+def test_events_at_hand_together_go_out_as_one_chunk_of_lines() -> None:
+    a, b = configmap("a"), configmap("b")
+    got = chunks_of_batches(
+        "application/json",
+        [{"type": "ADDED", "object": a}, {"type": "MODIFIED", "object": b}],
+        [{"type": "DELETED", "object": a}],
+    )
+    assert [[json.loads(line) for line in chunk.splitlines()] for chunk in got] == [
+        [{"type": "ADDED", "object": a}, {"type": "MODIFIED", "object": b}],
+        [{"type": "DELETED", "object": a}],
+    ]
+
+
+def test_every_watch_of_a_change_gets_the_same_line_in_its_own_representation() -> None:
+    shared = configmap("a")
+    events = [{"type": "ADDED", "object": shared}]
+    json_lines = [chunks_of_batches("application/json", events) for _ in range(2)]
+    assert json_lines[0] == json_lines[1] == [orjson.dumps(events[0]) + b"\n"]
+    table = json.loads(chunks_of_batches(TABLE, events)[0])
+    assert table["object"]["kind"] == "Table"
+    assert table["object"]["rows"][0]["cells"] == ["a", 1, "0s"]
+
+
+def test_a_watch_ending_in_a_failure_keeps_its_events_and_ends_with_an_error() -> None:
+    assert CONFIGMAPS is not None
+    encoder = Encoder(CONFIGMAPS, negotiate_resource("application/json"), "Metadata", now=0.0)
+
+    async def source() -> AsyncIterator[list[dict[str, Any]]]:
+        yield [{"type": "ADDED", "object": configmap("a")}]
+        raise status.resource_expired("too old resource version: 1 (5)")
+
+    async def collect() -> list[bytes]:
+        return [chunk async for chunk in watch_stream(WatchEvents(source()), encoder)]
+
+    got = [json.loads(line) for chunk in asyncio.run(collect()) for line in chunk.splitlines()]
+    assert [(e["type"], e["object"]["kind"]) for e in got] == [
+        ("ADDED", "ConfigMap"),
+        ("ERROR", "Status"),
+    ]

@@ -273,3 +273,22 @@ def test_a_watch_closed_while_replaying_delivers_nothing_more(backend) -> None:
         assert [e async for e in watch] == []
 
     backend.run(body)
+
+
+def test_ready_takes_buffered_live_events_without_waiting_up_to_a_limit(backend) -> None:
+    async def body(store: Store) -> None:
+        await store.create("k/old", {})
+        watch = store.watch("k/", 1)
+        assert watch.ready(10) == []  # history is replayed through anext, not taken here
+        assert (await anext(watch)).key == "k/old"
+        waiting = asyncio.ensure_future(anext(watch))
+        await asyncio.sleep(0)  # caught up: now live
+        for i in range(4):
+            await store.create(f"k/{i}", {})
+        assert (await waiting).key == "k/0"
+        assert [e.key for e in watch.ready(2)] == ["k/1", "k/2"]
+        assert [e.key for e in watch.ready(10)] == ["k/3"]
+        assert watch.ready(10) == []
+        watch.close()
+
+    backend.run(body)

@@ -8,7 +8,8 @@ state, at the revision of the change), one that starts matching as ADDED.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api.kind import Kind
@@ -24,9 +25,51 @@ if TYPE_CHECKING:
 INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 
 
-async def watch_events(
+BATCH = 256
+"""Events a watch hands over at most at once: a burst of changes goes to the client in few
+writes, without one watch holding the event loop for long."""
+
+
+class WatchEvents:
+    """A watch's events: one at a time (`async for`), or as `batches()` of those already at
+    hand, which the HTTP stream writes at once."""
+
+    def __init__(self, batches: AsyncGenerator[list[Object], None]) -> None:
+        self._batches = batches
+        self._pending: deque[Object] = deque()
+
+    def __aiter__(self) -> WatchEvents:
+        return self
+
+    async def __anext__(self) -> Object:
+        while not self._pending:
+            self._pending.extend(await anext(self._batches))
+        return self._pending.popleft()
+
+    def batches(self) -> AsyncIterator[list[Object]]:
+        if not self._pending:
+            return self._batches
+        return self._after_pending()
+
+    async def _after_pending(self) -> AsyncIterator[list[Object]]:
+        yield list(self._pending)
+        self._pending.clear()
+        async for batch in self._batches:
+            yield batch
+
+    async def aclose(self) -> None:
+        await self._batches.aclose()
+
+
+def watch_events(
     server: APIServer, kind: Kind, namespace: str, options: ListOptions, selected: Filter
-) -> AsyncIterator[Object]:
+) -> WatchEvents:
+    return WatchEvents(_watch_batches(server, kind, namespace, options, selected))
+
+
+async def _watch_batches(
+    server: APIServer, kind: Kind, namespace: str, options: ListOptions, selected: Filter
+) -> AsyncGenerator[list[Object], None]:
     prefix = list_prefix(kind, namespace)
     initial = options.resource_version in ("", "0") or bool(options.send_initial_events)
     if initial:
@@ -40,24 +83,29 @@ async def watch_events(
             ),
         )
         start = int(listed["metadata"]["resourceVersion"])
-        for item in listed["items"]:
-            yield {"type": "ADDED", "object": item}
+        items = listed["items"]
+        for i in range(0, len(items), BATCH):
+            yield [{"type": "ADDED", "object": item} for item in items[i : i + BATCH]]
         if options.send_initial_events and options.allow_watch_bookmarks:
-            yield _bookmark(kind, start, {INITIAL_EVENTS_END_ANNOTATION: "true"})
+            yield [_bookmark(kind, start, {INITIAL_EVENTS_END_ANNOTATION: "true"})]
     else:
         start = parse_resource_version(options.resource_version)
     try:
         stream = server.store.watch(prefix, start)
     except CompactedError as e:
-        yield _expired(e)
+        yield [_expired(e)]
         return
     try:
         async for event in stream:
-            out = _translate(event, selected)
-            if out is not None:
-                yield out
+            batch = []
+            for change in (event, *stream.ready(BATCH - 1)):
+                out = _translate(change, selected)
+                if out is not None:
+                    batch.append(out)
+            if batch:
+                yield batch
     except CompactedError as e:
-        yield _expired(e)
+        yield [_expired(e)]
     except WatchClosedError:
         return  # the watcher fell behind; the client re-lists and watches again
     finally:

@@ -142,6 +142,11 @@ class Watch(ABC):
     def close(self) -> None:
         """Stop watching; idempotent. A pending `__anext__` ends with StopAsyncIteration."""
 
+    def ready(self, limit: int) -> list[WatchEvent]:
+        """Up to `limit` further events that are already at hand, taken without waiting (maybe
+        none): lets a consumer handle a burst of changes in one go."""
+        return []
+
     async def __aenter__(self) -> Watch:
         return self
 

@@ -113,6 +113,15 @@ class BufferedWatch(Watch):
             finally:
                 self._waiter = None
 
+    def ready(self, limit: int) -> list[WatchEvent]:
+        """Live events already buffered (none while the watch still replays its history)."""
+        buffer = self._buffer
+        if len(buffer) <= limit:
+            taken = list(buffer)
+            buffer.clear()
+            return taken
+        return [buffer.popleft() for _ in range(limit)]
+
     def _replay(self) -> WatchEvent | None:
         """The next matching event from the log, or None after joining the live fan-out."""
         if self._hub.closed is not None:

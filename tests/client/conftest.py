@@ -67,8 +67,17 @@ class Cluster:
         return self.loop.run_until_complete(coro)
 
     def close(self) -> None:
+        """Cancel what is still running (informers a failed test left behind), then close."""
+        self.run(_cancel_the_rest())
         self.loop.close()
         asyncio.set_event_loop(None)
+
+
+async def _cancel_the_rest() -> None:
+    tasks = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @pytest.fixture

@@ -8,12 +8,14 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from tests.client.conftest import CONFIG_MAPS, Cluster, config_map
+from tests.client.conftest import CONFIG_MAPS, PODS, Cluster, config_map, pod
 
 from pinnace.api.kind import Kind
-from pinnace.apiserver.objects import Object
+from pinnace.apiserver.objects import Object, clone
+from pinnace.apiserver.options import DeleteOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient, PatchType
+from pinnace.client.factory import InformerFactory
 from pinnace.client.informer import Informer
 
 SETTLE = 5.0
@@ -107,11 +109,14 @@ class FlakyClient(LocalClient):
         events = super().watch(kind, namespace, **options)
         while True:
             following = asyncio.ensure_future(anext(events))  # type: ignore[arg-type]
-            await asyncio.wait({following, cut}, return_when=asyncio.FIRST_COMPLETED)
-            if not following.done():
-                following.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await following
+            try:
+                await asyncio.wait({following, cut}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if not following.done():
+                    following.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                        await following
+            if cut.done():
                 return
             try:
                 event = following.result()
@@ -154,6 +159,193 @@ def test_informer_recovers_from_compaction_while_disconnected(cluster: Cluster) 
         await client.patch(CONFIG_MAPS, "default", "same", {"data": {"v": "2"}}, PatchType.MERGE)
         await asyncio.sleep(SETTLE)
         assert calls.take() == [("update", "same", "v=1", "v=2")]
+        informer.stop()
+
+    cluster.run(scenario())
+
+
+def _node_name(obj: Object) -> list[str]:
+    return [obj["spec"].get("nodeName") or ""]
+
+
+def _names(objs: list[Object]) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in objs)
+
+
+def test_index_pods_by_node_name(cluster: Cluster) -> None:
+    client = cluster.client
+    informer = Informer(client, PODS)
+    informer.add_indexer("nodeName", _node_name)
+
+    async def scenario() -> None:
+        await client.create(PODS, "default", pod("a", node="n1"))
+        await client.create(PODS, "kube-system", pod("b", "kube-system", node="n1"))
+        pending = await client.create(PODS, "default", pod("c"))
+        informer.start()
+        await informer.wait_for_sync()
+        assert _names(informer.by_index("nodeName", "n1")) == ["a", "b"]
+        assert _names(informer.by_index("nodeName", "")) == ["c"]
+        assert _names(informer.by_index("namespace", "default")) == ["a", "c"]
+
+        await client.bind(pending, "n2")
+        await client.delete(PODS, "kube-system", "b", DeleteOptions(grace_period_seconds=0))
+        await asyncio.sleep(SETTLE)
+        assert _names(informer.by_index("nodeName", "n1")) == ["a"]
+        assert _names(informer.by_index("nodeName", "n2")) == ["c"]
+        assert informer.by_index("nodeName", "") == []
+        assert informer.by_index("namespace", "kube-system") == []
+        informer.stop()
+
+    cluster.run(scenario())
+
+
+def test_field_selector_on_node_name_follows_pods_onto_and_off_the_node(cluster: Cluster) -> None:
+    client = cluster.client
+    informer = Informer(client, PODS, field_selector="spec.nodeName=n1")
+    seen: list[tuple[str, str]] = []
+    informer.add_event_handler(
+        on_add=lambda o: seen.append(("add", o["metadata"]["name"])),
+        on_update=lambda old, new: seen.append(("update", new["metadata"]["name"])),
+        on_delete=lambda o: seen.append(("delete", o["metadata"]["name"])),
+    )
+
+    async def scenario() -> None:
+        await client.create(PODS, "default", pod("elsewhere", node="n2"))
+        first = await client.create(PODS, "default", pod("a"))
+        informer.start()
+        await informer.wait_for_sync()
+        assert informer.list() == []
+
+        await client.bind(first, "n1")  # starts matching: an add
+        await client.patch(PODS, "default", "a", {"metadata": {"labels": {"x": "1"}}})
+        await client.create(PODS, "default", pod("b", node="n2"))
+        await client.delete(PODS, "default", "a", DeleteOptions(grace_period_seconds=0))
+        await asyncio.sleep(SETTLE)
+        assert seen == [("add", "a"), ("update", "a"), ("delete", "a")]
+        assert informer.list() == []
+        informer.stop()
+
+    cluster.run(scenario())
+
+
+def test_factory_shares_one_informer_per_selection(cluster: Cluster) -> None:
+    client = cluster.client
+    factory = InformerFactory(client)
+    pods = factory.informer(PODS)
+    assert factory.informer(PODS) is pods
+    on_node = factory.informer(PODS, field_selector="spec.nodeName=n1")
+    assert on_node is not pods
+    assert factory.informer(CONFIG_MAPS, "default") is not factory.informer(CONFIG_MAPS)
+
+    async def scenario() -> None:
+        await client.create(PODS, "default", pod("a", node="n1"))
+        await client.create(PODS, "default", pod("b"))
+        factory.start()
+        await factory.wait_for_sync()
+        assert _names(pods.list()) == ["a", "b"]
+        assert _names(on_node.list()) == ["a"]
+        late = factory.informer(CONFIG_MAPS, "kube-system")  # started because the factory is
+        await late.wait_for_sync()
+        assert late.has_synced
+        factory.stop()
+
+    cluster.run(scenario())
+
+
+def test_a_handler_added_late_first_hears_of_every_cached_object(cluster: Cluster) -> None:
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default")
+
+    async def scenario() -> None:
+        await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))
+        informer.start()
+        await informer.wait_for_sync()
+        calls = Calls(informer)
+        await client.patch(CONFIG_MAPS, "default", "a", {"data": {"v": "2"}}, PatchType.MERGE)
+        await asyncio.sleep(SETTLE)
+        assert calls.take() == [("add", "a", "v=1"), ("update", "a", "v=1", "v=2")]
+        informer.stop()
+
+    cluster.run(scenario())
+
+
+def test_async_handlers_are_awaited_one_notification_at_a_time(cluster: Cluster) -> None:
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default")
+    log: list[str] = []
+
+    async def slow_add(obj: Object) -> None:
+        log.append(f"start {obj['metadata']['name']}")
+        await asyncio.sleep(10)
+        log.append(f"end {obj['metadata']['name']}")
+
+    def failing_update(old: Object, new: Object) -> None:
+        raise RuntimeError("a handler bug must not stop the informer")
+
+    informer.add_event_handler(on_add=slow_add, on_update=failing_update)
+    informer.add_event_handler(on_add=lambda o: log.append(f"sync {o['metadata']['name']}"))
+
+    async def scenario() -> None:
+        informer.start()
+        await informer.wait_for_sync()
+        await client.create(CONFIG_MAPS, "default", config_map("a"))
+        await client.create(CONFIG_MAPS, "default", config_map("b"))
+        await client.patch(CONFIG_MAPS, "default", "a", {"data": {"v": "2"}}, PatchType.MERGE)
+        await client.create(CONFIG_MAPS, "default", config_map("c"))
+        await asyncio.sleep(60)
+        assert log == [
+            "start a",
+            "end a",
+            "sync a",
+            "start b",
+            "end b",
+            "sync b",
+            "start c",
+            "end c",
+            "sync c",
+        ]
+        assert informer.get("default", "a")["data"] == {"v": "2"}  # type: ignore[index]
+        informer.stop()
+
+    cluster.run(scenario())
+
+
+def test_resync_hands_every_object_to_on_update_again(cluster: Cluster) -> None:
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default", resync_period=30)
+    calls = Calls(informer)
+
+    async def scenario() -> None:
+        await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))
+        informer.start()
+        await informer.wait_for_sync()
+        calls.take()
+        await asyncio.sleep(29)
+        assert calls.take() == []
+        await asyncio.sleep(2)
+        assert calls.take() == [("update", "a", "v=1", "v=1")]
+        await asyncio.sleep(30)
+        assert calls.take() == [("update", "a", "v=1", "v=1")]
+        informer.stop()
+
+    cluster.run(scenario())
+
+
+def test_cache_objects_are_the_stored_ones_not_copies(cluster: Cluster) -> None:
+    """Shared and read-only, as the client documents: a change needs a clone."""
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default")
+
+    async def scenario() -> None:
+        created = await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))
+        informer.start()
+        await informer.wait_for_sync()
+        cached = informer.get("default", "a")
+        assert cached is not None and cached == created
+        wanted = clone(cached)
+        wanted["data"]["v"] = "2"
+        await client.update(CONFIG_MAPS, wanted)
+        assert cached["data"] == {"v": "1"}
         informer.stop()
 
     cluster.run(scenario())

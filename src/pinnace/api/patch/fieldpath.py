@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["FieldSet", "go_json", "key_element", "path_string", "value_element"]
@@ -36,7 +37,9 @@ def value_element(value: Any) -> str:
     return "v:" + go_json(value)
 
 
+@lru_cache(maxsize=4096)
 def _canonical(element: str) -> str:
+    """The canonical form of a stored element; the same few keys recur in every object."""
     if element.startswith("k:"):
         return key_element(json.loads(element[2:]))
     if element.startswith("v:"):

@@ -189,8 +189,10 @@ def ensure_named_fields_are_members(fields: FieldSet, shape: Shape) -> FieldSet:
 def with_zero_structs(value: Any, shape: Shape) -> Any:
     """`value` with the fields Go always serializes present: non-pointer structs as `{}`,
     lists without omitempty as null. kube-apiserver compares objects in that form, so a
-    struct or list that merely appears is not recorded as set."""
-    if shape.atomic or value is None:
+    struct or list that merely appears is not recorded as set.
+
+    Parts whose types hold no such fields are `value`'s own, not copies."""
+    if shape.atomic or value is None or not _holds_zero_fields(shape):
         return value
     if shape.kind == "struct" and isinstance(value, dict):
         out = {k: with_zero_structs(v, _child_shape(shape, k)) for k, v in value.items()}
@@ -207,6 +209,29 @@ def with_zero_structs(value: Any, shape: Shape) -> Any:
         element = shape.element or SCALAR
         return [with_zero_structs(v, element) for v in value]
     return value
+
+
+_HOLDS_ZERO_FIELDS: dict[Shape, bool] = {}
+
+
+def _holds_zero_fields(shape: Shape) -> bool:
+    """Whether `with_zero_structs` can add anything at or below a value of this shape."""
+    found = _HOLDS_ZERO_FIELDS.get(shape)
+    if found is None:
+        _HOLDS_ZERO_FIELDS[shape] = False  # a type that contains itself adds nothing new
+        found = _find_zero_fields(shape)
+        _HOLDS_ZERO_FIELDS[shape] = found
+    return found
+
+
+def _find_zero_fields(shape: Shape) -> bool:
+    if shape.atomic:
+        return False
+    if shape.kind != "struct":
+        return _holds_zero_fields(shape.element or SCALAR)
+    if VALUE_STRUCT_FIELDS.get(shape.type_name) or NULL_LIST_FIELDS.get(shape.type_name):
+        return True
+    return any(_holds_zero_fields(f.shape) for f in shape.fields().values())
 
 
 # Merging an applied configuration into a live object.
@@ -297,6 +322,8 @@ def _compare(lhs: Any, rhs: Any, shape: Shape, path: Path, out: Comparison) -> N
         elif not equal(lhs, rhs):
             out.modified.insert(path)
         return
+    if lhs is not MISSING and rhs is not MISSING and _identical(lhs, rhs):
+        return
     if shape.kind in ("struct", "map"):
         left = lhs if isinstance(lhs, dict) else {}
         right = rhs if isinstance(rhs, dict) else {}
@@ -317,6 +344,18 @@ def _compare(lhs: Any, rhs: Any, shape: Shape, path: Path, out: Comparison) -> N
         out.added.insert(path)
     elif rhs is MISSING:
         out.removed.insert(path)
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Equal down to the types of numbers: then `_compare` finds nothing below either (list
+    items pair up alike, leaves are equal)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_identical(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_identical, a, b))
+    return bool(a == b)
 
 
 def equal(a: Any, b: Any) -> bool:

@@ -1,0 +1,237 @@
+"""The scheduling framework: statuses, cycle state and the extension points plugins implement
+(kube-scheduler's pkg/scheduler/framework/interface.go, made vectorised).
+
+A plugin is any object with a `name` and the methods of the extension points it serves; one
+object may serve several, as in kube-scheduler. Filter and Score plugins see every candidate
+node at once through the `NodeTable`:
+
+- `PreFilter.pre_filter(state, pod, table) -> Status`: Success, Skip (this plugin's Filter is
+  not run for the pod) or a rejection of the pod on every node.
+- `Filter.filter(state, pod, table, feasible) -> bool array`: a NEW array, `feasible` with the
+  nodes this plugin rejects turned False (only nodes still feasible need evaluating; a node
+  stops at its first rejecting plugin, as in kube-scheduler).
+  `Filter.node_status(state, pod, table, i) -> Status` says why node `i` was rejected; it is
+  asked lazily, only when a message must be written.
+- `PreScore.pre_score(state, pod, table, nodes) -> Status` (Skip: no Score for the pod).
+- `Score.score(state, pod, table, nodes) -> int64 array` over the feasible node rows `nodes`,
+  and optionally `normalize_score(state, pod, scores) -> int64 array`.
+- `PreEnqueue.pre_enqueue(pod) -> Status`, `QueueSort.sort_key(queued) -> tuple`,
+  `PostFilter.post_filter(state, pod, table, diagnosis) -> (node name | None, Status)`,
+  `Bind.bind(state, pod, node_name) -> Status`.
+- `events_to_register() -> list[ClusterEvent]`: what can make a pod this plugin rejected
+  schedulable again (see `pinnace.scheduler.events`).
+
+`NodePlugin` lets a plugin be written one node at a time in plain Python (`filter_node`,
+`score_node`); the framework loops over the nodes for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from pinnace.scheduler.nodetable import NodeInfo, NodeTable
+from pinnace.scheduler.podinfo import PodInfo
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+class Code(IntEnum):
+    """framework.Code of v1.32, same order."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    def is_skip(self) -> bool:
+        return self.code == Code.SKIP
+
+    def is_rejected(self) -> bool:
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def with_plugin(self, plugin: str) -> Status:
+        return Status(self.code, self.reasons, plugin)
+
+
+SUCCESS = Status()
+SKIP = Status(Code.SKIP)
+
+
+def unschedulable(*reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE, reasons)
+
+
+def unresolvable(*reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+
+
+def error(*reasons: str) -> Status:
+    return Status(Code.ERROR, reasons)
+
+
+@dataclass
+class CycleState:
+    """Data plugins share within one scheduling cycle of one pod."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    skip_filter_plugins: set[str] = field(default_factory=set)
+    skip_score_plugins: set[str] = field(default_factory=set)
+
+    def read(self, key: str) -> Any:
+        return self.data[key]
+
+    def write(self, key: str, value: Any) -> None:
+        self.data[key] = value
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: PodInfo) -> Status: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def sort_key(self, queued: Any) -> tuple[Any, ...]:
+        """Smaller keys are popped first (QueueSort's Less as a key)."""
+        ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
+    ) -> np.ndarray: ...
+
+    def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, diagnosis: Any
+    ) -> tuple[str | None, Status]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> np.ndarray: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
+def default_normalize_score(
+    scores: np.ndarray, reverse: bool, max_priority: int = MAX_NODE_SCORE
+) -> np.ndarray:
+    """helper.DefaultNormalizeScore: scale to [0, max_priority] by the highest score (integer
+    division), optionally reversed; all zero stays zero (or becomes max_priority reversed)."""
+    highest = int(scores.max()) if len(scores) else 0
+    if highest == 0:
+        return np.full_like(scores, max_priority) if reverse else scores
+    scaled = max_priority * scores // highest
+    return max_priority - scaled if reverse else scaled
+
+
+class NodePlugin:
+    """Base for plugins written one node at a time; override `filter_node` and/or
+    `score_node` (and `normalize_score` if the raw scores need it). The framework loops over
+    the nodes, so this is for policies, not for speed."""
+
+    name = "NodePlugin"
+
+    def filter_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        raise NotImplementedError
+
+    def score_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        raise NotImplementedError
+
+    def extension_points(self) -> set[str]:
+        cls = type(self)
+        points = set()
+        if cls.filter_node is not NodePlugin.filter_node:
+            points.add("filter")
+        if cls.score_node is not NodePlugin.score_node:
+            points.add("score")
+        return points
+
+    def filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
+    ) -> np.ndarray:
+        result = feasible.copy()
+        for i in np.flatnonzero(feasible).tolist():
+            if not self.filter_node(state, pod, table.node_info(i)).is_success():
+                result[i] = False
+        return result
+
+    def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
+        return self.filter_node(state, pod, table.node_info(i))
+
+    def score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> np.ndarray:
+        return np.array(
+            [self.score_node(state, pod, table.node_info(i)) for i in nodes.tolist()], np.int64
+        )
+
+
+_EXTENSION_POINTS = {
+    "pre_enqueue": PreEnqueuePlugin,
+    "queue_sort": QueueSortPlugin,
+    "pre_filter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "post_filter": PostFilterPlugin,
+    "pre_score": PreScorePlugin,
+    "score": ScorePlugin,
+    "bind": BindPlugin,
+}
+
+
+def extension_points(plugin: Plugin) -> set[str]:
+    """The extension points `plugin` serves, from the methods it has."""
+    declared = getattr(plugin, "extension_points", None)
+    if declared is not None:
+        return set(declared())
+    return {point for point, protocol in _EXTENSION_POINTS.items() if isinstance(plugin, protocol)}

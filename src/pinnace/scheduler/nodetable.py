@@ -1,0 +1,313 @@
+"""The scheduler's nodes as a struct of arrays: one row per node, one NumPy column per resource.
+
+kube-scheduler keeps a NodeInfo object per node and asks each plugin about one node at a time.
+Pinnace keeps the same facts in arrays so that a plugin can filter or score every node in a few
+vectorised operations, and updates one row after each bind instead of rebuilding a snapshot:
+
+- `allocatable`, `requested` (n_nodes x n_resources, int64): cpu in millicores, memory,
+  ephemeral-storage and scalar resources in whole units, and the `pods` column holding the
+  allowed pod count and the number of pods on the node. A resource first seen on a node or a
+  pod gets a new column.
+- `non_zero_requested` (n_nodes x 2): cpu and memory as the scoring strategies count them,
+  a container without a request counting as 100m / 200Mi.
+- `unschedulable`, and taints interned into groups (`hard_taint_group` for NoSchedule and
+  NoExecute, `soft_taint_group` for PreferNoSchedule) so a pod's tolerations are checked once
+  per distinct set of taints rather than once per node.
+- Per-node Python lists for what plugins read one node at a time: node objects, labels, taints,
+  pods, host ports; `image_states` maps each image name to the nodes holding it.
+
+Arrays grow by doubling. Removing a node moves the last row into its place, so row numbers are
+stable only between changes; names are the identity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from pinnace.resources.lists import parse_resource_list, scheduler_value
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_scalar_resource
+from pinnace.scheduler.podinfo import HostPort, PodInfo
+
+CPU_COLUMN, MEMORY_COLUMN, EPHEMERAL_STORAGE_COLUMN, PODS_COLUMN = 0, 1, 2, 3
+_FIXED_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+_HARD_EFFECTS = ("NoSchedule", "NoExecute")
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+_INITIAL_ROWS = 16
+
+
+class Taint(NamedTuple):
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """One node's row, as Python values, for plugins that look at one node at a time."""
+
+    index: int
+    name: str
+    node: Mapping[str, Any]
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    unschedulable: bool
+    allocatable: Mapping[str, int]
+    requested: Mapping[str, int]
+    non_zero_requested: tuple[int, int]  # cpu millicores, memory bytes
+    pods: tuple[PodInfo, ...]
+
+
+class NodeTable:
+    def __init__(self) -> None:
+        self.columns: dict[str, int] = {name: i for i, name in enumerate(_FIXED_COLUMNS)}
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.nodes: list[Mapping[str, Any]] = []
+        self.labels: list[Mapping[str, str]] = []
+        self.taints: list[tuple[Taint, ...]] = []
+        self.pods: list[dict[str, PodInfo]] = []
+        self.host_ports: list[dict[HostPort, int]] = []  # port -> pods using it
+        self.image_states: dict[str, dict[str, int]] = {}  # image name -> node name -> size
+        self.taint_groups: list[tuple[Taint, ...]] = [()]  # group 0: no taints
+        self._taint_group_ids: dict[tuple[Taint, ...], int] = {(): 0}
+        self._images: list[dict[str, int]] = []
+        # Pods bound to nodes the table does not have (yet): kept until the node arrives.
+        self._orphans: dict[str, dict[str, PodInfo]] = {}
+        rows, width = _INITIAL_ROWS, len(_FIXED_COLUMNS)
+        self._allocatable = np.zeros((rows, width), np.int64)
+        self._requested = np.zeros((rows, width), np.int64)
+        self._non_zero_requested = np.zeros((rows, 2), np.int64)
+        self._unschedulable = np.zeros(rows, bool)
+        self._hard_taint_group = np.zeros(rows, np.int32)
+        self._soft_taint_group = np.zeros(rows, np.int32)
+
+    # Views of the live rows.
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def allocatable(self) -> np.ndarray:
+        return self._allocatable[: len(self.names)]
+
+    @property
+    def requested(self) -> np.ndarray:
+        return self._requested[: len(self.names)]
+
+    @property
+    def non_zero_requested(self) -> np.ndarray:
+        return self._non_zero_requested[: len(self.names)]
+
+    @property
+    def unschedulable(self) -> np.ndarray:
+        return self._unschedulable[: len(self.names)]
+
+    @property
+    def hard_taint_group(self) -> np.ndarray:
+        return self._hard_taint_group[: len(self.names)]
+
+    @property
+    def soft_taint_group(self) -> np.ndarray:
+        return self._soft_taint_group[: len(self.names)]
+
+    def column(self, resource: str) -> int:
+        """The column of `resource`, added (zero everywhere) on first sight."""
+        column = self.columns.get(resource)
+        if column is None:
+            column = self.columns[resource] = len(self.columns)
+            self._allocatable = _widen(self._allocatable)
+            self._requested = _widen(self._requested)
+        return column
+
+    # Nodes.
+    def add_node(self, node: Mapping[str, Any]) -> int:
+        name = node["metadata"]["name"]
+        if name in self.index:
+            self.update_node(node)
+            return self.index[name]
+        i = len(self.names)
+        if i == len(self._unschedulable):
+            self._grow()
+        self.names.append(name)
+        self.index[name] = i
+        self.nodes.append(node)
+        self.labels.append({})
+        self.taints.append(())
+        self.pods.append({})
+        self.host_ports.append({})
+        self._images.append({})
+        self._set_node(i, node)
+        for pod in self._orphans.pop(name, {}).values():
+            self.add_pod(pod, name)
+        return i
+
+    def update_node(self, node: Mapping[str, Any]) -> None:
+        self._set_node(self.index[node["metadata"]["name"]], node)
+
+    def remove_node(self, name: str) -> None:
+        """Drop the node; pods still bound to it wait as orphans until they are removed."""
+        i = self.index.pop(name)
+        self._set_images(i, name, {})
+        if self.pods[i]:
+            self._orphans[name] = self.pods[i]
+        last = len(self.names) - 1
+        for array in self._arrays():
+            array[i] = array[last]
+            array[last] = 0
+        for values in self._lists():
+            values[i] = values[last]
+            values.pop()
+        if i != last:
+            self.index[self.names[i]] = i
+
+    # Pods.
+    def add_pod(self, pod: PodInfo, node_name: str) -> None:
+        """Account `pod` on `node_name` (a bound or assumed pod)."""
+        i = self.index.get(node_name)
+        if i is None:
+            self._orphans.setdefault(node_name, {})[pod.key] = pod
+            return
+        self._account(i, pod, 1)
+        self.pods[i][pod.key] = pod
+        ports = self.host_ports[i]
+        for port in pod.host_ports:
+            ports[port] = ports.get(port, 0) + 1
+
+    def remove_pod(self, pod_key: str, node_name: str) -> PodInfo | None:
+        i = self.index.get(node_name)
+        if i is None:
+            return self._orphans.get(node_name, {}).pop(pod_key, None)
+        pod = self.pods[i].pop(pod_key, None)
+        if pod is None:
+            return None
+        self._account(i, pod, -1)
+        ports = self.host_ports[i]
+        for port in pod.host_ports:
+            if ports[port] == 1:
+                del ports[port]
+            else:
+                ports[port] -= 1
+        return pod
+
+    def node_info(self, i: int) -> NodeInfo:
+        names = list(self.columns)
+        return NodeInfo(
+            index=i,
+            name=self.names[i],
+            node=self.nodes[i],
+            labels=self.labels[i],
+            taints=self.taints[i],
+            unschedulable=bool(self._unschedulable[i]),
+            allocatable=dict(zip(names, self._allocatable[i].tolist(), strict=True)),
+            requested=dict(zip(names, self._requested[i].tolist(), strict=True)),
+            non_zero_requested=(
+                int(self._non_zero_requested[i, 0]),
+                int(self._non_zero_requested[i, 1]),
+            ),
+            pods=tuple(self.pods[i].values()),
+        )
+
+    # Internals.
+    def _account(self, i: int, pod: PodInfo, sign: int) -> None:
+        row = self._requested[i]
+        for resource, value in pod.requests.items():
+            column = self.columns.get(resource)
+            if column is None:
+                column = self.column(resource)
+                row = self._requested[i]
+            row[column] += sign * value
+        row[PODS_COLUMN] += sign
+        non_zero = self._non_zero_requested[i]
+        non_zero[0] += sign * pod.non_zero_cpu
+        non_zero[1] += sign * pod.non_zero_memory
+
+    def _set_node(self, i: int, node: Mapping[str, Any]) -> None:
+        name = node["metadata"]["name"]
+        spec = node.get("spec") or {}
+        status = node.get("status") or {}
+        self.nodes[i] = node
+        self.labels[i] = node["metadata"].get("labels") or {}
+        taints = tuple(
+            Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "")
+            for t in spec.get("taints") or ()
+        )
+        self.taints[i] = taints
+        self._unschedulable[i] = bool(spec.get("unschedulable"))
+        self._hard_taint_group[i] = self._taint_group(
+            tuple(t for t in taints if t.effect in _HARD_EFFECTS)
+        )
+        self._soft_taint_group[i] = self._taint_group(
+            tuple(t for t in taints if t.effect == PREFER_NO_SCHEDULE)
+        )
+        allocatable = parse_resource_list(status.get("allocatable"), "status.allocatable")
+        self._allocatable[i] = 0
+        for resource, q in allocatable.items():
+            if resource in _FIXED_COLUMNS or is_scalar_resource(resource):
+                self._allocatable[i, self.column(resource)] = scheduler_value(resource, q)
+        images = {
+            image_name: int(image.get("sizeBytes") or 0)
+            for image in status.get("images") or ()
+            for image_name in image.get("names") or ()
+        }
+        self._set_images(i, name, images)
+
+    def _set_images(self, i: int, node_name: str, images: dict[str, int]) -> None:
+        for image_name in self._images[i]:
+            holders = self.image_states[image_name]
+            del holders[node_name]
+            if not holders:
+                del self.image_states[image_name]
+        for image_name, size in images.items():
+            self.image_states.setdefault(image_name, {})[node_name] = size
+        self._images[i] = images
+
+    def _taint_group(self, taints: tuple[Taint, ...]) -> int:
+        group = self._taint_group_ids.get(taints)
+        if group is None:
+            group = self._taint_group_ids[taints] = len(self.taint_groups)
+            self.taint_groups.append(taints)
+        return group
+
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        return (
+            self._allocatable,
+            self._requested,
+            self._non_zero_requested,
+            self._unschedulable,
+            self._hard_taint_group,
+            self._soft_taint_group,
+        )
+
+    def _lists(self) -> tuple[list[Any], ...]:
+        return (
+            self.names,
+            self.nodes,
+            self.labels,
+            self.taints,
+            self.pods,
+            self.host_ports,
+            self._images,
+        )
+
+    def _grow(self) -> None:
+        (
+            self._allocatable,
+            self._requested,
+            self._non_zero_requested,
+            self._unschedulable,
+            self._hard_taint_group,
+            self._soft_taint_group,
+        ) = (_double(array) for array in self._arrays())
+
+
+def _double(array: np.ndarray) -> np.ndarray:
+    grown = np.zeros((2 * array.shape[0], *array.shape[1:]), array.dtype)
+    grown[: array.shape[0]] = array
+    return grown
+
+
+def _widen(matrix: np.ndarray) -> np.ndarray:
+    return np.concatenate([matrix, np.zeros((matrix.shape[0], 1), matrix.dtype)], axis=1)

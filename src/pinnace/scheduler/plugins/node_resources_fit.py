@@ -1,0 +1,184 @@
+"""NodeResourcesFit (pkg/scheduler/framework/plugins/noderesources/fit.go and the scoring
+strategies beside it).
+
+Filter: the pod fits if the node has room for one more pod and, for every resource the pod
+requests (cpu, memory, ephemeral-storage, scalar resources), request <= allocatable - requested.
+Score: LeastAllocated (default), MostAllocated or RequestedToCapacityRatio over the configured
+resources and weights, in kube-scheduler's integer arithmetic (Go's truncating division).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource_name
+from pinnace.scheduler.events import (
+    ASSIGNED_POD_DELETE,
+    NODE,
+    NODE_ADD,
+    UPDATE_NODE_ALLOCATABLE,
+    ClusterEvent,
+)
+from pinnace.scheduler.framework import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    CycleState,
+    Status,
+    unschedulable,
+)
+from pinnace.scheduler.nodetable import PODS_COLUMN, NodeTable
+from pinnace.scheduler.plugins.resource_allocation import (
+    ResourceSpec,
+    allocatable_and_requested,
+    resource_specs,
+)
+from pinnace.scheduler.podinfo import PodInfo
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+_STATE_KEY = "PreFilterNodeResourcesFit"
+_NATIVE_ORDER = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+
+def _go_div(numerator: np.ndarray, denominator: np.ndarray | int) -> np.ndarray:
+    """Go's integer division, truncating toward zero (denominator > 0)."""
+    quotient = np.abs(numerator) // denominator
+    return np.where(numerator < 0, -quotient, quotient)
+
+
+def least_requested_score(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """((capacity - requested) * 100) / capacity; 0 when over capacity or no capacity."""
+    safe = np.maximum(capacity, 1)
+    score = (capacity - requested) * MAX_NODE_SCORE // safe
+    return np.where((capacity == 0) | (requested > capacity), 0, score)
+
+
+def most_requested_score(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """(requested * 100) / capacity with requested capped at capacity; 0 without capacity."""
+    safe = np.maximum(capacity, 1)
+    score = np.minimum(requested, capacity) * MAX_NODE_SCORE // safe
+    return np.where(capacity == 0, 0, score)
+
+
+def broken_linear(shape: Sequence[tuple[int, int]], p: np.ndarray) -> np.ndarray:
+    """helper.BuildBrokenLinearFunction over (utilization, score) points sorted by
+    utilization: the first point at or above p decides, interpolated from the one before."""
+    result = np.full_like(p, shape[-1][1])
+    for i in range(len(shape) - 1, -1, -1):  # backwards, so the first matching point wins
+        utilization, score = shape[i]
+        if i == 0:
+            value = np.full_like(p, score)
+        else:
+            u0, s0 = shape[i - 1]
+            value = s0 + _go_div((score - s0) * (p - u0), utilization - u0)
+        result = np.where(p <= utilization, value, result)
+    return result
+
+
+class NodeResourcesFit:
+    name = "NodeResourcesFit"
+
+    def __init__(self, args: Mapping[str, Any] | None = None) -> None:
+        args = args or {}
+        strategy = args.get("scoringStrategy") or {}
+        self.strategy: str = strategy.get("type") or LEAST_ALLOCATED
+        self.resources: tuple[ResourceSpec, ...] = resource_specs(strategy.get("resources"))
+        self.ignored_resources = frozenset(args.get("ignoredResources") or ())
+        self.ignored_resource_groups = frozenset(args.get("ignoredResourceGroups") or ())
+        shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or ()
+        self.shape = tuple(
+            (int(p["utilization"]), int(p["score"]) * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
+            for p in shape
+        )
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO and not self.shape:
+            raise ValueError("scoringStrategy.requestedToCapacityRatio.shape: Required value")
+        if self.strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO):
+            raise ValueError(
+                f'scoringStrategy.type: Unsupported value: "{self.strategy}": supported values: '
+                f'"{LEAST_ALLOCATED}", "{MOST_ALLOCATED}", "{REQUESTED_TO_CAPACITY_RATIO}"'
+            )
+
+    # Filter.
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
+        checked = [
+            (name, table.column(name), value)
+            for name, value in pod.requests.items()
+            if not self._ignored(name)
+        ]
+        state.write(_STATE_KEY, checked)
+        return SUCCESS
+
+    def _ignored(self, name: str) -> bool:
+        return is_extended_resource_name(name) and (
+            name in self.ignored_resources or name.split("/", 1)[0] in self.ignored_resource_groups
+        )
+
+    def filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
+    ) -> np.ndarray:
+        allocatable, requested = table.allocatable, table.requested
+        fits = requested[:, PODS_COLUMN] < allocatable[:, PODS_COLUMN]
+        for _, column, value in state.read(_STATE_KEY):
+            fits &= allocatable[:, column] - requested[:, column] >= value
+        return feasible & fits
+
+    def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
+        """fitsRequest's reasons, in its order: pods, cpu, memory, ephemeral-storage, scalars."""
+        allocatable, requested = table.allocatable[i], table.requested[i]
+        reasons = []
+        if requested[PODS_COLUMN] + 1 > allocatable[PODS_COLUMN]:
+            reasons.append("Too many pods")
+        checked = sorted(
+            state.read(_STATE_KEY),
+            key=lambda r: _NATIVE_ORDER.index(r[0]) if r[0] in _NATIVE_ORDER else 3,
+        )
+        for name, column, value in checked:
+            if value > allocatable[column] - requested[column]:
+                reasons.append(f"Insufficient {name}")
+        return unschedulable(*reasons) if reasons else SUCCESS
+
+    # Score.
+    def score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> np.ndarray:
+        per_resource = allocatable_and_requested(
+            table, pod, self.resources, nodes, use_requested=False
+        )
+        node_score = np.zeros(len(nodes), np.int64)
+        weight_sum = np.zeros(len(nodes), np.int64)
+        for entry in per_resource:
+            if entry is None:
+                continue
+            allocatable, requested, weight = entry
+            counted = allocatable != 0
+            if self.strategy == LEAST_ALLOCATED:
+                resource_score = least_requested_score(requested, allocatable)
+            elif self.strategy == MOST_ALLOCATED:
+                resource_score = most_requested_score(requested, allocatable)
+            else:
+                resource_score = self._ratio_score(requested, allocatable)
+                counted &= resource_score > 0
+            node_score += np.where(counted, resource_score * weight, 0)
+            weight_sum += np.where(counted, weight, 0)
+        safe = np.maximum(weight_sum, 1)
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            # int64(math.Round(nodeScore / weightSum)): half away from zero, all non-negative
+            total = (2 * node_score + safe) // (2 * safe)
+        else:
+            total = node_score // safe
+        return np.where(weight_sum == 0, 0, total)
+
+    def _ratio_score(self, requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+        safe = np.maximum(capacity, 1)
+        over = (capacity == 0) | (requested > capacity)
+        utilization = np.where(over, MAX_UTILIZATION, requested * MAX_UTILIZATION // safe)
+        return broken_linear(self.shape, utilization)
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ASSIGNED_POD_DELETE, NODE_ADD, ClusterEvent(NODE, UPDATE_NODE_ALLOCATABLE)]

@@ -1,0 +1,171 @@
+"""What the scheduler reads from a pod, parsed once when the pod enters the scheduler
+(kube-scheduler's PodInfo): effective requests as the scheduler's integers, tolerations, host
+ports, images, priority and scheduling gates. Plugins read these instead of the pod's JSON.
+
+Requests come from `pinnace.resources` (PodRequests with sidecars and overhead); the
+resources kept are the ones kube-scheduler's `framework.Resource` holds: cpu (millicores),
+memory, ephemeral-storage and the scalar resources (extended, hugepages, `kubernetes.io/`
+prefixed, attachable volumes), in whole units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pinnace.resources.lists import scheduler_value
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
+from pinnace.resources.pod import pod_non_zero_requests, pod_requests
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str
+    operator: str  # "Equal" (or empty) or "Exists"
+    value: str
+    effect: str  # empty matches every effect
+
+    def tolerates(self, key: str, value: str, effect: str) -> bool:
+        """Toleration.ToleratesTaint (k8s.io/api/core/v1/toleration.go)."""
+        if self.effect and self.effect != effect:
+            return False
+        if self.key and self.key != key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == value
+        return self.operator == "Exists"
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """A container port bound on the node: (protocol, host IP, port) with defaults applied."""
+
+    protocol: str
+    ip: str
+    port: int
+
+
+@dataclass(slots=True)
+class PodInfo:
+    """A pod as the scheduler sees it. `pod` is the decoded JSON object itself."""
+
+    pod: Mapping[str, Any]
+    key: str  # namespace/name
+    namespace: str
+    name: str
+    uid: str
+    node_name: str
+    scheduler_name: str
+    priority: int
+    requests: dict[str, int]  # non-zero effective requests the scheduler tracks
+    non_zero_cpu: int  # millicores, a missing request counting as 100m per container
+    non_zero_memory: int  # bytes, a missing request counting as 200Mi per container
+    tolerations: tuple[Toleration, ...]
+    host_ports: tuple[HostPort, ...]
+    images: tuple[str, ...]  # init then app containers, normalised with ":latest"
+    scheduling_gates: tuple[str, ...]
+    labels: Mapping[str, str]
+
+    @classmethod
+    def from_pod(cls, pod: Mapping[str, Any]) -> PodInfo:
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        namespace = meta.get("namespace") or "default"
+        name = meta.get("name") or ""
+        requests, non_zero_cpu, non_zero_memory = _requests(pod)
+        return cls(
+            pod=pod,
+            key=f"{namespace}/{name}",
+            namespace=namespace,
+            name=name,
+            uid=meta.get("uid") or "",
+            node_name=spec.get("nodeName") or "",
+            scheduler_name=spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME,
+            priority=int(spec.get("priority") or 0),
+            requests=requests,
+            non_zero_cpu=non_zero_cpu,
+            non_zero_memory=non_zero_memory,
+            tolerations=tuple(_toleration(t) for t in spec.get("tolerations") or ()),
+            host_ports=_host_ports(spec),
+            images=tuple(
+                normalized_image_name(c.get("image") or "")
+                for kind in ("initContainers", "containers")
+                for c in spec.get(kind) or ()
+            ),
+            scheduling_gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
+            labels=meta.get("labels") or {},
+        )
+
+
+def normalized_image_name(name: str) -> str:
+    """An image without a tag means `:latest` (ImageLocality's normalizedImageName)."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+# Pods stamped from one template share their resources; parsing quantities is the costly part
+# of reading a pod, so each distinct resources section is parsed once.
+_REQUESTS_CACHE: dict[str, tuple[dict[str, int], int, int]] = {}
+_REQUESTS_CACHE_LIMIT = 4096
+
+
+def _requests(pod: Mapping[str, Any]) -> tuple[dict[str, int], int, int]:
+    spec = pod.get("spec") or {}
+    shape = repr(
+        (
+            [
+                (c.get("resources"), c.get("restartPolicy"))
+                for c in spec.get("initContainers") or ()
+            ],
+            [c.get("resources") for c in spec.get("containers") or ()],
+            spec.get("overhead"),
+        )
+    )
+    cached = _REQUESTS_CACHE.get(shape)
+    if cached is None:
+        requests = {
+            name: value
+            for name, q in pod_requests(pod).items()
+            if (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name))
+            and (value := scheduler_value(name, q)) != 0
+        }
+        non_zero = pod_non_zero_requests(pod)
+        cached = (
+            requests,
+            scheduler_value(CPU, non_zero[CPU]),
+            scheduler_value(MEMORY, non_zero[MEMORY]),
+        )
+        if len(_REQUESTS_CACHE) >= _REQUESTS_CACHE_LIMIT:
+            _REQUESTS_CACHE.clear()
+        _REQUESTS_CACHE[shape] = cached
+    return dict(cached[0]), cached[1], cached[2]
+
+
+def _toleration(t: Mapping[str, Any]) -> Toleration:
+    return Toleration(
+        key=t.get("key") or "",
+        operator=t.get("operator") or "",
+        value=t.get("value") or "",
+        effect=t.get("effect") or "",
+    )
+
+
+def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
+    """GetHostPorts: app containers' and sidecars' ports with a hostPort."""
+    containers = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+    containers += spec.get("containers") or ()
+    return tuple(
+        HostPort(
+            protocol=p.get("protocol") or "TCP",
+            ip=p.get("hostIP") or DEFAULT_BIND_ALL_HOST_IP,
+            port=int(p["hostPort"]),
+        )
+        for c in containers
+        for p in c.get("ports") or ()
+        if int(p.get("hostPort") or 0) > 0
+    )

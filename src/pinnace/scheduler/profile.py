@@ -1,0 +1,145 @@
+"""A scheduling profile: the plugins serving each extension point, in order, with score weights,
+and the framework's way of running them (kube-scheduler's frameworkImpl, vectorised)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pinnace.scheduler.framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    SUCCESS,
+    CycleState,
+    Plugin,
+    Status,
+    error,
+    extension_points,
+)
+from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
+
+
+@dataclass(frozen=True)
+class FilterTrace:
+    """Which plugin rejected which nodes in one Filter run: the feasible mask after each."""
+
+    plugins: tuple[Plugin, ...]
+    masks: tuple[np.ndarray, ...]
+
+    def rejecting_plugin(self, i: int) -> Plugin | None:
+        for plugin, mask in zip(self.plugins, self.masks, strict=True):
+            if not mask[i]:
+                return plugin
+        return None
+
+
+class Profile:
+    def __init__(
+        self,
+        plugins: Sequence[Plugin],
+        weights: Mapping[str, int] | None = None,
+        *,
+        scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+        percentage_of_nodes_to_score: int | None = None,
+    ) -> None:
+        weights = weights or {}
+        self.scheduler_name = scheduler_name
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.plugins = tuple(plugins)
+        by_point: dict[str, list[Plugin]] = {}
+        for plugin in self.plugins:
+            for point in extension_points(plugin):
+                by_point.setdefault(point, []).append(plugin)
+        self.pre_enqueue = tuple(by_point.get("pre_enqueue", ()))
+        sorts = by_point.get("queue_sort", ())
+        if len(sorts) != 1:
+            raise ValueError(f"a profile needs exactly one QueueSort plugin, has {len(sorts)}")
+        self.queue_sort = sorts[0]
+        self.pre_filter = tuple(by_point.get("pre_filter", ()))
+        self.filter = tuple(by_point.get("filter", ()))
+        self.post_filter = tuple(by_point.get("post_filter", ()))
+        self.pre_score = tuple(by_point.get("pre_score", ()))
+        self.score = tuple((p, int(weights.get(p.name, 1))) for p in by_point.get("score", ()))
+        self.bind = tuple(by_point.get("bind", ()))
+        if not self.bind:
+            raise ValueError("a profile needs at least one Bind plugin")
+
+    def run_pre_enqueue(self, pod: PodInfo) -> Status:
+        for plugin in self.pre_enqueue:
+            status = plugin.pre_enqueue(pod)
+            if not status.is_success():
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
+        for plugin in self.pre_filter:
+            status = plugin.pre_filter(state, pod, table)
+            if status.is_skip():
+                state.skip_filter_plugins.add(plugin.name)
+            elif not status.is_success():
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[np.ndarray, FilterTrace]:
+        feasible = np.ones(len(table), bool)
+        ran, masks = [], []
+        for plugin in self.filter:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            feasible = plugin.filter(state, pod, table, feasible)
+            ran.append(plugin)
+            masks.append(feasible)
+        return feasible, FilterTrace(tuple(ran), tuple(masks))
+
+    def node_status(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, trace: FilterTrace, i: int
+    ) -> Status:
+        """Why node `i` was filtered out, from the first plugin that rejected it."""
+        plugin = trace.rejecting_plugin(i)
+        if plugin is None:
+            return SUCCESS
+        return plugin.node_status(state, pod, table, i).with_plugin(plugin.name)
+
+    def run_pre_score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> Status:
+        for plugin in self.pre_score:
+            status = plugin.pre_score(state, pod, table, nodes)
+            if status.is_skip():
+                state.skip_score_plugins.add(plugin.name)
+            elif not status.is_success():
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> tuple[np.ndarray | None, Status]:
+        """The weighted sum of every Score plugin's normalised scores over `nodes`."""
+        total = np.zeros(len(nodes), np.int64)
+        for plugin, weight in self.score:
+            if plugin.name in state.skip_score_plugins:
+                continue
+            scores = plugin.score(state, pod, table, nodes)
+            normalize = getattr(plugin, "normalize_score", None)
+            if normalize is not None:
+                scores = normalize(state, pod, scores)
+            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+                return None, error(
+                    f"plugin {plugin.name!r} returns an invalid score {bad}, it should in the "
+                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                ).with_plugin(plugin.name)
+            total += scores * weight
+        return total, SUCCESS
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        for plugin in self.bind:
+            status = plugin.bind(state, pod, node_name)
+            if not status.is_skip():
+                return status.with_plugin(plugin.name)
+        return error(f"no bind plugin bound pod {pod.key}")

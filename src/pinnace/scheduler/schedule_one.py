@@ -1,0 +1,303 @@
+"""The scheduler's spine: one pod per cycle, as kube-scheduler's schedule_one.go.
+
+    pop -> PreFilter -> Filter -> (PostFilter) -> PreScore -> Score -> normalise -> select host
+        -> assume -> bind
+
+The core is synchronous and talks to no API: an adapter feeds it informer events (`add_pod`,
+`update_node`, ...) and turns each `ScheduleResult` into the Scheduled / FailedScheduling event
+and the PodScheduled condition; the DefaultBinder's callback creates the Binding.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pinnace.clock import Clock
+from pinnace.scheduler.cache import Cache
+from pinnace.scheduler.events import (
+    ASSIGNED_POD,
+    ASSIGNED_POD_DELETE,
+    NODE,
+    NODE_ADD,
+    POD,
+    UPDATE_POD_LABEL,
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+    UPDATE_POD_TOLERATIONS,
+    ClusterEvent,
+    node_update_events,
+)
+from pinnace.scheduler.framework import Code, CycleState, Status, error, unschedulable
+from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduler.profile import FilterTrace, Profile
+from pinnace.scheduler.queue import QueuedPodInfo, SchedulingQueue
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+SCHEDULED = "Scheduled"
+FAILED_SCHEDULING = "FailedScheduling"
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes to find before scoring (numFeasibleNodesToFind): all of a small
+    cluster; else `percentage`% (0 means adaptive: 50% less 1% per 125 nodes, at least 5%),
+    at least 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND or percentage >= 100:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class Diagnosis:
+    """Why a pod fits nowhere: each rejected node's status, or the PreFilter rejection."""
+
+    node_statuses: dict[str, Status] = field(default_factory=dict)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    unschedulable_plugins: set[str] = field(default_factory=set)
+
+
+def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
+    """FitError.Error(): "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had ...."
+    with each reason counted over the nodes and the "count reason" strings sorted as text."""
+    message = f"0/{num_all_nodes} nodes are available:"
+    if diagnosis.pre_filter_msg:
+        message += f" {diagnosis.pre_filter_msg}."
+    else:
+        reasons: Counter[str] = Counter()
+        for status in diagnosis.node_statuses.values():
+            reasons.update(status.reasons)
+        histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
+        if histogram:
+            message += f" {', '.join(histogram)}."
+    if diagnosis.post_filter_msg:
+        message += f" {diagnosis.post_filter_msg}."
+    return message
+
+
+@dataclass(frozen=True)
+class ScheduleResult:
+    """What one scheduling cycle did with one pod."""
+
+    pod: PodInfo
+    node_name: str | None  # None: not placed
+    status: Status
+    message: str  # the event's message
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+
+    @property
+    def reason(self) -> str:
+        """The event reason: Scheduled or FailedScheduling."""
+        return SCHEDULED if self.node_name else FAILED_SCHEDULING
+
+
+class _FitError(Exception):
+    """The pod was not placed; `rejected_by` names the plugins that rejected it (none for an
+    error, which is retried after a backoff instead of waiting for a cluster event)."""
+
+    def __init__(self, status: Status, message: str, rejected_by: frozenset[str] = frozenset()):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.rejected_by = rejected_by
+
+
+class Scheduler:
+    def __init__(
+        self,
+        profiles: Sequence[Profile],
+        clock: Clock,
+        *,
+        seed: int = 0,
+        percentage_of_nodes_to_score: int = 100,
+        cache: Cache | None = None,
+    ) -> None:
+        if not profiles:
+            raise ValueError("a scheduler needs at least one profile")
+        self.profiles = {p.scheduler_name: p for p in profiles}
+        self.cache = cache if cache is not None else Cache()
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._random = random.Random(seed)
+        self._next_start_node_index = 0
+        first = profiles[0]
+        plugin_events: dict[str, list[ClusterEvent]] = {}
+        for profile in profiles:
+            for plugin in profile.plugins:
+                register = getattr(plugin, "events_to_register", None)
+                plugin_events[plugin.name] = list(register()) if register else []
+        self.queue = SchedulingQueue(
+            clock,
+            first.queue_sort.sort_key,
+            lambda pod: self.profiles[pod.scheduler_name].run_pre_enqueue(pod),
+            plugin_events,
+        )
+
+    @property
+    def table(self) -> NodeTable:
+        return self.cache.table
+
+    # Informer events.
+    def add_node(self, node: Mapping[str, Any]) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff(NODE_ADD)
+
+    def update_node(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        self.cache.update_node(new)
+        for event in node_update_events(old, new):
+            self.queue.move_all_to_active_or_backoff(event)
+
+    def delete_node(self, name: str) -> None:
+        self.cache.remove_node(name)
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, "Delete"))
+
+    def add_pod(self, pod: Mapping[str, Any]) -> None:
+        info = PodInfo.from_pod(pod)
+        if info.node_name:
+            self.cache.add_pod(info)
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, "Add"))
+        elif info.scheduler_name in self.profiles:
+            self.queue.add(info)
+
+    def update_pod(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        info = PodInfo.from_pod(new)
+        if info.node_name:
+            self.queue.delete(info.key)
+            self.cache.update_pod(info)
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, "Update"))
+        elif info.scheduler_name in self.profiles:
+            self.queue.update(info, _pending_pod_update_events(old, new))
+
+    def delete_pod(self, pod: Mapping[str, Any]) -> None:
+        info = PodInfo.from_pod(pod)
+        self.queue.delete(info.key)
+        if self.cache.knows(info.key):
+            self.cache.remove_pod(info.key)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    # Scheduling.
+    def schedule_one(self) -> ScheduleResult | None:
+        """Try the next pod in activeQ; None when there is none."""
+        while (queued := self.queue.pop()) is not None:
+            pod = queued.pod
+            if self.cache.knows(pod.key) or (pod.pod.get("metadata") or {}).get(
+                "deletionTimestamp"
+            ):
+                self.queue.done(pod.key)  # skipPodSchedule: assumed, bound or being deleted
+                continue
+            return self._schedule(queued)
+        return None
+
+    def schedule_pending(self) -> list[ScheduleResult]:
+        """Run cycles until activeQ is empty."""
+        results = []
+        while (result := self.schedule_one()) is not None:
+            results.append(result)
+        return results
+
+    def _schedule(self, queued: QueuedPodInfo) -> ScheduleResult:
+        pod = queued.pod
+        profile = self.profiles[pod.scheduler_name]
+        state = CycleState()
+        try:
+            node_name, evaluated, feasible = self._schedule_pod(profile, state, pod)
+        except _FitError as e:
+            self.queue.add_unschedulable(queued, e.rejected_by)
+            return ScheduleResult(pod, None, e.status, e.message, len(self.table))
+        self.cache.assume(pod, node_name)
+        self.queue.done(pod.key)
+        status = profile.run_bind(state, pod, node_name)
+        if not status.is_success():
+            self.cache.forget(pod)
+            self.queue.add_unschedulable(queued, ())
+            return ScheduleResult(pod, None, status, status.message, evaluated, feasible)
+        message = f"Successfully assigned {pod.key} to {node_name}"
+        return ScheduleResult(pod, node_name, status, message, evaluated, feasible)
+
+    def _schedule_pod(
+        self, profile: Profile, state: CycleState, pod: PodInfo
+    ) -> tuple[str, int, int]:
+        """schedulePod: the chosen node, nodes evaluated, nodes found feasible."""
+        table = self.table
+        n = len(table)
+        if n == 0:
+            raise _FitError(error(NO_NODES_AVAILABLE), NO_NODES_AVAILABLE)
+        status = profile.run_pre_filter(state, pod, table)
+        if status.code == Code.ERROR:
+            raise _FitError(status, status.message)
+        if not status.is_success():
+            message = fit_error_message(n, Diagnosis(pre_filter_msg=status.message))
+            raise _FitError(status, message, frozenset({status.plugin}))
+        feasible, trace = profile.run_filter(state, pod, table)
+        candidates = self._nodes_to_score(profile, feasible, n)
+        if len(candidates) == 0:
+            self._raise_fit_error(profile, state, pod, trace)
+        if len(candidates) == 1:
+            return table.names[int(candidates[0])], n, 1
+        status = profile.run_pre_score(state, pod, table, candidates)
+        if not status.is_success():
+            raise _FitError(status, status.message)
+        scores, status = profile.run_score(state, pod, table, candidates)
+        if scores is None:
+            raise _FitError(status, status.message)
+        return table.names[self._select_host(candidates, scores)], n, len(candidates)
+
+    def _nodes_to_score(self, profile: Profile, feasible: np.ndarray, n: int) -> np.ndarray:
+        """The feasible nodes to score: all of them, or with percentageOfNodesToScore below
+        100 the first ones found going round from where the last cycle stopped."""
+        found = np.flatnonzero(feasible)
+        percentage = profile.percentage_of_nodes_to_score
+        if percentage is None:
+            percentage = self.percentage_of_nodes_to_score
+        wanted = num_feasible_nodes_to_find(percentage, n)
+        if wanted >= n:
+            return found
+        start = self._next_start_node_index
+        positions = np.sort((found - start) % n)[:wanted]
+        processed = int(positions[-1]) + 1 if len(positions) == wanted else n
+        self._next_start_node_index = (start + processed) % n
+        return (positions + start) % n
+
+    def _select_host(self, candidates: np.ndarray, scores: np.ndarray) -> int:
+        """selectHost: the highest total score, ties broken uniformly at random (the seeded
+        equivalent of kube-scheduler's reservoir sampling)."""
+        best = np.flatnonzero(scores == scores.max())
+        pick = best[self._random.randrange(len(best))] if len(best) > 1 else best[0]
+        return int(candidates[pick])
+
+    def _raise_fit_error(
+        self, profile: Profile, state: CycleState, pod: PodInfo, trace: FilterTrace
+    ) -> None:
+        table = self.table
+        diagnosis = Diagnosis()
+        for i in range(len(table)):
+            status = profile.node_status(state, pod, table, trace, i)
+            diagnosis.node_statuses[table.names[i]] = status
+            if status.plugin:
+                diagnosis.unschedulable_plugins.add(status.plugin)
+        message = fit_error_message(len(table), diagnosis)
+        raise _FitError(unschedulable(message), message, frozenset(diagnosis.unschedulable_plugins))
+
+
+def _pending_pod_update_events(
+    old: Mapping[str, Any], new: Mapping[str, Any]
+) -> list[ClusterEvent]:
+    """What changed in a pending pod that may let it schedule now."""
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    events = []
+    if old_spec.get("tolerations") != new_spec.get("tolerations"):
+        events.append(ClusterEvent(POD, UPDATE_POD_TOLERATIONS))
+    if old_spec.get("schedulingGates") and not new_spec.get("schedulingGates"):
+        events.append(ClusterEvent(POD, UPDATE_POD_SCHEDULING_GATES_ELIMINATED))
+    if (old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels"):
+        events.append(ClusterEvent(POD, UPDATE_POD_LABEL))
+    return events

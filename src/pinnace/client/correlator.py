@@ -1,0 +1,210 @@
+"""What client-go's EventCorrelator does to an Event before it is written, with its defaults:
+
+- aggregation: once an object has had events of one source, type and reason with 10 different
+  messages within 10 minutes, further ones are written as one combined event, "(combined from
+  similar events): <message>";
+- counting: an event identical to an earlier one (same source, object, type, reason and
+  message) is written as a patch of the earlier Event: count + 1, a new lastTimestamp;
+- spam filtering: a source may write 25 events about one object at once, then one per
+  5 minutes; the rest are dropped.
+
+Every cache is an LRU of 4096 entries, as client-go's.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from pinnace.apiserver.objects import Object
+from pinnace.clock import Clock, format_time
+
+LRU_CACHE_ENTRIES = 4096
+AGGREGATE_MAX_EVENTS = 10
+AGGREGATE_INTERVAL = 600.0
+SPAM_BURST = 25
+SPAM_QPS = 1.0 / 300.0
+COMBINED_PREFIX = "(combined from similar events): "
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    def __init__(self, size: int = LRU_CACHE_ENTRIES) -> None:
+        self._size = size
+        self._entries: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        if len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+
+def _source_and_object(event: Object) -> tuple[str, ...]:
+    source, involved = event.get("source") or {}, event["involvedObject"]
+    return (
+        source.get("component", ""),
+        source.get("host", ""),
+        involved.get("kind", ""),
+        involved.get("namespace", ""),
+        involved.get("name", ""),
+        involved.get("uid", ""),
+        involved.get("apiVersion", ""),
+    )
+
+
+def event_key(event: Object) -> tuple[str, ...]:
+    """What makes two events the same one (client-go's getEventKey)."""
+    return (
+        *_source_and_object(event),
+        event["involvedObject"].get("fieldPath", ""),
+        event.get("type", ""),
+        event.get("reason", ""),
+        event.get("message", ""),
+    )
+
+
+def _aggregate_key(event: Object) -> tuple[str, ...]:
+    return (
+        *_source_and_object(event),
+        event.get("type", ""),
+        event.get("reason", ""),
+        event.get("reportingComponent", ""),
+        event.get("reportingInstance", ""),
+    )
+
+
+@dataclass
+class _Similar:
+    messages: set[str] = field(default_factory=set)
+    last_seen: float = float("-inf")
+
+
+@dataclass(frozen=True)
+class _Observation:
+    count: int
+    first_timestamp: str
+    name: str
+    resource_version: str
+
+
+@dataclass
+class _TokenBucket:
+    tokens: float
+    last: float
+
+
+@dataclass(frozen=True)
+class Correlated:
+    """The Event to write and, for a repeat, the patch that updates the existing one."""
+
+    event: Object
+    patch: Object | None
+
+
+def event_name(involved_name: str, when: float) -> str:
+    """`<object name>.<nanoseconds since the epoch, in hex>`, as client-go names Events."""
+    return f"{involved_name}.{round(when * 1e9):x}"
+
+
+class EventCorrelator:
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._similar: LRU[tuple[str, ...], _Similar] = LRU()
+        self._observed: LRU[tuple[str, ...], _Observation] = LRU()
+        self._buckets: LRU[tuple[str, ...], _TokenBucket] = LRU()
+
+    def correlate(self, event: Object) -> Correlated | None:
+        """The write for `event` (which this takes over), or None when spam drops it."""
+        event, key = self._aggregate(event)
+        correlated = self._observe(event, key)
+        if not self._allow(correlated.event):
+            return None
+        return correlated
+
+    def written(self, event: Object) -> None:
+        """Remember the Event as the server stored it, for the next repeat's patch."""
+        self._observed.put(event_key(event), _observation(event))
+
+    def _aggregate(self, event: Object) -> tuple[Object, tuple[str, ...]]:
+        now = self._clock.now()
+        key = _aggregate_key(event)
+        similar = self._similar.get(key)
+        if similar is None or now - similar.last_seen > AGGREGATE_INTERVAL:
+            similar = _Similar()
+        similar.messages.add(event.get("message", ""))
+        similar.last_seen = now
+        self._similar.put(key, similar)
+        if len(similar.messages) < AGGREGATE_MAX_EVENTS:
+            return event, event_key(event)
+        similar.messages.pop()  # keep the set from growing past the threshold
+        stamp = format_time(now)
+        combined = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": event_name(event["involvedObject"].get("name", ""), now),
+                "namespace": event["metadata"]["namespace"],
+            },
+            "involvedObject": event["involvedObject"],
+            "reason": event.get("reason", ""),
+            "message": COMBINED_PREFIX + event.get("message", ""),
+            "source": event.get("source") or {},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "type": event.get("type", ""),
+        }
+        return combined, key
+
+    def _observe(self, event: Object, key: tuple[str, ...]) -> Correlated:
+        last = self._observed.get(key)
+        patch = None
+        if last is not None:
+            event["metadata"] = {
+                **event["metadata"],
+                "name": last.name,
+                "resourceVersion": last.resource_version,
+            }
+            event["firstTimestamp"] = last.first_timestamp
+            event["count"] = last.count + 1
+            patch = {
+                "count": event["count"],
+                "lastTimestamp": event["lastTimestamp"],
+                "message": event.get("message", ""),
+            }
+        self._observed.put(key, _observation(event))
+        return Correlated(event, patch)
+
+    def _allow(self, event: Object) -> bool:
+        now = self._clock.now()
+        key = _source_and_object(event)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = _TokenBucket(SPAM_BURST, now)
+        bucket.tokens = min(SPAM_BURST, bucket.tokens + (now - bucket.last) * SPAM_QPS)
+        bucket.last = now
+        self._buckets.put(key, bucket)
+        if bucket.tokens < 1:
+            return False
+        bucket.tokens -= 1
+        return True
+
+
+def _observation(event: Object) -> _Observation:
+    m = event["metadata"]
+    return _Observation(
+        count=event.get("count") or 0,
+        first_timestamp=event.get("firstTimestamp") or "",
+        name=m["name"],
+        resource_version=m.get("resourceVersion") or "",
+    )

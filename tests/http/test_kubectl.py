@@ -171,6 +171,38 @@ def test_get_watch_sees_an_added_pod(cluster: Cluster) -> None:
         watcher.wait()
 
 
+def test_get_watch_sees_a_deleted_pod_terminate(cluster: Cluster) -> None:
+    cluster.ok("create", "ns", "watched")
+    cluster.ok("create", "-n", "watched", "-f", "-", stdin=POD.format(name="brief", app="w"))
+    watcher = subprocess.Popen(
+        [
+            KUBECTL,
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "get",
+            "pods",
+            "-n",
+            "watched",
+            "-w",
+            "--request-timeout=20s",
+            "--output-watch-events",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watcher.stdout is not None
+        assert watcher.stdout.readline().split()[:2] == ["EVENT", "NAME"]
+        assert watcher.stdout.readline().split()[:4] == ["ADDED", "brief", "0/1", "Pending"]
+        cluster.ok("delete", "pod", "brief", "-n", "watched")
+        # Deleted at once (it never ran), yet marked first: watchers see it terminate.
+        assert watcher.stdout.readline().split()[:4] == ["MODIFIED", "brief", "0/1", "Terminating"]
+        assert watcher.stdout.readline().split()[:4] == ["DELETED", "brief", "0/1", "Terminating"]
+    finally:
+        watcher.kill()
+        watcher.wait()
+
+
 def test_api_resources_lists_kinds_and_short_names(cluster: Cluster) -> None:
     rows = [line.split() for line in cluster.ok("api-resources").splitlines()]
     assert rows[0] == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]

@@ -25,13 +25,14 @@ PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 @dataclass(frozen=True)
 class Decision:
     remove_now: bool
-    """Delete from the store now; otherwise store `updated` (a marked copy), if any."""
+    """Delete from the store now (after storing `updated`, a marked copy, if any); otherwise
+    store `updated`, if any."""
     updated: Object | None = None
 
 
 def graceful_period(kind: Kind, obj: Object, options: DeleteOptions) -> int:
     """The grace period the object gets: pods' rules, 0 for every other kind."""
-    if kind.kind != "Pod" or kind.group:
+    if not _is_pod(kind):
         return 0
     spec = obj.get("spec") or {}
     if options.grace_period_seconds is not None:
@@ -82,15 +83,27 @@ def decide(kind: Kind, obj: Object, options: DeleteOptions, now: float) -> Decis
     if m.get("deletionTimestamp"):
         # Already being deleted: a shorter grace period moves the deadline earlier.
         if grace == 0 and not finalizers:
-            return Decision(remove_now=True)
+            return _remove_now(kind, obj, now)
         if current_grace is not None and grace < current_grace:
             return Decision(False, _marked(obj, finalizers, grace, now))
         if finalizers != list(m.get("finalizers") or []):
             return Decision(False, _with_finalizers(obj, finalizers))
         return Decision(False, None)
     if grace == 0 and not finalizers:
-        return Decision(remove_now=True)
+        return _remove_now(kind, obj, now)
     return Decision(False, _marked(obj, finalizers, grace, now))
+
+
+def _remove_now(kind: Kind, obj: Object, now: float) -> Decision:
+    """Pods, whose deletion is graceful, are first stored marked with grace 0 and then
+    removed, as kube-apiserver does it: watchers see them Terminating before they go."""
+    if _is_pod(kind) and (obj.get("metadata") or {}).get("deletionGracePeriodSeconds") != 0:
+        return Decision(True, _marked(obj, [], 0, now))
+    return Decision(remove_now=True)
+
+
+def _is_pod(kind: Kind) -> bool:
+    return kind.kind == "Pod" and not kind.group
 
 
 def _namespace_decision(obj: Object, finalizers: list[str], now: float) -> Decision:

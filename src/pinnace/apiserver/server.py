@@ -380,6 +380,13 @@ class APIServer:
             if options.dry_run:
                 return Result(decision.updated or old)
             if decision.remove_now:
+                if decision.updated is not None:
+                    try:
+                        old = await self.store.update(key, decision.updated, resource_version(old))
+                    except ConflictError:
+                        continue
+                    except KeyNotFoundError:
+                        raise status.not_found(kind.plural, name, kind.group) from None
                 removed = await self._remove(kind, key, name, old)
                 return Result(self._deleted_result(kind, removed))
             if decision.updated is None:

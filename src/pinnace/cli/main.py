@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from pinnace import KUBERNETES_REFERENCE, __version__
 from pinnace.bench import api as api_bench
+from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import store as store_bench
 from pinnace.cli import up
 from pinnace.store import StoreError
@@ -40,6 +41,17 @@ def _bench_api(args: argparse.Namespace) -> int:
         print(f"pinnace bench api: {e}", file=sys.stderr)
         return 1
     print(api_bench.render(results, args.backend, *sizes, args.json))
+    return 0
+
+
+def _bench_scheduler(args: argparse.Namespace) -> int:
+    workloads = [args.workload] if args.workload else list(scheduler_bench.WORKLOADS)
+    try:
+        results = scheduler_bench.run(workloads, args.nodes, args.pods)
+    except scheduler_bench.BenchError as e:
+        print(f"pinnace bench scheduler: {e}", file=sys.stderr)
+        return 1
+    print(scheduler_bench.render(results, args.json))
     return 0
 
 
@@ -75,6 +87,7 @@ def _add_bench(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     store.add_argument("--json", action="store_true", help="print JSON instead of a table")
     store.set_defaults(run=_bench_store)
     _add_bench_api(benchmarks)
+    _add_bench_scheduler(benchmarks)
 
 
 def _add_bench_api(benchmarks: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -106,6 +119,26 @@ def _add_bench_api(benchmarks: argparse._SubParsersAction[argparse.ArgumentParse
     )
     api.add_argument("--json", action="store_true", help="print JSON instead of a table")
     api.set_defaults(run=_bench_api)
+
+
+def _add_bench_scheduler(benchmarks: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    scheduler = benchmarks.add_parser(
+        "scheduler",
+        help="the scheduler core on kube-scheduler's benchmark workloads: pods/s, latency",
+    )
+    scheduler.add_argument(
+        "--workload",
+        choices=scheduler_bench.WORKLOADS,
+        help="measure one workload (default: all)",
+    )
+    scheduler.add_argument(
+        "--nodes", type=_count(1), help="nodes, instead of the workload's own (5000)"
+    )
+    scheduler.add_argument(
+        "--pods", type=_count(1), help="pods scheduled, instead of the workload's own (10000)"
+    )
+    scheduler.add_argument("--json", action="store_true", help="print one JSON object per workload")
+    scheduler.set_defaults(run=_bench_scheduler)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,11 +18,15 @@ vectorised operations, and updates one row after each bind instead of rebuilding
 
 Arrays grow by doubling. Removing a node moves the last row into its place, so row numbers are
 stable only between changes; names are the identity.
+
+Rows changed by a pod or a node update are logged, so a `RowCache` can keep per-node vectors
+(a filter's verdicts, a score) for pods of one shape and recompute only the rows that changed:
+after a bind that is one row, not every node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -37,6 +41,10 @@ _FIXED_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 _HARD_EFFECTS = ("NoSchedule", "NoExecute")
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 _INITIAL_ROWS = 16
+_MAX_LOGGED_CHANGES = 1 << 20
+
+Rows = np.ndarray | slice
+"""Node rows to compute: an array of row numbers, or a slice of all of them."""
 
 
 class Taint(NamedTuple):
@@ -77,6 +85,10 @@ class NodeTable:
         self._images: list[dict[str, int]] = []
         # Pods bound to nodes the table does not have (yet): kept until the node arrives.
         self._orphans: dict[str, dict[str, PodInfo]] = {}
+        # Row numbers change when nodes are added or removed (a new epoch); rows whose contents
+        # changed within an epoch are logged.
+        self.epoch = 0
+        self.changed_rows: list[int] = []
         rows, width = _INITIAL_ROWS, len(_FIXED_COLUMNS)
         self._allocatable = np.zeros((rows, width), np.int64)
         self._requested = np.zeros((rows, width), np.int64)
@@ -120,6 +132,7 @@ class NodeTable:
             column = self.columns[resource] = len(self.columns)
             self._allocatable = _widen(self._allocatable)
             self._requested = _widen(self._requested)
+            self._new_epoch()
         return column
 
     # Nodes.
@@ -139,6 +152,7 @@ class NodeTable:
         self.pods.append({})
         self.host_ports.append({})
         self._images.append({})
+        self._new_epoch()
         self._set_node(i, node)
         for pod in self._orphans.pop(name, {}).values():
             self.add_pod(pod, name)
@@ -162,6 +176,7 @@ class NodeTable:
             values.pop()
         if i != last:
             self.index[self.names[i]] = i
+        self._new_epoch()
 
     # Pods.
     def add_pod(self, pod: PodInfo, node_name: str) -> None:
@@ -211,7 +226,18 @@ class NodeTable:
         )
 
     # Internals.
+    def _new_epoch(self) -> None:
+        self.epoch += 1
+        self.changed_rows.clear()
+
+    def _changed(self, i: int) -> None:
+        if len(self.changed_rows) >= _MAX_LOGGED_CHANGES:
+            self._new_epoch()
+        else:
+            self.changed_rows.append(i)
+
     def _account(self, i: int, pod: PodInfo, sign: int) -> None:
+        self._changed(i)
         row = self._requested[i]
         for resource, value in pod.requests.items():
             column = self.columns.get(resource)
@@ -228,6 +254,7 @@ class NodeTable:
         name = node["metadata"]["name"]
         spec = node.get("spec") or {}
         status = node.get("status") or {}
+        self._changed(i)
         self.nodes[i] = node
         self.labels[i] = node["metadata"].get("labels") or {}
         taints = tuple(
@@ -301,6 +328,46 @@ class NodeTable:
             self._hard_taint_group,
             self._soft_taint_group,
         ) = (_double(array) for array in self._arrays())
+
+
+class RowCache:
+    """Vectors over every node row, one per key (a pod shape), kept up to date by recomputing
+    only the rows logged as changed since the last use. Holds at most `limit` keys."""
+
+    def __init__(self, limit: int = 64) -> None:
+        self._limit = limit
+        self._entries: dict[Hashable, tuple[int, int, np.ndarray]] = {}
+
+    def get(
+        self, table: NodeTable, key: Hashable, compute: Callable[[Rows], np.ndarray]
+    ) -> np.ndarray:
+        """The vector for `key`; `compute(rows)` gives its values on `rows`."""
+        entry = self._entries.pop(key, None)
+        logged = len(table.changed_rows)
+        if entry is None or entry[0] != table.epoch:
+            vector = compute(slice(0, len(table)))
+        else:
+            vector = entry[2]
+            if entry[1] < logged:
+                rows = np.unique(np.array(table.changed_rows[entry[1] :], np.intp))
+                vector[rows] = compute(rows)
+        if len(self._entries) >= self._limit:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = (table.epoch, logged, vector)  # re-inserted: most recently used
+        return vector
+
+
+def row_count(table: NodeTable, rows: Rows) -> int:
+    return len(range(*rows.indices(len(table)))) if isinstance(rows, slice) else len(rows)
+
+
+def gather(vector: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """`vector[nodes]`, without the copy when `nodes` is every row in order."""
+    if len(nodes) == len(vector) and (
+        len(nodes) == 0 or (nodes[0] == 0 and nodes[-1] == len(nodes) - 1)
+    ):
+        return vector
+    return vector[nodes]
 
 
 def _double(array: np.ndarray) -> np.ndarray:

@@ -29,7 +29,7 @@ from pinnace.scheduler.framework import (
     Status,
     unschedulable,
 )
-from pinnace.scheduler.nodetable import PODS_COLUMN, NodeTable
+from pinnace.scheduler.nodetable import PODS_COLUMN, NodeTable, RowCache, Rows, gather, row_count
 from pinnace.scheduler.plugins.resource_allocation import (
     ResourceSpec,
     allocatable_and_requested,
@@ -81,6 +81,15 @@ def broken_linear(shape: Sequence[tuple[int, int]], p: np.ndarray) -> np.ndarray
     return result
 
 
+def _fits(table: NodeTable, checked: tuple[tuple[str, int, int], ...], rows: Rows) -> np.ndarray:
+    """Whether one more pod, and each checked request, fits on the `rows`."""
+    allocatable, requested = table.allocatable[rows], table.requested[rows]
+    fits = requested[:, PODS_COLUMN] < allocatable[:, PODS_COLUMN]
+    for _, column, value in checked:
+        fits &= allocatable[:, column] - requested[:, column] >= value
+    return fits
+
+
 class NodeResourcesFit:
     name = "NodeResourcesFit"
 
@@ -98,6 +107,8 @@ class NodeResourcesFit:
         )
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO and not self.shape:
             raise ValueError("scoringStrategy.requestedToCapacityRatio.shape: Required value")
+        self._fits = RowCache()
+        self._scores = RowCache()
         if self.strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO):
             raise ValueError(
                 f'scoringStrategy.type: Unsupported value: "{self.strategy}": supported values: '
@@ -122,11 +133,8 @@ class NodeResourcesFit:
     def filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
-        allocatable, requested = table.allocatable, table.requested
-        fits = requested[:, PODS_COLUMN] < allocatable[:, PODS_COLUMN]
-        for _, column, value in state.read(_STATE_KEY):
-            fits &= allocatable[:, column] - requested[:, column] >= value
-        return feasible & fits
+        checked = tuple(state.read(_STATE_KEY))
+        return feasible & self._fits.get(table, checked, lambda rows: _fits(table, checked, rows))
 
     def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
         """fitsRequest's reasons, in its order: pods, cpu, memory, ephemeral-storage, scalars."""
@@ -147,11 +155,16 @@ class NodeResourcesFit:
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray:
+        key = (pod.non_zero_cpu, pod.non_zero_memory, *sorted(pod.requests.items()))
+        scores = self._scores.get(table, key, lambda rows: self._score_rows(pod, table, rows))
+        return gather(scores, nodes)
+
+    def _score_rows(self, pod: PodInfo, table: NodeTable, rows: Rows) -> np.ndarray:
         per_resource = allocatable_and_requested(
-            table, pod, self.resources, nodes, use_requested=False
+            table, pod, self.resources, rows, use_requested=False
         )
-        node_score = np.zeros(len(nodes), np.int64)
-        weight_sum = np.zeros(len(nodes), np.int64)
+        node_score = np.zeros(row_count(table, rows), np.int64)
+        weight_sum = np.zeros(row_count(table, rows), np.int64)
         for entry in per_resource:
             if entry is None:
                 continue
@@ -164,8 +177,12 @@ class NodeResourcesFit:
             else:
                 resource_score = self._ratio_score(requested, allocatable)
                 counted &= resource_score > 0
-            node_score += np.where(counted, resource_score * weight, 0)
-            weight_sum += np.where(counted, weight, 0)
+            if counted.all():
+                node_score += resource_score * weight
+                weight_sum += weight
+            else:
+                node_score += np.where(counted, resource_score * weight, 0)
+                weight_sum += np.where(counted, weight, 0)
         safe = np.maximum(weight_sum, 1)
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
             # int64(math.Round(nodeScore / weightSum)): half away from zero, all non-negative

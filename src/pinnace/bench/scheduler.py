@@ -1,0 +1,137 @@
+"""`pinnace bench scheduler`: the scheduler core's throughput on kube-scheduler's own benchmark
+workloads (test/integration/scheduler_perf), scheduled in-process with every node scored.
+
+Nodes are added first (not timed); then every pod is handed to the scheduler and scheduled.
+pods/s counts from the first pod handed over to the last bind; a pod's latency is its
+scheduling cycle, from pop to bind. Binding goes to an in-memory recorder, not the API.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pinnace.bench import Figure, Figures, per_second, percentile, render_table
+from pinnace.clock import VirtualClock
+from pinnace.scheduler import Scheduler
+from pinnace.scheduler.plugins import default_profile
+
+
+class BenchError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    nodes: int
+    pods: int
+    node: Callable[[int], dict[str, Any]]
+    pod: Callable[[int], dict[str, Any]]
+
+
+def _node(i: int) -> dict[str, Any]:
+    """scheduler_perf's node-default.yaml: 4 CPU, 32Gi, 110 pods."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": f"scheduler-perf-node-{i}"},
+        "status": {"capacity": _NODE_RESOURCES, "allocatable": _NODE_RESOURCES},
+    }
+
+
+_NODE_RESOURCES = {"cpu": "4", "memory": "32Gi", "pods": "110"}
+
+
+def _pod(i: int) -> dict[str, Any]:
+    """scheduler_perf's pod-default.yaml: one pause container asking 100m / 500Mi."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i}", "namespace": "sched-test", "uid": f"uid-{i}"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}},
+                }
+            ]
+        },
+    }
+
+
+WORKLOADS: Mapping[str, Workload] = {
+    w.name: w for w in (Workload("SchedulingBasic", 5000, 10_000, _node, _pod),)
+}
+
+
+def figures() -> tuple[Figure, ...]:
+    return (
+        Figure("nodes", "nodes"),
+        Figure("pods", "pods"),
+        Figure("pods_per_second", "pods/s"),
+        Figure("p50_ms", "per-pod latency p50 (ms)"),
+        Figure("p99_ms", "per-pod latency p99 (ms)"),
+    )
+
+
+def run(names: list[str], nodes: int | None, pods: int | None, seed: int = 0) -> dict[str, Figures]:
+    return {name: _measure(WORKLOADS[name], nodes, pods, seed) for name in names}
+
+
+def render(results: dict[str, Figures], as_json: bool) -> str:
+    if as_json:
+        return "\n".join(
+            json.dumps({"workload": name, **values}) for name, values in results.items()
+        )
+    return render_table(
+        "Pinnace scheduler benchmark (scheduler core in-process, every node scored)",
+        figures(),
+        results,
+    )
+
+
+def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int) -> Figures:
+    node_count = workload.nodes if nodes is None else nodes
+    pod_count = workload.pods if pods is None else pods
+    bindings: list[dict[str, Any]] = []
+    with VirtualClock() as clock:
+        scheduler = Scheduler(
+            [default_profile(bindings.append)],
+            clock,
+            seed=seed,
+            percentage_of_nodes_to_score=100,
+        )
+        for i in range(node_count):
+            scheduler.add_node(workload.node(i))
+        latencies = []
+        start = time.perf_counter()
+        for i in range(pod_count):
+            scheduler.add_pod(workload.pod(i))
+        for cycle in _timed_cycles(scheduler):
+            latencies.append(cycle)
+        seconds = time.perf_counter() - start
+    if len(bindings) != pod_count:
+        raise BenchError(
+            f"{workload.name}: {len(bindings)} of {pod_count} pods were scheduled "
+            f"on {node_count} nodes"
+        )
+    return {
+        "nodes": node_count,
+        "pods": pod_count,
+        "pods_per_second": per_second(pod_count, seconds),
+        "p50_ms": percentile(latencies, 50) * 1000,
+        "p99_ms": percentile(latencies, 99) * 1000,
+    }
+
+
+def _timed_cycles(scheduler: Scheduler) -> Iterator[float]:
+    while True:
+        start = time.perf_counter()
+        if scheduler.schedule_one() is None:
+            return
+        yield time.perf_counter() - start

@@ -37,17 +37,19 @@ class Connection:
             raise HTTPError(f"cannot connect to {url}: {e}") from None
         return cls(reader, writer, parts.netloc)
 
-    def send(self, method: str, path: str, body: bytes = b"") -> None:
+    def send(self, method: str, path: str, body: bytes = b"", content_type: str = JSON) -> None:
         """Write one request; read its answer with `response`."""
         head = (
             f"{method} {path} HTTP/1.1\r\nHost: {self._host}\r\nAccept: {JSON}\r\n"
-            f"Content-Type: {JSON}\r\nContent-Length: {len(body)}\r\n\r\n"
+            f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         self._writer.write(head.encode() + body)
 
-    async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+    async def request(
+        self, method: str, path: str, body: bytes = b"", content_type: str = JSON
+    ) -> tuple[int, bytes]:
         """The status and whole body of one request's answer."""
-        self.send(method, path, body)
+        self.send(method, path, body, content_type)
         return await self.response()
 
     async def response(self) -> tuple[int, bytes]:

@@ -186,3 +186,23 @@ def delete_options_body(options: DeleteOptions) -> dict[str, Any]:
     if options.dry_run:
         body["dryRun"] = ["All"]
     return body
+
+
+def binding_body(pod: Object, node: str) -> dict[str, Any]:
+    """The Binding that puts `pod` on `node`, as kube-scheduler's DefaultBinder sends it."""
+    m = pod["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"namespace": m["namespace"], "name": m["name"], "uid": m.get("uid")},
+        "target": {"kind": "Node", "name": node},
+    }
+
+
+def eviction_body(namespace: str, name: str, options: DeleteOptions | None) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"namespace": namespace, "name": name},
+        "deleteOptions": delete_options_body(options or DeleteOptions()),
+    }

@@ -12,7 +12,7 @@ from pinnace.apiserver.http import fieldmanagers, negotiation, patching
 from pinnace.apiserver.objects import Object, clone, meta
 from pinnace.apiserver.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.apiserver.server import APIServer
-from pinnace.client.interface import Client, PatchType, delete_options_body
+from pinnace.client.interface import Client, PatchType, binding_body, eviction_body
 from pinnace.clock import Clock
 
 
@@ -141,21 +141,10 @@ class LocalClient(Client):
 
     async def bind(self, pod: Object, node: str) -> None:
         m = pod["metadata"]
-        body = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"namespace": m["namespace"], "name": m["name"], "uid": m.get("uid")},
-            "target": {"kind": "Node", "name": node},
-        }
-        await binding.bind(self._server, m["namespace"], m["name"], body)
+        await binding.bind(self._server, m["namespace"], m["name"], binding_body(pod, node))
 
     async def evict(self, namespace: str, name: str, options: DeleteOptions | None = None) -> None:
-        body = {
-            "apiVersion": "policy/v1",
-            "kind": "Eviction",
-            "metadata": {"namespace": namespace, "name": name},
-            "deleteOptions": delete_options_body(options or DeleteOptions()),
-        }
+        body = eviction_body(namespace, name, options)
         await eviction.evict(self._server, namespace, name, body)
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:

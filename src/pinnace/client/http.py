@@ -1,0 +1,248 @@
+"""The client over real HTTP, for components in another process than the API server: the same
+interface and semantics as `LocalClient`, through kube-apiserver's REST paths.
+
+Requests go over keep-alive HTTP/1.1 connections (one per request in flight, reused after);
+each watch holds a connection of its own. A connection failure is an `HTTPError`; every
+answer the server refuses is the `StatusError` its Status body describes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from pinnace.api import catalog
+from pinnace.api.kind import Kind
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import DeleteOptions
+from pinnace.bench.http import JSON, Connection, HTTPError
+from pinnace.client.interface import (
+    Client,
+    PatchType,
+    binding_body,
+    delete_options_body,
+    eviction_body,
+)
+from pinnace.clock import Clock
+
+PODS = catalog.by_resource("", "pods")
+assert PODS is not None
+
+
+def resource_path(kind: Kind, namespace: str = "", name: str = "", subresource: str = "") -> str:
+    """`/api/v1/namespaces/default/pods/web/status`, `/apis/apps/v1/deployments`..."""
+    path = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
+    if kind.namespaced and namespace:
+        path += f"/namespaces/{quote(namespace, safe='')}"
+    path += f"/{kind.plural}"
+    if name:
+        path += f"/{quote(name, safe='')}"
+    if subresource:
+        path += f"/{subresource}"
+    return path
+
+
+def _with_query(path: str, **params: Any) -> str:
+    present = {k: v for k, v in params.items() if v not in ("", None, 0, False)}
+    return f"{path}?{urlencode(present)}" if present else path
+
+
+def status_error(code: int, body: bytes) -> StatusError:
+    """The StatusError a refused request's answer describes."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict) and answer.get("kind") == "Status":
+        return StatusError(
+            int(answer.get("code") or code),
+            str(answer.get("reason") or ""),
+            str(answer.get("message") or ""),
+            answer.get("details"),
+        )
+    return StatusError(code, "", body.decode("utf-8", "replace").strip())
+
+
+class HTTPClient(Client):
+    """A client of the API server at `url` (`http://127.0.0.1:6443`), on `clock`'s loop.
+
+    `field_manager` names this client's writes in managedFields (the server otherwise records
+    them under the User-Agent it sends).
+    """
+
+    def __init__(self, url: str, clock: Clock, *, field_manager: str = "") -> None:
+        self._url = url.rstrip("/")
+        self._clock = clock
+        self._field_manager = field_manager
+        self._idle: list[Connection] = []
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    def close(self) -> None:
+        """Close the idle connections (watches close when their iteration ends)."""
+        for connection in self._idle:
+            connection.close()
+        self._idle.clear()
+
+    async def _call(
+        self, method: str, path: str, body: Any = None, content_type: str = JSON
+    ) -> Object:
+        payload = b"" if body is None else json.dumps(body).encode()
+        reused = bool(self._idle)
+        connection = self._idle.pop() if reused else await Connection.open(self._url)
+        try:
+            code, answer = await connection.request(method, path, payload, content_type)
+        except HTTPError:
+            connection.close()
+            if not reused:
+                raise
+            # The server may close a keep-alive connection it found idle: try a fresh one.
+            connection = await Connection.open(self._url)
+            try:
+                code, answer = await connection.request(method, path, payload, content_type)
+            except BaseException:
+                connection.close()
+                raise
+        except BaseException:
+            connection.close()
+            raise
+        self._idle.append(connection)
+        if code >= 400:
+            raise status_error(code, answer)
+        return json.loads(answer) if answer else {}
+
+    def _write_path(self, path: str) -> str:
+        return _with_query(path, fieldManager=self._field_manager)
+
+    # --- reads -------------------------------------------------------------------------------
+
+    async def get(self, kind: Kind, namespace: str, name: str) -> Object:
+        return await self._call("GET", resource_path(kind, namespace, name))
+
+    async def list(
+        self,
+        kind: Kind,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_token: str = "",
+        resource_version: str = "",
+    ) -> Object:
+        path = _with_query(
+            resource_path(kind, namespace),
+            labelSelector=label_selector,
+            fieldSelector=field_selector,
+            limit=limit,
+            resourceVersion=resource_version,
+            **{"continue": continue_token},
+        )
+        return await self._call("GET", path)
+
+    async def watch(  # type: ignore[override]
+        self,
+        kind: Kind,
+        namespace: str = "",
+        *,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> AsyncIterator[Object]:
+        path = _with_query(
+            resource_path(kind, namespace),
+            watch="true",
+            allowWatchBookmarks="true",
+            resourceVersion=resource_version,
+            labelSelector=label_selector,
+            fieldSelector=field_selector,
+        )
+        connection = await Connection.open(self._url)
+        try:
+            await connection.stream(path)
+            async for line in connection.lines():
+                if line.strip():
+                    yield json.loads(line)
+        finally:
+            connection.close()
+
+    # --- writes ------------------------------------------------------------------------------
+
+    async def create(self, kind: Kind, namespace: str, obj: Object) -> Object:
+        return await self._call("POST", self._write_path(resource_path(kind, namespace)), obj)
+
+    async def update(self, kind: Kind, obj: Object) -> Object:
+        return await self._put(kind, obj, "")
+
+    async def update_status(self, kind: Kind, obj: Object) -> Object:
+        return await self._put(kind, obj, "status")
+
+    async def _put(self, kind: Kind, obj: Object, subresource: str) -> Object:
+        m = obj.get("metadata") or {}
+        path = resource_path(kind, m.get("namespace") or "", m.get("name") or "", subresource)
+        return await self._call("PUT", self._write_path(path), obj)
+
+    async def patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        patch_type: PatchType = PatchType.STRATEGIC_MERGE,
+        *,
+        subresource: str = "",
+    ) -> Object:
+        path = self._write_path(resource_path(kind, namespace, name, subresource))
+        return await self._call("PATCH", path, patch, patch_type.value)
+
+    async def delete(
+        self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None = None
+    ) -> Object:
+        body = delete_options_body(options) if options is not None else None
+        return await self._call("DELETE", resource_path(kind, namespace, name), body)
+
+    async def delete_collection(
+        self,
+        kind: Kind,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        options: DeleteOptions | None = None,
+    ) -> Object:
+        path = _with_query(
+            resource_path(kind, namespace),
+            labelSelector=label_selector,
+            fieldSelector=field_selector,
+        )
+        body = delete_options_body(options) if options is not None else None
+        return await self._call("DELETE", path, body)
+
+    # --- subresources ------------------------------------------------------------------------
+
+    async def bind(self, pod: Object, node: str) -> None:
+        m = pod["metadata"]
+        path = resource_path(PODS, m["namespace"], m["name"], "binding")
+        await self._call("POST", path, binding_body(pod, node))
+
+    async def evict(self, namespace: str, name: str, options: DeleteOptions | None = None) -> None:
+        path = resource_path(PODS, namespace, name, "eviction")
+        await self._call("POST", path, eviction_body(namespace, name, options))
+
+    async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
+        return await self._call("GET", resource_path(kind, namespace, name, "scale"))
+
+    async def update_scale(self, kind: Kind, namespace: str, name: str, replicas: int) -> Object:
+        return await self.patch(
+            kind,
+            namespace,
+            name,
+            {"spec": {"replicas": replicas}},
+            PatchType.MERGE,
+            subresource="scale",
+        )

@@ -85,7 +85,8 @@ def _aggregate_key(event: Object) -> tuple[str, ...]:
 
 @dataclass
 class _Similar:
-    messages: set[str] = field(default_factory=set)
+    messages: dict[str, None] = field(default_factory=dict)
+    """The distinct messages seen, oldest first (an ordered set)."""
     last_seen: float = float("-inf")
 
 
@@ -141,12 +142,14 @@ class EventCorrelator:
         similar = self._similar.get(key)
         if similar is None or now - similar.last_seen > AGGREGATE_INTERVAL:
             similar = _Similar()
-        similar.messages.add(event.get("message", ""))
+        similar.messages[event.get("message", "")] = None
         similar.last_seen = now
         self._similar.put(key, similar)
         if len(similar.messages) < AGGREGATE_MAX_EVENTS:
             return event, event_key(event)
-        similar.messages.pop()  # keep the set from growing past the threshold
+        # Keep the set from growing past the threshold. client-go drops any one message; the
+        # oldest, here, so that a run is reproducible.
+        del similar.messages[next(iter(similar.messages))]
         stamp = format_time(now)
         combined = {
             "apiVersion": "v1",

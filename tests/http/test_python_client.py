@@ -115,3 +115,68 @@ def test_watch_from_a_list_sees_later_changes_in_order(core: client.CoreV1Api) -
         )
     ]
     assert events == [("ADDED", {"v": "1"}), ("MODIFIED", {"v": "2"}), ("DELETED", {"v": "2"})]
+
+
+@pytest.fixture(scope="module")
+def apps(core: client.CoreV1Api) -> client.AppsV1Api:
+    return client.AppsV1Api(core.api_client)
+
+
+def deployment(name: str, *containers: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": c, "image": "nginx:1.27"} for c in containers]},
+            },
+        },
+    }
+
+
+def container_images(d: client.V1Deployment) -> list[str]:
+    return [f"{c.name}={c.image}" for c in d.spec.template.spec.containers]
+
+
+def test_patch_kinds(apps: client.AppsV1Api) -> None:
+    apps.create_namespaced_deployment("default", deployment("py-patched", "main"))
+    # A dict body goes as a strategic merge patch: containers merge by name.
+    side = {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox"}]}}}}
+    patched = apps.patch_namespaced_deployment("py-patched", "default", side)
+    assert container_images(patched) == ["side=busybox", "main=nginx:1.27"]
+    # A list body goes as a JSON patch.
+    ops = [{"op": "replace", "path": "/spec/template/spec/containers/1/image", "value": "x:2"}]
+    patched = apps.patch_namespaced_deployment("py-patched", "default", ops)
+    assert container_images(patched) == ["side=busybox", "main=x:2"]
+
+
+def test_scale_subresource(apps: client.AppsV1Api) -> None:
+    apps.create_namespaced_deployment("default", deployment("py-scaled", "main"))
+    scale = apps.patch_namespaced_deployment_scale(
+        "py-scaled", "default", {"spec": {"replicas": 4}}
+    )
+    assert scale.spec.replicas == 4
+    assert scale.status.selector == "app=py-scaled"
+    assert apps.read_namespaced_deployment("py-scaled", "default").spec.replicas == 4
+
+
+def test_a_deleted_pod_is_seen_terminating_then_gone(core: client.CoreV1Api) -> None:
+    core.create_namespaced_pod("kube-system", pod("py-brief"))
+    listed = core.list_namespaced_pod("kube-system", field_selector="metadata.name=py-brief")
+    deleted = core.delete_namespaced_pod("py-brief", "kube-system")
+    assert deleted.metadata.deletion_grace_period_seconds == 0
+    events = [
+        (event["type"], event["object"].metadata.deletion_timestamp is not None)
+        for event in watch.Watch().stream(
+            core.list_namespaced_pod,
+            "kube-system",
+            field_selector="metadata.name=py-brief",
+            resource_version=listed.metadata.resource_version,
+            timeout_seconds=1,
+        )
+    ]
+    assert events == [("MODIFIED", True), ("DELETED", True)]

@@ -164,6 +164,37 @@ def test_informer_recovers_from_compaction_while_disconnected(cluster: Cluster) 
     cluster.run(scenario())
 
 
+def test_a_broken_watch_resumes_from_the_last_resource_version(cluster: Cluster) -> None:
+    """Without compaction nothing is listed again: every change made while disconnected
+    arrives as it happened, intermediate states included."""
+    client = FlakyClient(cluster.server)
+    informer = Informer(client, CONFIG_MAPS, "default")
+    calls = Calls(informer)
+
+    async def scenario() -> None:
+        await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))
+        informer.start()
+        await informer.wait_for_sync()
+        calls.take()
+        client.disconnect()
+        await asyncio.sleep(SETTLE)
+        for v in ("2", "3"):
+            await client.patch(CONFIG_MAPS, "default", "a", {"data": {"v": v}}, PatchType.MERGE)
+        await client.create(CONFIG_MAPS, "default", config_map("b", v="1"))
+        await client.delete(CONFIG_MAPS, "default", "b")
+        client.reconnect()
+        await asyncio.sleep(SETTLE)
+        assert calls.take() == [
+            ("update", "a", "v=1", "v=2"),
+            ("update", "a", "v=2", "v=3"),
+            ("add", "b", "v=1"),
+            ("delete", "b", "v=1"),
+        ]
+        informer.stop()
+
+    cluster.run(scenario())
+
+
 def _node_name(obj: Object) -> list[str]:
     return [obj["spec"].get("nodeName") or ""]
 

@@ -273,7 +273,8 @@ class NodeTable:
         self._allocatable[i] = 0
         for resource, q in allocatable.items():
             if resource in _FIXED_COLUMNS or is_scalar_resource(resource):
-                self._allocatable[i, self.column(resource)] = scheduler_value(resource, q)
+                column = self.column(resource)  # may widen the matrix: look it up first
+                self._allocatable[i, column] = scheduler_value(resource, q)
         images = {
             image_name: int(image.get("sizeBytes") or 0)
             for image in status.get("images") or ()

@@ -17,6 +17,7 @@ from typing import Any
 from pinnace.resources.lists import scheduler_value
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
 from pinnace.resources.pod import pod_non_zero_requests, pod_requests
+from pinnace.resources.quantity import Quantity
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
@@ -137,8 +138,8 @@ def _requests(pod: Mapping[str, Any]) -> tuple[dict[str, int], int, int]:
         non_zero = pod_non_zero_requests(pod)
         cached = (
             requests,
-            scheduler_value(CPU, non_zero[CPU]),
-            scheduler_value(MEMORY, non_zero[MEMORY]),
+            scheduler_value(CPU, non_zero.get(CPU, Quantity(0))),
+            scheduler_value(MEMORY, non_zero.get(MEMORY, Quantity(0))),
         )
         if len(_REQUESTS_CACHE) >= _REQUESTS_CACHE_LIMIT:
             _REQUESTS_CACHE.clear()

@@ -262,6 +262,35 @@ def test_field_selector_on_node_name_follows_pods_onto_and_off_the_node(cluster:
     cluster.run(scenario())
 
 
+def test_selecting_handlers_see_pods_leave_the_queue_when_bound(cluster: Cluster) -> None:
+    """As kube-scheduler's queue and cache split pods by spec.nodeName on one pod informer."""
+    client = cluster.client
+    informer = Informer(client, PODS)
+    unassigned: list[tuple[str, str]] = []
+    assigned: list[tuple[str, str]] = []
+    for seen, wanted in ((unassigned, False), (assigned, True)):
+        informer.add_event_handler(
+            on_add=lambda o, seen=seen: seen.append(("add", o["metadata"]["name"])),
+            on_update=lambda old, new, seen=seen: seen.append(("update", new["metadata"]["name"])),
+            on_delete=lambda o, seen=seen: seen.append(("delete", o["metadata"]["name"])),
+            selects=lambda o, wanted=wanted: bool(o["spec"].get("nodeName")) == wanted,
+        )
+
+    async def scenario() -> None:
+        await client.create(PODS, "default", pod("running", node="n1"))
+        pending = await client.create(PODS, "default", pod("pending"))
+        informer.start()
+        await informer.wait_for_sync()
+        await client.patch(PODS, "default", "pending", {"metadata": {"labels": {"try": "2"}}})
+        await client.bind(pending, "n2")
+        await asyncio.sleep(SETTLE)
+        assert unassigned == [("add", "pending"), ("update", "pending"), ("delete", "pending")]
+        assert assigned == [("add", "running"), ("add", "pending")]
+        informer.stop()
+
+    cluster.run(scenario())
+
+
 def test_factory_shares_one_informer_per_selection(cluster: Cluster) -> None:
     client = cluster.client
     factory = InformerFactory(client)

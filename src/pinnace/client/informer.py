@@ -36,6 +36,8 @@ MAX_BACKOFF = 30.0
 """The reflector's backoff between list-and-watch attempts, as client-go's (without jitter)."""
 
 Indexer = Callable[[Object], Iterable[str]]
+Call = tuple[Callable[..., Any], tuple[Object, ...]]
+"""A handler and the objects to call it with."""
 """An object -> the index values it is filed under (none, one or several)."""
 
 
@@ -45,6 +47,29 @@ class EventHandlers:
     on_update: Callable[[Object, Object], Any] | None = None
     """(old, new); during a resync both are the cached object."""
     on_delete: Callable[[Object], Any] | None = None
+    selects: Callable[[Object], bool] | None = None
+    """Only objects this selects reach the handlers, as with client-go's
+    FilteringResourceEventHandler: an update that makes an object selected is an add, one
+    that makes it unselected a delete (of the old state)."""
+
+    def calls(self, what: str, objs: tuple[Object, ...]) -> Call | None:
+        """The handler to call for a notification, and its arguments; None for none."""
+        selects = self.selects
+        if what == "on_update" and selects is not None:
+            old, new = objs
+            before, now = selects(old), selects(new)
+            if before and not now:
+                return _present(self.on_delete, (old,))
+            if now and not before:
+                return _present(self.on_add, (new,))
+            return _present(self.on_update, objs) if now else None
+        if selects is not None and not selects(objs[0]):
+            return None
+        return _present(getattr(self, what), objs)
+
+
+def _present(handler: Callable[..., Any] | None, objs: tuple[Object, ...]) -> Call | None:
+    return None if handler is None else (handler, objs)
 
 
 def object_key(obj: Object) -> str:
@@ -105,10 +130,12 @@ class Informer:
         on_add: Callable[[Object], Any] | None = None,
         on_update: Callable[[Object, Object], Any] | None = None,
         on_delete: Callable[[Object], Any] | None = None,
+        *,
+        selects: Callable[[Object], bool] | None = None,
     ) -> EventHandlers:
         """Call these on every change from now on; objects already cached come first, as
         on_add, so a handler added late sees the same story as one added at the start."""
-        handlers = EventHandlers(on_add, on_update, on_delete)
+        handlers = EventHandlers(on_add, on_update, on_delete, selects)
         self._handlers.append(handlers)
         for obj in self._cache.values():
             self._notify((handlers,), "on_add", obj)
@@ -302,15 +329,16 @@ class Informer:
                     self._schedule_resync()
                     continue
                 for h in handlers:
-                    await self._call(getattr(h, what), objs)
+                    await self._call(h, what, objs)
             self._wake.clear()
             await self._wake.wait()
 
-    async def _call(self, handler: Callable[..., Any] | None, objs: tuple[Object, ...]) -> None:
-        if handler is None:
-            return
+    async def _call(self, handlers: EventHandlers, what: str, objs: tuple[Object, ...]) -> None:
         try:
-            result = handler(*objs)
+            call = handlers.calls(what, objs)
+            if call is None:
+                return
+            result = call[0](*call[1])
             if inspect.isawaitable(result):
                 await result
         except Exception:

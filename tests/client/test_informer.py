@@ -11,6 +11,7 @@ from typing import Any
 from tests.client.conftest import CONFIG_MAPS, PODS, Cluster, config_map, pod
 
 from pinnace.api.kind import Kind
+from pinnace.api.labels import parse_selector, selector_from_dict
 from pinnace.apiserver.objects import Object, clone
 from pinnace.apiserver.options import DeleteOptions
 from pinnace.apiserver.server import APIServer
@@ -210,13 +211,18 @@ def test_index_pods_by_node_name(cluster: Cluster) -> None:
 
     async def scenario() -> None:
         await client.create(PODS, "default", pod("a", node="n1"))
-        await client.create(PODS, "kube-system", pod("b", "kube-system", node="n1"))
+        await client.create(PODS, "kube-system", pod("b", "kube-system", node="n1", app="web"))
         pending = await client.create(PODS, "default", pod("c"))
         informer.start()
         await informer.wait_for_sync()
         assert _names(informer.by_index("nodeName", "n1")) == ["a", "b"]
         assert _names(informer.by_index("nodeName", "")) == ["c"]
         assert _names(informer.by_index("namespace", "default")) == ["a", "c"]
+        assert _names(informer.list("default", selector_from_dict({"matchLabels": {}}))) == [
+            "a",
+            "c",
+        ]
+        assert _names(informer.list(selector=parse_selector("app in (web)"))) == ["b"]
 
         await client.bind(pending, "n2")
         await client.delete(PODS, "kube-system", "b", DeleteOptions(grace_period_seconds=0))

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pinnace.api.kind import Kind
+from pinnace.api.labels import LabelSelector
 from pinnace.apiserver.objects import Object
 from pinnace.client.interface import Client
 from pinnace.clock import Timer
@@ -186,8 +187,13 @@ class Informer:
     def get_by_key(self, key: str) -> Object | None:
         return self._cache.get(key)
 
-    def list(self) -> list[Object]:
-        return list(self._cache.values())
+    def list(self, namespace: str = "", selector: LabelSelector | None = None) -> list[Object]:
+        """The cached objects, of one namespace when given, and only those `selector` matches
+        when given (as a client-go Lister lists)."""
+        objs = self.by_index(NAMESPACE_INDEX, namespace) if namespace else self._cache.values()
+        if selector is None:
+            return list(objs)
+        return [o for o in objs if selector.matches(o["metadata"].get("labels") or {})]
 
     def keys(self) -> list[str]:
         return list(self._cache)

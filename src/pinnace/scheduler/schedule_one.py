@@ -214,12 +214,12 @@ class Scheduler:
             self.queue.add_unschedulable(queued, e.rejected_by)
             return ScheduleResult(pod, None, e.status, e.message, len(self.table))
         self.cache.assume(pod, node_name)
-        self.queue.done(pod.key)
         status = profile.run_bind(state, pod, node_name)
         if not status.is_success():
             self.cache.forget(pod)
             self.queue.add_unschedulable(queued, ())
             return ScheduleResult(pod, None, status, status.message, evaluated, feasible)
+        self.queue.done(pod.key)
         message = f"Successfully assigned {pod.key} to {node_name}"
         return ScheduleResult(pod, node_name, status, message, evaluated, feasible)
 

@@ -94,6 +94,19 @@ Notification = tuple[tuple[EventHandlers, ...], str, tuple[Object, ...]]
 
 
 class Informer:
+    """The cache of `kind` objects (in `namespace`, or all; those the selectors select).
+
+        pods = Informer(client, PODS, field_selector="spec.nodeName=node-1")
+        pods.add_indexer("phase", lambda p: [p.get("status", {}).get("phase", "")])
+        pods.add_event_handler(on_add=queue.add, on_delete=queue.forget)
+        pods.start()
+        await pods.wait_for_sync()
+        running = pods.by_index("phase", "Running")
+
+    `resync_period` (seconds, 0 for none) hands every cached object to on_update again that
+    often, as client-go's resync does.
+    """
+
     def __init__(
         self,
         client: Client,

@@ -169,14 +169,16 @@ def test_a_deleted_pod_is_seen_terminating_then_gone(core: client.CoreV1Api) -> 
     listed = core.list_namespaced_pod("kube-system", field_selector="metadata.name=py-brief")
     deleted = core.delete_namespaced_pod("py-brief", "kube-system")
     assert deleted.metadata.deletion_grace_period_seconds == 0
-    events = [
-        (event["type"], event["object"].metadata.deletion_timestamp is not None)
-        for event in watch.Watch().stream(
-            core.list_namespaced_pod,
-            "kube-system",
-            field_selector="metadata.name=py-brief",
-            resource_version=listed.metadata.resource_version,
-            timeout_seconds=1,
-        )
-    ]
+    events = []
+    watcher = watch.Watch()
+    for event in watcher.stream(
+        core.list_namespaced_pod,
+        "kube-system",
+        field_selector="metadata.name=py-brief",
+        resource_version=listed.metadata.resource_version,
+        timeout_seconds=10,
+    ):
+        events.append((event["type"], event["object"].metadata.deletion_timestamp is not None))
+        if event["type"] == "DELETED":
+            watcher.stop()
     assert events == [("MODIFIED", True), ("DELETED", True)]

@@ -1,0 +1,41 @@
+"""`pinnace bench scheduler` as a user runs it: tiny sizes, the figures it names (never
+timings)."""
+
+import json
+
+import pytest
+
+from pinnace.cli.main import main
+
+
+def test_json_is_one_object_per_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["bench", "scheduler", "--workload", "SchedulingBasic", "--nodes", "20", "--pods", "50"]
+    assert main([*args, "--json"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    result = json.loads(line)
+    assert set(result) == {"workload", "nodes", "pods", "pods_per_second", "p50_ms", "p99_ms"}
+    assert (result["workload"], result["nodes"], result["pods"]) == ("SchedulingBasic", 20, 50)
+    assert result["pods_per_second"] > 0 and 0 < result["p50_ms"] <= result["p99_ms"]
+
+
+def test_the_table_names_each_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "scheduler", "--nodes", "5", "--pods", "10"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split() == ["SchedulingBasic"]
+    assert [line.rsplit(maxsplit=1)[0] for line in lines[3:]] == [
+        "nodes",
+        "pods",
+        "pods/s",
+        "per-pod latency p50 (ms)",
+        "per-pod latency p99 (ms)",
+    ]
+
+
+def test_more_pods_than_the_nodes_hold_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a node of 4 CPU holds 40 pods of 100m
+    assert main(["bench", "scheduler", "--nodes", "1", "--pods", "41"]) == 1
+    assert capsys.readouterr().err == (
+        "pinnace bench scheduler: SchedulingBasic: 40 of 41 pods were scheduled on 1 nodes\n"
+    )

@@ -1,0 +1,93 @@
+"""The node table: rows per node, a column per resource, incremental pod accounting."""
+
+from pinnace.scheduler import NodeTable, PodInfo
+from pinnace.scheduler.nodetable import RowCache
+
+
+def node(name: str, **allocatable: str) -> dict:
+    return {
+        "metadata": {"name": name},
+        "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10", **allocatable}},
+    }
+
+
+def pod(name: str, node_name: str, **requests: str) -> PodInfo:
+    container = {"name": "c", "resources": {"requests": requests}}
+    return PodInfo.from_pod(
+        {
+            "metadata": {"name": name, "namespace": "ns"},
+            "spec": {"nodeName": node_name, "containers": [container]},
+        }
+    )
+
+
+def test_resources_in_scheduler_units_and_extended_columns_on_first_sight() -> None:
+    table = NodeTable()
+    table.add_node(node("a"))
+    table.add_node(node("b", **{"nvidia.com/gpu": "2", "hugepages-2Mi": "1Gi", "foo": "3"}))
+    b = table.node_info(1)
+    assert b.allocatable == {
+        "cpu": 2000,
+        "memory": 4 * 2**30,
+        "ephemeral-storage": 0,
+        "pods": 10,
+        "nvidia.com/gpu": 2,
+        "hugepages-2Mi": 2**30,
+    }, "cpu in millicores; a name the scheduler does not track (foo) is left out"
+    assert table.node_info(0).allocatable["nvidia.com/gpu"] == 0
+
+
+def test_pods_add_and_remove_their_requests_and_non_zero_defaults() -> None:
+    table = NodeTable()
+    table.add_node(node("a"))
+    table.add_pod(pod("p", "a", cpu="250m", **{"example.com/dongle": "1"}), "a")
+    table.add_pod(pod("q", "a"), "a")  # no requests: 100m / 200Mi when scoring
+    info = table.node_info(0)
+    assert info.requested["cpu"] == 250 and info.requested["example.com/dongle"] == 1
+    assert info.requested["pods"] == 2
+    assert info.non_zero_requested == (350, 400 * 2**20)
+    table.remove_pod("ns/p", "a")
+    assert table.node_info(0).requested["cpu"] == 0
+    assert table.node_info(0).non_zero_requested == (100, 200 * 2**20)
+
+
+def test_many_nodes_grow_the_arrays_and_removal_keeps_names_right() -> None:
+    table = NodeTable()
+    for i in range(40):
+        table.add_node(node(f"n{i}"))
+        table.add_pod(pod(f"p{i}", f"n{i}", cpu=f"{i + 1}m"), f"n{i}")
+    table.remove_node("n3")
+    assert len(table) == 39 and "n3" not in table.index
+    for name, i in table.index.items():
+        assert table.names[i] == name
+        assert table.node_info(i).requested["cpu"] == int(name[1:]) + 1
+
+
+def test_pods_on_a_node_not_yet_known_wait_for_it() -> None:
+    table = NodeTable()
+    table.add_pod(pod("early", "later", cpu="1"), "later")
+    table.add_node(node("later"))
+    assert table.node_info(0).requested["cpu"] == 1000
+    table.remove_node("later")
+    table.add_node(node("later"))
+    assert table.node_info(0).requested["cpu"] == 1000, "its pods outlive the node object"
+
+
+def test_row_cache_recomputes_only_changed_rows() -> None:
+    table = NodeTable()
+    for i in range(4):
+        table.add_node(node(f"n{i}"))
+    asked: list[object] = []
+
+    def pods_per_row(rows: object) -> object:
+        asked.append(rows if isinstance(rows, slice) else rows.tolist())
+        return table.requested[rows, 3].copy()
+
+    cache = RowCache()
+    assert cache.get(table, "k", pods_per_row).tolist() == [0, 0, 0, 0]
+    table.add_pod(pod("p", "n2"), "n2")
+    assert cache.get(table, "k", pods_per_row).tolist() == [0, 0, 1, 0]
+    assert asked == [slice(0, 4), [2]]
+    table.add_node(node("n4"))  # rows renumbered: everything again
+    assert cache.get(table, "k", pods_per_row).tolist() == [0, 0, 1, 0, 0]
+    assert asked[-1] == slice(0, 5)

@@ -493,3 +493,24 @@ def test_create_deployment_and_scale_it(cluster: Cluster) -> None:
     wide = cluster.ok("get", "deployment", "web", "-o", "wide").splitlines()
     assert wide[0].split()[5:] == ["CONTAINERS", "IMAGES", "SELECTOR"]
     assert wide[1].split()[1:2] + wide[1].split()[5:] == ["0/3", "nginx", "nginx:1.27", "app=web"]
+
+
+def test_diff_shows_what_apply_would_change(cluster: Cluster) -> None:
+    manifest = DEPLOYMENT.format(
+        name="diffed", labels="{app: diffed}", replicas=1, containers=containers("main")
+    )
+    cluster.ok("apply", "-f", "-", stdin=manifest)
+    same = cluster.kubectl("diff", "-f", "-", stdin=manifest)
+    assert (same.returncode, same.stdout) == (0, "")
+    changed = cluster.kubectl(
+        "diff", "-f", "-", stdin=manifest.replace("replicas: 1", "replicas: 3")
+    )
+    assert changed.returncode == 1, changed.stderr
+    lines = changed.stdout.splitlines()
+    assert "-  replicas: 1" in lines
+    assert "+  replicas: 3" in lines
+    dry = cluster.ok(
+        "apply", "--dry-run=server", "-f", "-", stdin=manifest.replace("replicas: 1", "replicas: 3")
+    )
+    assert dry.strip() == "deployment.apps/diffed configured (server dry run)"
+    assert cluster.ok("get", "deploy", "diffed", "-o", "jsonpath={.spec.replicas}") == "1"

@@ -16,7 +16,7 @@ import re
 import string
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from pinnace.api.kind import Kind
@@ -389,6 +389,8 @@ class _Walk:
                 return value
         elif name == "quantity":
             try:
+                if isinstance(value, str):
+                    return _canonical_quantity(value)
                 return str(parse_quantity(value))
             except QuantityError as e:
                 raise SchemaError(e.reason) from None
@@ -413,6 +415,12 @@ class _Walk:
         return _MISMATCH
 
 
+@lru_cache(maxsize=1024)
+def _canonical_quantity(text: str) -> str:
+    """The same few quantities ("250m", "128Mi") recur in every pod."""
+    return str(parse_quantity(text))
+
+
 def _fits_int32(value: int) -> bool:
     return _INT32[0] <= value <= _INT32[1]
 
@@ -427,6 +435,8 @@ def _copy(value: dict[str, Any] | list[Any], depth: int) -> Any:
     """A deep copy of a free-form JSON object or array (an `object` field), bounded in depth."""
     if depth > MAX_DEPTH:
         raise SchemaError("json: exceeded max depth")
+    if not value:
+        return {} if isinstance(value, dict) else []
     if isinstance(value, dict):
         return {
             k: _copy(v, depth + 1) if isinstance(v, _CONTAINERS) else v for k, v in value.items()

@@ -8,6 +8,7 @@ have rejected: a validator reports a field error where it would otherwise crash.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from pinnace.api import field
@@ -43,11 +44,21 @@ def is_integer_resource_name(name: str) -> bool:
 
 def parse_quantity_field(value: Any, path: Path) -> tuple[Quantity | None, list[FieldError]]:
     try:
-        return parse_quantity(value), []
+        return _parse_quantity(value), []
     except QuantityError as e:
         return None, [field.invalid(path, value, e.reason)]
     except (TypeError, ValueError):
         return None, [field.invalid(path, value, "must be a quantity")]
+
+
+def _parse_quantity(value: Any) -> Quantity:
+    return _parse_quantity_text(value) if isinstance(value, str) else parse_quantity(value)
+
+
+@lru_cache(maxsize=1024)
+def _parse_quantity_text(text: str) -> Quantity:
+    """Quantities are immutable, and the same few recur in every object."""
+    return parse_quantity(text)
 
 
 def validate_nonnegative_quantity(quantity: Quantity, path: Path) -> list[FieldError]:

@@ -11,6 +11,7 @@ Two levels, as in Kubernetes:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from pinnace.api.core.pod_shape import (
@@ -134,13 +135,26 @@ def _round_resource_list(resources: Any) -> None:
     if not isinstance(resources, dict):
         return
     for name, value in resources.items():
-        try:
-            quantity = Quantity(value)
-        except (QuantityError, TypeError):
-            continue  # validation reports it
-        rounded = Quantity(f"{quantity.milli_value()}m")
-        if rounded != quantity:
-            resources[name] = str(rounded)
+        rounded = _rounded_text(value) if isinstance(value, str) else _rounded(value)
+        if rounded is not None:
+            resources[name] = rounded
+
+
+@lru_cache(maxsize=1024)
+def _rounded_text(value: str) -> str | None:
+    """`_rounded` of a string: the same few quantities recur in every pod."""
+    return _rounded(value)
+
+
+def _rounded(value: Any) -> str | None:
+    """The quantity rounded up to milli precision, None when that leaves it as it is or it
+    is no quantity (validation reports that)."""
+    try:
+        quantity = Quantity(value)
+    except (QuantityError, TypeError):
+        return None
+    rounded = Quantity(f"{quantity.milli_value()}m")
+    return str(rounded) if rounded != quantity else None
 
 
 def _default_container(ctr: Obj) -> None:

@@ -53,12 +53,6 @@ def _missing_zero_fields(shape: Shape, value: dict[str, Any]) -> list[tuple[str,
     return [(name, zero) for name, zero in _zero_fields(shape) if name not in value]
 
 
-def _entry(member: bool, children: FieldsV1) -> FieldsV1 | None:
-    if not children:
-        return {} if member else None
-    return {".": {}, **children} if member else children
-
-
 def _put(
     out: FieldsV1,
     element: str,
@@ -66,17 +60,23 @@ def _put(
     children: FieldsV1,
     untracked: FieldSet | None,
 ) -> None:
+    """Record `element` in FieldsV1's form: `{}` for a member, its children below it, and
+    `".": {}` among them when it is a member too."""
     if untracked is not None and element in untracked.members:
         member = False
-    entry = _entry(member, children)
-    if entry is not None:
-        out[element] = entry
+    if children:
+        out[element] = {".": {}, **children} if member else children
+    elif member:
+        out[element] = {}
 
 
 def _sorted(out: FieldsV1, by_name: bool) -> FieldsV1:
-    if by_name:
-        return {k: out[k] for k in sorted(out)}
-    return {k: out[k] for k in sorted(out, key=element_order)}
+    # Struct and map nodes hold only `f:` elements: their order is their names' order.
+    return dict(sorted(out.items()) if by_name else sorted(out.items(), key=_by_element))
+
+
+def _by_element(item: tuple[str, Any]) -> Any:
+    return element_order(item[0])
 
 
 def _below(fields: FieldSet | None, element: str) -> FieldSet | None:
@@ -138,14 +138,17 @@ def _added(
     if shape.kind in ("struct", "map"):
         if not isinstance(value, dict):
             return {}
-        items = list(value.items())
-        items += _missing_zero_fields(shape, value)
-        for name, child in items:
+        missing = _missing_zero_fields(shape, value)
+        for name, child in [*value.items(), *missing] if missing else value.items():
             element = "f:" + name
             if ignored is not None and element in ignored.members:
                 continue
-            below_ignored, below_untracked = _below(ignored, element), _below(untracked, element)
-            children = _added(child, shape.child(name) or SCALAR, below_ignored, below_untracked)
+            child_shape = shape.child(name) or SCALAR
+            if child_shape.atomic or not isinstance(child, (dict, list)):
+                children: FieldsV1 = {}  # a leaf, without a call for it
+            else:
+                below_ignored = _below(ignored, element)
+                children = _added(child, child_shape, below_ignored, _below(untracked, element))
             _put(out, element, True, children, untracked)
         return _sorted(out, True)
     if not isinstance(value, list):

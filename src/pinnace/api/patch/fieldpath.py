@@ -17,9 +17,12 @@ from typing import Any
 __all__ = ["FieldSet", "go_json", "key_element", "path_string", "value_element"]
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def go_json(value: Any) -> str:
     """Compact JSON as Go's encoding/json writes it (HTML characters escaped)."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    text = _COMPACT.encode(value)
     for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(char, escape)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
@@ -82,6 +85,7 @@ def path_string(path: tuple[str, ...]) -> str:
 _TYPE_RANK = {"f": 0, "k": 1, "v": 2, "i": 3}
 
 
+@lru_cache(maxsize=4096)
 def element_order(element: str) -> tuple[int, Any]:
     """PathElement.Compare: fields, then keys, then values, then indices."""
     kind, body = element[0], element[2:]

@@ -88,6 +88,18 @@ def test_row_cache_recomputes_only_changed_rows() -> None:
     table.add_pod(pod("p", "n2"), "n2")
     assert cache.get(table, "k", pods_per_row).tolist() == [0, 0, 1, 0]
     assert asked == [slice(0, 4), [2]]
-    table.add_node(node("n4"))  # rows renumbered: everything again
-    assert cache.get(table, "k", pods_per_row).tolist() == [0, 0, 1, 0, 0]
-    assert asked[-1] == slice(0, 5)
+    table.add_node(node("n4"))
+    table.add_pod(pod("q", "n4"), "n4")
+    table.add_pod(pod("r", "n4"), "n4")
+    assert cache.get(table, "k", pods_per_row).tolist() == [0, 0, 1, 0, 2]
+    table.remove_node("n1")  # the last node (n4) takes its row
+    assert cache.get(table, "k", pods_per_row).tolist() == [0, 2, 1, 0]
+    one_by_one: list[int] = []
+
+    def one(i: int) -> int:
+        one_by_one.append(i)
+        return int(table.requested[i, 3])
+
+    table.add_pod(pod("s", "n0"), "n0")
+    assert cache.get(table, "k", pods_per_row, one).tolist() == [1, 2, 1, 0]
+    assert one_by_one == [0]

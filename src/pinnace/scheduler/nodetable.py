@@ -42,6 +42,7 @@ _HARD_EFFECTS = ("NoSchedule", "NoExecute")
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 _INITIAL_ROWS = 16
 _MAX_LOGGED_CHANGES = 1 << 20
+_ONE_BY_ONE = 8  # changed rows up to which a RowCache recomputes row by row
 
 Rows = np.ndarray | slice
 """Node rows to compute: an array of row numbers, or a slice of all of them."""
@@ -85,8 +86,8 @@ class NodeTable:
         self._images: list[dict[str, int]] = []
         # Pods bound to nodes the table does not have (yet): kept until the node arrives.
         self._orphans: dict[str, dict[str, PodInfo]] = {}
-        # Row numbers change when nodes are added or removed (a new epoch); rows whose contents
-        # changed within an epoch are logged.
+        # Rows whose contents changed are logged (a removed node's row takes the last node, so
+        # that row changes too); a new resource column starts a new epoch.
         self.epoch = 0
         self.changed_rows: list[int] = []
         rows, width = _INITIAL_ROWS, len(_FIXED_COLUMNS)
@@ -152,7 +153,6 @@ class NodeTable:
         self.pods.append({})
         self.host_ports.append({})
         self._images.append({})
-        self._new_epoch()
         self._set_node(i, node)
         for pod in self._orphans.pop(name, {}).values():
             self.add_pod(pod, name)
@@ -176,7 +176,7 @@ class NodeTable:
             values.pop()
         if i != last:
             self.index[self.names[i]] = i
-        self._new_epoch()
+            self._changed(i)
 
     # Pods.
     def add_pod(self, pod: PodInfo, node_name: str) -> None:
@@ -340,17 +340,29 @@ class RowCache:
         self._entries: dict[Hashable, tuple[int, int, np.ndarray]] = {}
 
     def get(
-        self, table: NodeTable, key: Hashable, compute: Callable[[Rows], np.ndarray]
+        self,
+        table: NodeTable,
+        key: Hashable,
+        compute: Callable[[Rows], np.ndarray],
+        compute_one: Callable[[int], Any] | None = None,
     ) -> np.ndarray:
-        """The vector for `key`; `compute(rows)` gives its values on `rows`."""
+        """The vector for `key`. `compute(rows)` gives its values on many rows at once;
+        `compute_one(row)`, if given, on one row (cheaper than NumPy for a handful)."""
         entry = self._entries.pop(key, None)
-        logged = len(table.changed_rows)
+        logged, n = len(table.changed_rows), len(table)
         if entry is None or entry[0] != table.epoch:
-            vector = compute(slice(0, len(table)))
+            vector = compute(slice(0, n))
         else:
             vector = entry[2]
-            if entry[1] < logged:
-                rows = np.unique(np.array(table.changed_rows[entry[1] :], np.intp))
+            if len(vector) != n:  # nodes were added or removed
+                known = min(len(vector), n)
+                vector = np.concatenate([vector[:known], compute(slice(known, n))])
+            changed = {i for i in table.changed_rows[entry[1] :] if i < n}
+            if compute_one is not None and len(changed) <= _ONE_BY_ONE:
+                for i in changed:
+                    vector[i] = compute_one(i)
+            elif changed:
+                rows = np.fromiter(changed, np.intp, len(changed))
                 vector[rows] = compute(rows)
         if len(self._entries) >= self._limit:
             del self._entries[next(iter(self._entries))]

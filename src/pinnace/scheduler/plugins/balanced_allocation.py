@@ -55,8 +55,19 @@ class NodeResourcesBalancedAllocation:
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray:
         key = tuple(pod.requests.get(r.name, 0) for r in self.resources)
-        scores = self._scores.get(table, key, lambda rows: self._score_rows(pod, table, rows))
+        scores = self._scores.get(
+            table,
+            key,
+            lambda rows: self._score_rows(pod, table, rows),
+            lambda i: self._score_node(pod, table, i),
+        )
         return gather(scores, nodes)
+
+    def _score_node(self, pod: PodInfo, table: NodeTable, i: int) -> int:
+        entries = allocatable_and_requested(table, pod, self.resources, i, use_requested=True)
+        return balanced_resource_score(
+            [min(int(e[1]) / int(e[0]), 1.0) for e in entries if e is not None and e[0] != 0]
+        )
 
     def _score_rows(self, pod: PodInfo, table: NodeTable, rows: Rows) -> np.ndarray:
         entries = [

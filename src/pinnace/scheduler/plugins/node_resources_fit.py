@@ -134,7 +134,13 @@ class NodeResourcesFit:
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
         checked = tuple(state.read(_STATE_KEY))
-        return feasible & self._fits.get(table, checked, lambda rows: _fits(table, checked, rows))
+        fits = self._fits.get(
+            table,
+            checked,
+            lambda rows: _fits(table, checked, rows),
+            lambda i: self.node_status(state, pod, table, i).is_success(),
+        )
+        return feasible & fits
 
     def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
         """fitsRequest's reasons, in its order: pods, cpu, memory, ephemeral-storage, scalars."""
@@ -156,8 +162,41 @@ class NodeResourcesFit:
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray:
         key = (pod.non_zero_cpu, pod.non_zero_memory, *sorted(pod.requests.items()))
-        scores = self._scores.get(table, key, lambda rows: self._score_rows(pod, table, rows))
+        scores = self._scores.get(
+            table,
+            key,
+            lambda rows: self._score_rows(pod, table, rows),
+            lambda i: self._score_node(pod, table, i),
+        )
         return gather(scores, nodes)
+
+    def _score_node(self, pod: PodInfo, table: NodeTable, i: int) -> int:
+        """One node's score, as resourceAllocationScorer.score and the strategy's scorer."""
+        node_score = weight_sum = 0
+        for entry in allocatable_and_requested(table, pod, self.resources, i, use_requested=False):
+            if entry is None or entry[0] == 0:
+                continue
+            capacity, requested, weight = int(entry[0]), int(entry[1]), entry[2]
+            if self.strategy == LEAST_ALLOCATED:
+                score = 0 if requested > capacity else (capacity - requested) * 100 // capacity
+            elif self.strategy == MOST_ALLOCATED:
+                score = min(requested, capacity) * MAX_NODE_SCORE // capacity
+            else:
+                utilization = (
+                    MAX_UTILIZATION
+                    if requested > capacity
+                    else requested * MAX_UTILIZATION // capacity
+                )
+                score = int(broken_linear(self.shape, np.array([utilization]))[0])
+                if score <= 0:
+                    continue
+            node_score += score * weight
+            weight_sum += weight
+        if weight_sum == 0:
+            return 0
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            return (2 * node_score + weight_sum) // (2 * weight_sum)
+        return node_score // weight_sum
 
     def _score_rows(self, pod: PodInfo, table: NodeTable, rows: Rows) -> np.ndarray:
         per_resource = allocatable_and_requested(

@@ -160,6 +160,8 @@ def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
     """GetHostPorts: app containers' and sidecars' ports with a hostPort."""
     containers = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
     containers += spec.get("containers") or ()
+    if not any(c.get("ports") for c in containers):
+        return ()
     return tuple(
         HostPort(
             protocol=p.get("protocol") or "TCP",

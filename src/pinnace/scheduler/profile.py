@@ -120,7 +120,7 @@ class Profile:
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> tuple[np.ndarray | None, Status]:
         """The weighted sum of every Score plugin's normalised scores over `nodes`."""
-        total = np.zeros(len(nodes), np.int64)
+        total = None
         for plugin, weight in self.score:
             if plugin.name in state.skip_score_plugins:
                 continue
@@ -128,13 +128,18 @@ class Profile:
             normalize = getattr(plugin, "normalize_score", None)
             if normalize is not None:
                 scores = normalize(state, pod, scores)
-            if len(scores) and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
+            scores = np.asarray(scores, np.int64)
+            # Seen unsigned, a negative score is huge: one reduction checks both bounds.
+            if len(scores) and scores.view(np.uint64).max() > MAX_NODE_SCORE:
                 bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
                 return None, error(
                     f"plugin {plugin.name!r} returns an invalid score {bad}, it should in the "
                     f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 ).with_plugin(plugin.name)
-            total += scores * weight
+            weighted = scores if weight == 1 else scores * weight
+            total = weighted.copy() if total is None else np.add(total, weighted, out=total)
+        if total is None:
+            total = np.zeros(len(nodes), np.int64)
         return total, SUCCESS
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:

@@ -8,6 +8,8 @@ Lengths are counted in UTF-8 bytes, as Go's `len` does.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import lru_cache, wraps
 
 DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
@@ -39,6 +41,18 @@ def inclusive_range_error(lo: int, hi: int) -> str:
     return f"must be between {lo} and {hi}, inclusive"
 
 
+def _remembered(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """`check` answering from memory for strings it has seen: the same names and keys recur
+    in every object. Each call still gets a list of its own."""
+    known = lru_cache(maxsize=4096)(lambda value: tuple(check(value)))
+
+    @wraps(check)
+    def remembered(value: str) -> list[str]:
+        return list(known(value)) if type(value) is str else check(value)
+
+    return remembered
+
+
 def _byte_len(value: str) -> int:
     return len(value.encode("utf-8", "surrogatepass"))
 
@@ -65,6 +79,7 @@ _DNS1035_LABEL_MSG = (
 _DNS1035_LABEL = re.compile(_DNS1035_LABEL_FMT)
 
 
+@_remembered
 def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if _byte_len(value) > DNS1123_LABEL_MAX_LENGTH:
@@ -78,6 +93,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@_remembered
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if _byte_len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
@@ -105,6 +121,7 @@ _QUALIFIED_NAME = re.compile(_QUALIFIED_NAME_FMT)
 _QUALIFIED_NAME_EXAMPLES = ("MyName", "my.name", "123-abc")
 
 
+@_remembered
 def is_qualified_name(value: str) -> list[str]:
     """A label or annotation key: `name` or `dns-subdomain-prefix/name`."""
     errs: list[str] = []
@@ -143,6 +160,7 @@ _LABEL_VALUE_MSG = (
 _LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
 
 
+@_remembered
 def is_valid_label_value(value: str) -> list[str]:
     errs = []
     if _byte_len(value) > LABEL_VALUE_MAX_LENGTH:

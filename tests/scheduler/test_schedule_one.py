@@ -221,3 +221,14 @@ def test_a_score_outside_zero_to_a_hundred_is_an_error(clock: VirtualClock) -> N
         "plugin 'OutOfRange' returns an invalid score 101, it should in the range of [0, 100] "
         "after normalizing"
     )
+
+
+def test_a_finished_pod_frees_its_node_for_pending_pods(clock: VirtualClock) -> None:
+    scheduler = scheduler_with(clock, node("n", cpu="1"))
+    running = pod("done", cpu="1", nodeName="n")
+    scheduler.add_pod(running)
+    scheduler.add_pod(pod("waiting", cpu="1"))
+    assert scheduler.schedule_one().message == "0/1 nodes are available: 1 Insufficient cpu."
+    clock.advance(1)
+    scheduler.update_pod(running, {**running, "status": {"phase": "Succeeded"}})
+    assert scheduler.schedule_one().node_name == "n"

@@ -71,7 +71,10 @@ class SchedulingQueue:
         self._sequence = itertools.count()
         self._active: list[tuple[tuple[Any, ...], int, QueuedPodInfo]] = []
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        # Parked pods in the order they were parked (so oldest first), and gated ones apart.
         self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._gated: dict[str, QueuedPodInfo] = {}
+        self._registered = {event for events in plugin_events.values() for event in events}
         # pod key -> where it waits ("active", "backoff", "unschedulable"), the sequence number
         # of its heap entry (heap entries with another number are stale and skipped), the pod.
         self._where: dict[str, tuple[str, int, QueuedPodInfo]] = {}
@@ -149,10 +152,12 @@ class SchedulingQueue:
     def move_all_to_active_or_backoff(self, event: ClusterEvent) -> None:
         """A cluster event: parked pods that one of their rejecting plugins registered it for
         get another chance."""
+        if not any(registered.matches(event) for registered in self._registered):
+            return  # no plugin cares: nothing parked can be helped
         moved = [
             queued
             for queued in self._unschedulable.values()
-            if queued.gated is None and self._worth_requeuing(queued, event)
+            if self._worth_requeuing(queued, event)
         ]
         for queued in moved:
             self._remove(queued.pod.key)
@@ -166,11 +171,11 @@ class SchedulingQueue:
             if self._where.get(queued.pod.key) == ("backoff", sequence, queued):
                 del self._where[queued.pod.key]
                 self._put(queued, "active")
-        expired = [
-            q
-            for q in self._unschedulable.values()
-            if q.gated is None and now - q.timestamp > POD_MAX_IN_UNSCHEDULABLE_PODS
-        ]
+        expired = []
+        for queued in self._unschedulable.values():
+            if now - queued.timestamp <= POD_MAX_IN_UNSCHEDULABLE_PODS:
+                break  # parked in time order: the rest are younger
+            expired.append(queued)
         for queued in expired:
             self._remove(queued.pod.key)
             self._requeue(queued, UNSCHEDULABLE_TIMEOUT)
@@ -223,12 +228,14 @@ class SchedulingQueue:
             heapq.heappush(self._active, (self._sort_key(queued), sequence, queued))
         elif where == "backoff":
             heapq.heappush(self._backoff, (self.backoff_expiry(queued), sequence, queued))
-        else:
+        elif queued.gated is None:
             self._unschedulable[queued.pod.key] = queued
+        else:
+            self._gated[queued.pod.key] = queued
 
     def _remove(self, key: str) -> QueuedPodInfo:
         """Take a waiting pod out; its heap entry, if any, goes stale."""
         where, _, queued = self._where.pop(key)
         if where == "unschedulable":
-            del self._unschedulable[key]
+            del (self._gated if queued.gated is not None else self._unschedulable)[key]
         return queued

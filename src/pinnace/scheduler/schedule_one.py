@@ -162,7 +162,9 @@ class Scheduler:
 
     def add_pod(self, pod: Mapping[str, Any]) -> None:
         info = PodInfo.from_pod(pod)
-        if info.node_name:
+        if _terminal(pod):
+            self.delete_pod(pod)  # a finished pod holds no resources
+        elif info.node_name:
             self.cache.add_pod(info)
             self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, "Add"))
         elif info.scheduler_name in self.profiles:
@@ -170,7 +172,9 @@ class Scheduler:
 
     def update_pod(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         info = PodInfo.from_pod(new)
-        if info.node_name:
+        if _terminal(new):
+            self.delete_pod(new)
+        elif info.node_name:
             self.queue.delete(info.key)
             self.cache.update_pod(info)
             self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, "Update"))
@@ -286,6 +290,10 @@ class Scheduler:
                 diagnosis.unschedulable_plugins.add(status.plugin)
         message = fit_error_message(len(table), diagnosis)
         raise _FitError(unschedulable(message), message, frozenset(diagnosis.unschedulable_plugins))
+
+
+def _terminal(pod: Mapping[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 def _pending_pod_update_events(

@@ -232,3 +232,46 @@ def test_a_finished_pod_frees_its_node_for_pending_pods(clock: VirtualClock) -> 
     clock.advance(1)
     scheduler.update_pod(running, {**running, "status": {"phase": "Succeeded"}})
     assert scheduler.schedule_one().node_name == "n"
+
+
+class FakePreemption:
+    """A PostFilter standing in for DefaultPreemption: nominates `node` if given."""
+
+    name = "FakePreemption"
+
+    def __init__(self, node: str | None) -> None:
+        self.node = node
+        self.seen: list[set[str]] = []
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, table: Any, diagnosis: Any
+    ) -> tuple[str | None, Status]:
+        self.seen.append(set(diagnosis.node_statuses))
+        if self.node is None:
+            return None, unschedulable(
+                "preemption: 0/2 nodes are available: 2 No preemption victims found for "
+                "incoming pod"
+            )
+        return self.node, Status()
+
+
+def test_post_filter_runs_when_no_node_fits_and_its_message_is_appended(
+    clock: VirtualClock,
+) -> None:
+    for nominee in [None, "b"]:
+        preemption = FakePreemption(nominee)
+        profile = Profile([*default_plugins(lambda binding: None), preemption], DEFAULT_WEIGHTS)
+        scheduler = Scheduler([profile], clock)
+        scheduler.add_node(node("a", cpu="1"))
+        scheduler.add_node(node("b", cpu="1"))
+        scheduler.add_pod(pod("p", cpu="2"))
+        result = scheduler.schedule_one()
+        assert preemption.seen == [{"a", "b"}]
+        assert result.nominated_node_name == nominee
+        if nominee is None:
+            assert result.message == (
+                "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
+                "available: 2 No preemption victims found for incoming pod."
+            )
+        else:
+            assert result.message == "0/2 nodes are available: 2 Insufficient cpu."

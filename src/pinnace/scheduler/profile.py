@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from pinnace.scheduler.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     SUCCESS,
+    Code,
     CycleState,
     Plugin,
     Status,
@@ -104,6 +106,25 @@ class Profile:
         if plugin is None:
             return SUCCESS
         return plugin.node_status(state, pod, table, i).with_plugin(plugin.name)
+
+    def run_post_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, diagnosis: Any
+    ) -> tuple[str | None, Status]:
+        """RunPostFilterPlugins: the first plugin to succeed (or to find the pod unresolvable)
+        decides; otherwise every plugin's reasons, attributed to the first that failed."""
+        reasons: list[str] = []
+        rejector = ""
+        for plugin in self.post_filter:
+            nominated, status = plugin.post_filter(state, pod, table, diagnosis)
+            if status.is_success():
+                return nominated, status
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return nominated, status.with_plugin(plugin.name)
+            if not status.is_rejected():
+                return None, error(status.message).with_plugin(plugin.name)
+            reasons += status.reasons
+            rejector = rejector or plugin.name
+        return None, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
 
     def run_pre_score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray

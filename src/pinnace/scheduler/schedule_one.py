@@ -94,6 +94,7 @@ class ScheduleResult:
     message: str  # the event's message
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
+    nominated_node_name: str | None = None  # from PostFilter (preemption)
 
     @property
     def reason(self) -> str:
@@ -105,11 +106,18 @@ class _FitError(Exception):
     """The pod was not placed; `rejected_by` names the plugins that rejected it (none for an
     error, which is retried after a backoff instead of waiting for a cluster event)."""
 
-    def __init__(self, status: Status, message: str, rejected_by: frozenset[str] = frozenset()):
+    def __init__(
+        self,
+        status: Status,
+        message: str,
+        rejected_by: frozenset[str] = frozenset(),
+        diagnosis: Diagnosis | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.rejected_by = rejected_by
+        self.diagnosis = diagnosis  # set when plugins rejected the pod (a FitError)
 
 
 class Scheduler:
@@ -215,8 +223,15 @@ class Scheduler:
         try:
             node_name, evaluated, feasible = self._schedule_pod(profile, state, pod)
         except _FitError as e:
+            nominated, message = None, e.message
+            if e.diagnosis is not None and profile.post_filter:
+                nominated, status = profile.run_post_filter(state, pod, self.table, e.diagnosis)
+                e.diagnosis.post_filter_msg = status.message
+                message = fit_error_message(len(self.table), e.diagnosis)
             self.queue.add_unschedulable(queued, e.rejected_by)
-            return ScheduleResult(pod, None, e.status, e.message, len(self.table))
+            return ScheduleResult(
+                pod, None, e.status, message, len(self.table), nominated_node_name=nominated
+            )
         self.cache.assume(pod, node_name)
         status = profile.run_bind(state, pod, node_name)
         if not status.is_success():
@@ -239,8 +254,10 @@ class Scheduler:
         if status.code == Code.ERROR:
             raise _FitError(status, status.message)
         if not status.is_success():
-            message = fit_error_message(n, Diagnosis(pre_filter_msg=status.message))
-            raise _FitError(status, message, frozenset({status.plugin}))
+            diagnosis = Diagnosis(pre_filter_msg=status.message)
+            diagnosis.unschedulable_plugins.add(status.plugin)
+            message = fit_error_message(n, diagnosis)
+            raise _FitError(status, message, frozenset({status.plugin}), diagnosis)
         feasible, trace = profile.run_filter(state, pod, table)
         candidates = self._nodes_to_score(profile, feasible, n)
         if len(candidates) == 0:
@@ -289,7 +306,8 @@ class Scheduler:
             if status.plugin:
                 diagnosis.unschedulable_plugins.add(status.plugin)
         message = fit_error_message(len(table), diagnosis)
-        raise _FitError(unschedulable(message), message, frozenset(diagnosis.unschedulable_plugins))
+        rejected_by = frozenset(diagnosis.unschedulable_plugins)
+        raise _FitError(unschedulable(message), message, rejected_by, diagnosis)
 
 
 def _terminal(pod: Mapping[str, Any]) -> bool:

@@ -275,3 +275,23 @@ def test_post_filter_runs_when_no_node_fits_and_its_message_is_appended(
             )
         else:
             assert result.message == "0/2 nodes are available: 2 Insufficient cpu."
+
+
+class NeedsLabel(NodePlugin):
+    """A filter that registers no events: any cluster event may help the pods it rejects."""
+
+    name = "NeedsLabel"
+
+    def filter_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        return Status() if "ready" in node.labels else unschedulable("node(s) are not ready")
+
+
+def test_a_plugin_registering_no_events_gets_every_event(clock: VirtualClock) -> None:
+    profile = Profile([*default_plugins(lambda binding: None), NeedsLabel()], DEFAULT_WEIGHTS)
+    scheduler = Scheduler([profile], clock)
+    scheduler.add_node(node("n"))
+    scheduler.add_pod(pod("p"))
+    assert scheduler.schedule_one().message == "0/1 nodes are available: 1 node(s) are not ready."
+    clock.advance(1)
+    scheduler.update_node(node("n"), node("n", ready="yes"))  # a label change
+    assert scheduler.schedule_one().node_name == "n"

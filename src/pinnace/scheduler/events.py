@@ -50,7 +50,9 @@ class ClusterEvent(NamedTuple):
 
     def matches(self, happened: ClusterEvent) -> bool:
         """Whether this registered event covers `happened` (a plain Update covers every
-        kind of update of the resource)."""
+        kind of update of the resource; WILDCARD covers everything)."""
+        if self.resource == "*":
+            return True
         if self.resource != happened.resource:
             return False
         if self.action == happened.action:
@@ -58,6 +60,8 @@ class ClusterEvent(NamedTuple):
         return self.action == UPDATE and happened.action in _UPDATE_ACTIONS
 
 
+WILDCARD = ClusterEvent("*", "*")
+"""What a plugin that registers no events gets: any event may help, as in kube-scheduler."""
 NODE_ADD = ClusterEvent(NODE, ADD)
 ASSIGNED_POD_DELETE = ClusterEvent(ASSIGNED_POD, DELETE)
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("UnschedulableTimeout", "")

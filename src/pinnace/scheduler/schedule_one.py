@@ -29,6 +29,7 @@ from pinnace.scheduler.events import (
     UPDATE_POD_LABEL,
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
     UPDATE_POD_TOLERATIONS,
+    WILDCARD,
     ClusterEvent,
     node_update_events,
 )
@@ -140,9 +141,10 @@ class Scheduler:
         first = profiles[0]
         plugin_events: dict[str, list[ClusterEvent]] = {}
         for profile in profiles:
-            for plugin in profile.plugins:
+            # Only plugins that can reject a pod say which events may undo that.
+            for plugin in {*profile.pre_enqueue, *profile.pre_filter, *profile.filter}:
                 register = getattr(plugin, "events_to_register", None)
-                plugin_events[plugin.name] = list(register()) if register else []
+                plugin_events[plugin.name] = list(register()) if register else [WILDCARD]
         self.queue = SchedulingQueue(
             clock,
             first.queue_sort.sort_key,

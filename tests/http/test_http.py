@@ -194,7 +194,13 @@ def test_health_version_and_openapi(api: HTTP) -> None:
     assert api.request("GET", "/openapi/v3/api/v1").status == 200
     assert api.request("GET", "/openapi/v2").json()["swagger"] == "2.0"
     protobuf_only = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-    assert api.request("GET", "/openapi/v2", accept=protobuf_only).status == 406
+    protobuf = api.request("GET", "/openapi/v2", accept=protobuf_only)
+    assert protobuf.status == 200
+    assert protobuf.headers["Content-Type"] == (
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    )
+    assert protobuf.body.startswith(b"\x0a\x032.0")  # field 1, swagger: "2.0"
+    assert api.request("GET", "/openapi/v2", accept="application/xml").status == 406
 
 
 def test_tables_and_partial_metadata(api: HTTP) -> None:

@@ -251,6 +251,11 @@ def test_explain_reads_the_openapi_documents(cluster: Cluster) -> None:
     explained = cluster.ok("explain", "pod.spec.nodeName")
     assert "KIND:       Pod" in explained
     assert "FIELD: nodeName <string>" in explained
+    # The same from OpenAPI v2, which kubectl reads in its protobuf form.
+    legacy = cluster.ok("explain", "--output=plaintext-openapiv2", "deployment.spec.strategy")
+    assert "KIND:     Deployment" in legacy
+    assert "RESOURCE: strategy <Object>" in legacy
+    assert "   rollingUpdate\t<Object>" in legacy
 
 
 def test_typed_client_creates_sent_as_protobuf(cluster: Cluster) -> None:

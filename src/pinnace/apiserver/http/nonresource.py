@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from pinnace.api import discovery
 from pinnace.api.openapi import openapi_v2, openapi_v3, openapi_v3_index
-from pinnace.apiserver.http import negotiation
+from pinnace.apiserver.http import negotiation, openapi_protobuf
 from pinnace.apiserver.http.params import go_bool
 from pinnace.apiserver.http.responses import Response, json_response, text_response
 from pinnace.apiserver.http.routes import Discovery, not_found
@@ -59,16 +59,16 @@ def health(path: str, query: Mapping[str, Sequence[str]]) -> Response | None:
 def openapi(path: str, accept: str) -> Response | None:
     """/openapi/v2 and /openapi/v3[/<group-version>]; None for other paths.
 
-    /openapi/v2 is served as JSON only: a client that accepts only its protobuf form (client-go's
-    OpenAPISchema, which `kubectl apply` tries before its built-in patch strategies) gets 406.
+    /openapi/v2 comes as JSON or, to a client that asks for it, in its protobuf form.
     """
     if path == "/openapi/v2":
-        if accept and not any(
-            m.type in (negotiation.JSON, "application/*", "*/*")
-            for m in negotiation.parse_media_types(accept)
-        ):
-            raise negotiation.not_acceptable(accept)
-        return json_response(openapi_v2())
+        for media in negotiation.parse_media_types(accept or negotiation.JSON):
+            if media.type in openapi_protobuf.MEDIA_TYPES:
+                body = openapi_protobuf.openapi_v2_protobuf()
+                return Response(200, body, openapi_protobuf.MEDIA_TYPES[0])
+            if media.type in (negotiation.JSON, "application/*", "*/*"):
+                return json_response(openapi_v2())
+        raise negotiation.not_acceptable(accept)
     if path == "/openapi/v3":
         return json_response(openapi_v3_index())
     if path.startswith("/openapi/v3/"):

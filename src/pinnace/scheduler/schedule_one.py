@@ -21,11 +21,14 @@ import numpy as np
 from pinnace.clock import Clock
 from pinnace.scheduler.cache import Cache
 from pinnace.scheduler.events import (
+    ADD,
     ASSIGNED_POD,
     ASSIGNED_POD_DELETE,
+    DELETE,
     NODE,
     NODE_ADD,
     POD,
+    UPDATE,
     UPDATE_POD_LABEL,
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
     UPDATE_POD_TOLERATIONS,
@@ -168,7 +171,7 @@ class Scheduler:
 
     def delete_node(self, name: str) -> None:
         self.cache.remove_node(name)
-        self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, "Delete"))
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, DELETE))
 
     def add_pod(self, pod: Mapping[str, Any]) -> None:
         info = PodInfo.from_pod(pod)
@@ -176,7 +179,7 @@ class Scheduler:
             self.delete_pod(pod)  # a finished pod holds no resources
         elif info.node_name:
             self.cache.add_pod(info)
-            self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, "Add"))
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ADD))
         elif info.scheduler_name in self.profiles:
             self.queue.add(info)
 
@@ -187,7 +190,7 @@ class Scheduler:
         elif info.node_name:
             self.queue.delete(info.key)
             self.cache.update_pod(info)
-            self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, "Update"))
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, UPDATE))
         elif info.scheduler_name in self.profiles:
             self.queue.update(info, _pending_pod_update_events(old, new))
 

@@ -37,12 +37,11 @@ def _empty_object(shape: Shape) -> Any:
 
 
 @cache
-def _zero_fields(shape: Shape) -> tuple[tuple[str, Any], ...]:
-    """The fields `with_zero_structs` gives a struct of this shape when they are absent."""
-    out = {
-        name: {} for name in VALUE_STRUCT_FIELDS.get(shape.type_name, ()) if name in shape.fields()
-    }
-    for name in NULL_LIST_FIELDS.get(shape.type_name, ()):
+def _zero_fields(type_name: str) -> tuple[tuple[str, Any], ...]:
+    """The fields `with_zero_structs` gives a struct of this type when they are absent."""
+    fields = Shape("struct", type_name=type_name).fields()
+    out = {name: {} for name in VALUE_STRUCT_FIELDS.get(type_name, ()) if name in fields}
+    for name in NULL_LIST_FIELDS.get(type_name, ()):
         out.setdefault(name, None)
     return tuple(out.items())
 
@@ -50,7 +49,24 @@ def _zero_fields(shape: Shape) -> tuple[tuple[str, Any], ...]:
 def _missing_zero_fields(shape: Shape, value: dict[str, Any]) -> list[tuple[str, Any]]:
     if shape.kind != "struct":
         return []
-    return [(name, zero) for name, zero in _zero_fields(shape) if name not in value]
+    return [(name, zero) for name, zero in _zero_fields(shape.type_name) if name not in value]
+
+
+Step = tuple[str, Shape, bool]
+"""A field as the walk takes it: its path element, its shape, whether it is a leaf."""
+
+
+@cache
+def _struct_steps(type_name: str) -> dict[str, Step]:
+    fields = Shape("struct", type_name=type_name).fields()
+    return {name: ("f:" + name, f.shape, f.shape.atomic) for name, f in fields.items()}
+
+
+def _step(shape: Shape, name: str) -> Step:
+    if shape.kind == "map":
+        element = shape.element or SCALAR
+        return "f:" + name, element, element.atomic
+    return _struct_steps(shape.type_name).get(name) or ("f:" + name, SCALAR, True)
 
 
 def _put(
@@ -140,16 +156,18 @@ def _added(
             return {}
         missing = _missing_zero_fields(shape, value)
         for name, child in [*value.items(), *missing] if missing else value.items():
-            element = "f:" + name
+            element, child_shape, leaf = _step(shape, name)
             if ignored is not None and element in ignored.members:
                 continue
-            child_shape = shape.child(name) or SCALAR
-            if child_shape.atomic or not isinstance(child, (dict, list)):
+            if leaf or not isinstance(child, (dict, list)):
                 children: FieldsV1 = {}  # a leaf, without a call for it
             else:
                 below_ignored = _below(ignored, element)
                 children = _added(child, child_shape, below_ignored, _below(untracked, element))
-            _put(out, element, True, children, untracked)
+            if untracked is None:
+                out[element] = {".": {}, **children} if children else {}
+            else:
+                _put(out, element, True, children, untracked)
         return _sorted(out, True)
     if not isinstance(value, list):
         return {}

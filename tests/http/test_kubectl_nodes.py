@@ -197,3 +197,66 @@ def _drain_until(cluster: Cluster, node: str, line: str) -> list[str]:
         drain.wait()
         drain.stderr.close()
     return seen
+
+
+DAEMONSET = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: main, image: busybox}]}
+"""
+
+REPLICASET = """\
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web-rs}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web-rs}}
+  template:
+    metadata: {labels: {app: web-rs}}
+    spec: {containers: [{name: main, image: busybox}]}
+"""
+
+
+OWNED_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  ownerReferences:
+  - {{apiVersion: apps/v1, kind: {kind}, name: {owner}, uid: {uid}, controller: true}}
+spec:
+  nodeName: {node}
+  containers: [{{name: main, image: busybox}}]
+  volumes: [{{name: scratch, emptyDir: {{}}}}]
+"""
+
+
+def test_drain_leaves_daemonset_pods_and_asks_before_losing_emptydir_data(
+    cluster: Cluster,
+) -> None:
+    cluster.ok("create", "-f", "-", stdin=NODE.format(name="workers"))
+    cluster.ok("create", "-f", "-", stdin=DAEMONSET + "---\n" + REPLICASET)
+    for kind, owner, pod in (("DaemonSet", "agent", "agent-w"), ("ReplicaSet", "web-rs", "web-w")):
+        uid = cluster.ok("get", kind.lower(), owner, "-o", "jsonpath={.metadata.uid}")
+        manifest = OWNED_POD.format(name=pod, kind=kind, owner=owner, uid=uid, node="workers")
+        cluster.ok("create", "-f", "-", stdin=manifest)
+    refused = cluster.kubectl("drain", "workers", "--ignore-daemonsets", "--timeout=30s")
+    assert refused.returncode == 1
+    assert (
+        "cannot delete Pods with local storage (use --delete-emptydir-data to override): "
+        "default/web-w" in refused.stderr
+    )
+    done = cluster.kubectl(
+        "drain", "workers", "--ignore-daemonsets", "--delete-emptydir-data", "--grace-period=0"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Warning: ignoring DaemonSet-managed Pods: default/agent-w" in done.stderr
+    assert "pod/web-w evicted" in done.stdout.splitlines()
+    remaining = cluster.ok("get", "pods", "agent-w", "web-w", "-o", "name", "--ignore-not-found")
+    assert remaining.split() == ["pod/agent-w"]

@@ -1,0 +1,22 @@
+"""The node agent (kubelet) of simulated nodes: registration, lease and node status, pod
+admission, pod lifecycle on a container runtime, logs.
+
+`NodeAgent` is one node's kubelet; `NodeAgentPool` runs thousands of them in one process on
+shared informers and one heartbeat wheel. Containers run on a `ContainerRuntime`; the
+`SimulatedRuntime` follows the behaviour model of `pinnace.kubelet.behaviour`.
+"""
+
+from pinnace.kubelet.agent import NodeAgent
+from pinnace.kubelet.config import SIMULATED_LABEL, NodeConfig, node_configs
+from pinnace.kubelet.pool import NodeAgentPool
+from pinnace.kubelet.runtime import ContainerRuntime, SimulatedRuntime
+
+__all__ = [
+    "SIMULATED_LABEL",
+    "ContainerRuntime",
+    "NodeAgent",
+    "NodeAgentPool",
+    "NodeConfig",
+    "SimulatedRuntime",
+    "node_configs",
+]

@@ -1,0 +1,202 @@
+"""Second-phase admission: may this node run a pod bound to it? As the kubelet's
+predicateAdmitHandler (pkg/kubelet/lifecycle/predicate.go) decides it in v1.32.
+
+The checks are the scheduler's that the kubelet repeats: resources (pod count, then cpu,
+memory, ephemeral-storage and extended resources) against allocatable minus what the pods
+already admitted request; the required node affinity and node selector; spec.nodeName; host
+ports; and, of the taints, only NoExecute ones (a pod bound by nodeName may ignore NoSchedule).
+The first failure decides the reason and message; a rejected pod ends Failed with
+"Pod was rejected: " and that message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pinnace.api.labels import (
+    DOES_NOT_EXIST,
+    EXISTS,
+    GREATER_THAN,
+    IN,
+    LESS_THAN,
+    NOT_IN,
+    LabelSelector,
+    SelectorError,
+    new_requirement,
+    selector_from_set,
+)
+from pinnace.resources.lists import ResourceList
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from pinnace.resources.pod import pod_requests
+from pinnace.resources.quantity import Quantity
+from pinnace.scheduler.nodetable import Taint
+from pinnace.scheduler.plugins.node_ports import conflicts
+from pinnace.scheduler.plugins.taint_toleration import first_untolerated
+from pinnace.scheduler.podinfo import HostPort, PodInfo
+
+NO_EXECUTE = "NoExecute"
+REJECTED_PREFIX = "Pod was rejected: "
+
+# Reasons and descriptions as the kubelet and the scheduler plugins word them.
+NODE_AFFINITY = ("NodeAffinity", "node(s) didn't match Node selector")
+NODE_NAME = ("NodeName", "node(s) didn't match the requested node name")
+NODE_PORTS = ("NodePorts", "node(s) didn't have free ports for the requested pod ports")
+TAINT_TOLERATION = ("TaintToleration", "node(s) had untolerated taint")
+
+_OUT_OF = {CPU: "OutOfcpu", MEMORY: "OutOfmemory", EPHEMERAL_STORAGE: "OutOfephemeral-storage"}
+_NODE_SELECTOR_OPERATORS = {
+    "In": IN,
+    "NotIn": NOT_IN,
+    "Exists": EXISTS,
+    "DoesNotExist": DOES_NOT_EXIST,
+    "Gt": GREATER_THAN,
+    "Lt": LESS_THAN,
+}
+
+
+@dataclass(frozen=True)
+class AdmitResult:
+    admit: bool
+    reason: str = ""
+    message: str = ""
+
+
+ADMITTED = AdmitResult(True)
+
+
+@dataclass(frozen=True)
+class NodeUsage:
+    """What the pods already admitted to the node hold."""
+
+    pods: int
+    requested: ResourceList
+    host_ports: Mapping[HostPort, int]
+
+
+def usage_of(admitted: Iterable[Mapping[str, Any]]) -> NodeUsage:
+    count, requested, ports = 0, {}, {}
+    for pod in admitted:
+        count += 1
+        for name, q in pod_requests(pod).items():
+            requested[name] = requested.get(name, Quantity(0)) + q
+        for port in PodInfo.from_pod(pod).host_ports:
+            ports[port] = ports.get(port, 0) + 1
+    return NodeUsage(count, requested, ports)
+
+
+def admit(pod: Mapping[str, Any], node: Mapping[str, Any], usage: NodeUsage) -> AdmitResult:
+    """Whether `node` can run `pod` next to the pods of `usage`."""
+    failure = _insufficient_resource(pod, node, usage) or _predicate_failure(pod, node, usage)
+    if failure is None:
+        return ADMITTED
+    return AdmitResult(False, *failure)
+
+
+def _insufficient_resource(
+    pod: Mapping[str, Any], node: Mapping[str, Any], usage: NodeUsage
+) -> tuple[str, str] | None:
+    allocatable = _allocatable(node)
+    allowed_pods = allocatable.get(PODS, Quantity(0)).value()
+    if usage.pods + 1 > allowed_pods:
+        return "OutOfpods", _insufficient(PODS, 1, usage.pods, allowed_pods)
+    requests = pod_requests(pod)
+    for name in (CPU, MEMORY, EPHEMERAL_STORAGE, *sorted(set(requests) - {CPU, MEMORY, PODS})):
+        wanted = requests.get(name)
+        if wanted is None or wanted.is_zero():
+            continue
+        if name not in _OUT_OF and name not in allocatable:
+            continue  # a cluster-level extended resource the node does not know
+        free = allocatable.get(name, Quantity(0)) - usage.requested.get(name, Quantity(0))
+        if wanted > free:
+            used = usage.requested.get(name, Quantity(0))
+            capacity = allocatable.get(name, Quantity(0))
+            amounts = [_amount(name, q) for q in (wanted, used, capacity)]
+            return _OUT_OF.get(name, f"OutOf{name}"), _insufficient(name, *amounts)
+    return None
+
+
+def _amount(name: str, q: Quantity) -> int:
+    """The kubelet's figures: cpu in millicores, everything else in units."""
+    return q.milli_value() if name == CPU else q.value()
+
+
+def _insufficient(name: str, requested: int, used: int, capacity: int) -> str:
+    return (
+        f"Node didn't have enough resource: {name}, requested: {requested}, used: {used}, "
+        f"capacity: {capacity}"
+    )
+
+
+def _predicate_failure(
+    pod: Mapping[str, Any], node: Mapping[str, Any], usage: NodeUsage
+) -> tuple[str, str] | None:
+    spec = pod.get("spec") or {}
+    node_name = (node.get("metadata") or {}).get("name", "")
+    info = PodInfo.from_pod(pod)
+    if not matches_node_selector(spec, node):
+        return _failure(NODE_AFFINITY)
+    if spec.get("nodeName") and spec["nodeName"] != node_name:
+        return _failure(NODE_NAME)
+    if any(conflicts(port, usage.host_ports) for port in info.host_ports):
+        return _failure(NODE_PORTS)
+    taints = [
+        Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "")
+        for t in (node.get("spec") or {}).get("taints") or ()
+        if t.get("effect") == NO_EXECUTE
+    ]
+    if first_untolerated(taints, info.tolerations) is not None:
+        return _failure(TAINT_TOLERATION)
+    return None
+
+
+def _failure(predicate: tuple[str, str]) -> tuple[str, str]:
+    name, description = predicate
+    return name, f"Predicate {name} failed: {description}"
+
+
+def matches_node_selector(spec: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
+    """spec.nodeSelector and the required node affinity both match the node
+    (GetRequiredNodeAffinity(pod).Match)."""
+    m = node.get("metadata") or {}
+    labels = m.get("labels") or {}
+    if not selector_from_set(spec.get("nodeSelector") or {}).matches(labels):
+        return False
+    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    if affinity is None:
+        return True
+    fields = {"metadata.name": m.get("name", "")}
+    return any(
+        _term_matches(term, labels, fields) for term in affinity.get("nodeSelectorTerms") or ()
+    )
+
+
+def _term_matches(
+    term: Mapping[str, Any], labels: Mapping[str, str], fields: Mapping[str, str]
+) -> bool:
+    expressions = term.get("matchExpressions") or ()
+    match_fields = term.get("matchFields") or ()
+    if not expressions and not match_fields:
+        return False  # an empty term matches no node
+    try:
+        return _selector(expressions).matches(labels) and _selector(match_fields).matches(fields)
+    except SelectorError:
+        return False  # an invalid term matches nothing
+
+
+def _selector(requirements: Sequence[Mapping[str, Any]]) -> LabelSelector:
+    built = []
+    for r in requirements:
+        operator = _NODE_SELECTOR_OPERATORS.get(r.get("operator", ""))
+        if operator is None:
+            raise SelectorError(f"{r.get('operator')!r} is not a valid node selector operator")
+        built.append(new_requirement(r.get("key", ""), operator, r.get("values") or ()))
+    return LabelSelector(built)
+
+
+def _allocatable(node: Mapping[str, Any]) -> dict[str, Quantity]:
+    status = node.get("status") or {}
+    return {name: Quantity(text) for name, text in (status.get("allocatable") or {}).items()}

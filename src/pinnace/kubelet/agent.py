@@ -1,0 +1,325 @@
+"""NodeAgent: the kubelet of one simulated node.
+
+It registers its Node, renews its Lease and posts its status (`heartbeat`), admits the pods
+bound to it (second-phase admission), runs each admitted pod through a `PodWorker` on its
+container runtime, writes their status, finishes their graceful deletion, and serves their
+logs. Standalone (`run`) it keeps its own informers and timers; in a `NodeAgentPool` the pool
+feeds it pod and node events and calls its heartbeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from pinnace.api import catalog, status
+from pinnace.api.status import StatusError
+from pinnace.apiserver.logs import LogOptions
+from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import DeleteOptions
+from pinnace.client import Client, EventRecorder, Informer, PatchType
+from pinnace.clock import format_micro_time
+from pinnace.kubelet.admission import REJECTED_PREFIX, admit, usage_of
+from pinnace.kubelet.config import NODE_LEASE_NAMESPACE, NodeConfig
+from pinnace.kubelet.node_status import lease_object, node_object, node_status
+from pinnace.kubelet.pod_status import TERMINAL_PHASES
+from pinnace.kubelet.runtime import ContainerRuntime, SimulatedRuntime
+from pinnace.kubelet.worker import PodWorker
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "kubelet"
+
+
+def _kind(group: str, plural: str) -> Any:
+    found = catalog.by_resource(group, plural)
+    assert found is not None
+    return found
+
+
+PODS = _kind("", "pods")
+NODES = _kind("", "nodes")
+LEASES = _kind("coordination.k8s.io", "leases")
+
+
+class NodeAgent:
+    def __init__(
+        self,
+        client: Client,
+        config: NodeConfig,
+        *,
+        runtime: ContainerRuntime | None = None,
+        recorder: EventRecorder | None = None,
+    ) -> None:
+        self.client = client
+        self.clock = client.clock
+        self.config = config
+        self.name = config.name
+        self.runtime = runtime or SimulatedRuntime(self.clock, config.name)
+        self.recorder = recorder or EventRecorder(client, COMPONENT, config.name)
+        self.host_ip = config.internal_ip
+        self.node: Object | None = None
+        self.lease: Object | None = None
+        self.workers: dict[str, PodWorker] = {}
+        """Admitted pods by uid, until they are gone from the API."""
+        self._rejected: set[str] = set()
+        self._dirty: set[str] = set()
+        self._writers: dict[str, asyncio.Task[None]] = {}
+        self._pod_network = ipaddress.ip_network(config.pod_cidr)
+        self._next_ip = 2  # .1 is the node's gateway
+        self._free_ips: list[str] = []
+        self._last_status_post = 0.0
+
+    # --- registration and heartbeat ---------------------------------------------------------
+
+    async def register(self) -> None:
+        """Create the Node (or take over an existing one of this name) and its Lease."""
+        now = self.clock.now_rfc3339()
+        wanted = node_object(self.config, now)
+        try:
+            self.node = await self.client.create(NODES, "", wanted)
+        except StatusError as e:
+            if e.reason != "AlreadyExists":
+                raise
+            existing = await self.client.get(NODES, "", self.name)
+            labels = {**(existing["metadata"].get("labels") or {}), **wanted["metadata"]["labels"]}
+            await self.client.patch(NODES, "", self.name, {"metadata": {"labels": labels}})
+            previous = (existing.get("status") or {}).get("conditions") or []
+            self.node = await self.client.patch(
+                NODES,
+                "",
+                self.name,
+                {"status": node_status(self.config, previous, now)},
+                PatchType.MERGE,
+                subresource="status",
+            )
+        self._last_status_post = self.clock.now()
+        await self.renew_lease()
+
+    async def heartbeat(self) -> None:
+        """What the kubelet does every 10 s: renew the lease, and post the node status if it
+        changed or has not been posted for nodeStatusReportFrequency."""
+        try:
+            await self.renew_lease()
+            await self.sync_node_status()
+        except StatusError as e:
+            log.warning("node %s: heartbeat failed: %s", self.name, e.message)
+
+    async def renew_lease(self) -> None:
+        now = format_micro_time(self.clock.now())
+        if self.lease is not None:
+            lease = {**self.lease, "spec": {**self.lease["spec"], "renewTime": now}}
+            try:
+                self.lease = await self.client.update(LEASES, lease)
+                return
+            except StatusError as e:
+                if e.code not in (404, 409):
+                    raise
+        node_uid = self.node["metadata"]["uid"] if self.node else ""
+        wanted = lease_object(self.config, node_uid, now)
+        try:
+            self.lease = await self.client.create(LEASES, NODE_LEASE_NAMESPACE, wanted)
+        except StatusError as e:
+            if e.reason != "AlreadyExists":
+                raise
+            current = await self.client.get(LEASES, NODE_LEASE_NAMESPACE, self.name)
+            wanted["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            self.lease = await self.client.update(LEASES, wanted)
+
+    async def sync_node_status(self) -> None:
+        if self.node is None:
+            return
+        current = self.node.get("status") or {}
+        previous = current.get("conditions") or []
+        wanted = node_status(self.config, previous, self.clock.now_rfc3339())
+        due = self.clock.now() - self._last_status_post >= self.config.node_status_report_frequency
+        if not due and _same_status(current, wanted):
+            return
+        self.node = await self.client.patch(
+            NODES, "", self.name, {"status": wanted}, PatchType.MERGE, subresource="status"
+        )
+        self._last_status_post = self.clock.now()
+
+    def node_changed(self, node: Object) -> None:
+        """The Node as the API has it now (labels and taints set by others)."""
+        if node["metadata"].get("name") == self.name:
+            self.node = node
+
+    # --- pods --------------------------------------------------------------------------------
+
+    def pod_added(self, pod: Object) -> None:
+        uid = pod["metadata"]["uid"]
+        worker = self.workers.get(uid)
+        if worker is not None:
+            worker.update(pod)
+            return
+        if uid in self._rejected or (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            return
+        if self.node is None:
+            return
+        if pod["metadata"].get("deletionTimestamp"):
+            self._delete_pod(pod)  # never started here: nothing to stop
+            return
+        active = [w.pod for w in self.workers.values() if not w.finished]
+        result = admit(pod, self.node, usage_of(active))
+        if not result.admit:
+            self._reject(pod, result.reason, result.message)
+            return
+        worker = PodWorker(self, pod)
+        self.workers[uid] = worker
+        worker.start()
+
+    def pod_updated(self, old: Object, new: Object) -> None:
+        self.pod_added(new)
+
+    def pod_deleted(self, pod: Object) -> None:
+        uid = pod["metadata"]["uid"]
+        self._rejected.discard(uid)
+        worker = self.workers.pop(uid, None)
+        if worker is not None:
+            worker.forget()
+
+    def _reject(self, pod: Object, reason: str, message: str) -> None:
+        """rejectPod: the pod fails with the admission's reason, and an event says why."""
+        uid = pod["metadata"]["uid"]
+        self._rejected.add(uid)
+        self.recorder.event(pod, "Warning", reason, message)
+        pod_status = {
+            "phase": "Failed",
+            "reason": reason,
+            "message": REJECTED_PREFIX + message,
+            "startTime": (pod.get("status") or {}).get("startTime") or self.clock.now_rfc3339(),
+        }
+        self._spawn(uid, self._patch_status(pod, pod_status))
+
+    # --- what workers need -------------------------------------------------------------------
+
+    def allocate_pod_ip(self) -> str:
+        if self._free_ips:
+            return self._free_ips.pop()
+        ip = self._pod_network[self._next_ip]
+        self._next_ip = (
+            self._next_ip + 1 if self._next_ip < self._pod_network.num_addresses - 2 else 2
+        )
+        return str(ip)
+
+    def release_pod_ip(self, ip: str) -> None:
+        self._free_ips.append(ip)
+
+    def status_changed(self, worker: PodWorker) -> None:
+        self._dirty.add(worker.uid)
+        if worker.uid not in self._writers:
+            self._spawn(worker.uid, self._write_worker(worker))
+
+    async def _write_worker(self, worker: PodWorker) -> None:
+        """Write the worker's status until it stops changing; once its containers have
+        stopped after a deletion, delete the pod for good (the status manager's job)."""
+        published: dict[str, Any] | None = None
+        while worker.uid in self._dirty:
+            self._dirty.discard(worker.uid)
+            wanted = worker.status()
+            if wanted != published:
+                if not await self._patch_status(worker.pod, wanted):
+                    return
+                published = wanted
+        if worker.terminated:
+            self._delete_pod(worker.pod)
+
+    async def _patch_status(self, pod: Mapping[str, Any], pod_status: dict[str, Any]) -> bool:
+        m = pod["metadata"]
+        try:
+            await self.client.patch(
+                PODS,
+                m["namespace"],
+                m["name"],
+                {"status": pod_status},
+                PatchType.MERGE,
+                subresource="status",
+            )
+        except StatusError as e:
+            if e.code != 404:
+                log.warning(
+                    "node %s: pod %s/%s status: %s", self.name, m["namespace"], m["name"], e.message
+                )
+            return False
+        return True
+
+    def _delete_pod(self, pod: Mapping[str, Any]) -> None:
+        m = pod["metadata"]
+        options = DeleteOptions(grace_period_seconds=0, precondition_uid=m["uid"])
+
+        async def delete() -> None:
+            with contextlib.suppress(StatusError):  # gone already, or a new pod of that name
+                await self.client.delete(PODS, m["namespace"], m["name"], options)
+
+        self.clock.loop.create_task(delete())
+
+    def _spawn(self, uid: str, work: Any) -> None:
+        task = self.clock.loop.create_task(work)
+        self._writers[uid] = task
+        task.add_done_callback(lambda _: self._writers.pop(uid, None))
+
+    # --- logs --------------------------------------------------------------------------------
+
+    async def read_log(self, pod: Object, container: str, options: LogOptions) -> str:
+        """pods/log, as the kubelet serves /containerLogs."""
+        worker = self.workers.get(pod["metadata"].get("uid", ""))
+        name = pod["metadata"]["name"]
+        run = worker.container_log(container, options.previous) if worker else None
+        if run is None:
+            if options.previous:
+                raise status.bad_request(
+                    f'previous terminated container "{container}" in pod "{name}" not found'
+                )
+            raise status.bad_request(
+                f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
+            )
+        lines = run.log
+        if options.tail_lines is not None:
+            lines = lines[-options.tail_lines :] if options.tail_lines > 0 else []
+        if options.timestamps:
+            return "".join(f"{_nano(t)} {line}\n" for t, line in lines)
+        return "".join(f"{line}\n" for _, line in lines)
+
+    # --- standalone --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Register, then follow this node's pods and keep the heartbeat until cancelled."""
+        await self.register()
+        nodes = Informer(self.client, NODES, field_selector=f"metadata.name={self.name}")
+        nodes.add_event_handler(self.node_changed, lambda _, new: self.node_changed(new))
+        pods = Informer(self.client, PODS, field_selector=f"spec.nodeName={self.name}")
+        pods.add_event_handler(self.pod_added, self.pod_updated, self.pod_deleted)
+        nodes.start()
+        pods.start()
+        try:
+            while True:
+                await self.clock.sleep(self.config.lease_renew_interval)
+                await self.heartbeat()
+        finally:
+            nodes.stop()
+            pods.stop()
+
+
+def _same_status(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Equal but for heartbeat times."""
+
+    def shape(s: Mapping[str, Any]) -> Any:
+        conditions = [
+            (c.get("type"), c.get("status"), c.get("reason"), c.get("message"))
+            for c in s.get("conditions") or ()
+        ]
+        rest = {k: s.get(k) for k in wanted if k != "conditions"}
+        return conditions, rest
+
+    return shape(current) == shape(wanted)
+
+
+def _nano(t: float) -> str:
+    """RFC 3339 with nanoseconds, as `kubectl logs --timestamps` shows."""
+    micro = format_micro_time(t)
+    return micro[:-1] + "000Z"

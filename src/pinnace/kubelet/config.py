@@ -1,0 +1,87 @@
+"""A simulated node's shape and kubelet settings: what `pinnace up --nodes N` and node pools
+configure, with the kubelet's v1.32 defaults."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from pinnace.resources.lists import ResourceList, parse_resource_list
+from pinnace.resources.node import node_allocatable
+
+SIMULATED_LABEL = "pinnace.dev/simulated"
+"""Every Node a Pinnace node agent runs carries this label with the value "true"."""
+
+KUBELET_VERSION = "v1.32.0"
+NODE_NAME_PREFIX = "pinnace-node-"
+
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+LEASE_DURATION_SECONDS = 40
+"""The kubelet's nodeLeaseDurationSeconds; it renews at a quarter of it (10 s)."""
+NODE_STATUS_UPDATE_FREQUENCY = 10.0
+"""How often the kubelet computes its node status (nodeStatusUpdateFrequency)..."""
+NODE_STATUS_REPORT_FREQUENCY = 300.0
+"""...and how long it goes without posting an unchanged one (nodeStatusReportFrequency)."""
+
+DEFAULT_CAPACITY: Mapping[str, str] = MappingProxyType(
+    {"cpu": "4", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
+)
+
+_NODE_NETWORK = ipaddress.ip_network("10.0.0.0/8")
+_POD_NETWORK = ipaddress.ip_network("10.128.0.0/9")
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """One node: its name, capacity (quantity strings, extended resources welcome), labels,
+    taints and the kubelet configuration that shapes allocatable and timings.
+
+    `index` (1-based) places the node's InternalIP and pod CIDR: node i has the i-th address
+    of 10.0.0.0/8 and the i-th /24 of 10.128.0.0/9 for its pods.
+    """
+
+    name: str
+    index: int = 1
+    capacity: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_CAPACITY))
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Mapping[str, Any], ...] = ()
+    kube_reserved: Mapping[str, str] = field(default_factory=dict)
+    system_reserved: Mapping[str, str] = field(default_factory=dict)
+    eviction_hard: Mapping[str, str] | None = None
+    """None: the kubelet's default evictionHard."""
+    lease_duration_seconds: int = LEASE_DURATION_SECONDS
+    node_status_update_frequency: float = NODE_STATUS_UPDATE_FREQUENCY
+    node_status_report_frequency: float = NODE_STATUS_REPORT_FREQUENCY
+
+    def capacity_list(self) -> ResourceList:
+        return parse_resource_list(self.capacity, "capacity")
+
+    def allocatable_list(self) -> ResourceList:
+        return node_allocatable(
+            self.capacity, self.kube_reserved, self.system_reserved, self.eviction_hard
+        )
+
+    @property
+    def lease_renew_interval(self) -> float:
+        """The kubelet renews its lease every quarter of its duration (10 s by default)."""
+        return self.lease_duration_seconds / 4
+
+    @property
+    def internal_ip(self) -> str:
+        return str(_NODE_NETWORK[self.index])
+
+    @property
+    def pod_cidr(self) -> str:
+        start = int(_POD_NETWORK.network_address) + 256 * self.index
+        return str(ipaddress.ip_network((start, 24)))
+
+
+def node_configs(count: int, capacity: Mapping[str, str] = DEFAULT_CAPACITY) -> list[NodeConfig]:
+    """`count` nodes of one shape, named pinnace-node-1 … pinnace-node-N."""
+    return [
+        NodeConfig(name=f"{NODE_NAME_PREFIX}{i}", index=i, capacity=capacity)
+        for i in range(1, count + 1)
+    ]

@@ -1,0 +1,168 @@
+"""The Node a kubelet registers, its status and its Lease, as the v1.32 kubelet writes them.
+
+The kubelet splits its heartbeat in two: the Lease in kube-node-lease is renewed every 10 s
+(a quarter of its 40 s duration), while the node status is computed every 10 s but posted only
+when it changed or when 5 minutes (nodeStatusReportFrequency) have passed since the last post.
+A condition's lastHeartbeatTime moves with every post; its lastTransitionTime only when its
+status changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pinnace.kubelet.config import (
+    KUBELET_VERSION,
+    NODE_LEASE_NAMESPACE,
+    SIMULATED_LABEL,
+    NodeConfig,
+)
+from pinnace.resources.lists import ResourceList
+
+KUBELET_PORT = 10250
+CONTAINER_RUNTIME_VERSION = "pinnace-sim://0.1.0"
+"""Where a real node names containerd or CRI-O: this node's containers are simulated."""
+OS_IMAGE = "Pinnace simulated node"
+
+
+@dataclass(frozen=True)
+class Condition:
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
+def healthy_conditions() -> list[Condition]:
+    """A node with no pressure whose kubelet is ready, in the kubelet's order."""
+    return [
+        Condition(
+            "MemoryPressure",
+            "False",
+            "KubeletHasSufficientMemory",
+            "kubelet has sufficient memory available",
+        ),
+        Condition(
+            "DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"
+        ),
+        Condition(
+            "PIDPressure",
+            "False",
+            "KubeletHasSufficientPID",
+            "kubelet has sufficient PID available",
+        ),
+        Condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+    ]
+
+
+def condition_entries(
+    conditions: list[Condition], previous: list[Mapping[str, Any]], now: str
+) -> list[dict[str, Any]]:
+    """The conditions as status.conditions holds them, heartbeat `now`, each transition time
+    kept from `previous` unless its status changed."""
+    before = {c.get("type"): c for c in previous}
+    entries = []
+    for c in conditions:
+        old = before.get(c.type)
+        changed = old is None or old.get("status") != c.status
+        entries.append(
+            {
+                "type": c.type,
+                "status": c.status,
+                "lastHeartbeatTime": now,
+                "lastTransitionTime": now if changed else old.get("lastTransitionTime", now),
+                "reason": c.reason,
+                "message": c.message,
+            }
+        )
+    return entries
+
+
+def _quantities(resources: ResourceList) -> dict[str, str]:
+    return {name: str(q) for name, q in sorted(resources.items())}
+
+
+def _stable_id(config: NodeConfig, what: str) -> str:
+    return hashlib.sha256(f"{what}/{config.name}".encode()).hexdigest()[:32]
+
+
+def node_object(config: NodeConfig, now: str) -> dict[str, Any]:
+    """The Node the kubelet registers, status included."""
+    labels = {
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": config.name,
+        "kubernetes.io/os": "linux",
+        SIMULATED_LABEL: "true",
+        **config.labels,
+    }
+    spec: dict[str, Any] = {"podCIDR": config.pod_cidr, "podCIDRs": [config.pod_cidr]}
+    if config.taints:
+        spec["taints"] = [dict(t) for t in config.taints]
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": config.name,
+            "labels": labels,
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
+        },
+        "spec": spec,
+        "status": node_status(config, [], now),
+    }
+
+
+def node_status(
+    config: NodeConfig, previous_conditions: list[Mapping[str, Any]], now: str
+) -> dict[str, Any]:
+    machine = _stable_id(config, "machine")
+    return {
+        "capacity": _quantities(config.capacity_list()),
+        "allocatable": _quantities(config.allocatable_list()),
+        "conditions": condition_entries(healthy_conditions(), previous_conditions, now),
+        "addresses": [
+            {"type": "InternalIP", "address": config.internal_ip},
+            {"type": "Hostname", "address": config.name},
+        ],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": KUBELET_PORT}},
+        "nodeInfo": {
+            "machineID": machine,
+            "systemUUID": f"{machine[:8]}-{machine[8:12]}-{machine[12:16]}-{machine[16:20]}-"
+            f"{machine[20:32]}",
+            "bootID": _stable_id(config, "boot"),
+            "kernelVersion": "6.1.0-pinnace",
+            "osImage": OS_IMAGE,
+            "containerRuntimeVersion": CONTAINER_RUNTIME_VERSION,
+            "kubeletVersion": KUBELET_VERSION,
+            "kubeProxyVersion": "",
+            "operatingSystem": "linux",
+            "architecture": "amd64",
+        },
+    }
+
+
+def lease_object(config: NodeConfig, node_uid: str, now_micro: str) -> dict[str, Any]:
+    """The node's Lease, owned by its Node so it goes when the Node goes."""
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": config.name,
+            "namespace": NODE_LEASE_NAMESPACE,
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Node", "name": config.name, "uid": node_uid}
+            ],
+        },
+        "spec": {
+            "holderIdentity": config.name,
+            "leaseDurationSeconds": config.lease_duration_seconds,
+            "renewTime": now_micro,
+        },
+    }

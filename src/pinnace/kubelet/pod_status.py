@@ -1,0 +1,189 @@
+"""A pod's status as the kubelet computes it (generateAPIPodStatus, getPhase and the pod
+condition generators of pkg/kubelet/status), from the containers' records."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pinnace.clock import format_time
+from pinnace.kubelet.runtime import ContainerState, ContainerStatus
+
+PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+TERMINAL_PHASES = (SUCCEEDED, FAILED)
+CONTAINER_CREATING = "ContainerCreating"
+POD_INITIALIZING = "PodInitializing"
+CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
+CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
+POD_COMPLETED = "PodCompleted"
+
+
+@dataclass
+class ContainerRecord:
+    """What the kubelet knows of one container of a pod across its restarts."""
+
+    name: str
+    image: str
+    init: bool
+    restartable: bool = False  # a sidecar: an init container with restartPolicy Always
+    current: ContainerStatus | None = None
+    previous: ContainerStatus | None = None
+    restart_count: int = 0
+    waiting: tuple[str, str] = ("", "")
+    """(reason, message) while not running: before the first start, or in back-off."""
+    backoff: float = 0.0
+    backoff_updated: float = 0.0
+
+    @property
+    def running(self) -> bool:
+        return self.current is not None and self.current.state is ContainerState.RUNNING
+
+    @property
+    def exited(self) -> bool:
+        return self.current is not None and self.current.state is ContainerState.EXITED
+
+    @property
+    def succeeded(self) -> bool:
+        return self.exited and self.current is not None and self.current.exit_code == 0
+
+    @property
+    def ready(self) -> bool:
+        return self.running
+
+
+def _terminated(status: ContainerStatus) -> dict[str, Any]:
+    return {
+        "terminated": {
+            "exitCode": status.exit_code,
+            "reason": status.reason,
+            "startedAt": format_time(status.started_at),
+            "finishedAt": format_time(status.finished_at),
+            "containerID": status.id,
+        }
+    }
+
+
+def _waiting(reason: str, message: str) -> dict[str, Any]:
+    return {"waiting": {"reason": reason, **({"message": message} if message else {})}}
+
+
+def container_status_entry(c: ContainerRecord) -> dict[str, Any]:
+    """One entry of containerStatuses (or initContainerStatuses)."""
+    cur = c.current
+    last: dict[str, Any] = {}
+    if cur is None:
+        state = _waiting(*c.waiting)
+    elif cur.state is ContainerState.RUNNING:
+        state = {"running": {"startedAt": format_time(cur.started_at)}}
+    elif c.waiting[0]:
+        state, last = _waiting(*c.waiting), _terminated(cur)
+    else:
+        state = _terminated(cur)
+    if cur is not None and not last and c.previous is not None:
+        last = _terminated(c.previous)
+    shown = cur or c.previous
+    entry: dict[str, Any] = {
+        "name": c.name,
+        "state": state,
+        "lastState": last,
+        "ready": c.ready,
+        "restartCount": c.restart_count,
+        "image": shown.image if shown else c.image,
+        "imageID": shown.image_id if shown else "",
+        "started": c.running,
+    }
+    if shown is not None:
+        entry["containerID"] = shown.id
+    return entry
+
+
+def pod_phase(
+    inits: Sequence[ContainerRecord],
+    apps: Sequence[ContainerRecord],
+    restart_policy: str,
+    *,
+    terminal: bool = False,
+) -> str:
+    """getPhase: what the containers' states make of the pod."""
+    for c in inits:
+        if c.restartable:
+            continue
+        if c.exited and not c.succeeded and restart_policy == "Never":
+            return FAILED
+        if not c.succeeded:
+            return PENDING
+    running = waiting = stopped = succeeded = 0
+    for c in apps:
+        if c.running:
+            running += 1
+        elif c.current is None:
+            waiting += 1
+        else:
+            stopped += 1
+            if not c.waiting[0] and c.succeeded:
+                succeeded += 1
+    if terminal:
+        return SUCCEEDED if stopped == succeeded else FAILED
+    if waiting:
+        return PENDING
+    if running:
+        return RUNNING
+    if stopped:
+        if restart_policy == "Always":
+            return RUNNING
+        if stopped == succeeded:
+            return SUCCEEDED
+        if restart_policy == "Never":
+            return FAILED
+        return RUNNING
+    return PENDING
+
+
+def pod_conditions(
+    inits: Sequence[ContainerRecord],
+    apps: Sequence[ContainerRecord],
+    phase: str,
+    previous: Sequence[Mapping[str, Any]],
+    now: str,
+) -> list[dict[str, Any]]:
+    """PodReadyToStartContainers, Initialized, Ready, ContainersReady and PodScheduled, in the
+    order the kubelet lists them; a transition time moves only when the status changes."""
+    incomplete = [c.name for c in inits if not c.restartable and not c.succeeded]
+    unready = [c.name for c in (*inits, *apps) if (not c.init or c.restartable) and not c.ready]
+    wanted: list[tuple[str, str, str, str]] = [("PodReadyToStartContainers", "True", "", "")]
+    if phase == SUCCEEDED and inits:
+        wanted.append(("Initialized", "True", POD_COMPLETED, ""))
+    elif incomplete:
+        message = f"containers with incomplete status: [{' '.join(incomplete)}]"
+        wanted.append(("Initialized", "False", "ContainersNotInitialized", message))
+    else:
+        wanted.append(("Initialized", "True", "", ""))
+    if phase == SUCCEEDED:
+        ready: tuple[str, str, str] = ("False", POD_COMPLETED, "")
+    elif unready:
+        ready = (
+            "False",
+            "ContainersNotReady",
+            f"containers with unready status: [{' '.join(unready)}]",
+        )
+    else:
+        ready = ("True", "", "")
+    wanted += [("Ready", *ready), ("ContainersReady", *ready), ("PodScheduled", "True", "", "")]
+    before = {c.get("type"): c for c in previous}
+    conditions = []
+    for kind, status, reason, message in wanted:
+        old = before.get(kind) or {}
+        since = old.get("lastTransitionTime") if old.get("status") == status else None
+        condition: dict[str, Any] = {
+            "type": kind,
+            "status": status,
+            "lastProbeTime": None,
+            "lastTransitionTime": since or now,
+        }
+        if reason:
+            condition["reason"] = reason
+        if message:
+            condition["message"] = message
+        conditions.append(condition)
+    return conditions

@@ -1,0 +1,284 @@
+"""One pod's life on the node: its containers started in order, restarted as its restartPolicy
+says with the kubelet's back-off, stopped when it is deleted (pkg/kubelet's pod workers and
+kuberuntime SyncPod, reduced to what a simulated runtime needs).
+
+Init containers run one at a time, each to success, before the app containers start. A
+container that exits is restarted under restartPolicy Always (any exit) or OnFailure (non-zero
+exit). The first restart is immediate; each later one waits out a back-off that starts at 10 s
+and doubles up to 5 minutes, counted from when the container exited, during which it waits
+with the reason CrashLoopBackOff. A container that ran for more than twice the maximum back-off
+starts again from 10 s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from pinnace.client import EventRecorder
+from pinnace.clock import Clock, Timer, format_time
+from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.pod_status import (
+    CONTAINER_CREATING,
+    CRASH_LOOP_BACK_OFF,
+    CREATE_CONTAINER_CONFIG_ERROR,
+    POD_INITIALIZING,
+    TERMINAL_PHASES,
+    ContainerRecord,
+    container_status_entry,
+    pod_conditions,
+    pod_phase,
+)
+from pinnace.kubelet.runtime import ContainerRuntime, ContainerStatus
+
+INITIAL_BACKOFF = 10.0
+MAX_BACKOFF = 300.0
+
+
+class PodHost(Protocol):
+    """What a pod worker needs of its node agent."""
+
+    clock: Clock
+    runtime: ContainerRuntime
+    recorder: EventRecorder
+    host_ip: str
+
+    def allocate_pod_ip(self) -> str: ...
+
+    def release_pod_ip(self, ip: str) -> None: ...
+
+    def status_changed(self, worker: PodWorker) -> None:
+        """The worker's status() changed: write it (and delete the pod once terminated)."""
+
+
+def go_duration(seconds: float) -> str:
+    """A whole number of seconds as Go prints a time.Duration: 10s, 1m20s, 5m0s."""
+    whole = int(seconds)
+    minutes, rest = divmod(whole, 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours}h{minutes}m{rest}s"
+    return f"{minutes}m{rest}s" if minutes else f"{rest}s"
+
+
+class PodWorker:
+    def __init__(self, host: PodHost, pod: Mapping[str, Any]) -> None:
+        self.host = host
+        self.pod = pod
+        m = pod["metadata"]
+        self.uid: str = m["uid"]
+        self.namespace: str = m["namespace"]
+        self.name: str = m["name"]
+        spec = pod.get("spec") or {}
+        self.restart_policy: str = spec.get("restartPolicy") or "Always"
+        self.inits = [
+            ContainerRecord(
+                c["name"],
+                c.get("image", ""),
+                init=True,
+                restartable=c.get("restartPolicy") == "Always",
+                waiting=(POD_INITIALIZING, ""),
+            )
+            for c in spec.get("initContainers") or ()
+        ]
+        first_wait = POD_INITIALIZING if self.inits else CONTAINER_CREATING
+        self.apps = [
+            ContainerRecord(c["name"], c.get("image", ""), init=False, waiting=(first_wait, ""))
+            for c in spec.get("containers") or ()
+        ]
+        self.pod_ip = ""
+        self.start_time = 0.0
+        self.phase = "Pending"
+        self.terminating = False
+        self.terminated = False
+        """All containers stopped after a deletion: the pod may be deleted now."""
+        self._conditions: list[dict[str, Any]] = []
+        self._timer: Timer | None = None
+
+    @property
+    def finished(self) -> bool:
+        """In a terminal phase: nothing more runs, it no longer holds node resources."""
+        return self.phase in TERMINAL_PHASES
+
+    # --- events ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Create the sandbox (the pod's IP) and start what can start."""
+        self.pod_ip = self.host.allocate_pod_ip()
+        self.start_time = self.host.clock.now()
+        self.sync()
+
+    def update(self, pod: Mapping[str, Any]) -> None:
+        self.pod = pod
+        if pod["metadata"].get("deletionTimestamp") and not self.terminating:
+            self.terminate()
+        elif any(c.waiting[0] == CREATE_CONTAINER_CONFIG_ERROR for c in self.inits + self.apps):
+            self.sync()  # the annotations may be fixed now
+
+    def terminate(self) -> None:
+        """The pod is being deleted: stop its containers within its grace period."""
+        self.terminating = True
+        self._cancel_timer()
+        grace = self.pod["metadata"].get("deletionGracePeriodSeconds") or 0
+        for c in self.inits + self.apps:
+            c.waiting = ("", "") if c.current is not None else c.waiting
+            if c.running and c.current is not None:
+                self._event(c, "Normal", "Killing", f"Stopping container {c.name}")
+                self.host.runtime.stop_container(c.current.id, grace)
+        self._check_stopped()
+
+    def forget(self) -> None:
+        """The pod is gone from the API: drop its containers and its IP."""
+        self._cancel_timer()
+        for c in self.inits + self.apps:
+            for status in (c.current, c.previous):
+                if status is not None:
+                    self.host.runtime.remove_container(status.id)
+        if self.pod_ip:
+            self.host.release_pod_ip(self.pod_ip)
+            self.pod_ip = ""
+
+    # --- sync --------------------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """Start or restart what should run now; publish the status if it changed."""
+        if self.terminating or self.finished:
+            return
+        self._cancel_timer()
+        wake: list[float] = []
+        if self._sync_init_containers(wake):
+            for c in self.apps:
+                if c.current is None:
+                    self._start(c)
+                elif c.exited and self._should_restart(c.current.exit_code):
+                    self._restart(c, wake)
+        self.phase = pod_phase(self.inits, self.apps, self.restart_policy)
+        if wake and not self.finished:
+            self._timer = self.host.clock.call_later(
+                max(min(wake) - self.host.clock.now(), 0.0), self.sync
+            )
+        self.host.status_changed(self)
+
+    def _sync_init_containers(self, wake: list[float]) -> bool:
+        """Run the init containers in order; True once all have succeeded."""
+        for c in self.inits:
+            if c.succeeded:
+                continue
+            if c.current is None:
+                self._start(c)
+            elif c.exited and self.restart_policy != "Never":
+                self._restart(c, wake)
+            return False
+        return True
+
+    def _should_restart(self, exit_code: int) -> bool:
+        return self.restart_policy == "Always" or (
+            self.restart_policy == "OnFailure" and exit_code != 0
+        )
+
+    def _restart(self, c: ContainerRecord, wake: list[float]) -> None:
+        """Restart `c` now, or wait out its back-off (kuberuntime's doBackOff)."""
+        assert c.current is not None
+        finished = c.current.finished_at
+        expired = finished - c.backoff_updated > 2 * MAX_BACKOFF
+        if c.backoff and not expired and self.host.clock.now() - finished < c.backoff:
+            if c.waiting[0] != CRASH_LOOP_BACK_OFF:
+                delay = go_duration(c.backoff)
+                pod = f"{self.name}_{self.namespace}({self.uid})"
+                c.waiting = (
+                    CRASH_LOOP_BACK_OFF,
+                    f"back-off {delay} restarting failed container={c.name} pod={pod}",
+                )
+                self._event(
+                    c,
+                    "Warning",
+                    "BackOff",
+                    f"Back-off restarting failed container {c.name} in pod {pod}",
+                )
+            wake.append(finished + c.backoff)
+            return
+        c.backoff = INITIAL_BACKOFF if not c.backoff or expired else min(2 * c.backoff, MAX_BACKOFF)
+        c.backoff_updated = finished
+        c.restart_count += 1
+        self._start(c)
+
+    def _start(self, c: ContainerRecord) -> None:
+        try:
+            behaviour = container_behaviour(self.pod, c.name)
+        except BehaviourError as e:
+            if c.waiting[0] != CREATE_CONTAINER_CONFIG_ERROR:
+                self._event(c, "Warning", "Failed", f"Error: {e}")
+            c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, str(e))
+            return
+        if c.previous is not None:
+            self.host.runtime.remove_container(c.previous.id)
+        c.previous = c.current
+        image = c.image
+        self._event(c, "Normal", "Pulled", f'Container image "{image}" already present on machine')
+        c.current = self.host.runtime.start_container(
+            self.uid, c.name, image, behaviour, lambda status: self._exited(c, status)
+        )
+        c.waiting = ("", "")
+        self._event(c, "Normal", "Created", f"Created container: {c.name}")
+        self._event(c, "Normal", "Started", f"Started container {c.name}")
+
+    def _exited(self, c: ContainerRecord, status: ContainerStatus) -> None:
+        if c.current is not status:
+            return
+        if self.terminating:
+            self._check_stopped()
+        else:
+            self.sync()
+
+    def _check_stopped(self) -> None:
+        if any(c.running for c in self.inits + self.apps):
+            return
+        self.phase = pod_phase(self.inits, self.apps, self.restart_policy, terminal=True)
+        self.terminated = True
+        self.host.status_changed(self)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _event(self, c: ContainerRecord, event_type: str, reason: str, message: str) -> None:
+        kind = "initContainers" if c.init else "containers"
+        self.host.recorder.event(
+            self.pod, event_type, reason, message, field_path=f"spec.{kind}{{{c.name}}}"
+        )
+
+    # --- status ------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """The pod's status as the kubelet reports it."""
+        now = self.host.clock.now_rfc3339()
+        self._conditions = pod_conditions(
+            self.inits, self.apps, self.phase, self._conditions or self._api_conditions(), now
+        )
+        ips = [{"ip": self.host.host_ip}]
+        status: dict[str, Any] = {
+            "phase": self.phase,
+            "conditions": self._conditions,
+            "hostIP": self.host.host_ip,
+            "hostIPs": ips,
+            "podIP": self.pod_ip,
+            "podIPs": [{"ip": self.pod_ip}] if self.pod_ip else [],
+            "startTime": format_time(self.start_time),
+            "containerStatuses": [container_status_entry(c) for c in self.apps],
+        }
+        if self.inits:
+            status["initContainerStatuses"] = [container_status_entry(c) for c in self.inits]
+        qos = (self.pod.get("status") or {}).get("qosClass")
+        if qos:
+            status["qosClass"] = qos
+        return status
+
+    def _api_conditions(self) -> list[dict[str, Any]]:
+        return list((self.pod.get("status") or {}).get("conditions") or ())
+
+    def container_log(self, name: str, previous: bool) -> ContainerStatus | None:
+        for c in self.inits + self.apps:
+            if c.name == name:
+                return c.previous if previous else c.current
+        return None

@@ -1,0 +1,133 @@
+"""A node agent as the API shows it: its Node, its Lease, its pods' lives."""
+
+from __future__ import annotations
+
+from tests.kubelet.conftest import EVENTS, LEASES, NODES, Node, pod
+
+from pinnace.clock import parse_time
+
+
+def test_node_registers_with_allocatable_from_its_config(node: Node) -> None:
+    registered = node.run(node.client.get(NODES, "", "node-1"))
+    status = registered["status"]
+    assert status["capacity"] == {
+        "cpu": "2",
+        "ephemeral-storage": "20Gi",
+        "memory": "4Gi",
+        "pods": "10",
+    }
+    # memory: 4Gi - 256Mi kube-reserved - 100Mi hard eviction; storage: 20Gi - 10% (in float32)
+    assert status["allocatable"] == {
+        "cpu": "2",
+        "ephemeral-storage": "19327352800",
+        "memory": "3740Mi",
+        "pods": "10",
+    }
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+    assert conditions == {
+        "MemoryPressure": ("False", "KubeletHasSufficientMemory"),
+        "DiskPressure": ("False", "KubeletHasNoDiskPressure"),
+        "PIDPressure": ("False", "KubeletHasSufficientPID"),
+        "Ready": ("True", "KubeletReady"),
+    }
+    assert status["nodeInfo"]["kubeletVersion"].startswith("v1.32.")
+    labels = registered["metadata"]["labels"]
+    assert labels["kubernetes.io/hostname"] == "node-1"
+    assert labels["pinnace.dev/simulated"] == "true"
+    assert {"type": "Hostname", "address": "node-1"} in status["addresses"]
+
+
+def test_lease_is_renewed_every_10_seconds_and_status_every_5_minutes(node: Node) -> None:
+    def renewed() -> float:
+        lease = node.run(node.client.get(LEASES, "kube-node-lease", "node-1"))
+        assert lease["spec"]["holderIdentity"] == "node-1"
+        assert lease["spec"]["leaseDurationSeconds"] == 40
+        assert lease["metadata"]["ownerReferences"][0]["kind"] == "Node"
+        return parse_time(lease["spec"]["renewTime"])
+
+    def heartbeat() -> float:
+        ready = node.run(node.client.get(NODES, "", "node-1"))["status"]["conditions"][-1]
+        assert ready["type"] == "Ready"
+        return parse_time(ready["lastHeartbeatTime"])
+
+    first, first_heartbeat = renewed(), heartbeat()
+    times = []
+    for _ in range(3):
+        node.settle(10)
+        times.append(renewed())
+    assert [round(t - first) for t in times] == [10, 20, 30]
+    assert heartbeat() == first_heartbeat  # nothing changed: no status post yet
+    node.settle(300)
+    assert 0 < heartbeat() - first_heartbeat <= 310
+
+
+def test_bound_pod_runs_with_the_status_the_kubelet_reports(node: Node) -> None:
+    created = node.create_pod(pod("web", cpu="500m"))
+    node.run(node.client.bind(created, "node-1"))
+    node.settle()
+    running = node.get_pod("web")
+    status = running["status"]
+    assert status["phase"] == "Running"
+    assert status["qosClass"] == "Burstable"
+    assert status["hostIP"] == "10.0.0.1"
+    assert status["podIP"].startswith("10.128.1.")
+    assert status["podIPs"] == [{"ip": status["podIP"]}]
+    assert "startTime" in status
+    assert [(c["type"], c["status"]) for c in status["conditions"]] == [
+        ("PodReadyToStartContainers", "True"),
+        ("Initialized", "True"),
+        ("Ready", "True"),
+        ("ContainersReady", "True"),
+        ("PodScheduled", "True"),
+    ]
+    [container] = status["containerStatuses"]
+    assert container["name"] == "app"
+    assert container["ready"] is True
+    assert container["started"] is True
+    assert container["restartCount"] == 0
+    assert container["image"] == "docker.io/library/nginx:1.27"
+    assert container["imageID"].startswith("docker.io/library/nginx@sha256:")
+    assert container["containerID"].startswith("containerd://")
+    assert list(container["state"]) == ["running"]
+    assert container["lastState"] == {}
+
+
+def test_pod_with_node_name_asking_too_much_cpu_is_rejected_out_of_cpu(node: Node) -> None:
+    node.create_pod(pod("small", node="node-1", cpu="500m"))
+    node.settle()
+    node.create_pod(pod("big", node="node-1", cpu="2"))
+    node.settle()
+    rejected = node.get_pod("big")["status"]
+    assert rejected["phase"] == "Failed"
+    assert rejected["reason"] == "OutOfcpu"
+    assert rejected["message"] == (
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 2000, used: 500, "
+        "capacity: 2000"
+    )
+    assert node.get_pod("small")["status"]["phase"] == "Running"
+    node.run(node.agent.recorder.flush())
+    events = node.run(node.client.list(EVENTS, "default", field_selector="reason=OutOfcpu"))
+    [event] = events["items"]
+    assert event["involvedObject"]["name"] == "big"
+    assert event["type"] == "Warning"
+    assert event["source"] == {"component": "kubelet", "host": "node-1"}
+
+
+def test_a_pod_that_completes_frees_its_resources(node: Node) -> None:
+    node.create_pod(pod("once", node="node-1", cpu="2", restart_policy="Never", run_seconds="5"))
+    node.settle()
+    assert node.get_pod("once")["status"]["phase"] == "Running"
+    node.create_pod(pod("early", node="node-1", cpu="2"))
+    node.settle(5)
+    assert node.get_pod("early")["status"]["reason"] == "OutOfcpu"
+    done = node.get_pod("once")["status"]
+    assert done["phase"] == "Succeeded"
+    terminated = done["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
+    assert [(c["type"], c["status"], c.get("reason")) for c in done["conditions"][2:4]] == [
+        ("Ready", "False", "PodCompleted"),
+        ("ContainersReady", "False", "PodCompleted"),
+    ]
+    node.create_pod(pod("later", node="node-1", cpu="2"))
+    node.settle()
+    assert node.get_pod("later")["status"]["phase"] == "Running"

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from pinnace.api import catalog, status
@@ -69,6 +69,7 @@ class NodeAgent:
         self._rejected: set[str] = set()
         self._dirty: set[str] = set()
         self._writers: dict[str, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._pod_network = ipaddress.ip_network(config.pod_cidr)
         self._next_ip = 2  # .1 is the node's gateway
         self._free_ips: list[str] = []
@@ -194,7 +195,7 @@ class NodeAgent:
             "message": REJECTED_PREFIX + message,
             "startTime": (pod.get("status") or {}).get("startTime") or self.clock.now_rfc3339(),
         }
-        self._spawn(uid, self._patch_status(pod, pod_status))
+        self._background(self._patch_status(pod, pod_status))
 
     # --- what workers need -------------------------------------------------------------------
 
@@ -213,19 +214,24 @@ class NodeAgent:
     def status_changed(self, worker: PodWorker) -> None:
         self._dirty.add(worker.uid)
         if worker.uid not in self._writers:
-            self._spawn(worker.uid, self._write_worker(worker))
+            self._writers[worker.uid] = self.clock.loop.create_task(self._write_worker(worker))
 
     async def _write_worker(self, worker: PodWorker) -> None:
         """Write the worker's status until it stops changing; once its containers have
         stopped after a deletion, delete the pod for good (the status manager's job)."""
         published: dict[str, Any] | None = None
-        while worker.uid in self._dirty:
-            self._dirty.discard(worker.uid)
-            wanted = worker.status()
-            if wanted != published:
-                if not await self._patch_status(worker.pod, wanted):
-                    return
-                published = wanted
+        try:
+            while worker.uid in self._dirty:
+                self._dirty.discard(worker.uid)
+                wanted = worker.status()
+                if wanted != published:
+                    if not await self._patch_status(worker.pod, wanted):
+                        return
+                    published = wanted
+        finally:
+            # At once, not in a done callback: a change made after the last check above must
+            # find no writer and start one.
+            self._writers.pop(worker.uid, None)
         if worker.terminated:
             self._delete_pod(worker.pod)
 
@@ -256,12 +262,13 @@ class NodeAgent:
             with contextlib.suppress(StatusError):  # gone already, or a new pod of that name
                 await self.client.delete(PODS, m["namespace"], m["name"], options)
 
-        self.clock.loop.create_task(delete())
+        self._background(delete())
 
-    def _spawn(self, uid: str, work: Any) -> None:
+    def _background(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run `work` on its own, holding the task so it is not collected midway."""
         task = self.clock.loop.create_task(work)
-        self._writers[uid] = task
-        task.add_done_callback(lambda _: self._writers.pop(uid, None))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # --- logs --------------------------------------------------------------------------------
 

@@ -1,0 +1,140 @@
+"""Pods through their lives on a node agent: restarts with back-off, init containers, graceful
+deletion, logs."""
+
+from __future__ import annotations
+
+import pytest
+from tests.kubelet.conftest import PODS, Node, pod
+
+from pinnace.api.status import StatusError
+from pinnace.apiserver.logs import LogOptions, read_log
+from pinnace.apiserver.options import DeleteOptions
+
+
+def container(node: Node, name: str) -> dict:
+    return node.get_pod(name)["status"]["containerStatuses"][0]
+
+
+def test_container_exiting_1_under_always_goes_crash_loop_back_off_doubling(node: Node) -> None:
+    node.create_pod(pod("crash", node="node-1", run_seconds="1", exit_code="1"))
+    node.settle(0.5)
+    assert container(node, "crash")["restartCount"] == 0
+    node.settle(1)  # exits at 1 s and is restarted at once
+    first = container(node, "crash")
+    assert first["restartCount"] == 1
+    assert list(first["state"]) == ["running"]
+    terminated = first["lastState"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (1, "Error")
+
+    # Each later exit waits out a back-off that doubles: 10 s, 20 s, 40 s ...
+    pod_id = node.get_pod("crash")["metadata"]["uid"]
+    for restarts, backoff in [(1, "10s"), (2, "20s"), (3, "40s"), (4, "1m20s")]:
+        node.settle(1)  # it runs 1 s and exits again
+        waiting = container(node, "crash")
+        assert waiting["state"]["waiting"] == {
+            "reason": "CrashLoopBackOff",
+            "message": f"back-off {backoff} restarting failed container=app "
+            f"pod=crash_default({pod_id})",
+        }
+        assert waiting["restartCount"] == restarts
+        assert waiting["ready"] is False
+        assert node.get_pod("crash")["status"]["phase"] == "Running"
+        seconds = {"10s": 10, "20s": 20, "40s": 40, "1m20s": 80}[backoff]
+        node.settle(seconds - 1)  # half a second before the back-off ends
+        assert container(node, "crash")["restartCount"] == restarts
+        node.settle(1)  # half a second after the restart
+        assert container(node, "crash")["restartCount"] == restarts + 1
+
+
+def test_back_off_stops_at_five_minutes(node: Node) -> None:
+    node.create_pod(pod("crash", node="node-1", run_seconds="0", exit_code="2"))
+    node.settle(10 + 20 + 40 + 80 + 160 + 300 + 1)
+    waiting = container(node, "crash")["state"]["waiting"]
+    assert waiting["message"].startswith("back-off 5m0s restarting failed container=app")
+
+
+def test_on_failure_restarts_only_failures_and_never_restarts_nothing(node: Node) -> None:
+    node.create_pod(pod("ok", node="node-1", restart_policy="OnFailure", run_seconds="3"))
+    node.create_pod(
+        pod("bad", node="node-1", restart_policy="Never", run_seconds="3", exit_code="1")
+    )
+    node.settle(5)
+    ok, bad = node.get_pod("ok")["status"], node.get_pod("bad")["status"]
+    assert ok["phase"] == "Succeeded"
+    assert bad["phase"] == "Failed"
+    assert bad["containerStatuses"][0]["state"]["terminated"]["reason"] == "Error"
+    assert bad["containerStatuses"][0]["restartCount"] == 0
+
+
+def test_init_containers_run_in_order_before_the_app(node: Node) -> None:
+    body = pod("init", node="node-1")
+    body["spec"]["initContainers"] = [
+        {"name": "first", "image": "busybox"},
+        {"name": "second", "image": "busybox"},
+    ]
+    annotations = body["metadata"]["annotations"]
+    annotations["sim.pinnace.dev/run-seconds.first"] = "5"
+    annotations["sim.pinnace.dev/run-seconds.second"] = "5"
+    node.create_pod(body)
+    node.settle(2)
+    status = node.get_pod("init")["status"]
+    assert status["phase"] == "Pending"
+    first, second = status["initContainerStatuses"]
+    assert list(first["state"]) == ["running"]
+    assert second["state"] == {"waiting": {"reason": "PodInitializing"}}
+    assert status["containerStatuses"][0]["state"] == {"waiting": {"reason": "PodInitializing"}}
+    initialized = status["conditions"][1]
+    assert initialized["status"] == "False"
+    assert initialized["reason"] == "ContainersNotInitialized"
+    assert initialized["message"] == "containers with incomplete status: [first second]"
+    node.settle(5)
+    first, second = node.get_pod("init")["status"]["initContainerStatuses"]
+    assert first["state"]["terminated"]["reason"] == "Completed"
+    assert list(second["state"]) == ["running"]
+    node.settle(5)
+    status = node.get_pod("init")["status"]
+    assert status["phase"] == "Running"
+    assert list(status["containerStatuses"][0]["state"]) == ["running"]
+
+
+def test_graceful_deletion_completes_after_the_grace_period(node: Node) -> None:
+    node.create_pod(pod("slow", node="node-1", stop_seconds="600"))
+    node.settle()
+    node.run(node.client.delete(PODS, "default", "slow", DeleteOptions(grace_period_seconds=30)))
+    node.settle(29)
+    terminating = node.get_pod("slow")
+    assert terminating["metadata"]["deletionGracePeriodSeconds"] == 30
+    node.settle(2)
+    with pytest.raises(StatusError) as gone:
+        node.get_pod("slow")
+    assert gone.value.code == 404
+
+
+def test_a_container_that_stops_on_term_goes_before_its_grace_period(node: Node) -> None:
+    node.create_pod(pod("quick", node="node-1", stop_seconds="2"))
+    node.settle()
+    node.run(node.client.delete(PODS, "default", "quick"))
+    node.settle(3)
+    with pytest.raises(StatusError):
+        node.get_pod("quick")
+    assert not node.agent.workers
+
+
+def test_pod_log_is_served_by_the_node_agent(node: Node) -> None:
+    node.create_pod(pod("talk", node="node-1", log="hello\nworld"))
+    node.settle()
+    text = node.run(read_log(node.server, "default", "talk", LogOptions()))
+    assert text == "hello\nworld\n"
+    tail = node.run(read_log(node.server, "default", "talk", LogOptions(tail_lines=1)))
+    assert tail == "world\n"
+    with pytest.raises(StatusError) as previous:
+        node.run(read_log(node.server, "default", "talk", LogOptions(previous=True)))
+    assert previous.value.message == ('previous terminated container "app" in pod "talk" not found')
+
+
+def test_a_bad_model_annotation_is_a_create_container_config_error(node: Node) -> None:
+    node.create_pod(pod("odd", node="node-1", run_seconds="soon"))
+    node.settle()
+    waiting = container(node, "odd")["state"]["waiting"]
+    assert waiting["reason"] == "CreateContainerConfigError"
+    assert "sim.pinnace.dev/run-seconds" in waiting["message"]

@@ -1,7 +1,8 @@
 """`pinnace up`: run the control plane and serve the Kubernetes API over HTTP on localhost.
 
 It opens the store (SQLite in --data-dir, ~/.pinnace by default, or memory), creates what
-every cluster has (bootstrap), starts the namespace controller and the compactor, writes a
+every cluster has (bootstrap), starts the namespace controller, the compactor and the simulated
+nodes asked for (--nodes, each with its node agent), writes a
 kubeconfig for kubectl and the Python client (in the data directory by default), and serves
 until SIGINT or SIGTERM, then stops cleanly. A restart on the same data directory keeps all
 state.
@@ -19,8 +20,8 @@ import math
 import signal
 import socket
 import sys
-from collections.abc import Callable, Coroutine, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import uvicorn
@@ -30,8 +31,12 @@ from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
 from pinnace.apiserver.server import APIServer
+from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.controllers.namespace import NamespaceController
+from pinnace.kubelet import NodeAgentPool, node_configs
+from pinnace.kubelet.config import DEFAULT_CAPACITY
+from pinnace.resources.quantity import Quantity, QuantityError
 from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 
@@ -88,6 +93,22 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
         help="how often old revisions are compacted away, as kube-apiserver's "
         f"--etcd-compaction-interval ({DEFAULT_COMPACTION_INTERVAL:g})",
     )
+    nodes = up.add_argument_group("simulated nodes")
+    nodes.add_argument(
+        "--nodes",
+        type=_node_count,
+        default=0,
+        metavar="N",
+        help="run N simulated nodes (pinnace-node-1 … pinnace-node-N) in this process (0)",
+    )
+    for resource in ("cpu", "memory", "pods", "ephemeral-storage"):
+        nodes.add_argument(
+            f"--node-{resource}",
+            type=_quantity,
+            default=DEFAULT_CAPACITY[resource],
+            metavar="QUANTITY",
+            help=f"each simulated node's {resource} capacity ({DEFAULT_CAPACITY[resource]})",
+        )
     up.set_defaults(run=run)
 
 
@@ -111,6 +132,22 @@ def _positive_seconds(text: str) -> float:
     return seconds
 
 
+def _node_count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number of nodes, not {text!r}")
+    return int(text)
+
+
+def _quantity(text: str) -> str:
+    try:
+        q = Quantity(text)
+    except QuantityError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if q.sign() <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, not {text!r}")
+    return text
+
+
 @dataclass(frozen=True)
 class UpOptions:
     host: str = "127.0.0.1"
@@ -119,6 +156,8 @@ class UpOptions:
     """None: the memory store."""
     kubeconfig: str = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
+    nodes: int = 0
+    node_capacity: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_CAPACITY))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,6 +167,13 @@ def run(args: argparse.Namespace) -> int:
         data_dir=None if args.in_memory else args.data_dir,
         kubeconfig=args.kubeconfig or str(Path(args.data_dir) / KUBECONFIG_FILE),
         compaction_interval=args.compaction_interval,
+        nodes=args.nodes,
+        node_capacity={
+            "cpu": args.node_cpu,
+            "memory": args.node_memory,
+            "pods": args.node_pods,
+            "ephemeral-storage": args.node_ephemeral_storage,
+        },
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
@@ -192,6 +238,9 @@ async def serve(options: UpOptions) -> None:
     controller = asyncio.create_task(NamespaceController(server).run())
     compactor = Compactor(store, clock, options.compaction_interval)
     compactor.start()
+    pool = NodeAgentPool(LocalClient(server), node_configs(options.nodes, options.node_capacity))
+    await pool.start()
+    server.log_source = pool.read_log
     app = APIApp(server, server_address=f"{host}:{port}")
     config = uvicorn.Config(
         app,
@@ -221,6 +270,7 @@ async def serve(options: UpOptions) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         compactor.stop()
+        await pool.stop()
         controller.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await controller

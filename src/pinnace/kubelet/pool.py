@@ -48,6 +48,8 @@ class NodeAgentPool:
     async def start(self) -> None:
         """Register every node, then follow pods and nodes and start the heartbeat wheel."""
         agents = list(self.agents.values())
+        if not agents:
+            return
         for i in range(0, len(agents), REGISTRATION_BATCH):
             await asyncio.gather(*(a.register() for a in agents[i : i + REGISTRATION_BATCH]))
         self._nodes.add_event_handler(self._node, lambda _, new: self._node(new))

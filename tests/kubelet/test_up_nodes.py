@@ -1,0 +1,72 @@
+"""`pinnace up --nodes 2` as a user sees it through kubectl: two Ready nodes, and a pod bound
+to one of them that runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+from tests.http.conftest import Cluster, launch, stop
+
+BINDING = json.dumps(
+    {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "web"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "pinnace-node-2"},
+    }
+)
+"""What a scheduler posts to pods/binding (kubectl --raw sends the body as JSON, as is)."""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(
+        tmp_path_factory.mktemp("pinnace-up-nodes"), flags=("--nodes", "2", "--node-cpu", "8")
+    )
+    yield running
+    stop(running)
+
+
+def test_kubectl_get_nodes_shows_two_ready_nodes(cluster: Cluster) -> None:
+    lines = cluster.ok("get", "nodes").splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    rows = [line.split() for line in lines[1:]]
+    assert [(r[0], r[1], r[2], r[4]) for r in rows] == [
+        ("pinnace-node-1", "Ready", "<none>", "v1.32.0"),
+        ("pinnace-node-2", "Ready", "<none>", "v1.32.0"),
+    ]
+    cpu = cluster.ok("get", "node", "pinnace-node-1", "-o", "jsonpath={.status.allocatable.cpu}")
+    assert cpu == "8"
+
+
+def test_pod_bound_with_a_binding_goes_running(cluster: Cluster) -> None:
+    cluster.ok("run", "web", "--image=nginx:1.27")
+    cluster.ok(
+        "create", "-f", "-", "--raw", "/api/v1/namespaces/default/pods/web/binding", stdin=BINDING
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        row = cluster.ok("get", "pods", "web", "-o", "wide", "--no-headers").split()
+        if row[2] == "Running":
+            break
+        time.sleep(0.1)
+    assert row[:3] == ["web", "1/1", "Running"]
+    assert row[6] == "pinnace-node-2"
+    assert row[5].startswith("10.128.2.")
+
+
+def test_a_node_shape_that_is_not_a_quantity_is_refused() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", "up", "--nodes", "1", "--node-memory", "lots"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "argument --node-memory: " in done.stderr
+    assert "Traceback" not in done.stderr

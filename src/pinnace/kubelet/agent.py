@@ -25,7 +25,7 @@ from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, admit, usage_of
 from pinnace.kubelet.config import NODE_LEASE_NAMESPACE, NodeConfig
-from pinnace.kubelet.node_status import lease_object, node_object, node_status
+from pinnace.kubelet.node_status import lease_object, node_object, node_status, static_status
 from pinnace.kubelet.pod_status import TERMINAL_PHASES
 from pinnace.kubelet.runtime import ContainerRuntime, SimulatedRuntime
 from pinnace.kubelet.worker import PodWorker
@@ -74,6 +74,7 @@ class NodeAgent:
         self._next_ip = 2  # .1 is the node's gateway
         self._free_ips: list[str] = []
         self._last_status_post = 0.0
+        self._static_status = static_status(config)
 
     # --- registration and heartbeat ---------------------------------------------------------
 
@@ -94,7 +95,7 @@ class NodeAgent:
                 NODES,
                 "",
                 self.name,
-                {"status": node_status(self.config, previous, now)},
+                {"status": node_status(self._static_status, previous, now)},
                 PatchType.MERGE,
                 subresource="status",
             )
@@ -136,7 +137,7 @@ class NodeAgent:
             return
         current = self.node.get("status") or {}
         previous = current.get("conditions") or []
-        wanted = node_status(self.config, previous, self.clock.now_rfc3339())
+        wanted = node_status(self._static_status, previous, self.clock.now_rfc3339())
         due = self.clock.now() - self._last_status_post >= self.config.node_status_report_frequency
         if not due and _same_status(current, wanted):
             return

@@ -21,6 +21,7 @@ from pinnace.kubelet.config import (
     NodeConfig,
 )
 from pinnace.resources.lists import ResourceList
+from pinnace.resources.quantity import canonical_quantity
 
 KUBELET_PORT = 10250
 CONTAINER_RUNTIME_VERSION = "pinnace-sim://0.1.0"
@@ -82,7 +83,8 @@ def condition_entries(
 
 
 def _quantities(resources: ResourceList) -> dict[str, str]:
-    return {name: str(q) for name, q in sorted(resources.items())}
+    """In the form the API server stores (and compares) them."""
+    return {name: canonical_quantity(str(q)) for name, q in sorted(resources.items())}
 
 
 def _stable_id(config: NodeConfig, what: str) -> str:
@@ -115,18 +117,24 @@ def node_object(config: NodeConfig, now: str) -> dict[str, Any]:
             },
         },
         "spec": spec,
-        "status": node_status(config, [], now),
+        "status": node_status(static_status(config), [], now),
     }
 
 
 def node_status(
-    config: NodeConfig, previous_conditions: list[Mapping[str, Any]], now: str
+    static: Mapping[str, Any], previous_conditions: list[Mapping[str, Any]], now: str
 ) -> dict[str, Any]:
+    """The status to post: `static_status` with the conditions as of `now`."""
+    conditions = condition_entries(healthy_conditions(), previous_conditions, now)
+    return {**static, "conditions": conditions}
+
+
+def static_status(config: NodeConfig) -> dict[str, Any]:
+    """What does not change while the node runs: resources, addresses, nodeInfo."""
     machine = _stable_id(config, "machine")
     return {
         "capacity": _quantities(config.capacity_list()),
         "allocatable": _quantities(config.allocatable_list()),
-        "conditions": condition_entries(healthy_conditions(), previous_conditions, now),
         "addresses": [
             {"type": "InternalIP", "address": config.internal_ip},
             {"type": "Hostname", "address": config.name},

@@ -1,0 +1,51 @@
+"""Many simulated nodes in one NodeAgentPool: one pod informer, one heartbeat wheel."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.client.conftest import Cluster
+from tests.kubelet.conftest import LEASES, NODES, PODS, pod
+
+from pinnace.apiserver.logs import LogOptions, read_log
+from pinnace.clock import parse_time
+from pinnace.kubelet import NodeAgentPool, node_configs
+
+
+def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> None:
+    cluster = Cluster()
+    try:
+        pool = NodeAgentPool(cluster.client, node_configs(25, {"cpu": "1", "pods": "5"}))
+        cluster.run(pool.start())
+        nodes = cluster.run(cluster.client.list(NODES))["items"]
+        assert len(nodes) == 25
+        assert nodes[0]["status"]["allocatable"] == {"cpu": "1", "pods": "5"}
+
+        def renew_times() -> dict[str, float]:
+            leases = cluster.run(cluster.client.list(LEASES, "kube-node-lease"))["items"]
+            return {x["metadata"]["name"]: parse_time(x["spec"]["renewTime"]) for x in leases}
+
+        cluster.run(asyncio.sleep(10))
+        first = renew_times()
+        cluster.run(asyncio.sleep(30))
+        later = renew_times()
+        assert len(later) == 25
+        assert all(later[name] - first[name] == 30 for name in later)
+        # spread over the interval, not all at once
+        assert len({round(t % 10) for t in later.values()}) == 10
+        assert pool.renewals == 25 * 4
+
+        cluster.run(cluster.client.create(PODS, "default", pod("a", node="pinnace-node-7")))
+        cluster.run(
+            cluster.client.create(PODS, "default", pod("b", node="pinnace-node-8", log="hi"))
+        )
+        cluster.run(asyncio.sleep(1))
+        a = cluster.run(cluster.client.get(PODS, "default", "a"))["status"]
+        assert (a["phase"], a["hostIP"]) == ("Running", "10.0.0.7")
+        b = cluster.run(cluster.client.get(PODS, "default", "b"))["status"]
+        assert (b["phase"], b["hostIP"]) == ("Running", "10.0.0.8")
+        cluster.server.log_source = pool.read_log
+        assert cluster.run(read_log(cluster.server, "default", "b", LogOptions())) == "hi\n"
+        cluster.run(pool.stop())
+    finally:
+        cluster.close()

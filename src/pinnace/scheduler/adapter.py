@@ -1,0 +1,258 @@
+"""The scheduler as an API client: kube-scheduler's informers, scheduling loop and binding cycle
+around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
+
+- One pod informer (pods not yet finished, as kube-scheduler's field selector) and one node
+  informer feed the core's handlers: the core files pods bound to a node in its cache and puts
+  pending pods whose schedulerName a profile serves in its queue; it ignores the others, which
+  stay Pending and untouched.
+- The loop runs scheduling cycles back to back while the queue has pods, giving the event loop
+  a turn every few cycles, and otherwise sleeps until an informer event or the next queue
+  flush (every second, as kube-scheduler moves due pods from backoffQ).
+- A placed pod is assumed at once; its Binding is sent on a task of its own, so cycles never
+  wait for the API. A bound pod gets the Scheduled event. A failed bind forgets the assumed
+  pod, records FailedScheduling and puts the pod back after a backoff.
+- A pod that fits nowhere gets the FailedScheduling Warning event and the PodScheduled=False
+  condition (reason Unschedulable, or SchedulerError for an error), patched into its status
+  as kube-scheduler's updatePod does, only when it changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from pinnace.api import catalog
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object
+from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
+from pinnace.clock import Randomness
+from pinnace.scheduler import schedule_one
+from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
+from pinnace.scheduler.plugins.default_binder import Binding
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduler.queue import POD_INITIAL_BACKOFF
+from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, ScheduleResult
+
+log = logging.getLogger(__name__)
+
+PODS = catalog.by_resource("", "pods")
+NODES = catalog.by_resource("", "nodes")
+assert PODS is not None and NODES is not None
+
+NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
+"""kube-scheduler's pod informer selection: finished pods hold no resources."""
+FLUSH_PERIOD = 1.0
+"""Seconds between queue flushes when nothing else wakes the loop (backoffQ's period)."""
+CYCLES_PER_TURN = 64
+"""Scheduling cycles run before the loop lets informers and binds have a turn."""
+MAX_MESSAGE_LENGTH = 1024
+"""An event message longer than this is cut, as kube-scheduler's truncateMessage does."""
+POD_SCHEDULED = "PodScheduled"
+UNSCHEDULABLE = "Unschedulable"
+SCHEDULER_ERROR = "SchedulerError"
+
+
+class Scheduler:
+    """kube-scheduler over `client`: `await scheduler.run()` until cancelled.
+
+    `config` gives the profiles (kube-scheduler's defaults when None); `randomness` seeds the
+    tie-breaks between equally scored nodes."""
+
+    def __init__(
+        self,
+        client: Client,
+        config: SchedulerConfiguration | None = None,
+        randomness: Randomness | None = None,
+    ) -> None:
+        self.client = client
+        self.clock = client.clock
+        config = config or SchedulerConfiguration()
+        stream = (randomness or Randomness(0)).child("scheduler")
+        self._bindings: dict[str, Binding] = {}
+        self.core = schedule_one.Scheduler(
+            build_profiles(config, self._binding_requested),
+            self.clock,
+            seed=stream.random.getrandbits(63),
+            percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+        )
+        self.recorders = {name: EventRecorder(client, name) for name in config.scheduler_names}
+        self.factory = InformerFactory(client)
+        self.pods = self.factory.informer(PODS, field_selector=NOT_FINISHED)
+        self.nodes = self.factory.informer(NODES)
+        self.pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
+        self.nodes.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
+        self._wake = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def run(self) -> None:
+        self.factory.start()
+        try:
+            await self.factory.wait_for_sync()
+            while True:
+                self._wake.clear()
+                await self._schedule_pending()
+                if not self._wake.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(FLUSH_PERIOD):
+                            await self._wake.wait()
+        finally:
+            self.factory.stop()
+            for task in self._tasks:
+                task.cancel()
+
+    async def _schedule_pending(self) -> None:
+        cycles = 0
+        while (result := self.core.schedule_one()) is not None:
+            self._handle(result)
+            cycles += 1
+            if cycles % CYCLES_PER_TURN == 0:
+                await asyncio.sleep(0)
+
+    # --- informer events ---------------------------------------------------------------------
+
+    def _pod_added(self, pod: Object) -> None:
+        self.core.add_pod(pod)
+        self._wake.set()
+
+    def _pod_updated(self, old: Object, new: Object) -> None:
+        self.core.update_pod(old, new)
+        self._wake.set()
+
+    def _pod_deleted(self, pod: Object) -> None:
+        self.core.delete_pod(pod)
+        self._wake.set()
+
+    def _node_added(self, node: Object) -> None:
+        self.core.add_node(node)
+        self._wake.set()
+
+    def _node_updated(self, old: Object, new: Object) -> None:
+        self.core.update_node(old, new)
+        self._wake.set()
+
+    def _node_deleted(self, node: Object) -> None:
+        self.core.delete_node(node["metadata"]["name"])
+        self._wake.set()
+
+    # --- results -----------------------------------------------------------------------------
+
+    def _binding_requested(self, binding: Binding) -> None:
+        """DefaultBinder's callback: the Binding is sent once the cycle has assumed the pod."""
+        m = binding["metadata"]
+        self._bindings[f"{m['namespace']}/{m['name']}"] = binding
+
+    def _handle(self, result: ScheduleResult) -> None:
+        pod = result.pod
+        if result.node_name is None:
+            self._failed(pod, result.status.is_rejected(), result.message, result)
+            return
+        binding = self._bindings.pop(pod.key, None)
+        if binding is None:  # another Bind plugin bound it during the cycle
+            self._record(pod, EVENT_TYPE_NORMAL, SCHEDULED, result.message)
+            return
+        self._spawn(self._bind(pod, result.node_name, result.message))
+
+    async def _bind(self, pod: PodInfo, node_name: str, message: str) -> None:
+        try:
+            await self.client.bind(pod.pod, node_name)
+        except Exception as e:  # any failure of the call fails this binding only
+            self._bind_failed(pod, e)
+            return
+        self._record(pod, EVENT_TYPE_NORMAL, SCHEDULED, message)
+
+    def _bind_failed(self, pod: PodInfo, e: Exception) -> None:
+        """handleBindingCycleError: free the node, retry the pod after a backoff unless it is
+        gone or bound meanwhile, and say why."""
+        if self.core.cache.is_assumed(pod.key):
+            self.core.cache.forget(pod)
+        self._wake.set()
+        reason = e.message if isinstance(e, StatusError) else str(e) or type(e).__name__
+        message = f'running Bind plugin "DefaultBinder": {reason}'
+        self._failed(pod, False, message, None)
+        self.clock.call_later(POD_INITIAL_BACKOFF, self._retry, pod.key)
+
+    def _retry(self, key: str) -> None:
+        current = self.pods.get_by_key(key)
+        if current is None or (current.get("spec") or {}).get("nodeName"):
+            return
+        self.core.queue.add(PodInfo.from_pod(current))
+        self._wake.set()
+
+    def _failed(
+        self, pod: PodInfo, unschedulable: bool, message: str, result: ScheduleResult | None
+    ) -> None:
+        self._record(pod, EVENT_TYPE_WARNING, FAILED_SCHEDULING, message)
+        condition = {
+            "type": POD_SCHEDULED,
+            "status": "False",
+            "reason": UNSCHEDULABLE if unschedulable else SCHEDULER_ERROR,
+            "message": message,
+        }
+        nominated = result.nominated_node_name if result is not None else None
+        patch = status_patch(pod.pod, condition, nominated, self.clock.now_rfc3339())
+        if patch is not None:
+            self._spawn(self._patch_status(pod, patch))
+
+    async def _patch_status(self, pod: PodInfo, patch: Object) -> None:
+        try:
+            await self.client.patch(
+                PODS,
+                pod.namespace,
+                pod.name,
+                patch,
+                PatchType.STRATEGIC_MERGE,
+                subresource="status",
+            )
+        except StatusError as e:
+            log.log(
+                logging.DEBUG if e.code == 404 else logging.WARNING,
+                "could not update the PodScheduled condition of %s: %s",
+                pod.key,
+                e.message,
+            )
+
+    def _record(self, pod: PodInfo, event_type: str, reason: str, message: str) -> None:
+        if len(message) > MAX_MESSAGE_LENGTH:
+            message = message[: MAX_MESSAGE_LENGTH - 3] + "..."
+        self.recorders[pod.scheduler_name].event(pod.pod, event_type, reason, message)
+
+    def _spawn(self, work: Any) -> None:
+        task = self.clock.loop.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def flush(self) -> None:
+        """Wait until the binds, status writes and events begun so far are done."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        for recorder in self.recorders.values():
+            await recorder.flush()
+
+
+def status_patch(
+    pod: Mapping[str, Any], condition: dict[str, Any], nominated: str | None, now: str
+) -> Object | None:
+    """The status patch kube-scheduler's updatePod sends: the PodScheduled condition (its
+    lastTransitionTime kept when the status does not change) and status.nominatedNodeName
+    when one is set; None when the pod already says all that."""
+    status = pod.get("status") or {}
+    current = next(
+        (c for c in status.get("conditions") or () if c.get("type") == POD_SCHEDULED), None
+    )
+    same_status = current is not None and current.get("status") == condition["status"]
+    transition = current.get("lastTransitionTime") if same_status else now
+    condition = {**condition, "lastTransitionTime": transition}
+    changed = current is None or any(
+        current.get(k) != condition[k] for k in ("status", "reason", "message")
+    )
+    renominate = nominated is not None and status.get("nominatedNodeName") != nominated
+    if not changed and not renominate:
+        return None
+    patch: dict[str, Any] = {"status": {"conditions": [condition]}}
+    if renominate:
+        patch["status"]["nominatedNodeName"] = nominated
+    return patch

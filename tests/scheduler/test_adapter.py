@@ -1,0 +1,218 @@
+"""The scheduler as an API client, on the virtual loop beside an in-process API server: pods
+get bound, unschedulable ones get the PodScheduled condition and FailedScheduling events with
+kube-scheduler's messages, pods for another scheduler are left alone, a new node unblocks a
+waiting pod, and a refused binding is retried."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.client.conftest import EVENTS, NODES, PODS, Cluster
+
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object
+from pinnace.scheduler.adapter import Scheduler
+from pinnace.scheduler.config import parse
+
+
+def node(name: str, cpu: str = "2") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def pod(name: str, cpu: str = "100m", scheduler: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [{"name": "app", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}]
+    }
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+class Running(Cluster):
+    def __init__(self, config_text: str = "") -> None:
+        super().__init__()
+        config = parse(config_text) if config_text else None
+        self.scheduler = Scheduler(self.client, config)
+        self.task = self.loop.create_task(self.scheduler.run())
+
+    def settle(self, seconds: float = 2.0) -> None:
+        self.run(asyncio.sleep(seconds))
+        self.run(self.scheduler.flush())
+
+    def create(self, kind: Any, obj: dict[str, Any]) -> Object:
+        return self.run(self.client.create(kind, "default" if kind is PODS else "", obj))
+
+    def get_pod(self, name: str) -> Object:
+        return self.run(self.client.get(PODS, "default", name))
+
+    def events(self, name: str) -> list[tuple[str, str, str, str]]:
+        listed = self.run(self.client.list(EVENTS, "default"))["items"]
+        return [
+            (e["type"], e["reason"], e["message"], e["source"]["component"])
+            for e in sorted(listed, key=lambda e: e["metadata"]["name"])
+            if e["involvedObject"]["name"] == name
+        ]
+
+
+@pytest.fixture
+def cluster() -> Iterator[Running]:
+    running = Running()
+    yield running
+    running.close()
+
+
+def pod_scheduled(pod: Object) -> dict[str, Any] | None:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "PodScheduled"), None)
+
+
+def test_pods_are_bound_and_get_the_scheduled_event(cluster: Running) -> None:
+    cluster.create(NODES, node("n1"))
+    for i in range(5):
+        cluster.create(PODS, pod(f"web-{i}"))
+    cluster.settle()
+    for i in range(5):
+        bound = cluster.get_pod(f"web-{i}")
+        assert bound["spec"]["nodeName"] == "n1"
+        assert pod_scheduled(bound)["status"] == "True"
+        assert cluster.events(f"web-{i}") == [
+            (
+                "Normal",
+                "Scheduled",
+                f"Successfully assigned default/web-{i} to n1",
+                "default-scheduler",
+            )
+        ]
+
+
+def test_an_unschedulable_pod_gets_the_condition_and_failed_scheduling(
+    cluster: Running,
+) -> None:
+    cluster.create(NODES, node("n1"))
+    cluster.create(NODES, node("n2"))
+    cluster.create(PODS, pod("big", cpu="3"))
+    cluster.settle()
+    waiting = cluster.get_pod("big")
+    assert "nodeName" not in waiting["spec"]
+    message = "0/2 nodes are available: 2 Insufficient cpu."
+    condition = pod_scheduled(waiting)
+    assert condition == {
+        "type": "PodScheduled",
+        "status": "False",
+        "lastTransitionTime": condition["lastTransitionTime"],
+        "reason": "Unschedulable",
+        "message": message,
+    }
+    assert cluster.events("big") == [("Warning", "FailedScheduling", message, "default-scheduler")]
+
+
+def test_no_nodes_is_a_scheduler_error(cluster: Running) -> None:
+    cluster.create(PODS, pod("lonely"))
+    cluster.settle()
+    condition = pod_scheduled(cluster.get_pod("lonely"))
+    assert (condition["reason"], condition["message"]) == (
+        "SchedulerError",
+        "no nodes available to schedule pods",
+    )
+    assert cluster.events("lonely")[0][:3] == (
+        "Warning",
+        "FailedScheduling",
+        "no nodes available to schedule pods",
+    )
+
+
+def test_a_node_added_later_unblocks_a_waiting_pod(cluster: Running) -> None:
+    cluster.create(NODES, node("small", cpu="1"))
+    cluster.create(PODS, pod("big", cpu="2"))
+    cluster.settle()
+    assert "nodeName" not in cluster.get_pod("big")["spec"]
+    cluster.create(NODES, node("large", cpu="4"))
+    cluster.settle()
+    bound = cluster.get_pod("big")
+    assert bound["spec"]["nodeName"] == "large"
+    assert pod_scheduled(bound)["status"] == "True"
+    assert [e[1] for e in cluster.events("big")] == ["FailedScheduling", "Scheduled"]
+
+
+def test_a_pod_for_another_scheduler_stays_pending_and_untouched(cluster: Running) -> None:
+    cluster.create(NODES, node("n1"))
+    created = cluster.create(PODS, pod("elsewhere", scheduler="my-scheduler"))
+    cluster.settle()
+    after = cluster.get_pod("elsewhere")
+    assert after["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    assert "nodeName" not in after["spec"]
+    assert cluster.events("elsewhere") == []
+
+
+def test_profiles_serve_their_scheduler_names() -> None:
+    config = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: packer
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+"""
+    cluster = Running(config)
+    try:
+        cluster.create(NODES, node("a", cpu="4"))
+        cluster.create(NODES, node("b", cpu="4"))
+        cluster.create(PODS, pod("first", cpu="1", scheduler="packer"))
+        cluster.settle()
+        first = cluster.get_pod("first")["spec"]["nodeName"]
+        cluster.create(PODS, pod("second", cpu="1", scheduler="packer"))
+        cluster.settle()
+        assert cluster.get_pod("second")["spec"]["nodeName"] == first  # packed together
+        assert cluster.events("second")[0][3] == "packer"
+    finally:
+        cluster.close()
+
+
+def test_a_refused_binding_forgets_the_pod_and_retries(cluster: Running) -> None:
+    cluster.create(NODES, node("n1"))
+    real_bind = cluster.client.bind
+    refusals = []
+
+    async def refuse_once(pod: Object, node_name: str) -> None:
+        if not refusals:
+            refusals.append(node_name)
+            raise StatusError(409, "Conflict", "Operation cannot be fulfilled: try again")
+        await real_bind(pod, node_name)
+
+    cluster.client.bind = refuse_once  # type: ignore[method-assign]
+    cluster.create(PODS, pod("web", cpu="2"))  # takes the whole node: forgotten or stuck
+    cluster.settle(5.0)
+    assert refusals == ["n1"]
+    bound = cluster.get_pod("web")
+    assert bound["spec"]["nodeName"] == "n1"
+    assert [e[:3] for e in cluster.events("web")] == [
+        (
+            "Warning",
+            "FailedScheduling",
+            'running Bind plugin "DefaultBinder": Operation cannot be fulfilled: try again',
+        ),
+        ("Normal", "Scheduled", "Successfully assigned default/web to n1"),
+    ]
+
+
+def test_a_pod_bound_by_someone_else_is_not_bound_again(cluster: Running) -> None:
+    cluster.create(NODES, node("n1"))
+    cluster.create(NODES, node("n2"))
+    cluster.create(PODS, {**pod("pinned"), "spec": {**pod("x")["spec"], "nodeName": "n2"}})
+    cluster.create(PODS, pod("full", cpu="1900m"))
+    cluster.settle()
+    # n2 holds the pinned pod's 100m, so the 1.9-CPU pod can only go to n1.
+    assert cluster.get_pod("full")["spec"]["nodeName"] == "n1"
+    assert cluster.events("pinned") == []

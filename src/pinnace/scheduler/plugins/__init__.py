@@ -1,6 +1,6 @@
 """The in-tree plugins, one module each, and kube-scheduler v1.32's default profile.
 
-NodeAffinity, PodTopologySpread, InterPodAffinity and DefaultPreemption are not here yet; the
+PodTopologySpread, InterPodAffinity and DefaultPreemption are not here yet; the
 framework's extension points are ready for them.
 """
 
@@ -12,6 +12,8 @@ from pinnace.scheduler.framework import Plugin
 from pinnace.scheduler.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from pinnace.scheduler.plugins.default_binder import Binding, DefaultBinder
 from pinnace.scheduler.plugins.image_locality import ImageLocality
+from pinnace.scheduler.plugins.inter_pod_affinity import InterPodAffinity
+from pinnace.scheduler.plugins.node_affinity import NodeAffinity
 from pinnace.scheduler.plugins.node_name import NodeName
 from pinnace.scheduler.plugins.node_ports import NodePorts
 from pinnace.scheduler.plugins.node_resources_fit import NodeResourcesFit
@@ -25,6 +27,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "DefaultBinder",
     "ImageLocality",
+    "NodeAffinity",
     "NodeName",
     "NodePorts",
     "NodeResourcesBalancedAllocation",
@@ -58,8 +61,10 @@ def default_plugins(bind: Callable[[Binding], object]) -> list[Plugin]:
         NodeUnschedulable(),
         NodeName(),
         TaintToleration(),
+        NodeAffinity(),
         NodePorts(),
         NodeResourcesFit(),
+        InterPodAffinity(),
         NodeResourcesBalancedAllocation(),
         ImageLocality(),
         DefaultBinder(bind),

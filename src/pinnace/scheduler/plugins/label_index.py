@@ -1,0 +1,95 @@
+"""Per-node label values and matching-pod counts as NumPy columns, for the plugins that select
+nodes by label (NodeAffinity) or count pods per topology domain (PodTopologySpread).
+
+A label key's values are interned: each node gets the code of its value (-1 when the node lacks
+the key), so `In`, `Exists` or a topology domain become array look-ups over every node. Both the
+codes and the per-node counts of pods matching a selector are `RowCache` vectors: after a bind
+only the changed row is recomputed.
+
+The index belongs to one `NodeTable` and is found with `label_index(table)`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Hashable
+
+import numpy as np
+
+from pinnace.api.labels import LabelSelector
+from pinnace.scheduler.nodetable import NodeTable, RowCache, Rows
+from pinnace.scheduler.podinfo import PodInfo
+
+MISSING = -1
+
+
+class LabelIndex:
+    def __init__(self, table: NodeTable) -> None:
+        self._table = weakref.ref(table)
+        self._vocabularies: dict[str, dict[str, int]] = {}
+        self._codes = RowCache(limit=256)
+        self._counts = RowCache(limit=256)
+
+    def vocabulary(self, key: str) -> dict[str, int]:
+        """Value -> code of label `key`, for every value seen so far (codes never change)."""
+        return self._vocabularies.setdefault(key, {})
+
+    def codes(self, key: str) -> np.ndarray:
+        """int32 per node: the code of the node's value of `key`, or MISSING."""
+        table = self._live_table()
+        vocabulary = self.vocabulary(key)
+
+        def code_of(i: int) -> int:
+            value = table.labels[i].get(key)
+            if value is None:
+                return MISSING
+            return vocabulary.setdefault(value, len(vocabulary))
+
+        def compute(rows: Rows) -> np.ndarray:
+            return np.array([code_of(i) for i in _row_numbers(table, rows)], np.int32)
+
+        return self._codes.get(table, key, compute, code_of)
+
+    def matching_pods(self, namespace: str, selector: LabelSelector) -> np.ndarray:
+        """int64 per node: pods on it in `namespace`, not being deleted, whose labels match
+        `selector` (countPodsMatchSelector)."""
+        table = self._live_table()
+
+        def count(i: int) -> int:
+            return sum(1 for pod in table.pods[i].values() if counts_for(pod, namespace, selector))
+
+        def compute(rows: Rows) -> np.ndarray:
+            return np.array([count(i) for i in _row_numbers(table, rows)], np.int64)
+
+        key: Hashable = (namespace, selector)
+        return self._counts.get(table, key, compute, count)
+
+    def _live_table(self) -> NodeTable:
+        table = self._table()
+        if table is None:
+            raise RuntimeError("the node table of this label index is gone")
+        return table
+
+
+def counts_for(pod: PodInfo, namespace: str, selector: LabelSelector) -> bool:
+    """Whether an existing pod counts for a topology spread or an owner's pods: same namespace,
+    not terminating (kubernetes#87621) and matched by the selector."""
+    return (
+        pod.namespace == namespace
+        and not (pod.pod.get("metadata") or {}).get("deletionTimestamp")
+        and selector.matches(pod.labels)
+    )
+
+
+_INDEXES: weakref.WeakKeyDictionary[NodeTable, LabelIndex] = weakref.WeakKeyDictionary()
+
+
+def label_index(table: NodeTable) -> LabelIndex:
+    index = _INDEXES.get(table)
+    if index is None:
+        index = _INDEXES[table] = LabelIndex(table)
+    return index
+
+
+def _row_numbers(table: NodeTable, rows: Rows) -> range | list[int]:
+    return range(*rows.indices(len(table))) if isinstance(rows, slice) else rows.tolist()

@@ -105,6 +105,12 @@ class CycleState:
     def write(self, key: str, value: Any) -> None:
         self.data[key] = value
 
+    def clone(self) -> CycleState:
+        """A copy to simulate on (preemption, nominated pods): values with a `clone()` method
+        are cloned, the others are shared as read-only."""
+        data = {k: v.clone() if hasattr(v, "clone") else v for k, v in self.data.items()}
+        return CycleState(data, set(self.skip_filter_plugins), set(self.skip_score_plugins))
+
 
 @runtime_checkable
 class Plugin(Protocol):

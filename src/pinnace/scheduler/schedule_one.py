@@ -38,6 +38,7 @@ from pinnace.scheduler.events import (
 )
 from pinnace.scheduler.framework import Code, CycleState, Status, error, unschedulable
 from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.nominator import Nominator, filter_nodes_with_nominated_pods
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import FilterTrace, Profile
 from pinnace.scheduler.queue import QueuedPodInfo, SchedulingQueue
@@ -60,11 +61,16 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+_NOT_EVALUATED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+
 @dataclass
 class Diagnosis:
-    """Why a pod fits nowhere: each rejected node's status, or the PreFilter rejection."""
+    """Why a pod fits nowhere: each rejected node's status, or the PreFilter rejection (then
+    the status of every node, `absent_nodes_status`)."""
 
     node_statuses: dict[str, Status] = field(default_factory=dict)
+    absent_nodes_status: Status = _NOT_EVALUATED
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     unschedulable_plugins: set[str] = field(default_factory=set)
@@ -141,6 +147,12 @@ class Scheduler:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self._random = random.Random(seed)
         self._next_start_node_index = 0
+        self.nominator = Nominator()
+        for profile in profiles:
+            for plugin in profile.plugins:
+                bind_framework = getattr(plugin, "bind_framework", None)
+                if bind_framework is not None:
+                    bind_framework(profile, self.nominator)
         first = profiles[0]
         plugin_events: dict[str, list[ClusterEvent]] = {}
         for profile in profiles:
@@ -178,9 +190,11 @@ class Scheduler:
         if _terminal(pod):
             self.delete_pod(pod)  # a finished pod holds no resources
         elif info.node_name:
+            self.nominator.delete(info.key)
             self.cache.add_pod(info)
             self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ADD))
         elif info.scheduler_name in self.profiles:
+            self._update_nomination(info)
             self.queue.add(info)
 
     def update_pod(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
@@ -189,17 +203,29 @@ class Scheduler:
             self.delete_pod(new)
         elif info.node_name:
             self.queue.delete(info.key)
+            self.nominator.delete(info.key)
             self.cache.update_pod(info)
             self.queue.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, UPDATE))
         elif info.scheduler_name in self.profiles:
+            self._update_nomination(info)
             self.queue.update(info, _pending_pod_update_events(old, new))
 
     def delete_pod(self, pod: Mapping[str, Any]) -> None:
         info = PodInfo.from_pod(pod)
         self.queue.delete(info.key)
+        self.nominator.delete(info.key)
         if self.cache.knows(info.key):
             self.cache.remove_pod(info.key)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    def _update_nomination(self, pod: PodInfo) -> None:
+        """A pending pod's status.nominatedNodeName; without one, a nomination made in memory
+        stands (the API may not show it yet), kept with the newer pod."""
+        node_name = (pod.pod.get("status") or {}).get(
+            "nominatedNodeName"
+        ) or self.nominator.node_of(pod.key)
+        if node_name:
+            self.nominator.add(pod, node_name)
 
     # Scheduling.
     def schedule_one(self) -> ScheduleResult | None:
@@ -233,11 +259,14 @@ class Scheduler:
                 nominated, status = profile.run_post_filter(state, pod, self.table, e.diagnosis)
                 e.diagnosis.post_filter_msg = status.message
                 message = fit_error_message(len(self.table), e.diagnosis)
+                if nominated is not None:  # "" clears the nomination
+                    self.nominator.add(pod, nominated)
             self.queue.add_unschedulable(queued, e.rejected_by)
             return ScheduleResult(
                 pod, None, e.status, message, len(self.table), nominated_node_name=nominated
             )
         self.cache.assume(pod, node_name)
+        self.nominator.delete(pod.key)
         status = profile.run_bind(state, pod, node_name)
         if not status.is_success():
             self.cache.forget(pod)
@@ -259,14 +288,20 @@ class Scheduler:
         if status.code == Code.ERROR:
             raise _FitError(status, status.message)
         if not status.is_success():
-            diagnosis = Diagnosis(pre_filter_msg=status.message)
+            diagnosis = Diagnosis(pre_filter_msg=status.message, absent_nodes_status=status)
             diagnosis.unschedulable_plugins.add(status.plugin)
             message = fit_error_message(n, diagnosis)
             raise _FitError(status, message, frozenset({status.plugin}), diagnosis)
         feasible, trace = profile.run_filter(state, pod, table)
+        rejected_with_nominated = filter_nodes_with_nominated_pods(
+            profile, self.nominator, state, pod, table, feasible
+        )
+        if rejected_with_nominated:
+            feasible = feasible.copy()
+            feasible[list(rejected_with_nominated)] = False
         candidates = self._nodes_to_score(profile, feasible, n)
         if len(candidates) == 0:
-            self._raise_fit_error(profile, state, pod, trace)
+            self._raise_fit_error(profile, state, pod, trace, rejected_with_nominated)
         if len(candidates) == 1:
             return table.names[int(candidates[0])], n, 1
         status = profile.run_pre_score(state, pod, table, candidates)
@@ -301,12 +336,19 @@ class Scheduler:
         return int(candidates[pick])
 
     def _raise_fit_error(
-        self, profile: Profile, state: CycleState, pod: PodInfo, trace: FilterTrace
+        self,
+        profile: Profile,
+        state: CycleState,
+        pod: PodInfo,
+        trace: FilterTrace,
+        rejected_with_nominated: Mapping[int, Status],
     ) -> None:
         table = self.table
         diagnosis = Diagnosis()
         for i in range(len(table)):
-            status = profile.node_status(state, pod, table, trace, i)
+            status = rejected_with_nominated.get(i) or profile.node_status(
+                state, pod, table, trace, i
+            )
             diagnosis.node_statuses[table.names[i]] = status
             if status.plugin:
                 diagnosis.unschedulable_plugins.add(status.plugin)

@@ -1,0 +1,103 @@
+"""DefaultPreemption (pkg/scheduler/framework/plugins/defaultpreemption): the PostFilter that
+evicts lower-priority pods when a pod fits nowhere. The policy is in
+`pinnace.scheduler.preemption`; this plugin holds its arguments and hands each decision to a
+callback, as DefaultBinder hands over Bindings: the API adapter marks and deletes the victims
+and writes the nominations (see `Preemption`).
+
+Arguments (DefaultPreemptionArgs): minCandidateNodesPercentage (default 10) and
+minCandidateNodesAbsolute (default 100) bound how many candidate nodes are compared.
+PodDisruptionBudgets come from `pod_disruption_budgets()`, a lister the adapter supplies.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pinnace.scheduler.framework import CycleState, Status, error
+from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.nominator import Nominator
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduler.preemption import Evaluator, Preemption, num_candidates
+from pinnace.scheduler.profile import Profile
+
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+
+class DefaultPreemption:
+    name = "DefaultPreemption"
+
+    def __init__(
+        self,
+        preempt: Callable[[Preemption], object],
+        args: Mapping[str, Any] | None = None,
+        *,
+        pod_disruption_budgets: Callable[[], Sequence[Mapping[str, Any]]] = lambda: (),
+        seed: int = 0,
+    ) -> None:
+        args = args or {}
+        self.min_candidate_nodes_percentage = int(
+            args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
+        )
+        self.min_candidate_nodes_absolute = int(
+            args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
+        )
+        _validate(self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
+        self._preempt = preempt
+        self._pod_disruption_budgets = pod_disruption_budgets
+        self._random = random.Random(seed)
+        self._profile: Profile | None = None
+        self._nominator: Nominator | None = None
+
+    def bind_framework(self, profile: Profile, nominator: Nominator) -> None:
+        """The framework handle: the profile whose filters to re-run, the nominated pods."""
+        self._profile, self._nominator = profile, nominator
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, diagnosis: Any
+    ) -> tuple[str | None, Status]:
+        if self._profile is None or self._nominator is None:
+            return None, error("DefaultPreemption was not given its framework handle")
+        evaluator = Evaluator(
+            self._profile,
+            self._nominator,
+            table,
+            self._pod_disruption_budgets(),
+            self.num_candidates,
+            self._random,
+        )
+        outcome = evaluator.preempt(
+            state, pod, diagnosis.node_statuses, diagnosis.absent_nodes_status
+        )
+        if outcome.preemption is not None:
+            for nominated in outcome.preemption.nominations_to_clear:
+                self._nominator.delete(nominated.key)
+            self._preempt(outcome.preemption)
+        status = outcome.status
+        if status.message:
+            status = Status(status.code, (f"preemption: {status.message}",))
+        return outcome.nominated_node_name, status
+
+    def num_candidates(self, num_nodes: int) -> int:
+        return num_candidates(
+            num_nodes, self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute
+        )
+
+
+def _validate(percentage: int, absolute: int) -> None:
+    """ValidateDefaultPreemptionArgs."""
+    if not 0 <= percentage <= 100:
+        raise ValueError(
+            f"minCandidateNodesPercentage: Invalid value: {percentage}: not in valid range [0, 100]"
+        )
+    if absolute < 0:
+        raise ValueError(
+            f"minCandidateNodesAbsolute: Invalid value: {absolute}: not in valid range [0, inf)"
+        )
+    if percentage == 0 and absolute == 0:
+        raise ValueError(
+            "minCandidateNodesPercentage: Invalid value: 0: "
+            "cannot be zero at the same time as minCandidateNodesAbsolute"
+        )

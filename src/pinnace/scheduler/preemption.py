@@ -1,0 +1,357 @@
+"""Preemption: which lower-priority pods to evict so that a pod that fits nowhere can run
+(kube-scheduler v1.32's pkg/scheduler/framework/preemption with DefaultPreemption's policy).
+
+1. Eligibility: a pod with preemptionPolicy Never does not preempt; nor does a pod nominated to
+   a node where lower-priority pods are still terminating because of an earlier preemption
+   (it waits for them), unless that node now rejects it for good.
+2. Candidates: only nodes whose rejection removing pods may resolve (Unschedulable, not
+   UnschedulableAndUnresolvable), visited from a random offset until enough candidates are found.
+3. Victims on a node: every lower-priority pod removed, the pod's filters re-run; then as many
+   as possible reprieved, those whose eviction would violate a PodDisruptionBudget first, each
+   group from the highest priority down. Removal is simulated on the node table itself and
+   undone afterwards.
+4. The candidate kept: fewest PDB violations, then the lowest highest victim priority, the
+   smallest sum of priorities, the fewest victims, the latest start of the highest-priority
+   victims, then the first found.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cmp_to_key
+from typing import Any
+
+from pinnace.api.labels import LabelSelector, SelectorError, selector_from_dict
+from pinnace.clock.rfc3339 import parse_time
+from pinnace.scheduler.framework import (
+    SUCCESS,
+    Code,
+    CycleState,
+    Status,
+    error,
+    unresolvable,
+    unschedulable,
+)
+from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.nominator import (
+    Nominator,
+    add_pod,
+    remove_pod,
+    run_filter_with_nominated_pods,
+)
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduler.profile import Profile
+from pinnace.scheduler.schedule_one import Diagnosis, fit_error_message
+
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NO_CANDIDATE = "no candidate node for preemption"
+PREEMPT_NEVER = "Never"
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+_MAX_INT32 = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A node where preemption lets the pod fit, and whom it evicts (highest priority first)."""
+
+    node_name: str
+    victims: tuple[PodInfo, ...]
+    num_pdb_violations: int
+
+
+@dataclass(frozen=True)
+class Preemption:
+    """The decision for the API adapter to carry out: mark each victim with the
+    `disruption_condition()` and delete it gracefully (recording a Preempted event with
+    `victim_event_message()`), clear status.nominatedNodeName of `nominations_to_clear`, and set
+    the preemptor's status.nominatedNodeName to `node_name`."""
+
+    preemptor: PodInfo
+    node_name: str
+    victims: tuple[PodInfo, ...]
+    num_pdb_violations: int
+    nominations_to_clear: tuple[PodInfo, ...] = ()
+
+    def disruption_condition(self) -> dict[str, str]:
+        return {
+            "type": DISRUPTION_TARGET,
+            "status": "True",
+            "reason": PREEMPTION_BY_SCHEDULER,
+            "message": (
+                f"{self.preemptor.scheduler_name}: preempting to accommodate a higher priority pod"
+            ),
+        }
+
+    def victim_event_message(self) -> str:
+        """The Preempted event's message on each victim (reason Preempted, action Preempting)."""
+        return f"Preempted by pod {self.preemptor.uid} on node {self.node_name}"
+
+
+@dataclass
+class Outcome:
+    """What Preempt answers: the node to nominate ("" clears a nomination, None leaves it),
+    the status whose message goes after "preemption: ", and the decision if there is one."""
+
+    nominated_node_name: str | None
+    status: Status
+    preemption: Preemption | None = None
+
+
+@dataclass
+class Evaluator:
+    """One preemption attempt's context (kube-scheduler's Evaluator)."""
+
+    profile: Profile
+    nominator: Nominator
+    table: NodeTable
+    pod_disruption_budgets: Sequence[Mapping[str, Any]]
+    num_candidates: Callable[[int], int]
+    rng: random.Random
+
+    def preempt(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node_statuses: Mapping[str, Status],
+        absent_nodes_status: Status,
+    ) -> Outcome:
+        """Preempt: `node_statuses` are the filters' verdicts per node; nodes not in it share
+        `absent_nodes_status` (a PreFilter rejection)."""
+        table = self.table
+        nominated_node = self.nominator.node_of(pod.key) or (pod.pod.get("status") or {}).get(
+            "nominatedNodeName"
+        )
+        if nominated_node:
+            nominated_status = node_statuses.get(nominated_node, absent_nodes_status)
+        else:
+            nominated_status = SUCCESS
+        refusal = self._ineligibility(pod, nominated_node or "", nominated_status)
+        if refusal:
+            return Outcome(None, unschedulable(refusal))
+        potential = [
+            i
+            for i, name in enumerate(table.names)
+            if node_statuses.get(name, absent_nodes_status).code == Code.UNSCHEDULABLE
+        ]
+        candidates, statuses = self._dry_run(state, pod, potential)
+        if not candidates:
+            errors = [s for s in statuses.values() if s.code == Code.ERROR]
+            if errors:
+                return Outcome(None, errors[0])
+            return Outcome("", unschedulable(_fit_error(table, statuses)))
+        best = select_candidate(candidates)
+        lower_nominated = tuple(
+            p for p in self.nominator.pods_for_node(best.node_name) if p.priority < pod.priority
+        )
+        decision = Preemption(
+            pod, best.node_name, best.victims, best.num_pdb_violations, lower_nominated
+        )
+        return Outcome(best.node_name, SUCCESS, decision)
+
+    def _ineligibility(self, pod: PodInfo, nominated_node: str, nominated_status: Status) -> str:
+        """PodEligibleToPreemptOthers: why `pod` may not preempt now ("" if it may)."""
+        if (pod.pod.get("spec") or {}).get("preemptionPolicy") == PREEMPT_NEVER:
+            return NOT_ELIGIBLE_NEVER
+        if not nominated_node or nominated_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return ""
+        i = self.table.index.get(nominated_node)
+        if i is not None and any(
+            p.priority < pod.priority and terminating_by_preemption(p)
+            for p in self.table.pods[i].values()
+        ):
+            return NOT_ELIGIBLE_TERMINATING
+        return ""
+
+    def _dry_run(
+        self, state: CycleState, pod: PodInfo, potential: list[int]
+    ) -> tuple[list[Candidate], dict[str, Status]]:
+        """DryRunPreemption: candidates (non-violating ones first) and the statuses of the
+        nodes that are not."""
+        statuses: dict[str, Status] = {}
+        if not potential:
+            return [], statuses
+        count = self.num_candidates(len(potential))
+        offset = self.rng.randrange(len(potential))
+        budgets = _Budgets(self.pod_disruption_budgets)
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        for k in range(len(potential)):
+            i = potential[(offset + k) % len(potential)]
+            name = self.table.names[i]
+            victims, violations, status = self._select_victims(state.clone(), pod, i, budgets)
+            if status.is_success() and victims:
+                group = violating if violations else non_violating
+                if len(group) < count:
+                    group.append(Candidate(name, victims, violations))
+                if non_violating and len(non_violating) + len(violating) >= count:
+                    break
+                continue
+            if status.is_success():
+                status = error(f'expected at least one victim pod on node "{name}"')
+            statuses[name] = status
+        return non_violating + violating, statuses
+
+    def _select_victims(
+        self, state: CycleState, pod: PodInfo, i: int, budgets: _Budgets
+    ) -> tuple[tuple[PodInfo, ...], int, Status]:
+        """SelectVictimsOnNode on node row `i`: the fewest victims, highest priority first,
+        and how many of them violate a PodDisruptionBudget."""
+        table, profile = self.table, self.profile
+        potential = [p for p in table.pods[i].values() if p.priority < pod.priority]
+        if not potential:
+            return (), 0, unresolvable(NO_VICTIMS)
+        removed: dict[str, PodInfo] = {}
+        try:
+            for p in potential:
+                removed[p.key] = p
+                status = remove_pod(profile, state, pod, table, i, p)
+                if not status.is_success():
+                    return (), 0, error(status.message)
+            status = run_filter_with_nominated_pods(profile, self.nominator, state, pod, table, i)
+            if not status.is_success():
+                return (), 0, status
+            potential.sort(key=cmp_to_key(_more_important_first))
+            violating, non_violating = budgets.split(potential)
+            victims: list[PodInfo] = []
+            num_violating = 0
+            for group in (violating, non_violating):
+                for p in group:
+                    del removed[p.key]
+                    status = add_pod(profile, state, pod, table, i, p)
+                    if status.is_success():
+                        status = run_filter_with_nominated_pods(
+                            profile, self.nominator, state, pod, table, i
+                        )
+                    if status.is_success():
+                        continue  # reprieved
+                    if status.code == Code.ERROR:
+                        return (), 0, status
+                    removed[p.key] = p
+                    status = remove_pod(profile, state, pod, table, i, p)
+                    if not status.is_success():
+                        return (), 0, error(status.message)
+                    victims.append(p)
+                    num_violating += group is violating
+            if violating and non_violating:
+                victims.sort(key=cmp_to_key(_more_important_first))
+            return tuple(victims), num_violating, SUCCESS
+        finally:
+            for p in removed.values():
+                table.add_pod(p, table.names[i])
+
+
+def select_candidate(candidates: Sequence[Candidate]) -> Candidate:
+    """pickOneNodeForPreemption: each criterion keeps the best-scoring candidates; the first
+    left wins."""
+    criteria: tuple[Callable[[Candidate], float], ...] = (
+        lambda c: -c.num_pdb_violations,
+        lambda c: -c.victims[0].priority,
+        # Shifted by 2^31 so that many pods of negative priority do not look cheaper than few.
+        lambda c: -sum(p.priority + _MAX_INT32 + 1 for p in c.victims),
+        lambda c: -len(c.victims),
+        _earliest_start_of_highest_priority,
+    )
+    left = list(candidates)
+    for score in criteria:
+        if len(left) == 1:
+            break
+        scores = [score(c) for c in left]
+        best = max(scores)
+        left = [c for c, s in zip(left, scores, strict=True) if s == best]
+    return left[0]
+
+
+def num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
+    """calculateNumCandidates: `percentage`% of the nodes, at least `absolute`, at most all."""
+    return min(max(num_nodes * percentage // 100, absolute), num_nodes)
+
+
+def terminating_by_preemption(pod: PodInfo) -> bool:
+    """Being deleted, with the scheduler's DisruptionTarget condition."""
+    if not (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    for condition in (pod.pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == DISRUPTION_TARGET:
+            return (
+                condition.get("status") == "True"
+                and condition.get("reason") == PREEMPTION_BY_SCHEDULER
+            )
+    return False
+
+
+def start_time(pod: PodInfo) -> float:
+    """GetPodStartTime: status.startTime; a pod not started counts as starting now, later than
+    any that did."""
+    text = (pod.pod.get("status") or {}).get("startTime")
+    return parse_time(text) if text else math.inf
+
+
+def _more_important_first(a: PodInfo, b: PodInfo) -> int:
+    """MoreImportantPod as a comparison: higher priority, then earlier start."""
+    if a.priority != b.priority:
+        return -1 if a.priority > b.priority else 1
+    sa, sb = start_time(a), start_time(b)
+    return -1 if sa < sb else (1 if sa > sb else 0)
+
+
+def _earliest_start_of_highest_priority(candidate: Candidate) -> float:
+    """GetEarliestPodStartTime over the victims of the highest priority; later scores higher."""
+    top = candidate.victims[0].priority
+    return min(start_time(p) for p in candidate.victims if p.priority == top)
+
+
+class _Budgets:
+    """The PodDisruptionBudgets as filterPodsWithPDBViolation reads them: namespace, selector,
+    status.disruptionsAllowed and status.disruptedPods."""
+
+    def __init__(self, budgets: Sequence[Mapping[str, Any]]) -> None:
+        self._budgets: list[tuple[str, LabelSelector, int, Mapping[str, Any]]] = []
+        for pdb in budgets:
+            meta, spec, status = (pdb.get(k) or {} for k in ("metadata", "spec", "status"))
+            try:
+                selector = selector_from_dict(spec.get("selector"))
+            except (SelectorError, ValueError):
+                continue  # an invalid selector matches no pod
+            if selector.empty:
+                continue  # a nil or empty selector matches nothing here
+            self._budgets.append(
+                (
+                    meta.get("namespace") or "default",
+                    selector,
+                    int(status.get("disruptionsAllowed") or 0),
+                    status.get("disruptedPods") or {},
+                )
+            )
+
+    def split(self, pods: Sequence[PodInfo]) -> tuple[list[PodInfo], list[PodInfo]]:
+        """The pods whose eviction, in this order, would exceed a matching budget's allowed
+        disruptions, and the others."""
+        allowed = [budget[2] for budget in self._budgets]
+        violating, non_violating = [], []
+        for pod in pods:
+            violated = False
+            if pod.labels:
+                for k, (namespace, selector, _, disrupted) in enumerate(self._budgets):
+                    if namespace != pod.namespace or not selector.matches(pod.labels):
+                        continue
+                    if pod.name in disrupted:
+                        continue  # already being disrupted: the API server counted it
+                    allowed[k] -= 1
+                    violated |= allowed[k] < 0
+            (violating if violated else non_violating).append(pod)
+        return violating, non_violating
+
+
+def _fit_error(table: NodeTable, statuses: Mapping[str, Status]) -> str:
+    """FitError.Error() over the dry run's statuses, every other node counted as one where
+    preemption is not helpful."""
+    not_helpful = unresolvable(NOT_HELPFUL)
+    every_node = {name: statuses.get(name, not_helpful) for name in table.names}
+    return fit_error_message(len(table), Diagnosis(every_node))

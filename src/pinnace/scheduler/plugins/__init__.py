@@ -1,6 +1,6 @@
 """The in-tree plugins, one module each, and kube-scheduler v1.32's default profile.
 
-PodTopologySpread, InterPodAffinity and DefaultPreemption are not here yet; the
+PodTopologySpread and DefaultPreemption are not here yet; the
 framework's extension points are ready for them.
 """
 
@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "DefaultBinder",
     "ImageLocality",
+    "InterPodAffinity",
     "NodeAffinity",
     "NodeName",
     "NodePorts",

@@ -37,6 +37,8 @@ from pinnace.controllers.namespace import NamespaceController
 from pinnace.kubelet import NodeAgentPool, node_configs
 from pinnace.kubelet.config import DEFAULT_CAPACITY
 from pinnace.resources.quantity import Quantity, QuantityError
+from pinnace.scheduler.adapter import Scheduler
+from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, load_file
 from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 
@@ -109,6 +111,17 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
             metavar="QUANTITY",
             help=f"each simulated node's {resource} capacity ({DEFAULT_CAPACITY[resource]})",
         )
+    up.add_argument(
+        "--no-scheduler",
+        dest="scheduler",
+        action="store_false",
+        help="do not run the scheduler (pods stay Pending until something binds them)",
+    )
+    up.add_argument(
+        "--scheduler-config",
+        metavar="FILE",
+        help="the scheduler's KubeSchedulerConfiguration (kube-scheduler's defaults if absent)",
+    )
     up.set_defaults(run=run)
 
 
@@ -158,9 +171,16 @@ class UpOptions:
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
     nodes: int = 0
     node_capacity: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_CAPACITY))
+    scheduler: bool = True
+    scheduler_config: SchedulerConfiguration | None = None
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        scheduler_config = load_file(args.scheduler_config) if args.scheduler_config else None
+    except ConfigError as e:
+        print(f"pinnace up: --scheduler-config: {e}", file=sys.stderr)
+        return 1
     options = UpOptions(
         host=args.host,
         port=args.port,
@@ -174,6 +194,8 @@ def run(args: argparse.Namespace) -> int:
             "pods": args.node_pods,
             "ephemeral-storage": args.node_ephemeral_storage,
         },
+        scheduler=args.scheduler,
+        scheduler_config=scheduler_config,
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
@@ -241,6 +263,10 @@ async def serve(options: UpOptions) -> None:
     pool = NodeAgentPool(LocalClient(server), node_configs(options.nodes, options.node_capacity))
     await pool.start()
     server.log_source = pool.read_log
+    scheduler = None
+    if options.scheduler:
+        run_scheduler = Scheduler(LocalClient(server), options.scheduler_config).run()
+        scheduler = asyncio.create_task(run_scheduler)
     app = APIApp(server, server_address=f"{host}:{port}")
     config = uvicorn.Config(
         app,
@@ -271,6 +297,10 @@ async def serve(options: UpOptions) -> None:
             loop.remove_signal_handler(signum)
         compactor.stop()
         await pool.stop()
+        if scheduler is not None:
+            scheduler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await scheduler
         controller.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await controller

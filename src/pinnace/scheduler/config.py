@@ -85,12 +85,15 @@ class SchedulerConfiguration:
 
 
 def load_file(path: str) -> SchedulerConfiguration:
+    """The configuration in the file at `path`, checked down to each plugin's arguments."""
     try:
         with open(path) as f:
             text = f.read()
     except OSError as e:
         raise ConfigError(f"{path}: {e.strerror}") from None
-    return parse(text)
+    config = parse(text)
+    build_profiles(config, lambda binding: None)  # plugins import and take their arguments
+    return config
 
 
 def parse(text: str) -> SchedulerConfiguration:

@@ -1,0 +1,137 @@
+"""The scheduler inside `pinnace up`, driven by real kubectl: Nodes and pods applied from
+manifests are placed, `kubectl get events` shows Scheduled, a pod too big for every node shows
+FailedScheduling with kube-scheduler's message, and `pinnace scheduler explain` tells why."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.http.conftest import Cluster, launch, stop
+
+from pinnace.scheduler.plugins import default_plugins
+
+NODES = """\
+apiVersion: v1
+kind: Node
+metadata:
+  name: worker-{i}
+  labels: {{kubernetes.io/hostname: worker-{i}}}
+status:
+  capacity: {{cpu: "2", memory: 8Gi, pods: "110"}}
+  allocatable: {{cpu: "2", memory: 8Gi, pods: "110"}}
+"""
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+  - name: app
+    image: nginx:1.27
+    resources:
+      requests: {{cpu: "{cpu}"}}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-up-scheduler"))
+    yield running
+    stop(running)
+
+
+def eventually(check, timeout: float = 20.0):  # type: ignore[no-untyped-def]
+    """Poll `check` until it returns something truthy (the scheduler runs in another process)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def events_of(cluster: Cluster, pod: str) -> list[tuple[str, str, str]]:
+    listed = json.loads(
+        cluster.ok("get", "events", "--field-selector", f"involvedObject.name={pod}", "-o", "json")
+    )
+    return [(e["type"], e["reason"], e["message"]) for e in listed["items"]]
+
+
+def test_applied_pods_are_scheduled_and_the_big_one_is_not(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin="---\n".join(NODES.format(i=i) for i in (1, 2)))
+    pods = "---\n".join(POD.format(name=f"web-{i}", cpu="500m") for i in range(3))
+    cluster.ok("apply", "-f", "-", stdin=pods + "---\n" + POD.format(name="huge", cpu="3"))
+    for i in range(3):
+        node = eventually(
+            lambda i=i: cluster.ok("get", "pod", f"web-{i}", "-o", "jsonpath={.spec.nodeName}")
+        )
+        assert node in ("worker-1", "worker-2")
+        assert eventually(lambda i=i, node=node: events_of(cluster, f"web-{i}")) == [
+            ("Normal", "Scheduled", f"Successfully assigned default/web-{i} to {node}")
+        ]
+    table = cluster.ok("get", "events", "--field-selector", "reason=Scheduled")
+    assert "Successfully assigned default/web-0 to worker-" in table
+
+    message = "0/2 nodes are available: 2 Insufficient cpu."
+    if "DefaultPreemption" in {type(p).__name__ for p in default_plugins(lambda b: None)}:
+        # kube-scheduler v1.32 with preemption: no lower-priority victim frees enough cpu.
+        message += " preemption: 0/2 nodes are available: 2 No preemption victims found for "
+        message += "incoming pod."
+    assert eventually(lambda: events_of(cluster, "huge")) == [
+        ("Warning", "FailedScheduling", message)
+    ]
+    condition = cluster.ok(
+        "get", "pod", "huge", "-o", 'jsonpath={.status.conditions[?(@.type=="PodScheduled")]}'
+    )
+    assert json.loads(condition)["reason"] == "Unschedulable"
+    assert json.loads(condition)["message"] == message
+    assert cluster.ok("get", "pod", "huge", "-o", "jsonpath={.spec.nodeName}") == ""
+
+
+def test_pinnace_up_without_the_scheduler_leaves_pods_pending(tmp_path: Path) -> None:
+    running = launch(tmp_path, flags=("--no-scheduler",))
+    try:
+        running.ok("apply", "-f", "-", stdin=NODES.format(i=1))
+        running.ok("apply", "-f", "-", stdin=POD.format(name="idle", cpu="100m"))
+        time.sleep(1.5)  # time enough for a scheduler to have bound it, were one running
+        assert running.ok("get", "pod", "idle", "-o", "jsonpath={.spec.nodeName}") == ""
+    finally:
+        stop(running)
+
+
+def test_a_bad_scheduler_config_is_refused_naming_the_field(tmp_path: Path) -> None:
+    config = tmp_path / "scheduler.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: NoSuchPlugin\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pinnace.cli.main",
+            "up",
+            "--in-memory",
+            "--port",
+            "0",
+            "--scheduler-config",
+            str(config),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "pinnace up: --scheduler-config: profiles[0].plugins.score.enabled[0].name: "
+        'Invalid value: "NoSuchPlugin": no such plugin'
+    )
+    assert "Traceback" not in done.stderr

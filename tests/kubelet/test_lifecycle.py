@@ -138,3 +138,18 @@ def test_a_bad_model_annotation_is_a_create_container_config_error(node: Node) -
     waiting = container(node, "odd")["state"]["waiting"]
     assert waiting["reason"] == "CreateContainerConfigError"
     assert "sim.pinnace.dev/run-seconds" in waiting["message"]
+
+
+def test_a_second_delete_with_a_shorter_grace_period_kills_sooner(node: Node) -> None:
+    node.create_pod(pod("stubborn", node="node-1", stop_seconds="600"))
+    node.settle()
+    node.run(
+        node.client.delete(PODS, "default", "stubborn", DeleteOptions(grace_period_seconds=60))
+    )
+    node.settle(5)
+    node.run(node.client.delete(PODS, "default", "stubborn", DeleteOptions(grace_period_seconds=5)))
+    node.settle(4)
+    assert node.get_pod("stubborn")["metadata"]["deletionGracePeriodSeconds"] == 5
+    node.settle(2)
+    with pytest.raises(StatusError):
+        node.get_pod("stubborn")

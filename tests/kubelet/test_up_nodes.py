@@ -45,7 +45,9 @@ def test_kubectl_get_nodes_shows_two_ready_nodes(cluster: Cluster) -> None:
 
 
 def test_pod_bound_with_a_binding_goes_running(cluster: Cluster) -> None:
-    cluster.ok("run", "web", "--image=nginx:1.27")
+    # A scheduler name no scheduler serves: the Binding below is what places it.
+    manual = json.dumps({"apiVersion": "v1", "spec": {"schedulerName": "by-hand"}})
+    cluster.ok("run", "web", "--image=nginx:1.27", f"--overrides={manual}")
     cluster.ok(
         "create", "-f", "-", "--raw", "/api/v1/namespaces/default/pods/web/binding", stdin=BINDING
     )

@@ -11,28 +11,17 @@ The first failure decides the reason and message; a rejected pod ends Failed wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pinnace.api.labels import (
-    DOES_NOT_EXIST,
-    EXISTS,
-    GREATER_THAN,
-    IN,
-    LESS_THAN,
-    NOT_IN,
-    LabelSelector,
-    SelectorError,
-    new_requirement,
-    selector_from_set,
-)
 from pinnace.resources.lists import ResourceList
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.pod import pod_requests
 from pinnace.resources.quantity import Quantity
 from pinnace.scheduler.nodetable import Taint
 from pinnace.scheduler.plugins.node_ports import conflicts
+from pinnace.scheduler.plugins.node_selector import required_node_affinity
 from pinnace.scheduler.plugins.taint_toleration import first_untolerated
 from pinnace.scheduler.podinfo import HostPort, PodInfo
 
@@ -46,14 +35,6 @@ NODE_PORTS = ("NodePorts", "node(s) didn't have free ports for the requested pod
 TAINT_TOLERATION = ("TaintToleration", "node(s) had untolerated taint")
 
 _OUT_OF = {CPU: "OutOfcpu", MEMORY: "OutOfmemory", EPHEMERAL_STORAGE: "OutOfephemeral-storage"}
-_NODE_SELECTOR_OPERATORS = {
-    "In": IN,
-    "NotIn": NOT_IN,
-    "Exists": EXISTS,
-    "DoesNotExist": DOES_NOT_EXIST,
-    "Gt": GREATER_THAN,
-    "Lt": LESS_THAN,
-}
 
 
 @dataclass(frozen=True)
@@ -132,12 +113,12 @@ def _insufficient(name: str, requested: int, used: int, capacity: int) -> str:
 def _predicate_failure(
     pod: Mapping[str, Any], node: Mapping[str, Any], usage: NodeUsage
 ) -> tuple[str, str] | None:
-    spec = pod.get("spec") or {}
-    node_name = (node.get("metadata") or {}).get("name", "")
+    m = node.get("metadata") or {}
+    node_name = m.get("name", "")
     info = PodInfo.from_pod(pod)
-    if not matches_node_selector(spec, node):
+    if not required_node_affinity(info).matches(m.get("labels") or {}, node_name):
         return _failure(NODE_AFFINITY)
-    if spec.get("nodeName") and spec["nodeName"] != node_name:
+    if info.node_name and info.node_name != node_name:
         return _failure(NODE_NAME)
     if any(conflicts(port, usage.host_ports) for port in info.host_ports):
         return _failure(NODE_PORTS)
@@ -154,47 +135,6 @@ def _predicate_failure(
 def _failure(predicate: tuple[str, str]) -> tuple[str, str]:
     name, description = predicate
     return name, f"Predicate {name} failed: {description}"
-
-
-def matches_node_selector(spec: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
-    """spec.nodeSelector and the required node affinity both match the node
-    (GetRequiredNodeAffinity(pod).Match)."""
-    m = node.get("metadata") or {}
-    labels = m.get("labels") or {}
-    if not selector_from_set(spec.get("nodeSelector") or {}).matches(labels):
-        return False
-    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    )
-    if affinity is None:
-        return True
-    fields = {"metadata.name": m.get("name", "")}
-    return any(
-        _term_matches(term, labels, fields) for term in affinity.get("nodeSelectorTerms") or ()
-    )
-
-
-def _term_matches(
-    term: Mapping[str, Any], labels: Mapping[str, str], fields: Mapping[str, str]
-) -> bool:
-    expressions = term.get("matchExpressions") or ()
-    match_fields = term.get("matchFields") or ()
-    if not expressions and not match_fields:
-        return False  # an empty term matches no node
-    try:
-        return _selector(expressions).matches(labels) and _selector(match_fields).matches(fields)
-    except SelectorError:
-        return False  # an invalid term matches nothing
-
-
-def _selector(requirements: Sequence[Mapping[str, Any]]) -> LabelSelector:
-    built = []
-    for r in requirements:
-        operator = _NODE_SELECTOR_OPERATORS.get(r.get("operator", ""))
-        if operator is None:
-            raise SelectorError(f"{r.get('operator')!r} is not a valid node selector operator")
-        built.append(new_requirement(r.get("key", ""), operator, r.get("values") or ()))
-    return LabelSelector(built)
 
 
 def _allocatable(node: Mapping[str, Any]) -> dict[str, Quantity]:

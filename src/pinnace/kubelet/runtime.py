@@ -116,6 +116,9 @@ class SimulatedRuntime(ContainerRuntime):
         self._behaviours: dict[str, ContainerBehaviour] = {}
         self._callbacks: dict[str, OnExit] = {}
         self._timers: dict[str, Timer] = {}
+        self._term_sent: dict[str, float] = {}
+        self._exits: dict[str, float] = {}
+        """When a container being stopped will be gone."""
         self._started = 0
 
     def start_container(
@@ -149,23 +152,25 @@ class SimulatedRuntime(ContainerRuntime):
         return status
 
     def stop_container(self, container_id: str, grace_seconds: float) -> None:
+        """The container exits `stop_seconds` after the first SIGTERM (code 143), or is
+        killed when the grace period ends first (137). Stopping again with a shorter grace
+        period brings the kill forward."""
         status = self._containers.get(container_id)
         if status is None or status.state is not ContainerState.RUNNING:
             return
-        stop = self._behaviours[container_id].stop_seconds
+        now = self._clock.now()
+        term_sent = self._term_sent.setdefault(container_id, now)
+        on_term = term_sent + self._behaviours[container_id].stop_seconds
+        kill = now + max(grace_seconds, 0.0)
+        when, code = (on_term, EXIT_CODE_SIGTERM) if on_term <= kill else (kill, EXIT_CODE_SIGKILL)
+        planned = self._exits.get(container_id)
+        if planned is not None and planned <= when:
+            return
         timer = self._timers.pop(container_id, None)
         if timer is not None:
             timer.cancel()
-        if stop <= grace_seconds:
-            delay, code = stop, EXIT_CODE_SIGTERM
-        else:
-            delay, code = max(grace_seconds, 0.0), EXIT_CODE_SIGKILL
-        if delay == 0:
-            self._exit(container_id, code)
-        else:
-            self._timers[container_id] = self._clock.call_later(
-                delay, self._exit, container_id, code
-            )
+        self._exits[container_id] = when
+        self._timers[container_id] = self._clock.call_at(when, self._exit, container_id, code)
 
     def container_status(self, container_id: str) -> ContainerStatus | None:
         return self._containers.get(container_id)
@@ -174,12 +179,19 @@ class SimulatedRuntime(ContainerRuntime):
         timer = self._timers.pop(container_id, None)
         if timer is not None:
             timer.cancel()
-        self._containers.pop(container_id, None)
-        self._behaviours.pop(container_id, None)
-        self._callbacks.pop(container_id, None)
+        for table in (
+            self._containers,
+            self._behaviours,
+            self._callbacks,
+            self._term_sent,
+            self._exits,
+        ):
+            table.pop(container_id, None)
 
     def _exit(self, container_id: str, exit_code: int) -> None:
         self._timers.pop(container_id, None)
+        self._term_sent.pop(container_id, None)
+        self._exits.pop(container_id, None)
         status = self._containers.get(container_id)
         if status is None or status.state is not ContainerState.RUNNING:
             return

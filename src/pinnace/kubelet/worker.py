@@ -92,6 +92,7 @@ class PodWorker:
         self.terminating = False
         self.terminated = False
         """All containers stopped after a deletion: the pod may be deleted now."""
+        self._grace = 0
         self._conditions: list[dict[str, Any]] = []
         self._timer: Timer | None = None
 
@@ -110,21 +111,26 @@ class PodWorker:
 
     def update(self, pod: Mapping[str, Any]) -> None:
         self.pod = pod
-        if pod["metadata"].get("deletionTimestamp") and not self.terminating:
-            self.terminate()
+        grace = pod["metadata"].get("deletionGracePeriodSeconds")
+        if pod["metadata"].get("deletionTimestamp") and (
+            not self.terminating or (grace is not None and grace < self._grace)
+        ):
+            self.terminate()  # again when a second delete shortened the grace period
         elif any(c.waiting[0] == CREATE_CONTAINER_CONFIG_ERROR for c in self.inits + self.apps):
             self.sync()  # the annotations may be fixed now
 
     def terminate(self) -> None:
         """The pod is being deleted: stop its containers within its grace period."""
+        again = self.terminating
         self.terminating = True
         self._cancel_timer()
-        grace = self.pod["metadata"].get("deletionGracePeriodSeconds") or 0
+        self._grace = self.pod["metadata"].get("deletionGracePeriodSeconds") or 0
         for c in self.inits + self.apps:
             c.waiting = ("", "") if c.current is not None else c.waiting
             if c.running and c.current is not None:
-                self._event(c, "Normal", "Killing", f"Stopping container {c.name}")
-                self.host.runtime.stop_container(c.current.id, grace)
+                if not again:
+                    self._event(c, "Normal", "Killing", f"Stopping container {c.name}")
+                self.host.runtime.stop_container(c.current.id, self._grace)
         self._check_stopped()
 
     def forget(self) -> None:

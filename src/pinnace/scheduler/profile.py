@@ -114,6 +114,7 @@ class Profile:
         decides; otherwise every plugin's reasons, attributed to the first that failed."""
         reasons: list[str] = []
         rejector = ""
+        result = None  # a rejecting plugin may still clear the nomination ("")
         for plugin in self.post_filter:
             nominated, status = plugin.post_filter(state, pod, table, diagnosis)
             if status.is_success():
@@ -122,9 +123,11 @@ class Profile:
                 return nominated, status.with_plugin(plugin.name)
             if not status.is_rejected():
                 return None, error(status.message).with_plugin(plugin.name)
+            if nominated is not None:
+                result = nominated
             reasons += status.reasons
             rejector = rejector or plugin.name
-        return None, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
 
     def run_pre_score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray

@@ -153,3 +153,25 @@ def test_a_second_delete_with_a_shorter_grace_period_kills_sooner(node: Node) ->
     node.settle(2)
     with pytest.raises(StatusError):
         node.get_pod("stubborn")
+
+
+def test_a_sidecar_runs_beside_the_app_and_stops_when_the_pod_completes(node: Node) -> None:
+    body = pod("job", node="node-1", restart_policy="Never")
+    body["spec"]["initContainers"] = [
+        {"name": "proxy", "image": "envoy", "restartPolicy": "Always"},
+    ]
+    body["metadata"]["annotations"]["sim.pinnace.dev/run-seconds.app"] = "5"
+    body["metadata"]["annotations"]["sim.pinnace.dev/stop-seconds.proxy"] = "1"
+    node.create_pod(body)
+    node.settle()
+    status = node.get_pod("job")["status"]
+    assert status["phase"] == "Running"
+    [proxy] = status["initContainerStatuses"]
+    assert list(proxy["state"]) == ["running"]
+    assert proxy["ready"] is True
+    assert list(status["containerStatuses"][0]["state"]) == ["running"]
+    node.settle(6)
+    status = node.get_pod("job")["status"]
+    assert status["phase"] == "Succeeded"
+    [proxy] = status["initContainerStatuses"]
+    assert proxy["state"]["terminated"]["exitCode"] == 143

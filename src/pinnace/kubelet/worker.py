@@ -159,15 +159,27 @@ class PodWorker:
                 elif c.exited and self._should_restart(c.current.exit_code):
                     self._restart(c, wake)
         self.phase = pod_phase(self.inits, self.apps, self.restart_policy)
-        if wake and not self.finished:
+        if self.finished:
+            self._stop_sidecars()
+        elif wake:
             self._timer = self.host.clock.call_later(
                 max(min(wake) - self.host.clock.now(), 0.0), self.sync
             )
         self.host.status_changed(self)
 
     def _sync_init_containers(self, wake: list[float]) -> bool:
-        """Run the init containers in order; True once all have succeeded."""
+        """Run the init containers in order; True once all have succeeded. A sidecar (an init
+        container with restartPolicy Always) only has to be running for the next to start,
+        and is restarted whenever it exits."""
         for c in self.inits:
+            if c.restartable:
+                if c.current is None:
+                    self._start(c)
+                elif c.exited:
+                    self._restart(c, wake)
+                if not c.running:
+                    return False
+                continue
             if c.succeeded:
                 continue
             if c.current is None:
@@ -228,11 +240,21 @@ class PodWorker:
         self._event(c, "Normal", "Created", f"Created container: {c.name}")
         self._event(c, "Normal", "Started", f"Started container {c.name}")
 
+    def _stop_sidecars(self) -> None:
+        """The app containers are done for good: the sidecars go too."""
+        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        for c in self.inits:
+            if c.restartable and c.running and c.current is not None:
+                self._event(c, "Normal", "Killing", f"Stopping container {c.name}")
+                self.host.runtime.stop_container(c.current.id, grace)
+
     def _exited(self, c: ContainerRecord, status: ContainerStatus) -> None:
         if c.current is not status:
             return
         if self.terminating:
             self._check_stopped()
+        elif self.finished:
+            self.host.status_changed(self)  # a sidecar stopped after the app containers
         else:
             self.sync()
 

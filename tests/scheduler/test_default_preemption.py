@@ -61,7 +61,7 @@ class Cluster:
         self.decisions: list[Preemption] = []
         self.pods: dict[str, dict] = {}
         preemption = DefaultPreemption(
-            self.decisions.append, args, pod_disruption_budgets=lambda: pdbs
+            args, preempt=self.decisions.append, pod_disruption_budgets=lambda: pdbs
         )
         profile = Profile([*default_plugins(lambda binding: None), preemption], DEFAULT_WEIGHTS)
         self.scheduler = Scheduler([profile], clock)
@@ -298,8 +298,6 @@ def test_number_of_candidates_and_arguments() -> None:
     assert num_candidates(300, 10, 100) == 100
     assert num_candidates(50, 10, 100) == 50
     with pytest.raises(ValueError, match=r"not in valid range \[0, 100\]"):
-        DefaultPreemption(lambda d: None, {"minCandidateNodesPercentage": 101})
+        DefaultPreemption({"minCandidateNodesPercentage": 101})
     with pytest.raises(ValueError, match="cannot be zero"):
-        DefaultPreemption(
-            lambda d: None, {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}
-        )
+        DefaultPreemption({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0})

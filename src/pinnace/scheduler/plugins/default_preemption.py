@@ -1,8 +1,8 @@
 """DefaultPreemption (pkg/scheduler/framework/plugins/defaultpreemption): the PostFilter that
 evicts lower-priority pods when a pod fits nowhere. The policy is in
 `pinnace.scheduler.preemption`; this plugin holds its arguments and hands each decision to a
-callback, as DefaultBinder hands over Bindings: the API adapter marks and deletes the victims
-and writes the nominations (see `Preemption`).
+callback, `preempt`, as DefaultBinder hands over Bindings: the API adapter marks and deletes the
+victims and writes the nominations (see `Preemption`).
 
 Arguments (DefaultPreemptionArgs): minCandidateNodesPercentage (default 10) and
 minCandidateNodesAbsolute (default 100) bound how many candidate nodes are compared.
@@ -31,10 +31,10 @@ class DefaultPreemption:
 
     def __init__(
         self,
-        preempt: Callable[[Preemption], object],
         args: Mapping[str, Any] | None = None,
         *,
-        pod_disruption_budgets: Callable[[], Sequence[Mapping[str, Any]]] = lambda: (),
+        preempt: Callable[[Preemption], object] | None = None,
+        pod_disruption_budgets: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
         seed: int = 0,
     ) -> None:
         args = args or {}
@@ -45,8 +45,9 @@ class DefaultPreemption:
             args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
         )
         _validate(self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
-        self._preempt = preempt
-        self._pod_disruption_budgets = pod_disruption_budgets
+        # The API side, which the adapter may also set once the profile is built.
+        self.preempt: Callable[[Preemption], object] = preempt or (lambda decision: None)
+        self.pod_disruption_budgets = pod_disruption_budgets or (lambda: ())
         self._random = random.Random(seed)
         self._profile: Profile | None = None
         self._nominator: Nominator | None = None
@@ -64,7 +65,7 @@ class DefaultPreemption:
             self._profile,
             self._nominator,
             table,
-            self._pod_disruption_budgets(),
+            self.pod_disruption_budgets(),
             self.num_candidates,
             self._random,
         )
@@ -74,7 +75,7 @@ class DefaultPreemption:
         if outcome.preemption is not None:
             for nominated in outcome.preemption.nominations_to_clear:
                 self._nominator.delete(nominated.key)
-            self._preempt(outcome.preemption)
+            self.preempt(outcome.preemption)
         status = outcome.status
         if status.message:
             status = Status(status.code, (f"preemption: {status.message}",))

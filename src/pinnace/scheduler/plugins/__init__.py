@@ -1,7 +1,6 @@
 """The in-tree plugins, one module each, and kube-scheduler v1.32's default profile.
 
-PodTopologySpread and DefaultPreemption are not here yet; the
-framework's extension points are ready for them.
+DefaultPreemption is not here yet; the framework's extension points are ready for it.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from pinnace.scheduler.plugins.node_name import NodeName
 from pinnace.scheduler.plugins.node_ports import NodePorts
 from pinnace.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from pinnace.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from pinnace.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from pinnace.scheduler.plugins.priority_sort import PrioritySort
 from pinnace.scheduler.plugins.scheduling_gates import SchedulingGates
 from pinnace.scheduler.plugins.taint_toleration import TaintToleration
@@ -34,6 +34,7 @@ __all__ = [
     "NodeResourcesBalancedAllocation",
     "NodeResourcesFit",
     "NodeUnschedulable",
+    "PodTopologySpread",
     "PrioritySort",
     "SchedulingGates",
     "TaintToleration",
@@ -65,6 +66,7 @@ def default_plugins(bind: Callable[[Binding], object]) -> list[Plugin]:
         NodeAffinity(),
         NodePorts(),
         NodeResourcesFit(),
+        PodTopologySpread(),
         InterPodAffinity(),
         NodeResourcesBalancedAllocation(),
         ImageLocality(),

@@ -1,0 +1,351 @@
+"""PodTopologySpread (pkg/scheduler/framework/plugins/podtopologyspread), as v1.32.
+
+Filter (DoNotSchedule constraints): placing the pod on a node must keep, for each constraint,
+`matching pods in the node's domain + 1 if the pod matches itself - global minimum <= maxSkew`,
+the minimum taken over the eligible domains (0 while there are fewer than minDomains). Eligible
+nodes carry every constraint's topology key and, per nodeAffinityPolicy (Honor by default) and
+nodeTaintsPolicy (Ignore by default), match the pod's required node affinity and tolerate its
+NoSchedule/NoExecute taints. A node without a topology key is unresolvable.
+
+Score (ScheduleAnyway constraints): a node scores, per constraint, `count * log(domains + 2) +
+maxSkew - 1` where count is the matching pods in its domain (on the node itself for
+kubernetes.io/hostname); the sum is rounded half away from zero, then normalised so the fewest
+matching pods scores 100. Nodes missing a key score 0.
+
+A pod without constraints gets the default ones (the system defaults: hostname maxSkew 3 and
+zone maxSkew 5, both ScheduleAnyway) with the selector of its workload (`WorkloadSelectors`);
+a pod no Service or controller selects gets none.
+
+Per-node counts of matching pods and per-node domain codes are incremental vectors
+(`label_index`); domains are summed with `np.bincount`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pinnace.api.labels import LabelSelector, SelectorError, selector_from_dict, selector_from_set
+from pinnace.scheduler.events import (
+    ADD,
+    ASSIGNED_POD,
+    DELETE,
+    NODE,
+    POD,
+    UPDATE,
+    UPDATE_NODE_LABEL,
+    UPDATE_NODE_TAINT,
+    ClusterEvent,
+)
+from pinnace.scheduler.framework import (
+    MAX_NODE_SCORE,
+    SKIP,
+    SUCCESS,
+    CycleState,
+    Status,
+    error,
+    unresolvable,
+    unschedulable,
+)
+from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.plugins.label_index import label_index
+from pinnace.scheduler.plugins.node_selector import required_node_affinity
+from pinnace.scheduler.plugins.taint_toleration import first_untolerated
+from pinnace.scheduler.podinfo import PodInfo
+
+NAME = "PodTopologySpread"
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+SYSTEM_DEFAULTING = "System"
+SYSTEM_DEFAULT_CONSTRAINTS: tuple[Mapping[str, Any], ...] = (
+    {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
+    {"topologyKey": LABEL_TOPOLOGY_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
+)
+_MAX_INT32 = 2**31 - 1
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+WorkloadSelector = Callable[[PodInfo], LabelSelector]
+
+
+@dataclass(frozen=True)
+class SpreadConstraint:
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector
+    min_domains: int = 1
+    honor_node_affinity: bool = True
+    honor_node_taints: bool = False
+
+
+def spread_constraints(
+    specs: Sequence[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str
+) -> list[SpreadConstraint]:
+    """The constraints with `whenUnsatisfiable == action`, their selectors parsed and extended
+    by matchLabelKeys (filterTopologySpreadConstraints); raises SelectorError."""
+    result = []
+    for c in specs:
+        if c.get("whenUnsatisfiable") != action:
+            continue
+        selector = selector_from_dict(c.get("labelSelector"))
+        match_labels = {k: pod_labels[k] for k in c.get("matchLabelKeys") or () if k in pod_labels}
+        if match_labels:
+            merged = selector_from_set(match_labels).requirements + selector.requirements
+            selector = LabelSelector(merged)
+        result.append(
+            SpreadConstraint(
+                max_skew=int(c.get("maxSkew") or 0),
+                topology_key=c.get("topologyKey") or "",
+                selector=selector,
+                min_domains=int(c.get("minDomains") or 1),
+                honor_node_affinity=(c.get("nodeAffinityPolicy") or HONOR) == HONOR,
+                honor_node_taints=c.get("nodeTaintsPolicy") == HONOR,
+            )
+        )
+    return result
+
+
+@dataclass(frozen=True)
+class _Domains:
+    """One DoNotSchedule constraint's matching pods per domain code, for Filter."""
+
+    constraint: SpreadConstraint
+    codes: np.ndarray  # per node
+    counts: np.ndarray  # per domain code, plus a last 0 slot for nodes without the key
+    min_match: int
+    self_match: int
+
+    def skew_ok(self, rows: np.ndarray | slice) -> np.ndarray:
+        codes = self.codes[rows]
+        skew = self.counts[codes] + self.self_match - self.min_match
+        return (codes >= 0) & (skew <= self.constraint.max_skew)
+
+
+@dataclass(frozen=True)
+class _ScoreState:
+    ignored: np.ndarray  # per scored node
+
+
+class PodTopologySpread:
+    name = NAME
+
+    def __init__(
+        self,
+        args: Mapping[str, Any] | None = None,
+        workload_selector: WorkloadSelector | None = None,
+    ) -> None:
+        args = args or {}
+        defaulting = args.get("defaultingType") or SYSTEM_DEFAULTING
+        defaults = list(args.get("defaultConstraints") or ())
+        if defaulting == SYSTEM_DEFAULTING and defaults:
+            raise ValueError(
+                'defaultConstraints: Invalid value: "": when .defaultingType is "System", '
+                ".defaultConstraints must be empty"
+            )
+        self.system_defaulted = defaulting == SYSTEM_DEFAULTING
+        self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else defaults
+        self.workload_selector = workload_selector
+
+    def _constraints(self, pod: PodInfo, action: str) -> list[SpreadConstraint]:
+        specs = (pod.pod.get("spec") or {}).get("topologySpreadConstraints")
+        if specs:
+            return spread_constraints(specs, pod.labels, action)
+        constraints = spread_constraints(self.default_constraints, pod.labels, action)
+        if not constraints or self.workload_selector is None:
+            return []
+        selector = self.workload_selector(pod)
+        if selector.empty:
+            return []
+        return [
+            SpreadConstraint(c.max_skew, c.topology_key, selector, c.min_domains)
+            for c in constraints
+        ]
+
+    # Filtering.
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
+        try:
+            constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        except SelectorError as e:
+            return error(f"get constraints from pod: {e}")
+        if not constraints:
+            return SKIP
+        index = label_index(table)
+        codes = [index.codes(c.topology_key) for c in constraints]
+        eligible = _Eligibility(pod, table, _all_present(codes, len(table)))
+        domains = []
+        for c, node_codes in zip(constraints, codes, strict=True):
+            rows = eligible.nodes(c)
+            size = len(index.vocabulary(c.topology_key))
+            in_domains = np.bincount(node_codes[rows], minlength=size)
+            matching = index.matching_pods(pod.namespace, c.selector)
+            counts = np.bincount(node_codes[rows], weights=matching[rows], minlength=size)
+            counts = counts.astype(np.int64)
+            present = in_domains > 0
+            min_match = int(counts[present].min()) if present.any() else _MAX_INT32
+            if int(present.sum()) < c.min_domains:
+                min_match = 0
+            domains.append(
+                _Domains(
+                    c,
+                    node_codes,
+                    np.append(counts, 0),
+                    min_match,
+                    int(c.selector.matches(pod.labels)),
+                )
+            )
+        state.write(_PRE_FILTER_KEY, domains)
+        return SUCCESS
+
+    def filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
+    ) -> np.ndarray:
+        result = feasible.copy()
+        for domains in state.read(_PRE_FILTER_KEY):
+            result &= domains.skew_ok(slice(None))
+        return result
+
+    def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
+        for domains in state.read(_PRE_FILTER_KEY):
+            if domains.codes[i] < 0:
+                return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+            if not domains.skew_ok(np.array([i]))[0]:
+                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return SUCCESS
+
+    # Scoring.
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> Status:
+        if len(table) == 0:
+            return SKIP
+        try:
+            constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        except SelectorError as e:
+            return error(f"calculating preScoreState: {e}")
+        if not constraints:
+            return SKIP
+        state.write(_PRE_SCORE_KEY, constraints)
+        return SUCCESS
+
+    def score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> np.ndarray:
+        constraints: list[SpreadConstraint] = state.read(_PRE_SCORE_KEY)
+        index = label_index(table)
+        codes = [index.codes(c.topology_key) for c in constraints]
+        # Only the pod's own constraints need every key on a node: with the system defaults,
+        # nodes without a zone are still spread by hostname.
+        own = bool((pod.pod.get("spec") or {}).get("topologySpreadConstraints"))
+        require_all = own or not self.system_defaulted
+        present = _all_present(codes, len(table)) if require_all else np.ones(len(table), bool)
+        ignored = ~present[nodes]
+        kept = nodes[~ignored]
+        eligible = _Eligibility(pod, table, present)
+        total = np.zeros(len(nodes), np.float64)
+        for c, node_codes in zip(constraints, codes, strict=True):
+            matching = index.matching_pods(pod.namespace, c.selector)
+            if c.topology_key == LABEL_HOSTNAME:
+                weight = math.log(len(kept) + 2)
+                count = matching[nodes]
+            else:
+                domain = _domain_codes(node_codes, index.vocabulary(c.topology_key))
+                size = int(domain.max(initial=0)) + 1
+                weight = math.log(len(np.unique(domain[kept])) + 2)
+                rows = eligible.nodes(c)
+                per_domain = np.bincount(domain[rows], weights=matching[rows], minlength=size)
+                count = per_domain[domain[nodes]]
+            term = count.astype(np.float64) * weight + float(c.max_skew - 1)
+            total += np.where(node_codes[nodes] >= 0, term, 0.0)
+        state.write(_PRE_SCORE_KEY + "/ignored", _ScoreState(ignored))
+        scores = _round_half_away_from_zero(total)
+        scores[ignored] = 0
+        return scores
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        ignored = state.read(_PRE_SCORE_KEY + "/ignored").ignored
+        result = np.zeros_like(scores)
+        valid = ~ignored
+        if not valid.any():
+            return result
+        lowest, highest = int(scores[valid].min()), max(int(scores[valid].max()), 0)
+        if highest == 0:
+            result[valid] = MAX_NODE_SCORE
+        else:
+            result[valid] = MAX_NODE_SCORE * (highest + lowest - scores[valid]) // highest
+        return result
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [
+            ClusterEvent(ASSIGNED_POD, ADD),
+            ClusterEvent(ASSIGNED_POD, UPDATE),
+            ClusterEvent(ASSIGNED_POD, DELETE),
+            ClusterEvent(POD, UPDATE),
+            ClusterEvent(NODE, ADD),
+            ClusterEvent(NODE, DELETE),
+            ClusterEvent(NODE, UPDATE_NODE_LABEL),
+            ClusterEvent(NODE, UPDATE_NODE_TAINT),
+        ]
+
+
+class _Eligibility:
+    """Which nodes count towards a constraint's domains: `base` (nodes with the keys), and per
+    the constraint's policies the pod's required node affinity and NoSchedule/NoExecute
+    tolerations (computed once per pod, if some constraint needs them)."""
+
+    def __init__(self, pod: PodInfo, table: NodeTable, base: np.ndarray) -> None:
+        self._pod, self._table, self._base = pod, table, base
+        self._affinity: np.ndarray | None = None
+        self._tolerated: np.ndarray | None = None
+
+    def nodes(self, c: SpreadConstraint) -> np.ndarray:
+        mask = self._base
+        if c.honor_node_affinity:
+            mask = mask & self._affinity_mask()
+        if c.honor_node_taints:
+            mask = mask & self._tolerated_mask()
+        return mask
+
+    def _affinity_mask(self) -> np.ndarray:
+        if self._affinity is None:
+            required = required_node_affinity(self._pod)
+            self._affinity = (
+                np.ones(len(self._table), bool) if required.empty else required.mask(self._table)
+            )
+        return self._affinity
+
+    def _tolerated_mask(self) -> np.ndarray:
+        if self._tolerated is None:
+            groups = self._table.taint_groups
+            tolerated = np.array(
+                [first_untolerated(taints, self._pod.tolerations) is None for taints in groups]
+            )
+            self._tolerated = tolerated[self._table.hard_taint_group]
+        return self._tolerated
+
+
+def _all_present(codes: list[np.ndarray], n: int) -> np.ndarray:
+    present = np.ones(n, bool)
+    for node_codes in codes:
+        present &= node_codes >= 0
+    return present
+
+
+def _domain_codes(codes: np.ndarray, vocabulary: Mapping[str, int]) -> np.ndarray:
+    """Codes with a missing key read as the value "" (as a Go map lookup does)."""
+    empty = vocabulary.get("", len(vocabulary))
+    return np.where(codes < 0, empty, codes)
+
+
+def _round_half_away_from_zero(values: np.ndarray) -> np.ndarray:
+    """Go's math.Round for non-negative values."""
+    floor = np.floor(values)
+    return (floor + (values - floor >= 0.5)).astype(np.int64)

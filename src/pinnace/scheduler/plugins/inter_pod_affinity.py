@@ -56,6 +56,7 @@ from pinnace.scheduler.framework import (
     unschedulable,
 )
 from pinnace.scheduler.nodetable import NodeTable, RowCache, Rows, gather, row_count
+from pinnace.scheduler.plugins.label_index import label_index
 from pinnace.scheduler.plugins.pod_affinity_terms import (
     PREFERRED,
     REQUIRED_AFFINITY,
@@ -128,8 +129,6 @@ class InterPodAffinity:
         self._table: NodeTable | None = None
         self._existing = ExistingPodTerms()
         self._matching = RowCache()
-        self._topology = RowCache()
-        self._values: dict[str, dict[str, int]] = {}  # topology key -> label value -> number
 
     # PreFilter and Filter.
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
@@ -185,7 +184,7 @@ class InterPodAffinity:
             missing_label |= ~labelled
             hits = codes[labelled & (matched > 0)]
             counted = counted or len(hits) > 0
-            no_pods |= ~self._present(term.topology_key, hits)[codes]
+            no_pods |= ~self._present(table, term.topology_key, hits)[codes]
         if not counted and matches_all(terms, pod):
             return missing_label
         return missing_label | no_pods
@@ -207,7 +206,8 @@ class InterPodAffinity:
         if not hits_by_key:
             return None
         present = {
-            key: self._present(key, np.concatenate(hits)) for key, hits in hits_by_key.items()
+            key: self._present(table, key, np.concatenate(hits))
+            for key, hits in hits_by_key.items()
         }
         rejected = np.zeros(len(table), bool)
         for term in terms:
@@ -231,7 +231,7 @@ class InterPodAffinity:
             return None
         rejected = np.zeros(len(table), bool)
         for key, hits in hits_by_key.items():
-            rejected |= self._present(key, np.concatenate(hits))[self._codes(table, key)]
+            rejected |= self._present(table, key, np.concatenate(hits))[self._codes(table, key)]
         return rejected
 
     # PreScore and Score.
@@ -256,7 +256,7 @@ class InterPodAffinity:
             counted = (codes >= 0) & (pods != 0)
             if not counted.any():
                 return
-            size = len(self._values[term.topology_key]) + 1  # + the unlabelled sentinel
+            size = _values(table, term.topology_key) + 1  # + the unlabelled sentinel
             sums = np.bincount(codes[counted], weights=pods[counted], minlength=size)
             weighted = np.rint(sums).astype(np.int64) * weight
             if term.topology_key in scores:
@@ -317,33 +317,16 @@ class InterPodAffinity:
         if table is not self._table:
             self._table = table
             self._matching = RowCache()
-            self._topology = RowCache()
         self._existing.sync(table)
 
     def _codes(self, table: NodeTable, key: str) -> np.ndarray:
         """Each node's value of label `key` as a number; -1 where the node lacks it."""
-        values = self._values.setdefault(key, {})
+        return label_index(table).codes(key)
 
-        def code(i: int) -> int:
-            value = table.labels[i].get(key)
-            if value is None:
-                return -1
-            number = values.get(value)
-            if number is None:
-                number = values[value] = len(values)
-            return number
-
-        def compute(rows: Rows) -> np.ndarray:
-            return np.fromiter(
-                (code(i) for i in _row_numbers(table, rows)), np.int64, row_count(table, rows)
-            )
-
-        return self._topology.get(table, key, compute, code)
-
-    def _present(self, key: str, hits: np.ndarray) -> np.ndarray:
+    def _present(self, table: NodeTable, key: str, hits: np.ndarray) -> np.ndarray:
         """A bool per value of topology key `key`, True for the values in `hits`; one more,
         always False, is what an unlabelled node's -1 reads."""
-        present = np.zeros(len(self._values[key]) + 1, bool)
+        present = np.zeros(_values(table, key) + 1, bool)
         present[hits] = True
         return present
 
@@ -368,6 +351,11 @@ class InterPodAffinity:
             )
 
         return self._matching.get(table, selections, compute, count)
+
+
+def _values(table: NodeTable, key: str) -> int:
+    """How many values of label `key` have a number."""
+    return len(label_index(table).vocabulary(key))
 
 
 def _row_numbers(table: NodeTable, rows: Rows) -> range | list[int]:

@@ -1,0 +1,657 @@
+"""InterPodAffinity with vectors from kube-scheduler v1.32's tests:
+pkg/scheduler/framework/plugins/interpodaffinity/filtering_test.go (TestRequiredAffinitySingleNode,
+TestRequiredAffinityMultipleNodes) and scoring_test.go (TestPreferredAffinity,
+TestPreferredAffinityWithHardPodAffinitySymmetricWeight). Where the Go tests leave a pod's
+namespace empty, these use "default", which is what an API pod without one gets."""
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pinnace.clock import VirtualClock
+from pinnace.scheduler import CycleState, NodeTable, PodInfo, Scheduler
+from pinnace.scheduler.framework import Code
+from pinnace.scheduler.plugins import InterPodAffinity, default_profile
+
+NAMESPACES = {
+    "subteam1.team1": {"team": "team1"},
+    "subteam2.team1": {"team": "team1"},
+    "subteam1.team2": {"team": "team2"},
+    "subteam2.team2": {"team": "team2"},
+}
+AFFINITY_RULES = "node(s) didn't match pod affinity rules"
+ANTI_AFFINITY_RULES = "node(s) didn't match pod anti-affinity rules"
+EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+
+def node(name: str, **labels: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+
+
+_names = iter(range(1_000_000))
+
+
+def pod(
+    labels: dict[str, str] | None = None,
+    affinity: dict[str, Any] | None = None,
+    node_name: str = "",
+    namespace: str = "default",
+) -> PodInfo:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "pause"}]}
+    if affinity:
+        spec["affinity"] = affinity
+    if node_name:
+        spec["nodeName"] = node_name
+    name = f"p{next(_names)}"
+    meta = {"name": name, "namespace": namespace, "labels": labels or {}}
+    return PodInfo.from_pod({"metadata": meta, "spec": spec})
+
+
+def expr(key: str, operator: str, *values: str) -> dict[str, Any]:
+    requirement: dict[str, Any] = {"key": key, "operator": operator}
+    if values:
+        requirement["values"] = list(values)
+    return requirement
+
+
+def term(topology_key: str, *expressions: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "labelSelector": {"matchExpressions": list(expressions)},
+        "topologyKey": topology_key,
+        **extra,
+    }
+
+
+def weighted(weight: int, affinity_term: dict[str, Any]) -> dict[str, Any]:
+    return {"weight": weight, "podAffinityTerm": affinity_term}
+
+
+def required(kind: str, *terms: dict[str, Any]) -> dict[str, Any]:
+    return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": list(terms)}}
+
+
+def preferred(kind: str, *terms: dict[str, Any]) -> dict[str, Any]:
+    return {kind: {"preferredDuringSchedulingIgnoredDuringExecution": list(terms)}}
+
+
+AFFINITY, ANTI_AFFINITY = "podAffinity", "podAntiAffinity"
+
+
+def cluster(nodes: list[dict[str, Any]], pods: list[PodInfo]) -> NodeTable:
+    table = NodeTable()
+    for n in nodes:
+        table.add_node(n)
+    for p in pods:
+        table.add_pod(p, p.node_name)
+    return table
+
+
+def filter_messages(
+    incoming: PodInfo, table: NodeTable, plugin: InterPodAffinity | None = None
+) -> list[str]:
+    plugin = plugin or InterPodAffinity(namespace_labels=NAMESPACES)
+    state = CycleState()
+    if plugin.pre_filter(state, incoming, table).is_skip():
+        return [""] * len(table)
+    feasible = plugin.filter(state, incoming, table, np.ones(len(table), bool))
+    statuses = [plugin.node_status(state, incoming, table, i) for i in range(len(table))]
+    assert feasible.tolist() == [s.is_success() for s in statuses]
+    return [s.message for s in statuses]
+
+
+def scores(
+    incoming: PodInfo, table: NodeTable, plugin: InterPodAffinity | None = None
+) -> list[int] | None:
+    """Normalised scores, or None when PreScore skips the plugin."""
+    plugin = plugin or InterPodAffinity(namespace_labels=NAMESPACES)
+    state = CycleState()
+    nodes = np.arange(len(table))
+    status = plugin.pre_score(state, incoming, table, nodes)
+    if status.is_skip():
+        return None
+    assert status.is_success(), status
+    raw = plugin.score(state, incoming, table, nodes)
+    return plugin.normalize_score(state, incoming, raw).tolist()
+
+
+# Filter: TestRequiredAffinitySingleNode.
+SECURITY_S1 = {"security": "S1"}
+REGION_R1 = {"region": "r1", "zone": "z11"}
+
+
+def one_node(existing: list[PodInfo], incoming: PodInfo) -> str:
+    table = cluster([node("node1", region="r1", zone="z11")], existing)
+    return filter_messages(incoming, table)[0]
+
+
+def test_no_affinity_schedules_anywhere() -> None:
+    assert one_node([], pod()) == ""
+
+
+def test_required_affinity_in_operator_matches_existing_pod() -> None:
+    incoming = pod(
+        SECURITY_S1,
+        required(AFFINITY, term("region", expr("service", "In", "securityscan", "value2"))),
+    )
+    existing = [pod({"service": "securityscan"}, node_name="node1")]
+    assert one_node(existing, incoming) == ""
+
+
+def test_required_affinity_not_in_operator() -> None:
+    incoming = pod(
+        SECURITY_S1,
+        required(AFFINITY, term("region", expr("service", "NotIn", "securityscan3", "value3"))),
+    )
+    existing = [pod({"service": "securityscan"}, node_name="node1")]
+    assert one_node(existing, incoming) == ""
+
+
+def test_required_affinity_in_other_namespace_does_not_match() -> None:
+    incoming = pod(
+        SECURITY_S1,
+        required(
+            AFFINITY,
+            term("region", expr("service", "In", "securityscan"), namespaces=["DiffNameSpace"]),
+        ),
+    )
+    existing = [pod({"service": "securityscan"}, node_name="node1", namespace="ns")]
+    assert one_node(existing, incoming) == AFFINITY_RULES
+
+
+def test_required_affinity_unmatched_labels() -> None:
+    incoming = pod(
+        SECURITY_S1,
+        required(AFFINITY, term("region", expr("service", "In", "antivirusscan", "value2"))),
+    )
+    existing = [pod({"service": "securityscan"}, node_name="node1")]
+    assert one_node(existing, incoming) == AFFINITY_RULES
+
+
+def test_required_affinity_every_term_must_match_the_same_pod() -> None:
+    incoming = pod(
+        SECURITY_S1,
+        required(
+            AFFINITY,
+            term("region", expr("service", "Exists"), expr("service", "In", "securityscan")),
+            term("region", expr("service", "NotIn", "WrongValue")),
+        ),
+    )
+    existing = [pod({"service": "securityscan"}, node_name="node1")]
+    assert one_node(existing, incoming) == ""
+    incoming = pod(
+        SECURITY_S1,
+        required(
+            AFFINITY,
+            term("region", expr("service", "In", "securityscan")),
+            term("region", expr("service", "In", "WrongValue")),
+        ),
+    )
+    assert one_node(existing, incoming) == AFFINITY_RULES
+
+
+def test_affinity_satisfied_but_anti_affinity_not() -> None:
+    incoming = pod(
+        SECURITY_S1,
+        {
+            **required(AFFINITY, term("region", expr("service", "In", "securityscan", "value2"))),
+            **required(
+                ANTI_AFFINITY, term("node", expr("service", "In", "securityscan", "value2"))
+            ),
+        },
+    )
+    existing = [pod({"service": "securityscan"}, node_name="node1")]
+    table = cluster([node("node1", region="r1", node="node1")], existing)
+    assert filter_messages(incoming, table) == [ANTI_AFFINITY_RULES]
+
+
+def test_existing_pod_anti_affinity_is_respected() -> None:
+    """The symmetry rule: the incoming pod has no anti-affinity, the placed one has."""
+    existing = [
+        pod(
+            {"service": "securityscan"},
+            required(ANTI_AFFINITY, term("zone", expr("security", "In", "S1"))),
+            node_name="node1",
+        )
+    ]
+    assert one_node(existing, pod(SECURITY_S1)) == EXISTING_ANTI_AFFINITY
+    assert one_node(existing, pod({"security": "S2"})) == ""
+
+
+def test_existing_pod_anti_affinity_on_a_key_the_node_lacks_rejects_nothing() -> None:
+    existing = [
+        pod(
+            {"service": "securityscan"},
+            required(ANTI_AFFINITY, term("rack", expr("security", "In", "S1"))),
+            node_name="node1",
+        )
+    ]
+    assert one_node(existing, pod(SECURITY_S1)) == ""
+
+
+def test_incoming_pod_matching_its_own_affinity_schedules_first() -> None:
+    """No pod matches yet, the pod matches its own terms: allowed where the keys exist."""
+    incoming = pod(
+        {"foo": "bar", "service": "securityscan"},
+        required(
+            AFFINITY,
+            term("zone", expr("foo", "In", "bar")),
+            term("zone", expr("service", "In", "securityscan")),
+        ),
+    )
+    table = cluster([node("node1", zone="z1"), node("node2")], [])
+    assert filter_messages(incoming, table) == ["", AFFINITY_RULES]
+    not_self = pod({"foo": "bar"}, required(AFFINITY, term("zone", expr("foo", "In", "baz"))))
+    assert filter_messages(not_self, table) == [AFFINITY_RULES, AFFINITY_RULES]
+
+
+def test_affinity_rejection_is_unresolvable_anti_affinity_is_not() -> None:
+    plugin = InterPodAffinity()
+    existing = [pod({"app": "x"}, node_name="node1")]
+    table = cluster([node("node1", zone="z1"), node("node2", zone="z2")], existing)
+    incoming = pod({}, required(AFFINITY, term("zone", expr("app", "In", "x"))))
+    state = CycleState()
+    plugin.pre_filter(state, incoming, table)
+    assert plugin.node_status(state, incoming, table, 1).code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    incoming = pod({}, required(ANTI_AFFINITY, term("zone", expr("app", "In", "x"))))
+    state = CycleState()
+    plugin.pre_filter(state, incoming, table)
+    assert plugin.node_status(state, incoming, table, 0).code == Code.UNSCHEDULABLE
+
+
+# Filter: TestRequiredAffinityMultipleNodes.
+def test_affinity_spreads_over_the_topology_domain() -> None:
+    incoming = pod({}, required(AFFINITY, term("region", expr("foo", "In", "bar"))))
+    existing = [pod({"foo": "bar"}, node_name="machine1")]
+    table = cluster(
+        [
+            node("machine1", region="r1", zone="z11"),
+            node("machine2", region="r1", zone="z12"),
+            node("machine3", region="r2", zone="z21"),
+        ],
+        existing,
+    )
+    assert filter_messages(incoming, table) == ["", "", AFFINITY_RULES]
+
+
+def test_anti_affinity_rejects_the_whole_domain() -> None:
+    incoming = pod({"foo": "bar"}, required(ANTI_AFFINITY, term("zone", expr("foo", "In", "bar"))))
+    existing = [pod({"foo": "bar"}, node_name="nodeA")]
+    table = cluster(
+        [
+            node("nodeA", region="r1", zone="z1"),
+            node("nodeB", region="r1", zone="z1"),
+            node("nodeC", region="r2", zone="z2"),
+        ],
+        existing,
+    )
+    assert filter_messages(incoming, table) == [ANTI_AFFINITY_RULES, ANTI_AFFINITY_RULES, ""]
+
+
+def test_anti_affinity_with_namespace_selector() -> None:
+    selector = {"matchExpressions": [expr("team", "In", "team1")]}
+    incoming = pod(
+        {},
+        required(ANTI_AFFINITY, term("zone", expr("foo", "In", "bar"), namespaceSelector=selector)),
+        namespace="subteam1.team1",
+    )
+    table = cluster(
+        [node("nodeA", zone="z1"), node("nodeB", zone="z2")],
+        [
+            pod({"foo": "bar"}, node_name="nodeA", namespace="subteam2.team1"),
+            pod({"foo": "bar"}, node_name="nodeB", namespace="subteam1.team2"),
+        ],
+    )
+    assert filter_messages(incoming, table) == [ANTI_AFFINITY_RULES, ""]
+    # An empty namespace selector selects every namespace.
+    incoming = pod(
+        {}, required(ANTI_AFFINITY, term("zone", expr("foo", "In", "bar"), namespaceSelector={}))
+    )
+    assert filter_messages(incoming, table) == [ANTI_AFFINITY_RULES, ANTI_AFFINITY_RULES]
+
+
+def test_existing_anti_affinity_with_namespace_selector_reads_incoming_namespace_labels() -> None:
+    selector = {"matchExpressions": [expr("team", "In", "team2")]}
+    existing = [
+        pod(
+            {},
+            required(
+                ANTI_AFFINITY, term("zone", expr("foo", "In", "bar"), namespaceSelector=selector)
+            ),
+            node_name="nodeA",
+        )
+    ]
+    table = cluster(
+        [node("nodeA", zone="z1"), node("nodeB", zone="z1"), node("nodeC", zone="z2")], existing
+    )
+    in_team2 = pod({"foo": "bar"}, namespace="subteam1.team2")
+    assert filter_messages(in_team2, table) == [EXISTING_ANTI_AFFINITY, EXISTING_ANTI_AFFINITY, ""]
+    in_team1 = pod({"foo": "bar"}, namespace="subteam1.team1")
+    assert filter_messages(in_team1, table) == ["", "", ""]
+
+
+def test_invalid_selector_is_unresolvable() -> None:
+    incoming = pod({}, required(AFFINITY, term("zone", expr("foo", "In", "{{.bad-value.}}"))))
+    status = InterPodAffinity().pre_filter(
+        CycleState(), incoming, cluster([node("n", zone="z")], [])
+    )
+    assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert status.message.startswith("parsing pod: ")
+
+
+def test_counts_follow_binds_removals_and_node_changes() -> None:
+    """The incremental counts agree with the cluster after each change."""
+    plugin = InterPodAffinity()
+    table = cluster([node("a", zone="z1"), node("b", zone="z2"), node("c", zone="z3")], [])
+    incoming = pod({"app": "web"}, required(ANTI_AFFINITY, term("zone", expr("app", "In", "web"))))
+    assert filter_messages(incoming, table, plugin) == ["", "", ""]
+    web = pod({"app": "web"}, node_name="b")
+    table.add_pod(web, "b")
+    assert filter_messages(incoming, table, plugin) == ["", ANTI_AFFINITY_RULES, ""]
+    table.add_node(node("b", zone="z1"))
+    assert filter_messages(incoming, table, plugin) == [
+        ANTI_AFFINITY_RULES,
+        ANTI_AFFINITY_RULES,
+        "",
+    ]
+    table.remove_node("a")  # c takes a's row
+    assert filter_messages(incoming, table, plugin) == ["", ANTI_AFFINITY_RULES]
+    table.remove_pod(web.key, "b")
+    assert filter_messages(incoming, table, plugin) == ["", ""]
+    guard = pod({}, required(ANTI_AFFINITY, term("zone", expr("app", "In", "web"))), node_name="c")
+    table.add_pod(guard, "c")
+    assert filter_messages(pod({"app": "web"}), table, plugin) == [EXISTING_ANTI_AFFINITY, ""]
+    table.remove_pod(guard.key, "c")
+    assert filter_messages(pod({"app": "web"}), table, plugin) == ["", ""]
+
+
+# Score: TestPreferredAffinity.
+REGION_CHINA = {"region": "China"}
+REGION_INDIA = {"region": "India"}
+AZ1 = {"az": "az1"}
+AZ2 = {"az": "az2"}
+CHINA_AZ1 = {"region": "China", "az": "az1"}
+S1 = {"security": "S1"}
+S2 = {"security": "S2"}
+STAY_WITH_S1_IN_REGION = preferred(
+    AFFINITY, weighted(5, term("region", expr("security", "In", "S1")))
+)
+STAY_WITH_S2_IN_REGION = preferred(
+    AFFINITY, weighted(6, term("region", expr("security", "In", "S2")))
+)
+AFFINITY3 = preferred(
+    AFFINITY,
+    weighted(8, term("region", expr("security", "NotIn", "S1"), expr("security", "In", "S2"))),
+    weighted(2, term("region", expr("security", "Exists"), expr("wrongkey", "DoesNotExist"))),
+)
+HARD_AFFINITY = required(
+    AFFINITY,
+    term("region", expr("security", "In", "S1", "value2")),
+    term("region", expr("security", "Exists"), expr("wrongkey", "DoesNotExist")),
+)
+AWAY_FROM_S1_IN_AZ = preferred(ANTI_AFFINITY, weighted(5, term("az", expr("security", "In", "S1"))))
+AWAY_FROM_S2_IN_AZ = preferred(ANTI_AFFINITY, weighted(5, term("az", expr("security", "In", "S2"))))
+STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ = {
+    **preferred(AFFINITY, weighted(8, term("region", expr("security", "In", "S1")))),
+    **preferred(ANTI_AFFINITY, weighted(5, term("az", expr("security", "In", "S2")))),
+}
+TEAM1 = {"matchExpressions": [expr("team", "In", "team1")]}
+AFFINITY_NAMESPACE_SELECTOR = preferred(
+    AFFINITY,
+    weighted(
+        5,
+        term(
+            "region",
+            expr("security", "In", "S1"),
+            namespaces=["subteam2.team2"],
+            namespaceSelector=TEAM1,
+        ),
+    ),
+)
+ANTI_AFFINITY_NAMESPACE_SELECTOR = preferred(
+    ANTI_AFFINITY,
+    weighted(
+        5,
+        term(
+            "region",
+            expr("security", "In", "S1"),
+            namespaces=["subteam2.team2"],
+            namespaceSelector=TEAM1,
+        ),
+    ),
+)
+
+
+def nodes_with(*labels: dict[str, str]) -> list[dict[str, Any]]:
+    return [node(f"node{i}", **node_labels) for i, node_labels in enumerate(labels, 1)]
+
+
+def on(
+    node_index: int,
+    labels: dict[str, str] | None = None,
+    affinity: dict[str, Any] | None = None,
+    namespace: str = "default",
+) -> PodInfo:
+    return pod(labels, affinity, node_name=f"node{node_index}", namespace=namespace)
+
+
+SCORE_CASES = [
+    pytest.param(
+        pod(S1), [], nodes_with(REGION_CHINA, REGION_INDIA, AZ1), None, id="no affinity skips"
+    ),
+    pytest.param(
+        pod(S1, STAY_WITH_S1_IN_REGION),
+        [on(1, S1), on(2, S2), on(3, S1)],
+        nodes_with(REGION_CHINA, REGION_INDIA, AZ1),
+        [100, 0, 0],
+        id="matching pods in the topology score high",
+    ),
+    pytest.param(
+        pod(None, STAY_WITH_S1_IN_REGION),
+        [on(1, S1)],
+        nodes_with(REGION_CHINA, CHINA_AZ1, REGION_INDIA),
+        [100, 100, 0],
+        id="the whole domain shares the score",
+    ),
+    pytest.param(
+        pod(S1, STAY_WITH_S2_IN_REGION),
+        [on(1, S2), on(1, S2), on(2, S2), on(3, S2), on(4, S2), on(5, S2)],
+        nodes_with(REGION_CHINA, REGION_INDIA, REGION_CHINA, REGION_CHINA, REGION_INDIA),
+        [100, 0, 100, 100, 0],
+        id="the region with more matches wins",
+    ),
+    pytest.param(
+        pod(S1, AFFINITY3),
+        [on(1, S1), on(2, S2), on(3, S1)],
+        nodes_with(REGION_CHINA, REGION_INDIA, AZ1),
+        [20, 100, 0],
+        id="operators and partial matches",
+    ),
+    pytest.param(
+        pod(S2),
+        [on(1, S1, STAY_WITH_S1_IN_REGION), on(2, S2, STAY_WITH_S2_IN_REGION)],
+        nodes_with(REGION_CHINA, REGION_INDIA, AZ1),
+        [0, 100, 0],
+        id="symmetry of preferred affinity",
+    ),
+    pytest.param(
+        pod(S1, namespace="subteam1.team1"),
+        [on(1, S1, AFFINITY_NAMESPACE_SELECTOR), on(2, S2, STAY_WITH_S2_IN_REGION)],
+        nodes_with(REGION_CHINA, REGION_INDIA, AZ1),
+        [100, 0, 0],
+        id="symmetry with namespace selector",
+    ),
+    pytest.param(
+        pod(S1, namespace="subteam1.team1"),
+        [on(1, S1, ANTI_AFFINITY_NAMESPACE_SELECTOR), on(2, S2, STAY_WITH_S2_IN_REGION)],
+        nodes_with(REGION_CHINA, REGION_INDIA, AZ1),
+        [0, 100, 100],
+        id="anti-affinity symmetry with namespace selector",
+    ),
+    pytest.param(
+        pod(S1),
+        [on(1, S1, HARD_AFFINITY), on(2, S2, HARD_AFFINITY)],
+        nodes_with(REGION_CHINA, REGION_INDIA, AZ1),
+        [100, 100, 0],
+        id="symmetry of required affinity",
+    ),
+    pytest.param(
+        pod(S1, AWAY_FROM_S1_IN_AZ),
+        [on(1, S1), on(2, S2)],
+        nodes_with(AZ1, REGION_CHINA),
+        [0, 100],
+        id="anti-affinity",
+    ),
+    pytest.param(
+        pod(S1, AWAY_FROM_S1_IN_AZ),
+        [on(1, S1), on(1, S1), on(2, S2)],
+        nodes_with(AZ1, REGION_INDIA),
+        [0, 100],
+        id="anti-affinity with more matches",
+    ),
+    pytest.param(
+        pod(S2),
+        [on(1, S1, AWAY_FROM_S2_IN_AZ), on(2, S2, AWAY_FROM_S1_IN_AZ)],
+        nodes_with(AZ1, AZ2),
+        [0, 100],
+        id="symmetry of preferred anti-affinity",
+    ),
+    pytest.param(
+        pod(S1, STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+        [on(1, S1), on(1, S1), on(2, S1), on(3, S1), on(3, S1), on(4, S1), on(5, S1)],
+        nodes_with(CHINA_AZ1, REGION_INDIA, REGION_CHINA, REGION_CHINA, REGION_INDIA),
+        [100, 0, 100, 100, 0],
+        id="affinity and anti-affinity with the same labels",
+    ),
+    pytest.param(
+        pod(S1, STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+        [
+            on(1, S1),
+            on(2, S2),
+            on(3, None, STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+            on(4, None, AWAY_FROM_S1_IN_AZ),
+        ],
+        nodes_with(REGION_CHINA, AZ1, REGION_INDIA, AZ2),
+        [100, 0, 100, 0],
+        id="affinity, anti-affinity and symmetry",
+    ),
+    pytest.param(
+        pod(S1),
+        [on(1, S1), on(2, None, STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ)],
+        nodes_with(REGION_CHINA, REGION_CHINA),
+        [0, 0],
+        id="partial topology without affinity pods",
+    ),
+    pytest.param(
+        pod(S1, AFFINITY_NAMESPACE_SELECTOR, namespace="subteam1.team1"),
+        [
+            on(1, S1, namespace="subteam1.team1"),
+            on(1, S1, namespace="subteam1.team1"),
+            on(1, S1, namespace="subteam1.team2"),
+            on(2, S1, namespace="subteam2.team1"),
+        ],
+        nodes_with(REGION_CHINA, REGION_INDIA),
+        [100, 0],
+        id="affinity matching a namespace selector",
+    ),
+    pytest.param(
+        pod(S1, ANTI_AFFINITY_NAMESPACE_SELECTOR, namespace="subteam1.team1"),
+        [
+            on(1, S1, namespace="subteam1.team1"),
+            on(1, S1, namespace="subteam1.team1"),
+            on(1, S1, namespace="subteam2.team2"),
+            on(2, S1, namespace="subteam2.team1"),
+        ],
+        nodes_with(REGION_CHINA, REGION_INDIA),
+        [0, 100],
+        id="anti-affinity matching namespace selector and namespaces",
+    ),
+]
+
+
+@pytest.mark.parametrize(("incoming", "existing", "nodes", "expected"), SCORE_CASES)
+def test_preferred_affinity_scores(
+    incoming: PodInfo,
+    existing: list[PodInfo],
+    nodes: list[dict[str, Any]],
+    expected: list[int] | None,
+) -> None:
+    assert scores(incoming, cluster(nodes, existing)) == expected
+
+
+def test_ignore_preferred_terms_of_existing_pods() -> None:
+    existing = [
+        on(1, S1, STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+        on(2, S2, STAY_WITH_S2_IN_REGION),
+    ]
+    table = cluster(nodes_with(REGION_CHINA, REGION_INDIA), existing)
+    ignoring = InterPodAffinity({"ignorePreferredTermsOfExistingPods": True})
+    assert scores(pod(S2), table, ignoring) is None
+    assert scores(pod(S2), table) == [0, 100]
+
+
+# Score: TestPreferredAffinityWithHardPodAffinitySymmetricWeight.
+HARD_POD_AFFINITY = required(
+    AFFINITY,
+    term(
+        "region",
+        expr("service", "In", "S1"),
+        namespaces=["default", "subteam2.team2"],
+        namespaceSelector=TEAM1,
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("weight", "namespace", "expected"),
+    [
+        (1, "default", [100, 100, 0]),
+        (0, "default", None),
+        (1, "subteam1.team2", None),
+        (1, "subteam1.team1", [100, 100, 0]),
+        (1, "subteam2.team2", [100, 100, 0]),
+    ],
+)
+def test_hard_pod_affinity_weight(weight: int, namespace: str, expected: list[int] | None) -> None:
+    existing = [on(1, None, HARD_POD_AFFINITY), on(2, None, HARD_POD_AFFINITY)]
+    table = cluster(nodes_with(REGION_CHINA, REGION_INDIA, AZ1), existing)
+    plugin = InterPodAffinity({"hardPodAffinityWeight": weight}, NAMESPACES)
+    assert scores(pod({"service": "S1"}, namespace=namespace), table, plugin) == expected
+
+
+def test_hard_pod_affinity_weight_is_checked() -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"hardPodAffinityWeight: Invalid value: 101: not in valid range \[0, 100\]",
+    ):
+        InterPodAffinity({"hardPodAffinityWeight": 101})
+
+
+def test_normalisation_truncates_like_float64() -> None:
+    """float64(100) * (float64(29) / float64(100)) is 28.999999999999996: 28, not 29."""
+    plugin = InterPodAffinity()
+    normalised = plugin.normalize_score(CycleState(), pod(), np.array([-50, -21, 50], np.int64))
+    assert normalised.tolist() == [0, 28, 100]
+
+
+# Through the scheduler with the default profile.
+def test_default_profile_spreads_anti_affine_replicas_and_explains() -> None:
+    bound: list[Any] = []
+    with VirtualClock() as clock:
+        scheduler = Scheduler([default_profile(bound.append)], clock)
+        for i in range(3):
+            scheduler.add_node(node(f"n{i}", **{"kubernetes.io/hostname": f"n{i}"}))
+        anti = required(ANTI_AFFINITY, term("kubernetes.io/hostname", expr("app", "In", "web")))
+        for _ in range(4):
+            scheduler.add_pod(pod({"app": "web"}, anti).pod)
+        results = scheduler.schedule_pending()
+    placed = [r.node_name for r in results if r.node_name]
+    assert sorted(placed) == ["n0", "n1", "n2"]
+    (failed,) = [r for r in results if not r.node_name]
+    # DefaultPreemption, once in the profile, appends its own sentence.
+    assert failed.message.startswith(
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+    )

@@ -297,6 +297,7 @@ async def _server(directory: Path, backend: str) -> AsyncIterator[str]:
         "0",
         "--kubeconfig",
         str(kubeconfig),
+        "--no-scheduler",  # the API server alone: no binds, status updates or events
         *storage,
         stdout=asyncio.subprocess.PIPE,
     )

@@ -18,8 +18,9 @@ from pinnace.apiserver.objects import Object
 from pinnace.apiserver.watching import WatchEvents
 
 OBJECT_EVENTS = ("ADDED", "MODIFIED", "DELETED")
-SHARED_LINES = 4096
-"""Encoded events kept for other watches: enough for every watch of a burst of changes."""
+SHARED_LINES = 1024
+"""Encoded events kept for other watches: enough for every watch of a burst of changes (each
+entry also keeps its object alive)."""
 
 
 class SharedLines:

@@ -655,3 +655,21 @@ def test_default_profile_spreads_anti_affine_replicas_and_explains() -> None:
     assert failed.message.startswith(
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
     )
+
+
+def test_namespace_labels_are_read_each_cycle() -> None:
+    """The adapter's namespace mapping is live: a relabelled namespace counts at once."""
+    namespaces = {"a": {"team": "x"}, "b": {"team": "y"}}
+    plugin = InterPodAffinity(namespace_labels=namespaces)
+    selector = {"matchLabels": {"team": "x"}}
+    anti = required(
+        ANTI_AFFINITY, term("zone", expr("app", "In", "db"), namespaceSelector=selector)
+    )
+    table = cluster([node("n1", zone="z1"), node("n2", zone="z2")], [on_node("n2", "b")])
+    assert filter_messages(pod({}, anti), table, plugin) == ["", ""]
+    namespaces["b"] = {"team": "x"}
+    assert filter_messages(pod({}, anti), table, plugin) == ["", ANTI_AFFINITY_RULES]
+
+
+def on_node(node_name: str, namespace: str) -> PodInfo:
+    return pod({"app": "db"}, node_name=node_name, namespace=namespace)

@@ -239,7 +239,7 @@ class InterPodAffinity:
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> Status:
         if len(nodes) == 0:
-            return SUCCESS
+            return SKIP
         try:
             terms = pod_affinity_terms(pod)
         except SelectorError as e:

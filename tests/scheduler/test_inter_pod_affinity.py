@@ -4,6 +4,8 @@ TestRequiredAffinityMultipleNodes) and scoring_test.go (TestPreferredAffinity,
 TestPreferredAffinityWithHardPodAffinitySymmetricWeight). Where the Go tests leave a pod's
 namespace empty, these use "default", which is what an API pod without one gets."""
 
+import random
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -13,6 +15,7 @@ from pinnace.clock import VirtualClock
 from pinnace.scheduler import CycleState, NodeTable, PodInfo, Scheduler
 from pinnace.scheduler.framework import Code
 from pinnace.scheduler.plugins import InterPodAffinity, default_profile
+from pinnace.scheduler.plugins.pod_affinity_terms import matches_all, merged, pod_affinity_terms
 
 NAMESPACES = {
     "subteam1.team1": {"team": "team1"},
@@ -673,3 +676,166 @@ def test_namespace_labels_are_read_each_cycle() -> None:
 
 def on_node(node_name: str, namespace: str) -> PodInfo:
     return pod({"app": "db"}, node_name=node_name, namespace=namespace)
+
+
+# Random clusters: the vectorised plugin against kube-scheduler's algorithm written out with
+# its topology-pair maps (filtering.go, scoring.go), node by node, after every kind of change.
+def reference_filter(incoming: PodInfo, table: NodeTable, namespaces: Any) -> list[str]:
+    terms = merged(pod_affinity_terms(incoming), namespaces)
+    namespace_labels = namespaces.get(incoming.namespace) or {}
+    existing: Counter[tuple[str, str]] = Counter()
+    affinity: Counter[tuple[str, str]] = Counter()
+    anti_affinity: Counter[tuple[str, str]] = Counter()
+    for i in range(len(table)):
+        labels = table.labels[i]
+        for placed in table.pods[i].values():
+            for t in pod_affinity_terms(placed).required_anti_affinity:
+                matched = t.matches(incoming.namespace, incoming.labels, namespace_labels)
+                if matched and t.topology_key in labels:
+                    existing[t.topology_key, labels[t.topology_key]] += 1
+            if matches_all(terms.required_affinity, placed):
+                for t in terms.required_affinity:
+                    if t.topology_key in labels:
+                        affinity[t.topology_key, labels[t.topology_key]] += 1
+            for t in terms.required_anti_affinity:
+                if t.matches(placed.namespace, placed.labels, {}) and t.topology_key in labels:
+                    anti_affinity[t.topology_key, labels[t.topology_key]] += 1
+    if not existing and not terms.required_affinity and not terms.required_anti_affinity:
+        return [""] * len(table)
+    verdicts = []
+    for labels in table.labels:
+        pods_exist, has_keys = True, True
+        for t in terms.required_affinity:
+            if t.topology_key not in labels:
+                has_keys = False
+                break
+            if affinity[t.topology_key, labels[t.topology_key]] <= 0:
+                pods_exist = False
+        if not has_keys or not (
+            pods_exist or (not affinity and matches_all(terms.required_affinity, incoming))
+        ):
+            verdicts.append(AFFINITY_RULES)
+        elif anti_affinity and any(
+            t.topology_key in labels and anti_affinity[t.topology_key, labels[t.topology_key]] > 0
+            for t in terms.required_anti_affinity
+        ):
+            verdicts.append(ANTI_AFFINITY_RULES)
+        elif existing and any(existing[pair] > 0 for pair in labels.items()):
+            verdicts.append(EXISTING_ANTI_AFFINITY)
+        else:
+            verdicts.append("")
+    return verdicts
+
+
+def reference_scores(incoming: PodInfo, table: NodeTable, namespaces: Any) -> list[int] | None:
+    terms = merged(pod_affinity_terms(incoming), namespaces)
+    namespace_labels = namespaces.get(incoming.namespace) or {}
+    topology: dict[str, Counter[str]] = {}
+
+    def process(t: Any, weight: int, target: PodInfo, ns_labels: Any, labels: Any) -> None:
+        if t.matches(target.namespace, target.labels, ns_labels) and t.topology_key in labels:
+            topology.setdefault(t.topology_key, Counter())[labels[t.topology_key]] += weight
+
+    for i in range(len(table)):
+        labels = table.labels[i]
+        for placed in table.pods[i].values():
+            for w in terms.preferred_affinity:
+                process(w.term, w.weight, placed, {}, labels)
+            for w in terms.preferred_anti_affinity:
+                process(w.term, -w.weight, placed, {}, labels)
+            placed_terms = pod_affinity_terms(placed)
+            for t in placed_terms.required_affinity:
+                process(t, 1, incoming, namespace_labels, labels)
+            for w in placed_terms.preferred_affinity:
+                process(w.term, w.weight, incoming, namespace_labels, labels)
+            for w in placed_terms.preferred_anti_affinity:
+                process(w.term, -w.weight, incoming, namespace_labels, labels)
+    if not topology:
+        return None
+    raw = [
+        sum(values[labels[key]] for key, values in topology.items() if key in labels)
+        for labels in table.labels
+    ]
+    low, high = min(raw), max(raw)
+    return [0 if high == low else int(100.0 * ((s - low) / (high - low))) for s in raw]
+
+
+KEYS = ("zone", "region", "kubernetes.io/hostname", "rack")
+
+
+def random_term(rng: random.Random) -> dict[str, Any]:
+    apps = rng.sample(["a", "b", "c"], rng.randint(1, 2))
+    extra: dict[str, Any] = {}
+    choice = rng.random()
+    if choice < 0.25:
+        extra["namespaces"] = rng.sample(["ns1", "ns2"], 1)
+    elif choice < 0.4:
+        extra["namespaceSelector"] = {"matchLabels": {"team": rng.choice(["x", "y"])}}
+    elif choice < 0.5:
+        extra["namespaceSelector"] = {}
+    return term(rng.choice(KEYS), expr("app", rng.choice(["In", "NotIn"]), *apps), **extra)
+
+
+def random_affinity(rng: random.Random) -> dict[str, Any]:
+    affinity: dict[str, Any] = {}
+    for kind in (AFFINITY, ANTI_AFFINITY):
+        section: dict[str, Any] = {}
+        if rng.random() < 0.3:
+            section["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                random_term(rng) for _ in range(rng.randint(1, 2))
+            ]
+        if rng.random() < 0.4:
+            section["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                weighted(rng.randint(1, 100), random_term(rng)) for _ in range(rng.randint(1, 2))
+            ]
+        if section:
+            affinity[kind] = section
+    return affinity
+
+
+def random_node(rng: random.Random, name: str) -> dict[str, Any]:
+    labels = {"kubernetes.io/hostname": name}
+    if rng.random() < 0.85:
+        labels["zone"] = rng.choice(["z1", "z2", "z3"])
+    if rng.random() < 0.7:
+        labels["region"] = rng.choice(["r1", "r2"])
+    return node(name, **labels)
+
+
+def random_pod(rng: random.Random, node_name: str = "") -> PodInfo:
+    labels = {"app": rng.choice(["a", "b", "c"])} if rng.random() < 0.9 else {}
+    affinity = random_affinity(rng) if rng.random() < 0.6 else None
+    return pod(labels, affinity, node_name, rng.choice(["ns1", "ns2"]))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_clusters_agree_with_the_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    namespaces = {"ns1": {"team": "x"}, "ns2": {"team": "y"}}
+    plugin = InterPodAffinity(namespace_labels=namespaces)
+    table = cluster([random_node(rng, f"n{i}") for i in range(rng.randint(4, 12))], [])
+    placed: list[PodInfo] = []
+    for _ in range(14):
+        change = rng.random()
+        if change < 0.55 or not placed:
+            target = rng.choice(table.names)
+            p = random_pod(rng, target)
+            table.add_pod(p, target)
+            placed.append(p)
+        elif change < 0.75:
+            p = placed.pop(rng.randrange(len(placed)))
+            table.remove_pod(p.key, p.node_name)
+        elif change < 0.9:
+            table.add_node(random_node(rng, rng.choice(table.names)))
+        elif len(table) > 2:
+            gone = rng.choice(table.names)
+            table.remove_node(gone)
+            placed = [p for p in placed if p.node_name != gone]
+        else:
+            table.add_node(random_node(rng, f"m{len(table)}"))
+        for _ in range(3):
+            incoming = random_pod(rng)
+            assert filter_messages(incoming, table, plugin) == reference_filter(
+                incoming, table, namespaces
+            )
+            assert scores(incoming, table, plugin) == reference_scores(incoming, table, namespaces)

@@ -11,7 +11,7 @@ The first failure decides the reason and message; a rejected pod ends Failed wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,41 +48,62 @@ ADMITTED = AdmitResult(True)
 
 
 @dataclass(frozen=True)
+class PodDemand:
+    """What a pod holds on a node once admitted: its effective requests and host ports."""
+
+    info: PodInfo
+    requests: ResourceList
+
+    @classmethod
+    def of(cls, pod: Mapping[str, Any]) -> PodDemand:
+        return cls(PodInfo.from_pod(pod), pod_requests(pod))
+
+
 class NodeUsage:
-    """What the pods already admitted to the node hold."""
+    """The running sum of what the pods admitted to a node, and not yet finished, hold."""
 
-    pods: int
-    requested: ResourceList
-    host_ports: Mapping[HostPort, int]
+    def __init__(self) -> None:
+        self.pods = 0
+        self.requested: ResourceList = {}
+        self.host_ports: dict[HostPort, int] = {}
+
+    def add(self, demand: PodDemand) -> None:
+        self._change(demand, 1)
+
+    def remove(self, demand: PodDemand) -> None:
+        self._change(demand, -1)
+
+    def _change(self, demand: PodDemand, sign: int) -> None:
+        self.pods += sign
+        for name, q in demand.requests.items():
+            total = self.requested.get(name, Quantity(0))
+            self.requested[name] = total + q if sign > 0 else total - q
+        for port in demand.info.host_ports:
+            count = self.host_ports.get(port, 0) + sign
+            if count:
+                self.host_ports[port] = count
+            else:
+                del self.host_ports[port]
 
 
-def usage_of(admitted: Iterable[Mapping[str, Any]]) -> NodeUsage:
-    count, requested, ports = 0, {}, {}
-    for pod in admitted:
-        count += 1
-        for name, q in pod_requests(pod).items():
-            requested[name] = requested.get(name, Quantity(0)) + q
-        for port in PodInfo.from_pod(pod).host_ports:
-            ports[port] = ports.get(port, 0) + 1
-    return NodeUsage(count, requested, ports)
-
-
-def admit(pod: Mapping[str, Any], node: Mapping[str, Any], usage: NodeUsage) -> AdmitResult:
-    """Whether `node` can run `pod` next to the pods of `usage`."""
-    failure = _insufficient_resource(pod, node, usage) or _predicate_failure(pod, node, usage)
+def admit(demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage) -> AdmitResult:
+    """Whether `node` can run the pod of `demand` next to the pods of `usage`."""
+    failure = _insufficient_resource(demand, node, usage) or _predicate_failure(
+        demand.info, node, usage
+    )
     if failure is None:
         return ADMITTED
     return AdmitResult(False, *failure)
 
 
 def _insufficient_resource(
-    pod: Mapping[str, Any], node: Mapping[str, Any], usage: NodeUsage
+    demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage
 ) -> tuple[str, str] | None:
     allocatable = _allocatable(node)
     allowed_pods = allocatable.get(PODS, Quantity(0)).value()
     if usage.pods + 1 > allowed_pods:
         return "OutOfpods", _insufficient(PODS, 1, usage.pods, allowed_pods)
-    requests = pod_requests(pod)
+    requests = demand.requests
     for name in (CPU, MEMORY, EPHEMERAL_STORAGE, *sorted(set(requests) - {CPU, MEMORY, PODS})):
         wanted = requests.get(name)
         if wanted is None or wanted.is_zero():
@@ -111,11 +132,10 @@ def _insufficient(name: str, requested: int, used: int, capacity: int) -> str:
 
 
 def _predicate_failure(
-    pod: Mapping[str, Any], node: Mapping[str, Any], usage: NodeUsage
+    info: PodInfo, node: Mapping[str, Any], usage: NodeUsage
 ) -> tuple[str, str] | None:
     m = node.get("metadata") or {}
     node_name = m.get("name", "")
-    info = PodInfo.from_pod(pod)
     if not required_node_affinity(info).matches(m.get("labels") or {}, node_name):
         return _failure(NODE_AFFINITY)
     if info.node_name and info.node_name != node_name:

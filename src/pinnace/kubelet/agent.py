@@ -23,7 +23,7 @@ from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.clock import format_micro_time
-from pinnace.kubelet.admission import REJECTED_PREFIX, admit, usage_of
+from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import NODE_LEASE_NAMESPACE, NodeConfig
 from pinnace.kubelet.node_status import lease_object, node_object, node_status, static_status
 from pinnace.kubelet.pod_status import TERMINAL_PHASES
@@ -66,6 +66,9 @@ class NodeAgent:
         self.lease: Object | None = None
         self.workers: dict[str, PodWorker] = {}
         """Admitted pods by uid, until they are gone from the API."""
+        self.usage = NodeUsage()
+        """What the admitted pods that have not finished hold."""
+        self._demands: dict[str, PodDemand] = {}
         self._rejected: set[str] = set()
         self._dirty: set[str] = set()
         self._writers: dict[str, asyncio.Task[None]] = {}
@@ -166,13 +169,15 @@ class NodeAgent:
         if pod["metadata"].get("deletionTimestamp"):
             self._delete_pod(pod)  # never started here: nothing to stop
             return
-        active = [w.pod for w in self.workers.values() if not w.finished]
-        result = admit(pod, self.node, usage_of(active))
+        demand = PodDemand.of(pod)
+        result = admit(demand, self.node, self.usage)
         if not result.admit:
             self._reject(pod, result.reason, result.message)
             return
         worker = PodWorker(self, pod)
         self.workers[uid] = worker
+        self._demands[uid] = demand
+        self.usage.add(demand)
         worker.start()
 
     def pod_updated(self, old: Object, new: Object) -> None:
@@ -183,7 +188,14 @@ class NodeAgent:
         self._rejected.discard(uid)
         worker = self.workers.pop(uid, None)
         if worker is not None:
+            self._release(uid)
             worker.forget()
+
+    def _release(self, uid: str) -> None:
+        """The pod no longer holds node resources (finished, or gone)."""
+        demand = self._demands.pop(uid, None)
+        if demand is not None:
+            self.usage.remove(demand)
 
     def _reject(self, pod: Object, reason: str, message: str) -> None:
         """rejectPod: the pod fails with the admission's reason, and an event says why."""
@@ -213,6 +225,8 @@ class NodeAgent:
         self._free_ips.append(ip)
 
     def status_changed(self, worker: PodWorker) -> None:
+        if worker.finished:
+            self._release(worker.uid)
         self._dirty.add(worker.uid)
         if worker.uid not in self._writers:
             self._writers[worker.uid] = self.clock.loop.create_task(self._write_worker(worker))

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from pinnace.bench.scheduler import WORKLOADS
 from pinnace.cli.main import main
 
 
@@ -21,8 +22,8 @@ def test_json_is_one_object_per_workload(capsys: pytest.CaptureFixture[str]) -> 
 def test_the_table_names_each_figure(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "scheduler", "--nodes", "5", "--pods", "10"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[2].split() == ["SchedulingBasic"]
-    assert [line.rsplit(maxsplit=1)[0] for line in lines[3:]] == [
+    assert lines[2].split() == list(WORKLOADS)
+    assert [line.split("  ")[0] for line in lines[3:]] == [
         "nodes",
         "pods",
         "pods/s",

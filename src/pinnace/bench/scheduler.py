@@ -64,8 +64,81 @@ def _pod(i: int) -> dict[str, Any]:
     }
 
 
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _zoned_node(*zones: str) -> Callable[[int], dict[str, Any]]:
+    """node-default.yaml labelled by scheduler_perf's labelNodePrepareStrategy (here the
+    zones are dealt round-robin)."""
+
+    def make(i: int) -> dict[str, Any]:
+        node = _node(i)
+        node["metadata"]["labels"] = {ZONE: zones[i % len(zones)]}
+        return node
+
+    return make
+
+
+def _pod_with(labels: Mapping[str, str], **spec: Any) -> Callable[[int], dict[str, Any]]:
+    def make(i: int) -> dict[str, Any]:
+        pod = _pod(i)
+        pod["metadata"]["labels"] = dict(labels)
+        pod["spec"].update(spec)
+        return pod
+
+    return make
+
+
+def _spread(when: str) -> list[dict[str, Any]]:
+    """pod-with-(preferred-)topology-spreading.yaml's constraint."""
+    selector = {"matchLabels": {"color": "blue"}}
+    return [
+        {"maxSkew": 5, "topologyKey": ZONE, "whenUnsatisfiable": when, "labelSelector": selector}
+    ]
+
+
+_NODE_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": ZONE, "operator": "In", "values": ["zone1", "zone2"]}
+                    ]
+                }
+            ]
+        }
+    }
+}
+_MOONS = ("moon-1", "moon-2", "moon-3")
+
+
 WORKLOADS: Mapping[str, Workload] = {
-    w.name: w for w in (Workload("SchedulingBasic", 5000, 10_000, _node, _pod),)
+    w.name: w
+    for w in (
+        Workload("SchedulingBasic", 5000, 10_000, _node, _pod),
+        Workload(
+            "SchedulingNodeAffinity",
+            5000,
+            10_000,
+            _zoned_node("zone1"),
+            _pod_with({}, affinity=_NODE_AFFINITY),
+        ),
+        Workload(
+            "TopologySpreading",
+            5000,
+            10_000,
+            _zoned_node(*_MOONS),
+            _pod_with({"color": "blue"}, topologySpreadConstraints=_spread("DoNotSchedule")),
+        ),
+        Workload(
+            "PreferredTopologySpreading",
+            5000,
+            10_000,
+            _zoned_node(*_MOONS),
+            _pod_with({"color": "blue"}, topologySpreadConstraints=_spread("ScheduleAnyway")),
+        ),
+    )
 }
 
 

@@ -12,7 +12,8 @@ The index belongs to one `NodeTable` and is found with `label_index(table)`.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +30,7 @@ class LabelIndex:
         self._vocabularies: dict[str, dict[str, int]] = {}
         self._codes = RowCache(limit=256)
         self._counts = RowCache(limit=256)
+        self._vectors = RowCache(limit=256)
 
     def vocabulary(self, key: str) -> dict[str, int]:
         """Value -> code of label `key`, for every value seen so far (codes never change)."""
@@ -63,6 +65,16 @@ class LabelIndex:
 
         key: Hashable = (namespace, selector)
         return self._counts.get(table, key, compute, count)
+
+    def vector(
+        self,
+        key: Hashable,
+        compute: Callable[[Rows], np.ndarray],
+        compute_one: Callable[[int], Any],
+    ) -> np.ndarray:
+        """Any per-node vector that depends only on node rows (a selector's verdicts), kept
+        like the others; `key` must identify what is computed. Read-only for callers."""
+        return self._vectors.get(self._live_table(), key, compute, compute_one)
 
     def _live_table(self) -> NodeTable:
         table = self._table()

@@ -29,6 +29,7 @@ from pinnace.scheduler.framework import (
     unresolvable,
 )
 from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.plugins.label_index import label_index
 from pinnace.scheduler.plugins.node_selector import (
     NODE_NAME_FIELD,
     NodeSelector,
@@ -99,9 +100,14 @@ class NodeAffinity:
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
         s = self._pre_filter_state(state, pod)
-        result = feasible & s.required.mask(table)
+        result = feasible & s.required.cached_mask(table)
         if self.added_node_selector is not None:
-            result &= self.added_node_selector.mask(table)
+            added = self.added_node_selector
+            result &= label_index(table).vector(
+                (NAME, "addedAffinity", id(self)),
+                lambda rows: added.mask(table)[rows],
+                lambda i: added.matches(table.labels[i], table.names[i]),
+            )
         if s.node_names is not None:
             named = np.zeros(len(table), bool)
             rows = [table.index[n] for n in s.node_names if n in table.index]

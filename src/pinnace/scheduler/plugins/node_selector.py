@@ -167,7 +167,8 @@ class RequiredNodeAffinity:
     (GetRequiredNodeAffinity); parse errors make terms match nothing, as the scheduler
     ignores them."""
 
-    def __init__(self, spec: Mapping[str, Any]) -> None:
+    def __init__(self, spec: Mapping[str, Any], key: str = "") -> None:
+        self.key = key or _required_key(spec)
         node_selector = spec.get("nodeSelector") or {}
         self.label_selector = selector_from_set(node_selector) if node_selector else None
         required = required_affinity(spec)
@@ -181,6 +182,17 @@ class RequiredNodeAffinity:
         if self.label_selector is not None and not self.label_selector.matches(labels):
             return False
         return self.node_selector is None or self.node_selector.matches(labels, name)
+
+    def cached_mask(self, table: NodeTable) -> np.ndarray:
+        """`mask(table)`, kept up to date row by row between pods of the same spec (do not
+        modify it)."""
+        if self.empty:
+            return np.ones(len(table), bool)
+        return label_index(table).vector(
+            ("RequiredNodeAffinity", self.key),
+            lambda rows: self.mask(table)[rows],
+            lambda i: self.matches(table.labels[i], table.names[i]),
+        )
 
     def mask(self, table: NodeTable) -> np.ndarray:
         result = np.ones(len(table), bool)
@@ -228,13 +240,17 @@ _REQUIRED_CACHE_LIMIT = 1024
 def required_node_affinity(pod: PodInfo) -> RequiredNodeAffinity:
     """The pod's RequiredNodeAffinity; pods stamped from one template share one."""
     spec = pod.pod.get("spec") or {}
-    key = repr((spec.get("nodeSelector"), required_affinity(spec)))
+    key = _required_key(spec)
     cached = _REQUIRED_CACHE.get(key)
     if cached is None:
         if len(_REQUIRED_CACHE) >= _REQUIRED_CACHE_LIMIT:
             _REQUIRED_CACHE.clear()
-        cached = _REQUIRED_CACHE[key] = RequiredNodeAffinity(spec)
+        cached = _REQUIRED_CACHE[key] = RequiredNodeAffinity(spec, key)
     return cached
+
+
+def _required_key(spec: Mapping[str, Any]) -> str:
+    return repr((spec.get("nodeSelector"), required_affinity(spec)))
 
 
 def required_affinity(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:

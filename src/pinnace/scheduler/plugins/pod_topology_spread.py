@@ -71,6 +71,7 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[Mapping[str, Any], ...] = (
     {"topologyKey": LABEL_TOPOLOGY_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
 _MAX_INT32 = 2**31 - 1
+_PARSED_LIMIT = 1024
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 
@@ -152,14 +153,21 @@ class PodTopologySpread:
                 ".defaultConstraints must be empty"
             )
         self.system_defaulted = defaulting == SYSTEM_DEFAULTING
-        self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else defaults
+        if self.system_defaulted:
+            defaults = list(SYSTEM_DEFAULT_CONSTRAINTS)
+        # Their selector is the pod's workload's, so they parse the same for every pod.
+        self._defaults = {
+            action: spread_constraints(defaults, {}, action)
+            for action in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
+        }
         self.workload_selector = workload_selector
+        self._parsed: dict[str, list[SpreadConstraint]] = {}
 
     def _constraints(self, pod: PodInfo, action: str) -> list[SpreadConstraint]:
         specs = (pod.pod.get("spec") or {}).get("topologySpreadConstraints")
         if specs:
-            return spread_constraints(specs, pod.labels, action)
-        constraints = spread_constraints(self.default_constraints, pod.labels, action)
+            return self._parse(specs, pod.labels, action)
+        constraints = self._defaults[action]
         if not constraints or self.workload_selector is None:
             return []
         selector = self.workload_selector(pod)
@@ -169,6 +177,19 @@ class PodTopologySpread:
             SpreadConstraint(c.max_skew, c.topology_key, selector, c.min_domains)
             for c in constraints
         ]
+
+    def _parse(
+        self, specs: Sequence[Mapping[str, Any]], labels: Mapping[str, str], action: str
+    ) -> list[SpreadConstraint]:
+        """spread_constraints, once per distinct spec (and labels, with matchLabelKeys)."""
+        uses_labels = any(c.get("matchLabelKeys") for c in specs)
+        key = repr((specs, action, labels if uses_labels else None))
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            if len(self._parsed) >= _PARSED_LIMIT:
+                self._parsed.clear()
+            parsed = self._parsed[key] = spread_constraints(specs, labels, action)
+        return parsed
 
     # Filtering.
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
@@ -317,9 +338,7 @@ class _Eligibility:
     def _affinity_mask(self) -> np.ndarray:
         if self._affinity is None:
             required = required_node_affinity(self._pod)
-            self._affinity = (
-                np.ones(len(self._table), bool) if required.empty else required.mask(self._table)
-            )
+            self._affinity = required.cached_mask(self._table)
         return self._affinity
 
     def _tolerated_mask(self) -> np.ndarray:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,15 @@ class AffinityTerm:
     namespace_selector: LabelSelector
     selector: LabelSelector
     topology_key: str
+    # Terms key the per-node counts, so their hash is computed once.
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fields = (self.namespaces, self.namespace_selector, self.selector, self.topology_key)
+        object.__setattr__(self, "_hash", hash(fields))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def matches(
         self, namespace: str, labels: Mapping[str, str], namespace_labels: Mapping[str, str]
@@ -229,21 +238,34 @@ class ExistingPodTerms:
             self._resync_row(table, i)
 
     def _resync_row(self, table: NodeTable, i: int) -> None:
-        old = self._rows[i]
+        """Count the terms of the row's pods that are new or replaced, uncount those of pods
+        gone or replaced; a pod object seen before keeps its parsed terms."""
+        old, current = self._rows[i], table.pods[i]
         rows: dict[str, tuple[PodInfo, tuple[IndexKey, ...]]] = {}
-        keys: Counter[IndexKey] = Counter()
-        for key, pod in table.pods[i].items():
+        delta: Counter[IndexKey] = Counter()
+        for key, pod in current.items():
             seen = old.get(key)
-            entry = seen if seen is not None and seen[0] is pod else (pod, _index_keys(pod))
-            rows[key] = entry
-            keys.update(entry[1])
+            if seen is not None and seen[0] is pod:
+                rows[key] = seen
+                continue
+            entry = rows[key] = (pod, _index_keys(pod))
+            delta.update(entry[1])
+            if seen is not None:
+                delta.subtract(seen[1])
+        for key, seen in old.items():
+            if key not in current:
+                delta.subtract(seen[1])
         self._rows[i] = rows
-        if keys != self._row_keys[i]:
-            self._apply(i, self._row_keys[i], -1)
-            self._apply(i, keys, 1)
-            self._row_keys[i] = keys
+        changed = {key: count for key, count in delta.items() if count}
+        if changed:
+            self._apply(i, changed, 1)
+            row_keys = self._row_keys[i]
+            for key, count in changed.items():
+                row_keys[key] += count
+                if not row_keys[key]:
+                    del row_keys[key]
 
-    def _apply(self, i: int, keys: Counter[IndexKey], sign: int) -> None:
+    def _apply(self, i: int, keys: Mapping[IndexKey, int], sign: int) -> None:
         for key, count in keys.items():
             vector = self.counts.get(key)
             if vector is None:

@@ -47,7 +47,13 @@ def test_kubectl_get_nodes_shows_two_ready_nodes(cluster: Cluster) -> None:
 def test_pod_bound_with_a_binding_goes_running(cluster: Cluster) -> None:
     # A scheduler name no scheduler serves: the Binding below is what places it.
     manual = json.dumps({"apiVersion": "v1", "spec": {"schedulerName": "by-hand"}})
-    cluster.ok("run", "web", "--image=nginx:1.27", f"--overrides={manual}")
+    cluster.ok(
+        "run",
+        "web",
+        "--image=nginx:1.27",
+        f"--overrides={manual}",
+        "--annotations=sim.pinnace.dev/log=listening on :80",
+    )
     cluster.ok(
         "create", "-f", "-", "--raw", "/api/v1/namespaces/default/pods/web/binding", stdin=BINDING
     )
@@ -60,6 +66,11 @@ def test_pod_bound_with_a_binding_goes_running(cluster: Cluster) -> None:
     assert row[:3] == ["web", "1/1", "Running"]
     assert row[6] == "pinnace-node-2"
     assert row[5].startswith("10.128.2.")
+    assert cluster.ok("logs", "web") == "listening on :80\n"
+    # kubectl waits until the node agent has stopped the containers and removed the pod.
+    assert cluster.ok("delete", "pod", "web").strip() == 'pod "web" deleted'
+    missing = cluster.kubectl("get", "pod", "web")
+    assert 'pods "web" not found' in missing.stderr
 
 
 def test_a_node_shape_that_is_not_a_quantity_is_refused() -> None:

@@ -24,7 +24,8 @@ TIMEOUT = 20.0
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    running = launch(Path(tmp_path_factory.mktemp("pinnace-up-client")))
+    # No scheduler: these tests write the pods' events themselves.
+    running = launch(Path(tmp_path_factory.mktemp("pinnace-up-client")), flags=("--no-scheduler",))
     yield running
     stop(running)
 

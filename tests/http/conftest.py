@@ -112,6 +112,8 @@ def stop(cluster: Cluster) -> None:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    running = launch(tmp_path_factory.mktemp("pinnace-up"))
+    # These tests bind pods themselves and read pods as Pending: no scheduler (its own tests
+    # are in test_scheduler_e2e.py).
+    running = launch(tmp_path_factory.mktemp("pinnace-up"), flags=("--no-scheduler",))
     yield running
     stop(running)

@@ -96,6 +96,51 @@ def test_applied_pods_are_scheduled_and_the_big_one_is_not(cluster: Cluster) -> 
     assert cluster.ok("get", "pod", "huge", "-o", "jsonpath={.spec.nodeName}") == ""
 
 
+def explain(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pinnace.cli.main",
+            "scheduler",
+            "explain",
+            *args,
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_pinnace_scheduler_explain_tells_why(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin="---\n".join(NODES.format(i=i) for i in (1, 2)))
+    cluster.ok("apply", "-f", "-", stdin=POD.format(name="huge", cpu="3"))
+    done = explain(cluster, "huge")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Pod default/huge (scheduler default-scheduler)"
+    rows = {line.split()[0]: line for line in lines[lines.index("FILTER") + 2 :][:2]}
+    assert set(rows) == {"worker-1", "worker-2"}
+    header = lines[lines.index("FILTER") + 1].split()
+    fit = header.index("NodeResourcesFit")
+    assert all(row.split()[fit : fit + 2] == ["Insufficient", "cpu"] for row in rows.values())
+    # PostFilter (preemption) is not run by an explanation: only the filters' message.
+    assert lines[-1] == "Unschedulable: 0/2 nodes are available: 2 Insufficient cpu."
+
+    cluster.ok("apply", "-f", "-", stdin=POD.format(name="small", cpu="100m"))
+    node = eventually(lambda: cluster.ok("get", "pod", "small", "-o", "jsonpath={.spec.nodeName}"))
+    data = json.loads(explain(cluster, "small", "-o", "json").stdout)
+    assert data["pod"] == "default/small" and data["boundTo"] == node
+    assert node in data["best"]
+    assert all(n["feasible"] for n in data["nodes"])
+
+    missing = explain(cluster, "nowhere")
+    assert missing.returncode == 1
+    assert missing.stderr == 'Error from server (NotFound): pods "nowhere" not found\n'
+
+
 def test_pinnace_up_without_the_scheduler_leaves_pods_pending(tmp_path: Path) -> None:
     running = launch(tmp_path, flags=("--no-scheduler",))
     try:

@@ -11,7 +11,7 @@ from pinnace import KUBERNETES_REFERENCE, __version__
 from pinnace.bench import api as api_bench
 from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import store as store_bench
-from pinnace.cli import up
+from pinnace.cli import scheduler, up
 from pinnace.store import StoreError
 
 
@@ -154,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     version.set_defaults(run=_version)
     _add_bench(subcommands)
     up.register(subcommands)
+    scheduler.register(subcommands)
     return parser
 
 

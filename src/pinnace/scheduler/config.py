@@ -235,6 +235,7 @@ def _build(config: ProfileConfig, bind: Bind) -> Profile:
             cls = _plugin_class(ref.name, defaults, f"{path}.{point}.enabled[{i}].name")
             choice = chosen.setdefault(ref.name, _Choice(cls, 1, only=set()))
             choice.disabled.discard(core_point)
+            choice.requested.add(core_point)
             if choice.only is not None:
                 choice.only.add(core_point)
             if ref.weight and core_point == "score":
@@ -250,7 +251,7 @@ def _build(config: ProfileConfig, bind: Bind) -> Profile:
         plugin = _construct(choice.cls, name, config, bind)
         served = extension_points(plugin)
         points = (served if choice.only is None else choice.only) - choice.disabled
-        missing = points - served
+        missing = choice.requested - served
         if missing:
             raise ConfigError(
                 f'{path}: Invalid value: plugin "{name}" does not extend {_point_names(missing)}'
@@ -272,13 +273,15 @@ def _build(config: ProfileConfig, bind: Bind) -> Profile:
 
 @dataclass
 class _Choice:
-    """A plugin of a profile being built: its class, score weight, the extension points it was
-    enabled at on its own (None: all it serves, as at multiPoint) and those disabled."""
+    """A plugin of a profile being built: its class, score weight, the extension points it
+    runs at when it was enabled at some only (None: all it serves, as at multiPoint), those
+    disabled, and those it was enabled at by name."""
 
     cls: type
     weight: int
     only: set[str] | None = None
     disabled: set[str] = field(default_factory=set)
+    requested: set[str] = field(default_factory=set)
 
 
 def _named(names: Sequence[str], defaults: Mapping[str, type]) -> Sequence[str]:

@@ -1,0 +1,101 @@
+"""`pinnace scheduler explain POD`: why the scheduler would place a pod where it does, asked
+of a running `pinnace up` (or any API server) over HTTP. Nothing is written."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+from pinnace.api.status import StatusError
+from pinnace.bench.http import HTTPError
+from pinnace.client.http import HTTPClient
+from pinnace.clock import Clock
+from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, load_file
+from pinnace.scheduler.explain import Explanation, explain_pod, render
+
+DEFAULT_KUBECONFIG = Path.home() / ".pinnace" / "kubeconfig"
+
+
+def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    scheduler = subcommands.add_parser("scheduler", help="ask the scheduler about a pod")
+    commands = scheduler.add_subparsers(dest="scheduler_command", metavar="COMMAND", required=True)
+    explain = commands.add_parser(
+        "explain",
+        help="every plugin's filter verdict and scores per node for a pod, and the pick",
+        description=(
+            "Run the scheduler's plugins for POD over the cluster's current nodes and bound "
+            "pods, without binding anything, and show each Filter plugin's verdict per node, "
+            "each Score plugin's raw and normalised score per feasible node, and the pick."
+        ),
+    )
+    explain.add_argument("pod", metavar="POD")
+    explain.add_argument("-n", "--namespace", default="default", help="the pod's namespace")
+    explain.add_argument(
+        "--kubeconfig",
+        help="kubeconfig naming the API server ($KUBECONFIG, else ~/.pinnace/kubeconfig)",
+    )
+    explain.add_argument("--server", help="the API server's URL, instead of the kubeconfig's")
+    explain.add_argument(
+        "--scheduler-config",
+        metavar="FILE",
+        help="the KubeSchedulerConfiguration to explain with (kube-scheduler's defaults)",
+    )
+    explain.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table", help="table (default)"
+    )
+    explain.set_defaults(run=run_explain)
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    try:
+        config = load_file(args.scheduler_config) if args.scheduler_config else None
+        url = args.server or server_url(args.kubeconfig)
+        explanation = asyncio.run(_explain(url, args.namespace, args.pod, config))
+    except (ConfigError, ValueError) as e:
+        print(f"pinnace scheduler explain: {e}", file=sys.stderr)
+        return 1
+    except StatusError as e:
+        print(f"Error from server ({e.reason}): {e.message}", file=sys.stderr)
+        return 1
+    except (HTTPError, OSError) as e:
+        print(f"pinnace scheduler explain: cannot reach the API server: {e}", file=sys.stderr)
+        return 1
+    if args.output == "json":
+        print(json.dumps(explanation.as_dict(), indent=2))
+    else:
+        print(render(explanation), end="")
+    return 0
+
+
+async def _explain(
+    url: str, namespace: str, name: str, config: SchedulerConfiguration | None
+) -> Explanation:
+    client = HTTPClient(url, Clock(asyncio.get_running_loop()))
+    try:
+        return await explain_pod(client, namespace, name, config)
+    finally:
+        client.close()
+
+
+def server_url(kubeconfig: str | None) -> str:
+    """The server of the kubeconfig's current context."""
+    path = Path(kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG).expanduser()
+    try:
+        config = yaml.safe_load(path.read_text()) or {}
+    except OSError as e:
+        raise ValueError(f"cannot read kubeconfig {path}: {e.strerror}") from None
+    except yaml.YAMLError:
+        raise ValueError(f"kubeconfig {path} is not valid YAML") from None
+    current = config.get("current-context")
+    context = next((c["context"] for c in config.get("contexts") or [] if c["name"] == current), {})
+    cluster = context.get("cluster")
+    for entry in config.get("clusters") or []:
+        if entry.get("name") == cluster and entry.get("cluster", {}).get("server"):
+            return entry["cluster"]["server"]
+    raise ValueError(f"kubeconfig {path}: the current context names no cluster with a server")

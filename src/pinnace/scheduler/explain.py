@@ -1,0 +1,278 @@
+"""Why the scheduler would place a pod where it does: every Filter plugin's verdict on every
+node, every Score plugin's raw and normalised score on every feasible node, and the pick.
+
+`explain(core, pod)` runs one scheduling cycle's plugins over the core's current nodes without
+assuming or binding anything. Unlike a real cycle, every Filter plugin is asked about every
+node (a cycle stops at a node's first rejection), so the answer shows all the reasons; the
+verdict that counts is the first rejection, as in the FailedScheduling message. PostFilter
+(preemption) is not run: it would act on the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pinnace.client import Client
+from pinnace.scheduler.adapter import NODES, NOT_FINISHED, PODS
+from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
+from pinnace.scheduler.framework import Code, CycleState, Status
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduler.profile import Profile
+from pinnace.scheduler.schedule_one import (
+    NO_NODES_AVAILABLE,
+    Diagnosis,
+    Scheduler,
+    fit_error_message,
+)
+
+PASSED = "passed"
+SKIPPED = "skipped"  # the plugin's PreFilter said Skip: its Filter does not run for this pod
+
+
+@dataclass(frozen=True)
+class FilterVerdict:
+    plugin: str
+    passed: bool
+    reasons: tuple[str, ...] = ()  # why it rejected the node
+    skipped: bool = False
+
+    @property
+    def text(self) -> str:
+        if self.skipped:
+            return SKIPPED
+        return PASSED if self.passed else ", ".join(self.reasons)
+
+
+@dataclass(frozen=True)
+class PluginScore:
+    plugin: str
+    raw: int
+    normalized: int
+    weight: int
+
+    @property
+    def weighted(self) -> int:
+        return self.normalized * self.weight
+
+
+@dataclass
+class NodeExplanation:
+    node: str
+    filters: list[FilterVerdict] = field(default_factory=list)
+    scores: list[PluginScore] = field(default_factory=list)  # empty for infeasible nodes
+
+    @property
+    def feasible(self) -> bool:
+        return all(v.passed for v in self.filters)
+
+    @property
+    def rejected_by(self) -> FilterVerdict | None:
+        """The first rejecting plugin: the one a scheduling cycle reports."""
+        return next((v for v in self.filters if not v.passed), None)
+
+    @property
+    def total(self) -> int | None:
+        return sum(s.weighted for s in self.scores) if self.feasible else None
+
+
+@dataclass
+class Explanation:
+    pod: str  # namespace/name
+    scheduler_name: str
+    nodes: list[NodeExplanation]
+    selected: str | None  # the node the scheduler would pick (None: none fits)
+    best: list[str]  # every node with the highest total (the pick is random among them)
+    message: str  # FailedScheduling's message when nothing fits, else ""
+    pre_filter: Status | None = None  # a PreFilter rejection of the pod on every node
+    bound_to: str = ""  # the node a bound pod is on (it is explained as if pending)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data, as `pinnace scheduler explain -o json` prints it."""
+        return {
+            "pod": self.pod,
+            "schedulerName": self.scheduler_name,
+            "selected": self.selected,
+            "best": self.best,
+            "message": self.message,
+            "boundTo": self.bound_to,
+            "nodes": [
+                {
+                    "name": n.node,
+                    "feasible": n.feasible,
+                    "filters": [
+                        {"plugin": v.plugin, "verdict": v.text, "passed": v.passed}
+                        for v in n.filters
+                    ],
+                    "scores": [
+                        {
+                            "plugin": s.plugin,
+                            "raw": s.raw,
+                            "normalized": s.normalized,
+                            "weight": s.weight,
+                        }
+                        for s in n.scores
+                    ],
+                    "total": n.total,
+                }
+                for n in self.nodes
+            ],
+        }
+
+
+def explain(core: Scheduler, pod: Mapping[str, Any]) -> Explanation:
+    """What `core` would decide for `pod` now, plugin by plugin; nothing is changed."""
+    info = PodInfo.from_pod(pod)
+    profile = core.profiles.get(info.scheduler_name)
+    if profile is None:
+        raise ValueError(
+            f'no profile serves schedulerName "{info.scheduler_name}" (profiles: '
+            f"{', '.join(core.profiles)})"
+        )
+    table = core.table
+    names = list(table.names)
+    explanation = Explanation(info.key, info.scheduler_name, [], None, [], "")
+    if not names:
+        explanation.message = NO_NODES_AVAILABLE
+        return explanation
+    nodes = [NodeExplanation(name) for name in names]
+    explanation.nodes = nodes
+    state = CycleState()
+    status = profile.run_pre_filter(state, info, table)
+    if not status.is_success():
+        explanation.pre_filter = status
+        for n in nodes:
+            n.filters.append(FilterVerdict(status.plugin, False, status.reasons))
+        explanation.message = (
+            status.message
+            if status.code == Code.ERROR
+            else fit_error_message(len(names), Diagnosis(pre_filter_msg=status.message))
+        )
+        return explanation
+    feasible = _filter(profile, state, info, table, nodes)
+    candidates = np.flatnonzero(feasible)
+    if len(candidates) == 0:
+        statuses = {
+            n.node: Status(Code.UNSCHEDULABLE, n.rejected_by.reasons, n.rejected_by.plugin)
+            for n in nodes
+            if n.rejected_by is not None
+        }
+        explanation.message = fit_error_message(len(names), Diagnosis(node_statuses=statuses))
+        return explanation
+    _score(profile, state, info, table, candidates, nodes)
+    totals = {nodes[i].node: nodes[i].total for i in candidates.tolist()}
+    top = max(totals.values())
+    explanation.best = [name for name, total in totals.items() if total == top]
+    explanation.selected = explanation.best[0] if len(explanation.best) == 1 else None
+    return explanation
+
+
+def _filter(
+    profile: Profile, state: CycleState, pod: PodInfo, table: Any, nodes: list[NodeExplanation]
+) -> np.ndarray:
+    everywhere = np.ones(len(nodes), bool)
+    feasible = everywhere.copy()
+    for plugin in profile.filter:
+        if plugin.name in state.skip_filter_plugins:
+            for n in nodes:
+                n.filters.append(FilterVerdict(plugin.name, True, skipped=True))
+            continue
+        passed = plugin.filter(state, pod, table, everywhere)
+        for i, n in enumerate(nodes):
+            if passed[i]:
+                n.filters.append(FilterVerdict(plugin.name, True))
+            else:
+                reasons = plugin.node_status(state, pod, table, i).reasons
+                n.filters.append(FilterVerdict(plugin.name, False, reasons))
+        feasible &= passed
+    return feasible
+
+
+def _score(
+    profile: Profile,
+    state: CycleState,
+    pod: PodInfo,
+    table: Any,
+    candidates: np.ndarray,
+    nodes: list[NodeExplanation],
+) -> None:
+    profile.run_pre_score(state, pod, table, candidates)
+    for plugin, weight in profile.score:
+        if plugin.name in state.skip_score_plugins:
+            continue
+        raw = np.asarray(plugin.score(state, pod, table, candidates), np.int64)
+        normalize = getattr(plugin, "normalize_score", None)
+        normalized = raw if normalize is None else normalize(state, pod, raw.copy())
+        for j, i in enumerate(candidates.tolist()):
+            nodes[i].scores.append(
+                PluginScore(plugin.name, int(raw[j]), int(normalized[j]), weight)
+            )
+
+
+def render(explanation: Explanation) -> str:
+    """The explanation as tables: filters per node, then scores per feasible node."""
+    lines = [f"Pod {explanation.pod} (scheduler {explanation.scheduler_name})", ""]
+    if explanation.bound_to:
+        lines[-1:] = [f"Bound to {explanation.bound_to}; explained as if it were pending now.", ""]
+    if not explanation.nodes:
+        return "\n".join([*lines, f"Unschedulable: {explanation.message}"]) + "\n"
+    filter_plugins = [v.plugin for v in explanation.nodes[0].filters]
+    rows = [["NODE", *filter_plugins]]
+    rows += [[n.node, *(v.text for v in n.filters)] for n in explanation.nodes]
+    lines += ["FILTER", *_table(rows), ""]
+    feasible = [n for n in explanation.nodes if n.feasible]
+    if feasible:
+        score_plugins = [f"{s.plugin} (x{s.weight})" for s in feasible[0].scores]
+        rows = [["NODE", *score_plugins, "TOTAL"]]
+        ranked = sorted(feasible, key=lambda n: (-(n.total or 0), n.node))
+        rows += [
+            [n.node, *(f"{s.raw} -> {s.normalized}" for s in n.scores), str(n.total)]
+            for n in ranked
+        ]
+        lines += ["SCORE (raw -> normalised, times the weight in the total)", *_table(rows), ""]
+    if explanation.selected:
+        lines.append(f"Selected: {explanation.selected}")
+    elif explanation.best:
+        lines.append(
+            f"Tied for the highest score (picked at random): {', '.join(explanation.best)}"
+        )
+    else:
+        lines.append(f"Unschedulable: {explanation.message}")
+    return "\n".join(lines) + "\n"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    return [
+        "   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+async def explain_pod(
+    client: Client, namespace: str, name: str, config: SchedulerConfiguration | None = None
+) -> Explanation:
+    """Explain a pod of a running cluster: a core is built from the API's current nodes and
+    bound pods (the pod itself left out), with `config`'s profiles; nothing is written."""
+    config = config or SchedulerConfiguration()
+    target = await client.get(PODS, namespace, name)
+    core = Scheduler(
+        build_profiles(config, lambda binding: None),
+        client.clock,
+        percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+    )
+    for node in (await client.list(NODES))["items"]:
+        core.add_node(node)
+    uid = target["metadata"].get("uid")
+    for pod in (await client.list(PODS, field_selector=NOT_FINISHED))["items"]:
+        if (pod.get("spec") or {}).get("nodeName") and pod["metadata"].get("uid") != uid:
+            core.add_pod(pod)
+    bound_to = (target.get("spec") or {}).get("nodeName") or ""
+    if bound_to:
+        target = {**target, "spec": {k: v for k, v in target["spec"].items() if k != "nodeName"}}
+    explanation = explain(core, target)
+    explanation.bound_to = bound_to
+    return explanation

@@ -305,3 +305,41 @@ def test_scheduler_spreads_and_explains() -> None:
 def test_system_defaulting_refuses_explicit_defaults(defaulting) -> None:
     with pytest.raises(ValueError, match="defaultConstraints must be empty"):
         PodTopologySpread(defaulting)
+
+
+def test_pods_of_other_namespaces_and_terminating_pods_do_not_count() -> None:
+    table = table_of(ZONES, {})
+    other = PodInfo.from_pod({"metadata": {"name": "o", "namespace": "other", "labels": F}})
+    table.add_pod(other, "node-a")
+    leaving = {
+        "name": "t",
+        "namespace": "default",
+        "labels": F,
+        "deletionTimestamp": "2024-01-01T00:00:00Z",
+    }
+    table.add_pod(PodInfo.from_pod({"metadata": leaving}), "node-a")
+    assert run_filter(pod("p", F, hard(1, HOSTNAME)), table) == [""] * 4
+    table.add_pod(pod("counted", F), "node-a")
+    assert run_filter(pod("p", F, hard(1, HOSTNAME)), table)[0] == NOT_MATCH
+
+
+def test_workload_selector_merges_services_and_the_controlling_replica_set() -> None:
+    workloads = WorkloadSelectors()
+    meta = {"namespace": "default"}
+    workloads.set(
+        SERVICE, {"metadata": {**meta, "name": "web"}, "spec": {"selector": {"app": "web"}}}
+    )
+    workloads.set(
+        SERVICE,
+        {"metadata": {"namespace": "other", "name": "web"}, "spec": {"selector": {"tier": "x"}}},
+    )
+    rs = {"matchExpressions": [{"key": "rev", "operator": "In", "values": ["1"]}]}
+    workloads.set("ReplicaSet", {"metadata": {**meta, "name": "web-1"}, "spec": {"selector": rs}})
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "controller": True}
+    labels = {"app": "web", "rev": "1"}
+    p = PodInfo.from_pod(
+        {"metadata": {**meta, "name": "p", "labels": labels, "ownerReferences": [owner]}}
+    )
+    assert str(workloads(p)) == "app=web,rev in (1)"
+    # A pod nothing selects or controls has no workload selector, hence no default spreading.
+    assert workloads(pod("lonely", {"z": "1"})).empty

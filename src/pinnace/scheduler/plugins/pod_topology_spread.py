@@ -206,9 +206,10 @@ class PodTopologySpread:
         for c, node_codes in zip(constraints, codes, strict=True):
             rows = eligible.nodes(c)
             size = len(index.vocabulary(c.topology_key))
-            in_domains = np.bincount(node_codes[rows], minlength=size)
+            eligible_codes = node_codes[rows]
+            in_domains = np.bincount(eligible_codes, minlength=size)
             matching = index.matching_pods(pod.namespace, c.selector)
-            counts = np.bincount(node_codes[rows], weights=matching[rows], minlength=size)
+            counts = np.bincount(eligible_codes, weights=matching[rows], minlength=size)
             counts = counts.astype(np.int64)
             present = in_domains > 0
             min_match = int(counts[present].min()) if present.any() else _MAX_INT32
@@ -280,7 +281,8 @@ class PodTopologySpread:
             else:
                 domain = _domain_codes(node_codes, index.vocabulary(c.topology_key))
                 size = int(domain.max(initial=0)) + 1
-                weight = math.log(len(np.unique(domain[kept])) + 2)
+                candidates = np.count_nonzero(np.bincount(domain[kept], minlength=size))
+                weight = math.log(candidates + 2)
                 rows = eligible.nodes(c)
                 per_domain = np.bincount(domain[rows], weights=matching[rows], minlength=size)
                 count = per_domain[domain[nodes]]

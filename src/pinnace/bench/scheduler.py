@@ -89,6 +89,40 @@ def _pod_with(labels: Mapping[str, str], **spec: Any) -> Callable[[int], dict[st
     return make
 
 
+# Inter-pod affinity workloads: scheduler_perf's pod-with-pod-affinity.yaml,
+# pod-with-pod-anti-affinity.yaml and pod-with-preferred-pod-(anti-)affinity.yaml, whose terms
+# select their own color in the sched-test and sched-setup namespaces. Nodes carry the label
+# the topology key names, as kubelets (kubernetes.io/hostname) or the workload's
+# labelNodePrepareStrategy (the zone) set it.
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _node_with_hostname(i: int) -> dict[str, Any]:
+    node = _node(i)
+    node["metadata"]["labels"] = {HOSTNAME: node["metadata"]["name"]}
+    return node
+
+
+def _pod_affinity_term(color: str, topology_key: str) -> dict[str, Any]:
+    return {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": topology_key,
+        "namespaces": ["sched-test", "sched-setup"],
+    }
+
+
+def _required_pod_affinity(kind: str, color: str, topology_key: str) -> Callable[[int], Any]:
+    terms = [_pod_affinity_term(color, topology_key)]
+    affinity = {kind: {"requiredDuringSchedulingIgnoredDuringExecution": terms}}
+    return _pod_with({"color": color}, affinity=affinity)
+
+
+def _preferred_pod_affinity(kind: str, color: str) -> Callable[[int], Any]:
+    terms = [{"weight": 1, "podAffinityTerm": _pod_affinity_term(color, HOSTNAME)}]
+    affinity = {kind: {"preferredDuringSchedulingIgnoredDuringExecution": terms}}
+    return _pod_with({"color": color}, affinity=affinity)
+
+
 def _spread(when: str) -> list[dict[str, Any]]:
     """pod-with-(preferred-)topology-spreading.yaml's constraint."""
     selector = {"matchLabels": {"color": "blue"}}
@@ -117,6 +151,34 @@ WORKLOADS: Mapping[str, Workload] = {
     w.name: w
     for w in (
         Workload("SchedulingBasic", 5000, 10_000, _node, _pod),
+        Workload(
+            "SchedulingPodAntiAffinity",
+            5000,
+            2000,
+            _node_with_hostname,
+            _required_pod_affinity("podAntiAffinity", "green", HOSTNAME),
+        ),
+        Workload(
+            "SchedulingPodAffinity",
+            5000,
+            5000,
+            _zoned_node("zone1"),
+            _required_pod_affinity("podAffinity", "blue", ZONE),
+        ),
+        Workload(
+            "SchedulingPreferredPodAffinity",
+            5000,
+            5000,
+            _node_with_hostname,
+            _preferred_pod_affinity("podAffinity", "red"),
+        ),
+        Workload(
+            "SchedulingPreferredPodAntiAffinity",
+            5000,
+            5000,
+            _node_with_hostname,
+            _preferred_pod_affinity("podAntiAffinity", "yellow"),
+        ),
         Workload(
             "SchedulingNodeAffinity",
             5000,

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
@@ -83,3 +84,16 @@ def test_a_node_shape_that_is_not_a_quantity_is_refused() -> None:
     assert done.returncode == 2
     assert "argument --node-memory: " in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_nodes_come_back_ready_after_a_restart_on_the_same_data(tmp_path: Path) -> None:
+    data = ("--data-dir", str(tmp_path / "data"))
+    first = launch(tmp_path, *data, flags=("--nodes", "1"))
+    stop(first)
+    second = launch(tmp_path, *data, flags=("--nodes", "1"))
+    try:
+        rows = [line.split() for line in second.ok("get", "nodes", "--no-headers").splitlines()]
+        assert [(r[0], r[1]) for r in rows] == [("pinnace-node-1", "Ready")]
+        assert "Traceback" not in (tmp_path / "server.log").read_text()
+    finally:
+        stop(second)

@@ -1,8 +1,9 @@
 """The container runtime the node agent drives, and a simulated one.
 
 `ContainerRuntime` is what the kubelet asks of a CRI runtime: start a container, stop it
-(SIGTERM, then SIGKILL after a grace period), tell how it is, give its log. A runtime reports
-a container's exit through the callback given when it was started. `SimulatedRuntime` runs no
+(SIGTERM, then SIGKILL after a grace period), remove it. The `ContainerStatus` a start returns
+is the container's record, kept current by the runtime (state, exit code, log lines); the
+runtime reports the exit through the callback given at the start. `SimulatedRuntime` runs no
 processes: each container follows its `ContainerBehaviour` on the clock. A runtime of real
 processes can implement the same interface later.
 """
@@ -68,9 +69,6 @@ class ContainerRuntime(ABC):
     @abstractmethod
     def stop_container(self, container_id: str, grace_seconds: float) -> None:
         """SIGTERM, then SIGKILL once `grace_seconds` have passed."""
-
-    @abstractmethod
-    def container_status(self, container_id: str) -> ContainerStatus | None: ...
 
     @abstractmethod
     def remove_container(self, container_id: str) -> None:
@@ -171,9 +169,6 @@ class SimulatedRuntime(ContainerRuntime):
             timer.cancel()
         self._exits[container_id] = when
         self._timers[container_id] = self._clock.call_at(when, self._exit, container_id, code)
-
-    def container_status(self, container_id: str) -> ContainerStatus | None:
-        return self._containers.get(container_id)
 
     def remove_container(self, container_id: str) -> None:
         timer = self._timers.pop(container_id, None)

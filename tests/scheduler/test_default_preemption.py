@@ -6,12 +6,13 @@ pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go
 test/integration/scheduler/preemption/preemption_test.go (TestPreemption, TestPDBInPreemption,
 TestNominatedNodeCleanUp)."""
 
+import random
 from typing import Any
 
 import pytest
 
 from pinnace.clock import VirtualClock
-from pinnace.scheduler import Profile, Scheduler
+from pinnace.scheduler import CycleState, NodeInfo, NodePlugin, PodInfo, Profile, Scheduler, Status
 from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
 from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
 from pinnace.scheduler.preemption import Preemption, num_candidates
@@ -57,13 +58,21 @@ def pdb(name: str, allowed: int, **match_labels: str) -> dict:
 class Cluster:
     """A scheduler with DefaultPreemption whose decisions are recorded, not carried out."""
 
-    def __init__(self, clock: VirtualClock, *nodes: dict, pdbs: list[dict] = (), **args: Any):
+    def __init__(
+        self,
+        clock: VirtualClock,
+        *nodes: dict,
+        pdbs: list[dict] = (),
+        extra: list[NodePlugin] = (),
+        **args: Any,
+    ):
         self.decisions: list[Preemption] = []
         self.pods: dict[str, dict] = {}
         preemption = DefaultPreemption(
             args, preempt=self.decisions.append, pod_disruption_budgets=lambda: pdbs
         )
-        profile = Profile([*default_plugins(lambda binding: None), preemption], DEFAULT_WEIGHTS)
+        plugins = [*default_plugins(lambda binding: None), *extra, preemption]
+        profile = Profile(plugins, DEFAULT_WEIGHTS)
         self.scheduler = Scheduler([profile], clock)
         for n in nodes:
             self.scheduler.add_node(n)
@@ -301,3 +310,47 @@ def test_number_of_candidates_and_arguments() -> None:
         DefaultPreemption({"minCandidateNodesPercentage": 101})
     with pytest.raises(ValueError, match="cannot be zero"):
         DefaultPreemption({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0})
+
+
+class PassThrough(NodePlugin):
+    """A Filter the preemption does not know to be per-node: it takes the node-by-node path."""
+
+    name = "PassThrough"
+
+    def filter_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        return Status()
+
+
+def test_many_nodes_at_once_choose_as_node_by_node(clock: VirtualClock) -> None:
+    rng = random.Random(5)
+    for _ in range(60):
+        nodes = [node(f"n{i}", cpu=str(rng.randint(1, 4))) for i in range(rng.randint(3, 12))]
+        pods, nominated = [], []
+        for i in range(rng.randint(10, 60)):
+            on = rng.choice(nodes)["metadata"]["name"]
+            labels = {"app": rng.choice("xyz")}
+            start = f"2024-01-{rng.randint(1, 28):02d}T00:00:00Z"
+            cpu = f"{rng.choice((100, 300, 500, 1000))}m"
+            pods.append(pod(f"p{i}", cpu, rng.randint(0, 5), on, labels, start))
+        for i in range(rng.randint(0, 3)):
+            waiting = pod(f"w{i}", "500m", rng.randint(0, 9))
+            waiting["status"] = {"nominatedNodeName": rng.choice(nodes)["metadata"]["name"]}
+            nominated.append(waiting)
+        budgets = [pdb(f"b{a}", rng.randint(0, 2), app=a) for a in "xy"]
+        preemptor = pod("high", f"{rng.choice((500, 1000, 2000))}m", rng.randint(4, 9))
+        outcomes = []
+        for extra in ([], [PassThrough()]):
+            cluster = Cluster(clock, *nodes, pdbs=budgets, minCandidateNodesAbsolute=3, extra=extra)
+            cluster.add(*pods, *nominated)
+            cluster.add(preemptor)
+            results = cluster.scheduler.schedule_pending()
+            outcomes.append(
+                (
+                    [(r.pod.name, r.node_name, r.message, r.nominated_node_name) for r in results],
+                    [
+                        (d.node_name, [v.name for v in d.victims], d.num_pdb_violations)
+                        for d in cluster.decisions
+                    ],
+                )
+            )
+        assert outcomes[0] == outcomes[1]

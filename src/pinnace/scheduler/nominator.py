@@ -17,10 +17,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from pinnace.scheduler.framework import SUCCESS, CycleState, Status
+from pinnace.scheduler.framework import SUCCESS, Code, CycleState, Status
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import Profile
+
+_REJECTED = Status(Code.UNSCHEDULABLE)
+PER_NODE_FILTERS = frozenset(
+    (
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+    )
+)
+"""In-tree Filters whose verdict on a node depends on that node and its pods alone, and which
+only find a node fuller with more pods on it."""
 
 
 class Nominator:
@@ -66,15 +80,24 @@ def pods_to_reserve_for(nominator: Nominator, pod: PodInfo, node_name: str) -> l
 
 
 def run_filter_on_node(
-    profile: Profile, state: CycleState, pod: PodInfo, table: NodeTable, i: int
+    profile: Profile,
+    state: CycleState,
+    pod: PodInfo,
+    table: NodeTable,
+    i: int,
+    *,
+    explain: bool = True,
 ) -> Status:
-    """RunFilterPlugins on node row `i` alone: the first rejection, with its plugin."""
+    """RunFilterPlugins on node row `i` alone: the first rejection, with its plugin (and its
+    reasons if `explain`: asking for them costs more than the verdict)."""
     feasible = np.zeros(len(table), bool)
     feasible[i] = True
     for plugin in profile.filter:
         if plugin.name in state.skip_filter_plugins:
             continue
         if not plugin.filter(state, pod, table, feasible)[i]:
+            if not explain:
+                return _REJECTED.with_plugin(plugin.name)
             return plugin.node_status(state, pod, table, i).with_plugin(plugin.name)
     return SUCCESS
 
@@ -86,15 +109,17 @@ def run_filter_with_nominated_pods(
     pod: PodInfo,
     table: NodeTable,
     i: int,
+    *,
+    explain: bool = True,
 ) -> Status:
     """RunFilterPluginsWithNominatedPods on node row `i`: with the reserved pods added, then,
     if there were any and they fit, once more without them."""
     reserved = pods_to_reserve_for(nominator, pod, table.names[i])
     if reserved:
-        status = _run_filter_with_pods_added(profile, state, pod, table, i, reserved)
+        status = _run_filter_with_pods_added(profile, state, pod, table, i, reserved, explain)
         if not status.is_success():
             return status
-    return run_filter_on_node(profile, state, pod, table, i)
+    return run_filter_on_node(profile, state, pod, table, i, explain=explain)
 
 
 def _run_filter_with_pods_added(
@@ -104,6 +129,7 @@ def _run_filter_with_pods_added(
     table: NodeTable,
     i: int,
     pods: list[PodInfo],
+    explain: bool = True,
 ) -> Status:
     copy = state.clone()
     added: list[PodInfo] = []
@@ -113,7 +139,7 @@ def _run_filter_with_pods_added(
             status = add_pod(profile, copy, pod, table, i, p)
             if not status.is_success():
                 return status
-        return run_filter_on_node(profile, copy, pod, table, i)
+        return run_filter_on_node(profile, copy, pod, table, i, explain=explain)
     finally:
         for p in added:
             table.remove_pod(p.key, table.names[i])
@@ -161,18 +187,56 @@ def filter_nodes_with_nominated_pods(
     pod: PodInfo,
     table: NodeTable,
     feasible: np.ndarray,
+    among_feasible: bool,
 ) -> dict[int, Status]:
-    """The first pass of RunFilterPluginsWithNominatedPods over every node with pods to leave
-    room for (the second pass is the plain Filter run, `feasible`): the rows it rejects, with
+    """The first pass of RunFilterPluginsWithNominatedPods over the nodes with pods to leave
+    room for (the second pass is the plain Filter run, `feasible`), among those `feasible` or
+    among the others (whose rejection only matters to explain it): the rows it rejects, with
     the rejection, which is the one reported for them."""
-    rejected = {}
+    reserving = {}
     for node_name in nominator.nodes():
         i = table.index.get(node_name)
-        if i is None:
+        if i is None or bool(feasible[i]) != among_feasible:
             continue
         reserved = pods_to_reserve_for(nominator, pod, node_name)
         if reserved:
-            status = _run_filter_with_pods_added(profile, state, pod, table, i, reserved)
-            if not status.is_success():
-                rejected[i] = status
+            reserving[i] = reserved
+    if len(reserving) > 1 and per_node_filters_only(profile, state):
+        # One vectorised run for all of them: no node's verdict depends on another's pods.
+        added = [(table.names[i], p) for i, pods in reserving.items() for p in pods]
+        for node_name, p in added:
+            table.add_pod(p, node_name)
+        try:
+            rows = list(reserving)
+            passed = filter_rows(profile, state, pod, table, rows)
+            reserving = {i: reserving[i] for i in rows if not passed[i]}
+        finally:
+            for node_name, p in added:
+                table.remove_pod(p.key, node_name)
+    rejected = {}
+    for i, reserved in reserving.items():
+        status = _run_filter_with_pods_added(profile, state, pod, table, i, reserved)
+        if not status.is_success():
+            rejected[i] = status
     return rejected
+
+
+def per_node_filters_only(profile: Profile, state: CycleState) -> bool:
+    """Whether every Filter that runs for the pod is one of PER_NODE_FILTERS."""
+    return all(
+        plugin.name in PER_NODE_FILTERS
+        for plugin in profile.filter
+        if plugin.name not in state.skip_filter_plugins
+    )
+
+
+def filter_rows(
+    profile: Profile, state: CycleState, pod: PodInfo, table: NodeTable, rows: list[int]
+) -> np.ndarray:
+    """The Filter verdicts on node `rows` (False elsewhere), in one vectorised run."""
+    feasible = np.zeros(len(table), bool)
+    feasible[rows] = True
+    for plugin in profile.filter:
+        if plugin.name not in state.skip_filter_plugins:
+            feasible = plugin.filter(state, pod, table, feasible)
+    return feasible

@@ -39,7 +39,11 @@ from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.nominator import (
     Nominator,
     add_pod,
+    filter_rows,
+    per_node_filters_only,
+    pods_to_reserve_for,
     remove_pod,
+    run_filter_on_node,
     run_filter_with_nominated_pods,
 )
 from pinnace.scheduler.podinfo import PodInfo
@@ -180,22 +184,29 @@ class Evaluator:
         count = self.num_candidates(len(potential))
         offset = self.rng.randrange(len(potential))
         budgets = _Budgets(self.pod_disruption_budgets)
+        order = [potential[(offset + k) % len(potential)] for k in range(len(potential))]
+        batched = per_node_filters_only(self.profile, state)
+        size = count if batched else 1
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
-        for k in range(len(potential)):
-            i = potential[(offset + k) % len(potential)]
-            name = self.table.names[i]
-            victims, violations, status = self._select_victims(state.clone(), pod, i, budgets)
-            if status.is_success() and victims:
-                group = violating if violations else non_violating
-                if len(group) < count:
-                    group.append(Candidate(name, victims, violations))
-                if non_violating and len(non_violating) + len(violating) >= count:
-                    break
-                continue
-            if status.is_success():
-                status = error(f'expected at least one victim pod on node "{name}"')
-            statuses[name] = status
+        for start in range(0, len(order), size):
+            rows = order[start : start + size]
+            if batched:
+                outcomes = self._select_victims_batch(state, pod, rows, budgets)
+            else:
+                outcomes = [self._select_victims(state.clone(), pod, rows[0], budgets)]
+            for i, (victims, violations, status) in zip(rows, outcomes, strict=True):
+                name = self.table.names[i]
+                if status.is_success() and victims:
+                    group = violating if violations else non_violating
+                    if len(group) < count:
+                        group.append(Candidate(name, victims, violations))
+                    if non_violating and len(non_violating) + len(violating) >= count:
+                        return non_violating + violating, statuses
+                    continue
+                if status.is_success():
+                    status = error(f'expected at least one victim pod on node "{name}"')
+                statuses[name] = status
         return non_violating + violating, statuses
 
     def _select_victims(
@@ -227,7 +238,7 @@ class Evaluator:
                     status = add_pod(profile, state, pod, table, i, p)
                     if status.is_success():
                         status = run_filter_with_nominated_pods(
-                            profile, self.nominator, state, pod, table, i
+                            profile, self.nominator, state, pod, table, i, explain=False
                         )
                     if status.is_success():
                         continue  # reprieved
@@ -245,6 +256,73 @@ class Evaluator:
         finally:
             for p in removed.values():
                 table.add_pod(p, table.names[i])
+
+    def _select_victims_batch(
+        self, state: CycleState, pod: PodInfo, rows: list[int], budgets: _Budgets
+    ) -> list[tuple[tuple[PodInfo, ...], int, Status]]:
+        """SelectVictimsOnNode on many node rows at once, when every Filter that runs judges a
+        node by that node alone (PER_NODE_FILTERS): the same victims as node by node, each
+        node reprieving its pods in its own order, one pod per node per round, each round
+        judged by one vectorised Filter run. PER_NODE_FILTERS only find a node fuller with more
+        pods, so passing with the nominated pods added also passes without them."""
+        table = self.table
+        outcomes: list[tuple[tuple[PodInfo, ...], int, Status] | None] = [None] * len(rows)
+        removed: list[dict[str, PodInfo]] = [{} for _ in rows]
+        orders: list[list[PodInfo]] = [[] for _ in rows]
+        num_violating_first = [0] * len(rows)
+        reserved: list[tuple[str, PodInfo]] = []
+        try:
+            for k, i in enumerate(rows):
+                name = table.names[i]
+                potential = [p for p in table.pods[i].values() if p.priority < pod.priority]
+                if not potential:
+                    outcomes[k] = ((), 0, unresolvable(NO_VICTIMS))
+                    continue
+                for p in pods_to_reserve_for(self.nominator, pod, name):
+                    table.add_pod(p, name)
+                    reserved.append((name, p))
+                for p in potential:
+                    table.remove_pod(p.key, name)
+                    removed[k][p.key] = p
+                potential.sort(key=cmp_to_key(_more_important_first))
+                violating, non_violating = budgets.split(potential)
+                orders[k] = violating + non_violating
+                num_violating_first[k] = len(violating)
+            live = [k for k, outcome in enumerate(outcomes) if outcome is None]
+            fits = filter_rows(self.profile, state, pod, table, [rows[k] for k in live])
+            for k in live:
+                if not fits[rows[k]]:
+                    status = run_filter_on_node(self.profile, state, pod, table, rows[k])
+                    outcomes[k] = ((), 0, status)
+            live = [k for k in live if outcomes[k] is None]
+            victims: dict[int, list[PodInfo]] = {k: [] for k in live}
+            violations = dict.fromkeys(live, 0)
+            for r in range(max((len(orders[k]) for k in live), default=0)):
+                this_round = [k for k in live if r < len(orders[k])]
+                for k in this_round:
+                    p = orders[k][r]
+                    table.add_pod(p, table.names[rows[k]])
+                    del removed[k][p.key]
+                fits = filter_rows(self.profile, state, pod, table, [rows[k] for k in this_round])
+                for k in this_round:
+                    if fits[rows[k]]:
+                        continue  # reprieved
+                    p = orders[k][r]
+                    table.remove_pod(p.key, table.names[rows[k]])
+                    removed[k][p.key] = p
+                    victims[k].append(p)
+                    violations[k] += r < num_violating_first[k]
+            for k in live:
+                if 0 < num_violating_first[k] < len(orders[k]):
+                    victims[k].sort(key=cmp_to_key(_more_important_first))
+                outcomes[k] = (tuple(victims[k]), violations[k], SUCCESS)
+            return [outcome for outcome in outcomes if outcome is not None]
+        finally:
+            for k, i in enumerate(rows):
+                for p in removed[k].values():
+                    table.add_pod(p, table.names[i])
+            for name, p in reserved:
+                table.remove_pod(p.key, name)
 
 
 def select_candidate(candidates: Sequence[Candidate]) -> Candidate:

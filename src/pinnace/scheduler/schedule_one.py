@@ -293,14 +293,18 @@ class Scheduler:
             message = fit_error_message(n, diagnosis)
             raise _FitError(status, message, frozenset({status.plugin}), diagnosis)
         feasible, trace = profile.run_filter(state, pod, table)
+        passed = feasible
         rejected_with_nominated = filter_nodes_with_nominated_pods(
-            profile, self.nominator, state, pod, table, feasible
+            profile, self.nominator, state, pod, table, passed, among_feasible=True
         )
         if rejected_with_nominated:
-            feasible = feasible.copy()
+            feasible = passed.copy()
             feasible[list(rejected_with_nominated)] = False
         candidates = self._nodes_to_score(profile, feasible, n)
         if len(candidates) == 0:
+            rejected_with_nominated |= filter_nodes_with_nominated_pods(
+                profile, self.nominator, state, pod, table, passed, among_feasible=False
+            )
             self._raise_fit_error(profile, state, pod, trace, rejected_with_nominated)
         if len(candidates) == 1:
             return table.names[int(candidates[0])], n, 1

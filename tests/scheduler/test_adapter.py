@@ -10,12 +10,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.client.conftest import EVENTS, NODES, PODS, Cluster
+from tests.client.conftest import EVENTS, NODES, PODS, Cluster, kind
 
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import DeleteOptions
 from pinnace.scheduler.adapter import Scheduler
 from pinnace.scheduler.config import parse
+
+PRIORITY_CLASSES = kind("scheduling.k8s.io", "priorityclasses")
 
 
 def node(name: str, cpu: str = "2") -> dict[str, Any]:
@@ -216,3 +219,62 @@ def test_a_pod_bound_by_someone_else_is_not_bound_again(cluster: Running) -> Non
     # n2 holds the pinned pod's 100m, so the 1.9-CPU pod can only go to n1.
     assert cluster.get_pod("full")["spec"]["nodeName"] == "n1"
     assert cluster.events("pinned") == []
+
+
+PREEMPTION = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    postFilter:
+      enabled:
+      - name: DefaultPreemption
+"""
+
+
+def test_preemption_evicts_a_lower_priority_pod_and_nominates_the_node() -> None:
+    cluster = Running(PREEMPTION)
+    try:
+        high = {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 1000,
+        }
+        cluster.run(cluster.client.create(PRIORITY_CLASSES, "", high))
+        cluster.create(NODES, node("n1"))
+        cluster.create(PODS, pod("low", cpu="1500m"))
+        cluster.settle()
+        important = pod("important", cpu="1")
+        important["spec"]["priorityClassName"] = "high"
+        cluster.create(PODS, important)
+        cluster.settle()
+        uid = cluster.get_pod("important")["metadata"]["uid"]
+        assert cluster.events("low")[1:] == [
+            ("Normal", "Preempted", f"Preempted by pod {uid} on node n1", "default-scheduler")
+        ]
+        victim = cluster.get_pod("low")
+        assert victim["metadata"]["deletionTimestamp"]  # graceful: its node agent finishes it
+        assert victim["status"]["conditions"][0] == {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": "default-scheduler: preempting to accommodate a higher priority pod",
+            "lastTransitionTime": victim["status"]["conditions"][0]["lastTransitionTime"],
+        }
+        # Preemption succeeded, so FailedScheduling carries no "preemption:" part.
+        assert cluster.events("important") == [
+            (
+                "Warning",
+                "FailedScheduling",
+                "0/1 nodes are available: 1 Insufficient cpu.",
+                "default-scheduler",
+            )
+        ]
+        assert cluster.get_pod("important")["status"]["nominatedNodeName"] == "n1"
+        no_grace = DeleteOptions(grace_period_seconds=0)  # no node agent here to finish it
+        cluster.run(cluster.client.delete(PODS, "default", "low", no_grace))
+        cluster.settle(5.0)
+        assert cluster.get_pod("important")["spec"]["nodeName"] == "n1"
+    finally:
+        cluster.close()

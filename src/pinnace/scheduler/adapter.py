@@ -13,7 +13,10 @@ around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
   pod, records FailedScheduling and puts the pod back after a backoff.
 - A pod that fits nowhere gets the FailedScheduling Warning event and the PodScheduled=False
   condition (reason Unschedulable, or SchedulerError for an error), patched into its status
-  as kube-scheduler's updatePod does, only when it changes.
+  as kube-scheduler's updatePod does, only when it changes, with the node preemption nominated.
+- DefaultPreemption's decisions are carried out as kube-scheduler's prepareCandidate does:
+  each victim gets the DisruptionTarget condition, is deleted gracefully and gets a Preempted
+  event; lower-priority pods nominated to the node lose their nomination.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
 from pinnace.clock import Randomness
 from pinnace.scheduler import schedule_one
-from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
+from pinnace.scheduler.config import Restricted, SchedulerConfiguration, build_profiles
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduler.preemption import Preemption
 from pinnace.scheduler.queue import POD_INITIAL_BACKOFF
 from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, ScheduleResult
 
@@ -41,7 +45,8 @@ log = logging.getLogger(__name__)
 
 PODS = catalog.by_resource("", "pods")
 NODES = catalog.by_resource("", "nodes")
-assert PODS is not None and NODES is not None
+PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
+assert PODS is not None and NODES is not None and PDBS is not None
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""
@@ -54,6 +59,7 @@ MAX_MESSAGE_LENGTH = 1024
 POD_SCHEDULED = "PodScheduled"
 UNSCHEDULABLE = "Unschedulable"
 SCHEDULER_ERROR = "SchedulerError"
+PREEMPTED = "Preempted"
 
 
 class Scheduler:
@@ -85,6 +91,7 @@ class Scheduler:
         self.nodes = self.factory.informer(NODES)
         self.pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
         self.nodes.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
+        self._connect_preemption()
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -137,6 +144,17 @@ class Scheduler:
     def _node_deleted(self, node: Object) -> None:
         self.core.delete_node(node["metadata"]["name"])
         self._wake.set()
+
+    def _connect_preemption(self) -> None:
+        """Give each preemption plugin its API side: this adapter carries out its decisions,
+        and a PodDisruptionBudget informer lists the budgets it must respect."""
+        for profile in self.core.profiles.values():
+            for plugin in profile.post_filter:
+                inner = plugin.plugin if isinstance(plugin, Restricted) else plugin
+                if hasattr(inner, "preempt") and hasattr(inner, "pod_disruption_budgets"):
+                    budgets = self.factory.informer(PDBS)
+                    inner.preempt = self._preempt
+                    inner.pod_disruption_budgets = budgets.list
 
     # --- results -----------------------------------------------------------------------------
 
@@ -215,6 +233,27 @@ class Scheduler:
                 e.message,
             )
 
+    def _preempt(self, decision: Preemption) -> None:
+        for victim in decision.victims:
+            self._spawn(self._evict_victim(decision, victim))
+        for nominated in decision.nominations_to_clear:
+            patch = {"status": {"nominatedNodeName": None}}
+            self._spawn(self._patch_status(nominated, patch))
+
+    async def _evict_victim(self, decision: Preemption, victim: PodInfo) -> None:
+        condition = decision.disruption_condition()
+        patch = status_patch(victim.pod, condition, None, self.clock.now_rfc3339())
+        if patch is not None:
+            await self._patch_status(victim, patch)
+        try:
+            await self.client.delete(PODS, victim.namespace, victim.name)
+        except StatusError as e:
+            if e.code != 404:
+                log.warning("could not preempt %s: %s", victim.key, e.message)
+            return
+        recorder = self.recorders[decision.preemptor.scheduler_name]
+        recorder.event(victim.pod, EVENT_TYPE_NORMAL, PREEMPTED, decision.victim_event_message())
+
     def _record(self, pod: PodInfo, event_type: str, reason: str, message: str) -> None:
         if len(message) > MAX_MESSAGE_LENGTH:
             message = message[: MAX_MESSAGE_LENGTH - 3] + "..."
@@ -238,7 +277,7 @@ def status_patch(
 ) -> Object | None:
     """The status patch kube-scheduler's updatePod sends: the PodScheduled condition (its
     lastTransitionTime kept when the status does not change) and status.nominatedNodeName
-    when one is set; None when the pod already says all that."""
+    when preemption nominated one ("" clears it); None when the pod already says all that."""
     status = pod.get("status") or {}
     current = next(
         (c for c in status.get("conditions") or () if c.get("type") == POD_SCHEDULED), None
@@ -249,10 +288,10 @@ def status_patch(
     changed = current is None or any(
         current.get(k) != condition[k] for k in ("status", "reason", "message")
     )
-    renominate = nominated is not None and status.get("nominatedNodeName") != nominated
+    renominate = nominated is not None and (status.get("nominatedNodeName") or "") != nominated
     if not changed and not renominate:
         return None
     patch: dict[str, Any] = {"status": {"conditions": [condition]}}
     if renominate:
-        patch["status"]["nominatedNodeName"] = nominated
+        patch["status"]["nominatedNodeName"] = nominated or None  # null clears it
     return patch

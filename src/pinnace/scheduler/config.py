@@ -24,6 +24,7 @@ import yaml
 from pinnace.scheduler.framework import Plugin, extension_points
 from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
 from pinnace.scheduler.plugins.default_binder import Binding
+from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME
 from pinnace.scheduler.profile import Profile
 
@@ -44,6 +45,8 @@ EXTENSION_POINTS = {
 UNSUPPORTED_POINTS = ("reserve", "permit", "preBind", "postBind")
 """Extension points of kube-scheduler the core has no plugins for (accepted when empty)."""
 
+OPTIONAL_IN_TREE: tuple[type, ...] = (DefaultPreemption,)
+"""In-tree plugins a profile may enable by name besides the default ones."""
 Bind = Callable[[Binding], object]
 _FIELD_MESSAGE = re.compile(r"^[\w.\[\]]+: ")
 """A plugin's argument error that starts with the field it is about."""
@@ -216,13 +219,14 @@ def build_profiles(config: SchedulerConfiguration, bind: Bind) -> list[Profile]:
 
 def _build(config: ProfileConfig, bind: Bind) -> Profile:
     defaults = {type(p).__name__: type(p) for p in default_plugins(bind)}
+    in_tree = {**defaults, **{cls.__name__: cls for cls in OPTIONAL_IN_TREE}}
     chosen = {name: _Choice(cls, DEFAULT_WEIGHTS.get(name, 1)) for name, cls in defaults.items()}
     path = f"{config.path}.plugins"
     multi = config.plugins.get(MULTI_POINT, PluginSet())
     for name in _named(multi.disabled, defaults):
         chosen.pop(name, None)
     for i, ref in enumerate(multi.enabled):
-        cls = _plugin_class(ref.name, defaults, f"{path}.{MULTI_POINT}.enabled[{i}].name")
+        cls = _plugin_class(ref.name, in_tree, f"{path}.{MULTI_POINT}.enabled[{i}].name")
         chosen[ref.name] = _Choice(cls, ref.weight or DEFAULT_WEIGHTS.get(ref.name, 1))
     for point, core_point in EXTENSION_POINTS.items():
         plugin_set = config.plugins.get(point)
@@ -232,7 +236,7 @@ def _build(config: ProfileConfig, bind: Bind) -> Profile:
             if name in chosen:
                 chosen[name].disabled.add(core_point)
         for i, ref in enumerate(plugin_set.enabled):
-            cls = _plugin_class(ref.name, defaults, f"{path}.{point}.enabled[{i}].name")
+            cls = _plugin_class(ref.name, in_tree, f"{path}.{point}.enabled[{i}].name")
             choice = chosen.setdefault(ref.name, _Choice(cls, 1, only=set()))
             choice.disabled.discard(core_point)
             choice.requested.add(core_point)
@@ -294,13 +298,13 @@ def _point_names(points: set[str]) -> str:
     return ", ".join(sorted(names[p] for p in points))
 
 
-def _plugin_class(name: str, defaults: Mapping[str, type], path: str) -> type:
-    if name in defaults:
-        return defaults[name]
+def _plugin_class(name: str, in_tree: Mapping[str, type], path: str) -> type:
+    if name in in_tree:
+        return in_tree[name]
     if ":" not in name:
         raise ConfigError(
             f'{path}: Invalid value: "{name}": no such plugin (in-tree plugins: '
-            f"{', '.join(defaults)}; your own: module:Class)"
+            f"{', '.join(in_tree)}; your own: module:Class)"
         )
     module_name, _, attr = name.partition(":")
     try:

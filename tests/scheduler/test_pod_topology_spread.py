@@ -343,3 +343,27 @@ def test_workload_selector_merges_services_and_the_controlling_replica_set() -> 
     assert str(workloads(p)) == "app=web,rev in (1)"
     # A pod nothing selects or controls has no workload selector, hence no default spreading.
     assert workloads(pod("lonely", {"z": "1"})).empty
+
+
+def test_pods_added_or_removed_by_preemption_update_a_clone_of_the_state() -> None:
+    # TestPreFilterStateAddPod / RemovePod in spirit: node-a holds 2 matching pods, the others
+    # 1 each, so with maxSkew 1 the pod fits anywhere but node-a.
+    spread = {"node-a": [F, F], "node-b": [F], "node-x": [F], "node-y": [F]}
+    table = table_of(ZONES, spread)
+    plugin, p = PodTopologySpread(), pod("p", F, hard(1, HOSTNAME))
+    state = CycleState()
+    assert plugin.pre_filter(state, p, table).is_success()
+    everywhere = np.ones(4, bool)
+    assert plugin.filter(state, p, table, everywhere).tolist() == [False, True, True, True]
+    victim = table.pods[0]["default/node-a-0"]
+    simulated = state.clone()
+    assert plugin.pre_filter_remove_pod(simulated, p, victim, table, 0).is_success()
+    assert plugin.filter(simulated, p, table, everywhere).tolist() == [True] * 4
+    # Adding a matching pod to node-b raises its count to 2: node-b no longer fits.
+    assert plugin.pre_filter_add_pod(simulated, p, pod("n", F), table, 1).is_success()
+    assert plugin.filter(simulated, p, table, everywhere).tolist() == [True, False, True, True]
+    # A pod of another namespace changes nothing; the original state is untouched.
+    stranger = PodInfo.from_pod({"metadata": {"name": "s", "namespace": "other", "labels": F}})
+    assert plugin.pre_filter_add_pod(simulated, p, stranger, table, 2).is_success()
+    assert plugin.filter(simulated, p, table, everywhere).tolist() == [True, False, True, True]
+    assert plugin.filter(state, p, table, everywhere).tolist() == [False, True, True, True]

@@ -115,20 +115,73 @@ def spread_constraints(
     return result
 
 
-@dataclass(frozen=True)
 class _Domains:
-    """One DoNotSchedule constraint's matching pods per domain code, for Filter."""
+    """One DoNotSchedule constraint's matching pods per domain code (a last slot, always 0,
+    for nodes without the key), which domains exist, and kube-scheduler's two "critical
+    paths": the domain with the fewest matching pods and one with at most the next fewest,
+    as a map iterated in code order would give them."""
 
-    constraint: SpreadConstraint
-    codes: np.ndarray  # per node
-    counts: np.ndarray  # per domain code, plus a last 0 slot for nodes without the key
-    min_match: int
-    self_match: int
+    def __init__(
+        self,
+        constraint: SpreadConstraint,
+        codes: np.ndarray,
+        counts: np.ndarray,
+        present: np.ndarray,
+        self_match: int,
+    ) -> None:
+        self.constraint, self.codes, self.self_match = constraint, codes, self_match
+        self.counts, self.present = counts, present
+        self.paths = [[-1, _MAX_INT32], [-1, _MAX_INT32]]
+        candidates = np.where(present, counts, _MAX_INT32)
+        for path in self.paths:
+            code = int(np.argmin(candidates))
+            if candidates[code] == _MAX_INT32:
+                break
+            path[:] = [code, int(candidates[code])]
+            candidates[code] = _MAX_INT32
+
+    def clone(self) -> _Domains:
+        copy = _Domains.__new__(_Domains)
+        copy.constraint, copy.codes, copy.self_match = self.constraint, self.codes, self.self_match
+        copy.counts, copy.present = self.counts.copy(), self.present.copy()
+        copy.paths = [list(path) for path in self.paths]
+        return copy
+
+    @property
+    def min_match(self) -> int:
+        """The global minimum, 0 while there are fewer domains than minDomains."""
+        if int(self.present.sum()) < self.constraint.min_domains:
+            return 0
+        return self.paths[0][1]
 
     def skew_ok(self, rows: np.ndarray | slice) -> np.ndarray:
         codes = self.codes[rows]
         skew = self.counts[codes] + self.self_match - self.min_match
         return (codes >= 0) & (skew <= self.constraint.max_skew)
+
+    def add(self, code: int, delta: int) -> None:
+        """criticalPaths.update after a pod is added to (1) or removed from (-1) a domain."""
+        self.counts[code] += delta
+        self.present[code] = True
+        num = int(self.counts[code])
+        first, second = self.paths
+        if code in (first[0], second[0]):
+            (first if code == first[0] else second)[1] = num
+            if first[1] > second[1]:
+                self.paths.reverse()
+        elif num < first[1]:
+            self.paths = [[code, num], first]
+        elif num < second[1]:
+            second[:] = [code, num]
+
+
+@dataclass(frozen=True)
+class _PreFilterState:
+    domains: tuple[_Domains, ...]
+    eligibility: _Eligibility
+
+    def clone(self) -> _PreFilterState:
+        return _PreFilterState(tuple(d.clone() for d in self.domains), self.eligibility)
 
 
 @dataclass(frozen=True)
@@ -207,36 +260,56 @@ class PodTopologySpread:
             rows = eligible.nodes(c)
             size = len(index.vocabulary(c.topology_key))
             eligible_codes = node_codes[rows]
-            in_domains = np.bincount(eligible_codes, minlength=size)
+            present = np.bincount(eligible_codes, minlength=size) > 0
             matching = index.matching_pods(pod.namespace, c.selector)
             counts = np.bincount(eligible_codes, weights=matching[rows], minlength=size)
-            counts = counts.astype(np.int64)
-            present = in_domains > 0
-            min_match = int(counts[present].min()) if present.any() else _MAX_INT32
-            if int(present.sum()) < c.min_domains:
-                min_match = 0
             domains.append(
                 _Domains(
                     c,
                     node_codes,
-                    np.append(counts, 0),
-                    min_match,
+                    np.append(counts.astype(np.int64), 0),
+                    np.append(present, False),
                     int(c.selector.matches(pod.labels)),
                 )
             )
-        state.write(_PRE_FILTER_KEY, domains)
+        state.write(_PRE_FILTER_KEY, _PreFilterState(tuple(domains), eligible))
+        return SUCCESS
+
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int
+    ) -> Status:
+        return self._update_with_pod(state, pod, added, i, 1)
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int
+    ) -> Status:
+        return self._update_with_pod(state, pod, removed, i, -1)
+
+    def _update_with_pod(
+        self, state: CycleState, pod: PodInfo, other: PodInfo, i: int, delta: int
+    ) -> Status:
+        """updateWithPod: `other`, in the pod's namespace, counts in node `i`'s domains of
+        the constraints whose selector matches it, where the node is eligible."""
+        s: _PreFilterState | None = state.data.get(_PRE_FILTER_KEY)
+        if s is None or other.namespace != pod.namespace:
+            return SUCCESS
+        if any(d.codes[i] < 0 for d in s.domains):
+            return SUCCESS
+        for d in s.domains:
+            if d.constraint.selector.matches(other.labels) and s.eligibility.nodes(d.constraint)[i]:
+                d.add(int(d.codes[i]), delta)
         return SUCCESS
 
     def filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
         result = feasible.copy()
-        for domains in state.read(_PRE_FILTER_KEY):
+        for domains in state.read(_PRE_FILTER_KEY).domains:
             result &= domains.skew_ok(slice(None))
         return result
 
     def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
-        for domains in state.read(_PRE_FILTER_KEY):
+        for domains in state.read(_PRE_FILTER_KEY).domains:
             if domains.codes[i] < 0:
                 return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
             if not domains.skew_ok(np.array([i]))[0]:

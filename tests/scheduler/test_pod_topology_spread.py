@@ -367,3 +367,122 @@ def test_pods_added_or_removed_by_preemption_update_a_clone_of_the_state() -> No
     assert plugin.pre_filter_add_pod(simulated, p, stranger, table, 2).is_success()
     assert plugin.filter(simulated, p, table, everywhere).tolist() == [True, False, True, True]
     assert plugin.filter(state, p, table, everywhere).tolist() == [False, True, True, True]
+
+
+def node_key(name: str, taints: list[dict[str, str]] = (), **labels: str) -> dict[str, Any]:
+    return node(name, taints, node=name, **labels)
+
+
+ABC = {"node-a": [F, F], "node-b": [F], "node-c": [F]}
+
+
+def test_more_scores_from_upstream() -> None:
+    four = [
+        host("node-a", zone="zone1"),
+        host("node-b", zone="zone1"),
+        host("node-x", zone="zone2"),
+        host("node-y", zone="zone2"),
+    ]
+    fb, b_ = {"foo": "", "bar": ""}, {"bar": ""}
+    # "two Constraints on zone and node, with different labelSelectors, some nodes have 0 pods"
+    spread = {"node-b": [b_], "node-x": [F], "node-y": [fb]}
+    p = pod("p", fb, soft(1, "zone"), soft(1, HOSTNAME, BAR))
+    assert scores(p, four, spread) == [100, 60, 40, 0]
+    # "..., 3 out of 4 nodes are candidates"
+    spread = {"node-a": [F], "node-b": [fb], "node-y": [F, b_]}
+    assert scores(p, four[:3], spread, four[3:]) == [50, 25, 100]
+    # "minDomains has no effect when ScheduleAnyway"
+    three = [node_key("node-a"), node_key("node-b"), node_key("node-c")]
+    spread = {"node-a": [F, F], "node-b": [F, F], "node-c": [F]}
+    p = pod("p", F, constraint(2, "node", "ScheduleAnyway", FOO, minDomains=10))
+    assert scores(p, three, spread) == [75, 75, 100]
+
+
+def test_scores_with_node_inclusion_policies() -> None:
+    three = [node_key("node-a", foo=""), node_key("node-b", foo=""), node_key("node-c")]
+    ignore = {"nodeAffinityPolicy": "Ignore"}
+    # "NodeAffinityPolicy honoed/ignored with labelSelectors"
+    p = pod("p", F, soft(1, "node"), nodeSelector={"foo": ""})
+    assert scores(p, three, ABC) == [0, 33, 100]
+    p = pod("p", F, constraint(1, "node", "ScheduleAnyway", FOO, **ignore), nodeSelector=F)
+    assert scores(p, three, ABC) == [66, 100, 100]
+    # "NodeAffinityPolicy honoed/ignored with nodeAffinity"
+    term = {"matchExpressions": [{"key": "foo", "operator": "In", "values": [""]}]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
+    assert scores(pod("p", F, soft(1, "node"), affinity=affinity), three, ABC) == [0, 33, 100]
+    p = pod("p", F, constraint(1, "node", "ScheduleAnyway", FOO, **ignore), affinity=affinity)
+    assert scores(p, three, ABC) == [66, 100, 100]
+    # "NodeTaintsPolicy honored/ignored"
+    taints = [{"key": "foo", "value": "", "effect": "NoSchedule"}]
+    tainted = [node_key("node-a"), node_key("node-b"), node_key("node-c", taints)]
+    p = pod("p", F, constraint(1, "node", "ScheduleAnyway", FOO, nodeTaintsPolicy="Honor"))
+    assert scores(p, tainted, ABC) == [0, 33, 100]
+    assert scores(pod("p", F, soft(1, "node")), tainted, ABC) == [66, 100, 100]
+
+
+def test_scores_with_match_label_keys() -> None:
+    four = [
+        host("node-a", zone="zone1"),
+        host("node-b", zone="zone1"),
+        host("node-c", zone="zone2"),
+        host("node-d", zone="zone2"),
+    ]
+    fb, b_ = {"foo": "", "bar": ""}, {"bar": ""}
+    # "matchLabelKeys ANDed with LabelSelector when LabelSelector is empty"
+    spread = {"node-a": [F], "node-b": [fb], "node-c": [F, b_]}
+    p = pod(
+        "p",
+        fb,
+        constraint(1, "zone", "ScheduleAnyway", {}, matchLabelKeys=["foo"]),
+        constraint(1, HOSTNAME, "ScheduleAnyway", {}, matchLabelKeys=["bar"]),
+    )
+    assert scores(p, four, spread) == [60, 20, 60, 100]
+    # "... when LabelSelector isn't empty"
+    fbz, bz = {"foo": "", "bar": "", "baz": ""}, {"bar": "", "baz": ""}
+    spread = {"node-a": [F], "node-b": [fbz], "node-c": [F, b_, bz]}
+    p = pod(
+        "p",
+        fbz,
+        soft(1, "zone"),
+        constraint(1, HOSTNAME, "ScheduleAnyway", BAR, matchLabelKeys=["baz"]),
+    )
+    assert scores(p, four, spread) == [60, 20, 60, 100]
+
+
+def test_scores_leave_out_other_namespaces_and_terminating_pods() -> None:
+    two = [host("node-a"), host("node-b")]
+    # "existing pods in a different namespace do not count"
+    table = table_of(two, {"node-a": [F], "node-b": [F, F]})
+    table.add_pod(
+        PodInfo.from_pod({"metadata": {"name": "o", "namespace": "ns1", "labels": F}}), "node-a"
+    )
+    plugin, p, state, nodes = (
+        PodTopologySpread(),
+        pod("p", F, soft(1, HOSTNAME)),
+        CycleState(),
+        np.arange(2),
+    )
+    assert plugin.pre_score(state, p, table, nodes).is_success()
+    assert plugin.normalize_score(state, p, plugin.score(state, p, table, nodes)).tolist() == [
+        100,
+        33,
+    ]
+    # "terminating Pods should be excluded"
+    table = table_of(two, {"node-b": [F]})
+    leaving = {
+        "name": "t",
+        "namespace": "default",
+        "labels": F,
+        "deletionTimestamp": "2024-01-01T00:00:00Z",
+    }
+    table.add_pod(PodInfo.from_pod({"metadata": leaving}), "node-a")
+    state = CycleState()
+    assert plugin.pre_score(state, p, table, nodes).is_success()
+    assert plugin.normalize_score(state, p, plugin.score(state, p, table, nodes)).tolist() == [
+        100,
+        0,
+    ]

@@ -4,14 +4,14 @@ to one of them that runs."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+
+from pinnace.cli.main import main
 
 BINDING = json.dumps(
     {
@@ -74,16 +74,13 @@ def test_pod_bound_with_a_binding_goes_running(cluster: Cluster) -> None:
     assert 'pods "web" not found' in missing.stderr
 
 
-def test_a_node_shape_that_is_not_a_quantity_is_refused() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "pinnace.cli.main", "up", "--nodes", "1", "--node-memory", "lots"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 2
-    assert "argument --node-memory: " in done.stderr
-    assert "Traceback" not in done.stderr
+def test_a_node_shape_that_is_not_a_quantity_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["up", "--nodes", "1", "--node-memory", "lots"])
+    assert exit.value.code == 2
+    error = capsys.readouterr().err
+    assert 'argument --node-memory: invalid quantity "lots"' in error
+    assert "Traceback" not in error
 
 
 def test_nodes_come_back_ready_after_a_restart_on_the_same_data(tmp_path: Path) -> None:

@@ -486,3 +486,30 @@ def test_scores_leave_out_other_namespaces_and_terminating_pods() -> None:
         100,
         0,
     ]
+
+
+def test_min_domains_end_to_end() -> None:
+    # test/integration/scheduler/filters: "pods spread across nodes as 2/2/1, maxSkew is 2, and
+    # the number of domains < minDomains, then the third node fits"
+    bound: list[Any] = []
+    with VirtualClock() as clock:
+        scheduler = Scheduler([default_profile(bound.append)], clock)
+        for i in range(4):
+            scheduler.add_node(node(f"node-{i}", node=f"node-{i}", zone=f"zone-{i // 2}"))
+        for name, node_name in [("1a", 1), ("1b", 1), ("2a", 2), ("2b", 2), ("3", 3)]:
+            existing = pod(f"p{name}", F).pod
+            existing["spec"]["nodeName"] = f"node-{node_name}"
+            scheduler.add_pod(existing)
+        not_node_0 = {
+            "matchExpressions": [{"key": "node", "operator": "NotIn", "values": ["node-0"]}]
+        }
+        affinity = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [not_node_0]
+                }
+            }
+        }
+        scheduler.add_pod(pod("p", F, hard(2, "node", minDomains=4), affinity=affinity).pod)
+        (result,) = scheduler.schedule_pending()
+    assert result.node_name == "node-3"

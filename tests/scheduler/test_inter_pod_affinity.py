@@ -14,6 +14,7 @@ import pytest
 from pinnace.clock import VirtualClock
 from pinnace.scheduler import CycleState, NodeTable, PodInfo, Scheduler
 from pinnace.scheduler.framework import Code
+from pinnace.scheduler.nominator import add_pod, remove_pod, run_filter_on_node
 from pinnace.scheduler.plugins import InterPodAffinity, default_profile
 from pinnace.scheduler.plugins.pod_affinity_terms import matches_all, merged, pod_affinity_terms
 
@@ -839,3 +840,24 @@ def test_random_clusters_agree_with_the_reference(seed: int) -> None:
                 incoming, table, namespaces
             )
             assert scores(incoming, table, plugin) == reference_scores(incoming, table, namespaces)
+
+
+def test_pre_filter_extensions_follow_pods_added_and_removed() -> None:
+    """As filtering_test.go's TestPreFilterStateAddRemovePod: preemption and nominated pods
+    add and remove pods after PreFilter; a clone of the state keeps its own counts."""
+    profile = default_profile(lambda binding: None)
+    table = cluster([node("n1", zone="z1"), node("n2", zone="z2")], [])
+    incoming = pod({"app": "web"}, required(ANTI_AFFINITY, term("zone", expr("app", "In", "web"))))
+    state = CycleState()
+    assert profile.run_pre_filter(state, incoming, table).is_success()
+    simulated = state.clone()
+    web = pod({"app": "web"}, node_name="n1")
+    assert add_pod(profile, simulated, incoming, table, 0, web).is_success()
+    assert run_filter_on_node(profile, simulated, incoming, table, 0).message == ANTI_AFFINITY_RULES
+    assert run_filter_on_node(profile, state, incoming, table, 0).is_success()
+    assert remove_pod(profile, simulated, incoming, table, 0, web).is_success()
+    assert run_filter_on_node(profile, simulated, incoming, table, 0).is_success()
+    guard = pod({}, required(ANTI_AFFINITY, term("zone", expr("app", "In", "web"))), "n2")
+    assert add_pod(profile, simulated, incoming, table, 1, guard).is_success()
+    status = run_filter_on_node(profile, simulated, incoming, table, 1)
+    assert (status.plugin, status.message) == ("InterPodAffinity", EXISTING_ANTI_AFFINITY)

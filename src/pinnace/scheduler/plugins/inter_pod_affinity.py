@@ -133,21 +133,45 @@ class InterPodAffinity:
     # PreFilter and Filter.
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         try:
-            terms = pod_affinity_terms(pod)
+            rejections = self._rejections(pod, table)
         except SelectorError as e:
             return unresolvable(f"parsing pod: {e}")
+        if rejections is None:
+            return SKIP
+        state.write(_PRE_FILTER_KEY, rejections)
+        return SUCCESS
+
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int
+    ) -> Status:
+        """PreFilterExtensions.AddPod: `added` is already on row `i` of the table; the counts
+        are taken again from it (what updateWithPod's increments come to)."""
+        return self._recount(state, pod, table)
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int
+    ) -> Status:
+        return self._recount(state, pod, table)
+
+    def _recount(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
+        rejections = self._rejections(pod, table) or _Rejections(None, None, None)
+        state.write(_PRE_FILTER_KEY, rejections)  # a new object: clones share the old one
+        return SUCCESS
+
+    def _rejections(self, pod: PodInfo, table: NodeTable) -> _Rejections | None:
+        """What each rule rejects, or None when there is nothing to check (PreFilter's Skip).
+        Raises SelectorError for a term that cannot be parsed."""
+        terms = pod_affinity_terms(pod)
         self._prepare(table)
         terms = merged(terms, self.namespace_labels)
         existing = self._existing_anti_affinity(pod, table)
         if existing is None and not terms.required_affinity and not terms.required_anti_affinity:
-            return SKIP
-        rejections = _Rejections(
+            return None
+        return _Rejections(
             self._affinity_rejections(pod, terms.required_affinity, table),
             self._anti_affinity_rejections(terms.required_anti_affinity, table),
             existing,
         )
-        state.write(_PRE_FILTER_KEY, rejections)
-        return SUCCESS
 
     def filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray

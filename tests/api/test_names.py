@@ -1,5 +1,7 @@
 """Name and key format checks, with vectors from apimachinery's validation_test.go."""
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -267,3 +269,16 @@ def test_percent_rejects(value: str) -> None:
         "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%', "
         " or '93%', regex used for validation is '[0-9]+%')"
     ]
+
+
+@pytest.mark.parametrize(
+    "check", [is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value]
+)
+def test_a_repeated_check_gives_the_same_answer_in_a_list_of_its_own(
+    check: Callable[[str], list[str]],
+) -> None:
+    first = check("Not_Valid/a/b")
+    first.append("changed by the caller")
+    again = check("Not_Valid/a/b")
+    assert again == first[:-1]
+    assert again

@@ -135,3 +135,16 @@ def test_a_create_records_the_same_entry_as_an_update_from_nothing(subresource: 
     general = track_update(None, sent, manager="m", subresource=subresource, now="t")
     mine = [e for e in general["metadata"]["managedFields"] if e.get("manager") == "m"]
     assert json.dumps(plain["metadata"]["managedFields"]) == json.dumps(mine)
+
+
+def test_tracking_leaves_the_objects_it_is_given_as_they_were() -> None:
+    old = track_update(None, deployment(), manager="m", now="t")
+    snapshot = json.dumps(old)
+    new = json.loads(snapshot)
+    new["spec"]["replicas"] = 3
+    sent = json.dumps(new)
+    updated = track_update(old, new, manager="n", now="u")
+    assert json.dumps(old) == snapshot
+    assert json.dumps(new) == sent
+    assert updated["metadata"] is not new["metadata"]
+    assert [e["manager"] for e in updated["metadata"]["managedFields"]] == ["m", "n"]

@@ -180,3 +180,44 @@ def test_a_bad_scheduler_config_is_refused_naming_the_field(tmp_path: Path) -> N
         'Invalid value: "NoSuchPlugin": no such plugin'
     )
     assert "Traceback" not in done.stderr
+
+
+CUSTOM_PLUGIN = """
+from pinnace.scheduler import NodePlugin, Status
+from pinnace.scheduler.framework import unschedulable
+
+
+class Quarantine(NodePlugin):
+    name = "Quarantine"
+
+    def filter_node(self, state, pod, node):
+        if "quarantine" in node.labels:
+            return unschedulable("node(s) are in quarantine")
+        return Status()
+"""
+
+
+def test_a_python_plugin_beside_the_config_file_decides(tmp_path: Path) -> None:
+    (tmp_path / "lab_plugins.py").write_text(CUSTOM_PLUGIN)
+    config = tmp_path / "scheduler.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n"
+        "      - name: lab_plugins:Quarantine\n"
+    )
+    running = launch(tmp_path, flags=("--scheduler-config", str(config)))
+    try:
+        running.ok("apply", "-f", "-", stdin="---\n".join(NODES.format(i=i) for i in (1, 2)))
+        running.ok("label", "node", "worker-1", "quarantine=yes")
+        running.ok("label", "node", "worker-2", "quarantine=yes")
+        running.ok("apply", "-f", "-", stdin=POD.format(name="careful", cpu="100m"))
+        assert eventually(lambda: events_of(running, "careful")) == [
+            ("Warning", "FailedScheduling", "0/2 nodes are available: 2 node(s) are in quarantine.")
+        ]
+        running.ok("label", "node", "worker-2", "quarantine-")
+        node = eventually(
+            lambda: running.ok("get", "pod", "careful", "-o", "jsonpath={.spec.nodeName}")
+        )
+        assert node == "worker-2"
+    finally:
+        stop(running)

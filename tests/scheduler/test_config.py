@@ -4,6 +4,7 @@ one's own by import path, and errors that name the field."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,6 +165,21 @@ def test_a_plugin_of_ones_own_by_import_path(custom_module: str) -> None:
         core.add_pod({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": []}})
         (result,) = core.schedule_pending()
     assert result.node_name == "gold"
+
+
+def test_plugins_next_to_the_configuration_file_are_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "beside.py").write_text(PER_NODE_PLUGIN)
+    path = tmp_path / "scheduler.yaml"
+    path.write_text(
+        HEADER + "profiles:\n- plugins:\n    score:\n      enabled:\n"
+        "      - name: beside:PreferLabelled\n"
+    )
+    (built,) = build_profiles(load_file(str(path)), lambda binding: None)
+    assert ("PreferLabelled", 1) in [(p.name, w) for p, w in built.score]
+    assert "PreferLabelled" not in names(built.filter)  # enabled at score only
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +83,7 @@ class ProfileConfig:
 class SchedulerConfiguration:
     profiles: list[ProfileConfig] = field(default_factory=lambda: [ProfileConfig()])
     percentage_of_nodes_to_score: int = 0  # 0: adaptive, as kube-scheduler's default
+    plugin_dir: str = ""  # where plugins named module:Class are looked for first
 
     @property
     def scheduler_names(self) -> list[str]:
@@ -95,6 +98,7 @@ def load_file(path: str) -> SchedulerConfiguration:
     except OSError as e:
         raise ConfigError(f"{path}: {e.strerror}") from None
     config = parse(text)
+    config.plugin_dir = os.path.dirname(os.path.abspath(path))
     build_profiles(config, lambda binding: None)  # plugins import and take their arguments
     return config
 
@@ -207,6 +211,8 @@ def _percentage(raw: Mapping[str, Any], key: str, path: str = "") -> int | None:
 
 def build_profiles(config: SchedulerConfiguration, bind: Bind) -> list[Profile]:
     """One `Profile` per configured profile; `bind` is the DefaultBinder's callback."""
+    if config.plugin_dir and config.plugin_dir not in sys.path:
+        sys.path.insert(0, config.plugin_dir)  # the user's plugins may import their siblings
     profiles = [_build(p, bind) for p in config.profiles]
     sorts = {type(p.queue_sort) for p in profiles}
     if len(sorts) > 1:

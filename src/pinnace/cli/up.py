@@ -265,7 +265,8 @@ async def serve(options: UpOptions) -> None:
     server.log_source = pool.read_log
     scheduler = None
     if options.scheduler:
-        run_scheduler = Scheduler(LocalClient(server), options.scheduler_config).run()
+        tie_breaks = Randomness()  # kube-scheduler picks among equal nodes at random
+        run_scheduler = Scheduler(LocalClient(server), options.scheduler_config, tie_breaks).run()
         scheduler = asyncio.create_task(run_scheduler)
     app = APIApp(server, server_address=f"{host}:{port}")
     config = uvicorn.Config(

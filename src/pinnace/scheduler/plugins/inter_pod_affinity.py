@@ -22,8 +22,9 @@ identical terms are matched against the incoming pod once.
 
 Namespace selectors need the namespaces' labels: set `namespace_labels` (or pass it to the
 constructor) to a mapping from namespace name to its labels, kept current by the adapter from a
-namespace informer. It is read on every cycle; an unknown namespace has no labels, as in
-kube-scheduler.
+namespace informer (the API adapter's job: find the plugin in each profile and assign it, as it
+does for DefaultPreemption's callbacks). It is read on every cycle; an unknown namespace has no
+labels, as in kube-scheduler.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
     "node(s) didn't satisfy existing pods anti-affinity rules"
 )
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+MAX_HARD_POD_AFFINITY_WEIGHT = 100
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 
@@ -115,10 +117,10 @@ class InterPodAffinity:
         self.hard_pod_affinity_weight = (
             DEFAULT_HARD_POD_AFFINITY_WEIGHT if weight is None else int(weight)
         )
-        if not 0 <= self.hard_pod_affinity_weight <= MAX_NODE_SCORE:
+        if not 0 <= self.hard_pod_affinity_weight <= MAX_HARD_POD_AFFINITY_WEIGHT:
             raise ValueError(
                 f"hardPodAffinityWeight: Invalid value: {self.hard_pod_affinity_weight}: "
-                f"not in valid range [0, {MAX_NODE_SCORE}]"
+                f"not in valid range [0, {MAX_HARD_POD_AFFINITY_WEIGHT}]"
             )
         self.ignore_preferred_terms_of_existing_pods = bool(
             args.get("ignorePreferredTermsOfExistingPods", False)

@@ -49,3 +49,36 @@ def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> N
         cluster.run(pool.stop())
     finally:
         cluster.close()
+
+
+def test_a_labelled_node_created_through_the_api_is_adopted_and_its_deletion_ends_it() -> None:
+    cluster = Cluster()
+    try:
+        pool = NodeAgentPool(cluster.client, [])
+        cluster.run(pool.start())
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "edge", "labels": {"pinnace.dev/simulated": "true", "zone": "a"}},
+            "status": {"capacity": {"cpu": "3", "memory": "1Gi", "pods": "4"}},
+        }
+        cluster.run(cluster.client.create(NODES, "", node))
+        cluster.run(cluster.client.create(PODS, "default", pod("early", node="edge")))
+        cluster.run(asyncio.sleep(1))
+        adopted = cluster.run(cluster.client.get(NODES, "", "edge"))
+        assert adopted["metadata"]["labels"]["zone"] == "a"
+        assert adopted["status"]["allocatable"] == {"cpu": "3", "memory": "924Mi", "pods": "4"}
+        assert adopted["status"]["conditions"][-1]["status"] == "True"
+        assert cluster.run(cluster.client.get(PODS, "default", "early"))["status"]["phase"] == (
+            "Running"
+        )
+        cluster.run(asyncio.sleep(20))
+        renewed = cluster.run(cluster.client.get(LEASES, "kube-node-lease", "edge"))
+        cluster.run(cluster.client.delete(NODES, "", "edge"))
+        cluster.run(asyncio.sleep(30))
+        assert "edge" not in pool.agents
+        still = cluster.run(cluster.client.get(LEASES, "kube-node-lease", "edge"))
+        assert still["spec"]["renewTime"] == renewed["spec"]["renewTime"]
+        cluster.run(pool.stop())
+    finally:
+        cluster.close()

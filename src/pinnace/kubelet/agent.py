@@ -191,6 +191,14 @@ class NodeAgent:
             self._release(uid)
             worker.forget()
 
+    def shut_down(self) -> None:
+        """The node is gone: drop every pod's containers (no API writes)."""
+        for worker in self.workers.values():
+            worker.forget()
+        self.workers.clear()
+        self._demands.clear()
+        self.usage = NodeUsage()
+
     def _release(self, uid: str) -> None:
         """The pod no longer holds node resources (finished, or gone)."""
         demand = self._demands.pop(uid, None)

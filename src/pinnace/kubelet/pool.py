@@ -1,5 +1,10 @@
 """NodeAgentPool: thousands of simulated nodes in one process, as KWOK runs them.
 
+The pool runs the nodes it is configured with, and adopts any Node created through the API
+with the label `pinnace.dev/simulated: "true"`: its capacity (status.capacity, or the default
+shape) becomes the simulated node's, and its agent takes it over as a restarted kubelet would.
+Deleting a simulated Node ends its agent.
+
 The agents share one pod informer (every pod bound to a node, routed by spec.nodeName) and one
 node informer (the nodes labelled as simulated) instead of a watch stream each, and one
 heartbeat wheel: the renew interval (10 s) is cut into slots, each agent has a slot, and every
@@ -15,11 +20,12 @@ import logging
 from collections.abc import Iterable
 
 from pinnace.api import status
+from pinnace.api.status import StatusError
 from pinnace.apiserver.logs import LogOptions
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client, Informer
 from pinnace.kubelet.agent import NODES, PODS, NodeAgent
-from pinnace.kubelet.config import SIMULATED_LABEL, NodeConfig
+from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +44,10 @@ class NodeAgentPool:
         for i, agent in enumerate(self.agents.values()):
             self._slots[i % len(self._slots)].append(agent)
         intervals = [a.config.lease_renew_interval for a in self.agents.values()]
-        self.interval = min(intervals, default=10.0)
+        self.interval = min(intervals, default=NodeConfig("").lease_renew_interval)
+        self._next_index = max((a.config.index for a in self.agents.values()), default=0) + 1
+        self._adopting: dict[str, asyncio.Task[None]] = {}
+        self._pods_started = False
         self._pods = Informer(client, PODS, field_selector="spec.nodeName!=")
         self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true")
         self._wheel: asyncio.Task[None] | None = None
@@ -48,21 +57,28 @@ class NodeAgentPool:
     async def start(self) -> None:
         """Register every node, then follow pods and nodes and start the heartbeat wheel."""
         agents = list(self.agents.values())
-        if not agents:
-            return
         for i in range(0, len(agents), REGISTRATION_BATCH):
             await asyncio.gather(*(a.register() for a in agents[i : i + REGISTRATION_BATCH]))
-        self._nodes.add_event_handler(self._node, lambda _, new: self._node(new))
+        self._nodes.add_event_handler(self._node, self._node_updated, self._node_deleted)
         self._pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
+        if self.agents:
+            await self._follow_pods()
         self._nodes.start()
-        self._pods.start()
         await self._nodes.wait_for_sync()
-        await self._pods.wait_for_sync()
         self._wheel = self.clock.loop.create_task(self._turn())
+
+    async def _follow_pods(self) -> None:
+        """Watch the bound pods once the pool has a node (it may never have one)."""
+        if not self._pods_started:
+            self._pods_started = True
+            self._pods.start()
+        await self._pods.wait_for_sync()
 
     async def stop(self) -> None:
         self._pods.stop()
         self._nodes.stop()
+        for task in self._adopting.values():
+            task.cancel()
         if self._wheel is not None:
             self._wheel.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -83,17 +99,56 @@ class NodeAgentPool:
         while True:
             tick += 1
             await asyncio.sleep(max(start + tick * step - self.clock.monotonic(), 0.0))
-            for agent in self._slots[tick % len(self._slots)]:
-                await agent.heartbeat()
+            for agent in list(self._slots[tick % len(self._slots)]):
+                if self.agents.get(agent.name) is not agent:
+                    continue  # its Node was deleted meanwhile
+                try:
+                    await agent.heartbeat()
+                except Exception:  # one node's bug must not stop every node's heartbeat
+                    log.exception("node %s: heartbeat failed", agent.name)
                 self.renewals += 1
 
     def _agent_of(self, pod: Object) -> NodeAgent | None:
         return self.agents.get((pod.get("spec") or {}).get("nodeName", ""))
 
     def _node(self, node: Object) -> None:
-        agent = self.agents.get(node["metadata"]["name"])
+        name = node["metadata"]["name"]
+        agent = self.agents.get(name)
         if agent is not None:
             agent.node_changed(node)
+        elif name not in self._adopting and not node["metadata"].get("deletionTimestamp"):
+            task = self.clock.loop.create_task(self._adopt(node))
+            self._adopting[name] = task
+            task.add_done_callback(lambda _: self._adopting.pop(name, None))
+
+    async def _adopt(self, node: Object) -> None:
+        """Run an agent for a labelled Node someone else created."""
+        config = adopted_config(node, self._next_index)
+        self._next_index += 1
+        agent = NodeAgent(self.client, config)
+        try:
+            await agent.register()
+        except StatusError as e:
+            log.warning("node %s: not adopted: %s", config.name, e.message)
+            return
+        self.agents[config.name] = agent
+        min(self._slots, key=len).append(agent)
+        await self._follow_pods()
+        for pod in self._pods.list():
+            if (pod.get("spec") or {}).get("nodeName") == config.name:
+                agent.pod_added(pod)
+
+    def _node_updated(self, old: Object, new: Object) -> None:
+        self._node(new)
+
+    def _node_deleted(self, node: Object) -> None:
+        agent = self.agents.pop(node["metadata"]["name"], None)
+        if agent is None:
+            return
+        for slot in self._slots:
+            if agent in slot:
+                slot.remove(agent)
+        agent.shut_down()
 
     def _pod_added(self, pod: Object) -> None:
         agent = self._agent_of(pod)
@@ -109,3 +164,10 @@ class NodeAgentPool:
         agent = self._agent_of(pod)
         if agent is not None:
             agent.pod_deleted(pod)
+
+
+def adopted_config(node: Object, index: int) -> NodeConfig:
+    """The simulated shape of a Node created through the API: its status.capacity, or the
+    default shape when it has none."""
+    capacity = (node.get("status") or {}).get("capacity") or DEFAULT_CAPACITY
+    return NodeConfig(name=node["metadata"]["name"], index=index, capacity=dict(capacity))

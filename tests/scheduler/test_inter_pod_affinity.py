@@ -13,6 +13,7 @@ import pytest
 
 from pinnace.clock import VirtualClock
 from pinnace.scheduler import CycleState, NodeTable, PodInfo, Scheduler
+from pinnace.scheduler.config import ConfigError, build_profiles, parse
 from pinnace.scheduler.framework import Code
 from pinnace.scheduler.nominator import add_pod, remove_pod, run_filter_on_node
 from pinnace.scheduler.plugins import InterPodAffinity, default_profile
@@ -861,3 +862,24 @@ def test_pre_filter_extensions_follow_pods_added_and_removed() -> None:
     assert add_pod(profile, simulated, incoming, table, 1, guard).is_success()
     status = run_filter_on_node(profile, simulated, incoming, table, 1)
     assert (status.plugin, status.message) == ("InterPodAffinity", EXISTING_ANTI_AFFINITY)
+
+
+def test_plugin_config_args_reach_the_plugin() -> None:
+    config = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: InterPodAffinity
+    args:
+      hardPodAffinityWeight: {weight}
+"""
+    (profile,) = build_profiles(parse(config.format(weight=7)), lambda binding: None)
+    (plugin,) = [p for p in profile.plugins if p.name == "InterPodAffinity"]
+    assert plugin.hard_pod_affinity_weight == 7
+    with pytest.raises(ConfigError) as e:
+        build_profiles(parse(config.format(weight=101)), lambda binding: None)
+    assert str(e.value) == (
+        "profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 101: "
+        "not in valid range [0, 100]"
+    )

@@ -124,7 +124,8 @@ def pod_phase(
             if not c.waiting[0] and c.succeeded:
                 succeeded += 1
     if terminal:
-        return SUCCEEDED if stopped == succeeded else FAILED
+        # A container that never started cannot have succeeded.
+        return SUCCEEDED if stopped == succeeded and not waiting else FAILED
     if waiting:
         return PENDING
     if running:

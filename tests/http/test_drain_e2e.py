@@ -1,0 +1,51 @@
+"""kubectl drain as a real user runs it, against `pinnace up --nodes 2`: the scheduler places
+the pods, node agents run them, and a drain evicts gracefully (no --grace-period=0): the node
+agent stops the containers and the pods go, the node stays cordoned, new pods avoid it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from tests.http.conftest import Cluster, launch, stop
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-up-nodes"), flags=("--nodes", "2"))
+    yield running
+    stop(running)
+
+
+def node_of(cluster: Cluster, pod: str) -> str:
+    return cluster.ok("get", "pod", pod, "-o", "jsonpath={.spec.nodeName}")
+
+
+def test_drain_moves_work_off_a_node(nodes: Cluster) -> None:
+    for pod in ("first", "second"):
+        nodes.ok("run", pod, "--image=nginx:1.27")
+    nodes.ok("wait", "--for=condition=Ready", "pod/first", "pod/second", "--timeout=30s")
+    drained = node_of(nodes, "first")
+    # Bare pods need --force; the eviction keeps each pod's 30 s grace period, which the node
+    # agent cuts short once its containers have stopped.
+    done = nodes.kubectl("drain", drained, "--ignore-daemonsets", "--force", "--timeout=60s")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"node/{drained} cordoned"
+    assert "pod/first evicted" in lines
+    assert lines[-1] == f"node/{drained} drained"
+    assert "Warning: deleting Pods that declare no controller: default/first" in done.stderr
+    on_drained = nodes.ok(
+        "get", "pods", "-o", "name", "--field-selector", f"spec.nodeName={drained}"
+    )
+    assert on_drained == ""
+    assert "first" not in nodes.ok("get", "pods", "-o", "name")
+    status = nodes.ok("get", "node", drained).splitlines()[1].split()[1]
+    assert status == "Ready,SchedulingDisabled"
+    killing = nodes.ok(
+        "get", "events", "--field-selector", "involvedObject.name=first,reason=Killing"
+    )
+    assert "Stopping container first" in killing
+    nodes.ok("run", "third", "--image=nginx:1.27")
+    nodes.ok("wait", "--for=condition=Ready", "pod/third", "--timeout=30s")
+    assert node_of(nodes, "third") != drained

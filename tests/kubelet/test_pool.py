@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.client.conftest import Cluster
+from tests.client.conftest import CONFIG_MAPS, Cluster, config_map
 from tests.kubelet.conftest import LEASES, NODES, PODS, pod
 
 from pinnace.apiserver.logs import LogOptions, read_log
@@ -79,6 +79,28 @@ def test_a_labelled_node_created_through_the_api_is_adopted_and_its_deletion_end
         assert "edge" not in pool.agents
         still = cluster.run(cluster.client.get(LEASES, "kube-node-lease", "edge"))
         assert still["spec"]["renewTime"] == renewed["spec"]["renewTime"]
+        cluster.run(pool.stop())
+    finally:
+        cluster.close()
+
+
+def test_pool_nodes_start_containers_once_their_config_map_appears() -> None:
+    cluster = Cluster()
+    try:
+        pool = NodeAgentPool(cluster.client, node_configs(3))
+        cluster.run(pool.start())
+        body = pod("app", node="pinnace-node-3")
+        body["spec"]["containers"][0]["envFrom"] = [{"configMapRef": {"name": "settings"}}]
+        cluster.run(cluster.client.create(PODS, "default", body))
+        cluster.run(asyncio.sleep(1))
+        app = cluster.run(cluster.client.get(PODS, "default", "app"))["status"]
+        assert app["containerStatuses"][0]["state"]["waiting"]["reason"] == (
+            "CreateContainerConfigError"
+        )
+        cluster.run(cluster.client.create(CONFIG_MAPS, "default", config_map("settings", a="1")))
+        cluster.run(asyncio.sleep(1))
+        app = cluster.run(cluster.client.get(PODS, "default", "app"))["status"]
+        assert app["phase"] == "Running"
         cluster.run(pool.stop())
     finally:
         cluster.close()

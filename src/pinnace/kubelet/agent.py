@@ -25,6 +25,7 @@ from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import NODE_LEASE_NAMESPACE, NodeConfig
+from pinnace.kubelet.configmaps import ConfigMapLookup, config_error, referenced_config_maps
 from pinnace.kubelet.node_status import lease_object, node_object, node_status, static_status
 from pinnace.kubelet.pod_status import TERMINAL_PHASES
 from pinnace.kubelet.runtime import ContainerRuntime, SimulatedRuntime
@@ -42,6 +43,7 @@ def _kind(group: str, plural: str) -> Any:
 
 
 PODS = _kind("", "pods")
+CONFIG_MAPS = _kind("", "configmaps")
 NODES = _kind("", "nodes")
 LEASES = _kind("coordination.k8s.io", "leases")
 
@@ -69,6 +71,10 @@ class NodeAgent:
         self.usage = NodeUsage()
         """What the admitted pods that have not finished hold."""
         self._demands: dict[str, PodDemand] = {}
+        self.config_maps: ConfigMapLookup = _no_config_maps
+        """Where ConfigMaps are looked up (an informer's cache), set by whoever runs this."""
+        self.config_blocked: dict[str, PodWorker] = {}
+        """Workers with a container waiting for a ConfigMap, by pod uid."""
         self._rejected: set[str] = set()
         self._dirty: set[str] = set()
         self._writers: dict[str, asyncio.Task[None]] = {}
@@ -189,6 +195,7 @@ class NodeAgent:
         worker = self.workers.pop(uid, None)
         if worker is not None:
             self._release(uid)
+            self.config_blocked.pop(uid, None)
             worker.forget()
 
     def shut_down(self) -> None:
@@ -196,6 +203,7 @@ class NodeAgent:
         for worker in self.workers.values():
             worker.forget()
         self.workers.clear()
+        self.config_blocked.clear()
         self._demands.clear()
         self.usage = NodeUsage()
 
@@ -232,7 +240,27 @@ class NodeAgent:
     def release_pod_ip(self, ip: str) -> None:
         self._free_ips.append(ip)
 
+    def container_config_error(self, pod: Mapping[str, Any], container: str) -> str | None:
+        spec = pod.get("spec") or {}
+        for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
+            if c.get("name") == container:
+                return config_error(pod["metadata"]["namespace"], c, self.config_maps)
+        return None
+
+    def config_map_changed(self, config_map: Object) -> None:
+        """Retry the containers that wait for this ConfigMap."""
+        m = config_map["metadata"]
+        for worker in list(self.config_blocked.values()):
+            if worker.namespace == m.get("namespace") and m.get("name") in (
+                referenced_config_maps(worker.pod)
+            ):
+                worker.sync()
+
     def status_changed(self, worker: PodWorker) -> None:
+        if worker.config_blocked and not worker.terminating:
+            self.config_blocked[worker.uid] = worker
+        else:
+            self.config_blocked.pop(worker.uid, None)
         if worker.finished:
             self._release(worker.uid)
         self._dirty.add(worker.uid)
@@ -322,17 +350,28 @@ class NodeAgent:
         await self.register()
         nodes = Informer(self.client, NODES, field_selector=f"metadata.name={self.name}")
         nodes.add_event_handler(self.node_changed, lambda _, new: self.node_changed(new))
+        config_maps = Informer(self.client, CONFIG_MAPS)
+        config_maps.add_event_handler(
+            self.config_map_changed, lambda _, new: self.config_map_changed(new)
+        )
+        self.config_maps = config_maps.get
         pods = Informer(self.client, PODS, field_selector=f"spec.nodeName={self.name}")
         pods.add_event_handler(self.pod_added, self.pod_updated, self.pod_deleted)
-        nodes.start()
-        pods.start()
+        informers = (nodes, config_maps, pods)
+        for informer in informers:
+            informer.start()
+        await config_maps.wait_for_sync()
         try:
             while True:
                 await self.clock.sleep(self.config.lease_renew_interval)
                 await self.heartbeat()
         finally:
-            nodes.stop()
-            pods.stop()
+            for informer in informers:
+                informer.stop()
+
+
+def _no_config_maps(namespace: str, name: str) -> None:
+    return None
 
 
 def _same_status(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:

@@ -24,7 +24,7 @@ from pinnace.api.status import StatusError
 from pinnace.apiserver.logs import LogOptions
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client, Informer
-from pinnace.kubelet.agent import NODES, PODS, NodeAgent
+from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ class NodeAgentPool:
         self._next_index = max((a.config.index for a in self.agents.values()), default=0) + 1
         self._adopting: dict[str, asyncio.Task[None]] = {}
         self._pods_started = False
+        self._config_maps = Informer(client, CONFIG_MAPS)
         self._pods = Informer(client, PODS, field_selector="spec.nodeName!=")
         self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true")
         self._wheel: asyncio.Task[None] | None = None
@@ -61,6 +62,11 @@ class NodeAgentPool:
             await asyncio.gather(*(a.register() for a in agents[i : i + REGISTRATION_BATCH]))
         self._nodes.add_event_handler(self._node, self._node_updated, self._node_deleted)
         self._pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
+        self._config_maps.add_event_handler(
+            self._config_map_changed, lambda _, new: self._config_map_changed(new)
+        )
+        for agent in self.agents.values():
+            agent.config_maps = self._config_maps.get
         if self.agents:
             await self._follow_pods()
         self._nodes.start()
@@ -71,11 +77,14 @@ class NodeAgentPool:
         """Watch the bound pods once the pool has a node (it may never have one)."""
         if not self._pods_started:
             self._pods_started = True
+            self._config_maps.start()
+            await self._config_maps.wait_for_sync()
             self._pods.start()
         await self._pods.wait_for_sync()
 
     async def stop(self) -> None:
         self._pods.stop()
+        self._config_maps.stop()
         self._nodes.stop()
         for task in self._adopting.values():
             task.cancel()
@@ -126,6 +135,7 @@ class NodeAgentPool:
         config = adopted_config(node, self._next_index)
         self._next_index += 1
         agent = NodeAgent(self.client, config)
+        agent.config_maps = self._config_maps.get
         try:
             await agent.register()
         except StatusError as e:
@@ -137,6 +147,11 @@ class NodeAgentPool:
         for pod in self._pods.list():
             if (pod.get("spec") or {}).get("nodeName") == config.name:
                 agent.pod_added(pod)
+
+    def _config_map_changed(self, config_map: Object) -> None:
+        for agent in self.agents.values():
+            if agent.config_blocked:
+                agent.config_map_changed(config_map)
 
     def _node_updated(self, old: Object, new: Object) -> None:
         self._node(new)

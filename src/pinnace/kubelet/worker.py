@@ -47,6 +47,9 @@ class PodHost(Protocol):
 
     def release_pod_ip(self, ip: str) -> None: ...
 
+    def container_config_error(self, pod: Mapping[str, Any], container: str) -> str | None:
+        """Why the container cannot be created yet (a missing ConfigMap), or None."""
+
     def status_changed(self, worker: PodWorker) -> None:
         """The worker's status() changed: write it (and delete the pod once terminated)."""
 
@@ -97,6 +100,11 @@ class PodWorker:
         self._timer: Timer | None = None
 
     @property
+    def config_blocked(self) -> bool:
+        """A container waits for its configuration (a ConfigMap, a model annotation)."""
+        return any(c.waiting[0] == CREATE_CONTAINER_CONFIG_ERROR for c in self.inits + self.apps)
+
+    @property
     def finished(self) -> bool:
         """In a terminal phase: nothing more runs, it no longer holds node resources."""
         return self.phase in TERMINAL_PHASES
@@ -116,7 +124,7 @@ class PodWorker:
             not self.terminating or (grace is not None and grace < self._grace)
         ):
             self.terminate()  # again when a second delete shortened the grace period
-        elif any(c.waiting[0] == CREATE_CONTAINER_CONFIG_ERROR for c in self.inits + self.apps):
+        elif self.config_blocked:
             self.sync()  # the annotations may be fixed now
 
     def terminate(self) -> None:
@@ -223,10 +231,13 @@ class PodWorker:
     def _start(self, c: ContainerRecord) -> None:
         try:
             behaviour = container_behaviour(self.pod, c.name)
+            error = self.host.container_config_error(self.pod, c.name)
         except BehaviourError as e:
-            if c.waiting[0] != CREATE_CONTAINER_CONFIG_ERROR:
-                self._event(c, "Warning", "Failed", f"Error: {e}")
-            c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, str(e))
+            error = str(e)
+        if error is not None:
+            if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, error):
+                self._event(c, "Warning", "Failed", f"Error: {error}")
+            c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, error)
             return
         if c.previous is not None:
             self.host.runtime.remove_container(c.previous.id)

@@ -6,8 +6,6 @@ from typing import Any
 
 from pinnace.api.core.namespace import (
     NAMESPACE,
-    prepare_namespace_for_finalize_update,
-    prepare_namespace_for_status_update,
     validate_namespace_finalize_update,
 )
 
@@ -97,7 +95,7 @@ def test_update_keeps_finalizers_and_status() -> None:
 
 def test_status_phase_follows_deletion() -> None:
     new = {"metadata": dict(OLD["metadata"]), "status": {"phase": "Terminating"}}
-    prepare_namespace_for_status_update(new, OLD)
+    NAMESPACE.prepare_for_status_update(new, OLD)
     assert new["spec"] == OLD["spec"]
     assert messages(NAMESPACE.validate_status_update(new, OLD)) == [
         "status.Phase: Invalid value: \"Terminating\": may only be 'Active' if "
@@ -118,7 +116,7 @@ def test_finalize_removes_finalizers_and_checks_names_by_index() -> None:
         "spec": {"finalizers": []},
         "status": {"phase": "Terminating"},
     }
-    prepare_namespace_for_finalize_update(new, OLD)
+    NAMESPACE.subresource_updates["finalize"][0](new, OLD)
     assert new["status"] == {"phase": "Active"}
     assert validate_namespace_finalize_update(new, OLD) == []
     bad = {"metadata": dict(OLD["metadata"]), "spec": {"finalizers": ["kubernetes", "x"]}}

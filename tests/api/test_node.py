@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pinnace.api.core.node import NODE, prepare_node_for_status_update
+from pinnace.api.core.node import NODE
 
 
 def messages(errs: list[Any]) -> list[str]:
@@ -127,7 +127,7 @@ def test_status_update_keeps_spec_and_rejects_duplicate_addresses() -> None:
         "spec": {},
         "status": {"addresses": [address, dict(address)]},
     }
-    prepare_node_for_status_update(new, OLD)
+    NODE.prepare_for_status_update(new, OLD)
     assert new["spec"] == OLD["spec"]
     assert messages(NODE.validate_status_update(new, OLD)) == [
         'status.addresses[1]: Duplicate value: core.NodeAddress{Type:"InternalIP", '

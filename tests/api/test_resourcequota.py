@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pinnace.api.core.resourcequota import RESOURCE_QUOTA, prepare_quota_for_status_update
+from pinnace.api.core.resourcequota import RESOURCE_QUOTA
 
 
 def messages(errs: list[Any]) -> list[str]:
@@ -108,7 +108,7 @@ def test_status_update_keeps_spec_and_checks_usage() -> None:
     old = quota(hard={"pods": "1"})
     new = quota(hard={"pods": "100"})
     new["status"] = {"hard": {"pods": "1"}, "used": {"pods": "-1"}}
-    prepare_quota_for_status_update(new, old)
+    RESOURCE_QUOTA.prepare_for_status_update(new, old)
     assert new["spec"] == old["spec"]
     assert messages(RESOURCE_QUOTA.validate_status_update(new, old)) == [
         'status.used[pods]: Invalid value: "-1": must be greater than or equal to 0'

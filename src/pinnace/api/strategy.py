@@ -13,3 +13,13 @@ def keep_old(new: dict[str, Any], old: Any, key: str) -> None:
         new[key] = copy.deepcopy(old[key])
     else:
         new.pop(key, None)
+
+
+def keep_status(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """The update step of a kind whose main endpoint may not change its status."""
+    keep_old(new, old, "status")
+
+
+def keep_spec(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """The status endpoint's step of a kind whose status writes may not change its spec."""
+    keep_old(new, old, "spec")

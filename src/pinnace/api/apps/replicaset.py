@@ -24,7 +24,7 @@ from pinnace.api.apps import (
 from pinnace.api.field import FieldError
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
-from pinnace.api.strategy import keep_old
+from pinnace.api.strategy import keep_old, keep_spec
 from pinnace.api.validation import object_field
 
 # ReplicaSetStatus{} as apps/v1 serializes it: `replicas` has no omitempty.
@@ -61,10 +61,6 @@ def prepare_replica_set_for_update(new: Object, old: Object) -> None:
     keep_old(new, old, "status")
     if spec_changed(new, old):
         bump_generation(new, old)
-
-
-def prepare_replica_set_for_status_update(new: Object, old: Object) -> None:
-    keep_old(new, old, "spec")
 
 
 def _validate_spec(rs: Object) -> list[FieldError]:
@@ -113,7 +109,7 @@ REPLICA_SET = Kind(
     default=default_replica_set,
     prepare_for_create=prepare_replica_set_for_create,
     prepare_for_update=prepare_replica_set_for_update,
-    prepare_for_status_update=prepare_replica_set_for_status_update,
+    prepare_for_status_update=keep_spec,
     validate=validate_replica_set,
     validate_update=validate_replica_set_update,
     validate_status_update=validate_replica_set_status_update,

@@ -18,7 +18,7 @@ from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name, validate_object_meta, validate_object_meta_update
 from pinnace.api.names import is_dns1123_label
-from pinnace.api.strategy import keep_old
+from pinnace.api.strategy import keep_spec, keep_status
 from pinnace.api.validation import (
     go_quantity,
     is_int,
@@ -92,14 +92,6 @@ def _with_defaults(rules: Any, defaults: Object) -> Any:
 
 def prepare_hpa_for_create(hpa: Object) -> None:
     hpa["status"] = copy.deepcopy(EMPTY_STATUS)
-
-
-def prepare_hpa_for_update(new: Object, old: Object) -> None:
-    keep_old(new, old, "status")
-
-
-def prepare_hpa_for_status_update(new: Object, old: Object) -> None:
-    keep_old(new, old, "spec")
 
 
 # --- validation --------------------------------------------------------------------------------
@@ -381,8 +373,8 @@ HORIZONTAL_POD_AUTOSCALER = Kind(
     subresources=("status",),
     default=default_hpa,
     prepare_for_create=prepare_hpa_for_create,
-    prepare_for_update=prepare_hpa_for_update,
-    prepare_for_status_update=prepare_hpa_for_status_update,
+    prepare_for_update=keep_status,
+    prepare_for_status_update=keep_spec,
     validate=validate_hpa,
     validate_update=validate_hpa_update,
     validate_status_update=validate_hpa_status_update,

@@ -42,7 +42,7 @@ from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
 from pinnace.api.names import is_dns1123_label, is_dns1123_subdomain, regex_error
-from pinnace.api.strategy import keep_old
+from pinnace.api.strategy import keep_old, keep_spec
 from pinnace.api.validation import (
     FIELD_IMMUTABLE_ERROR_MSG,
     GoValue,
@@ -147,10 +147,6 @@ def prepare_job_for_update(new: Object, old: Object) -> None:
     keep_old(new, old, "status")
     if spec_changed(new, old):
         bump_generation(new, old)
-
-
-def prepare_job_for_status_update(new: Object, old: Object) -> None:
-    keep_old(new, old, "spec")
 
 
 # --- validation --------------------------------------------------------------------------------
@@ -452,7 +448,7 @@ JOB = Kind(
     default=default_job,
     prepare_for_create=prepare_job_for_create,
     prepare_for_update=prepare_job_for_update,
-    prepare_for_status_update=prepare_job_for_status_update,
+    prepare_for_status_update=keep_spec,
     validate=validate_job,
     validate_update=validate_job_update,
     validate_status_update=validate_job_status_update,

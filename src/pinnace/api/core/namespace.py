@@ -14,7 +14,7 @@ from pinnace.api.meta import (
     validate_object_meta_update,
 )
 from pinnace.api.names import is_dns1123_label
-from pinnace.api.strategy import keep_old
+from pinnace.api.strategy import keep_old, keep_spec, keep_status
 from pinnace.api.validation import object_field, string_list
 
 NAMESPACE_ACTIVE = "Active"
@@ -58,14 +58,6 @@ def prepare_namespace_for_update(new: dict[str, Any], old: dict[str, Any]) -> No
     keep_old(spec, old.get("spec"), "finalizers")
     if not spec:
         new.pop("spec")
-    keep_old(new, old, "status")
-
-
-def prepare_namespace_for_status_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    keep_old(new, old, "spec")
-
-
-def prepare_namespace_for_finalize_update(new: dict[str, Any], old: dict[str, Any]) -> None:
     keep_old(new, old, "status")
 
 
@@ -134,11 +126,9 @@ NAMESPACE = Kind(
     default=default_namespace,
     prepare_for_create=prepare_namespace_for_create,
     prepare_for_update=prepare_namespace_for_update,
-    prepare_for_status_update=prepare_namespace_for_status_update,
+    prepare_for_status_update=keep_spec,
     validate=validate_namespace,
     validate_update=validate_namespace_update,
     validate_status_update=validate_namespace_status_update,
-    subresource_updates={
-        "finalize": (prepare_namespace_for_finalize_update, validate_namespace_finalize_update)
-    },
+    subresource_updates={"finalize": (keep_status, validate_namespace_finalize_update)},
 )

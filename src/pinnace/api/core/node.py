@@ -12,7 +12,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.labels import validate_label_name
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
 from pinnace.api.names import is_valid_label_value
-from pinnace.api.strategy import keep_old
+from pinnace.api.strategy import keep_spec, keep_status
 from pinnace.api.validation import (
     GoValue,
     go_slice,
@@ -51,14 +51,6 @@ def _reconcile_pod_cidrs(spec: dict[str, Any]) -> None:
     if many:
         spec["podCIDRs"] = many
         spec["podCIDR"] = many[0]
-
-
-def prepare_node_for_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    keep_old(new, old, "status")
-
-
-def prepare_node_for_status_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    keep_old(new, old, "spec")
 
 
 def validate_node(node: dict[str, Any]) -> list[FieldError]:
@@ -229,8 +221,8 @@ NODE = Kind(
     short_names=("no",),
     subresources=("proxy", "status"),
     default=default_node,
-    prepare_for_update=prepare_node_for_update,
-    prepare_for_status_update=prepare_node_for_status_update,
+    prepare_for_update=keep_status,
+    prepare_for_status_update=keep_spec,
     validate=validate_node,
     validate_update=validate_node_update,
     validate_status_update=validate_node_update,

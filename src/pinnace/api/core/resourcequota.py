@@ -9,7 +9,7 @@ from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
 from pinnace.api.names import is_qualified_name
-from pinnace.api.strategy import keep_old
+from pinnace.api.strategy import keep_spec, keep_status
 from pinnace.api.validation import (
     FIELD_IMMUTABLE_ERROR_MSG,
     GoValue,
@@ -127,14 +127,6 @@ def _validate_resource_list(value: Any, path: Path) -> list[FieldError]:
 
 def prepare_quota_for_create(quota: dict[str, Any]) -> None:
     quota.pop("status", None)
-
-
-def prepare_quota_for_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    keep_old(new, old, "status")
-
-
-def prepare_quota_for_status_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    keep_old(new, old, "spec")
 
 
 def validate_resource_quota(quota: dict[str, Any]) -> list[FieldError]:
@@ -311,8 +303,8 @@ RESOURCE_QUOTA = Kind(
     short_names=("quota",),
     subresources=("status",),
     prepare_for_create=prepare_quota_for_create,
-    prepare_for_update=prepare_quota_for_update,
-    prepare_for_status_update=prepare_quota_for_status_update,
+    prepare_for_update=keep_status,
+    prepare_for_status_update=keep_spec,
     validate=validate_resource_quota,
     validate_update=validate_resource_quota_update,
     validate_status_update=validate_resource_quota_status_update,

@@ -26,7 +26,7 @@ from pinnace.api.field import FieldError
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name, validate_object_meta, validate_object_meta_update
 from pinnace.api.policy.conditions import validate_conditions
-from pinnace.api.strategy import keep_old
+from pinnace.api.strategy import keep_old, keep_spec
 from pinnace.api.validation import GoValue, object_field
 
 UNHEALTHY_POD_EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
@@ -48,10 +48,6 @@ def prepare_pdb_for_update(new: Object, old: Object) -> None:
     keep_old(new, old, "status")
     if spec_changed(new, old):
         bump_generation(new, old)
-
-
-def prepare_pdb_for_status_update(new: Object, old: Object) -> None:
-    keep_old(new, old, "spec")
 
 
 def _validate_spec(pdb: Object) -> list[FieldError]:
@@ -109,7 +105,7 @@ POD_DISRUPTION_BUDGET = Kind(
     subresources=("status",),
     prepare_for_create=prepare_pdb_for_create,
     prepare_for_update=prepare_pdb_for_update,
-    prepare_for_status_update=prepare_pdb_for_status_update,
+    prepare_for_status_update=keep_spec,
     validate=validate_pdb,
     validate_update=validate_pdb_update,
     validate_status_update=validate_pdb_status_update,

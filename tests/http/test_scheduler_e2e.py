@@ -5,8 +5,6 @@ FailedScheduling with kube-scheduler's message, and `pinnace scheduler explain` 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +12,7 @@ from pathlib import Path
 import pytest
 from tests.http.conftest import Cluster, launch, stop
 
+from pinnace.cli.main import main
 from pinnace.scheduler.plugins import default_plugins
 
 NODES = """\
@@ -96,30 +95,23 @@ def test_applied_pods_are_scheduled_and_the_big_one_is_not(cluster: Cluster) -> 
     assert cluster.ok("get", "pod", "huge", "-o", "jsonpath={.spec.nodeName}") == ""
 
 
-def explain(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pinnace.cli.main",
-            "scheduler",
-            "explain",
-            *args,
-            "--kubeconfig",
-            str(cluster.kubeconfig),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def explain(
+    cluster: Cluster, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
+    """`pinnace scheduler explain ARGS` against the cluster: exit code, stdout, stderr."""
+    code = main(["scheduler", "explain", *args, "--kubeconfig", str(cluster.kubeconfig)])
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_pinnace_scheduler_explain_tells_why(cluster: Cluster) -> None:
+def test_pinnace_scheduler_explain_tells_why(
+    cluster: Cluster, capsys: pytest.CaptureFixture[str]
+) -> None:
     cluster.ok("apply", "-f", "-", stdin="---\n".join(NODES.format(i=i) for i in (1, 2)))
     cluster.ok("apply", "-f", "-", stdin=POD.format(name="huge", cpu="3"))
-    done = explain(cluster, "huge")
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    code, out, err = explain(cluster, capsys, "huge")
+    assert code == 0, err
+    lines = out.splitlines()
     assert lines[0] == "Pod default/huge (scheduler default-scheduler)"
     rows = {line.split()[0]: line for line in lines[lines.index("FILTER") + 2 :][:2]}
     assert set(rows) == {"worker-1", "worker-2"}
@@ -131,14 +123,16 @@ def test_pinnace_scheduler_explain_tells_why(cluster: Cluster) -> None:
 
     cluster.ok("apply", "-f", "-", stdin=POD.format(name="small", cpu="100m"))
     node = eventually(lambda: cluster.ok("get", "pod", "small", "-o", "jsonpath={.spec.nodeName}"))
-    data = json.loads(explain(cluster, "small", "-o", "json").stdout)
+    data = json.loads(explain(cluster, capsys, "small", "-o", "json")[1])
     assert data["pod"] == "default/small" and data["boundTo"] == node
     assert node in data["best"]
     assert all(n["feasible"] for n in data["nodes"])
 
-    missing = explain(cluster, "nowhere")
-    assert missing.returncode == 1
-    assert missing.stderr == 'Error from server (NotFound): pods "nowhere" not found\n'
+    assert explain(cluster, capsys, "nowhere") == (
+        1,
+        "",
+        'Error from server (NotFound): pods "nowhere" not found\n',
+    )
 
 
 def test_pinnace_up_without_the_scheduler_leaves_pods_pending(tmp_path: Path) -> None:
@@ -152,34 +146,21 @@ def test_pinnace_up_without_the_scheduler_leaves_pods_pending(tmp_path: Path) ->
         stop(running)
 
 
-def test_a_bad_scheduler_config_is_refused_naming_the_field(tmp_path: Path) -> None:
+def test_a_bad_scheduler_config_is_refused_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "scheduler.yaml"
     config.write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
         "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: NoSuchPlugin\n"
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pinnace.cli.main",
-            "up",
-            "--in-memory",
-            "--port",
-            "0",
-            "--scheduler-config",
-            str(config),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 1
-    assert done.stderr.startswith(
+    code = main(["up", "--in-memory", "--port", "0", "--scheduler-config", str(config)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, "")
+    assert err.startswith(
         "pinnace up: --scheduler-config: profiles[0].plugins.score.enabled[0].name: "
         'Invalid value: "NoSuchPlugin": no such plugin'
     )
-    assert "Traceback" not in done.stderr
 
 
 CUSTOM_PLUGIN = """

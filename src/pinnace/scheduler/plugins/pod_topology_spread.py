@@ -275,6 +275,14 @@ class PodTopologySpread:
         state.write(_PRE_FILTER_KEY, _PreFilterState(tuple(domains), eligible))
         return SUCCESS
 
+    def _pre_filter_state(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[_Domains, ...]:
+        if _PRE_FILTER_KEY not in state.data:  # PreFilter disabled: compute it here
+            self.pre_filter(state, pod, table)
+        s: _PreFilterState | None = state.data.get(_PRE_FILTER_KEY)
+        return s.domains if s is not None else ()
+
     def pre_filter_add_pod(
         self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int
     ) -> Status:
@@ -304,12 +312,12 @@ class PodTopologySpread:
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
         result = feasible.copy()
-        for domains in state.read(_PRE_FILTER_KEY).domains:
+        for domains in self._pre_filter_state(state, pod, table):
             result &= domains.skew_ok(slice(None))
         return result
 
     def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
-        for domains in state.read(_PRE_FILTER_KEY).domains:
+        for domains in self._pre_filter_state(state, pod, table):
             if domains.codes[i] < 0:
                 return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
             if not domains.skew_ok(np.array([i]))[0]:
@@ -334,7 +342,9 @@ class PodTopologySpread:
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray:
-        constraints: list[SpreadConstraint] = state.read(_PRE_SCORE_KEY)
+        if _PRE_SCORE_KEY not in state.data:  # PreScore disabled
+            self.pre_score(state, pod, table, nodes)
+        constraints: list[SpreadConstraint] = state.data.get(_PRE_SCORE_KEY) or []
         index = label_index(table)
         codes = [index.codes(c.topology_key) for c in constraints]
         # Only the pod's own constraints need every key on a node: with the system defaults,

@@ -20,7 +20,7 @@ import math
 import signal
 import socket
 import sys
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,16 +125,6 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     up.set_defaults(run=run)
 
 
-def _event_loop_runner() -> Callable[[Coroutine[None, None, None]], None]:
-    """uvloop's event loop where it exists (not on Windows): its loop and sockets in C cut the
-    server's CPU per request and per watch write (`pinnace bench api`: creates/s +60%)."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run
-    return uvloop.run
-
-
 def _positive_seconds(text: str) -> float:
     try:
         seconds = float(text)
@@ -199,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
-        _event_loop_runner()(serve(options))
+        asyncio.run(serve(options))
     except OSError as e:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1

@@ -248,11 +248,7 @@ PODS = "/api/v1/namespaces/default/pods"
 def test_pod_subresources(api: HTTP) -> None:
     assert api.request("POST", PODS, POD).status == 201
     logs = api.request("GET", PODS + "/bound/log")
-    assert status_of(logs) == (
-        400,
-        "BadRequest",
-        'container "main" in pod "bound" is waiting to start: ContainerCreating',
-    )
+    assert (logs.status, logs.body) == (200, b"")  # not on a node yet: an empty log
     binding = {
         "apiVersion": "v1",
         "kind": "Binding",

@@ -33,9 +33,7 @@ async def read_log(server: APIServer, namespace: str, name: str, options: LogOpt
     pod = await server.get(pods, namespace, name)
     container = _container(pod, options.container)
     if not (pod.get("spec") or {}).get("nodeName"):
-        raise status.bad_request(
-            f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
-        )
+        return ""  # no node runs it yet: kube-apiserver answers with an empty log
     if server.log_source is None:
         raise status.bad_request(
             f'container "{container}" in pod "{name}" is not available: no node agent serves logs'

@@ -155,6 +155,24 @@ def test_delete_unbound_pod_goes_at_once(api: Any) -> None:
     assert error(api, api.server.get, PODS, "default", "web").code == 404
 
 
+def test_a_write_between_the_mark_and_the_removal_does_not_stop_the_delete(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod())
+    store = api.server.store
+    remove = store.delete
+
+    async def raced_delete(key: str, revision: int | None = None) -> Any:
+        store.delete = remove
+        current = await store.get(key)
+        changed = {**current, "status": {"phase": "Pending", "message": "a late writer"}}
+        await store.update(key, changed, int(current["metadata"]["resourceVersion"]))
+        return await remove(key, revision)
+
+    store.delete = raced_delete
+    gone = api.call(api.server.delete, PODS, "default", "web").obj
+    assert gone["status"]["message"] == "a late writer"
+    assert error(api, api.server.get, PODS, "default", "web").code == 404
+
+
 def test_bound_pod_is_deleted_gracefully_and_a_second_delete_only_shortens(api: Any) -> None:
     api.call(api.server.create, PODS, "default", pod(nodeName="n1"))
     marked = api.call(api.server.delete, PODS, "default", "web").obj

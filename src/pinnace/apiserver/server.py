@@ -10,6 +10,7 @@ Nothing is stored when any step fails.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -387,7 +388,7 @@ class APIServer:
                         continue
                     except KeyNotFoundError:
                         raise status.not_found(kind.plural, name, kind.group) from None
-                removed = await self._remove(kind, key, name, old)
+                removed = await self._remove_marked(kind, key, name, old, options)
                 return Result(self._deleted_result(kind, removed))
             if decision.updated is None:
                 return Result(old)
@@ -397,6 +398,27 @@ class APIServer:
                 continue
             except KeyNotFoundError:
                 raise status.not_found(kind.plural, name, kind.group) from None
+        raise _conflict(kind, name)
+
+    async def _remove_marked(
+        self, kind: Kind, key: str, name: str, marked: Object, options: DeleteOptions
+    ) -> Object:
+        """Remove an object just marked for immediate deletion. A write that lands between
+        the mark and the removal does not undo the deletion: read again and remove that,
+        as kube-apiserver's storage retries its conditional delete."""
+        for _ in range(MAX_CONFLICT_RETRIES):
+            try:
+                return await self._remove(kind, key, name, marked)
+            except status.StatusError as e:
+                if e.code != 409:
+                    raise
+            try:
+                marked = await self.store.get(key)
+            except KeyNotFoundError:
+                raise status.not_found(kind.plural, name, kind.group) from None
+            # The mark moved the resourceVersion on; the object must still be the same one.
+            same_object = dataclasses.replace(options, precondition_resource_version="")
+            self._check_preconditions(kind, name, marked, same_object)
         raise _conflict(kind, name)
 
     async def _remove(self, kind: Kind, key: str, name: str, old: Object) -> Object:

@@ -19,6 +19,7 @@ from pinnace.scheduler.adapter import Scheduler
 from pinnace.scheduler.config import parse
 
 PRIORITY_CLASSES = kind("scheduling.k8s.io", "priorityclasses")
+NAMESPACES = kind("", "namespaces")
 
 
 def node(name: str, cpu: str = "2") -> dict[str, Any]:
@@ -278,3 +279,30 @@ def test_preemption_evicts_a_lower_priority_pod_and_nominates_the_node() -> None
         assert cluster.get_pod("important")["spec"]["nodeName"] == "n1"
     finally:
         cluster.close()
+
+
+def test_pod_affinity_namespace_selectors_see_the_namespaces_labels(cluster: Running) -> None:
+    labelled = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}
+    labelled["metadata"]["labels"] = {"team": "a"}
+    cluster.run(cluster.client.create(NAMESPACES, "", labelled))
+    cluster.create(NODES, node("n1"))
+    cluster.create(NODES, node("n2"))
+    db = pod("db")
+    db["metadata"]["labels"] = {"app": "db"}
+    db["spec"]["nodeName"] = "n2"
+    cluster.run(cluster.client.create(PODS, "team-a", db))
+    web = pod("web")
+    term = {
+        "labelSelector": {"matchLabels": {"app": "db"}},
+        "namespaceSelector": {"matchLabels": {"team": "a"}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    web["spec"]["affinity"] = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    }
+    for name in ("n1", "n2"):
+        labels = {"metadata": {"labels": {"kubernetes.io/hostname": name}}}
+        cluster.run(cluster.client.patch(NODES, "", name, labels))
+    cluster.create(PODS, web)
+    cluster.settle()
+    assert cluster.get_pod("web")["spec"]["nodeName"] == "n2"

@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 PODS = catalog.by_resource("", "pods")
 NODES = catalog.by_resource("", "nodes")
 PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
-assert PODS is not None and NODES is not None and PDBS is not None
+NAMESPACES = catalog.by_resource("", "namespaces")
+assert PODS is not None and NODES is not None and PDBS is not None and NAMESPACES is not None
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""
@@ -92,6 +93,7 @@ class Scheduler:
         self.pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
         self.nodes.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
         self._connect_preemption()
+        self._connect_namespace_labels()
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -148,13 +150,29 @@ class Scheduler:
     def _connect_preemption(self) -> None:
         """Give each preemption plugin its API side: this adapter carries out its decisions,
         and a PodDisruptionBudget informer lists the budgets it must respect."""
-        for profile in self.core.profiles.values():
-            for plugin in profile.post_filter:
-                inner = plugin.plugin if isinstance(plugin, Restricted) else plugin
-                if hasattr(inner, "preempt") and hasattr(inner, "pod_disruption_budgets"):
-                    budgets = self.factory.informer(PDBS)
-                    inner.preempt = self._preempt
-                    inner.pod_disruption_budgets = budgets.list
+        for plugin in plugins_with(self.core, "preempt"):
+            plugin.preempt = self._preempt
+            plugin.pod_disruption_budgets = self.factory.informer(PDBS).list
+
+    def _connect_namespace_labels(self) -> None:
+        """Plugins matching namespace selectors (InterPodAffinity) read the namespaces' labels
+        from a map a namespace informer keeps current."""
+        plugins = plugins_with(self.core, "namespace_labels")
+        if not plugins:
+            return
+        labels: dict[str, Mapping[str, str]] = {}
+
+        def changed(namespace: Object) -> None:
+            labels[namespace["metadata"]["name"]] = namespace["metadata"].get("labels") or {}
+
+        def deleted(namespace: Object) -> None:
+            labels.pop(namespace["metadata"]["name"], None)
+
+        self.factory.informer(NAMESPACES).add_event_handler(
+            changed, lambda old, new: changed(new), deleted
+        )
+        for plugin in plugins:
+            plugin.namespace_labels = labels
 
     # --- results -----------------------------------------------------------------------------
 
@@ -270,6 +288,18 @@ class Scheduler:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         for recorder in self.recorders.values():
             await recorder.flush()
+
+
+def plugins_with(core: schedule_one.Scheduler, attribute: str) -> list[Any]:
+    """The plugins of every profile that have `attribute`, an API-side hook the adapter sets
+    (unwrapped from any extension-point restriction)."""
+    found: dict[int, Any] = {}
+    for profile in core.profiles.values():
+        for plugin in profile.plugins:
+            inner = plugin.plugin if isinstance(plugin, Restricted) else plugin
+            if hasattr(inner, attribute):
+                found[id(inner)] = inner
+    return list(found.values())
 
 
 def status_patch(

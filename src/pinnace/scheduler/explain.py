@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pinnace.client import Client
-from pinnace.scheduler.adapter import NODES, NOT_FINISHED, PODS
+from pinnace.scheduler.adapter import NAMESPACES, NODES, NOT_FINISHED, PODS, plugins_with
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.framework import Code, CycleState, Status
 from pinnace.scheduler.podinfo import PodInfo
@@ -266,6 +266,10 @@ async def explain_pod(
     )
     for node in (await client.list(NODES))["items"]:
         core.add_node(node)
+    namespaces = (await client.list(NAMESPACES))["items"]
+    labels = {ns["metadata"]["name"]: ns["metadata"].get("labels") or {} for ns in namespaces}
+    for plugin in plugins_with(core, "namespace_labels"):
+        plugin.namespace_labels = labels
     uid = target["metadata"].get("uid")
     for pod in (await client.list(PODS, field_selector=NOT_FINISHED))["items"]:
         if (pod.get("spec") or {}).get("nodeName") and pod["metadata"].get("uid") != uid:

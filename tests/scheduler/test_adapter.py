@@ -15,7 +15,7 @@ from tests.client.conftest import EVENTS, NODES, PODS, Cluster, kind
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import DeleteOptions
-from pinnace.scheduler.adapter import Scheduler
+from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import parse
 
 PRIORITY_CLASSES = kind("scheduling.k8s.io", "priorityclasses")
@@ -44,7 +44,7 @@ class Running(Cluster):
     def __init__(self, config_text: str = "") -> None:
         super().__init__()
         config = parse(config_text) if config_text else None
-        self.scheduler = Scheduler(self.client, config)
+        self.scheduler = SchedulerService(self.client, config)
         self.task = self.loop.create_task(self.scheduler.run())
 
     def settle(self, seconds: float = 2.0) -> None:

@@ -37,7 +37,7 @@ from pinnace.controllers.namespace import NamespaceController
 from pinnace.kubelet import NodeAgentPool, node_configs
 from pinnace.kubelet.config import DEFAULT_CAPACITY
 from pinnace.resources.quantity import Quantity, QuantityError
-from pinnace.scheduler.adapter import Scheduler
+from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, load_file
 from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
@@ -256,7 +256,9 @@ async def serve(options: UpOptions) -> None:
     scheduler = None
     if options.scheduler:
         tie_breaks = Randomness()  # kube-scheduler picks among equal nodes at random
-        run_scheduler = Scheduler(LocalClient(server), options.scheduler_config, tie_breaks).run()
+        run_scheduler = SchedulerService(
+            LocalClient(server), options.scheduler_config, tie_breaks
+        ).run()
         scheduler = asyncio.create_task(run_scheduler)
     app = APIApp(server, server_address=f"{host}:{port}")
     config = uvicorn.Config(

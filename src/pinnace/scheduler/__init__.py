@@ -2,7 +2,9 @@
 
 The core is pure and synchronous: `Scheduler` is fed informer events (`add_node`, `add_pod`,
 ...) and runs one cycle per `schedule_one()` call; `DefaultBinder` hands each Binding to a
-callback. Nothing here talks to the API or reads the wall clock.
+callback; it never talks to the API or reads the wall clock. `adapter.SchedulerService` is the
+kube-scheduler process around it: informers in, Bindings, events and pod conditions out,
+through `pinnace.client`.
 """
 
 from pinnace.scheduler.cache import Cache

@@ -63,7 +63,7 @@ SCHEDULER_ERROR = "SchedulerError"
 PREEMPTED = "Preempted"
 
 
-class Scheduler:
+class SchedulerService:
     """kube-scheduler over `client`: `await scheduler.run()` until cancelled.
 
     `config` gives the profiles (kube-scheduler's defaults when None); `randomness` seeds the

@@ -247,6 +247,12 @@ _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:
 _RFC3339_LAYOUT = "2006-01-02T15:04:05Z07:00"
 
 
+@lru_cache(maxsize=256)
+def _canonical_time_text(value: str, micro: bool) -> str:
+    """Writes in the same second carry the same timestamps (managedFields' `time`)."""
+    return _canonical_time(value, micro)
+
+
 def _canonical_time(value: Any, micro: bool) -> str:
     """metav1.Time re-encodes in UTC to the second, MicroTime to the microsecond."""
     if not isinstance(value, str):
@@ -400,6 +406,8 @@ class _Walk:
             if isinstance(value, str):
                 return _canonical_base64(value)
         elif name in ("time", "microtime"):
+            if isinstance(value, str):
+                return _canonical_time_text(value, name == "microtime")
             return _canonical_time(value, micro=name == "microtime")
         elif name == "intorstring":
             if isinstance(value, str) or (

@@ -175,3 +175,14 @@ def test_a_sidecar_runs_beside_the_app_and_stops_when_the_pod_completes(node: No
     assert status["phase"] == "Succeeded"
     [proxy] = status["initContainerStatuses"]
     assert proxy["state"]["terminated"]["exitCode"] == 143
+
+
+def test_previous_log_is_the_last_run_before_the_restart(node: Node) -> None:
+    node.create_pod(pod("flaky", node="node-1", run_seconds="2", exit_code="1", log="booting"))
+    node.settle(2.5)  # the first run ended at 2 s, the second started at once
+    assert container(node, "flaky")["restartCount"] == 1
+    previous = LogOptions(container="app", previous=True, timestamps=True)
+    text = node.run(read_log(node.server, "default", "flaky", previous))
+    started = node.get_pod("flaky")["status"]["containerStatuses"][0]["lastState"]
+    first_start = started["terminated"]["startedAt"]
+    assert text == f"{first_start[:-1]}.000000000Z booting\n"

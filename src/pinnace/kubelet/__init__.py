@@ -4,6 +4,12 @@ admission, pod lifecycle on a container runtime, logs.
 `NodeAgent` is one node's kubelet; `NodeAgentPool` runs thousands of them in one process on
 shared informers and one heartbeat wheel. Containers run on a `ContainerRuntime`; the
 `SimulatedRuntime` follows the behaviour model of `pinnace.kubelet.behaviour`.
+
+One module per job: `config` (a node's shape and kubelet settings), `node_status` (the Node,
+its conditions and Lease), `admission` (second-phase admission), `configmaps` (what a
+container needs before it is created), `worker` (one pod's containers over time),
+`pod_status` (the status the kubelet reports), `runtime` and `behaviour` (the simulated
+containers), `agent` and `pool` (wiring to the API).
 """
 
 from pinnace.kubelet.agent import NodeAgent

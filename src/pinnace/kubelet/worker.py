@@ -2,7 +2,8 @@
 says with the kubelet's back-off, stopped when it is deleted (pkg/kubelet's pod workers and
 kuberuntime SyncPod, reduced to what a simulated runtime needs).
 
-Init containers run one at a time, each to success, before the app containers start. A
+Init containers run one at a time, each to success, before the app containers start; a
+sidecar (an init container with restartPolicy Always) starts in its turn and keeps running. A
 container that exits is restarted under restartPolicy Always (any exit) or OnFailure (non-zero
 exit). The first restart is immediate; each later one waits out a back-off that starts at 10 s
 and doubles up to 5 minutes, counted from when the container exited, during which it waits

@@ -131,3 +131,20 @@ def test_a_pod_that_completes_frees_its_resources(node: Node) -> None:
     node.create_pod(pod("later", node="node-1", cpu="2"))
     node.settle()
     assert node.get_pod("later")["status"]["phase"] == "Running"
+
+
+def test_a_starting_node_records_the_kubelet_events(node: Node) -> None:
+    node.run(node.agent.recorder.flush())
+    events = node.run(
+        node.client.list(EVENTS, "default", field_selector="involvedObject.kind=Node")
+    )["items"]
+    assert [(e["reason"], e["message"]) for e in events] == [
+        ("Starting", "Starting kubelet."),
+        ("NodeHasSufficientMemory", "Node node-1 status is now: NodeHasSufficientMemory"),
+        ("NodeHasNoDiskPressure", "Node node-1 status is now: NodeHasNoDiskPressure"),
+        ("NodeHasSufficientPID", "Node node-1 status is now: NodeHasSufficientPID"),
+        ("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"),
+        ("NodeReady", "Node node-1 status is now: NodeReady"),
+    ]
+    assert {e["involvedObject"]["uid"] for e in events} == {"node-1"}
+    assert {e["source"]["host"] for e in events} == {"node-1"}

@@ -43,6 +43,10 @@ def test_kubectl_get_nodes_shows_two_ready_nodes(cluster: Cluster) -> None:
     ]
     cpu = cluster.ok("get", "node", "pinnace-node-1", "-o", "jsonpath={.status.allocatable.cpu}")
     assert cpu == "8"
+    described = cluster.ok("describe", "node", "pinnace-node-1")
+    assert "Kubelet Version:            v1.32.0" in described
+    assert "Starting kubelet." in described
+    assert "Node pinnace-node-1 status is now: NodeReady" in described
 
 
 def test_pod_bound_with_a_binding_goes_running(cluster: Cluster) -> None:

@@ -26,7 +26,14 @@ from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import NODE_LEASE_NAMESPACE, NodeConfig
 from pinnace.kubelet.configmaps import ConfigMapLookup, config_error, referenced_config_maps
-from pinnace.kubelet.node_status import lease_object, node_object, node_status, static_status
+from pinnace.kubelet.node_status import (
+    condition_events,
+    healthy_conditions,
+    lease_object,
+    node_object,
+    node_status,
+    static_status,
+)
 from pinnace.kubelet.pod_status import TERMINAL_PHASES
 from pinnace.kubelet.runtime import ContainerRuntime, SimulatedRuntime
 from pinnace.kubelet.worker import PodWorker
@@ -88,9 +95,12 @@ class NodeAgent:
     # --- registration and heartbeat ---------------------------------------------------------
 
     async def register(self) -> None:
-        """Create the Node (or take over an existing one of this name) and its Lease."""
+        """Create the Node (or take over an existing one of this name) and its Lease, with
+        the events a starting kubelet records."""
+        self._node_event("Starting", "Starting kubelet.")
         now = self.clock.now_rfc3339()
         wanted = node_object(self.config, now)
+        previous: list[Object] = []
         try:
             self.node = await self.client.create(NODES, "", wanted)
         except StatusError as e:
@@ -109,7 +119,19 @@ class NodeAgent:
                 subresource="status",
             )
         self._last_status_post = self.clock.now()
+        changed = condition_events(healthy_conditions(), previous)
+        for reason in changed:
+            if reason != "NodeReady":
+                self._node_event(reason, f"Node {self.name} status is now: {reason}")
+        self._node_event("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
+        if "NodeReady" in changed:
+            self._node_event("NodeReady", f"Node {self.name} status is now: NodeReady")
         await self.renew_lease()
+
+    def _node_event(self, reason: str, message: str) -> None:
+        # The kubelet's reference to its node carries the node's name as its uid.
+        node = {"kind": "Node", "metadata": {"name": self.name, "uid": self.name}}
+        self.recorder.event(node, "Normal", reason, message)
 
     async def heartbeat(self) -> None:
         """What the kubelet does every 10 s: renew the lease, and post the node status if it
@@ -154,6 +176,8 @@ class NodeAgent:
             NODES, "", self.name, {"status": wanted}, PatchType.MERGE, subresource="status"
         )
         self._last_status_post = self.clock.now()
+        for reason in condition_events(healthy_conditions(), previous):
+            self._node_event(reason, f"Node {self.name} status is now: {reason}")
 
     def node_changed(self, node: Object) -> None:
         """The Node as the API has it now (labels and taints set by others)."""

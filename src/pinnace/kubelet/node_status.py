@@ -35,6 +35,8 @@ class Condition:
     status: str
     reason: str
     message: str
+    event: str
+    """The reason of the Event the kubelet records when the condition turns to `status`."""
 
 
 def healthy_conditions() -> list[Condition]:
@@ -45,18 +47,30 @@ def healthy_conditions() -> list[Condition]:
             "False",
             "KubeletHasSufficientMemory",
             "kubelet has sufficient memory available",
+            "NodeHasSufficientMemory",
         ),
         Condition(
-            "DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"
+            "DiskPressure",
+            "False",
+            "KubeletHasNoDiskPressure",
+            "kubelet has no disk pressure",
+            "NodeHasNoDiskPressure",
         ),
         Condition(
             "PIDPressure",
             "False",
             "KubeletHasSufficientPID",
             "kubelet has sufficient PID available",
+            "NodeHasSufficientPID",
         ),
-        Condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+        Condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", "NodeReady"),
     ]
+
+
+def condition_events(conditions: list[Condition], previous: list[Mapping[str, Any]]) -> list[str]:
+    """The events of the conditions that are new or changed status since `previous`."""
+    before = {c.get("type"): c.get("status") for c in previous}
+    return [c.event for c in conditions if before.get(c.type) != c.status]
 
 
 def condition_entries(

@@ -100,7 +100,6 @@ class NodeAgent:
         self._node_event("Starting", "Starting kubelet.")
         now = self.clock.now_rfc3339()
         wanted = node_object(self.config, now)
-        previous: list[Object] = []
         try:
             self.node = await self.client.create(NODES, "", wanted)
         except StatusError as e:
@@ -119,7 +118,9 @@ class NodeAgent:
                 subresource="status",
             )
         self._last_status_post = self.clock.now()
-        changed = condition_events(healthy_conditions(), previous)
+        # Judged against no conditions, as the kubelet sets them on the node it builds at
+        # start: a restarted kubelet records them again.
+        changed = condition_events(healthy_conditions(), [])
         for reason in changed:
             if reason != "NodeReady":
                 self._node_event(reason, f"Node {self.name} status is now: {reason}")

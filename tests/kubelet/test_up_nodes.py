@@ -98,3 +98,17 @@ def test_nodes_come_back_ready_after_a_restart_on_the_same_data(tmp_path: Path) 
         assert "Traceback" not in (tmp_path / "server.log").read_text()
     finally:
         stop(second)
+
+
+def test_a_pod_the_scheduler_places_runs_on_its_simulated_node(cluster: Cluster) -> None:
+    container = {"name": "placed", "image": "nginx:1.27", "resources": {"requests": {"cpu": "7"}}}
+    overrides = json.dumps({"apiVersion": "v1", "spec": {"containers": [container]}})
+    cluster.ok("run", "placed", "--image=nginx:1.27", f"--overrides={overrides}")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        row = cluster.ok("get", "pods", "placed", "-o", "wide", "--no-headers").split()
+        if row[2] == "Running":
+            break
+        time.sleep(0.1)
+    assert row[:3] == ["placed", "1/1", "Running"]
+    assert row[6] in ("pinnace-node-1", "pinnace-node-2")

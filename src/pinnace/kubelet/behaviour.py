@@ -15,6 +15,10 @@ same key followed by `.<container name>` applies to that container only and wins
         sim.pinnace.dev/run-seconds: "5"
         sim.pinnace.dev/exit-code.worker: "1"    # only the container named worker fails
 
+Without annotations, a container whose command is a well-known one (`sleep 30`,
+`sh -c "exit 1"`, see `pinnace.kubelet.commands`) behaves as that command would; annotations
+win over the command.
+
 A value that does not parse keeps the container from being created: it waits with the reason
 CreateContainerConfigError and a message naming the annotation.
 """
@@ -25,6 +29,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from pinnace.kubelet.commands import CommandRun, command_run
 
 ANNOTATION_PREFIX = "sim.pinnace.dev/"
 RUN_SECONDS = ANNOTATION_PREFIX + "run-seconds"
@@ -61,12 +67,26 @@ def container_behaviour(pod: Mapping[str, Any], container: str) -> ContainerBeha
     exit_code = value(EXIT_CODE)
     stop = value(STOP_SECONDS)
     log = value(LOG)
+    command = command_run(_argv(pod, container)) or CommandRun(seconds=math.inf)
     return ContainerBehaviour(
-        run_seconds=math.inf if run is None or run[1] == FOREVER else _seconds(*run),
-        exit_code=0 if exit_code is None else _exit_code(*exit_code),
+        run_seconds=command.seconds if run is None else _run_seconds(*run),
+        exit_code=command.exit_code if exit_code is None else _exit_code(*exit_code),
         stop_seconds=0.0 if stop is None else _seconds(*stop),
-        log="" if log is None else log[1],
+        log="\n".join(command.output) if log is None else log[1],
     )
+
+
+def _argv(pod: Mapping[str, Any], container: str) -> list[str]:
+    """The container's command then its args (the image's entrypoint is unknown here)."""
+    spec = pod.get("spec") or {}
+    for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
+        if c.get("name") == container:
+            return [str(word) for word in (c.get("command") or []) + (c.get("args") or [])]
+    return []
+
+
+def _run_seconds(key: str, text: str) -> float:
+    return math.inf if text == FOREVER else _seconds(key, text)
 
 
 def _seconds(key: str, text: str) -> float:

@@ -186,3 +186,21 @@ def test_previous_log_is_the_last_run_before_the_restart(node: Node) -> None:
     started = node.get_pod("flaky")["status"]["containerStatuses"][0]["lastState"]
     first_start = started["terminated"]["startedAt"]
     assert text == f"{first_start[:-1]}.000000000Z booting\n"
+
+
+def test_active_deadline_fails_the_pod_and_kills_its_containers(node: Node) -> None:
+    body = pod("bounded", node="node-1", stop_seconds="3")
+    body["spec"]["activeDeadlineSeconds"] = 60
+    node.create_pod(body)
+    node.settle(59)
+    assert node.get_pod("bounded")["status"]["phase"] == "Running"
+    node.settle(5)
+    status = node.get_pod("bounded")["status"]
+    assert (status["phase"], status["reason"], status["message"]) == (
+        "Failed",
+        "DeadlineExceeded",
+        "Pod was active on the node longer than the specified deadline",
+    )
+    terminated = status["containerStatuses"][0]["state"]["terminated"]
+    assert terminated["exitCode"] == 143
+    assert not node.agent.usage.pods

@@ -23,6 +23,7 @@ from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
     CRASH_LOOP_BACK_OFF,
     CREATE_CONTAINER_CONFIG_ERROR,
+    FAILED,
     POD_INITIALIZING,
     TERMINAL_PHASES,
     ContainerRecord,
@@ -99,6 +100,10 @@ class PodWorker:
         self._grace = 0
         self._conditions: list[dict[str, Any]] = []
         self._timer: Timer | None = None
+        self._deadline: Timer | None = None
+        self.reason = ""
+        self.message = ""
+        """Why the pod failed as a whole (status.reason and status.message)."""
 
     @property
     def config_blocked(self) -> bool:
@@ -116,6 +121,9 @@ class PodWorker:
         """Create the sandbox (the pod's IP) and start what can start."""
         self.pod_ip = self.host.allocate_pod_ip()
         self.start_time = self.host.clock.now()
+        deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
+        if deadline is not None:
+            self._deadline = self.host.clock.call_later(deadline, self._deadline_exceeded)
         self.sync()
 
     def update(self, pod: Mapping[str, Any]) -> None:
@@ -145,6 +153,8 @@ class PodWorker:
     def forget(self) -> None:
         """The pod is gone from the API: drop its containers and its IP."""
         self._cancel_timer()
+        if self._deadline is not None:
+            self._deadline.cancel()
         for c in self.inits + self.apps:
             for status in (c.current, c.previous):
                 if status is not None:
@@ -252,6 +262,23 @@ class PodWorker:
         self._event(c, "Normal", "Created", f"Created container: {c.name}")
         self._event(c, "Normal", "Started", f"Started container {c.name}")
 
+    def _deadline_exceeded(self) -> None:
+        """spec.activeDeadlineSeconds ran out: the pod fails and its containers are killed."""
+        if self.terminating or self.finished:
+            return
+        self._cancel_timer()
+        self.phase = FAILED
+        self.reason = "DeadlineExceeded"
+        self.message = "Pod was active on the node longer than the specified deadline"
+        self.host.recorder.event(self.pod, "Normal", self.reason, self.message)
+        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        for c in self.inits + self.apps:
+            c.waiting = ("", "") if c.current is not None else c.waiting
+            if c.running and c.current is not None:
+                self._event(c, "Normal", "Killing", f"Stopping container {c.name}")
+                self.host.runtime.stop_container(c.current.id, grace)
+        self.host.status_changed(self)
+
     def _stop_sidecars(self) -> None:
         """The app containers are done for good: the sidecars go too."""
         grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
@@ -312,6 +339,8 @@ class PodWorker:
         qos = (self.pod.get("status") or {}).get("qosClass")
         if qos:
             status["qosClass"] = qos
+        if self.reason:
+            status["reason"], status["message"] = self.reason, self.message
         return status
 
     def _api_conditions(self) -> list[dict[str, Any]]:

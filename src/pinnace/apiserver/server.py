@@ -21,6 +21,7 @@ from pinnace.api.decode import decode
 from pinnace.api.field import FieldError, Path, invalid
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name
+from pinnace.api.patch import track_update
 from pinnace.api.status import StatusError
 from pinnace.apiserver import deletion
 from pinnace.apiserver.admission_chain import AdmissionChain
@@ -164,11 +165,16 @@ class APIServer:
     async def create(
         self, kind: Kind, namespace: str, body: Any, options: WriteOptions | None = None
     ) -> Result:
+        """POST. With a fieldManager in `options`, managedFields record that manager as the
+        owner of every field the object sets, defaults included, as kube-apiserver does."""
         options = options or WriteOptions()
         decoded = decode(body, kind, strict=options.field_validation == "Strict")
         obj = decoded.obj
         self._check_namespace(kind, obj, namespace)
         kind.default(obj)
+        now = self.clock.now_rfc3339()
+        if options.field_manager:
+            obj = track_update(None, obj, manager=options.field_manager, now=now)
         await self.admission.admit("CREATE", kind, obj, None)
         m = meta(obj)
         for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
@@ -178,7 +184,7 @@ class APIServer:
                 "resourceVersion should not be set on objects to be created"
             )
         m["uid"] = str(uuid.UUID(int=self._random.getrandbits(128), version=4))
-        m["creationTimestamp"] = self.clock.now_rfc3339()
+        m["creationTimestamp"] = now
         generate = bool(m.get("generateName")) and not m.get("name")
         if generate:
             m["name"] = self._generated_name(m["generateName"])
@@ -239,7 +245,8 @@ class APIServer:
         options: WriteOptions | None = None,
         subresource: str = "",
     ) -> Result:
-        """PUT: replace the object (or its status, with subresource "status")."""
+        """PUT: replace the object (or its status, with subresource "status"). With a
+        fieldManager in `options`, managedFields record what that manager changed."""
         options = options or WriteOptions()
         decoded = decode(body, kind, strict=options.field_validation == "Strict")
         new = decoded.obj
@@ -251,11 +258,19 @@ class APIServer:
             )
         kind.default(new)
         expected = parse_resource_version(str(meta(new).get("resourceVersion") or ""))
+
+        def build(old: Object) -> Object:
+            if not old or not options.field_manager:
+                return clone(new)  # a create through PUT records its manager in create
+            now = self.clock.now_rfc3339()
+            manager = options.field_manager
+            return track_update(old, clone(new), manager=manager, subresource=subresource, now=now)
+
         return await self._write(
             kind,
             namespace,
             name,
-            lambda _old: clone(new),
+            build,
             expected,
             options,
             subresource,

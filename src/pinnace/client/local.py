@@ -9,7 +9,7 @@ from typing import Any
 from pinnace.api.kind import Kind
 from pinnace.apiserver import binding, eviction, scale
 from pinnace.apiserver.http import fieldmanagers, negotiation, patching
-from pinnace.apiserver.objects import Object, clone, meta
+from pinnace.apiserver.objects import Object, meta
 from pinnace.apiserver.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.client.interface import Client, PatchType, binding_body, eviction_body
@@ -74,8 +74,7 @@ class LocalClient(Client):
         return self._server.watch(kind, namespace, options)
 
     async def create(self, kind: Kind, namespace: str, obj: Object) -> Object:
-        body = self._tracked(kind, obj, None, "")
-        return (await self._server.create(kind, namespace, body, self._write_options)).obj
+        return (await self._server.create(kind, namespace, obj, self._write_options)).obj
 
     async def update(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "")
@@ -86,21 +85,10 @@ class LocalClient(Client):
     async def _update(self, kind: Kind, obj: Object, subresource: str) -> Object:
         m = obj.get("metadata") or {}
         namespace, name = m.get("namespace") or "", m.get("name") or ""
-        if self._field_manager:
-            old = await self._server.get(kind, namespace, name)
-            obj = self._tracked(kind, obj, old, subresource)
         result = await self._server.update(
             kind, namespace, name, obj, self._write_options, subresource
         )
         return result.obj
-
-    def _tracked(self, kind: Kind, obj: Object, old: Object | None, subresource: str) -> Object:
-        if not self._field_manager:
-            return obj
-        now = self.clock.now_rfc3339()
-        return fieldmanagers.track_write(
-            kind, clone(obj), old, self._field_manager, subresource, now
-        )
 
     async def patch(
         self,

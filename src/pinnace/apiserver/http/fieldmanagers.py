@@ -11,10 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pinnace.api.decode import decode
-from pinnace.api.kind import Kind
 from pinnace.api.patch import server_side_apply, track_update
-from pinnace.api.status import StatusError
 from pinnace.apiserver.http.params import MAX_FIELD_MANAGER_LENGTH
 from pinnace.apiserver.objects import Object
 
@@ -26,25 +23,6 @@ def manager_name(field_manager: str, user_agent: str) -> str:
     if field_manager:
         return field_manager
     return user_agent.split("/", 1)[0][:MAX_FIELD_MANAGER_LENGTH]
-
-
-def track_write(
-    kind: Kind, body: Any, old: Object | None, manager: str, subresource: str, now: str
-) -> Any:
-    """A create (`old` None) or update body with the managedFields of that write by
-    `manager`: the fields it set or changed, defaults included, as kube-apiserver records them
-    (it defaults while decoding). A body that does not decode is returned as it is, for the
-    pipeline to refuse."""
-    try:
-        decoded = decode(body, kind).obj
-    except StatusError:
-        return body
-    kind.default(decoded)
-    tracked = track_update(old, decoded, manager=manager, subresource=subresource, now=now)
-    entries = (tracked.get("metadata") or {}).get("managedFields")
-    if entries is not None and isinstance(body.get("metadata"), dict):
-        body["metadata"]["managedFields"] = entries
-    return body
 
 
 def tracked(mutation: Mutation, manager: str, subresource: str, now: str) -> Mutation:

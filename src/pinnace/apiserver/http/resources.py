@@ -25,7 +25,7 @@ from pinnace.apiserver.http.responses import Encoder, Response, json_response, w
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.http.watchstream import watch_stream
 from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import ListOptions
+from pinnace.apiserver.options import ListOptions, WriteOptions
 from pinnace.apiserver.server import Result
 
 if TYPE_CHECKING:
@@ -111,9 +111,7 @@ class ResourceHandler:
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
             return json_response(answer, 201)
-        manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
-        now = self.server.clock.now_rfc3339()
-        body = fieldmanagers.track_write(kind, body, None, manager, "", now)
+        options = _with_manager(options, request)
         result = await self.server.create(kind, target.namespace, body, options)
         return _written(encoder, result, options.field_validation, 201)
 
@@ -122,16 +120,7 @@ class ResourceHandler:
     ) -> Response:
         body_type = negotiation.body_type(request.header("content-type"), patch=False)
         body = parse_object_body(await request.body(), body_type, target.kind.kind)
-        options = params.write_options(request.query, "UpdateOptions")
-        manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
-        try:
-            old = await self.server.get(target.kind, target.namespace, target.name)
-        except StatusError as e:
-            if e.code != 404:
-                raise
-            old = None  # a create through PUT, or a 404 the update itself reports
-        now = self.server.clock.now_rfc3339()
-        body = fieldmanagers.track_write(target.kind, body, old, manager, subresource, now)
+        options = _with_manager(params.write_options(request.query, "UpdateOptions"), request)
         result = await self.server.update(
             target.kind, target.namespace, target.name, body, options, subresource
         )
@@ -165,7 +154,8 @@ class ResourceHandler:
             # Apply creates what does not exist yet.
             created = fieldmanagers.apply_create(document, manager, now)
             _check_name(created, target.name)
-            result = await self.server.create(target.kind, target.namespace, created, options)
+            recorded = dataclasses.replace(options, field_manager="")  # the apply recorded it
+            result = await self.server.create(target.kind, target.namespace, created, recorded)
             return _written(encoder, result, options.field_validation, 201)
         return _written(encoder, result, options.field_validation, 200)
 
@@ -202,3 +192,9 @@ def _check_name(obj: Object, name: str) -> None:
 
 def _replace_field_selector(options: ListOptions, selector: str) -> ListOptions:
     return dataclasses.replace(options, field_selector=selector)
+
+
+def _with_manager(options: WriteOptions, request: Request) -> WriteOptions:
+    """The options with the write's manager: fieldManager, else the User-Agent's product."""
+    manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
+    return dataclasses.replace(options, field_manager=manager)

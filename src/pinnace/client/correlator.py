@@ -112,9 +112,9 @@ class Correlated:
     patch: Object | None
 
 
-def event_name(involved_name: str, when: float) -> str:
+def event_name(involved_name: str, nanos: int) -> str:
     """`<object name>.<nanoseconds since the epoch, in hex>`, as client-go names Events."""
-    return f"{involved_name}.{round(when * 1e9):x}"
+    return f"{involved_name}.{nanos:x}"
 
 
 class EventCorrelator:
@@ -155,7 +155,7 @@ class EventCorrelator:
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {
-                "name": event_name(event["involvedObject"].get("name", ""), now),
+                "name": event["metadata"]["name"],  # it stands in for this event
                 "namespace": event["metadata"]["namespace"],
             },
             "involvedObject": event["involvedObject"],

@@ -22,7 +22,7 @@ from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
-from pinnace.client.correlator import EventCorrelator, event_name
+from pinnace.client.correlator import LRU, EventCorrelator, event_name
 from pinnace.client.interface import Client, PatchType
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,9 @@ class EventRecorder:
         self._correlator = EventCorrelator(client.clock)
         self._queue: deque[Object] = deque()
         self._writer: asyncio.Task[None] | None = None
+        self._last_stamp: LRU[tuple[str, str], int] = LRU()
+        """The last name stamp (nanoseconds) given per object, so events recorded about one
+        object in the same instant get distinct names without a failed create each."""
 
     def event(
         self, obj: Object, event_type: str, reason: str, message: str, *, field_path: str = ""
@@ -77,15 +80,17 @@ class EventRecorder:
 
     def _make(self, involved: Object, event_type: str, reason: str, message: str) -> Object:
         clock = self._client.clock
-        now = clock.now()
+        namespace, name = involved.get("namespace") or "default", involved.get("name", "")
+        nanos = round(clock.now() * 1e9)
+        last = self._last_stamp.get((namespace, name))
+        if last is not None and nanos <= last:
+            nanos = last + 1
+        self._last_stamp.put((namespace, name), nanos)
         stamp = clock.now_rfc3339()
         return {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {
-                "name": event_name(involved.get("name", ""), now),
-                "namespace": involved.get("namespace") or "default",
-            },
+            "metadata": {"name": event_name(name, nanos), "namespace": namespace},
             "involvedObject": involved,
             "reason": reason,
             "message": message,

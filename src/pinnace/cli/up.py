@@ -34,6 +34,7 @@ from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.controllers.namespace import NamespaceController
+from pinnace.controllers.workloads import start_workload_controllers
 from pinnace.kubelet import NodeAgentPool, node_configs
 from pinnace.kubelet.config import DEFAULT_CAPACITY
 from pinnace.resources.quantity import Quantity, QuantityError
@@ -260,6 +261,7 @@ async def serve(options: UpOptions) -> None:
             LocalClient(server), options.scheduler_config, tie_breaks
         ).run()
         scheduler = asyncio.create_task(run_scheduler)
+    workloads = start_workload_controllers(LocalClient(server))
     app = APIApp(server, server_address=f"{host}:{port}")
     config = uvicorn.Config(
         app,
@@ -289,6 +291,7 @@ async def serve(options: UpOptions) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         compactor.stop()
+        await workloads.stop()
         await pool.stop()
         if scheduler is not None:
             scheduler.cancel()

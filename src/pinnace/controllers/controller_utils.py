@@ -1,0 +1,358 @@
+"""What the workload controllers share, as kube-controller-manager's controller_utils.go:
+a work queue, expectations, ownerReferences, pod activity and readiness, slow-start batches
+and the order in which surplus pods are deleted."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cmp_to_key
+from typing import Any
+
+from pinnace.api.kind import Kind
+from pinnace.apiserver.objects import Object
+from pinnace.clock import Clock
+from pinnace.clock.rfc3339 import parse_time
+
+log = logging.getLogger(__name__)
+
+SLOW_START_INITIAL_BATCH_SIZE = 1
+EXPECTATIONS_TIMEOUT = 5 * 60.0
+"""Expectations not met in this long are given up on (ExpectationsTimeout)."""
+INITIAL_RETRY = 0.005
+MAX_RETRY = 1000.0
+"""The default controller rate limiter's per-item exponential backoff."""
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+# --- work queue -------------------------------------------------------------------------------
+
+
+class WorkQueue:
+    """Keys to sync, each at most once at a time, as client-go's rate-limited work queue: a key
+    added while it is being synced is synced again after; a failed sync is retried with
+    per-key exponential backoff."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._queue: dict[str, None] = {}
+        self._processing: set[str] = set()
+        self._dirty: set[str] = set()
+        self._failures: dict[str, int] = {}
+        self._wake = asyncio.Event()
+
+    def add(self, key: str) -> None:
+        if key in self._processing:
+            self._dirty.add(key)
+            return
+        self._queue[key] = None
+        self._wake.set()
+
+    def add_after(self, key: str, seconds: float) -> None:
+        if seconds <= 0:
+            self.add(key)
+        else:
+            self._clock.call_later(seconds, self.add, key)
+
+    async def run(self, sync: Callable[[str], Awaitable[None]]) -> None:
+        """Sync keys forever; cancel the task to stop."""
+        while True:
+            while not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+            key = next(iter(self._queue))
+            del self._queue[key]
+            self._processing.add(key)
+            try:
+                await sync(key)
+                self._failures.pop(key, None)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                failures = self._failures.get(key, 0)
+                self._failures[key] = failures + 1
+                log.info("syncing %s failed, retrying: %s", key, e)
+                self.add_after(key, min(INITIAL_RETRY * 2**failures, MAX_RETRY))
+            finally:
+                self._processing.discard(key)
+                if key in self._dirty:
+                    self._dirty.discard(key)
+                    self.add(key)
+
+
+# --- expectations -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Expected:
+    adds: int
+    deletes: set[str]
+    since: float
+
+
+@dataclass
+class Expectations:
+    """The creations and deletions a controller made and has not yet seen in its informer
+    (ControllerExpectations, with deletions tracked by pod key as UIDTrackingExpectations):
+    until they are seen, the controller does not act on its cache again, so it never creates
+    or deletes twice."""
+
+    clock: Clock
+    _by_key: dict[str, _Expected] = field(default_factory=dict)
+
+    def satisfied(self, key: str) -> bool:
+        e = self._by_key.get(key)
+        if e is None:
+            return True
+        if e.adds <= 0 and not e.deletes:
+            return True
+        return self.clock.monotonic() - e.since > EXPECTATIONS_TIMEOUT
+
+    def expect(self, key: str, adds: int = 0, deletes: Iterable[str] = ()) -> None:
+        self._by_key[key] = _Expected(adds, set(deletes), self.clock.monotonic())
+
+    def creation_observed(self, key: str) -> None:
+        e = self._by_key.get(key)
+        if e is not None:
+            e.adds -= 1
+
+    def deletion_observed(self, key: str, pod_key: str) -> None:
+        e = self._by_key.get(key)
+        if e is not None:
+            e.deletes.discard(pod_key)
+
+    def forget(self, key: str) -> None:
+        self._by_key.pop(key, None)
+
+
+# --- ownership --------------------------------------------------------------------------------
+
+
+def owner_reference(owner: Object, kind: Kind) -> Object:
+    """The controller ownerReference a controller puts on what it creates or adopts."""
+    m = owner["metadata"]
+    return {
+        "apiVersion": kind.api_version,
+        "kind": kind.kind,
+        "name": m["name"],
+        "uid": m["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def controller_ref(obj: Object) -> Object | None:
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def owned_by(obj: Object, owner: Object) -> bool:
+    ref = controller_ref(obj)
+    return ref is not None and ref.get("uid") == owner["metadata"]["uid"]
+
+
+def adopt_patch(obj: Object, owner: Object, kind: Kind) -> Object:
+    """The strategic merge patch that adopts `obj` (uid as precondition, as client-go's)."""
+    return {
+        "metadata": {
+            "ownerReferences": [owner_reference(owner, kind)],
+            "uid": obj["metadata"]["uid"],
+        }
+    }
+
+
+def release_patch(obj: Object, owner: Object) -> Object:
+    """The strategic merge patch that drops `owner`'s reference from `obj`."""
+    return {
+        "metadata": {
+            "ownerReferences": [{"$patch": "delete", "uid": owner["metadata"]["uid"]}],
+            "uid": obj["metadata"]["uid"],
+        }
+    }
+
+
+def key_of(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    namespace, _, name = key.partition("/")
+    return namespace, name
+
+
+# --- pods -------------------------------------------------------------------------------------
+
+
+def is_pod_active(pod: Object) -> bool:
+    """Counted toward replicas: not finished and not being deleted (IsPodActive)."""
+    phase = (pod.get("status") or {}).get("phase")
+    return phase not in ("Succeeded", "Failed") and not pod["metadata"].get("deletionTimestamp")
+
+
+def _ready_condition(pod: Object) -> Object | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return c
+    return None
+
+
+def is_pod_ready(pod: Object) -> bool:
+    c = _ready_condition(pod)
+    return c is not None and c.get("status") == "True"
+
+
+def ready_since(pod: Object) -> float | None:
+    c = _ready_condition(pod)
+    if c is None or c.get("status") != "True" or not c.get("lastTransitionTime"):
+        return None
+    return parse_time(c["lastTransitionTime"])
+
+
+def is_pod_available(pod: Object, min_ready_seconds: int, now: float) -> bool:
+    """Ready for at least minReadySeconds (IsPodAvailable)."""
+    if not is_pod_ready(pod):
+        return False
+    if min_ready_seconds == 0:
+        return True
+    since = ready_since(pod)
+    return since is not None and since + min_ready_seconds <= now
+
+
+def template_labels_match(pod: Object, template: Object) -> bool:
+    """Every label of the template is on the pod (fullyLabeledReplicas)."""
+    want = ((template or {}).get("metadata") or {}).get("labels") or {}
+    have = pod["metadata"].get("labels") or {}
+    return all(have.get(k) == v for k, v in want.items())
+
+
+def pod_from_template(template: Object, owner: Object, kind: Kind) -> Object:
+    """A pod to create from `template`, owned by `owner` and named `<owner>-<random>`."""
+    meta = template.get("metadata") or {}
+    metadata: dict[str, Any] = {
+        "generateName": f"{owner['metadata']['name']}-",
+        "namespace": owner["metadata"]["namespace"],
+        "ownerReferences": [owner_reference(owner, kind)],
+    }
+    for key in ("labels", "annotations", "finalizers"):
+        if meta.get(key):
+            metadata[key] = dict(meta[key]) if key != "finalizers" else list(meta[key])
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
+        "spec": template.get("spec") or {},
+    }
+
+
+# --- batches ----------------------------------------------------------------------------------
+
+
+async def slow_start_batch(
+    count: int, initial: int, create: Callable[[], Awaitable[None]]
+) -> tuple[int, Exception | None]:
+    """Call `create` `count` times in batches of 1, 2, 4 … (each batch at once), stopping
+    after the first batch with a failure: a flood of calls that would all fail (a quota, a
+    webhook) stops early. Returns the successes and the first error."""
+    done = 0
+    batch = min(count, initial)
+    while batch > 0:
+        results = await asyncio.gather(*(create() for _ in range(batch)), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, Exception)]
+        done += batch - len(errors)
+        if errors:
+            return done, errors[0]
+        batch = min(2 * batch, count - done)
+    return done, None
+
+
+# --- deletion order ---------------------------------------------------------------------------
+
+
+def _deletion_cost(pod: Object) -> int:
+    text = (pod["metadata"].get("annotations") or {}).get(POD_DELETION_COST, "0")
+    try:
+        return int(text)
+    except ValueError:
+        return 0
+
+
+def _max_restarts(pod: Object) -> int:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return max((s.get("restartCount", 0) for s in statuses), default=0)
+
+
+def _log_rank(t: float, now: float) -> int:
+    """floor(log2) of the age in nanoseconds: the LogarithmicScaleDown bucket."""
+    age = round((now - t) * 1e9)
+    return int(math.log2(age)) if age > 0 else -1
+
+
+def _created(pod: Object) -> float | None:
+    text = pod["metadata"].get("creationTimestamp")
+    return parse_time(text) if text else None
+
+
+def _newer_first(a: float | None, b: float | None, uid_a: str, uid_b: str, now: float) -> int:
+    """-1 when a goes first: a zero time first, then the younger by log2 bucket, then uid."""
+    if a is None or b is None:
+        return -1 if a is None else 1
+    diff = _log_rank(a, now) - _log_rank(b, now)
+    if diff == 0:
+        return -1 if uid_a < uid_b else (1 if uid_a > uid_b else 0)
+    return -1 if diff < 0 else 1
+
+
+def compare_for_deletion(a: Object, rank_a: int, b: Object, rank_b: int, now: float) -> int:
+    """v1.32's ActivePodsWithRanks order; negative when `a` is deleted before `b`."""
+    node_a, node_b = a["spec"].get("nodeName", ""), b["spec"].get("nodeName", "")
+    if node_a != node_b and (not node_a or not node_b):
+        return -1 if not node_a else 1
+    phase_a = _PHASE_ORDINAL.get((a.get("status") or {}).get("phase", ""), 0)
+    phase_b = _PHASE_ORDINAL.get((b.get("status") or {}).get("phase", ""), 0)
+    if phase_a != phase_b:
+        return phase_a - phase_b
+    ready_a, ready_b = is_pod_ready(a), is_pod_ready(b)
+    if ready_a != ready_b:
+        return -1 if not ready_a else 1
+    cost_a, cost_b = _deletion_cost(a), _deletion_cost(b)
+    if cost_a != cost_b:
+        return -1 if cost_a < cost_b else 1
+    if rank_a != rank_b:
+        return -1 if rank_a > rank_b else 1
+    uid_a, uid_b = a["metadata"].get("uid", ""), b["metadata"].get("uid", "")
+    if ready_a and ready_b:
+        since_a, since_b = ready_since(a), ready_since(b)
+        if since_a != since_b:
+            order = _newer_first(since_a, since_b, uid_a, uid_b, now)
+            if order:
+                return order
+    restarts_a, restarts_b = _max_restarts(a), _max_restarts(b)
+    if restarts_a != restarts_b:
+        return -1 if restarts_a > restarts_b else 1
+    created_a, created_b = _created(a), _created(b)
+    if created_a != created_b:
+        return _newer_first(created_a, created_b, uid_a, uid_b, now)
+    return 0
+
+
+def pods_to_delete(
+    pods: list[Object], related: Iterable[Object], count: int, now: float
+) -> list[Object]:
+    """The `count` pods to delete first; `related` pods (those of every replica set with the
+    same owner) rank a pod higher the more of them are active on its node."""
+    if count >= len(pods):
+        return list(pods)
+    on_node: dict[str, int] = {}
+    for p in related:
+        if is_pod_active(p):
+            node = p["spec"].get("nodeName", "")
+            on_node[node] = on_node.get(node, 0) + 1
+    ranked = [(p, on_node.get(p["spec"].get("nodeName", ""), 0)) for p in pods]
+    ranked.sort(key=cmp_to_key(lambda x, y: compare_for_deletion(x[0], x[1], y[0], y[1], now)))
+    return [p for p, _ in ranked[:count]]

@@ -1,0 +1,330 @@
+"""The ReplicaSet controller: keeps spec.replicas active pods of a ReplicaSet's template.
+
+As kube-controller-manager's (v1.32): it claims the pods its selector matches (adopting
+orphans, releasing owned pods that stop matching), creates missing pods in slow-start
+batches, deletes surplus ones in Kubernetes' order, remembers what it asked for until its
+informer shows it (expectations), and writes status (replicas, fullyLabeledReplicas,
+readyReplicas, availableReplicas, observedGeneration, the ReplicaFailure condition).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from pinnace.api import catalog
+from pinnace.api.apps import as_label_selector
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.kind import Kind
+from pinnace.api.labels import LabelSelector
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object, clone
+from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
+from pinnace.controllers.controller_utils import (
+    SLOW_START_INITIAL_BATCH_SIZE,
+    Expectations,
+    WorkQueue,
+    adopt_patch,
+    controller_ref,
+    is_pod_active,
+    is_pod_available,
+    is_pod_ready,
+    pod_from_template,
+    pods_to_delete,
+    release_patch,
+    slow_start_batch,
+    split_key,
+    template_labels_match,
+)
+
+log = logging.getLogger(__name__)
+
+BURST_REPLICAS = 500
+"""At most this many creations or deletions per sync."""
+CONTROLLER_NAME = "replicaset-controller"
+REPLICA_FAILURE = "ReplicaFailure"
+
+
+def _kind(group: str, plural: str) -> Kind:
+    kind = catalog.by_resource(group, plural)
+    assert kind is not None
+    return kind
+
+
+PODS = _kind("", "pods")
+REPLICA_SETS = _kind("apps", "replicasets")
+
+
+class ReplicaSetController:
+    def __init__(self, client: Client, informers: InformerFactory) -> None:
+        self._client = client
+        self._clock = client.clock
+        self._recorder = EventRecorder(client, CONTROLLER_NAME)
+        self._queue = WorkQueue(self._clock)
+        self.expectations = Expectations(self._clock)
+        self._replica_sets: Informer = informers.informer(REPLICA_SETS)
+        self._pods: Informer = informers.informer(PODS)
+        self._replica_sets.add_event_handler(
+            on_add=self._enqueue,
+            on_update=lambda old, new: self._enqueue(new),
+            on_delete=self._replica_set_deleted,
+        )
+        self._pods.add_event_handler(
+            on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
+        )
+
+    async def run(self) -> None:
+        """Sync replica sets forever; cancel the task to stop."""
+        await self._replica_sets.wait_for_sync()
+        await self._pods.wait_for_sync()
+        await self._queue.run(self.sync)
+
+    # --- event handlers ----------------------------------------------------------------------
+
+    def _enqueue(self, rs: Object) -> None:
+        self._queue.add(object_key(rs))
+
+    def _replica_set_deleted(self, rs: Object) -> None:
+        self.expectations.forget(object_key(rs))
+        self._enqueue(rs)
+
+    def _owner(self, pod: Object) -> Object | None:
+        ref = controller_ref(pod)
+        if ref is None or ref.get("kind") != "ReplicaSet":
+            return None
+        rs = self._replica_sets.get(pod["metadata"]["namespace"], ref.get("name", ""))
+        if rs is None or rs["metadata"]["uid"] != ref.get("uid"):
+            return None
+        return rs
+
+    def _enqueue_matching(self, pod: Object) -> None:
+        """An orphan changed: the replica sets that may adopt it have a look."""
+        labels = pod["metadata"].get("labels") or {}
+        if not labels:
+            return
+        for rs in self._replica_sets.list(pod["metadata"]["namespace"]):
+            selector = as_label_selector(rs["spec"].get("selector"))
+            if selector is not None and not selector.empty and selector.matches(labels):
+                self._enqueue(rs)
+
+    def _pod_added(self, pod: Object) -> None:
+        if pod["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(pod)
+            return
+        if controller_ref(pod) is not None:
+            rs = self._owner(pod)
+            if rs is not None:
+                self.expectations.creation_observed(object_key(rs))
+                self._enqueue(rs)
+            return
+        self._enqueue_matching(pod)
+
+    def _pod_updated(self, old: Object, new: Object) -> None:
+        if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
+            return
+        labels_changed = old["metadata"].get("labels") != new["metadata"].get("labels")
+        if new["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(new)
+            if labels_changed:
+                self._pod_deleted(old)
+            return
+        old_ref, new_ref = controller_ref(old), controller_ref(new)
+        if old_ref != new_ref and old_ref is not None:
+            old_rs = self._owner(old)
+            if old_rs is not None:
+                self._enqueue(old_rs)
+        if new_ref is not None:
+            rs = self._owner(new)
+            if rs is not None:
+                self._enqueue(rs)
+                min_ready = rs["spec"].get("minReadySeconds") or 0
+                if min_ready and not is_pod_ready(old) and is_pod_ready(new):
+                    self._queue.add_after(object_key(rs), min_ready + 1)
+            return
+        if labels_changed or old_ref != new_ref:
+            self._enqueue_matching(new)
+
+    def _pod_deleted(self, pod: Object) -> None:
+        rs = self._owner(pod)
+        if rs is None:
+            return
+        self.expectations.deletion_observed(object_key(rs), object_key(pod))
+        self._enqueue(rs)
+
+    # --- sync --------------------------------------------------------------------------------
+
+    async def sync(self, key: str) -> None:
+        namespace, name = split_key(key)
+        rs = self._replica_sets.get(namespace, name)
+        if rs is None:
+            self.expectations.forget(key)
+            return
+        selector = as_label_selector(rs["spec"].get("selector"))
+        if selector is None:
+            log.warning("replica set %s has a selector that does not convert", key)
+            return
+        needs_sync = self.expectations.satisfied(key)
+        pods = await self._claim(rs, selector)
+        error: StatusError | None = None
+        if needs_sync and not rs["metadata"].get("deletionTimestamp"):
+            error = await self._manage_replicas(rs, pods)
+        await self._update_status(rs, pods, error)
+
+    async def _claim(self, rs: Object, selector: LabelSelector) -> list[Object]:
+        """The active pods this replica set owns once orphans are adopted and pods that no
+        longer match released (ClaimPods)."""
+        deleting = bool(rs["metadata"].get("deletionTimestamp"))
+        claimed: list[Object] = []
+        for pod in self._pods.list(rs["metadata"]["namespace"]):
+            if not is_pod_active(pod):
+                continue
+            matches = not selector.empty and selector.matches(pod["metadata"].get("labels") or {})
+            ref = controller_ref(pod)
+            if ref is not None:
+                if ref.get("uid") != rs["metadata"]["uid"]:
+                    continue
+                if matches:
+                    claimed.append(pod)
+                elif not deleting:
+                    await self._patch_pod(pod, release_patch(pod, rs))
+                continue
+            adopted = matches and not deleting
+            if adopted and await self._patch_pod(pod, adopt_patch(pod, rs, REPLICA_SETS)):
+                claimed.append(pod)
+        return claimed
+
+    async def _patch_pod(self, pod: Object, patch: Object) -> bool:
+        try:
+            await self._client.patch(
+                PODS, pod["metadata"]["namespace"], pod["metadata"]["name"], patch
+            )
+        except StatusError as e:
+            if e.code in (404, 409, 422):
+                return False  # gone or changed meanwhile: the next sync sees it
+            raise
+        return True
+
+    async def _manage_replicas(self, rs: Object, pods: list[Object]) -> StatusError | None:
+        key = object_key(rs)
+        diff = len(pods) - (rs["spec"].get("replicas") or 0)
+        if diff < 0:
+            count = min(-diff, BURST_REPLICAS)
+            self.expectations.expect(key, adds=count)
+            created, error = await _slow_start(count, lambda: self._create_pod(rs))
+            for _ in range(count - created):
+                self.expectations.creation_observed(key)
+            return error
+        if diff > 0:
+            count = min(diff, BURST_REPLICAS)
+            victims = pods_to_delete(pods, self._related_pods(rs), count, self._clock.now())
+            self.expectations.expect(key, deletes=[object_key(p) for p in victims])
+            results = await asyncio.gather(*(self._delete_pod(rs, p) for p in victims))
+            return next((e for e in results if e is not None), None)
+        return None
+
+    def _related_pods(self, rs: Object) -> list[Object]:
+        """The pods of every replica set with the same controller as `rs` (or of `rs`)."""
+        owner = controller_ref(rs)
+        namespace = rs["metadata"]["namespace"]
+        if owner is None:
+            siblings = {rs["metadata"]["uid"]}
+        else:
+            siblings = {
+                s["metadata"]["uid"]
+                for s in self._replica_sets.list(namespace)
+                if (controller_ref(s) or {}).get("uid") == owner.get("uid")
+            }
+        return [
+            p
+            for p in self._pods.list(namespace)
+            if (controller_ref(p) or {}).get("uid") in siblings
+        ]
+
+    async def _create_pod(self, rs: Object) -> None:
+        pod = pod_from_template(rs["spec"].get("template") or {}, rs, REPLICA_SETS)
+        try:
+            created = await self._client.create(PODS, rs["metadata"]["namespace"], pod)
+        except StatusError as e:
+            self._recorder.event(rs, EVENT_TYPE_WARNING, "FailedCreate", f"Error creating: {e}")
+            raise
+        self._recorder.event(
+            rs, EVENT_TYPE_NORMAL, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
+        )
+
+    async def _delete_pod(self, rs: Object, pod: Object) -> StatusError | None:
+        name = pod["metadata"]["name"]
+        try:
+            await self._client.delete(PODS, pod["metadata"]["namespace"], name)
+        except StatusError as e:
+            self.expectations.deletion_observed(object_key(rs), object_key(pod))
+            if e.code == 404:
+                return None
+            self._recorder.event(rs, EVENT_TYPE_WARNING, "FailedDelete", f"Error deleting: {e}")
+            return e
+        self._recorder.event(rs, EVENT_TYPE_NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
+        return None
+
+    # --- status ------------------------------------------------------------------------------
+
+    async def _update_status(
+        self, rs: Object, pods: list[Object], error: StatusError | None
+    ) -> None:
+        min_ready = rs["spec"].get("minReadySeconds") or 0
+        now = self._clock.now()
+        template = rs["spec"].get("template") or {}
+        status = clone(rs.get("status") or {})
+        status["replicas"] = len(pods)
+        status["fullyLabeledReplicas"] = sum(template_labels_match(p, template) for p in pods)
+        status["readyReplicas"] = sum(is_pod_ready(p) for p in pods)
+        status["availableReplicas"] = sum(is_pod_available(p, min_ready, now) for p in pods)
+        status["observedGeneration"] = rs["metadata"].get("generation", 0)
+        conditions = [c for c in status.get("conditions") or [] if c["type"] != REPLICA_FAILURE]
+        if error is not None:
+            diff = len(pods) - (rs["spec"].get("replicas") or 0)
+            reason = "FailedCreate" if diff < 0 else "FailedDelete"
+            old = next(
+                (c for c in status.get("conditions") or [] if c["type"] == REPLICA_FAILURE), None
+            )
+            conditions.append(
+                {
+                    "type": REPLICA_FAILURE,
+                    "status": "True",
+                    "lastTransitionTime": (old or {}).get("lastTransitionTime")
+                    or self._clock.now_rfc3339(),
+                    "reason": reason,
+                    "message": str(error),
+                }
+            )
+        if conditions:
+            status["conditions"] = conditions
+        else:
+            status.pop("conditions", None)
+        for counter in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
+            if not status[counter]:
+                del status[counter]
+        if status != (rs.get("status") or {}):
+            updated = clone(rs)
+            updated["status"] = status
+            try:
+                await self._client.update_status(REPLICA_SETS, updated)
+            except StatusError as e:
+                if e.code == 404:
+                    return
+                raise
+        if (
+            min_ready
+            and status.get("readyReplicas", 0) == status["replicas"]
+            and status.get("availableReplicas", 0) != status["replicas"]
+        ):
+            self._queue.add_after(object_key(rs), min_ready)
+
+
+async def _slow_start(
+    count: int, create: Callable[[], Awaitable[None]]
+) -> tuple[int, StatusError | None]:
+    """Slow-start creations; an error that is not the API's is a bug and raised."""
+    created, error = await slow_start_batch(count, SLOW_START_INITIAL_BATCH_SIZE, create)
+    if error is not None and not isinstance(error, StatusError):
+        raise error
+    return created, error

@@ -1,0 +1,35 @@
+"""The workload controllers `pinnace up` runs, sharing one set of informers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+
+from pinnace.client import Client, InformerFactory
+from pinnace.controllers.replicaset import ReplicaSetController
+
+
+@dataclass
+class WorkloadControllers:
+    informers: InformerFactory
+    replica_sets: ReplicaSetController
+    tasks: list[asyncio.Task[None]]
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.informers.stop()
+
+
+def start_workload_controllers(client: Client) -> WorkloadControllers:
+    """Start the ReplicaSet controller on the client's loop."""
+    informers = InformerFactory(client)
+    replica_sets = ReplicaSetController(client, informers)
+    informers.start()
+    loop = client.clock.loop
+    tasks = [loop.create_task(replica_sets.run())]
+    return WorkloadControllers(informers, replica_sets, tasks)

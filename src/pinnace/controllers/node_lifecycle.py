@@ -1,0 +1,605 @@
+"""The node lifecycle controller, as v1.32's kube-controller-manager runs it
+(pkg/controller/nodelifecycle), with taint-based eviction, the only mode left.
+
+Every node_monitor_period (5 s) it looks at every node's heartbeats: the Ready condition's
+lastHeartbeatTime and the renewTime of its Lease in kube-node-lease. A node heard from by
+neither for node_monitor_grace_period (50 s; node_startup_grace_period, 60 s, while it has
+never posted a Ready condition) gets Ready, MemoryPressure, DiskPressure and PIDPressure set to
+Unknown ("Kubelet stopped posting node status."), its pods marked not ready, and a NodeNotReady
+event. On the next pass a node whose Ready is False or Unknown is queued to get the not-ready
+or unreachable NoExecute taint; a Ready node loses both at once.
+
+Queued nodes are tainted per zone (topology.kubernetes.io/region and zone) at a rate that
+follows the zone's health: evictionLimiterQPS (0.1 nodes/s) normally and when the zone is
+fully down; when at least unhealthyZoneThreshold (55 %) and more than two of its nodes are
+not ready, secondaryEvictionLimiterQPS (0.01) if the zone has more than
+largeClusterSizeThreshold (50) nodes, else none; when every zone is fully down ("master
+disruption mode") no node is tainted and the NoExecute taints are taken off, since the fault is
+more likely the control plane's than every node's. Pods leave tainted nodes through the taint
+eviction controller (`pinnace.controllers.taint_eviction`).
+
+On every node change it also keeps the NoSchedule taints in step with the conditions and
+spec.unschedulable (TaintNodesByCondition): not-ready, unreachable, memory-pressure,
+disk-pressure, pid-pressure, network-unavailable and unschedulable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pinnace.api import catalog
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object
+from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
+from pinnace.clock import Clock, parse_time
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "node-controller"
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+NO_EXECUTE = "NoExecute"
+NO_SCHEDULE = "NoSchedule"
+NOT_READY = "node.kubernetes.io/not-ready"
+UNREACHABLE = "node.kubernetes.io/unreachable"
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+REGION_LABEL = "topology.kubernetes.io/region"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+EXCLUDE_DISRUPTION_LABEL = "node.kubernetes.io/exclude-disruption"
+UNKNOWN_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+"""The conditions set to Unknown when the kubelet stops posting."""
+CONDITION_TAINTS: Mapping[str, Mapping[str, str]] = {
+    "Ready": {"False": NOT_READY, "Unknown": UNREACHABLE},
+    "MemoryPressure": {"True": "node.kubernetes.io/memory-pressure"},
+    "DiskPressure": {"True": "node.kubernetes.io/disk-pressure"},
+    "NetworkUnavailable": {"True": "node.kubernetes.io/network-unavailable"},
+    "PIDPressure": {"True": "node.kubernetes.io/pid-pressure"},
+}
+CONDITION_TAINT_KEYS = frozenset(
+    key for by_status in CONDITION_TAINTS.values() for key in by_status.values()
+) | {UNSCHEDULABLE}
+EVICTION_BURST = 1
+
+NODES = catalog.by_resource("", "nodes")
+PODS = catalog.by_resource("", "pods")
+LEASES = catalog.by_resource("coordination.k8s.io", "leases")
+assert NODES is not None and PODS is not None and LEASES is not None
+
+
+@dataclass(frozen=True)
+class NodeLifecycleConfig:
+    """kube-controller-manager's flags of the same names (seconds, nodes per second)."""
+
+    node_monitor_period: float = 5.0
+    node_monitor_grace_period: float = 50.0
+    node_startup_grace_period: float = 60.0
+    node_eviction_period: float = 0.1
+    """How often queued nodes are tainted (as the controller's NodeEvictionPeriod)."""
+    node_eviction_rate: float = 0.1
+    secondary_node_eviction_rate: float = 0.01
+    large_cluster_size_threshold: int = 50
+    unhealthy_zone_threshold: float = 0.55
+
+
+class ZoneState(StrEnum):
+    INITIAL = "Initial"
+    NORMAL = "Normal"
+    FULL_DISRUPTION = "FullDisruption"
+    PARTIAL_DISRUPTION = "PartialDisruption"
+
+
+def zone_key(node: Mapping[str, Any]) -> str:
+    """GetZoneKey: region and zone joined, "" for a node that has neither."""
+    labels = node["metadata"].get("labels") or {}
+    region, zone = labels.get(REGION_LABEL, ""), labels.get(ZONE_LABEL, "")
+    return f"{region}:\x00:{zone}" if region or zone else ""
+
+
+def condition(node: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    conditions = (node.get("status") or {}).get("conditions") or ()
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def has_taint(node: Mapping[str, Any], key: str, effect: str) -> bool:
+    taints = (node.get("spec") or {}).get("taints") or ()
+    return any(t.get("key") == key and t.get("effect") == effect for t in taints)
+
+
+def condition_taints(node: Mapping[str, Any]) -> set[str]:
+    """The NoSchedule taint keys the node's conditions and spec.unschedulable call for."""
+    keys = {
+        by_status[c.get("status", "")]
+        for c in (node.get("status") or {}).get("conditions") or ()
+        if (by_status := CONDITION_TAINTS.get(c.get("type", ""))) and c.get("status") in by_status
+    }
+    if (node.get("spec") or {}).get("unschedulable"):
+        keys.add(UNSCHEDULABLE)
+    return keys
+
+
+class TokenBucket:
+    """client-go's token bucket limiter (qps, burst); qps 0 never accepts."""
+
+    def __init__(self, clock: Clock, qps: float, burst: int = EVICTION_BURST) -> None:
+        self._clock = clock
+        self.qps = qps
+        self._burst = burst
+        self._tokens = float(burst) if qps > 0 else 0.0
+        self._last = clock.monotonic()
+
+    def try_accept(self) -> bool:
+        if self.qps <= 0:
+            return False
+        now = self._clock.monotonic()
+        self._tokens = min(self._burst, self._tokens + (now - self._last) * self.qps)
+        self._last = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        return False
+
+
+@dataclass
+class _Queued:
+    name: str
+    uid: str
+    process_at: float
+    order: int
+
+
+class RateLimitedQueue:
+    """RateLimitedTimedQueue: node names to process no faster than the limiter allows. A
+    processed name stays a member (so it is not queued again) until `remove`."""
+
+    def __init__(self, clock: Clock, qps: float) -> None:
+        self._clock = clock
+        self.limiter = TokenBucket(clock, qps)
+        self._queue: list[_Queued] = []
+        self._members: set[str] = set()
+        self._order = 0
+
+    def add(self, name: str, uid: str) -> bool:
+        if name in self._members:
+            return False
+        self._members.add(name)
+        self._order += 1
+        self._queue.append(_Queued(name, uid, self._clock.now(), self._order))
+        return True
+
+    def remove(self, name: str) -> bool:
+        if name not in self._members:
+            return False
+        self._members.discard(name)
+        self._queue = [q for q in self._queue if q.name != name]
+        return True
+
+    def swap_limiter(self, qps: float) -> None:
+        if self.limiter.qps == qps:
+            return
+        limiter = TokenBucket(self._clock, qps)
+        if qps > 0 and not self.limiter.try_accept():
+            limiter.try_accept()  # the old one was exhausted: so is the new one
+        self.limiter = limiter
+
+    def process(self, handle: Callable[[str], bool]) -> None:
+        """Hand queued names, earliest first, to `handle` while the limiter lets through;
+        one it returns False for is tried again later."""
+        while self._queue:
+            self._queue.sort(key=lambda q: (q.process_at, q.order))
+            head = self._queue[0]
+            if not self.limiter.try_accept() or self._clock.now() < head.process_at:
+                return
+            if handle(head.name):
+                self._queue.pop(0)
+            else:
+                head.process_at = self._clock.now() + 1e-9
+
+
+@dataclass
+class _Health:
+    probe_timestamp: float
+    ready: Mapping[str, Any] | None
+    lease_renew: float | None = None
+
+
+@dataclass
+class _Zones:
+    tainters: dict[str, RateLimitedQueue] = field(default_factory=dict)
+    states: dict[str, ZoneState] = field(default_factory=dict)
+
+
+class NodeLifecycleController:
+    def __init__(self, client: Client, config: NodeLifecycleConfig | None = None) -> None:
+        self.config = config or NodeLifecycleConfig()
+        self._client = client
+        self._clock = client.clock
+        self._recorder = EventRecorder(client, COMPONENT)
+        self._nodes = Informer(client, NODES)
+        self._leases = Informer(client, LEASES, NODE_LEASE_NAMESPACE)
+        self._pods = Informer(client, PODS, field_selector="spec.nodeName!=")
+        self._pods.add_indexer("nodeName", lambda p: [p["spec"]["nodeName"]])
+        self._known: dict[str, Object] = {}
+        self._health: dict[str, _Health] = {}
+        self._zones = _Zones()
+        self._no_schedule_pending: set[str] = set()
+        self._no_schedule_wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def zone_states(self) -> dict[str, ZoneState]:
+        return dict(self._zones.states)
+
+    async def start(self) -> None:
+        self._nodes.add_event_handler(
+            self._node_changed, lambda _, new: self._node_changed(new), None
+        )
+        for informer in (self._nodes, self._leases, self._pods):
+            informer.start()
+        for informer in (self._nodes, self._leases, self._pods):
+            await informer.wait_for_sync()
+        loop = self._clock.loop
+        self._tasks = [
+            loop.create_task(
+                self._every(self.config.node_monitor_period, self.monitor_node_health)
+            ),
+            loop.create_task(self._every(self.config.node_eviction_period, self._taint_pass)),
+            loop.create_task(self._no_schedule_worker()),
+        ]
+
+    async def stop(self) -> None:
+        for informer in (self._nodes, self._leases, self._pods):
+            informer.stop()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def _every(self, period: float, work: Callable[[], Any]) -> None:
+        while True:
+            try:
+                await work()
+            except Exception:  # one failed pass must not end the controller
+                log.exception("node lifecycle controller: pass failed")
+            await self._clock.sleep(period)
+
+    # --- health ------------------------------------------------------------------------------
+
+    async def monitor_node_health(self) -> None:
+        nodes = self._nodes.list()
+        names = {n["metadata"]["name"] for n in nodes}
+        for node in nodes:
+            if node["metadata"]["name"] not in self._known:
+                await self._node_added(node)
+        for name, node in list(self._known.items()):
+            if name not in names:
+                self._node_removed(node)
+        zone_conditions: dict[str, list[str]] = {}
+        for node in nodes:
+            observed, current = await self._update_node_health(node)
+            labels = node["metadata"].get("labels") or {}
+            if EXCLUDE_DISRUPTION_LABEL not in labels:
+                zone_conditions.setdefault(zone_key(node), []).append(current or "")
+            if current is None:
+                continue
+            await self._taint_based_eviction(node, observed)
+            if current != "True" and observed == "True":
+                name = node["metadata"]["name"]
+                self._recorder.event(
+                    node,
+                    EVENT_TYPE_NORMAL,
+                    "NodeNotReady",
+                    f"Node {name} status is now: NodeNotReady",
+                )
+                await self._mark_pods_not_ready(name)
+        await self._handle_disruption(nodes, zone_conditions)
+
+    async def _node_added(self, node: Object) -> None:
+        name = node["metadata"]["name"]
+        self._recorder.event(
+            node, EVENT_TYPE_NORMAL, "RegisteredNode", f"Registered Node {name} in Controller"
+        )
+        self._known[name] = node
+        zone = zone_key(node)
+        if zone not in self._zones.tainters:
+            self._zones.states[zone] = ZoneState.INITIAL
+            self._zones.tainters[zone] = RateLimitedQueue(
+                self._clock, self.config.node_eviction_rate
+            )
+        await self._mark_reachable(node)
+
+    def _node_removed(self, node: Object) -> None:
+        name = node["metadata"]["name"]
+        self._recorder.event(
+            node, EVENT_TYPE_NORMAL, "RemovingNode", f"Removing Node {name} from Controller"
+        )
+        del self._known[name]
+        self._health.pop(name, None)
+        tainter = self._zones.tainters.get(zone_key(node))
+        if tainter is not None:
+            tainter.remove(name)
+
+    async def _update_node_health(self, node: Object) -> tuple[str, str | None]:
+        """tryUpdateNodeHealth: the Ready status seen at the start of the pass and after it
+        (None when the node has no Ready condition and needed none written)."""
+        name = node["metadata"]["name"]
+        now = self._clock.now()
+        ready = condition(node, "Ready")
+        health = self._health.get(name)
+        if ready is None:
+            grace = self.config.node_startup_grace_period
+            if health is None:
+                created = parse_time(node["metadata"]["creationTimestamp"])
+                health = _Health(created, None)
+        else:
+            grace = self.config.node_monitor_grace_period
+            saved = health.ready if health else None
+            if health is None:
+                health = _Health(now, ready)
+            elif saved is None or saved.get("lastHeartbeatTime") != ready.get("lastHeartbeatTime"):
+                health.probe_timestamp, health.ready = now, ready
+        lease = self._leases.get(NODE_LEASE_NAMESPACE, name)
+        renewed = ((lease or {}).get("spec") or {}).get("renewTime")
+        if renewed and (health.lease_renew is None or health.lease_renew < parse_time(renewed)):
+            health.lease_renew = parse_time(renewed)
+            health.probe_timestamp = now
+        self._health[name] = health
+        observed = ready.get("status", "") if ready else "Unknown"
+        if now <= health.probe_timestamp + grace or (ready and ready.get("status") == "Unknown"):
+            return observed, ready.get("status") if ready else None
+        try:
+            written = await self._client.modify(
+                NODES, "", name, lambda n: _mark_unknown(n, self._clock), subresource="status"
+            )
+        except StatusError as e:
+            log.warning("node %s: could not mark it Unknown: %s", name, e.message)
+            return observed, ready.get("status") if ready else None
+        health.ready = condition(written, "Ready")
+        return observed, "Unknown"
+
+    async def _mark_pods_not_ready(self, node_name: str) -> None:
+        """MarkPodsNotReady: Ready False on every pod of the node that says Ready True."""
+        for pod in self._pods.by_index("nodeName", node_name):
+            ready = next(
+                (
+                    c
+                    for c in (pod.get("status") or {}).get("conditions") or ()
+                    if c.get("type") == "Ready"
+                ),
+                None,
+            )
+            if ready is None or ready.get("status") == "False":
+                continue
+            m = pod["metadata"]
+            patch = {
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "False",
+                            "lastTransitionTime": self._clock.now_rfc3339(),
+                        }
+                    ]
+                }
+            }
+            try:
+                await self._client.patch(
+                    PODS,
+                    m["namespace"],
+                    m["name"],
+                    patch,
+                    PatchType.STRATEGIC_MERGE,
+                    subresource="status",
+                )
+            except StatusError as e:
+                if e.code != 404:
+                    log.warning(
+                        "pod %s: could not mark it not ready: %s", object_key(pod), e.message
+                    )
+                continue
+            self._recorder.event(pod, EVENT_TYPE_WARNING, "NodeNotReady", "Node is not ready")
+
+    # --- NoExecute taints --------------------------------------------------------------------
+
+    async def _taint_based_eviction(self, node: Object, observed: str) -> None:
+        """processTaintBaseEviction, on the Ready status seen at the start of the pass."""
+        if observed == "False":
+            if has_taint(node, UNREACHABLE, NO_EXECUTE):
+                await self._swap_taints(
+                    node, [(NOT_READY, NO_EXECUTE)], [(UNREACHABLE, NO_EXECUTE)]
+                )
+            else:
+                self._queue_for_tainting(node, NOT_READY)
+        elif observed == "Unknown":
+            if has_taint(node, NOT_READY, NO_EXECUTE):
+                await self._swap_taints(
+                    node, [(UNREACHABLE, NO_EXECUTE)], [(NOT_READY, NO_EXECUTE)]
+                )
+            else:
+                self._queue_for_tainting(node, UNREACHABLE)
+        elif observed == "True":
+            await self._mark_reachable(node)
+
+    def _queue_for_tainting(self, node: Object, key: str) -> None:
+        tainter = self._zones.tainters[zone_key(node)]
+        name = node["metadata"]["name"]
+        if not has_taint(node, key, NO_EXECUTE):
+            tainter.remove(name)
+        tainter.add(name, node["metadata"].get("uid", ""))
+
+    async def _mark_reachable(self, node: Object) -> None:
+        await self._swap_taints(node, [], [(UNREACHABLE, NO_EXECUTE), (NOT_READY, NO_EXECUTE)])
+        tainter = self._zones.tainters.get(zone_key(node))
+        if tainter is not None:
+            tainter.remove(node["metadata"]["name"])
+
+    async def _taint_pass(self) -> None:
+        """doNoExecuteTaintingPass: taint the queued nodes the zones' limiters let through."""
+        done: list[tuple[str, str]] = []  # (name, taint to add)
+
+        def take(name: str) -> bool:
+            node = self._nodes.get("", name)
+            ready = condition(node, "Ready") if node else None
+            wanted = CONDITION_TAINTS["Ready"].get(ready.get("status", "")) if ready else None
+            if wanted is not None:
+                done.append((name, wanted))
+            return True
+
+        for tainter in list(self._zones.tainters.values()):
+            tainter.process(take)
+        for name, key in done:
+            node = self._nodes.get("", name)
+            if node is None:
+                continue
+            opposite = UNREACHABLE if key == NOT_READY else NOT_READY
+            await self._swap_taints(node, [(key, NO_EXECUTE)], [(opposite, NO_EXECUTE)])
+
+    # --- zones -------------------------------------------------------------------------------
+
+    def _zone_state(self, statuses: list[str]) -> ZoneState:
+        ready = sum(1 for s in statuses if s == "True")
+        not_ready = len(statuses) - ready
+        if ready == 0 and not_ready > 0:
+            return ZoneState.FULL_DISRUPTION
+        if not_ready > 2 and not_ready / len(statuses) >= self.config.unhealthy_zone_threshold:
+            return ZoneState.PARTIAL_DISRUPTION
+        return ZoneState.NORMAL
+
+    def _zone_rate(self, zone_size: int, state: ZoneState) -> float:
+        if state == ZoneState.PARTIAL_DISRUPTION:
+            if zone_size > self.config.large_cluster_size_threshold:
+                return self.config.secondary_node_eviction_rate
+            return 0.0
+        return self.config.node_eviction_rate
+
+    async def _handle_disruption(
+        self, nodes: list[Object], zone_conditions: dict[str, list[str]]
+    ) -> None:
+        states = self._zones.states
+        new = {zone: self._zone_state(statuses) for zone, statuses in zone_conditions.items()}
+        all_are_down = all(s == ZoneState.FULL_DISRUPTION for s in new.values())
+        for zone in [z for z in states if z not in zone_conditions]:
+            del states[zone]
+        all_were_down = all(s == ZoneState.FULL_DISRUPTION for s in states.values())
+        if all_are_down and all_were_down:
+            return
+        if all_are_down:
+            log.warning("every node is not ready: entering master disruption mode")
+            for node in nodes:
+                await self._mark_reachable(node)
+            for zone in states:
+                self._zones.tainters[zone].swap_limiter(0.0)
+                states[zone] = ZoneState.FULL_DISRUPTION
+            return
+        if all_were_down:
+            log.warning("some nodes are ready: leaving master disruption mode")
+            now = self._clock.now()
+            for health in self._health.values():
+                health.probe_timestamp = now
+        for zone, state in list(states.items()):
+            if state != new[zone] or all_were_down:
+                rate = self._zone_rate(len(zone_conditions[zone]), new[zone])
+                self._zones.tainters[zone].swap_limiter(rate)
+                states[zone] = new[zone]
+
+    # --- NoSchedule taints -------------------------------------------------------------------
+
+    def _node_changed(self, node: Object) -> None:
+        self._no_schedule_pending.add(node["metadata"]["name"])
+        self._no_schedule_wake.set()
+
+    async def _no_schedule_worker(self) -> None:
+        while True:
+            await self._no_schedule_wake.wait()
+            self._no_schedule_wake.clear()
+            while self._no_schedule_pending:
+                node = self._nodes.get("", self._no_schedule_pending.pop())
+                if node is not None and not node["metadata"].get("deletionTimestamp"):
+                    await self._no_schedule_pass(node)
+
+    async def _no_schedule_pass(self, node: Object) -> None:
+        """doNoScheduleTaintingPass."""
+        wanted = condition_taints(node)
+        taints = (node.get("spec") or {}).get("taints") or ()
+        have = {
+            t["key"]
+            for t in taints
+            if t.get("effect") == NO_SCHEDULE and t.get("key") in CONDITION_TAINT_KEYS
+        }
+        if wanted != have:
+            await self._swap_taints(
+                node,
+                [(key, NO_SCHEDULE) for key in sorted(wanted - have)],
+                [(key, NO_SCHEDULE) for key in sorted(have - wanted)],
+            )
+
+    async def _swap_taints(
+        self,
+        node: Object,
+        add: Iterable[tuple[str, str]],
+        remove: Iterable[tuple[str, str]],
+    ) -> None:
+        """SwapNodeControllerTaint: add and remove (key, effect) taints, if the cached node
+        says there is anything to do."""
+        add = [t for t in add if not has_taint(node, *t)]
+        remove = [t for t in remove if has_taint(node, *t)]
+        if not add and not remove:
+            return
+        stamp = self._clock.now_rfc3339()
+
+        def swap(latest: Object) -> Object:
+            spec = latest.setdefault("spec", {})
+            taints = [
+                t for t in spec.get("taints") or () if (t.get("key"), t.get("effect")) not in remove
+            ]
+            for key, effect in add:
+                if not has_taint({"spec": {"taints": taints}}, key, effect):
+                    taints.append({"key": key, "effect": effect, "timeAdded": stamp})
+            if taints:
+                spec["taints"] = taints
+            else:
+                spec.pop("taints", None)
+            return latest
+
+        try:
+            await self._client.modify(NODES, "", node["metadata"]["name"], swap)
+        except StatusError as e:
+            if e.code != 404:
+                log.warning(
+                    "node %s: could not update taints: %s", node["metadata"]["name"], e.message
+                )
+
+
+def _mark_unknown(node: Object, clock: Clock) -> Object:
+    """The kubelet stopped posting: every monitored condition turns Unknown."""
+    status = node.setdefault("status", {})
+    conditions = status.setdefault("conditions", [])
+    now = clock.now_rfc3339()
+    for kind in UNKNOWN_CONDITIONS:
+        current = next((c for c in conditions if c.get("type") == kind), None)
+        if current is None:
+            conditions.append(
+                {
+                    "type": kind,
+                    "status": "Unknown",
+                    "lastHeartbeatTime": node["metadata"]["creationTimestamp"],
+                    "lastTransitionTime": now,
+                    "reason": "NodeStatusNeverUpdated",
+                    "message": "Kubelet never posted node status.",
+                }
+            )
+        elif current.get("status") != "Unknown":
+            current.update(
+                status="Unknown",
+                reason="NodeStatusUnknown",
+                message="Kubelet stopped posting node status.",
+                lastTransitionTime=now,
+            )
+    return node

@@ -1,0 +1,100 @@
+"""Simulated nodes, the node lifecycle and taint eviction controllers, on the virtual clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+from tests.client.conftest import EVENTS, NODES, PODS, Cluster
+from tests.kubelet.conftest import LEASES
+
+from pinnace.apiserver.objects import Object
+from pinnace.clock import parse_time
+from pinnace.controllers.node_lifecycle import NodeLifecycleController
+from pinnace.controllers.taint_eviction import TaintEvictionController
+from pinnace.kubelet import NodeAgentPool, NodeConfig
+
+__all__ = ["EVENTS", "NODES", "PODS", "ControlPlane", "pod"]
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def pod(name: str, node: str, tolerations: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "nodeName": node,
+        "containers": [{"name": "app", "image": "nginx"}],
+    }
+    if tolerations:
+        spec["tolerations"] = list(tolerations)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+async def _hung() -> None:
+    pass
+
+
+class ControlPlane(Cluster):
+    """Simulated nodes (`zones` maps a zone to its node count, nodes named <zone>-<i>) with
+    both controllers running."""
+
+    def __init__(self, zones: dict[str, int]) -> None:
+        super().__init__()
+        names = [(zone, f"{zone}-{i}") for zone, count in zones.items() for i in range(count)]
+        configs = [
+            NodeConfig(name=name, index=index, labels={ZONE_LABEL: zone})
+            for index, (zone, name) in enumerate(names, start=1)
+        ]
+        self.pool = NodeAgentPool(self.client, configs)
+        self.lifecycle = NodeLifecycleController(self.client)
+        self.eviction = TaintEvictionController(self.client)
+        self.run(self.pool.start())
+        self.run(self.lifecycle.start())
+        self.run(self.eviction.start())
+
+    def wait(self, seconds: float) -> None:
+        self.run(asyncio.sleep(seconds))
+
+    def stop_kubelet(self, name: str) -> None:
+        """The node's kubelet hangs: no more lease renewals or status posts."""
+        self.pool.agents[name].heartbeat = _hung  # type: ignore[method-assign]
+
+    def restart_kubelet(self, name: str) -> None:
+        del self.pool.agents[name].heartbeat
+
+    def node(self, name: str) -> Object:
+        return self.run(self.client.get(NODES, "", name))
+
+    def ready(self, name: str) -> Object:
+        conditions = self.node(name)["status"]["conditions"]
+        return next(c for c in conditions if c["type"] == "Ready")
+
+    def taints(self, name: str) -> set[str]:
+        taints = self.node(name)["spec"].get("taints") or ()
+        return {f"{t['key']}:{t['effect']}" for t in taints}
+
+    def taint_time(self, name: str, key: str) -> float:
+        taints = self.node(name)["spec"].get("taints") or ()
+        return next(parse_time(t["timeAdded"]) for t in taints if t["key"] == key)
+
+    def lease_renewed(self, name: str) -> float:
+        lease = self.run(self.client.get(LEASES, "kube-node-lease", name))
+        return parse_time(lease["spec"]["renewTime"])
+
+    def get_pod(self, name: str) -> Object:
+        return self.run(self.client.get(PODS, "default", name))
+
+    def events(self, reason: str) -> list[Object]:
+        items = self.run(self.client.list(EVENTS, ""))["items"]
+        return [e for e in items if e["reason"] == reason]
+
+    def close(self) -> None:
+        self.run(self.eviction.stop())
+        self.run(self.lifecycle.stop())
+        self.run(self.pool.stop())
+        super().close()

@@ -35,6 +35,9 @@ def pod(name: str, node: str, tolerations: Iterable[dict[str, Any]] = ()) -> dic
     }
 
 
+HUNG_HANDLERS = ("pod_added", "pod_updated", "pod_deleted")
+
+
 async def _hung() -> None:
     pass
 
@@ -61,11 +64,16 @@ class ControlPlane(Cluster):
         self.run(asyncio.sleep(seconds))
 
     def stop_kubelet(self, name: str) -> None:
-        """The node's kubelet hangs: no more lease renewals or status posts."""
-        self.pool.agents[name].heartbeat = _hung  # type: ignore[method-assign]
+        """The node's kubelet hangs: no more lease renewals, status posts or pod updates."""
+        agent = self.pool.agents[name]
+        agent.heartbeat = _hung  # type: ignore[method-assign]
+        for handler in HUNG_HANDLERS:
+            setattr(agent, handler, lambda *_: None)
 
     def restart_kubelet(self, name: str) -> None:
-        del self.pool.agents[name].heartbeat
+        agent = self.pool.agents[name]
+        for handler in ("heartbeat", *HUNG_HANDLERS):
+            delattr(agent, handler)
 
     def node(self, name: str) -> Object:
         return self.run(self.client.get(NODES, "", name))
@@ -78,9 +86,11 @@ class ControlPlane(Cluster):
         taints = self.node(name)["spec"].get("taints") or ()
         return {f"{t['key']}:{t['effect']}" for t in taints}
 
-    def taint_time(self, name: str, key: str) -> float:
+    def taint_time(self, name: str, key: str, effect: str = "NoExecute") -> float:
         taints = self.node(name)["spec"].get("taints") or ()
-        return next(parse_time(t["timeAdded"]) for t in taints if t["key"] == key)
+        return next(
+            parse_time(t["timeAdded"]) for t in taints if (t["key"], t["effect"]) == (key, effect)
+        )
 
     def lease_renewed(self, name: str) -> float:
         lease = self.run(self.client.get(LEASES, "kube-node-lease", name))

@@ -1,0 +1,113 @@
+"""Taint-based eviction: pods leave a node with NoExecute taints as their tolerations allow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from tests.controllers.lifecycle_cluster import NODES, PODS, ControlPlane, pod
+
+from pinnace.api.status import StatusError
+from pinnace.clock import parse_time
+
+UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+@pytest.fixture
+def cluster() -> Iterator[ControlPlane]:
+    c = ControlPlane({"a": 3})
+    yield c
+    c.close()
+
+
+def deleted(cluster: ControlPlane, name: str) -> bool:
+    """Terminating, or gone already (a live kubelet finishes the deletion)."""
+    try:
+        return bool(cluster.get_pod(name)["metadata"].get("deletionTimestamp"))
+    except StatusError as e:
+        assert e.code == 404
+        return True
+
+
+def test_pods_of_an_unreachable_node_go_as_their_tolerations_allow(cluster: ControlPlane) -> None:
+    at_once = {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute"}
+    forever = dict(at_once)
+    at_once["tolerationSeconds"] = 0
+    for body in (
+        pod("default-300", "a-0"),
+        pod("at-once", "a-0", [at_once]),
+        pod("forever", "a-0", [forever]),
+        pod("elsewhere", "a-1"),
+    ):
+        cluster.run(cluster.client.create(PODS, "default", body))
+    tolerations = cluster.get_pod("default-300")["spec"]["tolerations"]
+    assert {(t["key"], t["tolerationSeconds"]) for t in tolerations} == {
+        ("node.kubernetes.io/not-ready", 300),
+        (UNREACHABLE, 300),
+    }
+    cluster.wait(12)
+    cluster.stop_kubelet("a-0")
+    last = cluster.lease_renewed("a-0")
+
+    cluster.wait(last + 70 - cluster.server.clock.now())
+    tainted = cluster.taint_time("a-0", UNREACHABLE)
+    assert deleted(cluster, "at-once")
+    assert not deleted(cluster, "default-300")
+    condition = next(
+        c
+        for c in cluster.get_pod("at-once")["status"]["conditions"]
+        if c["type"] == "DisruptionTarget"
+    )
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "True",
+        "DeletionByTaintManager",
+        "Taint manager: deleting due to NoExecute taint",
+    )
+
+    cluster.wait(tainted + 299 - cluster.server.clock.now())
+    assert not deleted(cluster, "default-300")
+    cluster.wait(2)
+    assert deleted(cluster, "default-300")
+    assert 350 <= tainted + 300 - last <= 366  # ~50 s + 300 s after the last heartbeat
+    marked = {
+        e["message"]: parse_time(e["firstTimestamp"])
+        for e in cluster.events("TaintManagerEviction")
+    }
+    assert set(marked) == {
+        "Marking for deletion Pod default/at-once",
+        "Marking for deletion Pod default/default-300",
+    }
+    assert marked["Marking for deletion Pod default/default-300"] - tainted in (299, 300, 301)
+    events = cluster.events("TaintManagerEviction")
+    assert {e["source"]["component"] for e in events} == {"taint-eviction-controller"}
+
+    cluster.wait(600)
+    assert not deleted(cluster, "forever")
+    assert not deleted(cluster, "elsewhere")
+
+
+def test_an_untolerated_no_execute_taint_deletes_at_once_and_removal_cancels(
+    cluster: ControlPlane,
+) -> None:
+    for body in (pod("plain", "a-1"), pod("plain-2", "a-2")):
+        cluster.run(cluster.client.create(PODS, "default", body))
+    cluster.wait(2)
+    dedicated = {"key": "dedicated", "value": "db", "effect": "NoExecute"}
+    cluster.run(cluster.client.patch(NODES, "", "a-1", {"spec": {"taints": [dedicated]}}))
+    cluster.wait(1)
+    assert deleted(cluster, "plain")
+
+    # a node that recovers before tolerationSeconds run out keeps its pods
+    cluster.stop_kubelet("a-2")
+    last = cluster.lease_renewed("a-2")
+    cluster.wait(last + 120 - cluster.server.clock.now())
+    assert UNREACHABLE in {t["key"] for t in cluster.node("a-2")["spec"]["taints"]}
+    cluster.restart_kubelet("a-2")
+    cluster.wait(20)
+    assert "taints" not in cluster.node("a-2")["spec"]
+    cluster.wait(400)
+    assert not deleted(cluster, "plain-2")
+    assert {e["message"] for e in cluster.events("TaintManagerEviction")} == {
+        "Marking for deletion Pod default/plain",
+        "Cancelling deletion of Pod default/plain-2",
+    }

@@ -11,7 +11,7 @@ from tests.kubelet.conftest import LEASES
 
 from pinnace.apiserver.objects import Object
 from pinnace.clock import parse_time
-from pinnace.controllers.node_lifecycle import NodeLifecycleController
+from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
 from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.kubelet import NodeAgentPool, NodeConfig
 
@@ -46,7 +46,7 @@ class ControlPlane(Cluster):
     """Simulated nodes (`zones` maps a zone to its node count, nodes named <zone>-<i>) with
     both controllers running."""
 
-    def __init__(self, zones: dict[str, int]) -> None:
+    def __init__(self, zones: dict[str, int], config: NodeLifecycleConfig | None = None) -> None:
         super().__init__()
         names = [(zone, f"{zone}-{i}") for zone, count in zones.items() for i in range(count)]
         configs = [
@@ -54,7 +54,7 @@ class ControlPlane(Cluster):
             for index, (zone, name) in enumerate(names, start=1)
         ]
         self.pool = NodeAgentPool(self.client, configs)
-        self.lifecycle = NodeLifecycleController(self.client)
+        self.lifecycle = NodeLifecycleController(self.client, config)
         self.eviction = TaintEvictionController(self.client)
         self.run(self.pool.start())
         self.run(self.lifecycle.start())
@@ -91,6 +91,16 @@ class ControlPlane(Cluster):
         return next(
             parse_time(t["timeAdded"]) for t in taints if (t["key"], t["effect"]) == (key, effect)
         )
+
+    def no_execute_tainted(self) -> dict[str, float]:
+        """Node -> when it got its unreachable NoExecute taint, for the tainted nodes."""
+        nodes = self.run(self.client.list(NODES))["items"]
+        return {
+            n["metadata"]["name"]: parse_time(t["timeAdded"])
+            for n in nodes
+            for t in n["spec"].get("taints") or ()
+            if (t["key"], t["effect"]) == ("node.kubernetes.io/unreachable", "NoExecute")
+        }
 
     def lease_renewed(self, name: str) -> float:
         lease = self.run(self.client.get(LEASES, "kube-node-lease", name))

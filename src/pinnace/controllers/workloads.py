@@ -7,6 +7,7 @@ import contextlib
 from dataclasses import dataclass
 
 from pinnace.client import Client, InformerFactory
+from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.replicaset import ReplicaSetController
 
 
@@ -14,6 +15,7 @@ from pinnace.controllers.replicaset import ReplicaSetController
 class WorkloadControllers:
     informers: InformerFactory
     replica_sets: ReplicaSetController
+    deployments: DeploymentController
     tasks: list[asyncio.Task[None]]
 
     async def stop(self) -> None:
@@ -26,10 +28,11 @@ class WorkloadControllers:
 
 
 def start_workload_controllers(client: Client) -> WorkloadControllers:
-    """Start the ReplicaSet controller on the client's loop."""
+    """Start the ReplicaSet and Deployment controllers on the client's loop."""
     informers = InformerFactory(client)
     replica_sets = ReplicaSetController(client, informers)
+    deployments = DeploymentController(client, informers)
     informers.start()
     loop = client.clock.loop
-    tasks = [loop.create_task(replica_sets.run())]
-    return WorkloadControllers(informers, replica_sets, tasks)
+    tasks = [loop.create_task(replica_sets.run()), loop.create_task(deployments.run())]
+    return WorkloadControllers(informers, replica_sets, deployments, tasks)

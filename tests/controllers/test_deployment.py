@@ -1,0 +1,207 @@
+"""The Deployment controller, with the ReplicaSet controller, scheduler and nodes, on the
+virtual clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from tests.controllers.workloads import DEPLOYMENTS, REPLICA_SETS, Workloads, template
+
+from pinnace.apiserver.objects import Object
+
+REVISION = "deployment.kubernetes.io/revision"
+
+
+def deployment(replicas: int = 3, strategy: Object | None = None, **spec: object) -> Object:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": template(),
+            **({"strategy": strategy} if strategy else {}),
+            **spec,
+        },
+    }
+
+
+@pytest.fixture
+def cluster() -> Iterator[Workloads]:
+    c = Workloads(nodes=2)
+    yield c
+    c.stop()
+
+
+def replica_sets(cluster: Workloads) -> list[Object]:
+    items = cluster.run(cluster.client.list(REPLICA_SETS, "default"))["items"]
+    return sorted(items, key=lambda rs: int(rs["metadata"]["annotations"][REVISION]))
+
+
+def set_image(cluster: Workloads, image: str) -> None:
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": image}]}}}}
+    cluster.run(cluster.client.patch(DEPLOYMENTS, "default", "web", patch))
+
+
+def rollout_done(d: Object) -> bool:
+    """What `kubectl rollout status` waits for."""
+    s = d.get("status") or {}
+    want = d["spec"]["replicas"]
+    return (
+        s.get("observedGeneration", 0) >= d["metadata"]["generation"]
+        and s.get("updatedReplicas", 0) == want
+        and s.get("replicas", 0) == want
+        and s.get("availableReplicas", 0) == want
+    )
+
+
+def rollout(cluster: Workloads, image: str) -> list[tuple[int, int, int]]:
+    """After every change to a replica set until the rollout is done: (replicas wanted of
+    all replica sets, available, replica sets wanting pods)."""
+    seen: list[tuple[int, int, int]] = []
+    sets: dict[str, Object] = {}
+
+    async def follow() -> None:
+        start = (await cluster.client.list(REPLICA_SETS, "default"))["metadata"]
+        async for event in cluster.client.watch(
+            REPLICA_SETS, "default", resource_version=start["resourceVersion"]
+        ):
+            rs = event["object"]
+            if event["type"] == "DELETED":
+                sets.pop(rs["metadata"]["name"], None)
+            else:
+                sets[rs["metadata"]["name"]] = rs
+            seen.append(
+                (
+                    sum(x["spec"]["replicas"] for x in sets.values()),
+                    sum(x.get("status", {}).get("availableReplicas", 0) for x in sets.values()),
+                    sum(1 for x in sets.values() if x["spec"]["replicas"]),
+                )
+            )
+
+    for rs in cluster.run(cluster.client.list(REPLICA_SETS, "default"))["items"]:
+        sets[rs["metadata"]["name"]] = rs
+    task = cluster.loop.create_task(follow())
+    cluster.run(asyncio.sleep(0))
+    set_image(cluster, image)
+    try:
+        for _ in range(600):
+            cluster.run(asyncio.sleep(0.5))
+            d = cluster.get(DEPLOYMENTS, "web")
+            if rollout_done(d) and d["status"]["replicas"] == d["spec"]["replicas"]:
+                return seen
+    finally:
+        task.cancel()
+    raise AssertionError("rollout did not finish")
+
+
+def test_a_deployment_runs_its_pods_through_a_hashed_replica_set(cluster: Workloads):
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment()))
+    cluster.settle(5)
+    [rs] = replica_sets(cluster)
+    pod_hash = rs["metadata"]["labels"]["pod-template-hash"]
+    assert rs["metadata"]["name"] == f"web-{pod_hash}"
+    assert rs["spec"]["selector"]["matchLabels"] == {"app": "web", "pod-template-hash": pod_hash}
+    assert rs["metadata"]["annotations"] == {
+        REVISION: "1",
+        "deployment.kubernetes.io/desired-replicas": "3",
+        "deployment.kubernetes.io/max-replicas": "4",
+    }
+    assert rs["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
+    pods = cluster.pods(app="web")
+    assert [p["status"]["phase"] for p in pods] == ["Running"] * 3
+    assert all(p["metadata"]["labels"]["pod-template-hash"] == pod_hash for p in pods)
+
+    d = cluster.get(DEPLOYMENTS, "web")
+    assert d["metadata"]["annotations"][REVISION] == "1"
+    assert rollout_done(d)
+    status = d["status"]
+    assert status["unavailableReplicas"] == 0 and status["readyReplicas"] == 3
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+    assert conditions == {
+        "Available": ("True", "MinimumReplicasAvailable"),
+        "Progressing": ("True", "NewReplicaSetAvailable"),
+    }
+    assert cluster.events("ScalingReplicaSet") == [
+        f"Scaled up replica set {rs['metadata']['name']} from 0 to 3"
+    ]
+
+
+def test_rolling_update_stays_within_max_surge_and_max_unavailable(cluster: Workloads):
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}}
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(4, strategy)))
+    cluster.settle(5)
+    seen = rollout(cluster, "nginx:1.28")
+    assert max(wanted for wanted, _, _ in seen) == 5
+    assert min(available for _, available, _ in seen) >= 3
+    assert any(count == 2 for _, _, count in seen)  # old and new side by side
+
+    old, new = replica_sets(cluster)
+    assert (old["spec"]["replicas"], new["spec"]["replicas"]) == (0, 4)
+    assert new["metadata"]["annotations"][REVISION] == "2"
+    assert cluster.get(DEPLOYMENTS, "web")["metadata"]["annotations"][REVISION] == "2"
+    images = {p["spec"]["containers"][0]["image"] for p in cluster.pods(app="web")}
+    assert images == {"nginx:1.28"}
+    new_name, old_name = new["metadata"]["name"], old["metadata"]["name"]
+    scaling = cluster.events("ScalingReplicaSet")
+    assert f"Scaled up replica set {new_name} from 0 to 1" in scaling
+    assert any(
+        m.startswith(f"Scaled down replica set {old_name} from ") and m.endswith(" to 0")
+        for m in scaling
+    )
+
+
+def test_recreate_stops_every_old_pod_before_starting_new_ones(cluster: Workloads):
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(3, {"type": "Recreate"})))
+    cluster.settle(5)
+    seen = rollout(cluster, "nginx:1.28")
+    assert all(count <= 1 for _, _, count in seen)
+    assert min(available for _, available, _ in seen) == 0
+    old, new = replica_sets(cluster)
+    scaling = cluster.events("ScalingReplicaSet")
+    assert f"Scaled down replica set {old['metadata']['name']} from 3 to 0" in scaling
+    assert f"Scaled up replica set {new['metadata']['name']} from 0 to 3" in scaling
+
+
+def test_old_replica_sets_past_the_history_limit_are_deleted(cluster: Workloads):
+    cluster.run(
+        cluster.client.create(DEPLOYMENTS, "default", deployment(2, revisionHistoryLimit=1))
+    )
+    cluster.settle(5)
+    for image in ("nginx:1.28", "nginx:1.29", "nginx:1.30"):
+        rollout(cluster, image)
+        cluster.settle(2)
+    revisions = [rs["metadata"]["annotations"][REVISION] for rs in replica_sets(cluster)]
+    assert revisions == ["3", "4"]
+
+
+def test_going_back_to_an_old_template_reuses_its_replica_set_as_a_new_revision(
+    cluster: Workloads,
+):
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(2)))
+    cluster.settle(5)
+    first = replica_sets(cluster)[0]["metadata"]["name"]
+    rollout(cluster, "nginx:1.28")
+    rollout(cluster, "nginx:1.27")
+    newest = replica_sets(cluster)[-1]
+    assert newest["metadata"]["name"] == first
+    assert newest["metadata"]["annotations"][REVISION] == "3"
+    assert newest["metadata"]["annotations"]["deployment.kubernetes.io/revision-history"] == "1"
+
+
+def test_scaling_resizes_the_replica_set(cluster: Workloads):
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(3)))
+    cluster.settle(5)
+    cluster.run(cluster.client.update_scale(DEPLOYMENTS, "default", "web", 5))
+    cluster.settle(5)
+    [rs] = replica_sets(cluster)
+    assert rs["spec"]["replicas"] == 5
+    assert rs["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"] == "5"
+    assert len(cluster.pods(app="web")) == 5
+    assert f"Scaled up replica set {rs['metadata']['name']} from 3 to 5" in cluster.events(
+        "ScalingReplicaSet"
+    )
+    assert rollout_done(cluster.get(DEPLOYMENTS, "web"))

@@ -1,8 +1,9 @@
 """`pinnace up`: run the control plane and serve the Kubernetes API over HTTP on localhost.
 
 It opens the store (SQLite in --data-dir, ~/.pinnace by default, or memory), creates what
-every cluster has (bootstrap), starts the namespace controller, the compactor and the simulated
-nodes asked for (--nodes, each with its node agent), writes a
+every cluster has (bootstrap), starts the namespace controller, the node lifecycle and taint
+eviction controllers, the compactor and the simulated nodes asked for (--nodes, each with its
+node agent), writes a
 kubeconfig for kubectl and the Python client (in the data directory by default), and serves
 until SIGINT or SIGTERM, then stops cleanly. A restart on the same data directory keeps all
 state.
@@ -34,6 +35,8 @@ from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.controllers.namespace import NamespaceController
+from pinnace.controllers.node_lifecycle import NodeLifecycleController
+from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.workloads import start_workload_controllers
 from pinnace.kubelet import NodeAgentPool, node_configs
 from pinnace.kubelet.config import DEFAULT_CAPACITY
@@ -254,6 +257,10 @@ async def serve(options: UpOptions) -> None:
     pool = NodeAgentPool(LocalClient(server), node_configs(options.nodes, options.node_capacity))
     await pool.start()
     server.log_source = pool.read_log
+    node_lifecycle = NodeLifecycleController(LocalClient(server))
+    taint_eviction = TaintEvictionController(LocalClient(server))
+    await node_lifecycle.start()
+    await taint_eviction.start()
     scheduler = None
     if options.scheduler:
         tie_breaks = Randomness()  # kube-scheduler picks among equal nodes at random
@@ -292,6 +299,8 @@ async def serve(options: UpOptions) -> None:
             loop.remove_signal_handler(signum)
         compactor.stop()
         await workloads.stop()
+        await taint_eviction.stop()
+        await node_lifecycle.stop()
         await pool.stop()
         if scheduler is not None:
             scheduler.cancel()

@@ -1,9 +1,15 @@
 """`pinnace bench scheduler`: the scheduler core's throughput on kube-scheduler's own benchmark
 workloads (test/integration/scheduler_perf), scheduled in-process with every node scored.
 
-Nodes are added first (not timed); then every pod is handed to the scheduler and scheduled.
-pods/s counts from the first pod handed over to the last bind; a pod's latency is its
-scheduling cycle, from pop to bind. Binding goes to an in-memory recorder, not the API.
+Nodes and a workload's initial pods are added and scheduled first (not timed); then every
+measured pod is handed to the scheduler and scheduled. pods/s counts the measured pods, from the
+first handed over to the last bound; a pod's latency is its scheduling cycle, from pop to bind.
+Binding goes to an in-memory recorder, not the API.
+
+A workload with churn creates one churn pod after every `churn_every` cycles, and the virtual
+clock (the queue's backoffs) moves on by `churn_interval` seconds; the victims of a preemption
+are deleted at once, as the API server does for pods with no grace period. Churn pods left
+waiting when the measured pods are all bound are then scheduled untimed, and must all land.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from typing import Any
 
 from pinnace.bench import Figure, Figures, per_second, percentile, render_table
 from pinnace.clock import VirtualClock
-from pinnace.scheduler import Scheduler
-from pinnace.scheduler.plugins import default_profile
+from pinnace.scheduler import Profile, Scheduler
+from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
+from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
+from pinnace.scheduler.preemption import Preemption
 
 
 class BenchError(RuntimeError):
@@ -31,6 +39,11 @@ class Workload:
     pods: int
     node: Callable[[int], dict[str, Any]]
     pod: Callable[[int], dict[str, Any]]
+    init_pods_per_node: int = 0
+    init_pod: Callable[[int], dict[str, Any]] | None = None
+    churn_pod: Callable[[int], dict[str, Any]] | None = None
+    churn_every: int = 0
+    churn_interval: float = 0.0
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -147,6 +160,48 @@ _NODE_AFFINITY = {
 _MOONS = ("moon-1", "moon-2", "moon-3")
 
 
+_MEASURED_PREFIX = "pod-"  # the measured pods' names (_pod); victims among them count once bound
+
+
+def _pause_pod(name: str, cpu: str, priority: int | None = None) -> dict[str, Any]:
+    pod = _pod(0)
+    pod["metadata"].update(name=name, uid=f"uid-{name}")
+    spec = pod["spec"]
+    spec["containers"][0]["resources"] = {
+        "limits": {"cpu": cpu, "memory": "500Mi"},
+        "requests": {"cpu": cpu, "memory": "500Mi"},
+    }
+    if priority is not None:
+        spec["priority"] = priority
+    return pod
+
+
+def _low_priority_pod(i: int) -> dict[str, Any]:
+    """pod-low-priority.yaml: 900m / 500Mi, no priority (0)."""
+    return _pause_pod(f"low-{i}", "900m")
+
+
+def _high_priority_pod(i: int) -> dict[str, Any]:
+    """pod-high-priority.yaml: 3000m / 500Mi at priority 10: preempts 3 of a node's 4
+    low-priority pods."""
+    return _pause_pod(f"high-{i}", "3000m", priority=10)
+
+
+# scheduler_perf creates a preemptor every 200 ms of wall time; at its CI threshold (570 pods/s)
+# that is one per 114 cycles, kept here whatever the speed: a faster scheduler meets as many.
+_PREEMPTION_ASYNC = Workload(
+    "PreemptionAsync",
+    5000,
+    5000,
+    _node,
+    _pod,
+    init_pods_per_node=4,
+    init_pod=_low_priority_pod,
+    churn_pod=_high_priority_pod,
+    churn_every=114,
+    churn_interval=0.2,
+)
+
 WORKLOADS: Mapping[str, Workload] = {
     w.name: w
     for w in (
@@ -200,6 +255,7 @@ WORKLOADS: Mapping[str, Workload] = {
             _zoned_node(*_MOONS),
             _pod_with({"color": "blue"}, topologySpreadConstraints=_spread("ScheduleAnyway")),
         ),
+        _PREEMPTION_ASYNC,
     )
 }
 
@@ -234,27 +290,38 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
     node_count = workload.nodes if nodes is None else nodes
     pod_count = workload.pods if pods is None else pods
     bindings: list[dict[str, Any]] = []
+    decisions: list[Preemption] = []
     with VirtualClock() as clock:
+        preemption = DefaultPreemption(preempt=decisions.append, seed=seed)
         scheduler = Scheduler(
-            [default_profile(bindings.append)],
+            [Profile([*default_plugins(bindings.append), preemption], DEFAULT_WEIGHTS)],
             clock,
             seed=seed,
             percentage_of_nodes_to_score=100,
         )
         for i in range(node_count):
             scheduler.add_node(workload.node(i))
+        if workload.init_pod is not None:
+            for i in range(workload.init_pods_per_node * node_count):
+                scheduler.add_pod(workload.init_pod(i))
+            scheduler.schedule_pending()
+            bindings.clear()
         latencies = []
         start = time.perf_counter()
         for i in range(pod_count):
             scheduler.add_pod(workload.pod(i))
-        for cycle in _timed_cycles(scheduler):
+        bound: set[str] = set()
+        for cycle in _timed_cycles(scheduler, workload, clock, decisions, bound, pod_count):
             latencies.append(cycle)
         seconds = time.perf_counter() - start
-    if len(bindings) != pod_count:
+        churned = _drain_churn(scheduler, clock, decisions)
+    if len(bound) != pod_count:
         raise BenchError(
-            f"{workload.name}: {len(bindings)} of {pod_count} pods were scheduled "
+            f"{workload.name}: {len(bound)} of {pod_count} pods were scheduled "
             f"on {node_count} nodes"
         )
+    if churned:
+        raise BenchError(f"{workload.name}: {churned} preemptor pods were never scheduled")
     return {
         "nodes": node_count,
         "pods": pod_count,
@@ -264,9 +331,49 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
     }
 
 
-def _timed_cycles(scheduler: Scheduler) -> Iterator[float]:
+def _timed_cycles(
+    scheduler: Scheduler,
+    workload: Workload,
+    clock: VirtualClock,
+    decisions: list[Preemption],
+    bound: set[str],
+    pod_count: int,
+) -> Iterator[float]:
+    """The cycles until the measured pods are all bound (or none can be), churn pods' cycles
+    included, each timed; `bound` collects the measured pods bound."""
+    cycles = 0
     while True:
+        cycles += 1
+        if workload.churn_pod is not None and cycles % workload.churn_every == 0:
+            scheduler.add_pod(workload.churn_pod(cycles // workload.churn_every))
+            clock.advance(workload.churn_interval)
         start = time.perf_counter()
-        if scheduler.schedule_one() is None:
+        result = scheduler.schedule_one()
+        if result is None:
             return
         yield time.perf_counter() - start
+        if result.node_name and result.pod.name.startswith(_MEASURED_PREFIX):
+            bound.add(result.pod.name)
+            if len(bound) == pod_count:
+                return
+        _delete_victims(scheduler, decisions)
+
+
+def _delete_victims(scheduler: Scheduler, decisions: list[Preemption]) -> None:
+    for decision in decisions:
+        for victim in decision.victims:
+            scheduler.delete_pod(victim.pod)
+    decisions.clear()
+
+
+def _drain_churn(scheduler: Scheduler, clock: VirtualClock, decisions: list[Preemption]) -> int:
+    """Schedule the churn pods still waiting (backing off after their preemption); how many
+    never land."""
+    for _ in range(100):
+        pending = scheduler.queue.pending()
+        if not pending["backoff"] and not pending["active"]:
+            break
+        clock.advance(1)
+        scheduler.schedule_pending()
+        _delete_victims(scheduler, decisions)
+    return sum(len(keys) for keys in scheduler.queue.pending().values())

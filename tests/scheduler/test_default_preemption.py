@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pinnace.bench.scheduler import run
 from pinnace.clock import VirtualClock
 from pinnace.scheduler import CycleState, NodeInfo, NodePlugin, PodInfo, Profile, Scheduler, Status
 from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
@@ -354,3 +355,9 @@ def test_many_nodes_at_once_choose_as_node_by_node(clock: VirtualClock) -> None:
                 )
             )
         assert outcomes[0] == outcomes[1]
+
+
+def test_the_preemption_bench_workload_runs_its_preemptors_to_the_end() -> None:
+    # 300 measured pods meet 2 preemptors (one per 114 cycles); each must land in the end.
+    (figures,) = run(["PreemptionAsync"], nodes=100, pods=300).values()
+    assert (figures["nodes"], figures["pods"]) == (100, 300)

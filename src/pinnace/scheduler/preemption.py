@@ -59,6 +59,7 @@ PREEMPT_NEVER = "Never"
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 _MAX_INT32 = 2**31 - 1
+_MIN_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -186,11 +187,15 @@ class Evaluator:
         budgets = _Budgets(self.pod_disruption_budgets)
         order = [potential[(offset + k) % len(potential)] for k in range(len(potential))]
         batched = per_node_filters_only(self.profile, state)
-        size = count if batched else 1
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
-        for start in range(0, len(order), size):
+        start = 0
+        while start < len(order):
+            # A batch of as many nodes as candidates are still wanted: usually the last one.
+            wanted = count - len(non_violating) - len(violating)
+            size = max(wanted, _MIN_BATCH) if batched else 1
             rows = order[start : start + size]
+            start += size
             if batched:
                 outcomes = self._select_victims_batch(state, pod, rows, budgets)
             else:

@@ -228,6 +228,7 @@ apiVersion: v1
 kind: Pod
 metadata:
   name: {name}
+  labels: {{app: {owner}}}
   ownerReferences:
   - {{apiVersion: apps/v1, kind: {kind}, name: {owner}, uid: {uid}, controller: true}}
 spec:

@@ -307,13 +307,17 @@ class NodeLifecycleController:
             node, EVENT_TYPE_NORMAL, "RegisteredNode", f"Registered Node {name} in Controller"
         )
         self._known[name] = node
-        zone = zone_key(node)
-        if zone not in self._zones.tainters:
-            self._zones.states[zone] = ZoneState.INITIAL
-            self._zones.tainters[zone] = RateLimitedQueue(
-                self._clock, self.config.node_eviction_rate
-            )
+        self._tainter(zone_key(node))
         await self._mark_reachable(node)
+
+    def _tainter(self, zone: str) -> RateLimitedQueue:
+        """The zone's queue of nodes to taint, made (at the normal rate) on first sight."""
+        tainter = self._zones.tainters.get(zone)
+        if tainter is None:
+            tainter = RateLimitedQueue(self._clock, self.config.node_eviction_rate)
+            self._zones.tainters[zone] = tainter
+        self._zones.states.setdefault(zone, ZoneState.INITIAL)
+        return tainter
 
     def _node_removed(self, node: Object) -> None:
         name = node["metadata"]["name"]
@@ -428,7 +432,7 @@ class NodeLifecycleController:
             await self._mark_reachable(node)
 
     def _queue_for_tainting(self, node: Object, key: str) -> None:
-        tainter = self._zones.tainters[zone_key(node)]
+        tainter = self._tainter(zone_key(node))
         name = node["metadata"]["name"]
         if not has_taint(node, key, NO_EXECUTE):
             tainter.remove(name)
@@ -484,6 +488,8 @@ class NodeLifecycleController:
     ) -> None:
         states = self._zones.states
         new = {zone: self._zone_state(statuses) for zone, statuses in zone_conditions.items()}
+        for zone in new:
+            self._tainter(zone)
         all_are_down = all(s == ZoneState.FULL_DISRUPTION for s in new.values())
         for zone in [z for z in states if z not in zone_conditions]:
             del states[zone]

@@ -15,7 +15,7 @@ from pinnace.bench.scheduler import run
 from pinnace.clock import VirtualClock
 from pinnace.scheduler import CycleState, NodeInfo, NodePlugin, PodInfo, Profile, Scheduler, Status
 from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
-from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
+from pinnace.scheduler.plugins.default_preemption import DefaultPreemption, with_preemption
 from pinnace.scheduler.preemption import Preemption, num_candidates
 
 
@@ -72,7 +72,7 @@ class Cluster:
         preemption = DefaultPreemption(
             args, preempt=self.decisions.append, pod_disruption_budgets=lambda: pdbs
         )
-        plugins = [*default_plugins(lambda binding: None), *extra, preemption]
+        plugins = with_preemption([*default_plugins(lambda binding: None), *extra], preemption)
         profile = Profile(plugins, DEFAULT_WEIGHTS)
         self.scheduler = Scheduler([profile], clock)
         for n in nodes:

@@ -24,7 +24,7 @@ from pinnace.bench import Figure, Figures, per_second, percentile, render_table
 from pinnace.clock import VirtualClock
 from pinnace.scheduler import Profile, Scheduler
 from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
-from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
+from pinnace.scheduler.plugins.default_preemption import DefaultPreemption, with_preemption
 from pinnace.scheduler.preemption import Preemption
 
 
@@ -294,7 +294,11 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
     with VirtualClock() as clock:
         preemption = DefaultPreemption(preempt=decisions.append, seed=seed)
         scheduler = Scheduler(
-            [Profile([*default_plugins(bindings.append), preemption], DEFAULT_WEIGHTS)],
+            [
+                Profile(
+                    with_preemption(default_plugins(bindings.append), preemption), DEFAULT_WEIGHTS
+                )
+            ],
             clock,
             seed=seed,
             percentage_of_nodes_to_score=100,

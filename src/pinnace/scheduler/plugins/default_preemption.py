@@ -102,3 +102,8 @@ def _validate(percentage: int, absolute: int) -> None:
             "minCandidateNodesPercentage: Invalid value: 0: "
             "cannot be zero at the same time as minCandidateNodesAbsolute"
         )
+
+
+def with_preemption(plugins: Sequence[Any], preemption: DefaultPreemption) -> list[Any]:
+    """`plugins` with `preemption` as their DefaultPreemption, replacing any already there."""
+    return [p for p in plugins if p.name != DefaultPreemption.name] + [preemption]

@@ -209,4 +209,5 @@ class TaintEvictionController:
             await self._client.delete(PODS, m["namespace"], m["name"])
         except StatusError as e:
             if e.code != 404:
+                self._fired.discard(key)  # its next change schedules it again
                 log.warning("taint eviction of pod %s: %s", key, e.message)

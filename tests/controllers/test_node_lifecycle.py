@@ -115,3 +115,25 @@ def test_a_node_that_never_posted_status_gets_the_startup_grace_period(
         "Kubelet never posted node status.",
     )
     assert 60 < parse_time(ready["lastTransitionTime"]) - created <= 65
+
+
+def test_a_node_reporting_not_ready_gets_the_not_ready_taints(cluster: ControlPlane) -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "sick"}}
+    cluster.run(cluster.client.create(NODES, "", node))
+    now = cluster.server.clock.now_rfc3339()
+    ready = {
+        "type": "Ready",
+        "status": "False",
+        "reason": "KubeletNotReady",
+        "message": "container runtime network not ready",
+        "lastHeartbeatTime": now,
+        "lastTransitionTime": now,
+    }
+    patch = {"status": {"conditions": [ready]}}
+    cluster.run(cluster.client.patch(NODES, "", "sick", patch, subresource="status"))
+    cluster.wait(11)
+    assert cluster.taints("sick") == {
+        "node.kubernetes.io/not-ready:NoExecute",
+        "node.kubernetes.io/not-ready:NoSchedule",
+    }
+    assert cluster.ready("sick")["reason"] == "KubeletNotReady"

@@ -252,6 +252,20 @@ def test_the_preemptor_lands_on_its_node_and_lower_pods_cannot_take_the_room(
     assert cluster.scheduler.nominator.node_of("ns/high") is None
 
 
+def test_the_preemptor_goes_to_its_nominated_node_even_if_another_now_scores_higher(
+    clock: VirtualClock,
+) -> None:
+    # schedule_one.go's evaluateNominatedNode: the nominated node is tried first, alone.
+    cluster = Cluster(clock, node("a", cpu="2"))
+    cluster.add(pod("low", cpu="2", node_name="a"))
+    cluster.preempt(pod("high", cpu="2", priority=100))
+    cluster.delete_victims()
+    cluster.scheduler.add_node(node("roomy", cpu="64"))
+    clock.advance(10)
+    result = cluster.scheduler.schedule_one()
+    assert (result.pod.name, result.node_name) == ("high", "a")
+
+
 def test_a_nominated_pod_waits_while_its_victims_terminate(clock: VirtualClock) -> None:
     # TestPodEligibleToPreemptOthers "Pod with nominated node, but without any lower priority
     # pod terminating" / "with a lower priority pod terminating".

@@ -38,7 +38,11 @@ from pinnace.scheduler.events import (
 )
 from pinnace.scheduler.framework import Code, CycleState, Status, error, unschedulable
 from pinnace.scheduler.nodetable import NodeTable
-from pinnace.scheduler.nominator import Nominator, filter_nodes_with_nominated_pods
+from pinnace.scheduler.nominator import (
+    Nominator,
+    filter_nodes_with_nominated_pods,
+    run_filter_with_nominated_pods,
+)
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import FilterTrace, Profile
 from pinnace.scheduler.queue import QueuedPodInfo, SchedulingQueue
@@ -292,6 +296,9 @@ class Scheduler:
             diagnosis.unschedulable_plugins.add(status.plugin)
             message = fit_error_message(n, diagnosis)
             raise _FitError(status, message, frozenset({status.plugin}), diagnosis)
+        nominated = self._nominated_node_if_fits(profile, state, pod)
+        if nominated is not None:
+            return nominated, 1, 1
         feasible, trace = profile.run_filter(state, pod, table)
         passed = feasible
         rejected_with_nominated = filter_nodes_with_nominated_pods(
@@ -315,6 +322,20 @@ class Scheduler:
         if scores is None:
             raise _FitError(status, status.message)
         return table.names[self._select_host(candidates, scores)], n, len(candidates)
+
+    def _nominated_node_if_fits(
+        self, profile: Profile, state: CycleState, pod: PodInfo
+    ) -> str | None:
+        """evaluateNominatedNode: a pod nominated to a node (it preempted there) goes there if
+        it now fits, without looking at other nodes."""
+        node_name = self.nominator.node_of(pod.key)
+        i = self.table.index.get(node_name) if node_name else None
+        if i is None:
+            return None
+        status = run_filter_with_nominated_pods(
+            profile, self.nominator, state, pod, self.table, i, explain=False
+        )
+        return node_name if status.is_success() else None
 
     def _nodes_to_score(self, profile: Profile, feasible: np.ndarray, n: int) -> np.ndarray:
         """The feasible nodes to score: all of them, or with percentageOfNodesToScore below

@@ -65,6 +65,9 @@ CONDITION_TAINT_KEYS = frozenset(
     key for by_status in CONDITION_TAINTS.values() for key in by_status.values()
 ) | {UNSCHEDULABLE}
 EVICTION_BURST = 1
+NODES_PER_TURN = 500
+"""A pass over thousands of nodes lets the event loop run between batches of this many
+(about 15 ms each), so watches and requests are not held up."""
 
 NODES = catalog.by_resource("", "nodes")
 PODS = catalog.by_resource("", "pods")
@@ -282,7 +285,9 @@ class NodeLifecycleController:
             if name not in names:
                 self._node_removed(node)
         zone_conditions: dict[str, list[str]] = {}
-        for node in nodes:
+        for i, node in enumerate(nodes, start=1):
+            if i % NODES_PER_TURN == 0:
+                await asyncio.sleep(0)
             observed, current = await self._update_node_health(node)
             labels = node["metadata"].get("labels") or {}
             if EXCLUDE_DISRUPTION_LABEL not in labels:

@@ -31,6 +31,7 @@ import yaml
 from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
+from pinnace.apiserver.http.protocol import CorkedHttpToolsProtocol
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
@@ -276,7 +277,7 @@ async def serve(options: UpOptions) -> None:
         log_level="warning",
         access_log=False,
         server_header=False,
-        http="httptools",
+        http=CorkedHttpToolsProtocol,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )

@@ -319,25 +319,3 @@ def test_disk_use_stays_bounded_under_steady_writes_with_compaction(tmp_path: Pa
 
     sizes = run(main())
     assert max(sizes[3:]) <= sizes[2] * 1.2, sizes
-
-
-def test_the_wal_is_checkpointed_into_the_database_file_as_writes_go_on(tmp_path: Path) -> None:
-    path = tmp_path / "db"
-    pad = "x" * 100_000
-
-    async def main() -> int:
-        store = SQLiteStore(path)
-        for start in range(0, 60, 6):  # 6 MB in all, some written while a checkpoint runs
-            await asyncio.gather(
-                *(store.create(f"k/{i}", {"pad": pad}) for i in range(start, start + 6))
-            )
-        await store.create("last", {})  # commits once any checkpoint under way is done
-        size = path.stat().st_size
-        assert store.count("k/") == 60
-        await store.close()
-        return size
-
-    assert run(main()) >= 4 * 1024 * 1024
-    reopened = SQLiteStore(path)
-    assert reopened.count("k/") == 60
-    run(reopened.close())

@@ -8,11 +8,8 @@ readers and watchers only then, in revision order.
 
 Commits run on the event loop itself: in WAL mode with synchronous=NORMAL a commit is a write to
 the WAL, not an fsync, and handing each batch to a thread and back cost more CPU (thread wake-ups
-and GIL hand-offs) than the commit. What can take long runs on a writer thread: opening,
-compaction, closing, and checkpoints (copying the WAL into the database, with an fsync), which
-SQLite would otherwise run inside a commit every few MiB, stalling the loop for milliseconds.
-Commits wait while the thread has the log, so it is used by one thread at a time and can never
-be "locked".
+and GIL hand-offs) than the commit. Opening, compaction and closing, which can take long, run on
+a writer thread; the log is used by one thread at a time, so it can never be "locked".
 
 A write is checked against the latest state including writes still waiting to commit (so of
 two writers from the same revision exactly one wins), but a failure that depends on such a
@@ -28,10 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import logging
 import os
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -41,12 +37,6 @@ from pinnace.store.interface import Object, StoreError, WatchEvent
 from pinnace.store.mvcc import INITIAL_REVISION
 from pinnace.store.sqlitelog import Row, SQLiteLog
 from pinnace.store.watch import DEFAULT_WATCH_BUFFER
-
-log = logging.getLogger(__name__)
-
-CHECKPOINT_BYTES = 4 * 1024 * 1024
-"""Object bytes committed since the last checkpoint that start the next (SQLite's automatic
-checkpoint would come after about as much)."""
 
 
 @dataclass(slots=True)
@@ -93,8 +83,7 @@ class SQLiteStore(MvccStore):
         self._pending: dict[str, _Pending] = {}
         self._assigned = self._state.revision  # the last revision given to a write
         self._open_batch: _Batch | None = None
-        self._busy: asyncio.Future[None] | None = None  # the writer thread has the log
-        self._uncheckpointed = 0  # object bytes committed since the last checkpoint
+        self._compacting: asyncio.Future[None] | None = None  # the writer thread has the log
         self._closing = False
         self._commits = 0
 
@@ -138,14 +127,14 @@ class SQLiteStore(MvccStore):
         if batch is None:
             loop = asyncio.get_running_loop()
             batch = self._open_batch = _Batch(loop.create_future())
-            if self._busy is None:
+            if self._compacting is None:
                 # Not at once: writes made later in this loop iteration join the batch.
                 loop.call_soon(self._flush)
         return batch
 
     def _flush(self) -> None:
         batch = self._open_batch
-        if self._busy is not None or batch is None:
+        if self._compacting is not None or batch is None:
             return
         self._open_batch = None
         try:
@@ -154,10 +143,6 @@ class SQLiteStore(MvccStore):
             self._abandon_pending(batch, error)
             return
         self._committed(batch)
-        self._uncheckpointed += sum(len(row[5]) for row in batch.rows)
-        if self._uncheckpointed >= CHECKPOINT_BYTES:
-            self._uncheckpointed = 0
-            self._hand_to_writer(self._log.checkpoint).add_done_callback(_report_checkpoint)
 
     def _committed(self, batch: _Batch) -> None:
         self._commits += 1
@@ -185,23 +170,20 @@ class SQLiteStore(MvccStore):
 
     async def _compacted(self, revision: int, dropped: list[int]) -> None:
         self._check_open()
-        while self._busy is not None:
-            await _settled(self._busy)
-        await asyncio.wrap_future(self._hand_to_writer(self._log.compact, revision, dropped))
-
-    def _hand_to_writer(self, call: Callable[..., None], *args: object) -> Future[None]:
-        """Run `call` on the writer thread, which has the log until it returns (even if whoever
-        waits for it is cancelled meanwhile); commits wait until then."""
+        while self._compacting is not None:
+            await _settled(self._compacting)
         loop = asyncio.get_running_loop()
-        self._busy = loop.create_future()
-        job = self._executor.submit(call, *args)
-        job.add_done_callback(lambda _: loop.call_soon_threadsafe(self._writer_done))
-        return job
+        self._compacting = loop.create_future()
+        job = self._executor.submit(self._log.compact, revision, dropped)
+        # The log is the loop's again only when the thread is done with it, even if this task
+        # is cancelled meanwhile.
+        job.add_done_callback(lambda _: loop.call_soon_threadsafe(self._compacted_done))
+        await asyncio.wrap_future(job)
 
-    def _writer_done(self) -> None:
-        busy, self._busy = self._busy, None
-        if busy is not None:
-            busy.set_result(None)
+    def _compacted_done(self) -> None:
+        compacting, self._compacting = self._compacting, None
+        if compacting is not None:
+            compacting.set_result(None)
         self._flush()
 
     async def close(self) -> None:
@@ -209,8 +191,8 @@ class SQLiteStore(MvccStore):
             return
         self._closing = True
         while True:
-            if self._busy is not None:
-                await _settled(self._busy)
+            if self._compacting is not None:
+                await _settled(self._compacting)
             elif self._open_batch is not None:
                 await _settled(self._open_batch.done)
             else:
@@ -244,13 +226,6 @@ def _open(path: str, synchronous: str) -> tuple[SQLiteLog, list[Row], int]:
         log.close()
         raise
     return log, loaded, compacted if compacted is not None else INITIAL_REVISION
-
-
-def _report_checkpoint(job: Future[None]) -> None:
-    """A failed checkpoint loses nothing (the WAL keeps every commit), but is worth a word."""
-    error = job.exception()
-    if error is not None:
-        log.warning("SQLite checkpoint failed: %s: %s", type(error).__name__, error)
 
 
 async def _settled(done: asyncio.Future[None]) -> None:

@@ -48,9 +48,6 @@ class SQLiteLog:
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             # After a checkpoint the WAL file is truncated to this, not left at its peak.
             self._db.execute("PRAGMA journal_size_limit=67108864")
-            # SQLiteStore calls checkpoint() on its writer thread instead: an automatic one
-            # would run inside a commit, on the event loop.
-            self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.execute("BEGIN EXCLUSIVE")  # take the lock now, and keep it
             for statement in _SCHEMA:
                 self._db.execute(statement)
@@ -82,10 +79,6 @@ class SQLiteLog:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-
-    def checkpoint(self) -> None:
-        """Copy the WAL's transactions into the database file, so the WAL starts over."""
-        self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def compact(self, revision: int, dropped: Sequence[int]) -> None:
         """Delete the rows at `dropped` and record `revision` as compacted, atomically."""

@@ -1,15 +1,11 @@
 """The durable store for live mode: MVCC state in memory, an SQLite log on disk.
 
 Reads and watches are served from memory, exactly as in MemoryStore; SQLite is only the
-durable log, read back in full on open. Writes are group-committed: every write made in the same
-loop iteration as the first (or while the log is busy compacting) joins the next transaction,
-and each writer resumes only after its transaction has committed. A write becomes visible to
-readers and watchers only then, in revision order.
-
-Commits run on the event loop itself: in WAL mode with synchronous=NORMAL a commit is a write to
-the WAL, not an fsync, and handing each batch to a thread and back cost more CPU (thread wake-ups
-and GIL hand-offs) than the commit. Opening, compaction and closing, which can take long, run on
-a writer thread; the log is used by one thread at a time, so it can never be "locked".
+durable log, read back in full on open. One writer thread owns the file, so it can never be
+"locked". Writes are group-committed: every write made while a commit is in flight (or in the
+same loop iteration as the first) joins the next transaction, and each writer resumes only
+after its transaction has committed. A write becomes visible to readers and watchers only
+then, in revision order.
 
 A write is checked against the latest state including writes still waiting to commit (so of
 two writers from the same revision exactly one wins), but a failure that depends on such a
@@ -83,7 +79,7 @@ class SQLiteStore(MvccStore):
         self._pending: dict[str, _Pending] = {}
         self._assigned = self._state.revision  # the last revision given to a write
         self._open_batch: _Batch | None = None
-        self._compacting: asyncio.Future[None] | None = None  # the writer thread has the log
+        self._inflight: _Batch | None = None
         self._closing = False
         self._commits = 0
 
@@ -127,24 +123,28 @@ class SQLiteStore(MvccStore):
         if batch is None:
             loop = asyncio.get_running_loop()
             batch = self._open_batch = _Batch(loop.create_future())
-            if self._compacting is None:
+            if self._inflight is None:
                 # Not at once: writes made later in this loop iteration join the batch.
                 loop.call_soon(self._flush)
         return batch
 
     def _flush(self) -> None:
         batch = self._open_batch
-        if self._compacting is not None or batch is None:
+        if self._inflight is not None or batch is None:
             return
         self._open_batch = None
-        try:
-            self._log.append(batch.rows)
-        except Exception as error:
+        self._inflight = batch
+        commit = asyncio.get_running_loop().run_in_executor(
+            self._executor, self._log.append, batch.rows
+        )
+        commit.add_done_callback(lambda future: self._committed(batch, future))
+
+    def _committed(self, batch: _Batch, commit: asyncio.Future[None]) -> None:
+        self._inflight = None
+        error = commit.exception() if not commit.cancelled() else asyncio.CancelledError()
+        if error is not None:
             self._abandon_pending(batch, error)
             return
-        self._committed(batch)
-
-    def _committed(self, batch: _Batch) -> None:
         self._commits += 1
         for event in batch.events:
             key = event.key
@@ -157,6 +157,7 @@ class SQLiteStore(MvccStore):
                 del self._pending[key]
             self._commit(event)
         batch.done.set_result(None)
+        self._flush()
 
     def _abandon_pending(self, failed: _Batch, error: BaseException) -> None:
         """Fail the batch whose commit failed and every write checked against it."""
@@ -170,33 +171,16 @@ class SQLiteStore(MvccStore):
 
     async def _compacted(self, revision: int, dropped: list[int]) -> None:
         self._check_open()
-        while self._compacting is not None:
-            await _settled(self._compacting)
-        loop = asyncio.get_running_loop()
-        self._compacting = loop.create_future()
-        job = self._executor.submit(self._log.compact, revision, dropped)
-        # The log is the loop's again only when the thread is done with it, even if this task
-        # is cancelled meanwhile.
-        job.add_done_callback(lambda _: loop.call_soon_threadsafe(self._compacted_done))
-        await asyncio.wrap_future(job)
-
-    def _compacted_done(self) -> None:
-        compacting, self._compacting = self._compacting, None
-        if compacting is not None:
-            compacting.set_result(None)
-        self._flush()
+        await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._log.compact, revision, dropped
+        )
 
     async def close(self) -> None:
         if self._closing:
             return
         self._closing = True
-        while True:
-            if self._compacting is not None:
-                await _settled(self._compacting)
-            elif self._open_batch is not None:
-                await _settled(self._open_batch.done)
-            else:
-                break
+        while (batch := self._open_batch or self._inflight) is not None:
+            await _settled(batch.done)
         self._close_watches()
         await asyncio.get_running_loop().run_in_executor(self._executor, self._log.close)
         self._executor.shutdown()

@@ -6,10 +6,10 @@ revision of the key's previous change (0 if none), a deleted flag, and the objec
 deletion, the last state stamped with the deletion revision). Table `meta` holds the compacted
 revision. Nothing else: reads are served from memory, so the log needs no secondary index.
 
-The store uses the log from one thread at a time, not always the same one. The connection
-holds an exclusive lock on the file for its lifetime, so a second process (or store) cannot
-open it and diverge. WAL with synchronous=NORMAL: a committed transaction survives the process
-being killed; use `synchronous="FULL"` to survive power loss too.
+Every method runs on the store's one writer thread. The connection holds an exclusive lock on
+the file for its lifetime, so a second process (or store) cannot open it and diverge.
+WAL with synchronous=NORMAL: a committed transaction survives the process being killed; use
+`synchronous="FULL"` to survive power loss too.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class SQLiteLog:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f'synchronous must be "NORMAL" or "FULL", not {synchronous!r}')
         # timeout=0: a file locked by another store fails at once instead of after 5 s.
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=0, check_same_thread=False)
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=0)
         try:
             self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
             self._db.execute("PRAGMA journal_mode=WAL")

@@ -31,7 +31,6 @@ import yaml
 from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
-from pinnace.apiserver.http.protocol import CorkedHttpToolsProtocol
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
@@ -277,7 +276,7 @@ async def serve(options: UpOptions) -> None:
         log_level="warning",
         access_log=False,
         server_header=False,
-        http=CorkedHttpToolsProtocol,
+        http="httptools",
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )

@@ -7,7 +7,10 @@ from collections.abc import Iterator
 import pytest
 from tests.controllers.workloads import PODS, REPLICA_SETS, Workloads, template
 
+from pinnace.api import catalog
 from pinnace.apiserver.objects import Object
+
+QUOTAS = catalog.by_resource("", "resourcequotas")
 
 
 def replica_set(name: str = "web", replicas: int = 3, **labels: str) -> Object:
@@ -160,3 +163,34 @@ def test_failed_pods_are_not_counted_and_are_replaced(cluster: Workloads):
     phases = sorted(p["status"]["phase"] for p in cluster.pods(app="web"))
     assert phases == ["Failed", "Running", "Running"]
     assert cluster.get(REPLICA_SETS, "web")["status"]["replicas"] == 2
+
+
+def test_creates_refused_by_a_quota_are_reported_as_replica_failure(cluster: Workloads):
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "two-pods"},
+        "spec": {"hard": {"pods": "2"}},
+    }
+    cluster.run(cluster.client.create(QUOTAS, "default", quota))
+    cluster.settle()
+    cluster.run(cluster.client.create(REPLICA_SETS, "default", replica_set(replicas=3)))
+    cluster.settle(5)
+    assert len(cluster.pods(app="web")) == 2
+    status = cluster.get(REPLICA_SETS, "web")["status"]
+    assert status["replicas"] == 2
+    [failure] = status["conditions"]
+    assert (failure["type"], failure["status"], failure["reason"]) == (
+        "ReplicaFailure",
+        "True",
+        "FailedCreate",
+    )
+    assert "exceeded quota: two-pods" in failure["message"]
+    refusals = cluster.events("FailedCreate")  # retried with backoff
+    assert refusals and all(
+        "Error creating: pods " in e and "exceeded quota: two-pods" in e for e in refusals
+    )
+
+    cluster.run(cluster.client.update_scale(REPLICA_SETS, "default", "web", 2))
+    cluster.settle()
+    assert "conditions" not in cluster.get(REPLICA_SETS, "web")["status"]

@@ -170,6 +170,8 @@ class ReplicaSetController:
         if needs_sync and not rs["metadata"].get("deletionTimestamp"):
             error = await self._manage_replicas(rs, pods)
         await self._update_status(rs, pods, error)
+        if error is not None:
+            raise error  # retried with backoff
 
     async def _claim(self, rs: Object, selector: LabelSelector) -> list[Object]:
         """The active pods this replica set owns once orphans are adopted and pods that no
@@ -279,20 +281,18 @@ class ReplicaSetController:
         status["readyReplicas"] = sum(is_pod_ready(p) for p in pods)
         status["availableReplicas"] = sum(is_pod_available(p, min_ready, now) for p in pods)
         status["observedGeneration"] = rs["metadata"].get("generation", 0)
-        conditions = [c for c in status.get("conditions") or [] if c["type"] != REPLICA_FAILURE]
-        if error is not None:
+        conditions = status.get("conditions") or []
+        failing = any(c["type"] == REPLICA_FAILURE for c in conditions)
+        if error is None:
+            conditions = [c for c in conditions if c["type"] != REPLICA_FAILURE]
+        elif not failing:  # set once: a message naming each refused pod would churn status
             diff = len(pods) - (rs["spec"].get("replicas") or 0)
-            reason = "FailedCreate" if diff < 0 else "FailedDelete"
-            old = next(
-                (c for c in status.get("conditions") or [] if c["type"] == REPLICA_FAILURE), None
-            )
             conditions.append(
                 {
                     "type": REPLICA_FAILURE,
                     "status": "True",
-                    "lastTransitionTime": (old or {}).get("lastTransitionTime")
-                    or self._clock.now_rfc3339(),
-                    "reason": reason,
+                    "lastTransitionTime": self._clock.now_rfc3339(),
+                    "reason": "FailedCreate" if diff < 0 else "FailedDelete",
                     "message": str(error),
                 }
             )

@@ -44,3 +44,13 @@ def test_kubectl_creates_rolls_out_and_updates_a_deployment(cluster: Cluster) ->
     assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"]
     described = cluster.ok("describe", "deployment", "web")
     assert "Scaled up replica set web-" in described
+
+    assert cluster.ok("rollout", "undo", "deployment/web").strip() == (
+        "deployment.apps/web rolled back"
+    )
+    status = cluster.ok("rollout", "status", "deployment/web", "--timeout=60s")
+    assert status.strip().endswith('deployment "web" successfully rolled out')
+    image = cluster.ok("get", "deployment", "web", "-o", "jsonpath={..containers[0].image}")
+    assert image == "nginx:1.27"
+    history = cluster.ok("rollout", "history", "deployment/web")
+    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["2", "3"]

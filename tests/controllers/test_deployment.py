@@ -205,3 +205,22 @@ def test_scaling_resizes_the_replica_set(cluster: Workloads):
         "ScalingReplicaSet"
     )
     assert rollout_done(cluster.get(DEPLOYMENTS, "web"))
+
+
+def test_a_paused_deployment_does_not_roll_out_until_resumed(cluster: Workloads):
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(2)))
+    cluster.settle(5)
+    cluster.run(cluster.client.patch(DEPLOYMENTS, "default", "web", {"spec": {"paused": True}}))
+    set_image(cluster, "nginx:1.28")
+    cluster.settle(5)
+    assert len(replica_sets(cluster)) == 1
+    progressing = {c["type"]: c for c in cluster.get(DEPLOYMENTS, "web")["status"]["conditions"]}
+    assert (progressing["Progressing"]["status"], progressing["Progressing"]["reason"]) == (
+        "Unknown",
+        "DeploymentPaused",
+    )
+    cluster.run(cluster.client.patch(DEPLOYMENTS, "default", "web", {"spec": {"paused": False}}))
+    cluster.settle(10)
+    old, new = replica_sets(cluster)
+    assert (old["spec"]["replicas"], new["spec"]["replicas"]) == (0, 2)
+    assert rollout_done(cluster.get(DEPLOYMENTS, "web"))

@@ -152,11 +152,6 @@ def controller_ref(obj: Object) -> Object | None:
     return None
 
 
-def owned_by(obj: Object, owner: Object) -> bool:
-    ref = controller_ref(obj)
-    return ref is not None and ref.get("uid") == owner["metadata"]["uid"]
-
-
 def adopt_patch(obj: Object, owner: Object, kind: Kind) -> Object:
     """The strategic merge patch that adopts `obj` (uid as precondition, as client-go's)."""
     return {
@@ -175,10 +170,6 @@ def release_patch(obj: Object, owner: Object) -> Object:
             "uid": obj["metadata"]["uid"],
         }
     }
-
-
-def key_of(namespace: str, name: str) -> str:
-    return f"{namespace}/{name}"
 
 
 def split_key(key: str) -> tuple[str, str]:

@@ -598,14 +598,10 @@ class DeploymentController:
         self._queue.add_after(object_key(d), 0 if after < 1 else after + 1)
 
     async def _write_status(self, d: Object) -> None:
-        """Write status (and the revision annotation: a status write keeps metadata)."""
+        """Write status, and the revision annotation with it (a status write keeps the
+        annotations it is given, as kube-apiserver's)."""
         written = await self._client.update_status(DEPLOYMENTS, d)
         d["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"]
-        if (written["metadata"].get("annotations") or {}) != (
-            d["metadata"].get("annotations") or {}
-        ):
-            written = await self._client.update(DEPLOYMENTS, {**written, "metadata": d["metadata"]})
-            d["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"]
 
     async def _check_paused_conditions(self, d: Object) -> Object:
         if not du.has_progress_deadline(d):

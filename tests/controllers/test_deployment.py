@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from tests.controllers.workloads import DEPLOYMENTS, REPLICA_SETS, Workloads, template
+from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
 from pinnace.apiserver.objects import Object
 
@@ -224,3 +224,29 @@ def test_a_paused_deployment_does_not_roll_out_until_resumed(cluster: Workloads)
     old, new = replica_sets(cluster)
     assert (old["spec"]["replicas"], new["spec"]["replicas"]) == (0, 2)
     assert rollout_done(cluster.get(DEPLOYMENTS, "web"))
+
+
+def test_scaling_mid_rollout_spreads_new_replicas_in_proportion():
+    """The documented example: 10 replicas, maxSurge 3, maxUnavailable 2, a rollout stuck
+    with 8 old and 5 new pods, scaled to 15: 3 more old, 2 more new."""
+    cluster = Workloads(nodes=0)
+    try:
+        strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 3, "maxUnavailable": 2}}
+        cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(10, strategy)))
+        cluster.settle()
+        for p in cluster.pods(app="web"):  # the old pods run on a node no agent serves
+            cluster.run(cluster.client.bind(p, "n1"))
+            got = cluster.get(PODS, p["metadata"]["name"])
+            ready = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+            cluster.run(cluster.client.update_status(PODS, {**got, "status": ready}))
+        cluster.settle()
+        set_image(cluster, "nginx:1.28")  # its pods stay Pending: nothing schedules them
+        cluster.settle()
+        assert [rs["spec"]["replicas"] for rs in replica_sets(cluster)] == [8, 5]
+        cluster.run(cluster.client.update_scale(DEPLOYMENTS, "default", "web", 15))
+        cluster.settle()
+        old, new = replica_sets(cluster)
+        assert (old["spec"]["replicas"], new["spec"]["replicas"]) == (11, 7)
+        assert old["metadata"]["annotations"]["deployment.kubernetes.io/max-replicas"] == "18"
+    finally:
+        cluster.stop()

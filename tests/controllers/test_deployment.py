@@ -250,3 +250,28 @@ def test_scaling_mid_rollout_spreads_new_replicas_in_proportion():
         assert old["metadata"]["annotations"]["deployment.kubernetes.io/max-replicas"] == "18"
     finally:
         cluster.stop()
+
+
+def test_a_rollout_without_progress_past_its_deadline_is_reported_stalled():
+    cluster = Workloads(nodes=0)
+    try:
+        body = deployment(2, progressDeadlineSeconds=30)
+        cluster.run(cluster.client.create(DEPLOYMENTS, "default", body))
+        cluster.settle(10)
+        conditions = {c["type"]: c for c in cluster.get(DEPLOYMENTS, "web")["status"]["conditions"]}
+        assert conditions["Progressing"]["reason"] == "ReplicaSetUpdated"
+        assert conditions["Available"]["reason"] == "MinimumReplicasUnavailable"
+        cluster.settle(30)
+        progressing = next(
+            c
+            for c in cluster.get(DEPLOYMENTS, "web")["status"]["conditions"]
+            if c["type"] == "Progressing"
+        )
+        [name] = [rs["metadata"]["name"] for rs in replica_sets(cluster)]
+        assert (progressing["status"], progressing["reason"], progressing["message"]) == (
+            "False",
+            "ProgressDeadlineExceeded",
+            f'ReplicaSet "{name}" has timed out progressing.',
+        )
+    finally:
+        cluster.stop()

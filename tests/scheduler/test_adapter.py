@@ -106,7 +106,10 @@ def test_an_unschedulable_pod_gets_the_condition_and_failed_scheduling(
     cluster.settle()
     waiting = cluster.get_pod("big")
     assert "nodeName" not in waiting["spec"]
-    message = "0/2 nodes are available: 2 Insufficient cpu."
+    message = (
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod.."
+    )
     condition = pod_scheduled(waiting)
     assert condition == {
         "type": "PodScheduled",

@@ -59,7 +59,10 @@ def test_decisions_before_binds_confirm_never_overcommit_a_node() -> None:
         first, second = scheduler.schedule_pending()
     assert first.node_name == "n"
     assert second.node_name is None
-    assert second.message == "0/1 nodes are available: 1 Insufficient cpu."
+    assert second.message == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.."
+    )
     assert [b["metadata"]["name"] for b in bindings] == ["a"]
 
 

@@ -336,4 +336,7 @@ def test_scheduler_places_pods_only_on_matching_nodes_and_explains() -> None:
         scheduler.add_pod(lost.pod)
         (result,) = scheduler.schedule_pending()
     assert result.node_name is None
-    assert result.message == f"0/6 nodes are available: 6 {MATCH}."
+    assert result.message == (
+        f"0/6 nodes are available: 6 {MATCH}. "
+        "preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.."
+    )

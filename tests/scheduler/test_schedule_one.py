@@ -59,7 +59,9 @@ def test_failed_scheduling_message_counts_each_reason_over_the_nodes(clock: Virt
     assert result.node_name is None and result.reason == "FailedScheduling"
     assert result.message == (
         "0/5 nodes are available: 2 Insufficient cpu, "
-        "3 node(s) had untolerated taint {dedicated: gpu}."
+        "3 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/5 nodes are "
+        "available: 2 No preemption victims found for incoming pod, "
+        "3 Preemption is not helpful for scheduling.."
     )
 
 
@@ -195,12 +197,14 @@ def test_a_per_node_python_plugin_filters_and_scores(clock: VirtualClock) -> Non
     scheduler.add_pod(pod("p"))
     assert scheduler.schedule_one().node_name == "gold-2"
     scheduler.add_pod(pod("huge", cpu="100"))
-    assert scheduler.schedule_one().message == ("0/3 nodes are available: 3 Insufficient cpu."), (
-        "a node is rejected by the first filter it fails: NodeResourcesFit runs first"
-    )
+    assert scheduler.schedule_one().message == (
+        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
+        "3 No preemption victims found for incoming pod.."
+    ), "a node is rejected by the first filter it fails: NodeResourcesFit runs first"
     scheduler.add_pod(pod("small", cpu="6"))  # fits only the bronze node
     assert scheduler.schedule_one().message == (
-        "0/3 nodes are available: 1 node(s) are not gold, 2 Insufficient cpu."
+        "0/3 nodes are available: 1 node(s) are not gold, 2 Insufficient cpu. preemption: "
+        "0/3 nodes are available: 3 No preemption victims found for incoming pod.."
     )
 
 
@@ -228,7 +232,10 @@ def test_a_finished_pod_frees_its_node_for_pending_pods(clock: VirtualClock) -> 
     running = pod("done", cpu="1", nodeName="n")
     scheduler.add_pod(running)
     scheduler.add_pod(pod("waiting", cpu="1"))
-    assert scheduler.schedule_one().message == "0/1 nodes are available: 1 Insufficient cpu."
+    assert scheduler.schedule_one().message == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.."
+    )
     clock.advance(1)
     scheduler.update_pod(running, {**running, "status": {"phase": "Succeeded"}})
     assert scheduler.schedule_one().node_name == "n"
@@ -260,7 +267,11 @@ def test_post_filter_runs_when_no_node_fits_and_its_message_is_appended(
 ) -> None:
     for nominee in [None, "b"]:
         preemption = FakePreemption(nominee)
-        profile = Profile([*default_plugins(lambda binding: None), preemption], DEFAULT_WEIGHTS)
+        plugins = [
+            preemption if plugin.name == "DefaultPreemption" else plugin
+            for plugin in default_plugins(lambda binding: None)
+        ]
+        profile = Profile(plugins, DEFAULT_WEIGHTS)
         scheduler = Scheduler([profile], clock)
         scheduler.add_node(node("a", cpu="1"))
         scheduler.add_node(node("b", cpu="1"))
@@ -291,7 +302,10 @@ def test_a_plugin_registering_no_events_gets_every_event(clock: VirtualClock) ->
     scheduler = Scheduler([profile], clock)
     scheduler.add_node(node("n"))
     scheduler.add_pod(pod("p"))
-    assert scheduler.schedule_one().message == "0/1 nodes are available: 1 node(s) are not ready."
+    assert scheduler.schedule_one().message == (
+        "0/1 nodes are available: 1 node(s) are not ready. preemption: 0/1 nodes are "
+        "available: 1 No preemption victims found for incoming pod.."
+    )
     clock.advance(1)
     scheduler.update_node(node("n"), node("n", ready="yes"))  # a label change
     assert scheduler.schedule_one().node_name == "n"

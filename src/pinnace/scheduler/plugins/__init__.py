@@ -1,7 +1,4 @@
-"""The in-tree plugins, one module each, and kube-scheduler v1.32's default profile.
-
-DefaultPreemption is not here yet; the framework's extension points are ready for it.
-"""
+"""The in-tree plugins, one module each, and kube-scheduler v1.32's default profile."""
 
 from __future__ import annotations
 
@@ -10,6 +7,7 @@ from collections.abc import Callable
 from pinnace.scheduler.framework import Plugin
 from pinnace.scheduler.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from pinnace.scheduler.plugins.default_binder import Binding, DefaultBinder
+from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
 from pinnace.scheduler.plugins.image_locality import ImageLocality
 from pinnace.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from pinnace.scheduler.plugins.node_affinity import NodeAffinity
@@ -26,6 +24,7 @@ from pinnace.scheduler.profile import Profile
 __all__ = [
     "DEFAULT_WEIGHTS",
     "DefaultBinder",
+    "DefaultPreemption",
     "ImageLocality",
     "InterPodAffinity",
     "NodeAffinity",
@@ -68,6 +67,7 @@ def default_plugins(bind: Callable[[Binding], object]) -> list[Plugin]:
         NodeResourcesFit(),
         PodTopologySpread(),
         InterPodAffinity(),
+        DefaultPreemption(),
         NodeResourcesBalancedAllocation(),
         ImageLocality(),
         DefaultBinder(bind),

@@ -126,11 +126,6 @@ class TestCoreResourceList:
         assert entry["storageVersionHash"] == hash_
         assert "categories" not in entry
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="v1.32 serves no deletecollection on namespaces; the Namespace Kind "
-        "does not say so yet",
-    )
     def test_namespaces_have_no_deletecollection(
         self, resources: dict[str, dict[str, Any]]
     ) -> None:

@@ -78,6 +78,9 @@ def test_unknown_paths_and_methods(api: HTTP) -> None:
     assert status_of(api.request("GET", "/apis/nothing.example.com/v1"))[0] == 404
     assert status_of(api.request("PUT", CM_PATH, cm("x")))[:2] == (405, "MethodNotAllowed")
     assert status_of(api.request("POST", "/api/v1/configmaps", cm("x")))[0] == 405
+    # kube-apiserver serves no deletecollection on namespaces.
+    assert status_of(api.request("DELETE", "/api/v1/namespaces"))[0] == 405
+    assert api.request("GET", "/api/v1/namespaces/default").status == 200
 
 
 def test_bodies_that_cannot_be_read(api: HTTP) -> None:

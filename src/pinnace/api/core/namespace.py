@@ -123,6 +123,8 @@ NAMESPACE = Kind(
     model="V1Namespace",
     short_names=("ns",),
     subresources=("finalize", "status"),
+    # v1.32 serves no deletecollection on namespaces.
+    verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
     default=default_namespace,
     prepare_for_create=prepare_namespace_for_create,
     prepare_for_update=prepare_namespace_for_update,

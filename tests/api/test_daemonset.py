@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
 
 DAEMON_SETS = catalog.by_resource("apps", "daemonsets")
 GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
-
-
-@pytest.fixture
-def api() -> Iterator[Harness]:
-    harness = Harness()
-    yield harness
-    harness.loop.close()
-    asyncio.set_event_loop(None)
 
 
 def daemon_set(name: str = "agent", **spec: Any) -> dict[str, Any]:

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
-from pinnace.api.status import StatusError
 
 DEPLOYMENTS = catalog.by_resource("apps", "deployments")
-
-
-@pytest.fixture
-def api() -> Iterator[Harness]:
-    harness = Harness()
-    yield harness
-    harness.loop.close()
-    asyncio.set_event_loop(None)
 
 
 def deployment(name: str = "web", **spec: Any) -> dict[str, Any]:
@@ -46,16 +34,8 @@ def update(api: Any, body: dict[str, Any], subresource: str = "") -> dict[str, A
     return copy.deepcopy(stored.obj)
 
 
-def refused(api: Any, fn: Any, *args: Any) -> list[str]:
-    with pytest.raises(StatusError) as e:
-        api.call(fn, *args)
-    assert e.value.code == 422
-    assert e.value.details is not None
-    return [f"{c['field']}: {c['message']}" for c in e.value.details["causes"]]
-
-
 def refused_create(api: Any, body: dict[str, Any]) -> list[str]:
-    return refused(api, api.server.create, DEPLOYMENTS, "default", body)
+    return api.invalid_causes(api.server.create, DEPLOYMENTS, "default", body)
 
 
 def test_create_defaults_the_rollout(api: Any) -> None:
@@ -152,7 +132,7 @@ def test_selector_is_immutable(api: Any) -> None:
     changed = copy.deepcopy(created)
     changed["spec"]["selector"]["matchLabels"]["tier"] = "web"
     changed["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
-    assert refused(api, api.server.update, DEPLOYMENTS, "default", "web", changed) == [
+    assert api.invalid_causes(api.server.update, DEPLOYMENTS, "default", "web", changed) == [
         'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":'
         '"web", "tier":"web"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: '
         "field is immutable"
@@ -170,6 +150,6 @@ def test_status_endpoint_writes_only_status(api: Any) -> None:
     assert after["spec"] == created["spec"]
     assert "labels" not in after["metadata"]
     after["status"]["readyReplicas"] = 2
-    assert refused(
-        api, api.server.update, DEPLOYMENTS, "default", "web", after, None, "status"
+    assert api.invalid_causes(
+        api.server.update, DEPLOYMENTS, "default", "web", after, None, "status"
     ) == ["status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas"]

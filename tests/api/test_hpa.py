@@ -3,27 +3,15 @@ v1.32 answers."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
-from pinnace.api.status import StatusError
 
 HPAS = catalog.by_resource("autoscaling", "horizontalpodautoscalers")
 TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
-
-
-@pytest.fixture
-def api() -> Iterator[Harness]:
-    harness = Harness()
-    yield harness
-    harness.loop.close()
-    asyncio.set_event_loop(None)
 
 
 def hpa(name: str = "web", **spec: Any) -> dict[str, Any]:
@@ -50,16 +38,8 @@ def update(api: Any, body: dict[str, Any], subresource: str = "") -> dict[str, A
     return copy.deepcopy(stored)
 
 
-def refused(api: Any, fn: Any, *args: Any) -> list[str]:
-    with pytest.raises(StatusError) as e:
-        api.call(fn, *args)
-    assert e.value.code == 422
-    assert e.value.details is not None
-    return [f"{c['field']}: {c['message']}" for c in e.value.details["causes"]]
-
-
 def refused_create(api: Any, body: dict[str, Any]) -> list[str]:
-    return refused(api, api.server.create, HPAS, "default", body)
+    return api.invalid_causes(api.server.create, HPAS, "default", body)
 
 
 def test_create_defaults_min_replicas_and_a_cpu_target(api: Any) -> None:
@@ -293,11 +273,11 @@ def test_spec_writes_keep_status_and_status_writes_keep_spec(api: Any) -> None:
     assert after["spec"]["maxReplicas"] == 9
     assert after["status"] == {"currentReplicas": 2, "desiredReplicas": 3}
     after["status"]["desiredReplicas"] = -1
-    assert refused(api, api.server.update, HPAS, "default", "web", after, None, "status") == [
+    assert api.invalid_causes(api.server.update, HPAS, "default", "web", after, None, "status") == [
         "status.desiredReplicas: Invalid value: -1: must be greater than or equal to 0"
     ]
     after["status"]["desiredReplicas"] = 3
     after["spec"]["minReplicas"] = 10
-    assert refused(api, api.server.update, HPAS, "default", "web", after) == [
+    assert api.invalid_causes(api.server.update, HPAS, "default", "web", after) == [
         "spec.maxReplicas: Invalid value: 9: must be greater than or equal to `minReplicas`"
     ]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
@@ -16,14 +13,6 @@ from pinnace.api.status import StatusError
 JOBS = catalog.by_resource("batch", "jobs")
 UID_LABEL = "batch.kubernetes.io/controller-uid"
 NAME_LABEL = "batch.kubernetes.io/job-name"
-
-
-@pytest.fixture
-def api() -> Iterator[Harness]:
-    harness = Harness()
-    yield harness
-    harness.loop.close()
-    asyncio.set_event_loop(None)
 
 
 def job(name: str = "pi", restart: str | None = "Never", **spec: Any) -> dict[str, Any]:

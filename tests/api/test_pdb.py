@@ -3,26 +3,14 @@ answers."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
-from pinnace.api.status import StatusError
 
 PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
-
-
-@pytest.fixture
-def api() -> Iterator[Harness]:
-    harness = Harness()
-    yield harness
-    harness.loop.close()
-    asyncio.set_event_loop(None)
 
 
 def pdb(name: str = "web", **spec: Any) -> dict[str, Any]:
@@ -45,14 +33,6 @@ def update(api: Any, body: dict[str, Any], subresource: str = "") -> dict[str, A
     return copy.deepcopy(stored)
 
 
-def refused(api: Any, fn: Any, *args: Any) -> list[str]:
-    with pytest.raises(StatusError) as e:
-        api.call(fn, *args)
-    assert e.value.code == 422
-    assert e.value.details is not None
-    return [f"{c['field']}: {c['message']}" for c in e.value.details["causes"]]
-
-
 def test_create_keeps_the_spec_and_starts_an_empty_status(api: Any) -> None:
     body = pdb(minAvailable="50%")
     body["status"] = {"disruptionsAllowed": 5}
@@ -70,14 +50,14 @@ def test_create_keeps_the_spec_and_starts_an_empty_status(api: Any) -> None:
 def test_any_name_usable_in_a_path_is_accepted(api: Any) -> None:
     # policy/v1 validation never checks the name as a DNS subdomain.
     assert create(api, pdb("-Web_Budget"))["metadata"]["name"] == "-Web_Budget"
-    assert refused(api, api.server.create, PDBS, "default", pdb("a/b")) == [
+    assert api.invalid_causes(api.server.create, PDBS, "default", pdb("a/b")) == [
         "metadata.name: Invalid value: \"a/b\": may not contain '/'"
     ]
 
 
 def test_min_available_and_max_unavailable_exclude_each_other(api: Any) -> None:
     body = pdb(minAvailable=1, maxUnavailable=1)
-    assert refused(api, api.server.create, PDBS, "default", body) == [
+    assert api.invalid_causes(api.server.create, PDBS, "default", body) == [
         "spec: Invalid value: policy.PodDisruptionBudgetSpec{...}: "
         "minAvailable and maxUnavailable cannot be both set"
     ]
@@ -124,7 +104,7 @@ def test_min_available_and_max_unavailable_exclude_each_other(api: Any) -> None:
     ],
 )
 def test_spec_validation(api: Any, spec: dict[str, Any], expected: list[str]) -> None:
-    assert refused(api, api.server.create, PDBS, "default", pdb(**spec)) == expected
+    assert api.invalid_causes(api.server.create, PDBS, "default", pdb(**spec)) == expected
 
 
 def test_spec_may_change_and_bumps_the_generation(api: Any) -> None:
@@ -138,7 +118,7 @@ def test_spec_may_change_and_bumps_the_generation(api: Any) -> None:
     assert after["metadata"]["generation"] == 2
     changed = copy.deepcopy(after)
     changed["spec"]["maxUnavailable"] = 1
-    assert refused(api, api.server.update, PDBS, "default", "web", changed)[0].startswith(
+    assert api.invalid_causes(api.server.update, PDBS, "default", "web", changed)[0].startswith(
         "spec: Invalid value: policy.PodDisruptionBudgetSpec{...}"
     )
 
@@ -154,7 +134,7 @@ def test_status_endpoint_writes_only_status(api: Any) -> None:
     assert after["spec"] == created["spec"]
     assert after["metadata"]["generation"] == 1
     after["status"]["desiredHealthy"] = -1
-    assert refused(api, api.server.update, PDBS, "default", "web", after, None, "status") == [
+    assert api.invalid_causes(api.server.update, PDBS, "default", "web", after, None, "status") == [
         "status.desiredHealthy: Invalid value: -1: must be greater than or equal to 0"
     ]
 
@@ -176,7 +156,9 @@ def test_status_conditions_are_checked(api: Any) -> None:
         good,
         {"type": "DisruptionAllowed", "status": "Yes", "reason": "1 pod"},
     ]
-    assert refused(api, api.server.update, PDBS, "default", "web", written, None, "status") == [
+    assert api.invalid_causes(
+        api.server.update, PDBS, "default", "web", written, None, "status"
+    ) == [
         'status.conditions[1].type: Duplicate value: "DisruptionAllowed"',
         'status.conditions[1].status: Unsupported value: "Yes": '
         'supported values: "False", "True", "Unknown"',

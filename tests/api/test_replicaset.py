@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from tests.apiserver.conftest import Harness
-
 from pinnace.api import catalog
-from pinnace.api.status import StatusError
 
 REPLICA_SETS = catalog.by_resource("apps", "replicasets")
-
-
-@pytest.fixture
-def api() -> Iterator[Harness]:
-    harness = Harness()
-    yield harness
-    harness.loop.close()
-    asyncio.set_event_loop(None)
 
 
 def replica_set(name: str = "web-5d8f", **spec: Any) -> dict[str, Any]:
@@ -46,14 +32,6 @@ def update(api: Any, body: dict[str, Any], subresource: str = "") -> dict[str, A
     return copy.deepcopy(stored.obj)
 
 
-def refused(api: Any, fn: Any, *args: Any) -> list[str]:
-    with pytest.raises(StatusError) as e:
-        api.call(fn, *args)
-    assert e.value.code == 422
-    assert e.value.details is not None
-    return [f"{c['field']}: {c['message']}" for c in e.value.details["causes"]]
-
-
 def test_create_defaults_replicas_and_starts_an_empty_status(api: Any) -> None:
     body = replica_set()
     body["status"] = {"replicas": 3}
@@ -67,7 +45,7 @@ def test_create_defaults_replicas_and_starts_an_empty_status(api: Any) -> None:
 def test_template_pods_must_always_restart(api: Any) -> None:
     body = replica_set(replicas=-1)
     body["spec"]["template"]["spec"].update(restartPolicy="OnFailure", activeDeadlineSeconds=9)
-    assert refused(api, api.server.create, REPLICA_SETS, "default", body) == [
+    assert api.invalid_causes(api.server.create, REPLICA_SETS, "default", body) == [
         "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
         'spec.template.spec.restartPolicy: Unsupported value: "OnFailure": '
         'supported values: "Always"',
@@ -80,7 +58,7 @@ def test_selector_must_match_the_template(api: Any) -> None:
     body = replica_set(
         selector={"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}
     )
-    assert refused(api, api.server.create, REPLICA_SETS, "default", body) == [
+    assert api.invalid_causes(api.server.create, REPLICA_SETS, "default", body) == [
         "spec.template.metadata.labels: Invalid value: "
         'map[string]string{"app":"web"}: `selector` does not match template `labels`'
     ]
@@ -96,7 +74,7 @@ def test_spec_change_bumps_the_generation_and_keeps_status(api: Any) -> None:
     assert after["status"] == {"replicas": 0}
     changed = copy.deepcopy(after)
     changed["spec"]["selector"] = {"matchLabels": {}}
-    causes = refused(api, api.server.update, REPLICA_SETS, "default", "web-5d8f", changed)
+    causes = api.invalid_causes(api.server.update, REPLICA_SETS, "default", "web-5d8f", changed)
     assert causes[-1] == (
         "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{}, "
         "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
@@ -113,8 +91,8 @@ def test_status_endpoint_writes_only_status(api: Any) -> None:
     assert after["spec"]["replicas"] == 2
     assert after["metadata"]["generation"] == 1
     after["status"]["availableReplicas"] = 2
-    causes = refused(
-        api, api.server.update, REPLICA_SETS, "default", "web-5d8f", after, None, "status"
+    causes = api.invalid_causes(
+        api.server.update, REPLICA_SETS, "default", "web-5d8f", after, None, "status"
     )
     assert causes == [
         "status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas"

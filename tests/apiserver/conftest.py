@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from pinnace.api.status import StatusError
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
@@ -29,6 +30,14 @@ class Harness:
 
     def call(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         return self.run(fn(*args, **kwargs))
+
+    def invalid_causes(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> list[str]:
+        """The `field: message` causes of the 422 that `fn(*args)` must answer."""
+        with pytest.raises(StatusError) as e:
+            self.call(fn, *args)
+        assert e.value.code == 422
+        assert e.value.details is not None
+        return [f"{c['field']}: {c['message']}" for c in e.value.details["causes"]]
 
 
 @pytest.fixture

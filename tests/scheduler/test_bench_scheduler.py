@@ -41,3 +41,31 @@ def test_more_pods_than_the_nodes_hold_is_a_clear_error(
     assert capsys.readouterr().err == (
         "pinnace bench scheduler: SchedulingBasic: 40 of 41 pods were scheduled on 1 nodes\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("workload", "nodes", "pods"),
+    [
+        # init pods of every affinity kind first, one required anti-affinity pod per hostname
+        ("MixedSchedulingBasePod", 10, 20),
+        # 250 cycles create two pods asking 9 CPU of 4-CPU nodes: they never bind, and the
+        # measured pods all do
+        ("Unschedulable", 10, 250),
+    ],
+)
+def test_workloads_with_init_pods_bind_every_measured_pod(
+    capsys: pytest.CaptureFixture[str], workload: str, nodes: int, pods: int
+) -> None:
+    args = [
+        "bench",
+        "scheduler",
+        "--workload",
+        workload,
+        "--nodes",
+        str(nodes),
+        "--pods",
+        str(pods),
+    ]
+    assert main([*args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["workload"], result["nodes"], result["pods"]) == (workload, nodes, pods)

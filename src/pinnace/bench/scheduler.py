@@ -9,12 +9,14 @@ Binding goes to an in-memory recorder, not the API.
 A workload with churn creates one churn pod after every `churn_every` cycles, and the virtual
 clock (the queue's backoffs) moves on by `churn_interval` seconds; the victims of a preemption
 are deleted at once, as the API server does for pods with no grace period. Churn pods left
-waiting when the measured pods are all bound are then scheduled untimed, and must all land.
+waiting when the measured pods are all bound are then scheduled untimed, and must all land;
+a workload whose churn pods fit no node instead requires that none of them was ever bound.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -39,11 +41,12 @@ class Workload:
     pods: int
     node: Callable[[int], dict[str, Any]]
     pod: Callable[[int], dict[str, Any]]
-    init_pods_per_node: int = 0
+    init_pods_per_node: float = 0  # rounded up: a small cluster still gets its init pods
     init_pod: Callable[[int], dict[str, Any]] | None = None
     churn_pod: Callable[[int], dict[str, Any]] | None = None
     churn_every: int = 0
     churn_interval: float = 0.0
+    churn_schedulable: bool = True
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -202,6 +205,77 @@ _PREEMPTION_ASYNC = Workload(
     churn_interval=0.2,
 )
 
+
+def _large_cpu_pod(i: int) -> dict[str, Any]:
+    """pod-high-priority-large-cpu.yaml: 9 CPU at priority 10, more than any node has, so
+    preemption finds no candidate either."""
+    return _pause_pod(f"large-cpu-{i}", "9", priority=10)
+
+
+def _renamed(prefix: str, make: Callable[[int], dict[str, Any]]) -> Callable[[int], Any]:
+    """`make`'s pods named `{prefix}-{i}`, apart from the measured pods."""
+
+    def named(i: int) -> dict[str, Any]:
+        pod = make(i)
+        pod["metadata"].update(name=f"{prefix}-{i}", uid=f"uid-{prefix}-{i}")
+        return pod
+
+    return named
+
+
+def _zoned_node_with_hostname(i: int) -> dict[str, Any]:
+    node = _zoned_node("zone1")(i)
+    node["metadata"]["labels"][HOSTNAME] = node["metadata"]["name"]
+    return node
+
+
+# MixedSchedulingBasePod (affinity/performance-config.yaml, 5000Nodes_5000Pods): 2000 init pods
+# of each kind below (dealt round-robin here), then default pods measured.
+_MIXED_INIT_KINDS = tuple(
+    _renamed("init", kind)
+    for kind in (
+        _pod,
+        _required_pod_affinity("podAffinity", "blue", ZONE),
+        _required_pod_affinity("podAntiAffinity", "green", HOSTNAME),
+        _preferred_pod_affinity("podAffinity", "red"),
+        _preferred_pod_affinity("podAntiAffinity", "yellow"),
+    )
+)
+
+
+def _mixed_init_pod(i: int) -> dict[str, Any]:
+    return _MIXED_INIT_KINDS[i % len(_MIXED_INIT_KINDS)](i)
+
+
+_MIXED_SCHEDULING_BASE_POD = Workload(
+    "MixedSchedulingBasePod",
+    5000,
+    5000,
+    _zoned_node_with_hostname,
+    _pod,
+    init_pods_per_node=len(_MIXED_INIT_KINDS) * 2000 / 5000,
+    init_pod=_mixed_init_pod,
+)
+
+# Unschedulable (misc/performance-config.yaml, 5kNodes/100Init/10kPods): 100 default init pods,
+# then a large-CPU pod every 200 ms of wall time, one per 118 cycles at the CI threshold
+# (590 pods/s). Each fails, attempts preemption, and waits in the unschedulable pool while the
+# measured pods bind.
+_UNSCHEDULABLE = Workload(
+    "Unschedulable",
+    5000,
+    10_000,
+    _node,
+    _pod,
+    init_pods_per_node=100 / 5000,
+    init_pod=_renamed("init", _pod),
+    churn_pod=_large_cpu_pod,
+    churn_every=118,
+    churn_interval=0.2,
+    churn_schedulable=False,
+)
+
+
 WORKLOADS: Mapping[str, Workload] = {
     w.name: w
     for w in (
@@ -255,7 +329,9 @@ WORKLOADS: Mapping[str, Workload] = {
             _zoned_node(*_MOONS),
             _pod_with({"color": "blue"}, topologySpreadConstraints=_spread("ScheduleAnyway")),
         ),
+        _MIXED_SCHEDULING_BASE_POD,
         _PREEMPTION_ASYNC,
+        _UNSCHEDULABLE,
     )
 }
 
@@ -306,7 +382,7 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
         for i in range(node_count):
             scheduler.add_node(workload.node(i))
         if workload.init_pod is not None:
-            for i in range(workload.init_pods_per_node * node_count):
+            for i in range(math.ceil(workload.init_pods_per_node * node_count)):
                 scheduler.add_pod(workload.init_pod(i))
             scheduler.schedule_pending()
             bindings.clear()
@@ -318,7 +394,8 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
         for cycle in _timed_cycles(scheduler, workload, clock, decisions, bound, pod_count):
             latencies.append(cycle)
         seconds = time.perf_counter() - start
-        churned = _drain_churn(scheduler, clock, decisions)
+        churn_bound = len(bindings) - len(bound)
+        churned = _drain_churn(scheduler, clock, decisions) if workload.churn_schedulable else 0
     if len(bound) != pod_count:
         raise BenchError(
             f"{workload.name}: {len(bound)} of {pod_count} pods were scheduled "
@@ -326,6 +403,8 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
         )
     if churned:
         raise BenchError(f"{workload.name}: {churned} preemptor pods were never scheduled")
+    if not workload.churn_schedulable and churn_bound:
+        raise BenchError(f"{workload.name}: {churn_bound} pods that fit no node were bound")
     return {
         "nodes": node_count,
         "pods": pod_count,

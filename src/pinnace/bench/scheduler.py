@@ -382,9 +382,15 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
         for i in range(node_count):
             scheduler.add_node(workload.node(i))
         if workload.init_pod is not None:
-            for i in range(math.ceil(workload.init_pods_per_node * node_count)):
+            init_count = math.ceil(workload.init_pods_per_node * node_count)
+            for i in range(init_count):
                 scheduler.add_pod(workload.init_pod(i))
             scheduler.schedule_pending()
+            if len(bindings) != init_count:
+                raise BenchError(
+                    f"{workload.name}: {len(bindings)} of {init_count} init pods were scheduled "
+                    f"on {node_count} nodes"
+                )
             bindings.clear()
         latencies = []
         start = time.perf_counter()

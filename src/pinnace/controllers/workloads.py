@@ -1,4 +1,5 @@
-"""The workload controllers `pinnace up` runs, sharing one set of informers."""
+"""The workload controllers and the garbage collector `pinnace up` runs, sharing one set of
+informers."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 
 from pinnace.client import Client, InformerFactory
 from pinnace.controllers.deployment import DeploymentController
+from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.replicaset import ReplicaSetController
 
 
@@ -16,6 +18,7 @@ class WorkloadControllers:
     informers: InformerFactory
     replica_sets: ReplicaSetController
     deployments: DeploymentController
+    garbage_collector: GarbageCollector
     tasks: list[asyncio.Task[None]]
 
     async def stop(self) -> None:
@@ -28,11 +31,17 @@ class WorkloadControllers:
 
 
 def start_workload_controllers(client: Client) -> WorkloadControllers:
-    """Start the ReplicaSet and Deployment controllers on the client's loop."""
+    """Start the ReplicaSet and Deployment controllers and the garbage collector on the
+    client's loop."""
     informers = InformerFactory(client)
     replica_sets = ReplicaSetController(client, informers)
     deployments = DeploymentController(client, informers)
+    garbage_collector = GarbageCollector(client, informers)
     informers.start()
     loop = client.clock.loop
-    tasks = [loop.create_task(replica_sets.run()), loop.create_task(deployments.run())]
-    return WorkloadControllers(informers, replica_sets, deployments, tasks)
+    tasks = [
+        loop.create_task(replica_sets.run()),
+        loop.create_task(deployments.run()),
+        loop.create_task(garbage_collector.run()),
+    ]
+    return WorkloadControllers(informers, replica_sets, deployments, garbage_collector, tasks)

@@ -1,0 +1,259 @@
+"""The garbage collector: deletes objects whose owners are gone, as kube-controller-manager's
+(v1.32) does it for the three deletion propagation policies.
+
+- Background (kubectl's default): the owner goes at once; a dependent whose every owner is
+  absent is then deleted, one with an owner left only loses the dangling reference.
+- Orphan: the owner waits with the `orphan` finalizer until the collector has removed its
+  ownerReference from every dependent, then the finalizer.
+- Foreground: the owner waits with the `foregroundDeletion` finalizer while its dependents are
+  deleted (in the foreground too, when they have dependents of their own); the finalizer goes
+  when no dependent with blockOwnerDeletion is left.
+
+It watches every namespaced kind that can be listed, watched and deleted (events aside, as in
+Kubernetes) and indexes objects by the uids their ownerReferences name. Whether an owner
+exists is decided by uid: from the caches, or, for one they do not hold, by a live read.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pinnace.api import catalog
+from pinnace.api.kind import Kind
+from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import DeleteOptions
+from pinnace.client import Client, Informer, InformerFactory, object_key
+from pinnace.controllers.controller_utils import WorkQueue, split_key
+
+log = logging.getLogger(__name__)
+
+OWNER_INDEX = "ownerUID"
+IGNORED_RESOURCES = frozenset({("", "events"), ("events.k8s.io", "events")})
+"""Never owners or dependents worth tracking, as the collector's default ignore list has it."""
+_VERBS = frozenset({"list", "watch", "delete"})
+
+
+def owner_uids(obj: Object) -> list[str]:
+    return [ref["uid"] for ref in _refs(obj) if ref.get("uid")]
+
+
+def _refs(obj: Object) -> list[dict[str, Any]]:
+    return obj["metadata"].get("ownerReferences") or []
+
+
+def _finalizers(obj: Object) -> list[str]:
+    return obj["metadata"].get("finalizers") or []
+
+
+def _deleting_dependents(obj: Object) -> bool:
+    return bool(obj["metadata"].get("deletionTimestamp")) and (
+        FINALIZER_DELETE_DEPENDENTS in _finalizers(obj)
+    )
+
+
+def _kind_id(kind: Kind) -> str:
+    return f"{kind.plural}.{kind.group}"
+
+
+def collected_kinds() -> list[Kind]:
+    return [
+        kind
+        for kind in catalog.kinds()
+        if kind.namespaced
+        and set(kind.verbs) >= _VERBS
+        and (kind.group, kind.plural) not in IGNORED_RESOURCES
+    ]
+
+
+class GarbageCollector:
+    def __init__(self, client: Client, informers: InformerFactory) -> None:
+        self._client = client
+        self._queue = WorkQueue(client.clock)
+        self._informers: dict[str, Informer] = {}
+        self._uids: dict[str, str] = {}
+        """uid -> queue key of every cached object."""
+        for kind in collected_kinds():
+            informer = informers.informer(kind)
+            informer.add_indexer(OWNER_INDEX, owner_uids)
+            kind_id = _kind_id(kind)
+            self._informers[kind_id] = informer
+            informer.add_event_handler(
+                on_add=lambda obj, k=kind_id: self._added(k, obj),
+                on_update=lambda old, new, k=kind_id: self._updated(k, old, new),
+                on_delete=lambda obj, k=kind_id: self._deleted(k, obj),
+            )
+
+    async def run(self) -> None:
+        """Collect forever; cancel the task to stop."""
+        for informer in self._informers.values():
+            await informer.wait_for_sync()
+        await self._queue.run(self.sync)
+
+    # --- event handlers ----------------------------------------------------------------------
+
+    def _added(self, kind_id: str, obj: Object) -> None:
+        key = f"{kind_id}|{object_key(obj)}"
+        self._uids[obj["metadata"]["uid"]] = key
+        if _refs(obj) or obj["metadata"].get("deletionTimestamp"):
+            self._queue.add(key)
+
+    def _updated(self, kind_id: str, old: Object, new: Object) -> None:
+        changed = (
+            _refs(old) != _refs(new)
+            or old["metadata"].get("deletionTimestamp") != new["metadata"].get("deletionTimestamp")
+            or _finalizers(old) != _finalizers(new)
+        )
+        if changed:
+            self._added(kind_id, new)
+
+    def _deleted(self, kind_id: str, obj: Object) -> None:
+        uid = obj["metadata"]["uid"]
+        self._uids.pop(uid, None)
+        for dependent_kind, dependent in self._dependents(uid):
+            self._queue.add(f"{dependent_kind}|{object_key(dependent)}")
+        # An owner deleting in the foreground may be waiting for this one to go.
+        for owner_uid in owner_uids(obj):
+            key = self._uids.get(owner_uid)
+            if key is not None:
+                self._queue.add(key)
+
+    # --- sync --------------------------------------------------------------------------------
+
+    def _dependents(self, uid: str) -> list[tuple[str, Object]]:
+        return [
+            (kind_id, obj)
+            for kind_id, informer in self._informers.items()
+            for obj in informer.by_index(OWNER_INDEX, uid)
+        ]
+
+    def _cached(self, key: str) -> tuple[Kind, Object] | None:
+        kind_id, _, obj_key = key.partition("|")
+        informer = self._informers[kind_id]
+        obj = informer.get(*split_key(obj_key))
+        return None if obj is None else (informer.kind, obj)
+
+    async def sync(self, key: str) -> None:
+        cached = self._cached(key)
+        if cached is None:
+            return
+        kind, obj = cached
+        m = obj["metadata"]
+        if m.get("deletionTimestamp"):
+            if FINALIZER_ORPHAN_DEPENDENTS in _finalizers(obj):
+                await self._orphan_dependents(kind, obj)
+            elif FINALIZER_DELETE_DEPENDENTS in _finalizers(obj):
+                await self._delete_dependents(kind, obj)
+            return
+        if _refs(obj):
+            await self._collect_if_ownerless(kind, obj)
+
+    async def _orphan_dependents(self, kind: Kind, owner: Object) -> None:
+        uid = owner["metadata"]["uid"]
+        for dependent_kind, dependent in self._dependents(uid):
+            await self._remove_refs(self._informers[dependent_kind].kind, dependent, {uid})
+        await self._remove_finalizer(kind, owner, FINALIZER_ORPHAN_DEPENDENTS)
+
+    async def _delete_dependents(self, kind: Kind, owner: Object) -> None:
+        """Each dependent decides in its own sync (it sees this owner waiting); the owner
+        lets go when none blocks it any more."""
+        uid = owner["metadata"]["uid"]
+        blocking = False
+        for dependent_kind, dependent in self._dependents(uid):
+            self._queue.add(f"{dependent_kind}|{object_key(dependent)}")
+            blocking = blocking or any(
+                ref.get("uid") == uid and ref.get("blockOwnerDeletion") for ref in _refs(dependent)
+            )
+        if not blocking:
+            await self._remove_finalizer(kind, owner, FINALIZER_DELETE_DEPENDENTS)
+
+    async def _collect_if_ownerless(self, kind: Kind, obj: Object) -> None:
+        solid: list[str] = []
+        gone: set[str] = set()  # dangling, or waiting for their dependents to be deleted
+        waiting = False
+        for ref in _refs(obj):
+            owner = await self._owner(obj, ref)
+            if owner is None:
+                gone.add(ref["uid"])
+            elif _deleting_dependents(owner):
+                gone.add(ref["uid"])
+                waiting = True
+            else:
+                solid.append(ref["uid"])
+        if not gone:
+            return
+        if solid:
+            await self._remove_refs(kind, obj, gone)
+            return
+        m = obj["metadata"]
+        if waiting and self._dependents(m["uid"]):
+            policy = "Foreground"
+        elif FINALIZER_ORPHAN_DEPENDENTS in _finalizers(obj):
+            policy = "Orphan"
+        elif FINALIZER_DELETE_DEPENDENTS in _finalizers(obj):
+            policy = "Foreground"
+        else:
+            policy = "Background"
+        options = DeleteOptions(propagation_policy=policy, precondition_uid=m["uid"])
+        await _tolerating_gone(self._client.delete(kind, m["namespace"], m["name"], options))
+
+    async def _owner(self, dependent: Object, ref: dict[str, Any]) -> Object | None:
+        """The owner `ref` names, None when absent (no such object, or another with its
+        name). An owner of a kind the API does not serve is taken as present: never delete
+        what cannot be checked."""
+        key = self._uids.get(ref["uid"])
+        cached = self._cached(key) if key is not None else None
+        if cached is not None and cached[1]["metadata"]["uid"] == ref["uid"]:
+            return cached[1]
+        kind = catalog.by_kind(ref.get("apiVersion", ""), ref.get("kind", ""))
+        if kind is None:
+            log.info("owner kind %s/%s is unknown", ref.get("apiVersion"), ref.get("kind"))
+            return dependent
+        namespace = dependent["metadata"]["namespace"] if kind.namespaced else ""
+        try:
+            owner = await self._client.get(kind, namespace, ref.get("name", ""))
+        except StatusError as e:
+            if e.code == 404:
+                return None
+            raise
+        return owner if owner["metadata"]["uid"] == ref["uid"] else None
+
+    async def _remove_refs(self, kind: Kind, obj: Object, uids: set[str]) -> None:
+        uid = obj["metadata"]["uid"]
+
+        def drop(current: Object) -> Object:
+            if current["metadata"]["uid"] == uid:
+                refs = [ref for ref in _refs(current) if ref.get("uid") not in uids]
+                if refs:
+                    current["metadata"]["ownerReferences"] = refs
+                else:
+                    current["metadata"].pop("ownerReferences", None)
+            return current
+
+        m = obj["metadata"]
+        await _tolerating_gone(self._client.modify(kind, m["namespace"], m["name"], drop))
+
+    async def _remove_finalizer(self, kind: Kind, obj: Object, finalizer: str) -> None:
+        uid = obj["metadata"]["uid"]
+
+        def drop(current: Object) -> Object:
+            if current["metadata"]["uid"] == uid:
+                current["metadata"]["finalizers"] = [
+                    f for f in _finalizers(current) if f != finalizer
+                ]
+            return current
+
+        m = obj["metadata"]
+        await _tolerating_gone(self._client.modify(kind, m["namespace"], m["name"], drop))
+
+
+async def _tolerating_gone(write: Any) -> None:
+    """A write to an object that is gone, or was replaced by another of its name (a failed
+    uid precondition), has nothing left to do."""
+    try:
+        await write
+    except StatusError as e:
+        if e.code not in (404, 409):
+            raise

@@ -1,0 +1,129 @@
+"""The garbage collector with the workload controllers, scheduler and a node, on the virtual
+clock: what each deletion propagation policy leaves behind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
+
+from pinnace.api import catalog
+from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import DeleteOptions
+from pinnace.controllers.controller_utils import controller_ref
+
+CONFIG_MAPS = catalog.by_resource("", "configmaps")
+assert CONFIG_MAPS is not None
+
+
+def deployment(replicas: int = 2) -> Object:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": template(),
+        },
+    }
+
+
+@pytest.fixture
+def cluster() -> Iterator[Workloads]:
+    c = Workloads(nodes=1)
+    yield c
+    c.stop()
+
+
+def names(cluster: Workloads, kind: object) -> list[str]:
+    items = cluster.run(cluster.client.list(kind, "default"))["items"]
+    return sorted(item["metadata"]["name"] for item in items)
+
+
+def running_deployment(cluster: Workloads) -> tuple[Object, Object]:
+    """A deployment `web` with its replica set and 2 pods."""
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment()))
+    cluster.settle(5)
+    [rs] = cluster.run(cluster.client.list(REPLICA_SETS, "default"))["items"]
+    assert len(cluster.pods()) == 2
+    return cluster.get(DEPLOYMENTS, "web"), rs
+
+
+def delete(cluster: Workloads, kind: object, name: str, policy: str) -> None:
+    options = DeleteOptions(propagation_policy=policy)
+    cluster.run(cluster.client.delete(kind, "default", name, options))
+
+
+def test_background_deletion_removes_the_replica_set_and_its_pods(cluster: Workloads) -> None:
+    running_deployment(cluster)
+    delete(cluster, DEPLOYMENTS, "web", "Background")
+    cluster.settle(40)  # pods go when their node has stopped them (30 s grace at most)
+    assert names(cluster, DEPLOYMENTS) == []
+    assert names(cluster, REPLICA_SETS) == []
+    assert names(cluster, PODS) == []
+
+
+def test_orphan_deletion_keeps_the_replica_set_without_its_owner(cluster: Workloads) -> None:
+    _, rs = running_deployment(cluster)
+    delete(cluster, DEPLOYMENTS, "web", "Orphan")
+    cluster.settle(5)
+    assert names(cluster, DEPLOYMENTS) == []
+    kept = cluster.get(REPLICA_SETS, rs["metadata"]["name"])
+    assert kept["metadata"]["uid"] == rs["metadata"]["uid"]
+    assert "ownerReferences" not in kept["metadata"]
+    pods = cluster.pods()
+    assert len(pods) == 2
+    assert all(controller_ref(p)["uid"] == rs["metadata"]["uid"] for p in pods)  # type: ignore[index]
+
+
+def test_foreground_deletion_deletes_dependents_before_the_owner(cluster: Workloads) -> None:
+    _, rs = running_deployment(cluster)
+    held = cluster.pods()[0]["metadata"]["name"]
+    hold = {"metadata": {"finalizers": ["example.com/hold"]}}
+    cluster.run(cluster.client.patch(PODS, "default", held, hold))
+    delete(cluster, DEPLOYMENTS, "web", "Foreground")
+    cluster.settle(5)
+    # The pod a finalizer keeps blocks its replica set, which blocks the deployment.
+    assert names(cluster, PODS) == [held]
+    for kind, name in ((REPLICA_SETS, rs["metadata"]["name"]), (DEPLOYMENTS, "web")):
+        waiting = cluster.get(kind, name)["metadata"]
+        assert waiting["finalizers"] == ["foregroundDeletion"]
+        assert waiting["deletionTimestamp"]
+    cluster.run(cluster.client.patch(PODS, "default", held, {"metadata": {"finalizers": None}}))
+    cluster.settle(2)
+    assert names(cluster, PODS) == []
+    assert names(cluster, REPLICA_SETS) == []
+    assert names(cluster, DEPLOYMENTS) == []
+
+
+def test_a_dependent_with_two_owners_loses_only_the_deleted_ones_reference(
+    cluster: Workloads,
+) -> None:
+    owners = [
+        cluster.run(cluster.client.create(CONFIG_MAPS, "default", {"metadata": {"name": n}}))
+        for n in ("first", "second")
+    ]
+    refs = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": o["metadata"]["name"],
+         "uid": o["metadata"]["uid"]}
+        for o in owners
+    ]  # fmt: skip
+    dependent = {"metadata": {"name": "dependent", "ownerReferences": refs}}
+    cluster.run(cluster.client.create(CONFIG_MAPS, "default", dependent))
+    delete(cluster, CONFIG_MAPS, "first", "Background")
+    cluster.settle(2)
+    kept = cluster.get(CONFIG_MAPS, "dependent")
+    assert kept["metadata"]["ownerReferences"] == [refs[1]]
+    delete(cluster, CONFIG_MAPS, "second", "Background")
+    cluster.settle(2)
+    assert "dependent" not in names(cluster, CONFIG_MAPS)
+
+
+def test_a_dependent_whose_owner_never_existed_is_collected(cluster: Workloads) -> None:
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "no-such-uid"}
+    dependent = {"metadata": {"name": "dependent", "ownerReferences": [ref]}}
+    cluster.run(cluster.client.create(CONFIG_MAPS, "default", dependent))
+    cluster.settle(2)
+    assert "dependent" not in names(cluster, CONFIG_MAPS)

@@ -1,12 +1,17 @@
 """The garbage collector with the workload controllers, scheduler and a node, on the virtual
-clock: what each deletion propagation policy leaves behind."""
+clock: what each deletion propagation policy leaves behind; then through `pinnace up` and
+kubectl, as a user meets it."""
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
+from tests.http.conftest import Cluster, launch, stop
 
 from pinnace.api import catalog
 from pinnace.apiserver.objects import Object
@@ -127,3 +132,39 @@ def test_a_dependent_whose_owner_never_existed_is_collected(cluster: Workloads) 
     cluster.run(cluster.client.create(CONFIG_MAPS, "default", dependent))
     cluster.settle(2)
     assert "dependent" not in names(cluster, CONFIG_MAPS)
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(Path(tmp_path_factory.mktemp("pinnace-gc")), flags=("--nodes", "1"))
+    yield running
+    stop(running)
+
+
+def eventually_empty(cluster: Cluster, *args: str, within: float = 10.0) -> str:
+    """`kubectl get <args> -o name` until it lists nothing (or `within` seconds have gone);
+    the last listing."""
+    deadline = time.monotonic() + within
+    while True:
+        listed = cluster.ok("get", *args, "-o", "name")
+        if not listed.strip() or time.monotonic() > deadline:
+            return listed
+        time.sleep(0.2)
+
+
+def test_kubectl_delete_deployment_removes_its_replica_sets_and_pods(up: Cluster) -> None:
+    up.ok("create", "deployment", "web", "--image=nginx", "--replicas=2")
+    up.ok("rollout", "status", "deployment/web", "--timeout=60s")
+    assert len(up.ok("get", "pods", "-l", "app=web", "-o", "name").split()) == 2
+    assert up.ok("delete", "deployment", "web").strip() == 'deployment.apps "web" deleted'
+    assert eventually_empty(up, "rs,pods", "-l", "app=web") == ""
+
+
+def test_kubectl_delete_cascade_orphan_leaves_the_replica_set(up: Cluster) -> None:
+    up.ok("create", "deployment", "x", "--image=nginx", "--replicas=1")
+    up.ok("rollout", "status", "deployment/x", "--timeout=60s")
+    up.ok("delete", "deployment", "x", "--cascade=orphan")
+    [rs] = json.loads(up.ok("get", "rs", "-l", "app=x", "-o", "json"))["items"]
+    assert "ownerReferences" not in rs["metadata"]
+    assert rs["status"]["replicas"] == 1
+    assert len(up.ok("get", "pods", "-l", "app=x", "-o", "name").split()) == 1

@@ -62,11 +62,8 @@ def _struct_steps(type_name: str) -> dict[str, Step]:
     return {name: ("f:" + name, f.shape, f.shape.atomic) for name, f in fields.items()}
 
 
-def _step(shape: Shape, name: str) -> Step:
-    if shape.kind == "map":
-        element = shape.element or SCALAR
-        return "f:" + name, element, element.atomic
-    return _struct_steps(shape.type_name).get(name) or ("f:" + name, SCALAR, True)
+def _undeclared_step(name: str) -> Step:
+    return "f:" + name, SCALAR, True
 
 
 def _put(
@@ -155,8 +152,14 @@ def _added(
         if not isinstance(value, dict):
             return {}
         missing = _missing_zero_fields(shape, value)
+        # Struct fields are looked up once per type; a map's values all share one shape.
+        steps = _struct_steps(shape.type_name) if shape.kind == "struct" else None
+        element_shape = shape.element or SCALAR
         for name, child in [*value.items(), *missing] if missing else value.items():
-            element, child_shape, leaf = _step(shape, name)
+            if steps is None:
+                element, child_shape, leaf = "f:" + name, element_shape, element_shape.atomic
+            else:
+                element, child_shape, leaf = steps.get(name) or _undeclared_step(name)
             if ignored is not None and element in ignored.members:
                 continue
             if leaf or not isinstance(child, (dict, list)):

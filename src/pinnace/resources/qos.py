@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pinnace.resources.lists import ResourceList, add
+from pinnace.resources.lists import ResourceList
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.resources.pod import containers
 
@@ -44,10 +44,8 @@ def qos_class(pod: Any) -> QOSClass:
     limits: ResourceList = {}
     every_container_limited = True
     for c in containers(pod):
-        requests = add(requests, _positive(c.requests))
-        own_limits = _positive(c.limits)
-        limits = add(limits, own_limits)
-        if len(own_limits) < len(_QOS_RESOURCES):
+        _add_positive(requests, c.requests)
+        if _add_positive(limits, c.limits) < len(_QOS_RESOURCES):
             every_container_limited = False
     if not requests and not limits:
         return BEST_EFFORT
@@ -66,5 +64,13 @@ def recorded_qos_class(pod: Any) -> QOSClass:
     return qos_class(pod)
 
 
-def _positive(resources: ResourceList) -> ResourceList:
-    return {name: resources[name] for name in _QOS_RESOURCES if resources.get(name, 0) > 0}
+def _add_positive(total: ResourceList, resources: ResourceList) -> int:
+    """Add the positive cpu and memory amounts to `total`, in place; how many there were."""
+    added = 0
+    for name in _QOS_RESOURCES:
+        amount = resources.get(name)
+        if amount is not None and amount > 0:
+            summed = total.get(name)
+            total[name] = amount if summed is None else summed + amount
+            added += 1
+    return added

@@ -134,6 +134,14 @@ def test_a_dependent_whose_owner_never_existed_is_collected(cluster: Workloads) 
     assert "dependent" not in names(cluster, CONFIG_MAPS)
 
 
+def test_a_dependent_whose_owner_kind_is_unknown_is_kept(cluster: Workloads) -> None:
+    ref = {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "uid": "no-such-uid"}
+    dependent = {"metadata": {"name": "dependent", "ownerReferences": [ref]}}
+    cluster.run(cluster.client.create(CONFIG_MAPS, "default", dependent))
+    cluster.settle(5)
+    assert cluster.get(CONFIG_MAPS, "dependent")["metadata"]["ownerReferences"] == [ref]
+
+
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     running = launch(Path(tmp_path_factory.mktemp("pinnace-gc")), flags=("--nodes", "1"))

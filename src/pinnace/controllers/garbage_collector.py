@@ -16,7 +16,6 @@ exists is decided by uid: from the caches, or, for one they do not hold, by a li
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from pinnace.api import catalog
@@ -27,8 +26,6 @@ from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, Informer, InformerFactory, object_key
 from pinnace.controllers.controller_utils import WorkQueue, split_key
-
-log = logging.getLogger(__name__)
 
 OWNER_INDEX = "ownerUID"
 IGNORED_RESOURCES = frozenset({("", "events"), ("events.k8s.io", "events")})
@@ -201,16 +198,15 @@ class GarbageCollector:
 
     async def _owner(self, dependent: Object, ref: dict[str, Any]) -> Object | None:
         """The owner `ref` names, None when absent (no such object, or another with its
-        name). An owner of a kind the API does not serve is taken as present: never delete
-        what cannot be checked."""
+        name). An owner of a kind the API does not serve cannot be checked: the dependent is
+        tried again later, with backoff, and never deleted meanwhile."""
         key = self._uids.get(ref["uid"])
         cached = self._cached(key) if key is not None else None
         if cached is not None and cached[1]["metadata"]["uid"] == ref["uid"]:
             return cached[1]
         kind = catalog.by_kind(ref.get("apiVersion", ""), ref.get("kind", ""))
         if kind is None:
-            log.info("owner kind %s/%s is unknown", ref.get("apiVersion"), ref.get("kind"))
-            return dependent
+            raise LookupError(f"owner kind {ref.get('apiVersion')}/{ref.get('kind')} is unknown")
         namespace = dependent["metadata"]["namespace"] if kind.namespaced else ""
         try:
             owner = await self._client.get(kind, namespace, ref.get("name", ""))

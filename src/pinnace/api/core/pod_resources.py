@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from pinnace.api import field
@@ -126,15 +127,32 @@ def _parse_list(
     """Validate names and amounts; map each name to its quantity (None when unparseable)."""
     parsed: dict[str, Quantity | None] = {}
     for name, value in resources.items():
-        p = path.key(name)
-        errs += validate_container_resource_name(name, p)
-        quantity, parse_errs = parse_quantity_field(value, p)
+        quantity = None
+        if isinstance(name, str) and isinstance(value, str):
+            quantity = _clean_quantity(name, value)
         if quantity is None:
-            errs += parse_errs
-        else:
-            errs += validate_resource_quantity(name, value, p)
+            quantity = _parse_entry(name, value, path.key(name), errs)
         parsed[name] = quantity
     return parsed
+
+
+def _parse_entry(name: str, value: Any, path: Path, errs: list[FieldError]) -> Quantity | None:
+    errs += validate_container_resource_name(name, path)
+    quantity, parse_errs = parse_quantity_field(value, path)
+    if quantity is None:
+        errs += parse_errs
+    else:
+        errs += validate_resource_quantity(name, value, path)
+    return quantity
+
+
+@lru_cache(maxsize=1024)
+def _clean_quantity(name: str, value: str) -> Quantity | None:
+    """The quantity of an entry that validates without errors, else None. The same few
+    entries recur in every pod, and their errors would not depend on where they are."""
+    errs: list[FieldError] = []
+    quantity = _parse_entry(name, value, Path("resources"), errs)
+    return None if errs else quantity
 
 
 def _validate_hugepage_value(name: str, quantity: Quantity | None, path: Path) -> list[FieldError]:

@@ -33,7 +33,18 @@ def field_element(name: str) -> str:
 
 
 def key_element(keys: dict[str, Any]) -> str:
-    return "k:" + go_json({k: keys[k] for k in sorted(keys)})
+    # Each value's type is part of the cache key: True and 1 are equal, their JSON is not.
+    typed = tuple((k, type(v), v) for k, v in sorted(keys.items()))
+    try:
+        return _typed_key_element(typed)
+    except TypeError:  # a list or an object among the values: not hashable
+        return "k:" + go_json({k: keys[k] for k in sorted(keys)})
+
+
+@lru_cache(maxsize=4096)
+def _typed_key_element(typed: tuple[tuple[str, type, Any], ...]) -> str:
+    """The same few keys (container names, ports) recur in every object."""
+    return "k:" + go_json({k: v for k, _, v in typed})
 
 
 def value_element(value: Any) -> str:

@@ -112,11 +112,6 @@ class Correlated:
     patch: Object | None
 
 
-def event_name(involved_name: str, nanos: int) -> str:
-    """`<object name>.<nanoseconds since the epoch, in hex>`, as client-go names Events."""
-    return f"{involved_name}.{nanos:x}"
-
-
 class EventCorrelator:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock

@@ -22,7 +22,7 @@ from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
-from pinnace.client.correlator import LRU, EventCorrelator, event_name
+from pinnace.client.correlator import LRU, EventCorrelator
 from pinnace.client.interface import Client, PatchType
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,8 @@ class EventRecorder:
         return {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"name": event_name(name, nanos), "namespace": namespace},
+            # `<object name>.<nanoseconds, hex>`, as client-go names Events.
+            "metadata": {"name": f"{name}.{nanos:x}", "namespace": namespace},
             "involvedObject": involved,
             "reason": reason,
             "message": message,

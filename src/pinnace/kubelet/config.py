@@ -25,6 +25,8 @@ NODE_STATUS_UPDATE_FREQUENCY = 10.0
 """How often the kubelet computes its node status (nodeStatusUpdateFrequency)..."""
 NODE_STATUS_REPORT_FREQUENCY = 300.0
 """...and how long it goes without posting an unchanged one (nodeStatusReportFrequency)."""
+EVICTION_PRESSURE_TRANSITION_PERIOD = 300.0
+"""The kubelet's default evictionPressureTransitionPeriod (5 minutes)."""
 
 DEFAULT_CAPACITY: Mapping[str, str] = MappingProxyType(
     {"cpu": "4", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
@@ -52,6 +54,22 @@ class NodeConfig:
     system_reserved: Mapping[str, str] = field(default_factory=dict)
     eviction_hard: Mapping[str, str] | None = None
     """None: the kubelet's default evictionHard."""
+    eviction_soft: Mapping[str, str] = field(default_factory=dict)
+    """Signal -> threshold ("500Mi" or "10%"), as KubeletConfiguration.evictionSoft."""
+    eviction_soft_grace_period: Mapping[str, float] = field(default_factory=dict)
+    """Signal -> seconds a soft threshold must be crossed before pods are evicted."""
+    eviction_max_pod_grace_period: float = 0.0
+    """The most termination grace a soft eviction gives a pod (0: the pod's own)."""
+    eviction_minimum_reclaim: Mapping[str, str] = field(default_factory=dict)
+    """Signal -> how much beyond its threshold an eviction must reclaim."""
+    eviction_pressure_transition_period: float = EVICTION_PRESSURE_TRANSITION_PERIOD
+    """How long a pressure condition stays after its signal is no longer crossed."""
+    pod_pids_limit: int = -1
+    """The most PIDs one pod may use (-1: unlimited, as the kubelet's default)."""
+    cpu_manager_policy: str = "none"
+    """"none" or "static" (Guaranteed pods with integer CPU get exclusive CPUs)."""
+    images: tuple[Mapping[str, Any], ...] = ()
+    """node.status.images entries ({"names": [...], "sizeBytes": N}) the node starts with."""
     lease_duration_seconds: int = LEASE_DURATION_SECONDS
     node_status_update_frequency: float = NODE_STATUS_UPDATE_FREQUENCY
     node_status_report_frequency: float = NODE_STATUS_REPORT_FREQUENCY

@@ -1,0 +1,97 @@
+"""What a node and its pods use at one moment, as the kubelet's stats summary reports it.
+
+The simulated runtime produces a `Summary` from the behaviour model; the eviction manager,
+the OOM killer and the metrics API read it. Amounts are integers in the units the kubelet's
+summary API uses: CPU in nanocores, memory and disk in bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ContainerStats:
+    name: str
+    cpu_usage_nano_cores: int = 0
+    memory_working_set_bytes: int = 0
+    rootfs_used_bytes: int = 0
+    """The container's writable layer."""
+    logs_used_bytes: int = 0
+
+
+@dataclass
+class PodStats:
+    uid: str
+    namespace: str
+    name: str
+    containers: list[ContainerStats] = field(default_factory=list)
+    volumes_used_bytes: int = 0
+    """Local ephemeral volumes (emptyDir)."""
+    pids: int = 0
+
+    @property
+    def cpu_usage_nano_cores(self) -> int:
+        return sum(c.cpu_usage_nano_cores for c in self.containers)
+
+    @property
+    def memory_working_set_bytes(self) -> int:
+        return sum(c.memory_working_set_bytes for c in self.containers)
+
+    @property
+    def ephemeral_storage_bytes(self) -> int:
+        """Writable layers, logs and local volumes: what the kubelet charges a pod's
+        ephemeral-storage with."""
+        return self.volumes_used_bytes + sum(
+            c.rootfs_used_bytes + c.logs_used_bytes for c in self.containers
+        )
+
+
+@dataclass
+class NodeStats:
+    cpu_usage_nano_cores: int = 0
+    memory_capacity_bytes: int = 0
+    memory_working_set_bytes: int = 0
+    nodefs_capacity_bytes: int = 0
+    nodefs_used_bytes: int = 0
+    nodefs_inodes: int = 0
+    nodefs_inodes_used: int = 0
+    imagefs_capacity_bytes: int = 0
+    imagefs_used_bytes: int = 0
+    imagefs_inodes: int = 0
+    imagefs_inodes_used: int = 0
+    pid_max: int = 0
+    pids: int = 0
+
+    @property
+    def memory_available_bytes(self) -> int:
+        return max(0, self.memory_capacity_bytes - self.memory_working_set_bytes)
+
+    @property
+    def nodefs_available_bytes(self) -> int:
+        return max(0, self.nodefs_capacity_bytes - self.nodefs_used_bytes)
+
+    @property
+    def nodefs_inodes_free(self) -> int:
+        return max(0, self.nodefs_inodes - self.nodefs_inodes_used)
+
+    @property
+    def imagefs_available_bytes(self) -> int:
+        return max(0, self.imagefs_capacity_bytes - self.imagefs_used_bytes)
+
+    @property
+    def imagefs_inodes_free(self) -> int:
+        return max(0, self.imagefs_inodes - self.imagefs_inodes_used)
+
+    @property
+    def pid_available(self) -> int:
+        return max(0, self.pid_max - self.pids)
+
+
+@dataclass
+class Summary:
+    """One node's stats at `time` (clock seconds)."""
+
+    time: float
+    node: NodeStats
+    pods: list[PodStats] = field(default_factory=list)

@@ -40,10 +40,10 @@ from pinnace.scheduler.nominator import (
     Nominator,
     add_pod,
     filter_rows,
+    filter_statuses,
     per_node_filters_only,
     pods_to_reserve_for,
     remove_pod,
-    run_filter_on_node,
     run_filter_with_nominated_pods,
 )
 from pinnace.scheduler.podinfo import PodInfo
@@ -295,10 +295,11 @@ class Evaluator:
                 num_violating_first[k] = len(violating)
             live = [k for k, outcome in enumerate(outcomes) if outcome is None]
             fits = filter_rows(self.profile, state, pod, table, [rows[k] for k in live])
-            for k in live:
-                if not fits[rows[k]]:
-                    status = run_filter_on_node(self.profile, state, pod, table, rows[k])
-                    outcomes[k] = ((), 0, status)
+            unfit = [k for k in live if not fits[rows[k]]]
+            unfit_rows = [rows[k] for k in unfit]
+            statuses = filter_statuses(self.profile, state, pod, table, unfit_rows)
+            for k, status in zip(unfit, statuses, strict=True):
+                outcomes[k] = ((), 0, status)
             live = [k for k in live if outcomes[k] is None]
             victims: dict[int, list[PodInfo]] = {k: [] for k in live}
             violations = dict.fromkeys(live, 0)

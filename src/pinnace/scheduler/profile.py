@@ -86,9 +86,14 @@ class Profile:
         return SUCCESS
 
     def run_filter(
-        self, state: CycleState, pod: PodInfo, table: NodeTable
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Sequence[int] | None = None
     ) -> tuple[np.ndarray, FilterTrace]:
-        feasible = np.ones(len(table), bool)
+        """The Filter verdicts on every node, or on `rows` only (False elsewhere)."""
+        if rows is None:
+            feasible = np.ones(len(table), bool)
+        else:
+            feasible = np.zeros(len(table), bool)
+            feasible[list(rows)] = True
         ran, masks = [], []
         for plugin in self.filter:
             if plugin.name in state.skip_filter_plugins:
@@ -106,6 +111,40 @@ class Profile:
         if plugin is None:
             return SUCCESS
         return plugin.node_status(state, pod, table, i).with_plugin(plugin.name)
+
+    def node_statuses(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        trace: FilterTrace,
+        rows: Sequence[int],
+    ) -> list[Status]:
+        """node_status of many rows: each plugin explains the rows it rejected first, all at
+        once where it can (`node_statuses(state, pod, table, rows)`), else one by one."""
+        statuses: list[Status] = [SUCCESS] * len(rows)
+        if not trace.plugins or not len(rows):
+            return statuses
+        index = np.asarray(rows, np.intp)
+        passed = np.stack([mask[index] for mask in trace.masks])
+        first = np.where(passed.all(axis=0), -1, np.argmin(passed, axis=0))
+        for p, plugin in enumerate(trace.plugins):
+            positions = np.flatnonzero(first == p).tolist()
+            if not positions:
+                continue
+            mine = [rows[k] for k in positions]
+            explain = getattr(plugin, "node_statuses", None)
+            if explain is not None:
+                found = explain(state, pod, table, mine)
+            else:
+                found = [plugin.node_status(state, pod, table, i) for i in mine]
+            attributed: dict[Status, Status] = {}
+            for k, status in zip(positions, found, strict=True):
+                named = attributed.get(status)
+                if named is None:
+                    named = attributed[status] = status.with_plugin(plugin.name)
+                statuses[k] = named
+        return statuses
 
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, diagnosis: Any

@@ -88,8 +88,9 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
         message += f" {diagnosis.pre_filter_msg}."
     else:
         reasons: Counter[str] = Counter()
-        for status in diagnosis.node_statuses.values():
-            reasons.update(status.reasons)
+        for status, nodes in Counter(diagnosis.node_statuses.values()).items():
+            for reason in status.reasons:
+                reasons[reason] += nodes
         histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
         if histogram:
             message += f" {', '.join(histogram)}."
@@ -370,13 +371,11 @@ class Scheduler:
     ) -> None:
         table = self.table
         diagnosis = Diagnosis()
-        for i in range(len(table)):
-            status = rejected_with_nominated.get(i) or profile.node_status(
-                state, pod, table, trace, i
-            )
-            diagnosis.node_statuses[table.names[i]] = status
-            if status.plugin:
-                diagnosis.unschedulable_plugins.add(status.plugin)
+        statuses = profile.node_statuses(state, pod, table, trace, range(len(table)))
+        for i, status in rejected_with_nominated.items():
+            statuses[i] = status
+        diagnosis.node_statuses = dict(zip(table.names, statuses, strict=True))
+        diagnosis.unschedulable_plugins.update(s.plugin for s in set(statuses) if s.plugin)
         message = fit_error_message(len(table), diagnosis)
         rejected_by = frozenset(diagnosis.unschedulable_plugins)
         raise _FitError(unschedulable(message), message, rejected_by, diagnosis)

@@ -44,6 +44,7 @@ MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
 _STATE_KEY = "PreFilterNodeResourcesFit"
 _NATIVE_ORDER = (CPU, MEMORY, EPHEMERAL_STORAGE)
+TOO_MANY_PODS = "Too many pods"
 
 
 def _go_div(numerator: np.ndarray, denominator: np.ndarray | int) -> np.ndarray:
@@ -88,6 +89,11 @@ def _fits(table: NodeTable, checked: tuple[tuple[str, int, int], ...], rows: Row
     for _, column, value in checked:
         fits &= allocatable[:, column] - requested[:, column] >= value
     return fits
+
+
+def _in_reason_order(checked: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """fitsRequest's order: cpu, memory, ephemeral-storage, then scalar resources."""
+    return sorted(checked, key=lambda r: _NATIVE_ORDER.index(r[0]) if r[0] in _NATIVE_ORDER else 3)
 
 
 class NodeResourcesFit:
@@ -147,15 +153,29 @@ class NodeResourcesFit:
         allocatable, requested = table.allocatable[i], table.requested[i]
         reasons = []
         if requested[PODS_COLUMN] + 1 > allocatable[PODS_COLUMN]:
-            reasons.append("Too many pods")
-        checked = sorted(
-            state.read(_STATE_KEY),
-            key=lambda r: _NATIVE_ORDER.index(r[0]) if r[0] in _NATIVE_ORDER else 3,
-        )
-        for name, column, value in checked:
+            reasons.append(TOO_MANY_PODS)
+        for name, column, value in _in_reason_order(state.read(_STATE_KEY)):
             if value > allocatable[column] - requested[column]:
                 reasons.append(f"Insufficient {name}")
         return unschedulable(*reasons) if reasons else SUCCESS
+
+    def node_statuses(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Sequence[int]
+    ) -> list[Status]:
+        """node_status of many rows at once: each distinct set of reasons is built once."""
+        checked = _in_reason_order(state.read(_STATE_KEY))
+        allocatable, requested = table.allocatable[rows], table.requested[rows]
+        short = [requested[:, PODS_COLUMN] + 1 > allocatable[:, PODS_COLUMN]]
+        short += [value > allocatable[:, c] - requested[:, c] for _, c, value in checked]
+        reasons = [TOO_MANY_PODS, *(f"Insufficient {name}" for name, _, _ in checked)]
+        codes = np.zeros(len(rows), np.int64)
+        for bit, lacking in enumerate(short):
+            codes |= lacking.astype(np.int64) << bit
+        statuses: dict[int, Status] = {}
+        for code in np.unique(codes).tolist():
+            lacking = [reason for bit, reason in enumerate(reasons) if code >> bit & 1]
+            statuses[code] = unschedulable(*lacking) if lacking else SUCCESS
+        return [statuses[code] for code in codes.tolist()]
 
     # Score.
     def score(

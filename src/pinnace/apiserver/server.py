@@ -28,6 +28,7 @@ from pinnace.apiserver.admission_chain import AdmissionChain
 from pinnace.apiserver.filters import Filter, filter_for
 from pinnace.apiserver.keys import list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
+from pinnace.apiserver.metrics import MetricsSource
 from pinnace.apiserver.objects import Object, clone, meta, resource_version
 from pinnace.apiserver.options import (
     DeleteOptions,
@@ -72,6 +73,8 @@ class APIServer:
         self.admission = AdmissionChain(self)
         self.log_source: LogSource | None = None
         """Set by the node agents: serves pods/log."""
+        self.metrics_source: MetricsSource | None = None
+        """Set by the node agents: serves metrics.k8s.io."""
 
     # --- reads -------------------------------------------------------------------------------
 

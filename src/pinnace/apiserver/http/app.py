@@ -11,7 +11,11 @@ import logging
 import random
 from typing import Any
 
+from pinnace.api import catalog
+from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
+from pinnace.apiserver import metrics
+from pinnace.apiserver.http import metrics as metrics_paths
 from pinnace.apiserver.http import nonresource
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
 from pinnace.apiserver.http.request import Request
@@ -96,12 +100,24 @@ class APIApp:
                     ]
                 }
             )
+        if self.server.metrics_source is not None:
+            metrics_target = metrics_paths.route(path)
+            if metrics_target is not None:
+                return await metrics_paths.handle(self.server, request, metrics_target)
         target = route(path)
         if isinstance(target, Discovery):
             _only_get(request)
             address = self.server_address or request.header("host")
-            return nonresource.discovery_document(target, request.header("accept"), address)
+            return nonresource.discovery_document(
+                target, request.header("accept"), address, self.served_kinds()
+            )
         return await self.resources.handle(request, target)
+
+    def served_kinds(self) -> tuple[Kind, ...]:
+        """The catalog's kinds, and the metrics API's while a metrics source is registered."""
+        if self.server.metrics_source is None:
+            return catalog.kinds()
+        return catalog.kinds() + metrics.KINDS
 
 
 def _only_get(request: Request) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pinnace.api import discovery
+from pinnace.api.kind import Kind
 from pinnace.api.openapi import openapi_v2, openapi_v3, openapi_v3_index
 from pinnace.apiserver.http import negotiation, openapi_protobuf
 from pinnace.apiserver.http.params import go_bool
@@ -18,21 +19,24 @@ HEALTH_CHECKS = {
 }
 
 
-def discovery_document(target: Discovery, accept: str, server_address: str) -> Response:
+def discovery_document(
+    target: Discovery, accept: str, server_address: str, kinds: Iterable[Kind] | None = None
+) -> Response:
+    """The document `target` names, listing `kinds` (the catalog's when None)."""
     if target.group is None:
         version = negotiation.negotiate_discovery(accept)
         if version is not None:
-            document = discovery.aggregated_discovery(target.core, version=version)
+            document = discovery.aggregated_discovery(target.core, kinds, version=version)
             return json_response(document, content_type=negotiation.discovery_content_type(version))
         if target.core:
             return json_response(discovery.api_versions(server_address))
-        return json_response(discovery.api_group_list())
+        return json_response(discovery.api_group_list(kinds))
     if target.version is None:
-        group = discovery.api_group(target.group)
+        group = discovery.api_group(target.group, kinds)
         if group is None:
             raise not_found()
         return json_response(group)
-    resources = discovery.api_resource_list(target.group, target.version)
+    resources = discovery.api_resource_list(target.group, target.version, kinds)
     if resources is None:
         raise not_found()
     return json_response(resources)

@@ -1,0 +1,186 @@
+"""metrics.k8s.io/v1beta1: what nodes and pods use now, as metrics-server v0.7 serves it.
+
+In Kubernetes metrics-server scrapes every kubelet and kube-apiserver proxies the group to it;
+here the node agents register a `MetricsSource` with the server, which answers from their stats
+summaries. NodeMetrics and PodMetrics carry CPU in nanocores (`123456789n`, or a shorter form
+when exact, as resource.NewScaledQuantity writes it) and the memory working set in bytes as a
+BinarySI quantity (`1442164Ki`). A node or pod without stats is left out of lists, and a get of
+it answers NotFound, as metrics-server does. Pods are reported only while Running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from pinnace.api import catalog, status
+from pinnace.api.kind import Kind
+from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import ListOptions
+from pinnace.clock.rfc3339 import format_time
+from pinnace.resources.quantity import BINARY_SI, Quantity
+
+if TYPE_CHECKING:
+    from pinnace.apiserver.server import APIServer
+    from pinnace.kubelet.stats import ContainerStats, PodStats, Summary
+
+MetricsSource = Callable[[], "Mapping[str, Summary]"]
+"""() -> the latest stats summary of every node, by node name."""
+
+GROUP = "metrics.k8s.io"
+VERSION = "v1beta1"
+API_VERSION = f"{GROUP}/{VERSION}"
+WINDOW = "10s"
+"""The interval the usage is averaged over (metrics.k8s.io `window`), as a Go duration."""
+
+NODE_METRICS = Kind(
+    GROUP, VERSION, "NodeMetrics", "nodes", False, "V1beta1NodeMetrics", verbs=("get", "list")
+)
+POD_METRICS = Kind(
+    GROUP, VERSION, "PodMetrics", "pods", True, "V1beta1PodMetrics", verbs=("get", "list")
+)
+KINDS = (NODE_METRICS, POD_METRICS)
+
+
+def _kind(plural: str) -> Kind:
+    kind = catalog.by_resource("", plural)
+    assert kind is not None
+    return kind
+
+
+def usage(cpu_nano_cores: int, memory_working_set_bytes: int) -> Object:
+    """A metrics.k8s.io usage: CPU as resource.NewScaledQuantity(n, -9), memory as BinarySI."""
+    return {
+        "cpu": str(Quantity(f"{cpu_nano_cores}n")),
+        "memory": str(Quantity.from_milli(memory_working_set_bytes * 1000, BINARY_SI)),
+    }
+
+
+def _source(server: APIServer) -> MetricsSource:
+    """The registered source; without one the group is not served (404 as for any path)."""
+    if server.metrics_source is None:
+        raise status.StatusError(
+            404, "NotFound", "the server could not find the requested resource", {}
+        )
+    return server.metrics_source
+
+
+def _node_metrics(node: Object, summary: Summary, now: float) -> Object:
+    meta = node["metadata"]
+    labels = meta.get("labels")
+    return {
+        "metadata": {
+            "name": meta["name"],
+            "creationTimestamp": format_time(now),
+            **({"labels": labels} if labels else {}),
+        },
+        "timestamp": format_time(summary.time),
+        "window": WINDOW,
+        "usage": usage(summary.node.cpu_usage_nano_cores, summary.node.memory_working_set_bytes),
+    }
+
+
+def _container_metrics(container: ContainerStats) -> Object:
+    return {
+        "name": container.name,
+        "usage": usage(container.cpu_usage_nano_cores, container.memory_working_set_bytes),
+    }
+
+
+def _pod_metrics(pod: Object, stats: PodStats, time: float, now: float) -> Object:
+    meta = pod["metadata"]
+    return {
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "creationTimestamp": format_time(now),
+        },
+        "timestamp": format_time(time),
+        "window": WINDOW,
+        "containers": [_container_metrics(c) for c in stats.containers],
+    }
+
+
+def _list(kind: Kind, items: list[Object]) -> Object:
+    return {"kind": f"{kind.kind}List", "apiVersion": API_VERSION, "metadata": {}, "items": items}
+
+
+def _with_kind(kind: Kind, item: Object) -> Object:
+    return {"kind": kind.kind, "apiVersion": API_VERSION, **item}
+
+
+async def list_node_metrics(
+    server: APIServer, label_selector: str = "", field_selector: str = ""
+) -> Object:
+    """NodeMetricsList of the nodes the selectors match that have stats, by name."""
+    summaries = _source(server)()
+    options = ListOptions(label_selector=label_selector, field_selector=field_selector)
+    nodes = (await server.list(_kind("nodes"), "", options))["items"]
+    now = server.clock.now()
+    items = [
+        _node_metrics(node, summaries[node["metadata"]["name"]], now)
+        for node in sorted(nodes, key=lambda n: n["metadata"]["name"])
+        if node["metadata"]["name"] in summaries
+    ]
+    return _list(NODE_METRICS, items)
+
+
+async def get_node_metrics(server: APIServer, name: str) -> Object:
+    summaries = _source(server)()
+    try:
+        node = await server.get(_kind("nodes"), "", name)
+    except status.StatusError as e:
+        if e.code == 404:
+            raise status.not_found("node", name) from None
+        raise
+    summary = summaries.get(name)
+    if summary is None:
+        raise status.not_found("nodemetrics", name, GROUP)
+    return _with_kind(NODE_METRICS, _node_metrics(node, summary, server.clock.now()))
+
+
+def _pod_stats(summaries: Mapping[str, Summary]) -> dict[tuple[str, str], tuple[PodStats, float]]:
+    return {
+        (stats.namespace, stats.name): (stats, summary.time)
+        for summary in summaries.values()
+        for stats in summary.pods
+    }
+
+
+def _pod_metrics_of(
+    pod: Object, stats: dict[tuple[str, str], tuple[PodStats, float]], now: float
+) -> Object | None:
+    if (pod.get("status") or {}).get("phase") != "Running":
+        return None
+    found = stats.get((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+    if found is None:
+        return None
+    return _pod_metrics(pod, found[0], found[1], now)
+
+
+async def list_pod_metrics(
+    server: APIServer, namespace: str, label_selector: str = "", field_selector: str = ""
+) -> Object:
+    """PodMetricsList of the Running pods in `namespace` ("" for all) the selectors match
+    that have stats, by namespace and name."""
+    stats = _pod_stats(_source(server)())
+    options = ListOptions(label_selector=label_selector, field_selector=field_selector)
+    pods = (await server.list(_kind("pods"), namespace, options))["items"]
+    now = server.clock.now()
+    ordered = sorted(pods, key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
+    items = [m for m in (_pod_metrics_of(p, stats, now) for p in ordered) if m is not None]
+    return _list(POD_METRICS, items)
+
+
+async def get_pod_metrics(server: APIServer, namespace: str, name: str) -> Object:
+    stats = _pod_stats(_source(server)())
+    try:
+        pod = await server.get(_kind("pods"), namespace, name)
+    except status.StatusError as e:
+        if e.code == 404:
+            raise status.not_found("pod", name) from None
+        raise
+    found = _pod_metrics_of(pod, stats, server.clock.now())
+    if found is None:
+        raise status.not_found("podmetrics", f"{namespace}/{name}", GROUP)
+    return _with_kind(POD_METRICS, found)

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pinnace.client import Client, InformerFactory
 from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.garbage_collector import GarbageCollector
+from pinnace.controllers.job import JobController
 from pinnace.controllers.replicaset import ReplicaSetController
+from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
 
 
 @dataclass
@@ -20,6 +22,8 @@ class WorkloadControllers:
     deployments: DeploymentController
     garbage_collector: GarbageCollector
     tasks: list[asyncio.Task[None]]
+    jobs: JobController
+    ttl_after_finished: TTLAfterFinishedController
 
     async def stop(self) -> None:
         for task in self.tasks:
@@ -31,17 +35,29 @@ class WorkloadControllers:
 
 
 def start_workload_controllers(client: Client) -> WorkloadControllers:
-    """Start the ReplicaSet and Deployment controllers and the garbage collector on the
-    client's loop."""
+    """Start the ReplicaSet, Deployment, Job and TTL-after-finished controllers and the
+    garbage collector on the client's loop."""
     informers = InformerFactory(client)
     replica_sets = ReplicaSetController(client, informers)
     deployments = DeploymentController(client, informers)
     garbage_collector = GarbageCollector(client, informers)
+    jobs = JobController(client, informers)
+    ttl_after_finished = TTLAfterFinishedController(client, informers)
     informers.start()
     loop = client.clock.loop
     tasks = [
         loop.create_task(replica_sets.run()),
         loop.create_task(deployments.run()),
         loop.create_task(garbage_collector.run()),
+        loop.create_task(jobs.run()),
+        loop.create_task(ttl_after_finished.run()),
     ]
-    return WorkloadControllers(informers, replica_sets, deployments, garbage_collector, tasks)
+    return WorkloadControllers(
+        informers,
+        replica_sets,
+        deployments,
+        garbage_collector,
+        tasks,
+        jobs=jobs,
+        ttl_after_finished=ttl_after_finished,
+    )

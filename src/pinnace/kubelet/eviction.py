@@ -1,0 +1,281 @@
+"""The kubelet's eviction manager (pkg/kubelet/eviction in v1.32): it watches the node's
+eviction signals, reports pressure conditions, refuses pods under pressure, and evicts pods,
+one at a time, to get the node back above its thresholds.
+
+Every synchronization (10 s, the kubelet's monitoring interval) it reads the stats summary and:
+
+1. finds the thresholds met, keeping those met before until the signal is back above the
+   threshold plus its minimum reclaim;
+2. raises the condition of each (MemoryPressure, DiskPressure, PIDPressure), held until
+   evictionPressureTransitionPeriod has passed without the threshold being met;
+3. acts only on thresholds met for their whole grace period (0 for hard ones), memory first;
+4. for disk, first deletes dead containers and unused images, and stops there if that is
+   enough;
+5. ranks the active pods for the starved resource and evicts the first that is not critical:
+   with a 1 s grace period for a hard threshold, or the shorter of evictionMaxPodGracePeriod
+   and the pod's own for a soft one (the pod's own when the maximum is 0).
+
+The caller then waits (polling every second, for at most 30 s) for the evicted pod to be
+cleaned up and synchronizes again at once; otherwise it waits for the next interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pinnace.kubelet.admission import ADMITTED, AdmitResult
+from pinnace.kubelet.config import NodeConfig
+from pinnace.kubelet.eviction_ranking import Pod, rank_for_eviction
+from pinnace.kubelet.eviction_signals import (
+    DISK_SIGNALS,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    MEMORY_PRESSURE,
+    PRESSURE_CONDITIONS,
+    SIGNAL_RESOURCE,
+    Observation,
+    by_eviction_priority,
+    node_conditions,
+    node_thresholds,
+    observe,
+    threshold_amount,
+    thresholds_met,
+)
+from pinnace.kubelet.stats import PodStats, Summary
+from pinnace.resources.names import EPHEMERAL_STORAGE, MEMORY
+from pinnace.resources.node import Threshold
+from pinnace.resources.oom import is_critical_pod
+from pinnace.resources.pod import pod_spec
+from pinnace.resources.qos import BEST_EFFORT, recorded_qos_class
+from pinnace.resources.quantity import BINARY_SI, Quantity
+from pinnace.scheduler.podinfo import Toleration
+
+REASON = "Evicted"
+"""The reason of an evicted pod, of its event, and of a pod refused under pressure."""
+MONITORING_INTERVAL = 10.0
+POD_CLEANUP_TIMEOUT = 30.0
+POD_CLEANUP_POLL = 1.0
+IMMEDIATE_GRACE_PERIOD = 1
+"""The grace period of a hard eviction: the least the kubelet ever gives."""
+MEMORY_PRESSURE_TAINT = "node.kubernetes.io/memory-pressure"
+
+
+class EvictionHost(Protocol):
+    """What the eviction manager needs of its kubelet."""
+
+    def summary(self) -> Summary:
+        """The node's stats now."""
+
+    def active_pods(self) -> list[Pod]:
+        """The admitted pods that are neither finished nor being stopped."""
+
+    def evict_pod(self, pod: Pod, grace_period: int, message: str) -> None:
+        """Record the Evicted event and kill the pod's containers within `grace_period`
+        seconds; the pod ends Failed with reason Evicted and `message`."""
+
+    def node_event(self, event_type: str, reason: str, message: str) -> None: ...
+
+
+class NodeReclaimer(Protocol):
+    """What the container runtime can free on disk without evicting pods (the kubelet's
+    container and image garbage collectors)."""
+
+    def delete_unused_containers(self) -> None:
+        """Remove every exited container (writable layer and logs) no pod needs."""
+
+    def delete_unused_images(self) -> None:
+        """Remove every image no container uses."""
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """A pod the manager evicted, and why."""
+
+    pod: Pod
+    signal: str
+    grace_period: int
+    message: str
+
+
+class EvictionManager:
+    def __init__(
+        self, config: NodeConfig, host: EvictionHost, reclaimer: NodeReclaimer | None = None
+    ) -> None:
+        self.host = host
+        self.reclaimer = reclaimer
+        self.thresholds = node_thresholds(config)
+        self.max_pod_grace_period = config.eviction_max_pod_grace_period
+        self.pressure_transition_period = config.eviction_pressure_transition_period
+        self.node_conditions: set[str] = set()
+        """The pressure conditions the node reports now."""
+        self.dedicated_image_fs: bool | None = None
+        """Whether images live on a filesystem of their own, learnt from the first summary."""
+        self._thresholds_met: list[Threshold] = []
+        self._first_observed: dict[Threshold, float] = {}
+        self._conditions_observed: dict[str, float] = {}
+        self._last_summary_time: float | None = None
+
+    # --- admission ---------------------------------------------------------------------------
+
+    def admit(self, pod: Pod, tolerations: Iterable[Toleration]) -> AdmitResult:
+        """Under memory pressure only, a BestEffort pod is refused unless it tolerates the
+        memory-pressure taint; under any other pressure every pod is; critical pods never."""
+        if not self.node_conditions or is_critical_pod(pod):
+            return ADMITTED
+        if self.node_conditions == {MEMORY_PRESSURE}:
+            if recorded_qos_class(pod) != BEST_EFFORT:
+                return ADMITTED
+            if any(t.tolerates(MEMORY_PRESSURE_TAINT, "", "NoSchedule") for t in tolerations):
+                return ADMITTED
+        conditions = " ".join(c for c in PRESSURE_CONDITIONS if c in self.node_conditions)
+        return AdmitResult(False, REASON, f"The node had condition: [{conditions}]. ")
+
+    # --- synchronization ---------------------------------------------------------------------
+
+    def synchronize(self, now: float) -> Eviction | None:
+        """One pass of the control loop at `now`: update the conditions and evict at most
+        one pod."""
+        if not self.thresholds:
+            return None
+        summary = self.host.summary()
+        if self.dedicated_image_fs is None:
+            self.dedicated_image_fs = _has_dedicated_image_fs(summary)
+        observations = observe(summary)
+
+        met = thresholds_met(self.thresholds, observations)
+        unresolved = thresholds_met(self._thresholds_met, observations, enforce_min_reclaim=True)
+        met += [t for t in unresolved if t not in met]
+        self._first_observed = {t: self._first_observed.get(t, now) for t in met}
+
+        for condition in node_conditions(met):
+            self._conditions_observed[condition] = now
+        self._conditions_observed = {
+            c: at
+            for c, at in self._conditions_observed.items()
+            if now - at < self.pressure_transition_period
+        }
+        self.node_conditions = set(self._conditions_observed)
+
+        acting = [t for t, at in self._first_observed.items() if now - at >= t.grace_period]
+        self._thresholds_met = acting
+        stale = self._last_summary_time is not None and summary.time <= self._last_summary_time
+        self._last_summary_time = summary.time
+        if stale:
+            return None
+        acting = by_eviction_priority(acting)
+        threshold = next((t for t in acting if t.signal in SIGNAL_RESOURCE), None)
+        if threshold is None:
+            return None
+        resource = SIGNAL_RESOURCE[threshold.signal]
+        self.host.node_event("Warning", "EvictionThresholdMet", f"Attempting to reclaim {resource}")
+        if self._reclaim_node_level_resources(threshold.signal):
+            return None
+        return self._evict_one(threshold, resource, acting, observations, summary)
+
+    def _reclaim_node_level_resources(self, signal: str) -> bool:
+        """Delete dead containers and unused images for disk pressure; True when every
+        threshold is then resolved (minimum reclaim included)."""
+        if self.reclaimer is None or signal not in DISK_SIGNALS:
+            return False
+        if self.dedicated_image_fs and signal not in (IMAGEFS_AVAILABLE, IMAGEFS_INODES_FREE):
+            return False  # only logs and volumes are on nodefs: nothing to collect
+        self.reclaimer.delete_unused_containers()
+        self.reclaimer.delete_unused_images()
+        observations = observe(self.host.summary())
+        return not thresholds_met(self.thresholds, observations, enforce_min_reclaim=True)
+
+    def _evict_one(
+        self,
+        threshold: Threshold,
+        resource: str,
+        acting: Sequence[Threshold],
+        observations: Mapping[str, Observation],
+        summary: Summary,
+    ) -> Eviction | None:
+        pods = self.host.active_pods()
+        by_uid = {s.uid: s for s in summary.pods}
+
+        def stats_of(pod: Pod) -> PodStats | None:
+            return by_uid.get(pod["metadata"].get("uid", ""))
+
+        ranked = rank_for_eviction(
+            threshold.signal, pods, stats_of, dedicated_image_fs=bool(self.dedicated_image_fs)
+        )
+        for pod in ranked:
+            if is_critical_pod(pod):
+                continue  # the kubelet never evicts a static or mirror pod, nor a critical one
+            grace = self._grace_period(threshold, pod)
+            message = eviction_message(resource, pod, stats_of(pod), acting, observations)
+            self.host.evict_pod(pod, grace, message)
+            return Eviction(pod, threshold.signal, grace, message)
+        return None
+
+    def _grace_period(self, threshold: Threshold, pod: Pod) -> int:
+        """The grace period the pod's containers get, as the pod worker settles it: a zero
+        override leaves the pod's own, and no pod gets less than 1 s."""
+        own = pod_spec(pod).get("terminationGracePeriodSeconds")
+        if threshold.is_hard:
+            override = IMMEDIATE_GRACE_PERIOD
+        else:
+            override = int(self.max_pod_grace_period)
+            if own is not None:
+                override = min(override, own)
+        if override == 0 and own is not None:
+            override = own
+        return max(override, 1)
+
+
+def eviction_message(
+    resource: str,
+    pod: Pod,
+    pod_stats: PodStats | None,
+    thresholds: Sequence[Threshold],
+    observations: Mapping[str, Observation],
+) -> str:
+    """Why the pod was evicted, in the kubelet's words: the starved resource, the threshold
+    and what was available, and each container using more than it requests."""
+    message = f"The node was low on resource: {resource}. "
+    for t in thresholds:
+        observed = observations.get(t.signal)
+        if SIGNAL_RESOURCE.get(t.signal) == resource and observed is not None:
+            quantity = threshold_amount(t.value, observed)
+            message += f"Threshold quantity: {quantity}, available: {observed.quantity()}. "
+            break
+    if pod_stats is None or resource not in (MEMORY, EPHEMERAL_STORAGE):
+        return message
+    spec = pod_spec(pod)
+    declared = {c.get("name"): c for c in (spec.get("containers") or [])}
+    for c in spec.get("initContainers") or ():
+        declared.setdefault(c.get("name"), c)
+    for stats in pod_stats.containers:
+        container = declared.get(stats.name)
+        if container is None:
+            continue
+        used = (
+            stats.memory_working_set_bytes
+            if resource == MEMORY
+            else stats.rootfs_used_bytes + stats.logs_used_bytes
+        )
+        request = Quantity(_request_text(container, resource))
+        if used > request.value():
+            usage = Quantity.from_milli(used * 1000, BINARY_SI)
+            message += (
+                f"Container {stats.name} was using {usage}, request is {request}, "
+                f"has larger consumption of {resource}. "
+            )
+    return message
+
+
+def _request_text(container: Mapping[str, Any], resource: str) -> str:
+    requests = (container.get("resources") or {}).get("requests") or {}
+    return str(requests.get(resource, "0"))
+
+
+def _has_dedicated_image_fs(summary: Summary) -> bool:
+    node = summary.node
+    return node.imagefs_capacity_bytes > 0 and (
+        node.imagefs_capacity_bytes,
+        node.imagefs_used_bytes,
+    ) != (node.nodefs_capacity_bytes, node.nodefs_used_bytes)

@@ -141,3 +141,61 @@ def test_failed_pods_are_replaced_after_a_backoff_until_the_backoff_limit(cluste
     assert failed["status"]["failed"] == 3 and "completionTime" not in failed["status"]
     assert len(job_pods(cluster)) == 3
     assert cluster.events("BackoffLimitExceeded") == ["Job has reached the specified backoff limit"]
+
+
+def test_a_job_past_its_active_deadline_fails_and_its_pods_are_deleted(cluster: Workloads):
+    create(cluster, job(command="sleep 3600", parallelism=2, activeDeadlineSeconds=20))
+    cluster.settle(10)
+    assert cluster.get(JOBS, "pi")["status"]["active"] == 2
+    cluster.settle(30)
+    failed = cluster.get(JOBS, "pi")
+    assert conditions(failed) == [
+        ("FailureTarget", "True", "DeadlineExceeded"),
+        ("Failed", "True", "DeadlineExceeded"),
+    ]
+    status = failed["status"]
+    assert status["failed"] == 2 and "active" not in status and status["terminating"] == 0
+    assert job_pods(cluster) == []  # deleted, their finalizers removed once counted
+    assert cluster.events("DeadlineExceeded") == ["Job was active longer than specified deadline"]
+
+
+def test_restarts_of_on_failure_pods_count_toward_the_backoff_limit(cluster: Workloads):
+    create(
+        cluster,
+        job(command="sleep 1", restartPolicy="OnFailure", backoffLimit=2, annotations=FAIL),
+    )
+    cluster.settle(120)
+    failed = cluster.get(JOBS, "pi")
+    assert ("Failed", "True", "BackoffLimitExceeded") in conditions(failed)
+    assert failed["status"]["failed"] == 1  # the one pod, deleted once its restarts ran out
+    assert job_pods(cluster) == []
+
+
+def test_a_suspended_job_deletes_its_pods_and_resumes_later(cluster: Workloads):
+    create(cluster, job(command="sleep 3600", parallelism=2, completions=2))
+    cluster.settle(3)
+    assert len(job_pods(cluster)) == 2
+    cluster.run(cluster.client.patch(JOBS, "default", "pi", {"spec": {"suspend": True}}))
+    cluster.settle(40)
+    suspended = cluster.get(JOBS, "pi")
+    assert conditions(suspended) == [("Suspended", "True", "JobSuspended")]
+    assert job_pods(cluster) == []
+    assert "active" not in suspended["status"] and "failed" not in suspended["status"]
+    assert cluster.events("Suspended") == ["Job suspended"]
+    cluster.run(cluster.client.patch(JOBS, "default", "pi", {"spec": {"suspend": False}}))
+    cluster.settle(3)
+    resumed = cluster.get(JOBS, "pi")
+    assert conditions(resumed) == [("Suspended", "False", "JobResumed")]
+    assert resumed["status"]["active"] == 2 and len(job_pods(cluster)) == 2
+
+
+def test_a_finished_job_is_deleted_with_its_pods_after_its_ttl(cluster: Workloads):
+    create(cluster, job(command="sleep 1", ttlSecondsAfterFinished=30))
+    cluster.settle(10)
+    assert ("Complete", "True", "CompletionsReached") in conditions(cluster.get(JOBS, "pi"))
+    assert len(job_pods(cluster)) == 1
+    cluster.settle(15)
+    assert cluster.run(cluster.client.list(JOBS, "default"))["items"] != []
+    cluster.settle(20)
+    assert cluster.run(cluster.client.list(JOBS, "default"))["items"] == []
+    assert job_pods(cluster) == []  # the garbage collector followed

@@ -1,0 +1,29 @@
+"""A Job through `pinnace up --nodes 2` and kubectl, as a user runs one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from tests.http.conftest import Cluster, launch, stop
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-jobs"), flags=("--nodes", "2"))
+    yield running
+    stop(running)
+
+
+def test_kubectl_creates_a_job_waits_for_it_and_lists_it(cluster: Cluster) -> None:
+    created = cluster.ok("create", "job", "hello", "--image=busybox", "--", "sleep", "1")
+    assert created.strip() == "job.batch/hello created"
+    waited = cluster.ok("wait", "--for=condition=complete", "job/hello", "--timeout=60s")
+    assert waited.strip() == "job.batch/hello condition met"
+    header, row = cluster.ok("get", "jobs").splitlines()
+    assert header.split() == ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]
+    assert row.split()[:3] == ["hello", "Complete", "1/1"]
+    pods = cluster.ok("get", "pods", "-l", "job-name=hello", "--no-headers").splitlines()
+    assert len(pods) == 1 and pods[0].split()[1:3] == ["0/1", "Completed"]
+    described = cluster.ok("describe", "job", "hello")
+    assert "Created pod: hello-" in described and "Job completed" in described

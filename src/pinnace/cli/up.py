@@ -3,7 +3,8 @@
 It opens the store (SQLite in --data-dir, ~/.pinnace by default, or memory) and creates what
 every cluster has (bootstrap); starts the scheduler, the controllers (namespace, node
 lifecycle, taint eviction, ReplicaSet, Deployment, garbage collector), the compactor and the
-simulated nodes asked for (--nodes, each with its node agent); writes a kubeconfig for kubectl
+simulated nodes asked for (--nodes of one shape, or the node pools of a cluster file given with
+--config, each node with its node agent); writes a kubeconfig for kubectl
 and the Python client (in the data directory by default); and serves until SIGINT or SIGTERM,
 then stops cleanly. A restart on the same data directory keeps all state.
 """
@@ -20,8 +21,8 @@ import math
 import signal
 import socket
 import sys
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import uvicorn
@@ -37,7 +38,9 @@ from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import NodeLifecycleController
 from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.workloads import start_workload_controllers
-from pinnace.kubelet import NodeAgentPool, node_configs
+from pinnace.kubelet import NodeAgentPool, NodeConfig, node_configs
+from pinnace.kubelet.cluster_config import ClusterConfigError
+from pinnace.kubelet.cluster_config import load_file as load_cluster_file
 from pinnace.kubelet.config import DEFAULT_CAPACITY
 from pinnace.resources.quantity import Quantity, QuantityError
 from pinnace.scheduler.adapter import SchedulerService
@@ -45,6 +48,7 @@ from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, load_f
 from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 
+SHAPE_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
 DEFAULT_PORT = 6443
 DEFAULT_DATA_DIR = Path.home() / ".pinnace"
 KUBECONFIG_FILE = "kubeconfig"
@@ -102,18 +106,21 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     nodes.add_argument(
         "--nodes",
         type=_node_count,
-        default=0,
         metavar="N",
         help="run N simulated nodes (pinnace-node-1 … pinnace-node-N) in this process (0)",
     )
-    for resource in ("cpu", "memory", "pods", "ephemeral-storage"):
+    for resource in SHAPE_RESOURCES:
         nodes.add_argument(
             f"--node-{resource}",
             type=_quantity,
-            default=DEFAULT_CAPACITY[resource],
             metavar="QUANTITY",
             help=f"each simulated node's {resource} capacity ({DEFAULT_CAPACITY[resource]})",
         )
+    nodes.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a cluster file of node pools (docs/nodes.md), instead of --nodes and --node-*",
+    )
     up.add_argument(
         "--no-scheduler",
         dest="scheduler",
@@ -162,8 +169,7 @@ class UpOptions:
     """None: the memory store."""
     kubeconfig: str = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
-    nodes: int = 0
-    node_capacity: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_CAPACITY))
+    nodes: Sequence[NodeConfig] = ()
     scheduler: bool = True
     scheduler_config: SchedulerConfiguration | None = None
 
@@ -174,19 +180,21 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"pinnace up: --scheduler-config: {e}", file=sys.stderr)
         return 1
+    try:
+        nodes = _nodes(args)
+    except ClusterConfigError as e:
+        print(f"pinnace up: --config: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"pinnace up: {e}", file=sys.stderr)
+        return 1
     options = UpOptions(
         host=args.host,
         port=args.port,
         data_dir=None if args.in_memory else args.data_dir,
         kubeconfig=args.kubeconfig or str(Path(args.data_dir) / KUBECONFIG_FILE),
         compaction_interval=args.compaction_interval,
-        nodes=args.nodes,
-        node_capacity={
-            "cpu": args.node_cpu,
-            "memory": args.node_memory,
-            "pods": args.node_pods,
-            "ephemeral-storage": args.node_ephemeral_storage,
-        },
+        nodes=nodes,
         scheduler=args.scheduler,
         scheduler_config=scheduler_config,
     )
@@ -197,6 +205,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _nodes(args: argparse.Namespace) -> list[NodeConfig]:
+    """The simulated nodes: the cluster file's, or --nodes of the --node-* shape."""
+    shape = {r: getattr(args, f"node_{r.replace('-', '_')}") for r in SHAPE_RESOURCES}
+    if args.config is None:
+        capacity = {r: given or DEFAULT_CAPACITY[r] for r, given in shape.items()}
+        return node_configs(args.nodes or 0, capacity)
+    given = [f"--node-{r}" for r, value in shape.items() if value is not None]
+    if args.nodes is not None:
+        given.insert(0, "--nodes")
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} cannot be used with --config: give the nodes in its nodePools"
+        )
+    return load_cluster_file(args.config)
 
 
 def kubeconfig(server_url: str) -> dict:
@@ -253,7 +277,7 @@ async def serve(options: UpOptions) -> None:
     controller = asyncio.create_task(NamespaceController(server).run())
     compactor = Compactor(store, clock, options.compaction_interval)
     compactor.start()
-    pool = NodeAgentPool(LocalClient(server), node_configs(options.nodes, options.node_capacity))
+    pool = NodeAgentPool(LocalClient(server), options.nodes)
     await pool.start()
     server.log_source = pool.read_log
     node_lifecycle = NodeLifecycleController(LocalClient(server))

@@ -15,6 +15,9 @@ from pinnace.resources.node import node_allocatable
 SIMULATED_LABEL = "pinnace.dev/simulated"
 """Every Node a Pinnace node agent runs carries this label with the value "true"."""
 
+NODE_POOL_LABEL = "pinnace.dev/node-pool"
+"""The node pool of the cluster file (`pinnace up --config`) a node belongs to."""
+
 KUBELET_VERSION = "v1.32.0"
 NODE_NAME_PREFIX = "pinnace-node-"
 
@@ -68,6 +71,9 @@ class NodeConfig:
     """The most PIDs one pod may use (-1: unlimited, as the kubelet's default)."""
     cpu_manager_policy: str = "none"
     """"none" or "static" (Guaranteed pods with integer CPU get exclusive CPUs)."""
+    reserved_system_cpus: frozenset[int] = frozenset()
+    """The CPUs the static CPU manager keeps out of exclusive use (reservedSystemCPUs); empty:
+    the lowest-numbered ceil(kubeReserved + systemReserved cpu) CPUs."""
     images: tuple[Mapping[str, Any], ...] = ()
     """node.status.images entries ({"names": [...], "sizeBytes": N}) the node starts with."""
     lease_duration_seconds: int = LEASE_DURATION_SECONDS

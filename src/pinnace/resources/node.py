@@ -39,6 +39,7 @@ __all__ = [
     "ThresholdValue",
     "node_allocatable",
     "parse_eviction_thresholds",
+    "parse_go_duration",
     "threshold_quantity",
 ]
 
@@ -277,7 +278,7 @@ _DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)([^0-9.]*)")
 def _parse_grace_period(signal: str, text: str) -> float:
     """A Go duration ("1m30s") in seconds; negative ones are refused as the kubelet does."""
     where = f"evictionSoftGracePeriod[{signal}]"
-    nanos = _parse_go_duration(where, text)
+    nanos = parse_go_duration(where, text)
     if nanos < 0:
         raise ValueError(
             f"{where}: invalid eviction grace period specified: {text}, must be a positive value"
@@ -285,7 +286,8 @@ def _parse_grace_period(signal: str, text: str) -> float:
     return nanos / 1e9
 
 
-def _parse_go_duration(where: str, text: str) -> int:
+def parse_go_duration(where: str, text: str) -> int:
+    """A Go time.Duration ("1m30s") in nanoseconds; errors worded as Go's, after `where`."""
     invalid = ValueError(f'{where}: time: invalid duration "{text}"')
     body = text[1:] if text[:1] in ("+", "-") else text
     if body == "0":

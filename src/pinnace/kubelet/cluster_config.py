@@ -1,0 +1,359 @@
+"""The cluster file of `pinnace up --config`: node pools, each a number of simulated nodes of
+one shape, with labels, taints, images and a kubelet configuration in KubeletConfiguration's
+field names (docs/nodes.md).
+
+    apiVersion: pinnace.dev/v1alpha1
+    kind: Cluster
+    nodePools:
+    - name: gpu            # nodes gpu-1 … gpu-<count>
+      count: 2
+      capacity: {cpu: "16", memory: 64Gi, nvidia.com/gpu: "4"}
+      labels: {accelerator: a100}
+      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
+      kubelet: {kubeReserved: {cpu: 500m, memory: 1Gi}, cpuManagerPolicy: static}
+
+A bad file is refused with a `ClusterConfigError` whose message names the field
+(`nodePools[1].capacity.cpu: Invalid value: "x": ...`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, NoReturn
+
+import yaml
+
+from pinnace.api import field
+from pinnace.api.core.node import validate_taints
+from pinnace.api.field import FieldError, Path
+from pinnace.api.labels import validate_label_name
+from pinnace.api.names import is_dns1123_label, is_qualified_name, is_valid_label_value
+from pinnace.api.validation import is_int, validate_resource_quantity
+from pinnace.kubelet.config import DEFAULT_CAPACITY, NODE_POOL_LABEL, NodeConfig
+from pinnace.kubelet.cpu_manager import (
+    CPU_MANAGER_POLICIES,
+    NO_RESERVED_CPUS,
+    parse_cpuset,
+    static_policy,
+)
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PIDS, PODS
+from pinnace.resources.node import parse_eviction_thresholds, parse_go_duration
+
+API_VERSION = "pinnace.dev/v1alpha1"
+KIND = "Cluster"
+KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
+KUBELET_KIND = "KubeletConfiguration"
+
+_POOL_FIELDS = ("name", "count", "capacity", "labels", "taints", "images", "kubelet")
+_RESERVABLE = (CPU, MEMORY, EPHEMERAL_STORAGE, PIDS)
+"""What kubeReserved and systemReserved may hold, as the kubelet validates them."""
+_NAME_SUFFIX_ROOM = 10
+"""Room a pool name leaves for the node number: node names are DNS-1123 labels too."""
+
+
+class ClusterConfigError(ValueError):
+    """A bad cluster file; the message names the field."""
+
+
+@dataclass(frozen=True)
+class NodePool:
+    name: str
+    count: int
+    node: NodeConfig
+    """The shape every node of the pool shares (its name and index are the pool's)."""
+
+    def node_configs(self, first_index: int) -> list[NodeConfig]:
+        return [
+            replace(self.node, name=f"{self.name}-{i}", index=first_index + i - 1)
+            for i in range(1, self.count + 1)
+        ]
+
+
+def load_file(path: str) -> list[NodeConfig]:
+    """Every node the cluster file at `path` describes, pool after pool."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise ClusterConfigError(f"{path}: {e.strerror}") from None
+    return node_configs(parse(text))
+
+
+def node_configs(pools: list[NodePool]) -> list[NodeConfig]:
+    configs: list[NodeConfig] = []
+    for pool in pools:
+        configs += pool.node_configs(len(configs) + 1)
+    return configs
+
+
+def parse(text: str) -> list[NodePool]:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ClusterConfigError(f"not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise ClusterConfigError(f"a {KIND} must be a YAML mapping")
+    _expect(raw, "apiVersion", API_VERSION, Path("apiVersion"))
+    _expect(raw, "kind", KIND, Path("kind"))
+    _unknown(raw, ("apiVersion", "kind", "nodePools"), Path())
+    pools_path = Path("nodePools")
+    raw_pools = raw.get("nodePools")
+    if raw_pools is None:
+        raw_pools = []
+    if not isinstance(raw_pools, list):
+        _fail(field.type_invalid(pools_path, raw_pools, "must be of type array"))
+    pools = [_pool(p, pools_path.index(i)) for i, p in enumerate(raw_pools)]
+    seen: set[str] = set()
+    for i, pool in enumerate(pools):
+        if pool.name in seen:
+            _fail(field.duplicate(pools_path.index(i).child("name"), pool.name))
+        seen.add(pool.name)
+    return pools
+
+
+def _pool(raw: Any, path: Path) -> NodePool:
+    if not isinstance(raw, dict):
+        _fail(field.type_invalid(path, raw, "must be of type object"))
+    _unknown(raw, _POOL_FIELDS, path)
+    name = raw.get("name")
+    if not name:
+        _fail(field.required(path.child("name")))
+    if not isinstance(name, str):
+        _fail(field.type_invalid(path.child("name"), name, "must be of type string"))
+    for message in is_dns1123_label(name + "-" + "1" * _NAME_SUFFIX_ROOM):
+        _fail(field.invalid(path.child("name"), name, message))
+    count = raw.get("count", 1)
+    if not is_int(count) or count < 0:
+        _fail(field.invalid(path.child("count"), count, "must be a whole number, at least 0"))
+    labels = _labels(raw.get("labels"), path.child("labels"))
+    taints = raw.get("taints") or []
+    errors = validate_taints(taints, path.child("taints"))
+    if errors:
+        _fail(errors[0])
+    kubelet = _kubelet(raw.get("kubelet"), path.child("kubelet"))
+    capacity = _capacity(raw.get("capacity"), path.child("capacity"), kubelet)
+    node = NodeConfig(
+        name=name,
+        capacity=capacity,
+        labels={NODE_POOL_LABEL: name, **labels},
+        taints=tuple(dict(t) for t in taints),
+        images=_images(raw.get("images"), path.child("images")),
+        **{k: v for k, v in kubelet.items() if k != "max_pods"},
+    )
+    try:
+        node.allocatable_list()
+    except ValueError as e:
+        raise ClusterConfigError(f"{path.child('kubelet')}: {e}") from None
+    policy = static_policy(node)
+    if policy is not None and not policy.reserved:
+        raise ClusterConfigError(f"{path.child('kubelet', 'cpuManagerPolicy')}: {NO_RESERVED_CPUS}")
+    return NodePool(name, count, node)
+
+
+def _capacity(raw: Any, path: Path, kubelet: Mapping[str, Any]) -> dict[str, str]:
+    given = _mapping(raw, path)
+    capacity = dict(DEFAULT_CAPACITY)
+    for resource, value in given.items():
+        at = path.child(resource)
+        for message in is_qualified_name(resource):
+            _fail(field.invalid(at, resource, message))
+        text = str(value) if is_int(value) else value
+        errors = validate_resource_quantity(resource, text, at)
+        if errors:
+            _fail(errors[0])
+        capacity[resource] = text
+    max_pods = kubelet.get("max_pods")
+    if max_pods is not None:
+        if PODS in given and str(given[PODS]) != str(max_pods):
+            _fail(field.invalid(path.child(PODS), given[PODS], "differs from kubelet.maxPods"))
+        capacity[PODS] = str(max_pods)
+    return capacity
+
+
+def _labels(raw: Any, path: Path) -> dict[str, str]:
+    labels = _mapping(raw, path)
+    for key, value in labels.items():
+        errors = validate_label_name(key, path.key(key))
+        if not isinstance(value, str):
+            errors.append(field.type_invalid(path.key(key), value, "must be of type string"))
+        else:
+            errors += [field.invalid(path.key(key), value, m) for m in is_valid_label_value(value)]
+        if errors:
+            _fail(errors[0])
+    return labels
+
+
+def _images(raw: Any, path: Path) -> tuple[Mapping[str, Any], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        _fail(field.type_invalid(path, raw, "must be of type array"))
+    images = []
+    for i, image in enumerate(raw):
+        at = path.index(i)
+        if not isinstance(image, dict):
+            _fail(field.type_invalid(at, image, "must be of type object"))
+        _unknown(image, ("names", "sizeBytes"), at)
+        names = image.get("names")
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            _fail(field.invalid(at.child("names"), names, "must be a list of image names"))
+        size = image.get("sizeBytes", 0)
+        if not is_int(size) or size < 0:
+            _fail(field.invalid(at.child("sizeBytes"), size, "must be a whole number of bytes"))
+        images.append({"names": list(names), "sizeBytes": size})
+    return tuple(images)
+
+
+# --- kubelet configuration ---------------------------------------------------------------------
+
+
+def _kubelet(raw: Any, path: Path) -> dict[str, Any]:
+    """The KubeletConfiguration fields given, as NodeConfig keyword arguments (and max_pods)."""
+    given = _mapping(raw, path)
+    if "apiVersion" in given:
+        _expect(given, "apiVersion", KUBELET_API_VERSION, path.child("apiVersion"))
+    if "kind" in given:
+        _expect(given, "kind", KUBELET_KIND, path.child("kind"))
+    _unknown(given, ("apiVersion", "kind", *_KUBELET_FIELDS), path)
+    settings: dict[str, Any] = {}
+    for name, value in given.items():
+        if name in _KUBELET_FIELDS:
+            attribute, convert = _KUBELET_FIELDS[name]
+            settings[attribute] = convert(value, path.child(name))
+    if "nodeStatusUpdateFrequency" in given and "nodeStatusReportFrequency" not in given:
+        # As the kubelet defaults it, for compatibility with kubelets from before the split.
+        settings["node_status_report_frequency"] = settings["node_status_update_frequency"]
+    eviction = {
+        "hard": given.get("evictionHard"),
+        "soft": given.get("evictionSoft"),
+        "soft_grace_periods": given.get("evictionSoftGracePeriod"),
+        "minimum_reclaim": given.get("evictionMinimumReclaim"),
+    }
+    try:
+        parse_eviction_thresholds(**eviction)
+    except ValueError as e:
+        raise ClusterConfigError(f"{path}.{e}") from None
+    reserved_cpus = settings.get("reserved_system_cpus")
+    if reserved_cpus:
+        # The kubelet takes reservedSystemCPUs as the whole CPU reservation.
+        settings["kube_reserved"] = {
+            k: v for k, v in settings.get("kube_reserved", {}).items() if k != CPU
+        }
+        settings["system_reserved"] = {
+            **settings.get("system_reserved", {}),
+            CPU: str(len(reserved_cpus)),
+        }
+    return settings
+
+
+def _reserved(value: Any, path: Path) -> dict[str, str]:
+    reserved = _mapping(value, path)
+    for resource, amount in reserved.items():
+        at = path.child(resource)
+        if resource not in _RESERVABLE:
+            _fail(field.not_supported(at, resource, _RESERVABLE))
+        text = str(amount) if is_int(amount) else amount
+        errors = validate_resource_quantity(resource, text, at)
+        if errors:
+            _fail(errors[0])
+        reserved[resource] = text
+    return reserved
+
+
+def _thresholds(value: Any, path: Path) -> dict[str, str]:
+    return _mapping(value, path)  # checked together by parse_eviction_thresholds
+
+
+def _grace_periods(value: Any, path: Path) -> dict[str, float]:
+    return {
+        signal: _duration(text, path.key(signal)) for signal, text in _mapping(value, path).items()
+    }
+
+
+def _duration(value: Any, path: Path) -> float:
+    if not isinstance(value, str):
+        _fail(field.invalid(path, value, 'must be a duration such as "1m30s"'))
+    try:
+        nanos = parse_go_duration(str(path), value)
+    except ValueError as e:
+        raise ClusterConfigError(str(e)) from None
+    if nanos < 0:
+        _fail(field.invalid(path, value, "must not be negative"))
+    return nanos / 1e9
+
+
+def _positive_duration(value: Any, path: Path) -> float:
+    seconds = _duration(value, path)
+    if seconds <= 0:
+        _fail(field.invalid(path, value, "must be greater than 0"))
+    return seconds
+
+
+def _integer(minimum: int) -> Callable[[Any, Path], int]:
+    def convert(value: Any, path: Path) -> int:
+        if not is_int(value) or value < minimum:
+            _fail(field.invalid(path, value, f"must be a whole number, at least {minimum}"))
+        return int(value)
+
+    return convert
+
+
+def _policy(value: Any, path: Path) -> str:
+    if value not in CPU_MANAGER_POLICIES:
+        _fail(field.not_supported(path, value, CPU_MANAGER_POLICIES))
+    return str(value)
+
+
+def _cpuset(value: Any, path: Path) -> frozenset[int]:
+    try:
+        return parse_cpuset(value if isinstance(value, str) else str(value))
+    except ValueError as e:
+        _fail(field.invalid(path, value, str(e)))
+
+
+_KUBELET_FIELDS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
+    "kubeReserved": ("kube_reserved", _reserved),
+    "systemReserved": ("system_reserved", _reserved),
+    "reservedSystemCPUs": ("reserved_system_cpus", _cpuset),
+    "evictionHard": ("eviction_hard", _thresholds),
+    "evictionSoft": ("eviction_soft", _thresholds),
+    "evictionSoftGracePeriod": ("eviction_soft_grace_period", _grace_periods),
+    "evictionMaxPodGracePeriod": ("eviction_max_pod_grace_period", _integer(0)),
+    "evictionMinimumReclaim": ("eviction_minimum_reclaim", _thresholds),
+    "evictionPressureTransitionPeriod": ("eviction_pressure_transition_period", _duration),
+    "maxPods": ("max_pods", _integer(1)),
+    "podPidsLimit": ("pod_pids_limit", _integer(-1)),
+    "cpuManagerPolicy": ("cpu_manager_policy", _policy),
+    "nodeStatusUpdateFrequency": ("node_status_update_frequency", _positive_duration),
+    "nodeStatusReportFrequency": ("node_status_report_frequency", _positive_duration),
+    "nodeLeaseDurationSeconds": ("lease_duration_seconds", _integer(1)),
+}
+"""KubeletConfiguration field -> (NodeConfig attribute, how its value is checked and read)."""
+
+
+# --- shapes ------------------------------------------------------------------------------------
+
+
+def _mapping(value: Any, path: Path) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        _fail(field.type_invalid(path, value, "must be of type object"))
+    return dict(value)
+
+
+def _expect(raw: Mapping[str, Any], key: str, wanted: str, path: Path) -> None:
+    if raw.get(key) != wanted:
+        _fail(field.not_supported(path, raw.get(key, ""), [wanted]))
+
+
+def _unknown(raw: Mapping[str, Any], known: tuple[str, ...], path: Path) -> None:
+    for key in raw:
+        if key not in known:
+            where = f"{path}: " if str(path) else ""
+            raise ClusterConfigError(f'{where}unknown field "{key}"')
+
+
+def _fail(error: FieldError) -> NoReturn:
+    raise ClusterConfigError(str(error))

@@ -188,11 +188,13 @@ def filter_nodes_with_nominated_pods(
     table: NodeTable,
     feasible: np.ndarray,
     among_feasible: bool,
+    *,
+    explain: bool = True,
 ) -> dict[int, Status]:
     """The first pass of RunFilterPluginsWithNominatedPods over the nodes with pods to leave
     room for (the second pass is the plain Filter run, `feasible`), among those `feasible` or
     among the others (whose rejection only matters to explain it): the rows it rejects, with
-    the rejection, which is the one reported for them."""
+    the rejection, which is the one reported for them (with its reasons if `explain`)."""
     reserving = {}
     for node_name in nominator.nodes():
         i = table.index.get(node_name)
@@ -210,6 +212,8 @@ def filter_nodes_with_nominated_pods(
             rows = list(reserving)
             passed = filter_rows(profile, state, pod, table, rows)
             failed = [i for i in rows if not passed[i]]
+            if not explain:
+                return dict.fromkeys(failed, _REJECTED)
             statuses = filter_statuses(profile, state, pod, table, failed)
             return dict(zip(failed, statuses, strict=True))
         finally:
@@ -217,7 +221,7 @@ def filter_nodes_with_nominated_pods(
                 table.remove_pod(p.key, node_name)
     rejected = {}
     for i, reserved in reserving.items():
-        status = _run_filter_with_pods_added(profile, state, pod, table, i, reserved)
+        status = _run_filter_with_pods_added(profile, state, pod, table, i, reserved, explain)
         if not status.is_success():
             rejected[i] = status
     return rejected

@@ -303,17 +303,19 @@ class Scheduler:
         feasible, trace = profile.run_filter(state, pod, table)
         passed = feasible
         rejected_with_nominated = filter_nodes_with_nominated_pods(
-            profile, self.nominator, state, pod, table, passed, among_feasible=True
+            profile, self.nominator, state, pod, table, passed, among_feasible=True, explain=False
         )
         if rejected_with_nominated:
             feasible = passed.copy()
             feasible[list(rejected_with_nominated)] = False
         candidates = self._nodes_to_score(profile, feasible, n)
         if len(candidates) == 0:
-            rejected_with_nominated |= filter_nodes_with_nominated_pods(
-                profile, self.nominator, state, pod, table, passed, among_feasible=False
-            )
-            self._raise_fit_error(profile, state, pod, trace, rejected_with_nominated)
+            explained: dict[int, Status] = {}
+            for among_feasible in (True, False):
+                explained |= filter_nodes_with_nominated_pods(
+                    profile, self.nominator, state, pod, table, passed, among_feasible
+                )
+            self._raise_fit_error(profile, state, pod, trace, explained)
         if len(candidates) == 1:
             return table.names[int(candidates[0])], n, 1
         status = profile.run_pre_score(state, pod, table, candidates)

@@ -118,7 +118,8 @@ def annotation_int(rs: Object, name: str) -> int | None:
 # --- surge and unavailability -----------------------------------------------------------------
 
 
-def _scaled(value: Any, total_: int, round_up: bool) -> int:
+def scaled_value(value: Any, total_: int, round_up: bool) -> int:
+    """An int-or-percent as a count of `total_` (GetScaledValueFromIntOrPercent)."""
     if isinstance(value, str) and value.endswith("%"):
         exact = int_or_percent_value(value) * total_ / 100
         return math.ceil(exact) if round_up else math.floor(exact)
@@ -133,8 +134,8 @@ def fenceposts(deployment: Object) -> tuple[int, int]:
     """(maxSurge, maxUnavailable) as replica counts; never both 0 (ResolveFenceposts)."""
     rolling = (deployment["spec"].get("strategy") or {}).get("rollingUpdate") or {}
     desired = replicas(deployment)
-    surge = _scaled(rolling.get("maxSurge", "25%"), desired, True)
-    unavailable = _scaled(rolling.get("maxUnavailable", "25%"), desired, False)
+    surge = scaled_value(rolling.get("maxSurge", "25%"), desired, True)
+    unavailable = scaled_value(rolling.get("maxUnavailable", "25%"), desired, False)
     if surge == 0 and unavailable == 0:
         unavailable = 1
     return surge, unavailable

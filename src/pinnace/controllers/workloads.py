@@ -8,6 +8,7 @@ import contextlib
 from dataclasses import dataclass
 
 from pinnace.client import Client, InformerFactory
+from pinnace.controllers.daemonset import DaemonSetController
 from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.job import JobController
@@ -24,6 +25,7 @@ class WorkloadControllers:
     tasks: list[asyncio.Task[None]]
     jobs: JobController
     ttl_after_finished: TTLAfterFinishedController
+    daemon_sets: DaemonSetController
 
     async def stop(self) -> None:
         for task in self.tasks:
@@ -43,6 +45,7 @@ def start_workload_controllers(client: Client) -> WorkloadControllers:
     garbage_collector = GarbageCollector(client, informers)
     jobs = JobController(client, informers)
     ttl_after_finished = TTLAfterFinishedController(client, informers)
+    daemon_sets = DaemonSetController(client, informers)
     informers.start()
     loop = client.clock.loop
     tasks = [
@@ -51,6 +54,7 @@ def start_workload_controllers(client: Client) -> WorkloadControllers:
         loop.create_task(garbage_collector.run()),
         loop.create_task(jobs.run()),
         loop.create_task(ttl_after_finished.run()),
+        loop.create_task(daemon_sets.run()),
     ]
     return WorkloadControllers(
         informers,
@@ -60,4 +64,5 @@ def start_workload_controllers(client: Client) -> WorkloadControllers:
         tasks,
         jobs=jobs,
         ttl_after_finished=ttl_after_finished,
+        daemon_sets=daemon_sets,
     )

@@ -1,0 +1,556 @@
+"""The DaemonSet controller: one pod of a DaemonSet's template on every node it fits, as
+kube-controller-manager's (v1.32) pkg/controller/daemon.
+
+A node is eligible when the daemon pod (the template plus the tolerations every daemon pod
+gets) matches its name, nodeSelector and required node affinity and tolerates its NoSchedule
+and NoExecute taints; a pod already there may stay while it tolerates the NoExecute ones.
+Each sync claims the pods the selector matches (adopting orphans, releasing owned pods that
+stop matching), then:
+
+- manage: creates a pod for each eligible node without one, in slow-start batches, pinned to
+  the node by a `metadata.name In [node]` node affinity term so the scheduler places it there;
+  deletes pods on nodes that are no longer eligible, failed pods (paced by a per-node backoff)
+  and succeeded ones, all but the oldest of several pods on one node, and unscheduled pods
+  whose node is gone;
+- RollingUpdate: replaces out-of-date pods within maxUnavailable, or with maxSurge beside
+  them (daemonset_update); OnDelete leaves them until a user deletes them;
+- status: desired, current, misscheduled, ready, updated, available and unavailable counts
+  and observedGeneration.
+
+Pods carry the `controller-revision-hash` and `pod-template-generation` labels. Pinnace
+serves no ControllerRevision kind, so the hash is computed from the template (and
+status.collisionCount) as the Deployment controller's pod-template-hash is, and the
+DaemonSet keeps no revision history (`kubectl rollout history|undo ds` have nothing to
+show). Unlike v1.32, deleting a node also resyncs every DaemonSet: Pinnace has no pod GC
+controller whose deletion of the node's pods would trigger it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from pinnace.api import catalog
+from pinnace.api.apps import as_label_selector
+from pinnace.api.apps.daemonset import EMPTY_STATUS, ROLLING_UPDATE, template_generation
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.kind import Kind
+from pinnace.api.labels import LabelSelector
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object, clone
+from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
+from pinnace.controllers.controller_utils import (
+    SLOW_START_INITIAL_BATCH_SIZE,
+    Expectations,
+    WorkQueue,
+    adopt_patch,
+    controller_ref,
+    is_pod_available,
+    is_pod_ready,
+    pod_from_template,
+    release_patch,
+    slow_start_batch,
+    split_key,
+)
+from pinnace.controllers.daemonset_update import rolling_update
+from pinnace.controllers.daemonset_util import (
+    CONTROLLER_REVISION_HASH,
+    DaemonPlacement,
+    FailedPodsBackoff,
+    allows_surge,
+    bind_to_node,
+    create_pod_template,
+    creation_order,
+    current_hash,
+    is_pod_updated,
+    target_node_name,
+    template_generation_of,
+)
+
+log = logging.getLogger(__name__)
+
+BURST_REPLICAS = 250
+"""At most this many creations or deletions per sync (the controller's burstReplicas)."""
+CONTROLLER_NAME = "daemonset-controller"
+FAILED_DAEMON_POD = "FailedDaemonPod"
+SUCCEEDED_DAEMON_POD = "SucceededDaemonPod"
+STATUS_UPDATE_RETRIES = 1
+_OMITTED_WHEN_ZERO = (
+    "observedGeneration",
+    "updatedNumberScheduled",
+    "numberAvailable",
+    "numberUnavailable",
+)
+
+
+def _kind(group: str, plural: str) -> Kind:
+    kind = catalog.by_resource(group, plural)
+    assert kind is not None
+    return kind
+
+
+PODS = _kind("", "pods")
+NODES = _kind("", "nodes")
+DAEMON_SETS = _kind("apps", "daemonsets")
+
+
+def _true_conditions(node: Object) -> set[str]:
+    return {
+        c.get("type", "")
+        for c in (node.get("status") or {}).get("conditions") or []
+        if c.get("status") == "True"
+    }
+
+
+def _without_churn(node: Object) -> Object:
+    """The node without what changes on every heartbeat: resourceVersion, conditions."""
+    meta = {k: v for k, v in node["metadata"].items() if k != "resourceVersion"}
+    status = {k: v for k, v in (node.get("status") or {}).items() if k != "conditions"}
+    return {**node, "metadata": meta, "status": status}
+
+
+def _ignore_node_update(old: Object, new: Object) -> bool:
+    """shouldIgnoreNodeUpdate: the same conditions hold and nothing else changed."""
+    return _true_conditions(old) == _true_conditions(new) and _without_churn(old) == _without_churn(
+        new
+    )
+
+
+class DaemonSetController:
+    def __init__(self, client: Client, informers: InformerFactory) -> None:
+        self._client = client
+        self._clock = client.clock
+        self._recorder = EventRecorder(client, CONTROLLER_NAME)
+        self._queue = WorkQueue(self._clock)
+        self.expectations = Expectations(self._clock)
+        self.failed_pods_backoff = FailedPodsBackoff()
+        self._placements: dict[str, tuple[int, DaemonPlacement]] = {}
+        self._daemon_sets: Informer = informers.informer(DAEMON_SETS)
+        self._pods: Informer = informers.informer(PODS)
+        self._nodes: Informer = informers.informer(NODES)
+        self._daemon_sets.add_event_handler(
+            on_add=self._enqueue,
+            on_update=lambda old, new: self._enqueue(new),
+            on_delete=self._daemon_set_deleted,
+        )
+        self._pods.add_event_handler(
+            on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
+        )
+        self._nodes.add_event_handler(
+            on_add=self._node_added, on_update=self._node_updated, on_delete=self._node_deleted
+        )
+
+    async def run(self) -> None:
+        """Sync daemon sets forever; cancel the task to stop."""
+        for informer in (self._daemon_sets, self._pods, self._nodes):
+            await informer.wait_for_sync()
+        await self._queue.run(self.sync)
+
+    def placement(self, ds: Object) -> DaemonPlacement:
+        """The DaemonSet's NodeShouldRunDaemonPod, kept while its template stays the same."""
+        uid, generation = ds["metadata"]["uid"], template_generation(ds)
+        cached = self._placements.get(uid)
+        if cached is None or cached[0] != generation:
+            cached = self._placements[uid] = (generation, DaemonPlacement.of(ds))
+        return cached[1]
+
+    # --- event handlers ----------------------------------------------------------------------
+
+    def _enqueue(self, ds: Object) -> None:
+        self._queue.add(object_key(ds))
+
+    def _daemon_set_deleted(self, ds: Object) -> None:
+        self._placements.pop(ds["metadata"]["uid"], None)
+        self._enqueue(ds)
+
+    def _owner(self, pod: Object) -> Object | None:
+        ref = controller_ref(pod)
+        if ref is None or ref.get("kind") != "DaemonSet":
+            return None
+        ds = self._daemon_sets.get(pod["metadata"]["namespace"], ref.get("name", ""))
+        if ds is None or ds["metadata"]["uid"] != ref.get("uid"):
+            return None
+        return ds
+
+    def _enqueue_matching(self, pod: Object) -> None:
+        """An orphan changed: the daemon sets that may adopt it have a look."""
+        labels = pod["metadata"].get("labels") or {}
+        if not labels:
+            return
+        for ds in self._daemon_sets.list(pod["metadata"]["namespace"]):
+            selector = as_label_selector(ds["spec"].get("selector"))
+            if selector is not None and not selector.empty and selector.matches(labels):
+                self._enqueue(ds)
+
+    def _pod_added(self, pod: Object) -> None:
+        if pod["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(pod)
+            return
+        if controller_ref(pod) is not None:
+            ds = self._owner(pod)
+            if ds is not None:
+                self.expectations.creation_observed(object_key(ds))
+                self._enqueue(ds)
+            return
+        self._enqueue_matching(pod)
+
+    def _pod_updated(self, old: Object, new: Object) -> None:
+        if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
+            return
+        if new["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(new)
+            return
+        old_ref, new_ref = controller_ref(old), controller_ref(new)
+        if old_ref != new_ref and old_ref is not None:
+            old_ds = self._owner(old)
+            if old_ds is not None:
+                self._enqueue(old_ds)
+        if new_ref is not None:
+            ds = self._owner(new)
+            if ds is not None:
+                self._enqueue(ds)
+                min_ready = ds["spec"].get("minReadySeconds") or 0
+                if min_ready and not is_pod_ready(old) and is_pod_ready(new):
+                    self._queue.add_after(object_key(ds), min_ready + 1)
+            return
+        labels_changed = old["metadata"].get("labels") != new["metadata"].get("labels")
+        if labels_changed or old_ref != new_ref:
+            self._enqueue_matching(new)
+
+    def _pod_deleted(self, pod: Object) -> None:
+        ds = self._owner(pod)
+        if ds is None:
+            return
+        self.expectations.deletion_observed(object_key(ds), object_key(pod))
+        self._enqueue(ds)
+
+    def _node_added(self, node: Object) -> None:
+        for ds in self._daemon_sets.list():
+            if self.placement(ds).should_run(node)[0]:
+                self._enqueue(ds)
+
+    def _node_updated(self, old: Object, new: Object) -> None:
+        if _ignore_node_update(old, new):
+            return
+        for ds in self._daemon_sets.list():
+            placement = self.placement(ds)
+            if placement.should_run(old) != placement.should_run(new):
+                self._enqueue(ds)
+
+    def _node_deleted(self, node: Object) -> None:
+        for ds in self._daemon_sets.list():
+            self._enqueue(ds)
+
+    # --- sync --------------------------------------------------------------------------------
+
+    async def sync(self, key: str) -> None:
+        namespace, name = split_key(key)
+        ds = self._daemon_sets.get(namespace, name)
+        if ds is None:
+            self.expectations.forget(key)
+            return
+        selector = as_label_selector(ds["spec"].get("selector"))
+        if selector is None:
+            log.warning("daemon set %s has a selector that does not convert", key)
+            return
+        if ds["metadata"].get("deletionTimestamp"):
+            return  # its pods are the garbage collector's; its status no longer means much
+        hash_ = current_hash(ds)
+        if not self.expectations.satisfied(key):
+            await self._update_status(ds, selector, hash_, observed=False)
+            return
+        error: StatusError | None = None
+        try:
+            await self._manage(ds, selector, hash_)
+            strategy = (ds["spec"].get("updateStrategy") or {}).get("type")
+            if self.expectations.satisfied(key) and strategy == ROLLING_UPDATE:
+                await self._rolling_update(ds, selector, hash_)
+        except StatusError as e:
+            error = e
+        await self._update_status(ds, selector, hash_, observed=True)
+        if error is not None:
+            raise error  # retried with backoff
+
+    async def _node_to_daemon_pods(
+        self, ds: Object, selector: LabelSelector
+    ) -> dict[str, list[Object]]:
+        """The pods the DaemonSet owns once claimed, by the node each runs on or is meant for
+        (getNodesToDaemonPods); finished pods being deleted are left out."""
+        result: dict[str, list[Object]] = {}
+        for pod in await self._claim(ds, selector):
+            phase = (pod.get("status") or {}).get("phase")
+            if phase in ("Succeeded", "Failed") and pod["metadata"].get("deletionTimestamp"):
+                continue
+            node = target_node_name(pod)
+            if node is not None:
+                result.setdefault(node, []).append(pod)
+        return result
+
+    async def _claim(self, ds: Object, selector: LabelSelector) -> list[Object]:
+        """ClaimPods: the pods this DaemonSet owns and its selector matches, adopting matching
+        orphans and releasing owned pods that no longer match."""
+        claimed: list[Object] = []
+        for pod in self._pods.list(ds["metadata"]["namespace"]):
+            matches = not selector.empty and selector.matches(pod["metadata"].get("labels") or {})
+            ref = controller_ref(pod)
+            if ref is not None:
+                if ref.get("uid") != ds["metadata"]["uid"]:
+                    continue
+                if matches:
+                    claimed.append(pod)
+                else:
+                    await self._patch_pod(pod, release_patch(pod, ds))
+                continue
+            if not matches or pod["metadata"].get("deletionTimestamp"):
+                continue
+            if await self._patch_pod(pod, adopt_patch(pod, ds, DAEMON_SETS)):
+                claimed.append(pod)
+        return claimed
+
+    async def _patch_pod(self, pod: Object, patch: Object) -> bool:
+        try:
+            await self._client.patch(
+                PODS, pod["metadata"]["namespace"], pod["metadata"]["name"], patch
+            )
+        except StatusError as e:
+            if e.code in (404, 409, 422):
+                return False  # gone or changed meanwhile: the next sync sees it
+            raise
+        return True
+
+    # --- manage ------------------------------------------------------------------------------
+
+    async def _manage(self, ds: Object, selector: LabelSelector, hash_: str) -> None:
+        node_to_pods = await self._node_to_daemon_pods(ds, selector)
+        nodes = self._nodes.list()
+        create: list[str] = []
+        delete: list[Object] = []
+        for node in nodes:
+            c, d = self._pods_should_be_on_node(ds, node, node_to_pods, hash_)
+            create += c
+            delete += d
+        existing = {node["metadata"]["name"] for node in nodes}
+        for name, pods in node_to_pods.items():
+            if name not in existing:  # never to be scheduled: its node is gone
+                delete += [p for p in pods if not p["spec"].get("nodeName")]
+        await self._sync_nodes(ds, delete, create, hash_)
+
+    def _pods_should_be_on_node(
+        self, ds: Object, node: Object, node_to_pods: Mapping[str, list[Object]], hash_: str
+    ) -> tuple[list[str], list[Object]]:
+        """podsShouldBeOnNode: the node if it needs a pod, and the pods to delete on it."""
+        name = node["metadata"]["name"]
+        should_run, should_continue = self.placement(ds).should_run(node)
+        pods = node_to_pods.get(name)
+        if should_run and pods is None:
+            return [name], []
+        if not should_continue:
+            return [], [p for p in pods or () if not p["metadata"].get("deletionTimestamp")]
+        delete: list[Object] = []
+        running: list[Object] = []
+        for pod in pods or ():
+            if pod["metadata"].get("deletionTimestamp"):
+                continue
+            phase = (pod.get("status") or {}).get("phase")
+            if phase == "Failed":
+                if self._failed_pod_in_backoff(ds, name):
+                    continue
+                self._pod_event(ds, pod, name, EVENT_TYPE_WARNING, FAILED_DAEMON_POD)
+                delete.append(pod)
+            elif phase == "Succeeded":
+                self._pod_event(ds, pod, name, EVENT_TYPE_NORMAL, SUCCEEDED_DAEMON_POD)
+                delete.append(pod)
+            else:
+                running.append(pod)
+        running.sort(key=creation_order)
+        if not allows_surge(ds):
+            return [], delete + running[1:]  # keep the oldest
+        if not running:
+            return ([name] if should_run else []), delete
+        return [], delete + self._surplus_when_surging(ds, running, hash_)
+
+    def _surplus_when_surging(self, ds: Object, running: list[Object], hash_: str) -> list[Object]:
+        """With surge, an old and a new pod may share the node while the new one is not yet
+        available and the old one is ready; every other pod goes."""
+        surplus: list[Object] = []
+        oldest_new = oldest_old = None
+        for pod in running:
+            is_new = (pod["metadata"].get("labels") or {}).get(CONTROLLER_REVISION_HASH) == hash_
+            if is_new and oldest_new is None:
+                oldest_new = pod
+            elif not is_new and oldest_old is None:
+                oldest_old = pod
+            else:
+                surplus.append(pod)
+        if oldest_new is not None and oldest_old is not None:
+            min_ready = ds["spec"].get("minReadySeconds") or 0
+            if not is_pod_ready(oldest_old) or is_pod_available(
+                oldest_new, min_ready, self._clock.now()
+            ):
+                surplus.append(oldest_old)
+        return surplus
+
+    def _failed_pod_in_backoff(self, ds: Object, node: str) -> bool:
+        """A failed pod is deleted at most once per backoff period on a node (the kubelet may
+        keep refusing it); while it waits, the DaemonSet is synced again when it ends."""
+        observed = (ds.get("status") or {}).get("observedGeneration", 0)
+        key = f"{ds['metadata']['uid']}/{observed}/{node}"
+        now = self._clock.monotonic()
+        if self.failed_pods_backoff.in_backoff(key, now):
+            self._queue.add_after(object_key(ds), self.failed_pods_backoff.delay(key))
+            return True
+        self.failed_pods_backoff.next(key, now)
+        return False
+
+    def _pod_event(self, ds: Object, pod: Object, node: str, event_type: str, reason: str) -> None:
+        pod_name = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+        if reason == FAILED_DAEMON_POD:
+            message = f"Found failed daemon pod {pod_name} on node {node}, will try to kill it"
+        else:
+            message = f"Found succeeded daemon pod {pod_name} on node {node}, will try to delete it"
+        self._recorder.event(ds, event_type, reason, message)
+
+    async def _sync_nodes(
+        self, ds: Object, delete: list[Object], create: list[str], hash_: str
+    ) -> None:
+        """Create a pod on each node of `create` and delete the pods of `delete`, at most
+        BURST_REPLICAS of each, raising the first API error once all are done."""
+        key = object_key(ds)
+        create, delete = create[:BURST_REPLICAS], delete[:BURST_REPLICAS]
+        self.expectations.expect(key, adds=len(create), deletes=[object_key(p) for p in delete])
+        template = create_pod_template(
+            ds["spec"].get("template") or {}, template_generation_of(ds), hash_
+        )
+        nodes = iter(create)
+
+        async def create_next() -> None:
+            await self._create_pod(ds, template, next(nodes))
+
+        created, error = await slow_start_batch(
+            len(create), SLOW_START_INITIAL_BATCH_SIZE, create_next
+        )
+        for _ in range(len(create) - created):
+            self.expectations.creation_observed(key)
+        if error is not None and not isinstance(error, StatusError):
+            raise error
+        results = await asyncio.gather(*(self._delete_pod(ds, p) for p in delete))
+        error = error or next((e for e in results if e is not None), None)
+        if error is not None:
+            raise error
+
+    async def _create_pod(self, ds: Object, template: Object, node: str) -> None:
+        pod = pod_from_template(template, ds, DAEMON_SETS)
+        pod["spec"] = clone(pod["spec"])
+        bind_to_node(pod["spec"], node)
+        try:
+            created = await self._client.create(PODS, ds["metadata"]["namespace"], pod)
+        except StatusError as e:
+            self._recorder.event(ds, EVENT_TYPE_WARNING, "FailedCreate", f"Error creating: {e}")
+            raise
+        self._recorder.event(
+            ds, EVENT_TYPE_NORMAL, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
+        )
+
+    async def _delete_pod(self, ds: Object, pod: Object) -> StatusError | None:
+        name = pod["metadata"]["name"]
+        try:
+            await self._client.delete(PODS, pod["metadata"]["namespace"], name)
+        except StatusError as e:
+            self.expectations.deletion_observed(object_key(ds), object_key(pod))
+            if e.code == 404:
+                return None
+            self._recorder.event(ds, EVENT_TYPE_WARNING, "FailedDelete", f"Error deleting: {e}")
+            return e
+        self._recorder.event(ds, EVENT_TYPE_NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
+        return None
+
+    # --- rolling update ----------------------------------------------------------------------
+
+    async def _rolling_update(self, ds: Object, selector: LabelSelector, hash_: str) -> None:
+        node_to_pods = await self._node_to_daemon_pods(ds, selector)
+        plan = rolling_update(
+            ds, self._nodes.list(), node_to_pods, self.placement(ds), hash_, self._clock.now()
+        )
+        by_name = {p["metadata"]["name"]: p for pods in node_to_pods.values() for p in pods}
+        await self._sync_nodes(ds, [by_name[n] for n in plan.delete], plan.create, hash_)
+
+    # --- status ------------------------------------------------------------------------------
+
+    async def _update_status(
+        self, ds: Object, selector: LabelSelector, hash_: str, observed: bool
+    ) -> None:
+        node_to_pods = await self._node_to_daemon_pods(ds, selector)
+        placement = self.placement(ds)
+        generation = template_generation_of(ds)
+        min_ready = ds["spec"].get("minReadySeconds") or 0
+        now = self._clock.now()
+        counts = dict.fromkeys(
+            (
+                "desiredNumberScheduled",
+                "currentNumberScheduled",
+                "numberMisscheduled",
+                "numberReady",
+                "updatedNumberScheduled",
+                "numberAvailable",
+            ),
+            0,
+        )
+        for node in self._nodes.list():
+            should_run = placement.should_run(node)[0]
+            pods = node_to_pods.get(node["metadata"]["name"])
+            if not should_run:
+                counts["numberMisscheduled"] += bool(pods)
+                continue
+            counts["desiredNumberScheduled"] += 1
+            if not pods:
+                continue
+            counts["currentNumberScheduled"] += 1
+            pod = min(pods, key=creation_order)
+            if is_pod_ready(pod):
+                counts["numberReady"] += 1
+                counts["numberAvailable"] += is_pod_available(pod, min_ready, now)
+            counts["updatedNumberScheduled"] += is_pod_updated(pod, hash_, generation)
+        counts["numberUnavailable"] = counts["desiredNumberScheduled"] - counts["numberAvailable"]
+        await self._store_status(ds, counts, observed)
+        if min_ready and counts["numberReady"] != counts["numberAvailable"]:
+            self._queue.add_after(object_key(ds), min_ready)
+
+    async def _store_status(self, ds: Object, counts: dict[str, int], observed: bool) -> None:
+        """storeDaemonSetStatus: write the counts (and observedGeneration) when they changed,
+        reading the DaemonSet again once on a conflict."""
+        generation = ds["metadata"].get("generation", 0)
+        current = ds.get("status") or {}
+        if (
+            all(current.get(k, 0) == v for k, v in counts.items())
+            and current.get("observedGeneration", 0) >= generation
+        ):
+            return
+        target = ds
+        for attempt in range(STATUS_UPDATE_RETRIES + 1):
+            updated = clone(target)
+            updated["status"] = _status(updated.get("status"), counts, generation, observed)
+            if updated["status"] == (target.get("status") or {}):
+                return
+            try:
+                await self._client.update_status(DAEMON_SETS, updated)
+                return
+            except StatusError as e:
+                if e.code == 404:
+                    return
+                if e.code != 409 or attempt == STATUS_UPDATE_RETRIES:
+                    raise
+            namespace, name = ds["metadata"]["namespace"], ds["metadata"]["name"]
+            target = await self._client.get(DAEMON_SETS, namespace, name)
+
+
+def _status(current: Any, counts: dict[str, int], generation: int, observed: bool) -> Object:
+    """The status with `counts`, the zero counters apps/v1 omits left out."""
+    status: Object = {**EMPTY_STATUS, **(current or {}), **counts}
+    if observed:
+        status["observedGeneration"] = generation
+    for name in _OMITTED_WHEN_ZERO:
+        if not status.get(name):
+            status.pop(name, None)
+    return status

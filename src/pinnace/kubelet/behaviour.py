@@ -9,15 +9,31 @@ same key followed by `.<container name>` applies to that container only and wins
     sim.pinnace.dev/stop-seconds      how long it takes to stop once sent SIGTERM (0); past the
                                       grace period it is killed
     sim.pinnace.dev/log               the text it prints when it starts (empty)
+    sim.pinnace.dev/cpu               the CPU it demands over time (0); what it gets is capped
+                                      at its limit and shared on a busy node
+    sim.pinnace.dev/memory            its memory working set over time (0); above its memory
+                                      limit it is OOMKilled
+    sim.pinnace.dev/ephemeral-storage what it writes to its writable layer over time (0)
+    sim.pinnace.dev/pids              how many processes it runs over time (1)
+
+The usage keys take a constant or a shape (see `pinnace.kubelet.usage`), counted from each
+start of the container, so a restarted container starts its ramp again:
 
     metadata:
       annotations:
         sim.pinnace.dev/run-seconds: "5"
         sim.pinnace.dev/exit-code.worker: "1"    # only the container named worker fails
+        sim.pinnace.dev/memory: "ramp 100Mi 600Mi 60s"
+        sim.pinnace.dev/cpu.worker: "spike 100m 2 at 30s for 10s"
+        sim.pinnace.dev/cpu.batch: "periodic 100m 900m 60s"
+
+A key without a container suffix applies to each container: `memory: 100Mi` on a pod of two
+containers is 100Mi each.
 
 Without annotations, a container whose command is a well-known one (`sleep 30`,
-`sh -c "exit 1"`, see `pinnace.kubelet.commands`) behaves as that command would; annotations
-win over the command.
+`sh -c "exit 1"`, `stress --vm 1 --vm-bytes 150M`, see `pinnace.kubelet.commands`) behaves and
+uses what that command would; annotations win over the command. A container with no command of
+its own runs its image's entrypoint: `vish/stress` with args `-cpus 2` is `stress -cpus 2`.
 
 A value that does not parse keeps the container from being created: it waits with the reason
 CreateContainerConfigError and a message naming the annotation.
@@ -31,17 +47,41 @@ from dataclasses import dataclass
 from typing import Any
 
 from pinnace.kubelet.commands import CommandRun, command_run
+from pinnace.kubelet.runtime import image_repository
+from pinnace.kubelet.usage import Curve, UsageSyntaxError, parse_curve
 
 ANNOTATION_PREFIX = "sim.pinnace.dev/"
 RUN_SECONDS = ANNOTATION_PREFIX + "run-seconds"
 EXIT_CODE = ANNOTATION_PREFIX + "exit-code"
 STOP_SECONDS = ANNOTATION_PREFIX + "stop-seconds"
 LOG = ANNOTATION_PREFIX + "log"
+CPU = ANNOTATION_PREFIX + "cpu"
+MEMORY = ANNOTATION_PREFIX + "memory"
+EPHEMERAL_STORAGE = ANNOTATION_PREFIX + "ephemeral-storage"
+PIDS = ANNOTATION_PREFIX + "pids"
 FOREVER = "forever"
+
+ENTRYPOINTS: Mapping[str, tuple[str, ...]] = {"docker.io/vish/stress": ("/stress",)}
+"""The entrypoints of the images Kubernetes' documentation runs with args only."""
 
 
 class BehaviourError(ValueError):
     """An annotation of the model has a value that does not parse."""
+
+
+NONE = Curve.constant(0.0)
+ONE = Curve.constant(1.0)
+
+
+@dataclass(frozen=True)
+class ContainerUsage:
+    """What a container uses, against the seconds since it started: CPU in nanocores, memory
+    and ephemeral storage in bytes, PIDs as a count."""
+
+    cpu: Curve = NONE
+    memory: Curve = NONE
+    ephemeral_storage: Curve = NONE
+    pids: Curve = ONE
 
 
 @dataclass(frozen=True)
@@ -50,6 +90,7 @@ class ContainerBehaviour:
     exit_code: int = 0
     stop_seconds: float = 0.0
     log: str = ""
+    usage: ContainerUsage = ContainerUsage()
 
 
 def container_behaviour(pod: Mapping[str, Any], container: str) -> ContainerBehaviour:
@@ -68,21 +109,42 @@ def container_behaviour(pod: Mapping[str, Any], container: str) -> ContainerBeha
     stop = value(STOP_SECONDS)
     log = value(LOG)
     command = command_run(_argv(pod, container)) or CommandRun(seconds=math.inf)
+
+    def usage(key: str, resource: str, given: float) -> Curve:
+        found = value(key)
+        return Curve.constant(given) if found is None else _curve(*found, resource)
+
     return ContainerBehaviour(
         run_seconds=command.seconds if run is None else _run_seconds(*run),
         exit_code=command.exit_code if exit_code is None else _exit_code(*exit_code),
         stop_seconds=0.0 if stop is None else _seconds(*stop),
         log="\n".join(command.output) if log is None else log[1],
+        usage=ContainerUsage(
+            cpu=usage(CPU, "cpu", command.cpu_cores * 1e9),
+            memory=usage(MEMORY, "memory", command.memory_bytes),
+            ephemeral_storage=usage(EPHEMERAL_STORAGE, "ephemeral-storage", command.storage_bytes),
+            pids=usage(PIDS, "pids", command.pids),
+        ),
     )
 
 
 def _argv(pod: Mapping[str, Any], container: str) -> list[str]:
-    """The container's command then its args (the image's entrypoint is unknown here)."""
+    """The container's command then its args; without a command, the image's entrypoint when
+    it is one of ENTRYPOINTS (others are unknown here)."""
     spec = pod.get("spec") or {}
     for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
         if c.get("name") == container:
-            return [str(word) for word in (c.get("command") or []) + (c.get("args") or [])]
+            image = str(c.get("image") or "")
+            command = c.get("command") or list(ENTRYPOINTS.get(image_repository(image), ()))
+            return [str(word) for word in command + (c.get("args") or [])]
     return []
+
+
+def _curve(key: str, text: str, resource: str) -> Curve:
+    try:
+        return parse_curve(text, resource)
+    except UsageSyntaxError as e:
+        raise BehaviourError(f'annotation {key}: invalid value "{text}": {e}') from None
 
 
 def _run_seconds(key: str, text: str) -> float:

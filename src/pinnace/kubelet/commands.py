@@ -2,9 +2,28 @@
 documentation says: `sleep 30` runs 30 s and exits 0, `sh -c "exit 1"` fails at once,
 `sh -c "echo hello; sleep 5"` prints hello and ends after 5 s, `sleep infinity` never ends.
 
-A command (command then args) made only of `sleep`, `exit`, `echo`, `true` and `false`, run
-directly or as an `sh -c`/`bash -c` script of `;`, `&&` and `||` lists, gives its run time,
-exit code and output. Anything else (a server, a loop) is not understood and runs forever.
+A command (command then args) made only of `sleep`, `exit`, `echo`, `true`, `false` and
+`stress`, run directly or as an `sh -c`/`bash -c` script of `;`, `&&` and `||` lists, gives its
+run time, exit code, output and what it uses (the most any of its commands uses). Anything else
+(a server, a loop) is not understood and runs forever.
+
+`stress` is the load generator of the polinux/stress and vish/stress images the Kubernetes
+documentation runs:
+
+    stress --vm N --vm-bytes B [--vm-hang S]   N workers holding B bytes each (256M unless
+                                               told); B takes stress's b/k/m/g suffixes, in
+                                               powers of 1024: 150M is 150 MiB
+    stress --cpu N                             N workers spinning: a demand of N cores
+    stress --hdd N --hdd-bytes B               N workers writing B bytes each (1G unless told)
+                                               to the container's writable layer
+    stress --io N                              N workers calling sync (no usage modelled)
+    stress --timeout T                         ends after T (s, m, h or d), exit code 0
+    stress -cpus N                             vish/stress: a demand of N cores
+    stress -mem-total Q                        vish/stress: Q (a quantity, 150Mi) held; the
+                                               real one takes a while to allocate it
+
+Short forms (-c, -m, -d, -i, -t) work too. Each worker is a process of its own besides the
+stress process itself.
 """
 
 from __future__ import annotations
@@ -13,6 +32,8 @@ import math
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from pinnace.resources.lists import parse_quantity
 
 SHELLS = ("sh", "bash", "ash", "dash")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -23,6 +44,12 @@ class CommandRun:
     seconds: float = 0.0
     exit_code: int = 0
     output: list[str] = field(default_factory=list)
+    cpu_cores: float = 0.0
+    """CPU demand in cores."""
+    memory_bytes: int = 0
+    storage_bytes: int = 0
+    """Written to the container's writable layer."""
+    pids: int = 1
 
 
 def command_run(argv: Sequence[str]) -> CommandRun | None:
@@ -65,7 +92,7 @@ def _simple(words: list[str], run: CommandRun) -> int | None:
     """Run one simple command; its exit status, or None when it is not understood."""
     name, args = words[0].rsplit("/", 1)[-1], words[1:]
     if name == "sleep":
-        seconds = [_duration(a) for a in args]
+        seconds = [duration(a) for a in args]
         if not seconds or any(s is None for s in seconds):
             return None
         run.seconds += sum(s for s in seconds if s is not None)
@@ -81,10 +108,12 @@ def _simple(words: list[str], run: CommandRun) -> int | None:
         return 0
     if name == "false" and not args:
         return 1
+    if name == "stress":
+        return _stress(args, run)
     return None
 
 
-def _duration(text: str) -> float | None:
+def duration(text: str) -> float | None:
     """sleep's argument: a number with an optional s/m/h/d unit, or infinity."""
     if text in ("infinity", "inf"):
         return math.inf
@@ -94,3 +123,85 @@ def _duration(text: str) -> float | None:
     except ValueError:
         return None
     return value * _DURATION_UNITS.get(unit, 1) if value >= 0 else None
+
+
+_STRESS_FLAGS = {
+    "-c": "cpu",
+    "--cpu": "cpu",
+    "-m": "vm",
+    "--vm": "vm",
+    "--vm-bytes": "vm-bytes",
+    "--vm-hang": "vm-hang",
+    "--vm-stride": "vm-stride",
+    "--vm-keep": "",
+    "-d": "hdd",
+    "--hdd": "hdd",
+    "--hdd-bytes": "hdd-bytes",
+    "-i": "io",
+    "--io": "io",
+    "-t": "timeout",
+    "--timeout": "timeout",
+    "-v": "",
+    "--verbose": "",
+    "-q": "",
+    "--quiet": "",
+    "--backoff": "backoff",
+    "-cpus": "cpus",
+    "--cpus": "cpus",
+    "-mem-total": "mem-total",
+    "--mem-total": "mem-total",
+    "-logtostderr": "",
+    "--logtostderr": "",
+}
+_STRESS_SIZE_UNITS = {"b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def _stress(args: list[str], run: CommandRun) -> int | None:
+    """stress: what its workers use while it runs; None for an option it does not have."""
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        flag, _, inline = args[i].partition("=")
+        option = _STRESS_FLAGS.get(flag)
+        if option is None:
+            return None
+        if option and not inline:
+            i += 1
+            if i >= len(args):
+                return None
+            inline = args[i]
+        if option:
+            options[option] = inline
+        i += 1
+    try:
+        cpu, vm, hdd, io = (int(options.get(k, "0")) for k in ("cpu", "vm", "hdd", "io"))
+        vm_bytes = _stress_size(options.get("vm-bytes", "256M"))
+        hdd_bytes = _stress_size(options.get("hdd-bytes", "1G"))
+        mem_total = parse_quantity(options.get("mem-total", "0")).value()
+        cpus = int(options.get("cpus", "0"))
+    except ValueError:
+        return None
+    seconds = duration(options.get("timeout", "infinity"))
+    if seconds is None or min(cpu, vm, hdd, io, vm_bytes, hdd_bytes, mem_total, cpus) < 0:
+        return None
+    if "cpus" not in options and "mem-total" not in options:
+        # vish/stress logs through glog, to files unless told -logtostderr: nothing shows
+        run.output.append(
+            f"stress: info: [1] dispatching hogs: {cpu} cpu, {io} io, {vm} vm, {hdd} hdd"
+        )
+    run.seconds += seconds
+    run.cpu_cores = max(run.cpu_cores, float(cpu + cpus))
+    run.memory_bytes = max(run.memory_bytes, vm * vm_bytes + mem_total)
+    run.storage_bytes = max(run.storage_bytes, hdd * hdd_bytes)
+    run.pids = max(run.pids, 1 + cpu + vm + hdd + io)
+    if seconds < math.inf:
+        run.output.append(f"stress: info: [1] successful run completed in {seconds:g}s")
+    return 0
+
+
+def _stress_size(text: str) -> int:
+    """stress's sizes: a whole number with a b, k, m or g suffix in powers of 1024."""
+    unit = text[-1:].lower()
+    if unit in _STRESS_SIZE_UNITS:
+        return int(text[:-1]) * _STRESS_SIZE_UNITS[unit]
+    return int(text)

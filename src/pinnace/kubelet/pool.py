@@ -26,6 +26,7 @@ from pinnace.apiserver.objects import Object
 from pinnace.client import Client, Informer
 from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig
+from pinnace.kubelet.stats import Summary
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,14 @@ class NodeAgentPool:
             self._wheel.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._wheel
+
+    def agent(self, name: str) -> NodeAgent | None:
+        """The agent of the node `name`, if this pool runs it."""
+        return self.agents.get(name)
+
+    def summaries(self) -> dict[str, Summary]:
+        """Every node's stats summary now, by node name."""
+        return {name: agent.summary() for name, agent in self.agents.items()}
 
     async def read_log(self, pod: Object, container: str, options: LogOptions) -> str:
         """The API server's pods/log source for every node of the pool."""

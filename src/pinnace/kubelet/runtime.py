@@ -1,11 +1,24 @@
 """The container runtime the node agent drives, and a simulated one.
 
-`ContainerRuntime` is what the kubelet asks of a CRI runtime: start a container, stop it
-(SIGTERM, then SIGKILL after a grace period), remove it. The `ContainerStatus` a start returns
-is the container's record, kept current by the runtime (state, exit code, log lines); the
-runtime reports the exit through the callback given at the start. `SimulatedRuntime` runs no
-processes: each container follows its `ContainerBehaviour` on the clock. A runtime of real
-processes can implement the same interface later.
+`ContainerRuntime` is what the kubelet asks of a CRI runtime: start a container with its
+cgroup settings (`LinuxContainerResources`), stop it (SIGTERM, then SIGKILL after a grace
+period), remove it, and report what the running containers use (`list_container_stats`, as
+CRI's ListContainerStats). The `ContainerStatus` a start returns is the container's record,
+kept current by the runtime (state, exit code, log lines); the runtime reports the exit through
+the callback given at the start. A runtime of real processes can implement the same interface.
+
+`SimulatedRuntime` runs no processes: each container follows its `ContainerBehaviour` on the
+clock, on a `Machine` of so many cores and bytes of memory, and the runtime plays the kernel:
+
+- CPU: a container gets its demand up to its limit (the excess is throttled), and when the
+  machine's cores cannot cover every container they are shared by cpu.shares
+  (`pinnace.kubelet.usage.share_cpu`). Computed when stats are asked for, never polled.
+- Memory: a container whose working set goes above its memory limit is killed by the cgroup's
+  OOM killer at that moment (exit code 137, reason OOMKilled). When the machine's memory (the
+  system's own use included) would be exceeded, the node's OOM killer kills the running
+  container with the highest oom_score (`pinnace.kubelet.oom`), one after another until the
+  rest fit. Both moments are computed from the usage curves when containers start and stop, and
+  set as timers; a node whose containers' peaks fit in its memory needs no timer at all.
 """
 
 from __future__ import annotations
@@ -13,18 +26,59 @@ from __future__ import annotations
 import hashlib
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from pinnace.clock import Clock, Timer
-from pinnace.kubelet.behaviour import ContainerBehaviour
+from pinnace.kubelet.oom import OOMCandidate, oom_victim
+from pinnace.kubelet.stats import ContainerStats
+from pinnace.kubelet.usage import (
+    MIN_CPU_SHARES,
+    Started,
+    cpu_shares,
+    first_above,
+    first_above_sum,
+    share_cpu,
+)
+from pinnace.resources.names import CPU, MEMORY
+from pinnace.resources.oom import oom_score_adj
+from pinnace.resources.pod import containers
+
+if TYPE_CHECKING:
+    from pinnace.kubelet.behaviour import ContainerBehaviour
 
 EXIT_CODE_SIGKILL = 137
 EXIT_CODE_SIGTERM = 143
 REASON_COMPLETED = "Completed"
 REASON_ERROR = "Error"
+REASON_OOM_KILLED = "OOMKilled"
 CONTAINER_ID_SCHEME = "containerd://"
+CRI_LOG_PREFIX_BYTES = len("2006-01-02T15:04:05.999999999Z stdout F ")
+"""What the CRI log format adds to every line a container prints (timestamp, stream, tag)."""
+
+
+@dataclass(frozen=True)
+class LinuxContainerResources:
+    """The cgroup settings of a container, as the kubelet gives them to a CRI runtime."""
+
+    cpu_shares: int = MIN_CPU_SHARES
+    cpu_limit_nano_cores: int = 0
+    """The CFS quota as a number of nanocores; 0: no limit."""
+    memory_limit_bytes: int = 0
+    """0: no limit."""
+    oom_score_adj: int = 0
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What a simulated runtime runs on: its cores and memory, and the memory the system's
+    own daemons (the kubelet, the runtime, the OS) hold."""
+
+    cpu_nano_cores: float = math.inf
+    memory_bytes: float = math.inf
+    system_memory_bytes: float = 0.0
 
 
 class ContainerState(StrEnum):
@@ -62,9 +116,10 @@ class ContainerRuntime(ABC):
         image: str,
         behaviour: ContainerBehaviour,
         on_exit: OnExit,
+        resources: LinuxContainerResources | None = None,
     ) -> ContainerStatus:
-        """Start a container of the pod sandbox `sandbox` (the pod's uid); `on_exit` hears
-        of its end, however it comes."""
+        """Start a container of the pod sandbox `sandbox` (the pod's uid) under `resources`
+        (none: unlimited); `on_exit` hears of its end, however it comes."""
 
     @abstractmethod
     def stop_container(self, container_id: str, grace_seconds: float) -> None:
@@ -73,6 +128,42 @@ class ContainerRuntime(ABC):
     @abstractmethod
     def remove_container(self, container_id: str) -> None:
         """Forget an exited container (its log goes with it); stop it first if running."""
+
+    @abstractmethod
+    def list_container_stats(self) -> dict[str, ContainerStats]:
+        """What each running container uses now, by container id."""
+
+    def container_stats(self, container_id: str) -> ContainerStats | None:
+        """What one container uses now; None unless it is running."""
+        return self.list_container_stats().get(container_id)
+
+
+def linux_container_resources(
+    pod: Mapping[str, Any], container: str, memory_capacity: int
+) -> LinuxContainerResources:
+    """The cgroup settings the kubelet gives `container` of `pod` on a node of
+    `memory_capacity` bytes: cpu.shares from its CPU request, the CFS quota from its CPU limit,
+    its memory limit, and oom_score_adj by QoS class."""
+    for c in containers(pod, "containers", "initContainers"):
+        if c.name == container:
+            cpu_request, cpu_limit = c.requests.get(CPU), c.limits.get(CPU)
+            memory_limit = c.limits.get(MEMORY)
+            return LinuxContainerResources(
+                cpu_shares=cpu_shares(cpu_request.milli_value() if cpu_request else 0),
+                cpu_limit_nano_cores=cpu_limit.milli_value() * 1_000_000 if cpu_limit else 0,
+                memory_limit_bytes=memory_limit.value() if memory_limit else 0,
+                oom_score_adj=oom_score_adj(pod, container, memory_capacity),
+            )
+    return LinuxContainerResources()
+
+
+def image_repository(image: str) -> str:
+    """The image's repository without tag or digest: `nginx:1.27` is
+    `docker.io/library/nginx`."""
+    repository = image_reference(image).split("@", 1)[0]
+    if repository.rfind(":") > repository.rfind("/"):
+        repository = repository.rsplit(":", 1)[0]
+    return repository
 
 
 def image_reference(image: str) -> str:
@@ -96,27 +187,32 @@ def image_reference(image: str) -> str:
 
 def image_id(image: str) -> str:
     """A stable digest per image, as imageID shows it (`docker.io/library/nginx@sha256:…`)."""
-    reference = image_reference(image)
-    repository = reference.split("@", 1)[0]
-    if repository.rfind(":") > repository.rfind("/"):
-        repository = repository.rsplit(":", 1)[0]
-    digest = hashlib.sha256(reference.encode()).hexdigest()
-    return f"{repository}@sha256:{digest}"
+    digest = hashlib.sha256(image_reference(image).encode()).hexdigest()
+    return f"{image_repository(image)}@sha256:{digest}"
 
 
 class SimulatedRuntime(ContainerRuntime):
-    """Containers that follow their behaviour model on `clock`; `node` makes IDs unique."""
+    """Containers that follow their behaviour model on `clock`, on `machine`; `node` makes IDs
+    unique."""
 
-    def __init__(self, clock: Clock, node: str) -> None:
+    def __init__(self, clock: Clock, node: str, machine: Machine | None = None) -> None:
         self._clock = clock
         self._node = node
+        self.machine = machine or Machine()
         self._containers: dict[str, ContainerStatus] = {}
         self._behaviours: dict[str, ContainerBehaviour] = {}
+        self._resources: dict[str, LinuxContainerResources] = {}
         self._callbacks: dict[str, OnExit] = {}
         self._timers: dict[str, Timer] = {}
+        self._oom_timers: dict[str, Timer] = {}
         self._term_sent: dict[str, float] = {}
         self._exits: dict[str, float] = {}
         """When a container being stopped will be gone."""
+        self._running: dict[str, ContainerStatus] = {}
+        self._memory_peaks = 0.0
+        """The running containers' highest working sets, each at most its limit: while the
+        system's memory and these fit in the machine, the node cannot run out of memory."""
+        self._node_oom_timer: Timer | None = None
         self._started = 0
 
     def start_container(
@@ -126,6 +222,7 @@ class SimulatedRuntime(ContainerRuntime):
         image: str,
         behaviour: ContainerBehaviour,
         on_exit: OnExit,
+        resources: LinuxContainerResources | None = None,
     ) -> ContainerStatus:
         self._started += 1
         seed = f"{self._node}/{sandbox}/{name}/{self._started}".encode()
@@ -140,13 +237,25 @@ class SimulatedRuntime(ContainerRuntime):
         )
         if behaviour.log:
             status.log.extend((now, line) for line in behaviour.log.splitlines())
+        resources = resources or LinuxContainerResources()
         self._containers[cid] = status
         self._behaviours[cid] = behaviour
+        self._resources[cid] = resources
         self._callbacks[cid] = on_exit
+        self._running[cid] = status
         if behaviour.run_seconds < math.inf:
             self._timers[cid] = self._clock.call_later(
                 behaviour.run_seconds, self._exit, cid, behaviour.exit_code
             )
+        memory, limit = behaviour.usage.memory, resources.memory_limit_bytes
+        crossing = first_above(memory, limit) if limit else None
+        if crossing is not None:
+            # Timers even for a crossing at once: the caller has not seen the status yet.
+            self._oom_timers[cid] = self._clock.call_at(
+                now + crossing, self._exit, cid, EXIT_CODE_SIGKILL, REASON_OOM_KILLED
+            )
+        self._memory_peaks += min(memory.peak, limit) if limit else memory.peak
+        self._plan_node_oom()
         return status
 
     def stop_container(self, container_id: str, grace_seconds: float) -> None:
@@ -171,20 +280,48 @@ class SimulatedRuntime(ContainerRuntime):
         self._timers[container_id] = self._clock.call_at(when, self._exit, container_id, code)
 
     def remove_container(self, container_id: str) -> None:
-        timer = self._timers.pop(container_id, None)
-        if timer is not None:
-            timer.cancel()
+        self._stopped(container_id)
         for table in (
             self._containers,
             self._behaviours,
+            self._resources,
             self._callbacks,
             self._term_sent,
             self._exits,
         ):
             table.pop(container_id, None)
 
-    def _exit(self, container_id: str, exit_code: int) -> None:
-        self._timers.pop(container_id, None)
+    def list_container_stats(self) -> dict[str, ContainerStats]:
+        now = self._clock.now()
+        ids = list(self._running)
+        demands, wants, shares = [], [], []
+        for cid in ids:
+            started, resources = self._running[cid].started_at, self._resources[cid]
+            demand = self._behaviours[cid].usage.cpu.at(now - started)
+            limit = resources.cpu_limit_nano_cores or math.inf
+            demands.append(demand)
+            wants.append(min(demand, limit))
+            shares.append(resources.cpu_shares)
+        got = share_cpu(wants, shares, self.machine.cpu_nano_cores)
+        found = {}
+        for i, cid in enumerate(ids):
+            status = self._running[cid]
+            usage, age = self._behaviours[cid].usage, now - status.started_at
+            found[cid] = ContainerStats(
+                name=status.name,
+                cpu_usage_nano_cores=round(got[i]),
+                cpu_throttled_nano_cores=round(demands[i] - wants[i]),
+                memory_working_set_bytes=round(usage.memory.at(age)),
+                rootfs_used_bytes=round(usage.ephemeral_storage.at(age)),
+                logs_used_bytes=sum(
+                    CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for _, line in status.log
+                ),
+                pids=round(usage.pids.at(age)),
+            )
+        return found
+
+    def _exit(self, container_id: str, exit_code: int, reason: str = "") -> None:
+        self._stopped(container_id)
         self._term_sent.pop(container_id, None)
         self._exits.pop(container_id, None)
         status = self._containers.get(container_id)
@@ -193,7 +330,64 @@ class SimulatedRuntime(ContainerRuntime):
         status.state = ContainerState.EXITED
         status.finished_at = self._clock.now()
         status.exit_code = exit_code
-        status.reason = REASON_COMPLETED if exit_code == 0 else REASON_ERROR
+        status.reason = reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR)
         callback = self._callbacks.pop(container_id, None)
         if callback is not None:
             callback(status)
+
+    def _stopped(self, container_id: str) -> None:
+        """The container no longer runs: its timers go, and its memory is the node's again."""
+        for timers in (self._timers, self._oom_timers):
+            timer = timers.pop(container_id, None)
+            if timer is not None:
+                timer.cancel()
+        if self._running.pop(container_id, None) is None:
+            return
+        memory = self._behaviours[container_id].usage.memory
+        limit = self._resources[container_id].memory_limit_bytes
+        self._memory_peaks -= min(memory.peak, limit) if limit else memory.peak
+        if not self._running:
+            self._memory_peaks = 0.0  # no float drift left behind
+        self._plan_node_oom()
+
+    # --- the node's OOM killer ---------------------------------------------------------------
+
+    def _plan_node_oom(self) -> None:
+        """Set the node OOM timer for when the running containers' memory first goes above
+        what the system leaves of the machine (none while their peaks fit)."""
+        if self._node_oom_timer is not None:
+            self._node_oom_timer.cancel()
+            self._node_oom_timer = None
+        room = self.machine.memory_bytes - self.machine.system_memory_bytes
+        if self._memory_peaks <= room:
+            return
+        now = self._clock.now()
+        crossing, searched = first_above_sum(self._memory_curves(), room, now, math.inf)
+        if crossing is not None:
+            self._node_oom_timer = self._clock.call_at(crossing, self._node_out_of_memory)
+        elif searched < math.inf:
+            self._node_oom_timer = self._clock.call_at(searched, self._plan_node_oom)
+
+    def _memory_curves(self) -> list[Started]:
+        return [
+            Started(self._behaviours[cid].usage.memory, status.started_at)
+            for cid, status in self._running.items()
+        ]
+
+    def _node_out_of_memory(self) -> None:
+        """Kill the container with the highest oom_score; its exit plans the next check,
+        which kills again at once if the rest still do not fit."""
+        self._node_oom_timer = None
+        now = self._clock.now()
+        candidates = [
+            OOMCandidate(
+                cid,
+                Started(self._behaviours[cid].usage.memory, status.started_at).at(now),
+                self._resources[cid].oom_score_adj,
+            )
+            for cid, status in self._running.items()
+        ]
+        victim = oom_victim(candidates, self.machine.memory_bytes)
+        if victim is None:
+            return
+        self._exit(victim, EXIT_CODE_SIGKILL, REASON_OOM_KILLED)

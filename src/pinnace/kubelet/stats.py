@@ -18,6 +18,9 @@ class ContainerStats:
     rootfs_used_bytes: int = 0
     """The container's writable layer."""
     logs_used_bytes: int = 0
+    cpu_throttled_nano_cores: int = 0
+    """The CPU it demands above its limit (held back by its CFS quota)."""
+    pids: int = 0
 
 
 @dataclass

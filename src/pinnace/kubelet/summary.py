@@ -1,0 +1,107 @@
+"""The stats summary of a node (the kubelet's /stats/summary), built from what its runtime
+reports of the running containers.
+
+How the node figures are made:
+
+- CPU and memory working set: the sum of the pods', plus, for memory, what the system's own
+  daemons hold, taken to be the node's kube-reserved and system-reserved memory (0 unless
+  configured): that is what those reservations are for. Memory capacity is the node's memory
+  capacity.
+- nodefs: the node's ephemeral-storage capacity; used by the pods' writable layers, logs and
+  local volumes, and by the node's images. The images live on the same filesystem, as in a
+  default containerd setup, so imagefs shows the same filesystem: the same capacity, usage and
+  inodes as nodefs.
+- inodes: one per 16 KiB of the filesystem (ext4's default ratio), used in the same ratio.
+- PIDs: pid_max is 4194304 (the kernel's limit on 64-bit, what systemd sets); in use, the sum
+  of the pods', each pod at most podPidsLimit.
+
+A pod appears while it has a running container or has not finished; its containers are the
+running ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pinnace.kubelet.config import NodeConfig
+from pinnace.kubelet.runtime import Machine
+from pinnace.kubelet.stats import ContainerStats, NodeStats, PodStats, Summary
+from pinnace.kubelet.usage import NANO
+from pinnace.kubelet.worker import PodWorker
+from pinnace.resources.lists import parse_resource_list
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY
+
+PID_MAX = 4_194_304
+BYTES_PER_INODE = 16 * 1024
+
+
+def machine(config: NodeConfig) -> Machine:
+    """The hardware a simulated node runs on: its capacity, and the reserved memory the
+    system's daemons hold."""
+    capacity = config.capacity_list()
+    reserved = 0
+    for field, amounts in (
+        ("kubeReserved", config.kube_reserved),
+        ("systemReserved", config.system_reserved),
+    ):
+        quantity = parse_resource_list(amounts, field).get(MEMORY)
+        reserved += quantity.value() if quantity is not None else 0
+    cpu, memory = capacity.get(CPU), capacity.get(MEMORY)
+    return Machine(
+        cpu_nano_cores=float(cpu.as_fraction() * NANO) if cpu is not None else math.inf,
+        memory_bytes=float(memory.value()) if memory is not None else math.inf,
+        system_memory_bytes=float(reserved),
+    )
+
+
+def node_summary(
+    config: NodeConfig,
+    workers: Iterable[PodWorker],
+    stats: Mapping[str, ContainerStats],
+    system_memory_bytes: float,
+    now: float,
+) -> Summary:
+    """The summary at `now` of a node whose runtime reports `stats` by container id."""
+    pods = []
+    for worker in workers:
+        containers = [
+            stats[c.current.id]
+            for c in (*worker.inits, *worker.apps)
+            if c.current is not None and c.current.id in stats
+        ]
+        if not containers and worker.finished:
+            continue
+        pids = sum(c.pids for c in containers)
+        if config.pod_pids_limit > 0:
+            pids = min(pids, config.pod_pids_limit)
+        pods.append(PodStats(worker.uid, worker.namespace, worker.name, containers, pids=pids))
+    capacity = config.capacity_list()
+    memory = capacity.get(MEMORY)
+    storage = capacity.get(EPHEMERAL_STORAGE)
+    fs_capacity = storage.value() if storage is not None else 0
+    fs_used = sum(p.ephemeral_storage_bytes for p in pods) + _image_bytes(config.images)
+    inodes = fs_capacity // BYTES_PER_INODE
+    inodes_used = -(-fs_used // BYTES_PER_INODE)
+    node = NodeStats(
+        cpu_usage_nano_cores=sum(p.cpu_usage_nano_cores for p in pods),
+        memory_capacity_bytes=memory.value() if memory is not None else 0,
+        memory_working_set_bytes=round(system_memory_bytes)
+        + sum(p.memory_working_set_bytes for p in pods),
+        nodefs_capacity_bytes=fs_capacity,
+        nodefs_used_bytes=fs_used,
+        nodefs_inodes=inodes,
+        nodefs_inodes_used=inodes_used,
+        imagefs_capacity_bytes=fs_capacity,
+        imagefs_used_bytes=fs_used,
+        imagefs_inodes=inodes,
+        imagefs_inodes_used=inodes_used,
+        pid_max=PID_MAX,
+        pids=sum(p.pids for p in pods),
+    )
+    return Summary(now, node, pods)
+
+
+def _image_bytes(images: Iterable[Mapping[str, Any]]) -> int:
+    return sum(int(image.get("sizeBytes") or 0) for image in images)

@@ -1,0 +1,246 @@
+"""What a simulated container uses over time, and how a node shares CPU among its containers.
+
+Usage is a `Curve`: a piecewise-linear function of the seconds since the container started,
+known in full when it starts. So usage at any moment is computed on demand, and the moment a
+curve first goes above a limit is computed in advance (`first_above`), for a timer, instead of
+sampling every container every second. The annotation syntax of the shapes:
+
+    "200Mi"                                 constant
+    "ramp 100Mi 600Mi 60s"                  from 100Mi at the start to 600Mi at 60 s, then held
+    "spike 50Mi 400Mi at 30s for 10s"       50Mi, but 400Mi from 30 s to 40 s
+    "periodic 100m 900m 60s"                a triangle wave: 100m at the start of every period
+                                            of 60 s, 900m halfway through, back to 100m
+
+Amounts are Kubernetes quantities (cpu "500m" or "2", memory "150Mi", pids "20"); durations are
+seconds with an optional s, m, h or d unit ("90", "90s", "1.5m").
+
+CPU is compressible (`share_cpu`): a container gets what it demands up to its limit (the CFS
+quota; the rest of its demand is throttled) and, when the node's cores cannot satisfy every
+container, the cores are shared in proportion to cpu.shares (the request, as the kubelet's
+MilliCPUToShares sets it, at least 2 for a container without a request).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from pinnace.kubelet.commands import duration
+from pinnace.resources.lists import parse_quantity
+from pinnace.resources.quantity import QuantityError
+
+NANO = 1_000_000_000
+MIN_CPU_SHARES = 2
+SHARES_PER_CPU = 1024
+LOOK_AHEAD_POINTS = 4096
+"""How many breakpoints `first_above_sum` examines before it gives up and asks to be called
+again later (periodic curves have infinitely many)."""
+
+Point = tuple[float, float]
+
+
+class UsageSyntaxError(ValueError):
+    """A usage value that does not parse; the message says what is expected."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Usage against the seconds since the container started. `points` are (seconds, amount)
+    in time order from 0; two points at one time make a step. After the last point its amount
+    holds, or, with a `period`, the points repeat every period."""
+
+    points: tuple[Point, ...]
+    period: float = 0.0
+
+    @staticmethod
+    def constant(amount: float) -> Curve:
+        return Curve(((0.0, amount),))
+
+    @property
+    def peak(self) -> float:
+        return max(v for _, v in self.points)
+
+    @property
+    def varies(self) -> bool:
+        return len({v for _, v in self.points}) > 1
+
+    def at(self, t: float) -> float:
+        """The amount at `t` seconds (after a step, the amount the step goes to)."""
+        t = self._local(t, at_period_end=False)
+        times = [p[0] for p in self.points]
+        return self._between(bisect.bisect_right(times, t), t)
+
+    def before(self, t: float) -> float:
+        """The amount just before `t` (before a step at `t`, the amount the step leaves)."""
+        t = self._local(t, at_period_end=True)
+        times = [p[0] for p in self.points]
+        return self._between(bisect.bisect_left(times, t), t)
+
+    def breakpoints(self, start: float, end: float) -> list[float]:
+        """The times in (start, end] where the curve bends or steps, at most LOOK_AHEAD_POINTS."""
+        times = sorted({p[0] for p in self.points})
+        if not self.period:
+            return [t for t in times if start < t <= end]
+        found: list[float] = []
+        cycle = math.floor(max(start, 0.0) / self.period)
+        while len(found) < LOOK_AHEAD_POINTS:
+            base = cycle * self.period
+            if base > end:
+                break
+            found += [base + t for t in times if start < base + t <= end]
+            cycle += 1
+        return found[:LOOK_AHEAD_POINTS]
+
+    def _local(self, t: float, *, at_period_end: bool) -> float:
+        if not self.period or t <= 0:
+            return t
+        local = math.fmod(t, self.period)
+        return self.period if at_period_end and local == 0 else local
+
+    def _between(self, i: int, t: float) -> float:
+        if i == 0:
+            return self.points[0][1]
+        if i >= len(self.points):
+            return self.points[-1][1]
+        (t0, v0), (t1, v1) = self.points[i - 1], self.points[i]
+        return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A curve placed on the clock: its second 0 is `start`."""
+
+    curve: Curve
+    start: float
+
+    def at(self, t: float) -> float:
+        return self.curve.at(t - self.start)
+
+    def before(self, t: float) -> float:
+        return self.curve.before(t - self.start)
+
+
+def first_above(curve: Curve, limit: float, since: float = 0.0) -> float | None:
+    """The first time at or after `since` (seconds from the curve's start) the curve goes above
+    `limit`: the moment it reaches the limit on its way past it, or None if it never does."""
+    if curve.peak <= limit:
+        return None
+    found, _ = first_above_sum([Started(curve, 0.0)], limit, since, math.inf)
+    return found
+
+
+def first_above_sum(
+    curves: Sequence[Started], limit: float, since: float, until: float
+) -> tuple[float | None, float]:
+    """When the sum of `curves` first goes above `limit` between `since` and `until`, and how
+    far the search got: (time, _) when found, (None, until) when the sum stays within the limit
+    to `until`, (None, t) when it stopped early at t (too many breakpoints: ask again at t)."""
+    if sum(c.at(since) for c in curves) > limit:
+        return since, since
+    points = sorted(
+        {t + c.start for c in curves for t in c.curve.breakpoints(since - c.start, until - c.start)}
+    )
+    end = until
+    if len(points) > LOOK_AHEAD_POINTS:
+        points, end = points[:LOOK_AHEAD_POINTS], points[LOOK_AHEAD_POINTS - 1]
+    if end < math.inf:
+        points.append(end)
+    previous, value = since, sum(c.at(since) for c in curves)
+    for t in points:
+        if t <= previous:
+            continue
+        arriving = sum(c.before(t) for c in curves)
+        if arriving > limit:
+            return previous + (t - previous) * (limit - value) / (arriving - value), t
+        value = sum(c.at(t) for c in curves)
+        if value > limit:
+            return t, t
+        previous = t
+    return None, end
+
+
+def share_cpu(wants: Sequence[float], shares: Sequence[int], capacity: float) -> list[float]:
+    """What each container gets of `capacity` when it wants `wants` (already capped at its
+    limit): all of it when everything fits, else the cores are divided in proportion to
+    `shares`, and what a container does not want of its part goes to the others."""
+    if sum(wants) <= capacity:
+        return list(wants)
+    got = [0.0] * len(wants)
+    hungry = [i for i, want in enumerate(wants) if want > 0]
+    left = capacity
+    while hungry:
+        weight = sum(shares[i] for i in hungry)
+        sated = [i for i in hungry if wants[i] <= left * shares[i] / weight]
+        if not sated:
+            for i in hungry:
+                got[i] = left * shares[i] / weight
+            break
+        for i in sated:
+            got[i] = wants[i]
+            left -= wants[i]
+        hungry = [i for i in hungry if i not in sated]
+    return got
+
+
+def cpu_shares(milli_cpu_request: int) -> int:
+    """cpu.shares for a CPU request, as the kubelet's MilliCPUToShares."""
+    return max(milli_cpu_request * SHARES_PER_CPU // 1000, MIN_CPU_SHARES)
+
+
+# --- the annotation syntax ------------------------------------------------------------------
+
+SHAPES = (
+    'a quantity, "ramp FROM TO DURATION", "spike BASE PEAK at TIME for DURATION" or '
+    '"periodic LOW HIGH PERIOD"'
+)
+
+
+def parse_curve(text: str, resource: str) -> Curve:
+    """A curve from its annotation text; amounts in the units `amount` gives `resource`.
+    Raises UsageSyntaxError."""
+    words = text.split()
+    match words:
+        case [value]:
+            return Curve.constant(amount(value, resource))
+        case ["ramp", start, end, over]:
+            seconds = _positive_duration(over)
+            return Curve(((0.0, amount(start, resource)), (seconds, amount(end, resource))))
+        case ["spike", base, peak, "at", when, "for", lasting]:
+            low, high = amount(base, resource), amount(peak, resource)
+            at, until = _duration(when), _duration(when) + _positive_duration(lasting)
+            return Curve(((0.0, low), (at, low), (at, high), (until, high), (until, low)))
+        case ["periodic", low, high, every]:
+            period = _positive_duration(every)
+            lo, hi = amount(low, resource), amount(high, resource)
+            return Curve(((0.0, lo), (period / 2, hi), (period, lo)), period)
+    raise UsageSyntaxError(f"must be {SHAPES}")
+
+
+def amount(text: str, resource: str) -> float:
+    """A quantity in the unit usage is kept in: nanocores for cpu, bytes for memory and
+    ephemeral-storage, a count for pids."""
+    try:
+        quantity = parse_quantity(text)
+    except (QuantityError, ValueError):
+        raise UsageSyntaxError(f'"{text}" is not a quantity: must be {SHAPES}') from None
+    if quantity.sign() < 0:
+        raise UsageSyntaxError(f'"{text}" is negative')
+    exact: Fraction = quantity.as_fraction()
+    return float(exact * NANO) if resource == "cpu" else float(math.ceil(exact))
+
+
+def _duration(text: str) -> float:
+    seconds = duration(text)
+    if seconds is None or seconds == math.inf:
+        raise UsageSyntaxError(f'"{text}" is not a duration such as 30s, 2m or 90')
+    return seconds
+
+
+def _positive_duration(text: str) -> float:
+    seconds = _duration(text)
+    if seconds <= 0:
+        raise UsageSyntaxError(f'"{text}" must be a duration above zero')
+    return seconds

@@ -1,0 +1,183 @@
+"""What simulated containers use: the usage annotations and well-known commands, CPU capped at
+the limit and shared by requests, and the stats summary the eviction manager and the metrics
+API read."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from tests.client.conftest import Cluster
+from tests.kubelet.conftest import PODS, SETTLE, Node, pod
+
+from pinnace.kubelet import NodeAgentPool, NodeConfig, node_configs
+from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.usage import Curve, first_above, parse_curve, share_cpu
+
+MI = 1024 * 1024
+GI = 1024 * MI
+
+
+def resources(body: dict[str, Any], **amounts: dict[str, str]) -> dict[str, Any]:
+    """Set the app container's requests and limits: resources(p, requests={...}, limits=...)."""
+    body["spec"]["containers"][0]["resources"] = amounts
+    return body
+
+
+def annotate(body: dict[str, Any], **model: str) -> dict[str, Any]:
+    """Add behaviour annotations: cpu="2" is sim.pinnace.dev/cpu: "2", cpu__app (a double
+    underscore) the same for the container app only."""
+    annotations = body["metadata"]["annotations"]
+    for key, value in model.items():
+        annotations["sim.pinnace.dev/" + key.replace("__", ".").replace("_", "-")] = value
+    return body
+
+
+def stats_of(node: Node, name: str) -> Any:
+    uid = node.get_pod(name)["metadata"]["uid"]
+    [found] = [p for p in node.agent.summary().pods if p.uid == uid]
+    return found
+
+
+# --- the shapes ------------------------------------------------------------------------------
+
+
+def test_shapes_over_time() -> None:
+    ramp = parse_curve("ramp 100Mi 600Mi 60s", "memory")
+    assert [ramp.at(t) / MI for t in (0, 30, 60, 600)] == [100, 350, 600, 600]
+    spike = parse_curve("spike 50Mi 400Mi at 30s for 10s", "memory")
+    assert [spike.at(t) / MI for t in (0, 29.9, 30, 39.9, 40)] == [50, 50, 400, 400, 50]
+    wave = parse_curve("periodic 100m 900m 1m", "cpu")
+    assert [wave.at(t) / 1e6 for t in (0, 15, 30, 45, 60, 90)] == [100, 500, 900, 500, 100, 900]
+    assert parse_curve("2", "cpu").at(5) == 2e9
+    assert parse_curve("20", "pids").at(5) == 20
+
+
+def test_when_a_curve_first_goes_above_a_limit() -> None:
+    limit = 500 * MI
+    assert first_above(parse_curve("ramp 100Mi 600Mi 60s", "memory"), limit) == pytest.approx(48)
+    assert first_above(parse_curve("spike 0 1Gi at 30s for 1s", "memory"), limit) == 30
+    assert first_above(parse_curve("periodic 0 1Gi 100s", "memory"), limit, 80) == 124.4140625
+    assert first_above(parse_curve("250Mi", "memory"), 100 * MI) == 0
+    assert first_above(parse_curve("ramp 0 500Mi 60s", "memory"), limit) is None
+    assert first_above(Curve.constant(0), 0) is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["lots", "ramp 1Mi 2Mi", "ramp 1Mi 2Mi 0s", "spike 1 2 at x for 1s", "-5Mi", "periodic 1 2"],
+)
+def test_an_invalid_usage_annotation_names_it(value: str) -> None:
+    body = pod("bad", **{"memory.app": value})
+    with pytest.raises(BehaviourError) as e:
+        container_behaviour(body, "app")
+    assert str(e.value).startswith(
+        f'annotation sim.pinnace.dev/memory.app: invalid value "{value}"'
+    )
+
+
+def test_an_invalid_usage_annotation_is_a_create_container_config_error(node: Node) -> None:
+    node.create_pod(pod("worse", node="node-1", memory="ramp 1Mi"))
+    node.settle()
+    waiting = node.get_pod("worse")["status"]["containerStatuses"][0]["state"]["waiting"]
+    assert waiting["reason"] == "CreateContainerConfigError"
+    assert waiting["message"].startswith(
+        'annotation sim.pinnace.dev/memory: invalid value "ramp 1Mi": must be a quantity, "ramp'
+    )
+
+
+def test_cpu_is_shared_by_weight_and_what_one_does_not_want_goes_to_the_others() -> None:
+    assert share_cpu([1, 1], [1024, 1024], 4) == [1, 1]
+    assert share_cpu([4, 4], [3072, 1024], 4) == [3, 1]
+    assert share_cpu([0.5, 4, 4], [2048, 1024, 1024], 4) == [0.5, 1.75, 1.75]
+
+
+# --- through the node agent ------------------------------------------------------------------
+
+
+def test_summary_reports_the_node_and_its_pods() -> None:
+    config = NodeConfig(
+        name="node-1",
+        capacity={"cpu": "2", "memory": "4Gi", "pods": "10", "ephemeral-storage": "20Gi"},
+        kube_reserved={"memory": "256Mi"},
+        images=({"names": ["docker.io/library/nginx:1.27"], "sizeBytes": 100 * MI},),
+    )
+    node = Node(config)
+    try:
+        body = pod("web", node="node-1", memory="ramp 100Mi 300Mi 100s", pids="7", log="hello")
+        node.create_pod(annotate(body, cpu="250m", ephemeral_storage="1Gi"))
+        node.settle(50)
+        summary = node.agent.summary()
+        [web] = summary.pods
+        assert (web.namespace, web.name, web.pids) == ("default", "web", 7)
+        [app] = web.containers
+        assert app.name == "app"
+        assert app.cpu_usage_nano_cores == 250_000_000
+        assert app.memory_working_set_bytes == pytest.approx(200 * MI, rel=0.02)
+        assert app.rootfs_used_bytes == GI
+        assert app.logs_used_bytes == len("2006-01-02T15:04:05.999999999Z stdout F hello\n")
+        n = summary.node
+        assert n.memory_capacity_bytes == 4 * GI
+        # The reserved memory is what the system's own daemons hold.
+        assert n.memory_working_set_bytes == 256 * MI + app.memory_working_set_bytes
+        assert n.memory_available_bytes == 4 * GI - n.memory_working_set_bytes
+        assert n.cpu_usage_nano_cores == 250_000_000
+        assert n.nodefs_capacity_bytes == n.imagefs_capacity_bytes == 20 * GI
+        assert n.nodefs_used_bytes == GI + app.logs_used_bytes + 100 * MI
+        assert n.nodefs_inodes == 20 * GI // (16 * 1024)
+        assert (n.pid_max, n.pids, n.pid_available) == (4194304, 7, 4194304 - 7)
+        assert summary.time == node.client.clock.now()
+    finally:
+        node.close()
+
+
+def test_pool_serves_every_nodes_summary() -> None:
+    cluster = Cluster()
+    try:
+        pool = NodeAgentPool(cluster.client, node_configs(2))
+        cluster.run(pool.start())
+        body = pod("p", node="pinnace-node-2", memory="64Mi")
+        cluster.run(cluster.client.create(PODS, "default", body))
+        cluster.run(asyncio.sleep(SETTLE))
+        summaries = pool.summaries()
+        assert sorted(summaries) == ["pinnace-node-1", "pinnace-node-2"]
+        assert summaries["pinnace-node-1"].pods == []
+        assert summaries["pinnace-node-2"].node.memory_working_set_bytes == 64 * MI
+        assert pool.agent("pinnace-node-2") is pool.agents["pinnace-node-2"]
+        assert pool.agent("nope") is None
+        cluster.run(pool.stop())
+    finally:
+        cluster.close()
+
+
+def test_cpu_is_capped_at_the_limit_and_the_excess_is_throttled(node: Node) -> None:
+    # assign-cpu-resource: vish/stress asked for 2 CPUs under a 1 CPU limit uses 1 CPU.
+    body = pod("cpu-demo", node="node-1")
+    body["spec"]["containers"][0].update(
+        image="vish/stress",
+        args=["-cpus", "2"],
+        resources={"limits": {"cpu": "1"}, "requests": {"cpu": "0.5"}},
+    )
+    node.create_pod(body)
+    node.settle()
+    [app] = stats_of(node, "cpu-demo").containers
+    assert app.cpu_usage_nano_cores == 1_000_000_000
+    assert app.cpu_throttled_nano_cores == 1_000_000_000
+
+
+def test_a_contended_node_shares_cpu_by_requests(node: Node) -> None:
+    # node-1 has 2 cores; three containers want 2 cores each.
+    for name, request in (("big", "1500m"), ("small", "500m"), ("none", "")):
+        body = annotate(pod(name, node="node-1"), cpu="2")
+        if request:
+            resources(body, requests={"cpu": request})
+        node.create_pod(body)
+    node.settle()
+    used = {n: stats_of(node, n).cpu_usage_nano_cores for n in ("big", "small", "none")}
+    shares = {"big": 1536, "small": 512, "none": 2}
+    total = sum(shares.values())
+    for name, got in used.items():
+        assert got == pytest.approx(2e9 * shares[name] / total, abs=1)
+    assert sum(used.values()) == pytest.approx(2e9, abs=3)
+    assert node.agent.summary().node.cpu_usage_nano_cores == pytest.approx(2e9, abs=3)

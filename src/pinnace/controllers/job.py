@@ -22,7 +22,6 @@ from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
-from pinnace.api.batch.job import INDEXED
 from pinnace.api.batch.job_status import is_finished
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
@@ -64,10 +63,22 @@ from pinnace.controllers.job_indexes import (
     surplus_index_pods,
     with_completion_index,
 )
-from pinnace.controllers.job_tracking import FinalizerExpectations
+from pinnace.controllers.job_pods import (
+    TRACKING_FINALIZER,
+    has_tracking_finalizer,
+    is_indexed,
+    is_pod_failed,
+    is_suspended,
+    is_terminating,
+    only_replace_failed,
+    past_backoff_limit_on_failure,
+    phase,
+    release_patch,
+    remove_finalizer_patch,
+)
+from pinnace.controllers.job_tracking import FinalizerExpectations, count_uncounted, set_omitempty
 
 CONTROLLER_NAME = "job-controller"
-TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 MANAGED_BY_DEFAULT = "kubernetes.io/job-controller"
 SYNC_BATCH_PERIOD = 1.0
 """Pod events and status-only Job changes are gathered for this long before a sync."""
@@ -83,70 +94,6 @@ def _kind(group: str, plural: str) -> Kind:
 
 PODS = _kind("", "pods")
 JOBS = _kind("batch", "jobs")
-
-
-# --- pods and jobs ----------------------------------------------------------------------------
-
-
-def has_tracking_finalizer(pod: Object) -> bool:
-    return TRACKING_FINALIZER in (pod["metadata"].get("finalizers") or [])
-
-
-def _remove_finalizer_patch() -> Object:
-    return {"metadata": {"$deleteFromPrimitiveList/finalizers": [TRACKING_FINALIZER]}}
-
-
-def _phase(pod: Object) -> str:
-    return (pod.get("status") or {}).get("phase", "")
-
-
-def _is_indexed(job: Object) -> bool:
-    return job["spec"].get("completionMode") == INDEXED
-
-
-def _suspended(job: Object) -> bool:
-    return job["spec"].get("suspend") is True
-
-
-def _only_replace_failed(job: Object) -> bool:
-    spec = job["spec"]
-    return spec.get("podReplacementPolicy") == "Failed" or spec.get("podFailurePolicy") is not None
-
-
-def _is_terminating(pod: Object) -> bool:
-    return bool(pod["metadata"].get("deletionTimestamp")) and _phase(pod) not in (
-        "Succeeded",
-        "Failed",
-    )
-
-
-def is_pod_failed(pod: Object, job: Object) -> bool:
-    """Failed, or (unless only failed pods are replaced) deleted before it succeeded."""
-    if _phase(pod) == "Failed":
-        return True
-    if _only_replace_failed(job):
-        return False
-    return bool(pod["metadata"].get("deletionTimestamp")) and _phase(pod) != "Succeeded"
-
-
-def _restarts(pod: Object) -> int:
-    status = pod.get("status") or {}
-    return sum(
-        s.get("restartCount", 0)
-        for key in ("initContainerStatuses", "containerStatuses")
-        for s in status.get(key) or []
-    )
-
-
-def past_backoff_limit_on_failure(job: Object, pods: list[Object]) -> bool:
-    """restartPolicy OnFailure: the containers of the pods still running or pending have
-    restarted backoffLimit times (once, for a limit of 0)."""
-    template_spec = (job["spec"].get("template") or {}).get("spec") or {}
-    if template_spec.get("restartPolicy") != "OnFailure":
-        return False
-    restarts = sum(_restarts(p) for p in pods if _phase(p) in ("Running", "Pending"))
-    limit = job["spec"].get("backoffLimit") or 0
-    return restarts > 0 if limit == 0 else restarts >= limit
 
 
 @dataclass
@@ -179,7 +126,7 @@ class _Sync:
         return not has_tracking_finalizer(pod) or pod["metadata"]["uid"] in self.expected_rm
 
     def valid_index(self, pod: Object) -> bool:
-        if not _is_indexed(self.job):
+        if not is_indexed(self.job):
             return True
         ix = completion_index(pod)
         return ix != UNKNOWN_INDEX and ix < self.job["spec"]["completions"]
@@ -340,7 +287,7 @@ class JobController:
                 return
             if job is not None and not is_finished(job.get("status") or {}):
                 return
-        await self._patch_pod(pod, _remove_finalizer_patch())
+        await self._patch_pod(pod, remove_finalizer_patch())
 
     async def _patch_pod(self, pod: Object, patch: Object) -> bool:
         try:
@@ -379,7 +326,7 @@ class JobController:
             pods=pods,
             active_pods=active_pods,
             ready=sum(is_pod_ready(p) for p in active_pods),
-            terminating=sum(_is_terminating(p) for p in pods),
+            terminating=sum(is_terminating(p) for p in pods),
             uncounted_succeeded=set(uncounted.get("succeeded") or []),
             uncounted_failed=set(uncounted.get("failed") or []),
             expected_rm=self.finalizer_expectations.expected(key),
@@ -391,7 +338,7 @@ class JobController:
             if not ctx.counted(p)
             and ctx.valid_index(p)
             and p["metadata"]["uid"] not in ctx.uncounted_succeeded
-            and _phase(p) == "Succeeded"
+            and phase(p) == "Succeeded"
         ]
         new_failed = [
             p
@@ -405,11 +352,11 @@ class JobController:
             status.get("succeeded", 0) + len(new_succeeded) + len(ctx.uncounted_succeeded)
         )
         ctx.failed = status.get("failed", 0) + len(new_failed) + len(ctx.uncounted_failed)
-        if not status.get("startTime") and not _suspended(job):
+        if not status.get("startTime") and not is_suspended(job):
             status["startTime"] = self._clock.now_rfc3339()
         ctx.backoff = self._backoff.get(key, BackoffRecord()).after(new_succeeded, new_failed)
         self._decide_failure(ctx, key)
-        if _is_indexed(job):
+        if is_indexed(job):
             completions = job["spec"]["completions"]
             ctx.prev_succeeded_indexes = Intervals.parse(
                 status.get("completedIndexes", ""), completions
@@ -417,7 +364,7 @@ class JobController:
             ctx.succeeded_indexes = ctx.prev_succeeded_indexes.with_indexes(
                 completion_index(p)
                 for p in pods
-                if _phase(p) == "Succeeded" and has_tracking_finalizer(p) and ctx.valid_index(p)
+                if phase(p) == "Succeeded" and has_tracking_finalizer(p) and ctx.valid_index(p)
             )
             ctx.succeeded = ctx.succeeded_indexes.total()
         suspend_changed = False
@@ -454,7 +401,7 @@ class JobController:
             or ctx.ready != status.get("ready")
             or ctx.terminating != status.get("terminating")
         )
-        _set_counter(status, "active", active)
+        set_omitempty(status, "active", active)
         status["ready"] = ctx.ready
         status["terminating"] = ctx.terminating
         await self._track_status(ctx, key, needs_update)
@@ -485,7 +432,7 @@ class JobController:
                 "Job has reached the specified backoff limit",
                 now,
             )
-        elif deadline is not None and status.get("startTime") and not _suspended(job):
+        elif deadline is not None and status.get("startTime") and not is_suspended(job):
             left = deadline - (self._clock.now() - parse_time(status["startTime"]))
             if left <= 0:
                 ctx.finished = new_condition(
@@ -502,7 +449,7 @@ class JobController:
         activeDeadlineSeconds."""
         status = job["status"]
         now = self._clock.now_rfc3339()
-        if _suspended(job):
+        if is_suspended(job):
             conditions, changed = ensure_condition(
                 status.get("conditions") or [],
                 SUSPENDED,
@@ -548,7 +495,7 @@ class JobController:
                 if matches:
                     claimed.append(pod)
                 elif not deleting:
-                    await self._patch_pod(pod, _release_patch(pod, job))
+                    await self._patch_pod(pod, release_patch(pod, job))
                 continue
             if not matches or deleting or pod["metadata"].get("deletionTimestamp"):
                 continue
@@ -574,7 +521,7 @@ class JobController:
         """Create or delete pods so that the right number is active (manageJob)."""
         job = ctx.job
         active = len(ctx.active_pods)
-        if _suspended(job):
+        if is_suspended(job):
             return await self._delete_surplus(ctx, key, ctx.active_pods)
         spec = job["spec"]
         parallelism = spec.get("parallelism") or 0
@@ -586,7 +533,7 @@ class JobController:
         surplus = self._pods_for_removal(job, ctx.active_pods, max(0, active - want))
         if surplus:
             return await self._delete_surplus(ctx, key, surplus[:MAX_POD_CREATE_DELETE_PER_SYNC])
-        terminating = ctx.terminating if _only_replace_failed(job) else 0
+        terminating = ctx.terminating if only_replace_failed(job) else 0
         diff = want - terminating - active
         if diff <= 0:
             return active, None
@@ -597,7 +544,7 @@ class JobController:
         diff = min(diff, MAX_POD_CREATE_DELETE_PER_SYNC)
         template = clone(spec.get("template") or {})
         indexes: list[int] = []
-        if _is_indexed(job):
+        if is_indexed(job):
             add_completion_index_env(template)
             indexes = first_pending_indexes(
                 ctx.active_pods, ctx.succeeded_indexes, diff, completions or 0
@@ -626,7 +573,7 @@ class JobController:
         now = self._clock.now()
         remove: list[Object] = []
         keep = pods
-        if _is_indexed(job):
+        if is_indexed(job):
             remove, keep = surplus_index_pods(pods, job["spec"]["completions"], now)
         if len(remove) < at_least:
             remove += pods_to_delete(keep, (), at_least - len(remove), now)
@@ -664,7 +611,7 @@ class JobController:
                         PODS,
                         pod["metadata"]["namespace"],
                         pod["metadata"]["name"],
-                        _remove_finalizer_patch(),
+                        remove_finalizer_patch(),
                     )
                 await self._delete_pod(ctx.job, pod)
             except StatusError as e:
@@ -716,10 +663,10 @@ class JobController:
         the terminal condition once nothing is left to count or to terminate
         (trackJobStatusAndRemoveFinalizers)."""
         job, status = ctx.job, ctx.status
-        indexed = _is_indexed(job)
+        indexed = is_indexed(job)
         pods = sorted(ctx.pods, key=completion_index) if indexed else ctx.pods
         with_finalizer = {p["metadata"]["uid"] for p in pods if not ctx.counted(p)}
-        needs_flush |= _count_uncounted(status, with_finalizer)
+        needs_flush |= count_uncounted(status, with_finalizer)
         uncounted = status["uncountedTerminatedPods"]
         to_remove: list[Object] = []
         new_indexes: list[int] = []
@@ -733,13 +680,13 @@ class JobController:
             removable = (
                 bool(job["metadata"].get("deletionTimestamp"))
                 or ctx.finished is not None
-                or _phase(pod) == "Succeeded"
+                or phase(pod) == "Succeeded"
                 or failed
             )
             if not removable:
                 continue
             to_remove.append(pod)
-            if _phase(pod) == "Succeeded" and uid not in ctx.uncounted_failed:
+            if phase(pod) == "Succeeded" and uid not in ctx.uncounted_failed:
                 if indexed:
                     ix = completion_index(pod)
                     if ctx.valid_index(pod) and not ctx.prev_succeeded_indexes.has(ix):
@@ -760,8 +707,8 @@ class JobController:
             text = str(ctx.succeeded_indexes)
             if text != status.get("completedIndexes", ""):
                 needs_flush = True
-            _set_counter(status, "completedIndexes", text)
-            _set_counter(status, "succeeded", ctx.succeeded_indexes.total())
+            set_omitempty(status, "completedIndexes", text)
+            set_omitempty(status, "succeeded", ctx.succeeded_indexes.total())
         now = self._clock.now_rfc3339()
         finished = ctx.finished
         if finished is not None and finished["type"] == FAILURE_TARGET:
@@ -807,7 +754,7 @@ class JobController:
                     with_finalizer.discard(pod["metadata"]["uid"])
                 elif error is None:
                     error = result
-        if _count_uncounted(ctx.status, with_finalizer):
+        if count_uncounted(ctx.status, with_finalizer):
             needs_flush = True
         if error is not None:
             if needs_flush:
@@ -821,7 +768,7 @@ class JobController:
                 PODS,
                 pod["metadata"]["namespace"],
                 pod["metadata"]["name"],
-                _remove_finalizer_patch(),
+                remove_finalizer_patch(),
             )
         except StatusError as e:
             self.finalizer_expectations.observed(key, pod["metadata"]["uid"])
@@ -872,37 +819,3 @@ class JobController:
 def _managed_elsewhere(job: Object) -> bool:
     managed_by = job["spec"].get("managedBy")
     return managed_by is not None and managed_by != MANAGED_BY_DEFAULT
-
-
-def _set_counter(status: Object, name: str, value: Any) -> None:
-    """Set an omitempty status field."""
-    if value:
-        status[name] = value
-    else:
-        status.pop(name, None)
-
-
-def _count_uncounted(status: Object, with_finalizer: set[str]) -> bool:
-    """Move the uncounted uids whose pod lost its finalizer to the succeeded and failed
-    counters (cleanUncountedPodsWithoutFinalizers). Returns whether anything moved."""
-    uncounted = status["uncountedTerminatedPods"]
-    moved = False
-    for name in ("succeeded", "failed"):
-        uids = uncounted.get(name) or []
-        left = [u for u in uids if u in with_finalizer]
-        if len(left) != len(uids):
-            moved = True
-            _set_counter(status, name, status.get(name, 0) + len(uids) - len(left))
-            _set_counter(uncounted, name, left)
-    return moved
-
-
-def _release_patch(pod: Object, job: Object) -> Object:
-    """Drop the Job's reference and the tracking finalizer."""
-    return {
-        "metadata": {
-            "ownerReferences": [{"$patch": "delete", "uid": job["metadata"]["uid"]}],
-            "$deleteFromPrimitiveList/finalizers": [TRACKING_FINALIZER],
-            "uid": pod["metadata"]["uid"],
-        }
-    }

@@ -199,3 +199,49 @@ def test_a_finished_job_is_deleted_with_its_pods_after_its_ttl(cluster: Workload
     cluster.settle(20)
     assert cluster.run(cluster.client.list(JOBS, "default"))["items"] == []
     assert job_pods(cluster) == []  # the garbage collector followed
+
+
+def failure_policy(action: str, code: int) -> Object:
+    return {"rules": [{"action": action, "onExitCodes": {"operator": "In", "values": [code]}}]}
+
+
+def test_a_fail_job_rule_of_the_pod_failure_policy_fails_the_job_at_once(cluster: Workloads):
+    create(
+        cluster,
+        job(
+            command="sleep 1",
+            backoffLimit=6,
+            podFailurePolicy=failure_policy("FailJob", 42),
+            annotations={"sim.pinnace.dev/exit-code": "42"},
+        ),
+    )
+    cluster.settle(10)
+    failed = cluster.get(JOBS, "pi")
+    [pod] = job_pods(cluster)
+    message = (
+        f"Container main for pod default/{pod['metadata']['name']} failed with exit code 42"
+        " matching FailJob rule at index 0"
+    )
+    assert failed["status"]["conditions"][-1]["message"] == message
+    assert conditions(failed) == [
+        ("FailureTarget", "True", "PodFailurePolicy"),
+        ("Failed", "True", "PodFailurePolicy"),
+    ]
+    assert failed["status"]["failed"] == 1
+
+
+def test_failures_an_ignore_rule_matches_do_not_count(cluster: Workloads):
+    create(
+        cluster,
+        job(
+            command="sleep 1",
+            backoffLimit=0,
+            podFailurePolicy=failure_policy("Ignore", 3),
+            annotations={"sim.pinnace.dev/exit-code": "3"},
+        ),
+    )
+    cluster.settle(40)
+    running = cluster.get(JOBS, "pi")
+    assert conditions(running) == []
+    assert "failed" not in running["status"]
+    assert len(job_pods(cluster)) >= 3  # each failure replaced, after the back-off

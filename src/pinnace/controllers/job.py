@@ -53,6 +53,7 @@ from pinnace.controllers.job_conditions import (
     ensure_condition,
     new_condition,
 )
+from pinnace.controllers.job_failure_policy import judge
 from pinnace.controllers.job_indexes import (
     UNKNOWN_INDEX,
     Intervals,
@@ -124,6 +125,14 @@ class _Sync:
     def counted(self, pod: Object) -> bool:
         """Already counted in status, or its finalizer is on its way out."""
         return not has_tracking_finalizer(pod) or pod["metadata"]["uid"] in self.expected_rm
+
+    def failure_to_count(self, pod: Object) -> bool:
+        """A failure not yet recorded as uncounted that counts toward backoffLimit."""
+        return (
+            pod["metadata"]["uid"] not in self.uncounted_failed
+            and self.valid_index(pod)
+            and judge(self.job["spec"].get("podFailurePolicy"), pod).counts
+        )
 
     def valid_index(self, pod: Object) -> bool:
         if not is_indexed(self.job):
@@ -351,7 +360,9 @@ class JobController:
         ctx.succeeded = (
             status.get("succeeded", 0) + len(new_succeeded) + len(ctx.uncounted_succeeded)
         )
-        ctx.failed = status.get("failed", 0) + len(new_failed) + len(ctx.uncounted_failed)
+        policy = job["spec"].get("podFailurePolicy")
+        counted_failures = sum(judge(policy, p).counts for p in new_failed)
+        ctx.failed = status.get("failed", 0) + counted_failures + len(ctx.uncounted_failed)
         if not status.get("startTime") and not is_suspended(job):
             status["startTime"] = self._clock.now_rfc3339()
         ctx.backoff = self._backoff.get(key, BackoffRecord()).after(new_succeeded, new_failed)
@@ -422,6 +433,10 @@ class JobController:
             ctx.finished = new_condition(FAILED, target["reason"], target["message"], now)
             return
         spec = job["spec"]
+        message = _fail_job_message(job, ctx.pods)
+        if message is not None:
+            ctx.finished = new_condition(FAILURE_TARGET, "PodFailurePolicy", message, now)
+            return
         deadline = spec.get("activeDeadlineSeconds")
         if ctx.failed > (spec.get("backoffLimit") or 0) or past_backoff_limit_on_failure(
             job, ctx.pods
@@ -695,7 +710,7 @@ class JobController:
                 elif uid not in ctx.uncounted_succeeded:
                     uncounted["succeeded"] = [*(uncounted.get("succeeded") or []), uid]
                     needs_flush = True
-            elif (failed or failing) and uid not in ctx.uncounted_failed and ctx.valid_index(pod):
+            elif (failed or failing) and ctx.failure_to_count(pod):
                 uncounted["failed"] = [*(uncounted.get("failed") or []), uid]
                 needs_flush = True
             pending = len(new_indexes) + sum(len(v) for v in uncounted.values())
@@ -814,6 +829,20 @@ class JobController:
     async def _write_status(self, ctx: _Sync) -> None:
         written = await self._client.update_status(JOBS, ctx.job)
         ctx.job["metadata"] = clone(written["metadata"])
+
+
+def _fail_job_message(job: Object, pods: list[Object]) -> str | None:
+    """The message of the first failed pod a FailJob rule of the pod failure policy
+    matches."""
+    policy = job["spec"].get("podFailurePolicy")
+    if policy is None:
+        return None
+    for pod in pods:
+        if is_pod_failed(pod, job):
+            message = judge(policy, pod).fail_job_message
+            if message is not None:
+                return message
+    return None
 
 
 def _managed_elsewhere(job: Object) -> bool:

@@ -27,10 +27,17 @@ from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import NODE_LEASE_NAMESPACE, NodeConfig
 from pinnace.kubelet.configmaps import ConfigMapLookup, config_error, referenced_config_maps
+from pinnace.kubelet.eviction import (
+    POD_CLEANUP_POLL,
+    POD_CLEANUP_TIMEOUT,
+    EvictionManager,
+)
+from pinnace.kubelet.eviction import REASON as EVICTED
 from pinnace.kubelet.node_status import (
     condition_events,
     healthy_conditions,
     lease_object,
+    node_conditions,
     node_object,
     node_status,
     static_status,
@@ -100,6 +107,9 @@ class NodeAgent:
         self._free_ips: list[str] = []
         self._last_status_post = 0.0
         self._static_status = static_status(config)
+        self.eviction = EvictionManager(config, self)
+        self._evicting = False
+        """An evicted pod is being cleaned up: the eviction manager waits for it."""
 
     # --- registration and heartbeat ---------------------------------------------------------
 
@@ -139,15 +149,19 @@ class NodeAgent:
         await self.renew_lease()
 
     def _node_event(self, reason: str, message: str) -> None:
+        self.node_event("Normal", reason, message)
+
+    def node_event(self, event_type: str, reason: str, message: str) -> None:
         # The kubelet's reference to its node carries the node's name as its uid.
         node = {"kind": "Node", "metadata": {"name": self.name, "uid": self.name}}
-        self.recorder.event(node, "Normal", reason, message)
+        self.recorder.event(node, event_type, reason, message)
 
     async def heartbeat(self) -> None:
         """What the kubelet does every 10 s: renew the lease, and post the node status if it
         changed or has not been posted for nodeStatusReportFrequency."""
         try:
             await self.renew_lease()
+            self.synchronize_eviction()
             await self.sync_node_status()
         except StatusError as e:
             log.warning("node %s: heartbeat failed: %s", self.name, e.message)
@@ -178,7 +192,8 @@ class NodeAgent:
             return
         current = self.node.get("status") or {}
         previous = current.get("conditions") or []
-        wanted = node_status(self._static_status, previous, self.clock.now_rfc3339())
+        pressure = self.eviction.node_conditions
+        wanted = node_status(self._static_status, previous, self.clock.now_rfc3339(), pressure)
         due = self.clock.now() - self._last_status_post >= self.config.node_status_report_frequency
         if not due and _same_status(current, wanted):
             return
@@ -186,7 +201,7 @@ class NodeAgent:
             NODES, "", self.name, {"status": wanted}, PatchType.MERGE, subresource="status"
         )
         self._last_status_post = self.clock.now()
-        for reason in condition_events(healthy_conditions(), previous):
+        for reason in condition_events(node_conditions(pressure), previous):
             self._node_event(reason, f"Node {self.name} status is now: {reason}")
 
     def node_changed(self, node: Object) -> None:
@@ -210,7 +225,9 @@ class NodeAgent:
             self._delete_pod(pod)  # never started here: nothing to stop
             return
         demand = PodDemand.of(pod)
-        result = admit(demand, self.node, self.usage)
+        result = self.eviction.admit(pod, demand.info.tolerations)
+        if result.admit:
+            result = admit(demand, self.node, self.usage)
         if not result.admit:
             self._reject(pod, result.reason, result.message)
             return
@@ -259,6 +276,49 @@ class NodeAgent:
             "startTime": (pod.get("status") or {}).get("startTime") or self.clock.now_rfc3339(),
         }
         self._background(self._patch_status(pod, pod_status))
+
+    # --- eviction ----------------------------------------------------------------------------
+
+    def synchronize_eviction(self) -> None:
+        """The eviction manager's pass of this monitoring interval, unless it is still waiting
+        for the pod it evicted last to be cleaned up."""
+        if self._evicting:
+            return
+        eviction = self.eviction.synchronize(self.clock.now())
+        if eviction is not None:
+            self._evicting = True
+            self._background(self._after_eviction(eviction.pod["metadata"]["uid"]))
+
+    async def _after_eviction(self, uid: str) -> None:
+        """Wait (30 s at most) for the evicted pod's containers to stop, then synchronize
+        again at once, as long as that evicts another pod."""
+        try:
+            while True:
+                waited = 0.0
+                while waited < POD_CLEANUP_TIMEOUT and not self._cleaned_up(uid):
+                    await self.clock.sleep(POD_CLEANUP_POLL)
+                    waited += POD_CLEANUP_POLL
+                eviction = self.eviction.synchronize(self.clock.now())
+                if eviction is None:
+                    return
+                uid = eviction.pod["metadata"]["uid"]
+        finally:
+            self._evicting = False
+
+    def _cleaned_up(self, uid: str) -> bool:
+        worker = self.workers.get(uid)
+        return worker is None or not any(c.running for c in (*worker.inits, *worker.apps))
+
+    def active_pods(self) -> list[Mapping[str, Any]]:
+        """The admitted pods that have neither finished nor begun stopping."""
+        return [w.pod for w in self.workers.values() if not w.finished and not w.terminating]
+
+    def evict_pod(self, pod: Mapping[str, Any], grace_period: int, message: str) -> None:
+        worker = self.workers.get(pod["metadata"]["uid"])
+        if worker is None:
+            return
+        self.recorder.event(pod, "Warning", EVICTED, message)
+        worker.evict(grace_period, message)
 
     # --- what workers need -------------------------------------------------------------------
 

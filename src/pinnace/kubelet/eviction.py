@@ -68,7 +68,7 @@ class EvictionHost(Protocol):
     def summary(self) -> Summary:
         """The node's stats now."""
 
-    def active_pods(self) -> list[Pod]:
+    def active_pods(self) -> Sequence[Pod]:
         """The admitted pods that are neither finished nor being stopped."""
 
     def evict_pod(self, pod: Pod, grace_period: int, message: str) -> None:

@@ -10,7 +10,7 @@ status changes.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +65,41 @@ def healthy_conditions() -> list[Condition]:
         ),
         Condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", "NodeReady"),
     ]
+
+
+PRESSURE_CONDITIONS: Mapping[str, Condition] = {
+    c.type: c
+    for c in (
+        Condition(
+            "MemoryPressure",
+            "True",
+            "KubeletHasInsufficientMemory",
+            "kubelet has insufficient memory available",
+            "NodeHasInsufficientMemory",
+        ),
+        Condition(
+            "DiskPressure",
+            "True",
+            "KubeletHasDiskPressure",
+            "kubelet has disk pressure",
+            "NodeHasDiskPressure",
+        ),
+        Condition(
+            "PIDPressure",
+            "True",
+            "KubeletHasInsufficientPID",
+            "kubelet has insufficient PID available",
+            "NodeHasInsufficientPID",
+        ),
+    )
+}
+"""The conditions the eviction manager raises, by type."""
+
+
+def node_conditions(pressure: Collection[str] = ()) -> list[Condition]:
+    """The conditions of a ready node under the `pressure` conditions the eviction manager
+    reports (MemoryPressure, DiskPressure, PIDPressure)."""
+    return [PRESSURE_CONDITIONS[c.type] if c.type in pressure else c for c in healthy_conditions()]
 
 
 def condition_events(conditions: list[Condition], previous: list[Mapping[str, Any]]) -> list[str]:
@@ -136,10 +171,14 @@ def node_object(config: NodeConfig, now: str) -> dict[str, Any]:
 
 
 def node_status(
-    static: Mapping[str, Any], previous_conditions: list[Mapping[str, Any]], now: str
+    static: Mapping[str, Any],
+    previous_conditions: list[Mapping[str, Any]],
+    now: str,
+    pressure: Collection[str] = (),
 ) -> dict[str, Any]:
-    """The status to post: `static_status` with the conditions as of `now`."""
-    conditions = condition_entries(healthy_conditions(), previous_conditions, now)
+    """The status to post: `static_status` with the conditions as of `now`, under the
+    `pressure` conditions."""
+    conditions = condition_entries(node_conditions(pressure), previous_conditions, now)
     return {**static, "conditions": conditions}
 
 

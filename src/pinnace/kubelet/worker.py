@@ -109,6 +109,8 @@ class PodWorker:
         self.reason = ""
         self.message = ""
         """Why the pod failed as a whole (status.reason and status.message)."""
+        self.disruption: dict[str, Any] | None = None
+        """The DisruptionTarget condition of an evicted pod."""
 
     @property
     def config_blocked(self) -> bool:
@@ -276,12 +278,32 @@ class PodWorker:
         """spec.activeDeadlineSeconds ran out: the pod fails and its containers are killed."""
         if self.terminating or self.finished:
             return
+        message = "Pod was active on the node longer than the specified deadline"
+        self.host.recorder.event(self.pod, "Normal", "DeadlineExceeded", message)
+        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        self._fail("DeadlineExceeded", message, grace)
+
+    def evict(self, grace: float, message: str) -> None:
+        """The eviction manager chose this pod: it fails with reason Evicted, its containers
+        are killed within `grace` seconds, and a DisruptionTarget condition says why."""
+        if self.terminating or self.finished:
+            return
+        self.disruption = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": self.host.clock.now_rfc3339(),
+            "reason": "TerminationByKubelet",
+            "message": message,
+        }
+        self._fail("Evicted", message, grace)
+
+    def _fail(self, reason: str, message: str, grace: float) -> None:
+        """The kubelet ends the pod: Failed with `reason`, its containers killed."""
         self._cancel_timer()
         self.phase = FAILED
-        self.reason = "DeadlineExceeded"
-        self.message = "Pod was active on the node longer than the specified deadline"
-        self.host.recorder.event(self.pod, "Normal", self.reason, self.message)
-        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        self.reason = reason
+        self.message = message
         for c in self.inits + self.apps:
             c.waiting = ("", "") if c.current is not None else c.waiting
             if c.running and c.current is not None:
@@ -349,6 +371,8 @@ class PodWorker:
         qos = (self.pod.get("status") or {}).get("qosClass")
         if qos:
             status["qosClass"] = qos
+        if self.disruption is not None:
+            status["conditions"] = [*self._conditions, self.disruption]
         if self.reason:
             status["reason"], status["message"] = self.reason, self.message
         return status

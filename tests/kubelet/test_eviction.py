@@ -1,0 +1,188 @@
+"""Node-pressure eviction on a node agent, as a user observes it through the API: pods evicted
+one at a time in the kubelet's order, Failed with reason Evicted and its message, the Evicted
+and node events, the pressure condition held for its transition period, and pods refused while
+the node is under pressure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.kubelet.conftest import EVENTS, NODES, Node, pod
+
+from pinnace.kubelet import NodeConfig
+
+
+def memory_pod(
+    name: str, usage: str, *, request: str = "", limit: str = "", grace: int | None = None
+) -> dict[str, Any]:
+    body = pod(name, node="node-1", memory=usage)
+    resources: dict[str, Any] = {}
+    if request:
+        resources["requests"] = {"memory": request}
+    if limit:
+        resources["limits"] = {"memory": limit, "cpu": "100m"}
+        resources["requests"] = {"memory": request or limit, "cpu": "100m"}
+    if resources:
+        body["spec"]["containers"][0]["resources"] = resources
+    if grace is not None:
+        body["spec"]["terminationGracePeriodSeconds"] = grace
+    return body
+
+
+def pressed_node(**settings: Any) -> NodeConfig:
+    """A 4Gi node, under memory pressure whenever less than 3.5Gi is free unless told."""
+    return NodeConfig(
+        name="node-1",
+        capacity={"cpu": "2", "memory": "4Gi", "pods": "10", "ephemeral-storage": "20Gi"},
+        eviction_pressure_transition_period=60,
+        **{"eviction_hard": {"memory.available": "3.5Gi"}, **settings},
+    )
+
+
+@pytest.fixture
+def node() -> Iterator[Node]:
+    n = Node(pressed_node())
+    yield n
+    n.close()
+
+
+def status(node: Node, name: str) -> dict[str, Any]:
+    return node.get_pod(name)["status"]
+
+
+def events(node: Node, reason: str) -> list[tuple[str, str, str]]:
+    items = node.run(node.client.list(EVENTS, "default"))["items"]
+    return [
+        (e["involvedObject"]["name"], e["type"], e["message"])
+        for e in sorted(items, key=lambda e: e["metadata"]["name"])
+        if e["reason"] == reason
+    ]
+
+
+def condition(node: Node, kind: str) -> dict[str, Any]:
+    got = node.run(node.client.get(NODES, "", "node-1"))
+    return next(c for c in got["status"]["conditions"] if c["type"] == kind)
+
+
+@pytest.fixture
+def reclaiming() -> Iterator[Node]:
+    """Under pressure below 1Gi free, and until 1Gi + 2Gi is free again."""
+    n = Node(
+        pressed_node(
+            eviction_hard={"memory.available": "1Gi"},
+            eviction_minimum_reclaim={"memory.available": "2Gi"},
+        )
+    )
+    yield n
+    n.close()
+
+
+def test_memory_pressure_evicts_best_effort_then_burstable_then_guaranteed(
+    reclaiming: Node,
+) -> None:
+    node = reclaiming
+    names = ("guaranteed", "burstable", "best-effort")
+    node.create_pod(memory_pod("guaranteed", "1200Mi", limit="1536Mi"))
+    node.create_pod(memory_pod("burstable", "1Gi", request="100Mi"))
+    node.create_pod(memory_pod("best-effort", "1Gi"))
+    node.settle(8)  # all running, 800Mi free, before the first synchronization at 10 s
+    assert {status(node, n)["phase"] for n in names} == {"Running"}
+    finished: list[str] = []
+    for _ in range(20):
+        node.settle(1)
+        finished += [n for n in names if n not in finished and status(node, n)["phase"] == "Failed"]
+    assert finished == ["best-effort", "burstable", "guaranteed"]
+
+    evicted = status(node, "burstable")
+    assert evicted["reason"] == "Evicted"
+    message = evicted["message"]
+    assert message == (
+        "The node was low on resource: memory. Threshold quantity: 1Gi, available: 1872Mi. "
+        "Container app was using 1Gi, request is 100Mi, has larger consumption of memory. "
+    )
+    disruption = evicted["conditions"][-1]
+    assert {k: disruption[k] for k in ("type", "status", "reason", "message")} == {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "TerminationByKubelet",
+        "message": message,
+    }
+    terminated = evicted["containerStatuses"][0]["state"]["terminated"]
+    assert terminated["exitCode"] == 143  # it stopped on SIGTERM, within its 1 s
+    assert [(n, t) for n, t, _ in events(node, "Evicted")] == [
+        ("best-effort", "Warning"),
+        ("burstable", "Warning"),
+        ("guaranteed", "Warning"),
+    ]
+    assert ("node-1", "Warning", "Attempting to reclaim memory") in events(
+        node, "EvictionThresholdMet"
+    )
+    pressure = condition(node, "MemoryPressure")
+    assert (pressure["status"], pressure["reason"], pressure["message"]) == (
+        "True",
+        "KubeletHasInsufficientMemory",
+        "kubelet has insufficient memory available",
+    )
+    assert [m for _, _, m in events(node, "NodeHasInsufficientMemory")] == [
+        "Node node-1 status is now: NodeHasInsufficientMemory"
+    ]
+
+
+def test_pressure_condition_lasts_the_transition_period_after_recovery(node: Node) -> None:
+    node.create_pod(memory_pod("hog", "700Mi", request="100Mi"))
+    node.settle(12)  # evicted at the 10 s synchronization
+    assert status(node, "hog")["reason"] == "Evicted"
+    assert condition(node, "MemoryPressure")["status"] == "True"
+    node.settle(50)  # last seen at 10 s; 60 s later it clears
+    assert condition(node, "MemoryPressure")["status"] == "True"
+    node.settle(10)
+    cleared = condition(node, "MemoryPressure")
+    assert (cleared["status"], cleared["reason"]) == ("False", "KubeletHasSufficientMemory")
+    assert [m for _, _, m in events(node, "NodeHasSufficientMemory")][-1] == (
+        "Node node-1 status is now: NodeHasSufficientMemory"
+    )
+
+
+def test_under_memory_pressure_best_effort_pods_are_rejected(node: Node) -> None:
+    node.create_pod(memory_pod("hog", "700Mi", request="100Mi"))
+    node.settle(12)  # evicted at 10 s; the pressure condition stays for its transition period
+    assert condition(node, "MemoryPressure")["status"] == "True"
+    node.create_pod(pod("late", node="node-1"))
+    node.create_pod(memory_pod("late-burstable", "10Mi", request="10Mi"))
+    node.settle(1)
+    late = status(node, "late")
+    assert (late["phase"], late["reason"], late["message"]) == (
+        "Failed",
+        "Evicted",
+        "Pod was rejected: The node had condition: [MemoryPressure]. ",
+    )
+    assert events(node, "Evicted")[-1] == (
+        "late",
+        "Warning",
+        "The node had condition: [MemoryPressure]. ",
+    )
+    assert status(node, "late-burstable")["phase"] == "Running"
+
+
+def test_soft_threshold_evicts_only_after_its_grace_period() -> None:
+    soft = pressed_node(
+        eviction_hard={},
+        eviction_soft={"memory.available": "3.5Gi"},
+        eviction_soft_grace_period={"memory.available": 30.0},
+        eviction_max_pod_grace_period=5,
+    )
+    node = Node(soft)
+    try:
+        node.create_pod(memory_pod("web", "700Mi", request="100Mi", grace=60))
+        node.settle(12)  # crossed at the 10 s synchronization: pressure, no eviction yet
+        assert condition(node, "MemoryPressure")["status"] == "True"
+        assert status(node, "web")["phase"] == "Running"
+        node.settle(25)  # 30 s after it was first seen: 40 s
+        assert status(node, "web")["phase"] == "Running"
+        node.settle(5)
+        web = status(node, "web")
+        assert (web["phase"], web["reason"]) == ("Failed", "Evicted")
+    finally:
+        node.close()

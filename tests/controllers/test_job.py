@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.controllers.workloads import Workloads
+from tests.controllers.workloads import PODS, Workloads
 
 from pinnace.api import catalog
 from pinnace.apiserver.objects import Object
@@ -245,3 +245,28 @@ def test_failures_an_ignore_rule_matches_do_not_count(cluster: Workloads):
     assert conditions(running) == []
     assert "failed" not in running["status"]
     assert len(job_pods(cluster)) >= 3  # each failure replaced, after the back-off
+
+
+def test_without_completions_the_job_completes_once_a_pod_succeeded_and_none_runs(
+    cluster: Workloads,
+):
+    created = create(cluster, job(command="sleep 5", parallelism=3))
+    assert "completions" not in created["spec"]
+    cluster.settle(3)
+    assert len(job_pods(cluster)) == 3
+    cluster.settle(10)
+    done = cluster.get(JOBS, "pi")
+    assert ("Complete", "True", "CompletionsReached") in conditions(done)
+    assert done["status"]["succeeded"] == 3 and len(job_pods(cluster)) == 3
+
+
+def test_a_deleted_pod_counts_as_failed_and_is_replaced(cluster: Workloads):
+    create(cluster, job(command="sleep 3600"))
+    cluster.settle(3)
+    [first] = job_pods(cluster)
+    cluster.run(cluster.client.delete(PODS, "default", first["metadata"]["name"]))
+    cluster.settle(20)
+    status = cluster.get(JOBS, "pi")["status"]
+    assert status["failed"] == 1 and status["active"] == 1
+    names = [p["metadata"]["name"] for p in job_pods(cluster)]
+    assert len(names) == 1 and names[0] != first["metadata"]["name"]

@@ -11,6 +11,7 @@ from tests.controllers.workloads import PODS, Workloads
 
 from pinnace.api import catalog
 from pinnace.apiserver.objects import Object
+from pinnace.controllers.workloads import start_workload_controllers
 
 JOBS = catalog.by_resource("batch", "jobs")
 assert JOBS is not None
@@ -270,3 +271,19 @@ def test_a_deleted_pod_counts_as_failed_and_is_replaced(cluster: Workloads):
     assert status["failed"] == 1 and status["active"] == 1
     names = [p["metadata"]["name"] for p in job_pods(cluster)]
     assert len(names) == 1 and names[0] != first["metadata"]["name"]
+
+
+def test_a_restarted_controller_counts_every_pod_once(cluster: Workloads):
+    create(cluster, job(command="sleep 5", completions=4, parallelism=2))
+    cluster.settle(3)
+    cluster.run(cluster.controllers.stop())
+    cluster.settle(10)  # both pods finish while no controller runs
+    pods = job_pods(cluster)
+    assert [p["status"]["phase"] for p in pods] == ["Succeeded", "Succeeded"]
+    assert all(p["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"] for p in pods)
+    cluster.controllers = start_workload_controllers(cluster.client)
+    cluster.settle(30)
+    done = cluster.get(JOBS, "pi")
+    assert done["status"]["succeeded"] == 4
+    assert ("Complete", "True", "CompletionsReached") in conditions(done)
+    assert len(job_pods(cluster)) == 4

@@ -352,7 +352,7 @@ def test_many_nodes_at_once_choose_as_node_by_node(clock: VirtualClock) -> None:
             waiting["status"] = {"nominatedNodeName": rng.choice(nodes)["metadata"]["name"]}
             nominated.append(waiting)
         budgets = [pdb(f"b{a}", rng.randint(0, 2), app=a) for a in "xy"]
-        preemptor = pod("high", f"{rng.choice((500, 1000, 2000))}m", rng.randint(4, 9))
+        preemptor = pod("high", f"{rng.choice((500, 1000, 2000, 3500, 5000))}m", rng.randint(4, 9))
         outcomes = []
         for extra in ([], [PassThrough()]):
             cluster = Cluster(clock, *nodes, pdbs=budgets, minCandidateNodesAbsolute=3, extra=extra)

@@ -103,3 +103,28 @@ def test_row_cache_recomputes_only_changed_rows() -> None:
     table.add_pod(pod("s", "n0"), "n0")
     assert cache.get(table, "k", pods_per_row, one).tolist() == [1, 2, 1, 0]
     assert one_by_one == [0]
+
+
+def test_what_pods_of_at_least_a_priority_request_follows_pods_and_nodes() -> None:
+    def prioritised(name: str, node_name: str, priority: int, cpu: str) -> PodInfo:
+        info = pod(name, node_name, cpu=cpu)
+        return PodInfo.from_pod({**info.pod, "spec": {**info.pod["spec"], "priority": priority}})
+
+    table = NodeTable()
+    table.add_node(node("a"))
+    table.add_node(node("b"))
+    for name, node_name, priority, cpu in (
+        ("low", "a", 0, "500m"),
+        ("mid", "a", 5, "300m"),
+        ("high", "b", 10, "1"),
+        ("low2", "b", 0, "200m"),
+    ):
+        table.add_pod(prioritised(name, node_name, priority, cpu), node_name)
+    kept = table.requested_at_or_above(5)
+    cpu, pods = table.columns["cpu"], table.columns["pods"]
+    assert kept[:, cpu].tolist() == [300, 1000] and kept[:, pods].tolist() == [1, 1]
+    table.remove_pod("ns/mid", "a")
+    table.remove_node("b")  # its pods wait as orphans: no longer on a row
+    assert table.requested_at_or_above(0)[:, cpu].tolist() == [500]
+    table.add_node(node("b"))  # the orphans come back with it
+    assert table.requested_at_or_above(10)[:, cpu].tolist() == [0, 1000]

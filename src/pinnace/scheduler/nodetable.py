@@ -86,6 +86,8 @@ class NodeTable:
         self._images: list[dict[str, int]] = []
         # Pods bound to nodes the table does not have (yet): kept until the node arrives.
         self._orphans: dict[str, dict[str, PodInfo]] = {}
+        # The pods on the table's nodes by priority: pod key -> node name.
+        self._by_priority: dict[int, dict[str, str]] = {}
         # Rows whose contents changed are logged (a removed node's row takes the last node, so
         # that row changes too); a new resource column starts a new epoch.
         self.epoch = 0
@@ -167,6 +169,8 @@ class NodeTable:
         self._set_images(i, name, {})
         if self.pods[i]:
             self._orphans[name] = self.pods[i]
+            for pod in self.pods[i].values():
+                self._unindex(pod)
         last = len(self.names) - 1
         for array in self._arrays():
             array[i] = array[last]
@@ -187,6 +191,7 @@ class NodeTable:
             return
         self._account(i, pod, 1)
         self.pods[i][pod.key] = pod
+        self._by_priority.setdefault(pod.priority, {})[pod.key] = node_name
         ports = self.host_ports[i]
         for port in pod.host_ports:
             ports[port] = ports.get(port, 0) + 1
@@ -199,6 +204,7 @@ class NodeTable:
         if pod is None:
             return None
         self._account(i, pod, -1)
+        self._unindex(pod)
         ports = self.host_ports[i]
         for port in pod.host_ports:
             if ports[port] == 1:
@@ -206,6 +212,20 @@ class NodeTable:
             else:
                 ports[port] -= 1
         return pod
+
+    def requested_at_or_above(self, priority: int) -> np.ndarray:
+        """What the pods of at least `priority` request on each node (the `requested`
+        columns): the rest is what evicting every pod of lower priority would free."""
+        kept = np.zeros_like(self.requested)
+        for level, pods in self._by_priority.items():
+            if level < priority:
+                continue
+            for key, node_name in pods.items():
+                i = self.index[node_name]
+                for resource, value in self.pods[i][key].requests.items():
+                    kept[i, self.columns[resource]] += value
+                kept[i, PODS_COLUMN] += 1
+        return kept
 
     def node_info(self, i: int) -> NodeInfo:
         names = list(self.columns)
@@ -226,6 +246,12 @@ class NodeTable:
         )
 
     # Internals.
+    def _unindex(self, pod: PodInfo) -> None:
+        same = self._by_priority[pod.priority]
+        del same[pod.key]
+        if not same:
+            del self._by_priority[pod.priority]
+
     def _new_epoch(self) -> None:
         self.epoch += 1
         self.changed_rows.clear()

@@ -160,11 +160,19 @@ class NodeResourcesFit:
         return unschedulable(*reasons) if reasons else SUCCESS
 
     def node_statuses(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Sequence[int]
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        rows: Sequence[int],
+        requested: np.ndarray | None = None,
     ) -> list[Status]:
-        """node_status of many rows at once: each distinct set of reasons is built once."""
+        """node_status of many rows at once (with `requested` in place of the rows' own, if
+        given): each distinct set of reasons is built once."""
         checked = _in_reason_order(state.read(_STATE_KEY))
-        allocatable, requested = table.allocatable[rows], table.requested[rows]
+        allocatable = table.allocatable[rows]
+        if requested is None:
+            requested = table.requested[rows]
         short = [requested[:, PODS_COLUMN] + 1 > allocatable[:, PODS_COLUMN]]
         short += [value > allocatable[:, c] - requested[:, c] for _, c, value in checked]
         reasons = [TOO_MANY_PODS, *(f"Insufficient {name}" for name, _, _ in checked)]

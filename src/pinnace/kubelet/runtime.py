@@ -47,7 +47,7 @@ from pinnace.resources.oom import oom_score_adj
 from pinnace.resources.pod import containers
 
 if TYPE_CHECKING:
-    from pinnace.kubelet.behaviour import ContainerBehaviour
+    from pinnace.kubelet.behaviour import ContainerBehaviour, ContainerUsage
 
 EXIT_CODE_SIGKILL = 137
 EXIT_CODE_SIGTERM = 143
@@ -201,14 +201,13 @@ class SimulatedRuntime(ContainerRuntime):
         self.machine = machine or Machine()
         self._containers: dict[str, ContainerStatus] = {}
         self._behaviours: dict[str, ContainerBehaviour] = {}
-        self._resources: dict[str, LinuxContainerResources] = {}
         self._callbacks: dict[str, OnExit] = {}
         self._timers: dict[str, Timer] = {}
         self._oom_timers: dict[str, Timer] = {}
         self._term_sent: dict[str, float] = {}
         self._exits: dict[str, float] = {}
         """When a container being stopped will be gone."""
-        self._running: dict[str, ContainerStatus] = {}
+        self._running: dict[str, _Running] = {}
         self._memory_peaks = 0.0
         """The running containers' highest working sets, each at most its limit: while the
         system's memory and these fit in the machine, the node cannot run out of memory."""
@@ -240,21 +239,26 @@ class SimulatedRuntime(ContainerRuntime):
         resources = resources or LinuxContainerResources()
         self._containers[cid] = status
         self._behaviours[cid] = behaviour
-        self._resources[cid] = resources
         self._callbacks[cid] = on_exit
-        self._running[cid] = status
+        memory, limit = behaviour.usage.memory, resources.memory_limit_bytes
+        self._running[cid] = running = _Running(
+            status,
+            behaviour.usage,
+            resources,
+            cpu_limit=resources.cpu_limit_nano_cores or math.inf,
+            memory_peak=min(memory.peak, limit) if limit else memory.peak,
+        )
         if behaviour.run_seconds < math.inf:
             self._timers[cid] = self._clock.call_later(
                 behaviour.run_seconds, self._exit, cid, behaviour.exit_code
             )
-        memory, limit = behaviour.usage.memory, resources.memory_limit_bytes
         crossing = first_above(memory, limit) if limit else None
         if crossing is not None:
             # Timers even for a crossing at once: the caller has not seen the status yet.
             self._oom_timers[cid] = self._clock.call_at(
                 now + crossing, self._exit, cid, EXIT_CODE_SIGKILL, REASON_OOM_KILLED
             )
-        self._memory_peaks += min(memory.peak, limit) if limit else memory.peak
+        self._memory_peaks += running.memory_peak
         self._plan_node_oom()
         return status
 
@@ -284,7 +288,6 @@ class SimulatedRuntime(ContainerRuntime):
         for table in (
             self._containers,
             self._behaviours,
-            self._resources,
             self._callbacks,
             self._term_sent,
             self._exits,
@@ -293,30 +296,22 @@ class SimulatedRuntime(ContainerRuntime):
 
     def list_container_stats(self) -> dict[str, ContainerStats]:
         now = self._clock.now()
-        ids = list(self._running)
-        demands, wants, shares = [], [], []
-        for cid in ids:
-            started, resources = self._running[cid].started_at, self._resources[cid]
-            demand = self._behaviours[cid].usage.cpu.at(now - started)
-            limit = resources.cpu_limit_nano_cores or math.inf
-            demands.append(demand)
-            wants.append(min(demand, limit))
-            shares.append(resources.cpu_shares)
+        running = list(self._running.values())
+        demands = [r.usage.cpu.at(now - r.status.started_at) for r in running]
+        wants = [min(demand, r.cpu_limit) for demand, r in zip(demands, running, strict=True)]
+        shares = [r.resources.cpu_shares for r in running]
         got = share_cpu(wants, shares, self.machine.cpu_nano_cores)
         found = {}
-        for i, cid in enumerate(ids):
-            status = self._running[cid]
-            usage, age = self._behaviours[cid].usage, now - status.started_at
-            found[cid] = ContainerStats(
-                name=status.name,
-                cpu_usage_nano_cores=round(got[i]),
-                cpu_throttled_nano_cores=round(demands[i] - wants[i]),
-                memory_working_set_bytes=round(usage.memory.at(age)),
-                rootfs_used_bytes=round(usage.ephemeral_storage.at(age)),
-                logs_used_bytes=sum(
-                    CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for _, line in status.log
-                ),
-                pids=round(usage.pids.at(age)),
+        for r, demand, want, cpu in zip(running, demands, wants, got, strict=True):
+            age = now - r.status.started_at
+            found[r.status.id] = ContainerStats(
+                name=r.status.name,
+                cpu_usage_nano_cores=round(cpu),
+                cpu_throttled_nano_cores=round(demand - want),
+                memory_working_set_bytes=round(r.usage.memory.at(age)),
+                rootfs_used_bytes=round(r.usage.ephemeral_storage.at(age)),
+                logs_used_bytes=r.log_bytes(),
+                pids=round(r.usage.pids.at(age)),
             )
         return found
 
@@ -341,11 +336,10 @@ class SimulatedRuntime(ContainerRuntime):
             timer = timers.pop(container_id, None)
             if timer is not None:
                 timer.cancel()
-        if self._running.pop(container_id, None) is None:
+        running = self._running.pop(container_id, None)
+        if running is None:
             return
-        memory = self._behaviours[container_id].usage.memory
-        limit = self._resources[container_id].memory_limit_bytes
-        self._memory_peaks -= min(memory.peak, limit) if limit else memory.peak
+        self._memory_peaks -= running.memory_peak
         if not self._running:
             self._memory_peaks = 0.0  # no float drift left behind
         self._plan_node_oom()
@@ -369,10 +363,7 @@ class SimulatedRuntime(ContainerRuntime):
             self._node_oom_timer = self._clock.call_at(searched, self._plan_node_oom)
 
     def _memory_curves(self) -> list[Started]:
-        return [
-            Started(self._behaviours[cid].usage.memory, status.started_at)
-            for cid, status in self._running.items()
-        ]
+        return [Started(r.usage.memory, r.status.started_at) for r in self._running.values()]
 
     def _node_out_of_memory(self) -> None:
         """Kill the container with the highest oom_score; its exit plans the next check,
@@ -382,12 +373,36 @@ class SimulatedRuntime(ContainerRuntime):
         candidates = [
             OOMCandidate(
                 cid,
-                Started(self._behaviours[cid].usage.memory, status.started_at).at(now),
-                self._resources[cid].oom_score_adj,
+                r.usage.memory.at(now - r.status.started_at),
+                r.resources.oom_score_adj,
             )
-            for cid, status in self._running.items()
+            for cid, r in self._running.items()
         ]
         victim = oom_victim(candidates, self.machine.memory_bytes)
         if victim is None:
             return
         self._exit(victim, EXIT_CODE_SIGKILL, REASON_OOM_KILLED)
+
+
+@dataclass(slots=True)
+class _Running:
+    """What the runtime keeps at hand for a running container."""
+
+    status: ContainerStatus
+    usage: ContainerUsage
+    resources: LinuxContainerResources
+    cpu_limit: float
+    memory_peak: float
+    """Its highest working set; at most its limit, as it is killed there."""
+    _log_lines: int = 0
+    _log_bytes: int = 0
+
+    def log_bytes(self) -> int:
+        """What its log takes on disk in the CRI log format (counted once per new line)."""
+        log = self.status.log
+        if len(log) != self._log_lines:
+            self._log_bytes += sum(
+                CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for _, line in log[self._log_lines :]
+            )
+            self._log_lines = len(log)
+        return self._log_bytes

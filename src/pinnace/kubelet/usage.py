@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from pinnace.kubelet.commands import duration
@@ -54,6 +54,15 @@ class Curve:
 
     points: tuple[Point, ...]
     period: float = 0.0
+    times: tuple[float, ...] = field(init=False, repr=False, compare=False)
+    constant_amount: float | None = field(init=False, repr=False, compare=False)
+    """The amount at every moment of a curve that never changes, else None."""
+
+    def __post_init__(self) -> None:
+        # Frozen, so set once here: at() runs for every container whenever stats are read.
+        object.__setattr__(self, "times", tuple(t for t, _ in self.points))
+        amounts = {v for _, v in self.points}
+        object.__setattr__(self, "constant_amount", amounts.pop() if len(amounts) == 1 else None)
 
     @staticmethod
     def constant(amount: float) -> Curve:
@@ -63,25 +72,25 @@ class Curve:
     def peak(self) -> float:
         return max(v for _, v in self.points)
 
-    @property
-    def varies(self) -> bool:
-        return len({v for _, v in self.points}) > 1
-
     def at(self, t: float) -> float:
         """The amount at `t` seconds (after a step, the amount the step goes to)."""
+        if self.constant_amount is not None:
+            return self.constant_amount
         t = self._local(t, at_period_end=False)
-        times = [p[0] for p in self.points]
-        return self._between(bisect.bisect_right(times, t), t)
+        return self._between(bisect.bisect_right(self.times, t), t)
 
     def before(self, t: float) -> float:
         """The amount just before `t` (before a step at `t`, the amount the step leaves)."""
+        if self.constant_amount is not None:
+            return self.constant_amount
         t = self._local(t, at_period_end=True)
-        times = [p[0] for p in self.points]
-        return self._between(bisect.bisect_left(times, t), t)
+        return self._between(bisect.bisect_left(self.times, t), t)
 
     def breakpoints(self, start: float, end: float) -> list[float]:
         """The times in (start, end] where the curve bends or steps, at most LOOK_AHEAD_POINTS."""
-        times = sorted({p[0] for p in self.points})
+        if self.constant_amount is not None:
+            return []
+        times = sorted(set(self.times))
         if not self.period:
             return [t for t in times if start < t <= end]
         found: list[float] = []

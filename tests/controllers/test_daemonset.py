@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.controllers.workloads import Workloads, template
+from tests.controllers.workloads import PODS, Workloads, template
 
-from pinnace.apiserver.objects import Object
+from pinnace.apiserver.objects import Object, clone
 from pinnace.controllers.daemonset import DAEMON_SETS, NODES
+from pinnace.controllers.daemonset_util import FailedPodsBackoff, target_node_name
+from pinnace.kubelet.config import SIMULATED_LABEL
 
 NODE_1, NODE_2, NODE_3 = (f"pinnace-node-{i}" for i in (1, 2, 3))
 
@@ -91,3 +93,182 @@ def test_one_pod_per_node_owned_pinned_and_labelled(cluster: Workloads):
         "updatedNumberScheduled": 3,
         "observedGeneration": 1,
     }
+
+
+def test_node_selector_and_affinity_choose_the_nodes(cluster: Workloads):
+    patch_node(cluster, NODE_2, {"metadata": {"labels": {"role": "edge"}}})
+    ds = daemon_set()
+    ds["spec"]["template"]["spec"]["nodeSelector"] = {"role": "edge"}
+    create(cluster, ds)
+    assert placed(cluster) == {NODE_2: "Running"}
+    assert status(cluster)["desiredNumberScheduled"] == 1
+
+    patch_node(cluster, NODE_3, {"metadata": {"labels": {"role": "edge"}}})
+    assert placed(cluster) == {NODE_2: "Running", NODE_3: "Running"}
+    patch_node(cluster, NODE_2, {"metadata": {"labels": {"role": None}}})
+    assert placed(cluster) == {NODE_3: "Running"}
+    assert status(cluster)["desiredNumberScheduled"] == 1
+    assert status(cluster)["numberMisscheduled"] == 0
+
+
+def test_taints_keep_pods_off_unless_tolerated(cluster: Workloads):
+    taint = {"key": "dedicated", "value": "db", "effect": "NoSchedule"}
+    patch_node(cluster, NODE_1, {"spec": {"taints": [taint]}})
+    create(cluster, daemon_set())
+    assert placed(cluster) == {NODE_2: "Running", NODE_3: "Running"}
+
+    tolerating = daemon_set("tolerant")
+    tolerating["spec"]["template"]["spec"]["tolerations"] = [
+        {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}
+    ]
+    create(cluster, tolerating)
+    assert set(placed(cluster, "tolerant")) == {NODE_1, NODE_2, NODE_3}
+
+
+def test_a_no_schedule_taint_leaves_the_pod_and_a_no_execute_one_removes_it(cluster: Workloads):
+    create(cluster, daemon_set())
+    patch_node(cluster, NODE_1, {"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}})
+    assert placed(cluster) == {NODE_1: "Running", NODE_2: "Running", NODE_3: "Running"}
+    counts = status(cluster)
+    assert (counts["desiredNumberScheduled"], counts["numberMisscheduled"]) == (2, 1)
+
+    patch_node(cluster, NODE_1, {"spec": {"taints": [{"key": "k", "effect": "NoExecute"}]}})
+    assert placed(cluster) == {NODE_2: "Running", NODE_3: "Running"}
+    counts = status(cluster)
+    assert (counts["desiredNumberScheduled"], counts["numberMisscheduled"]) == (2, 0)
+    assert counts["currentNumberScheduled"] == 2
+
+
+def test_daemon_pods_tolerate_node_problems_and_cordons(cluster: Workloads):
+    problems = [
+        {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/memory-pressure", "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"},
+    ]
+    patch_node(cluster, NODE_1, {"spec": {"unschedulable": True, "taints": problems}})
+    ds = daemon_set()
+    ds["spec"]["template"]["spec"]["tolerations"] = [
+        {
+            "key": "node.kubernetes.io/not-ready",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
+        {"key": "example.com/other", "operator": "Exists"},
+    ]
+    create(cluster, ds)
+    assert placed(cluster) == {NODE_1: "Running", NODE_2: "Running", NODE_3: "Running"}
+    pod = cluster.pods(app="agent")[0]
+    exists = {"operator": "Exists"}
+    assert pod["spec"]["tolerations"] == [
+        {"key": "node.kubernetes.io/not-ready", **exists, "effect": "NoExecute"},
+        {"key": "example.com/other", **exists},
+        {"key": "node.kubernetes.io/unreachable", **exists, "effect": "NoExecute"},
+        {"key": "node.kubernetes.io/disk-pressure", **exists, "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/memory-pressure", **exists, "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/pid-pressure", **exists, "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/unschedulable", **exists, "effect": "NoSchedule"},
+    ]
+
+
+def test_host_network_pods_also_tolerate_an_unavailable_network(cluster: Workloads):
+    ds = daemon_set()
+    ds["spec"]["template"]["spec"]["hostNetwork"] = True
+    create(cluster, ds)
+    tolerations = cluster.pods(app="agent")[0]["spec"]["tolerations"]
+    assert tolerations[-1] == {
+        "key": "node.kubernetes.io/network-unavailable",
+        "operator": "Exists",
+        "effect": "NoSchedule",
+    }
+
+
+def node(name: str, cpu: str = "4") -> Object:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {SIMULATED_LABEL: "true"}},
+        "status": {"capacity": {"cpu": cpu, "memory": "8Gi", "pods": "20"}},
+    }
+
+
+def test_nodes_that_come_get_a_pod_and_an_unscheduled_pod_goes_with_its_node(cluster: Workloads):
+    ds = daemon_set()
+    ds["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
+    create(cluster, ds)
+    cluster.run(cluster.client.create(NODES, "", node("extra")))
+    cluster.settle()
+    assert placed(cluster)["extra"] == "Running"
+    assert status(cluster)["desiredNumberScheduled"] == 4
+
+    cluster.run(cluster.client.create(NODES, "", node("small", cpu="500m")))
+    cluster.settle()
+    [pending] = [p for p in cluster.pods(app="agent") if not p["spec"].get("nodeName")]
+    assert target_node_name(pending) == "small"
+    counts = status(cluster)
+    assert (counts["desiredNumberScheduled"], counts["currentNumberScheduled"]) == (5, 5)
+    assert (counts["numberReady"], counts["numberUnavailable"]) == (4, 1)
+
+    cluster.run(cluster.client.delete(NODES, "", "small"))
+    cluster.settle()
+    names = {p["metadata"]["name"] for p in cluster.pods(app="agent")}
+    assert pending["metadata"]["name"] not in names
+    assert f"Deleted pod: {pending['metadata']['name']}" in cluster.events("SuccessfulDelete")
+    counts = status(cluster)
+    assert counts["desiredNumberScheduled"] == 4 and "numberUnavailable" not in counts
+
+
+def test_a_failed_pod_is_deleted_and_replaced(cluster: Workloads):
+    create(cluster, daemon_set())
+    [pod] = [p for p in cluster.pods(app="agent") if p["spec"]["nodeName"] == NODE_1]
+    victim = clone(pod)
+    victim["status"]["phase"] = "Failed"
+    cluster.run(cluster.client.update_status(PODS, victim))
+    cluster.settle(40)
+    pods = [p for p in cluster.pods(app="agent") if p["spec"]["nodeName"] == NODE_1]
+    assert [p["status"]["phase"] for p in pods] == ["Running"]
+    assert pods[0]["metadata"]["name"] != victim["metadata"]["name"]
+    name = f"default/{victim['metadata']['name']}"
+    assert cluster.events("FailedDaemonPod") == [
+        f"Found failed daemon pod {name} on node {NODE_1}, will try to kill it"
+    ]
+
+
+def test_failed_pod_deletions_back_off_per_node():
+    backoff = FailedPodsBackoff()
+    assert not backoff.in_backoff("n", 0.0)
+    backoff.next("n", 0.0)
+    assert backoff.in_backoff("n", 0.5) and not backoff.in_backoff("n", 1.0)
+    backoff.next("n", 1.0)
+    assert backoff.delay("n") == 2.0 and backoff.in_backoff("n", 2.9)
+    for t in range(2, 20):
+        backoff.next("n", float(t))
+    assert backoff.delay("n") == 15 * 60.0
+    backoff.next("n", 19 + 30 * 60.0 + 1)  # left alone for twice the maximum: starts over
+    assert backoff.delay("n") == 1.0
+
+
+def test_extra_pods_on_a_node_are_adopted_and_the_newest_deleted(cluster: Workloads):
+    create(cluster, daemon_set())
+    orphan = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "stray", "labels": {"app": "agent"}},
+        "spec": {"nodeName": NODE_2, "containers": [{"name": "c", "image": "nginx"}]},
+    }
+    cluster.run(cluster.client.create(PODS, "default", orphan))
+    cluster.settle(40)
+    names = [p["metadata"]["name"] for p in cluster.pods(app="agent")]
+    assert "stray" not in names and len(names) == 3
+    assert "Deleted pod: stray" in cluster.events("SuccessfulDelete")
+
+
+def test_a_pod_that_stops_matching_is_released_and_replaced(cluster: Workloads):
+    create(cluster, daemon_set())
+    [pod] = [p for p in cluster.pods(app="agent") if p["spec"]["nodeName"] == NODE_3]
+    name = pod["metadata"]["name"]
+    cluster.run(cluster.client.patch(PODS, "default", name, {"metadata": {"labels": {"app": "x"}}}))
+    cluster.settle()
+    released = cluster.run(cluster.client.get(PODS, "default", name))
+    assert not released["metadata"].get("ownerReferences"), released["metadata"]
+    assert placed(cluster) == {NODE_1: "Running", NODE_2: "Running", NODE_3: "Running"}

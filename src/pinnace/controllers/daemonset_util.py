@@ -58,7 +58,7 @@ def _add_or_update_toleration(spec: Object, toleration: Object) -> None:
     updated = False
     result = []
     for existing in tolerations:
-        if all(existing.get(k) == toleration.get(k) for k in identity):
+        if all((existing.get(k) or "") == (toleration.get(k) or "") for k in identity):
             result.append(dict(toleration))
             updated = True
         else:

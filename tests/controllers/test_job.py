@@ -287,3 +287,35 @@ def test_a_restarted_controller_counts_every_pod_once(cluster: Workloads):
     assert done["status"]["succeeded"] == 4
     assert ("Complete", "True", "CompletionsReached") in conditions(done)
     assert len(job_pods(cluster)) == 4
+
+
+def test_each_index_retries_up_to_its_own_backoff_limit(cluster: Workloads):
+    create(
+        cluster,
+        job(
+            command="sleep 1",
+            completions=2,
+            parallelism=2,
+            completionMode="Indexed",
+            backoffLimitPerIndex=1,
+            annotations=FAIL,
+        ),
+    )
+    cluster.settle(5)
+    status = cluster.get(JOBS, "pi")["status"]
+    assert status["failedIndexes"] == "" and "failed" not in status  # kept until replaced
+    cluster.settle(40)
+    failed = cluster.get(JOBS, "pi")
+    assert conditions(failed) == [
+        ("FailureTarget", "True", "FailedIndexes"),
+        ("Failed", "True", "FailedIndexes"),
+    ]
+    assert failed["status"]["failedIndexes"] == "0,1" and failed["status"]["failed"] == 4
+    counts = sorted(
+        (
+            p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"],
+            p["metadata"]["annotations"]["batch.kubernetes.io/job-index-failure-count"],
+        )
+        for p in job_pods(cluster)
+    )
+    assert counts == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]

@@ -54,6 +54,13 @@ from pinnace.controllers.job_conditions import (
     new_condition,
 )
 from pinnace.controllers.job_failure_policy import judge
+from pinnace.controllers.job_index_failures import (
+    failed_indexes,
+    has_backoff_limit_per_index,
+    index_backoff,
+    pods_with_delayed_deletion,
+    replacement_annotations,
+)
 from pinnace.controllers.job_indexes import (
     UNKNOWN_INDEX,
     Intervals,
@@ -61,6 +68,7 @@ from pinnace.controllers.job_indexes import (
     completion_index,
     first_pending_indexes,
     indexed_generate_name,
+    indexes_of,
     surplus_index_pods,
     with_completion_index,
 )
@@ -116,6 +124,10 @@ class _Sync:
     Failed), if it is done."""
     prev_succeeded_indexes: Intervals = field(default_factory=Intervals)
     succeeded_indexes: Intervals = field(default_factory=Intervals)
+    failed_indexes: Intervals | None = None
+    """With backoffLimitPerIndex: the indexes failed for good."""
+    delayed: dict[int, Object] = field(default_factory=dict)
+    """With backoffLimitPerIndex: per index to retry, the failed pod the next one replaces."""
     backoff: BackoffRecord = field(default_factory=BackoffRecord)
 
     @property
@@ -133,6 +145,16 @@ class _Sync:
             and self.valid_index(pod)
             and judge(self.job["spec"].get("podFailurePolicy"), pod).counts
         )
+
+    def finalizer_removable(self, pod: Object, failed: bool) -> bool:
+        """The Job is going or done, or the pod succeeded, or it failed and is not kept for
+        its replacement to take over its index's failure counts (canRemoveFinalizer)."""
+        if self.job["metadata"].get("deletionTimestamp") or self.finished is not None:
+            return True
+        if phase(pod) == "Succeeded":
+            return True
+        kept = self.delayed.get(completion_index(pod))
+        return failed and (kept is None or kept["metadata"]["uid"] != pod["metadata"]["uid"])
 
     def valid_index(self, pod: Object) -> bool:
         if not is_indexed(self.job):
@@ -378,6 +400,8 @@ class JobController:
                 if phase(p) == "Succeeded" and has_tracking_finalizer(p) and ctx.valid_index(p)
             )
             ctx.succeeded = ctx.succeeded_indexes.total()
+            if has_backoff_limit_per_index(job):
+                self._judge_indexes(ctx)
         suspend_changed = False
         error: StatusError | None = None
         if ctx.finished is not None:
@@ -458,6 +482,33 @@ class JobController:
                 )
             else:
                 self._queue.add_after(key, left)
+
+    def _judge_indexes(self, ctx: _Sync) -> None:
+        """backoffLimitPerIndex: the failed indexes, whether they fail the Job, and the
+        failed pods kept until they are replaced."""
+        job, now = ctx.job, self._clock.now_rfc3339()
+        ctx.failed_indexes = failed_indexes(job, ctx.pods)
+        failed = ctx.failed_indexes.total()
+        max_failed = job["spec"].get("maxFailedIndexes")
+        if ctx.finished is None and max_failed is not None and failed > max_failed:
+            ctx.finished = new_condition(
+                FAILURE_TARGET,
+                "MaxFailedIndexesExceeded",
+                "Job has exceeded the specified maximal number of failed indexes",
+                now,
+            )
+        elif (
+            ctx.finished is None
+            and failed > 0
+            and failed + ctx.succeeded_indexes.total() >= job["spec"]["completions"]
+        ):
+            ctx.finished = new_condition(
+                FAILURE_TARGET, "FailedIndexes", "Job has failed indexes", now
+            )
+        uncounted = [p for p in ctx.pods if not ctx.counted(p) and ctx.valid_index(p)]
+        ctx.delayed = pods_with_delayed_deletion(
+            job, uncounted, ctx.active_pods, ctx.succeeded_indexes, ctx.failed_indexes
+        )
 
     def _update_suspended(self, job: Object) -> bool:
         """The Suspended condition follows spec.suspend; resuming restarts the clock of
@@ -552,7 +603,8 @@ class JobController:
         diff = want - terminating - active
         if diff <= 0:
             return active, None
-        remaining = ctx.backoff.remaining(self._clock.now())
+        per_index = has_backoff_limit_per_index(job)
+        remaining = 0.0 if per_index else ctx.backoff.remaining(self._clock.now())
         if remaining > 0:
             self._queue.add_after(key, max(remaining, SYNC_BATCH_PERIOD))
             return active, None
@@ -561,10 +613,10 @@ class JobController:
         indexes: list[int] = []
         if is_indexed(job):
             add_completion_index_env(template)
-            indexes = first_pending_indexes(
-                ctx.active_pods, ctx.succeeded_indexes, diff, completions or 0
-            )
+            indexes = self._indexes_to_create(ctx, key, diff)
             diff = len(indexes)
+            if diff == 0:
+                return active, None
         meta = template.setdefault("metadata", {})
         if TRACKING_FINALIZER not in (meta.get("finalizers") or []):
             meta["finalizers"] = [*(meta.get("finalizers") or []), TRACKING_FINALIZER]
@@ -572,7 +624,10 @@ class JobController:
 
         async def create() -> None:
             index = next(pending, UNKNOWN_INDEX)
-            await self._create_pod(job, template, index)
+            annotations = {}
+            if per_index:
+                annotations = replacement_annotations(job, ctx.delayed.get(index))
+            await self._create_pod(job, template, index, annotations)
 
         self.expectations.expect(key, adds=diff)
         created, error = await slow_start_batch(diff, SLOW_START_INITIAL_BATCH_SIZE, create)
@@ -581,6 +636,25 @@ class JobController:
         if error is not None and not isinstance(error, StatusError):
             raise error
         return active + created, error
+
+    def _indexes_to_create(self, ctx: _Sync, key: str, count: int) -> list[int]:
+        """The lowest pending indexes (without a pod, not succeeded, not failed for good);
+        with backoffLimitPerIndex those whose back-off is over, or none and a sync when the
+        first one's ends."""
+        taken = ctx.succeeded_indexes.with_indexes(indexes_of(ctx.active_pods))
+        if only_replace_failed(ctx.job):
+            taken = taken.with_indexes(indexes_of(p for p in ctx.pods if is_terminating(p)))
+        if ctx.failed_indexes is not None:
+            taken = taken.merge(ctx.failed_indexes)
+        indexes = first_pending_indexes(taken, count, ctx.job["spec"]["completions"])
+        if not has_backoff_limit_per_index(ctx.job):
+            return indexes
+        now = self._clock.now()
+        waits = {ix: index_backoff(ctx.delayed.get(ix), now) for ix in indexes}
+        ready = [ix for ix in indexes if waits[ix] == 0]
+        if not ready and waits:
+            self._queue.add_after(key, max(min(waits.values()), SYNC_BATCH_PERIOD))
+        return ready
 
     def _pods_for_removal(self, job: Object, pods: list[Object], at_least: int) -> list[Object]:
         """Pods to delete: for an Indexed Job those of repeated or invalid indexes, then the
@@ -594,9 +668,15 @@ class JobController:
             remove += pods_to_delete(keep, (), at_least - len(remove), now)
         return remove
 
-    async def _create_pod(self, job: Object, template: Object, index: int) -> None:
+    async def _create_pod(
+        self, job: Object, template: Object, index: int, annotations: dict[str, str]
+    ) -> None:
         if index != UNKNOWN_INDEX:
             template = with_completion_index(template, job["metadata"]["name"], index)
+        if annotations:
+            meta = template.get("metadata") or {}
+            meta = {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}}
+            template = {**template, "metadata": meta}
         pod = pod_from_template(template, job, JOBS)
         if index != UNKNOWN_INDEX:
             pod["metadata"]["generateName"] = indexed_generate_name(job["metadata"]["name"], index)
@@ -692,13 +772,7 @@ class JobController:
                 continue
             uid = pod["metadata"]["uid"]
             failed = is_pod_failed(pod, job)
-            removable = (
-                bool(job["metadata"].get("deletionTimestamp"))
-                or ctx.finished is not None
-                or phase(pod) == "Succeeded"
-                or failed
-            )
-            if not removable:
+            if not ctx.finalizer_removable(pod, failed):
                 continue
             to_remove.append(pod)
             if phase(pod) == "Succeeded" and uid not in ctx.uncounted_failed:
@@ -724,6 +798,10 @@ class JobController:
                 needs_flush = True
             set_omitempty(status, "completedIndexes", text)
             set_omitempty(status, "succeeded", ctx.succeeded_indexes.total())
+            if ctx.failed_indexes is not None:
+                text = str(ctx.failed_indexes)
+                needs_flush |= status.get("failedIndexes") != text
+                status["failedIndexes"] = text
         now = self._clock.now_rfc3339()
         finished = ctx.finished
         if finished is not None and finished["type"] == FAILURE_TARGET:

@@ -35,15 +35,21 @@ class BackoffRecord:
 
     def remaining(self, now: float) -> float:
         """Seconds until pods may be created again (0: now)."""
-        if self.failures_after_last_success == 0 or self.last_failure_time is None:
-            return 0.0
-        delay = DEFAULT_POD_FAILURE_BACKOFF
-        for _ in range(1, self.failures_after_last_success):
-            delay *= 2
-            if delay >= MAX_POD_FAILURE_BACKOFF:
-                delay = MAX_POD_FAILURE_BACKOFF
-                break
-        return max(0.0, delay - (now - self.last_failure_time))
+        return remaining_delay(self.failures_after_last_success, self.last_failure_time, now)
+
+
+def remaining_delay(failures: int, last_failure_time: float | None, now: float) -> float:
+    """Seconds left of the back-off after `failures` consecutive failures, the latest at
+    `last_failure_time` (0: none left)."""
+    if failures == 0 or last_failure_time is None:
+        return 0.0
+    delay = DEFAULT_POD_FAILURE_BACKOFF
+    for _ in range(1, failures):
+        delay *= 2
+        if delay >= MAX_POD_FAILURE_BACKOFF:
+            delay = MAX_POD_FAILURE_BACKOFF
+            break
+    return max(0.0, delay - (now - last_failure_time))
 
 
 def _time(text: str | None) -> float | None:

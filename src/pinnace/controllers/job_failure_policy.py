@@ -11,6 +11,7 @@ from pinnace.apiserver.objects import Object
 
 FAIL_JOB = "FailJob"
 IGNORE = "Ignore"
+FAIL_INDEX = "FailIndex"
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,8 @@ class Verdict:
     """The failure counts toward backoffLimit."""
     fail_job_message: str | None = None
     """Set when the pod fails the Job."""
+    fails_index: bool = False
+    """A FailIndex rule matched: the pod's index fails (with backoffLimitPerIndex)."""
 
 
 COUNTED = Verdict(counts=True)
@@ -54,8 +57,7 @@ def _matching_condition(pod: Object, patterns: list[Object]) -> str | None:
 
 
 def judge(policy: Object | None, pod: Object) -> Verdict:
-    """What the policy makes of the failed `pod`. (FailIndex, which needs
-    backoffLimitPerIndex, counts the failure as Count does.)"""
+    """What the policy makes of the failed `pod`."""
     if policy is None:
         return COUNTED
     where = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
@@ -81,5 +83,7 @@ def judge(policy: Object | None, pod: Object) -> Verdict:
             return Verdict(counts=False)
         if action == FAIL_JOB:
             return Verdict(counts=True, fail_job_message=message)
+        if action == FAIL_INDEX:
+            return Verdict(counts=True, fails_index=True)
         return COUNTED
     return COUNTED

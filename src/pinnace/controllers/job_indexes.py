@@ -50,10 +50,12 @@ class Intervals(tuple[Interval, ...]):
 
     def with_indexes(self, indexes: Iterable[int]) -> Intervals:
         """These intervals and `indexes` merged."""
-        points = sorted(set(indexes))
+        return self.merge(Interval(i, i) for i in set(indexes))
+
+    def merge(self, other: Iterable[Interval]) -> Intervals:
+        """These intervals and `other` merged."""
         merged: list[Interval] = []
-        candidates = sorted([*self, *(Interval(i, i) for i in points)], key=lambda v: v.first)
-        for v in candidates:
+        for v in sorted([*self, *other], key=lambda v: v.first):
             if merged and v.first <= merged[-1].last + 1:
                 if v.last > merged[-1].last:
                     merged[-1] = Interval(merged[-1].first, v.last)
@@ -85,14 +87,13 @@ def completion_index(pod: Object) -> int:
     return int(text)
 
 
-def first_pending_indexes(
-    active_pods: Iterable[Object], succeeded: Intervals, count: int, completions: int
-) -> list[int]:
-    """The `count` lowest indexes below `completions` that neither succeeded nor have an
-    active pod."""
-    taken = succeeded.with_indexes(
-        i for i in (completion_index(p) for p in active_pods) if i != UNKNOWN_INDEX
-    )
+def indexes_of(pods: Iterable[Object]) -> set[int]:
+    return {i for i in (completion_index(p) for p in pods) if i != UNKNOWN_INDEX}
+
+
+def first_pending_indexes(taken: Intervals, count: int, completions: int) -> list[int]:
+    """The `count` lowest indexes below `completions` not `taken` (succeeded, failed for
+    good, or with a pod)."""
     result: list[int] = []
     candidate = 0
     for v in (*taken, Interval(completions, completions)):

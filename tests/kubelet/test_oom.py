@@ -3,8 +3,12 @@ as its pod's restartPolicy says; a node out of memory kills by oom_score."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from tests.http.conftest import launch, stop
+from tests.http.test_scheduler_e2e import eventually
 from tests.kubelet.conftest import Node, pod
 from tests.kubelet.test_usage import GI, MI, annotate, stats_of
 
@@ -132,3 +136,46 @@ def test_oom_score_is_usage_per_mille_plus_adj() -> None:
     assert oom_victim([best_effort_small, burstable_big, guaranteed_big], capacity) == "bu"
     assert oom_victim([best_effort_small, guaranteed_big], capacity) == "be"
     assert oom_victim([OOMCandidate("pinned", GI, -1000)], capacity) is None
+
+
+MEMORY_DEMO_2 = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: memory-demo-2
+spec:
+  containers:
+  - name: memory-demo-2-ctr
+    image: polinux/stress
+    resources:
+      requests:
+        memory: "50Mi"
+      limits:
+        memory: "100Mi"
+    command: ["stress"]
+    args: ["--vm", "1", "--vm-bytes", "250M", "--vm-hang", "1"]
+"""
+
+
+def test_kubectl_shows_the_docs_memory_demo_oom_killed_then_crash_looping(
+    tmp_path: Path,
+) -> None:
+    cluster = launch(tmp_path, flags=("--nodes", "1"))
+    try:
+        cluster.ok("apply", "-f", "-", stdin=MEMORY_DEMO_2)
+
+        def container() -> dict[str, Any] | None:
+            got = json.loads(cluster.ok("get", "pod", "memory-demo-2", "-o", "json"))
+            statuses = got["status"].get("containerStatuses") or [{}]
+            waiting = statuses[0].get("state", {}).get("waiting", {})
+            return statuses[0] if waiting.get("reason") == "CrashLoopBackOff" else None
+
+        status = eventually(container)
+        assert status is not None
+        assert status["restartCount"] >= 1
+        last = status["lastState"]["terminated"]
+        assert (last["exitCode"], last["reason"]) == (137, "OOMKilled")
+        table = cluster.ok("get", "pod", "memory-demo-2")
+        assert "CrashLoopBackOff" in table
+    finally:
+        stop(cluster)

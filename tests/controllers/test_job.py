@@ -319,3 +319,25 @@ def test_each_index_retries_up_to_its_own_backoff_limit(cluster: Workloads):
         for p in job_pods(cluster)
     )
     assert counts == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
+
+
+def test_a_success_policy_completes_an_indexed_job_early(cluster: Workloads):
+    create(
+        cluster,
+        job(
+            command="sleep 2",
+            completions=3,
+            parallelism=1,
+            completionMode="Indexed",
+            successPolicy={"rules": [{"succeededCount": 2}]},
+        ),
+    )
+    cluster.settle(30)
+    done = cluster.get(JOBS, "pi")
+    assert conditions(done) == [
+        ("SuccessCriteriaMet", "True", "SuccessPolicy"),
+        ("Complete", "True", "SuccessPolicy"),
+    ]
+    assert done["status"]["conditions"][1]["message"] == "Matched rules at index 0"
+    assert done["status"]["completedIndexes"] == "0,1" and done["status"]["succeeded"] == 2
+    assert len(job_pods(cluster)) == 2

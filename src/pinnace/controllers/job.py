@@ -85,6 +85,7 @@ from pinnace.controllers.job_pods import (
     release_patch,
     remove_finalizer_patch,
 )
+from pinnace.controllers.job_success_policy import matched_rule_message
 from pinnace.controllers.job_tracking import FinalizerExpectations, count_uncounted, set_omitempty
 
 CONTROLLER_NAME = "job-controller"
@@ -402,6 +403,13 @@ class JobController:
             ctx.succeeded = ctx.succeeded_indexes.total()
             if has_backoff_limit_per_index(job):
                 self._judge_indexes(ctx)
+            message = matched_rule_message(
+                job["spec"].get("successPolicy"), completions, ctx.succeeded_indexes
+            )
+            if ctx.finished is None and message:
+                ctx.finished = new_condition(
+                    SUCCESS_CRITERIA_MET, "SuccessPolicy", message, self._clock.now_rfc3339()
+                )
         suspend_changed = False
         error: StatusError | None = None
         if ctx.finished is not None:

@@ -5,6 +5,7 @@ API read."""
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from tests.kubelet.conftest import PODS, SETTLE, Node, pod
 
 from pinnace.kubelet import NodeAgentPool, NodeConfig, node_configs
 from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.commands import command_run
 from pinnace.kubelet.usage import Curve, first_above, parse_curve, share_cpu
 
 MI = 1024 * 1024
@@ -181,3 +183,54 @@ def test_a_contended_node_shares_cpu_by_requests(node: Node) -> None:
         assert got == pytest.approx(2e9 * shares[name] / total, abs=1)
     assert sum(used.values()) == pytest.approx(2e9, abs=3)
     assert node.agent.summary().node.cpu_usage_nano_cores == pytest.approx(2e9, abs=3)
+
+
+# --- well-known commands -----------------------------------------------------------------------
+
+
+def test_stress_uses_what_its_workers_hold() -> None:
+    vm = command_run(["stress", "--vm", "1", "--vm-bytes", "150M", "--vm-hang", "1"])
+    assert vm is not None
+    assert (vm.memory_bytes, vm.cpu_cores, vm.seconds, vm.pids) == (150 * MI, 0, math.inf, 2)
+    assert vm.output == ["stress: info: [1] dispatching hogs: 0 cpu, 0 io, 1 vm, 0 hdd"]
+    two = command_run(["sh", "-c", "stress -m 2 --vm-bytes=64m -c 1"])
+    assert two is not None and (two.memory_bytes, two.cpu_cores) == (128 * MI, 1)
+    assert command_run(["stress", "--vm", "1"]).memory_bytes == 256 * MI  # type: ignore[union-attr]
+    timed = command_run(["stress", "--cpu", "2", "--timeout", "1m"])
+    assert timed is not None and (timed.cpu_cores, timed.seconds, timed.exit_code) == (2, 60, 0)
+    assert timed.output[-1] == "stress: info: [1] successful run completed in 60s"
+    disk = command_run(["stress", "--hdd", "1", "--hdd-bytes", "2g"])
+    assert disk is not None and disk.storage_bytes == 2 * GI
+    assert command_run(["stress", "--cpus", "2"]).cpu_cores == 2  # type: ignore[union-attr]
+    assert command_run(["stress", "--frobnicate"]) is None
+    assert command_run(["stress", "--vm"]) is None
+
+
+def test_vish_stress_runs_its_entrypoint_with_the_args() -> None:
+    body = pod("cpu-demo")
+    body["spec"]["containers"][0].update(image="vish/stress", args=["-cpus", "2"])
+    model = container_behaviour(body, "app")
+    assert model.usage.cpu.at(10) == 2e9
+    assert model.run_seconds == math.inf
+    body["spec"]["containers"][0].update(args=["-mem-total", "150Mi", "-cpus", "1"])
+    assert container_behaviour(body, "app").usage.memory.at(0) == 150 * MI
+
+
+def test_annotations_win_over_the_command() -> None:
+    body = annotate(pod("p"), memory="10Mi")
+    body["spec"]["containers"][0]["command"] = ["stress", "--vm", "1", "--vm-bytes", "150M"]
+    model = container_behaviour(body, "app")
+    assert model.usage.memory.at(0) == 10 * MI
+    assert model.usage.pids.at(0) == 2  # from the command
+
+
+def test_a_cpu_stress_under_a_limit_gets_the_limit(node: Node) -> None:
+    body = pod("hog", node="node-1")
+    body["spec"]["containers"][0].update(
+        command=["stress", "--cpu", "4"], resources={"limits": {"cpu": "500m"}}
+    )
+    node.create_pod(body)
+    node.settle()
+    [ctr] = stats_of(node, "hog").containers
+    assert (ctr.cpu_usage_nano_cores, ctr.cpu_throttled_nano_cores) == (500_000_000, 3_500_000_000)
+    assert stats_of(node, "hog").pids == 5

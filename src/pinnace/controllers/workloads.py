@@ -11,6 +11,7 @@ from pinnace.client import Client, InformerFactory
 from pinnace.controllers.daemonset import DaemonSetController
 from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.garbage_collector import GarbageCollector
+from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
 from pinnace.controllers.replicaset import ReplicaSetController
 from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
@@ -26,6 +27,7 @@ class WorkloadControllers:
     jobs: JobController
     ttl_after_finished: TTLAfterFinishedController
     daemon_sets: DaemonSetController
+    autoscalers: HorizontalController
 
     async def stop(self) -> None:
         for task in self.tasks:
@@ -36,9 +38,12 @@ class WorkloadControllers:
         self.informers.stop()
 
 
-def start_workload_controllers(client: Client) -> WorkloadControllers:
+def start_workload_controllers(
+    client: Client, metrics: PodMetricsLister | None = None
+) -> WorkloadControllers:
     """Start the ReplicaSet, Deployment, Job and TTL-after-finished controllers and the
-    garbage collector on the client's loop."""
+    garbage collector on the client's loop; and the
+    horizontal pod autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
     informers = InformerFactory(client)
     replica_sets = ReplicaSetController(client, informers)
     deployments = DeploymentController(client, informers)
@@ -46,6 +51,7 @@ def start_workload_controllers(client: Client) -> WorkloadControllers:
     jobs = JobController(client, informers)
     ttl_after_finished = TTLAfterFinishedController(client, informers)
     daemon_sets = DaemonSetController(client, informers)
+    autoscalers = HorizontalController(client, informers, metrics)
     informers.start()
     loop = client.clock.loop
     tasks = [
@@ -55,6 +61,7 @@ def start_workload_controllers(client: Client) -> WorkloadControllers:
         loop.create_task(jobs.run()),
         loop.create_task(ttl_after_finished.run()),
         loop.create_task(daemon_sets.run()),
+        loop.create_task(autoscalers.run()),
     ]
     return WorkloadControllers(
         informers,
@@ -65,4 +72,5 @@ def start_workload_controllers(client: Client) -> WorkloadControllers:
         jobs=jobs,
         ttl_after_finished=ttl_after_finished,
         daemon_sets=daemon_sets,
+        autoscalers=autoscalers,
     )

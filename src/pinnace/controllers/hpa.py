@@ -1,0 +1,579 @@
+"""The HorizontalPodAutoscaler controller (autoscaling/v2), as kube-controller-manager v1.32's
+(pkg/controller/podautoscaler/horizontal.go).
+
+Every sync period (15 s) each HPA is reconciled: it reads its target's scale subresource, asks
+the resource metrics API (metrics.k8s.io) for its pods' usage, proposes a replica count per
+metric (`hpa_replicas`), keeps the largest, normalizes it with the stabilization windows,
+rate policies and min/max bounds (`hpa_behavior`), writes the new count through the scale
+subresource, and reports status: currentReplicas, desiredReplicas, currentMetrics,
+lastScaleTime and the AbleToScale, ScalingActive and ScalingLimited conditions, with Events
+(SuccessfulRescale, FailedGetResourceMetric ...) as Kubernetes words them.
+
+Only resource metrics (Resource and ContainerResource) have a source here; Pods, Object and
+External metrics answer as a cluster without a custom or external metrics adapter does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from pinnace.api import catalog
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.kind import Kind
+from pinnace.api.labels import LabelSelector, SelectorError, parse_selector
+from pinnace.api.status import StatusError
+from pinnace.apiserver.http.routes import NOT_FOUND_MESSAGE
+from pinnace.apiserver.objects import Object, clone
+from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
+from pinnace.clock.rfc3339 import format_time
+from pinnace.controllers.controller_utils import WorkQueue, split_key
+from pinnace.controllers.hpa_behavior import (
+    DEFAULT_DOWNSCALE_STABILIZATION_WINDOW,
+    Condition,
+    Normalizer,
+)
+from pinnace.controllers.hpa_replicas import (
+    MetricError,
+    Proposal,
+    ReplicaCalculator,
+    pod_metrics_info,
+)
+from pinnace.resources.quantity import Quantity
+
+log = logging.getLogger(__name__)
+
+CONTROLLER_NAME = "horizontal-pod-autoscaler"
+DEFAULT_SYNC_PERIOD = 15.0
+
+PodMetricsLister = Callable[[str, str], Awaitable[Object]]
+"""(namespace, label selector) -> the PodMetricsList of metrics.k8s.io."""
+
+
+def _kind(group: str, plural: str) -> Kind:
+    kind = catalog.by_resource(group, plural)
+    assert kind is not None
+    return kind
+
+
+HPAS = _kind("autoscaling", "horizontalpodautoscalers")
+PODS = _kind("", "pods")
+
+
+class _Failure(Exception):
+    """A reconcile that ends early: its status is written and nothing is scaled."""
+
+
+@dataclass
+class _MetricResult:
+    replicas: int
+    name: str
+    timestamp: float
+
+
+class HorizontalController:
+    def __init__(
+        self,
+        client: Client,
+        informers: InformerFactory,
+        metrics: PodMetricsLister | None = None,
+        *,
+        sync_period: float = DEFAULT_SYNC_PERIOD,
+        downscale_stabilization_window: float = DEFAULT_DOWNSCALE_STABILIZATION_WINDOW,
+        calculator: ReplicaCalculator | None = None,
+    ) -> None:
+        self._client = client
+        self._clock = client.clock
+        self._metrics = metrics
+        self._sync_period = sync_period
+        self._calculator = calculator or ReplicaCalculator()
+        self._normalizer = Normalizer(downscale_stabilization_window)
+        self._recorder = EventRecorder(client, CONTROLLER_NAME)
+        self._queue = WorkQueue(self._clock)
+        self._waiting: set[str] = set()
+        self._selectors: dict[str, LabelSelector] = {}
+        """Each HPA's last known pod selector, to find pods two HPAs both claim."""
+        self._hpas: Informer = informers.informer(HPAS)
+        self._pods: Informer = informers.informer(PODS)
+        self._hpas.add_event_handler(
+            on_add=self._enqueue,
+            on_update=lambda old, new: self._enqueue(new),
+            on_delete=self._deleted,
+        )
+
+    async def run(self) -> None:
+        """Reconcile autoscalers forever; cancel the task to stop."""
+        await self._hpas.wait_for_sync()
+        await self._pods.wait_for_sync()
+        await self._queue.run(self.sync)
+
+    # --- the queue: every HPA once per sync period ----------------------------------------------
+
+    def _enqueue(self, hpa: Object) -> None:
+        key = object_key(hpa)
+        self._selectors.setdefault(key, LabelSelector.nothing())
+        self._after_period(key)
+
+    def _after_period(self, key: str) -> None:
+        """As the HPA queue's fixed-interval rate limiter: a key waits one sync period, and
+        adding a waiting key again changes nothing."""
+        if key in self._waiting:
+            return
+        self._waiting.add(key)
+        self._clock.call_later(self._sync_period, self._ready, key)
+
+    def _ready(self, key: str) -> None:
+        self._waiting.discard(key)
+        self._queue.add(key)
+
+    def _deleted(self, hpa: Object) -> None:
+        self._selectors.pop(object_key(hpa), None)
+
+    async def sync(self, key: str) -> None:
+        namespace, name = split_key(key)
+        hpa = self._hpas.get(namespace, name)
+        if hpa is None:
+            self._normalizer.forget(key)
+            return
+        try:
+            await self._reconcile(clone(hpa), key)
+        except asyncio.CancelledError:
+            raise
+        except _Failure as e:
+            log.info("horizontal pod autoscaler %s: %s", key, e)
+        except Exception:
+            log.exception("reconciling horizontal pod autoscaler %s failed", key)
+        self._after_period(key)
+
+    # --- one reconcile ------------------------------------------------------------------------
+
+    async def _reconcile(self, hpa: Object, key: str) -> None:
+        original = copy.deepcopy(hpa.get("status") or {})
+        hpa["status"] = copy.deepcopy(original)
+        spec = hpa["spec"]
+        namespace = hpa["metadata"]["namespace"]
+        ref = spec.get("scaleTargetRef") or {}
+        reference = f"{ref.get('kind', '')}/{namespace}/{ref.get('name', '')}"
+
+        try:
+            kind = _target_kind(ref)
+            scale = await self._client.get_scale(kind, namespace, ref.get("name", ""))
+        except (StatusError, _Failure) as e:
+            message = e.message if isinstance(e, StatusError) else str(e)
+            self._event(hpa, EVENT_TYPE_WARNING, "FailedGetScale", message)
+            self._condition(
+                hpa,
+                "AbleToScale",
+                "False",
+                "FailedGetScale",
+                f"the HPA controller was unable to get the target's current scale: {message}",
+            )
+            await self._write_status(original, hpa)
+            raise _Failure(f"failed to query scale subresource for {reference}: {message}") from e
+        self._condition(
+            hpa,
+            "AbleToScale",
+            "True",
+            "SucceededGetScale",
+            "the HPA controller was able to get the target's current scale",
+        )
+        now = self._clock.now()
+        current = int((scale.get("spec") or {}).get("replicas") or 0)
+        self._normalizer.record_initial(key, current, now)
+        minimum = int(spec.get("minReplicas", 1))
+        maximum = int(spec.get("maxReplicas", 0))
+        statuses: list[Object] | None = None
+        desired, reason, rescale = 0, "", True
+
+        if current == 0 and minimum != 0:
+            rescale = False
+            self._condition(
+                hpa,
+                "ScalingActive",
+                "False",
+                "ScalingDisabled",
+                "scaling is disabled since the replica count of the target is zero",
+            )
+        elif current > maximum:
+            desired, reason = maximum, "Current number of replicas above Spec.MaxReplicas"
+        elif current < minimum:
+            desired, reason = minimum, "Current number of replicas below Spec.MinReplicas"
+        else:
+            statuses = []
+            try:
+                proposal = await self._replicas_for_metrics(hpa, scale, current, statuses, now)
+            except _Failure as e:
+                self._set_status(
+                    hpa, current, int(hpa["status"].get("desiredReplicas", 0)), statuses
+                )
+                await self._write_status(original, hpa)
+                self._event(hpa, EVENT_TYPE_WARNING, "FailedComputeMetricsReplicas", str(e))
+                raise _Failure(
+                    "failed to compute desired number of replicas based on listed metrics for "
+                    f"{reference}: {e}"
+                ) from e
+            desired = max(proposal.replicas, 0)
+            if desired > current:
+                reason = f"{proposal.name} above target"
+            if desired < current:
+                reason = "All metrics below target"
+            desired, conditions = self._normalizer.normalize(
+                key, spec, current, desired, minimum, now
+            )
+            for condition in conditions:
+                self._condition(hpa, *condition)
+            rescale = desired != current
+
+        if rescale:
+            try:
+                await self._client.update_scale(kind, namespace, ref.get("name", ""), desired)
+            except StatusError as e:
+                self._event(
+                    hpa,
+                    EVENT_TYPE_WARNING,
+                    "FailedRescale",
+                    f"New size: {desired}; reason: {reason}; error: {e.message}",
+                )
+                self._condition(
+                    hpa,
+                    "AbleToScale",
+                    "False",
+                    "FailedUpdateScale",
+                    f"the HPA controller was unable to update the target scale: {e.message}",
+                )
+                self._set_status(
+                    hpa, current, int(hpa["status"].get("desiredReplicas", 0)), statuses
+                )
+                await self._write_status(original, hpa)
+                raise _Failure(f"failed to rescale {reference}: {e.message}") from e
+            self._condition(
+                hpa,
+                "AbleToScale",
+                "True",
+                "SucceededRescale",
+                f"the HPA controller was able to update the target scale to {desired}",
+            )
+            self._event(
+                hpa,
+                EVENT_TYPE_NORMAL,
+                "SuccessfulRescale",
+                f"New size: {desired}; reason: {reason}",
+            )
+            self._normalizer.record_scale(key, spec.get("behavior"), current, desired, now)
+        else:
+            desired = current
+        self._set_status(hpa, current, desired, statuses, rescaled=rescale)
+        await self._write_status(original, hpa)
+
+    async def _replicas_for_metrics(
+        self, hpa: Object, scale: Object, current: int, statuses: list[Object], now: float
+    ) -> _MetricResult:
+        """The largest proposal of the HPA's metrics (computeReplicasForMetrics); `statuses`
+        gets one MetricStatus per metric, empty for those that failed."""
+        selector, pods = self._selected_pods(hpa, scale)
+        specs = hpa["spec"].get("metrics") or []
+        statuses.extend({"type": ""} for _ in specs)
+        best = _MetricResult(0, "", 0.0)
+        invalid: list[tuple[Condition, str]] = []
+        for i, metric in enumerate(specs):
+            try:
+                result, statuses[i] = await self._replicas_for_metric(
+                    hpa, metric, current, selector, pods, now
+                )
+            except _MetricFailure as e:
+                invalid.append((e.condition, str(e)))
+                continue
+            if best.replicas == 0 or result.replicas > best.replicas:
+                best = result
+        if invalid and (len(invalid) >= len(specs) or best.replicas < current):
+            condition, first = invalid[0]
+            self._condition(hpa, *condition)
+            raise _Failure(
+                f"invalid metrics ({len(invalid)} invalid out of {len(specs)}), "
+                f"first error is: {first}"
+            )
+        self._condition(
+            hpa,
+            "ScalingActive",
+            "True",
+            "ValidMetricFound",
+            f"the HPA was able to successfully calculate a replica count from {best.name}",
+        )
+        return best
+
+    def _selected_pods(self, hpa: Object, scale: Object) -> tuple[str, list[Object]]:
+        """The target's pod selector and the pods it selects, once checked that it is set,
+        parses and no other HPA claims those pods."""
+        text = (scale.get("status") or {}).get("selector") or ""
+        if not text:
+            self._event(hpa, EVENT_TYPE_WARNING, "SelectorRequired", "selector is required")
+            self._condition(
+                hpa,
+                "ScalingActive",
+                "False",
+                "InvalidSelector",
+                "the HPA target's scale is missing a selector",
+            )
+            raise _Failure("selector is required")
+        try:
+            selector = parse_selector(text)
+        except SelectorError as e:
+            message = (
+                f"couldn't convert selector into a corresponding internal selector object: {e}"
+            )
+            self._event(hpa, EVENT_TYPE_WARNING, "InvalidSelector", message)
+            self._condition(hpa, "ScalingActive", "False", "InvalidSelector", message)
+            raise _Failure(message) from None
+        key = object_key(hpa)
+        if key in self._selectors:
+            self._selectors[key] = selector
+        namespace = hpa["metadata"]["namespace"]
+        pods = self._pods.list(namespace, selector)
+        claiming = sorted(
+            other
+            for other, theirs in self._selectors.items()
+            if split_key(other)[0] == namespace
+            and any(theirs.matches(p["metadata"].get("labels") or {}) for p in pods)
+        )
+        if len(claiming) > 1:
+            message = (
+                f"pods by selector {text} are controlled by multiple HPAs: [{' '.join(claiming)}]"
+            )
+            self._event(hpa, EVENT_TYPE_WARNING, "AmbiguousSelector", message)
+            self._condition(hpa, "ScalingActive", "False", "AmbiguousSelector", message)
+            raise _Failure(message)
+        return text, pods
+
+    async def _replicas_for_metric(
+        self,
+        hpa: Object,
+        metric: Object,
+        current: int,
+        selector: str,
+        pods: list[Object],
+        now: float,
+    ) -> tuple[_MetricResult, Object]:
+        kind = metric.get("type", "")
+        if kind in ("Resource", "ContainerResource"):
+            field = "resource" if kind == "Resource" else "containerResource"
+            source = metric.get(field) or {}
+            reason = (
+                "FailedGetResourceMetric"
+                if kind == "Resource"
+                else ("FailedGetContainerResourceMetric")
+            )
+            try:
+                result, current_value = await self._resource_proposal(
+                    hpa, source, current, selector, pods, now
+                )
+            except MetricError as e:
+                condition = self._unable_to_compute(hpa, reason, str(e))
+                what = source.get("name", "") if kind == "Resource" else source.get("container")
+                noun = "resource" if kind == "Resource" else "container"
+                raise _MetricFailure(
+                    condition, f"failed to get {what} {noun} metric value: {e}"
+                ) from None
+            status_source = {"name": source.get("name", "")}
+            if kind == "ContainerResource":
+                status_source["container"] = source.get("container", "")
+            return result, {"type": kind, field: {**status_source, "current": current_value}}
+        reason, message = _unserved_metric(metric)
+        condition = self._unable_to_compute(hpa, reason, message)
+        raise _MetricFailure(condition, message)
+
+    async def _resource_proposal(
+        self,
+        hpa: Object,
+        source: Object,
+        current: int,
+        selector: str,
+        pods: list[Object],
+        now: float,
+    ) -> tuple[_MetricResult, Object]:
+        resource = source.get("name", "")
+        container = source.get("container", "")
+        target = source.get("target") or {}
+        namespace = hpa["metadata"]["namespace"]
+        calculator = self._calculator
+        if target.get("averageValue") is not None:
+            try:
+                metrics, timestamp = await self._pod_metrics(
+                    namespace, selector, resource, container
+                )
+                proposal = calculator.raw_resource_replicas(
+                    current,
+                    Quantity(target["averageValue"]).milli_value(),
+                    resource,
+                    metrics,
+                    timestamp,
+                    pods,
+                    now,
+                )
+            except MetricError as e:
+                raise MetricError(f"failed to get {resource} usage: {e}") from None
+            value = {"averageValue": str(Quantity.from_milli(proposal.raw_average))}
+            return _MetricResult(proposal.replicas, f"{resource} resource", timestamp), value
+        if target.get("averageUtilization") is None:
+            raise MetricError(
+                "invalid resource metric source: neither an average utilization target nor an "
+                "average value (usage) target was set"
+            )
+        try:
+            metrics, timestamp = await self._pod_metrics(namespace, selector, resource, container)
+            proposal = calculator.resource_replicas(
+                current,
+                int(target["averageUtilization"]),
+                resource,
+                metrics,
+                timestamp,
+                pods,
+                now,
+                container,
+            )
+        except MetricError as e:
+            raise MetricError(f"failed to get {resource} utilization: {e}") from None
+        noun = "resource" if not container else "container resource"
+        name = f"{resource} {noun} utilization (percentage of request)"
+        return _MetricResult(proposal.replicas, name, timestamp), _utilization(proposal)
+
+    async def _pod_metrics(
+        self, namespace: str, selector: str, resource: str, container: str
+    ) -> tuple[dict, float]:
+        def failed(why: str) -> MetricError:
+            return MetricError(f"unable to get metrics for resource {resource}: {why}")
+
+        if self._metrics is None:
+            raise failed(
+                "unable to fetch metrics from resource metrics API: "
+                f"{NOT_FOUND_MESSAGE} (get pods.metrics.k8s.io)"
+            )
+        try:
+            listed = await self._metrics(namespace, selector)
+        except StatusError as e:
+            message = e.message
+            if message == NOT_FOUND_MESSAGE:
+                message += " (get pods.metrics.k8s.io)"
+            raise failed(f"unable to fetch metrics from resource metrics API: {message}") from None
+        try:
+            return pod_metrics_info(listed, resource, container)
+        except MetricError as e:
+            raise failed(str(e)) from None
+
+    # --- status, conditions and events ----------------------------------------------------
+
+    def _unable_to_compute(self, hpa: Object, reason: str, message: str) -> Condition:
+        self._event(hpa, EVENT_TYPE_WARNING, reason, message)
+        return (
+            "ScalingActive",
+            "False",
+            reason,
+            f"the HPA was unable to compute the replica count: {message}",
+        )
+
+    def _event(self, hpa: Object, event_type: str, reason: str, message: str) -> None:
+        self._recorder.event(hpa, event_type, reason, message)
+
+    def _condition(self, hpa: Object, kind: str, status: str, reason: str, message: str) -> None:
+        """setCondition: a changed status moves lastTransitionTime; a new type is appended."""
+        conditions = hpa["status"].setdefault("conditions", [])
+        now = self._clock.now_rfc3339()
+        found = next((c for c in conditions if c.get("type") == kind), None)
+        if found is None:
+            conditions.append(
+                {
+                    "type": kind,
+                    "status": status,
+                    "lastTransitionTime": now,
+                    "reason": reason,
+                    "message": message,
+                }
+            )
+            return
+        if found.get("status") != status:
+            found["lastTransitionTime"] = now
+        found.update(status=status, reason=reason, message=message)
+
+    def _set_status(
+        self,
+        hpa: Object,
+        current: int,
+        desired: int,
+        metrics: list[Object] | None,
+        rescaled: bool = False,
+    ) -> None:
+        old = hpa["status"]
+        status: Object = {}
+        if current:
+            status["currentReplicas"] = current
+        status["desiredReplicas"] = desired
+        last_scale = format_time(self._clock.now()) if rescaled else old.get("lastScaleTime")
+        if last_scale:
+            status["lastScaleTime"] = last_scale
+        if metrics:
+            status["currentMetrics"] = metrics
+        if old.get("conditions"):
+            status["conditions"] = old["conditions"]
+        hpa["status"] = status
+
+    async def _write_status(self, original: Object, hpa: Object) -> None:
+        if hpa["status"] == original:
+            return
+        try:
+            await self._client.update_status(HPAS, hpa)
+        except StatusError as e:
+            self._event(hpa, EVENT_TYPE_WARNING, "FailedUpdateStatus", e.message)
+            raise _Failure(
+                f"failed to update status for {hpa['metadata']['name']}: {e.message}"
+            ) from e
+
+
+class _MetricFailure(Exception):
+    def __init__(self, condition: Condition, message: str) -> None:
+        super().__init__(message)
+        self.condition = condition
+
+
+def _utilization(proposal: Proposal) -> Object:
+    return {
+        "averageUtilization": proposal.utilization,
+        "averageValue": str(Quantity.from_milli(proposal.raw_average)),
+    }
+
+
+def _target_kind(ref: Object) -> Kind:
+    """The kind a scaleTargetRef names, in any version of its group (the RESTMapper's
+    lookup by group and kind)."""
+    api_version = ref.get("apiVersion", "")
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    for kind in catalog.kinds():
+        if kind.group == group and kind.kind == ref.get("kind"):
+            return kind
+    raise _Failure(f'no matches for kind "{ref.get("kind", "")}" in group "{group}"')
+
+
+def _unserved_metric(metric: Object) -> tuple[str, str]:
+    """Pods, Object and External metrics: the failure of a cluster with no adapter serving
+    custom.metrics.k8s.io or external.metrics.k8s.io."""
+    kind = metric.get("type", "")
+    if kind == "External":
+        name = ((metric.get("external") or {}).get("metric") or {}).get("name", "")
+        return (
+            "FailedGetExternalMetric",
+            f"failed to get {name} external metric value: unable to get external metric "
+            f"{name}: no external metrics API (external.metrics.k8s.io) registered",
+        )
+    if kind in ("Pods", "Object"):
+        field = kind.lower()
+        name = ((metric.get(field) or {}).get("metric") or {}).get("name", "")
+        return (
+            f"FailedGet{kind}Metric",
+            f"failed to get {field} metric value: unable to get metric {name}: "
+            "no custom metrics API (custom.metrics.k8s.io) registered",
+        )
+    return (
+        "InvalidMetricSourceType",
+        f'unknown metric source type "{kind}"',
+    )

@@ -139,6 +139,21 @@ class _Sync:
         """Already counted in status, or its finalizer is on its way out."""
         return not has_tracking_finalizer(pod) or pod["metadata"]["uid"] in self.expected_rm
 
+    def newly_finished(self) -> tuple[list[Object], list[Object]]:
+        """The pods that succeeded and failed and are not yet counted at all."""
+        fresh = [p for p in self.pods if not self.counted(p) and self.valid_index(p)]
+        succeeded = [
+            p
+            for p in fresh
+            if phase(p) == "Succeeded" and p["metadata"]["uid"] not in self.uncounted_succeeded
+        ]
+        failed = [
+            p
+            for p in fresh
+            if is_pod_failed(p, self.job) and p["metadata"]["uid"] not in self.uncounted_failed
+        ]
+        return succeeded, failed
+
     def failure_to_count(self, pod: Object) -> bool:
         """A failure not yet recorded as uncounted that counts toward backoffLimit."""
         return (
@@ -364,52 +379,18 @@ class JobController:
             expected_rm=self.finalizer_expectations.expected(key),
         )
         active = len(active_pods)
-        new_succeeded = [
-            p
-            for p in pods
-            if not ctx.counted(p)
-            and ctx.valid_index(p)
-            and p["metadata"]["uid"] not in ctx.uncounted_succeeded
-            and phase(p) == "Succeeded"
-        ]
-        new_failed = [
-            p
-            for p in pods
-            if not ctx.counted(p)
-            and ctx.valid_index(p)
-            and p["metadata"]["uid"] not in ctx.uncounted_failed
-            and is_pod_failed(p, job)
-        ]
-        ctx.succeeded = (
-            status.get("succeeded", 0) + len(new_succeeded) + len(ctx.uncounted_succeeded)
-        )
+        new_succeeded, new_failed = ctx.newly_finished()
         policy = job["spec"].get("podFailurePolicy")
         counted_failures = sum(judge(policy, p).counts for p in new_failed)
+        uncounted_total = len(ctx.uncounted_succeeded)
+        ctx.succeeded = status.get("succeeded", 0) + len(new_succeeded) + uncounted_total
         ctx.failed = status.get("failed", 0) + counted_failures + len(ctx.uncounted_failed)
         if not status.get("startTime") and not is_suspended(job):
             status["startTime"] = self._clock.now_rfc3339()
         ctx.backoff = self._backoff.get(key, BackoffRecord()).after(new_succeeded, new_failed)
         self._decide_failure(ctx, key)
         if is_indexed(job):
-            completions = job["spec"]["completions"]
-            ctx.prev_succeeded_indexes = Intervals.parse(
-                status.get("completedIndexes", ""), completions
-            )
-            ctx.succeeded_indexes = ctx.prev_succeeded_indexes.with_indexes(
-                completion_index(p)
-                for p in pods
-                if phase(p) == "Succeeded" and has_tracking_finalizer(p) and ctx.valid_index(p)
-            )
-            ctx.succeeded = ctx.succeeded_indexes.total()
-            if has_backoff_limit_per_index(job):
-                self._judge_indexes(ctx)
-            message = matched_rule_message(
-                job["spec"].get("successPolicy"), completions, ctx.succeeded_indexes
-            )
-            if ctx.finished is None and message:
-                ctx.finished = new_condition(
-                    SUCCESS_CRITERIA_MET, "SuccessPolicy", message, self._clock.now_rfc3339()
-                )
+            self._count_indexes(ctx)
         suspend_changed = False
         error: StatusError | None = None
         if ctx.finished is not None:
@@ -450,6 +431,30 @@ class JobController:
         await self._track_status(ctx, key, needs_update)
         if error is not None:
             raise error  # retried with backoff
+
+    def _count_indexes(self, ctx: _Sync) -> None:
+        """An Indexed Job: its succeeded indexes (the count that matters), the failed ones
+        under backoffLimitPerIndex, and whether a success policy rule is met."""
+        job = ctx.job
+        completions = job["spec"]["completions"]
+        ctx.prev_succeeded_indexes = Intervals.parse(
+            ctx.status.get("completedIndexes", ""), completions
+        )
+        ctx.succeeded_indexes = ctx.prev_succeeded_indexes.with_indexes(
+            completion_index(p)
+            for p in ctx.pods
+            if phase(p) == "Succeeded" and has_tracking_finalizer(p) and ctx.valid_index(p)
+        )
+        ctx.succeeded = ctx.succeeded_indexes.total()
+        if has_backoff_limit_per_index(job):
+            self._judge_indexes(ctx)
+        message = matched_rule_message(
+            job["spec"].get("successPolicy"), completions, ctx.succeeded_indexes
+        )
+        if ctx.finished is None and message:
+            ctx.finished = new_condition(
+                SUCCESS_CRITERIA_MET, "SuccessPolicy", message, self._clock.now_rfc3339()
+            )
 
     def _decide_failure(self, ctx: _Sync, key: str) -> None:
         """Whether the Job fails now: a FailureTarget already set, too many failures, or

@@ -9,8 +9,9 @@ import pytest
 from tests.controllers.workloads import PODS, Workloads, template
 
 from pinnace.apiserver.objects import Object, clone
+from pinnace.client import Informer
 from pinnace.controllers.daemonset import DAEMON_SETS, NODES
-from pinnace.controllers.daemonset_util import FailedPodsBackoff, target_node_name
+from pinnace.controllers.daemonset_util import FailedPodsBackoff, current_hash, target_node_name
 from pinnace.kubelet.config import SIMULATED_LABEL
 
 NODE_1, NODE_2, NODE_3 = (f"pinnace-node-{i}" for i in (1, 2, 3))
@@ -272,3 +273,101 @@ def test_a_pod_that_stops_matching_is_released_and_replaced(cluster: Workloads):
     released = cluster.run(cluster.client.get(PODS, "default", name))
     assert not released["metadata"].get("ownerReferences"), released["metadata"]
     assert placed(cluster) == {NODE_1: "Running", NODE_2: "Running", NODE_3: "Running"}
+
+
+def set_image(cluster: Workloads, image: str, name: str = "agent") -> None:
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": image}]}}}}
+    cluster.run(cluster.client.patch(DAEMON_SETS, "default", name, patch))
+
+
+def serving(pods: list[Object]) -> dict[str, str]:
+    """Node -> image of its ready pod not being deleted."""
+    return {
+        p["spec"]["nodeName"]: p["spec"]["containers"][0]["image"]
+        for p in pods
+        if p["spec"].get("nodeName")
+        and not p["metadata"].get("deletionTimestamp")
+        and any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in p["status"].get("conditions") or []
+        )
+    }
+
+
+def roll(cluster: Workloads, image: str) -> tuple[list[dict[str, str]], int]:
+    """Set the image; what serves after each change of a pod until the rollout is done, and
+    the most pods not being deleted at any one time."""
+    pods = Informer(cluster.client, PODS, "default", label_selector="app=agent")
+    seen: list[dict[str, str]] = []
+    most = 0
+
+    def changed(*_: Object) -> None:
+        nonlocal most
+        seen.append(serving(pods.list()))
+        most = max(most, sum(not p["metadata"].get("deletionTimestamp") for p in pods.list()))
+
+    pods.add_event_handler(on_add=changed, on_update=changed, on_delete=changed)
+    pods.start()
+    cluster.run(pods.wait_for_sync())
+    seen.clear()
+    set_image(cluster, image)
+    cluster.settle(60)
+    pods.stop()
+    return seen, most
+
+
+def test_rolling_update_replaces_one_pod_at_a_time(cluster: Workloads):
+    create(cluster, daemon_set())
+    before = {p["metadata"]["name"] for p in cluster.pods(app="agent")}
+    seen, most = roll(cluster, "nginx:1.28")
+    assert seen[-1] == dict.fromkeys((NODE_1, NODE_2, NODE_3), "nginx:1.28")
+    assert min(len(s) for s in seen) == 2  # never more than maxUnavailable=1 down
+    assert most == 3
+    pods = cluster.pods(app="agent")
+    assert not before & {p["metadata"]["name"] for p in pods}
+    assert {p["metadata"]["labels"]["pod-template-generation"] for p in pods} == {"2"}
+    ds = cluster.get(DAEMON_SETS, "agent")
+    assert ds["status"]["observedGeneration"] == 2
+    assert {p["metadata"]["labels"]["controller-revision-hash"] for p in pods} == {current_hash(ds)}
+
+
+def test_max_unavailable_lets_more_pods_go_at_once(cluster: Workloads):
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}}
+    create(cluster, daemon_set(updateStrategy=strategy))
+    seen, _ = roll(cluster, "nginx:1.28")
+    assert min(len(s) for s in seen) == 0
+
+
+def test_max_surge_starts_the_new_pod_before_the_old_one_goes(cluster: Workloads):
+    surge = {"maxSurge": 1, "maxUnavailable": 0}
+    create(cluster, daemon_set(updateStrategy={"type": "RollingUpdate", "rollingUpdate": surge}))
+    seen, most = roll(cluster, "nginx:1.28")
+    assert all(len(s) == 3 for s in seen)
+    assert most == 4  # one new pod beside an old one at a time
+    assert seen[-1] == dict.fromkeys((NODE_1, NODE_2, NODE_3), "nginx:1.28")
+    assert len(cluster.pods(app="agent")) == 3
+
+
+def test_on_delete_replaces_only_the_pods_a_user_deletes(cluster: Workloads):
+    create(cluster, daemon_set(updateStrategy={"type": "OnDelete"}))
+    set_image(cluster, "nginx:1.28")
+    cluster.settle(10)
+    assert serving(cluster.pods()) == dict.fromkeys((NODE_1, NODE_2, NODE_3), "nginx:1.27")
+    assert status(cluster)["observedGeneration"] == 2
+    assert "updatedNumberScheduled" not in status(cluster)
+    [pod] = [p for p in cluster.pods(app="agent") if p["spec"]["nodeName"] == NODE_2]
+    cluster.run(cluster.client.delete(PODS, "default", pod["metadata"]["name"]))
+    cluster.settle(40)
+    assert serving(cluster.pods())[NODE_2] == "nginx:1.28"
+    assert status(cluster)["updatedNumberScheduled"] == 1
+
+
+def test_pods_count_as_available_after_min_ready_seconds(cluster: Workloads):
+    create(cluster, daemon_set(minReadySeconds=30))
+    counts = status(cluster)
+    assert (counts["numberReady"], counts["numberUnavailable"]) == (3, 3)
+    assert "numberAvailable" not in counts
+    cluster.settle(40)
+    counts = status(cluster)
+    assert (counts["numberReady"], counts["numberAvailable"]) == (3, 3)
+    assert "numberUnavailable" not in counts

@@ -11,6 +11,8 @@ from tests.controllers.workloads import PODS, Workloads
 
 from pinnace.api import catalog
 from pinnace.apiserver.objects import Object
+from pinnace.client import PatchType
+from pinnace.controllers.job_indexes import Intervals
 from pinnace.controllers.workloads import start_workload_controllers
 
 JOBS = catalog.by_resource("batch", "jobs")
@@ -341,3 +343,25 @@ def test_a_success_policy_completes_an_indexed_job_early(cluster: Workloads):
     assert done["status"]["conditions"][1]["message"] == "Matched rules at index 0"
     assert done["status"]["completedIndexes"] == "0,1" and done["status"]["succeeded"] == 2
     assert len(job_pods(cluster)) == 2
+
+
+def test_an_orphaned_pod_the_selector_matches_is_adopted_again(cluster: Workloads):
+    created = create(cluster, job(command="sleep 3600"))
+    cluster.settle(3)
+    [pod] = job_pods(cluster)
+    name = pod["metadata"]["name"]
+    orphaning = {"metadata": {"ownerReferences": None, "finalizers": None}}
+    cluster.run(cluster.client.patch(PODS, "default", name, orphaning, PatchType.MERGE))
+    cluster.settle(5)
+    [again] = job_pods(cluster)
+    assert again["metadata"]["name"] == name
+    assert again["metadata"]["ownerReferences"][0]["uid"] == created["metadata"]["uid"]
+    assert again["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+    assert cluster.get(JOBS, "pi")["status"]["active"] == 1
+
+
+def test_completed_indexes_are_compressed_as_kubernetes_writes_them():
+    written = Intervals.parse("", 10).with_indexes([0, 1, 2, 4, 6, 7, 9])
+    assert str(written) == "0-2,4,6,7,9"
+    assert written.total() == 7
+    assert str(Intervals.parse("0-2,4,6,7,9", 7)) == "0-2,4,6"

@@ -5,6 +5,8 @@ pending completion index), replaces failed pods after a back-off (10 s doubling 
 from the latest failure), and fails the Job once more pods failed than backoffLimit (for
 restartPolicy OnFailure: once its pods' containers restarted that often) or once it ran
 longer than activeDeadlineSeconds, deleting its active pods. A suspended Job has no pods.
+spec.podFailurePolicy, backoffLimitPerIndex with maxFailedIndexes, and successPolicy act as
+in v1.32 (`job_failure_policy`, `job_index_failures`, `job_success_policy`).
 
 Pods are counted with the `batch.kubernetes.io/job-tracking` finalizer: the controller first
 records a finished pod's uid in status.uncountedTerminatedPods, then removes the finalizer,

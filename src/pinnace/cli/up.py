@@ -31,6 +31,7 @@ import yaml
 from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
+from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
@@ -280,6 +281,7 @@ async def serve(options: UpOptions) -> None:
     pool = NodeAgentPool(LocalClient(server), options.nodes)
     await pool.start()
     server.log_source = pool.read_log
+    server.metrics_source = pool.summaries
     node_lifecycle = NodeLifecycleController(LocalClient(server))
     taint_eviction = TaintEvictionController(LocalClient(server))
     await node_lifecycle.start()
@@ -291,7 +293,10 @@ async def serve(options: UpOptions) -> None:
             LocalClient(server), options.scheduler_config, tie_breaks
         ).run()
         scheduler = asyncio.create_task(run_scheduler)
-    workloads = start_workload_controllers(LocalClient(server))
+    workloads = start_workload_controllers(
+        LocalClient(server),
+        lambda namespace, selector: list_pod_metrics(server, namespace, selector),
+    )
     app = APIApp(server, server_address=f"{host}:{port}")
     config = uvicorn.Config(
         app,

@@ -1,0 +1,82 @@
+"""`kubectl top` against `pinnace up --nodes 2`: the metrics API answers from the simulated
+containers' usage."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from tests.http.conftest import Cluster, launch, stop
+
+PODS = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: busy
+  labels: {app: busy}
+  annotations:
+    sim.pinnace.dev/cpu: "250m"
+    sim.pinnace.dev/memory: "100Mi"
+    sim.pinnace.dev/cpu.sidecar: "20m"
+    sim.pinnace.dev/memory.sidecar: "10Mi"
+spec:
+  nodeName: pinnace-node-1
+  containers:
+  - {name: main, image: nginx}
+  - {name: sidecar, image: busybox}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: idle
+  labels: {app: idle}
+spec:
+  nodeName: pinnace-node-2
+  containers:
+  - {name: main, image: nginx}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-top"), flags=("--nodes", "2"))
+    running.ok("apply", "-f", "-", stdin=PODS)
+    running.ok("wait", "--for=condition=Ready", "pod/busy", "pod/idle", "--timeout=30s")
+    yield running
+    stop(running)
+
+
+def rows(text: str) -> list[list[str]]:
+    return [line.split() for line in text.splitlines()]
+
+
+def test_kubectl_top_pods_shows_each_pods_usage(cluster: Cluster) -> None:
+    assert rows(cluster.ok("top", "pods")) == [
+        ["NAME", "CPU(cores)", "MEMORY(bytes)"],
+        ["busy", "270m", "110Mi"],
+        ["idle", "0m", "0Mi"],
+    ]
+    assert rows(cluster.ok("top", "pod", "busy", "--containers")) == [
+        ["POD", "NAME", "CPU(cores)", "MEMORY(bytes)"],
+        ["busy", "main", "250m", "100Mi"],
+        ["busy", "sidecar", "20m", "10Mi"],
+    ]
+    assert rows(cluster.ok("top", "pods", "-l", "app=idle", "--no-headers")) == [
+        ["idle", "0m", "0Mi"]
+    ]
+    missing = cluster.kubectl("top", "pod", "ghost")
+    assert missing.returncode != 0
+    assert 'pod "ghost" not found' in missing.stderr
+
+
+def test_kubectl_top_nodes_shows_usage_against_allocatable(cluster: Cluster) -> None:
+    table = rows(cluster.ok("top", "nodes"))
+    assert table[0] == ["NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"]
+    assert [row[0] for row in table[1:]] == ["pinnace-node-1", "pinnace-node-2"]
+    for _, cores, cpu_percent, memory, memory_percent in table[1:]:
+        assert cores.endswith("m") and cpu_percent.endswith("%")
+        assert memory.endswith("Mi") and memory_percent.endswith("%")
+    busy_node = table[1]
+    assert int(busy_node[1][:-1]) >= 270  # the busy pod runs there
+    [one] = rows(cluster.ok("top", "node", "pinnace-node-2", "--no-headers"))
+    assert one[0] == "pinnace-node-2"

@@ -11,7 +11,13 @@ from tests.controllers.workloads import PODS, Workloads, template
 from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Informer
 from pinnace.controllers.daemonset import DAEMON_SETS, NODES
-from pinnace.controllers.daemonset_util import FailedPodsBackoff, current_hash, target_node_name
+from pinnace.controllers.daemonset_update import RollingUpdatePlan, rolling_update
+from pinnace.controllers.daemonset_util import (
+    DaemonPlacement,
+    FailedPodsBackoff,
+    current_hash,
+    target_node_name,
+)
 from pinnace.kubelet.config import SIMULATED_LABEL
 
 NODE_1, NODE_2, NODE_3 = (f"pinnace-node-{i}" for i in (1, 2, 3))
@@ -371,3 +377,39 @@ def test_pods_count_as_available_after_min_ready_seconds(cluster: Workloads):
     counts = status(cluster)
     assert (counts["numberReady"], counts["numberAvailable"]) == (3, 3)
     assert "numberUnavailable" not in counts
+
+
+def plan_for(rolling: Object, pods: dict[str, list[Object]]) -> RollingUpdatePlan:
+    ds = daemon_set(updateStrategy={"type": "RollingUpdate", "rollingUpdate": rolling})
+    ds["metadata"].update(uid="u", annotations={"deprecated.daemonset.template.generation": "2"})
+    nodes = [{"metadata": {"name": n}} for n in (NODE_1, NODE_2, NODE_3)]
+    return rolling_update(ds, nodes, pods, DaemonPlacement.of(ds), "new", now=100.0)
+
+
+def daemon_pod(name: str, generation: str, ready: bool = True) -> Object:
+    condition = {"type": "Ready", "status": "True" if ready else "False"}
+    return {
+        "metadata": {"name": name, "labels": {"pod-template-generation": generation}},
+        "spec": {},
+        "status": {"conditions": [condition]},
+    }
+
+
+def test_a_rolling_update_step_replaces_unavailable_old_pods_first():
+    old = {n: [daemon_pod(f"old-{i}", "1")] for i, n in enumerate((NODE_1, NODE_2, NODE_3))}
+    assert plan_for({"maxUnavailable": 1}, old) == RollingUpdatePlan(delete=["old-0"])
+    old[NODE_3] = [daemon_pod("old-2", "1", ready=False)]
+    assert plan_for({"maxUnavailable": 1}, old) == RollingUpdatePlan(delete=["old-2"])
+    old[NODE_1] = [daemon_pod("new-0", "2", ready=False)]
+    assert plan_for({"maxUnavailable": 2}, old) == RollingUpdatePlan(delete=["old-2"])
+    assert plan_for({"maxUnavailable": "50%"}, {NODE_1: old[NODE_2]}).delete == []
+
+
+def test_a_surging_step_starts_new_pods_and_retires_old_ones_once_replaced():
+    old = {n: [daemon_pod(f"old-{i}", "1")] for i, n in enumerate((NODE_1, NODE_2, NODE_3))}
+    surge = {"maxSurge": 1, "maxUnavailable": 0}
+    assert plan_for(surge, old) == RollingUpdatePlan(create=[NODE_1])
+    old[NODE_1].append(daemon_pod("new-0", "2", ready=False))
+    assert plan_for(surge, old) == RollingUpdatePlan()
+    old[NODE_1][1] = daemon_pod("new-0", "2")
+    assert plan_for(surge, old) == RollingUpdatePlan(delete=["old-0"], create=[NODE_2])

@@ -232,9 +232,10 @@ class DaemonSetController:
                 self._enqueue(ds)
 
     def _node_updated(self, old: Object, new: Object) -> None:
-        if _ignore_node_update(old, new):
+        daemon_sets = self._daemon_sets.list()
+        if not daemon_sets or _ignore_node_update(old, new):
             return
-        for ds in self._daemon_sets.list():
+        for ds in daemon_sets:
             placement = self.placement(ds)
             if placement.should_run(old) != placement.should_run(new):
                 self._enqueue(ds)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 from typing import Any
 
 import pytest
@@ -15,7 +16,14 @@ from tests.kubelet.conftest import PODS, SETTLE, Node, pod
 from pinnace.kubelet import NodeAgentPool, NodeConfig, node_configs
 from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
 from pinnace.kubelet.commands import command_run
-from pinnace.kubelet.usage import Curve, first_above, parse_curve, share_cpu
+from pinnace.kubelet.usage import (
+    Curve,
+    Started,
+    first_above,
+    first_above_sum,
+    parse_curve,
+    share_cpu,
+)
 
 MI = 1024 * 1024
 GI = 1024 * MI
@@ -234,3 +242,46 @@ def test_a_cpu_stress_under_a_limit_gets_the_limit(node: Node) -> None:
     [ctr] = stats_of(node, "hog").containers
     assert (ctr.cpu_usage_nano_cores, ctr.cpu_throttled_nano_cores) == (500_000_000, 3_500_000_000)
     assert stats_of(node, "hog").pids == 5
+
+
+def test_the_sum_of_curves_first_crosses_where_dense_sampling_says() -> None:
+    rng = random.Random(5)
+    shapes = [
+        lambda: f"ramp {rng.randint(0, 300)}Mi {rng.randint(0, 300)}Mi {rng.randint(1, 90)}s",
+        lambda: (
+            f"spike {rng.randint(0, 100)}Mi {rng.randint(100, 400)}Mi "
+            f"at {rng.randint(0, 60)}s for {rng.randint(1, 30)}s"
+        ),
+        lambda: f"periodic {rng.randint(0, 100)}Mi {rng.randint(100, 300)}Mi {rng.randint(5, 60)}s",
+        lambda: f"{rng.randint(0, 200)}Mi",
+    ]
+    for _ in range(40):
+        curves = [
+            Started(parse_curve(rng.choice(shapes)(), "memory"), rng.uniform(0, 20))
+            for _ in range(rng.randint(1, 8))
+        ]
+        limit = rng.randint(200, 1200) * MI
+        since = 20.0
+        found, _ = first_above_sum(curves, limit, since, 200.0)
+        samples = [since + k * 0.01 for k in range(18001)]
+        over = next((t for t in samples if sum(c.at(t) for c in curves) > limit + 1), None)
+        if over is None:
+            assert found is None or sum(c.at(found + 0.01) for c in curves) <= limit + MI
+        else:
+            assert found is not None and found <= over + 1e-6
+            before = [t for t in samples if t < found - 0.01]
+            assert all(sum(c.at(t) for c in curves) <= limit + 1 for t in before)
+
+
+def test_steps_at_the_same_moment_are_taken_together() -> None:
+    # One container's spike ends the moment another's begins: never above 300Mi.
+    first = Started(parse_curve("spike 0 200Mi at 0s for 10s", "memory"), 0.0)
+    second = Started(parse_curve("spike 0 200Mi at 10s for 10s", "memory"), 0.0)
+    assert first_above_sum([first, second], 300 * MI, 0.0, math.inf) == (None, math.inf)
+
+
+def test_the_search_stops_after_so_many_breakpoints_and_says_where() -> None:
+    waves = [Started(parse_curve("periodic 0 10Mi 1s", "memory"), 0.0) for _ in range(10)]
+    found, searched = first_above_sum(waves, GI, 0.0, math.inf)
+    assert found is None
+    assert 0 < searched < math.inf

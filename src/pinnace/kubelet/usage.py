@@ -23,8 +23,10 @@ MilliCPUToShares sets it, at least 2 for a container without a request).
 from __future__ import annotations
 
 import bisect
+import heapq
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -36,8 +38,8 @@ NANO = 1_000_000_000
 MIN_CPU_SHARES = 2
 SHARES_PER_CPU = 1024
 LOOK_AHEAD_POINTS = 4096
-"""How many breakpoints `first_above_sum` examines before it gives up and asks to be called
-again later (periodic curves have infinitely many)."""
+"""How many breakpoints `first_above_sum` sweeps before it stops and asks to be called again
+from there (periodic curves have infinitely many)."""
 
 Point = tuple[float, float]
 
@@ -86,22 +88,36 @@ class Curve:
         t = self._local(t, at_period_end=True)
         return self._between(bisect.bisect_left(self.times, t), t)
 
-    def breakpoints(self, start: float, end: float) -> list[float]:
-        """The times in (start, end] where the curve bends or steps, at most LOOK_AHEAD_POINTS."""
+    def breakpoints(self, after: float) -> Iterator[tuple[float, float]]:
+        """(time, phase) of each moment after `after` where the curve bends or steps, in
+        order, without end for a periodic curve. The phase is the moment's own point time, exact
+        (a period's end is the next one's start), for `bend`."""
         if self.constant_amount is not None:
-            return []
+            return
         times = sorted(set(self.times))
         if not self.period:
-            return [t for t in times if start < t <= end]
-        found: list[float] = []
-        cycle = math.floor(max(start, 0.0) / self.period)
-        while len(found) < LOOK_AHEAD_POINTS:
+            yield from ((t, t) for t in times if t > after)
+            return
+        cycle = math.floor(max(after, 0.0) / self.period)
+        while True:
             base = cycle * self.period
-            if base > end:
-                break
-            found += [base + t for t in times if start < base + t <= end]
+            yield from ((base + t, t) for t in times if t < self.period and base + t > after)
             cycle += 1
-        return found[:LOOK_AHEAD_POINTS]
+
+    def bend(self, phase: float) -> tuple[float, float]:
+        """At the breakpoint `phase`: how far the amount steps, and its slope after."""
+        i = bisect.bisect_right(self.times, phase)
+        step = self._between(i, phase) - self._between(bisect.bisect_left(self.times, phase), phase)
+        if i == 0 or i >= len(self.points):
+            return step, 0.0
+        (t0, v0), (t1, v1) = self.points[i - 1], self.points[i]
+        return step, (v1 - v0) / (t1 - t0)
+
+    def slope(self, t: float) -> float:
+        """How fast the amount changes just after `t`, per second."""
+        if self.constant_amount is not None:
+            return 0.0
+        return self.bend(self._local(t, at_period_end=False))[1]
 
     def _local(self, t: float, *, at_period_end: bool) -> float:
         if not self.period or t <= 0:
@@ -146,29 +162,45 @@ def first_above_sum(
 ) -> tuple[float | None, float]:
     """When the sum of `curves` first goes above `limit` between `since` and `until`, and how
     far the search got: (time, _) when found, (None, until) when the sum stays within the limit
-    to `until`, (None, t) when it stopped early at t (too many breakpoints: ask again at t)."""
-    if sum(c.at(since) for c in curves) > limit:
+    to `until`, (None, t) when it stopped early at t (after LOOK_AHEAD_POINTS breakpoints: ask
+    again at t).
+
+    A sweep over the curves' breakpoints in time order: between two breakpoints the sum is a
+    line, so only the curve that bends or steps at a breakpoint is looked at there."""
+    value = sum(c.at(since) for c in curves)
+    if value > limit:
         return since, since
-    points = sorted(
-        {t + c.start for c in curves for t in c.curve.breakpoints(since - c.start, until - c.start)}
-    )
-    end = until
-    if len(points) > LOOK_AHEAD_POINTS:
-        points, end = points[:LOOK_AHEAD_POINTS], points[LOOK_AHEAD_POINTS - 1]
-    if end < math.inf:
-        points.append(end)
-    previous, value = since, sum(c.at(since) for c in curves)
-    for t in points:
-        if t <= previous:
-            continue
-        arriving = sum(c.before(t) for c in curves)
+    slopes = [c.curve.slope(since - c.start) for c in curves]
+    slope = sum(slopes)
+    events = heapq.merge(*(_breakpoints(c, i, since) for i, c in enumerate(curves)))
+    previous, seen = since, 0
+    for t, group in itertools.groupby(events, key=lambda event: event[0]):
+        if t > until:
+            break
+        if seen >= LOOK_AHEAD_POINTS:
+            return None, previous
+        arriving = value + slope * (t - previous)
         if arriving > limit:
-            return previous + (t - previous) * (limit - value) / (arriving - value), t
-        value = sum(c.at(t) for c in curves)
+            return previous + (limit - value) / slope, t
+        value = arriving
+        for _, i, phase in group:
+            seen += 1
+            step, new_slope = curves[i].curve.bend(phase)
+            value += step
+            slope += new_slope - slopes[i]
+            slopes[i] = new_slope
         if value > limit:
             return t, t
         previous = t
-    return None, end
+    if slope > 0 and value + slope * (until - previous) > limit:
+        return previous + (limit - value) / slope, until
+    return None, until
+
+
+def _breakpoints(started: Started, index: int, since: float) -> Iterator[tuple[float, int, float]]:
+    """(clock time, `index`, phase) of each breakpoint of a started curve after `since`."""
+    for t, phase in started.curve.breakpoints(since - started.start):
+        yield started.start + t, index, phase
 
 
 def share_cpu(wants: Sequence[float], shares: Sequence[int], capacity: float) -> list[float]:

@@ -285,3 +285,17 @@ def test_the_search_stops_after_so_many_breakpoints_and_says_where() -> None:
     found, searched = first_above_sum(waves, GI, 0.0, math.inf)
     assert found is None
     assert 0 < searched < math.inf
+
+
+def test_an_exited_container_keeps_its_disk_until_it_is_removed(node: Node) -> None:
+    body = pod("batch", node="node-1", restart_policy="Never", run_seconds="5", log="done")
+    node.create_pod(annotate(body, ephemeral_storage="ramp 0 2Gi 10s"))
+    node.settle(10)
+    assert node.get_pod("batch")["status"]["phase"] == "Succeeded"
+    summary = node.agent.summary()
+    assert summary.pods == []  # nothing of it runs
+    log_bytes = len("2006-01-02T15:04:05.999999999Z stdout F done\n")
+    assert summary.node.nodefs_used_bytes == GI + log_bytes  # written in its 5 s
+    node.run(node.client.delete(PODS, "default", "batch"))
+    node.settle()
+    assert node.agent.summary().node.nodefs_used_bytes == 0

@@ -131,10 +131,12 @@ class ContainerRuntime(ABC):
 
     @abstractmethod
     def list_container_stats(self) -> dict[str, ContainerStats]:
-        """What each running container uses now, by container id."""
+        """What each container the runtime holds uses now, by container id: a running one its
+        CPU, memory, PIDs, writable layer and logs; an exited one its writable layer and logs,
+        on disk until it is removed."""
 
     def container_stats(self, container_id: str) -> ContainerStats | None:
-        """What one container uses now; None unless it is running."""
+        """What one container uses now; None once it is removed."""
         return self.list_container_stats().get(container_id)
 
 
@@ -212,6 +214,8 @@ class SimulatedRuntime(ContainerRuntime):
         """The running containers' highest working sets, each at most its limit: while the
         system's memory and these fit in the machine, the node cannot run out of memory."""
         self._node_oom_timer: Timer | None = None
+        self._exited: dict[str, ContainerStats] = {}
+        """What exited containers leave on disk until they are removed."""
         self._started = 0
 
     def start_container(
@@ -287,6 +291,7 @@ class SimulatedRuntime(ContainerRuntime):
         self._stopped(container_id)
         for table in (
             self._containers,
+            self._exited,
             self._behaviours,
             self._callbacks,
             self._term_sent,
@@ -301,7 +306,7 @@ class SimulatedRuntime(ContainerRuntime):
         wants = [min(demand, r.cpu_limit) for demand, r in zip(demands, running, strict=True)]
         shares = [r.resources.cpu_shares for r in running]
         got = share_cpu(wants, shares, self.machine.cpu_nano_cores)
-        found = {}
+        found = dict(self._exited)
         for r, demand, want, cpu in zip(running, demands, wants, got, strict=True):
             age = now - r.status.started_at
             found[r.status.id] = ContainerStats(
@@ -339,6 +344,12 @@ class SimulatedRuntime(ContainerRuntime):
         running = self._running.pop(container_id, None)
         if running is None:
             return
+        age = self._clock.now() - running.status.started_at
+        self._exited[container_id] = ContainerStats(
+            name=running.status.name,
+            rootfs_used_bytes=round(running.usage.ephemeral_storage.at(age)),
+            logs_used_bytes=running.log_bytes(),
+        )
         self._memory_peaks -= running.memory_peak
         if not self._running:
             self._memory_peaks = 0.0  # no float drift left behind

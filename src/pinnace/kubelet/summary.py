@@ -8,7 +8,8 @@ How the node figures are made:
   configured): that is what those reservations are for. Memory capacity is the node's memory
   capacity.
 - nodefs: the node's ephemeral-storage capacity; used by the pods' writable layers, logs and
-  local volumes, and by the node's images. The images live on the same filesystem, as in a
+  local volumes, by what exited containers leave until they are removed, and by the node's
+  images. The images live on the same filesystem, as in a
   default containerd setup, so imagefs shows the same filesystem: the same capacity, usage and
   inodes as nodefs.
 - inodes: one per 16 KiB of the filesystem (ext4's default ratio), used in the same ratio.
@@ -65,11 +66,12 @@ def node_summary(
 ) -> Summary:
     """The summary at `now` of a node whose runtime reports `stats` by container id."""
     pods = []
+    left_on_disk = dict(stats)
     for worker in workers:
         containers = [
-            stats[c.current.id]
+            left_on_disk.pop(c.current.id)
             for c in (*worker.inits, *worker.apps)
-            if c.current is not None and c.current.id in stats
+            if c.running and c.current is not None and c.current.id in left_on_disk
         ]
         if not containers and worker.finished:
             continue
@@ -81,7 +83,11 @@ def node_summary(
     memory = capacity.get(MEMORY)
     storage = capacity.get(EPHEMERAL_STORAGE)
     fs_capacity = storage.value() if storage is not None else 0
-    fs_used = sum(p.ephemeral_storage_bytes for p in pods) + _image_bytes(config.images)
+    fs_used = (
+        sum(p.ephemeral_storage_bytes for p in pods)
+        + sum(c.rootfs_used_bytes + c.logs_used_bytes for c in left_on_disk.values())
+        + _image_bytes(config.images)
+    )
     inodes = fs_capacity // BYTES_PER_INODE
     inodes_used = -(-fs_used // BYTES_PER_INODE)
     node = NodeStats(

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from pinnace.api import catalog
@@ -77,6 +76,8 @@ CONTROLLER_NAME = "daemonset-controller"
 FAILED_DAEMON_POD = "FailedDaemonPod"
 SUCCEEDED_DAEMON_POD = "SucceededDaemonPod"
 STATUS_UPDATE_RETRIES = 1
+CLAIM_INDEX = "daemonSetClaim"
+"""Pods by the uid of their controller, "" for orphans: the pods a DaemonSet may claim."""
 _OMITTED_WHEN_ZERO = (
     "observedGeneration",
     "updatedNumberScheduled",
@@ -94,6 +95,10 @@ def _kind(group: str, plural: str) -> Kind:
 PODS = _kind("", "pods")
 NODES = _kind("", "nodes")
 DAEMON_SETS = _kind("apps", "daemonsets")
+
+
+def _controller_uid(pod: Object) -> list[str]:
+    return [(controller_ref(pod) or {}).get("uid", "")]
 
 
 def _true_conditions(node: Object) -> set[str]:
@@ -129,6 +134,7 @@ class DaemonSetController:
         self._placements: dict[str, tuple[int, DaemonPlacement]] = {}
         self._daemon_sets: Informer = informers.informer(DAEMON_SETS)
         self._pods: Informer = informers.informer(PODS)
+        self._pods.add_indexer(CLAIM_INDEX, _controller_uid)
         self._nodes: Informer = informers.informer(NODES)
         self._daemon_sets.add_event_handler(
             on_add=self._enqueue,
@@ -293,7 +299,12 @@ class DaemonSetController:
         """ClaimPods: the pods this DaemonSet owns and its selector matches, adopting matching
         orphans and releasing owned pods that no longer match."""
         claimed: list[Object] = []
-        for pod in self._pods.list(ds["metadata"]["namespace"]):
+        namespace = ds["metadata"]["namespace"]
+        candidates = self._pods.by_index(CLAIM_INDEX, ds["metadata"]["uid"])
+        candidates += self._pods.by_index(CLAIM_INDEX, "")
+        for pod in candidates:
+            if pod["metadata"]["namespace"] != namespace:
+                continue
             matches = not selector.empty and selector.matches(pod["metadata"].get("labels") or {})
             ref = controller_ref(pod)
             if ref is not None:
@@ -326,10 +337,13 @@ class DaemonSetController:
     async def _manage(self, ds: Object, selector: LabelSelector, hash_: str) -> None:
         node_to_pods = await self._node_to_daemon_pods(ds, selector)
         nodes = self._nodes.list()
+        placement, surge = self.placement(ds), allows_surge(ds)
         create: list[str] = []
         delete: list[Object] = []
         for node in nodes:
-            c, d = self._pods_should_be_on_node(ds, node, node_to_pods, hash_)
+            should_run = placement.should_run(node)
+            pods = node_to_pods.get(node["metadata"]["name"])
+            c, d = self._pods_should_be_on_node(ds, node, should_run, pods, surge, hash_)
             create += c
             delete += d
         existing = {node["metadata"]["name"] for node in nodes}
@@ -339,12 +353,18 @@ class DaemonSetController:
         await self._sync_nodes(ds, delete, create, hash_)
 
     def _pods_should_be_on_node(
-        self, ds: Object, node: Object, node_to_pods: Mapping[str, list[Object]], hash_: str
+        self,
+        ds: Object,
+        node: Object,
+        eligibility: tuple[bool, bool],
+        pods: list[Object] | None,
+        surge: bool,
+        hash_: str,
     ) -> tuple[list[str], list[Object]]:
-        """podsShouldBeOnNode: the node if it needs a pod, and the pods to delete on it."""
+        """podsShouldBeOnNode: the node if it needs a pod, and the pods to delete on it.
+        `eligibility` is (shouldRun, shouldContinueRunning); `pods` those meant for the node."""
         name = node["metadata"]["name"]
-        should_run, should_continue = self.placement(ds).should_run(node)
-        pods = node_to_pods.get(name)
+        should_run, should_continue = eligibility
         if should_run and pods is None:
             return [name], []
         if not should_continue:
@@ -365,8 +385,9 @@ class DaemonSetController:
                 delete.append(pod)
             else:
                 running.append(pod)
-        running.sort(key=creation_order)
-        if not allows_surge(ds):
+        if len(running) > 1:
+            running.sort(key=creation_order)
+        if not surge:
             return [], delete + running[1:]  # keep the oldest
         if not running:
             return ([name] if should_run else []), delete
@@ -508,7 +529,7 @@ class DaemonSetController:
             if not pods:
                 continue
             counts["currentNumberScheduled"] += 1
-            pod = min(pods, key=creation_order)
+            pod = pods[0] if len(pods) == 1 else min(pods, key=creation_order)
             if is_pod_ready(pod):
                 counts["numberReady"] += 1
                 counts["numberAvailable"] += is_pod_available(pod, min_ready, now)

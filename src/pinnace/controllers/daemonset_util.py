@@ -169,6 +169,10 @@ class DaemonPlacement:
     node_name: str
     affinity: RequiredNodeAffinity
     tolerations: tuple[Toleration, ...]
+    _by_node: dict[str, tuple[str, tuple[bool, bool]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """node name -> (resourceVersion, answer): a sync asks of every node several times."""
 
     @classmethod
     def of(cls, ds: Object) -> DaemonPlacement:
@@ -181,7 +185,18 @@ class DaemonPlacement:
         """(shouldRun, shouldContinueRunning): whether a daemon pod is to be placed on the
         node, and whether one already there may stay (it tolerates the NoExecute taints)."""
         meta = node.get("metadata") or {}
-        name = meta.get("name") or ""
+        name, version = meta.get("name") or "", meta.get("resourceVersion")
+        cached = self._by_node.get(name)
+        if cached is not None and version and cached[0] == version:
+            return cached[1]
+        answer = self._should_run(node, meta, name)
+        if version:
+            self._by_node[name] = (version, answer)
+        return answer
+
+    def _should_run(
+        self, node: Mapping[str, Any], meta: Mapping[str, Any], name: str
+    ) -> tuple[bool, bool]:
         if self.node_name and self.node_name != name:
             return False, False
         if not self.affinity.matches(meta.get("labels") or {}, name):

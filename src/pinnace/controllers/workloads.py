@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pinnace.client import Client, InformerFactory
 from pinnace.controllers.daemonset import DaemonSetController
 from pinnace.controllers.deployment import DeploymentController
+from pinnace.controllers.disruption import DisruptionController
 from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
@@ -23,6 +24,7 @@ class WorkloadControllers:
     replica_sets: ReplicaSetController
     deployments: DeploymentController
     garbage_collector: GarbageCollector
+    disruption: DisruptionController
     tasks: list[asyncio.Task[None]]
     jobs: JobController
     ttl_after_finished: TTLAfterFinishedController
@@ -41,13 +43,14 @@ class WorkloadControllers:
 def start_workload_controllers(
     client: Client, metrics: PodMetricsLister | None = None
 ) -> WorkloadControllers:
-    """Start the ReplicaSet, Deployment, Job and TTL-after-finished controllers and the
-    garbage collector on the client's loop; and the
+    """Start the ReplicaSet, Deployment, Job, TTL-after-finished and disruption controllers
+    and the garbage collector on the client's loop; and the
     horizontal pod autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
     informers = InformerFactory(client)
     replica_sets = ReplicaSetController(client, informers)
     deployments = DeploymentController(client, informers)
     garbage_collector = GarbageCollector(client, informers)
+    disruption = DisruptionController(client, informers)
     jobs = JobController(client, informers)
     ttl_after_finished = TTLAfterFinishedController(client, informers)
     daemon_sets = DaemonSetController(client, informers)
@@ -62,12 +65,14 @@ def start_workload_controllers(
         loop.create_task(ttl_after_finished.run()),
         loop.create_task(daemon_sets.run()),
         loop.create_task(autoscalers.run()),
+        loop.create_task(disruption.run()),
     ]
     return WorkloadControllers(
         informers,
         replica_sets,
         deployments,
         garbage_collector,
+        disruption,
         tasks,
         jobs=jobs,
         ttl_after_finished=ttl_after_finished,

@@ -1,0 +1,190 @@
+"""The disruption controller keeps PodDisruptionBudget status, with the workload controllers,
+scheduler and nodes on the virtual clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.client.conftest import pod
+from tests.controllers.workloads import DEPLOYMENTS, PODS, Workloads, template
+
+from pinnace.api import catalog
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object, clone
+
+PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
+assert PDBS is not None
+
+
+def deployment(replicas: int = 3) -> Object:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": template(),
+        },
+    }
+
+
+def budget(**spec: Any) -> Object:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec},
+    }
+
+
+@pytest.fixture
+def cluster() -> Iterator[Workloads]:
+    c = Workloads(nodes=2)
+    yield c
+    c.stop()
+
+
+def status_of(cluster: Workloads, settle: float = 5.0) -> Object:
+    cluster.settle(settle)
+    return cluster.get(PDBS, "web")["status"]
+
+
+def counts(status: Object) -> tuple[int, int, int, int]:
+    return (
+        status["expectedPods"],
+        status["desiredHealthy"],
+        status["currentHealthy"],
+        status["disruptionsAllowed"],
+    )
+
+
+def condition(status: Object) -> tuple[str, str, str]:
+    (c,) = [c for c in status["conditions"] if c["type"] == "DisruptionAllowed"]
+    return c["status"], c["reason"], c["message"]
+
+
+def with_deployment(cluster: Workloads, replicas: int = 3, **spec: Any) -> None:
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(replicas)))
+    cluster.run(cluster.client.create(PDBS, "default", budget(**spec)))
+
+
+def test_min_available_integer_counts_the_pods(cluster: Workloads) -> None:
+    with_deployment(cluster, minAvailable=2)
+    status = status_of(cluster)
+    assert counts(status) == (3, 2, 3, 1)
+    assert condition(status) == ("True", "SufficientPods", "")
+    assert status["observedGeneration"] == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({"minAvailable": "50%"}, (3, 2, 3, 1)),  # ceil(1.5) must stay
+        ({"maxUnavailable": "50%"}, (3, 1, 3, 2)),  # ceil(1.5) may go
+        ({"maxUnavailable": 1}, (3, 2, 3, 1)),
+        ({"maxUnavailable": 0}, (3, 3, 3, 0)),
+    ],
+)
+def test_percentages_and_max_unavailable_use_the_controllers_scale(
+    cluster: Workloads, spec: Object, expected: tuple[int, int, int, int]
+) -> None:
+    with_deployment(cluster, **spec)
+    status = status_of(cluster)
+    assert counts(status) == expected
+    state = "True" if expected[3] else "False"
+    reason = "SufficientPods" if expected[3] else "InsufficientPods"
+    assert condition(status) == (state, reason, "")
+
+
+def test_scale_follows_the_deployment_not_the_pods_present(cluster: Workloads) -> None:
+    with_deployment(cluster, maxUnavailable=1)
+    status_of(cluster)
+    cluster.run(cluster.client.update_scale(DEPLOYMENTS, "default", "web", 5))
+    assert counts(status_of(cluster, 10)) == (5, 4, 5, 1)
+
+
+def test_a_spec_change_is_observed(cluster: Workloads) -> None:
+    with_deployment(cluster, minAvailable=2)
+    status_of(cluster)
+    cluster.run(cluster.client.patch(PDBS, "default", "web", {"spec": {"minAvailable": 3}}))
+    status = status_of(cluster)
+    assert status["observedGeneration"] == 2
+    assert counts(status) == (3, 3, 3, 0)
+    assert condition(status) == ("False", "InsufficientPods", "")
+
+
+def test_an_eviction_spends_the_budget_until_the_replacement_is_ready(
+    cluster: Workloads,
+) -> None:
+    with_deployment(cluster, minAvailable=2)
+    status_of(cluster)
+    first, second = (p["metadata"]["name"] for p in cluster.pods(app="web")[:2])
+    cluster.run(cluster.client.evict("default", first))
+    with pytest.raises(StatusError) as refused:
+        cluster.run(cluster.client.evict("default", second))
+    assert refused.value.code == 429
+    # The replacement turns Ready and the evicted pod is gone: the budget allows one again,
+    # and disruptedPods no longer names the evicted pod.
+    status = status_of(cluster, 60)
+    assert counts(status) == (3, 2, 3, 1)
+    assert "disruptedPods" not in status
+    cluster.run(cluster.client.evict("default", second))
+
+
+def test_a_disrupted_pod_not_deleted_counts_again_after_two_minutes(cluster: Workloads) -> None:
+    with_deployment(cluster, minAvailable=1)
+    status_of(cluster)
+    name = cluster.pods(app="web")[0]["metadata"]["name"]
+    pdb = clone(cluster.get(PDBS, "web"))  # the in-process client shares the stored object
+    pdb["status"]["disruptedPods"] = {name: cluster.client.clock.now_rfc3339()}
+    cluster.run(cluster.client.update_status(PDBS, pdb))
+    status = status_of(cluster, 1)
+    assert counts(status) == (3, 1, 2, 1)
+    assert list(status["disruptedPods"]) == [name]
+    status = status_of(cluster, 120)
+    assert counts(status) == (3, 1, 3, 2)
+    assert "disruptedPods" not in status
+    assert cluster.events("NotDeleted") == [
+        "Pod was expected by PDB default/web to be deleted but it wasn't"
+    ]
+
+
+def test_unserved_controller_fails_safe(cluster: Workloads) -> None:
+    orphan = pod("db-0", app="web")
+    orphan["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "u-1"}
+        | {"controller": True}
+    ]
+    cluster.run(cluster.client.create(PODS, "default", orphan))
+    cluster.run(cluster.client.create(PDBS, "default", budget(maxUnavailable="10%")))
+    status = status_of(cluster)
+    assert status["disruptionsAllowed"] == 0
+    assert condition(status) == (
+        "False",
+        "SyncFailed",
+        'no matches for kind "StatefulSet" in version "apps/v1"',
+    )
+    assert cluster.events("CalculateExpectedPodCountFailed") == [
+        "Failed to calculate the number of expected pods: "
+        'no matches for kind "StatefulSet" in version "apps/v1"'
+    ]
+
+
+def test_bare_pods_are_unmanaged_under_a_percentage(cluster: Workloads) -> None:
+    cluster.run(cluster.client.create(PODS, "default", pod("solo", app="web")))
+    cluster.run(cluster.client.create(PDBS, "default", budget(minAvailable="50%")))
+    status = status_of(cluster)
+    assert counts(status) == (0, 0, 1, 0)
+    (message,) = cluster.events("UnmanagedPods")
+    assert 'please set ".spec.minAvailable" field of the PDB to an integer value' in message
+
+
+def test_a_budget_without_pods_allows_nothing(cluster: Workloads) -> None:
+    cluster.run(cluster.client.create(PDBS, "default", budget(minAvailable=0)))
+    status = status_of(cluster)
+    assert counts(status) == (0, 0, 0, 0)
+    assert condition(status) == ("False", "InsufficientPods", "")
+    assert cluster.events("NoPods") == ["No matching pods found"]

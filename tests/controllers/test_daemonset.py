@@ -413,3 +413,20 @@ def test_a_surging_step_starts_new_pods_and_retires_old_ones_once_replaced():
     assert plan_for(surge, old) == RollingUpdatePlan()
     old[NODE_1][1] = daemon_pod("new-0", "2")
     assert plan_for(surge, old) == RollingUpdatePlan(delete=["old-0"], create=[NODE_2])
+
+
+def test_a_matching_orphan_is_adopted_in_place_of_a_new_pod(cluster: Workloads):
+    orphan = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "early", "labels": {"app": "agent"}},
+        "spec": {"nodeName": NODE_1, "containers": [{"name": "nginx", "image": "nginx:1.27"}]},
+    }
+    cluster.run(cluster.client.create(PODS, "default", orphan))
+    cluster.settle()
+    ds = create(cluster, daemon_set(updateStrategy={"type": "OnDelete"}))
+    adopted = cluster.get(PODS, "early")
+    assert adopted["metadata"]["ownerReferences"][0]["uid"] == ds["metadata"]["uid"]
+    assert placed(cluster) == {NODE_1: "Running", NODE_2: "Running", NODE_3: "Running"}
+    counts = status(cluster)
+    assert (counts["currentNumberScheduled"], counts["updatedNumberScheduled"]) == (3, 2)

@@ -430,3 +430,10 @@ def test_a_matching_orphan_is_adopted_in_place_of_a_new_pod(cluster: Workloads):
     assert placed(cluster) == {NODE_1: "Running", NODE_2: "Running", NODE_3: "Running"}
     counts = status(cluster)
     assert (counts["currentNumberScheduled"], counts["updatedNumberScheduled"]) == (3, 2)
+
+
+def test_deleting_the_daemon_set_deletes_its_pods(cluster: Workloads):
+    create(cluster, daemon_set())
+    cluster.run(cluster.client.delete(DAEMON_SETS, "default", "agent"))
+    cluster.settle(40)
+    assert cluster.pods(app="agent") == []

@@ -1,0 +1,60 @@
+"""kubectl drain against `pinnace up --nodes 2` waits on a PodDisruptionBudget: with both pods
+of a two-replica deployment on the drained node and minAvailable 1, the first eviction goes,
+the second is refused (429) and retried until the replacement is Ready on the other node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from tests.http.conftest import Cluster, launch, stop
+
+BUDGET = """
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+"""
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-up-budget"), flags=("--nodes", "2"))
+    yield running
+    stop(running)
+
+
+def test_drain_waits_for_the_budget(nodes: Cluster) -> None:
+    drained, other = nodes.ok("get", "nodes", "-o", "name").split()
+    drained, other = drained.removeprefix("node/"), other.removeprefix("node/")
+    nodes.ok("cordon", other)
+    nodes.ok("create", "deployment", "web", "--image=nginx:1.27", "--replicas=2")
+    nodes.ok("apply", "-f", "-", stdin=BUDGET)
+    nodes.ok("rollout", "status", "deployment/web", "--timeout=30s")
+    nodes.ok("uncordon", other)
+    placed = nodes.ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.nodeName}")
+    assert placed.split() == [drained, drained]
+    allowed = nodes.ok("get", "pdb", "web", "-o", "jsonpath={.status.disruptionsAllowed}")
+    assert allowed == "1"
+
+    done = nodes.kubectl("drain", drained, "--ignore-daemonsets", "--timeout=90s")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"node/{drained} drained"
+    assert "Cannot evict pod as it would violate the pod's disruption budget." in done.stderr, (
+        done.stderr
+    )
+    assert done.stdout.count(" evicted") == 2
+    placed = nodes.ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.nodeName}")
+    assert placed.split() == [other, other]
+    nodes.ok("rollout", "status", "deployment/web", "--timeout=30s")
+    status = nodes.ok(
+        "get",
+        "pdb",
+        "web",
+        "-o",
+        "jsonpath={.status.currentHealthy}/{.status.desiredHealthy}/{.status.expectedPods}",
+    )
+    assert status == "2/1/2"

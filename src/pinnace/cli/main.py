@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from pinnace import KUBERNETES_REFERENCE, __version__
 from pinnace.bench import api as api_bench
+from pinnace.bench import nodes as nodes_bench
 from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import store as store_bench
 from pinnace.cli import scheduler, up
@@ -55,6 +56,16 @@ def _bench_scheduler(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_nodes(args: argparse.Namespace) -> int:
+    try:
+        results = nodes_bench.run(args.nodes, args.pods_per_node, args.seconds)
+    except nodes_bench.BenchError as e:
+        print(f"pinnace bench nodes: {e}", file=sys.stderr)
+        return 1
+    print(nodes_bench.render(results, args.json))
+    return 0
+
+
 def _count(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -88,6 +99,7 @@ def _add_bench(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     store.set_defaults(run=_bench_store)
     _add_bench_api(benchmarks)
     _add_bench_scheduler(benchmarks)
+    _add_bench_nodes(benchmarks)
 
 
 def _add_bench_api(benchmarks: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -139,6 +151,25 @@ def _add_bench_scheduler(benchmarks: argparse._SubParsersAction[argparse.Argumen
     )
     scheduler.add_argument("--json", action="store_true", help="print one JSON object per workload")
     scheduler.set_defaults(run=_bench_scheduler)
+
+
+def _add_bench_nodes(benchmarks: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    nodes = benchmarks.add_parser(
+        "nodes",
+        help="simulated nodes and their pods kept alive in real time: memory and CPU",
+    )
+    nodes.add_argument("--nodes", type=_count(1), default=1000, help="simulated nodes (1000)")
+    nodes.add_argument(
+        "--pods-per-node", type=_count(0), default=110, help="running pods on each node (110)"
+    )
+    nodes.add_argument(
+        "--seconds",
+        type=_count(1),
+        default=60,
+        help="how long the nodes are kept alive once every pod runs (60)",
+    )
+    nodes.add_argument("--json", action="store_true", help="print one JSON object")
+    nodes.set_defaults(run=_bench_nodes)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,26 @@
+"""`pinnace bench nodes` at a tiny size: it runs the nodes and their pods, and prints the
+figures as one JSON object."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pinnace.cli.main import main
+
+
+def test_bench_nodes_prints_its_figures_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["bench", "nodes", "--nodes", "3", "--pods-per-node", "2", "--seconds", "1", "--json"]
+    assert main(args) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert (figures["nodes"], figures["pods"]) == (3, 6)
+    for key in ("rss_mib", "cpu_percent", "mib_per_node", "kib_per_pod", "lease_renewals"):
+        assert figures[key] >= 0
+    assert figures["oldest_lease_seconds"] < 40
+
+
+def test_bench_nodes_refuses_a_size_below_one_node(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["bench", "nodes", "--nodes", "0"])
+    assert "must be at least 1, not 0" in capsys.readouterr().err

@@ -21,7 +21,6 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cmp_to_key
 from typing import Any
 
 from pinnace.api.labels import LabelSelector, SelectorError, selector_from_dict
@@ -189,10 +188,11 @@ class Evaluator:
         budgets = _Budgets(self.pod_disruption_budgets)
         order = [potential[(offset + k) % len(potential)] for k in range(len(potential))]
         batched = per_node_filters_only(self.profile, state)
-        if batched:
-            for i, status in self._hopeless(state, pod, order).items():
+        by_requests = _RequestsOnly.prepare(self, state, pod, order) if batched else None
+        if by_requests is not None:
+            for i, status in by_requests.hopeless.items():
                 statuses[self.table.names[i]] = status
-            order = [i for i in order if self.table.names[i] not in statuses]
+            order = [i for i in order if i not in by_requests.hopeless]
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         start = 0
@@ -202,7 +202,14 @@ class Evaluator:
             size = max(wanted, _MIN_BATCH) if batched else 1
             rows = order[start : start + size]
             start += size
-            if batched:
+            if by_requests is not None:
+                simple = [i for i in rows if i in by_requests.room]
+                found = dict(zip(simple, by_requests.select_victims(simple, budgets), strict=True))
+                rest = [i for i in rows if i not in by_requests.room]
+                outcomes_of_rest = self._select_victims_batch(state, pod, rest, budgets)
+                found.update(zip(rest, outcomes_of_rest, strict=True))
+                outcomes = [found[i] for i in rows]
+            elif batched:
                 outcomes = self._select_victims_batch(state, pod, rows, budgets)
             else:
                 outcomes = [self._select_victims(state.clone(), pod, rows[0], budgets)]
@@ -219,42 +226,6 @@ class Evaluator:
                     status = error(f'expected at least one victim pod on node "{name}"')
                 statuses[name] = status
         return non_violating + violating, statuses
-
-    def _hopeless(self, state: CycleState, pod: PodInfo, rows: list[int]) -> dict[int, Status]:
-        """The rows where evicting every lower-priority pod would not make room, with the
-        verdict SelectVictimsOnNode would reach on each, found in one vectorised pass instead
-        of simulating the evictions node by node. Sound when only PER_NODE_FILTERS run: the
-        rows got here rejected by a filter that pods can be removed to satisfy, so the
-        filters that ignore pods pass, and without host ports NodePorts passes too; that
-        leaves NodeResourcesFit. Rows with pods nominated to them are left to the simulation."""
-        fit = next(
-            (
-                p
-                for p in self.profile.filter
-                if p.name == NODE_RESOURCES_FIT and p.name not in state.skip_filter_plugins
-            ),
-            None,
-        )
-        if fit is None or pod.host_ports:
-            return {}
-        table = self.table
-        nominated = {table.index.get(name) for name in self.nominator.nodes()}
-        rows = [i for i in rows if i not in nominated]
-        if not rows:
-            return {}
-        kept = table.requested_at_or_above(pod.priority)[rows]
-        lower = table.requested[rows, PODS_COLUMN] - kept[:, PODS_COLUMN]
-        verdicts = fit.node_statuses(state, pod, table, rows, requested=kept)
-        hopeless: dict[int, Status] = {}
-        named: dict[Status, Status] = {}
-        for i, victims, status in zip(rows, lower.tolist(), verdicts, strict=True):
-            if not victims:
-                hopeless[i] = _NO_VICTIMS
-            elif not status.is_success():
-                hopeless[i] = named.get(status) or named.setdefault(
-                    status, status.with_plugin(NODE_RESOURCES_FIT)
-                )
-        return hopeless
 
     def _select_victims(
         self, state: CycleState, pod: PodInfo, i: int, budgets: _Budgets
@@ -275,7 +246,7 @@ class Evaluator:
             status = run_filter_with_nominated_pods(profile, self.nominator, state, pod, table, i)
             if not status.is_success():
                 return (), 0, status
-            potential.sort(key=cmp_to_key(_more_important_first))
+            potential.sort(key=_importance)
             violating, non_violating = budgets.split(potential)
             victims: list[PodInfo] = []
             num_violating = 0
@@ -298,7 +269,7 @@ class Evaluator:
                     victims.append(p)
                     num_violating += group is violating
             if violating and non_violating:
-                victims.sort(key=cmp_to_key(_more_important_first))
+                victims.sort(key=_importance)
             return tuple(victims), num_violating, SUCCESS
         finally:
             for p in removed.values():
@@ -331,7 +302,7 @@ class Evaluator:
                 for p in potential:
                     table.remove_pod(p.key, name)
                     removed[k][p.key] = p
-                potential.sort(key=cmp_to_key(_more_important_first))
+                potential.sort(key=_importance)
                 violating, non_violating = budgets.split(potential)
                 orders[k] = violating + non_violating
                 num_violating_first[k] = len(violating)
@@ -362,7 +333,7 @@ class Evaluator:
                     violations[k] += r < num_violating_first[k]
             for k in live:
                 if 0 < num_violating_first[k] < len(orders[k]):
-                    victims[k].sort(key=cmp_to_key(_more_important_first))
+                    victims[k].sort(key=_importance)
                 outcomes[k] = (tuple(victims[k]), violations[k], SUCCESS)
             return [outcome for outcome in outcomes if outcome is not None]
         finally:
@@ -371,6 +342,92 @@ class Evaluator:
                     table.add_pod(p, table.names[i])
             for name, p in reserved:
                 table.remove_pod(p.key, name)
+
+
+@dataclass
+class _RequestsOnly:
+    """SelectVictimsOnNode worked out by arithmetic on the rows where only NodeResourcesFit
+    can tell: every Filter that runs is one of PER_NODE_FILTERS, the pod asks for no host
+    port (so NodePorts passes), no pod is nominated to the node, and every Filter other than
+    NodeResourcesFit passes (those ignore pods). There, evicting a pod frees its requests,
+    and reprieving it takes them back, with no need to simulate either on the node table.
+
+    `hopeless`: rows with no lower-priority pod, or too little room even with every one of
+    them evicted, with the verdict the simulation would reach. `room`: the other rows, with
+    what is left for the pod once every lower-priority pod is gone (the pod count, then each
+    resource the pod requests)."""
+
+    pod: PodInfo
+    table: NodeTable
+    checked: tuple[tuple[str, int, int], ...]
+    hopeless: dict[int, Status]
+    room: dict[int, list[int]]
+
+    @classmethod
+    def prepare(
+        cls, evaluator: Evaluator, state: CycleState, pod: PodInfo, rows: list[int]
+    ) -> _RequestsOnly | None:
+        profile, table = evaluator.profile, evaluator.table
+        fit = next((p for p in profile.filter if p.name == NODE_RESOURCES_FIT), None)
+        if fit is None or NODE_RESOURCES_FIT in state.skip_filter_plugins or pod.host_ports:
+            return None
+        nominated = {table.index.get(name) for name in evaluator.nominator.nodes()}
+        rows = [i for i in rows if i not in nominated]
+        kept = table.requested_at_or_above(pod.priority)[rows]
+        allocatable = table.allocatable[rows]
+        lower = table.requested[rows, PODS_COLUMN] - kept[:, PODS_COLUMN]
+        verdicts = fit.node_statuses(state, pod, table, rows, requested=kept)
+        without_fit = CycleState(
+            state.data, state.skip_filter_plugins | {NODE_RESOURCES_FIT}, state.skip_score_plugins
+        )
+        others_pass = filter_rows(profile, without_fit, pod, table, rows)
+        checked = tuple(fit.checked(state))
+        columns = [PODS_COLUMN, *(column for _, column, _ in checked)]
+        free = (allocatable[:, columns] - kept[:, columns]).tolist()
+        hopeless: dict[int, Status] = {}
+        room: dict[int, list[int]] = {}
+        named: dict[Status, Status] = {}
+        for k, (i, victims, verdict) in enumerate(zip(rows, lower.tolist(), verdicts, strict=True)):
+            if not victims:
+                hopeless[i] = _NO_VICTIMS
+            elif not verdict.is_success():
+                hopeless[i] = named.get(verdict) or named.setdefault(
+                    verdict, verdict.with_plugin(NODE_RESOURCES_FIT)
+                )
+            elif others_pass[i]:
+                room[i] = free[k]
+        return cls(pod, table, checked, hopeless, room)
+
+    def select_victims(
+        self, rows: list[int], budgets: _Budgets
+    ) -> list[tuple[tuple[PodInfo, ...], int, Status]]:
+        """SelectVictimsOnNode on each of `rows`: every lower-priority pod evicted, then each
+        reprieved in turn (those a budget protects first, each group most important first)
+        while the pod still fits beside it."""
+        outcomes = []
+        wanted = [value for _, _, value in self.checked]
+        for i in rows:
+            potential = [p for p in self.table.pods[i].values() if p.priority < self.pod.priority]
+            potential.sort(key=_importance)
+            violating, non_violating = budgets.split(potential)
+            pods_room, *free = self.room[i]
+            victims: list[PodInfo] = []
+            num_violating = 0
+            for group in (violating, non_violating):
+                for p in group:
+                    taken = [p.requests.get(name, 0) for name, _, _ in self.checked]
+                    if pods_room > 1 and all(
+                        f - t >= w for f, t, w in zip(free, taken, wanted, strict=True)
+                    ):
+                        pods_room -= 1
+                        free = [f - t for f, t in zip(free, taken, strict=True)]
+                        continue  # reprieved
+                    victims.append(p)
+                    num_violating += group is violating
+            if violating and non_violating:
+                victims.sort(key=_importance)
+            outcomes.append((tuple(victims), num_violating, SUCCESS))
+        return outcomes
 
 
 def select_candidate(candidates: Sequence[Candidate]) -> Candidate:
@@ -419,12 +476,11 @@ def start_time(pod: PodInfo) -> float:
     return parse_time(text) if text else math.inf
 
 
-def _more_important_first(a: PodInfo, b: PodInfo) -> int:
-    """MoreImportantPod as a comparison: higher priority, then earlier start."""
-    if a.priority != b.priority:
-        return -1 if a.priority > b.priority else 1
-    sa, sb = start_time(a), start_time(b)
-    return -1 if sa < sb else (1 if sa > sb else 0)
+def _importance(pod: PodInfo) -> tuple[int, float, str]:
+    """MoreImportantPod as a sort key, most important first: higher priority, then earlier
+    start; kube-scheduler leaves ties in no particular order, Pinnace orders them by name so
+    that a decision does not depend on how the pods happen to be stored."""
+    return -pod.priority, start_time(pod), pod.key
 
 
 def _earliest_start_of_highest_priority(candidate: Candidate) -> float:

@@ -131,6 +131,11 @@ class NodeResourcesFit:
         state.write(_STATE_KEY, checked)
         return SUCCESS
 
+    def checked(self, state: CycleState) -> list[tuple[str, int, int]]:
+        """What Filter checks for the pod: (resource, table column, request) of each resource
+        it requests and does not ignore."""
+        return state.read(_STATE_KEY)
+
     def _ignored(self, name: str) -> bool:
         return is_extended_resource_name(name) and (
             name in self.ignored_resources or name.split("/", 1)[0] in self.ignored_resource_groups

@@ -6,11 +6,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.controllers.lifecycle_cluster import ControlPlane
+from tests.controllers.lifecycle_cluster import pod as lifecycle_pod
 from tests.controllers.workloads import PODS, Workloads, template
 
 from pinnace.apiserver.objects import Object, clone
-from pinnace.client import Informer
-from pinnace.controllers.daemonset import DAEMON_SETS, NODES
+from pinnace.client import Informer, InformerFactory
+from pinnace.clock import Randomness
+from pinnace.controllers.daemonset import DAEMON_SETS, NODES, DaemonSetController
 from pinnace.controllers.daemonset_update import RollingUpdatePlan, rolling_update
 from pinnace.controllers.daemonset_util import (
     DaemonPlacement,
@@ -19,6 +22,7 @@ from pinnace.controllers.daemonset_util import (
     target_node_name,
 )
 from pinnace.kubelet.config import SIMULATED_LABEL
+from pinnace.scheduler.adapter import SchedulerService
 
 NODE_1, NODE_2, NODE_3 = (f"pinnace-node-{i}" for i in (1, 2, 3))
 
@@ -437,3 +441,35 @@ def test_deleting_the_daemon_set_deletes_its_pods(cluster: Workloads):
     cluster.run(cluster.client.delete(DAEMON_SETS, "default", "agent"))
     cluster.settle(40)
     assert cluster.pods(app="agent") == []
+
+
+def test_daemon_pods_outlast_an_unreachable_node_that_evicts_other_pods():
+    plane = ControlPlane({"a": 2})
+    informers = InformerFactory(plane.client)
+    daemon_sets = DaemonSetController(plane.client, informers)
+    informers.start()
+    scheduler = SchedulerService(plane.client, None, Randomness(3))
+    tasks = [plane.loop.create_task(daemon_sets.run()), plane.loop.create_task(scheduler.run())]
+    try:
+        plane.run(plane.client.create(DAEMON_SETS, "default", daemon_set()))
+        plane.run(plane.client.create(PODS, "default", lifecycle_pod("plain", "a-0")))
+
+        def live_on_a0() -> list[str]:
+            pods = plane.run(plane.client.list(PODS, "default"))["items"]
+            return sorted(
+                p["metadata"]["name"].split("-")[0]
+                for p in pods
+                if p["spec"].get("nodeName") == "a-0" and not p["metadata"].get("deletionTimestamp")
+            )
+
+        plane.wait(5)
+        assert live_on_a0() == ["agent", "plain"]
+        plane.stop_kubelet("a-0")
+        plane.wait(50 + 300 + 30)
+        assert "node.kubernetes.io/unreachable:NoExecute" in plane.taints("a-0")
+        assert live_on_a0() == ["agent"]  # the plain pod tolerated it for 300 s only
+    finally:
+        for task in tasks:
+            task.cancel()
+        informers.stop()
+        plane.close()

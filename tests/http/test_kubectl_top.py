@@ -1,8 +1,9 @@
-"""`kubectl top` against `pinnace up --nodes 2`: the metrics API answers from the simulated
-containers' usage."""
+"""`kubectl top` and `kubectl autoscale` against `pinnace up --nodes 2`: the metrics API
+answers from the simulated containers' usage, and the HPA scales a Deployment on it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -34,6 +35,29 @@ spec:
   nodeName: pinnace-node-2
   containers:
   - {name: main, image: nginx}
+"""
+
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+      annotations:
+        sim.pinnace.dev/cpu: "90m"
+    spec:
+      containers:
+      - name: web
+        image: nginx
+        resources:
+          requests: {cpu: 100m}
 """
 
 
@@ -80,3 +104,30 @@ def test_kubectl_top_nodes_shows_usage_against_allocatable(cluster: Cluster) -> 
     assert int(busy_node[1][:-1]) >= 270  # the busy pod runs there
     [one] = rows(cluster.ok("top", "node", "pinnace-node-2", "--no-headers"))
     assert one[0] == "pinnace-node-2"
+
+
+def test_kubectl_autoscale_scales_a_deployment_on_cpu(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=DEPLOYMENT)
+    cluster.ok("rollout", "status", "deployment/web", "--timeout=30s")
+    created = cluster.ok("autoscale", "deployment", "web", "--cpu-percent=50", "--min=1", "--max=5")
+    assert created.strip() == "horizontalpodautoscaler.autoscaling/web autoscaled"
+    [header, row] = rows(cluster.ok("get", "hpa"))
+    assert header == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
+    assert row[:3] == ["web", "Deployment/web", "cpu:"]  # <unknown>/50% until the first sync
+
+    # one pod at 90% of its request against 50%: the first sync (15 s) asks for 2
+    deadline = time.monotonic() + 60
+    replicas = ""
+    while time.monotonic() < deadline:
+        replicas = cluster.ok("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}")
+        if replicas == "2":
+            break
+        time.sleep(1)
+    assert replicas == "2"
+    events = cluster.ok("get", "events", "--field-selector", "reason=SuccessfulRescale")
+    assert (
+        "New size: 2; reason: cpu resource utilization (percentage of request) above target"
+        in events
+    )
+    [_, row] = rows(cluster.ok("get", "hpa", "web"))
+    assert row[2:4] == ["cpu:", "90%/50%"]

@@ -14,6 +14,7 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
+from pinnace.api.versions import other_versions
 from pinnace.apiserver import metrics
 from pinnace.apiserver.http import metrics as metrics_paths
 from pinnace.apiserver.http import nonresource
@@ -114,10 +115,10 @@ class APIApp:
         return await self.resources.handle(request, target)
 
     def served_kinds(self) -> tuple[Kind, ...]:
-        """The catalog's kinds, and the metrics API's while a metrics source is registered."""
-        if self.server.metrics_source is None:
-            return catalog.kinds()
-        return catalog.kinds() + metrics.KINDS
+        """The catalog's kinds, those served at a second version, and the metrics API's while
+        a metrics source is registered."""
+        kinds = catalog.kinds() + other_versions()
+        return kinds if self.server.metrics_source is None else kinds + metrics.KINDS
 
 
 def _only_get(request: Request) -> None:

@@ -1,8 +1,9 @@
 """Request bodies in Kubernetes' protobuf encoding, for the kinds kubectl sends that way.
 
 client-go's typed clients (`kubectl create namespace`, `create deployment`, `create job`,
-`create configmap`, `drain`'s evictions) send `application/vnd.kubernetes.protobuf`: the magic
-`k8s\\x00`, then a runtime.Unknown whose `raw` is the object's message. Pinnace reads those
+`create configmap`, `autoscale`, `drain`'s evictions) send
+`application/vnd.kubernetes.protobuf`: the magic `k8s\\x00`, then a runtime.Unknown whose
+`raw` is the object's message. Pinnace reads those
 bodies into the same JSON objects the JSON decoder gives, for the messages listed here (field
 numbers are those of k8s.io/api's generated.proto); a field Pinnace does not know is skipped,
 as protobuf allows. Responses are always JSON, which every such client also accepts.
@@ -158,6 +159,14 @@ _SCHEMA: dict[str, dict[int, str]] = {
         3: "maxUnavailable:intorstring!",
         4: "unhealthyPodEvictionPolicy:string!",
     },
+    "HorizontalPodAutoscaler": {1: "metadata:ObjectMeta", 2: "spec:HorizontalPodAutoscalerSpec"},
+    "HorizontalPodAutoscalerSpec": {
+        1: "scaleTargetRef:CrossVersionObjectReference",
+        2: "minReplicas:int!",
+        3: "maxReplicas:int!",
+        4: "targetCPUUtilizationPercentage:int!",
+    },
+    "CrossVersionObjectReference": {1: "kind:string!", 2: "name:string!", 3: "apiVersion:string"},
 }
 
 KINDS = {
@@ -171,6 +180,7 @@ KINDS = {
     ("apps/v1", "Deployment"): "Deployment",
     ("batch/v1", "Job"): "Job",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
 }
 
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pinnace.api import status
 from pinnace.api.status import StatusError
+from pinnace.api.versions import ServedVersion
 from pinnace.apiserver import binding
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
 from pinnace.apiserver.http.bodies import parse_object_body
+from pinnace.apiserver.http.fieldmanagers import Mutation
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.responses import Encoder, Response, json_response, warning_headers
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
@@ -80,7 +82,8 @@ class ResourceHandler:
                 f'unrecognized includeObject value: "{include}"; '
                 'want one of "None", "Metadata", "Object"'
             )
-        return Encoder(target.kind, negotiated, include, self.server.clock.now())  # type: ignore[arg-type]
+        now = self.server.clock.now()
+        return Encoder(target.kind, negotiated, include, now, target.conversion)  # type: ignore[arg-type]
 
     async def list_or_watch(
         self, request: Request, target: ResourceTarget, encoder: Encoder
@@ -106,7 +109,7 @@ class ResourceHandler:
         if kind.namespaced and not target.namespace:
             raise method_not_allowed()
         body_type = negotiation.body_type(request.header("content-type"), patch=False)
-        body = parse_object_body(await request.body(), body_type, kind.kind)
+        body = _stored(target, parse_object_body(await request.body(), body_type, kind.kind))
         options = params.write_options(request.query, "CreateOptions")
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
@@ -119,7 +122,7 @@ class ResourceHandler:
         self, request: Request, target: ResourceTarget, encoder: Encoder, subresource: str = ""
     ) -> Response:
         body_type = negotiation.body_type(request.header("content-type"), patch=False)
-        body = parse_object_body(await request.body(), body_type, target.kind.kind)
+        body = _stored(target, parse_object_body(await request.body(), body_type, target.kind.kind))
         options = _with_manager(params.write_options(request.query, "UpdateOptions"), request)
         result = await self.server.update(
             target.kind, target.namespace, target.name, body, options, subresource
@@ -141,6 +144,8 @@ class ResourceHandler:
         else:
             change = patching.patcher(target.kind, body_type, document)
             mutate = fieldmanagers.tracked(change, manager, subresource, now)
+        if target.conversion is not None:
+            mutate = _converted(mutate, target.conversion)
         unknown_fields: list[str] = []
         mutate = patching.validated(target.kind, mutate, options.field_validation, unknown_fields)
         try:
@@ -180,6 +185,18 @@ def _verb(method: str, target: ResourceTarget) -> str:
     if target.kind.namespaced and not target.namespace and verb != "list":
         raise method_not_allowed()
     return verb
+
+
+def _stored(target: ResourceTarget, body: Any) -> Any:
+    """A body sent at another version of the kind, as the stored version."""
+    if target.conversion is None or not isinstance(body, dict):
+        return body
+    return target.conversion.to_stored(body)
+
+
+def _converted(mutate: Mutation, conversion: ServedVersion) -> Mutation:
+    """`mutate` written against the served version, run on the stored one."""
+    return lambda stored: conversion.to_stored(mutate(conversion.from_stored(stored)))
 
 
 def _check_name(obj: Object, name: str) -> None:

@@ -14,6 +14,7 @@ import yaml
 from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
 from pinnace.api.tables import IncludeObject, to_table
+from pinnace.api.versions import ServedVersion
 from pinnace.apiserver.http import negotiation
 from pinnace.apiserver.http.negotiation import Negotiated, Output
 from pinnace.apiserver.objects import Object
@@ -63,6 +64,8 @@ class Encoder:
     negotiated: Negotiated
     include_object: IncludeObject
     now: float
+    conversion: ServedVersion | None = None
+    """Objects go out at this other version of the kind."""
 
     def object(self, obj: Object, status: int = 200) -> Response:
         return self._encode(self.convert_object(obj), status)
@@ -73,8 +76,10 @@ class Encoder:
     def convert_object(self, obj: Object, no_headers: bool = False) -> Object:
         """`obj` as the negotiated kind; Status and other kinds' objects stay as they are."""
         output = self.negotiated.output
-        if output in (Output.JSON, Output.YAML) or obj.get("kind") != self.kind.kind:
+        if obj.get("kind") != self.kind.kind:
             return obj
+        if output in (Output.JSON, Output.YAML):
+            return obj if self.conversion is None else self.conversion.from_stored(obj)
         m = obj.get("metadata") or {}
         if output is Output.TABLE:
             rv = {"resourceVersion": m["resourceVersion"]} if m.get("resourceVersion") else {}
@@ -101,6 +106,10 @@ class Encoder:
                 "metadata": listed["metadata"],
                 "items": items,
             }
+        if self.conversion is not None:
+            converted = [self.conversion.from_stored(i) for i in listed["items"]]
+            api_version = self.conversion.served.api_version
+            return {**listed, "apiVersion": api_version, "items": converted}
         return listed
 
     def _table(self, objects: list[Object], list_meta: dict[str, Any], no_headers: bool) -> Object:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
+from pinnace.api.versions import ServedVersion, served_version
 
 NOT_FOUND_MESSAGE = "the server could not find the requested resource"
 
@@ -49,6 +50,8 @@ class ResourceTarget:
     subresource: str = ""
     watch_path: bool = False
     """Reached through the deprecated `/watch/` prefix."""
+    conversion: ServedVersion | None = None
+    """Set when the path names the kind at a version other than the stored one."""
 
     @property
     def collection(self) -> bool:
@@ -80,11 +83,14 @@ def route(path: str) -> Route:
     return _resource(group, version, rest)
 
 
-def _kind(group: str, version: str, plural: str) -> Kind:
+def _kind(group: str, version: str, plural: str) -> tuple[Kind, ServedVersion | None]:
     kind = catalog.by_resource(group, plural)
-    if kind is None or kind.version != version:
+    if kind is not None and kind.version == version:
+        return kind, None
+    other = served_version(group, version, plural)
+    if other is None:
         raise not_found()
-    return kind
+    return other.stored, other
 
 
 def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget:
@@ -106,7 +112,7 @@ def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget:
             namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
         raise not_found()
-    kind = _kind(group, version, rest[0])
+    kind, conversion = _kind(group, version, rest[0])
     if namespace and not kind.namespaced:
         raise not_found()
     name = rest[1] if len(rest) > 1 else ""
@@ -115,4 +121,4 @@ def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget:
         raise not_found()
     if kind.namespaced and name and not namespace:
         raise not_found()  # a namespaced object is only reachable inside its namespace
-    return ResourceTarget(kind, namespace, name, subresource, watch_path)
+    return ResourceTarget(kind, namespace, name, subresource, watch_path, conversion)

@@ -473,3 +473,36 @@ def test_daemon_pods_outlast_an_unreachable_node_that_evicts_other_pods():
             task.cancel()
         informers.stop()
         plane.close()
+
+
+def test_eligibility_follows_node_name_affinity_and_taint_effects():
+    ds = daemon_set()
+    spec = ds["spec"]["template"]["spec"]
+    required = {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}
+        ]
+    }
+    spec["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+    }
+    spec["tolerations"] = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    placement = DaemonPlacement.of(ds)
+
+    def node_(name: str, zone: str, *taints: tuple[str, str]) -> Object:
+        spec = {"taints": [{"key": k, "effect": e} for k, e in taints]}
+        return {"metadata": {"name": name, "labels": {"zone": zone}}, "spec": spec}
+
+    assert placement.should_run(node_("n1", "a")) == (True, True)
+    assert placement.should_run(node_("n2", "c")) == (False, False)
+    assert placement.should_run(node_("n3", "b", ("gpu", "NoSchedule"))) == (True, True)
+    assert placement.should_run(node_("n4", "b", ("ssd", "PreferNoSchedule"))) == (True, True)
+    assert placement.should_run(node_("n5", "b", ("ssd", "NoSchedule"))) == (False, True)
+    assert placement.should_run(node_("n6", "b", ("ssd", "NoExecute"))) == (False, False)
+    unreachable = ("node.kubernetes.io/unreachable", "NoExecute")
+    assert placement.should_run(node_("n7", "a", unreachable)) == (True, True)
+
+    spec["nodeName"] = "n1"
+    pinned = DaemonPlacement.of(ds)
+    assert pinned.should_run(node_("n1", "a")) == (True, True)
+    assert pinned.should_run(node_("n8", "a")) == (False, False)

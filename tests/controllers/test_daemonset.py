@@ -506,3 +506,16 @@ def test_eligibility_follows_node_name_affinity_and_taint_effects():
     pinned = DaemonPlacement.of(ds)
     assert pinned.should_run(node_("n1", "a")) == (True, True)
     assert pinned.should_run(node_("n8", "a")) == (False, False)
+
+
+def test_a_pod_the_kubelet_keeps_refusing_is_replaced_with_growing_delays(cluster: Workloads):
+    ds = daemon_set()
+    spec = ds["spec"]["template"]["spec"]
+    spec["nodeName"] = NODE_1  # straight to the kubelet, which has too little cpu
+    spec["containers"][0]["resources"] = {"requests": {"cpu": "8"}}
+    create(cluster, ds)
+    cluster.settle(60)
+    failures = len(cluster.events("FailedDaemonPod"))
+    assert failures == 6  # deleted at 0, 1, 3, 7, 15 and 31 s: the delay doubles
+    refused = [p for p in cluster.pods(app="agent") if p["status"].get("phase") == "Failed"]
+    assert refused and refused[0]["status"]["reason"] == "OutOfcpu"

@@ -22,6 +22,7 @@ NODES = catalog.by_resource("", "nodes")
 PODS = catalog.by_resource("", "pods")
 NAMESPACES = catalog.by_resource("", "namespaces")
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 METRICS = "/apis/metrics.k8s.io/v1beta1"
 GIB = 1024**3
 
@@ -210,3 +211,16 @@ def test_metrics_are_read_only_and_unknown_paths_are_not_found(metrics: Metrics)
     assert metrics.get(f"{METRICS}/pods/web")[0] == 404  # a pod needs its namespace
     code, answer = metrics.get(f"{METRICS}/nodes", "watch=true")
     assert (code, answer["reason"]) == (405, "MethodNotAllowed")
+
+
+def test_kubectl_get_prints_usage_and_window_as_metrics_server_does(metrics: Metrics) -> None:
+    metrics.pod("web-1")
+    metrics.summaries["n1"] = Summary(
+        500.0, NodeStats(250_000_000, 8 * GIB, 3 * GIB), [stats("default", "web-1", 100, 64)]
+    )
+    metrics.serve()
+    code, table = metrics.get(f"{METRICS}/namespaces/default/pods", accept=TABLE)
+    assert code == 200 and table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "cpu", "memory", "Window"]
+    # the pod's two containers summed: 100m + 1234567n, 64Mi + 1000 bytes
+    assert [r["cells"] for r in table["rows"]] == [["web-1", "101234567n", "67109864", "10s"]]

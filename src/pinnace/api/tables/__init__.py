@@ -19,6 +19,7 @@ from pinnace.api.tables.coordination import LEASES
 from pinnace.api.tables.core import CONFIG_MAPS, NAMESPACES, RESOURCE_QUOTAS
 from pinnace.api.tables.default import DEFAULT
 from pinnace.api.tables.events import EVENTS
+from pinnace.api.tables.metrics import NODE_METRICS, POD_METRICS
 from pinnace.api.tables.nodes import NODES
 from pinnace.api.tables.pods import PODS
 from pinnace.api.tables.policy import POD_DISRUPTION_BUDGETS
@@ -43,6 +44,8 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGETS,
     ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASSES,
     ("coordination.k8s.io", "leases"): LEASES,
+    ("metrics.k8s.io", "nodes"): NODE_METRICS,
+    ("metrics.k8s.io", "pods"): POD_METRICS,
 }
 """(group, resource) -> printer; every other kind uses the default table."""
 

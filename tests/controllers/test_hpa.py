@@ -12,11 +12,13 @@ import pytest
 from tests.client.conftest import EVENTS, Cluster
 
 from pinnace.api import catalog
+from pinnace.api.autoscaling.hpa import default_hpa
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.objects import Object
 from pinnace.client import InformerFactory
 from pinnace.clock import Randomness
 from pinnace.clock.rfc3339 import format_time
+from pinnace.controllers.hpa_behavior import Normalizer
 from pinnace.controllers.hpa_replicas import (
     MetricError,
     PodMetric,
@@ -359,3 +361,62 @@ def test_a_container_without_a_request_is_an_error() -> None:
     bare["spec"]["containers"][0]["resources"] = {}
     with pytest.raises(MetricError, match="missing request for cpu in container app of Pod bare"):
         proposal([bare], usage(bare=10), current=1)
+
+
+# --- normalization: stabilization and rate policies, on explicit times ---------------------------
+
+
+def normalize(normalizer: Normalizer, spec: Object, current: int, desired: int, now: float) -> int:
+    replicas, _ = normalizer.normalize("default/web", spec, current, desired, 1, now)
+    if replicas != current:
+        normalizer.record_scale("default/web", spec.get("behavior"), current, replicas, now)
+    return replicas
+
+
+def behavior(up: Object | None = None, down: Object | None = None) -> Object:
+    """A spec whose behavior is defaulted as the API server defaults it."""
+    hpa = {"spec": {"maxReplicas": 20, "behavior": {"scaleUp": up, "scaleDown": down}}}
+    default_hpa(hpa)
+    return hpa["spec"]
+
+
+def test_a_percent_scale_down_policy_limits_each_period() -> None:
+    spec = behavior(
+        down={
+            "stabilizationWindowSeconds": 0,
+            "policies": [{"type": "Percent", "value": 50, "periodSeconds": 60}],
+        }
+    )
+    normalizer = Normalizer()
+    seen, current = [], 10
+    for step in range(7):
+        current = normalize(normalizer, spec, current, 1, step * 30.0)
+        seen.append(current)
+    # half of the count at the start of each 60 s period, rounded down
+    assert seen == [5, 5, 2, 2, 1, 1, 1]
+
+
+def test_select_policy_min_takes_the_smaller_change_and_disabled_none() -> None:
+    up = {
+        "selectPolicy": "Min",
+        "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15},
+        ],
+    }
+    assert normalize(Normalizer(), behavior(up=up), 2, 10, 0.0) == 4  # +100% < +4
+    disabled = behavior(down={"selectPolicy": "Disabled"})
+    normalizer = Normalizer()
+    assert normalize(normalizer, disabled, 5, 1, 0.0) == 5
+    _, conditions = normalizer.normalize("default/web", disabled, 5, 1, 1, 400.0)
+    assert conditions[1][:3] == ("ScalingLimited", "True", "ScaleDownLimit")
+
+
+def test_a_scale_up_stabilization_window_takes_the_lowest_recent_recommendation() -> None:
+    spec = behavior(up={"stabilizationWindowSeconds": 60})
+    normalizer = Normalizer()
+    normalizer.record_initial("default/web", 2, 0.0)
+    assert normalize(normalizer, spec, 2, 8, 15.0) == 2  # the recommendation of 2 at 0 s holds
+    assert normalize(normalizer, spec, 2, 8, 45.0) == 2
+    # every recent recommendation says 8 now; the default policies add at most 4 pods a period
+    assert normalize(normalizer, spec, 2, 8, 75.0) == 6

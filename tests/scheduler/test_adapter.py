@@ -6,6 +6,7 @@ waiting pod, and a refused binding is retried."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -212,6 +213,25 @@ def test_a_refused_binding_forgets_the_pod_and_retries(cluster: Running) -> None
         ),
         ("Normal", "Scheduled", "Successfully assigned default/web to n1"),
     ]
+
+
+def test_each_refused_binding_doubles_the_pods_back_off(cluster: Running) -> None:
+    cluster.create(NODES, node("n1"))
+    real_bind = cluster.client.bind
+    attempts: list[float] = []
+
+    async def refuse_thrice(pod: Object, node_name: str) -> None:
+        attempts.append(cluster.loop.time())
+        if len(attempts) <= 3:
+            raise StatusError(409, "Conflict", "Operation cannot be fulfilled: try again")
+        await real_bind(pod, node_name)
+
+    cluster.client.bind = refuse_thrice  # type: ignore[method-assign]
+    cluster.create(PODS, pod("web"))
+    cluster.settle(20.0)
+    assert cluster.get_pod("web")["spec"].get("nodeName") == "n1"
+    waits = [round(b - a) for a, b in itertools.pairwise(attempts)]
+    assert waits == [1, 2, 4], "1 s doubling per failed attempt, as kube-scheduler backs off"
 
 
 def test_a_pod_bound_by_someone_else_is_not_bound_again(cluster: Running) -> None:

@@ -38,7 +38,6 @@ from pinnace.scheduler.config import Restricted, SchedulerConfiguration, build_p
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.preemption import Preemption
-from pinnace.scheduler.queue import POD_INITIAL_BACKOFF
 from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, ScheduleResult
 
 log = logging.getLogger(__name__)
@@ -190,33 +189,30 @@ class SchedulerService:
         if binding is None:  # another Bind plugin bound it during the cycle
             self._record(pod, EVENT_TYPE_NORMAL, SCHEDULED, result.message)
             return
-        self._spawn(self._bind(pod, result.node_name, result.message))
+        self._spawn(self._bind(result))
 
-    async def _bind(self, pod: PodInfo, node_name: str, message: str) -> None:
+    async def _bind(self, result: ScheduleResult) -> None:
         try:
-            await self.client.bind(pod.pod, node_name)
+            await self.client.bind(result.pod.pod, result.node_name)
         except Exception as e:  # any failure of the call fails this binding only
-            self._bind_failed(pod, e)
+            self._bind_failed(result, e)
             return
-        self._record(pod, EVENT_TYPE_NORMAL, SCHEDULED, message)
+        self._record(result.pod, EVENT_TYPE_NORMAL, SCHEDULED, result.message)
 
-    def _bind_failed(self, pod: PodInfo, e: Exception) -> None:
-        """handleBindingCycleError: free the node, retry the pod after a backoff unless it is
-        gone or bound meanwhile, and say why."""
+    def _bind_failed(self, result: ScheduleResult, e: Exception) -> None:
+        """handleBindingCycleError: free the node, put the pod back to back off as long as its
+        failed attempts say (1 s doubling to 10 s) unless it is gone or bound meanwhile, and
+        say why."""
+        pod = result.pod
         if self.core.cache.is_assumed(pod.key):
             self.core.cache.forget(pod)
+        current = self.pods.get_by_key(pod.key)
+        if current is not None and not (current.get("spec") or {}).get("nodeName"):
+            self.core.queue.add_after_binding_error(PodInfo.from_pod(current), result.attempts)
         self._wake.set()
         reason = e.message if isinstance(e, StatusError) else str(e) or type(e).__name__
         message = f'running Bind plugin "DefaultBinder": {reason}'
         self._failed(pod, False, message, None)
-        self.clock.call_later(POD_INITIAL_BACKOFF, self._retry, pod.key)
-
-    def _retry(self, key: str) -> None:
-        current = self.pods.get_by_key(key)
-        if current is None or (current.get("spec") or {}).get("nodeName"):
-            return
-        self.core.queue.add(PodInfo.from_pod(current))
-        self._wake.set()
 
     def _failed(
         self, pod: PodInfo, unschedulable: bool, message: str, result: ScheduleResult | None

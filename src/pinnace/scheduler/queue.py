@@ -149,6 +149,14 @@ class SchedulingQueue:
         else:
             self._put(queued, "backoff")
 
+    def add_after_binding_error(self, pod: PodInfo, attempts: int) -> None:
+        """A pod the queue let go once assumed failed to bind (handleBindingCycleError): it
+        backs off as a pod failed `attempts` times, whatever version of it came back since."""
+        if pod.key in self._where:
+            self._remove(pod.key)
+        self._in_flight.pop(pod.key, None)
+        self._put(QueuedPodInfo(pod, self._clock.now(), attempts=attempts), "backoff")
+
     def move_all_to_active_or_backoff(self, event: ClusterEvent) -> None:
         """A cluster event: parked pods that one of their rejecting plugins registered it for
         get another chance."""

@@ -110,6 +110,7 @@ class ScheduleResult:
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
     nominated_node_name: str | None = None  # from PostFilter (preemption)
+    attempts: int = 0  # scheduling attempts of the pod so far, this one included
 
     @property
     def reason(self) -> str:
@@ -279,7 +280,9 @@ class Scheduler:
             return ScheduleResult(pod, None, status, status.message, evaluated, feasible)
         self.queue.done(pod.key)
         message = f"Successfully assigned {pod.key} to {node_name}"
-        return ScheduleResult(pod, node_name, status, message, evaluated, feasible)
+        return ScheduleResult(
+            pod, node_name, status, message, evaluated, feasible, attempts=queued.attempts
+        )
 
     def _schedule_pod(
         self, profile: Profile, state: CycleState, pod: PodInfo

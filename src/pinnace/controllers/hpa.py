@@ -26,7 +26,6 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector, SelectorError, parse_selector
 from pinnace.api.status import StatusError
-from pinnace.apiserver.http.routes import NOT_FOUND_MESSAGE
 from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.clock.rfc3339 import format_time
@@ -38,6 +37,7 @@ from pinnace.controllers.hpa_behavior import (
 )
 from pinnace.controllers.hpa_replicas import (
     MetricError,
+    PodMetricsInfo,
     Proposal,
     ReplicaCalculator,
     pod_metrics_info,
@@ -51,6 +51,8 @@ DEFAULT_SYNC_PERIOD = 15.0
 
 PodMetricsLister = Callable[[str, str], Awaitable[Object]]
 """(namespace, label selector) -> the PodMetricsList of metrics.k8s.io."""
+NOT_SERVED = "the server could not find the requested resource (get pods.metrics.k8s.io)"
+"""What client-go reports when no one serves metrics.k8s.io."""
 
 
 def _kind(group: str, plural: str) -> Kind:
@@ -441,21 +443,16 @@ class HorizontalController:
 
     async def _pod_metrics(
         self, namespace: str, selector: str, resource: str, container: str
-    ) -> tuple[dict, float]:
+    ) -> tuple[PodMetricsInfo, float]:
         def failed(why: str) -> MetricError:
             return MetricError(f"unable to get metrics for resource {resource}: {why}")
 
         if self._metrics is None:
-            raise failed(
-                "unable to fetch metrics from resource metrics API: "
-                f"{NOT_FOUND_MESSAGE} (get pods.metrics.k8s.io)"
-            )
+            raise failed(f"unable to fetch metrics from resource metrics API: {NOT_SERVED}")
         try:
             listed = await self._metrics(namespace, selector)
         except StatusError as e:
-            message = e.message
-            if message == NOT_FOUND_MESSAGE:
-                message += " (get pods.metrics.k8s.io)"
+            message = NOT_SERVED if e.code == 404 else e.message
             raise failed(f"unable to fetch metrics from resource metrics API: {message}") from None
         try:
             return pod_metrics_info(listed, resource, container)

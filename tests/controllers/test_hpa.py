@@ -420,3 +420,25 @@ def test_a_scale_up_stabilization_window_takes_the_lowest_recent_recommendation(
     assert normalize(normalizer, spec, 2, 8, 45.0) == 2
     # every recent recommendation says 8 now; the default policies add at most 4 pods a period
     assert normalize(normalizer, spec, 2, 8, 75.0) == 6
+
+
+def test_a_missing_target_or_one_scaled_to_zero_is_reported(cluster: Autoscaling) -> None:
+    cluster.autoscale()
+    cluster.wait(20)
+    assert cluster.condition("AbleToScale") == (
+        "False",
+        "FailedGetScale",
+        "the HPA controller was unable to get the target's current scale: "
+        'deployments.apps "web" not found',
+    )
+    assert cluster.events("FailedGetScale") == ['deployments.apps "web" not found']
+
+    cluster.deploy(0)
+    cluster.wait(15)
+    assert cluster.condition("AbleToScale")[:2] == ("True", "SucceededGetScale")
+    assert cluster.condition("ScalingActive") == (
+        "False",
+        "ScalingDisabled",
+        "scaling is disabled since the replica count of the target is zero",
+    )
+    assert cluster.replicas() == 0

@@ -1,0 +1,213 @@
+"""Which pods the descheduler may evict (its DefaultEvictor plugin) and the evictions
+themselves (its PodEvictor): through the eviction API, so PodDisruptionBudgets hold, within
+the policy's limits per node, per namespace and per cycle; in dry-run mode only recorded."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from pinnace.api.core.event import EVENT_TYPE_NORMAL
+from pinnace.api.labels import LabelSelector
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object
+from pinnace.client import Client, EventRecorder
+from pinnace.descheduler.args import Args, PolicyError
+from pinnace.descheduler.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "sigs.k8s.io/descheduler"
+SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
+EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+SOURCE_ANNOTATION = "kubernetes.io/config.source"
+
+
+@dataclass(frozen=True)
+class EvictorArgs:
+    """The DefaultEvictor's args."""
+
+    evict_system_critical_pods: bool = False
+    evict_failed_bare_pods: bool = False
+    evict_local_storage_pods: bool = False
+    ignore_pvc_pods: bool = False
+    node_fit: bool = False
+    priority_threshold_name: str = ""
+    priority_threshold_value: int | None = None
+    label_selector: LabelSelector | None = None
+
+    @classmethod
+    def read(cls, args: Args) -> EvictorArgs:
+        threshold = Args(args.raw.get("priorityThreshold"), args.path.child("priorityThreshold"))
+        name = threshold.raw.get("name") or ""
+        value = threshold.integer("value", minimum=-(2**31))
+        if name and value is not None:
+            raise PolicyError(
+                f"{threshold.path}: Forbidden: only one of priorityThreshold fields can be set"
+            )
+        if not isinstance(name, str):
+            raise threshold.fail("name", name, "must be a string")
+        return cls(
+            evict_system_critical_pods=args.boolean("evictSystemCriticalPods"),
+            evict_failed_bare_pods=args.boolean("evictFailedBarePods"),
+            evict_local_storage_pods=args.boolean("evictLocalStoragePods"),
+            ignore_pvc_pods=args.boolean("ignorePvcPods"),
+            node_fit=args.boolean("nodeFit"),
+            priority_threshold_name=name,
+            priority_threshold_value=value,
+            label_selector=args.selector(),
+        )
+
+
+class DefaultEvictor:
+    def __init__(self, args: EvictorArgs, snapshot: Snapshot) -> None:
+        self.args = args
+        self.snapshot = snapshot
+        self.threshold = SYSTEM_CRITICAL_PRIORITY
+        if args.priority_threshold_value is not None:
+            self.threshold = args.priority_threshold_value
+        elif args.priority_threshold_name:
+            found = snapshot.priority_classes.get(args.priority_threshold_name)
+            if found is None:
+                raise PolicyError(
+                    f'priorityThreshold.name: priority class "{args.priority_threshold_name}" '
+                    "not found"
+                )
+            self.threshold = found
+
+    def unevictable(self, pod: Object) -> str:
+        """Why `pod` may not be evicted at all, or "" (the DefaultEvictor's Filter)."""
+        meta = pod["metadata"]
+        annotations = meta.get("annotations") or {}
+        if EVICT_ANNOTATION in annotations:
+            return ""
+        if meta.get("deletionTimestamp"):
+            return "pod is terminating"
+        owners = meta.get("ownerReferences") or []
+        failed = (pod.get("status") or {}).get("phase") == "Failed"
+        if not owners and not (self.args.evict_failed_bare_pods and failed):
+            return "pod does not have any ownerRefs"
+        if MIRROR_ANNOTATION in annotations:
+            return "pod is a mirror pod"
+        if annotations.get(SOURCE_ANNOTATION, "api") != "api":
+            return "pod is a static pod"
+        if any(o.get("kind") == "DaemonSet" for o in owners):
+            return "pod is a DaemonSet pod"
+        if not self.args.evict_system_critical_pods:
+            priority = int(pod["spec"].get("priority") or 0)
+            if priority >= SYSTEM_CRITICAL_PRIORITY:
+                return "pod has system critical priority"
+            if priority >= self.threshold:
+                return "pod has higher priority than specified priority class threshold"
+        volumes = pod["spec"].get("volumes") or []
+        if not self.args.evict_local_storage_pods and any(
+            "emptyDir" in v or "hostPath" in v for v in volumes
+        ):
+            return (
+                "pod has local storage and descheduler is not configured with evictLocalStoragePods"
+            )
+        if self.args.ignore_pvc_pods and any("persistentVolumeClaim" in v for v in volumes):
+            return "pod has a PVC and descheduler is configured to ignore PVC pods"
+        selector = self.args.label_selector
+        if selector is not None and not selector.matches(meta.get("labels") or {}):
+            return "pod labels do not match the labelSelector filter in the policy parameter"
+        return ""
+
+    def evictable(self, pod: Object) -> bool:
+        return not self.unevictable(pod)
+
+    def fits_elsewhere(self, pod: Object) -> bool:
+        """The PreEvictionFilter: with nodeFit, the pod must fit on another node."""
+        return not self.args.node_fit or self.snapshot.fits_other_node(pod)
+
+
+class EvictionLimitError(Exception):
+    """A limit on evictions is reached; the message says which."""
+
+
+class NodeLimitError(EvictionLimitError):
+    pass
+
+
+class TotalLimitError(EvictionLimitError):
+    pass
+
+
+@dataclass(frozen=True)
+class Limits:
+    per_node: int | None = None
+    per_namespace: int | None = None
+    total: int | None = None
+
+
+NO_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class Eviction:
+    namespace: str
+    name: str
+    node: str
+    strategy: str
+    reason: str
+
+
+@dataclass
+class PodEvictor:
+    client: Client
+    limits: Limits
+    dry_run: bool
+    evictions: list[Eviction] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    _per_node: dict[str, int] = field(default_factory=dict)
+    _per_namespace: dict[str, int] = field(default_factory=dict)
+    _evicted: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self._recorder = EventRecorder(self.client, COMPONENT)
+
+    def evicted(self, pod: Object) -> bool:
+        return pod["metadata"].get("uid", "") in self._evicted
+
+    async def evict(self, evictor: DefaultEvictor, pod: Object, strategy: str, reason: str) -> bool:
+        """Evict `pod` unless it does not fit elsewhere or the API refuses (a budget); raises
+        when a node or cycle limit is reached."""
+        meta = pod["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        node = pod["spec"].get("nodeName", "")
+        if self.evicted(pod):
+            return False
+        limits = self.limits
+        if limits.total is not None and len(self.evictions) >= limits.total:
+            raise TotalLimitError("maximum number of evicted pods per a descheduling cycle reached")
+        if limits.per_node is not None and self._per_node.get(node, 0) >= limits.per_node:
+            raise NodeLimitError(f"maximum number of evicted pods per node reached ({node})")
+        if (
+            limits.per_namespace is not None
+            and self._per_namespace.get(namespace, 0) >= limits.per_namespace
+        ):
+            return False  # the plugin goes on with pods of other namespaces
+        if not evictor.fits_elsewhere(pod):
+            return False
+        if not self.dry_run:
+            try:
+                await self.client.evict(namespace, name)
+            except StatusError as e:
+                self.failures.append(f"{namespace}/{name}: {e.message}")
+                log.info("evicting %s/%s failed: %s", namespace, name, e.message)
+                return False
+            self._recorder.event(
+                pod,
+                EVENT_TYPE_NORMAL,
+                "Descheduled",
+                f"pod evicted from {node} node by {COMPONENT} ({strategy}: {reason})",
+            )
+        self._evicted.add(meta.get("uid", ""))
+        self._per_node[node] = self._per_node.get(node, 0) + 1
+        self._per_namespace[namespace] = self._per_namespace.get(namespace, 0) + 1
+        self.evictions.append(Eviction(namespace, name, node, strategy, reason))
+        return True
+
+    async def flush(self) -> None:
+        await self._recorder.flush()

@@ -1,0 +1,255 @@
+"""LowNodeUtilization and HighNodeUtilization: node usage is what the pods on a node request,
+as a percentage of its allocatable, per resource.
+
+LowNodeUtilization evicts from nodes above `targetThresholds` (any resource) while nodes under
+`thresholds` (every resource) can take the pods, so the scheduler spreads them there.
+HighNodeUtilization evicts from nodes under `thresholds` while the other nodes have room, so a
+scheduler scoring MostAllocated packs the pods onto fewer nodes, freeing whole nodes (room for
+large pods the fragments could not hold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pinnace.apiserver.objects import Object
+from pinnace.descheduler.args import ALL_NAMESPACES, Args, Namespaces, PolicyError
+from pinnace.descheduler.evictor import NodeLimitError
+from pinnace.descheduler.framework import BALANCE, Context, low_priority_first
+from pinnace.descheduler.snapshot import Snapshot
+from pinnace.scheduler.nodetable import Taint
+from pinnace.scheduler.plugins.taint_toleration import first_untolerated
+from pinnace.scheduler.podinfo import PodInfo
+
+BASIC = ("cpu", "memory", "pods")
+MAX_PERCENTAGE = 100.0
+
+
+@dataclass
+class NodeUsage:
+    name: str
+    node: Object
+    usage: dict[str, int]
+    low: dict[str, float]  # thresholds as amounts
+    high: dict[str, float]  # targetThresholds as amounts
+
+    def percent(self, allocatable: dict[str, int]) -> str:
+        parts = [
+            f"{r} {100 * self.usage[r] / allocatable[r]:.0f}%" if allocatable[r] else f"{r} -"
+            for r in self.usage
+        ]
+        return ", ".join(parts)
+
+    def total(self) -> int:
+        return sum(self.usage.values())
+
+
+def _with_defaults(thresholds: dict[str, float]) -> dict[str, float]:
+    """cpu, memory and pods left out count as 100%, so they never decide."""
+    return {**{r: MAX_PERCENTAGE for r in BASIC}, **thresholds}
+
+
+def _node_usages(
+    snapshot: Snapshot, low: dict[str, float], high: dict[str, float], deviation: bool
+) -> tuple[list[NodeUsage], dict[str, dict[str, int]]]:
+    resources = tuple(low)
+    nodes = [n["metadata"]["name"] for n in snapshot.nodes]
+    usage = {n: snapshot.usage(n, resources) for n in nodes}
+    allocatable = {n: snapshot.allocatable(n, resources) for n in nodes}
+    if deviation and nodes:
+        average = {
+            r: sum(_percent(usage[n][r], allocatable[n][r]) for n in nodes) / len(nodes)
+            for r in resources
+        }
+        low = {r: _clamp(average[r] - low[r]) for r in resources}
+        high = {r: _clamp(average[r] + high[r]) for r in resources}
+    result = []
+    for n in nodes:
+        alloc = allocatable[n]
+        result.append(
+            NodeUsage(
+                n,
+                snapshot.node(n) or {},
+                usage[n],
+                {r: low[r] * alloc[r] / 100 for r in resources},
+                {r: high[r] * alloc[r] / 100 for r in resources},
+            )
+        )
+    return result, allocatable
+
+
+def _percent(amount: int, allocatable: int) -> float:
+    return 100 * amount / allocatable if allocatable else 0.0
+
+
+def _clamp(percent: float) -> float:
+    return min(max(percent, 0.0), MAX_PERCENTAGE)
+
+
+def _is_low(n: NodeUsage) -> bool:
+    return all(n.usage[r] <= n.low[r] for r in n.usage)
+
+
+def _is_above_target(n: NodeUsage) -> bool:
+    return any(n.usage[r] > n.high[r] for r in n.usage)
+
+
+def _unschedulable(n: NodeUsage) -> bool:
+    return bool((n.node.get("spec") or {}).get("unschedulable"))
+
+
+async def _evict_from_sources(
+    ctx: Context,
+    strategy: str,
+    sources: list[NodeUsage],
+    destinations: list[NodeUsage],
+    keep_going: Callable[[NodeUsage, dict[str, float]], bool],
+    excluded: Namespaces,
+    allocatable: dict[str, dict[str, int]],
+    why: str,
+) -> None:
+    """evictPodsFromSourceNodes: move pods off the sources while the destinations have room
+    (up to their high threshold) and `keep_going` says so."""
+    available: dict[str, float] = {r: 0.0 for r in (sources or destinations)[0].usage}
+    for d in destinations:
+        for r in available:
+            available[r] += d.high[r] - d.usage[r]
+    destination_taints = [
+        ctx.snapshot.table.taints[ctx.snapshot.table.index[d.name]] for d in destinations
+    ]
+    for source in sources:
+        pods = low_priority_first(ctx.evictable_pods_on(source.name))
+        if not keep_going(source, available):
+            continue
+        reason = f"{why} ({source.percent(allocatable[source.name])})"
+        try:
+            for pod in pods:
+                if not _tolerates_any(pod, destination_taints):
+                    continue
+                if not excluded.allows(pod["metadata"]["namespace"]):
+                    continue
+                requests = PodInfo.from_pod(pod).requests
+                if not await ctx.evict(pod, strategy, reason):
+                    continue
+                for r in available:
+                    amount = 1 if r == "pods" else requests.get(r, 0)
+                    source.usage[r] -= amount
+                    available[r] -= amount
+                if not keep_going(source, available):
+                    break
+        except NodeLimitError:
+            continue
+
+
+def _tolerates_any(pod: Object, taint_sets: list[tuple[Taint, ...]]) -> bool:
+    tolerations = PodInfo.from_pod(pod).tolerations
+    return any(first_untolerated(taints, tolerations) is None for taints in taint_sets)
+
+
+def _room_left(available: dict[str, float]) -> bool:
+    return all(v > 0 for v in available.values())
+
+
+@dataclass(frozen=True)
+class LowNodeUtilization:
+    name: ClassVar[str] = "LowNodeUtilization"
+    point: ClassVar[str] = BALANCE
+    thresholds: dict[str, float]
+    target_thresholds: dict[str, float]
+    use_deviation_thresholds: bool = False
+    number_of_nodes: int = 0
+    evictable_namespaces: Namespaces = ALL_NAMESPACES
+
+    @classmethod
+    def from_args(cls, args: Args) -> LowNodeUtilization:
+        thresholds = args.percentages("thresholds")
+        targets = args.percentages("targetThresholds")
+        if thresholds is None:
+            raise PolicyError(f"{args.path.child('thresholds')}: Required value")
+        if targets is None:
+            raise PolicyError(f"{args.path.child('targetThresholds')}: Required value")
+        if set(thresholds) != set(targets):
+            raise PolicyError(
+                f"{args.path.child('targetThresholds')}: Invalid value: thresholds and "
+                "targetThresholds configured different resources"
+            )
+        for r, percent in thresholds.items():
+            if percent > targets[r]:
+                raise PolicyError(
+                    f"{args.path.child('thresholds').key(r)}: Invalid value: {percent:g}: "
+                    f"greater than targetThresholds' {targets[r]:g}"
+                )
+        return cls(
+            _with_defaults(thresholds),
+            _with_defaults(targets),
+            args.boolean("useDeviationThresholds"),
+            args.integer("numberOfNodes", 0) or 0,
+            args.namespaces("evictableNamespaces", exclude_only=True),
+        )
+
+    async def run(self, ctx: Context) -> None:
+        nodes, allocatable = _node_usages(
+            ctx.snapshot, self.thresholds, self.target_thresholds, self.use_deviation_thresholds
+        )
+        low = [n for n in nodes if not _unschedulable(n) and _is_low(n)]
+        sources = [n for n in nodes if _is_above_target(n)]
+        if not low or len(low) <= self.number_of_nodes or len(low) == len(nodes) or not sources:
+            return
+        sources.sort(key=NodeUsage.total, reverse=True)
+
+        def keep_going(node: NodeUsage, available: dict[str, float]) -> bool:
+            return _is_above_target(node) and _room_left(available)
+
+        await _evict_from_sources(
+            ctx,
+            self.name,
+            sources,
+            low,
+            keep_going,
+            self.evictable_namespaces,
+            allocatable,
+            "node is overutilized",
+        )
+
+
+@dataclass(frozen=True)
+class HighNodeUtilization:
+    name: ClassVar[str] = "HighNodeUtilization"
+    point: ClassVar[str] = BALANCE
+    thresholds: dict[str, float]
+    number_of_nodes: int = 0
+    evictable_namespaces: Namespaces = ALL_NAMESPACES
+
+    @classmethod
+    def from_args(cls, args: Args) -> HighNodeUtilization:
+        thresholds = args.percentages("thresholds")
+        if thresholds is None:
+            raise PolicyError(f"{args.path.child('thresholds')}: Required value")
+        return cls(
+            _with_defaults(thresholds),
+            args.integer("numberOfNodes", 0) or 0,
+            args.namespaces("evictableNamespaces", exclude_only=True),
+        )
+
+    async def run(self, ctx: Context) -> None:
+        full = {r: MAX_PERCENTAGE for r in self.thresholds}
+        nodes, allocatable = _node_usages(ctx.snapshot, self.thresholds, full, False)
+        sources = [n for n in nodes if _is_low(n)]
+        destinations = [n for n in nodes if not _unschedulable(n) and not _is_low(n)]
+        if not sources or len(sources) <= self.number_of_nodes or len(sources) == len(nodes):
+            return
+        if not destinations:
+            return
+        sources.sort(key=NodeUsage.total)
+        await _evict_from_sources(
+            ctx,
+            self.name,
+            sources,
+            destinations,
+            lambda node, available: _room_left(available),
+            self.evictable_namespaces,
+            allocatable,
+            "node is underutilized",
+        )

@@ -20,6 +20,7 @@ from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import parse
 
 PRIORITY_CLASSES = kind("scheduling.k8s.io", "priorityclasses")
+REPLICA_SETS = kind("apps", "replicasets")
 NAMESPACES = kind("", "namespaces")
 
 
@@ -329,3 +330,32 @@ def test_pod_affinity_namespace_selectors_see_the_namespaces_labels(cluster: Run
     cluster.create(PODS, web)
     cluster.settle()
     assert cluster.get_pod("web")["spec"]["nodeName"] == "n2"
+
+
+def test_pods_of_a_replica_set_are_spread_by_the_default_constraints(cluster: Running) -> None:
+    # LeastAllocated alone puts 4 of 6 small pods on the big node; the system default
+    # constraints (hostname maxSkew 3, ScheduleAnyway) spread the ReplicaSet's pods evenly.
+    for name, cpu in (("big", "64"), ("n1", "4"), ("n2", "4")):
+        labelled = node(name, cpu)
+        labelled["metadata"]["labels"] = {"kubernetes.io/hostname": name}
+        cluster.create(NODES, labelled)
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": pod("x")["spec"]}
+    replica_set = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 6, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+    }
+    uid = cluster.run(cluster.client.create(REPLICA_SETS, "default", replica_set))["metadata"][
+        "uid"
+    ]
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": uid}
+    for i in range(6):
+        replica = pod(f"web-{i}")
+        replica["metadata"].update(
+            labels={"app": "web"}, ownerReferences=[{**owner, "controller": True}]
+        )
+        cluster.create(PODS, replica)
+        cluster.settle(0.5)
+    placed = sorted(cluster.get_pod(f"web-{i}")["spec"]["nodeName"] for i in range(6))
+    assert placed == ["big", "big", "n1", "n1", "n2", "n2"]

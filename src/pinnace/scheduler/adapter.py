@@ -36,6 +36,7 @@ from pinnace.clock import Randomness
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import Restricted, SchedulerConfiguration, build_profiles
 from pinnace.scheduler.plugins.default_binder import Binding
+from pinnace.scheduler.plugins.workload_selectors import REPLICA_SET, WorkloadSelectors
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.preemption import Preemption
 from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, ScheduleResult
@@ -46,6 +47,7 @@ PODS = catalog.by_resource("", "pods")
 NODES = catalog.by_resource("", "nodes")
 PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
 NAMESPACES = catalog.by_resource("", "namespaces")
+REPLICA_SETS = catalog.by_resource("apps", "replicasets")
 assert PODS is not None and NODES is not None and PDBS is not None and NAMESPACES is not None
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
@@ -93,6 +95,7 @@ class SchedulerService:
         self.nodes.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
         self._connect_preemption()
         self._connect_namespace_labels()
+        self._connect_workload_selectors()
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -172,6 +175,27 @@ class SchedulerService:
         )
         for plugin in plugins:
             plugin.namespace_labels = labels
+
+    def _connect_workload_selectors(self) -> None:
+        """PodTopologySpread's default constraints select a pod's siblings by its workload:
+        the controlling ReplicaSets come from an informer (Pinnace serves no Services,
+        ReplicationControllers or StatefulSets, so nothing else selects a pod)."""
+        plugins = plugins_with(self.core, "workload_selector")
+        if not plugins:
+            return
+        workloads = WorkloadSelectors()
+
+        def deleted(replica_set: Object) -> None:
+            m = replica_set["metadata"]
+            workloads.delete(REPLICA_SET, m.get("namespace") or "default", m["name"])
+
+        self.factory.informer(REPLICA_SETS).add_event_handler(
+            lambda rs: workloads.set(REPLICA_SET, rs),
+            lambda old, new: workloads.set(REPLICA_SET, new),
+            deleted,
+        )
+        for plugin in plugins:
+            plugin.workload_selector = workloads
 
     # --- results -----------------------------------------------------------------------------
 

@@ -73,6 +73,7 @@ _INT64_FIELDS = frozenset(
         "expirationSeconds",
         "ttlSecondsAfterFinished",
         "startingDeadlineSeconds",
+        "sizeBytes",
     }
 )
 _INT32 = (-(2**31), 2**31 - 1)

@@ -27,6 +27,7 @@ from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import NODE_LEASE_NAMESPACE, NodeConfig
 from pinnace.kubelet.configmaps import ConfigMapLookup, config_error, referenced_config_maps
+from pinnace.kubelet.cpu_manager import pod_cpusets, shared_pool_annotation, static_policy
 from pinnace.kubelet.eviction import (
     POD_CLEANUP_POLL,
     POD_CLEANUP_TIMEOUT,
@@ -107,6 +108,12 @@ class NodeAgent:
         self._free_ips: list[str] = []
         self._last_status_post = 0.0
         self._static_status = static_status(config)
+        self._pulled: dict[str, None] = {}
+        """The images of the containers this node has run, in order (node.status.images)."""
+        self.cpu_manager = static_policy(config)
+        """The static CPU manager, when cpuManagerPolicy is static."""
+        self._status_written: dict[str, int] = {}
+        """By pod uid: the resourceVersion of this agent's last status write."""
         self.eviction = EvictionManager(config, self)
         self._evicting = False
         """An evicted pod is being cleaned up: the eviction manager waits for it."""
@@ -147,6 +154,7 @@ class NodeAgent:
         if "NodeReady" in changed:
             self._node_event("NodeReady", f"Node {self.name} status is now: NodeReady")
         await self.renew_lease()
+        self._publish_shared_cpus()
 
     def _node_event(self, reason: str, message: str) -> None:
         self.node_event("Normal", reason, message)
@@ -216,6 +224,8 @@ class NodeAgent:
         worker = self.workers.get(uid)
         if worker is not None:
             worker.update(pod)
+            if self._status_overwritten(pod, worker):
+                self.status_changed(worker)
             return
         if uid in self._rejected or (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
             return
@@ -226,15 +236,20 @@ class NodeAgent:
             return
         demand = PodDemand.of(pod)
         result = self.eviction.admit(pod, demand.info.tolerations)
+        if result.admit and self.cpu_manager is not None:
+            result = self.cpu_manager.allocate(pod)
         if result.admit:
             result = admit(demand, self.node, self.usage)
         if not result.admit:
+            self._release_cpus(uid)
             self._reject(pod, result.reason, result.message)
             return
         worker = PodWorker(self, pod)
         self.workers[uid] = worker
         self._demands[uid] = demand
         self.usage.add(demand)
+        self._pull_images(pod)
+        self._publish_cpus(pod)
         worker.start()
 
     def pod_updated(self, old: Object, new: Object) -> None:
@@ -243,6 +258,7 @@ class NodeAgent:
     def pod_deleted(self, pod: Object) -> None:
         uid = pod["metadata"]["uid"]
         self._rejected.discard(uid)
+        self._status_written.pop(uid, None)
         worker = self.workers.pop(uid, None)
         if worker is not None:
             self._release(uid)
@@ -263,6 +279,38 @@ class NodeAgent:
         demand = self._demands.pop(uid, None)
         if demand is not None:
             self.usage.remove(demand)
+        self._release_cpus(uid)
+
+    def _pull_images(self, pod: Mapping[str, Any]) -> None:
+        """The pod's images are on the node from now on: the next status sync reports them."""
+        spec = pod.get("spec") or {}
+        containers = (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+        new = [c["image"] for c in containers if c.get("image") and c["image"] not in self._pulled]
+        if new:
+            self._pulled.update(dict.fromkeys(new))
+            self._static_status = static_status(self.config, self._pulled)
+
+    def _publish_cpus(self, pod: Mapping[str, Any]) -> None:
+        """Show the pod's exclusive CPUs on it, and the shrunk shared pool on the node."""
+        annotations = pod_cpusets(self.cpu_manager, pod["metadata"]["uid"])
+        if annotations:
+            m = pod["metadata"]
+            patch = {"metadata": {"annotations": annotations}}
+            self._background(self._patch(PODS, m["namespace"], m["name"], patch))
+            self._publish_shared_cpus()
+
+    def _release_cpus(self, uid: str) -> None:
+        if self.cpu_manager is not None and self.cpu_manager.release(uid):
+            self._publish_shared_cpus()
+
+    def _publish_shared_cpus(self) -> None:
+        if self.cpu_manager is not None:
+            patch = {"metadata": {"annotations": shared_pool_annotation(self.cpu_manager)}}
+            self._background(self._patch(NODES, "", self.name, patch))
+
+    async def _patch(self, kind: Any, namespace: str, name: str, patch: dict[str, Any]) -> None:
+        with contextlib.suppress(StatusError):  # gone meanwhile
+            await self.client.patch(kind, namespace, name, patch, PatchType.MERGE)
 
     def _reject(self, pod: Object, reason: str, message: str) -> None:
         """rejectPod: the pod fails with the admission's reason, and an event says why."""
@@ -389,7 +437,7 @@ class NodeAgent:
     async def _patch_status(self, pod: Mapping[str, Any], pod_status: dict[str, Any]) -> bool:
         m = pod["metadata"]
         try:
-            await self.client.patch(
+            written = await self.client.patch(
                 PODS,
                 m["namespace"],
                 m["name"],
@@ -397,6 +445,7 @@ class NodeAgent:
                 PatchType.MERGE,
                 subresource="status",
             )
+            self._status_written[m["uid"]] = int(written["metadata"]["resourceVersion"])
         except StatusError as e:
             if e.code != 404:
                 log.warning(
@@ -404,6 +453,18 @@ class NodeAgent:
                 )
             return False
         return True
+
+    def _status_overwritten(self, pod: Mapping[str, Any], worker: PodWorker) -> bool:
+        """Someone else wrote a status this agent does not hold (the node lifecycle controller
+        marks the pods of an unreachable node not ready): as the kubelet's status manager
+        does, the agent puts its own back, so the pods of a node that comes back are Ready
+        again."""
+        uid = worker.uid
+        own = self._status_written.get(uid)
+        if own is None or uid in self._writers or int(pod["metadata"]["resourceVersion"]) <= own:
+            return False
+        stored = pod.get("status") or {}
+        return any(stored.get(k) != v for k, v in worker.status().items())
 
     def _delete_pod(self, pod: Mapping[str, Any]) -> None:
         m = pod["metadata"]

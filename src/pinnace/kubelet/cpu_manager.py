@@ -19,6 +19,7 @@ annotation `sim.pinnace.dev/shared-cpuset` (the shared pool).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -154,6 +155,20 @@ class StaticPolicy:
     def release(self, uid: str) -> bool:
         """The pod's containers are gone: their CPUs return to the shared pool."""
         return self.assignments.pop(uid, None) is not None
+
+
+def pod_cpusets(policy: StaticPolicy | None, uid: str) -> dict[str, str]:
+    """The pod's annotation of its containers' exclusive CPUs; empty when it has none."""
+    given = policy.assignments.get(uid) if policy is not None else None
+    if not given:
+        return {}
+    cpusets = {name: format_cpuset(cpus) for name, cpus in given.items()}
+    return {CPUSET_ANNOTATION: json.dumps(cpusets, separators=(",", ":"))}
+
+
+def shared_pool_annotation(policy: StaticPolicy) -> dict[str, str]:
+    """The node's annotation of its shared pool."""
+    return {SHARED_CPUSET_ANNOTATION: format_cpuset(policy.shared_pool)}
 
 
 def _sidecars(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -10,7 +10,7 @@ status changes.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from pinnace.kubelet.config import (
     SIMULATED_LABEL,
     NodeConfig,
 )
+from pinnace.kubelet.runtime import image_id, image_reference
 from pinnace.resources.lists import ResourceList
 from pinnace.resources.quantity import canonical_quantity
 
@@ -27,6 +28,13 @@ KUBELET_PORT = 10250
 CONTAINER_RUNTIME_VERSION = "pinnace-sim://0.1.0"
 """Where a real node names containerd or CRI-O: this node's containers are simulated."""
 OS_IMAGE = "Pinnace simulated node"
+NODE_STATUS_MAX_IMAGES = 50
+"""The kubelet reports the 50 largest images (nodeStatusMaxImages)..."""
+MAX_NAMES_PER_IMAGE = 5
+"""...each with at most 5 of its names."""
+PULLED_IMAGE_MIN_BYTES = 10 * 2**20
+PULLED_IMAGE_SPREAD_BYTES = 240 * 2**20
+"""A pulled image's simulated size: 10 MiB plus up to 240 MiB, fixed by its name."""
 
 
 @dataclass(frozen=True)
@@ -182,10 +190,13 @@ def node_status(
     return {**static, "conditions": conditions}
 
 
-def static_status(config: NodeConfig) -> dict[str, Any]:
-    """What does not change while the node runs: resources, addresses, nodeInfo."""
+def static_status(config: NodeConfig, pulled: Iterable[str] = ()) -> dict[str, Any]:
+    """What changes only when the node pulls an image: resources, addresses, nodeInfo, and
+    the images (`config.images` and those `pulled` for containers)."""
     machine = _stable_id(config, "machine")
+    images = node_images(config.images, pulled)
     return {
+        **({"images": images} if images else {}),
         "capacity": _quantities(config.capacity_list()),
         "allocatable": _quantities(config.allocatable_list()),
         "addresses": [
@@ -207,6 +218,31 @@ def static_status(config: NodeConfig) -> dict[str, Any]:
             "architecture": "amd64",
         },
     }
+
+
+def node_images(
+    configured: Iterable[Mapping[str, Any]], pulled: Iterable[str]
+) -> list[dict[str, Any]]:
+    """status.images: the node's images, largest first, as many as the kubelet reports. A
+    pulled image is named by its digest and its tag, as containerd lists it."""
+    images = [
+        {"names": list(i["names"])[:MAX_NAMES_PER_IMAGE], "sizeBytes": i["sizeBytes"]}
+        for i in configured
+    ]
+    known = {image_reference(name) for i in images for name in i["names"]}
+    for image in pulled:
+        if image_reference(image) not in known:
+            known.add(image_reference(image))
+            images.append(
+                {"names": [image_id(image), image_reference(image)], "sizeBytes": _size(image)}
+            )
+    images.sort(key=lambda i: -i["sizeBytes"])
+    return images[:NODE_STATUS_MAX_IMAGES]
+
+
+def _size(image: str) -> int:
+    digest = hashlib.sha256(image_reference(image).encode()).digest()
+    return PULLED_IMAGE_MIN_BYTES + int.from_bytes(digest[:8]) % PULLED_IMAGE_SPREAD_BYTES
 
 
 def lease_object(config: NodeConfig, node_uid: str, now_micro: str) -> dict[str, Any]:

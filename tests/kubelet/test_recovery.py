@@ -1,0 +1,67 @@
+"""A node that comes back after the node lifecycle controller gave up on it: its kubelet posts
+Ready again, the controller takes the unreachable taints away, and the kubelet puts back the
+pod statuses the controller marked not ready."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from tests.controllers.lifecycle_cluster import PODS, ControlPlane, pod
+
+TOLERATE_UNREACHABLE = {
+    "key": "node.kubernetes.io/unreachable",
+    "operator": "Exists",
+    "effect": "NoExecute",
+}
+
+
+@pytest.fixture
+def cluster() -> Iterator[ControlPlane]:
+    c = ControlPlane({"a": 2})
+    yield c
+    c.close()
+
+
+def ready(conditions: list[dict[str, str]]) -> str:
+    return next(c["status"] for c in conditions if c["type"] == "Ready")
+
+
+def test_a_node_that_comes_back_is_ready_with_ready_pods(cluster: ControlPlane) -> None:
+    cluster.run(cluster.client.create(PODS, "default", pod("web", "a-0", [TOLERATE_UNREACHABLE])))
+    cluster.wait(12)
+    assert ready(cluster.get_pod("web")["status"]["conditions"]) == "True"
+
+    cluster.stop_kubelet("a-0")
+    cluster.wait(70)
+    assert cluster.ready("a-0")["status"] == "Unknown"
+    assert "node.kubernetes.io/unreachable:NoExecute" in cluster.taints("a-0")
+    assert ready(cluster.get_pod("web")["status"]["conditions"]) == "False"
+
+    cluster.restart_kubelet("a-0")
+    # A restarted kubelet lists its pods again and finds the status the controller wrote.
+    for item in cluster.run(cluster.client.list(PODS, "default"))["items"]:
+        cluster.pool.agents["a-0"].pod_updated(item, item)
+    cluster.wait(20)
+    assert cluster.ready("a-0")["status"] == "True"
+    assert cluster.taints("a-0") == set()
+    web = cluster.get_pod("web")["status"]
+    assert (web["phase"], ready(web["conditions"])) == ("Running", "True")
+
+
+def test_a_pod_marked_not_ready_while_its_kubelet_runs_is_put_back(
+    cluster: ControlPlane,
+) -> None:
+    cluster.run(cluster.client.create(PODS, "default", pod("web", "a-1")))
+    cluster.wait(12)
+    status = cluster.get_pod("web")["status"]
+    conditions = [
+        {**c, "status": "False"} if c["type"] == "Ready" else c for c in status["conditions"]
+    ]
+    cluster.run(
+        cluster.client.patch(
+            PODS, "default", "web", {"status": {"conditions": conditions}}, subresource="status"
+        )
+    )
+    cluster.wait(2)
+    assert ready(cluster.get_pod("web")["status"]["conditions"]) == "True"

@@ -12,7 +12,7 @@ from pinnace.bench import api as api_bench
 from pinnace.bench import nodes as nodes_bench
 from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import store as store_bench
-from pinnace.cli import scheduler, up
+from pinnace.cli import deschedule, scheduler, up
 from pinnace.store import StoreError
 
 
@@ -186,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench(subcommands)
     up.register(subcommands)
     scheduler.register(subcommands)
+    deschedule.register(subcommands)
     return parser
 
 

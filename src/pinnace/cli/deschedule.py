@@ -1,0 +1,109 @@
+"""`pinnace deschedule --policy FILE`: run the descheduler against a running `pinnace up` (or
+any API server) over HTTP, once or every --interval as the descheduler's Deployment does.
+Evictions go through the eviction API; --dry-run lists the pods it would evict and why."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from pinnace.api.status import StatusError
+from pinnace.bench.http import HTTPError
+from pinnace.cli.scheduler import server_url
+from pinnace.client.http import HTTPClient
+from pinnace.clock import Clock
+from pinnace.descheduler.args import PolicyError
+from pinnace.descheduler.policy import DeschedulerPolicy, load_file
+from pinnace.descheduler.runner import CycleResult, Descheduler
+from pinnace.resources.node import parse_go_duration
+
+COMMAND = "pinnace deschedule"
+
+
+def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    deschedule = subcommands.add_parser(
+        "deschedule",
+        help="evict pods a DeschedulerPolicy finds misplaced, so the scheduler places them again",
+        description=(
+            "Run the strategies of a DeschedulerPolicy (descheduler/v1alpha2) over the "
+            "cluster and evict the pods they pick through the eviction API, so "
+            "PodDisruptionBudgets hold. Once, or every --interval."
+        ),
+    )
+    deschedule.add_argument("--policy", metavar="FILE", required=True, help="the policy file")
+    deschedule.add_argument(
+        "--kubeconfig",
+        help="kubeconfig naming the API server ($KUBECONFIG, else ~/.pinnace/kubeconfig)",
+    )
+    deschedule.add_argument("--server", help="the API server's URL, instead of the kubeconfig's")
+    deschedule.add_argument(
+        "--dry-run", action="store_true", help="list the pods that would be evicted, evict none"
+    )
+    deschedule.add_argument(
+        "--interval",
+        metavar="DURATION",
+        help='run a cycle every DURATION ("5m", "1h30m") until interrupted; default: once',
+    )
+    deschedule.set_defaults(run=run_deschedule)
+
+
+def run_deschedule(args: argparse.Namespace) -> int:
+    try:
+        policy = load_file(args.policy)
+        interval = _interval(args.interval)
+        url = args.server or server_url(args.kubeconfig)
+        asyncio.run(_deschedule(url, policy, args.dry_run, interval))
+    except (PolicyError, ValueError) as e:
+        print(f"{COMMAND}: {e}", file=sys.stderr)
+        return 1
+    except StatusError as e:
+        print(f"Error from server ({e.reason}): {e.message}", file=sys.stderr)
+        return 1
+    except (HTTPError, OSError) as e:
+        print(f"{COMMAND}: cannot reach the API server: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _interval(text: str | None) -> float | None:
+    if text is None:
+        return None
+    seconds = parse_go_duration("--interval", text) / 1e9
+    if seconds <= 0:
+        raise ValueError(f'--interval: must be greater than 0, not "{text}"')
+    return seconds
+
+
+async def _deschedule(
+    url: str, policy: DeschedulerPolicy, dry_run: bool, interval: float | None
+) -> None:
+    client = HTTPClient(url, Clock(asyncio.get_running_loop()), field_manager="descheduler")
+    descheduler = Descheduler(client, policy, dry_run)
+    try:
+        if interval is None:
+            report(await descheduler.run_once(), dry_run)
+        else:
+            await descheduler.run(interval, lambda result: report(result, dry_run))
+    finally:
+        client.close()
+
+
+def report(result: CycleResult, dry_run: bool) -> None:
+    if result.evictions:
+        rows = [["NAMESPACE", "POD", "NODE", "STRATEGY", "REASON"]] + [
+            [e.namespace, e.name, e.node, e.strategy, e.reason] for e in result.evictions
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+        for row in rows:
+            cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+            print("   ".join([*cells, row[-1]]))
+    count = len(result.evictions)
+    pods = "pod" if count == 1 else "pods"
+    if dry_run:
+        print(f"{count} {pods} would be evicted (dry run).")
+    else:
+        print(f"{count} {pods} evicted.")
+    for failure in result.failures:
+        print(f"not evicted: {failure}", file=sys.stderr)
+    sys.stdout.flush()

@@ -16,10 +16,12 @@ V2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
 REF = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
 
 
-def call(api: Harness, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+def call(
+    api: Harness, method: str, path: str, body: Any = None, content_type: str = "application/json"
+) -> tuple[int, Any]:
     app = APIApp(api.server, Randomness(1))
     data = b"" if body is None else json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json")] if body is not None else []
+    headers = [(b"content-type", content_type.encode())] if body is not None else []
     scope = {
         "type": "http",
         "method": method,
@@ -114,3 +116,24 @@ def test_discovery_lists_v1_after_the_preferred_v2(api: Harness) -> None:
         "horizontalpodautoscalers",
         "horizontalpodautoscalers/status",
     ]
+
+
+def test_merge_and_strategic_merge_patches_at_v1(api: Harness) -> None:
+    created = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {"scaleTargetRef": REF, "maxReplicas": 4, "targetCPUUtilizationPercentage": 60},
+    }
+    assert call(api, "POST", V1, created)[0] == 201
+    merge = {"spec": {"targetCPUUtilizationPercentage": 70}}
+    code, patched = call(api, "PATCH", f"{V1}/web", merge, "application/merge-patch+json")
+    assert code == 200 and patched["spec"]["targetCPUUtilizationPercentage"] == 70
+    strategic = {"spec": {"maxReplicas": 6}}
+    code, patched = call(
+        api, "PATCH", f"{V1}/web", strategic, "application/strategic-merge-patch+json"
+    )
+    assert code == 200 and patched["spec"]["maxReplicas"] == 6
+    stored = call(api, "GET", f"{V2}/web")[1]
+    assert stored["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 70
+    assert stored["spec"]["maxReplicas"] == 6

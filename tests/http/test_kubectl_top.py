@@ -1,5 +1,6 @@
-"""`kubectl top` and `kubectl autoscale` against `pinnace up --nodes 2`: the metrics API
-answers from the simulated containers' usage, and the HPA scales a Deployment on it."""
+"""`kubectl top`, `kubectl autoscale` and the Python client against `pinnace up --nodes 2`: the
+metrics API answers from the simulated containers' usage, and the HPA scales a Deployment on
+it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from kubernetes import client, config
 from tests.http.conftest import Cluster, launch, stop
 
 PODS = """
@@ -131,3 +133,33 @@ def test_kubectl_autoscale_scales_a_deployment_on_cpu(cluster: Cluster) -> None:
     )
     [_, row] = rows(cluster.ok("get", "hpa", "web"))
     assert row[2:4] == ["cpu:", "90%/50%"]
+
+
+def test_the_python_client_reads_pod_metrics_and_autoscalers(cluster: Cluster) -> None:
+    api_client = config.new_client_from_config(str(cluster.kubeconfig))
+    try:
+        metrics = client.CustomObjectsApi(api_client).get_namespaced_custom_object(
+            "metrics.k8s.io", "v1beta1", "default", "pods", "busy"
+        )
+        assert metrics["kind"] == "PodMetrics"
+        assert [c["usage"] for c in metrics["containers"]] == [
+            {"cpu": "250m", "memory": "100Mi"},
+            {"cpu": "20m", "memory": "10Mi"},
+        ]
+        body = {
+            "metadata": {"name": "py"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "py"},
+                "maxReplicas": 3,
+            },
+        }
+        autoscaling = client.AutoscalingV2Api(api_client)
+        created = autoscaling.create_namespaced_horizontal_pod_autoscaler("default", body)
+        assert created.spec.min_replicas == 1
+        assert created.spec.metrics[0].resource.target.average_utilization == 80
+        v1 = client.AutoscalingV1Api(api_client).read_namespaced_horizontal_pod_autoscaler(
+            "py", "default"
+        )
+        assert v1.spec.target_cpu_utilization_percentage == 80
+    finally:
+        api_client.close()

@@ -303,8 +303,11 @@ def to_v1(hpa: Object) -> Object:
     behavior = spec.pop("behavior", None)
     if behavior is not None:
         extra[BEHAVIOR_ANNOTATION] = _compact(behavior)
-    status = out.get("status")
+    status = out.setdefault("status", {})
     if isinstance(status, dict):
+        # v1 always writes both counts (no omitempty), where v2 leaves a zero currentReplicas out
+        status.setdefault("currentReplicas", 0)
+        status.setdefault("desiredReplicas", 0)
         current_metrics = status.pop("currentMetrics", None) or []
         conditions = status.pop("conditions", None) or []
         for metric in current_metrics:

@@ -17,7 +17,7 @@ from pinnace.descheduler.evictor import (
 )
 from pinnace.descheduler.framework import BALANCE, DESCHEDULE, Context
 from pinnace.descheduler.policy import DeschedulerPolicy
-from pinnace.descheduler.snapshot import take_snapshot
+from pinnace.descheduler.snapshot import Snapshot, take_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,10 @@ class Descheduler:
         self.dry_run = dry_run
 
     async def run_once(self) -> CycleResult:
-        snapshot = await take_snapshot(self.client, self.policy.node_selector)
+        return await self.run_cycle(await take_snapshot(self.client, self.policy.node_selector))
+
+    async def run_cycle(self, snapshot: Snapshot) -> CycleResult:
+        """One cycle over the cluster as `snapshot` shows it."""
         pod_evictor = PodEvictor(self.client, self.policy.limits, self.dry_run)
         contexts = [
             (profile, Context(snapshot, DefaultEvictor(profile.evictor, snapshot), pod_evictor))

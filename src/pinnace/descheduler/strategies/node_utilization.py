@@ -46,9 +46,12 @@ class NodeUsage:
         return sum(self.usage.values())
 
 
-def _with_defaults(thresholds: dict[str, float]) -> dict[str, float]:
-    """cpu, memory and pods left out count as 100%, so they never decide."""
-    return {**{r: MAX_PERCENTAGE for r in BASIC}, **thresholds}
+def _with_defaults(
+    thresholds: dict[str, float], default: float = MAX_PERCENTAGE
+) -> dict[str, float]:
+    """cpu, memory and pods left out count as 100% (as a deviation from the mean: 0%), so
+    they never decide."""
+    return {**{r: default for r in BASIC}, **thresholds}
 
 
 def _node_usages(
@@ -181,10 +184,12 @@ class LowNodeUtilization:
                     f"{args.path.child('thresholds').key(r)}: Invalid value: {percent:g}: "
                     f"greater than targetThresholds' {targets[r]:g}"
                 )
+        deviation = args.boolean("useDeviationThresholds")
+        default = 0.0 if deviation else MAX_PERCENTAGE
         return cls(
-            _with_defaults(thresholds),
-            _with_defaults(targets),
-            args.boolean("useDeviationThresholds"),
+            _with_defaults(thresholds, default),
+            _with_defaults(targets, default),
+            deviation,
             args.integer("numberOfNodes", 0) or 0,
             args.namespaces("evictableNamespaces", exclude_only=True),
         )

@@ -55,12 +55,13 @@ class Snapshot:
             self.by_node[node["metadata"]["name"]] = []
         for pod in self.pods:
             node = pod["spec"].get("nodeName")
-            if node in self.by_node and not is_finished(pod):
+            if node in self.by_node:
                 self.by_node[node].append(pod)
-                self.table.add_pod(PodInfo.from_pod(pod), node)
+                if not is_finished(pod):
+                    self.table.add_pod(PodInfo.from_pod(pod), node)
 
     def pods_on(self, node: str) -> list[Object]:
-        """The pods bound to `node` that are not finished, as the descheduler lists them."""
+        """The pods bound to `node`, finished ones too (they count toward no usage)."""
         return self.by_node.get(node, [])
 
     def node(self, name: str) -> Object | None:

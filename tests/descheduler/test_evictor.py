@@ -1,0 +1,129 @@
+"""The DefaultEvictor's rules and the eviction limits, over PodLifeTime (which would evict
+every old pod) in dry-run cycles; and real evictions, which a PodDisruptionBudget holds back."""
+
+from __future__ import annotations
+
+import pytest
+from tests.descheduler.cluster import DEPLOYMENTS, NODES, Descheduled, deployment
+from tests.descheduler.unit import evicted, node, pod, policy, would_evict
+
+from pinnace.api import catalog
+
+OLD = 7200.0
+ARGS = "      maxPodLifeTimeSeconds: 3600\n"
+NODES_AB = [node("a"), node("b")]
+
+
+def lifetime(evictor: str = "", top: str = "") -> str:
+    return policy("PodLifeTime", "deschedule", ARGS, evictor=evictor, top=top)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "allowed_by"),
+    [
+        (pod("bare", "a", age=OLD, owner=""), "      evictFailedBarePods: true\n"),
+        (
+            pod("critical", "a", age=OLD, priority=2_000_000_000),
+            "      evictSystemCriticalPods: true\n",
+        ),
+        (
+            pod("scratch", "a", age=OLD, volumes=[{"name": "tmp", "emptyDir": {}}]),
+            "      evictLocalStoragePods: true\n",
+        ),
+    ],
+)
+def test_pods_the_evictor_keeps_unless_allowed(
+    candidate: dict[str, object], allowed_by: str
+) -> None:
+    assert evicted(lifetime(), NODES_AB, [candidate]) == []
+    name = candidate["metadata"]["name"]  # type: ignore[index]
+    if name == "bare":  # only bare pods that failed
+        candidate["status"] = {"phase": "Failed"}
+    assert evicted(lifetime(evictor=allowed_by), NODES_AB, [candidate]) == [name]
+
+
+def test_daemon_set_and_mirror_pods_are_never_evicted() -> None:
+    pods = [
+        pod("daemon", "a", age=OLD, owner="DaemonSet/agent"),
+        pod("mirror", "a", age=OLD, annotations={"kubernetes.io/config.mirror": "x"}),
+    ]
+    allow_all = "      evictSystemCriticalPods: true\n      evictLocalStoragePods: true\n"
+    assert evicted(lifetime(evictor=allow_all), NODES_AB, pods) == []
+
+
+def test_the_evict_annotation_overrides_the_rules() -> None:
+    marked = pod(
+        "marked",
+        "a",
+        age=OLD,
+        owner="",
+        annotations={"descheduler.alpha.kubernetes.io/evict": "true"},
+    )
+    assert evicted(lifetime(), NODES_AB, [marked]) == ["marked"]
+
+
+def test_priority_threshold_by_value_or_class_name() -> None:
+    pods = [pod("low", "a", age=OLD, priority=10), pod("high", "a", age=OLD, priority=1000)]
+    assert evicted(lifetime(), NODES_AB, pods) == ["low", "high"]
+    by_value = lifetime(evictor="      priorityThreshold: {value: 1000}\n")
+    assert evicted(by_value, NODES_AB, pods) == ["low"]
+    rules = lifetime(evictor="      priorityThreshold: {name: important}\n")
+    found = would_evict(rules, NODES_AB, pods, priority_classes={"important": 1000})
+    assert [e.name for e in found] == ["low"]
+
+
+def test_node_fit_keeps_pods_that_fit_nowhere_else() -> None:
+    pods = [pod("big", "a", cpu="3", age=OLD), pod("small", "a", age=OLD)]
+    full = [pod(f"b-{i}", "b", cpu="1") for i in range(3)]  # b has 1 CPU left
+    found = evicted(lifetime(evictor="      nodeFit: true\n"), NODES_AB, pods + full)
+    assert found == ["small"]
+
+
+def test_limits_per_node_namespace_and_cycle() -> None:
+    pods = [pod(f"a-{i}", "a", age=OLD + i) for i in range(3)]
+    pods += [pod(f"b-{i}", "b", age=OLD + i) for i in range(3)]
+    assert len(evicted(lifetime(), NODES_AB, pods)) == 6
+    per_node = evicted(lifetime(top="maxNoOfPodsToEvictPerNode: 1\n"), NODES_AB, pods)
+    assert sorted(per_node) == ["a-2", "b-2"]  # the oldest on each node
+    assert evicted(lifetime(top="maxNoOfPodsToEvictPerNamespace: 2\n"), NODES_AB, pods) == [
+        "a-2",
+        "b-2",
+    ]
+    assert evicted(lifetime(top="maxNoOfPodsToEvictTotal: 1\n"), NODES_AB, pods) == ["a-2"]
+
+
+PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
+TAINTS = policy("RemovePodsViolatingNodeTaints", "deschedule")
+
+
+def test_evictions_go_through_the_eviction_api_and_budgets_hold() -> None:
+    cluster = Descheduled(nodes=2)
+    try:
+        cluster.create(DEPLOYMENTS, deployment("web", 2))
+        cluster.create(
+            PDBS,
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "web"},
+                "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
+            },
+        )
+        cluster.settle(10)
+        taint = {"spec": {"taints": [{"key": "drain", "effect": "NoSchedule"}]}}
+        for name in cluster.node_names:
+            cluster.run(cluster.client.patch(NODES, "", name, taint))
+        before = cluster.placement()
+
+        result = cluster.deschedule(TAINTS)
+
+        assert result.evictions == []
+        assert len(result.failures) == 2
+        assert all(
+            "Cannot evict pod as it would violate the pod's disruption budget." in f
+            for f in result.failures
+        )
+        cluster.settle(10)
+        assert cluster.placement() == before
+    finally:
+        cluster.stop()

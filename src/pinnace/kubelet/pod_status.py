@@ -16,6 +16,7 @@ CONTAINER_CREATING = "ContainerCreating"
 POD_INITIALIZING = "PodInitializing"
 CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
+POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
 
 
@@ -34,10 +35,35 @@ class ContainerRecord:
     """(reason, message) while not running: before the first start, or in back-off."""
     backoff: float = 0.0
     backoff_updated: float = 0.0
+    hook_running: bool = False
+    """The current run's postStart hook has not completed: it does not count as started."""
+    startup_passed: bool = True
+    """The current run's startup probe succeeded (or it has none)."""
+    readiness_passed: bool = True
+    """The current run's readiness probe succeeds (or it has none)."""
+    probe_killed: bool = False
+    """Killed by the kubelet after a failed liveness or startup probe, to be restarted."""
 
     @property
     def running(self) -> bool:
         return self.current is not None and self.current.state is ContainerState.RUNNING
+
+    @property
+    def container_id(self) -> str:
+        return self.current.id if self.current is not None else ""
+
+    @property
+    def started_at(self) -> float:
+        return self.current.started_at if self.current is not None else 0.0
+
+    @property
+    def probing(self) -> bool:
+        """Probes may run: running, past its postStart hook."""
+        return self.running and not self.hook_running
+
+    @property
+    def started(self) -> bool:
+        return self.probing and self.startup_passed
 
     @property
     def exited(self) -> bool:
@@ -49,7 +75,7 @@ class ContainerRecord:
 
     @property
     def ready(self) -> bool:
-        return self.running
+        return self.started and self.readiness_passed
 
 
 def _terminated(status: ContainerStatus) -> dict[str, Any]:
@@ -74,6 +100,9 @@ def container_status_entry(c: ContainerRecord) -> dict[str, Any]:
     last: dict[str, Any] = {}
     if cur is None:
         state = _waiting(*c.waiting)
+    elif c.hook_running:
+        # Shown as the kubelet last wrote it, before the start its postStart hook holds up.
+        state = _waiting(*(c.waiting if c.waiting[0] else (CONTAINER_CREATING, "")))
     elif cur.state is ContainerState.RUNNING:
         state = {"running": {"startedAt": format_time(cur.started_at)}}
     elif c.waiting[0]:
@@ -91,7 +120,7 @@ def container_status_entry(c: ContainerRecord) -> dict[str, Any]:
         "restartCount": c.restart_count,
         "image": shown.image if shown else c.image,
         "imageID": shown.image_id if shown else "",
-        "started": c.running,
+        "started": c.started,
     }
     if shown is not None:
         entry["containerID"] = shown.id
@@ -115,9 +144,9 @@ def pod_phase(
             return PENDING
     running = waiting = stopped = succeeded = 0
     for c in apps:
-        if c.running:
+        if c.probing:
             running += 1
-        elif c.current is None:
+        elif c.current is None or (c.hook_running and c.previous is None):
             waiting += 1
         else:
             stopped += 1

@@ -9,6 +9,13 @@ exit). The first restart is immediate; each later one waits out a back-off that 
 and doubles up to 5 minutes, counted from when the container exited, during which it waits
 with the reason CrashLoopBackOff. A container that ran for more than twice the maximum back-off
 starts again from 10 s.
+
+Probes (`pinnace.kubelet.probes`) run on their own timers from admission: a failed startup or
+liveness probe kills the container (it is restarted as its restartPolicy says), readiness
+decides whether it is ready. A container's postStart hook (`pinnace.kubelet.hooks`) holds up
+the start of the containers after it, and a failed one kills it; every kill (deletion, probe,
+deadline) runs the preStop hook first, within the grace period, then stops the container with
+what is left of it, never less than 2 s.
 """
 
 from __future__ import annotations
@@ -19,22 +26,28 @@ from typing import Any, Protocol
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time
 from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
 from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
     CRASH_LOOP_BACK_OFF,
     CREATE_CONTAINER_CONFIG_ERROR,
     FAILED,
     POD_INITIALIZING,
+    POST_START_HOOK_ERROR,
     TERMINAL_PHASES,
     ContainerRecord,
     container_status_entry,
     pod_conditions,
     pod_phase,
 )
+from pinnace.kubelet.probes import Prober, ProbeType, container_probes, probe_outcomes
 from pinnace.kubelet.runtime import ContainerRuntime, ContainerStatus, LinuxContainerResources
 
 INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
+MINIMUM_GRACE_PERIOD = 2
+"""The kubelet always gives a container this long between SIGTERM and SIGKILL."""
+DEFAULT_GRACE_PERIOD = 30
 
 
 class PodHost(Protocol):
@@ -81,6 +94,10 @@ class PodWorker:
         self.name: str = m["name"]
         spec = pod.get("spec") or {}
         self.restart_policy: str = spec.get("restartPolicy") or "Always"
+        self._specs: dict[str, Mapping[str, Any]] = {
+            c["name"]: c
+            for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+        }
         self.inits = [
             ContainerRecord(
                 c["name"],
@@ -106,6 +123,12 @@ class PodWorker:
         self._conditions: list[dict[str, Any]] = []
         self._timer: Timer | None = None
         self._deadline: Timer | None = None
+        self._probers: dict[str, dict[ProbeType, Prober]] = {}
+        """By container name."""
+        self._pre_stop: dict[str, HookRun | None] = {}
+        """The preStop hook of each container's current run."""
+        self._hooks: dict[str, Timer] = {}
+        """A running postStart or preStop hook's end, by container name."""
         self.reason = ""
         self.message = ""
         """Why the pod failed as a whole (status.reason and status.message)."""
@@ -128,6 +151,9 @@ class PodWorker:
         """Create the sandbox (the pod's IP) and start what can start."""
         self.pod_ip = self.host.allocate_pod_ip()
         self.start_time = self.host.clock.now()
+        for c in self.inits + self.apps:
+            if not c.init or c.restartable:
+                self._add_probers(c)
         deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
             self._deadline = self.host.clock.call_later(deadline, self._deadline_exceeded)
@@ -149,12 +175,22 @@ class PodWorker:
         self.terminating = True
         self._cancel_timer()
         self._grace = self.pod["metadata"].get("deletionGracePeriodSeconds") or 0
+        self._stop_probers(ProbeType.LIVENESS, ProbeType.STARTUP)
         for c in self.inits + self.apps:
             c.waiting = ("", "") if c.current is not None else c.waiting
-            if c.running and c.current is not None:
-                if not again:
-                    self._event(c, "Normal", "Killing", f"Stopping container {c.name}")
-                self.host.runtime.stop_container(c.current.id, self._grace)
+            if not c.running or c.current is None:
+                continue
+            if again or c.probe_killed or c.name in self._hooks:
+                # Already being stopped: a shorter grace period (or the deletion's) cuts a
+                # preStop hook short and brings the kill forward.
+                hook = self._hooks.pop(c.name, None)
+                if hook is not None:
+                    hook.cancel()
+                c.hook_running = False
+                grace = max(self._grace, MINIMUM_GRACE_PERIOD)
+                self.host.runtime.stop_container(c.current.id, grace)
+            else:
+                self._kill(c, f"Stopping container {c.name}", self._grace)
         self._check_stopped()
 
     def forget(self) -> None:
@@ -162,6 +198,10 @@ class PodWorker:
         self._cancel_timer()
         if self._deadline is not None:
             self._deadline.cancel()
+        self._stop_probers(*ProbeType)
+        for hook in self._hooks.values():
+            hook.cancel()
+        self._hooks.clear()
         for c in self.inits + self.apps:
             for status in (c.current, c.previous):
                 if status is not None:
@@ -184,8 +224,11 @@ class PodWorker:
                     self._start(c)
                 elif c.exited and self._should_restart(c.current.exit_code):
                     self._restart(c, wake)
+                if c.hook_running:
+                    break  # the kubelet starts the next container once the hook completes
         self.phase = pod_phase(self.inits, self.apps, self.restart_policy)
         if self.finished:
+            self._stop_probers(*ProbeType)
             self._stop_sidecars()
         elif wake:
             self._timer = self.host.clock.call_later(
@@ -203,7 +246,7 @@ class PodWorker:
                     self._start(c)
                 elif c.exited:
                     self._restart(c, wake)
-                if not c.running:
+                if not c.started:
                     return False
                 continue
             if c.succeeded:
@@ -223,7 +266,17 @@ class PodWorker:
     def _restart(self, c: ContainerRecord, wake: list[float]) -> None:
         """Restart `c` now, or wait out its back-off (kuberuntime's doBackOff)."""
         assert c.current is not None
-        finished = c.current.finished_at
+        last_exit = c.current
+        if c.probe_killed:
+            # The kubelet decided this restart when it killed the container, still running:
+            # the back-off counts from the run before, if there was one.
+            c.probe_killed = False
+            if c.previous is None:
+                c.restart_count += 1
+                self._start(c)
+                return
+            last_exit = c.previous
+        finished = last_exit.finished_at
         expired = finished - c.backoff_updated > 2 * MAX_BACKOFF
         if c.backoff and not expired and self.host.clock.now() - finished < c.backoff:
             if c.waiting[0] != CRASH_LOOP_BACK_OFF:
@@ -247,9 +300,17 @@ class PodWorker:
         self._start(c)
 
     def _start(self, c: ContainerRecord) -> None:
+        spec = self._specs.get(c.name) or {}
+        probers = self._probers.get(c.name) or {}
         try:
             behaviour = container_behaviour(self.pod, c.name)
             error = self.host.container_config_error(self.pod, c.name)
+            post_start = hook_run(self.pod, spec, POST_START)
+            self._pre_stop[c.name] = hook_run(self.pod, spec, PRE_STOP)
+            outcomes = {
+                kind: probe_outcomes(self.pod, spec, prober.probe, self.pod_ip)
+                for kind, prober in probers.items()
+            }
         except BehaviourError as e:
             error = str(e)
         if error is not None:
@@ -271,8 +332,119 @@ class PodWorker:
             self.host.container_resources(self.pod, c.name),
         )
         c.waiting = ("", "")
+        c.startup_passed = ProbeType.STARTUP not in probers
+        c.readiness_passed = ProbeType.READINESS not in probers
+        c.probe_killed = False
+        for kind, prober in probers.items():
+            prober.outcomes = outcomes[kind]
         self._event(c, "Normal", "Created", f"Created container: {c.name}")
         self._event(c, "Normal", "Started", f"Started container {c.name}")
+        if post_start is None:
+            self._container_running(c)
+            return
+        c.hook_running = True
+        self._hooks[c.name] = self.host.clock.call_later(
+            post_start.seconds, self._post_start_done, c, c.current, post_start
+        )
+
+    def _post_start_done(self, c: ContainerRecord, status: ContainerStatus, run: HookRun) -> None:
+        self._hooks.pop(c.name, None)
+        if c.current is not status or not c.running:
+            return
+        if self.terminating:
+            c.hook_running = False
+            return
+        if run.error is not None:
+            self._event(c, "Warning", "FailedPostStartHook", "PostStartHook failed")
+            c.waiting = (POST_START_HOOK_ERROR, run.error)
+            self._kill(c, "FailedPostStartHook", self._pod_grace())
+            self.host.status_changed(self)
+            return
+        c.hook_running = False
+        self._container_running(c)
+        self.sync()
+
+    def _container_running(self, c: ContainerRecord) -> None:
+        """Past its postStart hook: probes start, and readiness is probed at once."""
+        for kind, prober in (self._probers.get(c.name) or {}).items():
+            if kind is ProbeType.READINESS:
+                prober.trigger()
+            else:
+                prober.wake()
+
+    # --- probes ------------------------------------------------------------------------------
+
+    def _add_probers(self, c: ContainerRecord) -> None:
+        probes = container_probes(self._specs.get(c.name) or {})
+        self._probers[c.name] = {
+            kind: Prober(
+                self.host.clock,
+                probe,
+                c,
+                lambda prober, success: self._probe_result(c, prober, success),
+                lambda prober, message: self._probe_failed(c, prober, message),
+            )
+            for kind, probe in probes.items()
+        }
+
+    def _probe_failed(self, c: ContainerRecord, prober: Prober, message: str) -> None:
+        self._event(c, "Warning", "Unhealthy", f"{prober.probe.type} probe failed: {message}")
+
+    def _probe_result(self, c: ContainerRecord, prober: Prober, success: bool) -> None:
+        kind = prober.probe.type
+        if kind is ProbeType.READINESS:
+            c.readiness_passed = success
+            self.host.status_changed(self)
+        elif success:  # the startup probe: the other probes may begin
+            c.startup_passed = True
+            self._container_running(c)
+            self.sync()
+        elif not self.terminating and c.running:
+            restart = self.restart_policy != "Never"
+            message = f"Container {c.name} failed {kind.lower()} probe"
+            grace = prober.probe.termination_grace
+            c.probe_killed = True
+            self._kill(
+                c,
+                message + (", will be restarted" if restart else ""),
+                self._pod_grace() if grace is None else grace,
+            )
+
+    def _stop_probers(self, *kinds: ProbeType) -> None:
+        for probers in self._probers.values():
+            for kind in kinds:
+                if kind in probers:
+                    probers[kind].stop()
+
+    # --- stopping containers -----------------------------------------------------------------
+
+    def _pod_grace(self) -> int:
+        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+        return DEFAULT_GRACE_PERIOD if grace is None else grace
+
+    def _kill(self, c: ContainerRecord, message: str, grace: float) -> None:
+        """killContainer: the Killing event, the preStop hook for as long as it runs within
+        the grace period, then SIGTERM with what is left of it (at least 2 s) before SIGKILL."""
+        assert c.current is not None
+        self._event(c, "Normal", "Killing", message)
+        pre_stop = self._pre_stop.get(c.name)
+        if pre_stop is None or grace <= 0:
+            self.host.runtime.stop_container(c.current.id, max(grace, MINIMUM_GRACE_PERIOD))
+            return
+        waited = min(pre_stop.seconds, grace)
+        failed = pre_stop.error is not None and pre_stop.seconds <= grace
+        left = max(grace - int(waited), MINIMUM_GRACE_PERIOD)
+        self._hooks[c.name] = self.host.clock.call_later(
+            waited, self._pre_stop_done, c, c.current, failed, left
+        )
+
+    def _pre_stop_done(
+        self, c: ContainerRecord, status: ContainerStatus, failed: bool, grace: float
+    ) -> None:
+        self._hooks.pop(c.name, None)
+        if failed:
+            self._event(c, "Warning", "FailedPreStopHook", "PreStopHook failed")
+        self.host.runtime.stop_container(status.id, grace)
 
     def _deadline_exceeded(self) -> None:
         """spec.activeDeadlineSeconds ran out: the pod fails and its containers are killed."""
@@ -304,24 +476,28 @@ class PodWorker:
         self.phase = FAILED
         self.reason = reason
         self.message = message
+        self._stop_probers(*ProbeType)
         for c in self.inits + self.apps:
             c.waiting = ("", "") if c.current is not None else c.waiting
-            if c.running and c.current is not None:
-                self._event(c, "Normal", "Killing", f"Stopping container {c.name}")
-                self.host.runtime.stop_container(c.current.id, grace)
+            if c.running and c.current is not None and c.name not in self._hooks:
+                self._kill(c, f"Stopping container {c.name}", grace)
         self.host.status_changed(self)
 
     def _stop_sidecars(self) -> None:
         """The app containers are done for good: the sidecars go too."""
-        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
         for c in self.inits:
-            if c.restartable and c.running and c.current is not None:
-                self._event(c, "Normal", "Killing", f"Stopping container {c.name}")
-                self.host.runtime.stop_container(c.current.id, grace)
+            if c.restartable and c.running and c.current is not None and c.name not in self._hooks:
+                self._kill(c, f"Stopping container {c.name}", self._pod_grace())
 
     def _exited(self, c: ContainerRecord, status: ContainerStatus) -> None:
         if c.current is not status:
             return
+        c.hook_running = False
+        hook = self._hooks.pop(c.name, None)
+        if hook is not None:
+            hook.cancel()
+        for prober in (self._probers.get(c.name) or {}).values():
+            prober.wake()
         if self.terminating:
             self._check_stopped()
         elif self.finished:
@@ -334,6 +510,7 @@ class PodWorker:
             return
         self.phase = pod_phase(self.inits, self.apps, self.restart_policy, terminal=True)
         self.terminated = True
+        self._stop_probers(*ProbeType)
         self.host.status_changed(self)
 
     def _cancel_timer(self) -> None:

@@ -14,6 +14,7 @@ from pinnace.controllers.disruption import DisruptionController
 from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
+from pinnace.controllers.podgc import PodGCController
 from pinnace.controllers.replicaset import ReplicaSetController
 from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
 
@@ -30,6 +31,7 @@ class WorkloadControllers:
     ttl_after_finished: TTLAfterFinishedController
     daemon_sets: DaemonSetController
     autoscalers: HorizontalController
+    pod_gc: PodGCController
 
     async def stop(self) -> None:
         for task in self.tasks:
@@ -43,9 +45,9 @@ class WorkloadControllers:
 def start_workload_controllers(
     client: Client, metrics: PodMetricsLister | None = None
 ) -> WorkloadControllers:
-    """Start the ReplicaSet, Deployment, Job, TTL-after-finished and disruption controllers
-    and the garbage collector on the client's loop; and the
-    horizontal pod autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
+    """Start the ReplicaSet, Deployment, Job, TTL-after-finished, disruption and DaemonSet
+    controllers, the garbage collector and the pod garbage collector on the client's loop;
+    and the horizontal pod autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
     informers = InformerFactory(client)
     replica_sets = ReplicaSetController(client, informers)
     deployments = DeploymentController(client, informers)
@@ -55,6 +57,7 @@ def start_workload_controllers(
     ttl_after_finished = TTLAfterFinishedController(client, informers)
     daemon_sets = DaemonSetController(client, informers)
     autoscalers = HorizontalController(client, informers, metrics)
+    pod_gc = PodGCController(client, informers)
     informers.start()
     loop = client.clock.loop
     tasks = [
@@ -66,6 +69,7 @@ def start_workload_controllers(
         loop.create_task(daemon_sets.run()),
         loop.create_task(autoscalers.run()),
         loop.create_task(disruption.run()),
+        loop.create_task(pod_gc.run()),
     ]
     return WorkloadControllers(
         informers,
@@ -78,4 +82,5 @@ def start_workload_controllers(
         ttl_after_finished=ttl_after_finished,
         daemon_sets=daemon_sets,
         autoscalers=autoscalers,
+        pod_gc=pod_gc,
     )

@@ -1,0 +1,222 @@
+"""The pod garbage collector, as kube-controller-manager v1.32's pkg/controller/podgc.
+
+Every 20 s (gcCheckPeriod) it force-deletes (grace period 0), in this order:
+
+- terminated pods (phase Succeeded or Failed) beyond terminated-pod-gc-threshold (12500;
+  0 turns this off), evicted ones first, then the oldest by creation time;
+- terminating pods on a node that is not Ready and has the `node.kubernetes.io/out-of-service`
+  taint;
+- orphaned pods, bound to a node that no longer exists: a missing node is quarantined for 40 s
+  (the informer may simply lag), then looked up with a GET; the pods of a node still missing
+  get the DisruptionTarget condition (reason DeletionByPodGC);
+- terminating pods that were never scheduled.
+
+A pod that is not yet Succeeded or Failed is first marked Failed through its status, since no
+kubelet may be left to finish it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from pinnace.api import catalog
+from pinnace.api.kind import Kind
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import DeleteOptions
+from pinnace.client import Client, Informer, InformerFactory, PatchType, object_key
+from pinnace.clock.rfc3339 import parse_time
+from pinnace.controllers.node_lifecycle import condition
+
+log = logging.getLogger(__name__)
+
+GC_CHECK_PERIOD = 20.0
+QUARANTINE_TIME = 40.0
+DEFAULT_TERMINATED_POD_THRESHOLD = 12500
+OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
+DISRUPTION_TARGET = "DisruptionTarget"
+DELETION_BY_POD_GC = "DeletionByPodGC"
+NODE_GONE_MESSAGE = "PodGC: node no longer exists"
+_TERMINAL = ("Succeeded", "Failed")
+
+
+def _kind(group: str, plural: str) -> Kind:
+    kind = catalog.by_resource(group, plural)
+    assert kind is not None
+    return kind
+
+
+PODS = _kind("", "pods")
+NODES = _kind("", "nodes")
+
+
+def is_terminated(pod: Object) -> bool:
+    """Neither Pending, Running nor Unknown (a pod with no phase yet counts as terminated,
+    as in v1.32)."""
+    return (pod.get("status") or {}).get("phase") not in ("Pending", "Running", "Unknown")
+
+
+def is_evicted(pod: Object) -> bool:
+    status = pod.get("status") or {}
+    return status.get("phase") == "Failed" and status.get("reason") == "Evicted"
+
+
+def eviction_and_creation_order(pod: Object) -> tuple[bool, float, str]:
+    """byEvictionAndCreationTimestamp: evicted pods first, then oldest, then by name."""
+    created = pod["metadata"].get("creationTimestamp")
+    return (not is_evicted(pod), parse_time(created) if created else 0.0, pod["metadata"]["name"])
+
+
+def is_node_ready(node: Object) -> bool:
+    ready = condition(node, "Ready")
+    return ready is not None and ready.get("status") == "True"
+
+
+def is_out_of_service(node: Object) -> bool:
+    taints = (node.get("spec") or {}).get("taints") or ()
+    return not is_node_ready(node) and any(t.get("key") == OUT_OF_SERVICE for t in taints)
+
+
+class PodGCController:
+    def __init__(
+        self,
+        client: Client,
+        informers: InformerFactory,
+        terminated_pod_threshold: int = DEFAULT_TERMINATED_POD_THRESHOLD,
+    ) -> None:
+        self._client = client
+        self._clock = client.clock
+        self.terminated_pod_threshold = terminated_pod_threshold
+        self._pods: Informer = informers.informer(PODS)
+        self._nodes: Informer = informers.informer(NODES)
+        self._quarantine: dict[str, float] = {}
+        """Missing nodes by name: when (clock seconds) to check whether they are really gone."""
+
+    async def run(self) -> None:
+        """Collect every GC_CHECK_PERIOD forever; cancel the task to stop."""
+        await self._pods.wait_for_sync()
+        await self._nodes.wait_for_sync()
+        while True:
+            try:
+                await self.gc()
+            except StatusError as e:
+                log.warning("pod garbage collection: %s", e.message)
+            await self._clock.sleep(GC_CHECK_PERIOD)
+
+    async def gc(self) -> None:
+        pods = self._pods.list()
+        if self.terminated_pod_threshold > 0:
+            await self._gc_terminated(pods)
+        await self._gc_terminating(pods)
+        await self._gc_orphaned(pods)
+        await self._gc_unscheduled_terminating(pods)
+
+    async def _gc_terminated(self, pods: list[Object]) -> None:
+        terminated = [p for p in pods if is_terminated(p)]
+        excess = len(terminated) - self.terminated_pod_threshold
+        if excess <= 0:
+            return
+        log.info("garbage collecting %d terminated pods", excess)
+        terminated.sort(key=eviction_and_creation_order)
+        await self._delete_all(terminated[:excess])
+
+    async def _gc_terminating(self, pods: list[Object]) -> None:
+        doomed = []
+        for pod in pods:
+            if not pod["metadata"].get("deletionTimestamp"):
+                continue
+            node = self._nodes.get("", pod["spec"].get("nodeName") or "")
+            if node is not None and is_out_of_service(node):
+                doomed.append(pod)
+        doomed.sort(key=eviction_and_creation_order)
+        await self._delete_all(doomed)
+
+    async def _gc_orphaned(self, pods: list[Object]) -> None:
+        existing = {node["metadata"]["name"] for node in self._nodes.list()}
+        now = self._clock.now()
+        for pod in pods:
+            node = pod["spec"].get("nodeName")
+            if node and node not in existing:
+                self._quarantine.setdefault(node, now + QUARANTINE_TIME)
+        deleted = await self._deleted_nodes(existing, now)
+        gone = {
+            "type": DISRUPTION_TARGET,
+            "status": "True",
+            "reason": DELETION_BY_POD_GC,
+            "message": NODE_GONE_MESSAGE,
+        }
+        for pod in pods:
+            if pod["spec"].get("nodeName") in deleted:
+                log.info("deleting pod %s: its node is gone", object_key(pod))
+                await self._mark_failed_and_delete(pod, gone)
+
+    async def _deleted_nodes(self, existing: set[str], now: float) -> set[str]:
+        """The quarantined nodes whose time is up and that the API confirms are gone; each
+        leaves the quarantine (a pod still bound to one puts it back next time)."""
+        deleted: set[str] = set()
+        for name, due in list(self._quarantine.items()):
+            if due > now:
+                continue
+            del self._quarantine[name]
+            if name in existing:
+                continue
+            try:
+                await self._client.get(NODES, "", name)
+            except StatusError as e:
+                if e.code == 404:
+                    deleted.add(name)
+                else:
+                    log.warning("pod garbage collection: getting node %s: %s", name, e.message)
+        return deleted
+
+    async def _gc_unscheduled_terminating(self, pods: list[Object]) -> None:
+        for pod in pods:
+            if pod["metadata"].get("deletionTimestamp") and not pod["spec"].get("nodeName"):
+                await self._mark_failed_and_delete(pod)
+
+    async def _delete_all(self, pods: Iterable[Object]) -> None:
+        await asyncio.gather(*(self._mark_failed_and_delete(p) for p in pods))
+
+    async def _mark_failed_and_delete(self, pod: Object, reason: Object | None = None) -> None:
+        """markFailedAndDeletePodWithCondition: a pod not yet finished becomes Failed (with
+        `reason` as a condition), then it is deleted with no grace period. Errors are logged:
+        the next pass tries again."""
+        meta = pod["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        try:
+            if (pod.get("status") or {}).get("phase") not in _TERMINAL:
+                await self._client.patch(
+                    PODS,
+                    namespace,
+                    name,
+                    {
+                        "metadata": {"uid": meta["uid"]},
+                        "status": self._failed_status(pod, reason),
+                    },
+                    PatchType.STRATEGIC_MERGE,
+                    subresource="status",
+                )
+            await self._client.delete(PODS, namespace, name, DeleteOptions(grace_period_seconds=0))
+        except StatusError as e:
+            if e.code != 404:
+                log.warning("pod garbage collection of %s: %s", object_key(pod), e.message)
+
+    def _failed_status(self, pod: Object, reason: Object | None) -> Object:
+        status: Object = {"phase": "Failed"}
+        if reason is None:
+            return status
+        current = next(
+            (
+                c
+                for c in (pod.get("status") or {}).get("conditions") or ()
+                if c.get("type") == reason["type"]
+            ),
+            None,
+        )
+        since = self._clock.now_rfc3339()
+        if current is not None and current.get("status") == reason["status"]:
+            since = current.get("lastTransitionTime") or since
+        status["conditions"] = [{**reason, "lastTransitionTime": since}]
+        return status

@@ -11,7 +11,8 @@ node at once through the `NodeTable`:
   nodes this plugin rejects turned False (only nodes still feasible need evaluating; a node
   stops at its first rejecting plugin, as in kube-scheduler).
   `Filter.node_status(state, pod, table, i) -> Status` says why node `i` was rejected; it is
-  asked lazily, only when a message must be written.
+  asked lazily, only when a message must be written; a plugin may also answer for many
+  nodes at once with `Filter.node_statuses(state, pod, table, rows) -> Verdicts`.
 - `PreScore.pre_score(state, pod, table, nodes) -> Status` (Skip: no Score for the pod).
 - `Score.score(state, pod, table, nodes) -> int64 array` over the feasible node rows `nodes`,
   and optionally `normalize_score(state, pod, scores) -> int64 array`.
@@ -77,6 +78,40 @@ class Status:
 
 SUCCESS = Status()
 SKIP = Status(Code.SKIP)
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """The statuses of many nodes, each distinct one made once: node k's is
+    `distinct[which[k]]`. Plugins explaining many nodes at once (`node_statuses`) answer so,
+    because building and hashing thousands of equal statuses would cost more than the filter."""
+
+    which: np.ndarray
+    distinct: tuple[Status, ...]
+
+    @classmethod
+    def of(cls, statuses: list[Status]) -> Verdicts:
+        """Verdicts from one status per node (equal statuses are shared by identity)."""
+        index: dict[int, int] = {}
+        distinct: list[Status] = []
+        which = []
+        for status in statuses:
+            j = index.get(id(status))
+            if j is None:
+                j = index[id(status)] = len(distinct)
+                distinct.append(status)
+            which.append(j)
+        return cls(np.asarray(which, np.intp), tuple(distinct))
+
+    def with_plugin(self, plugin: str) -> Verdicts:
+        return Verdicts(self.which, tuple(s.with_plugin(plugin) for s in self.distinct))
+
+    def success(self) -> np.ndarray:
+        """Per node, whether its status is a success."""
+        return np.array([s.is_success() for s in self.distinct], bool)[self.which]
+
+    def statuses(self) -> list[Status]:
+        return list(map(self.distinct.__getitem__, self.which.tolist()))
 
 
 def unschedulable(*reasons: str) -> Status:

@@ -21,7 +21,10 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
+
+import numpy as np
 
 from pinnace.api.labels import LabelSelector, SelectorError, selector_from_dict
 from pinnace.clock.rfc3339 import parse_time
@@ -141,11 +144,11 @@ class Evaluator:
         refusal = self._ineligibility(pod, nominated_node or "", nominated_status)
         if refusal:
             return Outcome(None, unschedulable(refusal))
-        potential = [
-            i
-            for i, name in enumerate(table.names)
-            if node_statuses.get(name, absent_nodes_status).code == Code.UNSCHEDULABLE
-        ]
+        every = list(map(node_statuses.get, table.names, repeat(absent_nodes_status)))
+        distinct = dict(zip(map(id, every), every, strict=True))
+        resolvable = [k for k, s in distinct.items() if s.code == Code.UNSCHEDULABLE]
+        ids = np.fromiter(map(id, every), np.int64, len(every))
+        potential = np.flatnonzero(np.isin(ids, resolvable)).tolist()
         candidates, statuses = self._dry_run(state, pod, potential)
         if not candidates:
             errors = [s for s in statuses.values() if s.code == Code.ERROR]
@@ -186,13 +189,14 @@ class Evaluator:
         count = self.num_candidates(len(potential))
         offset = self.rng.randrange(len(potential))
         budgets = _Budgets(self.pod_disruption_budgets)
-        order = [potential[(offset + k) % len(potential)] for k in range(len(potential))]
+        order = potential[offset:] + potential[:offset]
         batched = per_node_filters_only(self.profile, state)
         by_requests = _RequestsOnly.prepare(self, state, pod, order) if batched else None
         if by_requests is not None:
-            for i, status in by_requests.hopeless.items():
-                statuses[self.table.names[i]] = status
-            order = [i for i in order if i not in by_requests.hopeless]
+            hopeless = by_requests.hopeless
+            names = map(self.table.names.__getitem__, hopeless)
+            statuses.update(zip(names, hopeless.values(), strict=True))
+            order = [i for i in order if i not in hopeless]
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         start = 0
@@ -377,25 +381,24 @@ class _RequestsOnly:
         allocatable = table.allocatable[rows]
         lower = table.requested[rows, PODS_COLUMN] - kept[:, PODS_COLUMN]
         verdicts = fit.node_statuses(state, pod, table, rows, requested=kept)
+        verdicts = verdicts.with_plugin(NODE_RESOURCES_FIT)
         without_fit = CycleState(
             state.data, state.skip_filter_plugins | {NODE_RESOURCES_FIT}, state.skip_score_plugins
         )
-        others_pass = filter_rows(profile, without_fit, pod, table, rows)
+        index = np.asarray(rows, np.intp)
+        others_pass = filter_rows(profile, without_fit, pod, table, rows)[index]
+        fits = verdicts.success()
+        no_victims = lower == 0
+        hopeless = dict.fromkeys(index[no_victims].tolist(), _NO_VICTIMS)
+        too_small = np.flatnonzero(~no_victims & ~fits)
+        distinct = verdicts.distinct
+        for k, j in zip(too_small.tolist(), verdicts.which[too_small].tolist(), strict=True):
+            hopeless[rows[k]] = distinct[j]
+        simple = np.flatnonzero(~no_victims & fits & others_pass)
         checked = tuple(fit.checked(state))
         columns = [PODS_COLUMN, *(column for _, column, _ in checked)]
-        free = (allocatable[:, columns] - kept[:, columns]).tolist()
-        hopeless: dict[int, Status] = {}
-        room: dict[int, list[int]] = {}
-        named: dict[Status, Status] = {}
-        for k, (i, victims, verdict) in enumerate(zip(rows, lower.tolist(), verdicts, strict=True)):
-            if not victims:
-                hopeless[i] = _NO_VICTIMS
-            elif not verdict.is_success():
-                hopeless[i] = named.get(verdict) or named.setdefault(
-                    verdict, verdict.with_plugin(NODE_RESOURCES_FIT)
-                )
-            elif others_pass[i]:
-                room[i] = free[k]
+        free = (allocatable[simple][:, columns] - kept[simple][:, columns]).tolist()
+        room = dict(zip(index[simple].tolist(), free, strict=True))
         return cls(pod, table, checked, hopeless, room)
 
     def select_victims(
@@ -535,5 +538,6 @@ def _fit_error(table: NodeTable, statuses: Mapping[str, Status]) -> str:
     """FitError.Error() over the dry run's statuses, every other node counted as one where
     preemption is not helpful."""
     not_helpful = unresolvable(NOT_HELPFUL)
-    every_node = {name: statuses.get(name, not_helpful) for name in table.names}
+    every = map(statuses.get, table.names, repeat(not_helpful))
+    every_node = dict(zip(table.names, every, strict=True))
     return fit_error_message(len(table), Diagnosis(every_node))

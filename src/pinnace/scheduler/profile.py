@@ -17,6 +17,7 @@ from pinnace.scheduler.framework import (
     CycleState,
     Plugin,
     Status,
+    Verdicts,
     error,
     extension_points,
 )
@@ -121,30 +122,29 @@ class Profile:
         rows: Sequence[int],
     ) -> list[Status]:
         """node_status of many rows: each plugin explains the rows it rejected first, all at
-        once where it can (`node_statuses(state, pod, table, rows)`), else one by one."""
-        statuses: list[Status] = [SUCCESS] * len(rows)
+        once where it can (`node_statuses(state, pod, table, rows) -> Verdicts`), else one by
+        one."""
         if not trace.plugins or not len(rows):
-            return statuses
+            return [SUCCESS] * len(rows)
         index = np.asarray(rows, np.intp)
         passed = np.stack([mask[index] for mask in trace.masks])
         first = np.where(passed.all(axis=0), -1, np.argmin(passed, axis=0))
+        statuses = np.full(len(rows), SUCCESS, object)
         for p, plugin in enumerate(trace.plugins):
-            positions = np.flatnonzero(first == p).tolist()
-            if not positions:
+            positions = np.flatnonzero(first == p)
+            if not len(positions):
                 continue
-            mine = [rows[k] for k in positions]
+            mine = index[positions].tolist()
             explain = getattr(plugin, "node_statuses", None)
             if explain is not None:
-                found = explain(state, pod, table, mine)
+                verdicts = explain(state, pod, table, mine)
             else:
-                found = [plugin.node_status(state, pod, table, i) for i in mine]
-            attributed: dict[Status, Status] = {}
-            for k, status in zip(positions, found, strict=True):
-                named = attributed.get(status)
-                if named is None:
-                    named = attributed[status] = status.with_plugin(plugin.name)
-                statuses[k] = named
-        return statuses
+                verdicts = Verdicts.of([plugin.node_status(state, pod, table, i) for i in mine])
+            named = verdicts.with_plugin(plugin.name)
+            distinct = np.empty(len(named.distinct), object)
+            distinct[:] = named.distinct
+            statuses[positions] = distinct[named.which]
+        return statuses.tolist()
 
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, diagnosis: Any

@@ -88,8 +88,11 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
         message += f" {diagnosis.pre_filter_msg}."
     else:
         reasons: Counter[str] = Counter()
-        for status, nodes in Counter(diagnosis.node_statuses.values()).items():
-            for reason in status.reasons:
+        # Counted by object first: many nodes share one status, and hashing by value is slow.
+        every = diagnosis.node_statuses.values()
+        statuses = dict(zip(map(id, every), every, strict=True))
+        for status_id, nodes in Counter(map(id, every)).items():
+            for reason in statuses[status_id].reasons:
                 reasons[reason] += nodes
         histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
         if histogram:
@@ -380,7 +383,8 @@ class Scheduler:
         for i, status in rejected_with_nominated.items():
             statuses[i] = status
         diagnosis.node_statuses = dict(zip(table.names, statuses, strict=True))
-        diagnosis.unschedulable_plugins.update(s.plugin for s in set(statuses) if s.plugin)
+        plugins = {s.plugin for s in dict(zip(map(id, statuses), statuses, strict=True)).values()}
+        diagnosis.unschedulable_plugins.update(plugins - {""})
         message = fit_error_message(len(table), diagnosis)
         rejected_by = frozenset(diagnosis.unschedulable_plugins)
         raise _FitError(unschedulable(message), message, rejected_by, diagnosis)

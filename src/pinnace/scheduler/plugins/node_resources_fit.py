@@ -27,6 +27,7 @@ from pinnace.scheduler.framework import (
     SUCCESS,
     CycleState,
     Status,
+    Verdicts,
     unschedulable,
 )
 from pinnace.scheduler.nodetable import PODS_COLUMN, NodeTable, RowCache, Rows, gather, row_count
@@ -171,9 +172,9 @@ class NodeResourcesFit:
         table: NodeTable,
         rows: Sequence[int],
         requested: np.ndarray | None = None,
-    ) -> list[Status]:
+    ) -> Verdicts:
         """node_status of many rows at once (with `requested` in place of the rows' own, if
-        given): each distinct set of reasons is built once."""
+        given)."""
         checked = _in_reason_order(state.read(_STATE_KEY))
         allocatable = table.allocatable[rows]
         if requested is None:
@@ -184,11 +185,12 @@ class NodeResourcesFit:
         codes = np.zeros(len(rows), np.int64)
         for bit, lacking in enumerate(short):
             codes |= lacking.astype(np.int64) << bit
-        statuses: dict[int, Status] = {}
-        for code in np.unique(codes).tolist():
+        distinct, which = np.unique(codes, return_inverse=True)
+        statuses = []
+        for code in distinct.tolist():
             lacking = [reason for bit, reason in enumerate(reasons) if code >> bit & 1]
-            statuses[code] = unschedulable(*lacking) if lacking else SUCCESS
-        return [statuses[code] for code in codes.tolist()]
+            statuses.append(unschedulable(*lacking) if lacking else SUCCESS)
+        return Verdicts(which.reshape(-1), tuple(statuses))
 
     # Score.
     def score(

@@ -92,8 +92,8 @@ def test_dry_run_lists_then_a_run_evicts(nodes: Cluster) -> None:
     nodes.ok("wait", "--for=delete", *(f"pod/{n}" for n in on_tainted), "--timeout=60s")
     web = [node for name, node in pods_by_node(nodes) if name.startswith("web-")]
     assert len(web) == 2 and tainted not in web
-    events = nodes.ok("get", "events", "--field-selector", "reason=Descheduled")
-    assert f"pod evicted from {tainted} node by sigs.k8s.io/descheduler" in events
+    events = nodes.ok("get", "events", "--field-selector", "reason=RemovePodsViolatingNodeTaints")
+    assert f"pod eviction from {tainted} node by sigs.k8s.io/descheduler" in events
 
 
 @pytest.mark.parametrize(

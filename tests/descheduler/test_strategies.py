@@ -88,10 +88,9 @@ def test_node_affinity_evicts_pods_whose_node_no_longer_matches() -> None:
         ("wants-ssd", "the node no longer satisfies the pod's required node affinity")
     ]
     # With no node to go to, the pod stays.
-    assert (
-        evicted(policy("RemovePodsViolatingNodeAffinity", "deschedule", args), nodes[:1], pods)
-        == []
-    )
+    elsewhere = [nodes[0], node("plain")]
+    plugin = policy("RemovePodsViolatingNodeAffinity", "deschedule", args)
+    assert evicted(plugin, elsewhere, pods) == []
 
 
 def test_node_affinity_preferred_moves_to_a_better_node() -> None:

@@ -90,6 +90,8 @@ async def _deschedule(
 
 
 def report(result: CycleResult, dry_run: bool) -> None:
+    if result.skipped:
+        print(result.skipped, file=sys.stderr)
     if result.evictions:
         rows = [["NAMESPACE", "POD", "NODE", "STRATEGY", "REASON"]] + [
             [e.namespace, e.name, e.node, e.strategy, e.reason] for e in result.evictions

@@ -197,12 +197,9 @@ class PodEvictor:
                 self.failures.append(f"{namespace}/{name}: {e.message}")
                 log.info("evicting %s/%s failed: %s", namespace, name, e.message)
                 return False
-            self._recorder.event(
-                pod,
-                EVENT_TYPE_NORMAL,
-                "Descheduled",
-                f"pod evicted from {node} node by {COMPONENT} ({strategy}: {reason})",
-            )
+            # As the descheduler: the strategy is the event's reason.
+            message = f"pod eviction from {node} node by {COMPONENT}"
+            self._recorder.event(pod, EVENT_TYPE_NORMAL, strategy, message)
         self._evicted.add(meta.get("uid", ""))
         self._per_node[node] = self._per_node.get(node, 0) + 1
         self._per_namespace[namespace] = self._per_namespace.get(namespace, 0) + 1

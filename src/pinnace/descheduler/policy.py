@@ -63,6 +63,8 @@ def parse(text: str) -> DeschedulerPolicy:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise PolicyError(f"the policy is not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise PolicyError(f"the policy must be a {KIND} object (apiVersion {API_VERSION})")
     top = Args(raw, Path())
     _check_type(top)
     unknown = sorted(set(top.raw) - set(TOP_LEVEL))

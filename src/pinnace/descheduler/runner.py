@@ -27,6 +27,14 @@ class CycleResult:
     evictions: list[Eviction]
     failures: list[str]
     """Evictions the API refused (a disruption budget), as `namespace/name: message`."""
+    skipped: str = ""
+    """Why the cycle evicted nothing without looking, if it did not."""
+
+
+TOO_SMALL = (
+    "The cluster size is 0 or 1 meaning eviction causes service disruption or degradation. "
+    "So aborting."
+)
 
 
 class Descheduler:
@@ -40,6 +48,8 @@ class Descheduler:
 
     async def run_cycle(self, snapshot: Snapshot) -> CycleResult:
         """One cycle over the cluster as `snapshot` shows it."""
+        if len(snapshot.nodes) <= 1:
+            return CycleResult([], [], TOO_SMALL)
         pod_evictor = PodEvictor(self.client, self.policy.limits, self.dry_run)
         contexts = [
             (profile, Context(snapshot, DefaultEvictor(profile.evictor, snapshot), pod_evictor))

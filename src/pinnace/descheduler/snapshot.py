@@ -14,6 +14,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client
+from pinnace.controllers.node_lifecycle import condition
 from pinnace.scheduler.framework import CycleState
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.plugins.node_affinity import NodeAffinity
@@ -34,6 +35,11 @@ PODS = _kind("", "pods")
 PRIORITY_CLASSES = _kind("scheduling.k8s.io", "priorityclasses")
 FIT_PLUGINS = (NodeUnschedulable(), NodeAffinity(), TaintToleration(), NodeResourcesFit())
 """The checks of the descheduler's NodeFit, as the scheduler makes them."""
+
+
+def _is_ready(node: Object) -> bool:
+    ready = condition(node, "Ready")
+    return ready is not None and ready.get("status") == "True"
 
 
 def is_finished(pod: Object) -> bool:
@@ -107,7 +113,8 @@ class Snapshot:
 
 
 async def take_snapshot(client: Client, node_selector: LabelSelector | None) -> Snapshot:
-    nodes = (await client.list(NODES, ""))["items"]
+    """The Ready nodes (those `node_selector` matches), every pod and the priority classes."""
+    nodes = [n for n in (await client.list(NODES, ""))["items"] if _is_ready(n)]
     if node_selector is not None:
         nodes = [n for n in nodes if node_selector.matches(n["metadata"].get("labels") or {})]
     pods = (await client.list(PODS, ""))["items"]

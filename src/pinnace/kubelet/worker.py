@@ -127,8 +127,11 @@ class PodWorker:
         """By container name."""
         self._pre_stop: dict[str, HookRun | None] = {}
         """The preStop hook of each container's current run."""
-        self._hooks: dict[str, Timer] = {}
-        """A running postStart or preStop hook's end, by container name."""
+        self._post_start: dict[str, Timer] = {}
+        """A running postStart hook's end, by container name."""
+        self._stopping: dict[str, Timer | None] = {}
+        """Containers whose current run is being killed, with the end of a running preStop
+        hook, by name."""
         self.reason = ""
         self.message = ""
         """Why the pod failed as a whole (status.reason and status.message)."""
@@ -180,13 +183,13 @@ class PodWorker:
             c.waiting = ("", "") if c.current is not None else c.waiting
             if not c.running or c.current is None:
                 continue
-            if again or c.probe_killed or c.name in self._hooks:
-                # Already being stopped: a shorter grace period (or the deletion's) cuts a
+            if again or c.name in self._stopping:
+                # Already being killed: a shorter grace period (or the deletion's) cuts a
                 # preStop hook short and brings the kill forward.
-                hook = self._hooks.pop(c.name, None)
-                if hook is not None:
-                    hook.cancel()
-                c.hook_running = False
+                pre_stop = self._stopping.pop(c.name, None)
+                if pre_stop is not None:
+                    pre_stop.cancel()
+                self._stopping[c.name] = None
                 grace = max(self._grace, MINIMUM_GRACE_PERIOD)
                 self.host.runtime.stop_container(c.current.id, grace)
             else:
@@ -199,9 +202,11 @@ class PodWorker:
         if self._deadline is not None:
             self._deadline.cancel()
         self._stop_probers(*ProbeType)
-        for hook in self._hooks.values():
-            hook.cancel()
-        self._hooks.clear()
+        for hook in (*self._post_start.values(), *self._stopping.values()):
+            if hook is not None:
+                hook.cancel()
+        self._post_start.clear()
+        self._stopping.clear()
         for c in self.inits + self.apps:
             for status in (c.current, c.previous):
                 if status is not None:
@@ -343,12 +348,12 @@ class PodWorker:
             self._container_running(c)
             return
         c.hook_running = True
-        self._hooks[c.name] = self.host.clock.call_later(
+        self._post_start[c.name] = self.host.clock.call_later(
             post_start.seconds, self._post_start_done, c, c.current, post_start
         )
 
     def _post_start_done(self, c: ContainerRecord, status: ContainerStatus, run: HookRun) -> None:
-        self._hooks.pop(c.name, None)
+        self._post_start.pop(c.name, None)
         if c.current is not status or not c.running:
             return
         if self.terminating:
@@ -427,21 +432,25 @@ class PodWorker:
         the grace period, then SIGTERM with what is left of it (at least 2 s) before SIGKILL."""
         assert c.current is not None
         self._event(c, "Normal", "Killing", message)
+        post_start = self._post_start.pop(c.name, None)
+        if post_start is not None:
+            post_start.cancel()  # the hook dies with the container
         pre_stop = self._pre_stop.get(c.name)
         if pre_stop is None or grace <= 0:
+            self._stopping[c.name] = None
             self.host.runtime.stop_container(c.current.id, max(grace, MINIMUM_GRACE_PERIOD))
             return
         waited = min(pre_stop.seconds, grace)
         failed = pre_stop.error is not None and pre_stop.seconds <= grace
         left = max(grace - int(waited), MINIMUM_GRACE_PERIOD)
-        self._hooks[c.name] = self.host.clock.call_later(
+        self._stopping[c.name] = self.host.clock.call_later(
             waited, self._pre_stop_done, c, c.current, failed, left
         )
 
     def _pre_stop_done(
         self, c: ContainerRecord, status: ContainerStatus, failed: bool, grace: float
     ) -> None:
-        self._hooks.pop(c.name, None)
+        self._stopping[c.name] = None
         if failed:
             self._event(c, "Warning", "FailedPreStopHook", "PreStopHook failed")
         self.host.runtime.stop_container(status.id, grace)
@@ -479,23 +488,28 @@ class PodWorker:
         self._stop_probers(*ProbeType)
         for c in self.inits + self.apps:
             c.waiting = ("", "") if c.current is not None else c.waiting
-            if c.running and c.current is not None and c.name not in self._hooks:
+            if c.running and c.current is not None and c.name not in self._stopping:
                 self._kill(c, f"Stopping container {c.name}", grace)
         self.host.status_changed(self)
 
     def _stop_sidecars(self) -> None:
         """The app containers are done for good: the sidecars go too."""
         for c in self.inits:
-            if c.restartable and c.running and c.current is not None and c.name not in self._hooks:
+            if (
+                c.restartable
+                and c.running
+                and c.current is not None
+                and c.name not in self._stopping
+            ):
                 self._kill(c, f"Stopping container {c.name}", self._pod_grace())
 
     def _exited(self, c: ContainerRecord, status: ContainerStatus) -> None:
         if c.current is not status:
             return
         c.hook_running = False
-        hook = self._hooks.pop(c.name, None)
-        if hook is not None:
-            hook.cancel()
+        for hook in (self._post_start.pop(c.name, None), self._stopping.pop(c.name, None)):
+            if hook is not None:
+                hook.cancel()
         for prober in (self._probers.get(c.name) or {}).values():
             prober.wake()
         if self.terminating:

@@ -2,11 +2,11 @@
 
 It opens the store (SQLite in --data-dir, ~/.pinnace by default, or memory) and creates what
 every cluster has (bootstrap); starts the scheduler, the controllers (namespace, node
-lifecycle, taint eviction, ReplicaSet, Deployment, garbage collector), the compactor and the
-simulated nodes asked for (--nodes of one shape, or the node pools of a cluster file given with
---config, each node with its node agent); writes a kubeconfig for kubectl
-and the Python client (in the data directory by default); and serves until SIGINT or SIGTERM,
-then stops cleanly. A restart on the same data directory keeps all state.
+lifecycle, taint eviction, ReplicaSet, Deployment, disruption, garbage collector), the
+compactor and the simulated nodes asked for (--nodes of one shape, or the node pools of a
+cluster file given with --config, each node with its node agent); writes a kubeconfig for
+kubectl and the Python client (in the data directory by default); and serves until SIGINT or
+SIGTERM, then stops cleanly. A restart on the same data directory keeps all state.
 """
 
 from __future__ import annotations

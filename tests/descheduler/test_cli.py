@@ -125,3 +125,18 @@ def test_bad_policy_names_the_field(tmp_path: Path, policy: str, error: str) -> 
     assert done.stderr.startswith(f"pinnace deschedule: {error}"), done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("interval", "error"),
+    [
+        ("soon", '--interval: time: invalid duration "soon"'),
+        ("0s", '--interval: must be greater than 0, not "0s"'),
+    ],
+)
+def test_bad_interval(tmp_path: Path, interval: str, error: str) -> None:
+    done = deschedule(
+        None, tmp_path, TAINTS, "--server", "http://127.0.0.1:9", "--interval", interval
+    )
+    assert done.returncode == 1
+    assert done.stderr == f"pinnace deschedule: {error}\n"

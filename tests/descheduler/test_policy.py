@@ -99,8 +99,8 @@ LNU = "LowNodeUtilization"
             policy(
                 LNU, "balance", "      thresholds: {cpu: 20}\n      targetThresholds: {pods: 50}\n"
             ),
-            "profiles[0].pluginConfig[0].args.targetThresholds: Invalid value: thresholds and "
-            "targetThresholds configured different resources",
+            'profiles[0].pluginConfig[0].args.targetThresholds: Invalid value: ["pods"]: '
+            "thresholds and targetThresholds configured different resources",
         ),
         (
             policy(LNU, "balance"),

@@ -33,6 +33,12 @@ class Args:
     def fail(self, name: str, value: Any, detail: str) -> PolicyError:
         return PolicyError(str(field.invalid(self.path.child(name), value, detail)))
 
+    def missing(self, name: str) -> PolicyError:
+        return PolicyError(str(field.required(self.path.child(name))))
+
+    def forbidden(self, detail: str) -> PolicyError:
+        return PolicyError(str(field.forbidden(self.path, detail)))
+
     def boolean(self, name: str, default: bool = False) -> bool:
         value = self.raw.get(name, default)
         if not isinstance(value, bool):
@@ -91,9 +97,7 @@ class Args:
         inner = Args(value, path)
         include, exclude = inner.strings("include"), inner.strings("exclude")
         if include and exclude:
-            raise PolicyError(
-                str(field.forbidden(path, "only one of include and exclude can be set"))
-            )
+            raise inner.forbidden("only one of include and exclude can be set")
         if include and exclude_only:
             raise PolicyError(
                 str(field.forbidden(path.child("include"), "only exclude is supported"))

@@ -43,9 +43,7 @@ class EvictorArgs:
         name = threshold.raw.get("name") or ""
         value = threshold.integer("value", minimum=-(2**31))
         if name and value is not None:
-            raise PolicyError(
-                f"{threshold.path}: Forbidden: only one of priorityThreshold fields can be set"
-            )
+            raise threshold.forbidden("only one of priorityThreshold fields can be set")
         if not isinstance(name, str):
             raise threshold.fail("name", name, "must be a string")
         return cls(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pinnace.descheduler.args import ALL_PODS, Args, PodSelection, PolicyError
+from pinnace.descheduler.args import ALL_PODS, Args, PodSelection
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import DESCHEDULE, Context
 from pinnace.scheduler.nodetable import PREFER_NO_SCHEDULE, Taint
@@ -32,9 +32,7 @@ class RemovePodsViolatingNodeTaints:
     def from_args(cls, args: Args) -> RemovePodsViolatingNodeTaints:
         excluded, included = args.strings("excludedTaints"), args.strings("includedTaints")
         if excluded and included:
-            raise PolicyError(
-                f"{args.path}: Forbidden: either includedTaints or excludedTaints can be set"
-            )
+            raise args.forbidden("either includedTaints or excludedTaints can be set")
         return cls(
             excluded, included, args.boolean("includePreferNoSchedule"), PodSelection.read(args)
         )

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from pinnace.api import field
 from pinnace.apiserver.objects import Object
 from pinnace.descheduler.args import ALL_NAMESPACES, Args, Namespaces, PolicyError
 from pinnace.descheduler.evictor import NodeLimitError
@@ -31,16 +32,15 @@ MAX_PERCENTAGE = 100.0
 class NodeUsage:
     name: str
     node: Object
-    usage: dict[str, int]
+    allocatable: dict[str, int]
+    usage: dict[str, int]  # requested, cpu in millicores
     low: dict[str, float]  # thresholds as amounts
     high: dict[str, float]  # targetThresholds as amounts
 
-    def percent(self, allocatable: dict[str, int]) -> str:
-        parts = [
-            f"{r} {100 * self.usage[r] / allocatable[r]:.0f}%" if allocatable[r] else f"{r} -"
-            for r in self.usage
-        ]
-        return ", ".join(parts)
+    def percentages(self) -> str:
+        return ", ".join(
+            f"{r} {_percent(self.usage[r], self.allocatable[r]):.0f}%" for r in self.usage
+        )
 
     def total(self) -> int:
         return sum(self.usage.values())
@@ -56,7 +56,7 @@ def _with_defaults(
 
 def _node_usages(
     snapshot: Snapshot, low: dict[str, float], high: dict[str, float], deviation: bool
-) -> tuple[list[NodeUsage], dict[str, dict[str, int]]]:
+) -> list[NodeUsage]:
     resources = tuple(low)
     nodes = [n["metadata"]["name"] for n in snapshot.nodes]
     usage = {n: snapshot.usage(n, resources) for n in nodes}
@@ -75,12 +75,13 @@ def _node_usages(
             NodeUsage(
                 n,
                 snapshot.node(n) or {},
+                alloc,
                 usage[n],
                 {r: low[r] * alloc[r] / 100 for r in resources},
                 {r: high[r] * alloc[r] / 100 for r in resources},
             )
         )
-    return result, allocatable
+    return result
 
 
 def _percent(amount: int, allocatable: int) -> float:
@@ -110,12 +111,11 @@ async def _evict_from_sources(
     destinations: list[NodeUsage],
     keep_going: Callable[[NodeUsage, dict[str, float]], bool],
     excluded: Namespaces,
-    allocatable: dict[str, dict[str, int]],
     why: str,
 ) -> None:
     """evictPodsFromSourceNodes: move pods off the sources while the destinations have room
     (up to their high threshold) and `keep_going` says so."""
-    available: dict[str, float] = {r: 0.0 for r in (sources or destinations)[0].usage}
+    available: dict[str, float] = {r: 0.0 for r in destinations[0].usage}
     for d in destinations:
         for r in available:
             available[r] += d.high[r] - d.usage[r]
@@ -126,7 +126,7 @@ async def _evict_from_sources(
         pods = low_priority_first(ctx.evictable_pods_on(source.name))
         if not keep_going(source, available):
             continue
-        reason = f"{why} ({source.percent(allocatable[source.name])})"
+        reason = f"{why} ({source.percentages()})"
         try:
             for pod in pods:
                 if not _tolerates_any(pod, destination_taints):
@@ -170,20 +170,17 @@ class LowNodeUtilization:
         thresholds = args.percentages("thresholds")
         targets = args.percentages("targetThresholds")
         if thresholds is None:
-            raise PolicyError(f"{args.path.child('thresholds')}: Required value")
+            raise args.missing("thresholds")
         if targets is None:
-            raise PolicyError(f"{args.path.child('targetThresholds')}: Required value")
+            raise args.missing("targetThresholds")
         if set(thresholds) != set(targets):
-            raise PolicyError(
-                f"{args.path.child('targetThresholds')}: Invalid value: thresholds and "
-                "targetThresholds configured different resources"
-            )
+            detail = "thresholds and targetThresholds configured different resources"
+            raise args.fail("targetThresholds", sorted(targets), detail)
         for r, percent in thresholds.items():
             if percent > targets[r]:
-                raise PolicyError(
-                    f"{args.path.child('thresholds').key(r)}: Invalid value: {percent:g}: "
-                    f"greater than targetThresholds' {targets[r]:g}"
-                )
+                path = args.path.child("thresholds").key(r)
+                detail = f"greater than targetThresholds' {targets[r]:g}"
+                raise PolicyError(str(field.invalid(path, args.raw["thresholds"][r], detail)))
         deviation = args.boolean("useDeviationThresholds")
         default = 0.0 if deviation else MAX_PERCENTAGE
         return cls(
@@ -195,7 +192,7 @@ class LowNodeUtilization:
         )
 
     async def run(self, ctx: Context) -> None:
-        nodes, allocatable = _node_usages(
+        nodes = _node_usages(
             ctx.snapshot, self.thresholds, self.target_thresholds, self.use_deviation_thresholds
         )
         low = [n for n in nodes if not _unschedulable(n) and _is_low(n)]
@@ -214,7 +211,6 @@ class LowNodeUtilization:
             low,
             keep_going,
             self.evictable_namespaces,
-            allocatable,
             "node is overutilized",
         )
 
@@ -231,7 +227,7 @@ class HighNodeUtilization:
     def from_args(cls, args: Args) -> HighNodeUtilization:
         thresholds = args.percentages("thresholds")
         if thresholds is None:
-            raise PolicyError(f"{args.path.child('thresholds')}: Required value")
+            raise args.missing("thresholds")
         return cls(
             _with_defaults(thresholds),
             args.integer("numberOfNodes", 0) or 0,
@@ -240,7 +236,7 @@ class HighNodeUtilization:
 
     async def run(self, ctx: Context) -> None:
         full = {r: MAX_PERCENTAGE for r in self.thresholds}
-        nodes, allocatable = _node_usages(ctx.snapshot, self.thresholds, full, False)
+        nodes = _node_usages(ctx.snapshot, self.thresholds, full, False)
         sources = [n for n in nodes if _is_low(n)]
         destinations = [n for n in nodes if not _unschedulable(n) and not _is_low(n)]
         if not sources or len(sources) <= self.number_of_nodes or len(sources) == len(nodes):
@@ -255,6 +251,5 @@ class HighNodeUtilization:
             destinations,
             lambda node, available: _room_left(available),
             self.evictable_namespaces,
-            allocatable,
             "node is underutilized",
         )

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from pinnace.apiserver.objects import Object
 from pinnace.clock.rfc3339 import parse_time
-from pinnace.descheduler.args import ALL_PODS, Args, PodSelection, PolicyError
+from pinnace.descheduler.args import ALL_PODS, Args, PodSelection
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import DESCHEDULE, Context
 
@@ -57,7 +57,7 @@ class PodLifeTime:
     def from_args(cls, args: Args) -> PodLifeTime:
         seconds = args.integer("maxPodLifeTimeSeconds")
         if seconds is None:
-            raise PolicyError(f"{args.path.child('maxPodLifeTimeSeconds')}: Required value")
+            raise args.missing("maxPodLifeTimeSeconds")
         return cls(seconds, args.strings("states", STATES), PodSelection.read(args))
 
     async def run(self, ctx: Context) -> None:

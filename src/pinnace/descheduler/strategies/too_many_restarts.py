@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pinnace.apiserver.objects import Object
-from pinnace.descheduler.args import ALL_PODS, Args, PodSelection, PolicyError
+from pinnace.descheduler.args import ALL_PODS, Args, PodSelection
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import DESCHEDULE, Context
 from pinnace.descheduler.strategies.pod_lifetime import in_states
@@ -28,7 +28,7 @@ class RemovePodsHavingTooManyRestarts:
     def from_args(cls, args: Args) -> RemovePodsHavingTooManyRestarts:
         threshold = args.integer("podRestartThreshold", minimum=1)
         if threshold is None:
-            raise PolicyError(f"{args.path.child('podRestartThreshold')}: Required value")
+            raise args.missing("podRestartThreshold")
         return cls(
             threshold,
             args.boolean("includingInitContainers"),

@@ -139,3 +139,12 @@ def test_a_sleep_action_takes_its_seconds(node: Node, hook: str) -> None:
     assert gone(node, "nap") is (hook == "postStart")
     node.settle(1)
     assert gone(node, "nap")
+
+
+def test_a_pod_deleted_during_its_post_start_hook_is_stopped(node: Node) -> None:
+    node.create_pod(hooked("early", "postStart", ["sleep", "60"]))
+    node.settle(2)
+    delete(node, "early", 30)
+    node.settle(1)
+    assert gone(node, "early")
+    assert ("Normal", "Killing", "Stopping container app", 1) in events(node, "early")

@@ -197,3 +197,41 @@ def test_a_failed_startup_probe_restarts_the_container(node: Node) -> None:
     assert container(node, "stuck")["restartCount"] == 1
     killing = "Container app failed startup probe, will be restarted"
     assert ("Normal", "Killing", killing, 1) in events(node, "stuck")
+
+
+def test_repeated_liveness_kills_end_in_crash_loop_back_off(node: Node) -> None:
+    node.create_pod(liveness_exec_pod())
+    # Killed every 40 s; the back-off, counted from the run before each kill, grows 10, 20,
+    # 40, 80 s, and the fifth run's 40 s are under 80 s.
+    node.settle(201)
+    assert container(node, "liveness-exec")["restartCount"] == 5
+    node.settle(40)
+    status = container(node, "liveness-exec")
+    assert status["restartCount"] == 5
+    assert status["state"]["waiting"]["message"].startswith("back-off 1m20s restarting")
+    assert status["lastState"]["terminated"]["exitCode"] == 143
+    node.settle(80)  # 80 s after the last kill
+    assert list(container(node, "liveness-exec")["state"]) == ["running"]
+
+
+def test_a_sidecar_startup_probe_holds_back_the_app_containers(node: Node) -> None:
+    body = with_probes("meshed", **{"startup_seconds.proxy": "12"})
+    body["spec"]["initContainers"] = [
+        {
+            "name": "proxy",
+            "image": "envoy",
+            "restartPolicy": "Always",
+            "startupProbe": {"tcpSocket": {"port": 15000}, "periodSeconds": 5},
+        }
+    ]
+    node.create_pod(body)
+    node.settle(11)
+    status = node.get_pod("meshed")["status"]
+    assert status["initContainerStatuses"][0]["started"] is False
+    assert status["containerStatuses"][0]["state"] == {"waiting": {"reason": "PodInitializing"}}
+    node.settle(5)  # started at the 15 s probe
+    status = node.get_pod("meshed")["status"]
+    assert status["initContainerStatuses"][0]["started"] is True
+    assert list(status["containerStatuses"][0]["state"]) == ["running"]
+    assert status["conditions"][2]["type"] == "Ready"
+    assert status["conditions"][2]["status"] == "True"

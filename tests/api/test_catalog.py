@@ -16,6 +16,7 @@ DISCOVERY = [
     ("nodes", "", "v1", "Node", False, ("no",), False, ("proxy", "status")),
     ("pods", "", "v1", "Pod", True, ("po",), True, None),
     ("resourcequotas", "", "v1", "ResourceQuota", True, ("quota",), False, ("status",)),
+    ("controllerrevisions", "apps", "v1", "ControllerRevision", True, (), False, ()),
     ("daemonsets", "apps", "v1", "DaemonSet", True, ("ds",), True, ("status",)),
     ("deployments", "apps", "v1", "Deployment", True, ("deploy",), True, ("scale", "status")),
     ("replicasets", "apps", "v1", "ReplicaSet", True, ("rs",), True, ("scale", "status")),

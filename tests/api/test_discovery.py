@@ -315,6 +315,7 @@ def test_apps_resources_and_scale_subresources() -> None:
     assert doc is not None
     resources = by_name(doc)
     assert list(resources) == [
+        "controllerrevisions",
         "daemonsets",
         "daemonsets/status",
         "deployments",

@@ -23,6 +23,7 @@ _SERVED = (
     ("pinnace.api.core.node", "NODE"),
     ("pinnace.api.core.pod", "POD"),
     ("pinnace.api.core.resourcequota", "RESOURCE_QUOTA"),
+    ("pinnace.api.apps.controllerrevision", "CONTROLLER_REVISION"),
     ("pinnace.api.apps.daemonset", "DAEMON_SET"),
     ("pinnace.api.apps.deployment", "DEPLOYMENT"),
     ("pinnace.api.apps.replicaset", "REPLICA_SET"),

@@ -74,6 +74,7 @@ _INT64_FIELDS = frozenset(
         "ttlSecondsAfterFinished",
         "startingDeadlineSeconds",
         "sizeBytes",
+        "revision",
     }
 )
 _INT32 = (-(2**31), 2**31 - 1)

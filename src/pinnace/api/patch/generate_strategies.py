@@ -22,6 +22,7 @@ SERVED = (
     ("", "v1", "Node"),
     ("", "v1", "Pod"),
     ("", "v1", "ResourceQuota"),
+    ("apps", "v1", "ControllerRevision"),
     ("apps", "v1", "DaemonSet"),
     ("apps", "v1", "Deployment"),
     ("apps", "v1", "ReplicaSet"),

@@ -17,6 +17,7 @@ list of ref or "{ref" for a map of string to ref.
 ROOTS = {
     "Binding": "core.v1.Binding",
     "ConfigMap": "core.v1.ConfigMap",
+    "ControllerRevision": "apps.v1.ControllerRevision",
     "DaemonSet": "apps.v1.DaemonSet",
     "Deployment": "apps.v1.Deployment",
     "Event": "core.v1.Event",
@@ -36,6 +37,7 @@ ROOTS = {
 API_VERSIONS = {
     "Binding": "v1",
     "ConfigMap": "v1",
+    "ControllerRevision": "apps/v1",
     "DaemonSet": "apps/v1",
     "Deployment": "apps/v1",
     "Event": "v1",
@@ -70,6 +72,13 @@ ATOMIC_TYPES = frozenset([
 KEY_DEFAULTS = {('core.v1.ContainerPort', 'protocol'): 'TCP'}
 
 TYPES = {
+    'apps.v1.ControllerRevision': (
+        'apiVersion data kind revision',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+        },
+        'revision',
+    ),
     'apps.v1.DaemonSet': (
         'apiVersion kind',
         {

@@ -11,7 +11,12 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from pinnace.api.kind import Kind
-from pinnace.api.tables.apps import DAEMON_SETS, DEPLOYMENTS, REPLICA_SETS
+from pinnace.api.tables.apps import (
+    CONTROLLER_REVISIONS,
+    DAEMON_SETS,
+    DEPLOYMENTS,
+    REPLICA_SETS,
+)
 from pinnace.api.tables.autoscaling import HORIZONTAL_POD_AUTOSCALERS
 from pinnace.api.tables.batch import JOBS
 from pinnace.api.tables.columns import Object, Printer
@@ -39,6 +44,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("apps", "replicasets"): REPLICA_SETS,
     ("apps", "deployments"): DEPLOYMENTS,
     ("apps", "daemonsets"): DAEMON_SETS,
+    ("apps", "controllerrevisions"): CONTROLLER_REVISIONS,
     ("batch", "jobs"): JOBS,
     ("autoscaling", "horizontalpodautoscalers"): HORIZONTAL_POD_AUTOSCALERS,
     ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGETS,

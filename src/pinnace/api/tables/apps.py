@@ -15,6 +15,7 @@ from pinnace.api.tables.columns import (
     containers_columns,
     doc,
     integer,
+    meta,
     name_column,
     name_of,
     section,
@@ -131,4 +132,41 @@ DAEMON_SETS = Printer(
         *containers_columns(doc("V1DaemonSetSpec", "selector")),
     ),
     _daemon_set_row,
+)
+
+
+def _controller_of(obj: Object) -> str:
+    """The controller ownerReference as `kind.group/name` (`daemonset.apps/agent`)."""
+    for ref in meta(obj).get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller") is True:
+            api_version = str(ref.get("apiVersion") or "")
+            group = api_version.rpartition("/")[0]
+            kind = str(ref.get("kind") or "").lower()
+            return (
+                f"{kind}.{group}/{ref.get('name', '')}"
+                if group
+                else f"{kind}/{ref.get('name', '')}"
+            )
+    return "<none>"
+
+
+def _controller_revision_row(revision: Object, now: float) -> Row:
+    return Row(
+        [
+            name_of(revision),
+            _controller_of(revision),
+            integer(revision.get("revision")),
+            age_of(revision, now),
+        ]
+    )
+
+
+CONTROLLER_REVISIONS = Printer(
+    (
+        name_column(),
+        Column("Controller", "string", "Controller of the object"),
+        Column("Revision", "string", doc("V1ControllerRevision", "revision")),
+        age_column(),
+    ),
+    _controller_revision_row,
 )

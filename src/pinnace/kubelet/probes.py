@@ -33,6 +33,7 @@ until then, so steady healthy pods cost nothing.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import shlex
@@ -312,7 +313,8 @@ def _file_presence(argv: list[str], path: str) -> list[tuple[float, bool]] | Non
 
 
 def _redirects_to(args: list[str], path: str) -> bool:
-    return ">" in args[:-1] and args[args.index(">") + 1] == path
+    """`echo ok > F` or `echo ok >F` writes F."""
+    return f">{path}" in args or (">", path) in itertools.pairwise(args)
 
 
 def _absent_windows(steps: list[tuple[float, bool]], message: str) -> list[Failing]:

@@ -356,9 +356,6 @@ class PodWorker:
         self._post_start.pop(c.name, None)
         if c.current is not status or not c.running:
             return
-        if self.terminating:
-            c.hook_running = False
-            return
         if run.error is not None:
             self._event(c, "Warning", "FailedPostStartHook", "PostStartHook failed")
             c.waiting = (POST_START_HOOK_ERROR, run.error)

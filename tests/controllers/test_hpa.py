@@ -321,7 +321,7 @@ def usage(**millis: int) -> PodMetricsInfo:
 
 def proposal(pods: list[Object], metrics: PodMetricsInfo, current: int, target: int = 50) -> int:
     calculator = ReplicaCalculator()
-    return calculator.resource_replicas(current, target, "cpu", metrics, NOW, pods, NOW).replicas
+    return calculator.resource_replicas(current, target, "cpu", metrics, pods, NOW).replicas
 
 
 def test_unready_pods_count_as_using_nothing_when_scaling_up() -> None:

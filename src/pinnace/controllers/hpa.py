@@ -73,7 +73,6 @@ class _Failure(Exception):
 class _MetricResult:
     replicas: int
     name: str
-    timestamp: float
 
 
 class HorizontalController:
@@ -278,7 +277,7 @@ class HorizontalController:
         selector, pods = self._selected_pods(hpa, scale)
         specs = hpa["spec"].get("metrics") or []
         statuses.extend({"type": ""} for _ in specs)
-        best = _MetricResult(0, "", 0.0)
+        best = _MetricResult(0, "")
         invalid: list[tuple[Condition, str]] = []
         for i, metric in enumerate(specs):
             try:
@@ -402,35 +401,31 @@ class HorizontalController:
         calculator = self._calculator
         if target.get("averageValue") is not None:
             try:
-                metrics, timestamp = await self._pod_metrics(
-                    namespace, selector, resource, container
-                )
+                metrics = await self._pod_metrics(namespace, selector, resource, container)
                 proposal = calculator.raw_resource_replicas(
                     current,
                     Quantity(target["averageValue"]).milli_value(),
                     resource,
                     metrics,
-                    timestamp,
                     pods,
                     now,
                 )
             except MetricError as e:
                 raise MetricError(f"failed to get {resource} usage: {e}") from None
             value = {"averageValue": str(Quantity.from_milli(proposal.raw_average))}
-            return _MetricResult(proposal.replicas, f"{resource} resource", timestamp), value
+            return _MetricResult(proposal.replicas, f"{resource} resource"), value
         if target.get("averageUtilization") is None:
             raise MetricError(
                 "invalid resource metric source: neither an average utilization target nor an "
                 "average value (usage) target was set"
             )
         try:
-            metrics, timestamp = await self._pod_metrics(namespace, selector, resource, container)
+            metrics = await self._pod_metrics(namespace, selector, resource, container)
             proposal = calculator.resource_replicas(
                 current,
                 int(target["averageUtilization"]),
                 resource,
                 metrics,
-                timestamp,
                 pods,
                 now,
                 container,
@@ -439,11 +434,11 @@ class HorizontalController:
             raise MetricError(f"failed to get {resource} utilization: {e}") from None
         noun = "resource" if not container else "container resource"
         name = f"{resource} {noun} utilization (percentage of request)"
-        return _MetricResult(proposal.replicas, name, timestamp), _utilization(proposal)
+        return _MetricResult(proposal.replicas, name), _utilization(proposal)
 
     async def _pod_metrics(
         self, namespace: str, selector: str, resource: str, container: str
-    ) -> tuple[PodMetricsInfo, float]:
+    ) -> PodMetricsInfo:
         def failed(why: str) -> MetricError:
             return MetricError(f"unable to get metrics for resource {resource}: {why}")
 

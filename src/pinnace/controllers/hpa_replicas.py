@@ -60,7 +60,6 @@ class Proposal:
     """The average utilization in percent of the request, for Utilization targets."""
     raw_average: int
     """The average usage per pod, in milli-units."""
-    timestamp: float
 
 
 def go_duration_seconds(text: str) -> float:
@@ -71,12 +70,10 @@ def go_duration_seconds(text: str) -> float:
     return sum(float(n) * _GO_DURATION_UNITS[u] for n, u in parts)
 
 
-def pod_metrics_info(
-    listed: Object, resource: str, container: str = ""
-) -> tuple[PodMetricsInfo, float]:
+def pod_metrics_info(listed: Object, resource: str, container: str = "") -> PodMetricsInfo:
     """The pods' usage of `resource` from a PodMetricsList, summed over their containers (or
-    of the one named `container`), and the first item's timestamp. A pod with no containers,
-    or a container without the resource, is left out."""
+    of the one named `container`). A pod with no containers, or a container without the
+    resource, is left out."""
     if not listed.get("items"):
         raise MetricError("no metrics returned from resource metrics API")
     found: PodMetricsInfo = {}
@@ -92,7 +89,7 @@ def pod_metrics_info(
             parse_time(item["timestamp"]),
             go_duration_seconds(item.get("window", "")),
         )
-    return found, parse_time(listed["items"][0]["timestamp"])
+    return found
 
 
 def _ready_condition(pod: Object) -> Object | None:
@@ -244,7 +241,6 @@ class ReplicaCalculator:
         target_utilization: int,
         resource: str,
         metrics: PodMetricsInfo,
-        timestamp: float,
         pods: list[Object],
         now: float,
         container: str = "",
@@ -256,7 +252,7 @@ class ReplicaCalculator:
         ratio, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)
 
         def proposal(replicas: int) -> Proposal:
-            return Proposal(replicas, utilization, raw, timestamp)
+            return Proposal(replicas, utilization, raw)
 
         scale_up_with_unready = bool(groups.unready) and ratio > 1.0
         if not scale_up_with_unready and not groups.missing:
@@ -283,7 +279,6 @@ class ReplicaCalculator:
         target_usage: int,
         resource: str,
         metrics: PodMetricsInfo,
-        timestamp: float,
         pods: list[Object],
         now: float,
     ) -> Proposal:
@@ -293,7 +288,7 @@ class ReplicaCalculator:
         ratio, usage = metric_usage_ratio(metrics, target_usage)
 
         def proposal(replicas: int) -> Proposal:
-            return Proposal(replicas, None, usage, timestamp)
+            return Proposal(replicas, None, usage)
 
         scale_up_with_unready = bool(groups.unready) and ratio > 1.0
         if not scale_up_with_unready and not groups.missing:

@@ -81,7 +81,8 @@ class RemoveDuplicates:
         """How many nodes the duplicates could run on (NoSchedule taints, node selection)."""
         table = ctx.snapshot.table
         targets: set[str] = set()
-        for pod in pods:
+        distinct = {_placement_rules(p): p for p in pods}  # alike pods fit alike nodes
+        for pod in distinct.values():
             info = PodInfo.from_pod(pod)
             affinity = RequiredNodeAffinity(pod["spec"])
             matching = {
@@ -98,3 +99,9 @@ class RemoveDuplicates:
 def _tolerates_no_schedule(taints: tuple[Taint, ...], pod: PodInfo) -> bool:
     hard = [t for t in taints if t.effect == "NoSchedule"]
     return first_untolerated(hard, pod.tolerations) is None
+
+
+def _placement_rules(pod: Object) -> str:
+    spec = pod["spec"]
+    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity")
+    return repr((spec.get("tolerations"), spec.get("nodeSelector"), node_affinity))

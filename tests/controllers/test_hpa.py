@@ -442,3 +442,42 @@ def test_a_missing_target_or_one_scaled_to_zero_is_reported(cluster: Autoscaling
         "scaling is disabled since the replica count of the target is zero",
     )
     assert cluster.replicas() == 0
+
+
+def test_a_container_resource_metric_reads_one_container(cluster: Autoscaling) -> None:
+    cluster.deploy(1)
+    target = {"type": "Utilization", "averageUtilization": 50}
+    container = {"name": "cpu", "container": "app", "target": target}
+    cluster.autoscale([{"type": "ContainerResource", "containerResource": container}])
+    cluster.cpu_millis = 80
+    cluster.wait(20)
+    assert cluster.replicas() == 2
+    assert cluster.events("SuccessfulRescale") == [
+        "New size: 2; reason: cpu container resource utilization (percentage of request) "
+        "above target"
+    ]
+    [current] = cluster.hpa()["status"]["currentMetrics"]
+    assert current == {
+        "type": "ContainerResource",
+        "containerResource": {
+            "name": "cpu",
+            "container": "app",
+            "current": {"averageUtilization": 80, "averageValue": "80m"},
+        },
+    }
+
+
+def test_custom_metrics_fail_as_without_an_adapter(cluster: Autoscaling) -> None:
+    cluster.deploy(1)
+    target = {"type": "AverageValue", "averageValue": "10"}
+    pods = {"metric": {"name": "requests_per_second"}, "target": target}
+    cluster.autoscale([{"type": "Pods", "pods": pods}])
+    cluster.wait(20)
+    status, reason, message = cluster.condition("ScalingActive")
+    assert (status, reason) == ("False", "FailedGetPodsMetric")
+    assert message == (
+        "the HPA was unable to compute the replica count: unable to get metric "
+        "requests_per_second: unable to fetch metrics from custom metrics API: no custom "
+        "metrics API (custom.metrics.k8s.io) registered"
+    )
+    assert cluster.hpa()["status"]["currentMetrics"] == [{"type": ""}]

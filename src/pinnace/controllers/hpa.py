@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ PodMetricsLister = Callable[[str, str], Awaitable[Object]]
 """(namespace, label selector) -> the PodMetricsList of metrics.k8s.io."""
 NOT_SERVED = "the server could not find the requested resource (get pods.metrics.k8s.io)"
 """What client-go reports when no one serves metrics.k8s.io."""
+NO_CUSTOM_METRICS = "no custom metrics API (custom.metrics.k8s.io) registered"
+NO_EXTERNAL_METRICS = "no external metrics API (external.metrics.k8s.io) registered"
 
 
 def _kind(group: str, plural: str) -> Kind:
@@ -381,9 +384,8 @@ class HorizontalController:
             if kind == "ContainerResource":
                 status_source["container"] = source.get("container", "")
             return result, {"type": kind, field: {**status_source, "current": current_value}}
-        reason, message = _unserved_metric(metric)
-        condition = self._unable_to_compute(hpa, reason, message)
-        raise _MetricFailure(condition, message)
+        reason, error, failure = _unserved_metric(metric, hpa["metadata"]["namespace"])
+        raise _MetricFailure(self._unable_to_compute(hpa, reason, error), failure)
 
     async def _resource_proposal(
         self,
@@ -546,26 +548,38 @@ def _target_kind(ref: Object) -> Kind:
     raise _Failure(f'no matches for kind "{ref.get("kind", "")}" in group "{group}"')
 
 
-def _unserved_metric(metric: Object) -> tuple[str, str]:
-    """Pods, Object and External metrics: the failure of a cluster with no adapter serving
-    custom.metrics.k8s.io or external.metrics.k8s.io."""
+def _unserved_metric(metric: Object, namespace: str) -> tuple[str, str, str]:
+    """Pods, Object and External metrics on a cluster with no adapter serving
+    custom.metrics.k8s.io or external.metrics.k8s.io: (the reason, the error the condition and
+    event carry, the error of the metric)."""
     kind = metric.get("type", "")
+    field = kind.lower()
+    source = metric.get(field) or {}
+    ident = source.get("metric") or {}
+    name = ident.get("name", "")
     if kind == "External":
-        name = ((metric.get("external") or {}).get("metric") or {}).get("name", "")
+        selector = ident.get("selector")
+        shown = "nil" if selector is None else json.dumps(selector, separators=(",", ":"))
+        error = (
+            f"unable to get external metric {namespace}/{name}/{shown}: unable to fetch "
+            f"metrics from external metrics API: {NO_EXTERNAL_METRICS}"
+        )
         return (
             "FailedGetExternalMetric",
-            f"failed to get {name} external metric value: unable to get external metric "
-            f"{name}: no external metrics API (external.metrics.k8s.io) registered",
+            error,
+            f"failed to get {name} external metric value: {error}",
         )
-    if kind in ("Pods", "Object"):
-        field = kind.lower()
-        name = ((metric.get(field) or {}).get("metric") or {}).get("name", "")
-        return (
-            f"FailedGet{kind}Metric",
-            f"failed to get {field} metric value: unable to get metric {name}: "
-            "no custom metrics API (custom.metrics.k8s.io) registered",
+    unavailable = f"unable to fetch metrics from custom metrics API: {NO_CUSTOM_METRICS}"
+    if kind == "Pods":
+        error = f"unable to get metric {name}: {unavailable}"
+        return "FailedGetPodsMetric", error, f"failed to get pods metric value: {error}"
+    if kind == "Object":
+        described = source.get("describedObject") or {}
+        # the order of kube-controller-manager's message, arguments and all
+        error = (
+            f"unable to get metric {name}: {described.get('kind', '')} on {namespace} "
+            f"{described.get('name', '')}/{unavailable}"
         )
-    return (
-        "InvalidMetricSourceType",
-        f'unknown metric source type "{kind}"',
-    )
+        return "FailedGetObjectMetric", error, f"failed to get object metric value: {error}"
+    error = f'unknown metric source type "{kind}"'
+    return "InvalidMetricSourceType", error, error

@@ -3,6 +3,8 @@ every old pod) in dry-run cycles; and real evictions, which a PodDisruptionBudge
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from tests.descheduler.cluster import DEPLOYMENTS, NODES, Descheduled, deployment
 from tests.descheduler.unit import evicted, node, pod, policy, would_evict
@@ -21,7 +23,6 @@ def lifetime(evictor: str = "", top: str = "") -> str:
 @pytest.mark.parametrize(
     ("candidate", "allowed_by"),
     [
-        (pod("bare", "a", age=OLD, owner=""), "      evictFailedBarePods: true\n"),
         (
             pod("critical", "a", age=OLD, priority=2_000_000_000),
             "      evictSystemCriticalPods: true\n",
@@ -37,9 +38,25 @@ def test_pods_the_evictor_keeps_unless_allowed(
 ) -> None:
     assert evicted(lifetime(), NODES_AB, [candidate]) == []
     name = candidate["metadata"]["name"]  # type: ignore[index]
-    if name == "bare":  # only bare pods that failed
-        candidate["status"] = {"phase": "Failed"}
     assert evicted(lifetime(evictor=allowed_by), NODES_AB, [candidate]) == [name]
+
+
+def failed(name: str, **kwargs: Any) -> dict[str, Any]:
+    return pod(name, "a", age=OLD, status={"phase": "Failed", "reason": "Evicted"}, **kwargs)
+
+
+def test_failed_pods_and_bare_ones() -> None:
+    pods = [failed("crashed"), failed("bare", owner=""), pod("running", "a", age=OLD)]
+    removal = policy("RemoveFailedPods", "deschedule")
+    found = would_evict(removal, NODES_AB, pods)
+    assert [(e.name, e.reason) for e in found] == [("crashed", "pod failed (Evicted)")]
+    bare_too = policy("RemoveFailedPods", "deschedule", evictor="      evictFailedBarePods: true\n")
+    assert evicted(bare_too, NODES_AB, pods) == ["crashed", "bare"]
+    for reasons, expected in (("[OOMKilled]", []), ("[Evicted]", ["crashed"])):
+        args = f"      reasons: {reasons}\n"
+        assert evicted(policy("RemoveFailedPods", "deschedule", args), NODES_AB, pods) == expected
+    # Other strategies never see finished pods: they hold no resources.
+    assert evicted(lifetime(), NODES_AB, pods) == ["running"]
 
 
 def test_daemon_set_and_mirror_pods_are_never_evicted() -> None:

@@ -24,12 +24,12 @@ class Context:
     pod_evictor: PodEvictor
 
     def evictable_pods_on(
-        self, node: str, selects: Callable[[Object], bool] | None = None
+        self, node: str, selects: Callable[[Object], bool] | None = None, finished: bool = False
     ) -> list[Object]:
         """The pods on `node` the evictor may evict (and `selects` picks), not yet evicted."""
         return [
             p
-            for p in self.snapshot.pods_on(node)
+            for p in self.snapshot.pods_on(node, finished)
             if not self.pod_evictor.evicted(p)
             and self.evictor.evictable(p)
             and (selects is None or selects(p))

@@ -66,9 +66,20 @@ class Snapshot:
                 if not is_finished(pod):
                     self.table.add_pod(PodInfo.from_pod(pod), node)
 
-    def pods_on(self, node: str) -> list[Object]:
-        """The pods bound to `node`, finished ones too (they count toward no usage)."""
-        return self.by_node.get(node, [])
+    def pods_on(self, node: str, finished: bool = False) -> list[Object]:
+        """The pods bound to `node`; finished ones (they hold no resources) only if asked,
+        as the descheduler lists them only for RemoveFailedPods."""
+        pods = self.by_node.get(node, [])
+        return pods if finished else [p for p in pods if not is_finished(p)]
+
+    def active_pods(self) -> list[Object]:
+        """The pods on the nodes that neither finished nor are being deleted."""
+        return [
+            p
+            for node in self.by_node
+            for p in self.pods_on(node)
+            if not p["metadata"].get("deletionTimestamp")
+        ]
 
     def node(self, name: str) -> Object | None:
         i = self.table.index.get(name)

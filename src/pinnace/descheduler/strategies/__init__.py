@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pinnace.descheduler.strategies.failed_pods import RemoveFailedPods
 from pinnace.descheduler.strategies.inter_pod_anti_affinity import (
     RemovePodsViolatingInterPodAntiAffinity,
 )
@@ -30,5 +31,6 @@ STRATEGIES: dict[str, type] = {
         RemovePodsViolatingTopologySpreadConstraint,
         RemovePodsHavingTooManyRestarts,
         PodLifeTime,
+        RemoveFailedPods,
     )
 }

@@ -49,7 +49,7 @@ class RemovePodsViolatingInterPodAntiAffinity:
         return cls(PodSelection.read(args))
 
     async def run(self, ctx: Context) -> None:
-        remaining = [p for n in ctx.snapshot.table.names for p in ctx.snapshot.pods_on(n)]
+        remaining = ctx.snapshot.active_pods()
         for name in ctx.snapshot.table.names:
             try:
                 for pod in low_priority_first(ctx.evictable_pods_on(name, self.selection.selects)):

@@ -7,8 +7,9 @@ descheduler's balanceDomains)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pinnace.api.labels import selector_from_dict
 from pinnace.apiserver.objects import Object
@@ -41,9 +42,8 @@ class RemovePodsViolatingTopologySpreadConstraint:
         )
 
     async def run(self, ctx: Context) -> None:
-        table = ctx.snapshot.table
-        pods = [p for n in table.names for p in ctx.snapshot.pods_on(n)]
-        seen: dict[Constraint, dict[str, object]] = {}
+        pods = ctx.snapshot.active_pods()
+        seen: dict[Constraint, Mapping[str, Any]] = {}
         for pod in pods:
             if not self.selection.namespaces.allows(pod["metadata"]["namespace"]):
                 continue
@@ -64,11 +64,11 @@ class RemovePodsViolatingTopologySpreadConstraint:
                 continue
 
     async def _balance(
-        self, ctx: Context, pods: list[Object], key: Constraint, spec: dict[str, object]
+        self, ctx: Context, pods: list[Object], key: Constraint, spec: Mapping[str, Any]
     ) -> None:
         namespace, max_skew, topology_key, _ = key
         try:
-            selector = selector_from_dict(spec.get("labelSelector"))  # type: ignore[arg-type]
+            selector = selector_from_dict(spec.get("labelSelector"))
         except ValueError:
             return
         table = ctx.snapshot.table
@@ -92,7 +92,7 @@ class RemovePodsViolatingTopologySpreadConstraint:
             # Pods that may not be evicted first, then by priority high to low: evict from the end.
             return (ctx.evictor.evictable(pod), -priority(pod))
 
-        ordered = sorted(([sorted(p, key=last_to_go) for p in domains.values()]), key=len)
+        ordered = sorted((sorted(p, key=last_to_go) for p in domains.values()), key=len)
         evict: list[Object] = []
         i, j = 0, len(ordered) - 1
         while i < j:

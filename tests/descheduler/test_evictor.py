@@ -7,9 +7,12 @@ from typing import Any
 
 import pytest
 from tests.descheduler.cluster import DEPLOYMENTS, NODES, Descheduled, deployment
-from tests.descheduler.unit import evicted, node, pod, policy, would_evict
+from tests.descheduler.unit import NOW, evicted, node, pod, policy, would_evict
 
 from pinnace.api import catalog
+from pinnace.clock.rfc3339 import format_time
+from pinnace.descheduler.args import PolicyError
+from pinnace.descheduler.policy import parse
 
 OLD = 7200.0
 ARGS = "      maxPodLifeTimeSeconds: 3600\n"
@@ -144,3 +147,17 @@ def test_evictions_go_through_the_eviction_api_and_budgets_hold() -> None:
         assert cluster.placement() == before
     finally:
         cluster.stop()
+
+
+def test_min_replicas_and_min_pod_age() -> None:
+    started = {"phase": "Running", "startTime": format_time(NOW - 60)}
+    pods = [pod("web-0", "a", age=OLD, status=started), pod("web-1", "b", age=OLD, status=started)]
+    assert evicted(lifetime(evictor="      minReplicas: 3\n"), NODES_AB, pods) == []
+    assert len(evicted(lifetime(evictor="      minReplicas: 2\n"), NODES_AB, pods)) == 2
+    assert evicted(lifetime(evictor="      minPodAge: 5m\n"), NODES_AB, pods) == []
+    assert len(evicted(lifetime(evictor="      minPodAge: 30s\n"), NODES_AB, pods)) == 2
+    with pytest.raises(PolicyError) as refused:
+        parse(lifetime(evictor="      minPodAge: soon\n"))
+    assert str(refused.value) == (
+        'profiles[0].pluginConfig[0].args.minPodAge: time: invalid duration "soon"'
+    )

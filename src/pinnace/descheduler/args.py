@@ -13,6 +13,7 @@ from pinnace.api.apps import as_label_selector, validate_selector
 from pinnace.api.field import Path
 from pinnace.api.labels import LabelSelector
 from pinnace.apiserver.objects import Object
+from pinnace.resources.node import parse_go_duration
 
 
 class PolicyError(ValueError):
@@ -54,6 +55,21 @@ class Args:
         if value < minimum:
             raise self.fail(name, value, f"must be greater than or equal to {minimum}")
         return value
+
+    def duration(self, name: str) -> float | None:
+        """A Go duration ("5m", "1h30m") in seconds; None when absent."""
+        value = self.raw.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self.fail(name, value, 'must be a duration such as "5m"')
+        try:
+            nanos = parse_go_duration(str(self.path.child(name)), value)
+        except ValueError as e:
+            raise PolicyError(str(e)) from None
+        if nanos < 0:
+            raise self.fail(name, value, "must not be negative")
+        return nanos / 1e9
 
     def strings(self, name: str, allowed: tuple[str, ...] = ()) -> tuple[str, ...]:
         value = self.raw.get(name) or []

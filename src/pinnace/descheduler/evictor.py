@@ -12,6 +12,7 @@ from pinnace.api.labels import LabelSelector
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder
+from pinnace.clock.rfc3339 import parse_time
 from pinnace.descheduler.args import Args, PolicyError
 from pinnace.descheduler.snapshot import Snapshot
 
@@ -36,6 +37,8 @@ class EvictorArgs:
     priority_threshold_name: str = ""
     priority_threshold_value: int | None = None
     label_selector: LabelSelector | None = None
+    min_replicas: int = 0
+    min_pod_age: float | None = None
 
     @classmethod
     def read(cls, args: Args) -> EvictorArgs:
@@ -55,6 +58,8 @@ class EvictorArgs:
             priority_threshold_name=name,
             priority_threshold_value=value,
             label_selector=args.selector(),
+            min_replicas=args.integer("minReplicas", 0) or 0,
+            min_pod_age=args.duration("minPodAge"),
         )
 
 
@@ -73,6 +78,10 @@ class DefaultEvictor:
                     "not found"
                 )
             self.threshold = found
+        self.owned: dict[str, int] = {}
+        for pod in snapshot.pods:
+            for owner in pod["metadata"].get("ownerReferences") or []:
+                self.owned[owner.get("uid", "")] = self.owned.get(owner.get("uid", ""), 0) + 1
 
     def unevictable(self, pod: Object) -> str:
         """Why `pod` may not be evicted at all, or "" (the DefaultEvictor's Filter)."""
@@ -110,6 +119,17 @@ class DefaultEvictor:
         selector = self.args.label_selector
         if selector is not None and not selector.matches(meta.get("labels") or {}):
             return "pod labels do not match the labelSelector filter in the policy parameter"
+        if self.args.min_replicas > 1 and len(owners) == 1:
+            replicas = self.owned.get(owners[0].get("uid", ""), 0)
+            if replicas < self.args.min_replicas:
+                return (
+                    f"owner has {replicas} replicas which is less than minReplicas of "
+                    f"{self.args.min_replicas}"
+                )
+        if self.args.min_pod_age is not None:
+            started = (pod.get("status") or {}).get("startTime")
+            if not started or self.snapshot.now - parse_time(started) < self.args.min_pod_age:
+                return f"pod age is not older than MinPodAge: {self.args.min_pod_age:g} seconds"
         return ""
 
     def evictable(self, pod: Object) -> bool:

@@ -17,12 +17,14 @@ stop matching), then:
 - status: desired, current, misscheduled, ready, updated, available and unavailable counts
   and observedGeneration.
 
-Pods carry the `controller-revision-hash` and `pod-template-generation` labels. Pinnace
-serves no ControllerRevision kind, so the hash is computed from the template (and
-status.collisionCount) as the Deployment controller's pod-template-hash is, and the
-DaemonSet keeps no revision history (`kubectl rollout history|undo ds` have nothing to
-show). Unlike v1.32, deleting a node also resyncs every DaemonSet: Pinnace has no pod GC
-controller whose deletion of the node's pods would trigger it.
+Before all this, the DaemonSet's history is brought up to date (daemonset_history): one
+ControllerRevision per pod template, the current one numbered highest, which `kubectl
+rollout history|undo ds` read. Pods carry the current revision's `controller-revision-hash`
+and the `pod-template-generation` labels; after the sync, old revisions beyond
+revisionHistoryLimit that no pod runs are deleted.
+
+Deleting a node also resyncs every DaemonSet (v1.32 waits for the pod garbage collector to
+delete the node's pods): its unscheduled pods meant for the node go at once.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from pinnace.controllers.controller_utils import (
     slow_start_batch,
     split_key,
 )
+from pinnace.controllers.daemonset_history import DaemonSetHistory, hash_of
 from pinnace.controllers.daemonset_update import rolling_update
 from pinnace.controllers.daemonset_util import (
     CONTROLLER_REVISION_HASH,
@@ -62,7 +65,6 @@ from pinnace.controllers.daemonset_util import (
     bind_to_node,
     create_pod_template,
     creation_order,
-    current_hash,
     is_pod_updated,
     target_node_name,
     template_generation_of,
@@ -136,6 +138,7 @@ class DaemonSetController:
         self._pods: Informer = informers.informer(PODS)
         self._pods.add_indexer(CLAIM_INDEX, _controller_uid)
         self._nodes: Informer = informers.informer(NODES)
+        self._history = DaemonSetHistory(client, informers)
         self._daemon_sets.add_event_handler(
             on_add=self._enqueue,
             on_update=lambda old, new: self._enqueue(new),
@@ -147,10 +150,15 @@ class DaemonSetController:
         self._nodes.add_event_handler(
             on_add=self._node_added, on_update=self._node_updated, on_delete=self._node_deleted
         )
+        self._history.informer.add_event_handler(
+            on_add=self._revision_changed,
+            on_update=lambda old, new: self._revision_changed(new),
+            on_delete=self._revision_changed,
+        )
 
     async def run(self) -> None:
         """Sync daemon sets forever; cancel the task to stop."""
-        for informer in (self._daemon_sets, self._pods, self._nodes):
+        for informer in (self._daemon_sets, self._pods, self._nodes, self._history.informer):
             await informer.wait_for_sync()
         await self._queue.run(self.sync)
 
@@ -232,6 +240,16 @@ class DaemonSetController:
         self.expectations.deletion_observed(object_key(ds), object_key(pod))
         self._enqueue(ds)
 
+    def _revision_changed(self, revision: Object) -> None:
+        """A revision of a DaemonSet changed (its owner looks again) or an orphan did (the
+        DaemonSets that may adopt it do)."""
+        if controller_ref(revision) is None:
+            self._enqueue_matching(revision)
+            return
+        ds = self._owner(revision)
+        if ds is not None:
+            self._enqueue(ds)
+
     def _node_added(self, node: Object) -> None:
         for ds in self._daemon_sets.list():
             if self.placement(ds).should_run(node)[0]:
@@ -264,7 +282,12 @@ class DaemonSetController:
             return
         if ds["metadata"].get("deletionTimestamp"):
             return  # its pods are the garbage collector's; its status no longer means much
-        hash_ = current_hash(ds)
+
+        async def claimed_pods() -> list[Object]:
+            return await self._claim(ds, selector)
+
+        current, old = await self._history.construct(ds, claimed_pods)
+        hash_ = hash_of(current)
         if not self.expectations.satisfied(key):
             await self._update_status(ds, selector, hash_, observed=False)
             return
@@ -274,6 +297,7 @@ class DaemonSetController:
             strategy = (ds["spec"].get("updateStrategy") or {}).get("type")
             if self.expectations.satisfied(key) and strategy == ROLLING_UPDATE:
                 await self._rolling_update(ds, selector, hash_)
+            await self._history.cleanup(ds, old, claimed_pods)
         except StatusError as e:
             error = e
         await self._update_status(ds, selector, hash_, observed=True)

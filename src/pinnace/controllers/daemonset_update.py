@@ -93,7 +93,7 @@ def rolling_update(
 
     def should_run(name: str) -> bool:
         # A node gone from the cache is one the pod should not run on (Kubernetes errors out
-        # and retries until pod GC removes the pod; Pinnace has no pod GC to wait for).
+        # and retries until the pod GC removes the pod; here the rollout goes on meanwhile).
         node = by_name.get(name)
         return node is not None and placement.should_run(node)[0]
 

@@ -40,8 +40,8 @@ def test_total_size_is_one_mebibyte_with_binary_data_counted_decoded() -> None:
     binary = base64.b64encode(b"y" * (512 * 1024)).decode()
     assert CONFIG_MAP.validate(cm(data={"a": half}, binaryData={"b": binary})) == []
     assert messages(CONFIG_MAP.validate(cm(data={"a": half + "x"}, binaryData={"b": binary}))) == [
-        "Too long: must have at most 1048576 bytes"
-    ]
+        "[]: Too long: must have at most 1048576 bytes"
+    ], "as kube-apiserver words it, the empty path spelled []"
 
 
 def test_namespace_is_required() -> None:

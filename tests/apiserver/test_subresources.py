@@ -13,7 +13,7 @@ from pinnace.api import catalog
 from pinnace.api.status import StatusError
 from pinnace.apiserver.binding import bind
 from pinnace.apiserver.eviction import evict
-from pinnace.apiserver.logs import LogOptions, read_log
+from pinnace.apiserver.logs import LogOptions, log_text
 from pinnace.apiserver.options import WriteOptions
 from pinnace.apiserver.scale import read_scale, update_scale
 from pinnace.controllers.namespace import NamespaceController
@@ -223,15 +223,15 @@ def test_negative_scale_is_422_and_a_stale_scale_is_409(api: Any) -> None:
 
 def test_logs_are_empty_until_bound_then_come_from_the_node_agent(api: Any) -> None:
     api.call(api.server.create, PODS, "default", pod("web"))
-    assert api.call(read_log, api.server, "default", "web", LogOptions()) == ""
+    assert api.call(log_text, api.server, "default", "web", LogOptions()) == ""
 
-    async def source(p: dict[str, Any], container: str, options: LogOptions) -> str:
-        return f"{p['spec']['nodeName']}/{container}: hello\n"
+    async def source(p: dict[str, Any], container: str, options: LogOptions) -> Any:
+        yield f"{p['spec']['nodeName']}/{container}: hello\n"
 
     api.server.log_source = source
     api.call(bind, api.server, "default", "web", binding("web", "node-1"))
-    assert api.call(read_log, api.server, "default", "web", LogOptions()) == "node-1/app: hello\n"
-    e = refused(api, read_log, api.server, "default", "web", LogOptions(container="nope"))
+    assert api.call(log_text, api.server, "default", "web", LogOptions()) == "node-1/app: hello\n"
+    e = refused(api, log_text, api.server, "default", "web", LogOptions(container="nope"))
     assert e.code == 400
 
 

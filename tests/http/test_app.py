@@ -65,9 +65,9 @@ def test_pod_logs_are_plain_text_from_the_node_agent() -> None:
     assert pods is not None
     asked: list[LogOptions] = []
 
-    async def source(pod: dict[str, Any], container: str, options: LogOptions) -> str:
+    async def source(pod: dict[str, Any], container: str, options: LogOptions) -> Any:
         asked.append(options)
-        return f"{pod['metadata']['name']}/{container}: hello\n"
+        yield f"{pod['metadata']['name']}/{container}: hello\n"
 
     async def scenario() -> tuple[int, bytes]:
         server = APIServer(MemoryStore(), Clock(asyncio.get_running_loop()), Randomness(1))
@@ -84,3 +84,30 @@ def test_pod_logs_are_plain_text_from_the_node_agent() -> None:
     code, body = asyncio.run(scenario())
     assert (code, body) == (200, b"talker/main: hello\n")
     assert asked == [LogOptions(container="", previous=False, tail_lines=5, timestamps=True)]
+
+
+def test_log_options_kube_apiserver_refuses_are_a_422_naming_the_field() -> None:
+    pods = catalog.by_resource("", "pods")
+    assert pods is not None
+
+    async def scenario(query: bytes) -> tuple[int, Any]:
+        server = APIServer(MemoryStore(), Clock(asyncio.get_running_loop()), Randomness(1))
+        await bootstrap(server)
+        pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+        await server.create(pods, "default", pod)
+        path = "/api/v1/namespaces/default/pods/p/log"
+        code, body = await call(APIApp(server, Randomness(1)), "GET", path, query)
+        return code, json.loads(body)
+
+    code, answer = asyncio.run(scenario(b"tailLines=-1&limitBytes=0"))
+    assert code == 422
+    assert answer["message"] == (
+        'PodLogOptions "p" is invalid: [tailLines: Invalid value: -1: must be greater than or '
+        "equal to 0, limitBytes: Invalid value: 0: must be greater than 0]"
+    )
+    code, answer = asyncio.run(scenario(b"sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z"))
+    assert (code, answer["message"]) == (
+        422,
+        'PodLogOptions "p" is invalid: []: Forbidden: at most one of `sinceTime` or '
+        "`sinceSeconds` may be specified",
+    )

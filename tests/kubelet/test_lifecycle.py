@@ -7,7 +7,7 @@ import pytest
 from tests.kubelet.conftest import PODS, Node, pod
 
 from pinnace.api.status import StatusError
-from pinnace.apiserver.logs import LogOptions, read_log
+from pinnace.apiserver.logs import LogOptions, log_text
 from pinnace.apiserver.options import DeleteOptions
 
 
@@ -123,12 +123,12 @@ def test_a_container_that_stops_on_term_goes_before_its_grace_period(node: Node)
 def test_pod_log_is_served_by_the_node_agent(node: Node) -> None:
     node.create_pod(pod("talk", node="node-1", log="hello\nworld"))
     node.settle()
-    text = node.run(read_log(node.server, "default", "talk", LogOptions()))
+    text = node.run(log_text(node.server, "default", "talk", LogOptions()))
     assert text == "hello\nworld\n"
-    tail = node.run(read_log(node.server, "default", "talk", LogOptions(tail_lines=1)))
+    tail = node.run(log_text(node.server, "default", "talk", LogOptions(tail_lines=1)))
     assert tail == "world\n"
     with pytest.raises(StatusError) as previous:
-        node.run(read_log(node.server, "default", "talk", LogOptions(previous=True)))
+        node.run(log_text(node.server, "default", "talk", LogOptions(previous=True)))
     assert previous.value.message == ('previous terminated container "app" in pod "talk" not found')
 
 
@@ -182,7 +182,7 @@ def test_previous_log_is_the_last_run_before_the_restart(node: Node) -> None:
     node.settle(2.5)  # the first run ended at 2 s, the second started at once
     assert container(node, "flaky")["restartCount"] == 1
     previous = LogOptions(container="app", previous=True, timestamps=True)
-    text = node.run(read_log(node.server, "default", "flaky", previous))
+    text = node.run(log_text(node.server, "default", "flaky", previous))
     started = node.get_pod("flaky")["status"]["containerStatuses"][0]["lastState"]
     first_start = started["terminated"]["startedAt"]
     assert text == f"{first_start[:-1]}.000000000Z booting\n"

@@ -7,7 +7,7 @@ import asyncio
 from tests.client.conftest import CONFIG_MAPS, Cluster, config_map
 from tests.kubelet.conftest import LEASES, NODES, PODS, pod
 
-from pinnace.apiserver.logs import LogOptions, read_log
+from pinnace.apiserver.logs import LogOptions, log_text
 from pinnace.clock import parse_time
 from pinnace.kubelet import NodeAgentPool, node_configs
 
@@ -45,7 +45,7 @@ def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> N
         b = cluster.run(cluster.client.get(PODS, "default", "b"))["status"]
         assert (b["phase"], b["hostIP"]) == ("Running", "10.0.0.8")
         cluster.server.log_source = pool.read_log
-        assert cluster.run(read_log(cluster.server, "default", "b", LogOptions())) == "hi\n"
+        assert cluster.run(log_text(cluster.server, "default", "b", LogOptions())) == "hi\n"
         cluster.run(pool.stop())
     finally:
         cluster.close()

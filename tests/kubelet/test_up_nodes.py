@@ -112,3 +112,23 @@ def test_a_pod_the_scheduler_places_runs_on_its_simulated_node(cluster: Cluster)
         time.sleep(0.1)
     assert row[:3] == ["placed", "1/1", "Running"]
     assert row[6] in ("pinnace-node-1", "pinnace-node-2")
+
+
+def test_kubectl_logs_follow_streams_until_the_container_exits(cluster: Cluster) -> None:
+    cluster.ok(
+        "run",
+        "talker",
+        "--image=busybox",
+        "--restart=Never",
+        "--",
+        "sh",
+        "-c",
+        "echo hello; sleep 4",
+    )
+    cluster.ok("wait", "--for=condition=Ready", "pod/talker", "--timeout=30s")
+    assert cluster.ok("logs", "-f", "talker") == "hello\n"
+    finished = cluster.ok(
+        "get", "pod", "talker", "-o", "jsonpath={.status.containerStatuses[0].state.terminated}"
+    )
+    assert finished, "logs -f returned before the container exited"
+    assert cluster.ok("logs", "talker", "--limit-bytes=3") == "hel"

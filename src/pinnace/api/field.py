@@ -148,7 +148,8 @@ class FieldError:
 
 
 def _field(path: Path | str) -> str:
-    return str(path)
+    # Go's field.NewPath("") spells an empty path "[]", as in `[]: Too long: …`.
+    return str(path) or "[]"
 
 
 def not_found(path: Path | str, value: Any) -> FieldError:

@@ -4,11 +4,11 @@ a `LogSource` with the server)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pinnace.api import catalog, status
+from pinnace.api import catalog, field, status
 from pinnace.apiserver.objects import Object
 
 if TYPE_CHECKING:
@@ -17,28 +17,71 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class LogOptions:
+    """PodLogOptions; times are clock seconds."""
+
     container: str = ""
     previous: bool = False
     tail_lines: int | None = None
     timestamps: bool = False
+    follow: bool = False
+    since_seconds: int | None = None
+    since_time: float | None = None
+    limit_bytes: int | None = None
 
 
-LogSource = Callable[[Object, str, LogOptions], Awaitable[str]]
-"""(pod, container name, options) -> the container's log text."""
+LogSource = Callable[[Object, str, LogOptions], AsyncIterator[str]]
+"""(pod, container name, options) -> the container's log text, in chunks (as they come, when
+following)."""
 
 
-async def read_log(server: APIServer, namespace: str, name: str, options: LogOptions) -> str:
+async def read_log(
+    server: APIServer, namespace: str, name: str, options: LogOptions
+) -> AsyncIterator[str]:
+    """The log of a pod's container, as kube-apiserver proxies it from the kubelet."""
+    errors = _validate(options)
+    if errors:
+        raise status.invalid("PodLogOptions", name, errors)
     pods = catalog.by_resource("", "pods")
     assert pods is not None
     pod = await server.get(pods, namespace, name)
     container = _container(pod, options.container)
     if not (pod.get("spec") or {}).get("nodeName"):
-        return ""  # no node runs it yet: kube-apiserver answers with an empty log
+        return _nothing()  # no node runs it yet: kube-apiserver answers with an empty log
     if server.log_source is None:
         raise status.bad_request(
             f'container "{container}" in pod "{name}" is not available: no node agent serves logs'
         )
-    return await server.log_source(pod, container, options)
+    return server.log_source(pod, container, options)
+
+
+async def log_text(server: APIServer, namespace: str, name: str, options: LogOptions) -> str:
+    """The whole log at once (`options` without follow)."""
+    return "".join([chunk async for chunk in await read_log(server, namespace, name, options)])
+
+
+async def _nothing() -> AsyncIterator[str]:
+    return
+    yield
+
+
+def _validate(options: LogOptions) -> list[field.FieldError]:
+    """ValidatePodLogOptions."""
+    errors = []
+    if options.tail_lines is not None and options.tail_lines < 0:
+        errors.append(
+            field.invalid("tailLines", options.tail_lines, "must be greater than or equal to 0")
+        )
+    if options.limit_bytes is not None and options.limit_bytes < 1:
+        errors.append(field.invalid("limitBytes", options.limit_bytes, "must be greater than 0"))
+    if options.since_seconds is not None and options.since_time is not None:
+        errors.append(
+            field.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified")
+        )
+    elif options.since_seconds is not None and options.since_seconds < 1:
+        errors.append(
+            field.invalid("sinceSeconds", options.since_seconds, "must be greater than 0")
+        )
+    return errors
 
 
 def _container(pod: Object, wanted: str) -> str:

@@ -14,7 +14,7 @@ import contextlib
 import ipaddress
 import logging
 import math
-from collections.abc import Coroutine, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import Any
 
 from pinnace.api import catalog, status
@@ -34,6 +34,7 @@ from pinnace.kubelet.eviction import (
     EvictionManager,
 )
 from pinnace.kubelet.eviction import REASON as EVICTED
+from pinnace.kubelet.logs import container_log
 from pinnace.kubelet.node_status import (
     condition_events,
     healthy_conditions,
@@ -498,7 +499,7 @@ class NodeAgent:
 
     # --- logs --------------------------------------------------------------------------------
 
-    async def read_log(self, pod: Object, container: str, options: LogOptions) -> str:
+    def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """pods/log, as the kubelet serves /containerLogs."""
         worker = self.workers.get(pod["metadata"].get("uid", ""))
         name = pod["metadata"]["name"]
@@ -511,12 +512,7 @@ class NodeAgent:
             raise status.bad_request(
                 f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
             )
-        lines = run.log
-        if options.tail_lines is not None:
-            lines = lines[-options.tail_lines :] if options.tail_lines > 0 else []
-        if options.timestamps:
-            return "".join(f"{_nano(t)} {line}\n" for t, line in lines)
-        return "".join(f"{line}\n" for _, line in lines)
+        return container_log(run, options, self.clock)
 
     # --- standalone --------------------------------------------------------------------------
 
@@ -561,9 +557,3 @@ def _same_status(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
         return conditions, rest
 
     return shape(current) == shape(wanted)
-
-
-def _nano(t: float) -> str:
-    """RFC 3339 with nanoseconds, as `kubectl logs --timestamps` shows."""
-    micro = format_micro_time(t)
-    return micro[:-1] + "000Z"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 
 from pinnace.api import status
 from pinnace.api.status import StatusError
@@ -102,13 +102,13 @@ class NodeAgentPool:
         """Every node's stats summary now, by node name."""
         return {name: agent.summary() for name, agent in self.agents.items()}
 
-    async def read_log(self, pod: Object, container: str, options: LogOptions) -> str:
+    def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""
         agent = self.agents.get((pod.get("spec") or {}).get("nodeName", ""))
         if agent is None:
             name = pod["metadata"]["name"]
             raise status.bad_request(f'container "{container}" in pod "{name}" is not available')
-        return await agent.read_log(pod, container, options)
+        return agent.read_log(pod, container, options)
 
     async def _turn(self) -> None:
         step = self.interval / len(self._slots)

@@ -29,16 +29,20 @@ class Response:
     content_type: str = negotiation.JSON
     headers: Headers = field(default_factory=list)
     stream: AsyncIterator[bytes] | None = None
-    """A watch: chunks sent as they come, until the stream ends or `timeout` passes."""
-    timeout: float = 0.0
+    """A watch or a followed log: chunks sent as they come, until the stream ends or `timeout`
+    passes (None: no time limit)."""
+    timeout: float | None = 0.0
 
 
 def json_response(value: Any, status: int = 200, content_type: str = negotiation.JSON) -> Response:
     return Response(status, orjson.dumps(value), content_type)
 
 
+TEXT_PLAIN = "text/plain; charset=utf-8"
+
+
 def text_response(text: str, status: int = 200) -> Response:
-    return Response(status, text.encode(), "text/plain; charset=utf-8")
+    return Response(status, text.encode(), TEXT_PLAIN)
 
 
 def status_response(error: StatusError) -> Response:

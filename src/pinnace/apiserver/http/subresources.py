@@ -6,14 +6,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pinnace.api import status
 from pinnace.apiserver import binding, eviction
 from pinnace.apiserver.http import negotiation, params, patching
 from pinnace.apiserver.http.bodies import parse_json, parse_object_body
 from pinnace.apiserver.http.request import Request
-from pinnace.apiserver.http.responses import Encoder, Response, json_response, text_response
+from pinnace.apiserver.http.responses import (
+    TEXT_PLAIN,
+    Encoder,
+    Response,
+    json_response,
+    text_response,
+)
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
-from pinnace.apiserver.logs import LogOptions, read_log
+from pinnace.apiserver.logs import LogOptions, log_text, read_log
 from pinnace.apiserver.scale import ScaleChange, read_scale, update_scale
+from pinnace.clock.rfc3339 import parse_time
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.resources import ResourceHandler
@@ -53,17 +61,32 @@ async def handle(
 async def log(server: APIServer, request: Request, target: ResourceTarget) -> Response:
     if request.method != "GET":
         raise method_not_allowed()
-    text = await read_log(server, target.namespace, target.name, _log_options(request))
-    return text_response(text)
+    options = _log_options(request)
+    if not options.follow:
+        return text_response(await log_text(server, target.namespace, target.name, options))
+    chunks = await read_log(server, target.namespace, target.name, options)
+    encoded = (chunk.encode() async for chunk in chunks)
+    return Response(200, content_type=TEXT_PLAIN, stream=encoded, timeout=None)
 
 
 def _log_options(request: Request) -> LogOptions:
-    tail = params.go_int(request.query, "tailLines")
+    query = request.query
+    since_time = params.first(query, "sinceTime")
+    try:
+        since = parse_time(since_time) if since_time else None
+    except ValueError:
+        raise status.bad_request(
+            f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse'
+        ) from None
     return LogOptions(
-        container=params.first(request.query, "container") or "",
-        previous=bool(params.go_bool(request.query, "previous")),
-        tail_lines=tail,
-        timestamps=bool(params.go_bool(request.query, "timestamps")),
+        container=params.first(query, "container") or "",
+        previous=bool(params.go_bool(query, "previous")),
+        tail_lines=params.go_int(query, "tailLines"),
+        timestamps=bool(params.go_bool(query, "timestamps")),
+        follow=bool(params.go_bool(query, "follow")),
+        since_seconds=params.go_int(query, "sinceSeconds"),
+        since_time=since,
+        limit_bytes=params.go_int(query, "limitBytes"),
     )
 
 

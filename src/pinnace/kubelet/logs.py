@@ -1,0 +1,50 @@
+"""A container's log as the kubelet serves /containerLogs: the lines since sinceSeconds or
+sinceTime, the last tailLines of them, with timestamps if asked, cut at limitBytes; with
+follow, new lines as the container prints them until it exits."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from pinnace.apiserver.logs import LogOptions
+from pinnace.clock import Clock, format_micro_time
+from pinnace.kubelet.runtime import ContainerState, ContainerStatus
+
+FOLLOW_POLL_SECONDS = 1.0
+"""How often a followed log is checked for new lines (the kubelet watches the log file)."""
+
+
+async def container_log(
+    run: ContainerStatus, options: LogOptions, clock: Clock
+) -> AsyncIterator[str]:
+    """The log text of one run of a container, in chunks."""
+    since = _since(options, clock.now())
+    lines = [(t, line) for t, line in run.log if since is None or t >= since]
+    if options.tail_lines is not None:
+        lines = lines[-options.tail_lines :] if options.tail_lines > 0 else []
+    budget = options.limit_bytes
+    sent = len(run.log)
+    while True:
+        text = "".join(_format(t, line, options.timestamps) for t, line in lines)
+        if budget is not None:
+            text = text.encode()[:budget].decode(errors="ignore")
+            budget -= len(text.encode())
+        if text:
+            yield text
+        if not options.follow or budget == 0 or run.state is not ContainerState.RUNNING:
+            return
+        await clock.sleep(FOLLOW_POLL_SECONDS)
+        lines, sent = run.log[sent:], len(run.log)
+
+
+def _since(options: LogOptions, now: float) -> float | None:
+    if options.since_seconds is not None:
+        return now - options.since_seconds
+    return options.since_time
+
+
+def _format(t: float, line: str, timestamps: bool) -> str:
+    if not timestamps:
+        return line + "\n"
+    # RFC 3339 with nanoseconds, as `kubectl logs --timestamps` shows.
+    return f"{format_micro_time(t)[:-1]}000Z {line}\n"

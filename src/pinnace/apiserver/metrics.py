@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from pinnace.kubelet.stats import ContainerStats, PodStats, Summary
 
 MetricsSource = Callable[[], "Mapping[str, Summary]"]
-"""() -> the latest stats summary of every node, by node name."""
+"""() -> the latest stats summary of every node, by node name. Pod metrics look up only the
+nodes their pods run on, so a mapping that computes summaries on access costs only those."""
 
 GROUP = "metrics.k8s.io"
 VERSION = "v1beta1"
@@ -139,23 +140,24 @@ async def get_node_metrics(server: APIServer, name: str) -> Object:
     return _with_kind(NODE_METRICS, _node_metrics(node, summary, server.clock.now()))
 
 
-def _pod_stats(summaries: Mapping[str, Summary]) -> dict[tuple[str, str], tuple[PodStats, float]]:
-    return {
-        (stats.namespace, stats.name): (stats, summary.time)
-        for summary in summaries.values()
-        for stats in summary.pods
-    }
-
-
 def _pod_metrics_of(
-    pod: Object, stats: dict[tuple[str, str], tuple[PodStats, float]], now: float
-) -> Object | None:
-    if (pod.get("status") or {}).get("phase") != "Running":
-        return None
-    found = stats.get((pod["metadata"]["namespace"], pod["metadata"]["name"]))
-    if found is None:
-        return None
-    return _pod_metrics(pod, found[0], found[1], now)
+    pods: list[Object], summaries: Mapping[str, Summary], now: float
+) -> list[Object]:
+    """The metrics of the Running `pods` their nodes have stats for, each read from the
+    summary of the node it runs on (only those nodes' summaries are looked at)."""
+    by_node: dict[str, dict[tuple[str, str], PodStats]] = {}
+    found = []
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName", "")
+        if (pod.get("status") or {}).get("phase") != "Running" or node not in summaries:
+            continue
+        summary = summaries[node]
+        if node not in by_node:
+            by_node[node] = {(p.namespace, p.name): p for p in summary.pods}
+        stats = by_node[node].get((pod["metadata"]["namespace"], pod["metadata"]["name"]))
+        if stats is not None:
+            found.append(_pod_metrics(pod, stats, summary.time, now))
+    return found
 
 
 async def list_pod_metrics(
@@ -163,24 +165,22 @@ async def list_pod_metrics(
 ) -> Object:
     """PodMetricsList of the Running pods in `namespace` ("" for all) the selectors match
     that have stats, by namespace and name."""
-    stats = _pod_stats(_source(server)())
+    summaries = _source(server)()
     options = ListOptions(label_selector=label_selector, field_selector=field_selector)
     pods = (await server.list(_kind("pods"), namespace, options))["items"]
-    now = server.clock.now()
     ordered = sorted(pods, key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
-    items = [m for m in (_pod_metrics_of(p, stats, now) for p in ordered) if m is not None]
-    return _list(POD_METRICS, items)
+    return _list(POD_METRICS, _pod_metrics_of(ordered, summaries, server.clock.now()))
 
 
 async def get_pod_metrics(server: APIServer, namespace: str, name: str) -> Object:
-    stats = _pod_stats(_source(server)())
+    summaries = _source(server)()
     try:
         pod = await server.get(_kind("pods"), namespace, name)
     except status.StatusError as e:
         if e.code == 404:
             raise status.not_found("pod", name) from None
         raise
-    found = _pod_metrics_of(pod, stats, server.clock.now())
-    if found is None:
+    found = _pod_metrics_of([pod], summaries, server.clock.now())
+    if not found:
         raise status.not_found("podmetrics", f"{namespace}/{name}", GROUP)
-    return _with_kind(POD_METRICS, found)
+    return _with_kind(POD_METRICS, found[0])

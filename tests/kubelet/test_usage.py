@@ -13,9 +13,17 @@ import pytest
 from tests.client.conftest import Cluster
 from tests.kubelet.conftest import PODS, SETTLE, Node, pod
 
+from pinnace.clock import Clock
+from pinnace.clock.loop import VirtualEventLoop
 from pinnace.kubelet import NodeAgentPool, NodeConfig, node_configs
-from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.behaviour import (
+    BehaviourError,
+    ContainerBehaviour,
+    ContainerUsage,
+    container_behaviour,
+)
 from pinnace.kubelet.commands import command_run
+from pinnace.kubelet.runtime import LinuxContainerResources, Machine, SimulatedRuntime
 from pinnace.kubelet.usage import (
     Curve,
     Started,
@@ -299,3 +307,26 @@ def test_an_exited_container_keeps_its_disk_until_it_is_removed(node: Node) -> N
     node.run(node.client.delete(PODS, "default", "batch"))
     node.settle()
     assert node.agent.summary().node.nodefs_used_bytes == 0
+
+
+def test_cpus_of_its_own_are_a_containers_alone_and_the_rest_share_what_is_left() -> None:
+    loop = VirtualEventLoop()
+    try:
+        runtime = SimulatedRuntime(Clock(loop), "n", Machine(cpu_nano_cores=4e9))
+        hungry = ContainerBehaviour(usage=ContainerUsage(cpu=Curve.constant(4e9)))
+        pinned = LinuxContainerResources(
+            cpu_shares=2048, cpu_limit_nano_cores=2_000_000_000, cpuset_cpus=frozenset({2, 3})
+        )
+        ids = [
+            runtime.start_container("p", name, "app", hungry, lambda _: None, resources).id
+            for name, resources in (
+                ("pinned", pinned),
+                ("big", LinuxContainerResources(cpu_shares=1536)),
+                ("small", LinuxContainerResources(cpu_shares=512)),
+            )
+        ]
+        stats = runtime.list_container_stats()
+        got = [stats[i].cpu_usage_nano_cores for i in ids]
+        assert got == [2_000_000_000, 1_500_000_000, 500_000_000]
+    finally:
+        loop.close()

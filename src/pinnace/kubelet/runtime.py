@@ -12,7 +12,8 @@ clock, on a `Machine` of so many cores and bytes of memory, and the runtime play
 
 - CPU: a container gets its demand up to its limit (the excess is throttled), and when the
   machine's cores cannot cover every container they are shared by cpu.shares
-  (`pinnace.kubelet.usage.share_cpu`). Computed when stats are asked for, never polled.
+  (`pinnace.kubelet.usage.share_cpu`); a container given CPUs of its own (a cpuset) has them
+  to itself, and the others share the rest. Computed when stats are asked for, never polled.
 - Memory: a container whose working set goes above its memory limit is killed by the cgroup's
   OOM killer at that moment (exit code 137, reason OOMKilled). When the machine's memory (the
   system's own use included) would be exceeded, the node's OOM killer kills the running
@@ -36,6 +37,7 @@ from pinnace.kubelet.oom import OOMCandidate, oom_victim
 from pinnace.kubelet.stats import ContainerStats
 from pinnace.kubelet.usage import (
     MIN_CPU_SHARES,
+    NANO,
     Started,
     cpu_shares,
     first_above,
@@ -69,6 +71,9 @@ class LinuxContainerResources:
     memory_limit_bytes: int = 0
     """0: no limit."""
     oom_score_adj: int = 0
+    cpuset_cpus: frozenset[int] = frozenset()
+    """The CPUs it runs on alone (the static CPU manager's exclusive CPUs); empty: the shared
+    pool, every CPU no container holds alone."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +254,10 @@ class SimulatedRuntime(ContainerRuntime):
             status,
             behaviour.usage,
             resources,
-            cpu_limit=resources.cpu_limit_nano_cores or math.inf,
+            cpu_limit=min(
+                resources.cpu_limit_nano_cores or math.inf,
+                NANO * len(resources.cpuset_cpus) or math.inf,
+            ),
             memory_peak=min(memory.peak, limit) if limit else memory.peak,
         )
         if behaviour.run_seconds < math.inf:
@@ -304,8 +312,7 @@ class SimulatedRuntime(ContainerRuntime):
         running = list(self._running.values())
         demands = [r.usage.cpu.at(now - r.status.started_at) for r in running]
         wants = [min(demand, r.cpu_limit) for demand, r in zip(demands, running, strict=True)]
-        shares = [r.resources.cpu_shares for r in running]
-        got = share_cpu(wants, shares, self.machine.cpu_nano_cores)
+        got = self._share_cpu(running, wants)
         found = dict(self._exited)
         for r, demand, want, cpu in zip(running, demands, wants, got, strict=True):
             age = now - r.status.started_at
@@ -319,6 +326,23 @@ class SimulatedRuntime(ContainerRuntime):
                 pids=round(r.usage.pids.at(age)),
             )
         return found
+
+    def _share_cpu(self, running: list[_Running], wants: list[float]) -> list[float]:
+        """Containers with CPUs of their own get what they want of them; the others share the
+        rest of the machine by cpu.shares."""
+        held = frozenset[int]().union(*(r.resources.cpuset_cpus for r in running))
+        if not held:
+            shares = [r.resources.cpu_shares for r in running]
+            return share_cpu(wants, shares, self.machine.cpu_nano_cores)
+        pool = max(self.machine.cpu_nano_cores - NANO * len(held), 0.0)
+        shared = [i for i, r in enumerate(running) if not r.resources.cpuset_cpus]
+        got = list(wants)
+        pooled = share_cpu(
+            [wants[i] for i in shared], [running[i].resources.cpu_shares for i in shared], pool
+        )
+        for i, cpu in zip(shared, pooled, strict=True):
+            got[i] = cpu
+        return got
 
     def _exit(self, container_id: str, exit_code: int, reason: str = "") -> None:
         self._stopped(container_id)

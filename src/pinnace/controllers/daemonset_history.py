@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
@@ -45,13 +46,27 @@ PodLister = Callable[[], Awaitable[list[Object]]]
 """The DaemonSet's pods, claimed."""
 
 
+def _keys_sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _keys_sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_keys_sorted(v) for v in value]
+    return value
+
+
 def get_patch(ds: Object) -> Object:
     """getPatch: the patch that replaces the DaemonSet's pod template with the current one.
-    (Go round-trips the template through JSON, so an empty creationTimestamp shows as null.)"""
+    Go builds it from the typed template turned into a map, so an empty creationTimestamp
+    shows as null, every container has `resources` and keys come out sorted; kubectl
+    compares these bytes with its own patch of the DaemonSet to tell that a rollback has
+    nothing to do."""
     template = clone(ds["spec"].get("template") or {})
     template.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    spec = template.get("spec") or {}
+    for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+        container.setdefault("resources", {})
     template["$patch"] = "replace"
-    return {"spec": {"template": template}}
+    return _keys_sorted({"spec": {"template": template}})
 
 
 def matches(ds: Object, revision: Object) -> bool:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
-from tests.controllers.workloads import PODS, REPLICA_SETS, Workloads, template
+from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
 from pinnace.api import catalog
 from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import DeleteOptions
+from pinnace.clock.rfc3339 import format_time
 
 QUOTAS = catalog.by_resource("", "resourcequotas")
 
@@ -141,28 +144,95 @@ def test_scale_down_deletes_unscheduled_and_pending_pods_before_running_ones():
         cluster.stop()
 
 
-def test_scale_down_deletes_from_the_most_crowded_node_first(cluster: Workloads):
-    cluster.run(cluster.client.create(REPLICA_SETS, "default", replica_set(replicas=3)))
+def test_scale_down_of_a_deployment_deletes_from_the_most_crowded_node_first(
+    cluster: Workloads,
+):
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": template(),
+        },
+    }
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment))
     cluster.settle()
     nodes: dict[str, int] = {}
     for p in cluster.pods(app="web"):
         nodes[p["spec"]["nodeName"]] = nodes.get(p["spec"]["nodeName"], 0) + 1
     crowded = max(nodes, key=lambda n: nodes[n])
     assert nodes[crowded] == 2
-    scale(cluster, 2)
-    assert sorted(p["spec"]["nodeName"] for p in cluster.pods(app="web")) == sorted(nodes)
+    cluster.run(cluster.client.update_scale(DEPLOYMENTS, "default", "web", 2))
+    cluster.settle()
+    left = [p for p in cluster.pods(app="web") if not p["metadata"].get("deletionTimestamp")]
+    assert sorted(p["spec"]["nodeName"] for p in left) == sorted(nodes)
 
 
-def test_failed_pods_are_not_counted_and_are_replaced(cluster: Workloads):
-    cluster.run(cluster.client.create(REPLICA_SETS, "default", replica_set(replicas=2)))
+def test_scale_down_of_a_replica_set_of_its_own_ranks_no_node_but_readiness_age():
+    """v1.32 counts pods per node only among the replica sets of one owner: a replica set
+    without one deletes its most recently ready pod, even off the most crowded node."""
+    cluster = Workloads(nodes=0)
+    try:
+        cluster.run(cluster.client.create(REPLICA_SETS, "default", replica_set(replicas=3)))
+        cluster.settle()
+        pods = sorted(cluster.pods(app="web"), key=lambda p: p["metadata"]["name"])
+        now = cluster.client.clock.now()
+        placed = [
+            (pods[0], "n1", now - 1000),
+            (pods[1], "n1", now - 1000),
+            (pods[2], "n2", now - 1),
+        ]
+        for p, node, ready_at in placed:
+            cluster.run(cluster.client.bind(p, node))
+            got = cluster.get(PODS, p["metadata"]["name"])
+            ready = {"type": "Ready", "status": "True", "lastTransitionTime": format_time(ready_at)}
+            got = {**got, "status": {**got["status"], "phase": "Running", "conditions": [ready]}}
+            cluster.run(cluster.client.update_status(PODS, got))
+        cluster.settle()
+        scale(cluster, 2)
+        assert cluster.events("SuccessfulDelete") == [f"Deleted pod: {pods[2]['metadata']['name']}"]
+    finally:
+        cluster.stop()
+
+
+def test_pods_the_kubelet_rejects_are_not_counted_and_are_replaced(cluster: Workloads):
+    """A pod bound past the scheduler to a node without room is failed by the node agent
+    (OutOfcpu); v1.32's ReplicaSet controller does not count it and creates another at once,
+    leaving the failed ones to the pod garbage collector."""
+    hog = {
+        "metadata": {"name": "hog"},
+        "spec": {
+            "nodeName": "pinnace-node-1",
+            "containers": [
+                {"name": "hog", "image": "busybox", "resources": {"requests": {"cpu": "3"}}}
+            ],
+        },
+    }
+    rs = replica_set(replicas=1)
+    rs["spec"]["template"]["spec"]["nodeName"] = "pinnace-node-1"
+    rs["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+
+    async def rejected_then_room() -> None:
+        await cluster.client.create(PODS, "default", hog)
+        await cluster.client.create(REPLICA_SETS, "default", rs)
+        while not any(p["status"].get("reason") == "OutOfcpu" for p in await web_pods()):
+            await asyncio.sleep(0)
+        await cluster.client.delete(PODS, "default", "hog", DeleteOptions(grace_period_seconds=0))
+
+    async def web_pods() -> list[Object]:
+        return (await cluster.client.list(PODS, "default", label_selector="app=web"))["items"]
+
+    cluster.run(rejected_then_room())
     cluster.settle()
-    victim = cluster.pods(app="web")[0]
-    failed = {**victim, "status": {**victim["status"], "phase": "Failed", "reason": "OutOfcpu"}}
-    cluster.run(cluster.client.update_status(PODS, failed))
-    cluster.settle()
-    phases = sorted(p["status"]["phase"] for p in cluster.pods(app="web"))
-    assert phases == ["Failed", "Running", "Running"]
-    assert cluster.get(REPLICA_SETS, "web")["status"]["replicas"] == 2
+    pods = cluster.pods(app="web")
+    running = [p for p in pods if p["status"]["phase"] == "Running"]
+    failed = [p for p in pods if p["status"]["phase"] == "Failed"]
+    assert len(running) == 1 and len(failed) == len(pods) - 1 >= 1
+    assert {p["status"]["reason"] for p in failed} == {"OutOfcpu"}
+    assert cluster.get(REPLICA_SETS, "web")["status"]["replicas"] == 1
+    assert cluster.get(REPLICA_SETS, "web")["status"]["readyReplicas"] == 1
 
 
 def test_creates_refused_by_a_quota_are_reported_as_replica_failure(cluster: Workloads):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cmp_to_key
@@ -27,6 +28,7 @@ MAX_RETRY = 1000.0
 """The default controller rate limiter's per-item exponential backoff."""
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+_DELETION_COST = re.compile(r"-[0-9]+|0|[1-9][0-9]*")
 
 
 # --- work queue -------------------------------------------------------------------------------
@@ -266,16 +268,33 @@ async def slow_start_batch(
 
 
 def _deletion_cost(pod: Object) -> int:
+    """The pod-deletion-cost annotation as Kubernetes reads it: a decimal int32 without a plus
+    sign or leading zeros; anything else counts as 0."""
     text = (pod["metadata"].get("annotations") or {}).get(POD_DELETION_COST, "0")
-    try:
-        return int(text)
-    except ValueError:
+    if not _DELETION_COST.fullmatch(text):
         return 0
+    cost = int(text)
+    return cost if -(2**31) <= cost < 2**31 else 0
 
 
-def _max_restarts(pod: Object) -> int:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    return max((s.get("restartCount", 0) for s in statuses), default=0)
+def _max_restarts(pod: Object) -> tuple[int, int]:
+    """The most restarts of a regular container, then of a sidecar (an init container with
+    restartPolicy Always): sidecars only break ties."""
+    status = pod.get("status") or {}
+    regular = max(
+        (s.get("restartCount", 0) for s in status.get("containerStatuses") or []), default=0
+    )
+    init_containers = (pod.get("spec") or {}).get("initContainers") or []
+    sidecars = {c.get("name") for c in init_containers if c.get("restartPolicy") == "Always"}
+    sidecar = max(
+        (
+            s.get("restartCount", 0)
+            for s in status.get("initContainerStatuses") or []
+            if s.get("name") in sidecars
+        ),
+        default=0,
+    )
+    return regular, sidecar
 
 
 def _log_rank(t: float, now: float) -> int:

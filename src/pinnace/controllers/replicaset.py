@@ -226,22 +226,23 @@ class ReplicaSetController:
         return None
 
     def _related_pods(self, rs: Object) -> list[Object]:
-        """The pods of every replica set with the same controller as `rs` (or of `rs`)."""
+        """The pods matching the selector of any replica set with the same controller as `rs`
+        (getIndirectlyRelatedPods): none for a replica set of its own, whose surplus pods are
+        then not ranked by node."""
         owner = controller_ref(rs)
-        namespace = rs["metadata"]["namespace"]
         if owner is None:
-            siblings = {rs["metadata"]["uid"]}
-        else:
-            siblings = {
-                s["metadata"]["uid"]
-                for s in self._replica_sets.list(namespace)
-                if (controller_ref(s) or {}).get("uid") == owner.get("uid")
-            }
-        return [
-            p
-            for p in self._pods.list(namespace)
-            if (controller_ref(p) or {}).get("uid") in siblings
-        ]
+            return []
+        related: dict[str, Object] = {}
+        for sibling in self._replica_sets.list(rs["metadata"]["namespace"]):
+            if (controller_ref(sibling) or {}).get("uid") != owner.get("uid"):
+                continue
+            selector = as_label_selector(sibling["spec"].get("selector"))
+            if selector is None:
+                continue
+            for pod in self._pods.list(rs["metadata"]["namespace"]):
+                if selector.matches(pod["metadata"].get("labels") or {}):
+                    related.setdefault(pod["metadata"]["uid"], pod)
+        return list(related.values())
 
     async def _create_pod(self, rs: Object) -> None:
         pod = pod_from_template(rs["spec"].get("template") or {}, rs, REPLICA_SETS)

@@ -33,6 +33,11 @@ def test_a_revision_is_stored_with_its_data_and_number(api: Any) -> None:
     assert obj["metadata"]["uid"] and "generation" not in obj["metadata"]
 
 
+def test_a_missing_revision_number_is_0(api: Any) -> None:
+    created = api.call(api.server.create, REVISIONS, "default", revision(data={"a": 1})).obj
+    assert created["revision"] == 0
+
+
 def test_missing_data_negative_revision_and_bad_name_are_422(api: Any) -> None:
     causes = api.invalid_causes(
         api.server.create, REVISIONS, "default", revision("Bad_Name", revision=-1)

@@ -22,6 +22,12 @@ DATA = Path("data")
 REVISION = Path("revision")
 
 
+def default_controller_revision(revision: Any) -> None:
+    """`revision` has no omitempty in Go: a missing one reads and shows as 0."""
+    if isinstance(revision, dict) and revision.get("revision") is None:
+        revision["revision"] = 0
+
+
 def validate_controller_revision(revision: Any) -> list[FieldError]:
     errs = validate_object_meta(revision, namespaced=True)
     if not isinstance(revision, dict):
@@ -50,6 +56,7 @@ CONTROLLER_REVISION = Kind(
     plural="controllerrevisions",
     namespaced=True,
     model="V1ControllerRevision",
+    default=default_controller_revision,
     validate=validate_controller_revision,
     validate_update=validate_controller_revision_update,
 )

@@ -1,6 +1,6 @@
 """A DaemonSet's ControllerRevisions on the virtual clock: one per template, renumbered when
-a rollback returns to one, adopted when orphaned, pruned beyond revisionHistoryLimit, and
-collected with their DaemonSet."""
+a rollback returns to one, adopted when orphaned, pruned beyond revisionHistoryLimit,
+renamed after a hash collision, and collected with their DaemonSet."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pinnace.apiserver.objects import Object
 from pinnace.client import PatchType
 from pinnace.controllers.daemonset import DAEMON_SETS
 from pinnace.controllers.daemonset_history import CONTROLLER_REVISIONS, get_patch
+from pinnace.controllers.daemonset_util import current_hash
 
 HASH = "controller-revision-hash"
 
@@ -154,3 +155,25 @@ def test_an_orphaned_revision_is_adopted_and_revisions_go_with_the_daemon_set(cl
     cluster.run(cluster.client.delete(DAEMON_SETS, "default", "agent"))
     cluster.settle(10)
     assert revisions(cluster) == []
+
+
+def test_a_name_taken_by_another_revision_bumps_the_collision_count(cluster: Workloads):
+    ds = daemon_set()
+    DAEMON_SETS.default(ds)
+    taken = f"agent-{current_hash(ds)}"
+    squatter = {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": taken, "labels": {"app": "other"}},
+        "data": {"something": "else"},
+        "revision": 1,
+    }
+    cluster.run(cluster.client.create(CONTROLLER_REVISIONS, "default", squatter))
+    cluster.run(cluster.client.create(DAEMON_SETS, "default", daemon_set()))
+    cluster.settle(10)
+    ds = cluster.get(DAEMON_SETS, "agent")
+    assert ds["status"]["collisionCount"] == 1
+    ours = [r for r in revisions(cluster) if r["metadata"]["name"] != taken]
+    assert [r["metadata"]["name"] for r in ours] == [f"agent-{current_hash(ds)}"]
+    assert pod_hashes(cluster) == {current_hash(ds)}
+    assert len(cluster.pods(app="agent")) == 2

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
@@ -54,3 +57,111 @@ def test_kubectl_creates_rolls_out_and_updates_a_deployment(cluster: Cluster) ->
     assert image == "nginx:1.27"
     history = cluster.ok("rollout", "history", "deployment/web")
     assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["2", "3"]
+
+
+ROLLING = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: rolling}
+spec:
+  replicas: 3
+  minReadySeconds: 2
+  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
+  selector: {matchLabels: {app: rolling}}
+  template:
+    metadata: {labels: {app: rolling}}
+    spec: {containers: [{name: app, image: "nginx:1.26"}]}
+"""
+
+
+T = TypeVar("T")
+
+
+def poll(check: Callable[[], T | None], what: str, timeout: float = 45.0) -> T:
+    deadline = time.monotonic() + timeout
+    while (found := check()) is None:
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.2)
+    return found
+
+
+def rows(cluster: Cluster, *args: str) -> list[list[str]]:
+    return [line.split() for line in cluster.ok("get", *args).splitlines()]
+
+
+def updated_replicas(cluster: Cluster) -> int:
+    return int(
+        cluster.ok("get", "deployment", "rolling", "-o", "jsonpath={.status.updatedReplicas}") or 0
+    )
+
+
+def settled_mid_rollout(cluster: Cluster) -> dict | None:
+    """The deployment's status once a paused rollout's pods are all ready and available."""
+    deploy = json.loads(cluster.ok("get", "deployment", "rolling", "-o", "json"))
+    status = deploy["status"]
+    settled = (
+        status.get("observedGeneration") == deploy["metadata"]["generation"]
+        and 0 < status.get("updatedReplicas", 0) < 3
+        and status.get("readyReplicas") == status.get("availableReplicas") == status["replicas"]
+    )
+    return status if settled else None
+
+
+def test_kubectl_get_shows_a_rollout_half_way_as_kubectl_shows_it_on_a_cluster(
+    cluster: Cluster,
+) -> None:
+    cluster.ok("apply", "-f", "-", stdin=ROLLING)
+    cluster.ok("rollout", "status", "deployment/rolling", "--timeout=60s")
+    cluster.ok("set", "image", "deployment/rolling", "app=nginx:1.27")
+    # Paused once the new replica set has started (a paused deployment creates none).
+    poll(lambda: updated_replicas(cluster) or None, "the new replica set to start")
+    cluster.ok("rollout", "pause", "deployment/rolling")
+    status = poll(lambda: settled_mid_rollout(cluster), "the paused rollout to settle")
+    total, updated = status["replicas"], status["updatedReplicas"]
+    assert total in (3, 4)  # at most one surge pod
+
+    assert rows(cluster, "deployment", "rolling")[0] == [
+        "NAME",
+        "READY",
+        "UP-TO-DATE",
+        "AVAILABLE",
+        "AGE",
+    ]
+    assert rows(cluster, "deployment", "rolling")[1][:4] == [
+        "rolling",
+        f"{total}/3",
+        str(updated),
+        str(total),
+    ]
+    sets = {r[0]: r[1:4] for r in rows(cluster, "rs", "-l", "app=rolling", "--no-headers")}
+    images = {
+        rs["metadata"]["name"]: rs["spec"]["template"]["spec"]["containers"][0]["image"]
+        for rs in json.loads(cluster.ok("get", "rs", "-l", "app=rolling", "-o", "json"))["items"]
+    }
+    [new] = [n for n, image in images.items() if image == "nginx:1.27"]
+    [old] = [n for n in images if n != new]
+    assert sets[new] == [str(updated)] * 3
+    assert sets[old] == [str(total - updated)] * 3
+    header = rows(cluster, "rs", "-l", "app=rolling", "-o", "wide")[0]
+    assert header == [
+        "NAME",
+        "DESIRED",
+        "CURRENT",
+        "READY",
+        "AGE",
+        "CONTAINERS",
+        "IMAGES",
+        "SELECTOR",
+    ]
+    pods = [
+        p
+        for p in rows(cluster, "pods", "-l", "app=rolling", "--no-headers")
+        if p[2] != "Terminating"
+    ]
+    assert len(pods) == total and all(p[1:4] == ["1/1", "Running", "0"] for p in pods)
+
+    cluster.ok("rollout", "resume", "deployment/rolling")
+    cluster.ok("rollout", "status", "deployment/rolling", "--timeout=60s")
+    assert rows(cluster, "deployment", "rolling")[1][:4] == ["rolling", "3/3", "3", "3"]
+    sets = {r[0]: r[1:4] for r in rows(cluster, "rs", "-l", "app=rolling", "--no-headers")}
+    assert sets == {new: ["3", "3", "3"], old: ["0", "0", "0"]}

@@ -14,7 +14,7 @@ import contextlib
 import ipaddress
 import logging
 import math
-from collections.abc import AsyncIterator, Coroutine, Mapping
+from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping
 from typing import Any
 
 from pinnace.api import catalog, status
@@ -34,6 +34,7 @@ from pinnace.kubelet.eviction import (
     EvictionManager,
 )
 from pinnace.kubelet.eviction import REASON as EVICTED
+from pinnace.kubelet.gc import NodeGC
 from pinnace.kubelet.logs import container_log
 from pinnace.kubelet.node_status import (
     condition_events,
@@ -115,7 +116,7 @@ class NodeAgent:
         """The static CPU manager, when cpuManagerPolicy is static."""
         self._status_written: dict[str, int] = {}
         """By pod uid: the resourceVersion of this agent's last status write."""
-        self.eviction = EvictionManager(config, self)
+        self.eviction = EvictionManager(config, self, NodeGC(self.runtime, self.workers, self))
         self._evicting = False
         """An evicted pod is being cleaned up: the eviction manager waits for it."""
 
@@ -290,6 +291,15 @@ class NodeAgent:
         if new:
             self._pulled.update(dict.fromkeys(new))
             self._static_status = static_status(self.config, self._pulled)
+
+    def pulled_images(self) -> list[str]:
+        return list(self._pulled)
+
+    def forget_images(self, images: Iterable[str]) -> None:
+        """Image garbage collection deleted these: status.images no longer lists them."""
+        for image in images:
+            self._pulled.pop(image, None)
+        self._static_status = static_status(self.config, self._pulled)
 
     def _publish_cpus(self, pod: Mapping[str, Any]) -> None:
         """Show the pod's exclusive CPUs on it, and the shrunk shared pool on the node."""
@@ -489,11 +499,13 @@ class NodeAgent:
         """What the node and its pods use now (the kubelet's /stats/summary), for the eviction
         manager and the metrics API; see `pinnace.kubelet.summary`."""
         stats = self.runtime.list_container_stats()
+        images = sum(i["sizeBytes"] for i in self._static_status.get("images", ()))
         return node_summary(
             self.config,
             self.workers.values(),
             stats,
             self.machine.system_memory_bytes,
+            images,
             self.clock.now(),
         )
 

@@ -144,6 +144,10 @@ class ContainerRuntime(ABC):
         """What one container uses now; None once it is removed."""
         return self.list_container_stats().get(container_id)
 
+    @abstractmethod
+    def list_containers(self) -> list[ContainerStatus]:
+        """Every container the runtime holds, running or exited (until removed)."""
+
 
 def linux_container_resources(
     pod: Mapping[str, Any], container: str, memory_capacity: int
@@ -306,6 +310,9 @@ class SimulatedRuntime(ContainerRuntime):
             self._exits,
         ):
             table.pop(container_id, None)
+
+    def list_containers(self) -> list[ContainerStatus]:
+        return list(self._containers.values())
 
     def list_container_stats(self) -> dict[str, ContainerStats]:
         now = self._clock.now()

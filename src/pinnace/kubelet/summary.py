@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.runtime import Machine
@@ -62,9 +61,11 @@ def node_summary(
     workers: Iterable[PodWorker],
     stats: Mapping[str, ContainerStats],
     system_memory_bytes: float,
+    image_bytes: int,
     now: float,
 ) -> Summary:
-    """The summary at `now` of a node whose runtime reports `stats` by container id."""
+    """The summary at `now` of a node whose runtime reports `stats` by container id, and whose
+    images take `image_bytes`."""
     pods = []
     left_on_disk = dict(stats)
     for worker in workers:
@@ -86,7 +87,7 @@ def node_summary(
     fs_used = (
         sum(p.ephemeral_storage_bytes for p in pods)
         + sum(c.rootfs_used_bytes + c.logs_used_bytes for c in left_on_disk.values())
-        + _image_bytes(config.images)
+        + image_bytes
     )
     inodes = fs_capacity // BYTES_PER_INODE
     inodes_used = -(-fs_used // BYTES_PER_INODE)
@@ -107,7 +108,3 @@ def node_summary(
         pids=sum(p.pids for p in pods),
     )
     return Summary(now, node, pods)
-
-
-def _image_bytes(images: Iterable[Mapping[str, Any]]) -> int:
-    return sum(int(image.get("sizeBytes") or 0) for image in images)

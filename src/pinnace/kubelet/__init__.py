@@ -9,7 +9,9 @@ One module per job: `config` (a node's shape and kubelet settings), `node_status
 its conditions and Lease), `admission` (second-phase admission), `configmaps` (what a
 container needs before it is created), `worker` (one pod's containers over time),
 `pod_status` (the status the kubelet reports), `runtime` and `behaviour` (the simulated
-containers), `agent` and `pool` (wiring to the API).
+containers), `commands` (well-known commands), `usage` (usage over time, CPU sharing), `oom`
+(the node's OOM killer), `stats` and `summary` (the stats summary), `gc` (container and image
+garbage collection), `agent` and `pool` (wiring to the API).
 """
 
 from pinnace.kubelet.agent import NodeAgent

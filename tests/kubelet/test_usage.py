@@ -358,3 +358,24 @@ def test_reclaim_removes_finished_pods_containers_and_unused_images(node: Node) 
     node.settle(10)
     images = [i["names"][-1] for i in node.agent.node["status"]["images"]]  # type: ignore[index]
     assert images == ["docker.io/library/nginx:1.27"]
+
+
+def test_exclusive_cpus_of_the_static_policy_are_not_shared() -> None:
+    config = NodeConfig(
+        name="node-1",
+        capacity={"cpu": "4", "memory": "8Gi", "pods": "10"},
+        cpu_manager_policy="static",
+    )
+    node = Node(config)
+    try:
+        pinned = annotate(pod("pinned", node="node-1"), cpu="500m")
+        amounts = {"cpu": "2", "memory": "1Gi"}
+        pinned["spec"]["containers"][0]["resources"] = {"requests": amounts, "limits": amounts}
+        node.create_pod(pinned)
+        node.create_pod(annotate(pod("greedy", node="node-1"), cpu="4"))
+        node.settle()
+        # The pinned pod idles on its 2 CPUs; the other gets only the 2 of the shared pool.
+        assert stats_of(node, "pinned").cpu_usage_nano_cores == 500_000_000
+        assert stats_of(node, "greedy").cpu_usage_nano_cores == 2_000_000_000
+    finally:
+        node.close()

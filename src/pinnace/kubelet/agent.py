@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ipaddress
 import logging
 import math
@@ -404,7 +405,13 @@ class NodeAgent:
         self, pod: Mapping[str, Any], container: str
     ) -> LinuxContainerResources:
         memory = self.machine.memory_bytes
-        return linux_container_resources(pod, container, int(memory) if memory < math.inf else 1)
+        resources = linux_container_resources(
+            pod, container, int(memory) if memory < math.inf else 1
+        )
+        if self.cpu_manager is None:
+            return resources
+        given = self.cpu_manager.assignments.get(pod["metadata"]["uid"]) or {}
+        return dataclasses.replace(resources, cpuset_cpus=given.get(container, frozenset()))
 
     def config_map_changed(self, config_map: Object) -> None:
         """Retry the containers that wait for this ConfigMap."""

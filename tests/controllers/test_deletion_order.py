@@ -9,7 +9,11 @@ import pytest
 
 from pinnace.apiserver.objects import Object
 from pinnace.clock.rfc3339 import format_time
-from pinnace.controllers.controller_utils import POD_DELETION_COST, pods_to_delete
+from pinnace.controllers.controller_utils import (
+    POD_DELETION_COST,
+    active_pods_to_delete,
+    pods_to_delete,
+)
 
 NOW = 1_800_000_000.0
 
@@ -107,3 +111,20 @@ def test_more_restarts_go_first_and_a_sidecar_s_restarts_only_break_ties() -> No
 def test_the_newer_pod_goes_first_and_one_without_a_creation_time_before_all() -> None:
     assert first(pod("old", created=NOW - 90_000), pod("young", created=NOW - 50)) == "young"
     assert first(pod("young", created=NOW - 50), pod("timeless", created=None)) == "timeless"
+
+
+def test_a_job_orders_by_exact_times_without_deletion_cost_or_buckets() -> None:
+    """The Job controller sorts by ActivePods: the same first rules, then the more recently
+    ready and the newer by their exact times; no deletion cost, no node ranks."""
+
+    def job_first(*pods: Object) -> str:
+        [victim] = active_pods_to_delete(list(pods), 1)
+        return victim["metadata"]["name"]
+
+    assert job_first(pod("b", ready_since=NOW - 70), pod("a", ready_since=NOW - 100)) == "b"
+    assert job_first(pod("b", created=NOW - 70), pod("a", created=NOW - 100)) == "b"
+    assert job_first(pod("costly", cost="100", ready_since=NOW - 1), pod("cheap", cost="-100")) == (
+        "costly"
+    )
+    assert job_first(pod("ready"), pod("pending", phase="Pending", ready_since=None)) == "pending"
+    assert job_first(pod("steady"), pod("crashy", restarts=2)) == "crashy"

@@ -308,10 +308,15 @@ def _created(pod: Object) -> float | None:
     return parse_time(text) if text else None
 
 
-def _newer_first(a: float | None, b: float | None, uid_a: str, uid_b: str, now: float) -> int:
-    """-1 when a goes first: a zero time first, then the younger by log2 bucket, then uid."""
+def _newer_first(
+    a: float | None, b: float | None, uid_a: str, uid_b: str, now: float | None
+) -> int:
+    """-1 when a goes first: a zero time first, then the younger; by log2 bucket of the age
+    and then uid when `now` is given (LogarithmicScaleDown), else by the exact time."""
     if a is None or b is None:
         return -1 if a is None else 1
+    if now is None:
+        return -1 if a > b else (1 if a < b else 0)
     diff = _log_rank(a, now) - _log_rank(b, now)
     if diff == 0:
         return -1 if uid_a < uid_b else (1 if uid_a > uid_b else 0)
@@ -320,6 +325,12 @@ def _newer_first(a: float | None, b: float | None, uid_a: str, uid_b: str, now: 
 
 def compare_for_deletion(a: Object, rank_a: int, b: Object, rank_b: int, now: float) -> int:
     """v1.32's ActivePodsWithRanks order; negative when `a` is deleted before `b`."""
+    return _compare_active(a, b, (rank_a, rank_b), now)
+
+
+def _compare_active(a: Object, b: Object, ranks: tuple[int, int] | None, now: float | None) -> int:
+    """ActivePodsWithRanks with `ranks` and `now` (deletion cost, then node rank, times by
+    log2 bucket), or ActivePods without them (neither, exact times)."""
     node_a, node_b = a["spec"].get("nodeName", ""), b["spec"].get("nodeName", "")
     if node_a != node_b and (not node_a or not node_b):
         return -1 if not node_a else 1
@@ -330,11 +341,13 @@ def compare_for_deletion(a: Object, rank_a: int, b: Object, rank_b: int, now: fl
     ready_a, ready_b = is_pod_ready(a), is_pod_ready(b)
     if ready_a != ready_b:
         return -1 if not ready_a else 1
-    cost_a, cost_b = _deletion_cost(a), _deletion_cost(b)
-    if cost_a != cost_b:
-        return -1 if cost_a < cost_b else 1
-    if rank_a != rank_b:
-        return -1 if rank_a > rank_b else 1
+    if ranks is not None:
+        cost_a, cost_b = _deletion_cost(a), _deletion_cost(b)
+        if cost_a != cost_b:
+            return -1 if cost_a < cost_b else 1
+        rank_a, rank_b = ranks
+        if rank_a != rank_b:
+            return -1 if rank_a > rank_b else 1
     uid_a, uid_b = a["metadata"].get("uid", ""), b["metadata"].get("uid", "")
     if ready_a and ready_b:
         since_a, since_b = ready_since(a), ready_since(b)
@@ -349,6 +362,15 @@ def compare_for_deletion(a: Object, rank_a: int, b: Object, rank_b: int, now: fl
     if created_a != created_b:
         return _newer_first(created_a, created_b, uid_a, uid_b, now)
     return 0
+
+
+def active_pods_to_delete(pods: list[Object], count: int) -> list[Object]:
+    """The `count` pods the Job controller deletes first: v1.32's ActivePods order (no
+    deletion cost, no node ranks, exact ready and creation times)."""
+    if count >= len(pods):
+        return list(pods)
+    ordered = sorted(pods, key=cmp_to_key(lambda a, b: _compare_active(a, b, None, None)))
+    return ordered[:count]
 
 
 def pods_to_delete(

@@ -35,12 +35,12 @@ from pinnace.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,
     Expectations,
     WorkQueue,
+    active_pods_to_delete,
     adopt_patch,
     controller_ref,
     is_pod_active,
     is_pod_ready,
     pod_from_template,
-    pods_to_delete,
     slow_start_batch,
     split_key,
 )
@@ -674,13 +674,12 @@ class JobController:
     def _pods_for_removal(self, job: Object, pods: list[Object], at_least: int) -> list[Object]:
         """Pods to delete: for an Indexed Job those of repeated or invalid indexes, then the
         ones deleted first in Kubernetes' order, to make `at_least`."""
-        now = self._clock.now()
         remove: list[Object] = []
         keep = pods
         if is_indexed(job):
-            remove, keep = surplus_index_pods(pods, job["spec"]["completions"], now)
+            remove, keep = surplus_index_pods(pods, job["spec"]["completions"])
         if len(remove) < at_least:
-            remove += pods_to_delete(keep, (), at_least - len(remove), now)
+            remove += active_pods_to_delete(keep, at_least - len(remove))
         return remove
 
     async def _create_pod(

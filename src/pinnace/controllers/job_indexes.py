@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pinnace.apiserver.objects import Object
 from pinnace.apiserver.server import GENERATE_NAME_MAX_BASE
-from pinnace.controllers.controller_utils import pods_to_delete
+from pinnace.controllers.controller_utils import active_pods_to_delete
 
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 """The annotation and label holding a pod's completion index."""
@@ -104,9 +104,7 @@ def first_pending_indexes(taken: Intervals, count: int, completions: int) -> lis
     return result
 
 
-def surplus_index_pods(
-    pods: list[Object], completions: int, now: float
-) -> tuple[list[Object], list[Object]]:
+def surplus_index_pods(pods: list[Object], completions: int) -> tuple[list[Object], list[Object]]:
     """(to remove, to keep): pods without an index or with one out of range go, and of
     several pods with one index all but the one that would be deleted last."""
     by_index: dict[int, list[Object]] = {}
@@ -121,7 +119,7 @@ def surplus_index_pods(
     for ix in sorted(by_index):
         group = by_index[ix]
         if len(group) > 1:
-            victims = pods_to_delete(group, (), len(group) - 1, now)
+            victims = active_pods_to_delete(group, len(group) - 1)
             remove += victims
             keep += [p for p in group if all(p is not v for v in victims)]
         else:

@@ -7,10 +7,13 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.client.conftest import Cluster
+from tests.http.conftest import launch, stop
+from tests.http.test_scheduler_e2e import eventually
 from tests.kubelet.conftest import PODS, SETTLE, Node, pod
 
 from pinnace.clock import Clock
@@ -379,3 +382,59 @@ def test_exclusive_cpus_of_the_static_policy_are_not_shared() -> None:
         assert stats_of(node, "greedy").cpu_usage_nano_cores == 2_000_000_000
     finally:
         node.close()
+
+
+DOCS_DEMOS = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: cpu-demo
+spec:
+  containers:
+  - name: cpu-demo-ctr
+    image: vish/stress
+    resources:
+      limits:
+        cpu: "1"
+      requests:
+        cpu: "0.5"
+    args:
+    - -cpus
+    - "2"
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: memory-demo
+spec:
+  containers:
+  - name: memory-demo-ctr
+    image: polinux/stress
+    resources:
+      requests:
+        memory: "100Mi"
+      limits:
+        memory: "200Mi"
+    command: ["stress"]
+    args: ["--vm", "1", "--vm-bytes", "150M", "--vm-hang", "1"]
+"""
+
+
+def test_kubectl_top_shows_the_docs_cpu_and_memory_demos_using_what_the_docs_say(
+    tmp_path: Path,
+) -> None:
+    cluster = launch(tmp_path, flags=("--nodes", "1"))
+    try:
+        cluster.ok("apply", "-f", "-", stdin=DOCS_DEMOS)
+
+        def top() -> dict[str, tuple[str, str]]:
+            done = cluster.kubectl("top", "pod", "--no-headers")
+            rows = [line.split() for line in done.stdout.splitlines()]
+            found = {row[0]: (row[1], row[2]) for row in rows if len(row) == 3}
+            return found if len(found) == 2 else {}
+
+        usage = eventually(top)
+        # cpu-demo wants 2 CPUs and is held to its limit of 1; memory-demo holds 150 MiB.
+        assert usage == {"cpu-demo": ("1000m", "0Mi"), "memory-demo": ("0m", "150Mi")}
+    finally:
+        stop(cluster)

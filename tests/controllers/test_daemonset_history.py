@@ -1,6 +1,6 @@
 """A DaemonSet's ControllerRevisions on the virtual clock: one per template, renumbered when
 a rollback returns to one, adopted when orphaned, pruned beyond revisionHistoryLimit,
-renamed after a hash collision, and collected with their DaemonSet."""
+renamed after a hash collision, deduplicated, and collected with their DaemonSet."""
 
 from __future__ import annotations
 
@@ -176,4 +176,24 @@ def test_a_name_taken_by_another_revision_bumps_the_collision_count(cluster: Wor
     ours = [r for r in revisions(cluster) if r["metadata"]["name"] != taken]
     assert [r["metadata"]["name"] for r in ours] == [f"agent-{current_hash(ds)}"]
     assert pod_hashes(cluster) == {current_hash(ds)}
+    assert len(cluster.pods(app="agent")) == 2
+
+
+def test_duplicates_of_the_current_revision_give_way_to_the_highest_numbered(cluster: Workloads):
+    cluster.run(cluster.client.create(DAEMON_SETS, "default", daemon_set()))
+    cluster.settle()
+    [first] = revisions(cluster)
+    duplicate = {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": "agent-dup", "labels": {"app": "agent", HASH: "dup"}},
+        "data": first["data"],
+        "revision": 5,
+    }
+    cluster.run(cluster.client.create(CONTROLLER_REVISIONS, "default", duplicate))
+    cluster.settle()
+    [kept] = revisions(cluster)
+    assert (kept["metadata"]["name"], kept["revision"]) == ("agent-dup", 5)
+    assert kept["metadata"]["ownerReferences"][0]["name"] == "agent"
+    assert pod_hashes(cluster) == {"dup"}
     assert len(cluster.pods(app="agent")) == 2

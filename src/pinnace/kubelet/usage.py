@@ -78,15 +78,8 @@ class Curve:
         """The amount at `t` seconds (after a step, the amount the step goes to)."""
         if self.constant_amount is not None:
             return self.constant_amount
-        t = self._local(t, at_period_end=False)
+        t = self._local(t)
         return self._between(bisect.bisect_right(self.times, t), t)
-
-    def before(self, t: float) -> float:
-        """The amount just before `t` (before a step at `t`, the amount the step leaves)."""
-        if self.constant_amount is not None:
-            return self.constant_amount
-        t = self._local(t, at_period_end=True)
-        return self._between(bisect.bisect_left(self.times, t), t)
 
     def breakpoints(self, after: float) -> Iterator[tuple[float, float]]:
         """(time, phase) of each moment after `after` where the curve bends or steps, in
@@ -117,13 +110,10 @@ class Curve:
         """How fast the amount changes just after `t`, per second."""
         if self.constant_amount is not None:
             return 0.0
-        return self.bend(self._local(t, at_period_end=False))[1]
+        return self.bend(self._local(t))[1]
 
-    def _local(self, t: float, *, at_period_end: bool) -> float:
-        if not self.period or t <= 0:
-            return t
-        local = math.fmod(t, self.period)
-        return self.period if at_period_end and local == 0 else local
+    def _local(self, t: float) -> float:
+        return math.fmod(t, self.period) if self.period and t > 0 else t
 
     def _between(self, i: int, t: float) -> float:
         if i == 0:
@@ -143,9 +133,6 @@ class Started:
 
     def at(self, t: float) -> float:
         return self.curve.at(t - self.start)
-
-    def before(self, t: float) -> float:
-        return self.curve.before(t - self.start)
 
 
 def first_above(curve: Curve, limit: float, since: float = 0.0) -> float | None:

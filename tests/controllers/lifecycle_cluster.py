@@ -38,7 +38,7 @@ def pod(name: str, node: str, tolerations: Iterable[dict[str, Any]] = ()) -> dic
 HUNG_HANDLERS = ("pod_added", "pod_updated", "pod_deleted")
 
 
-async def _hung() -> None:
+async def _hung(*_: object) -> None:
     pass
 
 

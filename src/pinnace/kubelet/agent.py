@@ -26,7 +26,7 @@ from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
-from pinnace.kubelet.config import NODE_LEASE_NAMESPACE, NodeConfig
+from pinnace.kubelet.config import EVICTION_MONITORING_PERIOD, NODE_LEASE_NAMESPACE, NodeConfig
 from pinnace.kubelet.configmaps import ConfigMapLookup, config_error, referenced_config_maps
 from pinnace.kubelet.cpu_manager import pod_cpusets, shared_pool_annotation, static_policy
 from pinnace.kubelet.eviction import (
@@ -110,6 +110,7 @@ class NodeAgent:
         self._next_ip = 2  # .1 is the node's gateway
         self._free_ips: list[str] = []
         self._last_status_post = 0.0
+        self._renewed = self._monitored = self._status_synced = -math.inf
         self._static_status = static_status(config)
         self._pulled: dict[str, None] = {}
         """The images of the containers this node has run, in order (node.status.images)."""
@@ -167,13 +168,24 @@ class NodeAgent:
         node = {"kind": "Node", "metadata": {"name": self.name, "uid": self.name}}
         self.recorder.event(node, event_type, reason, message)
 
-    async def heartbeat(self) -> None:
-        """What the kubelet does every 10 s: renew the lease, and post the node status if it
-        changed or has not been posted for nodeStatusReportFrequency."""
+    async def heartbeat(self, tick: float = 0.0) -> None:
+        """What the kubelet does on its clocks: renew the lease every quarter of its duration;
+        run the eviction manager every 10 s; every nodeStatusUpdateFrequency, post the node
+        status if it changed or has not been posted for nodeStatusReportFrequency. Called
+        every `tick` seconds (a period dividing each of those; the node's own heartbeat
+        interval when 0), so whatever falls due within half a tick is done now."""
+        now = self.clock.now()
+        slack = (tick or self.config.heartbeat_interval) / 2
         try:
-            await self.renew_lease()
-            self.synchronize_eviction()
-            await self.sync_node_status()
+            if now - self._renewed >= self.config.lease_renew_interval - slack:
+                await self.renew_lease()
+                self._renewed = now
+            if now - self._monitored >= EVICTION_MONITORING_PERIOD - slack:
+                self._monitored = now
+                self.synchronize_eviction()
+            if now - self._status_synced >= self.config.node_status_update_frequency - slack:
+                self._status_synced = now
+                await self.sync_node_status()
         except StatusError as e:
             log.warning("node %s: heartbeat failed: %s", self.name, e.message)
 
@@ -553,7 +565,7 @@ class NodeAgent:
         await config_maps.wait_for_sync()
         try:
             while True:
-                await self.clock.sleep(self.config.lease_renew_interval)
+                await self.clock.sleep(self.config.heartbeat_interval)
                 await self.heartbeat()
         finally:
             for informer in informers:

@@ -4,6 +4,7 @@ configure, with the kubelet's v1.32 defaults."""
 from __future__ import annotations
 
 import ipaddress
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -28,6 +29,8 @@ NODE_STATUS_UPDATE_FREQUENCY = 10.0
 """How often the kubelet computes its node status (nodeStatusUpdateFrequency)..."""
 NODE_STATUS_REPORT_FREQUENCY = 300.0
 """...and how long it goes without posting an unchanged one (nodeStatusReportFrequency)."""
+EVICTION_MONITORING_PERIOD = 10.0
+"""How often the kubelet's eviction manager looks at the node (its housekeeping period)."""
 EVICTION_PRESSURE_TRANSITION_PERIOD = 300.0
 """The kubelet's default evictionPressureTransitionPeriod (5 minutes)."""
 
@@ -94,6 +97,16 @@ class NodeConfig:
         return self.lease_duration_seconds / 4
 
     @property
+    def heartbeat_interval(self) -> float:
+        """How often the node agent wakes: a period that divides its lease renewal, status
+        update and eviction monitoring periods, so that each falls on a wake-up."""
+        return common_period(
+            self.lease_renew_interval,
+            self.node_status_update_frequency,
+            EVICTION_MONITORING_PERIOD,
+        )
+
+    @property
     def internal_ip(self) -> str:
         return str(_NODE_NETWORK[self.index])
 
@@ -101,6 +114,11 @@ class NodeConfig:
     def pod_cidr(self) -> str:
         start = int(_POD_NETWORK.network_address) + 256 * self.index
         return str(ipaddress.ip_network((start, 24)))
+
+
+def common_period(*periods: float) -> float:
+    """The longest period (to the millisecond) that divides each of `periods`."""
+    return math.gcd(*(max(round(p * 1000), 1) for p in periods)) / 1000
 
 
 def node_configs(count: int, capacity: Mapping[str, str] = DEFAULT_CAPACITY) -> list[NodeConfig]:

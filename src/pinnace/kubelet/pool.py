@@ -7,9 +7,10 @@ Deleting a simulated Node ends its agent.
 
 The agents share one pod informer (every pod bound to a node, routed by spec.nodeName) and one
 node informer (the nodes labelled as simulated) instead of a watch stream each, and one
-heartbeat wheel: the renew interval (10 s) is cut into slots, each agent has a slot, and every
-slot's tick renews the leases (and checks the status) of its agents only, so the load is even
-and there is a single timer however many nodes there are.
+heartbeat wheel: the heartbeat interval (10 s by default; a period dividing every node's lease
+renewal, status update and eviction monitoring periods) is cut into slots, each agent has a
+slot, and every slot's tick gives its agents only a heartbeat, in which each does what is due,
+so the load is even and there is a single timer however many nodes there are.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pinnace.apiserver.logs import LogOptions
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client, Informer
 from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
-from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig
+from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
 from pinnace.kubelet.stats import Summary
 
 log = logging.getLogger(__name__)
@@ -44,8 +45,10 @@ class NodeAgentPool:
         self._slots: list[list[NodeAgent]] = [[] for _ in range(max(slots, 1))]
         for i, agent in enumerate(self.agents.values()):
             self._slots[i % len(self._slots)].append(agent)
-        intervals = [a.config.lease_renew_interval for a in self.agents.values()]
-        self.interval = min(intervals, default=NodeConfig("").lease_renew_interval)
+        intervals = [a.config.heartbeat_interval for a in self.agents.values()]
+        self.interval = (
+            common_period(*intervals) if intervals else NodeConfig("").heartbeat_interval
+        )
         self._next_index = max((a.config.index for a in self.agents.values()), default=0) + 1
         self._adopting: dict[str, asyncio.Task[None]] = {}
         self._pods_started = False
@@ -121,7 +124,7 @@ class NodeAgentPool:
                 if self.agents.get(agent.name) is not agent:
                     continue  # its Node was deleted meanwhile
                 try:
-                    await agent.heartbeat()
+                    await agent.heartbeat(self.interval)
                 except Exception:  # one node's bug must not stop every node's heartbeat
                     log.exception("node %s: heartbeat failed", agent.name)
                 self.renewals += 1

@@ -179,3 +179,17 @@ def test_kubectl_shows_the_docs_memory_demo_oom_killed_then_crash_looping(
         assert "CrashLoopBackOff" in table
     finally:
         stop(cluster)
+
+
+def test_the_node_kills_when_periodic_peaks_first_meet(node: Node) -> None:
+    # 3.75Gi is left for pods. Two waves of 2Gi peaks, every 100 s and every 60 s: their sum
+    # stays under until the peaks near 150 s, and reaches 3.75Gi at 147.66 s.
+    node.create_pod(pod("slow", node="node-1", memory="periodic 0 2Gi 100s"))
+    node.create_pod(pod("fast", node="node-1", memory="periodic 0 2Gi 60s"))
+    node.settle(147)
+    assert [app(node, n)["restartCount"] for n in ("slow", "fast")] == [0, 0]
+    node.settle(1)
+    slow = app(node, "slow")  # the larger of the two at that moment
+    assert slow["restartCount"] == 1
+    assert slow["lastState"]["terminated"]["reason"] == "OOMKilled"
+    assert app(node, "fast")["restartCount"] == 0

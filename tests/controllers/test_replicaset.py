@@ -12,6 +12,7 @@ from pinnace.api import catalog
 from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import DeleteOptions
 from pinnace.clock.rfc3339 import format_time
+from pinnace.controllers.replicaset import CLIENT_BURST, CLIENT_QPS
 
 QUOTAS = catalog.by_resource("", "resourcequotas")
 
@@ -197,22 +198,30 @@ def test_scale_down_of_a_replica_set_of_its_own_ranks_no_node_but_readiness_age(
         cluster.stop()
 
 
+HOG = {
+    "metadata": {"name": "hog"},
+    "spec": {
+        "nodeName": "pinnace-node-1",
+        "containers": [
+            {"name": "hog", "image": "busybox", "resources": {"requests": {"cpu": "3"}}}
+        ],
+    },
+}
+
+
+def bound_past_the_scheduler() -> Object:
+    """A replica set whose pods ask pinnace-node-1 (4 CPUs) for 2 CPUs, beside HOG's 3."""
+    rs = replica_set(replicas=1)
+    rs["spec"]["template"]["spec"]["nodeName"] = "pinnace-node-1"
+    rs["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+    return rs
+
+
 def test_pods_the_kubelet_rejects_are_not_counted_and_are_replaced(cluster: Workloads):
     """A pod bound past the scheduler to a node without room is failed by the node agent
     (OutOfcpu); v1.32's ReplicaSet controller does not count it and creates another at once,
     leaving the failed ones to the pod garbage collector."""
-    hog = {
-        "metadata": {"name": "hog"},
-        "spec": {
-            "nodeName": "pinnace-node-1",
-            "containers": [
-                {"name": "hog", "image": "busybox", "resources": {"requests": {"cpu": "3"}}}
-            ],
-        },
-    }
-    rs = replica_set(replicas=1)
-    rs["spec"]["template"]["spec"]["nodeName"] = "pinnace-node-1"
-    rs["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+    hog, rs = HOG, bound_past_the_scheduler()
 
     async def rejected_then_room() -> None:
         await cluster.client.create(PODS, "default", hog)
@@ -233,6 +242,20 @@ def test_pods_the_kubelet_rejects_are_not_counted_and_are_replaced(cluster: Work
     assert {p["status"]["reason"] for p in failed} == {"OutOfcpu"}
     assert cluster.get(REPLICA_SETS, "web")["status"]["replicas"] == 1
     assert cluster.get(REPLICA_SETS, "web")["status"]["readyReplicas"] == 1
+
+
+def test_a_pod_the_kubelet_keeps_rejecting_is_replaced_at_the_client_s_pace(cluster: Workloads):
+    """No back-off for rejected pods in v1.32: what paces the replacements is the controller's
+    client, 20 requests a second after a burst of 30 (each replacement is a create and a
+    status write), as in kube-controller-manager."""
+    cluster.run(cluster.client.create(PODS, "default", HOG))
+    cluster.run(cluster.client.create(REPLICA_SETS, "default", bound_past_the_scheduler()))
+    cluster.settle(10)
+    pods = cluster.pods(app="web")
+    rejected = [p for p in pods if p["status"].get("reason") == "OutOfcpu"]
+    assert all(p["status"]["phase"] == "Failed" for p in rejected)
+    assert len(pods) - len(rejected) <= 1  # the latest replacement, maybe not yet rejected
+    assert 10 < len(pods) <= CLIENT_BURST + 10 * CLIENT_QPS
 
 
 def test_creates_refused_by_a_quota_are_reported_as_replica_failure(cluster: Workloads):

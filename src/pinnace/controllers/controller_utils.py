@@ -86,6 +86,43 @@ class WorkQueue:
                     self.add(key)
 
 
+# --- rate limiting ----------------------------------------------------------------------------
+
+
+class TokenBucket:
+    """client-go's token bucket rate limiter: `burst` at once, then `qps` a second; qps 0
+    never accepts."""
+
+    def __init__(self, clock: Clock, qps: float, burst: int) -> None:
+        self._clock = clock
+        self.qps = qps
+        self._burst = burst
+        self._tokens = float(burst) if qps > 0 else 0.0
+        self._last = clock.monotonic()
+
+    def _refill(self) -> None:
+        now = self._clock.monotonic()
+        self._tokens = min(self._burst, self._tokens + (now - self._last) * self.qps)
+        self._last = now
+
+    def try_accept(self) -> bool:
+        if self.qps <= 0:
+            return False
+        self._refill()
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        return False
+
+    async def wait(self) -> None:
+        """Take a token, waiting until it is due when none is left (qps must be positive);
+        waiters are let through in turn."""
+        self._refill()
+        self._tokens -= 1
+        if self._tokens < 0:
+            await self._clock.sleep(-self._tokens / self.qps)
+
+
 # --- expectations -----------------------------------------------------------------------------
 
 

@@ -39,6 +39,7 @@ from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Clock, parse_time
+from pinnace.controllers.controller_utils import TokenBucket
 
 log = logging.getLogger(__name__)
 
@@ -126,28 +127,6 @@ def condition_taints(node: Mapping[str, Any]) -> set[str]:
     return keys
 
 
-class TokenBucket:
-    """client-go's token bucket limiter (qps, burst); qps 0 never accepts."""
-
-    def __init__(self, clock: Clock, qps: float, burst: int = EVICTION_BURST) -> None:
-        self._clock = clock
-        self.qps = qps
-        self._burst = burst
-        self._tokens = float(burst) if qps > 0 else 0.0
-        self._last = clock.monotonic()
-
-    def try_accept(self) -> bool:
-        if self.qps <= 0:
-            return False
-        now = self._clock.monotonic()
-        self._tokens = min(self._burst, self._tokens + (now - self._last) * self.qps)
-        self._last = now
-        if self._tokens >= 1:
-            self._tokens -= 1
-            return True
-        return False
-
-
 @dataclass
 class _Queued:
     name: str
@@ -162,7 +141,7 @@ class RateLimitedQueue:
 
     def __init__(self, clock: Clock, qps: float) -> None:
         self._clock = clock
-        self.limiter = TokenBucket(clock, qps)
+        self.limiter = TokenBucket(clock, qps, EVICTION_BURST)
         self._queue: list[_Queued] = []
         self._members: set[str] = set()
         self._order = 0
@@ -185,7 +164,7 @@ class RateLimitedQueue:
     def swap_limiter(self, qps: float) -> None:
         if self.limiter.qps == qps:
             return
-        limiter = TokenBucket(self._clock, qps)
+        limiter = TokenBucket(self._clock, qps, EVICTION_BURST)
         if qps > 0 and not self.limiter.try_accept():
             limiter.try_accept()  # the old one was exhausted: so is the new one
         self.limiter = limiter

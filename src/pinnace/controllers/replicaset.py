@@ -24,6 +24,7 @@ from pinnace.client import Client, EventRecorder, Informer, InformerFactory, obj
 from pinnace.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,
     Expectations,
+    TokenBucket,
     WorkQueue,
     adopt_patch,
     controller_ref,
@@ -42,6 +43,11 @@ log = logging.getLogger(__name__)
 
 BURST_REPLICAS = 500
 """At most this many creations or deletions per sync."""
+CLIENT_QPS = 20.0
+CLIENT_BURST = 30
+"""kube-controller-manager's --kube-api-qps and --kube-api-burst: each controller's client
+makes at most this many requests a second. It sets the pace at which pods the kubelet keeps
+rejecting are replaced (the controller has no back-off of its own for them)."""
 CONTROLLER_NAME = "replicaset-controller"
 REPLICA_FAILURE = "ReplicaFailure"
 
@@ -62,6 +68,7 @@ class ReplicaSetController:
         self._clock = client.clock
         self._recorder = EventRecorder(client, CONTROLLER_NAME)
         self._queue = WorkQueue(self._clock)
+        self._requests = TokenBucket(self._clock, CLIENT_QPS, CLIENT_BURST)
         self.expectations = Expectations(self._clock)
         self._replica_sets: Informer = informers.informer(REPLICA_SETS)
         self._pods: Informer = informers.informer(PODS)
@@ -197,6 +204,7 @@ class ReplicaSetController:
         return claimed
 
     async def _patch_pod(self, pod: Object, patch: Object) -> bool:
+        await self._requests.wait()
         try:
             await self._client.patch(
                 PODS, pod["metadata"]["namespace"], pod["metadata"]["name"], patch
@@ -246,6 +254,7 @@ class ReplicaSetController:
 
     async def _create_pod(self, rs: Object) -> None:
         pod = pod_from_template(rs["spec"].get("template") or {}, rs, REPLICA_SETS)
+        await self._requests.wait()
         try:
             created = await self._client.create(PODS, rs["metadata"]["namespace"], pod)
         except StatusError as e:
@@ -257,6 +266,7 @@ class ReplicaSetController:
 
     async def _delete_pod(self, rs: Object, pod: Object) -> StatusError | None:
         name = pod["metadata"]["name"]
+        await self._requests.wait()
         try:
             await self._client.delete(PODS, pod["metadata"]["namespace"], name)
         except StatusError as e:
@@ -307,6 +317,7 @@ class ReplicaSetController:
         if status != (rs.get("status") or {}):
             updated = clone(rs)
             updated["status"] = status
+            await self._requests.wait()
             try:
                 await self._client.update_status(REPLICA_SETS, updated)
             except StatusError as e:

@@ -186,3 +186,14 @@ def test_soft_threshold_evicts_only_after_its_grace_period() -> None:
         assert (web["phase"], web["reason"]) == ("Failed", "Evicted")
     finally:
         node.close()
+
+
+def test_a_pod_growing_into_pressure_is_evicted_when_it_crosses(node: Node) -> None:
+    node.create_pod(memory_pod("grower", "ramp 0 1Gi 100s", request="100Mi"))
+    node.settle(55)  # 550Mi used at 50 s: 3.5Gi free, just enough
+    assert condition(node, "MemoryPressure")["status"] == "False"
+    assert status(node, "grower")["phase"] == "Running"
+    node.settle(10)  # 614Mi at 60 s: less than 3.5Gi free
+    grower = status(node, "grower")
+    assert (grower["phase"], grower["reason"]) == ("Failed", "Evicted")
+    assert condition(node, "MemoryPressure")["status"] == "True"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pinnace.kubelet.config import NodeConfig
-from pinnace.kubelet.eviction import EvictionManager
+from pinnace.kubelet.eviction import EvictionManager, UsageCeiling
 from pinnace.kubelet.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.scheduler.podinfo import PodInfo
 
@@ -387,3 +387,32 @@ def test_disk_pressure_refuses_every_pod() -> None:
         False,
         "The node had condition: [DiskPressure]. ",
     )
+
+
+def test_a_pass_is_skipped_only_when_no_pod_could_reach_a_threshold() -> None:
+    host = Host([pod("a")], memory={"a": Gi})  # 3Gi free of 4Gi; the threshold is 100Mi
+    manager = EvictionManager(config(), host)
+    assert not manager.may_skip(UsageCeiling())  # nothing known before the first pass
+    sync(manager, host, 0)
+    assert manager.may_skip(UsageCeiling(memory=3 * Gi))  # 100Mi + 3Gi - 1Gi left
+    assert not manager.may_skip(UsageCeiling(memory=4 * Gi - 100 * Mi))
+    assert not manager.may_skip(UsageCeiling(disk=95 * Gi))  # nodefs below 10% free
+    assert manager.may_skip(UsageCeiling(pids=1000))  # no PID threshold by default
+    host.memory = {"a": 4 * Gi - 50 * Mi}
+    sync(manager, host, 10)
+    assert not manager.may_skip(UsageCeiling())  # under pressure: every pass counts
+
+
+def test_usage_ceiling_is_the_sum_of_the_models_peaks() -> None:
+    body = pod("ramp")
+    body["spec"]["initContainers"] = [{"name": "init", "image": "busybox"}]
+    body["metadata"]["annotations"] = {
+        "sim.pinnace.dev/memory": "ramp 100Mi 600Mi 60s",
+        "sim.pinnace.dev/memory.init": "50Mi",
+        "sim.pinnace.dev/ephemeral-storage": "1Gi",
+        "sim.pinnace.dev/pids.app": "7",
+    }
+    # Each container twice on disk: its running and its last exited run.
+    assert UsageCeiling.of(body) == UsageCeiling(650 * Mi, 4 * Gi, 8)
+    body["metadata"]["annotations"]["sim.pinnace.dev/memory"] = "lots"
+    assert UsageCeiling.of(body).memory == float("inf")

@@ -33,6 +33,7 @@ from pinnace.kubelet.eviction import (
     POD_CLEANUP_POLL,
     POD_CLEANUP_TIMEOUT,
     EvictionManager,
+    UsageCeiling,
 )
 from pinnace.kubelet.eviction import REASON as EVICTED
 from pinnace.kubelet.gc import NodeGC
@@ -121,6 +122,11 @@ class NodeAgent:
         self.eviction = EvictionManager(config, self, NodeGC(self.runtime, self.workers, self))
         self._evicting = False
         """An evicted pod is being cleaned up: the eviction manager waits for it."""
+        self._ceilings: dict[str, tuple[Any, UsageCeiling]] = {}
+        """By pod uid, until the pod is gone: its annotations and usage ceiling."""
+        self._ceiling = UsageCeiling()
+        self._eviction_basis: Mapping[str, Any] | None = None
+        """The static status (its images) as of the eviction manager's last full pass."""
 
     # --- registration and heartbeat ---------------------------------------------------------
 
@@ -238,6 +244,7 @@ class NodeAgent:
         uid = pod["metadata"]["uid"]
         worker = self.workers.get(uid)
         if worker is not None:
+            self._set_ceiling(pod)
             worker.update(pod)
             if self._status_overwritten(pod, worker):
                 self.status_changed(worker)
@@ -261,6 +268,7 @@ class NodeAgent:
             return
         worker = PodWorker(self, pod)
         self.workers[uid] = worker
+        self._set_ceiling(pod)
         self._demands[uid] = demand
         self.usage.add(demand)
         self._pull_images(pod)
@@ -277,6 +285,7 @@ class NodeAgent:
         worker = self.workers.pop(uid, None)
         if worker is not None:
             self._release(uid)
+            self._drop_ceiling(uid)
             self.config_blocked.pop(uid, None)
             worker.forget()
 
@@ -288,6 +297,8 @@ class NodeAgent:
         self.config_blocked.clear()
         self._demands.clear()
         self.usage = NodeUsage()
+        self._ceilings.clear()
+        self._ceiling = UsageCeiling()
 
     def _release(self, uid: str) -> None:
         """The pod no longer holds node resources (finished, or gone)."""
@@ -356,6 +367,9 @@ class NodeAgent:
         for the pod it evicted last to be cleaned up."""
         if self._evicting:
             return
+        if self._static_status is self._eviction_basis and self.eviction.may_skip(self._ceiling):
+            return  # a pass could change nothing
+        self._eviction_basis = self._static_status
         eviction = self.eviction.synchronize(self.clock.now())
         if eviction is not None:
             self._evicting = True
@@ -380,6 +394,27 @@ class NodeAgent:
     def _cleaned_up(self, uid: str) -> bool:
         worker = self.workers.get(uid)
         return worker is None or not any(c.running for c in (*worker.inits, *worker.apps))
+
+    def _set_ceiling(self, pod: Mapping[str, Any]) -> None:
+        """Count what the pod may use at most, again whenever its annotations change."""
+        uid = pod["metadata"]["uid"]
+        annotations = pod["metadata"].get("annotations")
+        known = self._ceilings.get(uid)
+        if known is not None and known[0] == annotations:
+            return
+        self._drop_ceiling(uid)
+        ceiling = UsageCeiling.of(pod)
+        self._ceilings[uid] = (annotations, ceiling)
+        self._ceiling += ceiling
+
+    def _drop_ceiling(self, uid: str) -> None:
+        known = self._ceilings.pop(uid, None)
+        if known is None:
+            return
+        if math.isinf(known[1].memory):  # unbounded: subtracting would leave nan
+            self._ceiling = sum((c for _, c in self._ceilings.values()), UsageCeiling())
+        else:
+            self._ceiling -= known[1]
 
     def active_pods(self) -> list[Mapping[str, Any]]:
         """The admitted pods that have neither finished nor begun stopping."""

@@ -17,22 +17,31 @@ Every synchronization (10 s, the kubelet's monitoring interval) it reads the sta
 
 The caller then waits (polling every second, for at most 30 s) for the evicted pod to be
 cleaned up and synchronizes again at once; otherwise it waits for the next interval.
+
+Reading the summary of a node of a hundred pods costs milliseconds, too much to do every 10 s
+for thousands of simulated nodes. So a pass may be skipped (`may_skip`) when it cannot change
+anything: no pressure is reported or pending, and even if every pod went up to the peak of its
+behaviour model (`UsageCeiling`), no threshold would be met. Nothing observable differs.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pinnace.kubelet.admission import ADMITTED, AdmitResult
+from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.eviction_ranking import Pod, rank_for_eviction
 from pinnace.kubelet.eviction_signals import (
     DISK_SIGNALS,
     IMAGEFS_AVAILABLE,
     IMAGEFS_INODES_FREE,
+    INODES,
     MEMORY_PRESSURE,
+    PIDS,
     PRESSURE_CONDITIONS,
     SIGNAL_RESOURCE,
     Observation,
@@ -43,7 +52,9 @@ from pinnace.kubelet.eviction_signals import (
     threshold_amount,
     thresholds_met,
 )
+from pinnace.kubelet.runtime import CRI_LOG_PREFIX_BYTES
 from pinnace.kubelet.stats import PodStats, Summary
+from pinnace.kubelet.summary import BYTES_PER_INODE
 from pinnace.resources.names import EPHEMERAL_STORAGE, MEMORY
 from pinnace.resources.node import Threshold
 from pinnace.resources.oom import is_critical_pod
@@ -90,6 +101,48 @@ class NodeReclaimer(Protocol):
 
 
 @dataclass(frozen=True)
+class UsageCeiling:
+    """The most the containers of some pods can use at once: the sum of the peaks of their
+    behaviour models (memory working set, writable layer and log, processes). On disk, each
+    container counts twice: its last exited run stays beside the running one. A container
+    prints its model's log when it starts, so its log does not grow afterwards."""
+
+    memory: float = 0.0
+    disk: float = 0.0
+    pids: float = 0.0
+
+    def __add__(self, other: UsageCeiling) -> UsageCeiling:
+        return UsageCeiling(
+            self.memory + other.memory, self.disk + other.disk, self.pids + other.pids
+        )
+
+    def __sub__(self, other: UsageCeiling) -> UsageCeiling:
+        return UsageCeiling(
+            self.memory - other.memory, self.disk - other.disk, self.pids - other.pids
+        )
+
+    @classmethod
+    def of(cls, pod: Pod) -> UsageCeiling:
+        """The pod's, every container counted as running (an upper bound); unbounded when
+        its model does not parse, as it may be fixed any time."""
+        spec = pod_spec(pod)
+        total = cls()
+        for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
+            try:
+                behaviour = container_behaviour(pod, c.get("name", ""))
+            except BehaviourError:
+                return cls(math.inf, math.inf, math.inf)
+            usage, lines = behaviour.usage, behaviour.log.splitlines()
+            log = sum(CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for line in lines)
+            total += cls(  # stats round each amount
+                math.ceil(usage.memory.peak),
+                2 * (math.ceil(usage.ephemeral_storage.peak) + log),
+                math.ceil(usage.pids.peak),
+            )
+        return total
+
+
+@dataclass(frozen=True)
 class Eviction:
     """A pod the manager evicted, and why."""
 
@@ -116,6 +169,11 @@ class EvictionManager:
         self._first_observed: dict[Threshold, float] = {}
         self._conditions_observed: dict[str, float] = {}
         self._last_summary_time: float | None = None
+        self._headroom: dict[str, int] | None = None
+        """By signal, how far the last summary was from meeting its thresholds (minimum
+        reclaim included)."""
+        self._pods_usage = UsageCeiling()
+        """What the pods used in the last summary."""
 
     # --- admission ---------------------------------------------------------------------------
 
@@ -158,6 +216,7 @@ class EvictionManager:
         }
         self.node_conditions = set(self._conditions_observed)
 
+        self._remember_headroom(summary, observations)
         acting = [t for t, at in self._first_observed.items() if now - at >= t.grace_period]
         self._thresholds_met = acting
         stale = self._last_summary_time is not None and summary.time <= self._last_summary_time
@@ -173,6 +232,47 @@ class EvictionManager:
         if self._reclaim_node_level_resources(threshold.signal):
             return None
         return self._evict_one(threshold, resource, acting, observations, summary)
+
+    def may_skip(self, ceiling: UsageCeiling) -> bool:
+        """Whether a pass can change nothing: no pressure reported, no threshold pending,
+        and pods using up to `ceiling` could not meet any threshold the last summary did not.
+        The node's own use (system memory, images) is taken as it last was: the caller must
+        not skip once that has changed."""
+        if (
+            self._headroom is None
+            or self.node_conditions
+            or self._first_observed
+            or self._thresholds_met
+        ):
+            return False
+        growth = ceiling - self._pods_usage
+        grows = {
+            MEMORY: growth.memory,
+            EPHEMERAL_STORAGE: growth.disk,
+            INODES: math.ceil(growth.disk / BYTES_PER_INODE) + 1,
+            PIDS: growth.pids,
+        }
+        return all(grows[SIGNAL_RESOURCE[s]] < room for s, room in self._headroom.items())
+
+    def _remember_headroom(self, summary: Summary, observations: Mapping[str, Observation]) -> None:
+        headroom: dict[str, int] = {}
+        for t in self.thresholds:
+            observed = observations.get(t.signal)
+            if observed is None:
+                continue
+            wanted = threshold_amount(t.value, observed)
+            if t.min_reclaim is not None:
+                wanted = wanted + threshold_amount(t.min_reclaim, observed)
+            room = observed.available - wanted.value()
+            headroom[t.signal] = min(room, headroom.get(t.signal, room))
+        self._headroom = headroom
+        self._pods_usage = UsageCeiling(
+            sum(p.memory_working_set_bytes for p in summary.pods),
+            sum(
+                c.rootfs_used_bytes + c.logs_used_bytes for p in summary.pods for c in p.containers
+            ),
+            sum(p.pids for p in summary.pods),
+        )
 
     def _reclaim_node_level_resources(self, signal: str) -> bool:
         """Delete dead containers and unused images for disk pressure; True when every

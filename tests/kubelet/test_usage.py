@@ -25,8 +25,8 @@ from pinnace.kubelet.behaviour import (
     ContainerUsage,
     container_behaviour,
 )
-from pinnace.kubelet.commands import command_run
 from pinnace.kubelet.runtime import LinuxContainerResources, Machine, SimulatedRuntime
+from pinnace.kubelet.shell import command_run
 from pinnace.kubelet.usage import (
     Curve,
     Started,

@@ -27,8 +27,9 @@ from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import EVICTION_MONITORING_PERIOD, NODE_LEASE_NAMESPACE, NodeConfig
-from pinnace.kubelet.configmaps import ConfigMapLookup, config_error, referenced_config_maps
+from pinnace.kubelet.configmaps import ConfigMapLookup
 from pinnace.kubelet.cpu_manager import pod_cpusets, shared_pool_annotation, static_policy
+from pinnace.kubelet.environment import Environment, NodeInfo, container_environment
 from pinnace.kubelet.eviction import (
     POD_CLEANUP_POLL,
     POD_CLEANUP_TIMEOUT,
@@ -102,7 +103,8 @@ class NodeAgent:
         self.config_maps: ConfigMapLookup = _no_config_maps
         """Where ConfigMaps are looked up (an informer's cache), set by whoever runs this."""
         self.config_blocked: dict[str, PodWorker] = {}
-        """Workers with a container waiting for a ConfigMap, by pod uid."""
+        """Workers that hear of ConfigMap changes (a container waits for one, or a volume
+        holds one's files), by pod uid."""
         self._rejected: set[str] = set()
         self._dirty: set[str] = set()
         self._writers: dict[str, asyncio.Task[None]] = {}
@@ -441,12 +443,15 @@ class NodeAgent:
     def release_pod_ip(self, ip: str) -> None:
         self._free_ips.append(ip)
 
-    def container_config_error(self, pod: Mapping[str, Any], container: str) -> str | None:
+    def container_environment(
+        self, pod: Mapping[str, Any], container: str, pod_ip: str
+    ) -> Environment:
         spec = pod.get("spec") or {}
         for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
             if c.get("name") == container:
-                return config_error(pod["metadata"]["namespace"], c, self.config_maps)
-        return None
+                node = NodeInfo(self.config_maps, self.config.allocatable_list, self.host_ip)
+                return container_environment(pod, c, node, pod_ip)
+        return Environment()
 
     def container_resources(
         self, pod: Mapping[str, Any], container: str
@@ -461,16 +466,15 @@ class NodeAgent:
         return dataclasses.replace(resources, cpuset_cpus=given.get(container, frozenset()))
 
     def config_map_changed(self, config_map: Object) -> None:
-        """Retry the containers that wait for this ConfigMap."""
+        """Retry the containers that wait for this ConfigMap, update the files of its
+        volumes."""
         m = config_map["metadata"]
         for worker in list(self.config_blocked.values()):
-            if worker.namespace == m.get("namespace") and m.get("name") in (
-                referenced_config_maps(worker.pod)
-            ):
-                worker.sync()
+            if worker.namespace == m.get("namespace") and m.get("name") in worker.config_map_names:
+                worker.config_map_changed()
 
     def status_changed(self, worker: PodWorker) -> None:
-        if worker.config_blocked and not worker.terminating:
+        if worker.follows_config_maps and not worker.terminating:
             self.config_blocked[worker.uid] = worker
         else:
             self.config_blocked.pop(worker.uid, None)

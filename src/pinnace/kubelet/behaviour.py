@@ -43,11 +43,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from pinnace.kubelet.commands import CommandRun, command_run
+from pinnace.kubelet.commands import CommandRun
+from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.runtime import image_repository
+from pinnace.kubelet.shell import LogStream, ShellContext, script_run
 from pinnace.kubelet.usage import Curve, UsageSyntaxError, parse_curve
 
 ANNOTATION_PREFIX = "sim.pinnace.dev/"
@@ -91,11 +93,16 @@ class ContainerBehaviour:
     stop_seconds: float = 0.0
     log: str = ""
     usage: ContainerUsage = ContainerUsage()
+    later: LogStream | None = field(default=None, compare=False)
+    """What its command prints after it starts (after a sleep, in an endless loop)."""
 
 
-def container_behaviour(pod: Mapping[str, Any], container: str) -> ContainerBehaviour:
-    """The model of `container` in `pod`. Raises BehaviourError for a value that does not
-    parse."""
+def container_behaviour(
+    pod: Mapping[str, Any], container: str, context: ShellContext | None = None
+) -> ContainerBehaviour:
+    """The model of `container` in `pod`, its command run in `context` (its environment,
+    which `$(VAR)` in its command and args also refer to, and its files). Raises
+    BehaviourError for a value that does not parse."""
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
 
     def value(key: str) -> tuple[str, str] | None:
@@ -108,7 +115,11 @@ def container_behaviour(pod: Mapping[str, Any], container: str) -> ContainerBeha
     exit_code = value(EXIT_CODE)
     stop = value(STOP_SECONDS)
     log = value(LOG)
-    command = command_run(_argv(pod, container)) or CommandRun(seconds=math.inf)
+    argv = _argv(pod, container)
+    if context is not None:
+        argv = expand_command(argv, context.environment)
+    script = script_run(argv, context)
+    command = CommandRun(seconds=math.inf) if script is None else script.run
 
     def usage(key: str, resource: str, given: float) -> Curve:
         found = value(key)
@@ -118,7 +129,8 @@ def container_behaviour(pod: Mapping[str, Any], container: str) -> ContainerBeha
         run_seconds=command.seconds if run is None else _run_seconds(*run),
         exit_code=command.exit_code if exit_code is None else _exit_code(*exit_code),
         stop_seconds=0.0 if stop is None else _seconds(*stop),
-        log="\n".join(command.output) if log is None else log[1],
+        log=log[1] if log is not None else "\n".join(script.first_lines() if script else ()),
+        later=script.stream() if script is not None and log is None else None,
         usage=ContainerUsage(
             cpu=usage(CPU, "cpu", command.cpu_cores * 1e9),
             memory=usage(MEMORY, "memory", command.memory_bytes),

@@ -2,10 +2,10 @@
 documentation says: `sleep 30` runs 30 s and exits 0, `sh -c "exit 1"` fails at once,
 `sh -c "echo hello; sleep 5"` prints hello and ends after 5 s, `sleep infinity` never ends.
 
-A command (command then args) made only of `sleep`, `exit`, `echo`, `true`, `false` and
-`stress`, run directly or as an `sh -c`/`bash -c` script of `;`, `&&` and `||` lists, gives its
-run time, exit code, output and what it uses (the most any of its commands uses). Anything else
-(a server, a loop) is not understood and runs forever.
+The programs `sleep`, `exit`, `true`, `false` and `stress` give their run time, exit code,
+output and what they use (the most any of them uses); `pinnace.kubelet.shell` runs them, alone
+or in `sh -c` scripts, with the shell's own commands (echo, cat, loops ...). Anything else (a
+server) is not understood and runs forever.
 
 `stress` is the load generator of the polinux/stress and vish/stress images the Kubernetes
 documentation runs:
@@ -29,8 +29,6 @@ stress process itself.
 from __future__ import annotations
 
 import math
-import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pinnace.resources.lists import parse_quantity
@@ -52,43 +50,7 @@ class CommandRun:
     pids: int = 1
 
 
-def command_run(argv: Sequence[str]) -> CommandRun | None:
-    """What running `argv` does, or None when the command is not one this understands."""
-    if not argv:
-        return None
-    program = argv[0].rsplit("/", 1)[-1]
-    if program in SHELLS and len(argv) >= 3 and argv[1] == "-c":
-        return _script(argv[2])
-    return _script(shlex.join(argv))
-
-
-def _script(text: str) -> CommandRun | None:
-    try:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:
-        return None
-    run = CommandRun()
-    words: list[str] = []
-    skip = False  # the next command is skipped by && after a failure or || after a success
-    for token in [*tokens, ";"]:
-        if token not in (";", "&&", "||", "\n"):
-            words.append(token)
-            continue
-        if words and not skip:
-            status = _simple(words, run)
-            if status is None:
-                return None
-            if words[0] == "exit":
-                return run
-            run.exit_code = status
-        words = []
-        skip = (token == "&&" and run.exit_code != 0) or (token == "||" and run.exit_code == 0)
-    return run
-
-
-def _simple(words: list[str], run: CommandRun) -> int | None:
+def simple_command(words: list[str], run: CommandRun) -> int | None:
     """Run one simple command; its exit status, or None when it is not understood."""
     name, args = words[0].rsplit("/", 1)[-1], words[1:]
     if name == "sleep":
@@ -101,9 +63,6 @@ def _simple(words: list[str], run: CommandRun) -> int | None:
         code = int(args[0]) if args and args[0].isdigit() else 0
         run.exit_code = code % 256
         return run.exit_code
-    if name == "echo":
-        run.output.append(" ".join(args))
-        return 0
     if name == "true" and not args:
         return 0
     if name == "false" and not args:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pinnace.kubelet.behaviour import ANNOTATION_PREFIX, BehaviourError
-from pinnace.kubelet.commands import command_run
 from pinnace.kubelet.probes import annotation, duration_annotation
+from pinnace.kubelet.shell import command_run
 
 POST_START, PRE_STOP = "postStart", "preStop"
 _KEYS = {POST_START: "post-start", PRE_STOP: "pre-stop"}

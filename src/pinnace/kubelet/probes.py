@@ -44,7 +44,8 @@ from typing import Any, Protocol
 
 from pinnace.clock import Clock, Timer
 from pinnace.kubelet.behaviour import ANNOTATION_PREFIX, BehaviourError
-from pinnace.kubelet.commands import SHELLS, command_run
+from pinnace.kubelet.commands import SHELLS
+from pinnace.kubelet.shell import command_run
 
 STARTUP_SECONDS = ANNOTATION_PREFIX + "startup-seconds"
 READINESS_FAILS_AFTER = ANNOTATION_PREFIX + "readiness-fails-after"

@@ -50,6 +50,7 @@ from pinnace.resources.pod import containers
 
 if TYPE_CHECKING:
     from pinnace.kubelet.behaviour import ContainerBehaviour, ContainerUsage
+    from pinnace.kubelet.shell import LogStream
 
 EXIT_CODE_SIGKILL = 137
 EXIT_CODE_SIGTERM = 143
@@ -223,6 +224,8 @@ class SimulatedRuntime(ContainerRuntime):
         """The running containers' highest working sets, each at most its limit: while the
         system's memory and these fit in the machine, the node cannot run out of memory."""
         self._node_oom_timer: Timer | None = None
+        self._later: dict[str, tuple[Timer, float, list[str]]] = {}
+        """By container: the timer of the next lines it prints, when, and the lines."""
         self._exited: dict[str, ContainerStats] = {}
         """What exited containers leave on disk until they are removed."""
         self._started = 0
@@ -249,6 +252,8 @@ class SimulatedRuntime(ContainerRuntime):
         )
         if behaviour.log:
             status.log.extend((now, line) for line in behaviour.log.splitlines())
+        if behaviour.later is not None:
+            self._print_later(status, behaviour.later)
         resources = resources or LinuxContainerResources()
         self._containers[cid] = status
         self._behaviours[cid] = behaviour
@@ -366,12 +371,31 @@ class SimulatedRuntime(ContainerRuntime):
         if callback is not None:
             callback(status)
 
+    def _print_later(self, status: ContainerStatus, stream: LogStream) -> None:
+        """One timer per container for the next lines it prints after its start."""
+        batch = stream.next_lines()
+        if batch is not None:
+            when = self._clock.now() + batch[0]
+            timer = self._clock.call_at(when, self._print, status, stream, batch[1])
+            self._later[status.id] = (timer, when, batch[1])
+
+    def _print(self, status: ContainerStatus, stream: LogStream, lines: list[str]) -> None:
+        status.log.extend((self._clock.now(), line) for line in lines)
+        self._print_later(status, stream)
+
     def _stopped(self, container_id: str) -> None:
         """The container no longer runs: its timers go, and its memory is the node's again."""
         for timers in (self._timers, self._oom_timers):
             timer = timers.pop(container_id, None)
             if timer is not None:
                 timer.cancel()
+        later = self._later.pop(container_id, None)
+        if later is not None:
+            later[0].cancel()
+            status = self._containers.get(container_id)
+            if status is not None and later[1] <= self._clock.now() + 1e-6:
+                # due as it exits (`echo done` as a script's last word): printed first
+                status.log.extend((later[1], line) for line in later[2])
         running = self._running.pop(container_id, None)
         if running is None:
             return

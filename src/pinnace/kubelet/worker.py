@@ -26,6 +26,8 @@ from typing import Any, Protocol
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time
 from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.configmaps import ConfigMapLookup, referenced_config_maps
+from pinnace.kubelet.environment import INVALID_ENV_NAMES, ConfigError, Environment
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
 from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
@@ -42,6 +44,8 @@ from pinnace.kubelet.pod_status import (
 )
 from pinnace.kubelet.probes import Prober, ProbeType, container_probes, probe_outcomes
 from pinnace.kubelet.runtime import ContainerRuntime, ContainerStatus, LinuxContainerResources
+from pinnace.kubelet.shell import ShellContext
+from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
 
 INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
@@ -57,13 +61,16 @@ class PodHost(Protocol):
     runtime: ContainerRuntime
     recorder: EventRecorder
     host_ip: str
+    config_maps: ConfigMapLookup
 
     def allocate_pod_ip(self) -> str: ...
 
     def release_pod_ip(self, ip: str) -> None: ...
 
-    def container_config_error(self, pod: Mapping[str, Any], container: str) -> str | None:
-        """Why the container cannot be created yet (a missing ConfigMap), or None."""
+    def container_environment(
+        self, pod: Mapping[str, Any], container: str, pod_ip: str
+    ) -> Environment:
+        """The container's environment. Raises ConfigError (a missing ConfigMap)."""
 
     def container_resources(
         self, pod: Mapping[str, Any], container: str
@@ -113,6 +120,12 @@ class PodWorker:
             ContainerRecord(c["name"], c.get("image", ""), init=False, waiting=(first_wait, ""))
             for c in spec.get("containers") or ()
         ]
+        self.volumes = PodVolumes(pod)
+        self.config_map_names = frozenset(
+            referenced_config_maps(pod) | self.volumes.config_map_names()
+        )
+        """The ConfigMaps its containers take environment or files from."""
+        self._mount_failures: list[str] = []
         self.pod_ip = ""
         self.start_time = 0.0
         self.phase = "Pending"
@@ -140,8 +153,25 @@ class PodWorker:
 
     @property
     def config_blocked(self) -> bool:
-        """A container waits for its configuration (a ConfigMap, a model annotation)."""
-        return any(c.waiting[0] == CREATE_CONTAINER_CONFIG_ERROR for c in self.inits + self.apps)
+        """A container waits for its configuration (a ConfigMap, a model annotation), or
+        the volumes for their ConfigMaps."""
+        return not self.volumes.mounted or any(
+            c.waiting[0] == CREATE_CONTAINER_CONFIG_ERROR for c in self.inits + self.apps
+        )
+
+    @property
+    def follows_config_maps(self) -> bool:
+        """Waits for a ConfigMap, or has files to keep up to date with theirs."""
+        return self.config_blocked or bool(self.volumes.sources)
+
+    def config_map_changed(self) -> None:
+        """A ConfigMap it uses changed: retry what waits for it, update mounted files."""
+        if self.terminating or self.finished:
+            return
+        if self.config_blocked:
+            self.sync()
+        else:
+            self.volumes.mount(self.namespace, self.host.config_maps)
 
     @property
     def finished(self) -> bool:
@@ -222,6 +252,9 @@ class PodWorker:
         if self.terminating or self.finished:
             return
         self._cancel_timer()
+        if not self.volumes.mounted and not self._mount():
+            self.host.status_changed(self)
+            return
         wake: list[float] = []
         if self._sync_init_containers(wake):
             for c in self.apps:
@@ -240,6 +273,15 @@ class PodWorker:
                 max(min(wake) - self.host.clock.now(), 0.0), self.sync
             )
         self.host.status_changed(self)
+
+    def _mount(self) -> bool:
+        """Set up the pod's volumes; a FailedMount event for each that fails anew."""
+        failures = self.volumes.mount(self.namespace, self.host.config_maps)
+        for message in failures:
+            if message not in self._mount_failures:
+                self.host.recorder.event(self.pod, "Warning", FAILED_MOUNT, message)
+        self._mount_failures = failures
+        return self.volumes.mounted
 
     def _sync_init_containers(self, wake: list[float]) -> bool:
         """Run the init containers in order; True once all have succeeded. A sidecar (an init
@@ -307,16 +349,22 @@ class PodWorker:
     def _start(self, c: ContainerRecord) -> None:
         spec = self._specs.get(c.name) or {}
         probers = self._probers.get(c.name) or {}
+        error = None
         try:
-            behaviour = container_behaviour(self.pod, c.name)
-            error = self.host.container_config_error(self.pod, c.name)
+            env = self.host.container_environment(self.pod, c.name, self.pod_ip)
+            for message in env.skipped_messages(self.namespace):
+                self.host.recorder.event(self.pod, "Warning", INVALID_ENV_NAMES, message)
+            context = ShellContext(
+                env.variables, self.volumes.filesystem(spec), self.host.clock.now, self.name
+            )
+            behaviour = container_behaviour(self.pod, c.name, context)
             post_start = hook_run(self.pod, spec, POST_START)
             self._pre_stop[c.name] = hook_run(self.pod, spec, PRE_STOP)
             outcomes = {
                 kind: probe_outcomes(self.pod, spec, prober.probe, self.pod_ip)
                 for kind, prober in probers.items()
             }
-        except BehaviourError as e:
+        except (BehaviourError, ConfigError) as e:
             error = str(e)
         if error is not None:
             if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, error):

@@ -1,0 +1,232 @@
+"""A container's environment as the v1.32 kubelet builds it (makeEnvironmentVariables in
+pkg/kubelet/kubelet_pods.go), and `$(VAR)` expansion (third_party/forked/golang/expansion).
+
+In order:
+
+1. `envFrom[].configMapRef`: every key of the ConfigMap's `data` (not `binaryData`), with the
+   entry's `prefix`. A key that is not a valid environment variable name is skipped, and the
+   kubelet records an InvalidEnvironmentVariableNames event naming the skipped keys.
+2. `env[]` in order: a `value` has its `$(VAR)` references expanded against the variables
+   defined before it (`$$` is a literal `$`; a reference to an undefined variable stays as
+   written); a `valueFrom` takes a ConfigMap key (`configMapKeyRef`), a field of the pod
+   (`fieldRef`: metadata.name, metadata.namespace, metadata.uid, metadata.labels['k'],
+   metadata.annotations['k'], spec.nodeName, spec.serviceAccountName, status.hostIP(s),
+   status.podIP(s)) or a resource of a container (`resourceFieldRef`: requests/limits of cpu,
+   memory and ephemeral-storage over a divisor, rounded up; an unset limit is the node's
+   allocatable). A later variable replaces an earlier one of the same name.
+
+A ConfigMap or key that is missing and not optional makes the container's creation fail with
+the kubelet's message (`ConfigError`). Pinnace serves no Services, so there are no service
+link variables (KUBERNETES_SERVICE_HOST and the like).
+
+The container's command and args have their `$(VAR)` references expanded against the result
+(`expand_command`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pinnace.api.names import is_env_var_name
+from pinnace.kubelet.configmaps import ConfigMapLookup
+from pinnace.resources.lists import ResourceList, parse_quantity, parse_resource_list
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY
+from pinnace.resources.quantity import Quantity
+
+INVALID_ENV_NAMES = "InvalidEnvironmentVariableNames"
+_SUBSCRIPT = re.compile(r"metadata\.(labels|annotations)\['(.*)'\]")
+_DEFAULTED_LIMITS = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+
+class ConfigError(Exception):
+    """The container cannot be created: a ConfigMap or key it needs is missing."""
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What the environment takes from the node."""
+
+    config_maps: ConfigMapLookup
+    allocatable: Callable[[], ResourceList]
+    """Asked only for a resourceFieldRef of an unset limit."""
+    host_ip: str
+
+
+@dataclass
+class Environment:
+    variables: dict[str, str] = field(default_factory=dict)
+    skipped: list[tuple[str, list[str]]] = field(default_factory=list)
+    """(ConfigMap name, sorted keys) that envFrom skipped as invalid names."""
+
+    def skipped_messages(self, namespace: str) -> list[str]:
+        """The messages of the InvalidEnvironmentVariableNames events."""
+        return [
+            f"Keys [{', '.join(keys)}] from the EnvFrom configMap {namespace}/{name} were "
+            "skipped since they are considered invalid environment variable names."
+            for name, keys in self.skipped
+        ]
+
+
+def expand(text: str, lookup: Callable[[str], str | None]) -> str:
+    """`$(NAME)` replaced by its value when `lookup` knows it, `$$` by `$`; anything else
+    (an unknown name, an unclosed reference, a lone `$`) stays as written."""
+    out: list[str] = []
+    i, checkpoint = 0, 0
+    while i < len(text) - 1:
+        if text[i] != "$":
+            i += 1
+            continue
+        out.append(text[checkpoint:i])
+        following = text[i + 1]
+        if following == "$":
+            out.append("$")
+        elif following == "(" and (close := text.find(")", i + 2)) >= 0:
+            name = text[i + 2 : close]
+            value = lookup(name)
+            out.append(f"$({name})" if value is None else value)
+            i = close - 1
+        else:
+            out.append("$" + following)
+        i += 2
+        checkpoint = i
+    return "".join(out) + text[checkpoint:]
+
+
+def expand_command(argv: Sequence[str], variables: Mapping[str, str]) -> list[str]:
+    """The command or args with their `$(VAR)` references expanded, as the kubelet passes
+    them to the runtime."""
+    return [expand(word, variables.get) for word in argv]
+
+
+def container_environment(
+    pod: Mapping[str, Any], container: Mapping[str, Any], node: NodeInfo, pod_ip: str
+) -> Environment:
+    """The environment of `container` of `pod`. Raises ConfigError."""
+    namespace = pod["metadata"].get("namespace", "")
+    env = Environment()
+    found: dict[str, Mapping[str, Any]] = {}
+
+    def config_map(name: str, optional: bool) -> Mapping[str, Any] | None:
+        if name not in found:
+            got = node.config_maps(namespace, name)
+            if got is None:
+                if optional:
+                    return None
+                raise ConfigError(f'configmap "{name}" not found')
+            found[name] = got
+        return found[name]
+
+    variables = env.variables
+    for source in container.get("envFrom") or ():
+        ref = source.get("configMapRef")
+        if ref is None:
+            continue
+        name = ref.get("name", "")
+        data = config_map(name, bool(ref.get("optional")))
+        if data is None:
+            continue
+        prefix = source.get("prefix") or ""
+        invalid = []
+        for key, value in (data.get("data") or {}).items():
+            if is_env_var_name(prefix + key, relaxed=False):
+                invalid.append(prefix + key)
+            else:
+                variables[prefix + key] = value
+        if invalid:
+            env.skipped.append((name, sorted(invalid)))
+    for var in container.get("env") or ():
+        value = var.get("value") or ""
+        source = var.get("valueFrom")
+        if value:
+            value = expand(value, variables.get)
+        elif source:
+            resolved = _value_from(source, pod, container, node, pod_ip, config_map)
+            if resolved is None:
+                continue
+            value = resolved
+        variables[var["name"]] = value
+    return env
+
+
+def _value_from(
+    source: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    container: Mapping[str, Any],
+    node: NodeInfo,
+    pod_ip: str,
+    config_map: Callable[[str, bool], Mapping[str, Any] | None],
+) -> str | None:
+    """The value of one valueFrom; None when an optional source is missing."""
+    if "fieldRef" in source:
+        return _field_value(source["fieldRef"].get("fieldPath", ""), pod, node, pod_ip)
+    if "resourceFieldRef" in source:
+        return _resource_value(source["resourceFieldRef"], pod, container, node)
+    ref = source.get("configMapKeyRef")
+    if ref is None:
+        return ""  # secrets are not served to simulated containers
+    name, key, optional = ref.get("name", ""), ref.get("key", ""), bool(ref.get("optional"))
+    data = config_map(name, optional)
+    if data is None:
+        return None
+    value = (data.get("data") or {}).get(key)
+    if value is None and not optional:
+        namespace = pod["metadata"].get("namespace", "")
+        raise ConfigError(f"couldn't find key {key} in ConfigMap {namespace}/{name}")
+    return value
+
+
+def _field_value(path: str, pod: Mapping[str, Any], node: NodeInfo, pod_ip: str) -> str:
+    m, spec = pod["metadata"], pod.get("spec") or {}
+    simple = {
+        "metadata.name": m.get("name", ""),
+        "metadata.namespace": m.get("namespace", ""),
+        "metadata.uid": m.get("uid", ""),
+        "spec.nodeName": spec.get("nodeName", ""),
+        "spec.serviceAccountName": spec.get("serviceAccountName", ""),
+        "status.hostIP": node.host_ip,
+        "status.hostIPs": node.host_ip,
+        "status.podIP": pod_ip,
+        "status.podIPs": pod_ip,
+    }
+    if path in simple:
+        return simple[path]
+    subscript = _SUBSCRIPT.fullmatch(path)
+    if subscript is None:
+        raise ConfigError(f"unsupported fieldPath: {path}")
+    return (m.get(subscript.group(1)) or {}).get(subscript.group(2), "")
+
+
+def _resource_value(
+    selector: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    container: Mapping[str, Any],
+    node: NodeInfo,
+) -> str:
+    """ExtractContainerResourceValue on the container with its limits defaulted to the
+    node's allocatable (defaultPodLimitsForDownwardAPI)."""
+    named = selector.get("containerName")
+    if named:
+        spec = pod.get("spec") or {}
+        every = (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+        container = next((c for c in every if c.get("name") == named), container)
+    resources = container.get("resources") or {}
+    limits = parse_resource_list(resources.get("limits") or {})
+    requests = parse_resource_list(resources.get("requests") or {})
+    unset = [n for n in _DEFAULTED_LIMITS if n not in limits or limits[n].is_zero()]
+    allocatable = node.allocatable() if unset else {}
+    limits.update({n: allocatable[n] for n in unset if n in allocatable})
+    kind, _, resource = str(selector.get("resource", "")).partition(".")
+    table = {"limits": limits, "requests": requests}.get(kind)
+    if table is None or resource not in _DEFAULTED_LIMITS:
+        raise ConfigError(f"unsupported container resource : {selector.get('resource')}")
+    divisor = parse_quantity(selector.get("divisor") or "1")
+    if divisor.is_zero():
+        divisor = Quantity(1)
+    amount = table.get(resource, Quantity(0))
+    if resource == CPU:
+        return str(math.ceil(amount.milli_value() / divisor.milli_value()))
+    return str(math.ceil(amount.value() / divisor.value()))

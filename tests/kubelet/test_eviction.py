@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.kubelet.conftest import EVENTS, NODES, Node, pod
+from tests.controllers.lifecycle_cluster import ControlPlane
+from tests.controllers.lifecycle_cluster import pod as lifecycle_pod
+from tests.kubelet.conftest import EVENTS, NODES, PODS, Node, pod
 
 from pinnace.kubelet import NodeConfig
 
@@ -197,3 +199,19 @@ def test_a_pod_growing_into_pressure_is_evicted_when_it_crosses(node: Node) -> N
     grower = status(node, "grower")
     assert (grower["phase"], grower["reason"]) == ("Failed", "Evicted")
     assert condition(node, "MemoryPressure")["status"] == "True"
+
+
+def test_memory_pressure_taints_the_node_while_the_condition_lasts() -> None:
+    cluster = ControlPlane({"a": 1})  # a 16Gi node with the kubelet's default thresholds
+    try:
+        hog = lifecycle_pod("hog", "a-0")
+        hog["metadata"]["annotations"] = {"sim.pinnace.dev/memory": "16334Mi"}  # 50Mi left
+        cluster.run(cluster.client.create(PODS, "default", hog))
+        cluster.wait(15)
+        evicted = cluster.run(cluster.client.get(PODS, "default", "hog"))["status"]
+        assert (evicted["phase"], evicted["reason"]) == ("Failed", "Evicted")
+        assert cluster.taints("a-0") == {"node.kubernetes.io/memory-pressure:NoSchedule"}
+        cluster.wait(300)  # the pressure transition period
+        assert cluster.taints("a-0") == set()
+    finally:
+        cluster.close()

@@ -250,10 +250,11 @@ class DeploymentController:
         except StatusError as e:
             if e.reason == "AlreadyExists":
                 found = self._replica_sets.get(namespace, name)
-                ref = controller_ref(found) if found is not None else None
+                if found is None:
+                    raise  # created by an earlier sync the cache has not shown yet: retried
+                ref = controller_ref(found)
                 if (
-                    found is not None
-                    and ref is not None
+                    ref is not None
                     and ref.get("uid") == d["metadata"]["uid"]
                     and du.equal_ignore_hash(found["spec"]["template"], d["spec"]["template"])
                 ):

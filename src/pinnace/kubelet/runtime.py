@@ -380,6 +380,7 @@ class SimulatedRuntime(ContainerRuntime):
             self._later[status.id] = (timer, when, batch[1])
 
     def _print(self, status: ContainerStatus, stream: LogStream, lines: list[str]) -> None:
+        del self._later[status.id]
         status.log.extend((self._clock.now(), line) for line in lines)
         self._print_later(status, stream)
 

@@ -1,0 +1,118 @@
+"""configMap volumes: the pod waits in ContainerCreating with FailedMount events until its
+ConfigMap (and every listed key) exists; its containers see the files at their mount paths,
+and the files follow later changes of the ConfigMap, except through a subPath."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.client.conftest import CONFIG_MAPS, config_map
+from tests.kubelet.conftest import EVENTS, Node, pod
+from tests.kubelet.test_environment import printed
+
+from pinnace.client import PatchType
+
+
+def volume_pod(name: str, script: str, volume: dict[str, Any], **mount: Any) -> dict[str, Any]:
+    body = pod(name, node="node-1")
+    body["spec"]["containers"][0].update(
+        image="registry.k8s.io/busybox",
+        command=["/bin/sh", "-c", script],
+        volumeMounts=[{"name": "config-volume", "mountPath": "/etc/config", **mount}],
+    )
+    body["spec"]["volumes"] = [{"name": "config-volume", "configMap": volume}]
+    body["spec"]["restartPolicy"] = "Never"
+    return body
+
+
+def failed_mounts(node: Node) -> list[str]:
+    events = node.run(node.client.list(EVENTS, "default"))["items"]
+    return [e["message"] for e in events if e["reason"] == "FailedMount"]
+
+
+def test_a_missing_config_map_keeps_the_pod_creating_until_it_appears(node: Node) -> None:
+    node.create_pod(volume_pod("dapi-test-pod", "ls /etc/config/", {"name": "special-config"}))
+    node.settle()
+    status = node.get_pod("dapi-test-pod")["status"]
+    assert status["phase"] == "Pending"
+    assert status["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+    assert failed_mounts(node) == [
+        'MountVolume.SetUp failed for volume "config-volume" : configmap "special-config" not found'
+    ]
+
+    data = {"SPECIAL_LEVEL": "very", "SPECIAL_TYPE": "charm"}
+    node.run(node.client.create(CONFIG_MAPS, "default", config_map("special-config", **data)))
+    node.settle()
+    assert node.get_pod("dapi-test-pod")["status"]["phase"] == "Succeeded"
+    assert printed(node, "dapi-test-pod") == ["SPECIAL_LEVEL", "SPECIAL_TYPE"]
+
+
+def test_items_put_keys_at_paths_and_a_missing_key_fails_the_mount(node: Node) -> None:
+    data = {"SPECIAL_LEVEL": "very", "SPECIAL_TYPE": "charm"}
+    node.run(node.client.create(CONFIG_MAPS, "default", config_map("special-config", **data)))
+    items = [{"key": "SPECIAL_LEVEL", "path": "keys"}, {"key": "SPECIAL_TYPE", "path": "sub/type"}]
+    script = "cat /etc/config/keys; echo; ls /etc/config; cat /etc/config/sub/type /etc/config/no"
+    node.create_pod(volume_pod("items", script, {"name": "special-config", "items": items}))
+    missing = [{"key": "SPECIAL_COLOR", "path": "color"}]
+    node.create_pod(volume_pod("missing-key", "true", {"name": "special-config", "items": missing}))
+    node.settle()
+    assert printed(node, "items") == [
+        "very",
+        "keys",
+        "sub",
+        "charm" + "cat: can't open '/etc/config/no': No such file or directory",
+    ]
+    assert (
+        node.get_pod("items")["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"]
+        == 1
+    )
+    assert failed_mounts(node) == [
+        'MountVolume.SetUp failed for volume "config-volume" : '
+        "configmap references non-existent config key: SPECIAL_COLOR"
+    ]
+    assert node.get_pod("missing-key")["status"]["phase"] == "Pending"
+
+
+def test_an_optional_config_map_that_is_missing_mounts_empty(node: Node) -> None:
+    volume = {"name": "nowhere", "optional": True}
+    node.create_pod(volume_pod("optional", "ls /etc/config; echo done", volume))
+    node.settle()
+    assert printed(node, "optional") == ["done"]
+    assert failed_mounts(node) == []
+
+
+def test_mounted_files_follow_the_config_map_but_not_through_a_sub_path(node: Node) -> None:
+    # "Updating Configuration via a ConfigMap": a loop printing a mounted file every 10 s
+    node.run(node.client.create(CONFIG_MAPS, "default", config_map("sport", sport="football")))
+    script = (
+        'while true; do echo "$(date) My preferred sport is $(cat /etc/config/sport)";'
+        " sleep 10; done;"
+    )
+    body = volume_pod("configmap-demo-pod", script, {"name": "sport"})
+    body["spec"]["containers"][0]["volumeMounts"].append(
+        {"name": "config-volume", "mountPath": "/etc/frozen", "subPath": "sport"}
+    )
+    body["spec"]["containers"].append(
+        {
+            "name": "frozen",
+            "image": "busybox",
+            "command": ["sh", "-c", "while true; do cat /etc/frozen; echo; sleep 10; done"],
+        }
+    )
+    body["spec"]["containers"][1]["volumeMounts"] = body["spec"]["containers"][0]["volumeMounts"]
+    node.create_pod(body)
+    node.settle(25)
+    lines = printed(node, "configmap-demo-pod")
+    assert len(lines) == 3
+    busybox_date = r"\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d UTC \d{4}"
+    assert all(re.fullmatch(busybox_date + " My preferred sport is football", x) for x in lines)
+    assert lines[-1].endswith("My preferred sport is football")
+
+    patch = {"data": {"sport": "cricket"}}
+    node.run(node.client.patch(CONFIG_MAPS, "default", "sport", patch, PatchType.MERGE))
+    node.settle(30)
+    assert printed(node, "configmap-demo-pod")[-1].endswith("My preferred sport is cricket")
+    uid = node.get_pod("configmap-demo-pod")["metadata"]["uid"]
+    frozen = node.agent.workers[uid].container_log("frozen", previous=False)
+    assert frozen is not None and {line for _, line in frozen.log} == {"football"}

@@ -16,6 +16,7 @@ from pinnace.apiserver.eviction import evict
 from pinnace.apiserver.logs import LogOptions, log_text
 from pinnace.apiserver.options import WriteOptions
 from pinnace.apiserver.scale import read_scale, update_scale
+from pinnace.client import LocalClient
 from pinnace.controllers.namespace import NamespaceController
 
 PODS = catalog.by_resource("", "pods")
@@ -358,7 +359,7 @@ def test_deleting_a_namespace_deletes_its_content_then_the_namespace(api: Any) -
     api.call(api.server.create, PODS, "team", pod("a"))
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
     api.call(api.server.create, CONFIGMAPS, "team", cm)
-    controller = NamespaceController(api.server)
+    controller = NamespaceController(LocalClient(api.server))
 
     async def scenario() -> None:
         task = asyncio.get_running_loop().create_task(controller.run())

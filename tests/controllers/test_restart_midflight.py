@@ -110,6 +110,8 @@ def restarted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restarted]:
         )
         first.ok("rollout", "status", "deployment/web", "--timeout=60s")
         first.ok("rollout", "status", "deployment/doomed", "--timeout=60s")
+        first.ok("create", "namespace", "tenant")
+        first.ok("apply", "-n", "tenant", "-f", "-", stdin=deployment("app", 2, stop_seconds=10))
         first.ok("apply", "-f", "-", stdin=WORKLOADS)
         eventually(
             lambda: True if len(items(first, "pods", "-l", "app=agent")) == 3 else None,
@@ -117,8 +119,11 @@ def restarted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restarted]:
         )
         first.ok("set", "image", "deployment/web", "nginx=nginx:1.27")
         eventually(lambda: new_replica_set_partly_scaled(first), "the new replica set scaling")
+        first.ok("rollout", "status", "-n", "tenant", "deployment/app", "--timeout=60s")
         first.ok("delete", "deployment", "doomed", "--cascade=foreground", "--wait=false")
+        first.ok("delete", "namespace", "tenant", "--wait=false")
         before = {kind: items(first, kind) for kind in ("rs", "pods", "jobs", "deployments")}
+        before["namespaces"] = items(first, "namespaces")
     except BaseException:
         stop(first)
         raise
@@ -138,6 +143,8 @@ def test_the_world_was_stopped_mid_flight(restarted: Restarted) -> None:
     assert job["status"].get("active", 0) > 0
     doomed = [d for d in restarted.before["deployments"] if d["metadata"]["name"] == "doomed"]
     assert doomed and "foregroundDeletion" in doomed[0]["metadata"].get("finalizers", [])
+    [tenant] = [n for n in restarted.before["namespaces"] if n["metadata"]["name"] == "tenant"]
+    assert tenant["status"]["phase"] == "Terminating"
 
 
 def web_pods_settled(cluster: Cluster) -> list[dict[str, Any]] | None:
@@ -233,3 +240,14 @@ def test_daemon_pods_are_taken_back_by_their_nodes(restarted: Restarted) -> None
         if p["metadata"]["name"].startswith("agent-")
     }
     assert {p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods} == before
+
+
+def test_a_namespace_being_deleted_is_emptied_and_goes(restarted: Restarted) -> None:
+    cluster = restarted.cluster
+
+    def gone() -> bool | None:
+        found = cluster.kubectl("get", "namespace", "tenant")
+        return True if 'namespaces "tenant" not found' in found.stderr else None
+
+    eventually(gone, "the namespace tenant deleted")
+    assert cluster.ok("get", "pods,rs,deployments", "-n", "tenant", "-o", "name") == ""

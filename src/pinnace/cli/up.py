@@ -275,7 +275,7 @@ async def serve(options: UpOptions) -> None:
     gc.collect()
     gc.freeze()  # what start-up loaded lives as long as the server: never scan it again
     gc.set_threshold(*GC_THRESHOLD)
-    controller = asyncio.create_task(NamespaceController(server).run())
+    controller = asyncio.create_task(NamespaceController(LocalClient(server)).run())
     compactor = Compactor(store, clock, options.compaction_interval)
     compactor.start()
     pool = NodeAgentPool(LocalClient(server), options.nodes)

@@ -182,6 +182,9 @@ class HTTPClient(Client):
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         return await self._put(kind, obj, "status")
 
+    async def update_finalize(self, kind: Kind, obj: Object) -> Object:
+        return await self._put(kind, obj, "finalize")
+
     async def _put(self, kind: Kind, obj: Object, subresource: str) -> Object:
         m = obj.get("metadata") or {}
         path = resource_path(kind, m.get("namespace") or "", m.get("name") or "", subresource)

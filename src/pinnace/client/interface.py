@@ -97,6 +97,10 @@ class Client(ABC):
         """PUT the status subresource: only `obj`'s status is written."""
 
     @abstractmethod
+    async def update_finalize(self, kind: Kind, obj: Object) -> Object:
+        """PUT namespaces/finalize: only the namespace's spec.finalizers is written."""
+
+    @abstractmethod
     async def patch(
         self,
         kind: Kind,

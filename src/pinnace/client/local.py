@@ -82,6 +82,9 @@ class LocalClient(Client):
     async def update_status(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "status")
 
+    async def update_finalize(self, kind: Kind, obj: Object) -> Object:
+        return await self._update(kind, obj, "finalize")
+
     async def _update(self, kind: Kind, obj: Object, subresource: str) -> Object:
         m = obj.get("metadata") or {}
         namespace, name = m.get("namespace") or "", m.get("name") or ""

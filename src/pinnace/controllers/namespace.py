@@ -1,71 +1,58 @@
 """The namespace controller: empties a terminating namespace, then lets it go.
 
 When a namespace is deleted it turns Terminating and keeps the `kubernetes` finalizer in
-spec.finalizers. This controller deletes every namespaced object in it (pods gracefully, as any
-client would), retries until nothing is left, then removes the finalizer through
-namespaces/finalize, and the namespace disappears.
+spec.finalizers. This controller, a client of the API following namespaces with an informer,
+deletes every namespaced object in it (pods gracefully, as any client would), looks again
+every second until nothing is left, then removes the finalizer through namespaces/finalize, and
+the namespace disappears. All it goes by is in the API, so a restart carries on where it was.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from typing import TYPE_CHECKING
-
 from pinnace.api import catalog
+from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_KUBERNETES
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import ListOptions
-
-if TYPE_CHECKING:
-    from pinnace.apiserver.server import APIServer
-
-log = logging.getLogger(__name__)
+from pinnace.apiserver.objects import Object, clone
+from pinnace.client import Client, Informer
+from pinnace.controllers.controller_utils import WorkQueue
 
 RETRY_SECONDS = 1.0
+_NAMESPACES = catalog.by_resource("", "namespaces")
+assert _NAMESPACES is not None
+NAMESPACES: Kind = _NAMESPACES
 
 
 class NamespaceController:
-    def __init__(self, server: APIServer) -> None:
-        self._server = server
-        self._namespaces = catalog.by_resource("", "namespaces")
-        self._busy: set[str] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self._queue = WorkQueue(client.clock)
+        self._namespaces = Informer(client, NAMESPACES)
+        self._namespaces.add_event_handler(
+            on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new)
+        )
 
     async def run(self) -> None:
-        """Follow namespaces forever; cancel the task to stop."""
-        kind = self._namespaces
-        assert kind is not None
-        revision = ""
-        while True:
-            async for event in self._server.watch(kind, "", ListOptions(resource_version=revision)):
-                obj = event["object"]
-                if event["type"] == "ERROR":
-                    revision = ""
-                    break
-                revision = obj["metadata"]["resourceVersion"]
-                if event["type"] != "DELETED" and _terminating(obj):
-                    self._start(obj["metadata"]["name"])
-
-    def _start(self, name: str) -> None:
-        if name in self._busy:
-            return
-        self._busy.add(name)
-        task = asyncio.get_running_loop().create_task(self._finalize(name))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _finalize(self, name: str) -> None:
+        """Empty terminating namespaces forever; cancel the task to stop."""
+        self._namespaces.start()
         try:
-            while not await self._empty(name):
-                await self._server.clock.sleep(RETRY_SECONDS)
-            await self._remove_finalizer(name)
-        except StatusError as e:
-            if e.code != 404:
-                log.warning("finalizing namespace %s: %s", name, e.message)
+            await self._namespaces.wait_for_sync()
+            await self._queue.run(self.sync)
         finally:
-            self._busy.discard(name)
+            self._namespaces.stop()
+
+    def _enqueue(self, ns: Object) -> None:
+        if _terminating(ns):
+            self._queue.add(ns["metadata"]["name"])
+
+    async def sync(self, name: str) -> None:
+        ns = self._namespaces.get("", name)
+        if ns is None or not _terminating(ns):
+            return
+        if await self._empty(name):
+            await self._remove_finalizer(ns)
+        else:
+            self._queue.add_after(name, RETRY_SECONDS)
 
     async def _empty(self, namespace: str) -> bool:
         """Delete everything in the namespace; True when nothing was left to delete."""
@@ -73,29 +60,27 @@ class NamespaceController:
         for kind in catalog.kinds():
             if not kind.namespaced or "delete" not in kind.verbs:
                 continue
-            listed = await self._server.list(kind, namespace)
+            listed = await self._client.list(kind, namespace)
             for item in listed["items"]:
                 empty = False
                 if not item["metadata"].get("deletionTimestamp"):
                     try:
-                        await self._server.delete(kind, namespace, item["metadata"]["name"])
+                        await self._client.delete(kind, namespace, item["metadata"]["name"])
                     except StatusError as e:
                         if e.code not in (404, 409):
                             raise
         return empty
 
-    async def _remove_finalizer(self, name: str) -> None:
-        kind = self._namespaces
-        assert kind is not None
-
-        def drop(ns: Object) -> Object:
-            spec = ns.setdefault("spec", {})
-            spec["finalizers"] = [
-                f for f in spec.get("finalizers") or [] if f != FINALIZER_KUBERNETES
-            ]
-            return ns
-
-        await self._server.modify(kind, "", name, drop, subresource="finalize")
+    async def _remove_finalizer(self, ns: Object) -> None:
+        """A stale cached namespace fails with a conflict, and the sync is retried."""
+        finalized = clone(ns)
+        spec = finalized.setdefault("spec", {})
+        spec["finalizers"] = [f for f in spec.get("finalizers") or [] if f != FINALIZER_KUBERNETES]
+        try:
+            await self._client.update_finalize(NAMESPACES, finalized)
+        except StatusError as e:
+            if e.code != 404:
+                raise
 
 
 def _terminating(ns: Object) -> bool:

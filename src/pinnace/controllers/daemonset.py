@@ -69,6 +69,7 @@ from pinnace.controllers.daemonset_util import (
     target_node_name,
     template_generation_of,
 )
+from pinnace.controllers.ownership import resolve_controller_ref, selecting_owners
 
 log = logging.getLogger(__name__)
 
@@ -180,23 +181,12 @@ class DaemonSetController:
         self._enqueue(ds)
 
     def _owner(self, pod: Object) -> Object | None:
-        ref = controller_ref(pod)
-        if ref is None or ref.get("kind") != "DaemonSet":
-            return None
-        ds = self._daemon_sets.get(pod["metadata"]["namespace"], ref.get("name", ""))
-        if ds is None or ds["metadata"]["uid"] != ref.get("uid"):
-            return None
-        return ds
+        return resolve_controller_ref(pod, "DaemonSet", self._daemon_sets)
 
     def _enqueue_matching(self, pod: Object) -> None:
         """An orphan changed: the daemon sets that may adopt it have a look."""
-        labels = pod["metadata"].get("labels") or {}
-        if not labels:
-            return
-        for ds in self._daemon_sets.list(pod["metadata"]["namespace"]):
-            selector = as_label_selector(ds["spec"].get("selector"))
-            if selector is not None and not selector.empty and selector.matches(labels):
-                self._enqueue(ds)
+        for owner in selecting_owners(pod, self._daemon_sets):
+            self._enqueue(owner)
 
     def _pod_added(self, pod: Object) -> None:
         if pod["metadata"].get("deletionTimestamp"):

@@ -89,6 +89,7 @@ from pinnace.controllers.job_pods import (
 )
 from pinnace.controllers.job_success_policy import matched_rule_message
 from pinnace.controllers.job_tracking import FinalizerExpectations, count_uncounted, set_omitempty
+from pinnace.controllers.ownership import resolve_controller_ref, selecting_owners
 
 CONTROLLER_NAME = "job-controller"
 MANAGED_BY_DEFAULT = "kubernetes.io/job-controller"
@@ -248,21 +249,12 @@ class JobController:
                 self._orphans.add(object_key(pod))
 
     def _owner(self, pod: Object, ref: Object | None = None) -> Object | None:
-        ref = ref if ref is not None else controller_ref(pod)
-        if ref is None or ref.get("kind") != "Job":
-            return None
-        job = self._jobs.get(pod["metadata"]["namespace"], ref.get("name", ""))
-        if job is None or job["metadata"]["uid"] != ref.get("uid"):
-            return None
-        return job
+        return resolve_controller_ref(pod, "Job", self._jobs, ref)
 
     def _enqueue_matching(self, pod: Object) -> None:
         """An orphan changed: the Jobs that select it have a look."""
-        labels = pod["metadata"].get("labels") or {}
-        for job in self._jobs.list(pod["metadata"]["namespace"]):
-            selector = as_label_selector(job["spec"].get("selector"))
-            if selector is not None and not selector.empty and selector.matches(labels):
-                self._enqueue_batched(job)
+        for owner in selecting_owners(pod, self._jobs):
+            self._enqueue_batched(owner)
 
     def _pod_added(self, pod: Object) -> None:
         if pod["metadata"].get("deletionTimestamp"):

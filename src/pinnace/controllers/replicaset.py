@@ -38,6 +38,7 @@ from pinnace.controllers.controller_utils import (
     split_key,
     template_labels_match,
 )
+from pinnace.controllers.ownership import resolve_controller_ref, selecting_owners
 
 log = logging.getLogger(__name__)
 
@@ -97,23 +98,12 @@ class ReplicaSetController:
         self._enqueue(rs)
 
     def _owner(self, pod: Object) -> Object | None:
-        ref = controller_ref(pod)
-        if ref is None or ref.get("kind") != "ReplicaSet":
-            return None
-        rs = self._replica_sets.get(pod["metadata"]["namespace"], ref.get("name", ""))
-        if rs is None or rs["metadata"]["uid"] != ref.get("uid"):
-            return None
-        return rs
+        return resolve_controller_ref(pod, "ReplicaSet", self._replica_sets)
 
     def _enqueue_matching(self, pod: Object) -> None:
         """An orphan changed: the replica sets that may adopt it have a look."""
-        labels = pod["metadata"].get("labels") or {}
-        if not labels:
-            return
-        for rs in self._replica_sets.list(pod["metadata"]["namespace"]):
-            selector = as_label_selector(rs["spec"].get("selector"))
-            if selector is not None and not selector.empty and selector.matches(labels):
-                self._enqueue(rs)
+        for rs in selecting_owners(pod, self._replica_sets):
+            self._enqueue(rs)
 
     def _pod_added(self, pod: Object) -> None:
         if pod["metadata"].get("deletionTimestamp"):

@@ -215,3 +215,115 @@ def test_memory_pressure_taints_the_node_while_the_condition_lasts() -> None:
         assert cluster.taints("a-0") == set()
     finally:
         cluster.close()
+
+
+def disk_node(**settings: Any) -> Node:
+    """A node of 20Gi of disk with the kubelet's default thresholds (imagefs below 15%,
+    nodefs below 10%; one filesystem holds both)."""
+    return Node(
+        NodeConfig(
+            name="node-1",
+            capacity={"cpu": "2", "memory": "4Gi", "pods": "10", "ephemeral-storage": "20Gi"},
+            **settings,
+        )
+    )
+
+
+def test_disk_pressure_deletes_dead_containers_before_evicting_anyone() -> None:
+    node = disk_node()
+    try:
+        done = pod("done", node="node-1", restart_policy="Never", run_seconds="2")
+        done["metadata"]["annotations"]["sim.pinnace.dev/ephemeral-storage"] = "17Gi"
+        node.create_pod(done)
+        node.create_pod(pod("bystander", node="node-1"))
+        node.settle(12)  # done exited at 2 s, its 17Gi writable layer left on disk
+        assert status(node, "done")["phase"] == "Succeeded"
+        assert status(node, "bystander")["phase"] == "Running"
+        assert events(node, "Evicted") == []
+        assert ("node-1", "Warning", "Attempting to reclaim ephemeral-storage") in events(
+            node, "EvictionThresholdMet"
+        )
+        pressure = condition(node, "DiskPressure")
+        assert (pressure["status"], pressure["reason"], pressure["message"]) == (
+            "True",
+            "KubeletHasDiskPressure",
+            "kubelet has disk pressure",
+        )
+        # Under disk pressure every pod is refused, whatever its class.
+        node.create_pod(memory_pod("late", "10Mi", request="10Mi"))
+        node.settle(1)
+        late = status(node, "late")
+        assert (late["phase"], late["message"]) == (
+            "Failed",
+            "Pod was rejected: The node had condition: [DiskPressure]. ",
+        )
+    finally:
+        node.close()
+
+
+def test_disk_pressure_evicts_the_pod_writing_most() -> None:
+    node = disk_node()
+    try:
+        writer = pod("writer", node="node-1")
+        writer["metadata"]["annotations"]["sim.pinnace.dev/ephemeral-storage"] = "17Gi"
+        node.create_pod(writer)
+        node.create_pod(pod("bystander", node="node-1"))
+        node.settle(12)
+        evicted = status(node, "writer")
+        assert (evicted["phase"], evicted["reason"]) == ("Failed", "Evicted")
+        assert evicted["message"].startswith(
+            "The node was low on resource: ephemeral-storage. Threshold quantity: "
+        )
+        assert evicted["message"].endswith(
+            "Container app was using 17Gi, request is 0, has larger consumption of "
+            "ephemeral-storage. "
+        )
+        assert status(node, "bystander")["phase"] == "Running"
+    finally:
+        node.close()
+
+
+def test_a_pod_over_its_ephemeral_storage_limit_is_evicted_whatever_the_thresholds() -> None:
+    node = disk_node(eviction_hard={})
+    try:
+        body = pod("filler", node="node-1")
+        body["spec"]["containers"][0]["resources"] = {"limits": {"ephemeral-storage": "1Gi"}}
+        body["metadata"]["annotations"]["sim.pinnace.dev/ephemeral-storage"] = "ramp 0 2Gi 20s"
+        node.create_pod(body)
+        node.settle(8)
+        assert status(node, "filler")["phase"] == "Running"
+        node.settle(15)  # past 1Gi at 10 s; seen at the 20 s pass at the latest
+        filler = status(node, "filler")
+        assert (filler["phase"], filler["reason"], filler["message"]) == (
+            "Failed",
+            "Evicted",
+            "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. ",
+        )
+        assert "DisruptionTarget" not in {c["type"] for c in filler["conditions"]}
+        assert condition(node, "DiskPressure")["status"] == "False"
+    finally:
+        node.close()
+
+
+def test_pid_pressure_evicts_the_pod_running_most_processes() -> None:
+    node = disk_node(eviction_hard={"pid.available": "4194000"})  # of 4194304
+    try:
+        forker = pod("forker", node="node-1", pids="500")
+        node.create_pod(forker)
+        node.create_pod(pod("quiet", node="node-1"))
+        node.settle(12)
+        evicted = status(node, "forker")
+        assert (evicted["phase"], evicted["reason"]) == ("Failed", "Evicted")
+        # The threshold as Kubernetes prints the quantity "4194000".
+        assert evicted["message"] == (
+            "The node was low on resource: pids. Threshold quantity: 4194k, available: 4193803. "
+        )
+        assert status(node, "quiet")["phase"] == "Running"
+        pressure = condition(node, "PIDPressure")
+        assert (pressure["status"], pressure["reason"], pressure["message"]) == (
+            "True",
+            "KubeletHasInsufficientPID",
+            "kubelet has insufficient PID available",
+        )
+    finally:
+        node.close()

@@ -62,6 +62,7 @@ class Host:
     time: float = 0.0
     evicted: list[tuple[str, int, str]] = field(default_factory=list)
     events: list[tuple[str, str, str]] = field(default_factory=list)
+    disruptions: list[bool] = field(default_factory=list)
 
     def running(self) -> list[dict[str, Any]]:
         gone = {name for name, _, _ in self.evicted}
@@ -71,13 +72,17 @@ class Host:
         pods = []
         for p in self.running():
             name = p["metadata"]["name"]
-            container = ContainerStats(
+            app = ContainerStats(
                 "app",
                 memory_working_set_bytes=self.memory.get(name, 0),
                 rootfs_used_bytes=self.disk.get(name, 0),
             )
+            others = [  # "<pod>/<container>" in `disk` for a pod's other containers
+                ContainerStats(c["name"], rootfs_used_bytes=self.disk.get(f"{name}/{c['name']}", 0))
+                for c in p["spec"]["containers"][1:]
+            ]
             pods.append(
-                PodStats(f"uid-{name}", "default", name, [container], 0, self.pids.get(name, 0))
+                PodStats(f"uid-{name}", "default", name, [app, *others], 0, self.pids.get(name, 0))
             )
         node = NodeStats(
             memory_capacity_bytes=self.memory_capacity,
@@ -92,17 +97,22 @@ class Host:
     def active_pods(self) -> list[dict[str, Any]]:
         return self.running()
 
-    def evict_pod(self, pod: dict[str, Any], grace_period: int, message: str) -> None:
+    def evict_pod(
+        self, pod: dict[str, Any], grace_period: int, message: str, disruption: bool
+    ) -> None:
         self.evicted.append((pod["metadata"]["name"], grace_period, message))
+        self.disruptions.append(disruption)
 
     def node_event(self, event_type: str, reason: str, message: str) -> None:
         self.events.append((event_type, reason, message))
 
 
 def sync(manager: EvictionManager, host: Host, at: float) -> str | None:
+    """The pod the pass at `at` evicts, if any."""
     host.time = at
-    eviction = manager.synchronize(at)
-    return eviction.pod["metadata"]["name"] if eviction else None
+    evictions = manager.synchronize(at)
+    assert len(evictions) <= 1
+    return evictions[0].pod["metadata"]["name"] if evictions else None
 
 
 def config(**settings: Any) -> NodeConfig:
@@ -267,8 +277,7 @@ def test_stale_stats_evict_nothing() -> None:
     manager = EvictionManager(config(), host)
     assert sync(manager, host, 0) == "a"
     host.evicted.clear()
-    eviction = manager.synchronize(10)  # the summary is still the one of time 0
-    assert eviction is None
+    assert manager.synchronize(10) == []  # the summary is still the one of time 0
 
 
 def test_critical_pods_are_not_evicted() -> None:
@@ -416,3 +425,56 @@ def test_usage_ceiling_is_the_sum_of_the_models_peaks() -> None:
     assert UsageCeiling.of(body) == UsageCeiling(650 * Mi, 4 * Gi, 8)
     body["metadata"]["annotations"]["sim.pinnace.dev/memory"] = "lots"
     assert UsageCeiling.of(body).memory == float("inf")
+
+
+def test_pods_over_their_ephemeral_storage_limits_are_all_evicted_at_once() -> None:
+    host = Host(
+        [
+            pod("pod-limit", limits={"ephemeral-storage": "1Gi"}),
+            pod("container-limit", limits={"ephemeral-storage": "2Gi"}),
+            pod("within", limits={"ephemeral-storage": "2Gi"}),
+            pod("unlimited"),
+        ],
+        disk={"pod-limit": Gi + 1, "container-limit": 3 * Gi, "within": Gi, "unlimited": 50 * Gi},
+    )
+    # The pods have one container each, so "container-limit" is over its pod's limit too.
+    manager = EvictionManager(config(eviction_hard={}), host)
+    host.time = 0
+    evicted = manager.synchronize(0)
+    assert [(e.pod["metadata"]["name"], e.grace_period) for e in evicted] == [
+        ("pod-limit", 1),
+        ("container-limit", 1),
+    ]
+    assert [m for _, _, m in host.evicted] == [
+        "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. ",
+        "Pod ephemeral local storage usage exceeds the total limit of containers 2Gi. ",
+    ]
+    assert host.disruptions == [False, False]  # no DisruptionTarget for these
+    assert manager.node_conditions == set()
+
+
+def test_a_container_over_its_own_limit_is_named() -> None:
+    body = pod("two", limits={"ephemeral-storage": "1Gi"})
+    body["spec"]["containers"].append(
+        {"name": "roomy", "image": "busybox", "resources": {"limits": {"ephemeral-storage": "4Gi"}}}
+    )
+    # 1.5Gi in all: within the pod's 5Gi, over the 1Gi of the container app.
+    host = Host([body], disk={"two": 3 * Gi // 2})
+    manager = EvictionManager(config(eviction_hard={}), host)
+    host.time = 0
+    manager.synchronize(0)
+    assert host.evicted[0][2] == 'Container app exceeded its local ephemeral storage limit "1Gi". '
+
+
+def test_a_pod_that_may_exceed_its_storage_limit_is_never_skipped() -> None:
+    limited = pod("limited", limits={"ephemeral-storage": "1Gi"})
+    limited["metadata"]["annotations"] = {"sim.pinnace.dev/ephemeral-storage": "ramp 0 2Gi 60s"}
+    calm = pod("calm", limits={"ephemeral-storage": "3Gi"})
+    calm["metadata"]["annotations"] = {"sim.pinnace.dev/ephemeral-storage": "ramp 0 2Gi 60s"}
+    assert UsageCeiling.of(limited).storage_limited == 1
+    assert UsageCeiling.of(calm).storage_limited == 0
+    host = Host([pod("a")])
+    manager = EvictionManager(config(), host)
+    sync(manager, host, 0)
+    assert manager.may_skip(UsageCeiling.of(calm))
+    assert not manager.may_skip(UsageCeiling.of(limited))

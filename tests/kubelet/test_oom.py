@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.http.conftest import launch, stop
 from tests.http.test_scheduler_e2e import eventually
 from tests.kubelet.conftest import Node, pod
@@ -193,3 +194,24 @@ def test_the_node_kills_when_periodic_peaks_first_meet(node: Node) -> None:
     assert slow["restartCount"] == 1
     assert slow["lastState"]["terminated"]["reason"] == "OOMKilled"
     assert app(node, "fast")["restartCount"] == 0
+
+
+def test_vish_stress_allocates_step_by_step_and_is_killed_when_it_reaches_its_limit(
+    node: Node,
+) -> None:
+    # 4Ki every millisecond: 100Mi, the limit, is reached at 25.6 s of the 150Mi.
+    body = pod("grow", node="node-1")
+    body["spec"]["containers"][0].update(
+        image="vish/stress",
+        args=["-mem-total", "150Mi"],
+        resources={"limits": {"memory": "100Mi"}},
+    )
+    node.create_pod(body)
+    node.settle(13)
+    assert stats_of(node, "grow").memory_working_set_bytes == pytest.approx(50 * MI, rel=0.05)
+    node.settle(12)  # 25.5 s in all
+    assert app(node, "grow")["restartCount"] == 0
+    node.settle(1)
+    grow = app(node, "grow")
+    assert grow["restartCount"] == 1
+    assert grow["lastState"]["terminated"]["reason"] == "OOMKilled"

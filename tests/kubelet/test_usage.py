@@ -232,7 +232,8 @@ def test_vish_stress_runs_its_entrypoint_with_the_args() -> None:
     assert model.usage.cpu.at(10) == 2e9
     assert model.run_seconds == math.inf
     body["spec"]["containers"][0].update(args=["-mem-total", "150Mi", "-cpus", "1"])
-    assert container_behaviour(body, "app").usage.memory.at(0) == 150 * MI
+    memory = container_behaviour(body, "app").usage.memory
+    assert (memory.at(0), memory.at(38.4), memory.at(60)) == (0, 150 * MI, 150 * MI)
 
 
 def test_annotations_win_over_the_command() -> None:

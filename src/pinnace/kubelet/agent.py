@@ -33,6 +33,7 @@ from pinnace.kubelet.environment import Environment, NodeInfo, container_environ
 from pinnace.kubelet.eviction import (
     POD_CLEANUP_POLL,
     POD_CLEANUP_TIMEOUT,
+    Eviction,
     EvictionManager,
     UsageCeiling,
 )
@@ -372,24 +373,22 @@ class NodeAgent:
         if self._static_status is self._eviction_basis and self.eviction.may_skip(self._ceiling):
             return  # a pass could change nothing
         self._eviction_basis = self._static_status
-        eviction = self.eviction.synchronize(self.clock.now())
-        if eviction is not None:
+        evictions = self.eviction.synchronize(self.clock.now())
+        if evictions:
             self._evicting = True
-            self._background(self._after_eviction(eviction.pod["metadata"]["uid"]))
+            self._background(self._after_eviction(evictions))
 
-    async def _after_eviction(self, uid: str) -> None:
-        """Wait (30 s at most) for the evicted pod's containers to stop, then synchronize
-        again at once, as long as that evicts another pod."""
+    async def _after_eviction(self, evictions: list[Eviction]) -> None:
+        """Wait (30 s at most) for the evicted pods' containers to stop, then synchronize
+        again at once, as long as that evicts more."""
         try:
-            while True:
+            while evictions:
+                uids = [e.pod["metadata"]["uid"] for e in evictions]
                 waited = 0.0
-                while waited < POD_CLEANUP_TIMEOUT and not self._cleaned_up(uid):
+                while waited < POD_CLEANUP_TIMEOUT and not all(map(self._cleaned_up, uids)):
                     await self.clock.sleep(POD_CLEANUP_POLL)
                     waited += POD_CLEANUP_POLL
-                eviction = self.eviction.synchronize(self.clock.now())
-                if eviction is None:
-                    return
-                uid = eviction.pod["metadata"]["uid"]
+                evictions = self.eviction.synchronize(self.clock.now())
         finally:
             self._evicting = False
 
@@ -422,12 +421,14 @@ class NodeAgent:
         """The admitted pods that have neither finished nor begun stopping."""
         return [w.pod for w in self.workers.values() if not w.finished and not w.terminating]
 
-    def evict_pod(self, pod: Mapping[str, Any], grace_period: int, message: str) -> None:
+    def evict_pod(
+        self, pod: Mapping[str, Any], grace_period: int, message: str, disruption: bool
+    ) -> None:
         worker = self.workers.get(pod["metadata"]["uid"])
         if worker is None:
             return
         self.recorder.event(pod, "Warning", EVICTED, message)
-        worker.evict(grace_period, message)
+        worker.evict(grace_period, message, disruption)
 
     # --- what workers need -------------------------------------------------------------------
 

@@ -121,9 +121,15 @@ def container_behaviour(
     script = script_run(argv, context)
     command = CommandRun(seconds=math.inf) if script is None else script.run
 
-    def usage(key: str, resource: str, given: float) -> Curve:
+    def usage(key: str, resource: str, given: float | Curve) -> Curve:
         found = value(key)
-        return Curve.constant(given) if found is None else _curve(*found, resource)
+        if found is not None:
+            return _curve(*found, resource)
+        return given if isinstance(given, Curve) else Curve.constant(given)
+
+    memory = Curve.constant(command.memory_bytes)
+    if command.memory_ramp_seconds:
+        memory = Curve(((0.0, 0.0), (command.memory_ramp_seconds, command.memory_bytes)))
 
     return ContainerBehaviour(
         run_seconds=command.seconds if run is None else _run_seconds(*run),
@@ -133,7 +139,7 @@ def container_behaviour(
         later=script.stream() if script is not None and log is None else None,
         usage=ContainerUsage(
             cpu=usage(CPU, "cpu", command.cpu_cores * 1e9),
-            memory=usage(MEMORY, "memory", command.memory_bytes),
+            memory=usage(MEMORY, "memory", memory),
             ephemeral_storage=usage(EPHEMERAL_STORAGE, "ephemeral-storage", command.storage_bytes),
             pids=usage(PIDS, "pids", command.pids),
         ),

@@ -19,8 +19,9 @@ documentation runs:
     stress --io N                              N workers calling sync (no usage modelled)
     stress --timeout T                         ends after T (s, m, h or d), exit code 0
     stress -cpus N                             vish/stress: a demand of N cores
-    stress -mem-total Q                        vish/stress: Q (a quantity, 150Mi) held; the
-                                               real one takes a while to allocate it
+    stress -mem-total Q                        vish/stress: Q (a quantity, 150Mi), allocated
+                                               -mem-alloc-size (4Ki) every -mem-alloc-sleep
+                                               (1ms), so 150Mi takes 38.4 s, then held
 
 Short forms (-c, -m, -d, -i, -t) work too. Each worker is a process of its own besides the
 stress process itself.
@@ -29,6 +30,7 @@ stress process itself.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from pinnace.resources.lists import parse_quantity
@@ -45,6 +47,8 @@ class CommandRun:
     cpu_cores: float = 0.0
     """CPU demand in cores."""
     memory_bytes: int = 0
+    memory_ramp_seconds: float = 0.0
+    """How long it takes to allocate memory_bytes from nothing (0: at once)."""
     storage_bytes: int = 0
     """Written to the container's writable layer."""
     pids: int = 1
@@ -109,10 +113,24 @@ _STRESS_FLAGS = {
     "--cpus": "cpus",
     "-mem-total": "mem-total",
     "--mem-total": "mem-total",
+    "-mem-alloc-size": "mem-alloc-size",
+    "--mem-alloc-size": "mem-alloc-size",
+    "-mem-alloc-sleep": "mem-alloc-sleep",
+    "--mem-alloc-sleep": "mem-alloc-sleep",
     "-logtostderr": "",
     "--logtostderr": "",
 }
 _STRESS_SIZE_UNITS = {"b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_GO_DURATION_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
 
 
 def _stress(args: list[str], run: CommandRun) -> int | None:
@@ -137,11 +155,15 @@ def _stress(args: list[str], run: CommandRun) -> int | None:
         vm_bytes = _stress_size(options.get("vm-bytes", "256M"))
         hdd_bytes = _stress_size(options.get("hdd-bytes", "1G"))
         mem_total = parse_quantity(options.get("mem-total", "0")).value()
+        mem_step = parse_quantity(options.get("mem-alloc-size", "4Ki")).value()
+        mem_sleep = _go_duration(options.get("mem-alloc-sleep", "1ms"))
         cpus = int(options.get("cpus", "0"))
     except ValueError:
         return None
     seconds = duration(options.get("timeout", "infinity"))
     if seconds is None or min(cpu, vm, hdd, io, vm_bytes, hdd_bytes, mem_total, cpus) < 0:
+        return None
+    if mem_step <= 0:
         return None
     if "cpus" not in options and "mem-total" not in options:
         # vish/stress logs through glog, to files unless told -logtostderr: nothing shows
@@ -150,7 +172,10 @@ def _stress(args: list[str], run: CommandRun) -> int | None:
         )
     run.seconds += seconds
     run.cpu_cores = max(run.cpu_cores, float(cpu + cpus))
-    run.memory_bytes = max(run.memory_bytes, vm * vm_bytes + mem_total)
+    if vm * vm_bytes + mem_total > run.memory_bytes:
+        run.memory_bytes = vm * vm_bytes + mem_total
+        # vish/stress allocates step by step; stress's workers hold theirs at once
+        run.memory_ramp_seconds = (mem_total // mem_step) * mem_sleep
     run.storage_bytes = max(run.storage_bytes, hdd * hdd_bytes)
     run.pids = max(run.pids, 1 + cpu + vm + hdd + io)
     if seconds < math.inf:
@@ -164,3 +189,13 @@ def _stress_size(text: str) -> int:
     if unit in _STRESS_SIZE_UNITS:
         return int(text[:-1]) * _STRESS_SIZE_UNITS[unit]
     return int(text)
+
+
+def _go_duration(text: str) -> float:
+    """A Go time.Duration flag ("1ms", "1m30s", "0") in seconds; ValueError otherwise."""
+    if text == "0":
+        return 0.0
+    parts = _GO_DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"invalid duration {text!r}")
+    return sum(float(n) * _GO_DURATION_UNITS[u] for n, u in parts)

@@ -15,6 +15,9 @@ Every synchronization (10 s, the kubelet's monitoring interval) it reads the sta
    with a 1 s grace period for a hard threshold, or the shorter of evictionMaxPodGracePeriod
    and the pod's own for a soft one (the pod's own when the maximum is 0).
 
+Before acting on thresholds, it evicts (with 1 s) every pod over its ephemeral-storage limits
+(`pinnace.kubelet.eviction_storage`), and then does nothing else in that pass.
+
 The caller then waits (polling every second, for at most 30 s) for the evicted pod to be
 cleaned up and synchronizes again at once; otherwise it waits for the next interval.
 
@@ -52,6 +55,7 @@ from pinnace.kubelet.eviction_signals import (
     threshold_amount,
     thresholds_met,
 )
+from pinnace.kubelet.eviction_storage import storage_limit_exceeded, storage_limit_reachable
 from pinnace.kubelet.runtime import CRI_LOG_PREFIX_BYTES
 from pinnace.kubelet.stats import PodStats, Summary
 from pinnace.kubelet.summary import BYTES_PER_INODE
@@ -82,9 +86,10 @@ class EvictionHost(Protocol):
     def active_pods(self) -> Sequence[Pod]:
         """The admitted pods that are neither finished nor being stopped."""
 
-    def evict_pod(self, pod: Pod, grace_period: int, message: str) -> None:
+    def evict_pod(self, pod: Pod, grace_period: int, message: str, disruption: bool) -> None:
         """Record the Evicted event and kill the pod's containers within `grace_period`
-        seconds; the pod ends Failed with reason Evicted and `message`."""
+        seconds; the pod ends Failed with reason Evicted and `message`, and, with
+        `disruption`, a DisruptionTarget condition."""
 
     def node_event(self, event_type: str, reason: str, message: str) -> None: ...
 
@@ -110,15 +115,23 @@ class UsageCeiling:
     memory: float = 0.0
     disk: float = 0.0
     pids: float = 0.0
+    storage_limited: float = 0
+    """How many of the pods could go over an ephemeral-storage limit of theirs."""
 
     def __add__(self, other: UsageCeiling) -> UsageCeiling:
         return UsageCeiling(
-            self.memory + other.memory, self.disk + other.disk, self.pids + other.pids
+            self.memory + other.memory,
+            self.disk + other.disk,
+            self.pids + other.pids,
+            self.storage_limited + other.storage_limited,
         )
 
     def __sub__(self, other: UsageCeiling) -> UsageCeiling:
         return UsageCeiling(
-            self.memory - other.memory, self.disk - other.disk, self.pids - other.pids
+            self.memory - other.memory,
+            self.disk - other.disk,
+            self.pids - other.pids,
+            self.storage_limited - other.storage_limited,
         )
 
     @classmethod
@@ -127,18 +140,21 @@ class UsageCeiling:
         its model does not parse, as it may be fixed any time."""
         spec = pod_spec(pod)
         total = cls()
+        disk_peaks: dict[str, float] = {}
         for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
+            name = c.get("name", "")
             try:
-                behaviour = container_behaviour(pod, c.get("name", ""))
+                behaviour = container_behaviour(pod, name)
             except BehaviourError:
-                return cls(math.inf, math.inf, math.inf)
+                return cls(math.inf, math.inf, math.inf, math.inf)
             usage, lines = behaviour.usage, behaviour.log.splitlines()
             log = sum(CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for line in lines)
-            total += cls(  # stats round each amount
-                math.ceil(usage.memory.peak),
-                2 * (math.ceil(usage.ephemeral_storage.peak) + log),
-                math.ceil(usage.pids.peak),
+            disk_peaks[name] = math.ceil(usage.ephemeral_storage.peak) + log  # stats round
+            total += cls(
+                math.ceil(usage.memory.peak), 2 * disk_peaks[name], math.ceil(usage.pids.peak)
             )
+        if storage_limit_reachable(pod, disk_peaks):
+            total += cls(storage_limited=1)
         return total
 
 
@@ -147,7 +163,6 @@ class Eviction:
     """A pod the manager evicted, and why."""
 
     pod: Pod
-    signal: str
     grace_period: int
     message: str
 
@@ -192,11 +207,9 @@ class EvictionManager:
 
     # --- synchronization ---------------------------------------------------------------------
 
-    def synchronize(self, now: float) -> Eviction | None:
-        """One pass of the control loop at `now`: update the conditions and evict at most
-        one pod."""
-        if not self.thresholds:
-            return None
+    def synchronize(self, now: float) -> list[Eviction]:
+        """One pass of the control loop at `now`: update the conditions and evict every pod
+        over its ephemeral-storage limits, or else at most one pod."""
         summary = self.host.summary()
         if self.dedicated_image_fs is None:
             self.dedicated_image_fs = _has_dedicated_image_fs(summary)
@@ -221,17 +234,32 @@ class EvictionManager:
         self._thresholds_met = acting
         stale = self._last_summary_time is not None and summary.time <= self._last_summary_time
         self._last_summary_time = summary.time
-        if stale:
-            return None
+        evicted = self._local_storage_evictions(summary)
+        if evicted or stale:
+            return evicted
         acting = by_eviction_priority(acting)
         threshold = next((t for t in acting if t.signal in SIGNAL_RESOURCE), None)
         if threshold is None:
-            return None
+            return []
         resource = SIGNAL_RESOURCE[threshold.signal]
         self.host.node_event("Warning", "EvictionThresholdMet", f"Attempting to reclaim {resource}")
         if self._reclaim_node_level_resources(threshold.signal):
-            return None
-        return self._evict_one(threshold, resource, acting, observations, summary)
+            return []
+        eviction = self._evict_one(threshold, resource, acting, observations, summary)
+        return [eviction] if eviction is not None else []
+
+    def _local_storage_evictions(self, summary: Summary) -> list[Eviction]:
+        by_uid = {s.uid: s for s in summary.pods}
+        evicted = []
+        for pod in self.host.active_pods():
+            pod_stats = by_uid.get(pod["metadata"].get("uid", ""))
+            if pod_stats is None or is_critical_pod(pod):
+                continue
+            message = storage_limit_exceeded(pod, pod_stats, bool(self.dedicated_image_fs))
+            if message is not None:
+                self.host.evict_pod(pod, IMMEDIATE_GRACE_PERIOD, message, disruption=False)
+                evicted.append(Eviction(pod, IMMEDIATE_GRACE_PERIOD, message))
+        return evicted
 
     def may_skip(self, ceiling: UsageCeiling) -> bool:
         """Whether a pass can change nothing: no pressure reported, no threshold pending,
@@ -240,6 +268,7 @@ class EvictionManager:
         not skip once that has changed."""
         if (
             self._headroom is None
+            or ceiling.storage_limited
             or self.node_conditions
             or self._first_observed
             or self._thresholds_met
@@ -308,8 +337,8 @@ class EvictionManager:
                 continue  # the kubelet never evicts a static or mirror pod, nor a critical one
             grace = self._grace_period(threshold, pod)
             message = eviction_message(resource, pod, stats_of(pod), acting, observations)
-            self.host.evict_pod(pod, grace, message)
-            return Eviction(pod, threshold.signal, grace, message)
+            self.host.evict_pod(pod, grace, message, disruption=True)
+            return Eviction(pod, grace, message)
         return None
 
     def _grace_period(self, threshold: Threshold, pod: Pod) -> int:

@@ -509,19 +509,21 @@ class PodWorker:
         grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
         self._fail("DeadlineExceeded", message, grace)
 
-    def evict(self, grace: float, message: str) -> None:
-        """The eviction manager chose this pod: it fails with reason Evicted, its containers
-        are killed within `grace` seconds, and a DisruptionTarget condition says why."""
+    def evict(self, grace: float, message: str, disruption: bool) -> None:
+        """The eviction manager chose this pod: it fails with reason Evicted and its
+        containers are killed within `grace` seconds; with `disruption`, a DisruptionTarget
+        condition says why."""
         if self.terminating or self.finished:
             return
-        self.disruption = {
-            "type": "DisruptionTarget",
-            "status": "True",
-            "lastProbeTime": None,
-            "lastTransitionTime": self.host.clock.now_rfc3339(),
-            "reason": "TerminationByKubelet",
-            "message": message,
-        }
+        if disruption:
+            self.disruption = {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": self.host.clock.now_rfc3339(),
+                "reason": "TerminationByKubelet",
+                "message": message,
+            }
         self._fail("Evicted", message, grace)
 
     def _fail(self, reason: str, message: str, grace: float) -> None:

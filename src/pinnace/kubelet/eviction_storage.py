@@ -1,0 +1,53 @@
+"""Eviction for local ephemeral storage limits (the eviction manager's localStorageEviction in
+v1.32, on as LocalStorageCapacityIsolation is GA): whatever the node's thresholds, a pod whose
+disk use goes above its ephemeral-storage limit is evicted at the next pass.
+
+- The pod: its writable layers, logs and local volumes above the sum of its containers'
+  ephemeral-storage limits;
+- a container: its log (and its writable layer, unless images have a filesystem of their own)
+  above its own limit.
+
+emptyDir sizeLimit is not checked: the usage model has no volumes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pinnace.kubelet.stats import PodStats
+from pinnace.resources.names import EPHEMERAL_STORAGE
+from pinnace.resources.pod import containers, pod_limits
+
+
+def storage_limit_exceeded(
+    pod: Mapping[str, Any], pod_stats: PodStats, dedicated_image_fs: bool
+) -> str | None:
+    """Why the pod must be evicted for its disk use, in the kubelet's words, or None."""
+    limit = pod_limits(pod).get(EPHEMERAL_STORAGE)
+    if limit is not None and pod_stats.ephemeral_storage_bytes > limit.value():
+        return f"Pod ephemeral local storage usage exceeds the total limit of containers {limit}. "
+    limits = {
+        c.name: c.limits[EPHEMERAL_STORAGE]
+        for c in containers(pod, "containers")
+        if EPHEMERAL_STORAGE in c.limits and not c.limits[EPHEMERAL_STORAGE].is_zero()
+    }
+    for stats in pod_stats.containers:
+        limit = limits.get(stats.name)
+        used = stats.logs_used_bytes + (0 if dedicated_image_fs else stats.rootfs_used_bytes)
+        if limit is not None and used > limit.value():
+            return f'Container {stats.name} exceeded its local ephemeral storage limit "{limit}". '
+    return None
+
+
+def storage_limit_reachable(pod: Mapping[str, Any], disk_peaks: Mapping[str, float]) -> bool:
+    """Whether containers using up to `disk_peaks` (writable layer and log, by container
+    name) could take the pod over one of its ephemeral-storage limits."""
+    limit = pod_limits(pod).get(EPHEMERAL_STORAGE)
+    if limit is not None and sum(disk_peaks.values()) > limit.value():
+        return True
+    for c in containers(pod, "containers"):
+        own = c.limits.get(EPHEMERAL_STORAGE)
+        if own is not None and not own.is_zero() and disk_peaks.get(c.name, 0) > own.value():
+            return True
+    return False

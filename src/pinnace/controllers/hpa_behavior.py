@@ -15,6 +15,7 @@ Kubernetes.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,37 +95,47 @@ def _net_removed_in_period(policy: Object, history: _History, now: float) -> int
 
 def scale_up_limit(current: int, rules: Object, history: _History, now: float) -> int:
     """The most replicas the scale-up policies allow now."""
-    select = rules.get("selectPolicy", "Max")
-    if select == "Disabled":
-        return current
-    proposals = []
-    for policy in rules.get("policies") or []:
-        start = current + _net_removed_in_period(policy, history, now)
+
+    def allowed(start: int, policy: Object) -> int:
         if policy.get("type") == "Pods":
-            proposals.append(start + int(policy["value"]))
-        else:
-            # rounded up, or a small percentage of a few pods would never add one
-            proposals.append(math.ceil(start * (1 + int(policy["value"]) / 100)))
-    if not proposals:
-        return current
-    return min(proposals) if select == "Min" else max(proposals)
+            return start + int(policy["value"])
+        # rounded up, or a small percentage of a few pods would never add one
+        return math.ceil(start * (1 + int(policy["value"]) / 100))
+
+    return _policy_limit(current, rules, history, now, allowed, most=True)
 
 
 def scale_down_limit(current: int, rules: Object, history: _History, now: float) -> int:
     """The fewest replicas the scale-down policies allow now."""
+
+    def allowed(start: int, policy: Object) -> int:
+        if policy.get("type") == "Pods":
+            return start - int(policy["value"])
+        return int(start * (1 - int(policy["value"]) / 100))
+
+    return _policy_limit(current, rules, history, now, allowed, most=False)
+
+
+def _policy_limit(
+    current: int,
+    rules: Object,
+    history: _History,
+    now: float,
+    allowed: Callable[[int, Object], int],
+    most: bool,
+) -> int:
+    """Each policy's limit from the count its period started with; selectPolicy Max picks the
+    one that lets the count move furthest (`most`: the largest), Min the least."""
     select = rules.get("selectPolicy", "Max")
     if select == "Disabled":
         return current
-    proposals = []
-    for policy in rules.get("policies") or []:
-        start = current + _net_removed_in_period(policy, history, now)
-        if policy.get("type") == "Pods":
-            proposals.append(start - int(policy["value"]))
-        else:
-            proposals.append(int(start * (1 - int(policy["value"]) / 100)))
+    proposals = [
+        allowed(current + _net_removed_in_period(policy, history, now), policy)
+        for policy in rules.get("policies") or []
+    ]
     if not proposals:
         return current
-    return max(proposals) if select == "Min" else min(proposals)
+    return max(proposals) if (select == "Max") == most else min(proposals)
 
 
 class Normalizer:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from pinnace.apiserver.objects import Object
@@ -249,29 +249,16 @@ class ReplicaCalculator:
         metrics = dict(metrics)
         groups = self._groups(pods, metrics, resource, now)
         requests = pod_requests(pods, resource, container)
-        ratio, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)
-
-        def proposal(replicas: int) -> Proposal:
-            return Proposal(replicas, utilization, raw)
-
-        scale_up_with_unready = bool(groups.unready) and ratio > 1.0
-        if not scale_up_with_unready and not groups.missing:
-            if self._within_tolerance(ratio):
-                return proposal(current)
-            return proposal(math.ceil(ratio * groups.ready_count))
-        if groups.missing:
-            if ratio < 1.0:
-                fallback = max(100, target_utilization)
-                for name in groups.missing:
-                    metrics[name] = PodMetric(requests[name] * fallback // 100)
-            elif ratio > 1.0:
-                for name in groups.missing:
-                    metrics[name] = PodMetric(0)
-        if scale_up_with_unready:
-            for name in groups.unready:
-                metrics[name] = PodMetric(0)
-        new_ratio, _, _ = resource_utilization_ratio(metrics, requests, target_utilization)
-        return proposal(self._rebalanced(current, ratio, new_ratio, len(metrics)))
+        _, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)
+        fallback = max(100, target_utilization)
+        replicas = self._replicas(
+            current,
+            metrics,
+            groups,
+            lambda: resource_utilization_ratio(metrics, requests, target_utilization)[0],
+            lambda name: requests[name] * fallback // 100,
+        )
+        return Proposal(replicas, utilization, raw)
 
     def raw_resource_replicas(
         self,
@@ -285,28 +272,46 @@ class ReplicaCalculator:
         """GetRawResourceReplicas: a target average usage per pod, in milli-units."""
         metrics = dict(metrics)
         groups = self._groups(pods, metrics, resource, now)
-        ratio, usage = metric_usage_ratio(metrics, target_usage)
+        _, usage = metric_usage_ratio(metrics, target_usage)
+        replicas = self._replicas(
+            current,
+            metrics,
+            groups,
+            lambda: metric_usage_ratio(metrics, target_usage)[0],
+            lambda _name: target_usage,
+        )
+        return Proposal(replicas, None, usage)
 
-        def proposal(replicas: int) -> Proposal:
-            return Proposal(replicas, None, usage)
-
+    def _replicas(
+        self,
+        current: int,
+        metrics: dict[str, PodMetric],
+        groups: PodGroups,
+        usage_ratio: Callable[[], float],
+        usage_when_missing: Callable[[str], int],
+    ) -> int:
+        """The replica count both calculations share: the ratio of usage to target over the
+        ready pods with metrics; if that is within tolerance, or pods are unready or without
+        metrics, the ratio again with the missing pods at `usage_when_missing` (scaling down)
+        or 0 (scaling up) and unready ones at 0 when scaling up — unless that reverses the
+        direction."""
+        ratio = usage_ratio()
         scale_up_with_unready = bool(groups.unready) and ratio > 1.0
         if not scale_up_with_unready and not groups.missing:
             if self._within_tolerance(ratio):
-                return proposal(current)
-            return proposal(math.ceil(ratio * groups.ready_count))
+                return current
+            return math.ceil(ratio * groups.ready_count)
         if groups.missing:
             if ratio < 1.0:
                 for name in groups.missing:
-                    metrics[name] = PodMetric(target_usage)
+                    metrics[name] = PodMetric(usage_when_missing(name))
             elif ratio > 1.0:
                 for name in groups.missing:
                     metrics[name] = PodMetric(0)
         if scale_up_with_unready:
             for name in groups.unready:
                 metrics[name] = PodMetric(0)
-        new_ratio, _ = metric_usage_ratio(metrics, target_usage)
-        return proposal(self._rebalanced(current, ratio, new_ratio, len(metrics)))
+        return self._rebalanced(current, ratio, usage_ratio(), len(metrics))
 
     def _rebalanced(self, current: int, ratio: float, new_ratio: float, counted: int) -> int:
         """The count once missing and unready pods are accounted for; the current count when

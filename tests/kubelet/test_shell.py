@@ -10,7 +10,8 @@ import time
 import pytest
 from tests.kubelet.conftest import Node, pod
 
-from pinnace.kubelet.shell import ShellContext, script_run
+from pinnace.kubelet.commands import CommandRun
+from pinnace.kubelet.shell import ShellContext, command_run, script_run
 from pinnace.kubelet.volumes import Filesystem
 
 FILES = Filesystem([("/etc/config", {"SPECIAL_LEVEL": "very", "keys": "a=1\nb=2\n"})])
@@ -68,6 +69,14 @@ def test_scripts_print_what_busybox_would(script: str, lines: list[str], code: i
 )
 def test_anything_else_is_not_understood(script: str) -> None:
     assert script_run(["sh", "-c", script], CONTEXT) is None
+
+
+def test_probes_and_hooks_do_not_guess_the_containers_files_or_environment() -> None:
+    assert command_run(["cat", "/tmp/healthy"]) is None
+    assert command_run(["sh", "-c", "printenv HOME"]) is None
+    assert command_run(["sh", "-c", "echo ready; exit 2"]) == CommandRun(
+        exit_code=2, output=["ready"]
+    )
 
 
 def test_lines_after_a_sleep_come_later_and_a_sleeping_loop_runs_silently() -> None:

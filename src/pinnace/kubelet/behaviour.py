@@ -32,7 +32,10 @@ containers is 100Mi each.
 
 Without annotations, a container whose command is a well-known one (`sleep 30`,
 `sh -c "exit 1"`, `stress --vm 1 --vm-bytes 150M`, see `pinnace.kubelet.commands`) behaves and
-uses what that command would; annotations win over the command. A container with no command of
+uses what that command would; annotations win over the command. Its command and args have
+their `$(VAR)` references expanded with its environment (`pinnace.kubelet.environment`), and a
+shell script runs with that environment and the files of its volumes (`pinnace.kubelet.shell`),
+so `sh -c "cat /etc/config/keys"` prints the mounted ConfigMap key. A container with no command of
 its own runs its image's entrypoint: `vish/stress` with args `-cpus 2` is `stress -cpus 2`.
 
 A value that does not parse keeps the container from being created: it waits with the reason

@@ -379,12 +379,13 @@ def command_run(argv: Sequence[str], context: ShellContext | None = None) -> Com
 
 def script_run(argv: Sequence[str], context: ShellContext | None = None) -> ScriptRun | None:
     """Run `argv` (a shell's `-c` script, or a program and its arguments); None when it is
-    not understood."""
+    not understood. Without a context (an exec probe or hook: the container's files and
+    environment are not at hand), `cat`, `ls`, `env` and `printenv` are not understood."""
     if not argv:
         return None
     program = argv[0].rsplit("/", 1)[-1]
     text = argv[2] if program in SHELLS and len(argv) >= 3 and argv[1] == "-c" else None
-    shell = _Shell(context or ShellContext())
+    shell = _Shell(context or ShellContext(), known=context is not None)
     try:
         commands = parse(shlex.join(argv) if text is None else text)
         shell.run_list(commands)
@@ -403,8 +404,10 @@ def script_run(argv: Sequence[str], context: ShellContext | None = None) -> Scri
 
 
 class _Shell:
-    def __init__(self, context: ShellContext) -> None:
+    def __init__(self, context: ShellContext, known: bool = True) -> None:
         self.context = context
+        self.known = known
+        """The container's files and environment are at hand."""
         self.exported = {
             "HOSTNAME": context.hostname,
             "PATH": DEFAULT_PATH,
@@ -655,7 +658,13 @@ def _echo(shell: _Shell, args: list[str]) -> int:
     return 0
 
 
+def _container_state(shell: _Shell) -> None:
+    if not shell.known:
+        raise NotUnderstood("the container's files and environment are not known here")
+
+
 def _env(shell: _Shell, args: list[str]) -> int:
+    _container_state(shell)
     if args:
         raise NotUnderstood("env with arguments")
     shell.write("".join(f"{k}={v}\n" for k, v in shell.exported.items()))
@@ -663,6 +672,7 @@ def _env(shell: _Shell, args: list[str]) -> int:
 
 
 def _printenv(shell: _Shell, args: list[str]) -> int:
+    _container_state(shell)
     if not args:
         return _env(shell, args)
     found = [shell.exported[name] for name in args if name in shell.exported]
@@ -671,6 +681,7 @@ def _printenv(shell: _Shell, args: list[str]) -> int:
 
 
 def _cat(shell: _Shell, args: list[str]) -> int:
+    _container_state(shell)
     if not args or any(a.startswith("-") for a in args):
         raise NotUnderstood("cat without files")
     status = 0
@@ -688,6 +699,7 @@ def _cat(shell: _Shell, args: list[str]) -> int:
 
 
 def _ls(shell: _Shell, args: list[str]) -> int:
+    _container_state(shell)
     if len(args) != 1 or args[0].startswith("-"):
         raise NotUnderstood("ls of one directory")
     names = shell.context.files.list(args[0])

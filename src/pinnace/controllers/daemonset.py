@@ -69,7 +69,7 @@ from pinnace.controllers.daemonset_util import (
     target_node_name,
     template_generation_of,
 )
-from pinnace.controllers.ownership import resolve_controller_ref, selecting_owners
+from pinnace.controllers.ownership import ControlledPodEvents
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,9 @@ def _ignore_node_update(old: Object, new: Object) -> bool:
     )
 
 
-class DaemonSetController:
+class DaemonSetController(ControlledPodEvents):
+    OWNER_KIND = "DaemonSet"
+
     def __init__(self, client: Client, informers: InformerFactory) -> None:
         self._client = client
         self._clock = client.clock
@@ -157,6 +159,10 @@ class DaemonSetController:
             on_delete=self._revision_changed,
         )
 
+    @property
+    def owners(self) -> Informer:
+        return self._daemon_sets
+
     async def run(self) -> None:
         """Sync daemon sets forever; cancel the task to stop."""
         for informer in (self._daemon_sets, self._pods, self._nodes, self._history.informer):
@@ -173,61 +179,8 @@ class DaemonSetController:
 
     # --- event handlers ----------------------------------------------------------------------
 
-    def _enqueue(self, ds: Object) -> None:
-        self._queue.add(object_key(ds))
-
     def _daemon_set_deleted(self, ds: Object) -> None:
         self._placements.pop(ds["metadata"]["uid"], None)
-        self._enqueue(ds)
-
-    def _owner(self, pod: Object) -> Object | None:
-        return resolve_controller_ref(pod, "DaemonSet", self._daemon_sets)
-
-    def _enqueue_matching(self, pod: Object) -> None:
-        """An orphan changed: the daemon sets that may adopt it have a look."""
-        for owner in selecting_owners(pod, self._daemon_sets):
-            self._enqueue(owner)
-
-    def _pod_added(self, pod: Object) -> None:
-        if pod["metadata"].get("deletionTimestamp"):
-            self._pod_deleted(pod)
-            return
-        if controller_ref(pod) is not None:
-            ds = self._owner(pod)
-            if ds is not None:
-                self.expectations.creation_observed(object_key(ds))
-                self._enqueue(ds)
-            return
-        self._enqueue_matching(pod)
-
-    def _pod_updated(self, old: Object, new: Object) -> None:
-        if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
-            return
-        if new["metadata"].get("deletionTimestamp"):
-            self._pod_deleted(new)
-            return
-        old_ref, new_ref = controller_ref(old), controller_ref(new)
-        if old_ref != new_ref and old_ref is not None:
-            old_ds = self._owner(old)
-            if old_ds is not None:
-                self._enqueue(old_ds)
-        if new_ref is not None:
-            ds = self._owner(new)
-            if ds is not None:
-                self._enqueue(ds)
-                min_ready = ds["spec"].get("minReadySeconds") or 0
-                if min_ready and not is_pod_ready(old) and is_pod_ready(new):
-                    self._queue.add_after(object_key(ds), min_ready + 1)
-            return
-        labels_changed = old["metadata"].get("labels") != new["metadata"].get("labels")
-        if labels_changed or old_ref != new_ref:
-            self._enqueue_matching(new)
-
-    def _pod_deleted(self, pod: Object) -> None:
-        ds = self._owner(pod)
-        if ds is None:
-            return
-        self.expectations.deletion_observed(object_key(ds), object_key(pod))
         self._enqueue(ds)
 
     def _revision_changed(self, revision: Object) -> None:

@@ -4,10 +4,17 @@ helpers of kube-controller-manager)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pinnace.api.apps import as_label_selector
 from pinnace.apiserver.objects import Object
-from pinnace.client import Informer
-from pinnace.controllers.controller_utils import controller_ref
+from pinnace.client import Informer, object_key
+from pinnace.controllers.controller_utils import (
+    Expectations,
+    WorkQueue,
+    controller_ref,
+    is_pod_ready,
+)
 
 
 def resolve_controller_ref(
@@ -36,3 +43,80 @@ def selecting_owners(obj: Object, owners: Informer) -> list[Object]:
         if selector is not None and not selector.empty and selector.matches(labels):
             found.append(owner)
     return found
+
+
+class ControlledPodEvents:
+    """The pod event handlers of a controller whose objects own pods directly (ReplicaSet,
+    DaemonSet), as v1.32's addPod/updatePod/deletePod: a pod seen fulfils its owner's creation
+    expectation and a pod going its deletion expectation; a pod that changes owner or labels
+    wakes its old and new owners, or as an orphan those that may adopt it; a pod turning ready
+    wakes its owner again once minReadySeconds have passed.
+
+    Subclasses name the `OWNER_KIND`, give `owners` (their informer), `expectations` and
+    `_queue`."""
+
+    OWNER_KIND: ClassVar[str]
+    DELETION_RECHECKS_OLD_LABELS: ClassVar[bool] = False
+    """A pod being deleted whose labels changed also counts as the old pod deleted (the
+    ReplicaSet controller's updatePod does this, the DaemonSet controller's does not)."""
+    expectations: Expectations
+    _queue: WorkQueue
+
+    @property
+    def owners(self) -> Informer:
+        raise NotImplementedError
+
+    def _enqueue(self, owner: Object) -> None:
+        self._queue.add(object_key(owner))
+
+    def _owner(self, obj: Object) -> Object | None:
+        return resolve_controller_ref(obj, self.OWNER_KIND, self.owners)
+
+    def _enqueue_matching(self, obj: Object) -> None:
+        """An orphan changed: the owners that may adopt it have a look."""
+        for owner in selecting_owners(obj, self.owners):
+            self._enqueue(owner)
+
+    def _pod_added(self, pod: Object) -> None:
+        if pod["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(pod)
+            return
+        if controller_ref(pod) is not None:
+            owner = self._owner(pod)
+            if owner is not None:
+                self.expectations.creation_observed(object_key(owner))
+                self._enqueue(owner)
+            return
+        self._enqueue_matching(pod)
+
+    def _pod_updated(self, old: Object, new: Object) -> None:
+        if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
+            return
+        labels_changed = old["metadata"].get("labels") != new["metadata"].get("labels")
+        if new["metadata"].get("deletionTimestamp"):
+            self._pod_deleted(new)
+            if labels_changed and self.DELETION_RECHECKS_OLD_LABELS:
+                self._pod_deleted(old)
+            return
+        old_ref, new_ref = controller_ref(old), controller_ref(new)
+        if old_ref != new_ref and old_ref is not None:
+            old_owner = self._owner(old)
+            if old_owner is not None:
+                self._enqueue(old_owner)
+        if new_ref is not None:
+            owner = self._owner(new)
+            if owner is not None:
+                self._enqueue(owner)
+                min_ready = owner["spec"].get("minReadySeconds") or 0
+                if min_ready and not is_pod_ready(old) and is_pod_ready(new):
+                    self._queue.add_after(object_key(owner), min_ready + 1)
+            return
+        if labels_changed or old_ref != new_ref:
+            self._enqueue_matching(new)
+
+    def _pod_deleted(self, pod: Object) -> None:
+        owner = self._owner(pod)
+        if owner is None:
+            return
+        self.expectations.deletion_observed(object_key(owner), object_key(pod))
+        self._enqueue(owner)

@@ -38,7 +38,7 @@ from pinnace.controllers.controller_utils import (
     split_key,
     template_labels_match,
 )
-from pinnace.controllers.ownership import resolve_controller_ref, selecting_owners
+from pinnace.controllers.ownership import ControlledPodEvents
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,10 @@ PODS = _kind("", "pods")
 REPLICA_SETS = _kind("apps", "replicasets")
 
 
-class ReplicaSetController:
+class ReplicaSetController(ControlledPodEvents):
+    OWNER_KIND = "ReplicaSet"
+    DELETION_RECHECKS_OLD_LABELS = True
+
     def __init__(self, client: Client, informers: InformerFactory) -> None:
         self._client = client
         self._clock = client.clock
@@ -82,6 +85,10 @@ class ReplicaSetController:
             on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
         )
 
+    @property
+    def owners(self) -> Informer:
+        return self._replica_sets
+
     async def run(self) -> None:
         """Sync replica sets forever; cancel the task to stop."""
         await self._replica_sets.wait_for_sync()
@@ -90,63 +97,8 @@ class ReplicaSetController:
 
     # --- event handlers ----------------------------------------------------------------------
 
-    def _enqueue(self, rs: Object) -> None:
-        self._queue.add(object_key(rs))
-
     def _replica_set_deleted(self, rs: Object) -> None:
         self.expectations.forget(object_key(rs))
-        self._enqueue(rs)
-
-    def _owner(self, pod: Object) -> Object | None:
-        return resolve_controller_ref(pod, "ReplicaSet", self._replica_sets)
-
-    def _enqueue_matching(self, pod: Object) -> None:
-        """An orphan changed: the replica sets that may adopt it have a look."""
-        for rs in selecting_owners(pod, self._replica_sets):
-            self._enqueue(rs)
-
-    def _pod_added(self, pod: Object) -> None:
-        if pod["metadata"].get("deletionTimestamp"):
-            self._pod_deleted(pod)
-            return
-        if controller_ref(pod) is not None:
-            rs = self._owner(pod)
-            if rs is not None:
-                self.expectations.creation_observed(object_key(rs))
-                self._enqueue(rs)
-            return
-        self._enqueue_matching(pod)
-
-    def _pod_updated(self, old: Object, new: Object) -> None:
-        if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
-            return
-        labels_changed = old["metadata"].get("labels") != new["metadata"].get("labels")
-        if new["metadata"].get("deletionTimestamp"):
-            self._pod_deleted(new)
-            if labels_changed:
-                self._pod_deleted(old)
-            return
-        old_ref, new_ref = controller_ref(old), controller_ref(new)
-        if old_ref != new_ref and old_ref is not None:
-            old_rs = self._owner(old)
-            if old_rs is not None:
-                self._enqueue(old_rs)
-        if new_ref is not None:
-            rs = self._owner(new)
-            if rs is not None:
-                self._enqueue(rs)
-                min_ready = rs["spec"].get("minReadySeconds") or 0
-                if min_ready and not is_pod_ready(old) and is_pod_ready(new):
-                    self._queue.add_after(object_key(rs), min_ready + 1)
-            return
-        if labels_changed or old_ref != new_ref:
-            self._enqueue_matching(new)
-
-    def _pod_deleted(self, pod: Object) -> None:
-        rs = self._owner(pod)
-        if rs is None:
-            return
-        self.expectations.deletion_observed(object_key(rs), object_key(pod))
         self._enqueue(rs)
 
     # --- sync --------------------------------------------------------------------------------

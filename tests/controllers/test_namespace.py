@@ -1,0 +1,98 @@
+"""The namespace controller as a client of the API: a deleted namespace is emptied, reports
+what holds it in the conditions kube-controller-manager writes, and goes when nothing is left."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from tests.client.conftest import Cluster
+
+from pinnace.api import catalog
+from pinnace.api.status import StatusError
+from pinnace.apiserver.objects import Object
+from pinnace.apiserver.options import DeleteOptions
+from pinnace.controllers.namespace import NAMESPACES, NamespaceController
+
+PODS = catalog.by_resource("", "pods")
+CONFIGMAPS = catalog.by_resource("", "configmaps")
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    c = Cluster()
+    task = c.loop.create_task(NamespaceController(c.client).run())
+    yield c
+    task.cancel()
+    c.close()
+
+
+def settle(cluster: Cluster, seconds: float = 3.0) -> None:
+    cluster.run(asyncio.sleep(seconds))
+
+
+def conditions(cluster: Cluster) -> dict[str, tuple[str, str, str]]:
+    ns = cluster.run(cluster.client.get(NAMESPACES, "", "team"))
+    return {
+        c["type"]: (c["status"], c["reason"], c["message"])
+        for c in ns["status"].get("conditions", [])
+    }
+
+
+def test_a_deleted_namespace_reports_what_holds_it_then_goes(cluster: Cluster) -> None:
+    client = cluster.client
+    ns: Object = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+    cluster.run(client.create(NAMESPACES, "", ns))
+    # A pod on a node no agent runs stays terminating; a config map waits on its finalizer.
+    pod = {
+        "metadata": {"name": "stuck"},
+        "spec": {"nodeName": "gone-node", "containers": [{"name": "c", "image": "nginx"}]},
+    }
+    cluster.run(client.create(PODS, "team", pod))
+    held = {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}, "data": {}}
+    cluster.run(client.create(CONFIGMAPS, "team", held))
+    cluster.run(client.create(CONFIGMAPS, "team", {"metadata": {"name": "plain"}}))
+
+    cluster.run(client.delete(NAMESPACES, "", "team"))
+    settle(cluster)
+    assert conditions(cluster) == {
+        "NamespaceDeletionDiscoveryFailure": (
+            "False",
+            "ResourcesDiscovered",
+            "All resources successfully discovered",
+        ),
+        "NamespaceDeletionGroupVersionParsingFailure": (
+            "False",
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed",
+        ),
+        "NamespaceDeletionContentFailure": (
+            "False",
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization",
+        ),
+        "NamespaceContentRemaining": (
+            "True",
+            "SomeResourcesRemain",
+            "Some resources are remaining: configmaps. has 1 resource instances, "
+            "pods. has 1 resource instances",
+        ),
+        "NamespaceFinalizersRemaining": (
+            "True",
+            "SomeFinalizersRemain",
+            "Some content in the namespace has finalizers remaining: example.com/hold in 1 "
+            "resource instances",
+        ),
+    }
+
+    cluster.run(client.delete(PODS, "team", "stuck", DeleteOptions(grace_period_seconds=0)))
+    settle(cluster)
+    remaining = conditions(cluster)["NamespaceContentRemaining"]
+    assert remaining[2] == "Some resources are remaining: configmaps. has 1 resource instances"
+
+    cluster.run(client.patch(CONFIGMAPS, "team", "held", {"metadata": {"finalizers": None}}))
+    settle(cluster)
+    with pytest.raises(StatusError) as gone:
+        cluster.run(client.get(NAMESPACES, "", "team"))
+    assert gone.value.code == 404

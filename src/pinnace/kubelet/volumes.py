@@ -118,6 +118,8 @@ def _decoded(value: str) -> str:
 class PodVolumes:
     """The configMap volumes of one pod, by volume name, kept current by `mount`."""
 
+    __slots__ = ("files", "mounted", "sources")  # one per pod: thousands on a node pool
+
     def __init__(self, pod: Mapping[str, Any]) -> None:
         self.sources: dict[str, Mapping[str, Any]] = {
             v["name"]: v["configMap"]

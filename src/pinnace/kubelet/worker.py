@@ -25,7 +25,7 @@ what is left of it, never less than 2 s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from pinnace.client import EventRecorder
@@ -57,6 +57,7 @@ MAX_BACKOFF = 300.0
 MINIMUM_GRACE_PERIOD = 2
 """The kubelet always gives a container this long between SIGTERM and SIGKILL."""
 DEFAULT_GRACE_PERIOD = 30
+_NO_NAMES: frozenset[str] = frozenset()
 
 
 class PodHost(Protocol):
@@ -126,11 +127,10 @@ class PodWorker:
             for c in spec.get("containers") or ()
         ]
         self.volumes = PodVolumes(pod)
-        self.config_map_names = frozenset(
-            referenced_config_maps(pod) | self.volumes.config_map_names()
-        )
+        names = referenced_config_maps(pod) | self.volumes.config_map_names()
+        self.config_map_names = frozenset(names) if names else _NO_NAMES
         """The ConfigMaps its containers take environment or files from."""
-        self._mount_failures: list[str] = []
+        self._mount_failures: Sequence[str] = ()
         self.pod_ip = ""
         self.start_time = 0.0
         self.phase = "Pending"

@@ -69,7 +69,7 @@ from pinnace.controllers.daemonset_util import (
     target_node_name,
     template_generation_of,
 )
-from pinnace.controllers.ownership import ControlledPodEvents
+from pinnace.controllers.ownership import ControlledPodEvents, claim
 
 log = logging.getLogger(__name__)
 
@@ -265,28 +265,20 @@ class DaemonSetController(ControlledPodEvents):
     async def _claim(self, ds: Object, selector: LabelSelector) -> list[Object]:
         """ClaimPods: the pods this DaemonSet owns and its selector matches, adopting matching
         orphans and releasing owned pods that no longer match."""
-        claimed: list[Object] = []
         namespace = ds["metadata"]["namespace"]
         candidates = self._pods.by_index(CLAIM_INDEX, ds["metadata"]["uid"])
         candidates += self._pods.by_index(CLAIM_INDEX, "")
-        for pod in candidates:
-            if pod["metadata"]["namespace"] != namespace:
-                continue
-            matches = not selector.empty and selector.matches(pod["metadata"].get("labels") or {})
-            ref = controller_ref(pod)
-            if ref is not None:
-                if ref.get("uid") != ds["metadata"]["uid"]:
-                    continue
-                if matches:
-                    claimed.append(pod)
-                else:
-                    await self._patch_pod(pod, release_patch(pod, ds))
-                continue
-            if not matches or pod["metadata"].get("deletionTimestamp"):
-                continue
-            if await self._patch_pod(pod, adopt_patch(pod, ds, DAEMON_SETS)):
-                claimed.append(pod)
-        return claimed
+
+        async def adopt(pod: Object) -> Object | None:
+            return pod if await self._patch_pod(pod, adopt_patch(pod, ds, DAEMON_SETS)) else None
+
+        return await claim(
+            ds,
+            selector,
+            (pod for pod in candidates if pod["metadata"]["namespace"] == namespace),
+            adopt,
+            lambda pod: self._patch_pod(pod, release_patch(pod, ds)),
+        )
 
     async def _patch_pod(self, pod: Object, patch: Object) -> bool:
         try:

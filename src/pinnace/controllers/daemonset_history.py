@@ -24,11 +24,11 @@ from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, Informer, InformerFactory, PatchType
 from pinnace.controllers.controller_utils import (
     adopt_patch,
-    controller_ref,
     owner_reference,
     release_patch,
 )
 from pinnace.controllers.daemonset_util import CONTROLLER_REVISION_HASH, current_hash
+from pinnace.controllers.ownership import claim
 
 log = logging.getLogger(__name__)
 
@@ -162,26 +162,13 @@ class DaemonSetHistory:
     async def _claim(self, ds: Object) -> list[Object]:
         """ClaimControllerRevisions: owned revisions the selector matches, adopting matching
         orphans and releasing owned ones that stopped matching."""
-        selector = as_label_selector(ds["spec"].get("selector"))
-        uid = ds["metadata"]["uid"]
-        claimed: list[Object] = []
-        for revision in self.informer.list(ds["metadata"]["namespace"]):
-            labels = revision["metadata"].get("labels") or {}
-            matching = selector is not None and not selector.empty and selector.matches(labels)
-            ref = controller_ref(revision)
-            if ref is not None:
-                if ref.get("uid") != uid:
-                    continue
-                if matching:
-                    claimed.append(revision)
-                else:
-                    await self._patch(revision, release_patch(revision, ds))
-                continue
-            if matching and not revision["metadata"].get("deletionTimestamp"):
-                adopted = await self._patch(revision, adopt_patch(revision, ds, DAEMON_SETS))
-                if adopted is not None:
-                    claimed.append(adopted)
-        return claimed
+        return await claim(
+            ds,
+            as_label_selector(ds["spec"].get("selector")),
+            self.informer.list(ds["metadata"]["namespace"]),
+            lambda revision: self._patch(revision, adopt_patch(revision, ds, DAEMON_SETS)),
+            lambda revision: self._patch(revision, release_patch(revision, ds)),
+        )
 
     async def _snapshot(self, ds: Object, number: int) -> Object:
         """Create the revision of the current template; on a name taken by another template,

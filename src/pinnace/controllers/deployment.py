@@ -30,6 +30,7 @@ from pinnace.controllers.controller_utils import (
     release_patch,
     split_key,
 )
+from pinnace.controllers.ownership import claim
 from pinnace.controllers.replicaset import PODS, REPLICA_SETS
 
 log = logging.getLogger(__name__)
@@ -143,23 +144,20 @@ class DeploymentController:
             await self._rollout_rolling(d, sets)
 
     async def _claim(self, d: Object, selector: LabelSelector) -> list[Object]:
-        deleting = bool(d["metadata"].get("deletionTimestamp"))
-        claimed: list[Object] = []
-        for rs in self._replica_sets.list(d["metadata"]["namespace"]):
-            matches = selector.matches(rs["metadata"].get("labels") or {})
-            ref = controller_ref(rs)
-            if ref is not None:
-                if ref.get("uid") != d["metadata"]["uid"]:
-                    continue
-                if matches:
-                    claimed.append(rs)
-                elif not deleting:
-                    await self._patch_replica_set(rs, release_patch(rs, d))
-                continue
-            adopt = matches and not deleting and not rs["metadata"].get("deletionTimestamp")
-            if adopt and await self._patch_replica_set(rs, adopt_patch(rs, d, DEPLOYMENTS)):
-                claimed.append(rs)
-        return claimed
+        """ClaimReplicaSets: the replica sets this deployment owns, adopting matching orphans
+        and releasing owned ones that no longer match."""
+
+        async def adopt(rs: Object) -> Object | None:
+            adopted = await self._patch_replica_set(rs, adopt_patch(rs, d, DEPLOYMENTS))
+            return rs if adopted else None
+
+        return await claim(
+            d,
+            selector,
+            self._replica_sets.list(d["metadata"]["namespace"]),
+            adopt,
+            lambda rs: self._patch_replica_set(rs, release_patch(rs, d)),
+        )
 
     async def _patch_replica_set(self, rs: Object, patch: Object) -> bool:
         m = rs["metadata"]

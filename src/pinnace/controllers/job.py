@@ -89,7 +89,7 @@ from pinnace.controllers.job_pods import (
 )
 from pinnace.controllers.job_success_policy import matched_rule_message
 from pinnace.controllers.job_tracking import FinalizerExpectations, count_uncounted, set_omitempty
-from pinnace.controllers.ownership import resolve_controller_ref, selecting_owners
+from pinnace.controllers.ownership import claim, resolve_controller_ref, selecting_owners
 
 CONTROLLER_NAME = "job-controller"
 MANAGED_BY_DEFAULT = "kubernetes.io/job-controller"
@@ -554,39 +554,30 @@ class JobController:
     async def _claim(self, job: Object) -> list[Object]:
         """Every pod the Job owns once matching orphans are adopted (with the tracking
         finalizer) and owned pods that no longer match are released (ClaimPods)."""
-        selector = as_label_selector(job["spec"].get("selector"))
-        deleting = bool(job["metadata"].get("deletionTimestamp"))
-        uid = job["metadata"]["uid"]
-        claimed: list[Object] = []
-        for pod in self._pods.list(job["metadata"]["namespace"]):
-            labels = pod["metadata"].get("labels") or {}
-            matches = selector is not None and not selector.empty and selector.matches(labels)
-            ref = controller_ref(pod)
-            if ref is not None:
-                if ref.get("uid") != uid:
-                    continue
-                if matches:
-                    claimed.append(pod)
-                elif not deleting:
-                    await self._patch_pod(pod, release_patch(pod, job))
-                continue
-            if not matches or deleting or pod["metadata"].get("deletionTimestamp"):
-                continue
+
+        async def adopt(pod: Object) -> Object | None:
             patch = adopt_patch(pod, job, JOBS)
             patch["metadata"]["finalizers"] = [TRACKING_FINALIZER]
             try:
-                adopted = await self._patch_pod(pod, patch)
+                if not await self._patch_pod(pod, patch):
+                    return None
             except StatusError as e:
                 if e.code in (409, 422):
-                    continue  # changed meanwhile: the next sync sees it
+                    return None  # changed meanwhile: the next sync sees it
                 raise
-            if adopted:
-                pod = clone(pod)
-                finalizers = pod["metadata"].get("finalizers") or []
-                pod["metadata"]["finalizers"] = [*finalizers, TRACKING_FINALIZER]
-                pod["metadata"]["ownerReferences"] = patch["metadata"]["ownerReferences"]
-                claimed.append(pod)
-        return claimed
+            pod = clone(pod)
+            finalizers = pod["metadata"].get("finalizers") or []
+            pod["metadata"]["finalizers"] = [*finalizers, TRACKING_FINALIZER]
+            pod["metadata"]["ownerReferences"] = patch["metadata"]["ownerReferences"]
+            return pod
+
+        return await claim(
+            job,
+            as_label_selector(job["spec"].get("selector")),
+            self._pods.list(job["metadata"]["namespace"]),
+            adopt,
+            lambda pod: self._patch_pod(pod, release_patch(pod, job)),
+        )
 
     # --- pods --------------------------------------------------------------------------------
 

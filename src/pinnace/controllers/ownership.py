@@ -4,9 +4,11 @@ helpers of kube-controller-manager)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Iterable
 from typing import ClassVar
 
 from pinnace.api.apps import as_label_selector
+from pinnace.api.labels import LabelSelector
 from pinnace.apiserver.objects import Object
 from pinnace.client import Informer, object_key
 from pinnace.controllers.controller_utils import (
@@ -43,6 +45,40 @@ def selecting_owners(obj: Object, owners: Informer) -> list[Object]:
         if selector is not None and not selector.empty and selector.matches(labels):
             found.append(owner)
     return found
+
+
+async def claim(
+    owner: Object,
+    selector: LabelSelector | None,
+    candidates: Iterable[Object],
+    adopt: Callable[[Object], Awaitable[Object | None]],
+    release: Callable[[Object], Awaitable[object]],
+) -> list[Object]:
+    """ClaimObjects (BaseControllerRefManager): of `candidates` in the owner's namespace, those
+    `owner` controls and its selector matches, once matching orphans are adopted (`adopt`
+    answers the adopted object, or None if that failed) and owned objects that stopped
+    matching are released. An owner being deleted adopts and releases nothing; an object
+    being deleted is not adopted."""
+    deleting = bool(owner["metadata"].get("deletionTimestamp"))
+    uid = owner["metadata"]["uid"]
+    claimed: list[Object] = []
+    for obj in candidates:
+        labels = obj["metadata"].get("labels") or {}
+        matches = selector is not None and not selector.empty and selector.matches(labels)
+        ref = controller_ref(obj)
+        if ref is not None:
+            if ref.get("uid") != uid:
+                continue
+            if matches:
+                claimed.append(obj)
+            elif not deleting:
+                await release(obj)
+            continue
+        if matches and not deleting and not obj["metadata"].get("deletionTimestamp"):
+            adopted = await adopt(obj)
+            if adopted is not None:
+                claimed.append(adopted)
+    return claimed
 
 
 class ControlledPodEvents:

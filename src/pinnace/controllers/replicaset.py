@@ -38,7 +38,7 @@ from pinnace.controllers.controller_utils import (
     split_key,
     template_labels_match,
 )
-from pinnace.controllers.ownership import ControlledPodEvents
+from pinnace.controllers.ownership import ControlledPodEvents, claim
 
 log = logging.getLogger(__name__)
 
@@ -125,25 +125,14 @@ class ReplicaSetController(ControlledPodEvents):
     async def _claim(self, rs: Object, selector: LabelSelector) -> list[Object]:
         """The active pods this replica set owns once orphans are adopted and pods that no
         longer match released (ClaimPods)."""
-        deleting = bool(rs["metadata"].get("deletionTimestamp"))
-        claimed: list[Object] = []
-        for pod in self._pods.list(rs["metadata"]["namespace"]):
-            if not is_pod_active(pod):
-                continue
-            matches = not selector.empty and selector.matches(pod["metadata"].get("labels") or {})
-            ref = controller_ref(pod)
-            if ref is not None:
-                if ref.get("uid") != rs["metadata"]["uid"]:
-                    continue
-                if matches:
-                    claimed.append(pod)
-                elif not deleting:
-                    await self._patch_pod(pod, release_patch(pod, rs))
-                continue
-            adopted = matches and not deleting
-            if adopted and await self._patch_pod(pod, adopt_patch(pod, rs, REPLICA_SETS)):
-                claimed.append(pod)
-        return claimed
+
+        async def adopt(pod: Object) -> Object | None:
+            return pod if await self._patch_pod(pod, adopt_patch(pod, rs, REPLICA_SETS)) else None
+
+        active = filter(is_pod_active, self._pods.list(rs["metadata"]["namespace"]))
+        return await claim(
+            rs, selector, active, adopt, lambda pod: self._patch_pod(pod, release_patch(pod, rs))
+        )
 
     async def _patch_pod(self, pod: Object, patch: Object) -> bool:
         await self._requests.wait()

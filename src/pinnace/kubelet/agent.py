@@ -29,7 +29,7 @@ from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, adm
 from pinnace.kubelet.config import EVICTION_MONITORING_PERIOD, NODE_LEASE_NAMESPACE, NodeConfig
 from pinnace.kubelet.configmaps import ConfigMapLookup
 from pinnace.kubelet.cpu_manager import pod_cpusets, shared_pool_annotation, static_policy
-from pinnace.kubelet.environment import Environment, NodeInfo, container_environment
+from pinnace.kubelet.environment import NodeInfo, container_environment
 from pinnace.kubelet.eviction import (
     POD_CLEANUP_POLL,
     POD_CLEANUP_TIMEOUT,
@@ -446,13 +446,13 @@ class NodeAgent:
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
-    ) -> Environment:
+    ) -> dict[str, str]:
         spec = pod.get("spec") or {}
         for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
             if c.get("name") == container:
                 node = NodeInfo(self.config_maps, self.config.allocatable_list, self.host_ip)
                 return container_environment(pod, c, node, pod_ip)
-        return Environment()
+        return {}
 
     def container_resources(
         self, pod: Mapping[str, Any], container: str

@@ -4,8 +4,9 @@ pkg/kubelet/kubelet_pods.go), and `$(VAR)` expansion (third_party/forked/golang/
 In order:
 
 1. `envFrom[].configMapRef`: every key of the ConfigMap's `data` (not `binaryData`), with the
-   entry's `prefix`. A key that is not a valid environment variable name is skipped, and the
-   kubelet records an InvalidEnvironmentVariableNames event naming the skipped keys.
+   entry's `prefix`. Since v1.30 the kubelet no longer skips keys that are not C-like names
+   (nor records InvalidEnvironmentVariableNames events): any ConfigMap key is a valid
+   environment variable name under the relaxed rules (kubernetes/kubernetes#123385, #130099).
 2. `env[]` in order: a `value` has its `$(VAR)` references expanded against the variables
    defined before it (`$$` is a literal `$`; a reference to an undefined variable stays as
    written); a `valueFrom` takes a ConfigMap key (`configMapKeyRef`), a field of the pod
@@ -28,16 +29,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from pinnace.api.names import is_env_var_name
 from pinnace.kubelet.configmaps import ConfigMapLookup
 from pinnace.resources.lists import ResourceList, parse_quantity, parse_resource_list
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY
 from pinnace.resources.quantity import Quantity
 
-INVALID_ENV_NAMES = "InvalidEnvironmentVariableNames"
 _SUBSCRIPT = re.compile(r"metadata\.(labels|annotations)\['(.*)'\]")
 _DEFAULTED_LIMITS = (CPU, MEMORY, EPHEMERAL_STORAGE)
 
@@ -54,21 +53,6 @@ class NodeInfo:
     allocatable: Callable[[], ResourceList]
     """Asked only for a resourceFieldRef of an unset limit."""
     host_ip: str
-
-
-@dataclass
-class Environment:
-    variables: dict[str, str] = field(default_factory=dict)
-    skipped: list[tuple[str, list[str]]] = field(default_factory=list)
-    """(ConfigMap name, sorted keys) that envFrom skipped as invalid names."""
-
-    def skipped_messages(self, namespace: str) -> list[str]:
-        """The messages of the InvalidEnvironmentVariableNames events."""
-        return [
-            f"Keys [{', '.join(keys)}] from the EnvFrom configMap {namespace}/{name} were "
-            "skipped since they are considered invalid environment variable names."
-            for name, keys in self.skipped
-        ]
 
 
 def expand(text: str, lookup: Callable[[str], str | None]) -> str:
@@ -104,10 +88,9 @@ def expand_command(argv: Sequence[str], variables: Mapping[str, str]) -> list[st
 
 def container_environment(
     pod: Mapping[str, Any], container: Mapping[str, Any], node: NodeInfo, pod_ip: str
-) -> Environment:
-    """The environment of `container` of `pod`. Raises ConfigError."""
+) -> dict[str, str]:
+    """The environment of `container` of `pod`, in order. Raises ConfigError."""
     namespace = pod["metadata"].get("namespace", "")
-    env = Environment()
     found: dict[str, Mapping[str, Any]] = {}
 
     def config_map(name: str, optional: bool) -> Mapping[str, Any] | None:
@@ -120,7 +103,7 @@ def container_environment(
             found[name] = got
         return found[name]
 
-    variables = env.variables
+    variables: dict[str, str] = {}
     for source in container.get("envFrom") or ():
         ref = source.get("configMapRef")
         if ref is None:
@@ -130,14 +113,7 @@ def container_environment(
         if data is None:
             continue
         prefix = source.get("prefix") or ""
-        invalid = []
-        for key, value in (data.get("data") or {}).items():
-            if is_env_var_name(prefix + key, relaxed=False):
-                invalid.append(prefix + key)
-            else:
-                variables[prefix + key] = value
-        if invalid:
-            env.skipped.append((name, sorted(invalid)))
+        variables.update((prefix + key, value) for key, value in (data.get("data") or {}).items())
     for var in container.get("env") or ():
         value = var.get("value") or ""
         source = var.get("valueFrom")
@@ -149,7 +125,7 @@ def container_environment(
                 continue
             value = resolved
         variables[var["name"]] = value
-    return env
+    return variables
 
 
 def _value_from(

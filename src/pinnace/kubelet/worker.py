@@ -32,7 +32,7 @@ from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time
 from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
 from pinnace.kubelet.configmaps import ConfigMapLookup, referenced_config_maps
-from pinnace.kubelet.environment import INVALID_ENV_NAMES, ConfigError, Environment
+from pinnace.kubelet.environment import ConfigError
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
 from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
@@ -75,7 +75,7 @@ class PodHost(Protocol):
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
-    ) -> Environment:
+    ) -> dict[str, str]:
         """The container's environment. Raises ConfigError (a missing ConfigMap)."""
 
     def container_resources(
@@ -357,10 +357,8 @@ class PodWorker:
         error = None
         try:
             env = self.host.container_environment(self.pod, c.name, self.pod_ip)
-            for message in env.skipped_messages(self.namespace):
-                self.host.recorder.event(self.pod, "Warning", INVALID_ENV_NAMES, message)
             context = ShellContext(
-                env.variables, self.volumes.filesystem(spec), self.host.clock.now, self.name
+                env, self.volumes.filesystem(spec), self.host.clock.now, self.name
             )
             behaviour = container_behaviour(self.pod, c.name, context)
             post_start = hook_run(self.pod, spec, POST_START)

@@ -43,6 +43,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pinnace.kubelet.commands import SHELLS, CommandRun, simple_command
+from pinnace.kubelet.shell_syntax import (
+    NAME,
+    AndOr,
+    Command,
+    Loop,
+    NotUnderstood,
+    Simple,
+    Word,
+    parse,
+)
 from pinnace.kubelet.volumes import Filesystem
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -51,257 +61,11 @@ BUSYBOX_DATE = "%a %b %e %H:%M:%S UTC %Y"
 MAX_ITERATIONS = 10_000
 """A finite loop that goes round more often than this is not understood."""
 _PRINTING = frozenset({"echo", "env", "printenv", "cat", "ls", "date", "stress"})
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
-
-
-class NotUnderstood(Exception):
-    """The script uses something this model does not have."""
 
 
 class _Exit(Exception):
     """`exit`, or a wait that never ends: nothing after it runs."""
-
-
-# --- words and commands ----------------------------------------------------------------------
-
-# A word is a list of parts, each (kind, text, quoted): kind "lit", "var", "sub" (command
-# substitution) or "arith".
-Part = tuple[str, str, bool]
-Word = list[Part]
-
-
-@dataclass
-class Simple:
-    words: list[Word]
-
-
-@dataclass
-class Loop:
-    kind: str  # "while", "until" or "for"
-    condition: list[AndOr]
-    body: list[AndOr]
-    name: str = ""
-    items: list[Word] = field(default_factory=list)
-
-
-Command = Simple | Loop
-AndOr = list[tuple[str, Command]]
-"""Commands with the operator before each ("" for the first, "&&" or "||")."""
-
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.i = 0
-
-    # tokens: a Word, or an operator string (";", "&&", "||"); None at the end
-    def token(self) -> Word | str | None:
-        text, n = self.text, len(self.text)
-        while self.i < n:
-            ch = text[self.i]
-            if ch in " \t":
-                self.i += 1
-            elif ch == "\\" and text[self.i + 1 : self.i + 2] == "\n":
-                self.i += 2
-            elif ch == "#":
-                while self.i < n and text[self.i] != "\n":
-                    self.i += 1
-            else:
-                break
-        if self.i >= n:
-            return None
-        ch = text[self.i]
-        if ch in ";\n":
-            self.i += 1
-            return ";"
-        for op in ("&&", "||"):
-            if text.startswith(op, self.i):
-                self.i += 2
-                return op
-        if ch in "|&<>()":
-            raise NotUnderstood(ch)
-        return self.word()
-
-    def word(self) -> Word:
-        text, n = self.text, len(self.text)
-        parts: Word = []
-        while self.i < n and text[self.i] not in " \t\n;&|<>()":
-            ch = text[self.i]
-            if ch == "'":
-                end = text.find("'", self.i + 1)
-                if end < 0:
-                    raise NotUnderstood("unterminated quote")
-                parts.append(("lit", text[self.i + 1 : end], True))
-                self.i = end + 1
-            elif ch == '"':
-                self.i += 1
-                parts.extend(self.double_quoted())
-            elif ch == "\\":
-                parts.append(("lit", text[self.i + 1 : self.i + 2], True))
-                self.i += 2
-            elif ch in "$`":
-                parts.append(self.dollar(quoted=False))
-            else:
-                start = self.i
-                while self.i < n and text[self.i] not in " \t\n;&|<>()'\"\\$`":
-                    self.i += 1
-                parts.append(("lit", text[start : self.i], False))
-        return parts
-
-    def double_quoted(self) -> Iterator[Part]:
-        text, n = self.text, len(self.text)
-        literal: list[str] = []
-        while True:
-            if self.i >= n:
-                raise NotUnderstood("unterminated quote")
-            ch = text[self.i]
-            if ch == '"':
-                self.i += 1
-                break
-            if ch == "\\" and text[self.i + 1 : self.i + 2] in ("$", "`", '"', "\\", "\n"):
-                literal.append(text[self.i + 1].replace("\n", ""))
-                self.i += 2
-            elif ch in "$`":
-                yield ("lit", "".join(literal), True)
-                literal = []
-                yield self.dollar(quoted=True)
-            else:
-                literal.append(ch)
-                self.i += 1
-        yield ("lit", "".join(literal), True)
-
-    def dollar(self, quoted: bool) -> Part:
-        text = self.text
-        if text[self.i] == "`":
-            end = text.find("`", self.i + 1)
-            if end < 0:
-                raise NotUnderstood("unterminated backquote")
-            body, self.i = text[self.i + 1 : end], end + 1
-            return ("sub", body, quoted)
-        rest = text[self.i + 1 :]
-        if rest.startswith("(("):
-            end = self.closing(self.i + 3, depth=2)
-            body, self.i = text[self.i + 3 : end - 1], end + 1
-            return ("arith", body, quoted)
-        if rest.startswith("("):
-            end = self.closing(self.i + 2, depth=1)
-            body, self.i = text[self.i + 2 : end], end + 1
-            return ("sub", body, quoted)
-        if rest.startswith("{"):
-            end = text.find("}", self.i)
-            name = text[self.i + 2 : end]
-            if end < 0 or not (_NAME.fullmatch(name) or name in ("?", "#", "$")):
-                raise NotUnderstood("${...}")
-            self.i = end + 1
-            return ("var", name, quoted)
-        found = _NAME.match(rest)
-        if found:
-            self.i += 1 + found.end()
-            return ("var", found.group(), quoted)
-        if rest[:1] and rest[0] in "?#$0123456789@*!-":
-            self.i += 2
-            return ("var", rest[0], quoted)
-        self.i += 1
-        return ("lit", "$", quoted)
-
-    def closing(self, start: int, depth: int) -> int:
-        """The index of the parenthesis that closes `depth` open ones before `start`."""
-        quote = ""
-        for j in range(start, len(self.text)):
-            ch = self.text[j]
-            if quote:
-                quote = "" if ch == quote else quote
-            elif ch in "'\"":
-                quote = ch
-            elif ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-                if depth == 0:
-                    return j
-        raise NotUnderstood("unbalanced parentheses")
-
-    # grammar
-    def parse(self) -> list[AndOr]:
-        self.pending: Word | str | None = self.token()
-        body = self.list_until(())
-        if self.pending is not None:
-            raise NotUnderstood("unexpected token")
-        return body
-
-    def advance(self) -> Word | str | None:
-        current, self.pending = self.pending, self.token()
-        return current
-
-    def keyword(self) -> str | None:
-        word = self.pending
-        if isinstance(word, list) and len(word) == 1 and not word[0][2] and word[0][0] == "lit":
-            return word[0][1]
-        return None
-
-    def list_until(self, ends: Sequence[str]) -> list[AndOr]:
-        commands: list[AndOr] = []
-        while self.pending is not None:
-            if self.pending == ";":
-                self.advance()
-                continue
-            if self.keyword() in ends:
-                return commands
-            and_or: AndOr = [("", self.command())]
-            while self.pending in ("&&", "||"):
-                op = self.advance()
-                while self.pending == ";":
-                    self.advance()
-                and_or.append((str(op), self.command()))
-            commands.append(and_or)
-        if ends:
-            raise NotUnderstood(f"missing {ends[0]}")
-        return commands
-
-    def expect(self, keyword: str) -> None:
-        if self.keyword() != keyword:
-            raise NotUnderstood(f"expected {keyword}")
-        self.advance()
-
-    def command(self) -> Command:
-        keyword = self.keyword()
-        if keyword in ("while", "until"):
-            self.advance()
-            condition = self.list_until(("do",))
-            self.expect("do")
-            body = self.list_until(("done",))
-            self.expect("done")
-            return Loop(keyword, condition, body)
-        if keyword == "for":
-            self.advance()
-            name = self.keyword()
-            if name is None or not _NAME.fullmatch(name):
-                raise NotUnderstood("for")
-            self.advance()
-            self.expect("in")
-            items = []
-            while isinstance(self.pending, list) and self.keyword() != "do":
-                items.append(self.pending)
-                self.advance()
-            while self.pending == ";":
-                self.advance()
-            self.expect("do")
-            body = self.list_until(("done",))
-            self.expect("done")
-            return Loop("for", [], body, name, items)
-        if keyword in ("if", "case", "function", "{", "}", "then", "do", "done", "!"):
-            raise NotUnderstood(keyword)
-        words = []
-        while isinstance(self.pending, list):
-            words.append(self.pending)
-            self.advance()
-        return Simple(words)
-
-
-def parse(text: str) -> list[AndOr]:
-    """The commands of a script. Raises NotUnderstood."""
-    return _Parser(text).parse()
 
 
 # --- running ---------------------------------------------------------------------------------
@@ -721,7 +485,7 @@ def _date(shell: _Shell, args: list[str]) -> int:
 def _export(shell: _Shell, args: list[str]) -> int:
     for arg in args:
         name, equals, value = arg.partition("=")
-        if not _NAME.fullmatch(name):
+        if not NAME.fullmatch(name):
             raise NotUnderstood("export")
         shell.exported[name] = value if equals else shell.variables.pop(name, "")
     return 0
@@ -811,7 +575,7 @@ class _Arithmetic:
             return inner
         if token.isdigit():
             return int(token)
-        if _NAME.fullmatch(token):
+        if NAME.fullmatch(token):
             value = self.lookup(token).strip() or "0"
             if not re.fullmatch(r"-?\d+", value):
                 raise NotUnderstood("arithmetic on a non-number")

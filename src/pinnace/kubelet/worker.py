@@ -357,8 +357,9 @@ class PodWorker:
         error = None
         try:
             env = self.host.container_environment(self.pod, c.name, self.pod_ip)
+            hostname = (self.pod.get("spec") or {}).get("hostname") or self.name
             context = ShellContext(
-                env, self.volumes.filesystem(spec), self.host.clock.now, self.name
+                env, self.volumes.filesystem(spec), self.host.clock.now, hostname
             )
             behaviour = container_behaviour(self.pod, c.name, context)
             post_start = hook_run(self.pod, spec, POST_START)

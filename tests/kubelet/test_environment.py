@@ -125,6 +125,7 @@ def test_pod_fields_and_container_resources(node: Node) -> None:
         "CPU_LIMIT": resource("limits.cpu"),
         "MEMORY_REQUEST_MI": resource("requests.memory", "1Mi"),
         "MEMORY_LIMIT_MI": resource("limits.memory", "1Mi"),
+        "STORAGE_LIMIT_GI": resource("limits.ephemeral-storage", "1Gi"),
     }
     body = pod("dapi-envars-fieldref", node="node-1")
     body["metadata"]["labels"] = {"tier": "backend"}
@@ -133,7 +134,7 @@ def test_pod_fields_and_container_resources(node: Node) -> None:
     body["spec"]["containers"][0].update(
         command=["sh", "-c", "printenv " + " ".join(sources)],
         env=[{"name": k, "valueFrom": v} for k, v in sources.items()],
-        resources={"requests": {"cpu": "250m", "memory": "32Mi"}},
+        resources={"requests": {"cpu": "250m"}, "limits": {"memory": "32Mi"}},
     )
     node.create_pod(body)
     node.settle()
@@ -150,8 +151,9 @@ def test_pod_fields_and_container_resources(node: Node) -> None:
         "NOTE": "hello",
         "CPU_REQUEST_MILLI": "250",
         "CPU_LIMIT": "2",  # no limit: the node's allocatable
-        "MEMORY_REQUEST_MI": "32",
-        "MEMORY_LIMIT_MI": str(-(-allocatable["memory"].value() // 2**20)),
+        "STORAGE_LIMIT_GI": str(-(-allocatable["ephemeral-storage"].value() // 2**30)),
+        "MEMORY_REQUEST_MI": "32",  # defaulted from the limit
+        "MEMORY_LIMIT_MI": "32",
     }
 
 

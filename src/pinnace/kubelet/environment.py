@@ -191,7 +191,8 @@ def _resource_value(
         container = next((c for c in every if c.get("name") == named), container)
     resources = container.get("resources") or {}
     limits = parse_resource_list(resources.get("limits") or {})
-    requests = parse_resource_list(resources.get("requests") or {})
+    # the API server defaults a missing request to the limit
+    requests = {**limits, **parse_resource_list(resources.get("requests") or {})}
     unset = [n for n in _DEFAULTED_LIMITS if n not in limits or limits[n].is_zero()]
     allocatable = node.allocatable() if unset else {}
     limits.update({n: allocatable[n] for n in unset if n in allocatable})

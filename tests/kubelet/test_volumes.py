@@ -37,6 +37,7 @@ def test_a_missing_config_map_keeps_the_pod_creating_until_it_appears(node: Node
     status = node.get_pod("dapi-test-pod")["status"]
     assert status["phase"] == "Pending"
     assert status["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+    assert status["podIP"] == ""  # no sandbox before the volumes are mounted
     assert failed_mounts(node) == [
         'MountVolume.SetUp failed for volume "config-volume" : configmap "special-config" not found'
     ]
@@ -44,7 +45,8 @@ def test_a_missing_config_map_keeps_the_pod_creating_until_it_appears(node: Node
     data = {"SPECIAL_LEVEL": "very", "SPECIAL_TYPE": "charm"}
     node.run(node.client.create(CONFIG_MAPS, "default", config_map("special-config", **data)))
     node.settle()
-    assert node.get_pod("dapi-test-pod")["status"]["phase"] == "Succeeded"
+    status = node.get_pod("dapi-test-pod")["status"]
+    assert status["phase"] == "Succeeded" and status["podIP"]
     assert printed(node, "dapi-test-pod") == ["SPECIAL_LEVEL", "SPECIAL_TYPE"]
 
 

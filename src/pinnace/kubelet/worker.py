@@ -186,8 +186,7 @@ class PodWorker:
     # --- events ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Create the sandbox (the pod's IP) and start what can start."""
-        self.pod_ip = self.host.allocate_pod_ip()
+        """Start what can start (`sync`)."""
         self.start_time = self.host.clock.now()
         for c in self.inits + self.apps:
             if not c.init or c.restartable:
@@ -260,6 +259,8 @@ class PodWorker:
         if not self.volumes.mounted and not self._mount():
             self.host.status_changed(self)
             return
+        if not self.pod_ip:  # the sandbox, once the volumes are mounted
+            self.pod_ip = self.host.allocate_pod_ip()
         wake: list[float] = []
         if self._sync_init_containers(wake):
             for c in self.apps:

@@ -39,6 +39,11 @@ def sh(script: str) -> tuple[list[str], int]:
         ),
         ("ls /etc/config/", ["SPECIAL_LEVEL", "keys"], 0),
         ("ls /nowhere", ["ls: /nowhere: No such file or directory"], 1),
+        (
+            "echo /etc/config/* '/etc/config/*' /etc/nowhere/*",
+            ["/etc/config/SPECIAL_LEVEL /etc/config/keys /etc/config/* /etc/nowhere/*"],
+            0,
+        ),
         ("false || echo $?; true && echo yes", ["1", "yes"], 0),
         ("i=1; i=$((i+1)); echo $((i * 10 / 3)) $((-7 % 3))", ["6 -1"], 0),
         ("for n in 1 2; do echo n=$n; done", ["n=1", "n=2"], 0),

@@ -10,7 +10,9 @@ Understood:
   container does, printing what its body prints each time round (`LogStream`)
 - words with '...', "..." and backslash quoting; `$NAME`, `${NAME}`, `$?`; `$(...)` and
   backquotes (command substitution, trailing newlines dropped); `$((...))` arithmetic
-  (+ - * / % and parentheses over integers and variables); unquoted expansions split on blanks
+  (+ - * / % and parentheses over integers and variables); unquoted expansions split on blanks;
+  unquoted `*`, `?` and `[...]` patterns matched against the container's files (a pattern
+  that matches nothing stays as written)
 - assignments (`i=0`, `export NAME=value`): variables of the shell, in the environment once
   exported. The environment starts as the runtime gives it: HOSTNAME (the pod's name), PATH
   (busybox's), the kubelet's variables (`pinnace.kubelet.environment`), HOME (/root)
@@ -62,6 +64,7 @@ MAX_ITERATIONS = 10_000
 """A finite loop that goes round more often than this is not understood."""
 _PRINTING = frozenset({"echo", "env", "printenv", "cat", "ls", "date", "stress"})
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+_GLOB = re.compile(r"[*?\[]")
 
 
 class _Exit(Exception):
@@ -331,6 +334,8 @@ class _Shell:
                 current = None
         if current is not None:
             fields.append(current)
+        if self.known and any(not q and kind == "lit" and _GLOB.search(t) for kind, t, q in word):
+            return [match for f in fields for match in self.context.files.glob(f) or [f]]
         return fields
 
     def expansion(self, kind: str, text: str) -> str:

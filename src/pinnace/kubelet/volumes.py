@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import fnmatch
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -77,6 +78,25 @@ class Filesystem:
                 return None
             return sorted(names)
         return sorted(names) if names else None
+
+    def glob(self, pattern: str) -> list[str]:
+        """The sorted paths that match a shell pattern, hidden names only by a pattern that
+        starts them with a dot."""
+        parts = _absolute(pattern).split("/")
+        found: set[str] = set()
+        for mount, files in self.mounts:
+            for relative in files:
+                path = (mount.rstrip("/") + "/" + relative).split("/")
+                found.update("/".join(path[:n]) for n in range(2, len(path) + 1))
+        return sorted(
+            path
+            for path in found
+            if len(names := path.split("/")) == len(parts)
+            and all(
+                fnmatch.fnmatchcase(name, part) and (part[:1] == "." or name[:1] != ".")
+                for name, part in zip(names, parts, strict=True)
+            )
+        )
 
 
 def _absolute(path: str) -> str:

@@ -177,15 +177,22 @@ def test_soft_threshold_evicts_only_after_its_grace_period() -> None:
     )
     node = Node(soft)
     try:
-        node.create_pod(memory_pod("web", "700Mi", request="100Mi", grace=60))
+        web = memory_pod("web", "700Mi", request="100Mi", grace=60)
+        web["metadata"]["annotations"]["sim.pinnace.dev/stop-seconds"] = "10"  # ignores TERM
+        node.create_pod(web)
         node.settle(12)  # crossed at the 10 s synchronization: pressure, no eviction yet
         assert condition(node, "MemoryPressure")["status"] == "True"
         assert status(node, "web")["phase"] == "Running"
         node.settle(25)  # 30 s after it was first seen: 40 s
         assert status(node, "web")["phase"] == "Running"
-        node.settle(5)
-        web = status(node, "web")
-        assert (web["phase"], web["reason"]) == ("Failed", "Evicted")
+        node.settle(3)  # evicted at 40 s with 5 s to stop (the maximum, shorter than its 60)
+        stopping = status(node, "web")
+        assert (stopping["phase"], stopping.get("reason")) == ("Running", None)
+        assert [n for n, _, _ in events(node, "Evicted")] == ["web"]
+        node.settle(5)  # killed at 45 s: now it shows Failed
+        evicted = status(node, "web")
+        assert (evicted["phase"], evicted["reason"]) == ("Failed", "Evicted")
+        assert evicted["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
     finally:
         node.close()
 

@@ -39,6 +39,7 @@ from pinnace.kubelet.pod_status import (
     CRASH_LOOP_BACK_OFF,
     CREATE_CONTAINER_CONFIG_ERROR,
     FAILED,
+    PENDING,
     POD_INITIALIZING,
     POST_START_HOOK_ERROR,
     TERMINAL_PHASES,
@@ -595,12 +596,16 @@ class PodWorker:
     def status(self) -> dict[str, Any]:
         """The pod's status as the kubelet reports it."""
         now = self.host.clock.now_rfc3339()
+        # A pod the kubelet fails (deadline, eviction) shows its terminal phase only once its
+        # containers have stopped, as the status manager holds the phase back until then.
+        stopping = bool(self.reason) and any(c.running for c in self.inits + self.apps)
+        phase = (self.pod.get("status") or {}).get("phase", PENDING) if stopping else self.phase
         self._conditions = pod_conditions(
-            self.inits, self.apps, self.phase, self._conditions or self._api_conditions(), now
+            self.inits, self.apps, phase, self._conditions or self._api_conditions(), now
         )
         ips = [{"ip": self.host.host_ip}]
         status: dict[str, Any] = {
-            "phase": self.phase,
+            "phase": phase,
             "conditions": self._conditions,
             "hostIP": self.host.host_ip,
             "hostIPs": ips,
@@ -614,6 +619,8 @@ class PodWorker:
         qos = (self.pod.get("status") or {}).get("qosClass")
         if qos:
             status["qosClass"] = qos
+        if stopping:
+            return status
         if self.disruption is not None:
             status["conditions"] = [*self._conditions, self.disruption]
         if self.reason:

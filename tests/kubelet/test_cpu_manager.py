@@ -17,6 +17,7 @@ from pinnace.kubelet.cpu_manager import (
     SHARED_CPUSET_ANNOTATION,
     format_cpuset,
     parse_cpuset,
+    static_policy,
 )
 
 STATIC = NodeConfig(
@@ -108,3 +109,22 @@ def test_a_deleted_pods_cpus_return_to_the_shared_pool(node: Node) -> None:
     node.create_pod(pod("again", "3"))
     node.settle()
     assert cpusets(node, "again") == {"app": "1-3"}
+
+
+def test_reserved_system_cpus_are_the_ones_kept_out_of_exclusive_use() -> None:
+    config = NodeConfig(
+        name="node-1",
+        capacity={"cpu": "6"},
+        system_reserved={"cpu": "2"},
+        reserved_system_cpus=frozenset({0, 2}),
+        cpu_manager_policy="static",
+    )
+    policy = static_policy(config)
+    assert policy is not None
+    guaranteed = pod("exclusive", "3")
+    guaranteed["metadata"]["uid"] = "uid-1"
+    assert policy.allocate(guaranteed).admit
+    assert policy.assignments == {"uid-1": {"app": frozenset({1, 3, 4})}}
+    assert format_cpuset(policy.shared_pool) == "0,2,5"
+    assert policy.release("uid-1")
+    assert format_cpuset(policy.shared_pool) == "0-5"

@@ -425,6 +425,11 @@ def test_usage_ceiling_is_the_sum_of_the_models_peaks() -> None:
     assert UsageCeiling.of(body) == UsageCeiling(650 * Mi, 4 * Gi, 8)
     body["metadata"]["annotations"]["sim.pinnace.dev/memory"] = "lots"
     assert UsageCeiling.of(body).memory == float("inf")
+    # A command that keeps printing has a log without a ceiling: its node never skips a pass.
+    loop = pod("counter", command=["sh", "-c", "while true; do echo tick; sleep 1; done"])
+    assert UsageCeiling.of(loop).disk == float("inf")
+    assert UsageCeiling.of(loop).storage_limited == 0
+    assert UsageCeiling.of(pod("once", command=["sh", "-c", "echo hi"])).disk < Gi
 
 
 def test_pods_over_their_ephemeral_storage_limits_are_all_evicted_at_once() -> None:

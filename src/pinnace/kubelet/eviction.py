@@ -110,7 +110,8 @@ class UsageCeiling:
     """The most the containers of some pods can use at once: the sum of the peaks of their
     behaviour models (memory working set, writable layer and log, processes). On disk, each
     container counts twice: its last exited run stays beside the running one. A container
-    prints its model's log when it starts, so its log does not grow afterwards."""
+    prints its model's log when it starts, so its log does not grow afterwards, unless its
+    command prints later too (after a sleep, in a loop): then its log has no ceiling."""
 
     memory: float = 0.0
     disk: float = 0.0
@@ -149,6 +150,8 @@ class UsageCeiling:
                 return cls(math.inf, math.inf, math.inf, math.inf)
             usage, lines = behaviour.usage, behaviour.log.splitlines()
             log = sum(CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for line in lines)
+            if behaviour.later is not None:
+                log = math.inf
             disk_peaks[name] = math.ceil(usage.ephemeral_storage.peak) + log  # stats round
             total += cls(
                 math.ceil(usage.memory.peak), 2 * disk_peaks[name], math.ceil(usage.pids.peak)

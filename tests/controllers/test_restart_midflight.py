@@ -251,3 +251,20 @@ def test_a_namespace_being_deleted_is_emptied_and_goes(restarted: Restarted) -> 
 
     eventually(gone, "the namespace tenant deleted")
     assert cluster.ok("get", "pods,rs,deployments", "-n", "tenant", "-o", "name") == ""
+
+
+def test_no_pod_running_before_the_restart_is_failed_by_its_node(
+    restarted: Restarted,
+) -> None:
+    """The nodes register again under their names and take back the pods bound to them."""
+    cluster = restarted.cluster
+    ran = {
+        p["metadata"]["uid"]: p["spec"]["nodeName"]
+        for p in restarted.before["pods"]
+        if p["status"].get("phase") == "Running"
+    }
+    now = {p["metadata"]["uid"]: p for p in items(cluster, "pods", "-A")}
+    for uid, node in ran.items():
+        if uid in now:
+            assert now[uid]["spec"]["nodeName"] == node
+            assert now[uid]["status"]["phase"] != "Failed", now[uid]["metadata"]["name"]

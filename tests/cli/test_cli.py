@@ -3,7 +3,10 @@
 import subprocess
 import sys
 
+import pytest
+
 import pinnace
+from pinnace.cli.main import build_parser, main
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -41,3 +44,33 @@ def test_unknown_subcommand_is_a_clear_error_without_traceback() -> None:
     assert result.returncode == 2
     assert "invalid choice: 'frobnicate'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "wording"),
+    [
+        ("--node-monitor-grace-period", "fifty", "must be a positive duration such as 40s"),
+        ("--horizontal-pod-autoscaler-sync-period", "0s", "must be a positive duration"),
+        ("--node-eviction-rate", "-1", "must be a number of nodes per second"),
+        ("--terminated-pod-gc-threshold", "many", "must be a whole number of pods"),
+    ],
+)
+def test_controller_flags_refuse_bad_values_naming_the_flag(
+    flag: str, value: str, wording: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["up", flag, value])
+    assert exit.value.code == 2
+    error = capsys.readouterr().err
+    assert f"argument {flag}: {wording}" in error
+    assert "Traceback" not in error
+
+
+def test_controller_flags_reach_the_controllers() -> None:
+    parser = build_parser()
+    args = parser.parse_args(
+        ["up", "--node-monitor-grace-period", "1m30s", "--terminated-pod-gc-threshold", "10"]
+    )
+    assert args.node_monitor_grace_period == 90.0
+    assert args.terminated_pod_gc_threshold == 10
+    assert args.horizontal_pod_autoscaler_sync_period == 15.0  # kube-controller-manager's

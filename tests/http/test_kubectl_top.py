@@ -65,7 +65,10 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    running = launch(tmp_path_factory.mktemp("pinnace-top"), flags=("--nodes", "2"))
+    running = launch(
+        tmp_path_factory.mktemp("pinnace-top"),
+        flags=("--nodes", "2", "--horizontal-pod-autoscaler-sync-period", "2s"),
+    )
     running.ok("apply", "-f", "-", stdin=PODS)
     running.ok("wait", "--for=condition=Ready", "pod/busy", "pod/idle", "--timeout=30s")
     yield running
@@ -117,7 +120,7 @@ def test_kubectl_autoscale_scales_a_deployment_on_cpu(cluster: Cluster) -> None:
     assert header == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
     assert row[:3] == ["web", "Deployment/web", "cpu:"]  # <unknown>/50% until the first sync
 
-    # one pod at 90% of its request against 50%: the first sync (15 s) asks for 2
+    # one pod at 90% of its request against 50%: the first sync (every 2 s here) asks for 2
     deadline = time.monotonic() + 60
     replicas = ""
     while time.monotonic() < deadline:

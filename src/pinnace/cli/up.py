@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import ipaddress
 import logging
@@ -21,8 +22,8 @@ import math
 import signal
 import socket
 import sys
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import uvicorn
@@ -36,13 +37,14 @@ from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.controllers.namespace import NamespaceController
-from pinnace.controllers.node_lifecycle import NodeLifecycleController
+from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
 from pinnace.controllers.taint_eviction import TaintEvictionController
-from pinnace.controllers.workloads import start_workload_controllers
+from pinnace.controllers.workloads import WorkloadOptions, start_workload_controllers
 from pinnace.kubelet import NodeAgentPool, NodeConfig, node_configs
 from pinnace.kubelet.cluster_config import ClusterConfigError
 from pinnace.kubelet.cluster_config import load_file as load_cluster_file
 from pinnace.kubelet.config import DEFAULT_CAPACITY
+from pinnace.resources.node import parse_go_duration
 from pinnace.resources.quantity import Quantity, QuantityError
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, load_file
@@ -106,7 +108,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     nodes = up.add_argument_group("simulated nodes")
     nodes.add_argument(
         "--nodes",
-        type=_node_count,
+        type=_count("nodes"),
         metavar="N",
         help="run N simulated nodes (pinnace-node-1 … pinnace-node-N) in this process (0)",
     )
@@ -122,6 +124,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
         metavar="FILE",
         help="a cluster file of node pools (docs/nodes.md), instead of --nodes and --node-*",
     )
+    _controller_flags(up.add_argument_group("controllers (kube-controller-manager's flags)"))
     up.add_argument(
         "--no-scheduler",
         dest="scheduler",
@@ -136,6 +139,79 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     up.set_defaults(run=run)
 
 
+_LIFECYCLE = NodeLifecycleConfig()
+_WORKLOADS = WorkloadOptions()
+CONTROLLER_DURATIONS = {
+    "node-monitor-period": (
+        _LIFECYCLE.node_monitor_period,
+        "how often the node lifecycle controller checks the nodes",
+    ),
+    "node-monitor-grace-period": (
+        _LIFECYCLE.node_monitor_grace_period,
+        "how long a node may go without a heartbeat before it is NotReady/Unknown",
+    ),
+    "node-startup-grace-period": (
+        _LIFECYCLE.node_startup_grace_period,
+        "how long a new node may take to post its first status",
+    ),
+    "horizontal-pod-autoscaler-sync-period": (
+        _WORKLOADS.horizontal_pod_autoscaler_sync_period,
+        "how often each HorizontalPodAutoscaler is evaluated",
+    ),
+    "horizontal-pod-autoscaler-downscale-stabilization": (
+        _WORKLOADS.horizontal_pod_autoscaler_downscale_stabilization,
+        "how far back an HPA looks before scaling down, by default",
+    ),
+}
+"""Duration flags: their defaults in seconds and what they set."""
+
+
+def _controller_flags(group: argparse._ArgumentGroup) -> None:
+    for flag, (default, what) in CONTROLLER_DURATIONS.items():
+        group.add_argument(
+            f"--{flag}",
+            type=_duration,
+            default=default,
+            metavar="DURATION",
+            help=f"{what} ({default:g}s); a Go duration such as 40s",
+        )
+    group.add_argument(
+        "--node-eviction-rate",
+        type=_non_negative_rate,
+        default=_LIFECYCLE.node_eviction_rate,
+        metavar="NODES_PER_SECOND",
+        help=f"nodes whose pods are evicted per second ({_LIFECYCLE.node_eviction_rate:g})",
+    )
+    group.add_argument(
+        "--terminated-pod-gc-threshold",
+        type=_count("pods"),
+        default=_WORKLOADS.terminated_pod_gc_threshold,
+        metavar="N",
+        help="finished pods kept before the oldest are deleted "
+        f"({_WORKLOADS.terminated_pod_gc_threshold}; 0 keeps them all)",
+    )
+
+
+def _duration(text: str) -> float:
+    try:
+        seconds = parse_go_duration("", text) / 1e9
+    except ValueError:
+        seconds = -1.0
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive duration such as 40s, not {text!r}")
+    return seconds
+
+
+def _non_negative_rate(text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a number of nodes per second, not {text!r}")
+    return rate
+
+
 def _positive_seconds(text: str) -> float:
     try:
         seconds = float(text)
@@ -146,10 +222,13 @@ def _positive_seconds(text: str) -> float:
     return seconds
 
 
-def _node_count(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number of nodes, not {text!r}")
-    return int(text)
+def _count(noun: str) -> Callable[[str], int]:
+    def count(text: str) -> int:
+        if not text.isdigit():
+            raise argparse.ArgumentTypeError(f"must be a whole number of {noun}, not {text!r}")
+        return int(text)
+
+    return count
 
 
 def _quantity(text: str) -> str:
@@ -173,6 +252,8 @@ class UpOptions:
     nodes: Sequence[NodeConfig] = ()
     scheduler: bool = True
     scheduler_config: SchedulerConfiguration | None = None
+    node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
+    workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -198,6 +279,20 @@ def run(args: argparse.Namespace) -> int:
         nodes=nodes,
         scheduler=args.scheduler,
         scheduler_config=scheduler_config,
+        node_lifecycle=dataclasses.replace(
+            _LIFECYCLE,
+            node_monitor_period=args.node_monitor_period,
+            node_monitor_grace_period=args.node_monitor_grace_period,
+            node_startup_grace_period=args.node_startup_grace_period,
+            node_eviction_rate=args.node_eviction_rate,
+        ),
+        workloads=WorkloadOptions(
+            terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
+            horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
+            horizontal_pod_autoscaler_downscale_stabilization=(
+                args.horizontal_pod_autoscaler_downscale_stabilization
+            ),
+        ),
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
@@ -282,7 +377,7 @@ async def serve(options: UpOptions) -> None:
     await pool.start()
     server.log_source = pool.read_log
     server.metrics_source = pool.summaries
-    node_lifecycle = NodeLifecycleController(LocalClient(server))
+    node_lifecycle = NodeLifecycleController(LocalClient(server), options.node_lifecycle)
     taint_eviction = TaintEvictionController(LocalClient(server))
     await node_lifecycle.start()
     await taint_eviction.start()
@@ -296,6 +391,7 @@ async def serve(options: UpOptions) -> None:
     workloads = start_workload_controllers(
         LocalClient(server),
         lambda namespace, selector: list_pod_metrics(server, namespace, selector),
+        options.workloads,
     )
     app = APIApp(server, server_address=f"{host}:{port}")
     config = uvicorn.Config(

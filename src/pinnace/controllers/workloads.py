@@ -8,6 +8,7 @@ import contextlib
 from dataclasses import dataclass
 
 from pinnace.client import Client, InformerFactory
+from pinnace.controllers import hpa, podgc
 from pinnace.controllers.daemonset import DaemonSetController
 from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.disruption import DisruptionController
@@ -17,6 +18,17 @@ from pinnace.controllers.job import JobController
 from pinnace.controllers.podgc import PodGCController
 from pinnace.controllers.replicaset import ReplicaSetController
 from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
+
+
+@dataclass(frozen=True)
+class WorkloadOptions:
+    """kube-controller-manager's flags of the same names (seconds, a pod count)."""
+
+    terminated_pod_gc_threshold: int = podgc.DEFAULT_TERMINATED_POD_THRESHOLD
+    horizontal_pod_autoscaler_sync_period: float = hpa.DEFAULT_SYNC_PERIOD
+    horizontal_pod_autoscaler_downscale_stabilization: float = (
+        hpa.DEFAULT_DOWNSCALE_STABILIZATION_WINDOW
+    )
 
 
 @dataclass
@@ -43,7 +55,9 @@ class WorkloadControllers:
 
 
 def start_workload_controllers(
-    client: Client, metrics: PodMetricsLister | None = None
+    client: Client,
+    metrics: PodMetricsLister | None = None,
+    options: WorkloadOptions = WorkloadOptions(),
 ) -> WorkloadControllers:
     """Start the ReplicaSet, Deployment, Job, TTL-after-finished, disruption and DaemonSet
     controllers, the garbage collector and the pod garbage collector on the client's loop;
@@ -56,8 +70,14 @@ def start_workload_controllers(
     jobs = JobController(client, informers)
     ttl_after_finished = TTLAfterFinishedController(client, informers)
     daemon_sets = DaemonSetController(client, informers)
-    autoscalers = HorizontalController(client, informers, metrics)
-    pod_gc = PodGCController(client, informers)
+    autoscalers = HorizontalController(
+        client,
+        informers,
+        metrics,
+        sync_period=options.horizontal_pod_autoscaler_sync_period,
+        downscale_stabilization_window=options.horizontal_pod_autoscaler_downscale_stabilization,
+    )
+    pod_gc = PodGCController(client, informers, options.terminated_pod_gc_threshold)
     informers.start()
     loop = client.clock.loop
     tasks = [

@@ -6,7 +6,6 @@ and re-exports the helpers other kinds use for their pod templates.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from pinnace.api.core.pod_defaults import default_pod, default_pod_spec, default_pod_template
@@ -106,22 +105,27 @@ def _merge_label_keys(term: dict[str, Any], labels: dict[str, Any]) -> None:
 
 
 def prepare_pod_for_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    """A write to the pod keeps its status: that is the status subresource's business."""
+    """A write to the pod keeps its status: that is the status subresource's business.
+
+    The kept parts are the stored object's own, shared rather than copied: stored objects are
+    read-only (pinnace.store.interface), and nothing on the update path changes them after
+    this step (mutating admission leaves pod subresources alone and never touches status).
+    That keeps one copy of each unchanged part in memory, whatever the number of writes."""
     if "status" in old:
-        new["status"] = copy.deepcopy(old["status"])
+        new["status"] = old["status"]
     else:
         new.pop("status", None)
 
 
 def prepare_pod_for_status_update(new: dict[str, Any], old: dict[str, Any]) -> None:
     """A write to pods/status keeps the spec and owner references, and backfills the QoS
-    class a client left out."""
+    class a client left out. The kept parts are shared, as in prepare_pod_for_update."""
     if "spec" in old:
-        new["spec"] = copy.deepcopy(old["spec"])
+        new["spec"] = old["spec"]
     new_meta, old_meta = new.get("metadata"), as_dict(old.get("metadata"))
     if isinstance(new_meta, dict):
         if "ownerReferences" in old_meta:
-            new_meta["ownerReferences"] = copy.deepcopy(old_meta["ownerReferences"])
+            new_meta["ownerReferences"] = old_meta["ownerReferences"]
         else:
             new_meta.pop("ownerReferences", None)
     status = new.get("status")

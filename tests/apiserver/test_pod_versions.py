@@ -1,0 +1,71 @@
+"""Every stored version of a pod stays as it was written, while a status write keeps the spec
+and a spec write keeps the status (the unchanged parts are kept without copying them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pinnace.api import catalog
+
+PODS = catalog.by_resource("", "pods")
+
+
+def _pod() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "web",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u-1"}
+            ],
+        },
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+    }
+
+
+def _status_write(phase: str, image: str) -> Any:
+    def write(p: dict[str, Any]) -> dict[str, Any]:
+        p["status"] = {**p.get("status", {}), "phase": phase}
+        p["spec"]["containers"][0]["image"] = image  # a status write cannot change it
+        p["metadata"]["ownerReferences"] = []  # nor this
+        return p
+
+    return write
+
+
+def _spec_write(image: str) -> Any:
+    def write(p: dict[str, Any]) -> dict[str, Any]:
+        p["spec"]["containers"][0]["image"] = image
+        p["status"] = {"phase": "Failed"}  # a spec write cannot change it
+        return p
+
+    return write
+
+
+def test_status_and_spec_writes_leave_earlier_versions_as_they_were(api: Any) -> None:
+    created = api.call(api.server.create, PODS, "default", _pod()).obj
+    running = api.call(
+        api.server.modify,
+        PODS,
+        "default",
+        "web",
+        _status_write("Running", "evil:1"),
+        subresource="status",
+    ).obj
+    assert running["spec"] == created["spec"]
+    assert running["metadata"]["ownerReferences"] == created["metadata"]["ownerReferences"]
+    assert running["status"]["phase"] == "Running"
+
+    updated = api.call(api.server.modify, PODS, "default", "web", _spec_write("nginx:1.28")).obj
+    assert updated["spec"]["containers"][0]["image"] == "nginx:1.28"
+    assert updated["status"] == running["status"]
+
+    def at(version: dict[str, Any]) -> dict[str, Any]:
+        rv = version["metadata"]["resourceVersion"]
+        return api.call(api.server.get, PODS, "default", "web", rv)
+
+    assert at(created)["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert at(running)["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert at(running)["status"]["phase"] == "Running"
+    assert at(updated)["status"]["phase"] == "Running"

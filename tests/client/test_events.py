@@ -11,6 +11,7 @@ from tests.client.conftest import EVENTS, NODES, PODS, Cluster, pod
 
 from pinnace.api.tables import to_table
 from pinnace.apiserver.objects import Object
+from pinnace.client.correlator import LRU_CACHE_ENTRIES
 from pinnace.client.events import EventRecorder
 
 
@@ -99,6 +100,32 @@ def test_a_repeated_event_counts_up_in_one_event(cluster: Cluster) -> None:
                 1,
             ],
         ]
+
+    cluster.run(scenario())
+
+
+def test_the_recorder_remembers_the_last_4096_objects_only(cluster: Cluster) -> None:
+    """client-go's correlator caches are LRUs of 4096 entries: a repeat that comes after events
+    about 4096 other objects is no longer counted into the earlier event, and a recorder's
+    memory stays bounded however many objects it reports on."""
+    recorder = EventRecorder(cluster.client, "kubelet", "node-1")
+
+    def reference(name: str) -> Object:
+        meta = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta}
+
+    async def scenario() -> None:
+        web = reference("web")
+        recorder.event(web, "Normal", "Pulled", "Container image already present")
+        recorder.event(web, "Normal", "Pulled", "Container image already present")
+        for i in range(LRU_CACHE_ENTRIES):
+            recorder.event(reference(f"other-{i}"), "Normal", "Started", "Started container")
+        recorder.event(web, "Normal", "Pulled", "Container image already present")
+        await recorder.flush()
+        counts = sorted(
+            e["count"] for e in await events(cluster) if e["involvedObject"]["name"] == "web"
+        )
+        assert counts == [1, 2]
 
     cluster.run(scenario())
 

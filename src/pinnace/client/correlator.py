@@ -83,14 +83,15 @@ def _aggregate_key(event: Object) -> tuple[str, ...]:
     )
 
 
-@dataclass
+# Slots: a kubelet keeps an entry of each for every pod it runs (up to the LRU size).
+@dataclass(slots=True)
 class _Similar:
     messages: dict[str, None] = field(default_factory=dict)
     """The distinct messages seen, oldest first (an ordered set)."""
     last_seen: float = float("-inf")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Observation:
     count: int
     first_timestamp: str
@@ -98,7 +99,7 @@ class _Observation:
     resource_version: str
 
 
-@dataclass
+@dataclass(slots=True)
 class _TokenBucket:
     tokens: float
     last: float

@@ -117,8 +117,11 @@ def test_pinnace_scheduler_explain_tells_why(
     header = lines[lines.index("FILTER") + 1].split()
     fit = header.index("NodeResourcesFit")
     assert all(row.split()[fit : fit + 2] == ["Insufficient", "cpu"] for row in rows.values())
-    # PostFilter (preemption) is not run by an explanation: only the filters' message.
-    assert lines[-1] == "Unschedulable: 0/2 nodes are available: 2 Insufficient cpu."
+    # The message FailedScheduling gives, preemption's dry run included.
+    assert lines[-1] == (
+        "Unschedulable: 0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
+        "available: 2 No preemption victims found for incoming pod.."
+    )
 
     cluster.ok("apply", "-f", "-", stdin=POD.format(name="small", cpu="100m"))
     node = eventually(lambda: cluster.ok("get", "pod", "small", "-o", "jsonpath={.spec.nodeName}"))

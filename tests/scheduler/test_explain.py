@@ -74,7 +74,10 @@ def test_nothing_fits_gives_failed_schedulings_message(core: Scheduler) -> None:
     assert explanation.selected is None and explanation.best == []
     assert explanation.message == (
         "0/4 nodes are available: 1 node(s) had untolerated taint {gpu: true}, 3 Insufficient cpu."
-    )
+        " preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling,"
+        " 3 No preemption victims found for incoming pod.."
+    ), "as FailedScheduling says it, preemption included"
+    assert explanation.preemption is None
     assert explanation.message in render(explanation)
 
 
@@ -105,3 +108,31 @@ def test_a_pod_no_profile_serves_is_refused(core: Scheduler) -> None:
     other["spec"]["schedulerName"] = "mine"
     with pytest.raises(ValueError, match='no profile serves schedulerName "mine"'):
         explain(core, other)
+
+
+def test_preemption_is_a_dry_run_naming_the_node_and_the_victims(core: Scheduler) -> None:
+    core.add_pod({**pod("low", "3"), "spec": {**pod("low", "3")["spec"], "nodeName": "big"}})
+    urgent = pod("urgent", "4")
+    urgent["spec"]["priority"] = 1000
+    explanation = explain(core, urgent)
+    assert explanation.selected is None
+    assert explanation.preemption is not None
+    assert (explanation.preemption.node, explanation.preemption.victims) == ("big", ("ns/low",))
+    assert "Preemption would nominate big, evicting: ns/low" in render(explanation)
+    assert explanation.as_dict()["preemption"] == {"node": "big", "victims": ["ns/low"]}
+    # Nothing was carried out: the victim is still there and nobody is nominated.
+    assert "ns/low" in core.table.pods[core.table.index["big"]]
+    assert core.nominator.node_of("ns/urgent") is None
+
+
+def test_the_room_of_a_pod_nominated_to_a_node_is_kept_for_it(core: Scheduler) -> None:
+    waiting = pod("waiting", "3")
+    waiting["spec"]["priority"] = 1000
+    waiting["status"] = {"nominatedNodeName": "big"}
+    core.add_pod(waiting)
+    explanation = explain(core, pod("web", "1500m"))
+    big = next(n for n in explanation.nodes if n.node == "big")
+    assert all(v.passed for v in big.filters), "big passes on its own"
+    assert big.reserved is not None and big.reserved.reasons == ("Insufficient cpu",)
+    assert not big.feasible and explanation.selected == "mid"
+    assert "big: NodeResourcesFit: Insufficient cpu" in render(explanation)

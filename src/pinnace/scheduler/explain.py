@@ -4,12 +4,16 @@ node, every Score plugin's raw and normalised score on every feasible node, and 
 `explain(core, pod)` runs one scheduling cycle's plugins over the core's current nodes without
 assuming or binding anything. Unlike a real cycle, every Filter plugin is asked about every
 node (a cycle stops at a node's first rejection), so the answer shows all the reasons; the
-verdict that counts is the first rejection, as in the FailedScheduling message. PostFilter
-(preemption) is not run: it would act on the cluster.
+verdict that counts is the first rejection, as in the FailedScheduling message. A node that
+passes on its own but not once the room of pods nominated to it is kept for them (pods of
+higher or equal priority that preempted there) is rejected as a cycle rejects it. When no
+node fits, PostFilter runs as a dry run: the explanation says which node preemption would
+nominate and which pods it would evict, and nothing is evicted.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,9 +21,19 @@ from typing import Any
 import numpy as np
 
 from pinnace.client import Client
-from pinnace.scheduler.adapter import NAMESPACES, NODES, NOT_FINISHED, PODS, plugins_with
+from pinnace.scheduler.adapter import (
+    NAMESPACES,
+    NODES,
+    NOT_FINISHED,
+    PDBS,
+    PODS,
+    REPLICA_SETS,
+    plugins_with,
+)
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.framework import Code, CycleState, Status
+from pinnace.scheduler.nominator import filter_nodes_with_nominated_pods
+from pinnace.scheduler.plugins.workload_selectors import REPLICA_SET, WorkloadSelectors
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import Profile
 from pinnace.scheduler.schedule_one import (
@@ -39,6 +53,7 @@ class FilterVerdict:
     passed: bool
     reasons: tuple[str, ...] = ()  # why it rejected the node
     skipped: bool = False
+    code: Code = Code.SUCCESS  # the rejection's code (whether preemption may resolve it)
 
     @property
     def text(self) -> str:
@@ -64,19 +79,30 @@ class NodeExplanation:
     node: str
     filters: list[FilterVerdict] = field(default_factory=list)
     scores: list[PluginScore] = field(default_factory=list)  # empty for infeasible nodes
+    reserved: FilterVerdict | None = None
+    """The rejection with the nominated pods' room kept, when that is what rejects it."""
 
     @property
     def feasible(self) -> bool:
-        return all(v.passed for v in self.filters)
+        return self.reserved is None and all(v.passed for v in self.filters)
 
     @property
     def rejected_by(self) -> FilterVerdict | None:
-        """The first rejecting plugin: the one a scheduling cycle reports."""
-        return next((v for v in self.filters if not v.passed), None)
+        """The rejection a scheduling cycle reports: with the nominated pods' room kept, or
+        else the first rejecting plugin."""
+        return self.reserved or next((v for v in self.filters if not v.passed), None)
 
     @property
     def total(self) -> int | None:
         return sum(s.weighted for s in self.scores) if self.feasible else None
+
+
+@dataclass(frozen=True)
+class PreemptionDryRun:
+    """What PostFilter would do: nominate `node` after evicting `victims` (namespace/name)."""
+
+    node: str
+    victims: tuple[str, ...]
 
 
 @dataclass
@@ -89,6 +115,7 @@ class Explanation:
     message: str  # FailedScheduling's message when nothing fits, else ""
     pre_filter: Status | None = None  # a PreFilter rejection of the pod on every node
     bound_to: str = ""  # the node a bound pod is on (it is explained as if pending)
+    preemption: PreemptionDryRun | None = None  # when nothing fits and preemption would help
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data, as `pinnace scheduler explain -o json` prints it."""
@@ -99,10 +126,16 @@ class Explanation:
             "best": self.best,
             "message": self.message,
             "boundTo": self.bound_to,
+            "preemption": (
+                None
+                if self.preemption is None
+                else {"node": self.preemption.node, "victims": list(self.preemption.victims)}
+            ),
             "nodes": [
                 {
                     "name": n.node,
                     "feasible": n.feasible,
+                    "reservedForNominatedPods": (None if n.reserved is None else n.reserved.text),
                     "filters": [
                         {"plugin": v.plugin, "verdict": v.text, "passed": v.passed}
                         for v in n.filters
@@ -152,15 +185,28 @@ def explain(core: Scheduler, pod: Mapping[str, Any]) -> Explanation:
             else fit_error_message(len(names), Diagnosis(pre_filter_msg=status.message))
         )
         return explanation
-    feasible = _filter(profile, state, info, table, nodes)
+    passed = _filter(profile, state, info, table, nodes)
+    feasible = passed.copy()
+    for among_feasible in (True, False):
+        reserving = filter_nodes_with_nominated_pods(
+            profile, core.nominator, state, info, table, passed, among_feasible
+        )
+        for i, status in reserving.items():
+            nodes[i].reserved = FilterVerdict(
+                status.plugin, False, status.reasons, code=status.code
+            )
+            feasible[i] = False
     candidates = np.flatnonzero(feasible)
     if len(candidates) == 0:
-        statuses = {
-            n.node: Status(Code.UNSCHEDULABLE, n.rejected_by.reasons, n.rejected_by.plugin)
-            for n in nodes
-            if n.rejected_by is not None
-        }
-        explanation.message = fit_error_message(len(names), Diagnosis(node_statuses=statuses))
+        diagnosis = Diagnosis()
+        for n in nodes:
+            verdict = n.rejected_by
+            if verdict is not None:
+                status = Status(verdict.code, verdict.reasons, verdict.plugin)
+                diagnosis.node_statuses[n.node] = status
+        if profile.post_filter:
+            explanation.preemption = _preemption_dry_run(core, profile, state, info, diagnosis)
+        explanation.message = fit_error_message(len(names), diagnosis)
         return explanation
     _score(profile, state, info, table, candidates, nodes)
     totals = {nodes[i].node: nodes[i].total for i in candidates.tolist()}
@@ -168,6 +214,21 @@ def explain(core: Scheduler, pod: Mapping[str, Any]) -> Explanation:
     explanation.best = [name for name, total in totals.items() if total == top]
     explanation.selected = explanation.best[0] if len(explanation.best) == 1 else None
     return explanation
+
+
+def _preemption_dry_run(
+    core: Scheduler, profile: Profile, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
+) -> PreemptionDryRun | None:
+    """PostFilter with every preemption plugin deciding but not acting; sets the diagnosis'
+    post_filter_msg as a cycle does."""
+    with contextlib.ExitStack() as stack:
+        decided = [stack.enter_context(p.dry_run()) for p in plugins_with(core, "dry_run")]
+        _, status = profile.run_post_filter(state, pod, core.table, diagnosis)
+    diagnosis.post_filter_msg = status.message
+    decision = next((d for decisions in decided for d in decisions), None)
+    if decision is None:
+        return None
+    return PreemptionDryRun(decision.node_name, tuple(v.key for v in decision.victims))
 
 
 def _filter(
@@ -185,8 +246,10 @@ def _filter(
             if passed[i]:
                 n.filters.append(FilterVerdict(plugin.name, True))
             else:
-                reasons = plugin.node_status(state, pod, table, i).reasons
-                n.filters.append(FilterVerdict(plugin.name, False, reasons))
+                status = plugin.node_status(state, pod, table, i)
+                n.filters.append(
+                    FilterVerdict(plugin.name, False, status.reasons, code=status.code)
+                )
         feasible &= passed
     return feasible
 
@@ -223,6 +286,13 @@ def render(explanation: Explanation) -> str:
     rows = [["NODE", *filter_plugins]]
     rows += [[n.node, *(v.text for v in n.filters)] for n in explanation.nodes]
     lines += ["FILTER", *_table(rows), ""]
+    reserved = [n for n in explanation.nodes if n.reserved is not None]
+    if reserved:
+        lines += ["REJECTED WITH THE ROOM OF PODS NOMINATED TO THE NODE KEPT FOR THEM"]
+        lines += [
+            f"{n.node}: {n.reserved.plugin}: {n.reserved.text}" for n in reserved if n.reserved
+        ]
+        lines.append("")
     feasible = [n for n in explanation.nodes if n.feasible]
     if feasible:
         score_plugins = [f"{s.plugin} (x{s.weight})" for s in feasible[0].scores]
@@ -241,6 +311,11 @@ def render(explanation: Explanation) -> str:
         )
     else:
         lines.append(f"Unschedulable: {explanation.message}")
+        if explanation.preemption is not None:
+            victims = ", ".join(explanation.preemption.victims)
+            lines.append(
+                f"Preemption would nominate {explanation.preemption.node}, evicting: {victims}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -270,9 +345,22 @@ async def explain_pod(
     labels = {ns["metadata"]["name"]: ns["metadata"].get("labels") or {} for ns in namespaces}
     for plugin in plugins_with(core, "namespace_labels"):
         plugin.namespace_labels = labels
+    budgets = (await client.list(PDBS))["items"]
+    for plugin in plugins_with(core, "pod_disruption_budgets"):
+        plugin.pod_disruption_budgets = lambda: budgets
+    workloads = WorkloadSelectors()
+    for replica_set in (await client.list(REPLICA_SETS))["items"]:
+        workloads.set(REPLICA_SET, replica_set)
+    for plugin in plugins_with(core, "workload_selector"):
+        plugin.workload_selector = workloads
     uid = target["metadata"].get("uid")
     for pod in (await client.list(PODS, field_selector=NOT_FINISHED))["items"]:
-        if (pod.get("spec") or {}).get("nodeName") and pod["metadata"].get("uid") != uid:
+        if pod["metadata"].get("uid") == uid:
+            continue
+        # Bound pods take room; pending ones nominated to a node keep room there.
+        if (pod.get("spec") or {}).get("nodeName") or (pod.get("status") or {}).get(
+            "nominatedNodeName"
+        ):
             core.add_pod(pod)
     bound_to = (target.get("spec") or {}).get("nodeName") or ""
     if bound_to:

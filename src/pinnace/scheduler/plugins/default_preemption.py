@@ -11,8 +11,9 @@ PodDisruptionBudgets come from `pod_disruption_budgets()`, a lister the adapter 
 
 from __future__ import annotations
 
+import contextlib
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pinnace.scheduler.framework import CycleState, Status, error
@@ -49,6 +50,7 @@ class DefaultPreemption:
         self.preempt: Callable[[Preemption], object] = preempt or (lambda decision: None)
         self.pod_disruption_budgets = pod_disruption_budgets or (lambda: ())
         self._random = random.Random(seed)
+        self._acting = True
         self._profile: Profile | None = None
         self._nominator: Nominator | None = None
 
@@ -73,13 +75,28 @@ class DefaultPreemption:
             state, pod, diagnosis.node_statuses, diagnosis.absent_nodes_status
         )
         if outcome.preemption is not None:
-            for nominated in outcome.preemption.nominations_to_clear:
-                self._nominator.delete(nominated.key)
+            if self._acting:
+                for nominated in outcome.preemption.nominations_to_clear:
+                    self._nominator.delete(nominated.key)
             self.preempt(outcome.preemption)
         status = outcome.status
         if status.message:
             status = Status(status.code, (f"preemption: {status.message}",))
         return outcome.nominated_node_name, status
+
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[list[Preemption]]:
+        """Preemption decided but not carried out, for explanations: the decisions go to the
+        list yielded, no nomination is cleared, and the random choice of where the candidate
+        search starts is the same afterwards as if nothing had been asked."""
+        decisions: list[Preemption] = []
+        preempt, randomness = self.preempt, self._random.getstate()
+        self.preempt, self._acting = decisions.append, False
+        try:
+            yield decisions
+        finally:
+            self.preempt, self._acting = preempt, True
+            self._random.setstate(randomness)
 
     def num_candidates(self, num_nodes: int) -> int:
         return num_candidates(

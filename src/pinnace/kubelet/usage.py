@@ -23,6 +23,7 @@ MilliCPUToShares sets it, at least 2 for a container without a request).
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import itertools
 import math
@@ -67,7 +68,10 @@ class Curve:
         object.__setattr__(self, "constant_amount", amounts.pop() if len(amounts) == 1 else None)
 
     @staticmethod
+    @functools.lru_cache(maxsize=1024, typed=True)
     def constant(amount: float) -> Curve:
+        # Curves are immutable, so the containers of one steady amount (most of them, at
+        # 110 pods a node) share one.
         return Curve(((0.0, amount),))
 
     @property

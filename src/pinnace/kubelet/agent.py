@@ -113,6 +113,8 @@ class NodeAgent:
         self._pod_network = ipaddress.ip_network(config.pod_cidr)
         self._next_ip = 2  # .1 is the node's gateway
         self._free_ips: list[str] = []
+        self._pod_ips: set[str] = set()
+        """The IPs the pods hold."""
         self._last_status_post = 0.0
         self._renewed = self._monitored = self._status_synced = -math.inf
         self._static_status = static_status(config)
@@ -276,7 +278,16 @@ class NodeAgent:
         self.usage.add(demand)
         self._pull_images(pod)
         self._publish_cpus(pod)
-        worker.start()
+        if worker.resumable:
+            worker.resume()
+        else:
+            # After the pods handed over with this one (a restarted agent's first list): the
+            # ones it takes back hold their IPs by then.
+            self.clock.loop.call_soon(self._start, worker)
+
+    def _start(self, worker: PodWorker) -> None:
+        if self.workers.get(worker.uid) is worker and not worker.terminating:
+            worker.start()
 
     def pod_updated(self, old: Object, new: Object) -> None:
         self.pod_added(new)
@@ -433,15 +444,26 @@ class NodeAgent:
     # --- what workers need -------------------------------------------------------------------
 
     def allocate_pod_ip(self) -> str:
-        if self._free_ips:
-            return self._free_ips.pop()
-        ip = self._pod_network[self._next_ip]
-        self._next_ip = (
-            self._next_ip + 1 if self._next_ip < self._pod_network.num_addresses - 2 else 2
-        )
-        return str(ip)
+        while self._free_ips:
+            ip = self._free_ips.pop()
+            if ip not in self._pod_ips:
+                self._pod_ips.add(ip)
+                return ip
+        for _ in range(self._pod_network.num_addresses):
+            ip = str(self._pod_network[self._next_ip])
+            self._next_ip = (
+                self._next_ip + 1 if self._next_ip < self._pod_network.num_addresses - 2 else 2
+            )
+            if ip not in self._pod_ips:
+                break
+        self._pod_ips.add(ip)
+        return ip
+
+    def reserve_pod_ip(self, ip: str) -> None:
+        self._pod_ips.add(ip)
 
     def release_pod_ip(self, ip: str) -> None:
+        self._pod_ips.discard(ip)
         self._free_ips.append(ip)
 
     def container_environment(

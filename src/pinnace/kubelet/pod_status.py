@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pinnace.clock import format_time
+from pinnace.clock import format_time, parse_time
 from pinnace.kubelet.runtime import ContainerState, ContainerStatus
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
@@ -125,6 +125,53 @@ def container_status_entry(c: ContainerRecord) -> dict[str, Any]:
     if shown is not None:
         entry["containerID"] = shown.id
     return entry
+
+
+def restore_record(c: ContainerRecord, entry: Mapping[str, Any], now: float) -> None:
+    """Fill `c` from its entry in a status an earlier run of the agent wrote (it restarted), as
+    far as the status tells: the current and the last run (without the lines they printed),
+    the restart count, and why it waits. A container whose postStart hook had not completed
+    shows no start time: it counts as started `now`."""
+    state = entry.get("state") or {}
+    last = (entry.get("lastState") or {}).get("terminated")
+    cid = entry.get("containerID", "")
+    image, image_id = entry.get("image") or c.image, entry.get("imageID", "")
+    c.restart_count = entry.get("restartCount", 0)
+    c.previous = _recorded_run(c.name, image, image_id, last, now) if last else None
+    waiting = state.get("waiting") or {}
+    c.waiting = (waiting.get("reason", ""), waiting.get("message", ""))
+    if "terminated" in state:
+        c.current = _recorded_run(c.name, image, image_id, state["terminated"], now)
+    elif c.previous is not None and c.previous.id == cid:
+        c.current, c.previous = c.previous, None  # waiting to restart it (CrashLoopBackOff)
+    elif cid:
+        started = _time(state.get("running") or {}, "startedAt", now)
+        c.current = ContainerStatus(cid, c.name, image, image_id, started)
+        c.waiting = ("", "")
+
+
+def _recorded_run(
+    name: str, image: str, image_id: str, terminated: Mapping[str, Any], now: float
+) -> ContainerStatus:
+    return ContainerStatus(
+        id=terminated.get("containerID", ""),
+        name=name,
+        image=image,
+        image_id=image_id,
+        started_at=_time(terminated, "startedAt", now),
+        state=ContainerState.EXITED,
+        finished_at=_time(terminated, "finishedAt", now),
+        exit_code=terminated.get("exitCode", 0),
+        reason=terminated.get("reason", ""),
+    )
+
+
+def _time(fields: Mapping[str, Any], key: str, default: float) -> float:
+    """A time of a status someone else may have written: `default` when it is not one."""
+    try:
+        return parse_time(fields[key])
+    except (KeyError, TypeError, ValueError):
+        return default
 
 
 def pod_phase(

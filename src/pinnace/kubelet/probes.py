@@ -415,6 +415,12 @@ class Prober:
             self._probe()
         self.wake()
 
+    def resume(self, result: bool | None) -> None:
+        """Carry on with a container run an earlier agent probed (it restarted): the result
+        is the one its status showed, the successes and failures in a row count anew."""
+        self._container_id = self.target.container_id
+        self.result = result
+
     def stop(self) -> None:
         self._stopped = True
         self._cancel()

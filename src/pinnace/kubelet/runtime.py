@@ -5,10 +5,12 @@ cgroup settings (`LinuxContainerResources`), stop it (SIGTERM, then SIGKILL afte
 period), remove it, and report what the running containers use (`list_container_stats`, as
 CRI's ListContainerStats). The `ContainerStatus` a start returns is the container's record,
 kept current by the runtime (state, exit code, log lines); the runtime reports the exit through
-the callback given at the start. A runtime of real processes can implement the same interface.
+the callback given at the start. A restarted kubelet takes back the containers it had started
+(`resume_container`). A runtime of real processes can implement the same interface.
 
 `SimulatedRuntime` runs no processes: each container follows its `ContainerBehaviour` on the
-clock, on a `Machine` of so many cores and bytes of memory, and the runtime plays the kernel:
+clock (a resumed one as of its recorded start), on a `Machine` of so many cores and bytes of
+memory, and the runtime plays the kernel:
 
 - CPU: a container gets its demand up to its limit (the excess is throttled), and when the
   machine's cores cannot cover every container they are shared by cpu.shares
@@ -128,6 +130,24 @@ class ContainerRuntime(ABC):
         (none: unlimited); `on_exit` hears of its end, however it comes."""
 
     @abstractmethod
+    def resume_container(
+        self,
+        container_id: str,
+        sandbox: str,
+        name: str,
+        image: str,
+        behaviour: ContainerBehaviour,
+        on_exit: OnExit,
+        resources: LinuxContainerResources | None,
+        started_at: float,
+    ) -> ContainerStatus:
+        """Take back the container `container_id` that an earlier run of the kubelet started
+        at `started_at` (as the pod's status recorded it); `on_exit` hears of its end from now
+        on. A runtime of real processes finds it by its ID, running or exited meanwhile; one
+        that went down with the kubelet runs it on as of `started_at`. What it printed before
+        is not in the status returned."""
+
+    @abstractmethod
     def stop_container(self, container_id: str, grace_seconds: float) -> None:
         """SIGTERM, then SIGKILL once `grace_seconds` have passed."""
 
@@ -240,11 +260,11 @@ class SimulatedRuntime(ContainerRuntime):
         resources: LinuxContainerResources | None = None,
     ) -> ContainerStatus:
         self._started += 1
-        seed = f"{self._node}/{sandbox}/{name}/{self._started}".encode()
-        cid = CONTAINER_ID_SCHEME + hashlib.sha256(seed).hexdigest()
         now = self._clock.now()
+        # The start time in the seed: a restarted agent's runtime counts from 1 again.
+        seed = f"{self._node}/{sandbox}/{name}/{now!r}/{self._started}".encode()
         status = ContainerStatus(
-            id=cid,
+            id=CONTAINER_ID_SCHEME + hashlib.sha256(seed).hexdigest(),
             name=name,
             image=image_reference(image),
             image_id=image_id(image),
@@ -252,8 +272,45 @@ class SimulatedRuntime(ContainerRuntime):
         )
         if behaviour.log:
             status.log.extend((now, line) for line in behaviour.log.splitlines())
+        self._run(status, behaviour, on_exit, resources)
+        return status
+
+    def resume_container(
+        self,
+        container_id: str,
+        sandbox: str,
+        name: str,
+        image: str,
+        behaviour: ContainerBehaviour,
+        on_exit: OnExit,
+        resources: LinuxContainerResources | None,
+        started_at: float,
+    ) -> ContainerStatus:
+        """The container went down with the agent: it runs on from where its behaviour is
+        `started_at` seconds into its run (its usage, its exit, the lines it prints from now);
+        one whose run ended meanwhile exits at once, as of when it ended."""
+        status = ContainerStatus(
+            id=container_id,
+            name=name,
+            image=image_reference(image),
+            image_id=image_id(image),
+            started_at=started_at,
+        )
+        self._run(status, behaviour, on_exit, resources)
+        return status
+
+    def _run(
+        self,
+        status: ContainerStatus,
+        behaviour: ContainerBehaviour,
+        on_exit: OnExit,
+        resources: LinuxContainerResources | None,
+    ) -> None:
+        """Run the container of `status` from its start time on (timers in the past fire at
+        once: the caller has not seen the status yet)."""
+        cid, started = status.id, status.started_at
         if behaviour.later is not None:
-            self._print_later(status, behaviour.later)
+            self._print_later(status, behaviour.later, started)
         resources = resources or LinuxContainerResources()
         self._containers[cid] = status
         self._behaviours[cid] = behaviour
@@ -270,18 +327,18 @@ class SimulatedRuntime(ContainerRuntime):
             memory_peak=min(memory.peak, limit) if limit else memory.peak,
         )
         if behaviour.run_seconds < math.inf:
-            self._timers[cid] = self._clock.call_later(
-                behaviour.run_seconds, self._exit, cid, behaviour.exit_code
+            end = started + behaviour.run_seconds
+            self._timers[cid] = self._clock.call_at(
+                end, self._exit, cid, behaviour.exit_code, "", end
             )
         crossing = first_above(memory, limit) if limit else None
         if crossing is not None:
-            # Timers even for a crossing at once: the caller has not seen the status yet.
+            end = started + crossing
             self._oom_timers[cid] = self._clock.call_at(
-                now + crossing, self._exit, cid, EXIT_CODE_SIGKILL, REASON_OOM_KILLED
+                end, self._exit, cid, EXIT_CODE_SIGKILL, REASON_OOM_KILLED, end
             )
         self._memory_peaks += running.memory_peak
         self._plan_node_oom()
-        return status
 
     def stop_container(self, container_id: str, grace_seconds: float) -> None:
         """The container exits `stop_seconds` after the first SIGTERM (code 143), or is
@@ -356,7 +413,11 @@ class SimulatedRuntime(ContainerRuntime):
             got[i] = cpu
         return got
 
-    def _exit(self, container_id: str, exit_code: int, reason: str = "") -> None:
+    def _exit(
+        self, container_id: str, exit_code: int, reason: str = "", at: float = math.inf
+    ) -> None:
+        """The container ends, at `at` if that has passed already (a resumed container whose
+        run ended while its agent was down), else now."""
         self._stopped(container_id)
         self._term_sent.pop(container_id, None)
         self._exits.pop(container_id, None)
@@ -364,25 +425,30 @@ class SimulatedRuntime(ContainerRuntime):
         if status is None or status.state is not ContainerState.RUNNING:
             return
         status.state = ContainerState.EXITED
-        status.finished_at = self._clock.now()
+        status.finished_at = min(at, self._clock.now())
         status.exit_code = exit_code
         status.reason = reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR)
         callback = self._callbacks.pop(container_id, None)
         if callback is not None:
             callback(status)
 
-    def _print_later(self, status: ContainerStatus, stream: LogStream) -> None:
-        """One timer per container for the next lines it prints after its start."""
+    def _print_later(self, status: ContainerStatus, stream: LogStream, since: float) -> None:
+        """One timer per container for the next lines it prints, counted from `since` (its
+        start, or its last lines); the lines due before now (a resumed container's) were
+        printed before the restart and are gone with the log."""
         batch = stream.next_lines()
+        while batch is not None and since + batch[0] < self._clock.now():
+            since += batch[0]
+            batch = stream.next_lines()
         if batch is not None:
-            when = self._clock.now() + batch[0]
+            when = since + batch[0]
             timer = self._clock.call_at(when, self._print, status, stream, batch[1])
             self._later[status.id] = (timer, when, batch[1])
 
     def _print(self, status: ContainerStatus, stream: LogStream, lines: list[str]) -> None:
         del self._later[status.id]
         status.log.extend((self._clock.now(), line) for line in lines)
-        self._print_later(status, stream)
+        self._print_later(status, stream, self._clock.now())
 
     def _stopped(self, container_id: str) -> None:
         """The container no longer runs: its timers go, and its memory is the node's again."""

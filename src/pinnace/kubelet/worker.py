@@ -26,11 +26,12 @@ what is left of it, never less than 2 s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pinnace.client import EventRecorder
-from pinnace.clock import Clock, Timer, format_time
-from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.clock import Clock, Timer, format_time, parse_time
+from pinnace.kubelet.behaviour import BehaviourError, ContainerBehaviour, container_behaviour
 from pinnace.kubelet.configmaps import ConfigMapLookup, referenced_config_maps
 from pinnace.kubelet.environment import ConfigError
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
@@ -47,8 +48,15 @@ from pinnace.kubelet.pod_status import (
     container_status_entry,
     pod_conditions,
     pod_phase,
+    restore_record,
 )
-from pinnace.kubelet.probes import Prober, ProbeType, container_probes, probe_outcomes
+from pinnace.kubelet.probes import (
+    ProbeOutcomes,
+    Prober,
+    ProbeType,
+    container_probes,
+    probe_outcomes,
+)
 from pinnace.kubelet.runtime import ContainerRuntime, ContainerStatus, LinuxContainerResources
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
@@ -72,6 +80,9 @@ class PodHost(Protocol):
 
     def allocate_pod_ip(self) -> str: ...
 
+    def reserve_pod_ip(self, ip: str) -> None:
+        """`ip` is a resumed pod's: no other pod gets it until it is released."""
+
     def release_pod_ip(self, ip: str) -> None: ...
 
     def container_environment(
@@ -86,6 +97,27 @@ class PodHost(Protocol):
 
     def status_changed(self, worker: PodWorker) -> None:
         """The worker's status() changed: write it (and delete the pod once terminated)."""
+
+
+def backoff_after(restarts: int) -> float:
+    """The back-off before the next restart of a container restarted `restarts` times: none
+    before the first restart, then 10 s doubling up to 5 minutes (barring resets)."""
+    backoff = INITIAL_BACKOFF if restarts else 0.0
+    for _ in range(1, restarts):
+        if backoff >= MAX_BACKOFF:
+            break
+        backoff *= 2
+    return min(backoff, MAX_BACKOFF)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one run of a container is given, from the pod as it is at the start."""
+
+    behaviour: ContainerBehaviour
+    post_start: HookRun | None = None
+    pre_stop: HookRun | None = None
+    outcomes: Mapping[ProbeType, ProbeOutcomes] | None = None
 
 
 def go_duration(seconds: float) -> str:
@@ -189,13 +221,57 @@ class PodWorker:
     def start(self) -> None:
         """Start what can start (`sync`)."""
         self.start_time = self.host.clock.now()
+        self._begin()
+        self.sync()
+
+    @property
+    def resumable(self) -> bool:
+        """The pod's status says the agent of its node started it: the agent restarted."""
+        return bool((self.pod.get("status") or {}).get("startTime"))
+
+    def resume(self) -> None:
+        """Take the pod back where the status an earlier run of the agent wrote left it, as a
+        restarted kubelet finds its containers in the runtime: its start time, IP and
+        containers carry on (a running one as of its start, one in back-off waits it out,
+        completed init containers are not run again); then `sync`."""
+        status = self.pod.get("status") or {}
+        now = self.host.clock.now()
+        try:
+            self.start_time = parse_time(status["startTime"])
+        except ValueError:
+            self.start_time = now
+        self.pod_ip = status.get("podIP") or ""
+        if self.pod_ip:
+            self.host.reserve_pod_ip(self.pod_ip)
+        entries = {
+            e.get("name"): e
+            for e in (
+                *(status.get("initContainerStatuses") or ()),
+                *(status.get("containerStatuses") or ()),
+            )
+        }
+        for c in self.inits + self.apps:
+            entry = entries.get(c.name)
+            if entry is not None:
+                restore_record(c, entry, now)
+        self._begin()
+        for c in self.inits + self.apps:
+            entry = entries.get(c.name)
+            if entry is not None and c.current is not None:
+                self._resume(c, entry)
+        self.sync()
+
+    def _begin(self) -> None:
+        """Probers for the containers that run on, and the active deadline, from the pod's
+        start."""
         for c in self.inits + self.apps:
             if not c.init or c.restartable:
                 self._add_probers(c)
         deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
-            self._deadline = self.host.clock.call_later(deadline, self._deadline_exceeded)
-        self.sync()
+            self._deadline = self.host.clock.call_at(
+                self.start_time + deadline, self._deadline_exceeded
+            )
 
     def update(self, pod: Mapping[str, Any]) -> None:
         self.pod = pod
@@ -353,30 +429,42 @@ class PodWorker:
         c.restart_count += 1
         self._start(c)
 
-    def _start(self, c: ContainerRecord) -> None:
+    def _plan(self, c: ContainerRecord) -> _Plan | str:
+        """What a run of `c` is given now, or why it cannot be created."""
         spec = self._specs.get(c.name) or {}
         probers = self._probers.get(c.name) or {}
-        error = None
         try:
             env = self.host.container_environment(self.pod, c.name, self.pod_ip)
             hostname = (self.pod.get("spec") or {}).get("hostname") or self.name
             context = ShellContext(
                 env, self.volumes.filesystem(spec), self.host.clock.now, hostname
             )
-            behaviour = container_behaviour(self.pod, c.name, context)
-            post_start = hook_run(self.pod, spec, POST_START)
-            self._pre_stop[c.name] = hook_run(self.pod, spec, PRE_STOP)
-            outcomes = {
-                kind: probe_outcomes(self.pod, spec, prober.probe, self.pod_ip)
-                for kind, prober in probers.items()
-            }
+            return _Plan(
+                container_behaviour(self.pod, c.name, context),
+                hook_run(self.pod, spec, POST_START),
+                hook_run(self.pod, spec, PRE_STOP),
+                {
+                    kind: probe_outcomes(self.pod, spec, prober.probe, self.pod_ip)
+                    for kind, prober in probers.items()
+                },
+            )
         except (BehaviourError, ConfigError) as e:
-            error = str(e)
-        if error is not None:
-            if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, error):
-                self._event(c, "Warning", "Failed", f"Error: {error}")
-            c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, error)
+            return str(e)
+
+    def _use_plan(self, c: ContainerRecord, plan: _Plan) -> None:
+        self._pre_stop[c.name] = plan.pre_stop
+        probers = self._probers.get(c.name) or {}
+        for kind, outcomes in (plan.outcomes or {}).items():
+            probers[kind].outcomes = outcomes
+
+    def _start(self, c: ContainerRecord) -> None:
+        plan = self._plan(c)
+        if isinstance(plan, str):
+            if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, plan):
+                self._event(c, "Warning", "Failed", f"Error: {plan}")
+            c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, plan)
             return
+        probers = self._probers.get(c.name) or {}
         if c.previous is not None:
             self.host.runtime.remove_container(c.previous.id)
         c.previous = c.current
@@ -386,7 +474,7 @@ class PodWorker:
             self.uid,
             c.name,
             image,
-            behaviour,
+            plan.behaviour,
             lambda status: self._exited(c, status),
             self.host.container_resources(self.pod, c.name),
         )
@@ -394,17 +482,53 @@ class PodWorker:
         c.startup_passed = ProbeType.STARTUP not in probers
         c.readiness_passed = ProbeType.READINESS not in probers
         c.probe_killed = False
-        for kind, prober in probers.items():
-            prober.outcomes = outcomes[kind]
+        self._use_plan(c, plan)
         self._event(c, "Normal", "Created", f"Created container: {c.name}")
         self._event(c, "Normal", "Started", f"Started container {c.name}")
-        if post_start is None:
+        if plan.post_start is None:
             self._container_running(c)
             return
         c.hook_running = True
         self._post_start[c.name] = self.host.clock.call_later(
-            post_start.seconds, self._post_start_done, c, c.current, post_start
+            plan.post_start.seconds, self._post_start_done, c, c.current, plan.post_start
         )
+
+    def _resume(self, c: ContainerRecord, entry: Mapping[str, Any]) -> None:
+        """Carry on with the restored record of `c`: its back-off as its restarts make it, a
+        running container on the runtime again, its probes from the results its status
+        showed (the postStart hook is not run again)."""
+        assert c.current is not None
+        c.backoff = backoff_after(c.restart_count)
+        c.backoff_updated = (c.previous or c.current).finished_at
+        if not c.running:
+            return
+        probers = self._probers.get(c.name) or {}
+        started = bool(entry.get("started"))
+        c.startup_passed = started or ProbeType.STARTUP not in probers
+        c.readiness_passed = (
+            bool(entry.get("ready")) if started else ProbeType.READINESS not in probers
+        )
+        plan = self._plan(c)
+        if isinstance(plan, str):
+            # It runs already: a model its pod no longer gives (a ConfigMap deleted while the
+            # agent was down) does not stop it; it runs on until it is stopped.
+            plan = _Plan(ContainerBehaviour())
+        self._use_plan(c, plan)
+        recorded = c.current
+        c.current = self.host.runtime.resume_container(
+            recorded.id,
+            self.uid,
+            c.name,
+            c.image,
+            plan.behaviour,
+            lambda status: self._exited(c, status),
+            self.host.container_resources(self.pod, c.name),
+            recorded.started_at,
+        )
+        readiness = probers.get(ProbeType.READINESS)
+        if readiness is not None:
+            readiness.resume(c.readiness_passed)
+        self._container_running(c)
 
     def _post_start_done(self, c: ContainerRecord, status: ContainerStatus, run: HookRun) -> None:
         self._post_start.pop(c.name, None)

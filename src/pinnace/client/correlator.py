@@ -13,8 +13,7 @@ Every cache is an LRU of 4096 entries, as client-go's.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from pinnace.apiserver.objects import Object
@@ -32,21 +31,25 @@ V = TypeVar("V")
 
 
 class LRU(Generic[K, V]):
+    """A plain dict keeps insertion order, so an entry read or written moves to the end by being
+    inserted again, and the first is the least recently used. (An OrderedDict would cost about
+    twice as much per entry, and a kubelet keeps several entries for every pod it runs.)"""
+
     def __init__(self, size: int = LRU_CACHE_ENTRIES) -> None:
         self._size = size
-        self._entries: OrderedDict[K, V] = OrderedDict()
+        self._entries: dict[K, V] = {}
 
     def get(self, key: K) -> V | None:
-        value = self._entries.get(key)
+        value = self._entries.pop(key, None)
         if value is not None:
-            self._entries.move_to_end(key)
+            self._entries[key] = value
         return value
 
     def put(self, key: K, value: V) -> None:
+        self._entries.pop(key, None)
         self._entries[key] = value
-        self._entries.move_to_end(key)
         if len(self._entries) > self._size:
-            self._entries.popitem(last=False)
+            del self._entries[next(iter(self._entries))]
 
 
 def _source_and_object(event: Object) -> tuple[str, ...]:
@@ -86,8 +89,9 @@ def _aggregate_key(event: Object) -> tuple[str, ...]:
 # Slots: a kubelet keeps an entry of each for every pod it runs (up to the LRU size).
 @dataclass(slots=True)
 class _Similar:
-    messages: dict[str, None] = field(default_factory=dict)
-    """The distinct messages seen, oldest first (an ordered set)."""
+    messages: tuple[str, ...] = ()
+    """The distinct messages seen, oldest first: at most AGGREGATE_MAX_EVENTS, and mostly one,
+    which a tuple holds in a fraction of a dict's memory."""
     last_seen: float = float("-inf")
 
 
@@ -138,14 +142,16 @@ class EventCorrelator:
         similar = self._similar.get(key)
         if similar is None or now - similar.last_seen > AGGREGATE_INTERVAL:
             similar = _Similar()
-        similar.messages[event.get("message", "")] = None
+        message = event.get("message", "")
+        if message not in similar.messages:
+            similar.messages = (*similar.messages, message)
         similar.last_seen = now
         self._similar.put(key, similar)
         if len(similar.messages) < AGGREGATE_MAX_EVENTS:
             return event, event_key(event)
         # Keep the set from growing past the threshold. client-go drops any one message; the
         # oldest, here, so that a run is reproducible.
-        del similar.messages[next(iter(similar.messages))]
+        similar.messages = similar.messages[1:]
         stamp = format_time(now)
         combined = {
             "apiVersion": "v1",

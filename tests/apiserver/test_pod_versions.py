@@ -1,5 +1,6 @@
 """Every stored version of a pod stays as it was written, while a status write keeps the spec
-and a spec write keeps the status (the unchanged parts are kept without copying them)."""
+and a spec write keeps the status, and a change to one pod leaves the others alone (the server
+shares unchanged parts and default tolerations rather than copying them)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,22 @@ def test_status_and_spec_writes_leave_earlier_versions_as_they_were(api: Any) ->
     assert at(running)["spec"]["containers"][0]["image"] == "nginx:1.27"
     assert at(running)["status"]["phase"] == "Running"
     assert at(updated)["status"]["phase"] == "Running"
+
+
+def test_changing_one_pods_default_toleration_leaves_other_pods_alone(api: Any) -> None:
+    for name in ("a", "b"):
+        api.call(api.server.create, PODS, "default", {**_pod(), "metadata": {"name": name}})
+
+    def shorter(p: dict[str, Any]) -> dict[str, Any]:
+        for toleration in p["spec"]["tolerations"]:
+            toleration["tolerationSeconds"] = 5
+        return p
+
+    api.call(api.server.modify, PODS, "default", "a", shorter)
+
+    def seconds(name: str) -> list[int]:
+        pod = api.call(api.server.get, PODS, "default", name)
+        return [t["tolerationSeconds"] for t in pod["spec"]["tolerations"]]
+
+    assert seconds("a") == [5, 5]
+    assert seconds("b") == [300, 300]

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.kubelet.conftest import CONFIG, Node, pod
+import pytest
+from tests.kubelet.conftest import CONFIG, PODS, Node, pod
 
+from pinnace.api.status import StatusError
 from pinnace.apiserver.logs import LogOptions, log_text
 from pinnace.clock import parse_time
 from pinnace.kubelet import NodeAgent
@@ -149,3 +151,32 @@ def test_logs_before_the_restart_are_gone_and_later_lines_come_on_time(node: Nod
     assert node.run(log_text(node.server, "default", "talk", LogOptions())) == "later\n"
     node.settle(10)
     assert node.run(log_text(node.server, "default", "talk", LogOptions())) == "later\n"
+
+
+def test_a_pod_being_deleted_has_its_containers_stopped_again(node: Node) -> None:
+    node.create_pod(pod("leaving", node="node-1", stop_seconds="5"))
+    node.settle(1)
+    node.run(node.client.delete(PODS, "default", "leaving"))
+    node.settle(1)
+    restart(node)  # the new agent sends SIGTERM again: 5 s more
+    assert node.get_pod("leaving")["metadata"]["deletionTimestamp"]
+    assert app(node, "leaving")["restartCount"] == 0
+    node.settle(3.5)
+    assert node.get_pod("leaving")["status"]["phase"] == "Running"
+    node.settle(1)
+    with pytest.raises(StatusError) as gone:
+        node.get_pod("leaving")
+    assert gone.value.code == 404
+
+
+def test_the_active_deadline_counts_from_the_pods_first_start(node: Node) -> None:
+    body = pod("bounded", node="node-1", restart_policy="Never")
+    body["spec"]["activeDeadlineSeconds"] = 10
+    node.create_pod(body)
+    created = node.client.clock.now()
+    node.settle(2)
+    restart(node)
+    node.settle(created + 9.5 - node.client.clock.now())
+    assert status(node, "bounded")["phase"] == "Running"
+    node.settle(1)
+    assert status(node, "bounded")["reason"] == "DeadlineExceeded"

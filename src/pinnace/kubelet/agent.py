@@ -4,7 +4,9 @@ It registers its Node, renews its Lease and posts its status (`heartbeat`), admi
 bound to it (second-phase admission), runs each admitted pod through a `PodWorker` on its
 container runtime, writes their status, finishes their graceful deletion, and serves their
 logs. Standalone (`run`) it keeps its own informers and timers; in a `NodeAgentPool` the pool
-feeds it pod and node events and calls its heartbeat.
+feeds it pod and node events and calls its heartbeat. An agent started again over the pods an
+earlier run of it started (`pinnace up` restarted on its data) takes them back where their
+status left them, their IPs kept from the new pods (`PodWorker.resume`).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.stats import Summary
 from pinnace.kubelet.summary import machine, node_summary
-from pinnace.kubelet.worker import PodWorker
+from pinnace.kubelet.worker import PodWorker, started_on_node
 
 log = logging.getLogger(__name__)
 
@@ -258,19 +260,23 @@ class NodeAgent:
             return
         if self.node is None:
             return
-        if pod["metadata"].get("deletionTimestamp"):
-            self._delete_pod(pod)  # never started here: nothing to stop
-            return
+        resumed = started_on_node(pod)
         demand = PodDemand.of(pod)
-        result = self.eviction.admit(pod, demand.info.tolerations)
-        if result.admit and self.cpu_manager is not None:
-            result = self.cpu_manager.allocate(pod)
-        if result.admit:
-            result = admit(demand, self.node, self.usage)
-        if not result.admit:
-            self._release_cpus(uid)
-            self._reject(pod, result.reason, result.message)
-            return
+        if pod["metadata"].get("deletionTimestamp"):
+            if not resumed:
+                self._delete_pod(pod)  # never started here: nothing to stop
+                return
+            # Started before the agent restarted: its containers are stopped, not admitted.
+        else:
+            result = self.eviction.admit(pod, demand.info.tolerations)
+            if result.admit and self.cpu_manager is not None:
+                result = self.cpu_manager.allocate(pod)
+            if result.admit:
+                result = admit(demand, self.node, self.usage)
+            if not result.admit:
+                self._release_cpus(uid)
+                self._reject(pod, result.reason, result.message)
+                return
         worker = PodWorker(self, pod)
         self.workers[uid] = worker
         self._set_ceiling(pod)
@@ -278,7 +284,7 @@ class NodeAgent:
         self.usage.add(demand)
         self._pull_images(pod)
         self._publish_cpus(pod)
-        if worker.resumable:
+        if resumed:
             worker.resume()
         else:
             # After the pods handed over with this one (a restarted agent's first list): the

@@ -21,6 +21,13 @@ decides whether it is ready. A container's postStart hook (`pinnace.kubelet.hook
 the start of the containers after it, and a failed one kills it; every kill (deletion, probe,
 deadline) runs the preStop hook first, within the grace period, then stops the container with
 what is left of it, never less than 2 s.
+
+A pod whose status shows its node's agent started it, handed to an agent that has no worker for
+it, is taken back where that status left it (`resume`): the agent restarted, and as a restarted
+kubelet finds its containers still running in the runtime, the pod keeps its start time, IP,
+container IDs, restart counts and ready flags, a running container carries on as of when it
+started, one in back-off waits out the back-off its restart count implies, completed init
+containers are not run again, and a pod being deleted has its containers stopped.
 """
 
 from __future__ import annotations
@@ -97,6 +104,12 @@ class PodHost(Protocol):
 
     def status_changed(self, worker: PodWorker) -> None:
         """The worker's status() changed: write it (and delete the pod once terminated)."""
+
+
+def started_on_node(pod: Mapping[str, Any]) -> bool:
+    """The pod's status says the agent of its node started it: an agent that has no worker
+    for it restarted since."""
+    return bool((pod.get("status") or {}).get("startTime"))
 
 
 def backoff_after(restarts: int) -> float:
@@ -224,16 +237,12 @@ class PodWorker:
         self._begin()
         self.sync()
 
-    @property
-    def resumable(self) -> bool:
-        """The pod's status says the agent of its node started it: the agent restarted."""
-        return bool((self.pod.get("status") or {}).get("startTime"))
-
     def resume(self) -> None:
         """Take the pod back where the status an earlier run of the agent wrote left it, as a
         restarted kubelet finds its containers in the runtime: its start time, IP and
         containers carry on (a running one as of its start, one in back-off waits it out,
-        completed init containers are not run again); then `sync`."""
+        completed init containers are not run again); then `sync`, or stop them if the pod is
+        being deleted."""
         status = self.pod.get("status") or {}
         now = self.host.clock.now()
         try:
@@ -259,7 +268,11 @@ class PodWorker:
             entry = entries.get(c.name)
             if entry is not None and c.current is not None:
                 self._resume(c, entry)
-        self.sync()
+        self.phase = pod_phase(self.inits, self.apps, self.restart_policy)
+        if self.pod["metadata"].get("deletionTimestamp"):
+            self.terminate()
+        else:
+            self.sync()
 
     def _begin(self) -> None:
         """Probers for the containers that run on, and the active deadline, from the pod's

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 import pytest
 from tests.http.conftest import Cluster, launch, stop
 
+from pinnace.clock import parse_time
+
 T = TypeVar("T")
 NODES = ("pinnace-node-1", "pinnace-node-2", "pinnace-node-3")
 REPLICAS = 6
@@ -268,3 +270,36 @@ def test_no_pod_running_before_the_restart_is_failed_by_its_node(
         if uid in now:
             assert now[uid]["spec"]["nodeName"] == node
             assert now[uid]["status"]["phase"] != "Failed", now[uid]["metadata"]["name"]
+
+
+def test_pods_running_before_the_restart_carry_on_where_they_were(restarted: Restarted) -> None:
+    """Their nodes take them back as a restarted kubelet finds its containers still running:
+    same start times, container and IP; a Job's `sleep 3` ends 3 s after it started, even if
+    that was while pinnace up was down."""
+    cluster = restarted.cluster
+    # New pods running again: the nodes have taken back every pod they were handed first.
+    cluster.ok("rollout", "status", "deployment/web", "--timeout=60s")
+    now = {p["metadata"]["uid"]: p for p in items(cluster, "pods", "-A")}
+    running = [
+        p
+        for p in restarted.before["pods"]
+        if p["status"].get("phase") == "Running"
+        and "running" in p["status"]["containerStatuses"][0]["state"]
+        and p["metadata"]["uid"] in now
+    ]
+    daemons = [p for p in running if p["metadata"]["name"].startswith("agent-")]
+    assert daemons
+    for before in running:
+        after = now[before["metadata"]["uid"]]["status"]
+        was, entry = before["status"]["containerStatuses"][0], after["containerStatuses"][0]
+        name = before["metadata"]["name"]
+        assert after["startTime"] == before["status"]["startTime"], name
+        assert after["podIP"] == before["status"]["podIP"], name
+        assert entry["containerID"] == was["containerID"], name
+        assert entry["restartCount"] == was["restartCount"], name
+        # Running still, or stopped since (a Job's pod done, an old pod of the rollout).
+        state = entry["state"].get("running") or entry["state"]["terminated"]
+        started = was["state"]["running"]["startedAt"]
+        assert state["startedAt"] == started, name
+        if name.startswith("batch-"):
+            assert parse_time(state["finishedAt"]) - parse_time(started) == 3, name

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections import deque
 
 from pinnace.api import catalog
@@ -48,6 +49,13 @@ def object_reference(obj: Object, field_path: str = "") -> Object:
     return {k: v for k, v in reference.items() if v}
 
 
+def _shared(text: str) -> str:
+    """Most messages and field paths recur across objects ("Started container app",
+    "spec.containers{app}"): interned, the stored events and the correlator's caches hold one
+    string each instead of one per event."""
+    return sys.intern(text) if type(text) is str else text
+
+
 class EventRecorder:
     """Events from one source: `component` (e.g. "default-scheduler", "kubelet") on `host`."""
 
@@ -68,8 +76,8 @@ class EventRecorder:
         if event_type not in (EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING):
             log.error("unsupported event type %r; event %s dropped", event_type, reason)
             return
-        involved = object_reference(obj, field_path)
-        self._queue.append(self._make(involved, event_type, reason, message))
+        involved = object_reference(obj, _shared(field_path))
+        self._queue.append(self._make(involved, event_type, reason, _shared(message)))
         if self._writer is None or self._writer.done():
             self._writer = self._client.clock.loop.create_task(self._write_all())
 

@@ -449,7 +449,9 @@ class Prober:
                 change = self.outcomes.next_change(when - started)
                 if change == math.inf:
                     return
-                when = self._tick_after(started + change)
+                # The tick found may fall a hair before the change; the one after it then.
+                later = self._tick_after(started + change)
+                when = later if later > when else when + self.probe.period
         self._timer = self.clock.call_at(when, self._tick)
 
     def _tick_after(self, earliest: float) -> float:

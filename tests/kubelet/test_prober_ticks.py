@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from pinnace.clock import Clock, VirtualClock
-from pinnace.kubelet.probes import Failing, Probe, Prober, ProbeOutcomes, ProbeType
+from pinnace.kubelet.probes import Failing, Probe, ProbeOutcomes, Prober, ProbeType
 
 
 @dataclass

@@ -6,8 +6,6 @@ objects have an empty namespace segment, so every kind lists with one prefix.
 
 from __future__ import annotations
 
-import sys
-
 from pinnace.api.kind import Kind
 
 
@@ -23,6 +21,4 @@ def list_prefix(kind: Kind, namespace: str) -> str:
 
 
 def object_key(kind: Kind, namespace: str, name: str) -> str:
-    # Interned: the store's index and the latest change of a key hold one string between them,
-    # not one per write.
-    return sys.intern(f"{kind_prefix(kind)}{namespace if kind.namespaced else ''}/{name}")
+    return f"{kind_prefix(kind)}{namespace if kind.namespaced else ''}/{name}"

@@ -180,3 +180,16 @@ def test_the_active_deadline_counts_from_the_pods_first_start(node: Node) -> Non
     assert status(node, "bounded")["phase"] == "Running"
     node.settle(1)
     assert status(node, "bounded")["reason"] == "DeadlineExceeded"
+
+
+def test_a_pod_changed_before_its_start_starts_as_it_is_then(node: Node) -> None:
+    """A fresh pod starts after the pods handed over with it (so that those taken back hold
+    their IPs first); a change that comes meanwhile is what it starts with."""
+    created = node.create_pod(pod("quick", restart_policy="Never"))  # not handed over by itself
+    bound = {**created, "spec": {**created["spec"], "nodeName": "node-1"}}
+    annotations = {"sim.pinnace.dev/run-seconds": "2"}
+    changed = {**bound, "metadata": {**bound["metadata"], "annotations": annotations}}
+    node.agent.pod_added(bound)
+    node.agent.pod_updated(bound, changed)
+    node.settle(3)
+    assert status(node, "quick")["phase"] == "Succeeded"

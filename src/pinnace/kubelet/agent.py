@@ -252,6 +252,9 @@ class NodeAgent:
         worker = self.workers.get(uid)
         if worker is not None:
             self._set_ceiling(pod)
+            if not worker.begun:
+                worker.pod = pod  # it starts as the pod is then
+                return
             worker.update(pod)
             if self._status_overwritten(pod, worker):
                 self.status_changed(worker)
@@ -292,8 +295,12 @@ class NodeAgent:
             self.clock.loop.call_soon(self._start, worker)
 
     def _start(self, worker: PodWorker) -> None:
-        if self.workers.get(worker.uid) is worker and not worker.terminating:
-            worker.start()
+        if self.workers.get(worker.uid) is not worker or worker.finished:
+            return
+        if worker.pod["metadata"].get("deletionTimestamp"):
+            self._delete_pod(worker.pod)  # never started: nothing to stop
+            return
+        worker.start()
 
     def pod_updated(self, old: Object, new: Object) -> None:
         self.pod_added(new)

@@ -180,6 +180,8 @@ class PodWorker:
         self.pod_ip = ""
         self.start_time = 0.0
         self.phase = "Pending"
+        self.begun = False
+        """Started or resumed: until then, nothing runs."""
         self.terminating = False
         self.terminated = False
         """All containers stopped after a deletion: the pod may be deleted now."""
@@ -277,6 +279,7 @@ class PodWorker:
     def _begin(self) -> None:
         """Probers for the containers that run on, and the active deadline, from the pod's
         start."""
+        self.begun = True
         for c in self.inits + self.apps:
             if not c.init or c.restartable:
                 self._add_probers(c)

@@ -286,9 +286,9 @@ class SimulatedRuntime(ContainerRuntime):
         resources: LinuxContainerResources | None,
         started_at: float,
     ) -> ContainerStatus:
-        """The container went down with the agent: it runs on from where its behaviour is
-        `started_at` seconds into its run (its usage, its exit, the lines it prints from now);
-        one whose run ended meanwhile exits at once, as of when it ended."""
+        """The container went down with the agent: its behaviour carries on as counted from
+        `started_at` (its usage, its exit, the lines it prints from now on); one whose run
+        ended meanwhile exits at once, as of when it ended."""
         status = ContainerStatus(
             id=container_id,
             name=name,

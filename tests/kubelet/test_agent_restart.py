@@ -193,3 +193,20 @@ def test_a_pod_changed_before_its_start_starts_as_it_is_then(node: Node) -> None
     node.agent.pod_updated(bound, changed)
     node.settle(3)
     assert status(node, "quick")["phase"] == "Succeeded"
+
+
+def test_a_resumed_container_is_oom_killed_when_its_usage_would_cross_its_limit(
+    node: Node,
+) -> None:
+    body = pod("hungry", node="node-1", restart_policy="Never", memory="ramp 0 200Mi 20s")
+    body["spec"]["containers"][0]["resources"] = {"limits": {"memory": "100Mi"}}
+    node.create_pod(body)
+    created = node.client.clock.now()
+    node.settle(2)
+    restart(node)
+    node.settle(created + 9.5 - node.client.clock.now())
+    assert list(app(node, "hungry")["state"]) == ["running"]
+    node.settle(1)  # 100Mi at 10 s from its start
+    terminated = app(node, "hungry")["state"]["terminated"]
+    assert terminated["reason"] == "OOMKilled"
+    assert parse_time(terminated["finishedAt"]) - parse_time(terminated["startedAt"]) == 10

@@ -10,8 +10,10 @@ prefixed, attachable volumes), in whole units.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from pinnace.resources.lists import scheduler_value
@@ -62,7 +64,7 @@ class PodInfo:
     node_name: str
     scheduler_name: str
     priority: int
-    requests: dict[str, int]  # non-zero effective requests the scheduler tracks
+    requests: Mapping[str, int]  # non-zero effective requests the scheduler tracks (shared)
     non_zero_cpu: int  # millicores, a missing request counting as 100m per container
     non_zero_memory: int  # bytes, a missing request counting as 200Mi per container
     tolerations: tuple[Toleration, ...]
@@ -111,11 +113,11 @@ def normalized_image_name(name: str) -> str:
 
 # Pods stamped from one template share their resources; parsing quantities is the costly part
 # of reading a pod, so each distinct resources section is parsed once.
-_REQUESTS_CACHE: dict[str, tuple[dict[str, int], int, int]] = {}
+_REQUESTS_CACHE: dict[str, tuple[Mapping[str, int], int, int]] = {}
 _REQUESTS_CACHE_LIMIT = 4096
 
 
-def _requests(pod: Mapping[str, Any]) -> tuple[dict[str, int], int, int]:
+def _requests(pod: Mapping[str, Any]) -> tuple[Mapping[str, int], int, int]:
     spec = pod.get("spec") or {}
     shape = repr(
         (
@@ -129,12 +131,15 @@ def _requests(pod: Mapping[str, Any]) -> tuple[dict[str, int], int, int]:
     )
     cached = _REQUESTS_CACHE.get(shape)
     if cached is None:
-        requests = {
-            name: value
-            for name, q in pod_requests(pod).items()
-            if (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name))
-            and (value := scheduler_value(name, q)) != 0
-        }
+        # Read-only and shared by every pod of the shape: a node agent keeps one per pod.
+        requests = MappingProxyType(
+            {
+                name: value
+                for name, q in pod_requests(pod).items()
+                if (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name))
+                and (value := scheduler_value(name, q)) != 0
+            }
+        )
         non_zero = pod_non_zero_requests(pod)
         cached = (
             requests,
@@ -144,16 +149,19 @@ def _requests(pod: Mapping[str, Any]) -> tuple[dict[str, int], int, int]:
         if len(_REQUESTS_CACHE) >= _REQUESTS_CACHE_LIMIT:
             _REQUESTS_CACHE.clear()
         _REQUESTS_CACHE[shape] = cached
-    return dict(cached[0]), cached[1], cached[2]
+    return cached
 
 
 def _toleration(t: Mapping[str, Any]) -> Toleration:
-    return Toleration(
-        key=t.get("key") or "",
-        operator=t.get("operator") or "",
-        value=t.get("value") or "",
-        effect=t.get("effect") or "",
+    return _shared_toleration(
+        t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or ""
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _shared_toleration(key: str, operator: str, value: str, effect: str) -> Toleration:
+    # Tolerations are immutable and most pods carry the same few (the default ones).
+    return Toleration(key, operator, value, effect)
 
 
 def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:

@@ -365,6 +365,10 @@ class APIServer:
         for kept in ("uid", "creationTimestamp", "deletionTimestamp"):
             if old_m.get(kept) is not None and (kept != "uid" or not m.get("uid")):
                 m[kept] = old_m[kept]
+        for same in ("name", "namespace", "uid"):
+            stored = old_m.get(same)
+            if stored is not None and m.get(same) == stored:
+                m[same] = stored  # the stored string, not the request's copy of it
         if "deletionGracePeriodSeconds" in old_m and "deletionGracePeriodSeconds" not in m:
             m["deletionGracePeriodSeconds"] = old_m["deletionGracePeriodSeconds"]
         m["resourceVersion"] = old_m.get("resourceVersion")

@@ -26,8 +26,9 @@ A pod whose status shows its node's agent started it, handed to an agent that ha
 it, is taken back where that status left it (`resume`): the agent restarted, and as a restarted
 kubelet finds its containers still running in the runtime, the pod keeps its start time, IP,
 container IDs, restart counts and ready flags, a running container carries on as of when it
-started, one in back-off waits out the back-off its restart count implies, completed init
-containers are not run again, and a pod being deleted has its containers stopped.
+started, completed init containers are not run again, and a pod being deleted has its
+containers stopped. Back-offs are forgotten, as a restarted kubelet forgets them: a container
+waiting in CrashLoopBackOff restarts at once.
 """
 
 from __future__ import annotations
@@ -110,17 +111,6 @@ def started_on_node(pod: Mapping[str, Any]) -> bool:
     """The pod's status says the agent of its node started it: an agent that has no worker
     for it restarted since."""
     return bool((pod.get("status") or {}).get("startTime"))
-
-
-def backoff_after(restarts: int) -> float:
-    """The back-off before the next restart of a container restarted `restarts` times: none
-    before the first restart, then 10 s doubling up to 5 minutes (barring resets)."""
-    backoff = INITIAL_BACKOFF if restarts else 0.0
-    for _ in range(1, restarts):
-        if backoff >= MAX_BACKOFF:
-            break
-        backoff *= 2
-    return min(backoff, MAX_BACKOFF)
 
 
 @dataclass(frozen=True)
@@ -242,9 +232,8 @@ class PodWorker:
     def resume(self) -> None:
         """Take the pod back where the status an earlier run of the agent wrote left it, as a
         restarted kubelet finds its containers in the runtime: its start time, IP and
-        containers carry on (a running one as of its start, one in back-off waits it out,
-        completed init containers are not run again); then `sync`, or stop them if the pod is
-        being deleted."""
+        containers carry on (a running one as of its start, completed init containers are not
+        run again); then `sync`, or stop them if the pod is being deleted."""
         status = self.pod.get("status") or {}
         now = self.host.clock.now()
         try:
@@ -510,12 +499,10 @@ class PodWorker:
         )
 
     def _resume(self, c: ContainerRecord, entry: Mapping[str, Any]) -> None:
-        """Carry on with the restored record of `c`: its back-off as its restarts make it, a
-        running container on the runtime again, its probes from the results its status
-        showed (the postStart hook is not run again)."""
+        """Carry on with the restored record of `c`: a running container on the runtime
+        again, its probes from the results its status showed (the postStart hook is not run
+        again)."""
         assert c.current is not None
-        c.backoff = backoff_after(c.restart_count)
-        c.backoff_updated = (c.previous or c.current).finished_at
         if not c.running:
             return
         probers = self._probers.get(c.name) or {}

@@ -26,6 +26,7 @@ memory, and the runtime plays the kernel:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from abc import ABC, abstractmethod
@@ -198,6 +199,9 @@ def image_repository(image: str) -> str:
     return repository
 
 
+# Cached: every container reports its image's reference and ID, and the pods of a node mostly
+# run the same few images, so their statuses share one string each.
+@functools.lru_cache(maxsize=1024)
 def image_reference(image: str) -> str:
     """An image as containerd names it: `nginx` is `docker.io/library/nginx:latest`."""
     name, tagged = image, ""
@@ -217,6 +221,7 @@ def image_reference(image: str) -> str:
     return name + tagged
 
 
+@functools.lru_cache(maxsize=1024)
 def image_id(image: str) -> str:
     """A stable digest per image, as imageID shows it (`docker.io/library/nginx@sha256:…`)."""
     digest = hashlib.sha256(image_reference(image).encode()).hexdigest()

@@ -20,9 +20,10 @@ POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
 
 
-@dataclass
+@dataclass(slots=True)
 class ContainerRecord:
-    """What the kubelet knows of one container of a pod across its restarts."""
+    """What the kubelet knows of one container of a pod across its restarts (slotted: one per
+    container of every pod a node runs)."""
 
     name: str
     image: str

@@ -78,7 +78,8 @@ NONE = Curve.constant(0.0)
 ONE = Curve.constant(1.0)
 
 
-@dataclass(frozen=True)
+# Slotted, as ContainerBehaviour: a node keeps one of each for every container it runs.
+@dataclass(frozen=True, slots=True)
 class ContainerUsage:
     """What a container uses, against the seconds since it started: CPU in nanocores, memory
     and ephemeral storage in bytes, PIDs as a count."""
@@ -89,7 +90,7 @@ class ContainerUsage:
     pids: Curve = ONE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ContainerBehaviour:
     run_seconds: float = math.inf
     exit_code: int = 0

@@ -45,6 +45,10 @@ class LRU(Generic[K, V]):
             self._entries[key] = value
         return value
 
+    def peek(self, key: K) -> V | None:
+        """The entry, if any, without counting this as a use."""
+        return self._entries.get(key)
+
     def put(self, key: K, value: V) -> None:
         self._entries.pop(key, None)
         self._entries[key] = value
@@ -52,7 +56,11 @@ class LRU(Generic[K, V]):
             del self._entries[next(iter(self._entries))]
 
 
-def _source_and_object(event: Object) -> tuple[str, ...]:
+SourceAndObject = tuple[str, ...]
+"""Who reported an event about which object: what every cache key starts with."""
+
+
+def _source_and_object(event: Object) -> SourceAndObject:
     source, involved = event.get("source") or {}, event["involvedObject"]
     return (
         source.get("component", ""),
@@ -65,10 +73,10 @@ def _source_and_object(event: Object) -> tuple[str, ...]:
     )
 
 
-def event_key(event: Object) -> tuple[str, ...]:
+def event_key(event: Object, source_and_object: SourceAndObject) -> tuple[object, ...]:
     """What makes two events the same one (client-go's getEventKey)."""
     return (
-        *_source_and_object(event),
+        source_and_object,
         event["involvedObject"].get("fieldPath", ""),
         event.get("type", ""),
         event.get("reason", ""),
@@ -76,9 +84,9 @@ def event_key(event: Object) -> tuple[str, ...]:
     )
 
 
-def _aggregate_key(event: Object) -> tuple[str, ...]:
+def _aggregate_key(event: Object, source_and_object: SourceAndObject) -> tuple[object, ...]:
     return (
-        *_source_and_object(event),
+        source_and_object,
         event.get("type", ""),
         event.get("reason", ""),
         event.get("reportingComponent", ""),
@@ -105,6 +113,7 @@ class _Observation:
 
 @dataclass(slots=True)
 class _TokenBucket:
+    key: SourceAndObject
     tokens: float
     last: float
 
@@ -120,25 +129,35 @@ class Correlated:
 class EventCorrelator:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._similar: LRU[tuple[str, ...], _Similar] = LRU()
-        self._observed: LRU[tuple[str, ...], _Observation] = LRU()
-        self._buckets: LRU[tuple[str, ...], _TokenBucket] = LRU()
+        self._similar: LRU[tuple[object, ...], _Similar] = LRU()
+        self._observed: LRU[tuple[object, ...], _Observation] = LRU()
+        self._buckets: LRU[SourceAndObject, _TokenBucket] = LRU()
 
     def correlate(self, event: Object) -> Correlated | None:
         """The write for `event` (which this takes over), or None when spam drops it."""
-        event, key = self._aggregate(event)
+        source_and_object = self._shared(_source_and_object(event))
+        event, key = self._aggregate(event, source_and_object)
         correlated = self._observe(event, key)
-        if not self._allow(correlated.event):
+        if not self._allow(source_and_object):
             return None
         return correlated
 
     def written(self, event: Object) -> None:
         """Remember the Event as the server stored it, for the next repeat's patch."""
-        self._observed.put(event_key(event), _observation(event))
+        key = event_key(event, self._shared(_source_and_object(event)))
+        self._observed.put(key, _observation(event))
 
-    def _aggregate(self, event: Object) -> tuple[Object, tuple[str, ...]]:
+    def _shared(self, source_and_object: SourceAndObject) -> SourceAndObject:
+        """The equal tuple the spam filter already holds, if any, so that the keys of all three
+        caches share one per object (a kubelet keeps entries for every pod it runs)."""
+        bucket = self._buckets.peek(source_and_object)
+        return source_and_object if bucket is None else bucket.key
+
+    def _aggregate(
+        self, event: Object, source_and_object: SourceAndObject
+    ) -> tuple[Object, tuple[object, ...]]:
         now = self._clock.now()
-        key = _aggregate_key(event)
+        key = _aggregate_key(event, source_and_object)
         similar = self._similar.get(key)
         if similar is None or now - similar.last_seen > AGGREGATE_INTERVAL:
             similar = _Similar()
@@ -148,7 +167,7 @@ class EventCorrelator:
         similar.last_seen = now
         self._similar.put(key, similar)
         if len(similar.messages) < AGGREGATE_MAX_EVENTS:
-            return event, event_key(event)
+            return event, event_key(event, source_and_object)
         # Keep the set from growing past the threshold. client-go drops any one message; the
         # oldest, here, so that a run is reproducible.
         similar.messages = similar.messages[1:]
@@ -171,7 +190,7 @@ class EventCorrelator:
         }
         return combined, key
 
-    def _observe(self, event: Object, key: tuple[str, ...]) -> Correlated:
+    def _observe(self, event: Object, key: tuple[object, ...]) -> Correlated:
         last = self._observed.get(key)
         patch = None
         if last is not None:
@@ -190,12 +209,13 @@ class EventCorrelator:
         self._observed.put(key, _observation(event))
         return Correlated(event, patch)
 
-    def _allow(self, event: Object) -> bool:
+    def _allow(self, key: SourceAndObject) -> bool:
+        """The spam filter: the combined event of an aggregation has the same source and
+        object as the event it stands in for, so the key is the one correlate() started from."""
         now = self._clock.now()
-        key = _source_and_object(event)
         bucket = self._buckets.get(key)
         if bucket is None:
-            bucket = _TokenBucket(SPAM_BURST, now)
+            bucket = _TokenBucket(key, SPAM_BURST, now)
         bucket.tokens = min(SPAM_BURST, bucket.tokens + (now - bucket.last) * SPAM_QPS)
         bucket.last = now
         self._buckets.put(key, bucket)

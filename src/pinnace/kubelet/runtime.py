@@ -65,7 +65,7 @@ CRI_LOG_PREFIX_BYTES = len("2006-01-02T15:04:05.999999999Z stdout F ")
 """What the CRI log format adds to every line a container prints (timestamp, stream, tag)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LinuxContainerResources:
     """The cgroup settings of a container, as the kubelet gives them to a CRI runtime."""
 
@@ -95,9 +95,10 @@ class ContainerState(StrEnum):
     EXITED = "exited"
 
 
-@dataclass
+@dataclass(slots=True)
 class ContainerStatus:
-    """One run of a container, as the runtime knows it."""
+    """One run of a container, as the runtime knows it (slotted: a node keeps one or two for
+    every container it runs)."""
 
     id: str
     """With its scheme, as containerStatuses[].containerID shows it."""

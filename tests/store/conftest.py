@@ -1,5 +1,7 @@
 """Every behavioural store test runs against each backend, on the loop that backend runs on:
-MemoryStore on the virtual loop (no threads, no real waiting), SQLiteStore on a real one."""
+MemoryStore on the virtual loop (no threads, no real waiting), SQLiteStore on a real one. The
+"packed" backend is a MemoryStore that keeps only the latest change unpacked, so that reads and
+watch replays go through the packed form."""
 
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ class Backend:
     def open(self, path: Path | None = None, **options: Any) -> Store:
         if self.name == "memory":
             return MemoryStore(**options)
+        if self.name == "packed":
+            return MemoryStore(recent_versions=1, **options)
         return SQLiteStore(path or self.new_path(), **options)
 
     def run(self, body: Callable[[Store], Awaitable[T]], **options: Any) -> T:
@@ -47,12 +51,12 @@ class Backend:
         async def wrapped() -> T:
             return await main()
 
-        if self.name == "memory":
+        if self.name != "sqlite":
             with VirtualClock() as clock:
                 return clock.run(wrapped())
         return asyncio.run(asyncio.wait_for(wrapped(), timeout=30))
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "packed", "sqlite"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     return Backend(request.param, tmp_path)

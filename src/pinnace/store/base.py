@@ -18,19 +18,26 @@ from pinnace.store.interface import (
     WatchClosedError,
     WatchEvent,
 )
-from pinnace.store.mvcc import MvccState
+from pinnace.store.mvcc import RECENT_VERSIONS, MvccState
 from pinnace.store.watch import DEFAULT_WATCH_BUFFER, WatchHub
 
 COMPACTION_STEP = 10_000
 """Compaction drops at most this many revisions per step, letting the loop run in between."""
 
-Build = Callable[[WatchEvent | None, int], WatchEvent]
+Build = Callable[[changes.Change | None, int], WatchEvent]
 """Checks a write against the key's latest change and builds it at the given revision."""
 
 
 class MvccStore(Store):
-    def __init__(self, *, watch_buffer: int = DEFAULT_WATCH_BUFFER) -> None:
-        self._state = MvccState()
+    def __init__(
+        self,
+        *,
+        watch_buffer: int = DEFAULT_WATCH_BUFFER,
+        recent_versions: int = RECENT_VERSIONS,
+    ) -> None:
+        """`recent_versions`: how many of the latest changes keep their objects as written
+        (see `MvccState`); the rest are kept packed."""
+        self._state = MvccState(recent_versions)
         self._hub = WatchHub(self._state, watch_buffer)
         self._closed = False
 

@@ -3,8 +3,11 @@ build the change it makes (the `WatchEvent` every store records, publishes and p
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pinnace.store.interface import (
     ConflictError,
+    EventType,
     KeyExistsError,
     KeyNotFoundError,
     Object,
@@ -12,20 +15,34 @@ from pinnace.store.interface import (
 )
 
 
-def created(key: str, obj: Object, revision: int, latest: WatchEvent | None) -> WatchEvent:
+class Change(Protocol):
+    """A key's latest change: committed (the store's `Version`) or built by a write still being
+    committed (its `WatchEvent`)."""
+
+    @property
+    def type(self) -> EventType: ...
+
+    @property
+    def revision(self) -> int: ...
+
+    @property
+    def object(self) -> Object: ...
+
+
+def created(key: str, obj: Object, revision: int, latest: Change | None) -> WatchEvent:
     if latest is not None and latest.type != "DELETED":
         raise KeyExistsError(key)
     return WatchEvent("ADDED", key, stamped(obj, revision), None, revision)
 
 
 def updated(
-    key: str, obj: Object, expected: int | None, revision: int, latest: WatchEvent | None
+    key: str, obj: Object, expected: int | None, revision: int, latest: Change | None
 ) -> WatchEvent:
     current = _precondition(key, expected, latest)
     return WatchEvent("MODIFIED", key, stamped(obj, revision), current, revision)
 
 
-def deleted(key: str, expected: int | None, revision: int, latest: WatchEvent | None) -> WatchEvent:
+def deleted(key: str, expected: int | None, revision: int, latest: Change | None) -> WatchEvent:
     current = _precondition(key, expected, latest)
     return WatchEvent("DELETED", key, stamped(dict(current), revision), current, revision)
 
@@ -41,7 +58,7 @@ def stamped(obj: Object, revision: int) -> Object:
     return obj
 
 
-def _precondition(key: str, expected: int | None, latest: WatchEvent | None) -> Object:
+def _precondition(key: str, expected: int | None, latest: Change | None) -> Object:
     if latest is None or latest.type == "DELETED":
         raise KeyNotFoundError(key)
     if expected is not None and expected != latest.revision:

@@ -1,18 +1,22 @@
 """The committed state of a store, in memory: every retained version of every key.
 
-Each change is a `WatchEvent`; the same event objects serve MVCC reads (per-key history) and
-watch replay (the log of every change after the compacted revision). Objects are shared, never
-copied.
+Each change is a `Version`; the same versions serve MVCC reads (per-key history) and watch
+replay (the log of every change after the compacted revision). A version keeps the object it was
+written with while it is among the last `RECENT_VERSIONS` changes, which is where reads and
+watch replays mostly fall, and only its packed form (`codec`) afterwards: a large cluster's
+objects would otherwise take most of the process's memory.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections import deque
 from collections.abc import Iterable
-from dataclasses import replace
 
+from pinnace.store import codec
 from pinnace.store.interface import (
     CompactedError,
+    EventType,
     FutureRevisionError,
     ListResult,
     Object,
@@ -22,21 +26,52 @@ from pinnace.store.sortedkeys import SortedKeys
 
 INITIAL_REVISION = 1
 """The revision of a new, empty store; also its first compacted revision."""
+RECENT_VERSIONS = 2048
+"""The latest changes whose objects are kept as written rather than packed."""
 
 
-def _revision_of(event: WatchEvent) -> int:
-    return event.revision
+class Version:
+    """One retained change of a key: what a `WatchEvent` says, less the previous object (the
+    key's history has it)."""
+
+    __slots__ = ("_object", "_packed", "key", "revision", "type")
+
+    def __init__(self, type: EventType, key: str, obj: Object, revision: int) -> None:
+        self.type = type
+        self.key = key
+        self.revision = revision
+        self._object: Object | None = obj
+        self._packed = b""
+
+    @property
+    def object(self) -> Object:
+        """The object of the change: shared while recent, a new copy each time once packed."""
+        obj = self._object
+        return obj if obj is not None else codec.unpack(self._packed)
+
+    def pack(self) -> None:
+        obj = self._object
+        if obj is not None:
+            self._packed = codec.pack(obj)
+            self._object = None
+
+
+def _revision_of(version: Version) -> int:
+    return version.revision
 
 
 class MvccState:
-    def __init__(self) -> None:
+    def __init__(self, recent_versions: int = RECENT_VERSIONS) -> None:
         # Per key, its retained changes in revision order; the last one is the key's latest.
         # A key whose latest change is a DELETED tombstone stays until compaction drops it.
-        self._history: dict[str, list[WatchEvent]] = {}
+        self._history: dict[str, list[Version]] = {}
         self._keys = SortedKeys()  # the keys of _history
         self._tombstones = SortedKeys()  # the keys of _history whose latest change is DELETED
         # Every change with a revision in (compacted_revision, revision], in order.
-        self._log: list[WatchEvent] = []
+        self._log: list[Version] = []
+        # The last `recent_versions` of _log, unpacked; compaction takes the versions it passes.
+        self._recent: deque[Version] = deque()
+        self._recent_versions = recent_versions
         self._versions = 0
         self.revision = INITIAL_REVISION
         self.compacted_revision = INITIAL_REVISION
@@ -56,14 +91,21 @@ class MvccState:
             raise FutureRevisionError(revision, self.revision)
         return revision
 
-    def latest(self, key: str) -> WatchEvent | None:
+    def latest(self, key: str) -> Version | None:
         """The key's latest change (possibly a tombstone), or None if none is retained."""
         history = self._history.get(key)
         return history[-1] if history is not None else None
 
     def event_at(self, revision: int) -> WatchEvent:
         """The change made at `revision`, which must be in (compacted_revision, revision]."""
-        return self._log[revision - self.compacted_revision - 1]
+        version = self._log[revision - self.compacted_revision - 1]
+        previous = None
+        if version.type != "ADDED":
+            history = self._history[version.key]
+            i = bisect_left(history, revision, key=_revision_of)
+            if i:
+                previous = history[i - 1].object
+        return WatchEvent(version.type, version.key, version.object, previous, revision)
 
     def get(self, key: str, revision: int) -> Object | None:
         history = self._history.get(key)
@@ -124,8 +166,9 @@ class MvccState:
 
     def apply(self, event: WatchEvent) -> None:
         """Commit the next change; its revision must be `revision + 1`."""
-        self._record(event)
-        self._log.append(event)
+        version = self._record(event)
+        self._log.append(version)
+        self._keep_recent(version)
         self.revision = event.revision
 
     def restore(self, events: Iterable[WatchEvent], revision: int, compacted: int) -> None:
@@ -136,24 +179,33 @@ class MvccState:
         """
         self.compacted_revision = compacted
         for event in events:
-            self._record(event)
+            version = self._record(event)
             if event.revision > compacted:
-                self._log.append(event)
+                self._log.append(version)
+            self._keep_recent(version)
         self.revision = max(revision, compacted)
 
-    def _record(self, event: WatchEvent) -> None:
+    def _record(self, event: WatchEvent) -> Version:
         key = event.key
+        version = Version(event.type, key, event.object, event.revision)
         history = self._history.get(key)
         if history is None:
-            self._history[key] = [event]
+            self._history[key] = [version]
             self._keys.add(key)
         else:
             if event.type == "DELETED":
                 self._tombstones.add(key)
             elif history[-1].type == "DELETED":
                 self._tombstones.remove(key)
-            history.append(event)
+            history.append(version)
         self._versions += 1
+        return version
+
+    def _keep_recent(self, version: Version) -> None:
+        recent = self._recent
+        recent.append(version)
+        if len(recent) > self._recent_versions:
+            recent.popleft().pack()
 
     def compact(self, revision: int) -> list[int]:
         """Drop what is not needed to read at `revision` or later; return the revisions of
@@ -181,18 +233,20 @@ class MvccState:
                 del self._history[key]
                 self._keys.remove(key)
                 self._tombstones.remove(key)  # only a tombstone is ever dropped last
-            elif first_kept == i and keep.prev_object is not None:
-                # Nothing reads the previous object of a change at or before the compacted
-                # revision (no watch replays it); let it go.
-                history[0] = replace(keep, prev_object=None)
         self._versions -= len(dropped)
+        recent = self._recent
+        while recent and recent[0].revision <= revision:
+            version = recent.popleft()
+            kept = self._history.get(version.key)
+            if kept is not None and kept[0] is version:
+                version.pack()
         return dropped
 
 
-def _live(event: WatchEvent | None) -> bool:
+def _live(event: Version | None) -> bool:
     return event is not None and event.type != "DELETED"
 
 
-def _at(history: list[WatchEvent], revision: int) -> WatchEvent | None:
+def _at(history: list[Version], revision: int) -> Version | None:
     i = bisect_right(history, revision, key=_revision_of)
     return history[i - 1] if i else None

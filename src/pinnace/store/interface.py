@@ -12,9 +12,10 @@ resourceVersion "0" a meaning of its own ("any version"), which the API server h
 Ownership — READ THIS. `create` and `update` take ownership of the dict passed in: the caller
 hands over a fresh dict and must never touch it again. Every object the store returns (from
 get, list, create, update, delete, and in watch events) is SHARED and READ-ONLY: other readers
-and watchers hold the very same dict. Copy before changing anything, nested dicts included.
+and watchers may hold the very same dict. Copy before changing anything, nested dicts included.
 The store itself never mutates a dict it has handed out. (This spares a copy per object on the
-simulation's hot path.) The store does replace `obj["metadata"]` with a copy carrying the new
+simulation's hot path.) An object read long after it was written may be a new copy each time:
+the store keeps older objects packed (see `mvcc`). The store does replace `obj["metadata"]` with a copy carrying the new
 resourceVersion, so a metadata dict the caller shared with an older object is left alone.
 
 Keys are strings such as "pods/default/nginx" or "nodes//node-1"; lists and watches select keys

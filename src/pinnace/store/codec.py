@@ -212,9 +212,14 @@ _PRIMED = zlib.compressobj(1, zlib.DEFLATED, _WINDOW_BITS, 5, zdict=_DICTIONARY)
 
 def pack(obj: Object) -> bytes:
     """`obj` in compact form. Raises TypeError if it is not JSON."""
+    return pack_json(orjson.dumps(obj))
+
+
+def pack_json(data: bytes) -> bytes:
+    """An object's JSON text in compact form."""
     # A copy of a compressor already primed with the dictionary costs a fraction of priming one.
     deflate = _PRIMED.copy()
-    return deflate.compress(orjson.dumps(obj)) + deflate.flush()
+    return deflate.compress(data) + deflate.flush()
 
 
 def unpack(packed: bytes) -> Object:

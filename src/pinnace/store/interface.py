@@ -15,8 +15,9 @@ get, list, create, update, delete, and in watch events) is SHARED and READ-ONLY:
 and watchers may hold the very same dict. Copy before changing anything, nested dicts included.
 The store itself never mutates a dict it has handed out. (This spares a copy per object on the
 simulation's hot path.) An object read long after it was written may be a new copy each time:
-the store keeps older objects packed (see `mvcc`). The store does replace `obj["metadata"]` with a copy carrying the new
-resourceVersion, so a metadata dict the caller shared with an older object is left alone.
+the store keeps older objects packed (see `mvcc`). The store does replace `obj["metadata"]`
+with a copy carrying the new resourceVersion, so a metadata dict the caller shared with an older
+object is left alone.
 
 Keys are strings such as "pods/default/nginx" or "nodes//node-1"; lists and watches select keys
 by plain string prefix ("pods/default/", "pods/"), and lists return keys in sorted order.

@@ -36,12 +36,19 @@ class Version:
 
     __slots__ = ("_object", "_packed", "key", "revision", "type")
 
-    def __init__(self, type: EventType, key: str, obj: Object, revision: int) -> None:
+    def __init__(self, type: EventType, key: str, obj: Object | None, revision: int) -> None:
         self.type = type
         self.key = key
         self.revision = revision
         self._object: Object | None = obj
         self._packed = b""
+
+    @classmethod
+    def from_json(cls, type: EventType, key: str, data: bytes, revision: int) -> Version:
+        """A change read back from its object's JSON text: packed from the start."""
+        version = cls(type, key, None, revision)
+        version._packed = codec.pack_json(data)
+        return version
 
     @property
     def object(self) -> Object:
@@ -166,40 +173,38 @@ class MvccState:
 
     def apply(self, event: WatchEvent) -> None:
         """Commit the next change; its revision must be `revision + 1`."""
-        version = self._record(event)
+        version = Version(event.type, event.key, event.object, event.revision)
+        self._record(version)
         self._log.append(version)
         self._keep_recent(version)
         self.revision = event.revision
 
-    def restore(self, events: Iterable[WatchEvent], revision: int, compacted: int) -> None:
+    def restore(self, versions: Iterable[Version], revision: int, compacted: int) -> None:
         """Load a retained history, in revision order, into this new state.
 
         Changes after `compacted` must be complete; those at or before it are each key's
         latest change as of `compacted`.
         """
         self.compacted_revision = compacted
-        for event in events:
-            version = self._record(event)
-            if event.revision > compacted:
+        for version in versions:
+            self._record(version)
+            if version.revision > compacted:
                 self._log.append(version)
-            self._keep_recent(version)
         self.revision = max(revision, compacted)
 
-    def _record(self, event: WatchEvent) -> Version:
-        key = event.key
-        version = Version(event.type, key, event.object, event.revision)
+    def _record(self, version: Version) -> None:
+        key = version.key
         history = self._history.get(key)
         if history is None:
             self._history[key] = [version]
             self._keys.add(key)
         else:
-            if event.type == "DELETED":
+            if version.type == "DELETED":
                 self._tombstones.add(key)
             elif history[-1].type == "DELETED":
                 self._tombstones.remove(key)
             history.append(version)
         self._versions += 1
-        return version
 
     def _keep_recent(self, version: Version) -> None:
         recent = self._recent

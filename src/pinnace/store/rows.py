@@ -6,7 +6,8 @@ from collections.abc import Iterable
 
 import orjson
 
-from pinnace.store.interface import Object, WatchEvent
+from pinnace.store.interface import EventType, WatchEvent
+from pinnace.store.mvcc import Version
 from pinnace.store.sqlitelog import Row
 
 
@@ -22,26 +23,17 @@ def to_row(event: WatchEvent, create_revision: int, prev_revision: int) -> Row:
     )
 
 
-def from_rows(rows: Iterable[Row]) -> tuple[list[WatchEvent], dict[str, int]]:
-    """The changes of `rows` (in revision order), and the create revision of each live key.
-
-    A row whose previous change was compacted away gets no `prev_object`; only rows at or
-    before the compacted revision can be such, and no watch replays those.
-    """
-    events: list[WatchEvent] = []
-    live: dict[str, Object] = {}
+def from_rows(rows: Iterable[Row]) -> tuple[list[Version], dict[str, int]]:
+    """The changes of `rows` (in revision order), packed, and the create revision of each live
+    key."""
+    versions: list[Version] = []
     created: dict[str, int] = {}
     for revision, key, create_revision, _, deleted, value in rows:
-        obj = orjson.loads(value)
         if deleted:
-            event = WatchEvent("DELETED", key, obj, live.pop(key, None), revision)
+            kind: EventType = "DELETED"
             created.pop(key, None)
         else:
-            if create_revision == revision:
-                event = WatchEvent("ADDED", key, obj, None, revision)
-            else:
-                event = WatchEvent("MODIFIED", key, obj, live.get(key), revision)
-            live[key] = obj
+            kind = "ADDED" if create_revision == revision else "MODIFIED"
             created[key] = create_revision
-        events.append(event)
-    return events, created
+        versions.append(Version.from_json(kind, key, value, revision))
+    return versions, created

@@ -73,10 +73,10 @@ class SQLiteStore(MvccStore):
             except BaseException:
                 self._executor.shutdown()
                 raise
-            events, self._created = rows.from_rows(loaded)
+            versions, self._created = rows.from_rows(loaded)
             revision = loaded[-1][0] if loaded else INITIAL_REVISION
-            self._state.restore(events, revision, compacted)
-            del loaded, events
+            self._state.restore(versions, revision, compacted)
+            del loaded, versions
         self._pending: dict[str, _Pending] = {}
         self._assigned = self._state.revision  # the last revision given to a write
         self._open_batch: _Batch | None = None

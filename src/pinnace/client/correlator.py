@@ -8,11 +8,14 @@
 - spam filtering: a source may write 25 events about one object at once, then one per
   5 minutes; the rest are dropped.
 
-Every cache is an LRU of 4096 entries, as client-go's.
+Every cache is an LRU of 4096 entries, as client-go's. The caches keep only what these rules
+need (counts, first timestamps, names, token buckets), not the Events nor the objects they are
+about: a kubelet keeps entries for every pod it runs, and the Events it wrote are the API's.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -105,10 +108,14 @@ class _Similar:
 
 @dataclass(frozen=True, slots=True)
 class _Observation:
+    """The last write of an Event: what its next repeat patches."""
+
     count: int
     first_timestamp: str
-    name: str
-    resource_version: str
+    """Interned: the events of one second share it."""
+    stamp: int
+    """The Event's name is `<involved object's name>.<stamp, hex>`, as the recorder names
+    Events: an int holds it in a fraction of the name's memory."""
 
 
 @dataclass(slots=True)
@@ -135,10 +142,11 @@ class EventCorrelator:
 
     def correlate(self, event: Object) -> Correlated | None:
         """The write for `event` (which this takes over), or None when spam drops it."""
+        now = self._clock.now()
         source_and_object = self._shared(_source_and_object(event))
-        event, key = self._aggregate(event, source_and_object)
+        event, key = self._aggregate(event, source_and_object, now)
         correlated = self._observe(event, key)
-        if not self._allow(source_and_object):
+        if not self._allow(source_and_object, now):
             return None
         return correlated
 
@@ -154,9 +162,8 @@ class EventCorrelator:
         return source_and_object if bucket is None else bucket.key
 
     def _aggregate(
-        self, event: Object, source_and_object: SourceAndObject
+        self, event: Object, source_and_object: SourceAndObject, now: float
     ) -> tuple[Object, tuple[object, ...]]:
-        now = self._clock.now()
         key = _aggregate_key(event, source_and_object)
         similar = self._similar.get(key)
         if similar is None or now - similar.last_seen > AGGREGATE_INTERVAL:
@@ -194,11 +201,8 @@ class EventCorrelator:
         last = self._observed.get(key)
         patch = None
         if last is not None:
-            event["metadata"] = {
-                **event["metadata"],
-                "name": last.name,
-                "resourceVersion": last.resource_version,
-            }
+            involved_name = event["involvedObject"].get("name", "")
+            event["metadata"] = {**event["metadata"], "name": f"{involved_name}.{last.stamp:x}"}
             event["firstTimestamp"] = last.first_timestamp
             event["count"] = last.count + 1
             patch = {
@@ -209,10 +213,9 @@ class EventCorrelator:
         self._observed.put(key, _observation(event))
         return Correlated(event, patch)
 
-    def _allow(self, key: SourceAndObject) -> bool:
+    def _allow(self, key: SourceAndObject, now: float) -> bool:
         """The spam filter: the combined event of an aggregation has the same source and
         object as the event it stands in for, so the key is the one correlate() started from."""
-        now = self._clock.now()
         bucket = self._buckets.get(key)
         if bucket is None:
             bucket = _TokenBucket(key, SPAM_BURST, now)
@@ -226,10 +229,8 @@ class EventCorrelator:
 
 
 def _observation(event: Object) -> _Observation:
-    m = event["metadata"]
     return _Observation(
         count=event.get("count") or 0,
-        first_timestamp=event.get("firstTimestamp") or "",
-        name=m["name"],
-        resource_version=m.get("resourceVersion") or "",
+        first_timestamp=sys.intern(event.get("firstTimestamp") or ""),
+        stamp=int(event["metadata"]["name"].rpartition(".")[2], 16),
     )

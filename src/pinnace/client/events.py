@@ -37,11 +37,11 @@ def object_reference(obj: Object, field_path: str = "") -> Object:
     """The ObjectReference an Event's involvedObject holds (client-go's GetReference)."""
     m = obj.get("metadata") or {}
     reference = {
-        "kind": obj.get("kind", ""),
-        "namespace": m.get("namespace", ""),
+        "kind": _shared(obj.get("kind", "")),
+        "namespace": _shared(m.get("namespace", "")),
         "name": m.get("name", ""),
         "uid": m.get("uid", ""),
-        "apiVersion": obj.get("apiVersion", ""),
+        "apiVersion": _shared(obj.get("apiVersion", "")),
         "resourceVersion": m.get("resourceVersion", ""),
     }
     if field_path:
@@ -50,9 +50,9 @@ def object_reference(obj: Object, field_path: str = "") -> Object:
 
 
 def _shared(text: str) -> str:
-    """Most messages and field paths recur across objects ("Started container app",
-    "spec.containers{app}"): interned, the stored events and the correlator's caches hold one
-    string each instead of one per event."""
+    """Most messages, field paths, kinds and namespaces recur across objects ("Started
+    container app", "spec.containers{app}"): interned, the correlator's caches hold one string
+    each instead of one per event."""
     return sys.intern(text) if type(text) is str else text
 
 
@@ -143,7 +143,7 @@ class EventRecorder:
             except StatusError as e:
                 if e.code != 404:
                     raise
-            m.pop("resourceVersion", None)  # gone meanwhile: create it again
+                # gone meanwhile: create it again
         base, _, stamp = m["name"].rpartition(".")
         nanos, attempts = int(stamp, 16), 1
         while True:

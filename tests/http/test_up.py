@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -95,4 +96,42 @@ def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("pinnace up: ")
     assert "Address already in use" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+EVENT = """
+apiVersion: v1
+kind: Event
+metadata: {name: short-lived, namespace: default}
+involvedObject: {kind: Pod, namespace: default, name: web}
+reason: Testing
+message: expires soon
+type: Normal
+"""
+
+
+def test_events_expire_after_the_event_ttl(tmp_path: Path) -> None:
+    cluster = launch(tmp_path, flags=("--event-ttl", "2s", "--no-scheduler"))
+    try:
+        cluster.ok("create", "-f", "-", stdin=EVENT)
+        cluster.ok("create", "configmap", "stays")
+        assert cluster.ok("get", "events", "-o", "name").split() == ["event/short-lived"]
+        deadline = time.monotonic() + 30
+        while cluster.ok("get", "events", "-o", "name") and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert cluster.ok("get", "events", "-o", "name") == ""
+        assert cluster.ok("get", "configmap", "stays", "-o", "name").split() == ["configmap/stays"]
+    finally:
+        stop(cluster)
+
+
+def test_a_bad_event_ttl_is_a_clear_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", "up", "--in-memory", "--event-ttl", "soon"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert "--event-ttl: must be a positive duration such as 40s, not 'soon'" in done.stderr
     assert "Traceback" not in done.stderr

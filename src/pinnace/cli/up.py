@@ -29,9 +29,11 @@ from pathlib import Path
 import uvicorn
 import yaml
 
+from pinnace.api.core.event import EVENT
 from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
+from pinnace.apiserver.keys import kind_prefix
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient
@@ -50,6 +52,7 @@ from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, load_file
 from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
+from pinnace.store.expiry import DEFAULT_EVENT_TTL, Expiry
 
 SHAPE_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
 DEFAULT_PORT = 6443
@@ -104,6 +107,14 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
         metavar="SECONDS",
         help="how often old revisions are compacted away, as kube-apiserver's "
         f"--etcd-compaction-interval ({DEFAULT_COMPACTION_INTERVAL:g})",
+    )
+    up.add_argument(
+        "--event-ttl",
+        type=_duration,
+        default=DEFAULT_EVENT_TTL,
+        metavar="DURATION",
+        help="how long Events are kept after their last write, as kube-apiserver's --event-ttl "
+        f"({DEFAULT_EVENT_TTL:g}s); a Go duration such as 1h",
     )
     nodes = up.add_argument_group("simulated nodes")
     nodes.add_argument(
@@ -249,6 +260,7 @@ class UpOptions:
     """None: the memory store."""
     kubeconfig: str = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
+    event_ttl: float = DEFAULT_EVENT_TTL
     nodes: Sequence[NodeConfig] = ()
     scheduler: bool = True
     scheduler_config: SchedulerConfiguration | None = None
@@ -276,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
         data_dir=None if args.in_memory else args.data_dir,
         kubeconfig=args.kubeconfig or str(Path(args.data_dir) / KUBECONFIG_FILE),
         compaction_interval=args.compaction_interval,
+        event_ttl=args.event_ttl,
         nodes=nodes,
         scheduler=args.scheduler,
         scheduler_config=scheduler_config,
@@ -373,6 +386,8 @@ async def serve(options: UpOptions) -> None:
     controller = asyncio.create_task(NamespaceController(LocalClient(server)).run())
     compactor = Compactor(store, clock, options.compaction_interval)
     compactor.start()
+    event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
+    await event_expiry.start()
     pool = NodeAgentPool(LocalClient(server), options.nodes)
     await pool.start()
     server.log_source = pool.read_log
@@ -422,6 +437,7 @@ async def serve(options: UpOptions) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         compactor.stop()
+        await event_expiry.stop()
         await workloads.stop()
         await taint_eviction.stop()
         await node_lifecycle.stop()

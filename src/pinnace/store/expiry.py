@@ -1,0 +1,128 @@
+"""Keys that expire a time-to-live after their last write, as the etcd leases kube-apiserver
+attaches to Events (--event-ttl, 1 h): without them a long-running cluster's Events would grow
+without bound.
+
+As kube-apiserver shares one lease among the writes of a short window, writes are grouped in
+windows of 1% of the TTL (at least a second): a key expires when the lease of the window of its
+last write does. Leases do not outlive the process: keys already stored at start get a full TTL
+from then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+
+from pinnace.clock import Clock, Timer
+from pinnace.store.interface import (
+    ConflictError,
+    KeyNotFoundError,
+    Store,
+    StoreError,
+    Watch,
+)
+
+DEFAULT_EVENT_TTL = 3600.0
+"""kube-apiserver's --event-ttl."""
+WINDOW_SHARE = 0.01
+MIN_WINDOW = 1.0
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Window:
+    """The keys written while one lease was handed out; it expires at `expires_at`."""
+
+    expires_at: float
+    last_revision: int = 0
+    keys: list[str] = field(default_factory=list)
+
+
+class Expiry:
+    """Deletes each key under `prefix` of `store` once `ttl` seconds of `clock` time have passed
+    since its last write."""
+
+    def __init__(self, store: Store, clock: Clock, prefix: str, ttl: float) -> None:
+        if ttl <= 0:
+            raise ValueError(f"ttl must be positive, not {ttl}")
+        self._store = store
+        self._clock = clock
+        self._prefix = prefix
+        self._ttl = ttl
+        self._window_length = max(ttl * WINDOW_SHARE, MIN_WINDOW)
+        self._windows: deque[_Window] = deque()
+        self._watching: asyncio.Task[None] | None = None
+        self._timer: Timer | None = None
+        self._expiring: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        listed = await self._store.list(self._prefix)
+        window = self._open_window()
+        window.last_revision = listed.revision
+        window.keys.extend(self._key(obj) for obj in listed.items)
+        watch = self._store.watch(self._prefix, listed.revision)
+        self._watching = self._clock.loop.create_task(self._record(watch))
+        self._timer = self._clock.call_later(self._window_length, self._tick)
+
+    async def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for task in (self._watching, self._expiring):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    def _key(self, obj: dict[str, object]) -> str:
+        metadata = obj["metadata"]
+        assert isinstance(metadata, dict)
+        namespace = metadata.get("namespace") or ""
+        return f"{self._prefix}{namespace}/{metadata['name']}"
+
+    def _open_window(self) -> _Window:
+        window = _Window(self._clock.now() + self._ttl)
+        self._windows.append(window)
+        return window
+
+    async def _record(self, watch: Watch) -> None:
+        while True:
+            try:
+                async for event in watch:
+                    if event.type != "DELETED":
+                        window = self._windows[-1]
+                        window.keys.append(event.key)
+                        window.last_revision = event.revision
+                return
+            except StoreError as e:
+                # The watch ended (fell behind); what was written meanwhile gets a lease now.
+                log.warning("expiry of %s: watch ended (%s); listing again", self._prefix, e)
+                listed = await self._store.list(self._prefix)
+                window = self._windows[-1]
+                window.keys.extend(self._key(obj) for obj in listed.items)
+                window.last_revision = listed.revision
+                watch = self._store.watch(self._prefix, listed.revision)
+
+    def _tick(self) -> None:
+        self._timer = self._clock.call_later(self._window_length, self._tick)
+        self._open_window()
+        if self._expiring is None or self._expiring.done():
+            self._expiring = self._clock.loop.create_task(self._expire())
+
+    async def _expire(self) -> None:
+        windows = self._windows
+        while len(windows) > 1 and windows[0].expires_at <= self._clock.now():
+            window = windows.popleft()
+            for key in window.keys:
+                await self._delete_unless_written_since(key, window.last_revision)
+
+    async def _delete_unless_written_since(self, key: str, last_revision: int) -> None:
+        try:
+            obj = await self._store.get(key)
+            revision = int(obj["metadata"]["resourceVersion"])
+            if revision <= last_revision:
+                await self._store.delete(key, revision)
+        except (KeyNotFoundError, ConflictError):
+            pass  # deleted or written again meanwhile

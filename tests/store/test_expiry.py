@@ -1,0 +1,91 @@
+"""Keys under a prefix expire a TTL after their last write (kube-apiserver's --event-ttl)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pinnace.clock import VirtualClock
+from pinnace.store import KeyNotFoundError, MemoryStore, Store
+from pinnace.store.expiry import Expiry
+
+PREFIX = "core/events/"
+TTL = 600.0
+WINDOW = 6.0  # 1% of the TTL
+
+
+async def exists(store: Store, key: str) -> bool:
+    try:
+        await store.get(key)
+    except KeyNotFoundError:
+        return False
+    return True
+
+
+def test_a_key_goes_one_ttl_after_its_last_write_and_watchers_see_it_deleted() -> None:
+    with VirtualClock() as clock:
+        store = MemoryStore()
+
+        async def scenario() -> tuple[list[bool], list[tuple[str, str]]]:
+            start = clock.monotonic()
+            seen: list[tuple[str, str]] = []
+
+            async def watch_all() -> None:
+                async for event in store.watch(PREFIX, 0):
+                    seen.append((event.type, event.key))
+
+            watching = asyncio.create_task(watch_all())
+            expiry = Expiry(store, clock, PREFIX, TTL)
+            await expiry.start()
+            await store.create(
+                f"{PREFIX}default/once", {"metadata": {"name": "once", "namespace": "default"}}
+            )
+            await store.create(
+                f"{PREFIX}default/again", {"metadata": {"name": "again", "namespace": "default"}}
+            )
+            await store.create(
+                "core/pods/default/p", {"metadata": {"name": "p", "namespace": "default"}}
+            )
+            await clock.sleep(TTL / 2)
+            await store.update(
+                f"{PREFIX}default/again",
+                {"metadata": {"name": "again", "namespace": "default"}},
+                None,
+            )
+            states = []
+            for at in (TTL - 1, TTL + 2 * WINDOW, TTL * 1.5 + 2 * WINDOW):
+                await clock.sleep(start + at - clock.monotonic())
+                states += [
+                    await exists(store, f"{PREFIX}default/once"),
+                    await exists(store, f"{PREFIX}default/again"),
+                    await exists(store, "core/pods/default/p"),
+                ]
+            await expiry.stop()
+            watching.cancel()
+            return states, seen
+
+        states, seen = clock.run(scenario())
+        # Before the TTL all stay; after it the key written once goes; the one written again
+        # half a TTL later goes half a TTL later; keys outside the prefix never expire.
+        assert states == [True, True, True, False, True, True, False, False, True]
+        assert ("DELETED", f"{PREFIX}default/once") in seen
+        assert ("DELETED", f"{PREFIX}default/again") in seen
+
+
+def test_keys_stored_before_the_start_get_a_full_ttl_from_then() -> None:
+    with VirtualClock() as clock:
+        store = MemoryStore()
+
+        async def scenario() -> list[bool]:
+            await store.create(
+                f"{PREFIX}default/old", {"metadata": {"name": "old", "namespace": "default"}}
+            )
+            await clock.sleep(TTL * 3)
+            expiry = Expiry(store, clock, PREFIX, TTL)
+            await expiry.start()
+            states = [await exists(store, f"{PREFIX}default/old")]
+            await clock.sleep(TTL + 2 * WINDOW)
+            states.append(await exists(store, f"{PREFIX}default/old"))
+            await expiry.stop()
+            return states
+
+        assert clock.run(scenario()) == [True, False]

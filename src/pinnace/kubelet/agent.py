@@ -267,7 +267,7 @@ class NodeAgent:
         demand = PodDemand.of(pod)
         if pod["metadata"].get("deletionTimestamp"):
             if not resumed:
-                self._delete_pod(pod)  # never started here: nothing to stop
+                self._delete_pod(pod["metadata"])  # never started here: nothing to stop
                 return
             # Started before the agent restarted: its containers are stopped, not admitted.
         else:
@@ -297,8 +297,8 @@ class NodeAgent:
     def _start(self, worker: PodWorker) -> None:
         if self.workers.get(worker.uid) is not worker or worker.finished:
             return
-        if worker.pod["metadata"].get("deletionTimestamp"):
-            self._delete_pod(worker.pod)  # never started: nothing to stop
+        if worker.deleting:
+            self._delete_pod(worker.reference()["metadata"])  # never started: nothing to stop
             return
         worker.start()
 
@@ -385,7 +385,7 @@ class NodeAgent:
             "message": REJECTED_PREFIX + message,
             "startTime": (pod.get("status") or {}).get("startTime") or self.clock.now_rfc3339(),
         }
-        self._background(self._patch_status(pod, pod_status))
+        self._background(self._patch_status(pod["metadata"], pod_status))
 
     # --- eviction ----------------------------------------------------------------------------
 
@@ -529,7 +529,7 @@ class NodeAgent:
                 self._dirty.discard(worker.uid)
                 wanted = worker.status()
                 if wanted != published:
-                    if not await self._patch_status(worker.pod, wanted):
+                    if not await self._patch_status(worker.reference()["metadata"], wanted):
                         return
                     published = wanted
         finally:
@@ -537,10 +537,10 @@ class NodeAgent:
             # find no writer and start one.
             self._writers.pop(worker.uid, None)
         if worker.terminated:
-            self._delete_pod(worker.pod)
+            self._delete_pod(worker.reference()["metadata"])
 
-    async def _patch_status(self, pod: Mapping[str, Any], pod_status: dict[str, Any]) -> bool:
-        m = pod["metadata"]
+    async def _patch_status(self, m: Mapping[str, Any], pod_status: dict[str, Any]) -> bool:
+        """Patch the status of the pod of metadata `m`."""
         try:
             written = await self.client.patch(
                 PODS,
@@ -571,8 +571,8 @@ class NodeAgent:
         stored = pod.get("status") or {}
         return any(stored.get(k) != v for k, v in worker.status().items())
 
-    def _delete_pod(self, pod: Mapping[str, Any]) -> None:
-        m = pod["metadata"]
+    def _delete_pod(self, m: Mapping[str, Any]) -> None:
+        """Delete the pod of metadata `m` for good."""
         options = DeleteOptions(grace_period_seconds=0, precondition_uid=m["uid"])
 
         async def delete() -> None:

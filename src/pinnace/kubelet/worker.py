@@ -33,7 +33,8 @@ waiting in CrashLoopBackOff restarts at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -68,6 +69,7 @@ from pinnace.kubelet.probes import (
 from pinnace.kubelet.runtime import ContainerRuntime, ContainerStatus, LinuxContainerResources
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
+from pinnace.store import codec
 
 INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
@@ -123,6 +125,28 @@ class _Plan:
     outcomes: Mapping[ProbeType, ProbeOutcomes] | None = None
 
 
+def _container_specs(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    spec = pod.get("spec") or {}
+    return {
+        c["name"]: c for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+    }
+
+
+def _transitions(conditions: Iterable[Mapping[str, Any]]) -> tuple[str | None, ...]:
+    """The type, status and lastTransitionTime of each condition, in a row: all that the next
+    status needs of them, in a fraction of their memory (a node keeps them for every pod)."""
+    return tuple(
+        sys.intern(v) if isinstance(v, str) else v
+        for c in conditions
+        for v in (c.get("type"), c.get("status"), c.get("lastTransitionTime"))
+    )
+
+
+def _conditions(transitions: Sequence[str | None]) -> list[dict[str, Any]]:
+    rows = zip(transitions[::3], transitions[1::3], transitions[2::3], strict=True)
+    return [{"type": t, "status": s, "lastTransitionTime": since} for t, s, since in rows]
+
+
 def go_duration(seconds: float) -> str:
     """A whole number of seconds as Go prints a time.Duration: 10s, 1m20s, 5m0s."""
     whole = int(seconds)
@@ -134,23 +158,22 @@ def go_duration(seconds: float) -> str:
 
 
 class PodWorker:
+    """The pod itself is kept packed (`pod` unpacks it): a node keeps a worker for every pod
+    it runs, and reads the whole pod only to start a container. What is read more often is
+    kept apart: its identity, deletion, grace periods, recorded phase and QoS class."""
+
     def __init__(self, host: PodHost, pod: Mapping[str, Any]) -> None:
         self.host = host
-        self.pod = pod
         m = pod["metadata"]
         self.uid: str = m["uid"]
-        self.namespace: str = m["namespace"]
+        self.namespace: str = sys.intern(m["namespace"])
         self.name: str = m["name"]
         spec = pod.get("spec") or {}
-        self.restart_policy: str = spec.get("restartPolicy") or "Always"
-        self._specs: dict[str, Mapping[str, Any]] = {
-            c["name"]: c
-            for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
-        }
+        self.restart_policy: str = sys.intern(spec.get("restartPolicy") or "Always")
         self.inits = [
             ContainerRecord(
-                c["name"],
-                c.get("image", ""),
+                sys.intern(c["name"]),
+                sys.intern(c.get("image", "")),
                 init=True,
                 restartable=c.get("restartPolicy") == "Always",
                 waiting=(POD_INITIALIZING, ""),
@@ -159,7 +182,12 @@ class PodWorker:
         ]
         first_wait = POD_INITIALIZING if self.inits else CONTAINER_CREATING
         self.apps = [
-            ContainerRecord(c["name"], c.get("image", ""), init=False, waiting=(first_wait, ""))
+            ContainerRecord(
+                sys.intern(c["name"]),
+                sys.intern(c.get("image", "")),
+                init=False,
+                waiting=(first_wait, ""),
+            )
             for c in spec.get("containers") or ()
         ]
         self.volumes = PodVolumes(pod)
@@ -176,7 +204,8 @@ class PodWorker:
         self.terminated = False
         """All containers stopped after a deletion: the pod may be deleted now."""
         self._grace = 0
-        self._conditions: list[dict[str, Any]] = []
+        self._transitions: tuple[str | None, ...] | None = None
+        """Of the conditions last reported; None until the first status."""
         self._timer: Timer | None = None
         self._deadline: Timer | None = None
         self._probers: dict[str, dict[ProbeType, Prober]] = {}
@@ -193,6 +222,34 @@ class PodWorker:
         """Why the pod failed as a whole (status.reason and status.message)."""
         self.disruption: dict[str, Any] | None = None
         """The DisruptionTarget condition of an evicted pod."""
+        self.pod = pod
+
+    @property
+    def pod(self) -> Mapping[str, Any]:
+        """The pod as the API last gave it: a new dict on every read."""
+        return codec.unpack(self._packed)
+
+    @pod.setter
+    def pod(self, pod: Mapping[str, Any]) -> None:
+        self._packed = codec.pack(pod)
+        m, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
+        self.resource_version: str = m.get("resourceVersion") or ""
+        self.deleting = bool(m.get("deletionTimestamp"))
+        self._deletion_grace: int | None = m.get("deletionGracePeriodSeconds")
+        self._active_deadline: int | None = spec.get("activeDeadlineSeconds")
+        self._termination_grace: int | None = spec.get("terminationGracePeriodSeconds")
+        self._recorded_phase: str = sys.intern(status.get("phase", PENDING))
+        self.qos_class: str = sys.intern(status.get("qosClass") or "")
+
+    def reference(self) -> Mapping[str, Any]:
+        """The pod as its events name it (their involvedObject)."""
+        m = {
+            "namespace": self.namespace,
+            "name": self.name,
+            "uid": self.uid,
+            "resourceVersion": self.resource_version,
+        }
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": m}
 
     @property
     def config_blocked(self) -> bool:
@@ -260,7 +317,7 @@ class PodWorker:
             if entry is not None and c.current is not None:
                 self._resume(c, entry)
         self.phase = pod_phase(self.inits, self.apps, self.restart_policy)
-        if self.pod["metadata"].get("deletionTimestamp"):
+        if self.deleting:
             self.terminate()
         else:
             self.sync()
@@ -269,10 +326,11 @@ class PodWorker:
         """Probers for the containers that run on, and the active deadline, from the pod's
         start."""
         self.begun = True
+        specs = _container_specs(self.pod)
         for c in self.inits + self.apps:
             if not c.init or c.restartable:
-                self._add_probers(c)
-        deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
+                self._add_probers(c, specs.get(c.name) or {})
+        deadline = self._active_deadline
         if deadline is not None:
             self._deadline = self.host.clock.call_at(
                 self.start_time + deadline, self._deadline_exceeded
@@ -280,10 +338,8 @@ class PodWorker:
 
     def update(self, pod: Mapping[str, Any]) -> None:
         self.pod = pod
-        grace = pod["metadata"].get("deletionGracePeriodSeconds")
-        if pod["metadata"].get("deletionTimestamp") and (
-            not self.terminating or (grace is not None and grace < self._grace)
-        ):
+        grace = self._deletion_grace
+        if self.deleting and (not self.terminating or (grace is not None and grace < self._grace)):
             self.terminate()  # again when a second delete shortened the grace period
         elif self.config_blocked:
             self.sync()  # the annotations may be fixed now
@@ -293,7 +349,7 @@ class PodWorker:
         again = self.terminating
         self.terminating = True
         self._cancel_timer()
-        self._grace = self.pod["metadata"].get("deletionGracePeriodSeconds") or 0
+        self._grace = self._deletion_grace or 0
         self._stop_probers(ProbeType.LIVENESS, ProbeType.STARTUP)
         for c in self.inits + self.apps:
             c.waiting = ("", "") if c.current is not None else c.waiting
@@ -367,7 +423,7 @@ class PodWorker:
         failures = self.volumes.mount(self.namespace, self.host.config_maps)
         for message in failures:
             if message not in self._mount_failures:
-                self.host.recorder.event(self.pod, "Warning", FAILED_MOUNT, message)
+                self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
         self._mount_failures = failures
         return self.volumes.mounted
 
@@ -434,22 +490,22 @@ class PodWorker:
         c.restart_count += 1
         self._start(c)
 
-    def _plan(self, c: ContainerRecord) -> _Plan | str:
+    def _plan(self, c: ContainerRecord, pod: Mapping[str, Any]) -> _Plan | str:
         """What a run of `c` is given now, or why it cannot be created."""
-        spec = self._specs.get(c.name) or {}
+        spec = _container_specs(pod).get(c.name) or {}
         probers = self._probers.get(c.name) or {}
         try:
-            env = self.host.container_environment(self.pod, c.name, self.pod_ip)
-            hostname = (self.pod.get("spec") or {}).get("hostname") or self.name
+            env = self.host.container_environment(pod, c.name, self.pod_ip)
+            hostname = (pod.get("spec") or {}).get("hostname") or self.name
             context = ShellContext(
                 env, self.volumes.filesystem(spec), self.host.clock.now, hostname
             )
             return _Plan(
-                container_behaviour(self.pod, c.name, context),
-                hook_run(self.pod, spec, POST_START),
-                hook_run(self.pod, spec, PRE_STOP),
+                container_behaviour(pod, c.name, context),
+                hook_run(pod, spec, POST_START),
+                hook_run(pod, spec, PRE_STOP),
                 {
-                    kind: probe_outcomes(self.pod, spec, prober.probe, self.pod_ip)
+                    kind: probe_outcomes(pod, spec, prober.probe, self.pod_ip)
                     for kind, prober in probers.items()
                 },
             )
@@ -463,7 +519,8 @@ class PodWorker:
             probers[kind].outcomes = outcomes
 
     def _start(self, c: ContainerRecord) -> None:
-        plan = self._plan(c)
+        pod = self.pod
+        plan = self._plan(c, pod)
         if isinstance(plan, str):
             if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, plan):
                 self._event(c, "Warning", "Failed", f"Error: {plan}")
@@ -481,7 +538,7 @@ class PodWorker:
             image,
             plan.behaviour,
             lambda status: self._exited(c, status),
-            self.host.container_resources(self.pod, c.name),
+            self.host.container_resources(pod, c.name),
         )
         c.waiting = ("", "")
         c.startup_passed = ProbeType.STARTUP not in probers
@@ -511,7 +568,8 @@ class PodWorker:
         c.readiness_passed = (
             bool(entry.get("ready")) if started else ProbeType.READINESS not in probers
         )
-        plan = self._plan(c)
+        pod = self.pod
+        plan = self._plan(c, pod)
         if isinstance(plan, str):
             # It runs already: a model its pod no longer gives (a ConfigMap deleted while the
             # agent was down) does not stop it; it runs on until it is stopped.
@@ -525,7 +583,7 @@ class PodWorker:
             c.image,
             plan.behaviour,
             lambda status: self._exited(c, status),
-            self.host.container_resources(self.pod, c.name),
+            self.host.container_resources(pod, c.name),
             recorded.started_at,
         )
         readiness = probers.get(ProbeType.READINESS)
@@ -557,8 +615,8 @@ class PodWorker:
 
     # --- probes ------------------------------------------------------------------------------
 
-    def _add_probers(self, c: ContainerRecord) -> None:
-        probes = container_probes(self._specs.get(c.name) or {})
+    def _add_probers(self, c: ContainerRecord, spec: Mapping[str, Any]) -> None:
+        probes = container_probes(spec)
         self._probers[c.name] = {
             kind: Prober(
                 self.host.clock,
@@ -602,7 +660,7 @@ class PodWorker:
     # --- stopping containers -----------------------------------------------------------------
 
     def _pod_grace(self) -> int:
-        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+        grace = self._termination_grace
         return DEFAULT_GRACE_PERIOD if grace is None else grace
 
     def _kill(self, c: ContainerRecord, message: str, grace: float) -> None:
@@ -638,9 +696,8 @@ class PodWorker:
         if self.terminating or self.finished:
             return
         message = "Pod was active on the node longer than the specified deadline"
-        self.host.recorder.event(self.pod, "Normal", "DeadlineExceeded", message)
-        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-        self._fail("DeadlineExceeded", message, grace)
+        self.host.recorder.event(self.reference(), "Normal", "DeadlineExceeded", message)
+        self._fail("DeadlineExceeded", message, self._pod_grace())
 
     def evict(self, grace: float, message: str, disruption: bool) -> None:
         """The eviction manager chose this pod: it fails with reason Evicted and its
@@ -715,7 +772,7 @@ class PodWorker:
     def _event(self, c: ContainerRecord, event_type: str, reason: str, message: str) -> None:
         kind = "initContainers" if c.init else "containers"
         self.host.recorder.event(
-            self.pod, event_type, reason, message, field_path=f"spec.{kind}{{{c.name}}}"
+            self.reference(), event_type, reason, message, field_path=f"spec.{kind}{{{c.name}}}"
         )
 
     # --- status ------------------------------------------------------------------------------
@@ -726,14 +783,17 @@ class PodWorker:
         # A pod the kubelet fails (deadline, eviction) shows its terminal phase only once its
         # containers have stopped, as the status manager holds the phase back until then.
         stopping = bool(self.reason) and any(c.running for c in self.inits + self.apps)
-        phase = (self.pod.get("status") or {}).get("phase", PENDING) if stopping else self.phase
-        self._conditions = pod_conditions(
-            self.inits, self.apps, phase, self._conditions or self._api_conditions(), now
-        )
+        phase = self._recorded_phase if stopping else self.phase
+        if self._transitions is None:
+            previous = (self.pod.get("status") or {}).get("conditions") or ()
+        else:
+            previous = _conditions(self._transitions)
+        conditions = pod_conditions(self.inits, self.apps, phase, previous, now)
+        self._transitions = _transitions(conditions)
         ips = [{"ip": self.host.host_ip}]
         status: dict[str, Any] = {
             "phase": phase,
-            "conditions": self._conditions,
+            "conditions": conditions,
             "hostIP": self.host.host_ip,
             "hostIPs": ips,
             "podIP": self.pod_ip,
@@ -743,19 +803,15 @@ class PodWorker:
         }
         if self.inits:
             status["initContainerStatuses"] = [container_status_entry(c) for c in self.inits]
-        qos = (self.pod.get("status") or {}).get("qosClass")
-        if qos:
-            status["qosClass"] = qos
+        if self.qos_class:
+            status["qosClass"] = self.qos_class
         if stopping:
             return status
         if self.disruption is not None:
-            status["conditions"] = [*self._conditions, self.disruption]
+            status["conditions"] = [*conditions, self.disruption]
         if self.reason:
             status["reason"], status["message"] = self.reason, self.message
         return status
-
-    def _api_conditions(self) -> list[dict[str, Any]]:
-        return list((self.pod.get("status") or {}).get("conditions") or ())
 
     def container_log(self, name: str, previous: bool) -> ContainerStatus | None:
         for c in self.inits + self.apps:

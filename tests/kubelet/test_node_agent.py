@@ -25,6 +25,7 @@ def test_node_registers_with_allocatable_from_its_config(node: Node) -> None:
     }
     conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
     assert conditions == {
+        "NetworkUnavailable": ("False", "SimulatedNetworkIsUp"),
         "MemoryPressure": ("False", "KubeletHasSufficientMemory"),
         "DiskPressure": ("False", "KubeletHasNoDiskPressure"),
         "PIDPressure": ("False", "KubeletHasSufficientPID"),
@@ -148,3 +149,32 @@ def test_a_starting_node_records_the_kubelet_events(node: Node) -> None:
     ]
     assert {e["involvedObject"]["uid"] for e in events} == {"node-1"}
     assert {e["source"]["host"] for e in events} == {"node-1"}
+
+
+def test_the_kubelet_leaves_network_unavailable_to_the_network_plugin(node: Node) -> None:
+    registered = node.run(node.client.get(NODES, "", "node-1"))
+    broken = {
+        "type": "NetworkUnavailable",
+        "status": "True",
+        "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+        "reason": "NoRouteCreated",
+        "message": "the route controller has not created a route",
+    }
+    conditions = [
+        broken if c["type"] == "NetworkUnavailable" else c
+        for c in registered["status"]["conditions"]
+    ]
+    node.run(
+        node.client.update_status(
+            NODES, {**registered, "status": {**registered["status"], "conditions": conditions}}
+        )
+    )
+    node.settle(310)  # past the kubelet's periodic status post
+    after = node.run(node.client.get(NODES, "", "node-1"))["status"]["conditions"]
+    assert after[0] == broken
+    assert after[-1]["type"] == "Ready"
+    assert (
+        after[-1]["lastHeartbeatTime"]
+        != registered["status"]["conditions"][-1]["lastHeartbeatTime"]
+    )

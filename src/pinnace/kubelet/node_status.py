@@ -187,7 +187,24 @@ def node_status(
     """The status to post: `static_status` with the conditions as of `now`, under the
     `pressure` conditions."""
     conditions = condition_entries(node_conditions(pressure), previous_conditions, now)
-    return {**static, "conditions": conditions}
+    return {**static, "conditions": [network_condition(previous_conditions, now), *conditions]}
+
+
+def network_condition(previous: list[Mapping[str, Any]], now: str) -> dict[str, Any]:
+    """NetworkUnavailable as the simulated pod network sets it: False once it has set the node
+    up, as a network plugin (Calico's CalicoIsUp) or a cloud's route controller (RouteCreated)
+    does. The kubelet does not own it, so it keeps what the node holds, heartbeat included."""
+    for c in previous:
+        if c.get("type") == "NetworkUnavailable":
+            return dict(c)
+    return {
+        "type": "NetworkUnavailable",
+        "status": "False",
+        "lastHeartbeatTime": now,
+        "lastTransitionTime": now,
+        "reason": "SimulatedNetworkIsUp",
+        "message": "Pinnace's simulated pod network is running on this node",
+    }
 
 
 def static_status(config: NodeConfig, pulled: Iterable[str] = ()) -> dict[str, Any]:

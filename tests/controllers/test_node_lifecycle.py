@@ -98,6 +98,22 @@ def test_a_pressure_condition_gets_its_no_schedule_taint_while_it_lasts(
     assert cluster.taints("a-2") == {"node.kubernetes.io/memory-pressure:NoSchedule"}
 
 
+def test_network_unavailable_taints_a_running_node_and_its_kubelet_leaves_it_so(
+    cluster: ControlPlane,
+) -> None:
+    node = cluster.node("a-1")
+    conditions = [
+        {**c, "status": "True", "reason": "NoRouteCreated"}
+        if c["type"] == "NetworkUnavailable"
+        else c
+        for c in node["status"]["conditions"]
+    ]
+    patch = {"status": {"conditions": conditions}}
+    cluster.run(cluster.client.patch(NODES, "", "a-1", patch, subresource="status"))
+    cluster.wait(320)  # past the kubelet's periodic status post
+    assert cluster.taints("a-1") == {"node.kubernetes.io/network-unavailable:NoSchedule"}
+
+
 def test_a_node_that_never_posted_status_gets_the_startup_grace_period(
     cluster: ControlPlane,
 ) -> None:

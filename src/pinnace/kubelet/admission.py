@@ -58,6 +58,18 @@ class PodDemand:
     def of(cls, pod: Mapping[str, Any]) -> PodDemand:
         return cls(PodInfo.from_pod(pod), pod_requests(pod))
 
+    def hold(self) -> Hold:
+        return Hold(self.requests, self.info.host_ports)
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """What an admitted pod holds on the node until it finishes: kept for every pod a node
+    runs, so without the pod (a PodInfo keeps the whole pod)."""
+
+    requests: ResourceList
+    host_ports: tuple[HostPort, ...]
+
 
 class NodeUsage:
     """The running sum of what the pods admitted to a node, and not yet finished, hold."""
@@ -67,18 +79,18 @@ class NodeUsage:
         self.requested: ResourceList = {}
         self.host_ports: dict[HostPort, int] = {}
 
-    def add(self, demand: PodDemand) -> None:
-        self._change(demand, 1)
+    def add(self, hold: Hold) -> None:
+        self._change(hold, 1)
 
-    def remove(self, demand: PodDemand) -> None:
-        self._change(demand, -1)
+    def remove(self, hold: Hold) -> None:
+        self._change(hold, -1)
 
-    def _change(self, demand: PodDemand, sign: int) -> None:
+    def _change(self, hold: Hold, sign: int) -> None:
         self.pods += sign
-        for name, q in demand.requests.items():
+        for name, q in hold.requests.items():
             total = self.requested.get(name, Quantity(0))
             self.requested[name] = total + q if sign > 0 else total - q
-        for port in demand.info.host_ports:
+        for port in hold.host_ports:
             count = self.host_ports.get(port, 0) + sign
             if count:
                 self.host_ports[port] = count

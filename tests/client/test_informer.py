@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from tests.client.conftest import CONFIG_MAPS, PODS, Cluster, config_map, pod
 
 from pinnace.api.kind import Kind
@@ -48,9 +49,10 @@ def _data(obj: Object) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted((obj.get("data") or {}).items()))
 
 
-def test_informer_sees_adds_updates_and_deletes_in_order(cluster: Cluster) -> None:
+@pytest.mark.parametrize("packed", [False, True])
+def test_informer_sees_adds_updates_and_deletes_in_order(cluster: Cluster, packed: bool) -> None:
     client = cluster.client
-    informer = Informer(client, CONFIG_MAPS, "default")
+    informer = Informer(client, CONFIG_MAPS, "default", packed=packed)
     calls = Calls(informer)
 
     async def scenario() -> None:
@@ -126,9 +128,12 @@ class FlakyClient(LocalClient):
             yield event
 
 
-def test_informer_recovers_from_compaction_while_disconnected(cluster: Cluster) -> None:
+@pytest.mark.parametrize("packed", [False, True])
+def test_informer_recovers_from_compaction_while_disconnected(
+    cluster: Cluster, packed: bool
+) -> None:
     client = FlakyClient(cluster.server)
-    informer = Informer(client, CONFIG_MAPS, "default")
+    informer = Informer(client, CONFIG_MAPS, "default", packed=packed)
     calls = Calls(informer)
 
     async def scenario() -> None:
@@ -204,9 +209,10 @@ def _names(objs: list[Object]) -> list[str]:
     return sorted(o["metadata"]["name"] for o in objs)
 
 
-def test_index_pods_by_node_name(cluster: Cluster) -> None:
+@pytest.mark.parametrize("packed", [False, True])
+def test_index_pods_by_node_name(cluster: Cluster, packed: bool) -> None:
     client = cluster.client
-    informer = Informer(client, PODS)
+    informer = Informer(client, PODS, packed=packed)
     informer.add_indexer("nodeName", _node_name)
 
     async def scenario() -> None:
@@ -415,6 +421,23 @@ def test_cache_objects_are_the_stored_ones_not_copies(cluster: Cluster) -> None:
         wanted["data"]["v"] = "2"
         await client.update(CONFIG_MAPS, wanted)
         assert cached["data"] == {"v": "1"}
+        informer.stop()
+
+    cluster.run(scenario())
+
+
+def test_a_packed_cache_hands_out_copies(cluster: Cluster) -> None:
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default", packed=True)
+
+    async def scenario() -> None:
+        created = await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))
+        informer.start()
+        await informer.wait_for_sync()
+        cached = informer.get("default", "a")
+        assert cached == created
+        assert cached is not informer.get("default", "a")
+        assert informer.list() == [created]
         informer.stop()
 
     cluster.run(scenario())

@@ -10,7 +10,10 @@ DeletedFinalStateUnknown; here handlers get the object itself).
 
 Handlers run one at a time on a task of their own, in order; a handler may be a plain function
 or a coroutine function (awaited before the next notification). Cached objects are shared and
-read-only, as everything a client returns.
+read-only, as everything a client returns; a packed informer (`packed=True`) keeps its cache in
+the store's compact form instead, a fraction of the memory for a cache of many objects that
+handlers mostly take as they arrive, and every read of it (get, list, the old object of an
+update) is a new copy.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pinnace.api.labels import LabelSelector
 from pinnace.apiserver.objects import Object
 from pinnace.client.interface import Client
 from pinnace.clock import Timer
+from pinnace.store import codec
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +108,7 @@ class Informer:
         running = pods.by_index("phase", "Running")
 
     `resync_period` (seconds, 0 for none) hands every cached object to on_update again that
-    often, as client-go's resync does.
+    often, as client-go's resync does. `packed` keeps the cache packed (see above).
     """
 
     def __init__(
@@ -116,6 +120,7 @@ class Informer:
         label_selector: str = "",
         field_selector: str = "",
         resync_period: float = 0.0,
+        packed: bool = False,
     ) -> None:
         self.kind = kind
         self.namespace = namespace
@@ -124,7 +129,8 @@ class Informer:
         self._client = client
         self._clock = client.clock
         self._resync_period = resync_period
-        self._cache: dict[str, Object] = {}
+        self._packed = packed
+        self._cache: dict[str, Object | bytes] = {}
         self._indexers: dict[str, Indexer] = {}
         # index name -> value -> keys (dicts as ordered sets, so reads are reproducible)
         self._indices: dict[str, dict[str, dict[str, None]]] = {}
@@ -151,8 +157,8 @@ class Informer:
         on_add, so a handler added late sees the same story as one added at the start."""
         handlers = EventHandlers(on_add, on_update, on_delete, selects)
         self._handlers.append(handlers)
-        for obj in self._cache.values():
-            self._notify((handlers,), "on_add", obj)
+        for cached in self._cache.values():
+            self._notify((handlers,), "on_add", self._unpack(cached))
         return handlers
 
     def add_indexer(self, name: str, indexer: Indexer) -> None:
@@ -161,8 +167,8 @@ class Informer:
             raise ValueError(f"indexer {name!r} already exists")
         self._indexers[name] = indexer
         self._indices[name] = {}
-        for key, obj in self._cache.items():
-            self._file(name, key, obj)
+        for key, cached in self._cache.items():
+            self._file(name, key, self._unpack(cached))
 
     def start(self) -> None:
         """List and watch on the clock's loop; does nothing if already running."""
@@ -195,15 +201,20 @@ class Informer:
         return self._last_resource_version
 
     def get(self, namespace: str, name: str) -> Object | None:
-        return self._cache.get(f"{namespace}/{name}" if namespace else name)
+        return self.get_by_key(f"{namespace}/{name}" if namespace else name)
 
     def get_by_key(self, key: str) -> Object | None:
-        return self._cache.get(key)
+        cached = self._cache.get(key)
+        return None if cached is None else self._unpack(cached)
 
     def list(self, namespace: str = "", selector: LabelSelector | None = None) -> list[Object]:
         """The cached objects, of one namespace when given, and only those `selector` matches
         when given (as a client-go Lister lists)."""
-        objs = self.by_index(NAMESPACE_INDEX, namespace) if namespace else self._cache.values()
+        objs = (
+            self.by_index(NAMESPACE_INDEX, namespace)
+            if namespace
+            else map(self._unpack, self._cache.values())
+        )
         if selector is None:
             return list(objs)
         return [o for o in objs if selector.matches(o["metadata"].get("labels") or {})]
@@ -217,21 +228,26 @@ class Informer:
             keys = self._indices[name].get(value, {})
         except KeyError:
             raise KeyError(f"no indexer {name!r}") from None
-        return [self._cache[key] for key in keys]
+        return [self._unpack(self._cache[key]) for key in keys]
+
+    def _unpack(self, cached: Object | bytes) -> Object:
+        return codec.unpack(cached) if isinstance(cached, bytes) else cached
 
     def _store(self, key: str, obj: Object) -> Object | None:
-        old = self._cache.get(key)
+        old = self.get_by_key(key)
         if old is not None:
             self._unfile(key, old)
-        self._cache[key] = obj
+        self._cache[key] = codec.pack(obj) if self._packed else obj
         for name in self._indexers:
             self._file(name, key, obj)
         return old
 
     def _remove(self, key: str) -> Object | None:
-        old = self._cache.pop(key, None)
-        if old is not None:
-            self._unfile(key, old)
+        cached = self._cache.pop(key, None)
+        if cached is None:
+            return None
+        old = self._unpack(cached)
+        self._unfile(key, old)
         return old
 
     def _file(self, name: str, key: str, obj: Object) -> None:
@@ -283,7 +299,7 @@ class Informer:
         for obj in items:
             key = object_key(obj)
             listed.add(key)
-            old = self._cache.get(key)
+            old = self.get_by_key(key)
             if old is None:
                 self._store(key, obj)
                 self._notify(tuple(self._handlers), "on_add", obj)
@@ -369,6 +385,7 @@ class Informer:
 
     def _resync(self) -> None:
         """Hand every cached object to on_update again, so handlers can correct drift."""
-        for obj in self._cache.values():
+        for cached in self._cache.values():
+            obj = self._unpack(cached)
             self._notify(tuple(self._handlers), "on_update", obj, obj)
         self._schedule_resync()

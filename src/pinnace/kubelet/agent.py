@@ -27,7 +27,7 @@ from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.clock import format_micro_time
-from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
+from pinnace.kubelet.admission import REJECTED_PREFIX, Hold, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import EVICTION_MONITORING_PERIOD, NODE_LEASE_NAMESPACE, NodeConfig
 from pinnace.kubelet.configmaps import ConfigMapLookup
 from pinnace.kubelet.cpu_manager import pod_cpusets, shared_pool_annotation, static_policy
@@ -102,7 +102,7 @@ class NodeAgent:
         """Admitted pods by uid, until they are gone from the API."""
         self.usage = NodeUsage()
         """What the admitted pods that have not finished hold."""
-        self._demands: dict[str, PodDemand] = {}
+        self._holds: dict[str, Hold] = {}
         self.config_maps: ConfigMapLookup = _no_config_maps
         """Where ConfigMaps are looked up (an informer's cache), set by whoever runs this."""
         self.config_blocked: dict[str, PodWorker] = {}
@@ -283,8 +283,9 @@ class NodeAgent:
         worker = PodWorker(self, pod)
         self.workers[uid] = worker
         self._set_ceiling(pod)
-        self._demands[uid] = demand
-        self.usage.add(demand)
+        hold = demand.hold()
+        self._holds[uid] = hold
+        self.usage.add(hold)
         self._pull_images(pod)
         self._publish_cpus(pod)
         if resumed:
@@ -322,16 +323,16 @@ class NodeAgent:
             worker.forget()
         self.workers.clear()
         self.config_blocked.clear()
-        self._demands.clear()
+        self._holds.clear()
         self.usage = NodeUsage()
         self._ceilings.clear()
         self._ceiling = UsageCeiling()
 
     def _release(self, uid: str) -> None:
         """The pod no longer holds node resources (finished, or gone)."""
-        demand = self._demands.pop(uid, None)
-        if demand is not None:
-            self.usage.remove(demand)
+        hold = self._holds.pop(uid, None)
+        if hold is not None:
+            self.usage.remove(hold)
         self._release_cpus(uid)
 
     def _pull_images(self, pod: Mapping[str, Any]) -> None:
@@ -632,7 +633,7 @@ class NodeAgent:
             self.config_map_changed, lambda _, new: self.config_map_changed(new)
         )
         self.config_maps = config_maps.get
-        pods = Informer(self.client, PODS, field_selector=f"spec.nodeName={self.name}")
+        pods = Informer(self.client, PODS, field_selector=f"spec.nodeName={self.name}", packed=True)
         pods.add_event_handler(self.pod_added, self.pod_updated, self.pod_deleted)
         informers = (nodes, config_maps, pods)
         for informer in informers:

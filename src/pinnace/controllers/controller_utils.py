@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
+from pinnace.api.apps import as_label_selector
 from pinnace.api.kind import Kind
+from pinnace.api.labels import LabelSelector
 from pinnace.apiserver.objects import Object
+from pinnace.client import Informer
 from pinnace.clock import Clock
 from pinnace.clock.rfc3339 import parse_time
 
@@ -214,6 +217,22 @@ def release_patch(obj: Object, owner: Object) -> Object:
 def split_key(key: str) -> tuple[str, str]:
     namespace, _, name = key.partition("/")
     return namespace, name
+
+
+def pod_owner_to_sync(
+    key: str, owners: Informer, expectations: Expectations
+) -> tuple[Object, LabelSelector] | None:
+    """The ReplicaSet or DaemonSet `key` names, and its pod selector, as its sync begins; None
+    when there is nothing to sync (its expectations forgotten if it is gone)."""
+    owner = owners.get(*split_key(key))
+    if owner is None:
+        expectations.forget(key)
+        return None
+    selector = as_label_selector(owner["spec"].get("selector"))
+    if selector is None:
+        log.warning("%s %s has a selector that does not convert", owner.get("kind"), key)
+        return None
+    return owner, selector
 
 
 # --- pods -------------------------------------------------------------------------------------

@@ -34,7 +34,6 @@ import logging
 from typing import Any
 
 from pinnace.api import catalog
-from pinnace.api.apps import as_label_selector
 from pinnace.api.apps.daemonset import EMPTY_STATUS, ROLLING_UPDATE, template_generation
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
@@ -51,9 +50,9 @@ from pinnace.controllers.controller_utils import (
     is_pod_available,
     is_pod_ready,
     pod_from_template,
+    pod_owner_to_sync,
     release_patch,
     slow_start_batch,
-    split_key,
 )
 from pinnace.controllers.daemonset_history import DaemonSetHistory, hash_of
 from pinnace.controllers.daemonset_update import rolling_update
@@ -214,15 +213,10 @@ class DaemonSetController(ControlledPodEvents):
     # --- sync --------------------------------------------------------------------------------
 
     async def sync(self, key: str) -> None:
-        namespace, name = split_key(key)
-        ds = self._daemon_sets.get(namespace, name)
-        if ds is None:
-            self.expectations.forget(key)
+        found = pod_owner_to_sync(key, self._daemon_sets, self.expectations)
+        if found is None:
             return
-        selector = as_label_selector(ds["spec"].get("selector"))
-        if selector is None:
-            log.warning("daemon set %s has a selector that does not convert", key)
-            return
+        ds, selector = found
         if ds["metadata"].get("deletionTimestamp"):
             return  # its pods are the garbage collector's; its status no longer means much
 

@@ -32,10 +32,10 @@ from pinnace.controllers.controller_utils import (
     is_pod_available,
     is_pod_ready,
     pod_from_template,
+    pod_owner_to_sync,
     pods_to_delete,
     release_patch,
     slow_start_batch,
-    split_key,
     template_labels_match,
 )
 from pinnace.controllers.ownership import ControlledPodEvents, claim
@@ -104,15 +104,10 @@ class ReplicaSetController(ControlledPodEvents):
     # --- sync --------------------------------------------------------------------------------
 
     async def sync(self, key: str) -> None:
-        namespace, name = split_key(key)
-        rs = self._replica_sets.get(namespace, name)
-        if rs is None:
-            self.expectations.forget(key)
+        found = pod_owner_to_sync(key, self._replica_sets, self.expectations)
+        if found is None:
             return
-        selector = as_label_selector(rs["spec"].get("selector"))
-        if selector is None:
-            log.warning("replica set %s has a selector that does not convert", key)
-            return
+        rs, selector = found
         needs_sync = self.expectations.satisfied(key)
         pods = await self._claim(rs, selector)
         error: StatusError | None = None

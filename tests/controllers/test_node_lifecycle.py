@@ -45,6 +45,7 @@ def test_a_node_whose_kubelet_stops_turns_unknown_after_the_grace_period_and_is_
     assert 50 < unknown_at - last <= 60
     conditions = {c["type"]: c["status"] for c in cluster.node("a-0")["status"]["conditions"]}
     assert conditions == {
+        "NetworkUnavailable": "False",  # the network plugin's, not the kubelet's
         "MemoryPressure": "Unknown",
         "DiskPressure": "Unknown",
         "PIDPressure": "Unknown",

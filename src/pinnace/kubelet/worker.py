@@ -162,6 +162,45 @@ class PodWorker:
     it runs, and reads the whole pod only to start a container. What is read more often is
     kept apart: its identity, deletion, grace periods, recorded phase and QoS class."""
 
+    # Slots: over 30 attributes would give every worker a dict of its own (~2 KB).
+    __slots__ = (
+        "_active_deadline",
+        "_deadline",
+        "_deletion_grace",
+        "_grace",
+        "_mount_failures",
+        "_packed",
+        "_post_start",
+        "_pre_stop",
+        "_probers",
+        "_recorded_phase",
+        "_stopping",
+        "_termination_grace",
+        "_timer",
+        "_transitions",
+        "apps",
+        "begun",
+        "config_map_names",
+        "deleting",
+        "disruption",
+        "host",
+        "inits",
+        "message",
+        "name",
+        "namespace",
+        "phase",
+        "pod_ip",
+        "qos_class",
+        "reason",
+        "resource_version",
+        "restart_policy",
+        "start_time",
+        "terminated",
+        "terminating",
+        "uid",
+        "volumes",
+    )
+
     def __init__(self, host: PodHost, pod: Mapping[str, Any]) -> None:
         self.host = host
         m = pod["metadata"]
@@ -209,9 +248,10 @@ class PodWorker:
         self._timer: Timer | None = None
         self._deadline: Timer | None = None
         self._probers: dict[str, dict[ProbeType, Prober]] = {}
-        """By container name."""
-        self._pre_stop: dict[str, HookRun | None] = {}
-        """The preStop hook of each container's current run."""
+        """By name, the containers that have probes (most have none, and a node keeps a
+        worker for every pod: none is an absent entry, not an empty one)."""
+        self._pre_stop: dict[str, HookRun] = {}
+        """The preStop hook of each container's current run, if it has one."""
         self._post_start: dict[str, Timer] = {}
         """A running postStart hook's end, by container name."""
         self._stopping: dict[str, Timer | None] = {}
@@ -513,7 +553,10 @@ class PodWorker:
             return str(e)
 
     def _use_plan(self, c: ContainerRecord, plan: _Plan) -> None:
-        self._pre_stop[c.name] = plan.pre_stop
+        if plan.pre_stop is None:
+            self._pre_stop.pop(c.name, None)
+        else:
+            self._pre_stop[c.name] = plan.pre_stop
         probers = self._probers.get(c.name) or {}
         for kind, outcomes in (plan.outcomes or {}).items():
             probers[kind].outcomes = outcomes
@@ -617,6 +660,8 @@ class PodWorker:
 
     def _add_probers(self, c: ContainerRecord, spec: Mapping[str, Any]) -> None:
         probes = container_probes(spec)
+        if not probes:
+            return
         self._probers[c.name] = {
             kind: Prober(
                 self.host.clock,

@@ -11,6 +11,7 @@ The first failure decides the reason and message; a rejected pod ends Failed wit
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -59,16 +60,21 @@ class PodDemand:
         return cls(PodInfo.from_pod(pod), pod_requests(pod))
 
     def hold(self) -> Hold:
-        return Hold(self.requests, self.info.host_ports)
+        """What the pod holds once admitted: one object for all the pods that hold the same."""
+        hold = Hold(tuple(sorted(self.requests.items())), self.info.host_ports)
+        return _HOLDS.setdefault(hold, hold)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Hold:
     """What an admitted pod holds on the node until it finishes: kept for every pod a node
     runs, so without the pod (a PodInfo keeps the whole pod)."""
 
-    requests: ResourceList
+    requests: tuple[tuple[str, Quantity], ...]
     host_ports: tuple[HostPort, ...]
+
+
+_HOLDS: weakref.WeakValueDictionary[Hold, Hold] = weakref.WeakValueDictionary()
 
 
 class NodeUsage:
@@ -87,7 +93,7 @@ class NodeUsage:
 
     def _change(self, hold: Hold, sign: int) -> None:
         self.pods += sign
-        for name, q in hold.requests.items():
+        for name, q in hold.requests:
             total = self.requested.get(name, Quantity(0))
             self.requested[name] = total + q if sign > 0 else total - q
         for port in hold.host_ports:

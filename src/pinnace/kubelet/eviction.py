@@ -30,6 +30,7 @@ behaviour model (`UsageCeiling`), no threshold would be met. Nothing observable 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -105,7 +106,7 @@ class NodeReclaimer(Protocol):
         """Remove every image no container uses."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class UsageCeiling:
     """The most the containers of some pods can use at once: the sum of the peaks of their
     behaviour models (memory working set, writable layer and log, processes). On disk, each
@@ -138,7 +139,13 @@ class UsageCeiling:
     @classmethod
     def of(cls, pod: Pod) -> UsageCeiling:
         """The pod's, every container counted as running (an upper bound); unbounded when
-        its model does not parse, as it may be fixed any time."""
+        its model does not parse, as it may be fixed any time. The agent keeps one for every
+        pod: pods whose ceilings are equal share one."""
+        ceiling = cls._of(pod)
+        return _CEILINGS.setdefault(ceiling, ceiling)
+
+    @classmethod
+    def _of(cls, pod: Pod) -> UsageCeiling:
         spec = pod_spec(pod)
         total = cls()
         disk_peaks: dict[str, float] = {}
@@ -159,6 +166,9 @@ class UsageCeiling:
         if storage_limit_reachable(pod, disk_peaks):
             total += cls(storage_limited=1)
         return total
+
+
+_CEILINGS: weakref.WeakValueDictionary[UsageCeiling, UsageCeiling] = weakref.WeakValueDictionary()
 
 
 @dataclass(frozen=True)

@@ -220,7 +220,10 @@ class ExistingPodTerms:
 
     def sync(self, table: NodeTable) -> None:
         n = len(table)
-        if table is not self._table or table.epoch != self._epoch:
+        same_table = table is self._table and table.epoch == self._epoch
+        if same_table and len(table.changed_rows) == self._logged and len(self._rows) == n:
+            return
+        if not same_table:
             self._reset()
             self._table, self._epoch = table, table.epoch
             changed: set[int] = set(range(n))
@@ -242,20 +245,29 @@ class ExistingPodTerms:
         gone or replaced; a pod object seen before keeps its parsed terms."""
         old, current = self._rows[i], table.pods[i]
         rows: dict[str, tuple[PodInfo, tuple[IndexKey, ...]]] = {}
-        delta: Counter[IndexKey] = Counter()
+        gained: list[tuple[IndexKey, ...]] = []
+        lost: list[tuple[IndexKey, ...]] = []
         for key, pod in current.items():
             seen = old.get(key)
             if seen is not None and seen[0] is pod:
                 rows[key] = seen
                 continue
-            entry = rows[key] = (pod, _index_keys(pod))
-            delta.update(entry[1])
-            if seen is not None:
-                delta.subtract(seen[1])
-        for key, seen in old.items():
-            if key not in current:
-                delta.subtract(seen[1])
+            keys = _index_keys(pod)
+            rows[key] = (pod, keys)
+            if keys:
+                gained.append(keys)
+            if seen is not None and seen[1]:
+                lost.append(seen[1])
+        if self._row_keys[i]:  # some pod on the row carried terms: see which are gone
+            lost += [seen[1] for key, seen in old.items() if seen[1] and key not in current]
         self._rows[i] = rows
+        if not gained and not lost:
+            return
+        delta: Counter[IndexKey] = Counter()
+        for keys in gained:
+            delta.update(keys)
+        for keys in lost:
+            delta.subtract(keys)
         changed = {key: count for key, count in delta.items() if count}
         if changed:
             self._apply(i, changed, 1)

@@ -156,6 +156,7 @@ class Scheduler:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self._random = random.Random(seed)
         self._next_start_node_index = 0
+        self._all_rows = np.arange(0)
         self.nominator = Nominator()
         for profile in profiles:
             for plugin in profile.plugins:
@@ -349,11 +350,13 @@ class Scheduler:
     def _nodes_to_score(self, profile: Profile, feasible: np.ndarray, n: int) -> np.ndarray:
         """The feasible nodes to score: all of them, or with percentageOfNodesToScore below
         100 the first ones found going round from where the last cycle stopped."""
-        found = np.flatnonzero(feasible)
         percentage = profile.percentage_of_nodes_to_score
         if percentage is None:
             percentage = self.percentage_of_nodes_to_score
         wanted = num_feasible_nodes_to_find(percentage, n)
+        if wanted >= n and feasible.all():
+            return self._every_row(n)
+        found = feasible.nonzero()[0]
         if wanted >= n:
             return found
         start = self._next_start_node_index
@@ -362,10 +365,17 @@ class Scheduler:
         self._next_start_node_index = (start + processed) % n
         return (positions + start) % n
 
+    def _every_row(self, n: int) -> np.ndarray:
+        """0..n-1, read-only and kept while the table has n nodes."""
+        if len(self._all_rows) != n:
+            self._all_rows = np.arange(n)
+            self._all_rows.flags.writeable = False
+        return self._all_rows
+
     def _select_host(self, candidates: np.ndarray, scores: np.ndarray) -> int:
         """selectHost: the highest total score, ties broken uniformly at random (the seeded
         equivalent of kube-scheduler's reservoir sampling)."""
-        best = np.flatnonzero(scores == scores.max())
+        best = (scores == np.maximum.reduce(scores)).nonzero()[0]
         pick = best[self._random.randrange(len(best))] if len(best) > 1 else best[0]
         return int(candidates[pick])
 

@@ -56,6 +56,9 @@ def run_score(plugin: Any, incoming: PodInfo, table: NodeTable) -> list[int]:
     scores = plugin.score(state, incoming, table, np.arange(len(table)))
     if hasattr(plugin, "normalize_score"):
         scores = plugin.normalize_score(state, incoming, scores)
+    # A scheduling cycle takes the plugin's word for a score every node gets alike.
+    uniform = plugin.uniform_score(state, incoming, table)
+    assert uniform is None or scores.tolist() == [uniform] * len(table)
     return scores.tolist()
 
 

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from pinnace.scheduler import CycleState, NodeTable, PodInfo
 from pinnace.scheduler.plugins import NodeResourcesBalancedAllocation, NodeResourcesFit
+from pinnace.scheduler.plugins.node_resources_fit import _fits_row
 
 GPU = "nvidia.com/gpu"
 amounts = st.integers(min_value=0, max_value=64)
@@ -68,11 +69,13 @@ def test_one_row_at_a_time_matches_all_rows_at_once(allocatable, existing, incom
     incoming_pod = pod_info("p", incoming)
     every_row = slice(0, len(table))
     for plugin in PLUGINS:
-        vector = plugin._score_rows(incoming_pod, table, every_row).tolist()
-        assert vector == [plugin._score_node(incoming_pod, table, i) for i in range(len(table))]
+        scores = plugin.row_scores(CycleState(), incoming_pod, table)
+        vector = scores.compute(every_row).tolist()
+        assert vector == [scores.compute_one(i) for i in range(len(table))]
     fit, state = NodeResourcesFit(), CycleState()
     fit.pre_filter(state, incoming_pod, table)
     feasible = fit.filter(state, incoming_pod, table, np.ones(len(table), bool)).tolist()
     assert feasible == [
         fit.node_status(state, incoming_pod, table, i).is_success() for i in range(len(table))
     ]
+    assert feasible == [_fits_row(table, fit.checked(state), i) for i in range(len(table))]

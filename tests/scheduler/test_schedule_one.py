@@ -4,11 +4,21 @@ a researcher's own per-node Python plugin."""
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pinnace.clock import VirtualClock
-from pinnace.scheduler import CycleState, NodeInfo, NodePlugin, PodInfo, Profile, Scheduler, Status
-from pinnace.scheduler.framework import unschedulable
+from pinnace.scheduler import (
+    CycleState,
+    NodeInfo,
+    NodePlugin,
+    NodeTable,
+    PodInfo,
+    Profile,
+    Scheduler,
+    Status,
+)
+from pinnace.scheduler.framework import RowScores, unschedulable
 from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins, default_profile
 from pinnace.scheduler.schedule_one import (
     Diagnosis,
@@ -225,6 +235,60 @@ def test_a_score_outside_zero_to_a_hundred_is_an_error(clock: VirtualClock) -> N
         "plugin 'OutOfRange' returns an invalid score 101, it should in the range of [0, 100] "
         "after normalizing"
     )
+
+
+class PilePods:
+    """Scores a node by the pods on it, row by row: pods pile up on one node."""
+
+    name = "PilePods"
+
+    def __init__(self, per_pod: int) -> None:
+        self.per_pod = per_pod
+
+    def row_scores(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScores:
+        def one(i: int) -> int:
+            return len(table.pods[i]) * self.per_pod
+
+        def many(rows: Any) -> np.ndarray:
+            return np.array([one(i) for i in np.arange(len(table))[rows]], np.int64)
+
+        return RowScores(self.per_pod, many, one)
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: Any) -> Any:
+        return self.row_scores(state, pod, table).compute(nodes)
+
+
+def pile_scheduler(clock: VirtualClock, per_pod: int, *nodes: dict) -> Scheduler:
+    plugins = [*default_plugins(lambda binding: None), PilePods(per_pod)]
+    scheduler = Scheduler([Profile(plugins, {**DEFAULT_WEIGHTS, "PilePods": 100})], clock)
+    for n in nodes:
+        scheduler.add_node(n)
+    return scheduler
+
+
+def test_row_wise_scores_follow_each_bind(clock: VirtualClock) -> None:
+    scheduler = pile_scheduler(clock, 10, node("a"), node("b"), node("c"))
+    for i in range(5):
+        scheduler.add_pod(pod(f"p{i}"))
+    assert len({result.node_name for result in scheduler.schedule_pending()}) == 1
+
+
+def test_a_row_wise_score_outside_zero_to_a_hundred_is_an_error(clock: VirtualClock) -> None:
+    invalid = (
+        "plugin 'PilePods' returns an invalid score 120, it should in the range of [0, 100] "
+        "after normalizing"
+    )
+    scheduler = pile_scheduler(clock, 60, node("a"), node("b"))
+    for i in range(3):
+        scheduler.add_pod(pod(f"p{i}"))
+    results = scheduler.schedule_pending()
+    assert [r.message for r in results[2:]] == [invalid], "the third pod sees 2 pods on a node"
+    # Every row computed at once (a new scheduler) is checked too.
+    scheduler = pile_scheduler(clock, 60, node("a"), node("b"))
+    scheduler.add_pod(pod("x", nodeName="a"))
+    scheduler.add_pod(pod("y", nodeName="a"))
+    scheduler.add_pod(pod("p"))
+    assert scheduler.schedule_one().message == invalid
 
 
 def test_a_finished_pod_frees_its_node_for_pending_pods(clock: VirtualClock) -> None:

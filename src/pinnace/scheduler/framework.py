@@ -15,7 +15,13 @@ node at once through the `NodeTable`:
   nodes at once with `Filter.node_statuses(state, pod, table, rows) -> Verdicts`.
 - `PreScore.pre_score(state, pod, table, nodes) -> Status` (Skip: no Score for the pod).
 - `Score.score(state, pod, table, nodes) -> int64 array` over the feasible node rows `nodes`,
-  and optionally `normalize_score(state, pod, scores) -> int64 array`.
+  and optionally `normalize_score(state, pod, scores) -> int64 array`. Two optional shortcuts
+  let a scheduling cycle skip `score` (explanations still ask it):
+  `uniform_score(state, pod, table) -> int | None`, the normalised score of every node when it
+  is the same on all of them; and `row_scores(state, pod, table) -> RowScores | None`, when
+  each node's score depends on its own row alone and needs no normalising: the framework then
+  keeps the weighted sum of such plugins' scores over every row, per combination of their
+  keys, and recomputes only the rows that changed.
 - `PreEnqueue.pre_enqueue(pod) -> Status`, `QueueSort.sort_key(queued) -> tuple`,
   `PostFilter.post_filter(state, pod, table, diagnosis) -> (node name | None, Status)`,
   `Bind.bind(state, pod, node_name) -> Status`.
@@ -28,13 +34,14 @@ node at once through the `NodeTable`:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from pinnace.scheduler.nodetable import NodeInfo, NodeTable
+from pinnace.scheduler.nodetable import NodeInfo, NodeTable, Rows
 from pinnace.scheduler.podinfo import PodInfo
 
 MAX_NODE_SCORE = 100
@@ -197,6 +204,16 @@ class ScorePlugin(Plugin, Protocol):
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray: ...
+
+
+class RowScores(NamedTuple):
+    """A pod's scores from a plugin whose score of a node depends on the node's row alone:
+    pods with equal `key`s score alike; `compute(rows)` scores many rows at once and
+    `compute_one(row)` one. They must lie in [0, 100] (they are checked as computed)."""
+
+    key: Hashable
+    compute: Callable[[Rows], np.ndarray]
+    compute_one: Callable[[int], int]
 
 
 @runtime_checkable

@@ -16,12 +16,13 @@ from pinnace.scheduler.framework import (
     Code,
     CycleState,
     Plugin,
+    RowScores,
     Status,
     Verdicts,
     error,
     extension_points,
 )
-from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.nodetable import NodeTable, RowCache, Rows, gather
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
 
 
@@ -66,6 +67,17 @@ class Profile:
         self.post_filter = tuple(by_point.get("post_filter", ()))
         self.pre_score = tuple(by_point.get("pre_score", ()))
         self.score = tuple((p, int(weights.get(p.name, 1))) for p in by_point.get("score", ()))
+        self._scorers = tuple(
+            (
+                p,
+                weight,
+                getattr(p, "uniform_score", None),
+                getattr(p, "row_scores", None),
+                getattr(p, "normalize_score", None),
+            )
+            for p, weight in self.score
+        )
+        self._row_totals = RowCache()
         self.bind = tuple(by_point.get("bind", ()))
         if not self.bind:
             raise ValueError("a profile needs at least one Bind plugin")
@@ -184,26 +196,78 @@ class Profile:
     ) -> tuple[np.ndarray | None, Status]:
         """The weighted sum of every Score plugin's normalised scores over `nodes`."""
         total = None
-        for plugin, weight in self.score:
-            if plugin.name in state.skip_score_plugins:
+        uniform = 0  # the weighted scores plugins give every node alike
+        by_row: list[tuple[str, int, RowScores]] = []
+        skipped = state.skip_score_plugins
+        for plugin, weight, same_everywhere, row_scores, normalize in self._scorers:
+            if skipped and plugin.name in skipped:
                 continue
+            if same_everywhere is not None:
+                score = same_everywhere(state, pod, table)
+                if score is not None:
+                    if not MIN_NODE_SCORE <= score <= MAX_NODE_SCORE:
+                        return None, _invalid_score(plugin.name, score)
+                    uniform += score * weight
+                    continue
+            if row_scores is not None:
+                rows = row_scores(state, pod, table)
+                if rows is not None:
+                    by_row.append((plugin.name, weight, rows))
+                    continue
             scores = plugin.score(state, pod, table, nodes)
-            normalize = getattr(plugin, "normalize_score", None)
             if normalize is not None:
                 scores = normalize(state, pod, scores)
             scores = np.asarray(scores, np.int64)
-            # Seen unsigned, a negative score is huge: one reduction checks both bounds.
-            if len(scores) and scores.view(np.uint64).max() > MAX_NODE_SCORE:
-                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
-                return None, error(
-                    f"plugin {plugin.name!r} returns an invalid score {bad}, it should in the "
-                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                ).with_plugin(plugin.name)
-            weighted = scores if weight == 1 else scores * weight
-            total = weighted.copy() if total is None else np.add(total, weighted, out=total)
+            invalid = _invalid_scores(plugin.name, scores)
+            if invalid is not None:
+                return None, invalid
+            if total is None:
+                total = scores * weight if weight != 1 else scores.copy()
+            elif weight == 1:
+                np.add(total, scores, out=total)
+            else:
+                total += scores * weight
+        if by_row:
+            try:
+                summed = gather(self._summed_row_scores(table, by_row), nodes)
+            except _InvalidScores as e:
+                return None, e.status
+            if total is None:
+                return summed + uniform, SUCCESS  # a new array: `summed` may be the cache's
+            np.add(total, summed, out=total)
         if total is None:
-            total = np.zeros(len(nodes), np.int64)
+            return np.full(len(nodes), uniform, np.int64), SUCCESS
+        if uniform:
+            total += uniform
         return total, SUCCESS
+
+    def _summed_row_scores(
+        self, table: NodeTable, by_row: list[tuple[str, int, RowScores]]
+    ) -> np.ndarray:
+        """The weighted sum of row-wise scores over every row: shared, not to be changed."""
+
+        def compute(rows: Rows) -> np.ndarray:
+            total = None
+            for name, weight, scores in by_row:
+                values = np.asarray(scores.compute(rows), np.int64)
+                invalid = _invalid_scores(name, values)
+                if invalid is not None:
+                    raise _InvalidScores(invalid)
+                weighted = values * weight if weight != 1 else values
+                total = weighted.copy() if total is None else np.add(total, weighted, out=total)
+            return total
+
+        def compute_one(i: int) -> int:
+            total = 0
+            for name, weight, scores in by_row:
+                value = scores.compute_one(i)
+                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                    raise _InvalidScores(_invalid_score(name, value))
+                total += value * weight
+            return total
+
+        key = tuple((name, weight, scores.key) for name, weight, scores in by_row)
+        return self._row_totals.get(table, key, compute, compute_one)
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         for plugin in self.bind:
@@ -211,3 +275,25 @@ class Profile:
             if not status.is_skip():
                 return status.with_plugin(plugin.name)
         return error(f"no bind plugin bound pod {pod.key}")
+
+
+class _InvalidScores(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+def _invalid_scores(plugin: str, scores: np.ndarray) -> Status | None:
+    # Seen unsigned, a negative score is huge: one reduction checks both bounds.
+    if len(scores) and scores.view(np.uint64).max() > MAX_NODE_SCORE:
+        return _invalid_score(
+            plugin, int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+        )
+    return None
+
+
+def _invalid_score(plugin: str, score: int) -> Status:
+    return error(
+        f"plugin {plugin!r} returns an invalid score {score}, it should in the range of "
+        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+    ).with_plugin(plugin)

@@ -21,11 +21,14 @@ from pinnace.scheduler.events import (
     UPDATE_NODE_ALLOCATABLE,
     ClusterEvent,
 )
-from pinnace.scheduler.framework import MAX_NODE_SCORE, CycleState
+from pinnace.scheduler.framework import MAX_NODE_SCORE, CycleState, RowScores
 from pinnace.scheduler.nodetable import NodeTable, RowCache, Rows, gather, row_count
 from pinnace.scheduler.plugins.resource_allocation import (
+    Scored,
+    ScoredResources,
     allocatable_and_requested,
     resource_specs,
+    row_allocatable_and_requested,
 )
 from pinnace.scheduler.podinfo import PodInfo
 
@@ -50,31 +53,29 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:
         self.resources = resource_specs((args or {}).get("resources"))
         self._scores = RowCache()
+        self._scored = ScoredResources(self.resources, use_requested=True)
 
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray:
-        key = tuple(pod.requests.get(r.name, 0) for r in self.resources)
-        scores = self._scores.get(
-            table,
-            key,
-            lambda rows: self._score_rows(pod, table, rows),
-            lambda i: self._score_node(pod, table, i),
-        )
-        return gather(scores, nodes)
+        return gather(self._scores.get(table, *self.row_scores(state, pod, table)), nodes)
 
-    def _score_node(self, pod: PodInfo, table: NodeTable, i: int) -> int:
-        entries = allocatable_and_requested(table, pod, self.resources, i, use_requested=True)
+    def row_scores(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScores:
+        scored = self._scored.of(table, pod)
+        return RowScores(
+            scored,
+            lambda rows: self._score_rows(table, scored, rows),
+            lambda i: self._score_node(table, scored, i),
+        )
+
+    def _score_node(self, table: NodeTable, scored: tuple[Scored, ...], i: int) -> int:
+        amounts = row_allocatable_and_requested(table, scored, i)
         return balanced_resource_score(
-            [min(int(e[1]) / int(e[0]), 1.0) for e in entries if e is not None and e[0] != 0]
+            [min(requested / capacity, 1.0) for capacity, requested, _ in amounts if capacity]
         )
 
-    def _score_rows(self, pod: PodInfo, table: NodeTable, rows: Rows) -> np.ndarray:
-        entries = [
-            e
-            for e in allocatable_and_requested(table, pod, self.resources, rows, use_requested=True)
-            if e is not None
-        ]
+    def _score_rows(self, table: NodeTable, scored: tuple[Scored, ...], rows: Rows) -> np.ndarray:
+        entries = allocatable_and_requested(table, scored, rows)
         if not entries:
             return np.full(row_count(table, rows), MAX_NODE_SCORE, np.int64)
         allocatable = np.stack([e[0] for e in entries])

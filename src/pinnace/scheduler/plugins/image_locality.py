@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pinnace.scheduler.framework import MAX_NODE_SCORE, CycleState
+from pinnace.scheduler.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.podinfo import PodInfo
 
@@ -37,3 +37,8 @@ class ImageLocality:
         max_threshold = MAX_CONTAINER_THRESHOLD * len(pod.images)
         clamped = np.clip(sums[nodes], MIN_THRESHOLD, max_threshold)
         return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+    def uniform_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> int | None:
+        """No node holding any of the pod's images: 0 everywhere."""
+        states = table.image_states
+        return None if any(states.get(image) for image in pod.images) else MIN_NODE_SCORE

@@ -26,6 +26,7 @@ from pinnace.scheduler.framework import (
     MAX_NODE_SCORE,
     SUCCESS,
     CycleState,
+    RowScores,
     Status,
     Verdicts,
     unschedulable,
@@ -33,8 +34,11 @@ from pinnace.scheduler.framework import (
 from pinnace.scheduler.nodetable import PODS_COLUMN, NodeTable, RowCache, Rows, gather, row_count
 from pinnace.scheduler.plugins.resource_allocation import (
     ResourceSpec,
+    Scored,
+    ScoredResources,
     allocatable_and_requested,
     resource_specs,
+    row_allocatable_and_requested,
 )
 from pinnace.scheduler.podinfo import PodInfo
 
@@ -92,6 +96,14 @@ def _fits(table: NodeTable, checked: tuple[tuple[str, int, int], ...], rows: Row
     return fits
 
 
+def _fits_row(table: NodeTable, checked: tuple[tuple[str, int, int], ...], i: int) -> bool:
+    """_fits on row `i` alone."""
+    allocatable, requested = table.allocatable[i].tolist(), table.requested[i].tolist()
+    return requested[PODS_COLUMN] < allocatable[PODS_COLUMN] and all(
+        allocatable[column] - requested[column] >= value for _, column, value in checked
+    )
+
+
 def _in_reason_order(checked: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     """fitsRequest's order: cpu, memory, ephemeral-storage, then scalar resources."""
     return sorted(checked, key=lambda r: _NATIVE_ORDER.index(r[0]) if r[0] in _NATIVE_ORDER else 3)
@@ -116,6 +128,8 @@ class NodeResourcesFit:
             raise ValueError("scoringStrategy.requestedToCapacityRatio.shape: Required value")
         self._fits = RowCache()
         self._scores = RowCache()
+        self._scored = ScoredResources(self.resources, use_requested=False)
+        self._last_checked: tuple[Any, ...] = (None,)
         if self.strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO):
             raise ValueError(
                 f'scoringStrategy.type: Unsupported value: "{self.strategy}": supported values: '
@@ -124,15 +138,20 @@ class NodeResourcesFit:
 
     # Filter.
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
-        checked = [
-            (name, table.column(name), value)
-            for name, value in pod.requests.items()
-            if not self._ignored(name)
-        ]
+        last = self._last_checked  # pods of one template share their requests mapping
+        if last[0] is table and last[1] == table.epoch and last[2] is pod.requests:
+            checked = last[3]
+        else:
+            checked = tuple(
+                (name, table.column(name), value)
+                for name, value in pod.requests.items()
+                if not self._ignored(name)
+            )
+            self._last_checked = (table, table.epoch, pod.requests, checked)
         state.write(_STATE_KEY, checked)
         return SUCCESS
 
-    def checked(self, state: CycleState) -> list[tuple[str, int, int]]:
+    def checked(self, state: CycleState) -> tuple[tuple[str, int, int], ...]:
         """What Filter checks for the pod: (resource, table column, request) of each resource
         it requests and does not ignore."""
         return state.read(_STATE_KEY)
@@ -145,12 +164,12 @@ class NodeResourcesFit:
     def filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
-        checked = tuple(state.read(_STATE_KEY))
+        checked = state.read(_STATE_KEY)
         fits = self._fits.get(
             table,
             checked,
             lambda rows: _fits(table, checked, rows),
-            lambda i: self.node_status(state, pod, table, i).is_success(),
+            lambda i: _fits_row(table, checked, i),
         )
         return feasible & fits
 
@@ -196,22 +215,22 @@ class NodeResourcesFit:
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray:
-        key = (pod.non_zero_cpu, pod.non_zero_memory, *sorted(pod.requests.items()))
-        scores = self._scores.get(
-            table,
-            key,
-            lambda rows: self._score_rows(pod, table, rows),
-            lambda i: self._score_node(pod, table, i),
-        )
-        return gather(scores, nodes)
+        return gather(self._scores.get(table, *self.row_scores(state, pod, table)), nodes)
 
-    def _score_node(self, pod: PodInfo, table: NodeTable, i: int) -> int:
+    def row_scores(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScores:
+        scored = self._scored.of(table, pod)
+        return RowScores(
+            scored,
+            lambda rows: self._score_rows(table, scored, rows),
+            lambda i: self._score_node(table, scored, i),
+        )
+
+    def _score_node(self, table: NodeTable, scored: tuple[Scored, ...], i: int) -> int:
         """One node's score, as resourceAllocationScorer.score and the strategy's scorer."""
         node_score = weight_sum = 0
-        for entry in allocatable_and_requested(table, pod, self.resources, i, use_requested=False):
-            if entry is None or entry[0] == 0:
+        for capacity, requested, weight in row_allocatable_and_requested(table, scored, i):
+            if capacity == 0:
                 continue
-            capacity, requested, weight = int(entry[0]), int(entry[1]), entry[2]
             if self.strategy == LEAST_ALLOCATED:
                 score = 0 if requested > capacity else (capacity - requested) * 100 // capacity
             elif self.strategy == MOST_ALLOCATED:
@@ -233,16 +252,10 @@ class NodeResourcesFit:
             return (2 * node_score + weight_sum) // (2 * weight_sum)
         return node_score // weight_sum
 
-    def _score_rows(self, pod: PodInfo, table: NodeTable, rows: Rows) -> np.ndarray:
-        per_resource = allocatable_and_requested(
-            table, pod, self.resources, rows, use_requested=False
-        )
+    def _score_rows(self, table: NodeTable, scored: tuple[Scored, ...], rows: Rows) -> np.ndarray:
         node_score = np.zeros(row_count(table, rows), np.int64)
         weight_sum = np.zeros(row_count(table, rows), np.int64)
-        for entry in per_resource:
-            if entry is None:
-                continue
-            allocatable, requested, weight = entry
+        for allocatable, requested, weight in allocatable_and_requested(table, scored, rows):
             counted = allocatable != 0
             if self.strategy == LEAST_ALLOCATED:
                 resource_score = least_requested_score(requested, allocatable)

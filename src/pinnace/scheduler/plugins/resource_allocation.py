@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
-from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.nodetable import NodeTable, Rows
 from pinnace.scheduler.podinfo import PodInfo
 
 
@@ -36,33 +36,98 @@ def resource_specs(raw: Sequence[Mapping[str, Any]] | None) -> tuple[ResourceSpe
     return tuple(ResourceSpec(r["name"], int(r.get("weight") or 1)) for r in raw)
 
 
-def allocatable_and_requested(
-    table: NodeTable,
-    pod: PodInfo,
-    resources: Sequence[ResourceSpec],
-    nodes: np.ndarray,
-    use_requested: bool,
-) -> list[tuple[np.ndarray, np.ndarray, int] | None]:
-    """Per resource: (allocatable, requested with the pod, weight) over `nodes`, or None for a
-    resource that counts on no node."""
-    out: list[tuple[np.ndarray, np.ndarray, int] | None] = []
+class Scored(NamedTuple):
+    """One resource a node is scored on: its allocatable column, where its requested amount
+    is (`requested` or `non_zero_requested`, and the column there), what the pod adds, and
+    the resource's weight."""
+
+    allocatable_column: int
+    non_zero: bool
+    requested_column: int
+    pod_request: int
+    weight: int
+
+
+def scored_resources(
+    table: NodeTable, pod: PodInfo, resources: Sequence[ResourceSpec], use_requested: bool
+) -> tuple[Scored, ...]:
+    """The configured resources that count for the pod, in order: a scalar resource the pod
+    does not request, or that no node has, is left out."""
+    out = []
     for spec in resources:
         name = spec.name
         if name in (CPU, MEMORY) and not use_requested:
+            non_zero_column = 0 if name == CPU else 1
             pod_request = pod.non_zero_cpu if name == CPU else pod.non_zero_memory
-            requested = table.non_zero_requested[nodes, 0 if name == CPU else 1]
+            out.append(Scored(table.columns[name], True, non_zero_column, pod_request, spec.weight))
         elif name in (CPU, MEMORY, EPHEMERAL_STORAGE) or (
             is_scalar_resource(name) and pod.requests.get(name, 0) != 0
         ):
-            pod_request = pod.requests.get(name, 0)
             column = table.columns.get(name)
-            if column is None:
-                out.append(None)
-                continue
-            requested = table.requested[nodes, column]
-        else:
-            out.append(None)
-            continue
-        allocatable = table.allocatable[nodes, table.columns[name]]
-        out.append((allocatable, requested + pod_request, spec.weight))
-    return out
+            if column is not None:
+                pod_request = pod.requests.get(name, 0)
+                out.append(Scored(column, False, column, pod_request, spec.weight))
+    return tuple(out)
+
+
+class ScoredResources:
+    """scored_resources for a strategy's resources, kept for the last pod shape: pods of one
+    template share their requests mapping, so a pod like the last one costs a comparison."""
+
+    def __init__(self, resources: Sequence[ResourceSpec], use_requested: bool) -> None:
+        self.resources = tuple(resources)
+        self.use_requested = use_requested
+        self._last: tuple[Any, ...] = (None,)
+
+    def of(self, table: NodeTable, pod: PodInfo) -> tuple[Scored, ...]:
+        last = self._last
+        if (
+            last[0] is table
+            and last[1] == table.epoch
+            and last[2] is pod.requests
+            and last[3] == pod.non_zero_cpu
+            and last[4] == pod.non_zero_memory
+        ):
+            return last[5]
+        scored = scored_resources(table, pod, self.resources, self.use_requested)
+        self._last = (
+            table,
+            table.epoch,
+            pod.requests,
+            pod.non_zero_cpu,
+            pod.non_zero_memory,
+            scored,
+        )
+        return scored
+
+
+def allocatable_and_requested(
+    table: NodeTable, scored: Sequence[Scored], rows: Rows
+) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """Per scored resource: (allocatable, requested with the pod, weight) over `rows`."""
+    allocatable, requested = table.allocatable[rows], table.requested[rows]
+    non_zero = table.non_zero_requested[rows]
+    return [
+        (
+            allocatable[:, r.allocatable_column],
+            (non_zero if r.non_zero else requested)[:, r.requested_column] + r.pod_request,
+            r.weight,
+        )
+        for r in scored
+    ]
+
+
+def row_allocatable_and_requested(
+    table: NodeTable, scored: Sequence[Scored], i: int
+) -> list[tuple[int, int, int]]:
+    """allocatable_and_requested on row `i` alone, as Python integers."""
+    allocatable, requested = table.allocatable[i].tolist(), table.requested[i].tolist()
+    non_zero = table.non_zero_requested[i].tolist()
+    return [
+        (
+            allocatable[r.allocatable_column],
+            (non_zero if r.non_zero else requested)[r.requested_column] + r.pod_request,
+            r.weight,
+        )
+        for r in scored
+    ]

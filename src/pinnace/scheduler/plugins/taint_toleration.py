@@ -21,6 +21,7 @@ from pinnace.scheduler.events import (
     ClusterEvent,
 )
 from pinnace.scheduler.framework import (
+    MAX_NODE_SCORE,
     SUCCESS,
     CycleState,
     Status,
@@ -82,6 +83,11 @@ class TaintToleration:
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
         return default_normalize_score(scores, reverse=True)
+
+    def uniform_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> int | None:
+        """Without PreferNoSchedule taints every node counts none, which normalises to 100."""
+        soft = any(t.effect == PREFER_NO_SCHEDULE for taints in table.taint_groups for t in taints)
+        return None if soft else MAX_NODE_SCORE
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [

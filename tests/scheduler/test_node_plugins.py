@@ -150,6 +150,21 @@ def test_cordoned_node_takes_only_pods_tolerating_the_unschedulable_taint() -> N
     assert run_filter(NodeUnschedulable(), tolerant, table) == ["", ""]
 
 
+def test_cordoning_and_uncordoning_and_removing_nodes() -> None:
+    table = table_of(node("a"), node("b"))
+    assert run_filter(NodeUnschedulable(), pod(), table) == ["", ""]
+    table.update_node(node("b", unschedulable=True))
+    assert run_filter(NodeUnschedulable(), pod(), table) == ["", "node(s) were unschedulable"]
+    table.add_node(node("c", unschedulable=True))
+    table.update_node(node("b"))
+    assert run_filter(NodeUnschedulable(), pod(), table) == ["", "", "node(s) were unschedulable"]
+    table.remove_node("a")  # "c" takes its row
+    assert run_filter(NodeUnschedulable(), pod(), table) == ["node(s) were unschedulable", ""]
+    table.remove_node("c")
+    table.add_node(node("d"))
+    assert run_filter(NodeUnschedulable(), pod(), table) == ["", ""]
+
+
 # nodename/node_name_test.go
 def test_node_name_fits_only_the_named_node() -> None:
     table = table_of(node("foo"), node("bar"))

@@ -97,6 +97,7 @@ class NodeTable:
         self._requested = np.zeros((rows, width), np.int64)
         self._non_zero_requested = np.zeros((rows, 2), np.int64)
         self._unschedulable = np.zeros(rows, bool)
+        self.unschedulable_nodes = 0  # how many are cordoned
         self._hard_taint_group = np.zeros(rows, np.int32)
         self._soft_taint_group = np.zeros(rows, np.int32)
 
@@ -171,6 +172,7 @@ class NodeTable:
             self._orphans[name] = self.pods[i]
             for pod in self.pods[i].values():
                 self._unindex(pod)
+        self.unschedulable_nodes -= int(self._unschedulable[i])
         last = len(self.names) - 1
         for array in self._arrays():
             array[i] = array[last]
@@ -288,7 +290,9 @@ class NodeTable:
             for t in spec.get("taints") or ()
         )
         self.taints[i] = taints
-        self._unschedulable[i] = bool(spec.get("unschedulable"))
+        unschedulable = bool(spec.get("unschedulable"))
+        self.unschedulable_nodes += unschedulable - int(self._unschedulable[i])
+        self._unschedulable[i] = unschedulable
         self._hard_taint_group[i] = self._taint_group(
             tuple(t for t in taints if t.effect in _HARD_EFFECTS)
         )

@@ -24,7 +24,7 @@ class NodeUnschedulable:
     def filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
-        if pod.tolerations and tolerates_unschedulable(pod):
+        if not table.unschedulable_nodes or (pod.tolerations and tolerates_unschedulable(pod)):
             return feasible
         return feasible & ~table.unschedulable
 

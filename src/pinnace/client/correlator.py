@@ -97,15 +97,13 @@ def _aggregate_key(event: Object, source_and_object: SourceAndObject) -> tuple[o
     )
 
 
-# Slots: a kubelet keeps an entry of each for every pod it runs (up to the LRU size).
-@dataclass(slots=True)
-class _Similar:
-    messages: tuple[str, ...] = ()
-    """The distinct messages seen, oldest first: at most AGGREGATE_MAX_EVENTS, and mostly one,
-    which a tuple holds in a fraction of a dict's memory."""
-    last_seen: float = float("-inf")
+Similar = tuple[float, *tuple[str, ...]]
+"""When events of one aggregation key were last seen, then the distinct messages seen, oldest
+first (at most AGGREGATE_MAX_EVENTS, and mostly one): one tuple, as a kubelet keeps one for
+every reason of every pod it runs."""
 
 
+# Slots: a kubelet keeps one of each for every pod it runs (up to the LRU size).
 @dataclass(frozen=True, slots=True)
 class _Observation:
     """The last write of an Event: what its next repeat patches."""
@@ -136,7 +134,7 @@ class Correlated:
 class EventCorrelator:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._similar: LRU[tuple[object, ...], _Similar] = LRU()
+        self._similar: LRU[tuple[object, ...], Similar] = LRU()
         self._observed: LRU[tuple[object, ...], _Observation] = LRU()
         self._buckets: LRU[SourceAndObject, _TokenBucket] = LRU()
 
@@ -166,18 +164,16 @@ class EventCorrelator:
     ) -> tuple[Object, tuple[object, ...]]:
         key = _aggregate_key(event, source_and_object)
         similar = self._similar.get(key)
-        if similar is None or now - similar.last_seen > AGGREGATE_INTERVAL:
-            similar = _Similar()
+        messages = () if similar is None or now - similar[0] > AGGREGATE_INTERVAL else similar[1:]
         message = event.get("message", "")
-        if message not in similar.messages:
-            similar.messages = (*similar.messages, message)
-        similar.last_seen = now
-        self._similar.put(key, similar)
-        if len(similar.messages) < AGGREGATE_MAX_EVENTS:
+        if message not in messages:
+            messages = (*messages, message)
+        if len(messages) < AGGREGATE_MAX_EVENTS:
+            self._similar.put(key, (now, *messages))
             return event, event_key(event, source_and_object)
         # Keep the set from growing past the threshold. client-go drops any one message; the
         # oldest, here, so that a run is reproducible.
-        similar.messages = similar.messages[1:]
+        self._similar.put(key, (now, *messages[1:]))
         stamp = format_time(now)
         combined = {
             "apiVersion": "v1",

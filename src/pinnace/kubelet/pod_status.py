@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pinnace.clock import format_time, parse_time
 from pinnace.kubelet.runtime import ContainerState, ContainerStatus
+
+if TYPE_CHECKING:
+    from pinnace.clock import Timer
+    from pinnace.kubelet.hooks import HookRun
+    from pinnace.kubelet.probes import Prober, ProbeType
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
 TERMINAL_PHASES = (SUCCEEDED, FAILED)
@@ -44,6 +49,16 @@ class ContainerRecord:
     """The current run's readiness probe succeeds (or it has none)."""
     probe_killed: bool = False
     """Killed by the kubelet after a failed liveness or startup probe, to be restarted."""
+    probers: dict[ProbeType, Prober] | None = None
+    """Its probers from the pod's start, if it has probes."""
+    pre_stop: HookRun | None = None
+    """The current run's preStop hook."""
+    post_start: Timer | None = None
+    """While the current run's postStart hook runs, its end."""
+    killing: bool = False
+    """The current run is being killed."""
+    pre_stop_end: Timer | None = None
+    """While the preStop hook of that kill runs, its end."""
 
     @property
     def running(self) -> bool:

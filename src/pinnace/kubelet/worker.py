@@ -36,6 +36,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from pinnace.client import EventRecorder
@@ -77,6 +78,7 @@ MINIMUM_GRACE_PERIOD = 2
 """The kubelet always gives a container this long between SIGTERM and SIGKILL."""
 DEFAULT_GRACE_PERIOD = 30
 _NO_NAMES: frozenset[str] = frozenset()
+_NO_PROBERS: Mapping[ProbeType, Prober] = MappingProxyType({})
 
 
 class PodHost(Protocol):
@@ -170,11 +172,7 @@ class PodWorker:
         "_grace",
         "_mount_failures",
         "_packed",
-        "_post_start",
-        "_pre_stop",
-        "_probers",
         "_recorded_phase",
-        "_stopping",
         "_termination_grace",
         "_timer",
         "_transitions",
@@ -247,16 +245,6 @@ class PodWorker:
         """Of the conditions last reported; None until the first status."""
         self._timer: Timer | None = None
         self._deadline: Timer | None = None
-        self._probers: dict[str, dict[ProbeType, Prober]] = {}
-        """By name, the containers that have probes (most have none, and a node keeps a
-        worker for every pod: none is an absent entry, not an empty one)."""
-        self._pre_stop: dict[str, HookRun] = {}
-        """The preStop hook of each container's current run, if it has one."""
-        self._post_start: dict[str, Timer] = {}
-        """A running postStart hook's end, by container name."""
-        self._stopping: dict[str, Timer | None] = {}
-        """Containers whose current run is being killed, with the end of a running preStop
-        hook, by name."""
         self.reason = ""
         self.message = ""
         """Why the pod failed as a whole (status.reason and status.message)."""
@@ -395,13 +383,12 @@ class PodWorker:
             c.waiting = ("", "") if c.current is not None else c.waiting
             if not c.running or c.current is None:
                 continue
-            if again or c.name in self._stopping:
+            if again or c.killing:
                 # Already being killed: a shorter grace period (or the deletion's) cuts a
                 # preStop hook short and brings the kill forward.
-                pre_stop = self._stopping.pop(c.name, None)
-                if pre_stop is not None:
-                    pre_stop.cancel()
-                self._stopping[c.name] = None
+                if c.pre_stop_end is not None:
+                    c.pre_stop_end.cancel()
+                c.killing, c.pre_stop_end = True, None
                 grace = max(self._grace, MINIMUM_GRACE_PERIOD)
                 self.host.runtime.stop_container(c.current.id, grace)
             else:
@@ -414,11 +401,8 @@ class PodWorker:
         if self._deadline is not None:
             self._deadline.cancel()
         self._stop_probers(*ProbeType)
-        for hook in (*self._post_start.values(), *self._stopping.values()):
-            if hook is not None:
-                hook.cancel()
-        self._post_start.clear()
-        self._stopping.clear()
+        for c in self.inits + self.apps:
+            self._end_hooks(c)
         for c in self.inits + self.apps:
             for status in (c.current, c.previous):
                 if status is not None:
@@ -533,7 +517,7 @@ class PodWorker:
     def _plan(self, c: ContainerRecord, pod: Mapping[str, Any]) -> _Plan | str:
         """What a run of `c` is given now, or why it cannot be created."""
         spec = _container_specs(pod).get(c.name) or {}
-        probers = self._probers.get(c.name) or {}
+        probers = c.probers or _NO_PROBERS
         try:
             env = self.host.container_environment(pod, c.name, self.pod_ip)
             hostname = (pod.get("spec") or {}).get("hostname") or self.name
@@ -553,11 +537,8 @@ class PodWorker:
             return str(e)
 
     def _use_plan(self, c: ContainerRecord, plan: _Plan) -> None:
-        if plan.pre_stop is None:
-            self._pre_stop.pop(c.name, None)
-        else:
-            self._pre_stop[c.name] = plan.pre_stop
-        probers = self._probers.get(c.name) or {}
+        c.pre_stop = plan.pre_stop
+        probers = c.probers or _NO_PROBERS
         for kind, outcomes in (plan.outcomes or {}).items():
             probers[kind].outcomes = outcomes
 
@@ -569,7 +550,7 @@ class PodWorker:
                 self._event(c, "Warning", "Failed", f"Error: {plan}")
             c.waiting = (CREATE_CONTAINER_CONFIG_ERROR, plan)
             return
-        probers = self._probers.get(c.name) or {}
+        probers = c.probers or _NO_PROBERS
         if c.previous is not None:
             self.host.runtime.remove_container(c.previous.id)
         c.previous = c.current
@@ -594,7 +575,7 @@ class PodWorker:
             self._container_running(c)
             return
         c.hook_running = True
-        self._post_start[c.name] = self.host.clock.call_later(
+        c.post_start = self.host.clock.call_later(
             plan.post_start.seconds, self._post_start_done, c, c.current, plan.post_start
         )
 
@@ -605,7 +586,7 @@ class PodWorker:
         assert c.current is not None
         if not c.running:
             return
-        probers = self._probers.get(c.name) or {}
+        probers = c.probers or _NO_PROBERS
         started = bool(entry.get("started"))
         c.startup_passed = started or ProbeType.STARTUP not in probers
         c.readiness_passed = (
@@ -635,7 +616,7 @@ class PodWorker:
         self._container_running(c)
 
     def _post_start_done(self, c: ContainerRecord, status: ContainerStatus, run: HookRun) -> None:
-        self._post_start.pop(c.name, None)
+        c.post_start = None
         if c.current is not status or not c.running:
             return
         if run.error is not None:
@@ -650,7 +631,7 @@ class PodWorker:
 
     def _container_running(self, c: ContainerRecord) -> None:
         """Past its postStart hook: probes start, and readiness is probed at once."""
-        for kind, prober in (self._probers.get(c.name) or {}).items():
+        for kind, prober in (c.probers or _NO_PROBERS).items():
             if kind is ProbeType.READINESS:
                 prober.trigger()
             else:
@@ -662,7 +643,7 @@ class PodWorker:
         probes = container_probes(spec)
         if not probes:
             return
-        self._probers[c.name] = {
+        c.probers = {
             kind: Prober(
                 self.host.clock,
                 probe,
@@ -697,10 +678,10 @@ class PodWorker:
             )
 
     def _stop_probers(self, *kinds: ProbeType) -> None:
-        for probers in self._probers.values():
+        for c in self.inits + self.apps:
             for kind in kinds:
-                if kind in probers:
-                    probers[kind].stop()
+                if c.probers is not None and kind in c.probers:
+                    c.probers[kind].stop()
 
     # --- stopping containers -----------------------------------------------------------------
 
@@ -713,25 +694,26 @@ class PodWorker:
         the grace period, then SIGTERM with what is left of it (at least 2 s) before SIGKILL."""
         assert c.current is not None
         self._event(c, "Normal", "Killing", message)
-        post_start = self._post_start.pop(c.name, None)
-        if post_start is not None:
-            post_start.cancel()  # the hook dies with the container
-        pre_stop = self._pre_stop.get(c.name)
+        if c.post_start is not None:
+            c.post_start.cancel()  # the hook dies with the container
+            c.post_start = None
+        pre_stop = c.pre_stop
         if pre_stop is None or grace <= 0:
-            self._stopping[c.name] = None
+            c.killing, c.pre_stop_end = True, None
             self.host.runtime.stop_container(c.current.id, max(grace, MINIMUM_GRACE_PERIOD))
             return
         waited = min(pre_stop.seconds, grace)
         failed = pre_stop.error is not None and pre_stop.seconds <= grace
         left = max(grace - int(waited), MINIMUM_GRACE_PERIOD)
-        self._stopping[c.name] = self.host.clock.call_later(
+        c.killing = True
+        c.pre_stop_end = self.host.clock.call_later(
             waited, self._pre_stop_done, c, c.current, failed, left
         )
 
     def _pre_stop_done(
         self, c: ContainerRecord, status: ContainerStatus, failed: bool, grace: float
     ) -> None:
-        self._stopping[c.name] = None
+        c.killing, c.pre_stop_end = True, None
         if failed:
             self._event(c, "Warning", "FailedPreStopHook", "PreStopHook failed")
         self.host.runtime.stop_container(status.id, grace)
@@ -770,29 +752,22 @@ class PodWorker:
         self._stop_probers(*ProbeType)
         for c in self.inits + self.apps:
             c.waiting = ("", "") if c.current is not None else c.waiting
-            if c.running and c.current is not None and c.name not in self._stopping:
+            if c.running and c.current is not None and not c.killing:
                 self._kill(c, f"Stopping container {c.name}", grace)
         self.host.status_changed(self)
 
     def _stop_sidecars(self) -> None:
         """The app containers are done for good: the sidecars go too."""
         for c in self.inits:
-            if (
-                c.restartable
-                and c.running
-                and c.current is not None
-                and c.name not in self._stopping
-            ):
+            if c.restartable and c.running and c.current is not None and not c.killing:
                 self._kill(c, f"Stopping container {c.name}", self._pod_grace())
 
     def _exited(self, c: ContainerRecord, status: ContainerStatus) -> None:
         if c.current is not status:
             return
         c.hook_running = False
-        for hook in (self._post_start.pop(c.name, None), self._stopping.pop(c.name, None)):
-            if hook is not None:
-                hook.cancel()
-        for prober in (self._probers.get(c.name) or {}).values():
+        self._end_hooks(c)
+        for prober in (c.probers or _NO_PROBERS).values():
             prober.wake()
         if self.terminating:
             self._check_stopped()
@@ -800,6 +775,14 @@ class PodWorker:
             self.host.status_changed(self)  # a sidecar stopped after the app containers
         else:
             self.sync()
+
+    def _end_hooks(self, c: ContainerRecord) -> None:
+        """Its current run is over: a postStart or preStop hook still running ends with it."""
+        for hook in (c.post_start, c.pre_stop_end):
+            if hook is not None:
+                hook.cancel()
+        c.post_start = c.pre_stop_end = None
+        c.killing = False
 
     def _check_stopped(self) -> None:
         if any(c.running for c in self.inits + self.apps):

@@ -105,6 +105,16 @@ def test_row_cache_recomputes_only_changed_rows() -> None:
     assert one_by_one == [0]
 
 
+def test_row_cache_keeps_tables_apart() -> None:
+    cache = RowCache()
+    tables = [NodeTable(), NodeTable()]
+    for cpu, table in enumerate(tables, start=1):  # one change logged in each
+        table.add_node(node("n", cpu=str(cpu)))
+    for table in [*tables, *tables]:
+        vector = cache.get(table, "k", lambda rows, table=table: table.allocatable[rows, 0].copy())
+        assert vector.tolist() == [1000 * (tables.index(table) + 1)]
+
+
 def test_what_pods_of_at_least_a_priority_request_follows_pods_and_nodes() -> None:
     def prioritised(name: str, node_name: str, priority: int, cpu: str) -> PodInfo:
         info = pod(name, node_name, cpu=cpu)

@@ -26,6 +26,8 @@ after a bind that is one row, not every node.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -42,6 +44,7 @@ _HARD_EFFECTS = ("NoSchedule", "NoExecute")
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 _INITIAL_ROWS = 16
 _MAX_LOGGED_CHANGES = 1 << 20
+_EPOCHS = itertools.count()
 _ONE_BY_ONE = 8  # changed rows up to which a RowCache recomputes row by row
 
 Rows = np.ndarray | slice
@@ -89,8 +92,9 @@ class NodeTable:
         # The pods on the table's nodes by priority: pod key -> node name.
         self._by_priority: dict[int, dict[str, str]] = {}
         # Rows whose contents changed are logged (a removed node's row takes the last node, so
-        # that row changes too); a new resource column starts a new epoch.
-        self.epoch = 0
+        # that row changes too); a new resource column starts a new epoch. Epochs are unique
+        # across tables, so vectors kept for one table are never taken for another's.
+        self.epoch = next(_EPOCHS)
         self.changed_rows: list[int] = []
         rows, width = _INITIAL_ROWS, len(_FIXED_COLUMNS)
         self._allocatable = np.zeros((rows, width), np.int64)
@@ -255,7 +259,7 @@ class NodeTable:
             del self._by_priority[pod.priority]
 
     def _new_epoch(self) -> None:
-        self.epoch += 1
+        self.epoch = next(_EPOCHS)
         self.changed_rows.clear()
 
     def _changed(self, i: int) -> None:
@@ -367,7 +371,12 @@ class RowCache:
 
     def __init__(self, limit: int = 64) -> None:
         self._limit = limit
-        self._entries: dict[Hashable, tuple[int, int, np.ndarray]] = {}
+        # key -> [table epoch, changes logged when computed, vector], least recently used first
+        self._entries: dict[Hashable, list[Any]] = {}
+        # The last key asked, checked first: a run of pods of one shape asks for the same key
+        # (a new but equal tuple, whose items are shared: cheaper to compare than to hash).
+        self._recent_key: Hashable = _NO_KEY
+        self._recent: list[Any] = []
 
     def get(
         self,
@@ -378,26 +387,53 @@ class RowCache:
     ) -> np.ndarray:
         """The vector for `key`. `compute(rows)` gives its values on many rows at once;
         `compute_one(row)`, if given, on one row (cheaper than NumPy for a handful)."""
-        entry = self._entries.pop(key, None)
-        logged, n = len(table.changed_rows), len(table)
-        if entry is None or entry[0] != table.epoch:
+        if key == self._recent_key:
+            entry = self._recent
+        else:
+            entry = self._entries.pop(key, None) or [-1, 0, None]
+            if len(self._entries) >= self._limit:
+                del self._entries[next(iter(self._entries))]
+            self._entries[key] = entry  # re-inserted: most recently used
+            self._recent_key, self._recent = key, entry
+        changes = table.changed_rows
+        logged, n = len(changes), len(table.names)
+        if entry[0] != table.epoch:
             vector = compute(slice(0, n))
+        elif entry[1] == logged and len(entry[2]) == n:
+            return entry[2]
         else:
             vector = entry[2]
             if len(vector) != n:  # nodes were added or removed
                 known = min(len(vector), n)
                 vector = np.concatenate([vector[:known], compute(slice(known, n))])
-            changed = {i for i in table.changed_rows[entry[1] :] if i < n}
+            changed = {i for i in changes[entry[1] :] if i < n}
             if compute_one is not None and len(changed) <= _ONE_BY_ONE:
                 for i in changed:
                     vector[i] = compute_one(i)
             elif changed:
                 rows = np.fromiter(changed, np.intp, len(changed))
                 vector[rows] = compute(rows)
-        if len(self._entries) >= self._limit:
-            del self._entries[next(iter(self._entries))]
-        self._entries[key] = (table.epoch, logged, vector)  # re-inserted: most recently used
+        entry[:] = table.epoch, logged, vector
         return vector
+
+
+_NO_KEY = object()
+
+
+@functools.lru_cache(maxsize=8)
+def every_row(n: int) -> np.ndarray:
+    """The row numbers 0..n-1, one shared read-only array per n."""
+    rows = np.arange(n)
+    rows.flags.writeable = False
+    return rows
+
+
+@functools.lru_cache(maxsize=8)
+def everywhere(n: int) -> np.ndarray:
+    """True for each of n rows, one shared read-only array per n."""
+    mask = np.ones(n, bool)
+    mask.flags.writeable = False
+    return mask
 
 
 def row_count(table: NodeTable, rows: Rows) -> int:

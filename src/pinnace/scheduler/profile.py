@@ -22,7 +22,7 @@ from pinnace.scheduler.framework import (
     error,
     extension_points,
 )
-from pinnace.scheduler.nodetable import NodeTable, RowCache, Rows, gather
+from pinnace.scheduler.nodetable import NodeTable, RowCache, Rows, everywhere, gather
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
 
 
@@ -92,9 +92,9 @@ class Profile:
     def run_pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         for plugin in self.pre_filter:
             status = plugin.pre_filter(state, pod, table)
-            if status.is_skip():
+            if status.code == Code.SKIP:
                 state.skip_filter_plugins.add(plugin.name)
-            elif not status.is_success():
+            elif status.code != Code.SUCCESS:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 
@@ -103,7 +103,7 @@ class Profile:
     ) -> tuple[np.ndarray, FilterTrace]:
         """The Filter verdicts on every node, or on `rows` only (False elsewhere)."""
         if rows is None:
-            feasible = np.ones(len(table), bool)
+            feasible = everywhere(len(table))  # plugins return new arrays, never write it
         else:
             feasible = np.zeros(len(table), bool)
             feasible[list(rows)] = True
@@ -185,9 +185,9 @@ class Profile:
     ) -> Status:
         for plugin in self.pre_score:
             status = plugin.pre_score(state, pod, table, nodes)
-            if status.is_skip():
+            if status.code == Code.SKIP:
                 state.skip_score_plugins.add(plugin.name)
-            elif not status.is_success():
+            elif status.code != Code.SUCCESS:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 

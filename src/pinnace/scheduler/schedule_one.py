@@ -37,7 +37,7 @@ from pinnace.scheduler.events import (
     node_update_events,
 )
 from pinnace.scheduler.framework import Code, CycleState, Status, error, unschedulable
-from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.nodetable import NodeTable, every_row
 from pinnace.scheduler.nominator import (
     Nominator,
     filter_nodes_with_nominated_pods,
@@ -156,7 +156,6 @@ class Scheduler:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self._random = random.Random(seed)
         self._next_start_node_index = 0
-        self._all_rows = np.arange(0)
         self.nominator = Nominator()
         for profile in profiles:
             for plugin in profile.plugins:
@@ -354,8 +353,8 @@ class Scheduler:
         if percentage is None:
             percentage = self.percentage_of_nodes_to_score
         wanted = num_feasible_nodes_to_find(percentage, n)
-        if wanted >= n and feasible.all():
-            return self._every_row(n)
+        if wanted >= n and np.count_nonzero(feasible) == n:
+            return every_row(n)
         found = feasible.nonzero()[0]
         if wanted >= n:
             return found
@@ -364,13 +363,6 @@ class Scheduler:
         processed = int(positions[-1]) + 1 if len(positions) == wanted else n
         self._next_start_node_index = (start + processed) % n
         return (positions + start) % n
-
-    def _every_row(self, n: int) -> np.ndarray:
-        """0..n-1, read-only and kept while the table has n nodes."""
-        if len(self._all_rows) != n:
-            self._all_rows = np.arange(n)
-            self._all_rows.flags.writeable = False
-        return self._all_rows
 
     def _select_host(self, candidates: np.ndarray, scores: np.ndarray) -> int:
         """selectHost: the highest total score, ties broken uniformly at random (the seeded

@@ -139,15 +139,15 @@ class NodeResourcesFit:
     # Filter.
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         last = self._last_checked  # pods of one template share their requests mapping
-        if last[0] is table and last[1] == table.epoch and last[2] is pod.requests:
-            checked = last[3]
+        if last[0] == table.epoch and last[1] is pod.requests:  # epochs: unique across tables
+            checked = last[2]
         else:
             checked = tuple(
                 (name, table.column(name), value)
                 for name, value in pod.requests.items()
                 if not self._ignored(name)
             )
-            self._last_checked = (table, table.epoch, pod.requests, checked)
+            self._last_checked = (table.epoch, pod.requests, checked)
         state.write(_STATE_KEY, checked)
         return SUCCESS
 

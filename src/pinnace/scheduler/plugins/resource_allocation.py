@@ -82,22 +82,14 @@ class ScoredResources:
     def of(self, table: NodeTable, pod: PodInfo) -> tuple[Scored, ...]:
         last = self._last
         if (
-            last[0] is table
-            and last[1] == table.epoch
-            and last[2] is pod.requests
-            and last[3] == pod.non_zero_cpu
-            and last[4] == pod.non_zero_memory
+            last[0] == table.epoch  # epochs are unique across tables
+            and last[1] is pod.requests
+            and last[2] == pod.non_zero_cpu
+            and last[3] == pod.non_zero_memory
         ):
-            return last[5]
+            return last[4]
         scored = scored_resources(table, pod, self.resources, self.use_requested)
-        self._last = (
-            table,
-            table.epoch,
-            pod.requests,
-            pod.non_zero_cpu,
-            pod.non_zero_memory,
-            scored,
-        )
+        self._last = (table.epoch, pod.requests, pod.non_zero_cpu, pod.non_zero_memory, scored)
         return scored
 
 

@@ -151,6 +151,13 @@ class PodVolumes:
         self.mounted = not self.sources
         """Every volume has been set up: the containers may start."""
 
+    @classmethod
+    def of(cls, pod: Mapping[str, Any]) -> PodVolumes:
+        """The pod's: one that nothing changes, shared, for every pod without configMap
+        volumes (most pods)."""
+        volumes = cls(pod)
+        return volumes if volumes.sources else _NO_VOLUMES
+
     def config_map_names(self) -> set[str]:
         return {source.get("name", "") for source in self.sources.values()}
 
@@ -189,3 +196,6 @@ class PodVolumes:
                 below = {p[len(prefix) :]: c for p, c in files.items() if p.startswith(prefix)}
                 mounts.append((path, below))
         return Filesystem(mounts)
+
+
+_NO_VOLUMES = PodVolumes({})

@@ -227,7 +227,7 @@ class PodWorker:
             )
             for c in spec.get("containers") or ()
         ]
-        self.volumes = PodVolumes(pod)
+        self.volumes = PodVolumes.of(pod)
         names = referenced_config_maps(pod) | self.volumes.config_map_names()
         self.config_map_names = frozenset(names) if names else _NO_NAMES
         """The ConfigMaps its containers take environment or files from."""

@@ -45,6 +45,7 @@ CreateContainerConfigError and a message naming the annotation.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,7 +91,7 @@ class ContainerUsage:
     pids: Curve = ONE
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class ContainerBehaviour:
     run_seconds: float = math.inf
     exit_code: int = 0
@@ -135,7 +136,7 @@ def container_behaviour(
     if command.memory_ramp_seconds:
         memory = Curve(((0.0, 0.0), (command.memory_ramp_seconds, command.memory_bytes)))
 
-    return ContainerBehaviour(
+    behaviour = ContainerBehaviour(
         run_seconds=command.seconds if run is None else _run_seconds(*run),
         exit_code=command.exit_code if exit_code is None else _exit_code(*exit_code),
         stop_seconds=0.0 if stop is None else _seconds(*stop),
@@ -148,6 +149,14 @@ def container_behaviour(
             pids=usage(PIDS, "pids", command.pids),
         ),
     )
+    # The runtime keeps one for every container a node runs: equal ones are one object, but
+    # for those whose command prints later (a stream of its own).
+    return behaviour if behaviour.later is not None else _SHARED.setdefault(behaviour, behaviour)
+
+
+_SHARED: weakref.WeakValueDictionary[ContainerBehaviour, ContainerBehaviour] = (
+    weakref.WeakValueDictionary()
+)
 
 
 def _argv(pod: Mapping[str, Any], container: str) -> list[str]:

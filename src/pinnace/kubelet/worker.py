@@ -561,7 +561,7 @@ class PodWorker:
             c.name,
             image,
             plan.behaviour,
-            lambda status: self._exited(c, status),
+            self._exited,
             self.host.container_resources(pod, c.name),
         )
         c.waiting = ("", "")
@@ -606,7 +606,7 @@ class PodWorker:
             c.name,
             c.image,
             plan.behaviour,
-            lambda status: self._exited(c, status),
+            self._exited,
             self.host.container_resources(pod, c.name),
             recorded.started_at,
         )
@@ -762,9 +762,13 @@ class PodWorker:
             if c.restartable and c.running and c.current is not None and not c.killing:
                 self._kill(c, f"Stopping container {c.name}", self._pod_grace())
 
-    def _exited(self, c: ContainerRecord, status: ContainerStatus) -> None:
-        if c.current is not status:
-            return
+    def _exited(self, status: ContainerStatus) -> None:
+        """The runtime's word that the run `status` of one of its containers ended. (The
+        container is looked up rather than bound in a closure per run: the runtime keeps the
+        callback of every container a node runs.)"""
+        c = next((c for c in (*self.inits, *self.apps) if c.current is status), None)
+        if c is None:
+            return  # an earlier run
         c.hook_running = False
         self._end_hooks(c)
         for prober in (c.probers or _NO_PROBERS).values():

@@ -233,6 +233,15 @@ class NodeTable:
                 kept[i, PODS_COLUMN] += 1
         return kept
 
+    def amounts(self, i: int) -> tuple[list[int], list[int], list[int]]:
+        """Row `i`'s allocatable, requested and non-zero requested amounts as Python integers,
+        for plugins looking at one row (cheaper than indexing the arrays item by item)."""
+        return (
+            self._allocatable[i].tolist(),
+            self._requested[i].tolist(),
+            self._non_zero_requested[i].tolist(),
+        )
+
     def node_info(self, i: int) -> NodeInfo:
         names = list(self.columns)
         return NodeInfo(

@@ -98,7 +98,7 @@ def _fits(table: NodeTable, checked: tuple[tuple[str, int, int], ...], rows: Row
 
 def _fits_row(table: NodeTable, checked: tuple[tuple[str, int, int], ...], i: int) -> bool:
     """_fits on row `i` alone."""
-    allocatable, requested = table.allocatable[i].tolist(), table.requested[i].tolist()
+    allocatable, requested, _ = table.amounts(i)
     return requested[PODS_COLUMN] < allocatable[PODS_COLUMN] and all(
         allocatable[column] - requested[column] >= value for _, column, value in checked
     )

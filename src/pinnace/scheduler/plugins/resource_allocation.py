@@ -113,8 +113,7 @@ def row_allocatable_and_requested(
     table: NodeTable, scored: Sequence[Scored], i: int
 ) -> list[tuple[int, int, int]]:
     """allocatable_and_requested on row `i` alone, as Python integers."""
-    allocatable, requested = table.allocatable[i].tolist(), table.requested[i].tolist()
-    non_zero = table.non_zero_requested[i].tolist()
+    allocatable, requested, non_zero = table.amounts(i)
     return [
         (
             allocatable[r.allocatable_column],

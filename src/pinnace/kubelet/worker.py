@@ -136,12 +136,24 @@ def _container_specs(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 def _transitions(conditions: Iterable[Mapping[str, Any]]) -> tuple[str | None, ...]:
     """The type, status and lastTransitionTime of each condition, in a row: all that the next
-    status needs of them, in a fraction of their memory (a node keeps them for every pod)."""
-    return tuple(
+    status needs of them, in a fraction of their memory (a node keeps them for every pod), and
+    shared by the pods whose conditions changed alike in the same second."""
+    transitions = tuple(
         sys.intern(v) if isinstance(v, str) else v
         for c in conditions
         for v in (c.get("type"), c.get("status"), c.get("lastTransitionTime"))
     )
+    shared = _RECENT_TRANSITIONS.get(transitions)
+    if shared is not None:
+        return shared
+    if len(_RECENT_TRANSITIONS) >= _RECENT_TRANSITIONS_LIMIT:
+        _RECENT_TRANSITIONS.clear()
+    _RECENT_TRANSITIONS[transitions] = transitions
+    return transitions
+
+
+_RECENT_TRANSITIONS: dict[tuple[str | None, ...], tuple[str | None, ...]] = {}
+_RECENT_TRANSITIONS_LIMIT = 1024
 
 
 def _conditions(transitions: Sequence[str | None]) -> list[dict[str, Any]]:

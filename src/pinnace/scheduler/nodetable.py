@@ -96,6 +96,7 @@ class NodeTable:
         # across tables, so vectors kept for one table are never taken for another's.
         self.epoch = next(_EPOCHS)
         self.changed_rows: list[int] = []
+        self._amounts: tuple[Any, ...] = (None, None)
         rows, width = _INITIAL_ROWS, len(_FIXED_COLUMNS)
         self._allocatable = np.zeros((rows, width), np.int64)
         self._requested = np.zeros((rows, width), np.int64)
@@ -235,12 +236,19 @@ class NodeTable:
 
     def amounts(self, i: int) -> tuple[list[int], list[int], list[int]]:
         """Row `i`'s allocatable, requested and non-zero requested amounts as Python integers,
-        for plugins looking at one row (cheaper than indexing the arrays item by item)."""
-        return (
-            self._allocatable[i].tolist(),
-            self._requested[i].tolist(),
-            self._non_zero_requested[i].tolist(),
-        )
+        for plugins looking at one row (cheaper than indexing the arrays item by item). Kept
+        until the table changes: several plugins read the row a bind changed. Read-only."""
+        version = (i, self.epoch, len(self.changed_rows))
+        if self._amounts[0] != version:
+            self._amounts = (
+                version,
+                (
+                    self._allocatable[i].tolist(),
+                    self._requested[i].tolist(),
+                    self._non_zero_requested[i].tolist(),
+                ),
+            )
+        return self._amounts[1]
 
     def node_info(self, i: int) -> NodeInfo:
         names = list(self.columns)

@@ -11,11 +11,11 @@ The first failure decides the reason and message; a rejected pod ends Failed wit
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pinnace.kubelet.interning import Interned
 from pinnace.resources.lists import ResourceList
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.pod import pod_requests
@@ -62,10 +62,10 @@ class PodDemand:
     def hold(self) -> Hold:
         """What the pod holds once admitted: one object for all the pods that hold the same."""
         hold = Hold(tuple(sorted(self.requests.items())), self.info.host_ports)
-        return _HOLDS.setdefault(hold, hold)
+        return _HOLDS(hold)
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
+@dataclass(frozen=True, slots=True)
 class Hold:
     """What an admitted pod holds on the node until it finishes: kept for every pod a node
     runs, so without the pod (a PodInfo keeps the whole pod)."""
@@ -74,7 +74,7 @@ class Hold:
     host_ports: tuple[HostPort, ...]
 
 
-_HOLDS: weakref.WeakValueDictionary[Hold, Hold] = weakref.WeakValueDictionary()
+_HOLDS: Interned[Hold] = Interned()
 
 
 class NodeUsage:

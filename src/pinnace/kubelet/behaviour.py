@@ -45,13 +45,13 @@ CreateContainerConfigError and a message naming the annotation.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.kubelet.commands import CommandRun
 from pinnace.kubelet.environment import expand_command
+from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import image_repository
 from pinnace.kubelet.shell import LogStream, ShellContext, script_run
 from pinnace.kubelet.usage import Curve, UsageSyntaxError, parse_curve
@@ -91,7 +91,7 @@ class ContainerUsage:
     pids: Curve = ONE
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
+@dataclass(frozen=True, slots=True)
 class ContainerBehaviour:
     run_seconds: float = math.inf
     exit_code: int = 0
@@ -151,12 +151,10 @@ def container_behaviour(
     )
     # The runtime keeps one for every container a node runs: equal ones are one object, but
     # for those whose command prints later (a stream of its own).
-    return behaviour if behaviour.later is not None else _SHARED.setdefault(behaviour, behaviour)
+    return behaviour if behaviour.later is not None else _SHARED(behaviour)
 
 
-_SHARED: weakref.WeakValueDictionary[ContainerBehaviour, ContainerBehaviour] = (
-    weakref.WeakValueDictionary()
-)
+_SHARED: Interned[ContainerBehaviour] = Interned()
 
 
 def _argv(pod: Mapping[str, Any], container: str) -> list[str]:

@@ -30,7 +30,6 @@ behaviour model (`UsageCeiling`), no threshold would be met. Nothing observable 
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -57,6 +56,7 @@ from pinnace.kubelet.eviction_signals import (
     thresholds_met,
 )
 from pinnace.kubelet.eviction_storage import storage_limit_exceeded, storage_limit_reachable
+from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import CRI_LOG_PREFIX_BYTES
 from pinnace.kubelet.stats import PodStats, Summary
 from pinnace.kubelet.summary import BYTES_PER_INODE
@@ -106,7 +106,7 @@ class NodeReclaimer(Protocol):
         """Remove every image no container uses."""
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
+@dataclass(frozen=True, slots=True)  # slots: the agent keeps one for every pod
 class UsageCeiling:
     """The most the containers of some pods can use at once: the sum of the peaks of their
     behaviour models (memory working set, writable layer and log, processes). On disk, each
@@ -142,7 +142,7 @@ class UsageCeiling:
         its model does not parse, as it may be fixed any time. The agent keeps one for every
         pod: pods whose ceilings are equal share one."""
         ceiling = cls._of(pod)
-        return _CEILINGS.setdefault(ceiling, ceiling)
+        return _CEILINGS(ceiling)
 
     @classmethod
     def _of(cls, pod: Pod) -> UsageCeiling:
@@ -168,7 +168,7 @@ class UsageCeiling:
         return total
 
 
-_CEILINGS: weakref.WeakValueDictionary[UsageCeiling, UsageCeiling] = weakref.WeakValueDictionary()
+_CEILINGS: Interned[UsageCeiling] = Interned()
 
 
 @dataclass(frozen=True)

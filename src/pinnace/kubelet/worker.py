@@ -45,6 +45,7 @@ from pinnace.kubelet.behaviour import BehaviourError, ContainerBehaviour, contai
 from pinnace.kubelet.configmaps import ConfigMapLookup, referenced_config_maps
 from pinnace.kubelet.environment import ConfigError
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
+from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
     CRASH_LOOP_BACK_OFF,
@@ -143,17 +144,10 @@ def _transitions(conditions: Iterable[Mapping[str, Any]]) -> tuple[str | None, .
         for c in conditions
         for v in (c.get("type"), c.get("status"), c.get("lastTransitionTime"))
     )
-    shared = _RECENT_TRANSITIONS.get(transitions)
-    if shared is not None:
-        return shared
-    if len(_RECENT_TRANSITIONS) >= _RECENT_TRANSITIONS_LIMIT:
-        _RECENT_TRANSITIONS.clear()
-    _RECENT_TRANSITIONS[transitions] = transitions
-    return transitions
+    return _TRANSITIONS(transitions)
 
 
-_RECENT_TRANSITIONS: dict[tuple[str | None, ...], tuple[str | None, ...]] = {}
-_RECENT_TRANSITIONS_LIMIT = 1024
+_TRANSITIONS: Interned[tuple[str | None, ...]] = Interned(1024)
 
 
 def _conditions(transitions: Sequence[str | None]) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ from pinnace.kubelet.eviction import (
 )
 from pinnace.kubelet.eviction import REASON as EVICTED
 from pinnace.kubelet.gc import NodeGC
+from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.logs import container_log
 from pinnace.kubelet.node_status import (
     condition_events,
@@ -129,8 +130,9 @@ class NodeAgent:
         self.eviction = EvictionManager(config, self, NodeGC(self.runtime, self.workers, self))
         self._evicting = False
         """An evicted pod is being cleaned up: the eviction manager waits for it."""
-        self._ceilings: dict[str, tuple[Any, UsageCeiling]] = {}
-        """By pod uid, until the pod is gone: its annotations and usage ceiling."""
+        self._ceilings: dict[str, tuple[tuple[tuple[str, str], ...], UsageCeiling]] = {}
+        """By pod uid, until the pod is gone: its annotations (as sorted items, one tuple for
+        the pods that have the same) and usage ceiling."""
         self._ceiling = UsageCeiling()
         self._eviction_basis: Mapping[str, Any] | None = None
         """The static status (its images) as of the eviction manager's last full pass."""
@@ -424,7 +426,9 @@ class NodeAgent:
     def _set_ceiling(self, pod: Mapping[str, Any]) -> None:
         """Count what the pod may use at most, again whenever its annotations change."""
         uid = pod["metadata"]["uid"]
-        annotations = pod["metadata"].get("annotations")
+        annotations = _ANNOTATIONS(
+            tuple(sorted((pod["metadata"].get("annotations") or {}).items()))
+        )
         known = self._ceilings.get(uid)
         if known is not None and known[0] == annotations:
             return
@@ -646,6 +650,9 @@ class NodeAgent:
         finally:
             for informer in informers:
                 informer.stop()
+
+
+_ANNOTATIONS: Interned[tuple[tuple[str, str], ...]] = Interned()
 
 
 def _no_config_maps(namespace: str, name: str) -> None:

@@ -291,7 +291,7 @@ class NodeAgent:
         self._pull_images(pod)
         self._publish_cpus(pod)
         if resumed:
-            worker.resume()
+            worker.resume(pod)
         else:
             # After the pods handed over with this one (a restarted agent's first list): the
             # ones it takes back hold their IPs by then.

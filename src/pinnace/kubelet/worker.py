@@ -179,6 +179,7 @@ class PodWorker:
         "_mount_failures",
         "_packed",
         "_recorded_phase",
+        "_reported",
         "_termination_grace",
         "_timer",
         "_transitions",
@@ -247,8 +248,10 @@ class PodWorker:
         self.terminated = False
         """All containers stopped after a deletion: the pod may be deleted now."""
         self._grace = 0
-        self._transitions: tuple[str | None, ...] | None = None
-        """Of the conditions last reported; None until the first status."""
+        self._reported = False
+        """Its own status was made (the conditions carry on from the API's until then)."""
+        self._transitions: tuple[str | None, ...] = ()
+        """Of the conditions last reported, or the API's until then."""
         self._timer: Timer | None = None
         self._deadline: Timer | None = None
         self.reason = ""
@@ -260,12 +263,12 @@ class PodWorker:
 
     @property
     def pod(self) -> Mapping[str, Any]:
-        """The pod as the API last gave it: a new dict on every read."""
+        """The pod as the API last gave it, but for its status, of which only the QoS class is
+        kept (the eviction manager ranks by it): a new dict on every read."""
         return codec.unpack(self._packed)
 
     @pod.setter
     def pod(self, pod: Mapping[str, Any]) -> None:
-        self._packed = codec.pack(pod)
         m, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
         self.resource_version: str = m.get("resourceVersion") or ""
         self.deleting = bool(m.get("deletionTimestamp"))
@@ -274,6 +277,11 @@ class PodWorker:
         self._termination_grace: int | None = spec.get("terminationGracePeriodSeconds")
         self._recorded_phase: str = sys.intern(status.get("phase", PENDING))
         self.qos_class: str = sys.intern(status.get("qosClass") or "")
+        if not self._reported:
+            self._transitions = _transitions(status.get("conditions") or ())
+        # The status is the worker's to write: the rest of the API's is not kept.
+        kept = {"qosClass": self.qos_class} if self.qos_class else {}
+        self._packed = codec.pack({**pod, "status": kept})
 
     def reference(self) -> Mapping[str, Any]:
         """The pod as its events name it (their involvedObject)."""
@@ -320,12 +328,13 @@ class PodWorker:
         self._begin()
         self.sync()
 
-    def resume(self) -> None:
+    def resume(self, pod: Mapping[str, Any]) -> None:
         """Take the pod back where the status an earlier run of the agent wrote left it, as a
         restarted kubelet finds its containers in the runtime: its start time, IP and
         containers carry on (a running one as of its start, completed init containers are not
-        run again); then `sync`, or stop them if the pod is being deleted."""
-        status = self.pod.get("status") or {}
+        run again); then `sync`, or stop them if the pod is being deleted. `pod` is the one
+        the worker was made with."""
+        status = pod.get("status") or {}
         now = self.host.clock.now()
         try:
             self.start_time = parse_time(status["startTime"])
@@ -822,12 +831,10 @@ class PodWorker:
         # containers have stopped, as the status manager holds the phase back until then.
         stopping = bool(self.reason) and any(c.running for c in self.inits + self.apps)
         phase = self._recorded_phase if stopping else self.phase
-        if self._transitions is None:
-            previous = (self.pod.get("status") or {}).get("conditions") or ()
-        else:
-            previous = _conditions(self._transitions)
+        previous = _conditions(self._transitions)
         conditions = pod_conditions(self.inits, self.apps, phase, previous, now)
         self._transitions = _transitions(conditions)
+        self._reported = True
         ips = [{"ip": self.host.host_ip}]
         status: dict[str, Any] = {
             "phase": phase,

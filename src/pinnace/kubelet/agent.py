@@ -501,10 +501,11 @@ class NodeAgent:
         resources = linux_container_resources(
             pod, container, int(memory) if memory < math.inf else 1
         )
-        if self.cpu_manager is None:
-            return resources
-        given = self.cpu_manager.assignments.get(pod["metadata"]["uid"]) or {}
-        return dataclasses.replace(resources, cpuset_cpus=given.get(container, frozenset()))
+        if self.cpu_manager is not None:
+            given = self.cpu_manager.assignments.get(pod["metadata"]["uid"]) or {}
+            cpuset = given.get(container, frozenset())
+            resources = dataclasses.replace(resources, cpuset_cpus=cpuset)
+        return _RESOURCES(resources)  # the runtime keeps them for every container it runs
 
     def config_map_changed(self, config_map: Object) -> None:
         """Retry the containers that wait for this ConfigMap, update the files of its
@@ -653,6 +654,7 @@ class NodeAgent:
 
 
 _ANNOTATIONS: Interned[tuple[tuple[str, str], ...]] = Interned()
+_RESOURCES: Interned[LinuxContainerResources] = Interned()
 
 
 def _no_config_maps(namespace: str, name: str) -> None:

@@ -115,10 +115,6 @@ def row_allocatable_and_requested(
     """allocatable_and_requested on row `i` alone, as Python integers."""
     allocatable, requested, non_zero = table.amounts(i)
     return [
-        (
-            allocatable[r.allocatable_column],
-            (non_zero if r.non_zero else requested)[r.requested_column] + r.pod_request,
-            r.weight,
-        )
-        for r in scored
+        (allocatable[column], (non_zero if nz else requested)[amount] + pod_request, weight)
+        for column, nz, amount, pod_request, weight in scored
     ]

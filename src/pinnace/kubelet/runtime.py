@@ -238,8 +238,6 @@ class SimulatedRuntime(ContainerRuntime):
         self._node = node
         self.machine = machine or Machine()
         self._containers: dict[str, ContainerStatus] = {}
-        self._behaviours: dict[str, ContainerBehaviour] = {}
-        self._callbacks: dict[str, OnExit] = {}
         self._timers: dict[str, Timer] = {}
         self._oom_timers: dict[str, Timer] = {}
         self._term_sent: dict[str, float] = {}
@@ -319,8 +317,6 @@ class SimulatedRuntime(ContainerRuntime):
             self._print_later(status, behaviour.later, started)
         resources = resources or LinuxContainerResources()
         self._containers[cid] = status
-        self._behaviours[cid] = behaviour
-        self._callbacks[cid] = on_exit
         memory, limit = behaviour.usage.memory, resources.memory_limit_bytes
         self._running[cid] = running = _Running(
             status,
@@ -331,6 +327,8 @@ class SimulatedRuntime(ContainerRuntime):
                 NANO * len(resources.cpuset_cpus) or math.inf,
             ),
             memory_peak=min(memory.peak, limit) if limit else memory.peak,
+            stop_seconds=behaviour.stop_seconds,
+            on_exit=on_exit,
         )
         if behaviour.run_seconds < math.inf:
             end = started + behaviour.run_seconds
@@ -355,7 +353,7 @@ class SimulatedRuntime(ContainerRuntime):
             return
         now = self._clock.now()
         term_sent = self._term_sent.setdefault(container_id, now)
-        on_term = term_sent + self._behaviours[container_id].stop_seconds
+        on_term = term_sent + self._running[container_id].stop_seconds
         kill = now + max(grace_seconds, 0.0)
         when, code = (on_term, EXIT_CODE_SIGTERM) if on_term <= kill else (kill, EXIT_CODE_SIGKILL)
         planned = self._exits.get(container_id)
@@ -372,8 +370,6 @@ class SimulatedRuntime(ContainerRuntime):
         for table in (
             self._containers,
             self._exited,
-            self._behaviours,
-            self._callbacks,
             self._term_sent,
             self._exits,
         ):
@@ -424,6 +420,7 @@ class SimulatedRuntime(ContainerRuntime):
     ) -> None:
         """The container ends, at `at` if that has passed already (a resumed container whose
         run ended while its agent was down), else now."""
+        running = self._running.get(container_id)
         self._stopped(container_id)
         self._term_sent.pop(container_id, None)
         self._exits.pop(container_id, None)
@@ -434,9 +431,8 @@ class SimulatedRuntime(ContainerRuntime):
         status.finished_at = min(at, self._clock.now())
         status.exit_code = exit_code
         status.reason = reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR)
-        callback = self._callbacks.pop(container_id, None)
-        if callback is not None:
-            callback(status)
+        if running is not None:
+            running.on_exit(status)
 
     def _print_later(self, status: ContainerStatus, stream: LogStream, since: float) -> None:
         """One timer per container for the next lines it prints, counted from `since` (its
@@ -533,6 +529,9 @@ class _Running:
     cpu_limit: float
     memory_peak: float
     """Its highest working set; at most its limit, as it is killed there."""
+    stop_seconds: float
+    """How long it takes to exit after SIGTERM."""
+    on_exit: OnExit
     _log_lines: int = 0
     _log_bytes: int = 0
 

@@ -214,7 +214,9 @@ class PodWorker:
         self.name: str = m["name"]
         spec = pod.get("spec") or {}
         self.restart_policy: str = sys.intern(spec.get("restartPolicy") or "Always")
-        self.inits = [
+        # Tuples: the containers are fixed, and most pods have no init container (an empty
+        # tuple is shared, an empty list is not).
+        self.inits: tuple[ContainerRecord, ...] = tuple(
             ContainerRecord(
                 sys.intern(c["name"]),
                 sys.intern(c.get("image", "")),
@@ -223,9 +225,9 @@ class PodWorker:
                 waiting=(POD_INITIALIZING, ""),
             )
             for c in spec.get("initContainers") or ()
-        ]
+        )
         first_wait = POD_INITIALIZING if self.inits else CONTAINER_CREATING
-        self.apps = [
+        self.apps: tuple[ContainerRecord, ...] = tuple(
             ContainerRecord(
                 sys.intern(c["name"]),
                 sys.intern(c.get("image", "")),
@@ -233,7 +235,7 @@ class PodWorker:
                 waiting=(first_wait, ""),
             )
             for c in spec.get("containers") or ()
-        ]
+        )
         self.volumes = PodVolumes.of(pod)
         names = referenced_config_maps(pod) | self.volumes.config_map_names()
         self.config_map_names = frozenset(names) if names else _NO_NAMES

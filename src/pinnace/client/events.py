@@ -23,7 +23,7 @@ from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
-from pinnace.client.correlator import LRU, EventCorrelator
+from pinnace.client.correlator import EventCorrelator
 from pinnace.client.interface import Client, PatchType
 
 log = logging.getLogger(__name__)
@@ -65,9 +65,11 @@ class EventRecorder:
         self._correlator = EventCorrelator(client.clock)
         self._queue: deque[Object] = deque()
         self._writer: asyncio.Task[None] | None = None
-        self._last_stamp: LRU[tuple[str, str], int] = LRU()
+        self._last_stamp: dict[tuple[str, str], int] = {}
         """The last name stamp (nanoseconds) given per object, so events recorded about one
-        object in the same instant get distinct names without a failed create each."""
+        object in the same instant get distinct names without a failed create each; only for
+        the objects of the latest instant, as an earlier stamp cannot collide any more."""
+        self._latest_stamp = 0
 
     def event(
         self, obj: Object, event_type: str, reason: str, message: str, *, field_path: str = ""
@@ -90,10 +92,13 @@ class EventRecorder:
         clock = self._client.clock
         namespace, name = involved.get("namespace") or "default", involved.get("name", "")
         nanos = round(clock.now() * 1e9)
+        if nanos > self._latest_stamp:
+            self._last_stamp.clear()  # every stamp given is past: none can collide
         last = self._last_stamp.get((namespace, name))
         if last is not None and nanos <= last:
             nanos = last + 1
-        self._last_stamp.put((namespace, name), nanos)
+        self._last_stamp[namespace, name] = nanos
+        self._latest_stamp = max(self._latest_stamp, nanos)
         stamp = clock.now_rfc3339()
         return {
             "apiVersion": "v1",

@@ -15,6 +15,8 @@ table directly need neither.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from pinnace.scheduler.framework import SUCCESS, Code, CycleState, Status
@@ -237,7 +239,11 @@ def per_node_filters_only(profile: Profile, state: CycleState) -> bool:
 
 
 def filter_rows(
-    profile: Profile, state: CycleState, pod: PodInfo, table: NodeTable, rows: list[int]
+    profile: Profile,
+    state: CycleState,
+    pod: PodInfo,
+    table: NodeTable,
+    rows: Sequence[int] | np.ndarray,
 ) -> np.ndarray:
     """The Filter verdicts on node `rows` (False elsewhere), in one vectorised run."""
     return profile.run_filter(state, pod, table, rows)[0]

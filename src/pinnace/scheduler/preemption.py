@@ -357,15 +357,16 @@ class _RequestsOnly:
     and reprieving it takes them back, with no need to simulate either on the node table.
 
     `hopeless`: rows with no lower-priority pod, or too little room even with every one of
-    them evicted, with the verdict the simulation would reach. `room`: the other rows, with
-    what is left for the pod once every lower-priority pod is gone (the pod count, then each
-    resource the pod requests)."""
+    them evicted, with the verdict the simulation would reach. `room`: the other rows, each
+    with its line of `free`: what is left for the pod once every lower-priority pod is gone
+    (the pod count, then each resource the pod requests)."""
 
     pod: PodInfo
     table: NodeTable
     checked: tuple[tuple[str, int, int], ...]
     hopeless: dict[int, Status]
-    room: dict[int, list[int]]
+    room: dict[int, int]
+    free: np.ndarray
 
     @classmethod
     def prepare(
@@ -375,31 +376,35 @@ class _RequestsOnly:
         fit = next((p for p in profile.filter if p.name == NODE_RESOURCES_FIT), None)
         if fit is None or NODE_RESOURCES_FIT in state.skip_filter_plugins or pod.host_ports:
             return None
-        nominated = {table.index.get(name) for name in evaluator.nominator.nodes()}
-        rows = [i for i in rows if i not in nominated]
-        kept = table.requested_at_or_above(pod.priority)[rows]
-        allocatable = table.allocatable[rows]
-        lower = table.requested[rows, PODS_COLUMN] - kept[:, PODS_COLUMN]
-        verdicts = fit.node_statuses(state, pod, table, rows, requested=kept)
+        # Thousands of rows: converted to an index array once, not by every lookup.
+        index = np.asarray(rows, np.intp)
+        nominated = [table.index.get(name) for name in evaluator.nominator.nodes()]
+        nominated = [i for i in nominated if i is not None]
+        if nominated:
+            index = index[~np.isin(index, nominated)]
+        kept = table.requested_at_or_above(pod.priority)[index]
+        allocatable = table.allocatable[index]
+        lower = table.requested[index, PODS_COLUMN] - kept[:, PODS_COLUMN]
+        verdicts = fit.node_statuses(state, pod, table, index, requested=kept)
         verdicts = verdicts.with_plugin(NODE_RESOURCES_FIT)
         without_fit = CycleState(
             state.data, state.skip_filter_plugins | {NODE_RESOURCES_FIT}, state.skip_score_plugins
         )
-        index = np.asarray(rows, np.intp)
-        others_pass = filter_rows(profile, without_fit, pod, table, rows)[index]
+        others_pass = filter_rows(profile, without_fit, pod, table, index)[index]
         fits = verdicts.success()
         no_victims = lower == 0
         hopeless = dict.fromkeys(index[no_victims].tolist(), _NO_VICTIMS)
         too_small = np.flatnonzero(~no_victims & ~fits)
         distinct = verdicts.distinct
-        for k, j in zip(too_small.tolist(), verdicts.which[too_small].tolist(), strict=True):
-            hopeless[rows[k]] = distinct[j]
+        too_small_rows = index[too_small].tolist()
+        for i, j in zip(too_small_rows, verdicts.which[too_small].tolist(), strict=True):
+            hopeless[i] = distinct[j]
         simple = np.flatnonzero(~no_victims & fits & others_pass)
         checked = tuple(fit.checked(state))
         columns = [PODS_COLUMN, *(column for _, column, _ in checked)]
-        free = (allocatable[simple][:, columns] - kept[simple][:, columns]).tolist()
-        room = dict(zip(index[simple].tolist(), free, strict=True))
-        return cls(pod, table, checked, hopeless, room)
+        free = allocatable[simple][:, columns] - kept[simple][:, columns]
+        room = dict(zip(index[simple].tolist(), range(len(simple)), strict=True))
+        return cls(pod, table, checked, hopeless, room, free)
 
     def select_victims(
         self, rows: list[int], budgets: _Budgets
@@ -413,7 +418,7 @@ class _RequestsOnly:
             potential = [p for p in self.table.pods[i].values() if p.priority < self.pod.priority]
             potential.sort(key=_importance)
             violating, non_violating = budgets.split(potential)
-            pods_room, *free = self.room[i]
+            pods_room, *free = self.free[self.room[i]].tolist()
             victims: list[PodInfo] = []
             num_violating = 0
             for group in (violating, non_violating):

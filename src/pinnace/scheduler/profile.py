@@ -99,14 +99,18 @@ class Profile:
         return SUCCESS
 
     def run_filter(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Sequence[int] | None = None
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        rows: Sequence[int] | np.ndarray | None = None,
     ) -> tuple[np.ndarray, FilterTrace]:
         """The Filter verdicts on every node, or on `rows` only (False elsewhere)."""
         if rows is None:
             feasible = everywhere(len(table))  # plugins return new arrays, never write it
         else:
             feasible = np.zeros(len(table), bool)
-            feasible[list(rows)] = True
+            feasible[np.asarray(rows, np.intp)] = True
         ran, masks = [], []
         for plugin in self.filter:
             if plugin.name in state.skip_filter_plugins:

@@ -189,7 +189,7 @@ class NodeResourcesFit:
         state: CycleState,
         pod: PodInfo,
         table: NodeTable,
-        rows: Sequence[int],
+        rows: Sequence[int] | np.ndarray,
         requested: np.ndarray | None = None,
     ) -> Verdicts:
         """node_status of many rows at once (with `requested` in place of the rows' own, if

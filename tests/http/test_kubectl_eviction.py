@@ -6,6 +6,7 @@ kubelet's message, and the node reports MemoryPressure."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -111,6 +112,8 @@ def test_the_evicted_pod_shows_the_kubelets_message(cluster: Cluster) -> None:
 
 def test_the_node_reports_memory_pressure(cluster: Cluster) -> None:
     described = cluster.ok("describe", "node", "small-1")
-    assert "MemoryPressure   True" in described
-    assert "KubeletHasInsufficientMemory   kubelet has insufficient memory available" in described
+    assert re.search(r"\n  MemoryPressure +True ", described)
+    assert re.search(
+        r"KubeletHasInsufficientMemory +kubelet has insufficient memory available", described
+    )
     assert "node.kubernetes.io/memory-pressure:NoSchedule" in described

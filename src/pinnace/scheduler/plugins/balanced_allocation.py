@@ -21,16 +21,15 @@ from pinnace.scheduler.events import (
     UPDATE_NODE_ALLOCATABLE,
     ClusterEvent,
 )
-from pinnace.scheduler.framework import MAX_NODE_SCORE, CycleState, RowScores
-from pinnace.scheduler.nodetable import NodeTable, RowCache, Rows, gather, row_count
+from pinnace.scheduler.framework import MAX_NODE_SCORE
+from pinnace.scheduler.nodetable import NodeTable, Rows, row_count
 from pinnace.scheduler.plugins.resource_allocation import (
+    ResourceAllocationScorer,
     Scored,
-    ScoredResources,
     allocatable_and_requested,
     resource_specs,
     row_allocatable_and_requested,
 )
-from pinnace.scheduler.podinfo import PodInfo
 
 
 def balanced_resource_score(fractions: list[float]) -> int:
@@ -47,26 +46,11 @@ def balanced_resource_score(fractions: list[float]) -> int:
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
-class NodeResourcesBalancedAllocation:
+class NodeResourcesBalancedAllocation(ResourceAllocationScorer):
     name = "NodeResourcesBalancedAllocation"
 
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:
-        self.resources = resource_specs((args or {}).get("resources"))
-        self._scores = RowCache()
-        self._scored = ScoredResources(self.resources, use_requested=True)
-
-    def score(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
-    ) -> np.ndarray:
-        return gather(self._scores.get(table, *self.row_scores(state, pod, table)), nodes)
-
-    def row_scores(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScores:
-        scored = self._scored.of(table, pod)
-        return RowScores(
-            scored,
-            lambda rows: self._score_rows(table, scored, rows),
-            lambda i: self._score_node(table, scored, i),
-        )
+        super().__init__(resource_specs((args or {}).get("resources")), use_requested=True)
 
     def _score_node(self, table: NodeTable, scored: tuple[Scored, ...], i: int) -> int:
         amounts = row_allocatable_and_requested(table, scored, i)

@@ -26,16 +26,14 @@ from pinnace.scheduler.framework import (
     MAX_NODE_SCORE,
     SUCCESS,
     CycleState,
-    RowScores,
     Status,
     Verdicts,
     unschedulable,
 )
-from pinnace.scheduler.nodetable import PODS_COLUMN, NodeTable, RowCache, Rows, gather, row_count
+from pinnace.scheduler.nodetable import PODS_COLUMN, NodeTable, RowCache, Rows, row_count
 from pinnace.scheduler.plugins.resource_allocation import (
-    ResourceSpec,
+    ResourceAllocationScorer,
     Scored,
-    ScoredResources,
     allocatable_and_requested,
     resource_specs,
     row_allocatable_and_requested,
@@ -109,14 +107,14 @@ def _in_reason_order(checked: Sequence[tuple[str, int, int]]) -> list[tuple[str,
     return sorted(checked, key=lambda r: _NATIVE_ORDER.index(r[0]) if r[0] in _NATIVE_ORDER else 3)
 
 
-class NodeResourcesFit:
+class NodeResourcesFit(ResourceAllocationScorer):
     name = "NodeResourcesFit"
 
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:
         args = args or {}
         strategy = args.get("scoringStrategy") or {}
         self.strategy: str = strategy.get("type") or LEAST_ALLOCATED
-        self.resources: tuple[ResourceSpec, ...] = resource_specs(strategy.get("resources"))
+        super().__init__(resource_specs(strategy.get("resources")), use_requested=False)
         self.ignored_resources = frozenset(args.get("ignoredResources") or ())
         self.ignored_resource_groups = frozenset(args.get("ignoredResourceGroups") or ())
         shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or ()
@@ -127,8 +125,6 @@ class NodeResourcesFit:
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO and not self.shape:
             raise ValueError("scoringStrategy.requestedToCapacityRatio.shape: Required value")
         self._fits = RowCache()
-        self._scores = RowCache()
-        self._scored = ScoredResources(self.resources, use_requested=False)
         self._last_checked: tuple[Any, ...] = (None,)
         if self.strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO):
             raise ValueError(
@@ -212,19 +208,6 @@ class NodeResourcesFit:
         return Verdicts(which.reshape(-1), tuple(statuses))
 
     # Score.
-    def score(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
-    ) -> np.ndarray:
-        return gather(self._scores.get(table, *self.row_scores(state, pod, table)), nodes)
-
-    def row_scores(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScores:
-        scored = self._scored.of(table, pod)
-        return RowScores(
-            scored,
-            lambda rows: self._score_rows(table, scored, rows),
-            lambda i: self._score_node(table, scored, i),
-        )
-
     def _score_node(self, table: NodeTable, scored: tuple[Scored, ...], i: int) -> int:
         """One node's score, as resourceAllocationScorer.score and the strategy's scorer."""
         node_score = weight_sum = 0

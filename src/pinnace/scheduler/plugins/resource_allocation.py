@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
-from pinnace.scheduler.nodetable import NodeTable, Rows
+from pinnace.scheduler.framework import CycleState, RowScores
+from pinnace.scheduler.nodetable import NodeTable, RowCache, Rows, gather
 from pinnace.scheduler.podinfo import PodInfo
 
 
@@ -118,3 +119,33 @@ def row_allocatable_and_requested(
         (allocatable[column], (non_zero if nz else requested)[amount] + pod_request, weight)
         for column, nz, amount, pod_request, weight in scored
     ]
+
+
+class ResourceAllocationScorer:
+    """The Score of a resource strategy (resourceAllocationScorer): each node's score depends on
+    its own row alone, so the scores of every row are kept per pod shape (`row_scores`) and a
+    cycle gathers the feasible ones. Subclasses score rows in bulk and one row at a time."""
+
+    def __init__(self, resources: Sequence[ResourceSpec], use_requested: bool) -> None:
+        self.resources = tuple(resources)
+        self._scores = RowCache()
+        self._scored = ScoredResources(self.resources, use_requested)
+
+    def score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> np.ndarray:
+        return gather(self._scores.get(table, *self.row_scores(state, pod, table)), nodes)
+
+    def row_scores(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScores:
+        scored = self._scored.of(table, pod)
+        return RowScores(
+            scored,
+            lambda rows: self._score_rows(table, scored, rows),
+            lambda i: self._score_node(table, scored, i),
+        )
+
+    def _score_rows(self, table: NodeTable, scored: tuple[Scored, ...], rows: Rows) -> np.ndarray:
+        raise NotImplementedError
+
+    def _score_node(self, table: NodeTable, scored: tuple[Scored, ...], i: int) -> int:
+        raise NotImplementedError

@@ -218,3 +218,21 @@ def test_an_unknown_event_type_is_logged_and_dropped(
 
     cluster.run(scenario())
     assert "unsupported event type 'Error'" in caplog.text
+
+
+def test_an_event_the_store_cannot_take_is_one_log_line(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    recorder = EventRecorder(cluster.client, "kubelet")
+
+    async def scenario() -> None:
+        created = await cluster.client.create(PODS, "default", pod("web"))
+        await cluster.store.close()  # as when pinnace up stops with events still queued
+        with caplog.at_level(logging.ERROR):
+            recorder.event(created, "Normal", "Started", "Started container app")
+            await recorder.flush()
+
+    cluster.run(scenario())
+    [record] = [r for r in caplog.records if "unable to write event" in r.getMessage()]
+    assert record.getMessage().endswith("StoreError: the store is closed")
+    assert record.exc_info is None

@@ -133,8 +133,14 @@ class EventRecorder:
                     e.message,
                 )
                 continue
-            except Exception:
-                log.exception("unable to write event %s", event["metadata"]["name"])
+            except Exception as e:  # e.g. the store closing under a server that stops
+                # One line, as client-go logs it: an event lost is not worth a traceback.
+                log.error(
+                    "unable to write event %s: %s: %s",
+                    event["metadata"]["name"],
+                    type(e).__name__,
+                    e,
+                )
                 continue
             self._correlator.written(written)
 

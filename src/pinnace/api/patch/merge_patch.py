@@ -20,7 +20,8 @@ __all__ = ["apply_json_merge_patch", "create_json_merge_patch"]
 
 
 def apply_json_merge_patch(obj: dict[str, Any], patch: Any) -> dict[str, Any]:
-    """`obj` with the merge patch applied; neither argument is modified.
+    """`obj` with the merge patch applied; neither argument is modified. The result shares
+    with `obj` what the patch leaves alone (only the objects on a patched path are copied).
 
     `patch` is the decoded body (or the raw bytes). A null or scalar patch is a 400
     "Invalid JSON Patch"; an array patch is a 422, as the handler fails to decode it.
@@ -30,7 +31,7 @@ def apply_json_merge_patch(obj: dict[str, Any], patch: Any) -> dict[str, Any]:
         raise _not_an_object(patch)
     if not isinstance(patch, dict):
         raise bad_request("Invalid JSON Patch")
-    return _merge_object(copy.deepcopy(obj), patch)
+    return _merge_object(obj, patch)
 
 
 def create_json_merge_patch(original: dict[str, Any], modified: dict[str, Any]) -> dict[str, Any]:
@@ -51,14 +52,15 @@ def create_json_merge_patch(original: dict[str, Any], modified: dict[str, Any]) 
 
 
 def _merge_object(doc: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(doc)
     for key, value in patch.items():
         if value is None:
-            doc.pop(key, None)
-        elif key not in doc or doc[key] is None:
-            doc[key] = _pruned(value)
+            merged.pop(key, None)
+        elif key not in merged or merged[key] is None:
+            merged[key] = _pruned(value)
         else:
-            doc[key] = _merge_value(doc[key], value)
-    return doc
+            merged[key] = _merge_value(merged[key], value)
+    return merged
 
 
 def _merge_value(current: Any, patch: Any) -> Any:

@@ -6,24 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from tests.controllers.test_daemonset_kubectl import MANIFEST
 from tests.http.conftest import Cluster, launch, stop
-
-MANIFEST = """
-apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: agent
-spec:
-  selector:
-    matchLabels: {app: agent}
-  template:
-    metadata:
-      labels: {app: agent}
-    spec:
-      containers:
-      - name: agent
-        image: fluentd:v1.17
-"""
 
 
 @pytest.fixture(scope="module")

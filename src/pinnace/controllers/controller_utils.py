@@ -13,11 +13,14 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
+from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
+from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
-from pinnace.client import Informer
+from pinnace.client import Client, EventRecorder, Informer, object_key
 from pinnace.clock import Clock
 from pinnace.clock.rfc3339 import parse_time
 
@@ -169,6 +172,52 @@ class Expectations:
 
     def forget(self, key: str) -> None:
         self._by_key.pop(key, None)
+
+
+# --- pod control -----------------------------------------------------------------------------
+
+
+@dataclass
+class PodControl:
+    """A controller's pod creations and deletions, each recorded as an event on the owner
+    (RealPodControl), through the controller's client rate limit when it has one."""
+
+    client: Client
+    recorder: EventRecorder
+    expectations: Expectations
+    requests: TokenBucket | None = None
+
+    async def create(self, owner: Object, pod: Object) -> None:
+        if self.requests is not None:
+            await self.requests.wait()
+        try:
+            created = await self.client.create(_PODS, owner["metadata"]["namespace"], pod)
+        except StatusError as e:
+            self.recorder.event(owner, EVENT_TYPE_WARNING, "FailedCreate", f"Error creating: {e}")
+            raise
+        name = created["metadata"]["name"]
+        self.recorder.event(owner, EVENT_TYPE_NORMAL, "SuccessfulCreate", f"Created pod: {name}")
+
+    async def delete(self, owner: Object, pod: Object) -> StatusError | None:
+        """None once the pod is deleted or gone; the error otherwise (the deletion will not be
+        seen: the owner's expectations stop waiting for it)."""
+        name = pod["metadata"]["name"]
+        if self.requests is not None:
+            await self.requests.wait()
+        try:
+            await self.client.delete(_PODS, pod["metadata"]["namespace"], name)
+        except StatusError as e:
+            self.expectations.deletion_observed(object_key(owner), object_key(pod))
+            if e.code == 404:
+                return None
+            self.recorder.event(owner, EVENT_TYPE_WARNING, "FailedDelete", f"Error deleting: {e}")
+            return e
+        self.recorder.event(owner, EVENT_TYPE_NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
+        return None
+
+
+_PODS = catalog.by_resource("", "pods")
+assert _PODS is not None
 
 
 # --- ownership --------------------------------------------------------------------------------

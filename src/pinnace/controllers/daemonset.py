@@ -44,6 +44,7 @@ from pinnace.client import Client, EventRecorder, Informer, InformerFactory, obj
 from pinnace.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,
     Expectations,
+    PodControl,
     WorkQueue,
     adopt_patch,
     controller_ref,
@@ -134,6 +135,7 @@ class DaemonSetController(ControlledPodEvents):
         self._recorder = EventRecorder(client, CONTROLLER_NAME)
         self._queue = WorkQueue(self._clock)
         self.expectations = Expectations(self._clock)
+        self._pod_control = PodControl(client, self._recorder, self.expectations)
         self.failed_pods_backoff = FailedPodsBackoff()
         self._placements: dict[str, tuple[int, DaemonPlacement]] = {}
         self._daemon_sets: Informer = informers.informer(DAEMON_SETS)
@@ -410,7 +412,7 @@ class DaemonSetController(ControlledPodEvents):
             self.expectations.creation_observed(key)
         if error is not None and not isinstance(error, StatusError):
             raise error
-        results = await asyncio.gather(*(self._delete_pod(ds, p) for p in delete))
+        results = await asyncio.gather(*(self._pod_control.delete(ds, p) for p in delete))
         error = error or next((e for e in results if e is not None), None)
         if error is not None:
             raise error
@@ -419,27 +421,7 @@ class DaemonSetController(ControlledPodEvents):
         pod = pod_from_template(template, ds, DAEMON_SETS)
         pod["spec"] = clone(pod["spec"])
         bind_to_node(pod["spec"], node)
-        try:
-            created = await self._client.create(PODS, ds["metadata"]["namespace"], pod)
-        except StatusError as e:
-            self._recorder.event(ds, EVENT_TYPE_WARNING, "FailedCreate", f"Error creating: {e}")
-            raise
-        self._recorder.event(
-            ds, EVENT_TYPE_NORMAL, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
-        )
-
-    async def _delete_pod(self, ds: Object, pod: Object) -> StatusError | None:
-        name = pod["metadata"]["name"]
-        try:
-            await self._client.delete(PODS, pod["metadata"]["namespace"], name)
-        except StatusError as e:
-            self.expectations.deletion_observed(object_key(ds), object_key(pod))
-            if e.code == 404:
-                return None
-            self._recorder.event(ds, EVENT_TYPE_WARNING, "FailedDelete", f"Error deleting: {e}")
-            return e
-        self._recorder.event(ds, EVENT_TYPE_NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
-        return None
+        await self._pod_control.create(ds, pod)
 
     # --- rolling update ----------------------------------------------------------------------
 

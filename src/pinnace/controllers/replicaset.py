@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable
 
 from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
-from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.status import StatusError
@@ -24,6 +23,7 @@ from pinnace.client import Client, EventRecorder, Informer, InformerFactory, obj
 from pinnace.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,
     Expectations,
+    PodControl,
     TokenBucket,
     WorkQueue,
     adopt_patch,
@@ -74,6 +74,7 @@ class ReplicaSetController(ControlledPodEvents):
         self._queue = WorkQueue(self._clock)
         self._requests = TokenBucket(self._clock, CLIENT_QPS, CLIENT_BURST)
         self.expectations = Expectations(self._clock)
+        self._pod_control = PodControl(client, self._recorder, self.expectations, self._requests)
         self._replica_sets: Informer = informers.informer(REPLICA_SETS)
         self._pods: Informer = informers.informer(PODS)
         self._replica_sets.add_event_handler(
@@ -155,7 +156,7 @@ class ReplicaSetController(ControlledPodEvents):
             count = min(diff, BURST_REPLICAS)
             victims = pods_to_delete(pods, self._related_pods(rs), count, self._clock.now())
             self.expectations.expect(key, deletes=[object_key(p) for p in victims])
-            results = await asyncio.gather(*(self._delete_pod(rs, p) for p in victims))
+            results = await asyncio.gather(*(self._pod_control.delete(rs, p) for p in victims))
             return next((e for e in results if e is not None), None)
         return None
 
@@ -179,30 +180,9 @@ class ReplicaSetController(ControlledPodEvents):
         return list(related.values())
 
     async def _create_pod(self, rs: Object) -> None:
-        pod = pod_from_template(rs["spec"].get("template") or {}, rs, REPLICA_SETS)
-        await self._requests.wait()
-        try:
-            created = await self._client.create(PODS, rs["metadata"]["namespace"], pod)
-        except StatusError as e:
-            self._recorder.event(rs, EVENT_TYPE_WARNING, "FailedCreate", f"Error creating: {e}")
-            raise
-        self._recorder.event(
-            rs, EVENT_TYPE_NORMAL, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
+        await self._pod_control.create(
+            rs, pod_from_template(rs["spec"].get("template") or {}, rs, REPLICA_SETS)
         )
-
-    async def _delete_pod(self, rs: Object, pod: Object) -> StatusError | None:
-        name = pod["metadata"]["name"]
-        await self._requests.wait()
-        try:
-            await self._client.delete(PODS, pod["metadata"]["namespace"], name)
-        except StatusError as e:
-            self.expectations.deletion_observed(object_key(rs), object_key(pod))
-            if e.code == 404:
-                return None
-            self._recorder.event(rs, EVENT_TYPE_WARNING, "FailedDelete", f"Error deleting: {e}")
-            return e
-        self._recorder.event(rs, EVENT_TYPE_NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
-        return None
 
     # --- status ------------------------------------------------------------------------------
 

@@ -2,10 +2,11 @@
 attaches to Events (--event-ttl, 1 h): without them a long-running cluster's Events would grow
 without bound.
 
-As kube-apiserver shares one lease among the writes of a short window, writes are grouped in
-windows of 1% of the TTL (at least a second): a key expires when the lease of the window of its
-last write does. Leases do not outlive the process: keys already stored at start get a full TTL
-from then.
+As kube-apiserver reuses one lease for the writes of a short window (the lesser of 60 s and 5%
+of the TTL) and grants it for the TTL plus that window, writes are grouped in such windows and
+a key goes when the lease of the window of its last write does: between one TTL and one TTL
+plus a window after that write. Leases do not outlive the process: keys already stored at start
+get theirs then.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from pinnace.store.interface import (
 
 DEFAULT_EVENT_TTL = 3600.0
 """kube-apiserver's --event-ttl."""
-WINDOW_SHARE = 0.01
-MIN_WINDOW = 1.0
+LEASE_REUSE_SECONDS = 60.0
+LEASE_REUSE_SHARE = 0.05
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class Expiry:
         self._clock = clock
         self._prefix = prefix
         self._ttl = ttl
-        self._window_length = max(ttl * WINDOW_SHARE, MIN_WINDOW)
+        self._window_length = min(LEASE_REUSE_SECONDS, ttl * LEASE_REUSE_SHARE)
         self._windows: deque[_Window] = deque()
         self._watching: asyncio.Task[None] | None = None
         self._timer: Timer | None = None
@@ -83,7 +84,7 @@ class Expiry:
         return f"{self._prefix}{namespace}/{metadata['name']}"
 
     def _open_window(self) -> _Window:
-        window = _Window(self._clock.now() + self._ttl)
+        window = _Window(self._clock.now() + self._ttl + self._window_length)
         self._windows.append(window)
         return window
 

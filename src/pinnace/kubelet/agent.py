@@ -301,7 +301,7 @@ class NodeAgent:
         if self.workers.get(worker.uid) is not worker or worker.finished:
             return
         if worker.deleting:
-            self._delete_pod(worker.reference()["metadata"])  # never started: nothing to stop
+            self._delete_pod(worker.metadata())  # never started: nothing to stop
             return
         worker.start()
 
@@ -535,7 +535,7 @@ class NodeAgent:
                 self._dirty.discard(worker.uid)
                 wanted = worker.status()
                 if wanted != published:
-                    if not await self._patch_status(worker.reference()["metadata"], wanted):
+                    if not await self._patch_status(worker.metadata(), wanted):
                         return
                     published = wanted
         finally:
@@ -543,7 +543,7 @@ class NodeAgent:
             # find no writer and start one.
             self._writers.pop(worker.uid, None)
         if worker.terminated:
-            self._delete_pod(worker.reference()["metadata"])
+            self._delete_pod(worker.metadata())
 
     async def _patch_status(self, m: Mapping[str, Any], pod_status: dict[str, Any]) -> bool:
         """Patch the status of the pod of metadata `m`."""

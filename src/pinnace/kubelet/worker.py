@@ -285,15 +285,19 @@ class PodWorker:
         kept = {"qosClass": self.qos_class} if self.qos_class else {}
         self._packed = codec.pack({**pod, "status": kept})
 
-    def reference(self) -> Mapping[str, Any]:
-        """The pod as its events name it (their involvedObject)."""
-        m = {
+    def metadata(self) -> Mapping[str, Any]:
+        """The pod's identity as of its last version: what its status patches, its deletion
+        and its events name it by."""
+        return {
             "namespace": self.namespace,
             "name": self.name,
             "uid": self.uid,
             "resourceVersion": self.resource_version,
         }
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": m}
+
+    def reference(self) -> Mapping[str, Any]:
+        """The pod as its events name it (their involvedObject)."""
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": self.metadata()}
 
     @property
     def config_blocked(self) -> bool:

@@ -20,9 +20,10 @@ from pinnace.clock import Clock, Timer
 from pinnace.store.interface import (
     ConflictError,
     KeyNotFoundError,
+    Object,
     Store,
-    StoreError,
     Watch,
+    WatchClosedError,
 )
 
 DEFAULT_EVENT_TTL = 3600.0
@@ -60,11 +61,8 @@ class Expiry:
         self._expiring: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        listed = await self._store.list(self._prefix)
-        window = self._open_window()
-        window.last_revision = listed.revision
-        window.keys.extend(self._key(obj) for obj in listed.items)
-        watch = self._store.watch(self._prefix, listed.revision)
+        self._open_window()
+        watch = await self._list_and_watch()
         self._watching = self._clock.loop.create_task(self._record(watch))
         self._timer = self._clock.call_later(self._window_length, self._tick)
 
@@ -77,11 +75,9 @@ class Expiry:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
 
-    def _key(self, obj: dict[str, object]) -> str:
+    def _key(self, obj: Object) -> str:
         metadata = obj["metadata"]
-        assert isinstance(metadata, dict)
-        namespace = metadata.get("namespace") or ""
-        return f"{self._prefix}{namespace}/{metadata['name']}"
+        return f"{self._prefix}{metadata.get('namespace') or ''}/{metadata['name']}"
 
     def _open_window(self) -> _Window:
         window = _Window(self._clock.now() + self._ttl + self._window_length)
@@ -97,14 +93,19 @@ class Expiry:
                         window.keys.append(event.key)
                         window.last_revision = event.revision
                 return
-            except StoreError as e:
-                # The watch ended (fell behind); what was written meanwhile gets a lease now.
+            except WatchClosedError as e:
+                # The watch fell behind: what was written meanwhile gets a lease now. (When
+                # the store itself closed, listing again fails and ends this task.)
                 log.warning("expiry of %s: watch ended (%s); listing again", self._prefix, e)
-                listed = await self._store.list(self._prefix)
-                window = self._windows[-1]
-                window.keys.extend(self._key(obj) for obj in listed.items)
-                window.last_revision = listed.revision
-                watch = self._store.watch(self._prefix, listed.revision)
+                watch = await self._list_and_watch()
+
+    async def _list_and_watch(self) -> Watch:
+        """Every key stored now, into the current window; and a watch of what follows."""
+        listed = await self._store.list(self._prefix)
+        window = self._windows[-1]
+        window.keys.extend(self._key(obj) for obj in listed.items)
+        window.last_revision = listed.revision
+        return self._store.watch(self._prefix, listed.revision)
 
     def _tick(self) -> None:
         self._timer = self._clock.call_later(self._window_length, self._tick)

@@ -11,7 +11,9 @@ from pinnace.clock import VirtualClock
 from pinnace.store import (
     CompactedError,
     Compactor,
+    ConflictError,
     FutureRevisionError,
+    KeyExistsError,
     KeyNotFoundError,
     MemoryStore,
     Store,
@@ -90,6 +92,44 @@ def test_compaction_keeps_each_keys_latest_however_old(backend) -> None:
         assert store.retained_versions == 2
 
     backend.run(body)
+
+
+def test_keys_unchanged_since_the_compacted_revision_are_read_written_and_watched_as_before(
+    backend,
+) -> None:
+    async def body(store: Store) -> None:
+        a = await store.create("k/a", {"v": 1})
+        b = await store.create("k/b", {"v": 2})
+        await store.create("other/c", {})
+        compacted = store.revision
+        await store.compact(compacted)
+        with pytest.raises(KeyExistsError):
+            await store.create("k/a", {})
+        with pytest.raises(ConflictError):
+            await store.update("k/a", {"v": 3}, rv(b))
+        watch = store.watch("k/", compacted)
+        updated = await store.update("k/a", {"v": 3}, rv(a))
+        await store.delete("k/b", rv(b))
+        changes = [await anext(watch), await anext(watch)]
+        watch.close()
+        assert [(c.type, c.key, c.prev_object) for c in changes] == [
+            ("MODIFIED", "k/a", a),
+            ("DELETED", "k/b", b),
+        ]
+        assert await store.get("k/a", compacted) == a
+        assert (await store.list("k/", compacted)).items == [a, b]
+        assert (await store.list("k/")).items == [updated]
+        assert store.count("k/") == 1
+        await store.compact(store.revision)
+        assert await store.get("k/a") == updated
+        with pytest.raises(KeyNotFoundError):
+            await store.get("k/b")
+
+    backend.run(body)
+
+
+def rv(obj: dict) -> int:
+    return int(obj["metadata"]["resourceVersion"])
 
 
 def test_compaction_forgets_deleted_keys(backend) -> None:

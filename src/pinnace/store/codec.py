@@ -98,7 +98,13 @@ _SAMPLES: tuple[Object, ...] = (
     {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"name": "web.18ebef72bc0b4d00", "namespace": "default"},
+        "metadata": {
+            "name": "web.18ebef72bc0b4d00",
+            "namespace": "default",
+            "uid": "00000000-0000-4000-8000-000000000000",
+            "creationTimestamp": _TIME,
+            "resourceVersion": "100000",
+        },
         "involvedObject": {
             "kind": "Pod",
             "namespace": "default",
@@ -204,10 +210,11 @@ _PHRASES = (
     "ScalingReplicaSet",
 )
 _DICTIONARY = orjson.dumps(_PHRASES) + b"".join(orjson.dumps(sample) for sample in _SAMPLES)
-# Raw deflate (no header or checksum: the bytes never leave memory), the fastest level, and a
-# small hash table, which makes copying the primed compressor (below) cheap.
+# Raw deflate (no header or checksum: the bytes never leave memory) and a small hash table,
+# which makes copying the primed compressor (below) cheap. On objects this small the default
+# level costs no more time than the fastest and leaves a quarter fewer bytes.
 _WINDOW_BITS = -15
-_PRIMED = zlib.compressobj(1, zlib.DEFLATED, _WINDOW_BITS, 5, zdict=_DICTIONARY)
+_PRIMED = zlib.compressobj(6, zlib.DEFLATED, _WINDOW_BITS, 5, zdict=_DICTIONARY)
 
 
 def pack(obj: Object) -> bytes:
@@ -222,7 +229,7 @@ def pack_json(data: bytes) -> bytes:
     return deflate.compress(data) + deflate.flush()
 
 
-def unpack(packed: bytes) -> Object:
+def unpack(packed: bytes | memoryview) -> Object:
     """The object `pack` made `packed` from (a new dict every time)."""
     inflate = zlib.decompressobj(_WINDOW_BITS, zdict=_DICTIONARY)
     return orjson.loads(inflate.decompress(packed))  # type: ignore[no-any-return]

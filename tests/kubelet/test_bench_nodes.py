@@ -15,7 +15,14 @@ def test_bench_nodes_prints_its_figures_as_json(capsys: pytest.CaptureFixture[st
     assert main(args) == 0
     figures = json.loads(capsys.readouterr().out)
     assert (figures["nodes"], figures["pods"]) == (3, 6)
-    for key in ("rss_mib", "cpu_percent", "mib_per_node", "kib_per_pod", "lease_renewals"):
+    for key in (
+        "rss_mib",
+        "rss_peak_mib",
+        "cpu_percent",
+        "mib_per_node",
+        "kib_per_pod",
+        "lease_renewals",
+    ):
         assert figures[key] >= 0
     assert figures["oldest_lease_seconds"] < 40
 

@@ -27,7 +27,7 @@ from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.clock import format_micro_time
-from pinnace.kubelet.admission import REJECTED_PREFIX, Hold, NodeUsage, PodDemand, admit
+from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import EVICTION_MONITORING_PERIOD, NODE_LEASE_NAMESPACE, NodeConfig
 from pinnace.kubelet.configmaps import ConfigMapLookup
 from pinnace.kubelet.cpu_manager import pod_cpusets, shared_pool_annotation, static_policy
@@ -102,21 +102,20 @@ class NodeAgent:
         self.workers: dict[str, PodWorker] = {}
         """Admitted pods by uid, until they are gone from the API."""
         self.usage = NodeUsage()
-        """What the admitted pods that have not finished hold."""
-        self._holds: dict[str, Hold] = {}
+        """What the admitted pods that have not finished hold (each worker keeps its own
+        `hold`, with the rest of what the agent keeps for one pod)."""
         self.config_maps: ConfigMapLookup = _no_config_maps
         """Where ConfigMaps are looked up (an informer's cache), set by whoever runs this."""
         self.config_blocked: dict[str, PodWorker] = {}
         """Workers that hear of ConfigMap changes (a container waits for one, or a volume
         holds one's files), by pod uid."""
         self._rejected: set[str] = set()
-        self._dirty: set[str] = set()
-        self._writers: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._pod_network = ipaddress.ip_network(config.pod_cidr)
         self._next_ip = 2  # .1 is the node's gateway
         self._free_ips: list[str] = []
-        self._pod_ips: set[str] = set()
+        # A dict, not a set: a set of a node's pods takes twice the memory.
+        self._pod_ips: dict[str, None] = {}
         """The IPs the pods hold."""
         self._last_status_post = 0.0
         self._renewed = self._monitored = self._status_synced = -math.inf
@@ -125,15 +124,11 @@ class NodeAgent:
         """The images of the containers this node has run, in order (node.status.images)."""
         self.cpu_manager = static_policy(config)
         """The static CPU manager, when cpuManagerPolicy is static."""
-        self._status_written: dict[str, int] = {}
-        """By pod uid: the resourceVersion of this agent's last status write."""
         self.eviction = EvictionManager(config, self, NodeGC(self.runtime, self.workers, self))
         self._evicting = False
         """An evicted pod is being cleaned up: the eviction manager waits for it."""
-        self._ceilings: dict[str, tuple[tuple[tuple[str, str], ...], UsageCeiling]] = {}
-        """By pod uid, until the pod is gone: its annotations (as sorted items, one tuple for
-        the pods that have the same) and usage ceiling."""
         self._ceiling = UsageCeiling()
+        """The sum of the workers' usage ceilings."""
         self._eviction_basis: Mapping[str, Any] | None = None
         """The static status (its images) as of the eviction manager's last full pass."""
 
@@ -253,7 +248,7 @@ class NodeAgent:
         uid = pod["metadata"]["uid"]
         worker = self.workers.get(uid)
         if worker is not None:
-            self._set_ceiling(pod)
+            self._set_ceiling(worker, pod)
             if not worker.begun:
                 worker.pod = pod  # it starts as the pod is then
                 return
@@ -284,10 +279,9 @@ class NodeAgent:
                 return
         worker = PodWorker(self, pod)
         self.workers[uid] = worker
-        self._set_ceiling(pod)
-        hold = demand.hold()
-        self._holds[uid] = hold
-        self.usage.add(hold)
+        self._set_ceiling(worker, pod)
+        worker.hold = demand.hold()
+        self.usage.add(worker.hold)
         self._pull_images(pod)
         self._publish_cpus(pod)
         if resumed:
@@ -311,12 +305,13 @@ class NodeAgent:
     def pod_deleted(self, pod: Object) -> None:
         uid = pod["metadata"]["uid"]
         self._rejected.discard(uid)
-        self._status_written.pop(uid, None)
         worker = self.workers.pop(uid, None)
         if worker is not None:
-            self._release(uid)
-            self._drop_ceiling(uid)
+            self._release(worker)
+            self._drop_ceiling(worker)
             self.config_blocked.pop(uid, None)
+            if worker.writer is not None:
+                self._hold_task(worker.writer)  # no longer held by the worker's agent
             worker.forget()
 
     def shut_down(self) -> None:
@@ -325,17 +320,15 @@ class NodeAgent:
             worker.forget()
         self.workers.clear()
         self.config_blocked.clear()
-        self._holds.clear()
         self.usage = NodeUsage()
-        self._ceilings.clear()
         self._ceiling = UsageCeiling()
 
-    def _release(self, uid: str) -> None:
+    def _release(self, worker: PodWorker) -> None:
         """The pod no longer holds node resources (finished, or gone)."""
-        hold = self._holds.pop(uid, None)
-        if hold is not None:
-            self.usage.remove(hold)
-        self._release_cpus(uid)
+        if worker.hold is not None:
+            self.usage.remove(worker.hold)
+            worker.hold = None
+        self._release_cpus(worker.uid)
 
     def _pull_images(self, pod: Mapping[str, Any]) -> None:
         """The pod's images are on the node from now on: the next status sync reports them."""
@@ -423,28 +416,27 @@ class NodeAgent:
         worker = self.workers.get(uid)
         return worker is None or not any(c.running for c in (*worker.inits, *worker.apps))
 
-    def _set_ceiling(self, pod: Mapping[str, Any]) -> None:
+    def _set_ceiling(self, worker: PodWorker, pod: Mapping[str, Any]) -> None:
         """Count what the pod may use at most, again whenever its annotations change."""
-        uid = pod["metadata"]["uid"]
         annotations = _ANNOTATIONS(
             tuple(sorted((pod["metadata"].get("annotations") or {}).items()))
         )
-        known = self._ceilings.get(uid)
-        if known is not None and known[0] == annotations:
+        if worker.ceiling is not None and worker.ceiling_annotations == annotations:
             return
-        self._drop_ceiling(uid)
-        ceiling = UsageCeiling.of(pod)
-        self._ceilings[uid] = (annotations, ceiling)
-        self._ceiling += ceiling
+        self._drop_ceiling(worker)
+        worker.ceiling = UsageCeiling.of(pod)
+        worker.ceiling_annotations = annotations
+        self._ceiling += worker.ceiling
 
-    def _drop_ceiling(self, uid: str) -> None:
-        known = self._ceilings.pop(uid, None)
+    def _drop_ceiling(self, worker: PodWorker) -> None:
+        known, worker.ceiling = worker.ceiling, None
         if known is None:
             return
-        if math.isinf(known[1].memory):  # unbounded: subtracting would leave nan
-            self._ceiling = sum((c for _, c in self._ceilings.values()), UsageCeiling())
+        if math.isinf(known.memory):  # unbounded: subtracting would leave nan
+            ceilings = (w.ceiling for w in self.workers.values() if w.ceiling is not None)
+            self._ceiling = sum(ceilings, UsageCeiling())
         else:
-            self._ceiling -= known[1]
+            self._ceiling -= known
 
     def active_pods(self) -> list[Mapping[str, Any]]:
         """The admitted pods that have neither finished nor begun stopping."""
@@ -465,7 +457,7 @@ class NodeAgent:
         while self._free_ips:
             ip = self._free_ips.pop()
             if ip not in self._pod_ips:
-                self._pod_ips.add(ip)
+                self._pod_ips[ip] = None
                 return ip
         for _ in range(self._pod_network.num_addresses):
             ip = str(self._pod_network[self._next_ip])
@@ -474,14 +466,14 @@ class NodeAgent:
             )
             if ip not in self._pod_ips:
                 break
-        self._pod_ips.add(ip)
+        self._pod_ips[ip] = None
         return ip
 
     def reserve_pod_ip(self, ip: str) -> None:
-        self._pod_ips.add(ip)
+        self._pod_ips[ip] = None
 
     def release_pod_ip(self, ip: str) -> None:
-        self._pod_ips.discard(ip)
+        self._pod_ips.pop(ip, None)
         self._free_ips.append(ip)
 
     def container_environment(
@@ -521,32 +513,35 @@ class NodeAgent:
         else:
             self.config_blocked.pop(worker.uid, None)
         if worker.finished:
-            self._release(worker.uid)
-        self._dirty.add(worker.uid)
-        if worker.uid not in self._writers:
-            self._writers[worker.uid] = self.clock.loop.create_task(self._write_worker(worker))
+            self._release(worker)
+        worker.dirty = True
+        if worker.writer is None:
+            worker.writer = self.clock.loop.create_task(self._write_worker(worker))
 
     async def _write_worker(self, worker: PodWorker) -> None:
         """Write the worker's status until it stops changing; once its containers have
         stopped after a deletion, delete the pod for good (the status manager's job)."""
         published: dict[str, Any] | None = None
         try:
-            while worker.uid in self._dirty:
-                self._dirty.discard(worker.uid)
+            while worker.dirty:
+                worker.dirty = False
                 wanted = worker.status()
                 if wanted != published:
-                    if not await self._patch_status(worker.metadata(), wanted):
+                    written = await self._patch_status(worker.metadata(), wanted)
+                    if written is None:
                         return
+                    worker.status_written = written
                     published = wanted
         finally:
             # At once, not in a done callback: a change made after the last check above must
             # find no writer and start one.
-            self._writers.pop(worker.uid, None)
+            worker.writer = None
         if worker.terminated:
             self._delete_pod(worker.metadata())
 
-    async def _patch_status(self, m: Mapping[str, Any], pod_status: dict[str, Any]) -> bool:
-        """Patch the status of the pod of metadata `m`."""
+    async def _patch_status(self, m: Mapping[str, Any], pod_status: dict[str, Any]) -> int | None:
+        """Patch the status of the pod of metadata `m`; the resourceVersion written, None when
+        it could not be."""
         try:
             written = await self.client.patch(
                 PODS,
@@ -556,23 +551,23 @@ class NodeAgent:
                 PatchType.MERGE,
                 subresource="status",
             )
-            self._status_written[m["uid"]] = int(written["metadata"]["resourceVersion"])
         except StatusError as e:
             if e.code != 404:
                 log.warning(
                     "node %s: pod %s/%s status: %s", self.name, m["namespace"], m["name"], e.message
                 )
-            return False
-        return True
+            return None
+        return int(written["metadata"]["resourceVersion"])
 
     def _status_overwritten(self, pod: Mapping[str, Any], worker: PodWorker) -> bool:
         """Someone else wrote a status this agent does not hold (the node lifecycle controller
         marks the pods of an unreachable node not ready): as the kubelet's status manager
         does, the agent puts its own back, so the pods of a node that comes back are Ready
         again."""
-        uid = worker.uid
-        own = self._status_written.get(uid)
-        if own is None or uid in self._writers or int(pod["metadata"]["resourceVersion"]) <= own:
+        own = worker.status_written
+        if own is None or worker.writer is not None:
+            return False
+        if int(pod["metadata"]["resourceVersion"]) <= own:
             return False
         stored = pod.get("status") or {}
         return any(stored.get(k) != v for k, v in worker.status().items())
@@ -589,7 +584,10 @@ class NodeAgent:
 
     def _background(self, work: Coroutine[Any, Any, Any]) -> None:
         """Run `work` on its own, holding the task so it is not collected midway."""
-        task = self.clock.loop.create_task(work)
+        self._hold_task(self.clock.loop.create_task(work))
+
+    def _hold_task(self, task: asyncio.Task[Any]) -> None:
+        """Keep `task` until it is done, so it is not collected midway."""
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

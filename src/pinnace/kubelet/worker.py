@@ -33,11 +33,12 @@ waiting in CrashLoopBackOff restarts at once.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time, parse_time
@@ -72,6 +73,10 @@ from pinnace.kubelet.runtime import ContainerRuntime, ContainerStatus, LinuxCont
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
 from pinnace.store import codec
+
+if TYPE_CHECKING:
+    from pinnace.kubelet.admission import Hold
+    from pinnace.kubelet.eviction import UsageCeiling
 
 INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
@@ -168,7 +173,9 @@ def go_duration(seconds: float) -> str:
 class PodWorker:
     """The pod itself is kept packed (`pod` unpacks it): a node keeps a worker for every pod
     it runs, and reads the whole pod only to start a container. What is read more often is
-    kept apart: its identity, deletion, grace periods, recorded phase and QoS class."""
+    kept apart: its identity, deletion, grace periods, recorded phase and QoS class. It also
+    keeps what its agent holds for the pod (`hold`, `ceiling`, the status writer): one object
+    per pod rather than an entry in a dict by uid for each."""
 
     # Slots: over 30 attributes would give every worker a dict of its own (~2 KB).
     __slots__ = (
@@ -185,9 +192,13 @@ class PodWorker:
         "_transitions",
         "apps",
         "begun",
+        "ceiling",
+        "ceiling_annotations",
         "config_map_names",
         "deleting",
+        "dirty",
         "disruption",
+        "hold",
         "host",
         "inits",
         "message",
@@ -200,10 +211,12 @@ class PodWorker:
         "resource_version",
         "restart_policy",
         "start_time",
+        "status_written",
         "terminated",
         "terminating",
         "uid",
         "volumes",
+        "writer",
     )
 
     def __init__(self, host: PodHost, pod: Mapping[str, Any]) -> None:
@@ -261,6 +274,17 @@ class PodWorker:
         """Why the pod failed as a whole (status.reason and status.message)."""
         self.disruption: dict[str, Any] | None = None
         """The DisruptionTarget condition of an evicted pod."""
+        self.hold: Hold | None = None
+        """What the agent counts it as holding of the node, until it finishes."""
+        self.ceiling: UsageCeiling | None = None
+        """The most the agent counts it as using, as of its annotations then."""
+        self.ceiling_annotations: tuple[tuple[str, str], ...] = ()
+        self.dirty = False
+        """Its status changed since the agent's writer last took it."""
+        self.writer: asyncio.Task[None] | None = None
+        """The agent's task writing its status, while it runs."""
+        self.status_written: int | None = None
+        """The resourceVersion of the agent's last write of its status."""
         self.pod = pod
 
     @property

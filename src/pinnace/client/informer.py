@@ -132,8 +132,9 @@ class Informer:
         self._packed = packed
         self._cache: dict[str, Object | bytes] = {}
         self._indexers: dict[str, Indexer] = {}
-        # index name -> value -> keys (dicts as ordered sets, so reads are reproducible)
-        self._indices: dict[str, dict[str, dict[str, None]]] = {}
+        # index name -> value -> keys (dicts as ordered sets, so reads are reproducible; each key
+        # maps to itself, so an update files the object again under the cache's own string)
+        self._indices: dict[str, dict[str, dict[str, str]]] = {}
         self._handlers: list[EventHandlers] = []
         self._notifications: deque[Notification] = deque()
         self._wake = asyncio.Event()
@@ -236,7 +237,7 @@ class Informer:
     def _store(self, key: str, obj: Object) -> Object | None:
         old = self.get_by_key(key)
         if old is not None:
-            self._unfile(key, old)
+            key = self._unfile(key, old)
         self._cache[key] = codec.pack(obj) if self._packed else obj
         for name in self._indexers:
             self._file(name, key, obj)
@@ -253,17 +254,20 @@ class Informer:
     def _file(self, name: str, key: str, obj: Object) -> None:
         index = self._indices[name]
         for value in self._indexers[name](obj):
-            index.setdefault(value, {})[key] = None
+            index.setdefault(value, {})[key] = key
 
-    def _unfile(self, key: str, obj: Object) -> None:
+    def _unfile(self, key: str, obj: Object) -> str:
+        """Take the object off the indices; the key as they held it."""
+        filed = key
         for name, indexer in self._indexers.items():
             index = self._indices[name]
             for value in indexer(obj):
                 keys = index.get(value)
                 if keys is not None:
-                    keys.pop(key, None)
+                    filed = keys.pop(key, filed)
                     if not keys:
                         del index[value]
+        return filed
 
     # --- list and watch ----------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from pinnace.kubelet.runtime import ContainerState, ContainerStatus
 
 def run_of(*lines: tuple[float, str]) -> ContainerStatus:
     status = ContainerStatus("containerd://x", "c", "busybox", "sha", started_at=0.0)
-    status.log.extend(lines)
+    status.print(lines)
     return status
 
 
@@ -56,9 +56,9 @@ def test_a_followed_log_sends_new_lines_until_the_container_exits(clock: Virtual
 
     async def container() -> None:
         await asyncio.sleep(5)
-        run.log.append((clock.loop.time(), "working"))
+        run.print([(clock.loop.time(), "working")])
         await asyncio.sleep(5)
-        run.log.append((clock.loop.time(), "done"))
+        run.print([(clock.loop.time(), "done")])
         run.state = ContainerState.EXITED
 
     began = clock.loop.time()

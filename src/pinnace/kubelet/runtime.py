@@ -30,8 +30,8 @@ import functools
 import hashlib
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -110,8 +110,16 @@ class ContainerStatus:
     finished_at: float = 0.0
     exit_code: int = 0
     reason: str = ""
-    log: list[tuple[float, str]] = field(default_factory=list)
-    """(time, line) as the container printed them."""
+    log: Sequence[tuple[float, str]] = ()
+    """(time, line) as the container printed them: a list once it printed (most containers
+    print nothing, and an empty list for each would take more than the rest of the status)."""
+
+    def print(self, lines: Iterable[tuple[float, str]]) -> None:
+        """Add (time, line) to its log."""
+        if isinstance(self.log, list):
+            self.log.extend(lines)
+        else:
+            self.log = [*self.log, *lines]
 
 
 OnExit = Callable[[ContainerStatus], object]
@@ -275,7 +283,7 @@ class SimulatedRuntime(ContainerRuntime):
             started_at=now,
         )
         if behaviour.log:
-            status.log.extend((now, line) for line in behaviour.log.splitlines())
+            status.print((now, line) for line in behaviour.log.splitlines())
         self._run(status, behaviour, on_exit, resources)
         return status
 
@@ -449,7 +457,7 @@ class SimulatedRuntime(ContainerRuntime):
 
     def _print(self, status: ContainerStatus, stream: LogStream, lines: list[str]) -> None:
         del self._later[status.id]
-        status.log.extend((self._clock.now(), line) for line in lines)
+        status.print((self._clock.now(), line) for line in lines)
         self._print_later(status, stream, self._clock.now())
 
     def _stopped(self, container_id: str) -> None:
@@ -464,7 +472,7 @@ class SimulatedRuntime(ContainerRuntime):
             status = self._containers.get(container_id)
             if status is not None and later[1] <= self._clock.now() + 1e-6:
                 # due as it exits (`echo done` as a script's last word): printed first
-                status.log.extend((later[1], line) for line in later[2])
+                status.print((later[1], line) for line in later[2])
         running = self._running.pop(container_id, None)
         if running is None:
             return

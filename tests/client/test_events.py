@@ -130,6 +130,24 @@ def test_the_recorder_remembers_the_last_4096_objects_only(cluster: Cluster) -> 
     cluster.run(scenario())
 
 
+def test_the_recorder_remembers_the_last_4096_events_of_each_kind_only(cluster: Cluster) -> None:
+    """The bound holds however the events spread over objects: 4096 different events about one
+    other object make a repeat a new Event too."""
+    recorder = EventRecorder(cluster.client, "kubelet", "node-1")
+    web, busy = pod("web"), pod("busy")
+
+    async def scenario() -> None:
+        recorder.event(web, "Normal", "Pulled", "Container image already present")
+        for i in range(LRU_CACHE_ENTRIES):
+            recorder.event(busy, "Warning", f"Reason{i}", "Something happened")
+        recorder.event(web, "Normal", "Pulled", "Container image already present")
+        await recorder.flush()
+        counts = [e["count"] for e in await events(cluster) if e["involvedObject"]["name"] == "web"]
+        assert counts == [1, 1]
+
+    cluster.run(scenario())
+
+
 def test_ten_messages_for_one_reason_are_combined(cluster: Cluster) -> None:
     recorder = EventRecorder(cluster.client, "default-scheduler")
 

@@ -8,16 +8,24 @@
 - spam filtering: a source may write 25 events about one object at once, then one per
   5 minutes; the rest are dropped.
 
-Every cache is an LRU of 4096 entries, as client-go's. The caches keep only what these rules
-need (counts, first timestamps, names, token buckets), not the Events nor the objects they are
-about: a kubelet keeps entries for every pod it runs, and the Events it wrote are the API's.
+client-go keeps three LRU caches of 4096 entries (aggregation records, last writes, token
+buckets). A kubelet keeps entries for every pod it runs, so here the three are kept together per
+source and object, in one LRU of objects: when there would be more than 4096 objects, or more
+than 4096 aggregation records or last writes in all, the least recently used object's entries are
+all forgotten. So nothing differs until a cache is full; past that, what is forgotten first is
+the object reported on longest ago, where client-go forgets each cache's least recently used
+entry on its own (an object's older reasons before its recent ones). Forgetting has client-go's
+effect: a repeat creates a new Event instead of counting, aggregation starts again, the spam
+filter's burst is full again.
+
+The caches keep only what these rules need (counts, first timestamps, names, token buckets), not
+the Events nor the objects they are about: the Events a kubelet wrote are the API's.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Generic, TypeVar
 
 from pinnace.apiserver.objects import Object
 from pinnace.clock import Clock, format_time
@@ -28,99 +36,39 @@ AGGREGATE_INTERVAL = 600.0
 SPAM_BURST = 25
 SPAM_QPS = 1.0 / 300.0
 COMBINED_PREFIX = "(combined from similar events): "
+SHARED_KEYS = 64
+"""How many distinct entry keys a correlator shares between objects before it starts over."""
 
-K = TypeVar("K")
-V = TypeVar("V")
+SourceAndObject = tuple[str, str, str, str, str, str, str]
+"""Who reported an event about which object (client-go's spam key)."""
+EntryKey = tuple[str, str, str, str]
+"""The rest of an entry's key: (fieldPath, type, reason, message) for an event (client-go's
+event key), (type, reason, reportingComponent, reportingInstance) for its aggregation record
+and for the combined event that stands in for it (client-go's aggregate key)."""
 
-
-class LRU(Generic[K, V]):
-    """A plain dict keeps insertion order, so an entry read or written moves to the end by being
-    inserted again, and the first is the least recently used. (An OrderedDict would cost about
-    twice as much per entry, and a kubelet keeps several entries for every pod it runs.)"""
-
-    def __init__(self, size: int = LRU_CACHE_ENTRIES) -> None:
-        self._size = size
-        self._entries: dict[K, V] = {}
-
-    def get(self, key: K) -> V | None:
-        value = self._entries.pop(key, None)
-        if value is not None:
-            self._entries[key] = value
-        return value
-
-    def peek(self, key: K) -> V | None:
-        """The entry, if any, without counting this as a use."""
-        return self._entries.get(key)
-
-    def put(self, key: K, value: V) -> None:
-        self._entries.pop(key, None)
-        self._entries[key] = value
-        if len(self._entries) > self._size:
-            del self._entries[next(iter(self._entries))]
+SIMILAR = 3
+"""The slots of an aggregation record in _Record.similar: its key, when events of the key were
+last seen, then the distinct messages seen, oldest first (at most AGGREGATE_MAX_EVENTS - 1):
+one message, or a tuple of them when several, as almost every key has one."""
+OBSERVED = 4
+"""The slots of a last write in _Record.observed: its key, its count, its firstTimestamp
+(interned: the events of one second share it) and its name's stamp. The Event's name is
+`<involved object's name>.<stamp, hex>`, as the recorder names Events: an int holds it in a
+fraction of the name's memory."""
 
 
-SourceAndObject = tuple[str, ...]
-"""Who reported an event about which object: what every cache key starts with."""
+class _Record:
+    """The entries of one source and object. Flat tuples, not an object per entry: a kubelet
+    keeps one record with three entries of each kind for every pod it runs."""
 
+    __slots__ = ("last", "observed", "similar", "tokens")
 
-def _source_and_object(event: Object) -> SourceAndObject:
-    source, involved = event.get("source") or {}, event["involvedObject"]
-    return (
-        source.get("component", ""),
-        source.get("host", ""),
-        involved.get("kind", ""),
-        involved.get("namespace", ""),
-        involved.get("name", ""),
-        involved.get("uid", ""),
-        involved.get("apiVersion", ""),
-    )
-
-
-def event_key(event: Object, source_and_object: SourceAndObject) -> tuple[object, ...]:
-    """What makes two events the same one (client-go's getEventKey)."""
-    return (
-        source_and_object,
-        event["involvedObject"].get("fieldPath", ""),
-        event.get("type", ""),
-        event.get("reason", ""),
-        event.get("message", ""),
-    )
-
-
-def _aggregate_key(event: Object, source_and_object: SourceAndObject) -> tuple[object, ...]:
-    return (
-        source_and_object,
-        event.get("type", ""),
-        event.get("reason", ""),
-        event.get("reportingComponent", ""),
-        event.get("reportingInstance", ""),
-    )
-
-
-Similar = tuple[float, *tuple[str, ...]]
-"""When events of one aggregation key were last seen, then the distinct messages seen, oldest
-first (at most AGGREGATE_MAX_EVENTS, and mostly one): one tuple, as a kubelet keeps one for
-every reason of every pod it runs."""
-
-
-# Slots: a kubelet keeps one of each for every pod it runs (up to the LRU size).
-@dataclass(frozen=True, slots=True)
-class _Observation:
-    """The last write of an Event: what its next repeat patches."""
-
-    count: int
-    first_timestamp: str
-    """Interned: the events of one second share it."""
-    stamp: int
-    """The Event's name is `<involved object's name>.<stamp, hex>`, as the recorder names
-    Events: an int holds it in a fraction of the name's memory."""
-
-
-@dataclass(slots=True)
-class _TokenBucket:
-    key: SourceAndObject
-    tokens: float
-    last: float
+    def __init__(self) -> None:
+        # The spam filter's token bucket; a full one at minus infinity stands for none.
+        self.tokens: float = SPAM_BURST
+        self.last = float("-inf")
+        self.similar: tuple[object, ...] = ()
+        self.observed: tuple[object, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,46 +82,91 @@ class Correlated:
 class EventCorrelator:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._similar: LRU[tuple[object, ...], Similar] = LRU()
-        self._observed: LRU[tuple[object, ...], _Observation] = LRU()
-        self._buckets: LRU[SourceAndObject, _TokenBucket] = LRU()
+        self._records: dict[SourceAndObject, _Record] = {}
+        """Least recently used first: a plain dict keeps insertion order, so a record used moves
+        to the end by being inserted again (an OrderedDict costs about twice as much)."""
+        self._similar = 0  # aggregation records, in all records
+        self._observed = 0  # last writes, in all records
+        self._keys: dict[EntryKey, EntryKey] = {}
+        """Equal entry keys are one tuple across objects ("Normal", "Started", "kubelet",
+        <node>); when there are too many distinct ones to share, sharing starts over."""
 
     def correlate(self, event: Object) -> Correlated | None:
         """The write for `event` (which this takes over), or None when spam drops it."""
         now = self._clock.now()
-        source_and_object = self._shared(_source_and_object(event))
-        event, key = self._aggregate(event, source_and_object, now)
-        correlated = self._observe(event, key)
-        if not self._allow(source_and_object, now):
-            return None
-        return correlated
+        record = self._use(_source_and_object(event))
+        event, key = self._aggregate(record, event, now)
+        correlated = self._observe(record, event, key)
+        allowed = _allow(record, now)
+        self._evict()
+        return correlated if allowed else None
 
     def written(self, event: Object) -> None:
         """Remember the Event as the server stored it, for the next repeat's patch."""
-        key = event_key(event, self._shared(_source_and_object(event)))
-        self._observed.put(key, _observation(event))
+        record = self._use(_source_and_object(event))
+        self._remember(record, self._event_key(event), event)
+        self._evict()
 
-    def _shared(self, source_and_object: SourceAndObject) -> SourceAndObject:
-        """The equal tuple the spam filter already holds, if any, so that the keys of all three
-        caches share one per object (a kubelet keeps entries for every pod it runs)."""
-        bucket = self._buckets.peek(source_and_object)
-        return source_and_object if bucket is None else bucket.key
+    def _use(self, source_and_object: SourceAndObject) -> _Record:
+        record = self._records.pop(source_and_object, None)
+        if record is None:
+            record = _Record()
+        self._records[source_and_object] = record
+        return record
 
-    def _aggregate(
-        self, event: Object, source_and_object: SourceAndObject, now: float
-    ) -> tuple[Object, tuple[object, ...]]:
-        key = _aggregate_key(event, source_and_object)
-        similar = self._similar.get(key)
-        messages = () if similar is None or now - similar[0] > AGGREGATE_INTERVAL else similar[1:]
+    def _evict(self) -> None:
+        records = self._records
+        while (
+            len(records) > LRU_CACHE_ENTRIES
+            or self._similar > LRU_CACHE_ENTRIES
+            or self._observed > LRU_CACHE_ENTRIES
+        ):
+            record = records.pop(next(iter(records)))
+            self._similar -= len(record.similar) // SIMILAR
+            self._observed -= len(record.observed) // OBSERVED
+
+    def _shared(self, key: EntryKey) -> EntryKey:
+        if len(self._keys) >= SHARED_KEYS:
+            self._keys.clear()
+        return self._keys.setdefault(key, key)
+
+    def _event_key(self, event: Object) -> EntryKey:
+        return self._shared(
+            (
+                event["involvedObject"].get("fieldPath", ""),
+                event.get("type", ""),
+                event.get("reason", ""),
+                event.get("message", ""),
+            )
+        )
+
+    def _aggregate(self, record: _Record, event: Object, now: float) -> tuple[Object, EntryKey]:
+        key = self._shared(
+            (
+                event.get("type", ""),
+                event.get("reason", ""),
+                event.get("reportingComponent", ""),
+                event.get("reportingInstance", ""),
+            )
+        )
+        i = _find(record.similar, key, SIMILAR)
+        messages: tuple[str, ...] = ()
+        if i >= 0 and now - record.similar[i + 1] <= AGGREGATE_INTERVAL:  # type: ignore[operator]
+            seen = record.similar[i + 2]
+            messages = seen if type(seen) is tuple else (seen,)  # type: ignore[assignment]
         message = event.get("message", "")
         if message not in messages:
             messages = (*messages, message)
-        if len(messages) < AGGREGATE_MAX_EVENTS:
-            self._similar.put(key, (now, *messages))
-            return event, event_key(event, source_and_object)
-        # Keep the set from growing past the threshold. client-go drops any one message; the
-        # oldest, here, so that a run is reproducible.
-        self._similar.put(key, (now, *messages[1:]))
+        combine = len(messages) >= AGGREGATE_MAX_EVENTS
+        if combine:
+            # Keep the set from growing past the threshold. client-go drops any one message;
+            # the oldest, here, so that a run is reproducible.
+            messages = messages[1:]
+        entry = (key, now, messages[0] if len(messages) == 1 else messages)
+        record.similar = _put(record.similar, i, entry)
+        self._similar += i < 0
+        if not combine:
+            return event, self._event_key(event)
         stamp = format_time(now)
         combined = {
             "apiVersion": "v1",
@@ -193,40 +186,71 @@ class EventCorrelator:
         }
         return combined, key
 
-    def _observe(self, event: Object, key: tuple[object, ...]) -> Correlated:
-        last = self._observed.get(key)
+    def _observe(self, record: _Record, event: Object, key: EntryKey) -> Correlated:
+        i = _find(record.observed, key, OBSERVED)
         patch = None
-        if last is not None:
+        if i >= 0:
+            _, count, first_timestamp, stamp = record.observed[i : i + OBSERVED]
             involved_name = event["involvedObject"].get("name", "")
-            event["metadata"] = {**event["metadata"], "name": f"{involved_name}.{last.stamp:x}"}
-            event["firstTimestamp"] = last.first_timestamp
-            event["count"] = last.count + 1
+            event["metadata"] = {**event["metadata"], "name": f"{involved_name}.{stamp:x}"}
+            event["firstTimestamp"] = first_timestamp
+            event["count"] = count + 1  # type: ignore[operator]
             patch = {
                 "count": event["count"],
                 "lastTimestamp": event["lastTimestamp"],
                 "message": event.get("message", ""),
             }
-        self._observed.put(key, _observation(event))
+        self._remember(record, key, event)
         return Correlated(event, patch)
 
-    def _allow(self, key: SourceAndObject, now: float) -> bool:
-        """The spam filter: the combined event of an aggregation has the same source and
-        object as the event it stands in for, so the key is the one correlate() started from."""
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            bucket = _TokenBucket(key, SPAM_BURST, now)
-        bucket.tokens = min(SPAM_BURST, bucket.tokens + (now - bucket.last) * SPAM_QPS)
-        bucket.last = now
-        self._buckets.put(key, bucket)
-        if bucket.tokens < 1:
-            return False
-        bucket.tokens -= 1
-        return True
+    def _remember(self, record: _Record, key: EntryKey, event: Object) -> None:
+        """Record `event` as the last write of `key`."""
+        i = _find(record.observed, key, OBSERVED)
+        entry = (
+            key,
+            event.get("count") or 0,
+            sys.intern(event.get("firstTimestamp") or ""),
+            int(event["metadata"]["name"].rpartition(".")[2], 16),
+        )
+        record.observed = _put(record.observed, i, entry)
+        self._observed += i < 0
 
 
-def _observation(event: Object) -> _Observation:
-    return _Observation(
-        count=event.get("count") or 0,
-        first_timestamp=sys.intern(event.get("firstTimestamp") or ""),
-        stamp=int(event["metadata"]["name"].rpartition(".")[2], 16),
+def _source_and_object(event: Object) -> SourceAndObject:
+    source, involved = event.get("source") or {}, event["involvedObject"]
+    return (
+        source.get("component", ""),
+        source.get("host", ""),
+        involved.get("kind", ""),
+        involved.get("namespace", ""),
+        involved.get("name", ""),
+        involved.get("uid", ""),
+        involved.get("apiVersion", ""),
     )
+
+
+def _allow(record: _Record, now: float) -> bool:
+    """The spam filter: the combined event of an aggregation has the same source and object as
+    the event it stands in for, so its bucket is the record's."""
+    tokens = min(SPAM_BURST, record.tokens + (now - record.last) * SPAM_QPS)
+    record.last = now
+    if tokens < 1:
+        record.tokens = tokens
+        return False
+    record.tokens = tokens - 1
+    return True
+
+
+def _find(entries: tuple[object, ...], key: EntryKey, stride: int) -> int:
+    """Where the entry of `key` starts in a flat tuple of entries of `stride` slots, or -1."""
+    for i in range(0, len(entries), stride):
+        if entries[i] == key:
+            return i
+    return -1
+
+
+def _put(entries: tuple[object, ...], i: int, entry: tuple[object, ...]) -> tuple[object, ...]:
+    """`entries` with the entry at `i` replaced by `entry`, or with `entry` added if i is -1."""
+    if i < 0:
+        return entries + entry
+    return entries[:i] + entry + entries[i + len(entry) :]

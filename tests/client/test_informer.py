@@ -19,6 +19,7 @@ from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient, PatchType
 from pinnace.client.factory import InformerFactory
 from pinnace.client.informer import Informer
+from pinnace.store import codec
 
 SETTLE = 5.0
 """Virtual seconds that let every informer catch up (no wall-clock time passes)."""
@@ -438,6 +439,37 @@ def test_a_packed_cache_hands_out_copies(cluster: Cluster) -> None:
         assert cached == created
         assert cached is not informer.get("default", "a")
         assert informer.list() == [created]
+        informer.stop()
+
+    cluster.run(scenario())
+
+
+def test_a_packed_cache_lends_its_bytes_of_the_object_a_handler_is_handed(
+    cluster: Cluster,
+) -> None:
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default", packed=True)
+    lent: list[tuple[str, bool]] = []
+
+    def took(obj: Object) -> None:
+        packed = informer.packed(obj)
+        assert packed is not None and codec.unpack(packed) == obj
+        assert informer.packed(clone(obj)) is None  # only the object handed
+        lent.append((obj["metadata"]["resourceVersion"], packed is informer._cache["default/a"]))
+
+    informer.add_event_handler(took, lambda old, new: took(new))
+
+    async def scenario() -> None:
+        created = await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))
+        informer.start()
+        await informer.wait_for_sync()
+        updated = await client.update(CONFIG_MAPS, {**created, "data": {"v": "2"}})
+        await asyncio.sleep(SETTLE)
+        assert lent == [
+            (created["metadata"]["resourceVersion"], True),
+            (updated["metadata"]["resourceVersion"], True),
+        ]
+        assert informer.packed(informer.get("default", "a")) is None  # no handler runs
         informer.stop()
 
     cluster.run(scenario())

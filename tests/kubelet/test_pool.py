@@ -44,6 +44,10 @@ def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> N
         assert (a["phase"], a["hostIP"]) == ("Running", "10.0.0.7")
         b = cluster.run(cluster.client.get(PODS, "default", "b"))["status"]
         assert (b["phase"], b["hostIP"]) == ("Running", "10.0.0.8")
+        # Each worker keeps its pod in the bytes the pool's pod informer caches, not a copy.
+        worker = next(iter(pool.agents["pinnace-node-7"].workers.values()))
+        assert worker._packed is pool._pods._cache["default/a"]
+        assert worker.pod["spec"]["nodeName"] == "pinnace-node-7"
         cluster.server.log_source = pool.read_log
         assert cluster.run(log_text(cluster.server, "default", "b", LogOptions())) == "hi\n"
         cluster.run(pool.stop())

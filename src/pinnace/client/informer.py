@@ -13,7 +13,9 @@ or a coroutine function (awaited before the next notification). Cached objects a
 read-only, as everything a client returns; a packed informer (`packed=True`) keeps its cache in
 the store's compact form instead, a fraction of the memory for a cache of many objects that
 handlers mostly take as they arrive, and every read of it (get, list, the old object of an
-update) is a new copy.
+update) is a new copy. While one of its handlers runs, `packed(obj)` gives the cache's compact
+form of the object the handler was handed (the very bytes cached), so a handler that keeps the
+object packed too can share them.
 """
 
 from __future__ import annotations
@@ -94,7 +96,8 @@ def _resource_version(obj: Object) -> str:
 
 
 _SYNCED = "synced"
-Notification = tuple[tuple[EventHandlers, ...], str, tuple[Object, ...]]
+Notification = tuple[tuple[EventHandlers, ...], str, tuple[Object, ...], bytes | None]
+"""The handlers to call, which, with what, and the packed cache's bytes of the last object."""
 
 
 class Informer:
@@ -142,6 +145,8 @@ class Informer:
         self._last_resource_version = ""
         self._tasks: list[asyncio.Task[None]] = []
         self._resync_timer: Timer | None = None
+        self._dispatched: tuple[Object, bytes] | None = None
+        """The object the handlers being called were handed, and its cached bytes."""
         self.add_indexer(NAMESPACE_INDEX, by_namespace)
 
     # --- setup -------------------------------------------------------------------------------
@@ -159,7 +164,7 @@ class Informer:
         handlers = EventHandlers(on_add, on_update, on_delete, selects)
         self._handlers.append(handlers)
         for cached in self._cache.values():
-            self._notify((handlers,), "on_add", self._unpack(cached))
+            self._notify((handlers,), "on_add", self._unpack(cached), packed=_bytes(cached))
         return handlers
 
     def add_indexer(self, name: str, indexer: Indexer) -> None:
@@ -230,6 +235,12 @@ class Informer:
         except KeyError:
             raise KeyError(f"no indexer {name!r}") from None
         return [self._unpack(self._cache[key]) for key in keys]
+
+    def packed(self, obj: Object) -> bytes | None:
+        """The bytes a packed cache holds of `obj`, while a handler handed `obj` (added, or
+        updated to) runs; None for any other object, or when the cache is not packed."""
+        dispatched = self._dispatched
+        return dispatched[1] if dispatched is not None and dispatched[0] is obj else None
 
     def _unpack(self, cached: Object | bytes) -> Object:
         return codec.unpack(cached) if isinstance(cached, bytes) else cached
@@ -306,10 +317,12 @@ class Informer:
             old = self.get_by_key(key)
             if old is None:
                 self._store(key, obj)
-                self._notify(tuple(self._handlers), "on_add", obj)
+                self._notify(tuple(self._handlers), "on_add", obj, packed=self._cached_bytes(key))
             elif _resource_version(old) != _resource_version(obj):
                 self._store(key, obj)
-                self._notify(tuple(self._handlers), "on_update", old, obj)
+                self._notify(
+                    tuple(self._handlers), "on_update", old, obj, packed=self._cached_bytes(key)
+                )
         for key in [k for k in self._cache if k not in listed]:
             gone = self._remove(key)
             assert gone is not None
@@ -348,27 +361,41 @@ class Informer:
                 self._notify(handlers, "on_delete", obj)
             return
         old = self._store(key, obj)
+        packed = self._cached_bytes(key)
         if old is None:
-            self._notify(handlers, "on_add", obj)
+            self._notify(handlers, "on_add", obj, packed=packed)
         else:
-            self._notify(handlers, "on_update", old, obj)
+            self._notify(handlers, "on_update", old, obj, packed=packed)
+
+    def _cached_bytes(self, key: str) -> bytes | None:
+        return _bytes(self._cache[key])
 
     # --- notifications -----------------------------------------------------------------------
 
-    def _notify(self, handlers: tuple[EventHandlers, ...], what: str, *objs: Object) -> None:
-        self._notifications.append((handlers, what, objs))
+    def _notify(
+        self,
+        handlers: tuple[EventHandlers, ...],
+        what: str,
+        *objs: Object,
+        packed: bytes | None = None,
+    ) -> None:
+        self._notifications.append((handlers, what, objs, packed))
         self._wake.set()
 
     async def _dispatch(self) -> None:
         while True:
             while self._notifications:
-                handlers, what, objs = self._notifications.popleft()
+                handlers, what, objs, packed = self._notifications.popleft()
                 if what == _SYNCED:
                     self._synced.set()
                     self._schedule_resync()
                     continue
-                for h in handlers:
-                    await self._call(h, what, objs)
+                self._dispatched = None if packed is None else (objs[-1], packed)
+                try:
+                    for h in handlers:
+                        await self._call(h, what, objs)
+                finally:
+                    self._dispatched = None
             self._wake.clear()
             await self._wake.wait()
 
@@ -391,5 +418,9 @@ class Informer:
         """Hand every cached object to on_update again, so handlers can correct drift."""
         for cached in self._cache.values():
             obj = self._unpack(cached)
-            self._notify(tuple(self._handlers), "on_update", obj, obj)
+            self._notify(tuple(self._handlers), "on_update", obj, obj, packed=_bytes(cached))
         self._schedule_resync()
+
+
+def _bytes(cached: Object | bytes) -> bytes | None:
+    return cached if isinstance(cached, bytes) else None

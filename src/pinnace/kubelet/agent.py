@@ -61,7 +61,7 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.stats import Summary
 from pinnace.kubelet.summary import machine, node_summary
-from pinnace.kubelet.worker import PodWorker, started_on_node
+from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,9 @@ class NodeAgent:
         `hold`, with the rest of what the agent keeps for one pod)."""
         self.config_maps: ConfigMapLookup = _no_config_maps
         """Where ConfigMaps are looked up (an informer's cache), set by whoever runs this."""
+        self.packed_pod: PackedLookup = _not_packed
+        """The compact form a pod informer's cache holds of the pod a handler is handed
+        (`Informer.packed`), set by whoever runs this: workers keep those bytes."""
         self.config_blocked: dict[str, PodWorker] = {}
         """Workers that hear of ConfigMap changes (a container waits for one, or a volume
         holds one's files), by pod uid."""
@@ -637,6 +640,7 @@ class NodeAgent:
         )
         self.config_maps = config_maps.get
         pods = Informer(self.client, PODS, field_selector=f"spec.nodeName={self.name}", packed=True)
+        self.packed_pod = pods.packed
         pods.add_event_handler(self.pod_added, self.pod_updated, self.pod_deleted)
         informers = (nodes, config_maps, pods)
         for informer in informers:
@@ -656,6 +660,10 @@ _RESOURCES: Interned[LinuxContainerResources] = Interned()
 
 
 def _no_config_maps(namespace: str, name: str) -> None:
+    return None
+
+
+def _not_packed(pod: Mapping[str, Any]) -> None:
     return None
 
 

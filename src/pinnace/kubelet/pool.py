@@ -73,6 +73,7 @@ class NodeAgentPool:
         )
         for agent in self.agents.values():
             agent.config_maps = self._config_maps.get
+            agent.packed_pod = self._pods.packed
         if self.agents:
             await self._follow_pods()
         self._nodes.start()
@@ -150,6 +151,7 @@ class NodeAgentPool:
         self._next_index += 1
         agent = NodeAgent(self.client, config)
         agent.config_maps = self._config_maps.get
+        agent.packed_pod = self._pods.packed
         try:
             await agent.register()
         except StatusError as e:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -95,6 +95,7 @@ class PodHost(Protocol):
     recorder: EventRecorder
     host_ip: str
     config_maps: ConfigMapLookup
+    packed_pod: PackedLookup
 
     def allocate_pod_ip(self) -> str: ...
 
@@ -115,6 +116,11 @@ class PodHost(Protocol):
 
     def status_changed(self, worker: PodWorker) -> None:
         """The worker's status() changed: write it (and delete the pod once terminated)."""
+
+
+PackedLookup = Callable[[Mapping[str, Any]], bytes | None]
+"""A pod -> the compact form (`codec.pack`) of it that its informer's cache holds, if it is at
+hand."""
 
 
 def started_on_node(pod: Mapping[str, Any]) -> bool:
@@ -171,8 +177,9 @@ def go_duration(seconds: float) -> str:
 
 
 class PodWorker:
-    """The pod itself is kept packed (`pod` unpacks it): a node keeps a worker for every pod
-    it runs, and reads the whole pod only to start a container. What is read more often is
+    """The pod itself is kept packed (`pod` unpacks it), in the very bytes its informer's cache
+    holds when it has them (`PodHost.packed_pod`): a node keeps a worker for every pod it runs,
+    and reads the whole pod only to start a container. What is read more often is
     kept apart: its identity, deletion, grace periods, recorded phase and QoS class. It also
     keeps what its agent holds for the pod (`hold`, `ceiling`, the status writer): one object
     per pod rather than an entry in a dict by uid for each."""
@@ -291,7 +298,9 @@ class PodWorker:
     def pod(self) -> Mapping[str, Any]:
         """The pod as the API last gave it, but for its status, of which only the QoS class is
         kept (the eviction manager ranks by it): a new dict on every read."""
-        return codec.unpack(self._packed)
+        pod = codec.unpack(self._packed)
+        pod["status"] = {"qosClass": self.qos_class} if self.qos_class else {}
+        return pod
 
     @pod.setter
     def pod(self, pod: Mapping[str, Any]) -> None:
@@ -305,9 +314,10 @@ class PodWorker:
         self.qos_class: str = sys.intern(status.get("qosClass") or "")
         if not self._reported:
             self._transitions = _transitions(status.get("conditions") or ())
-        # The status is the worker's to write: the rest of the API's is not kept.
-        kept = {"qosClass": self.qos_class} if self.qos_class else {}
-        self._packed = codec.pack({**pod, "status": kept})
+        # The status is the worker's to write: the API's is not read (nor kept in a pack of
+        # the worker's own).
+        shared = self.host.packed_pod(pod)
+        self._packed = codec.pack({**pod, "status": {}}) if shared is None else shared
 
     def metadata(self) -> Mapping[str, Any]:
         """The pod's identity as of its last version: what its status patches, its deletion

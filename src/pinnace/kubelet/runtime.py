@@ -245,13 +245,16 @@ class SimulatedRuntime(ContainerRuntime):
         self._clock = clock
         self._node = node
         self.machine = machine or Machine()
-        self._containers: dict[str, ContainerStatus] = {}
         self._timers: dict[str, Timer] = {}
         self._oom_timers: dict[str, Timer] = {}
         self._term_sent: dict[str, float] = {}
         self._exits: dict[str, float] = {}
         """When a container being stopped will be gone."""
         self._running: dict[str, _Running] = {}
+        """The running containers (with their status), by ID."""
+        self._exited_runs: dict[str, ContainerStatus] = {}
+        """The statuses of the exited containers not yet removed: with the running ones, every
+        container it holds (in one table or the other, not both: a node runs many)."""
         self._memory_peaks = 0.0
         """The running containers' highest working sets, each at most its limit: while the
         system's memory and these fit in the machine, the node cannot run out of memory."""
@@ -324,7 +327,6 @@ class SimulatedRuntime(ContainerRuntime):
         if behaviour.later is not None:
             self._print_later(status, behaviour.later, started)
         resources = resources or LinuxContainerResources()
-        self._containers[cid] = status
         memory, limit = behaviour.usage.memory, resources.memory_limit_bytes
         self._running[cid] = running = _Running(
             status,
@@ -356,12 +358,12 @@ class SimulatedRuntime(ContainerRuntime):
         """The container exits `stop_seconds` after the first SIGTERM (code 143), or is
         killed when the grace period ends first (137). Stopping again with a shorter grace
         period brings the kill forward."""
-        status = self._containers.get(container_id)
-        if status is None or status.state is not ContainerState.RUNNING:
+        running = self._running.get(container_id)
+        if running is None:
             return
         now = self._clock.now()
         term_sent = self._term_sent.setdefault(container_id, now)
-        on_term = term_sent + self._running[container_id].stop_seconds
+        on_term = term_sent + running.stop_seconds
         kill = now + max(grace_seconds, 0.0)
         when, code = (on_term, EXIT_CODE_SIGTERM) if on_term <= kill else (kill, EXIT_CODE_SIGKILL)
         planned = self._exits.get(container_id)
@@ -376,7 +378,7 @@ class SimulatedRuntime(ContainerRuntime):
     def remove_container(self, container_id: str) -> None:
         self._stopped(container_id)
         for table in (
-            self._containers,
+            self._exited_runs,
             self._exited,
             self._term_sent,
             self._exits,
@@ -384,7 +386,7 @@ class SimulatedRuntime(ContainerRuntime):
             table.pop(container_id, None)
 
     def list_containers(self) -> list[ContainerStatus]:
-        return list(self._containers.values())
+        return [*(r.status for r in self._running.values()), *self._exited_runs.values()]
 
     def list_container_stats(self) -> dict[str, ContainerStats]:
         now = self._clock.now()
@@ -432,15 +434,14 @@ class SimulatedRuntime(ContainerRuntime):
         self._stopped(container_id)
         self._term_sent.pop(container_id, None)
         self._exits.pop(container_id, None)
-        status = self._containers.get(container_id)
-        if status is None or status.state is not ContainerState.RUNNING:
+        if running is None:
             return
+        status = running.status
         status.state = ContainerState.EXITED
         status.finished_at = min(at, self._clock.now())
         status.exit_code = exit_code
         status.reason = reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR)
-        if running is not None:
-            running.on_exit(status)
+        running.on_exit(status)
 
     def _print_later(self, status: ContainerStatus, stream: LogStream, since: float) -> None:
         """One timer per container for the next lines it prints, counted from `since` (its
@@ -466,16 +467,16 @@ class SimulatedRuntime(ContainerRuntime):
             timer = timers.pop(container_id, None)
             if timer is not None:
                 timer.cancel()
+        running = self._running.pop(container_id, None)
         later = self._later.pop(container_id, None)
         if later is not None:
             later[0].cancel()
-            status = self._containers.get(container_id)
-            if status is not None and later[1] <= self._clock.now() + 1e-6:
+            if running is not None and later[1] <= self._clock.now() + 1e-6:
                 # due as it exits (`echo done` as a script's last word): printed first
-                status.print((later[1], line) for line in later[2])
-        running = self._running.pop(container_id, None)
+                running.status.print((later[1], line) for line in later[2])
         if running is None:
             return
+        self._exited_runs[container_id] = running.status
         age = self._clock.now() - running.status.started_at
         self._exited[container_id] = ContainerStats(
             name=running.status.name,

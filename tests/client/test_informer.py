@@ -18,7 +18,7 @@ from pinnace.apiserver.options import DeleteOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient, PatchType
 from pinnace.client.factory import InformerFactory
-from pinnace.client.informer import Informer
+from pinnace.client.informer import NAMESPACE_INDEX, Informer
 from pinnace.store import codec
 
 SETTLE = 5.0
@@ -470,6 +470,25 @@ def test_a_packed_cache_lends_its_bytes_of_the_object_a_handler_is_handed(
             (updated["metadata"]["resourceVersion"], True),
         ]
         assert informer.packed(informer.get("default", "a")) is None  # no handler runs
+        informer.stop()
+
+    cluster.run(scenario())
+
+
+def test_a_cache_without_a_namespace_index_still_lists_by_namespace(cluster: Cluster) -> None:
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, packed=True, namespace_index=False)
+
+    async def scenario() -> None:
+        a = await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))
+        b = await client.create(CONFIG_MAPS, "kube-system", config_map("b", "kube-system"))
+        informer.start()
+        await informer.wait_for_sync()
+        assert informer.list("default") == [a]
+        assert informer.list("kube-system") == [b]
+        assert informer.list() == [a, b]
+        with pytest.raises(KeyError):
+            informer.by_index(NAMESPACE_INDEX, "default")
         informer.stop()
 
     cluster.run(scenario())

@@ -112,6 +112,8 @@ class Informer:
 
     `resync_period` (seconds, 0 for none) hands every cached object to on_update again that
     often, as client-go's resync does. `packed` keeps the cache packed (see above).
+    `namespace_index=False` files nothing by namespace: a cache never listed by namespace saves
+    an entry per object (`list(namespace)` then looks through every object).
     """
 
     def __init__(
@@ -124,6 +126,7 @@ class Informer:
         field_selector: str = "",
         resync_period: float = 0.0,
         packed: bool = False,
+        namespace_index: bool = True,
     ) -> None:
         self.kind = kind
         self.namespace = namespace
@@ -147,7 +150,8 @@ class Informer:
         self._resync_timer: Timer | None = None
         self._dispatched: tuple[Object, bytes] | None = None
         """The object the handlers being called were handed, and its cached bytes."""
-        self.add_indexer(NAMESPACE_INDEX, by_namespace)
+        if namespace_index:
+            self.add_indexer(NAMESPACE_INDEX, by_namespace)
 
     # --- setup -------------------------------------------------------------------------------
 
@@ -216,11 +220,11 @@ class Informer:
     def list(self, namespace: str = "", selector: LabelSelector | None = None) -> list[Object]:
         """The cached objects, of one namespace when given, and only those `selector` matches
         when given (as a client-go Lister lists)."""
-        objs = (
-            self.by_index(NAMESPACE_INDEX, namespace)
-            if namespace
-            else map(self._unpack, self._cache.values())
-        )
+        objs: Iterable[Object] = map(self._unpack, self._cache.values())
+        if namespace and NAMESPACE_INDEX in self._indexers:
+            objs = self.by_index(NAMESPACE_INDEX, namespace)
+        elif namespace:
+            objs = (o for o in objs if o["metadata"].get("namespace") == namespace)
         if selector is None:
             return list(objs)
         return [o for o in objs if selector.matches(o["metadata"].get("labels") or {})]

@@ -639,7 +639,13 @@ class NodeAgent:
             self.config_map_changed, lambda _, new: self.config_map_changed(new)
         )
         self.config_maps = config_maps.get
-        pods = Informer(self.client, PODS, field_selector=f"spec.nodeName={self.name}", packed=True)
+        pods = Informer(
+            self.client,
+            PODS,
+            field_selector=f"spec.nodeName={self.name}",
+            packed=True,
+            namespace_index=False,
+        )
         self.packed_pod = pods.packed
         pods.add_event_handler(self.pod_added, self.pod_updated, self.pod_deleted)
         informers = (nodes, config_maps, pods)

@@ -53,9 +53,11 @@ class NodeAgentPool:
         self._adopting: dict[str, asyncio.Task[None]] = {}
         self._pods_started = False
         self._config_maps = Informer(client, CONFIG_MAPS)
-        # Packed: the agents keep what they need of each pod, and a pool of thousands of nodes
-        # runs hundreds of thousands of pods.
-        self._pods = Informer(client, PODS, field_selector="spec.nodeName!=", packed=True)
+        # Packed (the workers share the bytes), not filed by namespace (never listed so): a pool
+        # of thousands of nodes runs hundreds of thousands of pods.
+        self._pods = Informer(
+            client, PODS, field_selector="spec.nodeName!=", packed=True, namespace_index=False
+        )
         self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true")
         self._wheel: asyncio.Task[None] | None = None
         self.renewals = 0

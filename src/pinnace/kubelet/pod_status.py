@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pinnace.clock import format_time, parse_time
-from pinnace.kubelet.runtime import ContainerState, ContainerStatus
+from pinnace.kubelet.runtime import ContainerState, ContainerStatus, container_key
 
 if TYPE_CHECKING:
     from pinnace.clock import Timer
@@ -162,7 +162,7 @@ def restore_record(c: ContainerRecord, entry: Mapping[str, Any], now: float) -> 
         c.current, c.previous = c.previous, None  # waiting to restart it (CrashLoopBackOff)
     elif cid:
         started = _time(state.get("running") or {}, "startedAt", now)
-        c.current = ContainerStatus(cid, c.name, image, image_id, started)
+        c.current = ContainerStatus(container_key(cid), c.name, image, image_id, started)
         c.waiting = ("", "")
 
 
@@ -170,7 +170,7 @@ def _recorded_run(
     name: str, image: str, image_id: str, terminated: Mapping[str, Any], now: float
 ) -> ContainerStatus:
     return ContainerStatus(
-        id=terminated.get("containerID", ""),
+        key=container_key(terminated.get("containerID", "")),
         name=name,
         image=image,
         image_id=image_id,

@@ -100,8 +100,8 @@ class ContainerStatus:
     """One run of a container, as the runtime knows it (slotted: a node keeps one or two for
     every container it runs)."""
 
-    id: str
-    """With its scheme, as containerStatuses[].containerID shows it."""
+    key: ContainerKey
+    """Its ID, compactly (`container_key`)."""
     name: str
     image: str
     image_id: str
@@ -120,6 +120,35 @@ class ContainerStatus:
             self.log.extend(lines)
         else:
             self.log = [*self.log, *lines]
+
+    @property
+    def id(self) -> str:
+        """With its scheme, as containerStatuses[].containerID shows it."""
+        return container_id_of(self.key)
+
+
+ContainerKey = bytes | str
+"""A container ID as the runtime keeps it (one for every container a node runs): the 32 bytes
+of a `containerd://` ID's SHA-256 digest (half the memory of its hex digits), any other ID as
+it is."""
+
+
+def container_key(container_id: str) -> ContainerKey:
+    """The key of the container `container_id`."""
+    digits = container_id[len(CONTAINER_ID_SCHEME) :]
+    if container_id.startswith(CONTAINER_ID_SCHEME) and len(digits) == 64:
+        try:
+            digest = bytes.fromhex(digits)
+        except ValueError:
+            return container_id
+        if digest.hex() == digits:
+            return digest
+    return container_id
+
+
+def container_id_of(key: ContainerKey) -> str:
+    """The ID of the container of `key`, with its scheme."""
+    return key if isinstance(key, str) else CONTAINER_ID_SCHEME + key.hex()
 
 
 OnExit = Callable[[ContainerStatus], object]
@@ -245,23 +274,23 @@ class SimulatedRuntime(ContainerRuntime):
         self._clock = clock
         self._node = node
         self.machine = machine or Machine()
-        self._timers: dict[str, Timer] = {}
-        self._oom_timers: dict[str, Timer] = {}
-        self._term_sent: dict[str, float] = {}
-        self._exits: dict[str, float] = {}
+        self._timers: dict[ContainerKey, Timer] = {}
+        self._oom_timers: dict[ContainerKey, Timer] = {}
+        self._term_sent: dict[ContainerKey, float] = {}
+        self._exits: dict[ContainerKey, float] = {}
         """When a container being stopped will be gone."""
-        self._running: dict[str, _Running] = {}
+        self._running: dict[ContainerKey, _Running] = {}
         """The running containers (with their status), by ID."""
-        self._exited_runs: dict[str, ContainerStatus] = {}
+        self._exited_runs: dict[ContainerKey, ContainerStatus] = {}
         """The statuses of the exited containers not yet removed: with the running ones, every
         container it holds (in one table or the other, not both: a node runs many)."""
         self._memory_peaks = 0.0
         """The running containers' highest working sets, each at most its limit: while the
         system's memory and these fit in the machine, the node cannot run out of memory."""
         self._node_oom_timer: Timer | None = None
-        self._later: dict[str, tuple[Timer, float, list[str]]] = {}
+        self._later: dict[ContainerKey, tuple[Timer, float, list[str]]] = {}
         """By container: the timer of the next lines it prints, when, and the lines."""
-        self._exited: dict[str, ContainerStats] = {}
+        self._exited: dict[ContainerKey, ContainerStats] = {}
         """What exited containers leave on disk until they are removed."""
         self._started = 0
 
@@ -279,7 +308,7 @@ class SimulatedRuntime(ContainerRuntime):
         # The start time in the seed: a restarted agent's runtime counts from 1 again.
         seed = f"{self._node}/{sandbox}/{name}/{now!r}/{self._started}".encode()
         status = ContainerStatus(
-            id=CONTAINER_ID_SCHEME + hashlib.sha256(seed).hexdigest(),
+            key=hashlib.sha256(seed).digest(),
             name=name,
             image=image_reference(image),
             image_id=image_id(image),
@@ -305,7 +334,7 @@ class SimulatedRuntime(ContainerRuntime):
         `started_at` (its usage, its exit, the lines it prints from now on); one whose run
         ended meanwhile exits at once, as of when it ended."""
         status = ContainerStatus(
-            id=container_id,
+            key=container_key(container_id),
             name=name,
             image=image_reference(image),
             image_id=image_id(image),
@@ -323,7 +352,7 @@ class SimulatedRuntime(ContainerRuntime):
     ) -> None:
         """Run the container of `status` from its start time on (timers in the past fire at
         once: the caller has not seen the status yet)."""
-        cid, started = status.id, status.started_at
+        cid, started = status.key, status.started_at
         if behaviour.later is not None:
             self._print_later(status, behaviour.later, started)
         resources = resources or LinuxContainerResources()
@@ -358,32 +387,34 @@ class SimulatedRuntime(ContainerRuntime):
         """The container exits `stop_seconds` after the first SIGTERM (code 143), or is
         killed when the grace period ends first (137). Stopping again with a shorter grace
         period brings the kill forward."""
-        running = self._running.get(container_id)
+        key = container_key(container_id)
+        running = self._running.get(key)
         if running is None:
             return
         now = self._clock.now()
-        term_sent = self._term_sent.setdefault(container_id, now)
+        term_sent = self._term_sent.setdefault(key, now)
         on_term = term_sent + running.stop_seconds
         kill = now + max(grace_seconds, 0.0)
         when, code = (on_term, EXIT_CODE_SIGTERM) if on_term <= kill else (kill, EXIT_CODE_SIGKILL)
-        planned = self._exits.get(container_id)
+        planned = self._exits.get(key)
         if planned is not None and planned <= when:
             return
-        timer = self._timers.pop(container_id, None)
+        timer = self._timers.pop(key, None)
         if timer is not None:
             timer.cancel()
-        self._exits[container_id] = when
-        self._timers[container_id] = self._clock.call_at(when, self._exit, container_id, code)
+        self._exits[key] = when
+        self._timers[key] = self._clock.call_at(when, self._exit, key, code)
 
     def remove_container(self, container_id: str) -> None:
-        self._stopped(container_id)
+        key = container_key(container_id)
+        self._stopped(key)
         for table in (
             self._exited_runs,
             self._exited,
             self._term_sent,
             self._exits,
         ):
-            table.pop(container_id, None)
+            table.pop(key, None)
 
     def list_containers(self) -> list[ContainerStatus]:
         return [*(r.status for r in self._running.values()), *self._exited_runs.values()]
@@ -394,7 +425,7 @@ class SimulatedRuntime(ContainerRuntime):
         demands = [r.usage.cpu.at(now - r.status.started_at) for r in running]
         wants = [min(demand, r.cpu_limit) for demand, r in zip(demands, running, strict=True)]
         got = self._share_cpu(running, wants)
-        found = dict(self._exited)
+        found = {container_id_of(key): stats for key, stats in self._exited.items()}
         for r, demand, want, cpu in zip(running, demands, wants, got, strict=True):
             age = now - r.status.started_at
             found[r.status.id] = ContainerStats(
@@ -426,14 +457,14 @@ class SimulatedRuntime(ContainerRuntime):
         return got
 
     def _exit(
-        self, container_id: str, exit_code: int, reason: str = "", at: float = math.inf
+        self, key: ContainerKey, exit_code: int, reason: str = "", at: float = math.inf
     ) -> None:
         """The container ends, at `at` if that has passed already (a resumed container whose
         run ended while its agent was down), else now."""
-        running = self._running.get(container_id)
-        self._stopped(container_id)
-        self._term_sent.pop(container_id, None)
-        self._exits.pop(container_id, None)
+        running = self._running.get(key)
+        self._stopped(key)
+        self._term_sent.pop(key, None)
+        self._exits.pop(key, None)
         if running is None:
             return
         status = running.status
@@ -454,21 +485,21 @@ class SimulatedRuntime(ContainerRuntime):
         if batch is not None:
             when = since + batch[0]
             timer = self._clock.call_at(when, self._print, status, stream, batch[1])
-            self._later[status.id] = (timer, when, batch[1])
+            self._later[status.key] = (timer, when, batch[1])
 
     def _print(self, status: ContainerStatus, stream: LogStream, lines: list[str]) -> None:
-        del self._later[status.id]
+        del self._later[status.key]
         status.print((self._clock.now(), line) for line in lines)
         self._print_later(status, stream, self._clock.now())
 
-    def _stopped(self, container_id: str) -> None:
+    def _stopped(self, key: ContainerKey) -> None:
         """The container no longer runs: its timers go, and its memory is the node's again."""
         for timers in (self._timers, self._oom_timers):
-            timer = timers.pop(container_id, None)
+            timer = timers.pop(key, None)
             if timer is not None:
                 timer.cancel()
-        running = self._running.pop(container_id, None)
-        later = self._later.pop(container_id, None)
+        running = self._running.pop(key, None)
+        later = self._later.pop(key, None)
         if later is not None:
             later[0].cancel()
             if running is not None and later[1] <= self._clock.now() + 1e-6:
@@ -476,9 +507,9 @@ class SimulatedRuntime(ContainerRuntime):
                 running.status.print((later[1], line) for line in later[2])
         if running is None:
             return
-        self._exited_runs[container_id] = running.status
+        self._exited_runs[key] = running.status
         age = self._clock.now() - running.status.started_at
-        self._exited[container_id] = ContainerStats(
+        self._exited[key] = ContainerStats(
             name=running.status.name,
             rootfs_used_bytes=round(running.usage.ephemeral_storage.at(age)),
             logs_used_bytes=running.log_bytes(),
@@ -516,16 +547,16 @@ class SimulatedRuntime(ContainerRuntime):
         now = self._clock.now()
         candidates = [
             OOMCandidate(
-                cid,
+                r.status.id,
                 r.usage.memory.at(now - r.status.started_at),
                 r.resources.oom_score_adj,
             )
-            for cid, r in self._running.items()
+            for r in self._running.values()
         ]
         victim = oom_victim(candidates, self.machine.memory_bytes)
         if victim is None:
             return
-        self._exit(victim, EXIT_CODE_SIGKILL, REASON_OOM_KILLED)
+        self._exit(container_key(victim), EXIT_CODE_SIGKILL, REASON_OOM_KILLED)
 
 
 @dataclass(slots=True)

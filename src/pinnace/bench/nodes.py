@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import json
 import resource
 import time
@@ -39,6 +40,11 @@ NAMESPACE = "default"
 CREATE_BATCH = 500
 """Pods created concurrently: enough to keep the server busy, few enough to stay fair to the
 heartbeat wheel meanwhile."""
+STARTING_AT_MOST = 5000
+"""Pods created and not yet running, at most, before the next batch: pods arrive as fast as the
+node agents start them, not in a backlog of thousands of queued pods and status writes that
+would set the process's memory high-water mark."""
+STARTING_POLL_SECONDS = 0.25
 SETTLE_POLL_SECONDS = 0.5
 SETTLE_TIMEOUT = 1800.0
 """No phase may take longer: the benchmark always stops by itself."""
@@ -159,10 +165,14 @@ def _pod(node: str, index: int) -> dict[str, Any]:
 
 
 async def _create_pods(client: LocalClient, pool: NodeAgentPool, per_node: int) -> None:
-    wanted = [_pod(name, i) for i in range(per_node) for name in pool.agents]
-    for i in range(0, len(wanted), CREATE_BATCH):
-        batch = wanted[i : i + CREATE_BATCH]
+    wanted = ((name, i) for i in range(per_node) for name in pool.agents)
+    created = running = 0
+    while batch := [_pod(name, i) for name, i in itertools.islice(wanted, CREATE_BATCH)]:
+        while created - running > STARTING_AT_MOST:
+            await asyncio.sleep(STARTING_POLL_SECONDS)
+            running = _running(pool)
         await asyncio.gather(*(client.create(PODS, NAMESPACE, pod) for pod in batch))
+        created += len(batch)
 
 
 async def _until_running(pool: NodeAgentPool, pods: int) -> None:

@@ -180,21 +180,18 @@ class PodWorker:
     """The pod itself is kept packed (`pod` unpacks it), in the very bytes its informer's cache
     holds when it has them (`PodHost.packed_pod`): a node keeps a worker for every pod it runs,
     and reads the whole pod only to start a container. What is read more often is
-    kept apart: its identity, deletion, grace periods, recorded phase and QoS class. It also
+    kept apart: its identity, deletion, recorded phase and QoS class. It also
     keeps what its agent holds for the pod (`hold`, `ceiling`, the status writer): one object
     per pod rather than an entry in a dict by uid for each."""
 
     # Slots: over 30 attributes would give every worker a dict of its own (~2 KB).
     __slots__ = (
-        "_active_deadline",
         "_deadline",
-        "_deletion_grace",
         "_grace",
         "_mount_failures",
         "_packed",
         "_recorded_phase",
         "_reported",
-        "_termination_grace",
         "_timer",
         "_transitions",
         "apps",
@@ -304,12 +301,9 @@ class PodWorker:
 
     @pod.setter
     def pod(self, pod: Mapping[str, Any]) -> None:
-        m, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
+        m, status = pod["metadata"], pod.get("status") or {}
         self.resource_version: str = m.get("resourceVersion") or ""
         self.deleting = bool(m.get("deletionTimestamp"))
-        self._deletion_grace: int | None = m.get("deletionGracePeriodSeconds")
-        self._active_deadline: int | None = spec.get("activeDeadlineSeconds")
-        self._termination_grace: int | None = spec.get("terminationGracePeriodSeconds")
         self._recorded_phase: str = sys.intern(status.get("phase", PENDING))
         self.qos_class: str = sys.intern(status.get("qosClass") or "")
         if not self._reported:
@@ -401,7 +395,7 @@ class PodWorker:
                 self._resume(c, entry)
         self.phase = pod_phase(self.inits, self.apps, self.restart_policy)
         if self.deleting:
-            self.terminate()
+            self.terminate(pod["metadata"].get("deletionGracePeriodSeconds"))
         else:
             self.sync()
 
@@ -409,11 +403,12 @@ class PodWorker:
         """Probers for the containers that run on, and the active deadline, from the pod's
         start."""
         self.begun = True
-        specs = _container_specs(self.pod)
+        pod = self.pod
+        specs = _container_specs(pod)
         for c in self.inits + self.apps:
             if not c.init or c.restartable:
                 self._add_probers(c, specs.get(c.name) or {})
-        deadline = self._active_deadline
+        deadline = (pod.get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
             self._deadline = self.host.clock.call_at(
                 self.start_time + deadline, self._deadline_exceeded
@@ -421,18 +416,19 @@ class PodWorker:
 
     def update(self, pod: Mapping[str, Any]) -> None:
         self.pod = pod
-        grace = self._deletion_grace
+        grace = pod["metadata"].get("deletionGracePeriodSeconds")
         if self.deleting and (not self.terminating or (grace is not None and grace < self._grace)):
-            self.terminate()  # again when a second delete shortened the grace period
+            self.terminate(grace)  # again when a second delete shortened the grace period
         elif self.config_blocked:
             self.sync()  # the annotations may be fixed now
 
-    def terminate(self) -> None:
-        """The pod is being deleted: stop its containers within its grace period."""
+    def terminate(self, grace: int | None) -> None:
+        """The pod is being deleted: stop its containers within its grace period (its
+        deletionGracePeriodSeconds)."""
         again = self.terminating
         self.terminating = True
         self._cancel_timer()
-        self._grace = self._deletion_grace or 0
+        self._grace = grace or 0
         self._stop_probers(ProbeType.LIVENESS, ProbeType.STARTUP)
         for c in self.inits + self.apps:
             c.waiting = ("", "") if c.current is not None else c.waiting
@@ -741,7 +737,7 @@ class PodWorker:
     # --- stopping containers -----------------------------------------------------------------
 
     def _pod_grace(self) -> int:
-        grace = self._termination_grace
+        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds")
         return DEFAULT_GRACE_PERIOD if grace is None else grace
 
     def _kill(self, c: ContainerRecord, message: str, grace: float) -> None:

@@ -39,49 +39,44 @@ class Version:
     """One retained change of a key: what a `WatchEvent` says, less the previous object (the
     key's history has it)."""
 
-    __slots__ = ("_object", "_packed", "key", "revision", "type")
+    # Four slots keep an instance in 64 bytes; a fifth would take it to 80.
+    __slots__ = ("_data", "key", "revision", "type")
 
-    def __init__(self, type: EventType, key: str, obj: Object | None, revision: int) -> None:
+    def __init__(self, type: EventType, key: str, data: Object | bytes, revision: int) -> None:
         self.type = type
         self.key = key
         self.revision = revision
-        self._object: Object | None = obj
-        self._packed = b""
-        """Once packed: the revision (`_HEADER` bytes), then the packed object, which is the
-        record of a settled history."""
+        self._data = data
+        """The object as written, or once packed the record: the revision (`_HEADER` bytes)
+        then the packed object, which is also what a settled history keeps."""
 
     @classmethod
     def from_json(cls, type: EventType, key: str, data: bytes, revision: int) -> Version:
         """A change read back from its object's JSON text: packed from the start."""
-        version = cls(type, key, None, revision)
-        version._packed = _header(revision) + codec.pack_json(data)
-        return version
+        return cls(type, key, _header(revision) + codec.pack_json(data), revision)
 
     @classmethod
     def settled(cls, key: str, record: bytes) -> Version:
         """The version a settled history's record holds. It lies at or before the compacted
         revision, where only whether a change deleted its key still matters; it did not."""
-        version = cls("MODIFIED", key, None, int.from_bytes(record[:_HEADER], _ORDER))
-        version._packed = record
-        return version
+        return cls("MODIFIED", key, record, int.from_bytes(record[:_HEADER], _ORDER))
 
     @property
     def object(self) -> Object:
         """The object of the change: shared while recent, a new copy each time once packed."""
-        obj = self._object
-        return obj if obj is not None else _unpack(self._packed)
+        data = self._data
+        return _unpack(data) if isinstance(data, bytes) else data
 
     @property
-    def settles(self) -> bool:
-        """Whether this version can stand as its key's settled history, were it the only one
-        left at or before the compacted revision."""
-        return self._object is None and self.type != "DELETED"
+    def record(self) -> bytes | None:
+        """What this version's key keeps settled, if it can be: packed and not a deletion."""
+        data = self._data
+        return data if isinstance(data, bytes) and self.type != "DELETED" else None
 
     def pack(self) -> None:
-        obj = self._object
-        if obj is not None:
-            self._packed = _header(self.revision) + codec.pack(obj)
-            self._object = None
+        data = self._data
+        if not isinstance(data, bytes):
+            self._data = _header(self.revision) + codec.pack(data)
 
 
 History = list[Version] | bytes
@@ -297,8 +292,9 @@ class MvccState:
         history = self._history[key]
         if isinstance(history, list) and len(history) == 1:
             only = history[0]
-            if only.settles and only.revision <= self.compacted_revision:
-                self._history[key] = only._packed
+            record = only.record
+            if record is not None and only.revision <= self.compacted_revision:
+                self._history[key] = record
 
 
 def _live(event: Version | None) -> bool:

@@ -302,7 +302,8 @@ class PodWorker:
     @pod.setter
     def pod(self, pod: Mapping[str, Any]) -> None:
         m, status = pod["metadata"], pod.get("status") or {}
-        self.resource_version: str = m.get("resourceVersion") or ""
+        # An int: half the memory of the string (0: none).
+        self.resource_version = int(m.get("resourceVersion") or 0)
         self.deleting = bool(m.get("deletionTimestamp"))
         self._recorded_phase: str = sys.intern(status.get("phase", PENDING))
         self.qos_class: str = sys.intern(status.get("qosClass") or "")
@@ -320,7 +321,7 @@ class PodWorker:
             "namespace": self.namespace,
             "name": self.name,
             "uid": self.uid,
-            "resourceVersion": self.resource_version,
+            "resourceVersion": str(self.resource_version) if self.resource_version else "",
         }
 
     def reference(self) -> Mapping[str, Any]:

@@ -361,11 +361,6 @@ class SimulatedRuntime(ContainerRuntime):
             status,
             behaviour.usage,
             resources,
-            cpu_limit=min(
-                resources.cpu_limit_nano_cores or math.inf,
-                NANO * len(resources.cpuset_cpus) or math.inf,
-            ),
-            memory_peak=min(memory.peak, limit) if limit else memory.peak,
             stop_seconds=behaviour.stop_seconds,
             on_exit=on_exit,
         )
@@ -561,19 +556,31 @@ class SimulatedRuntime(ContainerRuntime):
 
 @dataclass(slots=True)
 class _Running:
-    """What the runtime keeps at hand for a running container."""
+    """What the runtime keeps at hand for a running container (the rest is derived: a node
+    keeps one for every container it runs)."""
 
     status: ContainerStatus
     usage: ContainerUsage
     resources: LinuxContainerResources
-    cpu_limit: float
-    memory_peak: float
-    """Its highest working set; at most its limit, as it is killed there."""
     stop_seconds: float
     """How long it takes to exit after SIGTERM."""
     on_exit: OnExit
     _log_lines: int = 0
     _log_bytes: int = 0
+
+    @property
+    def cpu_limit(self) -> float:
+        """Its CFS quota or its CPUs of its own, whichever is less (nanocores)."""
+        return min(
+            self.resources.cpu_limit_nano_cores or math.inf,
+            NANO * len(self.resources.cpuset_cpus) or math.inf,
+        )
+
+    @property
+    def memory_peak(self) -> float:
+        """Its highest working set; at most its limit, as it is killed there."""
+        peak, limit = self.usage.memory.peak, self.resources.memory_limit_bytes
+        return min(peak, limit) if limit else peak
 
     def log_bytes(self) -> int:
         """What its log takes on disk in the CRI log format (counted once per new line)."""

@@ -25,40 +25,82 @@ POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
 
 
-@dataclass(slots=True)
+def _flag(bit: int, doc: str) -> Any:
+    """A boolean attribute of a ContainerRecord, kept as one bit of its `flags`."""
+
+    def get(self: ContainerRecord) -> bool:
+        return bool(self.flags & bit)
+
+    def set(self: ContainerRecord, value: bool) -> None:
+        self.flags = self.flags | bit if value else self.flags & ~bit
+
+    return property(get, set, doc=doc)
+
+
+_INIT, _RESTARTABLE, _HOOK_RUNNING, _STARTUP_PASSED, _READINESS_PASSED, _PROBE_KILLED, _KILLING = (
+    1 << i for i in range(7)
+)
+
+
+@dataclass(slots=True, init=False)
 class ContainerRecord:
-    """What the kubelet knows of one container of a pod across its restarts (slotted: one per
-    container of every pod a node runs)."""
+    """What the kubelet knows of one container of a pod across its restarts (slotted, and its
+    booleans bits of one int: one per container of every pod a node runs)."""
 
     name: str
     image: str
-    init: bool
-    restartable: bool = False  # a sidecar: an init container with restartPolicy Always
-    current: ContainerStatus | None = None
-    previous: ContainerStatus | None = None
-    restart_count: int = 0
-    waiting: tuple[str, str] = ("", "")
+    current: ContainerStatus | None
+    previous: ContainerStatus | None
+    restart_count: int
+    waiting: tuple[str, str]
     """(reason, message) while not running: before the first start, or in back-off."""
-    backoff: float = 0.0
-    backoff_updated: float = 0.0
-    hook_running: bool = False
-    """The current run's postStart hook has not completed: it does not count as started."""
-    startup_passed: bool = True
-    """The current run's startup probe succeeded (or it has none)."""
-    readiness_passed: bool = True
-    """The current run's readiness probe succeeds (or it has none)."""
-    probe_killed: bool = False
-    """Killed by the kubelet after a failed liveness or startup probe, to be restarted."""
-    probers: dict[ProbeType, Prober] | None = None
+    backoff: float
+    backoff_updated: float
+    probers: dict[ProbeType, Prober] | None
     """Its probers from the pod's start, if it has probes."""
-    pre_stop: HookRun | None = None
+    pre_stop: HookRun | None
     """The current run's preStop hook."""
-    post_start: Timer | None = None
+    post_start: Timer | None
     """While the current run's postStart hook runs, its end."""
-    killing: bool = False
-    """The current run is being killed."""
-    pre_stop_end: Timer | None = None
+    pre_stop_end: Timer | None
     """While the preStop hook of that kill runs, its end."""
+    flags: int
+
+    def __init__(
+        self,
+        name: str,
+        image: str,
+        *,
+        init: bool,
+        restartable: bool = False,
+        waiting: tuple[str, str] = ("", ""),
+    ) -> None:
+        self.name, self.image = name, image
+        self.current = self.previous = None
+        self.restart_count = 0
+        self.waiting = waiting
+        self.backoff = self.backoff_updated = 0.0
+        self.probers = self.pre_stop = self.post_start = self.pre_stop_end = None
+        self.flags = _STARTUP_PASSED | _READINESS_PASSED
+        self.init, self.restartable = init, restartable
+
+    init = _flag(_INIT, "An init container.")
+    restartable = _flag(_RESTARTABLE, "A sidecar: an init container with restartPolicy Always.")
+    hook_running = _flag(
+        _HOOK_RUNNING,
+        "The current run's postStart hook has not completed: it does not count as started.",
+    )
+    startup_passed = _flag(
+        _STARTUP_PASSED, "The current run's startup probe succeeded (or it has none)."
+    )
+    readiness_passed = _flag(
+        _READINESS_PASSED, "The current run's readiness probe succeeds (or it has none)."
+    )
+    probe_killed = _flag(
+        _PROBE_KILLED,
+        "Killed by the kubelet after a failed liveness or startup probe, to be restarted.",
+    )
+    killing = _flag(_KILLING, "The current run is being killed.")
 
     @property
     def running(self) -> bool:

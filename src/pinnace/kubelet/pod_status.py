@@ -25,13 +25,14 @@ POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
 
 
-def _flag(bit: int, doc: str) -> Any:
-    """A boolean attribute of a ContainerRecord, kept as one bit of its `flags`."""
+def bit_flag(bit: int, doc: str) -> Any:
+    """A boolean attribute kept as one bit of the object's `flags` (an int): a slot for every
+    boolean of an object a node keeps per pod or container adds up."""
 
-    def get(self: ContainerRecord) -> bool:
+    def get(self: Any) -> bool:
         return bool(self.flags & bit)
 
-    def set(self: ContainerRecord, value: bool) -> None:
+    def set(self: Any, value: bool) -> None:
         self.flags = self.flags | bit if value else self.flags & ~bit
 
     return property(get, set, doc=doc)
@@ -84,23 +85,23 @@ class ContainerRecord:
         self.flags = _STARTUP_PASSED | _READINESS_PASSED
         self.init, self.restartable = init, restartable
 
-    init = _flag(_INIT, "An init container.")
-    restartable = _flag(_RESTARTABLE, "A sidecar: an init container with restartPolicy Always.")
-    hook_running = _flag(
+    init = bit_flag(_INIT, "An init container.")
+    restartable = bit_flag(_RESTARTABLE, "A sidecar: an init container with restartPolicy Always.")
+    hook_running = bit_flag(
         _HOOK_RUNNING,
         "The current run's postStart hook has not completed: it does not count as started.",
     )
-    startup_passed = _flag(
+    startup_passed = bit_flag(
         _STARTUP_PASSED, "The current run's startup probe succeeded (or it has none)."
     )
-    readiness_passed = _flag(
+    readiness_passed = bit_flag(
         _READINESS_PASSED, "The current run's readiness probe succeeds (or it has none)."
     )
-    probe_killed = _flag(
+    probe_killed = bit_flag(
         _PROBE_KILLED,
         "Killed by the kubelet after a failed liveness or startup probe, to be restarted.",
     )
-    killing = _flag(_KILLING, "The current run is being killed.")
+    killing = bit_flag(_KILLING, "The current run is being killed.")
 
     @property
     def running(self) -> bool:

@@ -57,6 +57,7 @@ from pinnace.kubelet.pod_status import (
     POST_START_HOOK_ERROR,
     TERMINAL_PHASES,
     ContainerRecord,
+    bit_flag,
     container_status_entry,
     pod_conditions,
     pod_phase,
@@ -191,17 +192,14 @@ class PodWorker:
         "_mount_failures",
         "_packed",
         "_recorded_phase",
-        "_reported",
         "_timer",
         "_transitions",
         "apps",
-        "begun",
         "ceiling",
         "ceiling_annotations",
         "config_map_names",
-        "deleting",
-        "dirty",
         "disruption",
+        "flags",
         "hold",
         "host",
         "inits",
@@ -216,15 +214,23 @@ class PodWorker:
         "restart_policy",
         "start_time",
         "status_written",
-        "terminated",
-        "terminating",
         "uid",
         "volumes",
         "writer",
     )
 
+    begun = bit_flag(1, "Started or resumed: until then, nothing runs.")
+    deleting = bit_flag(2, "Its pod has a deletionTimestamp.")
+    terminating = bit_flag(4, "Its containers are being stopped after a deletion.")
+    terminated = bit_flag(8, "All containers stopped after a deletion: the pod may be deleted now.")
+    _reported = bit_flag(
+        16, "Its own status was made (the conditions carry on from the API's until then)."
+    )
+    dirty = bit_flag(32, "Its status changed since the agent's writer last took it.")
+
     def __init__(self, host: PodHost, pod: Mapping[str, Any]) -> None:
         self.host = host
+        self.flags = 0
         m = pod["metadata"]
         self.uid: str = m["uid"]
         self.namespace: str = sys.intern(m["namespace"])
@@ -261,14 +267,7 @@ class PodWorker:
         self.pod_ip = ""
         self.start_time = 0.0
         self.phase = "Pending"
-        self.begun = False
-        """Started or resumed: until then, nothing runs."""
-        self.terminating = False
-        self.terminated = False
-        """All containers stopped after a deletion: the pod may be deleted now."""
         self._grace = 0
-        self._reported = False
-        """Its own status was made (the conditions carry on from the API's until then)."""
         self._transitions: tuple[str | None, ...] = ()
         """Of the conditions last reported, or the API's until then."""
         self._timer: Timer | None = None
@@ -283,8 +282,6 @@ class PodWorker:
         self.ceiling: UsageCeiling | None = None
         """The most the agent counts it as using, as of its annotations then."""
         self.ceiling_annotations: tuple[tuple[str, str], ...] = ()
-        self.dirty = False
-        """Its status changed since the agent's writer last took it."""
         self.writer: asyncio.Task[None] | None = None
         """The agent's task writing its status, while it runs."""
         self.status_written: int | None = None

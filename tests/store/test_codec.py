@@ -1,0 +1,60 @@
+"""The compact form objects are kept in: what goes in comes out, however the dictionaries have
+grown in between."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from pinnace.store import codec
+
+
+def pod(i: int, kind: str = "CodecTestPod") -> dict:
+    """A pod-like object; dictionaries are learned per kind, and for the whole process."""
+    return {
+        "apiVersion": "v1",
+        "kind": kind,
+        "metadata": {
+            "name": f"web-{i}",
+            "namespace": "default",
+            "uid": str(uuid.UUID(int=i * 7919 + 1, version=4)),
+            "resourceVersion": str(1000 + i),
+            "ownerReferences": [{"kind": "ReplicaSet", "name": "web"}],
+        },
+        "spec": {"nodeName": f"node-{i % 3}", "containers": [{"name": "app", "image": "nginx"}]},
+        "status": {"phase": "Running", "podIP": f"10.0.{i // 250}.{i % 250}"},
+    }
+
+
+def test_every_object_unpacks_to_itself_before_and_after_its_kind_learns() -> None:
+    packed = [(obj, codec.pack(obj)) for obj in map(pod, range(1100))]
+    for obj, data in packed:
+        assert codec.unpack(data) == obj
+
+
+def test_a_kind_that_has_learned_packs_its_objects_smaller() -> None:
+    kind = "CodecTestLearner"
+    first = len(codec.pack(pod(0, kind)))
+    for i in range(1, max(codec.LEARN_AT)):
+        codec.pack(pod(i, kind))
+    assert len(codec.pack(pod(1_000_000, kind))) < first * 0.8
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {},
+        {"v": 1},
+        {"metadata": {"ownerReferences": [{"kind": "ReplicaSet"}]}, "kind": "Late"},
+        {"kind": 'odd "kind\\" name', "items": [1.5, None, True, "é"]},
+    ],
+)
+def test_objects_without_a_kind_first_or_at_all_pack_too(obj: dict) -> None:
+    for _ in range(20):
+        assert codec.unpack(codec.pack(obj)) == obj
+
+
+def test_anything_not_json_is_refused() -> None:
+    with pytest.raises(TypeError):
+        codec.pack({"v": object()})

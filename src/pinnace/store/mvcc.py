@@ -79,9 +79,10 @@ class Version:
             self._data = _header(self.revision) + codec.pack(data)
 
 
-History = list[Version] | bytes
-"""A key's retained changes in revision order (the last one is the key's latest), or, settled,
-the record of its one live version at or before the compacted revision."""
+History = list[Version] | Version | bytes
+"""A key's retained changes in revision order (the last one is the key's latest); the change
+itself when there is one (most keys: an Event is written once); or, settled, the record of its
+one live version at or before the compacted revision."""
 
 _HEADER = 8
 _ORDER = "little"
@@ -140,11 +141,11 @@ class MvccState:
         version = self._log[revision - self.compacted_revision - 1]
         previous = None
         if version.type != "ADDED":
-            history = self._history[version.key]  # a list: the version is after compaction
-            assert isinstance(history, list)
-            i = bisect_left(history, revision, key=_revision_of)
-            if i:
-                previous = history[i - 1].object
+            history = self._history[version.key]  # not settled: the version is in the log
+            if isinstance(history, list):
+                i = bisect_left(history, revision, key=_revision_of)
+                if i:
+                    previous = history[i - 1].object
         return WatchEvent(version.type, version.key, version.object, previous, revision)
 
     def get(self, key: str, revision: int) -> Object | None:
@@ -229,11 +230,13 @@ class MvccState:
         key = version.key
         history = self._history.get(key)
         if history is None:
-            self._history[key] = [version]
+            self._history[key] = version
             self._keys.add(key)
         else:
-            if not isinstance(history, list):
-                history = self._history[key] = [Version.settled(key, history)]
+            if isinstance(history, bytes):
+                history = Version.settled(key, history)
+            if isinstance(history, Version):
+                history = self._history[key] = [history]
             if version.type == "DELETED":
                 self._tombstones.add(key)
             elif history[-1].type == "DELETED":
@@ -263,25 +266,28 @@ class MvccState:
             if key in seen:
                 continue
             seen.add(key)
-            history = self._history[key]
-            assert isinstance(history, list)  # it changed after the compacted revision
+            history = self._history[key]  # not settled: it changed after the compacted revision
+            if isinstance(history, Version):
+                history = [history]
+            assert isinstance(history, list)
             i = bisect_right(history, revision, key=_revision_of) - 1
             keep = history[i]
             first_kept = i + 1 if keep.type == "DELETED" else i
             dropped.extend(event.revision for event in history[:first_kept])
-            del history[:first_kept]
-            if not history:
+            kept = history[first_kept:]
+            if not kept:
                 del self._history[key]
                 self._keys.remove(key)
                 self._tombstones.remove(key)  # only a tombstone is ever dropped last
             else:
+                self._history[key] = kept if len(kept) > 1 else kept[0]
                 self._settle(key)
         self._versions -= len(dropped)
         recent = self._recent
         while recent and recent[0].revision <= revision:
             version = recent.popleft()
             kept = self._history.get(version.key)
-            if isinstance(kept, list) and kept[0] is version:
+            if kept is version or (isinstance(kept, list) and kept[0] is version):
                 version.pack()
                 self._settle(version.key)
         return dropped
@@ -289,9 +295,8 @@ class MvccState:
     def _settle(self, key: str) -> None:
         """Settle the key's history if it is down to one packed live version at or before the
         compacted revision (a later version would be in the log)."""
-        history = self._history[key]
-        if isinstance(history, list) and len(history) == 1:
-            only = history[0]
+        only = self._history[key]
+        if isinstance(only, Version):
             record = only.record
             if record is not None and only.revision <= self.compacted_revision:
                 self._history[key] = record
@@ -303,8 +308,10 @@ def _live(event: Version | None) -> bool:
 
 def _at(key: str, history: History, revision: int) -> Version | None:
     """The key's change in effect at `revision` (a readable one), if any."""
-    if not isinstance(history, list):
+    if isinstance(history, bytes):
         return Version.settled(key, history)  # at or before any readable revision
+    if isinstance(history, Version):
+        return history if revision >= history.revision else None
     if revision >= history[-1].revision:
         return history[-1]
     i = bisect_right(history, revision, key=_revision_of)

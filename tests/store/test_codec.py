@@ -28,7 +28,7 @@ def pod(i: int, kind: str = "CodecTestPod") -> dict:
 
 
 def test_every_object_unpacks_to_itself_before_and_after_its_kind_learns() -> None:
-    packed = [(obj, codec.pack(obj)) for obj in map(pod, range(1100))]
+    packed = [(obj, codec.pack(obj)) for obj in map(pod, range(600))]
     for obj, data in packed:
         assert codec.unpack(data) == obj
 
@@ -36,7 +36,7 @@ def test_every_object_unpacks_to_itself_before_and_after_its_kind_learns() -> No
 def test_a_kind_that_has_learned_packs_its_objects_smaller() -> None:
     kind = "CodecTestLearner"
     first = len(codec.pack(pod(0, kind)))
-    for i in range(1, max(codec.LEARN_AT)):
+    for i in range(1, min(codec.LEARN_AT)):
         codec.pack(pod(i, kind))
     assert len(codec.pack(pod(1_000_000, kind))) < first * 0.8
 

@@ -17,6 +17,7 @@ from pinnace.store import (
     KeyNotFoundError,
     MemoryStore,
     Store,
+    codec,
 )
 
 
@@ -185,20 +186,25 @@ def test_a_long_compaction_runs_in_steps_and_watches_resume_after_it(
 
 def test_history_stays_bounded_under_steady_writes_with_compaction(backend) -> None:
     keys, per_round, rounds = 50, 500, 6
+    # A kind of its own, traced from before it has a packing dictionary: it learns one once,
+    # and later only replaces it (the one replaced must be traced to count as freed).
+    kind = f"BoundedHistory{backend.name}"
+
+    def obj(v: int) -> dict:
+        return {"kind": kind, "v": v, "pad": "x" * 200}
 
     async def body(store: Store) -> None:
-        for k in range(keys):
-            await store.create(f"k/{k}", {"v": 0, "pad": "x" * 200})
         tracemalloc.start()
         try:
+            for _ in range(min(codec.LEARN_AT)):
+                codec.pack(obj(0))
+            for k in range(keys):
+                await store.create(f"k/{k}", obj(0))
             sizes = []
             for r in range(rounds):
                 for _ in range(per_round // keys):
                     await asyncio.gather(
-                        *(
-                            store.update(f"k/{k}", {"v": r, "pad": "x" * 200}, None)
-                            for k in range(keys)
-                        )
+                        *(store.update(f"k/{k}", obj(r), None) for k in range(keys))
                     )
                 await store.compact(store.revision - per_round)
                 sizes.append(tracemalloc.get_traced_memory()[0])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import zlib
+from collections import deque
 
 import orjson
 
@@ -220,36 +221,39 @@ _LEVEL = 6
 _MEM_LEVEL = 5
 _MAX_DICTIONARY = 32768
 """Deflate reaches no further back."""
-LEARN_AT = frozenset({16, 1024, 65536})
-"""The counts of objects of one kind packed at which the kind gets a new dictionary, made of
-the last two of them: a cluster's pods (or Events, or leases) resemble each other far more than
-any sample can, so a pod keeps ~150 bytes instead of ~240. A kind learns at most three times
-(its first objects may be unlike most: a cluster's first Events are about nodes)."""
+LEARN_AT = frozenset(8**n for n in range(2, 7))
+"""The counts of objects of one kind packed (64, 512, ... 262,144) at which the kind gets a new
+dictionary, made of the last `SAMPLES` of them: a cluster's pods (or Events, or leases)
+resemble each other far more than any sample written beforehand can, so a running pod keeps
+~150 bytes instead of ~240. A kind learns again as it grows, since its first objects may be
+unlike most (a cluster's first Events are about its nodes; pods are first packed new, without
+a status)."""
+SAMPLES = 4
 _MAX_DICTIONARIES = 256
 """A packed object names its dictionary in one byte."""
 
 
-class _Dictionary:
-    __slots__ = ("primed", "zdict")
-
-    def __init__(self, zdict: bytes) -> None:
-        self.zdict = zdict
-        self.primed = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WINDOW_BITS, _MEM_LEVEL, zdict=zdict)
-
-
 class _Kind:
-    """What packing has seen of one kind: how many, the last one, its latest dictionary."""
+    """What packing has seen of one kind: how many, the last few, and its latest dictionary
+    with a compressor primed with it (older dictionaries are kept for reading only)."""
 
-    __slots__ = ("count", "dictionary", "last")
+    __slots__ = ("count", "current", "samples")
 
     def __init__(self) -> None:
         self.count = 0
-        self.dictionary = 0
-        self.last = b""
+        self.current = (0, _COMMON)
+        """Read and replaced as one, so that a packing thread never pairs an index with
+        another dictionary's compressor."""
+        self.samples: deque[bytes] = deque(maxlen=SAMPLES)
+
+
+def _primed(zdict: bytes) -> zlib._Compress:
+    return zlib.compressobj(_LEVEL, zlib.DEFLATED, _WINDOW_BITS, _MEM_LEVEL, zdict=zdict)
 
 
 # Process-wide and only ever added to: a packed object stays readable for as long as it lives.
-_dictionaries = [_Dictionary(_DICTIONARY)]
+_dictionaries = [_DICTIONARY]
+_COMMON = _primed(_DICTIONARY)
 _kinds: dict[bytes, _Kind] = {}
 _learning = threading.Lock()
 
@@ -267,19 +271,19 @@ def pack_json(data: bytes) -> bytes:
     if kind is None:
         kind = _kinds.setdefault(name, _Kind())
     kind.count += 1
+    kind.samples.append(data)
     if kind.count in LEARN_AT:
-        _learn(kind, data)
-    kind.last = data
-    index = kind.dictionary
+        _learn(kind)
+    index, primed = kind.current
     # A copy of a compressor already primed with the dictionary costs a fraction of priming one.
-    deflate = _dictionaries[index].primed.copy()
+    deflate = primed.copy()
     return bytes((index,)) + deflate.compress(data) + deflate.flush()
 
 
 def unpack(packed: bytes | memoryview) -> Object:
     """The object `pack` made `packed` from (a new dict every time)."""
     view = memoryview(packed)
-    inflate = zlib.decompressobj(_WINDOW_BITS, zdict=_dictionaries[view[0]].zdict)
+    inflate = zlib.decompressobj(_WINDOW_BITS, zdict=_dictionaries[view[0]])
     return orjson.loads(inflate.decompress(view[1:]))  # type: ignore[no-any-return]
 
 
@@ -293,9 +297,9 @@ def _kind_of(data: bytes) -> bytes:
     return data[start : data.find(b'"', start)]
 
 
-def _learn(kind: _Kind, data: bytes) -> None:
+def _learn(kind: _Kind) -> None:
     with _learning:
         if len(_dictionaries) < _MAX_DICTIONARIES:
-            zdict = (_DICTIONARY + kind.last + data)[-_MAX_DICTIONARY:]
-            _dictionaries.append(_Dictionary(zdict))
-            kind.dictionary = len(_dictionaries) - 1
+            zdict = (_DICTIONARY + b"".join(kind.samples))[-_MAX_DICTIONARY:]
+            _dictionaries.append(zdict)
+            kind.current = (len(_dictionaries) - 1, _primed(zdict))

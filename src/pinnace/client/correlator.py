@@ -39,36 +39,35 @@ COMBINED_PREFIX = "(combined from similar events): "
 SHARED_KEYS = 64
 """How many distinct entry keys a correlator shares between objects before it starts over."""
 
-SourceAndObject = tuple[str, str, str, str, str, str, str]
-"""Who reported an event about which object (client-go's spam key)."""
+SourceAndObject = tuple[tuple[str, str, str, str, str], str, str]
+"""Who reported an event about which object (client-go's spam key): (component, host, kind,
+namespace, apiVersion), shared by the objects of one kind and namespace, then name and uid."""
 EntryKey = tuple[str, str, str, str]
 """The rest of an entry's key: (fieldPath, type, reason, message) for an event (client-go's
 event key), (type, reason, reportingComponent, reportingInstance) for its aggregation record
 and for the combined event that stands in for it (client-go's aggregate key)."""
 
+Record = tuple[object, ...]
+"""The entries of one source and object, as one flat tuple rather than an object per entry (a
+kubelet keeps one with three entries of each kind for every pod it runs): its head (the spam
+filter's token bucket: tokens, when last taken; the base of its stamps; how many aggregation
+records it holds), then the aggregation records (SIMILAR slots each), then the last writes
+(OBSERVED slots each)."""
+_TOKENS, _LAST, _BASE, _SIMILARS = range(4)
+HEAD = 4
+_NEW: Record = (SPAM_BURST, float("-inf"), 0, 0)
+"""A record with no entries: a full bucket at minus infinity stands for none."""
+
 SIMILAR = 3
-"""The slots of an aggregation record in _Record.similar: its key, when events of the key were
-last seen, then the distinct messages seen, oldest first (at most AGGREGATE_MAX_EVENTS - 1):
-one message, or a tuple of them when several, as almost every key has one."""
+"""The slots of an aggregation record: its key, when events of the key were last seen, then
+the distinct messages seen, oldest first (at most AGGREGATE_MAX_EVENTS - 1): one message, or a
+tuple of them when several, as almost every key has one."""
 OBSERVED = 4
-"""The slots of a last write in _Record.observed: its key, its count, its firstTimestamp
-(interned: the events of one second share it) and its name's stamp. The Event's name is
-`<involved object's name>.<stamp, hex>`, as the recorder names Events: an int holds it in a
-fraction of the name's memory."""
-
-
-class _Record:
-    """The entries of one source and object. Flat tuples, not an object per entry: a kubelet
-    keeps one record with three entries of each kind for every pod it runs."""
-
-    __slots__ = ("last", "observed", "similar", "tokens")
-
-    def __init__(self) -> None:
-        # The spam filter's token bucket; a full one at minus infinity stands for none.
-        self.tokens: float = SPAM_BURST
-        self.last = float("-inf")
-        self.similar: tuple[object, ...] = ()
-        self.observed: tuple[object, ...] = ()
+"""The slots of a last write: its key, its count, its firstTimestamp (interned: the events of
+one second share it) and its name's stamp. The Event's name is `<involved object's
+name>.<stamp, hex>`, as the recorder names Events: kept as its difference from the record's
+base (the stamp of its first write), a small int for the events of one object written in a
+burst, which Python does not allocate."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +81,7 @@ class Correlated:
 class EventCorrelator:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._records: dict[SourceAndObject, _Record] = {}
+        self._records: dict[SourceAndObject, Record] = {}
         """Least recently used first: a plain dict keeps insertion order, so a record used moves
         to the end by being inserted again (an OrderedDict costs about twice as much)."""
         self._similar = 0  # aggregation records, in all records
@@ -90,27 +89,32 @@ class EventCorrelator:
         self._keys: dict[EntryKey, EntryKey] = {}
         """Equal entry keys are one tuple across objects ("Normal", "Started", "kubelet",
         <node>); when there are too many distinct ones to share, sharing starts over."""
+        self._sources: dict[tuple[str, str, str, str, str], tuple[str, str, str, str, str]] = {}
+        """The same for the sources and kinds of objects in the records' keys."""
 
     def correlate(self, event: Object) -> Correlated | None:
         """The write for `event` (which this takes over), or None when spam drops it."""
         now = self._clock.now()
-        record = self._use(_source_and_object(event))
-        event, key = self._aggregate(record, event, now)
-        correlated = self._observe(record, event, key)
-        allowed = _allow(record, now)
+        source_and_object = self._source_and_object(event)
+        record = self._use(source_and_object)
+        event, key, record = self._aggregate(record, event, now)
+        correlated, record = self._observe(record, event, key)
+        allowed, record = _allow(record, now)
+        self._records[source_and_object] = record
         self._evict()
         return correlated if allowed else None
 
     def written(self, event: Object) -> None:
         """Remember the Event as the server stored it, for the next repeat's patch."""
-        record = self._use(_source_and_object(event))
-        self._remember(record, self._event_key(event), event)
+        source_and_object = self._source_and_object(event)
+        record = self._use(source_and_object)
+        self._records[source_and_object] = self._remember(record, self._event_key(event), event)
         self._evict()
 
-    def _use(self, source_and_object: SourceAndObject) -> _Record:
-        record = self._records.pop(source_and_object, None)
-        if record is None:
-            record = _Record()
+    def _use(self, source_and_object: SourceAndObject) -> Record:
+        """The record of `source_and_object`, now the most recently used (its caller puts it
+        back, changed)."""
+        record = self._records.pop(source_and_object, _NEW)
         self._records[source_and_object] = record
         return record
 
@@ -122,13 +126,28 @@ class EventCorrelator:
             or self._observed > LRU_CACHE_ENTRIES
         ):
             record = records.pop(next(iter(records)))
-            self._similar -= len(record.similar) // SIMILAR
-            self._observed -= len(record.observed) // OBSERVED
+            similars: int = record[_SIMILARS]  # type: ignore[assignment]
+            self._similar -= similars
+            self._observed -= (len(record) - HEAD - SIMILAR * similars) // OBSERVED
 
     def _shared(self, key: EntryKey) -> EntryKey:
         if len(self._keys) >= SHARED_KEYS:
             self._keys.clear()
         return self._keys.setdefault(key, key)
+
+    def _source_and_object(self, event: Object) -> SourceAndObject:
+        source, involved = event.get("source") or {}, event["involvedObject"]
+        shared = (
+            source.get("component", ""),
+            source.get("host", ""),
+            involved.get("kind", ""),
+            involved.get("namespace", ""),
+            involved.get("apiVersion", ""),
+        )
+        if len(self._sources) >= SHARED_KEYS:
+            self._sources.clear()
+        shared = self._sources.setdefault(shared, shared)
+        return (shared, involved.get("name", ""), involved.get("uid", ""))
 
     def _event_key(self, event: Object) -> EntryKey:
         return self._shared(
@@ -140,7 +159,9 @@ class EventCorrelator:
             )
         )
 
-    def _aggregate(self, record: _Record, event: Object, now: float) -> tuple[Object, EntryKey]:
+    def _aggregate(
+        self, record: Record, event: Object, now: float
+    ) -> tuple[Object, EntryKey, Record]:
         key = self._shared(
             (
                 event.get("type", ""),
@@ -149,10 +170,11 @@ class EventCorrelator:
                 event.get("reportingInstance", ""),
             )
         )
-        i = _find(record.similar, key, SIMILAR)
+        similars: int = record[_SIMILARS]  # type: ignore[assignment]
+        i = _find(record, key, HEAD, HEAD + SIMILAR * similars, SIMILAR)
         messages: tuple[str, ...] = ()
-        if i >= 0 and now - record.similar[i + 1] <= AGGREGATE_INTERVAL:  # type: ignore[operator]
-            seen = record.similar[i + 2]
+        if i >= 0 and now - record[i + 1] <= AGGREGATE_INTERVAL:  # type: ignore[operator]
+            seen = record[i + 2]
             messages = seen if type(seen) is tuple else (seen,)  # type: ignore[assignment]
         message = event.get("message", "")
         if message not in messages:
@@ -163,10 +185,14 @@ class EventCorrelator:
             # the oldest, here, so that a run is reproducible.
             messages = messages[1:]
         entry = (key, now, messages[0] if len(messages) == 1 else messages)
-        record.similar = _put(record.similar, i, entry)
-        self._similar += i < 0
+        if i >= 0:
+            record = _replace(record, i, entry)
+        else:
+            end = HEAD + SIMILAR * similars
+            record = (*record[:_SIMILARS], similars + 1, *record[HEAD:end], *entry, *record[end:])
+            self._similar += 1
         if not combine:
-            return event, self._event_key(event)
+            return event, self._event_key(event), record
         stamp = format_time(now)
         combined = {
             "apiVersion": "v1",
@@ -184,13 +210,14 @@ class EventCorrelator:
             "count": 1,
             "type": event.get("type", ""),
         }
-        return combined, key
+        return combined, key, record
 
-    def _observe(self, record: _Record, event: Object, key: EntryKey) -> Correlated:
-        i = _find(record.observed, key, OBSERVED)
+    def _observe(self, record: Record, event: Object, key: EntryKey) -> tuple[Correlated, Record]:
+        i = _find(record, key, _observed_start(record), len(record), OBSERVED)
         patch = None
         if i >= 0:
-            _, count, first_timestamp, stamp = record.observed[i : i + OBSERVED]
+            _, count, first_timestamp, stamp = record[i : i + OBSERVED]
+            stamp += record[_BASE]  # type: ignore[operator]
             involved_name = event["involvedObject"].get("name", "")
             event["metadata"] = {**event["metadata"], "name": f"{involved_name}.{stamp:x}"}
             event["firstTimestamp"] = first_timestamp
@@ -200,57 +227,49 @@ class EventCorrelator:
                 "lastTimestamp": event["lastTimestamp"],
                 "message": event.get("message", ""),
             }
-        self._remember(record, key, event)
-        return Correlated(event, patch)
+        return Correlated(event, patch), self._remember(record, key, event)
 
-    def _remember(self, record: _Record, key: EntryKey, event: Object) -> None:
-        """Record `event` as the last write of `key`."""
-        i = _find(record.observed, key, OBSERVED)
+    def _remember(self, record: Record, key: EntryKey, event: Object) -> Record:
+        """`record` with `event` as the last write of `key`."""
+        start = _observed_start(record)
+        i = _find(record, key, start, len(record), OBSERVED)
+        stamp = int(event["metadata"]["name"].rpartition(".")[2], 16)
+        if start == len(record):
+            record = (*record[:_BASE], stamp, *record[_BASE + 1 :])
         entry = (
             key,
             event.get("count") or 0,
             sys.intern(event.get("firstTimestamp") or ""),
-            int(event["metadata"]["name"].rpartition(".")[2], 16),
+            stamp - record[_BASE],  # type: ignore[operator]
         )
-        record.observed = _put(record.observed, i, entry)
-        self._observed += i < 0
+        if i >= 0:
+            return _replace(record, i, entry)
+        self._observed += 1
+        return record + entry
 
 
-def _source_and_object(event: Object) -> SourceAndObject:
-    source, involved = event.get("source") or {}, event["involvedObject"]
-    return (
-        source.get("component", ""),
-        source.get("host", ""),
-        involved.get("kind", ""),
-        involved.get("namespace", ""),
-        involved.get("name", ""),
-        involved.get("uid", ""),
-        involved.get("apiVersion", ""),
-    )
+def _observed_start(record: Record) -> int:
+    return HEAD + SIMILAR * record[_SIMILARS]  # type: ignore[operator]
 
 
-def _allow(record: _Record, now: float) -> bool:
+def _allow(record: Record, now: float) -> tuple[bool, Record]:
     """The spam filter: the combined event of an aggregation has the same source and object as
     the event it stands in for, so its bucket is the record's."""
-    tokens = min(SPAM_BURST, record.tokens + (now - record.last) * SPAM_QPS)
-    record.last = now
-    if tokens < 1:
-        record.tokens = tokens
-        return False
-    record.tokens = tokens - 1
-    return True
+    refilled = record[_TOKENS] + (now - record[_LAST]) * SPAM_QPS  # type: ignore[operator]
+    tokens = min(SPAM_BURST, refilled)
+    allowed = tokens >= 1
+    return allowed, (tokens - 1 if allowed else tokens, now, *record[_BASE:])
 
 
-def _find(entries: tuple[object, ...], key: EntryKey, stride: int) -> int:
-    """Where the entry of `key` starts in a flat tuple of entries of `stride` slots, or -1."""
-    for i in range(0, len(entries), stride):
-        if entries[i] == key:
+def _find(record: Record, key: EntryKey, start: int, end: int, stride: int) -> int:
+    """Where the entry of `key` starts among the entries of `stride` slots from `start` to
+    `end` of `record`, or -1."""
+    for i in range(start, end, stride):
+        if record[i] == key:
             return i
     return -1
 
 
-def _put(entries: tuple[object, ...], i: int, entry: tuple[object, ...]) -> tuple[object, ...]:
-    """`entries` with the entry at `i` replaced by `entry`, or with `entry` added if i is -1."""
-    if i < 0:
-        return entries + entry
-    return entries[:i] + entry + entries[i + len(entry) :]
+def _replace(record: Record, i: int, entry: tuple[object, ...]) -> Record:
+    """`record` with the entry at `i` replaced by `entry`."""
+    return record[:i] + entry + record[i + len(entry) :]

@@ -55,7 +55,9 @@ from pinnace.kubelet.node_status import (
 from pinnace.kubelet.pod_status import TERMINAL_PHASES
 from pinnace.kubelet.runtime import (
     ContainerRuntime,
+    ContainerStatus,
     LinuxContainerResources,
+    OnExit,
     SimulatedRuntime,
     linux_container_resources,
 )
@@ -134,6 +136,8 @@ class NodeAgent:
         """The sum of the workers' usage ceilings."""
         self._eviction_basis: Mapping[str, Any] | None = None
         """The static status (its images) as of the eviction manager's last full pass."""
+        self._container_exited: OnExit = self._exited
+        """Bound once: the runtime keeps it for every container."""
 
     # --- registration and heartbeat ---------------------------------------------------------
 
@@ -509,6 +513,15 @@ class NodeAgent:
         for worker in list(self.config_blocked.values()):
             if worker.namespace == m.get("namespace") and m.get("name") in worker.config_map_names:
                 worker.config_map_changed()
+
+    @property
+    def container_exited(self) -> OnExit:
+        return self._container_exited
+
+    def _exited(self, status: ContainerStatus) -> None:
+        worker = self.workers.get(status.sandbox)
+        if worker is not None:
+            worker.exited(status)
 
     def status_changed(self, worker: PodWorker) -> None:
         if worker.follows_config_maps and not worker.terminating:

@@ -31,7 +31,7 @@ import hashlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +106,8 @@ class ContainerStatus:
     image: str
     image_id: str
     started_at: float
+    sandbox: str = ""
+    """The pod sandbox it runs in (the pod's uid), as CRI's Container.pod_sandbox_id."""
     state: ContainerState = ContainerState.RUNNING
     finished_at: float = 0.0
     exit_code: int = 0
@@ -307,17 +309,12 @@ class SimulatedRuntime(ContainerRuntime):
         now = self._clock.now()
         # The start time in the seed: a restarted agent's runtime counts from 1 again.
         seed = f"{self._node}/{sandbox}/{name}/{now!r}/{self._started}".encode()
-        status = ContainerStatus(
-            key=hashlib.sha256(seed).digest(),
-            name=name,
-            image=image_reference(image),
-            image_id=image_id(image),
-            started_at=now,
-        )
+        key = hashlib.sha256(seed).digest()
+        running = _Running.of(key, sandbox, name, image, now, behaviour, on_exit, resources)
         if behaviour.log:
-            status.print((now, line) for line in behaviour.log.splitlines())
-        self._run(status, behaviour, on_exit, resources)
-        return status
+            running.print((now, line) for line in behaviour.log.splitlines())
+        self._run(running, behaviour)
+        return running
 
     def resume_container(
         self,
@@ -333,37 +330,19 @@ class SimulatedRuntime(ContainerRuntime):
         """The container went down with the agent: its behaviour carries on as counted from
         `started_at` (its usage, its exit, the lines it prints from now on); one whose run
         ended meanwhile exits at once, as of when it ended."""
-        status = ContainerStatus(
-            key=container_key(container_id),
-            name=name,
-            image=image_reference(image),
-            image_id=image_id(image),
-            started_at=started_at,
-        )
-        self._run(status, behaviour, on_exit, resources)
-        return status
+        key = container_key(container_id)
+        running = _Running.of(key, sandbox, name, image, started_at, behaviour, on_exit, resources)
+        self._run(running, behaviour)
+        return running
 
-    def _run(
-        self,
-        status: ContainerStatus,
-        behaviour: ContainerBehaviour,
-        on_exit: OnExit,
-        resources: LinuxContainerResources | None,
-    ) -> None:
-        """Run the container of `status` from its start time on (timers in the past fire at
-        once: the caller has not seen the status yet)."""
-        cid, started = status.key, status.started_at
+    def _run(self, running: _Running, behaviour: ContainerBehaviour) -> None:
+        """Run the container `running` from its start time on (timers in the past fire at
+        once: the caller has not seen its status yet)."""
+        cid, started = running.key, running.started_at
         if behaviour.later is not None:
-            self._print_later(status, behaviour.later, started)
-        resources = resources or LinuxContainerResources()
-        memory, limit = behaviour.usage.memory, resources.memory_limit_bytes
-        self._running[cid] = running = _Running(
-            status,
-            behaviour.usage,
-            resources,
-            stop_seconds=behaviour.stop_seconds,
-            on_exit=on_exit,
-        )
+            self._print_later(running, behaviour.later, started)
+        memory, limit = behaviour.usage.memory, running.resources.memory_limit_bytes
+        self._running[cid] = running
         if behaviour.run_seconds < math.inf:
             end = started + behaviour.run_seconds
             self._timers[cid] = self._clock.call_at(
@@ -412,19 +391,19 @@ class SimulatedRuntime(ContainerRuntime):
             table.pop(key, None)
 
     def list_containers(self) -> list[ContainerStatus]:
-        return [*(r.status for r in self._running.values()), *self._exited_runs.values()]
+        return [*self._running.values(), *self._exited_runs.values()]
 
     def list_container_stats(self) -> dict[str, ContainerStats]:
         now = self._clock.now()
         running = list(self._running.values())
-        demands = [r.usage.cpu.at(now - r.status.started_at) for r in running]
+        demands = [r.usage.cpu.at(now - r.started_at) for r in running]
         wants = [min(demand, r.cpu_limit) for demand, r in zip(demands, running, strict=True)]
         got = self._share_cpu(running, wants)
         found = {container_id_of(key): stats for key, stats in self._exited.items()}
         for r, demand, want, cpu in zip(running, demands, wants, got, strict=True):
-            age = now - r.status.started_at
-            found[r.status.id] = ContainerStats(
-                name=r.status.name,
+            age = now - r.started_at
+            found[r.id] = ContainerStats(
+                name=r.name,
                 cpu_usage_nano_cores=round(cpu),
                 cpu_throttled_nano_cores=round(demand - want),
                 memory_working_set_bytes=round(r.usage.memory.at(age)),
@@ -462,12 +441,11 @@ class SimulatedRuntime(ContainerRuntime):
         self._exits.pop(key, None)
         if running is None:
             return
-        status = running.status
-        status.state = ContainerState.EXITED
-        status.finished_at = min(at, self._clock.now())
-        status.exit_code = exit_code
-        status.reason = reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR)
-        running.on_exit(status)
+        running.state = ContainerState.EXITED
+        running.finished_at = min(at, self._clock.now())
+        running.exit_code = exit_code
+        running.reason = reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR)
+        running.on_exit(running)
 
     def _print_later(self, status: ContainerStatus, stream: LogStream, since: float) -> None:
         """One timer per container for the next lines it prints, counted from `since` (its
@@ -499,13 +477,13 @@ class SimulatedRuntime(ContainerRuntime):
             later[0].cancel()
             if running is not None and later[1] <= self._clock.now() + 1e-6:
                 # due as it exits (`echo done` as a script's last word): printed first
-                running.status.print((later[1], line) for line in later[2])
+                running.print((later[1], line) for line in later[2])
         if running is None:
             return
-        self._exited_runs[key] = running.status
-        age = self._clock.now() - running.status.started_at
+        self._exited_runs[key] = running
+        age = self._clock.now() - running.started_at
         self._exited[key] = ContainerStats(
-            name=running.status.name,
+            name=running.name,
             rootfs_used_bytes=round(running.usage.ephemeral_storage.at(age)),
             logs_used_bytes=running.log_bytes(),
         )
@@ -533,7 +511,7 @@ class SimulatedRuntime(ContainerRuntime):
             self._node_oom_timer = self._clock.call_at(searched, self._plan_node_oom)
 
     def _memory_curves(self) -> list[Started]:
-        return [Started(r.usage.memory, r.status.started_at) for r in self._running.values()]
+        return [Started(r.usage.memory, r.started_at) for r in self._running.values()]
 
     def _node_out_of_memory(self) -> None:
         """Kill the container with the highest oom_score; its exit plans the next check,
@@ -542,8 +520,8 @@ class SimulatedRuntime(ContainerRuntime):
         now = self._clock.now()
         candidates = [
             OOMCandidate(
-                r.status.id,
-                r.usage.memory.at(now - r.status.started_at),
+                r.id,
+                r.usage.memory.at(now - r.started_at),
                 r.resources.oom_score_adj,
             )
             for r in self._running.values()
@@ -554,19 +532,47 @@ class SimulatedRuntime(ContainerRuntime):
         self._exit(container_key(victim), EXIT_CODE_SIGKILL, REASON_OOM_KILLED)
 
 
-@dataclass(slots=True)
-class _Running:
-    """What the runtime keeps at hand for a running container (the rest is derived: a node
-    keeps one for every container it runs)."""
+_UNLIMITED = LinuxContainerResources()
 
-    status: ContainerStatus
-    usage: ContainerUsage
-    resources: LinuxContainerResources
-    stop_seconds: float
+
+@dataclass(slots=True)
+class _Running(ContainerStatus):
+    """The status of a container of a simulated runtime, with what the runtime keeps at hand
+    while it runs (the rest is derived): one object rather than two, as a node keeps one for
+    every container it runs."""
+
+    usage: ContainerUsage = field(kw_only=True)
+    resources: LinuxContainerResources = field(kw_only=True)
+    stop_seconds: float = field(kw_only=True)
     """How long it takes to exit after SIGTERM."""
-    on_exit: OnExit
+    on_exit: OnExit = field(kw_only=True)
     _log_lines: int = 0
     _log_bytes: int = 0
+
+    @classmethod
+    def of(
+        cls,
+        key: ContainerKey,
+        sandbox: str,
+        name: str,
+        image: str,
+        started_at: float,
+        behaviour: ContainerBehaviour,
+        on_exit: OnExit,
+        resources: LinuxContainerResources | None,
+    ) -> _Running:
+        return cls(
+            key,
+            name,
+            image_reference(image),
+            image_id(image),
+            started_at,
+            sandbox,
+            usage=behaviour.usage,
+            resources=resources or _UNLIMITED,
+            stop_seconds=behaviour.stop_seconds,
+            on_exit=on_exit,
+        )
 
     @property
     def cpu_limit(self) -> float:
@@ -584,7 +590,7 @@ class _Running:
 
     def log_bytes(self) -> int:
         """What its log takes on disk in the CRI log format (counted once per new line)."""
-        log = self.status.log
+        log = self.log
         if len(log) != self._log_lines:
             self._log_bytes += sum(
                 CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for _, line in log[self._log_lines :]

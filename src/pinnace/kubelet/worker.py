@@ -70,7 +70,12 @@ from pinnace.kubelet.probes import (
     container_probes,
     probe_outcomes,
 )
-from pinnace.kubelet.runtime import ContainerRuntime, ContainerStatus, LinuxContainerResources
+from pinnace.kubelet.runtime import (
+    ContainerRuntime,
+    ContainerStatus,
+    LinuxContainerResources,
+    OnExit,
+)
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
 from pinnace.store import codec
@@ -117,6 +122,11 @@ class PodHost(Protocol):
 
     def status_changed(self, worker: PodWorker) -> None:
         """The worker's status() changed: write it (and delete the pod once terminated)."""
+
+    @property
+    def container_exited(self) -> OnExit:
+        """What the runtime is to call when a container of its exits: `PodWorker.exited` of
+        the worker of the container's sandbox (the same object on every read)."""
 
 
 PackedLookup = Callable[[Mapping[str, Any]], bytes | None]
@@ -610,7 +620,7 @@ class PodWorker:
             c.name,
             image,
             plan.behaviour,
-            self._exited,
+            self.host.container_exited,
             self.host.container_resources(pod, c.name),
         )
         c.waiting = ("", "")
@@ -655,7 +665,7 @@ class PodWorker:
             c.name,
             c.image,
             plan.behaviour,
-            self._exited,
+            self.host.container_exited,
             self.host.container_resources(pod, c.name),
             recorded.started_at,
         )
@@ -811,10 +821,10 @@ class PodWorker:
             if c.restartable and c.running and c.current is not None and not c.killing:
                 self._kill(c, f"Stopping container {c.name}", self._pod_grace())
 
-    def _exited(self, status: ContainerStatus) -> None:
-        """The runtime's word that the run `status` of one of its containers ended. (The
-        container is looked up rather than bound in a closure per run: the runtime keeps the
-        callback of every container a node runs.)"""
+    def exited(self, status: ContainerStatus) -> None:
+        """The runtime's word that the run `status` of one of its containers ended (through
+        its agent: the runtime keeps the callback of every container a node runs, so it is
+        one callable for all, not a method bound to each pod's worker)."""
         c = next((c for c in (*self.inits, *self.apps) if c.current is status), None)
         if c is None:
             return  # an earlier run

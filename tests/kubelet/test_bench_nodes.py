@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from pinnace.bench import nodes
 from pinnace.cli.main import main
 
 
@@ -31,3 +32,15 @@ def test_bench_nodes_refuses_a_size_below_one_node(capsys: pytest.CaptureFixture
     with pytest.raises(SystemExit):
         main(["bench", "nodes", "--nodes", "0"])
     assert "must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_bench_nodes_stops_by_itself_when_pods_cannot_all_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nodes, "CREATE_BATCH", 10)
+    monkeypatch.setattr(nodes, "STARTING_AT_MOST", 5)
+    monkeypatch.setattr(nodes, "SETTLE_TIMEOUT", 2.0)
+    # One node runs 110 pods at most: the rest are rejected and never run.
+    args = ["bench", "nodes", "--nodes", "1", "--pods-per-node", "130", "--seconds", "1"]
+    assert main(args) != 0
+    assert "pods ran in 2 s" in capsys.readouterr().err

@@ -106,6 +106,7 @@ async def _measure(nodes: int, pods_per_node: int, seconds: float) -> Figures:
     try:
         await _create_pods(client, pool, pods_per_node)
         await _until_running(pool, nodes * pods_per_node)
+        await asyncio.sleep(SETTLE_POLL_SECONDS)  # the last status writes
         running = time.perf_counter()
         # What pinnace up's compactor does within two intervals: the history of the set-up
         # writes goes, as it would in a process that has been running a while.
@@ -168,21 +169,22 @@ async def _create_pods(client: LocalClient, pool: NodeAgentPool, per_node: int) 
     wanted = ((name, i) for i in range(per_node) for name in pool.agents)
     created = running = 0
     while batch := [_pod(name, i) for name, i in itertools.islice(wanted, CREATE_BATCH)]:
-        while created - running > STARTING_AT_MOST:
-            await asyncio.sleep(STARTING_POLL_SECONDS)
-            running = _running(pool)
+        if created - running > STARTING_AT_MOST:
+            running = await _until_running(
+                pool, created - STARTING_AT_MOST, poll=STARTING_POLL_SECONDS
+            )
         await asyncio.gather(*(client.create(PODS, NAMESPACE, pod) for pod in batch))
         created += len(batch)
 
 
-async def _until_running(pool: NodeAgentPool, pods: int) -> None:
-    """Until the node agents have admitted every pod and run it."""
+async def _until_running(pool: NodeAgentPool, pods: int, poll: float = SETTLE_POLL_SECONDS) -> int:
+    """Until the node agents have admitted and run at least `pods` pods; how many they run."""
     deadline = time.monotonic() + SETTLE_TIMEOUT
     while (running := _running(pool)) < pods:
         if time.monotonic() > deadline:
             raise BenchError(f"only {running} of {pods} pods ran in {SETTLE_TIMEOUT:g} s")
-        await asyncio.sleep(SETTLE_POLL_SECONDS)
-    await asyncio.sleep(SETTLE_POLL_SECONDS)  # the last status writes
+        await asyncio.sleep(poll)
+    return running
 
 
 def _running(pool: NodeAgentPool) -> int:

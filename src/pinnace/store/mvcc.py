@@ -193,7 +193,7 @@ class MvccState:
         live = keys - self._tombstones.count(prefix, start_after)
         changed: set[str] = set()
         for i in range(revision + 1, self.revision + 1):
-            key = self.event_at(i).key
+            key = self._log[i - self.compacted_revision - 1].key
             if key in changed or not key.startswith(prefix):
                 continue
             if start_after is not None and key <= start_after:

@@ -63,7 +63,7 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.stats import Summary
 from pinnace.kubelet.summary import machine, node_summary
-from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
+from pinnace.kubelet.worker import PackedLookup, PodIP, PodWorker, started_on_node
 
 log = logging.getLogger(__name__)
 
@@ -118,10 +118,10 @@ class NodeAgent:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._pod_network = ipaddress.ip_network(config.pod_cidr)
         self._next_ip = 2  # .1 is the node's gateway
-        self._free_ips: list[str] = []
-        # A dict, not a set: a set of a node's pods takes twice the memory.
-        self._pod_ips: dict[str, None] = {}
-        """The IPs the pods hold."""
+        self._free_ips: list[int] = []
+        self._pod_ips = bytearray()
+        """Which IPs of the pod network the pods hold, by offset (1: held): a byte per address
+        up to the highest given out, not an entry per pod."""
         self._last_status_post = 0.0
         self._renewed = self._monitored = self._status_synced = -math.inf
         self._static_status = static_status(config)
@@ -460,28 +460,48 @@ class NodeAgent:
 
     # --- what workers need -------------------------------------------------------------------
 
-    def allocate_pod_ip(self) -> str:
+    def allocate_pod_ip(self) -> int:
         while self._free_ips:
             ip = self._free_ips.pop()
-            if ip not in self._pod_ips:
-                self._pod_ips[ip] = None
+            if not self._held(ip):
+                self._hold(ip, True)
                 return ip
         for _ in range(self._pod_network.num_addresses):
-            ip = str(self._pod_network[self._next_ip])
+            ip = self._next_ip
             self._next_ip = (
                 self._next_ip + 1 if self._next_ip < self._pod_network.num_addresses - 2 else 2
             )
-            if ip not in self._pod_ips:
+            if not self._held(ip):
                 break
-        self._pod_ips[ip] = None
+        self._hold(ip, True)
         return ip
 
-    def reserve_pod_ip(self, ip: str) -> None:
-        self._pod_ips[ip] = None
+    def reserve_pod_ip(self, ip: str) -> PodIP:
+        try:
+            address = ipaddress.ip_address(ip)
+        except ValueError:
+            return ip
+        if address not in self._pod_network:
+            return ip  # not this node's to give out
+        offset = int(address) - int(self._pod_network.network_address)
+        self._hold(offset, True)
+        return offset
 
-    def release_pod_ip(self, ip: str) -> None:
-        self._pod_ips.pop(ip, None)
-        self._free_ips.append(ip)
+    def release_pod_ip(self, ip: PodIP) -> None:
+        if type(ip) is int:
+            self._hold(ip, False)
+            self._free_ips.append(ip)
+
+    def pod_ip(self, ip: PodIP) -> str:
+        return ip if type(ip) is str else str(self._pod_network[ip])
+
+    def _held(self, offset: int) -> bool:
+        return offset < len(self._pod_ips) and bool(self._pod_ips[offset])
+
+    def _hold(self, offset: int, held: bool) -> None:
+        if offset >= len(self._pod_ips):
+            self._pod_ips.extend(bytes(offset + 1 - len(self._pod_ips)))
+        self._pod_ips[offset] = held
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str

@@ -103,12 +103,15 @@ class PodHost(Protocol):
     config_maps: ConfigMapLookup
     packed_pod: PackedLookup
 
-    def allocate_pod_ip(self) -> str: ...
+    def allocate_pod_ip(self) -> PodIP: ...
 
-    def reserve_pod_ip(self, ip: str) -> None:
+    def reserve_pod_ip(self, ip: str) -> PodIP:
         """`ip` is a resumed pod's: no other pod gets it until it is released."""
 
-    def release_pod_ip(self, ip: str) -> None: ...
+    def release_pod_ip(self, ip: PodIP) -> None: ...
+
+    def pod_ip(self, ip: PodIP) -> str:
+        """The text of `ip`."""
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
@@ -129,6 +132,9 @@ class PodHost(Protocol):
         the worker of the container's sandbox (the same object on every read)."""
 
 
+PodIP = int | str
+"""A pod's IP as its node agent gives it: one of the node's pod network as its offset in it (a
+small int, which Python does not allocate), any other as its text."""
 PackedLookup = Callable[[Mapping[str, Any]], bytes | None]
 """A pod -> the compact form (`codec.pack`) of it that its informer's cache holds, if it is at
 hand."""
@@ -199,6 +205,7 @@ class PodWorker:
     __slots__ = (
         "_deadline",
         "_grace",
+        "_ip",
         "_mount_failures",
         "_packed",
         "_recorded_phase",
@@ -217,7 +224,6 @@ class PodWorker:
         "name",
         "namespace",
         "phase",
-        "pod_ip",
         "qos_class",
         "reason",
         "resource_version",
@@ -274,7 +280,7 @@ class PodWorker:
         self.config_map_names = frozenset(names) if names else _NO_NAMES
         """The ConfigMaps its containers take environment or files from."""
         self._mount_failures: Sequence[str] = ()
-        self.pod_ip = ""
+        self._ip: PodIP = ""
         self.start_time = 0.0
         self.phase = "Pending"
         self._grace = 0
@@ -336,6 +342,12 @@ class PodWorker:
         return {"apiVersion": "v1", "kind": "Pod", "metadata": self.metadata()}
 
     @property
+    def pod_ip(self) -> str:
+        """Its IP, once its sandbox is set up."""
+        ip = self._ip
+        return ip if type(ip) is str else self.host.pod_ip(ip)
+
+    @property
     def config_blocked(self) -> bool:
         """A container waits for its configuration (a ConfigMap, a model annotation), or
         the volumes for their ConfigMaps."""
@@ -382,9 +394,9 @@ class PodWorker:
             self.start_time = parse_time(status["startTime"])
         except ValueError:
             self.start_time = now
-        self.pod_ip = status.get("podIP") or ""
-        if self.pod_ip:
-            self.host.reserve_pod_ip(self.pod_ip)
+        recorded = status.get("podIP") or ""
+        if recorded:
+            self._ip = self.host.reserve_pod_ip(recorded)
         entries = {
             e.get("name"): e
             for e in (
@@ -466,9 +478,9 @@ class PodWorker:
             for status in (c.current, c.previous):
                 if status is not None:
                     self.host.runtime.remove_container(status.id)
-        if self.pod_ip:
-            self.host.release_pod_ip(self.pod_ip)
-            self.pod_ip = ""
+        if self._ip != "":
+            self.host.release_pod_ip(self._ip)
+            self._ip = ""
 
     # --- sync --------------------------------------------------------------------------------
 
@@ -480,8 +492,8 @@ class PodWorker:
         if not self.volumes.mounted and not self._mount():
             self.host.status_changed(self)
             return
-        if not self.pod_ip:  # the sandbox, once the volumes are mounted
-            self.pod_ip = self.host.allocate_pod_ip()
+        if self._ip == "":  # the sandbox, once the volumes are mounted
+            self._ip = self.host.allocate_pod_ip()
         wake: list[float] = []
         if self._sync_init_containers(wake):
             for c in self.apps:
@@ -578,7 +590,8 @@ class PodWorker:
         spec = _container_specs(pod).get(c.name) or {}
         probers = c.probers or _NO_PROBERS
         try:
-            env = self.host.container_environment(pod, c.name, self.pod_ip)
+            pod_ip = self.pod_ip
+            env = self.host.container_environment(pod, c.name, pod_ip)
             hostname = (pod.get("spec") or {}).get("hostname") or self.name
             context = ShellContext(
                 env, self.volumes.filesystem(spec), self.host.clock.now, hostname
@@ -588,7 +601,7 @@ class PodWorker:
                 hook_run(pod, spec, POST_START),
                 hook_run(pod, spec, PRE_STOP),
                 {
-                    kind: probe_outcomes(pod, spec, prober.probe, self.pod_ip)
+                    kind: probe_outcomes(pod, spec, prober.probe, pod_ip)
                     for kind, prober in probers.items()
                 },
             )
@@ -880,13 +893,14 @@ class PodWorker:
         self._transitions = _transitions(conditions)
         self._reported = True
         ips = [{"ip": self.host.host_ip}]
+        pod_ip = self.pod_ip
         status: dict[str, Any] = {
             "phase": phase,
             "conditions": conditions,
             "hostIP": self.host.host_ip,
             "hostIPs": ips,
-            "podIP": self.pod_ip,
-            "podIPs": [{"ip": self.pod_ip}] if self.pod_ip else [],
+            "podIP": pod_ip,
+            "podIPs": [{"ip": pod_ip}] if pod_ip else [],
             "startTime": format_time(self.start_time),
             "containerStatuses": [container_status_entry(c) for c in self.apps],
         }

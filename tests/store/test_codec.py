@@ -3,6 +3,7 @@ grown in between."""
 
 from __future__ import annotations
 
+import tracemalloc
 import uuid
 
 import pytest
@@ -58,3 +59,17 @@ def test_objects_without_a_kind_first_or_at_all_pack_too(obj: dict) -> None:
 def test_anything_not_json_is_refused() -> None:
     with pytest.raises(TypeError):
         codec.pack({"v": object()})
+
+
+def test_any_number_of_kinds_packs_in_bounded_memory() -> None:
+    tracemalloc.start()
+    try:
+        for k in range(300):
+            objs = [pod(i, f"CodecTestMany{k}") for i in range(min(codec.LEARN_AT) + 1)]
+            packed = [codec.pack(obj) for obj in objs]
+            assert codec.unpack(packed[0]) == objs[0] and codec.unpack(packed[-1]) == objs[-1]
+        grown = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    # Kinds past the first few dozen share one dictionary: no compressor (~150 KB) per kind.
+    assert grown < 16 * 2**20, grown

@@ -9,6 +9,7 @@ from one release to the next.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import zlib
 from collections import deque
@@ -229,18 +230,24 @@ resemble each other far more than any sample written beforehand can, so a runnin
 unlike most (a cluster's first Events are about its nodes; pods are first packed new, without
 a status)."""
 SAMPLES = 4
+_SAMPLED = frozenset(n for learn in LEARN_AT for n in range(learn - SAMPLES + 1, learn + 1))
+"""The counts at which an object is kept as a sample: the last few before each learning."""
 _MAX_DICTIONARIES = 256
 """A packed object names its dictionary in one byte."""
+_MAX_KINDS = 64
+_MAX_KIND_NAME = 63
+"""Kinds past the first 64 (or with longer names) share one entry: the name is only a guess
+at which objects resemble each other, and a guess from text can be any string."""
 
 
 class _Kind:
     """What packing has seen of one kind: how many, the last few, and its latest dictionary
     with a compressor primed with it (older dictionaries are kept for reading only)."""
 
-    __slots__ = ("count", "current", "samples")
+    __slots__ = ("counter", "current", "samples")
 
     def __init__(self) -> None:
-        self.count = 0
+        self.counter = itertools.count(1)  # next() is atomic: packing threads lose no count
         self.current = (0, _COMMON)
         """Read and replaced as one, so that a packing thread never pairs an index with
         another dictionary's compressor."""
@@ -254,27 +261,27 @@ def _primed(zdict: bytes) -> zlib._Compress:
 # Process-wide and only ever added to: a packed object stays readable for as long as it lives.
 _dictionaries = [_DICTIONARY]
 _COMMON = _primed(_DICTIONARY)
-_kinds: dict[bytes, _Kind] = {}
+_kinds: dict[str, _Kind] = {}
 _learning = threading.Lock()
 
 
 def pack(obj: Object) -> bytes:
     """`obj` in compact form. Raises TypeError if it is not JSON."""
-    return pack_json(orjson.dumps(obj))
+    kind = obj.get("kind")
+    return pack_json(orjson.dumps(obj), kind if isinstance(kind, str) else "")
 
 
-def pack_json(data: bytes) -> bytes:
+def pack_json(data: bytes, kind: str | None = None) -> bytes:
     """An object's JSON text in compact form: the index of the dictionary it is deflated
-    against, then the deflated text."""
-    name = _kind_of(data)
-    kind = _kinds.get(name)
-    if kind is None:
-        kind = _kinds.setdefault(name, _Kind())
-    kind.count += 1
-    kind.samples.append(data)
-    if kind.count in LEARN_AT:
-        _learn(kind)
-    index, primed = kind.current
+    against, then the deflated text. Without its `kind`, the text's first is taken."""
+    learner = _learner(_kind_of(data) if kind is None else kind)
+    count = next(learner.counter)
+    if count in _SAMPLED:
+        # A copy: orjson's result holds a buffer of at least 4 KB, whatever its length.
+        learner.samples.append(bytes(memoryview(data)))
+        if count in LEARN_AT:
+            _learn(learner)
+    index, primed = learner.current
     # A copy of a compressor already primed with the dictionary costs a fraction of priming one.
     deflate = primed.copy()
     return bytes((index,)) + deflate.compress(data) + deflate.flush()
@@ -287,14 +294,21 @@ def unpack(packed: bytes | memoryview) -> Object:
     return orjson.loads(inflate.decompress(view[1:]))  # type: ignore[no-any-return]
 
 
-def _kind_of(data: bytes) -> bytes:
+def _learner(name: str) -> _Kind:
+    learner = _kinds.get(name)
+    if learner is None:
+        if len(_kinds) >= _MAX_KINDS or len(name) > _MAX_KIND_NAME:
+            name = ""
+        learner = _kinds.setdefault(name, _Kind())
+    return learner
+
+
+def _kind_of(data: bytes) -> str:
     """The kind an object's JSON text names first: its own, as the API writes apiVersion and
-    kind first. Only a guess at which dictionary fits best; any answer packs correctly."""
-    start = data.find(b'"kind":"')
-    if start < 0:
-        return b""
-    start += 8
-    return data[start : data.find(b'"', start)]
+    kind first, though not always."""
+    start = data.find(b'"kind":"') + 8
+    end = data.find(b'"', start, start + _MAX_KIND_NAME + 1) if start >= 8 else -1
+    return data[start:end].decode(errors="replace") if end >= 0 else ""
 
 
 def _learn(kind: _Kind) -> None:

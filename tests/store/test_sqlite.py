@@ -319,3 +319,44 @@ def test_disk_use_stays_bounded_under_steady_writes_with_compaction(tmp_path: Pa
 
     sizes = run(main())
     assert max(sizes[3:]) <= sizes[2] * 1.2, sizes
+
+
+def test_changes_a_failed_compaction_left_on_disk_go_when_the_store_reopens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_compact = SQLiteLog.compact
+    failures = iter([True])
+
+    def flaky_compact(self: SQLiteLog, revision: int, dropped: Any) -> None:
+        if next(failures, False):
+            raise OSError("disk on fire")
+        real_compact(self, revision, dropped)
+
+    monkeypatch.setattr(SQLiteLog, "compact", flaky_compact)
+    path = tmp_path / "db"
+
+    async def write_and_compact() -> tuple[Any, ...]:
+        store = SQLiteStore(path)
+        await store.create("k/a", {"v": 1})
+        await store.create("k/b", {"v": 1})
+        await store.update("k/a", {"v": 2}, None)
+        await store.delete("k/b")
+        with pytest.raises(OSError):
+            await store.compact(store.revision)
+        await store.create("k/c", {"v": 1})
+        await store.compact(store.revision)
+        seen = await everything(store)
+        await store.close()
+        return seen
+
+    async def reopen() -> tuple[Any, ...]:
+        store = SQLiteStore(path)
+        seen = (*await everything(store), store.retained_versions)
+        await store.close()
+        return seen
+
+    before = run(write_and_compact())
+    assert run(reopen()) == (*before, 2)
+    log = SQLiteLog(str(path))
+    assert [row[1] for row in log.rows()] == ["k/a", "k/c"]
+    log.close()

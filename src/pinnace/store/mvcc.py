@@ -211,20 +211,37 @@ class MvccState:
         self._keep_recent(version)
         self.revision = event.revision
 
-    def restore(self, versions: Iterable[Version], revision: int, compacted: int) -> None:
-        """Load a retained history, in revision order, into this new state.
+    def restore(self, versions: Iterable[Version], revision: int, compacted: int) -> list[int]:
+        """Load a retained history, in revision order, into this new state; return the
+        revisions of the changes it leaves out.
 
-        Changes after `compacted` must be complete; those at or before it are each key's
-        latest change as of `compacted`.
+        Changes after `compacted` must be complete. Of those at or before it only each key's
+        latest is kept, unless it deleted the key: a compaction whose log deletion failed
+        leaves older ones behind.
         """
         self.compacted_revision = compacted
+        settled: dict[str, Version] = {}
+        later: list[Version] = []
+        dropped: list[int] = []
         for version in versions:
-            self._record(version)
             if version.revision > compacted:
-                self._log.append(version)
-            else:
-                self._settle(version.key)
+                later.append(version)
+                continue
+            replaced = settled.pop(version.key, None)
+            if replaced is not None:
+                dropped.append(replaced.revision)
+            settled[version.key] = version
+        for key, version in settled.items():
+            if version.type == "DELETED":
+                dropped.append(version.revision)
+                continue
+            self._record(version)
+            self._settle(key)
+        for version in later:
+            self._record(version)
+            self._log.append(version)
         self.revision = max(revision, compacted)
+        return sorted(dropped)
 
     def _record(self, version: Version) -> None:
         key = version.key

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +34,8 @@ from pinnace.store.interface import Object, StoreError, WatchEvent
 from pinnace.store.mvcc import INITIAL_REVISION, RECENT_VERSIONS
 from pinnace.store.sqlitelog import Row, SQLiteLog
 from pinnace.store.watch import DEFAULT_WATCH_BUFFER
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -75,8 +78,14 @@ class SQLiteStore(MvccStore):
                 raise
             versions, self._created = rows.from_rows(loaded)
             revision = loaded[-1][0] if loaded else INITIAL_REVISION
-            self._state.restore(versions, revision, compacted)
+            stale = self._state.restore(versions, revision, compacted)
             del loaded, versions
+        if stale:
+            # What a compaction failed to delete; if it fails again, the next opening retries.
+            try:
+                self._executor.submit(self._log.compact, compacted, stale).result()
+            except Exception as e:
+                log.warning("could not delete %d compacted changes: %s", len(stale), e)
         self._pending: dict[str, _Pending] = {}
         self._assigned = self._state.revision  # the last revision given to a write
         self._open_batch: _Batch | None = None

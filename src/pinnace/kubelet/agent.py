@@ -566,7 +566,9 @@ class NodeAgent:
                     written = await self._patch_status(worker.metadata(), wanted)
                     if written is None:
                         return
-                    worker.status_written = written
+                    # The int the worker holds, when it has heard of the write already.
+                    same = written == worker.resource_version
+                    worker.status_written = worker.resource_version if same else written
                     published = wanted
         finally:
             # At once, not in a done callback: a change made after the last check above must

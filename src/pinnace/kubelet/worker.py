@@ -204,6 +204,7 @@ class PodWorker:
     # Slots: over 30 attributes would give every worker a dict of its own (~2 KB).
     __slots__ = (
         "_deadline",
+        "_failure",
         "_grace",
         "_ip",
         "_mount_failures",
@@ -215,17 +216,14 @@ class PodWorker:
         "ceiling",
         "ceiling_annotations",
         "config_map_names",
-        "disruption",
         "flags",
         "hold",
         "host",
         "inits",
-        "message",
         "name",
         "namespace",
         "phase",
         "qos_class",
-        "reason",
         "resource_version",
         "restart_policy",
         "start_time",
@@ -288,11 +286,9 @@ class PodWorker:
         """Of the conditions last reported, or the API's until then."""
         self._timer: Timer | None = None
         self._deadline: Timer | None = None
-        self.reason = ""
-        self.message = ""
-        """Why the pod failed as a whole (status.reason and status.message)."""
-        self.disruption: dict[str, Any] | None = None
-        """The DisruptionTarget condition of an evicted pod."""
+        self._failure: tuple[str, str, dict[str, Any] | None] | None = None
+        """Why the kubelet failed the pod as a whole: status.reason and status.message, and
+        the DisruptionTarget condition of an evicted pod (one slot: few pods fail)."""
         self.hold: Hold | None = None
         """What the agent counts it as holding of the node, until it finishes."""
         self.ceiling: UsageCeiling | None = None
@@ -315,8 +311,10 @@ class PodWorker:
     @pod.setter
     def pod(self, pod: Mapping[str, Any]) -> None:
         m, status = pod["metadata"], pod.get("status") or {}
-        # An int: half the memory of the string (0: none).
-        self.resource_version = int(m.get("resourceVersion") or 0)
+        # An int: half the memory of the string (0: none); mostly the version of the agent's
+        # last status write, and then the same int.
+        version = int(m.get("resourceVersion") or 0)
+        self.resource_version = version if version != self.status_written else self.status_written
         self.deleting = bool(m.get("deletionTimestamp"))
         self._recorded_phase: str = sys.intern(status.get("phase", PENDING))
         self.qos_class: str = sys.intern(status.get("qosClass") or "")
@@ -804,8 +802,9 @@ class PodWorker:
         condition says why."""
         if self.terminating or self.finished:
             return
+        condition = None
         if disruption:
-            self.disruption = {
+            condition = {
                 "type": "DisruptionTarget",
                 "status": "True",
                 "lastProbeTime": None,
@@ -813,14 +812,15 @@ class PodWorker:
                 "reason": "TerminationByKubelet",
                 "message": message,
             }
-        self._fail("Evicted", message, grace)
+        self._fail("Evicted", message, grace, condition)
 
-    def _fail(self, reason: str, message: str, grace: float) -> None:
+    def _fail(
+        self, reason: str, message: str, grace: float, disruption: dict[str, Any] | None = None
+    ) -> None:
         """The kubelet ends the pod: Failed with `reason`, its containers killed."""
         self._cancel_timer()
         self.phase = FAILED
-        self.reason = reason
-        self.message = message
+        self._failure = (reason, message, disruption)
         self._stop_probers(*ProbeType)
         for c in self.inits + self.apps:
             c.waiting = ("", "") if c.current is not None else c.waiting
@@ -886,7 +886,7 @@ class PodWorker:
         now = self.host.clock.now_rfc3339()
         # A pod the kubelet fails (deadline, eviction) shows its terminal phase only once its
         # containers have stopped, as the status manager holds the phase back until then.
-        stopping = bool(self.reason) and any(c.running for c in self.inits + self.apps)
+        stopping = self._failure is not None and any(c.running for c in self.inits + self.apps)
         phase = self._recorded_phase if stopping else self.phase
         previous = _conditions(self._transitions)
         conditions = pod_conditions(self.inits, self.apps, phase, previous, now)
@@ -910,10 +910,10 @@ class PodWorker:
             status["qosClass"] = self.qos_class
         if stopping:
             return status
-        if self.disruption is not None:
-            status["conditions"] = [*conditions, self.disruption]
-        if self.reason:
-            status["reason"], status["message"] = self.reason, self.message
+        if self._failure is not None:
+            status["reason"], status["message"], disruption = self._failure
+            if disruption is not None:
+                status["conditions"] = [*conditions, disruption]
         return status
 
     def container_log(self, name: str, previous: bool) -> ContainerStatus | None:

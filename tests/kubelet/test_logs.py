@@ -10,7 +10,7 @@ import pytest
 from pinnace.apiserver.logs import LogOptions
 from pinnace.clock import Clock, VirtualClock
 from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS, container_log
-from pinnace.kubelet.runtime import ContainerState, ContainerStatus
+from pinnace.kubelet.runtime import ContainerStatus, Ended
 
 
 def run_of(*lines: tuple[float, str]) -> ContainerStatus:
@@ -59,7 +59,7 @@ def test_a_followed_log_sends_new_lines_until_the_container_exits(clock: Virtual
         run.print([(clock.loop.time(), "working")])
         await asyncio.sleep(5)
         run.print([(clock.loop.time(), "done")])
-        run.state = ContainerState.EXITED
+        run.ended = Ended(clock.loop.time(), 0, "Completed")
 
     began = clock.loop.time()
 

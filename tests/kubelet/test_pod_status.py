@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pinnace.kubelet.pod_status import ContainerRecord, pod_phase
-from pinnace.kubelet.runtime import ContainerState, ContainerStatus
+from pinnace.kubelet.runtime import ContainerStatus, Ended
 
 
 def record(state: str, exit_code: int = 0, *, backing_off: bool = False) -> ContainerRecord:
@@ -14,8 +14,7 @@ def record(state: str, exit_code: int = 0, *, backing_off: bool = False) -> Cont
         return c
     c.current = ContainerStatus("id", "c", "img", "img@sha256:0", started_at=0.0)
     if state == "exited":
-        c.current.state = ContainerState.EXITED
-        c.current.exit_code = exit_code
+        c.current.ended = Ended(0.0, exit_code, "")
     if backing_off:
         c.waiting = ("CrashLoopBackOff", "")
     return c

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pinnace.clock import format_time, parse_time
-from pinnace.kubelet.runtime import ContainerState, ContainerStatus, container_key
+from pinnace.kubelet.runtime import ContainerState, ContainerStatus, Ended, container_key
 
 if TYPE_CHECKING:
     from pinnace.clock import Timer
@@ -105,7 +105,7 @@ class ContainerRecord:
 
     @property
     def running(self) -> bool:
-        return self.current is not None and self.current.state is ContainerState.RUNNING
+        return self.current is not None and self.current.ended is None
 
     @property
     def container_id(self) -> str:
@@ -126,7 +126,7 @@ class ContainerRecord:
 
     @property
     def exited(self) -> bool:
-        return self.current is not None and self.current.state is ContainerState.EXITED
+        return self.current is not None and self.current.ended is not None
 
     @property
     def succeeded(self) -> bool:
@@ -218,10 +218,11 @@ def _recorded_run(
         image=image,
         image_id=image_id,
         started_at=_time(terminated, "startedAt", now),
-        state=ContainerState.EXITED,
-        finished_at=_time(terminated, "finishedAt", now),
-        exit_code=terminated.get("exitCode", 0),
-        reason=terminated.get("reason", ""),
+        ended=Ended(
+            _time(terminated, "finishedAt", now),
+            terminated.get("exitCode", 0),
+            terminated.get("reason", ""),
+        ),
     )
 
 

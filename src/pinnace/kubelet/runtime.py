@@ -33,7 +33,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pinnace.clock import Clock, Timer
 from pinnace.kubelet.oom import OOMCandidate, oom_victim
@@ -95,6 +95,14 @@ class ContainerState(StrEnum):
     EXITED = "exited"
 
 
+class Ended(NamedTuple):
+    """How a container's run ended."""
+
+    finished_at: float
+    exit_code: int
+    reason: str
+
+
 @dataclass(slots=True)
 class ContainerStatus:
     """One run of a container, as the runtime knows it (slotted: a node keeps one or two for
@@ -108,13 +116,27 @@ class ContainerStatus:
     started_at: float
     sandbox: str = ""
     """The pod sandbox it runs in (the pod's uid), as CRI's Container.pod_sandbox_id."""
-    state: ContainerState = ContainerState.RUNNING
-    finished_at: float = 0.0
-    exit_code: int = 0
-    reason: str = ""
     log: Sequence[tuple[float, str]] = ()
     """(time, line) as the container printed them: a list once it printed (most containers
     print nothing, and an empty list for each would take more than the rest of the status)."""
+    ended: Ended | None = None
+    """How the run ended; None while it runs (one slot for what only an exited one has)."""
+
+    @property
+    def state(self) -> ContainerState:
+        return ContainerState.RUNNING if self.ended is None else ContainerState.EXITED
+
+    @property
+    def finished_at(self) -> float:
+        return 0.0 if self.ended is None else self.ended.finished_at
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ended is None else self.ended.exit_code
+
+    @property
+    def reason(self) -> str:
+        return "" if self.ended is None else self.ended.reason
 
     def print(self, lines: Iterable[tuple[float, str]]) -> None:
         """Add (time, line) to its log."""
@@ -441,10 +463,11 @@ class SimulatedRuntime(ContainerRuntime):
         self._exits.pop(key, None)
         if running is None:
             return
-        running.state = ContainerState.EXITED
-        running.finished_at = min(at, self._clock.now())
-        running.exit_code = exit_code
-        running.reason = reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR)
+        running.ended = Ended(
+            min(at, self._clock.now()),
+            exit_code,
+            reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR),
+        )
         running.on_exit(running)
 
     def _print_later(self, status: ContainerStatus, stream: LogStream, since: float) -> None:
@@ -546,8 +569,8 @@ class _Running(ContainerStatus):
     stop_seconds: float = field(kw_only=True)
     """How long it takes to exit after SIGTERM."""
     on_exit: OnExit = field(kw_only=True)
-    _log_lines: int = 0
     _log_bytes: int = 0
+    """What its log takes on disk in the CRI log format, counted as lines are printed."""
 
     @classmethod
     def of(
@@ -588,12 +611,13 @@ class _Running(ContainerStatus):
         peak, limit = self.usage.memory.peak, self.resources.memory_limit_bytes
         return min(peak, limit) if limit else peak
 
+    def print(self, lines: Iterable[tuple[float, str]]) -> None:
+        printed = len(self.log)
+        ContainerStatus.print(self, lines)
+        self._log_bytes += sum(
+            CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for _, line in self.log[printed:]
+        )
+
     def log_bytes(self) -> int:
-        """What its log takes on disk in the CRI log format (counted once per new line)."""
-        log = self.log
-        if len(log) != self._log_lines:
-            self._log_bytes += sum(
-                CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for _, line in log[self._log_lines :]
-            )
-            self._log_lines = len(log)
+        """What its log takes on disk in the CRI log format."""
         return self._log_bytes

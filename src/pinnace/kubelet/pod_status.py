@@ -43,6 +43,35 @@ _INIT, _RESTARTABLE, _HOOK_RUNNING, _STARTUP_PASSED, _READINESS_PASSED, _PROBE_K
 )
 
 
+@dataclass(slots=True)
+class _Seldom:
+    """What only some containers need: a back-off, lifecycle hooks."""
+
+    backoff: float = 0.0
+    backoff_updated: float = 0.0
+    pre_stop: HookRun | None = None
+    post_start: Timer | None = None
+    pre_stop_end: Timer | None = None
+
+
+def _seldom(name: str, default: object, doc: str) -> Any:
+    """An attribute kept in the object's `_seldom`, made when first set to other than
+    `default`: most containers never back off nor have hooks, and a slot each adds up."""
+
+    def get(self: Any) -> Any:
+        seldom = self._seldom
+        return default if seldom is None else getattr(seldom, name)
+
+    def set(self: Any, value: object) -> None:
+        if self._seldom is None:
+            if value == default:
+                return
+            self._seldom = _Seldom()
+        setattr(self._seldom, name, value)
+
+    return property(get, set, doc=doc)
+
+
 @dataclass(slots=True, init=False)
 class ContainerRecord:
     """What the kubelet knows of one container of a pod across its restarts (slotted, and its
@@ -55,17 +84,10 @@ class ContainerRecord:
     restart_count: int
     waiting: tuple[str, str]
     """(reason, message) while not running: before the first start, or in back-off."""
-    backoff: float
-    backoff_updated: float
     probers: dict[ProbeType, Prober] | None
     """Its probers from the pod's start, if it has probes."""
-    pre_stop: HookRun | None
-    """The current run's preStop hook."""
-    post_start: Timer | None
-    """While the current run's postStart hook runs, its end."""
-    pre_stop_end: Timer | None
-    """While the preStop hook of that kill runs, its end."""
     flags: int
+    _seldom: _Seldom | None
 
     def __init__(
         self,
@@ -80,8 +102,7 @@ class ContainerRecord:
         self.current = self.previous = None
         self.restart_count = 0
         self.waiting = waiting
-        self.backoff = self.backoff_updated = 0.0
-        self.probers = self.pre_stop = self.post_start = self.pre_stop_end = None
+        self.probers = self._seldom = None
         self.flags = _STARTUP_PASSED | _READINESS_PASSED
         self.init, self.restartable = init, restartable
 
@@ -102,6 +123,12 @@ class ContainerRecord:
         "Killed by the kubelet after a failed liveness or startup probe, to be restarted.",
     )
     killing = bit_flag(_KILLING, "The current run is being killed.")
+    # Not annotated: properties, not dataclass fields.
+    backoff = _seldom("backoff", 0.0, "Its restart back-off (seconds); 0: none yet.")
+    backoff_updated = _seldom("backoff_updated", 0.0, "When its back-off last grew.")
+    pre_stop = _seldom("pre_stop", None, "The current run's preStop hook.")
+    post_start = _seldom("post_start", None, "While its postStart hook runs, its end.")
+    pre_stop_end = _seldom("pre_stop_end", None, "While the preStop hook of a kill runs, its end.")
 
     @property
     def running(self) -> bool:

@@ -58,8 +58,7 @@ class NodeAgentPool:
         self._pods = Informer(
             client, PODS, field_selector="spec.nodeName!=", packed=True, namespace_index=False
         )
-        # Packed too: only its handlers read it, and a Node is ~5 KB as written.
-        self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true", packed=True)
+        self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true")
         self._wheel: asyncio.Task[None] | None = None
         self.renewals = 0
         """Heartbeats done so far (one lease renewal each)."""

@@ -54,7 +54,7 @@ class _Seldom:
     pre_stop_end: Timer | None = None
 
 
-def _seldom(name: str, default: object, doc: str) -> Any:
+def _seldom_attribute(name: str, default: object, doc: str) -> Any:
     """An attribute kept in the object's `_seldom`, made when first set to other than
     `default`: most containers never back off nor have hooks, and a slot each adds up."""
 
@@ -124,11 +124,13 @@ class ContainerRecord:
     )
     killing = bit_flag(_KILLING, "The current run is being killed.")
     # Not annotated: properties, not dataclass fields.
-    backoff = _seldom("backoff", 0.0, "Its restart back-off (seconds); 0: none yet.")
-    backoff_updated = _seldom("backoff_updated", 0.0, "When its back-off last grew.")
-    pre_stop = _seldom("pre_stop", None, "The current run's preStop hook.")
-    post_start = _seldom("post_start", None, "While its postStart hook runs, its end.")
-    pre_stop_end = _seldom("pre_stop_end", None, "While the preStop hook of a kill runs, its end.")
+    backoff = _seldom_attribute("backoff", 0.0, "Its restart back-off (seconds); 0: none yet.")
+    backoff_updated = _seldom_attribute("backoff_updated", 0.0, "When its back-off last grew.")
+    pre_stop = _seldom_attribute("pre_stop", None, "The current run's preStop hook.")
+    post_start = _seldom_attribute("post_start", None, "While its postStart hook runs, its end.")
+    pre_stop_end = _seldom_attribute(
+        "pre_stop_end", None, "While the preStop hook of a kill runs, its end."
+    )
 
     @property
     def running(self) -> bool:

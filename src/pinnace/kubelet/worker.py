@@ -830,9 +830,11 @@ class PodWorker:
 
     def _stop_sidecars(self) -> None:
         """The app containers are done for good: the sidecars go too."""
+        grace = None
         for c in self.inits:
             if c.restartable and c.running and c.current is not None and not c.killing:
-                self._kill(c, f"Stopping container {c.name}", self._pod_grace())
+                grace = self._pod_grace() if grace is None else grace
+                self._kill(c, f"Stopping container {c.name}", grace)
 
     def exited(self, status: ContainerStatus) -> None:
         """The runtime's word that the run `status` of one of its containers ended (through

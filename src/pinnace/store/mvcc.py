@@ -141,11 +141,10 @@ class MvccState:
         version = self._log[revision - self.compacted_revision - 1]
         previous = None
         if version.type != "ADDED":
-            history = self._history[version.key]  # not settled: the version is in the log
-            if isinstance(history, list):
-                i = bisect_left(history, revision, key=_revision_of)
-                if i:
-                    previous = history[i - 1].object
+            history = _versions(version.key, self._history[version.key])
+            i = bisect_left(history, revision, key=_revision_of)
+            if i:
+                previous = history[i - 1].object
         return WatchEvent(version.type, version.key, version.object, previous, revision)
 
     def get(self, key: str, revision: int) -> Object | None:
@@ -250,10 +249,8 @@ class MvccState:
             self._history[key] = version
             self._keys.add(key)
         else:
-            if isinstance(history, bytes):
-                history = Version.settled(key, history)
-            if isinstance(history, Version):
-                history = self._history[key] = [history]
+            if not isinstance(history, list):
+                history = self._history[key] = _versions(key, history)
             if version.type == "DELETED":
                 self._tombstones.add(key)
             elif history[-1].type == "DELETED":
@@ -283,10 +280,7 @@ class MvccState:
             if key in seen:
                 continue
             seen.add(key)
-            history = self._history[key]  # not settled: it changed after the compacted revision
-            if isinstance(history, Version):
-                history = [history]
-            assert isinstance(history, list)
+            history = _versions(key, self._history[key])
             i = bisect_right(history, revision, key=_revision_of) - 1
             keep = history[i]
             first_kept = i + 1 if keep.type == "DELETED" else i
@@ -321,6 +315,13 @@ class MvccState:
 
 def _live(event: Version | None) -> bool:
     return event is not None and event.type != "DELETED"
+
+
+def _versions(key: str, history: History) -> list[Version]:
+    """The key's retained changes as a list, in revision order (a new one unless it was)."""
+    if isinstance(history, list):
+        return history
+    return [history if isinstance(history, Version) else Version.settled(key, history)]
 
 
 def _at(key: str, history: History, revision: int) -> Version | None:

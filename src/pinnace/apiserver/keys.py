@@ -22,3 +22,20 @@ def list_prefix(kind: Kind, namespace: str) -> str:
 
 def object_key(kind: Kind, namespace: str, name: str) -> str:
     return f"{kind_prefix(kind)}{namespace if kind.namespaced else ''}/{name}"
+
+
+ETCD_PREFIXES = {
+    ("", "replicationcontrollers"): "controllers",
+    ("", "endpoints"): "services/endpoints",
+    ("", "nodes"): "minions",
+    ("", "services"): "services/specs",
+    ("networking.k8s.io", "ingresses"): "ingress",
+}
+"""kube-apiserver's SpecialDefaultResourcePrefixes; every other resource is stored under its
+plural."""
+
+
+def etcd_key(kind: Kind, namespace: str, name: str) -> str:
+    """The key kube-apiserver would store the object at, as its storage errors name it."""
+    prefix = ETCD_PREFIXES.get((kind.group, kind.plural), kind.plural)
+    return f"/registry/{prefix}/{namespace + '/' if kind.namespaced else ''}{name}"

@@ -26,7 +26,7 @@ from pinnace.api.status import StatusError
 from pinnace.apiserver import deletion
 from pinnace.apiserver.admission_chain import AdmissionChain
 from pinnace.apiserver.filters import Filter, filter_for
-from pinnace.apiserver.keys import list_prefix, object_key
+from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
 from pinnace.apiserver.metrics import MetricsSource
 from pinnace.apiserver.objects import Object, clone, meta, resource_version
@@ -249,7 +249,9 @@ class APIServer:
         subresource: str = "",
     ) -> Result:
         """PUT: replace the object (or its status, with subresource "status"). With a
-        fieldManager in `options`, managedFields record what that manager changed."""
+        fieldManager in `options`, managedFields record what that manager changed. A uid in
+        the body is a precondition: the write is for that object, not one recreated under its
+        name (a patch has none; its uid is only validated as immutable)."""
         options = options or WriteOptions()
         decoded = decode(body, kind, strict=options.field_validation == "Strict")
         new = decoded.obj
@@ -278,6 +280,7 @@ class APIServer:
             options,
             subresource,
             decoded.warnings,
+            str(meta(new).get("uid") or ""),
         )
 
     async def modify(
@@ -316,15 +319,23 @@ class APIServer:
         options: WriteOptions,
         subresource: str,
         warnings: list[str],
+        uid: str = "",
     ) -> Result:
         key = object_key(kind, namespace, name)
         for _ in range(MAX_CONFLICT_RETRIES):
             try:
                 old = await self.store.get(key)
             except KeyNotFoundError:
+                if uid and kind.allow_create_on_update:
+                    # kube-apiserver checks the precondition against the empty object it
+                    # would create.
+                    raise _uid_precondition_failed(kind, namespace, name, uid, "") from None
                 if kind.allow_create_on_update and not subresource and expected is not None:
                     return await self.create(kind, namespace, build({}), options)
                 raise status.not_found(kind.plural, name, kind.group) from None
+            stored_uid = meta(old).get("uid") or ""
+            if uid and uid != stored_uid:
+                raise _uid_precondition_failed(kind, namespace, name, uid, stored_uid)
             new = build(old)
             wanted = expected if expected is not None else resource_version(new)
             if wanted and wanted != resource_version(old):
@@ -549,6 +560,22 @@ class APIServer:
 
 def _conflict(kind: Kind, name: str) -> StatusError:
     return status.conflict(kind.plural, name, status.STALE_RESOURCE_VERSION, kind.group)
+
+
+def _uid_precondition_failed(
+    kind: Kind, namespace: str, name: str, wanted: str, stored: str
+) -> StatusError:
+    """kube-apiserver's 409 when storage refuses a write whose uid precondition fails: the
+    etcd3 store's StorageError (invalid object, code 4) in the words of a Conflict."""
+    key = etcd_key(kind, namespace, name)
+    return status.conflict(
+        kind.plural,
+        name,
+        f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
+        f"AdditionalErrorMsg: Precondition failed: UID in precondition: {wanted}, "
+        f"UID in object meta: {stored}",
+        kind.group,
+    )
 
 
 LIST_TOO_OLD = "The resourceVersion for the provided list is too old."

@@ -579,18 +579,21 @@ class NodeAgent:
 
     async def _patch_status(self, m: Mapping[str, Any], pod_status: dict[str, Any]) -> int | None:
         """Patch the status of the pod of metadata `m`; the resourceVersion written, None when
-        it could not be."""
+        it could not be. The patch carries the pod's uid, as the kubelet's does, so it cannot
+        land on a pod deleted and recreated under the same name meanwhile: the API server
+        refuses it (422, the uid is immutable) and the write is dropped, like one for a pod
+        that is gone."""
         try:
             written = await self.client.patch(
                 PODS,
                 m["namespace"],
                 m["name"],
-                {"status": pod_status},
+                {"metadata": {"uid": m["uid"]}, "status": pod_status},
                 PatchType.MERGE,
                 subresource="status",
             )
         except StatusError as e:
-            if e.code != 404:
+            if e.code != 404 and not _uid_changed(e):
                 log.warning(
                     "node %s: pod %s/%s status: %s", self.name, m["namespace"], m["name"], e.message
                 )
@@ -720,3 +723,10 @@ def _same_status(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
         return conditions, rest
 
     return shape(current) == shape(wanted)
+
+
+def _uid_changed(e: StatusError) -> bool:
+    """The API server refused a status patch because the pod of that name has another uid:
+    the pod the status was for is gone."""
+    causes = (e.details or {}).get("causes") or ()
+    return e.code == 422 and any(c.get("field") == "metadata.uid" for c in causes)

@@ -1,7 +1,8 @@
 """Every behavioural store test runs against each backend, on the loop that backend runs on:
 MemoryStore on the virtual loop (no threads, no real waiting), SQLiteStore on a real one. The
 "packed" backend is a MemoryStore that keeps only the latest change unpacked, so that reads and
-watch replays go through the packed form."""
+watch replays go through the packed form, and settles keys in blocks of one or two, so that
+blocks split and merge often."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class Backend:
         if self.name == "memory":
             return MemoryStore(**options)
         if self.name == "packed":
-            return MemoryStore(recent_versions=1, **options)
+            return MemoryStore(recent_versions=1, settled_block=1, **options)
         return SQLiteStore(path or self.new_path(), **options)
 
     def run(self, body: Callable[[Store], Awaitable[T]], **options: Any) -> T:

@@ -19,6 +19,7 @@ from pinnace.store.interface import (
     WatchEvent,
 )
 from pinnace.store.mvcc import RECENT_VERSIONS, MvccState
+from pinnace.store.settled import BLOCK
 from pinnace.store.watch import DEFAULT_WATCH_BUFFER, WatchHub
 
 COMPACTION_STEP = 10_000
@@ -34,10 +35,12 @@ class MvccStore(Store):
         *,
         watch_buffer: int = DEFAULT_WATCH_BUFFER,
         recent_versions: int = RECENT_VERSIONS,
+        settled_block: int = BLOCK,
     ) -> None:
         """`recent_versions`: how many of the latest changes keep their objects as written
-        (see `MvccState`); the rest are kept packed."""
-        self._state = MvccState(recent_versions)
+        (see `MvccState`); the rest are kept packed. `settled_block`: keys per block of the
+        keys compaction settles (see `SettledKeys`)."""
+        self._state = MvccState(recent_versions, settled_block)
         self._hub = WatchHub(self._state, watch_buffer)
         self._closed = False
 
@@ -117,6 +120,8 @@ class MvccStore(Store):
             await self._compacted(step, dropped)
             if step < revision:
                 await asyncio.sleep(0)
+        while self._state.settle():
+            await asyncio.sleep(0)
 
     async def _compacted(self, revision: int, dropped: list[int]) -> None:
         """Compaction reached `revision`, dropping the changes made at `dropped`."""

@@ -281,6 +281,17 @@ def pack_json(data: bytes, kind: str | None = None) -> bytes:
         learner.samples.append(bytes(memoryview(data)))
         if count in LEARN_AT:
             _learn(learner)
+    return _deflate(learner, data)
+
+
+def pack_block(data: bytes, sample: bytes) -> bytes:
+    """Several objects' JSON texts (and whatever frames them) in compact form, deflated
+    against the latest dictionary of the kind `sample`, one of the texts, names. Counts
+    towards no learning: the objects were packed one by one before."""
+    return _deflate(_learner(_kind_of(sample)), data)
+
+
+def _deflate(learner: _Kind, data: bytes) -> bytes:
     index, primed = learner.current
     # A copy of a compressor already primed with the dictionary costs a fraction of priming one.
     deflate = primed.copy()
@@ -289,9 +300,13 @@ def pack_json(data: bytes, kind: str | None = None) -> bytes:
 
 def unpack(packed: bytes | memoryview) -> Object:
     """The object `pack` made `packed` from (a new dict every time)."""
+    return orjson.loads(inflate(packed))  # type: ignore[no-any-return]
+
+
+def inflate(packed: bytes | memoryview) -> bytes:
+    """The text `pack_json` or `pack_block` was given."""
     view = memoryview(packed)
-    inflate = zlib.decompressobj(_WINDOW_BITS, zdict=_dictionaries[view[0]])
-    return orjson.loads(inflate.decompress(view[1:]))  # type: ignore[no-any-return]
+    return zlib.decompressobj(_WINDOW_BITS, zdict=_dictionaries[view[0]]).decompress(view[1:])
 
 
 def _learner(name: str) -> _Kind:

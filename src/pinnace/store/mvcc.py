@@ -7,16 +7,18 @@ watch replays mostly fall, and only its packed form (`codec`) afterwards: a larg
 objects would otherwise take most of the process's memory.
 
 Most keys of a large cluster hold one object that has not changed since the compacted revision
-(a running pod, an Event). Such a key's history is *settled*: one bytes record, its revision
-then its packed object, instead of a list holding a `Version` (about 170 bytes less per key).
-Its version is rebuilt from the record when the key is written again.
+(a running pod, an Event). Compaction *settles* such a key: it leaves the per-key histories for
+`SettledKeys`, compressed blocks of keys and objects (about 100 bytes a key instead of 330),
+until it is written again.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+
+import orjson
 
 from pinnace.store import codec
 from pinnace.store.interface import (
@@ -27,12 +29,15 @@ from pinnace.store.interface import (
     Object,
     WatchEvent,
 )
+from pinnace.store.settled import BLOCK, Entry, SettledKeys, settles
 from pinnace.store.sortedkeys import SortedKeys
 
 INITIAL_REVISION = 1
 """The revision of a new, empty store; also its first compacted revision."""
 RECENT_VERSIONS = 2048
 """The latest changes whose objects are kept as written rather than packed."""
+SETTLE_STEP = 256
+"""Keys settled at a time: `settle` rebuilds at most as many blocks."""
 
 
 class Version:
@@ -47,53 +52,46 @@ class Version:
         self.key = key
         self.revision = revision
         self._data = data
-        """The object as written, or once packed the record: the revision (`_HEADER` bytes)
-        then the packed object, which is also what a settled history keeps."""
+        """The object as written, or once packed the packed object."""
 
     @classmethod
     def from_json(cls, type: EventType, key: str, data: bytes, revision: int) -> Version:
         """A change read back from its object's JSON text: packed from the start."""
-        return cls(type, key, _header(revision) + codec.pack_json(data), revision)
+        return cls(type, key, codec.pack_json(data), revision)
 
     @classmethod
-    def settled(cls, key: str, record: bytes) -> Version:
-        """The version a settled history's record holds. It lies at or before the compacted
-        revision, where only whether a change deleted its key still matters; it did not."""
-        return cls("MODIFIED", key, record, int.from_bytes(record[:_HEADER], _ORDER))
+    def settled(cls, entry: Entry) -> Version:
+        """The version of a settled key. It lies at or before the compacted revision, where
+        only whether a change deleted its key still matters; it did not."""
+        key, revision, text = entry
+        return cls("MODIFIED", key, orjson.loads(text), revision)
 
     @property
     def object(self) -> Object:
         """The object of the change: shared while recent, a new copy each time once packed."""
         data = self._data
-        return _unpack(data) if isinstance(data, bytes) else data
+        return codec.unpack(data) if isinstance(data, bytes) else data
 
     @property
-    def record(self) -> bytes | None:
-        """What this version's key keeps settled, if it can be: packed and not a deletion."""
+    def packed(self) -> bool:
+        return isinstance(self._data, bytes)
+
+    def json(self) -> bytes:
+        """The object's JSON text."""
         data = self._data
-        return data if isinstance(data, bytes) and self.type != "DELETED" else None
+        if isinstance(data, bytes):
+            return codec.inflate(data)
+        return orjson.dumps(data)
 
     def pack(self) -> None:
         data = self._data
         if not isinstance(data, bytes):
-            self._data = _header(self.revision) + codec.pack(data)
+            self._data = codec.pack(data)
 
 
-History = list[Version] | Version | bytes
-"""A key's retained changes in revision order (the last one is the key's latest); the change
-itself when there is one (most keys: an Event is written once); or, settled, the record of its
-one live version at or before the compacted revision."""
-
-_HEADER = 8
-_ORDER = "little"
-
-
-def _header(revision: int) -> bytes:
-    return revision.to_bytes(_HEADER, _ORDER)
-
-
-def _unpack(record: bytes) -> Object:
-    return codec.unpack(memoryview(record)[_HEADER:])
+History = list[Version] | Version
+"""A key's retained changes in revision order (the last one is the key's latest), or the
+change itself when there is one (most keys: an Event is written once)."""
 
 
 def _revision_of(version: Version) -> int:
@@ -101,12 +99,19 @@ def _revision_of(version: Version) -> int:
 
 
 class MvccState:
-    def __init__(self, recent_versions: int = RECENT_VERSIONS) -> None:
-        # Per key, its retained changes. A key whose latest change is a DELETED tombstone stays
-        # until compaction drops it.
+    def __init__(self, recent_versions: int = RECENT_VERSIONS, block: int = BLOCK) -> None:
+        """`block`: keys per block of settled keys (see `SettledKeys`)."""
+        # Per key not settled, its retained changes. A key whose latest change is a DELETED
+        # tombstone stays until compaction drops it.
         self._history: dict[str, History] = {}
         self._keys = SortedKeys()  # the keys of _history
         self._tombstones = SortedKeys()  # the keys of _history whose latest change is DELETED
+        self._settled = SettledKeys(block)
+        # Keys compaction left with one packed live version, which `settle` moves to _settled
+        # (in key order, from the end of _settling) unless they are written before.
+        self._unsettled: list[str] = []
+        self._settling: list[str] = []
+        self._removed = 0  # keys removed from _history since it was last copied
         # Every change with a revision in (compacted_revision, revision], in order.
         self._log: list[Version] = []
         # The last `recent_versions` of _log, unpacked; compaction takes the versions it passes.
@@ -134,14 +139,16 @@ class MvccState:
     def latest(self, key: str) -> Version | None:
         """The key's latest change (possibly a tombstone), or None if none is retained."""
         history = self._history.get(key)
-        return None if history is None else _at(key, history, self.revision)
+        if history is None:
+            return self._settled_version(key)
+        return _at(history, self.revision)
 
     def event_at(self, revision: int) -> WatchEvent:
         """The change made at `revision`, which must be in (compacted_revision, revision]."""
         version = self._log[revision - self.compacted_revision - 1]
         previous = None
         if version.type != "ADDED":
-            history = _versions(version.key, self._history[version.key])
+            history = _versions(self._history[version.key])
             i = bisect_left(history, revision, key=_revision_of)
             if i:
                 previous = history[i - 1].object
@@ -149,20 +156,14 @@ class MvccState:
 
     def get(self, key: str, revision: int) -> Object | None:
         history = self._history.get(key)
-        if history is None:
-            return None
-        event = _at(key, history, revision)
-        if event is None or event.type == "DELETED":
-            return None
-        return event.object
+        event = self._settled_version(key) if history is None else _at(history, revision)
+        return event.object if _live(event) else None  # type: ignore[union-attr]
 
     def list(self, prefix: str, revision: int, limit: int, start_after: str | None) -> ListResult:
-        history = self._history
         items: list[Object] = []
         page = limit if limit > 0 else -1
         last_key: str | None = None
-        for key in self._keys.scan(prefix, start_after):
-            event = _at(key, history[key], revision)
+        for key, event in self._scan(prefix, start_after, revision):
             if event is None or event.type == "DELETED":
                 continue
             if len(items) == page:
@@ -175,21 +176,44 @@ class MvccState:
     def count(self, prefix: str) -> int:
         return self._live_count(prefix, None, self.revision)
 
+    def _scan(
+        self, prefix: str, start_after: str | None, revision: int
+    ) -> Iterator[tuple[str, Version | None]]:
+        """Every retained key under `prefix` (after `start_after`) in order, with its change
+        in effect at `revision`."""
+        history = self._history
+        keys = self._keys.scan(prefix, start_after)
+        settled = self._settled.scan(prefix, start_after)
+        key = next(keys, None)
+        entry = next(settled, None)
+        while key is not None or entry is not None:
+            if entry is None or (key is not None and key < entry[0]):
+                yield key, _at(history[key], revision)  # type: ignore[index, misc]
+                key = next(keys, None)
+            else:
+                yield entry[0], Version.settled(entry)
+                entry = next(settled, None)
+
+    def _settled_version(self, key: str) -> Version | None:
+        found = self._settled.get(key)
+        return None if found is None else Version.settled((key, *found))
+
     def _live_count(self, prefix: str, start_after: str | None, revision: int) -> int:
         """How many keys under `prefix` after `start_after` hold an object at `revision`.
 
-        Counted from the key sets now, corrected by the changes made since `revision`, when
-        those are fewer than the keys; else key by key.
+        Settled keys all do. The others are counted from the key sets now, corrected by the
+        changes made since `revision`, when those are fewer than the keys; else key by key.
         """
+        settled = self._settled.count(prefix, start_after)
         keys = self._keys.count(prefix, start_after)
         changes = self.revision - revision
         if changes > keys:
-            return sum(
+            return settled + sum(
                 1
                 for key in self._keys.scan(prefix, start_after)
-                if _live(_at(key, self._history[key], revision))
+                if _live(_at(self._history[key], revision))
             )
-        live = keys - self._tombstones.count(prefix, start_after)
+        live = settled + keys - self._tombstones.count(prefix, start_after)
         changed: set[str] = set()
         for i in range(revision + 1, self.revision + 1):
             key = self._log[i - self.compacted_revision - 1].key
@@ -199,7 +223,7 @@ class MvccState:
                 continue
             changed.add(key)
             history = self._history[key]
-            live += _live(_at(key, history, revision)) - _live(_at(key, history, self.revision))
+            live += _live(_at(history, revision)) - _live(_at(history, self.revision))
         return live
 
     def apply(self, event: WatchEvent) -> None:
@@ -230,12 +254,18 @@ class MvccState:
             if replaced is not None:
                 dropped.append(replaced.revision)
             settled[version.key] = version
+        changed = {version.key for version in later}
+        entries: list[Entry] = []
         for key, version in settled.items():
             if version.type == "DELETED":
                 dropped.append(version.revision)
-                continue
-            self._record(version)
-            self._settle(key)
+            elif key in changed or not settles(key):
+                self._record(version)
+            else:
+                entries.append((key, version.revision, version.json()))
+        entries.sort()
+        self._settled.add(entries)
+        self._versions += len(entries)
         for version in later:
             self._record(version)
             self._log.append(version)
@@ -246,16 +276,22 @@ class MvccState:
         key = version.key
         history = self._history.get(key)
         if history is None:
-            self._history[key] = version
+            settled = self._settled.pop(key)
             self._keys.add(key)
-        else:
-            if not isinstance(history, list):
-                history = self._history[key] = _versions(key, history)
-            if version.type == "DELETED":
-                self._tombstones.add(key)
-            elif history[-1].type == "DELETED":
-                self._tombstones.remove(key)
-            history.append(version)
+            if settled is None:
+                self._history[key] = version
+                self._versions += 1
+                return
+            revision, text = settled
+            history = [Version.from_json("MODIFIED", key, text, revision)]
+            self._history[key] = history
+        elif not isinstance(history, list):
+            history = self._history[key] = [history]
+        if version.type == "DELETED":
+            self._tombstones.add(key)
+        elif history[-1].type == "DELETED":
+            self._tombstones.remove(key)
+        history.append(version)
         self._versions += 1
 
     def _keep_recent(self, version: Version) -> None:
@@ -266,7 +302,9 @@ class MvccState:
 
     def compact(self, revision: int) -> list[int]:
         """Drop what is not needed to read at `revision` or later; return the revisions of
-        the changes dropped. `revision` must be in [compacted_revision, revision]."""
+        the changes dropped. `revision` must be in [compacted_revision, revision].
+
+        The keys this leaves with one live packed version are settled by `settle`."""
         n = revision - self.compacted_revision
         if n <= 0:
             return []
@@ -280,7 +318,7 @@ class MvccState:
             if key in seen:
                 continue
             seen.add(key)
-            history = _versions(key, self._history[key])
+            history = _versions(self._history[key])
             i = bisect_right(history, revision, key=_revision_of) - 1
             keep = history[i]
             first_kept = i + 1 if keep.type == "DELETED" else i
@@ -288,46 +326,71 @@ class MvccState:
             kept = history[first_kept:]
             if not kept:
                 del self._history[key]
+                self._removed += 1
                 self._keys.remove(key)
                 self._tombstones.remove(key)  # only a tombstone is ever dropped last
+            elif len(kept) > 1:
+                self._history[key] = kept
             else:
-                self._history[key] = kept if len(kept) > 1 else kept[0]
-                self._settle(key)
+                self._history[key] = kept[0]
+                if kept[0].packed:
+                    self._unsettled.append(key)
         self._versions -= len(dropped)
         recent = self._recent
         while recent and recent[0].revision <= revision:
             version = recent.popleft()
             kept = self._history.get(version.key)
-            if kept is version or (isinstance(kept, list) and kept[0] is version):
+            if kept is version:
                 version.pack()
-                self._settle(version.key)
+                self._unsettled.append(version.key)
+            elif isinstance(kept, list) and kept[0] is version:
+                version.pack()
         return dropped
 
-    def _settle(self, key: str) -> None:
-        """Settle the key's history if it is down to one packed live version at or before the
-        compacted revision (a later version would be in the log)."""
-        only = self._history[key]
-        if isinstance(only, Version):
-            record = only.record
-            if record is not None and only.revision <= self.compacted_revision:
-                self._history[key] = record
+    def settle(self) -> bool:
+        """Settle up to `SETTLE_STEP` of the keys compaction left with one live packed version
+        at or before the compacted revision, if they still are; True if some are left."""
+        settling = self._settling
+        if self._unsettled:
+            # In key order, each block is rebuilt once for all the keys it takes.
+            settling[:] = sorted({*settling, *self._unsettled}, reverse=True)
+            self._unsettled.clear()
+        history = self._history
+        entries: list[Entry] = []
+        for _ in range(min(SETTLE_STEP, len(settling))):
+            key = settling.pop()
+            only = history.get(key)
+            if (
+                isinstance(only, Version)
+                and only.packed
+                and only.type != "DELETED"
+                and only.revision <= self.compacted_revision
+                and settles(key)
+            ):
+                entries.append((key, only.revision, only.json()))
+                del history[key]
+                self._keys.remove(key)
+        entries.sort()
+        self._settled.add(entries)
+        self._removed += len(entries)
+        if not settling and self._removed > len(history):
+            # A dict keeps its table when keys go: a start's burst of new keys would stay.
+            self._history = dict(history)
+            self._removed = 0
+        return bool(settling)
 
 
 def _live(event: Version | None) -> bool:
     return event is not None and event.type != "DELETED"
 
 
-def _versions(key: str, history: History) -> list[Version]:
+def _versions(history: History) -> list[Version]:
     """The key's retained changes as a list, in revision order (a new one unless it was)."""
-    if isinstance(history, list):
-        return history
-    return [history if isinstance(history, Version) else Version.settled(key, history)]
+    return history if isinstance(history, list) else [history]
 
 
-def _at(key: str, history: History, revision: int) -> Version | None:
+def _at(history: History, revision: int) -> Version | None:
     """The key's change in effect at `revision` (a readable one), if any."""
-    if isinstance(history, bytes):
-        return Version.settled(key, history)  # at or before any readable revision
     if isinstance(history, Version):
         return history if revision >= history.revision else None
     if revision >= history[-1].revision:

@@ -62,7 +62,7 @@ class SortedKeys:
             first = self._rank(start_after, bisect_right)
         else:
             first = self._rank(prefix, bisect_left)
-        end = _after_prefix(prefix)
+        end = after_prefix(prefix)
         return max(0, (self._rank(end, bisect_left) if end is not None else self._len) - first)
 
     def _rank(self, key: str, bisect: Callable[[list[str], str], int]) -> int:
@@ -95,7 +95,7 @@ class SortedKeys:
             j = 0
 
 
-def _after_prefix(prefix: str) -> str | None:
+def after_prefix(prefix: str) -> str | None:
     """The least string greater than every string starting with `prefix` (None if none is)."""
     while prefix:
         last = ord(prefix[-1])

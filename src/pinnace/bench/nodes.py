@@ -68,6 +68,7 @@ def figures() -> tuple[Figure, ...]:
         Figure("oldest_lease_seconds", "oldest lease at the end (s)"),
         Figure("register_seconds", "time to register the nodes (s)"),
         Figure("pods_running_seconds", "time until every pod ran (s)"),
+        Figure("compact_seconds", "compacting (and settling) the start's history (s)"),
     )
 
 
@@ -111,6 +112,7 @@ async def _measure(nodes: int, pods_per_node: int, seconds: float) -> Figures:
         # What pinnace up's compactor does within two intervals: the history of the set-up
         # writes goes, as it would in a process that has been running a while.
         await store.compact(store.revision)
+        compacted = time.perf_counter()
         gc.collect()
         with_pods = _rss_mib()
 
@@ -144,6 +146,7 @@ async def _measure(nodes: int, pods_per_node: int, seconds: float) -> Figures:
         "oldest_lease_seconds": round(oldest, 1),
         "register_seconds": round(registered - started, 1),
         "pods_running_seconds": round(running - registered, 1),
+        "compact_seconds": round(compacted - running, 1),
     }
 
 

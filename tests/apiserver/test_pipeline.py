@@ -211,7 +211,11 @@ def test_delete_with_a_stale_uid_precondition_is_409(api: Any) -> None:
         "c",
         DeleteOptions(precondition_uid="other"),
     )
-    assert e.code == 409 and "Precondition failed: UID in precondition: other" in e.message
+    assert e.code == 409
+    assert e.message.startswith(
+        'Operation cannot be fulfilled on ConfigMap "c": the UID in the precondition (other) '
+        "does not match the UID in record ("
+    )
 
 
 def test_list_pages_share_one_resource_version(api: Any) -> None:

@@ -194,7 +194,8 @@ def test_delete_options_and_collections(cluster: Cluster) -> None:
         cluster.run(
             client.delete(CONFIG_MAPS, "default", "a", DeleteOptions(precondition_uid="other"))
         )
-    assert e.value.code == 409 and "Precondition failed: UID in precondition: other" in (
+    assert e.value.code == 409
+    assert "the UID in the precondition (other) does not match the UID in record" in (
         e.value.message
     )
     uid = created["metadata"]["uid"]

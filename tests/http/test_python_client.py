@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -182,3 +183,37 @@ def test_a_deleted_pod_is_seen_terminating_then_gone(core: client.CoreV1Api) -> 
         if event["type"] == "DELETED":
             watcher.stop()
     assert events == [("MODIFIED", True), ("DELETED", True)]
+
+
+def test_a_delete_whose_preconditions_fail_is_a_conflict(core: client.CoreV1Api) -> None:
+    created = core.create_namespaced_pod("default", pod("py-preconditioned"))
+    stale = client.V1DeleteOptions(preconditions=client.V1Preconditions(uid="a-deleted-pod"))
+    with pytest.raises(client.ApiException) as e:
+        core.delete_namespaced_pod("py-preconditioned", "default", body=stale)
+    assert e.value.status == 409
+    answer = json.loads(e.value.body)
+    assert answer["message"] == (
+        'Operation cannot be fulfilled on Pod "py-preconditioned": the UID in the precondition '
+        f"(a-deleted-pod) does not match the UID in record ({created.metadata.uid}). "
+        "The object might have been deleted and then recreated"
+    )
+    assert (answer["reason"], answer["details"]) == (
+        "Conflict",
+        {"name": "py-preconditioned", "kind": "Pod"},
+    )
+    stale = client.V1DeleteOptions(preconditions=client.V1Preconditions(resource_version="1"))
+    with pytest.raises(client.ApiException) as e:
+        core.delete_namespaced_pod("py-preconditioned", "default", body=stale)
+    assert e.value.status == 409
+    assert "the ResourceVersion in the precondition (1) does not match" in e.value.body
+    core.read_namespaced_pod("py-preconditioned", "default")
+
+    matching = client.V1Preconditions(
+        uid=created.metadata.uid, resource_version=created.metadata.resource_version
+    )
+    core.delete_namespaced_pod(
+        "py-preconditioned", "default", body=client.V1DeleteOptions(preconditions=matching)
+    )
+    with pytest.raises(client.ApiException) as e:
+        core.read_namespaced_pod("py-preconditioned", "default")
+    assert e.value.status == 404

@@ -10,7 +10,6 @@ Nothing is stored when any step fails.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -329,13 +328,11 @@ class APIServer:
                 if uid and kind.allow_create_on_update:
                     # kube-apiserver checks the precondition against the empty object it
                     # would create.
-                    raise _uid_precondition_failed(kind, namespace, name, uid, "") from None
+                    _check_stored_preconditions(kind, namespace, name, {}, uid)
                 if kind.allow_create_on_update and not subresource and expected is not None:
                     return await self.create(kind, namespace, build({}), options)
                 raise status.not_found(kind.plural, name, kind.group) from None
-            stored_uid = meta(old).get("uid") or ""
-            if uid and uid != stored_uid:
-                raise _uid_precondition_failed(kind, namespace, name, uid, stored_uid)
+            _check_stored_preconditions(kind, namespace, name, old, uid)
             new = build(old)
             wanted = expected if expected is not None else resource_version(new)
             if wanted and wanted != resource_version(old):
@@ -403,12 +400,24 @@ class APIServer:
         options = options or DeleteOptions()
         deletion.validate_options(options)
         key = object_key(kind, namespace, name)
-        for _ in range(MAX_CONFLICT_RETRIES):
+        for attempt in range(MAX_CONFLICT_RETRIES):
             try:
                 old = await self.store.get(key)
             except KeyNotFoundError:
                 raise status.not_found(kind.plural, name, kind.group) from None
-            self._check_preconditions(kind, name, old, options)
+            if attempt == 0:
+                _check_delete_preconditions(kind, name, old, options)
+            else:
+                # A write came between the read and the mark: kube-apiserver's GuaranteedUpdate
+                # reads again and checks the preconditions in the store's own words.
+                _check_stored_preconditions(
+                    kind,
+                    namespace,
+                    name,
+                    old,
+                    options.precondition_uid,
+                    options.precondition_resource_version,
+                )
             await self.admission.check_delete(kind, old)
             decision = deletion.decide(kind, old, options, self.clock.now())
             if options.dry_run:
@@ -421,7 +430,7 @@ class APIServer:
                         continue
                     except KeyNotFoundError:
                         raise status.not_found(kind.plural, name, kind.group) from None
-                removed = await self._remove_marked(kind, key, name, old, options)
+                removed = await self._remove_marked(kind, namespace, name, old, options)
                 return Result(self._deleted_result(kind, removed))
             if decision.updated is None:
                 return Result(old)
@@ -434,11 +443,16 @@ class APIServer:
         raise _conflict(kind, name)
 
     async def _remove_marked(
-        self, kind: Kind, key: str, name: str, marked: Object, options: DeleteOptions
+        self, kind: Kind, namespace: str, name: str, marked: Object, options: DeleteOptions
     ) -> Object:
         """Remove an object just marked for immediate deletion. A write that lands between
         the mark and the removal does not undo the deletion: read again and remove that,
-        as kube-apiserver's storage retries its conditional delete."""
+        as kube-apiserver's storage retries its conditional delete, unless the write breaks
+        a precondition. A resourceVersion precondition now names the marked object's."""
+        key = object_key(kind, namespace, name)
+        wanted_rv = ""
+        if options.precondition_resource_version:
+            wanted_rv = (marked.get("metadata") or {}).get("resourceVersion") or ""
         for _ in range(MAX_CONFLICT_RETRIES):
             try:
                 return await self._remove(kind, key, name, marked)
@@ -449,9 +463,9 @@ class APIServer:
                 marked = await self.store.get(key)
             except KeyNotFoundError:
                 raise status.not_found(kind.plural, name, kind.group) from None
-            # The mark moved the resourceVersion on; the object must still be the same one.
-            same_object = dataclasses.replace(options, precondition_resource_version="")
-            self._check_preconditions(kind, name, marked, same_object)
+            _check_stored_preconditions(
+                kind, namespace, name, marked, options.precondition_uid, wanted_rv
+            )
         raise _conflict(kind, name)
 
     async def _remove(self, kind: Kind, key: str, name: str, old: Object) -> Object:
@@ -481,27 +495,6 @@ class APIServer:
             "status": "Success",
             "details": details,
         }
-
-    @staticmethod
-    def _check_preconditions(kind: Kind, name: str, old: Object, options: DeleteOptions) -> None:
-        m = old.get("metadata") or {}
-        if options.precondition_uid and options.precondition_uid != m.get("uid"):
-            raise status.conflict(
-                kind.plural,
-                name,
-                f"Precondition failed: UID in precondition: {options.precondition_uid}, "
-                f"UID in object meta: {m.get('uid', '')}",
-                kind.group,
-            )
-        wanted = options.precondition_resource_version
-        if wanted and wanted != m.get("resourceVersion"):
-            raise status.conflict(
-                kind.plural,
-                name,
-                f"Precondition failed: ResourceVersion in precondition: {wanted}, "
-                f"ResourceVersion in object meta: {m.get('resourceVersion', '')}",
-                kind.group,
-            )
 
     async def delete_collection(
         self,
@@ -562,20 +555,53 @@ def _conflict(kind: Kind, name: str) -> StatusError:
     return status.conflict(kind.plural, name, status.STALE_RESOURCE_VERSION, kind.group)
 
 
-def _uid_precondition_failed(
-    kind: Kind, namespace: str, name: str, wanted: str, stored: str
-) -> StatusError:
-    """kube-apiserver's 409 when storage refuses a write whose uid precondition fails: the
-    etcd3 store's StorageError (invalid object, code 4) in the words of a Conflict."""
-    key = etcd_key(kind, namespace, name)
-    return status.conflict(
-        kind.plural,
-        name,
-        f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
-        f"AdditionalErrorMsg: Precondition failed: UID in precondition: {wanted}, "
-        f"UID in object meta: {stored}",
-        kind.group,
-    )
+def _check_delete_preconditions(kind: Kind, name: str, old: Object, options: DeleteOptions) -> None:
+    """rest.BeforeDelete's early check of a DELETE's preconditions against the object read,
+    before any graceful deletion. Its Conflict names the object's kind, not its resource:
+    `Operation cannot be fulfilled on Pod "web"`, `Deployment.apps "web"`."""
+    m = old.get("metadata") or {}
+    uid = m.get("uid") or ""
+    if options.precondition_uid and options.precondition_uid != uid:
+        raise status.conflict(
+            kind.kind,
+            name,
+            f"the UID in the precondition ({options.precondition_uid}) does not match the UID "
+            f"in record ({uid}). The object might have been deleted and then recreated",
+            kind.group,
+        )
+    wanted = options.precondition_resource_version
+    stored = m.get("resourceVersion") or ""
+    if wanted and wanted != stored:
+        raise status.conflict(
+            kind.kind,
+            name,
+            f"the ResourceVersion in the precondition ({wanted}) does not match the "
+            f"ResourceVersion in record ({stored}). The object might have been modified",
+            kind.group,
+        )
+
+
+def _check_stored_preconditions(
+    kind: Kind, namespace: str, name: str, current: Object, uid: str, rv: str = ""
+) -> None:
+    """storage.Preconditions.Check, which the etcd3 store runs on the object it is about to
+    write or remove (the empty object for a PUT that would create): its StorageError
+    (invalid object, code 4) reaches the client as a Conflict naming the etcd key."""
+    m = current.get("metadata") or {}
+    for what, wanted, stored in (
+        ("UID", uid, m.get("uid") or ""),
+        ("ResourceVersion", rv, m.get("resourceVersion") or ""),
+    ):
+        if wanted and wanted != stored:
+            raise status.conflict(
+                kind.plural,
+                name,
+                "StorageError: invalid object, Code: 4, "
+                f"Key: {etcd_key(kind, namespace, name)}, ResourceVersion: 0, "
+                f"AdditionalErrorMsg: Precondition failed: {what} in precondition: {wanted}, "
+                f"{what} in object meta: {stored}",
+                kind.group,
+            )
 
 
 LIST_TOO_OLD = "The resourceVersion for the provided list is too old."

@@ -17,6 +17,7 @@ from pinnace.store import (
     KeyNotFoundError,
     MemoryStore,
     Store,
+    base,
     codec,
 )
 
@@ -125,6 +126,37 @@ def test_keys_unchanged_since_the_compacted_revision_are_read_written_and_watche
         assert await store.get("k/a") == updated
         with pytest.raises(KeyNotFoundError):
             await store.get("k/b")
+
+    backend.run(body)
+
+
+def test_compactions_and_writes_running_together_keep_every_key(backend, monkeypatch) -> None:
+    """Compactions interleave their steps and the settling of what they leave with each other
+    and with writes (small steps make them interleave often)."""
+    monkeypatch.setattr(base, "COMPACTION_STEP", 40)
+
+    async def body(store: Store) -> None:
+        values = {f"k/{i:04}": i for i in range(700)}
+        for key, value in values.items():
+            await store.create(key, {"v": value})
+        first = store.revision
+        for key in list(values)[::3]:
+            values[key] = -values[key]
+            await store.update(key, {"v": values[key]}, None)
+        changed = list(values)[1::7]
+        for key in changed:
+            values[key] += 1000
+        await asyncio.gather(
+            store.compact(first),
+            store.compact(store.revision),
+            *(store.update(key, {"v": values[key]}, None) for key in changed),
+        )
+        assert [o["v"] for o in (await store.list("k/")).items] == list(values.values())
+        await store.compact(store.revision)
+        assert store.retained_versions == len(values)
+        for key in list(values)[::50]:
+            assert (await store.get(key))["v"] == values[key]
+        assert [o["v"] for o in (await store.list("k/")).items] == list(values.values())
 
     backend.run(body)
 

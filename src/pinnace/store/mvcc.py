@@ -351,9 +351,11 @@ class MvccState:
         """Settle up to `SETTLE_STEP` of the keys compaction left with one live packed version
         at or before the compacted revision, if they still are; True if some are left."""
         settling = self._settling
-        if self._unsettled:
-            # In key order, each block is rebuilt once for all the keys it takes.
-            settling[:] = sorted({*settling, *self._unsettled}, reverse=True)
+        if not settling and self._unsettled:
+            # In key order, each block is rebuilt once for all the keys it takes. Keys a
+            # compaction running alongside leaves meanwhile wait for the next round: sorting
+            # them in at once would sort everything again for each of its steps.
+            settling[:] = sorted(set(self._unsettled), reverse=True)
             self._unsettled.clear()
         history = self._history
         entries: list[Entry] = []
@@ -377,7 +379,7 @@ class MvccState:
             # A dict keeps its table when keys go: a start's burst of new keys would stay.
             self._history = dict(history)
             self._removed = 0
-        return bool(settling)
+        return bool(settling or self._unsettled)
 
 
 def _live(event: Version | None) -> bool:

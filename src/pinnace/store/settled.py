@@ -28,6 +28,11 @@ BLOCK = 16
 _SEPARATOR = "\0"
 """Between the parts of a block's keys. Keys holding it are never settled (`settles`)."""
 
+_PIECE = 472
+"""A block's payload is kept in pieces Python's small-object allocator serves (512 bytes with
+the bytes object's header): they then take the room a start's burst of changes leaves when
+compaction frees it, where larger objects would come from the C allocator, beside it."""
+
 Entry = tuple[str, int, bytes]
 """A settled key, the revision of its version and its object's JSON text."""
 
@@ -40,12 +45,12 @@ def settles(key: str) -> bool:
 class _Block:
     __slots__ = ("gone", "names", "payload")
 
-    def __init__(self, names: bytes, payload: bytes) -> None:
+    def __init__(self, names: bytes, payload: tuple[bytes, ...]) -> None:
         self.names = names
         """UTF-8: the keys' common prefix, then each key's rest, separated by `_SEPARATOR`."""
         self.payload = payload
         """`codec.pack_block` of each key's revision (8 bytes), the end offset of its JSON
-        text (4 bytes), then the texts one after the other."""
+        text (4 bytes), then the texts one after the other; cut in `_PIECE` bytes pieces."""
         self.gone = 0
         """Bit k is set once key k has left."""
 
@@ -56,7 +61,7 @@ class _Contents:
     __slots__ = ("ends", "revisions", "text")
 
     def __init__(self, block: _Block, n: int) -> None:
-        raw = codec.inflate(block.payload)
+        raw = codec.inflate(b"".join(block.payload))
         header = struct.calcsize(f"<{n}Q{n}I")
         fields = struct.unpack_from(f"<{n}Q{n}I", raw)
         self.revisions = fields[:n]
@@ -242,4 +247,6 @@ def _build(entries: list[Entry]) -> _Block:
         ends.append(end)
     header = struct.pack(f"<{n}Q{n}I", *(revision for _, revision, _ in entries), *ends)
     texts = [text for _, _, text in entries]
-    return _Block(names.encode(), codec.pack_block(b"".join([header, *texts]), texts[0]))
+    payload = codec.pack_block(b"".join([header, *texts]), texts[0])
+    pieces = tuple(payload[i : i + _PIECE] for i in range(0, len(payload), _PIECE))
+    return _Block(names.encode(), pieces)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pinnace.store import KeyExistsError, SQLiteStore, Store, StoreError, WatchEvent
+from pinnace.store import KeyExistsError, SQLiteStore, Store, StoreError, WatchEvent, mvcc
 from pinnace.store.sqlitelog import SQLiteLog
 
 
@@ -91,6 +91,40 @@ def test_reopening_after_compacting_away_the_last_change_keeps_the_revision(
     assert run(reopen()) == (1, 1), "a new file is a new, empty store"
     revision = run(write())
     assert run(reopen()) == (revision, revision) == (3, 3)
+
+
+def test_reopening_settles_a_large_compacted_history_in_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys unchanged since the compacted revision come back settled, a few at a time (small
+    batches and blocks here, to cross many of both), beside keys changed since."""
+    monkeypatch.setattr(mvcc, "RESTORE_BATCH", 7)
+    path = tmp_path / "db"
+
+    async def write() -> tuple[Any, ...]:
+        store = SQLiteStore(path)
+        for i in range(300):
+            await store.create(f"pods/p{i:03}", {"v": i})
+        await store.delete("pods/p007")
+        await store.compact(store.revision)
+        await store.update("pods/p100", {"v": "changed"}, None)
+        await store.create("nodes/n", {})
+        seen = await everything(store)
+        await store.close()
+        return seen
+
+    async def reopen() -> tuple[Any, ...]:
+        store = SQLiteStore(path, settled_block=2)
+        seen = await everything(store)
+        assert (await store.get("pods/p299"))["v"] == 299
+        page = await store.list("pods/", limit=50, start_after="pods/p099")
+        assert [o["v"] for o in page.items][:2] == ["changed", 101]
+        assert page.remaining == 200 - 50  # p100 to p299, less the page
+        await store.close()
+        return seen
+
+    written = run(write())
+    assert run(reopen()) == written
 
 
 def test_compaction_deletes_rows_on_disk(tmp_path: Path) -> None:

@@ -38,6 +38,8 @@ RECENT_VERSIONS = 2048
 """The latest changes whose objects are kept as written rather than packed."""
 SETTLE_STEP = 256
 """Keys settled at a time: `settle` rebuilds at most as many blocks."""
+RESTORE_BATCH = 4096
+"""Keys a reopened store settles at a time."""
 
 
 class Version:
@@ -96,6 +98,10 @@ change itself when there is one (most keys: an Event is written once)."""
 
 def _revision_of(version: Version) -> int:
     return version.revision
+
+
+def _key_of(version: Version) -> str:
+    return version.key
 
 
 class MvccState:
@@ -255,17 +261,20 @@ class MvccState:
                 dropped.append(replaced.revision)
             settled[version.key] = version
         changed = {version.key for version in later}
-        entries: list[Entry] = []
+        settling: list[Version] = []
         for key, version in settled.items():
             if version.type == "DELETED":
                 dropped.append(version.revision)
             elif key in changed or not settles(key):
                 self._record(version)
             else:
-                entries.append((key, version.revision, version.json()))
-        entries.sort()
-        self._settled.add(entries)
-        self._versions += len(entries)
+                settling.append(version)
+        settling.sort(key=_key_of)
+        # A batch at a time: every object's JSON text at once would take gigabytes.
+        for i in range(0, len(settling), RESTORE_BATCH):
+            batch = settling[i : i + RESTORE_BATCH]
+            self._settled.add([(v.key, v.revision, v.json()) for v in batch])
+        self._versions += len(settling)
         for version in later:
             self._record(version)
             self._log.append(version)

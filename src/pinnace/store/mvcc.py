@@ -359,13 +359,14 @@ class MvccState:
     def settle(self) -> bool:
         """Settle up to `SETTLE_STEP` of the keys compaction left with one live packed version
         at or before the compacted revision, if they still are; True if some are left."""
-        settling = self._settling
-        if not settling and self._unsettled:
+        if not self._settling and self._unsettled:
             # In key order, each block is rebuilt once for all the keys it takes. Keys a
             # compaction running alongside leaves meanwhile wait for the next round: sorting
-            # them in at once would sort everything again for each of its steps.
-            settling[:] = sorted(set(self._unsettled), reverse=True)
-            self._unsettled.clear()
+            # them in at once would sort everything again for each of its steps. Sorted in
+            # place, as a copy (or a set) of a start's million keys would raise the peak.
+            self._unsettled.sort(reverse=True)
+            self._settling, self._unsettled = self._unsettled, []
+        settling = self._settling
         history = self._history
         entries: list[Entry] = []
         for _ in range(min(SETTLE_STEP, len(settling))):

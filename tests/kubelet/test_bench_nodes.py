@@ -28,6 +28,15 @@ def test_bench_nodes_prints_its_figures_as_json(capsys: pytest.CaptureFixture[st
     assert figures["oldest_lease_seconds"] < 40
 
 
+def test_bench_nodes_compacts_on_the_interval_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["bench", "nodes", "--nodes", "2", "--pods-per-node", "1", "--seconds", "1"]
+    assert main([*args, "--compaction-interval", "0.5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pods"] == 2
+    with pytest.raises(SystemExit):
+        main([*args, "--compaction-interval", "0"])
+    assert "--compaction-interval: must be a positive number of seconds" in capsys.readouterr().err
+
+
 def test_bench_nodes_refuses_a_size_below_one_node(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["bench", "nodes", "--nodes", "0"])

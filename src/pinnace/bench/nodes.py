@@ -29,7 +29,7 @@ from typing import Any
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.server import APIServer
 from pinnace.bench import Figure, Figures, render_table
-from pinnace.cli.up import GC_THRESHOLD
+from pinnace.cli.up import DEFAULT_COMPACTION_INTERVAL, GC_THRESHOLD
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness, parse_time
 from pinnace.kubelet import NodeAgentPool, node_configs
@@ -72,8 +72,13 @@ def figures() -> tuple[Figure, ...]:
     )
 
 
-def run(nodes: int, pods_per_node: int, seconds: float) -> Figures:
-    return asyncio.run(_measure(nodes, pods_per_node, seconds))
+def run(
+    nodes: int,
+    pods_per_node: int,
+    seconds: float,
+    compaction_interval: float = DEFAULT_COMPACTION_INTERVAL,
+) -> Figures:
+    return asyncio.run(_measure(nodes, pods_per_node, seconds, compaction_interval))
 
 
 def render(results: Figures, as_json: bool) -> str:
@@ -86,7 +91,9 @@ def render(results: Figures, as_json: bool) -> str:
     )
 
 
-async def _measure(nodes: int, pods_per_node: int, seconds: float) -> Figures:
+async def _measure(
+    nodes: int, pods_per_node: int, seconds: float, compaction_interval: float
+) -> Figures:
     clock = Clock(asyncio.get_running_loop())
     store = MemoryStore()
     server = APIServer(store, clock, Randomness())
@@ -95,7 +102,7 @@ async def _measure(nodes: int, pods_per_node: int, seconds: float) -> Figures:
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLD)
     client = LocalClient(server)
-    compactor = Compactor(store, clock)
+    compactor = Compactor(store, clock, compaction_interval)
     compactor.start()
     baseline = _rss_mib()
 

@@ -58,7 +58,9 @@ def _bench_scheduler(args: argparse.Namespace) -> int:
 
 def _bench_nodes(args: argparse.Namespace) -> int:
     try:
-        results = nodes_bench.run(args.nodes, args.pods_per_node, args.seconds)
+        results = nodes_bench.run(
+            args.nodes, args.pods_per_node, args.seconds, args.compaction_interval
+        )
     except nodes_bench.BenchError as e:
         print(f"pinnace bench nodes: {e}", file=sys.stderr)
         return 1
@@ -167,6 +169,15 @@ def _add_bench_nodes(benchmarks: argparse._SubParsersAction[argparse.ArgumentPar
         type=_count(1),
         default=60,
         help="how long the nodes are kept alive once every pod runs (60)",
+    )
+    nodes.add_argument(
+        "--compaction-interval",
+        type=up.positive_seconds,
+        default=up.DEFAULT_COMPACTION_INTERVAL,
+        metavar="SECONDS",
+        help="how often the store is compacted, as by pinnace up "
+        f"({up.DEFAULT_COMPACTION_INTERVAL:g}): the history it keeps until then is what a "
+        "start's burst of writes costs",
     )
     nodes.add_argument("--json", action="store_true", help="print one JSON object")
     nodes.set_defaults(run=_bench_nodes)

@@ -102,7 +102,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     )
     up.add_argument(
         "--compaction-interval",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=DEFAULT_COMPACTION_INTERVAL,
         metavar="SECONDS",
         help="how often old revisions are compacted away, as kube-apiserver's "
@@ -223,7 +223,7 @@ def _non_negative_rate(text: str) -> float:
     return rate
 
 
-def _positive_seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     try:
         seconds = float(text)
     except ValueError:

@@ -43,23 +43,31 @@ RESTORE_BATCH = 4096
 
 
 class Version:
-    """One retained change of a key: what a `WatchEvent` says, less the previous object (the
-    key's history has it)."""
+    """One change of a key: what a `WatchEvent` says, less the previous object (the key's
+    history has it). A key's history keeps the latest changes as `Version`s and older ones
+    only as their packed form (`Packed`), from which a `Version` is made again to be read."""
 
     # Four slots keep an instance in 64 bytes; a fifth would take it to 80.
     __slots__ = ("_data", "key", "revision", "type")
 
-    def __init__(self, type: EventType, key: str, data: Object | bytes, revision: int) -> None:
+    def __init__(self, type: EventType, key: str, data: Object | Packed, revision: int) -> None:
         self.type = type
         self.key = key
         self.revision = revision
         self._data = data
-        """The object as written, or once packed the packed object."""
+        """The object as written, or once packed the change's packed form."""
 
     @classmethod
     def from_json(cls, type: EventType, key: str, data: bytes, revision: int) -> Version:
         """A change read back from its object's JSON text: packed from the start."""
-        return cls(type, key, codec.pack_json(data), revision)
+        return cls(type, key, _packed(type, revision, codec.pack_json(data)), revision)
+
+    @classmethod
+    def unpacked(cls, key: str, change: Change) -> Version:
+        """The version a history's change is."""
+        if isinstance(change, Version):
+            return change
+        return cls(_TYPES[change[0]], key, change, _revision_of(change))
 
     @classmethod
     def settled(cls, entry: Entry) -> Version:
@@ -72,32 +80,60 @@ class Version:
     def object(self) -> Object:
         """The object of the change: shared while recent, a new copy each time once packed."""
         data = self._data
-        return codec.unpack(data) if isinstance(data, bytes) else data
+        return codec.unpack(memoryview(data)[_HEADER:]) if isinstance(data, bytes) else data
 
     @property
-    def packed(self) -> bool:
-        return isinstance(self._data, bytes)
+    def stored(self) -> Change:
+        """What a key's history keeps of this change: its packed form once packed."""
+        data = self._data
+        return data if isinstance(data, bytes) else self
 
     def json(self) -> bytes:
         """The object's JSON text."""
         data = self._data
         if isinstance(data, bytes):
-            return codec.inflate(data)
+            return _json(data)
         return orjson.dumps(data)
 
-    def pack(self) -> None:
+    def pack(self) -> Packed:
         data = self._data
         if not isinstance(data, bytes):
-            self._data = codec.pack(data)
+            data = self._data = _packed(self.type, self.revision, codec.pack(data))
+        return data
 
 
-History = list[Version] | Version
+Packed = bytes
+"""A change as kept once packed (no object of its own, ~90 bytes less than a `Version` and
+its revision): the change's type (one byte), its revision (`_HEADER` - 1 bytes), then its
+object packed by `codec`."""
+Change = Version | Packed
+History = list[Change] | Change
 """A key's retained changes in revision order (the last one is the key's latest), or the
 change itself when there is one (most keys: an Event is written once)."""
 
+_TYPES: tuple[EventType, ...] = ("ADDED", "MODIFIED", "DELETED")
+_CODES = {type: code for code, type in enumerate(_TYPES)}
+_DELETED = _CODES["DELETED"]
+_HEADER = 9
+_ORDER = "little"
 
-def _revision_of(version: Version) -> int:
-    return version.revision
+
+def _packed(type: EventType, revision: int, obj: bytes) -> Packed:
+    return b"".join((bytes((_CODES[type],)), revision.to_bytes(_HEADER - 1, _ORDER), obj))
+
+
+def _json(packed: Packed) -> bytes:
+    return codec.inflate(memoryview(packed)[_HEADER:])
+
+
+def _revision_of(change: Change) -> int:
+    if isinstance(change, bytes):
+        return int.from_bytes(change[1:_HEADER], _ORDER)
+    return change.revision
+
+
+def _deleted(change: Change) -> bool:
+    return change[0] == _DELETED if isinstance(change, bytes) else change.type == "DELETED"
 
 
 def _key_of(version: Version) -> str:
@@ -118,8 +154,8 @@ class MvccState:
         self._unsettled: list[str] = []
         self._settling: list[str] = []
         self._removed = 0  # keys removed from _history since it was last copied
-        # Every change with a revision in (compacted_revision, revision], in order.
-        self._log: list[Version] = []
+        # The key of every change with a revision in (compacted_revision, revision], in order.
+        self._log: list[str] = []
         # The last `recent_versions` of _log, unpacked; compaction takes the versions it passes.
         self._recent: deque[Version] = deque()
         self._recent_versions = recent_versions
@@ -147,22 +183,22 @@ class MvccState:
         history = self._history.get(key)
         if history is None:
             return self._settled_version(key)
-        return _at(history, self.revision)
+        return _at(key, history, self.revision)
 
     def event_at(self, revision: int) -> WatchEvent:
         """The change made at `revision`, which must be in (compacted_revision, revision]."""
-        version = self._log[revision - self.compacted_revision - 1]
+        key = self._log[revision - self.compacted_revision - 1]
+        history = _changes(self._history[key])
+        i = bisect_left(history, revision, key=_revision_of)
+        version = Version.unpacked(key, history[i])
         previous = None
-        if version.type != "ADDED":
-            history = _versions(self._history[version.key])
-            i = bisect_left(history, revision, key=_revision_of)
-            if i:
-                previous = history[i - 1].object
-        return WatchEvent(version.type, version.key, version.object, previous, revision)
+        if version.type != "ADDED" and i:
+            previous = Version.unpacked(key, history[i - 1]).object
+        return WatchEvent(version.type, key, version.object, previous, revision)
 
     def get(self, key: str, revision: int) -> Object | None:
         history = self._history.get(key)
-        event = self._settled_version(key) if history is None else _at(history, revision)
+        event = self._settled_version(key) if history is None else _at(key, history, revision)
         return event.object if _live(event) else None  # type: ignore[union-attr]
 
     def list(self, prefix: str, revision: int, limit: int, start_after: str | None) -> ListResult:
@@ -194,7 +230,7 @@ class MvccState:
         entry = next(settled, None)
         while key is not None or entry is not None:
             if entry is None or (key is not None and key < entry[0]):
-                yield key, _at(history[key], revision)  # type: ignore[index, misc]
+                yield key, _at(key, history[key], revision)  # type: ignore[arg-type, index]
                 key = next(keys, None)
             else:
                 yield entry[0], Version.settled(entry)
@@ -217,26 +253,26 @@ class MvccState:
             return settled + sum(
                 1
                 for key in self._keys.scan(prefix, start_after)
-                if _live(_at(self._history[key], revision))
+                if _live(_at(key, self._history[key], revision))
             )
         live = settled + keys - self._tombstones.count(prefix, start_after)
         changed: set[str] = set()
         for i in range(revision + 1, self.revision + 1):
-            key = self._log[i - self.compacted_revision - 1].key
+            key = self._log[i - self.compacted_revision - 1]
             if key in changed or not key.startswith(prefix):
                 continue
             if start_after is not None and key <= start_after:
                 continue
             changed.add(key)
             history = self._history[key]
-            live += _live(_at(history, revision)) - _live(_at(history, self.revision))
+            live += _live(_at(key, history, revision)) - _live(_at(key, history, self.revision))
         return live
 
     def apply(self, event: WatchEvent) -> None:
         """Commit the next change; its revision must be `revision + 1`."""
         version = Version(event.type, event.key, event.object, event.revision)
         self._record(version)
-        self._log.append(version)
+        self._log.append(version.key)
         self._keep_recent(version)
         self.revision = event.revision
 
@@ -277,7 +313,7 @@ class MvccState:
         self._versions += len(settling)
         for version in later:
             self._record(version)
-            self._log.append(version)
+            self._log.append(version.key)
         self.revision = max(revision, compacted)
         return sorted(dropped)
 
@@ -288,26 +324,39 @@ class MvccState:
             settled = self._settled.pop(key)
             self._keys.add(key)
             if settled is None:
-                self._history[key] = version
+                self._history[key] = version.stored
                 self._versions += 1
                 return
             revision, text = settled
-            history = [Version.from_json("MODIFIED", key, text, revision)]
+            history = [Version.from_json("MODIFIED", key, text, revision).stored]
             self._history[key] = history
         elif not isinstance(history, list):
             history = self._history[key] = [history]
         if version.type == "DELETED":
             self._tombstones.add(key)
-        elif history[-1].type == "DELETED":
+        elif _deleted(history[-1]):
             self._tombstones.remove(key)
-        history.append(version)
+        history.append(version.stored)
         self._versions += 1
 
     def _keep_recent(self, version: Version) -> None:
         recent = self._recent
         recent.append(version)
         if len(recent) > self._recent_versions:
-            recent.popleft().pack()
+            self._pack(recent.popleft())
+
+    def _pack(self, version: Version) -> None:
+        """Keep only the packed form of a version leaving the recent ones, if it is still in
+        its key's history."""
+        packed = version.pack()
+        history = self._history.get(version.key)
+        if history is version:
+            self._history[version.key] = packed
+        elif isinstance(history, list):
+            for i, change in enumerate(history):
+                if change is version:
+                    history[i] = packed
+                    break
 
     def compact(self, revision: int) -> list[int]:
         """Drop what is not needed to read at `revision` or later; return the revisions of
@@ -322,16 +371,14 @@ class MvccState:
         self.compacted_revision = revision
         dropped: list[int] = []
         seen: set[str] = set()
-        for changed in window:
-            key = changed.key
+        for key in window:
             if key in seen:
                 continue
             seen.add(key)
-            history = _versions(self._history[key])
+            history = _changes(self._history[key])
             i = bisect_right(history, revision, key=_revision_of) - 1
-            keep = history[i]
-            first_kept = i + 1 if keep.type == "DELETED" else i
-            dropped.extend(event.revision for event in history[:first_kept])
+            first_kept = i + 1 if _deleted(history[i]) else i
+            dropped.extend(_revision_of(change) for change in history[:first_kept])
             kept = history[first_kept:]
             if not kept:
                 del self._history[key]
@@ -342,18 +389,15 @@ class MvccState:
                 self._history[key] = kept
             else:
                 self._history[key] = kept[0]
-                if kept[0].packed:
+                if isinstance(kept[0], bytes):
                     self._unsettled.append(key)
         self._versions -= len(dropped)
         recent = self._recent
         while recent and recent[0].revision <= revision:
             version = recent.popleft()
-            kept = self._history.get(version.key)
-            if kept is version:
-                version.pack()
+            self._pack(version)
+            if isinstance(self._history.get(version.key), bytes):
                 self._unsettled.append(version.key)
-            elif isinstance(kept, list) and kept[0] is version:
-                version.pack()
         return dropped
 
     def settle(self) -> bool:
@@ -373,13 +417,12 @@ class MvccState:
             key = settling.pop()
             only = history.get(key)
             if (
-                isinstance(only, Version)
-                and only.packed
-                and only.type != "DELETED"
-                and only.revision <= self.compacted_revision
+                isinstance(only, bytes)
+                and not _deleted(only)
+                and _revision_of(only) <= self.compacted_revision
                 and settles(key)
             ):
-                entries.append((key, only.revision, only.json()))
+                entries.append((key, _revision_of(only), _json(only)))
                 del history[key]
                 self._keys.remove(key)
         entries.sort()
@@ -396,16 +439,16 @@ def _live(event: Version | None) -> bool:
     return event is not None and event.type != "DELETED"
 
 
-def _versions(history: History) -> list[Version]:
+def _changes(history: History) -> list[Change]:
     """The key's retained changes as a list, in revision order (a new one unless it was)."""
     return history if isinstance(history, list) else [history]
 
 
-def _at(history: History, revision: int) -> Version | None:
+def _at(key: str, history: History, revision: int) -> Version | None:
     """The key's change in effect at `revision` (a readable one), if any."""
-    if isinstance(history, Version):
-        return history if revision >= history.revision else None
-    if revision >= history[-1].revision:
-        return history[-1]
+    if not isinstance(history, list):
+        return Version.unpacked(key, history) if revision >= _revision_of(history) else None
+    if revision >= _revision_of(history[-1]):
+        return Version.unpacked(key, history[-1])
     i = bisect_right(history, revision, key=_revision_of)
-    return history[i - 1] if i else None
+    return Version.unpacked(key, history[i - 1]) if i else None

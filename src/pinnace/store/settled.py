@@ -7,7 +7,7 @@ it) and their revisions and objects' JSON one deflated payload. Objects alike (a
 pods of one node or ReplicaSet) sit side by side and deflate against each other: a key costs
 ~100 bytes here, where a dict entry, a string and a packed record of its own took ~330.
 
-Reading a key inflates its block (~30 µs for 16 pods); the last block read stays inflated. A
+Reading a key inflates its block (~30 µs for 16 pods); the last 16 blocks read stay inflated. A
 key leaves when it is written again (its entry is marked gone; a block is rebuilt once half
 its keys are gone) and keys join in sorted batches, each block they fall in rebuilt once.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import struct
 from bisect import bisect_left, bisect_right
+from collections import OrderedDict
 from collections.abc import Iterator
 from itertools import pairwise
 
@@ -25,6 +26,8 @@ from pinnace.store.sortedkeys import after_prefix
 
 BLOCK = 16
 """Keys per block built; a block grows to twice as many before it is split."""
+INFLATED = 16
+"""Blocks kept inflated, the last read."""
 _SEPARATOR = "\0"
 """Between the parts of a block's keys. Keys holding it are never settled (`settles`)."""
 
@@ -95,7 +98,9 @@ class SettledKeys:
         self._blocks: list[_Block] = []
         self._live: list[int] = []  # per block, how many of its keys have not left
         self._len = 0
-        self._inflated: tuple[_Block, _Contents] | None = None
+        # The blocks read last, inflated, by id (each entry keeps its block, so the id stays
+        # its own): a key read often, as the namespace of every create is, stays at hand.
+        self._inflated: OrderedDict[int, tuple[_Block, _Contents]] = OrderedDict()
 
     def __len__(self) -> int:
         return self._len
@@ -205,10 +210,14 @@ class SettledKeys:
 
     def _contents(self, block: _Block) -> _Contents:
         inflated = self._inflated
-        if inflated is not None and inflated[0] is block:
-            return inflated[1]
+        found = inflated.get(id(block))
+        if found is not None:
+            inflated.move_to_end(id(block))
+            return found[1]
         contents = _Contents(block, len(_names(block)) - 1)
-        self._inflated = (block, contents)
+        inflated[id(block)] = (block, contents)
+        if len(inflated) > INFLATED:
+            inflated.popitem(last=False)
         return contents
 
     def _entries(self, i: int) -> list[Entry]:

@@ -14,6 +14,7 @@ until it is written again.
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -104,7 +105,7 @@ class Version:
 
 Packed = bytes
 """A change as kept once packed (no object of its own, ~90 bytes less than a `Version` and
-its revision): the change's type (one byte), its revision (`_HEADER` - 1 bytes), then its
+its revision): the change's type (one byte), its revision (8 bytes), then its
 object packed by `codec`."""
 Change = Version | Packed
 History = list[Change] | Change
@@ -114,12 +115,12 @@ change itself when there is one (most keys: an Event is written once)."""
 _TYPES: tuple[EventType, ...] = ("ADDED", "MODIFIED", "DELETED")
 _CODES = {type: code for code, type in enumerate(_TYPES)}
 _DELETED = _CODES["DELETED"]
-_HEADER = 9
-_ORDER = "little"
+_REVISION = struct.Struct("<Q")
+_HEADER = 1 + _REVISION.size
 
 
 def _packed(type: EventType, revision: int, obj: bytes) -> Packed:
-    return b"".join((bytes((_CODES[type],)), revision.to_bytes(_HEADER - 1, _ORDER), obj))
+    return b"".join((bytes((_CODES[type],)), _REVISION.pack(revision), obj))
 
 
 def _json(packed: Packed) -> bytes:
@@ -128,7 +129,7 @@ def _json(packed: Packed) -> bytes:
 
 def _revision_of(change: Change) -> int:
     if isinstance(change, bytes):
-        return int.from_bytes(change[1:_HEADER], _ORDER)
+        return _REVISION.unpack_from(change, 1)[0]  # type: ignore[no-any-return]
     return change.revision
 
 
@@ -446,8 +447,11 @@ def _changes(history: History) -> list[Change]:
 
 def _at(key: str, history: History, revision: int) -> Version | None:
     """The key's change in effect at `revision` (a readable one), if any."""
-    if not isinstance(history, list):
-        return Version.unpacked(key, history) if revision >= _revision_of(history) else None
+    if isinstance(history, bytes):
+        at = _REVISION.unpack_from(history, 1)[0]
+        return Version(_TYPES[history[0]], key, history, at) if revision >= at else None
+    if isinstance(history, Version):
+        return history if revision >= history.revision else None
     if revision >= _revision_of(history[-1]):
         return Version.unpacked(key, history[-1])
     i = bisect_right(history, revision, key=_revision_of)

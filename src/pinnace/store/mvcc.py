@@ -1,10 +1,11 @@
 """The committed state of a store, in memory: every retained version of every key.
 
-Each change is a `Version`; the same versions serve MVCC reads (per-key history) and watch
-replay (the log of every change after the compacted revision). A version keeps the object it was
-written with while it is among the last `RECENT_VERSIONS` changes, which is where reads and
-watch replays mostly fall, and only its packed form (`codec`) afterwards: a large cluster's
-objects would otherwise take most of the process's memory.
+Each key's history of changes serves MVCC reads, and the log of the keys changed after the
+compacted revision, in order, serves watch replay from those histories. A change is a `Version`
+holding the object it was written with while it is among the last `RECENT_VERSIONS` changes,
+which is where reads and watch replays mostly fall, and afterwards only its packed form (one
+bytes string, `Packed`): a large cluster's objects would otherwise take most of the process's
+memory.
 
 Most keys of a large cluster hold one object that has not changed since the compacted revision
 (a running pod, an Event). Compaction *settles* such a key: it leaves the per-key histories for

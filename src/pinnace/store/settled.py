@@ -30,6 +30,7 @@ INFLATED = 16
 """Blocks kept inflated, the last read."""
 _SEPARATOR = "\0"
 """Between the parts of a block's keys. Keys holding it are never settled (`settles`)."""
+_SEPARATOR_BYTE = _SEPARATOR.encode()
 
 _PIECE = 472
 """A block's payload is kept in pieces Python's small-object allocator serves (512 bytes with
@@ -81,6 +82,11 @@ def _names(block: _Block) -> list[str]:
     return block.names.decode().split(_SEPARATOR)
 
 
+def _size(block: _Block) -> int:
+    """How many keys the block was built with, without decoding them."""
+    return block.names.count(_SEPARATOR_BYTE)
+
+
 def _position(names: list[str], key: str, after: bool) -> int:
     """How many of the block's keys are less than `key` (or, `after`, at most `key`)."""
     prefix = names[0]
@@ -124,7 +130,7 @@ class SettledKeys:
         block.gone |= 1 << k
         self._len -= 1
         self._live[i] -= 1
-        if self._live[i] * 2 <= len(_names(block)) - 1:
+        if self._live[i] * 2 <= _size(block):
             self._replace(i, self._entries(i))
         return entry
 
@@ -214,7 +220,7 @@ class SettledKeys:
         if found is not None:
             inflated.move_to_end(id(block))
             return found[1]
-        contents = _Contents(block, len(_names(block)) - 1)
+        contents = _Contents(block, _size(block))
         inflated[id(block)] = (block, contents)
         if len(inflated) > INFLATED:
             inflated.popitem(last=False)

@@ -560,25 +560,23 @@ def _check_delete_preconditions(kind: Kind, name: str, old: Object, options: Del
     before any graceful deletion. Its Conflict names the object's kind, not its resource:
     `Operation cannot be fulfilled on Pod "web"`, `Deployment.apps "web"`."""
     m = old.get("metadata") or {}
-    uid = m.get("uid") or ""
-    if options.precondition_uid and options.precondition_uid != uid:
-        raise status.conflict(
-            kind.kind,
-            name,
-            f"the UID in the precondition ({options.precondition_uid}) does not match the UID "
-            f"in record ({uid}). The object might have been deleted and then recreated",
-            kind.group,
-        )
-    wanted = options.precondition_resource_version
-    stored = m.get("resourceVersion") or ""
-    if wanted and wanted != stored:
-        raise status.conflict(
-            kind.kind,
-            name,
-            f"the ResourceVersion in the precondition ({wanted}) does not match the "
-            f"ResourceVersion in record ({stored}). The object might have been modified",
-            kind.group,
-        )
+    for what, wanted, stored, why in (
+        ("UID", options.precondition_uid, m.get("uid") or "", "deleted and then recreated"),
+        (
+            "ResourceVersion",
+            options.precondition_resource_version,
+            m.get("resourceVersion") or "",
+            "modified",
+        ),
+    ):
+        if wanted and wanted != stored:
+            raise status.conflict(
+                kind.kind,
+                name,
+                f"the {what} in the precondition ({wanted}) does not match the {what} in "
+                f"record ({stored}). The object might have been {why}",
+                kind.group,
+            )
 
 
 def _check_stored_preconditions(

@@ -33,7 +33,7 @@ class Backend:
         if self.name == "memory":
             return MemoryStore(**options)
         if self.name == "packed":
-            return MemoryStore(recent_versions=1, settled_block=1, **options)
+            return MemoryStore(recent_versions=1, settled_block=1, segment_bytes=256, **options)
         return SQLiteStore(path or self.new_path(), **options)
 
     def run(self, body: Callable[[Store], Awaitable[T]], **options: Any) -> T:

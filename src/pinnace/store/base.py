@@ -19,6 +19,7 @@ from pinnace.store.interface import (
     WatchEvent,
 )
 from pinnace.store.mvcc import RECENT_VERSIONS, MvccState
+from pinnace.store.segments import SEGMENT_BYTES
 from pinnace.store.settled import BLOCK
 from pinnace.store.watch import DEFAULT_WATCH_BUFFER, WatchHub
 
@@ -36,11 +37,13 @@ class MvccStore(Store):
         watch_buffer: int = DEFAULT_WATCH_BUFFER,
         recent_versions: int = RECENT_VERSIONS,
         settled_block: int = BLOCK,
+        segment_bytes: int = SEGMENT_BYTES,
     ) -> None:
         """`recent_versions`: how many of the latest changes keep their objects as written
         (see `MvccState`); the rest are kept packed. `settled_block`: keys per block of the
-        keys compaction settles (see `SettledKeys`)."""
-        self._state = MvccState(recent_versions, settled_block)
+        keys compaction settles (see `SettledKeys`). `segment_bytes`: the size of a mapping
+        of the packed changes compaction has not reached (see `Segments`)."""
+        self._state = MvccState(recent_versions, settled_block, segment_bytes)
         self._hub = WatchHub(self._state, watch_buffer)
         self._closed = False
 

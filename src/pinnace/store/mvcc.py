@@ -5,7 +5,8 @@ compacted revision, in order, serves watch replay from those histories. A change
 holding the object it was written with while it is among the last `RECENT_VERSIONS` changes,
 which is where reads and watch replays mostly fall, and afterwards only its packed form (one
 bytes string, `Packed`): a large cluster's objects would otherwise take most of the process's
-memory.
+memory. Until compaction reaches it, the packed form is kept in `Segments` and the history
+holds where (a `Ref`): a start's burst of changes then leaves no room behind once compacted.
 
 Most keys of a large cluster hold one object that has not changed since the compacted revision
 (a running pod, an Event). Compaction *settles* such a key: it leaves the per-key histories for
@@ -31,6 +32,7 @@ from pinnace.store.interface import (
     Object,
     WatchEvent,
 )
+from pinnace.store.segments import SEGMENT_BYTES, Ref, Segments
 from pinnace.store.settled import BLOCK, Entry, SettledKeys, settles
 from pinnace.store.sortedkeys import SortedKeys
 
@@ -65,7 +67,7 @@ class Version:
         return cls(type, key, _packed(type, revision, codec.pack_json(data)), revision)
 
     @classmethod
-    def unpacked(cls, key: str, change: Change) -> Version:
+    def unpacked(cls, key: str, change: Version | Packed) -> Version:
         """The version a history's change is."""
         if isinstance(change, Version):
             return change
@@ -108,7 +110,7 @@ Packed = bytes
 """A change as kept once packed (no object of its own, ~90 bytes less than a `Version` and
 its revision): the change's type (one byte), its revision (8 bytes), then its
 object packed by `codec`."""
-Change = Version | Packed
+Change = Version | Packed | Ref
 History = list[Change] | Change
 """A key's retained changes in revision order (the last one is the key's latest), or the
 change itself when there is one (most keys: an Event is written once)."""
@@ -128,13 +130,13 @@ def _json(packed: Packed) -> bytes:
     return codec.inflate(memoryview(packed)[_HEADER:])
 
 
-def _revision_of(change: Change) -> int:
+def _revision_of(change: Version | Packed) -> int:
     if isinstance(change, bytes):
         return _REVISION.unpack_from(change, 1)[0]  # type: ignore[no-any-return]
     return change.revision
 
 
-def _deleted(change: Change) -> bool:
+def _deleted(change: Version | Packed) -> bool:
     return change[0] == _DELETED if isinstance(change, bytes) else change.type == "DELETED"
 
 
@@ -143,14 +145,22 @@ def _key_of(version: Version) -> str:
 
 
 class MvccState:
-    def __init__(self, recent_versions: int = RECENT_VERSIONS, block: int = BLOCK) -> None:
-        """`block`: keys per block of settled keys (see `SettledKeys`)."""
+    def __init__(
+        self,
+        recent_versions: int = RECENT_VERSIONS,
+        block: int = BLOCK,
+        segment_bytes: int = SEGMENT_BYTES,
+    ) -> None:
+        """`block`: keys per block of settled keys (see `SettledKeys`); `segment_bytes`: the
+        size of a mapping of packed changes (see `Segments`)."""
         # Per key not settled, its retained changes. A key whose latest change is a DELETED
         # tombstone stays until compaction drops it.
         self._history: dict[str, History] = {}
         self._keys = SortedKeys()  # the keys of _history
         self._tombstones = SortedKeys()  # the keys of _history whose latest change is DELETED
         self._settled = SettledKeys(block)
+        # The packed changes after the compacted revision (and those of keys not yet settled).
+        self._segments = Segments(segment_bytes)
         # Keys compaction left with one packed live version, which `settle` moves to _settled
         # (in key order, from the end of _settling) unless they are written before.
         self._unsettled: list[str] = []
@@ -185,22 +195,22 @@ class MvccState:
         history = self._history.get(key)
         if history is None:
             return self._settled_version(key)
-        return _at(key, history, self.revision)
+        return self._at(key, history, self.revision)
 
     def event_at(self, revision: int) -> WatchEvent:
         """The change made at `revision`, which must be in (compacted_revision, revision]."""
         key = self._log[revision - self.compacted_revision - 1]
         history = _changes(self._history[key])
-        i = bisect_left(history, revision, key=_revision_of)
-        version = Version.unpacked(key, history[i])
+        i = bisect_left(history, revision, key=self._revision_of)
+        version = self._version(key, history[i])
         previous = None
         if version.type != "ADDED" and i:
-            previous = Version.unpacked(key, history[i - 1]).object
+            previous = self._version(key, history[i - 1]).object
         return WatchEvent(version.type, key, version.object, previous, revision)
 
     def get(self, key: str, revision: int) -> Object | None:
         history = self._history.get(key)
-        event = self._settled_version(key) if history is None else _at(key, history, revision)
+        event = self._settled_version(key) if history is None else self._at(key, history, revision)
         return event.object if _live(event) else None  # type: ignore[union-attr]
 
     def list(self, prefix: str, revision: int, limit: int, start_after: str | None) -> ListResult:
@@ -232,7 +242,7 @@ class MvccState:
         entry = next(settled, None)
         while key is not None or entry is not None:
             if entry is None or (key is not None and key < entry[0]):
-                yield key, _at(key, history[key], revision)  # type: ignore[arg-type, index]
+                yield key, self._at(key, history[key], revision)  # type: ignore[arg-type, index]
                 key = next(keys, None)
             else:
                 yield entry[0], Version.settled(entry)
@@ -255,7 +265,7 @@ class MvccState:
             return settled + sum(
                 1
                 for key in self._keys.scan(prefix, start_after)
-                if _live(_at(key, self._history[key], revision))
+                if _live(self._at(key, self._history[key], revision))
             )
         live = settled + keys - self._tombstones.count(prefix, start_after)
         changed: set[str] = set()
@@ -267,7 +277,9 @@ class MvccState:
                 continue
             changed.add(key)
             history = self._history[key]
-            live += _live(_at(key, history, revision)) - _live(_at(key, history, self.revision))
+            live += _live(self._at(key, history, revision)) - _live(
+                self._at(key, history, self.revision)
+            )
         return live
 
     def apply(self, event: WatchEvent) -> None:
@@ -336,7 +348,7 @@ class MvccState:
             history = self._history[key] = [history]
         if version.type == "DELETED":
             self._tombstones.add(key)
-        elif _deleted(history[-1]):
+        elif _deleted(self._read(history[-1])):
             self._tombstones.remove(key)
         history.append(version.stored)
         self._versions += 1
@@ -349,15 +361,18 @@ class MvccState:
 
     def _pack(self, version: Version) -> None:
         """Keep only the packed form of a version leaving the recent ones, if it is still in
-        its key's history."""
-        packed = version.pack()
+        its key's history: in the segments, unless compaction has passed it."""
+        stored: Change = version.pack()
+        if version.revision > self.compacted_revision:
+            ref = self._segments.add(stored, version.revision)
+            stored = stored if ref is None else ref
         history = self._history.get(version.key)
         if history is version:
-            self._history[version.key] = packed
+            self._history[version.key] = stored
         elif isinstance(history, list):
             for i, change in enumerate(history):
                 if change is version:
-                    history[i] = packed
+                    history[i] = stored
                     break
 
     def compact(self, revision: int) -> list[int]:
@@ -378,9 +393,9 @@ class MvccState:
                 continue
             seen.add(key)
             history = _changes(self._history[key])
-            i = bisect_right(history, revision, key=_revision_of) - 1
-            first_kept = i + 1 if _deleted(history[i]) else i
-            dropped.extend(_revision_of(change) for change in history[:first_kept])
+            i = bisect_right(history, revision, key=self._revision_of) - 1
+            first_kept = i + 1 if _deleted(self._read(history[i])) else i
+            dropped.extend(self._revision_of(change) for change in history[:first_kept])
             kept = history[first_kept:]
             if not kept:
                 del self._history[key]
@@ -388,10 +403,12 @@ class MvccState:
                 self._keys.remove(key)
                 self._tombstones.remove(key)  # only a tombstone is ever dropped last
             elif len(kept) > 1:
+                # Its change at the compacted revision outlives the segment it is in.
+                kept[0] = self._read(kept[0])
                 self._history[key] = kept
             else:
                 self._history[key] = kept[0]
-                if isinstance(kept[0], bytes):
+                if isinstance(kept[0], bytes | int):
                     self._unsettled.append(key)
         self._versions -= len(dropped)
         recent = self._recent
@@ -404,7 +421,9 @@ class MvccState:
 
     def settle(self) -> bool:
         """Settle up to `SETTLE_STEP` of the keys compaction left with one live packed version
-        at or before the compacted revision, if they still are; True if some are left."""
+        at or before the compacted revision, if they still are; True if some are left. A key
+        that does not settle has that change copied out of the segments, which are released
+        once no key is left."""
         if not self._settling and self._unsettled:
             # In key order, each block is rebuilt once for all the keys it takes. Keys a
             # compaction running alongside leaves meanwhile wait for the next round: sorting
@@ -417,7 +436,11 @@ class MvccState:
         entries: list[Entry] = []
         for _ in range(min(SETTLE_STEP, len(settling))):
             key = settling.pop()
-            only = history.get(key)
+            kept = history.get(key)
+            if isinstance(kept, list):  # written since
+                kept[0] = self._copied_out(kept[0])
+                continue
+            only = self._read(kept) if kept is not None else None
             if (
                 isinstance(only, bytes)
                 and not _deleted(only)
@@ -427,6 +450,8 @@ class MvccState:
                 entries.append((key, _revision_of(only), _json(only)))
                 del history[key]
                 self._keys.remove(key)
+            elif kept is not None:
+                history[key] = self._copied_out(kept)
         entries.sort()
         self._settled.add(entries)
         self._removed += len(entries)
@@ -434,7 +459,42 @@ class MvccState:
             # A dict keeps its table when keys go: a start's burst of new keys would stay.
             self._history = dict(history)
             self._removed = 0
-        return bool(settling or self._unsettled)
+        if settling or self._unsettled:
+            return True
+        self._segments.release(self.compacted_revision)
+        return False
+
+    def _read(self, change: Change) -> Version | Packed:
+        """`change` itself, or its packed form out of the segments when it is kept there."""
+        return self._segments.get(change) if isinstance(change, int) else change
+
+    def _copied_out(self, change: Change) -> Change:
+        """`change`, copied out of the segments if compaction has passed it there."""
+        if isinstance(change, int) and self._segments.revision(change) <= self.compacted_revision:
+            return self._segments.get(change)
+        return change
+
+    def _revision_of(self, change: Change) -> int:
+        if isinstance(change, int):
+            return self._segments.revision(change)
+        return _revision_of(change)
+
+    def _version(self, key: str, change: Change) -> Version:
+        return Version.unpacked(key, self._read(change))
+
+    def _at(self, key: str, history: History, revision: int) -> Version | None:
+        """The key's change in effect at `revision` (a readable one), if any."""
+        if isinstance(history, int):
+            history = self._segments.get(history)
+        if isinstance(history, bytes):
+            at = _REVISION.unpack_from(history, 1)[0]
+            return Version(_TYPES[history[0]], key, history, at) if revision >= at else None
+        if isinstance(history, Version):
+            return history if revision >= history.revision else None
+        if revision >= self._revision_of(history[-1]):
+            return self._version(key, history[-1])
+        i = bisect_right(history, revision, key=self._revision_of)
+        return self._version(key, history[i - 1]) if i else None
 
 
 def _live(event: Version | None) -> bool:
@@ -444,16 +504,3 @@ def _live(event: Version | None) -> bool:
 def _changes(history: History) -> list[Change]:
     """The key's retained changes as a list, in revision order (a new one unless it was)."""
     return history if isinstance(history, list) else [history]
-
-
-def _at(key: str, history: History, revision: int) -> Version | None:
-    """The key's change in effect at `revision` (a readable one), if any."""
-    if isinstance(history, bytes):
-        at = _REVISION.unpack_from(history, 1)[0]
-        return Version(_TYPES[history[0]], key, history, at) if revision >= at else None
-    if isinstance(history, Version):
-        return history if revision >= history.revision else None
-    if revision >= _revision_of(history[-1]):
-        return Version.unpacked(key, history[-1])
-    i = bisect_right(history, revision, key=_revision_of)
-    return Version.unpacked(key, history[i - 1]) if i else None

@@ -32,6 +32,7 @@ from pinnace.store import rows
 from pinnace.store.base import Build, MvccStore
 from pinnace.store.interface import Object, StoreError, WatchEvent
 from pinnace.store.mvcc import INITIAL_REVISION, RECENT_VERSIONS
+from pinnace.store.segments import SEGMENT_BYTES
 from pinnace.store.settled import BLOCK
 from pinnace.store.sqlitelog import Row, SQLiteLog
 from pinnace.store.watch import DEFAULT_WATCH_BUFFER
@@ -66,12 +67,14 @@ class SQLiteStore(MvccStore):
         watch_buffer: int = DEFAULT_WATCH_BUFFER,
         recent_versions: int = RECENT_VERSIONS,
         settled_block: int = BLOCK,
+        segment_bytes: int = SEGMENT_BYTES,
     ) -> None:
         """Open (or create) the store at `path`, reading its whole log into memory."""
         super().__init__(
             watch_buffer=watch_buffer,
             recent_versions=recent_versions,
             settled_block=settled_block,
+            segment_bytes=segment_bytes,
         )
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="pinnace-sqlite")
         with _collector_paused():

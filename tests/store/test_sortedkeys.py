@@ -33,3 +33,14 @@ def test_scan_and_count_match_a_sorted_list() -> None:
             ]
             assert list(keys.scan(prefix, start_after)) == expected, (prefix, start_after)
             assert keys.count(prefix, start_after) == len(expected), (prefix, start_after)
+
+
+def test_stored_gives_the_string_kept_for_an_equal_key() -> None:
+    keys = SortedKeys()
+    kept = [f"pods/ns/web-{i}" for i in range(3000)]  # several chunks
+    for key in kept:
+        keys.add(key)
+    for key in kept[::7]:
+        equal = "".join(list(key))  # an equal string, not the same object
+        assert equal is not key
+        assert keys.stored(equal) is key

@@ -344,8 +344,11 @@ class MvccState:
             revision, text = settled
             history = [Version.from_json("MODIFIED", key, text, revision).stored]
             self._history[key] = history
-        elif not isinstance(history, list):
-            history = self._history[key] = [history]
+        else:
+            # One string for all the key's changes in the log: each write brings its own.
+            key = version.key = self._keys.stored(key)
+            if not isinstance(history, list):
+                history = self._history[key] = [history]
         if version.type == "DELETED":
             self._tombstones.add(key)
         elif _deleted(self._read(history[-1])):

@@ -44,6 +44,11 @@ class SortedKeys:
             self._chunks[i : i + 1] = [chunk[:_CHUNK], chunk[_CHUNK:]]
             maxes[i : i + 1] = [chunk[_CHUNK - 1], chunk[-1]]
 
+    def stored(self, key: str) -> str:
+        """The string kept for `key`, which must be present."""
+        chunk = self._chunks[bisect_left(self._maxes, key)]
+        return chunk[bisect_left(chunk, key)]
+
     def remove(self, key: str) -> None:
         """Remove `key`, which must be present."""
         i = bisect_left(self._maxes, key)

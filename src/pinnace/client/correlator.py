@@ -24,6 +24,7 @@ the Events nor the objects they are about: the Events a kubelet wrote are the AP
 
 from __future__ import annotations
 
+import struct
 import sys
 from dataclasses import dataclass
 
@@ -49,25 +50,31 @@ and for the combined event that stands in for it (client-go's aggregate key)."""
 
 Record = tuple[object, ...]
 """The entries of one source and object, as one flat tuple rather than an object per entry (a
-kubelet keeps one with three entries of each kind for every pod it runs): its head (the spam
-filter's token bucket: tokens, when last taken; the base of its stamps; how many aggregation
-records it holds), then the aggregation records (SIMILAR slots each), then the last writes
-(OBSERVED slots each)."""
-_TOKENS, _LAST, _BASE, _SIMILARS = range(4)
-HEAD = 4
-_NEW: Record = (SPAM_BURST, float("-inf"), 0, 0)
+kubelet keeps one with three entries of each kind for every pod it runs): its numbers packed
+in one bytes string (as floats and ints of their own they took as much memory as the rest),
+how many aggregation records it holds, then the aggregation records (SIMILAR slots each), then
+the last writes (OBSERVED slots each).
+
+The numbers are the spam filter's token bucket (tokens, when last taken) and the base of the
+stamps (`_BUCKET`), then when each aggregation record's key was last seen (`_SEEN`), then each
+last write's count and stamp (`_WRITE`)."""
+_NUMBERS, _SIMILARS = range(2)
+HEAD = 2
+_BUCKET = struct.Struct("<ddq")
+_SEEN = struct.Struct("<d")
+_WRITE = struct.Struct("<qq")
+_NEW: Record = (_BUCKET.pack(SPAM_BURST, float("-inf"), 0), 0)
 """A record with no entries: a full bucket at minus infinity stands for none."""
 
-SIMILAR = 3
-"""The slots of an aggregation record: its key, when events of the key were last seen, then
-the distinct messages seen, oldest first (at most AGGREGATE_MAX_EVENTS - 1): one message, or a
-tuple of them when several, as almost every key has one."""
-OBSERVED = 4
-"""The slots of a last write: its key, its count, its firstTimestamp (interned: the events of
-one second share it) and its name's stamp. The Event's name is `<involved object's
-name>.<stamp, hex>`, as the recorder names Events: kept as its difference from the record's
-base (the stamp of its first write), a small int for the events of one object written in a
-burst, which Python does not allocate."""
+SIMILAR = 2
+"""The slots of an aggregation record: its key, then the distinct messages seen, oldest first
+(at most AGGREGATE_MAX_EVENTS - 1): one message, or a tuple of them when several, as almost
+every key has one."""
+OBSERVED = 2
+"""The slots of a last write: its key and its firstTimestamp (interned: the events of one
+second share it). Its stamp is its Event's name's: `<involved object's name>.<stamp, hex>`, as
+the recorder names Events, kept as its difference from the record's base (the stamp of its
+first write)."""
 
 
 @dataclass(frozen=True)
@@ -172,9 +179,11 @@ class EventCorrelator:
         )
         similars: int = record[_SIMILARS]  # type: ignore[assignment]
         i = _find(record, key, HEAD, HEAD + SIMILAR * similars, SIMILAR)
+        numbers: bytes = record[_NUMBERS]  # type: ignore[assignment]
+        at = _BUCKET.size + _SEEN.size * ((i - HEAD) // SIMILAR if i >= 0 else similars)
         messages: tuple[str, ...] = ()
-        if i >= 0 and now - record[i + 1] <= AGGREGATE_INTERVAL:  # type: ignore[operator]
-            seen = record[i + 2]
+        if i >= 0 and now - _SEEN.unpack_from(numbers, at)[0] <= AGGREGATE_INTERVAL:
+            seen = record[i + 1]
             messages = seen if type(seen) is tuple else (seen,)  # type: ignore[assignment]
         message = event.get("message", "")
         if message not in messages:
@@ -184,12 +193,15 @@ class EventCorrelator:
             # Keep the set from growing past the threshold. client-go drops any one message;
             # the oldest, here, so that a run is reproducible.
             messages = messages[1:]
-        entry = (key, now, messages[0] if len(messages) == 1 else messages)
+        entry = (key, messages[0] if len(messages) == 1 else messages)
+        seen_now = _SEEN.pack(now)
         if i >= 0:
-            record = _replace(record, i, entry)
+            numbers = numbers[:at] + seen_now + numbers[at + _SEEN.size :]
+            record = (numbers, *_replace(record, i, entry)[HEAD - 1 :])
         else:
             end = HEAD + SIMILAR * similars
-            record = (*record[:_SIMILARS], similars + 1, *record[HEAD:end], *entry, *record[end:])
+            numbers = numbers[:at] + seen_now + numbers[at:]
+            record = (numbers, similars + 1, *record[HEAD:end], *entry, *record[end:])
             self._similar += 1
         if not combine:
             return event, self._event_key(event), record
@@ -213,15 +225,18 @@ class EventCorrelator:
         return combined, key, record
 
     def _observe(self, record: Record, event: Object, key: EntryKey) -> tuple[Correlated, Record]:
-        i = _find(record, key, _observed_start(record), len(record), OBSERVED)
+        start = _observed_start(record)
+        i = _find(record, key, start, len(record), OBSERVED)
         patch = None
         if i >= 0:
-            _, count, first_timestamp, stamp = record[i : i + OBSERVED]
-            stamp += record[_BASE]  # type: ignore[operator]
+            numbers: bytes = record[_NUMBERS]  # type: ignore[assignment]
+            count, stamp = _WRITE.unpack_from(numbers, _written_at(record, start, i))
+            stamp += _BUCKET.unpack_from(numbers)[2]
+            first_timestamp = record[i + 1]
             involved_name = event["involvedObject"].get("name", "")
             event["metadata"] = {**event["metadata"], "name": f"{involved_name}.{stamp:x}"}
             event["firstTimestamp"] = first_timestamp
-            event["count"] = count + 1  # type: ignore[operator]
+            event["count"] = count + 1
             patch = {
                 "count": event["count"],
                 "lastTimestamp": event["lastTimestamp"],
@@ -234,31 +249,41 @@ class EventCorrelator:
         start = _observed_start(record)
         i = _find(record, key, start, len(record), OBSERVED)
         stamp = int(event["metadata"]["name"].rpartition(".")[2], 16)
+        numbers: bytes = record[_NUMBERS]  # type: ignore[assignment]
+        tokens, last, base = _BUCKET.unpack_from(numbers)
         if start == len(record):
-            record = (*record[:_BASE], stamp, *record[_BASE + 1 :])
-        entry = (
-            key,
-            event.get("count") or 0,
-            sys.intern(event.get("firstTimestamp") or ""),
-            stamp - record[_BASE],  # type: ignore[operator]
-        )
+            base = stamp
+            numbers = _BUCKET.pack(tokens, last, base) + numbers[_BUCKET.size :]
+        write = _WRITE.pack(event.get("count") or 0, stamp - base)
+        entry = (key, sys.intern(event.get("firstTimestamp") or ""))
         if i >= 0:
-            return _replace(record, i, entry)
+            at = _written_at(record, start, i)
+            numbers = numbers[:at] + write + numbers[at + _WRITE.size :]
+            return (numbers, *_replace(record, i, entry)[HEAD - 1 :])
         self._observed += 1
-        return record + entry
+        return (numbers + write, *record[HEAD - 1 :], *entry)
 
 
 def _observed_start(record: Record) -> int:
     return HEAD + SIMILAR * record[_SIMILARS]  # type: ignore[operator]
 
 
+def _written_at(record: Record, start: int, i: int) -> int:
+    """Where in the record's numbers are those of the last write at slot `i` (`start`: where
+    the last writes start)."""
+    similars: int = record[_SIMILARS]  # type: ignore[assignment]
+    return _BUCKET.size + _SEEN.size * similars + _WRITE.size * ((i - start) // OBSERVED)
+
+
 def _allow(record: Record, now: float) -> tuple[bool, Record]:
     """The spam filter: the combined event of an aggregation has the same source and object as
     the event it stands in for, so its bucket is the record's."""
-    refilled = record[_TOKENS] + (now - record[_LAST]) * SPAM_QPS  # type: ignore[operator]
-    tokens = min(SPAM_BURST, refilled)
+    numbers: bytes = record[_NUMBERS]  # type: ignore[assignment]
+    tokens, last, base = _BUCKET.unpack_from(numbers)
+    tokens = min(SPAM_BURST, tokens + (now - last) * SPAM_QPS)
     allowed = tokens >= 1
-    return allowed, (tokens - 1 if allowed else tokens, now, *record[_BASE:])
+    numbers = _BUCKET.pack(tokens - 1 if allowed else tokens, now, base) + numbers[_BUCKET.size :]
+    return allowed, (numbers, *record[HEAD - 1 :])
 
 
 def _find(record: Record, key: EntryKey, start: int, end: int, stride: int) -> int:

@@ -1,5 +1,5 @@
 """Packed changes kept in mappings until compaction passes them: read back as written, and
-released once no key refers to them, including keys written between compaction and settling."""
+unmapped once none is kept, including keys written between compaction and settling."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pinnace.store.mvcc import MvccState
 from pinnace.store.segments import Segments
 
 
-def test_changes_read_back_across_mappings_and_released_ones_are_gone() -> None:
+def test_changes_read_back_across_mappings_and_a_mapping_goes_with_its_last_change() -> None:
     segments = Segments(64)
     refs = {
         revision: segments.add(bytes([revision]) * revision, revision) for revision in range(1, 60)
@@ -24,16 +24,25 @@ def test_changes_read_back_across_mappings_and_released_ones_are_gone() -> None:
         assert segments.get(ref) == bytes([revision]) * revision
         assert segments.revision(ref) == revision
     assert [r for r, ref in refs.items() if ref is None] == list(range(53, 60))
+    kept = {revision: ref for revision, ref in refs.items() if ref is not None}
     held = len(segments)
-    segments.release(20)
-    assert 0 < len(segments) < held
-    with pytest.raises(LookupError):
-        segments.get(refs[1])  # type: ignore[arg-type]
-    assert segments.get(refs[30]) == bytes([30]) * 30  # type: ignore[arg-type]
-    segments.release(59)
-    assert len(segments) == 0
-    ref = segments.add(b"again", 60)
-    assert ref is not None and segments.get(ref) == b"again"
+    # Out of order: a mapping goes when its last change does, whatever the others keep.
+    for revision in sorted(kept, key=lambda r: (r % 3, -r)):
+        if revision == 30:
+            continue
+        segments.drop(kept[revision])
+    # 30's mapping stays, and the last one, which changes are still added to.
+    staying = {kept[30] // 64, kept[52] // 64}
+    assert len(segments) == len(staying) < held
+    for ref in kept.values():
+        if ref // 64 not in staying:
+            with pytest.raises(LookupError):
+                segments.get(ref)
+    assert segments.get(kept[30]) == bytes([30]) * 30
+    segments.drop(kept[30])
+    ref = segments.add(b"again" * 10, 60)  # a new mapping: the last one, empty, goes
+    assert ref is not None and segments.get(ref) == b"again" * 10
+    assert len(segments) == 1
 
 
 def _event(state: MvccState, rng: random.Random, keys: list[str], live: set[str]) -> WatchEvent:
@@ -86,3 +95,8 @@ def test_compaction_and_settling_release_the_mappings_and_reads_stay_right(seed:
             assert state.event_at(revision).revision == revision
         # What is left is what compaction has not reached: the history since `compacted`.
         assert len(state._segments) <= 2 + (state.revision - compacted) * 110 // 512
+    # Everything compacted: no mapping is left but the one changes are added to.
+    state.compact(state.revision)
+    while state.settle():
+        pass
+    assert len(state._segments) <= 1

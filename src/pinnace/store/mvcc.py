@@ -365,18 +365,22 @@ class MvccState:
     def _pack(self, version: Version) -> None:
         """Keep only the packed form of a version leaving the recent ones, if it is still in
         its key's history: in the segments, unless compaction has passed it."""
-        stored: Change = version.pack()
-        if version.revision > self.compacted_revision:
-            ref = self._segments.add(stored, version.revision)
-            stored = stored if ref is None else ref
         history = self._history.get(version.key)
         if history is version:
-            self._history[version.key] = stored
+            self._history[version.key] = self._packed(version)
         elif isinstance(history, list):
             for i, change in enumerate(history):
                 if change is version:
-                    history[i] = stored
+                    history[i] = self._packed(version)
                     break
+
+    def _packed(self, version: Version) -> Change:
+        packed = version.pack()
+        if version.revision > self.compacted_revision:
+            ref = self._segments.add(packed, version.revision)
+            if ref is not None:
+                return ref
+        return packed
 
     def compact(self, revision: int) -> list[int]:
         """Drop what is not needed to read at `revision` or later; return the revisions of
@@ -398,7 +402,9 @@ class MvccState:
             history = _changes(self._history[key])
             i = bisect_right(history, revision, key=self._revision_of) - 1
             first_kept = i + 1 if _deleted(self._read(history[i])) else i
-            dropped.extend(self._revision_of(change) for change in history[:first_kept])
+            for change in history[:first_kept]:
+                dropped.append(self._revision_of(change))
+                self._forget(change)
             kept = history[first_kept:]
             if not kept:
                 del self._history[key]
@@ -406,8 +412,8 @@ class MvccState:
                 self._keys.remove(key)
                 self._tombstones.remove(key)  # only a tombstone is ever dropped last
             elif len(kept) > 1:
-                # Its change at the compacted revision outlives the segment it is in.
-                kept[0] = self._read(kept[0])
+                # Its change at the compacted revision may be kept long: not in a segment.
+                kept[0] = self._copied_out(kept[0])
                 self._history[key] = kept
             else:
                 self._history[key] = kept[0]
@@ -425,8 +431,7 @@ class MvccState:
     def settle(self) -> bool:
         """Settle up to `SETTLE_STEP` of the keys compaction left with one live packed version
         at or before the compacted revision, if they still are; True if some are left. A key
-        that does not settle has that change copied out of the segments, which are released
-        once no key is left."""
+        that does not settle has that change copied out of the segments."""
         if not self._settling and self._unsettled:
             # In key order, each block is rebuilt once for all the keys it takes. Keys a
             # compaction running alongside leaves meanwhile wait for the next round: sorting
@@ -453,6 +458,7 @@ class MvccState:
                 entries.append((key, _revision_of(only), _json(only)))
                 del history[key]
                 self._keys.remove(key)
+                self._forget(kept)
             elif kept is not None:
                 history[key] = self._copied_out(kept)
         entries.sort()
@@ -462,20 +468,26 @@ class MvccState:
             # A dict keeps its table when keys go: a start's burst of new keys would stay.
             self._history = dict(history)
             self._removed = 0
-        if settling or self._unsettled:
-            return True
-        self._segments.release(self.compacted_revision)
-        return False
+        return bool(settling or self._unsettled)
 
     def _read(self, change: Change) -> Version | Packed:
         """`change` itself, or its packed form out of the segments when it is kept there."""
         return self._segments.get(change) if isinstance(change, int) else change
 
     def _copied_out(self, change: Change) -> Change:
-        """`change`, copied out of the segments if compaction has passed it there."""
+        """`change`, copied out of the segments if compaction has passed it there: a segment
+        goes when the changes in it do, and a key's change at the compacted revision may stay
+        for long."""
         if isinstance(change, int) and self._segments.revision(change) <= self.compacted_revision:
-            return self._segments.get(change)
+            packed = self._segments.get(change)
+            self._segments.drop(change)
+            return packed
         return change
+
+    def _forget(self, change: Change | None) -> None:
+        """`change` is no longer kept."""
+        if isinstance(change, int):
+            self._segments.drop(change)
 
     def _revision_of(self, change: Change) -> int:
         if isinstance(change, int):

@@ -5,16 +5,14 @@ A start's burst of writes leaves minutes of history until compaction drops it: m
 packed changes of a hundred or two bytes. As objects of their own they would fill the pools of
 Python's small-object allocator among the objects that live on, and when compaction freed them
 the pools, and so the memory, would stay the process's. Here they fill mappings of
-`SEGMENT_BYTES` in revision order, and a mapping is returned to the system whole once
-compaction has passed its last change (`release`); the few changes that live on are copied out
-before (see `MvccState`).
+`SEGMENT_BYTES`, and a mapping is returned to the system whole as soon as no change in it is
+kept any more (`drop`), while compaction goes.
 """
 
 from __future__ import annotations
 
 import mmap
 import struct
-from collections import deque
 
 SEGMENT_BYTES = 1 << 20
 """The size of a mapping; a change larger than one is not kept here."""
@@ -30,34 +28,33 @@ _RECORD = struct.Struct("<IQ")
 class Segments:
     def __init__(self, size: int = SEGMENT_BYTES) -> None:
         self._size = size
-        self._mappings: deque[mmap.mmap] = deque()
-        self._last_revisions: deque[int] = deque()
-        """Of the change kept last in each mapping."""
-        self._first = 0
-        """The number of the first of `_mappings`."""
+        self._mappings: dict[int, mmap.mmap] = {}
+        self._kept: dict[int, int] = {}
+        """How many changes each mapping keeps: it is unmapped when none is left."""
+        self._last = -1
+        """The number of the mapping changes are added to."""
         self._end = size
-        """Where the next change goes in the last mapping (its size: none yet)."""
+        """Where the next change goes in that mapping (its size: none yet)."""
 
     def __len__(self) -> int:
         """How many mappings are held."""
         return len(self._mappings)
 
     def add(self, change: bytes, revision: int) -> Ref | None:
-        """Keep `change`, made at `revision` (after any kept before); None if it is too large."""
+        """Keep `change`, made at `revision`, until it is dropped; None if it is too large."""
         start = self._end + _RECORD.size
         end = start + len(change)
         if end > self._size:
             if _RECORD.size + len(change) > self._size:
                 return None
-            self._mappings.append(mmap.mmap(-1, self._size))
-            self._last_revisions.append(revision)
-            self._end, start = 0, _RECORD.size
+            self._next_mapping()
+            start = _RECORD.size
             end = start + len(change)
-        mapping = self._mappings[-1]
-        ref = (self._first + len(self._mappings) - 1) * self._size + self._end
+        mapping = self._mappings[self._last]
+        ref = self._last * self._size + self._end
         _RECORD.pack_into(mapping, self._end, len(change), revision)
         mapping[start:end] = change
-        self._last_revisions[-1] = revision
+        self._kept[self._last] += 1
         self._end = end
         return ref
 
@@ -73,18 +70,28 @@ class Segments:
         mapping, offset = self._locate(ref)
         return _RECORD.unpack_from(mapping, offset)[1]  # type: ignore[no-any-return]
 
-    def release(self, revision: int) -> None:
-        """Unmap the mappings whose changes were all made at or before `revision`: nothing may
-        refer to them any more."""
-        while self._last_revisions and self._last_revisions[0] <= revision:
-            self._mappings.popleft().close()
-            self._last_revisions.popleft()
-            self._first += 1
-        if not self._mappings:
-            self._end = self._size
+    def drop(self, ref: Ref) -> None:
+        """The change at `ref` is no longer kept: nothing may read it any more."""
+        number = ref // self._size
+        self._kept[number] -= 1
+        if not self._kept[number] and number != self._last:
+            self._release(number)
+
+    def _next_mapping(self) -> None:
+        if self._last in self._kept and not self._kept[self._last]:
+            self._release(self._last)
+        self._last += 1
+        self._mappings[self._last] = mmap.mmap(-1, self._size)
+        self._kept[self._last] = 0
+        self._end = 0
+
+    def _release(self, number: int) -> None:
+        self._mappings.pop(number).close()
+        del self._kept[number]
 
     def _locate(self, ref: Ref) -> tuple[mmap.mmap, int]:
         number, offset = divmod(ref, self._size)
-        if number < self._first:
+        mapping = self._mappings.get(number)
+        if mapping is None:
             raise LookupError(f"segment {number} was released")
-        return self._mappings[number - self._first], offset
+        return mapping, offset

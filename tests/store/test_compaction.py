@@ -132,8 +132,10 @@ def test_keys_unchanged_since_the_compacted_revision_are_read_written_and_watche
 
 def test_compactions_and_writes_running_together_keep_every_key(backend, monkeypatch) -> None:
     """Compactions interleave their steps and the settling of what they leave with each other
-    and with writes (small steps make them interleave often)."""
+    and with writes (small steps, each followed by a turn of the loop, make them interleave
+    often)."""
     monkeypatch.setattr(base, "COMPACTION_STEP", 40)
+    monkeypatch.setattr(base, "COMPACTION_SLICE", 0.0)
 
     async def body(store: Store) -> None:
         values = {f"k/{i:04}": i for i in range(700)}

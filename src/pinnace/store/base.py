@@ -4,6 +4,7 @@ in-memory `MvccState`. Subclasses decide how a write becomes committed (`_write`
 from __future__ import annotations
 
 import asyncio
+import time
 from abc import abstractmethod
 from collections.abc import Callable
 
@@ -24,7 +25,12 @@ from pinnace.store.settled import BLOCK
 from pinnace.store.watch import DEFAULT_WATCH_BUFFER, WatchHub
 
 COMPACTION_STEP = 10_000
-"""Compaction drops at most this many revisions per step, letting the loop run in between."""
+"""Compaction drops at most this many revisions per step."""
+COMPACTION_SLICE = 0.02
+"""Seconds compaction works before it lets the loop run. Yielding after every step starved it
+while a start kept the loop busy: each turn of the loop took long, the compaction many turns,
+and history piled up until the next (a compaction begun 2 minutes into a start ended with it,
+3 minutes later)."""
 
 Build = Callable[[changes.Change | None, int], WatchEvent]
 """Checks a write against the key's latest change and builds it at the given revision."""
@@ -115,16 +121,16 @@ class MvccStore(Store):
         self._check_open()
         self._state.read_revision(max(revision, self.compacted_revision))
         step = self.compacted_revision
+        until = time.perf_counter() + COMPACTION_SLICE
         while step < revision:
             step = min(step + COMPACTION_STEP, revision)
             if step <= self.compacted_revision:  # another compaction got further
                 continue
             dropped = self._state.compact(step)
             await self._compacted(step, dropped)
-            if step < revision:
-                await asyncio.sleep(0)
+            until = await _slice_done(until)
         while self._state.settle():
-            await asyncio.sleep(0)
+            until = await _slice_done(until)
 
     async def _compacted(self, revision: int, dropped: list[int]) -> None:
         """Compaction reached `revision`, dropping the changes made at `dropped`."""
@@ -136,3 +142,11 @@ class MvccStore(Store):
     def _close_watches(self) -> None:
         self._closed = True
         self._hub.close_all(WatchClosedError("the store is closed"))
+
+
+async def _slice_done(until: float) -> float:
+    """Let the loop run if the slice that ends at `until` is over; when the next one ends."""
+    if time.perf_counter() < until:
+        return until
+    await asyncio.sleep(0)
+    return time.perf_counter() + COMPACTION_SLICE

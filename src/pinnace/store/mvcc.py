@@ -6,7 +6,8 @@ holding the object it was written with while it is among the last `RECENT_VERSIO
 which is where reads and watch replays mostly fall, and afterwards only its packed form (one
 bytes string, `Packed`): a large cluster's objects would otherwise take most of the process's
 memory. Until compaction reaches it, the packed form is kept in `Segments` and the history
-holds where (a `Ref`): a start's burst of changes then leaves no room behind once compacted.
+holds where (a `Ref`): the room a start's burst of changes takes then goes back to the system
+once compaction has passed them.
 
 Most keys of a large cluster hold one object that has not changed since the compacted revision
 (a running pod, an Event). Compaction *settles* such a key: it leaves the per-key histories for

@@ -196,11 +196,11 @@ class EventCorrelator:
         entry = (key, messages[0] if len(messages) == 1 else messages)
         seen_now = _SEEN.pack(now)
         if i >= 0:
-            numbers = numbers[:at] + seen_now + numbers[at + _SEEN.size :]
+            numbers = _spliced(numbers, at, _SEEN.size, seen_now)
             record = (numbers, *_replace(record, i, entry)[HEAD - 1 :])
         else:
             end = HEAD + SIMILAR * similars
-            numbers = numbers[:at] + seen_now + numbers[at:]
+            numbers = _spliced(numbers, at, 0, seen_now)
             record = (numbers, similars + 1, *record[HEAD:end], *entry, *record[end:])
             self._similar += 1
         if not combine:
@@ -253,12 +253,11 @@ class EventCorrelator:
         tokens, last, base = _BUCKET.unpack_from(numbers)
         if start == len(record):
             base = stamp
-            numbers = _BUCKET.pack(tokens, last, base) + numbers[_BUCKET.size :]
+            numbers = _spliced(numbers, 0, _BUCKET.size, _BUCKET.pack(tokens, last, base))
         write = _WRITE.pack(event.get("count") or 0, stamp - base)
         entry = (key, sys.intern(event.get("firstTimestamp") or ""))
         if i >= 0:
-            at = _written_at(record, start, i)
-            numbers = numbers[:at] + write + numbers[at + _WRITE.size :]
+            numbers = _spliced(numbers, _written_at(record, start, i), _WRITE.size, write)
             return (numbers, *_replace(record, i, entry)[HEAD - 1 :])
         self._observed += 1
         return (numbers + write, *record[HEAD - 1 :], *entry)
@@ -275,6 +274,11 @@ def _written_at(record: Record, start: int, i: int) -> int:
     return _BUCKET.size + _SEEN.size * similars + _WRITE.size * ((i - start) // OBSERVED)
 
 
+def _spliced(numbers: bytes, at: int, size: int, new: bytes) -> bytes:
+    """`numbers` with the `size` bytes at `at` replaced by `new`."""
+    return numbers[:at] + new + numbers[at + size :]
+
+
 def _allow(record: Record, now: float) -> tuple[bool, Record]:
     """The spam filter: the combined event of an aggregation has the same source and object as
     the event it stands in for, so its bucket is the record's."""
@@ -282,8 +286,8 @@ def _allow(record: Record, now: float) -> tuple[bool, Record]:
     tokens, last, base = _BUCKET.unpack_from(numbers)
     tokens = min(SPAM_BURST, tokens + (now - last) * SPAM_QPS)
     allowed = tokens >= 1
-    numbers = _BUCKET.pack(tokens - 1 if allowed else tokens, now, base) + numbers[_BUCKET.size :]
-    return allowed, (numbers, *record[HEAD - 1 :])
+    bucket = _BUCKET.pack(tokens - 1 if allowed else tokens, now, base)
+    return allowed, (_spliced(numbers, 0, _BUCKET.size, bucket), *record[HEAD - 1 :])
 
 
 def _find(record: Record, key: EntryKey, start: int, end: int, stride: int) -> int:

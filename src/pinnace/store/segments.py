@@ -28,9 +28,7 @@ _RECORD = struct.Struct("<IQ")
 class Segments:
     def __init__(self, size: int = SEGMENT_BYTES) -> None:
         self._size = size
-        self._mappings: dict[int, mmap.mmap] = {}
-        self._kept: dict[int, int] = {}
-        """How many changes each mapping keeps: it is unmapped when none is left."""
+        self._mappings: dict[int, _Mapping] = {}
         self._last = -1
         """The number of the mapping changes are added to."""
         self._end = size
@@ -52,9 +50,9 @@ class Segments:
             end = start + len(change)
         mapping = self._mappings[self._last]
         ref = self._last * self._size + self._end
-        _RECORD.pack_into(mapping, self._end, len(change), revision)
-        mapping[start:end] = change
-        self._kept[self._last] += 1
+        _RECORD.pack_into(mapping.memory, self._end, len(change), revision)
+        mapping.memory[start:end] = change
+        mapping.kept += 1
         self._end = end
         return ref
 
@@ -73,25 +71,34 @@ class Segments:
     def drop(self, ref: Ref) -> None:
         """The change at `ref` is no longer kept: nothing may read it any more."""
         number = ref // self._size
-        self._kept[number] -= 1
-        if not self._kept[number] and number != self._last:
+        mapping = self._mappings[number]
+        mapping.kept -= 1
+        if not mapping.kept and number != self._last:
             self._release(number)
 
     def _next_mapping(self) -> None:
-        if self._last in self._kept and not self._kept[self._last]:
+        last = self._mappings.get(self._last)
+        if last is not None and not last.kept:
             self._release(self._last)
         self._last += 1
-        self._mappings[self._last] = mmap.mmap(-1, self._size)
-        self._kept[self._last] = 0
+        self._mappings[self._last] = _Mapping(self._size)
         self._end = 0
 
     def _release(self, number: int) -> None:
-        self._mappings.pop(number).close()
-        del self._kept[number]
+        self._mappings.pop(number).memory.close()
 
     def _locate(self, ref: Ref) -> tuple[mmap.mmap, int]:
         number, offset = divmod(ref, self._size)
         mapping = self._mappings.get(number)
         if mapping is None:
             raise LookupError(f"segment {number} was released")
-        return mapping, offset
+        return mapping.memory, offset
+
+
+class _Mapping:
+    __slots__ = ("kept", "memory")
+
+    def __init__(self, size: int) -> None:
+        self.memory = mmap.mmap(-1, size)
+        self.kept = 0
+        """How many changes it keeps: it is unmapped when none is left."""

@@ -127,6 +127,10 @@ def test_deep_nesting_is_rejected() -> None:
     middling = '{"apiVersion": "v1", "kind": "Pod", "x": ' + "[" * 600 + "]" * 600 + "}"
     with pytest.raises(ManifestError, match="nesting is deeper"):
         load_manifests(io.StringIO(middling))
+    # Past Pinnace's bound but within libyaml's own (1,000 levels, PyYAML 6.0.4 on).
+    middling_yaml = "apiVersion: v1\nkind: Pod\nx: " + "[" * 600 + "]" * 600 + "\n"
+    with pytest.raises(ManifestError, match=f"nesting is deeper than {MAX_DEPTH} levels"):
+        load_manifests(io.StringIO(middling_yaml))
 
 
 def test_size_bound(tmp_path: Path) -> None:

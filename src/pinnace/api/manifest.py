@@ -29,6 +29,7 @@ except AttributeError:  # PyYAML without libyaml
 
 MAX_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 512
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 MAX_NODES = 1_000_000
 MANIFEST_EXTENSIONS = (".json", ".yaml", ".yml")
 STDIN = "STDIN"
@@ -197,9 +198,14 @@ def _yaml_documents(text: str, name: str) -> Iterator[tuple[int, int, Any]]:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = f" (line {mark.line + 1})" if mark else ""
-        raise ManifestError(
-            f"{name}: document {builder.index}{line}: invalid YAML: {err.problem}"
-        ) from None
+        # libyaml (PyYAML 6.0.4 on) stops at 1,000 levels, sometimes before the builder has
+        # seen 512: say what Pinnace's own bound says, whichever of the two trips first.
+        problem = (
+            f"nesting is deeper than {MAX_DEPTH} levels"
+            if err.problem == _LIBYAML_TOO_DEEP
+            else f"invalid YAML: {err.problem}"
+        )
+        raise ManifestError(f"{name}: document {builder.index}{line}: {problem}") from None
     except yaml.YAMLError as err:
         raise ManifestError(f"{name}: document {builder.index}: invalid YAML: {err}") from None
 

@@ -136,7 +136,7 @@ def test_watch_and_informer_see_changes_in_order(server: Cluster) -> None:
         while len(seen) < 4:
             await asyncio.sleep(0.01)
         assert seen == [("add", "w1"), ("add", "w2"), ("update", "w1"), ("delete", "w2")]
-        informer.stop()
+        await informer.stop()
 
     run(server, scenario)
 

@@ -79,7 +79,7 @@ def test_informer_sees_adds_updates_and_deletes_in_order(cluster: Cluster, packe
         assert informer.get("default", "a") == latest
         assert informer.keys() == ["default/a"]
         assert informer.last_sync_resource_version == latest["metadata"]["resourceVersion"]
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -166,7 +166,7 @@ def test_informer_recovers_from_compaction_while_disconnected(
         await client.patch(CONFIG_MAPS, "default", "same", {"data": {"v": "2"}}, PatchType.MERGE)
         await asyncio.sleep(SETTLE)
         assert calls.take() == [("update", "same", "v=1", "v=2")]
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -197,7 +197,7 @@ def test_a_broken_watch_resumes_from_the_last_resource_version(cluster: Cluster)
             ("add", "b", "v=1"),
             ("delete", "b", "v=1"),
         ]
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -238,7 +238,7 @@ def test_index_pods_by_node_name(cluster: Cluster, packed: bool) -> None:
         assert _names(informer.by_index("nodeName", "n2")) == ["c"]
         assert informer.by_index("nodeName", "") == []
         assert informer.by_index("namespace", "kube-system") == []
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -270,7 +270,7 @@ def test_field_selector_on_node_name_follows_pods_onto_and_off_the_node(cluster:
         assert seen[:2] == [("add", "a"), ("update", "a")]
         assert seen[-1] == ("delete", "a")
         assert informer.list() == []
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -299,7 +299,7 @@ def test_selecting_handlers_see_pods_leave_the_queue_when_bound(cluster: Cluster
         await asyncio.sleep(SETTLE)
         assert unassigned == [("add", "pending"), ("update", "pending"), ("delete", "pending")]
         assert assigned == [("add", "running"), ("add", "pending")]
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -323,7 +323,7 @@ def test_factory_shares_one_informer_per_selection(cluster: Cluster) -> None:
         late = factory.informer(CONFIG_MAPS, "kube-system")  # started because the factory is
         await late.wait_for_sync()
         assert late.has_synced
-        factory.stop()
+        await factory.stop()
 
     cluster.run(scenario())
 
@@ -340,7 +340,7 @@ def test_a_handler_added_late_first_hears_of_every_cached_object(cluster: Cluste
         await client.patch(CONFIG_MAPS, "default", "a", {"data": {"v": "2"}}, PatchType.MERGE)
         await asyncio.sleep(SETTLE)
         assert calls.take() == [("add", "a", "v=1"), ("update", "a", "v=1", "v=2")]
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -381,7 +381,7 @@ def test_async_handlers_are_awaited_one_notification_at_a_time(cluster: Cluster)
             "sync c",
         ]
         assert informer.get("default", "a")["data"] == {"v": "2"}  # type: ignore[index]
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -402,7 +402,7 @@ def test_resync_hands_every_object_to_on_update_again(cluster: Cluster) -> None:
         assert calls.take() == [("update", "a", "v=1", "v=1")]
         await asyncio.sleep(30)
         assert calls.take() == [("update", "a", "v=1", "v=1")]
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -422,7 +422,7 @@ def test_cache_objects_are_the_stored_ones_not_copies(cluster: Cluster) -> None:
         wanted["data"]["v"] = "2"
         await client.update(CONFIG_MAPS, wanted)
         assert cached["data"] == {"v": "1"}
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -439,7 +439,7 @@ def test_a_packed_cache_hands_out_copies(cluster: Cluster) -> None:
         assert cached == created
         assert cached is not informer.get("default", "a")
         assert informer.list() == [created]
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -470,7 +470,7 @@ def test_a_packed_cache_lends_its_bytes_of_the_object_a_handler_is_handed(
             (updated["metadata"]["resourceVersion"], True),
         ]
         assert informer.packed(informer.get("default", "a")) is None  # no handler runs
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())
 
@@ -489,6 +489,6 @@ def test_a_cache_without_a_namespace_index_still_lists_by_namespace(cluster: Clu
         assert informer.list() == [a, b]
         with pytest.raises(KeyError):
             informer.by_index(NAMESPACE_INDEX, "default")
-        informer.stop()
+        await informer.stop()
 
     cluster.run(scenario())

@@ -471,7 +471,7 @@ def test_daemon_pods_outlast_an_unreachable_node_that_evicts_other_pods():
     finally:
         for task in tasks:
             task.cancel()
-        informers.stop()
+        plane.run(informers.stop())
         plane.close()
 
 

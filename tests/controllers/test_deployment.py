@@ -282,7 +282,8 @@ def test_a_replica_set_its_cache_has_not_shown_yet_is_not_taken_for_a_hash_colli
     retried (as v1.32 does), not counted as a collision that would make a second one."""
     cluster = Workloads(nodes=0)
     try:
-        cluster.controllers.informers.informer(REPLICA_SETS).stop()  # the cache lags from now
+        # The cache lags from now on.
+        cluster.run(cluster.controllers.informers.informer(REPLICA_SETS).stop())
         cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment(1)))
         cluster.settle(5)
         names = [rs["metadata"]["name"] for rs in replica_sets(cluster)]

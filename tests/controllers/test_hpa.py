@@ -25,7 +25,7 @@ from pinnace.controllers.hpa_replicas import (
     PodMetricsInfo,
     ReplicaCalculator,
 )
-from pinnace.controllers.workloads import start_workload_controllers
+from pinnace.controllers.workloads import WorkloadControllers
 from pinnace.kubelet import NodeAgentPool, node_configs
 from pinnace.kubelet.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.scheduler.adapter import SchedulerService
@@ -57,7 +57,8 @@ class Autoscaling(Cluster):
         if metrics:
             self.server.metrics_source = self.summaries
         lister = partial(list_pod_metrics, self.server)
-        self.controllers = start_workload_controllers(self.client, lister)
+        self.controllers = WorkloadControllers(self.client, lister)
+        self.run(self.controllers.start())
         self.wait(2)
 
     def summaries(self) -> dict[str, Summary]:
@@ -139,7 +140,7 @@ class Autoscaling(Cluster):
     def stop(self) -> None:
         self.scheduler.cancel()
         self.run(self.controllers.stop())
-        self.informers.stop()
+        self.run(self.informers.stop())
         self.run(self.pool.stop())
         self.close()
 

@@ -13,7 +13,7 @@ from pinnace.api import catalog
 from pinnace.apiserver.objects import Object
 from pinnace.client import PatchType
 from pinnace.controllers.job_indexes import Intervals
-from pinnace.controllers.workloads import start_workload_controllers
+from pinnace.controllers.workloads import WorkloadControllers
 
 JOBS = catalog.by_resource("batch", "jobs")
 assert JOBS is not None
@@ -283,7 +283,8 @@ def test_a_restarted_controller_counts_every_pod_once(cluster: Workloads):
     pods = job_pods(cluster)
     assert [p["status"]["phase"] for p in pods] == ["Succeeded", "Succeeded"]
     assert all(p["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"] for p in pods)
-    cluster.controllers = start_workload_controllers(cluster.client)
+    cluster.controllers = WorkloadControllers(cluster.client)
+    cluster.run(cluster.controllers.start())
     cluster.settle(30)
     done = cluster.get(JOBS, "pi")
     assert done["status"]["succeeded"] == 4

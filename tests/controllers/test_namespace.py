@@ -22,9 +22,10 @@ CONFIGMAPS = catalog.by_resource("", "configmaps")
 @pytest.fixture
 def cluster() -> Iterator[Cluster]:
     c = Cluster()
-    task = c.loop.create_task(NamespaceController(c.client).run())
+    controller = NamespaceController(c.client)
+    c.run(controller.start())
     yield c
-    task.cancel()
+    c.run(controller.stop())
     c.close()
 
 

@@ -52,7 +52,7 @@ class GC(Cluster):
 
     def stop(self) -> None:
         self.task.cancel()
-        self.informers.stop()
+        self.run(self.informers.stop())
         self.close()
 
 

@@ -12,7 +12,7 @@ from pinnace.api import catalog
 from pinnace.apiserver.objects import Object
 from pinnace.clock import Randomness
 from pinnace.controllers.replicaset import PODS, REPLICA_SETS
-from pinnace.controllers.workloads import start_workload_controllers
+from pinnace.controllers.workloads import WorkloadControllers
 from pinnace.kubelet import NodeAgentPool, node_configs
 from pinnace.scheduler.adapter import SchedulerService
 
@@ -41,7 +41,8 @@ class Workloads(Cluster):
         if nodes:
             service = SchedulerService(self.client, None, Randomness(3))
             self.tasks.append(self.loop.create_task(service.run()))
-        self.controllers = start_workload_controllers(self.client)
+        self.controllers = WorkloadControllers(self.client)
+        self.run(self.controllers.start())
         self.settle()
 
     def settle(self, seconds: float = 2.0) -> None:

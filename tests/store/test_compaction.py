@@ -265,9 +265,9 @@ def test_the_compactor_follows_kube_apiservers_schedule_on_virtual_time() -> Non
                 if i % 300 == 1:
                     seen.append((i, store.revision, store.compacted_revision))
 
-        compactor.start()
+        clock.run(compactor.start())
         clock.run(writer())
-        compactor.stop()
+        clock.run(compactor.stop())
         # Each run compacts to the revision the run before saw (at t=300: 301, the create
         # and 299 updates), so one interval of history is kept.
         assert seen[:3] == [(1, 3, 1), (301, 303, 1), (601, 603, 301)]
@@ -285,7 +285,7 @@ def test_the_compactor_with_keep_retains_that_many_revisions() -> None:
                 await store.create(f"k/{i}", {})
             await clock.sleep(61)
 
-        compactor.start()
+        clock.run(compactor.start())
         clock.run(writer())
-        compactor.stop()
+        clock.run(compactor.stop())
         assert store.compacted_revision == store.revision - 10

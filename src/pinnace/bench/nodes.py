@@ -1,9 +1,10 @@
 """`pinnace bench nodes`: how many simulated nodes and pods one process keeps alive in real
 time, and what they cost.
 
-The process is what `pinnace up --in-memory --nodes N --no-scheduler` runs, less the HTTP
-front end and the controllers: the API server on the memory store with its compactor (every
-5 minutes, as kube-apiserver's), and a `NodeAgentPool` of N nodes of the default shape. The
+The process is the `ControlPlane` `pinnace up --in-memory --nodes N --no-scheduler` runs, less
+the HTTP front end and the controllers but the namespace controller: the API server on the
+memory store with its compactor (every 5 minutes, as kube-apiserver's) and Event expiry, and a
+`NodeAgentPool` of N nodes of the default shape. The
 pods (`pods_per_node` per node, one container each, running until deleted) are created already
 bound (spec.nodeName) through the in-process client, as a scheduler's bindings would leave them,
 and the node agents admit them, start their containers and report them Running. Then, for
@@ -26,15 +27,14 @@ import resource
 import time
 from typing import Any
 
-from pinnace.apiserver.bootstrap import bootstrap
-from pinnace.apiserver.server import APIServer
 from pinnace.bench import Figure, Figures, render_table
-from pinnace.cli.up import DEFAULT_COMPACTION_INTERVAL, GC_THRESHOLD
 from pinnace.client import LocalClient
-from pinnace.clock import Clock, Randomness, parse_time
+from pinnace.clock import Clock, parse_time
+from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.kubelet import NodeAgentPool, node_configs
 from pinnace.kubelet.agent import PODS
-from pinnace.store import Compactor, MemoryStore
+from pinnace.store import MemoryStore
+from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 
 NAMESPACE = "default"
 CREATE_BATCH = 500
@@ -96,19 +96,19 @@ async def _measure(
 ) -> Figures:
     clock = Clock(asyncio.get_running_loop())
     store = MemoryStore()
-    server = APIServer(store, clock, Randomness())
-    await bootstrap(server)
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLD)
-    client = LocalClient(server)
-    compactor = Compactor(store, clock, compaction_interval)
-    compactor.start()
+    options = ClusterOptions(
+        nodes=node_configs(nodes),
+        scheduler=False,
+        controllers=False,
+        compaction_interval=compaction_interval,
+    )
+    plane = ControlPlane(store, clock, options)
+    client, pool = plane.client(), plane.nodes
+    settle_garbage_collection()
     baseline = _rss_mib()
 
     started = time.perf_counter()
-    pool = NodeAgentPool(client, node_configs(nodes))
-    await pool.start()
+    await plane.start()
     registered = time.perf_counter()
     with_nodes = _rss_mib()
     try:
@@ -136,8 +136,7 @@ async def _measure(
         )
         rss = _rss_mib()
     finally:
-        await pool.stop()
-        compactor.stop()
+        await plane.stop()
     pods = nodes * pods_per_node
     return {
         "nodes": nodes,

@@ -15,44 +15,35 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import gc
 import ipaddress
 import logging
 import math
 import signal
 import socket
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import uvicorn
 import yaml
 
-from pinnace.api.core.event import EVENT
 from pinnace.api.openapi import openapi_v3_index
-from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
-from pinnace.apiserver.keys import kind_prefix
-from pinnace.apiserver.metrics import list_pod_metrics
-from pinnace.apiserver.server import APIServer
-from pinnace.client import LocalClient
-from pinnace.clock import Clock, Randomness
-from pinnace.controllers.namespace import NamespaceController
-from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
-from pinnace.controllers.taint_eviction import TaintEvictionController
-from pinnace.controllers.workloads import WorkloadOptions, start_workload_controllers
-from pinnace.kubelet import NodeAgentPool, NodeConfig, node_configs
+from pinnace.clock import Clock
+from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
+from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
+from pinnace.controllers.workloads import WorkloadOptions
+from pinnace.kubelet import NodeConfig, node_configs
 from pinnace.kubelet.cluster_config import ClusterConfigError
 from pinnace.kubelet.cluster_config import load_file as load_cluster_file
 from pinnace.kubelet.config import DEFAULT_CAPACITY
 from pinnace.resources.node import parse_go_duration
 from pinnace.resources.quantity import Quantity, QuantityError
-from pinnace.scheduler.adapter import SchedulerService
-from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, load_file
-from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
+from pinnace.scheduler.config import ConfigError, load_file
+from pinnace.store import MemoryStore, SQLiteStore, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
-from pinnace.store.expiry import DEFAULT_EVENT_TTL, Expiry
+from pinnace.store.expiry import DEFAULT_EVENT_TTL
 
 SHAPE_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
 DEFAULT_PORT = 6443
@@ -64,11 +55,6 @@ SHUTDOWN_GRACE_SECONDS = 2.0
 KEEP_ALIVE_SECONDS = 90
 """How long an idle client connection stays open, as kube-apiserver's HTTP server keeps it
 (clients reuse connections between polls; uvicorn's default of 5 s would close them)."""
-GC_THRESHOLD = (20_000, 250, 100)
-"""Stored objects are acyclic JSON, so Python's cyclic collector finds almost nothing; its
-default thresholds would make it walk every stored object over and over. Young collections
-stay small, though: each stops the event loop (at 100,000 objects, 30-90 ms under load, which
-set the watch delivery p99), while older ones come as rarely as before (every 5M objects)."""
 
 
 def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -146,6 +132,13 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
         "--scheduler-config",
         metavar="FILE",
         help="the scheduler's KubeSchedulerConfiguration (kube-scheduler's defaults if absent)",
+    )
+    up.add_argument(
+        "--seed",
+        type=_count("a seed"),
+        metavar="N",
+        help="the root of every random choice (generated names, the scheduler's tie-breaks), "
+        "to make the same choices again; drawn afresh when absent",
     )
     up.set_defaults(run=run)
 
@@ -259,13 +252,7 @@ class UpOptions:
     data_dir: str | None = str(DEFAULT_DATA_DIR)
     """None: the memory store."""
     kubeconfig: str = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
-    compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
-    event_ttl: float = DEFAULT_EVENT_TTL
-    nodes: Sequence[NodeConfig] = ()
-    scheduler: bool = True
-    scheduler_config: SchedulerConfiguration | None = None
-    node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
-    workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
+    cluster: ClusterOptions = field(default_factory=ClusterOptions)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -287,24 +274,27 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         data_dir=None if args.in_memory else args.data_dir,
         kubeconfig=args.kubeconfig or str(Path(args.data_dir) / KUBECONFIG_FILE),
-        compaction_interval=args.compaction_interval,
-        event_ttl=args.event_ttl,
-        nodes=nodes,
-        scheduler=args.scheduler,
-        scheduler_config=scheduler_config,
-        node_lifecycle=dataclasses.replace(
-            _LIFECYCLE,
-            node_monitor_period=args.node_monitor_period,
-            node_monitor_grace_period=args.node_monitor_grace_period,
-            node_startup_grace_period=args.node_startup_grace_period,
-            node_eviction_rate=args.node_eviction_rate,
-        ),
-        workloads=WorkloadOptions(
-            terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
-            horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
-            horizontal_pod_autoscaler_downscale_stabilization=(
-                args.horizontal_pod_autoscaler_downscale_stabilization
+        cluster=ClusterOptions(
+            compaction_interval=args.compaction_interval,
+            event_ttl=args.event_ttl,
+            nodes=nodes,
+            scheduler=args.scheduler,
+            scheduler_config=scheduler_config,
+            node_lifecycle=dataclasses.replace(
+                _LIFECYCLE,
+                node_monitor_period=args.node_monitor_period,
+                node_monitor_grace_period=args.node_monitor_grace_period,
+                node_startup_grace_period=args.node_startup_grace_period,
+                node_eviction_rate=args.node_eviction_rate,
             ),
+            workloads=WorkloadOptions(
+                terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
+                horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
+                horizontal_pod_autoscaler_downscale_stabilization=(
+                    args.horizontal_pod_autoscaler_downscale_stabilization
+                ),
+            ),
+            seed=args.seed,
         ),
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
@@ -376,39 +366,11 @@ async def serve(options: UpOptions) -> None:
     sock = _listen(options.host, options.port)
     host, port = sock.getsockname()[:2]
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
-    clock = Clock(asyncio.get_running_loop())
     store = _open_store(options)
-    server = APIServer(store, clock, Randomness())
-    await bootstrap(server)
-    gc.collect()
-    gc.freeze()  # what start-up loaded lives as long as the server: never scan it again
-    gc.set_threshold(*GC_THRESHOLD)
-    controller = asyncio.create_task(NamespaceController(LocalClient(server)).run())
-    compactor = Compactor(store, clock, options.compaction_interval)
-    compactor.start()
-    event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
-    await event_expiry.start()
-    pool = NodeAgentPool(LocalClient(server), options.nodes)
-    await pool.start()
-    server.log_source = pool.read_log
-    server.metrics_source = pool.summaries
-    node_lifecycle = NodeLifecycleController(LocalClient(server), options.node_lifecycle)
-    taint_eviction = TaintEvictionController(LocalClient(server))
-    await node_lifecycle.start()
-    await taint_eviction.start()
-    scheduler = None
-    if options.scheduler:
-        tie_breaks = Randomness()  # kube-scheduler picks among equal nodes at random
-        run_scheduler = SchedulerService(
-            LocalClient(server), options.scheduler_config, tie_breaks
-        ).run()
-        scheduler = asyncio.create_task(run_scheduler)
-    workloads = start_workload_controllers(
-        LocalClient(server),
-        lambda namespace, selector: list_pod_metrics(server, namespace, selector),
-        options.workloads,
-    )
-    app = APIApp(server, server_address=f"{host}:{port}")
+    plane = ControlPlane(store, Clock(asyncio.get_running_loop()), options.cluster)
+    await plane.start()
+    settle_garbage_collection()
+    app = APIApp(plane.server, server_address=f"{host}:{port}", rand=plane.randomness)
     config = uvicorn.Config(
         app,
         lifespan="off",
@@ -436,19 +398,7 @@ async def serve(options: UpOptions) -> None:
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
-        compactor.stop()
-        await event_expiry.stop()
-        await workloads.stop()
-        await taint_eviction.stop()
-        await node_lifecycle.stop()
-        await pool.stop()
-        if scheduler is not None:
-            scheduler.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await scheduler
-        controller.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await controller
+        await plane.stop()
         await store.close()
         sock.close()
         print("Pinnace stopped.", flush=True)

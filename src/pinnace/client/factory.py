@@ -47,7 +47,7 @@ class InformerFactory:
         for informer in list(self._informers.values()):
             await informer.wait_for_sync()
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         self._started = False
         for informer in self._informers.values():
-            informer.stop()
+            await informer.stop()

@@ -187,10 +187,12 @@ class Informer:
         loop = self._clock.loop
         self._tasks = [loop.create_task(self._reflect()), loop.create_task(self._dispatch())]
 
-    def stop(self) -> None:
-        for task in self._tasks:
+    async def stop(self) -> None:
+        """Stop listing and watching, and return once its tasks have ended."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
             task.cancel()
-        self._tasks = []
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._resync_timer is not None:
             self._resync_timer.cancel()
             self._resync_timer = None

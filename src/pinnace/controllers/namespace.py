@@ -13,6 +13,7 @@ finalizers hold it, and whether deletions failed.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from pinnace.api import catalog
@@ -21,6 +22,7 @@ from pinnace.api.meta import FINALIZER_KUBERNETES
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, Informer
+from pinnace.clock.component import cancel_and_wait
 from pinnace.controllers.controller_utils import WorkQueue
 
 RETRY_SECONDS = 1.0
@@ -57,10 +59,18 @@ class NamespaceController:
     def __init__(self, client: Client) -> None:
         self._client = client
         self._queue = WorkQueue(client.clock)
+        self._running: list[asyncio.Task[None]] = []
         self._namespaces = Informer(client, NAMESPACES)
         self._namespaces.add_event_handler(
             on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new)
         )
+
+    async def start(self) -> None:
+        self._running.append(self._client.clock.loop.create_task(self.run()))
+
+    async def stop(self) -> None:
+        await cancel_and_wait(self._running)
+        self._running.clear()
 
     async def run(self) -> None:
         """Empty terminating namespaces forever; cancel the task to stop."""
@@ -69,7 +79,7 @@ class NamespaceController:
             await self._namespaces.wait_for_sync()
             await self._queue.run(self.sync)
         finally:
-            self._namespaces.stop()
+            await self._namespaces.stop()
 
     def _enqueue(self, ns: Object) -> None:
         if _terminating(ns):

@@ -236,7 +236,7 @@ class NodeLifecycleController:
 
     async def stop(self) -> None:
         for informer in (self._nodes, self._leases, self._pods):
-            informer.stop()
+            await informer.stop()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

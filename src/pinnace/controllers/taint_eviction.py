@@ -103,8 +103,8 @@ class TaintEvictionController:
         await self._pods.wait_for_sync()
 
     async def stop(self) -> None:
-        self._nodes.stop()
-        self._pods.stop()
+        await self._nodes.stop()
+        await self._pods.stop()
         for scheduled in self._scheduled.values():
             scheduled.timer.cancel()
         self._scheduled.clear()

@@ -696,7 +696,7 @@ class NodeAgent:
                 await self.heartbeat()
         finally:
             for informer in informers:
-                informer.stop()
+                await informer.stop()
 
 
 _ANNOTATIONS: Interned[tuple[tuple[str, str], ...]] = Interned()

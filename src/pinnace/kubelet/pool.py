@@ -92,9 +92,9 @@ class NodeAgentPool:
         await self._pods.wait_for_sync()
 
     async def stop(self) -> None:
-        self._pods.stop()
-        self._config_maps.stop()
-        self._nodes.stop()
+        await self._pods.stop()
+        await self._config_maps.stop()
+        await self._nodes.stop()
         for task in self._adopting.values():
             task.cancel()
         if self._wheel is not None:

@@ -33,6 +33,7 @@ from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
 from pinnace.clock import Randomness
+from pinnace.clock.component import cancel_and_wait
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import Restricted, SchedulerConfiguration, build_profiles
 from pinnace.scheduler.plugins.default_binder import Binding
@@ -98,8 +99,20 @@ class SchedulerService:
         self._connect_workload_selectors()
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        """Bindings under way."""
+        self._running: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._running = self.clock.loop.create_task(self.run())
+
+    async def stop(self) -> None:
+        """Stop scheduling; bindings under way are cancelled, and waited for."""
+        if self._running is not None:
+            await cancel_and_wait([self._running, *self._tasks])
+            self._running = None
 
     async def run(self) -> None:
+        """Schedule until cancelled."""
         self.factory.start()
         try:
             await self.factory.wait_for_sync()
@@ -111,7 +124,7 @@ class SchedulerService:
                         async with asyncio.timeout(FLUSH_PERIOD):
                             await self._wake.wait()
         finally:
-            self.factory.stop()
+            await self.factory.stop()
             for task in self._tasks:
                 task.cancel()
 

@@ -42,16 +42,18 @@ class Compactor:
         self._timer: Timer | None = None
         self._running: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
+    async def start(self) -> None:
         if self._timer is None:
             self._previous = self._store.revision
             self._timer = self._clock.call_later(self._interval, self._tick)
 
-    def stop(self) -> None:
-        """No more runs; one in progress finishes."""
+    async def stop(self) -> None:
+        """No more runs; one in progress finishes first."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._running is not None:
+            await self._running
 
     async def run_once(self) -> None:
         """Compact now, as a scheduled run would."""

@@ -32,6 +32,7 @@ DISCOVERY = [
     ),
     ("jobs", "batch", "v1", "Job", True, (), True, ("status",)),
     ("leases", "coordination.k8s.io", "v1", "Lease", True, (), False, ()),
+    ("runtimeclasses", "node.k8s.io", "v1", "RuntimeClass", False, (), False, ()),
     (
         "poddisruptionbudgets",
         "policy",

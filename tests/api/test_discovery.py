@@ -304,6 +304,7 @@ def test_every_served_group_in_kube_apiserver_order() -> None:
         "policy",
         "scheduling.k8s.io",
         "coordination.k8s.io",
+        "node.k8s.io",
     ]
     autoscaling = discovery.api_group("autoscaling")
     assert autoscaling is not None

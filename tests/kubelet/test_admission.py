@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 from tests.kubelet.conftest import NODES, Node, pod
 
+from pinnace.api import catalog
 from pinnace.client import PatchType
+
+RUNTIME_CLASSES = catalog.by_resource("node.k8s.io", "runtimeclasses")
 
 
 def rejected(node: Node, body: dict[str, Any]) -> tuple[str, str]:
@@ -22,6 +25,23 @@ def rejected(node: Node, body: dict[str, Any]) -> tuple[str, str]:
 def test_out_of_memory_counts_in_bytes(node: Node) -> None:
     body = pod("hungry", node="node-1")
     body["spec"]["containers"][0]["resources"] = {"requests": {"memory": "4Gi"}}
+    assert rejected(node, body) == (
+        "OutOfmemory",
+        "Pod was rejected: Node didn't have enough resource: memory, requested: 4294967296, "
+        "used: 0, capacity: 3921674240",
+    )
+
+
+def test_pod_overhead_counts_toward_what_the_pod_requests(node: Node) -> None:
+    sandbox = {
+        "metadata": {"name": "kata"},
+        "handler": "kata",
+        "overhead": {"podFixed": {"memory": "1Gi"}},
+    }
+    node.run(node.client.create(RUNTIME_CLASSES, "", sandbox))
+    body = pod("sandboxed", node="node-1")
+    body["spec"]["containers"][0]["resources"] = {"requests": {"memory": "3Gi"}}
+    body["spec"]["runtimeClassName"] = "kata"
     assert rejected(node, body) == (
         "OutOfmemory",
         "Pod was rejected: Node didn't have enough resource: memory, requested: 4294967296, "

@@ -290,6 +290,19 @@ def test_fit_filter_names_every_insufficient_resource_in_kube_schedulers_order()
     ]
 
 
+def test_fit_filter_counts_pod_overhead() -> None:
+    # A RuntimeClass's overhead is part of what the pod asks of a node (PodRequests).
+    table = table_with([node("node1", "10", "20")])
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "9"}}}]}
+    assert filter_reasons(PodInfo.from_pod({"metadata": {"name": "p"}, "spec": spec}), table) == [
+        ()
+    ]
+    heavy = PodInfo.from_pod(
+        {"metadata": {"name": "p"}, "spec": {**spec, "overhead": {"cpu": "2"}}}
+    )
+    assert filter_reasons(heavy, table) == [("Insufficient cpu",)]
+
+
 def test_fit_filter_counts_pods_even_for_a_pod_without_requests() -> None:
     table = table_with([{"metadata": {"name": "n"}, "status": {"allocatable": {"pods": "1"}}}])
     assert filter_reasons(pod(), table) == [()]

@@ -30,6 +30,7 @@ _SERVED = (
     ("pinnace.api.autoscaling.hpa", "HORIZONTAL_POD_AUTOSCALER"),
     ("pinnace.api.batch.job", "JOB"),
     ("pinnace.api.coordination.lease", "LEASE"),
+    ("pinnace.api.node.runtimeclass", "RUNTIME_CLASS"),
     ("pinnace.api.policy.pdb", "POD_DISRUPTION_BUDGET"),
     ("pinnace.api.scheduling.priorityclass", "PRIORITY_CLASS"),
 )

@@ -34,6 +34,7 @@ _QUANTITY_MAPS = {
     "V1VolumeResourceRequirements": ("requests", "limits"),
     "V1NodeStatus": ("capacity", "allocatable"),
     "V1PodSpec": ("overhead",),
+    "V1Overhead": ("podFixed",),
     "V1LimitRangeItem": ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"),
     "V1ResourceQuotaSpec": ("hard",),
     "V1ResourceQuotaStatus": ("hard", "used"),

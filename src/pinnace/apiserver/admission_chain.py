@@ -2,10 +2,10 @@
 their order, with what each needs looked up from the store.
 
 Mutating (before validation): NamespaceLifecycle, LimitRanger, Priority,
-DefaultTolerationSeconds. Validating (after validation, before storage): Priority's class
-checks and ResourceQuota, which reserves usage in the quota's status before the object is
-stored. Deletes free usage by recalculating the namespace's quotas afterwards, which is the
-resource quota controller's job in Kubernetes.
+DefaultTolerationSeconds, RuntimeClass. Validating (after validation, before storage):
+LimitRanger, Priority's class checks, RuntimeClass and ResourceQuota, which reserves usage in
+the quota's status before the object is stored. Deletes free usage by recalculating the
+namespace's quotas afterwards, which is the resource quota controller's job in Kubernetes.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pinnace.apiserver.admission import (
     namespace_lifecycle,
     priority,
     resource_quota,
+    runtime_class,
 )
 from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.keys import list_prefix, object_key
@@ -45,13 +46,18 @@ class AdmissionChain:
         assert kind is not None
         return (await self._server.store.list(list_prefix(kind, namespace))).items
 
-    async def _namespace(self, name: str) -> Object | None:
-        kind = catalog.by_resource("", "namespaces")
+    async def _get(self, group: str, plural: str, name: str) -> Object | None:
+        """The cluster-scoped object, or None when there is none."""
+        kind = catalog.by_resource(group, plural)
         assert kind is not None
         try:
             return await self._server.store.get(object_key(kind, "", name))
         except KeyNotFoundError:
             return None
+
+    async def _runtime_class(self, pod: Object) -> Object | None:
+        name = runtime_class.requested_class(pod)
+        return await self._get("node.k8s.io", "runtimeclasses", name) if name else None
 
     async def admit(
         self, operation: str, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
@@ -64,7 +70,7 @@ class AdmissionChain:
                 kind.plural,
                 namespace,
                 object_name(obj),
-                await self._namespace(namespace),
+                await self._get("", "namespaces", namespace),
                 group=kind.group,
             )
         if not _is(kind, "", "Pod") or subresource:
@@ -77,6 +83,8 @@ class AdmissionChain:
         }
         priority.admit_pod(obj, classes, operation, old)
         default_tolerations.admit_pod(obj)
+        if operation == "CREATE":
+            runtime_class.admit_pod(obj, await self._runtime_class(obj))
 
     async def validate(
         self, operation: str, kind: Kind, obj: Object, old: Object | None, dry_run: bool = False
@@ -90,6 +98,8 @@ class AdmissionChain:
                 for pc in await self._list("scheduling.k8s.io", "priorityclasses", "")
             }
             priority.validate_priority_class(obj, existing, operation)
+        if _is(kind, "", "Pod") and operation == "CREATE":
+            runtime_class.validate_pod(obj, await self._runtime_class(obj))
         if kind.namespaced and not dry_run:
             await self._reserve_quota(operation, kind, obj, old)
 

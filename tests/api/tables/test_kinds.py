@@ -13,6 +13,7 @@ from pinnace.api.core.limitrange import LIMIT_RANGE
 from pinnace.api.core.namespace import NAMESPACE
 from pinnace.api.core.resourcequota import RESOURCE_QUOTA
 from pinnace.api.kind import Kind
+from pinnace.api.node.runtimeclass import RUNTIME_CLASS
 from pinnace.api.scheduling.priorityclass import PRIORITY_CLASS
 from pinnace.api.tables import to_table
 from pinnace.clock.rfc3339 import parse_time
@@ -129,6 +130,15 @@ def test_lease() -> None:
     assert [name for name, _, _ in columns(LEASE)] == ["Name", "Holder", "Age"]
     assert row(LEASE, {"spec": {"holderIdentity": "node-1"}}) == ["x", "node-1", "120m"]
     assert row(LEASE, {"spec": {}}) == ["x", "", "120m"]
+
+
+def test_runtime_class() -> None:
+    assert columns(RUNTIME_CLASS) == [
+        ("Name", "string", 0),
+        ("Handler", "string", 0),
+        ("Age", "string", 0),
+    ]
+    assert row(RUNTIME_CLASS, {"handler": "kata-fc"}) == ["x", "kata-fc", "120m"]
 
 
 class TestEvents:

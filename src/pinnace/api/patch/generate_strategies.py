@@ -29,6 +29,7 @@ SERVED = (
     ("autoscaling", "v2", "HorizontalPodAutoscaler"),
     ("batch", "v1", "Job"),
     ("coordination.k8s.io", "v1", "Lease"),
+    ("node.k8s.io", "v1", "RuntimeClass"),
     ("policy", "v1", "PodDisruptionBudget"),
     ("scheduling.k8s.io", "v1", "PriorityClass"),
 )

@@ -31,7 +31,8 @@ ROOTS = {
     "PodDisruptionBudget": "policy.v1.PodDisruptionBudget",
     "PriorityClass": "scheduling.v1.PriorityClass",
     "ReplicaSet": "apps.v1.ReplicaSet",
-    "ResourceQuota": "core.v1.ResourceQuota"
+    "ResourceQuota": "core.v1.ResourceQuota",
+    "RuntimeClass": "node.v1.RuntimeClass"
 }
 
 API_VERSIONS = {
@@ -51,7 +52,8 @@ API_VERSIONS = {
     "PodDisruptionBudget": "policy/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "ReplicaSet": "apps/v1",
-    "ResourceQuota": "v1"
+    "ResourceQuota": "v1",
+    "RuntimeClass": "node.k8s.io/v1"
 }
 
 ATOMIC_TYPES = frozenset([
@@ -1680,6 +1682,30 @@ TYPES = {
         {
         },
         'apiVersion kind name uid',
+    ),
+    'node.v1.Overhead': (
+        '',
+        {
+            'podFixed': ('{', '', '', '', ()),
+        },
+        '',
+    ),
+    'node.v1.RuntimeClass': (
+        'apiVersion handler kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'overhead': ('node.v1.Overhead', '', '', '', ()),
+            'scheduling': ('node.v1.Scheduling', '', '', '', ()),
+        },
+        'handler',
+    ),
+    'node.v1.Scheduling': (
+        '',
+        {
+            'nodeSelector': ('{', '', '', 'atomic', ()),
+            'tolerations': ('[core.v1.Toleration', '', '', 'atomic', ()),
+        },
+        '',
     ),
     'policy.v1.PodDisruptionBudget': (
         'apiVersion kind',

@@ -25,6 +25,7 @@ from pinnace.api.tables.core import CONFIG_MAPS, NAMESPACES, RESOURCE_QUOTAS
 from pinnace.api.tables.default import DEFAULT
 from pinnace.api.tables.events import EVENTS
 from pinnace.api.tables.metrics import NODE_METRICS, POD_METRICS
+from pinnace.api.tables.node import RUNTIME_CLASSES
 from pinnace.api.tables.nodes import NODES
 from pinnace.api.tables.pods import PODS
 from pinnace.api.tables.policy import POD_DISRUPTION_BUDGETS
@@ -50,6 +51,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGETS,
     ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASSES,
     ("coordination.k8s.io", "leases"): LEASES,
+    ("node.k8s.io", "runtimeclasses"): RUNTIME_CLASSES,
     ("metrics.k8s.io", "nodes"): NODE_METRICS,
     ("metrics.k8s.io", "pods"): POD_METRICS,
 }

@@ -163,12 +163,12 @@ class NodeAgent:
             existing = await self.client.get(NODES, "", self.name)
             labels = {**(existing["metadata"].get("labels") or {}), **wanted["metadata"]["labels"]}
             await self.client.patch(NODES, "", self.name, {"metadata": {"labels": labels}})
-            previous = (existing.get("status") or {}).get("conditions") or []
+            current = existing.get("status") or {}
             self.node = await self.client.patch(
                 NODES,
                 "",
                 self.name,
-                {"status": node_status(self._static_status, previous, now)},
+                {"status": node_status(self._static_status, current, now)},
                 PatchType.MERGE,
                 subresource="status",
             )
@@ -274,7 +274,7 @@ class NodeAgent:
         current = self.node.get("status") or {}
         previous = current.get("conditions") or []
         pressure = self.eviction.node_conditions
-        wanted = node_status(self._static_status, previous, self.clock.now_rfc3339(), pressure)
+        wanted = node_status(self._static_status, current, self.clock.now_rfc3339(), pressure)
         due = self.clock.now() - self._last_status_post >= self.config.node_status_report_frequency
         if not due and _same_status(current, wanted):
             return

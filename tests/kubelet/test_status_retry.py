@@ -35,7 +35,7 @@ def refuse_status_patches(node: Node, kind: Any, name: str, times: int = 1) -> l
                 raise conflict(k, n)
         return await patch(k, namespace, n, body, *a, **kw)
 
-    node.client.patch = refused  # type: ignore[method-assign]
+    node.client.patch = refused  # type: ignore[method-assign,assignment]
     return tried
 
 

@@ -10,6 +10,7 @@ import pytest
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
 from pinnace.apiserver.options import DeleteOptions, ListOptions, WriteOptions
+from pinnace.client import LocalClient, PatchType
 
 PODS = catalog.by_resource("", "pods")
 CONFIGMAPS = catalog.by_resource("", "configmaps")
@@ -367,3 +368,75 @@ def test_system_namespaces_and_priority_classes_exist_from_the_start(api: Any) -
         "system-cluster-critical": 2000000000,
         "system-node-critical": 2000001000,
     }
+
+
+def race_each_update(api: Any, change: Any, times: int = 1) -> None:
+    """The store's next `times` updates each find another writer's `change` (a function of
+    the stored object) landed between the server's read and its write."""
+    store = api.server.store
+    update = store.update
+    left = [times]
+
+    async def raced_update(key: str, obj: Any, revision: int | None) -> Any:
+        if left[0]:
+            left[0] -= 1
+            current = await store.get(key)
+            await update(key, change(current), int(current["metadata"]["resourceVersion"]))
+        return await update(key, obj, revision)
+
+    store.update = raced_update
+
+
+def annotated(obj: Any) -> Any:
+    count = int((obj["metadata"].get("annotations") or {}).get("writes", "0")) + 1
+    return {**obj, "metadata": {**obj["metadata"], "annotations": {"writes": str(count)}}}
+
+
+def test_a_patch_without_resource_version_lands_on_the_write_that_raced_it(api: Any) -> None:
+    # kube-apiserver's GuaranteedUpdate applies the patch again to what was stored meanwhile.
+    api.call(api.server.create, PODS, "default", pod())
+    race_each_update(api, annotated, times=3)
+    client = LocalClient(api.server)
+    patch = {"status": {"phase": "Running"}}
+    patched = api.call(
+        client.patch, PODS, "default", "web", patch, PatchType.MERGE, subresource="status"
+    )
+    assert patched["status"]["phase"] == "Running"
+    assert patched["metadata"]["annotations"] == {"writes": "3"}
+    assert api.call(api.server.get, PODS, "default", "web") == patched
+
+
+def test_a_patch_carrying_the_read_resource_version_is_a_409_when_a_write_races_it(
+    api: Any,
+) -> None:
+    created = api.call(api.server.create, CONFIGMAPS, "default", cm("c", a="1")).obj
+    race_each_update(api, annotated)
+    client = LocalClient(api.server)
+    rv = created["metadata"]["resourceVersion"]
+    patch = {"metadata": {"resourceVersion": rv}, "data": {"a": "2"}}
+    e = error(api, client.patch, CONFIGMAPS, "default", "c", patch, PatchType.MERGE)
+    assert (e.code, e.reason) == (409, "Conflict")
+    assert api.call(api.server.get, CONFIGMAPS, "default", "c")["data"] == {"a": "1"}
+
+
+def test_removing_the_last_finalizer_removes_the_object_even_when_a_write_races_it(
+    api: Any,
+) -> None:
+    body = cm("held")
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    api.call(api.server.create, CONFIGMAPS, "default", body)
+    api.call(api.server.delete, CONFIGMAPS, "default", "held")
+    store = api.server.store
+    remove = store.delete
+
+    async def raced_delete(key: str, revision: int | None = None) -> Any:
+        store.delete = remove
+        current = await store.get(key)
+        await store.update(key, annotated(current), int(current["metadata"]["resourceVersion"]))
+        return await remove(key, revision)
+
+    store.delete = raced_delete
+    client = LocalClient(api.server)
+    release = {"metadata": {"finalizers": None}}
+    api.call(client.patch, CONFIGMAPS, "default", "held", release, PatchType.MERGE)
+    assert error(api, api.server.get, CONFIGMAPS, "default", "held").code == 404

@@ -10,6 +10,7 @@ Nothing is stored when any step fails.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -345,14 +346,15 @@ class APIServer:
             await self.admission.validate("UPDATE", kind, new, old, options.dry_run)
             if options.dry_run:
                 return Result(new, warnings)
-            if deletion.deletion_due(new):
-                return Result(await self._remove(kind, key, name, old), warnings)
             try:
+                if deletion.deletion_due(new):
+                    return Result(await self._remove(kind, key, name, old), warnings)
                 stored = await self.store.update(key, new, resource_version(old))
             except ConflictError:
-                if wanted:
-                    raise _conflict(kind, name) from None
-                continue  # an unconditional write lost a race: read again and redo it
+                # Another write landed since the read: as GuaranteedUpdate, build the write
+                # again on what is stored now. A precondition the write carries (a stale
+                # resourceVersion, from the body or the patch) fails on that pass.
+                continue
             except KeyNotFoundError:
                 raise status.not_found(kind.plural, name, kind.group) from None
             await self.admission.after_write("UPDATE", kind, namespace)
@@ -454,11 +456,8 @@ class APIServer:
         if options.precondition_resource_version:
             wanted_rv = (marked.get("metadata") or {}).get("resourceVersion") or ""
         for _ in range(MAX_CONFLICT_RETRIES):
-            try:
+            with contextlib.suppress(ConflictError):
                 return await self._remove(kind, key, name, marked)
-            except status.StatusError as e:
-                if e.code != 409:
-                    raise
             try:
                 marked = await self.store.get(key)
             except KeyNotFoundError:
@@ -469,10 +468,9 @@ class APIServer:
         raise _conflict(kind, name)
 
     async def _remove(self, kind: Kind, key: str, name: str, old: Object) -> Object:
+        """Remove the object as `old` has it; ConflictError when a write came since."""
         try:
             removed = await self.store.delete(key, resource_version(old))
-        except ConflictError:
-            raise _conflict(kind, name) from None
         except KeyNotFoundError:
             raise status.not_found(kind.plural, name, kind.group) from None
         namespace = (old.get("metadata") or {}).get("namespace", "")

@@ -17,7 +17,7 @@ import dataclasses
 import ipaddress
 import logging
 import math
-from collections.abc import AsyncIterator, Coroutine, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 from pinnace.api import catalog, status
@@ -26,9 +26,17 @@ from pinnace.apiserver.logs import LogOptions
 from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
+from pinnace.client.retry import is_conflict
 from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
-from pinnace.kubelet.config import EVICTION_MONITORING_PERIOD, NODE_LEASE_NAMESPACE, NodeConfig
+from pinnace.kubelet.config import (
+    EVICTION_MONITORING_PERIOD,
+    LEASE_UPDATE_RETRIES,
+    NODE_LEASE_NAMESPACE,
+    NODE_STATUS_UPDATE_RETRY,
+    STATUS_SYNC_PERIOD,
+    NodeConfig,
+)
 from pinnace.kubelet.configmaps import ConfigMapLookup
 from pinnace.kubelet.cpu_manager import pod_cpusets, shared_pool_annotation, static_policy
 from pinnace.kubelet.environment import NodeInfo, container_environment
@@ -155,12 +163,12 @@ class NodeAgent:
             existing = await self.client.get(NODES, "", self.name)
             labels = {**(existing["metadata"].get("labels") or {}), **wanted["metadata"]["labels"]}
             await self.client.patch(NODES, "", self.name, {"metadata": {"labels": labels}})
-            previous = (existing.get("status") or {}).get("conditions") or []
+            current = existing.get("status") or {}
             self.node = await self.client.patch(
                 NODES,
                 "",
                 self.name,
-                {"status": node_status(self._static_status, previous, now)},
+                {"status": node_status(self._static_status, current, now)},
                 PatchType.MERGE,
                 subresource="status",
             )
@@ -193,47 +201,80 @@ class NodeAgent:
         interval when 0), so whatever falls due within half a tick is done now."""
         now = self.clock.now()
         slack = (tick or self.config.heartbeat_interval) / 2
-        try:
-            if now - self._renewed >= self.config.lease_renew_interval - slack:
+        # Each on its own, as the kubelet runs them: a lease that cannot be renewed does not
+        # keep the node status from being posted.
+        if now - self._renewed >= self.config.lease_renew_interval - slack:
+            try:
                 await self.renew_lease()
                 self._renewed = now
-            if now - self._monitored >= EVICTION_MONITORING_PERIOD - slack:
-                self._monitored = now
-                self.synchronize_eviction()
-            if now - self._status_synced >= self.config.node_status_update_frequency - slack:
-                self._status_synced = now
-                await self.sync_node_status()
-        except StatusError as e:
-            log.warning("node %s: heartbeat failed: %s", self.name, e.message)
+            except StatusError as e:
+                log.warning("node %s: lease not renewed: %s", self.name, e.message)
+        if now - self._monitored >= EVICTION_MONITORING_PERIOD - slack:
+            self._monitored = now
+            self.synchronize_eviction()
+        if now - self._status_synced >= self.config.node_status_update_frequency - slack:
+            self._status_synced = now
+            await self.sync_node_status()
 
     async def renew_lease(self) -> None:
-        now = format_micro_time(self.clock.now())
+        """The lease controller's sync: renew the Lease as last written, without reading it
+        first; when that fails, read it (create it if it is missing) and renew that."""
         if self.lease is not None:
-            lease = {**self.lease, "spec": {**self.lease["spec"], "renewTime": now}}
+            with contextlib.suppress(StatusError):
+                await self._renew(self.lease)
+                return
+        lease, created = await self._ensure_lease()
+        if not created:
+            await self._renew(lease)
+
+    async def _ensure_lease(self) -> tuple[Object, bool]:
+        """The Lease as stored, or created now (True) when there is none."""
+        try:
+            self.lease = await self.client.get(LEASES, NODE_LEASE_NAMESPACE, self.name)
+            return self.lease, False
+        except StatusError as e:
+            if e.code != 404:
+                raise
+        node_uid = self.node["metadata"]["uid"] if self.node else ""
+        wanted = lease_object(self.config, node_uid, format_micro_time(self.clock.now()))
+        self.lease = await self.client.create(LEASES, NODE_LEASE_NAMESPACE, wanted)
+        return self.lease, True
+
+    async def _renew(self, lease: Object) -> None:
+        """Write `lease` renewed now, up to LEASE_UPDATE_RETRIES times, on the Lease read
+        again after a conflict (someone else wrote it)."""
+        for attempt in range(LEASE_UPDATE_RETRIES):
+            now = format_micro_time(self.clock.now())
+            renewed = {**lease, "spec": {**lease["spec"], "renewTime": now}}
             try:
-                self.lease = await self.client.update(LEASES, lease)
+                self.lease = await self.client.update(LEASES, renewed)
                 return
             except StatusError as e:
-                if e.code not in (404, 409):
+                if attempt == LEASE_UPDATE_RETRIES - 1:
                     raise
-        node_uid = self.node["metadata"]["uid"] if self.node else ""
-        wanted = lease_object(self.config, node_uid, now)
-        try:
-            self.lease = await self.client.create(LEASES, NODE_LEASE_NAMESPACE, wanted)
-        except StatusError as e:
-            if e.reason != "AlreadyExists":
-                raise
-            current = await self.client.get(LEASES, NODE_LEASE_NAMESPACE, self.name)
-            wanted["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-            self.lease = await self.client.update(LEASES, wanted)
+                if is_conflict(e):
+                    lease, _ = await self._ensure_lease()
 
     async def sync_node_status(self) -> None:
+        """updateNodeStatus: up to NODE_STATUS_UPDATE_RETRY tries in a row, the first on the
+        Node as last heard of, each later one on the Node read again; then the next period."""
         if self.node is None:
             return
+        for attempt in range(NODE_STATUS_UPDATE_RETRY):
+            try:
+                if attempt:
+                    self.node = await self.client.get(NODES, "", self.name)
+                await self._update_node_status()
+                return
+            except StatusError as e:
+                log.warning("node %s: node status not updated: %s", self.name, e.message)
+
+    async def _update_node_status(self) -> None:
+        assert self.node is not None
         current = self.node.get("status") or {}
         previous = current.get("conditions") or []
         pressure = self.eviction.node_conditions
-        wanted = node_status(self._static_status, previous, self.clock.now_rfc3339(), pressure)
+        wanted = node_status(self._static_status, current, self.clock.now_rfc3339(), pressure)
         due = self.clock.now() - self._last_status_post >= self.config.node_status_report_frequency
         if not due and _same_status(current, wanted):
             return
@@ -360,8 +401,8 @@ class NodeAgent:
         annotations = pod_cpusets(self.cpu_manager, pod["metadata"]["uid"])
         if annotations:
             m = pod["metadata"]
-            patch = {"metadata": {"annotations": annotations}}
-            self._background(self._patch(PODS, m["namespace"], m["name"], patch))
+            patch = {"metadata": {"uid": m["uid"], "annotations": annotations}}
+            self._annotate(PODS, m["namespace"], m["name"], patch)
             self._publish_shared_cpus()
 
     def _release_cpus(self, uid: str) -> None:
@@ -371,11 +412,13 @@ class NodeAgent:
     def _publish_shared_cpus(self) -> None:
         if self.cpu_manager is not None:
             patch = {"metadata": {"annotations": shared_pool_annotation(self.cpu_manager)}}
-            self._background(self._patch(NODES, "", self.name, patch))
+            self._annotate(NODES, "", self.name, patch)
 
-    async def _patch(self, kind: Any, namespace: str, name: str, patch: dict[str, Any]) -> None:
-        with contextlib.suppress(StatusError):  # gone meanwhile
-            await self.client.patch(kind, namespace, name, patch, PatchType.MERGE)
+    def _annotate(self, kind: Any, namespace: str, name: str, patch: dict[str, Any]) -> None:
+        what = f"{kind.kind} {f'{namespace}/{name}' if namespace else name} not annotated"
+        self._until_landed(
+            what, lambda: self.client.patch(kind, namespace, name, patch, PatchType.MERGE)
+        )
 
     def _reject(self, pod: Object, reason: str, message: str) -> None:
         """rejectPod: the pod fails with the admission's reason, and an event says why."""
@@ -388,7 +431,9 @@ class NodeAgent:
             "message": REJECTED_PREFIX + message,
             "startTime": (pod.get("status") or {}).get("startTime") or self.clock.now_rfc3339(),
         }
-        self._background(self._patch_status(pod["metadata"], pod_status))
+        m = pod["metadata"]
+        what = f"pod {m['namespace']}/{m['name']} status not written"
+        self._until_landed(what, lambda: self._patch_status(m, pod_status))
 
     # --- eviction ----------------------------------------------------------------------------
 
@@ -550,22 +595,33 @@ class NodeAgent:
             self.config_blocked.pop(worker.uid, None)
         if worker.finished:
             self._release(worker)
+        self._sync_status(worker)
+
+    def _sync_status(self, worker: PodWorker) -> None:
+        """Have the worker's status written: now, or after the write under way."""
         worker.dirty = True
         if worker.writer is None:
             worker.writer = self.clock.loop.create_task(self._write_worker(worker))
 
     async def _write_worker(self, worker: PodWorker) -> None:
         """Write the worker's status until it stops changing; once its containers have
-        stopped after a deletion, delete the pod for good (the status manager's job)."""
+        stopped after a deletion, delete the pod for good (the status manager's job). A write
+        that fails is tried again at the status manager's next sync, or at once when the
+        status changes before that, as its syncBatch does; one for a pod that is gone is
+        dropped."""
         published: dict[str, Any] | None = None
         try:
             while worker.dirty:
                 worker.dirty = False
                 wanted = worker.status()
                 if wanted != published:
-                    written = await self._patch_status(worker.metadata(), wanted)
-                    if written is None:
+                    try:
+                        written = await self._patch_status(worker.metadata(), wanted)
+                    except StatusError as e:
+                        if not _gone(e):
+                            self._status_failed(worker, e)
                         return
+                    worker.unsynced = False
                     # The int the worker holds, when it has heard of the write already.
                     same = written == worker.resource_version
                     worker.status_written = worker.resource_version if same else written
@@ -577,27 +633,36 @@ class NodeAgent:
         if worker.terminated:
             self._delete_pod(worker.metadata())
 
-    async def _patch_status(self, m: Mapping[str, Any], pod_status: dict[str, Any]) -> int | None:
-        """Patch the status of the pod of metadata `m`; the resourceVersion written, None when
-        it could not be. The patch carries the pod's uid, as the kubelet's does, so it cannot
-        land on a pod deleted and recreated under the same name meanwhile: the API server
-        refuses it (422, the uid is immutable) and the write is dropped, like one for a pod
-        that is gone."""
-        try:
-            written = await self.client.patch(
-                PODS,
-                m["namespace"],
-                m["name"],
-                {"metadata": {"uid": m["uid"]}, "status": pod_status},
-                PatchType.MERGE,
-                subresource="status",
-            )
-        except StatusError as e:
-            if e.code != 404 and not _uid_changed(e):
-                log.warning(
-                    "node %s: pod %s/%s status: %s", self.name, m["namespace"], m["name"], e.message
-                )
-            return None
+    def _status_failed(self, worker: PodWorker, e: StatusError) -> None:
+        log.warning(
+            "node %s: pod %s/%s status not written, trying again in %g s: %s",
+            self.name,
+            worker.namespace,
+            worker.name,
+            STATUS_SYNC_PERIOD,
+            e.message,
+        )
+        worker.unsynced = True
+        self.clock.call_later(STATUS_SYNC_PERIOD, self._resync_status, worker)
+
+    def _resync_status(self, worker: PodWorker) -> None:
+        """The status manager's next sync: write a status that could not be written."""
+        if worker.unsynced and self.workers.get(worker.uid) is worker:
+            self._sync_status(worker)
+
+    async def _patch_status(self, m: Mapping[str, Any], pod_status: dict[str, Any]) -> int:
+        """Patch the status of the pod of metadata `m`; the resourceVersion written. The patch
+        carries the pod's uid, as the kubelet's does, so it cannot land on a pod deleted and
+        recreated under the same name meanwhile: the API server refuses it (422, the uid is
+        immutable), which `_gone` reads as the pod being gone."""
+        written = await self.client.patch(
+            PODS,
+            m["namespace"],
+            m["name"],
+            {"metadata": {"uid": m["uid"]}, "status": pod_status},
+            PatchType.MERGE,
+            subresource="status",
+        )
         return int(written["metadata"]["resourceVersion"])
 
     def _status_overwritten(self, pod: Mapping[str, Any], worker: PodWorker) -> bool:
@@ -614,14 +679,31 @@ class NodeAgent:
         return any(stored.get(k) != v for k, v in worker.status().items())
 
     def _delete_pod(self, m: Mapping[str, Any]) -> None:
-        """Delete the pod of metadata `m` for good."""
+        """Delete the pod of metadata `m` for good (unless it is gone already, or a new pod
+        holds its name: the uid is a precondition)."""
         options = DeleteOptions(grace_period_seconds=0, precondition_uid=m["uid"])
+        what = f"pod {m['namespace']}/{m['name']} not deleted"
+        self._until_landed(
+            what, lambda: self.client.delete(PODS, m["namespace"], m["name"], options)
+        )
 
-        async def delete() -> None:
-            with contextlib.suppress(StatusError):  # gone already, or a new pod of that name
-                await self.client.delete(PODS, m["namespace"], m["name"], options)
+    def _until_landed(self, what: str, write: Callable[[], Awaitable[object]]) -> None:
+        """Run `write` in the background until it lands, tried again at each of the status
+        manager's syncs while it fails, as the kubelet tries again what it writes of a pod;
+        dropped once what it writes to is gone."""
 
-        self._background(delete())
+        async def attempts() -> None:
+            while True:
+                try:
+                    await write()
+                    return
+                except StatusError as e:
+                    if _gone(e):
+                        return
+                    log.warning("node %s: %s: %s", self.name, what, e.message)
+                await self.clock.sleep(STATUS_SYNC_PERIOD)
+
+        self._background(attempts())
 
     def _background(self, work: Coroutine[Any, Any, Any]) -> None:
         """Run `work` on its own, holding the task so it is not collected midway."""
@@ -725,8 +807,13 @@ def _same_status(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     return shape(current) == shape(wanted)
 
 
-def _uid_changed(e: StatusError) -> bool:
-    """The API server refused a status patch because the pod of that name has another uid:
-    the pod the status was for is gone."""
+def _gone(e: StatusError) -> bool:
+    """The API server refused a write because the object it was for is gone: not found, or
+    another object of that name holds it now (the uid a patch carries is refused as changed,
+    or a uid precondition fails)."""
+    if e.code == 404:
+        return True
+    if e.code == 409:
+        return "Precondition failed: UID in precondition" in e.message
     causes = (e.details or {}).get("causes") or ()
     return e.code == 422 and any(c.get("field") == "metadata.uid" for c in causes)

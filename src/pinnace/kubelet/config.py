@@ -29,6 +29,15 @@ NODE_STATUS_UPDATE_FREQUENCY = 10.0
 """How often the kubelet computes its node status (nodeStatusUpdateFrequency)..."""
 NODE_STATUS_REPORT_FREQUENCY = 300.0
 """...and how long it goes without posting an unchanged one (nodeStatusReportFrequency)."""
+NODE_STATUS_UPDATE_RETRY = 5
+"""How many times in a row the kubelet tries to post its node status (nodeStatusUpdateRetry),
+each try after the first on the node read again."""
+LEASE_UPDATE_RETRIES = 5
+"""How many times in a row the lease controller tries to renew (maxUpdateRetries), reading the
+lease again after a conflict."""
+STATUS_SYNC_PERIOD = 10.0
+"""The status manager's syncPeriod: a pod's status (or its final deletion) that could not be
+written is tried again at its next sync, this long after."""
 EVICTION_MONITORING_PERIOD = 10.0
 """How often the kubelet's eviction manager looks at the node (its housekeeping period)."""
 EVICTION_PRESSURE_TRANSITION_PERIOD = 300.0

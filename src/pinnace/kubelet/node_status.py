@@ -22,6 +22,7 @@ from pinnace.kubelet.config import (
 )
 from pinnace.kubelet.runtime import image_id, image_reference
 from pinnace.resources.lists import ResourceList
+from pinnace.resources.names import is_extended_resource_name
 from pinnace.resources.quantity import canonical_quantity
 
 KUBELET_PORT = 10250
@@ -174,20 +175,43 @@ def node_object(config: NodeConfig, now: str) -> dict[str, Any]:
             },
         },
         "spec": spec,
-        "status": node_status(static_status(config), [], now),
+        "status": node_status(static_status(config), {}, now),
     }
 
 
 def node_status(
     static: Mapping[str, Any],
-    previous_conditions: list[Mapping[str, Any]],
+    current: Mapping[str, Any],
     now: str,
     pressure: Collection[str] = (),
 ) -> dict[str, Any]:
-    """The status to post: `static_status` with the conditions as of `now`, under the
-    `pressure` conditions."""
-    conditions = condition_entries(node_conditions(pressure), previous_conditions, now)
-    return {**static, "conditions": [network_condition(previous_conditions, now), *conditions]}
+    """The status to post over `current` (the node's status as read; empty for a new node):
+    `static_status` with the extended resources others advertised, and the conditions as of
+    `now`, under the `pressure` conditions."""
+    previous = current.get("conditions") or []
+    conditions = condition_entries(node_conditions(pressure), previous, now)
+    return {
+        **static,
+        **advertised_resources(static, current),
+        "conditions": [network_condition(previous, now), *conditions],
+    }
+
+
+def advertised_resources(static: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """capacity and allocatable as the kubelet's MachineInfo sets them on the node it read: an
+    extended resource someone else put in its capacity (a PATCH of status.capacity, the
+    documented way to advertise one) stays there unless the node has it of its own, and is
+    allocatable whole (nothing is reserved of it). An extended resource gone from capacity
+    leaves allocatable: null, which a merge patch removes."""
+    capacity = dict(static["capacity"])
+    allocatable: dict[str, str | None] = dict(static["allocatable"])
+    for name, quantity in (current.get("capacity") or {}).items():
+        if name not in capacity and is_extended_resource_name(name):
+            capacity[name] = allocatable[name] = quantity
+    for name in current.get("allocatable") or {}:
+        if name not in capacity and is_extended_resource_name(name):
+            allocatable[name] = None
+    return {"capacity": capacity, "allocatable": allocatable}
 
 
 def network_condition(previous: list[Mapping[str, Any]], now: str) -> dict[str, Any]:

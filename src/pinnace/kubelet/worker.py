@@ -241,6 +241,9 @@ class PodWorker:
         16, "Its own status was made (the conditions carry on from the API's until then)."
     )
     dirty = bit_flag(32, "Its status changed since the agent's writer last took it.")
+    unsynced = bit_flag(
+        64, "The agent's last write of its status failed: it is tried again at the next sync."
+    )
 
     def __init__(self, host: PodHost, pod: Mapping[str, Any]) -> None:
         self.host = host

@@ -439,7 +439,7 @@ class NodeAgent:
         known, worker.ceiling = worker.ceiling, None
         if known is None:
             return
-        if math.isinf(known.memory):  # unbounded: subtracting would leave nan
+        if not known.bounded:
             ceilings = (w.ceiling for w in self.workers.values() if w.ceiling is not None)
             self._ceiling = sum(ceilings, UsageCeiling())
         else:

@@ -5,6 +5,7 @@ the node is under pressure."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -371,7 +372,7 @@ def heartbeats(node: Node, reports: int) -> tuple[list[float], list[float]]:
 
 
 def advancing(times: list[float]) -> bool:
-    return all(a < b for a, b in zip(times, times[1:], strict=False))
+    return all(a < b for a, b in itertools.pairwise(times))
 
 
 @pytest.mark.parametrize(
@@ -400,3 +401,27 @@ def test_eviction_goes_on_after_a_pod_that_logs_is_deleted(node: Node) -> None:
     node.settle(30)
     assert status(node, "hog")["reason"] == "Evicted"
 
+
+def test_a_failing_eviction_pass_is_logged_once_and_stops_no_other_loop(
+    node: Node, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(now: float) -> list[Any]:
+        raise ValueError("a bad value")
+
+    monkeypatch.setattr(node.agent.eviction, "synchronize", broken)
+    node.create_pod(memory_pod("hog", "1Gi"))
+    beats, renewals = heartbeats(node, 3)
+    assert advancing(beats) and advancing(renewals)
+    assert status(node, "hog")["phase"] == "Running"
+    failures = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.levelname, r.getMessage()) for r in failures] == [
+        (
+            "ERROR",
+            "node node-1: eviction manager failed, retried every period (logged once): "
+            "ValueError: a bad value",
+        )
+    ]
+    assert failures[0].exc_info is not None  # the traceback, once
+    monkeypatch.undo()  # fixed: the next pass evicts
+    node.settle(10)
+    assert status(node, "hog")["reason"] == "Evicted"

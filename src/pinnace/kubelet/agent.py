@@ -40,6 +40,7 @@ from pinnace.kubelet.eviction import (
     UsageCeiling,
 )
 from pinnace.kubelet.eviction import REASON as EVICTED
+from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.logs import container_log
@@ -68,6 +69,11 @@ from pinnace.kubelet.worker import PackedLookup, PodIP, PodWorker, started_on_no
 log = logging.getLogger(__name__)
 
 COMPONENT = "kubelet"
+LEASE_RENEWAL = "lease renewal"
+EVICTION_MANAGER = "eviction manager"
+NODE_STATUS_UPDATE = "node status update"
+POD_STATUS_WRITE = "pod status write"
+"""The agent's loops, as its log names them."""
 
 
 def _kind(group: str, plural: str) -> Any:
@@ -98,6 +104,7 @@ class NodeAgent:
         self.machine = machine(config)
         self.runtime = runtime or SimulatedRuntime(self.clock, config.name, self.machine)
         self.recorder = recorder or EventRecorder(client, COMPONENT, config.name)
+        self.failures = LoopFailures(config.name)
         self.host_ip = config.internal_ip
         self.node: Object | None = None
         self.lease: Object | None = None
@@ -190,21 +197,23 @@ class NodeAgent:
         run the eviction manager every 10 s; every nodeStatusUpdateFrequency, post the node
         status if it changed or has not been posted for nodeStatusReportFrequency. Called
         every `tick` seconds (a period dividing each of those; the node's own heartbeat
-        interval when 0), so whatever falls due within half a tick is done now."""
+        interval when 0), so whatever falls due within half a tick is done now. A failed pass
+        of one of them goes no further than itself (`LoopFailures`): it is tried again when
+        next due, and the others carry on."""
         now = self.clock.now()
         slack = (tick or self.config.heartbeat_interval) / 2
-        try:
-            if now - self._renewed >= self.config.lease_renew_interval - slack:
+        if now - self._renewed >= self.config.lease_renew_interval - slack:
+            with self.failures.guard(LEASE_RENEWAL):
                 await self.renew_lease()
                 self._renewed = now
-            if now - self._monitored >= EVICTION_MONITORING_PERIOD - slack:
-                self._monitored = now
+        if now - self._monitored >= EVICTION_MONITORING_PERIOD - slack:
+            self._monitored = now
+            with self.failures.guard(EVICTION_MANAGER):
                 self.synchronize_eviction()
-            if now - self._status_synced >= self.config.node_status_update_frequency - slack:
-                self._status_synced = now
+        if now - self._status_synced >= self.config.node_status_update_frequency - slack:
+            self._status_synced = now
+            with self.failures.guard(NODE_STATUS_UPDATE):
                 await self.sync_node_status()
-        except StatusError as e:
-            log.warning("node %s: heartbeat failed: %s", self.name, e.message)
 
     async def renew_lease(self) -> None:
         now = format_micro_time(self.clock.now())
@@ -409,13 +418,14 @@ class NodeAgent:
         """Wait (30 s at most) for the evicted pods' containers to stop, then synchronize
         again at once, as long as that evicts more."""
         try:
-            while evictions:
-                uids = [e.pod["metadata"]["uid"] for e in evictions]
-                waited = 0.0
-                while waited < POD_CLEANUP_TIMEOUT and not all(map(self._cleaned_up, uids)):
-                    await self.clock.sleep(POD_CLEANUP_POLL)
-                    waited += POD_CLEANUP_POLL
-                evictions = self.eviction.synchronize(self.clock.now())
+            with self.failures.guard(EVICTION_MANAGER):
+                while evictions:
+                    uids = [e.pod["metadata"]["uid"] for e in evictions]
+                    waited = 0.0
+                    while waited < POD_CLEANUP_TIMEOUT and not all(map(self._cleaned_up, uids)):
+                        await self.clock.sleep(POD_CLEANUP_POLL)
+                        waited += POD_CLEANUP_POLL
+                    evictions = self.eviction.synchronize(self.clock.now())
         finally:
             self._evicting = False
 
@@ -555,6 +565,12 @@ class NodeAgent:
             worker.writer = self.clock.loop.create_task(self._write_worker(worker))
 
     async def _write_worker(self, worker: PodWorker) -> None:
+        """Write the worker's status (`_write_status`); a failed pass is logged, and the next
+        change of the status starts another."""
+        with self.failures.guard(POD_STATUS_WRITE):
+            await self._write_status(worker)
+
+    async def _write_status(self, worker: PodWorker) -> None:
         """Write the worker's status until it stops changing; once its containers have
         stopped after a deletion, delete the pod for good (the status manager's job)."""
         published: dict[str, Any] | None = None

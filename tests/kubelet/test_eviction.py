@@ -5,14 +5,17 @@ the node is under pressure."""
 
 from __future__ import annotations
 
+import itertools
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from tests.controllers.lifecycle_cluster import ControlPlane
 from tests.controllers.lifecycle_cluster import pod as lifecycle_pod
-from tests.kubelet.conftest import EVENTS, NODES, PODS, Node, pod
+from tests.kubelet.conftest import EVENTS, LEASES, NODES, PODS, Node, pod
 
+from pinnace.clock import parse_time
 from pinnace.kubelet import NodeConfig
 
 
@@ -334,3 +337,91 @@ def test_pid_pressure_evicts_the_pod_running_most_processes() -> None:
         )
     finally:
         node.close()
+
+
+# --- a pass that fails stops no loop ------------------------------------------------------------
+
+NODE_STATUS_REPORT = 300
+"""An unchanged node status is posted every nodeStatusReportFrequency (5 min)."""
+
+
+def logging_pod(name: str, script: str) -> dict[str, Any]:
+    body = pod(name, node="node-1")
+    body["spec"]["containers"][0].update(image="busybox", command=["sh", "-c", script])
+    return body
+
+
+def heartbeat(node: Node) -> float:
+    return parse_time(condition(node, "Ready")["lastHeartbeatTime"])
+
+
+def renewed(node: Node) -> float:
+    lease = node.run(node.client.get(LEASES, "kube-node-lease", "node-1"))
+    return parse_time(lease["spec"]["renewTime"])
+
+
+def heartbeats(node: Node, reports: int) -> tuple[list[float], list[float]]:
+    """Ready's lastHeartbeatTime and the lease's renewTime after each of `reports` report
+    periods."""
+    beats, renewals = [], []
+    for _ in range(reports):
+        node.settle(NODE_STATUS_REPORT)
+        beats.append(heartbeat(node))
+        renewals.append(renewed(node))
+    return beats, renewals
+
+
+def advancing(times: list[float]) -> bool:
+    return all(a < b for a, b in itertools.pairwise(times))
+
+
+@pytest.mark.parametrize(
+    "script", ["echo starting; sleep 5; echo done", "while true; do date; sleep 5; done"]
+)
+def test_a_pod_that_logs_leaves_node_status_and_eviction_going(
+    node: Node, script: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    node.create_pod(logging_pod("logger", script))
+    beats, renewals = heartbeats(node, 3)
+    assert advancing(beats) and advancing(renewals)
+    node.create_pod(memory_pod("hog", "1Gi"))  # 3Gi free, under the 3.5Gi threshold
+    node.settle(30)
+    assert status(node, "hog")["reason"] == "Evicted"
+    assert condition(node, "MemoryPressure")["status"] == "True"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_eviction_goes_on_after_a_pod_that_logs_is_deleted(node: Node) -> None:
+    node.create_pod(logging_pod("logger", "while true; do date; sleep 5; done"))
+    node.settle(20)
+    node.run(node.client.delete(PODS, "default", "logger"))
+    node.settle(20)
+    assert node.run(node.client.list(PODS, "default"))["items"] == []
+    node.create_pod(memory_pod("hog", "1Gi"))
+    node.settle(30)
+    assert status(node, "hog")["reason"] == "Evicted"
+
+
+def test_a_failing_eviction_pass_is_logged_once_and_stops_no_other_loop(
+    node: Node, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(now: float) -> list[Any]:
+        raise ValueError("a bad value")
+
+    monkeypatch.setattr(node.agent.eviction, "synchronize", broken)
+    node.create_pod(memory_pod("hog", "1Gi"))
+    beats, renewals = heartbeats(node, 3)
+    assert advancing(beats) and advancing(renewals)
+    assert status(node, "hog")["phase"] == "Running"
+    failures = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.levelname, r.getMessage()) for r in failures] == [
+        (
+            "ERROR",
+            "node node-1: eviction manager failed, retried every period (logged once): "
+            "ValueError: a bad value",
+        )
+    ]
+    assert failures[0].exc_info is not None  # the traceback, once
+    monkeypatch.undo()  # fixed: the next pass evicts
+    node.settle(10)
+    assert status(node, "hog")["reason"] == "Evicted"

@@ -3,6 +3,7 @@ what grace period and message; the pressure conditions; admission under pressure
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -410,6 +411,17 @@ def test_a_pass_is_skipped_only_when_no_pod_could_reach_a_threshold() -> None:
     host.memory = {"a": 4 * Gi - 50 * Mi}
     sync(manager, host, 10)
     assert not manager.may_skip(UsageCeiling())  # under pressure: every pass counts
+
+
+def test_a_pod_whose_log_has_no_ceiling_is_never_skipped_on_a_node_with_disk_thresholds() -> None:
+    host = Host([pod("a")], memory={"a": Gi})
+    manager = EvictionManager(config(), host)
+    sync(manager, host, 0)
+    assert not manager.may_skip(UsageCeiling(disk=math.inf))
+    assert not manager.may_skip(UsageCeiling(disk=math.nan))
+    memory_only = EvictionManager(config(eviction_hard={"memory.available": "100Mi"}), host)
+    sync(memory_only, host, 0)
+    assert memory_only.may_skip(UsageCeiling(disk=math.inf))  # no disk threshold to meet
 
 
 def test_usage_ceiling_is_the_sum_of_the_models_peaks() -> None:

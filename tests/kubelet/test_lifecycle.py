@@ -97,6 +97,35 @@ def test_init_containers_run_in_order_before_the_app(node: Node) -> None:
     assert list(status["containerStatuses"][0]["state"]) == ["running"]
 
 
+def test_an_init_container_is_ready_once_it_has_exited_0_not_while_it_runs(node: Node) -> None:
+    body = pod("init", node="node-1", restart_policy="Never")
+    body["spec"]["initContainers"] = [
+        {"name": "setup", "image": "busybox"},
+        {"name": "check", "image": "busybox"},
+    ]
+    annotations = body["metadata"]["annotations"]
+    annotations["sim.pinnace.dev/run-seconds.setup"] = "5"
+    annotations["sim.pinnace.dev/run-seconds.check"] = "5"
+    annotations["sim.pinnace.dev/exit-code.check"] = "1"
+    node.create_pod(body)
+    node.settle(2)
+    setup, _ = node.get_pod("init")["status"]["initContainerStatuses"]
+    assert list(setup["state"]) == ["running"]
+    assert (setup["started"], setup["ready"]) == (True, False)
+    node.settle(5)
+    setup, check = node.get_pod("init")["status"]["initContainerStatuses"]
+    assert setup["state"]["terminated"]["exitCode"] == 0
+    assert (setup["started"], setup["ready"]) == (False, True)
+    assert list(check["state"]) == ["running"]
+    assert check["ready"] is False
+    node.settle(5)
+    status = node.get_pod("init")["status"]
+    assert status["phase"] == "Failed"
+    _, check = status["initContainerStatuses"]
+    assert check["state"]["terminated"]["exitCode"] == 1
+    assert check["ready"] is False
+
+
 def test_graceful_deletion_completes_after_the_grace_period(node: Node) -> None:
     node.create_pod(pod("slow", node="node-1", stop_seconds="600"))
     node.settle()

@@ -11,7 +11,8 @@ container needs before it is created), `worker` (one pod's containers over time)
 `pod_status` (the status the kubelet reports), `runtime` and `behaviour` (the simulated
 containers), `commands` (well-known commands), `usage` (usage over time, CPU sharing), `oom`
 (the node's OOM killer), `stats` and `summary` (the stats summary), `gc` (container and image
-garbage collection), `agent` and `pool` (wiring to the API).
+garbage collection), `failures` (what a failed pass of one of its loops does), `agent` and
+`pool` (wiring to the API).
 """
 
 from pinnace.kubelet.agent import NodeAgent

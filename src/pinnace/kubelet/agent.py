@@ -48,6 +48,7 @@ from pinnace.kubelet.eviction import (
     UsageCeiling,
 )
 from pinnace.kubelet.eviction import REASON as EVICTED
+from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.logs import container_log
@@ -76,6 +77,11 @@ from pinnace.kubelet.worker import PackedLookup, PodIP, PodWorker, started_on_no
 log = logging.getLogger(__name__)
 
 COMPONENT = "kubelet"
+LEASE_RENEWAL = "lease renewal"
+EVICTION_MANAGER = "eviction manager"
+NODE_STATUS_UPDATE = "node status update"
+POD_STATUS_WRITE = "pod status write"
+"""The agent's loops, as its log names them."""
 
 
 def _kind(group: str, plural: str) -> Any:
@@ -106,6 +112,7 @@ class NodeAgent:
         self.machine = machine(config)
         self.runtime = runtime or SimulatedRuntime(self.clock, config.name, self.machine)
         self.recorder = recorder or EventRecorder(client, COMPONENT, config.name)
+        self.failures = LoopFailures(config.name)
         self.host_ip = config.internal_ip
         self.node: Object | None = None
         self.lease: Object | None = None
@@ -198,23 +205,25 @@ class NodeAgent:
         run the eviction manager every 10 s; every nodeStatusUpdateFrequency, post the node
         status if it changed or has not been posted for nodeStatusReportFrequency. Called
         every `tick` seconds (a period dividing each of those; the node's own heartbeat
-        interval when 0), so whatever falls due within half a tick is done now."""
+        interval when 0), so whatever falls due within half a tick is done now. A failed pass
+        of one of them goes no further than itself (`LoopFailures`): it is tried again when
+        next due, and the others carry on."""
         now = self.clock.now()
         slack = (tick or self.config.heartbeat_interval) / 2
         # Each on its own, as the kubelet runs them: a lease that cannot be renewed does not
         # keep the node status from being posted.
         if now - self._renewed >= self.config.lease_renew_interval - slack:
-            try:
+            with self.failures.guard(LEASE_RENEWAL):
                 await self.renew_lease()
                 self._renewed = now
-            except StatusError as e:
-                log.warning("node %s: lease not renewed: %s", self.name, e.message)
         if now - self._monitored >= EVICTION_MONITORING_PERIOD - slack:
             self._monitored = now
-            self.synchronize_eviction()
+            with self.failures.guard(EVICTION_MANAGER):
+                self.synchronize_eviction()
         if now - self._status_synced >= self.config.node_status_update_frequency - slack:
             self._status_synced = now
-            await self.sync_node_status()
+            with self.failures.guard(NODE_STATUS_UPDATE):
+                await self.sync_node_status()
 
     async def renew_lease(self) -> None:
         """The lease controller's sync: renew the Lease as last written, without reading it
@@ -454,13 +463,14 @@ class NodeAgent:
         """Wait (30 s at most) for the evicted pods' containers to stop, then synchronize
         again at once, as long as that evicts more."""
         try:
-            while evictions:
-                uids = [e.pod["metadata"]["uid"] for e in evictions]
-                waited = 0.0
-                while waited < POD_CLEANUP_TIMEOUT and not all(map(self._cleaned_up, uids)):
-                    await self.clock.sleep(POD_CLEANUP_POLL)
-                    waited += POD_CLEANUP_POLL
-                evictions = self.eviction.synchronize(self.clock.now())
+            with self.failures.guard(EVICTION_MANAGER):
+                while evictions:
+                    uids = [e.pod["metadata"]["uid"] for e in evictions]
+                    waited = 0.0
+                    while waited < POD_CLEANUP_TIMEOUT and not all(map(self._cleaned_up, uids)):
+                        await self.clock.sleep(POD_CLEANUP_POLL)
+                        waited += POD_CLEANUP_POLL
+                    evictions = self.eviction.synchronize(self.clock.now())
         finally:
             self._evicting = False
 
@@ -484,7 +494,7 @@ class NodeAgent:
         known, worker.ceiling = worker.ceiling, None
         if known is None:
             return
-        if math.isinf(known.memory):  # unbounded: subtracting would leave nan
+        if not known.bounded:
             ceilings = (w.ceiling for w in self.workers.values() if w.ceiling is not None)
             self._ceiling = sum(ceilings, UsageCeiling())
         else:
@@ -604,6 +614,12 @@ class NodeAgent:
             worker.writer = self.clock.loop.create_task(self._write_worker(worker))
 
     async def _write_worker(self, worker: PodWorker) -> None:
+        """Write the worker's status (`_write_status`); a pass that fails other than by the API
+        server's refusal (which `_write_status` retries) is logged, once per distinct error."""
+        with self.failures.guard(POD_STATUS_WRITE):
+            await self._write_status(worker)
+
+    async def _write_status(self, worker: PodWorker) -> None:
         """Write the worker's status until it stops changing; once its containers have
         stopped after a deletion, delete the pod for good (the status manager's job). A write
         that fails is tried again at the status manager's next sync, or at once when the

@@ -128,6 +128,12 @@ class UsageCeiling:
             self.storage_limited + other.storage_limited,
         )
 
+    @property
+    def bounded(self) -> bool:
+        """Whether every amount is finite: only then can it be taken back out of a sum (an
+        unbounded amount less itself is not a number)."""
+        return all(map(math.isfinite, (self.memory, self.disk, self.pids, self.storage_limited)))
+
     def __sub__(self, other: UsageCeiling) -> UsageCeiling:
         return UsageCeiling(
             self.memory - other.memory,
@@ -291,7 +297,7 @@ class EvictionManager:
         grows = {
             MEMORY: growth.memory,
             EPHEMERAL_STORAGE: growth.disk,
-            INODES: math.ceil(growth.disk / BYTES_PER_INODE) + 1,
+            INODES: _inodes(growth.disk),
             PIDS: growth.pids,
         }
         return all(grows[SIGNAL_RESOURCE[s]] < room for s, room in self._headroom.items())
@@ -413,6 +419,12 @@ def eviction_message(
 def _request_text(container: Mapping[str, Any], resource: str) -> str:
     requests = (container.get("resources") or {}).get("requests") or {}
     return str(requests.get(resource, "0"))
+
+
+def _inodes(disk: float) -> float:
+    """The most inodes files of `disk` more bytes may take, as the summary counts them (a
+    partial inode is one), plus one: unbounded when the bytes are."""
+    return math.ceil(disk / BYTES_PER_INODE) + 1 if math.isfinite(disk) else disk
 
 
 def _has_dedicated_image_fs(summary: Summary) -> bool:

@@ -163,6 +163,11 @@ class ContainerRecord:
 
     @property
     def ready(self) -> bool:
+        """As the kubelet's prober manager reports it: an init container that is not a
+        sidecar once it has exited with 0; any other once started and its readiness probe
+        has passed (or it has none)."""
+        if self.init and not self.restartable:
+            return self.succeeded
         return self.started and self.readiness_passed
 
 

@@ -6,8 +6,9 @@ Understood:
 
 - lists of commands joined by `;`, newlines, `&&` and `||`; `#` comments
 - `while COND; do ...; done`, `until COND; do ...; done`, `for NAME in WORDS; do ...; done`;
-  `while true` (or `:`) around a body that sleeps is a loop that runs for as long as the
-  container does, printing what its body prints each time round (`LogStream`)
+  `while true` (or `:`) around a body that sleeps (at least `MIN_ROUND_SECONDS` a round) is a
+  loop that runs for as long as the container does, printing what its body prints each time
+  round (`LogStream`)
 - words with '...', "..." and backslash quoting; `$NAME`, `${NAME}`, `$?`; `$(...)` and
   backquotes (command substitution, trailing newlines dropped); `$((...))` arithmetic
   (+ - * / % and parentheses over integers and variables); unquoted expansions split on blanks;
@@ -62,6 +63,10 @@ DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 BUSYBOX_DATE = "%a %b %e %H:%M:%S UTC %Y"
 MAX_ITERATIONS = 10_000
 """A finite loop that goes round more often than this is not understood."""
+MIN_ROUND_SECONDS = 0.001
+"""An endless loop that sleeps less a round is taken as one that never sleeps: its rounds
+would come faster than the clock can tell them apart (a sleep of 0.0000001 s added to the time
+of day is no time at all), and the node agent would print its lines for ever at one instant."""
 _PRINTING = frozenset({"echo", "env", "printenv", "cat", "ls", "date", "stress"})
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _GLOB = re.compile(r"[*?\[]")
@@ -214,7 +219,7 @@ class _Shell:
         except (NotUnderstood, _Exit, RecursionError):
             return False
         self.flush()
-        return self.run.seconds > started
+        return self.run.seconds - started >= MIN_ROUND_SECONDS
 
     # lists and commands
     def run_list(self, commands: list[AndOr]) -> None:
@@ -252,7 +257,7 @@ class _Shell:
             raise NotUnderstood("an endless loop that does more than print and sleep")
         started = self.run.seconds
         self.run_list(body)
-        if self.run.seconds <= started:
+        if self.run.seconds - started < MIN_ROUND_SECONDS:
             raise NotUnderstood("an endless loop that never sleeps")
         if not _prints(body):
             self.run.seconds = math.inf

@@ -50,6 +50,7 @@ from pinnace.resources.node import parse_go_duration
 from pinnace.resources.quantity import Quantity, QuantityError
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, load_file
+from pinnace.scheduler.explain import cluster_explainer
 from pinnace.store import Compactor, MemoryStore, SQLiteStore, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 from pinnace.store.expiry import DEFAULT_EVENT_TTL, Expiry
@@ -396,19 +397,20 @@ async def serve(options: UpOptions) -> None:
     taint_eviction = TaintEvictionController(LocalClient(server))
     await node_lifecycle.start()
     await taint_eviction.start()
-    scheduler = None
+    scheduler, explainer = None, None
     if options.scheduler:
         tie_breaks = Randomness()  # kube-scheduler picks among equal nodes at random
         run_scheduler = SchedulerService(
             LocalClient(server), options.scheduler_config, tie_breaks
         ).run()
         scheduler = asyncio.create_task(run_scheduler)
+        explainer = cluster_explainer(LocalClient(server), options.scheduler_config)
     workloads = start_workload_controllers(
         LocalClient(server),
         lambda namespace, selector: list_pod_metrics(server, namespace, selector),
         options.workloads,
     )
-    app = APIApp(server, server_address=f"{host}:{port}")
+    app = APIApp(server, server_address=f"{host}:{port}", explainer=explainer)
     config = uvicorn.Config(
         app,
         lifespan="off",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from pinnace.api.core.event import EVENT
 from pinnace.apiserver.bootstrap import bootstrap
+from pinnace.apiserver.http.app import PodExplainer
 from pinnace.apiserver.keys import kind_prefix
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
@@ -28,6 +29,7 @@ from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.kubelet import NodeAgentPool, NodeConfig
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import SchedulerConfiguration
+from pinnace.scheduler.explain import cluster_explainer
 from pinnace.store import Compactor, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 from pinnace.store.expiry import DEFAULT_EVENT_TTL, Expiry
@@ -88,10 +90,13 @@ class ControlPlane:
         self.server.log_source = self.nodes.read_log
         self.server.metrics_source = self.nodes.summaries
         self.scheduler: SchedulerService | None = None
+        self.explainer: PodExplainer | None = None
+        """What `pinnace scheduler explain` asks of the cluster's scheduler."""
         if options.scheduler:
             self.scheduler = SchedulerService(
                 self.client(), options.scheduler_config, self.randomness
             )
+            self.explainer = cluster_explainer(self.client(), options.scheduler_config)
         self.node_lifecycle: NodeLifecycleController | None = None
         self.taint_eviction: TaintEvictionController | None = None
         self.workloads: WorkloadControllers | None = None

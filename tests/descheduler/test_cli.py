@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 from tests.http.conftest import Cluster, launch, stop
 
+from pinnace.cli.deschedule import Reporter
+from pinnace.descheduler.evictor import Eviction
+from pinnace.descheduler.runner import CycleResult
+
 TAINTS = """
 apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
@@ -65,12 +69,28 @@ def test_dry_run_lists_then_a_run_evicts(nodes: Cluster) -> None:
     tainted = next(node for name, node in before if name.startswith("web-"))
     nodes.ok("taint", "node", tainted, "dedicated=gpu:NoSchedule")
     on_tainted = sorted(n for n, node in before if node == tainted and n.startswith("web-"))
+    count = len(on_tainted)
+    # The bare pod has no controller: held back, if it is on the tainted node too.
+    bare = ["1 pod held back: pod does not have any ownerRefs"] * (dict(before)["bare"] == tainted)
+
+    # Pods younger than minPodAge are held back, and the dry run says so.
+    young = TAINTS + "  pluginConfig:\n  - name: DefaultEvictor\n    args: {minPodAge: 1h}\n"
+    held = deschedule(nodes, nodes.workdir, young, "--dry-run")
+    assert held.returncode == 0, held.stderr
+    assert held.stdout.splitlines() == [
+        "0 pods would be evicted (dry run).",
+        f"{count} pod{'s' if count > 1 else ''} held back: pod age is not older than MinPodAge: "
+        "3600 seconds",
+        *bare,
+    ]
 
     dry = deschedule(nodes, nodes.workdir, TAINTS, "--dry-run")
 
     assert dry.returncode == 0, dry.stderr
     lines = dry.stdout.splitlines()
     assert lines[0].split() == ["NAMESPACE", "POD", "NODE", "STRATEGY", "REASON"]
+    assert lines[len(lines) - len(bare) :] == bare
+    lines = lines[: len(lines) - len(bare)]
     listed = [line.split(maxsplit=4) for line in lines[1:-1]]
     assert sorted(row[1] for row in listed) == on_tainted  # the bare pod has no controller
     for row in listed:
@@ -80,14 +100,16 @@ def test_dry_run_lists_then_a_run_evicts(nodes: Cluster) -> None:
             "RemovePodsViolatingNodeTaints",
             "untolerated taint dedicated=gpu:NoSchedule",
         ]
-    count = len(on_tainted)
     assert lines[-1] == f"{count} pod{'s' if count > 1 else ''} would be evicted (dry run)."
     assert pods_by_node(nodes) == before
 
     done = deschedule(nodes, nodes.workdir, TAINTS)
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == f"{count} pod{'s' if count > 1 else ''} evicted."
+    assert done.stdout.splitlines()[-1 - len(bare) :] == [
+        f"{count} pod{'s' if count > 1 else ''} evicted.",
+        *bare,
+    ]
     nodes.ok("rollout", "status", "deployment/web", "--timeout=30s")
     nodes.ok("wait", "--for=delete", *(f"pod/{n}" for n in on_tainted), "--timeout=60s")
     web = [node for name, node in pods_by_node(nodes) if name.startswith("web-")]
@@ -140,3 +162,35 @@ def test_bad_interval(tmp_path: Path, interval: str, error: str) -> None:
     )
     assert done.returncode == 1
     assert done.stderr == f"pinnace deschedule: {error}\n"
+
+
+def cycle(*evicted: str, held_back: dict[str, int] | None = None) -> CycleResult:
+    evictions = [Eviction("default", name, "n1", "PodLifeTime", "too old") for name in evicted]
+    return CycleResult(evictions, [], held_back=held_back or {})
+
+
+def test_a_periodic_run_prints_a_cycle_only_when_its_report_changes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    reporter = Reporter(dry_run=True, periodic=True)
+    young = {"pod age is not older than MinPodAge: 600 seconds": 3}
+    for result in (cycle(held_back=young), cycle(held_back=young), cycle("web-1"), cycle()):
+        reporter(result)
+    assert capsys.readouterr().out.splitlines() == [
+        "Cycle 1:",
+        "0 pods would be evicted (dry run).",
+        "3 pods held back: pod age is not older than MinPodAge: 600 seconds",
+        "Cycle 3:",
+        "NAMESPACE   POD     NODE   STRATEGY      REASON",
+        "default     web-1   n1     PodLifeTime   too old",
+        "1 pod would be evicted (dry run).",
+        "Cycle 4:",
+        "0 pods would be evicted (dry run).",
+    ]
+
+
+def test_a_single_run_prints_its_report_without_a_cycle(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    Reporter(dry_run=False)(cycle())
+    assert capsys.readouterr().out == "0 pods evicted.\n"

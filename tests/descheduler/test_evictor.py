@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from tests.descheduler.cluster import DEPLOYMENTS, NODES, Descheduled, deployment
-from tests.descheduler.unit import NOW, evicted, node, pod, policy, would_evict
+from tests.descheduler.unit import NOW, dry_run, evicted, node, pod, policy, would_evict
 
 from pinnace.api import catalog
 from pinnace.clock.rfc3339 import format_time
@@ -114,21 +114,19 @@ def test_limits_per_node_namespace_and_cycle() -> None:
 
 PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
 TAINTS = policy("RemovePodsViolatingNodeTaints", "deschedule")
+BUDGET = {
+    "apiVersion": "policy/v1",
+    "kind": "PodDisruptionBudget",
+    "metadata": {"name": "web"},
+    "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
+}
 
 
 def test_evictions_go_through_the_eviction_api_and_budgets_hold() -> None:
     cluster = Descheduled(nodes=2)
     try:
         cluster.create(DEPLOYMENTS, deployment("web", 2))
-        cluster.create(
-            PDBS,
-            {
-                "apiVersion": "policy/v1",
-                "kind": "PodDisruptionBudget",
-                "metadata": {"name": "web"},
-                "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
-            },
-        )
+        cluster.create(PDBS, BUDGET)
         cluster.settle(10)
         taint = {"spec": {"taints": [{"key": "drain", "effect": "NoSchedule"}]}}
         for name in cluster.node_names:
@@ -145,6 +143,88 @@ def test_evictions_go_through_the_eviction_api_and_budgets_hold() -> None:
         )
         cluster.settle(10)
         assert cluster.placement() == before
+    finally:
+        cluster.stop()
+
+
+TWO_PROFILES = """
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: one
+  pluginConfig: &config
+  - name: DefaultEvictor
+    args:
+      minPodAge: 5m
+  - name: PodLifeTime
+    args: {maxPodLifeTimeSeconds: 3600}
+  plugins: &plugins
+    deschedule:
+      enabled: [PodLifeTime]
+- name: two
+  pluginConfig: *config
+  plugins: *plugins
+"""
+
+
+def test_a_cycle_says_why_it_held_pods_back_once_each() -> None:
+    started = {"phase": "Running", "startTime": format_time(NOW - 60)}
+    pods = [
+        pod("young-0", "a", age=OLD, status=started),
+        pod("young-1", "b", age=OLD, status=started),
+        pod("bare", "a", age=OLD, owner="", status=started),
+        pod("old", "b", age=OLD, status={"phase": "Running", "startTime": format_time(NOW - OLD)}),
+    ]
+    # Both profiles see the same pods: each pod held back is counted once.
+    result = dry_run(TWO_PROFILES, NODES_AB, pods)
+    assert [e.name for e in result.evictions] == ["old"]
+    assert result.held_back == {
+        "pod age is not older than MinPodAge: 300 seconds": 2,
+        "pod does not have any ownerRefs": 1,
+    }
+
+
+def test_pods_that_would_fit_nowhere_else_are_held_back_for_it() -> None:
+    pods = [pod("big", "a", cpu="3", age=OLD)] + [pod(f"b-{i}", "b", cpu="1") for i in range(3)]
+    result = dry_run(lifetime(evictor="      nodeFit: true\n"), NODES_AB, pods)
+    assert result.evictions == []
+    assert result.held_back == {
+        "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes "
+        "marked as unschedulable": 1
+    }
+
+
+TAINTS_AND_LIFETIME = """
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: test
+  pluginConfig:
+  - name: PodLifeTime
+    args: {maxPodLifeTimeSeconds: 60}
+  plugins:
+    deschedule:
+      enabled: [RemovePodsViolatingNodeTaints, PodLifeTime]
+"""
+
+
+def test_a_pod_the_api_refuses_twice_is_reported_once() -> None:
+    cluster = Descheduled(nodes=2)
+    try:
+        cluster.create(DEPLOYMENTS, deployment("web", 2))
+        cluster.create(PDBS, BUDGET)
+        cluster.settle(10)
+        taint = {"spec": {"taints": [{"key": "drain", "effect": "NoSchedule"}]}}
+        for name in cluster.node_names:
+            cluster.run(cluster.client.patch(NODES, "", name, taint))
+        cluster.settle(60)
+
+        # Both strategies pick both pods; the budget refuses each time.
+        result = cluster.deschedule(TAINTS_AND_LIFETIME)
+
+        assert result.evictions == []
+        assert len(result.failures) == 2
+        assert len({f.split(":")[0] for f in result.failures}) == 2
     finally:
         cluster.stop()
 

@@ -11,7 +11,7 @@ from pinnace.apiserver.objects import Object
 from pinnace.clock.rfc3339 import format_time
 from pinnace.descheduler.evictor import Eviction
 from pinnace.descheduler.policy import parse
-from pinnace.descheduler.runner import Descheduler
+from pinnace.descheduler.runner import CycleResult, Descheduler
 from pinnace.descheduler.snapshot import Snapshot
 
 NOW = 1_750_000_000.0
@@ -74,6 +74,22 @@ def pod(
     }
 
 
+def dry_run(
+    policy: str,
+    nodes: list[Object],
+    pods: list[Object],
+    priority_classes: dict[str, int] | None = None,
+) -> CycleResult:
+    """One dry-run cycle of `policy` over these nodes and pods."""
+    cluster = Cluster()
+    try:
+        snapshot = Snapshot(NOW, nodes, pods, priority_classes or {})
+        descheduler = Descheduler(cluster.client, parse(policy), dry_run=True)
+        return cluster.run(descheduler.run_cycle(snapshot))
+    finally:
+        cluster.close()
+
+
 def would_evict(
     policy: str,
     nodes: list[Object],
@@ -81,13 +97,7 @@ def would_evict(
     priority_classes: dict[str, int] | None = None,
 ) -> list[Eviction]:
     """The evictions of one dry-run cycle of `policy` over these nodes and pods."""
-    cluster = Cluster()
-    try:
-        snapshot = Snapshot(NOW, nodes, pods, priority_classes or {})
-        descheduler = Descheduler(cluster.client, parse(policy), dry_run=True)
-        return cluster.run(descheduler.run_cycle(snapshot)).evictions
-    finally:
-        cluster.close()
+    return dry_run(policy, nodes, pods, priority_classes).evictions
 
 
 def evicted(policy: str, nodes: list[Object], pods: list[Object]) -> list[str]:

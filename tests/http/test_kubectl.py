@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 from tests.http.conftest import KUBECTL, Cluster
+
+from pinnace.clock.rfc3339 import parse_time
 
 POD = """\
 apiVersion: v1
@@ -201,6 +204,37 @@ def test_get_watch_sees_a_deleted_pod_terminate(cluster: Cluster) -> None:
     finally:
         watcher.kill()
         watcher.wait()
+
+
+def test_get_watch_ages_each_row_when_its_event_comes(cluster: Cluster) -> None:
+    cluster.ok("create", "ns", "aging")
+    cluster.ok("create", "-n", "aging", "-f", "-", stdin=POD.format(name="aged", app="w"))
+    pod = json.loads(cluster.ok("get", "pod", "aged", "-n", "aging", "-o", "json"))
+    created = parse_time(pod["metadata"]["creationTimestamp"])
+    get = [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "get", "pods", "-n", "aging"]
+    watcher = subprocess.Popen(
+        [*get, "-w", "--request-timeout=20s", "--output-watch-events"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watcher.stdout is not None
+        assert watcher.stdout.readline().split()[:2] == ["EVENT", "NAME"]
+        assert watcher.stdout.readline().split()[:2] == ["ADDED", "aged"]
+        # Let the pod grow older than it was when the watch began, then change it: the row
+        # of that event shows the pod's age when the event was sent, not the watch's start.
+        time.sleep(2.5)
+        before = time.time()
+        cluster.ok("label", "pod", "aged", "-n", "aging", "tier=old")
+        row = watcher.stdout.readline().split()
+        after = time.time()
+    finally:
+        watcher.kill()
+        watcher.wait()
+    assert row[:2] == ["MODIFIED", "aged"]
+    age = row[5]
+    assert age.endswith("s") and age[:-1].isdigit(), row
+    assert int(before - created) <= int(age[:-1]) <= int(after - created)
 
 
 def test_api_resources_lists_kinds_and_short_names(cluster: Cluster) -> None:

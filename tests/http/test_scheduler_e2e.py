@@ -112,6 +112,7 @@ def test_pinnace_scheduler_explain_tells_why(
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "Pod default/huge (scheduler default-scheduler)"
+    assert lines[1] == "Configuration: the cluster's scheduler's (kube-scheduler's defaults)"
     rows = {line.split()[0]: line for line in lines[lines.index("FILTER") + 2 :][:2]}
     assert set(rows) == {"worker-1", "worker-2"}
     header = lines[lines.index("FILTER") + 1].split()
@@ -135,15 +136,34 @@ def test_pinnace_scheduler_explain_tells_why(
         "",
         'Error from server (NotFound): pods "nowhere" not found\n',
     )
+    other = POD.format(name="elsewhere", cpu="100m").replace(
+        "spec:\n", "spec:\n  schedulerName: mine\n"
+    )
+    cluster.ok("apply", "-f", "-", stdin=other)
+    assert explain(cluster, capsys, "elsewhere") == (
+        1,
+        "",
+        'Error from server (BadRequest): no profile serves schedulerName "mine" (profiles: '
+        "default-scheduler)\n",
+    )
 
 
-def test_pinnace_up_without_the_scheduler_leaves_pods_pending(tmp_path: Path) -> None:
+def test_pinnace_up_without_the_scheduler_leaves_pods_pending(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     running = launch(tmp_path, flags=("--no-scheduler",))
     try:
         running.ok("apply", "-f", "-", stdin=NODES.format(i=1))
         running.ok("apply", "-f", "-", stdin=POD.format(name="idle", cpu="100m"))
         time.sleep(1.5)  # time enough for a scheduler to have bound it, were one running
         assert running.ok("get", "pod", "idle", "-o", "jsonpath={.spec.nodeName}") == ""
+        # No scheduler to ask: explain says what it explains with instead.
+        code, out, err = explain(running, capsys, "idle")
+        assert code == 0, err
+        assert out.splitlines()[1] == (
+            "Configuration: kube-scheduler's defaults (the server does not say what its "
+            "scheduler runs)"
+        )
     finally:
         stop(running)
 
@@ -180,7 +200,9 @@ class Quarantine(NodePlugin):
 """
 
 
-def test_a_python_plugin_beside_the_config_file_decides(tmp_path: Path) -> None:
+def test_a_python_plugin_beside_the_config_file_decides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "lab_plugins.py").write_text(CUSTOM_PLUGIN)
     config = tmp_path / "scheduler.yaml"
     config.write_text(
@@ -207,5 +229,29 @@ def test_a_python_plugin_beside_the_config_file_decides(tmp_path: Path) -> None:
             lambda: running.ok("get", "pod", "careful", "-o", "jsonpath={.spec.nodeName}")
         )
         assert node == "worker-2"
+
+        # explain runs what the cluster's scheduler runs: the plugin, found beside its file
+        # (this process is elsewhere), rejects worker-1 as the scheduler did.
+        code, out, err = explain(running, capsys, "careful")
+        assert code == 0, err
+        lines = out.splitlines()
+        assert lines[1] == f"Configuration: the cluster's scheduler's ({config})"
+        header = lines[lines.index("FILTER") + 1].split()
+        row = next(line for line in lines if line.startswith("worker-1 "))
+        assert "Quarantine" in header and row.endswith("node(s) are in quarantine")
+        assert lines[-1] == "Selected: worker-2"
+
+        # Another configuration is a what-if, and says so.
+        defaults = tmp_path / "defaults.yaml"
+        defaults.write_text(
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        )
+        code, out, err = explain(running, capsys, "careful", "--scheduler-config", str(defaults))
+        assert code == 0, err
+        assert out.splitlines()[1] == (
+            f"Configuration: {defaults} (--scheduler-config; the cluster's scheduler may run "
+            "another)"
+        )
+        assert "Quarantine" not in out
     finally:
         stop(running)

@@ -1,5 +1,6 @@
 """`pinnace up` itself: its kubeconfig, a store that outlives a restart and a kill -9, its
-default data directory, a busy port."""
+default data directory, and the mistakes a start can meet (a busy port, a data directory in
+use)."""
 
 from __future__ import annotations
 
@@ -72,31 +73,75 @@ def test_state_and_kubeconfig_live_in_home_dot_pinnace_by_default(tmp_path: Path
     assert "(default ~/.pinnace)" in " ".join(help_text.split())
 
 
-def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:
+def up(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`pinnace up ARGS` with HOME at `home`, for a start expected to fail at once."""
+    return subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", "up", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HOME": str(home)},
+    )
+
+
+def test_a_busy_port_is_one_line_naming_it_and_the_way_out(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pinnace.cli.main",
-                "up",
-                "--in-memory",
-                "--port",
-                str(port),
-                "--kubeconfig",
-                str(tmp_path / "kc"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=30,
+        done = up(tmp_path, "--in-memory", "--port", str(port))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"pinnace up: 127.0.0.1:{port} is already in use (by another pinnace up?): give "
+        "another --port, or --port 0 for a free one\n"
+    )
+
+
+def test_a_data_dir_in_use_is_one_line_naming_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = launch(tmp_path, "--data-dir", str(data))
+    try:
+        done = up(tmp_path, "--port", "0", "--data-dir", str(data))
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr == (
+            f"pinnace up: the data directory {data} is in use by another pinnace up: stop that "
+            "one, or give another --data-dir (or --in-memory)\n"
         )
-    assert done.returncode == 1
-    assert done.stderr.startswith("pinnace up: ")
-    assert "Address already in use" in done.stderr
-    assert "Traceback" not in done.stderr
+        first.ok("get", "namespace", "default")  # the first one is untouched
+    finally:
+        stop(first)
+
+
+def test_in_memory_keeps_its_kubeconfig_for_the_run_only(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    with open(tmp_path / "server.log", "w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pinnace.cli.main", "up", "--in-memory", "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env={**os.environ, "HOME": str(home)},
+        )
+    assert process.stdout is not None
+    lines: list[str] = []
+    for line in process.stdout:
+        if line == "Ready.\n":
+            break
+        lines.append(line)
+    try:
+        assert lines[-2] == (
+            "This run's kubeconfig is removed when it stops (--kubeconfig FILE keeps one):\n"
+        )
+        assert lines[-1].startswith("export KUBECONFIG=")
+        kubeconfig = Path(lines[-1].removeprefix("export KUBECONFIG=").strip())
+        server = yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+        assert server in lines[0]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    assert not kubeconfig.exists()
+    assert not (home / ".pinnace").exists(), "nothing is left in the user's home"
 
 
 EVENT = """

@@ -17,6 +17,8 @@ from pinnace.apiserver.watching import WatchEvents
 
 CONFIGMAPS = catalog.by_resource("", "configmaps")
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+NOW = 1735689600.0
+"""2025-01-01T00:00:00Z, when the test ConfigMaps were created."""
 
 
 def configmap(name: str) -> dict[str, Any]:
@@ -34,7 +36,7 @@ def configmap(name: str) -> dict[str, Any]:
 
 def lines(accept: str, *events: dict[str, Any], fail: bool = False) -> list[dict[str, Any]]:
     assert CONFIGMAPS is not None
-    encoder = Encoder(CONFIGMAPS, negotiate_resource(accept), "Metadata", now=1735689600.0)
+    encoder = Encoder(CONFIGMAPS, negotiate_resource(accept), "Metadata", now=lambda: NOW)
 
     async def source() -> AsyncIterator[dict[str, Any]]:
         for event in events:
@@ -67,6 +69,25 @@ def test_table_events_carry_one_row_and_headers_once() -> None:
     assert got[1]["object"]["rows"][0]["cells"] == ["b", 1, "0s"]
 
 
+def test_each_table_event_is_aged_when_it_is_sent() -> None:
+    # kube-apiserver converts every event to a Table as it sends it: a row sent 14 s after the
+    # watch began is 14 s older than the first one.
+    assert CONFIGMAPS is not None
+    clock = [NOW + 1]
+    encoder = Encoder(CONFIGMAPS, negotiate_resource(TABLE), "Metadata", now=lambda: clock[0])
+
+    async def source() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "ADDED", "object": configmap("a")}
+        clock[0] += 13
+        yield {"type": "MODIFIED", "object": configmap("a")}
+
+    async def collect() -> list[bytes]:
+        return [chunk async for chunk in watch_stream(source(), encoder)]
+
+    got = [json.loads(chunk) for chunk in asyncio.run(collect())]
+    assert [e["object"]["rows"][0]["cells"][2] for e in got] == ["1s", "14s"]
+
+
 def test_a_failure_inside_the_stream_is_an_error_event() -> None:
     got = lines("application/json", {"type": "ADDED", "object": configmap("a")}, fail=True)
     assert got[1] == {
@@ -85,7 +106,7 @@ def test_a_failure_inside_the_stream_is_an_error_event() -> None:
 
 def chunks_of_batches(accept: str, *batches: list[dict[str, Any]]) -> list[bytes]:
     assert CONFIGMAPS is not None
-    encoder = Encoder(CONFIGMAPS, negotiate_resource(accept), "Metadata", now=1735689600.0)
+    encoder = Encoder(CONFIGMAPS, negotiate_resource(accept), "Metadata", now=lambda: NOW)
 
     async def source() -> AsyncIterator[list[dict[str, Any]]]:
         for batch in batches:
@@ -122,7 +143,8 @@ def test_every_watch_of_a_change_gets_the_same_line_in_its_own_representation() 
 
 def test_a_watch_ending_in_a_failure_keeps_its_events_and_ends_with_an_error() -> None:
     assert CONFIGMAPS is not None
-    encoder = Encoder(CONFIGMAPS, negotiate_resource("application/json"), "Metadata", now=0.0)
+    json_media = negotiate_resource("application/json")
+    encoder = Encoder(CONFIGMAPS, json_media, "Metadata", now=lambda: NOW)
 
     async def source() -> AsyncIterator[list[dict[str, Any]]]:
         yield [{"type": "ADDED", "object": configmap("a")}]

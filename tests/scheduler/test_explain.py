@@ -78,11 +78,11 @@ def test_nothing_fits_gives_failed_schedulings_message(core: Scheduler) -> None:
         " 3 No preemption victims found for incoming pod.."
     ), "as FailedScheduling says it, preemption included"
     assert explanation.preemption is None
-    assert explanation.message in render(explanation)
+    assert explanation.message in render(explanation.as_dict())
 
 
 def test_render_prints_a_filter_table_a_score_table_and_the_pick(core: Scheduler) -> None:
-    text = render(explain(core, pod("web", "1500m")))
+    text = render(explain(core, pod("web", "1500m")).as_dict())
     lines = text.splitlines()
     assert lines[0] == "Pod ns/web (scheduler default-scheduler)"
     header = lines[lines.index("FILTER") + 1].split()
@@ -118,7 +118,7 @@ def test_preemption_is_a_dry_run_naming_the_node_and_the_victims(core: Scheduler
     assert explanation.selected is None
     assert explanation.preemption is not None
     assert (explanation.preemption.node, explanation.preemption.victims) == ("big", ("ns/low",))
-    assert "Preemption would nominate big, evicting: ns/low" in render(explanation)
+    assert "Preemption would nominate big, evicting: ns/low" in render(explanation.as_dict())
     assert explanation.as_dict()["preemption"] == {"node": "big", "victims": ["ns/low"]}
     # Nothing was carried out: the victim is still there and nobody is nominated.
     assert "ns/low" in core.table.pods[core.table.index["big"]]
@@ -135,4 +135,4 @@ def test_the_room_of_a_pod_nominated_to_a_node_is_kept_for_it(core: Scheduler) -
     assert all(v.passed for v in big.filters), "big passes on its own"
     assert big.reserved is not None and big.reserved.reasons == ("Insufficient cpu",)
     assert not big.feasible and explanation.selected == "mid"
-    assert "big: NodeResourcesFit: Insufficient cpu" in render(explanation)
+    assert "big: NodeResourcesFit: Insufficient cpu" in render(explanation.as_dict())

@@ -1,12 +1,19 @@
 """`pinnace deschedule --policy FILE`: run the descheduler against a running `pinnace up` (or
 any API server) over HTTP, once or every --interval as the descheduler's Deployment does.
-Evictions go through the eviction API; --dry-run lists the pods it would evict and why."""
+Evictions go through the eviction API; --dry-run lists the pods it would evict and why.
+
+A cycle's report lists the evictions, counts them, and counts the pods the evictor's checks
+held back, by reason (minPodAge, no owner ...). With --interval a report is printed, under
+its cycle's number, only when it differs from the previous cycle's: a quiet cluster does not
+repeat the same lines every cycle.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
+from dataclasses import dataclass, field
 
 from pinnace.api.status import StatusError
 from pinnace.bench.http import HTTPError
@@ -43,7 +50,8 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     deschedule.add_argument(
         "--interval",
         metavar="DURATION",
-        help='run a cycle every DURATION ("5m", "1h30m") until interrupted; default: once',
+        help='run a cycle every DURATION ("5m", "1h30m") until interrupted, printing a '
+        "cycle's report when it differs from the previous one; default: once",
     )
     deschedule.set_defaults(run=run_deschedule)
 
@@ -80,18 +88,46 @@ async def _deschedule(
 ) -> None:
     client = HTTPClient(url, Clock(asyncio.get_running_loop()), field_manager="descheduler")
     descheduler = Descheduler(client, policy, dry_run)
+    reporter = Reporter(dry_run, periodic=interval is not None)
     try:
         if interval is None:
-            report(await descheduler.run_once(), dry_run)
+            reporter(await descheduler.run_once())
         else:
-            await descheduler.run(interval, lambda result: report(result, dry_run))
+            await descheduler.run(interval, reporter)
     finally:
         client.close()
 
 
-def report(result: CycleResult, dry_run: bool) -> None:
-    if result.skipped:
-        print(result.skipped, file=sys.stderr)
+Line = tuple[str, bool]
+"""A line of a report, and whether it goes to stderr."""
+
+
+@dataclass
+class Reporter:
+    """Prints each cycle's report; a periodic one only when it changed, under its cycle."""
+
+    dry_run: bool
+    periodic: bool = False
+    cycle: int = 0
+    _last: list[Line] = field(default_factory=list)
+
+    def __call__(self, result: CycleResult) -> None:
+        self.cycle += 1
+        lines = report(result, self.dry_run)
+        if self.periodic:
+            if lines == self._last:
+                return
+            self._last = lines
+            lines = [(f"Cycle {self.cycle}:", False), *lines]
+        for text, error in lines:
+            print(text, file=sys.stderr if error else sys.stdout)
+        sys.stdout.flush()
+
+
+def report(result: CycleResult, dry_run: bool) -> list[Line]:
+    """The cycle's report: why it was skipped, the evictions, their count, the pods held back
+    by reason (most first) and the evictions the API refused."""
+    lines: list[Line] = [(result.skipped, True)] if result.skipped else []
     if result.evictions:
         rows = [["NAMESPACE", "POD", "NODE", "STRATEGY", "REASON"]] + [
             [e.namespace, e.name, e.node, e.strategy, e.reason] for e in result.evictions
@@ -99,13 +135,15 @@ def report(result: CycleResult, dry_run: bool) -> None:
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
         for row in rows:
             cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-            print("   ".join([*cells, row[-1]]))
+            lines.append(("   ".join([*cells, row[-1]]), False))
     count = len(result.evictions)
-    pods = "pod" if count == 1 else "pods"
-    if dry_run:
-        print(f"{count} {pods} would be evicted (dry run).")
-    else:
-        print(f"{count} {pods} evicted.")
-    for failure in result.failures:
-        print(f"not evicted: {failure}", file=sys.stderr)
-    sys.stdout.flush()
+    done = "would be evicted (dry run)" if dry_run else "evicted"
+    lines.append((f"{_pods(count)} {done}.", False))
+    held_back = sorted(result.held_back.items(), key=lambda item: (-item[1], item[0]))
+    lines += [(f"{_pods(n)} held back: {reason}", False) for reason, n in held_back]
+    lines += [(f"not evicted: {failure}", True) for failure in result.failures]
+    return lines
+
+
+def _pods(count: int) -> str:
+    return f"{count} pod" if count == 1 else f"{count} pods"

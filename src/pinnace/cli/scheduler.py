@@ -1,5 +1,11 @@
 """`pinnace scheduler explain POD`: why the scheduler would place a pod where it does, asked
-of a running `pinnace up` (or any API server) over HTTP. Nothing is written."""
+of a running `pinnace up` (or any API server) over HTTP. Nothing is written.
+
+The cluster's scheduler explains, with the configuration (and the plugins) it runs, when the
+server offers that (`pinnace up` with its scheduler). `--scheduler-config FILE` explains with
+another configuration instead, here, over the cluster's current state; so does a server that
+offers no explanation, with kube-scheduler's defaults. The output says which it was.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +15,17 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from pinnace.api.status import StatusError
+from pinnace.apiserver.http.app import EXPLAIN_PATH
 from pinnace.bench.http import HTTPError
 from pinnace.client.http import HTTPClient
 from pinnace.clock import Clock
-from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, load_file
-from pinnace.scheduler.explain import Explanation, explain_pod, render
+from pinnace.scheduler.config import DEFAULTS, ConfigError, SchedulerConfiguration, load_file
+from pinnace.scheduler.explain import explain_pod, render
 
 DEFAULT_KUBECONFIG = Path.home() / ".pinnace" / "kubeconfig"
 
@@ -44,7 +52,8 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     explain.add_argument(
         "--scheduler-config",
         metavar="FILE",
-        help="the KubeSchedulerConfiguration to explain with (kube-scheduler's defaults)",
+        help="explain with this KubeSchedulerConfiguration, not the one the cluster's "
+        "scheduler runs",
     )
     explain.add_argument(
         "-o", "--output", choices=("table", "json"), default="table", help="table (default)"
@@ -67,7 +76,7 @@ def run_explain(args: argparse.Namespace) -> int:
         print(f"pinnace scheduler explain: cannot reach the API server: {e}", file=sys.stderr)
         return 1
     if args.output == "json":
-        print(json.dumps(explanation.as_dict(), indent=2))
+        print(json.dumps(explanation, indent=2))
     else:
         print(render(explanation), end="")
     return 0
@@ -75,10 +84,20 @@ def run_explain(args: argparse.Namespace) -> int:
 
 async def _explain(
     url: str, namespace: str, name: str, config: SchedulerConfiguration | None
-) -> Explanation:
+) -> dict[str, Any]:
+    """The explanation's plain data: the cluster scheduler's, unless `config` is given or the
+    server offers none."""
     client = HTTPClient(url, Clock(asyncio.get_running_loop()))
     try:
-        return await explain_pod(client, namespace, name, config)
+        if config is None and EXPLAIN_PATH in (await client.get_path("/")).get("paths", []):
+            return await client.get_path(f"{EXPLAIN_PATH}/namespaces/{namespace}/pods/{name}")
+        explanation = await explain_pod(client, namespace, name, config)
+        explanation.configuration = (
+            f"{DEFAULTS} (the server does not say what its scheduler runs)"
+            if config is None
+            else f"{config.source} (--scheduler-config; the cluster's scheduler may run another)"
+        )
+        return explanation.as_dict()
     finally:
         client.close()
 

@@ -5,8 +5,12 @@ every cluster has (bootstrap); starts the scheduler, the controllers (namespace,
 lifecycle, taint eviction, ReplicaSet, Deployment, disruption, garbage collector), the
 compactor and the simulated nodes asked for (--nodes of one shape, or the node pools of a
 cluster file given with --config, each node with its node agent); writes a kubeconfig for
-kubectl and the Python client (in the data directory by default); and serves until SIGINT or
-SIGTERM, then stops cleanly. A restart on the same data directory keeps all state.
+kubectl and the Python client (in the data directory by default; with --in-memory, in a
+temporary directory removed on exit, as nothing of such a run is kept); and serves until
+SIGINT or SIGTERM, then stops cleanly. A restart on the same data directory keeps all state.
+
+A start that cannot work (a busy port, a data directory another `pinnace up` holds) says so
+in one line and exits with status 1.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import ipaddress
 import logging
 import math
 import signal
 import socket
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +47,7 @@ from pinnace.kubelet.config import DEFAULT_CAPACITY
 from pinnace.resources.node import parse_go_duration
 from pinnace.resources.quantity import Quantity, QuantityError
 from pinnace.scheduler.config import ConfigError, load_file
-from pinnace.store import MemoryStore, SQLiteStore, Store
+from pinnace.store import MemoryStore, SQLiteStore, Store, StoreInUseError
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 from pinnace.store.expiry import DEFAULT_EVENT_TTL
 
@@ -84,7 +90,8 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     )
     up.add_argument(
         "--kubeconfig",
-        help=f"where to write the kubeconfig (default <data dir>/{KUBECONFIG_FILE})",
+        help=f"where to write the kubeconfig (default <data dir>/{KUBECONFIG_FILE}; with "
+        "--in-memory, a temporary file removed on exit)",
     )
     up.add_argument(
         "--compaction-interval",
@@ -251,7 +258,8 @@ class UpOptions:
     port: int = DEFAULT_PORT
     data_dir: str | None = str(DEFAULT_DATA_DIR)
     """None: the memory store."""
-    kubeconfig: str = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
+    kubeconfig: str | None = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
+    """None: in a temporary directory, removed on exit."""
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
 
 
@@ -273,7 +281,8 @@ def run(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         data_dir=None if args.in_memory else args.data_dir,
-        kubeconfig=args.kubeconfig or str(Path(args.data_dir) / KUBECONFIG_FILE),
+        kubeconfig=args.kubeconfig
+        or (None if args.in_memory else str(Path(args.data_dir) / KUBECONFIG_FILE)),
         cluster=ClusterOptions(
             compaction_interval=args.compaction_interval,
             event_ttl=args.event_ttl,
@@ -300,10 +309,14 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
         asyncio.run(serve(options))
-    except OSError as e:
+    except (StartError, OSError) as e:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+class StartError(Exception):
+    """Why `pinnace up` cannot start, in a sentence for the person who started it."""
 
 
 def _nodes(args: argparse.Namespace) -> list[NodeConfig]:
@@ -343,7 +356,13 @@ def _open_store(options: UpOptions) -> Store:
         return MemoryStore()
     directory = Path(options.data_dir).expanduser()
     directory.mkdir(parents=True, exist_ok=True)
-    return SQLiteStore(directory / DATABASE_FILE)
+    try:
+        return SQLiteStore(directory / DATABASE_FILE)
+    except StoreInUseError:
+        raise StartError(
+            f"the data directory {directory} is in use by another pinnace up: stop that one, "
+            "or give another --data-dir (or --in-memory)"
+        ) from None
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -354,9 +373,15 @@ def _listen(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-    except OSError:
+    except OSError as e:
         sock.close()
-        raise
+        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if e.errno == errno.EADDRINUSE:
+            raise StartError(
+                f"{address} is already in use (by another pinnace up?): give another --port, "
+                "or --port 0 for a free one"
+            ) from None
+        raise StartError(f"cannot listen on {address}: {e.strerror}") from None
     sock.set_inheritable(True)
     return sock
 
@@ -364,13 +389,38 @@ def _listen(host: str, port: int) -> socket.socket:
 async def serve(options: UpOptions) -> None:
     """Run until SIGINT or SIGTERM."""
     sock = _listen(options.host, options.port)
+    try:
+        store = _open_store(options)
+    except BaseException:
+        sock.close()
+        raise
+    with _kubeconfig_path(options) as kubeconfig_path:
+        await _serve(options, sock, store, kubeconfig_path)
+
+
+@contextlib.contextmanager
+def _kubeconfig_path(options: UpOptions) -> Iterator[Path]:
+    """Where the kubeconfig goes: the one asked for, or a temporary directory's, removed when
+    the server stops."""
+    if options.kubeconfig is not None:
+        yield Path(options.kubeconfig).expanduser().resolve()
+        return
+    with tempfile.TemporaryDirectory(prefix="pinnace-") as directory:
+        yield Path(directory) / KUBECONFIG_FILE
+
+
+async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconfig: Path) -> None:
     host, port = sock.getsockname()[:2]
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
-    store = _open_store(options)
     plane = ControlPlane(store, Clock(asyncio.get_running_loop()), options.cluster)
     await plane.start()
     settle_garbage_collection()
-    app = APIApp(plane.server, server_address=f"{host}:{port}", rand=plane.randomness)
+    app = APIApp(
+        plane.server,
+        plane.randomness,
+        server_address=f"{host}:{port}",
+        explainer=plane.explainer,
+    )
     config = uvicorn.Config(
         app,
         lifespan="off",
@@ -390,7 +440,7 @@ async def serve(options: UpOptions) -> None:
         while not http.started and not serving.done():
             await asyncio.sleep(0.02)
         if http.started:
-            _announce(options, url)
+            _announce(options, url, kubeconfig)
             # kubectl's first create or apply reads the OpenAPI v3 documents (to choose
             # server-side validation); build them now rather than during that request.
             loop.run_in_executor(None, openapi_v3_index)
@@ -423,8 +473,7 @@ def _loopback(host: str) -> bool:
         return False  # a host name: assume others can reach it
 
 
-def _announce(options: UpOptions, url: str) -> None:
-    path = Path(options.kubeconfig).expanduser().resolve()
+def _announce(options: UpOptions, url: str, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(kubeconfig(url), sort_keys=False))
     storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"
@@ -434,5 +483,7 @@ def _announce(options: UpOptions, url: str) -> None:
             f"Warning: {options.host} is reachable from other machines, and the API has no "
             "authentication: anyone who can connect can change everything."
         )
+    if options.kubeconfig is None:
+        print("This run's kubeconfig is removed when it stops (--kubeconfig FILE keeps one):")
     print(f"export KUBECONFIG={path}")
     print("Ready.", flush=True)

@@ -124,6 +124,10 @@ class HTTPClient(Client):
     async def get(self, kind: Kind, namespace: str, name: str) -> Object:
         return await self._call("GET", resource_path(kind, namespace, name))
 
+    async def get_path(self, path: str) -> Object:
+        """The JSON at a path outside the resources (as `kubectl get --raw PATH`)."""
+        return await self._call("GET", path)
+
     async def list(
         self,
         kind: Kind,

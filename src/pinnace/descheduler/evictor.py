@@ -23,6 +23,12 @@ SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
 EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 SOURCE_ANNOTATION = "kubernetes.io/config.source"
+FITS_NOWHERE_ELSE = (
+    "pod does not fit on any other node because of nodeSelector(s), Taint(s), or nodes marked "
+    "as unschedulable"
+)
+"""The DefaultEvictor's PreEvictionFilter, as the descheduler logs it."""
+NAMESPACE_LIMIT = "maximum number of evicted pods per namespace reached"
 
 
 @dataclass(frozen=True)
@@ -173,6 +179,9 @@ class Eviction:
 
 @dataclass
 class PodEvictor:
+    """The cycle's evictions, and what held pods back: each pod is reported once, by the first
+    reason found, however many strategies and profiles tried it."""
+
     client: Client
     limits: Limits
     dry_run: bool
@@ -181,12 +190,28 @@ class PodEvictor:
     _per_node: dict[str, int] = field(default_factory=dict)
     _per_namespace: dict[str, int] = field(default_factory=dict)
     _evicted: set[str] = field(default_factory=set)
+    _refused: set[str] = field(default_factory=set)
+    """Pods the API refused to evict (their failure is reported)."""
+    _held_back: dict[str, str] = field(default_factory=dict)
+    """uid -> why the evictor's checks kept the pod."""
 
     def __post_init__(self) -> None:
         self._recorder = EventRecorder(self.client, COMPONENT)
 
     def evicted(self, pod: Object) -> bool:
         return pod["metadata"].get("uid", "") in self._evicted
+
+    def hold_back(self, pod: Object, reason: str) -> None:
+        """Note that the evictor's checks kept `pod`, and why."""
+        self._held_back.setdefault(pod["metadata"].get("uid", ""), reason)
+
+    def held_back(self) -> dict[str, int]:
+        """Why pods were held back, with how many, for pods neither evicted nor refused."""
+        counts: dict[str, int] = {}
+        for uid, reason in self._held_back.items():
+            if uid not in self._evicted and uid not in self._refused:
+                counts[reason] = counts.get(reason, 0) + 1
+        return counts
 
     async def evict(self, evictor: DefaultEvictor, pod: Object, strategy: str, reason: str) -> bool:
         """Evict `pod` unless it does not fit elsewhere or the API refuses (a budget); raises
@@ -205,15 +230,19 @@ class PodEvictor:
             limits.per_namespace is not None
             and self._per_namespace.get(namespace, 0) >= limits.per_namespace
         ):
+            self.hold_back(pod, NAMESPACE_LIMIT)
             return False  # the plugin goes on with pods of other namespaces
         if not evictor.fits_elsewhere(pod):
+            self.hold_back(pod, FITS_NOWHERE_ELSE)
             return False
         if not self.dry_run:
             try:
                 await self.client.evict(namespace, name)
             except StatusError as e:
-                self.failures.append(f"{namespace}/{name}: {e.message}")
                 log.info("evicting %s/%s failed: %s", namespace, name, e.message)
+                if meta.get("uid", "") not in self._refused:
+                    self._refused.add(meta.get("uid", ""))
+                    self.failures.append(f"{namespace}/{name}: {e.message}")
                 return False
             # As the descheduler: the strategy is the event's reason.
             message = f"pod eviction from {node} node by {COMPONENT}"

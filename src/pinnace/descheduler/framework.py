@@ -31,9 +31,16 @@ class Context:
             p
             for p in self.snapshot.pods_on(node, finished)
             if not self.pod_evictor.evicted(p)
-            and self.evictor.evictable(p)
             and (selects is None or selects(p))
+            and self.evictable(p)
         ]
+
+    def evictable(self, pod: Object) -> bool:
+        """The evictor's checks allow evicting `pod`; when they do not, the cycle reports why."""
+        reason = self.evictor.unevictable(pod)
+        if reason:
+            self.pod_evictor.hold_back(pod, reason)
+        return not reason
 
     async def evict(self, pod: Object, strategy: str, reason: str) -> bool:
         return await self.pod_evictor.evict(self.evictor, pod, strategy, reason)

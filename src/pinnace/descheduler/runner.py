@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pinnace.client import Client
 from pinnace.descheduler.evictor import (
@@ -29,6 +29,8 @@ class CycleResult:
     """Evictions the API refused (a disruption budget), as `namespace/name: message`."""
     skipped: str = ""
     """Why the cycle evicted nothing without looking, if it did not."""
+    held_back: dict[str, int] = field(default_factory=dict)
+    """Why the evictor's checks kept pods, with how many (each pod counted once)."""
 
 
 TOO_SMALL = (
@@ -64,7 +66,9 @@ class Descheduler:
         except TotalLimitError as e:
             log.info("%s", e)
         await pod_evictor.flush()
-        return CycleResult(pod_evictor.evictions, pod_evictor.failures)
+        return CycleResult(
+            pod_evictor.evictions, pod_evictor.failures, held_back=pod_evictor.held_back()
+        )
 
     async def run(self, interval: float, report: Callable[[CycleResult], None]) -> None:
         """A cycle every `interval` seconds, forever; cancel the task to stop."""

@@ -84,10 +84,18 @@ class SchedulerConfiguration:
     profiles: list[ProfileConfig] = field(default_factory=lambda: [ProfileConfig()])
     percentage_of_nodes_to_score: int = 0  # 0: adaptive, as kube-scheduler's default
     plugin_dir: str = ""  # where plugins named module:Class are looked for first
+    source: str = ""  # the file it was read from
 
     @property
     def scheduler_names(self) -> list[str]:
         return [p.scheduler_name for p in self.profiles]
+
+    def describe(self) -> str:
+        """Where it came from, for people: its file, or kube-scheduler's defaults."""
+        return self.source or DEFAULTS
+
+
+DEFAULTS = "kube-scheduler's defaults"
 
 
 def load_file(path: str) -> SchedulerConfiguration:
@@ -98,7 +106,8 @@ def load_file(path: str) -> SchedulerConfiguration:
     except OSError as e:
         raise ConfigError(f"{path}: {e.strerror}") from None
     config = parse(text)
-    config.plugin_dir = os.path.dirname(os.path.abspath(path))
+    config.source = os.path.abspath(path)
+    config.plugin_dir = os.path.dirname(config.source)
     build_profiles(config, lambda binding: None)  # plugins import and take their arguments
     return config
 

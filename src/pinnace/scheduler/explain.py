@@ -14,12 +14,13 @@ nominate and which pods it would evict, and nothing is evicted.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from pinnace.api import status
 from pinnace.client import Client
 from pinnace.scheduler.adapter import (
     NAMESPACES,
@@ -116,12 +117,14 @@ class Explanation:
     pre_filter: Status | None = None  # a PreFilter rejection of the pod on every node
     bound_to: str = ""  # the node a bound pod is on (it is explained as if pending)
     preemption: PreemptionDryRun | None = None  # when nothing fits and preemption would help
+    configuration: str = ""  # which KubeSchedulerConfiguration it was explained with
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data, as `pinnace scheduler explain -o json` prints it."""
         return {
             "pod": self.pod,
             "schedulerName": self.scheduler_name,
+            "configuration": self.configuration,
             "selected": self.selected,
             "best": self.best,
             "message": self.message,
@@ -135,11 +138,10 @@ class Explanation:
                 {
                     "name": n.node,
                     "feasible": n.feasible,
-                    "reservedForNominatedPods": (None if n.reserved is None else n.reserved.text),
-                    "filters": [
-                        {"plugin": v.plugin, "verdict": v.text, "passed": v.passed}
-                        for v in n.filters
-                    ],
+                    "reservedForNominatedPods": (
+                        None if n.reserved is None else _verdict(n.reserved)
+                    ),
+                    "filters": [_verdict(v) for v in n.filters],
                     "scores": [
                         {
                             "plugin": s.plugin,
@@ -154,6 +156,10 @@ class Explanation:
                 for n in self.nodes
             ],
         }
+
+
+def _verdict(verdict: FilterVerdict) -> dict[str, Any]:
+    return {"plugin": verdict.plugin, "verdict": verdict.text, "passed": verdict.passed}
 
 
 def explain(core: Scheduler, pod: Mapping[str, Any]) -> Explanation:
@@ -275,47 +281,48 @@ def _score(
             )
 
 
-def render(explanation: Explanation) -> str:
-    """The explanation as tables: filters per node, then scores per feasible node."""
-    lines = [f"Pod {explanation.pod} (scheduler {explanation.scheduler_name})", ""]
-    if explanation.bound_to:
-        lines[-1:] = [f"Bound to {explanation.bound_to}; explained as if it were pending now.", ""]
-    if not explanation.nodes:
-        return "\n".join([*lines, f"Unschedulable: {explanation.message}"]) + "\n"
-    filter_plugins = [v.plugin for v in explanation.nodes[0].filters]
-    rows = [["NODE", *filter_plugins]]
-    rows += [[n.node, *(v.text for v in n.filters)] for n in explanation.nodes]
+def render(explanation: Mapping[str, Any]) -> str:
+    """An explanation's plain data (`as_dict`) as tables: filters per node, then scores per
+    feasible node, then the pick."""
+    lines = [f"Pod {explanation['pod']} (scheduler {explanation['schedulerName']})"]
+    if explanation["configuration"]:
+        lines.append(f"Configuration: {explanation['configuration']}")
+    if explanation["boundTo"]:
+        lines.append(f"Bound to {explanation['boundTo']}; explained as if it were pending now.")
+    lines.append("")
+    nodes = explanation["nodes"]
+    if not nodes:
+        return "\n".join([*lines, f"Unschedulable: {explanation['message']}"]) + "\n"
+    rows = [["NODE", *(v["plugin"] for v in nodes[0]["filters"])]]
+    rows += [[n["name"], *(v["verdict"] for v in n["filters"])] for n in nodes]
     lines += ["FILTER", *_table(rows), ""]
-    reserved = [n for n in explanation.nodes if n.reserved is not None]
+    reserved = [(n["name"], n["reservedForNominatedPods"]) for n in nodes]
+    reserved = [(name, v) for name, v in reserved if v is not None]
     if reserved:
         lines += ["REJECTED WITH THE ROOM OF PODS NOMINATED TO THE NODE KEPT FOR THEM"]
-        lines += [
-            f"{n.node}: {n.reserved.plugin}: {n.reserved.text}" for n in reserved if n.reserved
-        ]
+        lines += [f"{name}: {v['plugin']}: {v['verdict']}" for name, v in reserved]
         lines.append("")
-    feasible = [n for n in explanation.nodes if n.feasible]
+    feasible = [n for n in nodes if n["feasible"]]
     if feasible:
-        score_plugins = [f"{s.plugin} (x{s.weight})" for s in feasible[0].scores]
+        score_plugins = [f"{s['plugin']} (x{s['weight']})" for s in feasible[0]["scores"]]
         rows = [["NODE", *score_plugins, "TOTAL"]]
-        ranked = sorted(feasible, key=lambda n: (-(n.total or 0), n.node))
+        ranked = sorted(feasible, key=lambda n: (-n["total"], n["name"]))
         rows += [
-            [n.node, *(f"{s.raw} -> {s.normalized}" for s in n.scores), str(n.total)]
+            [n["name"], *(f"{s['raw']} -> {s['normalized']}" for s in n["scores"]), str(n["total"])]
             for n in ranked
         ]
         lines += ["SCORE (raw -> normalised, times the weight in the total)", *_table(rows), ""]
-    if explanation.selected:
-        lines.append(f"Selected: {explanation.selected}")
-    elif explanation.best:
-        lines.append(
-            f"Tied for the highest score (picked at random): {', '.join(explanation.best)}"
-        )
+    if explanation["selected"]:
+        lines.append(f"Selected: {explanation['selected']}")
+    elif explanation["best"]:
+        tied = ", ".join(explanation["best"])
+        lines.append(f"Tied for the highest score (picked at random): {tied}")
     else:
-        lines.append(f"Unschedulable: {explanation.message}")
-        if explanation.preemption is not None:
-            victims = ", ".join(explanation.preemption.victims)
-            lines.append(
-                f"Preemption would nominate {explanation.preemption.node}, evicting: {victims}"
-            )
+        lines.append(f"Unschedulable: {explanation['message']}")
+        preemption = explanation["preemption"]
+        if preemption is not None:
+            victims = ", ".join(preemption["victims"])
+            lines.append(f"Preemption would nominate {preemption['node']}, evicting: {victims}")
     return "\n".join(lines) + "\n"
 
 
@@ -367,4 +374,23 @@ async def explain_pod(
         target = {**target, "spec": {k: v for k, v in target["spec"].items() if k != "nodeName"}}
     explanation = explain(core, target)
     explanation.bound_to = bound_to
+    explanation.configuration = config.describe()
     return explanation
+
+
+def cluster_explainer(
+    client: Client, config: SchedulerConfiguration | None
+) -> Callable[[str, str], Awaitable[dict[str, Any]]]:
+    """(namespace, pod name) -> the explanation's plain data, as the cluster's scheduler gives
+    it: with the configuration it runs and the plugins it imported. `pinnace up` serves it for
+    `pinnace scheduler explain`."""
+
+    async def explain_here(namespace: str, name: str) -> dict[str, Any]:
+        try:
+            explanation = await explain_pod(client, namespace, name, config)
+        except ValueError as e:  # no profile serves the pod's schedulerName
+            raise status.bad_request(str(e)) from None
+        explanation.configuration = f"the cluster's scheduler's ({explanation.configuration})"
+        return explanation.as_dict()
+
+    return explain_here

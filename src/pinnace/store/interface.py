@@ -38,6 +38,14 @@ class StoreError(Exception):
     """Base of every error the store raises on purpose."""
 
 
+class StoreInUseError(StoreError):
+    """The store's file is held by another store (another process, most likely)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} is in use by another store")
+        self.path = path
+
+
 class KeyExistsError(StoreError):
     """`create` of a key that holds an object."""
 

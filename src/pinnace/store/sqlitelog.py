@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 
-from pinnace.store.interface import StoreError
+from pinnace.store.interface import StoreInUseError
 
 Row = tuple[int, str, int, int, int, bytes]
 """(revision, key, create_revision, prev_revision, deleted, value)"""
@@ -55,7 +55,7 @@ class SQLiteLog:
         except sqlite3.OperationalError as e:
             self._db.close()
             if "locked" in str(e):
-                raise StoreError(f"{path} is in use by another store") from e
+                raise StoreInUseError(path) from e
             raise
 
     def compacted_revision(self) -> int | None:

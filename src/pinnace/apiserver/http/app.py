@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pinnace.api import catalog
@@ -22,7 +23,7 @@ from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.resources import ResourceHandler
 from pinnace.apiserver.http.responses import Response, json_response, status_response
-from pinnace.apiserver.http.routes import Discovery, method_not_allowed, route
+from pinnace.apiserver.http.routes import Discovery, method_not_allowed, not_found, route
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Randomness
 
@@ -36,17 +37,28 @@ INTERNAL_ERROR = StatusError(
 )
 TOO_DEEP = StatusError(400, "BadRequest", "the request is nested too deeply to process")
 RESPONSE_HEADERS = [(b"cache-control", b"no-cache, private")]
+EXPLAIN_PATH = "/pinnace/scheduler/explain"
+"""`<EXPLAIN_PATH>/namespaces/<namespace>/pods/<name>`: the scheduler's explanation of a pod,
+where one is registered (Pinnace's own path; `pinnace scheduler explain` reads it)."""
+PodExplainer = Callable[[str, str], Awaitable[dict[str, Any]]]
+"""(namespace, pod name) -> the explanation's plain data."""
 
 
 class APIApp:
     """`APIApp(server)` is an ASGI app; serve it with uvicorn (see `pinnace up`)."""
 
     def __init__(
-        self, server: APIServer, rand: Randomness | None = None, server_address: str = ""
+        self,
+        server: APIServer,
+        rand: Randomness | None = None,
+        server_address: str = "",
+        explainer: PodExplainer | None = None,
     ) -> None:
         self.server = server
         self.server_address = server_address
         """host:port clients reach the server at, for /api's serverAddressByClientCIDRs."""
+        self.explainer = explainer
+        """The cluster's scheduler's explanations, served at EXPLAIN_PATH."""
         generator: random.Random = (rand or Randomness()).child("http").random
         self.resources = ResourceHandler(server, generator)
 
@@ -86,21 +98,10 @@ class APIApp:
             _only_get(request)
             return openapi
         if path == "/":
-            return json_response(
-                {
-                    "paths": [
-                        "/api",
-                        "/api/v1",
-                        "/apis",
-                        "/healthz",
-                        "/livez",
-                        "/openapi/v2",
-                        "/openapi/v3",
-                        "/readyz",
-                        "/version",
-                    ]
-                }
-            )
+            return json_response({"paths": self.paths()})
+        if self.explainer is not None and path.startswith(EXPLAIN_PATH + "/"):
+            _only_get(request)
+            return json_response(await self.explainer(*_pod_of(path[len(EXPLAIN_PATH) :])))
         if self.server.metrics_source is not None:
             metrics_target = metrics_paths.route(path)
             if metrics_target is not None:
@@ -114,11 +115,26 @@ class APIApp:
             )
         return await self.resources.handle(request, target)
 
+    def paths(self) -> list[str]:
+        """The paths `/` lists, as kube-apiserver lists those it serves."""
+        paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3"]
+        paths += ["/readyz", "/version"]
+        return paths if self.explainer is None else sorted([*paths, EXPLAIN_PATH])
+
     def served_kinds(self) -> tuple[Kind, ...]:
         """The catalog's kinds, those served at a second version, and the metrics API's while
         a metrics source is registered."""
         kinds = catalog.kinds() + other_versions()
         return kinds if self.server.metrics_source is None else kinds + metrics.KINDS
+
+
+def _pod_of(path: str) -> tuple[str, str]:
+    """(namespace, name) of `/namespaces/<namespace>/pods/<name>`."""
+    parts = path.split("/")
+    shape = len(parts) == 5 and parts[:2] == ["", "namespaces"] and parts[3] == "pods"
+    if not shape or not parts[2] or not parts[4]:
+        raise not_found()
+    return parts[2], parts[4]
 
 
 def _only_get(request: Request) -> None:

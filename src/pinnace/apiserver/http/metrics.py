@@ -48,7 +48,7 @@ async def handle(server: APIServer, request: Request, target: MetricsTarget) -> 
     if params.go_bool(request.query, "watch"):
         raise status.method_not_supported(target.kind.plural, "watch", metrics.GROUP)
     negotiated = negotiation.negotiate_resource(request.header("accept"))
-    encoder = Encoder(target.kind, negotiated, "Metadata", server.clock.now())
+    encoder = Encoder(target.kind, negotiated, "Metadata", server.clock.now)
     label_selector = params.first(request.query, "labelSelector") or ""
     field_selector = params.first(request.query, "fieldSelector") or ""
     if target.kind is metrics.NODE_METRICS:

@@ -82,8 +82,8 @@ class ResourceHandler:
                 f'unrecognized includeObject value: "{include}"; '
                 'want one of "None", "Metadata", "Object"'
             )
-        now = self.server.clock.now()
-        return Encoder(target.kind, negotiated, include, now, target.conversion)  # type: ignore[arg-type]
+        clock = self.server.clock
+        return Encoder(target.kind, negotiated, include, clock.now, target.conversion)  # type: ignore[arg-type]
 
     async def list_or_watch(
         self, request: Request, target: ResourceTarget, encoder: Encoder

@@ -4,7 +4,7 @@ PartialObjectMetadata."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,7 +67,9 @@ class Encoder:
     kind: Kind
     negotiated: Negotiated
     include_object: IncludeObject
-    now: float
+    now: Callable[[], float]
+    """The clock ages are measured by, read at each conversion: a watch converts each event
+    as it sends it, as kube-apiserver's watch encoder does, so a later row's AGE is its own."""
     conversion: ServedVersion | None = None
     """Objects go out at this other version of the kind."""
 
@@ -121,7 +123,7 @@ class Encoder:
             self.kind,
             objects,
             include_object=self.include_object,
-            now=self.now,
+            now=self.now(),
             list_meta=list_meta,
             no_headers=no_headers,
         )

@@ -122,5 +122,5 @@ class RemovePodsViolatingTopologySpreadConstraint:
                 evict.append(pod)
         reason = f"{topology_key} domains differ by more than maxSkew {max_skew}"
         for pod in evict:
-            if ctx.evictor.evictable(pod) and self.selection.selects(pod):
+            if self.selection.selects(pod) and ctx.evictable(pod):
                 await ctx.evict(pod, self.name, reason)

@@ -130,6 +130,13 @@ def test_type_mismatches(body: dict[str, Any], message: str) -> None:
     assert bad_request(body) == f'Pod in version "v1" cannot be handled as a Pod: {message}'
 
 
+def test_int64_fields_take_values_past_int32() -> None:
+    # Toleration.TolerationSeconds is a *int64: a value past 2^31 - 1 is no decode error.
+    toleration = {"key": "k", "operator": "Exists", "tolerationSeconds": 3_000_000_000}
+    body = {"spec": {"containers": [{"name": "c"}], "tolerations": [toleration]}}
+    assert decode(body, POD).obj["spec"]["tolerations"] == [toleration]
+
+
 def test_the_first_type_error_is_reported() -> None:
     body = {"spec": {"hostname": 1, "containers": "x"}}
     assert bad_request(body).endswith("PodSpec.spec.hostname of type string")

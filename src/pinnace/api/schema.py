@@ -76,6 +76,10 @@ _INT64_FIELDS = frozenset(
         "startingDeadlineSeconds",
         "sizeBytes",
         "revision",
+        "tolerationSeconds",
+        "gracePeriodSeconds",
+        "seconds",
+        "remainingItemCount",
     }
 )
 _INT32 = (-(2**31), 2**31 - 1)

@@ -322,7 +322,7 @@ def roll(cluster: Workloads, image: str) -> tuple[list[dict[str, str]], int]:
     seen.clear()
     set_image(cluster, image)
     cluster.settle(60)
-    pods.stop()
+    cluster.run(pods.stop())
     return seen, most
 
 

@@ -21,9 +21,11 @@ from pinnace.api.meta import FINALIZER_KUBERNETES
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, Informer
-from pinnace.controllers.controller_utils import WorkQueue
+from pinnace.controllers.controller_utils import RateLimiter, WorkQueue
 
 RETRY_SECONDS = 1.0
+MAX_FAILURE_BACKOFF = 60.0
+"""A namespace whose deletion fails is tried again at least this often (nsControllerRateLimiter)."""
 CONDITIONS = (
     (
         "NamespaceDeletionDiscoveryFailure",
@@ -56,7 +58,7 @@ NAMESPACES: Kind = _NAMESPACES
 class NamespaceController:
     def __init__(self, client: Client) -> None:
         self._client = client
-        self._queue = WorkQueue(client.clock)
+        self._queue = WorkQueue(client.clock, RateLimiter(client.clock, cap=MAX_FAILURE_BACKOFF))
         self._namespaces = Informer(client, NAMESPACES)
         self._namespaces.add_event_handler(
             on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new)

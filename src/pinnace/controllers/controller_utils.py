@@ -85,19 +85,20 @@ class TokenBucket:
 class RateLimiter:
     """client-go's DefaultControllerRateLimiter: a key waits the longer of its own exponential
     back-off (5 ms, doubling at each requeue up to 1000 s, until it is forgotten) and the
-    queue's token bucket (10 a second, bursts of 100)."""
+    queue's token bucket (10 a second, bursts of 100). Without `qps`, the back-off alone (an
+    ItemExponentialFailureRateLimiter)."""
 
     def __init__(
         self,
         clock: Clock,
         base: float = INITIAL_RETRY,
         cap: float = MAX_RETRY,
-        qps: float = RETRY_QPS,
+        qps: float | None = RETRY_QPS,
         burst: int = RETRY_BURST,
     ) -> None:
         self._base = base
         self._cap = cap
-        self._bucket = TokenBucket(clock, qps, burst)
+        self._bucket = TokenBucket(clock, qps, burst) if qps else None
         self._requeues: dict[str, int] = {}
 
     def when(self, key: str) -> float:
@@ -106,7 +107,7 @@ class RateLimiter:
         self._requeues[key] = requeues + 1
         # Past 2**64 every base is beyond any cap (and a float overflows at 2**1024).
         backoff = min(self._base * 2.0 ** min(requeues, 64), self._cap)
-        return max(backoff, self._bucket.reserve())
+        return backoff if self._bucket is None else max(backoff, self._bucket.reserve())
 
     def forget(self, key: str) -> None:
         self._requeues.pop(key, None)

@@ -4,12 +4,15 @@ virtual clock."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 from collections.abc import Iterator
 
 import pytest
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
 from pinnace.apiserver.objects import Object
+from pinnace.clock import parse_time
 
 REVISION = "deployment.kubernetes.io/revision"
 
@@ -273,6 +276,70 @@ def test_a_rollout_without_progress_past_its_deadline_is_reported_stalled():
             "ProgressDeadlineExceeded",
             f'ReplicaSet "{name}" has timed out progressing.',
         )
+    finally:
+        cluster.stop()
+
+
+@contextlib.contextmanager
+def failing_if_the_loop_is_stuck(seconds: int = 120) -> Iterator[None]:
+    """A loop that never yields fails the test after `seconds` of wall time instead of hanging
+    the suite (SystemExit is what leaves a spinning asyncio loop)."""
+
+    def fail(signum: int, frame: object) -> None:
+        raise SystemExit(f"the event loop has not yielded for {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def crash_looping(name: str, command: str, **spec: object) -> Object:
+    body = deployment(1, **spec)
+    body["metadata"] = {"name": name}
+    body["spec"]["selector"] = {"matchLabels": {"app": name}}
+    body["spec"]["template"] = template(app=name)
+    body["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", command]
+    return body
+
+
+def test_crash_looping_deployments_past_their_deadlines_leave_the_clock_running():
+    """A Deployment whose pod never gets ready times out at its deadline. One whose pod ran,
+    then keeps crashing, had completed its rollout, which v1.32 does not time out (it
+    estimates progress only while rolling out) but checks again through the rate limiter for
+    as long as it lacks pods. Neither holds the loop: the kubelet's back-off timers (capped at
+    5 minutes) go on restarting the first pod for half an hour."""
+    cluster = Workloads(nodes=1)
+    try:
+        for body in (
+            crash_looping("never-ready", "exit 1"),  # the default deadline, 600 s
+            crash_looping("ran-once", "sleep 20; exit 1", progressDeadlineSeconds=10),
+        ):
+            cluster.run(cluster.client.create(DEPLOYMENTS, "default", body))
+        with failing_if_the_loop_is_stuck():
+            cluster.settle(30 * 60)
+
+        never_ready = cluster.get(DEPLOYMENTS, "never-ready")
+        progressing = next(
+            c for c in never_ready["status"]["conditions"] if c["type"] == "Progressing"
+        )
+        assert (progressing["status"], progressing["reason"]) == (
+            "False",
+            "ProgressDeadlineExceeded",
+        )
+        timed_out_after = parse_time(progressing["lastUpdateTime"]) - parse_time(
+            never_ready["metadata"]["creationTimestamp"]
+        )
+        assert 600 < timed_out_after < 605
+        [pod] = cluster.pods(app="never-ready")
+        assert pod["status"]["containerStatuses"][0]["restartCount"] >= 9
+
+        ran_once = cluster.get(DEPLOYMENTS, "ran-once")
+        conditions = {c["type"]: c["reason"] for c in ran_once["status"]["conditions"]}
+        assert conditions["Progressing"] == "NewReplicaSetAvailable"
     finally:
         cluster.stop()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -165,3 +166,59 @@ def test_kubectl_get_shows_a_rollout_half_way_as_kubectl_shows_it_on_a_cluster(
     assert rows(cluster, "deployment", "rolling")[1][:4] == ["rolling", "3/3", "3", "3"]
     sets = {r[0]: r[1:4] for r in rows(cluster, "rs", "-l", "app=rolling", "--no-headers")}
     assert sets == {new: ["3", "3", "3"], old: ["0", "0", "0"]}
+
+
+CRASH_LOOPING = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: never-ready}
+spec:
+  replicas: 1
+  progressDeadlineSeconds: 3
+  selector: {matchLabels: {app: never-ready}}
+  template:
+    metadata: {labels: {app: never-ready}}
+    spec:
+      containers:
+      - {name: app, image: busybox:1.36, command: ["sh", "-c", "exit 1"]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ran-once}
+spec:
+  replicas: 1
+  progressDeadlineSeconds: 5
+  selector: {matchLabels: {app: ran-once}}
+  template:
+    metadata: {labels: {app: ran-once}}
+    spec:
+      containers:
+      - {name: app, image: busybox:1.36, command: ["sh", "-c", "sleep 4; exit 1"]}
+"""
+
+
+def test_crash_looping_deployments_past_their_deadlines_leave_the_server_responsive(
+    tmp_path: Path,
+) -> None:
+    """One Deployment's pod never gets ready: it exceeds its progress deadline. The other's
+    ran and completed its rollout; restarted at once after its first exit, it is unavailable
+    from its second, past its deadline: v1.32 keeps re-checking it, and so must Pinnace,
+    without holding the server (once it froze: /healthz timed out, SIGTERM was ignored)."""
+    cluster = launch(tmp_path, flags=("--nodes", "1"))
+    try:
+        cluster.ok("apply", "-f", "-", stdin=CRASH_LOOPING)
+        cluster.ok("rollout", "status", "deployment/ran-once", "--timeout=60s")
+        cluster.ok(
+            "wait", "deployment/ran-once", "--for=condition=Available=False", "--timeout=60s"
+        )
+        stalled = cluster.kubectl("rollout", "status", "deployment/never-ready", "--timeout=60s")
+        assert stalled.returncode == 1
+        assert 'deployment "never-ready" exceeded its progress deadline' in stalled.stderr
+        assert cluster.ok("get", "--raw", "/healthz") == "ok"
+    finally:
+        try:
+            stop(cluster)
+        finally:
+            if cluster.process.poll() is None:
+                cluster.process.kill()
+                cluster.process.wait()

@@ -46,6 +46,34 @@ def test_container_exiting_1_under_always_goes_crash_loop_back_off_doubling(node
         assert container(node, "crash")["restartCount"] == restarts + 1
 
 
+def test_a_container_that_exits_as_it_starts_is_never_reported_running_or_ready(
+    node: Node,
+) -> None:
+    """The kubelet sees containers through relists a second apart: a run that takes no time
+    (`sh -c "exit 1"`) is seen exited, never running, so its pod is never ready (a
+    Deployment of it then times out rather than counting it available for an instant)."""
+    written: list[dict] = []
+
+    async def follow() -> None:
+        start = (await node.client.list(PODS, "default"))["metadata"]["resourceVersion"]
+        async for event in node.client.watch(PODS, "default", resource_version=start):
+            written.append(event["object"].get("status") or {})
+
+    watch = node.loop.create_task(follow())
+    crash = pod("crash", node="node-1")
+    crash["spec"]["containers"][0]["command"] = ["sh", "-c", "exit 1"]
+    node.create_pod(crash)
+    node.settle(10 + 20 + 1)  # two back-offs: three restarts
+    watch.cancel()
+    assert container(node, "crash")["restartCount"] == 3
+    states = [next(iter(c["state"])) for s in written for c in s.get("containerStatuses") or []]
+    assert "terminated" in states and "running" not in states
+    ready = [
+        c["status"] for s in written for c in s.get("conditions") or [] if c["type"] == "Ready"
+    ]
+    assert ready and set(ready) == {"False"}
+
+
 def test_back_off_stops_at_five_minutes(node: Node) -> None:
     node.create_pod(pod("crash", node="node-1", run_seconds="0", exit_code="2"))
     node.settle(10 + 20 + 40 + 80 + 160 + 300 + 1)

@@ -21,7 +21,7 @@ from pinnace.api.labels import LabelSelector
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder, Informer, object_key
-from pinnace.clock import Clock
+from pinnace.clock import Clock, Timer
 from pinnace.clock.rfc3339 import parse_time
 
 log = logging.getLogger(__name__)
@@ -32,64 +32,12 @@ EXPECTATIONS_TIMEOUT = 5 * 60.0
 INITIAL_RETRY = 0.005
 MAX_RETRY = 1000.0
 """The default controller rate limiter's per-item exponential backoff."""
+RETRY_QPS = 10.0
+RETRY_BURST = 100
+"""The default controller rate limiter's overall token bucket."""
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 _DELETION_COST = re.compile(r"-[0-9]+|0|[1-9][0-9]*")
-
-
-# --- work queue -------------------------------------------------------------------------------
-
-
-class WorkQueue:
-    """Keys to sync, each at most once at a time, as client-go's rate-limited work queue: a key
-    added while it is being synced is synced again after; a failed sync is retried with
-    per-key exponential backoff."""
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-        self._queue: dict[str, None] = {}
-        self._processing: set[str] = set()
-        self._dirty: set[str] = set()
-        self._failures: dict[str, int] = {}
-        self._wake = asyncio.Event()
-
-    def add(self, key: str) -> None:
-        if key in self._processing:
-            self._dirty.add(key)
-            return
-        self._queue[key] = None
-        self._wake.set()
-
-    def add_after(self, key: str, seconds: float) -> None:
-        if seconds <= 0:
-            self.add(key)
-        else:
-            self._clock.call_later(seconds, self.add, key)
-
-    async def run(self, sync: Callable[[str], Awaitable[None]]) -> None:
-        """Sync keys forever; cancel the task to stop."""
-        while True:
-            while not self._queue:
-                self._wake.clear()
-                await self._wake.wait()
-            key = next(iter(self._queue))
-            del self._queue[key]
-            self._processing.add(key)
-            try:
-                await sync(key)
-                self._failures.pop(key, None)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                failures = self._failures.get(key, 0)
-                self._failures[key] = failures + 1
-                log.info("syncing %s failed, retrying: %s", key, e)
-                self.add_after(key, min(INITIAL_RETRY * 2**failures, MAX_RETRY))
-            finally:
-                self._processing.discard(key)
-                if key in self._dirty:
-                    self._dirty.discard(key)
-                    self.add(key)
 
 
 # --- rate limiting ----------------------------------------------------------------------------
@@ -120,13 +68,172 @@ class TokenBucket:
             return True
         return False
 
-    async def wait(self) -> None:
-        """Take a token, waiting until it is due when none is left (qps must be positive);
-        waiters are let through in turn."""
+    def reserve(self) -> float:
+        """Take a token, on credit when none is left: the seconds until it is due (qps must
+        be positive). Reservations are let through in turn (rate.Limiter's Reserve)."""
         self._refill()
         self._tokens -= 1
-        if self._tokens < 0:
-            await self._clock.sleep(-self._tokens / self.qps)
+        return max(-self._tokens / self.qps, 0.0)
+
+    async def wait(self) -> None:
+        """Take a token, waiting until it is due when none is left (qps must be positive)."""
+        delay = self.reserve()
+        if delay > 0:
+            await self._clock.sleep(delay)
+
+
+class RateLimiter:
+    """client-go's DefaultControllerRateLimiter: a key waits the longer of its own exponential
+    back-off (5 ms, doubling at each requeue up to 1000 s, until it is forgotten) and the
+    queue's token bucket (10 a second, bursts of 100). Without `qps`, the back-off alone (an
+    ItemExponentialFailureRateLimiter)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        base: float = INITIAL_RETRY,
+        cap: float = MAX_RETRY,
+        qps: float | None = RETRY_QPS,
+        burst: int = RETRY_BURST,
+    ) -> None:
+        self._base = base
+        self._cap = cap
+        self._bucket = TokenBucket(clock, qps, burst) if qps else None
+        self._requeues: dict[str, int] = {}
+
+    def when(self, key: str) -> float:
+        """The seconds `key` waits before it is queued again; counts a requeue."""
+        requeues = self._requeues.get(key, 0)
+        self._requeues[key] = requeues + 1
+        # Past 2**64 every base is beyond any cap (and a float overflows at 2**1024).
+        backoff = min(self._base * 2.0 ** min(requeues, 64), self._cap)
+        return backoff if self._bucket is None else max(backoff, self._bucket.reserve())
+
+    def forget(self, key: str) -> None:
+        self._requeues.pop(key, None)
+
+    def num_requeues(self, key: str) -> int:
+        return self._requeues.get(key, 0)
+
+
+# --- work queue -------------------------------------------------------------------------------
+
+
+class WorkQueue:
+    """Keys to sync, each at most once at a time, as client-go's rate-limited work queue: a key
+    added while it is being synced is synced again after; a key added to wait keeps the
+    earliest of its times; a failed sync is retried through the rate limiter (at most
+    `max_retries` times in a row when given), and a sync that succeeds forgets the key's
+    requeues.
+
+    Its syncs share one event loop, so the queue cannot let one sync follow another forever
+    without time passing, whatever the syncs do: it yields to the loop after each, and a sync
+    that queues work at once without an outside cause goes through the rate limiter instead.
+    That is a sync re-adding its own key (a re-check: the sync would run again at the same
+    moment and decide the same), or any key added by the sync of a key a sync queued (so no
+    chain of syncs can keep queueing each other at once)."""
+
+    def __init__(
+        self, clock: Clock, limiter: RateLimiter | None = None, max_retries: int | None = None
+    ) -> None:
+        self._clock = clock
+        self._limiter = limiter or RateLimiter(clock)
+        self._max_retries = max_retries
+        self._queue: dict[str, None] = {}
+        self._processing: set[str] = set()
+        self._dirty: set[str] = set()
+        self._waiting: dict[str, tuple[float, Timer]] = {}
+        self._queued_by_sync: set[str] = set()
+        self._runner: asyncio.Task[Any] | None = None
+        self._syncing: tuple[str, bool] | None = None
+        """The key being synced, and whether a sync queued it."""
+        self._wake = asyncio.Event()
+
+    def add(self, key: str) -> None:
+        syncing = self._syncing
+        if syncing is not None and asyncio.current_task() is not self._runner:
+            syncing = None  # an informer's handler or a timer: an outside cause
+        if syncing is None:
+            self._queued_by_sync.discard(key)
+        elif key == syncing[0] or syncing[1]:
+            self.add_rate_limited(key)
+            return
+        else:
+            self._queued_by_sync.add(key)
+        self._add(key)
+
+    def add_after(self, key: str, seconds: float) -> None:
+        if seconds <= 0:
+            self.add(key)
+        else:
+            self._wait(key, seconds)
+
+    def add_rate_limited(self, key: str) -> None:
+        """Queue `key` again once the rate limiter allows (AddRateLimited)."""
+        self._wait(key, self._limiter.when(key))
+
+    def forget(self, key: str) -> None:
+        """Stop counting `key`'s requeues: its next one waits the least again."""
+        self._limiter.forget(key)
+
+    def num_requeues(self, key: str) -> int:
+        return self._limiter.num_requeues(key)
+
+    def _add(self, key: str) -> None:
+        if key in self._processing:
+            self._dirty.add(key)
+            return
+        self._queue[key] = None
+        self._wake.set()
+
+    def _wait(self, key: str, seconds: float) -> None:
+        at = self._clock.monotonic() + seconds
+        waiting = self._waiting.get(key)
+        if waiting is not None:
+            if waiting[0] <= at:
+                return
+            waiting[1].cancel()
+        self._waiting[key] = (at, self._clock.call_later(seconds, self._waited, key))
+
+    def _waited(self, key: str) -> None:
+        del self._waiting[key]
+        self._queued_by_sync.discard(key)
+        self._add(key)
+
+    async def run(self, sync: Callable[[str], Awaitable[None]]) -> None:
+        """Sync keys forever; cancel the task to stop."""
+        self._runner = asyncio.current_task()
+        while True:
+            while not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+            key = next(iter(self._queue))
+            del self._queue[key]
+            self._processing.add(key)
+            self._syncing = (key, key in self._queued_by_sync)
+            self._queued_by_sync.discard(key)
+            try:
+                await sync(key)
+                self.forget(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                self._retry(key, e)
+            finally:
+                self._syncing = None
+                self._processing.discard(key)
+                if key in self._dirty:
+                    self._dirty.discard(key)
+                    self._add(key)
+            await asyncio.sleep(0)
+
+    def _retry(self, key: str, error: Exception) -> None:
+        if self._max_retries is not None and self.num_requeues(key) >= self._max_retries:
+            log.info("syncing %s failed, dropping it out of the queue: %s", key, error)
+            self.forget(key)
+            return
+        log.info("syncing %s failed, retrying: %s", key, error)
+        self.add_rate_limited(key)
 
 
 # --- expectations -----------------------------------------------------------------------------

@@ -36,6 +36,8 @@ from pinnace.controllers.replicaset import PODS, REPLICA_SETS
 log = logging.getLogger(__name__)
 
 CONTROLLER_NAME = "deployment-controller"
+MAX_RETRIES = 15
+"""Failed syncs of a Deployment retried in a row before it is dropped until its next change."""
 DEPLOYMENTS = catalog.by_resource("apps", "deployments")
 assert DEPLOYMENTS is not None
 
@@ -45,7 +47,7 @@ class DeploymentController:
         self._client = client
         self._clock = client.clock
         self._recorder = EventRecorder(client, CONTROLLER_NAME)
-        self._queue = WorkQueue(self._clock)
+        self._queue = WorkQueue(self._clock, max_retries=MAX_RETRIES)
         self._deployments: Informer = informers.informer(DEPLOYMENTS)
         self._replica_sets: Informer = informers.informer(REPLICA_SETS)
         self._pods: Informer = informers.informer(PODS)
@@ -594,7 +596,13 @@ class DeploymentController:
             return
         after = parse_time(current["lastUpdateTime"]) + d["spec"]["progressDeadlineSeconds"]
         after -= self._clock.now()
-        self._queue.add_after(object_key(d), 0 if after < 1 else after + 1)
+        if after < 1:
+            # Due, or within the second: check again soon, but through the rate limiter. A
+            # rollout that completed once and then lost pods never times out (v1.32 estimates
+            # progress only while rolling out), so this can repeat as long as it lacks them.
+            self._queue.add_rate_limited(object_key(d))
+        else:
+            self._queue.add_after(object_key(d), after + 1)  # a second for clock skew
 
     async def _write_status(self, d: Object) -> None:
         """Write status, and the revision annotation with it (a status write keeps the

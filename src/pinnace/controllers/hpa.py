@@ -97,7 +97,6 @@ class HorizontalController:
         self._normalizer = Normalizer(downscale_stabilization_window)
         self._recorder = EventRecorder(client, CONTROLLER_NAME)
         self._queue = WorkQueue(self._clock)
-        self._waiting: set[str] = set()
         self._selectors: dict[str, LabelSelector] = {}
         """Each HPA's last known pod selector, to find pods two HPAs both claim."""
         self._hpas: Informer = informers.informer(HPAS)
@@ -123,15 +122,8 @@ class HorizontalController:
 
     def _after_period(self, key: str) -> None:
         """As the HPA queue's fixed-interval rate limiter: a key waits one sync period, and
-        adding a waiting key again changes nothing."""
-        if key in self._waiting:
-            return
-        self._waiting.add(key)
-        self._clock.call_later(self._sync_period, self._ready, key)
-
-    def _ready(self, key: str) -> None:
-        self._waiting.discard(key)
-        self._queue.add(key)
+        adding a waiting key again changes nothing (it keeps its earlier time)."""
+        self._queue.add_after(key, self._sync_period)
 
     def _deleted(self, hpa: Object) -> None:
         self._selectors.pop(object_key(hpa), None)

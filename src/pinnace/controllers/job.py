@@ -30,10 +30,12 @@ from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
+from pinnace.clock import Clock
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,
     Expectations,
+    RateLimiter,
     WorkQueue,
     active_pods_to_delete,
     adopt_patch,
@@ -94,6 +96,9 @@ from pinnace.controllers.ownership import claim, resolve_controller_ref, selecti
 CONTROLLER_NAME = "job-controller"
 MANAGED_BY_DEFAULT = "kubernetes.io/job-controller"
 SYNC_BATCH_PERIOD = 1.0
+API_BACKOFF = 1.0
+MAX_API_BACKOFF = 60.0
+"""A failed sync is retried after 1 s, doubling up to a minute (DefaultJobApiBackOff)."""
 """Pod events and status-only Job changes are gathered for this long before a sync."""
 MAX_UNCOUNTED_PODS = 500
 MAX_POD_CREATE_DELETE_PER_SYNC = 500
@@ -187,8 +192,8 @@ class JobController:
         self._client = client
         self._clock = client.clock
         self._recorder = EventRecorder(client, CONTROLLER_NAME)
-        self._queue = WorkQueue(self._clock)
-        self._orphans = WorkQueue(self._clock)
+        self._queue = WorkQueue(self._clock, _api_backoff(self._clock))
+        self._orphans = WorkQueue(self._clock, _api_backoff(self._clock))
         self.expectations = Expectations(self._clock)
         self.finalizer_expectations = FinalizerExpectations()
         self._backoff: dict[str, BackoffRecord] = {}
@@ -904,6 +909,11 @@ class JobController:
     async def _write_status(self, ctx: _Sync) -> None:
         written = await self._client.update_status(JOBS, ctx.job)
         ctx.job["metadata"] = clone(written["metadata"])
+
+
+def _api_backoff(clock: Clock) -> RateLimiter:
+    """The Job controller's queues back off per key only, without the overall bucket."""
+    return RateLimiter(clock, API_BACKOFF, MAX_API_BACKOFF, qps=None)
 
 
 def _fail_job_message(job: Object, pods: list[Object]) -> str | None:

@@ -23,9 +23,11 @@ from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, Informer
 from pinnace.clock.component import cancel_and_wait
-from pinnace.controllers.controller_utils import WorkQueue
+from pinnace.controllers.controller_utils import RateLimiter, WorkQueue
 
 RETRY_SECONDS = 1.0
+MAX_FAILURE_BACKOFF = 60.0
+"""A namespace whose deletion fails is tried again at least this often (nsControllerRateLimiter)."""
 CONDITIONS = (
     (
         "NamespaceDeletionDiscoveryFailure",
@@ -58,7 +60,7 @@ NAMESPACES: Kind = _NAMESPACES
 class NamespaceController:
     def __init__(self, client: Client) -> None:
         self._client = client
-        self._queue = WorkQueue(client.clock)
+        self._queue = WorkQueue(client.clock, RateLimiter(client.clock, cap=MAX_FAILURE_BACKOFF))
         self._running: list[asyncio.Task[None]] = []
         self._namespaces = Informer(client, NAMESPACES)
         self._namespaces.add_event_handler(

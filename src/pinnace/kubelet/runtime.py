@@ -336,6 +336,8 @@ class SimulatedRuntime(ContainerRuntime):
         if behaviour.log:
             running.print((now, line) for line in behaviour.log.splitlines())
         self._run(running, behaviour)
+        if behaviour.run_seconds <= 0:
+            self._over_at_start(running, behaviour.exit_code)
         return running
 
     def resume_container(
@@ -452,23 +454,37 @@ class SimulatedRuntime(ContainerRuntime):
             got[i] = cpu
         return got
 
+    def _over_at_start(self, running: _Running, exit_code: int) -> None:
+        """A run that takes no time (`sh -c "exit 1"`) is over before its start returns: the
+        kubelet, which sees its containers through relists a second apart, never sees it
+        running (nor ready). Its exit is told once the caller holds its status."""
+        self._end(running.key, exit_code)
+        self._clock.loop.call_soon(running.on_exit, running)
+
     def _exit(
         self, key: ContainerKey, exit_code: int, reason: str = "", at: float = math.inf
     ) -> None:
         """The container ends, at `at` if that has passed already (a resumed container whose
         run ended while its agent was down), else now."""
+        running = self._end(key, exit_code, reason, at)
+        if running is not None:
+            running.on_exit(running)
+
+    def _end(
+        self, key: ContainerKey, exit_code: int, reason: str = "", at: float = math.inf
+    ) -> _Running | None:
         running = self._running.get(key)
         self._stopped(key)
         self._term_sent.pop(key, None)
         self._exits.pop(key, None)
         if running is None:
-            return
+            return None
         running.ended = Ended(
             min(at, self._clock.now()),
             exit_code,
             reason or (REASON_COMPLETED if exit_code == 0 else REASON_ERROR),
         )
-        running.on_exit(running)
+        return running
 
     def _print_later(self, status: ContainerStatus, stream: LogStream, since: float) -> None:
         """One timer per container for the next lines it prints, counted from `since` (its

@@ -21,7 +21,7 @@ from pinnace.apiserver.http import nonresource
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.resources import ResourceHandler
-from pinnace.apiserver.http.responses import Response, json_response, status_response
+from pinnace.apiserver.http.responses import Response, raw_json_response, status_response
 from pinnace.apiserver.http.routes import Discovery, method_not_allowed, route
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Randomness
@@ -86,7 +86,7 @@ class APIApp:
             _only_get(request)
             return openapi
         if path == "/":
-            return json_response(
+            return raw_json_response(
                 {
                     "paths": [
                         "/api",

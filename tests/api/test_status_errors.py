@@ -73,3 +73,28 @@ def test_other_codes() -> None:
     assert status.resource_expired("too old resource version: 1 (5)").status()["code"] == 410
     assert status.too_many_requests("no", 10).status()["details"] == {"retryAfterSeconds": 10}
     assert status.internal_error("boom").message == "Internal error occurred: boom"
+
+
+def test_a_status_lists_its_fields_in_metav1_status_order() -> None:
+    err = status.invalid("Pod", "p", [field.required("spec.containers")])
+    body = err.status()
+    assert list(body) == [
+        "kind",
+        "apiVersion",
+        "metadata",
+        "status",
+        "message",
+        "reason",
+        "details",
+        "code",
+    ]
+    assert list(body["details"]) == ["name", "kind", "causes"]
+    assert list(body["details"]["causes"][0]) == ["reason", "message", "field"]
+
+
+def test_an_internal_error_carries_its_cause_as_new_internal_error_does() -> None:
+    assert status.internal_error("boom").status()["details"] == {"causes": [{"message": "boom"}]}
+
+
+def test_empty_details_are_sent_as_an_empty_object() -> None:
+    assert status.StatusError(404, "NotFound", "gone", {}).status()["details"] == {}

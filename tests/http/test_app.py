@@ -111,3 +111,32 @@ def test_log_options_kube_apiserver_refuses_are_a_422_naming_the_field() -> None
         'PodLogOptions "p" is invalid: []: Forbidden: at most one of `sinceTime` or '
         "`sinceSeconds` may be specified",
     )
+
+
+def test_json_bodies_are_the_bytes_kube_apiserver_writes() -> None:
+    async def scenario(*paths: str) -> list[tuple[int, bytes]]:
+        server = APIServer(MemoryStore(), Clock(asyncio.get_running_loop()), Randomness(1))
+        await bootstrap(server)
+        app = APIApp(server, Randomness(1))
+        return [await call(app, "GET", path) for path in paths]
+
+    missing, odd_name, namespace, version = asyncio.run(
+        scenario(
+            "/api/v1/namespaces/default/pods/nope",
+            "/api/v1/namespaces/default/pods/a<b&c>",
+            "/api/v1/namespaces/default",
+            "/version",
+        )
+    )
+    # metav1.Status' field order (details before code), as json.Encoder ends it: a newline.
+    assert missing == (
+        404,
+        b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        b'"message":"pods \\"nope\\" not found","reason":"NotFound",'
+        b'"details":{"name":"nope","kind":"pods"},"code":404}\n',
+    )
+    # Go escapes <, > and & in strings.
+    assert b'"details":{"name":"a\\u003cb\\u0026c\\u003e","kind":"pods"}' in odd_name[1]
+    assert namespace[1].endswith(b"}\n") and json.loads(namespace[1])["kind"] == "Namespace"
+    # /version is WriteRawJSON's: indented, no final newline.
+    assert version[1].startswith(b'{\n  "major": "1",\n') and version[1].endswith(b"\n}")

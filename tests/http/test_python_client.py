@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client, config, watch
+import yaml
+from kubernetes import client, config, utils, watch
 from tests.http.conftest import Cluster
 
 
@@ -217,3 +218,43 @@ def test_a_delete_whose_preconditions_fail_is_a_conflict(core: client.CoreV1Api)
     with pytest.raises(client.ApiException) as e:
         core.read_namespaced_pod("py-preconditioned", "default")
     assert e.value.status == 404
+
+
+TRIPLE_NGINX = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: triple-nginx
+spec:
+  selector:
+    matchLabels:
+      app: triple-nginx
+  template:
+    metadata:
+      labels:
+        app: triple-nginx
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+"""
+
+
+def test_create_from_yaml_reports_each_conflict_in_kube_apiservers_words(
+    core: client.CoreV1Api,
+) -> None:
+    """The Python client's own e2e test_create_from_multi_resource_yaml_with_multi_conflicts:
+    its FailToCreateError is the text of each error body."""
+    core.create_namespace({"metadata": {"name": "yaml-conflicts"}})
+    documents = list(yaml.safe_load_all("---".join([TRIPLE_NGINX] * 3)))
+    with pytest.raises(utils.FailToCreateError) as e:
+        utils.create_from_yaml(core.api_client, yaml_objects=documents, namespace="yaml-conflicts")
+    one = (
+        'Error from server (Conflict): {"kind":"Status","apiVersion":"v1","metadata":{},'
+        '"status":"Failure","message":"deployments.apps \\"triple-nginx\\" already exists",'
+        '"reason":"AlreadyExists","details":{"name":"triple-nginx","group":"apps",'
+        '"kind":"deployments"},"code":409}\n'
+    )
+    assert str(e.value) == one + one
+    apps = client.AppsV1Api(core.api_client)
+    apps.delete_namespaced_deployment("triple-nginx", "yaml-conflicts")

@@ -33,21 +33,40 @@ class StatusError(Exception):
         self.details = details
 
     def status(self) -> dict[str, Any]:
+        """The Status with metav1.Status' fields in their order (clients that compare error
+        bodies as text see kube-apiserver's), the empty ones left out as Go's omitempty does;
+        empty details are sent as `{}`, as kube-apiserver sends a non-nil StatusDetails."""
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": {},
             "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         }
-        if self.details:
-            body["details"] = self.details
+        if self.message:
+            body["message"] = self.message
+        if self.reason:
+            body["reason"] = self.reason
+        if self.details is not None:
+            body["details"] = _in_go_order(self.details, _DETAILS_FIELDS)
+            if "causes" in body["details"]:
+                causes = body["details"]["causes"]
+                body["details"]["causes"] = [_in_go_order(c, _CAUSE_FIELDS) for c in causes]
+        if self.code:
+            body["code"] = self.code
         return body
 
     def __repr__(self) -> str:
         return f"StatusError({self.code}, {self.reason!r}, {self.message!r})"
+
+
+_DETAILS_FIELDS = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+_CAUSE_FIELDS = ("reason", "message", "field")
+
+
+def _in_go_order(fields: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """`fields` in the order of the Go struct's fields, empty values left out (all of
+    StatusDetails' and StatusCause's are omitempty)."""
+    return {name: fields[name] for name in order if fields.get(name)}
 
 
 def _details(name: str, group: str, kind: str, **extra: Any) -> dict[str, Any]:
@@ -161,4 +180,9 @@ def too_many_requests(message: str, retry_after_seconds: int = 0) -> StatusError
 
 
 def internal_error(message: str) -> StatusError:
-    return StatusError(500, "InternalError", f"Internal error occurred: {message}")
+    return StatusError(
+        500,
+        "InternalError",
+        f"Internal error occurred: {message}",
+        {"causes": [{"message": message}]},
+    )

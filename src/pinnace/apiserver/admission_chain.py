@@ -3,13 +3,17 @@ their order, with what each needs looked up from the store.
 
 Mutating (before validation): NamespaceLifecycle, LimitRanger, Priority,
 DefaultTolerationSeconds, RuntimeClass. Validating (after validation, before storage):
-LimitRanger, Priority's class checks, RuntimeClass and ResourceQuota, which reserves usage in
-the quota's status before the object is stored. Deletes free usage by recalculating the
-namespace's quotas afterwards, which is the resource quota controller's job in Kubernetes.
+LimitRanger's, Priority's and RuntimeClass's checks, then ResourceQuota, which charges a
+create's usage to the quotas' status before the object is stored. Deletes (and pods that
+finish) free usage by recalculating the namespace's quotas afterwards, which is the resource
+quota controller's job in Kubernetes; the `QuotaGate` keeps that recount from undoing a charge
+whose object is still being stored.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
@@ -25,6 +29,7 @@ from pinnace.apiserver.admission import (
 from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.keys import list_prefix, object_key
 from pinnace.apiserver.objects import Object
+from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.store import ConflictError, KeyNotFoundError
 
 if TYPE_CHECKING:
@@ -40,6 +45,7 @@ def _is(kind: Kind, group: str, name: str) -> bool:
 class AdmissionChain:
     def __init__(self, server: APIServer) -> None:
         self._server = server
+        self._quota_gate = QuotaGate()
 
     async def _list(self, group: str, plural: str, namespace: str) -> list[Object]:
         kind = catalog.by_resource(group, plural)
@@ -86,9 +92,8 @@ class AdmissionChain:
         if operation == "CREATE":
             runtime_class.admit_pod(obj, await self._runtime_class(obj))
 
-    async def validate(
-        self, operation: str, kind: Kind, obj: Object, old: Object | None, dry_run: bool = False
-    ) -> None:
+    async def validate(self, operation: str, kind: Kind, obj: Object) -> None:
+        """The validating checks before ResourceQuota's charge (`quota_charged`)."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         if _is(kind, "", "Pod") and operation == "CREATE":
             limit_ranger.validate("pods", obj, await self._list("", "limitranges", namespace))
@@ -100,20 +105,43 @@ class AdmissionChain:
             priority.validate_priority_class(obj, existing, operation)
         if _is(kind, "", "Pod") and operation == "CREATE":
             runtime_class.validate_pod(obj, await self._runtime_class(obj))
-        if kind.namespaced and not dry_run:
-            await self._reserve_quota(operation, kind, obj, old)
 
-    async def _reserve_quota(
-        self, operation: str, kind: Kind, obj: Object, old: Object | None
-    ) -> None:
+    @asynccontextmanager
+    async def quota_charged(
+        self, kind: Kind, obj: Object, dry_run: bool = False
+    ) -> AsyncIterator[None]:
+        """ResourceQuota's admission of a create: its usage is charged to the namespace's
+        quotas (403 when one cannot take it), then the block stores the object. Updates are
+        not charged in v1.32. A charge whose object was not stored is given back at once."""
+        namespace = (obj.get("metadata") or {}).get("namespace", "")
+        if (
+            dry_run
+            or not kind.namespaced
+            or (kind.group, kind.plural) in resource_quota.IGNORED_RESOURCES
+        ):
+            yield
+            return
+        give_back = False
+        charge = lambda: self._charge(kind, obj)  # noqa: E731
+        try:
+            async with self._quota_gate.charge(namespace, charge) as charged:
+                give_back = charged
+                yield
+                give_back = False
+        finally:
+            if give_back:
+                await self._recount(namespace)
+
+    async def _charge(self, kind: Kind, obj: Object) -> bool:
+        """Whether usage was charged; retried when a quota changes under the evaluation."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         quota_kind = catalog.by_resource("", "resourcequotas")
         assert quota_kind is not None
         for _ in range(_QUOTA_RETRIES):
             quotas = await self._list("", "resourcequotas", namespace)
             if not quotas:
-                return
-            changed = resource_quota.admit(kind.plural, kind.group, operation, obj, old, quotas)
+                return False
+            changed = resource_quota.admit(kind.plural, kind.group, "CREATE", obj, None, quotas)
             try:
                 for quota in changed:
                     await self._server.store.update(
@@ -121,9 +149,9 @@ class AdmissionChain:
                         quota,
                         int(quota["metadata"]["resourceVersion"]),
                     )
-                return
+                return bool(changed)
             except (ConflictError, KeyNotFoundError):
-                continue  # another write reserved usage first: evaluate again
+                continue  # a quota was changed or deleted meanwhile: evaluate again
         raise status.conflict(
             "resourcequotas", "", "too many concurrent writes to the namespace's quotas"
         )
@@ -143,10 +171,14 @@ class AdmissionChain:
             return
         if operation == "UPDATE" and not (is_quota or _is(kind, "", "Pod")):
             return
+        await self._recount(namespace)
+
+    async def _recount(self, namespace: str) -> None:
         quota_kind = catalog.by_resource("", "resourcequotas")
         assert quota_kind is not None
-        for quota in await self._list("", "resourcequotas", namespace):
-            await self._recalculate(quota_kind, namespace, quota)
+        async with self._quota_gate.recount(namespace):
+            for quota in await self._list("", "resourcequotas", namespace):
+                await self._recalculate(quota_kind, namespace, quota)
 
     async def _recalculate(self, quota_kind: Kind, namespace: str, quota: Object) -> None:
         for _ in range(_QUOTA_RETRIES):

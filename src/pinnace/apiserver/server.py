@@ -193,21 +193,26 @@ class APIServer:
             m["name"] = self._generated_name(m["generateName"])
         kind.prepare_for_create(obj)
         self._validate(kind, obj, kind.validate(obj))
-        await self.admission.validate("CREATE", kind, obj, None, options.dry_run)
-        if options.dry_run:
-            return Result(obj, decoded.warnings, created=True)
+        await self.admission.validate("CREATE", kind, obj)
+        async with self.admission.quota_charged(kind, obj, options.dry_run):
+            if options.dry_run:
+                return Result(obj, decoded.warnings, created=True)
+            stored = await self._store_new(kind, namespace, obj, generate)
+        await self.admission.after_write("CREATE", kind, namespace)
+        return Result(stored, decoded.warnings, created=True)
+
+    async def _store_new(self, kind: Kind, namespace: str, obj: Object, generate: bool) -> Object:
+        """Store a new object; a generated name that is taken is generated again."""
+        m = meta(obj)
         for _ in range(GENERATE_NAME_ATTEMPTS):
             try:
-                stored = await self.store.create(object_key(kind, namespace, m["name"]), obj)
+                return await self.store.create(object_key(kind, namespace, m["name"]), obj)
             except KeyExistsError:
                 if not generate:
                     raise status.already_exists(kind.plural, m["name"], kind.group) from None
                 obj = clone(obj)
                 m = meta(obj)
                 m["name"] = self._generated_name(m["generateName"])
-                continue
-            await self.admission.after_write("CREATE", kind, namespace)
-            return Result(stored, decoded.warnings, created=True)
         raise status.already_exists(kind.plural, m["name"], kind.group)
 
     def _generated_name(self, base: str) -> str:
@@ -343,7 +348,7 @@ class APIServer:
                 return Result(old, warnings)  # nothing changed: no write, no event
             await self.admission.admit("UPDATE", kind, new, old, subresource)
             self._validate(kind, new, self._update_errors(kind, new, old, subresource))
-            await self.admission.validate("UPDATE", kind, new, old, options.dry_run)
+            await self.admission.validate("UPDATE", kind, new)
             if options.dry_run:
                 return Result(new, warnings)
             try:

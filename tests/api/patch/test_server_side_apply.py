@@ -141,7 +141,7 @@ def test_changing_a_field_another_manager_owns_is_a_conflict() -> None:
         "details": {
             "causes": [
                 {
-                    "type": "FieldManagerConflict",
+                    "reason": "FieldManagerConflict",
                     "message": 'conflict with "kubectl-client-side-apply" using apps/v1',
                     "field": ".spec.replicas",
                 }

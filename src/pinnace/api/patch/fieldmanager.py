@@ -214,7 +214,7 @@ def conflict_error(conflicts: dict[str, FieldSet]) -> StatusError:
     ]
     causes = [
         {
-            "type": "FieldManagerConflict",
+            "reason": "FieldManagerConflict",
             "message": f"conflict with {printable(manager_id)}",
             "field": path_string(path),
         }

@@ -22,7 +22,12 @@ from pinnace.apiserver.http import nonresource
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.resources import ResourceHandler
-from pinnace.apiserver.http.responses import Response, json_response, status_response
+from pinnace.apiserver.http.responses import (
+    Response,
+    json_response,
+    raw_json_response,
+    status_response,
+)
 from pinnace.apiserver.http.routes import Discovery, method_not_allowed, not_found, route
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Randomness
@@ -98,7 +103,7 @@ class APIApp:
             _only_get(request)
             return openapi
         if path == "/":
-            return json_response({"paths": self.paths()})
+            return raw_json_response({"paths": self.paths()})
         if self.explainer is not None and path.startswith(EXPLAIN_PATH + "/"):
             _only_get(request)
             return json_response(await self.explainer(*_pod_of(path[len(EXPLAIN_PATH) :])))

@@ -9,7 +9,13 @@ from pinnace.api.kind import Kind
 from pinnace.api.openapi import openapi_v2, openapi_v3, openapi_v3_index
 from pinnace.apiserver.http import negotiation, openapi_protobuf
 from pinnace.apiserver.http.params import go_bool
-from pinnace.apiserver.http.responses import Response, json_response, text_response
+from pinnace.apiserver.http.responses import (
+    Response,
+    go_json,
+    json_response,
+    raw_json_response,
+    text_response,
+)
 from pinnace.apiserver.http.routes import Discovery, not_found
 
 HEALTH_CHECKS = {
@@ -43,7 +49,7 @@ def discovery_document(
 
 
 def version() -> Response:
-    return json_response(discovery.version_info())
+    return raw_json_response(discovery.version_info())
 
 
 def health(path: str, query: Mapping[str, Sequence[str]]) -> Response | None:
@@ -71,13 +77,18 @@ def openapi(path: str, accept: str) -> Response | None:
                 body = openapi_protobuf.openapi_v2_protobuf()
                 return Response(200, body, openapi_protobuf.MEDIA_TYPES[0])
             if media.type in (negotiation.JSON, "application/*", "*/*"):
-                return json_response(openapi_v2())
+                return _openapi_response(openapi_v2())
         raise negotiation.not_acceptable(accept)
     if path == "/openapi/v3":
-        return json_response(openapi_v3_index())
+        return _openapi_response(openapi_v3_index())
     if path.startswith("/openapi/v3/"):
         document = openapi_v3(path[len("/openapi/v3/") :])
         if document is None:
             raise not_found()
-        return json_response(document)
+        return _openapi_response(document)
     return None
+
+
+def _openapi_response(document: object) -> Response:
+    """kube-openapi's handlers write the marshalled document as it is, with no newline."""
+    return Response(200, go_json(document))

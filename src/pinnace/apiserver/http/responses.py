@@ -34,8 +34,36 @@ class Response:
     timeout: float | None = 0.0
 
 
+_GO_ESCAPES = tuple(
+    (raw.encode(), f"\\u{ord(raw):04x}".encode()) for raw in ("<", ">", "&", "\u2028", "\u2029")
+)
+
+
+def go_json(value: Any, *, indent: bool = False) -> bytes:
+    """JSON as Go's encoding/json writes it: compact (or indented by two spaces, as
+    MarshalIndent), with `<`, `>`, `&`, U+2028 and U+2029 escaped. These characters only
+    occur inside strings, so escaping them in the encoded text is exact."""
+    data = orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
+    for raw, escaped in _GO_ESCAPES:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    return data
+
+
+def encode_json(value: Any) -> bytes:
+    """An API object as kube-apiserver's JSON serializer writes it (json.Encoder), ending
+    with a newline."""
+    return go_json(value) + b"\n"
+
+
 def json_response(value: Any, status: int = 200, content_type: str = negotiation.JSON) -> Response:
-    return Response(status, orjson.dumps(value), content_type)
+    return Response(status, encode_json(value), content_type)
+
+
+def raw_json_response(value: Any) -> Response:
+    """What kube-apiserver writes with WriteRawJSON (/version, the root path list): indented,
+    without a final newline."""
+    return Response(200, go_json(value, indent=True))
 
 
 TEXT_PLAIN = "text/plain; charset=utf-8"

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import orjson
-
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.negotiation import Output
-from pinnace.apiserver.http.responses import Encoder
+from pinnace.apiserver.http.responses import Encoder, encode_json
 from pinnace.apiserver.objects import Object
 from pinnace.apiserver.watching import WatchEvents
 
@@ -87,4 +85,4 @@ async def _one_by_one(events: AsyncIterator[Object]) -> AsyncIterator[list[Objec
 
 
 def _line(event_type: str, obj: Object) -> bytes:
-    return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+    return encode_json({"type": event_type, "object": obj})

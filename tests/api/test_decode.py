@@ -80,7 +80,7 @@ def test_unknown_fields_are_dropped_and_warned_about() -> None:
         'unknown field "spec.containers[0].bar"',
         'unknown field "status.baz"',
     ]
-    assert decoded.obj["spec"] == {"containers": [{"name": "c"}]}
+    assert decoded.obj["spec"] == {"containers": [{"name": "c", "resources": {}}]}
     assert unknown_fields(POD, body) == ["spec.foo", "spec.containers[0].bar", "status.baz"]
 
 
@@ -217,6 +217,28 @@ def test_times_are_canonicalised() -> None:
 def test_nulls_are_dropped() -> None:
     decoded = decode({"metadata": {"name": "a", "labels": None}, "data": None}, CONFIG_MAP)
     assert decoded.obj == {"metadata": {"name": "a"}, "apiVersion": "v1", "kind": "ConfigMap"}
+
+
+def test_struct_fields_go_always_writes_are_written_even_when_not_sent() -> None:
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [
+                {"name": "a", "image": "x"},
+                {"name": "b", "image": "x", "resources": None},
+            ],
+            "initContainers": [{"name": "i", "image": "x", "resources": {"limits": {"cpu": "1"}}}],
+        },
+        "status": {"containerStatuses": [{"name": "a", "state": {"running": {}}}]},
+    }
+    decoded = decode(pod, POD).obj
+    assert [c["resources"] for c in decoded["spec"]["containers"]] == [{}, {}]
+    assert decoded["spec"]["initContainers"][0]["resources"] == {"limits": {"cpu": "1"}}
+    [status] = decoded["status"]["containerStatuses"]
+    assert (status["state"], status["lastState"]) == ({"running": {}}, {})
+    # A pointer is left out when not sent: a container's securityContext, a pod's affinity.
+    assert "securityContext" not in decoded["spec"]["containers"][0]
+    assert "affinity" not in decoded["spec"]
 
 
 def test_int_or_string_fields() -> None:

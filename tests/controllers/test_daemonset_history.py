@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from tests.controllers.workloads import PODS, Workloads, template
 
+from pinnace.api.decode import decode
 from pinnace.apiserver.objects import Object
 from pinnace.client import PatchType
 from pinnace.controllers.daemonset import DAEMON_SETS
@@ -158,7 +159,7 @@ def test_an_orphaned_revision_is_adopted_and_revisions_go_with_the_daemon_set(cl
 
 
 def test_a_name_taken_by_another_revision_bumps_the_collision_count(cluster: Workloads):
-    ds = daemon_set()
+    ds = decode(daemon_set(), DAEMON_SETS).obj  # the template as the server will store it
     DAEMON_SETS.default(ds)
     taken = f"agent-{current_hash(ds)}"
     squatter = {

@@ -222,3 +222,42 @@ def test_crash_looping_deployments_past_their_deadlines_leave_the_server_respons
             if cluster.process.poll() is None:
                 cluster.process.kill()
                 cluster.process.wait()
+
+
+UNDONE = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: undone}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: undone}}
+  template:
+    metadata: {labels: {app: undone}}
+    spec: {containers: [{name: app, image: "nginx:1.26"}]}
+"""
+
+
+def revisions(cluster: Cluster) -> list[str]:
+    history = cluster.ok("rollout", "history", "deployment/undone")
+    return [line.split()[0] for line in history.splitlines()[2:] if line.strip()]
+
+
+def test_rollout_undo_to_a_revision_reuses_its_replica_set(cluster: Cluster) -> None:
+    # The manifest states no resources; the stored template has `resources: {}` as
+    # kube-apiserver's has, so the template kubectl sends back from revision 2's ReplicaSet
+    # (a Go struct, with `resources: {}`) is that ReplicaSet's, not a new one.
+    cluster.ok("apply", "-f", "-", stdin=UNDONE)
+    resources = "jsonpath={.spec.template.spec.containers[0].resources}"
+    assert cluster.ok("get", "deployment", "undone", "-o", resources) == "{}"
+    for image in ("nginx:1.27", "nginx:1.28"):
+        cluster.ok("rollout", "status", "deployment/undone", "--timeout=60s")
+        cluster.ok("set", "image", "deployment/undone", f"app={image}")
+    cluster.ok("rollout", "status", "deployment/undone", "--timeout=60s")
+    assert revisions(cluster) == ["1", "2", "3"]
+
+    cluster.ok("rollout", "undo", "deployment/undone", "--to-revision=2")
+    cluster.ok("rollout", "status", "deployment/undone", "--timeout=60s")
+    assert revisions(cluster) == ["1", "3", "4"]
+    image = "jsonpath={.spec.template.spec.containers[0].image}"
+    assert cluster.ok("get", "deployment", "undone", "-o", image) == "nginx:1.27"
+    assert len(rows(cluster, "rs", "-l", "app=undone", "--no-headers")) == 3

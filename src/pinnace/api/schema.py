@@ -3,7 +3,8 @@ and the walk kube-apiserver's JSON decoding does over a request body.
 
 `normalize` checks every field against the schema the way Go's encoding/json does when it
 fills a typed struct (case-sensitive keys, first type error wins, unknown fields dropped and
-reported), and canonicalises what Go types re-encode differently: quantities, timestamps.
+reported), and canonicalises what Go types re-encode differently: quantities, timestamps, and
+the struct fields Go writes even when they were not sent (`resources: {}`).
 Schemas are built on first use and cached.
 """
 
@@ -58,6 +59,28 @@ _MICRO_TIMES = {
     "CoreV1Event": ("eventTime",),
     "CoreV1EventSeries": ("lastObservedTime",),
     "V1LeaseSpec": ("acquireTime", "renewTime"),
+}
+# Struct fields that are Go values, not pointers, of a struct whose every field is omitempty
+# (so its zero value encodes as `{}`): `omitempty` never drops a struct, so kube-apiserver
+# writes them whether sent or not: a container's `resources: {}`, a container status'
+# `lastState: {}`.
+_ALWAYS_WRITTEN = {
+    "V1Container": ("resources",),
+    "V1EphemeralContainer": ("resources",),
+    "V1ContainerStatus": ("state", "lastState"),
+    "V1PreferredSchedulingTerm": ("preference",),
+    "V1DeploymentSpec": ("strategy",),
+    "V1DaemonSetSpec": ("updateStrategy",),
+    "CoreV1Event": ("involvedObject", "source"),
+    "V1Binding": ("target",),
+    "V1Pod": ("status",),
+    "V1Deployment": ("status",),
+    "V1Job": ("status",),
+    "V1Namespace": ("spec", "status"),
+    "V1Node": ("spec",),
+    "V1ResourceQuota": ("spec", "status"),
+    "V1Lease": ("spec",),
+    "V1PodDisruptionBudget": ("spec",),
 }
 _INT64_FIELDS = frozenset(
     {
@@ -349,6 +372,9 @@ class _Walk:
             converted = self.value(t, item, child, s.go_name, child_go, depth + 1)
             if converted is not _MISMATCH:
                 out[key] = converted
+        for key in _ALWAYS_WRITTEN.get(s.model, ()):
+            if key not in out:
+                out[key] = {}
         return out
 
     def value(self, t: Type, value: Any, path: str, owner: str, go_path: str, depth: int) -> Any:

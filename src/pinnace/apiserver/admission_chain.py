@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
@@ -122,7 +123,7 @@ class AdmissionChain:
             yield
             return
         give_back = False
-        charge = lambda: self._charge(kind, obj)  # noqa: E731
+        charge = partial(self._charge, kind, obj)
         try:
             async with self._quota_gate.charge(namespace, charge) as charged:
                 give_back = charged

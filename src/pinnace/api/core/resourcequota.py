@@ -126,7 +126,7 @@ def _validate_resource_list(value: Any, path: Path) -> list[FieldError]:
 
 
 def prepare_quota_for_create(quota: dict[str, Any]) -> None:
-    quota.pop("status", None)
+    quota["status"] = {}
 
 
 def validate_resource_quota(quota: dict[str, Any]) -> list[FieldError]:

@@ -6,9 +6,9 @@ import pytest
 from tests.client.conftest import CONFIG_MAPS, DEPLOYMENTS, NODES, PODS, Cluster, config_map, pod
 
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object, clone
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient, PatchType
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 
 REVISION = "deployment.kubernetes.io/revision"
 

@@ -21,6 +21,15 @@ from pinnace.api.decode import decode
 from pinnace.api.field import FieldError, Path, invalid
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name
+from pinnace.api.objects import Object, clone, meta, resource_version
+from pinnace.api.options import (
+    DeleteOptions,
+    ListOptions,
+    WriteOptions,
+    decode_continue,
+    encode_continue,
+    parse_resource_version,
+)
 from pinnace.api.patch import track_update
 from pinnace.api.status import StatusError
 from pinnace.apiserver import deletion
@@ -29,15 +38,6 @@ from pinnace.apiserver.filters import Filter, filter_for
 from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
 from pinnace.apiserver.metrics import MetricsSource
-from pinnace.apiserver.objects import Object, clone, meta, resource_version
-from pinnace.apiserver.options import (
-    DeleteOptions,
-    ListOptions,
-    WriteOptions,
-    decode_continue,
-    encode_continue,
-    parse_resource_version,
-)
 from pinnace.apiserver.watching import watch_events
 from pinnace.clock import Clock, Randomness
 from pinnace.store import (

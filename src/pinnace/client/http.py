@@ -15,9 +15,9 @@ from urllib.parse import quote, urlencode
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.client.interface import (
     Client,
     PatchType,

@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object, meta
+from pinnace.api.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.apiserver import binding, eviction, scale
 from pinnace.apiserver.http import fieldmanagers, negotiation, patching
-from pinnace.apiserver.objects import Object, meta
-from pinnace.apiserver.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.client.interface import Client, PatchType, binding_body, eviction_body
 from pinnace.clock import Clock

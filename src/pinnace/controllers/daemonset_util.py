@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.api.apps.daemonset import ROLLING_UPDATE, template_generation
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.deployment_util import compute_hash, scaled_value
 from pinnace.controllers.node_lifecycle import (

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pinnace.api.objects import Object
 from pinnace.api.patch import server_side_apply, track_update
 from pinnace.apiserver.http.params import MAX_FIELD_MANAGER_LENGTH
-from pinnace.apiserver.objects import Object
 
 Mutation = Callable[[Object], Object]
 

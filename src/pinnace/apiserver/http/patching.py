@@ -10,6 +10,7 @@ from typing import Any
 from pinnace.api import status
 from pinnace.api.decode import decode
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
 from pinnace.api.patch import (
     apply_json_merge_patch,
     apply_json_patch,
@@ -17,7 +18,6 @@ from pinnace.api.patch import (
 )
 from pinnace.apiserver.http.bodies import YAMLError, parse_json, yaml_to_json
 from pinnace.apiserver.http.negotiation import BodyType
-from pinnace.apiserver.objects import Object
 
 Mutation = Callable[[Object], Object]
 

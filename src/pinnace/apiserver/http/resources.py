@@ -16,6 +16,8 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import status
+from pinnace.api.objects import Object
+from pinnace.api.options import ListOptions, WriteOptions
 from pinnace.api.status import StatusError
 from pinnace.api.versions import ServedVersion
 from pinnace.apiserver import binding
@@ -26,8 +28,6 @@ from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.responses import Encoder, Response, json_response, warning_headers
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.http.watchstream import watch_stream
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import ListOptions, WriteOptions
 from pinnace.apiserver.server import Result
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pinnace.api import status
+from pinnace.api.options import LogOptions
 from pinnace.apiserver import binding, eviction
 from pinnace.apiserver.http import negotiation, params, patching
 from pinnace.apiserver.http.bodies import parse_json, parse_object_body
@@ -19,7 +20,7 @@ from pinnace.apiserver.http.responses import (
     text_response,
 )
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
-from pinnace.apiserver.logs import LogOptions, log_text, read_log
+from pinnace.apiserver.logs import log_text, read_log
 from pinnace.apiserver.scale import ScaleChange, read_scale, update_scale
 from pinnace.clock.rfc3339 import parse_time
 

@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 
 import orjson
 
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.negotiation import Output
 from pinnace.apiserver.http.responses import Encoder
-from pinnace.apiserver.objects import Object
 from pinnace.apiserver.watching import WatchEvents
 
 OBJECT_EVENTS = ("ADDED", "MODIFIED", "DELETED")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pinnace.api import field
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.descheduler.args import ALL_NAMESPACES, Args, Namespaces, PolicyError
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import BALANCE, Context, low_priority_first

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.descheduler.args import ALL_NAMESPACES, Args, Namespaces
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import BALANCE, Context

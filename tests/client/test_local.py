@@ -269,3 +269,19 @@ def test_field_manager_records_managed_fields(cluster: Cluster) -> None:
             "metadata"
         ]
     )
+
+
+def test_server_side_apply_is_a_patch_of_the_pipeline(cluster: Cluster) -> None:
+    client = LocalClient(cluster.server, field_manager="pinnace-test")
+    applied = config_map("a", x="1")
+    created = cluster.run(client.patch(CONFIG_MAPS, "default", "a", applied, PatchType.APPLY))
+    assert created["data"] == {"x": "1"}
+    assert [e["operation"] for e in created["metadata"]["managedFields"]] == ["Apply"]
+    applied["data"] = {"x": "2"}
+    changed = cluster.run(client.patch(CONFIG_MAPS, "default", "a", applied, PatchType.APPLY))
+    assert changed["data"] == {"x": "2"}
+    assert changed["metadata"]["uid"] == created["metadata"]["uid"]
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.client.patch(CONFIG_MAPS, "default", "a", applied, PatchType.APPLY))
+    assert (e.value.code, e.value.reason) == (422, "Invalid")
+    assert "fieldManager: Required value: is required for apply patch" in e.value.message

@@ -15,25 +15,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
-from enum import StrEnum
 from typing import Any
 
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, clone
 from pinnace.api.options import DeleteOptions
+from pinnace.api.patch import PatchType
 from pinnace.client.retry import retry_on_conflict
 from pinnace.clock import Clock
 
 Mutation = Callable[[Object], Object]
 """Gets a copy of the latest object and returns the object to write."""
-
-
-class PatchType(StrEnum):
-    """The patch kinds, as the content types a PATCH request names them by."""
-
-    JSON = "application/json-patch+json"
-    MERGE = "application/merge-patch+json"
-    STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 
 
 class Client(ABC):

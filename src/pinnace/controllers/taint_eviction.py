@@ -24,7 +24,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Timer
-from pinnace.scheduler.podinfo import Toleration
+from pinnace.scheduling.taints import Toleration
 
 log = logging.getLogger(__name__)
 

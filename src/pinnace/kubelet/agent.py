@@ -324,7 +324,7 @@ class NodeAgent:
                 return
             # Started before the agent restarted: its containers are stopped, not admitted.
         else:
-            result = self.eviction.admit(pod, demand.info.tolerations)
+            result = self.eviction.admit(pod, demand.tolerations)
             if result.admit and self.cpu_manager is not None:
                 result = self.cpu_manager.allocate(pod)
             if result.admit:

@@ -66,7 +66,7 @@ from pinnace.resources.oom import is_critical_pod
 from pinnace.resources.pod import pod_spec
 from pinnace.resources.qos import BEST_EFFORT, recorded_qos_class
 from pinnace.resources.quantity import BINARY_SI, Quantity
-from pinnace.scheduler.podinfo import Toleration
+from pinnace.scheduling.taints import Toleration
 
 REASON = "Evicted"
 """The reason of an evicted pod, of its event, and of a pod refused under pressure."""

@@ -11,12 +11,12 @@ import pytest
 from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
+from pinnace.api.objects import Object
+from pinnace.api.options import WriteOptions
+from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.apiserver.http.app import APIApp
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import WriteOptions
 from pinnace.clock import Randomness
 from pinnace.clock.rfc3339 import format_time
-from pinnace.kubelet.stats import ContainerStats, NodeStats, PodStats, Summary
 
 NODES = catalog.by_resource("", "nodes")
 PODS = catalog.by_resource("", "pods")

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from pinnace.api import catalog
+from pinnace.api.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.client import LocalClient, PatchType
 
 PODS = catalog.by_resource("", "pods")

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from pinnace.api import catalog
+from pinnace.api.options import LogOptions, WriteOptions
 from pinnace.api.status import StatusError
 from pinnace.apiserver.binding import bind
 from pinnace.apiserver.eviction import evict
-from pinnace.apiserver.logs import LogOptions, log_text
-from pinnace.apiserver.options import WriteOptions
+from pinnace.apiserver.logs import log_text
 from pinnace.apiserver.scale import read_scale, update_scale
 from pinnace.client import LocalClient
 from pinnace.controllers.namespace import NamespaceController

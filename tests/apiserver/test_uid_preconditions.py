@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from pinnace.api import catalog
+from pinnace.api.objects import resource_version
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import resource_version
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import LocalClient, PatchType
 
 PODS = catalog.by_resource("", "pods")

@@ -9,8 +9,8 @@ import logging
 import pytest
 from tests.client.conftest import EVENTS, NODES, PODS, Cluster, pod
 
+from pinnace.api.objects import Object
 from pinnace.api.tables import to_table
-from pinnace.apiserver.objects import Object
 from pinnace.client.correlator import LRU_CACHE_ENTRIES
 from pinnace.client.events import EventRecorder
 

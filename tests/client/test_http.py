@@ -11,9 +11,9 @@ import pytest
 from tests.client.conftest import CONFIG_MAPS, EVENTS, PODS, config_map, pod
 from tests.http.conftest import Cluster, launch, stop
 
+from pinnace.api.objects import Object, clone
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import EventRecorder, Informer, PatchType
 from pinnace.client.http import HTTPClient
 from pinnace.clock import Clock

@@ -13,8 +13,8 @@ from tests.client.conftest import CONFIG_MAPS, PODS, Cluster, config_map, pod
 
 from pinnace.api.kind import Kind
 from pinnace.api.labels import parse_selector, selector_from_dict
-from pinnace.apiserver.objects import Object, clone
-from pinnace.apiserver.options import DeleteOptions
+from pinnace.api.objects import Object, clone
+from pinnace.api.options import DeleteOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient, PatchType
 from pinnace.client.factory import InformerFactory

@@ -6,9 +6,9 @@ import pytest
 from tests.client.conftest import CONFIG_MAPS, DEPLOYMENTS, NODES, PODS, Cluster, config_map, pod
 
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object, clone
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient, PatchType
 
@@ -269,3 +269,19 @@ def test_field_manager_records_managed_fields(cluster: Cluster) -> None:
             "metadata"
         ]
     )
+
+
+def test_server_side_apply_is_a_patch_of_the_pipeline(cluster: Cluster) -> None:
+    client = LocalClient(cluster.server, field_manager="pinnace-test")
+    applied = config_map("a", x="1")
+    created = cluster.run(client.patch(CONFIG_MAPS, "default", "a", applied, PatchType.APPLY))
+    assert created["data"] == {"x": "1"}
+    assert [e["operation"] for e in created["metadata"]["managedFields"]] == ["Apply"]
+    applied["data"] = {"x": "2"}
+    changed = cluster.run(client.patch(CONFIG_MAPS, "default", "a", applied, PatchType.APPLY))
+    assert changed["data"] == {"x": "2"}
+    assert changed["metadata"]["uid"] == created["metadata"]["uid"]
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.client.patch(CONFIG_MAPS, "default", "a", applied, PatchType.APPLY))
+    assert (e.value.code, e.value.reason) == (422, "Invalid")
+    assert "fieldManager: Required value: is required for apply patch" in e.value.message

@@ -9,7 +9,7 @@ from typing import Any
 from tests.client.conftest import EVENTS, NODES, PODS, Cluster
 from tests.kubelet.conftest import LEASES
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock import parse_time
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
 from pinnace.controllers.taint_eviction import TaintEvictionController

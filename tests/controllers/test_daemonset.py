@@ -10,7 +10,7 @@ from tests.controllers.lifecycle_cluster import ControlPlane
 from tests.controllers.lifecycle_cluster import pod as lifecycle_pod
 from tests.controllers.workloads import PODS, Workloads, template
 
-from pinnace.apiserver.objects import Object, clone
+from pinnace.api.objects import Object, clone
 from pinnace.client import Informer, InformerFactory
 from pinnace.clock import Randomness
 from pinnace.controllers.daemonset import DAEMON_SETS, NODES, DaemonSetController

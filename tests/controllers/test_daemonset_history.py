@@ -11,7 +11,7 @@ import pytest
 from tests.controllers.workloads import PODS, Workloads, template
 
 from pinnace.api.decode import decode
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.client import PatchType
 from pinnace.controllers.daemonset import DAEMON_SETS
 from pinnace.controllers.daemonset_history import CONTROLLER_REVISIONS, get_patch

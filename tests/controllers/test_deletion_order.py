@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock.rfc3339 import format_time
 from pinnace.controllers.controller_utils import (
     POD_DELETION_COST,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock import parse_time
 
 REVISION = "deployment.kubernetes.io/revision"

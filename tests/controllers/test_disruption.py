@@ -11,8 +11,8 @@ from tests.client.conftest import pod
 from tests.controllers.workloads import DEPLOYMENTS, PODS, Workloads, template
 
 from pinnace.api import catalog
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
 
 PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
 assert PDBS is not None

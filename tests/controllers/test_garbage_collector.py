@@ -14,8 +14,8 @@ from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloa
 from tests.http.conftest import Cluster, launch, stop
 
 from pinnace.api import catalog
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions
 from pinnace.controllers.controller_utils import controller_ref
 
 CONFIG_MAPS = catalog.by_resource("", "configmaps")

@@ -13,8 +13,9 @@ from tests.client.conftest import EVENTS, Cluster
 
 from pinnace.api import catalog
 from pinnace.api.autoscaling.hpa import default_hpa
+from pinnace.api.objects import Object
+from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.apiserver.metrics import list_pod_metrics
-from pinnace.apiserver.objects import Object
 from pinnace.client import InformerFactory
 from pinnace.clock import Randomness
 from pinnace.clock.rfc3339 import format_time
@@ -27,7 +28,6 @@ from pinnace.controllers.hpa_replicas import (
 )
 from pinnace.controllers.workloads import WorkloadControllers
 from pinnace.kubelet import NodeAgentPool, node_configs
-from pinnace.kubelet.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.scheduler.adapter import SchedulerService
 
 PODS = catalog.by_resource("", "pods")

@@ -10,7 +10,7 @@ import pytest
 from tests.controllers.workloads import PODS, Workloads
 
 from pinnace.api import catalog
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.client import PatchType
 from pinnace.controllers.job_indexes import Intervals
 from pinnace.controllers.workloads import WorkloadControllers

@@ -10,9 +10,9 @@ import pytest
 from tests.client.conftest import Cluster
 
 from pinnace.api import catalog
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.controllers.namespace import NAMESPACES, NamespaceController
 
 PODS = catalog.by_resource("", "pods")

@@ -12,7 +12,7 @@ import pytest
 from tests.client.conftest import NODES, PODS, Cluster, pod
 from tests.controllers.workloads import Workloads, template
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.client import InformerFactory
 from pinnace.controllers.daemonset import DAEMON_SETS
 from pinnace.controllers.podgc import PodGCController

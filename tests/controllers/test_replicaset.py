@@ -9,8 +9,8 @@ import pytest
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 
 from pinnace.api import catalog
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions
 from pinnace.clock.rfc3339 import format_time
 from pinnace.controllers.replicaset import CLIENT_BURST, CLIENT_QPS
 

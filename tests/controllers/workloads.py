@@ -9,7 +9,7 @@ from typing import Any
 from tests.client.conftest import EVENTS, Cluster
 
 from pinnace.api import catalog
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock import Randomness
 from pinnace.controllers.replicaset import PODS, REPLICA_SETS
 from pinnace.controllers.workloads import WorkloadControllers

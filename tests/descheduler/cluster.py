@@ -9,7 +9,7 @@ from typing import Any
 from tests.client.conftest import NODES
 from tests.controllers.workloads import DEPLOYMENTS, PODS, Workloads
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock import Randomness
 from pinnace.descheduler.policy import parse
 from pinnace.descheduler.runner import CycleResult, Descheduler

@@ -7,7 +7,7 @@ from typing import Any
 
 from tests.client.conftest import Cluster
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock.rfc3339 import format_time
 from pinnace.descheduler.evictor import Eviction
 from pinnace.descheduler.policy import parse

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from pinnace.api import catalog
+from pinnace.api.options import LogOptions
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
-from pinnace.apiserver.logs import LogOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness
 from pinnace.store import MemoryStore

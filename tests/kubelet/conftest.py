@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from tests.client.conftest import EVENTS, Cluster
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.kubelet import NodeAgent, NodeConfig
 from pinnace.kubelet.agent import LEASES, NODES, PODS
 

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from tests.kubelet.conftest import CONFIG, PODS, Node, pod
 
+from pinnace.api.options import LogOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.logs import LogOptions, log_text
+from pinnace.apiserver.logs import log_text
 from pinnace.clock import parse_time
 from pinnace.kubelet import NodeAgent
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.eviction import EvictionManager, UsageCeiling
-from pinnace.kubelet.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.scheduler.podinfo import PodInfo
 
 Mi = 1024 * 1024

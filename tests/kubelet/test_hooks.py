@@ -10,8 +10,8 @@ import pytest
 from tests.kubelet.conftest import PODS, Node, pod
 from tests.kubelet.test_probes import events
 
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.options import DeleteOptions
 
 
 def hooked(name: str, hook: str, command: list[str], **annotations: str) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from tests.kubelet.conftest import PODS, Node, pod
 
+from pinnace.api.options import DeleteOptions, LogOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.logs import LogOptions, log_text
-from pinnace.apiserver.options import DeleteOptions
+from pinnace.apiserver.logs import log_text
 
 
 def container(node: Node, name: str) -> dict:

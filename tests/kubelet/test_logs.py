@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from pinnace.apiserver.logs import LogOptions
+from pinnace.api.options import LogOptions
 from pinnace.clock import Clock, VirtualClock
 from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS, container_log
 from pinnace.kubelet.runtime import ContainerStatus, Ended

@@ -7,7 +7,8 @@ import asyncio
 from tests.client.conftest import CONFIG_MAPS, Cluster, config_map
 from tests.kubelet.conftest import LEASES, NODES, PODS, pod
 
-from pinnace.apiserver.logs import LogOptions, log_text
+from pinnace.api.options import LogOptions
+from pinnace.apiserver.logs import log_text
 from pinnace.clock import parse_time
 from pinnace.kubelet import NodeAgentPool, node_configs
 

@@ -11,7 +11,7 @@ from typing import Any
 from tests.kubelet.conftest import LEASES, NODES, PODS, Node, pod
 
 from pinnace.api import status
-from pinnace.apiserver.options import DeleteOptions
+from pinnace.api.options import DeleteOptions
 from pinnace.clock import parse_time
 from pinnace.kubelet.config import STATUS_SYNC_PERIOD
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from tests.kubelet.conftest import PODS, Node, pod
 
-from pinnace.apiserver.options import DeleteOptions
+from pinnace.api.options import DeleteOptions
 
 
 def test_a_status_write_racing_a_delete_and_recreate_does_not_land_on_the_new_pod(

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from tests.client.conftest import EVENTS, NODES, PODS, Cluster, kind
 
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import parse
 

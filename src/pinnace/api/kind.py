@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from pinnace.api.field import FieldError
+from pinnace.api.objects import Object
 
-Object = dict[str, Any]
 Defaulter = Callable[[Object], None]
 Validator = Callable[[Object], list[FieldError]]
 UpdateValidator = Callable[[Object, Object], list[FieldError]]

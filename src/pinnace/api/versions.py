@@ -7,12 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
-
-Object = dict[str, Any]
+from pinnace.api.objects import Object
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
 from pinnace.apiserver.admission import (
     default_tolerations,
     limit_ranger,
@@ -29,7 +30,6 @@ from pinnace.apiserver.admission import (
 )
 from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.keys import list_prefix, object_key
-from pinnace.apiserver.objects import Object
 from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.store import ConflictError, KeyNotFoundError
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
 from pinnace.api.decode import decode
-from pinnace.apiserver.objects import Object, meta
-from pinnace.apiserver.options import WriteOptions
+from pinnace.api.objects import Object, meta
+from pinnace.api.options import WriteOptions
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pinnace.api import catalog
+from pinnace.api.objects import clone
 from pinnace.api.status import StatusError
 from pinnace.apiserver.admission.priority import SYSTEM_PRIORITY_CLASSES
-from pinnace.apiserver.objects import clone
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer

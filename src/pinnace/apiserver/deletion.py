@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pinnace.api import status
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
-from pinnace.apiserver.objects import Object, clone, meta
-from pinnace.apiserver.options import DeleteOptions
+from pinnace.api.objects import Object, clone, meta
+from pinnace.api.options import DeleteOptions
 from pinnace.clock.rfc3339 import format_time
 
 DEFAULT_TERMINATION_GRACE_PERIOD = 30

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
 from pinnace.api.labels import selector_from_dict
+from pinnace.api.objects import Object, meta
+from pinnace.api.options import DeleteOptions
 from pinnace.apiserver.keys import list_prefix, object_key
-from pinnace.apiserver.objects import Object, meta
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.store import ConflictError
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pinnace.api.fieldselector import FieldSelector, convert_field_selector, field_set
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import ListOptions, parse_selectors
+from pinnace.api.objects import Object
+from pinnace.api.options import ListOptions, parse_selectors
 
 
 @dataclass(frozen=True)

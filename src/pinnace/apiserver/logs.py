@@ -5,28 +5,14 @@ a `LogSource` with the server)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pinnace.api import catalog, field, status
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
+from pinnace.api.options import LogOptions
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
-
-
-@dataclass(frozen=True)
-class LogOptions:
-    """PodLogOptions; times are clock seconds."""
-
-    container: str = ""
-    previous: bool = False
-    tail_lines: int | None = None
-    timestamps: bool = False
-    follow: bool = False
-    since_seconds: int | None = None
-    since_time: float | None = None
-    limit_bytes: int | None = None
 
 
 LogSource = Callable[[Object, str, LogOptions], AsyncIterator[str]]

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 from pinnace.api import catalog, status
 from pinnace.api.kind import Kind
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import ListOptions
+from pinnace.api.objects import Object
+from pinnace.api.options import ListOptions
 from pinnace.clock.rfc3339 import format_time
 from pinnace.resources.quantity import BINARY_SI, Quantity
 
 if TYPE_CHECKING:
+    from pinnace.api.stats import ContainerStats, PodStats, Summary
     from pinnace.apiserver.server import APIServer
-    from pinnace.kubelet.stats import ContainerStats, PodStats, Summary
 
 MetricsSource = Callable[[], "Mapping[str, Summary]"]
 """() -> the latest stats summary of every node, by node name. Pod metrics look up only the

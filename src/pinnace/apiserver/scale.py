@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from pinnace.api import status
 from pinnace.api.apps import apply_scale, scale_of
 from pinnace.api.kind import Kind
-from pinnace.apiserver.objects import Object, meta
-from pinnace.apiserver.options import WriteOptions
+from pinnace.api.objects import Object, meta
+from pinnace.api.options import WriteOptions
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer, Result

@@ -13,24 +13,16 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pinnace.api import catalog, status
 from pinnace.api.decode import decode
-from pinnace.api.field import FieldError, Path, invalid
+from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name
-from pinnace.api.patch import track_update
-from pinnace.api.status import StatusError
-from pinnace.apiserver import deletion
-from pinnace.apiserver.admission_chain import AdmissionChain
-from pinnace.apiserver.filters import Filter, filter_for
-from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
-from pinnace.apiserver.logs import LogSource
-from pinnace.apiserver.metrics import MetricsSource
-from pinnace.apiserver.objects import Object, clone, meta, resource_version
-from pinnace.apiserver.options import (
+from pinnace.api.objects import Object, clone, meta, resource_version
+from pinnace.api.options import (
     DeleteOptions,
     ListOptions,
     WriteOptions,
@@ -38,6 +30,15 @@ from pinnace.apiserver.options import (
     encode_continue,
     parse_resource_version,
 )
+from pinnace.api.patch import PatchType, track_update
+from pinnace.api.status import StatusError
+from pinnace.api.versions import ServedVersion
+from pinnace.apiserver import deletion, patching
+from pinnace.apiserver.admission_chain import AdmissionChain
+from pinnace.apiserver.filters import Filter, filter_for
+from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
+from pinnace.apiserver.logs import LogSource
+from pinnace.apiserver.metrics import MetricsSource
 from pinnace.apiserver.watching import watch_events
 from pinnace.clock import Clock, Randomness
 from pinnace.store import (
@@ -261,11 +262,7 @@ class APIServer:
         decoded = decode(body, kind, strict=options.field_validation == "Strict")
         new = decoded.obj
         self._check_namespace(kind, new, namespace)
-        body_name = meta(new).get("name")
-        if body_name != name:
-            raise status.bad_request(
-                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )
+        _check_name(new, name)
         kind.default(new)
         expected = parse_resource_version(str(meta(new).get("resourceVersion") or ""))
 
@@ -313,6 +310,54 @@ class APIServer:
         return await self._write(
             kind, namespace, name, build, None, options or WriteOptions(), subresource, []
         )
+
+    async def patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch_type: PatchType,
+        patch: Any,
+        options: WriteOptions | None = None,
+        subresource: str = "",
+        conversion: ServedVersion | None = None,
+    ) -> Result:
+        """PATCH: `patch` (the decoded document) changes the stored object as `patch_type`
+        says, then the change takes the update path, built again on what is stored after a
+        conflict (GuaranteedUpdate). A server-side apply is by `options.field_manager` and
+        creates the object when there is none; other patches record that manager, if any, in
+        managedFields. `conversion` is the served version the patch is written against, when
+        that is not the stored one. Unknown fields of the patched object are warnings or
+        refused, as `options.field_validation` says."""
+        options = options or WriteOptions()
+        manager = options.field_manager
+        apply = patch_type is PatchType.APPLY
+        if apply and not manager:
+            missing = required("fieldManager", "is required for apply patch")
+            raise status.invalid("PatchOptions", "", [missing], "meta.k8s.io")
+        now = self.clock.now_rfc3339() if manager else ""
+        if apply:
+            mutate = patching.applier(patch, manager, options.force, subresource, now)
+        else:
+            mutate = patching.patcher(kind, patch_type, patch)
+            if manager:
+                mutate = patching.tracked(mutate, manager, subresource, now)
+        if conversion is not None:
+            mutate = patching.converted(mutate, conversion)
+        unknown_fields: list[str] = []
+        mutate = patching.validated(kind, mutate, options.field_validation, unknown_fields)
+        try:
+            result = await self.modify(kind, namespace, name, mutate, options, subresource)
+        except StatusError as e:
+            if not (apply and e.code == 404 and e.reason == "NotFound" and not subresource):
+                raise
+            # Apply creates what does not exist yet.
+            created = patching.apply_create(patch, manager, now)
+            _check_name(created, name)
+            recorded = replace(options, field_manager="")  # the apply recorded it
+            return await self.create(kind, namespace, created, recorded)
+        result.warnings.extend(unknown_fields)
+        return result
 
     async def _write(
         self,
@@ -552,6 +597,14 @@ class APIServer:
         if kind is None:
             raise status.not_found(plural, "", group)
         return kind
+
+
+def _check_name(obj: Object, name: str) -> None:
+    body_name = (obj.get("metadata") or {}).get("name")
+    if body_name != name:
+        raise status.bad_request(
+            f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )
 
 
 def _conflict(kind: Kind, name: str) -> StatusError:

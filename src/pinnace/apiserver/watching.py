@@ -13,10 +13,10 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
+from pinnace.api.options import ListOptions, parse_resource_version
 from pinnace.apiserver.filters import Filter
 from pinnace.apiserver.keys import list_prefix
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import ListOptions, parse_resource_version
 from pinnace.store import CompactedError, WatchClosedError, WatchEvent
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ import orjson
 import yaml
 
 from pinnace.bench import Figure, Figures, per_second, percentile, render_table
-from pinnace.bench.http import Connection, HTTPError
+from pinnace.client.transport import Connection, HTTPError
 
 BACKENDS = ("sqlite", "memory")
 NAMESPACE = "bench"

@@ -16,9 +16,9 @@ import sys
 from dataclasses import dataclass, field
 
 from pinnace.api.status import StatusError
-from pinnace.bench.http import HTTPError
 from pinnace.cli.scheduler import server_url
 from pinnace.client.http import HTTPClient
+from pinnace.client.transport import HTTPError
 from pinnace.clock import Clock
 from pinnace.descheduler.args import PolicyError
 from pinnace.descheduler.policy import DeschedulerPolicy, load_file

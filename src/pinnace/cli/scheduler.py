@@ -21,8 +21,8 @@ import yaml
 
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import EXPLAIN_PATH
-from pinnace.bench.http import HTTPError
 from pinnace.client.http import HTTPClient
+from pinnace.client.transport import HTTPError
 from pinnace.clock import Clock
 from pinnace.scheduler.config import DEFAULTS, ConfigError, SchedulerConfiguration, load_file
 from pinnace.scheduler.explain import explain_pod, render

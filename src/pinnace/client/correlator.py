@@ -28,7 +28,7 @@ import struct
 import sys
 from dataclasses import dataclass
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock import Clock, format_time
 
 LRU_CACHE_ENTRIES = 4096

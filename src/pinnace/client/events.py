@@ -21,8 +21,8 @@ from collections import deque
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
 from pinnace.client.correlator import EventCorrelator
 from pinnace.client.interface import Client, PatchType
 

@@ -15,10 +15,9 @@ from urllib.parse import quote, urlencode
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
-from pinnace.bench.http import JSON, Connection, HTTPError
 from pinnace.client.interface import (
     Client,
     PatchType,
@@ -26,6 +25,7 @@ from pinnace.client.interface import (
     delete_options_body,
     eviction_body,
 )
+from pinnace.client.transport import JSON, Connection, HTTPError
 from pinnace.clock import Clock
 
 PODS = catalog.by_resource("", "pods")

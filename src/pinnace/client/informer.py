@@ -30,7 +30,7 @@ from typing import Any
 
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.client.interface import Client
 from pinnace.clock import Timer
 from pinnace.store import codec

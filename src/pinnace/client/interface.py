@@ -2,7 +2,7 @@
 
 Objects a client returns (from get, list, watch and every write) are SHARED and READ-ONLY: an
 in-process client hands out the very dicts the store holds, so changing one would change
-what every other reader sees. Clone before changing (`pinnace.apiserver.objects.clone`), or
+what every other reader sees. Clone before changing (`pinnace.api.objects.clone`), or
 let `modify` and `patch` do it: they work on copies. Objects passed in (create, update) are
 not kept by the client; the caller may reuse them.
 
@@ -15,25 +15,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
-from enum import StrEnum
 from typing import Any
 
 from pinnace.api.kind import Kind
-from pinnace.apiserver.objects import Object, clone
-from pinnace.apiserver.options import DeleteOptions
+from pinnace.api.objects import Object, clone
+from pinnace.api.options import DeleteOptions
+from pinnace.api.patch import PatchType
 from pinnace.client.retry import retry_on_conflict
 from pinnace.clock import Clock
 
 Mutation = Callable[[Object], Object]
 """Gets a copy of the latest object and returns the object to write."""
-
-
-class PatchType(StrEnum):
-    """The patch kinds, as the content types a PATCH request names them by."""
-
-    JSON = "application/json-patch+json"
-    MERGE = "application/merge-patch+json"
-    STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 
 
 class Client(ABC):

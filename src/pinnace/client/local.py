@@ -7,10 +7,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object, meta
+from pinnace.api.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.apiserver import binding, eviction, scale
-from pinnace.apiserver.http import fieldmanagers, negotiation, patching
-from pinnace.apiserver.objects import Object, meta
-from pinnace.apiserver.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.apiserver.server import APIServer
 from pinnace.client.interface import Client, PatchType, binding_body, eviction_body
 from pinnace.clock import Clock
@@ -27,7 +26,9 @@ class LocalClient(Client):
     def __init__(self, server: APIServer, *, field_manager: str = "") -> None:
         self._server = server
         self._field_manager = field_manager
-        self._write_options = WriteOptions(field_manager=field_manager)
+        # The warnings of fieldValidation have nowhere to go in process; Ignore spares a patch
+        # the decode that finds them.
+        self._write_options = WriteOptions(field_manager=field_manager, field_validation="Ignore")
 
     @property
     def clock(self) -> Clock:
@@ -103,13 +104,8 @@ class LocalClient(Client):
         *,
         subresource: str = "",
     ) -> Object:
-        body_type = negotiation.body_type(patch_type.value, patch=True)
-        mutate = patching.patcher(kind, body_type, patch)
-        if self._field_manager:
-            now = self.clock.now_rfc3339()
-            mutate = fieldmanagers.tracked(mutate, self._field_manager, subresource, now)
-        result = await self._server.modify(
-            kind, namespace, name, mutate, self._write_options, subresource
+        result = await self._server.patch(
+            kind, namespace, name, patch_type, patch, self._write_options, subresource
         )
         return result.obj
 

@@ -18,8 +18,8 @@ from pinnace.api.apps import as_label_selector
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder, Informer, object_key
 from pinnace.clock import Clock, Timer
 from pinnace.clock.rfc3339 import parse_time

@@ -38,8 +38,8 @@ from pinnace.api.apps.daemonset import EMPTY_STATUS, ROLLING_UPDATE, template_ge
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,

@@ -19,8 +19,8 @@ from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
 from pinnace.api.apps.daemonset import DEFAULT_REVISION_HISTORY_LIMIT
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, Informer, InformerFactory, PatchType
 from pinnace.controllers.controller_utils import (
     adopt_patch,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.controllers.controller_utils import is_pod_available
 from pinnace.controllers.daemonset_util import (
     DaemonPlacement,

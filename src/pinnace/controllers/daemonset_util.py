@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.api.apps.daemonset import ROLLING_UPDATE, template_generation
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.deployment_util import compute_hash, scaled_value
 from pinnace.controllers.node_lifecycle import (
@@ -23,9 +23,8 @@ from pinnace.controllers.node_lifecycle import (
     UNREACHABLE,
     UNSCHEDULABLE,
 )
-from pinnace.scheduler.plugins.node_selector import NODE_NAME_FIELD, RequiredNodeAffinity
-from pinnace.scheduler.plugins.taint_toleration import first_untolerated
-from pinnace.scheduler.podinfo import PodInfo, Toleration
+from pinnace.scheduling.nodeaffinity import NODE_NAME_FIELD, RequiredNodeAffinity
+from pinnace.scheduling.taints import Toleration, first_untolerated, pod_tolerations
 
 CONTROLLER_REVISION_HASH = "controller-revision-hash"
 TEMPLATE_GENERATION = "pod-template-generation"
@@ -178,8 +177,8 @@ class DaemonPlacement:
     def of(cls, ds: Object) -> DaemonPlacement:
         spec = copy.deepcopy((ds["spec"].get("template") or {}).get("spec") or {})
         add_daemon_pod_tolerations(spec)
-        pod = PodInfo.from_pod({"metadata": {}, "spec": spec})
-        return cls(spec.get("nodeName") or "", RequiredNodeAffinity(spec), pod.tolerations)
+        tolerations = pod_tolerations(spec)
+        return cls(spec.get("nodeName") or "", RequiredNodeAffinity(spec), tolerations)
 
     def should_run(self, node: Mapping[str, Any]) -> tuple[bool, bool]:
         """(shouldRun, shouldContinueRunning): whether a daemon pod is to be placed on the

@@ -17,8 +17,8 @@ from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.labels import LabelSelector
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers import deployment_util as du

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pinnace.api.apps import int_or_percent_value
-from pinnace.apiserver.objects import Object, clone
+from pinnace.api.objects import Object, clone
 from pinnace.clock.rfc3339 import parse_time
 
 POD_TEMPLATE_HASH = "pod-template-hash"

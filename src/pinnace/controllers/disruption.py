@@ -20,8 +20,8 @@ from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector, int_or_percent_value
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.clock.rfc3339 import format_time, parse_time
 from pinnace.controllers.controller_utils import WorkQueue, controller_ref, is_pod_ready, split_key

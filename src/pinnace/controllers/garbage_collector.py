@@ -21,9 +21,9 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, Informer, InformerFactory, object_key
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 
 DEFAULT_DOWNSCALE_STABILIZATION_WINDOW = 300.0
 SCALE_UP_LIMIT_FACTOR = 2.0

@@ -27,8 +27,8 @@ from pinnace.api.apps import as_label_selector
 from pinnace.api.batch.job_status import is_finished
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.clock import Clock
 from pinnace.clock.rfc3339 import parse_time

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.clock.rfc3339 import parse_time
 
 DEFAULT_POD_FAILURE_BACKOFF = 10.0

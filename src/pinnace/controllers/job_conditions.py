@@ -3,7 +3,7 @@ and FailureTarget, the terminal Complete and Failed, and Suspended."""
 
 from __future__ import annotations
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 
 COMPLETE = "Complete"
 FAILED = "Failed"

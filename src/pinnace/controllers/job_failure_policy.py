@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 
 FAIL_JOB = "FailJob"
 IGNORE = "Ignore"

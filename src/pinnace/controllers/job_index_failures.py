@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.controllers.job_backoff import finished_time, remaining_delay
 from pinnace.controllers.job_failure_policy import judge
 from pinnace.controllers.job_indexes import UNKNOWN_INDEX, Intervals, completion_index

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.apiserver.server import GENERATE_NAME_MAX_BASE
 from pinnace.controllers.controller_utils import active_pods_to_delete
 

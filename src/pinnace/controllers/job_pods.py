@@ -5,7 +5,7 @@ backoffLimit under restartPolicy OnFailure."""
 from __future__ import annotations
 
 from pinnace.api.batch.job import INDEXED
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 

@@ -4,7 +4,7 @@ or, for a rule with a count alone, that many indexes succeeded."""
 
 from __future__ import annotations
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.controllers.job_indexes import Intervals
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 
 
 @dataclass

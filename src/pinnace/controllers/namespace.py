@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_KUBERNETES
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, Informer
 from pinnace.clock.component import cancel_and_wait
 from pinnace.controllers.controller_utils import RateLimiter, WorkQueue

@@ -35,8 +35,8 @@ from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Clock, parse_time
 from pinnace.controllers.controller_utils import TokenBucket

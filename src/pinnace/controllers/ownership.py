@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from pinnace.api.apps import as_label_selector
 from pinnace.api.labels import LabelSelector
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.client import Informer, object_key
 from pinnace.controllers.controller_utils import (
     Expectations,

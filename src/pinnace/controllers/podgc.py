@@ -23,9 +23,9 @@ from collections.abc import Iterable
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, Informer, InformerFactory, PatchType, object_key
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.node_lifecycle import condition

@@ -17,8 +17,8 @@ from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object, clone
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,

@@ -20,11 +20,11 @@ from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Timer
-from pinnace.scheduler.podinfo import Toleration
+from pinnace.scheduling.taints import Toleration
 
 log = logging.getLogger(__name__)
 

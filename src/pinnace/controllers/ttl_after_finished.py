@@ -5,9 +5,9 @@ background, so the garbage collector then removes the Job's pods."""
 from __future__ import annotations
 
 from pinnace.api.batch.job_status import is_finished
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, Informer, InformerFactory, object_key
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.controller_utils import WorkQueue, split_key

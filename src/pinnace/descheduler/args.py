@@ -12,7 +12,7 @@ from pinnace.api import field
 from pinnace.api.apps import as_label_selector, validate_selector
 from pinnace.api.field import Path
 from pinnace.api.labels import LabelSelector
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.resources.node import parse_go_duration
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from pinnace.api.core.event import EVENT_TYPE_NORMAL
 from pinnace.api.labels import LabelSelector
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.descheduler.args import Args, PolicyError

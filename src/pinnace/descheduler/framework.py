@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.descheduler.args import Args
 from pinnace.descheduler.evictor import DefaultEvictor, PodEvictor
 from pinnace.descheduler.snapshot import Snapshot

@@ -12,7 +12,7 @@ import numpy as np
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.client import Client
 from pinnace.controllers.node_lifecycle import condition
 from pinnace.scheduler.framework import CycleState

@@ -20,11 +20,9 @@ from pinnace.resources.lists import ResourceList
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.pod import pod_requests
 from pinnace.resources.quantity import Quantity
-from pinnace.scheduler.nodetable import Taint
-from pinnace.scheduler.plugins.node_ports import conflicts
-from pinnace.scheduler.plugins.node_selector import required_node_affinity
-from pinnace.scheduler.plugins.taint_toleration import first_untolerated
-from pinnace.scheduler.podinfo import HostPort, PodInfo
+from pinnace.scheduling.hostports import HostPort, conflicts, pod_host_ports
+from pinnace.scheduling.nodeaffinity import required_node_affinity
+from pinnace.scheduling.taints import Taint, Toleration, first_untolerated, pod_tolerations
 
 NO_EXECUTE = "NoExecute"
 REJECTED_PREFIX = "Pod was rejected: "
@@ -50,25 +48,29 @@ ADMITTED = AdmitResult(True)
 
 @dataclass(frozen=True)
 class PodDemand:
-    """What a pod holds on a node once admitted: its effective requests and host ports."""
+    """What a pod holds on a node once admitted (its effective requests and host ports), and
+    the rest of its spec that admission checks."""
 
-    info: PodInfo
+    spec: Mapping[str, Any]
     requests: ResourceList
+    host_ports: tuple[HostPort, ...]
+    tolerations: tuple[Toleration, ...]
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> PodDemand:
-        return cls(PodInfo.from_pod(pod), pod_requests(pod))
+        spec = pod.get("spec") or {}
+        return cls(spec, pod_requests(pod), pod_host_ports(spec), pod_tolerations(spec))
 
     def hold(self) -> Hold:
         """What the pod holds once admitted: one object for all the pods that hold the same."""
-        hold = Hold(tuple(sorted(self.requests.items())), self.info.host_ports)
+        hold = Hold(tuple(sorted(self.requests.items())), self.host_ports)
         return _HOLDS(hold)
 
 
 @dataclass(frozen=True, slots=True)
 class Hold:
     """What an admitted pod holds on the node until it finishes: kept for every pod a node
-    runs, so without the pod (a PodInfo keeps the whole pod)."""
+    runs, so without the pod (a PodDemand keeps its spec)."""
 
     requests: tuple[tuple[str, Quantity], ...]
     host_ports: tuple[HostPort, ...]
@@ -106,9 +108,7 @@ class NodeUsage:
 
 def admit(demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage) -> AdmitResult:
     """Whether `node` can run the pod of `demand` next to the pods of `usage`."""
-    failure = _insufficient_resource(demand, node, usage) or _predicate_failure(
-        demand.info, node, usage
-    )
+    failure = _insufficient_resource(demand, node, usage) or _predicate_failure(demand, node, usage)
     if failure is None:
         return ADMITTED
     return AdmitResult(False, *failure)
@@ -150,22 +150,23 @@ def _insufficient(name: str, requested: int, used: int, capacity: int) -> str:
 
 
 def _predicate_failure(
-    info: PodInfo, node: Mapping[str, Any], usage: NodeUsage
+    demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage
 ) -> tuple[str, str] | None:
     m = node.get("metadata") or {}
     node_name = m.get("name", "")
-    if not required_node_affinity(info).matches(m.get("labels") or {}, node_name):
+    if not required_node_affinity(demand.spec).matches(m.get("labels") or {}, node_name):
         return _failure(NODE_AFFINITY)
-    if info.node_name and info.node_name != node_name:
+    wanted_node = demand.spec.get("nodeName") or ""
+    if wanted_node and wanted_node != node_name:
         return _failure(NODE_NAME)
-    if any(conflicts(port, usage.host_ports) for port in info.host_ports):
+    if any(conflicts(port, usage.host_ports) for port in demand.host_ports):
         return _failure(NODE_PORTS)
     taints = [
         Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "")
         for t in (node.get("spec") or {}).get("taints") or ()
         if t.get("effect") == NO_EXECUTE
     ]
-    if first_untolerated(taints, info.tolerations) is not None:
+    if first_untolerated(taints, demand.tolerations) is not None:
         return _failure(TAINT_TOLERATION)
     return None
 

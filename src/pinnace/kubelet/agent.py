@@ -21,10 +21,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Itera
 from typing import Any
 
 from pinnace.api import catalog, status
+from pinnace.api.objects import Object
+from pinnace.api.options import DeleteOptions, LogOptions
+from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
-from pinnace.apiserver.logs import LogOptions
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import DeleteOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.client.retry import is_conflict
 from pinnace.clock import format_micro_time
@@ -70,7 +70,6 @@ from pinnace.kubelet.runtime import (
     SimulatedRuntime,
     linux_container_resources,
 )
-from pinnace.kubelet.stats import Summary
 from pinnace.kubelet.summary import machine, node_summary
 from pinnace.kubelet.worker import PackedLookup, PodIP, PodWorker, started_on_node
 
@@ -325,7 +324,7 @@ class NodeAgent:
                 return
             # Started before the agent restarted: its containers are stopped, not admitted.
         else:
-            result = self.eviction.admit(pod, demand.info.tolerations)
+            result = self.eviction.admit(pod, demand.tolerations)
             if result.admit and self.cpu_manager is not None:
                 result = self.cpu_manager.allocate(pod)
             if result.admit:

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pinnace.api.stats import PodStats, Summary
 from pinnace.kubelet.admission import ADMITTED, AdmitResult
 from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
 from pinnace.kubelet.config import NodeConfig
@@ -58,7 +59,6 @@ from pinnace.kubelet.eviction_signals import (
 from pinnace.kubelet.eviction_storage import storage_limit_exceeded, storage_limit_reachable
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import CRI_LOG_PREFIX_BYTES
-from pinnace.kubelet.stats import PodStats, Summary
 from pinnace.kubelet.summary import BYTES_PER_INODE
 from pinnace.resources.names import EPHEMERAL_STORAGE, MEMORY
 from pinnace.resources.node import Threshold
@@ -66,7 +66,7 @@ from pinnace.resources.oom import is_critical_pod
 from pinnace.resources.pod import pod_spec
 from pinnace.resources.qos import BEST_EFFORT, recorded_qos_class
 from pinnace.resources.quantity import BINARY_SI, Quantity
-from pinnace.scheduler.podinfo import Toleration
+from pinnace.scheduling.taints import Toleration
 
 REASON = "Evicted"
 """The reason of an evicted pod, of its event, and of a pod refused under pressure."""

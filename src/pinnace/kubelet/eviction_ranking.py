@@ -17,6 +17,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pinnace.api.stats import PodStats
 from pinnace.kubelet.eviction_signals import (
     IMAGEFS_AVAILABLE,
     IMAGEFS_INODES_FREE,
@@ -24,7 +25,6 @@ from pinnace.kubelet.eviction_signals import (
     MEMORY_AVAILABLE,
     PID_AVAILABLE,
 )
-from pinnace.kubelet.stats import PodStats
 from pinnace.resources.names import EPHEMERAL_STORAGE, MEMORY
 from pinnace.resources.pod import pod_requests, pod_spec
 

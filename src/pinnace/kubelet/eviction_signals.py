@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pinnace.api.stats import Summary
 from pinnace.kubelet.config import NodeConfig
-from pinnace.kubelet.stats import Summary
 from pinnace.resources.names import EPHEMERAL_STORAGE, MEMORY
 from pinnace.resources.node import (
     DEFAULT_EVICTION_HARD,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pinnace.kubelet.stats import PodStats
+from pinnace.api.stats import PodStats
 from pinnace.resources.names import EPHEMERAL_STORAGE
 from pinnace.resources.pod import containers, pod_limits
 

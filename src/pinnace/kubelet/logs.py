@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from pinnace.apiserver.logs import LogOptions
+from pinnace.api.options import LogOptions
 from pinnace.clock import Clock, format_micro_time
 from pinnace.kubelet.runtime import ContainerState, ContainerStatus
 

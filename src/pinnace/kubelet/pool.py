@@ -21,13 +21,13 @@ import logging
 from collections.abc import AsyncIterator, Iterable
 
 from pinnace.api import status
+from pinnace.api.objects import Object
+from pinnace.api.options import LogOptions
+from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
-from pinnace.apiserver.logs import LogOptions
-from pinnace.apiserver.objects import Object
 from pinnace.client import Client, Informer
 from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
-from pinnace.kubelet.stats import Summary
 
 log = logging.getLogger(__name__)
 

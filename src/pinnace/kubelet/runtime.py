@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pinnace.api.stats import ContainerStats
 from pinnace.clock import Clock, Timer
 from pinnace.kubelet.oom import OOMCandidate, oom_victim
-from pinnace.kubelet.stats import ContainerStats
 from pinnace.kubelet.usage import (
     MIN_CPU_SHARES,
     NANO,

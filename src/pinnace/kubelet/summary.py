@@ -25,9 +25,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
+from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.runtime import Machine
-from pinnace.kubelet.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.kubelet.usage import NANO
 from pinnace.kubelet.worker import PodWorker
 from pinnace.resources.lists import parse_resource_list

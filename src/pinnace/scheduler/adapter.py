@@ -29,8 +29,8 @@ from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
-from pinnace.apiserver.objects import Object
 from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
 from pinnace.clock import Randomness
 from pinnace.clock.component import cancel_and_wait

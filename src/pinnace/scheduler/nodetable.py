@@ -30,18 +30,19 @@ import functools
 import itertools
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from pinnace.resources.lists import parse_resource_list, scheduler_value
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_scalar_resource
-from pinnace.scheduler.podinfo import HostPort, PodInfo
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduling.hostports import HostPort
+from pinnace.scheduling.taints import PREFER_NO_SCHEDULE, Taint
 
 CPU_COLUMN, MEMORY_COLUMN, EPHEMERAL_STORAGE_COLUMN, PODS_COLUMN = 0, 1, 2, 3
 _FIXED_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 _HARD_EFFECTS = ("NoSchedule", "NoExecute")
-PREFER_NO_SCHEDULE = "PreferNoSchedule"
 _INITIAL_ROWS = 16
 _MAX_LOGGED_CHANGES = 1 << 20
 _EPOCHS = itertools.count()
@@ -49,12 +50,6 @@ _ONE_BY_ONE = 8  # changed rows up to which a RowCache recomputes row by row
 
 Rows = np.ndarray | slice
 """Node rows to compute: an array of row numbers, or a slice of all of them."""
-
-
-class Taint(NamedTuple):
-    key: str
-    value: str
-    effect: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ prefixed, attachable volumes), in whole units.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -20,36 +19,10 @@ from pinnace.resources.lists import scheduler_value
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
 from pinnace.resources.pod import pod_non_zero_requests, pod_requests
 from pinnace.resources.quantity import Quantity
+from pinnace.scheduling.hostports import HostPort, pod_host_ports
+from pinnace.scheduling.taints import Toleration, pod_tolerations
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
-DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
-
-
-@dataclass(frozen=True, slots=True)
-class Toleration:
-    key: str
-    operator: str  # "Equal" (or empty) or "Exists"
-    value: str
-    effect: str  # empty matches every effect
-
-    def tolerates(self, key: str, value: str, effect: str) -> bool:
-        """Toleration.ToleratesTaint (k8s.io/api/core/v1/toleration.go)."""
-        if self.effect and self.effect != effect:
-            return False
-        if self.key and self.key != key:
-            return False
-        if self.operator in ("", "Equal"):
-            return self.value == value
-        return self.operator == "Exists"
-
-
-@dataclass(frozen=True, slots=True)
-class HostPort:
-    """A container port bound on the node: (protocol, host IP, port) with defaults applied."""
-
-    protocol: str
-    ip: str
-    port: int
 
 
 @dataclass(slots=True)
@@ -92,8 +65,8 @@ class PodInfo:
             requests=requests,
             non_zero_cpu=non_zero_cpu,
             non_zero_memory=non_zero_memory,
-            tolerations=tuple(_toleration(t) for t in spec.get("tolerations") or ()),
-            host_ports=_host_ports(spec),
+            tolerations=pod_tolerations(spec),
+            host_ports=pod_host_ports(spec),
             images=tuple(
                 normalized_image_name(c.get("image") or "")
                 for kind in ("initContainers", "containers")
@@ -150,33 +123,3 @@ def _requests(pod: Mapping[str, Any]) -> tuple[Mapping[str, int], int, int]:
             _REQUESTS_CACHE.clear()
         _REQUESTS_CACHE[shape] = cached
     return cached
-
-
-def _toleration(t: Mapping[str, Any]) -> Toleration:
-    return _shared_toleration(
-        t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or ""
-    )
-
-
-@functools.lru_cache(maxsize=1024)
-def _shared_toleration(key: str, operator: str, value: str, effect: str) -> Toleration:
-    # Tolerations are immutable and most pods carry the same few (the default ones).
-    return Toleration(key, operator, value, effect)
-
-
-def _host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
-    """GetHostPorts: app containers' and sidecars' ports with a hostPort."""
-    containers = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
-    containers += spec.get("containers") or ()
-    if not any(c.get("ports") for c in containers):
-        return ()
-    return tuple(
-        HostPort(
-            protocol=p.get("protocol") or "TCP",
-            ip=p.get("hostIP") or DEFAULT_BIND_ALL_HOST_IP,
-            port=int(p["hostPort"]),
-        )
-        for c in containers
-        for p in c.get("ports") or ()
-        if int(p.get("hostPort") or 0) > 0
-    )

@@ -28,9 +28,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal
 
-Object = dict[str, Any]
+from pinnace.api.objects import Object
+
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 
 

@@ -33,6 +33,7 @@ from pinnace.api.labels import (
     validate_label_selector,
 )
 from pinnace.api.names import is_valid_percent
+from pinnace.api.objects import Object
 from pinnace.api.validation import (
     FIELD_IMMUTABLE_ERROR_MSG,
     GoValue,
@@ -44,7 +45,6 @@ from pinnace.api.validation import (
     validate_nonnegative,
 )
 
-Object = dict[str, Any]
 SPEC = Path("spec")
 STATUS = Path("status")
 SELECTOR_MISMATCH = "`selector` does not match template `labels`"

@@ -15,8 +15,7 @@ import json
 from typing import Any
 
 from pinnace.api.kind import Kind
-
-Object = dict[str, Any]
+from pinnace.api.objects import Object
 
 METRICS_ANNOTATION = "autoscaling.alpha.kubernetes.io/metrics"
 CURRENT_METRICS_ANNOTATION = "autoscaling.alpha.kubernetes.io/current-metrics"

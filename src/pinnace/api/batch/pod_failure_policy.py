@@ -13,6 +13,7 @@ from pinnace.api import field
 from pinnace.api.core.pod_shape import all_containers, as_dict
 from pinnace.api.field import ErrorType, FieldError, Path
 from pinnace.api.names import is_qualified_name
+from pinnace.api.objects import Object
 from pinnace.api.validation import GoValue, is_int, list_field, object_field
 
 ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
@@ -21,8 +22,6 @@ CONDITION_STATUSES = ("False", "True", "Unknown")
 MAX_RULES = 20
 MAX_EXIT_CODES = 255
 MAX_CONDITION_PATTERNS = 20
-
-Object = dict[str, Any]
 
 
 def valid_values(values: tuple[str, ...]) -> str:

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pinnace.api.objects import Object
 from pinnace.api.openapi.modeldocs import field_description
 from pinnace.api.tables.age import since
 
-Object = dict[str, Any]
 Cell = str | int | bool
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from pinnace.api.discovery import AGGREGATED_GROUP, AGGREGATED_KIND, AGGREGATED_VERSIONS
+from pinnace.api.patch import PatchType
 from pinnace.api.status import StatusError
 
 JSON = "application/json"
@@ -142,10 +143,6 @@ def unsupported_media_type(accepted: tuple[str, ...]) -> StatusError:
 class BodyType(Enum):
     JSON = "json"
     YAML = "yaml"
-    MERGE_PATCH = "merge"
-    STRATEGIC_MERGE_PATCH = "strategic"
-    JSON_PATCH = "json-patch"
-    APPLY_PATCH = "apply"
     PROTOBUF = "protobuf"
 
 
@@ -155,32 +152,24 @@ _WRITE_TYPES = {
     "application/x-yaml": BodyType.YAML,
     PROTOBUF: BodyType.PROTOBUF,
 }
-_PATCH_TYPES = {
-    "application/merge-patch+json": BodyType.MERGE_PATCH,
-    "application/strategic-merge-patch+json": BodyType.STRATEGIC_MERGE_PATCH,
-    "application/json-patch+json": BodyType.JSON_PATCH,
-    "application/apply-patch+yaml": BodyType.APPLY_PATCH,
-}
-PATCH_CONTENT_TYPES = (
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-    "application/apply-patch+yaml",
-)
+PATCH_CONTENT_TYPES = tuple(t.value for t in PatchType)
 ACCEPTED_INPUT = (JSON, YAML, PROTOBUF)
 ACCEPTED_OUTPUT = (JSON, YAML)
 
 
-def body_type(content_type: str, patch: bool) -> BodyType:
-    """How a POST/PUT (patch=False) or PATCH body is encoded; 415 when Pinnace cannot read it.
-    A missing Content-Type on a POST or PUT is read as JSON, as Go's decoder sniffs it."""
+def body_type(content_type: str) -> BodyType:
+    """How a POST or PUT body is encoded; 415 when Pinnace cannot read it. A missing
+    Content-Type is read as JSON, as Go's decoder sniffs it."""
     media = content_type.split(";", 1)[0].strip()
-    if patch:
-        found = _PATCH_TYPES.get(media)
-        if found is None:
-            raise unsupported_media_type(PATCH_CONTENT_TYPES)
-        return found
     found = _WRITE_TYPES.get(media.lower() or JSON)
     if found is None:
         raise unsupported_media_type(ACCEPTED_INPUT)
     return found
+
+
+def patch_type(content_type: str) -> PatchType:
+    """The patch type a PATCH body's Content-Type names; 415 for any other."""
+    media = content_type.split(";", 1)[0].strip()
+    if media not in PATCH_CONTENT_TYPES:
+        raise unsupported_media_type(PATCH_CONTENT_TYPES)
+    return PatchType(media)

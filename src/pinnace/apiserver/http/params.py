@@ -16,7 +16,7 @@ from typing import Any
 
 from pinnace.api import field, status
 from pinnace.api.field import FieldError
-from pinnace.apiserver.options import FIELD_VALIDATION, DeleteOptions, ListOptions, WriteOptions
+from pinnace.api.options import FIELD_VALIDATION, DeleteOptions, ListOptions, WriteOptions
 
 Query = Mapping[str, Sequence[str]]
 

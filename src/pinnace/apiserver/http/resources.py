@@ -16,18 +16,15 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import status
-from pinnace.api.status import StatusError
-from pinnace.api.versions import ServedVersion
+from pinnace.api.options import ListOptions, WriteOptions
+from pinnace.api.patch import PatchType
 from pinnace.apiserver import binding
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
 from pinnace.apiserver.http.bodies import parse_object_body
-from pinnace.apiserver.http.fieldmanagers import Mutation
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.responses import Encoder, Response, json_response, warning_headers
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.http.watchstream import watch_stream
-from pinnace.apiserver.objects import Object
-from pinnace.apiserver.options import ListOptions, WriteOptions
 from pinnace.apiserver.server import Result
 
 if TYPE_CHECKING:
@@ -108,7 +105,7 @@ class ResourceHandler:
         kind = target.kind
         if kind.namespaced and not target.namespace:
             raise method_not_allowed()
-        body_type = negotiation.body_type(request.header("content-type"), patch=False)
+        body_type = negotiation.body_type(request.header("content-type"))
         body = _stored(target, parse_object_body(await request.body(), body_type, kind.kind))
         options = params.write_options(request.query, "CreateOptions")
         if kind.plural == "bindings" and not kind.group:
@@ -121,7 +118,7 @@ class ResourceHandler:
     async def update(
         self, request: Request, target: ResourceTarget, encoder: Encoder, subresource: str = ""
     ) -> Response:
-        body_type = negotiation.body_type(request.header("content-type"), patch=False)
+        body_type = negotiation.body_type(request.header("content-type"))
         body = _stored(target, parse_object_body(await request.body(), body_type, target.kind.kind))
         options = _with_manager(params.write_options(request.query, "UpdateOptions"), request)
         result = await self.server.update(
@@ -133,36 +130,23 @@ class ResourceHandler:
     async def patch(
         self, request: Request, target: ResourceTarget, encoder: Encoder, subresource: str = ""
     ) -> Response:
-        body_type = negotiation.body_type(request.header("content-type"), patch=True)
-        apply = body_type is negotiation.BodyType.APPLY_PATCH
+        patch_type = negotiation.patch_type(request.header("content-type"))
+        apply = patch_type is PatchType.APPLY
         options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
-        document = patching.parse_patch(await request.body(), body_type)
-        manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
-        now = self.server.clock.now_rfc3339()
-        if apply:
-            mutate = fieldmanagers.applier(document, manager, options.force, subresource, now)
-        else:
-            change = patching.patcher(target.kind, body_type, document)
-            mutate = fieldmanagers.tracked(change, manager, subresource, now)
-        if target.conversion is not None:
-            mutate = _converted(mutate, target.conversion)
-        unknown_fields: list[str] = []
-        mutate = patching.validated(target.kind, mutate, options.field_validation, unknown_fields)
-        try:
-            result = await self.server.modify(
-                target.kind, target.namespace, target.name, mutate, options, subresource
-            )
-            result.warnings.extend(unknown_fields)
-        except StatusError as e:
-            if not (apply and e.code == 404 and e.reason == "NotFound" and not subresource):
-                raise
-            # Apply creates what does not exist yet.
-            created = fieldmanagers.apply_create(document, manager, now)
-            _check_name(created, target.name)
-            recorded = dataclasses.replace(options, field_manager="")  # the apply recorded it
-            result = await self.server.create(target.kind, target.namespace, created, recorded)
-            return _written(encoder, result, options.field_validation, 201)
-        return _written(encoder, result, options.field_validation, 200)
+        document = patching.parse_patch(await request.body(), patch_type)
+        options = _with_manager(options, request)
+        result = await self.server.patch(
+            target.kind,
+            target.namespace,
+            target.name,
+            patch_type,
+            document,
+            options,
+            subresource,
+            target.conversion,
+        )
+        code = 201 if result.created else 200
+        return _written(encoder, result, options.field_validation, code)
 
 
 def _written(encoder: Encoder, result: Result, validation: str, code: int) -> Response:
@@ -192,19 +176,6 @@ def _stored(target: ResourceTarget, body: Any) -> Any:
     if target.conversion is None or not isinstance(body, dict):
         return body
     return target.conversion.to_stored(body)
-
-
-def _converted(mutate: Mutation, conversion: ServedVersion) -> Mutation:
-    """`mutate` written against the served version, run on the stored one."""
-    return lambda stored: conversion.to_stored(mutate(conversion.from_stored(stored)))
-
-
-def _check_name(obj: Object, name: str) -> None:
-    body_name = (obj.get("metadata") or {}).get("name")
-    if body_name != name:
-        raise status.bad_request(
-            f"the name of the object ({body_name}) does not match the name on the URL ({name})"
-        )
 
 
 def _replace_field_selector(options: ListOptions, selector: str) -> ListOptions:

@@ -12,12 +12,12 @@ import orjson
 import yaml
 
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.tables import IncludeObject, to_table
 from pinnace.api.versions import ServedVersion
 from pinnace.apiserver.http import negotiation
 from pinnace.apiserver.http.negotiation import Negotiated, Output
-from pinnace.apiserver.objects import Object
 
 Headers = list[tuple[str, str]]
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pinnace.api import status
+from pinnace.api.options import LogOptions
+from pinnace.api.patch import PatchType
 from pinnace.apiserver import binding, eviction
-from pinnace.apiserver.http import negotiation, params, patching
+from pinnace.apiserver.http import negotiation, params
 from pinnace.apiserver.http.bodies import parse_json, parse_object_body
+from pinnace.apiserver.http.patching import parse_patch
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.responses import (
     TEXT_PLAIN,
@@ -19,7 +22,8 @@ from pinnace.apiserver.http.responses import (
     text_response,
 )
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
-from pinnace.apiserver.logs import LogOptions, log_text, read_log
+from pinnace.apiserver.logs import log_text, read_log
+from pinnace.apiserver.patching import patcher
 from pinnace.apiserver.scale import ScaleChange, read_scale, update_scale
 from pinnace.clock.rfc3339 import parse_time
 
@@ -95,17 +99,17 @@ async def _scale(handler: ResourceHandler, request: Request, target: ResourceTar
     if request.method == "GET":
         return json_response(await read_scale(server, kind, target.namespace, target.name))
     if request.method == "PUT":
-        body_type = negotiation.body_type(request.header("content-type"), patch=False)
+        body_type = negotiation.body_type(request.header("content-type"))
         scale = parse_object_body(await request.body(), body_type, "Scale")
         options = params.write_options(request.query, "UpdateOptions")
         change: ScaleChange = lambda _current: scale  # noqa: E731
     else:
-        body_type = negotiation.body_type(request.header("content-type"), patch=True)
+        patch_type = negotiation.patch_type(request.header("content-type"))
         options = params.write_options(request.query, "PatchOptions", patch=True)
-        document = patching.parse_patch(await request.body(), body_type)
+        document = parse_patch(await request.body(), patch_type)
         # Scale has no strategic-merge shape of its own; its fields merge as a merge patch.
-        if body_type is negotiation.BodyType.STRATEGIC_MERGE_PATCH:
-            body_type = negotiation.BodyType.MERGE_PATCH
-        change = patching.patcher(kind, body_type, document)
+        if patch_type is PatchType.STRATEGIC_MERGE:
+            patch_type = PatchType.MERGE
+        change = patcher(kind, patch_type, document)
     result = await update_scale(server, kind, target.namespace, target.name, change, options)
     return json_response(result.obj)

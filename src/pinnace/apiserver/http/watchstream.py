@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.negotiation import Output
 from pinnace.apiserver.http.responses import Encoder, encode_json
-from pinnace.apiserver.objects import Object
 from pinnace.apiserver.watching import WatchEvents
 
 OBJECT_EVENTS = ("ADDED", "MODIFIED", "DELETED")

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pinnace.api.field import Path
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.descheduler.args import ALL_PODS, Args, PodSelection
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import DESCHEDULE, Context
-from pinnace.scheduler.plugins.node_selector import NodeSelectorTerm, RequiredNodeAffinity
+from pinnace.scheduling.nodeaffinity import NodeSelectorTerm, RequiredNodeAffinity
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"

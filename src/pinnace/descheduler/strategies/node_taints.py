@@ -10,9 +10,7 @@ from typing import ClassVar
 from pinnace.descheduler.args import ALL_PODS, Args, PodSelection
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import DESCHEDULE, Context
-from pinnace.scheduler.nodetable import PREFER_NO_SCHEDULE, Taint
-from pinnace.scheduler.plugins.taint_toleration import first_untolerated
-from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduling.taints import PREFER_NO_SCHEDULE, Taint, first_untolerated, pod_tolerations
 
 
 def _named(taint: Taint, names: tuple[str, ...]) -> bool:
@@ -55,7 +53,7 @@ class RemovePodsViolatingNodeTaints:
                 continue
             try:
                 for pod in ctx.evictable_pods_on(name, self.selection.selects):
-                    taint = first_untolerated(taints, PodInfo.from_pod(pod).tolerations)
+                    taint = first_untolerated(taints, pod_tolerations(pod["spec"]))
                     if taint is not None:
                         shown = f"{taint.key}={taint.value}:{taint.effect}"
                         await ctx.evict(pod, self.name, f"untolerated taint {shown}")

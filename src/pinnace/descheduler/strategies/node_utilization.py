@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pinnace.api import field
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.descheduler.args import ALL_NAMESPACES, Args, Namespaces, PolicyError
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import BALANCE, Context, low_priority_first
 from pinnace.descheduler.snapshot import Snapshot
-from pinnace.scheduler.nodetable import Taint
-from pinnace.scheduler.plugins.taint_toleration import first_untolerated
 from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduling.taints import Taint, first_untolerated, pod_tolerations
 
 BASIC = ("cpu", "memory", "pods")
 MAX_PERCENTAGE = 100.0
@@ -147,7 +146,7 @@ async def _evict_from_sources(
 
 
 def _tolerates_any(pod: Object, taint_sets: list[tuple[Taint, ...]]) -> bool:
-    tolerations = PodInfo.from_pod(pod).tolerations
+    tolerations = pod_tolerations(pod["spec"])
     return any(first_untolerated(taints, tolerations) is None for taints in taint_sets)
 
 

@@ -8,14 +8,12 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.descheduler.args import ALL_NAMESPACES, Args, Namespaces
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import BALANCE, Context
-from pinnace.scheduler.nodetable import Taint
-from pinnace.scheduler.plugins.node_selector import RequiredNodeAffinity
-from pinnace.scheduler.plugins.taint_toleration import first_untolerated
-from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduling.nodeaffinity import RequiredNodeAffinity
+from pinnace.scheduling.taints import Taint, Toleration, first_untolerated, pod_tolerations
 
 OwnerKey = tuple[str, str, str, str]  # namespace, owner kind, owner name, images
 
@@ -83,12 +81,12 @@ class RemoveDuplicates:
         targets: set[str] = set()
         distinct = {_placement_rules(p): p for p in pods}  # alike pods fit alike nodes
         for pod in distinct.values():
-            info = PodInfo.from_pod(pod)
+            tolerations = pod_tolerations(pod["spec"])
             affinity = RequiredNodeAffinity(pod["spec"])
             matching = {
                 name
                 for i, name in enumerate(table.names)
-                if _tolerates_no_schedule(table.taints[i], info)
+                if _tolerates_no_schedule(table.taints[i], tolerations)
                 and affinity.matches(table.labels[i], name)
             }
             if len(matching) > 1:
@@ -96,9 +94,9 @@ class RemoveDuplicates:
         return len(targets)
 
 
-def _tolerates_no_schedule(taints: tuple[Taint, ...], pod: PodInfo) -> bool:
+def _tolerates_no_schedule(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> bool:
     hard = [t for t in taints if t.effect == "NoSchedule"]
-    return first_untolerated(hard, pod.tolerations) is None
+    return first_untolerated(hard, tolerations) is None
 
 
 def _placement_rules(pod: Object) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pinnace.api.labels import selector_from_dict
-from pinnace.apiserver.objects import Object
+from pinnace.api.objects import Object
 from pinnace.descheduler.args import ALL_PODS, Args, PodSelection
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import BALANCE, Context, priority

@@ -31,6 +31,12 @@ from pinnace.scheduler.framework import (
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.plugins.label_index import label_index
 from pinnace.scheduler.plugins.node_selector import (
+    cached_affinity_mask,
+    preferred_score,
+    selector_mask,
+)
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduling.nodeaffinity import (
     NODE_NAME_FIELD,
     NodeSelector,
     NodeSelectorError,
@@ -40,7 +46,6 @@ from pinnace.scheduler.plugins.node_selector import (
     required_affinity,
     required_node_affinity,
 )
-from pinnace.scheduler.podinfo import PodInfo
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -91,7 +96,7 @@ class NodeAffinity:
         if required is None and self.added_node_selector is None and not spec.get("nodeSelector"):
             return SKIP
         node_names = _named_nodes(required)
-        state.write(_PRE_FILTER_KEY, _PreFilterState(required_node_affinity(pod), node_names))
+        state.write(_PRE_FILTER_KEY, _PreFilterState(required_node_affinity(spec), node_names))
         if node_names is not None and not node_names:
             return unresolvable(ERR_REASON_CONFLICT)
         return SUCCESS
@@ -100,12 +105,12 @@ class NodeAffinity:
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
         s = self._pre_filter_state(state, pod)
-        result = feasible & s.required.cached_mask(table)
+        result = feasible & cached_affinity_mask(table, s.required)
         if self.added_node_selector is not None:
             added = self.added_node_selector
             result &= label_index(table).vector(
                 (NAME, "addedAffinity", id(self)),
-                lambda rows: added.mask(table)[rows],
+                lambda rows: selector_mask(table, added)[rows],
                 lambda i: added.matches(table.labels[i], table.names[i]),
             )
         if s.node_names is not None:
@@ -131,7 +136,7 @@ class NodeAffinity:
     def _pre_filter_state(self, state: CycleState, pod: PodInfo) -> _PreFilterState:
         s = state.data.get(_PRE_FILTER_KEY)
         if s is None:  # PreFilter disabled: no narrowing, as in kube-scheduler
-            s = _PreFilterState(required_node_affinity(pod), None)
+            s = _PreFilterState(required_node_affinity(pod.pod.get("spec") or {}), None)
         return s
 
     # Scoring.
@@ -152,13 +157,13 @@ class NodeAffinity:
     ) -> np.ndarray:
         scores = np.zeros(len(nodes), np.int64)
         if self.added_preferred is not None:
-            scores += self.added_preferred.score(table, nodes)
+            scores += preferred_score(table, self.added_preferred, nodes)
         if _PRE_SCORE_KEY in state.data:
             preferred = state.read(_PRE_SCORE_KEY)
         else:
             preferred = _pod_preferred(pod)
         if preferred is not None:
-            scores += preferred.score(table, nodes)
+            scores += preferred_score(table, preferred, nodes)
         return scores
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:

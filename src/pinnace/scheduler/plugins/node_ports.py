@@ -1,6 +1,5 @@
 """NodePorts (pkg/scheduler/framework/plugins/nodeports): a pod's host ports must be free on
-the node. A port bound on 0.0.0.0 conflicts with the same protocol and port on any IP; one on a
-specific IP conflicts with that IP and with 0.0.0.0 (HostPortInfo.CheckConflict)."""
+the node (`pinnace.scheduling.hostports.conflicts`: HostPortInfo.CheckConflict)."""
 
 from __future__ import annotations
 
@@ -11,18 +10,10 @@ import numpy as np
 from pinnace.scheduler.events import ASSIGNED_POD_DELETE, NODE_ADD, ClusterEvent
 from pinnace.scheduler.framework import SKIP, SUCCESS, CycleState, Status, unschedulable
 from pinnace.scheduler.nodetable import NodeTable
-from pinnace.scheduler.podinfo import DEFAULT_BIND_ALL_HOST_IP, HostPort, PodInfo
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduling.hostports import HostPort, conflicts
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
-
-
-def conflicts(wanted: HostPort, used: Mapping[HostPort, int]) -> bool:
-    for port in used:
-        if port.protocol != wanted.protocol or port.port != wanted.port:
-            continue
-        if DEFAULT_BIND_ALL_HOST_IP in (wanted.ip, port.ip) or wanted.ip == port.ip:
-            return True
-    return False
 
 
 def fits(pod: PodInfo, used: Mapping[HostPort, int]) -> bool:

@@ -53,9 +53,10 @@ from pinnace.scheduler.framework import (
 )
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.plugins.label_index import label_index
-from pinnace.scheduler.plugins.node_selector import required_node_affinity
-from pinnace.scheduler.plugins.taint_toleration import first_untolerated
+from pinnace.scheduler.plugins.node_selector import cached_affinity_mask
 from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduling.nodeaffinity import required_node_affinity
+from pinnace.scheduling.taints import first_untolerated
 
 NAME = "PodTopologySpread"
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
@@ -422,8 +423,8 @@ class _Eligibility:
 
     def _affinity_mask(self) -> np.ndarray:
         if self._affinity is None:
-            required = required_node_affinity(self._pod)
-            self._affinity = required.cached_mask(self._table)
+            required = required_node_affinity(self._pod.pod.get("spec") or {})
+            self._affinity = cached_affinity_mask(self._table, required)
         return self._affinity
 
     def _tolerated_mask(self) -> np.ndarray:

@@ -8,8 +8,6 @@ once per group, not once per node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 
 from pinnace.scheduler.events import (
@@ -28,17 +26,9 @@ from pinnace.scheduler.framework import (
     default_normalize_score,
     unresolvable,
 )
-from pinnace.scheduler.nodetable import PREFER_NO_SCHEDULE, NodeTable, Taint
-from pinnace.scheduler.podinfo import PodInfo, Toleration
-
-
-def first_untolerated(taints: Iterable[Taint], tolerations: Iterable[Toleration]) -> Taint | None:
-    """FindMatchingUntoleratedTaint: the first taint no toleration tolerates."""
-    tolerations = tuple(tolerations)
-    for taint in taints:
-        if not any(t.tolerates(*taint) for t in tolerations):
-            return taint
-    return None
+from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduling.taints import PREFER_NO_SCHEDULE, Toleration, first_untolerated
 
 
 def _prefer_no_schedule_tolerations(pod: PodInfo) -> tuple[Toleration, ...]:

@@ -1,4 +1,5 @@
-"""The options of each verb, as metav1.ListOptions, DeleteOptions and friends carry them.
+"""The options of each verb, as metav1.ListOptions, DeleteOptions and friends (and
+core/v1 PodLogOptions) carry them.
 
 The HTTP front end parses them from query strings and bodies; in-process clients build them
 directly. Parsing errors are worded as kube-apiserver words them.
@@ -52,6 +53,20 @@ class DeleteOptions:
     precondition_resource_version: str = ""
     dry_run: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LogOptions:
+    """PodLogOptions; times are clock seconds."""
+
+    container: str = ""
+    previous: bool = False
+    tail_lines: int | None = None
+    timestamps: bool = False
+    follow: bool = False
+    since_seconds: int | None = None
+    since_time: float | None = None
+    limit_bytes: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Small helpers over Kubernetes objects as the API server handles them (plain dicts)."""
+"""Kubernetes objects as every layer handles them (plain dicts), and small helpers over them."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""What a node and its pods use at one moment, as the kubelet's stats summary reports it.
+"""What a node and its pods use at one moment, as the kubelet's stats summary reports it
+(k8s.io/kubelet/pkg/apis/stats/v1alpha1: the fields Pinnace models).
 
-The simulated runtime produces a `Summary` from the behaviour model; the eviction manager,
-the OOM killer and the metrics API read it. Amounts are integers in the units the kubelet's
-summary API uses: CPU in nanocores, memory and disk in bytes.
+The kubelet's simulated runtime produces a `Summary` from the behaviour model; the eviction
+manager, the OOM killer and the API server's metrics API read it. Amounts are integers in the
+units the kubelet's summary API uses: CPU in nanocores, memory and disk in bytes.
 """
 
 from __future__ import annotations

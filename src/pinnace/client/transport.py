@@ -1,8 +1,9 @@
-"""A minimal HTTP/1.1 client over asyncio streams, for load generation: one keep-alive
-connection per client, requests with a body, and the line stream of a chunked watch response.
+"""A minimal HTTP/1.1 transport over asyncio streams, under `HTTPClient` and the API
+benchmark's load generator: one keep-alive connection per client, requests with a body, and
+the line stream of a chunked watch response.
 
 General clients (httpx, aiohttp) spend more CPU per request than the server they measure
-would; this one does only what the API benchmark needs: no TLS, no redirects, no pooling.
+would; this one does only what the API clients need: no TLS, no redirects, no pooling.
 """
 
 from __future__ import annotations

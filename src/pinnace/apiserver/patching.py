@@ -1,0 +1,80 @@
+"""PATCH in the pipeline, as kube-apiserver's patch handler builds it: the change each patch
+type makes to the stored object (json-patch, merge-patch, strategic-merge-patch, server-side
+apply), the managedFields it records, and the check of the patched object's unknown fields."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pinnace.api.decode import decode
+from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
+from pinnace.api.patch import (
+    PatchType,
+    apply_json_merge_patch,
+    apply_json_patch,
+    apply_strategic_merge_patch,
+    server_side_apply,
+    track_update,
+)
+from pinnace.api.versions import ServedVersion
+
+Mutation = Callable[[Object], Object]
+
+
+def patcher(kind: Kind, patch_type: PatchType, patch: Any) -> Mutation:
+    """old object -> patched object, for a json, merge or strategic merge patch."""
+    if patch_type is PatchType.JSON:
+        return lambda old: apply_json_patch(old, patch)
+    if patch_type is PatchType.MERGE:
+        return lambda old: apply_json_merge_patch(old, patch)
+    return lambda old: apply_strategic_merge_patch(old, patch, kind)
+
+
+def tracked(mutation: Mutation, manager: str, subresource: str, now: str) -> Mutation:
+    """`mutation` (a patch) that also records `manager`."""
+
+    def mutate(old: Object) -> Object:
+        new = mutation(old)
+        if not isinstance(new, dict):
+            return new
+        return track_update(old, new, manager=manager, subresource=subresource, now=now)
+
+    return mutate
+
+
+def applier(applied: Any, manager: str, force: bool, subresource: str, now: str) -> Mutation:
+    """The server-side apply of `applied` by `manager` to the live object."""
+
+    def apply(live: Object) -> Object:
+        return server_side_apply(
+            live, applied, manager=manager, force=force, now=now, subresource=subresource
+        )
+
+    return apply
+
+
+def apply_create(applied: Any, manager: str, now: str) -> Object:
+    """The object an apply creates when there is none yet."""
+    return server_side_apply(None, applied, manager=manager, force=False, now=now)
+
+
+def converted(mutation: Mutation, conversion: ServedVersion) -> Mutation:
+    """`mutation` written against the served version, run on the stored one."""
+    return lambda stored: conversion.to_stored(mutation(conversion.from_stored(stored)))
+
+
+def validated(kind: Kind, mutation: Mutation, validation: str, warnings: list[str]) -> Mutation:
+    """`mutation`, with the patched object's unknown fields checked as fieldValidation says:
+    refused (Strict, 400), reported into `warnings` (Warn) or let go (Ignore)."""
+    if validation == "Ignore":
+        return mutation
+
+    def mutate(old: Object) -> Object:
+        new = mutation(old)
+        if isinstance(new, dict):
+            warnings[:] = decode(new, kind, strict=validation == "Strict").warnings
+        return new
+
+    return mutate

@@ -234,6 +234,13 @@ def test_vish_stress_runs_its_entrypoint_with_the_args() -> None:
     body["spec"]["containers"][0].update(args=["-mem-total", "150Mi", "-cpus", "1"])
     memory = container_behaviour(body, "app").usage.memory
     assert (memory.at(0), memory.at(38.4), memory.at(60)) == (0, 150 * MI, 150 * MI)
+    # -mem-alloc-sleep is a Go duration; a negative one sleeps not at all
+    args = ["-mem-total", "150Mi", "-mem-alloc-sleep", "2ms"]
+    body["spec"]["containers"][0].update(args=args)
+    memory = container_behaviour(body, "app").usage.memory
+    assert (memory.at(38.4), memory.at(76.8)) == (75 * MI, 150 * MI)
+    body["spec"]["containers"][0].update(args=["-mem-total", "150Mi", "-mem-alloc-sleep=-1ms"])
+    assert container_behaviour(body, "app").usage.memory.at(0) == 150 * MI
 
 
 def test_annotations_win_over_the_command() -> None:

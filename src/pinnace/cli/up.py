@@ -44,13 +44,14 @@ from pinnace.kubelet import NodeConfig, node_configs
 from pinnace.kubelet.cluster_config import ClusterConfigError
 from pinnace.kubelet.cluster_config import load_file as load_cluster_file
 from pinnace.kubelet.config import DEFAULT_CAPACITY
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.quantity import Quantity, QuantityError
 from pinnace.scheduler.config import ConfigError, load_file
 from pinnace.store import MemoryStore, SQLiteStore, Store, StoreInUseError
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 from pinnace.store.expiry import DEFAULT_EVENT_TTL
 
-SHAPE_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
+SHAPE_RESOURCES = (CPU, MEMORY, PODS, EPHEMERAL_STORAGE)
 DEFAULT_PORT = 6443
 DEFAULT_DATA_DIR = Path.home() / ".pinnace"
 KUBECONFIG_FILE = "kubeconfig"

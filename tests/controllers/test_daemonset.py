@@ -44,7 +44,7 @@ def daemon_set(name: str = "agent", **spec: Any) -> Object:
 def cluster() -> Iterator[Workloads]:
     c = Workloads(nodes=3)
     yield c
-    c.stop()
+    c.close()
 
 
 def create(cluster: Workloads, ds: Object) -> Object:
@@ -322,7 +322,7 @@ def roll(cluster: Workloads, image: str) -> tuple[list[dict[str, str]], int]:
     seen.clear()
     set_image(cluster, image)
     cluster.settle(60)
-    pods.stop()
+    cluster.run(pods.stop())
     return seen, most
 
 

@@ -39,7 +39,7 @@ def deployment(replicas: int = 2) -> Object:
 def cluster() -> Iterator[Workloads]:
     c = Workloads(nodes=1)
     yield c
-    c.stop()
+    c.close()
 
 
 def names(cluster: Workloads, kind: object) -> list[str]:

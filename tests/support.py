@@ -21,7 +21,7 @@ from pinnace.store import MemoryStore
 T = TypeVar("T")
 
 
-def eventually(check: Callable[[], T], timeout: float = 30.0, interval: float = 0.1) -> T:
+def eventually(check: Callable[[], T], timeout: float = 30.0, interval: float = 0.2) -> T:
     """`check()` once it returns something true, calling it every `interval` seconds of real
     time. An AssertionError from `check` means "not yet". After `timeout` seconds the last
     AssertionError is raised again, or one that shows the last value."""
@@ -75,12 +75,13 @@ class SimulatedCluster:
         try:
             self.run(self.plane.stop())
         finally:
-            self.run(_cancel_the_rest())
+            self.run(cancel_the_rest())
             self.loop.close()
             asyncio.set_event_loop(None)
 
 
-async def _cancel_the_rest() -> None:
+async def cancel_the_rest() -> None:
+    """Cancel every other task on the running loop, and wait for them to end."""
     tasks = asyncio.all_tasks() - {asyncio.current_task()}
     for task in tasks:
         task.cancel()

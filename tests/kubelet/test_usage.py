@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 from tests.http.conftest import launch, stop
-from tests.http.test_scheduler_e2e import eventually
 from tests.kubelet.conftest import PODS, SETTLE, Node, pod
-from tests.support import SimulatedCluster
+from tests.support import SimulatedCluster, eventually
 
 from pinnace.clock import Clock
 from pinnace.clock.loop import VirtualEventLoop

@@ -220,6 +220,16 @@ def test_volumes() -> None:
                 "must be a standard resource for containers",
             ],
         ),
+        (
+            # a standard name (a quota's), just not one for containers
+            {"limits": {"requests.hugepages-2Mi": "2Mi"}},
+            [
+                "spec.containers[0].resources.limits[requests.hugepages-2Mi]: Invalid value: "
+                '"requests.hugepages-2Mi": must be a standard resource for containers',
+                "spec.containers[0].resources.requests[requests.hugepages-2Mi]: Invalid value: "
+                '"requests.hugepages-2Mi": must be a standard resource for containers',
+            ],
+        ),
     ],
 )
 def test_resources(resources: dict[str, Any], expected: list[str]) -> None:

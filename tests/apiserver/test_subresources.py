@@ -4,10 +4,10 @@ and cascading namespace deletion."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
+from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
 from pinnace.api.options import LogOptions, WriteOptions
@@ -16,8 +16,7 @@ from pinnace.apiserver.binding import bind
 from pinnace.apiserver.eviction import evict
 from pinnace.apiserver.logs import log_text
 from pinnace.apiserver.scale import read_scale, update_scale
-from pinnace.client import LocalClient
-from pinnace.controllers.namespace import NamespaceController
+from pinnace.cluster import ClusterOptions
 
 PODS = catalog.by_resource("", "pods")
 NAMESPACES = catalog.by_resource("", "namespaces")
@@ -354,34 +353,32 @@ def namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
 
-def test_deleting_a_namespace_deletes_its_content_then_the_namespace(api: Any) -> None:
-    api.call(api.server.create, NAMESPACES, "", namespace("team"))
-    api.call(api.server.create, PODS, "team", pod("a"))
-    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
-    api.call(api.server.create, CONFIGMAPS, "team", cm)
-    controller = NamespaceController(LocalClient(api.server))
-
-    async def scenario() -> None:
-        task = asyncio.get_running_loop().create_task(controller.run())
-        await api.server.delete(NAMESPACES, "", "team")
-        terminating = await api.server.get(NAMESPACES, "", "team")
+def test_deleting_a_namespace_deletes_its_content_then_the_namespace() -> None:
+    cluster = SimulatedCluster(ClusterOptions(scheduler=False, controllers=False))
+    server = cluster.server
+    try:
+        cluster.run(server.create(NAMESPACES, "", namespace("team")))
+        cluster.run(server.create(PODS, "team", pod("a")))
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+        cluster.run(server.create(CONFIGMAPS, "team", cm))
+        cluster.run(server.delete(NAMESPACES, "", "team"))
+        terminating = cluster.run(server.get(NAMESPACES, "", "team"))
         assert terminating["status"]["phase"] == "Terminating"
         with pytest.raises(StatusError) as e:
-            await api.server.create(PODS, "team", pod("late"))
+            cluster.run(server.create(PODS, "team", pod("late")))
         assert e.value.code == 403
         assert "because it is being terminated" in e.value.message
-        for _ in range(100):
-            await api.server.clock.sleep(0.5)
-            try:
-                await api.server.get(NAMESPACES, "", "team")
-            except StatusError:
-                break
-        task.cancel()
-
-    api.run(scenario())
-    assert refused(api, api.server.get, NAMESPACES, "", "team").code == 404
-    assert refused(api, api.server.get, PODS, "team", "a").code == 404
-    assert refused(api, api.server.get, CONFIGMAPS, "team", "c").code == 404
+        cluster.wait(50)  # the namespace controller, which every cluster runs, empties it
+        for kind, namespace_name, name in (
+            (NAMESPACES, "", "team"),
+            (PODS, "team", "a"),
+            (CONFIGMAPS, "team", "c"),
+        ):
+            with pytest.raises(StatusError) as gone:
+                cluster.run(server.get(kind, namespace_name, name))
+            assert gone.value.code == 404
+    finally:
+        cluster.close()
 
 
 def test_system_namespaces_cannot_be_deleted(api: Any) -> None:

@@ -5,10 +5,10 @@ import doctest
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 
 from tests.http.conftest import launch, stop
+from tests.support import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,18 +86,14 @@ def test_the_quickstart_and_the_tour_show_usage_and_autoscaling(tmp_path: Path) 
         # The pods' usage shows, and once they have counted for a metrics window the HPA
         # shows a utilization: neither stays at 0m and <unknown>.
         assert watch.startswith("kubectl top pods; kubectl get hpa")
-        deadline = time.monotonic() + 90
-        while True:
+        def counted() -> bool:
             output = shell(watch)
             usage = [line.split()[1] for line in output.splitlines() if line.startswith("web-")]
             hpa = next(line.split() for line in output.splitlines() if line.startswith("web "))
-            target = hpa[hpa.index("cpu:") + 1]
-            if (usage and "0m" not in usage and re.fullmatch(r"\d+%/50%", target)) or (
-                time.monotonic() > deadline
-            ):
-                break
-            time.sleep(1)
-        assert usage and "0m" not in usage, output
-        assert re.fullmatch(r"\d+%/50%", target), output
+            assert usage and "0m" not in usage, output
+            assert re.fullmatch(r"\d+%/50%", hpa[hpa.index("cpu:") + 1]), output
+            return True
+
+        eventually(counted, timeout=90, interval=1)
     finally:
         stop(cluster)

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Iterator
 from typing import Any, TypeVar
 
 import pytest
+from tests.support import cancel_the_rest
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
@@ -68,16 +69,9 @@ class Cluster:
 
     def close(self) -> None:
         """Cancel what is still running (informers a failed test left behind), then close."""
-        self.run(_cancel_the_rest())
+        self.run(cancel_the_rest())
         self.loop.close()
         asyncio.set_event_loop(None)
-
-
-async def _cancel_the_rest() -> None:
-    tasks = asyncio.all_tasks() - {asyncio.current_task()}
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @pytest.fixture

@@ -1,21 +1,22 @@
-"""Simulated nodes, the node lifecycle and taint eviction controllers, on the virtual clock."""
+"""Simulated nodes in zones, on the virtual clock, with the controllers `pinnace up` runs: the
+node lifecycle and taint eviction controllers among them."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from typing import Any
 
-from tests.client.conftest import EVENTS, NODES, PODS, Cluster
+from tests.client.conftest import EVENTS, NODES, PODS
 from tests.kubelet.conftest import LEASES
+from tests.support import SimulatedCluster
 
 from pinnace.api.objects import Object
 from pinnace.clock import parse_time
-from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
-from pinnace.controllers.taint_eviction import TaintEvictionController
-from pinnace.kubelet import NodeAgentPool, NodeConfig
+from pinnace.cluster import ClusterOptions
+from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
+from pinnace.kubelet import NodeConfig
 
-__all__ = ["EVENTS", "NODES", "PODS", "ControlPlane", "pod"]
+__all__ = ["EVENTS", "NODES", "PODS", "LifecycleCluster", "pod"]
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
@@ -42,26 +43,33 @@ async def _hung(*_: object) -> None:
     pass
 
 
-class ControlPlane(Cluster):
-    """Simulated nodes (`zones` maps a zone to its node count, nodes named <zone>-<i>) with
-    both controllers running."""
+class LifecycleCluster(SimulatedCluster):
+    """Simulated nodes (`zones` maps a zone to its node count, nodes named <zone>-<i>) and the
+    controllers; the scheduler only when asked for, as pods here name their nodes."""
 
-    def __init__(self, zones: dict[str, int], config: NodeLifecycleConfig | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        zones: dict[str, int],
+        config: NodeLifecycleConfig | None = None,
+        *,
+        scheduler: bool = False,
+    ) -> None:
         names = [(zone, f"{zone}-{i}") for zone, count in zones.items() for i in range(count)]
         configs = [
             NodeConfig(name=name, index=index, labels={ZONE_LABEL: zone})
             for index, (zone, name) in enumerate(names, start=1)
         ]
-        self.pool = NodeAgentPool(self.client, configs)
-        self.lifecycle = NodeLifecycleController(self.client, config)
-        self.eviction = TaintEvictionController(self.client)
-        self.run(self.pool.start())
-        self.run(self.lifecycle.start())
-        self.run(self.eviction.start())
-
-    def wait(self, seconds: float) -> None:
-        self.run(asyncio.sleep(seconds))
+        super().__init__(
+            ClusterOptions(
+                nodes=configs,
+                scheduler=scheduler,
+                node_lifecycle=config or NodeLifecycleConfig(),
+                seed=3,
+            )
+        )
+        self.pool = self.plane.nodes
+        assert self.plane.node_lifecycle is not None
+        self.lifecycle = self.plane.node_lifecycle
 
     def stop_kubelet(self, name: str) -> None:
         """The node's kubelet hangs: no more lease renewals, status posts or pod updates."""
@@ -112,9 +120,3 @@ class ControlPlane(Cluster):
     def events(self, reason: str) -> list[Object]:
         items = self.run(self.client.list(EVENTS, ""))["items"]
         return [e for e in items if e["reason"] == reason]
-
-    def close(self) -> None:
-        self.run(self.eviction.stop())
-        self.run(self.lifecycle.stop())
-        self.run(self.pool.stop())
-        super().close()

@@ -6,14 +6,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.controllers.lifecycle_cluster import ControlPlane
+from tests.controllers.lifecycle_cluster import LifecycleCluster
 from tests.controllers.lifecycle_cluster import pod as lifecycle_pod
 from tests.controllers.workloads import PODS, Workloads, template
 
 from pinnace.api.objects import Object, clone
-from pinnace.client import Informer, InformerFactory
-from pinnace.clock import Randomness
-from pinnace.controllers.daemonset import DAEMON_SETS, NODES, DaemonSetController
+from pinnace.client import Informer
+from pinnace.controllers.daemonset import DAEMON_SETS, NODES
 from pinnace.controllers.daemonset_update import RollingUpdatePlan, rolling_update
 from pinnace.controllers.daemonset_util import (
     DaemonPlacement,
@@ -22,7 +21,6 @@ from pinnace.controllers.daemonset_util import (
     target_node_name,
 )
 from pinnace.kubelet.config import SIMULATED_LABEL
-from pinnace.scheduler.adapter import SchedulerService
 
 NODE_1, NODE_2, NODE_3 = (f"pinnace-node-{i}" for i in (1, 2, 3))
 
@@ -44,7 +42,7 @@ def daemon_set(name: str = "agent", **spec: Any) -> Object:
 def cluster() -> Iterator[Workloads]:
     c = Workloads(nodes=3)
     yield c
-    c.stop()
+    c.close()
 
 
 def create(cluster: Workloads, ds: Object) -> Object:
@@ -444,12 +442,7 @@ def test_deleting_the_daemon_set_deletes_its_pods(cluster: Workloads):
 
 
 def test_daemon_pods_outlast_an_unreachable_node_that_evicts_other_pods():
-    plane = ControlPlane({"a": 2})
-    informers = InformerFactory(plane.client)
-    daemon_sets = DaemonSetController(plane.client, informers)
-    informers.start()
-    scheduler = SchedulerService(plane.client, None, Randomness(3))
-    tasks = [plane.loop.create_task(daemon_sets.run()), plane.loop.create_task(scheduler.run())]
+    plane = LifecycleCluster({"a": 2}, scheduler=True)
     try:
         plane.run(plane.client.create(DAEMON_SETS, "default", daemon_set()))
         plane.run(plane.client.create(PODS, "default", lifecycle_pod("plain", "a-0")))
@@ -469,9 +462,6 @@ def test_daemon_pods_outlast_an_unreachable_node_that_evicts_other_pods():
         assert "node.kubernetes.io/unreachable:NoExecute" in plane.taints("a-0")
         assert live_on_a0() == ["agent"]  # the plain pod tolerated it for 300 s only
     finally:
-        for task in tasks:
-            task.cancel()
-        plane.run(informers.stop())
         plane.close()
 
 

@@ -37,7 +37,7 @@ def daemon_set(**spec: Any) -> Object:
 def cluster() -> Iterator[Workloads]:
     c = Workloads(nodes=2)
     yield c
-    c.stop()
+    c.close()
 
 
 def revisions(cluster: Workloads) -> list[Object]:

@@ -36,7 +36,7 @@ def deployment(replicas: int = 3, strategy: Object | None = None, **spec: object
 def cluster() -> Iterator[Workloads]:
     c = Workloads(nodes=2)
     yield c
-    c.stop()
+    c.close()
 
 
 def replica_sets(cluster: Workloads) -> list[Object]:
@@ -252,7 +252,7 @@ def test_scaling_mid_rollout_spreads_new_replicas_in_proportion():
         assert (old["spec"]["replicas"], new["spec"]["replicas"]) == (11, 7)
         assert old["metadata"]["annotations"]["deployment.kubernetes.io/max-replicas"] == "18"
     finally:
-        cluster.stop()
+        cluster.close()
 
 
 def test_a_rollout_without_progress_past_its_deadline_is_reported_stalled():
@@ -277,7 +277,7 @@ def test_a_rollout_without_progress_past_its_deadline_is_reported_stalled():
             f'ReplicaSet "{name}" has timed out progressing.',
         )
     finally:
-        cluster.stop()
+        cluster.close()
 
 
 @contextlib.contextmanager
@@ -357,4 +357,4 @@ def test_a_replica_set_its_cache_has_not_shown_yet_is_not_taken_for_a_hash_colli
         assert len(names) == 1
         assert "collisionCount" not in cluster.get(DEPLOYMENTS, "web").get("status", {})
     finally:
-        cluster.stop()
+        cluster.close()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 
 @pytest.fixture(scope="module")
@@ -75,17 +74,6 @@ spec:
 """
 
 
-T = TypeVar("T")
-
-
-def poll(check: Callable[[], T | None], what: str, timeout: float = 45.0) -> T:
-    deadline = time.monotonic() + timeout
-    while (found := check()) is None:
-        assert time.monotonic() < deadline, f"never happened: {what}"
-        time.sleep(0.2)
-    return found
-
-
 def rows(cluster: Cluster, *args: str) -> list[list[str]]:
     return [line.split() for line in cluster.ok("get", *args).splitlines()]
 
@@ -115,9 +103,9 @@ def test_kubectl_get_shows_a_rollout_half_way_as_kubectl_shows_it_on_a_cluster(
     cluster.ok("rollout", "status", "deployment/rolling", "--timeout=60s")
     cluster.ok("set", "image", "deployment/rolling", "app=nginx:1.27")
     # Paused once the new replica set has started (a paused deployment creates none).
-    poll(lambda: updated_replicas(cluster) or None, "the new replica set to start")
+    eventually(lambda: updated_replicas(cluster), timeout=45)
     cluster.ok("rollout", "pause", "deployment/rolling")
-    status = poll(lambda: settled_mid_rollout(cluster), "the paused rollout to settle")
+    status = eventually(lambda: settled_mid_rollout(cluster), timeout=45)
     total, updated = status["replicas"], status["updatedReplicas"]
     assert total in (3, 4)  # at most one surge pod
 

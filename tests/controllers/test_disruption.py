@@ -44,7 +44,7 @@ def budget(**spec: Any) -> Object:
 def cluster() -> Iterator[Workloads]:
     c = Workloads(nodes=2)
     yield c
-    c.stop()
+    c.close()
 
 
 def status_of(cluster: Workloads, settle: float = 5.0) -> Object:

@@ -5,13 +5,13 @@ kubectl, as a user meets it."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
@@ -39,7 +39,7 @@ def deployment(replicas: int = 2) -> Object:
 def cluster() -> Iterator[Workloads]:
     c = Workloads(nodes=1)
     yield c
-    c.stop()
+    c.close()
 
 
 def names(cluster: Workloads, kind: object) -> list[str]:
@@ -149,23 +149,12 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     stop(running)
 
 
-def eventually_empty(cluster: Cluster, *args: str, within: float = 10.0) -> str:
-    """`kubectl get <args> -o name` until it lists nothing (or `within` seconds have gone);
-    the last listing."""
-    deadline = time.monotonic() + within
-    while True:
-        listed = cluster.ok("get", *args, "-o", "name")
-        if not listed.strip() or time.monotonic() > deadline:
-            return listed
-        time.sleep(0.2)
-
-
 def test_kubectl_delete_deployment_removes_its_replica_sets_and_pods(up: Cluster) -> None:
     up.ok("create", "deployment", "web", "--image=nginx", "--replicas=2")
     up.ok("rollout", "status", "deployment/web", "--timeout=60s")
     assert len(up.ok("get", "pods", "-l", "app=web", "-o", "name").split()) == 2
     assert up.ok("delete", "deployment", "web").strip() == 'deployment.apps "web" deleted'
-    assert eventually_empty(up, "rs,pods", "-l", "app=web") == ""
+    eventually(lambda: up.ok("get", "rs,pods", "-l", "app=web", "-o", "name") == "", timeout=10)
 
 
 def test_kubectl_delete_cascade_orphan_leaves_the_replica_set(up: Cluster) -> None:

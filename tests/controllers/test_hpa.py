@@ -3,22 +3,20 @@ the metrics API answering from a load the test sets, and the controllers `pinnac
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 import pytest
-from tests.client.conftest import EVENTS, Cluster
+from tests.client.conftest import EVENTS
+from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
 from pinnace.api.autoscaling.hpa import default_hpa
 from pinnace.api.objects import Object
 from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
-from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.client import InformerFactory
-from pinnace.clock import Randomness
 from pinnace.clock.rfc3339 import format_time
+from pinnace.cluster import ClusterOptions
 from pinnace.controllers.hpa_behavior import Normalizer
 from pinnace.controllers.hpa_replicas import (
     MetricError,
@@ -26,9 +24,7 @@ from pinnace.controllers.hpa_replicas import (
     PodMetricsInfo,
     ReplicaCalculator,
 )
-from pinnace.controllers.workloads import WorkloadControllers
-from pinnace.kubelet import NodeAgentPool, node_configs
-from pinnace.scheduler.adapter import SchedulerService
+from pinnace.kubelet import node_configs
 
 PODS = catalog.by_resource("", "pods")
 DEPLOYMENTS = catalog.by_resource("apps", "deployments")
@@ -36,29 +32,20 @@ HPAS = catalog.by_resource("autoscaling", "horizontalpodautoscalers")
 MI = 1024 * 1024
 
 
-class Autoscaling(Cluster):
-    """Two nodes, the scheduler, the workload controllers and a metrics source: the running
-    pods of the `web` deployment share `cpu_millis` and `memory_mib` equally."""
+class Autoscaling(SimulatedCluster):
+    """Two nodes, the scheduler and the controllers, with a metrics source of the test's own
+    (or none): the running pods of the `web` deployment share `cpu_millis` and `memory_mib`
+    equally."""
 
     def __init__(self, metrics: bool = True) -> None:
-        super().__init__()
+        nodes = node_configs(2, {"cpu": "16", "memory": "32Gi", "pods": "50"})
+        super().__init__(ClusterOptions(nodes=nodes, seed=3))
         self.cpu_millis = 0
         self.memory_mib = 10
-        self.pool = NodeAgentPool(
-            self.client, node_configs(2, {"cpu": "16", "memory": "32Gi", "pods": "50"})
-        )
-        self.run(self.pool.start())
-        self.scheduler = self.loop.create_task(
-            SchedulerService(self.client, None, Randomness(3)).run()
-        )
         self.informers = InformerFactory(self.client)
         self.pods = self.informers.informer(PODS)
         self.informers.start()
-        if metrics:
-            self.server.metrics_source = self.summaries
-        lister = partial(list_pod_metrics, self.server)
-        self.controllers = WorkloadControllers(self.client, lister)
-        self.run(self.controllers.start())
+        self.server.metrics_source = self.summaries if metrics else None
         self.wait(2)
 
     def summaries(self) -> dict[str, Summary]:
@@ -76,9 +63,6 @@ class Autoscaling(Cluster):
             m = pod["metadata"]
             summary.pods.append(PodStats(m["uid"], m["namespace"], m["name"], [share]))
         return by_node
-
-    def wait(self, seconds: float) -> None:
-        self.run(asyncio.sleep(seconds))
 
     def deploy(self, replicas: int = 1) -> None:
         container = {
@@ -137,12 +121,9 @@ class Autoscaling(Cluster):
             seen.append(self.replicas())
         return seen
 
-    def stop(self) -> None:
-        self.scheduler.cancel()
-        self.run(self.controllers.stop())
+    def close(self) -> None:
         self.run(self.informers.stop())
-        self.run(self.pool.stop())
-        self.close()
+        super().close()
 
 
 def cpu(utilization: int) -> Object:
@@ -159,7 +140,7 @@ def memory_average(value: str) -> Object:
 def cluster() -> Iterator[Autoscaling]:
     c = Autoscaling()
     yield c
-    c.stop()
+    c.close()
 
 
 CPU_REASON = "cpu resource utilization (percentage of request) above target"
@@ -292,7 +273,7 @@ def test_without_metrics_the_hpa_reports_why_it_cannot_scale() -> None:
         assert cluster.hpa()["status"]["currentReplicas"] == 2
         assert cluster.events("FailedComputeMetricsReplicas")
     finally:
-        cluster.stop()
+        cluster.close()
 
 
 # --- the replica calculator on hand-made pods ---------------------------------------------------

@@ -45,7 +45,7 @@ FAIL = {"sim.pinnace.dev/exit-code": "1"}
 def cluster() -> Iterator[Workloads]:
     c = Workloads(nodes=2)
     yield c
-    c.stop()
+    c.close()
 
 
 def create(cluster: Workloads, body: Object) -> Object:

@@ -3,37 +3,35 @@ what holds it in the conditions kube-controller-manager writes, and goes when no
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 
 import pytest
-from tests.client.conftest import Cluster
+from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.controllers.namespace import NAMESPACES, NamespaceController
+from pinnace.cluster import ClusterOptions
+from pinnace.controllers.namespace import NAMESPACES
 
 PODS = catalog.by_resource("", "pods")
 CONFIGMAPS = catalog.by_resource("", "configmaps")
 
 
 @pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    c = Cluster()
-    controller = NamespaceController(c.client)
-    c.run(controller.start())
+def cluster() -> Iterator[SimulatedCluster]:
+    """The API server and the namespace controller, which every cluster runs."""
+    c = SimulatedCluster(ClusterOptions(scheduler=False, controllers=False))
     yield c
-    c.run(controller.stop())
     c.close()
 
 
-def settle(cluster: Cluster, seconds: float = 3.0) -> None:
-    cluster.run(asyncio.sleep(seconds))
+def settle(cluster: SimulatedCluster, seconds: float = 3.0) -> None:
+    cluster.wait(seconds)
 
 
-def conditions(cluster: Cluster) -> dict[str, tuple[str, str, str]]:
+def conditions(cluster: SimulatedCluster) -> dict[str, tuple[str, str, str]]:
     ns = cluster.run(cluster.client.get(NAMESPACES, "", "team"))
     return {
         c["type"]: (c["status"], c["reason"], c["message"])
@@ -41,7 +39,7 @@ def conditions(cluster: Cluster) -> dict[str, tuple[str, str, str]]:
     }
 
 
-def test_a_deleted_namespace_reports_what_holds_it_then_goes(cluster: Cluster) -> None:
+def test_a_deleted_namespace_reports_what_holds_it_then_goes(cluster: SimulatedCluster) -> None:
     client = cluster.client
     ns: Object = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
     cluster.run(client.create(NAMESPACES, "", ns))

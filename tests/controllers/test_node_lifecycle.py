@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.controllers.lifecycle_cluster import NODES, PODS, ControlPlane, pod
+from tests.controllers.lifecycle_cluster import NODES, PODS, LifecycleCluster, pod
 
 from pinnace.clock import parse_time
 
@@ -14,14 +14,14 @@ UNREACHABLE_NO_SCHEDULE = "node.kubernetes.io/unreachable:NoSchedule"
 
 
 @pytest.fixture
-def cluster() -> Iterator[ControlPlane]:
-    c = ControlPlane({"a": 3})
+def cluster() -> Iterator[LifecycleCluster]:
+    c = LifecycleCluster({"a": 3})
     yield c
     c.close()
 
 
 def test_a_node_whose_kubelet_stops_turns_unknown_after_the_grace_period_and_is_tainted(
-    cluster: ControlPlane,
+    cluster: LifecycleCluster,
 ) -> None:
     cluster.run(cluster.client.create(PODS, "default", pod("web", "a-0")))
     cluster.wait(12)
@@ -69,7 +69,7 @@ def test_a_node_whose_kubelet_stops_turns_unknown_after_the_grace_period_and_is_
 
 
 def test_cordon_adds_the_unschedulable_taint_and_uncordon_removes_it(
-    cluster: ControlPlane,
+    cluster: LifecycleCluster,
 ) -> None:
     cordon = {"spec": {"unschedulable": True}}
     cluster.run(cluster.client.patch(NODES, "", "a-1", cordon))
@@ -85,7 +85,7 @@ def test_cordon_adds_the_unschedulable_taint_and_uncordon_removes_it(
 
 
 def test_a_pressure_condition_gets_its_no_schedule_taint_while_it_lasts(
-    cluster: ControlPlane,
+    cluster: LifecycleCluster,
 ) -> None:
     cluster.stop_kubelet("a-2")  # so it does not put its own status back
     node = cluster.node("a-2")
@@ -100,7 +100,7 @@ def test_a_pressure_condition_gets_its_no_schedule_taint_while_it_lasts(
 
 
 def test_network_unavailable_taints_a_running_node_and_its_kubelet_leaves_it_so(
-    cluster: ControlPlane,
+    cluster: LifecycleCluster,
 ) -> None:
     node = cluster.node("a-1")
     conditions = [
@@ -116,7 +116,7 @@ def test_network_unavailable_taints_a_running_node_and_its_kubelet_leaves_it_so(
 
 
 def test_a_node_that_never_posted_status_gets_the_startup_grace_period(
-    cluster: ControlPlane,
+    cluster: LifecycleCluster,
 ) -> None:
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bare"}}
     created = parse_time(
@@ -134,7 +134,7 @@ def test_a_node_that_never_posted_status_gets_the_startup_grace_period(
     assert 60 < parse_time(ready["lastTransitionTime"]) - created <= 65
 
 
-def test_a_node_reporting_not_ready_gets_the_not_ready_taints(cluster: ControlPlane) -> None:
+def test_a_node_reporting_not_ready_gets_the_not_ready_taints(cluster: LifecycleCluster) -> None:
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "sick"}}
     cluster.run(cluster.client.create(NODES, "", node))
     now = cluster.server.clock.now_rfc3339()

@@ -177,4 +177,4 @@ def test_a_daemon_pod_on_a_deleted_node_is_collected_and_the_status_follows():
         assert (status["desiredNumberScheduled"], status["currentNumberScheduled"]) == (1, 1)
         assert status["numberReady"] == 1
     finally:
-        cluster.stop()
+        cluster.close()

@@ -35,7 +35,7 @@ def replica_set(name: str = "web", replicas: int = 3, **labels: str) -> Object:
 def cluster() -> Iterator[Workloads]:
     c = Workloads(nodes=2)
     yield c
-    c.stop()
+    c.close()
 
 
 def scale(cluster: Workloads, replicas: int) -> None:
@@ -142,7 +142,7 @@ def test_scale_down_deletes_unscheduled_and_pending_pods_before_running_ones():
             [f"Deleted pod: {unbound}", f"Deleted pod: {pending}"]
         )
     finally:
-        cluster.stop()
+        cluster.close()
 
 
 def test_scale_down_of_a_deployment_deletes_from_the_most_crowded_node_first(
@@ -195,7 +195,7 @@ def test_scale_down_of_a_replica_set_of_its_own_ranks_no_node_but_readiness_age(
         scale(cluster, 2)
         assert cluster.events("SuccessfulDelete") == [f"Deleted pod: {pods[2]['metadata']['name']}"]
     finally:
-        cluster.stop()
+        cluster.close()
 
 
 HOG = {

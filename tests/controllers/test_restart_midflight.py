@@ -8,18 +8,19 @@ its time); each test checks one workload on the restarted cluster, through kubec
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 from pinnace.clock import parse_time
 
-T = TypeVar("T")
+WAIT = 45.0
+"""Real seconds a restarted cluster gets to finish what it had begun."""
 NODES = ("pinnace-node-1", "pinnace-node-2", "pinnace-node-3")
 REPLICAS = 6
 COMPLETIONS = 6
@@ -76,17 +77,6 @@ class Restarted:
     """What the API held when pinnace up was stopped: kind -> kubectl's JSON list."""
 
 
-def eventually(check: Callable[[], T | None], what: str, timeout: float = 45.0) -> T:
-    """Poll until `check` returns something (not None)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found is not None:
-            return found
-        assert time.monotonic() < deadline, f"never happened: {what}"
-        time.sleep(0.2)
-
-
 def items(cluster: Cluster, *args: str) -> list[dict[str, Any]]:
     return json.loads(cluster.ok("get", *args, "-o", "json"))["items"]
 
@@ -115,12 +105,9 @@ def restarted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restarted]:
         first.ok("create", "namespace", "tenant")
         first.ok("apply", "-n", "tenant", "-f", "-", stdin=deployment("app", 2, stop_seconds=10))
         first.ok("apply", "-f", "-", stdin=WORKLOADS)
-        eventually(
-            lambda: True if len(items(first, "pods", "-l", "app=agent")) == 3 else None,
-            "three daemon pods",
-        )
+        eventually(lambda: len(items(first, "pods", "-l", "app=agent")) == 3, WAIT)
         first.ok("set", "image", "deployment/web", "nginx=nginx:1.27")
-        eventually(lambda: new_replica_set_partly_scaled(first), "the new replica set scaling")
+        eventually(lambda: new_replica_set_partly_scaled(first), WAIT)
         first.ok("rollout", "status", "-n", "tenant", "deployment/app", "--timeout=60s")
         first.ok("delete", "deployment", "doomed", "--cascade=foreground", "--wait=false")
         first.ok("delete", "namespace", "tenant", "--wait=false")
@@ -164,7 +151,7 @@ def test_the_rolling_update_finishes_on_the_replica_set_it_had_started(
     cluster = restarted.cluster
     status = cluster.ok("rollout", "status", "deployment/web", "--timeout=60s")
     assert status.strip().endswith('deployment "web" successfully rolled out')
-    pods = eventually(lambda: web_pods_settled(cluster), "six running pods of the new template")
+    pods = eventually(lambda: web_pods_settled(cluster), WAIT)
 
     sets = items(cluster, "rs", "-l", "app=web")
     assert sorted(rs["metadata"]["name"] for rs in sets) == sorted(
@@ -213,11 +200,10 @@ def test_a_foreground_deletion_is_finished_by_the_garbage_collector(
 ) -> None:
     cluster = restarted.cluster
 
-    def gone() -> bool | None:
-        left = cluster.ok("get", "deploy,rs,pods", "-l", "app=doomed", "-o", "name")
-        return True if not left.strip() else None
+    def gone() -> bool:
+        return not cluster.ok("get", "deploy,rs,pods", "-l", "app=doomed", "-o", "name").strip()
 
-    eventually(gone, "the deployment doomed, its replica set and its pods deleted")
+    eventually(gone, WAIT)
     missing = cluster.kubectl("get", "deployment", "doomed")
     assert 'deployments.apps "doomed" not found' in missing.stderr
 
@@ -233,7 +219,7 @@ def test_daemon_pods_are_taken_back_by_their_nodes(restarted: Restarted) -> None
             else None
         )
 
-    pods = eventually(ready, "three ready daemon pods")
+    pods = eventually(ready, WAIT)
     assert sorted(p["spec"]["nodeName"] for p in pods) == list(NODES)
     assert all(p["status"]["phase"] == "Running" for p in pods)
     before = {
@@ -247,11 +233,11 @@ def test_daemon_pods_are_taken_back_by_their_nodes(restarted: Restarted) -> None
 def test_a_namespace_being_deleted_is_emptied_and_goes(restarted: Restarted) -> None:
     cluster = restarted.cluster
 
-    def gone() -> bool | None:
+    def gone() -> bool:
         found = cluster.kubectl("get", "namespace", "tenant")
-        return True if 'namespaces "tenant" not found' in found.stderr else None
+        return 'namespaces "tenant" not found' in found.stderr
 
-    eventually(gone, "the namespace tenant deleted")
+    eventually(gone, WAIT)
     assert cluster.ok("get", "pods,rs,deployments", "-n", "tenant", "-o", "name") == ""
 
 

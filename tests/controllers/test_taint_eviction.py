@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.controllers.lifecycle_cluster import NODES, PODS, ControlPlane, pod
+from tests.controllers.lifecycle_cluster import NODES, PODS, LifecycleCluster, pod
 
 from pinnace.api.status import StatusError
 from pinnace.clock import parse_time
@@ -14,13 +14,13 @@ UNREACHABLE = "node.kubernetes.io/unreachable"
 
 
 @pytest.fixture
-def cluster() -> Iterator[ControlPlane]:
-    c = ControlPlane({"a": 3})
+def cluster() -> Iterator[LifecycleCluster]:
+    c = LifecycleCluster({"a": 3})
     yield c
     c.close()
 
 
-def deleted(cluster: ControlPlane, name: str) -> bool:
+def deleted(cluster: LifecycleCluster, name: str) -> bool:
     """Terminating, or gone already (a live kubelet finishes the deletion)."""
     try:
         return bool(cluster.get_pod(name)["metadata"].get("deletionTimestamp"))
@@ -29,7 +29,9 @@ def deleted(cluster: ControlPlane, name: str) -> bool:
         return True
 
 
-def test_pods_of_an_unreachable_node_go_as_their_tolerations_allow(cluster: ControlPlane) -> None:
+def test_pods_of_an_unreachable_node_go_as_their_tolerations_allow(
+    cluster: LifecycleCluster,
+) -> None:
     at_once = {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute"}
     forever = dict(at_once)
     at_once["tolerationSeconds"] = 0
@@ -87,7 +89,7 @@ def test_pods_of_an_unreachable_node_go_as_their_tolerations_allow(cluster: Cont
 
 
 def test_an_untolerated_no_execute_taint_deletes_at_once_and_removal_cancels(
-    cluster: ControlPlane,
+    cluster: LifecycleCluster,
 ) -> None:
     for body in (pod("plain", "a-1"), pod("plain-2", "a-2")):
         cluster.run(cluster.client.create(PODS, "default", body))

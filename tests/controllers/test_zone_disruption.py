@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from tests.controllers.lifecycle_cluster import ControlPlane
+from tests.controllers.lifecycle_cluster import LifecycleCluster
 
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, ZoneState
 
 
-def zone_states(cluster: ControlPlane) -> dict[str, str]:
+def zone_states(cluster: LifecycleCluster) -> dict[str, str]:
     """Zone name -> state (the zone key is region ":\\x00:" zone)."""
     return {k.rpartition(":")[2]: str(v) for k, v in cluster.lifecycle.zone_states.items()}
 
 
-def stop(cluster: ControlPlane, names: list[str]) -> None:
+def stop(cluster: LifecycleCluster, names: list[str]) -> None:
     for name in names:
         cluster.stop_kubelet(name)
 
 
 def test_a_healthy_zone_taints_its_unreachable_nodes_at_one_every_10_seconds() -> None:
-    cluster = ControlPlane({"a": 5, "b": 1})
+    cluster = LifecycleCluster({"a": 5, "b": 1})
     try:
         cluster.wait(5)
         stop(cluster, ["a-0", "a-1", "b-0"])  # a: 2 of 5 down (Normal); b: all down
@@ -33,7 +33,7 @@ def test_a_healthy_zone_taints_its_unreachable_nodes_at_one_every_10_seconds() -
 
 
 def test_a_small_zone_mostly_down_taints_nothing_until_it_recovers_enough() -> None:
-    cluster = ControlPlane({"a": 5, "b": 2})
+    cluster = LifecycleCluster({"a": 5, "b": 2})
     try:
         cluster.wait(5)
         stop(cluster, ["a-0", "a-1", "a-2"])  # 60 % of a: partial disruption
@@ -56,7 +56,7 @@ def test_a_small_zone_mostly_down_taints_nothing_until_it_recovers_enough() -> N
 
 def test_a_large_zone_mostly_down_taints_at_the_secondary_rate() -> None:
     config = NodeLifecycleConfig(large_cluster_size_threshold=4)
-    cluster = ControlPlane({"a": 5, "b": 1}, config)
+    cluster = LifecycleCluster({"a": 5, "b": 1}, config)
     try:
         cluster.wait(5)
         stop(cluster, ["a-0", "a-1", "a-2", "a-3"])
@@ -72,7 +72,7 @@ def test_a_large_zone_mostly_down_taints_at_the_secondary_rate() -> None:
 
 
 def test_when_every_zone_is_down_no_node_is_tainted_and_taints_are_lifted() -> None:
-    cluster = ControlPlane({"a": 2, "b": 1})
+    cluster = LifecycleCluster({"a": 2, "b": 1})
     try:
         cluster.wait(5)
         stop(cluster, ["a-0"])

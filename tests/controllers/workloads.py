@@ -1,25 +1,27 @@
-"""A cluster for the workload controllers' tests: an in-process API server on the virtual
-clock, simulated nodes, the scheduler, and the workload controllers `pinnace up` runs."""
+"""A cluster for the workload controllers' tests: the control plane `pinnace up` runs, on the
+virtual clock, with simulated nodes and (when there are nodes) the scheduler."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from tests.client.conftest import EVENTS, Cluster
+from tests.client.conftest import EVENTS
+from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
-from pinnace.clock import Randomness
+from pinnace.cluster import ClusterOptions
 from pinnace.controllers.replicaset import PODS, REPLICA_SETS
 from pinnace.controllers.workloads import WorkloadControllers
-from pinnace.kubelet import NodeAgentPool, node_configs
-from pinnace.scheduler.adapter import SchedulerService
+from pinnace.kubelet import node_configs
+from pinnace.scheduler.config import SchedulerConfiguration
 
 __all__ = ["DEPLOYMENTS", "EVENTS", "PODS", "REPLICA_SETS", "Workloads", "template"]
 
 DEPLOYMENTS = catalog.by_resource("apps", "deployments")
 assert DEPLOYMENTS is not None
+
+NODE_SHAPE = {"cpu": "4", "pods": "20"}
 
 
 def template(image: str = "nginx:1.27", **labels: str) -> Object:
@@ -29,24 +31,30 @@ def template(image: str = "nginx:1.27", **labels: str) -> Object:
     }
 
 
-class Workloads(Cluster):
-    """`nodes` simulated nodes (none: pods stay Pending unless a test binds them), the
-    scheduler when there are nodes, and the controllers."""
+class Workloads(SimulatedCluster):
+    """`nodes` simulated nodes of `shape` (none: pods stay Pending unless a test binds them),
+    the scheduler when there are nodes, and the controllers."""
 
-    def __init__(self, nodes: int = 2) -> None:
-        super().__init__()
-        self.tasks: list[asyncio.Task[Any]] = []
-        self.pool = NodeAgentPool(self.client, node_configs(nodes, {"cpu": "4", "pods": "20"}))
-        self.run(self.pool.start())
-        if nodes:
-            service = SchedulerService(self.client, None, Randomness(3))
-            self.tasks.append(self.loop.create_task(service.run()))
-        self.controllers = WorkloadControllers(self.client)
-        self.run(self.controllers.start())
+    def __init__(
+        self,
+        nodes: int = 2,
+        shape: dict[str, str] | None = None,
+        scheduler_config: SchedulerConfiguration | None = None,
+    ) -> None:
+        super().__init__(
+            ClusterOptions(
+                nodes=node_configs(nodes, shape or NODE_SHAPE),
+                scheduler=nodes > 0,
+                scheduler_config=scheduler_config,
+                seed=3,
+            )
+        )
+        assert self.plane.workloads is not None
+        self.controllers: WorkloadControllers = self.plane.workloads
         self.settle()
 
     def settle(self, seconds: float = 2.0) -> None:
-        self.run(asyncio.sleep(seconds))
+        self.wait(seconds)
 
     def pods(self, **labels: str) -> list[Object]:
         selector = ",".join(f"{k}={v}" for k, v in labels.items())
@@ -59,9 +67,7 @@ class Workloads(Cluster):
         items = self.run(self.client.list(EVENTS, "default"))["items"]
         return sorted(e["message"] for e in items if e["reason"] == reason)
 
-    def stop(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-        self.run(self.controllers.stop())
-        self.run(self.pool.stop())
-        self.close()
+    def close(self) -> None:
+        if self.controllers is not self.plane.workloads:  # a test replaced them
+            self.run(self.controllers.stop())
+        super().close()

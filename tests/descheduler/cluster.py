@@ -10,11 +10,8 @@ from tests.client.conftest import NODES
 from tests.controllers.workloads import DEPLOYMENTS, PODS, Workloads
 
 from pinnace.api.objects import Object
-from pinnace.clock import Randomness
 from pinnace.descheduler.policy import parse
 from pinnace.descheduler.runner import CycleResult, Descheduler
-from pinnace.kubelet import NodeAgentPool, node_configs
-from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import parse as parse_scheduler_config
 
 __all__ = ["DEPLOYMENTS", "NODES", "PODS", "Descheduled", "deployment", "pod"]
@@ -63,16 +60,11 @@ def deployment(name: str, replicas: int, cpu: str = "1") -> Object:
 
 class Descheduled(Workloads):
     def __init__(self, nodes: int = 3) -> None:
-        super().__init__(nodes=0)
-        self.run(self.pool.stop())
-        self.pool = NodeAgentPool(
-            self.client, node_configs(nodes, {"cpu": "4", "memory": "8Gi", "pods": "20"})
+        super().__init__(
+            nodes,
+            shape={"cpu": "4", "memory": "8Gi", "pods": "20"},
+            scheduler_config=parse_scheduler_config(MOST_ALLOCATED),
         )
-        self.run(self.pool.start())
-        config = parse_scheduler_config(MOST_ALLOCATED)
-        service = SchedulerService(self.client, config, Randomness(3))
-        self.tasks.append(self.loop.create_task(service.run()))
-        self.settle()
 
     @property
     def node_names(self) -> list[str]:

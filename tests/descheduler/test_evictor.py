@@ -144,7 +144,7 @@ def test_evictions_go_through_the_eviction_api_and_budgets_hold() -> None:
         cluster.settle(10)
         assert cluster.placement() == before
     finally:
-        cluster.stop()
+        cluster.close()
 
 
 TWO_PROFILES = """
@@ -226,7 +226,7 @@ def test_a_pod_the_api_refuses_twice_is_reported_once() -> None:
         assert len(result.failures) == 2
         assert len({f.split(":")[0] for f in result.failures}) == 2
     finally:
-        cluster.stop()
+        cluster.close()
 
 
 def test_min_replicas_and_min_pod_age() -> None:

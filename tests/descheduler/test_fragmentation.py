@@ -34,7 +34,7 @@ profiles:
 def cluster() -> Iterator[Descheduled]:
     c = Descheduled()
     yield c
-    c.stop()
+    c.close()
 
 
 def fragment(cluster: Descheduled) -> tuple[str, str, str]:

@@ -155,7 +155,7 @@ def test_one_node_is_too_few_to_evict_from() -> None:
     try:
         assert cluster.deschedule(rules).skipped == TOO_SMALL
     finally:
-        cluster.stop()
+        cluster.close()
 
 
 def test_periodic_mode_runs_a_cycle_every_interval() -> None:
@@ -171,4 +171,4 @@ def test_periodic_mode_runs_a_cycle_every_interval() -> None:
         task.cancel()
         assert len(cycles) == 4  # at 0, 300, 600 and 900 s
     finally:
-        cluster.stop()
+        cluster.close()

@@ -3,12 +3,12 @@ clients that ask for it get 410 Expired as from kube-apiserver."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 from kubernetes import client, config, watch
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 from pinnace.cli.main import main
 
@@ -35,18 +35,19 @@ def core(compacting: Cluster) -> Iterator[client.CoreV1Api]:
 
 def _compacted_past(core: client.CoreV1Api, revision: str) -> None:
     """Wait until a list at exactly `revision` is refused as compacted."""
-    deadline = time.monotonic() + PATIENCE
-    while time.monotonic() < deadline:
+
+    def refusal() -> client.ApiException | None:
         try:
             core.list_namespaced_config_map(
                 "default", resource_version=revision, resource_version_match="Exact"
             )
         except client.ApiException as e:
-            assert e.status == 410
-            assert '"message":"The resourceVersion for the provided list is too old."' in e.body
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"revision {revision} was never compacted")
+            return e
+        return None
+
+    refused = eventually(refusal, timeout=PATIENCE, interval=0.05)
+    assert refused.status == 410
+    assert '"message":"The resourceVersion for the provided list is too old."' in refused.body
 
 
 def test_a_watch_from_a_compacted_revision_gets_410(core: client.CoreV1Api) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +12,7 @@ from urllib.parse import urlparse
 
 import pytest
 from tests.http.conftest import Cluster
+from tests.support import eventually
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -335,12 +335,15 @@ def test_an_eviction_a_budget_forbids_is_429_with_retry_after(api: HTTP) -> None
     budgets = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
     assert api.request("POST", budgets, budget).status == 201
     eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "guarded"}}
-    for _ in range(100):  # until the disruption controller has processed the budget
+
+    def processed() -> Answer:
+        """The eviction's answer once the disruption controller has processed the budget."""
         refused = api.request("POST", PODS + "/guarded/eviction", eviction)
-        if "Retry-After" not in refused.headers:
-            break
-        assert refused.headers["Retry-After"] == "10", "still being processed: retry in 10 s"
-        time.sleep(0.1)
+        assert refused.headers.get("Retry-After") != "10", "still being processed: retry in 10 s"
+        return refused
+
+    refused = eventually(processed, timeout=10)
+    assert "Retry-After" not in refused.headers
     assert status_of(refused)[:2] == (429, "TooManyRequests")
     causes = json.loads(refused.body)["details"]["causes"]
     assert causes == [

@@ -4,12 +4,12 @@ it."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 from kubernetes import client, config
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 PODS = """
 apiVersion: v1
@@ -121,14 +121,8 @@ def test_kubectl_autoscale_scales_a_deployment_on_cpu(cluster: Cluster) -> None:
     assert row[:3] == ["web", "Deployment/web", "cpu:"]  # <unknown>/50% until the first sync
 
     # one pod at 90% of its request against 50%: the first sync (every 2 s here) asks for 2
-    deadline = time.monotonic() + 60
-    replicas = ""
-    while time.monotonic() < deadline:
-        replicas = cluster.ok("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}")
-        if replicas == "2":
-            break
-        time.sleep(1)
-    assert replicas == "2"
+    replicas = "jsonpath={.spec.replicas}"
+    eventually(lambda: cluster.ok("get", "deployment", "web", "-o", replicas) == "2", 60, 1)
     events = cluster.ok("get", "events", "--field-selector", "reason=SuccessfulRescale")
     assert (
         "New size: 2; reason: cpu resource utilization (percentage of request) above target"

@@ -9,11 +9,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import yaml
 from tests.http.conftest import launch, stop
+from tests.support import eventually
 
 
 def test_sqlite_store_keeps_objects_across_restarts(tmp_path: Path) -> None:
@@ -161,10 +161,7 @@ def test_events_expire_after_the_event_ttl(tmp_path: Path) -> None:
         cluster.ok("create", "-f", "-", stdin=EVENT)
         cluster.ok("create", "configmap", "stays")
         assert cluster.ok("get", "events", "-o", "name").split() == ["event/short-lived"]
-        deadline = time.monotonic() + 30
-        while cluster.ok("get", "events", "-o", "name") and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert cluster.ok("get", "events", "-o", "name") == ""
+        eventually(lambda: cluster.ok("get", "events", "-o", "name") == "", interval=0.5)
         assert cluster.ok("get", "configmap", "stays", "-o", "name").split() == ["configmap/stays"]
     finally:
         stop(cluster)

@@ -6,11 +6,11 @@ documentation's counter prints a line a second that `kubectl logs --tail` and `-
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 WAIT = 30.0
 
@@ -101,13 +101,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     stop(running)
 
 
-def eventually(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + WAIT
-    while not check():
-        assert time.monotonic() < deadline, "not reached in time"
-        time.sleep(0.25)
-
-
 def phase(cluster: Cluster, name: str) -> str:
     return cluster.ok("get", "pod", name, "-o", "jsonpath={.status.phase}")
 
@@ -123,7 +116,7 @@ def test_the_configmap_documentation_examples(cluster: Cluster) -> None:
     for manifest in (ECHO, ENV, LS, KEYS):
         cluster.ok("apply", "-f", "-", stdin=manifest)
     for name in ("dapi-test-pod", "dapi-env-pod", "dapi-ls-pod", "dapi-keys-pod"):
-        eventually(lambda name=name: phase(cluster, name) == "Succeeded")
+        eventually(lambda name=name: phase(cluster, name) == "Succeeded", timeout=WAIT)
     assert cluster.ok("logs", "dapi-test-pod") == "very charm\n"
     env = cluster.ok("logs", "dapi-env-pod").splitlines()
     assert "SPECIAL_LEVEL=very" in env and "SPECIAL_TYPE=charm" in env
@@ -140,7 +133,7 @@ def test_a_missing_configmap_volume_waits_until_it_is_created(cluster: Cluster) 
             "get", "events", "--field-selector", "reason=FailedMount"
         )
 
-    eventually(failed_mount)
+    eventually(failed_mount, timeout=WAIT)
     events = cluster.ok(
         "get",
         "events",
@@ -161,7 +154,7 @@ def test_a_missing_configmap_volume_waits_until_it_is_created(cluster: Cluster) 
     )
     assert (phase(cluster, "late-pod"), waiting) == ("Pending", "ContainerCreating")
     cluster.ok("create", "configmap", "late", "--from-literal=color=blue")
-    eventually(lambda: phase(cluster, "late-pod") == "Succeeded")
+    eventually(lambda: phase(cluster, "late-pod") == "Succeeded", timeout=WAIT)
     assert cluster.ok("logs", "late-pod") == "blue\n"  # a partial last line ends a line here
 
 
@@ -173,7 +166,7 @@ def test_the_counter_prints_every_second(cluster: Cluster) -> None:
         done = cluster.kubectl("logs", "counter")
         return done.returncode == 0 and len(done.stdout.splitlines()) >= 3
 
-    eventually(counted)
+    eventually(counted, timeout=WAIT)
     tail = cluster.ok("logs", "counter", "--tail", "2").splitlines()
     assert len(tail) == 2
     numbers = []
@@ -183,6 +176,6 @@ def test_the_counter_prints_every_second(cluster: Cluster) -> None:
         numbers.append(int(found.group(1)))
     assert numbers[1] == numbers[0] + 1 >= 2
 
-    eventually(lambda: phase(cluster, "short-loop") in ("Running", "Succeeded"))
+    eventually(lambda: phase(cluster, "short-loop") in ("Running", "Succeeded"), timeout=WAIT)
     assert cluster.ok("logs", "-f", "short-loop") == "1\n2\n3\n"
-    eventually(lambda: phase(cluster, "short-loop") == "Succeeded")
+    eventually(lambda: phase(cluster, "short-loop") == "Succeeded", timeout=WAIT)

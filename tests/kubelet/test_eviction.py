@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.controllers.lifecycle_cluster import ControlPlane
+from tests.controllers.lifecycle_cluster import LifecycleCluster
 from tests.controllers.lifecycle_cluster import pod as lifecycle_pod
 from tests.kubelet.conftest import EVENTS, LEASES, NODES, PODS, Node, pod
 
@@ -212,7 +212,7 @@ def test_a_pod_growing_into_pressure_is_evicted_when_it_crosses(node: Node) -> N
 
 
 def test_memory_pressure_taints_the_node_while_the_condition_lasts() -> None:
-    cluster = ControlPlane({"a": 1})  # a 16Gi node with the kubelet's default thresholds
+    cluster = LifecycleCluster({"a": 1})  # a 16Gi node with the kubelet's default thresholds
     try:
         hog = lifecycle_pod("hog", "a-0")
         hog["metadata"]["annotations"] = {"sim.pinnace.dev/memory": "16334Mi"}  # 50Mi left

@@ -4,11 +4,11 @@ as the eviction manager runs every 10 s beside it."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 from pinnace.clock import parse_time
 
@@ -47,9 +47,6 @@ def test_a_pod_that_logs_leaves_its_node_reporting_and_no_traceback(cluster: Clu
         return parse_time(cluster.ok("get", "node", "worker-1", "-o", f"jsonpath={ready}"))
 
     # Two eviction passes at least have seen the pod by a status posted 20 s after it started.
-    deadline = time.monotonic() + WAIT
-    while heartbeat() < started + 20 and time.monotonic() < deadline:
-        time.sleep(1)
-    assert heartbeat() >= started + 20
+    eventually(lambda: heartbeat() >= started + 20, timeout=WAIT, interval=1)
     assert " UTC " in cluster.ok("logs", "logger")  # busybox date lines
     assert "Traceback" not in (cluster.workdir / "server.log").read_text()

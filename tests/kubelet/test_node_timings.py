@@ -4,18 +4,17 @@ unchanged every nodeStatusReportFrequency."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 
-from tests.client.conftest import Cluster
 from tests.kubelet.conftest import LEASES, NODES
+from tests.support import SimulatedCluster
 
 from pinnace.clock import parse_time
-from pinnace.kubelet import NodeAgentPool, NodeConfig
+from pinnace.cluster import ClusterOptions
+from pinnace.kubelet import NodeConfig
 
 
 def test_each_pool_keeps_its_own_lease_and_status_timings() -> None:
-    cluster = Cluster()
     slow = NodeConfig(
         name="slow-1",
         index=1,
@@ -23,13 +22,13 @@ def test_each_pool_keeps_its_own_lease_and_status_timings() -> None:
         node_status_update_frequency=30,
         node_status_report_frequency=30,
     )
-    pool = NodeAgentPool(cluster.client, [slow, NodeConfig(name="default-1", index=2)])
-    cluster.run(pool.start())
+    nodes = [slow, NodeConfig(name="default-1", index=2)]
+    cluster = SimulatedCluster(ClusterOptions(nodes=nodes, scheduler=False, controllers=False))
     renewals: dict[str, list[float]] = {"slow-1": [], "default-1": []}
     heartbeats: dict[str, list[float]] = {"slow-1": [], "default-1": []}
     try:
         for _ in range(130):
-            cluster.run(asyncio.sleep(1))
+            cluster.wait(1)
             for name in renewals:
                 lease = cluster.run(cluster.client.get(LEASES, "kube-node-lease", name))
                 renewals[name].append(parse_time(lease["spec"]["renewTime"]))
@@ -37,7 +36,6 @@ def test_each_pool_keeps_its_own_lease_and_status_timings() -> None:
                 ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
                 heartbeats[name].append(parse_time(ready["lastHeartbeatTime"]))
     finally:
-        cluster.run(pool.stop())
         cluster.close()
 
     def steps(times: list[float]) -> set[int]:

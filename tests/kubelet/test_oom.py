@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from tests.http.conftest import launch, stop
-from tests.http.test_scheduler_e2e import eventually
 from tests.kubelet.conftest import Node, pod
 from tests.kubelet.test_usage import GI, MI, annotate, stats_of
+from tests.support import eventually
 
 from pinnace.kubelet.oom import OOMCandidate, oom_victim
 

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Sequence
 
-from tests.client.conftest import CONFIG_MAPS, Cluster, config_map
+from tests.client.conftest import CONFIG_MAPS, config_map
 from tests.kubelet.conftest import LEASES, NODES, PODS, pod
+from tests.support import SimulatedCluster
 
 from pinnace.api.options import LogOptions
 from pinnace.apiserver.logs import log_text
 from pinnace.clock import parse_time
-from pinnace.kubelet import NodeAgentPool, node_configs
+from pinnace.cluster import ClusterOptions
+from pinnace.kubelet import NodeConfig, node_configs
+
+
+def nodes_only(nodes: Sequence[NodeConfig]) -> SimulatedCluster:
+    """The API server and the node agents, with neither scheduler nor controllers."""
+    return SimulatedCluster(ClusterOptions(nodes=nodes, scheduler=False, controllers=False))
 
 
 def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> None:
-    cluster = Cluster()
+    cluster = nodes_only(node_configs(25, {"cpu": "1", "pods": "5"}))
     try:
-        pool = NodeAgentPool(cluster.client, node_configs(25, {"cpu": "1", "pods": "5"}))
-        cluster.run(pool.start())
+        pool = cluster.plane.nodes
         nodes = cluster.run(cluster.client.list(NODES))["items"]
         assert len(nodes) == 25
         assert nodes[0]["status"]["allocatable"] == {"cpu": "1", "pods": "5"}
@@ -26,9 +32,9 @@ def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> N
             leases = cluster.run(cluster.client.list(LEASES, "kube-node-lease"))["items"]
             return {x["metadata"]["name"]: parse_time(x["spec"]["renewTime"]) for x in leases}
 
-        cluster.run(asyncio.sleep(10))
+        cluster.wait(10)
         first = renew_times()
-        cluster.run(asyncio.sleep(30))
+        cluster.wait(30)
         later = renew_times()
         assert len(later) == 25
         assert all(later[name] - first[name] == 30 for name in later)
@@ -40,7 +46,7 @@ def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> N
         cluster.run(
             cluster.client.create(PODS, "default", pod("b", node="pinnace-node-8", log="hi"))
         )
-        cluster.run(asyncio.sleep(1))
+        cluster.wait(1)
         a = cluster.run(cluster.client.get(PODS, "default", "a"))["status"]
         assert (a["phase"], a["hostIP"]) == ("Running", "10.0.0.7")
         b = cluster.run(cluster.client.get(PODS, "default", "b"))["status"]
@@ -49,18 +55,15 @@ def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> N
         worker = next(iter(pool.agents["pinnace-node-7"].workers.values()))
         assert worker._packed is pool._pods._cache["default/a"]
         assert worker.pod["spec"]["nodeName"] == "pinnace-node-7"
-        cluster.server.log_source = pool.read_log
         assert cluster.run(log_text(cluster.server, "default", "b", LogOptions())) == "hi\n"
-        cluster.run(pool.stop())
     finally:
         cluster.close()
 
 
 def test_a_labelled_node_created_through_the_api_is_adopted_and_its_deletion_ends_it() -> None:
-    cluster = Cluster()
+    cluster = nodes_only([])
     try:
-        pool = NodeAgentPool(cluster.client, [])
-        cluster.run(pool.start())
+        pool = cluster.plane.nodes
         node = {
             "apiVersion": "v1",
             "kind": "Node",
@@ -69,7 +72,7 @@ def test_a_labelled_node_created_through_the_api_is_adopted_and_its_deletion_end
         }
         cluster.run(cluster.client.create(NODES, "", node))
         cluster.run(cluster.client.create(PODS, "default", pod("early", node="edge")))
-        cluster.run(asyncio.sleep(1))
+        cluster.wait(1)
         adopted = cluster.run(cluster.client.get(NODES, "", "edge"))
         assert adopted["metadata"]["labels"]["zone"] == "a"
         assert adopted["status"]["allocatable"] == {"cpu": "3", "memory": "924Mi", "pods": "4"}
@@ -77,35 +80,31 @@ def test_a_labelled_node_created_through_the_api_is_adopted_and_its_deletion_end
         assert cluster.run(cluster.client.get(PODS, "default", "early"))["status"]["phase"] == (
             "Running"
         )
-        cluster.run(asyncio.sleep(20))
+        cluster.wait(20)
         renewed = cluster.run(cluster.client.get(LEASES, "kube-node-lease", "edge"))
         cluster.run(cluster.client.delete(NODES, "", "edge"))
-        cluster.run(asyncio.sleep(30))
+        cluster.wait(30)
         assert "edge" not in pool.agents
         still = cluster.run(cluster.client.get(LEASES, "kube-node-lease", "edge"))
         assert still["spec"]["renewTime"] == renewed["spec"]["renewTime"]
-        cluster.run(pool.stop())
     finally:
         cluster.close()
 
 
 def test_pool_nodes_start_containers_once_their_config_map_appears() -> None:
-    cluster = Cluster()
+    cluster = nodes_only(node_configs(3))
     try:
-        pool = NodeAgentPool(cluster.client, node_configs(3))
-        cluster.run(pool.start())
         body = pod("app", node="pinnace-node-3")
         body["spec"]["containers"][0]["envFrom"] = [{"configMapRef": {"name": "settings"}}]
         cluster.run(cluster.client.create(PODS, "default", body))
-        cluster.run(asyncio.sleep(1))
+        cluster.wait(1)
         app = cluster.run(cluster.client.get(PODS, "default", "app"))["status"]
         assert app["containerStatuses"][0]["state"]["waiting"]["reason"] == (
             "CreateContainerConfigError"
         )
         cluster.run(cluster.client.create(CONFIG_MAPS, "default", config_map("settings", a="1")))
-        cluster.run(asyncio.sleep(1))
+        cluster.wait(1)
         app = cluster.run(cluster.client.get(PODS, "default", "app"))["status"]
         assert app["phase"] == "Running"
-        cluster.run(pool.stop())
     finally:
         cluster.close()

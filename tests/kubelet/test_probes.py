@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from tests.kubelet.conftest import EVENTS, Node, pod
+
+from pinnace.kubelet.behaviour import BehaviourError
+from pinnace.kubelet.probes import STARTUP_SECONDS, duration_annotation
 
 
 def with_probes(name: str, restart_policy: str = "", **annotations: str) -> dict[str, Any]:
@@ -28,6 +32,23 @@ def events(node: Node, name: str) -> list[tuple[str, str, str, int]]:
         node.client.list(EVENTS, "default", field_selector=f"involvedObject.name={name}")
     )
     return [(e["type"], e["reason"], e["message"], e.get("count", 1)) for e in found["items"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("30", 30.0), ("1m30s", 90.0), (".5m", 30.0), ("+1500ms", 1.5)]
+)
+def test_probe_annotations_take_seconds_or_go_durations(text: str, seconds: float) -> None:
+    assert duration_annotation((STARTUP_SECONDS, text)) == seconds
+
+
+@pytest.mark.parametrize("text", ["-30s", "30d", "soon", "inf"])
+def test_probe_annotations_refuse_what_is_not_a_duration(text: str) -> None:
+    with pytest.raises(BehaviourError) as bad:
+        duration_annotation((STARTUP_SECONDS, text))
+    assert str(bad.value) == (
+        f'annotation {STARTUP_SECONDS}: invalid value "{text}": must be a non-negative duration '
+        '("30", "30s", "1m30s")'
+    )
 
 
 def test_readiness_probe_makes_the_pod_ready_and_unready_again(node: Node) -> None:

@@ -4,11 +4,11 @@ with a preStop hook goes through Terminating before it is gone."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 WAIT = 30.0
 """Seconds to wait for what takes a few."""
@@ -62,13 +62,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     stop(running)
 
 
-def eventually(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + WAIT
-    while not check():
-        assert time.monotonic() < deadline, "not reached in time"
-        time.sleep(0.25)
-
-
 def test_the_liveness_exec_example_restarts_its_container(cluster: Cluster) -> None:
     cluster.ok("apply", "-f", "-", stdin=LIVENESS)
 
@@ -76,13 +69,13 @@ def test_the_liveness_exec_example_restarts_its_container(cluster: Cluster) -> N
         rows = cluster.ok("get", "pod", "liveness-exec", "--no-headers").split()
         return rows[2] == "Running" and int(rows[3]) >= 1
 
-    eventually(restarted)
+    eventually(restarted, timeout=WAIT)
 
     def described() -> bool:
         text = cluster.ok("describe", "pod", "liveness-exec")
         return "Container liveness failed liveness probe, will be restarted" in text
 
-    eventually(described)
+    eventually(described, timeout=WAIT)
     text = cluster.ok("describe", "pod", "liveness-exec")
     assert "Liveness probe failed: cat: can't open '/tmp/healthy': No such file or directory" in (
         text
@@ -92,10 +85,10 @@ def test_the_liveness_exec_example_restarts_its_container(cluster: Cluster) -> N
 
 def test_a_pre_stop_hook_runs_while_the_pod_is_terminating(cluster: Cluster) -> None:
     cluster.ok("apply", "-f", "-", stdin=PRE_STOP)
-    eventually(lambda: "Running" in cluster.ok("get", "pod", "drain", "--no-headers"))
+    eventually(lambda: "Running" in cluster.ok("get", "pod", "drain", "--no-headers"), timeout=WAIT)
     cluster.ok("delete", "pod", "drain", "--wait=false")
     # The hook runs 3 s before the container is sent SIGTERM.
     assert "Terminating" in cluster.ok("get", "pod", "drain", "--no-headers")
-    eventually(lambda: cluster.kubectl("get", "pod", "drain").returncode != 0)
+    eventually(lambda: cluster.kubectl("get", "pod", "drain").returncode != 0, timeout=WAIT)
     gone = cluster.kubectl("get", "pod", "drain")
     assert 'pods "drain" not found' in gone.stderr

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.controllers.lifecycle_cluster import PODS, ControlPlane, pod
+from tests.controllers.lifecycle_cluster import PODS, LifecycleCluster, pod
 
 TOLERATE_UNREACHABLE = {
     "key": "node.kubernetes.io/unreachable",
@@ -17,8 +17,8 @@ TOLERATE_UNREACHABLE = {
 
 
 @pytest.fixture
-def cluster() -> Iterator[ControlPlane]:
-    c = ControlPlane({"a": 2})
+def cluster() -> Iterator[LifecycleCluster]:
+    c = LifecycleCluster({"a": 2})
     yield c
     c.close()
 
@@ -27,7 +27,7 @@ def ready(conditions: list[dict[str, str]]) -> str:
     return next(c["status"] for c in conditions if c["type"] == "Ready")
 
 
-def test_a_node_that_comes_back_is_ready_with_ready_pods(cluster: ControlPlane) -> None:
+def test_a_node_that_comes_back_is_ready_with_ready_pods(cluster: LifecycleCluster) -> None:
     cluster.run(cluster.client.create(PODS, "default", pod("web", "a-0", [TOLERATE_UNREACHABLE])))
     cluster.wait(12)
     assert ready(cluster.get_pod("web")["status"]["conditions"]) == "True"
@@ -50,7 +50,7 @@ def test_a_node_that_comes_back_is_ready_with_ready_pods(cluster: ControlPlane) 
 
 
 def test_a_pod_marked_not_ready_while_its_kubelet_runs_is_put_back(
-    cluster: ControlPlane,
+    cluster: LifecycleCluster,
 ) -> None:
     cluster.run(cluster.client.create(PODS, "default", pod("web", "a-1")))
     cluster.wait(12)

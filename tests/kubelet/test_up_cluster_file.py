@@ -4,12 +4,12 @@ labels, taints and allocatable; a bad file refused before anything starts."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 from pinnace.cli.main import main
 
@@ -92,13 +92,12 @@ status:
 
 def test_a_node_applied_with_the_simulated_label_is_adopted(cluster: Cluster) -> None:
     cluster.ok("apply", "-f", "-", stdin=ADOPTED)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    def ready() -> list[str]:
         row = cluster.ok("get", "node", "adopted-1", "--no-headers").split()
-        if row[1] == "Ready":
-            break
-        time.sleep(0.1)
-    assert row[:2] == ["adopted-1", "Ready"]
+        assert row[:2] == ["adopted-1", "Ready"]
+        return row
+
+    eventually(ready, timeout=20)
     node = json.loads(cluster.ok("get", "node", "adopted-1", "-o", "json"))
     assert node["metadata"]["labels"]["team"] == "infra"
     assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "adopted-1"

@@ -4,12 +4,12 @@ to one of them that runs."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 from pinnace.cli.main import main
 
@@ -31,6 +31,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     )
     yield running
     stop(running)
+
+
+def running_row(cluster: Cluster, pod: str) -> list[str]:
+    """The pod's row of `kubectl get pods -o wide`, once it is Running."""
+    row = cluster.ok("get", "pods", pod, "-o", "wide", "--no-headers").split()
+    assert row[2] == "Running", row
+    return row
 
 
 def test_kubectl_get_nodes_shows_two_ready_nodes(cluster: Cluster) -> None:
@@ -62,12 +69,7 @@ def test_pod_bound_with_a_binding_goes_running(cluster: Cluster) -> None:
     cluster.ok(
         "create", "-f", "-", "--raw", "/api/v1/namespaces/default/pods/web/binding", stdin=BINDING
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        row = cluster.ok("get", "pods", "web", "-o", "wide", "--no-headers").split()
-        if row[2] == "Running":
-            break
-        time.sleep(0.1)
+    row = eventually(lambda: running_row(cluster, "web"), timeout=20)
     assert row[:3] == ["web", "1/1", "Running"]
     assert row[6] == "pinnace-node-2"
     assert row[5].startswith("10.128.2.")
@@ -104,12 +106,7 @@ def test_a_pod_the_scheduler_places_runs_on_its_simulated_node(cluster: Cluster)
     container = {"name": "placed", "image": "nginx:1.27", "resources": {"requests": {"cpu": "7"}}}
     overrides = json.dumps({"apiVersion": "v1", "spec": {"containers": [container]}})
     cluster.ok("run", "placed", "--image=nginx:1.27", f"--overrides={overrides}")
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        row = cluster.ok("get", "pods", "placed", "-o", "wide", "--no-headers").split()
-        if row[2] == "Running":
-            break
-        time.sleep(0.1)
+    row = eventually(lambda: running_row(cluster, "placed"), timeout=20)
     assert row[:3] == ["placed", "1/1", "Running"]
     assert row[6] in ("pinnace-node-1", "pinnace-node-2")
 

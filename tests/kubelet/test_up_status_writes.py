@@ -6,11 +6,11 @@ advertised by patching a node's status.capacity becomes allocatable and schedula
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 CLUSTER_FILE = """\
 apiVersion: pinnace.dev/v1alpha1
@@ -97,11 +97,8 @@ def test_an_extended_resource_patched_into_capacity_is_allocatable_and_schedulab
         "-p",
         '[{"op": "add", "path": "/status/capacity/example.com~1dongle", "value": "4"}]',
     )
-    deadline = time.monotonic() + WAIT
     query = r"jsonpath={.status.allocatable.example\.com/dongle}"
-    while (allocatable := cluster.ok("get", "node", "cpu-1", "-o", query)) != "4":
-        assert time.monotonic() < deadline, f"allocatable example.com/dongle: {allocatable!r}"
-        time.sleep(0.25)
+    eventually(lambda: cluster.ok("get", "node", "cpu-1", "-o", query) == "4", timeout=WAIT)
     cluster.ok("apply", "-f", "-", stdin=DONGLE_POD)
     cluster.ok("wait", "--for=jsonpath={.status.phase}=Running", "pod/dongle-user", "--timeout=30s")
     assert cluster.ok("get", "pod", "dongle-user", "-o", "jsonpath={.spec.nodeName}") == "cpu-1"

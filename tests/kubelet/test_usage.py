@@ -4,21 +4,20 @@ API read."""
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.client.conftest import Cluster
 from tests.http.conftest import launch, stop
-from tests.http.test_scheduler_e2e import eventually
 from tests.kubelet.conftest import PODS, SETTLE, Node, pod
+from tests.support import SimulatedCluster, eventually
 
 from pinnace.clock import Clock
 from pinnace.clock.loop import VirtualEventLoop
-from pinnace.kubelet import NodeAgentPool, NodeConfig, node_configs
+from pinnace.cluster import ClusterOptions
+from pinnace.kubelet import NodeConfig, node_configs
 from pinnace.kubelet.behaviour import (
     BehaviourError,
     ContainerBehaviour,
@@ -154,20 +153,19 @@ def test_summary_reports_the_node_and_its_pods() -> None:
 
 
 def test_pool_serves_every_nodes_summary() -> None:
-    cluster = Cluster()
+    options = ClusterOptions(nodes=node_configs(2), scheduler=False, controllers=False)
+    cluster = SimulatedCluster(options)
     try:
-        pool = NodeAgentPool(cluster.client, node_configs(2))
-        cluster.run(pool.start())
+        pool = cluster.plane.nodes
         body = pod("p", node="pinnace-node-2", memory="64Mi")
         cluster.run(cluster.client.create(PODS, "default", body))
-        cluster.run(asyncio.sleep(SETTLE))
+        cluster.wait(SETTLE)
         summaries = pool.summaries()
         assert sorted(summaries) == ["pinnace-node-1", "pinnace-node-2"]
         assert summaries["pinnace-node-1"].pods == []
         assert summaries["pinnace-node-2"].node.memory_working_set_bytes == 64 * MI
         assert pool.agent("pinnace-node-2") is pool.agents["pinnace-node-2"]
         assert pool.agent("nope") is None
-        cluster.run(pool.stop())
     finally:
         cluster.close()
 
@@ -234,6 +232,13 @@ def test_vish_stress_runs_its_entrypoint_with_the_args() -> None:
     body["spec"]["containers"][0].update(args=["-mem-total", "150Mi", "-cpus", "1"])
     memory = container_behaviour(body, "app").usage.memory
     assert (memory.at(0), memory.at(38.4), memory.at(60)) == (0, 150 * MI, 150 * MI)
+    # -mem-alloc-sleep is a Go duration; a negative one sleeps not at all
+    args = ["-mem-total", "150Mi", "-mem-alloc-sleep", "2ms"]
+    body["spec"]["containers"][0].update(args=args)
+    memory = container_behaviour(body, "app").usage.memory
+    assert (memory.at(38.4), memory.at(76.8)) == (75 * MI, 150 * MI)
+    body["spec"]["containers"][0].update(args=["-mem-total", "150Mi", "-mem-alloc-sleep=-1ms"])
+    assert container_behaviour(body, "app").usage.memory.at(0) == 150 * MI
 
 
 def test_annotations_win_over_the_command() -> None:

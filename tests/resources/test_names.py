@@ -8,9 +8,13 @@ from pinnace.resources.names import (
     is_compressible,
     is_extended_resource_name,
     is_hugepage_resource_name,
+    is_integer_resource_name,
     is_native_resource,
     is_overcommit_allowed,
     is_scalar_resource,
+    is_standard_container_resource_name,
+    is_standard_quota_resource_name,
+    is_standard_resource_name,
 )
 from pinnace.resources.quantity import Quantity, QuantityError
 
@@ -116,3 +120,29 @@ def test_bad_hugepage_names_are_errors() -> None:
         hugepage_size_from_resource_name("memory")
     with pytest.raises(QuantityError):
         hugepage_size_from_resource_name("hugepages-big")
+
+
+@pytest.mark.parametrize(
+    ("name", "standard", "container", "quota", "integer"),
+    [
+        ("cpu", True, True, True, False),
+        ("ephemeral-storage", True, True, True, False),
+        ("hugepages-2Mi", True, True, True, False),
+        ("requests.hugepages-2Mi", True, False, True, False),
+        ("limits.memory", True, False, True, False),
+        ("storage", True, False, False, False),
+        ("requests.storage", True, False, True, False),
+        ("pods", True, False, True, True),
+        ("services.nodeports", True, False, True, True),
+        ("count/pods", False, False, False, True),  # fully qualified, so counted whole
+        ("gpu", False, False, False, False),
+        ("example.com/gpu", False, False, False, True),
+    ],
+)
+def test_standard_names_as_the_api_classifies_them(
+    name: str, standard: bool, container: bool, quota: bool, integer: bool
+) -> None:
+    assert is_standard_resource_name(name) is standard
+    assert is_standard_container_resource_name(name) is container
+    assert is_standard_quota_resource_name(name) is quota
+    assert is_integer_resource_name(name) is integer

@@ -5,18 +5,18 @@ waiting pod, and a refused binding is retried."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.client.conftest import EVENTS, NODES, PODS, Cluster, kind
+from tests.client.conftest import EVENTS, NODES, PODS, kind
+from tests.support import SimulatedCluster
 
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.scheduler.adapter import SchedulerService
+from pinnace.cluster import ClusterOptions
 from pinnace.scheduler.config import parse
 
 PRIORITY_CLASSES = kind("scheduling.k8s.io", "priorityclasses")
@@ -42,15 +42,18 @@ def pod(name: str, cpu: str = "100m", scheduler: str = "") -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
 
 
-class Running(Cluster):
+class Running(SimulatedCluster):
+    """The API server and the scheduler alone: nodes are API objects without kubelets, and no
+    controller acts on them."""
+
     def __init__(self, config_text: str = "") -> None:
-        super().__init__()
         config = parse(config_text) if config_text else None
-        self.scheduler = SchedulerService(self.client, config)
-        self.task = self.loop.create_task(self.scheduler.run())
+        super().__init__(ClusterOptions(scheduler_config=config, controllers=False, seed=0))
+        assert self.plane.scheduler is not None
+        self.scheduler = self.plane.scheduler
 
     def settle(self, seconds: float = 2.0) -> None:
-        self.run(asyncio.sleep(seconds))
+        self.wait(seconds)
         self.run(self.scheduler.flush())
 
     def create(self, kind: Any, obj: dict[str, Any]) -> Object:
@@ -191,7 +194,7 @@ profiles:
 
 def test_a_refused_binding_forgets_the_pod_and_retries(cluster: Running) -> None:
     cluster.create(NODES, node("n1"))
-    real_bind = cluster.client.bind
+    real_bind = cluster.scheduler.client.bind
     refusals = []
 
     async def refuse_once(pod: Object, node_name: str) -> None:
@@ -200,7 +203,7 @@ def test_a_refused_binding_forgets_the_pod_and_retries(cluster: Running) -> None
             raise StatusError(409, "Conflict", "Operation cannot be fulfilled: try again")
         await real_bind(pod, node_name)
 
-    cluster.client.bind = refuse_once  # type: ignore[method-assign]
+    cluster.scheduler.client.bind = refuse_once  # type: ignore[method-assign]
     cluster.create(PODS, pod("web", cpu="2"))  # takes the whole node: forgotten or stuck
     cluster.settle(5.0)
     assert refusals == ["n1"]
@@ -218,7 +221,7 @@ def test_a_refused_binding_forgets_the_pod_and_retries(cluster: Running) -> None
 
 def test_each_refused_binding_doubles_the_pods_back_off(cluster: Running) -> None:
     cluster.create(NODES, node("n1"))
-    real_bind = cluster.client.bind
+    real_bind = cluster.scheduler.client.bind
     attempts: list[float] = []
 
     async def refuse_thrice(pod: Object, node_name: str) -> None:
@@ -227,7 +230,7 @@ def test_each_refused_binding_doubles_the_pods_back_off(cluster: Running) -> Non
             raise StatusError(409, "Conflict", "Operation cannot be fulfilled: try again")
         await real_bind(pod, node_name)
 
-    cluster.client.bind = refuse_thrice  # type: ignore[method-assign]
+    cluster.scheduler.client.bind = refuse_thrice  # type: ignore[method-assign]
     cluster.create(PODS, pod("web"))
     cluster.settle(20.0)
     assert cluster.get_pod("web")["spec"].get("nodeName") == "n1"

@@ -15,31 +15,12 @@ from pinnace.api import field
 from pinnace.api.field import FieldError, Path
 from pinnace.api.names import is_valid_percent
 from pinnace.resources.lists import parse_quantity
-from pinnace.resources.names import is_extended_resource_name
+from pinnace.resources.names import is_integer_resource_name
 from pinnace.resources.quantity import Quantity, QuantityError
 
 IS_NEGATIVE_ERROR_MSG = "must be greater than or equal to 0"
 IS_NOT_INTEGER_ERROR_MSG = "must be an integer"
 FIELD_IMMUTABLE_ERROR_MSG = "field is immutable"
-
-# Quota-countable resources that only come in whole units (besides extended resources).
-_INTEGER_RESOURCES = frozenset(
-    {
-        "pods",
-        "resourcequotas",
-        "services",
-        "replicationcontrollers",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "services.nodeports",
-        "services.loadbalancers",
-    }
-)
-
-
-def is_integer_resource_name(name: str) -> bool:
-    return name in _INTEGER_RESOURCES or is_extended_resource_name(name)
 
 
 def parse_quantity_field(value: Any, path: Path) -> tuple[Quantity | None, list[FieldError]]:

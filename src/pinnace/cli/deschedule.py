@@ -19,11 +19,10 @@ from pinnace.api.status import StatusError
 from pinnace.cli.scheduler import server_url
 from pinnace.client.http import HTTPClient
 from pinnace.client.transport import HTTPError
-from pinnace.clock import Clock
+from pinnace.clock import Clock, parse_duration
 from pinnace.descheduler.args import PolicyError
 from pinnace.descheduler.policy import DeschedulerPolicy, load_file
 from pinnace.descheduler.runner import CycleResult, Descheduler
-from pinnace.resources.node import parse_go_duration
 
 COMMAND = "pinnace deschedule"
 
@@ -77,7 +76,10 @@ def run_deschedule(args: argparse.Namespace) -> int:
 def _interval(text: str | None) -> float | None:
     if text is None:
         return None
-    seconds = parse_go_duration("--interval", text) / 1e9
+    try:
+        seconds = parse_duration(text) / 1e9
+    except ValueError as e:
+        raise ValueError(f"--interval: {e}") from None
     if seconds <= 0:
         raise ValueError(f'--interval: must be greater than 0, not "{text}"')
     return seconds

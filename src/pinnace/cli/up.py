@@ -36,7 +36,7 @@ import yaml
 
 from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.http.app import APIApp
-from pinnace.clock import Clock
+from pinnace.clock import Clock, parse_duration
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
 from pinnace.controllers.workloads import WorkloadOptions
@@ -44,14 +44,14 @@ from pinnace.kubelet import NodeConfig, node_configs
 from pinnace.kubelet.cluster_config import ClusterConfigError
 from pinnace.kubelet.cluster_config import load_file as load_cluster_file
 from pinnace.kubelet.config import DEFAULT_CAPACITY
-from pinnace.resources.node import parse_go_duration
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.quantity import Quantity, QuantityError
 from pinnace.scheduler.config import ConfigError, load_file
 from pinnace.store import MemoryStore, SQLiteStore, Store, StoreInUseError
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 from pinnace.store.expiry import DEFAULT_EVENT_TTL
 
-SHAPE_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
+SHAPE_RESOURCES = (CPU, MEMORY, PODS, EPHEMERAL_STORAGE)
 DEFAULT_PORT = 6443
 DEFAULT_DATA_DIR = Path.home() / ".pinnace"
 KUBECONFIG_FILE = "kubeconfig"
@@ -205,7 +205,7 @@ def _controller_flags(group: argparse._ArgumentGroup) -> None:
 
 def _duration(text: str) -> float:
     try:
-        seconds = parse_go_duration("", text) / 1e9
+        seconds = parse_duration(text) / 1e9
     except ValueError:
         seconds = -1.0
     if seconds <= 0:

@@ -5,6 +5,7 @@ loop jumps to the next event instead of waiting. Randomness comes from one seede
 """
 
 from pinnace.clock.clock import Clock, Timer
+from pinnace.clock.duration import parse_duration
 from pinnace.clock.loop import DEFAULT_EPOCH, DeadlockError, VirtualEventLoop, VirtualModeError
 from pinnace.clock.rand import Randomness
 from pinnace.clock.rfc3339 import format_micro_time, format_time, parse_time
@@ -21,5 +22,6 @@ __all__ = [
     "VirtualModeError",
     "format_micro_time",
     "format_time",
+    "parse_duration",
     "parse_time",
 ]

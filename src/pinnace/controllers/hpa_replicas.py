@@ -14,28 +14,17 @@ tolerance, the count stays.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from pinnace.api.objects import Object
-from pinnace.clock.rfc3339 import parse_time
+from pinnace.clock import parse_duration, parse_time
 from pinnace.resources.quantity import Quantity
 
 DEFAULT_TOLERANCE = 0.1
 DEFAULT_CPU_INITIALIZATION_PERIOD = 300.0
 DEFAULT_INITIAL_READINESS_DELAY = 30.0
 
-_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_GO_DURATION_UNITS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
 
 
 class MetricError(Exception):
@@ -64,10 +53,10 @@ class Proposal:
 
 def go_duration_seconds(text: str) -> float:
     """A Go duration ("10s", "1m30.5s") in seconds; 0 for anything else."""
-    parts = _GO_DURATION_PART.findall(text or "")
-    if not parts or "".join(n + u for n, u in parts) != text:
+    try:
+        return parse_duration(text) / 1e9
+    except ValueError:
         return 0.0
-    return sum(float(n) * _GO_DURATION_UNITS[u] for n, u in parts)
 
 
 def pod_metrics_info(listed: Object, resource: str, container: str = "") -> PodMetricsInfo:

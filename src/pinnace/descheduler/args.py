@@ -13,7 +13,7 @@ from pinnace.api.apps import as_label_selector, validate_selector
 from pinnace.api.field import Path
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
-from pinnace.resources.node import parse_go_duration
+from pinnace.clock.duration import parse_duration
 
 
 class PolicyError(ValueError):
@@ -64,9 +64,9 @@ class Args:
         if not isinstance(value, str):
             raise self.fail(name, value, 'must be a duration such as "5m"')
         try:
-            nanos = parse_go_duration(str(self.path.child(name)), value)
+            nanos = parse_duration(value)
         except ValueError as e:
-            raise PolicyError(str(e)) from None
+            raise PolicyError(f"{self.path.child(name)}: {e}") from None
         if nanos < 0:
             raise self.fail(name, value, "must not be negative")
         return nanos / 1e9

@@ -30,6 +30,7 @@ from pinnace.api.field import FieldError, Path
 from pinnace.api.labels import validate_label_name
 from pinnace.api.names import is_dns1123_label, is_qualified_name, is_valid_label_value
 from pinnace.api.validation import is_int, validate_resource_quantity
+from pinnace.clock.duration import parse_duration
 from pinnace.kubelet.config import DEFAULT_CAPACITY, NODE_POOL_LABEL, NodeConfig
 from pinnace.kubelet.cpu_manager import (
     CPU_MANAGER_POLICIES,
@@ -38,7 +39,7 @@ from pinnace.kubelet.cpu_manager import (
     static_policy,
 )
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PIDS, PODS
-from pinnace.resources.node import parse_eviction_thresholds, parse_go_duration
+from pinnace.resources.node import parse_eviction_thresholds
 
 API_VERSION = "pinnace.dev/v1alpha1"
 KIND = "Cluster"
@@ -275,9 +276,9 @@ def _duration(value: Any, path: Path) -> float:
     if not isinstance(value, str):
         _fail(field.invalid(path, value, 'must be a duration such as "1m30s"'))
     try:
-        nanos = parse_go_duration(str(path), value)
+        nanos = parse_duration(value)
     except ValueError as e:
-        raise ClusterConfigError(str(e)) from None
+        raise ClusterConfigError(f"{path}: {e}") from None
     if nanos < 0:
         _fail(field.invalid(path, value, "must not be negative"))
     return nanos / 1e9

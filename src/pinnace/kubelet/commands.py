@@ -30,9 +30,9 @@ stress process itself.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
+from pinnace.clock import parse_duration
 from pinnace.resources.lists import parse_quantity
 
 SHELLS = ("sh", "bash", "ash", "dash")
@@ -121,16 +121,6 @@ _STRESS_FLAGS = {
     "--logtostderr": "",
 }
 _STRESS_SIZE_UNITS = {"b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_GO_DURATION_UNITS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
 
 
 def _stress(args: list[str], run: CommandRun) -> int | None:
@@ -156,7 +146,8 @@ def _stress(args: list[str], run: CommandRun) -> int | None:
         hdd_bytes = _stress_size(options.get("hdd-bytes", "1G"))
         mem_total = parse_quantity(options.get("mem-total", "0")).value()
         mem_step = parse_quantity(options.get("mem-alloc-size", "4Ki")).value()
-        mem_sleep = _go_duration(options.get("mem-alloc-sleep", "1ms"))
+        # a negative -mem-alloc-sleep is a time.Sleep that returns at once
+        mem_sleep = max(0.0, parse_duration(options.get("mem-alloc-sleep", "1ms")) / 1e9)
         cpus = int(options.get("cpus", "0"))
     except ValueError:
         return None
@@ -190,12 +181,3 @@ def _stress_size(text: str) -> int:
         return int(text[:-1]) * _STRESS_SIZE_UNITS[unit]
     return int(text)
 
-
-def _go_duration(text: str) -> float:
-    """A Go time.Duration flag ("1ms", "1m30s", "0") in seconds; ValueError otherwise."""
-    if text == "0":
-        return 0.0
-    parts = _GO_DURATION.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise ValueError(f"invalid duration {text!r}")
-    return sum(float(n) * _GO_DURATION_UNITS[u] for n, u in parts)

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pinnace.resources.lists import ResourceList, parse_resource_list
+from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.node import node_allocatable
 
 SIMULATED_LABEL = "pinnace.dev/simulated"
@@ -44,7 +45,7 @@ EVICTION_PRESSURE_TRANSITION_PERIOD = 300.0
 """The kubelet's default evictionPressureTransitionPeriod (5 minutes)."""
 
 DEFAULT_CAPACITY: Mapping[str, str] = MappingProxyType(
-    {"cpu": "4", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
+    {CPU: "4", MEMORY: "16Gi", PODS: "110", EPHEMERAL_STORAGE: "100Gi"}
 )
 
 _NODE_NETWORK = ipaddress.ip_network("10.0.0.0/8")

@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from pinnace.clock import Clock, Timer
+from pinnace.clock import Clock, Timer, parse_duration
 from pinnace.kubelet.behaviour import ANNOTATION_PREFIX, BehaviourError
 from pinnace.kubelet.commands import SHELLS
 from pinnace.kubelet.shell import command_run
@@ -108,22 +107,20 @@ def annotation(pod: Mapping[str, Any], key: str, container: str) -> tuple[str, s
     return None
 
 
-_GO_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:h|ms|m|s))+")
-_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
-_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
 def duration_annotation(found: tuple[str, str], *, never: bool = False) -> float:
-    """Seconds of a duration annotation: `30`, `30s` or `1m30s` (or "never" where allowed,
-    as infinity). Raises BehaviourError, naming the annotation, for anything else."""
+    """Seconds of a duration annotation: a number of seconds (`30`) or a Go duration (`30s`,
+    `1m30s`), or "never" where allowed, as infinity. Raises BehaviourError, naming the
+    annotation, for anything else."""
     key, text = found
     if never and text == NEVER:
         return math.inf
     try:
         seconds = float(text)
     except ValueError:
-        parts = _GO_DURATION_PART.findall(text) if _GO_DURATION.fullmatch(text) else []
-        seconds = sum(float(n) * _UNITS[u] for n, u in parts) if parts else -1
+        try:
+            seconds = parse_duration(text) / 1e9
+        except ValueError:
+            seconds = -1
     if not 0 <= seconds < math.inf:
         raise BehaviourError(
             f'annotation {key}: invalid value "{text}": must be a non-negative duration '

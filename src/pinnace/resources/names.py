@@ -1,7 +1,9 @@
 """Resource names and what kind of resource each one is.
 
-Follows the classification helpers of Kubernetes v1.32 (pkg/apis/core/v1/helper and the
-scheduler's scalar resources). A name without a `/`, or one inside `kubernetes.io/`, is native;
+Follows the classification helpers of Kubernetes v1.32 (pkg/apis/core/helper, its v1 twin
+pkg/apis/core/v1/helper, and the scheduler's scalar resources): the standard names the API
+accepts without a domain, those a container or a quota may use, and those counted in whole
+units. A name without a `/`, or one inside `kubernetes.io/`, is native;
 a fully qualified name anywhere else (`nvidia.com/gpu`) is an extended resource.
 """
 
@@ -17,10 +19,14 @@ __all__ = [
     "DEFAULT_NAMESPACE_PREFIX",
     "EPHEMERAL_STORAGE",
     "HUGEPAGES_PREFIX",
+    "LIMITS_PREFIX",
     "MEMORY",
     "PIDS",
     "PODS",
     "REQUESTS_PREFIX",
+    "STANDARD_CONTAINER_RESOURCES",
+    "STANDARD_QUOTA_RESOURCES",
+    "STANDARD_RESOURCES",
     "STORAGE",
     "hugepage_resource_name",
     "hugepage_size_from_resource_name",
@@ -28,10 +34,15 @@ __all__ = [
     "is_compressible",
     "is_extended_resource_name",
     "is_hugepage_resource_name",
+    "is_integer_resource_name",
     "is_native_resource",
     "is_overcommit_allowed",
     "is_prefixed_native_resource",
+    "is_quota_hugepage_resource_name",
     "is_scalar_resource",
+    "is_standard_container_resource_name",
+    "is_standard_quota_resource_name",
+    "is_standard_resource_name",
 ]
 
 CPU = "cpu"
@@ -43,8 +54,36 @@ PIDS = "pid"  # the kubelet's name for process IDs in kube-reserved / system-res
 
 HUGEPAGES_PREFIX = "hugepages-"
 REQUESTS_PREFIX = "requests."
+LIMITS_PREFIX = "limits."
 DEFAULT_NAMESPACE_PREFIX = "kubernetes.io/"
 ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-"
+
+STANDARD_CONTAINER_RESOURCES = frozenset({CPU, MEMORY, EPHEMERAL_STORAGE})
+# Object counts a quota may limit under their plain names, counted in whole units.
+_QUOTA_COUNTS = frozenset(
+    {
+        PODS,
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
+STANDARD_QUOTA_RESOURCES = frozenset(
+    {
+        *STANDARD_CONTAINER_RESOURCES,
+        *(REQUESTS_PREFIX + name for name in STANDARD_CONTAINER_RESOURCES),
+        *(LIMITS_PREFIX + name for name in STANDARD_CONTAINER_RESOURCES),
+        REQUESTS_PREFIX + STORAGE,
+        *_QUOTA_COUNTS,
+    }
+)
+STANDARD_RESOURCES = STANDARD_QUOTA_RESOURCES | {STORAGE}
+"""The names without a domain the API accepts anywhere a resource is named."""
 
 # IsQualifiedName: an optional DNS-1123 subdomain prefix, then a name of at most 63 characters.
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
@@ -63,6 +102,28 @@ def is_native_resource(name: str) -> bool:
 
 def is_hugepage_resource_name(name: str) -> bool:
     return name.startswith(HUGEPAGES_PREFIX)
+
+
+def is_quota_hugepage_resource_name(name: str) -> bool:
+    """`hugepages-<size>` or, as a quota names its requests, `requests.hugepages-<size>`."""
+    return name.startswith((HUGEPAGES_PREFIX, REQUESTS_PREFIX + HUGEPAGES_PREFIX))
+
+
+def is_standard_resource_name(name: str) -> bool:
+    return name in STANDARD_RESOURCES or is_quota_hugepage_resource_name(name)
+
+
+def is_standard_container_resource_name(name: str) -> bool:
+    return name in STANDARD_CONTAINER_RESOURCES or is_hugepage_resource_name(name)
+
+
+def is_standard_quota_resource_name(name: str) -> bool:
+    return name in STANDARD_QUOTA_RESOURCES or is_quota_hugepage_resource_name(name)
+
+
+def is_integer_resource_name(name: str) -> bool:
+    """Resources that only come in whole units: object counts and extended resources."""
+    return name in _QUOTA_COUNTS or is_extended_resource_name(name)
 
 
 def is_attachable_volume_resource_name(name: str) -> bool:

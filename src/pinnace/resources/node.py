@@ -22,11 +22,11 @@ import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from reprlib import repr as brief
 from types import MappingProxyType
 from typing import Any
 
+from pinnace.clock.duration import parse_duration
 from pinnace.resources.lists import ResourceList, parse_resource_list
 from pinnace.resources.names import EPHEMERAL_STORAGE, MEMORY, is_hugepage_resource_name
 from pinnace.resources.quantity import BINARY_SI, Quantity, QuantityError
@@ -39,7 +39,6 @@ __all__ = [
     "ThresholdValue",
     "node_allocatable",
     "parse_eviction_thresholds",
-    "parse_go_duration",
     "threshold_quantity",
 ]
 
@@ -262,53 +261,16 @@ def _float32(x: float) -> float:
     return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
-_DURATION_UNITS = {
-    "ns": 1,
-    "us": 1_000,
-    "µs": 1_000,
-    "μs": 1_000,
-    "ms": 1_000_000,
-    "s": 1_000_000_000,
-    "m": 60_000_000_000,
-    "h": 3_600_000_000_000,
-}
-_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)([^0-9.]*)")
-
-
 def _parse_grace_period(signal: str, text: str) -> float:
     """A Go duration ("1m30s") in seconds; negative ones are refused as the kubelet does."""
     where = f"evictionSoftGracePeriod[{signal}]"
-    nanos = parse_go_duration(where, text)
+    try:
+        nanos = parse_duration(text)
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
     if nanos < 0:
         raise ValueError(
             f"{where}: invalid eviction grace period specified: {text}, must be a positive value"
         )
     return nanos / 1e9
 
-
-def parse_go_duration(where: str, text: str) -> int:
-    """A Go time.Duration ("1m30s") in nanoseconds; errors worded as Go's, after `where`."""
-    invalid = ValueError(f'{where}: time: invalid duration "{text}"')
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if body == "0":
-        return 0
-    if not body:
-        raise invalid
-    total = Fraction(0)
-    pos = 0
-    while pos < len(body):
-        match = _DURATION_PART.match(body, pos)
-        assert match is not None  # the pattern can match the empty string
-        number, unit = match.groups()
-        if number.strip(".") == "":
-            raise invalid
-        if not unit:
-            raise ValueError(f'{where}: time: missing unit in duration "{text}"')
-        if unit not in _DURATION_UNITS:
-            raise ValueError(f'{where}: time: unknown unit "{unit}" in duration "{text}"')
-        total += Fraction(number + ("0" if number.endswith(".") else "")) * _DURATION_UNITS[unit]
-        pos = match.end()
-    nanos = int(total)
-    if nanos > 2**63 - 1:
-        raise invalid
-    return -nanos if text.startswith("-") else nanos

@@ -24,6 +24,7 @@ __all__ = [
     "BEST_EFFORT",
     "BURSTABLE",
     "GUARANTEED",
+    "QOS_COMPUTE_RESOURCES",
     "QOSClass",
     "qos_class",
     "recorded_qos_class",
@@ -34,7 +35,8 @@ GUARANTEED: QOSClass = "Guaranteed"
 BURSTABLE: QOSClass = "Burstable"
 BEST_EFFORT: QOSClass = "BestEffort"
 
-_QOS_RESOURCES = (CPU, MEMORY)
+QOS_COMPUTE_RESOURCES = (CPU, MEMORY)
+"""The resources whose requests and limits decide a pod's QoS class."""
 
 
 def qos_class(pod: Any) -> QOSClass:
@@ -45,7 +47,7 @@ def qos_class(pod: Any) -> QOSClass:
     every_container_limited = True
     for c in containers(pod):
         _add_positive(requests, c.requests)
-        if _add_positive(limits, c.limits) < len(_QOS_RESOURCES):
+        if _add_positive(limits, c.limits) < len(QOS_COMPUTE_RESOURCES):
             every_container_limited = False
     if not requests and not limits:
         return BEST_EFFORT
@@ -67,7 +69,7 @@ def recorded_qos_class(pod: Any) -> QOSClass:
 def _add_positive(total: ResourceList, resources: ResourceList) -> int:
     """Add the positive cpu and memory amounts to `total`, in place; how many there were."""
     added = 0
-    for name in _QOS_RESOURCES:
+    for name in QOS_COMPUTE_RESOURCES:
         amount = resources.get(name)
         if amount is not None and amount > 0:
             summed = total.get(name)

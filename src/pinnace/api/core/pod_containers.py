@@ -25,6 +25,15 @@ from pinnace.api.names import (
     is_valid_port_num,
 )
 from pinnace.api.validation import IS_NEGATIVE_ERROR_MSG, is_int, parse_quantity_field
+from pinnace.resources.names import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    HUGEPAGES_PREFIX,
+    LIMITS_PREFIX,
+    MEMORY,
+    REQUESTS_PREFIX,
+    is_hugepage_resource_name,
+)
 from pinnace.resources.quantity import Quantity
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
@@ -70,7 +79,7 @@ _CONTAINER_RESOURCE_FIELDS = (
     "requests.ephemeral-storage",
     "requests.memory",
 )
-_HUGEPAGES_FIELD_PREFIXES = ("limits.hugepages-", "requests.hugepages-")
+_HUGEPAGES_FIELD_PREFIXES = (LIMITS_PREFIX + HUGEPAGES_PREFIX, REQUESTS_PREFIX + HUGEPAGES_PREFIX)
 _BYTE_DIVISORS = frozenset(
     {"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"}
 )
@@ -408,14 +417,14 @@ def validate_resource_field_selector(
 def _validate_divisor(resource: str, divisor: str, path: Path) -> list[FieldError]:
     _, _, name = resource.partition(".")
     byte_sizes = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
-    if name == "cpu" and divisor not in ("1m", "1"):
+    if name == CPU and divisor not in ("1m", "1"):
         return [
             field.invalid(
                 path, resource, "only divisor's values 1m and 1 are supported with the cpu resource"
             )
         ]
-    what = {"memory": "memory", "ephemeral-storage": "local ephemeral storage"}.get(name)
-    if name.startswith("hugepages-"):
+    what = {MEMORY: "memory", EPHEMERAL_STORAGE: "local ephemeral storage"}.get(name)
+    if is_hugepage_resource_name(name):
         what = "hugepages"
     if what and divisor not in _BYTE_DIVISORS:
         return [

@@ -15,43 +15,16 @@ from pinnace.api.validation import (
     validate_resource_quantity,
 )
 from pinnace.resources.names import (
+    hugepage_size_from_resource_name,
     is_extended_resource_name,
     is_hugepage_resource_name,
     is_native_resource,
     is_overcommit_allowed,
+    is_standard_container_resource_name,
+    is_standard_resource_name,
 )
-from pinnace.resources.quantity import Quantity, QuantityError
-
-# Unprefixed resource names the API knows about (ResourceQuota's names included), and the
-# ones a container may request.
-_STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
-_STANDARD_RESOURCES = _STANDARD_CONTAINER_RESOURCES | frozenset(
-    {
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "services",
-        "replicationcontrollers",
-        "resourcequotas",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "requests.storage",
-        "services.nodeports",
-        "services.loadbalancers",
-        "storage",
-    }
-)
-_QOS_COMPUTE_RESOURCES = ("cpu", "memory")
-_HUGEPAGES_PREFIX = "hugepages-"
-
-
-def is_standard_container_resource_name(name: str) -> bool:
-    return name in _STANDARD_CONTAINER_RESOURCES or is_hugepage_resource_name(name)
+from pinnace.resources.qos import QOS_COMPUTE_RESOURCES
+from pinnace.resources.quantity import Quantity
 
 
 def validate_container_resource_name(name: str, path: Path) -> list[FieldError]:
@@ -59,7 +32,7 @@ def validate_container_resource_name(name: str, path: Path) -> list[FieldError]:
     if errs:
         return errs
     if "/" not in name:
-        if name not in _STANDARD_RESOURCES and not is_hugepage_resource_name(name):
+        if not is_standard_resource_name(name):
             errs.append(
                 field.invalid(path, name, "must be a standard resource type or fully qualified")
             )
@@ -82,7 +55,7 @@ def validate_resource_requirements(resources: Any, path: Path) -> list[FieldErro
     requests_path = path.child("requests")
     limits = _parse_list(read_dict(resources, "limits", path, errs), limits_path, errs)
     requests = _parse_list(read_dict(resources, "requests", path, errs), requests_path, errs)
-    has_compute = any(name in _QOS_COMPUTE_RESOURCES for name in (*limits, *requests))
+    has_compute = any(name in QOS_COMPUTE_RESOURCES for name in (*limits, *requests))
     has_hugepages = False
     for name, quantity in limits.items():
         if is_hugepage_resource_name(name):
@@ -159,8 +132,8 @@ def _validate_hugepage_value(name: str, quantity: Quantity | None, path: Path) -
     if quantity is None:
         return []
     try:
-        page_size = Quantity(name.removeprefix(_HUGEPAGES_PREFIX))
-    except QuantityError:
+        page_size = hugepage_size_from_resource_name(name)
+    except ValueError:
         page_size = None
     divisible = (
         page_size is not None

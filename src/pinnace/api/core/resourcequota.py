@@ -21,33 +21,8 @@ from pinnace.api.validation import (
     string_list,
     validate_resource_quantity,
 )
+from pinnace.resources.names import is_standard_quota_resource_name, is_standard_resource_name
 
-# Unprefixed resource names Kubernetes knows, and those of them a quota may limit.
-_STANDARD_RESOURCES = frozenset(
-    {
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "resourcequotas",
-        "services",
-        "replicationcontrollers",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "storage",
-        "requests.storage",
-        "services.nodeports",
-        "services.loadbalancers",
-    }
-)
-_STANDARD_QUOTA_RESOURCES = _STANDARD_RESOURCES - {"storage"}
 _POD_COUNT_RESOURCES = frozenset({"pods"})
 _POD_COMPUTE_RESOURCES = frozenset(
     {"cpu", "memory", "limits.cpu", "limits.memory", "requests.cpu", "requests.memory"}
@@ -78,18 +53,6 @@ _EXISTS_ONLY_SCOPES = (
     SCOPE_NOT_TERMINATING,
     SCOPE_CROSS_NAMESPACE_POD_AFFINITY,
 )
-
-
-def _is_quota_hugepages(name: str) -> bool:
-    return name.startswith(("hugepages-", "requests.hugepages-"))
-
-
-def is_standard_resource_name(name: str) -> bool:
-    return name in _STANDARD_RESOURCES or _is_quota_hugepages(name)
-
-
-def is_standard_quota_resource_name(name: str) -> bool:
-    return name in _STANDARD_QUOTA_RESOURCES or _is_quota_hugepages(name)
 
 
 def _scope_valid_for_resource(scope: str, resource: str) -> bool:

@@ -34,19 +34,20 @@ from pinnace.resources.lists import ResourceList, add
 from pinnace.resources.names import (
     CPU,
     EPHEMERAL_STORAGE,
-    HUGEPAGES_PREFIX,
+    LIMITS_PREFIX,
     MEMORY,
     PODS,
     REQUESTS_PREFIX,
+    STANDARD_CONTAINER_RESOURCES,
     is_extended_resource_name,
     is_hugepage_resource_name,
     is_native_resource,
+    is_quota_hugepage_resource_name,
 )
 from pinnace.resources.pod import containers, pod_limits, pod_requests, pod_spec
 from pinnace.resources.qos import BEST_EFFORT, recorded_qos_class
 from pinnace.resources.quantity import Quantity
 
-LIMITS_PREFIX = "limits."
 POD_OBJECT_COUNT = "count/pods"
 
 _ONE = Quantity(1)
@@ -56,12 +57,11 @@ _POD_RESOURCES = frozenset(
         PODS,
         *(
             f"{prefix}{name}"
-            for name in (CPU, MEMORY, EPHEMERAL_STORAGE)
+            for name in STANDARD_CONTAINER_RESOURCES
             for prefix in ("", REQUESTS_PREFIX, LIMITS_PREFIX)
         ),
     }
 )
-_POD_RESOURCE_PREFIXES = (HUGEPAGES_PREFIX, REQUESTS_PREFIX + HUGEPAGES_PREFIX)
 # Quotas on these make every container state its request or limit: a v1.0 mistake kept for
 # compatibility, and not extended to any other resource.
 _MUST_SPECIFY = frozenset(
@@ -142,7 +142,7 @@ def matching_resources(resource: str, group: str, names: Iterable[str]) -> list[
         name
         for name in names
         if name in _POD_RESOURCES
-        or name.startswith(_POD_RESOURCE_PREFIXES)
+        or is_quota_hugepage_resource_name(name)
         or (not is_native_resource(name) and name.startswith(REQUESTS_PREFIX))
     ]
 

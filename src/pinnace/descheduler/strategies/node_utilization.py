@@ -20,10 +20,11 @@ from pinnace.descheduler.args import ALL_NAMESPACES, Args, Namespaces, PolicyErr
 from pinnace.descheduler.evictor import NodeLimitError
 from pinnace.descheduler.framework import BALANCE, Context, low_priority_first
 from pinnace.descheduler.snapshot import Snapshot
+from pinnace.resources.names import CPU, MEMORY, PODS
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduling.taints import Taint, first_untolerated, pod_tolerations
 
-BASIC = ("cpu", "memory", "pods")
+BASIC = (CPU, MEMORY, PODS)
 MAX_PERCENTAGE = 100.0
 
 
@@ -136,7 +137,7 @@ async def _evict_from_sources(
                 if not await ctx.evict(pod, strategy, reason):
                     continue
                 for r in available:
-                    amount = 1 if r == "pods" else requests.get(r, 0)
+                    amount = 1 if r == PODS else requests.get(r, 0)
                     source.usage[r] -= amount
                     available[r] -= amount
                 if not keep_going(source, available):

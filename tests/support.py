@@ -1,0 +1,88 @@
+"""What tests share: waiting for a cluster in another process, and a whole cluster in this one.
+
+`eventually` polls `pinnace up` (a subprocess on the real clock) until something holds.
+`SimulatedCluster` is the real `ControlPlane` on the memory store and the virtual clock, as
+`pinnace up` assembles it: a test steps its time with `wait(seconds)`, so nothing there needs
+polling, and waiting ten virtual minutes costs what the work in them costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from pinnace.client import LocalClient
+from pinnace.clock import Clock, VirtualEventLoop
+from pinnace.cluster import ClusterOptions, ControlPlane
+from pinnace.store import MemoryStore
+
+T = TypeVar("T")
+
+
+def eventually(check: Callable[[], T], timeout: float = 30.0, interval: float = 0.2) -> T:
+    """`check()` once it returns something true, calling it every `interval` seconds of real
+    time. An AssertionError from `check` means "not yet". After `timeout` seconds the last
+    AssertionError is raised again, or one that shows the last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        failure: AssertionError | None = None
+        try:
+            value = check()
+        except AssertionError as e:
+            failure = e
+        else:
+            if value:
+                return value
+        if time.monotonic() >= deadline:
+            if failure is not None:
+                raise failure
+            raise AssertionError(f"still {value!r} after {timeout:g} s")
+        time.sleep(interval)
+
+
+class SimulatedCluster:
+    """A `ControlPlane` with `options` on the virtual clock, started; `client` is the test's
+    own client of its API server.
+
+        cluster = SimulatedCluster(ClusterOptions(nodes=node_configs(2), seed=3))
+        cluster.run(cluster.client.create(PODS, "default", body))
+        cluster.wait(5)
+        cluster.close()
+    """
+
+    def __init__(self, options: ClusterOptions | None = None) -> None:
+        self.loop = VirtualEventLoop()
+        self.clock = Clock(self.loop)
+        self.store = MemoryStore()
+        self.plane = ControlPlane(self.store, self.clock, options or ClusterOptions(seed=0))
+        self.server = self.plane.server
+        self.client: LocalClient = self.plane.client()
+        self.run(self.plane.start())
+
+    def run(self, coro: Awaitable[T]) -> T:
+        """Run the loop, and the cluster with it, until `coro` is done."""
+        return self.loop.run_until_complete(coro)
+
+    def wait(self, seconds: float) -> None:
+        """Let `seconds` of virtual time pass."""
+        self.run(asyncio.sleep(seconds))
+
+    def close(self) -> None:
+        """Stop the control plane, cancel what is left (tasks a test started, or a failed test
+        left behind) and close the loop."""
+        try:
+            self.run(self.plane.stop())
+        finally:
+            self.run(cancel_the_rest())
+            self.loop.close()
+            asyncio.set_event_loop(None)
+
+
+async def cancel_the_rest() -> None:
+    """Cancel every other task on the running loop, and wait for them to end."""
+    tasks = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

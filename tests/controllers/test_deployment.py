@@ -341,7 +341,7 @@ def test_crash_looping_deployments_past_their_deadlines_leave_the_clock_running(
         conditions = {c["type"]: c["reason"] for c in ran_once["status"]["conditions"]}
         assert conditions["Progressing"] == "NewReplicaSetAvailable"
     finally:
-        cluster.stop()
+        cluster.close()
 
 
 def test_a_replica_set_its_cache_has_not_shown_yet_is_not_taken_for_a_hash_collision():

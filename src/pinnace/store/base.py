@@ -13,6 +13,7 @@ from pinnace.store.interface import (
     KeyNotFoundError,
     ListResult,
     Object,
+    Selection,
     Store,
     StoreError,
     Watch,
@@ -102,12 +103,13 @@ class MvccStore(Store):
         revision: int | None = None,
         limit: int = 0,
         start_after: str | None = None,
+        select: Selection | None = None,
     ) -> ListResult:
         self._check_open()
         if limit < 0:
             raise ValueError(f"limit must not be negative, not {limit}")
         state = self._state
-        return state.list(prefix, state.read_revision(revision), limit, start_after)
+        return state.list(prefix, state.read_revision(revision), limit, start_after, select)
 
     def watch(self, prefix: str, from_revision: int) -> Watch:
         self._check_open()

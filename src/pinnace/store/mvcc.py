@@ -31,6 +31,7 @@ from pinnace.store.interface import (
     FutureRevisionError,
     ListResult,
     Object,
+    Selection,
     WatchEvent,
 )
 from pinnace.store.segments import SEGMENT_BYTES, Ref, Segments
@@ -93,6 +94,14 @@ class Version:
         data = self._data
         return data if isinstance(data, bytes) else self
 
+    def selected(self, select: Selection | None) -> Object | None:
+        """The object of the change if `select` (if any) matches it; once packed, it is
+        decoded only if it may."""
+        data = self._data
+        if isinstance(data, bytes):
+            return _selected(_json(data), select)
+        return data if select is None or select.matches(data) else None
+
     def json(self) -> bytes:
         """The object's JSON text."""
         data = self._data
@@ -129,6 +138,15 @@ def _packed(type: EventType, revision: int, obj: bytes) -> Packed:
 
 def _json(packed: Packed) -> bytes:
     return codec.inflate(memoryview(packed)[_HEADER:])
+
+
+def _selected(text: bytes, select: Selection | None) -> Object | None:
+    """The object whose JSON text is `text` if `select` (if any) matches it, decoded only if
+    it may: a list by label selector reads most objects no further than their text."""
+    if select is not None and not select.may_match(text):
+        return None
+    obj: Object = orjson.loads(text)
+    return obj if select is None or select.matches(obj) else None
 
 
 def _revision_of(change: Version | Packed) -> int:
@@ -214,18 +232,25 @@ class MvccState:
         event = self._settled_version(key) if history is None else self._at(key, history, revision)
         return event.object if _live(event) else None  # type: ignore[union-attr]
 
-    def list(self, prefix: str, revision: int, limit: int, start_after: str | None) -> ListResult:
+    def list(
+        self,
+        prefix: str,
+        revision: int,
+        limit: int,
+        start_after: str | None,
+        select: Selection | None = None,
+    ) -> ListResult:
         items: list[Object] = []
         page = limit if limit > 0 else -1
         last_key: str | None = None
-        for key, event in self._scan(prefix, start_after, revision):
-            if event is None or event.type == "DELETED":
-                continue
+        for key, found in self._scan(prefix, start_after, revision):
             if len(items) == page:
-                remaining = self._live_count(prefix, last_key, revision)
+                remaining = self._live_count(prefix, last_key, revision) if select is None else None
                 return ListResult(items, revision, last_key, remaining)
-            items.append(event.object)
-            last_key = key
+            obj = found.selected(select) if isinstance(found, Version) else _selected(found, select)
+            if obj is not None:
+                items.append(obj)
+                last_key = key
         return ListResult(items, revision, None, 0)
 
     def count(self, prefix: str) -> int:
@@ -233,9 +258,9 @@ class MvccState:
 
     def _scan(
         self, prefix: str, start_after: str | None, revision: int
-    ) -> Iterator[tuple[str, Version | None]]:
-        """Every retained key under `prefix` (after `start_after`) in order, with its change
-        in effect at `revision`."""
+    ) -> Iterator[tuple[str, Version | bytes]]:
+        """Every key under `prefix` (after `start_after`) that holds an object at `revision`,
+        in order, with its change in effect then, or a settled key's JSON text."""
         history = self._history
         keys = self._keys.scan(prefix, start_after)
         settled = self._settled.scan(prefix, start_after)
@@ -243,10 +268,12 @@ class MvccState:
         entry = next(settled, None)
         while key is not None or entry is not None:
             if entry is None or (key is not None and key < entry[0]):
-                yield key, self._at(key, history[key], revision)  # type: ignore[arg-type, index]
+                version = self._at(key, history[key], revision)  # type: ignore[arg-type, index]
+                if _live(version):
+                    yield key, version  # type: ignore[misc]
                 key = next(keys, None)
             else:
-                yield entry[0], Version.settled(entry)
+                yield entry[0], entry[2]
                 entry = next(settled, None)
 
     def _settled_version(self, key: str) -> Version | None:

@@ -28,7 +28,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from pinnace.store.codec import Codec
 
 Object = dict[str, Any]
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
@@ -186,6 +189,10 @@ class Store(ABC):
 
     Used from one asyncio event loop. See the module docstring for revisions and ownership.
     """
+
+    codec: Codec
+    """What the store packs the objects it keeps in memory with; the components of its
+    cluster pack theirs with it too (see `pinnace.store.codec`)."""
 
     @property
     @abstractmethod

@@ -81,12 +81,16 @@ class ControlPlane:
         self.store = store
         self.clock = clock
         self.options = options
+        self.codec = store.codec
+        """What the cluster packs objects with: its store's (built first: a store opening on
+        its log packs as it reads), and every component that keeps objects packed shares it.
+        Another cluster in the process, on a store of its own, packs and learns apart."""
         self.randomness = Randomness(options.seed)
         self.server = APIServer(store, clock, self.randomness)
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
         self.namespaces = NamespaceController(self.client())
-        self.nodes = NodeAgentPool(self.client(), options.nodes)
+        self.nodes = NodeAgentPool(self.client(), options.nodes, codec=self.codec)
         self.server.log_source = self.nodes.read_log
         self.server.metrics_source = self.nodes.summaries
         self.scheduler: SchedulerService | None = None

@@ -12,7 +12,7 @@ from pinnace.api.status import StatusError
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
-from pinnace.store import MemoryStore
+from pinnace.store import MemoryStore, Store
 
 T = TypeVar("T")
 
@@ -20,9 +20,9 @@ T = TypeVar("T")
 class Harness:
     """Runs coroutines against one server on one virtual loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Store | None = None) -> None:
         self.loop = VirtualEventLoop()
-        self.server = APIServer(MemoryStore(), Clock(self.loop), Randomness(7))
+        self.server = APIServer(store or MemoryStore(), Clock(self.loop), Randomness(7))
         self.run(bootstrap(self.server))
 
     def run(self, coro: Awaitable[T]) -> T:

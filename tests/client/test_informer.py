@@ -19,7 +19,7 @@ from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient, PatchType
 from pinnace.client.factory import InformerFactory
 from pinnace.client.informer import NAMESPACE_INDEX, Informer
-from pinnace.store import codec
+from pinnace.store.codec import Codec
 
 SETTLE = 5.0
 """Virtual seconds that let every informer catch up (no wall-clock time passes)."""
@@ -53,7 +53,7 @@ def _data(obj: Object) -> str:
 @pytest.mark.parametrize("packed", [False, True])
 def test_informer_sees_adds_updates_and_deletes_in_order(cluster: Cluster, packed: bool) -> None:
     client = cluster.client
-    informer = Informer(client, CONFIG_MAPS, "default", packed=packed)
+    informer = Informer(client, CONFIG_MAPS, "default", codec=Codec() if packed else None)
     calls = Calls(informer)
 
     async def scenario() -> None:
@@ -134,7 +134,7 @@ def test_informer_recovers_from_compaction_while_disconnected(
     cluster: Cluster, packed: bool
 ) -> None:
     client = FlakyClient(cluster.server)
-    informer = Informer(client, CONFIG_MAPS, "default", packed=packed)
+    informer = Informer(client, CONFIG_MAPS, "default", codec=Codec() if packed else None)
     calls = Calls(informer)
 
     async def scenario() -> None:
@@ -213,7 +213,7 @@ def _names(objs: list[Object]) -> list[str]:
 @pytest.mark.parametrize("packed", [False, True])
 def test_index_pods_by_node_name(cluster: Cluster, packed: bool) -> None:
     client = cluster.client
-    informer = Informer(client, PODS, packed=packed)
+    informer = Informer(client, PODS, codec=Codec() if packed else None)
     informer.add_indexer("nodeName", _node_name)
 
     async def scenario() -> None:
@@ -429,7 +429,7 @@ def test_cache_objects_are_the_stored_ones_not_copies(cluster: Cluster) -> None:
 
 def test_a_packed_cache_hands_out_copies(cluster: Cluster) -> None:
     client = cluster.client
-    informer = Informer(client, CONFIG_MAPS, "default", packed=True)
+    informer = Informer(client, CONFIG_MAPS, "default", codec=Codec())
 
     async def scenario() -> None:
         created = await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))
@@ -448,7 +448,8 @@ def test_a_packed_cache_lends_its_bytes_of_the_object_a_handler_is_handed(
     cluster: Cluster,
 ) -> None:
     client = cluster.client
-    informer = Informer(client, CONFIG_MAPS, "default", packed=True)
+    codec = Codec()
+    informer = Informer(client, CONFIG_MAPS, "default", codec=codec)
     lent: list[tuple[str, bool]] = []
 
     def took(obj: Object) -> None:
@@ -477,7 +478,7 @@ def test_a_packed_cache_lends_its_bytes_of_the_object_a_handler_is_handed(
 
 def test_a_cache_without_a_namespace_index_still_lists_by_namespace(cluster: Cluster) -> None:
     client = cluster.client
-    informer = Informer(client, CONFIG_MAPS, packed=True, namespace_index=False)
+    informer = Informer(client, CONFIG_MAPS, codec=Codec(), namespace_index=False)
 
     async def scenario() -> None:
         a = await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))

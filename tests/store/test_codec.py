@@ -1,5 +1,5 @@
 """The compact form objects are kept in: what goes in comes out, however the dictionaries have
-grown in between."""
+grown in between; and each codec (one per cluster) learns from what it packs alone."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import uuid
 
 import pytest
 
-from pinnace.store import codec
+from pinnace.store import MemoryStore
+from pinnace.store.codec import LEARN_AT, Codec
 
 
 def pod(i: int, kind: str = "CodecTestPod") -> dict:
-    """A pod-like object; dictionaries are learned per kind, and for the whole process."""
+    """A pod-like object; dictionaries are learned per kind."""
     return {
         "apiVersion": "v1",
         "kind": kind,
@@ -29,17 +30,28 @@ def pod(i: int, kind: str = "CodecTestPod") -> dict:
 
 
 def test_every_object_unpacks_to_itself_before_and_after_its_kind_learns() -> None:
+    codec = Codec()
     packed = [(obj, codec.pack(obj)) for obj in map(pod, range(600))]
     for obj, data in packed:
         assert codec.unpack(data) == obj
 
 
 def test_a_kind_that_has_learned_packs_its_objects_smaller() -> None:
-    kind = "CodecTestLearner"
-    first = len(codec.pack(pod(0, kind)))
-    for i in range(1, min(codec.LEARN_AT)):
-        codec.pack(pod(i, kind))
-    assert len(codec.pack(pod(1_000_000, kind))) < first * 0.8
+    codec = Codec()
+    first = len(codec.pack(pod(0)))
+    for i in range(1, min(LEARN_AT)):
+        codec.pack(pod(i))
+    assert len(codec.pack(pod(1_000_000))) < first * 0.8
+
+
+def test_codecs_learn_apart_so_two_clusters_in_a_process_share_nothing() -> None:
+    learned, fresh = MemoryStore().codec, MemoryStore().codec
+    assert learned is not fresh
+    first = len(fresh.pack(pod(0)))
+    packed = [learned.pack(pod(i)) for i in range(min(LEARN_AT) + 1)]
+    assert len(packed[-1]) < first * 0.8
+    assert len(fresh.pack(pod(min(LEARN_AT)))) > first * 0.9, "it learned nothing from the other"
+    assert learned.unpack(packed[-1]) == pod(min(LEARN_AT))
 
 
 @pytest.mark.parametrize(
@@ -52,20 +64,22 @@ def test_a_kind_that_has_learned_packs_its_objects_smaller() -> None:
     ],
 )
 def test_objects_without_a_kind_first_or_at_all_pack_too(obj: dict) -> None:
+    codec = Codec()
     for _ in range(20):
         assert codec.unpack(codec.pack(obj)) == obj
 
 
 def test_anything_not_json_is_refused() -> None:
     with pytest.raises(TypeError):
-        codec.pack({"v": object()})
+        Codec().pack({"v": object()})
 
 
 def test_any_number_of_kinds_packs_in_bounded_memory() -> None:
+    codec = Codec()
     tracemalloc.start()
     try:
         for k in range(300):
-            objs = [pod(i, f"CodecTestMany{k}") for i in range(min(codec.LEARN_AT) + 1)]
+            objs = [pod(i, f"CodecTestMany{k}") for i in range(min(LEARN_AT) + 1)]
             packed = [codec.pack(obj) for obj in objs]
             assert codec.unpack(packed[0]) == objs[0] and codec.unpack(packed[-1]) == objs[-1]
         grown = tracemalloc.get_traced_memory()[0]

@@ -18,8 +18,8 @@ from pinnace.store import (
     MemoryStore,
     Store,
     base,
-    codec,
 )
+from pinnace.store.codec import LEARN_AT
 
 
 async def write_history(store: Store) -> dict[int, list[tuple[str, int]]]:
@@ -230,8 +230,8 @@ def test_history_stays_bounded_under_steady_writes_with_compaction(backend) -> N
     async def body(store: Store) -> None:
         tracemalloc.start()
         try:
-            for _ in range(min(codec.LEARN_AT)):
-                codec.pack(obj(0))
+            for _ in range(min(LEARN_AT)):
+                store.codec.pack(obj(0))
             for k in range(keys):
                 await store.create(f"k/{k}", obj(0))
             sizes = []

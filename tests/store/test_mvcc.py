@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pinnace.store import CompactedError, FutureRevisionError, KeyNotFoundError, Store
@@ -173,5 +175,68 @@ def test_continuing_a_list_whose_revision_was_compacted_is_refused(backend) -> N
         with pytest.raises(CompactedError) as caught:
             await store.list("k/", revision=first.revision, limit=2, start_after=first.continue_key)
         assert (caught.value.requested, caught.value.compacted) == (7, 8)
+
+    backend.run(body)
+
+
+class Team:
+    """Selects the objects of one team, and tells the store the texts that lack it."""
+
+    def __init__(self, team: str) -> None:
+        self.team = team
+        self.text = b'"team":"%s"' % team.encode()
+
+    def matches(self, obj: dict[str, Any]) -> bool:
+        return bool(obj.get("team") == self.team)
+
+    def may_match(self, text: bytes) -> bool:
+        return self.text in text
+
+
+def test_a_selected_list_returns_what_the_selection_matches_and_its_limit_counts_those(
+    backend,
+) -> None:
+    async def body(store: Store) -> None:
+        for i in range(12):
+            await store.create(f"k/{i:02}", {"i": i, "team": "a" if i % 3 == 0 else "b"})
+        # Its text holds the team "a" wants, but it is team "b"'s.
+        await store.create("k/12", {"i": 12, "team": "b", "note": {"team": "a"}})
+        await store.delete("k/03")
+        await store.compact(store.revision - 4)  # settles the first keys
+        await store.update("k/06", {"i": 6, "team": "b"}, None)
+
+        whole = await store.list("k/", select=Team("a"))
+        assert ([o["i"] for o in whole.items], whole.continue_key, whole.remaining) == (
+            [0, 9],
+            None,
+            0,
+        )
+        before = await store.list("k/", revision=whole.revision - 1, select=Team("a"))
+        assert [o["i"] for o in before.items] == [0, 6, 9]
+
+        pages = [await store.list("k/", limit=2, select=Team("b"))]
+        while pages[-1].continue_key is not None:
+            pages.append(
+                await store.list(
+                    "k/", pages[0].revision, 2, pages[-1].continue_key, select=Team("b")
+                )
+            )
+        assert [[o["i"] for o in page.items] for page in pages] == [
+            [1, 2],
+            [4, 5],
+            [6, 7],
+            [8, 10],
+            [11, 12],
+        ]
+        assert [(p.continue_key, p.remaining) for p in pages[:2]] == [
+            ("k/02", None),
+            ("k/05", None),
+        ]
+        assert (pages[-1].continue_key, pages[-1].remaining) == (None, 0)
+        # A page that fills before the last key continues even when no later key matches.
+        last_a = await store.list("k/", limit=2, select=Team("a"))
+        assert ([o["i"] for o in last_a.items], last_a.continue_key) == ([0, 9], "k/09")
+        rest = await store.list("k/", whole.revision, 2, "k/09", select=Team("a"))
+        assert (rest.items, rest.continue_key) == ([], None)
 
     backend.run(body)

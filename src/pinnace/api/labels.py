@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from pinnace.api import field as fielderr
 from pinnace.api.field import FieldError, Path
 from pinnace.api.names import is_qualified_name, is_valid_label_value
@@ -228,6 +230,22 @@ class LabelSelector:
 
     def __hash__(self) -> int:
         return hash((self._nothing, self.requirements))
+
+
+def required_json(selector: LabelSelector) -> tuple[tuple[bytes, ...], ...]:
+    """What the JSON text (orjson's compact form) of an object whose labels the selector
+    matches contains: for each requirement that only a label with its key meets (=, ==, in,
+    exists, gt, lt), one of its labels as that text writes them, `"key":"value"` (or
+    `"key":` where any value will do). Requirements met without the key (!=, notin, !) add
+    nothing. A text lacking them all is an object the selector passes over undecoded."""
+    required: list[tuple[bytes, ...]] = []
+    for r in selector.requirements:
+        key = orjson.dumps(r.key) + b":"
+        if r.operator in (IN, EQUALS, DOUBLE_EQUALS):
+            required.append(tuple(key + orjson.dumps(value) for value in r.values))
+        elif r.operator in (EXISTS, GREATER_THAN, LESS_THAN):
+            required.append((key,))
+    return tuple(required)
 
 
 def selector_from_set(labels: Labels) -> LabelSelector:

@@ -1,4 +1,10 @@
-"""Which objects a list or watch returns: its label and field selectors, compiled per kind."""
+"""Which objects a list or watch returns: its label and field selectors, compiled per kind.
+
+kube-apiserver's watch cache keeps each object's labels and fields beside it (storage/cacher's
+storeElement), so a list by selector tests every object without decoding any. Pinnace's store
+keeps most objects packed; a filter tells it which need no decoding (`may_match`): those whose
+JSON text lacks a label the label selector requires.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ from dataclasses import dataclass
 
 from pinnace.api.fieldselector import FieldSelector, convert_field_selector, field_set
 from pinnace.api.kind import Kind
-from pinnace.api.labels import LabelSelector
+from pinnace.api.labels import LabelSelector, required_json
 from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions, parse_selectors
 
@@ -16,6 +22,8 @@ class Filter:
     kind: Kind
     labels: LabelSelector | None
     fields: FieldSelector | None
+    required: tuple[tuple[bytes, ...], ...] = ()
+    """`required_json(labels)`: an object's text holds one of each."""
 
     @property
     def everything(self) -> bool:
@@ -32,6 +40,9 @@ class Filter:
                 return False
         return True
 
+    def may_match(self, text: bytes) -> bool:
+        return all(any(label in text for label in any_of) for any_of in self.required)
+
 
 def filter_for(kind: Kind, options: ListOptions) -> Filter:
     """The options' selectors, checked against the kind (unknown field labels are a 400)."""
@@ -40,4 +51,4 @@ def filter_for(kind: Kind, options: ListOptions) -> Filter:
     fields = None
     if selectors.fields is not None and not selectors.fields.empty:
         fields = convert_field_selector(kind.group, kind.kind, selectors.fields)
-    return Filter(kind, labels, fields)
+    return Filter(kind, labels, fields, required_json(labels) if labels is not None else ())

@@ -98,39 +98,30 @@ class APIServer:
         selected = filter_for(kind, options)
         prefix = list_prefix(kind, namespace)
         revision, start_after = self._list_start(options, prefix)
-        items: list[Object] = []
-        limit = options.limit if options.limit > 0 else 0
-        continue_key: str | None = None
-        while True:
-            try:
-                page = await self.store.list(
-                    prefix,
-                    revision or None,
-                    limit=limit - len(items) if limit else 0,
-                    start_after=start_after,
-                )
-            except CompactedError:
-                if options.continue_token:
-                    raise _continue_expired() from None
-                raise status.resource_expired(LIST_TOO_OLD) from None
-            except FutureRevisionError as e:
-                raise _too_large(e) from None
-            revision = page.revision
-            items.extend(o for o in page.items if selected.everything or selected.matches(o))
-            if page.continue_key is None or (limit and len(items) >= limit):
-                continue_key = page.continue_key
-                break
-            start_after = page.continue_key
-        list_meta: dict[str, Any] = {"resourceVersion": str(revision)}
-        if continue_key is not None:
-            list_meta["continue"] = encode_continue(revision, continue_key[len(prefix) :])
-            if selected.everything and page.remaining is not None:
+        try:
+            page = await self.store.list(
+                prefix,
+                revision or None,
+                limit=max(options.limit, 0),
+                start_after=start_after,
+                select=None if selected.everything else selected,
+            )
+        except CompactedError:
+            if options.continue_token:
+                raise _continue_expired() from None
+            raise status.resource_expired(LIST_TOO_OLD) from None
+        except FutureRevisionError as e:
+            raise _too_large(e) from None
+        list_meta: dict[str, Any] = {"resourceVersion": str(page.revision)}
+        if page.continue_key is not None:
+            list_meta["continue"] = encode_continue(page.revision, page.continue_key[len(prefix) :])
+            if page.remaining is not None:
                 list_meta["remainingItemCount"] = page.remaining
         return {
             "kind": f"{kind.kind}List",
             "apiVersion": kind.api_version,
             "metadata": list_meta,
-            "items": items,
+            "items": page.items,
         }
 
     def _list_start(self, options: ListOptions, prefix: str) -> tuple[int, str | None]:

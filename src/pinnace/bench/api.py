@@ -11,7 +11,9 @@ beforehand): about a tenth of the server's CPU.
 - Creates: `clients` keep-alive connections POST pods (two containers with requests and
   limits) as fast as the server answers; a create's latency runs from sending it to its 201.
 - List: the median time of a few full LISTs of the namespace's pods, from sending the
-  request to the last byte of the answer.
+  request to the last byte of the answer; then of a few LISTs with a label selector that picks
+  one of the ten ReplicaSets the pods belong to (a tenth of them), as the ReplicaSet
+  controller or `kubectl get pods -l` asks.
 - Watch: `watchers` watches of the namespace from the list's resourceVersion, while
   `watch_writes` more pods are created at `watch_rate` per second; an event's latency runs
   from sending the create to the arrival of its line at a watcher.
@@ -52,6 +54,10 @@ WATCH_SETTLE_SECONDS = 0.2
 """Pause after the watches are open, before the paced creates begin."""
 WATCHED_NAME = re.compile(rb'"name":"(watch-\d+)"')
 """The name of a pod created during the watch phase, in a watch event's line."""
+TEMPLATE_HASHES = tuple(f"5d8f7c9b6{c}" for c in "bcdfghjklm")
+"""The pods' pod-template-hash, one per ReplicaSet; pod i belongs to ReplicaSet i % 10."""
+SELECTED = f"pod-template-hash={TEMPLATE_HASHES[0]}"
+"""The label selector of the selective list: the first ReplicaSet's pods."""
 
 
 class BenchError(Exception):
@@ -65,6 +71,7 @@ def figures(pods: int, watchers: int) -> tuple[Figure, ...]:
         Figure("create_p99_ms", "create latency p99 (ms)"),
         Figure("list_10k_seconds", f"list of {pods} pods (s)"),
         Figure("list_bytes", "list response size (bytes)"),
+        Figure("list_10k_selector_seconds", f"list by label selector, 1 in 10 of {pods} pods (s)"),
         Figure("watch_p50_ms", f"watch delivery p50 to {watchers} watchers (ms)"),
         Figure("watch_p99_ms", f"watch delivery p99 to {watchers} watchers (ms)"),
         Figure("watch_events_per_second", "watch events/s delivered"),
@@ -135,7 +142,7 @@ async def _measure(
     async with _connections(url, 1) as (connection,):
         await _expect(connection, "POST", "/api/v1/namespaces", _namespace(NAMESPACE), 201)
 
-    bodies = [_pod_manifest(f"pod-{i:06}") for i in range(pods)]
+    bodies = [_pod_manifest(f"pod-{i:06}", TEMPLATE_HASHES[i % 10]) for i in range(pods)]
     latencies: list[float] = []
 
     async def create(connection: Connection, i: int) -> None:
@@ -147,7 +154,10 @@ async def _measure(
         create_seconds = await _as_fast_as_possible(connections, pods, create)
 
     async with _phase("the lists"), _connections(url, 1) as (connection,):
-        list_seconds, listed = await _list(connection, pods)
+        list_seconds, listed = await _list(connection, PODS_PATH, pods)
+        selector_seconds, _ = await _list(
+            connection, f"{PODS_PATH}?labelSelector={SELECTED}", len(range(0, pods, 10))
+        )
 
     async with _phase("the watches"):
         watch_latencies, watch_seconds = await _watch(
@@ -160,6 +170,7 @@ async def _measure(
         "create_p99_ms": percentile(latencies, 99) * 1000,
         "list_10k_seconds": statistics.median(list_seconds),
         "list_bytes": len(listed),
+        "list_10k_selector_seconds": statistics.median(selector_seconds),
         "watch_p50_ms": percentile(watch_latencies, 50) * 1000,
         "watch_p99_ms": percentile(watch_latencies, 99) * 1000,
         "watch_events_per_second": per_second(len(watch_latencies), watch_seconds),
@@ -194,17 +205,17 @@ async def _as_fast_as_possible(
     return time.perf_counter() - start
 
 
-async def _list(connection: Connection, pods: int) -> tuple[list[float], bytes]:
-    """Seconds per full list, and the last list's body (checked to hold every pod)."""
+async def _list(connection: Connection, path: str, pods: int) -> tuple[list[float], bytes]:
+    """Seconds per list of `path`, and the last list's body (checked to hold `pods` pods)."""
     seconds = []
     body = b""
     for _ in range(LIST_REPEATS):
         start = time.perf_counter()
-        body = await _expect(connection, "GET", PODS_PATH, b"", 200)
+        body = await _expect(connection, "GET", path, b"", 200)
         seconds.append(time.perf_counter() - start)
     items = len(orjson.loads(body)["items"])
     if items != pods:
-        raise BenchError(f"the list held {items} pods, not the {pods} created")
+        raise BenchError(f"the list of {path} held {items} pods, not {pods}")
     return seconds, body
 
 
@@ -215,7 +226,7 @@ async def _watch(
     the last watcher saw the last one."""
     revision = orjson.loads(listed)["metadata"]["resourceVersion"]
     names = [f"watch-{i:06}" for i in range(writes)]
-    bodies = [_pod_manifest(name) for name in names]
+    bodies = [_pod_manifest(name, TEMPLATE_HASHES[0]) for name in names]
     sent: dict[str, float] = {}
     latencies: list[float] = []
 
@@ -336,7 +347,7 @@ def _namespace(name: str) -> bytes:
     return orjson.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
 
-def _pod_manifest(name: str) -> bytes:
+def _pod_manifest(name: str, template_hash: str) -> bytes:
     """A pod as a Deployment's template would make it: an app and a sidecar, each with
     requests and limits, probes, ports and environment."""
     return orjson.dumps(
@@ -346,7 +357,7 @@ def _pod_manifest(name: str) -> bytes:
             "metadata": {
                 "name": name,
                 "namespace": NAMESPACE,
-                "labels": {"app": "bench", "tier": "web", "pod-template-hash": "5d8f7c9b6d"},
+                "labels": {"app": "bench", "tier": "web", "pod-template-hash": template_hash},
                 "annotations": {"bench.pinnace.dev/purpose": "api benchmark"},
             },
             "spec": {

@@ -10,8 +10,8 @@ DeletedFinalStateUnknown; here handlers get the object itself).
 
 Handlers run one at a time on a task of their own, in order; a handler may be a plain function
 or a coroutine function (awaited before the next notification). Cached objects are shared and
-read-only, as everything a client returns; a packed informer (`packed=True`) keeps its cache in
-the store's compact form instead, a fraction of the memory for a cache of many objects that
+read-only, as everything a client returns; a packed informer (given a `codec`) keeps its cache
+in the store's compact form instead, a fraction of the memory for a cache of many objects that
 handlers mostly take as they arrive, and every read of it (get, list, the old object of an
 update) is a new copy. While one of its handlers runs, `packed(obj)` gives the cache's compact
 form of the object the handler was handed (the very bytes cached), so a handler that keeps the
@@ -33,7 +33,7 @@ from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
 from pinnace.client.interface import Client
 from pinnace.clock import Timer
-from pinnace.store import codec
+from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,8 @@ class Informer:
         running = pods.by_index("phase", "Running")
 
     `resync_period` (seconds, 0 for none) hands every cached object to on_update again that
-    often, as client-go's resync does. `packed` keeps the cache packed (see above).
+    often, as client-go's resync does. `codec` keeps the cache packed by it (see above): the
+    cluster's, so that the informer shares what its store and components learned.
     `namespace_index=False` files nothing by namespace: a cache never listed by namespace saves
     an entry per object (`list(namespace)` then looks through every object).
     """
@@ -125,7 +126,7 @@ class Informer:
         label_selector: str = "",
         field_selector: str = "",
         resync_period: float = 0.0,
-        packed: bool = False,
+        codec: Codec | None = None,
         namespace_index: bool = True,
     ) -> None:
         self.kind = kind
@@ -135,7 +136,7 @@ class Informer:
         self._client = client
         self._clock = client.clock
         self._resync_period = resync_period
-        self._packed = packed
+        self._codec = codec
         self._cache: dict[str, Object | bytes] = {}
         self._indexers: dict[str, Indexer] = {}
         # index name -> value -> keys (dicts as ordered sets, so reads are reproducible; each key
@@ -249,13 +250,16 @@ class Informer:
         return dispatched[1] if dispatched is not None and dispatched[0] is obj else None
 
     def _unpack(self, cached: Object | bytes) -> Object:
-        return codec.unpack(cached) if isinstance(cached, bytes) else cached
+        if isinstance(cached, dict):
+            return cached
+        assert self._codec is not None, "only a packed cache holds bytes"
+        return self._codec.unpack(cached)
 
     def _store(self, key: str, obj: Object) -> Object | None:
         old = self.get_by_key(key)
         if old is not None:
             key = self._unfile(key, old)
-        self._cache[key] = codec.pack(obj) if self._packed else obj
+        self._cache[key] = obj if self._codec is None else self._codec.pack(obj)
         for name in self._indexers:
             self._file(name, key, obj)
         return old

@@ -72,6 +72,7 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.summary import machine, node_summary
 from pinnace.kubelet.worker import PackedLookup, PodIP, PodWorker, started_on_node
+from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +104,11 @@ class NodeAgent:
         *,
         runtime: ContainerRuntime | None = None,
         recorder: EventRecorder | None = None,
+        codec: Codec | None = None,
     ) -> None:
         self.client = client
+        self.codec = codec if codec is not None else Codec()
+        """What packs its pods (`PodWorker.pod`, its pod informer's cache): the cluster's."""
         self.clock = client.clock
         self.config = config
         self.name = config.name
@@ -778,7 +782,7 @@ class NodeAgent:
             self.client,
             PODS,
             field_selector=f"spec.nodeName={self.name}",
-            packed=True,
+            codec=self.codec,
             namespace_index=False,
         )
         self.packed_pod = pods.packed

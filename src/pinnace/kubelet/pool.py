@@ -28,6 +28,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
 from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
+from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +38,18 @@ REGISTRATION_BATCH = 200
 
 class NodeAgentPool:
     def __init__(
-        self, client: Client, configs: Iterable[NodeConfig], *, slots: int = WHEEL_SLOTS
+        self,
+        client: Client,
+        configs: Iterable[NodeConfig],
+        *,
+        slots: int = WHEEL_SLOTS,
+        codec: Codec | None = None,
     ) -> None:
+        """`codec` packs the pods (a new one by default): the cluster's."""
         self.client = client
         self.clock = client.clock
-        self.agents: dict[str, NodeAgent] = {c.name: NodeAgent(client, c) for c in configs}
+        self.codec = codec if codec is not None else Codec()
+        self.agents = {c.name: NodeAgent(client, c, codec=self.codec) for c in configs}
         self._slots: list[list[NodeAgent]] = [[] for _ in range(max(slots, 1))]
         for i, agent in enumerate(self.agents.values()):
             self._slots[i % len(self._slots)].append(agent)
@@ -56,7 +64,7 @@ class NodeAgentPool:
         # Packed (the workers share the bytes), not filed by namespace (never listed so): a pool
         # of thousands of nodes runs hundreds of thousands of pods.
         self._pods = Informer(
-            client, PODS, field_selector="spec.nodeName!=", packed=True, namespace_index=False
+            client, PODS, field_selector="spec.nodeName!=", codec=self.codec, namespace_index=False
         )
         self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true")
         self._wheel: asyncio.Task[None] | None = None
@@ -148,7 +156,7 @@ class NodeAgentPool:
         """Run an agent for a labelled Node someone else created."""
         config = adopted_config(node, self._next_index)
         self._next_index += 1
-        agent = NodeAgent(self.client, config)
+        agent = NodeAgent(self.client, config, codec=self.codec)
         agent.config_maps = self._config_maps.get
         agent.packed_pod = self._pods.packed
         try:

@@ -78,7 +78,7 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
-from pinnace.store import codec
+from pinnace.store.codec import Codec
 
 if TYPE_CHECKING:
     from pinnace.kubelet.admission import Hold
@@ -102,6 +102,7 @@ class PodHost(Protocol):
     host_ip: str
     config_maps: ConfigMapLookup
     packed_pod: PackedLookup
+    codec: Codec
 
     def allocate_pod_ip(self) -> PodIP: ...
 
@@ -136,7 +137,7 @@ PodIP = int | str
 """A pod's IP as its node agent gives it: one of the node's pod network as its offset in it (a
 small int, which Python does not allocate), any other as its text."""
 PackedLookup = Callable[[Mapping[str, Any]], bytes | None]
-"""A pod -> the compact form (`codec.pack`) of it that its informer's cache holds, if it is at
+"""A pod -> the compact form (`Codec.pack`) of it that its informer's cache holds, if it is at
 hand."""
 
 
@@ -307,7 +308,7 @@ class PodWorker:
     def pod(self) -> Mapping[str, Any]:
         """The pod as the API last gave it, but for its status, of which only the QoS class is
         kept (the eviction manager ranks by it): a new dict on every read."""
-        pod = codec.unpack(self._packed)
+        pod = self.host.codec.unpack(self._packed)
         pod["status"] = {"qosClass": self.qos_class} if self.qos_class else {}
         return pod
 
@@ -326,7 +327,7 @@ class PodWorker:
         # The status is the worker's to write: the API's is not read (nor kept in a pack of
         # the worker's own).
         shared = self.host.packed_pod(pod)
-        self._packed = codec.pack({**pod, "status": {}}) if shared is None else shared
+        self._packed = self.host.codec.pack({**pod, "status": {}}) if shared is None else shared
 
     def metadata(self) -> Mapping[str, Any]:
         """The pod's identity as of its last version: what its status patches, its deletion

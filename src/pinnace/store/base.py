@@ -9,10 +9,12 @@ from abc import abstractmethod
 from collections.abc import Callable
 
 from pinnace.store import changes
+from pinnace.store.codec import Codec
 from pinnace.store.interface import (
     KeyNotFoundError,
     ListResult,
     Object,
+    Selection,
     Store,
     StoreError,
     Watch,
@@ -44,12 +46,15 @@ class MvccStore(Store):
         recent_versions: int = RECENT_VERSIONS,
         settled_block: int = BLOCK,
         segment_bytes: int = SEGMENT_BYTES,
+        codec: Codec | None = None,
     ) -> None:
         """`recent_versions`: how many of the latest changes keep their objects as written
-        (see `MvccState`); the rest are kept packed. `settled_block`: keys per block of the
-        keys compaction settles (see `SettledKeys`). `segment_bytes`: the size of a mapping
-        of the packed changes compaction has not reached (see `Segments`)."""
-        self._state = MvccState(recent_versions, settled_block, segment_bytes)
+        (see `MvccState`); the rest are kept packed, by `codec` (a new one by default).
+        `settled_block`: keys per block of the keys compaction settles (see `SettledKeys`).
+        `segment_bytes`: the size of a mapping of the packed changes compaction has not
+        reached (see `Segments`)."""
+        self.codec = codec if codec is not None else Codec()
+        self._state = MvccState(recent_versions, settled_block, segment_bytes, self.codec)
         self._hub = WatchHub(self._state, watch_buffer)
         self._closed = False
 
@@ -102,12 +107,13 @@ class MvccStore(Store):
         revision: int | None = None,
         limit: int = 0,
         start_after: str | None = None,
+        select: Selection | None = None,
     ) -> ListResult:
         self._check_open()
         if limit < 0:
             raise ValueError(f"limit must not be negative, not {limit}")
         state = self._state
-        return state.list(prefix, state.read_revision(revision), limit, start_after)
+        return state.list(prefix, state.read_revision(revision), limit, start_after, select)
 
     def watch(self, prefix: str, from_revision: int) -> Watch:
         self._check_open()

@@ -4,7 +4,8 @@ packed, against a dictionary made of the last ones: a running pod's ~2 KB of JSO
 bytes and an Event's ~730 about 120.
 
 The form lives in memory only (the SQLite log keeps plain JSON), so the dictionaries may change
-from one release to the next.
+from one release to the next. What a cluster has packed, and the dictionaries learned from it,
+are its `Codec`'s: two clusters in one process learn apart, and each reads only what it packed.
 """
 
 from __future__ import annotations
@@ -241,8 +242,9 @@ at which objects resemble each other, and a guess from text can be any string.""
 
 
 class _Kind:
-    """What packing has seen of one kind: how many, the last few, and its latest dictionary
-    with a compressor primed with it (older dictionaries are kept for reading only)."""
+    """What a codec's packing has seen of one kind: how many, the last few, and its latest
+    dictionary with a compressor primed with it (older dictionaries are kept for reading
+    only)."""
 
     __slots__ = ("counter", "current", "samples")
 
@@ -258,37 +260,70 @@ def _primed(zdict: bytes) -> zlib._Compress:
     return zlib.compressobj(_LEVEL, zlib.DEFLATED, _WINDOW_BITS, _MEM_LEVEL, zdict=zdict)
 
 
-# Process-wide and only ever added to: a packed object stays readable for as long as it lives.
-_dictionaries = [_DICTIONARY]
 _COMMON = _primed(_DICTIONARY)
-_kinds: dict[str, _Kind] = {}
-_learning = threading.Lock()
+"""Never changed (each packing copies it), so every codec starts from this one."""
 
 
-def pack(obj: Object) -> bytes:
-    """`obj` in compact form. Raises TypeError if it is not JSON."""
-    kind = obj.get("kind")
-    return pack_json(orjson.dumps(obj), kind if isinstance(kind, str) else "")
+class Codec:
+    """Packs objects and reads them back, learning as it packs: one per cluster, shared by its
+    store and the components that keep objects packed (informers' caches, the kubelets' pods),
+    so that they learn from each other's objects and share the packed bytes."""
 
+    def __init__(self) -> None:
+        # Only ever added to: a packed object stays readable for as long as it lives.
+        self._dictionaries = [_DICTIONARY]
+        self._kinds: dict[str, _Kind] = {}
+        self._learning = threading.Lock()
 
-def pack_json(data: bytes, kind: str | None = None) -> bytes:
-    """An object's JSON text in compact form: the index of the dictionary it is deflated
-    against, then the deflated text. Without its `kind`, the text's first is taken."""
-    learner = _learner(_kind_of(data) if kind is None else kind)
-    count = next(learner.counter)
-    if count in _SAMPLED:
-        # A copy: orjson's result holds a buffer of at least 4 KB, whatever its length.
-        learner.samples.append(bytes(memoryview(data)))
-        if count in LEARN_AT:
-            _learn(learner)
-    return _deflate(learner, data)
+    def pack(self, obj: Object) -> bytes:
+        """`obj` in compact form. Raises TypeError if it is not JSON."""
+        kind = obj.get("kind")
+        return self.pack_json(orjson.dumps(obj), kind if isinstance(kind, str) else "")
 
+    def pack_json(self, data: bytes, kind: str | None = None) -> bytes:
+        """An object's JSON text in compact form: the index of the dictionary it is deflated
+        against, then the deflated text. Without its `kind`, the text's first is taken."""
+        learner = self._learner(_kind_of(data) if kind is None else kind)
+        count = next(learner.counter)
+        if count in _SAMPLED:
+            # A copy: orjson's result holds a buffer of at least 4 KB, whatever its length.
+            learner.samples.append(bytes(memoryview(data)))
+            if count in LEARN_AT:
+                self._learn(learner)
+        return _deflate(learner, data)
 
-def pack_block(data: bytes, sample: bytes) -> bytes:
-    """Several objects' JSON texts (and whatever frames them) in compact form, deflated
-    against the latest dictionary of the kind `sample`, one of the texts, names. Counts
-    towards no learning: the objects were packed one by one before."""
-    return _deflate(_learner(_kind_of(sample)), data)
+    def pack_block(self, data: bytes, sample: bytes) -> bytes:
+        """Several objects' JSON texts (and whatever frames them) in compact form, deflated
+        against the latest dictionary of the kind `sample`, one of the texts, names. Counts
+        towards no learning: the objects were packed one by one before."""
+        return _deflate(self._learner(_kind_of(sample)), data)
+
+    def unpack(self, packed: bytes | memoryview) -> Object:
+        """The object `pack` made `packed` from (a new dict every time)."""
+        return orjson.loads(self.inflate(packed))  # type: ignore[no-any-return]
+
+    def inflate(self, packed: bytes | memoryview) -> bytes:
+        """The text `pack_json` or `pack_block` was given."""
+        view = memoryview(packed)
+        zdict = self._dictionaries[view[0]]
+        return zlib.decompressobj(_WINDOW_BITS, zdict=zdict).decompress(view[1:])
+
+    def _learner(self, name: str) -> _Kind:
+        kinds = self._kinds
+        learner = kinds.get(name)
+        if learner is None:
+            if len(kinds) >= _MAX_KINDS or len(name) > _MAX_KIND_NAME:
+                name = ""
+            learner = kinds.setdefault(name, _Kind())
+        return learner
+
+    def _learn(self, kind: _Kind) -> None:
+        with self._learning:
+            dictionaries = self._dictionaries
+            if len(dictionaries) < _MAX_DICTIONARIES:
+                zdict = (_DICTIONARY + b"".join(kind.samples))[-_MAX_DICTIONARY:]
+                dictionaries.append(zdict)
+                kind.current = (len(dictionaries) - 1, _primed(zdict))
 
 
 def _deflate(learner: _Kind, data: bytes) -> bytes:
@@ -298,37 +333,9 @@ def _deflate(learner: _Kind, data: bytes) -> bytes:
     return bytes((index,)) + deflate.compress(data) + deflate.flush()
 
 
-def unpack(packed: bytes | memoryview) -> Object:
-    """The object `pack` made `packed` from (a new dict every time)."""
-    return orjson.loads(inflate(packed))  # type: ignore[no-any-return]
-
-
-def inflate(packed: bytes | memoryview) -> bytes:
-    """The text `pack_json` or `pack_block` was given."""
-    view = memoryview(packed)
-    return zlib.decompressobj(_WINDOW_BITS, zdict=_dictionaries[view[0]]).decompress(view[1:])
-
-
-def _learner(name: str) -> _Kind:
-    learner = _kinds.get(name)
-    if learner is None:
-        if len(_kinds) >= _MAX_KINDS or len(name) > _MAX_KIND_NAME:
-            name = ""
-        learner = _kinds.setdefault(name, _Kind())
-    return learner
-
-
 def _kind_of(data: bytes) -> str:
     """The kind an object's JSON text names first: its own, as the API writes apiVersion and
     kind first, though not always."""
     start = data.find(b'"kind":"') + 8
     end = data.find(b'"', start, start + _MAX_KIND_NAME + 1) if start >= 8 else -1
     return data[start:end].decode(errors="replace") if end >= 0 else ""
-
-
-def _learn(kind: _Kind) -> None:
-    with _learning:
-        if len(_dictionaries) < _MAX_DICTIONARIES:
-            zdict = (_DICTIONARY + b"".join(kind.samples))[-_MAX_DICTIONARY:]
-            _dictionaries.append(zdict)
-            kind.current = (len(_dictionaries) - 1, _primed(zdict))

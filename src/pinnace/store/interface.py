@@ -28,9 +28,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pinnace.api.objects import Object
+
+if TYPE_CHECKING:
+    from pinnace.store.codec import Codec
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 
@@ -135,6 +138,18 @@ class ListResult:
     remaining: int | None
 
 
+class Selection(Protocol):
+    """Which objects a list returns, as a list's label and field selectors choose them."""
+
+    def matches(self, obj: Object) -> bool: ...
+
+    def may_match(self, text: bytes) -> bool:
+        """False only if the object whose JSON text is `text` cannot match: the store then
+        passes over it without decoding it. The text is orjson's compact form of the object,
+        as the store keeps every object."""
+        ...
+
+
 class Watch(ABC):
     """An async iterator of `WatchEvent`s, in revision order, without gaps or duplicates.
 
@@ -176,6 +191,10 @@ class Store(ABC):
     Used from one asyncio event loop. See the module docstring for revisions and ownership.
     """
 
+    codec: Codec
+    """What the store packs the objects it keeps in memory with; the components of its
+    cluster pack theirs with it too (see `pinnace.store.codec`)."""
+
     @property
     @abstractmethod
     def revision(self) -> int:
@@ -203,9 +222,14 @@ class Store(ABC):
         revision: int | None = None,
         limit: int = 0,
         start_after: str | None = None,
+        select: Selection | None = None,
     ) -> ListResult:
         """Objects under keys starting with `prefix` and greater than `start_after`, in key
-        order, at `revision` (None or 0: the latest); at most `limit` of them (0: all)."""
+        order, at `revision` (None or 0: the latest); at most `limit` of them (0: all).
+
+        With `select`, only the objects it matches: `limit` counts those, a page that ends
+        before the last key continues after its last object, and `remaining` is None when
+        more keys follow (counting the matches among them would read them all)."""
 
     @abstractmethod
     async def update(self, key: str, obj: Object, expected_revision: int | None) -> Object:

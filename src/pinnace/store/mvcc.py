@@ -24,13 +24,14 @@ from collections.abc import Iterable, Iterator
 
 import orjson
 
-from pinnace.store import codec
+from pinnace.store.codec import Codec
 from pinnace.store.interface import (
     CompactedError,
     EventType,
     FutureRevisionError,
     ListResult,
     Object,
+    Selection,
     WatchEvent,
 )
 from pinnace.store.segments import SEGMENT_BYTES, Ref, Segments
@@ -63,7 +64,9 @@ class Version:
         """The object as written, or once packed the change's packed form."""
 
     @classmethod
-    def from_json(cls, type: EventType, key: str, data: bytes, revision: int) -> Version:
+    def from_json(
+        cls, type: EventType, key: str, data: bytes, revision: int, codec: Codec
+    ) -> Version:
         """A change read back from its object's JSON text: packed from the start."""
         return cls(type, key, _packed(type, revision, codec.pack_json(data)), revision)
 
@@ -83,9 +86,21 @@ class Version:
 
     @property
     def object(self) -> Object:
+        """The object of a change that holds it: as written, while recent, or `decoded`."""
+        data = self._data
+        assert not isinstance(data, bytes), "a packed change is read with read(codec)"
+        return data
+
+    def read(self, codec: Codec) -> Object:
         """The object of the change: shared while recent, a new copy each time once packed."""
         data = self._data
         return codec.unpack(memoryview(data)[_HEADER:]) if isinstance(data, bytes) else data
+
+    def decoded(self, codec: Codec) -> Version:
+        """The change holding its object: itself while recent, once packed a new version."""
+        if isinstance(self._data, bytes):
+            return Version(self.type, self.key, self.read(codec), self.revision)
+        return self
 
     @property
     def stored(self) -> Change:
@@ -93,14 +108,22 @@ class Version:
         data = self._data
         return data if isinstance(data, bytes) else self
 
-    def json(self) -> bytes:
+    def selected(self, codec: Codec, select: Selection | None) -> Object | None:
+        """The object of the change if `select` (if any) matches it; once packed, it is
+        decoded only if it may."""
+        data = self._data
+        if isinstance(data, bytes):
+            return _selected(_json(data, codec), select)
+        return data if select is None or select.matches(data) else None
+
+    def json(self, codec: Codec) -> bytes:
         """The object's JSON text."""
         data = self._data
         if isinstance(data, bytes):
-            return _json(data)
+            return _json(data, codec)
         return orjson.dumps(data)
 
-    def pack(self) -> Packed:
+    def pack(self, codec: Codec) -> Packed:
         data = self._data
         if not isinstance(data, bytes):
             data = self._data = _packed(self.type, self.revision, codec.pack(data))
@@ -110,7 +133,7 @@ class Version:
 Packed = bytes
 """A change as kept once packed (no object of its own, ~90 bytes less than a `Version` and
 its revision): the change's type (one byte), its revision (8 bytes), then its
-object packed by `codec`."""
+object packed by the store's `Codec`."""
 Change = Version | Packed | Ref
 History = list[Change] | Change
 """A key's retained changes in revision order (the last one is the key's latest), or the
@@ -127,8 +150,17 @@ def _packed(type: EventType, revision: int, obj: bytes) -> Packed:
     return b"".join((bytes((_CODES[type],)), _REVISION.pack(revision), obj))
 
 
-def _json(packed: Packed) -> bytes:
+def _json(packed: Packed, codec: Codec) -> bytes:
     return codec.inflate(memoryview(packed)[_HEADER:])
+
+
+def _selected(text: bytes, select: Selection | None) -> Object | None:
+    """The object whose JSON text is `text` if `select` (if any) matches it, decoded only if
+    it may: a list by label selector reads most objects no further than their text."""
+    if select is not None and not select.may_match(text):
+        return None
+    obj: Object = orjson.loads(text)
+    return obj if select is None or select.matches(obj) else None
 
 
 def _revision_of(change: Version | Packed) -> int:
@@ -151,15 +183,18 @@ class MvccState:
         recent_versions: int = RECENT_VERSIONS,
         block: int = BLOCK,
         segment_bytes: int = SEGMENT_BYTES,
+        codec: Codec | None = None,
     ) -> None:
         """`block`: keys per block of settled keys (see `SettledKeys`); `segment_bytes`: the
-        size of a mapping of packed changes (see `Segments`)."""
+        size of a mapping of packed changes (see `Segments`); `codec`: what packs the objects
+        (a new one by default)."""
+        self._codec = codec = codec if codec is not None else Codec()
         # Per key not settled, its retained changes. A key whose latest change is a DELETED
         # tombstone stays until compaction drops it.
         self._history: dict[str, History] = {}
         self._keys = SortedKeys()  # the keys of _history
         self._tombstones = SortedKeys()  # the keys of _history whose latest change is DELETED
-        self._settled = SettledKeys(block)
+        self._settled = SettledKeys(block, codec)
         # The packed changes after the compacted revision (and those of keys not yet settled).
         self._segments = Segments(segment_bytes)
         # Keys compaction left with one packed live version, which `settle` moves to _settled
@@ -192,11 +227,13 @@ class MvccState:
         return revision
 
     def latest(self, key: str) -> Version | None:
-        """The key's latest change (possibly a tombstone), or None if none is retained."""
+        """The key's latest change (possibly a tombstone) holding its object, or None if none
+        is retained."""
         history = self._history.get(key)
         if history is None:
             return self._settled_version(key)
-        return self._at(key, history, self.revision)
+        latest = self._at(key, history, self.revision)
+        return None if latest is None else latest.decoded(self._codec)
 
     def event_at(self, revision: int) -> WatchEvent:
         """The change made at `revision`, which must be in (compacted_revision, revision]."""
@@ -206,26 +243,36 @@ class MvccState:
         version = self._version(key, history[i])
         previous = None
         if version.type != "ADDED" and i:
-            previous = self._version(key, history[i - 1]).object
-        return WatchEvent(version.type, key, version.object, previous, revision)
+            previous = self._version(key, history[i - 1]).read(self._codec)
+        return WatchEvent(version.type, key, version.read(self._codec), previous, revision)
 
     def get(self, key: str, revision: int) -> Object | None:
         history = self._history.get(key)
         event = self._settled_version(key) if history is None else self._at(key, history, revision)
-        return event.object if _live(event) else None  # type: ignore[union-attr]
+        return event.read(self._codec) if _live(event) else None  # type: ignore[union-attr]
 
-    def list(self, prefix: str, revision: int, limit: int, start_after: str | None) -> ListResult:
+    def list(
+        self,
+        prefix: str,
+        revision: int,
+        limit: int,
+        start_after: str | None,
+        select: Selection | None = None,
+    ) -> ListResult:
         items: list[Object] = []
         page = limit if limit > 0 else -1
         last_key: str | None = None
-        for key, event in self._scan(prefix, start_after, revision):
-            if event is None or event.type == "DELETED":
-                continue
+        for key, found in self._scan(prefix, start_after, revision):
             if len(items) == page:
-                remaining = self._live_count(prefix, last_key, revision)
+                remaining = self._live_count(prefix, last_key, revision) if select is None else None
                 return ListResult(items, revision, last_key, remaining)
-            items.append(event.object)
-            last_key = key
+            if isinstance(found, Version):
+                obj = found.selected(self._codec, select)
+            else:
+                obj = _selected(found, select)
+            if obj is not None:
+                items.append(obj)
+                last_key = key
         return ListResult(items, revision, None, 0)
 
     def count(self, prefix: str) -> int:
@@ -233,9 +280,9 @@ class MvccState:
 
     def _scan(
         self, prefix: str, start_after: str | None, revision: int
-    ) -> Iterator[tuple[str, Version | None]]:
-        """Every retained key under `prefix` (after `start_after`) in order, with its change
-        in effect at `revision`."""
+    ) -> Iterator[tuple[str, Version | bytes]]:
+        """Every key under `prefix` (after `start_after`) that holds an object at `revision`,
+        in order, with its change in effect then, or a settled key's JSON text."""
         history = self._history
         keys = self._keys.scan(prefix, start_after)
         settled = self._settled.scan(prefix, start_after)
@@ -243,10 +290,12 @@ class MvccState:
         entry = next(settled, None)
         while key is not None or entry is not None:
             if entry is None or (key is not None and key < entry[0]):
-                yield key, self._at(key, history[key], revision)  # type: ignore[arg-type, index]
+                version = self._at(key, history[key], revision)  # type: ignore[arg-type, index]
+                if _live(version):
+                    yield key, version  # type: ignore[misc]
                 key = next(keys, None)
             else:
-                yield entry[0], Version.settled(entry)
+                yield entry[0], entry[2]
                 entry = next(settled, None)
 
     def _settled_version(self, key: str) -> Version | None:
@@ -324,7 +373,7 @@ class MvccState:
         # A batch at a time: every object's JSON text at once would take gigabytes.
         for i in range(0, len(settling), RESTORE_BATCH):
             batch = settling[i : i + RESTORE_BATCH]
-            self._settled.add([(v.key, v.revision, v.json()) for v in batch])
+            self._settled.add([(v.key, v.revision, v.json(self._codec)) for v in batch])
         self._versions += len(settling)
         for version in later:
             self._record(version)
@@ -343,7 +392,7 @@ class MvccState:
                 self._versions += 1
                 return
             revision, text = settled
-            history = [Version.from_json("MODIFIED", key, text, revision).stored]
+            history = [Version.from_json("MODIFIED", key, text, revision, self._codec).stored]
             self._history[key] = history
         else:
             # One string for all the key's changes in the log: each write brings its own.
@@ -376,7 +425,7 @@ class MvccState:
                     break
 
     def _packed(self, version: Version) -> Change:
-        packed = version.pack()
+        packed = version.pack(self._codec)
         if version.revision > self.compacted_revision:
             ref = self._segments.add(packed, version.revision)
             if ref is not None:
@@ -456,7 +505,7 @@ class MvccState:
                 and _revision_of(only) <= self.compacted_revision
                 and settles(key)
             ):
-                entries.append((key, _revision_of(only), _json(only)))
+                entries.append((key, _revision_of(only), _json(only, self._codec)))
                 del history[key]
                 self._keys.remove(key)
                 self._forget(kept)

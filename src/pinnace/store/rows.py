@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 import orjson
 
+from pinnace.store.codec import Codec
 from pinnace.store.interface import EventType, WatchEvent
 from pinnace.store.mvcc import Version
 from pinnace.store.sqlitelog import Row
@@ -23,9 +24,9 @@ def to_row(event: WatchEvent, create_revision: int, prev_revision: int) -> Row:
     )
 
 
-def from_rows(rows: Iterable[Row]) -> tuple[list[Version], dict[str, int]]:
-    """The changes of `rows` (in revision order), packed, and the create revision of each live
-    key."""
+def from_rows(rows: Iterable[Row], codec: Codec) -> tuple[list[Version], dict[str, int]]:
+    """The changes of `rows` (in revision order), packed by `codec`, and the create revision
+    of each live key."""
     versions: list[Version] = []
     created: dict[str, int] = {}
     for revision, key, create_revision, _, deleted, value in rows:
@@ -35,5 +36,5 @@ def from_rows(rows: Iterable[Row]) -> tuple[list[Version], dict[str, int]]:
         else:
             kind = "ADDED" if create_revision == revision else "MODIFIED"
             created[key] = create_revision
-        versions.append(Version.from_json(kind, key, value, revision))
+        versions.append(Version.from_json(kind, key, value, revision, codec))
     return versions, created

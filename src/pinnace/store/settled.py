@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from itertools import pairwise
 
-from pinnace.store import codec
+from pinnace.store.codec import Codec
 from pinnace.store.sortedkeys import after_prefix
 
 BLOCK = 16
@@ -53,7 +53,7 @@ class _Block:
         self.names = names
         """UTF-8: the keys' common prefix, then each key's rest, separated by `_SEPARATOR`."""
         self.payload = payload
-        """`codec.pack_block` of each key's revision (8 bytes), the end offset of its JSON
+        """`Codec.pack_block` of each key's revision (8 bytes), the end offset of its JSON
         text (4 bytes), then the texts one after the other; cut in `_PIECE` bytes pieces."""
         self.gone = 0
         """Bit k is set once key k has left."""
@@ -64,7 +64,7 @@ class _Contents:
 
     __slots__ = ("ends", "revisions", "text")
 
-    def __init__(self, block: _Block, n: int) -> None:
+    def __init__(self, block: _Block, n: int, codec: Codec) -> None:
         raw = codec.inflate(b"".join(block.payload))
         header = struct.calcsize(f"<{n}Q{n}I")
         fields = struct.unpack_from(f"<{n}Q{n}I", raw)
@@ -97,9 +97,11 @@ def _position(names: list[str], key: str, after: bool) -> int:
 
 
 class SettledKeys:
-    def __init__(self, block: int = BLOCK) -> None:
-        """`block`: keys per block built (tests make it small, to split and merge often)."""
+    def __init__(self, block: int = BLOCK, codec: Codec | None = None) -> None:
+        """`block`: keys per block built (tests make it small, to split and merge often);
+        `codec`: what packs the blocks (a new one by default)."""
         self._block = block
+        self._codec = codec if codec is not None else Codec()
         self._firsts: list[str] = []  # the first key each block was built with
         self._blocks: list[_Block] = []
         self._live: list[int] = []  # per block, how many of its keys have not left
@@ -220,7 +222,7 @@ class SettledKeys:
         if found is not None:
             inflated.move_to_end(id(block))
             return found[1]
-        contents = _Contents(block, _size(block))
+        contents = _Contents(block, _size(block), self._codec)
         inflated[id(block)] = (block, contents)
         if len(inflated) > INFLATED:
             inflated.popitem(last=False)
@@ -243,14 +245,14 @@ class SettledKeys:
         n = len(entries)
         chunks = 1 if n <= 2 * size else n // size
         bounds = [n * c // chunks for c in range(chunks + 1)] if n else [0]
-        blocks = [_build(entries[a:b]) for a, b in pairwise(bounds)]
+        blocks = [_build(entries[a:b], self._codec) for a, b in pairwise(bounds)]
         self._len += n - sum(self._live[i : i + removing])
         self._firsts[i : i + removing] = [entries[a][0] for a in bounds[:-1]]
         self._blocks[i : i + removing] = blocks
         self._live[i : i + removing] = [b - a for a, b in pairwise(bounds)]
 
 
-def _build(entries: list[Entry]) -> _Block:
+def _build(entries: list[Entry], codec: Codec) -> _Block:
     # Character by character, not path components: the keys share more than their folders.
     prefix = os.path.commonprefix([entries[0][0], entries[-1][0]])  # noqa: RUF071
     names = _SEPARATOR.join([prefix, *(key[len(prefix) :] for key, _, _ in entries)])

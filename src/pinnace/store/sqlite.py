@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from pinnace.store import rows
 from pinnace.store.base import Build, MvccStore
+from pinnace.store.codec import Codec
 from pinnace.store.interface import Object, StoreError, WatchEvent
 from pinnace.store.mvcc import INITIAL_REVISION, RECENT_VERSIONS
 from pinnace.store.segments import SEGMENT_BYTES
@@ -68,6 +69,7 @@ class SQLiteStore(MvccStore):
         recent_versions: int = RECENT_VERSIONS,
         settled_block: int = BLOCK,
         segment_bytes: int = SEGMENT_BYTES,
+        codec: Codec | None = None,
     ) -> None:
         """Open (or create) the store at `path`, reading its whole log into memory."""
         super().__init__(
@@ -75,6 +77,7 @@ class SQLiteStore(MvccStore):
             recent_versions=recent_versions,
             settled_block=settled_block,
             segment_bytes=segment_bytes,
+            codec=codec,
         )
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="pinnace-sqlite")
         with _collector_paused():
@@ -85,7 +88,7 @@ class SQLiteStore(MvccStore):
             except BaseException:
                 self._executor.shutdown()
                 raise
-            versions, self._created = rows.from_rows(loaded)
+            versions, self._created = rows.from_rows(loaded, self.codec)
             revision = loaded[-1][0] if loaded else INITIAL_REVISION
             stale = self._state.restore(versions, revision, compacted)
             del loaded, versions

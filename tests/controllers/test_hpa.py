@@ -30,9 +30,9 @@ from pinnace.kubelet import NodeAgentPool, node_configs
 from pinnace.kubelet.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.scheduler.adapter import SchedulerService
 
-PODS = catalog.by_resource("", "pods")
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
-HPAS = catalog.by_resource("autoscaling", "horizontalpodautoscalers")
+PODS = catalog.kind("", "pods")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
+HPAS = catalog.kind("autoscaling", "horizontalpodautoscalers")
 MI = 1024 * 1024
 
 

@@ -15,8 +15,8 @@ from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import DeleteOptions
 from pinnace.controllers.namespace import NAMESPACES, NamespaceController
 
-PODS = catalog.by_resource("", "pods")
-CONFIGMAPS = catalog.by_resource("", "configmaps")
+PODS = catalog.kind("", "pods")
+CONFIGMAPS = catalog.kind("", "configmaps")
 
 
 @pytest.fixture

@@ -18,8 +18,7 @@ from pinnace.scheduler.adapter import SchedulerService
 
 __all__ = ["DEPLOYMENTS", "EVENTS", "PODS", "REPLICA_SETS", "Workloads", "template"]
 
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
-assert DEPLOYMENTS is not None
+DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 
 def template(image: str = "nginx:1.27", **labels: str) -> Object:

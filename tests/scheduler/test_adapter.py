@@ -11,17 +11,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.client.conftest import EVENTS, NODES, PODS, Cluster, kind
+from tests.client.conftest import EVENTS, NODES, PODS, Cluster
 
+from pinnace.api import catalog
 from pinnace.api.status import StatusError
 from pinnace.apiserver.objects import Object
 from pinnace.apiserver.options import DeleteOptions
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import parse
 
-PRIORITY_CLASSES = kind("scheduling.k8s.io", "priorityclasses")
-REPLICA_SETS = kind("apps", "replicasets")
-NAMESPACES = kind("", "namespaces")
+PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
+REPLICA_SETS = catalog.kind("apps", "replicasets")
+NAMESPACES = catalog.kind("", "namespaces")
 
 
 def node(name: str, cpu: str = "2") -> dict[str, Any]:

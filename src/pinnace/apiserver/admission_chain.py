@@ -42,14 +42,12 @@ class AdmissionChain:
         self._server = server
 
     async def _list(self, group: str, plural: str, namespace: str) -> list[Object]:
-        kind = catalog.by_resource(group, plural)
-        assert kind is not None
+        kind = catalog.kind(group, plural)
         return (await self._server.store.list(list_prefix(kind, namespace))).items
 
     async def _get(self, group: str, plural: str, name: str) -> Object | None:
         """The cluster-scoped object, or None when there is none."""
-        kind = catalog.by_resource(group, plural)
-        assert kind is not None
+        kind = catalog.kind(group, plural)
         try:
             return await self._server.store.get(object_key(kind, "", name))
         except KeyNotFoundError:
@@ -107,8 +105,7 @@ class AdmissionChain:
         self, operation: str, kind: Kind, obj: Object, old: Object | None
     ) -> None:
         namespace = (obj.get("metadata") or {}).get("namespace", "")
-        quota_kind = catalog.by_resource("", "resourcequotas")
-        assert quota_kind is not None
+        quota_kind = catalog.kind("", "resourcequotas")
         for _ in range(_QUOTA_RETRIES):
             quotas = await self._list("", "resourcequotas", namespace)
             if not quotas:
@@ -143,8 +140,7 @@ class AdmissionChain:
             return
         if operation == "UPDATE" and not (is_quota or _is(kind, "", "Pod")):
             return
-        quota_kind = catalog.by_resource("", "resourcequotas")
-        assert quota_kind is not None
+        quota_kind = catalog.kind("", "resourcequotas")
         for quota in await self._list("", "resourcequotas", namespace):
             await self._recalculate(quota_kind, namespace, quota)
 

@@ -36,8 +36,7 @@ from pinnace.controllers.replicaset import PODS, REPLICA_SETS
 log = logging.getLogger(__name__)
 
 CONTROLLER_NAME = "deployment-controller"
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
-assert DEPLOYMENTS is not None
+DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 
 class DeploymentController:

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pinnace.api import catalog
-from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client
@@ -23,16 +22,9 @@ from pinnace.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from pinnace.scheduler.plugins.taint_toleration import TaintToleration
 from pinnace.scheduler.podinfo import PodInfo
 
-
-def _kind(group: str, plural: str) -> Kind:
-    kind = catalog.by_resource(group, plural)
-    assert kind is not None
-    return kind
-
-
-NODES = _kind("", "nodes")
-PODS = _kind("", "pods")
-PRIORITY_CLASSES = _kind("scheduling.k8s.io", "priorityclasses")
+NODES = catalog.kind("", "nodes")
+PODS = catalog.kind("", "pods")
+PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 FIT_PLUGINS = (NodeUnschedulable(), NodeAffinity(), TaintToleration(), NodeResourcesFit())
 """The checks of the descheduler's NodeFit, as the scheduler makes them."""
 

@@ -44,12 +44,11 @@ from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, Schedul
 
 log = logging.getLogger(__name__)
 
-PODS = catalog.by_resource("", "pods")
-NODES = catalog.by_resource("", "nodes")
-PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
-NAMESPACES = catalog.by_resource("", "namespaces")
-REPLICA_SETS = catalog.by_resource("apps", "replicasets")
-assert PODS is not None and NODES is not None and PDBS is not None and NAMESPACES is not None
+PODS = catalog.kind("", "pods")
+NODES = catalog.kind("", "nodes")
+PDBS = catalog.kind("policy", "poddisruptionbudgets")
+NAMESPACES = catalog.kind("", "namespaces")
+REPLICA_SETS = catalog.kind("apps", "replicasets")
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""

@@ -5,7 +5,9 @@ TaintToleration, NodeResourcesFit)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +16,7 @@ from pinnace.api.labels import LabelSelector
 from pinnace.apiserver.objects import Object
 from pinnace.client import Client
 from pinnace.controllers.node_lifecycle import condition
-from pinnace.scheduler.framework import CycleState
+from pinnace.scheduler.framework import CycleState, FilterPlugin, PreFilterPlugin
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.plugins.node_affinity import NodeAffinity
 from pinnace.scheduler.plugins.node_resources_fit import NodeResourcesFit
@@ -25,7 +27,12 @@ from pinnace.scheduler.podinfo import PodInfo
 NODES = catalog.kind("", "nodes")
 PODS = catalog.kind("", "pods")
 PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
-FIT_PLUGINS = (NodeUnschedulable(), NodeAffinity(), TaintToleration(), NodeResourcesFit())
+FIT_PLUGINS: tuple[FilterPlugin, ...] = (
+    NodeUnschedulable(),
+    NodeAffinity(),
+    TaintToleration(),
+    NodeResourcesFit(),
+)
 """The checks of the descheduler's NodeFit, as the scheduler makes them."""
 
 
@@ -73,7 +80,7 @@ class Snapshot:
             if not p["metadata"].get("deletionTimestamp")
         ]
 
-    def node(self, name: str) -> Object | None:
+    def node(self, name: str) -> Mapping[str, Any] | None:
         i = self.table.index.get(name)
         return None if i is None else self.table.nodes[i]
 
@@ -84,9 +91,8 @@ class Snapshot:
         state = CycleState()
         mask = np.ones(len(self.table), bool)
         for plugin in FIT_PLUGINS:
-            pre_filter = getattr(plugin, "pre_filter", None)
-            if pre_filter is not None:
-                status = pre_filter(state, info, self.table)
+            if isinstance(plugin, PreFilterPlugin):
+                status = plugin.pre_filter(state, info, self.table)
                 if status.is_skip():
                     continue
                 if not status.is_success():

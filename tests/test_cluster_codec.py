@@ -13,7 +13,7 @@ from pinnace.kubelet import node_configs
 from pinnace.store import MemoryStore
 from pinnace.store.codec import LEARN_AT
 
-PODS = catalog.by_resource("", "pods")
+PODS = catalog.kind("", "pods")
 
 
 def pod(name: str) -> dict:

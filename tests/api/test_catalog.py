@@ -120,3 +120,9 @@ def test_lookups_of_unknown_kinds() -> None:
     assert catalog.by_kind("v1", "Service") is None
     assert catalog.by_kind("apps/v1", "Pod") is None
     assert catalog.by_resource("apps", "pods") is None
+
+
+def test_kind_is_the_served_kind_and_refuses_an_unknown_one() -> None:
+    assert catalog.kind("apps", "deployments").kind == "Deployment"
+    with pytest.raises(LookupError, match="'pods' in group 'apps'"):
+        catalog.kind("apps", "pods")

@@ -12,8 +12,7 @@ from pinnace.api.status import StatusError
 from pinnace.api.tables import to_table
 from pinnace.clock.rfc3339 import parse_time
 
-REVISIONS = catalog.by_resource("apps", "controllerrevisions")
-assert REVISIONS is not None
+REVISIONS = catalog.kind("apps", "controllerrevisions")
 
 
 def revision(name: str = "agent-5d8f7c9b6", **fields: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
 
-DAEMON_SETS = catalog.by_resource("apps", "daemonsets")
+DAEMON_SETS = catalog.kind("apps", "daemonsets")
 GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
 
 

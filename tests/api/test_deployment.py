@@ -9,7 +9,7 @@ import pytest
 
 from pinnace.api import catalog
 
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 
 def deployment(name: str = "web", **spec: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 
 from pinnace.api import catalog
 
-HPAS = catalog.by_resource("autoscaling", "horizontalpodautoscalers")
+HPAS = catalog.kind("autoscaling", "horizontalpodautoscalers")
 TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
 
 

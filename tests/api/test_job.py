@@ -10,7 +10,7 @@ import pytest
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
 
-JOBS = catalog.by_resource("batch", "jobs")
+JOBS = catalog.kind("batch", "jobs")
 UID_LABEL = "batch.kubernetes.io/controller-uid"
 NAME_LABEL = "batch.kubernetes.io/job-name"
 

@@ -10,7 +10,7 @@ import pytest
 
 from pinnace.api import catalog
 
-PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
+PDBS = catalog.kind("policy", "poddisruptionbudgets")
 
 
 def pdb(name: str = "web", **spec: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from pinnace.api import catalog
 
-REPLICA_SETS = catalog.by_resource("apps", "replicasets")
+REPLICA_SETS = catalog.kind("apps", "replicasets")
 
 
 def replica_set(name: str = "web-5d8f", **spec: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from pinnace.api import catalog
 from pinnace.api.options import ListOptions
 from pinnace.store import MemoryStore
 
-PODS = catalog.by_resource("", "pods")
+PODS = catalog.kind("", "pods")
 Labels = dict[str, str]
 
 

@@ -18,9 +18,9 @@ from pinnace.apiserver.http.app import APIApp
 from pinnace.clock import Randomness
 from pinnace.clock.rfc3339 import format_time
 
-NODES = catalog.by_resource("", "nodes")
-PODS = catalog.by_resource("", "pods")
-NAMESPACES = catalog.by_resource("", "namespaces")
+NODES = catalog.kind("", "nodes")
+PODS = catalog.kind("", "pods")
+NAMESPACES = catalog.kind("", "namespaces")
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 METRICS = "/apis/metrics.k8s.io/v1beta1"

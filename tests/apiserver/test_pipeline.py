@@ -12,10 +12,10 @@ from pinnace.api.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.api.status import StatusError
 from pinnace.client import LocalClient, PatchType
 
-PODS = catalog.by_resource("", "pods")
-CONFIGMAPS = catalog.by_resource("", "configmaps")
-NAMESPACES = catalog.by_resource("", "namespaces")
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
+PODS = catalog.kind("", "pods")
+CONFIGMAPS = catalog.kind("", "configmaps")
+NAMESPACES = catalog.kind("", "namespaces")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 
 def pod(name: str = "web", **spec: Any) -> dict[str, Any]:
@@ -362,7 +362,7 @@ def test_deployment_is_accepted_before_its_controller_exists(api: Any) -> None:
 def test_system_namespaces_and_priority_classes_exist_from_the_start(api: Any) -> None:
     names = [n["metadata"]["name"] for n in api.call(api.server.list, NAMESPACES, "")["items"]]
     assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
-    classes = catalog.by_resource("scheduling.k8s.io", "priorityclasses")
+    classes = catalog.kind("scheduling.k8s.io", "priorityclasses")
     listed = api.call(api.server.list, classes, "")["items"]
     assert {c["metadata"]["name"]: c["value"] for c in listed} == {
         "system-cluster-critical": 2000000000,

@@ -8,7 +8,7 @@ from typing import Any
 
 from pinnace.api import catalog
 
-PODS = catalog.by_resource("", "pods")
+PODS = catalog.kind("", "pods")
 
 
 def _pod() -> dict[str, Any]:

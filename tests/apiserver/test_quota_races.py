@@ -23,8 +23,8 @@ from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.store import MemoryStore
 
-PODS = catalog.by_resource("", "pods")
-QUOTAS = catalog.by_resource("", "resourcequotas")
+PODS = catalog.kind("", "pods")
+QUOTAS = catalog.kind("", "resourcequotas")
 
 
 class InterleavingStore(MemoryStore):

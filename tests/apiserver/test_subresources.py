@@ -18,14 +18,14 @@ from pinnace.apiserver.logs import log_text
 from pinnace.apiserver.scale import read_scale, update_scale
 from pinnace.cluster import ClusterOptions
 
-PODS = catalog.by_resource("", "pods")
-NAMESPACES = catalog.by_resource("", "namespaces")
-QUOTAS = catalog.by_resource("", "resourcequotas")
-LIMIT_RANGES = catalog.by_resource("", "limitranges")
-CONFIGMAPS = catalog.by_resource("", "configmaps")
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
-PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
-PRIORITY_CLASSES = catalog.by_resource("scheduling.k8s.io", "priorityclasses")
+PODS = catalog.kind("", "pods")
+NAMESPACES = catalog.kind("", "namespaces")
+QUOTAS = catalog.kind("", "resourcequotas")
+LIMIT_RANGES = catalog.kind("", "limitranges")
+CONFIGMAPS = catalog.kind("", "configmaps")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
+PDBS = catalog.kind("policy", "poddisruptionbudgets")
+PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 
 
 def pod(name: str, cpu: str = "", memory: str = "", **spec: Any) -> dict[str, Any]:

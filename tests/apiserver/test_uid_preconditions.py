@@ -14,10 +14,10 @@ from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
 from pinnace.client import LocalClient, PatchType
 
-PODS = catalog.by_resource("", "pods")
-NODES = catalog.by_resource("", "nodes")
-CONFIGMAPS = catalog.by_resource("", "configmaps")
-LEASES = catalog.by_resource("coordination.k8s.io", "leases")
+PODS = catalog.kind("", "pods")
+NODES = catalog.kind("", "nodes")
+CONFIGMAPS = catalog.kind("", "configmaps")
+LEASES = catalog.kind("coordination.k8s.io", "leases")
 
 
 def pod(name: str) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def test_a_put_with_a_uid_creates_nothing_where_a_put_may_create(api: Any) -> No
     assert error(api, api.server.get, LEASES, "default", "gone").code == 404
 
 
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 
 def config_map(name: str) -> dict[str, Any]:

@@ -10,7 +10,6 @@ import pytest
 from tests.support import cancel_the_rest
 
 from pinnace.api import catalog
-from pinnace.api.kind import Kind
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.server import APIServer
 from pinnace.client import LocalClient
@@ -20,17 +19,11 @@ from pinnace.store import MemoryStore
 T = TypeVar("T")
 
 
-def kind(group: str, plural: str) -> Kind:
-    found = catalog.by_resource(group, plural)
-    assert found is not None
-    return found
-
-
-PODS = kind("", "pods")
-NODES = kind("", "nodes")
-EVENTS = kind("", "events")
-CONFIG_MAPS = kind("", "configmaps")
-DEPLOYMENTS = kind("apps", "deployments")
+PODS = catalog.kind("", "pods")
+NODES = catalog.kind("", "nodes")
+EVENTS = catalog.kind("", "events")
+CONFIG_MAPS = catalog.kind("", "configmaps")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 
 def pod(name: str, namespace: str = "default", node: str = "", **labels: str) -> dict[str, Any]:

@@ -14,8 +14,7 @@ from pinnace.api import catalog
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 
-PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
-assert PDBS is not None
+PDBS = catalog.kind("policy", "poddisruptionbudgets")
 
 
 def deployment(replicas: int = 3) -> Object:

@@ -18,8 +18,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.controllers.controller_utils import controller_ref
 
-CONFIG_MAPS = catalog.by_resource("", "configmaps")
-assert CONFIG_MAPS is not None
+CONFIG_MAPS = catalog.kind("", "configmaps")
 
 
 def deployment(replicas: int = 2) -> Object:

@@ -26,9 +26,9 @@ from pinnace.controllers.hpa_replicas import (
 )
 from pinnace.kubelet import node_configs
 
-PODS = catalog.by_resource("", "pods")
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
-HPAS = catalog.by_resource("autoscaling", "horizontalpodautoscalers")
+PODS = catalog.kind("", "pods")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
+HPAS = catalog.kind("autoscaling", "horizontalpodautoscalers")
 MI = 1024 * 1024
 
 

@@ -15,8 +15,7 @@ from pinnace.client import PatchType
 from pinnace.controllers.job_indexes import Intervals
 from pinnace.controllers.workloads import WorkloadControllers
 
-JOBS = catalog.by_resource("batch", "jobs")
-assert JOBS is not None
+JOBS = catalog.kind("batch", "jobs")
 
 
 def job(name: str = "pi", command: str = "sleep 5", **spec: Any) -> Object:

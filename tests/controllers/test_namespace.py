@@ -15,8 +15,8 @@ from pinnace.api.status import StatusError
 from pinnace.cluster import ClusterOptions
 from pinnace.controllers.namespace import NAMESPACES
 
-PODS = catalog.by_resource("", "pods")
-CONFIGMAPS = catalog.by_resource("", "configmaps")
+PODS = catalog.kind("", "pods")
+CONFIGMAPS = catalog.kind("", "configmaps")
 
 
 @pytest.fixture

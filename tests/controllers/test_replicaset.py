@@ -14,7 +14,7 @@ from pinnace.api.options import DeleteOptions
 from pinnace.clock.rfc3339 import format_time
 from pinnace.controllers.replicaset import CLIENT_BURST, CLIENT_QPS
 
-QUOTAS = catalog.by_resource("", "resourcequotas")
+QUOTAS = catalog.kind("", "resourcequotas")
 
 
 def replica_set(name: str = "web", replicas: int = 3, **labels: str) -> Object:

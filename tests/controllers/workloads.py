@@ -18,8 +18,7 @@ from pinnace.scheduler.config import SchedulerConfiguration
 
 __all__ = ["DEPLOYMENTS", "EVENTS", "PODS", "REPLICA_SETS", "Workloads", "template"]
 
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
-assert DEPLOYMENTS is not None
+DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 NODE_SHAPE = {"cpu": "4", "pods": "20"}
 

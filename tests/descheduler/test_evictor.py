@@ -112,7 +112,7 @@ def test_limits_per_node_namespace_and_cycle() -> None:
     assert evicted(lifetime(top="maxNoOfPodsToEvictTotal: 1\n"), NODES_AB, pods) == ["a-2"]
 
 
-PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
+PDBS = catalog.kind("policy", "poddisruptionbudgets")
 TAINTS = policy("RemovePodsViolatingNodeTaints", "deschedule")
 BUDGET = {
     "apiVersion": "policy/v1",

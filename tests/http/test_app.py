@@ -61,8 +61,7 @@ def test_an_unexpected_failure_is_a_generic_500_logged_on_the_server(
 
 
 def test_pod_logs_are_plain_text_from_the_node_agent() -> None:
-    pods = catalog.by_resource("", "pods")
-    assert pods is not None
+    pods = catalog.kind("", "pods")
     asked: list[LogOptions] = []
 
     async def source(pod: dict[str, Any], container: str, options: LogOptions) -> Any:
@@ -87,8 +86,7 @@ def test_pod_logs_are_plain_text_from_the_node_agent() -> None:
 
 
 def test_log_options_kube_apiserver_refuses_are_a_422_naming_the_field() -> None:
-    pods = catalog.by_resource("", "pods")
-    assert pods is not None
+    pods = catalog.kind("", "pods")
 
     async def scenario(query: bytes) -> tuple[int, Any]:
         server = APIServer(MemoryStore(), Clock(asyncio.get_running_loop()), Randomness(1))

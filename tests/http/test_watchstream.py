@@ -15,7 +15,7 @@ from pinnace.apiserver.http.responses import Encoder
 from pinnace.apiserver.http.watchstream import watch_stream
 from pinnace.apiserver.watching import WatchEvents
 
-CONFIGMAPS = catalog.by_resource("", "configmaps")
+CONFIGMAPS = catalog.kind("", "configmaps")
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 NOW = 1735689600.0
 """2025-01-01T00:00:00Z, when the test ConfigMaps were created."""
@@ -35,7 +35,6 @@ def configmap(name: str) -> dict[str, Any]:
 
 
 def lines(accept: str, *events: dict[str, Any], fail: bool = False) -> list[dict[str, Any]]:
-    assert CONFIGMAPS is not None
     encoder = Encoder(CONFIGMAPS, negotiate_resource(accept), "Metadata", now=lambda: NOW)
 
     async def source() -> AsyncIterator[dict[str, Any]]:
@@ -72,7 +71,6 @@ def test_table_events_carry_one_row_and_headers_once() -> None:
 def test_each_table_event_is_aged_when_it_is_sent() -> None:
     # kube-apiserver converts every event to a Table as it sends it: a row sent 14 s after the
     # watch began is 14 s older than the first one.
-    assert CONFIGMAPS is not None
     clock = [NOW + 1]
     encoder = Encoder(CONFIGMAPS, negotiate_resource(TABLE), "Metadata", now=lambda: clock[0])
 
@@ -105,7 +103,6 @@ def test_a_failure_inside_the_stream_is_an_error_event() -> None:
 
 
 def chunks_of_batches(accept: str, *batches: list[dict[str, Any]]) -> list[bytes]:
-    assert CONFIGMAPS is not None
     encoder = Encoder(CONFIGMAPS, negotiate_resource(accept), "Metadata", now=lambda: NOW)
 
     async def source() -> AsyncIterator[list[dict[str, Any]]]:
@@ -142,7 +139,6 @@ def test_every_watch_of_a_change_gets_the_same_line_in_its_own_representation() 
 
 
 def test_a_watch_ending_in_a_failure_keeps_its_events_and_ends_with_an_error() -> None:
-    assert CONFIGMAPS is not None
     json_media = negotiate_resource("application/json")
     encoder = Encoder(CONFIGMAPS, json_media, "Metadata", now=lambda: NOW)
 

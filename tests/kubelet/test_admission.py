@@ -11,7 +11,7 @@ from tests.kubelet.conftest import NODES, Node, pod
 from pinnace.api import catalog
 from pinnace.client import PatchType
 
-RUNTIME_CLASSES = catalog.by_resource("node.k8s.io", "runtimeclasses")
+RUNTIME_CLASSES = catalog.kind("node.k8s.io", "runtimeclasses")
 
 
 def rejected(node: Node, body: dict[str, Any]) -> tuple[str, str]:

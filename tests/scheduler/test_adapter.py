@@ -10,18 +10,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.client.conftest import EVENTS, NODES, PODS, kind
+from tests.client.conftest import EVENTS, NODES, PODS
 from tests.support import SimulatedCluster
 
+from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
 from pinnace.cluster import ClusterOptions
 from pinnace.scheduler.config import parse
 
-PRIORITY_CLASSES = kind("scheduling.k8s.io", "priorityclasses")
-REPLICA_SETS = kind("apps", "replicasets")
-NAMESPACES = kind("", "namespaces")
+PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
+REPLICA_SETS = catalog.kind("apps", "replicasets")
+NAMESPACES = catalog.kind("", "namespaces")
 
 
 def node(name: str, cpu: str = "2") -> dict[str, Any]:

@@ -182,6 +182,38 @@ def test_plugins_next_to_the_configuration_file_are_found(
     assert "PreferLabelled" not in names(built.filter)  # enabled at score only
 
 
+MISDECLARED_PLUGIN = '''
+class Misdeclared:
+    """Says it filters but has no Filter methods."""
+
+    name = "Misdeclared"
+
+    def extension_points(self):
+        return {"filter"}
+'''
+
+
+def test_a_plugin_declaring_a_point_without_its_methods_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "misdeclared.py").write_text(MISDECLARED_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError) as raised:
+        profiles(
+            """
+            profiles:
+            - plugins:
+                filter:
+                  enabled:
+                  - name: misdeclared:Misdeclared
+            """
+        )
+    assert str(raised.value) == (
+        'profiles[0].plugins: Invalid value: "misdeclared:Misdeclared": plugin \'Misdeclared\' '
+        "declares filter without the methods"
+    )
+
+
 @pytest.mark.parametrize(
     ("body", "error"),
     [

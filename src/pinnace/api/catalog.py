@@ -1,5 +1,6 @@
 """Every kind Pinnace serves, and the lookups the API server and kubectl-style clients need:
-by apiVersion and kind, by group and resource, and by any name kubectl accepts for a resource.
+by apiVersion and kind, by group and resource (`kind()` where the caller knows it is served),
+and by any name kubectl accepts for a resource.
 
 Kinds are loaded on first use, so importing the catalog costs nothing and no kind module has to
 import it back.
@@ -71,6 +72,15 @@ def by_kind(api_version: str, kind: str) -> Kind | None:
 def by_resource(group: str, plural: str) -> Kind | None:
     """The kind behind a URL's group and resource ("" for core, "pods")."""
     return _index().by_resource.get((group, plural))
+
+
+def kind(group: str, plural: str) -> Kind:
+    """The kind served at `group` and `plural`, for code that names a kind Pinnace always
+    serves; a name it does not serve is a programming error, raised as LookupError."""
+    found = by_resource(group, plural)
+    if found is None:
+        raise LookupError(f"no kind is served as {plural!r} in group {group!r}")
+    return found
 
 
 def resolve(name: str) -> Kind | None:

@@ -27,8 +27,7 @@ class ServedVersion:
 def _served() -> dict[tuple[str, str, str], ServedVersion]:
     from pinnace.api.autoscaling import hpa_v1
 
-    stored = catalog.by_resource("autoscaling", "horizontalpodautoscalers")
-    assert stored is not None
+    stored = catalog.kind("autoscaling", "horizontalpodautoscalers")
     versions = [
         ServedVersion(hpa_v1.HORIZONTAL_POD_AUTOSCALER_V1, stored, hpa_v1.to_v2, hpa_v1.to_v1)
     ]

@@ -49,14 +49,12 @@ class AdmissionChain:
         self._quota_gate = QuotaGate()
 
     async def _list(self, group: str, plural: str, namespace: str) -> list[Object]:
-        kind = catalog.by_resource(group, plural)
-        assert kind is not None
+        kind = catalog.kind(group, plural)
         return (await self._server.store.list(list_prefix(kind, namespace))).items
 
     async def _get(self, group: str, plural: str, name: str) -> Object | None:
         """The cluster-scoped object, or None when there is none."""
-        kind = catalog.by_resource(group, plural)
-        assert kind is not None
+        kind = catalog.kind(group, plural)
         try:
             return await self._server.store.get(object_key(kind, "", name))
         except KeyNotFoundError:
@@ -136,8 +134,7 @@ class AdmissionChain:
     async def _charge(self, kind: Kind, obj: Object) -> bool:
         """Whether usage was charged; retried when a quota changes under the evaluation."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
-        quota_kind = catalog.by_resource("", "resourcequotas")
-        assert quota_kind is not None
+        quota_kind = catalog.kind("", "resourcequotas")
         for _ in range(_QUOTA_RETRIES):
             quotas = await self._list("", "resourcequotas", namespace)
             if not quotas:
@@ -175,8 +172,7 @@ class AdmissionChain:
         await self._recount(namespace)
 
     async def _recount(self, namespace: str) -> None:
-        quota_kind = catalog.by_resource("", "resourcequotas")
-        assert quota_kind is not None
+        quota_kind = catalog.kind("", "resourcequotas")
         async with self._quota_gate.recount(namespace):
             for quota in await self._list("", "resourcequotas", namespace):
                 await self._recalculate(quota_kind, namespace, quota)

@@ -25,9 +25,8 @@ async def bind(
 ) -> Object:
     """Bind the pod `name` (from the URL of pods/{name}/binding, or the Binding's own name
     for POST .../bindings) to the Binding's target node."""
-    binding_kind = catalog.by_resource("", "bindings")
-    pods = catalog.by_resource("", "pods")
-    assert binding_kind is not None and pods is not None
+    binding_kind = catalog.kind("", "bindings")
+    pods = catalog.kind("", "pods")
     binding = decode(body, binding_kind).obj
     binding_meta = meta(binding)
     if binding_meta.get("namespace") and binding_meta["namespace"] != namespace:

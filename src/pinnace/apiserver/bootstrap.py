@@ -17,9 +17,8 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 async def bootstrap(server: APIServer) -> None:
-    namespaces = catalog.by_resource("", "namespaces")
-    classes = catalog.by_resource("scheduling.k8s.io", "priorityclasses")
-    assert namespaces is not None and classes is not None
+    namespaces = catalog.kind("", "namespaces")
+    classes = catalog.kind("scheduling.k8s.io", "priorityclasses")
     wanted = [(namespaces, {"metadata": {"name": name}}) for name in SYSTEM_NAMESPACES]
     wanted += [(classes, clone(pc)) for pc in SYSTEM_PRIORITY_CLASSES.values()]
     for kind, obj in wanted:

@@ -37,8 +37,7 @@ async def evict(
     if (eviction.get("metadata") or {}).get("name") != name:
         raise status.bad_request("name in URL does not match name in Eviction object")
     options = _delete_options(eviction.get("deleteOptions"), dry_run)
-    pods = catalog.by_resource("", "pods")
-    assert pods is not None
+    pods = catalog.kind("", "pods")
     pod = await server.get(pods, namespace, name)
     if _can_ignore_budget(pod):
         if _enforce_resource_version(pod) and not options.precondition_resource_version:
@@ -115,8 +114,7 @@ def _unready_may_go(pod: Object, budget: Object) -> bool:
 
 
 async def _budgets_selecting(server: APIServer, pod: Object) -> list[Object]:
-    kind = catalog.by_resource("policy", "poddisruptionbudgets")
-    assert kind is not None
+    kind = catalog.kind("policy", "poddisruptionbudgets")
     labels = pod["metadata"].get("labels") or {}
     listed = await server.store.list(list_prefix(kind, pod["metadata"]["namespace"]))
     selected = []
@@ -135,8 +133,7 @@ async def _budgets_selecting(server: APIServer, pod: Object) -> list[Object]:
 async def _spend(
     server: APIServer, namespace: str, pod_name: str, budget: Object, dry_run: bool
 ) -> None:
-    kind = catalog.by_resource("policy", "poddisruptionbudgets")
-    assert kind is not None
+    kind = catalog.kind("policy", "poddisruptionbudgets")
     name = budget["metadata"]["name"]
     for _ in range(EVICTION_RETRIES):
         _check(budget)

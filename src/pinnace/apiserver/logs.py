@@ -27,8 +27,7 @@ async def read_log(
     errors = _validate(options)
     if errors:
         raise status.invalid("PodLogOptions", name, errors)
-    pods = catalog.by_resource("", "pods")
-    assert pods is not None
+    pods = catalog.kind("", "pods")
     pod = await server.get(pods, namespace, name)
     container = _container(pod, options.container)
     if not (pod.get("spec") or {}).get("nodeName"):

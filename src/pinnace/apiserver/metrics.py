@@ -43,12 +43,6 @@ POD_METRICS = Kind(
 KINDS = (NODE_METRICS, POD_METRICS)
 
 
-def _kind(plural: str) -> Kind:
-    kind = catalog.by_resource("", plural)
-    assert kind is not None
-    return kind
-
-
 def usage(cpu_nano_cores: int, memory_working_set_bytes: int) -> Object:
     """A metrics.k8s.io usage: CPU as resource.NewScaledQuantity(n, -9), memory as BinarySI."""
     return {
@@ -116,7 +110,7 @@ async def list_node_metrics(
     """NodeMetricsList of the nodes the selectors match that have stats, by name."""
     summaries = _source(server)()
     options = ListOptions(label_selector=label_selector, field_selector=field_selector)
-    nodes = (await server.list(_kind("nodes"), "", options))["items"]
+    nodes = (await server.list(catalog.kind("", "nodes"), "", options))["items"]
     now = server.clock.now()
     items = [
         _node_metrics(node, summaries[node["metadata"]["name"]], now)
@@ -129,7 +123,7 @@ async def list_node_metrics(
 async def get_node_metrics(server: APIServer, name: str) -> Object:
     summaries = _source(server)()
     try:
-        node = await server.get(_kind("nodes"), "", name)
+        node = await server.get(catalog.kind("", "nodes"), "", name)
     except status.StatusError as e:
         if e.code == 404:
             raise status.not_found("node", name) from None
@@ -167,7 +161,7 @@ async def list_pod_metrics(
     that have stats, by namespace and name."""
     summaries = _source(server)()
     options = ListOptions(label_selector=label_selector, field_selector=field_selector)
-    pods = (await server.list(_kind("pods"), namespace, options))["items"]
+    pods = (await server.list(catalog.kind("", "pods"), namespace, options))["items"]
     ordered = sorted(pods, key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
     return _list(POD_METRICS, _pod_metrics_of(ordered, summaries, server.clock.now()))
 
@@ -175,7 +169,7 @@ async def list_pod_metrics(
 async def get_pod_metrics(server: APIServer, namespace: str, name: str) -> Object:
     summaries = _source(server)()
     try:
-        pod = await server.get(_kind("pods"), namespace, name)
+        pod = await server.get(catalog.kind("", "pods"), namespace, name)
     except status.StatusError as e:
         if e.code == 404:
             raise status.not_found("pod", name) from None

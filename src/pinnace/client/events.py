@@ -29,8 +29,7 @@ from pinnace.client.interface import Client, PatchType
 log = logging.getLogger(__name__)
 
 NAME_ATTEMPTS = 8
-_EVENTS = catalog.by_resource("", "events")
-assert _EVENTS is not None
+_EVENTS = catalog.kind("", "events")
 
 
 def object_reference(obj: Object, field_path: str = "") -> Object:

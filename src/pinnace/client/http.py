@@ -28,8 +28,7 @@ from pinnace.client.interface import (
 from pinnace.client.transport import JSON, Connection, HTTPError
 from pinnace.clock import Clock
 
-PODS = catalog.by_resource("", "pods")
-assert PODS is not None
+PODS = catalog.kind("", "pods")
 
 
 def resource_path(kind: Kind, namespace: str = "", name: str = "", subresource: str = "") -> str:

@@ -323,8 +323,7 @@ class PodControl:
         return None
 
 
-_PODS = catalog.by_resource("", "pods")
-assert _PODS is not None
+_PODS = catalog.kind("", "pods")
 
 
 # --- ownership --------------------------------------------------------------------------------

@@ -36,7 +36,6 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.apps.daemonset import EMPTY_STATUS, ROLLING_UPDATE, template_generation
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
-from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
@@ -89,15 +88,9 @@ _OMITTED_WHEN_ZERO = (
 )
 
 
-def _kind(group: str, plural: str) -> Kind:
-    kind = catalog.by_resource(group, plural)
-    assert kind is not None
-    return kind
-
-
-PODS = _kind("", "pods")
-NODES = _kind("", "nodes")
-DAEMON_SETS = _kind("apps", "daemonsets")
+PODS = catalog.kind("", "pods")
+NODES = catalog.kind("", "nodes")
+DAEMON_SETS = catalog.kind("apps", "daemonsets")
 
 
 def _controller_uid(pod: Object) -> list[str]:

@@ -18,7 +18,6 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
 from pinnace.api.apps.daemonset import DEFAULT_REVISION_HISTORY_LIMIT
-from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory, PatchType
@@ -33,15 +32,9 @@ from pinnace.controllers.ownership import claim
 log = logging.getLogger(__name__)
 
 
-def _kind(group: str, plural: str) -> Kind:
-    kind = catalog.by_resource(group, plural)
-    assert kind is not None
-    return kind
-
-
-CONTROLLER_REVISIONS = _kind("apps", "controllerrevisions")
-DAEMON_SETS = _kind("apps", "daemonsets")
-PODS = _kind("", "pods")
+CONTROLLER_REVISIONS = catalog.kind("apps", "controllerrevisions")
+DAEMON_SETS = catalog.kind("apps", "daemonsets")
+PODS = catalog.kind("", "pods")
 PodLister = Callable[[], Awaitable[list[Object]]]
 """The DaemonSet's pods, claimed."""
 

@@ -38,8 +38,7 @@ log = logging.getLogger(__name__)
 CONTROLLER_NAME = "deployment-controller"
 MAX_RETRIES = 15
 """Failed syncs of a Deployment retried in a row before it is dropped until its next change."""
-DEPLOYMENTS = catalog.by_resource("apps", "deployments")
-assert DEPLOYMENTS is not None
+DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 
 class DeploymentController:

@@ -19,7 +19,6 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector, int_or_percent_value
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
-from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
@@ -34,16 +33,10 @@ DELETION_TIMEOUT = 2 * 60.0
 DISRUPTION_ALLOWED = "DisruptionAllowed"
 
 
-def _kind(group: str, plural: str) -> Kind:
-    kind = catalog.by_resource(group, plural)
-    assert kind is not None
-    return kind
-
-
-PODS = _kind("", "pods")
-PDBS = _kind("policy", "poddisruptionbudgets")
-REPLICA_SETS = _kind("apps", "replicasets")
-DEPLOYMENTS = _kind("apps", "deployments")
+PODS = catalog.kind("", "pods")
+PDBS = catalog.kind("policy", "poddisruptionbudgets")
+REPLICA_SETS = catalog.kind("apps", "replicasets")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 
 class SyncFailed(Exception):

@@ -58,14 +58,8 @@ NO_CUSTOM_METRICS = "no custom metrics API (custom.metrics.k8s.io) registered"
 NO_EXTERNAL_METRICS = "no external metrics API (external.metrics.k8s.io) registered"
 
 
-def _kind(group: str, plural: str) -> Kind:
-    kind = catalog.by_resource(group, plural)
-    assert kind is not None
-    return kind
-
-
-HPAS = _kind("autoscaling", "horizontalpodautoscalers")
-PODS = _kind("", "pods")
+HPAS = catalog.kind("autoscaling", "horizontalpodautoscalers")
+PODS = catalog.kind("", "pods")
 
 
 class _Failure(Exception):

@@ -26,7 +26,6 @@ from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
 from pinnace.api.batch.job_status import is_finished
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
-from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
@@ -104,14 +103,8 @@ MAX_UNCOUNTED_PODS = 500
 MAX_POD_CREATE_DELETE_PER_SYNC = 500
 
 
-def _kind(group: str, plural: str) -> Kind:
-    kind = catalog.by_resource(group, plural)
-    assert kind is not None
-    return kind
-
-
-PODS = _kind("", "pods")
-JOBS = _kind("batch", "jobs")
+PODS = catalog.kind("", "pods")
+JOBS = catalog.kind("batch", "jobs")
 
 
 @dataclass

@@ -52,9 +52,7 @@ CONDITIONS = (
     ),
 )
 """Each condition the deleter keeps, with the reason and message of its False ("all well")."""
-_NAMESPACES = catalog.by_resource("", "namespaces")
-assert _NAMESPACES is not None
-NAMESPACES: Kind = _NAMESPACES
+NAMESPACES = catalog.kind("", "namespaces")
 
 
 class NamespaceController:

@@ -70,10 +70,9 @@ NODES_PER_TURN = 500
 """A pass over thousands of nodes lets the event loop run between batches of this many
 (about 15 ms each), so watches and requests are not held up."""
 
-NODES = catalog.by_resource("", "nodes")
-PODS = catalog.by_resource("", "pods")
-LEASES = catalog.by_resource("coordination.k8s.io", "leases")
-assert NODES is not None and PODS is not None and LEASES is not None
+NODES = catalog.kind("", "nodes")
+PODS = catalog.kind("", "pods")
+LEASES = catalog.kind("coordination.k8s.io", "leases")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ import logging
 from collections.abc import Iterable
 
 from pinnace.api import catalog
-from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
@@ -42,14 +41,8 @@ NODE_GONE_MESSAGE = "PodGC: node no longer exists"
 _TERMINAL = ("Succeeded", "Failed")
 
 
-def _kind(group: str, plural: str) -> Kind:
-    kind = catalog.by_resource(group, plural)
-    assert kind is not None
-    return kind
-
-
-PODS = _kind("", "pods")
-NODES = _kind("", "nodes")
+PODS = catalog.kind("", "pods")
+NODES = catalog.kind("", "nodes")
 
 
 def is_terminated(pod: Object) -> bool:

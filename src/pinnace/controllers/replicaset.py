@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable
 
 from pinnace.api import catalog
 from pinnace.api.apps import as_label_selector
-from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
@@ -53,14 +52,8 @@ CONTROLLER_NAME = "replicaset-controller"
 REPLICA_FAILURE = "ReplicaFailure"
 
 
-def _kind(group: str, plural: str) -> Kind:
-    kind = catalog.by_resource(group, plural)
-    assert kind is not None
-    return kind
-
-
-PODS = _kind("", "pods")
-REPLICA_SETS = _kind("apps", "replicasets")
+PODS = catalog.kind("", "pods")
+REPLICA_SETS = catalog.kind("apps", "replicasets")
 
 
 class ReplicaSetController(ControlledPodEvents):

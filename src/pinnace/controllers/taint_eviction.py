@@ -36,9 +36,8 @@ DELETION_BY_TAINT_MANAGER = "DeletionByTaintManager"
 DISRUPTION_MESSAGE = "Taint manager: deleting due to NoExecute taint"
 NODE_NAME_INDEX = "nodeName"
 
-PODS = catalog.by_resource("", "pods")
-NODES = catalog.by_resource("", "nodes")
-assert PODS is not None and NODES is not None
+PODS = catalog.kind("", "pods")
+NODES = catalog.kind("", "nodes")
 
 
 def no_execute_taints(node: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:

@@ -5,17 +5,18 @@ TaintToleration, NodeResourcesFit)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from pinnace.api import catalog
-from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
 from pinnace.client import Client
 from pinnace.controllers.node_lifecycle import condition
-from pinnace.scheduler.framework import CycleState
+from pinnace.scheduler.framework import CycleState, FilterPlugin, PreFilterPlugin
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.plugins.node_affinity import NodeAffinity
 from pinnace.scheduler.plugins.node_resources_fit import NodeResourcesFit
@@ -23,17 +24,15 @@ from pinnace.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from pinnace.scheduler.plugins.taint_toleration import TaintToleration
 from pinnace.scheduler.podinfo import PodInfo
 
-
-def _kind(group: str, plural: str) -> Kind:
-    kind = catalog.by_resource(group, plural)
-    assert kind is not None
-    return kind
-
-
-NODES = _kind("", "nodes")
-PODS = _kind("", "pods")
-PRIORITY_CLASSES = _kind("scheduling.k8s.io", "priorityclasses")
-FIT_PLUGINS = (NodeUnschedulable(), NodeAffinity(), TaintToleration(), NodeResourcesFit())
+NODES = catalog.kind("", "nodes")
+PODS = catalog.kind("", "pods")
+PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
+FIT_PLUGINS: tuple[FilterPlugin, ...] = (
+    NodeUnschedulable(),
+    NodeAffinity(),
+    TaintToleration(),
+    NodeResourcesFit(),
+)
 """The checks of the descheduler's NodeFit, as the scheduler makes them."""
 
 
@@ -81,7 +80,7 @@ class Snapshot:
             if not p["metadata"].get("deletionTimestamp")
         ]
 
-    def node(self, name: str) -> Object | None:
+    def node(self, name: str) -> Mapping[str, Any] | None:
         i = self.table.index.get(name)
         return None if i is None else self.table.nodes[i]
 
@@ -92,9 +91,8 @@ class Snapshot:
         state = CycleState()
         mask = np.ones(len(self.table), bool)
         for plugin in FIT_PLUGINS:
-            pre_filter = getattr(plugin, "pre_filter", None)
-            if pre_filter is not None:
-                status = pre_filter(state, info, self.table)
+            if isinstance(plugin, PreFilterPlugin):
+                status = plugin.pre_filter(state, info, self.table)
                 if status.is_skip():
                     continue
                 if not status.is_success():

@@ -84,16 +84,10 @@ POD_STATUS_WRITE = "pod status write"
 """The agent's loops, as its log names them."""
 
 
-def _kind(group: str, plural: str) -> Any:
-    found = catalog.by_resource(group, plural)
-    assert found is not None
-    return found
-
-
-PODS = _kind("", "pods")
-CONFIG_MAPS = _kind("", "configmaps")
-NODES = _kind("", "nodes")
-LEASES = _kind("coordination.k8s.io", "leases")
+PODS = catalog.kind("", "pods")
+CONFIG_MAPS = catalog.kind("", "configmaps")
+NODES = catalog.kind("", "nodes")
+LEASES = catalog.kind("coordination.k8s.io", "leases")
 
 
 class NodeAgent:

@@ -24,8 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, runtime_checkable
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
@@ -37,6 +38,7 @@ from pinnace.clock.component import cancel_and_wait
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import Restricted, SchedulerConfiguration, build_profiles
 from pinnace.scheduler.plugins.default_binder import Binding
+from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
 from pinnace.scheduler.plugins.workload_selectors import REPLICA_SET, WorkloadSelectors
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.preemption import Preemption
@@ -44,12 +46,11 @@ from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, Schedul
 
 log = logging.getLogger(__name__)
 
-PODS = catalog.by_resource("", "pods")
-NODES = catalog.by_resource("", "nodes")
-PDBS = catalog.by_resource("policy", "poddisruptionbudgets")
-NAMESPACES = catalog.by_resource("", "namespaces")
-REPLICA_SETS = catalog.by_resource("apps", "replicasets")
-assert PODS is not None and NODES is not None and PDBS is not None and NAMESPACES is not None
+PODS = catalog.kind("", "pods")
+NODES = catalog.kind("", "nodes")
+PDBS = catalog.kind("policy", "poddisruptionbudgets")
+NAMESPACES = catalog.kind("", "namespaces")
+REPLICA_SETS = catalog.kind("apps", "replicasets")
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""
@@ -165,15 +166,16 @@ class SchedulerService:
     def _connect_preemption(self) -> None:
         """Give each preemption plugin its API side: this adapter carries out its decisions,
         and a PodDisruptionBudget informer lists the budgets it must respect."""
-        for plugin in plugins_with(self.core, "preempt"):
-            plugin.preempt = self._preempt
-            plugin.pod_disruption_budgets = self.factory.informer(PDBS).list
+        for plugin in unwrapped_plugins(self.core):
+            if isinstance(plugin, PreemptsThroughAPI):
+                plugin.preempt = self._preempt
+                plugin.pod_disruption_budgets = self.factory.informer(PDBS).list
 
     def _connect_namespace_labels(self) -> None:
         """Plugins matching namespace selectors (InterPodAffinity) read the namespaces' labels
         from a map a namespace informer keeps current."""
-        plugins = plugins_with(self.core, "namespace_labels")
-        if not plugins:
+        readers = [p for p in unwrapped_plugins(self.core) if isinstance(p, ReadsNamespaceLabels)]
+        if not readers:
             return
         labels: dict[str, Mapping[str, str]] = {}
 
@@ -186,15 +188,15 @@ class SchedulerService:
         self.factory.informer(NAMESPACES).add_event_handler(
             changed, lambda old, new: changed(new), deleted
         )
-        for plugin in plugins:
-            plugin.namespace_labels = labels
+        for reader in readers:
+            reader.namespace_labels = labels
 
     def _connect_workload_selectors(self) -> None:
         """PodTopologySpread's default constraints select a pod's siblings by its workload:
         the controlling ReplicaSets come from an informer (Pinnace serves no Services,
         ReplicationControllers or StatefulSets, so nothing else selects a pod)."""
-        plugins = plugins_with(self.core, "workload_selector")
-        if not plugins:
+        selecting = [p for p in unwrapped_plugins(self.core) if isinstance(p, SelectsWorkloads)]
+        if not selecting:
             return
         workloads = WorkloadSelectors()
 
@@ -207,7 +209,7 @@ class SchedulerService:
             lambda old, new: workloads.set(REPLICA_SET, new),
             deleted,
         )
-        for plugin in plugins:
+        for plugin in selecting:
             plugin.workload_selector = workloads
 
     # --- results -----------------------------------------------------------------------------
@@ -323,15 +325,39 @@ class SchedulerService:
             await recorder.flush()
 
 
-def plugins_with(core: schedule_one.Scheduler, attribute: str) -> list[Any]:
-    """The plugins of every profile that have `attribute`, an API-side hook the adapter sets
-    (unwrapped from any extension-point restriction)."""
-    found: dict[int, Any] = {}
+@runtime_checkable
+class PreemptsThroughAPI(Protocol):
+    """A PostFilter plugin whose preemption decisions the adapter carries out (`preempt`),
+    respecting the budgets it lists (`pod_disruption_budgets`): DefaultPreemption."""
+
+    preempt: Callable[[Preemption], object]
+    pod_disruption_budgets: Callable[[], Sequence[Mapping[str, Any]]]
+
+    def dry_run(self) -> AbstractContextManager[list[Preemption]]: ...
+
+
+@runtime_checkable
+class ReadsNamespaceLabels(Protocol):
+    """A plugin matching namespace selectors: the labels of every namespace, by name."""
+
+    namespace_labels: Mapping[str, Mapping[str, str]]
+
+
+@runtime_checkable
+class SelectsWorkloads(Protocol):
+    """A plugin selecting a pod's siblings by the workload controlling it."""
+
+    workload_selector: WorkloadSelector | None
+
+
+def unwrapped_plugins(core: schedule_one.Scheduler) -> list[object]:
+    """The plugins of every profile, each once, unwrapped from any extension-point restriction:
+    the adapter gives those with an API side (the protocols above) their hooks."""
+    found: dict[int, object] = {}
     for profile in core.profiles.values():
         for plugin in profile.plugins:
             inner = plugin.plugin if isinstance(plugin, Restricted) else plugin
-            if hasattr(inner, attribute):
-                found[id(inner)] = inner
+            found[id(inner)] = inner
     return list(found.values())
 
 

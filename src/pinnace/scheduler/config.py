@@ -268,7 +268,10 @@ def _build(config: ProfileConfig, bind: Bind) -> Profile:
     plugins, weights = [], {}
     for name, choice in chosen.items():
         plugin = _construct(choice.cls, name, config, bind)
-        served = extension_points(plugin)
+        try:
+            served = extension_points(plugin)
+        except TypeError as e:
+            raise ConfigError(f'{path}: Invalid value: "{name}": {e}') from None
         points = (served if choice.only is None else choice.only) - choice.disabled
         missing = choice.requested - served
         if missing:

@@ -29,10 +29,13 @@ from pinnace.scheduler.adapter import (
     PDBS,
     PODS,
     REPLICA_SETS,
-    plugins_with,
+    PreemptsThroughAPI,
+    ReadsNamespaceLabels,
+    SelectsWorkloads,
+    unwrapped_plugins,
 )
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
-from pinnace.scheduler.framework import Code, CycleState, Status
+from pinnace.scheduler.framework import Code, CycleState, ScoreExtensions, Status
 from pinnace.scheduler.nominator import filter_nodes_with_nominated_pods
 from pinnace.scheduler.plugins.workload_selectors import REPLICA_SET, WorkloadSelectors
 from pinnace.scheduler.podinfo import PodInfo
@@ -228,7 +231,11 @@ def _preemption_dry_run(
     """PostFilter with every preemption plugin deciding but not acting; sets the diagnosis'
     post_filter_msg as a cycle does."""
     with contextlib.ExitStack() as stack:
-        decided = [stack.enter_context(p.dry_run()) for p in plugins_with(core, "dry_run")]
+        decided = [
+            stack.enter_context(p.dry_run())
+            for p in unwrapped_plugins(core)
+            if isinstance(p, PreemptsThroughAPI)
+        ]
         _, status = profile.run_post_filter(state, pod, core.table, diagnosis)
     diagnosis.post_filter_msg = status.message
     decision = next((d for decisions in decided for d in decisions), None)
@@ -273,8 +280,11 @@ def _score(
         if plugin.name in state.skip_score_plugins:
             continue
         raw = np.asarray(plugin.score(state, pod, table, candidates), np.int64)
-        normalize = getattr(plugin, "normalize_score", None)
-        normalized = raw if normalize is None else normalize(state, pod, raw.copy())
+        normalized = (
+            plugin.normalize_score(state, pod, raw.copy())
+            if isinstance(plugin, ScoreExtensions)
+            else raw
+        )
         for j, i in enumerate(candidates.tolist()):
             nodes[i].scores.append(
                 PluginScore(plugin.name, int(raw[j]), int(normalized[j]), weight)
@@ -350,16 +360,17 @@ async def explain_pod(
         core.add_node(node)
     namespaces = (await client.list(NAMESPACES))["items"]
     labels = {ns["metadata"]["name"]: ns["metadata"].get("labels") or {} for ns in namespaces}
-    for plugin in plugins_with(core, "namespace_labels"):
-        plugin.namespace_labels = labels
     budgets = (await client.list(PDBS))["items"]
-    for plugin in plugins_with(core, "pod_disruption_budgets"):
-        plugin.pod_disruption_budgets = lambda: budgets
     workloads = WorkloadSelectors()
     for replica_set in (await client.list(REPLICA_SETS))["items"]:
         workloads.set(REPLICA_SET, replica_set)
-    for plugin in plugins_with(core, "workload_selector"):
-        plugin.workload_selector = workloads
+    for plugin in unwrapped_plugins(core):
+        if isinstance(plugin, ReadsNamespaceLabels):
+            plugin.namespace_labels = labels
+        if isinstance(plugin, PreemptsThroughAPI):
+            plugin.pod_disruption_budgets = lambda: budgets
+        if isinstance(plugin, SelectsWorkloads):
+            plugin.workload_selector = workloads
     uid = target["metadata"].get("uid")
     for pod in (await client.list(PODS, field_selector=NOT_FINISHED))["items"]:
         if pod["metadata"].get("uid") == uid:

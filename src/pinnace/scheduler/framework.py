@@ -34,15 +34,20 @@ node at once through the `NodeTable`:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from pinnace.scheduler.nodetable import NodeInfo, NodeTable, Rows
 from pinnace.scheduler.podinfo import PodInfo
+
+if TYPE_CHECKING:
+    from pinnace.scheduler.events import ClusterEvent
+    from pinnace.scheduler.nominator import Nominator
+    from pinnace.scheduler.profile import Profile
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -221,6 +226,70 @@ class BindPlugin(Plugin, Protocol):
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
 
 
+# Optional hooks: a plugin has them or not; the framework asks with isinstance.
+
+
+@runtime_checkable
+class PreFilterExtensions(Plugin, Protocol):
+    """PreFilterExtensions: update the cycle state as if a pod were added to or removed from
+    node row `i` (nominated pods, preemption victims)."""
+
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int
+    ) -> Status: ...
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int
+    ) -> Status: ...
+
+
+@runtime_checkable
+class NodeStatusesPlugin(Plugin, Protocol):
+    """A Filter plugin that explains many rejected rows at once."""
+
+    def node_statuses(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Sequence[int]
+    ) -> Verdicts: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Plugin, Protocol):
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, scores: np.ndarray
+    ) -> np.ndarray: ...
+
+
+@runtime_checkable
+class UniformScorePlugin(Plugin, Protocol):
+    def uniform_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> int | None: ...
+
+
+@runtime_checkable
+class RowScoresPlugin(Plugin, Protocol):
+    def row_scores(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScores | None: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> list[ClusterEvent]: ...
+
+
+@runtime_checkable
+class FrameworkUser(Plugin, Protocol):
+    """A plugin that needs its profile and the nominator (kube-scheduler hands plugins a
+    framework.Handle when it builds them; here the scheduler binds them once built)."""
+
+    def bind_framework(self, profile: Profile, nominator: Nominator) -> None: ...
+
+
+@runtime_checkable
+class DeclaresExtensionPoints(Plugin, Protocol):
+    """A plugin that says which extension points it serves instead of being asked by its
+    methods (a plugin written node by node, or one restricted by the configuration)."""
+
+    def extension_points(self) -> set[str]: ...
+
+
 def default_normalize_score(
     scores: np.ndarray, reverse: bool, max_priority: int = MAX_NODE_SCORE
 ) -> np.ndarray:
@@ -288,8 +357,17 @@ _EXTENSION_POINTS = {
 
 
 def extension_points(plugin: Plugin) -> set[str]:
-    """The extension points `plugin` serves, from the methods it has."""
-    declared = getattr(plugin, "extension_points", None)
-    if declared is not None:
-        return set(declared())
-    return {point for point, protocol in _EXTENSION_POINTS.items() if isinstance(plugin, protocol)}
+    """The extension points `plugin` serves: those it declares, else those it has the methods
+    of. A declared point must have its methods."""
+    served = {
+        point for point, protocol in _EXTENSION_POINTS.items() if isinstance(plugin, protocol)
+    }
+    if not isinstance(plugin, DeclaresExtensionPoints):
+        return served
+    declared = set(plugin.extension_points())
+    missing = declared - served
+    if missing:
+        raise TypeError(
+            f"plugin {plugin.name!r} declares {', '.join(sorted(missing))} without the methods"
+        )
+    return declared

@@ -15,11 +15,11 @@ table directly need neither.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from pinnace.scheduler.framework import SUCCESS, Code, CycleState, Status
+from pinnace.scheduler.framework import SUCCESS, Code, CycleState, PreFilterExtensions, Status
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import Profile
@@ -152,7 +152,9 @@ def add_pod(
 ) -> Status:
     """Account `added` on node row `i` in the table and in the plugins' cycle state."""
     table.add_pod(added, table.names[i])
-    return _run_extension(profile, "pre_filter_add_pod", state, pod, added, table, i)
+    return _run_extensions(
+        profile, state, lambda p: p.pre_filter_add_pod(state, pod, added, table, i)
+    )
 
 
 def remove_pod(
@@ -160,23 +162,18 @@ def remove_pod(
 ) -> Status:
     """Take `removed` off node row `i` in the table and in the plugins' cycle state."""
     table.remove_pod(removed.key, table.names[i])
-    return _run_extension(profile, "pre_filter_remove_pod", state, pod, removed, table, i)
+    return _run_extensions(
+        profile, state, lambda p: p.pre_filter_remove_pod(state, pod, removed, table, i)
+    )
 
 
-def _run_extension(
-    profile: Profile,
-    method: str,
-    state: CycleState,
-    pod: PodInfo,
-    other: PodInfo,
-    table: NodeTable,
-    i: int,
+def _run_extensions(
+    profile: Profile, state: CycleState, run: Callable[[PreFilterExtensions], Status]
 ) -> Status:
-    for plugin in profile.pre_filter:
-        extension = getattr(plugin, method, None)
-        if extension is None or plugin.name in state.skip_filter_plugins:
+    for plugin in profile.pre_filter_extensions:
+        if plugin.name in state.skip_filter_plugins:
             continue
-        status = extension(state, pod, other, table, i)
+        status = run(plugin)
         if not status.is_success():
             return status.with_plugin(plugin.name)
     return SUCCESS

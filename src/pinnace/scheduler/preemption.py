@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -32,7 +32,9 @@ from pinnace.scheduler.framework import (
     SUCCESS,
     Code,
     CycleState,
+    FilterPlugin,
     Status,
+    Verdicts,
     error,
     unresolvable,
     unschedulable,
@@ -348,6 +350,23 @@ class Evaluator:
                 table.remove_pod(p.key, name)
 
 
+@runtime_checkable
+class _ResourcesFit(FilterPlugin, Protocol):
+    """What preemption asks NodeResourcesFit besides Filter: what it checks for the pod, and
+    its verdicts on rows given other requests than theirs."""
+
+    def checked(self, state: CycleState) -> tuple[tuple[str, int, int], ...]: ...
+
+    def node_statuses(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        rows: Sequence[int] | np.ndarray,
+        requested: np.ndarray | None = None,
+    ) -> Verdicts: ...
+
+
 @dataclass
 class _RequestsOnly:
     """SelectVictimsOnNode worked out by arithmetic on the rows where only NodeResourcesFit
@@ -373,13 +392,20 @@ class _RequestsOnly:
         cls, evaluator: Evaluator, state: CycleState, pod: PodInfo, rows: list[int]
     ) -> _RequestsOnly | None:
         profile, table = evaluator.profile, evaluator.table
-        fit = next((p for p in profile.filter if p.name == NODE_RESOURCES_FIT), None)
+        fit = next(
+            (
+                p
+                for p in profile.filter
+                if p.name == NODE_RESOURCES_FIT and isinstance(p, _ResourcesFit)
+            ),
+            None,
+        )
         if fit is None or NODE_RESOURCES_FIT in state.skip_filter_plugins or pod.host_ports:
             return None
         # Thousands of rows: converted to an index array once, not by every lookup.
         index = np.asarray(rows, np.intp)
-        nominated = [table.index.get(name) for name in evaluator.nominator.nodes()]
-        nominated = [i for i in nominated if i is not None]
+        found = (table.index.get(name) for name in evaluator.nominator.nodes())
+        nominated = [i for i in found if i is not None]
         if nominated:
             index = index[~np.isin(index, nominated)]
         kept = table.requested_at_or_above(pod.priority)[index]
@@ -524,7 +550,8 @@ class _Budgets:
         """The pods whose eviction, in this order, would exceed a matching budget's allowed
         disruptions, and the others."""
         allowed = [budget[2] for budget in self._budgets]
-        violating, non_violating = [], []
+        violating: list[PodInfo] = []
+        non_violating: list[PodInfo] = []
         for pod in pods:
             violated = False
             if pod.labels:

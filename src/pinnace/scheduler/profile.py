@@ -13,11 +13,24 @@ from pinnace.scheduler.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     SUCCESS,
+    BindPlugin,
     Code,
     CycleState,
+    FilterPlugin,
+    NodeStatusesPlugin,
     Plugin,
+    PostFilterPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
     RowScores,
+    RowScoresPlugin,
+    ScoreExtensions,
+    ScorePlugin,
     Status,
+    UniformScorePlugin,
     Verdicts,
     error,
     extension_points,
@@ -30,10 +43,10 @@ from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
 class FilterTrace:
     """Which plugin rejected which nodes in one Filter run: the feasible mask after each."""
 
-    plugins: tuple[Plugin, ...]
+    plugins: tuple[FilterPlugin, ...]
     masks: tuple[np.ndarray, ...]
 
-    def rejecting_plugin(self, i: int) -> Plugin | None:
+    def rejecting_plugin(self, i: int) -> FilterPlugin | None:
         for plugin, mask in zip(self.plugins, self.masks, strict=True):
             if not mask[i]:
                 return plugin
@@ -53,32 +66,44 @@ class Profile:
         self.scheduler_name = scheduler_name
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.plugins = tuple(plugins)
-        by_point: dict[str, list[Plugin]] = {}
-        for plugin in self.plugins:
-            for point in extension_points(plugin):
-                by_point.setdefault(point, []).append(plugin)
-        self.pre_enqueue = tuple(by_point.get("pre_enqueue", ()))
-        sorts = by_point.get("queue_sort", ())
+        served = [(plugin, extension_points(plugin)) for plugin in self.plugins]
+
+        def serving(point: str) -> list[Plugin]:
+            return [plugin for plugin, points in served if point in points]
+
+        # extension_points() checked each plugin has the methods of the points it serves: the
+        # isinstance tests below only tell the type checker.
+        self.pre_enqueue = tuple(
+            p for p in serving("pre_enqueue") if isinstance(p, PreEnqueuePlugin)
+        )
+        sorts = [p for p in serving("queue_sort") if isinstance(p, QueueSortPlugin)]
         if len(sorts) != 1:
             raise ValueError(f"a profile needs exactly one QueueSort plugin, has {len(sorts)}")
         self.queue_sort = sorts[0]
-        self.pre_filter = tuple(by_point.get("pre_filter", ()))
-        self.filter = tuple(by_point.get("filter", ()))
-        self.post_filter = tuple(by_point.get("post_filter", ()))
-        self.pre_score = tuple(by_point.get("pre_score", ()))
-        self.score = tuple((p, int(weights.get(p.name, 1))) for p in by_point.get("score", ()))
+        self.pre_filter = tuple(p for p in serving("pre_filter") if isinstance(p, PreFilterPlugin))
+        self.pre_filter_extensions = tuple(
+            p for p in self.pre_filter if isinstance(p, PreFilterExtensions)
+        )
+        self.filter = tuple(p for p in serving("filter") if isinstance(p, FilterPlugin))
+        self.post_filter = tuple(
+            p for p in serving("post_filter") if isinstance(p, PostFilterPlugin)
+        )
+        self.pre_score = tuple(p for p in serving("pre_score") if isinstance(p, PreScorePlugin))
+        self.score = tuple(
+            (p, int(weights.get(p.name, 1))) for p in serving("score") if isinstance(p, ScorePlugin)
+        )
         self._scorers = tuple(
             (
                 p,
                 weight,
-                getattr(p, "uniform_score", None),
-                getattr(p, "row_scores", None),
-                getattr(p, "normalize_score", None),
+                p.uniform_score if isinstance(p, UniformScorePlugin) else None,
+                p.row_scores if isinstance(p, RowScoresPlugin) else None,
+                p.normalize_score if isinstance(p, ScoreExtensions) else None,
             )
             for p, weight in self.score
         )
         self._row_totals = RowCache()
-        self.bind = tuple(by_point.get("bind", ()))
+        self.bind = tuple(p for p in serving("bind") if isinstance(p, BindPlugin))
         if not self.bind:
             raise ValueError("a profile needs at least one Bind plugin")
 
@@ -111,7 +136,8 @@ class Profile:
         else:
             feasible = np.zeros(len(table), bool)
             feasible[np.asarray(rows, np.intp)] = True
-        ran, masks = [], []
+        ran: list[FilterPlugin] = []
+        masks: list[np.ndarray] = []
         for plugin in self.filter:
             if plugin.name in state.skip_filter_plugins:
                 continue
@@ -151,9 +177,8 @@ class Profile:
             if not len(positions):
                 continue
             mine = index[positions].tolist()
-            explain = getattr(plugin, "node_statuses", None)
-            if explain is not None:
-                verdicts = explain(state, pod, table, mine)
+            if isinstance(plugin, NodeStatusesPlugin):
+                verdicts = plugin.node_statuses(state, pod, table, mine)
             else:
                 verdicts = Verdicts.of([plugin.node_status(state, pod, table, i) for i in mine])
             named = verdicts.with_plugin(plugin.name)
@@ -259,6 +284,7 @@ class Profile:
                     raise _InvalidScores(invalid)
                 weighted = values * weight if weight != 1 else values
                 total = weighted.copy() if total is None else np.add(total, weighted, out=total)
+            assert total is not None  # by_row is never empty
             return total
 
         def compute_one(i: int) -> int:

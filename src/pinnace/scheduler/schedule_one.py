@@ -36,7 +36,15 @@ from pinnace.scheduler.events import (
     ClusterEvent,
     node_update_events,
 )
-from pinnace.scheduler.framework import Code, CycleState, Status, error, unschedulable
+from pinnace.scheduler.framework import (
+    Code,
+    CycleState,
+    EnqueueExtensions,
+    FrameworkUser,
+    Status,
+    error,
+    unschedulable,
+)
 from pinnace.scheduler.nodetable import NodeTable, every_row
 from pinnace.scheduler.nominator import (
     Nominator,
@@ -159,16 +167,18 @@ class Scheduler:
         self.nominator = Nominator()
         for profile in profiles:
             for plugin in profile.plugins:
-                bind_framework = getattr(plugin, "bind_framework", None)
-                if bind_framework is not None:
-                    bind_framework(profile, self.nominator)
+                if isinstance(plugin, FrameworkUser):
+                    plugin.bind_framework(profile, self.nominator)
         first = profiles[0]
         plugin_events: dict[str, list[ClusterEvent]] = {}
         for profile in profiles:
             # Only plugins that can reject a pod say which events may undo that.
             for plugin in {*profile.pre_enqueue, *profile.pre_filter, *profile.filter}:
-                register = getattr(plugin, "events_to_register", None)
-                plugin_events[plugin.name] = list(register()) if register else [WILDCARD]
+                plugin_events[plugin.name] = (
+                    list(plugin.events_to_register())
+                    if isinstance(plugin, EnqueueExtensions)
+                    else [WILDCARD]
+                )
         self.queue = SchedulingQueue(
             clock,
             first.queue_sort.sort_key,

@@ -12,10 +12,10 @@ from pinnace.api import catalog
 from pinnace.api.status import StatusError
 from pinnace.apiserver.admission.runtime_class import admit_pod, merge_tolerations, validate_pod
 
-PODS = catalog.by_resource("", "pods")
-RUNTIME_CLASSES = catalog.by_resource("node.k8s.io", "runtimeclasses")
-QUOTAS = catalog.by_resource("", "resourcequotas")
-LIMIT_RANGES = catalog.by_resource("", "limitranges")
+PODS = catalog.kind("", "pods")
+RUNTIME_CLASSES = catalog.kind("node.k8s.io", "runtimeclasses")
+QUOTAS = catalog.kind("", "resourcequotas")
+LIMIT_RANGES = catalog.kind("", "limitranges")
 
 OVERHEAD = {"memory": "120Mi", "cpu": "250m"}
 

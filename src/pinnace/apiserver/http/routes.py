@@ -101,11 +101,10 @@ def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget:
             raise not_found()
     namespace = ""
     if rest[0] == "namespaces" and len(rest) >= 3:
-        namespaces = catalog.by_resource("", "namespaces")
+        namespaces = catalog.kind("", "namespaces")
         is_namespace_subresource = (
             not group
             and len(rest) == 3
-            and namespaces is not None
             and rest[2] in namespaces.subresources
         )
         if not is_namespace_subresource:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pinnace.descheduler.framework import Strategy
 from pinnace.descheduler.strategies.failed_pods import RemoveFailedPods
 from pinnace.descheduler.strategies.inter_pod_anti_affinity import (
     RemovePodsViolatingInterPodAntiAffinity,
@@ -19,7 +20,7 @@ from pinnace.descheduler.strategies.topology_spread import (
     RemovePodsViolatingTopologySpreadConstraint,
 )
 
-STRATEGIES: dict[str, type] = {
+STRATEGIES: dict[str, type[Strategy]] = {
     cls.name: cls
     for cls in (
         LowNodeUtilization,

@@ -10,9 +10,9 @@ large pods the fragments could not hold).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pinnace.api import field
 from pinnace.api.objects import Object
@@ -31,7 +31,7 @@ MAX_PERCENTAGE = 100.0
 @dataclass
 class NodeUsage:
     name: str
-    node: Object
+    node: Mapping[str, Any]
     allocatable: dict[str, int]
     usage: dict[str, int]  # requested, cpu in millicores
     low: dict[str, float]  # thresholds as amounts

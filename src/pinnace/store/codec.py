@@ -300,7 +300,7 @@ def _deflate(learner: _Kind, data: bytes) -> bytes:
 
 def unpack(packed: bytes | memoryview) -> Object:
     """The object `pack` made `packed` from (a new dict every time)."""
-    return orjson.loads(inflate(packed))  # type: ignore[no-any-return]
+    return orjson.loads(inflate(packed))
 
 
 def inflate(packed: bytes | memoryview) -> bytes:

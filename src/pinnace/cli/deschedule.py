@@ -28,7 +28,7 @@ from pinnace.resources.node import parse_go_duration
 COMMAND = "pinnace deschedule"
 
 
-def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     deschedule = subcommands.add_parser(
         "deschedule",
         help="evict pods a DeschedulerPolicy finds misplaced, so the scheduler places them again",

@@ -23,6 +23,7 @@ from pinnace.controllers.node_lifecycle import (
     UNREACHABLE,
     UNSCHEDULABLE,
 )
+from pinnace.scheduler.nodetable import Taint
 from pinnace.scheduler.plugins.node_selector import NODE_NAME_FIELD, RequiredNodeAffinity
 from pinnace.scheduler.plugins.taint_toleration import first_untolerated
 from pinnace.scheduler.podinfo import PodInfo, Toleration
@@ -153,9 +154,9 @@ def creation_order(pod: Object) -> tuple[bool, float, str]:
 # --- which nodes ------------------------------------------------------------------------------
 
 
-def _taints(node: Mapping[str, Any], effects: tuple[str, ...]) -> list[tuple[str, str, str]]:
+def _taints(node: Mapping[str, Any], effects: tuple[str, ...]) -> list[Taint]:
     return [
-        (t.get("key") or "", t.get("value") or "", t.get("effect") or "")
+        Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "")
         for t in (node.get("spec") or {}).get("taints") or ()
         if t.get("effect") in effects
     ]

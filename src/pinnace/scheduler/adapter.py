@@ -229,11 +229,11 @@ class SchedulerService:
         if binding is None:  # another Bind plugin bound it during the cycle
             self._record(pod, EVENT_TYPE_NORMAL, SCHEDULED, result.message)
             return
-        self._spawn(self._bind(result))
+        self._spawn(self._bind(result, result.node_name))
 
-    async def _bind(self, result: ScheduleResult) -> None:
+    async def _bind(self, result: ScheduleResult, node_name: str) -> None:
         try:
-            await self.client.bind(result.pod.pod, result.node_name)
+            await self.client.bind(result.pod.pod, node_name)
         except Exception as e:  # any failure of the call fails this binding only
             self._bind_failed(result, e)
             return
@@ -368,8 +368,9 @@ def status_patch(
     current = next(
         (c for c in status.get("conditions") or () if c.get("type") == POD_SCHEDULED), None
     )
-    same_status = current is not None and current.get("status") == condition["status"]
-    transition = current.get("lastTransitionTime") if same_status else now
+    transition = now
+    if current is not None and current.get("status") == condition["status"]:
+        transition = current.get("lastTransitionTime")
     condition = {**condition, "lastTransitionTime": transition}
     changed = current is None or any(
         current.get(k) != condition[k] for k in ("status", "reason", "message")

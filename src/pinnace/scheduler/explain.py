@@ -218,7 +218,7 @@ def explain(core: Scheduler, pod: Mapping[str, Any]) -> Explanation:
         explanation.message = fit_error_message(len(names), diagnosis)
         return explanation
     _score(profile, state, info, table, candidates, nodes)
-    totals = {nodes[i].node: nodes[i].total for i in candidates.tolist()}
+    totals = {nodes[i].node: nodes[i].total or 0 for i in candidates.tolist()}  # all feasible
     top = max(totals.values())
     explanation.best = [name for name, total in totals.items() if total == top]
     explanation.selected = explanation.best[0] if len(explanation.best) == 1 else None

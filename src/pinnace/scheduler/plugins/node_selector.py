@@ -97,8 +97,8 @@ class NodeSelectorTerm:
             return result
         for requirement in self.expressions or ():
             result &= requirement_mask(table, requirement)
-        for requirement in self.fields or ():
-            result &= _field_mask(table, requirement)
+        for field_requirement in self.fields or ():
+            result &= _field_mask(table, field_requirement)
         return result
 
 
@@ -118,9 +118,9 @@ def requirement_mask(table: NodeTable, requirement: Requirement) -> np.ndarray:
             lookup[code] = requirement.matches({requirement.key: value})
     else:
         for value in requirement.values:
-            code = vocabulary.get(value)
-            if code is not None:
-                lookup[code] = True
+            found = vocabulary.get(value)
+            if found is not None:
+                lookup[found] = True
         if op in (NOT_IN, NOT_EQUALS):
             lookup = ~lookup  # a node without the key matches NotIn
         else:

@@ -253,12 +253,17 @@ class _Builder:
         self.result: Any = None
 
     def _fail(self, message: str, mark: Any = None) -> ManifestError:
-        line = mark.line + 1 if mark is not None else self.line
-        return ManifestError(f"{self.name}: document {self.index} (line {line}): {message}")
+        return ManifestError(
+            f"{self.name}: document {self.index} (line {self._line(mark)}): {message}"
+        )
+
+    def _line(self, mark: Any) -> int:
+        """The line `mark` is at, from 1; the parser marks every event it makes."""
+        return int(mark.line) + 1 if mark is not None else self.line
 
     def feed(self, event: yaml.Event) -> tuple[int, int, Any] | None:
         if isinstance(event, yaml.DocumentStartEvent):
-            self._start_document(event.start_mark.line + 1)
+            self._start_document(self._line(event.start_mark))
         elif isinstance(event, yaml.DocumentEndEvent):
             done = (self.index, self.line, self.result)
             self.index += 1

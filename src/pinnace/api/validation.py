@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 from pinnace.api import field
 from pinnace.api.field import FieldError, Path
@@ -85,7 +85,7 @@ def validate_int_or_percent(value: Any, path: Path) -> list[FieldError]:
 # Shape checks.
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -10,6 +10,7 @@ Nothing is stored when any step fails.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -226,7 +227,7 @@ class APIServer:
         m["namespace"] = namespace
 
     @staticmethod
-    def _validate(kind: Kind, obj: Object, errs: list[FieldError]) -> None:
+    def _validate(kind: Kind, obj: Object, errs: builtins.list[FieldError]) -> None:
         name = meta(obj).get("name", "")
         if not errs and isinstance(name, str):
             path = Path("metadata", "name")
@@ -359,7 +360,7 @@ class APIServer:
         expected: int | None,
         options: WriteOptions,
         subresource: str,
-        warnings: list[str],
+        warnings: builtins.list[str],
         uid: str = "",
     ) -> Result:
         key = object_key(kind, namespace, name)
@@ -425,7 +426,9 @@ class APIServer:
         m["resourceVersion"] = old_m.get("resourceVersion")
 
     @staticmethod
-    def _update_errors(kind: Kind, new: Object, old: Object, subresource: str) -> list[FieldError]:
+    def _update_errors(
+        kind: Kind, new: Object, old: Object, subresource: str
+    ) -> builtins.list[FieldError]:
         if subresource == "status":
             return kind.validate_status_update(new, old)
         if subresource:

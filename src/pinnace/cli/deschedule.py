@@ -27,7 +27,7 @@ from pinnace.descheduler.runner import CycleResult, Descheduler
 COMMAND = "pinnace deschedule"
 
 
-def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     deschedule = subcommands.add_parser(
         "deschedule",
         help="evict pods a DeschedulerPolicy finds misplaced, so the scheduler places them again",

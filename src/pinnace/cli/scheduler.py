@@ -30,7 +30,7 @@ from pinnace.scheduler.explain import explain_pod, render
 DEFAULT_KUBECONFIG = Path.home() / ".pinnace" / "kubeconfig"
 
 
-def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     scheduler = subcommands.add_parser("scheduler", help="ask the scheduler about a pod")
     commands = scheduler.add_subparsers(dest="scheduler_command", metavar="COMMAND", required=True)
     explain = commands.add_parser(
@@ -112,7 +112,8 @@ def server_url(kubeconfig: str | None) -> str:
     except yaml.YAMLError:
         raise ValueError(f"kubeconfig {path} is not valid YAML") from None
     current = config.get("current-context")
-    context = next((c["context"] for c in config.get("contexts") or [] if c["name"] == current), {})
+    contexts = config.get("contexts") or []
+    context: dict[str, Any] = next((c["context"] for c in contexts if c["name"] == current), {})
     cluster = context.get("cluster")
     for entry in config.get("clusters") or []:
         if entry.get("name") == cluster and entry.get("cluster", {}).get("server"):

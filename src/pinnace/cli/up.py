@@ -30,6 +30,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 import yaml
@@ -56,14 +57,14 @@ DEFAULT_PORT = 6443
 DEFAULT_DATA_DIR = Path.home() / ".pinnace"
 KUBECONFIG_FILE = "kubeconfig"
 DATABASE_FILE = "pinnace.db"
-SHUTDOWN_GRACE_SECONDS = 2.0
+SHUTDOWN_GRACE_SECONDS = 2
 """How long open connections (watches) get to finish when the server stops."""
 KEEP_ALIVE_SECONDS = 90
 """How long an idle client connection stays open, as kube-apiserver's HTTP server keeps it
 (clients reuse connections between polls; uvicorn's default of 5 s would close them)."""
 
 
-def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     up = subcommands.add_parser(
         "up",
         help="run the control plane and serve the Kubernetes API for kubectl",
@@ -335,7 +336,7 @@ def _nodes(args: argparse.Namespace) -> list[NodeConfig]:
     return load_cluster_file(args.config)
 
 
-def kubeconfig(server_url: str) -> dict:
+def kubeconfig(server_url: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Config",

@@ -184,7 +184,7 @@ class EventCorrelator:
         messages: tuple[str, ...] = ()
         if i >= 0 and now - _SEEN.unpack_from(numbers, at)[0] <= AGGREGATE_INTERVAL:
             seen = record[i + 1]
-            messages = seen if type(seen) is tuple else (seen,)  # type: ignore[assignment]
+            messages = seen if type(seen) is tuple else (seen,)
         message = event.get("message", "")
         if message not in messages:
             messages = (*messages, message)

@@ -18,6 +18,8 @@ import asyncio
 import logging
 import sys
 from collections import deque
+from collections.abc import Mapping
+from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
@@ -32,7 +34,7 @@ NAME_ATTEMPTS = 8
 _EVENTS = catalog.kind("", "events")
 
 
-def object_reference(obj: Object, field_path: str = "") -> Object:
+def object_reference(obj: Mapping[str, Any], field_path: str = "") -> Object:
     """The ObjectReference an Event's involvedObject holds (client-go's GetReference)."""
     m = obj.get("metadata") or {}
     reference = {
@@ -71,7 +73,13 @@ class EventRecorder:
         self._latest_stamp = 0
 
     def event(
-        self, obj: Object, event_type: str, reason: str, message: str, *, field_path: str = ""
+        self,
+        obj: Mapping[str, Any],
+        event_type: str,
+        reason: str,
+        message: str,
+        *,
+        field_path: str = "",
     ) -> None:
         """Record that `reason` happened to `obj`: event_type is "Normal" or "Warning"."""
         if event_type not in (EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING):

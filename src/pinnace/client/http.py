@@ -9,7 +9,7 @@ answer the server refuses is the `StatusError` its Status body describes.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -148,7 +148,7 @@ class HTTPClient(Client):
         )
         return await self._call("GET", path)
 
-    async def watch(  # type: ignore[override]
+    async def watch(
         self,
         kind: Kind,
         namespace: str = "",
@@ -231,7 +231,7 @@ class HTTPClient(Client):
 
     # --- subresources ------------------------------------------------------------------------
 
-    async def bind(self, pod: Object, node: str) -> None:
+    async def bind(self, pod: Mapping[str, Any], node: str) -> None:
         m = pod["metadata"]
         path = resource_path(PODS, m["namespace"], m["name"], "binding")
         await self._call("POST", path, binding_body(pod, node))

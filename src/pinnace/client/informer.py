@@ -21,10 +21,11 @@ object packed too can share them.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -232,10 +233,10 @@ class Informer:
             return list(objs)
         return [o for o in objs if selector.matches(o["metadata"].get("labels") or {})]
 
-    def keys(self) -> list[str]:
+    def keys(self) -> builtins.list[str]:
         return list(self._cache)
 
-    def by_index(self, name: str, value: str) -> list[Object]:
+    def by_index(self, name: str, value: str) -> builtins.list[Object]:
         """The cached objects filed under `value` in the index `name`."""
         try:
             keys = self._indices[name].get(value, {})
@@ -243,7 +244,7 @@ class Informer:
             raise KeyError(f"no indexer {name!r}") from None
         return [self._unpack(self._cache[key]) for key in keys]
 
-    def packed(self, obj: Object) -> bytes | None:
+    def packed(self, obj: Mapping[str, Any]) -> bytes | None:
         """The bytes a packed cache holds of `obj`, while a handler handed `obj` (added, or
         updated to) runs; None for any other object, or when the cache is not packed."""
         dispatched = self._dispatched
@@ -318,7 +319,7 @@ class Informer:
         )
         self._replace(listed["items"], listed["metadata"]["resourceVersion"])
 
-    def _replace(self, items: list[Object], resource_version: str) -> None:
+    def _replace(self, items: builtins.list[Object], resource_version: str) -> None:
         """Make the cache what a fresh list says, telling handlers only of differences."""
         listed: set[str] = set()
         for obj in items:

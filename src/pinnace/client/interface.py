@@ -14,7 +14,7 @@ send (404 NotFound, 409 Conflict or AlreadyExists, 422 Invalid, 429 TooManyReque
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from pinnace.api.kind import Kind
@@ -125,7 +125,7 @@ class Client(ABC):
     # --- subresources ------------------------------------------------------------------------
 
     @abstractmethod
-    async def bind(self, pod: Object, node: str) -> None:
+    async def bind(self, pod: Mapping[str, Any], node: str) -> None:
         """pods/binding: put `pod` on `node`; 409 if it already has a node."""
 
     @abstractmethod
@@ -184,7 +184,7 @@ def delete_options_body(options: DeleteOptions) -> dict[str, Any]:
     return body
 
 
-def binding_body(pod: Object, node: str) -> dict[str, Any]:
+def binding_body(pod: Mapping[str, Any], node: str) -> dict[str, Any]:
     """The Binding that puts `pod` on `node`, as kube-scheduler's DefaultBinder sends it."""
     m = pod["metadata"]
     return {

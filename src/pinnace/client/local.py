@@ -3,7 +3,7 @@ encoding, and the same results, errors and resourceVersions as over HTTP."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from pinnace.api.kind import Kind
@@ -126,7 +126,7 @@ class LocalClient(Client):
         selection = ListOptions(label_selector=label_selector, field_selector=field_selector)
         return await self._server.delete_collection(kind, namespace, selection, options)
 
-    async def bind(self, pod: Object, node: str) -> None:
+    async def bind(self, pod: Mapping[str, Any], node: str) -> None:
         m = pod["metadata"]
         await binding.bind(self._server, m["namespace"], m["name"], binding_body(pod, node))
 

@@ -21,12 +21,13 @@ raise `VirtualModeError`.
 from __future__ import annotations
 
 import asyncio
+import collections
 import heapq
 import itertools
 import sys
 from collections.abc import Callable
 from contextvars import Context
-from typing import Any, NoReturn, TypeVarTuple
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVarTuple
 
 from pinnace.clock.rfc3339 import format_micro_time
 
@@ -38,7 +39,16 @@ DEFAULT_EPOCH = 1735689600.0
 _MIN_CANCELLED_TO_COMPACT = 50
 
 _Ts = TypeVarTuple("_Ts")
-_Timer = tuple[float, int, asyncio.TimerHandle]
+
+if TYPE_CHECKING:
+
+    class _TimerHandle(asyncio.TimerHandle):
+        _scheduled: bool  # private to asyncio, so typeshed leaves it out
+
+else:
+    _TimerHandle = asyncio.TimerHandle
+
+_Timer = tuple[float, int, _TimerHandle]
 
 
 class DeadlockError(RuntimeError):
@@ -51,6 +61,16 @@ class VirtualModeError(RuntimeError):
 
 class VirtualEventLoop(asyncio.BaseEventLoop):
     """An asyncio event loop whose clock jumps to the next timer instead of waiting."""
+
+    if TYPE_CHECKING:
+        # BaseEventLoop's private members this loop uses, which typeshed leaves out.
+        _ready: collections.deque[asyncio.Handle]
+        _stopping: bool
+        _debug: bool
+
+        def _check_closed(self) -> None: ...
+        def _check_thread(self) -> None: ...
+        def _check_callback(self, callback: Callable[..., object], method: str) -> None: ...
 
     def __init__(self, start: float = DEFAULT_EPOCH) -> None:
         super().__init__()
@@ -94,7 +114,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         if self._debug:
             self._check_thread()
             self._check_callback(callback, "call_at")
-        timer = asyncio.TimerHandle(when, callback, args, self, context)
+        timer = _TimerHandle(when, callback, args, self, context)
         heapq.heappush(self._timers, (when, next(self._sequence), timer))
         timer._scheduled = True
         return timer

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import secrets
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class Randomness:
 
     def __init__(self, seed: int | None = None, *, _path: tuple[str, ...] = ()) -> None:
         if seed is None:
-            seed = int(np.random.SeedSequence().entropy)
+            seed = secrets.randbits(128)  # as much entropy as a fresh numpy SeedSequence draws
         if seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed}")
         self.seed = seed

@@ -580,8 +580,11 @@ def active_pods_to_delete(pods: list[Object], count: int) -> list[Object]:
     deletion cost, no node ranks, exact ready and creation times)."""
     if count >= len(pods):
         return list(pods)
-    ordered = sorted(pods, key=cmp_to_key(lambda a, b: _compare_active(a, b, None, None)))
-    return ordered[:count]
+
+    def compare(a: Object, b: Object) -> int:
+        return _compare_active(a, b, None, None)
+
+    return sorted(pods, key=cmp_to_key(compare))[:count]
 
 
 def pods_to_delete(
@@ -597,5 +600,9 @@ def pods_to_delete(
             node = p["spec"].get("nodeName", "")
             on_node[node] = on_node.get(node, 0) + 1
     ranked = [(p, on_node.get(p["spec"].get("nodeName", ""), 0)) for p in pods]
-    ranked.sort(key=cmp_to_key(lambda x, y: compare_for_deletion(x[0], x[1], y[0], y[1], now)))
+
+    def compare(x: tuple[Object, int], y: tuple[Object, int]) -> int:
+        return compare_for_deletion(x[0], x[1], y[0], y[1], now)
+
+    ranked.sort(key=cmp_to_key(compare))
     return [p for p, _ in ranked[:count]]

@@ -24,7 +24,7 @@ from pinnace.controllers.node_lifecycle import (
     UNSCHEDULABLE,
 )
 from pinnace.scheduling.nodeaffinity import NODE_NAME_FIELD, RequiredNodeAffinity
-from pinnace.scheduling.taints import Toleration, first_untolerated, pod_tolerations
+from pinnace.scheduling.taints import Taint, Toleration, first_untolerated, pod_tolerations
 
 CONTROLLER_REVISION_HASH = "controller-revision-hash"
 TEMPLATE_GENERATION = "pod-template-generation"
@@ -152,9 +152,9 @@ def creation_order(pod: Object) -> tuple[bool, float, str]:
 # --- which nodes ------------------------------------------------------------------------------
 
 
-def _taints(node: Mapping[str, Any], effects: tuple[str, ...]) -> list[tuple[str, str, str]]:
+def _taints(node: Mapping[str, Any], effects: tuple[str, ...]) -> list[Taint]:
     return [
-        (t.get("key") or "", t.get("value") or "", t.get("effect") or "")
+        Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "")
         for t in (node.get("spec") or {}).get("taints") or ()
         if t.get("effect") in effects
     ]

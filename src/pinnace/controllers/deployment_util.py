@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pinnace.api.apps import int_or_percent_value
@@ -151,7 +151,7 @@ def max_unavailable(deployment: Object) -> int:
     return min(fenceposts(deployment)[1], replicas(deployment))
 
 
-def new_rs_new_replicas(deployment: Object, all_sets: list[Object | None], new: Object) -> int:
+def new_rs_new_replicas(deployment: Object, all_sets: Sequence[Object | None], new: Object) -> int:
     """How big the new replica set may be now (NewRSNewReplicas)."""
     desired = replicas(deployment)
     if not is_rolling(deployment):

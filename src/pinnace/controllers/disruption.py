@@ -280,7 +280,7 @@ class DisruptionController:
         }
         if disrupted:
             status["disruptedPods"] = disrupted
-        status["conditions"] = clone(old.get("conditions") or [])
+        status["conditions"] = [clone(c) for c in old.get("conditions") or []]
         if allowed > 0:
             _set_condition(status, "True", "SufficientPods", "", self._clock.now())
         else:

@@ -16,6 +16,7 @@ exists is decided by uid: from the caches, or, for one they do not hold, by a li
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from pinnace.api import catalog
@@ -78,9 +79,9 @@ class GarbageCollector:
             kind_id = _kind_id(kind)
             self._informers[kind_id] = informer
             informer.add_event_handler(
-                on_add=lambda obj, k=kind_id: self._added(k, obj),
-                on_update=lambda old, new, k=kind_id: self._updated(k, old, new),
-                on_delete=lambda obj, k=kind_id: self._deleted(k, obj),
+                on_add=partial(self._added, kind_id),
+                on_update=partial(self._updated, kind_id),
+                on_delete=partial(self._deleted, kind_id),
             )
 
     async def run(self) -> None:

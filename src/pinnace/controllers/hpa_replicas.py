@@ -71,10 +71,11 @@ def pod_metrics_info(listed: Object, resource: str, container: str = "") -> PodM
             c for c in item.get("containers") or [] if not container or c.get("name") == container
         ]
         usages = [(c.get("usage") or {}).get(resource) for c in containers]
-        if not usages or any(u is None for u in usages):
+        present = [u for u in usages if u is not None]
+        if not usages or len(present) < len(usages):
             continue
         found[item["metadata"]["name"]] = PodMetric(
-            sum(Quantity(u).milli_value() for u in usages),
+            sum(Quantity(u).milli_value() for u in present),
             parse_time(item["timestamp"]),
             go_duration_seconds(item.get("window", "")),
         )

@@ -545,7 +545,7 @@ class NodeAgent:
             self._free_ips.append(ip)
 
     def pod_ip(self, ip: PodIP) -> str:
-        return ip if type(ip) is str else str(self._pod_network[ip])
+        return ip if isinstance(ip, str) else str(self._pod_network[ip])
 
     def _held(self, offset: int) -> bool:
         return offset < len(self._pod_ips) and bool(self._pod_ips[offset])

@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from pinnace.kubelet.admission import AdmitResult
 from pinnace.kubelet.config import NodeConfig
 from pinnace.resources.lists import parse_resource_list
 from pinnace.resources.names import CPU
@@ -99,13 +99,6 @@ def guaranteed_cpus(pod: Mapping[str, Any], container: Mapping[str, Any]) -> int
         return 0
     milli = Quantity(str(request)).milli_value()
     return milli // 1000 if milli % 1000 == 0 else 0
-
-
-@dataclass
-class AdmitResult:
-    admit: bool
-    reason: str = ""
-    message: str = ""
 
 
 class StaticPolicy:

@@ -162,7 +162,7 @@ class UsageCeiling:
             except BehaviourError:
                 return cls(math.inf, math.inf, math.inf, math.inf)
             usage, lines = behaviour.usage, behaviour.log.splitlines()
-            log = sum(CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for line in lines)
+            log: float = sum(CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for line in lines)
             if behaviour.later is not None:
                 log = math.inf
             disk_peaks[name] = math.ceil(usage.ephemeral_storage.peak) + log  # stats round

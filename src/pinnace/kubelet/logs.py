@@ -4,7 +4,7 @@ follow, new lines as the container prints them until it exits."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from pinnace.api.options import LogOptions
 from pinnace.clock import Clock, format_micro_time
@@ -19,7 +19,9 @@ async def container_log(
 ) -> AsyncIterator[str]:
     """The log text of one run of a container, in chunks."""
     since = _since(options, clock.now())
-    lines = [(t, line) for t, line in run.log if since is None or t >= since]
+    lines: Sequence[tuple[float, str]] = [
+        (t, line) for t, line in run.log if since is None or t >= since
+    ]
     if options.tail_lines is not None:
         lines = lines[-options.tail_lines :] if options.tail_lines > 0 else []
     budget = options.limit_bytes

@@ -126,13 +126,15 @@ def condition_entries(
     entries = []
     for c in conditions:
         old = before.get(c.type)
-        changed = old is None or old.get("status") != c.status
+        transition = now
+        if old is not None and old.get("status") == c.status:
+            transition = old.get("lastTransitionTime", now)
         entries.append(
             {
                 "type": c.type,
                 "status": c.status,
                 "lastHeartbeatTime": now,
-                "lastTransitionTime": now if changed else old.get("lastTransitionTime", now),
+                "lastTransitionTime": transition,
                 "reason": c.reason,
                 "message": c.message,
             }

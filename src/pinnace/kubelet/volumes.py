@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import fnmatch
 import posixpath
 from collections.abc import Mapping
@@ -79,7 +80,7 @@ class Filesystem:
             return sorted(names)
         return sorted(names) if names else None
 
-    def glob(self, pattern: str) -> list[str]:
+    def glob(self, pattern: str) -> builtins.list[str]:
         """The sorted paths that match a shell pattern, hidden names only by a pattern that
         starts them with a dot."""
         parts = _absolute(pattern).split("/")

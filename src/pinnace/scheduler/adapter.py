@@ -36,7 +36,8 @@ from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
 from pinnace.clock import Randomness
 from pinnace.clock.component import cancel_and_wait
 from pinnace.scheduler import schedule_one
-from pinnace.scheduler.config import Restricted, SchedulerConfiguration, build_profiles
+from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
+from pinnace.scheduler.framework import Plugin
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
 from pinnace.scheduler.plugins.workload_selectors import REPLICA_SET, WorkloadSelectors
@@ -166,7 +167,7 @@ class SchedulerService:
     def _connect_preemption(self) -> None:
         """Give each preemption plugin its API side: this adapter carries out its decisions,
         and a PodDisruptionBudget informer lists the budgets it must respect."""
-        for plugin in unwrapped_plugins(self.core):
+        for plugin in all_plugins(self.core):
             if isinstance(plugin, PreemptsThroughAPI):
                 plugin.preempt = self._preempt
                 plugin.pod_disruption_budgets = self.factory.informer(PDBS).list
@@ -174,7 +175,7 @@ class SchedulerService:
     def _connect_namespace_labels(self) -> None:
         """Plugins matching namespace selectors (InterPodAffinity) read the namespaces' labels
         from a map a namespace informer keeps current."""
-        readers = [p for p in unwrapped_plugins(self.core) if isinstance(p, ReadsNamespaceLabels)]
+        readers = [p for p in all_plugins(self.core) if isinstance(p, ReadsNamespaceLabels)]
         if not readers:
             return
         labels: dict[str, Mapping[str, str]] = {}
@@ -195,7 +196,7 @@ class SchedulerService:
         """PodTopologySpread's default constraints select a pod's siblings by its workload:
         the controlling ReplicaSets come from an informer (Pinnace serves no Services,
         ReplicationControllers or StatefulSets, so nothing else selects a pod)."""
-        selecting = [p for p in unwrapped_plugins(self.core) if isinstance(p, SelectsWorkloads)]
+        selecting = [p for p in all_plugins(self.core) if isinstance(p, SelectsWorkloads)]
         if not selecting:
             return
         workloads = WorkloadSelectors()
@@ -228,11 +229,11 @@ class SchedulerService:
         if binding is None:  # another Bind plugin bound it during the cycle
             self._record(pod, EVENT_TYPE_NORMAL, SCHEDULED, result.message)
             return
-        self._spawn(self._bind(result))
+        self._spawn(self._bind(result, result.node_name))
 
-    async def _bind(self, result: ScheduleResult) -> None:
+    async def _bind(self, result: ScheduleResult, node_name: str) -> None:
         try:
-            await self.client.bind(result.pod.pod, result.node_name)
+            await self.client.bind(result.pod.pod, node_name)
         except Exception as e:  # any failure of the call fails this binding only
             self._bind_failed(result, e)
             return
@@ -350,14 +351,10 @@ class SelectsWorkloads(Protocol):
     workload_selector: WorkloadSelector | None
 
 
-def unwrapped_plugins(core: schedule_one.Scheduler) -> list[object]:
-    """The plugins of every profile, each once, unwrapped from any extension-point restriction:
-    the adapter gives those with an API side (the protocols above) their hooks."""
-    found: dict[int, object] = {}
-    for profile in core.profiles.values():
-        for plugin in profile.plugins:
-            inner = plugin.plugin if isinstance(plugin, Restricted) else plugin
-            found[id(inner)] = inner
+def all_plugins(core: schedule_one.Scheduler) -> list[Plugin]:
+    """The plugins of every profile, each once: the adapter gives those with an API side (the
+    protocols above) their hooks."""
+    found = {id(plugin): plugin for p in core.profiles.values() for plugin in p.plugins}
     return list(found.values())
 
 
@@ -371,8 +368,9 @@ def status_patch(
     current = next(
         (c for c in status.get("conditions") or () if c.get("type") == POD_SCHEDULED), None
     )
-    same_status = current is not None and current.get("status") == condition["status"]
-    transition = current.get("lastTransitionTime") if same_status else now
+    transition = now
+    if current is not None and current.get("status") == condition["status"]:
+        transition = current.get("lastTransitionTime")
     condition = {**condition, "lastTransitionTime": transition}
     changed = current is None or any(
         current.get(k) != condition[k] for k in ("status", "reason", "message")

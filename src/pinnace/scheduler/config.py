@@ -266,6 +266,7 @@ def _build(config: ProfileConfig, bind: Bind) -> Profile:
                 "that name"
             )
     plugins, weights = [], {}
+    restricted: dict[str, set[str]] = {}
     for name, choice in chosen.items():
         plugin = _construct(choice.cls, name, config, bind)
         try:
@@ -280,14 +281,17 @@ def _build(config: ProfileConfig, bind: Bind) -> Profile:
             )
         if not points:
             continue
-        plugins.append(plugin if points == served else Restricted(plugin, points))
+        plugins.append(plugin)
         weights[plugin.name] = choice.weight
+        if points != served:
+            restricted[plugin.name] = points
     try:
         return Profile(
             plugins,
             weights,
             scheduler_name=config.scheduler_name,
             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+            points=restricted,
         )
     except ValueError as e:
         raise ConfigError(f"{path}: Invalid value: {e}") from None
@@ -367,18 +371,3 @@ def _instantiate(cls: type, args: Mapping[str, Any], bind: Bind) -> Plugin:
     if "bind" in parameters:
         given["bind"] = bind
     return cls(**given)
-
-
-class Restricted:
-    """A plugin run at some of its extension points only (others disabled by the config)."""
-
-    def __init__(self, plugin: Plugin, points: set[str]) -> None:
-        self.plugin = plugin
-        self.name = plugin.name
-        self._points = points
-
-    def extension_points(self) -> set[str]:
-        return set(self._points)
-
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self.plugin, attribute)

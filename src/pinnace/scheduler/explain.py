@@ -32,7 +32,7 @@ from pinnace.scheduler.adapter import (
     PreemptsThroughAPI,
     ReadsNamespaceLabels,
     SelectsWorkloads,
-    unwrapped_plugins,
+    all_plugins,
 )
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.framework import Code, CycleState, ScoreExtensions, Status
@@ -218,7 +218,7 @@ def explain(core: Scheduler, pod: Mapping[str, Any]) -> Explanation:
         explanation.message = fit_error_message(len(names), diagnosis)
         return explanation
     _score(profile, state, info, table, candidates, nodes)
-    totals = {nodes[i].node: nodes[i].total for i in candidates.tolist()}
+    totals = {nodes[i].node: nodes[i].total or 0 for i in candidates.tolist()}  # all feasible
     top = max(totals.values())
     explanation.best = [name for name, total in totals.items() if total == top]
     explanation.selected = explanation.best[0] if len(explanation.best) == 1 else None
@@ -233,7 +233,7 @@ def _preemption_dry_run(
     with contextlib.ExitStack() as stack:
         decided = [
             stack.enter_context(p.dry_run())
-            for p in unwrapped_plugins(core)
+            for p in all_plugins(core)
             if isinstance(p, PreemptsThroughAPI)
         ]
         _, status = profile.run_post_filter(state, pod, core.table, diagnosis)
@@ -364,7 +364,7 @@ async def explain_pod(
     workloads = WorkloadSelectors()
     for replica_set in (await client.list(REPLICA_SETS))["items"]:
         workloads.set(REPLICA_SET, replica_set)
-    for plugin in unwrapped_plugins(core):
+    for plugin in all_plugins(core):
         if isinstance(plugin, ReadsNamespaceLabels):
             plugin.namespace_labels = labels
         if isinstance(plugin, PreemptsThroughAPI):

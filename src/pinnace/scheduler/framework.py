@@ -2,8 +2,10 @@
 (kube-scheduler's pkg/scheduler/framework/interface.go, made vectorised).
 
 A plugin is any object with a `name` and the methods of the extension points it serves; one
-object may serve several, as in kube-scheduler. Filter and Score plugins see every candidate
-node at once through the `NodeTable`:
+object may serve several, as in kube-scheduler. Each extension point, and each optional hook
+below, is a runtime-checkable Protocol the framework asks with isinstance, so a type checker
+catches a misspelt method. Filter and Score plugins see every candidate node at once through
+the `NodeTable`:
 
 - `PreFilter.pre_filter(state, pod, table) -> Status`: Success, Skip (this plugin's Filter is
   not run for the pod) or a rejection of the pod on every node.

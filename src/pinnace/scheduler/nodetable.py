@@ -402,7 +402,7 @@ class RowCache:
         if key == self._recent_key:
             entry = self._recent
         else:
-            entry = self._entries.pop(key, None) or [-1, 0, None]
+            entry = self._entries.pop(key, [-1, 0, None])
             if len(self._entries) >= self._limit:
                 del self._entries[next(iter(self._entries))]
             self._entries[key] = entry  # re-inserted: most recently used

@@ -3,7 +3,7 @@ and the framework's way of running them (kube-scheduler's frameworkImpl, vectori
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,12 +61,21 @@ class Profile:
         *,
         scheduler_name: str = DEFAULT_SCHEDULER_NAME,
         percentage_of_nodes_to_score: int | None = None,
+        points: Mapping[str, Set[str]] | None = None,
     ) -> None:
+        """`points`: by plugin name, the extension points a plugin runs at when the
+        configuration disabled some it serves (it runs at all it serves otherwise)."""
         weights = weights or {}
         self.scheduler_name = scheduler_name
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.plugins = tuple(plugins)
-        served = [(plugin, extension_points(plugin)) for plugin in self.plugins]
+        only = points or {}
+        served: list[tuple[Plugin, set[str]]] = []
+        for plugin in self.plugins:
+            serves = extension_points(plugin)
+            if plugin.name in only:
+                serves &= only[plugin.name]
+            served.append((plugin, serves))
 
         def serving(point: str) -> list[Plugin]:
             return [plugin for plugin, points in served if point in points]

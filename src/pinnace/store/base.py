@@ -4,6 +4,7 @@ in-memory `MvccState`. Subclasses decide how a write becomes committed (`_write`
 from __future__ import annotations
 
 import asyncio
+import builtins
 import time
 from abc import abstractmethod
 from collections.abc import Callable
@@ -138,7 +139,7 @@ class MvccStore(Store):
         while self._state.settle():
             until = await _slice_done(until)
 
-    async def _compacted(self, revision: int, dropped: list[int]) -> None:
+    async def _compacted(self, revision: int, dropped: builtins.list[int]) -> None:
         """Compaction reached `revision`, dropping the changes made at `dropped`."""
 
     def _check_open(self) -> None:

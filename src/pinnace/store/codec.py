@@ -300,7 +300,7 @@ class Codec:
 
     def unpack(self, packed: bytes | memoryview) -> Object:
         """The object `pack` made `packed` from (a new dict every time)."""
-        return orjson.loads(self.inflate(packed))  # type: ignore[no-any-return]
+        return orjson.loads(self.inflate(packed))
 
     def inflate(self, packed: bytes | memoryview) -> bytes:
         """The text `pack_json` or `pack_block` was given."""

@@ -17,10 +17,12 @@ until it is written again.
 
 from __future__ import annotations
 
+import builtins
 import struct
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
+from typing import TypeGuard
 
 import orjson
 
@@ -165,7 +167,7 @@ def _selected(text: bytes, select: Selection | None) -> Object | None:
 
 def _revision_of(change: Version | Packed) -> int:
     if isinstance(change, bytes):
-        return _REVISION.unpack_from(change, 1)[0]  # type: ignore[no-any-return]
+        return _REVISION.unpack_from(change, 1)[0]
     return change.revision
 
 
@@ -249,7 +251,7 @@ class MvccState:
     def get(self, key: str, revision: int) -> Object | None:
         history = self._history.get(key)
         event = self._settled_version(key) if history is None else self._at(key, history, revision)
-        return event.read(self._codec) if _live(event) else None  # type: ignore[union-attr]
+        return event.read(self._codec) if _live(event) else None
 
     def list(
         self,
@@ -288,15 +290,17 @@ class MvccState:
         settled = self._settled.scan(prefix, start_after)
         key = next(keys, None)
         entry = next(settled, None)
-        while key is not None or entry is not None:
-            if entry is None or (key is not None and key < entry[0]):
-                version = self._at(key, history[key], revision)  # type: ignore[arg-type, index]
+        while True:
+            if key is not None and (entry is None or key < entry[0]):
+                version = self._at(key, history[key], revision)
                 if _live(version):
-                    yield key, version  # type: ignore[misc]
+                    yield key, version
                 key = next(keys, None)
-            else:
+            elif entry is not None:
                 yield entry[0], entry[2]
                 entry = next(settled, None)
+            else:
+                return
 
     def _settled_version(self, key: str) -> Version | None:
         found = self._settled.get(key)
@@ -340,7 +344,9 @@ class MvccState:
         self._keep_recent(version)
         self.revision = event.revision
 
-    def restore(self, versions: Iterable[Version], revision: int, compacted: int) -> list[int]:
+    def restore(
+        self, versions: Iterable[Version], revision: int, compacted: int
+    ) -> builtins.list[int]:
         """Load a retained history, in revision order, into this new state; return the
         revisions of the changes it leaves out.
 
@@ -432,7 +438,7 @@ class MvccState:
                 return ref
         return packed
 
-    def compact(self, revision: int) -> list[int]:
+    def compact(self, revision: int) -> builtins.list[int]:
         """Drop what is not needed to read at `revision` or later; return the revisions of
         the changes dropped. `revision` must be in [compacted_revision, revision].
 
@@ -562,7 +568,7 @@ class MvccState:
         return self._version(key, history[i - 1]) if i else None
 
 
-def _live(event: Version | None) -> bool:
+def _live(event: Version | None) -> TypeGuard[Version]:
     return event is not None and event.type != "DELETED"
 
 

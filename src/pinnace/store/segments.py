@@ -66,7 +66,7 @@ class Segments:
     def revision(self, ref: Ref) -> int:
         """The revision of the change kept at `ref`."""
         mapping, offset = self._locate(ref)
-        return _RECORD.unpack_from(mapping, offset)[1]  # type: ignore[no-any-return]
+        return _RECORD.unpack_from(mapping, offset)[1]
 
     def drop(self, ref: Ref) -> None:
         """The change at `ref` is no longer kept: nothing may read it any more."""

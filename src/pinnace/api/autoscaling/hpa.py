@@ -83,10 +83,11 @@ def _with_defaults(rules: Any, defaults: Object) -> Any:
     """The default rules with what the user set laid over them, field by field."""
     if rules is not None and not isinstance(rules, dict):
         return rules
+    given = as_dict(rules)
     result = copy.deepcopy(defaults)
     for key in ("selectPolicy", "stabilizationWindowSeconds", "policies"):
-        if as_dict(rules).get(key) is not None:
-            result[key] = rules[key]  # type: ignore[index]
+        if given.get(key) is not None:
+            result[key] = given[key]
     return result
 
 

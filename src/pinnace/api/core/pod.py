@@ -14,7 +14,7 @@ from pinnace.api.core.pod_scheduling import (
     validate_node_selector,
     validate_tolerations,
 )
-from pinnace.api.core.pod_shape import as_dict, dict_items
+from pinnace.api.core.pod_shape import as_dict, as_list, dict_items
 from pinnace.api.core.pod_update import (
     validate_pod_spec_update,
     validate_pod_status_update,
@@ -93,7 +93,7 @@ def _merge_label_keys(term: dict[str, Any], labels: dict[str, Any]) -> None:
     added = [
         {"key": key, "operator": operator, "values": [labels[key]]}
         for list_name, operator in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn"))
-        for key in (term.get(list_name) if isinstance(term.get(list_name), list) else [])
+        for key in as_list(term.get(list_name))
         if isinstance(key, str) and isinstance(labels.get(key), str)
     ]
     if not added:

@@ -314,7 +314,7 @@ def validate_topology_spread_constraints(constraints: Any, path: Path) -> list[F
     errs: list[FieldError] = []
     items, e = _as_items(constraints, path)
     errs += e
-    seen: list[tuple[str, str]] = [
+    seen: list[tuple[Any, Any]] = [
         (c.get("topologyKey"), c.get("whenUnsatisfiable")) for _, c in items
     ]
     for n, (i, c) in enumerate(items):

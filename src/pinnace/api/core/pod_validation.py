@@ -23,6 +23,7 @@ from pinnace.api.core.pod_scheduling import (
     validate_tolerations,
     validate_topology_spread_constraints,
 )
+from pinnace.api.core.pod_shape import as_dict, as_str
 from pinnace.api.core.pod_volumes import validate_volumes
 from pinnace.api.field import FieldError, Path
 from pinnace.api.labels import validate_labels
@@ -212,8 +213,8 @@ def validate_pod_metadata_and_spec(pod: Any) -> list[FieldError]:
     if not isinstance(pod, dict):
         return errs
     spec = pod.get("spec")
-    meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
-    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    meta = as_dict(pod.get("metadata"))
+    name = as_str(meta.get("name"))
     errs += _validate_pod_annotations(meta, spec)
     errs += validate_pod_spec(spec, SPEC, is_pod=True, pod_name=name)
     if isinstance(spec, dict) and not spec.get("serviceAccountName"):

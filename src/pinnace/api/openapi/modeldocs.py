@@ -14,7 +14,7 @@ import re
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 _REQUIRED = re.compile(r"Invalid value for `(\w+)`, must not be `None`")
 _MODEL_NAME = re.compile(r"^([A-Z][a-z]+)?(V\d+(?:alpha\d+|beta\d+)?)([A-Z]\w*)$")
@@ -57,9 +57,16 @@ def _definition(model: str) -> dict[str, Any]:
     return _api_definitions().get(api_type_name(model), {})
 
 
-def model_class(model: str) -> type:
+class _Model(Protocol):
+    """A kubernetes client model class, as far as Pinnace reads it."""
+
+    attribute_map: ClassVar[dict[str, str]]
+    """Python attribute name -> JSON field name."""
+
+
+def model_class(model: str) -> type[_Model]:
     """The client model class named `model` ("V1Pod")."""
-    cls: type = getattr(importlib.import_module("kubernetes.client.models"), model)
+    cls: type[_Model] = getattr(importlib.import_module("kubernetes.client.models"), model)
     return cls
 
 
@@ -75,7 +82,7 @@ def required_fields(model: str) -> tuple[str, ...]:
     cls = model_class(model)
     source = Path(sys.modules[cls.__module__].__file__ or "").read_text()
     required = set(_REQUIRED.findall(source))
-    return tuple(json for attr, json in cls.attribute_map.items() if attr in required)  # type: ignore[attr-defined]
+    return tuple(json for attr, json in cls.attribute_map.items() if attr in required)
 
 
 def kind_description(model: str) -> str:

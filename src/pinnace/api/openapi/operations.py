@@ -369,6 +369,7 @@ def path_item_v3(item: PathItem, tag_name: str, refs: str) -> dict[str, Any]:
         }
         if op.parameters:
             rendered["parameters"] = [_parameter_v3(p, item.kind) for p in op.parameters]
+        types: tuple[str, ...]
         if op.request:
             types = PATCH_CONTENT_TYPES if op.request == PATCH else ("*/*",)
             schema = {"$ref": refs + op.request}

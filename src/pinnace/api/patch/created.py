@@ -40,7 +40,9 @@ def _empty_object(shape: Shape) -> Any:
 def _zero_fields(type_name: str) -> tuple[tuple[str, Any], ...]:
     """The fields `with_zero_structs` gives a struct of this type when they are absent."""
     fields = Shape("struct", type_name=type_name).fields()
-    out = {name: {} for name in VALUE_STRUCT_FIELDS.get(type_name, ()) if name in fields}
+    out: dict[str, dict[str, Any] | None] = {
+        name: {} for name in VALUE_STRUCT_FIELDS.get(type_name, ()) if name in fields
+    }
     for name in NULL_LIST_FIELDS.get(type_name, ()):
         out.setdefault(name, None)
     return tuple(out.items())

@@ -66,7 +66,8 @@ def server_side_apply(
     kind = (live or {}).get("kind") or applied.get("kind")
     version = strategies.API_VERSIONS.get(kind) if isinstance(kind, str) else None
     shape = kind_shape(kind) if version else None
-    if (applied.get("apiVersion"), applied.get("kind")) != (version, kind) or shape is None:
+    gvk = (applied.get("apiVersion"), applied.get("kind"))
+    if version is None or shape is None or gvk != (version, kind):
         raise errors.bad_request(f"invalid object type: {_gvk(applied)}")
     if _metadata(applied).get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
@@ -187,7 +188,7 @@ def track_update(
         entry = encode_entry(manager_id, version, False, now, fields)
         return _with_entries(new_object, [entry] if fields else None)
     old_object = _without_managed_fields(old or {})
-    changed, managed = update(
+    changed_fields, managed = update(
         old_object,
         new_object,
         shape,
@@ -195,13 +196,13 @@ def track_update(
         _CURRENT_OPERATION,
         ignored=_ignored(subresource),
     )
-    changed = strip_untracked({_CURRENT_OPERATION: _entry(changed, version, now)})
+    changed = strip_untracked({_CURRENT_OPERATION: _entry(changed_fields, version, now)})
     managed = strip_untracked(managed)
     if changed:
-        fields = changed[_CURRENT_OPERATION].fields
+        owned = changed[_CURRENT_OPERATION].fields
         if manager_id in managed:
-            fields = fields.union(managed[manager_id].fields)
-        managed[manager_id] = _entry(fields, version, now)
+            owned = owned.union(managed[manager_id].fields)
+        managed[manager_id] = _entry(owned, version, now)
     return _with_managed_fields(new_object, cap_update_managers(managed))
 
 
@@ -302,9 +303,9 @@ def _without_nulls(value: Any) -> Any:
 
 def _gvk(obj: dict[str, Any]) -> str:
     """A GroupVersionKind as Go prints it: `apps/v1, Kind=Deployment`, `/v1, Kind=Pod`."""
-    api_version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else ""
-    group, _, version = api_version.rpartition("/")
-    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else ""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    group, _, version = (api_version if isinstance(api_version, str) else "").rpartition("/")
+    kind = kind if isinstance(kind, str) else ""
     return f"{group}/{version}, Kind={kind}"
 
 

@@ -159,7 +159,12 @@ class FieldSet:
         out.members = self.members | other.members
         for element in self.children.keys() | other.children.keys():
             a, b = self.children.get(element), other.children.get(element)
-            merged = a.union(b) if a and b else (a or b).copy()  # type: ignore[union-attr]
+            if a is None:
+                merged = other.children[element].copy()
+            elif b is None:
+                merged = a.copy()
+            else:
+                merged = a.union(b)
             if not merged.empty():
                 out.children[element] = merged
         return out

@@ -153,7 +153,8 @@ def _render(
         "",
         f"KEY_DEFAULTS = {KEY_DEFAULTS!r}",
         "",
-        "TYPES = {",
+        "FieldEntry = tuple[str, str, str, str, tuple[str, ...]]",
+        "TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {",
     ]
     for name in sorted(types):
         leaves, complex_fields, required = types[name]

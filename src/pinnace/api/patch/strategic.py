@@ -154,23 +154,19 @@ def _apply_element_orders(original: dict[str, Any], patch: dict[str, Any], shape
         if not isinstance(order, list):
             raise _bad_arg_type(order)
         name = _list_name(key, SET_ELEMENT_ORDER)
-        live = original.get(name)
-        patch_list = patch.get(name)
-        if name in original and not isinstance(live, list):
-            raise _bad_arg_type(live)
-        if name in patch and not isinstance(patch_list, list):
-            raise _bad_arg_type(patch_list)
+        live = _list_field(original, name)
+        patch_list = _list_field(patch, name)
         child, strategy, merge_key = _lookup(shape, name)
         _check_order(patch_list or [], order, merge_key)
-        if name in original and name in patch:
+        if live is not None and patch_list is not None:
             merged = _merge_list_field(live, patch_list, child, strategy, merge_key, False)
-        elif name in original:
+        elif live is not None:
             merged = live
-        elif name in patch:
+        elif patch_list is not None:
             merged = patch_list
         else:
             continue
-        live_list = live if isinstance(live, list) else []
+        live_list = live or []
         is_map = _element_kind(live_list, patch_list or []) == "map"
         named, server_only = _partition(merged, order, merge_key, is_map)
         original[name] = _decoded(
@@ -199,6 +195,16 @@ def _check_order(patch_list: list[Any], order: list[Any], merge_key: str) -> Non
             f"The order in patch list:\n{errors.go_value(patch_list)}\n doesn't match "
             f"{SET_ELEMENT_ORDER} list:\n{errors.go_value(order)}\n"
         )
+
+
+def _list_field(obj: dict[str, Any], name: str) -> list[Any] | None:
+    """obj[name], which must be a list when present; None when absent."""
+    if name not in obj:
+        return None
+    value = obj[name]
+    if not isinstance(value, list):
+        raise _bad_arg_type(value)
+    return value
 
 
 def _merge_list_field(

@@ -73,7 +73,8 @@ ATOMIC_TYPES = frozenset([
 
 KEY_DEFAULTS = {('core.v1.ContainerPort', 'protocol'): 'TCP'}
 
-TYPES = {
+FieldEntry = tuple[str, str, str, str, tuple[str, ...]]
+TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
     'apps.v1.ControllerRevision': (
         'apiVersion data kind revision',
         {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pinnace.api import field
+from pinnace.api.core.pod_shape import as_dict, as_str
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
@@ -52,8 +53,7 @@ def validate_preemption_policy(policy: Any, path: Path) -> list[FieldError]:
 
 def validate_priority_class(pc: dict[str, Any]) -> list[FieldError]:
     errs = validate_object_meta(pc, namespaced=False)
-    meta = pc.get("metadata") if isinstance(pc.get("metadata"), dict) else {}
-    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    name = as_str(as_dict(pc.get("metadata")).get("name"))
     value = pc.get("value", 0)
     if not is_int(value):
         errs.append(type_error(Path("value"), value, "integer"))

@@ -252,6 +252,7 @@ def _fields(data: memoryview) -> list[tuple[int, int, Any]]:
     while i < len(data):
         key, i = _varint(data, i)
         number, wire = key >> 3, key & 7
+        value: int | memoryview
         if wire == 0:
             value, i = _varint(data, i)
         elif wire == 2:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pinnace.api import status
 from pinnace.api.options import ListOptions, WriteOptions
 from pinnace.api.patch import PatchType
+from pinnace.api.tables import IncludeObject
 from pinnace.apiserver import binding
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
 from pinnace.apiserver.http.bodies import parse_object_body
@@ -30,7 +31,7 @@ from pinnace.apiserver.server import Result
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
 
-INCLUDE_OBJECT = ("None", "Metadata", "Object")
+INCLUDE_OBJECT: tuple[IncludeObject, ...] = ("None", "Metadata", "Object")
 
 
 class ResourceHandler:
@@ -74,13 +75,13 @@ class ResourceHandler:
     def encoder(self, request: Request, target: ResourceTarget) -> Encoder:
         negotiated = negotiation.negotiate_resource(request.header("accept"))
         include = params.first(request.query, "includeObject") or "Metadata"
-        if include not in INCLUDE_OBJECT:
+        if not _is_include_object(include):
             raise status.bad_request(
                 f'unrecognized includeObject value: "{include}"; '
                 'want one of "None", "Metadata", "Object"'
             )
         clock = self.server.clock
-        return Encoder(target.kind, negotiated, include, clock.now, target.conversion)  # type: ignore[arg-type]
+        return Encoder(target.kind, negotiated, include, clock.now, target.conversion)
 
     async def list_or_watch(
         self, request: Request, target: ResourceTarget, encoder: Encoder
@@ -186,3 +187,7 @@ def _with_manager(options: WriteOptions, request: Request) -> WriteOptions:
     """The options with the write's manager: fieldManager, else the User-Agent's product."""
     manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
     return dataclasses.replace(options, field_manager=manager)
+
+
+def _is_include_object(value: str) -> TypeGuard[IncludeObject]:
+    return value in INCLUDE_OBJECT

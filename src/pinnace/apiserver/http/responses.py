@@ -4,6 +4,7 @@ PartialObjectMetadata."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,7 +147,9 @@ class Encoder:
             return {**listed, "apiVersion": api_version, "items": converted}
         return listed
 
-    def _table(self, objects: list[Object], list_meta: dict[str, Any], no_headers: bool) -> Object:
+    def _table(
+        self, objects: builtins.list[Object], list_meta: dict[str, Any], no_headers: bool
+    ) -> Object:
         table = to_table(
             self.kind,
             objects,

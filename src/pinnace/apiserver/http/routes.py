@@ -103,9 +103,7 @@ def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget:
     if rest[0] == "namespaces" and len(rest) >= 3:
         namespaces = catalog.kind("", "namespaces")
         is_namespace_subresource = (
-            not group
-            and len(rest) == 3
-            and rest[2] in namespaces.subresources
+            not group and len(rest) == 3 and rest[2] in namespaces.subresources
         )
         if not is_namespace_subresource:
             namespace, rest = rest[1], rest[2:]

@@ -256,8 +256,9 @@ class InterPodAffinity:
         if not hits_by_key:
             return None
         rejected = np.zeros(len(table), bool)
-        for key, hits in hits_by_key.items():
-            rejected |= self._present(table, key, np.concatenate(hits))[self._codes(table, key)]
+        for key, key_hits in hits_by_key.items():
+            present = self._present(table, key, np.concatenate(key_hits))
+            rejected |= present[self._codes(table, key)]
         return rejected
 
     # PreScore and Score.

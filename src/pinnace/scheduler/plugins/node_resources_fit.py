@@ -203,8 +203,8 @@ class NodeResourcesFit(ResourceAllocationScorer):
         distinct, which = np.unique(codes, return_inverse=True)
         statuses = []
         for code in distinct.tolist():
-            lacking = [reason for bit, reason in enumerate(reasons) if code >> bit & 1]
-            statuses.append(unschedulable(*lacking) if lacking else SUCCESS)
+            missing = [reason for bit, reason in enumerate(reasons) if code >> bit & 1]
+            statuses.append(unschedulable(*missing) if missing else SUCCESS)
         return Verdicts(which.reshape(-1), tuple(statuses))
 
     # Score.

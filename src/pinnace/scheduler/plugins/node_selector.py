@@ -38,8 +38,8 @@ def term_mask(table: NodeTable, term: NodeSelectorTerm) -> np.ndarray:
         return result
     for requirement in term.expressions or ():
         result &= requirement_mask(table, requirement)
-    for requirement in term.fields or ():
-        result &= _field_mask(table, requirement)
+    for field_requirement in term.fields or ():
+        result &= _field_mask(table, field_requirement)
     return result
 
 
@@ -59,9 +59,9 @@ def requirement_mask(table: NodeTable, requirement: Requirement) -> np.ndarray:
             lookup[code] = requirement.matches({requirement.key: value})
     else:
         for value in requirement.values:
-            code = vocabulary.get(value)
-            if code is not None:
-                lookup[code] = True
+            found = vocabulary.get(value)
+            if found is not None:
+                lookup[found] = True
         if op in (NOT_IN, NOT_EQUALS):
             lookup = ~lookup  # a node without the key matches NotIn
         else:

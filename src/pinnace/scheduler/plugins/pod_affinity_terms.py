@@ -272,10 +272,10 @@ class ExistingPodTerms:
         if changed:
             self._apply(i, changed, 1)
             row_keys = self._row_keys[i]
-            for key, count in changed.items():
-                row_keys[key] += count
-                if not row_keys[key]:
-                    del row_keys[key]
+            for index_key, count in changed.items():
+                row_keys[index_key] += count
+                if not row_keys[index_key]:
+                    del row_keys[index_key]
 
     def _apply(self, i: int, keys: Mapping[IndexKey, int], sign: int) -> None:
         for key, count in keys.items():

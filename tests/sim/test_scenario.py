@@ -3,6 +3,7 @@ it, and a bad file refused with the file, the line and the field named."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -230,6 +231,18 @@ def test_what_is_left_out_takes_its_default() -> None:
     assert (scenario.seed, scenario.until, scenario.metrics.interval) == (0, None, 60.0)
     assert (scenario.objects, scenario.timeline, scenario.workloads) == ([], [], [])
     assert scenario.cluster.scheduler_config is None
+
+
+def test_the_examples_of_the_documentation_are_scenarios() -> None:
+    docs = Path(__file__).parents[2] / "docs" / "simulation.md"
+    blocks = re.findall(r"```yaml\n(.*?)```", docs.read_text(), re.DOTALL)
+    examples = [block for block in blocks if "kind: Scenario" in block]
+    assert [parse_scenario(text).name for text in examples] == [
+        "node-failure",
+        "node-failure",
+        "zone-loss",
+        "batch-day",
+    ]
 
 
 def test_a_mapping_reads_as_its_text_does() -> None:

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from pinnace.api.manifest import MAX_DEPTH, Manifest, ManifestError, load_manifests
+from pinnace.api.manifest import (
+    MAX_DEPTH,
+    Manifest,
+    ManifestError,
+    load_document,
+    load_manifests,
+)
 
 POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n"
 
@@ -174,3 +180,23 @@ def test_invalid_json_and_missing_path(tmp_path: Path) -> None:
         load_manifests(f)
     with pytest.raises(ManifestError, match="does not exist"):
         load_manifests(tmp_path / "nope.yaml")
+
+
+def test_a_document_knows_the_line_of_each_field() -> None:
+    doc = load_document(
+        "spec:\n  steps:\n  - at: 10m\n    cordon: {node: a}\n  labels:\n    example.com/tier: x\n",
+        "s.yaml",
+    )
+    assert doc.value["spec"]["steps"] == [{"at": "10m", "cordon": {"node": "a"}}]
+    assert doc.line("spec.steps[0]") == 3
+    assert doc.line("spec.steps[0].cordon.node") == 4
+    assert doc.line("spec.labels[example.com/tier]") == 6  # a key, spelled either way
+    assert doc.line("spec.labels.example.com/tier") == 6
+    # a field the document lacks is where its nearest parent is
+    assert doc.line("spec.steps[0].cordon.reason") == 4
+    assert doc.line("status") == 1
+
+
+def test_a_document_is_one_document() -> None:
+    with pytest.raises(ManifestError, match=r"^s.yaml: document 1 \(line 2\): expected one"):
+        load_document("a: 1\n---\nb: 2\n", "s.yaml")

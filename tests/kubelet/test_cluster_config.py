@@ -153,10 +153,41 @@ def test_a_bad_pool_is_refused_naming_the_field(pools: str, message: str) -> Non
     assert str(refused.value).startswith(message)
 
 
+@pytest.mark.parametrize(
+    ("pools", "message"),
+    [
+        (
+            "- name: a\n- name: b\n  capacity:\n    cpu: x\n",
+            'cluster.yaml:7: nodePools[1].capacity.cpu: Invalid value: "x"',
+        ),
+        ("- name: a\n  replicas: 3\n", 'cluster.yaml:5: nodePools[0]: unknown field "replicas"'),
+        ("- name: a\n- count: 2\n", "cluster.yaml:5: nodePools[1].name: Required value"),
+        (
+            "- name: a\n  kubelet:\n    evictionPressureTransitionPeriod: 5 minutes\n",
+            "cluster.yaml:6: nodePools[0].kubelet.evictionPressureTransitionPeriod: time:",
+        ),
+        (
+            "- name: a\n  kubelet:\n    evictionSoft: {memory.available: 1Gi}\n",
+            "cluster.yaml:6: nodePools[0].kubelet.evictionSoft[memory.available]: grace period",
+        ),
+    ],
+)
+def test_a_bad_file_is_refused_naming_the_line_too(pools: str, message: str) -> None:
+    with pytest.raises(ClusterConfigError) as refused:
+        parse(HEAD + "nodePools:\n" + pools, "cluster.yaml")
+    assert str(refused.value).startswith(message)
+
+
+def test_a_pool_can_be_made_bigger_with_the_next_numbers() -> None:
+    pool = parse(POOLS)[0]
+    added = pool.numbered(3, index=7)
+    assert (added.name, added.index, added.labels) == ("general-3", 7, pool.node.labels)
+
+
 def test_the_kind_and_version_are_checked() -> None:
     with pytest.raises(ClusterConfigError, match=r'^kind: Unsupported value: "Config"'):
         parse("apiVersion: pinnace.dev/v1alpha1\nkind: Config\n")
     with pytest.raises(ClusterConfigError, match=r"^apiVersion: Unsupported value"):
         parse("kind: Cluster\n")
-    with pytest.raises(ClusterConfigError, match=r"^not valid YAML"):
+    with pytest.raises(ClusterConfigError, match=r"^<cluster file>: document 0 .*invalid YAML"):
         parse("nodePools: [\n")

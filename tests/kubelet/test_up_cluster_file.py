@@ -105,14 +105,16 @@ def test_a_node_applied_with_the_simulated_label_is_adopted(cluster: Cluster) ->
     assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.32.0"
 
 
-def test_a_bad_cluster_file_is_refused_naming_the_field(
+def test_a_bad_cluster_file_is_refused_naming_the_field_and_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "cluster.yaml"
     bad.write_text(CLUSTER_FILE.replace('cpu: "16"', "cpu: x"))
     assert main(["up", "--in-memory", "--port", "0", "--config", str(bad)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith('pinnace up: --config: nodePools[1].capacity.cpu: Invalid value: "x"')
+    assert err.startswith(
+        f'pinnace up: --config: {bad}:8: nodePools[1].capacity.cpu: Invalid value: "x"'
+    )
     assert "Traceback" not in err
 
 

@@ -15,7 +15,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -66,6 +66,42 @@ def load_manifests(
         return [m for path in _expand(Path(source), recursive) for m in _load_file(path, max_bytes)]
     name = getattr(source, "name", None)
     return _load_stream(source, name if isinstance(name, str) else STDIN, max_bytes)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One YAML document's value, and the line each of its fields starts on by field path, as
+    pinnace.api.field spells paths: `spec.timeline[2].at`, a mapping's key also as
+    `labels[tier]`; "" is the document."""
+
+    value: Any
+    lines: Mapping[str, int]
+
+    def line(self, path: str) -> int:
+        """The line of the field at `path`, or of the nearest field above it in the document
+        (a field that is missing is reported where its parent is)."""
+        while path not in self.lines:
+            path = _parent_path(path)
+        return self.lines[path]
+
+
+def load_document(text: str, name: str) -> Document:
+    """The one YAML (or JSON) document of `text`, read as `load_manifests` reads YAML, with the
+    line of each field; `name` is where it came from, for messages."""
+    builder = _Builder(name, lines={})
+    found = list(_yaml_documents(text, name, builder))
+    if len(found) > 1:
+        raise ManifestError(f"{name}: document 1 (line {found[1][1]}): expected one document")
+    value = found[0][2] if found else None
+    lines = builder.lines or {}
+    lines.setdefault("", found[0][1] if found else 1)
+    return Document(value, lines)
+
+
+def _parent_path(path: str) -> str:
+    if path.endswith("]"):
+        return path[: path.rfind("[")]
+    return path[: max(path.rfind("."), 0)]
 
 
 def _expand(root: Path, recursive: bool) -> Iterator[Path]:
@@ -188,8 +224,10 @@ def _depth(value: Any) -> int:
 # --- YAML --------------------------------------------------------------------------------------
 
 
-def _yaml_documents(text: str, name: str) -> Iterator[tuple[int, int, Any]]:
-    builder = _Builder(name)
+def _yaml_documents(
+    text: str, name: str, builder: _Builder | None = None
+) -> Iterator[tuple[int, int, Any]]:
+    builder = builder or _Builder(name)
     try:
         for event in yaml.parse(text, Loader=_Loader):
             done = builder.feed(event)
@@ -208,6 +246,10 @@ def _yaml_documents(text: str, name: str) -> Iterator[tuple[int, int, Any]]:
         raise ManifestError(f"{name}: document {builder.index}{line}: {problem}") from None
     except yaml.YAMLError as err:
         raise ManifestError(f"{name}: document {builder.index}: invalid YAML: {err}") from None
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
 
 
 _LOW, _HIGH = 400_000, 4_000_000
@@ -231,6 +273,8 @@ class _Frame:
     key: Any = None
     has_key: bool = False
     merges: list[dict[str, Any]] | None = None
+    path: str = ""
+    """The container's field path, when the builder notes lines."""
 
 
 _MERGE = object()
@@ -239,9 +283,11 @@ _MERGE = object()
 class _Builder:
     """Turns a stream of parser events into one JSON-compatible value per document."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, lines: dict[str, int] | None = None) -> None:
         self.name = name
         self.index = 0
+        self.lines = lines
+        """Field path -> line, for `load_document`; None (not noted) for `load_manifests`."""
         self._start_document(0)
 
     def _start_document(self, line: int) -> None:
@@ -275,7 +321,10 @@ class _Builder:
             container: dict[str, Any] | list[Any] = (
                 {} if isinstance(event, yaml.MappingStartEvent) else []
             )
-            self.stack.append(_Frame(container, event.anchor, self.decoded, self.aliases))
+            frame = _Frame(container, event.anchor, self.decoded, self.aliases)
+            if self.lines is not None:
+                frame.path = self._locate(event)
+            self.stack.append(frame)
         elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
             frame = self.stack.pop()
             if frame.merges and isinstance(frame.value, dict):
@@ -288,17 +337,43 @@ class _Builder:
             self._count(event, 1, 0)
             value = self._scalar(event)
             self._remember(event.anchor, value, self.decoded - 1, self.aliases)
+            if self.lines is not None:
+                self._locate(event, value)
             self._add(value, event)
         elif isinstance(event, yaml.AliasEvent):
             if event.anchor not in self.anchors:
                 raise self._fail(f"unknown anchor '{event.anchor}' referenced", event.start_mark)
             value, decoded, aliases = self.anchors[event.anchor]
             self._count(event, decoded, aliases + 1)
+            if self.lines is not None:
+                self._locate(event)
             # A fresh copy, so that changing one use of an anchor never changes another.
             self._add(
                 json.loads(json.dumps(value)) if isinstance(value, dict | list) else value, event
             )
         return None
+
+    def _locate(self, event: yaml.Event, scalar: Any = None) -> str:
+        """The field path of the node `event` starts, noting its line: a sequence item's field
+        starts at the item, a mapping entry's at its key."""
+        assert self.lines is not None
+        if not self.stack:
+            return ""
+        frame = self.stack[-1]
+        line = event.start_mark.line + 1 if event.start_mark else self.line
+        if isinstance(frame.value, list):
+            path = f"{frame.path}[{len(frame.value)}]"
+            self.lines.setdefault(path, line)
+            return path
+        if frame.has_key:
+            if frame.key is _MERGE:  # a merge's fields are its mapping's
+                return frame.path
+            return _join(frame.path, self._key(frame.key, event))
+        if isinstance(event, yaml.ScalarEvent) and scalar is not _MERGE:
+            key = self._key(scalar, event)
+            self.lines.setdefault(_join(frame.path, key), line)
+            self.lines.setdefault(f"{frame.path}[{key}]", line)
+        return ""
 
     def _count(self, event: yaml.Event, decoded: int, aliases: int) -> None:
         self.decoded += decoded

@@ -12,8 +12,10 @@ field names (docs/nodes.md).
       taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
       kubelet: {kubeReserved: {cpu: 500m, memory: 1Gi}, cpuManagerPolicy: static}
 
-A bad file is refused with a `ClusterConfigError` whose message names the field
-(`nodePools[1].capacity.cpu: Invalid value: "x": ...`).
+A bad file is refused with a `ClusterConfigError` whose message names the file, the line and
+the field (`cluster.yaml:9: nodePools[1].capacity.cpu: Invalid value: "x": ...`). The pools
+alone can be read from a mapping another file holds (`parse_pools`, for the simulation's
+Scenario), with the field's path in the error for that file to place.
 """
 
 from __future__ import annotations
@@ -22,12 +24,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NoReturn
 
-import yaml
-
 from pinnace.api import field
 from pinnace.api.core.node import validate_taints
 from pinnace.api.field import FieldError, Path
 from pinnace.api.labels import validate_label_name
+from pinnace.api.manifest import ManifestError, load_document
 from pinnace.api.names import is_dns1123_label, is_qualified_name, is_valid_label_value
 from pinnace.api.validation import is_int, validate_resource_quantity
 from pinnace.clock.duration import parse_duration
@@ -56,6 +57,11 @@ _NAME_SUFFIX_ROOM = 10
 class ClusterConfigError(ValueError):
     """A bad cluster file; the message names the field."""
 
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+        """The path of the field it is about ("" if it is about the whole)."""
+
 
 @dataclass(frozen=True)
 class NodePool:
@@ -65,20 +71,25 @@ class NodePool:
     """The shape every node of the pool shares (its name and index are the pool's)."""
 
     def node_configs(self, first_index: int) -> list[NodeConfig]:
-        return [
-            replace(self.node, name=f"{self.name}-{i}", index=first_index + i - 1)
-            for i in range(1, self.count + 1)
-        ]
+        return [self.numbered(i, first_index + i - 1) for i in range(1, self.count + 1)]
+
+    def numbered(self, number: int, index: int) -> NodeConfig:
+        """The pool's node `<name>-<number>`, the `index`-th of the cluster (its addresses)."""
+        return replace(self.node, name=f"{self.name}-{number}", index=index)
 
 
 def load_file(path: str) -> list[NodeConfig]:
     """Every node the cluster file at `path` describes, pool after pool."""
+    return node_configs(load_pools(path))
+
+
+def load_pools(path: str) -> list[NodePool]:
     try:
         with open(path) as f:
             text = f.read()
     except OSError as e:
         raise ClusterConfigError(f"{path}: {e.strerror}") from None
-    return node_configs(parse(text))
+    return parse(text, path)
 
 
 def node_configs(pools: list[NodePool]) -> list[NodeConfig]:
@@ -88,27 +99,41 @@ def node_configs(pools: list[NodePool]) -> list[NodeConfig]:
     return configs
 
 
-def parse(text: str) -> list[NodePool]:
+def parse(text: str, source: str = "") -> list[NodePool]:
+    """The pools of a cluster file; with its `source`, an error names it and the field's line."""
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ClusterConfigError(f"not valid YAML: {e}") from None
+        document = load_document(text, source or "<cluster file>")
+    except ManifestError as e:
+        raise ClusterConfigError(str(e)) from None
+    try:
+        return from_mapping(document.value)
+    except ClusterConfigError as e:
+        if not source:
+            raise
+        raise ClusterConfigError(f"{source}:{document.line(e.field)}: {e}", e.field) from None
+
+
+def from_mapping(raw: Any) -> list[NodePool]:
+    """The pools of a cluster file read from YAML."""
     if not isinstance(raw, dict):
         raise ClusterConfigError(f"a {KIND} must be a YAML mapping")
     _expect(raw, "apiVersion", API_VERSION, Path("apiVersion"))
     _expect(raw, "kind", KIND, Path("kind"))
     _unknown(raw, ("apiVersion", "kind", "nodePools"), Path())
-    pools_path = Path("nodePools")
-    raw_pools = raw.get("nodePools")
-    if raw_pools is None:
-        raw_pools = []
-    if not isinstance(raw_pools, list):
-        _fail(field.type_invalid(pools_path, raw_pools, "must be of type array"))
-    pools = [_pool(p, pools_path.index(i)) for i, p in enumerate(raw_pools)]
+    return parse_pools(raw.get("nodePools"), Path("nodePools"))
+
+
+def parse_pools(raw: Any, path: Path) -> list[NodePool]:
+    """The node pools of the list `raw`, the field at `path` (None: no pools)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        _fail(field.type_invalid(path, raw, "must be of type array"))
+    pools = [_pool(p, path.index(i)) for i, p in enumerate(raw)]
     seen: set[str] = set()
     for i, pool in enumerate(pools):
         if pool.name in seen:
-            _fail(field.duplicate(pools_path.index(i).child("name"), pool.name))
+            _fail(field.duplicate(path.index(i).child("name"), pool.name))
         seen.add(pool.name)
     return pools
 
@@ -145,10 +170,10 @@ def _pool(raw: Any, path: Path) -> NodePool:
     try:
         node.allocatable_list()
     except ValueError as e:
-        raise ClusterConfigError(f"{path.child('kubelet')}: {e}") from None
+        _fail_at(path.child("kubelet"), str(e))
     policy = static_policy(node)
     if policy is not None and not policy.reserved:
-        raise ClusterConfigError(f"{path.child('kubelet', 'cpuManagerPolicy')}: {NO_RESERVED_CPUS}")
+        _fail_at(path.child("kubelet", "cpuManagerPolicy"), NO_RESERVED_CPUS)
     return NodePool(name, count, node)
 
 
@@ -233,8 +258,9 @@ def _kubelet(raw: Any, path: Path) -> dict[str, Any]:
     }
     try:
         parse_eviction_thresholds(**eviction)
-    except ValueError as e:
-        raise ClusterConfigError(f"{path}.{e}") from None
+    except ValueError as e:  # its message starts with the field below `path`
+        at = f"{path}.{str(e).partition(': ')[0]}"
+        raise ClusterConfigError(f"{path}.{e}", at) from None
     reserved_cpus = settings.get("reserved_system_cpus")
     if reserved_cpus:
         # The kubelet takes reservedSystemCPUs as the whole CPU reservation.
@@ -278,7 +304,7 @@ def _duration(value: Any, path: Path) -> float:
     try:
         nanos = parse_duration(value)
     except ValueError as e:
-        raise ClusterConfigError(f"{path}: {e}") from None
+        _fail_at(path, str(e))
     if nanos < 0:
         _fail(field.invalid(path, value, "must not be negative"))
     return nanos / 1e9
@@ -353,8 +379,12 @@ def _unknown(raw: Mapping[str, Any], known: tuple[str, ...], path: Path) -> None
     for key in raw:
         if key not in known:
             where = f"{path}: " if str(path) else ""
-            raise ClusterConfigError(f'{where}unknown field "{key}"')
+            raise ClusterConfigError(f'{where}unknown field "{key}"', str(path.child(key)))
 
 
 def _fail(error: FieldError) -> NoReturn:
-    raise ClusterConfigError(str(error))
+    raise ClusterConfigError(str(error), error.field)
+
+
+def _fail_at(path: Path, message: str) -> NoReturn:
+    raise ClusterConfigError(f"{path}: {message}", str(path))

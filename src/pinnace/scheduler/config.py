@@ -118,6 +118,11 @@ def parse(text: str) -> SchedulerConfiguration:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {e}") from None
+    return from_mapping(raw)
+
+
+def from_mapping(raw: Any) -> SchedulerConfiguration:
+    """A KubeSchedulerConfiguration already read from YAML (another file's field)."""
     if not isinstance(raw, dict):
         raise ConfigError("a KubeSchedulerConfiguration must be a YAML mapping")
     if raw.get("apiVersion") != API_VERSION:

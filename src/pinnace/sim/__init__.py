@@ -1,0 +1,2 @@
+"""The simulated mode: a whole cluster on the virtual clock, driven by a Scenario file
+(docs/simulation.md)."""

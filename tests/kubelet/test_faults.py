@@ -1,11 +1,13 @@
 """Node faults and pool changes at run time (`NodeAgentPool.fail_node`, `recover_node`,
 `partition`, `slow`, `add_nodes`, `remove_node`), with the control plane's controllers
-reacting as v1.32's do, on the virtual clock."""
+reacting as v1.32's do, on the virtual clock; and the API server's path that injects them."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from itertools import pairwise
+from typing import Any
 
 import pytest
 from tests.controllers.lifecycle_cluster import (
@@ -17,10 +19,12 @@ from tests.controllers.lifecycle_cluster import (
 )
 from tests.controllers.test_replicaset import replica_set
 from tests.controllers.workloads import REPLICA_SETS
+from tests.http.test_app import call
 
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.status import StatusError
+from pinnace.apiserver.http.app import NODES_PATH, APIApp
 from pinnace.apiserver.logs import log_text
 from pinnace.kubelet import NodeConfig
 from pinnace.kubelet.pool import NotRunning
@@ -238,3 +242,35 @@ def test_faults_name_a_running_node(cluster: LifecycleCluster) -> None:
         cluster.run(cluster.pool.partition("a-1"))
     with pytest.raises(ValueError, match="at least 1"):
         cluster.run(cluster.pool.slow("a-0", 0.5))
+
+
+def test_the_api_servers_node_path_injects_faults_and_refuses_bad_requests(
+    cluster: LifecycleCluster,
+) -> None:
+    app = APIApp(cluster.server, node_faults=cluster.plane.node_fault)
+
+    def post(path: str, query: bytes = b"", method: str = "POST") -> tuple[int, Any]:
+        code, body = cluster.run(call(app, method, f"/pinnace/nodes/{path}", query))
+        return code, json.loads(body)
+
+    assert NODES_PATH in app.paths()
+    assert post("a-0/slow", b"factor=3") == (
+        200,
+        {"node": "a-0", "state": "Running", "slowness": 3.0},
+    )
+    assert post("a-0/partition")[1]["state"] == "Partitioned"
+    assert post("a-0/stop")[1] == {"node": "a-0", "state": "Stopped", "slowness": 3.0}
+    assert cluster.pool.failed == {"a-0"}
+    code, refused = post("a-0/partition")
+    assert (code, refused["reason"], refused["message"]) == (
+        409,
+        "Conflict",
+        'Operation cannot be fulfilled on nodes "a-0": its kubelet is stopped: start it first',
+    )
+    assert post("a-0/start")[1] == {"node": "a-0", "state": "Running", "slowness": 1.0}
+    assert post("a-1/slow", b"factor=0.5")[0] == 400
+    assert post("a-1/slow")[0] == 400
+    assert post("a-1/crash")[0] == 404
+    assert post("b-7/stop")[1]["message"] == 'node "b-7" is not a simulated node of this cluster'
+    assert post("a-1/stop", method="GET")[0] == 405
+    assert post("a-1")[0] == 404

@@ -191,9 +191,7 @@ class NodeAgentPool:
         if name in self._stopped:
             return
         agent = self._running(name)
-        self._drop(agent)
-        _link(agent).connected = False  # a write under way when it stopped does not land
-        agent.shut_down()
+        self._end(agent)
         self._stopped[name] = agent.config
 
     async def recover_node(self, name: str) -> None:
@@ -201,9 +199,8 @@ class NodeAgentPool:
         the node (it updates its Node and Lease, takes back its pods where their status left
         them, stops those deleted meanwhile); a partitioned one is reconnected and reconciles
         its pods with the API's; a slowed one beats at its own pace again."""
-        self._slowness.pop(name, None)
-        self._next_heartbeat.pop(name, None)
         config = self._stopped.pop(name, None)
+        self._unslow(name)
         if config is not None:
             try:
                 await self._start_agent(config)
@@ -229,8 +226,7 @@ class NodeAgentPool:
             raise ValueError(f"a slowness factor is at least 1, not {factor:g}")
         self._running(name)
         if factor == 1:
-            self._slowness.pop(name, None)
-            self._next_heartbeat.pop(name, None)
+            self._unslow(name)
             return
         self._slowness[name] = factor
         self._next_heartbeat[name] = self.clock.monotonic() + self.interval * factor
@@ -251,12 +247,8 @@ class NodeAgentPool:
         """The node goes away, as a cloud provider's node deleted: its agent stops and its
         Node is deleted."""
         if self._stopped.pop(name, None) is None:
-            agent = self._running(name)
-            self._drop(agent)
-            _link(agent).connected = False
-            agent.shut_down()
-        self._slowness.pop(name, None)
-        self._next_heartbeat.pop(name, None)
+            self._end(self._running(name))
+        self._unslow(name)
         self._removing.add(name)
         try:
             await self.client.delete(NODES, "", name)
@@ -272,12 +264,19 @@ class NodeAgentPool:
             raise NotRunning(f"node {name!r} is {state}")
         return agent
 
-    def _drop(self, agent: NodeAgent) -> None:
-        """Take the agent off the pool: no more heartbeats or events."""
+    def _end(self, agent: NodeAgent) -> None:
+        """The agent's kubelet ends: it gets no more heartbeats or events, and a write it has
+        under way does not land."""
         self.agents.pop(agent.name, None)
         for slot in self._slots:
             if agent in slot:
                 slot.remove(agent)
+        _link(agent).connected = False
+        agent.shut_down()
+
+    def _unslow(self, name: str) -> None:
+        self._slowness.pop(name, None)
+        self._next_heartbeat.pop(name, None)
 
     async def _start_agent(self, config: NodeConfig) -> NodeAgent:
         """Run an agent for the node of `config`: register it, start its heartbeat and hand it
@@ -384,10 +383,8 @@ class NodeAgentPool:
         name = node["metadata"]["name"]
         self._removing.discard(name)
         agent = self.agents.get(name)
-        if agent is None:
-            return
-        self._drop(agent)
-        agent.shut_down()
+        if agent is not None:
+            self._end(agent)
 
     def _pod_added(self, pod: Object) -> None:
         agent = self._agent_of(pod)

@@ -10,8 +10,9 @@ virtual loop. Adding a component means adding it here, and nowhere else.
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pinnace.api.core.event import EVENT
 from pinnace.apiserver.bootstrap import bootstrap
@@ -27,6 +28,7 @@ from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycl
 from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.kubelet import NodeAgentPool, NodeConfig
+from pinnace.kubelet.faults import inject
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.explain import cluster_explainer
@@ -113,6 +115,12 @@ class ControlPlane:
                 options.workloads,
             )
         self._started: list[Component] = []
+
+    async def node_fault(
+        self, node: str, fault: str, query: Mapping[str, Sequence[str]]
+    ) -> dict[str, Any]:
+        """What `pinnace node FAULT NODE` asks of the cluster's nodes (`kubelet.faults`)."""
+        return await inject(self.nodes, node, fault, query)
 
     def client(self) -> LocalClient:
         """A new in-process client of the API server, as each component has its own."""

@@ -36,13 +36,6 @@ def pod(name: str, node: str, tolerations: Iterable[dict[str, Any]] = ()) -> dic
     }
 
 
-HUNG_HANDLERS = ("pod_added", "pod_updated", "pod_deleted")
-
-
-async def _hung(*_: object) -> None:
-    pass
-
-
 class LifecycleCluster(SimulatedCluster):
     """Simulated nodes (`zones` maps a zone to its node count, nodes named <zone>-<i>) and the
     controllers; the scheduler only when asked for, as pods here name their nodes."""
@@ -70,18 +63,6 @@ class LifecycleCluster(SimulatedCluster):
         self.pool = self.plane.nodes
         assert self.plane.node_lifecycle is not None
         self.lifecycle = self.plane.node_lifecycle
-
-    def stop_kubelet(self, name: str) -> None:
-        """The node's kubelet hangs: no more lease renewals, status posts or pod updates."""
-        agent = self.pool.agents[name]
-        agent.heartbeat = _hung  # type: ignore[method-assign]
-        for handler in HUNG_HANDLERS:
-            setattr(agent, handler, lambda *_: None)
-
-    def restart_kubelet(self, name: str) -> None:
-        agent = self.pool.agents[name]
-        for handler in ("heartbeat", *HUNG_HANDLERS):
-            delattr(agent, handler)
 
     def node(self, name: str) -> Object:
         return self.run(self.client.get(NODES, "", name))

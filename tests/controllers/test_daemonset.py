@@ -457,7 +457,7 @@ def test_daemon_pods_outlast_an_unreachable_node_that_evicts_other_pods():
 
         plane.wait(5)
         assert live_on_a0() == ["agent", "plain"]
-        plane.stop_kubelet("a-0")
+        plane.run(plane.pool.fail_node("a-0"))
         plane.wait(50 + 300 + 30)
         assert "node.kubernetes.io/unreachable:NoExecute" in plane.taints("a-0")
         assert live_on_a0() == ["agent"]  # the plain pod tolerated it for 300 s only

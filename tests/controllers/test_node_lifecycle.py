@@ -26,7 +26,7 @@ def test_a_node_whose_kubelet_stops_turns_unknown_after_the_grace_period_and_is_
     cluster.run(cluster.client.create(PODS, "default", pod("web", "a-0")))
     cluster.wait(12)
     assert cluster.get_pod("web")["status"]["phase"] == "Running"
-    cluster.stop_kubelet("a-0")
+    cluster.run(cluster.pool.fail_node("a-0"))
     last = cluster.lease_renewed("a-0")
 
     cluster.wait(last + 45 - cluster.server.clock.now())
@@ -62,7 +62,7 @@ def test_a_node_whose_kubelet_stops_turns_unknown_after_the_grace_period_and_is_
         "Node a-0 status is now: NodeNotReady"
     ]
 
-    cluster.restart_kubelet("a-0")
+    cluster.run(cluster.pool.recover_node("a-0"))
     cluster.wait(20)
     assert cluster.ready("a-0")["status"] == "True"
     assert cluster.taints("a-0") == set()
@@ -87,7 +87,7 @@ def test_cordon_adds_the_unschedulable_taint_and_uncordon_removes_it(
 def test_a_pressure_condition_gets_its_no_schedule_taint_while_it_lasts(
     cluster: LifecycleCluster,
 ) -> None:
-    cluster.stop_kubelet("a-2")  # so it does not put its own status back
+    cluster.run(cluster.pool.fail_node("a-2"))  # so it does not put its own status back
     node = cluster.node("a-2")
     conditions = [
         {**c, "status": "True"} if c["type"] == "MemoryPressure" else c

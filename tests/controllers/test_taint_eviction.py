@@ -48,7 +48,7 @@ def test_pods_of_an_unreachable_node_go_as_their_tolerations_allow(
         (UNREACHABLE, 300),
     }
     cluster.wait(12)
-    cluster.stop_kubelet("a-0")
+    cluster.run(cluster.pool.fail_node("a-0"))
     last = cluster.lease_renewed("a-0")
 
     cluster.wait(last + 70 - cluster.server.clock.now())
@@ -100,11 +100,11 @@ def test_an_untolerated_no_execute_taint_deletes_at_once_and_removal_cancels(
     assert deleted(cluster, "plain")
 
     # a node that recovers before tolerationSeconds run out keeps its pods
-    cluster.stop_kubelet("a-2")
+    cluster.run(cluster.pool.fail_node("a-2"))
     last = cluster.lease_renewed("a-2")
     cluster.wait(last + 120 - cluster.server.clock.now())
     assert UNREACHABLE in {t["key"] for t in cluster.node("a-2")["spec"]["taints"]}
-    cluster.restart_kubelet("a-2")
+    cluster.run(cluster.pool.recover_node("a-2"))
     cluster.wait(20)
     assert "taints" not in cluster.node("a-2")["spec"]
     cluster.wait(400)

@@ -14,7 +14,7 @@ def zone_states(cluster: LifecycleCluster) -> dict[str, str]:
 
 def stop(cluster: LifecycleCluster, names: list[str]) -> None:
     for name in names:
-        cluster.stop_kubelet(name)
+        cluster.run(cluster.pool.fail_node(name))
 
 
 def test_a_healthy_zone_taints_its_unreachable_nodes_at_one_every_10_seconds() -> None:
@@ -46,7 +46,7 @@ def test_a_small_zone_mostly_down_taints_nothing_until_it_recovers_enough() -> N
         ready = {n: cluster.ready(n)["status"] for n in ("a-0", "a-1", "a-2", "a-3")}
         assert ready == {"a-0": "Unknown", "a-1": "Unknown", "a-2": "Unknown", "a-3": "True"}
 
-        cluster.restart_kubelet("a-2")  # 2 of 5 down: back to the normal rate
+        cluster.run(cluster.pool.recover_node("a-2"))  # 2 of 5 down: back to the normal rate
         cluster.wait(60)
         assert zone_states(cluster)["a"] == ZoneState.NORMAL
         assert set(cluster.no_execute_tainted()) == {"a-0", "a-1"}
@@ -85,7 +85,7 @@ def test_when_every_zone_is_down_no_node_is_tainted_and_taints_are_lifted() -> N
         assert cluster.no_execute_tainted() == {}
         assert cluster.ready("b-0")["status"] == "Unknown"
 
-        cluster.restart_kubelet("b-0")
+        cluster.run(cluster.pool.recover_node("b-0"))
         cluster.wait(120)
         assert zone_states(cluster) == {"a": ZoneState.FULL_DISRUPTION, "b": ZoneState.NORMAL}
         assert set(cluster.no_execute_tainted()) == {"a-0", "a-1"}

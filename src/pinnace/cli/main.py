@@ -12,7 +12,7 @@ from pinnace.bench import api as api_bench
 from pinnace.bench import nodes as nodes_bench
 from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import store as store_bench
-from pinnace.cli import deschedule, scheduler, up
+from pinnace.cli import deschedule, node, scheduler, up
 from pinnace.store import StoreError
 
 
@@ -198,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.register(subcommands)
     scheduler.register(subcommands)
     deschedule.register(subcommands)
+    node.register(subcommands)
     return parser
 
 

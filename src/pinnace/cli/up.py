@@ -421,6 +421,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         plane.randomness,
         server_address=f"{host}:{port}",
         explainer=plane.explainer,
+        node_faults=plane.node_fault,
     )
     config = uvicorn.Config(
         app,

@@ -127,6 +127,10 @@ class HTTPClient(Client):
         """The JSON at a path outside the resources (as `kubectl get --raw PATH`)."""
         return await self._call("GET", path)
 
+    async def post_path(self, path: str) -> Object:
+        """POST to a path outside the resources, with no body; the JSON answered."""
+        return await self._call("POST", path)
+
     async def list(
         self,
         kind: Kind,

@@ -369,9 +369,14 @@ class NodeAgent:
             worker.forget()
 
     def shut_down(self) -> None:
-        """The node is gone: drop every pod's containers (no API writes)."""
+        """The kubelet ends (its Node is gone, or it stopped): every pod's containers are
+        dropped, and what it was writing or would try again is given up."""
         for worker in self.workers.values():
+            if worker.writer is not None:
+                worker.writer.cancel()
             worker.forget()
+        for task in self._tasks:
+            task.cancel()
         self.workers.clear()
         self.config_blocked.clear()
         self.usage = NodeUsage()

@@ -11,6 +11,21 @@ heartbeat wheel: the heartbeat interval (10 s by default; a period dividing ever
 renewal, status update and eviction monitoring periods) is cut into slots, each agent has a
 slot, and every slot's tick gives its agents only a heartbeat, in which each does what is due,
 so the load is even and there is a single timer however many nodes there are.
+
+Faults and changes while it runs, as the simulation's timeline and `pinnace node` inject them:
+- `fail_node`: the node's kubelet stops (it died, or the node went down): no lease renewal, no
+  node or pod status, no reaction to its pods' changes. The node lifecycle controller sees what
+  it would see of such a node.
+- `partition`: the agent runs on (its containers restart, probes and evictions go on) but
+  nothing it sends reaches the API server and it hears of no change (`pinnace.kubelet.link`).
+- `slow`: its heartbeats (lease renewal, node status, eviction monitoring) come `factor` times
+  less often.
+- `recover_node` ends them all: a stopped kubelet starts again on the same node as a restarted
+  kubelet does (it updates its Node and Lease, takes back the pods still bound to it where
+  their status left them and stops those deleted meanwhile); a partitioned one hears again of
+  its pods as they are now, and its writes land.
+- `add_nodes` registers new nodes; `remove_node` stops a node's agent and deletes its Node, as
+  a cloud provider's node going away (the pod garbage collector then deletes its pods).
 """
 
 from __future__ import annotations
@@ -19,6 +34,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable
+from typing import cast
 
 from pinnace.api import status
 from pinnace.api.objects import Object
@@ -28,12 +44,16 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
 from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
+from pinnace.kubelet.link import Link
+from pinnace.kubelet.node_status import KUBELET_PORT
 from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
 
 WHEEL_SLOTS = 10
 REGISTRATION_BATCH = 200
+NODE_NAME = "nodeName"
+"""The pod informer's index of pods by node."""
 
 
 class NodeAgentPool:
@@ -49,27 +69,47 @@ class NodeAgentPool:
         self.client = client
         self.clock = client.clock
         self.codec = codec if codec is not None else Codec()
-        self.agents = {c.name: NodeAgent(client, c, codec=self.codec) for c in configs}
-        self._slots: list[list[NodeAgent]] = [[] for _ in range(max(slots, 1))]
-        for i, agent in enumerate(self.agents.values()):
-            self._slots[i % len(self._slots)].append(agent)
-        intervals = [a.config.heartbeat_interval for a in self.agents.values()]
-        self.interval = (
-            common_period(*intervals) if intervals else NodeConfig("").heartbeat_interval
-        )
-        self._next_index = max((a.config.index for a in self.agents.values()), default=0) + 1
-        self._adopting: dict[str, asyncio.Task[None]] = {}
-        self._pods_started = False
         self._config_maps = Informer(client, CONFIG_MAPS)
         # Packed (the workers share the bytes), not filed by namespace (never listed so): a pool
-        # of thousands of nodes runs hundreds of thousands of pods.
+        # of thousands of nodes runs hundreds of thousands of pods. Filed by node, for what an
+        # agent that (re)starts or reconnects is handed.
         self._pods = Informer(
             client, PODS, field_selector="spec.nodeName!=", codec=self.codec, namespace_index=False
         )
+        self._pods.add_indexer(NODE_NAME, _node_name)
         self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true")
+        configs = list(configs)
+        self.agents = {c.name: self._new_agent(c) for c in configs}
+        """The agents running, by node name (stopped ones are not here)."""
+        self._slots: list[list[NodeAgent]] = [[] for _ in range(max(slots, 1))]
+        for i, agent in enumerate(self.agents.values()):
+            self._slots[i % len(self._slots)].append(agent)
+        self.interval = (
+            common_period(*(c.heartbeat_interval for c in configs))
+            if configs
+            else NodeConfig("").heartbeat_interval
+        )
+        self.next_index = max((c.index for c in configs), default=0) + 1
+        """The index (`NodeConfig.index`: IP, pod CIDR) no node of the pool has yet, nor any
+        above it: where the configs of nodes to add start."""
+        self._adopting: dict[str, asyncio.Task[None]] = {}
+        self._stopped: dict[str, NodeConfig] = {}
+        """The nodes whose agent stopped (`fail_node`), by name."""
+        self._removing: set[str] = set()
+        """Nodes whose Node this pool deleted, until the deletion is heard of: not adopted."""
+        self._slowness: dict[str, float] = {}
+        self._next_heartbeat: dict[str, float] = {}
+        """For a slowed agent, when its next heartbeat is due."""
+        self._pods_started = False
         self._wheel: asyncio.Task[None] | None = None
         self.renewals = 0
         """Heartbeats done so far (one lease renewal each)."""
+
+    def _new_agent(self, config: NodeConfig) -> NodeAgent:
+        agent = NodeAgent(Link(self.client, config.name), config, codec=self.codec)
+        agent.config_maps = self._config_maps.get
+        agent.packed_pod = self._pods.packed
+        return agent
 
     async def start(self) -> None:
         """Register every node, then follow pods and nodes and start the heartbeat wheel."""
@@ -81,9 +121,6 @@ class NodeAgentPool:
         self._config_maps.add_event_handler(
             self._config_map_changed, lambda _, new: self._config_map_changed(new)
         )
-        for agent in self.agents.values():
-            agent.config_maps = self._config_maps.get
-            agent.packed_pod = self._pods.packed
         if self.agents:
             await self._follow_pods()
         self._nodes.start()
@@ -114,79 +151,240 @@ class NodeAgentPool:
         """The agent of the node `name`, if this pool runs it."""
         return self.agents.get(name)
 
+    @property
+    def failed(self) -> frozenset[str]:
+        """The nodes whose agent stopped (`fail_node`) and has not started again."""
+        return frozenset(self._stopped)
+
+    @property
+    def partitioned(self) -> frozenset[str]:
+        """The nodes whose agent runs cut off from the API server (`partition`)."""
+        return frozenset(n for n, a in self.agents.items() if not _link(a).connected)
+
+    def slowness(self, name: str) -> float:
+        """How many times less often than its own the node's heartbeats come (1: as usual)."""
+        return self._slowness.get(name, 1.0)
+
     def summaries(self) -> dict[str, Summary]:
-        """Every node's stats summary now, by node name."""
-        return {name: agent.summary() for name, agent in self.agents.items()}
+        """The stats summary now of every node the API server can reach, by node name."""
+        return {
+            name: agent.summary() for name, agent in self.agents.items() if _link(agent).connected
+        }
 
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""
-        agent = self.agents.get((pod.get("spec") or {}).get("nodeName", ""))
+        node = (pod.get("spec") or {}).get("nodeName", "")
+        agent = self.agents.get(node)
+        if node in self._stopped or (agent is not None and not _link(agent).connected):
+            config = self._stopped.get(node) or self.agents[node].config
+            raise _kubelet_unreachable(config, pod, container, node in self._stopped)
         if agent is None:
             name = pod["metadata"]["name"]
             raise status.bad_request(f'container "{container}" in pod "{name}" is not available')
         return agent.read_log(pod, container, options)
+
+    # --- faults and changes ------------------------------------------------------------------
+
+    async def fail_node(self, name: str) -> None:
+        """The node's kubelet stops: nothing more of it reaches the API server, and it hears
+        of nothing. Its pods stay as the API has them; `recover_node` starts it again."""
+        if name in self._stopped:
+            return
+        agent = self._running(name)
+        self._end(agent)
+        self._stopped[name] = agent.config
+
+    async def recover_node(self, name: str) -> None:
+        """End the node's faults: a stopped kubelet starts again, as a kubelet restarted on
+        the node (it updates its Node and Lease, takes back its pods where their status left
+        them, stops those deleted meanwhile); a partitioned one is reconnected and reconciles
+        its pods with the API's; a slowed one beats at its own pace again."""
+        config = self._stopped.pop(name, None)
+        self._unslow(name)
+        if config is not None:
+            try:
+                await self._start_agent(config)
+            except BaseException:
+                self._stopped[name] = config
+                raise
+            return
+        agent = self._running(name)
+        link = _link(agent)
+        if not link.connected:
+            link.connected = True
+            self._reconcile(agent)
+
+    async def partition(self, name: str) -> None:
+        """Cut the node's agent off from the API server: it runs on, but its writes fail
+        (and are tried again as the kubelet tries them) and it hears of no change."""
+        _link(self._running(name)).connected = False
+
+    async def slow(self, name: str, factor: float) -> None:
+        """The node's heartbeats (lease renewal, node status, eviction monitoring) come
+        `factor` (>= 1) times less often, to the nearest beat of the heartbeat wheel."""
+        if not factor >= 1:
+            raise ValueError(f"a slowness factor is at least 1, not {factor:g}")
+        self._running(name)
+        if factor == 1:
+            self._unslow(name)
+            return
+        self._slowness[name] = factor
+        self._next_heartbeat[name] = self.clock.monotonic() + self.interval * factor
+
+    async def add_nodes(self, configs: Iterable[NodeConfig]) -> None:
+        """Register new nodes and run their agents (names and indexes no node has yet)."""
+        configs = list(configs)
+        taken = [c.name for c in configs if c.name in self.agents or c.name in self._stopped]
+        if taken or len({c.name for c in configs}) < len(configs):
+            raise ValueError(f"nodes already in the pool: {', '.join(taken) or 'repeated'}")
+        self.next_index = max([self.next_index, *(c.index + 1 for c in configs)])
+        self.interval = common_period(self.interval, *(c.heartbeat_interval for c in configs))
+        for i in range(0, len(configs), REGISTRATION_BATCH):
+            batch = configs[i : i + REGISTRATION_BATCH]
+            await asyncio.gather(*(self._start_agent(c) for c in batch))
+
+    async def remove_node(self, name: str) -> None:
+        """The node goes away, as a cloud provider's node deleted: its agent stops and its
+        Node is deleted."""
+        if self._stopped.pop(name, None) is None:
+            self._end(self._running(name))
+        self._unslow(name)
+        self._removing.add(name)
+        try:
+            await self.client.delete(NODES, "", name)
+        except StatusError as e:
+            if e.code != 404:
+                raise
+            self._removing.discard(name)
+
+    def _running(self, name: str) -> NodeAgent:
+        agent = self.agents.get(name)
+        if agent is None:
+            state = "stopped" if name in self._stopped else "not a simulated node of this pool"
+            raise NotRunning(f"node {name!r} is {state}")
+        return agent
+
+    def _end(self, agent: NodeAgent) -> None:
+        """The agent's kubelet ends: it gets no more heartbeats or events, and a write it has
+        under way does not land."""
+        self.agents.pop(agent.name, None)
+        for slot in self._slots:
+            if agent in slot:
+                slot.remove(agent)
+        _link(agent).connected = False
+        agent.shut_down()
+
+    def _unslow(self, name: str) -> None:
+        self._slowness.pop(name, None)
+        self._next_heartbeat.pop(name, None)
+
+    async def _start_agent(self, config: NodeConfig) -> NodeAgent:
+        """Run an agent for the node of `config`: register it, start its heartbeat and hand it
+        the pods bound to it."""
+        agent = self._new_agent(config)
+        self.agents[config.name] = agent  # from now on its Node is not adopted
+        try:
+            await agent.register()
+        except BaseException:
+            self.agents.pop(config.name, None)
+            raise
+        min(self._slots, key=len).append(agent)
+        await self._follow_pods()
+        for pod in self._bound_to(config.name):
+            agent.pod_added(pod)
+        return agent
+
+    def _bound_to(self, name: str) -> list[Object]:
+        """The pods bound to the node `name`, as the pod informer has them."""
+        # (the cast: Informer's annotations name its own `list` method)
+        return cast("list[Object]", self._pods.by_index(NODE_NAME, name))
+
+    def _reconcile(self, agent: NodeAgent) -> None:
+        """What a reconnected agent's informers tell it once they list again: its Node, and
+        its pods as they are now (those gone meanwhile, as deleted)."""
+        node = self._nodes.get("", agent.name)
+        if node is not None:
+            agent.node_changed(node)
+        pods = self._bound_to(agent.name)
+        present = {p["metadata"]["uid"] for p in pods}
+        for worker in list(agent.workers.values()):
+            if worker.uid not in present:
+                agent.pod_deleted(dict(worker.pod))
+        for pod in pods:
+            agent.pod_updated(pod, pod)
+
+    # --- the wheel and the informers' events -------------------------------------------------
 
     async def _turn(self) -> None:
         step = self.interval / len(self._slots)
         start = self.clock.monotonic()
         tick = 0
         while True:
+            if step != self.interval / len(self._slots):  # nodes added that beat more often
+                start, tick, step = start + tick * step, 0, self.interval / len(self._slots)
             tick += 1
             await asyncio.sleep(max(start + tick * step - self.clock.monotonic(), 0.0))
             for agent in list(self._slots[tick % len(self._slots)]):
                 if self.agents.get(agent.name) is not agent:
                     continue  # its Node was deleted meanwhile
-                await agent.heartbeat(self.interval)  # it logs what fails in it
+                if agent.name in self._slowness and not self._slow_beat(agent.name):
+                    continue
+                # it logs what fails in it
+                await agent.heartbeat(self.interval * self._slowness.get(agent.name, 1.0))
                 self.renewals += 1
 
+    def _slow_beat(self, name: str) -> bool:
+        """Whether a slowed agent's heartbeat is due at this beat of its slot."""
+        now = self.clock.monotonic()
+        if now < self._next_heartbeat[name] - self.interval / 2:
+            return False
+        self._next_heartbeat[name] = now + self.interval * self._slowness[name]
+        return True
+
     def _agent_of(self, pod: Object) -> NodeAgent | None:
-        return self.agents.get((pod.get("spec") or {}).get("nodeName", ""))
+        """The agent that hears of the pod's changes: its node's, unless it is cut off."""
+        agent = self.agents.get((pod.get("spec") or {}).get("nodeName", ""))
+        return agent if agent is None or _link(agent).connected else None
 
     def _node(self, node: Object) -> None:
         name = node["metadata"]["name"]
         agent = self.agents.get(name)
         if agent is not None:
-            agent.node_changed(node)
-        elif name not in self._adopting and not node["metadata"].get("deletionTimestamp"):
+            if _link(agent).connected:
+                agent.node_changed(node)
+        elif (
+            name not in self._adopting
+            and name not in self._stopped
+            and name not in self._removing
+            and not node["metadata"].get("deletionTimestamp")
+        ):
             task = self.clock.loop.create_task(self._adopt(node))
             self._adopting[name] = task
             task.add_done_callback(lambda _: self._adopting.pop(name, None))
 
     async def _adopt(self, node: Object) -> None:
         """Run an agent for a labelled Node someone else created."""
-        config = adopted_config(node, self._next_index)
-        self._next_index += 1
-        agent = NodeAgent(self.client, config, codec=self.codec)
-        agent.config_maps = self._config_maps.get
-        agent.packed_pod = self._pods.packed
+        config = adopted_config(node, self.next_index)
+        self.next_index += 1
         try:
-            await agent.register()
+            await self._start_agent(config)
         except StatusError as e:
             log.warning("node %s: not adopted: %s", config.name, e.message)
-            return
-        self.agents[config.name] = agent
-        min(self._slots, key=len).append(agent)
-        await self._follow_pods()
-        for pod in self._pods.list():
-            if (pod.get("spec") or {}).get("nodeName") == config.name:
-                agent.pod_added(pod)
 
     def _config_map_changed(self, config_map: Object) -> None:
         for agent in self.agents.values():
-            if agent.config_blocked:
+            if agent.config_blocked and _link(agent).connected:
                 agent.config_map_changed(config_map)
 
     def _node_updated(self, old: Object, new: Object) -> None:
         self._node(new)
 
     def _node_deleted(self, node: Object) -> None:
-        agent = self.agents.pop(node["metadata"]["name"], None)
-        if agent is None:
-            return
-        for slot in self._slots:
-            if agent in slot:
-                slot.remove(agent)
-        agent.shut_down()
+        name = node["metadata"]["name"]
+        self._removing.discard(name)
+        agent = self.agents.get(name)
+        if agent is not None:
+            self._end(agent)
 
     def _pod_added(self, pod: Object) -> None:
         agent = self._agent_of(pod)
@@ -202,6 +400,33 @@ class NodeAgentPool:
         agent = self._agent_of(pod)
         if agent is not None:
             agent.pod_deleted(pod)
+
+
+class NotRunning(LookupError):
+    """A fault asked of a node whose agent the pool does not run: not one of its nodes, or
+    stopped."""
+
+
+def _link(agent: NodeAgent) -> Link:
+    link = agent.client
+    assert isinstance(link, Link), "the pool's agents talk through a Link"
+    return link
+
+
+def _node_name(pod: Object) -> list[str]:
+    return [(pod.get("spec") or {}).get("nodeName") or ""]
+
+
+def _kubelet_unreachable(
+    config: NodeConfig, pod: Object, container: str, stopped: bool
+) -> StatusError:
+    """What kube-apiserver answers when it cannot reach the kubelet for a pod's log: the dial
+    error, as a Status with no reason."""
+    m = pod["metadata"]
+    address = f"{config.internal_ip}:{KUBELET_PORT}"
+    why = "connect: connection refused" if stopped else "i/o timeout"
+    url = f"https://{address}/containerLogs/{m['namespace']}/{m['name']}/{container}"
+    return StatusError(500, "", f'Get "{url}": dial tcp {address}: {why}')
 
 
 def adopted_config(node: Object, index: int) -> NodeConfig:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from pinnace.api import catalog
@@ -47,6 +47,12 @@ EXPLAIN_PATH = "/pinnace/scheduler/explain"
 where one is registered (Pinnace's own path; `pinnace scheduler explain` reads it)."""
 PodExplainer = Callable[[str, str], Awaitable[dict[str, Any]]]
 """(namespace, pod name) -> the explanation's plain data."""
+NODES_PATH = "/pinnace/nodes"
+"""`POST <NODES_PATH>/<node>/<fault>` (stop, start, partition, slow?factor=F): a fault of a
+simulated node, where a handler is registered (Pinnace's own path; `pinnace node` posts to
+it)."""
+NodeFaults = Callable[[str, str, Mapping[str, Sequence[str]]], Awaitable[dict[str, Any]]]
+"""(node, fault, query parameters) -> the node's state afterwards."""
 
 
 class APIApp:
@@ -58,12 +64,15 @@ class APIApp:
         rand: Randomness | None = None,
         server_address: str = "",
         explainer: PodExplainer | None = None,
+        node_faults: NodeFaults | None = None,
     ) -> None:
         self.server = server
         self.server_address = server_address
         """host:port clients reach the server at, for /api's serverAddressByClientCIDRs."""
         self.explainer = explainer
         """The cluster's scheduler's explanations, served at EXPLAIN_PATH."""
+        self.node_faults = node_faults
+        """The cluster's simulated nodes' faults, served at NODES_PATH."""
         generator: random.Random = (rand or Randomness()).child("http").random
         self.resources = ResourceHandler(server, generator)
 
@@ -107,6 +116,11 @@ class APIApp:
         if self.explainer is not None and path.startswith(EXPLAIN_PATH + "/"):
             _only_get(request)
             return json_response(await self.explainer(*_pod_of(path[len(EXPLAIN_PATH) :])))
+        if self.node_faults is not None and path.startswith(NODES_PATH + "/"):
+            if request.method != "POST":
+                raise method_not_allowed()
+            node, fault = _node_fault_of(path[len(NODES_PATH) :])
+            return json_response(await self.node_faults(node, fault, request.query))
         if self.server.metrics_source is not None:
             metrics_target = metrics_paths.route(path)
             if metrics_target is not None:
@@ -124,7 +138,9 @@ class APIApp:
         """The paths `/` lists, as kube-apiserver lists those it serves."""
         paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3"]
         paths += ["/readyz", "/version"]
-        return paths if self.explainer is None else sorted([*paths, EXPLAIN_PATH])
+        paths += [EXPLAIN_PATH] if self.explainer is not None else []
+        paths += [NODES_PATH] if self.node_faults is not None else []
+        return sorted(paths)
 
     def served_kinds(self) -> tuple[Kind, ...]:
         """The catalog's kinds, those served at a second version, and the metrics API's while
@@ -140,6 +156,14 @@ def _pod_of(path: str) -> tuple[str, str]:
     if not shape or not parts[2] or not parts[4]:
         raise not_found()
     return parts[2], parts[4]
+
+
+def _node_fault_of(path: str) -> tuple[str, str]:
+    """(node, fault) of `/<node>/<fault>`."""
+    parts = path.split("/")
+    if len(parts) != 3 or parts[0] or not parts[1] or not parts[2]:
+        raise not_found()
+    return parts[1], parts[2]
 
 
 def _only_get(request: Request) -> None:

@@ -136,6 +136,8 @@ class Observer:
         self.incidents: list[Incident] = []
         self.failed_scheduling: Counter[str] = Counter()
         """Every FailedScheduling reason of the run, each repeat counted."""
+        self.failed_scheduling_events = 0
+        """FailedScheduling Events of the run, each repeat counted."""
         self._shape_of: dict[tuple[tuple[str, int], ...], int] = {}
         self._vectors: dict[int, tuple[int, Amounts]] = {}
         self._phases: Counter[str] = Counter()
@@ -321,6 +323,7 @@ class Observer:
         if new <= 0:
             return
         message = event.get("message") or ""
+        self.failed_scheduling_events += new
         for reason in fit_error_reasons(message):
             self.failed_scheduling[reason] += new
             self._since_sample[reason] += new

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pinnace.api.objects import Object
@@ -71,7 +71,8 @@ class PodRecord:
     """FailedScheduling events about it (counting repeats)."""
     last_failed_scheduling: str = ""
     """The last FailedScheduling message."""
-    ooms_seen: set[str] = field(default_factory=set)
+    ooms_seen: tuple[str, ...] = ()
+    """The OOM kills counted (few pods have any, so a tuple rather than a set each)."""
 
     @property
     def key(self) -> str:

@@ -280,7 +280,7 @@ class Observer:
         record.restarts = max(record.restarts, restarts(pod))
         for kill in oom_kills(pod):
             if kill not in record.ooms_seen:
-                record.ooms_seen.add(kill)
+                record.ooms_seen += (kill,)
                 record.oom_kills += 1
                 self._incident("OOMKilled", record.key)
         reason = disruption(pod)
@@ -382,8 +382,11 @@ class Observer:
         for name, summary in source().items():
             row = ledger.rows.get(name)
             if row is not None:
-                used[row, cpu] = sum(p.cpu_usage_nano_cores for p in summary.pods) / NANO_PER_MILLI
-                used[row, memory] = sum(p.memory_working_set_bytes for p in summary.pods)
+                # the node's CPU is its pods'; its memory holds the system's daemons' as well
+                used[row, cpu] = summary.node.cpu_usage_nano_cores / NANO_PER_MILLI
+                used[row, memory] = sum(
+                    c.memory_working_set_bytes for p in summary.pods for c in p.containers
+                )
         return used
 
     def _fragmentation(self) -> tuple[Fragmentation, tuple[str, ...]]:

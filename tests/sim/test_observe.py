@@ -6,13 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.sim.scenario import GI, INTERVAL, MI, RUN_SECONDS, TAINT_AT, Run, run
+from tests.sim.scenario import GI, INTERVAL, MI, PODS, RUN_SECONDS, TAINT_AT, Run, container, run
+from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
-from pinnace.sim.lifecycle import fit_error_reasons
+from pinnace.cluster import ClusterOptions
+from pinnace.kubelet import node_configs
 from pinnace.sim.observe import Observer
 
 EVENTS = catalog.kind("", "events")
+PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 ALLOCATABLE_MEMORY = 16 * GI - 100 * MI  # less the kubelet's default evictionHard
 
 
@@ -126,21 +129,36 @@ def test_fragmentation_per_shape_at_the_end(done: Run) -> None:
     assert nodes.fragmentation.largest_multiple.tolist() == [0, 7, 2]
 
 
-def test_fit_error_messages_split_into_reasons() -> None:
-    message = (
-        "0/5 nodes are available: 1 node(s) had untolerated taint {a: b}, 4 Insufficient cpu. "
-        "preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod.."
-    )
-    assert fit_error_reasons(message) == [
-        "node(s) had untolerated taint {a: b}",
-        "Insufficient cpu",
-    ]
-    assert fit_error_reasons("(combined from similar events): " + message)[1] == "Insufficient cpu"
-    prefilter = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims."
-    assert fit_error_reasons(prefilter) == ["pod has unbound immediate PersistentVolumeClaims"]
-    assert fit_error_reasons('pod "x" rejected') == ['pod "x" rejected']
-
-
 def test_the_interval_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         Observer(None, 0)  # type: ignore[arg-type]
+
+
+def test_a_preempted_pod_and_the_wait_of_the_pod_that_preempted_it() -> None:
+    cluster = SimulatedCluster(ClusterOptions(nodes=node_configs(1), seed=1))
+    observer = Observer(cluster.plane, INTERVAL)
+    try:
+        cluster.run(observer.start())
+        low = {"metadata": {"name": "low"}, "spec": {"containers": [container("3", "1Gi")]}}
+        cluster.run(cluster.client.create(PODS, "default", low))
+        cluster.wait(5)
+        high = {"metadata": {"name": "high"}, "value": 1000}
+        cluster.run(cluster.client.create(PRIORITY_CLASSES, "", high))
+        important = {
+            "metadata": {"name": "important"},
+            "spec": {"priorityClassName": "high", "containers": [container("3", "1Gi")]},
+        }
+        cluster.run(cluster.client.create(PODS, "default", important))
+        cluster.wait(60)
+        cluster.run(observer.stop())
+    finally:
+        cluster.close()
+    records = {r.name: r for r in observer.pods.values()}
+    victim, preemptor = records["low"], records["important"]
+    assert (victim.evicted, victim.evicted_at) == ("PreemptionByScheduler", 5.0)
+    assert [(i.time, i.kind) for i in observer.incidents] == [(5.0, "PreemptionByScheduler")]
+    assert victim.deleted == 5.0  # its simulated containers stop at once
+    # tried again after the scheduler's initial back-off (podInitialBackoffSeconds, 1 s)
+    assert (preemptor.created, preemptor.scheduled, preemptor.node) == (5.0, 6.0, "pinnace-node-1")
+    assert observer.shapes[preemptor.shape].name == "Pod default/low (+1 more)"
+    assert observer.failed_scheduling == {"Insufficient cpu": 1}

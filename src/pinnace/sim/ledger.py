@@ -109,10 +109,11 @@ class Ledger:
 
     def vector(self, resources: Mapping[str, int]) -> Amounts:
         """A resource map as a row of the columns (adding the columns it needs)."""
-        columns = [(self.column(name), amount) for name, amount in resources.items()]
+        for name in resources:
+            self.column(name)  # every column first: adding one moves those after it
         out = np.zeros(len(self.resources), dtype=np.int64)
-        for column, amount in columns:
-            out[column] = amount
+        for name, amount in resources.items():
+            out[self.resources.index(name)] = amount
         return out
 
     def set_node(self, node: Object, pool: str, ready: bool, schedulable: bool) -> None:
@@ -135,4 +136,5 @@ class Ledger:
     def charge(self, node: str, requests: Amounts, sign: int) -> None:
         """Add (sign 1) or take away (-1) a pod's requests (a vector of the current columns)
         on its node."""
-        self._requested[self.row(node)] += sign * requests
+        row = self.row(node)  # first: a new row may grow the arrays
+        self._requested[row] += sign * requests

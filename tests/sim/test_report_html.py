@@ -38,7 +38,15 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[webdriver.Chrome]:
     monkeypatch.setattr(SeleniumManager, "binary_paths", no_selenium_manager)
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",  # as root in a container
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",  # nothing but the page: no updates, no sync
+        "--disable-component-update",
+    ):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)

@@ -158,6 +158,41 @@ def test_pending_pods_are_evicted_regardless_of_budgets(api: Any) -> None:
     assert refused(api, api.server.get, PODS, "default", "a").code == 404
 
 
+def test_an_evicted_pod_is_marked_as_a_disruption_target_before_it_goes(api: Any) -> None:
+    # bound to a node, so deleting it is graceful and the marked pod can be read
+    api.call(api.server.create, PODS, "default", pod("a", nodeName="node-1"))
+    make_running(api, "a", ready=False)
+    budget(api, allowed=0)  # an unready pod may go while enough healthy ones remain
+    api.call(evict, api.server, "default", "a", eviction("a"))
+    marked = api.call(api.server.get, PODS, "default", "a")
+    assert marked["metadata"]["deletionTimestamp"]
+    [target] = [c for c in marked["status"]["conditions"] if c["type"] == "DisruptionTarget"]
+    assert target == {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "EvictionByEvictionAPI",
+        "message": "Eviction API: evicting",
+        "lastTransitionTime": target["lastTransitionTime"],
+    }
+    # a dry run marks nothing
+    api.call(api.server.create, PODS, "default", pod("b", nodeName="node-1"))
+    make_running(api, "b", ready=False)
+    api.call(evict, api.server, "default", "b", eviction("b"), True)
+    untouched = api.call(api.server.get, PODS, "default", "b")
+    assert [c["type"] for c in untouched["status"]["conditions"]] == ["Ready"]
+
+
+def test_an_eviction_for_another_pod_of_the_name_marks_nothing(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("a", nodeName="node-1"))
+    make_running(api, "a")
+    body = {**eviction("a"), "deleteOptions": {"preconditions": {"uid": "other"}}}
+    e = refused(api, evict, api.server, "default", "a", body)
+    assert e.code == 409
+    assert "the UID in the precondition (other) does not match" in e.message
+    pod_a = api.call(api.server.get, PODS, "default", "a")
+    assert [c["type"] for c in pod_a["status"]["conditions"]] == ["Ready"]
+
+
 def test_eviction_name_must_match_the_url(api: Any) -> None:
     api.call(api.server.create, PODS, "default", pod("a"))
     e = refused(api, evict, api.server, "default", "a", eviction("b"))

@@ -6,7 +6,9 @@ the one budget that selects the pod must allow a disruption: it is decremented (
 recorded in status.disruptedPods for the disruption controller) before the pod is deleted; a
 budget that allows none answers 429 so clients such as `kubectl drain` retry. An unready pod may
 go without spending the budget while enough healthy pods remain, or always under
-unhealthyPodEvictionPolicy AlwaysAllow.
+unhealthyPodEvictionPolicy AlwaysAllow. Before it is deleted (unless in a dry run) the pod is
+marked with the DisruptionTarget condition, reason EvictionByEvictionAPI, through its status,
+as v1.32's addConditionAndDeletePod does, so that whoever watches it can tell why it went.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pinnace.api.labels import selector_from_dict
 from pinnace.api.objects import Object, meta
 from pinnace.api.options import DeleteOptions
 from pinnace.apiserver.keys import list_prefix, object_key
+from pinnace.apiserver.server import check_delete_preconditions
 from pinnace.store import ConflictError
 
 if TYPE_CHECKING:
@@ -28,6 +31,12 @@ MAX_DISRUPTED_POD_SIZE = 2000
 EVICTION_RETRIES = 5
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 STATUS_SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+EVICTION_TARGET = {
+    "type": "DisruptionTarget",
+    "status": "True",
+    "reason": "EvictionByEvictionAPI",
+    "message": "Eviction API: evicting",
+}
 
 
 async def evict(
@@ -43,7 +52,7 @@ async def evict(
         if _enforce_resource_version(pod) and not options.precondition_resource_version:
             rv = pod["metadata"]["resourceVersion"]
             options = dataclasses.replace(options, precondition_resource_version=rv)
-        await server.delete(pods, namespace, name, options)
+        await _mark_and_delete(server, namespace, name, options)
         return dict(STATUS_SUCCESS)
     budgets = await _budgets_selecting(server, pod)
     if len(budgets) > 1:
@@ -63,12 +72,48 @@ async def evict(
         rv = pod["metadata"]["resourceVersion"]
         options = dataclasses.replace(options, precondition_resource_version=rv)
     try:
-        await server.delete(pods, namespace, name, options)
+        await _mark_and_delete(server, namespace, name, options)
     except status.StatusError as e:
         if e.code == 409 and unready_may_go and not user_precondition:
             raise _still_processing(budgets[0]["metadata"]["name"]) from None
         raise
     return dict(STATUS_SUCCESS)
+
+
+async def _mark_and_delete(
+    server: APIServer, namespace: str, name: str, options: DeleteOptions
+) -> None:
+    """addConditionAndDeletePod: the pod's status gets the DisruptionTarget condition (on the
+    latest pod, which must still meet the preconditions), then the pod is deleted; a
+    resourceVersion precondition moves on to the marked pod's."""
+    pods = catalog.kind("", "pods")
+    if not options.dry_run:
+        now = server.clock.now_rfc3339()
+
+        def mark(pod: Object) -> Object:
+            check_delete_preconditions(pods, name, pod, options)
+            _set_condition(pod, {**EVICTION_TARGET, "lastTransitionTime": now})
+            return pod
+
+        marked = await server.modify(pods, namespace, name, mark, subresource="status")
+        if options.precondition_resource_version:
+            rv = marked.obj["metadata"]["resourceVersion"]
+            options = dataclasses.replace(options, precondition_resource_version=rv)
+    await server.delete(pods, namespace, name, options)
+
+
+def _set_condition(pod: Object, condition: Object) -> None:
+    """podutil.UpdatePodCondition: add or replace the condition of its type; one whose status
+    does not change keeps its lastTransitionTime."""
+    s = pod.setdefault("status", {})
+    conditions = s["conditions"] = list(s.get("conditions") or [])
+    for i, old in enumerate(conditions):
+        if old.get("type") == condition["type"]:
+            if old.get("status") == condition["status"]:
+                condition = {**condition, "lastTransitionTime": old.get("lastTransitionTime")}
+            conditions[i] = condition
+            return
+    conditions.append(condition)
 
 
 def _delete_options(raw: Any, dry_run: bool) -> DeleteOptions:

@@ -452,7 +452,7 @@ class APIServer:
             except KeyNotFoundError:
                 raise status.not_found(kind.plural, name, kind.group) from None
             if attempt == 0:
-                _check_delete_preconditions(kind, name, old, options)
+                check_delete_preconditions(kind, name, old, options)
             else:
                 # A write came between the read and the mark: kube-apiserver's GuaranteedUpdate
                 # reads again and checks the preconditions in the store's own words.
@@ -605,7 +605,7 @@ def _conflict(kind: Kind, name: str) -> StatusError:
     return status.conflict(kind.plural, name, status.STALE_RESOURCE_VERSION, kind.group)
 
 
-def _check_delete_preconditions(kind: Kind, name: str, old: Object, options: DeleteOptions) -> None:
+def check_delete_preconditions(kind: Kind, name: str, old: Object, options: DeleteOptions) -> None:
     """rest.BeforeDelete's early check of a DELETE's preconditions against the object read,
     before any graceful deletion. Its Conflict names the object's kind, not its resource:
     `Operation cannot be fulfilled on Pod "web"`, `Deployment.apps "web"`."""

@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scheduler", "kubelet", "controllers"),
     ("descheduler",),
     ("cluster",),
+    ("sim",),
     ("bench",),
     ("cli",),  # the commands, `pinnace bench` among them
 )

@@ -58,6 +58,7 @@ class MvccStore(Store):
         self.codec = codec if codec is not None else Codec()
         self._state = MvccState(recent_versions, settled_block, segment_bytes, self.codec)
         self._hub = WatchHub(self._state, watch_buffer)
+        self._observers: list[Callable[[WatchEvent], None]] = []
         self._closed = False
 
     @property
@@ -93,7 +94,16 @@ class MvccStore(Store):
     def _commit(self, event: WatchEvent) -> bool:
         """Make a durable change visible to readers and watchers; True if watchers lag."""
         self._state.apply(event)
+        for observer in self._observers:
+            observer(event)
         return self._hub.publish(event)
+
+    def observe(self, observer: Callable[[WatchEvent], None]) -> Callable[[], None]:
+        """Call `observer(event)` with every change as it commits, in revision order, before
+        any watcher has it; returns what stops it. Unlike a watch it has no buffer, no task
+        and no lag, so what it records cannot change when the cluster's tasks run."""
+        self._observers.append(observer)
+        return lambda: self._observers.remove(observer)
 
     async def get(self, key: str, revision: int | None = None) -> Object:
         self._check_open()

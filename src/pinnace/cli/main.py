@@ -12,7 +12,7 @@ from pinnace.bench import api as api_bench
 from pinnace.bench import nodes as nodes_bench
 from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import store as store_bench
-from pinnace.cli import deschedule, node, scheduler, up
+from pinnace.cli import deschedule, node, scheduler, simulate, up
 from pinnace.store import StoreError
 
 
@@ -199,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     scheduler.register(subcommands)
     deschedule.register(subcommands)
     node.register(subcommands)
+    simulate.register(subcommands)
     return parser
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
@@ -22,6 +22,32 @@ class Component(Protocol):
 
     async def stop(self) -> None:
         """End work; return once every task the component started has ended."""
+
+
+class HeldTasks:
+    """The tasks a component started and holds until each is done (the loop keeps only weak
+    references, so an unheld task may be collected midway), in the order they started.
+
+    A set would do, but a set of tasks iterates in the order of their memory addresses, so
+    cancelling them at a stop would run their endings in a different order on every run.
+    """
+
+    def __init__(self) -> None:
+        self._tasks: dict[asyncio.Task[Any], None] = {}
+
+    def hold(self, task: asyncio.Task[Any]) -> None:
+        self._tasks[task] = None
+        task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.pop(task, None)
+
+    def __bool__(self) -> bool:
+        return bool(self._tasks)
+
+    def __iter__(self) -> Iterator[asyncio.Task[Any]]:
+        """The tasks held now, first started first (a copy: holding more meanwhile is safe)."""
+        return iter(list(self._tasks))
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:

@@ -128,6 +128,14 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
             )
         self._run_stopping_when_idle(when)
 
+    def run_until_next(self) -> None:
+        """Run what is due now, then up to the next timer and what falls due with it (a
+        simulation's step); nothing more when nothing is scheduled."""
+        self.run_until(self._now)
+        live = [when for when, _, timer in self._timers if not timer._cancelled]
+        if live:
+            self.run_until(min(live))
+
     def run_until_idle(self) -> None:
         """Run until nothing at all is scheduled; the clock stays at the last event.
 

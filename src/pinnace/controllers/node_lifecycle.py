@@ -208,7 +208,9 @@ class NodeLifecycleController:
         self._known: dict[str, Object] = {}
         self._health: dict[str, _Health] = {}
         self._zones = _Zones()
-        self._no_schedule_pending: set[str] = set()
+        self._no_schedule_pending: dict[str, None] = {}
+        """nodeUpdateQueue: the nodes to check, first changed first, each once (a dict as an
+        ordered set: a set's order would follow the process's string hashing)."""
         self._no_schedule_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -501,7 +503,7 @@ class NodeLifecycleController:
     # --- NoSchedule taints -------------------------------------------------------------------
 
     def _node_changed(self, node: Object) -> None:
-        self._no_schedule_pending.add(node["metadata"]["name"])
+        self._no_schedule_pending[node["metadata"]["name"]] = None
         self._no_schedule_wake.set()
 
     async def _no_schedule_worker(self) -> None:
@@ -509,7 +511,9 @@ class NodeLifecycleController:
             await self._no_schedule_wake.wait()
             self._no_schedule_wake.clear()
             while self._no_schedule_pending:
-                node = self._nodes.get("", self._no_schedule_pending.pop())
+                name = next(iter(self._no_schedule_pending))
+                del self._no_schedule_pending[name]
+                node = self._nodes.get("", name)
                 if node is not None and not node["metadata"].get("deletionTimestamp"):
                     await self._no_schedule_pass(node)
 

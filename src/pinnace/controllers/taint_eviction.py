@@ -12,7 +12,6 @@ DeletionByTaintManager) and records a TaintManagerEviction event.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Timer
+from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.scheduling.taints import Toleration
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ class TaintEvictionController:
         self._scheduled: dict[str, _Scheduled] = {}
         self._fired: set[str] = set()
         """Pods whose deletion was carried out: never scheduled again while they exist."""
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = HeldTasks()
 
     async def start(self) -> None:
         self._nodes.add_event_handler(self._node_changed, self._node_updated, None)
@@ -107,9 +107,7 @@ class TaintEvictionController:
         for scheduled in self._scheduled.values():
             scheduled.timer.cancel()
         self._scheduled.clear()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(self._tasks)
 
     def scheduled_deletions(self) -> dict[str, float]:
         """namespace/name -> when (clock seconds) each pending deletion is due."""
@@ -178,8 +176,7 @@ class TaintEvictionController:
         self._scheduled.pop(key, None)
         self._fired.add(key)
         task = self._clock.loop.create_task(self._delete(key))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.hold(task)
 
     async def _delete(self, key: str) -> None:
         pod = self._pods.get_by_key(key)

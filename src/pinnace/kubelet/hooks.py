@@ -21,7 +21,7 @@ from typing import Any
 
 from pinnace.kubelet.behaviour import ANNOTATION_PREFIX, BehaviourError
 from pinnace.kubelet.probes import annotation, duration_annotation
-from pinnace.kubelet.shell import command_run
+from pinnace.kubelet.shell import Now, command_run
 
 POST_START, PRE_STOP = "postStart", "preStop"
 _KEYS = {POST_START: "post-start", PRE_STOP: "pre-stop"}
@@ -34,14 +34,16 @@ class HookRun:
     """Why the hook failed, as the kubelet words it; None when it succeeds."""
 
 
-def hook_run(pod: Mapping[str, Any], container: Mapping[str, Any], hook: str) -> HookRun | None:
-    """What the container's `hook` (postStart or preStop) does, or None when it has none.
-    Raises BehaviourError for an annotation that does not parse."""
+def hook_run(
+    pod: Mapping[str, Any], container: Mapping[str, Any], hook: str, now: Now
+) -> HookRun | None:
+    """What the container's `hook` (postStart or preStop) does, run at the time `now` tells,
+    or None when it has none. Raises BehaviourError for an annotation that does not parse."""
     handler = (container.get("lifecycle") or {}).get(hook)
     if not handler:
         return None
     name = container.get("name", "")
-    seconds, failure = _handler_run(handler)
+    seconds, failure = _handler_run(handler, now)
     found = annotation(pod, ANNOTATION_PREFIX + _KEYS[hook] + "-seconds", name)
     if found is not None:
         seconds = duration_annotation(found)
@@ -60,11 +62,11 @@ def hook_run(pod: Mapping[str, Any], container: Mapping[str, Any], hook: str) ->
     return HookRun(seconds, _message(handler, failure, pod, name))
 
 
-def _handler_run(handler: Mapping[str, Any]) -> tuple[float, str | None]:
+def _handler_run(handler: Mapping[str, Any], now: Now) -> tuple[float, str | None]:
     """(seconds, error) the handler gives by itself."""
     if handler.get("exec"):
         command = [str(w) for w in handler["exec"].get("command") or ()]
-        run = command_run(command)
+        run = command_run(command, now=now)
         if run is None:
             return 0.0, None
         if run.exit_code:

@@ -11,7 +11,7 @@ back. The pool gives each agent its own link (`NodeAgentPool.partition`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from pinnace.api.kind import Kind
@@ -136,7 +136,7 @@ class Link(Client):
             options=options,
         )
 
-    async def bind(self, pod: Object, node: str) -> None:
+    async def bind(self, pod: Mapping[str, Any], node: str) -> None:
         self._check()
         await self._client.bind(pod, node)
 

@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable
-from typing import cast
 
 from pinnace.api import status
 from pinnace.api.objects import Object
@@ -150,6 +149,10 @@ class NodeAgentPool:
     def agent(self, name: str) -> NodeAgent | None:
         """The agent of the node `name`, if this pool runs it."""
         return self.agents.get(name)
+
+    def configs(self) -> list[NodeConfig]:
+        """Every node of the pool, its agent running or stopped."""
+        return [a.config for a in self.agents.values()] + list(self._stopped.values())
 
     @property
     def failed(self) -> frozenset[str]:
@@ -296,8 +299,7 @@ class NodeAgentPool:
 
     def _bound_to(self, name: str) -> list[Object]:
         """The pods bound to the node `name`, as the pod informer has them."""
-        # (the cast: Informer's annotations name its own `list` method)
-        return cast("list[Object]", self._pods.by_index(NODE_NAME, name))
+        return self._pods.by_index(NODE_NAME, name)
 
     def _reconcile(self, agent: NodeAgent) -> None:
         """What a reconnected agent's informers tell it once they list again: its Node, and

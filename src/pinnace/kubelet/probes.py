@@ -44,7 +44,7 @@ from typing import Any, Protocol
 from pinnace.clock import Clock, Timer, parse_duration
 from pinnace.kubelet.behaviour import ANNOTATION_PREFIX, BehaviourError
 from pinnace.kubelet.commands import SHELLS
-from pinnace.kubelet.shell import command_run
+from pinnace.kubelet.shell import Now, command_run
 
 STARTUP_SECONDS = ANNOTATION_PREFIX + "startup-seconds"
 READINESS_FAILS_AFTER = ANNOTATION_PREFIX + "readiness-fails-after"
@@ -162,10 +162,10 @@ class ProbeOutcomes:
 
 
 def probe_outcomes(
-    pod: Mapping[str, Any], container: Mapping[str, Any], probe: Probe, pod_ip: str
+    pod: Mapping[str, Any], container: Mapping[str, Any], probe: Probe, pod_ip: str, now: Now
 ) -> ProbeOutcomes:
-    """The model of `probe` of `container`. Raises BehaviourError for an annotation that does
-    not parse."""
+    """The model of `probe` of `container`, its command run at the time `now` tells. Raises
+    BehaviourError for an annotation that does not parse."""
     name = container.get("name", "")
     down, unhealthy = _failure_messages(probe, container, pod_ip)
     windows: list[Failing] = []
@@ -183,7 +183,7 @@ def probe_outcomes(
     command = (probe.handler.get("exec") or {}).get("command")
     if command:
         argv = [str(w) for w in (container.get("command") or []) + (container.get("args") or [])]
-        windows += _exec_windows([str(w) for w in command], argv, probe.timeout)
+        windows += _exec_windows([str(w) for w in command], argv, probe.timeout, now)
     return ProbeOutcomes(windows)
 
 
@@ -230,7 +230,9 @@ _FILE_CHECKS = {
 }
 
 
-def _exec_windows(probe: list[str], container_argv: list[str], timeout: int) -> list[Failing]:
+def _exec_windows(
+    probe: list[str], container_argv: list[str], timeout: int, now: Now
+) -> list[Failing]:
     """Failing windows of an exec probe: a file check against the file's life in the
     container's script, or a well-known command."""
     words = _script_words(probe)
@@ -241,7 +243,7 @@ def _exec_windows(probe: list[str], container_argv: list[str], timeout: int) -> 
             present = _file_presence(container_argv, path)
             if present is not None:
                 return _absent_windows(present, _FILE_CHECKS[program].format(path))
-    run = command_run(probe)
+    run = command_run(probe, now=now)
     if run is None:
         return []
     if run.seconds > timeout:

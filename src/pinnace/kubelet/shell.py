@@ -67,6 +67,8 @@ MIN_ROUND_SECONDS = 0.001
 """An endless loop that sleeps less a round is taken as one that never sleeps: its rounds
 would come faster than the clock can tell them apart (a sleep of 0.0000001 s added to the time
 of day is no time at all), and the node agent would print its lines for ever at one instant."""
+Now = Callable[[], float]
+"""Seconds since the Unix epoch, as a clock tells them."""
 _PRINTING = frozenset({"echo", "env", "printenv", "cat", "ls", "date", "stress"})
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _GLOB = re.compile(r"[*?\[]")
@@ -86,7 +88,9 @@ class ShellContext:
     environment: Mapping[str, str] = field(default_factory=dict)
     """The variables the kubelet gives the container."""
     files: Filesystem = field(default_factory=Filesystem)
-    now: Callable[[], float] = time.time
+    now: Now = lambda: 0.0
+    """Seconds since the Unix epoch, as the node's clock says (what `date` prints); never the
+    wall clock's, so a simulation prints what its virtual clock says."""
     hostname: str = ""
     """The pod's name, which the runtime gives as HOSTNAME."""
 
@@ -140,24 +144,32 @@ class LogStream:
         return delay, batch
 
 
-def command_run(argv: Sequence[str], context: ShellContext | None = None) -> CommandRun | None:
+def command_run(
+    argv: Sequence[str], context: ShellContext | None = None, *, now: Now | None = None
+) -> CommandRun | None:
     """What running `argv` does, all its output at once; None when it is not understood."""
-    script = script_run(argv, context)
+    script = script_run(argv, context, now=now)
     if script is None:
         return None
     script.run.output = [line for _, line in script.lines]
     return script.run
 
 
-def script_run(argv: Sequence[str], context: ShellContext | None = None) -> ScriptRun | None:
+def script_run(
+    argv: Sequence[str], context: ShellContext | None = None, *, now: Now | None = None
+) -> ScriptRun | None:
     """Run `argv` (a shell's `-c` script, or a program and its arguments); None when it is
     not understood. Without a context (an exec probe or hook: the container's files and
-    environment are not at hand), `cat`, `ls`, `env` and `printenv` are not understood."""
+    environment are not at hand), `cat`, `ls`, `env` and `printenv` are not understood, and
+    `now` tells the time."""
     if not argv:
         return None
     program = argv[0].rsplit("/", 1)[-1]
     text = argv[2] if program in SHELLS and len(argv) >= 3 and argv[1] == "-c" else None
-    shell = _Shell(context or ShellContext(), known=context is not None)
+    if context is None:
+        shell = _Shell(ShellContext(now=now) if now else ShellContext(), known=False)
+    else:
+        shell = _Shell(context)
     try:
         commands = parse(shlex.join(argv) if text is None else text)
         shell.run_list(commands)

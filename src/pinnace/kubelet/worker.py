@@ -595,15 +595,14 @@ class PodWorker:
             pod_ip = self.pod_ip
             env = self.host.container_environment(pod, c.name, pod_ip)
             hostname = (pod.get("spec") or {}).get("hostname") or self.name
-            context = ShellContext(
-                env, self.volumes.filesystem(spec), self.host.clock.now, hostname
-            )
+            now = self.host.clock.now
+            context = ShellContext(env, self.volumes.filesystem(spec), now, hostname)
             return _Plan(
                 container_behaviour(pod, c.name, context),
-                hook_run(pod, spec, POST_START),
-                hook_run(pod, spec, PRE_STOP),
+                hook_run(pod, spec, POST_START, now),
+                hook_run(pod, spec, PRE_STOP, now),
                 {
-                    kind: probe_outcomes(pod, spec, prober.probe, pod_ip)
+                    kind: probe_outcomes(pod, spec, prober.probe, pod_ip, now)
                     for kind, prober in probers.items()
                 },
             )

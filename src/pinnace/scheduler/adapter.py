@@ -34,7 +34,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
 from pinnace.clock import Randomness
-from pinnace.clock.component import cancel_and_wait
+from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.framework import Plugin
@@ -100,7 +100,7 @@ class SchedulerService:
         self._connect_namespace_labels()
         self._connect_workload_selectors()
         self._wake = asyncio.Event()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = HeldTasks()
         """Bindings under way."""
         self._running: asyncio.Task[None] | None = None
 
@@ -315,13 +315,12 @@ class SchedulerService:
 
     def _spawn(self, work: Any) -> None:
         task = self.clock.loop.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.hold(task)
 
     async def flush(self) -> None:
         """Wait until the binds, status writes and events begun so far are done."""
         while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         for recorder in self.recorders.values():
             await recorder.flush()
 

@@ -337,6 +337,14 @@ class Observer:
     def _incident(self, kind: str, subject: str) -> None:
         self.incidents.append(Incident(self.elapsed(), kind, subject))
 
+    def pods_now(self) -> dict[str, int]:
+        """The pods that exist now, by phase, and Unscheduled (not bound) and Total."""
+        return {
+            **{phase: self._phases[phase] for phase in PHASES},
+            "Unscheduled": self._unscheduled,
+            "Total": sum(self._phases.values()),
+        }
+
     def sample(self) -> Sample:
         """Take a sample now (the observer takes one every interval on its own)."""
         ledger = self.ledger
@@ -352,11 +360,7 @@ class Observer:
             allocatable=groups.astype(np.int64) @ ledger.allocatable,
             requested=groups.astype(np.int64) @ ledger.requested,
             used=groups.astype(np.float64) @ used,
-            pods={
-                **{phase: self._phases[phase] for phase in PHASES},
-                "Unscheduled": self._unscheduled,
-                "Total": sum(self._phases.values()),
-            },
+            pods=self.pods_now(),
             nodes={
                 "Ready": int((present & ledger.ready).sum()),
                 "NotReady": int((present & ~ledger.ready).sum()),

@@ -1,0 +1,205 @@
+"""A whole cluster on the virtual clock: the `ControlPlane` `pinnace up` runs, in one process,
+driven by a scenario (objects at time zero, timeline steps, workload arrivals) and observed
+into a report.
+
+    sim = Simulation("scenario.yaml", seed=7)
+    report = sim.run(until=3600)           # an hour of simulated time, in seconds
+    pods = sim.run_coroutine(sim.client.list(PODS, "default"))
+    sim.close()
+
+Nothing here reads the wall clock except to say how long the run took (`wall_seconds`), which
+no simulated outcome depends on: the same scenario and seed give the same event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Awaitable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+from pinnace.client import LocalClient
+from pinnace.clock import Clock, VirtualEventLoop
+from pinnace.clock.component import cancel_and_wait
+from pinnace.cluster import ClusterOptions, ControlPlane
+from pinnace.sim.actions import Actions
+from pinnace.sim.arrivals import run_arrivals
+from pinnace.sim.eventlog import EventLog
+from pinnace.sim.observe import Observer
+from pinnace.sim.report import Report
+from pinnace.sim.scenario import Scenario, Step, load_scenario, parse_scenario
+from pinnace.sim.settle import until_settled
+from pinnace.store import MemoryStore
+
+T = TypeVar("T")
+
+FIELD_MANAGER = "pinnace-simulate"
+"""The field manager of the objects a scenario applies."""
+
+
+class Simulation:
+    """The scenario's cluster, started on its own virtual loop at time zero.
+
+    `scenario` is a Scenario, a path to a scenario file, or the file's content as a mapping;
+    `seed` overrides the scenario's; `event_log`, when given, receives the event log's lines
+    (its SHA-256 is kept either way)."""
+
+    def __init__(
+        self,
+        scenario: Scenario | str | Path | Mapping[str, Any],
+        *,
+        seed: int | None = None,
+        event_log: BinaryIO | None = None,
+    ) -> None:
+        if isinstance(scenario, str | Path):
+            scenario = load_scenario(scenario)
+        elif not isinstance(scenario, Scenario):
+            scenario = parse_scenario(dict(scenario))
+        self.scenario = scenario
+        self.seed = scenario.seed if seed is None else seed
+        self.loop = VirtualEventLoop()
+        self.clock = Clock(self.loop)
+        self.store = MemoryStore()
+        cluster = scenario.cluster
+        options = ClusterOptions(
+            nodes=cluster.nodes,
+            scheduler_config=cluster.scheduler_config,
+            node_lifecycle=cluster.node_lifecycle,
+            workloads=cluster.workloads,
+            seed=self.seed,
+        )
+        self.plane = ControlPlane(self.store, self.clock, options)
+        self.client: LocalClient = LocalClient(self.plane.server, field_manager=FIELD_MANAGER)
+        """The scenario's own client: what it applies is recorded under FIELD_MANAGER."""
+        self.event_log = EventLog(self.store, self.clock, event_log)
+        self.observer = Observer(self.plane, scenario.metrics.interval)
+        self.actions = Actions(self.plane, self.client, cluster.pools)
+        self.started_at = self.clock.now()
+        self.refused: Counter[str] = Counter()
+        """Arrivals the API server refused, by generator."""
+        self._tasks: list[asyncio.Task[None]] = []
+        self._wall = 0.0
+        self._closed = False
+        self._timed(self._start())
+
+    # --- running ------------------------------------------------------------------------------
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds of simulated time since the start."""
+        return self.clock.now() - self.started_at
+
+    @property
+    def wall_seconds(self) -> float:
+        """Seconds of real time spent running the cluster so far."""
+        return self._wall
+
+    def run(self, until: float | None = None) -> Report:
+        """Run until `until` seconds of simulated time from the start (the scenario's `until`
+        when None), and report on the run so far."""
+        self.advance(until)
+        return self.report()
+
+    def advance(self, until: float | None = None) -> None:
+        """Run until `until` seconds of simulated time from the start (the scenario's `until`
+        when None)."""
+        horizon = self.scenario.until if until is None else until
+        if horizon is None:
+            raise ValueError("the scenario has no `until`: say how long to run")
+        if horizon > self.elapsed:
+            self._timed(lambda: self.loop.run_until(self.started_at + horizon))
+
+    def finish(self) -> Report:
+        """Stop the cluster (the observer takes its last sample) and report on the whole run."""
+        elapsed = self.elapsed
+        self.close()
+        return Report.from_run(
+            self.observer,
+            scenario=self.scenario.name,
+            seed=self.seed,
+            simulated_seconds=elapsed,
+            wall_seconds=self._wall,
+            event_log_sha256=self.event_log.sha256(),
+        )
+
+    def step(self) -> float:
+        """Run up to the next timer of any component, and what falls due then; the seconds
+        of simulated time since the start, after."""
+        self._timed(self.loop.run_until_next)
+        return self.elapsed
+
+    def run_coroutine(self, coro: Awaitable[T]) -> T:
+        """Run the cluster until `coro` (e.g. a read through `client`) is done."""
+        return self._timed(lambda: self.loop.run_until_complete(coro))
+
+    def inject(self, step: Step) -> None:
+        """Add a timeline step, as if the scenario held it (`at` counts from the start)."""
+        self._tasks.append(self.loop.create_task(self._take(step)))
+
+    def report(self) -> Report:
+        """The report of the run so far."""
+        return Report.from_run(
+            self.observer,
+            scenario=self.scenario.name,
+            seed=self.seed,
+            simulated_seconds=self.elapsed,
+            wall_seconds=self._wall,
+            event_log_sha256=self.event_log.sha256(),
+        )
+
+    def close(self) -> None:
+        """Stop every component and the scenario's own tasks; the loop is closed after."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.loop.run_until_complete(self._stop())
+        finally:
+            self.loop.close()
+            asyncio.set_event_loop(None)
+
+    def __enter__(self) -> Simulation:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- the scenario -------------------------------------------------------------------------
+
+    async def _start(self) -> None:
+        await self.plane.start()
+        await self.observer.start()
+        await self.actions.apply(self.scenario.objects)
+        for step in self.scenario.timeline:
+            self.inject(step)
+        for arrivals in self.scenario.workloads:
+            task = run_arrivals(
+                arrivals, self.client, self.plane.randomness, self.started_at, self.refused
+            )
+            self._tasks.append(self.loop.create_task(task))
+
+    async def _take(self, step: Step) -> None:
+        if step.at is not None:
+            await asyncio.sleep(max(0.0, self.started_at + step.at - self.clock.now()))
+        else:
+            await until_settled(self.clock, lambda: self.event_log.workload_changes)
+        await self.actions.take(step.action)
+
+    async def _stop(self) -> None:
+        await cancel_and_wait(self._tasks)
+        await self.actions.stop()
+        await self.observer.stop()
+        await self.plane.stop()
+        self.event_log.close()
+
+    def _timed(self, work: Any) -> Any:
+        """Run `work` (a coroutine, or a callable running the loop), counting its wall time."""
+        began = time.perf_counter()
+        try:
+            if isinstance(work, Coroutine):
+                return self.loop.run_until_complete(work)
+            return work()
+        finally:
+            self._wall += time.perf_counter() - began

@@ -135,8 +135,9 @@ class Simulation:
         return self._timed(lambda: self.loop.run_until_complete(coro))
 
     def inject(self, step: Step) -> None:
-        """Add a timeline step, as if the scenario held it (`at` counts from the start)."""
-        self._tasks.append(self.loop.create_task(self._take(step)))
+        """Take a step beside the scenario's timeline: at its `at` (from the start), or once
+        the cluster has settled from now."""
+        self._tasks.append(self.loop.create_task(self._timeline([step])))
 
     def report(self) -> Report:
         """The report of the run so far."""
@@ -172,20 +173,22 @@ class Simulation:
         await self.plane.start()
         await self.observer.start()
         await self.actions.apply(self.scenario.objects)
-        for step in self.scenario.timeline:
-            self.inject(step)
+        self._tasks.append(self.loop.create_task(self._timeline(self.scenario.timeline)))
         for arrivals in self.scenario.workloads:
             task = run_arrivals(
                 arrivals, self.client, self.plane.randomness, self.started_at, self.refused
             )
             self._tasks.append(self.loop.create_task(task))
 
-    async def _take(self, step: Step) -> None:
-        if step.at is not None:
-            await asyncio.sleep(max(0.0, self.started_at + step.at - self.clock.now()))
-        else:
-            await until_settled(self.clock, lambda: self.event_log.workload_changes)
-        await self.actions.take(step.action)
+    async def _timeline(self, steps: list[Step]) -> None:
+        """Take `steps` in order, each at its time or once the cluster has settled after the
+        step before."""
+        for step in steps:
+            if step.at is not None:
+                await asyncio.sleep(max(0.0, self.started_at + step.at - self.clock.now()))
+            else:
+                await until_settled(self.clock, lambda: self.event_log.workload_changes)
+            await self.actions.take(step.action)
 
     async def _stop(self) -> None:
         await cancel_and_wait(self._tasks)

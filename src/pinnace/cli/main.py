@@ -11,6 +11,7 @@ from pinnace import KUBERNETES_REFERENCE, __version__
 from pinnace.bench import api as api_bench
 from pinnace.bench import nodes as nodes_bench
 from pinnace.bench import scheduler as scheduler_bench
+from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
 from pinnace.cli import deschedule, node, scheduler, simulate, up
 from pinnace.store import StoreError
@@ -53,6 +54,20 @@ def _bench_scheduler(args: argparse.Namespace) -> int:
         print(f"pinnace bench scheduler: {e}", file=sys.stderr)
         return 1
     print(scheduler_bench.render(results, args.json))
+    return 0
+
+
+def _bench_simulate(args: argparse.Namespace) -> int:
+    try:
+        scenario = (
+            simulate_bench.load(args.scenario)
+            if args.scenario
+            else simulate_bench.churn(args.nodes, args.pods, args.hours)
+        )
+    except (ValueError, OSError) as e:  # ScenarioError is a ValueError
+        print(f"pinnace bench simulate: {e}", file=sys.stderr)
+        return 1
+    print(simulate_bench.render(simulate_bench.run(scenario), args.json))
     return 0
 
 
@@ -102,6 +117,28 @@ def _add_bench(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     _add_bench_api(benchmarks)
     _add_bench_scheduler(benchmarks)
     _add_bench_nodes(benchmarks)
+    _add_bench_simulate(benchmarks)
+
+
+def _add_bench_simulate(benchmarks: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    simulate = benchmarks.add_parser(
+        "simulate",
+        help="the simulated mode: a day of pod churn on the virtual clock, or a scenario",
+    )
+    simulate.add_argument(
+        "--nodes", type=_count(1), default=1000, help="nodes of the churn workload (1000)"
+    )
+    simulate.add_argument(
+        "--pods", type=_count(0), default=10_000, help="pods arriving over the run (10000)"
+    )
+    simulate.add_argument(
+        "--hours", type=_count(1), default=24, help="simulated hours of the churn workload (24)"
+    )
+    simulate.add_argument(
+        "--scenario", metavar="FILE", help="measure this scenario instead, for its own until"
+    )
+    simulate.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    simulate.set_defaults(run=_bench_simulate)
 
 
 def _add_bench_api(benchmarks: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

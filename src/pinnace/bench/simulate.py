@@ -1,0 +1,124 @@
+"""`pinnace bench simulate`: how fast the simulated mode runs a cluster through a day.
+
+The default workload is steady churn: `nodes` nodes of 8 CPUs and 32Gi, and `pods` pods
+arriving over `hours` of simulated time by a Poisson process, each asking 500m and 1Gi and
+running for a lognormal time (median an hour, so that about a twelfth of the cluster's CPU is
+asked for at any moment); every pod goes through the API server, the scheduler, its node's
+agent and the pod garbage collector, as in `pinnace up`. `--scenario FILE` measures any
+scenario instead, for its own `until`.
+
+Figures: simulated and wall seconds and their ratio (the speed-up), the pods created and their
+rate over wall time, and the process's peak resident memory (RSS). The report of the run is
+built but not written (`pinnace simulate` writes it); building it is timed with the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+from pinnace.bench import Figure, render_table
+from pinnace.sim.scenario import Scenario, load_scenario, parse_scenario
+from pinnace.sim.simulation import Simulation
+
+NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
+POD_REQUESTS = {"cpu": "500m", "memory": "1Gi"}
+MEDIAN_RUN = "1h"
+
+
+def figures() -> tuple[Figure, ...]:
+    return (
+        Figure("nodes", "nodes at the start"),
+        Figure("pods", "pods created"),
+        Figure("simulated_seconds", "simulated time (s)"),
+        Figure("wall_seconds", "wall time (s)"),
+        Figure("speedup", "speed-up (simulated / wall)"),
+        Figure("pods_per_second", "pods created per wall second"),
+        Figure("rss_mib", "peak resident memory (MiB)"),
+    )
+
+
+def churn(nodes: int, pods: int, hours: float) -> Scenario:
+    """The default workload: `pods` pods arriving over `hours` on `nodes` nodes."""
+    seconds = hours * 3600
+    return parse_scenario(
+        {
+            "apiVersion": "sim.pinnace.dev/v1alpha1",
+            "kind": "Scenario",
+            "metadata": {"name": "churn"},
+            "spec": {
+                "until": f"{seconds:g}s",
+                "cluster": {
+                    "nodePools": [{"name": "pool", "count": nodes, "capacity": NODE_CAPACITY}],
+                    "controllerManager": {"terminatedPodGCThreshold": 1000},
+                },
+                "workloads": [
+                    {
+                        "name": "churn",
+                        "template": _pod(),
+                        "arrivals": {"poisson": {"ratePerSecond": pods / seconds}},
+                        "count": pods,
+                        "runTime": {"lognormal": {"median": MEDIAN_RUN, "sigma": 0.5}},
+                        "usage": {"cpu": {"uniform": {"min": "100m", "max": "500m"}}},
+                    }
+                ],
+                "metrics": {"interval": "5m"},
+            },
+        },
+        source="bench",
+    )
+
+
+def run(scenario: Scenario) -> dict[str, Any]:
+    nodes = len(scenario.cluster.nodes)
+    began = time.perf_counter()
+    with Simulation(scenario) as sim:
+        sim.advance()
+        report = sim.finish()
+    wall = time.perf_counter() - began
+    simulated = report.summary["simulatedSeconds"]
+    created = report.summary["pods"]["created"]
+    return {
+        "scenario": scenario.name,
+        "nodes": nodes,
+        "pods": created,
+        "simulated_seconds": round(simulated, 1),
+        "wall_seconds": round(wall, 2),
+        "speedup": round(simulated / wall, 1) if wall > 0 else None,
+        "pods_per_second": round(created / wall, 1) if wall > 0 else None,
+        "rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def load(path: str) -> Scenario:
+    scenario = load_scenario(Path(path))
+    if scenario.until is None:
+        raise ValueError(f"{path}: the scenario has no spec.until")
+    return scenario
+
+
+def render(results: dict[str, Any], as_json: bool) -> str:
+    if as_json:
+        return json.dumps(results)
+    return render_table(
+        f"Pinnace simulation benchmark ({results['scenario']}, virtual clock, one process)",
+        figures(),
+        {"": results},
+    )
+
+
+def _pod() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {"name": "work", "image": "busybox", "resources": {"requests": POD_REQUESTS}}
+            ],
+        },
+    }

@@ -47,9 +47,9 @@ class Running(SimulatedCluster):
     """The API server and the scheduler alone: nodes are API objects without kubelets, and no
     controller acts on them."""
 
-    def __init__(self, config_text: str = "") -> None:
+    def __init__(self, config_text: str = "", seed: int = 0) -> None:
         config = parse(config_text) if config_text else None
-        super().__init__(ClusterOptions(scheduler_config=config, controllers=False, seed=0))
+        super().__init__(ClusterOptions(scheduler_config=config, controllers=False, seed=seed))
         assert self.plane.scheduler is not None
         self.scheduler = self.plane.scheduler
 
@@ -307,6 +307,32 @@ def test_preemption_evicts_a_lower_priority_pod_and_nominates_the_node() -> None
         assert cluster.get_pod("important")["spec"]["nodeName"] == "n1"
     finally:
         cluster.close()
+
+
+def test_the_clusters_seed_chooses_among_equal_preemption_candidates() -> None:
+    """Preemption visits the nodes from a random offset, and of equally good candidates takes
+    the first it met: which node loses its pod is the run's seed's to decide, as every other
+    random choice of the cluster is."""
+
+    def victim_node(seed: int) -> str:
+        cluster = Running(PREEMPTION, seed=seed)
+        try:
+            high = {"metadata": {"name": "high"}, "value": 1000}
+            cluster.run(cluster.client.create(PRIORITY_CLASSES, "", high))
+            for i in range(6):
+                cluster.create(NODES, node(f"n{i}"))
+                cluster.create(PODS, pod(f"low-{i}", cpu="2"))
+            cluster.settle()
+            important = pod("important", cpu="1")
+            important["spec"]["priorityClassName"] = "high"
+            cluster.create(PODS, important)
+            cluster.settle()
+            return str(cluster.get_pod("important")["status"]["nominatedNodeName"])
+        finally:
+            cluster.close()
+
+    assert victim_node(3) == victim_node(3)
+    assert len({victim_node(seed) for seed in range(6)}) > 1
 
 
 def test_pod_affinity_namespace_selectors_see_the_namespaces_labels(cluster: Running) -> None:

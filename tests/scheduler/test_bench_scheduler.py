@@ -69,3 +69,35 @@ def test_workloads_with_init_pods_bind_every_measured_pod(
     assert main([*args, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert (result["workload"], result["nodes"], result["pods"]) == (workload, nodes, pods)
+
+
+def test_through_the_api_the_same_workload_gives_the_same_figures(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["bench", "scheduler", "--workload", "SchedulingBasic", "--nodes", "20", "--pods", "50"]
+    assert main([*args, "--through-api", "--json"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    result = json.loads(line)
+    assert set(result) == {"workload", "nodes", "pods", "pods_per_second", "p50_ms", "p99_ms"}
+    assert (result["workload"], result["nodes"], result["pods"]) == ("SchedulingBasic", 20, 50)
+    assert result["pods_per_second"] > 0 and 0 < result["p50_ms"] <= result["p99_ms"]
+
+
+def test_through_the_api_preemptors_evict_their_victims_and_land(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 4 low-priority init pods a node; at 114 pods, a 3-CPU pod at priority 10 (a
+    # PriorityClass through the API) preempts 3 of some node's, which go at once
+    args = ["bench", "scheduler", "--workload", "PreemptionAsync", "--nodes", "40", "--pods", "120"]
+    assert main([*args, "--through-api", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pods"] == 120
+
+
+def test_through_the_api_more_pods_than_the_nodes_hold_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["bench", "scheduler", "--workload", "SchedulingBasic", "--nodes", "1", "--pods", "41"]
+    assert main([*args, "--through-api"]) == 1
+    assert capsys.readouterr().err == (
+        "pinnace bench scheduler: SchedulingBasic: 40 of 41 pods were scheduled on 1 nodes\n"
+    )

@@ -312,7 +312,7 @@ def test_enough_candidates_stop_the_search_from_a_random_offset(clock: VirtualCl
     for seed in range(6):
         cluster = Cluster(clock, *nodes, minCandidateNodesPercentage=0, minCandidateNodesAbsolute=1)
         cluster.add(*(pod(f"low{i}", node_name=f"n{i}") for i in range(20)))
-        cluster.scheduler.profiles["default-scheduler"].post_filter[0]._random.seed(seed)
+        cluster.scheduler.profiles["default-scheduler"].post_filter[0].random.seed(seed)
         chosen.add(cluster.preempt(pod("high", priority=10))[0])
     assert len(chosen) > 1, "the first candidate found depends on the random start"
 

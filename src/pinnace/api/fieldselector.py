@@ -77,7 +77,7 @@ class FieldSelector:
     def empty(self) -> bool:
         return not self.terms
 
-    def matches(self, fields: Mapping[str, str]) -> bool:
+    def matches(self, fields: Mapping[str, str] | ObjectFields) -> bool:
         for name, equal, value in self.terms:  # noqa: SIM110 - hot path, no generator
             if (fields.get(name, "") == value) is not equal:
                 return False
@@ -132,58 +132,72 @@ def _text(obj: Mapping[str, Any], *path: str) -> str:
     return "" if value is None else str(value)
 
 
-def _pod_fields(pod: Mapping[str, Any]) -> dict[str, str]:
+_Getter = Callable[[Mapping[str, Any]], str]
+
+
+def _at(*path: str) -> _Getter:
+    return lambda obj: _text(obj, *path)
+
+
+def _first_pod_ip(pod: Mapping[str, Any]) -> str:
     pod_ips = _get(pod, "status", "podIPs") or []
-    first_ip = pod_ips[0].get("ip", "") if pod_ips else _text(pod, "status", "podIP")
-    return {
-        "spec.nodeName": _text(pod, "spec", "nodeName"),
-        "spec.restartPolicy": _text(pod, "spec", "restartPolicy"),
-        "spec.schedulerName": _text(pod, "spec", "schedulerName"),
-        "spec.serviceAccountName": _text(pod, "spec", "serviceAccountName"),
-        "spec.hostNetwork": "true" if _get(pod, "spec", "hostNetwork") else "false",
-        "status.phase": _text(pod, "status", "phase"),
-        "status.podIP": first_ip,
-        "status.nominatedNodeName": _text(pod, "status", "nominatedNodeName"),
-    }
+    return str(pod_ips[0].get("ip", "")) if pod_ips else _text(pod, "status", "podIP")
 
 
-def _event_fields(event: Mapping[str, Any]) -> dict[str, str]:
-    fields = {
-        f"involvedObject.{name}": _text(event, "involvedObject", name)
-        for name in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion")
-    }
-    fields["involvedObject.fieldPath"] = _text(event, "involvedObject", "fieldPath")
-    fields["reason"] = _text(event, "reason")
-    fields["reportingComponent"] = _text(event, "reportingComponent")
-    fields["source"] = _text(event, "source", "component") or _text(event, "reportingComponent")
-    fields["type"] = _text(event, "type")
-    return fields
+_POD_FIELDS: dict[str, _Getter] = {
+    "spec.nodeName": _at("spec", "nodeName"),
+    "spec.restartPolicy": _at("spec", "restartPolicy"),
+    "spec.schedulerName": _at("spec", "schedulerName"),
+    "spec.serviceAccountName": _at("spec", "serviceAccountName"),
+    "spec.hostNetwork": lambda pod: "true" if _get(pod, "spec", "hostNetwork") else "false",
+    "status.phase": _at("status", "phase"),
+    "status.podIP": _first_pod_ip,
+    "status.nominatedNodeName": _at("status", "nominatedNodeName"),
+}
+
+_EVENT_FIELDS: dict[str, _Getter] = {
+    **{
+        f"involvedObject.{name}": _at("involvedObject", name)
+        for name in (
+            "kind",
+            "namespace",
+            "name",
+            "uid",
+            "apiVersion",
+            "resourceVersion",
+            "fieldPath",
+        )
+    },
+    "reason": _at("reason"),
+    "reportingComponent": _at("reportingComponent"),
+    "source": lambda e: _text(e, "source", "component") or _text(e, "reportingComponent"),
+    "type": _at("type"),
+}
 
 
-def _replicas(obj: Mapping[str, Any]) -> dict[str, str]:
-    return {"status.replicas": str(_get(obj, "status", "replicas") or 0)}
+def _replicas(obj: Mapping[str, Any]) -> str:
+    return str(_get(obj, "status", "replicas") or 0)
 
 
 _NAME = "metadata.name"
 _NAMESPACE = "metadata.namespace"
 _META = (_NAME, _NAMESPACE)
 
-_Extract = Callable[[Mapping[str, Any]], dict[str, str]]
-
 
 class _KindFields:
-    """The field labels one kind accepts, how it words a refusal, and its selectable values."""
+    """The field labels one kind accepts, how it words a refusal, and how each selectable
+    value beyond the metadata's is read from an object."""
 
     def __init__(
         self,
         labels: tuple[str, ...],
         refusal: str,
-        extract: _Extract | None = None,
+        getters: Mapping[str, _Getter] | None = None,
         aliases: Mapping[str, str] | None = None,
     ) -> None:
         self.labels = frozenset(labels)
         self.refusal = refusal
-        self.extract = extract
+        self.getters = getters or {}
         self.aliases = aliases or {}
 
 
@@ -207,16 +221,16 @@ _KINDS: dict[tuple[str, str], _KindFields] = {
             "status.nominatedNodeName",
         ),
         _NOT_SUPPORTED,
-        _pod_fields,
+        _POD_FIELDS,
         {"spec.host": "spec.nodeName"},  # accepted from old clients
     ),
     ("", "Node"): _KindFields(
         (_NAME, "spec.unschedulable"),
         _NOT_SUPPORTED,
-        lambda node: {"spec.unschedulable": _text(node, "spec", "unschedulable") or "false"},
+        {"spec.unschedulable": lambda node: _text(node, "spec", "unschedulable") or "false"},
     ),
     ("", "ReplicationController"): _KindFields(
-        (*_META, "status.replicas"), _NOT_SUPPORTED, _replicas
+        (*_META, "status.replicas"), _NOT_SUPPORTED, {"status.replicas": _replicas}
     ),
     ("", "Event"): _KindFields(
         (
@@ -234,28 +248,21 @@ _KINDS: dict[tuple[str, str], _KindFields] = {
             "type",
         ),
         _NOT_SUPPORTED,
-        _event_fields,
+        _EVENT_FIELDS,
     ),
     ("", "Namespace"): _KindFields(
-        (_NAME, "status.phase"),
-        _NOT_SUPPORTED,
-        lambda ns: {"status.phase": _text(ns, "status", "phase")},
+        (_NAME, "status.phase"), _NOT_SUPPORTED, {"status.phase": _at("status", "phase")}
     ),
-    ("", "Secret"): _KindFields(
-        (*_META, "type"), _NOT_SUPPORTED, lambda secret: {"type": _text(secret, "type")}
-    ),
+    ("", "Secret"): _KindFields((*_META, "type"), _NOT_SUPPORTED, {"type": _at("type")}),
     ("", "Service"): _KindFields(
         (*_META, "spec.clusterIP", "spec.type"),
         _NOT_SUPPORTED,
-        lambda svc: {
-            "spec.clusterIP": _text(svc, "spec", "clusterIP"),
-            "spec.type": _text(svc, "spec", "type"),
-        },
+        {"spec.clusterIP": _at("spec", "clusterIP"), "spec.type": _at("spec", "type")},
     ),
     ("batch", "Job"): _KindFields(
         (*_META, "status.successful"),
         'field label "{label}" not supported for batchv1.Job',
-        lambda job: {"status.successful": str(_get(job, "status", "succeeded") or 0)},
+        {"status.successful": lambda job: str(_get(job, "status", "succeeded") or 0)},
     ),
 }
 
@@ -271,9 +278,29 @@ def field_set(group: str, kind: str, obj: Mapping[str, Any]) -> dict[str, str]:
     if namespace is not None:
         fields[_NAMESPACE] = str(namespace)
     rules = _KINDS.get((group, kind))
-    if rules and rules.extract:
-        fields.update(rules.extract(obj))
+    if rules:
+        fields.update((label, read(obj)) for label, read in rules.getters.items())
     return fields
+
+
+class ObjectFields:
+    """The selectable fields of one object, each read only when a selector asks for it (a
+    watch tests every change against its selector: a pod has eight fields, a selector one)."""
+
+    __slots__ = ("_getters", "_obj")
+
+    def __init__(self, group: str, kind: str, obj: Mapping[str, Any]) -> None:
+        rules = _KINDS.get((group, kind))
+        self._getters = rules.getters if rules else {}
+        self._obj = obj
+
+    def get(self, label: str, default: str = "") -> str:
+        if label == _NAME:
+            return _text(self._obj, "metadata", "name")
+        if label == _NAMESPACE:
+            return _text(self._obj, "metadata", "namespace") or default
+        read = self._getters.get(label)
+        return default if read is None else read(self._obj)
 
 
 def convert_field_selector(group: str, kind: str, selector: FieldSelector) -> FieldSelector:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pinnace.api.fieldselector import FieldSelector, convert_field_selector, field_set
+from pinnace.api.fieldselector import FieldSelector, ObjectFields, convert_field_selector
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector, required_json
 from pinnace.api.objects import Object
@@ -35,7 +35,7 @@ class Filter:
             if not self.labels.matches(labels):
                 return False
         if self.fields is not None:
-            fields = field_set(self.kind.group, self.kind.kind, obj)
+            fields = ObjectFields(self.kind.group, self.kind.kind, obj)
             if not self.fields.matches(fields):
                 return False
         return True

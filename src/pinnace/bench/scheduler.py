@@ -164,13 +164,14 @@ _NODE_AFFINITY = {
 _MOONS = ("moon-1", "moon-2", "moon-3")
 
 
-_MEASURED_PREFIX = "pod-"  # the measured pods' names (_pod); victims among them count once bound
+MEASURED_PREFIX = "pod-"  # the measured pods' names (_pod); victims among them count once bound
 
 
 def _pause_pod(name: str, cpu: str, priority: int | None = None) -> dict[str, Any]:
     pod = _pod(0)
     pod["metadata"].update(name=name, uid=f"uid-{name}")
     spec = pod["spec"]
+    spec["terminationGracePeriodSeconds"] = 0  # as scheduler_perf's: a victim goes at once
     spec["containers"][0]["resources"] = {
         "limits": {"cpu": cpu, "memory": "500Mi"},
         "requests": {"cpu": cpu, "memory": "500Mi"},
@@ -351,15 +352,14 @@ def run(names: list[str], nodes: int | None, pods: int | None, seed: int = 0) ->
     return {name: _measure(WORKLOADS[name], nodes, pods, seed) for name in names}
 
 
-def render(results: dict[str, Figures], as_json: bool) -> str:
+def render(results: dict[str, Figures], as_json: bool, through_api: bool = False) -> str:
     if as_json:
         return "\n".join(
             json.dumps({"workload": name, **values}) for name, values in results.items()
         )
+    what = "through the in-process API server" if through_api else "scheduler core in-process"
     return render_table(
-        "Pinnace scheduler benchmark (scheduler core in-process, every node scored)",
-        figures(),
-        results,
+        f"Pinnace scheduler benchmark ({what}, every node scored)", figures(), results
     )
 
 
@@ -443,7 +443,7 @@ def _timed_cycles(
         if result is None:
             return
         yield time.perf_counter() - start
-        if result.node_name and result.pod.name.startswith(_MEASURED_PREFIX):
+        if result.node_name and result.pod.name.startswith(MEASURED_PREFIX):
             bound.add(result.pod.name)
             if len(bound) == pod_count:
                 return

@@ -11,6 +11,7 @@ from pinnace import KUBERNETES_REFERENCE, __version__
 from pinnace.bench import api as api_bench
 from pinnace.bench import nodes as nodes_bench
 from pinnace.bench import scheduler as scheduler_bench
+from pinnace.bench import scheduler_api as scheduler_api_bench
 from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
 from pinnace.cli import deschedule, node, scheduler, simulate, up
@@ -49,11 +50,12 @@ def _bench_api(args: argparse.Namespace) -> int:
 def _bench_scheduler(args: argparse.Namespace) -> int:
     workloads = [args.workload] if args.workload else list(scheduler_bench.WORKLOADS)
     try:
-        results = scheduler_bench.run(workloads, args.nodes, args.pods)
+        measure = scheduler_api_bench.run if args.through_api else scheduler_bench.run
+        results = measure(workloads, args.nodes, args.pods)
     except scheduler_bench.BenchError as e:
         print(f"pinnace bench scheduler: {e}", file=sys.stderr)
         return 1
-    print(scheduler_bench.render(results, args.json))
+    print(scheduler_bench.render(results, args.json, args.through_api))
     return 0
 
 
@@ -187,6 +189,12 @@ def _add_bench_scheduler(benchmarks: argparse._SubParsersAction[argparse.Argumen
     )
     scheduler.add_argument(
         "--pods", type=_count(1), help="pods scheduled, instead of the workload's own (10000)"
+    )
+    scheduler.add_argument(
+        "--through-api",
+        action="store_true",
+        help="create the pods through the in-process API server and bind them through it, "
+        "as scheduler_perf does (default: the scheduler core alone)",
     )
     scheduler.add_argument("--json", action="store_true", help="print one JSON object per workload")
     scheduler.set_defaults(run=_bench_scheduler)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
@@ -96,7 +97,7 @@ class SchedulerService:
         self.nodes = self.factory.informer(NODES)
         self.pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
         self.nodes.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
-        self._connect_preemption()
+        self._connect_preemption(stream)
         self._connect_namespace_labels()
         self._connect_workload_selectors()
         self._wake = asyncio.Event()
@@ -164,13 +165,15 @@ class SchedulerService:
         self.core.delete_node(node["metadata"]["name"])
         self._wake.set()
 
-    def _connect_preemption(self) -> None:
+    def _connect_preemption(self, stream: Randomness) -> None:
         """Give each preemption plugin its API side: this adapter carries out its decisions,
-        and a PodDisruptionBudget informer lists the budgets it must respect."""
-        for plugin in all_plugins(self.core):
-            if isinstance(plugin, PreemptsThroughAPI):
-                plugin.preempt = self._preempt
-                plugin.pod_disruption_budgets = self.factory.informer(PDBS).list
+        and a PodDisruptionBudget informer lists the budgets it must respect; and its random
+        choices a stream of the run's seed."""
+        preempting = [p for p in all_plugins(self.core) if isinstance(p, PreemptsThroughAPI)]
+        for i, plugin in enumerate(preempting):
+            plugin.preempt = self._preempt
+            plugin.pod_disruption_budgets = self.factory.informer(PDBS).list
+            plugin.random = stream.child(f"preemption-{i}").random
 
     def _connect_namespace_labels(self) -> None:
         """Plugins matching namespace selectors (InterPodAffinity) read the namespaces' labels
@@ -332,6 +335,7 @@ class PreemptsThroughAPI(Protocol):
 
     preempt: Callable[[Preemption], object]
     pod_disruption_budgets: Callable[[], Sequence[Mapping[str, Any]]]
+    random: random.Random
 
     def dry_run(self) -> AbstractContextManager[list[Preemption]]: ...
 

@@ -6,7 +6,7 @@ JSON, so that two runs whose objects differ in any field give different logs. Th
 is a simulation's fingerprint: the same scenario and seed give the same digest on any machine
 and in any process (PYTHONHASHSEED included); `tests/sim/test_determinism.py` holds it to that.
 
-The log observes commits through the store (`MvccStore.observe`) rather than through a watch:
+The log observes commits through the store (`Store.observe`) rather than through a watch:
 a watch has a buffer whose fill makes writers yield to the loop, and a task of its own, so a
 run with a log would schedule differently from one without; an observer changes nothing.
 
@@ -24,8 +24,7 @@ from typing import BinaryIO
 import orjson
 
 from pinnace.clock import Clock
-from pinnace.store.base import MvccStore
-from pinnace.store.interface import WatchEvent
+from pinnace.store import Store, WatchEvent
 
 WORKLOAD_KINDS = frozenset(
     {"Pod", "ReplicaSet", "Deployment", "DaemonSet", "Job", "StatefulSet", "CronJob"}
@@ -49,7 +48,7 @@ class EventLog:
 
     def __init__(
         self,
-        store: MvccStore,
+        store: Store,
         clock: Clock,
         out: BinaryIO | None = None,
         *,

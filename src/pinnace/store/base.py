@@ -100,9 +100,6 @@ class MvccStore(Store):
         return self._hub.publish(event)
 
     def observe(self, observer: Callable[[WatchEvent], None]) -> Callable[[], None]:
-        """Call `observer(event)` with every change as it commits, in revision order, before
-        any watcher has it; returns what stops it. Unlike a watch it has no buffer, no task
-        and no lag, so what it records cannot change when the cluster's tasks run."""
         self._observers.append(observer)
         return lambda: self._observers.remove(observer)
 

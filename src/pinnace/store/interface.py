@@ -26,6 +26,7 @@ by plain string prefix ("pods/default/", "pods/"), and lists return keys in sort
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -249,6 +250,12 @@ class Store(ABC):
         after the current revision. Raises CompactedError at once if `from_revision` is below
         `compacted_revision`. A `from_revision` above the current revision is allowed (as in
         etcd): the watch delivers changes after it."""
+
+    @abstractmethod
+    def observe(self, observer: Callable[[WatchEvent], None]) -> Callable[[], None]:
+        """Call `observer(event)` with every change as it commits, in revision order, before
+        any watcher has it; returns what stops it. Unlike a watch it has no buffer, no task
+        and no lag, so what it records cannot change when the cluster's tasks run."""
 
     @abstractmethod
     async def compact(self, revision: int) -> None:

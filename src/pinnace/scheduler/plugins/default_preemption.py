@@ -49,7 +49,8 @@ class DefaultPreemption:
         # The API side, which the adapter may also set once the profile is built.
         self.preempt: Callable[[Preemption], object] = preempt or (lambda decision: None)
         self.pod_disruption_budgets = pod_disruption_budgets or (lambda: ())
-        self._random = random.Random(seed)
+        self.random = random.Random(seed)
+        """Where the candidate search starts; the adapter gives it a stream of the run's seed."""
         self._acting = True
         self._profile: Profile | None = None
         self._nominator: Nominator | None = None
@@ -69,7 +70,7 @@ class DefaultPreemption:
             table,
             self.pod_disruption_budgets(),
             self.num_candidates,
-            self._random,
+            self.random,
         )
         outcome = evaluator.preempt(
             state, pod, diagnosis.node_statuses, diagnosis.absent_nodes_status
@@ -90,13 +91,13 @@ class DefaultPreemption:
         list yielded, no nomination is cleared, and the random choice of where the candidate
         search starts is the same afterwards as if nothing had been asked."""
         decisions: list[Preemption] = []
-        preempt, randomness = self.preempt, self._random.getstate()
+        preempt, randomness = self.preempt, self.random.getstate()
         self.preempt, self._acting = decisions.append, False
         try:
             yield decisions
         finally:
             self.preempt, self._acting = preempt, True
-            self._random.setstate(randomness)
+            self.random.setstate(randomness)
 
     def num_candidates(self, num_nodes: int) -> int:
         return num_candidates(

@@ -56,8 +56,8 @@ from pinnace.kubelet.pod_status import (
     POD_INITIALIZING,
     POST_START_HOOK_ERROR,
     TERMINAL_PHASES,
+    BitFlag,
     ContainerRecord,
-    bit_flag,
     container_status_entry,
     pod_conditions,
     pod_phase,
@@ -234,15 +234,15 @@ class PodWorker:
         "writer",
     )
 
-    begun = bit_flag(1, "Started or resumed: until then, nothing runs.")
-    deleting = bit_flag(2, "Its pod has a deletionTimestamp.")
-    terminating = bit_flag(4, "Its containers are being stopped after a deletion.")
-    terminated = bit_flag(8, "All containers stopped after a deletion: the pod may be deleted now.")
-    _reported = bit_flag(
+    begun = BitFlag(1, "Started or resumed: until then, nothing runs.")
+    deleting = BitFlag(2, "Its pod has a deletionTimestamp.")
+    terminating = BitFlag(4, "Its containers are being stopped after a deletion.")
+    terminated = BitFlag(8, "All containers stopped after a deletion: the pod may be deleted now.")
+    _reported = BitFlag(
         16, "Its own status was made (the conditions carry on from the API's until then)."
     )
-    dirty = bit_flag(32, "Its status changed since the agent's writer last took it.")
-    unsynced = bit_flag(
+    dirty = BitFlag(32, "Its status changed since the agent's writer last took it.")
+    unsynced = BitFlag(
         64, "The agent's last write of its status failed: it is tried again at the next sync."
     )
 

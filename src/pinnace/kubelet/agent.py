@@ -122,7 +122,7 @@ class NodeAgent:
         self.config_maps: ConfigMapLookup = _no_config_maps
         """Where ConfigMaps are looked up (an informer's cache), set by whoever runs this."""
         self.packed_pod: PackedLookup = _not_packed
-        """The compact form a pod informer's cache holds of the pod a handler is handed
+        """The compact form a pod informer's cache holds of a version of a pod
         (`Informer.packed`), set by whoever runs this: workers keep those bytes."""
         self.config_blocked: dict[str, PodWorker] = {}
         """Workers that hear of ConfigMap changes (a container waits for one, or a volume

@@ -140,8 +140,8 @@ PodIP = int | str
 """A pod's IP as its node agent gives it: one of the node's pod network as its offset in it (a
 small int, which Python does not allocate), any other as its text."""
 PackedLookup = Callable[[Mapping[str, Any]], bytes | None]
-"""A pod -> the compact form (`Codec.pack`) of it that its informer's cache holds, if it is at
-hand."""
+"""A pod -> the compact form (`Codec.pack`) its informer's cache holds, or held, of that version
+of it (`Informer.packed`), if any."""
 
 
 def started_on_node(pod: Mapping[str, Any]) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 
 from pinnace.api import status
 from pinnace.api.objects import Object
@@ -28,6 +28,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
 from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
+from pinnace.kubelet.summary import NodeSummaries
 from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
@@ -114,9 +115,9 @@ class NodeAgentPool:
         """The agent of the node `name`, if this pool runs it."""
         return self.agents.get(name)
 
-    def summaries(self) -> dict[str, Summary]:
-        """Every node's stats summary now, by node name."""
-        return {name: agent.summary() for name, agent in self.agents.items()}
+    def summaries(self) -> Mapping[str, Summary]:
+        """Every node's stats summary now, by node name, each made when it is first read."""
+        return NodeSummaries(dict(self.agents))
 
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""

@@ -66,16 +66,16 @@ def run(args: argparse.Namespace) -> int:
         return 1
     out = Path(args.out or f"pinnace-sim-{scenario.name}")
     out.mkdir(parents=True, exist_ok=True)
-    with (
-        (out / EVENT_LOG).open("wb") as log,
-        Simulation(scenario, seed=args.seed, event_log=log) as sim,
-    ):
-        try:
+    try:
+        with (
+            (out / EVENT_LOG).open("wb") as log,
+            Simulation(scenario, seed=args.seed, event_log=log) as sim,
+        ):
             _run(sim, until, progress=not args.json)
-        except ActionError as e:
-            print(f"pinnace simulate: {e}", file=sys.stderr)
-            return 1
-        report = sim.finish()
+            report = sim.finish()
+    except ActionError as e:
+        print(f"pinnace simulate: {args.scenario}: {e}", file=sys.stderr)
+        return 1
     report.write(out)
     if args.json:
         print(json.dumps(report.summary))

@@ -12,10 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium import webdriver
+from selenium.webdriver.support.ui import WebDriverWait
+from tests.sim.browser import RENDER_TIMEOUT, svgs_per_plot
 
+from pinnace.sim import Simulation
+from pinnace.sim.compare import compare
+from pinnace.sim.spread import t_quantile
 from pinnace.sim.variants import (
     VariantError,
     load_variants,
+    parse_variants,
     read_scenario,
     split,
     variant_scenarios,
@@ -66,6 +73,7 @@ VARIANTS = """\
   override:
     cluster.schedulerConfig: most-allocated.yaml
 """
+SEEDS = [1, 2, 3]
 
 
 @pytest.fixture
@@ -175,3 +183,74 @@ def test_a_bad_variant_is_refused_naming_its_file_line_and_field(
         variants_of(files, text)
     assert message in str(found.value)
     assert str(found.value).startswith(str(files) + "/")
+
+
+# --- the comparison ----------------------------------------------------------------------------
+
+
+def test_most_allocated_packs_the_pods_on_fewer_nodes(files: Path) -> None:
+    found = compare(files / "tiny.yaml", files / "variants.yaml", SEEDS, jobs=1).summary
+    assert found["compareVersion"] == 1 and found["baseline"] == "least-allocated"
+    least, most = (v["metrics"] for v in found["variants"])
+    assert least["nodes.inUse.atEnd"]["mean"] == 4 and most["nodes.inUse.atEnd"]["mean"] == 2
+    assert least["pods.scheduled"]["mean"] == most["pods.scheduled"]["mean"] == 6
+    delta = found["deltas"][0]["metrics"]["nodes.inUse.atEnd"]
+    assert (delta["mean"], delta["low"], delta["high"], delta["relative"]) == (-2, -2, -2, -0.5)
+    # the imbalance: the packed nodes hold 3 of 3 pods' worth, the others none
+    cpu = "imbalance.cpu.requested.atEnd"
+    assert least[f"{cpu}.max"]["mean"] == 0.5 and least[f"{cpu}.min"]["mean"] == 0.25
+    assert most[f"{cpu}.max"]["mean"] == 0.75 and most[f"{cpu}.min"]["mean"] == 0
+    assert most[f"{cpu}.std"]["mean"] == pytest.approx(0.375)
+    assert most["imbalance.cpu.requested.overTime.std"]["mean"] > least[f"{cpu}.std"]["mean"]
+    assert [(r["variant"], r["seed"]) for r in found["runs"]] == [
+        (name, seed) for name in ("least-allocated", "most-allocated") for seed in SEEDS
+    ]
+
+
+def test_each_figure_has_its_mean_and_t_interval_over_the_seeds(files: Path) -> None:
+    found = compare(files / "tiny.yaml", files / "variants.yaml", SEEDS, jobs=1).summary
+    values = [r["metrics"]["nodes.inUse.mean"] for r in found["runs"][:3]]
+    assert len(set(values)) > 1  # the arrivals differ from seed to seed
+    mean = sum(values) / 3
+    sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
+    stats = found["variants"][0]["metrics"]["nodes.inUse.mean"]
+    half = t_quantile(2) * sd / 3**0.5
+    assert stats["n"] == 3 and stats["mean"] == pytest.approx(mean)
+    assert (stats["low"], stats["high"]) == pytest.approx((mean - half, mean + half))
+    series = found["timeseries"]["most-allocated"]
+    assert len(series["time"]) == 13  # every 10 s from 0 to 2 min
+    assert series["series"]["nodes.inUse"]["max"][-1] == 2
+
+
+def test_a_variant_without_override_is_the_run_pinnace_simulate_makes(files: Path) -> None:
+    found = compare(files / "tiny.yaml", [{"name": "as-is"}], [5], jobs=1).summary
+    with Simulation(files / "tiny.yaml", seed=5) as sim:
+        report = sim.run()
+    assert found["runs"][0]["eventLogSha256"] == report.summary["eventLogSha256"]
+    assert found["deltas"] == []
+
+
+def test_bad_seeds_are_refused(files: Path) -> None:
+    for seeds in ([], [1, 1], [-1]):
+        with pytest.raises(ValueError):
+            compare(files / "tiny.yaml", files / "variants.yaml", seeds, jobs=1)
+    with pytest.raises(VariantError, match=r"no spec\.until"):
+        compare(files / "tiny.yaml", [{"name": "a", "override": {"until": None}}], [1], jobs=1)
+
+
+def test_the_page_draws_every_plot(files: Path, browser: webdriver.Chrome) -> None:
+    compare(files / "tiny.yaml", parse_variants(VARIANTS), [1, 2], jobs=1).write(files / "out")
+    page = files / "out" / "comparison.html"
+    ids = [
+        *(f"utilisation-{n}" for n in (1, 2, 3)),  # cpu, memory, pods
+        "pending",
+        "nodes-in-use",
+        *(f"imbalance-{n}" for n in (1, 2, 3)),
+        "distributions",
+    ]
+    browser.get(page.as_uri())
+    WebDriverWait(browser, RENDER_TIMEOUT).until(lambda d: all(svgs_per_plot(d, ids).values()))
+    assert all(count >= 2 for count in svgs_per_plot(browser, ids).values())
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+    cells = [td.text for td in browser.find_elements("css selector", "table td")]
+    assert "nodes.inUse.atEnd" in cells and "-2 ± 0 (-50 %)" in cells

@@ -8,6 +8,10 @@ onto two.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +20,8 @@ from selenium import webdriver
 from selenium.webdriver.support.ui import WebDriverWait
 from tests.sim.browser import RENDER_TIMEOUT, svgs_per_plot
 
+import pinnace
+from pinnace.cli.main import main
 from pinnace.sim import Simulation
 from pinnace.sim.compare import compare
 from pinnace.sim.spread import t_quantile
@@ -236,6 +242,60 @@ def test_bad_seeds_are_refused(files: Path) -> None:
             compare(files / "tiny.yaml", files / "variants.yaml", seeds, jobs=1)
     with pytest.raises(VariantError, match=r"no spec\.until"):
         compare(files / "tiny.yaml", [{"name": "a", "override": {"until": None}}], [1], jobs=1)
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def simulate(files: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    source = str(Path(pinnace.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": source}
+    command = [sys.executable, "-m", "pinnace.cli.main", "simulate", "tiny.yaml", *args]
+    return subprocess.run(
+        command, cwd=files, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def without_wall_times(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_wall_times(v) for k, v in value.items() if k != "wallSeconds"}
+    if isinstance(value, list):
+        return [without_wall_times(v) for v in value]
+    return value
+
+
+def test_the_command_gives_the_same_comparison_whatever_the_jobs(files: Path) -> None:
+    two = simulate(files, "--compare", "variants.yaml", "--seeds", "2", "--jobs", "2")
+    assert two.returncode == 0, two.stderr
+    assert "nodes.inUse.atEnd" in two.stdout and "-2 ± 0 (-50 %)" in two.stdout
+    assert "Imbalance" in two.stdout and "comparison.json and comparison.html" in two.stdout
+    out = files / "pinnace-compare-tiny"
+    first = json.loads((out / "comparison.json").read_text())
+    assert first["seeds"] == [0, 1]  # from the scenario's seed on
+    assert "<script src=" not in (out / "comparison.html").read_text()
+
+    one = simulate(files, "--compare", "variants.yaml", "--seed-list", "0,1", "--jobs", "1",
+                   "--json", "--out", "again")  # fmt: skip
+    assert one.returncode == 0, one.stderr
+    printed = json.loads(one.stdout)
+    assert printed == json.loads((files / "again" / "comparison.json").read_text())
+    assert without_wall_times(printed) == without_wall_times(first)
+    assert printed["wallSeconds"] > 0
+
+
+def test_the_command_refuses_a_bad_variants_file_in_one_line(
+    files: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(files)
+    (files / "bad.yaml").write_text("- name: a\n  override:\n    cluster.nodePools[0].count: x\n")
+    assert main(["simulate", "tiny.yaml", "--compare", "bad.yaml", "--seeds", "1"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        'pinnace simulate: bad.yaml:3: variant "a": spec.cluster.nodePools[0].count: '
+        'Invalid value: "x": must be a whole number, at least 0'
+    ]
+    assert main(["simulate", "tiny.yaml", "--seeds", "3"]) == 1
+    assert "need --compare" in capsys.readouterr().err
+    assert not (files / "pinnace-compare-tiny").exists()
 
 
 def test_the_page_draws_every_plot(files: Path, browser: webdriver.Chrome) -> None:

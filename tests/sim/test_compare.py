@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from selenium import webdriver
 from selenium.webdriver.support.ui import WebDriverWait
 from tests.sim.browser import RENDER_TIMEOUT, svgs_per_plot
@@ -122,6 +124,15 @@ def test_an_override_merges_into_the_spec_at_its_path(files: Path) -> None:
     assert changed.scenario.cluster.node_lifecycle.node_monitor_grace_period == 20.0
     assert changed.scenario.timeline == []  # null removes
     assert changed.scenario.workloads == base.scenario.workloads
+
+
+def test_the_documentations_variants_are_variants_of_its_scenario() -> None:
+    docs = Path(__file__).parents[2] / "docs" / "simulation.md"
+    section = docs.read_text().partition("## Comparing variants")[2].partition("\n## ")[0]
+    scenario, variants = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    made = variant_scenarios(read_scenario(yaml.safe_load(scenario)), parse_variants(variants))
+    assert [v.variant.name for v in made] == ["least-allocated", "most-allocated", "bigger-nodes"]
+    assert made[2].scenario.cluster.pools["general"].count == 2
 
 
 def test_paths_split_as_field_paths_are_spelt() -> None:

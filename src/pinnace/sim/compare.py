@@ -9,6 +9,9 @@ the time series averaged over the seeds.
     result.summary["variants"][1]["metrics"]["nodes.inUse.atEnd"]["mean"]
     result.write("pinnace-compare-web")        # comparison.json and comparison.html
 
+`design(...)` checks the files and variants and lists the runs without running them;
+`Design.run(jobs, progress)` runs them (what `compare` does in one call).
+
 Each run is a process's own Simulation (pinnace.sim.compare_run), so the runs share nothing;
 the results are put together in the order of the variants and seeds whichever finishes first,
 and the same variants and seeds give the same comparison.json, whatever the number of jobs,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from pinnace.cli import compare
 from pinnace.clock import parse_duration
 from pinnace.sim.actions import ActionError
 from pinnace.sim.scenario import ScenarioError, load_scenario
@@ -51,10 +52,16 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     simulate.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object, no bar"
     )
+    compare.add_arguments(simulate)
     simulate.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.compare is not None:
+        return compare.run(args)
+    if args.seeds is not None or args.seed_list is not None or args.jobs is not None:
+        print("pinnace simulate: --seeds, --seed-list and --jobs need --compare", file=sys.stderr)
+        return 1
     try:
         scenario = load_scenario(args.scenario)
     except (ScenarioError, OSError) as e:

@@ -14,12 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
 from pinnace.api.core.event import EVENT
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import PodExplainer
 from pinnace.apiserver.keys import kind_prefix
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
+from pinnace.apiserver.storage_metrics import StorageObjects
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
@@ -114,6 +117,10 @@ class ControlPlane:
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 options.workloads,
             )
+        self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
+        """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
+        cluster's own, so two clusters in one process never share one."""
+        self.registries["/metrics"].register(StorageObjects(store))
         self._started: list[Component] = []
 
     async def node_fault(

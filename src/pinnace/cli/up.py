@@ -422,6 +422,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         server_address=f"{host}:{port}",
         explainer=plane.explainer,
         node_faults=plane.node_fault,
+        metrics=plane.registries,
     )
     config = uvicorn.Config(
         app,

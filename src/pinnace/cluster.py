@@ -121,6 +121,9 @@ class ControlPlane:
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
         cluster's own, so two clusters in one process never share one."""
         self.registries["/metrics"].register(StorageObjects(store))
+        if self.scheduler is not None:
+            self.registries["/metrics/scheduler"] = CollectorRegistry()
+            self.registries["/metrics/scheduler"].register(self.scheduler.core.metrics)
         self._started: list[Component] = []
 
     async def node_fault(

@@ -132,6 +132,10 @@ class ControlPlane:
         """What `pinnace node FAULT NODE` asks of the cluster's nodes (`kubelet.faults`)."""
         return await inject(self.nodes, node, fault, query)
 
+    async def node_proxy(self, node: str, path: str) -> tuple[bytes, str]:
+        """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`)."""
+        return self.nodes.proxy(node, path)
+
     def client(self) -> LocalClient:
         """A new in-process client of the API server, as each component has its own."""
         return LocalClient(self.server)

@@ -32,6 +32,7 @@ from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.kubelet import NodeAgentPool, NodeConfig
 from pinnace.kubelet.faults import inject
+from pinnace.metrics import KubeStateMetrics
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.explain import cluster_explainer
@@ -121,6 +122,9 @@ class ControlPlane:
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
         cluster's own, so two clusters in one process never share one."""
         self.registries["/metrics"].register(StorageObjects(store))
+        self.kube_state = KubeStateMetrics(self.client(), self.codec)
+        self.registries["/metrics/cluster"] = CollectorRegistry()
+        self.registries["/metrics/cluster"].register(self.kube_state)
         if self.scheduler is not None:
             self.registries["/metrics/scheduler"] = CollectorRegistry()
             self.registries["/metrics/scheduler"].register(self.scheduler.core.metrics)
@@ -149,6 +153,7 @@ class ControlPlane:
             self.namespaces,
             self.nodes,
             *(c for c in optional if c is not None),
+            self.kube_state,
         ]
 
     async def start(self) -> None:

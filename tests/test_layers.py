@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scheduling",),
     ("scheduler", "kubelet", "controllers"),
     ("descheduler",),
+    ("metrics",),
     ("cluster",),
     ("sim",),
     ("bench",),

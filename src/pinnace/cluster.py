@@ -14,12 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
 from pinnace.api.core.event import EVENT
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import PodExplainer
 from pinnace.apiserver.keys import kind_prefix
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
+from pinnace.apiserver.storage_metrics import StorageObjects
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
@@ -29,6 +32,7 @@ from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.kubelet import NodeAgentPool, NodeConfig
 from pinnace.kubelet.faults import inject
+from pinnace.metrics import KubeStateMetrics
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.explain import cluster_explainer
@@ -114,6 +118,16 @@ class ControlPlane:
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 options.workloads,
             )
+        self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
+        """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
+        cluster's own, so two clusters in one process never share one."""
+        self.registries["/metrics"].register(StorageObjects(store))
+        self.kube_state = KubeStateMetrics(self.client(), self.codec)
+        self.registries["/metrics/cluster"] = CollectorRegistry()
+        self.registries["/metrics/cluster"].register(self.kube_state)
+        if self.scheduler is not None:
+            self.registries["/metrics/scheduler"] = CollectorRegistry()
+            self.registries["/metrics/scheduler"].register(self.scheduler.core.metrics)
         self._started: list[Component] = []
 
     async def node_fault(
@@ -121,6 +135,10 @@ class ControlPlane:
     ) -> dict[str, Any]:
         """What `pinnace node FAULT NODE` asks of the cluster's nodes (`kubelet.faults`)."""
         return await inject(self.nodes, node, fault, query)
+
+    async def node_proxy(self, node: str, path: str) -> tuple[bytes, str]:
+        """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`)."""
+        return self.nodes.proxy(node, path)
 
     def client(self) -> LocalClient:
         """A new in-process client of the API server, as each component has its own."""
@@ -135,6 +153,7 @@ class ControlPlane:
             self.namespaces,
             self.nodes,
             *(c for c in optional if c is not None),
+            self.kube_state,
         ]
 
     async def start(self) -> None:

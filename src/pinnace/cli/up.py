@@ -422,6 +422,8 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         server_address=f"{host}:{port}",
         explainer=plane.explainer,
         node_faults=plane.node_fault,
+        metrics=plane.registries,
+        node_proxy=plane.node_proxy,
     )
     config = uvicorn.Config(
         app,

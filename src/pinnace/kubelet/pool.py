@@ -41,6 +41,7 @@ from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
+from pinnace.kubelet import endpoints
 from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
 from pinnace.kubelet.link import Link
@@ -98,6 +99,8 @@ class NodeAgentPool:
         self._removing: set[str] = set()
         """Nodes whose Node this pool deleted, until the deletion is heard of: not adopted."""
         self._slowness: dict[str, float] = {}
+        self._counters: dict[str, endpoints.Counters] = {}
+        """Each node's cumulative CPU counters, as its kubelet's endpoints have read them."""
         self._next_heartbeat: dict[str, float] = {}
         """For a slowed agent, when its next heartbeat is due."""
         self._pods_started = False
@@ -173,6 +176,22 @@ class NodeAgentPool:
         """The stats summary now of every node the API server can reach, by node name, each
         made when it is first read."""
         return NodeSummaries({n: a for n, a in self.agents.items() if _link(a).connected})
+
+    def proxy(self, node: str, path: str) -> tuple[bytes, str]:
+        """What the node's kubelet serves to monitoring at `path` (`kubelet.endpoints`), as the
+        API server's node proxy reaches it; 404 for an unknown node or path, 503 for a node
+        the API server cannot reach."""
+        agent = self.agents.get(node)
+        if agent is None:
+            raise StatusError(404, "NotFound", f'nodes "{node}" not found',
+                              {"name": node, "kind": "nodes"})  # fmt: skip
+        if not _link(agent).connected:
+            raise StatusError(503, "ServiceUnavailable", f'no route to node "{node}"')
+        counters = self._counters.setdefault(node, endpoints.Counters())
+        served = endpoints.serve(node, path, agent.summary(), agent.runtime, counters)
+        if served is None:
+            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+        return served
 
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""

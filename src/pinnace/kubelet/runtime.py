@@ -232,6 +232,10 @@ class ContainerRuntime(ABC):
     def list_containers(self) -> list[ContainerStatus]:
         """Every container the runtime holds, running or exited (until removed)."""
 
+    def resources_of(self, status: ContainerStatus) -> LinuxContainerResources | None:
+        """The cgroup settings of a running container; None where the runtime does not say."""
+        return None
+
 
 def linux_container_resources(
     pod: Mapping[str, Any], container: str, memory_capacity: int
@@ -416,6 +420,9 @@ class SimulatedRuntime(ContainerRuntime):
 
     def list_containers(self) -> list[ContainerStatus]:
         return [*self._running.values(), *self._exited_runs.values()]
+
+    def resources_of(self, status: ContainerStatus) -> LinuxContainerResources | None:
+        return status.resources if isinstance(status, _Running) else None
 
     def list_container_stats(self) -> dict[str, ContainerStats]:
         now = self._clock.now()

@@ -291,6 +291,7 @@ class SchedulerService:
             )
 
     def _preempt(self, decision: Preemption) -> None:
+        self.core.metrics.preempted(len(decision.victims))
         for victim in decision.victims:
             self._spawn(self._evict_victim(decision, victim))
         for nominated in decision.nominations_to_clear:

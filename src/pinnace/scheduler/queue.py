@@ -83,6 +83,15 @@ class SchedulingQueue:
     def __len__(self) -> int:
         return len(self._where)
 
+    def pending_counts(self) -> dict[str, int]:
+        """How many pods wait in each queue: active, backoff, unschedulable, and gated (the
+        unschedulable ones a PreEnqueue plugin keeps out)."""
+        counts: dict[str, int] = {}
+        for where, _, queued in self._where.values():
+            queue = "gated" if queued.gated is not None else where
+            counts[queue] = counts.get(queue, 0) + 1
+        return counts
+
     def add(self, pod: PodInfo) -> None:
         """A new pending pod."""
         if pod.key in self._where or pod.key in self._in_flight:

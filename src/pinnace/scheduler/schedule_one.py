@@ -45,6 +45,7 @@ from pinnace.scheduler.framework import (
     error,
     unschedulable,
 )
+from pinnace.scheduler.metrics import SchedulerMetrics
 from pinnace.scheduler.nodetable import NodeTable, every_row
 from pinnace.scheduler.nominator import (
     Nominator,
@@ -185,6 +186,8 @@ class Scheduler:
             lambda pod: self.profiles[pod.scheduler_name].run_pre_enqueue(pod),
             plugin_events,
         )
+        self.clock = clock
+        self.metrics = SchedulerMetrics(self.queue)
 
     @property
     def table(self) -> NodeTable:
@@ -267,6 +270,23 @@ class Scheduler:
         return results
 
     def _schedule(self, queued: QueuedPodInfo) -> ScheduleResult:
+        started = self.clock.now()
+        result = self._attempt(queued)
+        status = result.status
+        outcome = (
+            "scheduled"
+            if result.node_name
+            else "unschedulable"
+            if status.is_rejected()
+            else "error"
+        )
+        self.metrics.attempted(outcome, result.pod.scheduler_name, self.clock.now() - started)
+        if result.node_name and queued.initial_attempt_timestamp is not None:
+            since = self.clock.now() - queued.initial_attempt_timestamp
+            self.metrics.scheduled(queued.attempts, since)
+        return result
+
+    def _attempt(self, queued: QueuedPodInfo) -> ScheduleResult:
         pod = queued.pod
         profile = self.profiles[pod.scheduler_name]
         state = CycleState()
@@ -275,6 +295,7 @@ class Scheduler:
         except _FitError as e:
             nominated, message = None, e.message
             if e.diagnosis is not None and profile.post_filter:
+                self.metrics.preemption_attempts += 1
                 nominated, status = profile.run_post_filter(state, pod, self.table, e.diagnosis)
                 e.diagnosis.post_filter_msg = status.message
                 message = fit_error_message(len(self.table), e.diagnosis)

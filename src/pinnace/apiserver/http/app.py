@@ -12,6 +12,8 @@ import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from prometheus_client import CollectorRegistry, generate_latest
+
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
@@ -20,6 +22,7 @@ from pinnace.apiserver import metrics
 from pinnace.apiserver.http import metrics as metrics_paths
 from pinnace.apiserver.http import nonresource
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
+from pinnace.apiserver.http.instrumentation import RequestMetrics, request_labels
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.resources import ResourceHandler
 from pinnace.apiserver.http.responses import (
@@ -53,6 +56,12 @@ simulated node, where a handler is registered (Pinnace's own path; `pinnace node
 it)."""
 NodeFaults = Callable[[str, str, Mapping[str, Sequence[str]]], Awaitable[dict[str, Any]]]
 """(node, fault, query parameters) -> the node's state afterwards."""
+METRICS_PATH = "/metrics"
+PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+NodeProxy = Callable[[str, str], Awaitable[tuple[bytes, str]]]
+"""(node, path below `proxy`) -> (body, content type): what the node's kubelet serves there
+(`/api/v1/nodes/<node>/proxy/metrics/cadvisor` …); a 404 StatusError for a path it does not."""
+NODE_PROXY_PREFIX = "/api/v1/nodes/"
 
 
 class APIApp:
@@ -65,6 +74,8 @@ class APIApp:
         server_address: str = "",
         explainer: PodExplainer | None = None,
         node_faults: NodeFaults | None = None,
+        metrics: Mapping[str, CollectorRegistry] | None = None,
+        node_proxy: NodeProxy | None = None,
     ) -> None:
         self.server = server
         self.server_address = server_address
@@ -73,6 +84,13 @@ class APIApp:
         """The cluster's scheduler's explanations, served at EXPLAIN_PATH."""
         self.node_faults = node_faults
         """The cluster's simulated nodes' faults, served at NODES_PATH."""
+        self.metrics = dict(metrics or {})
+        """Path -> the registry served there in the Prometheus text format; the request
+        metrics join METRICS_PATH's."""
+        self.requests = RequestMetrics()
+        if METRICS_PATH in self.metrics:
+            self.metrics[METRICS_PATH].register(self.requests)
+        self.node_proxy = node_proxy
         generator: random.Random = (rand or Randomness()).child("http").random
         self.resources = ResourceHandler(server, generator)
 
@@ -83,6 +101,7 @@ class APIApp:
         if scope["type"] != "http":
             return
         request = Request.from_scope(scope, receive)
+        started, request_kind = self.server.clock.now(), self.requests.started(request)
         try:
             response = await self.respond(request)
         except StatusError as e:
@@ -96,7 +115,18 @@ class APIApp:
         except Exception:
             log.exception("%s %s failed", request.method, request.path)
             response = status_response(INTERNAL_ERROR)
-        await _send(response, send, receive)
+        finally:
+            self.requests.finished(request_kind)
+        labels = request_labels(request)
+        if response.stream is None:
+            await _send(response, send, receive)
+        else:
+            self.requests.streaming(labels, 1)
+            try:
+                await _send(response, send, receive)
+            finally:
+                self.requests.streaming(labels, -1)
+        self.requests.record(labels, response.status, self.server.clock.now() - started)
 
     async def respond(self, request: Request) -> Response:
         path = request.path
@@ -113,6 +143,15 @@ class APIApp:
             return openapi
         if path == "/":
             return raw_json_response({"paths": self.paths()})
+        registry = self.metrics.get(path)
+        if registry is not None:
+            _only_get(request)
+            return Response(200, generate_latest(registry), PROMETHEUS_TEXT)
+        if self.node_proxy is not None and _is_node_proxy(path):
+            _only_get(request)
+            node, _, rest = path[len(NODE_PROXY_PREFIX) :].partition("/proxy")
+            body, content_type = await self.node_proxy(node, rest or "/")
+            return Response(200, body, content_type)
         if self.explainer is not None and path.startswith(EXPLAIN_PATH + "/"):
             _only_get(request)
             return json_response(await self.explainer(*_pod_of(path[len(EXPLAIN_PATH) :])))
@@ -140,6 +179,7 @@ class APIApp:
         paths += ["/readyz", "/version"]
         paths += [EXPLAIN_PATH] if self.explainer is not None else []
         paths += [NODES_PATH] if self.node_faults is not None else []
+        paths += list(self.metrics)
         return sorted(paths)
 
     def served_kinds(self) -> tuple[Kind, ...]:
@@ -164,6 +204,14 @@ def _node_fault_of(path: str) -> tuple[str, str]:
     if len(parts) != 3 or parts[0] or not parts[1] or not parts[2]:
         raise not_found()
     return parts[1], parts[2]
+
+
+def _is_node_proxy(path: str) -> bool:
+    """`/api/v1/nodes/<node>/proxy[/<path>]`: the node proxy subresource with a path."""
+    if not path.startswith(NODE_PROXY_PREFIX):
+        return False
+    parts = path[len(NODE_PROXY_PREFIX) :].split("/", 2)
+    return len(parts) >= 2 and bool(parts[0]) and parts[1] == "proxy"
 
 
 def _only_get(request: Request) -> None:

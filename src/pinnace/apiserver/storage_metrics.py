@@ -1,0 +1,31 @@
+"""kube-apiserver's `apiserver_storage_objects{resource}`: how many objects of each resource
+are stored (k8s.io/apiserver/pkg/storage/etcd3/metrics, v1.32), counted when read. The resource
+label is kube's group-resource string: `pods`, `deployments.apps`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from pinnace.api import catalog
+from pinnace.apiserver.keys import kind_prefix
+from pinnace.store import Store
+
+
+class StorageObjects(Collector):
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "apiserver_storage_objects",
+            "Number of stored objects at the time of last check split by kind. In case of a "
+            "fetching error, the value will be -1.",
+            labels=["resource"],
+        )
+        for kind in catalog.kinds():
+            resource = f"{kind.plural}.{kind.group}" if kind.group else kind.plural
+            family.add_metric([resource], self.store.count(kind_prefix(kind)))
+        yield family

@@ -1,0 +1,52 @@
+"""kube-scheduler's metrics at /metrics/scheduler: attempts by result and profile, pending pods
+by queue, the SLI of pods placed."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pinnace.api import catalog
+from pinnace.apiserver.http.app import APIApp
+from pinnace.clock import Clock
+from pinnace.cluster import ClusterOptions, ControlPlane
+from pinnace.kubelet.config import node_configs
+from pinnace.store import MemoryStore
+
+from .test_apiserver_metrics import Samples, call, samples, value
+
+PODS = catalog.kind("", "pods")
+
+
+def pod(name: str, cpu: str) -> dict[str, object]:
+    container = {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}
+    return {"metadata": {"name": name}, "spec": {"containers": [container]}}
+
+
+def test_attempts_pending_pods_and_the_sli_follow_the_scheduler() -> None:
+    async def scenario() -> Samples:
+        options = ClusterOptions(nodes=node_configs(1), controllers=False)
+        plane = ControlPlane(MemoryStore(), Clock(asyncio.get_running_loop()), options)
+        await plane.start()
+        app = APIApp(plane.server, plane.randomness, metrics=plane.registries)
+        client = plane.client()
+        await client.create(PODS, "default", pod("fits", "1"))
+        await client.create(PODS, "default", pod("too-big", "64"))
+        assert plane.scheduler is not None
+        metrics = plane.scheduler.core.metrics
+        while sum(metrics.attempts.values()) < 2:  # until both have had a cycle
+            await asyncio.sleep(0.01)
+        _, text = await call(app, "GET", "/metrics/scheduler")
+        await plane.stop()
+        return samples(text)
+
+    found = asyncio.run(scenario())
+    attempts = "scheduler_schedule_attempts_total"
+    profile = "default-scheduler"
+    assert value(found, attempts, result="scheduled", profile=profile) == 1
+    assert value(found, attempts, result="unschedulable", profile=profile) == 1
+    count = "scheduler_scheduling_attempt_duration_seconds_count"
+    assert value(found, count, result="scheduled", profile=profile) == 1
+    assert value(found, "scheduler_pending_pods", queue="unschedulable") == 1
+    assert value(found, "scheduler_pending_pods", queue="active") == 0
+    assert value(found, "scheduler_preemption_attempts_total") == 1
+    assert value(found, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="1") == 1

@@ -65,6 +65,9 @@ class ClusterOptions:
     scheduler_config: SchedulerConfiguration | None = None
     controllers: bool = True
     """Run kube-controller-manager's controllers (the namespace controller always runs)."""
+    kube_state_metrics: bool = True
+    """Serve kube-state-metrics' families at /metrics/cluster (informers on pods, nodes,
+    Deployments and HPAs); a simulation, which nothing scrapes, goes without."""
     node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
     workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
@@ -122,9 +125,11 @@ class ControlPlane:
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
         cluster's own, so two clusters in one process never share one."""
         self.registries["/metrics"].register(StorageObjects(store))
-        self.kube_state = KubeStateMetrics(self.client(), self.codec)
-        self.registries["/metrics/cluster"] = CollectorRegistry()
-        self.registries["/metrics/cluster"].register(self.kube_state)
+        self.kube_state: KubeStateMetrics | None = None
+        if options.kube_state_metrics:
+            self.kube_state = KubeStateMetrics(self.client(), self.codec)
+            self.registries["/metrics/cluster"] = CollectorRegistry()
+            self.registries["/metrics/cluster"].register(self.kube_state)
         if self.scheduler is not None:
             self.registries["/metrics/scheduler"] = CollectorRegistry()
             self.registries["/metrics/scheduler"].register(self.scheduler.core.metrics)
@@ -146,14 +151,19 @@ class ControlPlane:
 
     def components(self) -> list[Component]:
         """Every component, in the order they start (the reverse of the order they stop)."""
-        optional = (self.node_lifecycle, self.taint_eviction, self.scheduler, self.workloads)
+        optional = (
+            self.node_lifecycle,
+            self.taint_eviction,
+            self.scheduler,
+            self.workloads,
+            self.kube_state,
+        )
         return [
             self.compactor,
             self.event_expiry,
             self.namespaces,
             self.nodes,
             *(c for c in optional if c is not None),
-            self.kube_state,
         ]
 
     async def start(self) -> None:

@@ -70,6 +70,7 @@ class Simulation:
             node_lifecycle=cluster.node_lifecycle,
             workloads=cluster.workloads,
             seed=self.seed,
+            kube_state_metrics=False,
         )
         self.plane = ControlPlane(self.store, self.clock, options)
         self.client: LocalClient = LocalClient(self.plane.server, field_manager=FIELD_MANAGER)

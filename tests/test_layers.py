@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scheduling",),
     ("scheduler", "kubelet", "controllers"),
     ("descheduler",),
-    ("metrics",),
+    ("metrics", "dashboard"),
     ("cluster",),
     ("sim",),
     ("bench",),

@@ -30,6 +30,7 @@ from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
 from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
+from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
 from pinnace.kubelet.faults import inject
 from pinnace.metrics import KubeStateMetrics
@@ -68,6 +69,9 @@ class ClusterOptions:
     kube_state_metrics: bool = True
     """Serve kube-state-metrics' families at /metrics/cluster (informers on pods, nodes,
     Deployments and HPAs); a simulation, which nothing scrapes, goes without."""
+    dashboard: bool = True
+    """Serve the web dashboard at /dashboard/ (informers on nodes, pods, Events and the
+    workloads); a simulation, which nobody looks at live, goes without."""
     node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
     workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
@@ -130,6 +134,9 @@ class ControlPlane:
             self.kube_state = KubeStateMetrics(self.client(), self.codec)
             self.registries["/metrics/cluster"] = CollectorRegistry()
             self.registries["/metrics/cluster"].register(self.kube_state)
+        self.dashboard: Dashboard | None = None
+        if options.dashboard:
+            self.dashboard = Dashboard(self.client(), self.nodes.summaries, self.codec)
         if self.scheduler is not None:
             self.registries["/metrics/scheduler"] = CollectorRegistry()
             self.registries["/metrics/scheduler"].register(self.scheduler.core.metrics)
@@ -157,6 +164,7 @@ class ControlPlane:
             self.scheduler,
             self.workloads,
             self.kube_state,
+            self.dashboard,
         )
         return [
             self.compactor,

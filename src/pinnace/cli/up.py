@@ -424,6 +424,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         node_faults=plane.node_fault,
         metrics=plane.registries,
         node_proxy=plane.node_proxy,
+        dashboard=None if plane.dashboard is None else plane.dashboard.respond,
     )
     config = uvicorn.Config(
         app,

@@ -71,6 +71,7 @@ class Simulation:
             workloads=cluster.workloads,
             seed=self.seed,
             kube_state_metrics=False,
+            dashboard=False,
         )
         self.plane = ControlPlane(self.store, self.clock, options)
         self.client: LocalClient = LocalClient(self.plane.server, field_manager=FIELD_MANAGER)

@@ -62,6 +62,9 @@ NodeProxy = Callable[[str, str], Awaitable[tuple[bytes, str]]]
 """(node, path below `proxy`) -> (body, content type): what the node's kubelet serves there
 (`/api/v1/nodes/<node>/proxy/metrics/cadvisor` …); a 404 StatusError for a path it does not."""
 NODE_PROXY_PREFIX = "/api/v1/nodes/"
+DASHBOARD_PATH = "/dashboard"
+DashboardPages = Callable[[str], Awaitable[Response]]
+"""(path below DASHBOARD_PATH) -> the web dashboard's answer there (`pinnace.dashboard`)."""
 
 
 class APIApp:
@@ -76,6 +79,7 @@ class APIApp:
         node_faults: NodeFaults | None = None,
         metrics: Mapping[str, CollectorRegistry] | None = None,
         node_proxy: NodeProxy | None = None,
+        dashboard: DashboardPages | None = None,
     ) -> None:
         self.server = server
         self.server_address = server_address
@@ -91,6 +95,7 @@ class APIApp:
         if METRICS_PATH in self.metrics:
             self.metrics[METRICS_PATH].register(self.requests)
         self.node_proxy = node_proxy
+        self.dashboard = dashboard
         generator: random.Random = (rand or Randomness()).child("http").random
         self.resources = ResourceHandler(server, generator)
 
@@ -152,6 +157,9 @@ class APIApp:
             node, _, rest = path[len(NODE_PROXY_PREFIX) :].partition("/proxy")
             body, content_type = await self.node_proxy(node, rest or "/")
             return Response(200, body, content_type)
+        if self.dashboard is not None and _is_below(path, DASHBOARD_PATH):
+            _only_get(request)
+            return await self.dashboard(path[len(DASHBOARD_PATH) :])
         if self.explainer is not None and path.startswith(EXPLAIN_PATH + "/"):
             _only_get(request)
             return json_response(await self.explainer(*_pod_of(path[len(EXPLAIN_PATH) :])))
@@ -180,6 +188,7 @@ class APIApp:
         paths += [EXPLAIN_PATH] if self.explainer is not None else []
         paths += [NODES_PATH] if self.node_faults is not None else []
         paths += list(self.metrics)
+        paths += [DASHBOARD_PATH] if self.dashboard is not None else []
         return sorted(paths)
 
     def served_kinds(self) -> tuple[Kind, ...]:
@@ -212,6 +221,10 @@ def _is_node_proxy(path: str) -> bool:
         return False
     parts = path[len(NODE_PROXY_PREFIX) :].split("/", 2)
     return len(parts) >= 2 and bool(parts[0]) and parts[1] == "proxy"
+
+
+def _is_below(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
 
 
 def _only_get(request: Request) -> None:

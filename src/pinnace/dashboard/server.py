@@ -1,0 +1,201 @@
+"""The dashboard's server side: a component with informers on what the page shows (nodes,
+pods, Events, Deployments, Jobs, DaemonSets, HPAs), as kube-state-metrics keeps its own
+(kubernetes/kube-state-metrics internal/store), and the HTTP paths below DASHBOARD_PATH:
+
+- `/` and its static files, with the plotly.js the `plotly` package ships (nothing is fetched
+  from the network);
+- `/api/snapshot`: the snapshot (`dashboard.snapshot`) as JSON;
+- `/api/pods/NAMESPACE/NAME`: one pod's requests, limits and usage now;
+- `/events`: server-sent events, one per change the informers see (watch-driven), so the
+  page refreshes only when something changed; Events go with their reason and message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from pinnace.api import catalog
+from pinnace.api.core.event import EVENT
+from pinnace.api.objects import Object
+from pinnace.api.stats import Summary
+from pinnace.apiserver.http.app import DASHBOARD_PATH
+from pinnace.apiserver.http.responses import Response, json_response
+from pinnace.apiserver.http.routes import not_found
+from pinnace.client import Client, Informer
+from pinnace.dashboard import snapshot
+from pinnace.store.codec import Codec
+
+WORKLOADS = {
+    "deployments": catalog.kind("apps", "deployments"),
+    "jobs": catalog.kind("batch", "jobs"),
+    "daemonsets": catalog.kind("apps", "daemonsets"),
+    "hpas": catalog.kind("autoscaling", "horizontalpodautoscalers"),
+}
+STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/dashboard.js": ("dashboard.js", "text/javascript; charset=utf-8"),
+    "/dashboard.css": ("dashboard.css", "text/css; charset=utf-8"),
+}
+PLOTLY = "/plotly.min.js"
+FAILED_SCHEDULING = "failed-scheduling"
+SUBSCRIBER_BACKLOG = 1000
+"""Changes a slow page may fall behind by; past that it misses some, and its next refresh
+still shows the cluster as it is."""
+RECENT_EVENTS = 50
+SSE_HEADERS = [("x-accel-buffering", "no")]
+
+Summaries = Callable[[], Mapping[str, Summary]]
+
+
+def _failed_scheduling(event: Object) -> list[str]:
+    involved = event.get("involvedObject") or {}
+    if event.get("reason") != "FailedScheduling" or involved.get("kind") != "Pod":
+        return []
+    return [f"{involved.get('namespace', '')}/{involved.get('name', '')}"]
+
+
+class Dashboard:
+    """A component; `respond(path)` answers the paths below DASHBOARD_PATH. `summaries` gives
+    every node's stats summary now (the kubelets'), for what is used."""
+
+    def __init__(self, client: Client, summaries: Summaries, codec: Codec | None = None) -> None:
+        self.summaries = summaries
+        self.pods = Informer(client, catalog.kind("", "pods"), codec=codec, namespace_index=False)
+        self.nodes = Informer(client, catalog.kind("", "nodes"))
+        self.events = Informer(client, EVENT, namespace_index=False)
+        self.events.add_indexer(FAILED_SCHEDULING, _failed_scheduling)
+        self.workloads = {name: Informer(client, kind) for name, kind in WORKLOADS.items()}
+        self.informers = (self.pods, self.nodes, self.events, *self.workloads.values())
+        self._subscribers: set[asyncio.Queue[bytes | None]] = set()
+        self._plotly: bytes | None = None
+        for informer in self.informers:
+            self._watch(informer)
+
+    def _watch(self, informer: Informer) -> None:
+        kind = informer.kind.plural
+
+        def changed(change: str) -> Callable[..., None]:
+            return lambda *objs: self._publish(kind, change, objs[-1])
+
+        informer.add_event_handler(changed("ADDED"), changed("MODIFIED"), changed("DELETED"))
+
+    async def start(self) -> None:
+        for informer in self.informers:
+            informer.start()
+        for informer in self.informers:
+            await informer.wait_for_sync()
+
+    async def stop(self) -> None:
+        for queue in self._subscribers:
+            _offer(queue, None)
+        for informer in self.informers:
+            await informer.stop()
+
+    # --- what the page reads -------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        nodes, pending = snapshot.nodes_and_pending(
+            self.nodes.list(), self.pods.list(), self._last_failed, self.summaries()
+        )
+        return {
+            "nodes": nodes,
+            "pending": pending,
+            "workloads": {
+                name: [snapshot.workload_view(name, o) for o in _by_name(informer.list())]
+                for name, informer in self.workloads.items()
+            },
+            "events": self.recent_events(),
+        }
+
+    def _last_failed(self, key: str) -> Object | None:
+        return max(self.events.by_index(FAILED_SCHEDULING, key), key=_event_time, default=None)
+
+    def recent_events(self) -> list[dict[str, Any]]:
+        latest = sorted(self.events.list(), key=_event_time)[-RECENT_EVENTS:]
+        return [snapshot.event_view(e) for e in latest]
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any]:
+        pod = self.pods.get(namespace, name)
+        if pod is None:
+            raise not_found()
+        stats = snapshot.pod_stats(self.summaries()).get(f"{namespace}/{name}")
+        return snapshot.pod_view(pod, stats)
+
+    # --- HTTP ----------------------------------------------------------------------------
+
+    async def respond(self, path: str) -> Response:
+        """What is served at DASHBOARD_PATH + `path`."""
+        if path == "":
+            return Response(301, headers=[("location", DASHBOARD_PATH + "/")])
+        if path in STATIC:
+            name, content_type = STATIC[path]
+            return Response(200, _static(name), content_type)
+        if path == PLOTLY:
+            return Response(200, self._plotly_js(), "text/javascript; charset=utf-8")
+        if path == "/api/snapshot":
+            return json_response(self.snapshot())
+        if path.startswith("/api/pods/"):
+            parts = path[len("/api/pods/") :].split("/")
+            if len(parts) != 2 or not all(parts):
+                raise not_found()
+            return json_response(self.pod(*parts))
+        if path == "/events":
+            return Response(
+                200,
+                content_type="text/event-stream",
+                headers=SSE_HEADERS,
+                stream=self._stream(),
+                timeout=None,
+            )
+        raise not_found()
+
+    def _plotly_js(self) -> bytes:
+        if self._plotly is None:
+            self._plotly = (
+                resources.files("plotly") / "package_data" / "plotly.min.js"
+            ).read_bytes()
+        return self._plotly
+
+    def _publish(self, kind: str, change: str, obj: Object) -> None:
+        if not self._subscribers:
+            return
+        message: dict[str, Any] = {"kind": kind, "type": change, "name": obj["metadata"]["name"]}
+        message["namespace"] = obj["metadata"].get("namespace", "")
+        if kind == "events" and change != "DELETED":
+            message["event"] = snapshot.event_view(obj)
+        data = b"data: " + orjson.dumps(message) + b"\n\n"
+        for queue in self._subscribers:
+            _offer(queue, data)
+
+    async def _stream(self) -> AsyncIterator[bytes]:
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue(SUBSCRIBER_BACKLOG)
+        self._subscribers.add(queue)
+        try:
+            yield b"retry: 2000\n\n"
+            while (chunk := await queue.get()) is not None:
+                yield chunk
+        finally:
+            self._subscribers.discard(queue)
+
+
+def _offer(queue: asyncio.Queue[bytes | None], item: bytes | None) -> None:
+    with contextlib.suppress(asyncio.QueueFull):
+        queue.put_nowait(item)
+
+
+def _by_name(objs: list[Object]) -> list[Object]:
+    return sorted(objs, key=snapshot.key_of)
+
+
+def _event_time(event: Object) -> str:
+    return event.get("lastTimestamp") or event.get("eventTime") or ""
+
+
+def _static(name: str) -> bytes:
+    return (resources.files(__package__) / "static" / name).read_bytes()

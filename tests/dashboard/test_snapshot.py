@@ -80,7 +80,7 @@ def test_each_change_is_pushed_to_the_events_stream(cluster: SimulatedCluster) -
         async for chunk in response.stream:
             message = orjson.loads(chunk.removeprefix(b"data: "))
             if message["kind"] == "pods":
-                await response.stream.aclose()  # type: ignore[attr-defined]
+                await response.stream.aclose()
                 return dict(message)
         raise AssertionError("the stream ended")
 

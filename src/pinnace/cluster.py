@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from pinnace.api.core.event import EVENT
 from pinnace.apiserver.bootstrap import bootstrap
-from pinnace.apiserver.http.app import PodExplainer
+from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
@@ -41,6 +41,7 @@ from pinnace.store import Compactor, Store
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 from pinnace.store.expiry import DEFAULT_EVENT_TTL, Expiry
 
+KUBE_STATE_PATH = "/metrics/cluster"
 GC_THRESHOLD = (20_000, 250, 100)
 """Stored objects are acyclic JSON, so Python's cyclic collector finds almost nothing; its
 default thresholds would make it walk every stored object over and over. Young collections
@@ -132,8 +133,8 @@ class ControlPlane:
         self.kube_state: KubeStateMetrics | None = None
         if options.kube_state_metrics:
             self.kube_state = KubeStateMetrics(self.client(), self.codec)
-            self.registries["/metrics/cluster"] = CollectorRegistry()
-            self.registries["/metrics/cluster"].register(self.kube_state)
+            self.registries[KUBE_STATE_PATH] = CollectorRegistry()
+            self.registries[KUBE_STATE_PATH].register(self.kube_state)
         self.dashboard: Dashboard | None = None
         if options.dashboard:
             self.dashboard = Dashboard(self.client(), self.nodes.summaries, self.codec)
@@ -151,6 +152,28 @@ class ControlPlane:
     async def node_proxy(self, node: str, path: str) -> tuple[bytes, str]:
         """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`)."""
         return self.nodes.proxy(node, path)
+
+    def http_app(self, server_address: str = "") -> APIApp:
+        """The HTTP front end of the cluster's API server, with every path the cluster serves
+        beside the API (metrics, node proxy and faults, the scheduler's explanations, the
+        dashboard); `server_address` is the host:port clients reach it at."""
+        return APIApp(
+            self.server,
+            self.randomness,
+            server_address=server_address,
+            explainer=self.explainer,
+            node_faults=self.node_fault,
+            metrics=self.registries,
+            metrics_ready=self.metrics_ready,
+            node_proxy=self.node_proxy,
+            dashboard=None if self.dashboard is None else self.dashboard.respond,
+        )
+
+    async def metrics_ready(self, path: str) -> None:
+        """Start what a scrape of `path` reads, if it has not been (kube-state-metrics' caches
+        start with the first scrape of /metrics/cluster)."""
+        if path == KUBE_STATE_PATH and self.kube_state is not None:
+            await self.kube_state.ready()
 
     def client(self) -> LocalClient:
         """A new in-process client of the API server, as each component has its own."""

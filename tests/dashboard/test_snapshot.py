@@ -13,7 +13,6 @@ from tests.metrics.test_apiserver_metrics import call
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
-from pinnace.apiserver.http.app import APIApp
 from pinnace.cluster import ClusterOptions
 from pinnace.dashboard import Dashboard
 from pinnace.kubelet.config import node_configs
@@ -36,7 +35,9 @@ def cluster() -> Iterator[SimulatedCluster]:
 
 
 def dashboard_of(cluster: SimulatedCluster) -> Dashboard:
+    """The cluster's dashboard, its caches started (as a first page view starts them)."""
     assert cluster.plane.dashboard is not None
+    cluster.run(cluster.plane.dashboard.ready())
     return cluster.plane.dashboard
 
 
@@ -72,8 +73,10 @@ def test_nodes_show_allocatable_requested_and_used_and_pending_pods_the_schedule
 
 
 def test_each_change_is_pushed_to_the_events_stream(cluster: SimulatedCluster) -> None:
+    dashboard = dashboard_of(cluster)
+
     async def first_pod_message() -> dict[str, Any]:
-        response = await dashboard_of(cluster).respond("/events")
+        response = await dashboard.respond("/events")
         assert response.content_type == "text/event-stream" and response.stream is not None
         assert await anext(response.stream) == b"retry: 2000\n\n"
         await cluster.client.create(PODS, "default", pod("web", "250m"))
@@ -91,8 +94,7 @@ def test_each_change_is_pushed_to_the_events_stream(cluster: SimulatedCluster) -
 def test_the_http_front_end_serves_the_page_plotly_and_the_snapshot(
     cluster: SimulatedCluster,
 ) -> None:
-    dashboard = dashboard_of(cluster)
-    app = APIApp(cluster.server, dashboard=dashboard.respond)
+    app = cluster.plane.http_app()
     assert cluster.run(call(app, "GET", "/dashboard"))[0] == 301
     status, page = cluster.run(call(app, "GET", "/dashboard/"))
     assert status == 200 and b'<script src="dashboard.js"' in page

@@ -24,7 +24,7 @@ from tests.http.test_app import call
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.status import StatusError
-from pinnace.apiserver.http.app import NODES_PATH, APIApp
+from pinnace.apiserver.http.app import NODES_PATH
 from pinnace.apiserver.logs import log_text
 from pinnace.kubelet import NodeConfig
 from pinnace.kubelet.pool import NotRunning
@@ -247,7 +247,7 @@ def test_faults_name_a_running_node(cluster: LifecycleCluster) -> None:
 def test_the_api_servers_node_path_injects_faults_and_refuses_bad_requests(
     cluster: LifecycleCluster,
 ) -> None:
-    app = APIApp(cluster.server, node_faults=cluster.plane.node_fault)
+    app = cluster.plane.http_app()
 
     def post(path: str, query: bytes = b"", method: str = "POST") -> tuple[int, Any]:
         code, body = cluster.run(call(app, method, f"/pinnace/nodes/{path}", query))

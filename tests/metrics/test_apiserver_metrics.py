@@ -57,7 +57,7 @@ async def plane_and_app() -> tuple[ControlPlane, APIApp]:
     options = ClusterOptions(scheduler=False, controllers=False)
     plane = ControlPlane(MemoryStore(), Clock(asyncio.get_running_loop()), options)
     await plane.start()
-    return plane, APIApp(plane.server, plane.randomness, metrics=plane.registries)
+    return plane, plane.http_app()
 
 
 REQUEST = {"group": "", "version": "v1", "resource": "pods", "subresource": "", "dry_run": "",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from pinnace.api import catalog
-from pinnace.apiserver.http.app import APIApp
 from pinnace.clock import Clock
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.kubelet.config import node_configs
@@ -28,7 +27,7 @@ def test_pods_nodes_deployments_and_hpas_as_kube_state_metrics_reports_them() ->
         options = ClusterOptions(nodes=node_configs(1))
         plane = ControlPlane(MemoryStore(), Clock(asyncio.get_running_loop()), options)
         await plane.start()
-        app = APIApp(plane.server, plane.randomness, metrics=plane.registries)
+        app = plane.http_app()
         client = plane.client()
         container = {
             "name": "main",

@@ -9,7 +9,6 @@ import json
 from typing import Any
 
 from pinnace.api import catalog
-from pinnace.apiserver.http.app import APIApp
 from pinnace.clock.virtual import VirtualClock
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.kubelet.config import node_configs
@@ -42,7 +41,7 @@ def test_cadvisor_and_resource_metrics_follow_the_usage_model() -> None:
         options = ClusterOptions(nodes=node_configs(1), controllers=False)
         plane = ControlPlane(MemoryStore(), clock, options)
         await plane.start()
-        app = APIApp(plane.server, plane.randomness, node_proxy=plane.node_proxy)
+        app = plane.http_app()
         client = plane.client()
         await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
         await client.create(PODS, "default", pod("hungry", "250m", {"cpu": "100m"}))

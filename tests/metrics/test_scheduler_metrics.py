@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 from pinnace.api import catalog
-from pinnace.apiserver.http.app import APIApp
 from pinnace.clock import Clock
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.kubelet.config import node_configs
@@ -27,7 +26,7 @@ def test_attempts_pending_pods_and_the_sli_follow_the_scheduler() -> None:
         options = ClusterOptions(nodes=node_configs(1), controllers=False)
         plane = ControlPlane(MemoryStore(), Clock(asyncio.get_running_loop()), options)
         await plane.start()
-        app = APIApp(plane.server, plane.randomness, metrics=plane.registries)
+        app = plane.http_app()
         client = plane.client()
         await client.create(PODS, "default", pod("fits", "1"))
         await client.create(PODS, "default", pod("too-big", "64"))

@@ -36,7 +36,6 @@ import uvicorn
 import yaml
 
 from pinnace.api.openapi import openapi_v3_index
-from pinnace.apiserver.http.app import APIApp
 from pinnace.clock import Clock, parse_duration
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
@@ -416,16 +415,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
     plane = ControlPlane(store, Clock(asyncio.get_running_loop()), options.cluster)
     await plane.start()
     settle_garbage_collection()
-    app = APIApp(
-        plane.server,
-        plane.randomness,
-        server_address=f"{host}:{port}",
-        explainer=plane.explainer,
-        node_faults=plane.node_fault,
-        metrics=plane.registries,
-        node_proxy=plane.node_proxy,
-        dashboard=None if plane.dashboard is None else plane.dashboard.respond,
-    )
+    app = plane.http_app(server_address=f"{host}:{port}")
     config = uvicorn.Config(
         app,
         lifespan="off",

@@ -61,3 +61,27 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
         if isinstance(result, Exception):
             log.error("%s ended with an error", task.get_name(), exc_info=result)
 
+
+
+class StartedOnFirstUse:
+    """Informers (anything with start, wait_for_sync and async stop) started the first time
+    something needs them (`await ready()`), not with the cluster: a cache only a person's
+    page or a scraper reads costs nothing until one does."""
+
+    def __init__(self, informers: Iterable[Any]) -> None:
+        self._informers = tuple(informers)
+        self._started = False
+
+    async def ready(self) -> None:
+        """Start the informers if they have not been, and wait until they have synced."""
+        if not self._started:
+            self._started = True
+            for informer in self._informers:
+                informer.start()
+        for informer in self._informers:
+            await informer.wait_for_sync()
+
+    async def stop(self) -> None:
+        if self._started:
+            for informer in self._informers:
+                await informer.stop()

@@ -28,6 +28,7 @@ from pinnace.apiserver.http.app import DASHBOARD_PATH
 from pinnace.apiserver.http.responses import Response, json_response
 from pinnace.apiserver.http.routes import not_found
 from pinnace.client import Client, Informer
+from pinnace.clock.component import StartedOnFirstUse
 from pinnace.dashboard import snapshot
 from pinnace.store.codec import Codec
 
@@ -72,6 +73,7 @@ class Dashboard:
         self.events.add_indexer(FAILED_SCHEDULING, _failed_scheduling)
         self.workloads = {name: Informer(client, kind) for name, kind in WORKLOADS.items()}
         self.informers = (self.pods, self.nodes, self.events, *self.workloads.values())
+        self._caches = StartedOnFirstUse(self.informers)
         self._subscribers: set[asyncio.Queue[bytes | None]] = set()
         self._plotly: bytes | None = None
         for informer in self.informers:
@@ -86,16 +88,16 @@ class Dashboard:
         informer.add_event_handler(changed("ADDED"), changed("MODIFIED"), changed("DELETED"))
 
     async def start(self) -> None:
-        for informer in self.informers:
-            informer.start()
-        for informer in self.informers:
-            await informer.wait_for_sync()
+        """Nothing yet: the caches start with the first page that asks (`respond`)."""
+
+    async def ready(self) -> None:
+        """Have the caches started and synced."""
+        await self._caches.ready()
 
     async def stop(self) -> None:
         for queue in self._subscribers:
             _offer(queue, None)
-        for informer in self.informers:
-            await informer.stop()
+        await self._caches.stop()
 
     # --- what the page reads -------------------------------------------------------------
 
@@ -131,6 +133,7 @@ class Dashboard:
 
     async def respond(self, path: str) -> Response:
         """What is served at DASHBOARD_PATH + `path`."""
+        await self.ready()
         if path == "":
             return Response(301, headers=[("location", DASHBOARD_PATH + "/")])
         if path in STATIC:

@@ -1,5 +1,6 @@
 """kube-state-metrics' core families (kubernetes/kube-state-metrics v2, internal/store/pod.go,
-node.go, deployment.go, hpa.go), built from informers when `/metrics/cluster` is read:
+node.go, deployment.go, hpa.go), built from informers (started by the first scrape) when
+`/metrics/cluster` is read:
 
 - `kube_pod_status_phase{namespace,pod,uid,phase}`: 1 for the pod's phase, 0 for the others
 - `kube_pod_container_resource_requests` and `…_limits`
@@ -23,6 +24,7 @@ from prometheus_client.registry import Collector
 from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.client import Client, Informer
+from pinnace.clock.component import StartedOnFirstUse
 from pinnace.resources.lists import parse_quantity
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY
 from pinnace.store.codec import Codec
@@ -63,16 +65,17 @@ class KubeStateMetrics(Collector):
         self.deployments = Informer(client, DEPLOYMENTS)
         self.hpas = Informer(client, HPAS)
         self.informers = (self.pods, self.nodes, self.deployments, self.hpas)
+        self._caches = StartedOnFirstUse(self.informers)
 
     async def start(self) -> None:
-        for informer in self.informers:
-            informer.start()
-        for informer in self.informers:
-            await informer.wait_for_sync()
+        """Nothing yet: the caches start with the first scrape (`ready`)."""
+
+    async def ready(self) -> None:
+        """Have the caches started and synced; a scrape awaits this before collecting."""
+        await self._caches.ready()
 
     async def stop(self) -> None:
-        for informer in self.informers:
-            await informer.stop()
+        await self._caches.stop()
 
     def collect(self) -> Iterator[Family]:
         yield from self._pod_families(self.pods.list())

@@ -78,6 +78,7 @@ class APIApp:
         explainer: PodExplainer | None = None,
         node_faults: NodeFaults | None = None,
         metrics: Mapping[str, CollectorRegistry] | None = None,
+        metrics_ready: Callable[[str], Awaitable[None]] | None = None,
         node_proxy: NodeProxy | None = None,
         dashboard: DashboardPages | None = None,
     ) -> None:
@@ -91,6 +92,9 @@ class APIApp:
         self.metrics = dict(metrics or {})
         """Path -> the registry served there in the Prometheus text format; the request
         metrics join METRICS_PATH's."""
+        self.metrics_ready = metrics_ready
+        """Awaited with a metrics path before its registry is collected (caches a scrape
+        starts)."""
         self.requests = RequestMetrics()
         if METRICS_PATH in self.metrics:
             self.metrics[METRICS_PATH].register(self.requests)
@@ -151,6 +155,8 @@ class APIApp:
         registry = self.metrics.get(path)
         if registry is not None:
             _only_get(request)
+            if self.metrics_ready is not None:
+                await self.metrics_ready(path)
             return Response(200, generate_latest(registry), PROMETHEUS_TEXT)
         if self.node_proxy is not None and _is_node_proxy(path):
             _only_get(request)

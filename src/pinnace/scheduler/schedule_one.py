@@ -190,6 +190,11 @@ class Scheduler:
     def table(self) -> NodeTable:
         return self.cache.table
 
+    @property
+    def random(self) -> random.Random:
+        """Where selectHost breaks ties: a what-if run saves and restores its state."""
+        return self._random
+
     # Informer events.
     def add_node(self, node: Mapping[str, Any]) -> None:
         self.cache.add_node(node)

@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("descheduler",),
     ("cluster",),
     ("sim",),
+    ("plan",),  # capacity planning, on the simulated mode
     ("bench",),
     ("cli",),  # the commands, `pinnace bench` among them
 )

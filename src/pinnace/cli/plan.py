@@ -1,0 +1,150 @@
+"""`pinnace plan COMMAND`: capacity planning with the real scheduler and controllers
+(docs/planning.md). Every command reads the cluster from a Scenario or cluster file (`--cluster`)
+or from a running cluster through its API (`--from-cluster`, with a kubeconfig), prints tables
+(or JSON with `--json`) and writes an HTML report with `--html FILE`. Each is also a Python
+function of `pinnace.plan`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from pinnace.cli.scheduler import DEFAULT_KUBECONFIG
+from pinnace.plan import PlanError, PlanReport, Snapshot, fit, from_cluster, from_file
+from pinnace.plan.load import load_workloads
+
+KUBE_DEFAULT = Path.home() / ".kube" / "config"
+
+
+def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    plan = subcommands.add_parser(
+        "plan",
+        help="capacity planning: fit, headroom, nodes to add, nodes to remove, failures",
+        description=(
+            "Answer capacity questions about a cluster with kube-scheduler's own filters and "
+            "scores and kube-controller-manager's controllers (docs/planning.md)."
+        ),
+    )
+    commands = plan.add_subparsers(dest="plan_command", metavar="COMMAND", required=True)
+    _add(
+        commands,
+        "fit",
+        "do these workloads fit beside what runs? Where each pod lands, or why not",
+        _fit,
+        _workloads,
+    )
+
+
+def _add(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help_text: str,
+    run: Callable[[argparse.Namespace, Snapshot], PlanReport],
+    arguments: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    command = commands.add_parser(
+        name, help=help_text, description=help_text[0].upper() + help_text[1:] + "."
+    )
+    arguments(command)
+    source = command.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--cluster", metavar="FILE", help="a Scenario or cluster file (docs/simulation.md)"
+    )
+    source.add_argument(
+        "--from-cluster",
+        action="store_true",
+        help="snapshot the running cluster the kubeconfig names, through its API",
+    )
+    command.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="with --from-cluster: the kubeconfig ($KUBECONFIG, else ~/.pinnace/kubeconfig, "
+        "else ~/.kube/config)",
+    )
+    command.add_argument("--context", help="with --from-cluster: the kubeconfig context")
+    command.add_argument(
+        "--scheduler-config",
+        metavar="FILE",
+        help="a KubeSchedulerConfiguration to schedule with (the file's, else the defaults)",
+    )
+    command.add_argument(
+        "--seed", type=_whole(0), default=0, help="the seed of every random choice (0)"
+    )
+    command.add_argument("--json", action="store_true", help="print JSON (planVersion 1)")
+    command.add_argument("--html", metavar="FILE", help="also write an HTML report to FILE")
+    command.set_defaults(run=lambda args: _run(args, name, run))
+
+
+def _run(
+    args: argparse.Namespace,
+    name: str,
+    run: Callable[[argparse.Namespace, Snapshot], PlanReport],
+) -> int:
+    try:
+        snapshot = _snapshot(args)
+        plan = run(args, snapshot)
+        if args.html:
+            plan.write_html(args.html)
+    except PlanError as e:
+        print(f"pinnace plan {name}: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"pinnace plan {name}: {e}", file=sys.stderr)
+        return 1
+    print(plan.json() if args.json else plan.text(), end="" if not args.json else "\n")
+    return 0
+
+
+def _snapshot(args: argparse.Namespace) -> Snapshot:
+    if args.cluster:
+        return from_file(args.cluster, seed=args.seed, scheduler_config=args.scheduler_config or "")
+    return from_cluster(
+        kubeconfig(args.kubeconfig),
+        context=args.context,
+        scheduler_config=args.scheduler_config or "",
+    )
+
+
+def kubeconfig(given: str | None) -> Path:
+    """--kubeconfig, else $KUBECONFIG, else Pinnace's, else kubectl's default."""
+    if given:
+        return Path(given).expanduser()
+    if os.environ.get("KUBECONFIG"):
+        return Path(os.environ["KUBECONFIG"].split(os.pathsep)[0]).expanduser()
+    return DEFAULT_KUBECONFIG if DEFAULT_KUBECONFIG.exists() else KUBE_DEFAULT
+
+
+# --- the commands ----------------------------------------------------------------------------
+
+
+def _workloads(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "workloads",
+        nargs="+",
+        metavar="WORKLOADS",
+        help="manifest files or directories (Deployments, Jobs, pods, DaemonSets ...)",
+    )
+
+
+def _fit(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
+    return fit(snapshot, load_workloads(args.workloads), seed=args.seed)
+
+
+# --- argument types ----------------------------------------------------------------------------
+
+
+def _whole(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    return parse

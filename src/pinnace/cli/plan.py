@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pinnace.cli.scheduler import DEFAULT_KUBECONFIG
 from pinnace.plan import PlanError, PlanReport, Snapshot, fit, from_cluster, from_file
+from pinnace.plan.headroom import DEFAULT_LIMIT, headroom, parse_shape
 from pinnace.plan.load import load_workloads
 
 KUBE_DEFAULT = Path.home() / ".kube" / "config"
@@ -37,6 +38,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         _fit,
         _workloads,
     )
+    _add(commands, "headroom", "how many more copies of each pod shape fit", _headroom, _shapes)
 
 
 def _add(
@@ -134,7 +136,36 @@ def _fit(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
     return fit(snapshot, load_workloads(args.workloads), seed=args.seed)
 
 
+def _shapes(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        type=_shape,
+        metavar="REQUESTS",
+        help="a pod shape as requests, e.g. cpu=500m,memory=1Gi (repeatable); default: "
+        "each workload's pod in the cluster",
+    )
+    command.add_argument(
+        "--limit",
+        type=_whole(1),
+        default=DEFAULT_LIMIT,
+        help=f"the most copies of a shape placed one by one ({DEFAULT_LIMIT})",
+    )
+
+
+def _headroom(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
+    return headroom(snapshot, args.shape, seed=args.seed, limit=args.limit)
+
+
 # --- argument types ----------------------------------------------------------------------------
+
+
+def _shape(text: str) -> dict[str, str]:
+    try:
+        return parse_shape(text)
+    except PlanError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _whole(minimum: int) -> Callable[[str], int]:

@@ -17,6 +17,7 @@ from pinnace.cli.scheduler import DEFAULT_KUBECONFIG
 from pinnace.plan import PlanError, PlanReport, Snapshot, fit, from_cluster, from_file
 from pinnace.plan.headroom import DEFAULT_LIMIT, headroom, parse_shape
 from pinnace.plan.load import load_workloads
+from pinnace.plan.nodes import DEFAULT_MAX_NODES, nodes_needed
 
 KUBE_DEFAULT = Path.home() / ".kube" / "config"
 
@@ -39,6 +40,13 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         _workloads,
     )
     _add(commands, "headroom", "how many more copies of each pod shape fit", _headroom, _shapes)
+    _add(
+        commands,
+        "nodes",
+        "the least number of nodes of a pool to add so that everything schedules",
+        _nodes,
+        _nodes_arguments,
+    )
 
 
 def _add(
@@ -156,6 +164,34 @@ def _shapes(command: argparse.ArgumentParser) -> None:
 
 def _headroom(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
     return headroom(snapshot, args.shape, seed=args.seed, limit=args.limit)
+
+
+def _nodes_arguments(command: argparse.ArgumentParser) -> None:
+    _workloads(command)
+    command.add_argument("--pool", required=True, help="the node pool to add nodes of")
+    command.add_argument(
+        "--spare",
+        type=_whole(0),
+        default=0,
+        help="nodes that may fail with everything still placed (0)",
+    )
+    command.add_argument(
+        "--max-nodes",
+        type=_whole(1),
+        default=DEFAULT_MAX_NODES,
+        help=f"the most nodes tried ({DEFAULT_MAX_NODES})",
+    )
+
+
+def _nodes(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
+    return nodes_needed(
+        snapshot,
+        load_workloads(args.workloads),
+        args.pool,
+        spare=args.spare,
+        seed=args.seed,
+        max_nodes=args.max_nodes,
+    )
 
 
 # --- argument types ----------------------------------------------------------------------------

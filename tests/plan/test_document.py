@@ -22,6 +22,14 @@ KEYS = {
         "skipped",
     },
     "headroom": {"shapes"},
+    "remove": {
+        "threshold",
+        "removable",
+        "unremovable",
+        "nodesBefore",
+        "nodesAfter",
+        "compactionRatio",
+    },
     "nodes": {
         "pool",
         "template",
@@ -47,6 +55,7 @@ def test_every_command_prints_version_1_with_its_keys(tmp_path: Path, capsys: ob
         "fit": ["fit", str(web)],
         "headroom": ["headroom", "--shape", "cpu=1"],
         "nodes": ["nodes", str(web), "--pool", "general"],
+        "remove": ["remove"],
     }
     for command, args in commands.items():
         html = tmp_path / f"{command}.html"

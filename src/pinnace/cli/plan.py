@@ -18,6 +18,7 @@ from pinnace.plan import PlanError, PlanReport, Snapshot, fit, from_cluster, fro
 from pinnace.plan.headroom import DEFAULT_LIMIT, headroom, parse_shape
 from pinnace.plan.load import load_workloads
 from pinnace.plan.nodes import DEFAULT_MAX_NODES, nodes_needed
+from pinnace.plan.remove import removable
 
 KUBE_DEFAULT = Path.home() / ".kube" / "config"
 
@@ -46,6 +47,13 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "the least number of nodes of a pool to add so that everything schedules",
         _nodes,
         _nodes_arguments,
+    )
+    _add(
+        commands,
+        "remove",
+        "which nodes could be drained with every pod still placed, and what keeps the others",
+        _remove,
+        _remove_arguments,
     )
 
 
@@ -194,6 +202,20 @@ def _nodes(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
     )
 
 
+def _remove_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--threshold",
+        type=_fraction,
+        metavar="FRACTION",
+        help="only nodes whose utilisation is below this are candidates, as "
+        "cluster-autoscaler's --scale-down-utilization-threshold (default: every node)",
+    )
+
+
+def _remove(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
+    return removable(snapshot, threshold=args.threshold, seed=args.seed)
+
+
 # --- argument types ----------------------------------------------------------------------------
 
 
@@ -202,6 +224,16 @@ def _shape(text: str) -> dict[str, str]:
         return parse_shape(text)
     except PlanError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, not {value}")
+    return value
 
 
 def _whole(minimum: int) -> Callable[[str], int]:

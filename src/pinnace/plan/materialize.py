@@ -132,6 +132,8 @@ async def _materialize(
         pods = [p for p in (await client.list(PODS, ""))["items"] if not is_finished(p)]
         pods.sort(key=lambda p: int(p["metadata"]["resourceVersion"]))
         objects = {resource: (await client.list(kind, ""))["items"] for resource, kind in LISTED}
+        for budget in objects["poddisruptionbudgets"]:
+            budget.pop("status", None)  # counted where nothing runs: of no use to a plan
         objects["statefulsets"] = owners
         return Materialized(pods, objects, skipped)
     finally:

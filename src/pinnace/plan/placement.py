@@ -8,7 +8,9 @@ nowhere gets kube-scheduler's FailedScheduling message. Preemption is carried ou
 adapter would: each victim is deleted at once (as a pod with no grace period) and, when a
 controller owns it, a replacement pod is queued as the controller would create it; the preemptor
 then goes to its nominated node. Pods in backoff are retried as the virtual clock moves on, so
-the loop ends when every pod is placed or waits for a change in the cluster that will not come.
+the loop ends when every pod is placed or waits for a change in the cluster that will not come
+(a pod that fails on an error, as with no nodes at all, is retried until its backoff has run its
+longest with nothing changing).
 
 A trial (`begin()`, then `restore()` or `commit()`) tries changes and puts everything back when
 asked: what a drain simulation needs (`plan remove`, `plan nodes --spare`, `plan headroom`).
@@ -31,6 +33,7 @@ from pinnace.scheduler.adapter import PreemptsThroughAPI, all_plugins, connect_o
 from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, build_profiles
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
 from pinnace.scheduler.preemption import Preemption
+from pinnace.scheduler.queue import POD_MAX_BACKOFF
 from pinnace.scheduler.schedule_one import Scheduler, ScheduleResult
 
 BACKOFF_STEP = 1.0
@@ -148,11 +151,11 @@ class Placer:
 
     def remove_node(self, name: str) -> list[Object]:
         """Take the node away; the pods bound to it, which leave with it (as on a failure)."""
+        gone = self.pods_on(name)
         node = self.nodes.pop(name)
         self.core.delete_node(name)
         if self._trial is not None:
             self._trial.nodes.append(node)
-        gone = [p for p in self.pods.values() if p["spec"].get("nodeName") == name]
         for pod in gone:
             self._forget(pod)
         return gone
@@ -166,7 +169,10 @@ class Placer:
             self._trial.added.add(key)
 
     def pods_on(self, node: str) -> list[Object]:
-        return [p for p in self.pods.values() if p["spec"].get("nodeName") == node]
+        """The pods bound to the node, as the scheduler's table holds them."""
+        table = self.core.table
+        i = table.index.get(node)
+        return [] if i is None else [self.pods[key] for key in table.pods[i] if key in self.pods]
 
     def node_of(self, key: str) -> str:
         pod = self.pods.get(key)
@@ -202,13 +208,21 @@ class Placer:
         return found
 
     def run(self) -> None:
-        """Scheduling cycles until every queued pod is placed or waits on a cluster change."""
+        """Scheduling cycles until every queued pod is placed, waits on a cluster change, or
+        keeps failing on an error (no nodes at all) though every pod backing off has been
+        tried again since anything changed: nothing more will change here."""
+        idle = 0.0
         for _ in range(MAX_ROUNDS):
+            changed = False
             while (result := self.core.schedule_one()) is not None:
                 self._record(result)
+                changed |= bool(result.node_name) or bool(self._decisions)
                 self._carry_out_preemptions()
             pending = self.core.queue.pending()
             if not pending["active"] and not pending["backoff"]:
+                return
+            idle = 0.0 if changed else idle + BACKOFF_STEP
+            if idle > POD_MAX_BACKOFF:
                 return
             self.clock.advance(BACKOFF_STEP)
         raise PlanError(f"scheduling did not settle in {MAX_ROUNDS} rounds")

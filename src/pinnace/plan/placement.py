@@ -22,7 +22,7 @@ import copy
 import random
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pinnace.api.objects import Object
@@ -30,7 +30,12 @@ from pinnace.clock import Randomness, VirtualClock
 from pinnace.controllers.controller_utils import controller_ref
 from pinnace.plan.cluster import PlanError, Snapshot
 from pinnace.scheduler.adapter import PreemptsThroughAPI, all_plugins, connect_offline
-from pinnace.scheduler.config import ConfigError, SchedulerConfiguration, build_profiles
+from pinnace.scheduler.config import (
+    ConfigError,
+    PluginSet,
+    SchedulerConfiguration,
+    build_profiles,
+)
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
 from pinnace.scheduler.preemption import Preemption
 from pinnace.scheduler.queue import POD_MAX_BACKOFF
@@ -95,10 +100,15 @@ class Placer:
         seed: int = 0,
         config: SchedulerConfiguration | None = None,
         preemption: bool = True,
+        scoring: bool = True,
     ) -> None:
         """A scheduler holding `snapshot`'s nodes and pods (its pending pods queued, not yet
-        tried). Without `preemption`, no pod evicts another to fit."""
+        tried). Without `preemption`, no pod evicts another to fit; without `scoring`, a pod
+        goes to any node the filters accept (picked at random, as ties are), as
+        cluster-autoscaler's simulator places pods."""
         config = config or snapshot.scheduler_config or SchedulerConfiguration()
+        if not scoring:
+            config = _without_scoring(config)
         self.clock = VirtualClock()
         try:
             profiles = build_profiles(config, lambda binding: None)
@@ -333,6 +343,13 @@ class Placer:
         return self.place(copies)
 
 
+def _without_scoring(config: SchedulerConfiguration) -> SchedulerConfiguration:
+    """`config` with every PreScore and Score plugin disabled."""
+    none = {"preScore": PluginSet(disabled=["*"]), "score": PluginSet(disabled=["*"])}
+    profiles = [replace(p, plugins={**p.plugins, **none}) for p in config.profiles]
+    return replace(config, profiles=profiles)
+
+
 def pod_key(pod: Mapping[str, Any]) -> str:
     meta = pod["metadata"]
     return f"{meta.get('namespace') or 'default'}/{meta['name']}"
@@ -343,10 +360,14 @@ def _bound(pod: Object, node: str) -> Object:
 
 
 def unbound(pod: Mapping[str, Any]) -> Object:
-    """A copy of `pod` as it was before it was scheduled: no node, no status."""
-    new = copy.deepcopy(dict(pod))
-    new["spec"].pop("nodeName", None)
-    new.pop("status", None)
-    for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
-        new["metadata"].pop(key, None)
-    return new
+    """A copy of `pod` as it was before it was scheduled: no node, no status. Nested fields
+    are shared with `pod` but for the affinity (the DaemonSet controller rewrites a copy's)."""
+    meta = {
+        k: v
+        for k, v in pod["metadata"].items()
+        if k not in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds")
+    }
+    spec = {k: v for k, v in pod["spec"].items() if k != "nodeName"}
+    if "affinity" in spec:
+        spec["affinity"] = copy.deepcopy(spec["affinity"])
+    return {k: v for k, v in pod.items() if k != "status"} | {"metadata": meta, "spec": spec}

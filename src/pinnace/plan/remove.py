@@ -22,9 +22,11 @@ rules in cluster-autoscaler's order:
 
 A node annotated `cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"` is
 ScaleDownDisabledAnnotation. Otherwise the node is taken away and the pods to move are placed
-by kube-scheduler on the remaining nodes (without preempting anything); if one does not fit the
-node stays (NoPlaceToMovePods, with the pod and its FailedScheduling message), else it is
-removable and stays away while the next nodes are tried, so later nodes cannot count on it.
+on the remaining nodes as cluster-autoscaler's simulator places them: on a node kube-scheduler's
+Filter plugins accept (any of them: nothing is scored, nothing preempted; the cluster's pending
+pods are placed so first); if one does not fit the node stays (NoPlaceToMovePods, with the pod
+and its FailedScheduling message), else it is removable and stays away while the next nodes are
+tried, so later nodes cannot count on it.
 Like cluster-autoscaler's, the search is greedy: it finds a set of nodes that can go together,
 not always the largest.
 
@@ -113,7 +115,7 @@ def removable(
     """The nodes that can go; see the module's docstring."""
     if threshold is not None and not 0 < threshold <= 1:
         raise PlanError("the utilisation threshold must be above 0 and at most 1")
-    placer = Placer(snapshot, seed=seed, config=config, preemption=False)
+    placer = Placer(snapshot, seed=seed, config=config, preemption=False, scoring=False)
     placer.run()
     budgets = _budgets(snapshot, placer)
     owners = _owners(snapshot)

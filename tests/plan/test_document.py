@@ -22,6 +22,7 @@ KEYS = {
         "skipped",
     },
     "headroom": {"shapes"},
+    "failure": {"trials", "summary", "cap", "setupWallSeconds"},
     "remove": {
         "threshold",
         "removable",
@@ -56,6 +57,7 @@ def test_every_command_prints_version_1_with_its_keys(tmp_path: Path, capsys: ob
         "headroom": ["headroom", "--shape", "cpu=1"],
         "nodes": ["nodes", str(web), "--pool", "general"],
         "remove": ["remove"],
+        "failure": ["failure", "--node", "general-1"],
     }
     for command, args in commands.items():
         html = tmp_path / f"{command}.html"

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pinnace.cli.scheduler import DEFAULT_KUBECONFIG
+from pinnace.clock import parse_duration
 from pinnace.plan import PlanError, PlanReport, Snapshot, fit, from_cluster, from_file
+from pinnace.plan.failure import DEFAULT_CAP, failure
 from pinnace.plan.headroom import DEFAULT_LIMIT, headroom, parse_shape
 from pinnace.plan.load import load_workloads
 from pinnace.plan.nodes import DEFAULT_MAX_NODES, nodes_needed
@@ -54,6 +56,13 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "which nodes could be drained with every pod still placed, and what keeps the others",
         _remove,
         _remove_arguments,
+    )
+    _add(
+        commands,
+        "failure",
+        "what happens when nodes or a zone are lost: pending pods, preemptions, budgets, time",
+        _failure,
+        _failure_arguments,
     )
 
 
@@ -216,6 +225,37 @@ def _remove(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
     return removable(snapshot, threshold=args.threshold, seed=args.seed)
 
 
+def _failure_arguments(command: argparse.ArgumentParser) -> None:
+    lost = command.add_mutually_exclusive_group(required=True)
+    lost.add_argument("--node", action="append", default=[], help="a node lost (repeatable)")
+    lost.add_argument("--zone", help="every node of the zone (topology.kubernetes.io/zone) lost")
+    lost.add_argument(
+        "--random", type=_whole(1), default=0, metavar="K", help="K nodes lost, drawn at random"
+    )
+    command.add_argument(
+        "--trials", type=_whole(1), default=1, help="with --random: how many draws (1)"
+    )
+    command.add_argument(
+        "--until",
+        type=_duration,
+        default=DEFAULT_CAP,
+        metavar="DURATION",
+        help="the most simulated time after the failure, a Go duration (1h)",
+    )
+
+
+def _failure(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
+    return failure(
+        snapshot,
+        nodes=args.node,
+        zone=args.zone or "",
+        random_nodes=args.random,
+        trials=args.trials,
+        seed=args.seed,
+        cap=args.until,
+    )
+
+
 # --- argument types ----------------------------------------------------------------------------
 
 
@@ -224,6 +264,16 @@ def _shape(text: str) -> dict[str, str]:
         return parse_shape(text)
     except PlanError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _duration(text: str) -> float:
+    try:
+        seconds = parse_duration(text) / 1e9
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive duration such as 30m, not {text!r}")
+    return seconds
 
 
 def _fraction(text: str) -> float:

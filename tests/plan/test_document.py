@@ -9,6 +9,13 @@ from tests.plan.manifests import cluster_file, deployment, pool
 
 from pinnace.cli.main import main
 
+POLICY = """
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: duplicates
+  plugins: {balance: {enabled: [RemoveDuplicates]}}
+"""
 COMMON = {"planVersion", "command", "cluster", "nodes", "fragmentation"}
 KEYS = {
     "fit": {
@@ -23,6 +30,7 @@ KEYS = {
     },
     "headroom": {"shapes"},
     "failure": {"trials", "summary", "cap", "setupWallSeconds"},
+    "deschedule": {"evictions", "summary", "skipped", "heldBack"},
     "remove": {
         "threshold",
         "removable",
@@ -52,12 +60,15 @@ def test_every_command_prints_version_1_with_its_keys(tmp_path: Path, capsys: ob
     cluster = str(cluster_file(tmp_path, pool("general", 2), objects=[deployment("old", 2, "1")]))
     web = tmp_path / "web.json"
     web.write_text(json.dumps(deployment("web", 3, "1")))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
     commands = {
         "fit": ["fit", str(web)],
         "headroom": ["headroom", "--shape", "cpu=1"],
         "nodes": ["nodes", str(web), "--pool", "general"],
         "remove": ["remove"],
         "failure": ["failure", "--node", "general-1"],
+        "deschedule": ["deschedule", "--policy", str(policy)],
     }
     for command, args in commands.items():
         html = tmp_path / f"{command}.html"

@@ -15,7 +15,10 @@ from pathlib import Path
 
 from pinnace.cli.scheduler import DEFAULT_KUBECONFIG
 from pinnace.clock import parse_duration
+from pinnace.descheduler.args import PolicyError
+from pinnace.descheduler.policy import load_file as load_policy
 from pinnace.plan import PlanError, PlanReport, Snapshot, fit, from_cluster, from_file
+from pinnace.plan.deschedule import deschedule
 from pinnace.plan.failure import DEFAULT_CAP, failure
 from pinnace.plan.headroom import DEFAULT_LIMIT, headroom, parse_shape
 from pinnace.plan.load import load_workloads
@@ -63,6 +66,13 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "what happens when nodes or a zone are lost: pending pods, preemptions, budgets, time",
         _failure,
         _failure_arguments,
+    )
+    _add(
+        commands,
+        "deschedule",
+        "the descheduler's evictions (dry run) and where each evicted pod would land",
+        _deschedule,
+        _deschedule_arguments,
     )
 
 
@@ -254,6 +264,20 @@ def _failure(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
         seed=args.seed,
         cap=args.until,
     )
+
+
+def _deschedule_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--policy", required=True, metavar="FILE", help="a DeschedulerPolicy (descheduler/v1alpha2)"
+    )
+
+
+def _deschedule(args: argparse.Namespace, snapshot: Snapshot) -> PlanReport:
+    try:
+        policy = load_policy(args.policy)
+    except PolicyError as e:
+        raise PlanError(str(e)) from None
+    return deschedule(snapshot, policy, seed=args.seed)
 
 
 # --- argument types ----------------------------------------------------------------------------

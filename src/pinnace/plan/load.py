@@ -11,7 +11,8 @@
   state and are left out) or a cluster file (`kind: Cluster`, node pools only). The nodes are
   the pools' Nodes as their kubelets register them; the objects are made into pods by the
   controllers (`pinnace.plan.materialize`) and placed by kube-scheduler
-  (`pinnace.plan.placement`), so the snapshot is the cluster as it would be once settled.
+  (`pinnace.plan.placement`), so the snapshot is the cluster as it would be once settled: its
+  pods Running and Ready from the snapshot's time on (the simulated clock's epoch).
 - `load_workloads(paths)`: manifests from files or directories, as `kubectl apply -f` reads
   them.
 """
@@ -167,8 +168,17 @@ def from_file(
     settled = Snapshot(source, nodes, [], made.objects, templates, config, DEFAULT_EPOCH)
     placer = Placer(settled, seed=seed)
     placer.place(made.pods)
-    settled.pods = list(placer.pods.values())
+    settled.pods = [_started(p, now) for p in placer.pods.values()]
     return settled
+
+
+def _started(pod: Object, now: str) -> Object:
+    """A pod placed on a node as it would be once its kubelet has started it: Running and
+    Ready since the snapshot's time; one left pending as the API shows it, Pending."""
+    if not pod["spec"].get("nodeName"):
+        return {**pod, "status": {"phase": "Pending"}}
+    ready = {"type": "Ready", "status": "True", "lastTransitionTime": now}
+    return {**pod, "status": {"phase": "Running", "startTime": now, "conditions": [ready]}}
 
 
 def _kind_of(path: str) -> str:

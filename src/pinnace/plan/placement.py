@@ -138,6 +138,7 @@ class Placer:
             plugin.random = randomness.child(f"preemption-{i}").random
         self._names = randomness.child("names").random
         self._streams = [self.core.random, self._names, *(p.random for p in preempting)]
+        self._pinned = _pinned_owners(snapshot)
         self.nodes: dict[str, Object] = {}
         self.pods: dict[str, Object] = {}
         """Every pod the scheduler holds, by key, as last seen (bound ones with spec.nodeName)."""
@@ -167,7 +168,7 @@ class Placer:
         if self._trial is not None:
             self._trial.nodes.append(node)
         for pod in gone:
-            self._forget(pod)
+            self.delete_pod(pod)
         return gone
 
     def add_pod(self, pod: Object) -> None:
@@ -260,7 +261,7 @@ class Placer:
 
     def _preempt(self, victim: PodInfo, decision: Preemption) -> None:
         pod = self.pods.get(victim.key, dict(victim.pod))
-        self._forget(pod)
+        self.delete_pod(pod)
         outcome = self.outcomes.setdefault(victim.key, Outcome(victim.key, pod))
         outcome.node, outcome.message = "", PREEMPTED
         replacement = ""
@@ -272,7 +273,8 @@ class Placer:
             Preempted(victim.key, decision.node_name, decision.preemptor.key, replacement)
         )
 
-    def _forget(self, pod: Object) -> None:
+    def delete_pod(self, pod: Object) -> None:
+        """The pod is gone (deleted, evicted, or preempted)."""
         key = pod_key(pod)
         self.pods.pop(key, None)
         self.core.delete_pod(pod)
@@ -285,9 +287,14 @@ class Placer:
             trial.originals.setdefault(key, pod)
 
     def replacement(self, pod: Object) -> Object:
-        """The pod its controller creates for `pod` once it is gone: the same spec, unbound,
-        named as the controller names pods (a StatefulSet's keeps its name)."""
+        """The pod its controller creates for `pod` once it is gone: the same spec, unbound
+        (unless the controller's template names a node), named as the controller names pods
+        (a StatefulSet's keeps its name)."""
         new = unbound(pod)
+        ref = controller_ref(pod)
+        pinned = self._pinned.get(ref.get("uid", "")) if ref is not None else None
+        if pinned:
+            new["spec"]["nodeName"] = pinned
         meta = new["metadata"]
         base = meta.get("generateName")
         if base:
@@ -315,7 +322,7 @@ class Placer:
         for key in trial.added:
             pod = self.pods.get(key)
             if pod is not None:
-                self._forget(pod)
+                self.delete_pod(pod)
         for name in trial.new_nodes:
             if name in self.nodes:
                 self.remove_node(name)
@@ -324,7 +331,7 @@ class Placer:
         for key, pod in trial.originals.items():
             current = self.pods.get(key)
             if current is not None:
-                self._forget(current)
+                self.delete_pod(current)
             self.add_pod(pod)
         del self.preemptions[trial.preemptions :]
         for stream, state in trial.randomness:
@@ -338,9 +345,22 @@ class Placer:
         controllers would create once they are evicted)."""
         copies = []
         for pod in pods:
-            self._forget(pod)
+            self.delete_pod(pod)
             copies.append(unbound(pod))
         return self.place(copies)
+
+
+def _pinned_owners(snapshot: Snapshot) -> dict[str, str]:
+    """The owners whose pod template names a node (spec.nodeName), by uid: their pods skip the
+    scheduler."""
+    found = {}
+    for resource in ("replicasets", "statefulsets", "daemonsets", "jobs"):
+        for owner in snapshot.of(resource):
+            template = (owner.get("spec") or {}).get("template") or {}
+            node = (template.get("spec") or {}).get("nodeName")
+            if node:
+                found[owner["metadata"].get("uid", "")] = node
+    return found
 
 
 def _without_scoring(config: SchedulerConfiguration) -> SchedulerConfiguration:

@@ -43,6 +43,7 @@ KEYS = {
         "pool",
         "template",
         "lowerBound",
+        "shapeBound",
         "nodesToAdd",
         "spare",
         "nodesToAddWithSpare",

@@ -19,8 +19,10 @@ def test_a_full_cluster_needs_four_nodes_for_eight_pods_of_1500m(tmp_path: Path)
     plan = nodes_needed(cluster, [deployment("web", 8, "1500m")], "general").document
     # 12 CPUs asked, 3 free (1 on each node, of no use to a 1.5 CPU pod): at least 9 / 4 -> 3
     assert plan["lowerBound"] == 3
-    assert plan["nodesToAdd"] == 4  # each new node holds two
-    assert [(t["nodes"], t["fits"]) for t in plan["tried"]] == [(3, False), (4, True)]
+    # shape by shape: none fits on the nodes there are, a new node holds two: 8 / 2 -> 4
+    assert plan["shapeBound"] == 4
+    assert plan["nodesToAdd"] == 4
+    assert [(t["nodes"], t["fits"]) for t in plan["tried"]] == [(4, True)]
     new = [n for n in plan["nodes"] if n["name"].startswith("general-plan-")]
     assert [n["requested"]["cpu"] for n in new] == ["3", "3", "3", "3"]
 

@@ -160,6 +160,16 @@ def _workload_pods(snapshot: Snapshot) -> list[tuple[str, Object]]:
 def count_copies(placer: Placer, pod: Object, limit: int, *, one_by_one: bool = False) -> Count:
     """How many copies of `pod` fit on the placer's cluster, which is left as it was; computed
     when that gives the same answer (see the module's docstring), unless `one_by_one`."""
+    computed = None if one_by_one else computed_copies(placer, pod)
+    if computed is not None:
+        return computed
+    template = unbound(pod)
+    template["metadata"].pop("uid", None)
+    return _one_by_one(placer, template, limit)
+
+
+def computed_copies(placer: Placer, pod: Object) -> Count | None:
+    """How many copies of `pod` fit, computed; None when only placing them one by one tells."""
     template = unbound(pod)
     template["metadata"].pop("uid", None)
     info = PodInfo.from_pod(_copy(template, 0))
@@ -172,9 +182,9 @@ def count_copies(placer: Placer, pod: Object, limit: int, *, one_by_one: bool = 
     if not status.is_success():
         message = fit_error_message(len(table), Diagnosis(pre_filter_msg=status.message))
         return Count(np.zeros(len(table), np.int64), message, ARITHMETIC)
-    if not one_by_one and _static(profile, state, info):
+    if _static(profile, state, info):
         return _arithmetic(profile, state, info, placer)
-    return _one_by_one(placer, template, limit)
+    return None
 
 
 def _static(profile: Profile, state: CycleState, pod: PodInfo) -> bool:

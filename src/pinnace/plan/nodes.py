@@ -7,14 +7,16 @@ pods of the DaemonSets that would run there, copied from a pod of the DaemonSet 
 the node as the DaemonSet controller pins them) and letting kube-scheduler place every pod
 (`pinnace.plan.placement`); then the cluster is put back as it was.
 
-The search starts at a lower bound from the resource totals: for each resource, what the pods
-ask for beyond what the cluster has free (on Ready, uncordoned nodes), over what one new node
-offers once its daemon pods are placed, rounded up; the pod count is one of the resources. No
-fewer nodes can hold the pods whatever the scheduler does. From there it gallops (bound, +1,
-+2, +4 ...) to the first count that fits, then halves the gap between it and the last count that
-did not. This takes for granted that more nodes never make a pod fit less, which holds for the
-default plugins' filters (a node more only adds room) though a scorer's choices could in
-principle differ.
+Two lower bounds come first. From the resource totals: for each resource, what the pods ask for
+beyond what the cluster has free (on Ready, uncordoned nodes), over what one new node offers once
+its daemon pods are placed, rounded up; the pod count is one of the resources. Shape by shape:
+the pods of one workload and shape that the cluster's nodes cannot hold, counted as `plan
+headroom` counts copies (for a shape whose count it computes), over how many one new node holds,
+rounded up. No fewer nodes can hold the pods whatever the scheduler does. From the larger it
+gallops (bound, +1, +2, +4 ...) to the first count that fits, then halves the gap between it and
+the last count that did not. This takes for granted that more nodes never make a pod fit less,
+which holds for the default plugins' filters (a node more only adds room) though a scorer's
+choices could in principle differ.
 
 With `--spare N`, the count must also survive the loss of any N nodes: after the pods are
 placed, N nodes are taken away and the pods on them that have a controller (the ones that come
@@ -48,7 +50,8 @@ from pinnace.plan.cluster import (
     new_node,
     quantity,
 )
-from pinnace.plan.fragments import shapes_of
+from pinnace.plan.fragments import shapes_of, workload
+from pinnace.plan.headroom import computed_copies
 from pinnace.plan.materialize import materialize
 from pinnace.plan.placement import Outcome, Placer, pod_key
 from pinnace.plan.report import PlanReport, Table
@@ -97,8 +100,9 @@ def nodes_needed(
     cluster = merged(snapshot, made.objects)
     search = _Search(cluster, made.pods, pool, template, seed, config)
     bound = search.lower_bound()
+    shape_bound = max(bound, search.shape_bound())
     too_large = search.too_large()
-    needed = None if too_large else search.smallest(bound, max_nodes, search.fits)
+    needed = None if too_large else search.smallest(shape_bound, max_nodes, search.fits)
     with_spare = None
     if needed is not None and spare:
         with_spare = search.smallest(needed + spare, max_nodes, lambda k: search.survives(k, spare))
@@ -108,6 +112,7 @@ def nodes_needed(
         "pool": pool,
         "template": {"allocatable": search.template_allocatable()},
         "lowerBound": bound,
+        "shapeBound": shape_bound,
         "nodesToAdd": needed,
         "spare": spare,
         "nodesToAddWithSpare": with_spare if spare else needed,
@@ -186,6 +191,24 @@ class _Search:
                 continue
             per_node = offered.get(resource, 0)
             if per_node > 0:  # else too_large() names the pods no count helps
+                bound = max(bound, math.ceil(short / per_node))
+        return bound
+
+    def shape_bound(self) -> int:
+        """A tighter bound, shape by shape: the pods of one shape that the cluster's nodes
+        cannot hold (counted as `plan headroom` counts copies) over how many one new node
+        holds, rounded up; the most over the shapes (0 for a shape whose count only placing
+        copies tells)."""
+        offered = self._per_new_node()
+        bound = 0
+        for pods in _by_shape(self.new_pods).values():
+            held = computed_copies(self.placer, pods[0])
+            if held is None:
+                continue
+            requests = {**PodInfo.from_pod(pods[0]).requests, PODS: 1}
+            per_node = min(offered.get(r, 0) // v for r, v in requests.items())
+            short = len(pods) - int(held.per_node.sum())
+            if short > 0 and per_node > 0:
                 bound = max(bound, math.ceil(short / per_node))
         return bound
 
@@ -347,6 +370,15 @@ def _daemons(cluster: Snapshot, new_pods: Sequence[Object]) -> list[tuple[Daemon
     return found
 
 
+def _by_shape(pods: Sequence[Object]) -> dict[tuple[str, str], list[Object]]:
+    """The pods by workload and requests (pods of one template ask alike)."""
+    found: dict[tuple[str, str], list[Object]] = {}
+    for pod in pods:
+        if not _is_daemon(pod):
+            found.setdefault((workload(pod), repr(PodInfo.from_pod(pod).requests)), []).append(pod)
+    return found
+
+
 def _is_daemon(pod: Object) -> bool:
     ref = controller_ref(pod)
     return ref is not None and ref.get("kind") == "DaemonSet"
@@ -373,8 +405,9 @@ def _headline(doc: Mapping[str, Any], max_nodes: int) -> list[str]:
             f"(lower bound from the resource totals: {bound})."
         ]
     lines = [
-        f"Add {needed} nodes of pool {pool} (lower bound from the resource totals: {bound}) "
-        f"for the {doc['newPods']} new pods and everything pending to schedule."
+        f"Add {needed} nodes of pool {pool} (lower bound from the resource totals: {bound}; "
+        f"shape by shape: {doc['shapeBound']}) for the {doc['newPods']} new pods and everything "
+        "pending to schedule."
     ]
     if doc["spare"]:
         with_spare = doc["nodesToAddWithSpare"]

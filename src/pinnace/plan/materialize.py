@@ -2,7 +2,8 @@
 
 `materialize` starts a control plane on a virtual clock with the controllers and no scheduler
 and no kubelets, holding the snapshot's Namespaces, PriorityClasses, LimitRanges,
-RuntimeClasses and Nodes (as the API serves them, so the DaemonSet controller sees the nodes);
+RuntimeClasses and Nodes (as the API serves them, so the DaemonSet controller sees the nodes, but
+without the label that would have simulated kubelets run them);
 applies the manifests as `kubectl apply --server-side` does; waits until the controllers have
 settled; and lists what they made. A Deployment's pods come through its ReplicaSet, a Job's as
 its parallelism says, a DaemonSet's one per node it should run on (pinned to the node by node
@@ -31,6 +32,7 @@ from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
+from pinnace.kubelet.config import SIMULATED_LABEL
 from pinnace.plan.cluster import PlanError, is_finished
 from pinnace.sim.actions import ActionError, Actions
 from pinnace.sim.eventlog import EventLog
@@ -116,7 +118,7 @@ async def _materialize(
     try:
         for resource, kind in STATE:
             await _create_all(client, kind, state.get(resource, ()))
-        await _create_all(client, NODES, nodes)
+        await _create_all(client, NODES, [_unattended(n) for n in nodes])
         served, stateful_sets, skipped = _sort(manifests)
         await _create_all(client, NAMESPACES, _missing_namespaces(manifests, state))
         try:
@@ -193,6 +195,15 @@ def _fresh(obj: Object) -> Object:
     for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
         meta.pop(key, None)
     return fresh
+
+
+def _unattended(node: Object) -> Object:
+    """The node without the label that has a simulated kubelet take it over: here nodes are
+    only what the DaemonSet controller reads."""
+    labels = {
+        k: v for k, v in (node["metadata"].get("labels") or {}).items() if k != SIMULATED_LABEL
+    }
+    return {**node, "metadata": {**node["metadata"], "labels": labels}}
 
 
 def _owned(stateful_set: Object, randomness: Randomness) -> Object:

@@ -13,10 +13,10 @@ its daemon pods are placed, rounded up; the pod count is one of the resources. S
 the pods of one workload and shape that the cluster's nodes cannot hold, counted as `plan
 headroom` counts copies (for a shape whose count it computes), over how many one new node holds,
 rounded up. No fewer nodes can hold the pods whatever the scheduler does. From the larger it
-gallops (bound, +1, +2, +4 ...) to the first count that fits, then halves the gap between it and
-the last count that did not. This takes for granted that more nodes never make a pod fit less,
-which holds for the default plugins' filters (a node more only adds room) though a scorer's
-choices could in principle differ.
+gallops (bound, then steps of a 32nd of it, at least 1, doubling) to the first count that fits,
+then halves the gap between it and the last count that did not. This takes for granted that more
+nodes never make a pod fit less, which holds for the default plugins' filters (a node more only
+adds room) though a scorer's choices could in principle differ.
 
 With `--spare N`, the count must also survive the loss of any N nodes: after the pods are
 placed, N nodes are taken away and the pods on them that have a controller (the ones that come
@@ -62,6 +62,7 @@ from pinnace.scheduler.podinfo import PodInfo
 
 DEFAULT_MAX_NODES = 10_000
 EXHAUSTIVE_COMBINATIONS = 64
+GALLOP_FRACTION = 32
 NEW_NODE_INFIX = "plan"
 """New nodes are named `<pool>-plan-<n>`."""
 
@@ -149,6 +150,7 @@ class _Search:
         self.daemons = _daemons(cluster, new_pods)
         self.tried: list[Trial] = []
         self.last_failure: Trial | None = None
+        self._open: Trial | None = None
         self._spare_method = ""
 
     # --- the bound -----------------------------------------------------------------------------
@@ -232,8 +234,9 @@ class _Search:
     # --- trials --------------------------------------------------------------------------------
 
     def smallest(self, start: int, most: int, works: Any) -> int | None:
-        """The smallest count from `start` up to `most` that `works`: gallop, then halve."""
-        failed, step, k = start - 1, 1, start
+        """The smallest count from `start` up to `most` that `works`: gallop (steps from a
+        32nd of `start`, doubling), then halve."""
+        failed, step, k = start - 1, max(1, start // GALLOP_FRACTION), start
         while True:
             k = min(k, most)
             if works(k):
@@ -252,14 +255,16 @@ class _Search:
         return found
 
     def fits(self, k: int) -> bool:
+        """Whether everything fits with `k` nodes added; the trial stays open (undone when
+        the next begins) so that `keep` can take it as it is."""
+        self._close()
         self.placer.begin()
-        try:
-            trial = self._place(k)
-        finally:
-            self.placer.restore()
+        trial = self._place(k)
+        self._open = trial
         return self._note(trial)
 
     def survives(self, k: int, spare: int) -> bool:
+        self._close()
         for lost in self._losses(k, spare):
             self.placer.begin()
             try:
@@ -274,9 +279,20 @@ class _Search:
 
     def keep(self, k: int) -> None:
         """Place everything with `k` nodes and keep it so (the plan's nodes)."""
+        open_trial = self._open
+        if open_trial is not None and open_trial.nodes == k and open_trial.check == FIT:
+            self._open = None
+            self.placer.commit()
+            return
+        self._close()
         self.placer.begin()
         self._place(k)
         self.placer.commit()
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self._open = None
+            self.placer.restore()
 
     def _note(self, trial: Trial) -> bool:
         self.tried.append(trial)
@@ -324,6 +340,7 @@ class _Search:
         self._spare_method = (
             f"the {spare} most requested, the {spare} largest and the {spare} fullest nodes"
         )
+        self._close()
         self.placer.begin()
         try:
             self._place(k)

@@ -90,6 +90,8 @@ class _Trial:
     """len(preemptions) at `begin()`."""
     randomness: list[tuple[random.Random, tuple[Any, ...]]] = field(default_factory=list)
     """Each random stream and its state at `begin()`: a trial starts where the last did."""
+    choices: tuple[Any, int] | None = None
+    """The scheduler's choices' state at `begin()`."""
 
 
 class Placer:
@@ -137,7 +139,7 @@ class Placer:
             plugin.preempt = self._decisions.append
             plugin.random = randomness.child(f"preemption-{i}").random
         self._names = randomness.child("names").random
-        self._streams = [self.core.random, self._names, *(p.random for p in preempting)]
+        self._streams = [self._names, *(p.random for p in preempting)]
         self._pinned = _pinned_owners(snapshot)
         self.nodes: dict[str, Object] = {}
         self.pods: dict[str, Object] = {}
@@ -311,7 +313,9 @@ class Placer:
         `commit()`. Each trial from one state thus makes the same choices, whatever was tried
         before."""
         streams = [(stream, stream.getstate()) for stream in self._streams]
-        self._trial = _Trial(preemptions=len(self.preemptions), randomness=streams)
+        self._trial = _Trial(
+            preemptions=len(self.preemptions), randomness=streams, choices=self.core.choices()
+        )
 
     def restore(self) -> None:
         """Undo the trial's changes: the cluster holds what it held at `begin()` (a node taken
@@ -336,6 +340,8 @@ class Placer:
         del self.preemptions[trial.preemptions :]
         for stream, state in trial.randomness:
             stream.setstate(state)
+        if trial.choices is not None:
+            self.core.restore_choices(trial.choices)
 
     def commit(self) -> None:
         self._trial = None

@@ -9,7 +9,7 @@ from tests.plan.manifests import deployment, pool, snapshot
 
 from pinnace.plan.cluster import new_node
 from pinnace.plan.materialize import materialize
-from pinnace.plan.placement import Placer
+from pinnace.plan.placement import Placer, unbound
 
 
 def _contents(placer: Placer) -> tuple[Any, ...]:
@@ -27,7 +27,10 @@ def test_a_trial_is_undone_and_the_next_makes_the_same_choices(tmp_path: Path) -
     for _ in range(2):
         placer.begin()
         placer.add_node(new_node(cluster.template("general"), "general-plan-1"))
-        placer.move(placer.pods_on("general-1"))
+        moved = placer.pods_on("general-1")
+        for pod in moved:
+            placer.delete_pod(pod)
+        placer.place([unbound(pod) for pod in moved])
         landed.append([o.node for o in placer.place(made.pods)])
         placer.restore()
         assert _contents(placer) == before

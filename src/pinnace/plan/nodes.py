@@ -316,7 +316,9 @@ class _Search:
         failed = [o for o in outcomes if not o.node]
         others = [pod_key(p) for p in self.pending]
         others += [p.replacement for p in placer.preemptions if p.replacement]
-        failed += [placer.outcomes[k] for k in others if not placer.outcomes[k].node]
+        # a pending pod no profile here serves gets no outcome: it is not this scheduler's
+        tried = [placer.outcomes[k] for k in others if k in placer.outcomes]
+        failed += [o for o in tried if not o.node]
         return Trial(k, FIT, not failed, _said(failed))
 
     def _lose(self, k: int, lost: tuple[str, ...]) -> Trial:

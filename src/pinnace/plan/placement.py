@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import random
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -345,15 +345,6 @@ class Placer:
 
     def commit(self) -> None:
         self._trial = None
-
-    def move(self, pods: Sequence[Object]) -> list[Outcome]:
-        """Take `pods` off their nodes and schedule unbound copies of them (what their
-        controllers would create once they are evicted)."""
-        copies = []
-        for pod in pods:
-            self.delete_pod(pod)
-            copies.append(unbound(pod))
-        return self.place(copies)
 
 
 def _pinned_owners(snapshot: Snapshot) -> dict[str, str]:

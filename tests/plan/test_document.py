@@ -95,3 +95,14 @@ def test_a_bad_input_is_one_line_and_status_1(tmp_path: Path, capsys: object) ->
     assert main(["plan", "headroom", "--cluster", missing]) == 1
     err = capsys.readouterr().err  # type: ignore[attr-defined]
     assert err == f"pinnace plan headroom: {missing}: No such file or directory\n"
+
+
+def test_the_same_input_and_seed_give_the_same_plan(tmp_path: Path, capsys: object) -> None:
+    cluster = str(cluster_file(tmp_path, pool("general", 3), objects=[deployment("old", 5, "1")]))
+    web = tmp_path / "web.json"
+    web.write_text(json.dumps(deployment("web", 7, "700m")))
+    printed = []
+    for _ in range(2):
+        assert main(["plan", "fit", str(web), "--cluster", cluster, "--seed", "3", "--json"]) == 0
+        printed.append(capsys.readouterr().out)  # type: ignore[attr-defined]
+    assert printed[0] == printed[1]

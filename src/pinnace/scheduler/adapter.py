@@ -41,7 +41,11 @@ from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.framework import Plugin
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
-from pinnace.scheduler.plugins.workload_selectors import REPLICA_SET, WorkloadSelectors
+from pinnace.scheduler.plugins.workload_selectors import (
+    REPLICA_SET,
+    STATEFUL_SET,
+    WorkloadSelectors,
+)
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.preemption import Preemption
 from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, ScheduleResult
@@ -360,6 +364,33 @@ def all_plugins(core: schedule_one.Scheduler) -> list[Plugin]:
     protocols above) their hooks."""
     found = {id(plugin): plugin for p in core.profiles.values() for plugin in p.plugins}
     return list(found.values())
+
+
+def connect_offline(
+    core: schedule_one.Scheduler,
+    *,
+    namespaces: Sequence[Mapping[str, Any]] = (),
+    budgets: Sequence[Mapping[str, Any]] = (),
+    replica_sets: Sequence[Mapping[str, Any]] = (),
+    stateful_sets: Sequence[Mapping[str, Any]] = (),
+) -> None:
+    """Give the plugins with an API side what a core running apart from the API (an explanation,
+    a capacity plan) reads instead of informers: the namespaces' labels, the budgets preemption
+    respects, and the workloads that select a pod's siblings."""
+    labels = {ns["metadata"]["name"]: ns["metadata"].get("labels") or {} for ns in namespaces}
+    listed = list(budgets)
+    workloads = WorkloadSelectors()
+    for replica_set in replica_sets:
+        workloads.set(REPLICA_SET, replica_set)
+    for stateful_set in stateful_sets:
+        workloads.set(STATEFUL_SET, stateful_set)
+    for plugin in all_plugins(core):
+        if isinstance(plugin, ReadsNamespaceLabels):
+            plugin.namespace_labels = labels
+        if isinstance(plugin, PreemptsThroughAPI):
+            plugin.pod_disruption_budgets = lambda: listed
+        if isinstance(plugin, SelectsWorkloads):
+            plugin.workload_selector = workloads
 
 
 def status_patch(

@@ -30,14 +30,12 @@ from pinnace.scheduler.adapter import (
     PODS,
     REPLICA_SETS,
     PreemptsThroughAPI,
-    ReadsNamespaceLabels,
-    SelectsWorkloads,
     all_plugins,
+    connect_offline,
 )
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.framework import Code, CycleState, ScoreExtensions, Status
 from pinnace.scheduler.nominator import filter_nodes_with_nominated_pods
-from pinnace.scheduler.plugins.workload_selectors import REPLICA_SET, WorkloadSelectors
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import Profile
 from pinnace.scheduler.schedule_one import (
@@ -358,19 +356,12 @@ async def explain_pod(
     )
     for node in (await client.list(NODES))["items"]:
         core.add_node(node)
-    namespaces = (await client.list(NAMESPACES))["items"]
-    labels = {ns["metadata"]["name"]: ns["metadata"].get("labels") or {} for ns in namespaces}
-    budgets = (await client.list(PDBS))["items"]
-    workloads = WorkloadSelectors()
-    for replica_set in (await client.list(REPLICA_SETS))["items"]:
-        workloads.set(REPLICA_SET, replica_set)
-    for plugin in all_plugins(core):
-        if isinstance(plugin, ReadsNamespaceLabels):
-            plugin.namespace_labels = labels
-        if isinstance(plugin, PreemptsThroughAPI):
-            plugin.pod_disruption_budgets = lambda: budgets
-        if isinstance(plugin, SelectsWorkloads):
-            plugin.workload_selector = workloads
+    connect_offline(
+        core,
+        namespaces=(await client.list(NAMESPACES))["items"],
+        budgets=(await client.list(PDBS))["items"],
+        replica_sets=(await client.list(REPLICA_SETS))["items"],
+    )
     uid = target["metadata"].get("uid")
     for pod in (await client.list(PODS, field_selector=NOT_FINISHED))["items"]:
         if pod["metadata"].get("uid") == uid:

@@ -193,6 +193,16 @@ class Scheduler:
     def table(self) -> NodeTable:
         return self.cache.table
 
+    def choices(self) -> tuple[Any, int]:
+        """What the next cycles' choices depend on besides the cluster: the state of the
+        tie-break stream and where the next search for feasible nodes starts. A what-if run
+        saves it and gives it back (`restore_choices`) to try alternatives from one state."""
+        return self._random.getstate(), self._next_start_node_index
+
+    def restore_choices(self, saved: tuple[Any, int]) -> None:
+        state, self._next_start_node_index = saved
+        self._random.setstate(state)
+
     # Informer events.
     def add_node(self, node: Mapping[str, Any]) -> None:
         self.cache.add_node(node)

@@ -1,0 +1,263 @@
+"""Manifests made into the pods a cluster would run, by kube-controller-manager's own controllers.
+
+`materialize` starts a control plane on a virtual clock with the controllers and no scheduler
+and no kubelets, holding the snapshot's Namespaces, PriorityClasses, LimitRanges,
+RuntimeClasses and Nodes (as the API serves them, so the DaemonSet controller sees the nodes, but
+without the label that would have simulated kubelets run them);
+applies the manifests as `kubectl apply --server-side` does; waits until the controllers have
+settled; and lists what they made. A Deployment's pods come through its ReplicaSet, a Job's as
+its parallelism says, a DaemonSet's one per node it should run on (pinned to the node by node
+affinity, as the DaemonSet controller pins them), and every pod has been through the API
+server's defaulting and admission (its priority, default tolerations, LimitRange defaults,
+RuntimeClass overhead). Nothing is scheduled: the pods come out pending.
+
+Pinnace serves no StatefulSets, so a StatefulSet's pods are made here as its controller names
+them (`<name>-<ordinal>`, with the pod-name and pod-index labels) and created as pods; the
+StatefulSet itself is kept, with a uid, as the pods' owner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from pinnace.api import catalog
+from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
+from pinnace.api.status import StatusError
+from pinnace.client import LocalClient
+from pinnace.clock import Clock, Randomness, VirtualEventLoop
+from pinnace.cluster import ClusterOptions, ControlPlane
+from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
+from pinnace.kubelet.config import SIMULATED_LABEL
+from pinnace.plan.cluster import PlanError, is_finished
+from pinnace.sim.actions import ActionError, Actions
+from pinnace.sim.eventlog import EventLog
+from pinnace.sim.settle import until_settled
+from pinnace.store import MemoryStore
+
+FIELD_MANAGER = "pinnace-plan"
+PODS = catalog.kind("", "pods")
+NAMESPACES = catalog.kind("", "namespaces")
+NODES = catalog.kind("", "nodes")
+STATE = (
+    ("namespaces", NAMESPACES),
+    ("priorityclasses", catalog.kind("scheduling.k8s.io", "priorityclasses")),
+    ("limitranges", catalog.kind("", "limitranges")),
+    ("runtimeclasses", catalog.kind("node.k8s.io", "runtimeclasses")),
+)
+"""What the snapshot gives the control plane before the manifests: what admission reads."""
+LISTED = (
+    ("deployments", catalog.kind("apps", "deployments")),
+    ("replicasets", catalog.kind("apps", "replicasets")),
+    ("daemonsets", catalog.kind("apps", "daemonsets")),
+    ("jobs", catalog.kind("batch", "jobs")),
+    ("poddisruptionbudgets", catalog.kind("policy", "poddisruptionbudgets")),
+    *STATE,
+)
+"""What is read back after the controllers have settled."""
+STATEFUL_SET = "StatefulSet"
+STATEFUL_SET_POD_NAME = "statefulset.kubernetes.io/pod-name"
+POD_INDEX = "apps.kubernetes.io/pod-index"
+NO_NODE_FAILURE = 10**9
+"""The nodes here have no kubelet: the node lifecycle controller must not take them for lost."""
+SETTLE_CAP = 3600.0
+"""Simulated seconds the controllers get to settle."""
+
+
+@dataclass
+class Materialized:
+    pods: list[Object]
+    """Every pod the manifests made (pending), in the order they were created."""
+    objects: dict[str, list[Object]] = field(default_factory=dict)
+    """What the manifests made besides, by resource name (as Snapshot.objects)."""
+    skipped: list[str] = field(default_factory=list)
+    """Manifests of kinds that make no pods and are not kept (a Service...), as `Kind name`."""
+
+
+def materialize(
+    manifests: Sequence[Object],
+    *,
+    nodes: Sequence[Object] = (),
+    state: dict[str, list[Object]] | None = None,
+    seed: int = 0,
+) -> Materialized:
+    """The pods and objects `manifests` make, in a cluster holding `nodes` and `state` (by
+    resource name: namespaces, priorityclasses, limitranges, runtimeclasses)."""
+    loop = VirtualEventLoop()
+    try:
+        return loop.run_until_complete(_materialize(loop, manifests, nodes, state or {}, seed))
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+async def _materialize(
+    loop: VirtualEventLoop,
+    manifests: Sequence[Object],
+    nodes: Sequence[Object],
+    state: dict[str, list[Object]],
+    seed: int,
+) -> Materialized:
+    clock = Clock(loop)
+    store = MemoryStore()
+    options = ClusterOptions(
+        scheduler=False,
+        node_lifecycle=NodeLifecycleConfig(
+            node_monitor_grace_period=NO_NODE_FAILURE, node_startup_grace_period=NO_NODE_FAILURE
+        ),
+        seed=seed,
+    )
+    plane = ControlPlane(store, clock, options)
+    log = EventLog(store, clock)
+    client = LocalClient(plane.server, field_manager=FIELD_MANAGER)
+    await plane.start()
+    try:
+        for resource, kind in STATE:
+            await _create_all(client, kind, state.get(resource, ()))
+        await _create_all(client, NODES, [_unattended(n) for n in nodes])
+        served, stateful_sets, skipped = _sort(manifests)
+        await _create_all(client, NAMESPACES, _missing_namespaces(manifests, state))
+        try:
+            await Actions(plane, client, {}).apply(served)
+        except (ActionError, StatusError) as e:
+            raise PlanError(_message(e)) from None
+        owners = [_owned(s, Randomness(seed).child("statefulsets")) for s in stateful_sets]
+        for stateful_set in owners:
+            for pod in _stateful_set_pods(stateful_set):
+                await _create(client, PODS, pod)
+        async with asyncio.timeout(SETTLE_CAP):
+            await until_settled(clock, lambda: log.workload_changes)
+        pods = [p for p in (await client.list(PODS, ""))["items"] if not is_finished(p)]
+        pods.sort(key=lambda p: int(p["metadata"]["resourceVersion"]))
+        objects = {resource: (await client.list(kind, ""))["items"] for resource, kind in LISTED}
+        for budget in objects["poddisruptionbudgets"]:
+            budget.pop("status", None)  # counted where nothing runs: of no use to a plan
+        objects["statefulsets"] = owners
+        return Materialized(pods, objects, skipped)
+    finally:
+        log.close()
+        await plane.stop()
+
+
+def _sort(manifests: Iterable[Object]) -> tuple[list[Object], list[Object], list[str]]:
+    """(manifests of kinds Pinnace serves, StatefulSets, `Kind name` of the rest)."""
+    served, stateful_sets, skipped = [], [], []
+    for obj in manifests:
+        api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
+        if catalog.by_kind(api_version, kind) is not None:
+            served.append(obj)
+        elif (api_version, kind) == ("apps/v1", STATEFUL_SET):
+            stateful_sets.append(obj)
+        else:
+            skipped.append(f"{kind} {(obj.get('metadata') or {}).get('name', '')}")
+    return served, stateful_sets, skipped
+
+
+def _missing_namespaces(
+    manifests: Iterable[Object], state: dict[str, list[Object]]
+) -> list[Object]:
+    """The namespaces the manifests use that neither the cluster nor the manifests create."""
+    known = {ns["metadata"]["name"] for ns in state.get("namespaces", ())}
+    known |= {
+        (m.get("metadata") or {}).get("name", "") for m in manifests if m.get("kind") == "Namespace"
+    }
+    wanted = {
+        (m.get("metadata") or {}).get("namespace") or "default"
+        for m in manifests
+        if m.get("kind") not in ("Namespace", "PriorityClass", "RuntimeClass", "Node")
+    }
+    return [{"metadata": {"name": name}} for name in sorted(wanted - known)]
+
+
+async def _create_all(client: LocalClient, kind: Kind, objects: Iterable[Object]) -> None:
+    for obj in objects:
+        await _create(client, kind, _fresh(obj))
+
+
+async def _create(client: LocalClient, kind: Kind, obj: Object) -> None:
+    """Create, leaving what exists (the system namespaces and priority classes) as it is."""
+    namespace = (obj["metadata"].get("namespace") or "default") if kind.namespaced else ""
+    try:
+        await client.create(kind, namespace, obj)
+    except StatusError as e:
+        if e.code != 409:
+            raise PlanError(_message(e)) from None
+
+
+def _fresh(obj: Object) -> Object:
+    """`obj` as a client creates it: without what the server sets."""
+    fresh = copy.deepcopy(obj)
+    meta = fresh.setdefault("metadata", {})
+    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
+        meta.pop(key, None)
+    return fresh
+
+
+def _unattended(node: Object) -> Object:
+    """The node without the label that has a simulated kubelet take it over: here nodes are
+    only what the DaemonSet controller reads."""
+    labels = {
+        k: v for k, v in (node["metadata"].get("labels") or {}).items() if k != SIMULATED_LABEL
+    }
+    return {**node, "metadata": {**node["metadata"], "labels": labels}}
+
+
+def _owned(stateful_set: Object, randomness: Randomness) -> Object:
+    """The StatefulSet with a uid and namespace, as the API would keep it."""
+    owned = copy.deepcopy(stateful_set)
+    meta = owned.setdefault("metadata", {})
+    meta.setdefault("namespace", "default")
+    meta["uid"] = str(uuid.UUID(int=randomness.random.getrandbits(128), version=4))
+    return owned
+
+
+def _stateful_set_pods(stateful_set: Object) -> list[Object]:
+    """The pods the StatefulSet controller creates: `<name>-<ordinal>` for each replica."""
+    meta, spec = stateful_set["metadata"], stateful_set.get("spec") or {}
+    template = spec.get("template") or {}
+    start = int((spec.get("ordinals") or {}).get("start") or 0)
+    replicas = 1 if spec.get("replicas") is None else int(spec["replicas"])
+    pods = []
+    for ordinal in range(start, start + replicas):
+        name = f"{meta['name']}-{ordinal}"
+        labels = {
+            **((template.get("metadata") or {}).get("labels") or {}),
+            STATEFUL_SET_POD_NAME: name,
+            POD_INDEX: str(ordinal),
+        }
+        pod_spec = copy.deepcopy(template.get("spec") or {})
+        pod_spec["hostname"] = name
+        if spec.get("serviceName"):
+            pod_spec["subdomain"] = spec["serviceName"]
+        pods.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "namespace": meta["namespace"],
+                    "labels": labels,
+                    "annotations": dict((template.get("metadata") or {}).get("annotations") or {}),
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "apps/v1",
+                            "kind": STATEFUL_SET,
+                            "name": meta["name"],
+                            "uid": meta["uid"],
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
+                },
+                "spec": pod_spec,
+            }
+        )
+    return pods
+
+
+def _message(e: Exception) -> str:
+    return e.message if isinstance(e, StatusError) else str(e)

@@ -1,0 +1,108 @@
+"""The JSON every plan prints is versioned: its keys stay as docs/planning.md lists them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.plan.manifests import cluster_file, deployment, pool
+
+from pinnace.cli.main import main
+
+POLICY = """
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: duplicates
+  plugins: {balance: {enabled: [RemoveDuplicates]}}
+"""
+COMMON = {"planVersion", "command", "cluster", "nodes", "fragmentation"}
+KEYS = {
+    "fit": {
+        "fits",
+        "pods",
+        "workloads",
+        "unschedulable",
+        "placements",
+        "preemptions",
+        "clusterPending",
+        "skipped",
+    },
+    "headroom": {"shapes"},
+    "failure": {"trials", "summary", "cap", "setupWallSeconds"},
+    "deschedule": {"evictions", "summary", "skipped", "heldBack"},
+    "remove": {
+        "threshold",
+        "removable",
+        "unremovable",
+        "nodesBefore",
+        "nodesAfter",
+        "compactionRatio",
+    },
+    "nodes": {
+        "pool",
+        "template",
+        "lowerBound",
+        "shapeBound",
+        "nodesToAdd",
+        "spare",
+        "nodesToAddWithSpare",
+        "spareMethod",
+        "newPods",
+        "tried",
+        "unschedulable",
+        "lostNodes",
+        "skipped",
+    },
+}
+
+
+def test_every_command_prints_version_1_with_its_keys(tmp_path: Path, capsys: object) -> None:
+    cluster = str(cluster_file(tmp_path, pool("general", 2), objects=[deployment("old", 2, "1")]))
+    web = tmp_path / "web.json"
+    web.write_text(json.dumps(deployment("web", 3, "1")))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    commands = {
+        "fit": ["fit", str(web)],
+        "headroom": ["headroom", "--shape", "cpu=1"],
+        "nodes": ["nodes", str(web), "--pool", "general"],
+        "remove": ["remove"],
+        "failure": ["failure", "--node", "general-1"],
+        "deschedule": ["deschedule", "--policy", str(policy)],
+    }
+    for command, args in commands.items():
+        html = tmp_path / f"{command}.html"
+        assert main(["plan", *args, "--cluster", cluster, "--json", "--html", str(html)]) == 0
+        doc = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]
+        assert set(doc) == COMMON | KEYS[command], command
+        assert (doc["planVersion"], doc["command"]) == (1, command)
+        assert set(doc["cluster"]) == {
+            "source",
+            "nodes",
+            "pods",
+            "pendingPods",
+            "pools",
+            "schedulerConfiguration",
+        }
+        assert set(doc["fragmentation"]) == {"resources", "shapes", "scopes", "nodes"}
+        page = html.read_text()
+        assert page.startswith("<!DOCTYPE html>") and 'id="fragmentation"' in page
+
+
+def test_a_bad_input_is_one_line_and_status_1(tmp_path: Path, capsys: object) -> None:
+    missing = str(tmp_path / "nope.yaml")
+    assert main(["plan", "headroom", "--cluster", missing]) == 1
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert err == f"pinnace plan headroom: {missing}: No such file or directory\n"
+
+
+def test_the_same_input_and_seed_give_the_same_plan(tmp_path: Path, capsys: object) -> None:
+    cluster = str(cluster_file(tmp_path, pool("general", 3), objects=[deployment("old", 5, "1")]))
+    web = tmp_path / "web.json"
+    web.write_text(json.dumps(deployment("web", 7, "700m")))
+    printed = []
+    for _ in range(2):
+        assert main(["plan", "fit", str(web), "--cluster", cluster, "--seed", "3", "--json"]) == 0
+        printed.append(capsys.readouterr().out)  # type: ignore[attr-defined]
+    assert printed[0] == printed[1]

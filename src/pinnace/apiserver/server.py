@@ -566,16 +566,17 @@ class APIServer:
         mutate: Callable[[Object], Object],
         dry_run: bool = False,
     ) -> Object:
-        """The storage-level read-modify-write subresources use (pods/binding, a budget's
-        disruptedPods): no strategy, no validation; `mutate` gets a copy of the stored object
-        and may raise a StatusError to refuse. Retries when another write came first."""
+        """The storage-level read-modify-write subresources use (pods/binding): no strategy,
+        no validation; `mutate` gets the stored object, shared and read-only as the store's
+        objects are, and returns the new one (which may share what it leaves unchanged), or
+        raises a StatusError to refuse. Retries when another write came first."""
         key = object_key(kind, namespace, name)
         for _ in range(MAX_CONFLICT_RETRIES):
             try:
                 old = await self.store.get(key)
             except KeyNotFoundError:
                 raise status.not_found(kind.plural, name, kind.group) from None
-            new = mutate(clone(old))
+            new = mutate(old)
             if dry_run:
                 return new
             try:

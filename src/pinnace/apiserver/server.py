@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -179,7 +178,7 @@ class APIServer:
             raise status.internal_error(
                 "resourceVersion should not be set on objects to be created"
             )
-        m["uid"] = str(uuid.UUID(int=self._random.getrandbits(128), version=4))
+        m["uid"] = _uuid4(self._random.getrandbits(128))
         m["creationTimestamp"] = now
         generate = bool(m.get("generateName")) and not m.get("name")
         if generate:
@@ -592,6 +591,16 @@ class APIServer:
         if kind is None:
             raise status.not_found(plural, "", group)
         return kind
+
+
+_UUID4_CLEARED = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
+
+
+def _uuid4(bits: int) -> str:
+    """`str(uuid.UUID(int=bits, version=4))`, at a third of its cost: every create makes one."""
+    h = f"{bits & _UUID4_CLEARED | _UUID4_SET:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _check_name(obj: Object, name: str) -> None:

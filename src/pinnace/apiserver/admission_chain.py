@@ -13,7 +13,7 @@ whose object is still being stored.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
 
 _QUOTA_RETRIES = 16
+_NOTHING_CHARGED = nullcontext()
 
 
 def _is(kind: Kind, group: str, name: str) -> bool:
@@ -109,10 +110,9 @@ class AdmissionChain:
         if _is(kind, "", "Pod") and operation == "CREATE":
             runtime_class.validate_pod(obj, await self._runtime_class(obj))
 
-    @asynccontextmanager
-    async def quota_charged(
+    def quota_charged(
         self, kind: Kind, obj: Object, dry_run: bool = False
-    ) -> AsyncIterator[None]:
+    ) -> AbstractAsyncContextManager[None]:
         """ResourceQuota's admission of a create: its usage is charged to the namespace's
         quotas (403 when one cannot take it), then the block stores the object. Updates are
         not charged in v1.32. A charge whose object was not stored is given back at once."""
@@ -122,13 +122,18 @@ class AdmissionChain:
             or not kind.namespaced
             or (kind.group, kind.plural) in resource_quota.IGNORED_RESOURCES
         ):
-            yield
-            return
-        stored = await self._stored()
-        if self._quota_gate.idle(namespace) and not stored.list(RESOURCE_QUOTAS, namespace):
+            return _NOTHING_CHARGED
+        if (
+            self._objects.loaded
+            and self._quota_gate.idle(namespace)
+            and not self._objects.list(RESOURCE_QUOTAS, namespace)
+        ):
             # What the namespace's turn would find at once: no quota to charge.
-            yield
-            return
+            return _NOTHING_CHARGED
+        return self._charged(kind, obj, namespace)
+
+    @asynccontextmanager
+    async def _charged(self, kind: Kind, obj: Object, namespace: str) -> AsyncIterator[None]:
         give_back = False
         charge = partial(self._charge, kind, obj)
         try:

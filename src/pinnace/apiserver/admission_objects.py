@@ -40,6 +40,10 @@ class AdmissionObjects:
         self._changed_while_loading: set[str] = set()
         self._observing = False
 
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
     async def load(self) -> None:
         """Read the kinds from the store, once: later calls return at once."""
         if self._loaded:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from pinnace.api import field
 from pinnace.api.core.pod_containers import validate_containers
 from pinnace.api.core.pod_fields import (
@@ -36,6 +34,7 @@ from pinnace.api.names import (
     is_dns1123_subdomain,
     is_qualified_name,
 )
+from pinnace.api.objects import Remembered, plain_json
 from pinnace.api.validation import string_map, type_error
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -239,37 +238,23 @@ def validate_pod_metadata_and_spec(pod: Any) -> list[FieldError]:
     return errs
 
 
-VALID_SPECS_REMEMBERED = 1024
-_valid_specs: dict[bytes | tuple[bytes, str], None] = {}
-"""The JSON texts of pod specs found valid, least recently seen first: the pods of one
-template (a Deployment's, a Job's) have the same spec, and checking one took ~30 us."""
-_PLAIN_JSON = (
-    orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-)
-"""orjson refuses what is not plain JSON, instead of writing it as the text of a string or a
-number: two specs have the same text only if they hold the same values of the same types."""
+_valid_specs: Remembered[bool] = Remembered(1024)
+"""The plain JSON texts of pod specs found valid: checking a spec takes ~30 us."""
 
 
 def _pod_spec_errors(spec: Any, pod_name: str) -> list[FieldError]:
     """validate_pod_spec of a pod's spec, answered from memory for a spec found valid
     before: the checks depend on nothing else, but for the pod's name, which only its
     volumes' checks read."""
-    try:
-        text = orjson.dumps(spec, option=_PLAIN_JSON)
-    except TypeError:
+    text = plain_json(spec)
+    if text is None:
         return validate_pod_spec(spec, SPEC, is_pod=True, pod_name=pod_name)
     key = (text, pod_name) if isinstance(spec, dict) and spec.get("volumes") else text
-    if key in _valid_specs:
-        del _valid_specs[key]
-        _valid_specs[key] = None
+    if _valid_specs.get(key):
         return []
     errs = validate_pod_spec(spec, SPEC, is_pod=True, pod_name=pod_name)
     if not errs:
-        if len(_valid_specs) >= VALID_SPECS_REMEMBERED:
-            del _valid_specs[next(iter(_valid_specs))]
-        _valid_specs[key] = None
+        _valid_specs.put(key, True)
     return errs
 
 

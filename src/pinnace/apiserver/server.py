@@ -158,12 +158,20 @@ class APIServer:
     # --- create ------------------------------------------------------------------------------
 
     async def create(
-        self, kind: Kind, namespace: str, body: Any, options: WriteOptions | None = None
+        self,
+        kind: Kind,
+        namespace: str,
+        body: Any,
+        options: WriteOptions | None = None,
+        *,
+        json_body: bool = False,
     ) -> Result:
         """POST. With a fieldManager in `options`, managedFields record that manager as the
-        owner of every field the object sets, defaults included, as kube-apiserver does."""
+        owner of every field the object sets, defaults included, as kube-apiserver does.
+        `json_body`: `body` was parsed from JSON text, so holds JSON's own types only."""
         options = options or WriteOptions()
-        decoded = decode(body, kind, strict=options.field_validation == "Strict")
+        strict = options.field_validation == "Strict"
+        decoded = decode(body, kind, strict=strict, json_text=json_body)
         obj = decoded.obj
         self._check_namespace(kind, obj, namespace)
         kind.default(obj)
@@ -244,13 +252,17 @@ class APIServer:
         body: Any,
         options: WriteOptions | None = None,
         subresource: str = "",
+        *,
+        json_body: bool = False,
     ) -> Result:
         """PUT: replace the object (or its status, with subresource "status"). With a
         fieldManager in `options`, managedFields record what that manager changed. A uid in
         the body is a precondition: the write is for that object, not one recreated under its
-        name (a patch has none; its uid is only validated as immutable)."""
+        name (a patch has none; its uid is only validated as immutable). `json_body`: as for
+        `create`."""
         options = options or WriteOptions()
-        decoded = decode(body, kind, strict=options.field_validation == "Strict")
+        strict = options.field_validation == "Strict"
+        decoded = decode(body, kind, strict=strict, json_text=json_body)
         new = decoded.obj
         self._check_namespace(kind, new, namespace)
         _check_name(new, name)

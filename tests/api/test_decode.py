@@ -84,6 +84,33 @@ def test_unknown_fields_are_dropped_and_warned_about() -> None:
     assert unknown_fields(POD, body) == ["spec.foo", "spec.containers[0].bar", "status.baz"]
 
 
+def test_a_spec_sent_again_as_json_decodes_as_the_first_time() -> None:
+    """A JSON body's spec that decoded cleanly is remembered; what any body decodes to, and
+    its warnings and errors, stay what the schema says."""
+    spec = {"containers": [{"name": "c", "resources": {"limits": {"cpu": "0.5"}}}]}
+    first = decode({"kind": "Pod", "spec": spec}, POD, json_text=True).obj
+    again = decode({"kind": "Pod", "spec": spec}, POD, json_text=True).obj
+    assert again == first == decode({"kind": "Pod", "spec": spec}, POD).obj
+    assert first["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "500m"}}
+    again["spec"]["containers"][0]["name"] = "changed"
+    assert decode({"kind": "Pod", "spec": spec}, POD, json_text=True).obj == first
+    unknown = {**spec, "foo": 1}
+    for _ in range(2):
+        decoded = decode({"kind": "Pod", "spec": unknown}, POD, json_text=True)
+        assert decoded.warnings == ['unknown field "spec.foo"']
+        assert decoded.obj["spec"] == first["spec"]
+    for _ in range(2):
+        assert bad_request({"spec": {**spec, "hostname": 1}}).endswith(
+            "PodSpec.spec.hostname of type string"
+        )
+    # Written as the same JSON text, but a tuple is no list: only a body parsed from JSON
+    # text is answered from memory.
+    decode({"kind": "Pod", "spec": {"containers": [{"name": "c"}]}}, POD, json_text=True)
+    with pytest.raises(StatusError) as refused:
+        decode({"kind": "Pod", "spec": {"containers": ({"name": "c"},)}}, POD)
+    assert "PodSpec.spec.containers of type []v1.Container" in refused.value.message
+
+
 def test_strict_decoding_refuses_unknown_fields() -> None:
     body = {"spec": {"foo": 1, "bar": 2}}
     assert bad_request(body, strict=True) == (

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from pinnace.api.fieldselector import (
     convert_field_selector,
     escape_value,
+    field_reader,
     field_set,
     parse_field_selector,
     unescape_value,
@@ -95,6 +96,19 @@ def test_pod_field_set() -> None:
         "status.podIP": "10.0.0.5",
         "status.nominatedNodeName": "",
     }
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        POD,
+        {"metadata": {"name": "p"}, "spec": {"nodeName": 7, "hostNetwork": False}},
+        {"metadata": {"name": "p", "namespace": "d"}, "spec": "odd", "status": {"phase": True}},
+    ],
+)
+def test_a_field_read_alone_reads_as_in_the_field_set(pod: dict) -> None:
+    for label, value in {**field_set("", "Pod", pod), "status.podIPs": ""}.items():
+        assert field_reader("", "Pod", label)(pod) == value, label
 
 
 def test_unscheduled_pods_selector() -> None:

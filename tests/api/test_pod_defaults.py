@@ -193,6 +193,33 @@ def test_create_resets_status() -> None:
     assert created(pod)["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
 
 
+def test_each_pod_gets_the_qos_class_of_its_own_containers() -> None:
+    def qos(*containers: dict[str, Any], init: tuple[dict[str, Any], ...] = ()) -> str:
+        spec: dict[str, Any] = {"containers": list(containers)}
+        if init:
+            spec["initContainers"] = list(init)
+        pod = minimal_pod()
+        pod["spec"] = spec
+        return str(created(pod)["status"]["qosClass"])
+
+    def ctr(requests: dict[str, str] | None = None, **limits: str) -> dict[str, Any]:
+        resources = {"requests": requests or {}, "limits": limits}
+        return {"name": "app", "image": "nginx", "resources": resources}
+
+    equal = ctr(cpu="1", memory="1Gi")
+    assert [qos(equal), qos(equal), qos(ctr({"cpu": "1"})), qos(equal)] == [
+        "Guaranteed",
+        "Guaranteed",
+        "Burstable",
+        "Guaranteed",
+    ]
+    assert qos(equal, init=(ctr({"cpu": "1"}),)) == "Burstable"
+    assert qos(ctr(), init=(ctr(),)) == "BestEffort"
+    assert qos({"name": "app", "image": "nginx", "resources": {"limits": {"cpu": "x"}}}) == (
+        "BestEffort"
+    )
+
+
 def test_scheduling_gates_show_as_a_condition() -> None:
     pod = created(minimal_pod(schedulingGates=[{"name": "example.com/quota"}]))
     assert pod["status"]["conditions"] == [

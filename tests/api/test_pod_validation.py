@@ -157,6 +157,28 @@ def test_volumes() -> None:
     ]
 
 
+def test_a_spec_found_valid_is_checked_again_for_what_else_it_depends_on() -> None:
+    """Pods of one template share a spec, whose checks are remembered; the pod's name still
+    counts for its ephemeral volumes, and any change to the spec is checked."""
+    ephemeral = {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}}
+    pod = pod_with(volumes=[{"name": "scratch", "ephemeral": ephemeral}])
+    assert errors(pod) == []
+    long_name = copy.deepcopy(pod)
+    long_name["metadata"]["name"] = "w" * 250
+    assert errors(long_name) == [
+        'spec.volumes[0].name: Invalid value: "scratch": PVC name "'
+        + "w" * 250
+        + '-scratch": must be no more than 253 characters'
+    ]
+    changed = copy.deepcopy(pod)
+    changed["spec"]["containers"][0]["image"] = " nginx"
+    assert errors(changed) == [
+        'spec.containers[0].image: Invalid value: " nginx": must not have leading or '
+        "trailing whitespace"
+    ]
+    assert errors(pod) == []
+
+
 @pytest.mark.parametrize(
     ("resources", "expected"),
     [

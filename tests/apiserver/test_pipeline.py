@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import pytest
@@ -41,7 +42,8 @@ def test_create_sets_server_fields_and_defaults(api: Any) -> None:
     created = api.call(api.server.create, PODS, "default", pod()).obj
     m = created["metadata"]
     assert m["namespace"] == "default"
-    assert len(m["uid"]) == 36 and m["creationTimestamp"].endswith("Z")
+    assert str(uuid.UUID(m["uid"])) == m["uid"] and uuid.UUID(m["uid"]).version == 4
+    assert m["creationTimestamp"].endswith("Z")
     assert int(m["resourceVersion"]) > 0
     assert created["spec"]["restartPolicy"] == "Always"
     assert created["spec"]["schedulerName"] == "default-scheduler"

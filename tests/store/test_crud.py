@@ -206,3 +206,33 @@ def test_a_closed_store_refuses_everything(backend) -> None:
             store.watch("", 1)
 
     backend.run(body)
+
+
+def test_a_write_after_a_read_reports_the_object_it_replaced(backend) -> None:
+    """A write reads the key's latest object again (for its event's previous object): as read
+    just before, packed, settled by a compaction, or written again in between."""
+
+    async def body(store: Store) -> None:
+        replaced: list[Any] = []
+        store.observe(lambda event: replaced.append(event.prev_object))
+        await store.create("pods/default/a", pod("a", spec={"v": 1}))
+        await store.create("pods/default/b", pod("b"))
+        first = await store.get("pods/default/a")
+        await store.update("pods/default/a", pod("a", spec={"v": 2}), rv(first))
+        assert replaced[-1] == first
+        stale = await store.get("pods/default/a")
+        second = await store.update("pods/default/b", pod("b", spec={"v": 2}), None)
+        assert replaced[-1]["metadata"]["resourceVersion"] == "3"
+        await store.update("pods/default/a", pod("a", spec={"v": 3}), None)
+        assert replaced[-1] == stale
+        await store.compact(store.revision)
+        settled = await store.get("pods/default/b")
+        assert settled == second
+        await store.delete("pods/default/b", rv(settled))
+        assert replaced[-1] == settled
+        await store.get("pods/default/a")
+        written = await store.update("pods/default/a", pod("a", spec={"v": 4}), None)
+        await store.update("pods/default/a", pod("a", spec={"v": 5}), None)
+        assert replaced[-1] == written
+
+    backend.run(body)

@@ -25,13 +25,14 @@ class Decoded:
     """One `unknown field "<path>"` per dropped field, for the Warning header."""
 
 
-def decode(obj: Any, kind: Kind, *, strict: bool = False) -> Decoded:
+def decode(obj: Any, kind: Kind, *, strict: bool = False, json_text: bool = False) -> Decoded:
+    """`json_text`: `obj` was parsed from JSON text (see `normalize`)."""
     body_kind, body_api_version = _type_meta(obj, kind)
     group, _, version = body_api_version.rpartition("/")
     if body_kind != kind.kind or body_api_version != kind.api_version:
         raise _mismatch(body_kind, group, version, kind)
     try:
-        normalized = normalize(kind, obj)
+        normalized = normalize(kind, obj, json_text=json_text)
     except SchemaError as e:
         raise _cannot_handle(body_kind, version, kind, str(e)) from None
     warnings = [f'unknown field "{path}"' for path in normalized.unknown_fields]

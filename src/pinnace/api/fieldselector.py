@@ -77,7 +77,7 @@ class FieldSelector:
     def empty(self) -> bool:
         return not self.terms
 
-    def matches(self, fields: Mapping[str, str] | ObjectFields) -> bool:
+    def matches(self, fields: Mapping[str, str]) -> bool:
         for name, equal, value in self.terms:  # noqa: SIM110 - hot path, no generator
             if (fields.get(name, "") == value) is not equal:
                 return False
@@ -136,7 +136,21 @@ _Getter = Callable[[Mapping[str, Any]], str]
 
 
 def _at(*path: str) -> _Getter:
-    return lambda obj: _text(obj, *path)
+    if len(path) != 2:
+        return lambda obj: _text(obj, *path)
+    outer, inner = path
+
+    def read(obj: Mapping[str, Any]) -> str:
+        # _text of a two-step path, as every watch by field tests each change against it.
+        node = obj.get(outer)
+        value = node.get(inner) if type(node) is dict or isinstance(node, Mapping) else None
+        if type(value) is str:
+            return value
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return "" if value is None else str(value)
+
+    return read
 
 
 def _first_pod_ip(pod: Mapping[str, Any]) -> str:
@@ -283,24 +297,20 @@ def field_set(group: str, kind: str, obj: Mapping[str, Any]) -> dict[str, str]:
     return fields
 
 
-class ObjectFields:
-    """The selectable fields of one object, each read only when a selector asks for it (a
-    watch tests every change against its selector: a pod has eight fields, a selector one)."""
+def field_reader(group: str, kind: str, label: str) -> _Getter:
+    """What reads the field `label` (a label the kind accepts) of an object of the kind; a
+    selector names few of a kind's fields, and a watch tests every change against them."""
+    if label == _NAME:
+        return _at("metadata", "name")
+    if label == _NAMESPACE:
+        return _at("metadata", "namespace")
+    rules = _KINDS.get((group, kind))
+    read = rules.getters.get(label) if rules else None
+    return read if read is not None else _nothing
 
-    __slots__ = ("_getters", "_obj")
 
-    def __init__(self, group: str, kind: str, obj: Mapping[str, Any]) -> None:
-        rules = _KINDS.get((group, kind))
-        self._getters = rules.getters if rules else {}
-        self._obj = obj
-
-    def get(self, label: str, default: str = "") -> str:
-        if label == _NAME:
-            return _text(self._obj, "metadata", "name")
-        if label == _NAMESPACE:
-            return _text(self._obj, "metadata", "namespace") or default
-        read = self._getters.get(label)
-        return default if read is None else read(self._obj)
+def _nothing(obj: Mapping[str, Any]) -> str:
+    return ""
 
 
 def convert_field_selector(group: str, kind: str, selector: FieldSelector) -> FieldSelector:

@@ -37,6 +37,16 @@ _STANDARD_FINALIZERS = frozenset(
 _BANNED_OWNERS = frozenset({("", "v1", "Event")})
 
 METADATA = Path("metadata")
+# Every object's metadata is checked on every write: its fields' paths are made once.
+_GENERATE_NAME = METADATA.child("generateName")
+_NAME = METADATA.child("name")
+_NAMESPACE = METADATA.child("namespace")
+_GENERATION = METADATA.child("generation")
+_LABELS = METADATA.child("labels")
+_ANNOTATIONS = METADATA.child("annotations")
+_OWNER_REFERENCES = METADATA.child("ownerReferences")
+_FINALIZERS = METADATA.child("finalizers")
+_MANAGED_FIELDS = METADATA.child("managedFields")
 
 
 def metadata_of(obj: Any) -> tuple[dict[str, Any], list[FieldError]]:
@@ -65,41 +75,41 @@ def validate_object_meta(
     obj: Any, *, namespaced: bool, name_rule: NameRule = is_dns1123_subdomain
 ) -> list[FieldError]:
     meta, errs = metadata_of(obj)
-    generate_name, e = string_field(meta.get("generateName"), METADATA.child("generateName"))
+    generate_name, e = string_field(meta.get("generateName"), _GENERATE_NAME)
     errs += e
     if generate_name:
-        path = METADATA.child("generateName")
+        path = _GENERATE_NAME
         errs += [
             field.invalid(path, generate_name, m)
             for m in name_rule(_mask_trailing_dash(generate_name))
         ]
-    name, e = string_field(meta.get("name"), METADATA.child("name"))
+    name, e = string_field(meta.get("name"), _NAME)
     errs += e
     if not name:
-        errs.append(field.required(METADATA.child("name"), "name or generateName is required"))
+        errs.append(field.required(_NAME, "name or generateName is required"))
     else:
-        errs += [field.invalid(METADATA.child("name"), name, m) for m in name_rule(name)]
+        errs += [field.invalid(_NAME, name, m) for m in name_rule(name)]
 
-    namespace, e = string_field(meta.get("namespace"), METADATA.child("namespace"))
+    namespace, e = string_field(meta.get("namespace"), _NAMESPACE)
     errs += e
     if namespaced:
         if not namespace:
-            errs.append(field.required(METADATA.child("namespace")))
+            errs.append(field.required(_NAMESPACE))
         else:
             errs += [
-                field.invalid(METADATA.child("namespace"), namespace, m)
+                field.invalid(_NAMESPACE, namespace, m)
                 for m in is_dns1123_label(namespace)
             ]
     elif namespace:
-        errs.append(field.forbidden(METADATA.child("namespace"), "not allowed on this type"))
+        errs.append(field.forbidden(_NAMESPACE, "not allowed on this type"))
 
     generation = meta.get("generation")
     if generation is not None:
         if not is_int(generation):
-            errs.append(type_error(METADATA.child("generation"), generation, "integer"))
+            errs.append(type_error(_GENERATION, generation, "integer"))
         elif generation < 0:
             errs.append(
-                field.invalid(METADATA.child("generation"), generation, IS_NEGATIVE_ERROR_MSG)
+                field.invalid(_GENERATION, generation, IS_NEGATIVE_ERROR_MSG)
             )
     return errs + _validate_common(meta)
 
@@ -120,7 +130,7 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
             shown = "[]string{" + ", ".join(f'"{f}"' for f in added) + "}"
             errs.append(
                 field.forbidden(
-                    METADATA.child("finalizers"),
+                    _FINALIZERS,
                     "no new finalizers can be added if the object is being deleted, "
                     f"found new finalizers {shown}",
                 )
@@ -138,7 +148,7 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
     old_generation = old_meta.get("generation") or 0
     if is_int(new_generation) and is_int(old_generation) and new_generation < old_generation:
         errs.append(
-            field.invalid(METADATA.child("generation"), new_generation, "must not be decremented")
+            field.invalid(_GENERATION, new_generation, "must not be decremented")
         )
     for name in ("name", "namespace", "uid", "creationTimestamp"):
         errs += validate_immutable(
@@ -150,15 +160,15 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
 
 
 def _validate_common(meta: dict[str, Any]) -> list[FieldError]:
-    labels, errs = string_map(meta.get("labels"), METADATA.child("labels"))
-    errs += validate_labels(labels, METADATA.child("labels"))
-    annotations, e = string_map(meta.get("annotations"), METADATA.child("annotations"))
-    errs += e + validate_annotations(annotations, METADATA.child("annotations"))
+    labels, errs = string_map(meta.get("labels"), _LABELS)
+    errs += validate_labels(labels, _LABELS)
+    annotations, e = string_map(meta.get("annotations"), _ANNOTATIONS)
+    errs += e + validate_annotations(annotations, _ANNOTATIONS)
     errs += validate_owner_references(
-        meta.get("ownerReferences"), METADATA.child("ownerReferences")
+        meta.get("ownerReferences"), _OWNER_REFERENCES
     )
-    errs += validate_finalizers(meta.get("finalizers"), METADATA.child("finalizers"))
-    errs += _validate_managed_fields(meta.get("managedFields"), METADATA.child("managedFields"))
+    errs += validate_finalizers(meta.get("finalizers"), _FINALIZERS)
+    errs += _validate_managed_fields(meta.get("managedFields"), _MANAGED_FIELDS)
     return errs
 
 

@@ -2,17 +2,61 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, Generic, TypeVar
 
 import orjson
 
 Object = dict[str, Any]
+T = TypeVar("T")
 
 
 def clone(obj: Object) -> Object:
     """A deep copy. Objects are JSON, and a JSON round trip through orjson is several times
     faster than `copy.deepcopy` for them."""
     return orjson.loads(orjson.dumps(obj))
+
+
+_PLAIN_JSON = (
+    orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+def plain_json(value: Any) -> bytes | None:
+    """The JSON text of a decoded value (what the API's decoding made of a request), or None
+    when it holds anything but JSON's own types: two such values with the same text are equal
+    values of the same types, so a pure function's answer for one holds for the other. (orjson
+    refuses datetimes, dataclasses and subclasses of str, int, dict and list here, instead of
+    writing them as the text of a string or an object.)"""
+    try:
+        return orjson.dumps(value, option=_PLAIN_JSON)
+    except TypeError:
+        return None
+
+
+class Remembered(Generic[T]):
+    """The last `size` answers of a pure function, by key (say, its argument's `plain_json`);
+    the least recently used is forgotten first. The pods of one template share their spec,
+    and what is worked out from it once holds for all of them."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._answers: dict[Hashable, T] = {}
+
+    def get(self, key: Hashable) -> T | None:
+        answers = self._answers
+        answer = answers.pop(key, None)
+        if answer is not None:
+            answers[key] = answer  # now the most recently used
+        return answer
+
+    def put(self, key: Hashable, answer: T) -> None:
+        answers = self._answers
+        if len(answers) >= self._size and key not in answers:
+            del answers[next(iter(answers))]
+        answers[key] = answer
 
 
 def meta(obj: Object) -> dict[str, Any]:

@@ -20,7 +20,10 @@ from datetime import UTC, datetime
 from functools import cache, lru_cache
 from typing import Any
 
+import orjson
+
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Remembered, plain_json
 from pinnace.resources.lists import parse_quantity
 from pinnace.resources.quantity import QuantityError
 
@@ -245,9 +248,19 @@ def unknown_fields(kind: Kind, obj: dict[str, Any]) -> list[str]:
     return normalize(kind, obj).unknown_fields
 
 
-def normalize(kind: Kind, obj: Any) -> Normalized:
-    """A new object holding what Go would decode from `obj`; raises SchemaError."""
-    walk = _Walk()
+_specs: Remembered[bytes] = Remembered(1024)
+"""By kind and the JSON text of a `spec` as sent, the text of what it normalized to, for the
+specs that normalized cleanly (no unknown field, no type error): every pod of a template
+sends the same spec, and normalizing a pod's spec takes tens of microseconds."""
+
+
+def normalize(kind: Kind, obj: Any, *, json_text: bool = False) -> Normalized:
+    """A new object holding what Go would decode from `obj`; raises SchemaError.
+
+    `json_text`: `obj` was parsed from JSON text, so it holds JSON's own types only (no
+    tuple, enum or NaN that would write as the same text as a list, string or null): its
+    spec, if one sent before normalized cleanly, then normalizes from memory."""
+    walk = _Walk(json_text)
     root = schema_of(kind)
     if not isinstance(obj, dict):
         raise SchemaError(
@@ -334,11 +347,12 @@ def _zero(t: Type) -> Any:
 
 
 class _Walk:
-    __slots__ = ("type_error", "unknown")
+    __slots__ = ("remember_spec", "type_error", "unknown")
 
-    def __init__(self) -> None:
+    def __init__(self, remember_spec: bool = False) -> None:
         self.unknown: list[str] = []
         self.type_error = ""
+        self.remember_spec = remember_spec
 
     def mismatch(self, value: Any, owner: str, go_path: str, t: Type) -> None:
         # Go keeps decoding after a type mismatch and reports the first one at the end.
@@ -369,13 +383,29 @@ class _Walk:
                 continue
             child = f"{path}.{key}" if path else key
             child_go = f"{go_path}.{key}" if go_path else key
-            converted = self.value(t, item, child, s.go_name, child_go, depth + 1)
+            if depth == 1 and key == "spec" and self.remember_spec and type(item) is dict:
+                converted = self.spec(s, t, item, depth + 1)
+            else:
+                converted = self.value(t, item, child, s.go_name, child_go, depth + 1)
             if converted is not _MISMATCH:
                 out[key] = converted
         for key in _ALWAYS_WRITTEN.get(s.model, ()):
             if key not in out:
                 out[key] = {}
         return out
+
+    def spec(self, root: Struct, t: Type, value: dict[str, Any], depth: int) -> Any:
+        """The object's spec, normalized as `value` does, or from memory."""
+        text = plain_json(value)
+        key = (root.model, text)
+        known = _specs.get(key) if text is not None else None
+        if known is not None:
+            return orjson.loads(known)
+        unknown = len(self.unknown)
+        converted = self.value(t, value, "spec", root.go_name, "spec", depth)
+        if text is not None and not self.type_error and len(self.unknown) == unknown:
+            _specs.put(key, orjson.dumps(converted))
+        return converted
 
     def value(self, t: Type, value: Any, path: str, owner: str, go_path: str, depth: int) -> Any:
         if value is None:

@@ -13,7 +13,7 @@ whose object is still being stored.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from pinnace.apiserver.admission import (
     runtime_class,
 )
 from pinnace.apiserver.admission.errors import object_name
+from pinnace.apiserver.admission_objects import AdmissionObjects
 from pinnace.apiserver.keys import list_prefix, object_key
 from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.store import ConflictError, KeyNotFoundError
@@ -37,56 +38,62 @@ if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
 
 _QUOTA_RETRIES = 16
+_NOTHING_CHARGED = nullcontext()
 
 
 def _is(kind: Kind, group: str, name: str) -> bool:
     return kind.group == group and kind.kind == name
 
 
+NAMESPACES = catalog.kind("", "namespaces")
+LIMIT_RANGES = catalog.kind("", "limitranges")
+PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
+RESOURCE_QUOTAS = catalog.kind("", "resourcequotas")
+RUNTIME_CLASSES = catalog.kind("node.k8s.io", "runtimeclasses")
+
+
 class AdmissionChain:
     def __init__(self, server: APIServer) -> None:
         self._server = server
         self._quota_gate = QuotaGate()
+        self._objects = AdmissionObjects(
+            server.store,
+            (NAMESPACES, LIMIT_RANGES, PRIORITY_CLASSES, RESOURCE_QUOTAS, RUNTIME_CLASSES),
+        )
+
+    async def _stored(self) -> AdmissionObjects:
+        """What the plugins look up, as stored now."""
+        await self._objects.load()
+        return self._objects
 
     async def _list(self, group: str, plural: str, namespace: str) -> list[Object]:
         kind = catalog.kind(group, plural)
         return (await self._server.store.list(list_prefix(kind, namespace))).items
 
-    async def _get(self, group: str, plural: str, name: str) -> Object | None:
-        """The cluster-scoped object, or None when there is none."""
-        kind = catalog.kind(group, plural)
-        try:
-            return await self._server.store.get(object_key(kind, "", name))
-        except KeyNotFoundError:
-            return None
-
     async def _runtime_class(self, pod: Object) -> Object | None:
         name = runtime_class.requested_class(pod)
-        return await self._get("node.k8s.io", "runtimeclasses", name) if name else None
+        return (await self._stored()).get(RUNTIME_CLASSES, "", name) if name else None
 
     async def admit(
         self, operation: str, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
     ) -> None:
         m = obj.get("metadata") or {}
         namespace = m.get("namespace", "")
+        stored = await self._stored()
         if kind.namespaced and operation == "CREATE":
             namespace_lifecycle.check(
                 operation,
                 kind.plural,
                 namespace,
                 object_name(obj),
-                await self._get("", "namespaces", namespace),
+                stored.get(NAMESPACES, "", namespace),
                 group=kind.group,
             )
         if not _is(kind, "", "Pod") or subresource:
             return
         if operation == "CREATE":
-            limit_ranger.mutate("pods", obj, await self._list("", "limitranges", namespace))
-        classes = {
-            pc["metadata"]["name"]: pc
-            for pc in await self._list("scheduling.k8s.io", "priorityclasses", "")
-        }
-        priority.admit_pod(obj, classes, operation, old)
+            limit_ranger.mutate("pods", obj, stored.list(LIMIT_RANGES, namespace))
+        priority.admit_pod(obj, stored.named(PRIORITY_CLASSES, ""), operation, old)
         default_tolerations.admit_pod(obj)
         if operation == "CREATE":
             runtime_class.admit_pod(obj, await self._runtime_class(obj))
@@ -94,21 +101,18 @@ class AdmissionChain:
     async def validate(self, operation: str, kind: Kind, obj: Object) -> None:
         """The validating checks before ResourceQuota's charge (`quota_charged`)."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
+        stored = await self._stored()
         if _is(kind, "", "Pod") and operation == "CREATE":
-            limit_ranger.validate("pods", obj, await self._list("", "limitranges", namespace))
+            limit_ranger.validate("pods", obj, stored.list(LIMIT_RANGES, namespace))
         if _is(kind, "scheduling.k8s.io", "PriorityClass"):
-            existing = {
-                pc["metadata"]["name"]: pc
-                for pc in await self._list("scheduling.k8s.io", "priorityclasses", "")
-            }
+            existing = stored.named(PRIORITY_CLASSES, "")
             priority.validate_priority_class(obj, existing, operation)
         if _is(kind, "", "Pod") and operation == "CREATE":
             runtime_class.validate_pod(obj, await self._runtime_class(obj))
 
-    @asynccontextmanager
-    async def quota_charged(
+    def quota_charged(
         self, kind: Kind, obj: Object, dry_run: bool = False
-    ) -> AsyncIterator[None]:
+    ) -> AbstractAsyncContextManager[None]:
         """ResourceQuota's admission of a create: its usage is charged to the namespace's
         quotas (403 when one cannot take it), then the block stores the object. Updates are
         not charged in v1.32. A charge whose object was not stored is given back at once."""
@@ -118,8 +122,18 @@ class AdmissionChain:
             or not kind.namespaced
             or (kind.group, kind.plural) in resource_quota.IGNORED_RESOURCES
         ):
-            yield
-            return
+            return _NOTHING_CHARGED
+        if (
+            self._objects.loaded
+            and self._quota_gate.idle(namespace)
+            and not self._objects.list(RESOURCE_QUOTAS, namespace)
+        ):
+            # What the namespace's turn would find at once: no quota to charge.
+            return _NOTHING_CHARGED
+        return self._charged(kind, obj, namespace)
+
+    @asynccontextmanager
+    async def _charged(self, kind: Kind, obj: Object, namespace: str) -> AsyncIterator[None]:
         give_back = False
         charge = partial(self._charge, kind, obj)
         try:
@@ -134,16 +148,15 @@ class AdmissionChain:
     async def _charge(self, kind: Kind, obj: Object) -> bool:
         """Whether usage was charged; retried when a quota changes under the evaluation."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
-        quota_kind = catalog.kind("", "resourcequotas")
         for _ in range(_QUOTA_RETRIES):
-            quotas = await self._list("", "resourcequotas", namespace)
+            quotas = (await self._stored()).list(RESOURCE_QUOTAS, namespace)
             if not quotas:
                 return False
             changed = resource_quota.admit(kind.plural, kind.group, "CREATE", obj, None, quotas)
             try:
                 for quota in changed:
                     await self._server.store.update(
-                        object_key(quota_kind, namespace, quota["metadata"]["name"]),
+                        object_key(RESOURCE_QUOTAS, namespace, quota["metadata"]["name"]),
                         quota,
                         int(quota["metadata"]["resourceVersion"]),
                     )
@@ -172,10 +185,9 @@ class AdmissionChain:
         await self._recount(namespace)
 
     async def _recount(self, namespace: str) -> None:
-        quota_kind = catalog.kind("", "resourcequotas")
         async with self._quota_gate.recount(namespace):
-            for quota in await self._list("", "resourcequotas", namespace):
-                await self._recalculate(quota_kind, namespace, quota)
+            for quota in (await self._stored()).list(RESOURCE_QUOTAS, namespace):
+                await self._recalculate(RESOURCE_QUOTAS, namespace, quota)
 
     async def _recalculate(self, quota_kind: Kind, namespace: str, quota: Object) -> None:
         for _ in range(_QUOTA_RETRIES):

@@ -45,21 +45,23 @@ async def bind(
     now = server.clock.now_rfc3339()
 
     def assign(pod: Object) -> Object:
-        pod_meta = meta(pod)
+        """The pod bound: a new object sharing the stored pod's unchanged parts."""
+        pod_meta = pod.get("metadata") or {}
         if pod_meta.get("deletionTimestamp"):
             raise _binding_conflict(
                 name, f"pod {name} is being deleted, cannot be assigned to a host"
             )
-        spec = pod.setdefault("spec", {})
+        spec = pod.get("spec") or {}
         if spec.get("nodeName"):
             raise _binding_conflict(
                 name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
             )
-        spec["nodeName"] = node
+        bound = {**pod, "spec": {**spec, "nodeName": node}}
         if annotations:
-            pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), **annotations}
-        _set_scheduled(pod.setdefault("status", {}), now)
-        return pod
+            merged = {**(pod_meta.get("annotations") or {}), **annotations}
+            bound["metadata"] = {**pod_meta, "annotations": merged}
+        bound["status"] = _scheduled(pod.get("status") or {}, now)
+        return bound
 
     await server.guaranteed_update(
         pods, namespace, name, assign, (options or WriteOptions()).dry_run
@@ -71,9 +73,10 @@ def _binding_conflict(name: str, why: str) -> status.StatusError:
     return status.conflict("pods/binding", name, why)
 
 
-def _set_scheduled(pod_status: dict[str, Any], now: str) -> None:
+def _scheduled(pod_status: dict[str, Any], now: str) -> dict[str, Any]:
+    """The status with PodScheduled=True in place of any PodScheduled condition."""
     conditions = [c for c in pod_status.get("conditions") or [] if c.get("type") != "PodScheduled"]
     conditions.append(
         {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
     )
-    pod_status["conditions"] = conditions
+    return {**pod_status, "conditions": conditions}

@@ -8,9 +8,11 @@ JSON text lacks a label the label selector requires.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from pinnace.api.fieldselector import FieldSelector, ObjectFields, convert_field_selector
+from pinnace.api.fieldselector import FieldSelector, convert_field_selector, field_reader
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector, required_json
 from pinnace.api.objects import Object
@@ -24,6 +26,17 @@ class Filter:
     fields: FieldSelector | None
     required: tuple[tuple[bytes, ...], ...] = ()
     """`required_json(labels)`: an object's text holds one of each."""
+    _field_terms: tuple[tuple[Callable[[Mapping[str, Any]], str], bool, str], ...] = field(
+        init=False, repr=False, compare=False
+    )
+    """The field selector's terms, each with what reads its field: a watch tests every
+    change (and the object it replaced) against them."""
+
+    def __post_init__(self) -> None:
+        terms = self.fields.terms if self.fields is not None else ()
+        group, kind = self.kind.group, self.kind.kind
+        compiled = tuple((field_reader(group, kind, name), eq, value) for name, eq, value in terms)
+        object.__setattr__(self, "_field_terms", compiled)
 
     @property
     def everything(self) -> bool:
@@ -34,9 +47,8 @@ class Filter:
             labels = (obj.get("metadata") or {}).get("labels") or {}
             if not self.labels.matches(labels):
                 return False
-        if self.fields is not None:
-            fields = ObjectFields(self.kind.group, self.kind.kind, obj)
-            if not self.fields.matches(fields):
+        for read, equal, value in self._field_terms:  # noqa: SIM110 - hot path, no generator
+            if (read(obj) == value) is not equal:
                 return False
         return True
 

@@ -54,6 +54,11 @@ class QuotaGate:
                     if not entry.in_flight:
                         entry.landed.set()
 
+    def idle(self, namespace: str) -> bool:
+        """No charge or recount of the namespace holds or waits for its turn, or is in
+        flight: a charge would have the turn at once."""
+        return namespace not in self._namespaces
+
     @asynccontextmanager
     async def recount(self, namespace: str) -> AsyncIterator[None]:
         """The namespace's turn, once every charged create in flight has landed."""

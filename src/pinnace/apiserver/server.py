@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -159,12 +158,20 @@ class APIServer:
     # --- create ------------------------------------------------------------------------------
 
     async def create(
-        self, kind: Kind, namespace: str, body: Any, options: WriteOptions | None = None
+        self,
+        kind: Kind,
+        namespace: str,
+        body: Any,
+        options: WriteOptions | None = None,
+        *,
+        json_body: bool = False,
     ) -> Result:
         """POST. With a fieldManager in `options`, managedFields record that manager as the
-        owner of every field the object sets, defaults included, as kube-apiserver does."""
+        owner of every field the object sets, defaults included, as kube-apiserver does.
+        `json_body`: `body` was parsed from JSON text, so holds JSON's own types only."""
         options = options or WriteOptions()
-        decoded = decode(body, kind, strict=options.field_validation == "Strict")
+        strict = options.field_validation == "Strict"
+        decoded = decode(body, kind, strict=strict, json_text=json_body)
         obj = decoded.obj
         self._check_namespace(kind, obj, namespace)
         kind.default(obj)
@@ -179,7 +186,7 @@ class APIServer:
             raise status.internal_error(
                 "resourceVersion should not be set on objects to be created"
             )
-        m["uid"] = str(uuid.UUID(int=self._random.getrandbits(128), version=4))
+        m["uid"] = _uuid4(self._random.getrandbits(128))
         m["creationTimestamp"] = now
         generate = bool(m.get("generateName")) and not m.get("name")
         if generate:
@@ -245,13 +252,17 @@ class APIServer:
         body: Any,
         options: WriteOptions | None = None,
         subresource: str = "",
+        *,
+        json_body: bool = False,
     ) -> Result:
         """PUT: replace the object (or its status, with subresource "status"). With a
         fieldManager in `options`, managedFields record what that manager changed. A uid in
         the body is a precondition: the write is for that object, not one recreated under its
-        name (a patch has none; its uid is only validated as immutable)."""
+        name (a patch has none; its uid is only validated as immutable). `json_body`: as for
+        `create`."""
         options = options or WriteOptions()
-        decoded = decode(body, kind, strict=options.field_validation == "Strict")
+        strict = options.field_validation == "Strict"
+        decoded = decode(body, kind, strict=strict, json_text=json_body)
         new = decoded.obj
         self._check_namespace(kind, new, namespace)
         _check_name(new, name)
@@ -566,16 +577,17 @@ class APIServer:
         mutate: Callable[[Object], Object],
         dry_run: bool = False,
     ) -> Object:
-        """The storage-level read-modify-write subresources use (pods/binding, a budget's
-        disruptedPods): no strategy, no validation; `mutate` gets a copy of the stored object
-        and may raise a StatusError to refuse. Retries when another write came first."""
+        """The storage-level read-modify-write subresources use (pods/binding): no strategy,
+        no validation; `mutate` gets the stored object, shared and read-only as the store's
+        objects are, and returns the new one (which may share what it leaves unchanged), or
+        raises a StatusError to refuse. Retries when another write came first."""
         key = object_key(kind, namespace, name)
         for _ in range(MAX_CONFLICT_RETRIES):
             try:
                 old = await self.store.get(key)
             except KeyNotFoundError:
                 raise status.not_found(kind.plural, name, kind.group) from None
-            new = mutate(clone(old))
+            new = mutate(old)
             if dry_run:
                 return new
             try:
@@ -591,6 +603,16 @@ class APIServer:
         if kind is None:
             raise status.not_found(plural, "", group)
         return kind
+
+
+_UUID4_CLEARED = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
+
+
+def _uuid4(bits: int) -> str:
+    """`str(uuid.UUID(int=bits, version=4))`, at a third of its cost: every create makes one."""
+    h = f"{bits & _UUID4_CLEARED | _UUID4_SET:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _check_name(obj: Object, name: str) -> None:

@@ -12,8 +12,8 @@ get theirs then.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pinnace.clock import Clock, Timer
@@ -22,17 +22,13 @@ from pinnace.store.interface import (
     KeyNotFoundError,
     Object,
     Store,
-    Watch,
-    WatchClosedError,
+    WatchEvent,
 )
 
 DEFAULT_EVENT_TTL = 3600.0
 """kube-apiserver's --event-ttl."""
 LEASE_REUSE_SECONDS = 60.0
 LEASE_REUSE_SHARE = 0.05
-
-log = logging.getLogger(__name__)
-
 
 @dataclass
 class _Window:
@@ -56,24 +52,31 @@ class Expiry:
         self._ttl = ttl
         self._window_length = min(LEASE_REUSE_SECONDS, ttl * LEASE_REUSE_SHARE)
         self._windows: deque[_Window] = deque()
-        self._watching: asyncio.Task[None] | None = None
+        self._stop_observing: Callable[[], None] | None = None
         self._timer: Timer | None = None
         self._expiring: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._open_window()
-        watch = await self._list_and_watch()
-        self._watching = self._clock.loop.create_task(self._record(watch))
+        """Every key stored now goes into the first window, and each write from now on into
+        the window open when it commits (the store's observer sees it then, as a lease is
+        attached to the write itself)."""
+        window = self._open_window()
+        self._stop_observing = self._store.observe(self._record)
+        listed = await self._store.list(self._prefix)
+        window.keys.extend(self._key(obj) for obj in listed.items)
+        window.last_revision = max(window.last_revision, listed.revision)
         self._timer = self._clock.call_later(self._window_length, self._tick)
 
     async def stop(self) -> None:
+        if self._stop_observing is not None:
+            self._stop_observing()
+            self._stop_observing = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        for task in (self._watching, self._expiring):
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+        if self._expiring is not None:
+            self._expiring.cancel()
+            await asyncio.gather(self._expiring, return_exceptions=True)
 
     def _key(self, obj: Object) -> str:
         metadata = obj["metadata"]
@@ -84,28 +87,11 @@ class Expiry:
         self._windows.append(window)
         return window
 
-    async def _record(self, watch: Watch) -> None:
-        while True:
-            try:
-                async for event in watch:
-                    if event.type != "DELETED":
-                        window = self._windows[-1]
-                        window.keys.append(event.key)
-                        window.last_revision = event.revision
-                return
-            except WatchClosedError as e:
-                # The watch fell behind: what was written meanwhile gets a lease now. (When
-                # the store itself closed, listing again fails and ends this task.)
-                log.warning("expiry of %s: watch ended (%s); listing again", self._prefix, e)
-                watch = await self._list_and_watch()
-
-    async def _list_and_watch(self) -> Watch:
-        """Every key stored now, into the current window; and a watch of what follows."""
-        listed = await self._store.list(self._prefix)
-        window = self._windows[-1]
-        window.keys.extend(self._key(obj) for obj in listed.items)
-        window.last_revision = listed.revision
-        return self._store.watch(self._prefix, listed.revision)
+    def _record(self, event: WatchEvent) -> None:
+        if event.type != "DELETED" and event.key.startswith(self._prefix):
+            window = self._windows[-1]
+            window.keys.append(event.key)
+            window.last_revision = event.revision
 
     def _tick(self) -> None:
         self._timer = self._clock.call_later(self._window_length, self._tick)

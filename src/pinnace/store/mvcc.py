@@ -210,6 +210,9 @@ class MvccState:
         self._recent: deque[Version] = deque()
         self._recent_versions = recent_versions
         self._versions = 0
+        # The object `get` read last, by key and revision: a write reads its key again at
+        # once (`latest`), and would decode a packed object a second time.
+        self._last_read: tuple[str, int, Object] | None = None
         self.revision = INITIAL_REVISION
         self.compacted_revision = INITIAL_REVISION
 
@@ -235,7 +238,12 @@ class MvccState:
         if history is None:
             return self._settled_version(key)
         latest = self._at(key, history, self.revision)
-        return None if latest is None else latest.decoded(self._codec)
+        if latest is None:
+            return None
+        last = self._last_read
+        if last is not None and last[1] == latest.revision and last[0] == key:
+            return Version(latest.type, key, last[2], latest.revision)
+        return latest.decoded(self._codec)
 
     def event_at(self, revision: int) -> WatchEvent:
         """The change made at `revision`, which must be in (compacted_revision, revision]."""
@@ -251,7 +259,11 @@ class MvccState:
     def get(self, key: str, revision: int) -> Object | None:
         history = self._history.get(key)
         event = self._settled_version(key) if history is None else self._at(key, history, revision)
-        return event.read(self._codec) if _live(event) else None
+        if not _live(event):
+            return None
+        obj = event.read(self._codec)
+        self._last_read = (key, event.revision, obj)
+        return obj
 
     def list(
         self,
@@ -304,7 +316,12 @@ class MvccState:
 
     def _settled_version(self, key: str) -> Version | None:
         found = self._settled.get(key)
-        return None if found is None else Version.settled((key, *found))
+        if found is None:
+            return None
+        last = self._last_read
+        if last is not None and last[1] == found[0] and last[0] == key:
+            return Version("MODIFIED", key, last[2], found[0])
+        return Version.settled((key, *found))
 
     def _live_count(self, prefix: str, start_after: str | None, revision: int) -> int:
         """How many keys under `prefix` after `start_after` hold an object at `revision`.

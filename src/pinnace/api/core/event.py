@@ -23,6 +23,10 @@ REASON_LENGTH_LIMIT = 128
 NOTE_LENGTH_LIMIT = 1024
 
 _NAMESPACE_MISMATCH = "does not match event.namespace"
+_METADATA = Path("metadata")
+_NAMESPACE = Path("metadata", "namespace")
+_INVOLVED = Path("involvedObject")
+_INVOLVED_NAMESPACE = Path("involvedObject", "namespace")
 
 
 def _text(obj: dict[str, Any], key: str, errs: list[FieldError]) -> str:
@@ -33,27 +37,26 @@ def _text(obj: dict[str, Any], key: str, errs: list[FieldError]) -> str:
 
 def validate_event(event: dict[str, Any]) -> list[FieldError]:
     errs: list[FieldError] = []
-    meta, e = object_field(event.get("metadata"), Path("metadata"))
+    meta, e = object_field(event.get("metadata"), _METADATA)
     errs += e
-    namespace, e = string_field(meta.get("namespace"), Path("metadata", "namespace"))
+    namespace, e = string_field(meta.get("namespace"), _NAMESPACE)
     errs += e
-    involved, e = object_field(event.get("involvedObject"), Path("involvedObject"))
+    involved, e = object_field(event.get("involvedObject"), _INVOLVED)
     errs += e
-    involved_ns, e = string_field(involved.get("namespace"), Path("involvedObject", "namespace"))
+    involved_ns, e = string_field(involved.get("namespace"), _INVOLVED_NAMESPACE)
     errs += e
-    mismatch = field.invalid(Path("involvedObject", "namespace"), involved_ns, _NAMESPACE_MISMATCH)
 
     if not event.get("eventTime"):
         # An old-style event: its namespace must agree with the involved object's (an
         # object without one may still be reported in "default", for old clients).
         if not involved_ns:
             if namespace not in ("", "default"):
-                errs.append(mismatch)
+                errs.append(_mismatch(involved_ns))
         elif namespace != involved_ns:
-            errs.append(mismatch)
+            errs.append(_mismatch(involved_ns))
     else:
         if not involved_ns and namespace not in ("default", "kube-system"):
-            errs.append(mismatch)
+            errs.append(_mismatch(involved_ns))
         controller = _text(event, "reportingComponent", errs)
         controller_path = Path("reportingController")
         if not controller:
@@ -82,6 +85,10 @@ def validate_event(event: dict[str, Any]) -> list[FieldError]:
         field.invalid(Path("namespace"), namespace, m) for m in is_dns1123_subdomain(namespace)
     ]
     return errs
+
+
+def _mismatch(involved_namespace: str) -> FieldError:
+    return field.invalid(_INVOLVED_NAMESPACE, involved_namespace, _NAMESPACE_MISMATCH)
 
 
 def validate_event_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:

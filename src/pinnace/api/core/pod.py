@@ -26,6 +26,7 @@ from pinnace.api.core.pod_validation import (
     validate_pod_template_spec,
 )
 from pinnace.api.kind import Kind
+from pinnace.api.objects import Remembered, plain_json
 from pinnace.resources.qos import qos_class
 
 __all__ = [
@@ -54,12 +55,7 @@ def prepare_pod_for_create(pod: dict[str, Any]) -> None:
     """A new pod starts Pending with its QoS class; scheduling gates show as a PodScheduled
     condition, and pod (anti-)affinity matchLabelKeys become selector requirements."""
     spec = as_dict(pod.get("spec"))
-    try:
-        qos = qos_class(pod)
-    except (TypeError, ValueError, AttributeError, KeyError):
-        # Garbage that validation is about to reject has no meaningful class.
-        qos = "BestEffort"
-    status: dict[str, Any] = {"phase": "Pending", "qosClass": qos}
+    status: dict[str, Any] = {"phase": "Pending", "qosClass": _qos_class(spec)}
     if spec.get("schedulingGates"):
         status["conditions"] = [
             {
@@ -71,6 +67,26 @@ def prepare_pod_for_create(pod: dict[str, Any]) -> None:
         ]
     pod["status"] = status
     _apply_match_label_keys(pod)
+
+
+_qos_classes: Remembered[str] = Remembered(1024)
+"""By the plain JSON text of a pod's containers and init containers, its QoS class."""
+
+
+def _qos_class(spec: dict[str, Any]) -> str:
+    """The QoS class of the pod with this spec, which depends on its containers only."""
+    containers = (spec.get("containers"), spec.get("initContainers"))
+    key = plain_json(containers)
+    qos = _qos_classes.get(key) if key is not None else None
+    if qos is None:
+        try:
+            qos = qos_class({"spec": spec})
+        except (TypeError, ValueError, AttributeError, KeyError):
+            # Garbage that validation is about to reject has no meaningful class.
+            return "BestEffort"
+        if key is not None:
+            _qos_classes.put(key, qos)
+    return qos
 
 
 def _apply_match_label_keys(pod: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from pinnace.api.tables import IncludeObject
 from pinnace.apiserver import binding
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
 from pinnace.apiserver.http.bodies import parse_object_body
+from pinnace.apiserver.http.negotiation import BodyType
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.responses import Encoder, Response, json_response, warning_headers
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
@@ -113,7 +114,9 @@ class ResourceHandler:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
             return json_response(answer, 201)
         options = _with_manager(options, request)
-        result = await self.server.create(kind, target.namespace, body, options)
+        result = await self.server.create(
+            kind, target.namespace, body, options, json_body=_json_body(target, body_type)
+        )
         return _written(encoder, result, options.field_validation, 201)
 
     async def update(
@@ -123,7 +126,13 @@ class ResourceHandler:
         body = _stored(target, parse_object_body(await request.body(), body_type, target.kind.kind))
         options = _with_manager(params.write_options(request.query, "UpdateOptions"), request)
         result = await self.server.update(
-            target.kind, target.namespace, target.name, body, options, subresource
+            target.kind,
+            target.namespace,
+            target.name,
+            body,
+            options,
+            subresource,
+            json_body=_json_body(target, body_type),
         )
         code = 201 if result.created else 200
         return _written(encoder, result, options.field_validation, code)
@@ -170,6 +179,11 @@ def _verb(method: str, target: ResourceTarget) -> str:
     if target.kind.namespaced and not target.namespace and verb != "list":
         raise method_not_allowed()
     return verb
+
+
+def _json_body(target: ResourceTarget, body_type: BodyType) -> bool:
+    """Whether the body to write is the JSON text the client sent, as parsed."""
+    return body_type is BodyType.JSON and target.conversion is None
 
 
 def _stored(target: ResourceTarget, body: Any) -> Any:

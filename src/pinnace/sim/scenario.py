@@ -60,6 +60,8 @@ from pinnace.sim.distributions import (
     LogNormal,
     Uniform,
 )
+from pinnace.sim.traces import Trace, parse_trace
+from pinnace.sim.traces.model import AddNode
 from pinnace.sim.values import ScenarioError
 from pinnace.sim.values import byte_count as _bytes
 from pinnace.sim.values import cores as _cores
@@ -265,6 +267,8 @@ class Scenario:
     objects: list[Object] = field(default_factory=list)
     timeline: list[Step] = field(default_factory=list)
     workloads: list[Arrivals] = field(default_factory=list)
+    traces: list[Trace] = field(default_factory=list)
+    """The trace workloads (docs/simulation.md, "Trace replay")."""
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
 
 
@@ -337,6 +341,9 @@ class _Reader:
         until = spec.get("until")
         cluster = self.cluster(spec.get("cluster"), path.child("cluster"))
         objects = self.objects(spec.get("objects"), path.child("objects"))
+        # Before the timeline, which may name the nodes a trace brings.
+        generators, traces = self.workloads(spec.get("workloads"), path.child("workloads"))
+        cluster = replace(cluster, nodes=[*cluster.nodes, *self.trace_nodes(traces, cluster)])
         timeline = self.timeline(spec.get("timeline"), path.child("timeline"))
         metrics = _object(spec.get("metrics"), path.child("metrics"), ("interval",))
         return Scenario(
@@ -346,7 +353,8 @@ class _Reader:
             cluster=cluster,
             objects=objects,
             timeline=timeline,
-            workloads=self.workloads(spec.get("workloads"), path.child("workloads")),
+            workloads=generators,
+            traces=traces,
             metrics=MetricsSpec(
                 _time(metrics["interval"], path.child("metrics", "interval"), positive=True)
                 if "interval" in metrics
@@ -581,14 +589,43 @@ class _Reader:
 
     # --- workloads ---
 
-    def workloads(self, raw: Any, path: Path) -> list[Arrivals]:
-        generators = [_arrivals(item, path.index(i)) for i, item in enumerate(_list(raw, path))]
+    def workloads(self, raw: Any, path: Path) -> tuple[list[Arrivals], list[Trace]]:
+        """The workload generators and the trace workloads."""
+        generators: list[Arrivals] = []
+        traces: list[Trace] = []
         seen: set[str] = set()
-        for i, generator in enumerate(generators):
-            if generator.name in seen:
-                _fail(fields.duplicate(path.index(i).child("name"), generator.name))
-            seen.add(generator.name)
-        return generators
+        for i, item in enumerate(_list(raw, path)):
+            at = path.index(i)
+            if isinstance(item, dict) and "trace" in item:
+                traces.append(self.trace(item, at))
+                name = traces[-1].name
+            else:
+                generators.append(_arrivals(item, at))
+                name = generators[-1].name
+            if name in seen:
+                _fail(fields.duplicate(at.child("name"), name))
+            seen.add(name)
+        return generators, traces
+
+    def trace(self, raw: dict[str, Any], path: Path) -> Trace:
+        raw = _object(raw, path, ("name", "trace"))
+        name = _name(raw.get("name"), path.child("name"), _with_number_room)
+        return parse_trace(raw["trace"], path.child("trace"), name, self.base)
+
+    def trace_nodes(self, traces: list[Trace], cluster: ClusterSpec) -> list[NodeConfig]:
+        """The machines of the traces present at time zero, numbered after the pools' nodes;
+        a name the cluster has already is refused."""
+        nodes: list[NodeConfig] = []
+        for trace in traces:
+            joining = [e.config for e in trace.node_events if isinstance(e, AddNode)]
+            for node in [*trace.initial_nodes, *joining]:
+                if node.name in self.nodes and node not in joining:
+                    detail = f"node {node.name} of trace {trace.name}: the cluster has one so named"
+                    raise ScenarioError(f"spec.workloads: {detail}", "spec.workloads")
+                self.note_node(node.name, node.labels)
+            for node in trace.initial_nodes:
+                nodes.append(replace(node, index=len(cluster.nodes) + len(nodes) + 1))
+        return nodes
 
 
 _ACTIONS: dict[str, Callable[[_Reader, Any, Path], Action]] = {

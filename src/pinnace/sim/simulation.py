@@ -31,6 +31,7 @@ from pinnace.sim.observe import Observer
 from pinnace.sim.report import Report
 from pinnace.sim.scenario import Scenario, Step, load_scenario, parse_scenario
 from pinnace.sim.settle import until_settled
+from pinnace.sim.traces.replay import TraceReplay
 from pinnace.store import MemoryStore
 
 T = TypeVar("T")
@@ -78,7 +79,7 @@ class Simulation:
         self.actions = Actions(self.plane, self.client, cluster.pools)
         self.started_at = self.clock.now()
         self.refused: Counter[str] = Counter()
-        """Arrivals the API server refused, by generator."""
+        """Arrivals the API server refused, by generator or trace workload."""
         self._tasks: list[asyncio.Task[None]] = []
         self._wall = 0.0
         self._closed = False
@@ -179,6 +180,12 @@ class Simulation:
                 arrivals, self.client, self.plane.randomness, self.started_at, self.refused
             )
             self._tasks.append(self.loop.create_task(task))
+        for trace in self.scenario.traces:
+            randomness = self.plane.randomness.child("traces").child(trace.name)
+            replay = TraceReplay(
+                trace, self.plane, self.client, randomness, self.started_at, self.refused
+            )
+            self._tasks.append(self.loop.create_task(replay.run()))
 
     async def _timeline(self, steps: list[Step]) -> None:
         """Take `steps` in order, each at its time or once the cluster has settled after the

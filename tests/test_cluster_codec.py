@@ -42,7 +42,7 @@ def test_two_clusters_in_one_process_pack_with_codecs_of_their_own() -> None:
         running = []
         for plane in planes:
             (agent,) = plane.nodes.agents.values()
-            running.append(sorted(w.pod["metadata"]["name"] for w in agent.workers.values()))
+            running.append(sorted(w.name for w in agent.workers.values()))
             await plane.stop()
         return running
 

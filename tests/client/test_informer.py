@@ -444,33 +444,40 @@ def test_a_packed_cache_hands_out_copies(cluster: Cluster) -> None:
     cluster.run(scenario())
 
 
-def test_a_packed_cache_lends_its_bytes_of_the_object_a_handler_is_handed(
-    cluster: Cluster,
-) -> None:
+def test_a_packed_cache_lends_its_bytes_of_the_version_asked_for(cluster: Cluster) -> None:
+    """`packed(obj)` gives the bytes of obj's version: those of the object a handler is handed,
+    even once the cache holds a later version, and the cache's for any copy of the version it
+    holds, in a handler or not; nothing for a version it no longer holds."""
     client = cluster.client
     codec = Codec()
     informer = Informer(client, CONFIG_MAPS, "default", codec=codec)
+    updated_meanwhile = asyncio.Event()
     lent: list[tuple[str, bool]] = []
 
-    def took(obj: Object) -> None:
+    async def took(obj: Object) -> None:
+        if obj["data"]["v"] == "1":
+            await updated_meanwhile.wait()  # the cache moves on to version 2 meanwhile
         packed = informer.packed(obj)
         assert packed is not None and codec.unpack(packed) == obj
-        assert informer.packed(clone(obj)) is None  # only the object handed
-        lent.append((obj["metadata"]["resourceVersion"], packed is informer._cache["default/a"]))
+        lent.append((obj["data"]["v"], informer.packed(clone(obj)) is packed))
 
     informer.add_event_handler(took, lambda old, new: took(new))
 
     async def scenario() -> None:
         created = await client.create(CONFIG_MAPS, "default", config_map("a", v="1"))
         informer.start()
-        await informer.wait_for_sync()
-        updated = await client.update(CONFIG_MAPS, {**created, "data": {"v": "2"}})
         await asyncio.sleep(SETTLE)
-        assert lent == [
-            (created["metadata"]["resourceVersion"], True),
-            (updated["metadata"]["resourceVersion"], True),
-        ]
-        assert informer.packed(informer.get("default", "a")) is None  # no handler runs
+        await client.update(CONFIG_MAPS, {**created, "data": {"v": "2"}})
+        await asyncio.sleep(SETTLE)
+        updated_meanwhile.set()
+        await informer.wait_for_sync()
+        await asyncio.sleep(SETTLE)
+        # Version 1's bytes while it was handed over; a copy of it: none, the cache holds 2.
+        assert lent == [("1", False), ("2", True)]
+        cached = informer._cache["default/a"]
+        assert informer.packed(informer.get("default", "a")) is cached
+        assert informer.packed(informer.list()[0]) is cached
+        assert informer.packed(created) is None
         await informer.stop()
 
     cluster.run(scenario())

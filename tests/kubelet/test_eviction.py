@@ -425,3 +425,24 @@ def test_a_failing_eviction_pass_is_logged_once_and_stops_no_other_loop(
     monkeypatch.undo()  # fixed: the next pass evicts
     node.settle(10)
     assert status(node, "hog")["reason"] == "Evicted"
+
+
+def test_an_eviction_pass_unpacks_only_the_pod_it_evicts(node: Node) -> None:
+    """Ranking and the storage-limit check read what the agent keeps of each pod at hand; the
+    whole pod (kept packed) is unpacked only for the one evicted, for its grace period and
+    message."""
+    for i in range(6):
+        node.create_pod(memory_pod(f"p{i}", f"{100 + i}Mi", request="50Mi"))
+    node.settle(4)  # running, before the first synchronization at 10 s
+    codec, unpacked = node.agent.codec, []
+    unpack = codec.unpack
+
+    def counted(packed: bytes | memoryview) -> dict[str, Any]:
+        pod = unpack(packed)
+        unpacked.append(pod["metadata"]["name"])
+        return pod
+
+    codec.unpack = counted  # type: ignore[method-assign]  # a spy on this codec only
+    evictions = node.agent.eviction.synchronize(node.agent.clock.now())
+    assert len(evictions) == 1
+    assert unpacked == ["p5"]  # the largest use above its request goes first

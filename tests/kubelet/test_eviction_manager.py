@@ -12,6 +12,9 @@ import pytest
 from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.eviction import EvictionManager, UsageCeiling
+from pinnace.kubelet.eviction_storage import has_storage_limit
+from pinnace.resources.oom import is_critical_pod
+from pinnace.resources.pod import pod_requests
 from pinnace.scheduler.podinfo import PodInfo
 
 Mi = 1024 * 1024
@@ -47,6 +50,40 @@ def pod(
     if qos:
         body["status"] = {"qosClass": qos}
     return body
+
+
+@dataclass(frozen=True)
+class Active:
+    """A pod as the eviction manager reads it, as a node agent keeps it."""
+
+    pod: dict[str, Any]
+
+    @property
+    def uid(self) -> str:
+        return str(self.pod["metadata"]["uid"])
+
+    @property
+    def name(self) -> str:
+        return str(self.pod["metadata"]["name"])
+
+    @property
+    def priority(self) -> int:
+        return int(self.pod["spec"].get("priority") or 0)
+
+    @property
+    def critical(self) -> bool:
+        return is_critical_pod(self.pod)
+
+    @property
+    def storage_limited(self) -> bool:
+        return has_storage_limit(self.pod)
+
+    def requested(self, resource: str) -> int:
+        request = pod_requests(self.pod).get(resource)
+        return 0 if request is None else request.value()
+
+    def read_pod(self) -> dict[str, Any]:
+        return self.pod
 
 
 @dataclass
@@ -95,13 +132,11 @@ class Host:
         )
         return Summary(self.time, node, pods)
 
-    def active_pods(self) -> list[dict[str, Any]]:
-        return self.running()
+    def active_pods(self) -> list[Active]:
+        return [Active(p) for p in self.running()]
 
-    def evict_pod(
-        self, pod: dict[str, Any], grace_period: int, message: str, disruption: bool
-    ) -> None:
-        self.evicted.append((pod["metadata"]["name"], grace_period, message))
+    def evict_pod(self, pod: Active, grace_period: int, message: str, disruption: bool) -> None:
+        self.evicted.append((pod.name, grace_period, message))
         self.disruptions.append(disruption)
 
     def node_event(self, event_type: str, reason: str, message: str) -> None:
@@ -113,7 +148,7 @@ def sync(manager: EvictionManager, host: Host, at: float) -> str | None:
     host.time = at
     evictions = manager.synchronize(at)
     assert len(evictions) <= 1
-    return evictions[0].pod["metadata"]["name"] if evictions else None
+    return evictions[0].pod.read_pod()["metadata"]["name"] if evictions else None
 
 
 def config(**settings: Any) -> NodeConfig:
@@ -458,7 +493,7 @@ def test_pods_over_their_ephemeral_storage_limits_are_all_evicted_at_once() -> N
     manager = EvictionManager(config(eviction_hard={}), host)
     host.time = 0
     evicted = manager.synchronize(0)
-    assert [(e.pod["metadata"]["name"], e.grace_period) for e in evicted] == [
+    assert [(e.pod.read_pod()["metadata"]["name"], e.grace_period) for e in evicted] == [
         ("pod-limit", 1),
         ("container-limit", 1),
     ]

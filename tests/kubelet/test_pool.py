@@ -54,7 +54,7 @@ def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> N
         # Each worker keeps its pod in the bytes the pool's pod informer caches, not a copy.
         worker = next(iter(pool.agents["pinnace-node-7"].workers.values()))
         assert worker._packed is pool._pods._cache["default/a"]
-        assert worker.pod["spec"]["nodeName"] == "pinnace-node-7"
+        assert worker.read_pod()["spec"]["nodeName"] == "pinnace-node-7"
         assert cluster.run(log_text(cluster.server, "default", "b", LogOptions())) == "hi\n"
     finally:
         cluster.close()

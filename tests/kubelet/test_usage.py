@@ -4,8 +4,10 @@ API read."""
 
 from __future__ import annotations
 
+import functools
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,8 @@ from tests.http.conftest import launch, stop
 from tests.kubelet.conftest import PODS, SETTLE, Node, pod
 from tests.support import SimulatedCluster, eventually
 
+from pinnace.api.stats import Summary
+from pinnace.apiserver.metrics import get_node_metrics, get_pod_metrics
 from pinnace.clock import Clock
 from pinnace.clock.loop import VirtualEventLoop
 from pinnace.cluster import ClusterOptions
@@ -168,6 +172,40 @@ def test_pool_serves_every_nodes_summary() -> None:
         assert pool.agent("nope") is None
     finally:
         cluster.close()
+
+
+def test_one_pods_or_one_nodes_metrics_make_the_summary_of_that_node_only() -> None:
+    options = ClusterOptions(nodes=node_configs(3), scheduler=False, controllers=False)
+    cluster = SimulatedCluster(options)
+    try:
+        pool = cluster.plane.nodes
+        body = pod("p", node="pinnace-node-2", memory="64Mi")
+        cluster.run(cluster.client.create(PODS, "default", body))
+        cluster.wait(SETTLE)
+        made: list[str] = []
+        for agent in pool.agents.values():
+            agent.summary = functools.partial(_made, made, agent.name, agent.summary)
+        summaries = pool.summaries()
+        assert sorted(summaries) == ["pinnace-node-1", "pinnace-node-2", "pinnace-node-3"]
+        assert "pinnace-node-3" in summaries and "nope" not in summaries
+        assert made == []
+        assert summaries["pinnace-node-2"] is summaries["pinnace-node-2"]
+        assert made == ["pinnace-node-2"]
+
+        made.clear()
+        metrics = cluster.run(get_pod_metrics(cluster.server, "default", "p"))
+        assert metrics["containers"][0]["usage"]["memory"] == "64Mi"
+        assert made == ["pinnace-node-2"]
+        made.clear()
+        cluster.run(get_node_metrics(cluster.server, "pinnace-node-3"))
+        assert made == ["pinnace-node-3"]
+    finally:
+        cluster.close()
+
+
+def _made(made: list[str], name: str, summary: Callable[[], Summary]) -> Summary:
+    made.append(name)
+    return summary()
 
 
 def test_cpu_is_capped_at_the_limit_and_the_excess_is_throttled(node: Node) -> None:

@@ -242,6 +242,7 @@ def test_the_examples_of_the_documentation_are_scenarios() -> None:
         "node-failure",
         "zone-loss",
         "batch-day",
+        "web",  # comparing variants
     ]
 
 

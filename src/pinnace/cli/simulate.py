@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from pinnace.cli import compare
 from pinnace.clock import parse_duration
 from pinnace.sim.actions import ActionError
 from pinnace.sim.scenario import ScenarioError, load_scenario
@@ -51,10 +52,16 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     simulate.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object, no bar"
     )
+    compare.add_arguments(simulate)
     simulate.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.compare is not None:
+        return compare.run(args)
+    if args.seeds is not None or args.seed_list is not None or args.jobs is not None:
+        print("pinnace simulate: --seeds, --seed-list and --jobs need --compare", file=sys.stderr)
+        return 1
     try:
         scenario = load_scenario(args.scenario)
     except (ScenarioError, OSError) as e:
@@ -66,16 +73,16 @@ def run(args: argparse.Namespace) -> int:
         return 1
     out = Path(args.out or f"pinnace-sim-{scenario.name}")
     out.mkdir(parents=True, exist_ok=True)
-    with (
-        (out / EVENT_LOG).open("wb") as log,
-        Simulation(scenario, seed=args.seed, event_log=log) as sim,
-    ):
-        try:
+    try:
+        with (
+            (out / EVENT_LOG).open("wb") as log,
+            Simulation(scenario, seed=args.seed, event_log=log) as sim,
+        ):
             _run(sim, until, progress=not args.json)
-        except ActionError as e:
-            print(f"pinnace simulate: {e}", file=sys.stderr)
-            return 1
-        report = sim.finish()
+            report = sim.finish()
+    except ActionError as e:
+        print(f"pinnace simulate: {args.scenario}: {e}", file=sys.stderr)
+        return 1
     report.write(out)
     if args.json:
         print(json.dumps(report.summary))

@@ -48,33 +48,146 @@ EntryKey = tuple[str, str, str, str]
 event key), (type, reason, reportingComponent, reportingInstance) for its aggregation record
 and for the combined event that stands in for it (client-go's aggregate key)."""
 
-Record = tuple[object, ...]
-"""The entries of one source and object, as one flat tuple rather than an object per entry (a
-kubelet keeps one with three entries of each kind for every pod it runs): its numbers packed
-in one bytes string (as floats and ints of their own they took as much memory as the rest),
-how many aggregation records it holds, then the aggregation records (SIMILAR slots each), then
-the last writes (OBSERVED slots each).
+Messages = tuple[str, ...]
+"""The distinct messages of an aggregation record, oldest first (at most AGGREGATE_MAX_EVENTS -
+1)."""
+Slot = bytes | str | tuple[str, ...]
+"""What a record holds: its numbers, entry keys, messages (one, or a tuple of them when
+several, as almost every key has one) and first timestamps."""
 
-The numbers are the spam filter's token bucket (tokens, when last taken) and the base of the
-stamps (`_BUCKET`), then when each aggregation record's key was last seen (`_SEEN`), then each
-last write's count and stamp (`_WRITE`)."""
-_NUMBERS, _SIMILARS = range(2)
-HEAD = 2
-_BUCKET = struct.Struct("<ddq")
+_HEAD = struct.Struct("<ddqH")
+"""The spam filter's token bucket (tokens, when last taken), the base of the last writes'
+stamps, how many aggregation records there are."""
 _SEEN = struct.Struct("<d")
+"""When an aggregation record's key was last seen."""
 _WRITE = struct.Struct("<qq")
-_NEW: Record = (_BUCKET.pack(SPAM_BURST, float("-inf"), 0), 0)
-"""A record with no entries: a full bucket at minus infinity stands for none."""
+"""A last write's count and stamp."""
 
-SIMILAR = 2
-"""The slots of an aggregation record: its key, then the distinct messages seen, oldest first
-(at most AGGREGATE_MAX_EVENTS - 1): one message, or a tuple of them when several, as almost
-every key has one."""
-OBSERVED = 2
-"""The slots of a last write: its key and its firstTimestamp (interned: the events of one
-second share it). Its stamp is its Event's name's: `<involved object's name>.<stamp, hex>`, as
-the recorder names Events, kept as its difference from the record's base (the stamp of its
-first write)."""
+
+class Record(tuple[Slot, ...]):
+    """The entries of one source and object, in one flat tuple (a kubelet keeps one for every
+    pod it runs, with three entries of each kind: a tuple subclass without slots of its own
+    costs what a tuple does, where an object per entry, or one holding tuples, would cost as
+    much again): its numbers packed in one bytes string (as floats and ints of their own they
+    took as much memory as the rest), then the aggregation records (key, messages), then the
+    last writes (key, firstTimestamp).
+
+    The numbers are `_HEAD`, then each aggregation record's `_SEEN`, then each last write's
+    `_WRITE`. A last write's firstTimestamp is interned (the events of one second share it);
+    its stamp is its Event's name's, `<involved object's name>.<stamp, hex>`, as the recorder
+    names Events, kept as its difference from the base (the stamp of the record's first
+    write). A record is never changed: each change makes a new one."""
+
+    __slots__ = ()
+
+    @property
+    def similar_count(self) -> int:
+        """How many aggregation records it holds."""
+        count: int = _HEAD.unpack_from(self._numbers)[3]
+        return count
+
+    @property
+    def observed_count(self) -> int:
+        """How many last writes it holds."""
+        return (len(self) - 1) // 2 - self.similar_count
+
+    def bucket(self) -> tuple[float, float]:
+        """The spam filter's tokens, and when they were last taken."""
+        tokens, last, _, _ = _HEAD.unpack_from(self._numbers)
+        return tokens, last
+
+    def with_bucket(self, tokens: float, last: float) -> Record:
+        numbers = self._numbers
+        _, _, base, similars = _HEAD.unpack_from(numbers)
+        head = _HEAD.pack(tokens, last, base, similars)
+        return Record((_spliced(numbers, 0, _HEAD.size, head), *self[1:]))
+
+    # --- aggregation records -----------------------------------------------------------------
+
+    def similar(self, key: EntryKey) -> int:
+        """Which aggregation record is of `key`, or -1."""
+        return self._find(key, 0, self.similar_count)
+
+    def seen(self, j: int) -> float:
+        """When the key of aggregation record `j` was last seen."""
+        seen: float = _SEEN.unpack_from(self._numbers, _HEAD.size + _SEEN.size * j)[0]
+        return seen
+
+    def messages(self, j: int) -> Messages:
+        messages = self[2 + 2 * j]
+        if isinstance(messages, str):
+            return (messages,)
+        assert isinstance(messages, tuple), "a record's messages are strings"
+        return messages
+
+    def with_similar(self, j: int, key: EntryKey, messages: Messages, seen: float) -> Record:
+        """With aggregation record `j` (a new one after the others when -1) of `key`,
+        `messages` (at least one), last seen at `seen`."""
+        numbers, similars = self._numbers, self.similar_count
+        entry = (key, messages[0] if len(messages) == 1 else messages)
+        at = _HEAD.size + _SEEN.size * (similars if j < 0 else j)
+        numbers = _spliced(numbers, at, 0 if j < 0 else _SEEN.size, _SEEN.pack(seen))
+        if j >= 0:
+            return Record((numbers, *self[1 : 1 + 2 * j], *entry, *self[3 + 2 * j :]))
+        tokens, last, base, _ = _HEAD.unpack_from(numbers)
+        numbers = _spliced(numbers, 0, _HEAD.size, _HEAD.pack(tokens, last, base, similars + 1))
+        end = 1 + 2 * similars
+        return Record((numbers, *self[1:end], *entry, *self[end:]))
+
+    # --- last writes -------------------------------------------------------------------------
+
+    def observed(self, key: EntryKey) -> int:
+        """Which last write is of `key`, or -1."""
+        return self._find(key, self.similar_count, self.observed_count)
+
+    def last_write(self, j: int) -> tuple[int, int, str]:
+        """Last write `j`'s count, stamp and firstTimestamp."""
+        numbers, similars = self._numbers, self.similar_count
+        base = _HEAD.unpack_from(numbers)[2]
+        at = _HEAD.size + _SEEN.size * similars + _WRITE.size * j
+        count, stamp = _WRITE.unpack_from(numbers, at)
+        first_timestamp = self[2 + 2 * (similars + j)]
+        assert isinstance(first_timestamp, str), "a record's timestamps are strings"
+        return count, base + stamp, first_timestamp
+
+    def with_observed(
+        self, j: int, key: EntryKey, count: int, stamp: int, first_timestamp: str
+    ) -> Record:
+        """With last write `j` (a new one after the others when -1) of `key`: `count`, the
+        Event's name's `stamp` and `first_timestamp`. The first write of a record sets its
+        base."""
+        numbers, similars = self._numbers, self.similar_count
+        tokens, last, base, _ = _HEAD.unpack_from(numbers)
+        if self.observed_count == 0:
+            base = stamp
+            numbers = _spliced(numbers, 0, _HEAD.size, _HEAD.pack(tokens, last, base, similars))
+        write = _WRITE.pack(count, stamp - base)
+        entry = (key, sys.intern(first_timestamp))
+        if j < 0:
+            return Record((numbers + write, *self[1:], *entry))
+        at = _HEAD.size + _SEEN.size * similars + _WRITE.size * j
+        numbers = _spliced(numbers, at, _WRITE.size, write)
+        i = 1 + 2 * (similars + j)
+        return Record((numbers, *self[1:i], *entry, *self[i + 2 :]))
+
+    # --- the slots ---------------------------------------------------------------------------
+
+    @property
+    def _numbers(self) -> bytes:
+        numbers = self[0]
+        assert isinstance(numbers, bytes), "a record starts with its numbers"
+        return numbers
+
+    def _find(self, key: EntryKey, first: int, count: int) -> int:
+        """Which of the `count` entries from entry `first` on is of `key`, or -1."""
+        for j in range(count):
+            if self[1 + 2 * (first + j)] == key:
+                return j
+        return -1
+
+
+_NEW = Record((_HEAD.pack(SPAM_BURST, float("-inf"), 0, 0),))
+"""A record with no entries: a full bucket at minus infinity stands for none."""
 
 
 @dataclass(frozen=True)
@@ -133,9 +246,8 @@ class EventCorrelator:
             or self._observed > LRU_CACHE_ENTRIES
         ):
             record = records.pop(next(iter(records)))
-            similars: int = record[_SIMILARS]  # type: ignore[assignment]
-            self._similar -= similars
-            self._observed -= (len(record) - HEAD - SIMILAR * similars) // OBSERVED
+            self._similar -= record.similar_count
+            self._observed -= record.observed_count
 
     def _shared(self, key: EntryKey) -> EntryKey:
         if len(self._keys) >= SHARED_KEYS:
@@ -177,14 +289,10 @@ class EventCorrelator:
                 event.get("reportingInstance", ""),
             )
         )
-        similars: int = record[_SIMILARS]  # type: ignore[assignment]
-        i = _find(record, key, HEAD, HEAD + SIMILAR * similars, SIMILAR)
-        numbers: bytes = record[_NUMBERS]  # type: ignore[assignment]
-        at = _BUCKET.size + _SEEN.size * ((i - HEAD) // SIMILAR if i >= 0 else similars)
-        messages: tuple[str, ...] = ()
-        if i >= 0 and now - _SEEN.unpack_from(numbers, at)[0] <= AGGREGATE_INTERVAL:
-            seen = record[i + 1]
-            messages = seen if type(seen) is tuple else (seen,)
+        j = record.similar(key)
+        messages: Messages = ()
+        if j >= 0 and now - record.seen(j) <= AGGREGATE_INTERVAL:
+            messages = record.messages(j)
         message = event.get("message", "")
         if message not in messages:
             messages = (*messages, message)
@@ -193,16 +301,9 @@ class EventCorrelator:
             # Keep the set from growing past the threshold. client-go drops any one message;
             # the oldest, here, so that a run is reproducible.
             messages = messages[1:]
-        entry = (key, messages[0] if len(messages) == 1 else messages)
-        seen_now = _SEEN.pack(now)
-        if i >= 0:
-            numbers = _spliced(numbers, at, _SEEN.size, seen_now)
-            record = (numbers, *_replace(record, i, entry)[HEAD - 1 :])
-        else:
-            end = HEAD + SIMILAR * similars
-            numbers = _spliced(numbers, at, 0, seen_now)
-            record = (numbers, similars + 1, *record[HEAD:end], *entry, *record[end:])
+        if j < 0:
             self._similar += 1
+        record = record.with_similar(j, key, messages, now)
         if not combine:
             return event, self._event_key(event), record
         stamp = format_time(now)
@@ -225,14 +326,10 @@ class EventCorrelator:
         return combined, key, record
 
     def _observe(self, record: Record, event: Object, key: EntryKey) -> tuple[Correlated, Record]:
-        start = _observed_start(record)
-        i = _find(record, key, start, len(record), OBSERVED)
+        j = record.observed(key)
         patch = None
-        if i >= 0:
-            numbers: bytes = record[_NUMBERS]  # type: ignore[assignment]
-            count, stamp = _WRITE.unpack_from(numbers, _written_at(record, start, i))
-            stamp += _BUCKET.unpack_from(numbers)[2]
-            first_timestamp = record[i + 1]
+        if j >= 0:
+            count, stamp, first_timestamp = record.last_write(j)
             involved_name = event["involvedObject"].get("name", "")
             event["metadata"] = {**event["metadata"], "name": f"{involved_name}.{stamp:x}"}
             event["firstTimestamp"] = first_timestamp
@@ -246,32 +343,12 @@ class EventCorrelator:
 
     def _remember(self, record: Record, key: EntryKey, event: Object) -> Record:
         """`record` with `event` as the last write of `key`."""
-        start = _observed_start(record)
-        i = _find(record, key, start, len(record), OBSERVED)
+        j = record.observed(key)
+        if j < 0:
+            self._observed += 1
         stamp = int(event["metadata"]["name"].rpartition(".")[2], 16)
-        numbers: bytes = record[_NUMBERS]  # type: ignore[assignment]
-        tokens, last, base = _BUCKET.unpack_from(numbers)
-        if start == len(record):
-            base = stamp
-            numbers = _spliced(numbers, 0, _BUCKET.size, _BUCKET.pack(tokens, last, base))
-        write = _WRITE.pack(event.get("count") or 0, stamp - base)
-        entry = (key, sys.intern(event.get("firstTimestamp") or ""))
-        if i >= 0:
-            numbers = _spliced(numbers, _written_at(record, start, i), _WRITE.size, write)
-            return (numbers, *_replace(record, i, entry)[HEAD - 1 :])
-        self._observed += 1
-        return (numbers + write, *record[HEAD - 1 :], *entry)
-
-
-def _observed_start(record: Record) -> int:
-    return HEAD + SIMILAR * record[_SIMILARS]  # type: ignore[operator]
-
-
-def _written_at(record: Record, start: int, i: int) -> int:
-    """Where in the record's numbers are those of the last write at slot `i` (`start`: where
-    the last writes start)."""
-    similars: int = record[_SIMILARS]  # type: ignore[assignment]
-    return _BUCKET.size + _SEEN.size * similars + _WRITE.size * ((i - start) // OBSERVED)
+        count, first_timestamp = event.get("count") or 0, event.get("firstTimestamp") or ""
+        return record.with_observed(j, key, count, stamp, first_timestamp)
 
 
 def _spliced(numbers: bytes, at: int, size: int, new: bytes) -> bytes:
@@ -282,23 +359,7 @@ def _spliced(numbers: bytes, at: int, size: int, new: bytes) -> bytes:
 def _allow(record: Record, now: float) -> tuple[bool, Record]:
     """The spam filter: the combined event of an aggregation has the same source and object as
     the event it stands in for, so its bucket is the record's."""
-    numbers: bytes = record[_NUMBERS]  # type: ignore[assignment]
-    tokens, last, base = _BUCKET.unpack_from(numbers)
+    tokens, last = record.bucket()
     tokens = min(SPAM_BURST, tokens + (now - last) * SPAM_QPS)
     allowed = tokens >= 1
-    bucket = _BUCKET.pack(tokens - 1 if allowed else tokens, now, base)
-    return allowed, (_spliced(numbers, 0, _BUCKET.size, bucket), *record[HEAD - 1 :])
-
-
-def _find(record: Record, key: EntryKey, start: int, end: int, stride: int) -> int:
-    """Where the entry of `key` starts among the entries of `stride` slots from `start` to
-    `end` of `record`, or -1."""
-    for i in range(start, end, stride):
-        if record[i] == key:
-            return i
-    return -1
-
-
-def _replace(record: Record, i: int, entry: tuple[object, ...]) -> Record:
-    """`record` with the entry at `i` replaced by `entry`."""
-    return record[:i] + entry + record[i + len(entry) :]
+    return allowed, record.with_bucket(tokens - 1 if allowed else tokens, now)

@@ -13,9 +13,8 @@ or a coroutine function (awaited before the next notification). Cached objects a
 read-only, as everything a client returns; a packed informer (given a `codec`) keeps its cache
 in the store's compact form instead, a fraction of the memory for a cache of many objects that
 handlers mostly take as they arrive, and every read of it (get, list, the old object of an
-update) is a new copy. While one of its handlers runs, `packed(obj)` gives the cache's compact
-form of the object the handler was handed (the very bytes cached), so a handler that keeps the
-object packed too can share them.
+update) is a new copy. `packed(obj)` gives the cache's compact form of that version of the
+object (the very bytes cached), so whoever keeps the object packed too can share them.
 """
 
 from __future__ import annotations
@@ -80,7 +79,7 @@ def _present(handler: Callable[..., Any] | None, objs: tuple[Object, ...]) -> Ca
     return None if handler is None else (handler, objs)
 
 
-def object_key(obj: Object) -> str:
+def object_key(obj: Mapping[str, Any]) -> str:
     """`namespace/name`, or `name` for a cluster-scoped object (client-go's
     MetaNamespaceKeyFunc)."""
     m = obj["metadata"]
@@ -92,7 +91,7 @@ def by_namespace(obj: Object) -> list[str]:
     return [obj["metadata"].get("namespace") or ""]
 
 
-def _resource_version(obj: Object) -> str:
+def _resource_version(obj: Mapping[str, Any]) -> str:
     return obj["metadata"].get("resourceVersion") or ""
 
 
@@ -245,10 +244,19 @@ class Informer:
         return [self._unpack(self._cache[key]) for key in keys]
 
     def packed(self, obj: Mapping[str, Any]) -> bytes | None:
-        """The bytes a packed cache holds of `obj`, while a handler handed `obj` (added, or
-        updated to) runs; None for any other object, or when the cache is not packed."""
+        """The bytes a packed cache holds, or held, of this version of `obj` (the object of its
+        key at its resourceVersion); None when the cache is not packed or holds another
+        version (or none). At once for the object a handler is being handed (added, or updated
+        to), even once the cache holds a later version; for any other, such as one `get` or
+        `list` gave, the cached version is unpacked to be compared."""
         dispatched = self._dispatched
-        return dispatched[1] if dispatched is not None and dispatched[0] is obj else None
+        if dispatched is not None and dispatched[0] is obj:
+            return dispatched[1]
+        cached = self._cache.get(object_key(obj))
+        if not isinstance(cached, bytes) or self._codec is None:
+            return None
+        same = _resource_version(self._codec.unpack(cached)) == _resource_version(obj)
+        return cached if same else None
 
     def _unpack(self, cached: Object | bytes) -> Object:
         if isinstance(cached, dict):

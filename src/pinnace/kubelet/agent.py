@@ -43,6 +43,7 @@ from pinnace.kubelet.environment import NodeInfo, container_environment
 from pinnace.kubelet.eviction import (
     POD_CLEANUP_POLL,
     POD_CLEANUP_TIMEOUT,
+    ActivePod,
     Eviction,
     EvictionManager,
     UsageCeiling,
@@ -121,7 +122,7 @@ class NodeAgent:
         self.config_maps: ConfigMapLookup = _no_config_maps
         """Where ConfigMaps are looked up (an informer's cache), set by whoever runs this."""
         self.packed_pod: PackedLookup = _not_packed
-        """The compact form a pod informer's cache holds of the pod a handler is handed
+        """The compact form a pod informer's cache holds of a version of a pod
         (`Informer.packed`), set by whoever runs this: workers keep those bytes."""
         self.config_blocked: dict[str, PodWorker] = {}
         """Workers that hear of ConfigMap changes (a container waits for one, or a volume
@@ -304,7 +305,7 @@ class NodeAgent:
         if worker is not None:
             self._set_ceiling(worker, pod)
             if not worker.begun:
-                worker.pod = pod  # it starts as the pod is then
+                worker.set_pod(pod)  # it starts as the pod is then
                 return
             worker.update(pod)
             if self._status_overwritten(pod, worker):
@@ -467,7 +468,7 @@ class NodeAgent:
         try:
             with self.failures.guard(EVICTION_MANAGER):
                 while evictions:
-                    uids = [e.pod["metadata"]["uid"] for e in evictions]
+                    uids = [e.pod.uid for e in evictions]
                     waited = 0.0
                     while waited < POD_CLEANUP_TIMEOUT and not all(map(self._cleaned_up, uids)):
                         await self.clock.sleep(POD_CLEANUP_POLL)
@@ -502,17 +503,15 @@ class NodeAgent:
         else:
             self._ceiling -= known
 
-    def active_pods(self) -> list[Mapping[str, Any]]:
-        """The admitted pods that have neither finished nor begun stopping."""
-        return [w.pod for w in self.workers.values() if not w.finished and not w.terminating]
+    def active_pods(self) -> list[PodWorker]:
+        """The workers of the admitted pods that have neither finished nor begun stopping."""
+        return [w for w in self.workers.values() if not w.finished and not w.terminating]
 
-    def evict_pod(
-        self, pod: Mapping[str, Any], grace_period: int, message: str, disruption: bool
-    ) -> None:
-        worker = self.workers.get(pod["metadata"]["uid"])
+    def evict_pod(self, pod: ActivePod, grace_period: int, message: str, disruption: bool) -> None:
+        worker = self.workers.get(pod.uid)
         if worker is None:
             return
-        self.recorder.event(pod, "Warning", EVICTED, message)
+        self.recorder.event(worker.reference(), "Warning", EVICTED, message)
         worker.evict(grace_period, message, disruption)
 
     # --- what workers need -------------------------------------------------------------------

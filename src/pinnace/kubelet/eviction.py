@@ -38,7 +38,7 @@ from pinnace.api.stats import PodStats, Summary
 from pinnace.kubelet.admission import ADMITTED, AdmitResult
 from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
 from pinnace.kubelet.config import NodeConfig
-from pinnace.kubelet.eviction_ranking import Pod, rank_for_eviction
+from pinnace.kubelet.eviction_ranking import RankedPod, rank_for_eviction
 from pinnace.kubelet.eviction_signals import (
     DISK_SIGNALS,
     IMAGEFS_AVAILABLE,
@@ -78,16 +78,36 @@ IMMEDIATE_GRACE_PERIOD = 1
 MEMORY_PRESSURE_TAINT = "node.kubernetes.io/memory-pressure"
 
 
+Pod = Mapping[str, Any]
+
+
+class ActivePod(RankedPod, Protocol):
+    """An admitted pod as the eviction manager reads it in every pass: what it reads of every
+    pod is at hand; the whole pod (`read_pod`) only for the one it evicts, or one whose disk use
+    its ephemeral-storage limit bounds."""
+
+    @property
+    def critical(self) -> bool:
+        """A static, mirror or system-critical pod (`is_critical_pod`)."""
+
+    @property
+    def storage_limited(self) -> bool:
+        """It has an ephemeral-storage limit (`has_storage_limit`)."""
+
+    def read_pod(self) -> Pod:
+        """The pod itself, its spec and metadata as the API last gave them."""
+
+
 class EvictionHost(Protocol):
     """What the eviction manager needs of its kubelet."""
 
     def summary(self) -> Summary:
         """The node's stats now."""
 
-    def active_pods(self) -> Sequence[Pod]:
+    def active_pods(self) -> Sequence[ActivePod]:
         """The admitted pods that are neither finished nor being stopped."""
 
-    def evict_pod(self, pod: Pod, grace_period: int, message: str, disruption: bool) -> None:
+    def evict_pod(self, pod: ActivePod, grace_period: int, message: str, disruption: bool) -> None:
         """Record the Evicted event and kill the pod's containers within `grace_period`
         seconds; the pod ends Failed with reason Evicted and `message`, and, with
         `disruption`, a DisruptionTarget condition."""
@@ -181,7 +201,7 @@ _CEILINGS: Interned[UsageCeiling] = Interned()
 class Eviction:
     """A pod the manager evicted, and why."""
 
-    pod: Pod
+    pod: ActivePod
     grace_period: int
     message: str
 
@@ -271,10 +291,11 @@ class EvictionManager:
         by_uid = {s.uid: s for s in summary.pods}
         evicted = []
         for pod in self.host.active_pods():
-            pod_stats = by_uid.get(pod["metadata"].get("uid", ""))
-            if pod_stats is None or is_critical_pod(pod):
+            pod_stats = by_uid.get(pod.uid)
+            if pod_stats is None or pod.critical or not pod.storage_limited:
                 continue
-            message = storage_limit_exceeded(pod, pod_stats, bool(self.dedicated_image_fs))
+            dedicated = bool(self.dedicated_image_fs)
+            message = storage_limit_exceeded(pod.read_pod(), pod_stats, dedicated)
             if message is not None:
                 self.host.evict_pod(pod, IMMEDIATE_GRACE_PERIOD, message, disruption=False)
                 evicted.append(Eviction(pod, IMMEDIATE_GRACE_PERIOD, message))
@@ -345,17 +366,18 @@ class EvictionManager:
         pods = self.host.active_pods()
         by_uid = {s.uid: s for s in summary.pods}
 
-        def stats_of(pod: Pod) -> PodStats | None:
-            return by_uid.get(pod["metadata"].get("uid", ""))
+        def stats_of(pod: RankedPod) -> PodStats | None:
+            return by_uid.get(pod.uid)
 
         ranked = rank_for_eviction(
             threshold.signal, pods, stats_of, dedicated_image_fs=bool(self.dedicated_image_fs)
         )
         for pod in ranked:
-            if is_critical_pod(pod):
+            if pod.critical:
                 continue  # the kubelet never evicts a static or mirror pod, nor a critical one
-            grace = self._grace_period(threshold, pod)
-            message = eviction_message(resource, pod, stats_of(pod), acting, observations)
+            whole = pod.read_pod()
+            grace = self._grace_period(threshold, whole)
+            message = eviction_message(resource, whole, stats_of(pod), acting, observations)
             self.host.evict_pod(pod, grace, message, disruption=True)
             return Eviction(pod, grace, message)
         return None

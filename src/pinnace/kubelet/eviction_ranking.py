@@ -9,13 +9,16 @@ pkg/kubelet/eviction/helpers.go in v1.32).
 A pod without stats goes first. Which disk use counts depends on the filesystems: on one
 filesystem, all of it (writable layers, logs, local volumes); with a dedicated image
 filesystem, nodefs counts logs and local volumes and imagefs the writable layers.
+
+Ranking compares pods many times over, so it reads only what a node keeps of each pod at hand
+(`RankedPod`: its priority and requests), never the whole pod.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 from pinnace.api.stats import PodStats
 from pinnace.kubelet.eviction_signals import (
@@ -26,17 +29,31 @@ from pinnace.kubelet.eviction_signals import (
     PID_AVAILABLE,
 )
 from pinnace.resources.names import EPHEMERAL_STORAGE, MEMORY
-from pinnace.resources.pod import pod_requests, pod_spec
 
-Pod = Mapping[str, Any]
-StatsOf = Callable[[Pod], PodStats | None]
-Compare = Callable[[Pod, Pod], int]
+
+class RankedPod(Protocol):
+    """What ranking reads of a pod."""
+
+    @property
+    def uid(self) -> str: ...
+
+    @property
+    def priority(self) -> int:
+        """spec.priority (0 when unset)."""
+
+    def requested(self, resource: str) -> int:
+        """Its effective request of `resource` (0 when none)."""
+
+
+P = TypeVar("P", bound=RankedPod)
+StatsOf = Callable[[RankedPod], PodStats | None]
+Compare = Callable[[RankedPod, RankedPod], int]
 """Negative when the first pod is to be evicted before the second."""
 
 
 def rank_for_eviction(
-    signal: str, pods: Sequence[Pod], stats: StatsOf, *, dedicated_image_fs: bool = False
-) -> list[Pod]:
+    signal: str, pods: Sequence[P], stats: StatsOf, *, dedicated_image_fs: bool = False
+) -> list[P]:
     """`pods` in the order the kubelet would evict them to relieve `signal`."""
     if signal == MEMORY_AVAILABLE:
         compares = _usage_above_request(MEMORY, _memory, stats)
@@ -59,7 +76,7 @@ def _memory(pod_stats: PodStats) -> int:
     return pod_stats.memory_working_set_bytes
 
 
-def _processes(pod: Pod, pod_stats: PodStats) -> int:
+def _processes(pod: RankedPod, pod_stats: PodStats) -> int:
     return pod_stats.pids
 
 
@@ -75,18 +92,13 @@ def _disk_usage(
     return lambda s: s.volumes_used_bytes + sum(c.logs_used_bytes for c in s.containers)
 
 
-def _request(pod: Pod, resource: str) -> int:
-    q = pod_requests(pod).get(resource)
-    return q.value() if q is not None else 0
-
-
 def _usage_above_request(
     resource: str, usage: Callable[[PodStats], int], stats: StatsOf
 ) -> list[Compare]:
-    def above(pod: Pod, pod_stats: PodStats) -> int:
-        return usage(pod_stats) - _request(pod, resource)
+    def above(pod: RankedPod, pod_stats: PodStats) -> int:
+        return usage(pod_stats) - pod.requested(resource)
 
-    def exceeds(p1: Pod, p2: Pod) -> int:
+    def exceeds(p1: RankedPod, p2: RankedPod) -> int:
         s1, s2 = stats(p1), stats(p2)
         if s1 is None or s2 is None:
             return _true_first(s1 is None, s2 is None)
@@ -95,10 +107,10 @@ def _usage_above_request(
     return [exceeds, _priority, _larger(above, stats)]
 
 
-def _larger(amount: Callable[[Pod, PodStats], int], stats: StatsOf) -> Compare:
+def _larger(amount: Callable[[RankedPod, PodStats], int], stats: StatsOf) -> Compare:
     """The pod with the larger amount first."""
 
-    def compare(p1: Pod, p2: Pod) -> int:
+    def compare(p1: RankedPod, p2: RankedPod) -> int:
         s1, s2 = stats(p1), stats(p2)
         if s1 is None or s2 is None:
             return _true_first(s1 is None, s2 is None)
@@ -108,8 +120,8 @@ def _larger(amount: Callable[[Pod, PodStats], int], stats: StatsOf) -> Compare:
     return compare
 
 
-def _priority(p1: Pod, p2: Pod) -> int:
-    a, b = (pod_spec(p).get("priority") or 0 for p in (p1, p2))
+def _priority(p1: RankedPod, p2: RankedPod) -> int:
+    a, b = p1.priority, p2.priority
     return (a > b) - (a < b)
 
 
@@ -118,7 +130,7 @@ def _true_first(a: bool, b: bool) -> int:
 
 
 def _ordered_by(compares: Sequence[Compare]) -> Compare:
-    def compare(p1: Pod, p2: Pod) -> int:
+    def compare(p1: RankedPod, p2: RankedPod) -> int:
         for c in compares:
             result = c(p1, p2)
             if result:

@@ -40,6 +40,16 @@ def storage_limit_exceeded(
     return None
 
 
+def has_storage_limit(pod: Mapping[str, Any]) -> bool:
+    """Whether a container of the pod has an ephemeral-storage limit: without one, neither the
+    pod nor a container has a limit `storage_limit_exceeded` could find exceeded."""
+    spec = pod.get("spec") or {}
+    return any(
+        EPHEMERAL_STORAGE in ((c.get("resources") or {}).get("limits") or {})
+        for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+    )
+
+
 def storage_limit_reachable(pod: Mapping[str, Any], disk_peaks: Mapping[str, float]) -> bool:
     """Whether containers using up to `disk_peaks` (writable layer and log, by container
     name) could take the pod over one of its ephemeral-storage limits."""

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
-from pinnace.clock import format_time, parse_time
+from pinnace.clock import Timer, format_time, parse_time
+from pinnace.kubelet.hooks import HookRun
 from pinnace.kubelet.runtime import ContainerState, ContainerStatus, Ended, container_key
 
 if TYPE_CHECKING:
-    from pinnace.clock import Timer
-    from pinnace.kubelet.hooks import HookRun
     from pinnace.kubelet.probes import Prober, ProbeType
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
@@ -23,19 +22,34 @@ CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
 POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
+T = TypeVar("T")
 
 
-def bit_flag(bit: int, doc: str) -> Any:
+class Flagged(Protocol):
+    """An object whose booleans are bits of one int."""
+
+    flags: int
+
+
+class BitFlag:
     """A boolean attribute kept as one bit of the object's `flags` (an int): a slot for every
     boolean of an object a node keeps per pod or container adds up."""
 
-    def get(self: Any) -> bool:
-        return bool(self.flags & bit)
+    def __init__(self, bit: int, doc: str) -> None:
+        self.bit = bit
+        self.__doc__ = doc
 
-    def set(self: Any, value: bool) -> None:
-        self.flags = self.flags | bit if value else self.flags & ~bit
+    @overload
+    def __get__(self, obj: None, owner: type) -> BitFlag: ...
 
-    return property(get, set, doc=doc)
+    @overload
+    def __get__(self, obj: Flagged, owner: type) -> bool: ...
+
+    def __get__(self, obj: Flagged | None, owner: type) -> BitFlag | bool:
+        return self if obj is None else bool(obj.flags & self.bit)
+
+    def __set__(self, obj: Flagged, value: bool) -> None:
+        obj.flags = obj.flags | self.bit if value else obj.flags & ~self.bit
 
 
 _INIT, _RESTARTABLE, _HOOK_RUNNING, _STARTUP_PASSED, _READINESS_PASSED, _PROBE_KILLED, _KILLING = (
@@ -54,22 +68,40 @@ class _Seldom:
     pre_stop_end: Timer | None = None
 
 
-def _seldom_attribute(name: str, default: object, doc: str) -> Any:
-    """An attribute kept in the object's `_seldom`, made when first set to other than
-    `default`: most containers never back off nor have hooks, and a slot each adds up."""
+class _SeldomAttribute(Generic[T]):
+    """An attribute of a ContainerRecord kept in its `_seldom`, made when first set to other
+    than `default`: most containers never back off nor have hooks, and a slot each adds
+    up. Its name is the `_Seldom` field's."""
 
-    def get(self: Any) -> Any:
-        seldom = self._seldom
-        return default if seldom is None else getattr(seldom, name)
+    def __init__(self, default: T, doc: str) -> None:
+        self.default = default
+        self.__doc__ = doc
+        self.name = ""
 
-    def set(self: Any, value: object) -> None:
-        if self._seldom is None:
-            if value == default:
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _SeldomAttribute[T]: ...
+
+    @overload
+    def __get__(self, obj: ContainerRecord, owner: type) -> T: ...
+
+    def __get__(self, obj: ContainerRecord | None, owner: type) -> _SeldomAttribute[T] | T:
+        if obj is None:
+            return self
+        seldom = obj._seldom
+        if seldom is None:
+            return self.default
+        value: T = getattr(seldom, self.name)
+        return value
+
+    def __set__(self, obj: ContainerRecord, value: T) -> None:
+        if obj._seldom is None:
+            if value == self.default:
                 return
-            self._seldom = _Seldom()
-        setattr(self._seldom, name, value)
-
-    return property(get, set, doc=doc)
+            obj._seldom = _Seldom()
+        setattr(obj._seldom, self.name, value)
 
 
 @dataclass(slots=True, init=False)
@@ -106,30 +138,30 @@ class ContainerRecord:
         self.flags = _STARTUP_PASSED | _READINESS_PASSED
         self.init, self.restartable = init, restartable
 
-    init = bit_flag(_INIT, "An init container.")
-    restartable = bit_flag(_RESTARTABLE, "A sidecar: an init container with restartPolicy Always.")
-    hook_running = bit_flag(
+    init = BitFlag(_INIT, "An init container.")
+    restartable = BitFlag(_RESTARTABLE, "A sidecar: an init container with restartPolicy Always.")
+    hook_running = BitFlag(
         _HOOK_RUNNING,
         "The current run's postStart hook has not completed: it does not count as started.",
     )
-    startup_passed = bit_flag(
+    startup_passed = BitFlag(
         _STARTUP_PASSED, "The current run's startup probe succeeded (or it has none)."
     )
-    readiness_passed = bit_flag(
+    readiness_passed = BitFlag(
         _READINESS_PASSED, "The current run's readiness probe succeeds (or it has none)."
     )
-    probe_killed = bit_flag(
+    probe_killed = BitFlag(
         _PROBE_KILLED,
         "Killed by the kubelet after a failed liveness or startup probe, to be restarted.",
     )
-    killing = bit_flag(_KILLING, "The current run is being killed.")
-    # Not annotated: properties, not dataclass fields.
-    backoff = _seldom_attribute("backoff", 0.0, "Its restart back-off (seconds); 0: none yet.")
-    backoff_updated = _seldom_attribute("backoff_updated", 0.0, "When its back-off last grew.")
-    pre_stop = _seldom_attribute("pre_stop", None, "The current run's preStop hook.")
-    post_start = _seldom_attribute("post_start", None, "While its postStart hook runs, its end.")
-    pre_stop_end = _seldom_attribute(
-        "pre_stop_end", None, "While the preStop hook of a kill runs, its end."
+    killing = BitFlag(_KILLING, "The current run is being killed.")
+    # Not annotated: descriptors, not dataclass fields.
+    backoff = _SeldomAttribute(0.0, "Its restart back-off (seconds); 0: none yet.")
+    backoff_updated = _SeldomAttribute(0.0, "When its back-off last grew.")
+    pre_stop = _SeldomAttribute[HookRun | None](None, "The current run's preStop hook.")
+    post_start = _SeldomAttribute[Timer | None](None, "While its postStart hook runs, its end.")
+    pre_stop_end = _SeldomAttribute[Timer | None](
+        None, "While the preStop hook of a kill runs, its end."
     )
 
     @property

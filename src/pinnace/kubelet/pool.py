@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 
 from pinnace.api import status
 from pinnace.api.objects import Object
@@ -45,6 +45,7 @@ from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
 from pinnace.kubelet.link import Link
 from pinnace.kubelet.node_status import KUBELET_PORT
+from pinnace.kubelet.summary import NodeSummaries
 from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
@@ -168,11 +169,10 @@ class NodeAgentPool:
         """How many times less often than its own the node's heartbeats come (1: as usual)."""
         return self._slowness.get(name, 1.0)
 
-    def summaries(self) -> dict[str, Summary]:
-        """The stats summary now of every node the API server can reach, by node name."""
-        return {
-            name: agent.summary() for name, agent in self.agents.items() if _link(agent).connected
-        }
+    def summaries(self) -> Mapping[str, Summary]:
+        """The stats summary now of every node the API server can reach, by node name, each
+        made when it is first read."""
+        return NodeSummaries({n: a for n, a in self.agents.items() if _link(a).connected})
 
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""
@@ -311,7 +311,7 @@ class NodeAgentPool:
         present = {p["metadata"]["uid"] for p in pods}
         for worker in list(agent.workers.values()):
             if worker.uid not in present:
-                agent.pod_deleted(dict(worker.pod))
+                agent.pod_deleted(worker.read_pod())
         for pod in pods:
             agent.pod_updated(pod, pod)
 

@@ -18,12 +18,16 @@ How the node figures are made:
 
 A pod appears while it has a running container or has not finished; its containers are the
 running ones.
+
+The summaries of many nodes (`NodeSummaries`) are made one node at a time, as they are read: the
+metrics API looks at the nodes of the pods it reports on, not at every node.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Protocol
 
 from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.kubelet.config import NodeConfig
@@ -108,3 +112,34 @@ def node_summary(
         pids=sum(p.pids for p in pods),
     )
     return Summary(now, node, pods)
+
+
+class Summarized(Protocol):
+    """A node that makes its stats summary on demand (its kubelet)."""
+
+    def summary(self) -> Summary: ...
+
+
+class NodeSummaries(Mapping[str, Summary]):
+    """Node name -> the node's stats summary, made when the node is first read and then kept
+    (the mapping is one snapshot: read it, then let it go), so reading one node costs one
+    node's summary."""
+
+    def __init__(self, nodes: Mapping[str, Summarized]) -> None:
+        self._nodes = nodes
+        self._made: dict[str, Summary] = {}
+
+    def __getitem__(self, name: str) -> Summary:
+        summary = self._made.get(name)
+        if summary is None:
+            summary = self._made[name] = self._nodes[name].summary()
+        return summary
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._nodes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)

@@ -40,11 +40,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time, parse_time
 from pinnace.kubelet.behaviour import BehaviourError, ContainerBehaviour, container_behaviour
 from pinnace.kubelet.configmaps import ConfigMapLookup, referenced_config_maps
 from pinnace.kubelet.environment import ConfigError
+from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.pod_status import (
@@ -56,8 +58,8 @@ from pinnace.kubelet.pod_status import (
     POD_INITIALIZING,
     POST_START_HOOK_ERROR,
     TERMINAL_PHASES,
+    BitFlag,
     ContainerRecord,
-    bit_flag,
     container_status_entry,
     pod_conditions,
     pod_phase,
@@ -78,6 +80,7 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
+from pinnace.resources.oom import is_critical_pod
 from pinnace.store.codec import Codec
 
 if TYPE_CHECKING:
@@ -137,8 +140,8 @@ PodIP = int | str
 """A pod's IP as its node agent gives it: one of the node's pod network as its offset in it (a
 small int, which Python does not allocate), any other as its text."""
 PackedLookup = Callable[[Mapping[str, Any]], bytes | None]
-"""A pod -> the compact form (`Codec.pack`) of it that its informer's cache holds, if it is at
-hand."""
+"""A pod -> the compact form (`Codec.pack`) its informer's cache holds, or held, of that version
+of it (`Informer.packed`), if any."""
 
 
 def started_on_node(pod: Mapping[str, Any]) -> bool:
@@ -195,12 +198,13 @@ def go_duration(seconds: float) -> str:
 
 
 class PodWorker:
-    """The pod itself is kept packed (`pod` unpacks it), in the very bytes its informer's cache
-    holds when it has them (`PodHost.packed_pod`): a node keeps a worker for every pod it runs,
-    and reads the whole pod only to start a container. What is read more often is
-    kept apart: its identity, deletion, recorded phase and QoS class. It also
-    keeps what its agent holds for the pod (`hold`, `ceiling`, the status writer): one object
-    per pod rather than an entry in a dict by uid for each."""
+    """The pod itself is kept packed (`read_pod` unpacks it), in the very bytes its informer's
+    cache holds when it has them (`PodHost.packed_pod`): a node keeps a worker for every pod it
+    runs, and reads the whole pod only to start a container or to evict it. What is read more
+    often is kept apart, read without unpacking: its identity, deletion, recorded phase, QoS
+    class, priority and criticality, and what it requests (its `hold`). It also keeps what its
+    agent holds for the pod (`hold`, `ceiling`, the status writer): one object per pod rather
+    than an entry in a dict by uid for each."""
 
     # Slots: over 30 attributes would give every worker a dict of its own (~2 KB).
     __slots__ = (
@@ -224,6 +228,7 @@ class PodWorker:
         "name",
         "namespace",
         "phase",
+        "priority",
         "qos_class",
         "resource_version",
         "restart_policy",
@@ -234,16 +239,22 @@ class PodWorker:
         "writer",
     )
 
-    begun = bit_flag(1, "Started or resumed: until then, nothing runs.")
-    deleting = bit_flag(2, "Its pod has a deletionTimestamp.")
-    terminating = bit_flag(4, "Its containers are being stopped after a deletion.")
-    terminated = bit_flag(8, "All containers stopped after a deletion: the pod may be deleted now.")
-    _reported = bit_flag(
+    begun = BitFlag(1, "Started or resumed: until then, nothing runs.")
+    deleting = BitFlag(2, "Its pod has a deletionTimestamp.")
+    terminating = BitFlag(4, "Its containers are being stopped after a deletion.")
+    terminated = BitFlag(8, "All containers stopped after a deletion: the pod may be deleted now.")
+    _reported = BitFlag(
         16, "Its own status was made (the conditions carry on from the API's until then)."
     )
-    dirty = bit_flag(32, "Its status changed since the agent's writer last took it.")
-    unsynced = bit_flag(
+    dirty = BitFlag(32, "Its status changed since the agent's writer last took it.")
+    unsynced = BitFlag(
         64, "The agent's last write of its status failed: it is tried again at the next sync."
+    )
+    critical = BitFlag(
+        128, "A static, mirror or system-critical pod: the eviction manager never evicts it."
+    )
+    storage_limited = BitFlag(
+        256, "It has an ephemeral-storage limit, which its disk use may exceed (and be evicted)."
     )
 
     def __init__(self, host: PodHost, pod: Mapping[str, Any]) -> None:
@@ -302,18 +313,17 @@ class PodWorker:
         """The agent's task writing its status, while it runs."""
         self.status_written: int | None = None
         """The resourceVersion of the agent's last write of its status."""
-        self.pod = pod
+        self.set_pod(pod)
 
-    @property
-    def pod(self) -> Mapping[str, Any]:
+    def read_pod(self) -> Object:
         """The pod as the API last gave it, but for its status, of which only the QoS class is
-        kept (the eviction manager ranks by it): a new dict on every read."""
+        kept: unpacked on every call (a new dict), so only for what needs the whole pod."""
         pod = self.host.codec.unpack(self._packed)
         pod["status"] = {"qosClass": self.qos_class} if self.qos_class else {}
         return pod
 
-    @pod.setter
-    def pod(self, pod: Mapping[str, Any]) -> None:
+    def set_pod(self, pod: Mapping[str, Any]) -> None:
+        """Take `pod` as its latest version (packed, and what is read often kept apart)."""
         m, status = pod["metadata"], pod.get("status") or {}
         # An int: half the memory of the string (0: none); mostly the version of the agent's
         # last status write, and then the same int.
@@ -322,12 +332,23 @@ class PodWorker:
         self.deleting = bool(m.get("deletionTimestamp"))
         self._recorded_phase: str = sys.intern(status.get("phase", PENDING))
         self.qos_class: str = sys.intern(status.get("qosClass") or "")
+        self.priority: int = (pod.get("spec") or {}).get("priority") or 0
+        self.critical = is_critical_pod(pod)
+        self.storage_limited = has_storage_limit(pod)
         if not self._reported:
             self._transitions = _transitions(status.get("conditions") or ())
         # The status is the worker's to write: the API's is not read (nor kept in a pack of
         # the worker's own).
         shared = self.host.packed_pod(pod)
         self._packed = self.host.codec.pack({**pod, "status": {}}) if shared is None else shared
+
+    def requested(self, resource: str) -> int:
+        """Its effective request of `resource`, as its agent admitted it (its `hold`); 0 once
+        it holds nothing."""
+        for name, quantity in self.hold.requests if self.hold is not None else ():
+            if name == resource:
+                return quantity.value()
+        return 0
 
     def metadata(self) -> Mapping[str, Any]:
         """The pod's identity as of its last version: what its status patches, its deletion
@@ -425,7 +446,7 @@ class PodWorker:
         """Probers for the containers that run on, and the active deadline, from the pod's
         start."""
         self.begun = True
-        pod = self.pod
+        pod = self.read_pod()
         specs = _container_specs(pod)
         for c in self.inits + self.apps:
             if not c.init or c.restartable:
@@ -437,7 +458,7 @@ class PodWorker:
             )
 
     def update(self, pod: Mapping[str, Any]) -> None:
-        self.pod = pod
+        self.set_pod(pod)
         grace = pod["metadata"].get("deletionGracePeriodSeconds")
         if self.deleting and (not self.terminating or (grace is not None and grace < self._grace)):
             self.terminate(grace)  # again when a second delete shortened the grace period
@@ -616,7 +637,7 @@ class PodWorker:
             probers[kind].outcomes = outcomes
 
     def _start(self, c: ContainerRecord) -> None:
-        pod = self.pod
+        pod = self.read_pod()
         plan = self._plan(c, pod)
         if isinstance(plan, str):
             if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, plan):
@@ -665,7 +686,7 @@ class PodWorker:
         c.readiness_passed = (
             bool(entry.get("ready")) if started else ProbeType.READINESS not in probers
         )
-        pod = self.pod
+        pod = self.read_pod()
         plan = self._plan(c, pod)
         if isinstance(plan, str):
             # It runs already: a model its pod no longer gives (a ConfigMap deleted while the
@@ -759,7 +780,7 @@ class PodWorker:
     # --- stopping containers -----------------------------------------------------------------
 
     def _pod_grace(self) -> int:
-        grace = (self.pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+        grace = (self.read_pod().get("spec") or {}).get("terminationGracePeriodSeconds")
         return DEFAULT_GRACE_PERIOD if grace is None else grace
 
     def _kill(self, c: ContainerRecord, message: str, grace: float) -> None:

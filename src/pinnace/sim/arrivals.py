@@ -44,7 +44,7 @@ async def run_arrivals(
     created = 0
     while arrivals.count is None or created < arrivals.count:
         at += _gap(arrivals, rng) if created or isinstance(arrivals.process, Poisson) else 0.0
-        if arrivals.stop is not None and at > started_at + arrivals.stop:
+        if arrivals.stop is not None and at >= started_at + arrivals.stop:
             return
         await asyncio.sleep(max(0.0, at - clock.now()))
         created += 1

@@ -48,6 +48,11 @@ def render(report: Report) -> str:
         ("failed-scheduling", _failed_scheduling(report.timeseries)),
         ("fragmentation", _fragmentation(report.timeseries)),
     ]
+    return page(title, _summary_tables(summary), plots)
+
+
+def page(title: str, body: str, plots: Sequence[tuple[str, go.Figure]]) -> str:
+    """A self-contained page: `title`, the HTML `body`, then each plot in a div of its id."""
     divs = "\n".join(
         pio.to_html(
             figure,
@@ -69,7 +74,7 @@ def render(report: Report) -> str:
 </head>
 <body>
 <h1>{html.escape(title)}</h1>
-{_summary_tables(summary)}
+{body}
 {divs}
 </body>
 </html>
@@ -79,7 +84,7 @@ def render(report: Report) -> str:
 # --- the summary -----------------------------------------------------------------------------
 
 
-def _table(rows: Iterable[Sequence[Any]], head: tuple[str, ...] = ()) -> str:
+def table(rows: Iterable[Sequence[Any]], head: tuple[str, ...] = ()) -> str:
     cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     out = [f"<tr>{cells}</tr>"] if head else []
     for row in rows:
@@ -132,9 +137,9 @@ def _summary_tables(s: dict[str, Any]) -> str:
     head = ("scope", "resource", "requested mean", "p95", "max", "used mean", "p95", "max")
     return (
         "<h2>Summary</h2>"
-        + _table(facts)
+        + table(facts)
         + "<h2>Utilisation (of allocatable)</h2>"
-        + _table(utilisation, head)
+        + table(utilisation, head)
     )
 
 
@@ -145,7 +150,7 @@ def _triple(stats: dict[str, Any]) -> str:
 # --- the plots -------------------------------------------------------------------------------
 
 
-def _layout(figure: go.Figure, title: str, y: str, x: str = "simulated seconds") -> go.Figure:
+def layout(figure: go.Figure, title: str, y: str, x: str = "simulated seconds") -> go.Figure:
     figure.update_layout(
         title=title, xaxis_title=x, yaxis_title=y, template="plotly_white", height=420
     )
@@ -174,7 +179,7 @@ def _utilisation(report: Report) -> list[tuple[str, go.Figure]]:
                     line = {"dash": dash, "width": width}
                     figure.add_trace(go.Scatter(x=time, y=y, name=f"{scope} {what}", line=line))
         title = f"{resource}: requested and used, % of allocatable"
-        plots.append((f"utilisation-{n}", _layout(figure, title, "%")))
+        plots.append((f"utilisation-{n}", layout(figure, title, "%")))
     return plots
 
 
@@ -183,7 +188,7 @@ def _pods(series: Table) -> go.Figure:
     time = series.column("time")
     for phase in ("Pending", "Unscheduled", "Running"):
         figure.add_trace(go.Scatter(x=time, y=series.column(f"pods.{phase}"), name=phase))
-    return _layout(figure, "Pods pending (of which not yet bound) and running", "pods")
+    return layout(figure, "Pods pending (of which not yet bound) and running", "pods")
 
 
 def _heatmap(nodes: Table, summary: dict[str, Any]) -> go.Figure:
@@ -215,7 +220,7 @@ def _heatmap(nodes: Table, summary: dict[str, Any]) -> go.Figure:
             hovertemplate="%{y}<br>%{x}: %{text} (%{z:.1f} %)<extra></extra>",
         )
     )
-    return _layout(figure, "Requested, % of allocatable, per node at the end", "node", "resource")
+    return layout(figure, "Requested, % of allocatable, per node at the end", "node", "resource")
 
 
 def _timeline(incidents: Table) -> go.Figure:
@@ -236,7 +241,7 @@ def _timeline(incidents: Table) -> go.Figure:
                 hovertemplate="%{text} at %{x} s<extra>%{y}</extra>",
             )
         )
-    return _layout(figure, "Evictions, OOM kills, failures and node changes", "")
+    return layout(figure, "Evictions, OOM kills, failures and node changes", "")
 
 
 def _failed_scheduling(series: Table) -> go.Figure:
@@ -247,7 +252,7 @@ def _failed_scheduling(series: Table) -> go.Figure:
         if name.startswith(prefix):
             figure.add_trace(go.Bar(x=time, y=series.column(name), name=name[len(prefix) :]))
     figure.update_layout(barmode="stack")
-    return _layout(figure, "FailedScheduling reasons per interval", "events")
+    return layout(figure, "FailedScheduling reasons per interval", "events")
 
 
 def _fragmentation(series: Table) -> go.Figure:
@@ -259,4 +264,4 @@ def _fragmentation(series: Table) -> go.Figure:
             y = 100 * series.column(name)
             figure.add_trace(go.Scatter(x=time, y=y, name=name[len(prefix) :]))
     title = "Free capacity that cannot hold one more pod of each shape"
-    return _layout(figure, title, "% of free")
+    return layout(figure, title, "% of free")

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from pinnace.api.status import StatusError
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, VirtualEventLoop
 from pinnace.clock.component import cancel_and_wait
 from pinnace.cluster import ClusterOptions, ControlPlane
-from pinnace.sim.actions import Actions
+from pinnace.sim.actions import ActionError, Actions
 from pinnace.sim.arrivals import run_arrivals
 from pinnace.sim.eventlog import EventLog
 from pinnace.sim.observe import Observer
@@ -81,9 +82,17 @@ class Simulation:
         self.refused: Counter[str] = Counter()
         """Arrivals the API server refused, by generator or trace workload."""
         self._tasks: list[asyncio.Task[None]] = []
+        self._timeline: deque[tuple[str, Step]] = deque()
+        """Steps not yet taken, each with where it comes from, for errors."""
+        self._following: asyncio.Task[None] | None = None
+        self._injected = 0
         self._wall = 0.0
         self._closed = False
-        self._timed(self._start())
+        try:
+            self._timed(self._start())
+        except BaseException:
+            self.close()
+            raise
 
     # --- running ------------------------------------------------------------------------------
 
@@ -136,9 +145,11 @@ class Simulation:
         return self._timed(lambda: self.loop.run_until_complete(coro))
 
     def inject(self, step: Step) -> None:
-        """Take a step beside the scenario's timeline: at its `at` (from the start), or once
-        the cluster has settled from now."""
-        self._tasks.append(self.loop.create_task(self._timeline([step])))
+        """Add a step at the end of the timeline, as if the scenario's list ended with it: it
+        is taken after the steps before it, at `at` (counted from the start) or once the
+        cluster has settled after them."""
+        self._injected += 1
+        self._follow(step, f"injected step {self._injected}")
 
     def report(self) -> Report:
         """The report of the run so far."""
@@ -173,8 +184,12 @@ class Simulation:
     async def _start(self) -> None:
         await self.plane.start()
         await self.observer.start()
-        await self.actions.apply(self.scenario.objects)
-        self._tasks.append(self.loop.create_task(self._timeline(self.scenario.timeline)))
+        try:
+            await self.actions.apply(self.scenario.objects)
+        except (ActionError, StatusError) as e:
+            raise ActionError(f"spec.objects: {e}") from e
+        for i, step in enumerate(self.scenario.timeline):
+            self._follow(step, f"spec.timeline[{i}]")
         for arrivals in self.scenario.workloads:
             task = run_arrivals(
                 arrivals, self.client, self.plane.randomness, self.started_at, self.refused
@@ -187,15 +202,25 @@ class Simulation:
             )
             self._tasks.append(self.loop.create_task(replay.run()))
 
-    async def _timeline(self, steps: list[Step]) -> None:
-        """Take `steps` in order, each at its time or once the cluster has settled after the
-        step before."""
-        for step in steps:
+    def _follow(self, step: Step, where: str) -> None:
+        self._timeline.append((where, step))
+        if self._following is None or self._following.done():
+            self._following = self.loop.create_task(self._take_steps())
+            self._tasks.append(self._following)
+
+    async def _take_steps(self) -> None:
+        """Take the timeline's steps one after the other, each at its time or once the
+        cluster has settled after the one before."""
+        while self._timeline:
+            where, step = self._timeline.popleft()
             if step.at is not None:
                 await asyncio.sleep(max(0.0, self.started_at + step.at - self.clock.now()))
             else:
                 await until_settled(self.clock, lambda: self.event_log.workload_changes)
-            await self.actions.take(step.action)
+            try:
+                await self.actions.take(step.action)
+            except (ActionError, StatusError) as e:
+                raise ActionError(f"{where}.{_action_name(step)}: {e}") from e
 
     async def _stop(self) -> None:
         await cancel_and_wait(self._tasks)
@@ -205,11 +230,25 @@ class Simulation:
         self.event_log.close()
 
     def _timed(self, work: Any) -> Any:
-        """Run `work` (a coroutine, or a callable running the loop), counting its wall time."""
+        """Run `work` (a coroutine, or a callable running the loop), counting its wall time;
+        raise what made a step or a workload generator fail meanwhile."""
         began = time.perf_counter()
         try:
-            if isinstance(work, Coroutine):
-                return self.loop.run_until_complete(work)
-            return work()
+            result = self.loop.run_until_complete(work) if isinstance(work, Coroutine) else work()
         finally:
             self._wall += time.perf_counter() - began
+        self._raise_failure()
+        return result
+
+    def _raise_failure(self) -> None:
+        for task in self._tasks:
+            error = task.exception() if task.done() and not task.cancelled() else None
+            if error is not None:
+                self._tasks.remove(task)
+                raise error
+
+
+def _action_name(step: Step) -> str:
+    """The step's action as the scenario file names it: FailNode is failNode."""
+    name = type(step.action).__name__
+    return name[0].lower() + name[1:]

@@ -13,7 +13,7 @@ def render_text(summary: Mapping[str, Any]) -> str:
     speedup = summary.get("speedup")
     lines = [
         f"Scenario {summary['scenario']}, seed {summary['seed']}: "
-        f"{_duration(summary['simulatedSeconds'])} simulated in "
+        f"{duration(summary['simulatedSeconds'])} simulated in "
         f"{summary['wallSeconds']:.1f} s" + (f" ({speedup:,.0f}x real time)" if speedup else ""),
         f"Event log SHA-256: {summary['eventLogSha256']}",
         f"Pods: {pods['created']} created, {pods['scheduled']} scheduled, "
@@ -55,7 +55,7 @@ def render_text(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     hours, rest = divmod(round(seconds), 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"

@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 from tests.http.conftest import launch, stop
+from tests.sim import openb_synthetic
 from tests.support import eventually
 
 from pinnace.api import catalog
 from pinnace.clock import Randomness
 from pinnace.kubelet import behaviour
 from pinnace.sim import Simulation
-from pinnace.sim.scenario import Scenario, ScenarioError, parse_scenario
+from pinnace.sim.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 from pinnace.sim.traces.model import AddNode, RemoveNode, Trace, TracePod
 from pinnace.sim.traces.replay import CreatePod, steps
 
@@ -415,6 +416,13 @@ def test_a_recording_replayed_makes_and_changes_objects_at_their_times() -> None
         assert {c.name for c in sim.plane.nodes.configs()} == {"rec-1", "rec-3"}
         job = sim.run_coroutine(sim.client.get(JOBS, "default", "batch"))
         assert job["status"].get("succeeded") == 1  # created at 60, its pod runs 5 s
+
+
+def test_the_synthetic_openb_trace_for_the_benchmark_reads_as_a_trace(tmp_path: Path) -> None:
+    openb_synthetic.write(tmp_path, nodes=40, pods=300, seed=3)
+    read = load_scenario(tmp_path / "scenario.yaml")
+    assert (len(read.cluster.nodes), len(read.traces[0].pods)) == (40, 300)
+    assert read.until == openb_synthetic.END
 
 
 # --- pinnace record against pinnace up -------------------------------------------------------

@@ -278,7 +278,8 @@ def test_a_recording_replays_what_users_made_and_leaves_the_rest_to_controllers(
     assert db is not None and "ownerReferences" not in db["metadata"]
     assert "nodeName" not in db["spec"]
     solo = by[(5, "solo")]
-    assert solo is not None and solo["metadata"]["annotations"] == {
+    assert solo is not None and "priority" not in solo["spec"]  # admission gives it again
+    assert solo["metadata"]["annotations"] == {
         behaviour.RUN_SECONDS: "10",  # Running at 6, Failed at 16
         behaviour.EXIT_CODE: "3",
     }

@@ -618,8 +618,9 @@ class _Reader:
         nodes: list[NodeConfig] = []
         for trace in traces:
             joining = [e.config for e in trace.node_events if isinstance(e, AddNode)]
+            taken = set(self.nodes)  # a trace's machine may leave and join again
             for node in [*trace.initial_nodes, *joining]:
-                if node.name in self.nodes and node not in joining:
+                if node.name in taken:
                     detail = f"node {node.name} of trace {trace.name}: the cluster has one so named"
                     raise ScenarioError(f"spec.workloads: {detail}", "spec.workloads")
                 self.note_node(node.name, node.labels)

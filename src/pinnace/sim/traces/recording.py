@@ -256,12 +256,21 @@ def _manifest(obj: Object) -> Object:
     body = {k: copy.deepcopy(v) for k, v in obj.items() if k not in ("metadata", "status")}
     body["metadata"] = kept
     if obj["kind"] == "Pod":
-        body.get("spec", {}).pop("nodeName", None)
+        _new_pod(body.get("spec", {}))
     elif obj["kind"] == "Job":
         _new_job(body)
     elif obj["kind"] == "Namespace":
         body.pop("spec", None)
     return body
+
+
+def _new_pod(spec: dict[str, Any]) -> None:
+    """Without its node, for the simulation's scheduler to place it, and without what priority
+    admission derived from its PriorityClass (admission derives it again)."""
+    spec.pop("nodeName", None)
+    spec.pop("priority", None)
+    if spec.get("priorityClassName"):
+        spec.pop("preemptionPolicy", None)
 
 
 def _new_job(job: Object) -> None:

@@ -14,7 +14,7 @@ from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import scheduler_api as scheduler_api_bench
 from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
-from pinnace.cli import deschedule, node, plan, scheduler, simulate, up
+from pinnace.cli import deschedule, node, plan, record, scheduler, simulate, up
 from pinnace.store import StoreError
 
 
@@ -246,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     node.register(subcommands)
     simulate.register(subcommands)
     plan.register(subcommands)
+    record.register(subcommands)
     return parser
 
 

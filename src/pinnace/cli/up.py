@@ -103,7 +103,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     up.add_argument(
         "--event-ttl",
-        type=_duration,
+        type=positive_duration,
         default=DEFAULT_EVENT_TTL,
         metavar="DURATION",
         help="how long Events are kept after their last write, as kube-apiserver's --event-ttl "
@@ -181,7 +181,7 @@ def _controller_flags(group: argparse._ArgumentGroup) -> None:
     for flag, (default, what) in CONTROLLER_DURATIONS.items():
         group.add_argument(
             f"--{flag}",
-            type=_duration,
+            type=positive_duration,
             default=default,
             metavar="DURATION",
             help=f"{what} ({default:g}s); a Go duration such as 40s",
@@ -203,7 +203,7 @@ def _controller_flags(group: argparse._ArgumentGroup) -> None:
     )
 
 
-def _duration(text: str) -> float:
+def positive_duration(text: str) -> float:
     try:
         seconds = parse_duration(text) / 1e9
     except ValueError:

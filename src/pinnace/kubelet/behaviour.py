@@ -157,6 +157,12 @@ def container_behaviour(
 _SHARED: Interned[ContainerBehaviour] = Interned()
 
 
+def seconds_value(seconds: float) -> str:
+    """The value of a seconds annotation (run-seconds, stop-seconds) for `seconds`: to the
+    millisecond, without trailing zeros."""
+    return f"{max(0.0, seconds):.3f}".rstrip("0").rstrip(".")
+
+
 def _argv(pod: Mapping[str, Any], container: str) -> list[str]:
     """The container's command then its args; without a command, the image's entrypoint when
     it is one of ENTRYPOINTS (others are unknown here)."""

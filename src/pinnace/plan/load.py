@@ -71,9 +71,10 @@ def from_cluster(
     kubeconfig: str | os.PathLike[str], *, context: str | None = None, scheduler_config: str = ""
 ) -> Snapshot:
     """A snapshot of the cluster `kubeconfig` (its current context, or `context`) names."""
-    from kubernetes import config as kube_config  # type: ignore[import-untyped]  # no stubs; heavy: loaded when used
-    from kubernetes.client.exceptions import ApiException  # type: ignore[import-untyped]
-    from kubernetes.config.config_exception import ConfigException  # type: ignore[import-untyped]
+    # Loaded when used: the client package is heavy to import.
+    from kubernetes import config as kube_config
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
 
     try:
         api = kube_config.new_client_from_config(config_file=os.fspath(kubeconfig), context=context)

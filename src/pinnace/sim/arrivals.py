@@ -21,6 +21,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import LocalClient
 from pinnace.clock import Randomness
+from pinnace.kubelet import behaviour
 from pinnace.sim.scenario import USAGE_ANNOTATIONS, Arrivals, FixedRate, Poisson
 
 RUN_SECONDS = "sim.pinnace.dev/run-seconds"
@@ -68,7 +69,7 @@ def _arrival(arrivals: Arrivals, n: int, rng: Any) -> Object:
     pod_meta = obj["metadata"] if obj["kind"] == "Pod" else _template_metadata(obj)
     annotations = pod_meta.setdefault("annotations", {})
     if arrivals.run_time is not None:
-        annotations[RUN_SECONDS] = _seconds(arrivals.run_time.sample(rng))
+        annotations[RUN_SECONDS] = behaviour.seconds_value(arrivals.run_time.sample(rng))
     for resource, distribution in sorted(arrivals.usage.items()):
         value = max(0.0, distribution.sample(rng))
         annotations[USAGE_ANNOTATIONS[resource]] = (
@@ -81,7 +82,3 @@ def _template_metadata(obj: Object) -> dict[str, Any]:
     template = obj.setdefault("spec", {}).setdefault("template", {})
     meta: dict[str, Any] = template.setdefault("metadata", {})
     return meta
-
-
-def _seconds(value: float) -> str:
-    return f"{max(0.0, value):.3f}".rstrip("0").rstrip(".")

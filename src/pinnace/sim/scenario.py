@@ -25,16 +25,15 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal
 
 from pinnace.api import catalog
 from pinnace.api import field as fields
-from pinnace.api.field import FieldError, Path
+from pinnace.api.field import Path
 from pinnace.api.manifest import Document, ManifestError, load_document, load_manifests
 from pinnace.api.names import is_dns1123_label, is_dns1123_subdomain
 from pinnace.api.objects import Object
 from pinnace.api.validation import is_int
-from pinnace.clock.duration import parse_duration
 from pinnace.controllers.node_lifecycle import ZONE_LABEL, NodeLifecycleConfig
 from pinnace.controllers.workloads import WorkloadOptions
 from pinnace.kubelet import behaviour
@@ -46,7 +45,6 @@ from pinnace.kubelet.cluster_config import (
     parse_pools,
 )
 from pinnace.kubelet.config import NodeConfig
-from pinnace.resources.quantity import Quantity, QuantityError
 from pinnace.scheduler.config import (
     ConfigError,
     SchedulerConfiguration,
@@ -62,6 +60,20 @@ from pinnace.sim.distributions import (
     LogNormal,
     Uniform,
 )
+from pinnace.sim.traces import Trace, parse_trace
+from pinnace.sim.traces.model import AddNode
+from pinnace.sim.values import ScenarioError
+from pinnace.sim.values import byte_count as _bytes
+from pinnace.sim.values import cores as _cores
+from pinnace.sim.values import fail as _fail
+from pinnace.sim.values import fail_at as _fail_at
+from pinnace.sim.values import is_number as _is_number
+from pinnace.sim.values import list_of as _list
+from pinnace.sim.values import mapping as _object
+from pinnace.sim.values import number as _number
+from pinnace.sim.values import seconds as _time
+from pinnace.sim.values import string as _string
+from pinnace.sim.values import unknown as _unknown
 
 API_VERSION = "sim.pinnace.dev/v1alpha1"
 KIND = "Scenario"
@@ -76,15 +88,6 @@ USAGE_ANNOTATIONS = {
 the annotation of the simulated container's behaviour that says it (docs/nodes.md)."""
 _NUMBER_ROOM = 10
 """Room a workload's name leaves for the number of each object it creates."""
-
-
-class ScenarioError(ValueError):
-    """A bad scenario; the message names the file, the line and the field."""
-
-    def __init__(self, message: str, field: str = "") -> None:
-        super().__init__(message)
-        self.field = field
-        """The path of the field it is about ("" if it is about the whole)."""
 
 
 # --- the model ---------------------------------------------------------------------------------
@@ -264,6 +267,8 @@ class Scenario:
     objects: list[Object] = field(default_factory=list)
     timeline: list[Step] = field(default_factory=list)
     workloads: list[Arrivals] = field(default_factory=list)
+    traces: list[Trace] = field(default_factory=list)
+    """The trace workloads (docs/simulation.md, "Trace replay")."""
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
 
 
@@ -336,6 +341,9 @@ class _Reader:
         until = spec.get("until")
         cluster = self.cluster(spec.get("cluster"), path.child("cluster"))
         objects = self.objects(spec.get("objects"), path.child("objects"))
+        # Before the timeline, which may name the nodes a trace brings.
+        generators, traces = self.workloads(spec.get("workloads"), path.child("workloads"))
+        cluster = replace(cluster, nodes=[*cluster.nodes, *self.trace_nodes(traces, cluster)])
         timeline = self.timeline(spec.get("timeline"), path.child("timeline"))
         metrics = _object(spec.get("metrics"), path.child("metrics"), ("interval",))
         return Scenario(
@@ -345,7 +353,8 @@ class _Reader:
             cluster=cluster,
             objects=objects,
             timeline=timeline,
-            workloads=self.workloads(spec.get("workloads"), path.child("workloads")),
+            workloads=generators,
+            traces=traces,
             metrics=MetricsSpec(
                 _time(metrics["interval"], path.child("metrics", "interval"), positive=True)
                 if "interval" in metrics
@@ -580,14 +589,44 @@ class _Reader:
 
     # --- workloads ---
 
-    def workloads(self, raw: Any, path: Path) -> list[Arrivals]:
-        generators = [_arrivals(item, path.index(i)) for i, item in enumerate(_list(raw, path))]
+    def workloads(self, raw: Any, path: Path) -> tuple[list[Arrivals], list[Trace]]:
+        """The workload generators and the trace workloads."""
+        generators: list[Arrivals] = []
+        traces: list[Trace] = []
         seen: set[str] = set()
-        for i, generator in enumerate(generators):
-            if generator.name in seen:
-                _fail(fields.duplicate(path.index(i).child("name"), generator.name))
-            seen.add(generator.name)
-        return generators
+        for i, item in enumerate(_list(raw, path)):
+            at = path.index(i)
+            if isinstance(item, dict) and "trace" in item:
+                traces.append(self.trace(item, at))
+                name = traces[-1].name
+            else:
+                generators.append(_arrivals(item, at))
+                name = generators[-1].name
+            if name in seen:
+                _fail(fields.duplicate(at.child("name"), name))
+            seen.add(name)
+        return generators, traces
+
+    def trace(self, raw: dict[str, Any], path: Path) -> Trace:
+        raw = _object(raw, path, ("name", "trace"))
+        name = _name(raw.get("name"), path.child("name"), _with_number_room)
+        return parse_trace(raw["trace"], path.child("trace"), name, self.base)
+
+    def trace_nodes(self, traces: list[Trace], cluster: ClusterSpec) -> list[NodeConfig]:
+        """The machines of the traces present at time zero, numbered after the pools' nodes;
+        a name the cluster has already is refused."""
+        nodes: list[NodeConfig] = []
+        for trace in traces:
+            joining = [e.config for e in trace.node_events if isinstance(e, AddNode)]
+            taken = set(self.nodes)  # a trace's machine may leave and join again
+            for node in [*trace.initial_nodes, *joining]:
+                if node.name in taken:
+                    detail = f"node {node.name} of trace {trace.name}: the cluster has one so named"
+                    raise ScenarioError(f"spec.workloads: {detail}", "spec.workloads")
+                self.note_node(node.name, node.labels)
+            for node in trace.initial_nodes:
+                nodes.append(replace(node, index=len(cluster.nodes) + len(nodes) + 1))
+        return nodes
 
 
 _ACTIONS: dict[str, Callable[[_Reader, Any, Path], Action]] = {
@@ -812,33 +851,10 @@ def _need(
     return read(raw[key], path.child(key))
 
 
-def _cores(value: Any, path: Path) -> float:
-    return _amount(value, path, "a number of cores or a quantity such as 500m")
-
-
-def _bytes(value: Any, path: Path) -> float:
-    return _amount(value, path, "a number of bytes or a quantity such as 512Mi")
-
-
 def _count(value: Any, path: Path) -> float:
     if not _is_number(value) or not 0 <= value < math.inf:
         _fail(fields.invalid(path, value, "must be a number, at least 0"))
     return float(value)
-
-
-def _amount(value: Any, path: Path, what: str) -> float:
-    if isinstance(value, str):
-        try:
-            amount = float(Quantity(value).as_fraction())
-        except QuantityError as e:
-            _fail(fields.invalid(path, value, str(e)))
-    elif _is_number(value):
-        amount = float(value)
-    else:
-        _fail(fields.invalid(path, value, f"must be {what}"))
-    if not 0 <= amount < math.inf:
-        _fail(fields.invalid(path, value, "must not be negative"))
-    return amount
 
 
 _UNITS: dict[str, Callable[[Any, Path], float]] = {
@@ -850,44 +866,6 @@ _UNITS: dict[str, Callable[[Any, Path], float]] = {
 
 
 # --- values ------------------------------------------------------------------------------------
-
-
-def _time(value: Any, path: Path, positive: bool = False) -> float:
-    """Seconds: a Go duration ("1m30s") or a number of seconds."""
-    if isinstance(value, str):
-        try:
-            seconds = parse_duration(value) / 1e9
-        except ValueError as e:
-            _fail_at(path, str(e))
-    elif _is_number(value) and math.isfinite(value):
-        seconds = float(value)
-    else:
-        _fail(fields.invalid(path, value, 'must be a duration such as "1m30s", or seconds'))
-    if seconds < 0 or (positive and seconds == 0):
-        _fail(
-            fields.invalid(
-                path, value, "must be greater than 0" if positive else "must not be negative"
-            )
-        )
-    return seconds
-
-
-def _number(value: Any, path: Path) -> float:
-    if not _is_number(value) or not math.isfinite(value):
-        _fail(fields.type_invalid(path, value, "must be a number"))
-    return float(value)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _string(value: Any, path: Path) -> str:
-    if value is None or value == "":
-        _fail(fields.required(path))
-    if not isinstance(value, str):
-        _fail(fields.type_invalid(path, value, "must be of type string"))
-    return value
 
 
 def _name(value: Any, path: Path, check: Callable[[str], list[str]]) -> str:
@@ -908,39 +886,6 @@ def _items(value: Any, path: Path) -> list[tuple[Any, Path]]:
     return [(item, path.index(i)) for i, item in enumerate(_list(value, path))]
 
 
-def _list(value: Any, path: Path) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        _fail(fields.type_invalid(path, value, "must be of type array"))
-    return value
-
-
-def _object(value: Any, path: Path, known: tuple[str, ...]) -> dict[str, Any]:
-    """The mapping `value` ({} for None), with no field but the `known`."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        _fail(fields.type_invalid(path, value, "must be of type object"))
-    _unknown(value, known, path)
-    return value
-
-
-def _unknown(raw: Mapping[str, Any], known: tuple[str, ...], path: Path) -> None:
-    for key in raw:
-        if key not in known:
-            where = f"{path}: " if str(path) else ""
-            raise ScenarioError(f'{where}unknown field "{key}"', str(path.child(key)))
-
-
 def _expect(raw: Mapping[str, Any], key: str, wanted: str, path: Path) -> None:
     if raw.get(key) != wanted:
         _fail(fields.not_supported(path.child(key), raw.get(key, ""), [wanted]))
-
-
-def _fail(error: FieldError) -> NoReturn:
-    raise ScenarioError(str(error), error.field)
-
-
-def _fail_at(path: Path, message: str) -> NoReturn:
-    raise ScenarioError(f"{path}: {message}", str(path))

@@ -32,6 +32,7 @@ from pinnace.sim.observe import Observer
 from pinnace.sim.report import Report
 from pinnace.sim.scenario import Scenario, Step, load_scenario, parse_scenario
 from pinnace.sim.settle import until_settled
+from pinnace.sim.traces.replay import TraceReplay
 from pinnace.store import MemoryStore
 
 T = TypeVar("T")
@@ -81,7 +82,7 @@ class Simulation:
         self.actions = Actions(self.plane, self.client, cluster.pools)
         self.started_at = self.clock.now()
         self.refused: Counter[str] = Counter()
-        """Arrivals the API server refused, by generator."""
+        """Arrivals the API server refused, by generator or trace workload."""
         self._tasks: list[asyncio.Task[None]] = []
         self._timeline: deque[tuple[str, Step]] = deque()
         """Steps not yet taken, each with where it comes from, for errors."""
@@ -196,6 +197,12 @@ class Simulation:
                 arrivals, self.client, self.plane.randomness, self.started_at, self.refused
             )
             self._tasks.append(self.loop.create_task(task))
+        for trace in self.scenario.traces:
+            randomness = self.plane.randomness.child("traces").child(trace.name)
+            replay = TraceReplay(
+                trace, self.plane, self.client, randomness, self.started_at, self.refused
+            )
+            self._tasks.append(self.loop.create_task(replay.run()))
 
     def _follow(self, step: Step, where: str) -> None:
         self._timeline.append((where, step))

@@ -46,6 +46,12 @@ def format_micro_time(t: float) -> str:
     return f"{_seconds(d)}.{micros:06d}Z"
 
 
+def micro_instant(t: float) -> float:
+    """`t` as a MicroTime holds it: `parse_time(format_micro_time(t))`, without the text."""
+    micros = round(t * 1_000_000)
+    return micros // 1_000_000 + (micros % 1_000_000) / 1_000_000
+
+
 def parse_time(text: str) -> float:
     """Seconds since the Unix epoch for an RFC 3339 time, with or without fraction or offset."""
     m = _RFC3339.fullmatch(text)

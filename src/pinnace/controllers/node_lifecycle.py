@@ -21,6 +21,10 @@ eviction controller (`pinnace.controllers.taint_eviction`).
 On every node change it also keeps the NoSchedule taints in step with the conditions and
 spec.unschedulable (TaintNodesByCondition): not-ready, unreachable, memory-pressure,
 disk-pressure, pid-pressure, network-unavailable and unschedulable.
+
+In the simulated mode the kubelets of healthy nodes renew their Leases in their node pool's
+account rather than through the API server, so the controller reads each node's last renewal
+from that account (`NodeHeartbeats`) beside its Lease, and reacts to the later of the two.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
@@ -73,6 +77,14 @@ NODES_PER_TURN = 500
 NODES = catalog.kind("", "nodes")
 PODS = catalog.kind("", "pods")
 LEASES = catalog.kind("coordination.k8s.io", "leases")
+
+
+class NodeHeartbeats(Protocol):
+    """Where the simulated mode keeps the lease renewals it does not write (a node pool)."""
+
+    def last_renewal(self, node: str) -> float | None:
+        """When the node's kubelet last renewed its Lease before now (clock seconds, as the
+        Lease's renewTime holds them); None when the account holds no renewal of it."""
 
 
 @dataclass(frozen=True)
@@ -196,8 +208,16 @@ class _Zones:
 
 
 class NodeLifecycleController:
-    def __init__(self, client: Client, config: NodeLifecycleConfig | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        config: NodeLifecycleConfig | None = None,
+        *,
+        heartbeats: NodeHeartbeats | None = None,
+    ) -> None:
+        """`heartbeats`: the account of lease renewals not written (the simulated mode)."""
         self.config = config or NodeLifecycleConfig()
+        self._heartbeats = heartbeats
         self._client = client
         self._clock = client.clock
         self._recorder = EventRecorder(client, COMPONENT)
@@ -334,10 +354,9 @@ class NodeLifecycleController:
                 health = _Health(now, ready)
             elif saved is None or saved.get("lastHeartbeatTime") != ready.get("lastHeartbeatTime"):
                 health.probe_timestamp, health.ready = now, ready
-        lease = self._leases.get(NODE_LEASE_NAMESPACE, name)
-        renewed = ((lease or {}).get("spec") or {}).get("renewTime")
-        if renewed and (health.lease_renew is None or health.lease_renew < parse_time(renewed)):
-            health.lease_renew = parse_time(renewed)
+        renewed = self._last_renewal(name)
+        if renewed is not None and (health.lease_renew is None or health.lease_renew < renewed):
+            health.lease_renew = renewed
             health.probe_timestamp = now
         self._health[name] = health
         observed = ready.get("status", "") if ready else "Unknown"
@@ -352,6 +371,16 @@ class NodeLifecycleController:
             return observed, ready.get("status") if ready else None
         health.ready = condition(written, "Ready")
         return observed, "Unknown"
+
+    def _last_renewal(self, name: str) -> float | None:
+        """The renewTime of the node's Lease, or the account's later renewal."""
+        lease = self._leases.get(NODE_LEASE_NAMESPACE, name)
+        text = ((lease or {}).get("spec") or {}).get("renewTime")
+        written = parse_time(text) if text else None
+        accounted = self._heartbeats.last_renewal(name) if self._heartbeats else None
+        if accounted is None or (written is not None and written >= accounted):
+            return written
+        return accounted
 
     async def _mark_pods_not_ready(self, node_name: str) -> None:
         """MarkPodsNotReady: Ready False on every pod of the node that says Ready True."""

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator, Iterable
 
 from pinnace.api import status
@@ -41,6 +42,7 @@ from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
+from pinnace.clock import micro_instant
 from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
 from pinnace.kubelet.link import Link
@@ -63,9 +65,13 @@ class NodeAgentPool:
         *,
         slots: int = WHEEL_SLOTS,
         codec: Codec | None = None,
+        simulated: bool = False,
     ) -> None:
-        """`codec` packs the pods (a new one by default): the cluster's."""
+        """`codec` packs the pods (a new one by default): the cluster's. `simulated`: the
+        leases of healthy nodes are renewed in the pool's account (`last_renewal`), not written
+        each time, and an unchanged node status is not posted again (the simulated mode)."""
         self.client = client
+        self.simulated = simulated
         self.clock = client.clock
         self.codec = codec if codec is not None else Codec()
         self._config_maps = Informer(client, CONFIG_MAPS)
@@ -108,6 +114,7 @@ class NodeAgentPool:
         agent = NodeAgent(Link(self.client, config.name), config, codec=self.codec)
         agent.config_maps = self._config_maps.get
         agent.packed_pod = self._pods.packed
+        agent.write_renewals = agent.post_unchanged_status = not self.simulated
         return agent
 
     async def start(self) -> None:
@@ -164,6 +171,17 @@ class NodeAgentPool:
         """The nodes whose agent runs cut off from the API server (`partition`)."""
         return frozenset(n for n, a in self.agents.items() if not _link(a).connected)
 
+    def last_renewal(self, node: str) -> float | None:
+        """When the kubelet of `node` last renewed its Lease before now (seconds, as the
+        Lease's MicroTime holds them), written or kept in the account; None for a node whose
+        agent does not run here or has not renewed. The node lifecycle controller of the
+        simulated mode reads this beside the Leases."""
+        agent = self.agents.get(node)
+        if agent is None:
+            return None
+        renewed = agent.renewed_before(self.clock.now())
+        return micro_instant(renewed) if renewed > -math.inf else None
+
     def slowness(self, name: str) -> float:
         """How many times less often than its own the node's heartbeats come (1: as usual)."""
         return self._slowness.get(name, 1.0)
@@ -194,6 +212,7 @@ class NodeAgentPool:
         if name in self._stopped:
             return
         agent = self._running(name)
+        await agent.write_last_renewal()
         self._end(agent)
         self._stopped[name] = agent.config
 
@@ -220,17 +239,20 @@ class NodeAgentPool:
     async def partition(self, name: str) -> None:
         """Cut the node's agent off from the API server: it runs on, but its writes fail
         (and are tried again as the kubelet tries them) and it hears of no change."""
-        _link(self._running(name)).connected = False
+        agent = self._running(name)
+        await self._write_renewals(agent)
+        _link(agent).connected = False
 
     async def slow(self, name: str, factor: float) -> None:
         """The node's heartbeats (lease renewal, node status, eviction monitoring) come
         `factor` (>= 1) times less often, to the nearest beat of the heartbeat wheel."""
         if not factor >= 1:
             raise ValueError(f"a slowness factor is at least 1, not {factor:g}")
-        self._running(name)
+        agent = self._running(name)
         if factor == 1:
             self._unslow(name)
             return
+        await self._write_renewals(agent)
         self._slowness[name] = factor
         self._next_heartbeat[name] = self.clock.monotonic() + self.interval * factor
 
@@ -276,6 +298,17 @@ class NodeAgentPool:
                 slot.remove(agent)
         _link(agent).connected = False
         agent.shut_down()
+
+    async def _write_renewals(self, agent: NodeAgent) -> None:
+        """The agent's lease renewals are written from now on, the last one first: it is no
+        longer healthy, and its Lease shows where its renewals stopped or slowed."""
+        await agent.write_last_renewal()
+        agent.write_renewals = True
+
+    def _accounted(self, agent: NodeAgent) -> bool:
+        """Whether the agent's renewals are kept in the account only: in the simulated mode,
+        while it renews on time and reaches the API server."""
+        return self.simulated and _link(agent).connected and agent.name not in self._slowness
 
     def _unslow(self, name: str) -> None:
         self._slowness.pop(name, None)
@@ -334,6 +367,8 @@ class NodeAgentPool:
                 # it logs what fails in it
                 await agent.heartbeat(self.interval * self._slowness.get(agent.name, 1.0))
                 self.renewals += 1
+                if agent.write_renewals and self._accounted(agent):
+                    agent.write_renewals = False  # healthy again, its last renewal written
 
     def _slow_beat(self, name: str) -> bool:
         """Whether a slowed agent's heartbeat is due at this beat of its slot."""

@@ -69,6 +69,7 @@ class Simulation:
             node_lifecycle=cluster.node_lifecycle,
             workloads=cluster.workloads,
             seed=self.seed,
+            simulated=True,
         )
         self.plane = ControlPlane(self.store, self.clock, options)
         self.client: LocalClient = LocalClient(self.plane.server, field_manager=FIELD_MANAGER)

@@ -146,6 +146,9 @@ class NodeAgent:
         self._renewals = (-math.inf, -math.inf)
         """The last two renewals of the lease (the one before, the last), written or not."""
         self._renewal_unwritten = False
+        self._status_basis: tuple[Object | None, Mapping[str, Any], set[str]] | None = None
+        """What the node status was last computed from (the Node as heard of, the static
+        status, the pressure conditions), when it had nothing new to post."""
         self._static_status = static_status(config)
         self._pulled: dict[str, None] = {}
         """The images of the containers this node has run, in order (node.status.images)."""
@@ -201,6 +204,40 @@ class NodeAgent:
 
     def _node_event(self, reason: str, message: str) -> None:
         self.node_event("Normal", reason, message)
+
+    def beats_every(self, interval: float) -> bool:
+        """Whether its lease renewal, eviction monitoring and node status update all fall due
+        at every heartbeat `interval` seconds apart."""
+        config = self.config
+        periods = {config.lease_renew_interval, config.node_status_update_frequency}
+        return periods | {EVICTION_MONITORING_PERIOD} == {interval}
+
+    def idle(self) -> bool:
+        """Whether its next heartbeat, and every one after it until a pod or its Node changes,
+        would do no more than renew the lease in the account (`write_renewals` off): its
+        eviction manager could change nothing (`may_skip`, nothing evicted under way) and its
+        node status has nothing new to post (the simulated mode posts only changes). Only
+        right after a heartbeat at which each of its loops ran."""
+        basis = self._status_basis
+        return (
+            not self.write_renewals
+            and not self.post_unchanged_status
+            and self._renewed == self._monitored == self._status_synced
+            and basis is not None
+            and basis[0] is self.node
+            and basis[1] is self._static_status
+            and basis[2] == self.eviction.node_conditions
+            and not self._evicting
+            and self._static_status is self._eviction_basis
+            and self.eviction.may_skip(self._ceiling)
+        )
+
+    def beats_missed(self, beats: Iterable[float]) -> None:
+        """The heartbeats at `beats` (times, in order) were left out while the agent was
+        `idle`: each renewed the lease in the account and found nothing else to do."""
+        for beat in beats:
+            self._renewed = self._monitored = self._status_synced = beat
+            self._renewed_at(beat, written=False)
 
     def node_event(self, event_type: str, reason: str, message: str) -> None:
         # The kubelet's reference to its node carries the node's name as its uid.
@@ -324,6 +361,7 @@ class NodeAgent:
             >= self.config.node_status_report_frequency
         )
         if not due and _same_status(current, wanted):
+            self._status_basis = (self.node, self._static_status, pressure)
             return
         self.node = await self.client.patch(
             NODES, "", self.name, {"status": wanted}, PatchType.MERGE, subresource="status"

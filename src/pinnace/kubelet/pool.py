@@ -87,8 +87,14 @@ class NodeAgentPool:
         self.agents = {c.name: self._new_agent(c) for c in configs}
         """The agents running, by node name (stopped ones are not here)."""
         self._slots: list[list[NodeAgent]] = [[] for _ in range(max(slots, 1))]
+        self._slot_of: dict[str, int] = {}
         for i, agent in enumerate(self.agents.values()):
-            self._slots[i % len(self._slots)].append(agent)
+            self._join_slot(agent, i % len(self._slots))
+        self._beats: list[tuple[float, float]] = [(-math.inf, -math.inf)] * len(self._slots)
+        """Each slot's last two beats (the one before, the last)."""
+        self._quiet: dict[str, float] = {}
+        """The agents the wheel leaves out (the simulated mode), by name: `idle` since the
+        beat (its time) after which they went quiet, until a pod or their Node changes."""
         self.interval = (
             common_period(*(c.heartbeat_interval for c in configs))
             if configs
@@ -179,7 +185,8 @@ class NodeAgentPool:
         agent = self.agents.get(node)
         if agent is None:
             return None
-        renewed = agent.renewed_before(self.clock.now())
+        now = self.clock.now()
+        renewed = max([agent.renewed_before(now), *(b for b in self._missed(agent) if b < now)])
         return micro_instant(renewed) if renewed > -math.inf else None
 
     def slowness(self, name: str) -> float:
@@ -212,6 +219,7 @@ class NodeAgentPool:
         if name in self._stopped:
             return
         agent = self._running(name)
+        self._wake(agent)
         await agent.write_last_renewal()
         self._end(agent)
         self._stopped[name] = agent.config
@@ -293,15 +301,17 @@ class NodeAgentPool:
         """The agent's kubelet ends: it gets no more heartbeats or events, and a write it has
         under way does not land."""
         self.agents.pop(agent.name, None)
-        for slot in self._slots:
-            if agent in slot:
-                slot.remove(agent)
+        self._quiet.pop(agent.name, None)
+        slot = self._slot_of.pop(agent.name, None)
+        if slot is not None:
+            self._slots[slot].remove(agent)
         _link(agent).connected = False
         agent.shut_down()
 
     async def _write_renewals(self, agent: NodeAgent) -> None:
         """The agent's lease renewals are written from now on, the last one first: it is no
         longer healthy, and its Lease shows where its renewals stopped or slowed."""
+        self._wake(agent)
         await agent.write_last_renewal()
         agent.write_renewals = True
 
@@ -324,7 +334,7 @@ class NodeAgentPool:
         except BaseException:
             self.agents.pop(config.name, None)
             raise
-        min(self._slots, key=len).append(agent)
+        self._join_slot(agent, self._slots.index(min(self._slots, key=len)))
         await self._follow_pods()
         for pod in self._bound_to(config.name):
             agent.pod_added(pod)
@@ -350,6 +360,10 @@ class NodeAgentPool:
 
     # --- the wheel and the informers' events -------------------------------------------------
 
+    def _join_slot(self, agent: NodeAgent, slot: int) -> None:
+        self._slots[slot].append(agent)
+        self._slot_of[agent.name] = slot
+
     async def _turn(self) -> None:
         step = self.interval / len(self._slots)
         start = self.clock.monotonic()
@@ -357,11 +371,15 @@ class NodeAgentPool:
         while True:
             if step != self.interval / len(self._slots):  # nodes added that beat more often
                 start, tick, step = start + tick * step, 0, self.interval / len(self._slots)
+                for name in list(self._quiet):
+                    self._wake(self.agents[name])
             tick += 1
             await asyncio.sleep(max(start + tick * step - self.clock.monotonic(), 0.0))
-            for agent in list(self._slots[tick % len(self._slots)]):
-                if self.agents.get(agent.name) is not agent:
-                    continue  # its Node was deleted meanwhile
+            slot = tick % len(self._slots)
+            self._beats[slot] = (self._beats[slot][1], self.clock.now())
+            for agent in list(self._slots[slot]):
+                if agent.name in self._quiet or self.agents.get(agent.name) is not agent:
+                    continue  # quiet, or its Node was deleted meanwhile
                 if agent.name in self._slowness and not self._slow_beat(agent.name):
                     continue
                 # it logs what fails in it
@@ -369,6 +387,23 @@ class NodeAgentPool:
                 self.renewals += 1
                 if agent.write_renewals and self._accounted(agent):
                     agent.write_renewals = False  # healthy again, its last renewal written
+                elif agent.beats_every(self.interval) and agent.idle():
+                    self._quiet[agent.name] = self._beats[slot][1]
+
+    def _missed(self, agent: NodeAgent) -> list[float]:
+        """The beats of its slot a quiet agent was left out of (the last two at most, all it
+        needs to know)."""
+        since = self._quiet.get(agent.name)
+        if since is None:
+            return []
+        return [b for b in self._beats[self._slot_of[agent.name]] if b > since]
+
+    def _wake(self, agent: NodeAgent) -> None:
+        """The wheel calls the agent again, told of the beats it was left out of: something
+        reached it, or it is no longer healthy."""
+        if agent.name in self._quiet:
+            agent.beats_missed(self._missed(agent))
+            del self._quiet[agent.name]
 
     def _slow_beat(self, name: str) -> bool:
         """Whether a slowed agent's heartbeat is due at this beat of its slot."""
@@ -379,15 +414,20 @@ class NodeAgentPool:
         return True
 
     def _agent_of(self, pod: Object) -> NodeAgent | None:
-        """The agent that hears of the pod's changes: its node's, unless it is cut off."""
+        """The agent that hears of the pod's changes: its node's (awake), unless it is cut
+        off."""
         agent = self.agents.get((pod.get("spec") or {}).get("nodeName", ""))
-        return agent if agent is None or _link(agent).connected else None
+        if agent is None or not _link(agent).connected:
+            return None
+        self._wake(agent)
+        return agent
 
     def _node(self, node: Object) -> None:
         name = node["metadata"]["name"]
         agent = self.agents.get(name)
         if agent is not None:
             if _link(agent).connected:
+                self._wake(agent)
                 agent.node_changed(node)
         elif (
             name not in self._adopting

@@ -24,7 +24,10 @@ disk-pressure, pid-pressure, network-unavailable and unschedulable.
 
 In the simulated mode the kubelets of healthy nodes renew their Leases in their node pool's
 account rather than through the API server, so the controller reads each node's last renewal
-from that account (`NodeHeartbeats`) beside its Lease, and reacts to the later of the two.
+from that account (`NodeHeartbeats`) beside its Lease, and reacts to the later of the two. Its
+passes then leave out the healthy nodes (Ready, untainted) until one could go stale or its Node
+or Lease changes (`_park`): what the passes in between would have learnt of its renewals (each
+first seen by the first pass after it) is caught up with before the node is looked at again.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -202,6 +207,19 @@ class _Health:
 
 
 @dataclass
+class _Parked:
+    """A healthy node the simulated mode's passes leave out."""
+
+    due: float
+    """When it could go stale (its probe timestamp plus the grace period): the first pass
+    after looks at it again."""
+    zone: str | None
+    """The zone it counts as ready in (None: excluded from disruption)."""
+    stirred: bool = False
+    """Its Node or Lease changed: the next pass looks at it."""
+
+
+@dataclass
 class _Zones:
     tainters: dict[str, RateLimitedQueue] = field(default_factory=dict)
     states: dict[str, ZoneState] = field(default_factory=dict)
@@ -227,6 +245,13 @@ class NodeLifecycleController:
         self._pods.add_indexer("nodeName", lambda p: [p["spec"]["nodeName"]])
         self._known: dict[str, Object] = {}
         self._health: dict[str, _Health] = {}
+        self._parked: dict[str, _Parked] = {}
+        """The healthy nodes the passes leave out (the simulated mode), by name."""
+        config = self.config
+        grace = max(config.node_monitor_grace_period, config.node_startup_grace_period)
+        self._passes: deque[float] = deque(maxlen=math.ceil(grace / config.node_monitor_period) + 4)
+        """When the last passes were: a parked node's renewal was first seen by the first of
+        them after it (a node is parked for a grace period and a pass at most)."""
         self._zones = _Zones()
         self._no_schedule_pending: dict[str, None] = {}
         """nodeUpdateQueue: the nodes to check, first changed first, each once (a dict as an
@@ -242,6 +267,8 @@ class NodeLifecycleController:
         self._nodes.add_event_handler(
             self._node_changed, lambda _, new: self._node_changed(new), None
         )
+        if self._heartbeats is not None:
+            self._leases.add_event_handler(self._stir, lambda _, new: self._stir(new))
         for informer in (self._nodes, self._leases, self._pods):
             informer.start()
         for informer in (self._nodes, self._leases, self._pods):
@@ -276,6 +303,7 @@ class NodeLifecycleController:
     # --- health ------------------------------------------------------------------------------
 
     async def monitor_node_health(self) -> None:
+        self._passes.append(self._clock.now())
         nodes = self._nodes.list()
         names = {n["metadata"]["name"] for n in nodes}
         for node in nodes:
@@ -288,6 +316,8 @@ class NodeLifecycleController:
         for i, node in enumerate(nodes, start=1):
             if i % NODES_PER_TURN == 0:
                 await asyncio.sleep(0)
+            if self._parked and self._left_out(node["metadata"]["name"], zone_conditions):
+                continue
             observed, current = await self._update_node_health(node)
             labels = node["metadata"].get("labels") or {}
             if EXCLUDE_DISRUPTION_LABEL not in labels:
@@ -304,7 +334,58 @@ class NodeLifecycleController:
                     f"Node {name} status is now: NodeNotReady",
                 )
                 await self._mark_pods_not_ready(name)
+            if self._heartbeats is not None:
+                self._park(node, observed, current)
         await self._handle_disruption(nodes, zone_conditions)
+
+    def _park(self, node: Object, observed: str, current: str) -> None:
+        """Leave the node out of the passes while nothing they would do to it can be seen:
+        it is Ready (was at the start of this pass too), has no NoExecute taint of this
+        controller (so none to take off, and it is queued for none), its heartbeats come (it
+        cannot go stale before its probe timestamp plus the grace period), and its Node and
+        Lease stay as they are. In between, each pass would only count it ready in its zone,
+        and note its renewals (`_catch_up`)."""
+        if observed != "True" or current != "True":
+            return
+        if has_taint(node, UNREACHABLE, NO_EXECUTE) or has_taint(node, NOT_READY, NO_EXECUTE):
+            return
+        name = node["metadata"]["name"]
+        excluded = EXCLUDE_DISRUPTION_LABEL in (node["metadata"].get("labels") or {})
+        due = self._health[name].probe_timestamp + self.config.node_monitor_grace_period
+        self._parked[name] = _Parked(due, None if excluded else zone_key(node))
+
+    def _left_out(self, name: str, zone_conditions: dict[str, list[str]]) -> bool:
+        """Whether this pass leaves the node out (parked, counted ready in its zone); a node
+        that is due again, or stirred, is caught up with and looked at."""
+        parked = self._parked.get(name)
+        if parked is None:
+            return False
+        if parked.stirred or self._clock.now() > parked.due:
+            del self._parked[name]
+            self._catch_up(name)
+            return False
+        if parked.zone is not None:
+            zone_conditions.setdefault(parked.zone, []).append("True")
+        return True
+
+    def _catch_up(self, name: str) -> None:
+        """Note the node's latest renewal as the passes that left it out would have: at the
+        first of them after it."""
+        health = self._health.get(name)
+        renewed = self._last_renewal(name)
+        if health is None or renewed is None:
+            return
+        if health.lease_renew is not None and renewed <= health.lease_renew:
+            return
+        health.lease_renew = renewed
+        seen = next((p for p in self._passes if p > renewed), self._clock.now())
+        health.probe_timestamp = max(health.probe_timestamp, seen)
+
+    def _stir(self, obj: Object) -> None:
+        """A parked node's Node or Lease changed: the next pass looks at it."""
+        parked = self._parked.get(obj["metadata"]["name"])
+        if parked is not None:
+            parked.stirred = True
 
     async def _node_added(self, node: Object) -> None:
         name = node["metadata"]["name"]
@@ -331,6 +412,7 @@ class NodeLifecycleController:
         )
         del self._known[name]
         self._health.pop(name, None)
+        self._parked.pop(name, None)
         tainter = self._zones.tainters.get(zone_key(node))
         if tainter is not None:
             tainter.remove(name)
@@ -532,6 +614,7 @@ class NodeLifecycleController:
     # --- NoSchedule taints -------------------------------------------------------------------
 
     def _node_changed(self, node: Object) -> None:
+        self._stir(node)
         self._no_schedule_pending[node["metadata"]["name"]] = None
         self._no_schedule_wake.set()
 

@@ -162,6 +162,11 @@ class RateLimitedQueue:
         self._members: set[str] = set()
         self._order = 0
 
+    @property
+    def pending(self) -> bool:
+        """Whether a name waits to be processed."""
+        return bool(self._queue)
+
     def add(self, name: str, uid: str) -> bool:
         if name in self._members:
             return False
@@ -257,6 +262,8 @@ class NodeLifecycleController:
         """nodeUpdateQueue: the nodes to check, first changed first, each once (a dict as an
         ordered set: a set's order would follow the process's string hashing)."""
         self._no_schedule_wake = asyncio.Event()
+        self._queued = asyncio.Event()
+        """A node was queued for a NoExecute taint."""
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -278,7 +285,7 @@ class NodeLifecycleController:
             loop.create_task(
                 self._every(self.config.node_monitor_period, self.monitor_node_health)
             ),
-            loop.create_task(self._every(self.config.node_eviction_period, self._taint_pass)),
+            loop.create_task(self._tainting()),
             loop.create_task(self._no_schedule_worker()),
         ]
 
@@ -294,11 +301,31 @@ class NodeLifecycleController:
 
     async def _every(self, period: float, work: Callable[[], Any]) -> None:
         while True:
-            try:
-                await work()
-            except Exception:  # one failed pass must not end the controller
-                log.exception("node lifecycle controller: pass failed")
+            await self._attempt(work)
             await self._clock.sleep(period)
+
+    async def _attempt(self, work: Callable[[], Any]) -> None:
+        try:
+            await work()
+        except Exception:  # one failed pass must not end the controller
+            log.exception("node lifecycle controller: pass failed")
+
+    async def _tainting(self) -> None:
+        """A NoExecute tainting pass every node_eviction_period. While no zone has a node
+        queued a pass does nothing, so none is made: the loop waits for a node to be queued,
+        then goes on at the times its passes would have come at."""
+        period = self.config.node_eviction_period
+        while True:
+            await self._attempt(self._taint_pass)
+            self._queued.clear()
+            if any(t.pending for t in self._zones.tainters.values()):
+                await self._clock.sleep(period)
+                continue
+            at = self._clock.now() + period
+            await self._queued.wait()
+            while at < self._clock.now():
+                at += period
+            await self._clock.sleep(at - self._clock.now())  # exact: the times are close
 
     # --- health ------------------------------------------------------------------------------
 
@@ -532,7 +559,8 @@ class NodeLifecycleController:
         name = node["metadata"]["name"]
         if not has_taint(node, key, NO_EXECUTE):
             tainter.remove(name)
-        tainter.add(name, node["metadata"].get("uid", ""))
+        if tainter.add(name, node["metadata"].get("uid", "")):
+            self._queued.set()
 
     async def _mark_reachable(self, node: Object) -> None:
         await self._swap_taints(node, [], [(UNREACHABLE, NO_EXECUTE), (NOT_READY, NO_EXECUTE)])

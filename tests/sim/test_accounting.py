@@ -4,6 +4,8 @@ conditions, taints, pod placements, evictions and events, at the same times, as 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.controllers.lifecycle_cluster import EVENTS, NODES, PODS, LifecycleCluster, pod
@@ -60,28 +62,42 @@ def observed(cluster: LifecycleCluster) -> dict[str, Any]:
 
 
 def run(simulated: bool) -> list[dict[str, Any]]:
-    """Faults of every kind on a cluster running a ReplicaSet; what is observed after each."""
+    """Faults of every kind on a cluster running a ReplicaSet, at their times from the start
+    as a scenario's timeline takes them (some at the instant of a node lifecycle pass or a
+    heartbeat); what is observed every 37 s."""
     cluster = LifecycleCluster({"a": 4, "b": 2}, scheduler=True, simulated=simulated)
-    pool = cluster.pool
+    pool, client = cluster.pool, cluster.client
     tolerate = {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute"}
-    steps = [
-        (37, cluster.client.create(REPLICA_SETS, "default", replica_set(replicas=8))),
-        (23, cluster.client.create(PODS, "default", pod("stays", "a-1", [tolerate]))),
-        (41, pool.fail_node("a-1")),
-        (130, pool.partition("b-0")),
-        (17, pool.slow("a-2", 3)),
-        (200, pool.slow("a-2", 7)),
-        (260, pool.recover_node("b-0")),
-        (90, pool.recover_node("a-1")),
-        (300, pool.recover_node("a-2")),
-        (120, pool.fail_node("b-1")),
+    late = pod("late", "b-1")
+    late["spec"]["containers"][0]["image"] = "redis"
+    timeline: list[tuple[float, Callable[[], Awaitable[Any]]]] = [
+        (0, lambda: client.create(REPLICA_SETS, "default", replica_set(replicas=8))),
+        (23, lambda: client.create(PODS, "default", pod("stays", "a-1", [tolerate]))),
+        (300, lambda: pool.fail_node("a-1")),
+        (430, lambda: pool.partition("b-0")),
+        (447, lambda: pool.slow("a-2", 3)),
+        (650, lambda: pool.slow("a-2", 7)),
+        (900, lambda: pool.recover_node("b-0")),
+        (990, lambda: pool.recover_node("a-1")),
+        (1290, lambda: pool.recover_node("a-2")),
+        (1403, lambda: client.create(PODS, "default", late)),
+        (1408, lambda: pool.fail_node("b-1")),  # its node status posted with the new image
     ]
+    start = cluster.clock.now()
+
+    async def take_steps() -> None:
+        for at, action in timeline:
+            await asyncio.sleep(start + at - cluster.clock.now())
+            await action()
+
+    steps = cluster.loop.create_task(take_steps())
     seen = []
     try:
-        for wait, action in steps:
-            cluster.run(action)
-            cluster.wait(wait)
+        while not steps.done():
+            cluster.wait(37)
             seen.append(observed(cluster))
+        cluster.wait(120)
+        seen.append(observed(cluster))
     finally:
         cluster.close()
     return seen
@@ -90,7 +106,7 @@ def run(simulated: bool) -> list[dict[str, Any]]:
 def test_the_simulated_mode_observes_as_the_live_one() -> None:
     live, simulated = run(False), run(True)
     for step, (want, got) in enumerate(zip(live, simulated, strict=True)):
-        assert got == want, f"after step {step}"
+        assert got == want, f"at the {step + 1}. look"
     # the faults did make nodes unknown and evict pods
     assert any(c[1] == "Unknown" for seen in live for cs, _ in seen["nodes"].values() for c in cs)
     assert any(deleted for seen in live for _, _, deleted, _ in seen["pods"].values())

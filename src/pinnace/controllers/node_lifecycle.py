@@ -25,9 +25,7 @@ disk-pressure, pid-pressure, network-unavailable and unschedulable.
 In the simulated mode the kubelets of healthy nodes renew their Leases in their node pool's
 account rather than through the API server, so the controller reads each node's last renewal
 from that account (`NodeHeartbeats`) beside its Lease, and reacts to the later of the two. Its
-passes then leave out the healthy nodes (Ready, untainted) until one could go stale or its Node
-or Lease changes (`_park`): what the passes in between would have learnt of its renewals (each
-first seen by the first pass after it) is caught up with before the node is looked at again.
+passes then leave out the healthy nodes (`pinnace.controllers.parked_nodes`).
 """
 
 from __future__ import annotations
@@ -36,7 +34,6 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -49,6 +46,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Clock, parse_time
 from pinnace.controllers.controller_utils import TokenBucket
+from pinnace.controllers.parked_nodes import ParkedNodes
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +88,14 @@ class NodeHeartbeats(Protocol):
     def last_renewal(self, node: str) -> float | None:
         """When the node's kubelet last renewed its Lease before now (clock seconds, as the
         Lease's renewTime holds them); None when the account holds no renewal of it."""
+
+    def renewal_interval(self, node: str) -> float | None:
+        """How often the node's kubelet renews while it renews on time, in the account (so
+        `last_renewal` moves on by itself, until `stopped` names the node); else None."""
+
+    def stopped(self, since: int) -> tuple[list[str], int]:
+        """The nodes whose kubelets stopped renewing on time (they failed, were cut off,
+        slowed or went) after the first `since` such stops, and how many stops there were."""
 
 
 @dataclass(frozen=True)
@@ -212,19 +218,6 @@ class _Health:
 
 
 @dataclass
-class _Parked:
-    """A healthy node the simulated mode's passes leave out."""
-
-    due: float
-    """When it could go stale (its probe timestamp plus the grace period): the first pass
-    after looks at it again."""
-    zone: str | None
-    """The zone it counts as ready in (None: excluded from disruption)."""
-    stirred: bool = False
-    """Its Node or Lease changed: the next pass looks at it."""
-
-
-@dataclass
 class _Zones:
     tainters: dict[str, RateLimitedQueue] = field(default_factory=dict)
     states: dict[str, ZoneState] = field(default_factory=dict)
@@ -250,13 +243,15 @@ class NodeLifecycleController:
         self._pods.add_indexer("nodeName", lambda p: [p["spec"]["nodeName"]])
         self._known: dict[str, Object] = {}
         self._health: dict[str, _Health] = {}
-        self._parked: dict[str, _Parked] = {}
-        """The healthy nodes the passes leave out (the simulated mode), by name."""
+        # A node is parked for no longer than a grace period and a pass before it is looked
+        # at again, its latest renewal at most a pass older than the probe it was parked on.
         config = self.config
-        grace = max(config.node_monitor_grace_period, config.node_startup_grace_period)
-        self._passes: deque[float] = deque(maxlen=math.ceil(grace / config.node_monitor_period) + 4)
-        """When the last passes were: a parked node's renewal was first seen by the first of
-        them after it (a node is parked for a grace period and a pass at most)."""
+        kept = math.ceil(config.node_monitor_grace_period / config.node_monitor_period) + 4
+        self._parked = ParkedNodes(kept)
+        """The healthy nodes the passes leave out (the simulated mode)."""
+        self._stops_seen = 0
+        self._membership_changed = False
+        """A node was added or deleted since the last pass looked at every node."""
         self._zones = _Zones()
         self._no_schedule_pending: dict[str, None] = {}
         """nodeUpdateQueue: the nodes to check, first changed first, each once (a dict as an
@@ -276,6 +271,7 @@ class NodeLifecycleController:
         )
         if self._heartbeats is not None:
             self._leases.add_event_handler(self._stir, lambda _, new: self._stir(new))
+            self._nodes.add_event_handler(self._membership, None, self._membership)
         for informer in (self._nodes, self._leases, self._pods):
             informer.start()
         for informer in (self._nodes, self._leases, self._pods):
@@ -330,7 +326,13 @@ class NodeLifecycleController:
     # --- health ------------------------------------------------------------------------------
 
     async def monitor_node_health(self) -> None:
-        self._passes.append(self._clock.now())
+        if self._heartbeats is not None:
+            self._parked.passed(self._clock.now())
+            self._revisit(self._heartbeats)
+            if not self._membership_changed and self._parked.all_parked(len(self._known)):
+                await self._parked_pass()
+                return
+            self._membership_changed = False
         nodes = self._nodes.list()
         names = {n["metadata"]["name"] for n in nodes}
         for node in nodes:
@@ -343,13 +345,16 @@ class NodeLifecycleController:
         for i, node in enumerate(nodes, start=1):
             if i % NODES_PER_TURN == 0:
                 await asyncio.sleep(0)
-            if self._parked and self._left_out(node["metadata"]["name"], zone_conditions):
-                continue
-            observed, current = await self._update_node_health(node)
+            left_out = self._parked.left_out(node["metadata"]["name"]) if self._parked else False
+            if left_out is None:  # stirred
+                self._catch_up(node["metadata"]["name"])
+            observed, current = (
+                ("True", "True") if left_out else await self._update_node_health(node)
+            )
             labels = node["metadata"].get("labels") or {}
             if EXCLUDE_DISRUPTION_LABEL not in labels:
                 zone_conditions.setdefault(zone_key(node), []).append(current or "")
-            if current is None:
+            if current is None or left_out:
                 continue
             await self._taint_based_eviction(node, observed)
             if current != "True" and observed == "True":
@@ -365,35 +370,50 @@ class NodeLifecycleController:
                 self._park(node, observed, current)
         await self._handle_disruption(nodes, zone_conditions)
 
+    async def _parked_pass(self) -> None:
+        """A pass while every node is parked: it only counts them ready in their zones, and
+        yields to the loop as often as a pass over them would."""
+        for _ in range(len(self._known) // NODES_PER_TURN):
+            await asyncio.sleep(0)
+        ready = self._parked.ready_zones()
+        await self._handle_disruption(None, {zone: ["True"] * n for zone, n in ready.items()})
+
     def _park(self, node: Object, observed: str, current: str) -> None:
-        """Leave the node out of the passes while nothing they would do to it can be seen:
-        it is Ready (was at the start of this pass too), has no NoExecute taint of this
-        controller (so none to take off, and it is queued for none), its heartbeats come (it
-        cannot go stale before its probe timestamp plus the grace period), and its Node and
-        Lease stay as they are. In between, each pass would only count it ready in its zone,
-        and note its renewals (`_catch_up`)."""
+        """Leave the node out of the passes (`ParkedNodes`) while nothing they would do to it
+        can be seen: it is Ready (was at the start of this pass too) and has no NoExecute taint
+        of this controller (so none to take off, and it is queued for none). Until it could go
+        stale, or for as long as its kubelet renews on time when it does so more often than
+        the grace period, each pass would only count it ready and note its renewals."""
         if observed != "True" or current != "True":
             return
         if has_taint(node, UNREACHABLE, NO_EXECUTE) or has_taint(node, NOT_READY, NO_EXECUTE):
             return
         name = node["metadata"]["name"]
         excluded = EXCLUDE_DISRUPTION_LABEL in (node["metadata"].get("labels") or {})
-        due = self._health[name].probe_timestamp + self.config.node_monitor_grace_period
-        self._parked[name] = _Parked(due, None if excluded else zone_key(node))
+        self._parked.park(name, self._due(name), None if excluded else zone_key(node))
 
-    def _left_out(self, name: str, zone_conditions: dict[str, list[str]]) -> bool:
-        """Whether this pass leaves the node out (parked, counted ready in its zone); a node
-        that is due again, or stirred, is caught up with and looked at."""
-        parked = self._parked.get(name)
-        if parked is None:
-            return False
-        if parked.stirred or self._clock.now() > parked.due:
-            del self._parked[name]
+    def _due(self, name: str) -> float:
+        """When a parked node is looked at again: once it could go stale, unless its kubelet
+        renews on time often enough that it cannot."""
+        assert self._heartbeats is not None
+        grace = self.config.node_monitor_grace_period
+        interval = self._heartbeats.renewal_interval(name)
+        if interval is not None and interval <= grace:
+            return math.inf  # until `stopped` names it
+        return self._health[name].probe_timestamp + grace
+
+    def _revisit(self, heartbeats: NodeHeartbeats) -> None:
+        """Catch up with the parked nodes that could be stale by now, and those whose kubelets
+        stopped renewing on time: park again those still fresh, unpark the others."""
+        now = self._clock.now()
+        stopped, self._stops_seen = heartbeats.stopped(self._stops_seen)
+        grace = self.config.node_monitor_grace_period
+        for name in self._parked.due(now, stopped):
             self._catch_up(name)
-            return False
-        if parked.zone is not None:
-            zone_conditions.setdefault(parked.zone, []).append("True")
-        return True
+            if now > self._health[name].probe_timestamp + grace:
+                self._parked.unpark(name)  # looked at by this pass
+            else:
+                self._parked.repark(name, self._due(name))
 
     def _catch_up(self, name: str) -> None:
         """Note the node's latest renewal as the passes that left it out would have: at the
@@ -405,14 +425,15 @@ class NodeLifecycleController:
         if health.lease_renew is not None and renewed <= health.lease_renew:
             return
         health.lease_renew = renewed
-        seen = next((p for p in self._passes if p > renewed), self._clock.now())
+        seen = self._parked.first_pass_after(renewed, self._clock.now())
         health.probe_timestamp = max(health.probe_timestamp, seen)
 
     def _stir(self, obj: Object) -> None:
         """A parked node's Node or Lease changed: the next pass looks at it."""
-        parked = self._parked.get(obj["metadata"]["name"])
-        if parked is not None:
-            parked.stirred = True
+        self._parked.stir(obj["metadata"]["name"])
+
+    def _membership(self, node: Object) -> None:
+        self._membership_changed = True
 
     async def _node_added(self, node: Object) -> None:
         name = node["metadata"]["name"]
@@ -439,7 +460,7 @@ class NodeLifecycleController:
         )
         del self._known[name]
         self._health.pop(name, None)
-        self._parked.pop(name, None)
+        self._parked.unpark(name)
         tainter = self._zones.tainters.get(zone_key(node))
         if tainter is not None:
             tainter.remove(name)
@@ -608,8 +629,10 @@ class NodeLifecycleController:
         return self.config.node_eviction_rate
 
     async def _handle_disruption(
-        self, nodes: list[Object], zone_conditions: dict[str, list[str]]
+        self, nodes: list[Object] | None, zone_conditions: dict[str, list[str]]
     ) -> None:
+        """handleDisruption, on the zones' Ready statuses; `nodes`: the nodes of the pass
+        (None: those cached now)."""
         states = self._zones.states
         new = {zone: self._zone_state(statuses) for zone, statuses in zone_conditions.items()}
         for zone in new:
@@ -622,7 +645,7 @@ class NodeLifecycleController:
             return
         if all_are_down:
             log.warning("every node is not ready: entering master disruption mode")
-            for node in nodes:
+            for node in nodes if nodes is not None else self._nodes.list():
                 await self._mark_reachable(node)
             for zone in states:
                 self._zones.tainters[zone].swap_limiter(0.0)

@@ -95,6 +95,8 @@ class NodeAgentPool:
         self._quiet: dict[str, float] = {}
         """The agents the wheel leaves out (the simulated mode), by name: `idle` since the
         beat (its time) after which they went quiet, until a pod or their Node changes."""
+        self._stops: list[str] = []
+        """The nodes whose agents stopped renewing in the account, in order (`stopped`)."""
         self.interval = (
             common_period(*(c.heartbeat_interval for c in configs))
             if configs
@@ -104,8 +106,9 @@ class NodeAgentPool:
         """The index (`NodeConfig.index`: IP, pod CIDR) no node of the pool has yet, nor any
         above it: where the configs of nodes to add start."""
         self._adopting: dict[str, asyncio.Task[None]] = {}
-        self._stopped: dict[str, NodeConfig] = {}
-        """The nodes whose agent stopped (`fail_node`), by name."""
+        self._stopped: dict[str, NodeAgent] = {}
+        """The agents stopped (`fail_node`), by node name: their last renewals stay in the
+        account."""
         self._removing: set[str] = set()
         """Nodes whose Node this pool deleted, until the deletion is heard of: not adopted."""
         self._slowness: dict[str, float] = {}
@@ -165,7 +168,7 @@ class NodeAgentPool:
 
     def configs(self) -> list[NodeConfig]:
         """Every node of the pool, its agent running or stopped."""
-        return [a.config for a in self.agents.values()] + list(self._stopped.values())
+        return [a.config for a in (*self.agents.values(), *self._stopped.values())]
 
     @property
     def failed(self) -> frozenset[str]:
@@ -179,15 +182,29 @@ class NodeAgentPool:
 
     def last_renewal(self, node: str) -> float | None:
         """When the kubelet of `node` last renewed its Lease before now (seconds, as the
-        Lease's MicroTime holds them), written or kept in the account; None for a node whose
-        agent does not run here or has not renewed. The node lifecycle controller of the
-        simulated mode reads this beside the Leases."""
-        agent = self.agents.get(node)
+        Lease's MicroTime holds them), written or kept in the account (where a failed node's
+        last renewal stays); None for a node with no agent here, or none that renewed. The
+        node lifecycle controller of the simulated mode reads this beside the Leases."""
+        agent = self.agents.get(node) or self._stopped.get(node)
         if agent is None:
             return None
         now = self.clock.now()
         renewed = max([agent.renewed_before(now), *(b for b in self._missed(agent) if b < now)])
         return micro_instant(renewed) if renewed > -math.inf else None
+
+    def renewal_interval(self, node: str) -> float | None:
+        """How often the kubelet of `node` renews while its renewals are kept in the account
+        (it runs, reaches the API server, is not slowed): `last_renewal` moves on by itself
+        until `stopped` names the node. None otherwise."""
+        agent = self.agents.get(node)
+        if agent is None or agent.write_renewals or not self._accounted(agent):
+            return None
+        return agent.config.lease_renew_interval
+
+    def stopped(self, since: int) -> tuple[list[str], int]:
+        """The nodes whose kubelets stopped renewing in the account (failed, partitioned,
+        slowed, gone) after the first `since` such stops, and how many there were."""
+        return self._stops[since:], len(self._stops)
 
     def slowness(self, name: str) -> float:
         """How many times less often than its own the node's heartbeats come (1: as usual)."""
@@ -204,7 +221,7 @@ class NodeAgentPool:
         node = (pod.get("spec") or {}).get("nodeName", "")
         agent = self.agents.get(node)
         if node in self._stopped or (agent is not None and not _link(agent).connected):
-            config = self._stopped.get(node) or self.agents[node].config
+            config = (self._stopped.get(node) or self.agents[node]).config
             raise _kubelet_unreachable(config, pod, container, node in self._stopped)
         if agent is None:
             name = pod["metadata"]["name"]
@@ -222,20 +239,20 @@ class NodeAgentPool:
         self._wake(agent)
         await agent.write_last_renewal()
         self._end(agent)
-        self._stopped[name] = agent.config
+        self._stopped[name] = agent
 
     async def recover_node(self, name: str) -> None:
         """End the node's faults: a stopped kubelet starts again, as a kubelet restarted on
         the node (it updates its Node and Lease, takes back its pods where their status left
         them, stops those deleted meanwhile); a partitioned one is reconnected and reconciles
         its pods with the API's; a slowed one beats at its own pace again."""
-        config = self._stopped.pop(name, None)
+        stopped = self._stopped.pop(name, None)
         self._unslow(name)
-        if config is not None:
+        if stopped is not None:
             try:
-                await self._start_agent(config)
+                await self._start_agent(stopped.config)
             except BaseException:
-                self._stopped[name] = config
+                self._stopped[name] = stopped
                 raise
             return
         agent = self._running(name)
@@ -302,6 +319,8 @@ class NodeAgentPool:
         under way does not land."""
         self.agents.pop(agent.name, None)
         self._quiet.pop(agent.name, None)
+        if not agent.write_renewals:
+            self._stops.append(agent.name)
         slot = self._slot_of.pop(agent.name, None)
         if slot is not None:
             self._slots[slot].remove(agent)
@@ -313,7 +332,9 @@ class NodeAgentPool:
         longer healthy, and its Lease shows where its renewals stopped or slowed."""
         self._wake(agent)
         await agent.write_last_renewal()
-        agent.write_renewals = True
+        if not agent.write_renewals:
+            agent.write_renewals = True
+            self._stops.append(agent.name)
 
     def _accounted(self, agent: NodeAgent) -> bool:
         """Whether the agent's renewals are kept in the account only: in the simulated mode,

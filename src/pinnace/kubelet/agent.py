@@ -827,6 +827,17 @@ class NodeAgent:
             self.clock.now(),
         )
 
+    def pods_usage(self) -> tuple[int, int]:
+        """What its pods use now, as `summary` has it, for less: the CPU (nano-cores) and the
+        memory working set (bytes) of their running containers."""
+        running = [
+            c.current.id
+            for w in self.workers.values()
+            for c in (*w.inits, *w.apps)
+            if c.running and c.current is not None
+        ]
+        return self.runtime.cpu_and_memory(running) if running else (0, 0)
+
     # --- logs --------------------------------------------------------------------------------
 
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:

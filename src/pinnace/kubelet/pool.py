@@ -216,6 +216,15 @@ class NodeAgentPool:
             name: agent.summary() for name, agent in self.agents.items() if _link(agent).connected
         }
 
+    def usage(self) -> dict[str, tuple[int, int]]:
+        """What the pods of every node the API server can reach use now, by node name: CPU
+        (nano-cores) and memory working set (bytes), as their summaries have it."""
+        return {
+            name: agent.pods_usage()
+            for name, agent in self.agents.items()
+            if _link(agent).connected
+        }
+
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""
         node = (pod.get("spec") or {}).get("nodeName", "")

@@ -327,13 +327,19 @@ class NodeLifecycleController:
 
     async def monitor_node_health(self) -> None:
         if self._heartbeats is not None:
-            self._parked.passed(self._clock.now())
-            self._revisit(self._heartbeats)
-            if not self._membership_changed and self._parked.all_parked(len(self._known)):
-                await self._parked_pass()
-                return
-            self._membership_changed = False
+            await self._monitor_parked(self._heartbeats)
+            return
         nodes = self._nodes.list()
+        await self._follow_membership(nodes)
+        zone_conditions: dict[str, list[str]] = {}
+        for i, node in enumerate(nodes, start=1):
+            if i % NODES_PER_TURN == 0:
+                await asyncio.sleep(0)
+            await self._look_at(node, zone_conditions)
+        await self._handle_disruption(nodes, zone_conditions)
+
+    async def _follow_membership(self, nodes: list[Object]) -> None:
+        """Register the nodes new to the controller, remove those gone."""
         names = {n["metadata"]["name"] for n in nodes}
         for node in nodes:
             if node["metadata"]["name"] not in self._known:
@@ -341,42 +347,55 @@ class NodeLifecycleController:
         for name, node in list(self._known.items()):
             if name not in names:
                 self._node_removed(node)
-        zone_conditions: dict[str, list[str]] = {}
-        for i, node in enumerate(nodes, start=1):
-            if i % NODES_PER_TURN == 0:
-                await asyncio.sleep(0)
-            left_out = self._parked.left_out(node["metadata"]["name"]) if self._parked else False
-            if left_out is None:  # stirred
-                self._catch_up(node["metadata"]["name"])
-            observed, current = (
-                ("True", "True") if left_out else await self._update_node_health(node)
-            )
-            labels = node["metadata"].get("labels") or {}
-            if EXCLUDE_DISRUPTION_LABEL not in labels:
-                zone_conditions.setdefault(zone_key(node), []).append(current or "")
-            if current is None or left_out:
-                continue
-            await self._taint_based_eviction(node, observed)
-            if current != "True" and observed == "True":
-                name = node["metadata"]["name"]
-                self._recorder.event(
-                    node,
-                    EVENT_TYPE_NORMAL,
-                    "NodeNotReady",
-                    f"Node {name} status is now: NodeNotReady",
-                )
-                await self._mark_pods_not_ready(name)
-            if self._heartbeats is not None:
-                self._park(node, observed, current)
-        await self._handle_disruption(nodes, zone_conditions)
 
-    async def _parked_pass(self) -> None:
-        """A pass while every node is parked: it only counts them ready in their zones, and
-        yields to the loop as often as a pass over them would."""
-        for _ in range(len(self._known) // NODES_PER_TURN):
+    async def _look_at(self, node: Object, zone_conditions: dict[str, list[str]]) -> None:
+        """One node's part of a pass: its health, its zone's count, its NoExecute taints."""
+        observed, current = await self._update_node_health(node)
+        labels = node["metadata"].get("labels") or {}
+        if EXCLUDE_DISRUPTION_LABEL not in labels:
+            zone_conditions.setdefault(zone_key(node), []).append(current or "")
+        if current is None:
+            return
+        await self._taint_based_eviction(node, observed)
+        if current != "True" and observed == "True":
+            name = node["metadata"]["name"]
+            self._recorder.event(
+                node,
+                EVENT_TYPE_NORMAL,
+                "NodeNotReady",
+                f"Node {name} status is now: NodeNotReady",
+            )
+            await self._mark_pods_not_ready(name)
+        if self._heartbeats is not None:
+            self._park(node, observed, current)
+
+    async def _monitor_parked(self, heartbeats: NodeHeartbeats) -> None:
+        """The pass of the simulated mode: it looks only at the nodes not parked, in the order
+        of a pass over every node and with its yields to the loop, and counts the parked ones
+        ready in their zones."""
+        self._parked.passed(self._clock.now())
+        self._revisit(heartbeats)
+        if self._membership_changed:
+            self._membership_changed = False
+            await self._follow_membership(self._nodes.list())
+        names = self._parked.to_look_at()
+        order = self._nodes.keys()
+        places = [i for i, n in enumerate(order) if n in names] if names else []
+        zone_conditions: dict[str, list[str]] = {}
+        yielded = 0
+        for place in places:
+            while yielded < (place + 1) // NODES_PER_TURN:
+                await asyncio.sleep(0)
+                yielded += 1
+            node = self._nodes.get("", order[place])
+            if node is not None:
+                self._catch_up(order[place])
+                await self._look_at(node, zone_conditions)
+        for _ in range(yielded, len(order) // NODES_PER_TURN):
             await asyncio.sleep(0)
-        ready = self._parked.ready_zones()
-        await self._handle_disruption(None, {zone: ["True"] * n for zone, n in ready.items()})
+        for zone, count in self._parked.ready_zones().items():
+            zone_conditions.setdefault(zone, []).extend(["True"] * count)
+        await self._handle_disruption(None, zone_conditions)
 
     def _park(self, node: Object, observed: str, current: str) -> None:
         """Leave the node out of the passes (`ParkedNodes`) while nothing they would do to it
@@ -441,6 +460,7 @@ class NodeLifecycleController:
             node, EVENT_TYPE_NORMAL, "RegisteredNode", f"Registered Node {name} in Controller"
         )
         self._known[name] = node
+        self._parked.follow(name)
         self._tainter(zone_key(node))
         await self._mark_reachable(node)
 
@@ -460,7 +480,7 @@ class NodeLifecycleController:
         )
         del self._known[name]
         self._health.pop(name, None)
-        self._parked.unpark(name)
+        self._parked.forget(name)
         tainter = self._zones.tainters.get(zone_key(node))
         if tainter is not None:
             tainter.remove(name)

@@ -8,7 +8,7 @@ is parked: the passes leave it out until it is due (it could go stale by then: i
 does not renew on time, so its probe timestamp plus the grace period), its Node or Lease
 changes (stirred), or its kubelet stops renewing on time. Before it is looked at again the
 controller catches up with its renewals: the latest, first seen by the first pass after it
-(`first_pass_after`). While every node is parked, a pass has nothing to look at.
+(`first_pass_after`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ class ParkedNodes:
         """`passes_kept`: how many of the last passes' times to keep, enough to reach back
         to a parked node's latest renewal."""
         self._parked: dict[str, _Parked] = {}
+        self._unparked: set[str] = set()
+        """The nodes followed (`follow`) and not parked: every pass looks at them."""
         self._stirred: set[str] = set()
         self._zones: Counter[str] = Counter()
         self._due: list[tuple[float, str]] = []
@@ -43,8 +45,14 @@ class ParkedNodes:
     def __contains__(self, name: str) -> bool:
         return name in self._parked
 
-    def __len__(self) -> int:
-        return len(self._parked)
+    def follow(self, name: str) -> None:
+        """A node the passes look at from now on (until it is parked)."""
+        self._unparked.add(name)
+
+    def forget(self, name: str) -> None:
+        """The node is gone."""
+        self.unpark(name)
+        self._unparked.discard(name)
 
     def passed(self, now: float) -> None:
         """A pass begins at `now`."""
@@ -56,6 +64,7 @@ class ParkedNodes:
 
     def park(self, name: str, due: float, zone: str | None) -> None:
         self.unpark(name)
+        self._unparked.discard(name)
         self._parked[name] = _Parked(due, zone)
         if zone is not None:
             self._zones[zone] += 1
@@ -67,10 +76,13 @@ class ParkedNodes:
         self.park(name, due, self._parked[name].zone)
 
     def unpark(self, name: str) -> None:
+        """The passes look at the node again."""
         parked = self._parked.pop(name, None)
         self._stirred.discard(name)
-        if parked is not None and parked.zone is not None:
-            self._zones[parked.zone] -= 1
+        if parked is not None:
+            self._unparked.add(name)
+            if parked.zone is not None:
+                self._zones[parked.zone] -= 1
 
     def stir(self, name: str) -> None:
         """The node's Node or Lease changed: the next pass looks at it."""
@@ -89,21 +101,11 @@ class ParkedNodes:
                 names[name] = None
         return [n for n in names if n not in self._stirred]
 
-    def left_out(self, name: str) -> bool | None:
-        """Whether a pass leaves the node out: True when parked (counted in `ready_zones`),
-        None when it was parked but is stirred (unparked now: catch up with it first), False
-        when it was not parked."""
-        if name not in self._parked:
-            return False
-        if name in self._stirred:
+    def to_look_at(self) -> set[str]:
+        """The nodes a pass looks at: those not parked, the stirred ones unparked now."""
+        for name in list(self._stirred):
             self.unpark(name)
-            return None
-        return True
-
-    def all_parked(self, nodes: int) -> bool:
-        """Whether all of `nodes` nodes are parked and none stirred: a pass (once the due
-        ones are looked at) has nothing to look at."""
-        return len(self._parked) == nodes and not self._stirred
+        return set(self._unparked)
 
     def ready_zones(self) -> dict[str, int]:
         """The parked nodes (counted ready) of each zone."""

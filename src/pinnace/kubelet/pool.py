@@ -86,8 +86,14 @@ class NodeAgentPool:
         configs = list(configs)
         self.agents = {c.name: self._new_agent(c) for c in configs}
         """The agents running, by node name (stopped ones are not here)."""
-        self._slots: list[list[NodeAgent]] = [[] for _ in range(max(slots, 1))]
-        self._slot_of: dict[str, int] = {}
+        self._slots: list[dict[int, NodeAgent]] = [{} for _ in range(max(slots, 1))]
+        """Each slot's agents, by the order they joined it in (the order the wheel calls
+        them in)."""
+        self._awake: list[dict[int, NodeAgent]] = [{} for _ in self._slots]
+        """Of those, the ones the wheel calls (not quiet)."""
+        self._slot_of: dict[str, tuple[int, int]] = {}
+        """Each agent's slot, and its place in it."""
+        self._joined = 0
         for i, agent in enumerate(self.agents.values()):
             self._join_slot(agent, i % len(self._slots))
         self._beats: list[tuple[float, float]] = [(-math.inf, -math.inf)] * len(self._slots)
@@ -330,9 +336,11 @@ class NodeAgentPool:
         self._quiet.pop(agent.name, None)
         if not agent.write_renewals:
             self._stops.append(agent.name)
-        slot = self._slot_of.pop(agent.name, None)
-        if slot is not None:
-            self._slots[slot].remove(agent)
+        place = self._slot_of.pop(agent.name, None)
+        if place is not None:
+            slot, order = place
+            del self._slots[slot][order]
+            self._awake[slot].pop(order, None)
         _link(agent).connected = False
         agent.shut_down()
 
@@ -364,7 +372,7 @@ class NodeAgentPool:
         except BaseException:
             self.agents.pop(config.name, None)
             raise
-        self._join_slot(agent, self._slots.index(min(self._slots, key=len)))
+        self._join_slot(agent, min(range(len(self._slots)), key=lambda i: len(self._slots[i])))
         await self._follow_pods()
         for pod in self._bound_to(config.name):
             agent.pod_added(pod)
@@ -391,8 +399,9 @@ class NodeAgentPool:
     # --- the wheel and the informers' events -------------------------------------------------
 
     def _join_slot(self, agent: NodeAgent, slot: int) -> None:
-        self._slots[slot].append(agent)
-        self._slot_of[agent.name] = slot
+        self._joined += 1
+        self._slots[slot][self._joined] = self._awake[slot][self._joined] = agent
+        self._slot_of[agent.name] = (slot, self._joined)
 
     async def _turn(self) -> None:
         step = self.interval / len(self._slots)
@@ -407,9 +416,10 @@ class NodeAgentPool:
             await asyncio.sleep(max(start + tick * step - self.clock.monotonic(), 0.0))
             slot = tick % len(self._slots)
             self._beats[slot] = (self._beats[slot][1], self.clock.now())
-            for agent in list(self._slots[slot]):
+            awake = self._awake[slot]
+            for agent in [awake[order] for order in sorted(awake)]:
                 if agent.name in self._quiet or self.agents.get(agent.name) is not agent:
-                    continue  # quiet, or its Node was deleted meanwhile
+                    continue  # gone quiet, or its Node was deleted, meanwhile
                 if agent.name in self._slowness and not self._slow_beat(agent.name):
                     continue
                 # it logs what fails in it
@@ -419,6 +429,7 @@ class NodeAgentPool:
                     agent.write_renewals = False  # healthy again, its last renewal written
                 elif agent.beats_every(self.interval) and agent.idle():
                     self._quiet[agent.name] = self._beats[slot][1]
+                    del awake[self._slot_of[agent.name][1]]
 
     def _missed(self, agent: NodeAgent) -> list[float]:
         """The beats of its slot a quiet agent was left out of (the last two at most, all it
@@ -426,7 +437,7 @@ class NodeAgentPool:
         since = self._quiet.get(agent.name)
         if since is None:
             return []
-        return [b for b in self._beats[self._slot_of[agent.name]] if b > since]
+        return [b for b in self._beats[self._slot_of[agent.name][0]] if b > since]
 
     def _wake(self, agent: NodeAgent) -> None:
         """The wheel calls the agent again, told of the beats it was left out of: something
@@ -434,6 +445,8 @@ class NodeAgentPool:
         if agent.name in self._quiet:
             agent.beats_missed(self._missed(agent))
             del self._quiet[agent.name]
+            slot, order = self._slot_of[agent.name]
+            self._awake[slot][order] = agent
 
     def _slow_beat(self, name: str) -> bool:
         """Whether a slowed agent's heartbeat is due at this beat of its slot."""

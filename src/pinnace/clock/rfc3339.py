@@ -52,8 +52,11 @@ def micro_instant(t: float) -> float:
     return micros // 1_000_000 + (micros % 1_000_000) / 1_000_000
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_time(text: str) -> float:
-    """Seconds since the Unix epoch for an RFC 3339 time, with or without fraction or offset."""
+    """Seconds since the Unix epoch for an RFC 3339 time, with or without fraction or offset.
+    The times of the objects a controller sorts or compares over and over (pods' creation,
+    leases' renewal) are read once each."""
     m = _RFC3339.fullmatch(text)
     if m is None:
         raise ValueError(f'invalid time "{text}": want RFC 3339, e.g. "2025-01-01T00:00:00Z"')

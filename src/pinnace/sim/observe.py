@@ -139,6 +139,8 @@ class Observer:
         self.failed_scheduling_events = 0
         """FailedScheduling Events of the run, each repeat counted."""
         self._shape_of: dict[tuple[tuple[str, int], ...], int] = {}
+        self._shape_workloads: list[set[str]] = []
+        """Each shape's workloads, as a set (a shape of bare pods can have thousands)."""
         self._vectors: dict[int, tuple[int, Amounts]] = {}
         self._phases: Counter[str] = Counter()
         self._unscheduled = 0
@@ -262,7 +264,9 @@ class Observer:
         if index is None:
             index = self._shape_of[key] = len(self.shapes)
             self.shapes.append(Shape(requests, [workload]))
-        elif workload not in self.shapes[index].workloads:
+            self._shape_workloads.append({workload})
+        elif workload not in self._shape_workloads[index]:
+            self._shape_workloads[index].add(workload)
             self.shapes[index].workloads.append(workload)
         return index
 

@@ -80,6 +80,11 @@ class ClusterOptions:
     seed: int | None = None
     """The root of every random choice (generated names, the scheduler's tie-breaks): a run
     with the same seed makes the same choices; None draws one."""
+    simulated: bool = False
+    """The simulated mode (`pinnace.sim`): what nobody can observe is accounted for rather
+    than done (the leases of healthy nodes are renewed in the node pool's account, read by the
+    node lifecycle controller, not written each time; an unchanged node status is not posted
+    again), every outcome staying what v1.32 gives. See docs/simulation.md."""
 
 
 class ControlPlane:
@@ -104,7 +109,9 @@ class ControlPlane:
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
         self.namespaces = NamespaceController(self.client())
-        self.nodes = NodeAgentPool(self.client(), options.nodes, codec=self.codec)
+        self.nodes = NodeAgentPool(
+            self.client(), options.nodes, codec=self.codec, simulated=options.simulated
+        )
         self.server.log_source = self.nodes.read_log
         self.server.metrics_source = self.nodes.summaries
         self.scheduler: SchedulerService | None = None
@@ -119,7 +126,11 @@ class ControlPlane:
         self.taint_eviction: TaintEvictionController | None = None
         self.workloads: WorkloadControllers | None = None
         if options.controllers:
-            self.node_lifecycle = NodeLifecycleController(self.client(), options.node_lifecycle)
+            self.node_lifecycle = NodeLifecycleController(
+                self.client(),
+                options.node_lifecycle,
+                heartbeats=self.nodes if options.simulated else None,
+            )
             self.taint_eviction = TaintEvictionController(self.client())
             self.workloads = WorkloadControllers(
                 self.client(),

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from pinnace.clock import Clock, format_micro_time, format_time, parse_time
+from pinnace.clock import Clock, format_micro_time, format_time, micro_instant, parse_time
 
 NEW_YEAR_2025 = 1735689600.0
 
@@ -82,6 +82,12 @@ def test_formatted_times_parse_back() -> None:
     t = NEW_YEAR_2025 + 1234.567891
     assert format_micro_time(parse_time(format_micro_time(t))) == format_micro_time(t)
     assert parse_time(format_time(t)) == NEW_YEAR_2025 + 1234
+
+
+@pytest.mark.parametrize("offset", [0.0, 0.3, 1234.567891, 12.0000004, 86399.9999996, 1 / 3])
+def test_a_micro_instant_is_the_time_a_micro_time_reads_back_as(offset: float) -> None:
+    t = NEW_YEAR_2025 + offset
+    assert micro_instant(t) == parse_time(format_micro_time(t))
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,11 @@ node lifecycle and taint eviction controllers among them."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
+import pytest
 from tests.client.conftest import EVENTS, NODES, PODS
 from tests.kubelet.conftest import LEASES
 from tests.support import SimulatedCluster
@@ -16,9 +18,14 @@ from pinnace.cluster import ClusterOptions
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
 from pinnace.kubelet import NodeConfig
 
-__all__ = ["EVENTS", "NODES", "PODS", "LifecycleCluster", "pod"]
+__all__ = ["EVENTS", "MODES", "MODE_IDS", "NODES", "PODS", "LifecycleCluster", "both_modes", "pod"]
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
+MODES, MODE_IDS = [False, True], ["live", "simulated"]
+"""A fixture's parameters for a cluster in each mode (`ClusterOptions.simulated`)."""
+both_modes = pytest.mark.parametrize("simulated", MODES, ids=MODE_IDS)
+"""A test taking `simulated` runs in each mode: the simulated one leaves out only what nobody
+can observe, so what a test observes must be the same."""
 
 
 def pod(name: str, node: str, tolerations: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
@@ -38,7 +45,8 @@ def pod(name: str, node: str, tolerations: Iterable[dict[str, Any]] = ()) -> dic
 
 class LifecycleCluster(SimulatedCluster):
     """Simulated nodes (`zones` maps a zone to its node count, nodes named <zone>-<i>) and the
-    controllers; the scheduler only when asked for, as pods here name their nodes."""
+    controllers; the scheduler only when asked for, as pods here name their nodes; in the
+    simulated mode with `simulated` (`ClusterOptions.simulated`)."""
 
     def __init__(
         self,
@@ -46,6 +54,7 @@ class LifecycleCluster(SimulatedCluster):
         config: NodeLifecycleConfig | None = None,
         *,
         scheduler: bool = False,
+        simulated: bool = False,
     ) -> None:
         names = [(zone, f"{zone}-{i}") for zone, count in zones.items() for i in range(count)]
         configs = [
@@ -58,6 +67,7 @@ class LifecycleCluster(SimulatedCluster):
                 scheduler=scheduler,
                 node_lifecycle=config or NodeLifecycleConfig(),
                 seed=3,
+                simulated=simulated,
             )
         )
         self.pool = self.plane.nodes
@@ -94,6 +104,13 @@ class LifecycleCluster(SimulatedCluster):
     def lease_renewed(self, name: str) -> float:
         lease = self.run(self.client.get(LEASES, "kube-node-lease", name))
         return parse_time(lease["spec"]["renewTime"])
+
+    def heartbeat(self, name: str) -> float:
+        """When the node's kubelet last renewed its lease, as the node lifecycle controller
+        sees it: its Lease, or the pool's account of the renewals the simulated mode does not
+        write."""
+        accounted = self.pool.last_renewal(name)
+        return max(self.lease_renewed(name), -math.inf if accounted is None else accounted)
 
     def get_pod(self, name: str) -> Object:
         return self.run(self.client.get(PODS, "default", name))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.controllers.lifecycle_cluster import NODES, PODS, LifecycleCluster, pod
+from tests.controllers.lifecycle_cluster import MODE_IDS, MODES, NODES, PODS, LifecycleCluster, pod
 
 from pinnace.api.status import StatusError
 from pinnace.clock import parse_time
@@ -13,9 +13,9 @@ from pinnace.clock import parse_time
 UNREACHABLE = "node.kubernetes.io/unreachable"
 
 
-@pytest.fixture
-def cluster() -> Iterator[LifecycleCluster]:
-    c = LifecycleCluster({"a": 3})
+@pytest.fixture(params=MODES, ids=MODE_IDS)
+def cluster(request: pytest.FixtureRequest) -> Iterator[LifecycleCluster]:
+    c = LifecycleCluster({"a": 3}, simulated=request.param)
     yield c
     c.close()
 

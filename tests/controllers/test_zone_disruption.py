@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.controllers.lifecycle_cluster import LifecycleCluster
+from tests.controllers.lifecycle_cluster import LifecycleCluster, both_modes
 
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, ZoneState
 
@@ -17,8 +17,11 @@ def stop(cluster: LifecycleCluster, names: list[str]) -> None:
         cluster.run(cluster.pool.fail_node(name))
 
 
-def test_a_healthy_zone_taints_its_unreachable_nodes_at_one_every_10_seconds() -> None:
-    cluster = LifecycleCluster({"a": 5, "b": 1})
+@both_modes
+def test_a_healthy_zone_taints_its_unreachable_nodes_at_one_every_10_seconds(
+    simulated: bool,
+) -> None:
+    cluster = LifecycleCluster({"a": 5, "b": 1}, simulated=simulated)
     try:
         cluster.wait(5)
         stop(cluster, ["a-0", "a-1", "b-0"])  # a: 2 of 5 down (Normal); b: all down
@@ -32,8 +35,9 @@ def test_a_healthy_zone_taints_its_unreachable_nodes_at_one_every_10_seconds() -
         cluster.close()
 
 
-def test_a_small_zone_mostly_down_taints_nothing_until_it_recovers_enough() -> None:
-    cluster = LifecycleCluster({"a": 5, "b": 2})
+@both_modes
+def test_a_small_zone_mostly_down_taints_nothing_until_it_recovers_enough(simulated: bool) -> None:
+    cluster = LifecycleCluster({"a": 5, "b": 2}, simulated=simulated)
     try:
         cluster.wait(5)
         stop(cluster, ["a-0", "a-1", "a-2"])  # 60 % of a: partial disruption
@@ -71,8 +75,9 @@ def test_a_large_zone_mostly_down_taints_at_the_secondary_rate() -> None:
         cluster.close()
 
 
-def test_when_every_zone_is_down_no_node_is_tainted_and_taints_are_lifted() -> None:
-    cluster = LifecycleCluster({"a": 2, "b": 1})
+@both_modes
+def test_when_every_zone_is_down_no_node_is_tainted_and_taints_are_lifted(simulated: bool) -> None:
+    cluster = LifecycleCluster({"a": 2, "b": 1}, simulated=simulated)
     try:
         cluster.wait(5)
         stop(cluster, ["a-0"])

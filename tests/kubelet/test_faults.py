@@ -11,10 +11,13 @@ from typing import Any
 
 import pytest
 from tests.controllers.lifecycle_cluster import (
+    MODE_IDS,
+    MODES,
     NODES,
     PODS,
     ZONE_LABEL,
     LifecycleCluster,
+    both_modes,
     pod,
 )
 from tests.controllers.test_replicaset import replica_set
@@ -33,9 +36,9 @@ UNREACHABLE = "node.kubernetes.io/unreachable"
 TOLERATE_UNREACHABLE = {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute"}
 
 
-@pytest.fixture
-def cluster() -> Iterator[LifecycleCluster]:
-    c = LifecycleCluster({"a": 3}, scheduler=True)
+@pytest.fixture(params=MODES, ids=MODE_IDS)
+def cluster(request: pytest.FixtureRequest) -> Iterator[LifecycleCluster]:
+    c = LifecycleCluster({"a": 3}, scheduler=True, simulated=request.param)
     yield c
     c.close()
 
@@ -118,8 +121,11 @@ def test_a_failed_node_goes_unknown_its_pods_are_evicted_and_replaced_then_it_re
     assert (back["startTime"], back["podIP"]) == (stays["startTime"], stays["podIP"])
 
 
-def test_a_partitioned_node_runs_on_unheard_and_reconciles_when_reconnected() -> None:
-    cluster = LifecycleCluster({"a": 2})
+@both_modes
+def test_a_partitioned_node_runs_on_unheard_and_reconciles_when_reconnected(
+    simulated: bool,
+) -> None:
+    cluster = LifecycleCluster({"a": 2}, simulated=simulated)
     try:
         for name in ("web", "deleted"):
             body = pod(name, "a-0", [TOLERATE_UNREACHABLE])
@@ -153,8 +159,11 @@ def test_a_partitioned_node_runs_on_unheard_and_reconciles_when_reconnected() ->
         cluster.close()
 
 
-def test_a_slowed_node_renews_its_lease_less_often_and_goes_unknown_when_too_slow() -> None:
-    cluster = LifecycleCluster({"a": 2})
+@both_modes
+def test_a_slowed_node_renews_its_lease_less_often_and_goes_unknown_when_too_slow(
+    simulated: bool,
+) -> None:
+    cluster = LifecycleCluster({"a": 2}, simulated=simulated)
     try:
         cluster.wait(5)
         cluster.run(cluster.pool.slow("a-0", 3))
@@ -203,9 +212,9 @@ def test_added_nodes_register_and_take_pods(cluster: LifecycleCluster) -> None:
     placed = cluster.get_pod("for-b")
     assert placed["spec"]["nodeName"] in ("b-0", "b-1")
     assert placed["status"]["phase"] == "Running"
-    first = cluster.lease_renewed("b-0")
+    first = cluster.heartbeat("b-0")
     cluster.wait(20)
-    assert cluster.lease_renewed("b-0") - first == 20
+    assert cluster.heartbeat("b-0") - first == 20
     with pytest.raises(ValueError, match="b-0"):
         cluster.run(pool.add_nodes([NodeConfig(name="b-0", index=9)]))
 

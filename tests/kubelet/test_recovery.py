@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.controllers.lifecycle_cluster import PODS, LifecycleCluster, pod
+from tests.controllers.lifecycle_cluster import MODE_IDS, MODES, PODS, LifecycleCluster, pod
 
 TOLERATE_UNREACHABLE = {
     "key": "node.kubernetes.io/unreachable",
@@ -16,9 +16,9 @@ TOLERATE_UNREACHABLE = {
 }
 
 
-@pytest.fixture
-def cluster() -> Iterator[LifecycleCluster]:
-    c = LifecycleCluster({"a": 2})
+@pytest.fixture(params=MODES, ids=MODE_IDS)
+def cluster(request: pytest.FixtureRequest) -> Iterator[LifecycleCluster]:
+    c = LifecycleCluster({"a": 2}, simulated=request.param)
     yield c
     c.close()
 

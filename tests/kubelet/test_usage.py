@@ -208,6 +208,37 @@ def _made(made: list[str], name: str, summary: Callable[[], Summary]) -> Summary
     return summary()
 
 
+def test_the_pools_usage_is_what_the_summaries_say() -> None:
+    options = ClusterOptions(nodes=node_configs(3), scheduler=False, controllers=False)
+    cluster = SimulatedCluster(options)
+    try:
+        pool = cluster.plane.nodes
+        bodies = [
+            annotate(pod("ramp", node="pinnace-node-1", cpu="1"), cpu="ramp 1 3 60s"),
+            annotate(pod("rival", node="pinnace-node-1"), cpu="2", memory="ramp 10Mi 1Gi 90s"),
+            pod("spike", node="pinnace-node-2", memory="spike 50Mi 400Mi at 30s for 10s"),
+            pod("restarts", node="pinnace-node-2", run_seconds="25", memory="80Mi"),
+            pod("done", node="pinnace-node-2", run_seconds="5", restart_policy="Never"),
+        ]
+        for body in bodies:
+            cluster.run(cluster.client.create(PODS, "default", body))
+        for _ in range(12):
+            cluster.wait(7)
+            summaries = pool.summaries()
+            expected = {
+                name: (
+                    s.node.cpu_usage_nano_cores,
+                    sum(c.memory_working_set_bytes for p in s.pods for c in p.containers),
+                )
+                for name, s in summaries.items()
+            }
+            assert pool.usage() == expected
+        assert expected["pinnace-node-3"] == (0, 0)
+        assert expected["pinnace-node-1"][0] > 0 and expected["pinnace-node-2"][1] > 0
+    finally:
+        cluster.close()
+
+
 def test_cpu_is_capped_at_the_limit_and_the_excess_is_throttled(node: Node) -> None:
     # assign-cpu-resource: vish/stress asked for 2 CPUs under a 1 CPU limit uses 1 CPU.
     body = pod("cpu-demo", node="node-1")

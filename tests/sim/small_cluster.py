@@ -1,5 +1,5 @@
-"""A small cluster that exercises most components, run on the virtual clock with an event log:
-what the determinism tests run, in this process or in another."""
+"""A small cluster that exercises most components, run in the simulated mode on the virtual
+clock with an event log: what the determinism tests run, in this process or in another."""
 
 from __future__ import annotations
 
@@ -181,7 +181,8 @@ def run(seed: int, seconds: float, node_count: int = 4) -> tuple[str, bytes]:
     """The event log's SHA-256 and its lines after `seconds` of simulated time."""
     loop = VirtualEventLoop()
     clock = Clock(loop)
-    plane = ControlPlane(MemoryStore(), clock, ClusterOptions(nodes=nodes(node_count), seed=seed))
+    options = ClusterOptions(nodes=nodes(node_count), seed=seed, simulated=True)
+    plane = ControlPlane(MemoryStore(), clock, options)
     out = io.BytesIO()
     log = EventLog(plane.store, clock, out)
     try:

@@ -235,6 +235,13 @@ class Informer:
     def keys(self) -> builtins.list[str]:
         return list(self._cache)
 
+    def index_values(self, name: str) -> builtins.list[str]:
+        """The values objects are filed under in the index `name` (ListIndexFuncValues)."""
+        try:
+            return list(self._indices[name])
+        except KeyError:
+            raise KeyError(f"no indexer {name!r}") from None
+
     def by_index(self, name: str, value: str) -> builtins.list[Object]:
         """The cached objects filed under `value` in the index `name`."""
         try:

@@ -8,7 +8,7 @@ from pinnace.clock.clock import Clock, Timer
 from pinnace.clock.duration import parse_duration
 from pinnace.clock.loop import DEFAULT_EPOCH, DeadlockError, VirtualEventLoop, VirtualModeError
 from pinnace.clock.rand import Randomness
-from pinnace.clock.rfc3339 import format_micro_time, format_time, parse_time
+from pinnace.clock.rfc3339 import format_micro_time, format_time, micro_instant, parse_time
 from pinnace.clock.virtual import VirtualClock
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "VirtualModeError",
     "format_micro_time",
     "format_time",
+    "micro_instant",
     "parse_duration",
     "parse_time",
 ]

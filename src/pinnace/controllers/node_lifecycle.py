@@ -21,6 +21,11 @@ eviction controller (`pinnace.controllers.taint_eviction`).
 On every node change it also keeps the NoSchedule taints in step with the conditions and
 spec.unschedulable (TaintNodesByCondition): not-ready, unreachable, memory-pressure,
 disk-pressure, pid-pressure, network-unavailable and unschedulable.
+
+In the simulated mode the kubelets of healthy nodes renew their Leases in their node pool's
+account rather than through the API server, so the controller reads each node's last renewal
+from that account (`NodeHeartbeats`) beside its Lease, and reacts to the later of the two. Its
+passes then leave out the healthy nodes (`pinnace.controllers.parked_nodes`).
 """
 
 from __future__ import annotations
@@ -28,10 +33,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
@@ -40,6 +46,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Clock, parse_time
 from pinnace.controllers.controller_utils import TokenBucket
+from pinnace.controllers.parked_nodes import ParkedNodes
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +80,22 @@ NODES_PER_TURN = 500
 NODES = catalog.kind("", "nodes")
 PODS = catalog.kind("", "pods")
 LEASES = catalog.kind("coordination.k8s.io", "leases")
+
+
+class NodeHeartbeats(Protocol):
+    """Where the simulated mode keeps the lease renewals it does not write (a node pool)."""
+
+    def last_renewal(self, node: str) -> float | None:
+        """When the node's kubelet last renewed its Lease before now (clock seconds, as the
+        Lease's renewTime holds them); None when the account holds no renewal of it."""
+
+    def renewal_interval(self, node: str) -> float | None:
+        """How often the node's kubelet renews while it renews on time, in the account (so
+        `last_renewal` moves on by itself, until `stopped` names the node); else None."""
+
+    def stopped(self, since: int) -> tuple[list[str], int]:
+        """The nodes whose kubelets stopped renewing on time (they failed, were cut off,
+        slowed or went) after the first `since` such stops, and how many stops there were."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +168,11 @@ class RateLimitedQueue:
         self._members: set[str] = set()
         self._order = 0
 
+    @property
+    def pending(self) -> bool:
+        """Whether a name waits to be processed."""
+        return bool(self._queue)
+
     def add(self, name: str, uid: str) -> bool:
         if name in self._members:
             return False
@@ -196,8 +224,16 @@ class _Zones:
 
 
 class NodeLifecycleController:
-    def __init__(self, client: Client, config: NodeLifecycleConfig | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        config: NodeLifecycleConfig | None = None,
+        *,
+        heartbeats: NodeHeartbeats | None = None,
+    ) -> None:
+        """`heartbeats`: the account of lease renewals not written (the simulated mode)."""
         self.config = config or NodeLifecycleConfig()
+        self._heartbeats = heartbeats
         self._client = client
         self._clock = client.clock
         self._recorder = EventRecorder(client, COMPONENT)
@@ -207,11 +243,22 @@ class NodeLifecycleController:
         self._pods.add_indexer("nodeName", lambda p: [p["spec"]["nodeName"]])
         self._known: dict[str, Object] = {}
         self._health: dict[str, _Health] = {}
+        # A node is parked for no longer than a grace period and a pass before it is looked
+        # at again, its latest renewal at most a pass older than the probe it was parked on.
+        config = self.config
+        kept = math.ceil(config.node_monitor_grace_period / config.node_monitor_period) + 4
+        self._parked = ParkedNodes(kept)
+        """The healthy nodes the passes leave out (the simulated mode)."""
+        self._stops_seen = 0
+        self._membership_changed = False
+        """A node was added or deleted since the last pass looked at every node."""
         self._zones = _Zones()
         self._no_schedule_pending: dict[str, None] = {}
         """nodeUpdateQueue: the nodes to check, first changed first, each once (a dict as an
         ordered set: a set's order would follow the process's string hashing)."""
         self._no_schedule_wake = asyncio.Event()
+        self._queued = asyncio.Event()
+        """A node was queued for a NoExecute taint."""
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -222,6 +269,9 @@ class NodeLifecycleController:
         self._nodes.add_event_handler(
             self._node_changed, lambda _, new: self._node_changed(new), None
         )
+        if self._heartbeats is not None:
+            self._leases.add_event_handler(self._stir, lambda _, new: self._stir(new))
+            self._nodes.add_event_handler(self._membership, None, self._membership)
         for informer in (self._nodes, self._leases, self._pods):
             informer.start()
         for informer in (self._nodes, self._leases, self._pods):
@@ -231,7 +281,7 @@ class NodeLifecycleController:
             loop.create_task(
                 self._every(self.config.node_monitor_period, self.monitor_node_health)
             ),
-            loop.create_task(self._every(self.config.node_eviction_period, self._taint_pass)),
+            loop.create_task(self._tainting()),
             loop.create_task(self._no_schedule_worker()),
         ]
 
@@ -247,16 +297,49 @@ class NodeLifecycleController:
 
     async def _every(self, period: float, work: Callable[[], Any]) -> None:
         while True:
-            try:
-                await work()
-            except Exception:  # one failed pass must not end the controller
-                log.exception("node lifecycle controller: pass failed")
+            await self._attempt(work)
             await self._clock.sleep(period)
+
+    async def _attempt(self, work: Callable[[], Any]) -> None:
+        try:
+            await work()
+        except Exception:  # one failed pass must not end the controller
+            log.exception("node lifecycle controller: pass failed")
+
+    async def _tainting(self) -> None:
+        """A NoExecute tainting pass every node_eviction_period. While no zone has a node
+        queued a pass does nothing, so none is made: the loop waits for a node to be queued,
+        then goes on at the times its passes would have come at."""
+        period = self.config.node_eviction_period
+        while True:
+            await self._attempt(self._taint_pass)
+            self._queued.clear()
+            if any(t.pending for t in self._zones.tainters.values()):
+                await self._clock.sleep(period)
+                continue
+            at = self._clock.now() + period
+            await self._queued.wait()
+            while at < self._clock.now():
+                at += period
+            await self._clock.sleep(at - self._clock.now())  # exact: the times are close
 
     # --- health ------------------------------------------------------------------------------
 
     async def monitor_node_health(self) -> None:
+        if self._heartbeats is not None:
+            await self._monitor_parked(self._heartbeats)
+            return
         nodes = self._nodes.list()
+        await self._follow_membership(nodes)
+        zone_conditions: dict[str, list[str]] = {}
+        for i, node in enumerate(nodes, start=1):
+            if i % NODES_PER_TURN == 0:
+                await asyncio.sleep(0)
+            await self._look_at(node, zone_conditions)
+        await self._handle_disruption(nodes, zone_conditions)
+
+    async def _follow_membership(self, nodes: list[Object]) -> None:
+        """Register the nodes new to the controller, remove those gone."""
         names = {n["metadata"]["name"] for n in nodes}
         for node in nodes:
             if node["metadata"]["name"] not in self._known:
@@ -264,27 +347,112 @@ class NodeLifecycleController:
         for name, node in list(self._known.items()):
             if name not in names:
                 self._node_removed(node)
+
+    async def _look_at(self, node: Object, zone_conditions: dict[str, list[str]]) -> None:
+        """One node's part of a pass: its health, its zone's count, its NoExecute taints."""
+        observed, current = await self._update_node_health(node)
+        labels = node["metadata"].get("labels") or {}
+        if EXCLUDE_DISRUPTION_LABEL not in labels:
+            zone_conditions.setdefault(zone_key(node), []).append(current or "")
+        if current is None:
+            return
+        await self._taint_based_eviction(node, observed)
+        if current != "True" and observed == "True":
+            name = node["metadata"]["name"]
+            self._recorder.event(
+                node,
+                EVENT_TYPE_NORMAL,
+                "NodeNotReady",
+                f"Node {name} status is now: NodeNotReady",
+            )
+            await self._mark_pods_not_ready(name)
+        if self._heartbeats is not None:
+            self._park(node, observed, current)
+
+    async def _monitor_parked(self, heartbeats: NodeHeartbeats) -> None:
+        """The pass of the simulated mode: it looks only at the nodes not parked, in the order
+        of a pass over every node and with its yields to the loop, and counts the parked ones
+        ready in their zones."""
+        self._parked.passed(self._clock.now())
+        self._revisit(heartbeats)
+        if self._membership_changed:
+            self._membership_changed = False
+            await self._follow_membership(self._nodes.list())
+        names = self._parked.to_look_at()
+        order = self._nodes.keys()
+        places = [i for i, n in enumerate(order) if n in names] if names else []
         zone_conditions: dict[str, list[str]] = {}
-        for i, node in enumerate(nodes, start=1):
-            if i % NODES_PER_TURN == 0:
+        yielded = 0
+        for place in places:
+            while yielded < (place + 1) // NODES_PER_TURN:
                 await asyncio.sleep(0)
-            observed, current = await self._update_node_health(node)
-            labels = node["metadata"].get("labels") or {}
-            if EXCLUDE_DISRUPTION_LABEL not in labels:
-                zone_conditions.setdefault(zone_key(node), []).append(current or "")
-            if current is None:
-                continue
-            await self._taint_based_eviction(node, observed)
-            if current != "True" and observed == "True":
-                name = node["metadata"]["name"]
-                self._recorder.event(
-                    node,
-                    EVENT_TYPE_NORMAL,
-                    "NodeNotReady",
-                    f"Node {name} status is now: NodeNotReady",
-                )
-                await self._mark_pods_not_ready(name)
-        await self._handle_disruption(nodes, zone_conditions)
+                yielded += 1
+            node = self._nodes.get("", order[place])
+            if node is not None:
+                self._catch_up(order[place])
+                await self._look_at(node, zone_conditions)
+        for _ in range(yielded, len(order) // NODES_PER_TURN):
+            await asyncio.sleep(0)
+        for zone, count in self._parked.ready_zones().items():
+            zone_conditions.setdefault(zone, []).extend(["True"] * count)
+        await self._handle_disruption(None, zone_conditions)
+
+    def _park(self, node: Object, observed: str, current: str) -> None:
+        """Leave the node out of the passes (`ParkedNodes`) while nothing they would do to it
+        can be seen: it is Ready (was at the start of this pass too) and has no NoExecute taint
+        of this controller (so none to take off, and it is queued for none). Until it could go
+        stale, or for as long as its kubelet renews on time when it does so more often than
+        the grace period, each pass would only count it ready and note its renewals."""
+        if observed != "True" or current != "True":
+            return
+        if has_taint(node, UNREACHABLE, NO_EXECUTE) or has_taint(node, NOT_READY, NO_EXECUTE):
+            return
+        name = node["metadata"]["name"]
+        excluded = EXCLUDE_DISRUPTION_LABEL in (node["metadata"].get("labels") or {})
+        self._parked.park(name, self._due(name), None if excluded else zone_key(node))
+
+    def _due(self, name: str) -> float:
+        """When a parked node is looked at again: once it could go stale, unless its kubelet
+        renews on time often enough that it cannot."""
+        assert self._heartbeats is not None
+        grace = self.config.node_monitor_grace_period
+        interval = self._heartbeats.renewal_interval(name)
+        if interval is not None and interval <= grace:
+            return math.inf  # until `stopped` names it
+        return self._health[name].probe_timestamp + grace
+
+    def _revisit(self, heartbeats: NodeHeartbeats) -> None:
+        """Catch up with the parked nodes that could be stale by now, and those whose kubelets
+        stopped renewing on time: park again those still fresh, unpark the others."""
+        now = self._clock.now()
+        stopped, self._stops_seen = heartbeats.stopped(self._stops_seen)
+        grace = self.config.node_monitor_grace_period
+        for name in self._parked.due(now, stopped):
+            self._catch_up(name)
+            if now > self._health[name].probe_timestamp + grace:
+                self._parked.unpark(name)  # looked at by this pass
+            else:
+                self._parked.repark(name, self._due(name))
+
+    def _catch_up(self, name: str) -> None:
+        """Note the node's latest renewal as the passes that left it out would have: at the
+        first of them after it."""
+        health = self._health.get(name)
+        renewed = self._last_renewal(name)
+        if health is None or renewed is None:
+            return
+        if health.lease_renew is not None and renewed <= health.lease_renew:
+            return
+        health.lease_renew = renewed
+        seen = self._parked.first_pass_after(renewed, self._clock.now())
+        health.probe_timestamp = max(health.probe_timestamp, seen)
+
+    def _stir(self, obj: Object) -> None:
+        """A parked node's Node or Lease changed: the next pass looks at it."""
+        self._parked.stir(obj["metadata"]["name"])
+
+    def _membership(self, node: Object) -> None:
+        self._membership_changed = True
 
     async def _node_added(self, node: Object) -> None:
         name = node["metadata"]["name"]
@@ -292,6 +460,7 @@ class NodeLifecycleController:
             node, EVENT_TYPE_NORMAL, "RegisteredNode", f"Registered Node {name} in Controller"
         )
         self._known[name] = node
+        self._parked.follow(name)
         self._tainter(zone_key(node))
         await self._mark_reachable(node)
 
@@ -311,6 +480,7 @@ class NodeLifecycleController:
         )
         del self._known[name]
         self._health.pop(name, None)
+        self._parked.forget(name)
         tainter = self._zones.tainters.get(zone_key(node))
         if tainter is not None:
             tainter.remove(name)
@@ -334,10 +504,9 @@ class NodeLifecycleController:
                 health = _Health(now, ready)
             elif saved is None or saved.get("lastHeartbeatTime") != ready.get("lastHeartbeatTime"):
                 health.probe_timestamp, health.ready = now, ready
-        lease = self._leases.get(NODE_LEASE_NAMESPACE, name)
-        renewed = ((lease or {}).get("spec") or {}).get("renewTime")
-        if renewed and (health.lease_renew is None or health.lease_renew < parse_time(renewed)):
-            health.lease_renew = parse_time(renewed)
+        renewed = self._last_renewal(name)
+        if renewed is not None and (health.lease_renew is None or health.lease_renew < renewed):
+            health.lease_renew = renewed
             health.probe_timestamp = now
         self._health[name] = health
         observed = ready.get("status", "") if ready else "Unknown"
@@ -352,6 +521,16 @@ class NodeLifecycleController:
             return observed, ready.get("status") if ready else None
         health.ready = condition(written, "Ready")
         return observed, "Unknown"
+
+    def _last_renewal(self, name: str) -> float | None:
+        """The renewTime of the node's Lease, or the account's later renewal."""
+        lease = self._leases.get(NODE_LEASE_NAMESPACE, name)
+        text = ((lease or {}).get("spec") or {}).get("renewTime")
+        written = parse_time(text) if text else None
+        accounted = self._heartbeats.last_renewal(name) if self._heartbeats else None
+        if accounted is None or (written is not None and written >= accounted):
+            return written
+        return accounted
 
     async def _mark_pods_not_ready(self, node_name: str) -> None:
         """MarkPodsNotReady: Ready False on every pod of the node that says Ready True."""
@@ -421,7 +600,8 @@ class NodeLifecycleController:
         name = node["metadata"]["name"]
         if not has_taint(node, key, NO_EXECUTE):
             tainter.remove(name)
-        tainter.add(name, node["metadata"].get("uid", ""))
+        if tainter.add(name, node["metadata"].get("uid", "")):
+            self._queued.set()
 
     async def _mark_reachable(self, node: Object) -> None:
         await self._swap_taints(node, [], [(UNREACHABLE, NO_EXECUTE), (NOT_READY, NO_EXECUTE)])
@@ -469,8 +649,10 @@ class NodeLifecycleController:
         return self.config.node_eviction_rate
 
     async def _handle_disruption(
-        self, nodes: list[Object], zone_conditions: dict[str, list[str]]
+        self, nodes: list[Object] | None, zone_conditions: dict[str, list[str]]
     ) -> None:
+        """handleDisruption, on the zones' Ready statuses; `nodes`: the nodes of the pass
+        (None: those cached now)."""
         states = self._zones.states
         new = {zone: self._zone_state(statuses) for zone, statuses in zone_conditions.items()}
         for zone in new:
@@ -483,7 +665,7 @@ class NodeLifecycleController:
             return
         if all_are_down:
             log.warning("every node is not ready: entering master disruption mode")
-            for node in nodes:
+            for node in nodes if nodes is not None else self._nodes.list():
                 await self._mark_reachable(node)
             for zone in states:
                 self._zones.tainters[zone].swap_limiter(0.0)
@@ -503,6 +685,7 @@ class NodeLifecycleController:
     # --- NoSchedule taints -------------------------------------------------------------------
 
     def _node_changed(self, node: Object) -> None:
+        self._stir(node)
         self._no_schedule_pending[node["metadata"]["name"]] = None
         self._no_schedule_wake.set()
 

@@ -43,6 +43,10 @@ _TERMINAL = ("Succeeded", "Failed")
 
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
+TERMINATING = "podgc.terminating"
+NODE_NAME = "podgc.nodeName"
+"""The indices podgc adds to the shared pod informer: what a pass looks for without walking
+every pod (the pods being deleted; the nodes pods are bound to)."""
 
 
 def is_terminated(pod: Object) -> bool:
@@ -60,6 +64,10 @@ def eviction_and_creation_order(pod: Object) -> tuple[bool, float, str]:
     """byEvictionAndCreationTimestamp: evicted pods first, then oldest, then by name."""
     created = pod["metadata"].get("creationTimestamp")
     return (not is_evicted(pod), parse_time(created) if created else 0.0, pod["metadata"]["name"])
+
+
+def _terminating(pod: Object) -> list[str]:
+    return ["true"] if pod["metadata"].get("deletionTimestamp") else []
 
 
 def is_node_ready(node: Object) -> bool:
@@ -83,6 +91,8 @@ class PodGCController:
         self._clock = client.clock
         self.terminated_pod_threshold = terminated_pod_threshold
         self._pods: Informer = informers.informer(PODS)
+        self._pods.add_indexer(TERMINATING, _terminating)
+        self._pods.add_indexer(NODE_NAME, lambda pod: [pod["spec"].get("nodeName") or ""])
         self._nodes: Informer = informers.informer(NODES)
         self._quarantine: dict[str, float] = {}
         """Missing nodes by name: when (clock seconds) to check whether they are really gone."""
@@ -100,11 +110,15 @@ class PodGCController:
 
     async def gc(self) -> None:
         pods = self._pods.list()
+        terminating = bool(self._pods.index_values(TERMINATING))
+        bound_to = self._pods.index_values(NODE_NAME)
         if self.terminated_pod_threshold > 0:
             await self._gc_terminated(pods)
-        await self._gc_terminating(pods)
-        await self._gc_orphaned(pods)
-        await self._gc_unscheduled_terminating(pods)
+        if terminating:
+            await self._gc_terminating(pods)
+        await self._gc_orphaned(pods, bound_to)
+        if terminating:
+            await self._gc_unscheduled_terminating(pods)
 
     async def _gc_terminated(self, pods: list[Object]) -> None:
         terminated = [p for p in pods if is_terminated(p)]
@@ -126,14 +140,16 @@ class PodGCController:
         doomed.sort(key=eviction_and_creation_order)
         await self._delete_all(doomed)
 
-    async def _gc_orphaned(self, pods: list[Object]) -> None:
-        existing = {node["metadata"]["name"] for node in self._nodes.list()}
+    async def _gc_orphaned(self, pods: list[Object], bound_to: list[str]) -> None:
+        """`bound_to`: the nodes `pods` are bound to."""
+        existing = set(self._nodes.keys())
         now = self._clock.now()
-        for pod in pods:
-            node = pod["spec"].get("nodeName")
+        for node in bound_to:
             if node and node not in existing:
                 self._quarantine.setdefault(node, now + QUARANTINE_TIME)
         deleted = await self._deleted_nodes(existing, now)
+        if not deleted:
+            return
         gone = {
             "type": DISRUPTION_TARGET,
             "status": "True",

@@ -137,6 +137,19 @@ class NodeAgent:
         up to the highest given out, not an entry per pod."""
         self._last_status_post = 0.0
         self._renewed = self._monitored = self._status_synced = -math.inf
+        self.write_renewals = True
+        """Write each lease renewal to the Lease. Without (the simulated mode, while the node
+        is healthy: its pool says), a Lease once written is renewed in the account only
+        (`renewed_before`), and `write_last_renewal` writes the last renewal when it matters."""
+        self.post_unchanged_status = True
+        """Post the node status every nodeStatusReportFrequency even when it has not changed;
+        without (the simulated mode), only a changed one is posted."""
+        self._renewals = (-math.inf, -math.inf)
+        """The last two renewals of the lease (the one before, the last), written or not."""
+        self._renewal_unwritten = False
+        self._status_basis: tuple[Object | None, Mapping[str, Any], set[str]] | None = None
+        """What the node status was last computed from (the Node as heard of, the static
+        status, the pressure conditions), when it had nothing new to post."""
         self._static_status = static_status(config)
         self._pulled: dict[str, None] = {}
         """The images of the containers this node has run, in order (node.status.images)."""
@@ -193,6 +206,40 @@ class NodeAgent:
     def _node_event(self, reason: str, message: str) -> None:
         self.node_event("Normal", reason, message)
 
+    def beats_every(self, interval: float) -> bool:
+        """Whether its lease renewal, eviction monitoring and node status update all fall due
+        at every heartbeat `interval` seconds apart."""
+        config = self.config
+        periods = {config.lease_renew_interval, config.node_status_update_frequency}
+        return periods | {EVICTION_MONITORING_PERIOD} == {interval}
+
+    def idle(self) -> bool:
+        """Whether its next heartbeat, and every one after it until a pod or its Node changes,
+        would do no more than renew the lease in the account (`write_renewals` off): its
+        eviction manager could change nothing (`may_skip`, nothing evicted under way) and its
+        node status has nothing new to post (the simulated mode posts only changes). Only
+        right after a heartbeat at which each of its loops ran."""
+        basis = self._status_basis
+        return (
+            not self.write_renewals
+            and not self.post_unchanged_status
+            and self._renewed == self._monitored == self._status_synced
+            and basis is not None
+            and basis[0] is self.node
+            and basis[1] is self._static_status
+            and basis[2] == self.eviction.node_conditions
+            and not self._evicting
+            and self._static_status is self._eviction_basis
+            and self.eviction.may_skip(self._ceiling)
+        )
+
+    def beats_missed(self, beats: Iterable[float]) -> None:
+        """The heartbeats at `beats` (times, in order) were left out while the agent was
+        `idle`: each renewed the lease in the account and found nothing else to do."""
+        for beat in beats:
+            self._renewed = self._monitored = self._status_synced = beat
+            self._renewed_at(beat, written=False)
+
     def node_event(self, event_type: str, reason: str, message: str) -> None:
         # The kubelet's reference to its node carries the node's name as its uid.
         node = {"kind": "Node", "metadata": {"name": self.name, "uid": self.name}}
@@ -225,14 +272,40 @@ class NodeAgent:
 
     async def renew_lease(self) -> None:
         """The lease controller's sync: renew the Lease as last written, without reading it
-        first; when that fails, read it (create it if it is missing) and renew that."""
+        first; when that fails, read it (create it if it is missing) and renew that. Without
+        `write_renewals`, a Lease written once is renewed in the account only."""
+        now = self.clock.now()
+        if not self.write_renewals and self.lease is not None:
+            self._renewed_at(now, written=False)
+            return
         if self.lease is not None:
             with contextlib.suppress(StatusError):
                 await self._renew(self.lease)
+                self._renewed_at(now, written=True)
                 return
         lease, created = await self._ensure_lease()
         if not created:
             await self._renew(lease)
+        self._renewed_at(now, written=True)
+
+    def _renewed_at(self, now: float, written: bool) -> None:
+        if now != self._renewals[1]:
+            self._renewals = (self._renewals[1], now)
+        self._renewal_unwritten = not written
+
+    def renewed_before(self, now: float) -> float:
+        """When the lease was last renewed before `now` (-inf: never), written or not: what
+        a node lifecycle controller's pass at `now` reads, as its pass comes before the
+        heartbeats of the same instant."""
+        before, last = self._renewals
+        return last if last < now else before
+
+    async def write_last_renewal(self) -> None:
+        """Write the last renewal to the Lease if it was kept in the account only: what the
+        Lease of a kubelet that stops renewing on time (it stops, is cut off, slows) shows."""
+        if self._renewal_unwritten and self.lease is not None:
+            await self._renew(self.lease, self._renewals[1])
+            self._renewal_unwritten = False
 
     async def _ensure_lease(self) -> tuple[Object, bool]:
         """The Lease as stored, or created now (True) when there is none."""
@@ -247,12 +320,13 @@ class NodeAgent:
         self.lease = await self.client.create(LEASES, NODE_LEASE_NAMESPACE, wanted)
         return self.lease, True
 
-    async def _renew(self, lease: Object) -> None:
-        """Write `lease` renewed now, up to LEASE_UPDATE_RETRIES times, on the Lease read
-        again after a conflict (someone else wrote it)."""
+    async def _renew(self, lease: Object, renewed_at: float | None = None) -> None:
+        """Write `lease` renewed at `renewed_at` (now by default), up to
+        LEASE_UPDATE_RETRIES times, on the Lease read again after a conflict (someone else
+        wrote it)."""
         for attempt in range(LEASE_UPDATE_RETRIES):
-            now = format_micro_time(self.clock.now())
-            renewed = {**lease, "spec": {**lease["spec"], "renewTime": now}}
+            at = self.clock.now() if renewed_at is None else renewed_at
+            renewed = {**lease, "spec": {**lease["spec"], "renewTime": format_micro_time(at)}}
             try:
                 self.lease = await self.client.update(LEASES, renewed)
                 return
@@ -282,8 +356,13 @@ class NodeAgent:
         previous = current.get("conditions") or []
         pressure = self.eviction.node_conditions
         wanted = node_status(self._static_status, current, self.clock.now_rfc3339(), pressure)
-        due = self.clock.now() - self._last_status_post >= self.config.node_status_report_frequency
+        due = (
+            self.post_unchanged_status
+            and self.clock.now() - self._last_status_post
+            >= self.config.node_status_report_frequency
+        )
         if not due and _same_status(current, wanted):
+            self._status_basis = (self.node, self._static_status, pressure)
             return
         self.node = await self.client.patch(
             NODES, "", self.name, {"status": wanted}, PatchType.MERGE, subresource="status"
@@ -746,6 +825,17 @@ class NodeAgent:
             images,
             self.clock.now(),
         )
+
+    def pods_usage(self) -> tuple[int, int]:
+        """What its pods use now, as `summary` has it, for less: the CPU (nano-cores) and the
+        memory working set (bytes) of their running containers."""
+        running = [
+            c.current.id
+            for w in self.workers.values()
+            for c in (*w.inits, *w.apps)
+            if c.running and c.current is not None
+        ]
+        return self.runtime.cpu_and_memory(running) if running else (0, 0)
 
     # --- logs --------------------------------------------------------------------------------
 

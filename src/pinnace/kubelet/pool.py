@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator, Iterable, Mapping
 
 from pinnace.api import status
@@ -41,6 +42,7 @@ from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
+from pinnace.clock import micro_instant
 from pinnace.kubelet import endpoints
 from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
@@ -65,9 +67,13 @@ class NodeAgentPool:
         *,
         slots: int = WHEEL_SLOTS,
         codec: Codec | None = None,
+        simulated: bool = False,
     ) -> None:
-        """`codec` packs the pods (a new one by default): the cluster's."""
+        """`codec` packs the pods (a new one by default): the cluster's. `simulated`: the
+        leases of healthy nodes are renewed in the pool's account (`last_renewal`), not written
+        each time, and an unchanged node status is not posted again (the simulated mode)."""
         self.client = client
+        self.simulated = simulated
         self.clock = client.clock
         self.codec = codec if codec is not None else Codec()
         self._config_maps = Informer(client, CONFIG_MAPS)
@@ -82,9 +88,23 @@ class NodeAgentPool:
         configs = list(configs)
         self.agents = {c.name: self._new_agent(c) for c in configs}
         """The agents running, by node name (stopped ones are not here)."""
-        self._slots: list[list[NodeAgent]] = [[] for _ in range(max(slots, 1))]
+        self._slots: list[dict[int, NodeAgent]] = [{} for _ in range(max(slots, 1))]
+        """Each slot's agents, by the order they joined it in (the order the wheel calls
+        them in)."""
+        self._awake: list[dict[int, NodeAgent]] = [{} for _ in self._slots]
+        """Of those, the ones the wheel calls (not quiet)."""
+        self._slot_of: dict[str, tuple[int, int]] = {}
+        """Each agent's slot, and its place in it."""
+        self._joined = 0
         for i, agent in enumerate(self.agents.values()):
-            self._slots[i % len(self._slots)].append(agent)
+            self._join_slot(agent, i % len(self._slots))
+        self._beats: list[tuple[float, float]] = [(-math.inf, -math.inf)] * len(self._slots)
+        """Each slot's last two beats (the one before, the last)."""
+        self._quiet: dict[str, float] = {}
+        """The agents the wheel leaves out (the simulated mode), by name: `idle` since the
+        beat (its time) after which they went quiet, until a pod or their Node changes."""
+        self._stops: list[str] = []
+        """The nodes whose agents stopped renewing in the account, in order (`stopped`)."""
         self.interval = (
             common_period(*(c.heartbeat_interval for c in configs))
             if configs
@@ -94,8 +114,9 @@ class NodeAgentPool:
         """The index (`NodeConfig.index`: IP, pod CIDR) no node of the pool has yet, nor any
         above it: where the configs of nodes to add start."""
         self._adopting: dict[str, asyncio.Task[None]] = {}
-        self._stopped: dict[str, NodeConfig] = {}
-        """The nodes whose agent stopped (`fail_node`), by name."""
+        self._stopped: dict[str, NodeAgent] = {}
+        """The agents stopped (`fail_node`), by node name: their last renewals stay in the
+        account."""
         self._removing: set[str] = set()
         """Nodes whose Node this pool deleted, until the deletion is heard of: not adopted."""
         self._slowness: dict[str, float] = {}
@@ -112,6 +133,7 @@ class NodeAgentPool:
         agent = NodeAgent(Link(self.client, config.name), config, codec=self.codec)
         agent.config_maps = self._config_maps.get
         agent.packed_pod = self._pods.packed
+        agent.write_renewals = agent.post_unchanged_status = not self.simulated
         return agent
 
     async def start(self) -> None:
@@ -156,7 +178,7 @@ class NodeAgentPool:
 
     def configs(self) -> list[NodeConfig]:
         """Every node of the pool, its agent running or stopped."""
-        return [a.config for a in self.agents.values()] + list(self._stopped.values())
+        return [a.config for a in (*self.agents.values(), *self._stopped.values())]
 
     @property
     def failed(self) -> frozenset[str]:
@@ -167,6 +189,32 @@ class NodeAgentPool:
     def partitioned(self) -> frozenset[str]:
         """The nodes whose agent runs cut off from the API server (`partition`)."""
         return frozenset(n for n, a in self.agents.items() if not _link(a).connected)
+
+    def last_renewal(self, node: str) -> float | None:
+        """When the kubelet of `node` last renewed its Lease before now (seconds, as the
+        Lease's MicroTime holds them), written or kept in the account (where a failed node's
+        last renewal stays); None for a node with no agent here, or none that renewed. The
+        node lifecycle controller of the simulated mode reads this beside the Leases."""
+        agent = self.agents.get(node) or self._stopped.get(node)
+        if agent is None:
+            return None
+        now = self.clock.now()
+        renewed = max([agent.renewed_before(now), *(b for b in self._missed(agent) if b < now)])
+        return micro_instant(renewed) if renewed > -math.inf else None
+
+    def renewal_interval(self, node: str) -> float | None:
+        """How often the kubelet of `node` renews while its renewals are kept in the account
+        (it runs, reaches the API server, is not slowed): `last_renewal` moves on by itself
+        until `stopped` names the node. None otherwise."""
+        agent = self.agents.get(node)
+        if agent is None or agent.write_renewals or not self._accounted(agent):
+            return None
+        return agent.config.lease_renew_interval
+
+    def stopped(self, since: int) -> tuple[list[str], int]:
+        """The nodes whose kubelets stopped renewing in the account (failed, partitioned,
+        slowed, gone) after the first `since` such stops, and how many there were."""
+        return self._stops[since:], len(self._stops)
 
     def slowness(self, name: str) -> float:
         """How many times less often than its own the node's heartbeats come (1: as usual)."""
@@ -193,12 +241,21 @@ class NodeAgentPool:
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         return served
 
+    def usage(self) -> dict[str, tuple[int, int]]:
+        """What the pods of every node the API server can reach use now, by node name: CPU
+        (nano-cores) and memory working set (bytes), as their summaries have it."""
+        return {
+            name: agent.pods_usage()
+            for name, agent in self.agents.items()
+            if _link(agent).connected
+        }
+
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""
         node = (pod.get("spec") or {}).get("nodeName", "")
         agent = self.agents.get(node)
         if node in self._stopped or (agent is not None and not _link(agent).connected):
-            config = self._stopped.get(node) or self.agents[node].config
+            config = (self._stopped.get(node) or self.agents[node]).config
             raise _kubelet_unreachable(config, pod, container, node in self._stopped)
         if agent is None:
             name = pod["metadata"]["name"]
@@ -213,21 +270,23 @@ class NodeAgentPool:
         if name in self._stopped:
             return
         agent = self._running(name)
+        self._wake(agent)
+        await agent.write_last_renewal()
         self._end(agent)
-        self._stopped[name] = agent.config
+        self._stopped[name] = agent
 
     async def recover_node(self, name: str) -> None:
         """End the node's faults: a stopped kubelet starts again, as a kubelet restarted on
         the node (it updates its Node and Lease, takes back its pods where their status left
         them, stops those deleted meanwhile); a partitioned one is reconnected and reconciles
         its pods with the API's; a slowed one beats at its own pace again."""
-        config = self._stopped.pop(name, None)
+        stopped = self._stopped.pop(name, None)
         self._unslow(name)
-        if config is not None:
+        if stopped is not None:
             try:
-                await self._start_agent(config)
+                await self._start_agent(stopped.config)
             except BaseException:
-                self._stopped[name] = config
+                self._stopped[name] = stopped
                 raise
             return
         agent = self._running(name)
@@ -239,17 +298,20 @@ class NodeAgentPool:
     async def partition(self, name: str) -> None:
         """Cut the node's agent off from the API server: it runs on, but its writes fail
         (and are tried again as the kubelet tries them) and it hears of no change."""
-        _link(self._running(name)).connected = False
+        agent = self._running(name)
+        await self._write_renewals(agent)
+        _link(agent).connected = False
 
     async def slow(self, name: str, factor: float) -> None:
         """The node's heartbeats (lease renewal, node status, eviction monitoring) come
         `factor` (>= 1) times less often, to the nearest beat of the heartbeat wheel."""
         if not factor >= 1:
             raise ValueError(f"a slowness factor is at least 1, not {factor:g}")
-        self._running(name)
+        agent = self._running(name)
         if factor == 1:
             self._unslow(name)
             return
+        await self._write_renewals(agent)
         self._slowness[name] = factor
         self._next_heartbeat[name] = self.clock.monotonic() + self.interval * factor
 
@@ -290,11 +352,30 @@ class NodeAgentPool:
         """The agent's kubelet ends: it gets no more heartbeats or events, and a write it has
         under way does not land."""
         self.agents.pop(agent.name, None)
-        for slot in self._slots:
-            if agent in slot:
-                slot.remove(agent)
+        self._quiet.pop(agent.name, None)
+        if not agent.write_renewals:
+            self._stops.append(agent.name)
+        place = self._slot_of.pop(agent.name, None)
+        if place is not None:
+            slot, order = place
+            del self._slots[slot][order]
+            self._awake[slot].pop(order, None)
         _link(agent).connected = False
         agent.shut_down()
+
+    async def _write_renewals(self, agent: NodeAgent) -> None:
+        """The agent's lease renewals are written from now on, the last one first: it is no
+        longer healthy, and its Lease shows where its renewals stopped or slowed."""
+        self._wake(agent)
+        await agent.write_last_renewal()
+        if not agent.write_renewals:
+            agent.write_renewals = True
+            self._stops.append(agent.name)
+
+    def _accounted(self, agent: NodeAgent) -> bool:
+        """Whether the agent's renewals are kept in the account only: in the simulated mode,
+        while it renews on time and reaches the API server."""
+        return self.simulated and _link(agent).connected and agent.name not in self._slowness
 
     def _unslow(self, name: str) -> None:
         self._slowness.pop(name, None)
@@ -310,7 +391,7 @@ class NodeAgentPool:
         except BaseException:
             self.agents.pop(config.name, None)
             raise
-        min(self._slots, key=len).append(agent)
+        self._join_slot(agent, min(range(len(self._slots)), key=lambda i: len(self._slots[i])))
         await self._follow_pods()
         for pod in self._bound_to(config.name):
             agent.pod_added(pod)
@@ -336,6 +417,11 @@ class NodeAgentPool:
 
     # --- the wheel and the informers' events -------------------------------------------------
 
+    def _join_slot(self, agent: NodeAgent, slot: int) -> None:
+        self._joined += 1
+        self._slots[slot][self._joined] = self._awake[slot][self._joined] = agent
+        self._slot_of[agent.name] = (slot, self._joined)
+
     async def _turn(self) -> None:
         step = self.interval / len(self._slots)
         start = self.clock.monotonic()
@@ -343,16 +429,43 @@ class NodeAgentPool:
         while True:
             if step != self.interval / len(self._slots):  # nodes added that beat more often
                 start, tick, step = start + tick * step, 0, self.interval / len(self._slots)
+                for name in list(self._quiet):
+                    self._wake(self.agents[name])
             tick += 1
             await asyncio.sleep(max(start + tick * step - self.clock.monotonic(), 0.0))
-            for agent in list(self._slots[tick % len(self._slots)]):
-                if self.agents.get(agent.name) is not agent:
-                    continue  # its Node was deleted meanwhile
+            slot = tick % len(self._slots)
+            self._beats[slot] = (self._beats[slot][1], self.clock.now())
+            awake = self._awake[slot]
+            for agent in [awake[order] for order in sorted(awake)]:
+                if agent.name in self._quiet or self.agents.get(agent.name) is not agent:
+                    continue  # gone quiet, or its Node was deleted, meanwhile
                 if agent.name in self._slowness and not self._slow_beat(agent.name):
                     continue
                 # it logs what fails in it
                 await agent.heartbeat(self.interval * self._slowness.get(agent.name, 1.0))
                 self.renewals += 1
+                if agent.write_renewals and self._accounted(agent):
+                    agent.write_renewals = False  # healthy again, its last renewal written
+                elif agent.beats_every(self.interval) and agent.idle():
+                    self._quiet[agent.name] = self._beats[slot][1]
+                    del awake[self._slot_of[agent.name][1]]
+
+    def _missed(self, agent: NodeAgent) -> list[float]:
+        """The beats of its slot a quiet agent was left out of (the last two at most, all it
+        needs to know)."""
+        since = self._quiet.get(agent.name)
+        if since is None:
+            return []
+        return [b for b in self._beats[self._slot_of[agent.name][0]] if b > since]
+
+    def _wake(self, agent: NodeAgent) -> None:
+        """The wheel calls the agent again, told of the beats it was left out of: something
+        reached it, or it is no longer healthy."""
+        if agent.name in self._quiet:
+            agent.beats_missed(self._missed(agent))
+            del self._quiet[agent.name]
+            slot, order = self._slot_of[agent.name]
+            self._awake[slot][order] = agent
 
     def _slow_beat(self, name: str) -> bool:
         """Whether a slowed agent's heartbeat is due at this beat of its slot."""
@@ -363,15 +476,20 @@ class NodeAgentPool:
         return True
 
     def _agent_of(self, pod: Object) -> NodeAgent | None:
-        """The agent that hears of the pod's changes: its node's, unless it is cut off."""
+        """The agent that hears of the pod's changes: its node's (awake), unless it is cut
+        off."""
         agent = self.agents.get((pod.get("spec") or {}).get("nodeName", ""))
-        return agent if agent is None or _link(agent).connected else None
+        if agent is None or not _link(agent).connected:
+            return None
+        self._wake(agent)
+        return agent
 
     def _node(self, node: Object) -> None:
         name = node["metadata"]["name"]
         agent = self.agents.get(name)
         if agent is not None:
             if _link(agent).connected:
+                self._wake(agent)
                 agent.node_changed(node)
         elif (
             name not in self._adopting

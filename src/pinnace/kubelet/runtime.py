@@ -229,6 +229,11 @@ class ContainerRuntime(ABC):
         return self.list_container_stats().get(container_id)
 
     @abstractmethod
+    def cpu_and_memory(self, container_ids: Iterable[str]) -> tuple[int, int]:
+        """The CPU (nano-cores) and memory working set (bytes) these running containers use
+        now, in all, as their stats say."""
+
+    @abstractmethod
     def list_containers(self) -> list[ContainerStatus]:
         """Every container the runtime holds, running or exited (until removed)."""
 
@@ -443,6 +448,20 @@ class SimulatedRuntime(ContainerRuntime):
                 pids=round(r.usage.pids.at(age)),
             )
         return found
+
+    def cpu_and_memory(self, container_ids: Iterable[str]) -> tuple[int, int]:
+        # The figures of list_container_stats, but only the two, and of running containers.
+        wanted = set(container_ids)
+        now = self._clock.now()
+        running = list(self._running.values())
+        wants = [min(r.usage.cpu.at(now - r.started_at), r.cpu_limit) for r in running]
+        got = self._share_cpu(running, wants)
+        cpu = memory = 0
+        for r, share in zip(running, got, strict=True):
+            if r.id in wanted:
+                cpu += round(share)
+                memory += round(r.usage.memory.at(now - r.started_at))
+        return cpu, memory
 
     def _share_cpu(self, running: list[_Running], wants: list[float]) -> list[float]:
         """Containers with CPUs of their own get what they want of them; the others share the

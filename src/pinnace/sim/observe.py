@@ -139,6 +139,8 @@ class Observer:
         self.failed_scheduling_events = 0
         """FailedScheduling Events of the run, each repeat counted."""
         self._shape_of: dict[tuple[tuple[str, int], ...], int] = {}
+        self._shape_workloads: list[set[str]] = []
+        """Each shape's workloads, as a set (a shape of bare pods can have thousands)."""
         self._vectors: dict[int, tuple[int, Amounts]] = {}
         self._phases: Counter[str] = Counter()
         self._unscheduled = 0
@@ -262,7 +264,9 @@ class Observer:
         if index is None:
             index = self._shape_of[key] = len(self.shapes)
             self.shapes.append(Shape(requests, [workload]))
-        elif workload not in self.shapes[index].workloads:
+            self._shape_workloads.append({workload})
+        elif workload not in self._shape_workloads[index]:
+            self._shape_workloads[index].add(workload)
             self.shapes[index].workloads.append(workload)
         return index
 
@@ -375,22 +379,16 @@ class Observer:
 
     def _used(self) -> Ratios:
         """nodes × resources: what the pods on each node use now (millicores, bytes), as the
-        metrics API reports it; NaN for the other resources."""
+        metrics API reports it from the nodes' summaries; NaN for the other resources."""
         ledger = self.ledger
         used = np.full((len(ledger), len(ledger.resources)), np.nan)
         cpu, memory = ledger.resources.index(CPU), ledger.resources.index(MEMORY)
         used[:, [cpu, memory]] = 0.0
-        source = self.plane.server.metrics_source
-        if source is None:
-            return used
-        for name, summary in source().items():
+        for name, (cpu_nano, memory_bytes) in self.plane.nodes.usage().items():
             row = ledger.rows.get(name)
             if row is not None:
-                # the node's CPU is its pods'; its memory holds the system's daemons' as well
-                used[row, cpu] = summary.node.cpu_usage_nano_cores / NANO_PER_MILLI
-                used[row, memory] = sum(
-                    c.memory_working_set_bytes for p in summary.pods for c in p.containers
-                )
+                used[row, cpu] = cpu_nano / NANO_PER_MILLI
+                used[row, memory] = memory_bytes
         return used
 
     def _fragmentation(self) -> tuple[Fragmentation, tuple[str, ...]]:

@@ -73,6 +73,7 @@ class Simulation:
             seed=self.seed,
             kube_state_metrics=False,
             dashboard=False,
+            simulated=True,
         )
         self.plane = ControlPlane(self.store, self.clock, options)
         self.client: LocalClient = LocalClient(self.plane.server, field_manager=FIELD_MANAGER)

@@ -12,6 +12,12 @@ renewal, status update and eviction monitoring periods) is cut into slots, each 
 slot, and every slot's tick gives its agents only a heartbeat, in which each does what is due,
 so the load is even and there is a single timer however many nodes there are.
 
+In the simulated mode (`simulated`) the pool keeps the lease renewals of its healthy agents in
+an account instead of having each written (`last_renewal`, `renewal_interval`, `stopped`: what
+the node lifecycle controller reads as its `NodeHeartbeats`), and the wheel leaves out the
+agents whose heartbeat would do nothing more (quiet) until a pod or their Node changes, or they
+fail, are partitioned or slowed (docs/simulation.md, "What the simulated mode skips").
+
 Faults and changes while it runs, as the simulation's timeline and `pinnace node` inject them:
 - `fail_node`: the node's kubelet stops (it died, or the node went down): no lease renewal, no
   node or pod status, no reaction to its pods' changes. The node lifecycle controller sees what

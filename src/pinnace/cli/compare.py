@@ -18,6 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from pinnace.cli.arguments import whole
 from pinnace.sim.compare import design
 from pinnace.sim.compare_run import RunError
 from pinnace.sim.compare_text import render_text
@@ -35,7 +36,7 @@ def add_arguments(simulate: argparse.ArgumentParser) -> None:
     )
     simulate.add_argument(
         "--seeds",
-        type=_count,
+        type=whole(1),
         metavar="N",
         help=f"with --compare: run each variant under N seeds, from --seed or the scenario's "
         f"seed on ({DEFAULT_SEEDS})",
@@ -45,7 +46,7 @@ def add_arguments(simulate: argparse.ArgumentParser) -> None:
     )
     simulate.add_argument(
         "--jobs",
-        type=_count,
+        type=whole(1),
         metavar="N",
         help="with --compare: runs at a time, each in a process of its own (the cores)",
     )
@@ -92,10 +93,6 @@ def _one_more(bar: tqdm[Any]) -> None:
     bar.update(1)
 
 
-def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number, at least 1, not {text!r}")
-    return int(text)
 
 
 def _seed_list(text: str) -> list[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from pinnace import KUBERNETES_REFERENCE, __version__
 from pinnace.bench import api as api_bench
@@ -15,6 +15,7 @@ from pinnace.bench import scheduler_api as scheduler_api_bench
 from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
 from pinnace.cli import deschedule, node, plan, record, scheduler, simulate, up
+from pinnace.cli.arguments import whole
 from pinnace.store import StoreError
 
 
@@ -85,17 +86,6 @@ def _bench_nodes(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    return parse
 
 
 def _add_bench(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -111,9 +101,9 @@ def _add_bench(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
         "--backend", choices=store_bench.BACKENDS, help="measure one backend (default: both)"
     )
     store.add_argument(
-        "--objects", type=_count(1), default=10_000, help="objects written and listed (10000)"
+        "--objects", type=whole(1), default=10_000, help="objects written and listed (10000)"
     )
-    store.add_argument("--watchers", type=_count(1), default=10, help="concurrent watchers (10)")
+    store.add_argument("--watchers", type=whole(1), default=10, help="concurrent watchers (10)")
     store.add_argument("--json", action="store_true", help="print JSON instead of a table")
     store.set_defaults(run=_bench_store)
     _add_bench_api(benchmarks)
@@ -128,13 +118,13 @@ def _add_bench_simulate(benchmarks: argparse._SubParsersAction[argparse.Argument
         help="the simulated mode: a day of pod churn on the virtual clock, or a scenario",
     )
     simulate.add_argument(
-        "--nodes", type=_count(1), default=1000, help="nodes of the churn workload (1000)"
+        "--nodes", type=whole(1), default=1000, help="nodes of the churn workload (1000)"
     )
     simulate.add_argument(
-        "--pods", type=_count(0), default=10_000, help="pods arriving over the run (10000)"
+        "--pods", type=whole(0), default=10_000, help="pods arriving over the run (10000)"
     )
     simulate.add_argument(
-        "--hours", type=_count(1), default=24, help="simulated hours of the churn workload (24)"
+        "--hours", type=whole(1), default=24, help="simulated hours of the churn workload (24)"
     )
     simulate.add_argument(
         "--scenario", metavar="FILE", help="measure this scenario instead, for its own until"
@@ -155,20 +145,20 @@ def _add_bench_api(benchmarks: argparse._SubParsersAction[argparse.ArgumentParse
         help="the server's store (sqlite)",
     )
     api.add_argument(
-        "--pods", type=_count(1), default=10_000, help="pods created and listed (10000)"
+        "--pods", type=whole(1), default=10_000, help="pods created and listed (10000)"
     )
     api.add_argument(
-        "--clients", type=_count(1), default=16, help="concurrent creating clients (16)"
+        "--clients", type=whole(1), default=16, help="concurrent creating clients (16)"
     )
-    api.add_argument("--watchers", type=_count(1), default=100, help="concurrent watchers (100)")
+    api.add_argument("--watchers", type=whole(1), default=100, help="concurrent watchers (100)")
     api.add_argument(
         "--watch-writes",
-        type=_count(1),
+        type=whole(1),
         default=1000,
         help="pods created while the watchers watch (1000)",
     )
     api.add_argument(
-        "--watch-rate", type=_count(1), default=200, help="their creates per second (200)"
+        "--watch-rate", type=whole(1), default=200, help="their creates per second (200)"
     )
     api.add_argument("--json", action="store_true", help="print JSON instead of a table")
     api.set_defaults(run=_bench_api)
@@ -185,10 +175,10 @@ def _add_bench_scheduler(benchmarks: argparse._SubParsersAction[argparse.Argumen
         help="measure one workload (default: all)",
     )
     scheduler.add_argument(
-        "--nodes", type=_count(1), help="nodes, instead of the workload's own (5000)"
+        "--nodes", type=whole(1), help="nodes, instead of the workload's own (5000)"
     )
     scheduler.add_argument(
-        "--pods", type=_count(1), help="pods scheduled, instead of the workload's own (10000)"
+        "--pods", type=whole(1), help="pods scheduled, instead of the workload's own (10000)"
     )
     scheduler.add_argument(
         "--through-api",
@@ -205,13 +195,13 @@ def _add_bench_nodes(benchmarks: argparse._SubParsersAction[argparse.ArgumentPar
         "nodes",
         help="simulated nodes and their pods kept alive in real time: memory and CPU",
     )
-    nodes.add_argument("--nodes", type=_count(1), default=1000, help="simulated nodes (1000)")
+    nodes.add_argument("--nodes", type=whole(1), default=1000, help="simulated nodes (1000)")
     nodes.add_argument(
-        "--pods-per-node", type=_count(0), default=110, help="running pods on each node (110)"
+        "--pods-per-node", type=whole(0), default=110, help="running pods on each node (110)"
     )
     nodes.add_argument(
         "--seconds",
-        type=_count(1),
+        type=whole(1),
         default=60,
         help="how long the nodes are kept alive once every pod runs (60)",
     )

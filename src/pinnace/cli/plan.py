@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from pinnace.cli.arguments import positive_duration, whole
 from pinnace.cli.scheduler import DEFAULT_KUBECONFIG
-from pinnace.clock import parse_duration
 from pinnace.descheduler.args import PolicyError
 from pinnace.descheduler.policy import load_file as load_policy
 from pinnace.plan import PlanError, PlanReport, Snapshot, fit, from_cluster, from_file
@@ -109,7 +109,7 @@ def _add(
         help="a KubeSchedulerConfiguration to schedule with (the file's, else the defaults)",
     )
     command.add_argument(
-        "--seed", type=_whole(0), default=0, help="the seed of every random choice (0)"
+        "--seed", type=whole(0), default=0, help="the seed of every random choice (0)"
     )
     command.add_argument("--json", action="store_true", help="print JSON (planVersion 1)")
     command.add_argument("--html", metavar="FILE", help="also write an HTML report to FILE")
@@ -183,7 +183,7 @@ def _shapes(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument(
         "--limit",
-        type=_whole(1),
+        type=whole(1),
         default=DEFAULT_LIMIT,
         help=f"the most copies of a shape placed one by one ({DEFAULT_LIMIT})",
     )
@@ -198,13 +198,13 @@ def _nodes_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--pool", required=True, help="the node pool to add nodes of")
     command.add_argument(
         "--spare",
-        type=_whole(0),
+        type=whole(0),
         default=0,
         help="nodes that may fail with everything still placed (0)",
     )
     command.add_argument(
         "--max-nodes",
-        type=_whole(1),
+        type=whole(1),
         default=DEFAULT_MAX_NODES,
         help=f"the most nodes tried ({DEFAULT_MAX_NODES})",
     )
@@ -240,14 +240,14 @@ def _failure_arguments(command: argparse.ArgumentParser) -> None:
     lost.add_argument("--node", action="append", default=[], help="a node lost (repeatable)")
     lost.add_argument("--zone", help="every node of the zone (topology.kubernetes.io/zone) lost")
     lost.add_argument(
-        "--random", type=_whole(1), default=0, metavar="K", help="K nodes lost, drawn at random"
+        "--random", type=whole(1), default=0, metavar="K", help="K nodes lost, drawn at random"
     )
     command.add_argument(
-        "--trials", type=_whole(1), default=1, help="with --random: how many draws (1)"
+        "--trials", type=whole(1), default=1, help="with --random: how many draws (1)"
     )
     command.add_argument(
         "--until",
-        type=_duration,
+        type=positive_duration("30m"),
         default=DEFAULT_CAP,
         metavar="DURATION",
         help="the most simulated time after the failure, a Go duration (1h)",
@@ -290,14 +290,6 @@ def _shape(text: str) -> dict[str, str]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _duration(text: str) -> float:
-    try:
-        seconds = parse_duration(text) / 1e9
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive duration such as 30m, not {text!r}")
-    return seconds
 
 
 def _fraction(text: str) -> float:
@@ -310,14 +302,3 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _whole(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    return parse

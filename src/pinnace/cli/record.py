@@ -35,8 +35,8 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
+from pinnace.cli.arguments import positive_duration
 from pinnace.cli.scheduler import DEFAULT_KUBECONFIG
-from pinnace.cli.up import positive_duration
 from pinnace.sim.traces.recording import ADDED, DELETED, MODIFIED, RECORDED, header
 
 PAGE = 500
@@ -69,7 +69,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     record.add_argument("--context", help="the kubeconfig's context to use (its current one)")
     record.add_argument(
         "--duration",
-        type=positive_duration,
+        type=positive_duration("10m"),
         metavar="DURATION",
         help="stop after this long, a Go duration such as 10m (default: until Ctrl-C)",
     )

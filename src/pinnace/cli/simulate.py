@@ -16,7 +16,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from pinnace.cli import compare
-from pinnace.clock import parse_duration
+from pinnace.cli.arguments import positive_duration, whole
 from pinnace.sim.actions import ActionError
 from pinnace.sim.scenario import ScenarioError, load_scenario
 from pinnace.sim.simulation import Simulation
@@ -38,11 +38,14 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     simulate.add_argument("scenario", metavar="SCENARIO", help="a Scenario file (YAML)")
     simulate.add_argument(
-        "--seed", type=_seed, metavar="N", help="the seed of every random choice (the scenario's)"
+        "--seed",
+        type=whole(0),
+        metavar="N",
+        help="the seed of every random choice (the scenario's)",
     )
     simulate.add_argument(
         "--until",
-        type=_duration,
+        type=positive_duration("6h"),
         metavar="DURATION",
         help="how much simulated time to run, a Go duration such as 6h (the scenario's until)",
     )
@@ -112,19 +115,3 @@ def _postfix(sim: Simulation) -> str:
         f"wall {sim.wall_seconds:.0f}s, {speedup:,.0f}x, pods {len(sim.observer.pods)} created "
         f"{pods['Running']} running {pods['Pending']} pending"
     )
-
-
-def _seed(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}")
-    return int(text)
-
-
-def _duration(text: str) -> float:
-    try:
-        seconds = parse_duration(text) / 1e9
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive duration such as 6h, not {text!r}")
-    return seconds

@@ -36,7 +36,8 @@ import uvicorn
 import yaml
 
 from pinnace.api.openapi import openapi_v3_index
-from pinnace.clock import Clock, parse_duration
+from pinnace.cli.arguments import positive_duration
+from pinnace.clock import Clock
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
 from pinnace.controllers.workloads import WorkloadOptions
@@ -103,7 +104,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     up.add_argument(
         "--event-ttl",
-        type=positive_duration,
+        type=positive_duration("40s"),
         default=DEFAULT_EVENT_TTL,
         metavar="DURATION",
         help="how long Events are kept after their last write, as kube-apiserver's --event-ttl "
@@ -181,7 +182,7 @@ def _controller_flags(group: argparse._ArgumentGroup) -> None:
     for flag, (default, what) in CONTROLLER_DURATIONS.items():
         group.add_argument(
             f"--{flag}",
-            type=positive_duration,
+            type=positive_duration("40s"),
             default=default,
             metavar="DURATION",
             help=f"{what} ({default:g}s); a Go duration such as 40s",
@@ -203,14 +204,6 @@ def _controller_flags(group: argparse._ArgumentGroup) -> None:
     )
 
 
-def positive_duration(text: str) -> float:
-    try:
-        seconds = parse_duration(text) / 1e9
-    except ValueError:
-        seconds = -1.0
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive duration such as 40s, not {text!r}")
-    return seconds
 
 
 def _non_negative_rate(text: str) -> float:

@@ -18,15 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go  # type: ignore[import-untyped]
-import plotly.io as pio  # type: ignore[import-untyped]
-from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
 
 from pinnace.plan import fragments
 from pinnace.plan.cluster import Snapshot, pool_of, quantity
 from pinnace.plan.fragments import Shape
 from pinnace.plan.placement import Placer
 from pinnace.resources.lists import parse_resource_list, scheduler_value
-from pinnace.sim.html import CONFIG, STYLE
+from pinnace.sim.html import page
 
 PLAN_VERSION = 1
 Figure = Callable[[Mapping[str, Any]], go.Figure]
@@ -82,35 +80,10 @@ class PlanReport:
     def html(self) -> str:
         title = f"Pinnace plan {self.document['command']}: {self.document['cluster']['source']}"
         figures = [*self.figures, *STANDARD_FIGURES]
-        divs = "\n".join(
-            pio.to_html(
-                figure(self.document),
-                config=CONFIG,
-                include_plotlyjs=False,
-                full_html=False,
-                div_id=plot_id,
-                default_height="420px",
-            )
-            for plot_id, figure in figures
-        )
         lines = "".join(f"<p>{html.escape(line)}</p>" for line in self.headline)
         tables = "\n".join(t.html() for t in self.tables)
-        return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{html.escape(title)}</title>
-<style>{STYLE}</style>
-<script type="text/javascript">{get_plotlyjs()}</script>
-</head>
-<body>
-<h1>{html.escape(title)}</h1>
-{lines}
-{tables}
-{divs}
-</body>
-</html>
-"""
+        plots = [(plot_id, figure(self.document)) for plot_id, figure in figures]
+        return page(title, f"{lines}\n{tables}", plots)
 
     def write_html(self, path: str | Path) -> None:
         Path(path).write_text(self.html(), encoding="utf-8")

@@ -1,0 +1,41 @@
+"""Argument types the `pinnace` commands share: whole numbers with a least value, and positive
+Go durations (in seconds). A bad value is argparse's one-line error, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from pinnace.clock import parse_duration
+
+
+def whole(minimum: int = 0) -> Callable[[str], int]:
+    """A whole number of at least `minimum`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    return parse
+
+
+def positive_duration(example: str) -> Callable[[str], float]:
+    """A Go duration above zero, in seconds; `example` is shown in the error."""
+
+    def parse(text: str) -> float:
+        try:
+            seconds = parse_duration(text) / 1e9
+        except ValueError:
+            seconds = -1.0
+        if seconds <= 0:
+            raise argparse.ArgumentTypeError(
+                f"must be a positive duration such as {example}, not {text!r}"
+            )
+        return seconds
+
+    return parse

@@ -46,7 +46,8 @@ class GC(Cluster):
         return self.run(self.client.get(PODS, "default", name))
 
     def set_phase(self, name: str, phase: str, reason: str = "") -> None:
-        current = self.get(name)
+        # A copy: the object read is the one the API server's and the informers' caches hold.
+        current = {**self.get(name)}
         current["status"] = {"phase": phase, **({"reason": reason} if reason else {})}
         self.run(self.client.update_status(PODS, current))
 
@@ -150,6 +151,24 @@ def test_terminated_pods_beyond_the_threshold_go_evicted_first_then_oldest():
         gc.set_phase("running", "Running")
         gc.wait(21)
         assert gc.names() == {"middle", "young", "running"}
+    finally:
+        gc.stop()
+
+
+def test_a_terminated_pod_evicted_since_the_last_pass_goes_first():
+    gc = GC(threshold=2)
+    try:
+        for name in ("old", "middle", "young", "late"):
+            gc.create(pod(name, node="n1"))
+            gc.wait(1)
+        for name in ("old", "middle", "young"):
+            gc.set_phase(name, "Failed")
+        gc.wait(21)
+        assert gc.names() == {"middle", "young", "late"}
+        gc.set_phase("young", "Failed", reason="Evicted")
+        gc.set_phase("late", "Succeeded")
+        gc.wait(21)
+        assert gc.names() == {"middle", "late"}
     finally:
         gc.stop()
 

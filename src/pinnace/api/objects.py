@@ -25,11 +25,13 @@ _PLAIN_JSON = (
 
 
 def plain_json(value: Any) -> bytes | None:
-    """The JSON text of a decoded value (what the API's decoding made of a request), or None
-    when it holds anything but JSON's own types: two such values with the same text are equal
-    values of the same types, so a pure function's answer for one holds for the other. (orjson
-    refuses datetimes, dataclasses and subclasses of str, int, dict and list here, instead of
-    writing them as the text of a string or an object.)"""
+    """The JSON text of `value`, a request body as parsed from JSON or what the API's decoding
+    made of one, or None when it cannot be written: two such values with the same text are
+    equal values of the same types, so a pure function's answer for one holds for the other.
+    (orjson refuses datetimes, dataclasses and subclasses of str, int, dict and list here,
+    instead of writing them as the text of a string or an object; decoding leaves a tuple, an
+    enum or a NaN, which it would write as a list's, a string's or null's text, only in
+    free-form fields.)"""
     try:
         return orjson.dumps(value, option=_PLAIN_JSON)
     except TypeError:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pinnace
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("clock", "resources"),
+    ("clock", "resources", "forecast"),
     ("api",),
     ("store",),
     ("apiserver",),

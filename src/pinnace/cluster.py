@@ -119,9 +119,11 @@ class ControlPlane:
         """What `pinnace scheduler explain` asks of the cluster's scheduler."""
         if options.scheduler:
             self.scheduler = SchedulerService(
-                self.client(), options.scheduler_config, self.randomness
+                self.client(), options.scheduler_config, self.randomness, self.nodes.summaries
             )
-            self.explainer = cluster_explainer(self.client(), options.scheduler_config)
+            self.explainer = cluster_explainer(
+                self.client(), options.scheduler_config, self.scheduler
+            )
         self.node_lifecycle: NodeLifecycleController | None = None
         self.taint_eviction: TaintEvictionController | None = None
         self.workloads: WorkloadControllers | None = None

@@ -17,6 +17,10 @@ around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
 - DefaultPreemption's decisions are carried out as kube-scheduler's prepareCandidate does:
   each victim gets the DisruptionTarget condition, is deleted gracefully and gets a Preempted
   event; lower-priority pods nominated to the node lose their nomination.
+- When a plugin reads node usage (the Trimaran plugins, the policy plugins), the nodes' usage
+  is sampled every 30 s from `node_metrics`, the node agents' stats summaries that the metrics
+  API (metrics.k8s.io) serves, into the node table (`NodeTable.record_usage`), and, for plugins
+  reading forecasts, the pods' usage per workload into a `pinnace.forecast.UsageHistory`.
 """
 
 from __future__ import annotations
@@ -33,14 +37,17 @@ from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
+from pinnace.apiserver.metrics import MetricsSource
 from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
 from pinnace.clock import Randomness
 from pinnace.clock.component import HeldTasks, cancel_and_wait
+from pinnace.forecast import UsageHistory, workload_of
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
-from pinnace.scheduler.framework import Plugin
+from pinnace.scheduler.framework import Plugin, ReadsNodeUsage, ReadsWorkloadUsage
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
+from pinnace.scheduler.plugins.trimaran import SAMPLE_INTERVAL
 from pinnace.scheduler.plugins.workload_selectors import (
     REPLICA_SET,
     STATEFUL_SET,
@@ -76,13 +83,15 @@ class SchedulerService:
     """kube-scheduler over `client`: `await scheduler.run()` until cancelled.
 
     `config` gives the profiles (kube-scheduler's defaults when None); `randomness` seeds the
-    tie-breaks between equally scored nodes."""
+    tie-breaks between equally scored nodes; `node_metrics` is where plugins reading usage get
+    it from (without it they see no usage)."""
 
     def __init__(
         self,
         client: Client,
         config: SchedulerConfiguration | None = None,
         randomness: Randomness | None = None,
+        node_metrics: MetricsSource | None = None,
     ) -> None:
         self.client = client
         self.clock = client.clock
@@ -104,6 +113,10 @@ class SchedulerService:
         self._connect_preemption(stream)
         self._connect_namespace_labels()
         self._connect_workload_selectors()
+        self._node_metrics = node_metrics
+        self.workload_usage: UsageHistory | None = None
+        """The pods' usage per workload, when a plugin reads forecasts."""
+        self._connect_usage()
         self._wake = asyncio.Event()
         self._tasks = HeldTasks()
         """Bindings under way."""
@@ -120,9 +133,12 @@ class SchedulerService:
 
     async def run(self) -> None:
         """Schedule until cancelled."""
+        sampling: asyncio.Task[None] | None = None
         self.factory.start()
         try:
             await self.factory.wait_for_sync()
+            if self.core.table.usage_window:
+                sampling = self.clock.loop.create_task(self._sample_usage_forever())
             while True:
                 self._wake.clear()
                 await self._schedule_pending()
@@ -131,6 +147,8 @@ class SchedulerService:
                         async with asyncio.timeout(FLUSH_PERIOD):
                             await self._wake.wait()
         finally:
+            if sampling is not None:
+                await cancel_and_wait([sampling])
             await self.factory.stop()
             for task in self._tasks:
                 task.cancel()
@@ -219,6 +237,48 @@ class SchedulerService:
         )
         for plugin in selecting:
             plugin.workload_selector = workloads
+
+    def _connect_usage(self) -> None:
+        """Track node usage for the plugins reading it, over the window they ask for (one:
+        the configuration checks), and the pods' usage for those reading forecasts."""
+        readers = [p for p in all_plugins(self.core) if isinstance(p, ReadsNodeUsage)]
+        if not readers or self._node_metrics is None:
+            return
+        self.core.table.track_usage(readers[0].usage_window, SAMPLE_INTERVAL, self.clock.now)
+        forecasting = [p for p in all_plugins(self.core) if isinstance(p, ReadsWorkloadUsage)]
+        if forecasting:
+            self.workload_usage = UsageHistory()
+            for plugin in forecasting:
+                plugin.workload_usage = self.workload_usage
+
+    async def _sample_usage_forever(self) -> None:
+        while True:
+            self.sample_usage()
+            await asyncio.sleep(self.core.table.usage_interval)
+
+    def sample_usage(self) -> None:
+        """Record what every node (and pod, for forecasts) uses now."""
+        assert self._node_metrics is not None
+        summaries = self._node_metrics()
+        table = self.core.table
+        now = self.clock.now()
+        measured = [(name, summaries[name]) for name in table.names if name in summaries]
+        table.record_usage(
+            now,
+            {
+                name: (s.node.cpu_usage_nano_cores / 1e6, float(s.node.memory_working_set_bytes))
+                for name, s in measured
+            },
+        )
+        if self.workload_usage is not None:
+            pods = []
+            for _, summary in measured:
+                for stats in summary.pods:
+                    pod = self.pods.get_by_key(f"{stats.namespace}/{stats.name}")
+                    if pod is not None:
+                        cpu = stats.cpu_usage_nano_cores / 1e6
+                        pods.append((workload_of(pod), cpu, float(stats.memory_working_set_bytes)))
+            self.workload_usage.record(now, pods)
 
     # --- results -----------------------------------------------------------------------------
 
@@ -373,10 +433,13 @@ def connect_offline(
     budgets: Sequence[Mapping[str, Any]] = (),
     replica_sets: Sequence[Mapping[str, Any]] = (),
     stateful_sets: Sequence[Mapping[str, Any]] = (),
+    usage_of: SchedulerService | None = None,
 ) -> None:
     """Give the plugins with an API side what a core running apart from the API (an explanation,
     a capacity plan) reads instead of informers: the namespaces' labels, the budgets preemption
-    respects, and the workloads that select a pod's siblings."""
+    respects, the workloads that select a pod's siblings, and the node and workload usage
+    `usage_of` (a running scheduler) has sampled. Call it once the core has its nodes and
+    pods."""
     labels = {ns["metadata"]["name"]: ns["metadata"].get("labels") or {} for ns in namespaces}
     listed = list(budgets)
     workloads = WorkloadSelectors()
@@ -391,6 +454,10 @@ def connect_offline(
             plugin.pod_disruption_budgets = lambda: listed
         if isinstance(plugin, SelectsWorkloads):
             plugin.workload_selector = workloads
+        if isinstance(plugin, ReadsWorkloadUsage) and usage_of is not None:
+            plugin.workload_usage = usage_of.workload_usage
+    if usage_of is not None:
+        core.table.copy_usage(usage_of.core.table)
 
 
 def status_patch(

@@ -23,10 +23,13 @@ from typing import Any
 
 import yaml
 
-from pinnace.scheduler.framework import Plugin, extension_points
+from pinnace.scheduler.framework import Plugin, ReadsNodeUsage, extension_points
 from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.default_preemption import DefaultPreemption
+from pinnace.scheduler.plugins.load_variation_risk_balancing import LoadVariationRiskBalancing
+from pinnace.scheduler.plugins.policy import PolicyPick, PolicyScore
+from pinnace.scheduler.plugins.target_load_packing import TargetLoadPacking
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME
 from pinnace.scheduler.profile import Profile
 
@@ -47,8 +50,15 @@ EXTENSION_POINTS = {
 UNSUPPORTED_POINTS = ("reserve", "permit", "preBind", "postBind")
 """Extension points of kube-scheduler the core has no plugins for (accepted when empty)."""
 
-OPTIONAL_IN_TREE: tuple[type, ...] = (DefaultPreemption,)
-"""In-tree plugins a profile may enable by name besides the default ones."""
+OPTIONAL_IN_TREE: tuple[type, ...] = (
+    DefaultPreemption,
+    TargetLoadPacking,
+    LoadVariationRiskBalancing,
+    PolicyScore,
+    PolicyPick,
+)
+"""Plugins a profile may enable by name besides the default ones: kube-scheduler's
+DefaultPreemption, scheduler-plugins' Trimaran plugins, Pinnace's policy plugins."""
 Bind = Callable[[Binding], object]
 _FIELD_MESSAGE = re.compile(r"^[\w.\[\]]+: ")
 """A plugin's argument error that starts with the field it is about."""
@@ -228,6 +238,7 @@ def build_profiles(config: SchedulerConfiguration, bind: Bind) -> list[Profile]:
     if config.plugin_dir and config.plugin_dir not in sys.path:
         sys.path.insert(0, config.plugin_dir)  # the user's plugins may import their siblings
     profiles = [_build(p, bind) for p in config.profiles]
+    _check_usage_windows(config, profiles)
     sorts = {type(p.queue_sort) for p in profiles}
     if len(sorts) > 1:
         raise ConfigError(
@@ -300,6 +311,23 @@ def _build(config: ProfileConfig, bind: Bind) -> Profile:
         )
     except ValueError as e:
         raise ConfigError(f"{path}: Invalid value: {e}") from None
+
+
+def _check_usage_windows(config: SchedulerConfiguration, profiles: Sequence[Profile]) -> None:
+    """The node table keeps one window of usage: every plugin reading it must ask for it."""
+    first: tuple[str, float] | None = None
+    for profile_config, profile in zip(config.profiles, profiles, strict=True):
+        for plugin in profile.plugins:
+            if not isinstance(plugin, ReadsNodeUsage):
+                continue
+            if first is None:
+                first = (plugin.name, plugin.usage_window)
+            elif plugin.usage_window != first[1]:
+                raise ConfigError(
+                    f'{profile_config.path}.pluginConfig: Invalid value: "{plugin.name}": '
+                    f"its usageWindow ({plugin.usage_window:g}s) differs from {first[0]}'s "
+                    f"({first[1]:g}s): the scheduler keeps one window of node usage"
+                )
 
 
 @dataclass

@@ -30,6 +30,7 @@ from pinnace.scheduler.adapter import (
     PODS,
     REPLICA_SETS,
     PreemptsThroughAPI,
+    SchedulerService,
     all_plugins,
     connect_offline,
 )
@@ -343,10 +344,15 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 
 async def explain_pod(
-    client: Client, namespace: str, name: str, config: SchedulerConfiguration | None = None
+    client: Client,
+    namespace: str,
+    name: str,
+    config: SchedulerConfiguration | None = None,
+    usage_of: SchedulerService | None = None,
 ) -> Explanation:
     """Explain a pod of a running cluster: a core is built from the API's current nodes and
-    bound pods (the pod itself left out), with `config`'s profiles; nothing is written."""
+    bound pods (the pod itself left out), with `config`'s profiles, and the usage the running
+    scheduler `usage_of` has sampled; nothing is written."""
     config = config or SchedulerConfiguration()
     target = await client.get(PODS, namespace, name)
     core = Scheduler(
@@ -356,12 +362,6 @@ async def explain_pod(
     )
     for node in (await client.list(NODES))["items"]:
         core.add_node(node)
-    connect_offline(
-        core,
-        namespaces=(await client.list(NAMESPACES))["items"],
-        budgets=(await client.list(PDBS))["items"],
-        replica_sets=(await client.list(REPLICA_SETS))["items"],
-    )
     uid = target["metadata"].get("uid")
     for pod in (await client.list(PODS, field_selector=NOT_FINISHED))["items"]:
         if pod["metadata"].get("uid") == uid:
@@ -371,6 +371,13 @@ async def explain_pod(
             "nominatedNodeName"
         ):
             core.add_pod(pod)
+    connect_offline(
+        core,
+        namespaces=(await client.list(NAMESPACES))["items"],
+        budgets=(await client.list(PDBS))["items"],
+        replica_sets=(await client.list(REPLICA_SETS))["items"],
+        usage_of=usage_of,
+    )
     bound_to = (target.get("spec") or {}).get("nodeName") or ""
     if bound_to:
         target = {**target, "spec": {k: v for k, v in target["spec"].items() if k != "nodeName"}}
@@ -381,15 +388,15 @@ async def explain_pod(
 
 
 def cluster_explainer(
-    client: Client, config: SchedulerConfiguration | None
+    client: Client, config: SchedulerConfiguration | None, scheduler: SchedulerService | None
 ) -> Callable[[str, str], Awaitable[dict[str, Any]]]:
     """(namespace, pod name) -> the explanation's plain data, as the cluster's scheduler gives
-    it: with the configuration it runs and the plugins it imported. `pinnace up` serves it for
-    `pinnace scheduler explain`."""
+    it: with the configuration it runs, the plugins it imported and the usage it sampled.
+    `pinnace up` serves it for `pinnace scheduler explain`."""
 
     async def explain_here(namespace: str, name: str) -> dict[str, Any]:
         try:
-            explanation = await explain_pod(client, namespace, name, config)
+            explanation = await explain_pod(client, namespace, name, config, scheduler)
         except ValueError as e:  # no profile serves the pod's schedulerName
             raise status.bad_request(str(e)) from None
         explanation.configuration = f"the cluster's scheduler's ({explanation.configuration})"

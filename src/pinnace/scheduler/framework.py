@@ -285,6 +285,22 @@ class FrameworkUser(Plugin, Protocol):
 
 
 @runtime_checkable
+class ReadsNodeUsage(Plugin, Protocol):
+    """A plugin reading the nodes' usage from the node table (`NodeTable.usage_mean` ...):
+    the scheduler samples the metrics API for it and averages over `usage_window` seconds."""
+
+    usage_window: float
+
+
+@runtime_checkable
+class ReadsWorkloadUsage(Plugin, Protocol):
+    """A plugin reading usage forecasts per workload: the scheduler records the pods' usage
+    at each sample into `workload_usage` (a `pinnace.forecast.UsageHistory`)."""
+
+    workload_usage: Any
+
+
+@runtime_checkable
 class DeclaresExtensionPoints(Plugin, Protocol):
     """A plugin that says which extension points it serves instead of being asked by its
     methods (a plugin written node by node, or one restricted by the configuration)."""

@@ -15,6 +15,14 @@ vectorised operations, and updates one row after each bind instead of rebuilding
   per distinct set of taints rather than once per node.
 - Per-node Python lists for what plugins read one node at a time: node objects, labels, taints,
   pods, host ports; `image_states` maps each image name to the nodes holding it.
+- `capacity` (n_nodes x 2): cpu millicores and memory bytes of `status.capacity`.
+- Usage, once a usage-aware plugin asks for it (`track_usage`): each node's cpu (millicores)
+  and memory working set (bytes) as sampled from the metrics API every `interval` seconds,
+  kept in a ring of the samples of the last `window` seconds, with their mean and (population)
+  standard deviation, `usage_mean`, `usage_std` (n_nodes x 2, float64), and how many samples
+  they are of, `usage_count`. The statistics are recomputed for every node at once when a
+  sample arrives, never while scoring. `recent_placements` holds the pods placed since shortly
+  before the last sample (Trimaran's ScheduledPodsCache): their usage is not in it yet.
 
 Arrays grow by doubling. Removing a node moves the last row into its place, so row numbers are
 stable only between changes; names are the identity.
@@ -47,6 +55,9 @@ _INITIAL_ROWS = 16
 _MAX_LOGGED_CHANGES = 1 << 20
 _EPOCHS = itertools.count()
 _ONE_BY_ONE = 8  # changed rows up to which a RowCache recomputes row by row
+RECENT_SECONDS = 60.0
+"""How long before the last usage sample a placed pod still counts as not in it (Trimaran's
+metricsAgentReportingIntervalSeconds: a metrics agent reports once a minute)."""
 
 Rows = np.ndarray | slice
 """Node rows to compute: an array of row numbers, or a slice of all of them."""
@@ -66,6 +77,15 @@ class NodeInfo:
     requested: Mapping[str, int]
     non_zero_requested: tuple[int, int]  # cpu millicores, memory bytes
     pods: tuple[PodInfo, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A pod placed on a node recently (see `NodeTable.recent_placements`)."""
+
+    time: float
+    node_name: str
+    pod: PodInfo
 
 
 class NodeTable:
@@ -100,6 +120,19 @@ class NodeTable:
         self.unschedulable_nodes = 0  # how many are cordoned
         self._hard_taint_group = np.zeros(rows, np.int32)
         self._soft_taint_group = np.zeros(rows, np.int32)
+        self._capacity = np.zeros((rows, 2), np.int64)
+        # Usage: a ring of samples per node (no slots until track_usage), the statistics.
+        self.usage_window = 0.0
+        self.usage_interval = 0.0
+        self.usage_time: float | None = None  # when the last sample was taken
+        self.usage_samples_taken = 0
+        self.recent_placements: dict[str, Placement] = {}
+        self._now: Callable[[], float] | None = None
+        self._usage_samples = np.zeros((rows, 0, 2))
+        self._usage_valid = np.zeros((rows, 0), bool)
+        self._usage_mean = np.zeros((rows, 2))
+        self._usage_std = np.zeros((rows, 2))
+        self._usage_count = np.zeros(rows, np.int64)
 
     # Views of the live rows.
     def __len__(self) -> int:
@@ -128,6 +161,22 @@ class NodeTable:
     @property
     def soft_taint_group(self) -> np.ndarray:
         return self._soft_taint_group[: len(self.names)]
+
+    @property
+    def capacity(self) -> np.ndarray:
+        return self._capacity[: len(self.names)]
+
+    @property
+    def usage_mean(self) -> np.ndarray:
+        return self._usage_mean[: len(self.names)]
+
+    @property
+    def usage_std(self) -> np.ndarray:
+        return self._usage_std[: len(self.names)]
+
+    @property
+    def usage_count(self) -> np.ndarray:
+        return self._usage_count[: len(self.names)]
 
     def column(self, resource: str) -> int:
         """The column of `resource`, added (zero everywhere) on first sight."""
@@ -172,6 +221,7 @@ class NodeTable:
             self._orphans[name] = self.pods[i]
             for pod in self.pods[i].values():
                 self._unindex(pod)
+                self.recent_placements.pop(pod.key, None)
         self.unschedulable_nodes -= int(self._unschedulable[i])
         last = len(self.names) - 1
         for array in self._arrays():
@@ -193,6 +243,8 @@ class NodeTable:
             return
         self._account(i, pod, 1)
         self.pods[i][pod.key] = pod
+        if self._now is not None:
+            self.recent_placements[pod.key] = Placement(self._now(), node_name, pod)
         self._by_priority.setdefault(pod.priority, {})[pod.key] = node_name
         ports = self.host_ports[i]
         for port in pod.host_ports:
@@ -205,6 +257,7 @@ class NodeTable:
         pod = self.pods[i].pop(pod_key, None)
         if pod is None:
             return None
+        self.recent_placements.pop(pod_key, None)
         self._account(i, pod, -1)
         self._unindex(pod)
         ports = self.host_ports[i]
@@ -214,6 +267,78 @@ class NodeTable:
             else:
                 ports[port] -= 1
         return pod
+
+    # Usage.
+    def track_usage(self, window: float, interval: float, now: Callable[[], float]) -> None:
+        """Keep the usage samples of the last `window` seconds, one every `interval` seconds,
+        and note when pods are placed (`now` tells the time)."""
+        slots = max(1, round(window / interval))
+        self.usage_window, self.usage_interval, self._now = window, interval, now
+        rows = len(self._usage_count)
+        self._usage_samples = np.zeros((rows, slots, 2))
+        self._usage_valid = np.zeros((rows, slots), bool)
+        self._usage_mean[:] = 0
+        self._usage_std[:] = 0
+        self._usage_count[:] = 0
+        self.usage_samples_taken = 0
+
+    def record_usage(self, time: float, usage: Mapping[str, tuple[float, float]]) -> None:
+        """A sample at `time`: node name -> (cpu millicores, memory bytes) in use. A node left
+        out has no sample this time; one the table does not have is ignored."""
+        slots = self._usage_samples.shape[1]
+        if slots == 0:
+            raise RuntimeError("usage is not tracked: call track_usage first")
+        slot = self.usage_samples_taken % slots
+        self.usage_samples_taken += 1
+        self.usage_time = time
+        known = [(self.index[name], value) for name, value in usage.items() if name in self.index]
+        self._usage_valid[:, slot] = False
+        if known:
+            rows = np.fromiter((i for i, _ in known), np.intp, len(known))
+            self._usage_samples[rows, slot] = [value for _, value in known]
+            self._usage_valid[rows, slot] = True
+        self._usage_statistics()
+        since = time - RECENT_SECONDS
+        self.recent_placements = {
+            key: placed for key, placed in self.recent_placements.items() if placed.time > since
+        }
+
+    def _usage_statistics(self) -> None:
+        valid = self._usage_valid[:, :, None]
+        count = self._usage_valid.sum(axis=1)
+        divisor = np.maximum(count, 1)[:, None]
+        mean = np.where(valid, self._usage_samples, 0.0).sum(axis=1) / divisor
+        deviation = np.where(valid, self._usage_samples - mean[:, None, :], 0.0)
+        self._usage_mean = mean
+        self._usage_std = np.sqrt((deviation**2).sum(axis=1) / divisor)
+        self._usage_count = count
+
+    def copy_usage(self, other: NodeTable) -> None:
+        """Take `other`'s usage of the nodes both tables have, and its tracking (a table built
+        apart, to explain a decision of the scheduler that keeps `other`)."""
+        if other._now is None:
+            return
+        self.track_usage(other.usage_window, other.usage_interval, other._now)
+        self.usage_time, self.usage_samples_taken = other.usage_time, other.usage_samples_taken
+        pairs = [(i, other.index[name]) for i, name in enumerate(self.names) if name in other.index]
+        if pairs:
+            mine, theirs = (np.array(side, np.intp) for side in zip(*pairs, strict=True))
+            for array, source in zip(self._usage_arrays(), other._usage_arrays(), strict=True):
+                array[mine] = source[theirs]
+        self.recent_placements = {
+            key: placed
+            for key, placed in other.recent_placements.items()
+            if placed.node_name in self.index
+        }
+
+    def _usage_arrays(self) -> tuple[np.ndarray, ...]:
+        return (
+            self._usage_samples,
+            self._usage_valid,
+            self._usage_mean,
+            self._usage_std,
+            self._usage_count,
+        )
 
     def requested_at_or_above(self, priority: int) -> np.ndarray:
         """What the pods of at least `priority` request on each node (the `requested`
@@ -315,6 +440,11 @@ class NodeTable:
         self._soft_taint_group[i] = self._taint_group(
             tuple(t for t in taints if t.effect == PREFER_NO_SCHEDULE)
         )
+        capacity = parse_resource_list(status.get("capacity"), "status.capacity")
+        self._capacity[i] = [
+            scheduler_value(resource, capacity[resource]) if resource in capacity else 0
+            for resource in (CPU, MEMORY)
+        ]
         allocatable = parse_resource_list(status.get("allocatable"), "status.allocatable")
         self._allocatable[i] = 0
         for resource, q in allocatable.items():
@@ -353,6 +483,8 @@ class NodeTable:
             self._unschedulable,
             self._hard_taint_group,
             self._soft_taint_group,
+            self._capacity,
+            *self._usage_arrays(),
         )
 
     def _lists(self) -> tuple[list[Any], ...]:
@@ -374,6 +506,12 @@ class NodeTable:
             self._unschedulable,
             self._hard_taint_group,
             self._soft_taint_group,
+            self._capacity,
+            self._usage_samples,
+            self._usage_valid,
+            self._usage_mean,
+            self._usage_std,
+            self._usage_count,
         ) = (_double(array) for array in self._arrays())
 
 

@@ -1,0 +1,193 @@
+"""PolicyScore and PolicyPick: a scheduling policy written as a Python function, run as a Score
+plugin, so the same policy places pods in `pinnace up` and in `pinnace simulate`.
+
+The policy is named by import path in the plugin's arguments, `policy: "package.module:fn"`
+(a module beside the configuration file is found, as for plugins of your own), and is called
+once per scheduling cycle, after the Filter plugins, with two NumPy float64 arrays:
+
+    fn(pod, nodes) -> scores
+
+`pod` has the `POD_FEATURES` of the pod being placed; `nodes` has one row per feasible node
+(those that passed every Filter plugin, in the node table's order) and the `NODE_FEATURES`
+as columns. Usage is the node table's, averaged over `usageWindow` (as for the Trimaran
+plugins); a node not sampled yet has 0 samples and zero usage. The forecast is what
+`pinnace.forecast` predicts for a pod of the pod's workload (`forecast`: "ewma", the default,
+or "holt-winters" with `seasonLength` samples), NaN while the workload has no history.
+
+`fn` returns one finite score per row. PolicyScore scales them linearly to [0, 100] (the lowest
+0, the highest 100; all equal: 100 each), and its weight adds them to the other Score plugins'.
+PolicyPick (or PolicyScore with `mode: pick`) picks the node outright: the row with the highest
+score (the first of equals), or the row whose index `fn` returns as a single integer, gets 100
+and the others 0; with the other Score plugins disabled, or a weight that outweighs them, that
+node is the one chosen. A policy that raises, or returns something else, fails the cycle with
+a scheduler error naming the policy, and the pod is retried after a backoff.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pinnace.forecast import EWMA, METHODS, workload_of
+from pinnace.resources.names import CPU, MEMORY
+from pinnace.scheduler.framework import SUCCESS, CycleState, Status, error
+from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN, NodeTable
+from pinnace.scheduler.plugins.trimaran import go_round, usage_window
+from pinnace.scheduler.podinfo import PodInfo
+
+if TYPE_CHECKING:
+    from pinnace.forecast import UsageHistory
+
+NODE_FEATURES = (
+    "allocatable_cpu",  # millicores
+    "allocatable_memory",  # bytes
+    "requested_cpu",  # millicores, the pods' requests on the node
+    "requested_memory",  # bytes
+    "allocatable_pods",
+    "pods",  # pods on the node
+    "usage_cpu",  # millicores, mean over the usage window
+    "usage_memory",  # bytes, mean working set over the usage window
+    "usage_cpu_std",  # standard deviation over the usage window
+    "usage_memory_std",
+    "usage_samples",  # samples the usage is of (0: none yet)
+)
+"""The columns of the node feature matrix, in order."""
+POD_FEATURES = (
+    "request_cpu",  # millicores
+    "request_memory",  # bytes
+    "forecast_cpu",  # millicores, NaN without a forecast
+    "forecast_memory",  # bytes, NaN without a forecast
+    "priority",
+)
+"""The entries of the pod feature vector, in order."""
+SCORE, PICK = "score", "pick"
+_STATE_KEY = "PreScore{}"
+
+Policy = Callable[[np.ndarray, np.ndarray], Any]
+
+
+def node_features(table: NodeTable, nodes: np.ndarray) -> np.ndarray:
+    """The node feature matrix of rows `nodes` (see `NODE_FEATURES`)."""
+    allocatable = table.allocatable[nodes]
+    requested = table.requested[nodes]
+    return np.column_stack(
+        [
+            allocatable[:, [CPU_COLUMN, MEMORY_COLUMN]],
+            requested[:, [CPU_COLUMN, MEMORY_COLUMN]],
+            allocatable[:, PODS_COLUMN],
+            requested[:, PODS_COLUMN],
+            table.usage_mean[nodes],
+            table.usage_std[nodes],
+            table.usage_count[nodes],
+        ]
+    ).astype(np.float64)
+
+
+def pod_features(pod: PodInfo, forecast: tuple[float, float] | None) -> np.ndarray:
+    """The pod feature vector (see `POD_FEATURES`)."""
+    cpu, memory = forecast if forecast is not None else (np.nan, np.nan)
+    return np.array(
+        [pod.requests.get(CPU, 0), pod.requests.get(MEMORY, 0), cpu, memory, pod.priority],
+        np.float64,
+    )
+
+
+def load_policy(path: str) -> Policy:
+    """The callable at `module:attribute`."""
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f'policy: Invalid value: "{path}": must be module:function')
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # the user's module may fail in any way while importing
+        raise ValueError(
+            f'policy: Invalid value: "{path}": cannot import {module_name}: {type(e).__name__}: {e}'
+        ) from None
+    policy = getattr(module, attr, None)
+    if not callable(policy):
+        raise ValueError(f'policy: Invalid value: "{path}": {module_name} has no function {attr}')
+    return policy
+
+
+class PolicyScore:
+    name = "PolicyScore"
+    default_mode = SCORE
+
+    def __init__(self, args: Mapping[str, Any] | None = None) -> None:
+        args = args or {}
+        path = args.get("policy")
+        if not isinstance(path, str) or not path:
+            raise ValueError("policy: Required value: module:function of the policy")
+        self.path = path
+        self.policy = load_policy(path)
+        self.mode = args.get("mode", self.default_mode)
+        if self.mode not in (SCORE, PICK):
+            raise ValueError(
+                f'mode: Unsupported value: "{self.mode}": supported values: "{SCORE}", "{PICK}"'
+            )
+        self.forecast_method = args.get("forecast", EWMA)
+        if self.forecast_method not in METHODS:
+            supported = ", ".join(f'"{m}"' for m in METHODS)
+            raise ValueError(
+                f'forecast: Unsupported value: "{self.forecast_method}": supported values: '
+                f"{supported}"
+            )
+        self.season_length = int(args.get("seasonLength", 0))
+        self.usage_window = usage_window(args)
+        self.workload_usage: UsageHistory | None = None
+        """Set by the scheduler that samples the pods' usage."""
+        self._state_key = _STATE_KEY.format(self.name)
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> Status:
+        try:
+            features = pod_features(pod, self._forecast(pod))
+            answer = self.policy(features, node_features(table, nodes))
+            scores = self._scores(answer, len(nodes))
+        except Exception as e:  # the user's policy may fail in any way
+            return error(f'running policy "{self.path}": {type(e).__name__}: {e}')
+        state.write(self._state_key, scores)
+        return SUCCESS
+
+    def score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> np.ndarray:
+        return state.read(self._state_key)
+
+    def _forecast(self, pod: PodInfo) -> tuple[float, float] | None:
+        if self.workload_usage is None:
+            return None
+        return self.workload_usage.forecast(
+            workload_of(pod.pod), self.forecast_method, season_length=self.season_length
+        )
+
+    def _scores(self, answer: Any, n: int) -> np.ndarray:
+        values = np.asarray(answer)
+        if self.mode == PICK and values.ndim == 0 and np.issubdtype(values.dtype, np.integer):
+            if not 0 <= int(values) < n:
+                raise ValueError(f"picked row {int(values)} of {n} feasible nodes")
+            return _one_hot(int(values), n)
+        values = values.astype(np.float64)
+        if values.shape != (n,) or not np.isfinite(values).all():
+            raise ValueError(f"expected {n} finite scores, got {values.shape} {values.dtype}")
+        if self.mode == PICK:
+            return _one_hot(int(np.argmax(values)), n)
+        low, high = values.min(), values.max()
+        if high == low:
+            return np.full(n, 100, np.int64)
+        return go_round(100 * (values - low) / (high - low))
+
+
+class PolicyPick(PolicyScore):
+    name = "PolicyPick"
+    default_mode = PICK
+
+
+def _one_hot(i: int, n: int) -> np.ndarray:
+    scores = np.zeros(n, np.int64)
+    scores[i] = 100
+    return scores

@@ -1,0 +1,125 @@
+"""Node usage as the scheduler sees it, on the virtual clock: sampled from the node agents'
+summaries every 30 s, averaged over the configured window in the node table, and acted on by
+TargetLoadPacking as a whole simulated cluster runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.support import SimulatedCluster
+
+from pinnace.api import catalog
+from pinnace.cluster import ClusterOptions
+from pinnace.kubelet import node_configs
+from pinnace.scheduler.config import parse
+from pinnace.scheduler.schedule_one import Scheduler
+
+PODS = catalog.kind("", "pods")
+NODE_1, NODE_2 = "pinnace-node-1", "pinnace-node-2"
+
+
+def tlp_config(window: str) -> str:
+    """TargetLoadPacking as the only Score plugin."""
+    return f"""
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      disabled: [{{name: "*"}}]
+      enabled: [{{name: TargetLoadPacking}}]
+  pluginConfig:
+  - name: TargetLoadPacking
+    args: {{usageWindow: {window}}}
+"""
+
+
+def pod(name: str, cpu_used: str, node: str = "", limit: str = "100m") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "app",
+                "image": "nginx",
+                "resources": {
+                    "requests": {"cpu": limit, "memory": "64Mi"},
+                    "limits": {"cpu": limit, "memory": "64Mi"},
+                },
+            }
+        ]
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "metadata": {"name": name, "annotations": {"sim.pinnace.dev/cpu": cpu_used}},
+        "spec": spec,
+    }
+
+
+@pytest.fixture
+def cluster() -> Any:
+    options = ClusterOptions(
+        nodes=node_configs(2), seed=1, scheduler_config=parse(tlp_config("1m"))
+    )
+    cluster = SimulatedCluster(options)
+    yield cluster
+    cluster.close()
+
+
+def core(cluster: SimulatedCluster) -> Scheduler:
+    assert cluster.plane.scheduler is not None
+    return cluster.plane.scheduler.core
+
+
+def until_next_sample(cluster: SimulatedCluster) -> None:
+    """Step virtual time until the scheduler has taken one more usage sample."""
+    table = core(cluster).table
+    taken = table.usage_samples_taken
+    while table.usage_samples_taken == taken:
+        cluster.wait(1)
+
+
+def cpu_mean_and_std(cluster: SimulatedCluster, node: str) -> tuple[float, float]:
+    table = core(cluster).table
+    i = table.index[node]
+    return round(table.usage_mean[i, 0], 3), round(table.usage_std[i, 0], 3)
+
+
+def test_usage_is_averaged_over_the_window_on_the_virtual_clock(
+    cluster: SimulatedCluster,
+) -> None:
+    table = core(cluster).table
+    assert (table.usage_window, table.usage_interval) == (60, 30)
+    cluster.run(cluster.client.create(PODS, "default", pod("a", "500m", NODE_1, "1")))
+    cluster.wait(60)  # the window holds only samples of a running
+    until_next_sample(cluster)
+    assert cpu_mean_and_std(cluster, NODE_1) == (500, 0)
+    assert cpu_mean_and_std(cluster, NODE_2) == (0, 0)
+    assert table.usage_count[table.index[NODE_1]] == 2
+
+    # Right after a sample, b starts: the next sample has both, the window one of each.
+    cluster.run(cluster.client.create(PODS, "default", pod("b", "300m", NODE_1, "1")))
+    cluster.wait(10)
+    until_next_sample(cluster)
+    assert cpu_mean_and_std(cluster, NODE_1) == (650, 150)
+    until_next_sample(cluster)
+    assert cpu_mean_and_std(cluster, NODE_1) == (800, 0)
+    sampled_at = table.usage_time
+    until_next_sample(cluster)
+    assert table.usage_time == sampled_at + 30
+
+
+def test_target_load_packing_packs_a_burst_up_to_the_target(cluster: SimulatedCluster) -> None:
+    """node-1 uses 1 of its 4 cores (25 %), node-2 nothing. Two pods of 500m created at
+    once: the first packs node-1 (37.5 %: 96 against 59), the second, with the first counted
+    though no sample shows it yet (50 %: 33), goes to node-2."""
+    cluster.run(cluster.client.create(PODS, "default", pod("busy", "1", NODE_1, "1")))
+    cluster.wait(90)
+    for name in ("first", "second"):
+        cluster.run(cluster.client.create(PODS, "default", pod(name, "500m", limit="500m")))
+    cluster.wait(5)
+    placed = {
+        name: cluster.run(cluster.client.get(PODS, "default", name))["spec"]["nodeName"]
+        for name in ("first", "second")
+    }
+    assert placed == {"first": NODE_1, "second": NODE_2}

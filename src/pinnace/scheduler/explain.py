@@ -35,7 +35,14 @@ from pinnace.scheduler.adapter import (
     connect_offline,
 )
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
-from pinnace.scheduler.framework import Code, CycleState, ScoreExtensions, Status
+from pinnace.scheduler.framework import (
+    Code,
+    CycleState,
+    ScoreExtensions,
+    ScoreFailed,
+    Status,
+    error,
+)
 from pinnace.scheduler.nominator import filter_nodes_with_nominated_pods
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import Profile
@@ -216,7 +223,11 @@ def explain(core: Scheduler, pod: Mapping[str, Any]) -> Explanation:
             explanation.preemption = _preemption_dry_run(core, profile, state, info, diagnosis)
         explanation.message = fit_error_message(len(names), diagnosis)
         return explanation
-    _score(profile, state, info, table, candidates, nodes)
+    try:
+        _score(profile, state, info, table, candidates, nodes)
+    except ScoreFailed as e:  # the cycle fails with a scheduler error: no node is picked
+        explanation.message = e.status.message
+        return explanation
     totals = {nodes[i].node: nodes[i].total or 0 for i in candidates.tolist()}  # all feasible
     top = max(totals.values())
     explanation.best = [name for name, total in totals.items() if total == top]
@@ -278,7 +289,11 @@ def _score(
     for plugin, weight in profile.score:
         if plugin.name in state.skip_score_plugins:
             continue
-        raw = np.asarray(plugin.score(state, pod, table, candidates), np.int64)
+        try:
+            raw = np.asarray(plugin.score(state, pod, table, candidates), np.int64)
+        except ScoreFailed as e:
+            message = f'running Score plugins: plugin "{plugin.name}" failed with: '
+            raise ScoreFailed(error(message + e.status.message)) from None
         normalized = (
             plugin.normalize_score(state, pod, raw.copy())
             if isinstance(plugin, ScoreExtensions)

@@ -16,8 +16,9 @@ the `NodeTable`:
   asked lazily, only when a message must be written; a plugin may also answer for many
   nodes at once with `Filter.node_statuses(state, pod, table, rows) -> Verdicts`.
 - `PreScore.pre_score(state, pod, table, nodes) -> Status` (Skip: no Score for the pod).
-- `Score.score(state, pod, table, nodes) -> int64 array` over the feasible node rows `nodes`,
-  and optionally `normalize_score(state, pod, scores) -> int64 array`. Two optional shortcuts
+- `Score.score(state, pod, table, nodes) -> int64 array` over the feasible node rows `nodes`
+  (raising `ScoreFailed(status)` for Go's Score returning an error status), and optionally
+  `normalize_score(state, pod, scores) -> int64 array`. Two optional shortcuts
   let a scheduling cycle skip `score` (explanations still ask it):
   `uniform_score(state, pod, table) -> int | None`, the normalised score of every node when it
   is the same on all of them; and `row_scores(state, pod, table) -> RowScores | None`, when
@@ -92,6 +93,15 @@ class Status:
 
 SUCCESS = Status()
 SKIP = Status(Code.SKIP)
+
+
+class ScoreFailed(Exception):
+    """Raised by a Score plugin's `score` to fail the cycle with `status` (kube-scheduler's
+    Score returning a non-success status; a vectorised score has no status to return)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
 
 
 @dataclass(frozen=True)

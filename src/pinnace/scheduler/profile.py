@@ -28,6 +28,7 @@ from pinnace.scheduler.framework import (
     RowScores,
     RowScoresPlugin,
     ScoreExtensions,
+    ScoreFailed,
     ScorePlugin,
     Status,
     UniformScorePlugin,
@@ -252,7 +253,11 @@ class Profile:
                 if rows is not None:
                     by_row.append((plugin.name, weight, rows))
                     continue
-            scores = plugin.score(state, pod, table, nodes)
+            try:
+                scores = plugin.score(state, pod, table, nodes)
+            except ScoreFailed as e:
+                message = f'running Score plugins: plugin "{plugin.name}" failed with: '
+                return None, error(message + e.status.message).with_plugin(plugin.name)
             if normalize is not None:
                 scores = normalize(state, pod, scores)
             scores = np.asarray(scores, np.int64)

@@ -20,7 +20,8 @@ PolicyPick (or PolicyScore with `mode: pick`) picks the node outright: the row w
 score (the first of equals), or the row whose index `fn` returns as a single integer, gets 100
 and the others 0; with the other Score plugins disabled, or a weight that outweighs them, that
 node is the one chosen. A policy that raises, or returns something else, fails the cycle with
-a scheduler error naming the policy, and the pod is retried after a backoff.
+a scheduler error naming the policy (`running Score plugins: plugin "PolicyScore" failed
+with: running policy ...`), and the pod is retried after a backoff.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 
 from pinnace.forecast import EWMA, METHODS, workload_of
 from pinnace.resources.names import CPU, MEMORY
-from pinnace.scheduler.framework import SUCCESS, CycleState, Status, error
+from pinnace.scheduler.framework import CycleState, ScoreFailed, error
 from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN, NodeTable
 from pinnace.scheduler.plugins.trimaran import go_round, usage_window
 from pinnace.scheduler.podinfo import PodInfo
@@ -64,7 +65,6 @@ POD_FEATURES = (
 )
 """The entries of the pod feature vector, in order."""
 SCORE, PICK = "score", "pick"
-_STATE_KEY = "PreScore{}"
 
 Policy = Callable[[np.ndarray, np.ndarray], Any]
 
@@ -139,24 +139,17 @@ class PolicyScore:
         self.usage_window = usage_window(args)
         self.workload_usage: UsageHistory | None = None
         """Set by the scheduler that samples the pods' usage."""
-        self._state_key = _STATE_KEY.format(self.name)
-
-    def pre_score(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
-    ) -> Status:
-        try:
-            features = pod_features(pod, self._forecast(pod))
-            answer = self.policy(features, node_features(table, nodes))
-            scores = self._scores(answer, len(nodes))
-        except Exception as e:  # the user's policy may fail in any way
-            return error(f'running policy "{self.path}": {type(e).__name__}: {e}')
-        state.write(self._state_key, scores)
-        return SUCCESS
 
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray:
-        return state.read(self._state_key)
+        try:
+            features = pod_features(pod, self._forecast(pod))
+            return self._scores(self.policy(features, node_features(table, nodes)), len(nodes))
+        except Exception as e:  # the user's policy may fail in any way
+            raise ScoreFailed(
+                error(f'running policy "{self.path}": {type(e).__name__}: {e}')
+            ) from None
 
     def _forecast(self, pod: PodInfo) -> tuple[float, float] | None:
         if self.workload_usage is None:

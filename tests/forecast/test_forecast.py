@@ -4,7 +4,10 @@ installs), the clear error without statsmodels, and the per-workload history."""
 
 from __future__ import annotations
 
+import doctest
+import re
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,3 +107,11 @@ def test_history_forecasts_with_holt_winters() -> None:
     assert forecast is not None
     assert forecast[0] == pytest.approx(seasonal(24 * 5 + 1)[-1], abs=30)
     assert forecast[1] == pytest.approx(1e6)
+
+
+def test_the_guide_examples_run_as_shown() -> None:
+    guide = Path(__file__).parents[2] / "docs" / "research.md"
+    examples = "\n".join(re.findall(r"```pycon\n(.+?)```", guide.read_text(), flags=re.S))
+    assert examples
+    test = doctest.DocTestParser().get_doctest(examples, {}, guide.name, str(guide), 0)
+    assert doctest.DocTestRunner().run(test).failed == 0

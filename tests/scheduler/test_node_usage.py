@@ -123,3 +123,13 @@ def test_target_load_packing_packs_a_burst_up_to_the_target(cluster: SimulatedCl
         for name in ("first", "second")
     }
     assert placed == {"first": NODE_1, "second": NODE_2}
+    # Explained as if pending, second sees what the scheduler saw: node-1's measured 1 core and
+    # first's 500m not measured yet (50 %: 33), node-2 idle (its own 500m: 12.5 %: 59).
+    assert cluster.plane.explainer is not None
+    explanation = cluster.run(cluster.plane.explainer("default", "second"))
+    scores = {n["name"]: n["scores"] for n in explanation["nodes"]}
+    assert {name: [s["raw"] for s in listed] for name, listed in scores.items()} == {
+        NODE_1: [33],
+        NODE_2: [59],
+    }
+    assert explanation["selected"] == NODE_2

@@ -325,10 +325,11 @@ class NodeTable:
             mine, theirs = (np.array(side, np.intp) for side in zip(*pairs, strict=True))
             for array, source in zip(self._usage_arrays(), other._usage_arrays(), strict=True):
                 array[mine] = source[theirs]
+        # The placements of the pods this table holds too (not of a pod being explained).
         self.recent_placements = {
             key: placed
             for key, placed in other.recent_placements.items()
-            if placed.node_name in self.index
+            if placed.node_name in self.index and key in self.pods[self.index[placed.node_name]]
         }
 
     def _usage_arrays(self) -> tuple[np.ndarray, ...]:

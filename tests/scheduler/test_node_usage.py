@@ -13,6 +13,7 @@ from pinnace.api import catalog
 from pinnace.cluster import ClusterOptions
 from pinnace.kubelet import node_configs
 from pinnace.scheduler.config import parse
+from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.schedule_one import Scheduler
 
 PODS = catalog.kind("", "pods")
@@ -133,3 +134,25 @@ def test_target_load_packing_packs_a_burst_up_to_the_target(cluster: SimulatedCl
         NODE_2: [59],
     }
     assert explanation["selected"] == NODE_2
+
+
+def test_usage_rows_move_with_their_nodes() -> None:
+    """Removing a node moves the last row into its place: its usage samples go with it, and a
+    node added later starts with none."""
+    table = NodeTable()
+    for name in ("a", "b", "c"):
+        resources = {"cpu": "4", "memory": "8Gi", "pods": "10"}
+        table.add_node({"metadata": {"name": name}, "status": {"capacity": resources}})
+    table.track_usage(60, 30, lambda: 0.0)
+    table.record_usage(0.0, {"a": (100, 1.0), "b": (200, 2.0), "c": (300, 3.0)})
+    table.record_usage(30.0, {"a": (300, 1.0), "b": (400, 2.0), "c": (500, 3.0)})
+    table.remove_node("a")
+    assert table.names == ["c", "b"]
+    assert table.usage_mean[:, 0].tolist() == [400, 300]
+    assert table.usage_std[:, 0].tolist() == [100, 100]
+    assert table.capacity[:, 0].tolist() == [4000, 4000]
+    table.add_node({"metadata": {"name": "d"}, "status": {}})
+    assert table.usage_count.tolist() == [2, 2, 0]
+    table.record_usage(60.0, {"d": (50, 5.0), "b": (600, 2.0)})  # c not reported this time
+    assert table.usage_mean[:, 0].tolist() == [500, 500, 50]
+    assert table.usage_count.tolist() == [1, 2, 1]

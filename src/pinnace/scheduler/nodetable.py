@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from pinnace.resources.lists import parse_resource_list, scheduler_value
+from pinnace.resources.lists import parse_quantity, parse_resource_list, scheduler_value
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_scalar_resource
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduling.hostports import HostPort
@@ -441,9 +441,11 @@ class NodeTable:
         self._soft_taint_group[i] = self._taint_group(
             tuple(t for t in taints if t.effect == PREFER_NO_SCHEDULE)
         )
-        capacity = parse_resource_list(status.get("capacity"), "status.capacity")
+        capacity = status.get("capacity") or {}
         self._capacity[i] = [
-            scheduler_value(resource, capacity[resource]) if resource in capacity else 0
+            scheduler_value(resource, parse_quantity(capacity[resource]))
+            if resource in capacity
+            else 0
             for resource in (CPU, MEMORY)
         ]
         allocatable = parse_resource_list(status.get("allocatable"), "status.allocatable")

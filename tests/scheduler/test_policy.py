@@ -241,3 +241,43 @@ def test_a_packing_policy_places_pods_in_a_simulated_cluster(policies: Any) -> N
     finally:
         cluster.close()
     assert placed == ["pinnace-node-1"] * 4 + ["pinnace-node-2"] * 2
+
+
+DEPLOYMENTS = catalog.kind("apps", "deployments")
+
+
+def test_the_policy_sees_its_workloads_forecast(policies: Any) -> None:
+    """A Deployment's pods use 300m each: once the scheduler has sampled them, a new pod of
+    the Deployment comes to the policy with a forecast of 300m (and memory of what they use)."""
+    config = (
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- plugins:\n    score:\n      enabled: [{name: PolicyScore}]\n"
+        "  pluginConfig:\n  - name: PolicyScore\n    args: {policy: 'toy_policies:record'}\n"
+    )
+    options = ClusterOptions(nodes=node_configs(2), seed=3, scheduler_config=parse(config))
+    cluster = SimulatedCluster(options)
+    template = {
+        "metadata": {
+            "labels": {"app": "web"},
+            "annotations": {"sim.pinnace.dev/cpu": "300m", "sim.pinnace.dev/memory": "100Mi"},
+        },
+        "spec": {
+            "containers": [{"name": "a", "image": "nginx", "resources": {"requests": {"cpu": "1"}}}]
+        },
+    }
+    deployment = {
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+    }
+    try:
+        cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment))
+        cluster.wait(120)
+        ((first, _),) = policies.seen  # the first pod: no history yet
+        assert np.isnan(first[2:4]).all()
+        patch = {"spec": {"replicas": 2}}
+        cluster.run(cluster.client.patch(DEPLOYMENTS, "default", "web", patch))
+        cluster.wait(10)
+    finally:
+        cluster.close()
+    features, _ = policies.seen[-1]
+    assert features[2:4].tolist() == pytest.approx([300, 100 * 2**20])

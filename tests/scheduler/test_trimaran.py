@@ -136,6 +136,9 @@ def test_target_load_packing_counts_pods_placed_since_shortly_before_the_last_sa
     assert scores(plugin, first, table) == [96, 59]
     table.add_pod(first, "node-1")
     assert scores(plugin, pod(guaranteed("500m"), name="second"), table) == [33, 59]
+    table.remove_pod(first.key, "node-1")  # deleted before its usage was measured
+    assert scores(plugin, pod(guaranteed("500m"), name="second"), table) == [96, 59]
+    table.add_pod(first, "node-1")
     # A sample 60 s after the bind has it measured: it is no longer added. The mean of the
     # window is (1000 + 1500) / 2: U = (1250 + 500) / 4000 = 43.75 % -> 40 * 56.25 / 60 = 37.5.
     clock.now += 60

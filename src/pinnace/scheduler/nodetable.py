@@ -23,6 +23,8 @@ vectorised operations, and updates one row after each bind instead of rebuilding
   they are of, `usage_count`. The statistics are recomputed for every node at once when a
   sample arrives, never while scoring. `recent_placements` holds the pods placed since shortly
   before the last sample (Trimaran's ScheduledPodsCache): their usage is not in it yet.
+  `placement_log` lists its changes since it was last pruned (a new list then), so a plugin
+  can keep a sum over it up to date without going over every placement each cycle.
 
 Arrays grow by doubling. Removing a node moves the last row into its place, so row numbers are
 stable only between changes; names are the identity.
@@ -127,6 +129,7 @@ class NodeTable:
         self.usage_time: float | None = None  # when the last sample was taken
         self.usage_samples_taken = 0
         self.recent_placements: dict[str, Placement] = {}
+        self.placement_log: list[tuple[str, Placement | None]] = []  # (pod key, None: gone)
         self._now: Callable[[], float] | None = None
         self._usage_samples = np.zeros((rows, 0, 2))
         self._usage_valid = np.zeros((rows, 0), bool)
@@ -221,7 +224,7 @@ class NodeTable:
             self._orphans[name] = self.pods[i]
             for pod in self.pods[i].values():
                 self._unindex(pod)
-                self.recent_placements.pop(pod.key, None)
+                self._forget_placement(pod.key)
         self.unschedulable_nodes -= int(self._unschedulable[i])
         last = len(self.names) - 1
         for array in self._arrays():
@@ -244,7 +247,9 @@ class NodeTable:
         self._account(i, pod, 1)
         self.pods[i][pod.key] = pod
         if self._now is not None:
-            self.recent_placements[pod.key] = Placement(self._now(), node_name, pod)
+            placement = Placement(self._now(), node_name, pod)
+            self.recent_placements[pod.key] = placement
+            self.placement_log.append((pod.key, placement))
         self._by_priority.setdefault(pod.priority, {})[pod.key] = node_name
         ports = self.host_ports[i]
         for port in pod.host_ports:
@@ -257,7 +262,7 @@ class NodeTable:
         pod = self.pods[i].pop(pod_key, None)
         if pod is None:
             return None
-        self.recent_placements.pop(pod_key, None)
+        self._forget_placement(pod_key)
         self._account(i, pod, -1)
         self._unindex(pod)
         ports = self.host_ports[i]
@@ -302,6 +307,7 @@ class NodeTable:
         self.recent_placements = {
             key: placed for key, placed in self.recent_placements.items() if placed.time > since
         }
+        self.placement_log = []
 
     def _usage_statistics(self) -> None:
         valid = self._usage_valid[:, :, None]
@@ -331,6 +337,11 @@ class NodeTable:
             for key, placed in other.recent_placements.items()
             if placed.node_name in self.index and key in self.pods[self.index[placed.node_name]]
         }
+        self.placement_log = []
+
+    def _forget_placement(self, pod_key: str) -> None:
+        if self.recent_placements.pop(pod_key, None) is not None:
+            self.placement_log.append((pod_key, None))
 
     def _usage_arrays(self) -> tuple[np.ndarray, ...]:
         return (

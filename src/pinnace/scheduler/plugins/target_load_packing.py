@@ -20,7 +20,7 @@ TrimaranSpec ones (`pinnace.scheduler.plugins.trimaran`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ import numpy as np
 from pinnace.resources.lists import parse_quantity, parse_resource_list
 from pinnace.resources.names import CPU
 from pinnace.scheduler.framework import MIN_NODE_SCORE, CycleState
-from pinnace.scheduler.nodetable import NodeTable
+from pinnace.scheduler.nodetable import NodeTable, Placement
 from pinnace.scheduler.plugins.trimaran import go_number, go_round, go_string, usage_window
 from pinnace.scheduler.podinfo import PodInfo
 
@@ -60,6 +60,11 @@ class TargetLoadPacking:
             DEFAULT_REQUESTS_MULTIPLIER if multiplier is None else multiplier
         )
         self._predictions: dict[str, int] = {}
+        # The placements accounted so far: the table and log read, and how far; pod key ->
+        # (node name, predicted millicores); node name -> [their sum, how many].
+        self._log_read: tuple[Any, Any, int] = (None, None, 0)
+        self._accounted: dict[str, tuple[str, int]] = {}
+        self._unmeasured_by_node: dict[str, list[int]] = {}
 
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
@@ -81,13 +86,41 @@ class TargetLoadPacking:
 
     def _unmeasured(self, table: NodeTable) -> np.ndarray:
         """Per row, the predicted CPU of the pods placed since shortly before the last
-        sample (Trimaran's missingCPUUtilMillis)."""
-        unmeasured = np.zeros(len(table))
-        placements = table.recent_placements.values()
-        if placements:
-            rows = [table.index[p.node_name] for p in placements]
-            np.add.at(unmeasured, rows, [self.predicted_cpu(p.pod) for p in placements])
-        return unmeasured
+        sample (Trimaran's missingCPUUtilMillis), kept per node from the table's log of
+        placements."""
+        unmeasured = self._unmeasured_by_node
+        log = table.placement_log
+        if self._log_read[0] is not table or self._log_read[1] is not log:
+            unmeasured.clear()
+            self._accounted.clear()
+            self._log_read = (table, log, 0)
+            changes: Iterable[tuple[str, Placement | None]] = table.recent_placements.items()
+        else:
+            changes = log[self._log_read[2] :]
+        for key, placement in changes:
+            self._account(key, placement)
+        self._log_read = (table, log, len(log))
+        vector = np.zeros(len(table))
+        index = table.index
+        for node_name, (total, _) in unmeasured.items():
+            vector[index[node_name]] = total
+        return vector
+
+    def _account(self, key: str, placement: Placement | None) -> None:
+        unmeasured = self._unmeasured_by_node
+        gone = self._accounted.pop(key, None)
+        if gone is not None:
+            entry = unmeasured[gone[0]]
+            entry[0] -= gone[1]
+            entry[1] -= 1
+            if entry[1] == 0:
+                del unmeasured[gone[0]]
+        if placement is not None:
+            value = self.predicted_cpu(placement.pod)
+            self._accounted[key] = (placement.node_name, value)
+            entry = unmeasured.setdefault(placement.node_name, [0, 0])
+            entry[0] += value
+            entry[1] += 1
 
     def predicted_cpu(self, pod: PodInfo) -> int:
         """The pod's predicted CPU use in millicores (PredictUtilisation over its containers,

@@ -12,11 +12,13 @@ import pytest
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
+from pinnace.clock import Clock, VirtualEventLoop
 from pinnace.cluster import ClusterOptions
 from pinnace.forecast import UsageHistory
 from pinnace.kubelet import node_configs
-from pinnace.scheduler import CycleState, NodeTable, PodInfo, Profile, Status
+from pinnace.scheduler import CycleState, NodeTable, PodInfo, Profile, Scheduler, Status
 from pinnace.scheduler.config import ConfigError, build_profiles, parse
+from pinnace.scheduler.explain import explain
 from pinnace.scheduler.framework import Code
 from pinnace.scheduler.plugins import DefaultBinder, PrioritySort
 from pinnace.scheduler.plugins.policy import (
@@ -281,3 +283,20 @@ def test_the_policy_sees_its_workloads_forecast(policies: Any) -> None:
         cluster.close()
     features, _ = policies.seen[-1]
     assert features[2:4].tolist() == pytest.approx([300, 100 * 2**20])
+
+
+def test_explain_says_a_failing_policy_fails_the_cycle(policies: Any) -> None:
+    profiles = build_profiles(parse(config("{policy: 'toy_policies:broken'}")), print)
+    loop = VirtualEventLoop()
+    try:
+        core = Scheduler(profiles, Clock(loop))
+        for name in ("a", "b"):
+            core.add_node(node(name, "4", "8Gi"))
+        explanation = explain(core, pod("p", "1").pod)
+    finally:
+        loop.close()
+    assert explanation.selected is None and explanation.best == []
+    assert explanation.message == (
+        'running Score plugins: plugin "PolicyPick" failed with: running policy '
+        '"toy_policies:broken": RuntimeError: the model is not trained'
+    )

@@ -41,7 +41,6 @@ from pinnace.scheduler.framework import (
     ScoreExtensions,
     ScoreFailed,
     Status,
-    error,
 )
 from pinnace.scheduler.nominator import filter_nodes_with_nominated_pods
 from pinnace.scheduler.podinfo import PodInfo
@@ -292,8 +291,7 @@ def _score(
         try:
             raw = np.asarray(plugin.score(state, pod, table, candidates), np.int64)
         except ScoreFailed as e:
-            message = f'running Score plugins: plugin "{plugin.name}" failed with: '
-            raise ScoreFailed(error(message + e.status.message)) from None
+            raise ScoreFailed(e.cycle_status(plugin.name)) from None
         normalized = (
             plugin.normalize_score(state, pod, raw.copy())
             if isinstance(plugin, ScoreExtensions)

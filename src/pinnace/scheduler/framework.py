@@ -103,6 +103,11 @@ class ScoreFailed(Exception):
         super().__init__(status.message)
         self.status = status
 
+    def cycle_status(self, plugin: str) -> Status:
+        """The status the scheduling cycle fails with (RunScorePlugins' wording)."""
+        message = f'running Score plugins: plugin "{plugin}" failed with: {self.status.message}'
+        return error(message).with_plugin(plugin)
+
 
 @dataclass(frozen=True)
 class Verdicts:

@@ -256,8 +256,7 @@ class Profile:
             try:
                 scores = plugin.score(state, pod, table, nodes)
             except ScoreFailed as e:
-                message = f'running Score plugins: plugin "{plugin.name}" failed with: '
-                return None, error(message + e.status.message).with_plugin(plugin.name)
+                return None, e.cycle_status(plugin.name)
             if normalize is not None:
                 scores = normalize(state, pod, scores)
             scores = np.asarray(scores, np.int64)

@@ -131,7 +131,8 @@ class NodeTable:
         self.recent_placements: dict[str, Placement] = {}
         self.placement_log: list[tuple[str, Placement | None]] = []  # (pod key, None: gone)
         self._now: Callable[[], float] | None = None
-        self._usage_samples = np.zeros((rows, 0, 2))
+        # Samples as (row, resource, slot), a row's slots side by side; 0 where not valid.
+        self._usage_samples = np.zeros((rows, 2, 0))
         self._usage_valid = np.zeros((rows, 0), bool)
         self._usage_mean = np.zeros((rows, 2))
         self._usage_std = np.zeros((rows, 2))
@@ -280,7 +281,7 @@ class NodeTable:
         slots = max(1, round(window / interval))
         self.usage_window, self.usage_interval, self._now = window, interval, now
         rows = len(self._usage_count)
-        self._usage_samples = np.zeros((rows, slots, 2))
+        self._usage_samples = np.zeros((rows, 2, slots))
         self._usage_valid = np.zeros((rows, slots), bool)
         self._usage_mean[:] = 0
         self._usage_std[:] = 0
@@ -290,7 +291,7 @@ class NodeTable:
     def record_usage(self, time: float, usage: Mapping[str, tuple[float, float]]) -> None:
         """A sample at `time`: node name -> (cpu millicores, memory bytes) in use. A node left
         out has no sample this time; one the table does not have is ignored."""
-        slots = self._usage_samples.shape[1]
+        slots = self._usage_samples.shape[2]
         if slots == 0:
             raise RuntimeError("usage is not tracked: call track_usage first")
         slot = self.usage_samples_taken % slots
@@ -298,9 +299,10 @@ class NodeTable:
         self.usage_time = time
         known = [(self.index[name], value) for name, value in usage.items() if name in self.index]
         self._usage_valid[:, slot] = False
+        self._usage_samples[:, :, slot] = 0
         if known:
             rows = np.fromiter((i for i, _ in known), np.intp, len(known))
-            self._usage_samples[rows, slot] = [value for _, value in known]
+            self._usage_samples[rows, :, slot] = [value for _, value in known]
             self._usage_valid[rows, slot] = True
         self._usage_statistics()
         since = time - RECENT_SECONDS
@@ -310,14 +312,18 @@ class NodeTable:
         self.placement_log = []
 
     def _usage_statistics(self) -> None:
-        valid = self._usage_valid[:, :, None]
-        count = self._usage_valid.sum(axis=1)
+        """Every live row's mean and standard deviation over its valid samples."""
+        n = len(self.names)
+        samples, valid = self._usage_samples[:n], self._usage_valid[:n]
+        count = valid.sum(axis=1)
         divisor = np.maximum(count, 1)[:, None]
-        mean = np.where(valid, self._usage_samples, 0.0).sum(axis=1) / divisor
-        deviation = np.where(valid, self._usage_samples - mean[:, None, :], 0.0)
-        self._usage_mean = mean
-        self._usage_std = np.sqrt((deviation**2).sum(axis=1) / divisor)
-        self._usage_count = count
+        mean = samples.sum(axis=2) / divisor  # samples not valid are 0
+        deviation = samples - mean[:, :, None]
+        deviation *= valid[:, None, :]
+        np.square(deviation, out=deviation)
+        self._usage_mean[:n] = mean
+        self._usage_std[:n] = np.sqrt(deviation.sum(axis=2) / divisor)
+        self._usage_count[:n] = count
 
     def copy_usage(self, other: NodeTable) -> None:
         """Take `other`'s usage of the nodes both tables have, and its tracking (a table built

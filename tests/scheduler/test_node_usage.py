@@ -20,7 +20,7 @@ PODS = catalog.kind("", "pods")
 NODE_1, NODE_2 = "pinnace-node-1", "pinnace-node-2"
 
 
-def tlp_config(window: str) -> str:
+def tlp_config(window: str, interval: str = "30s") -> str:
     """TargetLoadPacking as the only Score plugin."""
     return f"""
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -32,7 +32,7 @@ profiles:
       enabled: [{{name: TargetLoadPacking}}]
   pluginConfig:
   - name: TargetLoadPacking
-    args: {{usageWindow: {window}}}
+    args: {{usageWindow: {window}, usageSampleInterval: {interval}}}
 """
 
 
@@ -108,6 +108,22 @@ def test_usage_is_averaged_over_the_window_on_the_virtual_clock(
     sampled_at = table.usage_time
     until_next_sample(cluster)
     assert table.usage_time == sampled_at + 30
+
+
+def test_the_sample_interval_is_an_argument() -> None:
+    options = ClusterOptions(
+        nodes=node_configs(1), seed=1, scheduler_config=parse(tlp_config("30s", "10s"))
+    )
+    cluster = SimulatedCluster(options)
+    try:
+        cluster.wait(1)
+        taken = core(cluster).table.usage_samples_taken
+        cluster.wait(60)
+        table = core(cluster).table
+        assert (table.usage_window, table.usage_interval) == (30, 10)
+        assert table.usage_samples_taken == taken + 6
+    finally:
+        cluster.close()
 
 
 def test_target_load_packing_packs_a_burst_up_to_the_target(cluster: SimulatedCluster) -> None:

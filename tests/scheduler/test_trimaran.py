@@ -162,6 +162,14 @@ def test_target_load_packing_counts_pods_placed_since_shortly_before_the_last_sa
         ),
         ({"metricProvider": {"type": "Graphite"}}, "invalid MetricProvider.Type, got Graphite"),
         (
+            {"usageWindow": "10s"},
+            'usageWindow: Invalid value: "10s": must be at least the sample interval',
+        ),
+        (
+            {"usageSampleInterval": "soon"},
+            'usageSampleInterval: Invalid value: "soon": time: invalid duration "soon"',
+        ),
+        (
             {"metricProvider": {"type": "Prometheus"}},
             'metricProvider.type: Unsupported value: "Prometheus": supported values: '
             '"KubernetesMetricsServer"',

@@ -18,9 +18,10 @@ around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
   each victim gets the DisruptionTarget condition, is deleted gracefully and gets a Preempted
   event; lower-priority pods nominated to the node lose their nomination.
 - When a plugin reads node usage (the Trimaran plugins, the policy plugins), the nodes' usage
-  is sampled every 30 s from `node_metrics`, the node agents' stats summaries that the metrics
-  API (metrics.k8s.io) serves, into the node table (`NodeTable.record_usage`), and, for plugins
-  reading forecasts, the pods' usage per workload into a `pinnace.forecast.UsageHistory`.
+  is sampled every `usageSampleInterval` (30 s) from `node_metrics`, the node agents' stats
+  summaries that the metrics API (metrics.k8s.io) serves, into the node table
+  (`NodeTable.record_usage`), and, for plugins reading forecasts, the pods' usage per workload
+  into a `pinnace.forecast.UsageHistory`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.framework import Plugin, ReadsNodeUsage, ReadsWorkloadUsage
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
-from pinnace.scheduler.plugins.trimaran import SAMPLE_INTERVAL
 from pinnace.scheduler.plugins.workload_selectors import (
     REPLICA_SET,
     STATEFUL_SET,
@@ -244,7 +244,8 @@ class SchedulerService:
         readers = [p for p in all_plugins(self.core) if isinstance(p, ReadsNodeUsage)]
         if not readers or self._node_metrics is None:
             return
-        self.core.table.track_usage(readers[0].usage_window, SAMPLE_INTERVAL, self.clock.now)
+        first = readers[0]
+        self.core.table.track_usage(first.usage_window, first.usage_interval, self.clock.now)
         forecasting = [p for p in all_plugins(self.core) if isinstance(p, ReadsWorkloadUsage)]
         if forecasting:
             self.workload_usage = UsageHistory()

@@ -314,19 +314,25 @@ def _build(config: ProfileConfig, bind: Bind) -> Profile:
 
 
 def _check_usage_windows(config: SchedulerConfiguration, profiles: Sequence[Profile]) -> None:
-    """The node table keeps one window of usage: every plugin reading it must ask for it."""
-    first: tuple[str, float] | None = None
+    """The node table keeps one window of usage, sampled at one interval: every plugin reading
+    it must ask for the same."""
+    first: ReadsNodeUsage | None = None
     for profile_config, profile in zip(config.profiles, profiles, strict=True):
         for plugin in profile.plugins:
             if not isinstance(plugin, ReadsNodeUsage):
                 continue
             if first is None:
-                first = (plugin.name, plugin.usage_window)
-            elif plugin.usage_window != first[1]:
+                first = plugin
+            elif (plugin.usage_window, plugin.usage_interval) != (
+                first.usage_window,
+                first.usage_interval,
+            ):
                 raise ConfigError(
-                    f'{profile_config.path}.pluginConfig: Invalid value: "{plugin.name}": '
-                    f"its usageWindow ({plugin.usage_window:g}s) differs from {first[0]}'s "
-                    f"({first[1]:g}s): the scheduler keeps one window of node usage"
+                    f'{profile_config.path}.pluginConfig: Invalid value: "{plugin.name}": its '
+                    f"usageWindow and usageSampleInterval ({plugin.usage_window:g}s, "
+                    f"{plugin.usage_interval:g}s) differ from {first.name}'s "
+                    f"({first.usage_window:g}s, {first.usage_interval:g}s): the scheduler "
+                    "keeps one window of node usage"
                 )
 
 

@@ -302,9 +302,11 @@ class FrameworkUser(Plugin, Protocol):
 @runtime_checkable
 class ReadsNodeUsage(Plugin, Protocol):
     """A plugin reading the nodes' usage from the node table (`NodeTable.usage_mean` ...):
-    the scheduler samples the metrics API for it and averages over `usage_window` seconds."""
+    the scheduler samples the metrics API for it every `usage_interval` seconds and averages
+    over `usage_window` seconds."""
 
     usage_window: float
+    usage_interval: float
 
 
 @runtime_checkable

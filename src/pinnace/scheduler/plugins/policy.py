@@ -36,7 +36,7 @@ from pinnace.forecast import EWMA, METHODS, workload_of
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.framework import CycleState, ScoreFailed, error
 from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN, NodeTable
-from pinnace.scheduler.plugins.trimaran import go_round, usage_window
+from pinnace.scheduler.plugins.trimaran import go_round, usage_sampling
 from pinnace.scheduler.podinfo import PodInfo
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ class PolicyScore:
                 f"{supported}"
             )
         self.season_length = int(args.get("seasonLength", 0))
-        self.usage_window = usage_window(args)
+        self.usage_window, self.usage_interval = usage_sampling(args)
         self.workload_usage: UsageHistory | None = None
         """Set by the scheduler that samples the pods' usage."""
 

@@ -4,9 +4,9 @@ apis/config): their common arguments, where node usage comes from, and Go's roun
 Upstream, each plugin's collector asks a load watcher for the nodes' usage every 30 s: the
 metrics server's latest values, or Prometheus' averages and standard deviations over a window.
 Here the usage is the metrics API's (metrics.k8s.io, what the node agents report), sampled by
-the scheduler every `SAMPLE_INTERVAL` seconds and averaged over `usageWindow` (a Pinnace
-argument, default 15m) in the node table (`NodeTable.track_usage`), the mean and standard
-deviation of every node kept as columns. `metricProvider.type` may only be
+the scheduler every `usageSampleInterval` (a Pinnace argument, default 30s) and averaged over
+`usageWindow` (another, default 15m) in the node table (`NodeTable.track_usage`), the mean and
+standard deviation of every node kept as columns. `metricProvider.type` may only be
 KubernetesMetricsServer (the default), and `watcherAddress` must be empty: Pinnace runs no load
 watcher and no Prometheus of its own.
 """
@@ -23,8 +23,8 @@ from pinnace.clock.duration import parse_duration
 KUBERNETES_METRICS_SERVER = "KubernetesMetricsServer"
 PROVIDER_TYPES = (KUBERNETES_METRICS_SERVER, "Prometheus", "SignalFx")
 """The metric providers upstream knows; Pinnace serves the first."""
-SAMPLE_INTERVAL = 30.0
-"""Seconds between usage samples (Trimaran's metricsUpdateIntervalSeconds)."""
+DEFAULT_SAMPLE_INTERVAL = "30s"
+"""The time between usage samples by default (Trimaran's metricsUpdateIntervalSeconds)."""
 DEFAULT_USAGE_WINDOW = "15m"
 """The window usage is averaged over by default (load-watcher's FifteenMinutes)."""
 
@@ -34,8 +34,9 @@ def go_round(values: np.ndarray) -> np.ndarray:
     return (np.sign(values) * np.floor(np.abs(values) + 0.5)).astype(np.int64)
 
 
-def usage_window(args: Mapping[str, Any]) -> float:
-    """The TrimaranSpec arguments checked, and the usage window in seconds."""
+def usage_sampling(args: Mapping[str, Any]) -> tuple[float, float]:
+    """The TrimaranSpec arguments checked, and the usage window and sample interval in
+    seconds (`usageWindow`, `usageSampleInterval`)."""
     provider = args.get("metricProvider") or {}
     if not isinstance(provider, Mapping):
         raise ValueError(f"metricProvider: Invalid value: {provider!r}: must be a mapping")
@@ -52,18 +53,29 @@ def usage_window(args: Mapping[str, Any]) -> float:
             f'metricProvider.type: Unsupported value: "{kind}": supported values: '
             f'"{KUBERNETES_METRICS_SERVER}"'
         )
-    text = args.get("usageWindow", DEFAULT_USAGE_WINDOW)
-    if not isinstance(text, str):
-        raise ValueError(f"usageWindow: Invalid value: {text!r}: must be a duration")
-    try:
-        window = parse_duration(text) / 1e9
-    except ValueError as e:
-        raise ValueError(f'usageWindow: Invalid value: "{text}": {e}') from None
-    if window < SAMPLE_INTERVAL:
+    window = _duration(args, "usageWindow", DEFAULT_USAGE_WINDOW)
+    interval = _duration(args, "usageSampleInterval", DEFAULT_SAMPLE_INTERVAL)
+    if interval <= 0:
         raise ValueError(
-            f'usageWindow: Invalid value: "{text}": must be at least the sample interval, 30s'
+            f'usageSampleInterval: Invalid value: "{args["usageSampleInterval"]}": must be '
+            "positive"
         )
-    return window
+    if window < interval:
+        raise ValueError(
+            f'usageWindow: Invalid value: "{args.get("usageWindow", DEFAULT_USAGE_WINDOW)}": '
+            "must be at least the sample interval"
+        )
+    return window, interval
+
+
+def _duration(args: Mapping[str, Any], key: str, default: str) -> float:
+    text = args.get(key, default)
+    if not isinstance(text, str):
+        raise ValueError(f"{key}: Invalid value: {text!r}: must be a duration")
+    try:
+        return parse_duration(text) / 1e9
+    except ValueError as e:
+        raise ValueError(f'{key}: Invalid value: "{text}": {e}') from None
 
 
 def go_number(args: Mapping[str, Any], key: str, struct: str, go_type: str) -> Any:

@@ -5,7 +5,10 @@ pods, Events, Deployments, Jobs, DaemonSets, HPAs), as kube-state-metrics keeps 
 - `/` and its static files, with the plotly.js the `plotly` package ships (nothing is fetched
   from the network);
 - `/api/snapshot`: the snapshot (`dashboard.snapshot`) as JSON;
-- `/api/pods/NAMESPACE/NAME`: one pod's requests, limits and usage now;
+- `/api/pods/NAMESPACE/NAME`: one pod's requests, limits and usage now, and its usage
+  history;
+- `/api/history`: the cluster's series over the history's window (`metrics.history`);
+- `/api/workloads/KIND/NAMESPACE/NAME`: a workload's replicas over the history's window;
 - `/events`: server-sent events, one per change the informers see (watch-driven), so the
   page refreshes only when something changed; Events go with their reason and message.
 """
@@ -30,14 +33,10 @@ from pinnace.apiserver.http.routes import not_found
 from pinnace.client import Client, Informer
 from pinnace.clock.component import StartedOnFirstUse
 from pinnace.dashboard import snapshot
+from pinnace.metrics.history import UsageHistory
+from pinnace.metrics.recorder import WORKLOADS
 from pinnace.store.codec import Codec
 
-WORKLOADS = {
-    "deployments": catalog.kind("apps", "deployments"),
-    "jobs": catalog.kind("batch", "jobs"),
-    "daemonsets": catalog.kind("apps", "daemonsets"),
-    "hpas": catalog.kind("autoscaling", "horizontalpodautoscalers"),
-}
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/dashboard.js": ("dashboard.js", "text/javascript; charset=utf-8"),
@@ -65,8 +64,15 @@ class Dashboard:
     """A component; `respond(path)` answers the paths below DASHBOARD_PATH. `summaries` gives
     every node's stats summary now (the kubelets'), for what is used."""
 
-    def __init__(self, client: Client, summaries: Summaries, codec: Codec | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        summaries: Summaries,
+        codec: Codec | None = None,
+        history: UsageHistory | None = None,
+    ) -> None:
         self.summaries = summaries
+        self.history = history
         self.pods = Informer(client, catalog.kind("", "pods"), codec=codec, namespace_index=False)
         self.nodes = Informer(client, catalog.kind("", "nodes"))
         self.events = Informer(client, EVENT, namespace_index=False)
@@ -127,7 +133,26 @@ class Dashboard:
         if pod is None:
             raise not_found()
         stats = snapshot.pod_stats(self.summaries()).get(f"{namespace}/{name}")
-        return snapshot.pod_view(pod, stats)
+        view = snapshot.pod_view(pod, stats)
+        if self.history is not None:
+            view["history"] = self.history.pod(f"{namespace}/{name}")
+        return view
+
+    def cluster_history(self) -> dict[str, Any]:
+        if self.history is None:
+            return {"resolution": None, "series": {}}
+        return {"resolution": self.history.resolution, "series": self.history.cluster_series()}
+
+    def workload_history(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        """A workload's replicas over the window: none yet for one created since the last
+        sample; 404 for one that does not exist."""
+        informer = self.workloads.get(kind)
+        if informer is None or informer.get(namespace, name) is None:
+            raise not_found()
+        found = None
+        if self.history is not None:
+            found = self.history.workload(f"{kind}/{namespace}/{name}")
+        return found or {"time": [], "desired": [], "ready": []}
 
     # --- HTTP ----------------------------------------------------------------------------
 
@@ -148,6 +173,13 @@ class Dashboard:
             if len(parts) != 2 or not all(parts):
                 raise not_found()
             return json_response(self.pod(*parts))
+        if path == "/api/history":
+            return json_response(self.cluster_history())
+        if path.startswith("/api/workloads/"):
+            parts = path[len("/api/workloads/") :].split("/")
+            if len(parts) != 3 or not all(parts):
+                raise not_found()
+            return json_response(self.workload_history(*parts))
         if path == "/events":
             return Response(
                 200,

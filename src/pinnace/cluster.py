@@ -163,9 +163,9 @@ class ControlPlane:
                 self.nodes.oom_kills,
             )
         self.dashboard: Dashboard | None = None
-        if options.dashboard:
+        if options.dashboard and self.history is not None:  # the history is kept for it
             self.dashboard = Dashboard(
-                self.client(), self.nodes.summaries, self.codec, self.history
+                self.client(), self.nodes.summaries, self.history, self.codec
             )
         if self.scheduler is not None:
             self.registries["/metrics/scheduler"] = CollectorRegistry()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 from collections.abc import AsyncIterator, Callable, Mapping
 from importlib import resources
 from typing import Any
@@ -62,17 +63,19 @@ def _failed_scheduling(event: Object) -> list[str]:
 
 class Dashboard:
     """A component; `respond(path)` answers the paths below DASHBOARD_PATH. `summaries` gives
-    every node's stats summary now (the kubelets'), for what is used."""
+    every node's stats summary now (the kubelets'), for a pod's usage now; `history` has the
+    samples behind the charts and the nodes' usage."""
 
     def __init__(
         self,
         client: Client,
         summaries: Summaries,
+        history: UsageHistory,
         codec: Codec | None = None,
-        history: UsageHistory | None = None,
     ) -> None:
         self.summaries = summaries
         self.history = history
+        self._rows: dict[str, snapshot.PodRow] = {}
         self.pods = Informer(client, catalog.kind("", "pods"), codec=codec, namespace_index=False)
         self.nodes = Informer(client, catalog.kind("", "nodes"))
         self.events = Informer(client, EVENT, namespace_index=False)
@@ -84,6 +87,8 @@ class Dashboard:
         self._plotly: bytes | None = None
         for informer in self.informers:
             self._watch(informer)
+        self.pods.add_event_handler(self._pod_changed, lambda _, new: self._pod_changed(new),
+                                    self._pod_deleted)  # fmt: skip
 
     def _watch(self, informer: Informer) -> None:
         kind = informer.kind.plural
@@ -105,11 +110,21 @@ class Dashboard:
             _offer(queue, None)
         await self._caches.stop()
 
+    def _pod_changed(self, pod: Object) -> None:
+        row = snapshot.pod_row(pod)
+        if row is None:
+            self._rows.pop(snapshot.key_of(pod), None)
+        else:
+            self._rows[row.key] = row
+
+    def _pod_deleted(self, pod: Object) -> None:
+        self._rows.pop(snapshot.key_of(pod), None)
+
     # --- what the page reads -------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
         nodes, pending = snapshot.nodes_and_pending(
-            self.nodes.list(), self.pods.list(), self._last_failed, self.summaries()
+            self.nodes.list(), self._rows.values(), self._last_failed, self.history.last_nodes()
         )
         return {
             "nodes": nodes,
@@ -125,22 +140,21 @@ class Dashboard:
         return max(self.events.by_index(FAILED_SCHEDULING, key), key=_event_time, default=None)
 
     def recent_events(self) -> list[dict[str, Any]]:
-        latest = sorted(self.events.list(), key=_event_time)[-RECENT_EVENTS:]
-        return [snapshot.event_view(e) for e in latest]
+        latest = heapq.nlargest(RECENT_EVENTS, self.events.list(), key=_event_time)
+        return [snapshot.event_view(e) for e in reversed(latest)]
 
     def pod(self, namespace: str, name: str) -> dict[str, Any]:
         pod = self.pods.get(namespace, name)
         if pod is None:
             raise not_found()
-        stats = snapshot.pod_stats(self.summaries()).get(f"{namespace}/{name}")
+        summary = self.summaries().get((pod.get("spec") or {}).get("nodeName", ""))
+        uid = pod["metadata"].get("uid")
+        stats = next((p for p in summary.pods if p.uid == uid), None) if summary else None
         view = snapshot.pod_view(pod, stats)
-        if self.history is not None:
-            view["history"] = self.history.pod(f"{namespace}/{name}")
+        view["history"] = self.history.pod(f"{namespace}/{name}")
         return view
 
     def cluster_history(self) -> dict[str, Any]:
-        if self.history is None:
-            return {"resolution": None, "series": {}}
         return {"resolution": self.history.resolution, "series": self.history.cluster_series()}
 
     def workload_history(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
@@ -149,9 +163,7 @@ class Dashboard:
         informer = self.workloads.get(kind)
         if informer is None or informer.get(namespace, name) is None:
             raise not_found()
-        found = None
-        if self.history is not None:
-            found = self.history.workload(f"{kind}/{namespace}/{name}")
+        found = self.history.workload(f"{kind}/{namespace}/{name}")
         return found or {"time": [], "desired": [], "ready": []}
 
     # --- HTTP ----------------------------------------------------------------------------

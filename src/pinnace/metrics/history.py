@@ -70,6 +70,15 @@ class ObjectRows:
             self._last_tick[rows] = tick
         self._forget(tick)
 
+    def at(self, tick: int) -> dict[str, tuple[float, ...]]:
+        """Every object's values at `tick`, of the objects sampled then."""
+        seen = [(key, row) for key, row in self.rows.items() if self._last_tick[row] == tick]
+        if not seen:
+            return {}
+        rows = np.fromiter((row for _, row in seen), np.intp, len(seen))
+        values = self._values[:, rows, tick % self.ring.slots].T.tolist()
+        return {key: tuple(v) for (key, _), v in zip(seen, values, strict=True)}
+
     def read(self, key: str, ticks: int) -> dict[str, list[float | None]] | None:
         """Each field's samples in time order (None where the object had none), or None for an
         object not held."""
@@ -132,6 +141,8 @@ class UsageHistory:
         """namespace/name -> CPU used (cores) and memory working set (bytes)."""
         self.workloads = ObjectRows(("desired", "ready"), object_slots)
         """kind/namespace/name -> the replicas wanted and the replicas ready."""
+        self.nodes = ObjectRows(("cpu", "memory", "pods"), object_slots)
+        """node name -> CPU used (cores), memory working set (bytes), pods running."""
 
     def record(
         self,
@@ -139,6 +150,7 @@ class UsageHistory:
         cluster: Mapping[str, float],
         pods: Mapping[str, Sequence[float]],
         workloads: Mapping[str, Sequence[float]],
+        nodes: Mapping[str, Sequence[float]] | None = None,
     ) -> None:
         """One sample, taken at `time` (seconds since the epoch)."""
         slot = self.ticks % self.ring.slots
@@ -150,7 +162,12 @@ class UsageHistory:
             series[slot] = cluster.get(name, np.nan)
         self.pods.record(self.ticks, pods)
         self.workloads.record(self.ticks, workloads)
+        self.nodes.record(self.ticks, nodes or {})
         self.ticks += 1
+
+    def last_nodes(self) -> dict[str, tuple[float, ...]]:
+        """Each node's CPU, memory and pods at the last sample."""
+        return self.nodes.at(self.ticks - 1) if self.ticks else {}
 
     def cluster_series(self, since: float | None = None) -> dict[str, list[float | None]]:
         """ "time" (seconds since the epoch) and every cluster series, oldest first; only the

@@ -16,6 +16,7 @@ the dashboard (and anything else in it) reads it without one.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,11 +27,15 @@ from pinnace.api.core.event import EVENT
 from pinnace.api.objects import Object
 from pinnace.api.stats import Summary
 from pinnace.client import Client, Informer
-from pinnace.clock import Clock, Timer
+from pinnace.clock import Clock
+from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.metrics.history import UsageHistory
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.schedule_one import Scheduler
 
+USED = ("cpu_used", "memory_used", "pods_running")
+NODES_PER_SLICE = 50
+PACE = 4
 EVICTION_REASONS = frozenset({"Evicted", "TaintManagerEviction", "Preempted"})
 WORKLOADS = {
     "deployments": catalog.kind("apps", "deployments"),
@@ -76,7 +81,7 @@ class HistoryRecorder:
         self._evictions = 0
         self._last_scheduled = 0
         self._last_oom_kills = 0
-        self._timer: Timer | None = None
+        self._tasks = HeldTasks()
 
     async def start(self) -> None:
         for informer in (self.events, *self.workloads.values()):
@@ -86,35 +91,45 @@ class HistoryRecorder:
         self._last_scheduled = self._scheduled()
         self._last_oom_kills = self.oom_kills()
         self._evictions = 0
-        self.sample()
-        self._timer = self.clock.call_later(self.history.resolution, self._tick)
+        self._tasks.hold(asyncio.get_running_loop().create_task(self._sample_every_resolution()))
 
     async def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        await cancel_and_wait(self._tasks)
         for informer in (self.events, *self.workloads.values()):
             await informer.stop()
 
-    def _tick(self) -> None:
-        self.sample()
-        self._timer = self.clock.call_later(self.history.resolution, self._tick)
+    async def _sample_every_resolution(self) -> None:
+        """A sample every `resolution` seconds; when one takes longer than a quarter of that
+        (the usage model of thousands of nodes), the next waits four times as long as it took,
+        so sampling never takes more than a quarter of the process."""
+        while True:
+            started = self.clock.now()
+            await self.sample()
+            took = self.clock.now() - started
+            await self.clock.sleep(max(self.history.resolution, PACE * took) - took)
 
-    def sample(self) -> None:
-        """Take one sample now."""
-        cluster: dict[str, float] = {}
+    async def sample(self) -> None:
+        """Take one sample, stamped with the time it starts; the nodes' usage is read a slice
+        of nodes at a time, so that the API server answers in between."""
+        now = self.clock.now()
         pods: dict[str, tuple[float, float]] = {}
-        used_cpu = used_memory = 0.0
-        running = 0
-        for summary in self.summaries().values():
-            used_cpu += summary.node.cpu_usage_nano_cores / 1e9
-            used_memory += summary.node.memory_working_set_bytes
+        nodes: dict[str, tuple[float, float, float]] = {}
+        summaries = self.summaries()
+        for i, name in enumerate(summaries):
+            if i and i % NODES_PER_SLICE == 0:
+                await asyncio.sleep(0)
+            summary = summaries.get(name)
+            if summary is None:  # gone meanwhile
+                continue
+            node = summary.node
+            nodes[name] = (node.cpu_usage_nano_cores / 1e9, float(node.memory_working_set_bytes),
+                           float(len(summary.pods)))  # fmt: skip
             for pod in summary.pods:
                 cpu = sum(c.cpu_usage_nano_cores for c in pod.containers) / 1e9
                 memory = sum(c.memory_working_set_bytes for c in pod.containers)
                 pods[f"{pod.namespace}/{pod.name}"] = (cpu, float(memory))
-            running += len(summary.pods)
-        cluster |= {"cpu_used": used_cpu, "memory_used": used_memory, "pods_running": running}
+        totals = np.sum(list(nodes.values()), axis=0) if nodes else np.zeros(3)
+        cluster = dict(zip(USED, totals.tolist(), strict=True))
         if self.scheduler is not None:
             cluster |= self._scheduler_view(self.scheduler)
         oom_kills = self.oom_kills()
@@ -128,7 +143,7 @@ class HistoryRecorder:
             for kind, informer in self.workloads.items()
             for obj in informer.list()
         }
-        self.history.record(self.clock.now(), cluster, pods, workloads)
+        self.history.record(now, cluster, pods, workloads, nodes)
 
     def _scheduler_view(self, scheduler: Scheduler) -> dict[str, float]:
         table = scheduler.table

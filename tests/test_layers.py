@@ -23,7 +23,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scheduling",),
     ("scheduler", "kubelet", "controllers"),
     ("descheduler",),
-    ("metrics", "dashboard"),
+    ("metrics",),
+    ("dashboard",),  # shows the metrics' usage history
     ("cluster",),
     ("sim",),
     ("plan",),  # capacity planning, on the simulated mode

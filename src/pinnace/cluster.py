@@ -33,7 +33,7 @@ from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
 from pinnace.kubelet.faults import inject
-from pinnace.metrics import KubeStateMetrics
+from pinnace.metrics import HistoryRecorder, KubeStateMetrics, UsageHistory
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.explain import cluster_explainer
@@ -73,6 +73,10 @@ class ClusterOptions:
     dashboard: bool = True
     """Serve the web dashboard at /dashboard/ (informers on nodes, pods, Events and the
     workloads); a simulation, which nobody looks at live, goes without."""
+    usage_history: UsageHistory | None = None
+    """Where to keep samples of the cluster (`metrics.history`), read by the dashboard's
+    charts: a history of the default resolution and windows when None and the dashboard is
+    served; a simulation keeps its own samples (`sim.observe`)."""
     node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
     workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
@@ -90,10 +94,10 @@ class ClusterOptions:
 class ControlPlane:
     """The API server on `store` and `clock`, and the components `options` asks for.
 
-        plane = ControlPlane(MemoryStore(), Clock(loop), ClusterOptions(nodes=node_configs(3)))
-        await plane.start()
-        pods = await plane.client().list(PODS, "default")
-        await plane.stop()
+    plane = ControlPlane(MemoryStore(), Clock(loop), ClusterOptions(nodes=node_configs(3)))
+    await plane.start()
+    pods = await plane.client().list(PODS, "default")
+    await plane.stop()
     """
 
     def __init__(self, store: Store, clock: Clock, options: ClusterOptions = ClusterOptions()):
@@ -148,9 +152,23 @@ class ControlPlane:
             self.kube_state = KubeStateMetrics(self.client(), self.codec)
             self.registries[KUBE_STATE_PATH] = CollectorRegistry()
             self.registries[KUBE_STATE_PATH].register(self.kube_state)
+        self.history: UsageHistory | None = options.usage_history
+        if self.history is None and options.dashboard:
+            self.history = UsageHistory()
+        self.history_recorder: HistoryRecorder | None = None
+        if self.history is not None:
+            self.history_recorder = HistoryRecorder(
+                self.client(),
+                self.history,
+                self.nodes.summaries,
+                None if self.scheduler is None else self.scheduler.core,
+                self.nodes.oom_kills,
+            )
         self.dashboard: Dashboard | None = None
-        if options.dashboard:
-            self.dashboard = Dashboard(self.client(), self.nodes.summaries, self.codec)
+        if options.dashboard and self.history is not None:  # the history is kept for it
+            self.dashboard = Dashboard(
+                self.client(), self.nodes.summaries, self.history, self.codec
+            )
         if self.scheduler is not None:
             self.registries["/metrics/scheduler"] = CollectorRegistry()
             self.registries["/metrics/scheduler"].register(self.scheduler.core.metrics)
@@ -200,6 +218,7 @@ class ControlPlane:
             self.scheduler,
             self.workloads,
             self.kube_state,
+            self.history_recorder,
             self.dashboard,
         )
         return [

@@ -1,5 +1,6 @@
 """The dashboard in Chromium against `pinnace up --nodes 2`: the nodes it shows are
-kubectl's, and a Deployment created with kubectl appears without a reload."""
+kubectl's, a Deployment created with kubectl appears without a reload, and the charts over
+time, a pod's usage and a workload's replicas come from the usage history."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def test_the_dashboard_shows_the_nodes_and_new_pods_appear_live(
     assert len(nodes) == 2
     wait.until(lambda d: shown(d, "[data-node]", "data-node") == sorted(nodes))
     assert browser.find_elements(By.CSS_SELECTOR, "#utilisation .main-svg")
+    for chart in ("history-utilisation", "history-pods", "history-churn"):
+        wait.until(lambda d, c=chart: d.find_elements(By.CSS_SELECTOR, f"#{c} .main-svg"))
     browser.execute_script("window.notReloaded = true")
 
     cluster.ok("create", "deployment", "web", "--image=nginx", "--replicas=3")
@@ -54,6 +57,10 @@ def test_the_dashboard_shows_the_nodes_and_new_pods_appear_live(
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#explain-nodes tr"))
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#pod-usage .main-svg"))
     assert expected[0] in browser.find_element(By.ID, "pod-title").text
+
+    browser.get(cluster.url + "/dashboard/#/workloads/deployments/default/web")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#workload-replicas .main-svg"))
+    assert "default/web" in browser.find_element(By.ID, "workload-title").text
 
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, severe

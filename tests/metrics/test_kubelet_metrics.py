@@ -87,3 +87,29 @@ def test_cadvisor_and_resource_metrics_follow_the_usage_model() -> None:
     pods = {p["podRef"]["name"]: p for p in summary["pods"]}
     assert pods["steady"]["cpu"]["usageNanoCores"] == 150_000_000
     assert pods["hungry"]["memory"]["workingSetBytes"] == 40 * MI
+
+
+def test_cadvisor_samples_carry_the_time_of_their_stats() -> None:
+    """As cAdvisor's do, so that Prometheus computes rates from when the usage was read, not
+    from when its scrape happened to be answered."""
+
+    async def scenario() -> tuple[bytes, float]:
+        options = ClusterOptions(nodes=node_configs(1), controllers=False)
+        plane = ControlPlane(MemoryStore(), clock, options)
+        await plane.start()
+        app = plane.http_app()
+        await plane.client().create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        await asyncio.sleep(30)
+        (node,) = plane.nodes.agents
+        _, text = await call(app, "GET", f"/api/v1/nodes/{node}/proxy/metrics/cadvisor")
+        now = plane.clock.now()
+        await plane.stop()
+        return text, now
+
+    with VirtualClock() as clock:
+        text, now = clock.run(scenario())
+    lines = [line for line in text.decode().splitlines() if line.startswith("container_")]
+    assert lines
+    for line in lines:
+        stamp = int(line.rsplit(" ", 1)[1])
+        assert now * 1000 - 10_000 <= stamp <= now * 1000  # milliseconds, within a sync

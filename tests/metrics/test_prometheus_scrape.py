@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 from tests.http.conftest import launch, stop
+from tests.metrics.test_grafana_dashboard import queries
 
 DEADLINE_SECONDS = 120.0
 
@@ -129,6 +130,11 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
         targets = api(base, "/api/v1/targets", state="any")
         nodes = [t for t in targets["activeTargets"] if t["labels"]["job"] == "kubernetes-cadvisor"]
         assert len(nodes) == 2 and all(t["health"] == "up" for t in nodes)
+        grafana = {"$__rate_interval": "1m", "$namespace": ".*", "$pod": ".*"}
+        for promql in queries():  # the Grafana dashboard's: Prometheus answers 400 if one is bad
+            for variable, value in grafana.items():
+                promql = promql.replace(variable, value)
+            assert api(base, "/api/v1/query", query=promql)["resultType"] == "vector"
     finally:
         if prometheus is not None:
             prometheus.terminate()

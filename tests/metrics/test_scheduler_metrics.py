@@ -49,3 +49,56 @@ def test_attempts_pending_pods_and_the_sli_follow_the_scheduler() -> None:
     assert value(found, "scheduler_pending_pods", queue="active") == 0
     assert value(found, "scheduler_preemption_attempts_total") == 1
     assert value(found, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="1") == 1
+
+
+def test_extension_points_every_cycle_and_plugins_on_a_sample_of_cycles() -> None:
+    async def scenario() -> Samples:
+        options = ClusterOptions(nodes=node_configs(2), controllers=False)
+        plane = ControlPlane(MemoryStore(), Clock(asyncio.get_running_loop()), options)
+        await plane.start()
+        app = plane.http_app()
+        client = plane.client()
+        assert plane.scheduler is not None
+        metrics = plane.scheduler.core.metrics
+        for i in range(10):  # cycles 1 and 11 are sampled
+            await client.create(PODS, "default", pod(f"p{i}", "10m"))
+            while sum(metrics.attempts.values()) < i + 1:
+                await asyncio.sleep(0.01)
+        await client.create(PODS, "default", pod("too-big", "64"))
+        while sum(metrics.attempts.values()) < 11:
+            await asyncio.sleep(0.01)
+        _, text = await call(app, "GET", "/metrics/scheduler")
+        await plane.stop()
+        return samples(text)
+
+    found = asyncio.run(scenario())
+    points = "scheduler_framework_extension_point_duration_seconds_count"
+    profile = "default-scheduler"
+    for point in ("PreFilter", "PreScore", "Score", "Bind"):
+        assert value(found, points, extension_point=point, status="Success", profile=profile) == (
+            11 if point == "PreFilter" else 10
+        )
+    assert (
+        value(found, points, extension_point="PostFilter", status="Unschedulable", profile=profile)
+        == 1
+    )
+    assert not any(
+        name == points and ("extension_point", "Filter") in labels for name, labels in found
+    )
+    plugins = "scheduler_plugin_execution_duration_seconds_count"
+    fit = {"plugin": "NodeResourcesFit", "extension_point": "Filter"}
+    assert value(found, plugins, status="Success", **fit) == 1  # the first cycle
+    assert value(found, plugins, status="Unschedulable", **fit) == 1  # the eleventh: too big
+    assert (
+        value(found, plugins, plugin="DefaultBinder", extension_point="Bind", status="Success") == 1
+    )
+    assert (
+        value(
+            found,
+            plugins,
+            plugin="DefaultPreemption",
+            extension_point="PostFilter",
+            status="Unschedulable",
+        )
+        == 1
+    )

@@ -5,7 +5,10 @@ pods, Events, Deployments, Jobs, DaemonSets, HPAs), as kube-state-metrics keeps 
 - `/` and its static files, with the plotly.js the `plotly` package ships (nothing is fetched
   from the network);
 - `/api/snapshot`: the snapshot (`dashboard.snapshot`) as JSON;
-- `/api/pods/NAMESPACE/NAME`: one pod's requests, limits and usage now;
+- `/api/pods/NAMESPACE/NAME`: one pod's requests, limits and usage now, and its usage
+  history;
+- `/api/history`: the cluster's series over the history's window (`metrics.history`);
+- `/api/workloads/KIND/NAMESPACE/NAME`: a workload's replicas over the history's window;
 - `/events`: server-sent events, one per change the informers see (watch-driven), so the
   page refreshes only when something changed; Events go with their reason and message.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 from collections.abc import AsyncIterator, Callable, Mapping
 from importlib import resources
 from typing import Any
@@ -30,14 +34,10 @@ from pinnace.apiserver.http.routes import not_found
 from pinnace.client import Client, Informer
 from pinnace.clock.component import StartedOnFirstUse
 from pinnace.dashboard import snapshot
+from pinnace.metrics.history import UsageHistory
+from pinnace.metrics.recorder import WORKLOADS
 from pinnace.store.codec import Codec
 
-WORKLOADS = {
-    "deployments": catalog.kind("apps", "deployments"),
-    "jobs": catalog.kind("batch", "jobs"),
-    "daemonsets": catalog.kind("apps", "daemonsets"),
-    "hpas": catalog.kind("autoscaling", "horizontalpodautoscalers"),
-}
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/dashboard.js": ("dashboard.js", "text/javascript; charset=utf-8"),
@@ -63,10 +63,19 @@ def _failed_scheduling(event: Object) -> list[str]:
 
 class Dashboard:
     """A component; `respond(path)` answers the paths below DASHBOARD_PATH. `summaries` gives
-    every node's stats summary now (the kubelets'), for what is used."""
+    every node's stats summary now (the kubelets'), for a pod's usage now; `history` has the
+    samples behind the charts and the nodes' usage."""
 
-    def __init__(self, client: Client, summaries: Summaries, codec: Codec | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        summaries: Summaries,
+        history: UsageHistory,
+        codec: Codec | None = None,
+    ) -> None:
         self.summaries = summaries
+        self.history = history
+        self._rows: dict[str, snapshot.PodRow] = {}
         self.pods = Informer(client, catalog.kind("", "pods"), codec=codec, namespace_index=False)
         self.nodes = Informer(client, catalog.kind("", "nodes"))
         self.events = Informer(client, EVENT, namespace_index=False)
@@ -78,6 +87,8 @@ class Dashboard:
         self._plotly: bytes | None = None
         for informer in self.informers:
             self._watch(informer)
+        self.pods.add_event_handler(self._pod_changed, lambda _, new: self._pod_changed(new),
+                                    self._pod_deleted)  # fmt: skip
 
     def _watch(self, informer: Informer) -> None:
         kind = informer.kind.plural
@@ -99,11 +110,21 @@ class Dashboard:
             _offer(queue, None)
         await self._caches.stop()
 
+    def _pod_changed(self, pod: Object) -> None:
+        row = snapshot.pod_row(pod)
+        if row is None:
+            self._rows.pop(snapshot.key_of(pod), None)
+        else:
+            self._rows[row.key] = row
+
+    def _pod_deleted(self, pod: Object) -> None:
+        self._rows.pop(snapshot.key_of(pod), None)
+
     # --- what the page reads -------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
         nodes, pending = snapshot.nodes_and_pending(
-            self.nodes.list(), self.pods.list(), self._last_failed, self.summaries()
+            self.nodes.list(), self._rows.values(), self._last_failed, self.history.last_nodes()
         )
         return {
             "nodes": nodes,
@@ -119,15 +140,31 @@ class Dashboard:
         return max(self.events.by_index(FAILED_SCHEDULING, key), key=_event_time, default=None)
 
     def recent_events(self) -> list[dict[str, Any]]:
-        latest = sorted(self.events.list(), key=_event_time)[-RECENT_EVENTS:]
-        return [snapshot.event_view(e) for e in latest]
+        latest = heapq.nlargest(RECENT_EVENTS, self.events.list(), key=_event_time)
+        return [snapshot.event_view(e) for e in reversed(latest)]
 
     def pod(self, namespace: str, name: str) -> dict[str, Any]:
         pod = self.pods.get(namespace, name)
         if pod is None:
             raise not_found()
-        stats = snapshot.pod_stats(self.summaries()).get(f"{namespace}/{name}")
-        return snapshot.pod_view(pod, stats)
+        summary = self.summaries().get((pod.get("spec") or {}).get("nodeName", ""))
+        uid = pod["metadata"].get("uid")
+        stats = next((p for p in summary.pods if p.uid == uid), None) if summary else None
+        view = snapshot.pod_view(pod, stats)
+        view["history"] = self.history.pod(f"{namespace}/{name}")
+        return view
+
+    def cluster_history(self) -> dict[str, Any]:
+        return {"resolution": self.history.resolution, "series": self.history.cluster_series()}
+
+    def workload_history(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        """A workload's replicas over the window: none yet for one created since the last
+        sample; 404 for one that does not exist."""
+        informer = self.workloads.get(kind)
+        if informer is None or informer.get(namespace, name) is None:
+            raise not_found()
+        found = self.history.workload(f"{kind}/{namespace}/{name}")
+        return found or {"time": [], "desired": [], "ready": []}
 
     # --- HTTP ----------------------------------------------------------------------------
 
@@ -148,6 +185,13 @@ class Dashboard:
             if len(parts) != 2 or not all(parts):
                 raise not_found()
             return json_response(self.pod(*parts))
+        if path == "/api/history":
+            return json_response(self.cluster_history())
+        if path.startswith("/api/workloads/"):
+            parts = path[len("/api/workloads/") :].split("/")
+            if len(parts) != 3 or not all(parts):
+                raise not_found()
+            return json_response(self.workload_history(*parts))
         if path == "/events":
             return Response(
                 200,

@@ -1,16 +1,18 @@
 """What the dashboard shows, as plain data built from informers' caches: nodes with
 allocatable, requested and used per resource (as kube-state-metrics' and kubectl describe
-node's "Allocated resources" add requests up: every non-terminal pod bound to the node), pending
-pods with kube-scheduler's last FailedScheduling message, and the workloads' status.
+node's "Allocated resources" add requests up: every non-terminal pod bound to the node; used as
+the usage history's last sample has it), pending pods with kube-scheduler's last
+FailedScheduling message, and the workloads' status.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pinnace.api.objects import Object
-from pinnace.api.stats import PodStats, Summary
+from pinnace.api.stats import PodStats
 from pinnace.resources.lists import parse_quantity
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.resources.pod import pod_limits, pod_requests
@@ -35,11 +37,6 @@ def key_of(obj: Mapping[str, Any]) -> str:
     return f"{meta.get('namespace', '')}/{meta['name']}"
 
 
-def pod_stats(summaries: Mapping[str, Summary]) -> dict[str, PodStats]:
-    """namespace/name -> the pod's stats, from every node's summary."""
-    return {f"{p.namespace}/{p.name}": p for s in summaries.values() for p in s.pods}
-
-
 def usage(stats: PodStats | None) -> dict[str, float]:
     if stats is None:
         return {}
@@ -47,6 +44,7 @@ def usage(stats: PodStats | None) -> dict[str, float]:
 
 
 def pod_view(pod: Object, stats: PodStats | None) -> dict[str, Any]:
+    """A pod's page: its requests, limits and usage now."""
     meta, status = pod["metadata"], pod.get("status") or {}
     return {
         "namespace": meta.get("namespace", ""),
@@ -60,22 +58,59 @@ def pod_view(pod: Object, stats: PodStats | None) -> dict[str, Any]:
     }
 
 
-def node_view(
-    node: Object, pods: list[Object], summary: Summary | None, stats: Mapping[str, PodStats]
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class PodRow:
+    """What the snapshot needs of a pod, kept from the pods informer's events so that a
+    snapshot reads no pod (they are cached packed) and parses no quantity."""
+
+    namespace: str
+    name: str
+    node: str
+    phase: str
+    qos: str
+    cpu: float
+    memory: float
+    scheduled: tuple[str, str]
+    """The PodScheduled condition's reason and message, of a pod not bound yet."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def square(self) -> dict[str, str]:
+        return {"namespace": self.namespace, "name": self.name, "qos": self.qos,
+                "phase": self.phase}  # fmt: skip
+
+
+def pod_row(pod: Object) -> PodRow | None:
+    """The row of a pod the snapshot shows; None for a finished one."""
+    meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
+    phase = status.get("phase", "")
+    if phase in TERMINAL:
+        return None
+    requests = amounts(pod_requests(pod))
+    node = spec.get("nodeName", "")
+    scheduled = ("", "")
+    if not node:
+        condition: Mapping[str, Any] = next(
+            (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), {}
+        )
+        scheduled = (condition.get("reason", ""), condition.get("message", ""))
+    return PodRow(meta.get("namespace", ""), meta["name"], node, phase,
+                  recorded_qos_class(pod), requests.get(CPU, 0.0),
+                  requests.get(MEMORY, 0.0), scheduled)  # fmt: skip
+
+
+def node_view(node: Object, pods: list[PodRow], used: Sequence[float] | None) -> dict[str, Any]:
+    """A node's card; `used`: its CPU (cores), memory (bytes) and pods at the last sample."""
     status = node.get("status") or {}
     conditions = {c["type"]: c.get("status", "") for c in status.get("conditions") or ()}
-    requested = {CPU: 0.0, MEMORY: 0.0, "pods": float(len(pods))}
-    for pod in pods:
-        for name, amount in amounts(pod_requests(pod)).items():
-            requested[name] = requested.get(name, 0.0) + amount
-    used: dict[str, float] = {}
-    if summary is not None:
-        used = {
-            CPU: summary.node.cpu_usage_nano_cores / 1e9,
-            MEMORY: float(summary.node.memory_working_set_bytes),
-            "pods": float(len(summary.pods)),
-        }
+    requested = {
+        CPU: sum(p.cpu for p in pods),
+        MEMORY: sum(p.memory for p in pods),
+        "pods": float(len(pods)),
+    }
+    used_now = dict(zip(RESOURCES, used, strict=True)) if used is not None else {}
     allocatable = amounts(status.get("allocatable") or {})
     return {
         "name": node["metadata"]["name"],
@@ -86,12 +121,12 @@ def node_view(
         "resources": {
             name: {
                 "allocatable": allocatable.get(name, 0.0),
-                "requested": requested.get(name, 0.0),
-                "used": used.get(name),
+                "requested": requested[name],
+                "used": used_now.get(name),
             }
             for name in RESOURCES
         },
-        "pods": [pod_view(p, stats.get(key_of(p))) for p in sorted(pods, key=key_of)],
+        "pods": [p.square() for p in sorted(pods, key=lambda p: (p.namespace, p.name))],
     }
 
 
@@ -100,43 +135,34 @@ def _taint(taint: Mapping[str, Any]) -> str:
     return f"{taint.get('key', '')}{value}:{taint.get('effect', '')}"
 
 
-def pending_view(pod: Object, failed: Object | None) -> dict[str, Any]:
+def pending_view(pod: PodRow, failed: Object | None) -> dict[str, Any]:
     """A pod not bound yet, with the scheduler's last word on it: its FailedScheduling
     event's message, else its PodScheduled condition's."""
-    conditions = (pod.get("status") or {}).get("conditions") or ()
-    scheduled: Mapping[str, Any] = next(
-        (c for c in conditions if c.get("type") == "PodScheduled"), {}
-    )
-    view = pod_view(pod, None)
+    view: dict[str, Any] = pod.square() | {"requests": {CPU: pod.cpu, MEMORY: pod.memory}}
     if failed is not None:
         view["reason"], view["message"] = failed.get("reason", ""), failed.get("message", "")
     else:
-        view["reason"] = scheduled.get("reason", "")
-        view["message"] = scheduled.get("message", "")
+        view["reason"], view["message"] = pod.scheduled
     return view
 
 
 def nodes_and_pending(
     nodes: Iterable[Object],
-    pods: Iterable[Object],
+    pods: Iterable[PodRow],
     failed: Callable[[str], Object | None],
-    summaries: Mapping[str, Summary],
+    used: Mapping[str, Sequence[float]],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The node views, by name, and the pending pods', by namespace and name; `failed` gives
-    a pod's (namespace/name) last FailedScheduling event."""
-    by_node: dict[str, list[Object]] = {}
+    a pod's (namespace/name) last FailedScheduling event, `used` each node's usage."""
+    by_node: dict[str, list[PodRow]] = {}
     pending = []
     for pod in pods:
-        node = (pod.get("spec") or {}).get("nodeName", "")
-        if (pod.get("status") or {}).get("phase") in TERMINAL:
-            continue
-        if node:
-            by_node.setdefault(node, []).append(pod)
+        if pod.node:
+            by_node.setdefault(pod.node, []).append(pod)
         else:
-            pending.append(pending_view(pod, failed(key_of(pod))))
-    stats = pod_stats(summaries)
+            pending.append(pending_view(pod, failed(pod.key)))
     views = [
-        node_view(n, by_node.get(name, []), summaries.get(name), stats)
+        node_view(n, by_node.get(name, []), used.get(name))
         for name, n in sorted((n["metadata"]["name"], n) for n in nodes)
     ]
     return views, sorted(pending, key=lambda p: (p["namespace"], p["name"]))

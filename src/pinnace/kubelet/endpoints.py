@@ -162,15 +162,16 @@ def cadvisor(samples: list[ContainerSample]) -> bytes:
         labels = [s.status.name, f"/kubepods/pod{s.uid}/{runtime_id}", s.status.image,
                   runtime_id, s.namespace, s.pod]  # fmt: skip
         c = s.counters
-        cpu.add_metric(labels, c.cpu_seconds)
-        memory.add_metric(labels, s.stats.memory_working_set_bytes)
+        at = c.time  # cAdvisor stamps each sample with its stats' time, and Prometheus keeps it
+        cpu.add_metric(labels, c.cpu_seconds, timestamp=at)
+        memory.add_metric(labels, s.stats.memory_working_set_bytes, timestamp=at)
         if c.periods:
-            periods.add_metric(labels, int(c.periods))
-            throttled.add_metric(labels, int(c.throttled_periods))
-            throttled_seconds.add_metric(labels, c.throttled_seconds)
+            periods.add_metric(labels, int(c.periods), timestamp=at)
+            throttled.add_metric(labels, int(c.throttled_periods), timestamp=at)
+            throttled_seconds.add_metric(labels, c.throttled_seconds, timestamp=at)
         # A container killed for memory is replaced by a new one: the running one has seen none.
-        oom.add_metric(labels, 0)
-        limit.add_metric(labels, s.memory_limit_bytes)
+        oom.add_metric(labels, 0, timestamp=at)
+        limit.add_metric(labels, s.memory_limit_bytes, timestamp=at)
     return exposition([cpu, memory, periods, throttled, throttled_seconds, oom, limit])
 
 

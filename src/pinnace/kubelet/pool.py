@@ -247,6 +247,10 @@ class NodeAgentPool:
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         return served
 
+    def oom_kills(self) -> int:
+        """Containers the OOM killer has ended on every node so far."""
+        return sum(agent.runtime.oom_kills for agent in self.agents.values())
+
     def usage(self) -> dict[str, tuple[int, int]]:
         """What the pods of every node the API server can reach use now, by node name: CPU
         (nano-cores) and memory working set (bytes), as their summaries have it."""

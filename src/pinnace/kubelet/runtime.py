@@ -179,6 +179,9 @@ OnExit = Callable[[ContainerStatus], object]
 
 
 class ContainerRuntime(ABC):
+    oom_kills = 0
+    """Containers the OOM killer has ended on this node (what cAdvisor counts as OOM events)."""
+
     @abstractmethod
     def start_container(
         self,
@@ -505,6 +508,8 @@ class SimulatedRuntime(ContainerRuntime):
         self._exits.pop(key, None)
         if running is None:
             return None
+        if reason == REASON_OOM_KILLED:
+            self.oom_kills += 1
         running.ended = Ended(
             min(at, self._clock.now()),
             exit_code,

@@ -50,6 +50,7 @@ from pinnace.scheduler.podinfo import PodInfo
 if TYPE_CHECKING:
     from pinnace.scheduler.events import ClusterEvent
     from pinnace.scheduler.nominator import Nominator
+    from pinnace.scheduler.plugin_metrics import PluginTimer
     from pinnace.scheduler.profile import Profile
 
 MAX_NODE_SCORE = 100
@@ -162,6 +163,8 @@ class CycleState:
     data: dict[str, Any] = field(default_factory=dict)
     skip_filter_plugins: set[str] = field(default_factory=set)
     skip_score_plugins: set[str] = field(default_factory=set)
+    timer: PluginTimer | None = None
+    """Set on the cycles whose plugins are timed (ShouldRecordPluginMetrics)."""
 
     def read(self, key: str) -> Any:
         return self.data[key]
@@ -173,7 +176,9 @@ class CycleState:
         """A copy to simulate on (preemption, nominated pods): values with a `clone()` method
         are cloned, the others are shared as read-only."""
         data = {k: v.clone() if hasattr(v, "clone") else v for k, v in self.data.items()}
-        return CycleState(data, set(self.skip_filter_plugins), set(self.skip_score_plugins))
+        return CycleState(
+            data, set(self.skip_filter_plugins), set(self.skip_score_plugins), self.timer
+        )
 
 
 @runtime_checkable

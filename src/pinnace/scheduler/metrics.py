@@ -9,6 +9,7 @@ at `/metrics/scheduler` (kube-scheduler is a process of its own with its own /me
 - `scheduler_preemption_victims`: the victims of each preemption, buckets 1 doubling 7 times
 - `scheduler_pod_scheduling_sli_duration_seconds{attempts}`: from a pod's first attempt to the
   attempt that placed it, buckets 10 ms doubling 20 times
+- the framework's extension point and plugin durations (`scheduler.plugin_metrics`)
 
 Durations come from the scheduler's clock: on the virtual clock a cycle takes no time.
 """
@@ -17,11 +18,15 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from pinnace.scheduler.queue import SchedulingQueue
+
+if TYPE_CHECKING:
+    from pinnace.scheduler.plugin_metrics import FrameworkMetrics
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -81,8 +86,9 @@ class HistogramVec:
 class SchedulerMetrics(Collector):
     """The metrics of one scheduler; its cycles report to it."""
 
-    def __init__(self, queue: SchedulingQueue) -> None:
+    def __init__(self, queue: SchedulingQueue, framework: FrameworkMetrics) -> None:
         self.queue = queue
+        self.framework = framework
         self.attempts: dict[tuple[str, str], int] = {}
         self.attempt_durations = HistogramVec(ATTEMPT_BUCKETS)
         self.sli = HistogramVec(SLI_BUCKETS)
@@ -142,3 +148,4 @@ class SchedulerMetrics(Collector):
             "queue and might involve multiple scheduling attempts.",
             ["attempts"],
         )
+        yield from self.framework.families()

@@ -37,6 +37,14 @@ from pinnace.scheduler.framework import (
     extension_points,
 )
 from pinnace.scheduler.nodetable import NodeTable, RowCache, Rows, everywhere, gather
+from pinnace.scheduler.plugin_metrics import (
+    BIND,
+    FILTER,
+    POST_FILTER,
+    PRE_FILTER,
+    PRE_SCORE,
+    SCORE,
+)
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME, PodInfo
 
 
@@ -125,8 +133,12 @@ class Profile:
         return SUCCESS
 
     def run_pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
+        timer = state.timer
         for plugin in self.pre_filter:
+            started = timer.now() if timer else 0.0
             status = plugin.pre_filter(state, pod, table)
+            if timer:
+                timer.observe(plugin.name, PRE_FILTER, status, started)
             if status.code == Code.SKIP:
                 state.skip_filter_plugins.add(plugin.name)
             elif status.code != Code.SUCCESS:
@@ -148,10 +160,17 @@ class Profile:
             feasible[np.asarray(rows, np.intp)] = True
         ran: list[FilterPlugin] = []
         masks: list[np.ndarray] = []
+        timer = state.timer
         for plugin in self.filter:
             if plugin.name in state.skip_filter_plugins:
                 continue
+            started = timer.now() if timer else 0.0
+            before = feasible
             feasible = plugin.filter(state, pod, table, feasible)
+            if timer:
+                rejected = np.count_nonzero(before) != np.count_nonzero(feasible)
+                code = Code.UNSCHEDULABLE if rejected else Code.SUCCESS
+                timer.observe(plugin.name, FILTER, code, started)
             ran.append(plugin)
             masks.append(feasible)
         return feasible, FilterTrace(tuple(ran), tuple(masks))
@@ -205,8 +224,12 @@ class Profile:
         reasons: list[str] = []
         rejector = ""
         result = None  # a rejecting plugin may still clear the nomination ("")
+        timer = state.timer
         for plugin in self.post_filter:
+            started = timer.now() if timer else 0.0
             nominated, status = plugin.post_filter(state, pod, table, diagnosis)
+            if timer:
+                timer.observe(plugin.name, POST_FILTER, status, started)
             if status.is_success():
                 return nominated, status
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -222,8 +245,12 @@ class Profile:
     def run_pre_score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> Status:
+        timer = state.timer
         for plugin in self.pre_score:
+            started = timer.now() if timer else 0.0
             status = plugin.pre_score(state, pod, table, nodes)
+            if timer:
+                timer.observe(plugin.name, PRE_SCORE, status, started)
             if status.code == Code.SKIP:
                 state.skip_score_plugins.add(plugin.name)
             elif status.code != Code.SUCCESS:
@@ -238,12 +265,16 @@ class Profile:
         uniform = 0  # the weighted scores plugins give every node alike
         by_row: list[tuple[str, int, RowScores]] = []
         skipped = state.skip_score_plugins
+        timer = state.timer
         for plugin, weight, same_everywhere, row_scores, normalize in self._scorers:
             if skipped and plugin.name in skipped:
                 continue
+            started = timer.now() if timer else 0.0
             if same_everywhere is not None:
                 score = same_everywhere(state, pod, table)
                 if score is not None:
+                    if timer:
+                        timer.observe(plugin.name, SCORE, SUCCESS, started)
                     if not MIN_NODE_SCORE <= score <= MAX_NODE_SCORE:
                         return None, _invalid_score(plugin.name, score)
                     uniform += score * weight
@@ -251,6 +282,8 @@ class Profile:
             if row_scores is not None:
                 rows = row_scores(state, pod, table)
                 if rows is not None:
+                    if timer:  # the rows' scores are computed together, below
+                        timer.observe(plugin.name, SCORE, SUCCESS, started)
                     by_row.append((plugin.name, weight, rows))
                     continue
             try:
@@ -259,6 +292,8 @@ class Profile:
                 return None, e.cycle_status(plugin.name)
             if normalize is not None:
                 scores = normalize(state, pod, scores)
+            if timer:
+                timer.observe(plugin.name, SCORE, SUCCESS, started)
             scores = np.asarray(scores, np.int64)
             invalid = _invalid_scores(plugin.name, scores)
             if invalid is not None:
@@ -313,8 +348,12 @@ class Profile:
         return self._row_totals.get(table, key, compute, compute_one)
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        timer = state.timer
         for plugin in self.bind:
+            started = timer.now() if timer else 0.0
             status = plugin.bind(state, pod, node_name)
+            if timer:
+                timer.observe(plugin.name, BIND, status, started)
             if not status.is_skip():
                 return status.with_plugin(plugin.name)
         return error(f"no bind plugin bound pod {pod.key}")

@@ -52,6 +52,14 @@ from pinnace.scheduler.nominator import (
     filter_nodes_with_nominated_pods,
     run_filter_with_nominated_pods,
 )
+from pinnace.scheduler.plugin_metrics import (
+    BIND,
+    POST_FILTER,
+    PRE_FILTER,
+    PRE_SCORE,
+    SCORE,
+    FrameworkMetrics,
+)
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import FilterTrace, Profile
 from pinnace.scheduler.queue import QueuedPodInfo, SchedulingQueue
@@ -187,7 +195,8 @@ class Scheduler:
             plugin_events,
         )
         self.clock = clock
-        self.metrics = SchedulerMetrics(self.queue)
+        self.framework_metrics = FrameworkMetrics(clock.now)
+        self.metrics = SchedulerMetrics(self.queue, self.framework_metrics)
 
     @property
     def table(self) -> NodeTable:
@@ -299,14 +308,16 @@ class Scheduler:
     def _attempt(self, queued: QueuedPodInfo) -> ScheduleResult:
         pod = queued.pod
         profile = self.profiles[pod.scheduler_name]
-        state = CycleState()
+        state = CycleState(timer=self.framework_metrics.timer())
         try:
             node_name, evaluated, feasible = self._schedule_pod(profile, state, pod)
         except _FitError as e:
             nominated, message = None, e.message
             if e.diagnosis is not None and profile.post_filter:
                 self.metrics.preemption_attempts += 1
+                started = self.clock.now()
                 nominated, status = profile.run_post_filter(state, pod, self.table, e.diagnosis)
+                self._observe(POST_FILTER, status, profile, started)
                 e.diagnosis.post_filter_msg = status.message
                 message = fit_error_message(len(self.table), e.diagnosis)
                 if nominated is not None:  # "" clears the nomination
@@ -317,7 +328,9 @@ class Scheduler:
             )
         self.cache.assume(pod, node_name)
         self.nominator.delete(pod.key)
+        started = self.clock.now()
         status = profile.run_bind(state, pod, node_name)
+        self._observe(BIND, status, profile, started)
         if not status.is_success():
             self.cache.forget(pod)
             self.queue.add_unschedulable(queued, ())
@@ -336,7 +349,9 @@ class Scheduler:
         n = len(table)
         if n == 0:
             raise _FitError(error(NO_NODES_AVAILABLE), NO_NODES_AVAILABLE)
+        started = self.clock.now()
         status = profile.run_pre_filter(state, pod, table)
+        self._observe(PRE_FILTER, status, profile, started)
         if status.code == Code.ERROR:
             raise _FitError(status, status.message)
         if not status.is_success():
@@ -365,13 +380,20 @@ class Scheduler:
             self._raise_fit_error(profile, state, pod, trace, explained)
         if len(candidates) == 1:
             return table.names[int(candidates[0])], n, 1
+        started = self.clock.now()
         status = profile.run_pre_score(state, pod, table, candidates)
+        self._observe(PRE_SCORE, status, profile, started)
         if not status.is_success():
             raise _FitError(status, status.message)
+        started = self.clock.now()
         scores, status = profile.run_score(state, pod, table, candidates)
+        self._observe(SCORE, status, profile, started)
         if scores is None:
             raise _FitError(status, status.message)
         return table.names[self._select_host(candidates, scores)], n, len(candidates)
+
+    def _observe(self, point: str, status: Status, profile: Profile, started: float) -> None:
+        self.framework_metrics.extension_point(point, status, profile.scheduler_name, started)
 
     def _nominated_node_if_fits(
         self, profile: Profile, state: CycleState, pod: PodInfo

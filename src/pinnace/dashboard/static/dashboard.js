@@ -4,6 +4,7 @@
 
 const REFRESH_MS = 500;
 const USAGE_MS = 5000;
+const HISTORY_MS = 10000;
 const RESOURCES = ["cpu", "memory", "pods"];
 const EVENTS_KEPT = 50;
 let refreshTimer = null;
@@ -71,6 +72,38 @@ function renderUtilisation(nodes) {
   Plotly.react("utilisation", traces, { barmode: "group", yaxis: { title: "% of allocatable", range: [0, 100] }, margin: { t: 10 } }, { displayModeBar: false });
 }
 
+const times = (seconds) => seconds.map((t) => t === null ? null : new Date(t * 1000));
+const line = (x, y, name, extra) => ({ x, y, name, mode: "lines", connectgaps: false, ...extra });
+const share = (part, whole) => part.map((p, i) => (p === null || !whole[i]) ? null : (100 * p) / whole[i]);
+
+function renderHistory(history) {
+  const s = history.series;
+  if (!s.time || !s.time.length) return;
+  const x = times(s.time);
+  const margin = { t: 30, r: 10 };
+  const options = { displayModeBar: false };
+  const utilisation = [];
+  for (const r of ["cpu", "memory"]) {
+    if (s[`${r}_allocatable`]) {
+      utilisation.push(line(x, share(s[`${r}_requested`], s[`${r}_allocatable`]), `${r} requested`));
+      utilisation.push(line(x, share(s[`${r}_used`], s[`${r}_allocatable`]), `${r} used`, { line: { dash: "dot" } }));
+    }
+  }
+  Plotly.react("history-utilisation", utilisation, { title: "% of allocatable", margin, yaxis: { rangemode: "tozero" } }, options);
+  const pods = [line(x, s.pods_running, "running")];
+  if (s.pods_pending) pods.push(line(x, s.pods_pending, "pending"));
+  Plotly.react("history-pods", pods, { title: "pods", margin, yaxis: { rangemode: "tozero" } }, options);
+  const per = ` per ${history.resolution} s`;
+  const churn = [line(x, s.evictions, "evictions" + per), line(x, s.oom_kills, "OOM kills" + per)];
+  if (s.pods_scheduled) churn.unshift(line(x, s.pods_scheduled, "pods scheduled" + per));
+  Plotly.react("history-churn", churn, { title: "scheduling, evictions and OOM kills", margin, yaxis: { rangemode: "tozero" } }, options);
+}
+
+async function refreshHistory() {
+  const response = await fetch("api/history");
+  if (response.ok) renderHistory(await response.json());
+}
+
 function renderWorkloads(workloads) {
   const target = document.getElementById("workloads");
   target.replaceChildren();
@@ -78,7 +111,8 @@ function renderWorkloads(workloads) {
     if (!items.length) continue;
     const columns = Object.keys(items[0]).filter((c) => c !== "namespace" && c !== "name");
     const t = el("table", { "data-kind": kind });
-    table(t, ["name", ...columns], items.map((w) => [[`${w.namespace}/${w.name}`, ...columns.map((c) => w[c])]]));
+    const link = (w) => el("a", { href: `#/workloads/${kind}/${w.namespace}/${w.name}` }, `${w.namespace}/${w.name}`);
+    table(t, ["name", ...columns], items.map((w) => [[link(w), ...columns.map((c) => w[c])]]));
     target.append(el("h3", {}, kind), t);
   }
 }
@@ -127,29 +161,37 @@ function connect() {
 
 // --- a pod's page -------------------------------------------------------------------------
 
-const usageHistory = { t: [], cpu: [], memory: [] };
-
 async function podUsage(namespace, name) {
   const response = await fetch(`api/pods/${namespace}/${name}`);
   if (!response.ok) return;
   const pod = await response.json();
-  usageHistory.t.push(new Date());
-  usageHistory.cpu.push(pod.used.cpu ?? null);
-  usageHistory.memory.push(pod.used.memory ?? null);
-  const line = (y, name, axis, dash) => ({ x: usageHistory.t, y, name, yaxis: axis, mode: "lines", line: { dash } });
-  const flat = (value) => usageHistory.t.map(() => value ?? null);
+  const history = pod.history || { time: [], cpu: [], memory: [] };
+  const x = times(history.time);
+  const flat = (value) => x.map(() => value ?? null);
+  const mib = (values) => values.map((m) => m === null ? null : m / 2 ** 20);
   const traces = [
-    line(usageHistory.cpu, "cpu used (cores)", "y", "solid"),
-    line(flat(pod.requests.cpu), "cpu request", "y", "dot"),
-    line(flat(pod.limits.cpu), "cpu limit", "y", "dash"),
-    line(usageHistory.memory.map((m) => m && m / 2 ** 20), "memory used (MiB)", "y2", "solid"),
-    line(flat(pod.requests.memory && pod.requests.memory / 2 ** 20), "memory request", "y2", "dot"),
-    line(flat(pod.limits.memory && pod.limits.memory / 2 ** 20), "memory limit", "y2", "dash"),
+    line(x, history.cpu, "cpu used (cores)", { yaxis: "y" }),
+    line(x, flat(pod.requests.cpu), "cpu request", { yaxis: "y", line: { dash: "dot" } }),
+    line(x, flat(pod.limits.cpu), "cpu limit", { yaxis: "y", line: { dash: "dash" } }),
+    line(x, mib(history.memory), "memory used (MiB)", { yaxis: "y2" }),
+    line(x, flat(pod.requests.memory && pod.requests.memory / 2 ** 20), "memory request", { yaxis: "y2", line: { dash: "dot" } }),
+    line(x, flat(pod.limits.memory && pod.limits.memory / 2 ** 20), "memory limit", { yaxis: "y2", line: { dash: "dash" } }),
   ];
   const layout = { margin: { t: 10 }, yaxis: { title: "cores", rangemode: "tozero" },
     yaxis2: { title: "MiB", overlaying: "y", side: "right", rangemode: "tozero" } };
   document.getElementById("pod-title").textContent = `${namespace}/${name} · ${pod.qos} · ${pod.phase} · ${pod.node || "not bound"}`;
   Plotly.react("pod-usage", traces, layout, { displayModeBar: false });
+}
+
+async function workloadReplicas(kind, namespace, name) {
+  document.getElementById("workload-title").textContent = `${kind} ${namespace}/${name}`;
+  const response = await fetch(`api/workloads/${kind}/${namespace}/${name}`);
+  if (!response.ok) return;
+  const history = await response.json();
+  const x = times(history.time);
+  const traces = [line(x, history.desired, "wanted", { line: { shape: "hv" } }),
+    line(x, history.ready, "ready", { line: { shape: "hv" } })];
+  Plotly.react("workload-replicas", traces, { margin: { t: 10 }, yaxis: { title: "replicas", rangemode: "tozero" } }, { displayModeBar: false });
 }
 
 function explanation(data) {
@@ -168,7 +210,6 @@ async function showPod(namespace, name) {
   target.replaceChildren("explaining…");
   const response = await fetch(`/pinnace/scheduler/explain/namespaces/${namespace}/pods/${name}`);
   target.replaceChildren(response.ok ? explanation(await response.json()) : `no explanation (${response.status})`);
-  usageHistory.t.length = usageHistory.cpu.length = usageHistory.memory.length = 0;
   await podUsage(namespace, name);
   podTimer = setInterval(() => podUsage(namespace, name), USAGE_MS);
 }
@@ -176,11 +217,20 @@ async function showPod(namespace, name) {
 function route() {
   clearInterval(podTimer);
   const pod = location.hash.match(/^#\/pods\/([^/]+)\/([^/]+)$/);
-  document.getElementById("cluster").hidden = Boolean(pod);
+  const workload = location.hash.match(/^#\/workloads\/([^/]+)\/([^/]+)\/([^/]+)$/);
+  document.getElementById("cluster").hidden = Boolean(pod || workload);
   document.getElementById("pod").hidden = !pod;
+  document.getElementById("workload").hidden = !workload;
   if (pod) showPod(decodeURIComponent(pod[1]), decodeURIComponent(pod[2]));
+  if (workload) {
+    const [kind, namespace, name] = workload.slice(1).map(decodeURIComponent);
+    workloadReplicas(kind, namespace, name);
+    podTimer = setInterval(() => workloadReplicas(kind, namespace, name), HISTORY_MS);
+  }
 }
 
 window.addEventListener("hashchange", route);
 route();
 connect();
+refreshHistory();
+setInterval(refreshHistory, HISTORY_MS);

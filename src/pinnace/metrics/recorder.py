@@ -1,0 +1,177 @@
+"""What fills the usage history (`metrics.history`): every `resolution` seconds of the cluster's
+clock, a sample of
+
+- usage, as metrics-server reads it from the kubelets' stats summaries: CPU and memory used
+  per pod and over the cluster, and the pods running;
+- requests and allocatable as the scheduler accounts them (its node table: every pod bound or
+  assumed), and the pods waiting in its queue, and the pods it placed since the last sample;
+- evictions (the Events of kubelets' node-pressure evictions, the taint manager's and
+  preemption's) and OOM kills (the containers' runtimes count them) since the last sample;
+- each Deployment's, Job's, DaemonSet's and HPA's replicas wanted and ready, as
+  `kubectl get` prints them.
+
+A Prometheus server scraping the cluster keeps the same series; this one is in the process, so
+the dashboard (and anything else in it) reads it without one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from pinnace.api import catalog
+from pinnace.api.core.event import EVENT
+from pinnace.api.objects import Object
+from pinnace.api.stats import Summary
+from pinnace.client import Client, Informer
+from pinnace.clock import Clock
+from pinnace.clock.component import HeldTasks, cancel_and_wait
+from pinnace.metrics.history import UsageHistory
+from pinnace.resources.names import CPU, MEMORY
+from pinnace.scheduler.schedule_one import Scheduler
+
+USED = ("cpu_used", "memory_used", "pods_running")
+NODES_PER_SLICE = 50
+PACE = 4
+EVICTION_REASONS = frozenset({"Evicted", "TaintManagerEviction", "Preempted"})
+WORKLOADS = {
+    "deployments": catalog.kind("apps", "deployments"),
+    "jobs": catalog.kind("batch", "jobs"),
+    "daemonsets": catalog.kind("apps", "daemonsets"),
+    "hpas": catalog.kind("autoscaling", "horizontalpodautoscalers"),
+}
+
+Summaries = Callable[[], Mapping[str, Summary]]
+
+
+def replicas(kind: str, obj: Object) -> tuple[float, float]:
+    """(wanted, ready) as `kubectl get KIND` shows them."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    if kind == "deployments":
+        return spec.get("replicas", 1), status.get("readyReplicas", 0)
+    if kind == "jobs":
+        return spec.get("completions", 1), status.get("succeeded", 0)
+    if kind == "daemonsets":
+        return status.get("desiredNumberScheduled", 0), status.get("numberReady", 0)
+    return status.get("desiredReplicas", 0), status.get("currentReplicas", 0)
+
+
+class HistoryRecorder:
+    """A component that samples the cluster into `history`."""
+
+    def __init__(
+        self,
+        client: Client,
+        history: UsageHistory,
+        summaries: Summaries,
+        scheduler: Scheduler | None,
+        oom_kills: Callable[[], int],
+    ) -> None:
+        self.clock: Clock = client.clock
+        self.history = history
+        self.summaries = summaries
+        self.scheduler = scheduler
+        self.oom_kills = oom_kills
+        self.events = Informer(client, EVENT, namespace_index=False)
+        self.events.add_event_handler(self._event_added, self._event_updated)
+        self.workloads = {kind: Informer(client, k) for kind, k in WORKLOADS.items()}
+        self._evictions = 0
+        self._last_scheduled = 0
+        self._last_oom_kills = 0
+        self._tasks = HeldTasks()
+
+    async def start(self) -> None:
+        for informer in (self.events, *self.workloads.values()):
+            informer.start()
+        for informer in (self.events, *self.workloads.values()):
+            await informer.wait_for_sync()
+        self._last_scheduled = self._scheduled()
+        self._last_oom_kills = self.oom_kills()
+        self._evictions = 0
+        self._tasks.hold(asyncio.get_running_loop().create_task(self._sample_every_resolution()))
+
+    async def stop(self) -> None:
+        await cancel_and_wait(self._tasks)
+        for informer in (self.events, *self.workloads.values()):
+            await informer.stop()
+
+    async def _sample_every_resolution(self) -> None:
+        """A sample every `resolution` seconds; when one takes longer than a quarter of that
+        (the usage model of thousands of nodes), the next waits four times as long as it took,
+        so sampling never takes more than a quarter of the process."""
+        while True:
+            started = self.clock.now()
+            await self.sample()
+            took = self.clock.now() - started
+            await self.clock.sleep(max(self.history.resolution, PACE * took) - took)
+
+    async def sample(self) -> None:
+        """Take one sample, stamped with the time it starts; the nodes' usage is read a slice
+        of nodes at a time, so that the API server answers in between."""
+        now = self.clock.now()
+        pods: dict[str, tuple[float, float]] = {}
+        nodes: dict[str, tuple[float, float, float]] = {}
+        summaries = self.summaries()
+        for i, name in enumerate(summaries):
+            if i and i % NODES_PER_SLICE == 0:
+                await asyncio.sleep(0)
+            summary = summaries.get(name)
+            if summary is None:  # gone meanwhile
+                continue
+            node = summary.node
+            nodes[name] = (node.cpu_usage_nano_cores / 1e9, float(node.memory_working_set_bytes),
+                           float(len(summary.pods)))  # fmt: skip
+            for pod in summary.pods:
+                cpu = sum(c.cpu_usage_nano_cores for c in pod.containers) / 1e9
+                memory = sum(c.memory_working_set_bytes for c in pod.containers)
+                pods[f"{pod.namespace}/{pod.name}"] = (cpu, float(memory))
+        totals = np.sum(list(nodes.values()), axis=0) if nodes else np.zeros(3)
+        cluster = dict(zip(USED, totals.tolist(), strict=True))
+        if self.scheduler is not None:
+            cluster |= self._scheduler_view(self.scheduler)
+        oom_kills = self.oom_kills()
+        cluster["oom_kills"] = oom_kills - self._last_oom_kills
+        cluster["evictions"] = self._evictions
+        self._last_oom_kills, self._evictions = oom_kills, 0
+        workloads = {
+            f"{kind}/{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}": replicas(
+                kind, obj
+            )
+            for kind, informer in self.workloads.items()
+            for obj in informer.list()
+        }
+        self.history.record(now, cluster, pods, workloads, nodes)
+
+    def _scheduler_view(self, scheduler: Scheduler) -> dict[str, float]:
+        table = scheduler.table
+        view: dict[str, float] = {}
+        for resource, scale in ((CPU, 1e-3), (MEMORY, 1.0)):
+            column = table.column(resource)
+            view[f"{resource}_requested"] = float(np.sum(table.requested[:, column])) * scale
+            view[f"{resource}_allocatable"] = float(np.sum(table.allocatable[:, column])) * scale
+        scheduled = self._scheduled()
+        view["pods_pending"] = len(scheduler.queue)
+        view["pods_scheduled"] = scheduled - self._last_scheduled
+        self._last_scheduled = scheduled
+        return view
+
+    def _scheduled(self) -> int:
+        if self.scheduler is None:
+            return 0
+        attempts = self.scheduler.metrics.attempts
+        return sum(n for (result, _), n in attempts.items() if result == "scheduled")
+
+    def _event_added(self, event: Object) -> None:
+        if event.get("reason") in EVICTION_REASONS:
+            self._evictions += _count(event)
+
+    def _event_updated(self, old: Object, new: Object) -> None:
+        if new.get("reason") in EVICTION_REASONS:
+            self._evictions += max(0, _count(new) - _count(old))
+
+
+def _count(event: Mapping[str, Any]) -> int:
+    return int(event.get("count") or 1)

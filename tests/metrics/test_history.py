@@ -1,0 +1,154 @@
+"""The usage history: samples at a fixed resolution for a bounded window, filled from the
+cluster on the virtual clock, read by the dashboard."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from pinnace.api import catalog
+from pinnace.clock.virtual import VirtualClock
+from pinnace.cluster import ClusterOptions, ControlPlane
+from pinnace.kubelet.config import node_configs
+from pinnace.metrics.history import UsageHistory
+from pinnace.store import MemoryStore
+
+from .test_apiserver_metrics import call
+
+PODS = catalog.kind("", "pods")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
+MI = 1024 * 1024
+
+
+def test_the_cluster_series_keep_the_last_window_oldest_first() -> None:
+    history = UsageHistory(resolution=10, window=30, object_window=20)
+    for tick in range(5):
+        history.record(100.0 + 10 * tick, {"cpu_used": tick}, {}, {})
+    series = history.cluster_series()
+    assert series["time"] == [120.0, 130.0, 140.0]
+    assert series["cpu_used"] == [2.0, 3.0, 4.0]
+    assert history.cluster_series(since=135)["cpu_used"] == [4.0]
+
+
+def test_a_series_seen_late_has_nothing_before_it() -> None:
+    history = UsageHistory(resolution=10, window=30, object_window=30)
+    history.record(0, {"a": 1}, {}, {})
+    history.record(10, {"a": 2, "b": 5}, {}, {})
+    assert history.cluster_series()["b"] == [None, 5.0]
+
+
+def test_a_pod_has_samples_only_while_it_ran_and_its_row_is_reused_a_window_later() -> None:
+    history = UsageHistory(resolution=10, window=40, object_window=20)
+    history.record(0, {}, {"ns/a": (0.5, 100.0)}, {})
+    history.record(10, {}, {"ns/a": (0.25, 200.0), "ns/b": (1.0, 1.0)}, {})
+    assert history.pod("ns/a") == {
+        "time": [0.0, 10.0],
+        "cpu": [0.5, 0.25],
+        "memory": [100.0, 200.0],
+    }
+    history.record(20, {}, {"ns/b": (1.0, 1.0)}, {})
+    assert history.pod("ns/a") == {
+        "time": [10.0, 20.0],
+        "cpu": [0.25, None],
+        "memory": [200.0, None],
+    }
+    history.record(30, {}, {"ns/b": (1.0, 1.0)}, {})
+    history.record(40, {}, {"ns/b": (1.0, 1.0)}, {})  # a whole window since ns/a was seen
+    assert history.pod("ns/a") is None
+    history.record(50, {}, {"ns/c": (2.0, 2.0)}, {})
+    assert len(history.pods) == 2  # ns/b and ns/c, ns/c in ns/a's old row
+    assert history.pod("ns/c") == {"time": [40.0, 50.0], "cpu": [None, 2.0], "memory": [None, 2.0]}
+
+
+def test_a_pod_costs_its_window_of_two_float32_fields() -> None:
+    history = UsageHistory()  # 10 s for an hour: 360 samples
+    history.record(0, {}, {f"ns/p{i}": (0.1, 1.0) for i in range(1000)}, {})
+    row = 360 * 2 * 4 + 8  # the samples, and when the pod was last seen
+    assert 1000 * row <= history.pods.nbytes <= 1024 * row  # rows grow by doubling
+
+
+def test_a_window_shorter_than_the_resolution_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least one sample"):
+        UsageHistory(resolution=10, window=5)
+
+
+def pod(name: str, uses: dict[str, str], requests: dict[str, str], limits: dict[str, str]) -> Any:
+    container = {
+        "name": "main",
+        "image": "busybox",
+        "resources": {"requests": requests, "limits": limits},
+    }
+    annotations = {f"sim.pinnace.dev/{k}": v for k, v in uses.items()}
+    return {
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": {"containers": [container]},
+    }
+
+
+def test_the_recorder_samples_usage_requests_the_queue_and_oom_kills() -> None:
+    history = UsageHistory(resolution=10, window=600, object_window=300)
+
+    async def scenario() -> None:
+        options = ClusterOptions(nodes=node_configs(1), usage_history=history)
+        plane = ControlPlane(MemoryStore(), clock, options)
+        await plane.start()
+        client = plane.client()
+        await client.create(PODS, "default", pod("steady", {"cpu": "300m"}, {"cpu": "500m"}, {}))
+        leaky = pod("leaky", {"memory": "100Mi"}, {"memory": "32Mi"}, {"memory": "64Mi"})
+        await client.create(PODS, "default", leaky)
+        await client.create(PODS, "default", pod("huge", {}, {"cpu": "64"}, {}))
+        deployment = {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                },
+            },
+        }
+        await client.create(DEPLOYMENTS, "default", deployment)
+        await asyncio.sleep(3600)  # past every window, to see them stay bounded
+        await plane.stop()
+
+    with VirtualClock() as clock:
+        clock.run(scenario())
+    series = history.cluster_series()
+    assert len(series["time"]) == 60  # ten minutes at 10 s, after an hour
+    assert series["time"] == sorted(series["time"])
+    last = {name: values[-1] for name, values in series.items()}
+    assert last["cpu_requested"] == pytest.approx(0.5)  # bound pods only: not huge
+    assert last["memory_requested"] == 32 * MI
+    assert last["cpu_allocatable"] > 0 and last["memory_allocatable"] > 0
+    assert last["pods_pending"] == 1  # huge
+    assert last["cpu_used"] >= 0.3
+    assert sum(v for v in series["oom_kills"] if v) >= 1  # leaky, restarted with back-off
+    steady = history.pod("default/steady")
+    assert steady is not None and steady["cpu"][-1] == pytest.approx(0.3)
+    web = history.workload("deployments/default/web")
+    assert web is not None and web["desired"][-1] == 2 and web["ready"][-1] == 2
+
+
+def test_the_dashboard_serves_the_history() -> None:
+    async def scenario() -> list[tuple[int, Any]]:
+        plane = ControlPlane(MemoryStore(), clock, ClusterOptions(nodes=node_configs(1)))
+        await plane.start()
+        app = plane.http_app()
+        await asyncio.sleep(60)
+        answers = []
+        for path in ("history", "workloads/deployments/default/none", "workloads/pods/a/b"):
+            code, body = await call(app, "GET", f"/dashboard/api/{path}")
+            answers.append((code, json.loads(body)))
+        await plane.stop()
+        return answers
+
+    with VirtualClock() as clock:
+        (code, history), (missing, _), (not_a_workload, _) = clock.run(scenario())
+    assert code == 200 and history["resolution"] == 10
+    assert len(history["series"]["time"]) == 7  # at the start, then every 10 s for a minute
+    assert history["series"]["pods_running"][-1] == 0
+    assert missing == not_a_workload == 404

@@ -289,6 +289,8 @@ class Profile:
             try:
                 scores = plugin.score(state, pod, table, nodes)
             except ScoreFailed as e:
+                if timer:
+                    timer.observe(plugin.name, SCORE, Code.ERROR, started)
                 return None, e.cycle_status(plugin.name)
             if normalize is not None:
                 scores = normalize(state, pod, scores)

@@ -122,6 +122,18 @@ def test_field_validation_warns_or_refuses_unknown_fields(api: HTTP) -> None:
     assert ignored.status == 201 and ignored.headers.get_all("Warning") is None
 
 
+def test_an_unknown_field_with_control_characters_is_warned_about_escaped(api: HTTP) -> None:
+    # The field name is quoted as Go's strconv.Quote does, so the header stays valid and the
+    # client gets its answer (the write is committed either way).
+    body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"odd"},"x\x7f\\n\\"":1}'
+    warned = api.request("POST", CM_PATH, body)
+    assert warned.status == 201
+    assert warned.headers.get_all("Warning") == [
+        '299 - "unknown field \\"x\\\\x7f\\\\n\\\\\\"\\""'
+    ]
+    assert api.request("GET", CM_PATH + "/odd").status == 200
+
+
 def test_dry_run_stores_nothing(api: HTTP) -> None:
     answer = api.request("POST", CM_PATH + "?dryRun=All", cm("dry"))
     assert answer.status == 201 and answer.json()["metadata"]["name"] == "dry"

@@ -89,14 +89,22 @@ class YAMLError(ValueError):
     """A YAML body that does not parse; the message is shaped as sigs.k8s.io/yaml's."""
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML 1.1 as go-yaml reads it into JSON: timestamps stay strings."""
+try:
+    _SafeLoader: type = yaml.CSafeLoader  # libyaml's parser: several times faster
+except AttributeError:  # PyYAML without libyaml
+    _SafeLoader = yaml.SafeLoader
 
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+# YAML 1.1 as go-yaml reads it into JSON: timestamps stay strings.
+_Loader = type(
+    "_Loader",
+    (_SafeLoader,),
+    {
+        "yaml_implicit_resolvers": {
+            first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+    },
+)
 
 
 def yaml_to_json(data: bytes) -> Any:
@@ -110,13 +118,19 @@ def yaml_to_json(data: bytes) -> Any:
         value = next(iter(documents), None)
         return _JSONValues(4 * len(data) + 10_000).convert(value)
     except yaml.MarkedYAMLError as e:
+        if e.problem == _LIBYAML_TOO_DEEP:
+            raise YAMLError(_TOO_DEEP) from None
         mark = e.problem_mark
         line = f"line {mark.line + 1}: " if mark is not None else ""
         raise YAMLError(f"error converting YAML to JSON: yaml: {line}{e.problem}") from None
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise YAMLError(f"error converting YAML to JSON: yaml: {e}") from None
     except RecursionError:
-        raise YAMLError("error converting YAML to JSON: yaml: exceeded max depth") from None
+        raise YAMLError(_TOO_DEEP) from None
+
+
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+_TOO_DEEP = "error converting YAML to JSON: yaml: exceeded max depth"
 
 
 class _JSONValues:

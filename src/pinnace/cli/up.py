@@ -423,8 +423,13 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
     http = _Server(config)
     loop = asyncio.get_running_loop()
     connections.quiet_accept_failures(loop)
+
+    def stop() -> None:
+        app.end_streams()  # so open watches end now, not cancelled at the grace period's end
+        http.stop()
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, http.stop)
+        loop.add_signal_handler(signum, stop)
     serving = asyncio.create_task(http.serve(sockets=[sock]))
     try:
         while not http.started and not serving.done():

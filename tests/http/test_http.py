@@ -128,9 +128,7 @@ def test_an_unknown_field_with_control_characters_is_warned_about_escaped(api: H
     body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"odd"},"x\x7f\\n\\"":1}'
     warned = api.request("POST", CM_PATH, body)
     assert warned.status == 201
-    assert warned.headers.get_all("Warning") == [
-        '299 - "unknown field \\"x\\\\x7f\\\\n\\\\\\"\\""'
-    ]
+    assert warned.headers.get_all("Warning") == ['299 - "unknown field \\"x\\\\x7f\\\\n\\\\\\"\\""']
     assert api.request("GET", CM_PATH + "/odd").status == 200
 
 

@@ -41,9 +41,7 @@ def loads(data: bytes) -> Any:
     if message:
         raise JSONSyntaxError(message)
     try:
-        value = json.loads(
-            data.decode("utf-8", "replace"), parse_int=_integer, parse_float=_float
-        )
+        value = json.loads(data.decode("utf-8", "replace"), parse_int=_integer, parse_float=_float)
     except RecursionError:
         raise JSONSyntaxError("exceeded max depth") from None
     return _without_surrogates(value)

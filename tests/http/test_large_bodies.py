@@ -107,3 +107,13 @@ def test_a_body_over_3_mib_is_a_413_that_changes_nothing(cluster: Cluster) -> No
     }
     connection.close()
     assert cluster.kubectl("get", "configmap", "too-big").returncode == 1
+
+
+def test_kubectl_applies_a_large_config_map_server_side(cluster: Cluster) -> None:
+    # Server-side apply always sends YAML: this one is parsed off the event loop.
+    data = "".join(f"  key{i}: value{i}\n" for i in range(40_000))
+    manifest = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n{data}"
+    assert len(manifest) > bodies.MAX_REQUEST_BODY_BYTES // 4
+    cluster.ok("apply", "--server-side", "-f", "-", stdin=manifest)
+    keys = cluster.ok("get", "configmap", "applied", "-o", "go-template={{len .data}}")
+    assert keys == "40000"

@@ -4,6 +4,7 @@ kube-apiserver's wording for bodies that do not parse (400)."""
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -95,7 +96,7 @@ except AttributeError:  # PyYAML without libyaml
     _SafeLoader = yaml.SafeLoader
 
 # YAML 1.1 as go-yaml reads it into JSON: timestamps stay strings.
-_Loader = type(
+_Loader: Any = type(
     "_Loader",
     (_SafeLoader,),
     {
@@ -105,6 +106,37 @@ _Loader = type(
         }
     },
 )
+_INT_RANGE = range(-(2**63), 2**64)  # go-yaml's int64, then uint64
+
+
+def _integer(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float | str:
+    """An integer as go-yaml resolves one: exact within int64 or uint64, else a float64, or
+    the text itself when no float64 holds it."""
+    text = loader.construct_scalar(node)
+    digits = text.replace("_", "").lstrip("+-")
+    if len(digits) <= 24:  # far below Python's limit on converting digits
+        number = yaml.SafeLoader.construct_yaml_int(loader, node)
+        if number in _INT_RANGE:
+            return int(number)
+    return _float_or_text(text)
+
+
+def _float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float | str:
+    text = loader.construct_scalar(node)
+    number = yaml.SafeLoader.construct_yaml_float(loader, node)
+    return number if math.isfinite(number) or text.lstrip("+-").startswith(".") else text
+
+
+def _float_or_text(text: str) -> float | str:
+    try:
+        number = float(text.replace("_", ""))
+    except ValueError:  # hexadecimal, octal, binary or sexagesimal
+        return text
+    return number if math.isfinite(number) else text
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _integer)
+_Loader.add_constructor("tag:yaml.org,2002:float", _float)
 
 
 def yaml_to_json(data: bytes) -> Any:

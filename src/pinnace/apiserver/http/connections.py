@@ -54,12 +54,12 @@ def raise_open_file_limit() -> int:
     """Raise the soft limit on open files to the hard one, as Go programs (kube-apiserver)
     do at start: each client connection takes one. Returns the limit now in force."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and soft != hard:
+    if soft != hard:
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
             soft = hard
         except (ValueError, OSError):
-            pass  # keep the soft limit
+            pass  # an unlimited hard limit the kernel will not grant: keep the soft one
     return soft if soft != resource.RLIM_INFINITY else 1 << 20
 
 

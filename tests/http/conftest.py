@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -49,9 +50,15 @@ class Cluster:
         return done.stdout
 
 
-def launch(workdir: Path, *storage: str, flags: tuple[str, ...] = ()) -> Cluster:
+def launch(
+    workdir: Path,
+    *storage: str,
+    flags: tuple[str, ...] = (),
+    open_files: tuple[int, int] | None = None,
+) -> Cluster:
     """`pinnace up --port 0 [flags]` in `workdir` (memory store unless `storage` says
-    otherwise), returned once it reports readiness."""
+    otherwise), returned once it reports readiness; `open_files`: its (soft, hard)
+    RLIMIT_NOFILE."""
     kubeconfig = workdir / "kubeconfig"
     log = open(workdir / "server.log", "a")  # noqa: SIM115
     process = subprocess.Popen(
@@ -71,6 +78,7 @@ def launch(workdir: Path, *storage: str, flags: tuple[str, ...] = ()) -> Cluster
         stderr=log,
         text=True,
         cwd=workdir,
+        preexec_fn=None if open_files is None else lambda: _limit_open_files(open_files),
     )
     log.close()
     assert process.stdout is not None
@@ -93,6 +101,10 @@ def launch(workdir: Path, *storage: str, flags: tuple[str, ...] = ()) -> Cluster
         process.wait()
     assert ready and url, "pinnace up did not get ready:\n" + (workdir / "server.log").read_text()
     return Cluster(url, kubeconfig, workdir, process, lines)
+
+
+def _limit_open_files(limits: tuple[int, int]) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, limits)
 
 
 def _forward(stream: IO[str], lines: queue.Queue[str | None]) -> None:

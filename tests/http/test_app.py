@@ -13,6 +13,7 @@ from pinnace.api import catalog
 from pinnace.api.options import LogOptions
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
+from pinnace.apiserver.http.responses import warning_headers
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness
 from pinnace.store import MemoryStore
@@ -138,3 +139,13 @@ def test_json_bodies_are_the_bytes_kube_apiserver_writes() -> None:
     assert namespace[1].endswith(b"}\n") and json.loads(namespace[1])["kind"] == "Namespace"
     # /version is WriteRawJSON's: indented, no final newline.
     assert version[1].startswith(b'{\n  "major": "1",\n') and version[1].endswith(b"\n}")
+
+
+def test_warnings_are_headers_as_kube_apiserver_writes_them() -> None:
+    # apimachinery's NewWarningHeader: quotes and backslashes escaped, UTF-8 as it is, a text
+    # with a control character (which no header may hold) left out, duplicates once.
+    warnings = ['unknown field "a\\x7f"', "café", "bad\x7f", "bad\n", "café", ""]
+    assert warning_headers(warnings) == [
+        ("Warning", '299 - "unknown field \\"a\\\\x7f\\""'),
+        ("Warning", '299 - "café"'),
+    ]

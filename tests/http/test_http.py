@@ -122,6 +122,40 @@ def test_field_validation_warns_or_refuses_unknown_fields(api: HTTP) -> None:
     assert ignored.status == 201 and ignored.headers.get_all("Warning") is None
 
 
+def test_an_unknown_field_with_control_characters_is_warned_about_escaped(api: HTTP) -> None:
+    # The field name is quoted as Go's strconv.Quote does, so the header stays valid and the
+    # client gets its answer (the write is committed either way).
+    body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"odd"},"x\x7f\\n\\"":1}'
+    warned = api.request("POST", CM_PATH, body)
+    assert warned.status == 201
+    assert warned.headers.get_all("Warning") == ['299 - "unknown field \\"x\\\\x7f\\\\n\\\\\\"\\""']
+    assert api.request("GET", CM_PATH + "/odd").status == 200
+
+
+def test_bodies_go_reads_and_python_would_not(api: HTTP) -> None:
+    # Go's decoder makes a lone surrogate U+FFFD, and skips an unknown field whatever number
+    # it holds; a number no float64 holds, in a typed field, is its type error. go-yaml reads
+    # such a number as text.
+    head = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":'
+    lone = api.request("POST", CM_PATH, head + b'"lone"},"data":{"a":"x\\ud800y"}}')
+    assert lone.status == 201 and lone.json()["data"] == {"a": "x\ufffdy"}
+    digits = b"1" * 100_000
+    huge = api.request("POST", CM_PATH, head + b'"huge"},"extra":' + digits + b"}")
+    assert huge.status == 201
+    assert huge.headers.get_all("Warning") == ['299 - "unknown field \\"extra\\""']
+    typed = api.request("POST", CM_PATH, head + b'"typed","generation":1e400}}')
+    code, reason, message = status_of(typed)
+    assert (code, reason) == (400, "BadRequest")
+    assert message.endswith(
+        "json: cannot unmarshal number 1e400 into Go struct field "
+        "ObjectMeta.metadata.generation of type int64"
+    )
+    yaml = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: huge-yaml}\nextra: " + digits
+    huge = api.request("POST", CM_PATH, yaml, content_type="application/yaml")
+    assert huge.status == 201
+    assert huge.headers.get_all("Warning") == ['299 - "unknown field \\"extra\\""']
+
+
 def test_dry_run_stores_nothing(api: HTTP) -> None:
     answer = api.request("POST", CM_PATH + "?dryRun=All", cm("dry"))
     assert answer.status == 201 and answer.json()["metadata"]["name"] == "dry"

@@ -177,3 +177,24 @@ def test_a_bad_event_ttl_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "--event-ttl: must be a positive duration such as 40s, not 'soon'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_ctrl_c_with_open_watches_logs_nothing(tmp_path: Path) -> None:
+    cluster = launch(tmp_path)
+    host, port = cluster.url.removeprefix("http://").rsplit(":", 1)
+    watches = []
+    try:
+        for path in ("/api/v1/configmaps", "/api/v1/pods", "/api/v1/namespaces/default/events"):
+            conn = socket.create_connection((host, int(port)), timeout=20)
+            conn.sendall(f"GET {path}?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            assert conn.recv(65536).startswith(b"HTTP/1.1 200 ")  # the watch is open
+            watches.append(conn)
+        cluster.process.send_signal(signal.SIGINT)
+        assert cluster.process.wait(timeout=20) == 0
+        for conn in watches:  # each watch ends as a chunked stream ends
+            assert b"".join(iter(lambda: conn.recv(65536), b"")).endswith(b"0\r\n\r\n")  # noqa: B023
+    finally:
+        for conn in watches:
+            conn.close()
+    assert "Pinnace stopped.\n" in list(iter(lambda: cluster.output.get(timeout=5), None))
+    assert (tmp_path / "server.log").read_text() == ""

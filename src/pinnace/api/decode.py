@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pinnace.api import status
+from pinnace.api.goquote import quote
 from pinnace.api.kind import Kind
 from pinnace.api.schema import SchemaError, json_type, normalize
 from pinnace.api.status import StatusError
@@ -22,7 +23,8 @@ from pinnace.api.status import StatusError
 class Decoded:
     obj: dict[str, Any]
     warnings: list[str]
-    """One `unknown field "<path>"` per dropped field, for the Warning header."""
+    """One `unknown field "<path>"` per dropped field (the path quoted as Go quotes it), for
+    the Warning header."""
 
 
 def decode(obj: Any, kind: Kind, *, strict: bool = False, json_text: bool = False) -> Decoded:
@@ -35,7 +37,7 @@ def decode(obj: Any, kind: Kind, *, strict: bool = False, json_text: bool = Fals
         normalized = normalize(kind, obj, json_text=json_text)
     except SchemaError as e:
         raise _cannot_handle(body_kind, version, kind, str(e)) from None
-    warnings = [f'unknown field "{path}"' for path in normalized.unknown_fields]
+    warnings = [f"unknown field {quote(path)}" for path in normalized.unknown_fields]
     if strict and warnings:
         raise _cannot_handle(
             body_kind, version, kind, "strict decoding error: " + ", ".join(warnings)

@@ -116,6 +116,23 @@ class SchemaError(Exception):
     """The body does not fit the kind's schema; the message is Go's decode error."""
 
 
+class OutOfRangeNumber(float):
+    """A JSON number beyond float64 (`1e400`, a 100,000-digit integer): Go's decoder skips it
+    in an unknown field and refuses it in any other; it prints as the text the client sent."""
+
+    text: str
+
+    def __new__(cls, text: str) -> OutOfRangeNumber:
+        number = super().__new__(cls, "-inf" if text.startswith("-") else "inf")
+        number.text = text
+        return number
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+
 @dataclass(slots=True)
 class Scalar:
     name: str
@@ -358,8 +375,8 @@ class _Walk:
         # Go keeps decoding after a type mismatch and reports the first one at the end.
         if not self.type_error:
             detail = json_type(value)
-            # Go names the number itself only when it fails to fit an integer field.
-            if detail == "number" and isinstance(t, Scalar) and t.name == "int":
+            # Go names the number itself only when it fails to fit a number field.
+            if detail == "number" and isinstance(t, Scalar) and t.name in ("int", "float"):
                 detail = f"number {value}"
             self.type_error = (
                 f"json: cannot unmarshal {detail} into Go struct field "
@@ -454,7 +471,7 @@ class _Walk:
             if isinstance(value, bool):
                 return value
         elif name == "float":
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, int | float) and not isinstance(value, bool | OutOfRangeNumber):
                 return value
         elif name == "quantity":
             try:
@@ -481,7 +498,7 @@ class _Walk:
                 f"json: cannot unmarshal {json_type(value)} into Go value of type int32"
             )
         else:
-            return _copy(value, depth) if isinstance(value, _CONTAINERS) else value
+            return _copy(value, depth) if isinstance(value, _CONTAINERS) else _free(value)
         self.mismatch(value, owner, go_path, t)
         return _MISMATCH
 
@@ -510,6 +527,14 @@ def _copy(value: dict[str, Any] | list[Any], depth: int) -> Any:
         return {} if isinstance(value, dict) else []
     if isinstance(value, dict):
         return {
-            k: _copy(v, depth + 1) if isinstance(v, _CONTAINERS) else v for k, v in value.items()
+            k: _copy(v, depth + 1) if isinstance(v, _CONTAINERS) else _free(v)
+            for k, v in value.items()
         }
-    return [_copy(v, depth + 1) if isinstance(v, _CONTAINERS) else v for v in value]
+    return [_copy(v, depth + 1) if isinstance(v, _CONTAINERS) else _free(v) for v in value]
+
+
+def _free(value: Any) -> Any:
+    """A scalar of a free-form field, which Go decodes as an interface{}."""
+    if type(value) is OutOfRangeNumber:
+        raise SchemaError(f"json: cannot unmarshal number {value} into Go value of type float64")
+    return value

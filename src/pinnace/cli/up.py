@@ -36,6 +36,7 @@ import uvicorn
 import yaml
 
 from pinnace.api.openapi import openapi_v3_index
+from pinnace.apiserver.http import connections
 from pinnace.cli.arguments import positive_duration
 from pinnace.clock import Clock
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
@@ -415,14 +416,20 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         log_level="warning",
         access_log=False,
         server_header=False,
-        http="httptools",
+        http=connections.protocol(connections.connection_cap(connections.raise_open_file_limit())),
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
     http = _Server(config)
     loop = asyncio.get_running_loop()
+    connections.quiet_accept_failures(loop)
+
+    def stop() -> None:
+        app.end_streams()  # so open watches end now, not cancelled at the grace period's end
+        http.stop()
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, http.stop)
+        loop.add_signal_handler(signum, stop)
     serving = asyncio.create_task(http.serve(sockets=[sock]))
     try:
         while not http.started and not serving.done():

@@ -102,6 +102,12 @@ class APIApp:
         self.dashboard = dashboard
         generator: random.Random = (rand or Randomness()).child("http").random
         self.resources = ResourceHandler(server, generator)
+        self._ending = asyncio.Event()
+
+    def end_streams(self) -> None:
+        """End every open watch and followed log, as kube-apiserver ends them when it shuts
+        down (clients see their stream end and reconnect), and those started later at once."""
+        self._ending.set()
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -128,11 +134,11 @@ class APIApp:
             self.requests.finished(request_kind)
         labels = request_labels(request)
         if response.stream is None:
-            await _send(response, send, receive)
+            await _send(response, send, receive, self._ending)
         else:
             self.requests.streaming(labels, 1)
             try:
-                await _send(response, send, receive)
+                await _send(response, send, receive, self._ending)
             finally:
                 self.requests.streaming(labels, -1)
         self.requests.record(labels, response.status, self.server.clock.now() - started)
@@ -257,18 +263,19 @@ def _headers(response: Response) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-async def _send(response: Response, send: Send, receive: Receive) -> None:
+async def _send(response: Response, send: Send, receive: Receive, ending: asyncio.Event) -> None:
     await send(
         {"type": "http.response.start", "status": response.status, "headers": _headers(response)}
     )
     if response.stream is None:
         await send({"type": "http.response.body", "body": response.body})
         return
-    await _stream(response, send, receive)
+    await _stream(response, send, receive, ending)
 
 
-async def _stream(response: Response, send: Send, receive: Receive) -> None:
-    """Send a watch's chunks until it ends, its timeout passes or the client goes away."""
+async def _stream(response: Response, send: Send, receive: Receive, ending: asyncio.Event) -> None:
+    """Send a watch's chunks until it ends, its timeout passes, the client goes away or the
+    server ends its streams."""
     assert response.stream is not None
     chunks = response.stream
 
@@ -278,14 +285,17 @@ async def _stream(response: Response, send: Send, receive: Receive) -> None:
 
     pumping = asyncio.ensure_future(pump())
     disconnected = asyncio.ensure_future(_disconnect(receive))
+    ended = asyncio.ensure_future(ending.wait())
     try:
         done, _ = await asyncio.wait(
-            {pumping, disconnected}, timeout=response.timeout, return_when=asyncio.FIRST_COMPLETED
+            {pumping, disconnected, ended},
+            timeout=response.timeout,
+            return_when=asyncio.FIRST_COMPLETED,
         )
     finally:
-        for task in (pumping, disconnected):
+        for task in (pumping, disconnected, ended):
             task.cancel()
-        await asyncio.gather(pumping, disconnected, return_exceptions=True)
+        await asyncio.gather(pumping, disconnected, ended, return_exceptions=True)
     if pumping in done and pumping.exception() is not None:
         error = pumping.exception()
         if not isinstance(error, OSError):

@@ -4,6 +4,7 @@ kube-apiserver's wording for bodies that do not parse (400)."""
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -89,14 +90,53 @@ class YAMLError(ValueError):
     """A YAML body that does not parse; the message is shaped as sigs.k8s.io/yaml's."""
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML 1.1 as go-yaml reads it into JSON: timestamps stay strings."""
+try:
+    _SafeLoader: type = yaml.CSafeLoader  # libyaml's parser: several times faster
+except AttributeError:  # PyYAML without libyaml
+    _SafeLoader = yaml.SafeLoader
+
+# YAML 1.1 as go-yaml reads it into JSON: timestamps stay strings.
+_Loader: Any = type(
+    "_Loader",
+    (_SafeLoader,),
+    {
+        "yaml_implicit_resolvers": {
+            first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+    },
+)
+_INT_RANGE = range(-(2**63), 2**64)  # go-yaml's int64, then uint64
 
 
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+def _integer(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float | str:
+    """An integer as go-yaml resolves one: exact within int64 or uint64, else a float64, or
+    the text itself when no float64 holds it."""
+    text = loader.construct_scalar(node)
+    digits = text.replace("_", "").lstrip("+-")
+    if len(digits) <= 24:  # far below Python's limit on converting digits
+        number = yaml.SafeLoader.construct_yaml_int(loader, node)
+        if number in _INT_RANGE:
+            return int(number)
+    return _float_or_text(text)
+
+
+def _float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float | str:
+    text = loader.construct_scalar(node)
+    number = yaml.SafeLoader.construct_yaml_float(loader, node)
+    return number if math.isfinite(number) or text.lstrip("+-").startswith(".") else text
+
+
+def _float_or_text(text: str) -> float | str:
+    try:
+        number = float(text.replace("_", ""))
+    except ValueError:  # hexadecimal, octal, binary or sexagesimal
+        return text
+    return number if math.isfinite(number) else text
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _integer)
+_Loader.add_constructor("tag:yaml.org,2002:float", _float)
 
 
 def yaml_to_json(data: bytes) -> Any:
@@ -110,13 +150,19 @@ def yaml_to_json(data: bytes) -> Any:
         value = next(iter(documents), None)
         return _JSONValues(4 * len(data) + 10_000).convert(value)
     except yaml.MarkedYAMLError as e:
+        if e.problem == _LIBYAML_TOO_DEEP:
+            raise YAMLError(_TOO_DEEP) from None
         mark = e.problem_mark
         line = f"line {mark.line + 1}: " if mark is not None else ""
         raise YAMLError(f"error converting YAML to JSON: yaml: {line}{e.problem}") from None
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise YAMLError(f"error converting YAML to JSON: yaml: {e}") from None
     except RecursionError:
-        raise YAMLError("error converting YAML to JSON: yaml: exceeded max depth") from None
+        raise YAMLError(_TOO_DEEP) from None
+
+
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+_TOO_DEEP = "error converting YAML to JSON: yaml: exceeded max depth"
 
 
 class _JSONValues:

@@ -5,15 +5,21 @@ character 'x' looking for beginning of object key string`, `unexpected end of JS
 and clients show it to users. orjson parses; when it refuses, a transcription of the scanner's
 state machine (encoding/json/scanner.go) finds the first error and words it as Go does.
 
-Differences, on purpose: Go replaces invalid UTF-8 inside strings, and so does Pinnace (on a
-second, slower parse); Go allows nesting 10,000 deep, Pinnace 1,024 (orjson's limit).
+Valid JSON orjson refuses is read on a second, slower parse, as Go reads it: invalid UTF-8
+and lone surrogate escapes become U+FFFD, and a number no float64 holds becomes an
+`OutOfRangeNumber`, which an unknown field drops and a typed field refuses, as Go's decoder
+does. Difference, on purpose: Go allows nesting 10,000 deep, Pinnace about 1,000.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import orjson
+
+from pinnace.api.schema import OutOfRangeNumber
 
 MAX_NESTING_DEPTH = 10000
 _SPACE = b" \t\r\n"
@@ -35,9 +41,39 @@ def loads(data: bytes) -> Any:
     if message:
         raise JSONSyntaxError(message)
     try:
-        return orjson.loads(data.decode("utf-8", "replace"))
-    except orjson.JSONDecodeError:
+        value = json.loads(data.decode("utf-8", "replace"), parse_int=_integer, parse_float=_float)
+    except RecursionError:
         raise JSONSyntaxError("exceeded max depth") from None
+    return _without_surrogates(value)
+
+
+_U64 = 2**64
+_I64_MIN = -(2**63)
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _integer(text: str) -> int | float:
+    """An integer as orjson reads it: exact within int64/uint64, else a float64."""
+    if len(text) <= 20:
+        number = int(text)
+        if _I64_MIN <= number < _U64:
+            return number
+    return _float(text)
+
+
+def _float(text: str) -> float:
+    number = float(text)
+    return number if number not in (float("inf"), float("-inf")) else OutOfRangeNumber(text)
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def quote_char(c: int) -> str:

@@ -1,12 +1,24 @@
-"""One HTTP request as the handlers see it: method, path, query, headers and its body."""
+"""One HTTP request as the handlers see it: method, path, query, headers and its body.
+
+A body is parsed on the event loop only when it is small: a large one (YAML above all, up to
+the 3 MiB limit) takes long enough to parse that the server would stop answering everything
+else meanwhile (`/readyz` included), so it is parsed in a worker thread."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 from pinnace.apiserver.http.bodies import Receive, parse_json, read_body
+
+T = TypeVar("T")
+
+PARSE_ON_LOOP_BYTES = 64 * 1024
+"""Bodies up to this size are parsed on the event loop (in well under a millisecond as
+JSON); larger ones in a worker thread."""
 
 Query = dict[str, list[str]]
 
@@ -39,7 +51,14 @@ class Request:
             self._body = await read_body(self.receive, self.headers.get("content-length"))
         return self._body
 
+    async def parsed(self, parse: Callable[..., T], *args: Any) -> T:
+        """`parse(body, *args)`, in a worker thread when the body is large."""
+        data = await self.body()
+        if len(data) <= PARSE_ON_LOOP_BYTES:
+            return parse(data, *args)
+        return await asyncio.to_thread(parse, data, *args)
+
     async def options_body(self) -> Any | None:
         """A JSON options body (DeleteOptions), or None when the request has none."""
         data = await self.body()
-        return parse_json(data, self.header("content-type")) if data.strip() else None
+        return await self.parsed(parse_json, self.header("content-type")) if data.strip() else None

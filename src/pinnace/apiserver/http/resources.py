@@ -108,7 +108,7 @@ class ResourceHandler:
         if kind.namespaced and not target.namespace:
             raise method_not_allowed()
         body_type = negotiation.body_type(request.header("content-type"))
-        body = _stored(target, parse_object_body(await request.body(), body_type, kind.kind))
+        body = _stored(target, await request.parsed(parse_object_body, body_type, kind.kind))
         options = params.write_options(request.query, "CreateOptions")
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
@@ -123,7 +123,8 @@ class ResourceHandler:
         self, request: Request, target: ResourceTarget, encoder: Encoder, subresource: str = ""
     ) -> Response:
         body_type = negotiation.body_type(request.header("content-type"))
-        body = _stored(target, parse_object_body(await request.body(), body_type, target.kind.kind))
+        body = await request.parsed(parse_object_body, body_type, target.kind.kind)
+        body = _stored(target, body)
         options = _with_manager(params.write_options(request.query, "UpdateOptions"), request)
         result = await self.server.update(
             target.kind,
@@ -143,7 +144,7 @@ class ResourceHandler:
         patch_type = negotiation.patch_type(request.header("content-type"))
         apply = patch_type is PatchType.APPLY
         options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
-        document = patching.parse_patch(await request.body(), patch_type)
+        document = await request.parsed(patching.parse_patch, patch_type)
         options = _with_manager(options, request)
         result = await self.server.patch(
             target.kind,

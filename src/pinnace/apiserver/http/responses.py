@@ -5,6 +5,7 @@ PartialObjectMetadata."""
 from __future__ import annotations
 
 import builtins
+import unicodedata
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,8 +86,14 @@ def status_response(error: StatusError) -> Response:
 
 
 def warning_headers(warnings: list[str]) -> Headers:
-    """`Warning: 299 - "<text>"`, as kube-apiserver's warning recorder writes them."""
-    return [("Warning", "299 - " + orjson.dumps(w).decode()) for w in warnings]
+    """`Warning: 299 - "<text>"`, as kube-apiserver's warning recorder writes them
+    (apimachinery's NewWarningHeader): `"` and `\\` escaped, everything else as it is; a
+    text holding a control character (or a lone surrogate: not UTF-8) is left out."""
+    return [
+        ("Warning", '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"')
+        for w in dict.fromkeys(warnings)
+        if w and not any(unicodedata.category(c) in ("Cc", "Cs") for c in w)
+    ]
 
 
 @dataclass(frozen=True)

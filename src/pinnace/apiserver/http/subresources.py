@@ -50,12 +50,12 @@ async def handle(
     elif sub == "scale" and method in ("GET", "PUT", "PATCH"):
         return await _scale(handler, request, target)
     elif sub == "binding" and method == "POST":
-        body = parse_json(await request.body(), request.header("content-type"))
+        body = await request.parsed(parse_json, request.header("content-type"))
         options = params.write_options(request.query, "CreateOptions")
         answer = await binding.bind(server, target.namespace, target.name, body, options)
         return json_response(answer, 201)
     elif sub == "eviction" and method == "POST":
-        body = parse_json(await request.body(), request.header("content-type"))
+        body = await request.parsed(parse_json, request.header("content-type"))
         dry_run = bool(request.query.get("dryRun"))
         answer = await eviction.evict(server, target.namespace, target.name, body, dry_run)
         return json_response(answer, 201)
@@ -100,13 +100,13 @@ async def _scale(handler: ResourceHandler, request: Request, target: ResourceTar
         return json_response(await read_scale(server, kind, target.namespace, target.name))
     if request.method == "PUT":
         body_type = negotiation.body_type(request.header("content-type"))
-        scale = parse_object_body(await request.body(), body_type, "Scale")
+        scale = await request.parsed(parse_object_body, body_type, "Scale")
         options = params.write_options(request.query, "UpdateOptions")
         change: ScaleChange = lambda _current: scale  # noqa: E731
     else:
         patch_type = negotiation.patch_type(request.header("content-type"))
         options = params.write_options(request.query, "PatchOptions", patch=True)
-        document = parse_patch(await request.body(), patch_type)
+        document = await request.parsed(parse_patch, patch_type)
         # Scale has no strategic-merge shape of its own; its fields merge as a merge patch.
         if patch_type is PatchType.STRATEGIC_MERGE:
             patch_type = PatchType.MERGE

@@ -1,0 +1,221 @@
+"""How `pinnace up` takes connections: the limits kube-apiserver's HTTP server has (Go's
+net/http as staging/src/k8s.io/apiserver/pkg/server/secure_serving.go configures it), and a
+cap on open connections so the process never runs out of file descriptors.
+
+- The request line and headers may take MaxHeaderBytes (1 MiB, plus the 4 KiB Go's reader
+  allows beyond it); past that the client gets Go's plain-text 431 and the connection closes.
+- A client has ReadHeaderTimeout (32 s) to send them, from the connection's start or its
+  request's first byte; then the connection is closed without an answer, as Go closes it.
+- A URL beyond httptools' 64 KiB parser limit is served like any other (Go has no such limit).
+- The soft limit on open files is raised to the hard one at start, as Go does.
+- Pinnace's own: at most `max_connections` are open at once (a cap below the open-file
+  limit); one past it is answered a 503 Status with Retry-After and closed, so clients retry
+  and the server keeps its descriptors; in a flood, those far past it are closed unanswered.
+- asyncio reports a failed accept (EMFILE …) once per connection waiting in the backlog, each
+  with a traceback, and retries a second later; `quiet_accept_failures` makes that one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+from typing import Any
+from urllib.parse import unquote
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from pinnace.api.status import StatusError
+from pinnace.apiserver.http.responses import encode_json
+
+log = logging.getLogger(__name__)
+
+MAX_HEADER_BYTES = 1 << 20
+"""kube-apiserver's http.Server MaxHeaderBytes."""
+HEADER_READ_SLACK = 4096
+"""What Go's server reads beyond MaxHeaderBytes before refusing (initialReadLimitSize)."""
+READ_HEADER_TIMEOUT = 32.0
+"""kube-apiserver's http.Server ReadHeaderTimeout, in seconds."""
+RESERVED_FILES = 128
+"""Open files kept for everything but client connections (the store, its journal, logs…)."""
+_HTTPTOOLS_MAX_URL = 65535
+_LINGER_SECONDS = 0.5  # Go's rstAvoidanceDelay
+_ACCEPT_FAILED = "socket.accept() out of system resource"
+_ACCEPT_RETRY_SECONDS = 1  # asyncio's ACCEPT_RETRY_DELAY
+
+_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+    b"Content-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+    b"431 Request Header Fields Too Large"
+)
+
+
+def raise_open_file_limit() -> int:
+    """Raise the soft limit on open files to the hard one, as Go programs (kube-apiserver)
+    do at start: each client connection takes one. Returns the limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass  # an unlimited hard limit the kernel will not grant: keep the soft one
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+def connection_cap(open_file_limit: int) -> int:
+    """How many client connections may be open with `open_file_limit` descriptors."""
+    return max(open_file_limit - RESERVED_FILES, open_file_limit // 2, 1)
+
+
+def protocol(
+    max_connections: int, read_header_timeout: float = READ_HEADER_TIMEOUT
+) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol with these limits (for `uvicorn.Config(http=...)`)."""
+    return type(
+        "LimitedHttpToolsProtocol",
+        (LimitedHttpToolsProtocol,),
+        {"max_connections": max_connections, "read_header_timeout": read_header_timeout},
+    )
+
+
+class LimitedHttpToolsProtocol(HttpToolsProtocol):
+    max_connections = 10_000
+    read_header_timeout = READ_HEADER_TIMEOUT
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._reading_headers = True
+        self._header_bytes = 0
+        self._header_deadline: asyncio.TimerHandle | None = None
+        self._answered_early = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]
+        past_cap = len(self.connections) - self.max_connections
+        if past_cap > RESERVED_FILES // 2:  # a flood: no descriptor to spare for answers
+            self._answered_early = True
+            self.transport.close()
+            return
+        if past_cap > 0:
+            self._answer_and_close(_over_cap(self.max_connections))
+            return
+        self._start_header_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_header_deadline()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._answered_early:
+            return  # read and dropped, so closing sends no reset ahead of the answer
+        if self._reading_headers:
+            self._header_bytes += len(data)
+        super().data_received(data)
+        if self._reading_headers and self._header_bytes > MAX_HEADER_BYTES + HEADER_READ_SLACK:
+            self._answer_and_close(_TOO_LARGE)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if not self._reading_headers:  # the next request on a kept-alive connection
+            self._reading_headers, self._header_bytes = True, 0
+            self._start_header_deadline()
+
+    def on_headers_complete(self) -> None:
+        self._reading_headers = False
+        self._stop_header_deadline()
+        if self._answered_early:
+            return
+        size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+        if size > MAX_HEADER_BYTES + HEADER_READ_SLACK:
+            self._answer_and_close(_TOO_LARGE)
+            return
+        if len(self.url) <= _HTTPTOOLS_MAX_URL:
+            super().on_headers_complete()
+            return
+        # httptools cannot split a longer URL: let it handle a short one, then give the
+        # request (not started yet) the real path and query.
+        url, self.url = self.url, b"/"
+        super().on_headers_complete()
+        raw_path, _, query = url.partition(b"#")[0].partition(b"?")
+        path = raw_path.decode("latin-1")
+        self.scope["path"] = unquote(path) if "%" in path else path
+        self.scope["raw_path"] = raw_path
+        self.scope["query_string"] = query
+
+    def on_body(self, body: bytes) -> None:
+        if not self._answered_early:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if not self._answered_early:
+            super().on_message_complete()
+
+    def _start_header_deadline(self) -> None:
+        self._stop_header_deadline()
+        self._header_deadline = self.loop.call_later(self.read_header_timeout, self._too_slow)
+
+    def _stop_header_deadline(self) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+            self._header_deadline = None
+
+    def _too_slow(self) -> None:
+        self._header_deadline = None
+        if self._reading_headers and not self.transport.is_closing():
+            self.transport.close()
+
+    def _answer_and_close(self, answer: bytes) -> None:
+        """Answer before the request is read, as Go's closeWriteAndWait: send, half-close,
+        and close a moment later, reading what the client still sends meanwhile."""
+        self._answered_early, self._reading_headers = True, False
+        self._stop_header_deadline()
+        if self.transport.is_closing():
+            return
+        self.transport.write(answer)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(_LINGER_SECONDS, self.transport.close)
+
+
+def _over_cap(max_connections: int) -> bytes:
+    error = StatusError(
+        503,
+        "ServiceUnavailable",
+        f"the server has {max_connections} connections open, as many as it takes; please "
+        "try again later",
+        {"retryAfterSeconds": 1},
+    )
+    body = encode_json(error.status())
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        "Cache-Control: no-cache, private\r\nRetry-After: 1\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def quiet_accept_failures(loop: asyncio.AbstractEventLoop) -> None:
+    """Log a failed accept in one line, once per retry, instead of a traceback for each
+    connection waiting; everything else goes to the handler in place."""
+    previous = loop.get_exception_handler()
+    last_logged: list[float] = []
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if context.get("message") != _ACCEPT_FAILED:
+            if previous is None:
+                loop.default_exception_handler(context)
+            else:
+                previous(loop, context)
+            return
+        now = loop.time()
+        if last_logged and now - last_logged[0] < _ACCEPT_RETRY_SECONDS:
+            return
+        last_logged[:] = [now]
+        log.warning(
+            "cannot accept connections (%s): retrying in %ds",
+            context.get("exception"),
+            _ACCEPT_RETRY_SECONDS,
+        )
+
+    loop.set_exception_handler(handle)

@@ -1,0 +1,141 @@
+"""How `pinnace up` takes connections: kube-apiserver's HTTP server limits (headers of at
+most 1 MiB, 32 s to send them), a cap on open connections below the open-file limit, and
+quiet retries when accepting fails."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
+
+from pinnace.apiserver.http import connections
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A `pinnace up` started with a soft limit of 256 open files and a hard limit of 512."""
+    running = launch(tmp_path_factory.mktemp("limited"), open_files=(256, 512))
+    yield running
+    stop(running)
+
+
+def address(cluster: Cluster) -> tuple[str, int]:
+    host, port = cluster.url.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)
+
+
+def exchange(cluster: Cluster, request: bytes) -> bytes:
+    """Send `request` on a new connection; everything the server answers until it closes."""
+    with socket.create_connection(address(cluster), timeout=20) as conn:
+        conn.sendall(request)
+        conn.shutdown(socket.SHUT_WR)
+        return b"".join(iter(lambda: conn.recv(65536), b""))
+
+
+def get(path: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+
+
+def status_body(answer: bytes) -> dict[str, object]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert b"content-type: application/json" in head.lower()
+    return json.loads(body)
+
+
+def test_the_soft_open_file_limit_is_raised_to_the_hard_one(limited: Cluster) -> None:
+    limits = Path(f"/proc/{limited.process.pid}/limits").read_text()
+    line = next(row for row in limits.splitlines() if row.startswith("Max open files"))
+    assert line.split()[3:5] == ["512", "512"]
+
+
+def test_headers_past_1_mib_are_refused_with_go_s_431(limited: Cluster) -> None:
+    big = b"GET /readyz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (1024 * 1024 + 8192) + b"\r\n\r\n"
+    answer = exchange(limited, big)
+    assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+    assert answer.endswith(b"\r\n\r\n431 Request Header Fields Too Large")
+
+
+def test_a_long_url_is_served_and_one_past_1_mib_is_a_431(limited: Cluster) -> None:
+    name = "a" * 100_000
+    answer = exchange(limited, get(f"/api/v1/namespaces/default/configmaps/{name}?x=1"))
+    assert answer.startswith(b"HTTP/1.1 404 ")
+    status = status_body(answer)
+    assert (status["reason"], status["message"]) == (
+        "NotFound",
+        f'configmaps "{name}" not found',
+    )
+    answer = exchange(limited, get("/api/v1/namespaces/default/configmaps/" + "a" * 1_100_000))
+    assert answer.startswith(b"HTTP/1.1 431 ")
+
+
+def test_connections_past_the_cap_get_a_503_until_some_close(limited: Cluster) -> None:
+    cap = connections.connection_cap(512)
+    idle = [socket.create_connection(address(limited), timeout=20) for _ in range(cap)]
+    try:
+        # Connections are taken in order: those past the cap are answered at once.
+        for _ in range(3):
+            with socket.create_connection(address(limited), timeout=20) as past:
+                answer = b"".join(iter(lambda: past.recv(65536), b""))
+                assert answer.startswith(b"HTTP/1.1 503 ")
+        answer = exchange(limited, get("/readyz"))
+        assert answer.startswith(b"HTTP/1.1 503 ")
+        status = status_body(answer)
+        assert (status["reason"], status["code"]) == ("ServiceUnavailable", 503)
+        assert b"\r\nretry-after: 1\r\n" in answer.lower()
+    finally:
+        for conn in idle:
+            conn.close()
+    eventually(lambda: exchange(limited, get("/readyz")).startswith(b"HTTP/1.1 200 "))
+    assert "Traceback" not in (limited.workdir / "server.log").read_text()
+
+
+def test_a_client_that_does_not_finish_its_headers_is_disconnected() -> None:
+    async def scenario() -> bytes:
+        async def app(scope: object, receive: object, send: object) -> None:
+            raise AssertionError("no request should reach the app")
+
+        protocol = connections.protocol(max_connections=10, read_header_timeout=0.05)
+        config = uvicorn.Config(app, lifespan="off", http=protocol, log_level="warning")
+        server = uvicorn.Server(config)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            await asyncio.sleep(0.01)
+        reader, writer = await asyncio.open_connection(*sock.getsockname())
+        writer.write(b"GET /readyz HTTP/1.1\r\nHost: x\r\n")
+        answer = await asyncio.wait_for(reader.read(), 20)  # b"": the server hung up
+        writer.close()
+        server.should_exit = True
+        await serving
+        return answer
+
+    assert asyncio.run(scenario()) == b""
+
+
+def test_accept_failures_are_one_line_each_retry(caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        connections.quiet_accept_failures(loop)
+        for _ in range(2048):  # asyncio reports each of a backlog's failed accepts
+            loop.call_exception_handler(
+                {
+                    "message": "socket.accept() out of system resource",
+                    "exception": OSError(24, "Too many open files"),
+                }
+            )
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(scenario())
+    assert [r.getMessage() for r in caplog.records] == [
+        "cannot accept connections ([Errno 24] Too many open files): retrying in 1s"
+    ]
+    assert caplog.records[0].exc_info is None

@@ -17,6 +17,7 @@ from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
 from pinnace.controllers.podgc import PodGCController
 from pinnace.controllers.replicaset import ReplicaSetController
+from pinnace.controllers.statefulset import StatefulSetController
 from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
 
 
@@ -32,9 +33,9 @@ class WorkloadOptions:
 
 
 class WorkloadControllers:
-    """The ReplicaSet, Deployment, Job, TTL-after-finished, disruption and DaemonSet
-    controllers, the garbage collector and the pod garbage collector; and the horizontal pod
-    autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
+    """The ReplicaSet, Deployment, Job, TTL-after-finished, disruption, DaemonSet and
+    StatefulSet controllers, the garbage collector and the pod garbage collector; and the
+    horizontal pod autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
 
     def __init__(
         self,
@@ -51,6 +52,7 @@ class WorkloadControllers:
         self.jobs = JobController(client, informers)
         self.ttl_after_finished = TTLAfterFinishedController(client, informers)
         self.daemon_sets = DaemonSetController(client, informers)
+        self.stateful_sets = StatefulSetController(client, informers)
         self.autoscalers = HorizontalController(
             client,
             informers,
@@ -70,6 +72,7 @@ class WorkloadControllers:
             self.jobs,
             self.ttl_after_finished,
             self.daemon_sets,
+            self.stateful_sets,
             self.autoscalers,
             self.disruption,
             self.pod_gc,

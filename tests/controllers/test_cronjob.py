@@ -216,3 +216,17 @@ def test_the_schedule_runs_in_the_time_zone(cluster: Workloads):
     assert job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"] == (
         "2025-01-01T01:05:00+01:00"
     )
+
+
+def test_a_start_time_older_than_the_deadline_is_not_caught_up(cluster: Workloads):
+    log = JobLog(cluster)
+    body = cron_job(
+        "*/1 * * * *", run_seconds=150, concurrencyPolicy="Forbid", startingDeadlineSeconds=10
+    )
+    create(cluster, body)
+    cluster.wait(at("00:10:15") - cluster.clock.now())
+    log.stop()
+    # The 00:03 start, held back while the first run went on until about 00:03:31, is past its
+    # 10 s deadline by then: the next Job is 00:04's, on time.
+    assert log.names() == [name_at(at(f"00:{m:02}:00")) for m in (1, 4, 7, 10)]
+    assert all(t - parse_time_of(name) < 1 for name, t in log.created)

@@ -58,6 +58,8 @@ _BACKGROUND = DeleteOptions(propagation_policy="Background")
 class _MostRecent:
     earliest: float
     most_recent: float | None
+    missed: bool
+    """Some start time has come since `earliest`."""
     many_missed: bool
 
 
@@ -100,9 +102,9 @@ def most_recent_schedule_time(
     if t1 is None or t2 is None:
         raise ScheduleError("time difference between two schedules is less than 1 second")
     if now < t1:
-        return _MostRecent(earliest, None, False)
+        return _MostRecent(earliest, None, False, False)
     if now < t2:
-        return _MostRecent(earliest, t1, False)
+        return _MostRecent(earliest, t1, True, False)
     between = round(t2 - t1)
     if between < 1:
         raise ScheduleError("time difference between two schedules is less than 1 second")
@@ -112,16 +114,20 @@ def most_recent_schedule_time(
     while t is not None and t <= now:
         most_recent = t
         t = schedule.next(t)
-    return _MostRecent(earliest, most_recent, missed > MANY_MISSED)
+    return _MostRecent(earliest, most_recent, True, missed > MANY_MISSED)
 
 
 def next_schedule_delay(cron_job: Object, now: float, schedule: Schedule) -> float | None:
     """nextScheduleTimeDuration: seconds until just after the next start time."""
     try:
         found = most_recent_schedule_time(cron_job, now, schedule, False)
-        base = found.most_recent if found.most_recent is not None else found.earliest
     except ScheduleError:
         base = now
+    else:
+        if found.most_recent is not None:
+            base = found.most_recent
+        else:
+            base = now if found.missed else found.earliest
     following = schedule.next(base)
     return None if following is None else following + NEXT_SCHEDULE_DELTA - now
 

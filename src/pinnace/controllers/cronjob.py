@@ -18,7 +18,6 @@ so on the virtual clock a day of a CronJob passes in a moment.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
@@ -38,8 +37,6 @@ from pinnace.controllers.controller_utils import (
     owner_reference,
     split_key,
 )
-
-log = logging.getLogger(__name__)
 
 CONTROLLER_NAME = "cronjob-controller"
 CRON_JOBS = catalog.kind("batch", "cronjobs")

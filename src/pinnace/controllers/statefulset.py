@@ -28,8 +28,8 @@ in v1.32: a rolling update replaces one pod at a time.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pinnace.api import catalog
@@ -79,8 +79,6 @@ from pinnace.controllers.statefulset_util import (
     update_storage,
 )
 
-log = logging.getLogger(__name__)
-
 CONTROLLER_NAME = "statefulset-controller"
 STATUS_UPDATE_RETRIES = 5
 """retry.RetryOnConflict's DefaultRetry: five tries."""
@@ -92,13 +90,13 @@ worth a write."""
 _OMITTED_WHEN_EMPTY = ("readyReplicas", "currentReplicas", "updatedReplicas")
 
 
+@dataclass(frozen=True)
 class _Revisions:
     """A sync's revisions: the one the pods run and the one they are moving to."""
 
-    def __init__(self, current: Object, update: Object, collision_count: int) -> None:
-        self.current = current
-        self.update = update
-        self.collision_count = collision_count
+    current: Object
+    update: Object
+    collision_count: int
 
 
 class StatefulSetController(ControlledPodEvents):

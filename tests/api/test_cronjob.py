@@ -89,6 +89,10 @@ def test_time_zone_belongs_in_its_field() -> None:
     assert messages(CRON_JOB.validate(cron_job(timeZone="Europe/Pariss"))) == [
         'spec.timeZone: Invalid value: "Europe/Pariss": unknown time zone Europe/Pariss'
     ]
+    assert messages(CRON_JOB.validate(cron_job(timeZone="Local"))) == [
+        'spec.timeZone: Invalid value: "Local": timeZone must be an explicit time zone as '
+        "defined in https://www.iana.org/time-zones"
+    ]
     assert messages(CRON_JOB.validate(cron_job(timeZone=""))) == [
         'spec.timeZone: Invalid value: "": timeZone must be nil or non-empty string'
     ]

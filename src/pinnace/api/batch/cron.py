@@ -45,8 +45,9 @@ _DOW = _Bounds(0, 6, {d: i for i, d in enumerate(_DAY_NAMES)})
 
 
 def load_location(name: str) -> tzinfo:
-    """time.LoadLocation: "" and "UTC" are UTC; an unknown name fails in Go's words."""
-    if name in ("", "UTC"):
+    """time.LoadLocation: "" and "UTC" are UTC, "Local" the controller's own time zone (UTC
+    here); an unknown name fails in Go's words."""
+    if name in ("", "UTC", "Local"):
         return UTC
     try:
         return ZoneInfo(name)

@@ -1,14 +1,19 @@
-"""StatefulSets and CronJobs through `pinnace up --nodes 2` and kubectl: the documentation's
-`web` StatefulSet comes up in order and rolls out, back and scales; `kubectl create cronjob`
-and `kubectl create job --from=cronjob/...` work, and a bad schedule gets kube-apiserver's
-error."""
+"""StatefulSets and CronJobs through `pinnace up --nodes 2`, kubectl and the official Python
+client: the documentation's `web` StatefulSet comes up in order and rolls out, back and scales;
+`kubectl create cronjob` and `kubectl create job --from=cronjob/...` work, and a bad schedule
+gets kube-apiserver's error."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+import yaml
+from kubernetes import client, config
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 WEB = """
 apiVersion: apps/v1
@@ -153,3 +158,69 @@ def test_cron_jobs_through_kubectl(cluster: Cluster) -> None:
         'error: failed to create cronjob: CronJob.batch "bad" is invalid: spec.schedule: Invalid '
         'value: "61 * * * *": end of range (61) above maximum (59): 61\n'
     )
+
+
+def test_the_python_client_drives_stateful_sets_and_cron_jobs(cluster: Cluster) -> None:
+    api_client = config.new_client_from_config(str(cluster.kubeconfig))
+    try:
+        apps, batch = client.AppsV1Api(api_client), client.BatchV1Api(api_client)
+        body = yaml.safe_load(WEB)
+        body["metadata"]["name"] = "py"
+        body["spec"] |= {"replicas": 2, "podManagementPolicy": "Parallel"}
+        created = apps.create_namespaced_stateful_set("default", body)
+        assert created.spec.update_strategy.rolling_update.partition == 0
+        assert created.spec.persistent_volume_claim_retention_policy.when_scaled == "Retain"
+        assert created.spec.volume_claim_templates[0].status.phase == "Pending"
+
+        def ready() -> Any:
+            status = apps.read_namespaced_stateful_set_status("py", "default").status
+            assert status.ready_replicas == 2
+            return status
+
+        status = eventually(ready)
+        assert status.current_revision == status.update_revision
+        assert status.collision_count == 0
+        scale = apps.read_namespaced_stateful_set_scale("py", "default")
+        assert (scale.spec.replicas, scale.status.replicas) == (2, 2)
+        assert scale.status.selector == "app=nginx"
+
+        job_template = {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "restartPolicy": "OnFailure",
+                        "containers": [{"name": "c", "image": "busybox:1.28"}],
+                    }
+                }
+            }
+        }
+        cron = batch.create_namespaced_cron_job(
+            "default",
+            {
+                "metadata": {"name": "py-cron"},
+                "spec": {"schedule": "@hourly", "timeZone": "Etc/UTC", "jobTemplate": job_template},
+            },
+        )
+        assert (cron.spec.concurrency_policy, cron.spec.suspend) == ("Allow", False)
+        assert (cron.spec.successful_jobs_history_limit, cron.spec.failed_jobs_history_limit) == (
+            3,
+            1,
+        )
+        with pytest.raises(client.ApiException) as e:
+            batch.create_namespaced_cron_job(
+                "default",
+                {
+                    "metadata": {"name": "py-bad"},
+                    "spec": {"schedule": "@often", "jobTemplate": job_template},
+                },
+            )
+        assert e.value.status == 422
+        assert json.loads(e.value.body)["details"]["causes"] == [
+            {
+                "reason": "FieldValueInvalid",
+                "message": 'Invalid value: "@often": unrecognized descriptor: @often',
+                "field": "spec.schedule",
+            }
+        ]
+    finally:
+        api_client.close()

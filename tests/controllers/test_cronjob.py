@@ -230,3 +230,19 @@ def test_a_start_time_older_than_the_deadline_is_not_caught_up(cluster: Workload
     # 10 s deadline by then: the next Job is 00:04's, on time.
     assert log.names() == [name_at(at(f"00:{m:02}:00")) for m in (1, 4, 7, 10)]
     assert all(t - parse_time_of(name) < 1 for name, t in log.created)
+
+
+def test_a_new_schedule_is_looked_at_when_it_comes_due(cluster: Workloads):
+    log = JobLog(cluster)
+    create(cluster, cron_job("0 * * * *"))
+    cluster.wait(at("00:10:00") - cluster.clock.now())
+    patch = {"spec": {"schedule": "5 * * * *"}}
+    cluster.run(cluster.client.patch(CRON_JOBS, "default", "hello", patch))
+    cluster.wait(at("01:06:00") - cluster.clock.now())
+    log.stop()
+    # Nothing at 00:10, when the schedule changed: the sync the old schedule had asked for at
+    # 01:00 finds 00:05 missed and runs it late, as v1.32 does; then 01:05's comes on time.
+    assert [(name, round(t)) for name, t in log.created] == [
+        (name_at(at("00:05:00")), at("01:00:00")),
+        (name_at(at("01:05:00")), at("01:05:00")),
+    ]

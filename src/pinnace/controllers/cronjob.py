@@ -198,9 +198,7 @@ class CronJobController:
         self._cron_jobs: Informer = informers.informer(CRON_JOBS)
         self._jobs: Informer = informers.informer(JOBS)
         self._cron_jobs.add_event_handler(
-            on_add=self._enqueue,
-            on_update=lambda old, new: self._enqueue(new),
-            on_delete=self._enqueue,
+            on_add=self._enqueue, on_update=self._cron_job_updated, on_delete=self._enqueue
         )
         self._jobs.add_event_handler(
             on_add=self._job_changed,
@@ -218,6 +216,26 @@ class CronJobController:
 
     def _enqueue(self, cron_job: Object) -> None:
         self._queue.add(object_key(cron_job))
+
+    def _cron_job_updated(self, old: Object, new: Object) -> None:
+        """updateCronJob: a new schedule or time zone is looked at when it next comes due;
+        any other change at once."""
+        old_spec, spec = old["spec"], new["spec"]
+        if (old_spec.get("schedule"), old_spec.get("timeZone")) == (
+            spec.get("schedule"),
+            spec.get("timeZone"),
+        ):
+            self._enqueue(new)
+            return
+        try:
+            schedule = parse_standard(format_schedule(new))
+        except CronError:
+            message = f"unparseable schedule for cronjob: {spec.get('schedule')}"
+            self.event(new, EVENT_TYPE_WARNING, "UnParseableCronJobSchedule", message)
+            return
+        delay = next_schedule_delay(new, self.now(), schedule)
+        if delay is not None:
+            self._queue.add_after(object_key(new), delay)
 
     def _owner(self, job: Object, ref: Object | None) -> Object | None:
         if ref is None or ref.get("kind") != "CronJob":

@@ -335,6 +335,9 @@ class CronJobController:
                 return None
             raise
 
+    async def get_cron_job(self, namespace: str, name: str) -> Object:
+        return await self._client.get(CRON_JOBS, namespace, name)
+
     async def create_job(self, namespace: str, job: Object) -> Object:
         return await self._client.create(JOBS, namespace, job)
 
@@ -449,6 +452,8 @@ class _Sync:
             active = any(a.get("uid") == uid for a in self.status.get("active") or ())
             status = job.get("status") or {}
             if not active and not is_finished(status):
+                if await self._listed_by_fresh_copy(uid):
+                    continue
                 message = f"Saw a job that the controller did not create or forgot: {name}"
                 self._event(EVENT_TYPE_WARNING, "UnexpectedJob", message)
             elif active and is_finished(status):
@@ -471,6 +476,20 @@ class _Sync:
                 )
                 _drop_active(self.cron_job, ref.get("uid", ""))
                 self.update_status = True
+
+    async def _listed_by_fresh_copy(self, uid: str) -> bool:
+        """Whether the CronJob as the API has it now lists the Job as active (the informer's
+        copy may not show this controller's last status write yet); if so, the sync goes on
+        with that copy."""
+        meta = self.cron_job["metadata"]
+        fresh = await self.c.get_cron_job(meta["namespace"], meta["name"])
+        active = (fresh.get("status") or {}).get("active") or ()
+        if not any(a.get("uid") == uid for a in active):
+            return False
+        self.cron_job.clear()
+        self.cron_job.update(clone(fresh))
+        self.status = self.cron_job.setdefault("status", {})
+        return True
 
 
 def _drop_active(cron_job: Object, uid: str) -> None:

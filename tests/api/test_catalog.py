@@ -20,6 +20,7 @@ DISCOVERY = [
     ("daemonsets", "apps", "v1", "DaemonSet", True, ("ds",), True, ("status",)),
     ("deployments", "apps", "v1", "Deployment", True, ("deploy",), True, ("scale", "status")),
     ("replicasets", "apps", "v1", "ReplicaSet", True, ("rs",), True, ("scale", "status")),
+    ("statefulsets", "apps", "v1", "StatefulSet", True, ("sts",), True, ("scale", "status")),
     (
         "horizontalpodautoscalers",
         "autoscaling",
@@ -30,6 +31,7 @@ DISCOVERY = [
         True,
         ("status",),
     ),
+    ("cronjobs", "batch", "v1", "CronJob", True, ("cj",), True, ("status",)),
     ("jobs", "batch", "v1", "Job", True, (), True, ("status",)),
     ("leases", "coordination.k8s.io", "v1", "Lease", True, (), False, ()),
     ("runtimeclasses", "node.k8s.io", "v1", "RuntimeClass", False, (), False, ()),

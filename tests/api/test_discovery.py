@@ -325,6 +325,9 @@ def test_apps_resources_and_scale_subresources() -> None:
         "replicasets",
         "replicasets/scale",
         "replicasets/status",
+        "statefulsets",
+        "statefulsets/scale",
+        "statefulsets/status",
     ]
     assert resources["deployments/scale"] == {
         "name": "deployments/scale",

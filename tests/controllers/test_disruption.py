@@ -154,7 +154,7 @@ def test_a_disrupted_pod_not_deleted_counts_again_after_two_minutes(cluster: Wor
 def test_unserved_controller_fails_safe(cluster: Workloads) -> None:
     orphan = pod("db-0", app="web")
     orphan["metadata"]["ownerReferences"] = [
-        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "u-1"}
+        {"apiVersion": "example.com/v1", "kind": "Database", "name": "db", "uid": "u-1"}
         | {"controller": True}
     ]
     cluster.run(cluster.client.create(PODS, "default", orphan))
@@ -164,11 +164,11 @@ def test_unserved_controller_fails_safe(cluster: Workloads) -> None:
     assert condition(status) == (
         "False",
         "SyncFailed",
-        'no matches for kind "StatefulSet" in version "apps/v1"',
+        'no matches for kind "Database" in version "example.com/v1"',
     )
     assert cluster.events("CalculateExpectedPodCountFailed") == [
         "Failed to calculate the number of expected pods: "
-        'no matches for kind "StatefulSet" in version "apps/v1"'
+        'no matches for kind "Database" in version "example.com/v1"'
     ]
 
 

@@ -32,13 +32,15 @@ def template(image: str = "nginx:1.27", **labels: str) -> Object:
 
 class Workloads(SimulatedCluster):
     """`nodes` simulated nodes of `shape` (none: pods stay Pending unless a test binds them),
-    the scheduler when there are nodes, and the controllers."""
+    the scheduler when there are nodes, and the controllers; in the simulated mode with
+    `simulated` (`ClusterOptions.simulated`), for tests that let days pass."""
 
     def __init__(
         self,
         nodes: int = 2,
         shape: dict[str, str] | None = None,
         scheduler_config: SchedulerConfiguration | None = None,
+        simulated: bool = False,
     ) -> None:
         super().__init__(
             ClusterOptions(
@@ -46,6 +48,7 @@ class Workloads(SimulatedCluster):
                 scheduler=nodes > 0,
                 scheduler_config=scheduler_config,
                 seed=3,
+                simulated=simulated,
             )
         )
         assert self.plane.workloads is not None

@@ -38,7 +38,7 @@ def test_the_snapshot_holds_what_the_api_serves(cluster: Cluster) -> None:
     assert len(web) == 4
     assert [d["metadata"]["name"] for d in snapshot.of("deployments")] == ["web"]
     assert len(snapshot.of("replicasets")) == 1
-    assert snapshot.of("statefulsets") == []  # not served: empty, not an error
+    assert snapshot.of("statefulsets") == []  # none: empty, not an error
 
 
 def test_fit_and_headroom_from_the_cluster(

@@ -22,6 +22,7 @@ from pinnace.scheduler.config import parse
 
 PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 REPLICA_SETS = catalog.kind("apps", "replicasets")
+STATEFUL_SETS = catalog.kind("apps", "statefulsets")
 NAMESPACES = catalog.kind("", "namespaces")
 
 
@@ -362,24 +363,23 @@ def test_pod_affinity_namespace_selectors_see_the_namespaces_labels(cluster: Run
     assert cluster.get_pod("web")["spec"]["nodeName"] == "n2"
 
 
-def test_pods_of_a_replica_set_are_spread_by_the_default_constraints(cluster: Running) -> None:
-    # LeastAllocated alone puts 4 of 6 small pods on the big node; the system default
-    # constraints (hostname maxSkew 3, ScheduleAnyway) spread the ReplicaSet's pods evenly.
+def _spread_by_default_constraints(cluster: Running, kind: Any, owner_kind: str) -> list[str]:
+    """Six pods of a workload of `kind`, placed one at a time on a big node and two small
+    ones: LeastAllocated alone puts 4 on the big node; the system default constraints
+    (hostname maxSkew 3, ScheduleAnyway) spread the workload's pods evenly."""
     for name, cpu in (("big", "64"), ("n1", "4"), ("n2", "4")):
         labelled = node(name, cpu)
         labelled["metadata"]["labels"] = {"kubernetes.io/hostname": name}
         cluster.create(NODES, labelled)
     template = {"metadata": {"labels": {"app": "web"}}, "spec": pod("x")["spec"]}
-    replica_set = {
+    workload = {
         "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
+        "kind": owner_kind,
         "metadata": {"name": "web"},
         "spec": {"replicas": 6, "selector": {"matchLabels": {"app": "web"}}, "template": template},
     }
-    uid = cluster.run(cluster.client.create(REPLICA_SETS, "default", replica_set))["metadata"][
-        "uid"
-    ]
-    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": uid}
+    uid = cluster.run(cluster.client.create(kind, "default", workload))["metadata"]["uid"]
+    owner = {"apiVersion": "apps/v1", "kind": owner_kind, "name": "web", "uid": uid}
     for i in range(6):
         replica = pod(f"web-{i}")
         replica["metadata"].update(
@@ -387,5 +387,14 @@ def test_pods_of_a_replica_set_are_spread_by_the_default_constraints(cluster: Ru
         )
         cluster.create(PODS, replica)
         cluster.settle(0.5)
-    placed = sorted(cluster.get_pod(f"web-{i}")["spec"]["nodeName"] for i in range(6))
+    return sorted(cluster.get_pod(f"web-{i}")["spec"]["nodeName"] for i in range(6))
+
+
+def test_pods_of_a_replica_set_are_spread_by_the_default_constraints(cluster: Running) -> None:
+    placed = _spread_by_default_constraints(cluster, REPLICA_SETS, "ReplicaSet")
+    assert placed == ["big", "big", "n1", "n1", "n2", "n2"]
+
+
+def test_pods_of_a_stateful_set_are_spread_by_the_default_constraints(cluster: Running) -> None:
+    placed = _spread_by_default_constraints(cluster, STATEFUL_SETS, "StatefulSet")
     assert placed == ["big", "big", "n1", "n1", "n2", "n2"]

@@ -13,6 +13,7 @@ import yaml
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
+from pinnace.clock import parse_time
 from pinnace.sim import Simulation, load_scenario
 from pinnace.sim.observe import Incident
 
@@ -74,7 +75,9 @@ def zone_of(sim: Simulation) -> dict[str, str]:
     return {n["metadata"]["name"]: n["metadata"]["labels"][ZONE] for n in nodes}
 
 
-@pytest.mark.parametrize("name", ["node-failure.yaml", "zone-loss.yaml", "batch-day.yaml"])
+@pytest.mark.parametrize(
+    "name", ["node-failure.yaml", "zone-loss.yaml", "batch-day.yaml", "cron-day.yaml"]
+)
 def test_every_example_is_a_valid_scenario(name: str) -> None:
     scenario = load_scenario(EXAMPLES / name)
     assert scenario.name == name.removesuffix(".yaml")
@@ -226,3 +229,34 @@ def test_batch_day() -> None:
         assert not [
             s for s in sim.observer.samples if s.time > 2.5 * 3600 and s.pods["Unscheduled"]
         ]
+
+
+def test_cron_day() -> None:
+    data = example("cron-day.yaml")
+    data["spec"]["until"] = "3h10m"
+    jobs_kind, cron_jobs_kind = catalog.kind("batch", "jobs"), catalog.kind("batch", "cronjobs")
+    with Simulation(data) as sim:
+        sim.advance(3 * 3600 + 5 * 60)
+        db = sorted(app_pods(sim, "db"), key=lambda p: p["metadata"]["creationTimestamp"])
+        assert [p["metadata"]["name"] for p in db] == ["db-0", "db-1", "db-2"]
+        assert phases(db) == {"Running": 3}
+        # One at a time: each once the one before was Ready (15 s after it started).
+        created = [parse_time(p["metadata"]["creationTimestamp"]) for p in db]
+        assert created[1] - created[0] >= 15 and created[2] - created[1] >= 15
+
+        jobs = sim.run_coroutine(sim.client.list(jobs_kind, "default"))["items"]
+        names = sorted(j["metadata"]["name"] for j in jobs)
+        minutes = int(parse_time("2025-01-01T00:00:00Z")) // 60
+        assert [n for n in names if n.startswith("report-")] == [
+            f"report-{minutes + 60 * h}" for h in (1, 2, 3)
+        ]
+        assert [n for n in names if n.startswith("backup-")] == [f"backup-{minutes + 60}"]
+        [sweep] = [n for n in names if n.startswith("sweep-")]  # Replace: one at a time
+        assert sweep == f"sweep-{minutes + 3 * 60}"
+        status = {
+            cj["metadata"]["name"]: cj["status"]
+            for cj in sim.run_coroutine(sim.client.list(cron_jobs_kind, "default"))["items"]
+        }
+        assert status["backup"]["lastScheduleTime"] == "2025-01-01T01:00:00Z"  # 02:00 in Paris
+        assert "lastSuccessfulTime" in status["backup"]
+        assert [a["name"] for a in status["report"]["active"]] == [f"report-{minutes + 180}"]

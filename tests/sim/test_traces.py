@@ -261,8 +261,7 @@ def test_a_recording_replays_what_users_made_and_leaves_the_rest_to_controllers(
     assert changes == [
         (0, "Namespace", "default", False),
         (0, "Deployment", "web", False),
-        (0, "StatefulSet", "db", False),
-        (0, "Pod", "db-0", False),  # a StatefulSet's pod: no simulated controller makes it
+        (0, "StatefulSet", "db", False),  # its pod db-0 is its controller's to make
         (5, "Pod", "solo", False),
         (8, "Pod", "sleeper", False),
         (20, "Deployment", "web", False),  # replicas 2 -> 3; the status change at 10 is not
@@ -274,11 +273,9 @@ def test_a_recording_replays_what_users_made_and_leaves_the_rest_to_controllers(
     assert web is not None and "status" not in web and "uid" not in web["metadata"]
     assert "annotations" not in web["metadata"]  # the revision is the controller's to give
     assert by[(20, "web")]["spec"]["replicas"] == 3  # type: ignore[index]
-    db = by[(0, "db-0")]
-    assert db is not None and "ownerReferences" not in db["metadata"]
-    assert "nodeName" not in db["spec"]
     solo = by[(5, "solo")]
     assert solo is not None and "priority" not in solo["spec"]  # admission gives it again
+    assert "nodeName" not in solo["spec"]  # the simulation's scheduler places it
     assert solo["metadata"]["annotations"] == {
         behaviour.RUN_SECONDS: "10",  # Running at 6, Failed at 16
         behaviour.EXIT_CODE: "3",

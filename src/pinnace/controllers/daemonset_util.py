@@ -15,6 +15,7 @@ from pinnace.api.apps.daemonset import ROLLING_UPDATE, template_generation
 from pinnace.api.objects import Object
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.deployment_util import compute_hash, scaled_value
+from pinnace.controllers.history import CONTROLLER_REVISION_HASH
 from pinnace.controllers.node_lifecycle import (
     CONDITION_TAINTS,
     NO_EXECUTE,
@@ -26,7 +27,6 @@ from pinnace.controllers.node_lifecycle import (
 from pinnace.scheduling.nodeaffinity import NODE_NAME_FIELD, RequiredNodeAffinity
 from pinnace.scheduling.taints import Taint, Toleration, first_untolerated, pod_tolerations
 
-CONTROLLER_REVISION_HASH = "controller-revision-hash"
 TEMPLATE_GENERATION = "pod-template-generation"
 MEMORY_PRESSURE = CONDITION_TAINTS["MemoryPressure"]["True"]
 DISK_PRESSURE = CONDITION_TAINTS["DiskPressure"]["True"]

@@ -54,7 +54,12 @@ def compute_hash(template: Object, collision_count: int | None) -> str:
     h = _fnv32a(json.dumps(template, sort_keys=True, separators=(",", ":")).encode())
     if collision_count is not None:
         h = _fnv32a((collision_count & 0xFFFFFFFF).to_bytes(4, "little"), h)
-    return "".join(_SAFE_ALPHABET[ord(c) % len(_SAFE_ALPHABET)] for c in str(h))
+    return safe_encode_string(str(h))
+
+
+def safe_encode_string(text: str) -> str:
+    """rand.SafeEncodeString: each character mapped onto the safe alphabet."""
+    return "".join(_SAFE_ALPHABET[ord(c) % len(_SAFE_ALPHABET)] for c in text)
 
 
 def _without_hash(template: Object) -> Object:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pinnace.client import Client, InformerFactory
 from pinnace.clock.component import cancel_and_wait
 from pinnace.controllers import hpa, podgc
+from pinnace.controllers.cronjob import CronJobController
 from pinnace.controllers.daemonset import DaemonSetController
 from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.disruption import DisruptionController
@@ -17,6 +18,7 @@ from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
 from pinnace.controllers.podgc import PodGCController
 from pinnace.controllers.replicaset import ReplicaSetController
+from pinnace.controllers.statefulset import StatefulSetController
 from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
 
 
@@ -32,9 +34,9 @@ class WorkloadOptions:
 
 
 class WorkloadControllers:
-    """The ReplicaSet, Deployment, Job, TTL-after-finished, disruption and DaemonSet
-    controllers, the garbage collector and the pod garbage collector; and the horizontal pod
-    autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
+    """The ReplicaSet, Deployment, Job, CronJob, TTL-after-finished, disruption, DaemonSet and
+    StatefulSet controllers, the garbage collector and the pod garbage collector; and the
+    horizontal pod autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
 
     def __init__(
         self,
@@ -49,8 +51,10 @@ class WorkloadControllers:
         self.garbage_collector = GarbageCollector(client, informers)
         self.disruption = DisruptionController(client, informers)
         self.jobs = JobController(client, informers)
+        self.cron_jobs = CronJobController(client, informers)
         self.ttl_after_finished = TTLAfterFinishedController(client, informers)
         self.daemon_sets = DaemonSetController(client, informers)
+        self.stateful_sets = StatefulSetController(client, informers)
         self.autoscalers = HorizontalController(
             client,
             informers,
@@ -68,8 +72,10 @@ class WorkloadControllers:
             self.deployments,
             self.garbage_collector,
             self.jobs,
+            self.cron_jobs,
             self.ttl_after_finished,
             self.daemon_sets,
+            self.stateful_sets,
             self.autoscalers,
             self.disruption,
             self.pod_gc,

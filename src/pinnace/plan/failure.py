@@ -8,7 +8,8 @@ The snapshot is loaded into the simulation as it is: a simulated node for each o
 (their allocatable, labels and taints), its pods bound where they run, then their owners, so
 each controller adopts its pods instead of making new ones (ReplicaSets, Deployments,
 DaemonSets, Jobs with their own selector); Namespaces, PriorityClasses, LimitRanges,
-RuntimeClasses and PodDisruptionBudgets come before. Pinnace has no StatefulSet controller: a
+RuntimeClasses and PodDisruptionBudgets come before. StatefulSets are not loaded (their
+controller would take the real cluster's revision hashes on the pods for an update): a
 StatefulSet's pods run as pods of their own and are not replaced when lost.
 
 Once the cluster has settled, the nodes fail (their kubelets stop) and the simulation runs, every

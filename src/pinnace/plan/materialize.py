@@ -11,16 +11,16 @@ affinity, as the DaemonSet controller pins them), and every pod has been through
 server's defaulting and admission (its priority, default tolerations, LimitRange defaults,
 RuntimeClass overhead). Nothing is scheduled: the pods come out pending.
 
-Pinnace serves no StatefulSets, so a StatefulSet's pods are made here as its controller names
-them (`<name>-<ordinal>`, with the pod-name and pod-index labels) and created as pods; the
-StatefulSet itself is kept, with a uid, as the pods' owner.
+Nothing runs here, so the StatefulSet controller, which makes an OrderedReady StatefulSet's pods
+one at a time as each before turns Ready, would make only the first: the rest are made here, as
+the controller makes them (`pinnace.controllers.statefulset_util`: `<name>-<ordinal>`, the
+identity labels and the current revision's hash), which it then leaves be.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -29,9 +29,21 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import LocalClient
-from pinnace.clock import Clock, Randomness, VirtualEventLoop
+from pinnace.clock import Clock, VirtualEventLoop
 from pinnace.cluster import ClusterOptions, ControlPlane
+from pinnace.controllers.history import (
+    CONTROLLER_REVISION_HASH,
+    get_patch,
+    hash_controller_revision,
+    revision_name,
+)
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
+from pinnace.controllers.statefulset_util import (
+    STATEFUL_SETS,
+    end_ordinal,
+    new_pod,
+    start_ordinal,
+)
 from pinnace.kubelet.config import SIMULATED_LABEL
 from pinnace.plan.cluster import PlanError, is_finished
 from pinnace.sim.actions import ActionError, Actions
@@ -54,14 +66,12 @@ LISTED = (
     ("deployments", catalog.kind("apps", "deployments")),
     ("replicasets", catalog.kind("apps", "replicasets")),
     ("daemonsets", catalog.kind("apps", "daemonsets")),
+    ("statefulsets", STATEFUL_SETS),
     ("jobs", catalog.kind("batch", "jobs")),
     ("poddisruptionbudgets", catalog.kind("policy", "poddisruptionbudgets")),
     *STATE,
 )
 """What is read back after the controllers have settled."""
-STATEFUL_SET = "StatefulSet"
-STATEFUL_SET_POD_NAME = "statefulset.kubernetes.io/pod-name"
-POD_INDEX = "apps.kubernetes.io/pod-index"
 NO_NODE_FAILURE = 10**9
 """The nodes here have no kubelet: the node lifecycle controller must not take them for lost."""
 SETTLE_CAP = 3600.0
@@ -119,14 +129,13 @@ async def _materialize(
         for resource, kind in STATE:
             await _create_all(client, kind, state.get(resource, ()))
         await _create_all(client, NODES, [_unattended(n) for n in nodes])
-        served, stateful_sets, skipped = _sort(manifests)
+        served, skipped = _sort(manifests)
         await _create_all(client, NAMESPACES, _missing_namespaces(manifests, state))
         try:
             await Actions(plane, client, {}).apply(served)
         except (ActionError, StatusError) as e:
             raise PlanError(_message(e)) from None
-        owners = [_owned(s, Randomness(seed).child("statefulsets")) for s in stateful_sets]
-        for stateful_set in owners:
+        for stateful_set in (await client.list(STATEFUL_SETS, ""))["items"]:
             for pod in _stateful_set_pods(stateful_set):
                 await _create(client, PODS, pod)
         async with asyncio.timeout(SETTLE_CAP):
@@ -136,25 +145,22 @@ async def _materialize(
         objects = {resource: (await client.list(kind, ""))["items"] for resource, kind in LISTED}
         for budget in objects["poddisruptionbudgets"]:
             budget.pop("status", None)  # counted where nothing runs: of no use to a plan
-        objects["statefulsets"] = owners
         return Materialized(pods, objects, skipped)
     finally:
         log.close()
         await plane.stop()
 
 
-def _sort(manifests: Iterable[Object]) -> tuple[list[Object], list[Object], list[str]]:
-    """(manifests of kinds Pinnace serves, StatefulSets, `Kind name` of the rest)."""
-    served, stateful_sets, skipped = [], [], []
+def _sort(manifests: Iterable[Object]) -> tuple[list[Object], list[str]]:
+    """(manifests of kinds Pinnace serves, `Kind name` of the rest)."""
+    served, skipped = [], []
     for obj in manifests:
         api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
         if catalog.by_kind(api_version, kind) is not None:
             served.append(obj)
-        elif (api_version, kind) == ("apps/v1", STATEFUL_SET):
-            stateful_sets.append(obj)
         else:
             skipped.append(f"{kind} {(obj.get('metadata') or {}).get('name', '')}")
-    return served, stateful_sets, skipped
+    return served, skipped
 
 
 def _missing_namespaces(
@@ -206,56 +212,17 @@ def _unattended(node: Object) -> Object:
     return {**node, "metadata": {**node["metadata"], "labels": labels}}
 
 
-def _owned(stateful_set: Object, randomness: Randomness) -> Object:
-    """The StatefulSet with a uid and namespace, as the API would keep it."""
-    owned = copy.deepcopy(stateful_set)
-    meta = owned.setdefault("metadata", {})
-    meta.setdefault("namespace", "default")
-    meta["uid"] = str(uuid.UUID(int=randomness.random.getrandbits(128), version=4))
-    return owned
-
-
 def _stateful_set_pods(stateful_set: Object) -> list[Object]:
-    """The pods the StatefulSet controller creates: `<name>-<ordinal>` for each replica."""
-    meta, spec = stateful_set["metadata"], stateful_set.get("spec") or {}
-    template = spec.get("template") or {}
-    start = int((spec.get("ordinals") or {}).get("start") or 0)
-    replicas = 1 if spec.get("replicas") is None else int(spec["replicas"])
+    """The pods the StatefulSet controller would make, every one at its current revision (the
+    revision the controller names for the template as it is)."""
+    collisions = (stateful_set.get("status") or {}).get("collisionCount") or 0
+    hash_ = hash_controller_revision(get_patch(stateful_set), collisions)
+    revision = revision_name(stateful_set, hash_)
     pods = []
-    for ordinal in range(start, start + replicas):
-        name = f"{meta['name']}-{ordinal}"
-        labels = {
-            **((template.get("metadata") or {}).get("labels") or {}),
-            STATEFUL_SET_POD_NAME: name,
-            POD_INDEX: str(ordinal),
-        }
-        pod_spec = copy.deepcopy(template.get("spec") or {})
-        pod_spec["hostname"] = name
-        if spec.get("serviceName"):
-            pod_spec["subdomain"] = spec["serviceName"]
-        pods.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": name,
-                    "namespace": meta["namespace"],
-                    "labels": labels,
-                    "annotations": dict((template.get("metadata") or {}).get("annotations") or {}),
-                    "ownerReferences": [
-                        {
-                            "apiVersion": "apps/v1",
-                            "kind": STATEFUL_SET,
-                            "name": meta["name"],
-                            "uid": meta["uid"],
-                            "controller": True,
-                            "blockOwnerDeletion": True,
-                        }
-                    ],
-                },
-                "spec": pod_spec,
-            }
-        )
+    for ordinal in range(start_ordinal(stateful_set), end_ordinal(stateful_set) + 1):
+        pod = new_pod(stateful_set, ordinal)
+        pod["metadata"]["labels"][CONTROLLER_REVISION_HASH] = revision
+        pods.append(pod)
     return pods
 
 

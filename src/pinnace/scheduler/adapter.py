@@ -36,6 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.apiserver.metrics import MetricsSource
@@ -64,6 +65,7 @@ NODES = catalog.kind("", "nodes")
 PDBS = catalog.kind("policy", "poddisruptionbudgets")
 NAMESPACES = catalog.kind("", "namespaces")
 REPLICA_SETS = catalog.kind("apps", "replicasets")
+STATEFUL_SETS = catalog.kind("apps", "statefulsets")
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""
@@ -219,22 +221,14 @@ class SchedulerService:
 
     def _connect_workload_selectors(self) -> None:
         """PodTopologySpread's default constraints select a pod's siblings by its workload:
-        the controlling ReplicaSets come from an informer (Pinnace serves no Services,
-        ReplicationControllers or StatefulSets, so nothing else selects a pod)."""
+        the ReplicaSets and StatefulSets come from informers (Pinnace serves no Services or
+        ReplicationControllers, so nothing else selects a pod)."""
         selecting = [p for p in all_plugins(self.core) if isinstance(p, SelectsWorkloads)]
         if not selecting:
             return
         workloads = WorkloadSelectors()
-
-        def deleted(replica_set: Object) -> None:
-            m = replica_set["metadata"]
-            workloads.delete(REPLICA_SET, m.get("namespace") or "default", m["name"])
-
-        self.factory.informer(REPLICA_SETS).add_event_handler(
-            lambda rs: workloads.set(REPLICA_SET, rs),
-            lambda old, new: workloads.set(REPLICA_SET, new),
-            deleted,
-        )
+        for kind_name, kind in ((REPLICA_SET, REPLICA_SETS), (STATEFUL_SET, STATEFUL_SETS)):
+            self._follow_workloads(workloads, kind_name, kind)
         for plugin in selecting:
             plugin.workload_selector = workloads
 
@@ -281,6 +275,17 @@ class SchedulerService:
                         cpu = stats.cpu_usage_nano_cores / 1e6
                         pods.append((workload_of(pod), cpu, float(stats.memory_working_set_bytes)))
             self.workload_usage.record(now, pods)
+
+    def _follow_workloads(self, workloads: WorkloadSelectors, kind_name: str, kind: Kind) -> None:
+        def deleted(obj: Object) -> None:
+            m = obj["metadata"]
+            workloads.delete(kind_name, m.get("namespace") or "default", m["name"])
+
+        self.factory.informer(kind).add_event_handler(
+            lambda obj: workloads.set(kind_name, obj),
+            lambda old, new: workloads.set(kind_name, new),
+            deleted,
+        )
 
     # --- results -----------------------------------------------------------------------------
 

@@ -515,3 +515,56 @@ def test_pod_disruption_budget() -> None:
         "120m",
     ]
     assert row(PDB, {"spec": {"maxUnavailable": "25%"}}) == ["x", "N/A", "25%", 0, "120m"]
+
+
+def test_stateful_set() -> None:
+    from pinnace.api.apps.statefulset import STATEFUL_SET
+
+    assert columns(STATEFUL_SET) == [
+        ("Name", "string", 0),
+        ("Ready", "string", 0),
+        ("Age", "string", 0),
+        ("Containers", "string", 1),
+        ("Images", "string", 1),
+    ]
+    sts = {"spec": {"replicas": 3, "template": TEMPLATE}, "status": {"readyReplicas": 2}}
+    assert row(STATEFUL_SET, sts) == ["x", "2/3", "120m", "web,log", "nginx:1,fluent"]
+
+
+def test_cron_job() -> None:
+    from pinnace.api.batch.cronjob import CRON_JOB
+
+    assert columns(CRON_JOB) == [
+        ("Name", "string", 0),
+        ("Schedule", "string", 0),
+        ("Timezone", "string", 0),
+        ("Suspend", "boolean", 0),
+        ("Active", "integer", 0),
+        ("Last Schedule", "string", 0),
+        ("Age", "string", 0),
+        ("Containers", "string", 1),
+        ("Images", "string", 1),
+        ("Selector", "string", 1),
+    ]
+    cj = {
+        "spec": {"schedule": "*/1 * * * *", "suspend": False, "jobTemplate": {"spec": {}}},
+        "status": {"active": [{"name": "x-1"}], "lastScheduleTime": "2025-01-01T01:59:00Z"},
+    }
+    assert row(CRON_JOB, cj) == [
+        "x",
+        "*/1 * * * *",
+        "<none>",
+        "False",
+        1,
+        "60s",
+        "120m",
+        "",
+        "",
+        "<none>",
+    ]
+    assert row(CRON_JOB, {"spec": {"timeZone": "Etc/UTC"}})[2:6] == [
+        "Etc/UTC",
+        "<unset>",
+        0,
+        "<none>",
+    ]

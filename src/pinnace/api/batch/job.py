@@ -188,24 +188,24 @@ def _validate_generated_selector(job: Object, prefixed_labels: bool) -> list[Fie
     return errs
 
 
-def _validate_indexed(spec: Object) -> list[FieldError]:
+def _validate_indexed(spec: Object, path: Path) -> list[FieldError]:
     """The rules tying completionMode to completions, parallelism and per-index backoff."""
     mode = spec.get("completionMode")
     errs: list[FieldError] = []
     if mode is not None and mode not in COMPLETION_MODES:
-        errs.append(field.not_supported(SPEC.child("completionMode"), mode, COMPLETION_MODES))
+        errs.append(field.not_supported(path.child("completionMode"), mode, COMPLETION_MODES))
     completions, parallelism = spec.get("completions"), spec.get("parallelism")
     max_failed = spec.get("maxFailedIndexes")
     if mode == INDEXED:
         if completions is None:
             errs.append(
-                field.required(SPEC.child("completions"), f"when completion mode is {INDEXED}")
+                field.required(path.child("completions"), f"when completion mode is {INDEXED}")
             )
         if is_int(parallelism) and parallelism > MAX_PARALLELISM_FOR_INDEXED_JOB:
             limit = f"must be less than or equal to {MAX_PARALLELISM_FOR_INDEXED_JOB}"
             errs.append(
                 field.invalid(
-                    SPEC.child("parallelism"),
+                    path.child("parallelism"),
                     parallelism,
                     f"{limit} when completion mode is {INDEXED}",
                 )
@@ -213,40 +213,40 @@ def _validate_indexed(spec: Object) -> list[FieldError]:
         if is_int(completions) and is_int(max_failed) and max_failed > completions:
             errs.append(
                 field.invalid(
-                    SPEC.child("maxFailedIndexes"),
+                    path.child("maxFailedIndexes"),
                     max_failed,
                     "must be less than or equal to completions",
                 )
             )
         if is_int(max_failed) and max_failed > MAX_FAILED_INDEXES_FOR_INDEXED_JOB:
             limit = f"must be less than or equal to {MAX_FAILED_INDEXES_FOR_INDEXED_JOB}"
-            errs.append(field.invalid(SPEC.child("maxFailedIndexes"), max_failed, limit))
+            errs.append(field.invalid(path.child("maxFailedIndexes"), max_failed, limit))
     elif mode in (None, NON_INDEXED):
         for name in ("backoffLimitPerIndex", "maxFailedIndexes"):
             if spec.get(name) is not None:
                 errs.append(
-                    field.invalid(SPEC.child(name), spec[name], "requires indexed completion mode")
+                    field.invalid(path.child(name), spec[name], "requires indexed completion mode")
                 )
     if max_failed is not None and spec.get("backoffLimitPerIndex") is None:
         errs.append(
-            field.required(SPEC.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
+            field.required(path.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
         )
     return errs
 
 
-def _validate_pod_replacement_policy(spec: Object) -> list[FieldError]:
+def _validate_pod_replacement_policy(spec: Object, path: Path) -> list[FieldError]:
     policy = spec.get("podReplacementPolicy")
     if policy is None:
         return []
     allowed = (FAILED,) if spec.get("podFailurePolicy") is not None else POD_REPLACEMENT_POLICIES
     if policy in allowed:
         return []
-    return [field.not_supported(SPEC.child("podReplacementPolicy"), policy, allowed)]
+    return [field.not_supported(path.child("podReplacementPolicy"), policy, allowed)]
 
 
-def _validate_managed_by(value: Any) -> list[FieldError]:
+def _validate_managed_by(value: Any, spec_path: Path) -> list[FieldError]:
     """The controller in charge, as a domain-prefixed path like `kueue.x-k8s.io/multikueue`."""
-    path = SPEC.child("managedBy")
+    path = spec_path.child("managedBy")
     if not isinstance(value, str) or not value:
         return [field.required(path)]
     host, slash, rest = value.partition("/")
@@ -261,9 +261,9 @@ def _validate_managed_by(value: Any) -> list[FieldError]:
     return errs
 
 
-def _validate_template(spec: Object) -> list[FieldError]:
+def _validate_template(spec: Object, path: Path) -> list[FieldError]:
     """The pod template, whose pods must not restart forever."""
-    template_path = SPEC.child("template")
+    template_path = path.child("template")
     errs = validate_pod_template_spec(spec.get("template"), template_path)
     restart = as_dict(as_dict(spec.get("template")).get("spec")).get("restartPolicy") or ""
     path = template_path.child("spec", "restartPolicy")
@@ -277,12 +277,11 @@ def _validate_template(spec: Object) -> list[FieldError]:
     return errs
 
 
-def _validate_spec(job: Object) -> list[FieldError]:
-    """ValidateJobSpec."""
-    spec, errs = object_field(job.get("spec"), SPEC)
-    errs += validate_nonnegative_fields(
+def validate_job_spec(spec: Object, path: Path) -> list[FieldError]:
+    """validateJobSpec: a Job's spec, or a CronJob's job template's, but for the selector."""
+    errs = validate_nonnegative_fields(
         spec,
-        SPEC,
+        path,
         (
             "parallelism",
             "completions",
@@ -293,13 +292,19 @@ def _validate_spec(job: Object) -> list[FieldError]:
             "maxFailedIndexes",
         ),
     )
-    errs += _validate_indexed(spec)
+    errs += _validate_indexed(spec, path)
     if spec.get("podFailurePolicy") is not None:
-        errs += validate_pod_failure_policy(spec, SPEC.child("podFailurePolicy"))
+        errs += validate_pod_failure_policy(spec, path.child("podFailurePolicy"))
     if spec.get("managedBy") is not None:
-        errs += _validate_managed_by(spec["managedBy"])
-    errs += _validate_pod_replacement_policy(spec)
-    errs += _validate_template(spec)
+        errs += _validate_managed_by(spec["managedBy"], path)
+    errs += _validate_pod_replacement_policy(spec, path)
+    return errs + _validate_template(spec, path)
+
+
+def _validate_spec(job: Object) -> list[FieldError]:
+    """ValidateJobSpec."""
+    spec, errs = object_field(job.get("spec"), SPEC)
+    errs += validate_job_spec(spec, SPEC)
     selector_path = SPEC.child("selector")
     if spec.get("selector") is None:
         errs.append(field.required(selector_path))

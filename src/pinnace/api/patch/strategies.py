@@ -18,6 +18,7 @@ ROOTS = {
     "Binding": "core.v1.Binding",
     "ConfigMap": "core.v1.ConfigMap",
     "ControllerRevision": "apps.v1.ControllerRevision",
+    "CronJob": "batch.v1.CronJob",
     "DaemonSet": "apps.v1.DaemonSet",
     "Deployment": "apps.v1.Deployment",
     "Event": "core.v1.Event",
@@ -32,13 +33,15 @@ ROOTS = {
     "PriorityClass": "scheduling.v1.PriorityClass",
     "ReplicaSet": "apps.v1.ReplicaSet",
     "ResourceQuota": "core.v1.ResourceQuota",
-    "RuntimeClass": "node.v1.RuntimeClass"
+    "RuntimeClass": "node.v1.RuntimeClass",
+    "StatefulSet": "apps.v1.StatefulSet"
 }
 
 API_VERSIONS = {
     "Binding": "v1",
     "ConfigMap": "v1",
     "ControllerRevision": "apps/v1",
+    "CronJob": "batch/v1",
     "DaemonSet": "apps/v1",
     "Deployment": "apps/v1",
     "Event": "v1",
@@ -53,7 +56,8 @@ API_VERSIONS = {
     "PriorityClass": "scheduling.k8s.io/v1",
     "ReplicaSet": "apps/v1",
     "ResourceQuota": "v1",
-    "RuntimeClass": "node.k8s.io/v1"
+    "RuntimeClass": "node.k8s.io/v1",
+    "StatefulSet": "apps/v1"
 }
 
 ATOMIC_TYPES = frozenset([
@@ -197,6 +201,65 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
     'apps.v1.RollingUpdateDeployment': (
         'maxSurge maxUnavailable',
         {
+        },
+        '',
+    ),
+    'apps.v1.RollingUpdateStatefulSetStrategy': (
+        'maxUnavailable partition',
+        {
+        },
+        '',
+    ),
+    'apps.v1.StatefulSet': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('apps.v1.StatefulSetSpec', '', '', '', ()),
+            'status': ('apps.v1.StatefulSetStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'apps.v1.StatefulSetCondition': (
+        'lastTransitionTime message reason status type',
+        {
+        },
+        'status type',
+    ),
+    'apps.v1.StatefulSetOrdinals': (
+        'start',
+        {
+        },
+        '',
+    ),
+    'apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy': (
+        'whenDeleted whenScaled',
+        {
+        },
+        '',
+    ),
+    'apps.v1.StatefulSetSpec': (
+        'minReadySeconds podManagementPolicy replicas revisionHistoryLimit serviceName',
+        {
+            'ordinals': ('apps.v1.StatefulSetOrdinals', '', '', '', ()),
+            'persistentVolumeClaimRetentionPolicy': ('apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy', '', '', '', ()),
+            'selector': ('meta.v1.LabelSelector', '', '', '', ()),
+            'template': ('core.v1.PodTemplateSpec', '', '', '', ()),
+            'updateStrategy': ('apps.v1.StatefulSetUpdateStrategy', '', '', '', ()),
+            'volumeClaimTemplates': ('[core.v1.PersistentVolumeClaim', '', '', 'atomic', ()),
+        },
+        'selector serviceName template',
+    ),
+    'apps.v1.StatefulSetStatus': (
+        'availableReplicas collisionCount currentReplicas currentRevision observedGeneration readyReplicas replicas updateRevision updatedReplicas',
+        {
+            'conditions': ('[apps.v1.StatefulSetCondition', 'merge', 'type', 'map', ('type',)),
+        },
+        'replicas',
+    ),
+    'apps.v1.StatefulSetUpdateStrategy': (
+        'type',
+        {
+            'rollingUpdate': ('apps.v1.RollingUpdateStatefulSetStrategy', '', '', '', ()),
         },
         '',
     ),
@@ -378,6 +441,29 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         'current name',
     ),
+    'batch.v1.CronJob': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('batch.v1.CronJobSpec', '', '', '', ()),
+            'status': ('batch.v1.CronJobStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'batch.v1.CronJobSpec': (
+        'concurrencyPolicy failedJobsHistoryLimit schedule startingDeadlineSeconds successfulJobsHistoryLimit suspend timeZone',
+        {
+            'jobTemplate': ('batch.v1.JobTemplateSpec', '', '', '', ()),
+        },
+        'jobTemplate schedule',
+    ),
+    'batch.v1.CronJobStatus': (
+        'lastScheduleTime lastSuccessfulTime',
+        {
+            'active': ('[core.v1.ObjectReference', '', '', 'atomic', ()),
+        },
+        '',
+    ),
     'batch.v1.Job': (
         'apiVersion kind',
         {
@@ -408,6 +494,14 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
             'conditions': ('[batch.v1.JobCondition', 'merge', 'type', 'atomic', ()),
             'uncountedTerminatedPods': ('batch.v1.UncountedTerminatedPods', '', '', '', ()),
+        },
+        '',
+    ),
+    'batch.v1.JobTemplateSpec': (
+        '',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('batch.v1.JobSpec', '', '', '', ()),
         },
         '',
     ),
@@ -957,6 +1051,12 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         '',
     ),
+    'core.v1.ModifyVolumeStatus': (
+        'status targetVolumeAttributesClassName',
+        {
+        },
+        'status',
+    ),
     'core.v1.NFSVolumeSource': (
         'path readOnly server',
         {
@@ -1130,6 +1230,21 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         '',
     ),
+    'core.v1.PersistentVolumeClaim': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('core.v1.PersistentVolumeClaimSpec', '', '', '', ()),
+            'status': ('core.v1.PersistentVolumeClaimStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'core.v1.PersistentVolumeClaimCondition': (
+        'lastProbeTime lastTransitionTime message reason status type',
+        {
+        },
+        'status type',
+    ),
     'core.v1.PersistentVolumeClaimSpec': (
         'storageClassName volumeAttributesClassName volumeMode volumeName',
         {
@@ -1138,6 +1253,18 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
             'dataSourceRef': ('core.v1.TypedObjectReference', '', '', '', ()),
             'resources': ('core.v1.VolumeResourceRequirements', '', '', '', ()),
             'selector': ('meta.v1.LabelSelector', '', '', '', ()),
+        },
+        '',
+    ),
+    'core.v1.PersistentVolumeClaimStatus': (
+        'currentVolumeAttributesClassName phase',
+        {
+            'accessModes': ('[', '', '', 'atomic', ()),
+            'allocatedResourceStatuses': ('{', '', '', '', ()),
+            'allocatedResources': ('{', '', '', '', ()),
+            'capacity': ('{', '', '', '', ()),
+            'conditions': ('[core.v1.PersistentVolumeClaimCondition', 'merge', 'type', 'map', ('type',)),
+            'modifyVolumeStatus': ('core.v1.ModifyVolumeStatus', '', '', '', ()),
         },
         '',
     ),

@@ -16,9 +16,10 @@ from pinnace.api.tables.apps import (
     DAEMON_SETS,
     DEPLOYMENTS,
     REPLICA_SETS,
+    STATEFUL_SETS,
 )
 from pinnace.api.tables.autoscaling import HORIZONTAL_POD_AUTOSCALERS
-from pinnace.api.tables.batch import JOBS
+from pinnace.api.tables.batch import CRON_JOBS, JOBS
 from pinnace.api.tables.columns import Object, Printer
 from pinnace.api.tables.coordination import LEASES
 from pinnace.api.tables.core import CONFIG_MAPS, NAMESPACES, RESOURCE_QUOTAS
@@ -45,8 +46,10 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("apps", "replicasets"): REPLICA_SETS,
     ("apps", "deployments"): DEPLOYMENTS,
     ("apps", "daemonsets"): DAEMON_SETS,
+    ("apps", "statefulsets"): STATEFUL_SETS,
     ("apps", "controllerrevisions"): CONTROLLER_REVISIONS,
     ("batch", "jobs"): JOBS,
+    ("batch", "cronjobs"): CRON_JOBS,
     ("autoscaling", "horizontalpodautoscalers"): HORIZONTAL_POD_AUTOSCALERS,
     ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGETS,
     ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASSES,

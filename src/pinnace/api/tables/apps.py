@@ -1,5 +1,5 @@
-"""apps/v1: replica sets, deployments and daemon sets, with the wide CONTAINERS, IMAGES and
-SELECTOR columns of their pod template."""
+"""apps/v1: replica sets, deployments, daemon sets and stateful sets, with the wide CONTAINERS,
+IMAGES and (but for stateful sets) SELECTOR columns of their pod template."""
 
 from __future__ import annotations
 
@@ -132,6 +132,31 @@ DAEMON_SETS = Printer(
         *containers_columns(doc("V1DaemonSetSpec", "selector")),
     ),
     _daemon_set_row,
+)
+
+
+def _stateful_set_row(sts: Object, now: float) -> Row:
+    names, images = container_cells(_template_spec(sts))
+    ready = integer(section(sts, "status").get("readyReplicas"))
+    return Row(
+        [
+            name_of(sts),
+            f"{ready}/{_desired(section(sts, 'spec'))}",
+            age_of(sts, now),
+            names,
+            images,
+        ]
+    )
+
+
+STATEFUL_SETS = Printer(
+    (
+        name_column(),
+        Column("Ready", "string", "Number of the pod with ready state"),
+        age_column(),
+        *containers_columns("")[:2],  # Containers and Images: no Selector column
+    ),
+    _stateful_set_row,
 )
 
 

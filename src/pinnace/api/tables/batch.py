@@ -1,8 +1,9 @@
-"""batch/v1: jobs, with STATUS from their conditions, COMPLETIONS and DURATION."""
+"""batch/v1: jobs, with STATUS from their conditions, COMPLETIONS and DURATION; cron jobs,
+with their schedule, time zone, suspension, active jobs and last schedule."""
 
 from __future__ import annotations
 
-from pinnace.api.tables.age import human_duration, timestamp
+from pinnace.api.tables.age import human_duration, since, timestamp
 from pinnace.api.tables.columns import (
     Column,
     Object,
@@ -87,4 +88,48 @@ JOBS = Printer(
         *containers_columns(doc("V1JobSpec", "selector")),
     ),
     _row,
+)
+
+
+def _bool_pointer(value: object) -> str:
+    """printBoolPtr: True, False, or <unset>."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return "<unset>"
+
+
+def _cron_job_row(cron_job: Object, now: float) -> Row:
+    spec, status = section(cron_job, "spec"), section(cron_job, "status")
+    job_spec = section(cron_job, "spec", "jobTemplate", "spec")
+    names, images = container_cells(section(job_spec, "template", "spec"))
+    last = status.get("lastScheduleTime")
+    time_zone = spec.get("timeZone")
+    return Row(
+        [
+            name_of(cron_job),
+            str(spec.get("schedule") or ""),
+            "<none>" if time_zone is None else str(time_zone),
+            _bool_pointer(spec.get("suspend")),
+            len(items(cron_job, "status", "active")),
+            "<none>" if last is None else since(last, now),
+            age_of(cron_job, now),
+            names,
+            images,
+            format_label_selector(job_spec.get("selector")),
+        ]
+    )
+
+
+CRON_JOBS = Printer(
+    (
+        name_column(),
+        Column("Schedule", "string", doc("V1CronJobSpec", "schedule")),
+        Column("Timezone", "string", doc("V1CronJobSpec", "timeZone")),
+        Column("Suspend", "boolean", doc("V1CronJobSpec", "suspend")),
+        Column("Active", "integer", doc("V1CronJobStatus", "active")),
+        Column("Last Schedule", "string", doc("V1CronJobStatus", "lastScheduleTime")),
+        age_column(),
+        *containers_columns(doc("V1JobSpec", "selector")),
+    ),
+    _cron_job_row,
 )

@@ -1,7 +1,7 @@
 """Request bodies in Kubernetes' protobuf encoding, for the kinds kubectl sends that way.
 
 client-go's typed clients (`kubectl create namespace`, `create deployment`, `create job`,
-`create configmap`, `autoscale`, `drain`'s evictions) send
+`create cronjob`, `create configmap`, `autoscale`, `drain`'s evictions) send
 `application/vnd.kubernetes.protobuf`: the magic `k8s\\x00`, then a runtime.Unknown whose
 `raw` is the object's message. Pinnace reads those
 bodies into the same JSON objects the JSON decoder gives, for the messages listed here (field
@@ -152,6 +152,18 @@ _SCHEMA: dict[str, dict[int, str]] = {
         7: "backoffLimit:int!",
         8: "ttlSecondsAfterFinished:int!",
     },
+    "CronJob": {1: "metadata:ObjectMeta", 2: "spec:CronJobSpec"},
+    "CronJobSpec": {
+        1: "schedule:string",
+        2: "startingDeadlineSeconds:int!",
+        3: "concurrencyPolicy:string",
+        4: "suspend:bool!",
+        5: "jobTemplate:JobTemplateSpec",
+        6: "successfulJobsHistoryLimit:int!",
+        7: "failedJobsHistoryLimit:int!",
+        8: "timeZone:string!",
+    },
+    "JobTemplateSpec": {1: "metadata:ObjectMeta", 2: "spec:JobSpec"},
     "PodDisruptionBudget": {1: "metadata:ObjectMeta", 2: "spec:PodDisruptionBudgetSpec"},
     "PodDisruptionBudgetSpec": {
         1: "minAvailable:intorstring!",
@@ -179,6 +191,7 @@ KINDS = {
     ("meta.k8s.io/v1", "DeleteOptions"): "DeleteOptions",
     ("apps/v1", "Deployment"): "Deployment",
     ("batch/v1", "Job"): "Job",
+    ("batch/v1", "CronJob"): "CronJob",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("autoscaling/v1", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
 }

@@ -231,9 +231,10 @@ def test_the_pools_usage_is_what_the_summaries_say() -> None:
                     sum(c.memory_working_set_bytes for p in s.pods for c in p.containers),
                 )
                 for name, s in summaries.items()
+                if s.pods  # a node without pods uses nothing and is left out
             }
             assert pool.usage() == expected
-        assert expected["pinnace-node-3"] == (0, 0)
+        assert "pinnace-node-3" not in expected  # no pods there
         assert expected["pinnace-node-1"][0] > 0 and expected["pinnace-node-2"][1] > 0
     finally:
         cluster.close()

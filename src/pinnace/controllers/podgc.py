@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
@@ -44,9 +44,10 @@ _TERMINAL = ("Succeeded", "Failed")
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
 TERMINATING = "podgc.terminating"
+TERMINATED = "podgc.terminated"
 NODE_NAME = "podgc.nodeName"
 """The indices podgc adds to the shared pod informer: what a pass looks for without walking
-every pod (the pods being deleted; the nodes pods are bound to)."""
+every pod (the pods being deleted; the terminated pods; the nodes pods are bound to)."""
 
 
 def is_terminated(pod: Object) -> bool:
@@ -73,6 +74,10 @@ def _terminating(pod: Object) -> list[str]:
     return ["true"] if pod["metadata"].get("deletionTimestamp") else []
 
 
+def _terminated(pod: Object) -> list[str]:
+    return ["true"] if is_terminated(pod) else []
+
+
 def is_node_ready(node: Object) -> bool:
     ready = condition(node, "Ready")
     return ready is not None and ready.get("status") == "True"
@@ -95,6 +100,7 @@ class PodGCController:
         self.terminated_pod_threshold = terminated_pod_threshold
         self._pods: Informer = informers.informer(PODS)
         self._pods.add_indexer(TERMINATING, _terminating)
+        self._pods.add_indexer(TERMINATED, _terminated)
         self._pods.add_indexer(NODE_NAME, lambda pod: [pod["spec"].get("nodeName") or ""])
         self._nodes: Informer = informers.informer(NODES)
         self._quarantine: dict[str, float] = {}
@@ -115,22 +121,31 @@ class PodGCController:
             await self._clock.sleep(GC_CHECK_PERIOD)
 
     async def gc(self) -> None:
-        pods = self._pods.list()
+        """One pass, reading from the cache as one listing of every pod would: each part
+        lists the pods only when its index says it has work."""
+        listed: list[Object] | None = None
+
+        def pods() -> list[Object]:
+            nonlocal listed
+            if listed is None:
+                listed = self._pods.list()
+            return listed
+
         terminating = bool(self._pods.index_values(TERMINATING))
         bound_to = self._pods.index_values(NODE_NAME)
         if self.terminated_pod_threshold > 0:
-            await self._gc_terminated(pods)
+            await self._gc_terminated()
         if terminating:
-            await self._gc_terminating(pods)
+            await self._gc_terminating(pods())
         await self._gc_orphaned(pods, bound_to)
         if terminating:
-            await self._gc_unscheduled_terminating(pods)
+            await self._gc_unscheduled_terminating(pods())
 
-    async def _gc_terminated(self, pods: list[Object]) -> None:
-        terminated = [p for p in pods if is_terminated(p)]
-        excess = len(terminated) - self.terminated_pod_threshold
+    async def _gc_terminated(self) -> None:
+        excess = self._pods.count_by_index(TERMINATED, "true") - self.terminated_pod_threshold
         if excess <= 0:
             return
+        terminated = self._pods.by_index(TERMINATED, "true")
         log.info("garbage collecting %d terminated pods", excess)
         known, self._orders = self._orders, {}
         terminated.sort(key=lambda pod: self._order(pod, known))
@@ -156,8 +171,8 @@ class PodGCController:
         doomed.sort(key=eviction_and_creation_order)
         await self._delete_all(doomed)
 
-    async def _gc_orphaned(self, pods: list[Object], bound_to: list[str]) -> None:
-        """`bound_to`: the nodes `pods` are bound to."""
+    async def _gc_orphaned(self, pods: Callable[[], list[Object]], bound_to: list[str]) -> None:
+        """`bound_to`: the nodes the pods are bound to."""
         existing = set(self._nodes.keys())
         now = self._clock.now()
         for node in bound_to:
@@ -172,7 +187,7 @@ class PodGCController:
             "reason": DELETION_BY_POD_GC,
             "message": NODE_GONE_MESSAGE,
         }
-        for pod in pods:
+        for pod in pods():
             if pod["spec"].get("nodeName") in deleted:
                 log.info("deleting pod %s: its node is gone", object_key(pod))
                 await self._mark_failed_and_delete(pod, gone)

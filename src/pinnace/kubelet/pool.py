@@ -253,11 +253,12 @@ class NodeAgentPool:
 
     def usage(self) -> dict[str, tuple[int, int]]:
         """What the pods of every node the API server can reach use now, by node name: CPU
-        (nano-cores) and memory working set (bytes), as their summaries have it."""
+        (nano-cores) and memory working set (bytes), as their summaries have it; a node with no
+        pod is left out (its pods use nothing)."""
         return {
             name: agent.pods_usage()
             for name, agent in self.agents.items()
-            if _link(agent).connected
+            if agent.workers and _link(agent).connected  # a node without pods uses nothing
         }
 
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:

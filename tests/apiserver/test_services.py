@@ -1,0 +1,187 @@
+"""Services through the API server: v1.32's defaulting, validation wording and the service
+storage's allocations (pkg/registry/core/service/storage), and the `kubernetes` Service the
+API server keeps in `default`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.apiserver.conftest import Harness
+
+from pinnace.api import catalog
+from pinnace.api.status import StatusError
+
+SERVICES = catalog.kind("", "services")
+ENDPOINTS = catalog.kind("", "endpoints")
+SLICES = catalog.kind("discovery.k8s.io", "endpointslices")
+
+
+def service(name: str, **spec: Any) -> dict[str, Any]:
+    spec.setdefault("ports", [{"port": 80}])
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def create(api: Harness, name: str, **spec: Any) -> dict[str, Any]:
+    return api.call(api.server.create, SERVICES, "default", service(name, **spec)).obj
+
+
+def test_the_kubernetes_service_has_the_first_ip_and_the_api_servers_port(api: Harness) -> None:
+    svc = api.call(api.server.get, SERVICES, "default", "kubernetes")
+    assert svc["metadata"]["labels"] == {"component": "apiserver", "provider": "kubernetes"}
+    assert svc["spec"]["clusterIP"] == "10.96.0.1"
+    assert svc["spec"]["ports"] == [
+        {"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}
+    ]
+    ep = api.call(api.server.get, ENDPOINTS, "default", "kubernetes")
+    assert ep["subsets"][0]["ports"] == [{"name": "https", "port": 6443, "protocol": "TCP"}]
+    es = api.call(api.server.get, SLICES, "default", "kubernetes")
+    assert es["metadata"]["labels"] == {"kubernetes.io/service-name": "kubernetes"}
+    assert es["endpoints"][0]["conditions"] == {"ready": True}
+
+
+def test_defaults_and_an_allocated_cluster_ip(api: Harness) -> None:
+    spec = create(api, "web", selector={"app": "web"})["spec"]
+    assert spec["type"] == "ClusterIP"
+    assert spec["sessionAffinity"] == "None"
+    assert spec["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
+    assert spec["internalTrafficPolicy"] == "Cluster"
+    assert (spec["ipFamilyPolicy"], spec["ipFamilies"]) == ("SingleStack", ["IPv4"])
+    assert spec["clusterIPs"] == [spec["clusterIP"]]
+    # dynamic allocations come from above the static band (the first 256 addresses)
+    assert spec["clusterIP"].startswith("10.") and not spec["clusterIP"].startswith("10.96.0.")
+
+
+def test_a_requested_ip_is_honoured_once(api: Harness) -> None:
+    assert create(api, "a", clusterIP="10.96.0.10")["spec"]["clusterIPs"] == ["10.96.0.10"]
+    assert api.invalid_causes(
+        api.server.create, SERVICES, "default", service("b", clusterIP="10.96.0.10")
+    ) == [
+        'spec.clusterIPs: Invalid value: []string{"10.96.0.10"}: failed to allocate IP '
+        "10.96.0.10: provided IP is already allocated"
+    ]
+    assert api.invalid_causes(
+        api.server.create, SERVICES, "default", service("c", clusterIP="10.0.0.1")
+    ) == [
+        'spec.clusterIPs: Invalid value: []string{"10.0.0.1"}: failed to allocate IP 10.0.0.1: '
+        "the provided IP (10.0.0.1) is not in the valid range. The range of valid IPs is "
+        "10.96.0.0/12"
+    ]
+
+
+def test_delete_releases_the_ip_and_node_port(api: Harness) -> None:
+    spec = create(api, "np", type="NodePort", clusterIP="10.96.0.20")["spec"]
+    node_port = spec["ports"][0]["nodePort"]
+    assert 30000 + 86 <= node_port <= 32767  # the upper band first
+    again = service("np2", type="NodePort", ports=[{"port": 80, "nodePort": node_port}])
+    assert api.invalid_causes(api.server.create, SERVICES, "default", again) == [
+        f"spec.ports[0].nodePort: Invalid value: {node_port}: provided port is already allocated"
+    ]
+    api.call(api.server.delete, SERVICES, "default", "np")
+    assert create(
+        api,
+        "np2",
+        type="NodePort",
+        clusterIP="10.96.0.20",
+        ports=[{"port": 80, "nodePort": node_port}],
+    )
+
+
+def test_a_node_port_out_of_range_and_on_a_cluster_ip_service(api: Harness) -> None:
+    bad = service("np", type="NodePort", ports=[{"port": 80, "nodePort": 80}])
+    assert api.invalid_causes(api.server.create, SERVICES, "default", bad) == [
+        "spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. "
+        "The range of valid ports is 30000-32767"
+    ]
+    bad = service("cip", ports=[{"port": 80, "nodePort": 30500}])
+    assert api.invalid_causes(api.server.create, SERVICES, "default", bad) == [
+        "spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"
+    ]
+
+
+def test_a_refused_create_gives_its_ip_back(api: Harness) -> None:
+    bad = service("x", clusterIP="10.96.0.30", ports=[{"port": 80}, {"port": 81}])
+    assert api.invalid_causes(api.server.create, SERVICES, "default", bad) == [
+        "spec.ports[0].name: Required value",
+        "spec.ports[1].name: Required value",
+    ]
+    assert create(api, "y", clusterIP="10.96.0.30")["spec"]["clusterIP"] == "10.96.0.30"
+
+
+def test_headless_services(api: Harness) -> None:
+    spec = create(api, "db", clusterIP="None", selector={"app": "db"})["spec"]
+    assert (spec["clusterIPs"], spec["ipFamilyPolicy"], spec["ipFamilies"]) == (
+        ["None"],
+        "SingleStack",
+        ["IPv4"],
+    )
+    spec = create(api, "ext", clusterIP="None", ports=[])["spec"]
+    assert (spec["ipFamilyPolicy"], spec["ipFamilies"]) == ("RequireDualStack", ["IPv4", "IPv6"])
+    bad = service("np", type="NodePort", clusterIP="None")
+    assert api.invalid_causes(api.server.create, SERVICES, "default", bad) == [
+        'spec.clusterIPs[0]: Invalid value: "None": '
+        "may not be set to 'None' for NodePort services"
+    ]
+
+
+def test_validation_wording(api: Harness) -> None:
+    bad = {
+        "metadata": {"name": "Web"},
+        "spec": {
+            "type": "Foo",
+            "sessionAffinity": "Sticky",
+            "ports": [{"port": 0, "protocol": "HTTP"}],
+        },
+    }
+    assert api.invalid_causes(api.server.create, SERVICES, "default", bad) == [
+        'metadata.name: Invalid value: "Web": a DNS-1035 label must consist of lower case '
+        "alphanumeric characters or '-', start with an alphabetic character, and end with an "
+        "alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is "
+        "'[a-z]([-a-z0-9]*[a-z0-9])?')",
+        "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+        'spec.ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"',
+        # targetPort defaults to port
+        "spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive",
+        'spec.sessionAffinity: Unsupported value: "Sticky": supported values: "ClientIP", "None"',
+        'spec.type: Unsupported value: "Foo": supported values: "ClusterIP", "ExternalName", '
+        '"LoadBalancer", "NodePort"',
+    ]
+
+
+def test_an_update_keeps_the_allocations_and_may_not_change_the_ip(api: Harness) -> None:
+    created = create(api, "web", type="NodePort")
+    ip, node_port = created["spec"]["clusterIP"], created["spec"]["ports"][0]["nodePort"]
+    # a PUT that leaves the allocated fields out keeps them
+    body = service("web", type="NodePort")
+    body["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+    updated = api.call(api.server.update, SERVICES, "default", "web", body).obj
+    assert updated["spec"]["clusterIP"] == ip
+    assert updated["spec"]["ports"][0]["nodePort"] == node_port
+
+    def move(svc: dict[str, Any]) -> dict[str, Any]:
+        svc["spec"]["clusterIP"] = "10.96.0.40"
+        svc["spec"]["clusterIPs"] = ["10.96.0.40"]
+        return svc
+
+    with pytest.raises(StatusError) as e:
+        api.call(api.server.modify, SERVICES, "default", "web", move)
+    assert e.value.code == 422
+    assert (
+        'spec.clusterIPs[0]: Invalid value: []string{"10.96.0.40"}: may not change once set'
+        in str(e.value)
+    )
+
+
+def test_a_type_change_to_cluster_ip_releases_the_node_port(api: Harness) -> None:
+    created = create(api, "web", type="NodePort")
+    node_port = created["spec"]["ports"][0]["nodePort"]
+
+    def to_cluster_ip(svc: dict[str, Any]) -> dict[str, Any]:
+        svc["spec"]["type"] = "ClusterIP"
+        svc["spec"].pop("externalTrafficPolicy")
+        return svc
+
+    updated = api.call(api.server.modify, SERVICES, "default", "web", to_cluster_ip).obj
+    assert "nodePort" not in updated["spec"]["ports"][0]
+    taken = service("np", type="NodePort", ports=[{"port": 80, "nodePort": node_port}])
+    assert api.call(api.server.create, SERVICES, "default", taken).obj

@@ -405,7 +405,10 @@ def _kubeconfig_path(options: UpOptions) -> Iterator[Path]:
 async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconfig: Path) -> None:
     host, port = sock.getsockname()[:2]
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
-    plane = ControlPlane(store, Clock(asyncio.get_running_loop()), options.cluster)
+    # The `kubernetes` Service leads to the port actually listened on.
+    services = dataclasses.replace(options.cluster.services, secure_port=port)
+    cluster = dataclasses.replace(options.cluster, services=services)
+    plane = ControlPlane(store, Clock(asyncio.get_running_loop()), cluster)
     await plane.start()
     settle_garbage_collection()
     app = plane.http_app(server_address=f"{host}:{port}")

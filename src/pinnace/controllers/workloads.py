@@ -12,6 +12,8 @@ from pinnace.controllers import hpa, podgc
 from pinnace.controllers.daemonset import DaemonSetController
 from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.disruption import DisruptionController
+from pinnace.controllers.endpoints import EndpointsController
+from pinnace.controllers.endpointslice import EndpointSliceController
 from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
@@ -33,8 +35,9 @@ class WorkloadOptions:
 
 class WorkloadControllers:
     """The ReplicaSet, Deployment, Job, TTL-after-finished, disruption and DaemonSet
-    controllers, the garbage collector and the pod garbage collector; and the horizontal pod
-    autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
+    controllers, the garbage collector and the pod garbage collector, the endpoints and
+    EndpointSlice controllers; and the horizontal pod autoscaler, which reads pod usage
+    through `metrics` (metrics.k8s.io)."""
 
     def __init__(
         self,
@@ -59,6 +62,8 @@ class WorkloadControllers:
             downscale_stabilization_window=options.horizontal_pod_autoscaler_downscale_stabilization,
         )
         self.pod_gc = PodGCController(client, informers, options.terminated_pod_gc_threshold)
+        self.endpoints = EndpointsController(client, informers)
+        self.endpoint_slices = EndpointSliceController(client, informers)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -73,6 +78,8 @@ class WorkloadControllers:
             self.autoscalers,
             self.disruption,
             self.pod_gc,
+            self.endpoints,
+            self.endpoint_slices,
         )
         self._tasks = [self._loop.create_task(c.run()) for c in controllers]
 

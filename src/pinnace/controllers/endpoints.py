@@ -1,0 +1,200 @@
+"""The endpoints controller: an Endpoints object per Service with a selector, named as the
+Service, listing its pods as kube-controller-manager v1.32's does
+(pkg/controller/endpoint/endpoints_controller.go).
+
+Ready pods are `addresses`, the others `notReadyAddresses` (all of them `addresses` when the
+Service publishes not-ready addresses); finished pods, pods without an IP and pods being
+deleted (unless not-ready addresses are published) are left out. Each Service port gives an
+endpoint port with the number its targetPort resolves to on the pod; a pod where a named
+targetPort resolves to nothing is left out of that port. Subsets group the addresses that
+share the same ports (RepackSubsets). The Endpoints carries the Service's labels, plus
+`service.kubernetes.io/headless` for a headless Service, and goes when the Service goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any
+
+from pinnace.api import catalog
+from pinnace.api.objects import Object
+from pinnace.api.status import StatusError
+from pinnace.client import Client, Informer, InformerFactory
+from pinnace.controllers.controller_utils import WorkQueue, is_pod_ready, split_key
+from pinnace.controllers.service_pods import (
+    HEADLESS_LABEL,
+    PODS,
+    SERVICES,
+    ServicePodWatch,
+    find_port,
+    is_headless,
+    managed,
+    pod_ip,
+    service_selector,
+    should_pod_be_in_endpoints,
+    should_set_hostname,
+    target_ref,
+)
+
+ENDPOINTS = catalog.kind("", "endpoints")
+
+
+def _address(pod: Object, service: Object) -> Object:
+    address: Object = {"ip": pod_ip(pod)}
+    if should_set_hostname(pod, service):
+        address["hostname"] = pod["spec"]["hostname"]
+    if pod.get("spec", {}).get("nodeName"):
+        address["nodeName"] = pod["spec"]["nodeName"]
+    address["targetRef"] = target_ref(pod)
+    return address
+
+
+def _port(service_port: Object, number: int) -> Object:
+    port: Object = {"port": number, "protocol": service_port.get("protocol") or "TCP"}
+    if service_port.get("name"):
+        port["name"] = service_port["name"]
+    if service_port.get("appProtocol") is not None:
+        port["appProtocol"] = service_port["appProtocol"]
+    return port
+
+
+def _port_key(port: Object) -> tuple[Any, ...]:
+    return (port.get("name", ""), port["port"], port["protocol"], port.get("appProtocol"))
+
+
+def desired_subsets(service: Object, pods: list[Object]) -> list[Object]:
+    """The Service's subsets for these (selected) pods."""
+    spec = service.get("spec") or {}
+    publish = bool(spec.get("publishNotReadyAddresses"))
+    ports = spec.get("ports") or []
+    # address -> ready, per port (None: a headless Service without ports)
+    by_port: dict[tuple[Any, ...] | None, dict[str, tuple[Object, bool]]] = {}
+    port_of: dict[tuple[Any, ...], Object] = {}
+    for pod in pods:
+        if not should_pod_be_in_endpoints(pod, publish):
+            continue
+        address = _address(pod, service)
+        ready = publish or is_pod_ready(pod)
+        identity = f"{address['ip']}/{pod['metadata']['uid']}"
+        if not ports:
+            if is_headless(service):
+                by_port.setdefault(None, {})[identity] = (address, ready)
+            continue
+        for service_port in ports:
+            number = find_port(pod, service_port)
+            if number is None:
+                continue
+            port = _port(service_port, number)
+            port_of[_port_key(port)] = port
+            by_port.setdefault(_port_key(port), {})[identity] = (address, ready)
+    return _repack(by_port, port_of)
+
+
+def _repack(
+    by_port: dict[tuple[Any, ...] | None, dict[str, tuple[Object, bool]]],
+    port_of: dict[tuple[Any, ...], Object],
+) -> list[Object]:
+    """RepackSubsets: one subset per set of addresses, with every port they all offer."""
+    groups: dict[tuple[tuple[str, bool], ...], list[tuple[Any, ...] | None]] = {}
+    addresses: dict[tuple[tuple[str, bool], ...], dict[str, tuple[Object, bool]]] = {}
+    for key, members in by_port.items():
+        identity = tuple(sorted((k, ready) for k, (_, ready) in members.items()))
+        groups.setdefault(identity, []).append(key)
+        addresses[identity] = members
+    subsets = []
+    for identity, keys in groups.items():
+        members = addresses[identity]
+        ready = [a for a, r in members.values() if r]
+        not_ready = [a for a, r in members.values() if not r]
+        subset: Object = {}
+        if ready:
+            subset["addresses"] = sorted(ready, key=_address_order)
+        if not_ready:
+            subset["notReadyAddresses"] = sorted(not_ready, key=_address_order)
+        ports = sorted((port_of[k] for k in keys if k is not None), key=_port_key)
+        if ports:
+            subset["ports"] = ports
+        subsets.append(subset)
+    return sorted(subsets, key=_subset_order)
+
+
+def _address_order(address: Object) -> tuple[str, str]:
+    return address["ip"], address["targetRef"]["uid"]
+
+
+def _subset_order(subset: Object) -> tuple[Any, ...]:
+    first = (subset.get("addresses") or subset.get("notReadyAddresses") or [{}])[0]
+    return first.get("ip", ""), [_port_key(p) for p in subset.get("ports") or []]
+
+
+def desired_labels(service: Object) -> dict[str, str]:
+    labels = {
+        k: v for k, v in (service["metadata"].get("labels") or {}).items() if k != HEADLESS_LABEL
+    }
+    if is_headless(service):
+        labels[HEADLESS_LABEL] = ""
+    return labels
+
+
+class EndpointsController:
+    def __init__(self, client: Client, informers: InformerFactory) -> None:
+        self._client = client
+        self._queue = WorkQueue(client.clock)
+        self._services: Informer = informers.informer(SERVICES)
+        self._pods: Informer = informers.informer(PODS)
+        self._endpoints: Informer = informers.informer(ENDPOINTS)
+        ServicePodWatch(self._services, self._pods, self._queue.add)
+
+    async def run(self) -> None:
+        """Keep every Service's Endpoints forever; cancel the task to stop."""
+        for informer in (self._services, self._pods, self._endpoints):
+            await informer.wait_for_sync()
+        await self._queue.run(self.sync)
+
+    async def sync(self, key: str) -> None:
+        namespace, name = split_key(key)
+        service = self._services.get(namespace, name)
+        if service is None:
+            if self._endpoints.get(namespace, name) is not None:
+                await self._delete(namespace, name)
+            return
+        if not managed(service):
+            return
+        selector = service_selector(service)
+        pods = self._pods.list(namespace, selector)
+        subsets = desired_subsets(service, pods)
+        labels = desired_labels(service)
+        current = self._endpoints.get(namespace, name)
+        if current is not None:
+            same_subsets = (current.get("subsets") or []) == subsets
+            if same_subsets and (current["metadata"].get("labels") or {}) == labels:
+                return
+            metadata = {**current["metadata"], "labels": labels}
+            updated: Object = {**current, "metadata": metadata, "subsets": subsets}
+            await self._write(self._client.update(ENDPOINTS, updated))
+            return
+        metadata = {"name": name, "namespace": namespace, "labels": labels}
+        new: Object = {"metadata": metadata, "subsets": subsets}
+        created = await self._write(self._client.create(ENDPOINTS, namespace, new))
+        if not created:
+            self._queue.add_rate_limited(key)  # the cache had not seen it yet: sync again
+
+    async def _write(self, request: Awaitable[Object]) -> bool:
+        """Whether the write was made: a create of what exists already is not (the cache is
+        behind), nor a write to a namespace being deleted."""
+        try:
+            await request
+        except StatusError as e:
+            if e.code == 409 and e.reason == "AlreadyExists":
+                return False
+            if e.code == 403 and e.reason == "Forbidden":
+                return True  # the namespace is terminating
+            raise
+        return True
+
+    async def _delete(self, namespace: str, name: str) -> None:
+        try:
+            await self._client.delete(ENDPOINTS, namespace, name)
+        except StatusError as e:
+            if e.code != 404:
+                raise

@@ -1,0 +1,122 @@
+"""What the endpoints and EndpointSlice controllers share, as kube-controller-manager v1.32
+(staging/src/k8s.io/endpointslice/util, pkg/api/v1/pod FindPort): which Services a pod
+belongs to, which pods may be endpoints, and the port a Service port reaches on a pod.
+
+Both controllers watch Services and pods and sync a Service's key whenever it or one of its
+pods (before or after the change) changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pinnace.api import catalog
+from pinnace.api.labels import LabelSelector, selector_from_set
+from pinnace.api.objects import Object
+from pinnace.client import Informer, object_key
+
+SERVICES = catalog.kind("", "services")
+PODS = catalog.kind("", "pods")
+HEADLESS_LABEL = "service.kubernetes.io/headless"
+
+
+def service_selector(service: Object) -> LabelSelector | None:
+    """The Service's selector; None for a Service without one (its endpoints are the user's)."""
+    selector = (service.get("spec") or {}).get("selector")
+    if not selector:
+        return None
+    return selector_from_set(selector)
+
+
+def managed(service: Object) -> bool:
+    """Whether the controllers keep this Service's endpoints: it has a selector and is not an
+    ExternalName."""
+    spec = service.get("spec") or {}
+    return spec.get("type") != "ExternalName" and bool(spec.get("selector"))
+
+
+def is_headless(service: Object) -> bool:
+    return (service.get("spec") or {}).get("clusterIP") == "None"
+
+
+def pod_ip(pod: Object) -> str:
+    status = pod.get("status") or {}
+    ips = status.get("podIPs") or []
+    return str(status.get("podIP") or (ips[0].get("ip") if ips else "") or "")
+
+
+def should_pod_be_in_endpoints(pod: Object, include_terminating: bool) -> bool:
+    """ShouldPodBeInEndpoints: not finished, has an IP, and (unless asked) not being deleted."""
+    status = pod.get("status") or {}
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return False
+    if not pod_ip(pod):
+        return False
+    return include_terminating or not pod["metadata"].get("deletionTimestamp")
+
+
+def should_set_hostname(pod: Object, service: Object) -> bool:
+    spec = pod.get("spec") or {}
+    return (
+        bool(spec.get("hostname"))
+        and spec.get("subdomain") == service["metadata"]["name"]
+        and pod["metadata"].get("namespace") == service["metadata"].get("namespace")
+    )
+
+
+def find_port(pod: Object, service_port: Object) -> int | None:
+    """FindPort: a numeric targetPort as it is; a named one is the pod's container port of
+    that name and the Service port's protocol (None when there is none)."""
+    target = service_port.get("targetPort")
+    if isinstance(target, int):
+        return target
+    protocol = service_port.get("protocol") or "TCP"
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        for port in container.get("ports") or ():
+            if port.get("name") == target and (port.get("protocol") or "TCP") == protocol:
+                return int(port.get("containerPort", 0))
+    return None
+
+
+def target_ref(pod: Object) -> Object:
+    m = pod["metadata"]
+    return {"kind": "Pod", "namespace": m.get("namespace", ""), "name": m["name"], "uid": m["uid"]}
+
+
+class ServicePodWatch:
+    """Calls `enqueue` with the key of every Service a change concerns: the Service itself,
+    or each Service selecting a pod before or after its change."""
+
+    def __init__(self, services: Informer, pods: Informer, enqueue: Callable[[str], None]) -> None:
+        self._services = services
+        self._enqueue = enqueue
+        services.add_event_handler(
+            on_add=lambda s: enqueue(object_key(s)),
+            on_update=lambda old, new: enqueue(object_key(new)),
+            on_delete=lambda s: enqueue(object_key(s)),
+        )
+        pods.add_event_handler(
+            on_add=self._pod_changed,
+            on_update=self._pod_updated,
+            on_delete=self._pod_changed,
+        )
+
+    def _memberships(self, pod: Object) -> set[str]:
+        namespace = pod["metadata"].get("namespace", "")
+        labels = pod["metadata"].get("labels") or {}
+        found = set()
+        for service in self._services.list(namespace):
+            selector = service_selector(service)
+            if selector is not None and selector.matches(labels):
+                found.add(object_key(service))
+        return found
+
+    def _pod_changed(self, pod: Object) -> None:
+        for key in sorted(self._memberships(pod)):
+            self._enqueue(key)
+
+    def _pod_updated(self, old: Object, new: Object) -> None:
+        if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
+            return  # a resync
+        for key in sorted(self._memberships(old) | self._memberships(new)):
+            self._enqueue(key)

@@ -43,6 +43,7 @@ from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
 from pinnace.scheduler.plugins.workload_selectors import (
     REPLICA_SET,
+    SERVICE,
     STATEFUL_SET,
     WorkloadSelectors,
 )
@@ -57,6 +58,7 @@ NODES = catalog.kind("", "nodes")
 PDBS = catalog.kind("policy", "poddisruptionbudgets")
 NAMESPACES = catalog.kind("", "namespaces")
 REPLICA_SETS = catalog.kind("apps", "replicasets")
+SERVICES = catalog.kind("", "services")
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""
@@ -201,8 +203,7 @@ class SchedulerService:
 
     def _connect_workload_selectors(self) -> None:
         """PodTopologySpread's default constraints select a pod's siblings by its workload:
-        the controlling ReplicaSets come from an informer (Pinnace serves no Services,
-        ReplicationControllers or StatefulSets, so nothing else selects a pod)."""
+        the Services selecting it and its controlling ReplicaSet come from informers."""
         selecting = [p for p in all_plugins(self.core) if isinstance(p, SelectsWorkloads)]
         if not selecting:
             return
@@ -216,6 +217,16 @@ class SchedulerService:
             lambda rs: workloads.set(REPLICA_SET, rs),
             lambda old, new: workloads.set(REPLICA_SET, new),
             deleted,
+        )
+
+        def service_deleted(service: Object) -> None:
+            m = service["metadata"]
+            workloads.delete(SERVICE, m.get("namespace") or "default", m["name"])
+
+        self.factory.informer(SERVICES).add_event_handler(
+            lambda svc: workloads.set(SERVICE, svc),
+            lambda old, new: workloads.set(SERVICE, new),
+            service_deleted,
         )
         for plugin in selecting:
             plugin.workload_selector = workloads
@@ -373,6 +384,7 @@ def connect_offline(
     budgets: Sequence[Mapping[str, Any]] = (),
     replica_sets: Sequence[Mapping[str, Any]] = (),
     stateful_sets: Sequence[Mapping[str, Any]] = (),
+    services: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """Give the plugins with an API side what a core running apart from the API (an explanation,
     a capacity plan) reads instead of informers: the namespaces' labels, the budgets preemption
@@ -384,6 +396,8 @@ def connect_offline(
         workloads.set(REPLICA_SET, replica_set)
     for stateful_set in stateful_sets:
         workloads.set(STATEFUL_SET, stateful_set)
+    for service in services:
+        workloads.set(SERVICE, service)
     for plugin in all_plugins(core):
         if isinstance(plugin, ReadsNamespaceLabels):
             plugin.namespace_labels = labels

@@ -29,6 +29,7 @@ from pinnace.scheduler.adapter import (
     PDBS,
     PODS,
     REPLICA_SETS,
+    SERVICES,
     PreemptsThroughAPI,
     all_plugins,
     connect_offline,
@@ -361,6 +362,7 @@ async def explain_pod(
         namespaces=(await client.list(NAMESPACES))["items"],
         budgets=(await client.list(PDBS))["items"],
         replica_sets=(await client.list(REPLICA_SETS))["items"],
+        services=(await client.list(SERVICES))["items"],
     )
     uid = target["metadata"].get("uid")
     for pod in (await client.list(PODS, field_selector=NOT_FINISHED))["items"]:

@@ -185,3 +185,24 @@ def test_a_type_change_to_cluster_ip_releases_the_node_port(api: Harness) -> Non
     assert "nodePort" not in updated["spec"]["ports"][0]
     taken = service("np", type="NodePort", ports=[{"port": 80, "nodePort": node_port}])
     assert api.call(api.server.create, SERVICES, "default", taken).obj
+
+
+def test_quota_counts_services_node_ports_and_load_balancers(api: Harness) -> None:
+    # the docs' "Configure Quotas for API Objects" task, with node ports
+    quotas = catalog.kind("", "resourcequotas")
+    hard = {"services": "3", "services.nodeports": "1", "services.loadbalancers": "0"}
+    quota = {"metadata": {"name": "object-quota-demo"}, "spec": {"hard": hard}}
+    api.call(api.server.create, quotas, "default", quota)
+    create(api, "a", type="NodePort")
+    used = api.call(api.server.get, quotas, "default", "object-quota-demo")["status"]["used"]
+    # the kubernetes Service counts too
+    assert used == {"services": "2", "services.loadbalancers": "0", "services.nodeports": "1"}
+    with pytest.raises(StatusError) as e:
+        create(api, "b", type="LoadBalancer")
+    assert (e.value.code, str(e.value)) == (
+        403,
+        'services "b" is forbidden: exceeded quota: object-quota-demo, requested: '
+        "services.loadbalancers=1,services.nodeports=1, used: "
+        "services.loadbalancers=0,services.nodeports=1, limited: "
+        "services.loadbalancers=0,services.nodeports=1",
+    )

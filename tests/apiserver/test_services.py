@@ -11,6 +11,7 @@ from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
+from pinnace.apiserver.service_allocation import ServiceNetwork
 
 SERVICES = catalog.kind("", "services")
 ENDPOINTS = catalog.kind("", "endpoints")
@@ -206,3 +207,30 @@ def test_quota_counts_services_node_ports_and_load_balancers(api: Harness) -> No
         "services.loadbalancers=0,services.nodeports=1, limited: "
         "services.loadbalancers=0,services.nodeports=1",
     )
+
+
+def test_another_service_cidr_and_node_port_range() -> None:
+    network = ServiceNetwork(
+        cluster_ip_range="172.20.0.0/24", node_port_range=(31000, 31001), secure_port=8443
+    )
+    harness = Harness(network=network)
+    try:
+        kubernetes = harness.call(harness.server.get, SERVICES, "default", "kubernetes")
+        assert kubernetes["spec"]["clusterIP"] == "172.20.0.1"
+        assert kubernetes["spec"]["ports"][0]["targetPort"] == 8443
+        spec = create(
+            harness,
+            "np",
+            type="NodePort",
+            ports=[{"name": "a", "port": 80}, {"name": "b", "port": 81}],
+        )["spec"]
+        assert sorted(p["nodePort"] for p in spec["ports"]) == [31000, 31001]
+        assert spec["clusterIP"].startswith("172.20.0.")
+        with pytest.raises(StatusError) as e:
+            create(harness, "full", type="NodePort")
+        assert (e.value.code, str(e.value)) == (
+            500,
+            "Internal error occurred: failed to allocate a nodePort: range is full",
+        )
+    finally:
+        harness.loop.close()

@@ -15,6 +15,7 @@ from tests.controllers.workloads import PODS, Workloads
 from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
+from pinnace.controllers.endpoints import truncate
 
 SERVICES = catalog.kind("", "services")
 ENDPOINTS = catalog.kind("", "endpoints")
@@ -162,3 +163,35 @@ def test_selectorless_and_headless_services(cluster: Workloads) -> None:
     ep = endpoints(cluster)
     assert ep["metadata"]["labels"] == {"tier": "front", "service.kubernetes.io/headless": ""}
     assert addresses(ep, "addresses") == ["a"]
+
+
+def test_the_last_change_trigger_time(cluster: Workloads) -> None:
+    created = cluster.run(cluster.client.create(SERVICES, "default", web_service()))
+    cluster.settle(5)
+    trigger = "endpoints.kubernetes.io/last-change-trigger-time"
+    created_at = created["metadata"]["creationTimestamp"]
+    # the first sync: the Service's creation
+    assert endpoints(cluster)["metadata"]["annotations"] == {trigger: created_at}
+    assert slices(cluster)[0]["metadata"]["annotations"] == {trigger: created_at}
+    cluster.run(cluster.client.create(PODS, "default", pod("a")))
+    cluster.settle(10)
+    ready = next(
+        c["lastTransitionTime"]
+        for c in cluster.run(cluster.client.get(PODS, "default", "a"))["status"]["conditions"]
+        if c["type"] == "Ready"
+    )
+    # the pod's becoming Ready
+    assert endpoints(cluster)["metadata"]["annotations"] == {trigger: ready}
+    assert slices(cluster)[0]["metadata"]["annotations"] == {trigger: ready}
+
+
+def test_past_a_thousand_addresses_the_endpoints_are_truncated() -> None:
+    subsets = [
+        {"addresses": [{"ip": f"10.0.{i // 250}.{i % 250}"} for i in range(900)], "ports": [1]},
+        {"addresses": [{"ip": f"10.1.{i // 250}.{i % 250}"} for i in range(300)], "ports": [2]},
+    ]
+    assert truncate(subsets)
+    # ready addresses cut to 1000 in proportion (750 and 250), not-ready ones dropped
+    assert [len(s["addresses"]) for s in subsets] == [750, 250]
+    small = [{"addresses": [{"ip": "10.0.0.1"}], "notReadyAddresses": [{"ip": "10.0.0.2"}]}]
+    assert not truncate(small)

@@ -8,7 +8,11 @@ deleted (unless not-ready addresses are published) are left out. Each Service po
 endpoint port with the number its targetPort resolves to on the pod; a pod where a named
 targetPort resolves to nothing is left out of that port. Subsets group the addresses that
 share the same ports (RepackSubsets). The Endpoints carries the Service's labels, plus
-`service.kubernetes.io/headless` for a headless Service, and goes when the Service goes.
+`service.kubernetes.io/headless` for a headless Service, and
+`endpoints.kubernetes.io/last-change-trigger-time` (when the change it reflects happened), and
+goes when the Service goes. Past 1000 addresses it is truncated, ready addresses kept first,
+in proportion to each subset's share, and annotated `endpoints.kubernetes.io/over-capacity:
+truncated`.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pinnace.controllers.service_pods import (
     PODS,
     SERVICES,
     ServicePodWatch,
+    TriggerTimeTracker,
     find_port,
     is_headless,
     managed,
@@ -34,9 +39,12 @@ from pinnace.controllers.service_pods import (
     should_pod_be_in_endpoints,
     should_set_hostname,
     target_ref,
+    with_trigger_time,
 )
 
 ENDPOINTS = catalog.kind("", "endpoints")
+MAX_CAPACITY = 1000
+OVER_CAPACITY_ANNOTATION = "endpoints.kubernetes.io/over-capacity"
 
 
 def _address(pod: Object, service: Object) -> Object:
@@ -136,6 +144,37 @@ def desired_labels(service: Object) -> dict[str, str]:
     return labels
 
 
+def _count(subsets: list[Object], key: str) -> int:
+    return sum(len(s.get(key) or []) for s in subsets)
+
+
+def truncate(subsets: list[Object]) -> bool:
+    """truncateEndpoints: keep at most 1000 addresses, ready ones first, each subset keeping
+    its share (rounded up); whether anything was cut."""
+    ready, not_ready = _count(subsets, "addresses"), _count(subsets, "notReadyAddresses")
+    if ready + not_ready <= MAX_CAPACITY:
+        return False
+    cut_ready = ready > MAX_CAPACITY
+    room, total = (MAX_CAPACITY, ready) if cut_ready else (MAX_CAPACITY - ready, not_ready)
+    left = room
+    for subset in subsets:
+        key = "addresses" if cut_ready else "notReadyAddresses"
+        share = -(-len(subset.get(key) or []) * room // total)
+        kept = (subset.get(key) or [])[: min(share, left)]
+        subset[key] = kept
+        if cut_ready:
+            subset["notReadyAddresses"] = []
+        left -= len(kept)
+    return True
+
+
+def _capacity_annotation_right(endpoints: Object) -> bool:
+    subsets = endpoints.get("subsets") or []
+    if _count(subsets, "addresses") + _count(subsets, "notReadyAddresses") > MAX_CAPACITY:
+        return False
+    return OVER_CAPACITY_ANNOTATION not in (endpoints["metadata"].get("annotations") or {})
+
+
 class EndpointsController:
     def __init__(self, client: Client, informers: InformerFactory) -> None:
         self._client = client
@@ -143,6 +182,7 @@ class EndpointsController:
         self._services: Informer = informers.informer(SERVICES)
         self._pods: Informer = informers.informer(PODS)
         self._endpoints: Informer = informers.informer(ENDPOINTS)
+        self._trigger_times = TriggerTimeTracker()
         ServicePodWatch(self._services, self._pods, self._queue.add)
 
     async def run(self) -> None:
@@ -155,28 +195,42 @@ class EndpointsController:
         namespace, name = split_key(key)
         service = self._services.get(namespace, name)
         if service is None:
+            self._trigger_times.forget(key)
             if self._endpoints.get(namespace, name) is not None:
                 await self._delete(namespace, name)
             return
         if not managed(service):
             return
-        selector = service_selector(service)
-        pods = self._pods.list(namespace, selector)
+        pods = self._pods.list(namespace, service_selector(service))
+        trigger_time = self._trigger_times.compute(key, service, pods)
         subsets = desired_subsets(service, pods)
         labels = desired_labels(service)
         current = self._endpoints.get(namespace, name)
-        if current is not None:
-            same_subsets = (current.get("subsets") or []) == subsets
-            if same_subsets and (current["metadata"].get("labels") or {}) == labels:
-                return
-            metadata = {**current["metadata"], "labels": labels}
-            updated: Object = {**current, "metadata": metadata, "subsets": subsets}
-            await self._write(self._client.update(ENDPOINTS, updated))
+        if (
+            current is not None
+            and (current.get("subsets") or []) == subsets
+            and (current["metadata"].get("labels") or {}) == labels
+            and _capacity_annotation_right(current)
+        ):
             return
-        metadata = {"name": name, "namespace": namespace, "labels": labels}
-        new: Object = {"metadata": metadata, "subsets": subsets}
-        created = await self._write(self._client.create(ENDPOINTS, namespace, new))
-        if not created:
+        base = current or {"metadata": {"name": name, "namespace": namespace}}
+        new = with_trigger_time(
+            {**base, "metadata": {**base["metadata"], "labels": labels}}, trigger_time
+        )
+        annotations = dict(new["metadata"].get("annotations") or {})
+        if truncate(subsets):
+            annotations[OVER_CAPACITY_ANNOTATION] = "truncated"
+        else:
+            annotations.pop(OVER_CAPACITY_ANNOTATION, None)
+        new["metadata"].pop("annotations", None)
+        if annotations:
+            new["metadata"]["annotations"] = annotations
+        new.pop("subsets", None)
+        if subsets:
+            new["subsets"] = subsets
+        if current is not None:
+            await self._write(self._client.update(ENDPOINTS, new))
+        elif not await self._write(self._client.create(ENDPOINTS, namespace, new)):
             self._queue.add_rate_limited(key)  # the cache had not seen it yet: sync again
 
     async def _write(self, request: Awaitable[Object]) -> bool:

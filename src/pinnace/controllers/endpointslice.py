@@ -10,9 +10,10 @@ when the Service publishes not-ready addresses), `serving` (the pod is Ready) an
 `kubernetes.io/service-name` and `endpointslice.kubernetes.io/managed-by:
 endpointslice-controller.k8s.io` (with the Service's labels, and
 `service.kubernetes.io/headless` for a headless Service), and owned by the Service, so the
-garbage collector removes it with the Service. A Service selecting nothing keeps one empty
-placeholder slice. Existing slices are kept where they still fit, and changed only where
-their endpoints changed; new endpoints fill the room in changed slices first.
+garbage collector removes it with the Service, and annotated
+`endpoints.kubernetes.io/last-change-trigger-time` when written. A Service selecting nothing
+keeps one empty placeholder slice. Existing slices are kept where they still fit, and changed
+only where their endpoints changed; new endpoints fill the room in changed slices first.
 
 As the upstream controller's slice tracker does, a sync waits (requeued) until the informer
 has seen the controller's own last writes for the Service, so a stale cache never makes it
@@ -33,6 +34,7 @@ from pinnace.controllers.service_pods import (
     PODS,
     SERVICES,
     ServicePodWatch,
+    TriggerTimeTracker,
     find_port,
     managed,
     pod_ip,
@@ -40,6 +42,7 @@ from pinnace.controllers.service_pods import (
     should_pod_be_in_endpoints,
     should_set_hostname,
     target_ref,
+    with_trigger_time,
 )
 
 ENDPOINT_SLICES = catalog.kind("discovery.k8s.io", "endpointslices")
@@ -111,6 +114,7 @@ class EndpointSliceController:
         self._pods: Informer = informers.informer(PODS)
         self._nodes: Informer = informers.informer(NODES)
         self._slices: Informer = informers.informer(ENDPOINT_SLICES)
+        self._trigger_times = TriggerTimeTracker()
         self._written: dict[str, dict[str, int]] = {}
         """Service key -> slice name -> the resourceVersion written (0: deleted)."""
         ServicePodWatch(self._services, self._pods, self._queue.add)
@@ -134,10 +138,10 @@ class EndpointSliceController:
             and (s["metadata"].get("labels") or {}).get(MANAGED_BY_LABEL) == CONTROLLER_NAME
         ]
 
-    def desired(self, service: Object) -> dict[PortsKey, tuple[list[Object], dict[str, Object]]]:
+    def desired(
+        self, service: Object, pods: list[Object]
+    ) -> dict[PortsKey, tuple[list[Object], dict[str, Object]]]:
         """Ports key -> (the ports, the endpoints by pod uid)."""
-        namespace = service["metadata"].get("namespace", "")
-        pods = self._pods.list(namespace, service_selector(service))
         groups: dict[PortsKey, tuple[list[Object], dict[str, Object]]] = {}
         for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
             if not should_pod_be_in_endpoints(pod, include_terminating=True):
@@ -152,12 +156,15 @@ class EndpointSliceController:
         service = self._services.get(namespace, name)
         if service is None or not managed(service):
             self._written.pop(key, None)
+            self._trigger_times.forget(key)
             return  # the garbage collector removes the slices of a deleted Service
         if not self._cache_caught_up(key, namespace):
             self._queue.add_rate_limited(key)
             return
         existing = self._owned(service)
-        groups = self.desired(service)
+        pods = self._pods.list(namespace, service_selector(service))
+        trigger_time = self._trigger_times.compute(key, service, pods)
+        groups = self.desired(service, pods)
         writes: list[tuple[str, Object]] = []
         kept: set[str] = set()
         for ports_key, (ports, endpoints) in groups.items():
@@ -175,6 +182,8 @@ class EndpointSliceController:
         writes += [("delete", s) for s in stale]
         written = self._written.setdefault(key, {})
         for verb, obj in writes:
+            if verb != "delete":
+                obj = with_trigger_time(obj, trigger_time)
             stored = await self._apply(verb, obj)
             if stored is not None:
                 written[stored["metadata"]["name"]] = int(stored["metadata"]["resourceVersion"])

@@ -14,10 +14,12 @@ from pinnace.api import catalog
 from pinnace.api.labels import LabelSelector, selector_from_set
 from pinnace.api.objects import Object
 from pinnace.client import Informer, object_key
+from pinnace.clock.rfc3339 import parse_time
 
 SERVICES = catalog.kind("", "services")
 PODS = catalog.kind("", "pods")
 HEADLESS_LABEL = "service.kubernetes.io/headless"
+TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time"
 
 
 def service_selector(service: Object) -> LabelSelector | None:
@@ -120,3 +122,59 @@ class ServicePodWatch:
             return  # a resync
         for key in sorted(self._memberships(old) | self._memberships(new)):
             self._enqueue(key)
+
+
+class TriggerTimeTracker:
+    """When the change that an Endpoints or EndpointSlice write reflects happened, for the
+    `endpoints.kubernetes.io/last-change-trigger-time` annotation (TriggerTimeTracker in
+    pkg/controller/util/endpoint): the earliest of the pods' Ready transitions and the
+    Service's creation that changed since the Service's last sync; the Service's creation on
+    its first sync; "" when nothing changed."""
+
+    def __init__(self) -> None:
+        self._states: dict[str, tuple[dict[str, float], float]] = {}
+
+    def compute(self, key: str, service: Object, pods: list[Object]) -> str:
+        known = self._states.get(key)
+        last_pods, last_service = known or ({}, 0.0)
+        earliest: tuple[float, str] | None = None
+        pod_times: dict[str, float] = {}
+        for pod in pods:
+            text = _ready_transition(pod)
+            if not text:
+                continue
+            at = parse_time(text)
+            pod_times[pod["metadata"]["name"]] = at
+            if at > last_pods.get(pod["metadata"]["name"], 0.0):
+                earliest = min(earliest or (at, text), (at, text))
+        created = service["metadata"].get("creationTimestamp") or ""
+        service_at = parse_time(created) if created else 0.0
+        if service_at > last_service:
+            earliest = min(earliest or (service_at, created), (service_at, created))
+        self._states[key] = (pod_times, service_at)
+        if known is None:
+            return created
+        return earliest[1] if earliest is not None else ""
+
+    def forget(self, key: str) -> None:
+        self._states.pop(key, None)
+
+
+def _ready_transition(pod: Object) -> str:
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "Ready":
+            return str(condition.get("lastTransitionTime") or "")
+    return ""
+
+
+def with_trigger_time(obj: Object, trigger_time: str) -> Object:
+    """`obj` with the annotation set to `trigger_time`, or without it when that is ""."""
+    annotations = dict(obj["metadata"].get("annotations") or {})
+    if trigger_time:
+        annotations[TRIGGER_TIME_ANNOTATION] = trigger_time
+    else:
+        annotations.pop(TRIGGER_TIME_ANNOTATION, None)
+    metadata = {**obj["metadata"], "annotations": annotations}
+    if not annotations:
+        del metadata["annotations"]
+    return {**obj, "metadata": metadata}

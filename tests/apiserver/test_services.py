@@ -12,6 +12,7 @@ from tests.apiserver.conftest import Harness
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
 from pinnace.apiserver.service_allocation import ServiceNetwork
+from pinnace.store import MemoryStore
 
 SERVICES = catalog.kind("", "services")
 ENDPOINTS = catalog.kind("", "endpoints")
@@ -234,3 +235,26 @@ def test_another_service_cidr_and_node_port_range() -> None:
         )
     finally:
         harness.loop.close()
+
+
+def test_a_restart_on_the_same_data_keeps_the_allocations_and_follows_the_port() -> None:
+    store = MemoryStore()
+    first = Harness(store)
+    taken = create(first, "web", type="NodePort")["spec"]
+    first.loop.close()
+    again = Harness(store, network=ServiceNetwork(secure_port=7443))
+    try:
+        kubernetes = again.call(again.server.get, SERVICES, "default", "kubernetes")
+        assert kubernetes["spec"]["clusterIP"] == "10.96.0.1"
+        assert kubernetes["spec"]["ports"][0]["targetPort"] == 7443
+        ep = again.call(again.server.get, ENDPOINTS, "default", "kubernetes")
+        assert ep["subsets"][0]["ports"][0]["port"] == 7443
+        es = again.call(again.server.get, SLICES, "default", "kubernetes")
+        assert es["ports"][0]["port"] == 7443
+        same_ip = service("other", clusterIP=taken["clusterIP"])
+        assert again.invalid_causes(again.server.create, SERVICES, "default", same_ip)
+        node_port = taken["ports"][0]["nodePort"]
+        same_port = service("other", type="NodePort", ports=[{"port": 80, "nodePort": node_port}])
+        assert again.invalid_causes(again.server.create, SERVICES, "default", same_port)
+    finally:
+        again.loop.close()

@@ -96,11 +96,14 @@ async def _ensure(
 ) -> None:
     kind = catalog.kind(group, plural)
     try:
+        await server.get(kind, NAMESPACE, NAME)
+    except StatusError as e:
+        if e.code != 404:
+            raise
+        # As the reconciler: create only what it does not find (the Service's address is
+        # allocated as it is created, so a second create would be refused, not a conflict).
         await server.create(kind, NAMESPACE, wanted)
         return
-    except StatusError as e:
-        if e.code != 409:
-            raise
 
     def put_right(current: Object) -> Object:
         for path in paths:

@@ -56,6 +56,7 @@ LISTED = (
     ("daemonsets", catalog.kind("apps", "daemonsets")),
     ("jobs", catalog.kind("batch", "jobs")),
     ("poddisruptionbudgets", catalog.kind("policy", "poddisruptionbudgets")),
+    ("services", catalog.kind("", "services")),
     *STATE,
 )
 """What is read back after the controllers have settled."""

@@ -195,3 +195,58 @@ def test_past_a_thousand_addresses_the_endpoints_are_truncated() -> None:
     assert [len(s["addresses"]) for s in subsets] == [750, 250]
     small = [{"addresses": [{"ip": "10.0.0.1"}], "notReadyAddresses": [{"ip": "10.0.0.2"}]}]
     assert not truncate(small)
+
+
+def test_endpoints_written_for_a_service_without_selector_are_mirrored(
+    cluster: Workloads,
+) -> None:
+    # concepts/services-networking/service: "Services without selectors"
+    service = {
+        "metadata": {"name": "my-service"},
+        "spec": {"ports": [{"port": 80, "targetPort": 9376}]},
+    }
+    cluster.run(cluster.client.create(SERVICES, "default", service))
+    written = {
+        "metadata": {"name": "my-service", "labels": {"team": "a"}},
+        "subsets": [
+            {
+                "addresses": [{"ip": "10.4.5.6"}],
+                "notReadyAddresses": [{"ip": "10.4.5.7"}],
+                "ports": [{"port": 9376}],
+            }
+        ],
+    }
+    cluster.run(cluster.client.create(ENDPOINTS, "default", written))
+    cluster.settle(5)
+    listed = cluster.run(
+        cluster.client.list(
+            SLICES, "default", label_selector="kubernetes.io/service-name=my-service"
+        )
+    )
+    (mirrored,) = listed["items"]
+    assert mirrored["metadata"]["labels"] == {
+        "team": "a",
+        "kubernetes.io/service-name": "my-service",
+        "endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io",
+    }
+    assert mirrored["metadata"]["ownerReferences"][0]["kind"] == "Endpoints"
+    assert mirrored["addressType"] == "IPv4"
+    assert mirrored["ports"] == [{"name": "", "port": 9376, "protocol": "TCP"}]
+    assert mirrored["endpoints"] == [
+        {"addresses": ["10.4.5.6"], "conditions": {"ready": True}},
+        {"addresses": ["10.4.5.7"], "conditions": {"ready": False}},
+    ]
+    # the API server's own kubernetes Endpoints is not mirrored (it writes its slice itself)
+    managers = {
+        s["metadata"]["labels"].get("endpointslice.kubernetes.io/managed-by")
+        for s in cluster.run(cluster.client.list(SLICES, "default"))["items"]
+    }
+    assert managers == {None, "endpointslicemirroring-controller.k8s.io"}
+    cluster.run(cluster.client.delete(ENDPOINTS, "default", "my-service"))
+    cluster.settle(5)
+    listed = cluster.run(
+        cluster.client.list(
+            SLICES, "default", label_selector="kubernetes.io/service-name=my-service"
+        )
+    )
+    assert listed["items"] == []

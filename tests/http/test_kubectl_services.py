@@ -161,3 +161,28 @@ def test_the_python_client_creates_reads_patches_and_deletes(cluster: Cluster) -
     core.delete_namespaced_service("frontend", "default")
     names = [s.metadata.name for s in core.list_namespaced_service("default").items]
     assert "frontend" not in names
+
+
+def test_the_python_clients_own_service_e2e(cluster: Cluster) -> None:
+    # kubernetes-client/python e2e_test/test_client.py, test_service_apis
+    api = client.CoreV1Api(config.new_client_from_config(str(cluster.kubeconfig)))
+    name = "frontend-e2e"
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"labels": {"name": name}, "name": name, "resourceversion": "v1"},
+        "spec": {
+            "ports": [{"name": "port", "port": 80, "protocol": "TCP", "targetPort": 80}],
+            "selector": {"name": name},
+        },
+    }
+    resp = api.create_namespaced_service(body=manifest, namespace="default")
+    assert resp.metadata.name == name and resp.status
+    resp = api.read_namespaced_service(name=name, namespace="default")
+    assert resp.metadata.name == name and resp.status
+    manifest["spec"]["ports"] = [  # type: ignore[index]
+        {"name": "new", "port": 8080, "protocol": "TCP", "targetPort": 8080}
+    ]
+    resp = api.patch_namespaced_service(body=manifest, name=name, namespace="default")
+    assert len(resp.spec.ports) == 2 and resp.status
+    api.delete_namespaced_service(name=name, body={}, namespace="default")

@@ -67,7 +67,32 @@ def _port(service_port: Object, number: int) -> Object:
 
 
 def _port_key(port: Object) -> tuple[Any, ...]:
-    return (port.get("name", ""), port["port"], port["protocol"], port.get("appProtocol"))
+    return (
+        port.get("name") or "",
+        port.get("port", 0),
+        port.get("protocol") or "TCP",
+        port.get("appProtocol"),
+    )
+
+
+def _identity(address: Object) -> str:
+    return f"{address.get('ip', '')}/{(address.get('targetRef') or {}).get('uid', '')}"
+
+
+def repack_subsets(subsets: list[Object]) -> list[Object]:
+    """RepackSubsets of any Endpoints' subsets (a user's, before they are mirrored)."""
+    by_port: dict[tuple[Any, ...] | None, dict[str, tuple[Object, bool]]] = {}
+    port_of: dict[tuple[Any, ...], Object] = {}
+    for subset in subsets:
+        for port in subset.get("ports") or [None]:
+            key = None if port is None else _port_key(port)
+            if port is not None:
+                port_of[_port_key(port)] = port
+            members = by_port.setdefault(key, {})
+            for ready, field in ((True, "addresses"), (False, "notReadyAddresses")):
+                for address in subset.get(field) or ():
+                    members.setdefault(_identity(address), (address, ready))
+    return _repack(by_port, port_of)
 
 
 def desired_subsets(service: Object, pods: list[Object]) -> list[Object]:
@@ -83,7 +108,7 @@ def desired_subsets(service: Object, pods: list[Object]) -> list[Object]:
             continue
         address = _address(pod, service)
         ready = publish or is_pod_ready(pod)
-        identity = f"{address['ip']}/{pod['metadata']['uid']}"
+        identity = _identity(address)
         if not ports:
             if is_headless(service):
                 by_port.setdefault(None, {})[identity] = (address, ready)
@@ -127,7 +152,7 @@ def _repack(
 
 
 def _address_order(address: Object) -> tuple[str, str]:
-    return address["ip"], address["targetRef"]["uid"]
+    return address.get("ip", ""), (address.get("targetRef") or {}).get("uid", "")
 
 
 def _subset_order(subset: Object) -> tuple[Any, ...]:

@@ -34,6 +34,7 @@ from pinnace.controllers.service_pods import (
     PODS,
     SERVICES,
     ServicePodWatch,
+    SliceWrites,
     TriggerTimeTracker,
     find_port,
     managed,
@@ -115,8 +116,7 @@ class EndpointSliceController:
         self._nodes: Informer = informers.informer(NODES)
         self._slices: Informer = informers.informer(ENDPOINT_SLICES)
         self._trigger_times = TriggerTimeTracker()
-        self._written: dict[str, dict[str, int]] = {}
-        """Service key -> slice name -> the resourceVersion written (0: deleted)."""
+        self._writes = SliceWrites(self._slices)
         ServicePodWatch(self._services, self._pods, self._queue.add)
 
     async def run(self) -> None:
@@ -155,10 +155,10 @@ class EndpointSliceController:
         namespace, name = split_key(key)
         service = self._services.get(namespace, name)
         if service is None or not managed(service):
-            self._written.pop(key, None)
+            self._writes.forget(key)
             self._trigger_times.forget(key)
             return  # the garbage collector removes the slices of a deleted Service
-        if not self._cache_caught_up(key, namespace):
+        if not self._writes.caught_up(key, namespace):
             self._queue.add_rate_limited(key)
             return
         existing = self._owned(service)
@@ -180,28 +180,12 @@ class EndpointSliceController:
                 stale.remove(placeholder)
                 writes += self._relabelled(service, [placeholder])
         writes += [("delete", s) for s in stale]
-        written = self._written.setdefault(key, {})
         for verb, obj in writes:
             if verb != "delete":
                 obj = with_trigger_time(obj, trigger_time)
             stored = await self._apply(verb, obj)
-            if stored is not None:
-                written[stored["metadata"]["name"]] = int(stored["metadata"]["resourceVersion"])
-            elif verb == "delete":
-                written[obj["metadata"]["name"]] = 0
-
-    def _cache_caught_up(self, key: str, namespace: str) -> bool:
-        """Whether the informer has every slice write this controller made for `key`."""
-        written = self._written.get(key, {})
-        for name, version in list(written.items()):
-            cached = self._slices.get(namespace, name)
-            if version == 0:
-                if cached is not None:
-                    return False
-            elif cached is None or int(cached["metadata"]["resourceVersion"]) < version:
-                return False
-            del written[name]
-        return True
+            if stored is not None or verb == "delete":
+                self._writes.record(key, obj, stored)
 
     def _reconcile_group(
         self,

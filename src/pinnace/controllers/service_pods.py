@@ -178,3 +178,36 @@ def with_trigger_time(obj: Object, trigger_time: str) -> Object:
     if not annotations:
         del metadata["annotations"]
     return {**obj, "metadata": metadata}
+
+
+class SliceWrites:
+    """The EndpointSlice writes a controller made per Service, until its informer has seen
+    them (the upstream controllers' slice tracker): a sync on a cache behind its own writes
+    would make a slice twice."""
+
+    def __init__(self, slices: Informer) -> None:
+        self._slices = slices
+        self._written: dict[str, dict[str, int]] = {}
+        """Service key -> slice name -> the resourceVersion written (0: deleted)."""
+
+    def record(self, key: str, slice_: Object, stored: Object | None) -> None:
+        """A write of `slice_` for `key`: `stored` is what the API returned, None for a
+        delete."""
+        version = 0 if stored is None else int(stored["metadata"]["resourceVersion"])
+        name = (stored or slice_)["metadata"]["name"]
+        self._written.setdefault(key, {})[name] = version
+
+    def caught_up(self, key: str, namespace: str) -> bool:
+        written = self._written.get(key, {})
+        for name, version in list(written.items()):
+            cached = self._slices.get(namespace, name)
+            if version == 0:
+                if cached is not None:
+                    return False
+            elif cached is None or int(cached["metadata"]["resourceVersion"]) < version:
+                return False
+            del written[name]
+        return True
+
+    def forget(self, key: str) -> None:
+        self._written.pop(key, None)

@@ -14,6 +14,7 @@ from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.disruption import DisruptionController
 from pinnace.controllers.endpoints import EndpointsController
 from pinnace.controllers.endpointslice import EndpointSliceController
+from pinnace.controllers.endpointslice_mirroring import EndpointSliceMirroringController
 from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
@@ -35,9 +36,9 @@ class WorkloadOptions:
 
 class WorkloadControllers:
     """The ReplicaSet, Deployment, Job, TTL-after-finished, disruption and DaemonSet
-    controllers, the garbage collector and the pod garbage collector, the endpoints and
-    EndpointSlice controllers; and the horizontal pod autoscaler, which reads pod usage
-    through `metrics` (metrics.k8s.io)."""
+    controllers, the garbage collector and the pod garbage collector, the endpoints,
+    EndpointSlice and EndpointSlice mirroring controllers; and the horizontal pod
+    autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
 
     def __init__(
         self,
@@ -64,6 +65,7 @@ class WorkloadControllers:
         self.pod_gc = PodGCController(client, informers, options.terminated_pod_gc_threshold)
         self.endpoints = EndpointsController(client, informers)
         self.endpoint_slices = EndpointSliceController(client, informers)
+        self.endpoint_slice_mirroring = EndpointSliceMirroringController(client, informers)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -80,6 +82,7 @@ class WorkloadControllers:
             self.pod_gc,
             self.endpoints,
             self.endpoint_slices,
+            self.endpoint_slice_mirroring,
         )
         self._tasks = [self._loop.create_task(c.run()) for c in controllers]
 

@@ -202,10 +202,13 @@ def prepare_service_for_create(svc: dict[str, Any]) -> None:
 
 
 def prepare_service_for_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    new["status"] = old.get("status") or {"loadBalancer": {}}
+    new["status"] = dict(old.get("status") or {"loadBalancer": {}})
     patch_allocated_values(new, old)
     normalize_cluster_ips(new, old)
     _drop_type_dependent_fields(new, old)
+    if _spec(new).get("type") != LOAD_BALANCER:
+        # a load balancer's status goes with the type
+        new["status"]["loadBalancer"] = {}
 
 
 def prepare_service_for_status_update(new: dict[str, Any], old: dict[str, Any]) -> None:

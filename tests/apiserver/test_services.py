@@ -258,3 +258,34 @@ def test_a_restart_on_the_same_data_keeps_the_allocations_and_follows_the_port()
         assert again.invalid_causes(again.server.create, SERVICES, "default", same_port)
     finally:
         again.loop.close()
+
+
+def test_endpoints_and_endpoint_slice_validation(api: Harness) -> None:
+    empty = {"metadata": {"name": "e"}, "subsets": [{"ports": [{"port": 80}]}]}
+    assert api.invalid_causes(api.server.create, ENDPOINTS, "default", empty) == [
+        "subsets[0]: Required value: must specify `addresses` or `notReadyAddresses`"
+    ]
+    loopback = {"metadata": {"name": "e"}, "subsets": [{"addresses": [{"ip": "127.0.0.1"}]}]}
+    assert api.invalid_causes(api.server.create, ENDPOINTS, "default", loopback) == [
+        'subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the loopback '
+        "range (127.0.0.0/8, ::1/128)"
+    ]
+    ok = {
+        "metadata": {"name": "e"},
+        "subsets": [{"addresses": [{"ip": "10.1.2.3"}], "ports": [{"port": 80}]}],
+    }
+    created = api.call(api.server.create, ENDPOINTS, "default", ok).obj
+    assert created["subsets"][0]["ports"] == [{"port": 80, "protocol": "TCP"}]
+    bad_slice = {
+        "metadata": {"name": "s"},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["fd00::1"]}, {"addresses": []}],
+        "ports": [{"port": 80}],
+    }
+    assert api.invalid_causes(api.server.create, SLICES, "default", bad_slice) == [
+        'endpoints[0].addresses[0]: Invalid value: "fd00::1": must be a valid IPv4 address',
+        "endpoints[1].addresses: Required value: must contain at least 1 address",
+    ]
+    bad_slice["endpoints"] = [{"addresses": ["10.1.2.3"]}]
+    stored = api.call(api.server.create, SLICES, "default", bad_slice).obj
+    assert stored["ports"] == [{"name": "", "port": 80, "protocol": "TCP"}]

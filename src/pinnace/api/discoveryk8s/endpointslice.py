@@ -9,6 +9,7 @@ from typing import Any
 
 from pinnace.api import field
 from pinnace.api.core.endpoints import validate_endpoint_port
+from pinnace.api.core.service import validate_non_special_ip
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
@@ -32,17 +33,18 @@ def default_endpoint_slice(es: dict[str, Any]) -> None:
             port["protocol"] = "TCP"
 
 
-def _address_errors(address: Any, address_type: str, path: Path) -> list[str]:
+def _address_errors(address: Any, address_type: str, path: Path) -> list[FieldError]:
+    """An address of the slice's type; an IP may not be a special one either."""
     if address_type == "FQDN":
-        return is_dns1123_subdomain(str(address))
+        return [field.invalid(path, address, m) for m in is_dns1123_subdomain(str(address))]
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:
         parsed = None
     wanted = 4 if address_type == "IPv4" else 6
     if parsed is None or parsed.version != wanted:
-        return [f"must be a valid {address_type} address"]
-    return []
+        return [field.invalid(path, address, f"must be a valid {address_type} address")]
+    return validate_non_special_ip(str(address), path)
 
 
 def validate_endpoint_slice(es: dict[str, Any]) -> list[FieldError]:
@@ -83,10 +85,7 @@ def _validate_endpoint(endpoint: dict[str, Any], address_type: str, path: Path) 
     if address_type in ADDRESS_TYPES:
         for j, address in enumerate(addresses):
             address_path = path.child("addresses").index(j)
-            errs += [
-                field.invalid(address_path, address, m)
-                for m in _address_errors(address, address_type, address_path)
-            ]
+            errs += _address_errors(address, address_type, address_path)
     hostname = endpoint.get("hostname")
     if hostname is not None:
         errs += [

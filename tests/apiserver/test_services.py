@@ -289,3 +289,27 @@ def test_endpoints_and_endpoint_slice_validation(api: Harness) -> None:
     bad_slice["endpoints"] = [{"addresses": ["10.1.2.3"]}]
     stored = api.call(api.server.create, SLICES, "default", bad_slice).obj
     assert stored["ports"] == [{"name": "", "port": 80, "protocol": "TCP"}]
+
+
+def test_a_single_stack_cluster_refuses_dual_stack_and_the_other_family(api: Harness) -> None:
+    def causes(**spec: Any) -> list[str]:
+        body = service("x", selector={"app": "x"}, **spec)
+        return api.invalid_causes(api.server.create, SERVICES, "default", body)
+
+    assert causes(ipFamilyPolicy="RequireDualStack") == [
+        'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured '
+        "for dual-stack services"
+    ]
+    assert causes(ipFamilies=["IPv6"]) == [
+        'spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster'
+    ]
+    assert causes(clusterIP="fd00::1") == [
+        'spec.clusterIPs[0]: Invalid value: []string{"fd00::1"}: IPv6 is not configured on this '
+        "cluster"
+    ]
+    assert causes(ipFamilyPolicy="SingleStack", ipFamilies=["IPv4", "IPv6"]) == [
+        'spec.ipFamilyPolicy: Invalid value: "SingleStack": must be '
+        "'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"
+    ]
+    prefer = create(api, "p", selector={"app": "p"}, ipFamilyPolicy="PreferDualStack")["spec"]
+    assert (prefer["ipFamilyPolicy"], prefer["ipFamilies"]) == ("PreferDualStack", ["IPv4"])

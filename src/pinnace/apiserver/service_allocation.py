@@ -231,6 +231,31 @@ def _node_ports(svc: Object) -> list[int]:
     return found
 
 
+def _default_family_policy(spec: dict[str, Any], old: Object | None) -> str:
+    """What an unset ipFamilyPolicy becomes: the old one on an update, RequireDualStack for
+    a headless Service without a selector, else SingleStack."""
+    old_policy = ((old or {}).get("spec") or {}).get("ipFamilyPolicy")
+    if old_policy is not None:
+        return str(old_policy)
+    if spec.get("clusterIP") == CLUSTER_IP_NONE and not spec.get("selector"):
+        return "RequireDualStack"
+    return "SingleStack"
+
+
+def _policy_errors(spec: dict[str, Any]) -> list[FieldError]:
+    """SingleStack with two IPs or two families."""
+    policy = spec["ipFamilyPolicy"]
+    if policy != "SingleStack":
+        return []
+    path = Path("spec", "ipFamilyPolicy")
+    errs = []
+    if len(spec.get("clusterIPs") or []) == 2:
+        errs.append(field.invalid(path, policy, _DUAL_STACK_ONLY + "cluster IPs are specified"))
+    if len(spec.get("ipFamilies") or []) == 2:
+        errs.append(field.invalid(path, policy, _DUAL_STACK_ONLY + "IP families are specified"))
+    return errs
+
+
 class ServiceAllocations:
     """The cluster IP and node port allocators of one API server."""
 
@@ -302,73 +327,54 @@ class ServiceAllocations:
         if not needs_cluster_ip(svc):
             return
         if spec.get("ipFamilyPolicy") is None:
-            old_policy = ((old or {}).get("spec") or {}).get("ipFamilyPolicy")
-            if old_policy is not None:
-                spec["ipFamilyPolicy"] = old_policy
-            elif spec.get("clusterIP") == CLUSTER_IP_NONE and not spec.get("selector"):
-                spec["ipFamilyPolicy"] = "RequireDualStack"
-            else:
-                spec["ipFamilyPolicy"] = "SingleStack"
+            spec["ipFamilyPolicy"] = _default_family_policy(spec, old)
         errs = validate_cluster_ip_fields(svc)
         if errs:
             raise _invalid(svc, errs)
-        policy_path = Path("spec", "ipFamilyPolicy")
-        policy = spec["ipFamilyPolicy"]
-        ips = list(spec.get("clusterIPs") or [])
         families = list(spec.get("ipFamilies") or [])
-        if policy == "SingleStack":
-            if len(ips) == 2:
-                errs.append(
-                    field.invalid(
-                        policy_path, policy, _DUAL_STACK_ONLY + "cluster IPs are specified"
-                    )
-                )
-            if len(families) == 2:
-                errs.append(
-                    field.invalid(
-                        policy_path, policy, _DUAL_STACK_ONLY + "IP families are specified"
-                    )
-                )
+        errs = _policy_errors(spec) + self._infer_families(spec, families)
+        if errs:
+            raise _invalid(svc, errs)
+        if spec.get("clusterIP") == CLUSTER_IP_NONE and not spec.get("selector"):
+            # Headless without a selector: any families, even on a single-stack cluster.
+            families = families or [self.ips.family]
+            if len(families) < 2 and spec["ipFamilyPolicy"] != "SingleStack":
+                families.append("IPv6" if families[0] == "IPv4" else "IPv4")
+            spec["ipFamilies"] = families
+            return
+        errs = self._family_errors(spec["ipFamilyPolicy"], families)
+        if errs:
+            raise _invalid(svc, errs)
+        spec["ipFamilies"] = families or [self.ips.family]
+
+    def _infer_families(self, spec: dict[str, Any], families: list[str]) -> list[FieldError]:
+        """The family of each requested IP without one given, added to `families`."""
+        ips = list(spec.get("clusterIPs") or [])
+        errs = []
         for i, ip in enumerate(ips):
             if ip == CLUSTER_IP_NONE:
                 break
             family = "IPv6" if ipaddress.ip_address(ip).version == 6 else "IPv4"
-            if i >= len(families):
-                if family != self.ips.family:
-                    message = f"{family} is not configured on this cluster"
-                    errs.append(
-                        field.invalid(
-                            Path("spec", "clusterIPs").index(i), go_slice("string", ips), message
-                        )
-                    )
-                else:
-                    families.append(family)
-        if errs:
-            raise _invalid(svc, errs)
-        if spec.get("clusterIP") == CLUSTER_IP_NONE and not spec.get("selector"):
-            families = families or [self.ips.family]
-            if len(families) < 2 and policy != "SingleStack":
-                families.append("IPv6" if families[0] == "IPv4" else "IPv4")
-            spec["ipFamilies"] = families
-            return
+            if i < len(families):
+                continue
+            if family == self.ips.family:
+                families.append(family)
+            else:
+                message = f"{family} is not configured on this cluster"
+                path = Path("spec", "clusterIPs").index(i)
+                errs.append(field.invalid(path, go_slice("string", ips), message))
+        return errs
+
+    def _family_errors(self, policy: str, families: list[str]) -> list[FieldError]:
+        errs = []
         if policy == "RequireDualStack":
-            errs.append(
-                field.invalid(
-                    policy_path, policy, "this cluster is not configured for dual-stack services"
-                )
-            )
+            message = "this cluster is not configured for dual-stack services"
+            errs.append(field.invalid(Path("spec", "ipFamilyPolicy"), policy, message))
         for i, family in enumerate(families):
             if family != self.ips.family:
-                errs.append(
-                    field.invalid(
-                        Path("spec", "ipFamilies").index(i),
-                        family,
-                        "not configured on this cluster",
-                    )
-                )
-        if errs:
-            raise _invalid(svc, errs)
-        spec["ipFamilies"] = families or [self.ips.family]
+                path = Path("spec", "ipFamilies").index(i)
+                errs.append(field.invalid(path, family, "not configured on this cluster"))
+        return errs
 
     def _allocate_ips(self, svc: Object, held: list[str], txn: _Transaction) -> None:
         """allocClusterIPs: the requested IP, or the next free one."""

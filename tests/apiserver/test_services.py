@@ -313,3 +313,11 @@ def test_a_single_stack_cluster_refuses_dual_stack_and_the_other_family(api: Har
     ]
     prefer = create(api, "p", selector={"app": "p"}, ipFamilyPolicy="PreferDualStack")["spec"]
     assert (prefer["ipFamilyPolicy"], prefer["ipFamilies"]) == ("PreferDualStack", ["IPv4"])
+
+
+def test_a_put_leaving_out_what_was_allocated_writes_nothing(api: Harness) -> None:
+    created = create(api, "web", type="NodePort")
+    body = service("web", type="NodePort")
+    body["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+    updated = api.call(api.server.update, SERVICES, "default", "web", body).obj
+    assert updated["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]

@@ -430,6 +430,8 @@ class APIServer:
             finish = await self._begin_update(kind, new, old, subresource, options.dry_run)
             stored_ok = False
             try:
+                if new == old:
+                    return Result(old, warnings)  # what the storage filled in was all there
                 self._validate(kind, new, self._update_errors(kind, new, old, subresource))
                 await self.admission.validate("UPDATE", kind, new)
                 if options.dry_run:

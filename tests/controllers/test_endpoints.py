@@ -138,6 +138,8 @@ def test_a_service_selecting_nothing_and_its_deletion(cluster: Workloads) -> Non
     cluster.settle(10)
     (es,) = slices(cluster)
     assert [e["targetRef"]["name"] for e in es["endpoints"]] == ["a"]
+    # the placeholder was written over, not deleted for a new slice
+    assert es["metadata"]["name"] == placeholder["metadata"]["name"]
     cluster.run(cluster.client.delete(SERVICES, "default", "web"))
     cluster.settle(10)
     names = [

@@ -13,7 +13,9 @@ endpointslice-controller.k8s.io` (with the Service's labels, and
 garbage collector removes it with the Service, and annotated
 `endpoints.kubernetes.io/last-change-trigger-time` when written. A Service selecting nothing
 keeps one empty placeholder slice. Existing slices are kept where they still fit, and changed
-only where their endpoints changed; new endpoints fill the room in changed slices first.
+only where their endpoints changed; new endpoints fill the room in changed slices first, and a
+slice that would be made while another is deleted is written over that one instead (so the
+placeholder becomes the first real slice).
 
 As the upstream controller's slice tracker does, a sync waits (requeued) until the informer
 has seen the controller's own last writes for the Service, so a stale cache never makes it
@@ -103,6 +105,28 @@ def _ports_key(ports: list[Object]) -> PortsKey:
     return tuple(sorted((p["name"], p["port"], p["protocol"], p.get("appProtocol")) for p in ports))
 
 
+def _recycled(writes: list[tuple[str, Object]], owner_uid: str) -> list[tuple[str, Object]]:
+    """The writes in the reconciler's order (creates, updates, deletes), a slice to create
+    taking the place of one to delete of the same address type that the Service owns: that
+    one is updated under its own name instead (finalize)."""
+    creates = [obj for verb, obj in writes if verb == "create"]
+    updates = [obj for verb, obj in writes if verb == "update"]
+    deletes = []
+    for old in (obj for verb, obj in writes if verb == "delete"):
+        owners = {ref.get("uid") for ref in old["metadata"].get("ownerReferences") or ()}
+        if creates and creates[-1]["addressType"] == old.get("addressType") and owner_uid in owners:
+            new = creates.pop()
+            metadata = {**old["metadata"], "labels": new["metadata"]["labels"]}
+            updates.append({**old, **new, "metadata": metadata})
+        else:
+            deletes.append(old)
+    return [
+        *(("create", o) for o in creates),
+        *(("update", o) for o in updates),
+        *(("delete", o) for o in deletes),
+    ]
+
+
 def _uid(endpoint: Object) -> str:
     return str((endpoint.get("targetRef") or {}).get("uid", ""))
 
@@ -180,7 +204,7 @@ class EndpointSliceController:
                 stale.remove(placeholder)
                 writes += self._relabelled(service, [placeholder])
         writes += [("delete", s) for s in stale]
-        for verb, obj in writes:
+        for verb, obj in _recycled(writes, service["metadata"]["uid"]):
             if verb != "delete":
                 obj = with_trigger_time(obj, trigger_time)
             stored = await self._apply(verb, obj)

@@ -321,3 +321,33 @@ def test_a_put_leaving_out_what_was_allocated_writes_nothing(api: Harness) -> No
     body["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
     updated = api.call(api.server.update, SERVICES, "default", "web", body).obj
     assert updated["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+def test_a_load_balancers_status(api: Harness) -> None:
+    create(api, "lb", type="LoadBalancer")
+    create(api, "plain")
+
+    def ingress(**fields: str) -> Any:
+        def mutate(svc: dict[str, Any]) -> dict[str, Any]:
+            svc["status"] = {"loadBalancer": {"ingress": [fields]}}
+            return svc
+
+        return mutate
+
+    modify = api.server.modify
+    status = api.call(modify, SERVICES, "default", "lb", ingress(ip="203.0.113.7"), None, "status")
+    assert status.obj["status"]["loadBalancer"]["ingress"] == [
+        {"ip": "203.0.113.7", "ipMode": "VIP"}
+    ]
+    assert api.invalid_causes(
+        modify, SERVICES, "default", "plain", ingress(ip="203.0.113.8"), None, "status"
+    ) == [
+        "status.loadBalancer.ingress: Forbidden: may only be used when `spec.type` is "
+        "'LoadBalancer'"
+    ]
+    assert api.invalid_causes(
+        modify, SERVICES, "default", "lb", ingress(hostname="1.2.3.4"), None, "status"
+    ) == [
+        'status.loadBalancer.ingress[0].hostname: Invalid value: "1.2.3.4": must be a DNS name, '
+        "not an IP address"
+    ]

@@ -113,6 +113,15 @@ def default_service(svc: dict[str, Any]) -> None:
         spec["internalTrafficPolicy"] = "Cluster"
     if spec["type"] == LOAD_BALANCER and spec.get("allocateLoadBalancerNodePorts") is None:
         spec["allocateLoadBalancerNodePorts"] = True
+    if spec["type"] == LOAD_BALANCER:
+        for ingress in _ingresses(svc):
+            if ingress.get("ip") and ingress.get("ipMode") is None:
+                ingress["ipMode"] = "VIP"
+
+
+def _ingresses(svc: dict[str, Any]) -> list[dict[str, Any]]:
+    balancer = (svc.get("status") or {}).get("loadBalancer") or {}
+    return [i for i in balancer.get("ingress") or () if isinstance(i, dict)]
 
 
 # --- the strategy --------------------------------------------------------------------------
@@ -602,7 +611,44 @@ def _validate_ip_families_update(new: dict[str, Any], old: dict[str, Any]) -> li
 
 
 def validate_service_status_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
-    return validate_object_meta_update(new, old)
+    return validate_object_meta_update(new, old) + _validate_load_balancer_status(new)
+
+
+def _validate_load_balancer_status(svc: dict[str, Any]) -> list[FieldError]:
+    """ValidateLoadBalancerStatus: what a load balancer controller may report."""
+    path = Path("status", "loadBalancer", "ingress")
+    ingresses = _ingresses(svc)
+    if ingresses and _spec(svc).get("type") != LOAD_BALANCER:
+        return [field.forbidden(path, "may only be used when `spec.type` is 'LoadBalancer'")]
+    errs: list[FieldError] = []
+    for i, ingress in enumerate(ingresses):
+        at = path.index(i)
+        ip, mode, hostname = ingress.get("ip") or "", ingress.get("ipMode"), ingress.get("hostname")
+        if ip and not _is_ip(ip):
+            errs.append(field.invalid(at.child("ip"), ip, _BAD_IP))
+        if mode is None:
+            if ip:
+                errs.append(
+                    field.required(at.child("ipMode"), "must be specified when `ip` is set")
+                )
+        elif not ip:
+            errs.append(
+                field.forbidden(at.child("ipMode"), "may not be specified when `ip` is not set")
+            )
+        elif mode not in ("Proxy", "VIP"):
+            errs.append(field.not_supported(at.child("ipMode"), mode, ["Proxy", "VIP"]))
+        if hostname:
+            errs += [
+                field.invalid(at.child("hostname"), hostname, m)
+                for m in is_dns1123_subdomain(hostname)
+            ]
+            if _is_ip(hostname):
+                errs.append(
+                    field.invalid(
+                        at.child("hostname"), hostname, "must be a DNS name, not an IP address"
+                    )
+                )
+    return errs
 
 
 SERVICE = Kind(

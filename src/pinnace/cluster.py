@@ -22,6 +22,7 @@ from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
+from pinnace.apiserver.service_allocation import ServiceNetwork
 from pinnace.apiserver.storage_metrics import StorageObjects
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
@@ -79,6 +80,9 @@ class ClusterOptions:
     served; a simulation keeps its own samples (`sim.observe`)."""
     node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
     workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
+    services: ServiceNetwork = field(default_factory=ServiceNetwork)
+    """The service CIDR, node port range, and the address and port the `kubernetes` Service
+    leads to."""
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
     event_ttl: float = DEFAULT_EVENT_TTL
     seed: int | None = None
@@ -109,7 +113,7 @@ class ControlPlane:
         its log packs as it reads), and every component that keeps objects packed shares it.
         Another cluster in the process, on a store of its own, packs and learns apart."""
         self.randomness = Randomness(options.seed)
-        self.server = APIServer(store, clock, self.randomness)
+        self.server = APIServer(store, clock, self.randomness, options.services)
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
         self.namespaces = NamespaceController(self.client())

@@ -10,12 +10,15 @@ from pinnace.api import catalog
 DISCOVERY = [
     ("bindings", "", "v1", "Binding", True, (), False, ()),
     ("configmaps", "", "v1", "ConfigMap", True, ("cm",), False, ()),
+    ("endpoints", "", "v1", "Endpoints", True, ("ep",), False, ()),
     ("events", "", "v1", "Event", True, ("ev",), False, ()),
     ("limitranges", "", "v1", "LimitRange", True, ("limits",), False, ()),
     ("namespaces", "", "v1", "Namespace", False, ("ns",), False, ("finalize", "status")),
     ("nodes", "", "v1", "Node", False, ("no",), False, ("proxy", "status")),
     ("pods", "", "v1", "Pod", True, ("po",), True, None),
     ("resourcequotas", "", "v1", "ResourceQuota", True, ("quota",), False, ("status",)),
+    # kube-apiserver also serves services/proxy, which Pinnace does not (no traffic).
+    ("services", "", "v1", "Service", True, ("svc",), True, ("status",)),
     ("controllerrevisions", "apps", "v1", "ControllerRevision", True, (), False, ()),
     ("daemonsets", "apps", "v1", "DaemonSet", True, ("ds",), True, ("status",)),
     ("deployments", "apps", "v1", "Deployment", True, ("deploy",), True, ("scale", "status")),
@@ -34,6 +37,7 @@ DISCOVERY = [
     ("cronjobs", "batch", "v1", "CronJob", True, ("cj",), True, ("status",)),
     ("jobs", "batch", "v1", "Job", True, (), True, ("status",)),
     ("leases", "coordination.k8s.io", "v1", "Lease", True, (), False, ()),
+    ("endpointslices", "discovery.k8s.io", "v1", "EndpointSlice", True, (), False, ()),
     ("runtimeclasses", "node.k8s.io", "v1", "RuntimeClass", False, (), False, ()),
     (
         "poddisruptionbudgets",
@@ -105,6 +109,9 @@ def test_kind_matches_discovery(row: tuple) -> None:  # type: ignore[type-arg]
         ("horizontalpodautoscalers.autoscaling", "horizontalpodautoscalers"),
         ("pdb", "poddisruptionbudgets"),
         ("jobs.batch", "jobs"),
+        ("svc", "services"),
+        ("ep", "endpoints"),
+        ("endpointslices.discovery.k8s.io", "endpointslices"),
     ],
 )
 def test_resolve_names_kubectl_accepts(name: str, plural: str) -> None:
@@ -113,13 +120,13 @@ def test_resolve_names_kubectl_accepts(name: str, plural: str) -> None:
     assert kind.plural == plural
 
 
-@pytest.mark.parametrize("name", ["services", "pods.apps", "deployments.v2.apps", "", "x.y.z"])
+@pytest.mark.parametrize("name", ["ingresses", "pods.apps", "deployments.v2.apps", "", "x.y.z"])
 def test_resolve_unknown_names(name: str) -> None:
     assert catalog.resolve(name) is None
 
 
 def test_lookups_of_unknown_kinds() -> None:
-    assert catalog.by_kind("v1", "Service") is None
+    assert catalog.by_kind("networking.k8s.io/v1", "Ingress") is None
     assert catalog.by_kind("apps/v1", "Pod") is None
     assert catalog.by_resource("apps", "pods") is None
 

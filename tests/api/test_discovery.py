@@ -305,6 +305,7 @@ def test_every_served_group_in_kube_apiserver_order() -> None:
         "scheduling.k8s.io",
         "coordination.k8s.io",
         "node.k8s.io",
+        "discovery.k8s.io",
     ]
     autoscaling = discovery.api_group("autoscaling")
     assert autoscaling is not None

@@ -11,6 +11,7 @@ import pytest
 from pinnace.api.status import StatusError
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.server import APIServer
+from pinnace.apiserver.service_allocation import ServiceNetwork
 from pinnace.clock import Clock, Randomness, VirtualEventLoop
 from pinnace.store import MemoryStore, Store
 
@@ -20,9 +21,9 @@ T = TypeVar("T")
 class Harness:
     """Runs coroutines against one server on one virtual loop."""
 
-    def __init__(self, store: Store | None = None) -> None:
+    def __init__(self, store: Store | None = None, network: ServiceNetwork | None = None) -> None:
         self.loop = VirtualEventLoop()
-        self.server = APIServer(store or MemoryStore(), Clock(self.loop), Randomness(7))
+        self.server = APIServer(store or MemoryStore(), Clock(self.loop), Randomness(7), network)
         self.run(bootstrap(self.server))
 
     def run(self, coro: Awaitable[T]) -> T:

@@ -74,3 +74,37 @@ def test_controller_flags_reach_the_controllers() -> None:
     assert args.node_monitor_grace_period == 90.0
     assert args.terminated_pod_gc_threshold == 10
     assert args.horizontal_pod_autoscaler_sync_period == 15.0  # kube-controller-manager's
+
+
+def test_service_flags_reach_the_api_server() -> None:
+    args = build_parser().parse_args(
+        [
+            "up",
+            "--service-cluster-ip-range",
+            "10.0.0.0/16",
+            "--service-node-port-range",
+            "31000-31010",
+            "--advertise-address",
+            "172.18.0.2",
+        ]
+    )
+    assert args.service_cluster_ip_range == "10.0.0.0/16"
+    assert args.service_node_port_range == (31000, 31010)
+    assert args.advertise_address == "172.18.0.2"
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "wording"),
+    [
+        ("--service-cluster-ip-range", "10.0.0.1/16", "not a CIDR"),
+        ("--service-node-port-range", "32767-30000", "not a port range"),
+        ("--advertise-address", "localhost", "'localhost' does not appear to be an IPv4 or IPv6"),
+    ],
+)
+def test_bad_service_flags(
+    flag: str, value: str, wording: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["up", flag, value])
+    assert exit.value.code == 2
+    assert f"argument {flag}: {wording}" in capsys.readouterr().err

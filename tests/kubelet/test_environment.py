@@ -9,6 +9,7 @@ from typing import Any
 from tests.client.conftest import CONFIG_MAPS, config_map
 from tests.kubelet.conftest import CONFIG, EVENTS, Node, pod
 
+from pinnace.api import catalog
 from pinnace.kubelet.environment import expand
 
 
@@ -172,3 +173,99 @@ def test_a_missing_config_map_key_is_a_config_error_until_it_appears(node: Node)
     node.run(node.client.create(CONFIG_MAPS, "default", config_map("settings", level="debug")))
     node.settle()
     assert printed(node, "strict")[0] == "level is debug"
+
+
+SERVICES = catalog.kind("", "services")
+
+
+def test_the_docs_command_demo_prints_kubernetes_port(node: Node) -> None:
+    # https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/
+    lines = running(
+        node,
+        "command-demo",
+        {
+            "command": ["printenv"],
+            "args": ["HOSTNAME", "KUBERNETES_PORT"],
+        },
+        restartPolicy="OnFailure",
+    )
+    assert lines == ["command-demo", "tcp://10.96.0.1:443"]
+
+
+def test_service_links_for_the_services_there_when_the_container_starts(node: Node) -> None:
+    service = {
+        "metadata": {"name": "my-db"},
+        "spec": {
+            "clusterIP": "10.96.0.20",
+            "ports": [
+                {"name": "postgres", "port": 5432},
+                {"name": "metrics", "port": 9187, "protocol": "UDP"},
+            ],
+        },
+    }
+    node.run(node.client.create(SERVICES, "default", service))
+    headless = {
+        "metadata": {"name": "peers"},
+        "spec": {"clusterIP": "None", "ports": [{"port": 1}]},
+    }
+    node.run(node.client.create(SERVICES, "default", headless))
+    node.settle()
+    names = [
+        "KUBERNETES_SERVICE_HOST",
+        "KUBERNETES_SERVICE_PORT",
+        "KUBERNETES_SERVICE_PORT_HTTPS",
+        "KUBERNETES_PORT_443_TCP_ADDR",
+        "MY_DB_SERVICE_HOST",
+        "MY_DB_SERVICE_PORT",
+        "MY_DB_SERVICE_PORT_METRICS",
+        "MY_DB_PORT",
+        "MY_DB_PORT_5432_TCP",
+        "MY_DB_PORT_5432_TCP_PROTO",
+        "MY_DB_PORT_5432_TCP_PORT",
+        "MY_DB_PORT_5432_TCP_ADDR",
+        "MY_DB_PORT_9187_UDP",
+        "DB_URL",
+    ]
+    lines = running(
+        node,
+        "client",
+        {
+            "command": [
+                "sh",
+                "-c",
+                "printenv " + " ".join(names) + "; printenv PEERS_SERVICE_HOST",
+            ],
+            "env": [{"name": "DB_URL", "value": "postgres://$(MY_DB_SERVICE_HOST):5432"}],
+        },
+        restartPolicy="Never",
+    )
+    assert lines == [
+        "10.96.0.1",
+        "443",
+        "443",
+        "10.96.0.1",
+        "10.96.0.20",
+        "5432",
+        "9187",
+        "tcp://10.96.0.20:5432",
+        "tcp://10.96.0.20:5432",
+        "tcp",
+        "5432",
+        "10.96.0.20",
+        "udp://10.96.0.20:9187",
+        "postgres://10.96.0.20:5432",
+    ]
+
+
+def test_without_service_links_only_the_kubernetes_service(node: Node) -> None:
+    service = {"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}}
+    node.run(node.client.create(SERVICES, "default", service))
+    node.settle()
+    lines = running(
+        node,
+        "quiet",
+        {"command": ["sh", "-c", "printenv KUBERNETES_SERVICE_HOST; printenv WEB_SERVICE_HOST"]},
+        restartPolicy="Never",
+        enableServiceLinks=False,
+    )
+    assert lines == ["10.96.0.1"]

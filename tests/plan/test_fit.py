@@ -99,3 +99,29 @@ def test_the_clusters_pending_pods_are_placed_first(tmp_path: Path) -> None:
     assert pending["message"].startswith(
         "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
     )
+
+
+def _web(name: str, **spec: object) -> dict[str, object]:
+    made = pod(name, "100m", **spec)
+    made["metadata"]["labels"] = {"app": "web"}  # type: ignore[index]
+    return made
+
+
+def test_a_service_spreads_its_pods_as_kube_scheduler_does(tmp_path: Path) -> None:
+    # Three pods behind the Service crowd general-1; a big pod fills general-2, so resource
+    # scoring alone would put the new pod beside its siblings. The Service's selector makes
+    # PodTopologySpread's default constraints count them, and spread it.
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+    }
+    crowd = [_web(f"web-{i}", nodeName="general-1") for i in range(3)]
+    big = pod("batch", "3", nodeName="general-2")
+    without = snapshot(tmp_path, pool("general", 2), objects=[*crowd, big])
+    assert [p["node"] for p in fit(without, [_web("new")]).document["placements"]] == ["general-1"]
+    with_service = snapshot(tmp_path, pool("general", 2), objects=[*crowd, big, service])
+    plan = fit(with_service, [_web("new")]).document
+    assert [p["node"] for p in plan["placements"]] == ["general-2"]
+    assert plan["skipped"] == []

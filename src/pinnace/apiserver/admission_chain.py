@@ -173,14 +173,17 @@ class AdmissionChain:
 
     async def after_write(self, operation: str, kind: Kind, namespace: str) -> None:
         """Recalculate the namespace's quotas after a delete, a pod update (a pod that
-        finished no longer counts), or a quota's create or update: the resource quota
-        controller's work, done at once."""
+        finished no longer counts), a Service's update (its type may change what it counts
+        for), or a quota's create or update: the resource quota controller's work, done at
+        once."""
         if not kind.namespaced or not namespace:
             return
         is_quota = _is(kind, "", "ResourceQuota")
         if operation == "CREATE" and not is_quota:
             return
-        if operation == "UPDATE" and not (is_quota or _is(kind, "", "Pod")):
+        if operation == "UPDATE" and not (
+            is_quota or _is(kind, "", "Pod") or _is(kind, "", "Service")
+        ):
             return
         await self._recount(namespace)
 

@@ -1,5 +1,6 @@
-"""What every cluster has from its first start: the system namespaces and the built-in
-priority classes, created when missing (a restart keeps what is there)."""
+"""What every cluster has from its first start: the system namespaces, the built-in
+priority classes, created when missing (a restart keeps what is there), and the `kubernetes`
+Service with its endpoints (`pinnace.apiserver.kubernetes_service`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 from pinnace.api import catalog
 from pinnace.api.objects import clone
 from pinnace.api.status import StatusError
+from pinnace.apiserver import kubernetes_service
 from pinnace.apiserver.admission.priority import SYSTEM_PRIORITY_CLASSES
 
 if TYPE_CHECKING:
@@ -27,3 +29,4 @@ async def bootstrap(server: APIServer) -> None:
         except StatusError as e:
             if e.code != 409:
                 raise
+    await kubernetes_service.reconcile(server)

@@ -39,6 +39,7 @@ from pinnace.apiserver.filters import Filter, filter_for
 from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
 from pinnace.apiserver.metrics import MetricsSource
+from pinnace.apiserver.service_allocation import Finish, ServiceAllocations, ServiceNetwork
 from pinnace.apiserver.watching import watch_events
 from pinnace.clock import Clock, Randomness
 from pinnace.store import (
@@ -67,11 +68,22 @@ class Result:
 
 
 class APIServer:
-    def __init__(self, store: Store, clock: Clock, rand: Randomness | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        rand: Randomness | None = None,
+        services: ServiceNetwork | None = None,
+    ) -> None:
         self.store = store
         self.clock = clock
-        self._random = (rand or Randomness()).child("apiserver").random
+        randomness = rand or Randomness()
+        self._random = randomness.child("apiserver").random
         self.admission = AdmissionChain(self)
+        self.services = ServiceAllocations(
+            store, randomness.child("service-allocation").random, services or ServiceNetwork()
+        )
+        """The service storage's cluster IPs and node ports."""
         self.log_source: LogSource | None = None
         """Set by the node agents: serves pods/log."""
         self.metrics_source: MetricsSource | None = None
@@ -192,14 +204,34 @@ class APIServer:
         if generate:
             m["name"] = self._generated_name(m["generateName"])
         kind.prepare_for_create(obj)
-        self._validate(kind, obj, kind.validate(obj))
-        await self.admission.validate("CREATE", kind, obj)
-        async with self.admission.quota_charged(kind, obj, options.dry_run):
-            if options.dry_run:
-                return Result(obj, decoded.warnings, created=True)
-            stored = await self._store_new(kind, namespace, obj, generate)
+        finish = await self._begin_create(kind, obj, options.dry_run)
+        stored_ok = False
+        try:
+            self._validate(kind, obj, kind.validate(obj))
+            await self.admission.validate("CREATE", kind, obj)
+            async with self.admission.quota_charged(kind, obj, options.dry_run):
+                if options.dry_run:
+                    return Result(obj, decoded.warnings, created=True)
+                stored = await self._store_new(kind, namespace, obj, generate)
+                stored_ok = True
+        finally:
+            finish(stored_ok)
         await self.admission.after_write("CREATE", kind, namespace)
         return Result(stored, decoded.warnings, created=True)
+
+    async def _begin_create(self, kind: Kind, obj: Object, dry_run: bool) -> Finish:
+        """The storage's own step before validation (kube-apiserver's BeginCreate): Services
+        get their cluster IPs and node ports."""
+        if kind.kind == "Service" and not kind.group:
+            return await self.services.begin_create(obj, dry_run)
+        return _nothing_to_finish
+
+    async def _begin_update(
+        self, kind: Kind, new: Object, old: Object, subresource: str, dry_run: bool
+    ) -> Finish:
+        if kind.kind == "Service" and not kind.group and not subresource:
+            return await self.services.begin_update(new, old, dry_run)
+        return _nothing_to_finish
 
     async def _store_new(self, kind: Kind, namespace: str, obj: Object, generate: bool) -> Object:
         """Store a new object; a generated name that is taken is generated again."""
@@ -395,14 +427,19 @@ class APIServer:
             if new == old:
                 return Result(old, warnings)  # nothing changed: no write, no event
             await self.admission.admit("UPDATE", kind, new, old, subresource)
-            self._validate(kind, new, self._update_errors(kind, new, old, subresource))
-            await self.admission.validate("UPDATE", kind, new)
-            if options.dry_run:
-                return Result(new, warnings)
+            finish = await self._begin_update(kind, new, old, subresource, options.dry_run)
+            stored_ok = False
             try:
+                if new == old:
+                    return Result(old, warnings)  # what the storage filled in was all there
+                self._validate(kind, new, self._update_errors(kind, new, old, subresource))
+                await self.admission.validate("UPDATE", kind, new)
+                if options.dry_run:
+                    return Result(new, warnings)
                 if deletion.deletion_due(new):
                     return Result(await self._remove(kind, key, name, old), warnings)
                 stored = await self.store.update(key, new, resource_version(old))
+                stored_ok = True
             except ConflictError:
                 # Another write landed since the read: as GuaranteedUpdate, build the write
                 # again on what is stored now. A precondition the write carries (a stale
@@ -410,6 +447,8 @@ class APIServer:
                 continue
             except KeyNotFoundError:
                 raise status.not_found(kind.plural, name, kind.group) from None
+            finally:
+                finish(stored_ok)
             await self.admission.after_write("UPDATE", kind, namespace)
             return Result(stored, warnings)
         raise _conflict(kind, name)
@@ -528,6 +567,8 @@ class APIServer:
             removed = await self.store.delete(key, resource_version(old))
         except KeyNotFoundError:
             raise status.not_found(kind.plural, name, kind.group) from None
+        if kind.kind == "Service" and not kind.group:
+            self.services.deleted(removed)
         namespace = (old.get("metadata") or {}).get("namespace", "")
         await self.admission.after_write("DELETE", kind, namespace)
         return removed
@@ -603,6 +644,10 @@ class APIServer:
         if kind is None:
             raise status.not_found(plural, "", group)
         return kind
+
+
+def _nothing_to_finish(stored: bool) -> None:
+    return None
 
 
 _UUID4_CLEARED = ~((0xF000 << 64) | (0xC000 << 48))

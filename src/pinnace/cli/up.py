@@ -37,6 +37,12 @@ import yaml
 
 from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.http import connections
+from pinnace.apiserver.service_allocation import (
+    DEFAULT_ADVERTISE_ADDRESS,
+    DEFAULT_NODE_PORT_RANGE,
+    DEFAULT_SERVICE_CIDR,
+    ServiceNetwork,
+)
 from pinnace.cli.arguments import positive_duration
 from pinnace.clock import Clock
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
@@ -111,6 +117,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="how long Events are kept after their last write, as kube-apiserver's --event-ttl "
         f"({DEFAULT_EVENT_TTL:g}s); a Go duration such as 1h",
     )
+    _service_flags(up.add_argument_group("services (kube-apiserver's flags)"))
     nodes = up.add_argument_group("simulated nodes")
     nodes.add_argument(
         "--nodes",
@@ -257,6 +264,58 @@ class UpOptions:
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
 
 
+def _service_flags(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--service-cluster-ip-range",
+        type=_cidr,
+        default=DEFAULT_SERVICE_CIDR,
+        metavar="CIDR",
+        help=f"where Services' cluster IPs come from ({DEFAULT_SERVICE_CIDR}); the first "
+        "address is the kubernetes Service's",
+    )
+    group.add_argument(
+        "--service-node-port-range",
+        type=_port_range,
+        default=DEFAULT_NODE_PORT_RANGE,
+        metavar="LOW-HIGH",
+        help="where Services' node ports come from ({}-{})".format(*DEFAULT_NODE_PORT_RANGE),
+    )
+    group.add_argument(
+        "--advertise-address",
+        type=_address,
+        default=DEFAULT_ADVERTISE_ADDRESS,
+        metavar="IP",
+        help="the address the kubernetes Service's endpoints name "
+        f"({DEFAULT_ADVERTISE_ADDRESS}; no traffic goes there)",
+    )
+
+
+def _cidr(text: str) -> str:
+    try:
+        network = ipaddress.ip_network(text, strict=True)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not a CIDR: {e}") from None
+    if network.num_addresses < 8:
+        raise argparse.ArgumentTypeError(f"{text} is too small for Services")
+    return str(network)
+
+
+def _port_range(text: str) -> tuple[int, int]:
+    low, dash, high = text.partition("-")
+    if not dash or not low.isdigit() or not high.isdigit():
+        raise argparse.ArgumentTypeError(f"not a port range such as 30000-32767: {text!r}")
+    if not 0 < int(low) <= int(high) <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port range such as 30000-32767: {text!r}")
+    return int(low), int(high)
+
+
+def _address(text: str) -> str:
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         scheduler_config = load_file(args.scheduler_config) if args.scheduler_config else None
@@ -283,6 +342,11 @@ def run(args: argparse.Namespace) -> int:
             nodes=nodes,
             scheduler=args.scheduler,
             scheduler_config=scheduler_config,
+            services=ServiceNetwork(
+                cluster_ip_range=args.service_cluster_ip_range,
+                node_port_range=args.service_node_port_range,
+                advertise_address=args.advertise_address,
+            ),
             node_lifecycle=dataclasses.replace(
                 _LIFECYCLE,
                 node_monitor_period=args.node_monitor_period,
@@ -406,7 +470,10 @@ def _kubeconfig_path(options: UpOptions) -> Iterator[Path]:
 async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconfig: Path) -> None:
     host, port = sock.getsockname()[:2]
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
-    plane = ControlPlane(store, Clock(asyncio.get_running_loop()), options.cluster)
+    # The `kubernetes` Service leads to the port actually listened on.
+    services = dataclasses.replace(options.cluster.services, secure_port=port)
+    cluster = dataclasses.replace(options.cluster, services=services)
+    plane = ControlPlane(store, Clock(asyncio.get_running_loop()), cluster)
     await plane.start()
     settle_garbage_collection()
     app = plane.http_app(server_address=f"{host}:{port}")

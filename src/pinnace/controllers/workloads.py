@@ -13,6 +13,9 @@ from pinnace.controllers.cronjob import CronJobController
 from pinnace.controllers.daemonset import DaemonSetController
 from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.disruption import DisruptionController
+from pinnace.controllers.endpoints import EndpointsController
+from pinnace.controllers.endpointslice import EndpointSliceController
+from pinnace.controllers.endpointslice_mirroring import EndpointSliceMirroringController
 from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
@@ -35,8 +38,9 @@ class WorkloadOptions:
 
 class WorkloadControllers:
     """The ReplicaSet, Deployment, Job, CronJob, TTL-after-finished, disruption, DaemonSet and
-    StatefulSet controllers, the garbage collector and the pod garbage collector; and the
-    horizontal pod autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
+    StatefulSet controllers, the garbage collector and the pod garbage collector, the
+    endpoints, EndpointSlice and EndpointSlice mirroring controllers; and the horizontal pod
+    autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
 
     def __init__(
         self,
@@ -63,6 +67,9 @@ class WorkloadControllers:
             downscale_stabilization_window=options.horizontal_pod_autoscaler_downscale_stabilization,
         )
         self.pod_gc = PodGCController(client, informers, options.terminated_pod_gc_threshold)
+        self.endpoints = EndpointsController(client, informers)
+        self.endpoint_slices = EndpointSliceController(client, informers)
+        self.endpoint_slice_mirroring = EndpointSliceMirroringController(client, informers)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -79,6 +86,9 @@ class WorkloadControllers:
             self.autoscalers,
             self.disruption,
             self.pod_gc,
+            self.endpoints,
+            self.endpoint_slices,
+            self.endpoint_slice_mirroring,
         )
         self._tasks = [self._loop.create_task(c.run()) for c in controllers]
 

@@ -71,6 +71,7 @@ from pinnace.kubelet.runtime import (
     SimulatedRuntime,
     linux_container_resources,
 )
+from pinnace.kubelet.service_links import ServiceLookup, no_services
 from pinnace.kubelet.summary import machine, node_summary
 from pinnace.kubelet.worker import PackedLookup, PodIP, PodWorker, started_on_node
 from pinnace.store.codec import Codec
@@ -87,6 +88,7 @@ POD_STATUS_WRITE = "pod status write"
 
 PODS = catalog.kind("", "pods")
 CONFIG_MAPS = catalog.kind("", "configmaps")
+SERVICES = catalog.kind("", "services")
 NODES = catalog.kind("", "nodes")
 LEASES = catalog.kind("coordination.k8s.io", "leases")
 
@@ -120,6 +122,8 @@ class NodeAgent:
         """What the admitted pods that have not finished hold (each worker keeps its own
         `hold`, with the rest of what the agent keeps for one pod)."""
         self.config_maps: ConfigMapLookup = _no_config_maps
+        self.services: ServiceLookup = no_services
+        """The Services the node's informer has, for containers' environment."""
         """Where ConfigMaps are looked up (an informer's cache), set by whoever runs this."""
         self.packed_pod: PackedLookup = _not_packed
         """The compact form a pod informer's cache holds of a version of a pod
@@ -644,7 +648,9 @@ class NodeAgent:
         spec = pod.get("spec") or {}
         for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
             if c.get("name") == container:
-                node = NodeInfo(self.config_maps, self.config.allocatable_list, self.host_ip)
+                node = NodeInfo(
+                    self.config_maps, self.config.allocatable_list, self.host_ip, self.services
+                )
                 return container_environment(pod, c, node, pod_ip)
         return {}
 
@@ -866,6 +872,8 @@ class NodeAgent:
             self.config_map_changed, lambda _, new: self.config_map_changed(new)
         )
         self.config_maps = config_maps.get
+        services = Informer(self.client, SERVICES)
+        self.services = services.list
         pods = Informer(
             self.client,
             PODS,
@@ -875,10 +883,11 @@ class NodeAgent:
         )
         self.packed_pod = pods.packed
         pods.add_event_handler(self.pod_added, self.pod_updated, self.pod_deleted)
-        informers = (nodes, config_maps, pods)
+        informers = (nodes, config_maps, services, pods)
         for informer in informers:
             informer.start()
         await config_maps.wait_for_sync()
+        await services.wait_for_sync()
         try:
             while True:
                 await self.clock.sleep(self.config.heartbeat_interval)

@@ -17,8 +17,11 @@ In order:
    allocatable). A later variable replaces an earlier one of the same name.
 
 A ConfigMap or key that is missing and not optional makes the container's creation fail with
-the kubelet's message (`ConfigError`). Pinnace serves no Services, so there are no service
-link variables (KUBERNETES_SERVICE_HOST and the like).
+the kubelet's message (`ConfigError`).
+
+3. The Services' variables (`pinnace.kubelet.service_links`: KUBERNETES_SERVICE_HOST and
+   the like), each unless a variable of the same name was declared. `$(VAR)` references in
+   `env[].value` may name them.
 
 The container's command and args have their `$(VAR)` references expanded against the result
 (`expand_command`).
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pinnace.kubelet.configmaps import ConfigMapLookup
+from pinnace.kubelet.service_links import ServiceLookup, no_services, service_environment
 from pinnace.resources.lists import ResourceList, parse_quantity, parse_resource_list
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY
 from pinnace.resources.quantity import Quantity
@@ -53,6 +57,7 @@ class NodeInfo:
     allocatable: Callable[[], ResourceList]
     """Asked only for a resourceFieldRef of an unset limit."""
     host_ip: str
+    services: ServiceLookup = no_services
 
 
 def expand(text: str, lookup: Callable[[str], str | None]) -> str:
@@ -104,6 +109,12 @@ def container_environment(
         return found[name]
 
     variables: dict[str, str] = {}
+    service_variables = service_environment(pod, node.services)
+
+    def lookup(name: str) -> str | None:
+        found = variables.get(name)
+        return service_variables.get(name) if found is None else found
+
     for source in container.get("envFrom") or ():
         ref = source.get("configMapRef")
         if ref is None:
@@ -118,13 +129,15 @@ def container_environment(
         value = var.get("value") or ""
         source = var.get("valueFrom")
         if value:
-            value = expand(value, variables.get)
+            value = expand(value, lookup)
         elif source:
             resolved = _value_from(source, pod, container, node, pod_ip, config_map)
             if resolved is None:
                 continue
             value = resolved
         variables[var["name"]] = value
+    for name, value in service_variables.items():
+        variables.setdefault(name, value)
     return variables
 
 

@@ -50,7 +50,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
 from pinnace.clock import micro_instant
 from pinnace.kubelet import endpoints
-from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, NodeAgent
+from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, SERVICES, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
 from pinnace.kubelet.link import Link
 from pinnace.kubelet.node_status import KUBELET_PORT
@@ -83,6 +83,7 @@ class NodeAgentPool:
         self.clock = client.clock
         self.codec = codec if codec is not None else Codec()
         self._config_maps = Informer(client, CONFIG_MAPS)
+        self._services = Informer(client, SERVICES)
         # Packed (the workers share the bytes), not filed by namespace (never listed so): a pool
         # of thousands of nodes runs hundreds of thousands of pods. Filed by node, for what an
         # agent that (re)starts or reconnects is handed.
@@ -138,6 +139,7 @@ class NodeAgentPool:
     def _new_agent(self, config: NodeConfig) -> NodeAgent:
         agent = NodeAgent(Link(self.client, config.name), config, codec=self.codec)
         agent.config_maps = self._config_maps.get
+        agent.services = self._services.list
         agent.packed_pod = self._pods.packed
         agent.write_renewals = agent.post_unchanged_status = not self.simulated
         return agent
@@ -163,13 +165,16 @@ class NodeAgentPool:
         if not self._pods_started:
             self._pods_started = True
             self._config_maps.start()
+            self._services.start()
             await self._config_maps.wait_for_sync()
+            await self._services.wait_for_sync()
             self._pods.start()
         await self._pods.wait_for_sync()
 
     async def stop(self) -> None:
         await self._pods.stop()
         await self._config_maps.stop()
+        await self._services.stop()
         await self._nodes.stop()
         for task in self._adopting.values():
             task.cancel()

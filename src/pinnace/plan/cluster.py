@@ -50,6 +50,7 @@ OBJECT_RESOURCES = (
     "statefulsets",
     "daemonsets",
     "jobs",
+    "services",
 )
 """What a snapshot holds besides Nodes and Pods, by resource name."""
 FINISHED = ("Succeeded", "Failed")

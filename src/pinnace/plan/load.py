@@ -62,6 +62,7 @@ PATHS = {
     "statefulsets": "/apis/apps/v1/statefulsets",
     "daemonsets": "/apis/apps/v1/daemonsets",
     "jobs": "/apis/batch/v1/jobs",
+    "services": "/api/v1/services",
 }
 SCENARIO_KIND = "Scenario"
 CLUSTER_KIND = "Cluster"

@@ -69,6 +69,7 @@ LISTED = (
     ("statefulsets", STATEFUL_SETS),
     ("jobs", catalog.kind("batch", "jobs")),
     ("poddisruptionbudgets", catalog.kind("policy", "poddisruptionbudgets")),
+    ("services", catalog.kind("", "services")),
     *STATE,
 )
 """What is read back after the controllers have settled."""

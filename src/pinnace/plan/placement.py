@@ -131,6 +131,7 @@ class Placer:
             budgets=snapshot.of("poddisruptionbudgets"),
             replica_sets=snapshot.of("replicasets"),
             stateful_sets=snapshot.of("statefulsets"),
+            services=snapshot.of("services"),
         )
         randomness = Randomness(seed)
         self._decisions: list[Preemption] = []

@@ -51,6 +51,7 @@ from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
 from pinnace.scheduler.plugins.workload_selectors import (
     REPLICA_SET,
+    SERVICE,
     STATEFUL_SET,
     WorkloadSelectors,
 )
@@ -66,6 +67,7 @@ PDBS = catalog.kind("policy", "poddisruptionbudgets")
 NAMESPACES = catalog.kind("", "namespaces")
 REPLICA_SETS = catalog.kind("apps", "replicasets")
 STATEFUL_SETS = catalog.kind("apps", "statefulsets")
+SERVICES = catalog.kind("", "services")
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""
@@ -221,13 +223,17 @@ class SchedulerService:
 
     def _connect_workload_selectors(self) -> None:
         """PodTopologySpread's default constraints select a pod's siblings by its workload:
-        the ReplicaSets and StatefulSets come from informers (Pinnace serves no Services or
-        ReplicationControllers, so nothing else selects a pod)."""
+        the Services selecting it and its controlling ReplicaSet or StatefulSet come from
+        informers."""
         selecting = [p for p in all_plugins(self.core) if isinstance(p, SelectsWorkloads)]
         if not selecting:
             return
         workloads = WorkloadSelectors()
-        for kind_name, kind in ((REPLICA_SET, REPLICA_SETS), (STATEFUL_SET, STATEFUL_SETS)):
+        for kind_name, kind in (
+            (REPLICA_SET, REPLICA_SETS),
+            (STATEFUL_SET, STATEFUL_SETS),
+            (SERVICE, SERVICES),
+        ):
             self._follow_workloads(workloads, kind_name, kind)
         for plugin in selecting:
             plugin.workload_selector = workloads
@@ -440,6 +446,7 @@ def connect_offline(
     budgets: Sequence[Mapping[str, Any]] = (),
     replica_sets: Sequence[Mapping[str, Any]] = (),
     stateful_sets: Sequence[Mapping[str, Any]] = (),
+    services: Sequence[Mapping[str, Any]] = (),
     usage_of: SchedulerService | None = None,
 ) -> None:
     """Give the plugins with an API side what a core running apart from the API (an explanation,
@@ -454,6 +461,8 @@ def connect_offline(
         workloads.set(REPLICA_SET, replica_set)
     for stateful_set in stateful_sets:
         workloads.set(STATEFUL_SET, stateful_set)
+    for service in services:
+        workloads.set(SERVICE, service)
     for plugin in all_plugins(core):
         if isinstance(plugin, ReadsNamespaceLabels):
             plugin.namespace_labels = labels

@@ -29,6 +29,8 @@ from pinnace.scheduler.adapter import (
     PDBS,
     PODS,
     REPLICA_SETS,
+    SERVICES,
+    STATEFUL_SETS,
     PreemptsThroughAPI,
     SchedulerService,
     all_plugins,
@@ -389,6 +391,8 @@ async def explain_pod(
         namespaces=(await client.list(NAMESPACES))["items"],
         budgets=(await client.list(PDBS))["items"],
         replica_sets=(await client.list(REPLICA_SETS))["items"],
+        stateful_sets=(await client.list(STATEFUL_SETS))["items"],
+        services=(await client.list(SERVICES))["items"],
         usage_of=usage_of,
     )
     bound_to = (target.get("spec") or {}).get("nodeName") or ""

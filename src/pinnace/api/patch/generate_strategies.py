@@ -16,12 +16,14 @@ from typing import Any
 SERVED = (
     ("", "v1", "Binding"),
     ("", "v1", "ConfigMap"),
+    ("", "v1", "Endpoints"),
     ("", "v1", "Event"),
     ("", "v1", "LimitRange"),
     ("", "v1", "Namespace"),
     ("", "v1", "Node"),
     ("", "v1", "Pod"),
     ("", "v1", "ResourceQuota"),
+    ("", "v1", "Service"),
     ("apps", "v1", "ControllerRevision"),
     ("apps", "v1", "DaemonSet"),
     ("apps", "v1", "Deployment"),
@@ -31,6 +33,7 @@ SERVED = (
     ("batch", "v1", "CronJob"),
     ("batch", "v1", "Job"),
     ("coordination.k8s.io", "v1", "Lease"),
+    ("discovery.k8s.io", "v1", "EndpointSlice"),
     ("node.k8s.io", "v1", "RuntimeClass"),
     ("policy", "v1", "PodDisruptionBudget"),
     ("scheduling.k8s.io", "v1", "PriorityClass"),
@@ -48,8 +51,12 @@ SCALAR_TYPES = {
 }
 
 # `+default=` markers on list-map key fields, which the OpenAPI rendering may drop
-# (staging/src/k8s.io/api/core/v1/types.go: ContainerPort.Protocol +default="TCP").
-KEY_DEFAULTS = {("core.v1.ContainerPort", "protocol"): "TCP"}
+# (staging/src/k8s.io/api/core/v1/types.go: ContainerPort.Protocol and ServicePort.Protocol
+# +default="TCP").
+KEY_DEFAULTS = {
+    ("core.v1.ContainerPort", "protocol"): "TCP",
+    ("core.v1.ServicePort", "protocol"): "TCP",
+}
 
 
 def short(name: str) -> str:

@@ -21,6 +21,8 @@ ROOTS = {
     "CronJob": "batch.v1.CronJob",
     "DaemonSet": "apps.v1.DaemonSet",
     "Deployment": "apps.v1.Deployment",
+    "EndpointSlice": "discovery.v1.EndpointSlice",
+    "Endpoints": "core.v1.Endpoints",
     "Event": "core.v1.Event",
     "HorizontalPodAutoscaler": "autoscaling.v2.HorizontalPodAutoscaler",
     "Job": "batch.v1.Job",
@@ -34,6 +36,7 @@ ROOTS = {
     "ReplicaSet": "apps.v1.ReplicaSet",
     "ResourceQuota": "core.v1.ResourceQuota",
     "RuntimeClass": "node.v1.RuntimeClass",
+    "Service": "core.v1.Service",
     "StatefulSet": "apps.v1.StatefulSet"
 }
 
@@ -44,6 +47,8 @@ API_VERSIONS = {
     "CronJob": "batch/v1",
     "DaemonSet": "apps/v1",
     "Deployment": "apps/v1",
+    "EndpointSlice": "discovery.k8s.io/v1",
+    "Endpoints": "v1",
     "Event": "v1",
     "HorizontalPodAutoscaler": "autoscaling/v2",
     "Job": "batch/v1",
@@ -57,11 +62,14 @@ API_VERSIONS = {
     "ReplicaSet": "apps/v1",
     "ResourceQuota": "v1",
     "RuntimeClass": "node.k8s.io/v1",
+    "Service": "v1",
     "StatefulSet": "apps/v1"
 }
 
 ATOMIC_TYPES = frozenset([
     "core.v1.ConfigMapKeySelector",
+    "core.v1.EndpointAddress",
+    "core.v1.EndpointPort",
     "core.v1.LocalObjectReference",
     "core.v1.NodeSelector",
     "core.v1.NodeSelectorTerm",
@@ -71,11 +79,12 @@ ATOMIC_TYPES = frozenset([
     "core.v1.ScopeSelector",
     "core.v1.SecretKeySelector",
     "core.v1.TypedLocalObjectReference",
+    "discovery.v1.EndpointPort",
     "meta.v1.LabelSelector",
     "meta.v1.OwnerReference"
 ])
 
-KEY_DEFAULTS = {('core.v1.ContainerPort', 'protocol'): 'TCP'}
+KEY_DEFAULTS = {('core.v1.ContainerPort', 'protocol'): 'TCP', ('core.v1.ServicePort', 'protocol'): 'TCP'}
 
 FieldEntry = tuple[str, str, str, str, tuple[str, ...]]
 TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
@@ -646,6 +655,12 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         'volumeID',
     ),
+    'core.v1.ClientIPConfig': (
+        'timeoutSeconds',
+        {
+        },
+        '',
+    ),
     'core.v1.ClusterTrustBundleProjection': (
         'name optional path signerName',
         {
@@ -811,6 +826,36 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
     'core.v1.EmptyDirVolumeSource': (
         'medium sizeLimit',
         {
+        },
+        '',
+    ),
+    'core.v1.EndpointAddress': (
+        'hostname ip nodeName',
+        {
+            'targetRef': ('core.v1.ObjectReference', '', '', '', ()),
+        },
+        'ip',
+    ),
+    'core.v1.EndpointPort': (
+        'appProtocol name port protocol',
+        {
+        },
+        'port',
+    ),
+    'core.v1.EndpointSubset': (
+        '',
+        {
+            'addresses': ('[core.v1.EndpointAddress', '', '', 'atomic', ()),
+            'notReadyAddresses': ('[core.v1.EndpointAddress', '', '', 'atomic', ()),
+            'ports': ('[core.v1.EndpointPort', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'core.v1.Endpoints': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'subsets': ('[core.v1.EndpointSubset', '', '', 'atomic', ()),
         },
         '',
     ),
@@ -1044,6 +1089,20 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
             'supplementalGroups': ('[', '', '', 'atomic', ()),
         },
         'gid uid',
+    ),
+    'core.v1.LoadBalancerIngress': (
+        'hostname ip ipMode',
+        {
+            'ports': ('[core.v1.PortStatus', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'core.v1.LoadBalancerStatus': (
+        '',
+        {
+            'ingress': ('[core.v1.LoadBalancerIngress', '', '', 'atomic', ()),
+        },
+        '',
     ),
     'core.v1.LocalObjectReference': (
         'name',
@@ -1438,6 +1497,12 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         '',
     ),
+    'core.v1.PortStatus': (
+        'error port protocol',
+        {
+        },
+        'port protocol',
+    ),
     'core.v1.PortworxVolumeSource': (
         'fsType readOnly volumeID',
         {
@@ -1612,11 +1677,54 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         '',
     ),
+    'core.v1.Service': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('core.v1.ServiceSpec', '', '', '', ()),
+            'status': ('core.v1.ServiceStatus', '', '', '', ()),
+        },
+        '',
+    ),
     'core.v1.ServiceAccountTokenProjection': (
         'audience expirationSeconds path',
         {
         },
         'path',
+    ),
+    'core.v1.ServicePort': (
+        'appProtocol name nodePort port protocol targetPort',
+        {
+        },
+        'port',
+    ),
+    'core.v1.ServiceSpec': (
+        'allocateLoadBalancerNodePorts clusterIP externalName externalTrafficPolicy healthCheckNodePort internalTrafficPolicy ipFamilyPolicy loadBalancerClass loadBalancerIP publishNotReadyAddresses sessionAffinity trafficDistribution type',
+        {
+            'clusterIPs': ('[', '', '', 'atomic', ()),
+            'externalIPs': ('[', '', '', 'atomic', ()),
+            'ipFamilies': ('[', '', '', 'atomic', ()),
+            'loadBalancerSourceRanges': ('[', '', '', 'atomic', ()),
+            'ports': ('[core.v1.ServicePort', 'merge', 'port', 'map', ('port', 'protocol')),
+            'selector': ('{', '', '', 'atomic', ()),
+            'sessionAffinityConfig': ('core.v1.SessionAffinityConfig', '', '', '', ()),
+        },
+        '',
+    ),
+    'core.v1.ServiceStatus': (
+        '',
+        {
+            'conditions': ('[meta.v1.Condition', 'merge', 'type', 'map', ('type',)),
+            'loadBalancer': ('core.v1.LoadBalancerStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'core.v1.SessionAffinityConfig': (
+        '',
+        {
+            'clientIP': ('core.v1.ClientIPConfig', '', '', '', ()),
+        },
+        '',
     ),
     'core.v1.SleepAction': (
         'seconds',
@@ -1766,6 +1874,51 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
         },
         '',
+    ),
+    'discovery.v1.Endpoint': (
+        'hostname nodeName zone',
+        {
+            'addresses': ('[', '', '', 'set', ()),
+            'conditions': ('discovery.v1.EndpointConditions', '', '', '', ()),
+            'deprecatedTopology': ('{', '', '', '', ()),
+            'hints': ('discovery.v1.EndpointHints', '', '', '', ()),
+            'targetRef': ('core.v1.ObjectReference', '', '', '', ()),
+        },
+        'addresses',
+    ),
+    'discovery.v1.EndpointConditions': (
+        'ready serving terminating',
+        {
+        },
+        '',
+    ),
+    'discovery.v1.EndpointHints': (
+        '',
+        {
+            'forZones': ('[discovery.v1.ForZone', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'discovery.v1.EndpointPort': (
+        'appProtocol name port protocol',
+        {
+        },
+        '',
+    ),
+    'discovery.v1.EndpointSlice': (
+        'addressType apiVersion kind',
+        {
+            'endpoints': ('[discovery.v1.Endpoint', '', '', 'atomic', ()),
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'ports': ('[discovery.v1.EndpointPort', '', '', 'atomic', ()),
+        },
+        'addressType endpoints',
+    ),
+    'discovery.v1.ForZone': (
+        'name',
+        {
+        },
+        'name',
     ),
     'meta.v1.Condition': (
         'lastTransitionTime message observedGeneration reason status type',

@@ -31,6 +31,7 @@ from pinnace.api.tables.nodes import NODES
 from pinnace.api.tables.pods import PODS
 from pinnace.api.tables.policy import POD_DISRUPTION_BUDGETS
 from pinnace.api.tables.scheduling import PRIORITY_CLASSES
+from pinnace.api.tables.services import ENDPOINT_SLICES, ENDPOINTS, SERVICES
 
 IncludeObject = Literal["None", "Metadata", "Object"]
 
@@ -43,6 +44,8 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "events"): EVENTS,
     ("", "configmaps"): CONFIG_MAPS,
     ("", "resourcequotas"): RESOURCE_QUOTAS,
+    ("", "services"): SERVICES,
+    ("", "endpoints"): ENDPOINTS,
     ("apps", "replicasets"): REPLICA_SETS,
     ("apps", "deployments"): DEPLOYMENTS,
     ("apps", "daemonsets"): DAEMON_SETS,
@@ -55,6 +58,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASSES,
     ("coordination.k8s.io", "leases"): LEASES,
     ("node.k8s.io", "runtimeclasses"): RUNTIME_CLASSES,
+    ("discovery.k8s.io", "endpointslices"): ENDPOINT_SLICES,
     ("metrics.k8s.io", "nodes"): NODE_METRICS,
     ("metrics.k8s.io", "pods"): POD_METRICS,
 }

@@ -9,6 +9,11 @@ includes the grace) it also counts once in `pods` and for its effective requests
 resources. Pods match quota scopes (Terminating, NotTerminating, BestEffort, NotBestEffort,
 PriorityClass, CrossNamespacePodAffinity).
 
+A Service counts once in `count/services` and `services`, once in `services.loadbalancers`
+for a LoadBalancer, and in `services.nodeports` for each of its ports when it is a NodePort or
+a LoadBalancer (only the ports asking for a node port by number when the LoadBalancer
+allocates none).
+
 Any other object counts once in `count/<resource>` (`count/<resource>.<group>` outside the
 core group), and configmaps, secrets, resourcequotas and replicationcontrollers also under
 their old names. Such objects match no scope, so a quota with scopes never counts them.
@@ -69,6 +74,12 @@ _MUST_SPECIFY = frozenset(
 )
 # Core resources first counted under a name without `count/`.
 _LEGACY_NAMES = frozenset({"configmaps", "resourcequotas", "replicationcontrollers", "secrets"})
+SERVICE_RESOURCES = (
+    "count/services",
+    "services",
+    "services.loadbalancers",
+    "services.nodeports",
+)
 
 _SCOPE_OPERATORS = {
     "In": labels.IN,
@@ -100,12 +111,37 @@ def usage(
     `now` (seconds since the epoch) lets a pod deleted past its grace stop counting; without
     it a pod being deleted counts until it is gone.
     """
+    if _is_services(resource, group):
+        return _service_usage(obj)
     if not is_pods(resource, group):
         return dict.fromkeys(_count_names(resource, group), _ONE)
     result: ResourceList = {POD_OBJECT_COUNT: _ONE}
     if not _pod_is_charged(obj, now):
         return result
     return add(result, _compute_usage(pod_requests(obj), pod_limits(obj)))
+
+
+def _is_services(resource: str, group: str) -> bool:
+    return resource == "services" and not group
+
+
+def _service_usage(service: Mapping[str, Any]) -> ResourceList:
+    """The service evaluator's Usage (pkg/quota/v1/evaluator/core/services.go)."""
+    spec = as_dict(service.get("spec"))
+    ports = [p for _, p in dict_items(spec.get("ports"))]
+    node_ports, balancers = 0, 0
+    if spec.get("type") == "NodePort":
+        node_ports = len(ports)
+    elif spec.get("type") == "LoadBalancer":
+        balancers = 1
+        allocates = spec.get("allocateLoadBalancerNodePorts") is not False
+        node_ports = len(ports) if allocates else sum(1 for p in ports if p.get("nodePort"))
+    return {
+        "count/services": _ONE,
+        "services": _ONE,
+        "services.loadbalancers": Quantity(balancers),
+        "services.nodeports": Quantity(node_ports),
+    }
 
 
 def _pod_is_charged(pod: Mapping[str, Any], now: float | None) -> bool:
@@ -135,6 +171,8 @@ def _compute_usage(requests: ResourceList, limits: ResourceList) -> ResourceList
 
 def matching_resources(resource: str, group: str, names: Iterable[str]) -> list[str]:
     """Those of `names` (a quota's hard resources) that objects of `resource` count for."""
+    if _is_services(resource, group):
+        return [name for name in names if name in SERVICE_RESOURCES]
     if not is_pods(resource, group):
         counted = _count_names(resource, group)
         return [name for name in names if name in counted]

@@ -8,9 +8,10 @@ the object's usage added to `status.used`; the server writes them with a resourc
 precondition, and on a conflict reads the quotas again and calls `admit` again.
 
 Only creates are charged: v1.32's evaluators for pods and plain object counts do not handle
-updates (pods' `resize` subresource, off by default, and the services and PVC evaluators,
-which Pinnace has no kinds for, are the exceptions). Deletes free nothing here; `recalculate`
-measures a quota from scratch, as the controller does after deletes and on a schedule.
+updates (pods' `resize` subresource, off by default, and the services and PVC evaluators are
+the exceptions: a Service's update is not refused for its quota here, but its new usage is
+recounted once it is stored). Deletes free nothing here; `recalculate` measures a quota from
+scratch, as the controller does after deletes and on a schedule.
 """
 
 from __future__ import annotations
@@ -175,6 +176,8 @@ def tracked_resources(quota: Mapping[str, Any]) -> list[str]:
     for name in _spec_hard(quota):
         if matching_resources("pods", "", [name]):
             keys.add("pods")
+        elif matching_resources("services", "", [name]):
+            keys.add("services")
         elif name.startswith("count/"):
             resource, _, group = name.removeprefix("count/").partition(".")
             keys.add(f"{group}/{resource}" if group else resource)

@@ -1,0 +1,99 @@
+"""Endpoints (v1): defaulting and validation as Kubernetes v1.32 (SetDefaults_Endpoints,
+pkg/apis/core/validation ValidateEndpoints). The endpoints controller
+(`pinnace.controllers.endpoints`) writes them from Services and their pods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pinnace.api import field
+from pinnace.api.core.service import validate_non_special_ip
+from pinnace.api.field import FieldError, Path
+from pinnace.api.kind import Kind
+from pinnace.api.meta import validate_object_meta, validate_object_meta_update
+from pinnace.api.names import is_dns1123_label, is_qualified_name, is_valid_port_num
+
+_PROTOCOLS = ("SCTP", "TCP", "UDP")
+_BAD_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def default_endpoints(ep: dict[str, Any]) -> None:
+    for subset in _dicts(ep.get("subsets")):
+        for port in _dicts(subset.get("ports")):
+            if not port.get("protocol"):
+                port["protocol"] = "TCP"
+
+
+def validate_endpoints(ep: dict[str, Any]) -> list[FieldError]:
+    errs = validate_object_meta(ep, namespaced=True)
+    for i, subset in enumerate(_dicts(ep.get("subsets"))):
+        path = Path("subsets").index(i)
+        ready, not_ready = _dicts(subset.get("addresses")), _dicts(subset.get("notReadyAddresses"))
+        if not ready and not not_ready:
+            errs.append(field.required(path, "must specify `addresses` or `notReadyAddresses`"))
+        for key, addresses in (("addresses", ready), ("notReadyAddresses", not_ready)):
+            for j, address in enumerate(addresses):
+                errs += validate_endpoint_address(address, path.child(key).index(j))
+        ports = _dicts(subset.get("ports"))
+        for j, port in enumerate(ports):
+            errs += validate_endpoint_port(port, len(ports) > 1, path.child("ports").index(j))
+    return errs
+
+
+def validate_endpoint_address(address: dict[str, Any], path: Path) -> list[FieldError]:
+    ip = address.get("ip") or ""
+    errs: list[FieldError] = []
+    errs += validate_non_special_ip(ip, path.child("ip"))
+    if errs and errs[0].detail == "must be a valid IP address":
+        errs.insert(0, field.invalid(path.child("ip"), ip, _BAD_IP))
+    hostname = address.get("hostname") or ""
+    if hostname:
+        errs += [
+            field.invalid(path.child("hostname"), hostname, m) for m in is_dns1123_label(hostname)
+        ]
+    return errs
+
+
+def validate_endpoint_port(
+    port: dict[str, Any], require_name: bool, path: Path
+) -> list[FieldError]:
+    errs: list[FieldError] = []
+    name = port.get("name") or ""
+    if require_name and not name:
+        errs.append(field.required(path.child("name")))
+    elif name:
+        errs += [field.invalid(path.child("name"), name, m) for m in is_dns1123_label(name)]
+    number = port.get("port", 0)
+    errs += [field.invalid(path.child("port"), number, m) for m in is_valid_port_num(number)]
+    protocol = port.get("protocol") or ""
+    if not protocol:
+        errs.append(field.required(path.child("protocol")))
+    elif protocol not in _PROTOCOLS:
+        errs.append(field.not_supported(path.child("protocol"), protocol, _PROTOCOLS))
+    if port.get("appProtocol") is not None:
+        app = port["appProtocol"]
+        errs += [field.invalid(path.child("appProtocol"), app, m) for m in is_qualified_name(app)]
+    return errs
+
+
+def validate_endpoints_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    return validate_object_meta_update(new, old) + validate_endpoints(new)
+
+
+ENDPOINTS = Kind(
+    group="",
+    version="v1",
+    kind="Endpoints",
+    plural="endpoints",
+    namespaced=True,
+    model="V1Endpoints",
+    short_names=("ep",),
+    allow_create_on_update=True,
+    default=default_endpoints,
+    validate=validate_endpoints,
+    validate_update=validate_endpoints_update,
+)

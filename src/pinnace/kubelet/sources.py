@@ -22,6 +22,7 @@ from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.core.secret import secret_data
+from pinnace.api.objects import Object
 from pinnace.client import Client, Informer
 
 Values = Callable[[Mapping[str, Any]], dict[str, str]]
@@ -136,7 +137,7 @@ class SourceInformers:
         self._informers = {k.resource: Informer(client, _KINDS[k.resource]) for k in SOURCE_KINDS}
         for kind in SOURCE_KINDS:
             self._informers[kind.resource].add_event_handler(
-                partial(changed, kind), lambda _, new, kind=kind: changed(kind, new)
+                partial(changed, kind), partial(_updated, changed, kind)
             )
 
     def lookup(self, kind: SourceKind, namespace: str, name: str) -> Mapping[str, Any] | None:
@@ -152,6 +153,10 @@ class SourceInformers:
     async def stop(self) -> None:
         for informer in self._informers.values():
             await informer.stop()
+
+
+def _updated(changed: SourceChanged, kind: SourceKind, old: Object, new: Object) -> None:
+    changed(kind, new)
 
 
 _KINDS = {"configmap": catalog.kind("", "configmaps"), "secret": catalog.kind("", "secrets")}

@@ -142,3 +142,13 @@ def test_the_generated_ca_is_a_pem_the_same_for_the_same_seed() -> None:
     assert first.startswith("-----BEGIN CERTIFICATE-----\n")
     assert first == self_signed_ca(Randomness(1), 1_700_000_000)
     assert first != self_signed_ca(Randomness(2), 1_700_000_000)
+
+
+def test_a_pod_created_with_its_namespace_waits_for_the_default_account(
+    cluster: SimulatedCluster,
+) -> None:
+    async def namespace_then_pod() -> Object:
+        await cluster.client.create(NAMESPACES, "", {"metadata": {"name": "fresh"}})
+        return await cluster.client.create(PODS, "fresh", pod("first"))
+
+    assert cluster.run(namespace_then_pod())["spec"]["serviceAccountName"] == "default"

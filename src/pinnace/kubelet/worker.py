@@ -93,6 +93,8 @@ MINIMUM_GRACE_PERIOD = 2
 """The kubelet always gives a container this long between SIGTERM and SIGKILL."""
 DEFAULT_GRACE_PERIOD = 30
 _NO_NAMES: frozenset[SourceName] = frozenset()
+_SOURCE_NAMES: Interned[frozenset[SourceName]] = Interned()
+"""Most pods use only their namespace's kube-root-ca.crt."""
 _NO_PROBERS: Mapping[ProbeType, Prober] = MappingProxyType({})
 
 
@@ -290,7 +292,7 @@ class PodWorker:
         )
         self.volumes = PodVolumes.of(pod)
         names = referenced_sources(pod) | self.volumes.source_names()
-        self.source_names = frozenset(names) if names else _NO_NAMES
+        self.source_names = _SOURCE_NAMES(frozenset(names)) if names else _NO_NAMES
         """The ConfigMaps and Secrets its containers take environment or files from."""
         self._mount_failures: Sequence[str] = ()
         self._ip: PodIP = ""

@@ -54,7 +54,8 @@ def test_create_get_describe_and_delete_a_pod(cluster: Cluster) -> None:
     described = cluster.ok("describe", "pod", "web")
     assert "Name:             web" in described
     assert "Service Account:  default" in described
-    assert "QoS Class:        Burstable" in described
+    # aligned with the kube-api-access volume's TokenExpirationSeconds, as on a cluster
+    assert "QoS Class:                   Burstable" in described
     assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in described
     obj = json.loads(cluster.ok("get", "pod", "web", "-o", "json"))
     assert obj["spec"]["containers"][0]["resources"]["requests"] == {

@@ -2,10 +2,11 @@
 says with the kubelet's back-off, stopped when it is deleted (pkg/kubelet's pod workers and
 kuberuntime SyncPod, reduced to what a simulated runtime needs).
 
-The pod's configMap volumes are mounted before any container starts (`pinnace.kubelet.volumes`;
-until they can be, the pod stays in ContainerCreating with FailedMount events), and each
-container is given the environment the kubelet builds for it (`pinnace.kubelet.environment`)
-and the files of its volumeMounts, both once per start.
+The pod's volumes (configMap, secret, downwardAPI, projected) are mounted before any
+container starts (`pinnace.kubelet.volumes`; until they can be, the pod stays in
+ContainerCreating with FailedMount events), and each container is given the environment the
+kubelet builds for it (`pinnace.kubelet.environment`) and the files of its volumeMounts, both
+once per start.
 
 Init containers run one at a time, each to success, before the app containers start; a
 sidecar (an init container with restartPolicy Always) starts in its turn and keeps running. A

@@ -394,7 +394,7 @@ async def serve(options: UpOptions) -> None:
         await _serve(options, sock, store, kubeconfig_path)
 
 
-def _with_root_ca(options: UpOptions, clock: Clock) -> ClusterOptions:
+def cluster_with_root_ca(options: UpOptions, clock: Clock) -> ClusterOptions:
     """The cluster's options with its CA certificate: the data directory's ca.crt, made there
     on the first start (so a restart publishes the same), or one made for this run."""
     cluster = options.cluster
@@ -421,7 +421,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
     host, port = sock.getsockname()[:2]
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     clock = Clock(asyncio.get_running_loop())
-    plane = ControlPlane(store, clock, _with_root_ca(options, clock))
+    plane = ControlPlane(store, clock, cluster_with_root_ca(options, clock))
     await plane.start()
     settle_garbage_collection()
     app = plane.http_app(server_address=f"{host}:{port}")

@@ -6,9 +6,12 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import pytest
 from tests.api.tables.test_kinds import columns, row
 
 from pinnace.api.core.secret import SECRET
+from pinnace.api.decode import decode
+from pinnace.api.status import StatusError
 
 
 def messages(errs: list[Any]) -> list[str]:
@@ -100,3 +103,14 @@ def test_table() -> None:
         2,
         "120m",
     ]
+
+
+def test_data_that_is_not_base64_cannot_be_decoded() -> None:
+    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"a": "!!"}}
+    with pytest.raises(StatusError) as e:
+        decode(body, SECRET, json_text=True)
+    assert (e.value.code, e.value.message) == (
+        400,
+        'Secret in version "v1" cannot be handled as a Secret: '
+        "illegal base64 data at input byte 0",
+    )

@@ -29,6 +29,8 @@ from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
+from pinnace.controllers.rootcacertpublisher import RootCACertPublisher, self_signed_ca
+from pinnace.controllers.serviceaccounts import ServiceAccountsController
 from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.dashboard import Dashboard
@@ -67,7 +69,9 @@ class ClusterOptions:
     """Run kube-scheduler; without it pods stay Pending until something binds them."""
     scheduler_config: SchedulerConfiguration | None = None
     controllers: bool = True
-    """Run kube-controller-manager's controllers (the namespace controller always runs)."""
+    """Run kube-controller-manager's controllers (the namespace and ServiceAccount controllers
+    and the root CA publisher always run: pods cannot be admitted or started without what
+    they create)."""
     kube_state_metrics: bool = True
     """Serve kube-state-metrics' families at /metrics/cluster (informers on pods, nodes,
     Deployments and HPAs); a simulation, which nothing scrapes, goes without."""
@@ -85,6 +89,9 @@ class ClusterOptions:
     leads to."""
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
     event_ttl: float = DEFAULT_EVENT_TTL
+    root_ca: str = ""
+    """The cluster's CA certificate (PEM), which every namespace's kube-root-ca.crt ConfigMap
+    publishes; empty: one made from the seed (`rootcacertpublisher.self_signed_ca`)."""
     seed: int | None = None
     """The root of every random choice (generated names, the scheduler's tie-breaks): a run
     with the same seed makes the same choices; None draws one."""
@@ -113,10 +120,16 @@ class ControlPlane:
         its log packs as it reads), and every component that keeps objects packed shares it.
         Another cluster in the process, on a store of its own, packs and learns apart."""
         self.randomness = Randomness(options.seed)
-        self.server = APIServer(store, clock, self.randomness, options.services)
+        self.server = APIServer(
+            store, clock, self.randomness, options.services, service_accounts=True
+        )
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
         self.namespaces = NamespaceController(self.client())
+        self.service_accounts = ServiceAccountsController(self.client())
+        self.root_ca_publisher = RootCACertPublisher(
+            self.client(), options.root_ca or self_signed_ca(self.randomness, clock.now())
+        )
         self.nodes = NodeAgentPool(
             self.client(), options.nodes, codec=self.codec, simulated=options.simulated
         )
@@ -229,6 +242,8 @@ class ControlPlane:
             self.compactor,
             self.event_expiry,
             self.namespaces,
+            self.service_accounts,
+            self.root_ca_publisher,
             self.nodes,
             *(c for c in optional if c is not None),
         ]

@@ -16,9 +16,22 @@ DISCOVERY = [
     ("namespaces", "", "v1", "Namespace", False, ("ns",), False, ("finalize", "status")),
     ("nodes", "", "v1", "Node", False, ("no",), False, ("proxy", "status")),
     ("pods", "", "v1", "Pod", True, ("po",), True, None),
+    (
+        "replicationcontrollers",
+        "",
+        "v1",
+        "ReplicationController",
+        True,
+        ("rc",),
+        True,
+        ("scale", "status"),
+    ),
     ("resourcequotas", "", "v1", "ResourceQuota", True, ("quota",), False, ("status",)),
+    ("secrets", "", "v1", "Secret", True, (), False, ()),
     # kube-apiserver also serves services/proxy, which Pinnace does not (no traffic).
     ("services", "", "v1", "Service", True, ("svc",), True, ("status",)),
+    # v1.32 also serves serviceaccounts/token (TokenRequest), which Pinnace does not.
+    ("serviceaccounts", "", "v1", "ServiceAccount", True, ("sa",), False, ()),
     ("controllerrevisions", "apps", "v1", "ControllerRevision", True, (), False, ()),
     ("daemonsets", "apps", "v1", "DaemonSet", True, ("ds",), True, ("status",)),
     ("deployments", "apps", "v1", "Deployment", True, ("deploy",), True, ("scale", "status")),

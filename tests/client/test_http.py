@@ -133,9 +133,15 @@ def test_watch_and_informer_see_changes_in_order(server: Cluster) -> None:
             if len(events) == 3:
                 break
         assert events == [("ADDED", "w2"), ("MODIFIED", "w1"), ("DELETED", "w2")]
-        while len(seen) < 4:
+        while len(seen) < 5:
             await asyncio.sleep(0.01)
-        assert seen == [("add", "w1"), ("add", "w2"), ("update", "w1"), ("delete", "w2")]
+        assert seen == [
+            ("add", "kube-root-ca.crt"),  # the root CA publisher's, in every namespace
+            ("add", "w1"),
+            ("add", "w2"),
+            ("update", "w1"),
+            ("delete", "w2"),
+        ]
         await informer.stop()
 
     run(server, scenario)

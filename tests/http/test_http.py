@@ -260,7 +260,10 @@ def test_watch_stream_lines(api: HTTP) -> None:
     )
     assert answer.status == 200
     events = [json.loads(line) for line in answer.body.splitlines()]
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "streamed")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "kube-root-ca.crt"),  # the root CA publisher's, in every namespace
+        ("ADDED", "streamed"),
+    ]
     bad = api.request("GET", CM_PATH + "?watch=true&resourceVersionMatch=Exact")
     assert status_of(bad)[:2] == (422, "Invalid")
 

@@ -52,8 +52,10 @@ def test_create_get_describe_and_delete_a_pod(cluster: Cluster) -> None:
     wide = cluster.ok("get", "pod", "web", "-o", "wide").splitlines()[0].split()
     assert wide[5:] == ["IP", "NODE", "NOMINATED", "NODE", "READINESS", "GATES"]
     described = cluster.ok("describe", "pod", "web")
-    assert "Name:         web" in described
-    assert "QoS Class:        Burstable" in described
+    assert "Name:             web" in described
+    assert "Service Account:  default" in described
+    # aligned with the kube-api-access volume's TokenExpirationSeconds, as on a cluster
+    assert "QoS Class:                   Burstable" in described
     assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in described
     obj = json.loads(cluster.ok("get", "pod", "web", "-o", "json"))
     assert obj["spec"]["containers"][0]["resources"]["requests"] == {

@@ -400,7 +400,7 @@ CASES = [
     (
         "  timeline:\n  - at: 1m\n    scale: {kind: Pod, name: p, replicas: 2}\n",
         'scenario.yaml:9: spec.timeline[0].scale.kind: Unsupported value: "Pod": supported values: '
-        '"Deployment", "ReplicaSet"',
+        '"ReplicationController", "Deployment", "ReplicaSet"',
     ),
     (
         "  timeline:\n  - at: 1m\n    scale: {kind: Deployment, name: p, replicas: -1}\n",

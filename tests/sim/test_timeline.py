@@ -122,6 +122,11 @@ def simulate(made: list[Simulation], data: dict[str, Any], seed: int | None = No
 # --- the API's actions ---------------------------------------------------------------------------
 
 
+def config_maps(sim: Simulation) -> list[str]:
+    items = sim.run_coroutine(sim.client.list(CONFIG_MAPS, "default"))["items"]
+    return [cm["metadata"]["name"] for cm in items]
+
+
 def test_apply_scale_patch_and_delete_at_their_times(simulations: list[Simulation]) -> None:
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}}
     web = {"kind": "Deployment", "name": "web"}
@@ -140,7 +145,7 @@ def test_apply_scale_patch_and_delete_at_their_times(simulations: list[Simulatio
     )
     sim.advance(9)
     assert len(live(sim, "web")) == 2
-    assert not sim.run_coroutine(sim.client.list(CONFIG_MAPS, "default"))["items"]
+    assert config_maps(sim) == ["kube-root-ca.crt"]
     sim.advance(11)
     assert sim.run_coroutine(sim.client.get(CONFIG_MAPS, "default", "settings"))
     sim.advance(21)
@@ -152,7 +157,7 @@ def test_apply_scale_patch_and_delete_at_their_times(simulations: list[Simulatio
     assert all(a.get("sim.pinnace.dev/cpu") == "2" for a in annotations)
     sim.advance(120)
     assert not sim.run_coroutine(sim.client.list(DEPLOYMENTS, "default"))["items"]
-    assert not sim.run_coroutine(sim.client.list(CONFIG_MAPS, "default"))["items"]
+    assert config_maps(sim) == ["kube-root-ca.crt"]
     assert not pods(sim)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache, wraps
+from random import Random
 
 DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
@@ -283,3 +284,12 @@ def is_valid_percent(percent: str) -> list[str]:
     if _PERCENT.fullmatch(percent):
         return []
     return [regex_error(_PERCENT_MSG, _PERCENT_FMT, "1%", "93%")]
+
+
+NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+"""utilrand's alphabet: no vowels (no words) and no look-alike characters."""
+
+
+def random_suffix(random: Random, length: int = 5) -> str:
+    """utilrand.String(length), as names.SimpleNameGenerator appends to a generateName."""
+    return "".join(random.choice(NAME_SUFFIX_ALPHABET) for _ in range(length))

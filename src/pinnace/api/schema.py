@@ -50,7 +50,7 @@ _QUANTITIES = {
     "V1EmptyDirVolumeSource": ("sizeLimit",),
     "V1ResourceFieldSelector": ("divisor",),
 }
-_BYTE_MAPS = {"V1ConfigMap": ("binaryData",)}
+_BYTE_MAPS = {"V1ConfigMap": ("binaryData",), "V1Secret": ("data",)}
 _INT_OR_STRINGS = {
     "V1RollingUpdateDeployment": ("maxSurge", "maxUnavailable"),
     "V1RollingUpdateDaemonSet": ("maxSurge", "maxUnavailable"),

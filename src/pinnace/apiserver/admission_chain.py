@@ -1,8 +1,9 @@
 """The admission plugins kube-apiserver v1.32 enables by default that matter to Pinnace, in
 their order, with what each needs looked up from the store.
 
-Mutating (before validation): NamespaceLifecycle, LimitRanger, Priority,
-DefaultTolerationSeconds, RuntimeClass. Validating (after validation, before storage):
+Mutating (before validation): NamespaceLifecycle, LimitRanger, ServiceAccount (where the
+ServiceAccount controller runs to create the accounts it requires: a cluster's API server),
+Priority, DefaultTolerationSeconds, RuntimeClass. Validating (after validation, before storage):
 LimitRanger's, Priority's and RuntimeClass's checks, then ResourceQuota, which charges a
 create's usage to the quotas' status before the object is stored. Deletes (and pods that
 finish) free usage by recalculating the namespace's quotas afterwards, which is the resource
@@ -15,10 +16,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from functools import partial
+from random import Random
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
+from pinnace.api.core.serviceaccount import DEFAULT_SERVICE_ACCOUNT
 from pinnace.api.kind import Kind
+from pinnace.api.names import random_suffix
 from pinnace.api.objects import Object
 from pinnace.apiserver.admission import (
     default_tolerations,
@@ -27,11 +31,13 @@ from pinnace.apiserver.admission import (
     priority,
     resource_quota,
     runtime_class,
+    service_account,
 )
 from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.admission_objects import AdmissionObjects
 from pinnace.apiserver.keys import list_prefix, object_key
 from pinnace.apiserver.quota_gate import QuotaGate
+from pinnace.clock import Randomness
 from pinnace.store import ConflictError, KeyNotFoundError
 
 if TYPE_CHECKING:
@@ -50,16 +56,27 @@ LIMIT_RANGES = catalog.kind("", "limitranges")
 PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 RESOURCE_QUOTAS = catalog.kind("", "resourcequotas")
 RUNTIME_CLASSES = catalog.kind("node.k8s.io", "runtimeclasses")
+SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
 
 
 class AdmissionChain:
-    def __init__(self, server: APIServer) -> None:
+    def __init__(self, server: APIServer, service_accounts: Randomness | None = None) -> None:
+        """`service_accounts`: run the ServiceAccount plugin, drawing its volume names and
+        retry intervals from this stream."""
         self._server = server
         self._quota_gate = QuotaGate()
         self._objects = AdmissionObjects(
             server.store,
-            (NAMESPACES, LIMIT_RANGES, PRIORITY_CLASSES, RESOURCE_QUOTAS, RUNTIME_CLASSES),
+            (
+                NAMESPACES,
+                LIMIT_RANGES,
+                PRIORITY_CLASSES,
+                RESOURCE_QUOTAS,
+                RUNTIME_CLASSES,
+                SERVICE_ACCOUNTS,
+            ),
         )
+        self._service_accounts = None if service_accounts is None else service_accounts.random
 
     async def _stored(self) -> AdmissionObjects:
         """What the plugins look up, as stored now."""
@@ -93,10 +110,34 @@ class AdmissionChain:
             return
         if operation == "CREATE":
             limit_ranger.mutate("pods", obj, stored.list(LIMIT_RANGES, namespace))
+            await self._admit_service_account(obj, namespace)
         priority.admit_pod(obj, stored.named(PRIORITY_CLASSES, ""), operation, old)
         default_tolerations.admit_pod(obj)
         if operation == "CREATE":
             runtime_class.admit_pod(obj, await self._runtime_class(obj))
+
+    async def _admit_service_account(self, pod: Object, namespace: str) -> None:
+        random = self._service_accounts
+        if random is None:
+            return
+        name = service_account.requested_account(pod)
+        account = await self._service_account(random, namespace, name) if name else None
+        service_account.admit_pod(pod, account, random_suffix(random))
+
+    async def _service_account(self, random: Random, namespace: str, name: str) -> Object | None:
+        """The account as stored; `default`, which the ServiceAccount controller creates
+        just after its namespace, is looked for again a few times 100-200 ms apart."""
+        attempts = 1
+        if name == DEFAULT_SERVICE_ACCOUNT:
+            attempts = service_account.LOOKUP_ATTEMPTS_FOR_DEFAULT
+        interval = (100 + random.randrange(100)) / 1000
+        for attempt in range(attempts):
+            if attempt:
+                await self._server.clock.sleep(interval)
+            found = (await self._stored()).get(SERVICE_ACCOUNTS, namespace, name)
+            if found is not None:
+                return found
+        return None
 
     async def validate(self, operation: str, kind: Kind, obj: Object) -> None:
         """The validating checks before ResourceQuota's charge (`quota_charged`)."""

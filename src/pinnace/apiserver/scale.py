@@ -1,6 +1,6 @@
-"""The `scale` subresource of deployments and replicasets: an autoscaling/v1 Scale read from the
-object, and written back as a change of spec.replicas (PUT replaces the Scale, PATCH patches
-it; both arrive here as a change of the current Scale)."""
+"""The `scale` subresource of deployments, replicasets and replication controllers: an
+autoscaling/v1 Scale read from the object, and written back as a change of spec.replicas (PUT
+replaces the Scale, PATCH patches it; both arrive here as a change of the current Scale)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pinnace.api import status
 from pinnace.api.apps import apply_scale, scale_of
+from pinnace.api.core.replicationcontroller import REPLICATION_CONTROLLER, selector_of
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, meta
 from pinnace.api.options import WriteOptions
@@ -21,8 +22,12 @@ ScaleChange = Callable[[Object], Any]
 """The current Scale -> the wanted one (a PUT body, or the Scale with a patch applied)."""
 
 
+def _scale(kind: Kind, obj: Object) -> Object:
+    return scale_of(obj, selector_of(obj) if kind == REPLICATION_CONTROLLER else None)
+
+
 async def read_scale(server: APIServer, kind: Kind, namespace: str, name: str) -> Object:
-    return scale_of(await server.get(kind, namespace, name))
+    return _scale(kind, await server.get(kind, namespace, name))
 
 
 async def update_scale(
@@ -37,7 +42,7 @@ async def update_scale(
     a precondition on the object. The result carries the Scale of the stored object."""
 
     def mutate(obj: Object) -> Object:
-        wanted = change(scale_of(obj))
+        wanted = change(_scale(kind, obj))
         wanted_meta = wanted.get("metadata") if isinstance(wanted, dict) else None
         wanted_meta = wanted_meta if isinstance(wanted_meta, dict) else {}
         if wanted_meta.get("name", name) != name:
@@ -53,4 +58,4 @@ async def update_scale(
         return obj
 
     result = await server.modify(kind, namespace, name, mutate, options)
-    return dataclasses.replace(result, obj=scale_of(result.obj))
+    return dataclasses.replace(result, obj=_scale(kind, result.obj))

@@ -21,6 +21,7 @@ from pinnace.api.decode import decode
 from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name
+from pinnace.api.names import random_suffix
 from pinnace.api.objects import Object, clone, meta, resource_version
 from pinnace.api.options import (
     DeleteOptions,
@@ -51,7 +52,6 @@ from pinnace.store import (
     Store,
 )
 
-GENERATE_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 GENERATE_NAME_MAX_BASE = 58
 GENERATE_NAME_ATTEMPTS = 8
 """The first try and the 7 retries of the RetryGenerateName feature (on in v1.32)."""
@@ -74,12 +74,19 @@ class APIServer:
         clock: Clock,
         rand: Randomness | None = None,
         services: ServiceNetwork | None = None,
+        *,
+        service_accounts: bool = False,
     ) -> None:
+        """`service_accounts`: run the ServiceAccount admission plugin, which refuses pods
+        whose account does not exist; for an API server beside the ServiceAccount controller,
+        which creates each namespace's `default` (a cluster's: `pinnace.cluster`)."""
         self.store = store
         self.clock = clock
         randomness = rand or Randomness()
         self._random = randomness.child("apiserver").random
-        self.admission = AdmissionChain(self)
+        self.admission = AdmissionChain(
+            self, randomness.child("serviceaccount-admission") if service_accounts else None
+        )
         self.services = ServiceAllocations(
             store, randomness.child("service-allocation").random, services or ServiceNetwork()
         )
@@ -248,8 +255,7 @@ class APIServer:
         raise status.already_exists(kind.plural, m["name"], kind.group)
 
     def _generated_name(self, base: str) -> str:
-        suffix = "".join(self._random.choice(GENERATE_NAME_ALPHABET) for _ in range(5))
-        return base[:GENERATE_NAME_MAX_BASE] + suffix
+        return base[:GENERATE_NAME_MAX_BASE] + random_suffix(self._random)
 
     @staticmethod
     def _check_namespace(kind: Kind, obj: Object, namespace: str) -> None:

@@ -44,9 +44,10 @@ from pinnace.apiserver.service_allocation import (
     ServiceNetwork,
 )
 from pinnace.cli.arguments import positive_duration
-from pinnace.clock import Clock
+from pinnace.clock import Clock, Randomness
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
+from pinnace.controllers.rootcacertpublisher import self_signed_ca
 from pinnace.controllers.workloads import WorkloadOptions
 from pinnace.kubelet import NodeConfig, node_configs
 from pinnace.kubelet.cluster_config import ClusterConfigError
@@ -63,6 +64,8 @@ SHAPE_RESOURCES = (CPU, MEMORY, PODS, EPHEMERAL_STORAGE)
 DEFAULT_PORT = 6443
 DEFAULT_DATA_DIR = Path.home() / ".pinnace"
 KUBECONFIG_FILE = "kubeconfig"
+CA_FILE = "ca.crt"
+"""The cluster's CA certificate, which every namespace's kube-root-ca.crt publishes."""
 DATABASE_FILE = "pinnace.db"
 SHUTDOWN_GRACE_SECONDS = 2
 """How long open connections (watches) get to finish when the server stops."""
@@ -456,6 +459,18 @@ async def serve(options: UpOptions) -> None:
         await _serve(options, sock, store, kubeconfig_path)
 
 
+def cluster_with_root_ca(options: UpOptions, clock: Clock) -> ClusterOptions:
+    """The cluster's options with its CA certificate: the data directory's ca.crt, made there
+    on the first start (so a restart publishes the same), or one made for this run."""
+    cluster = options.cluster
+    if cluster.root_ca or options.data_dir is None:
+        return cluster
+    path = Path(options.data_dir).expanduser() / CA_FILE
+    if not path.exists():
+        path.write_text(self_signed_ca(Randomness(cluster.seed), clock.now()))
+    return dataclasses.replace(cluster, root_ca=path.read_text())
+
+
 @contextlib.contextmanager
 def _kubeconfig_path(options: UpOptions) -> Iterator[Path]:
     """Where the kubeconfig goes: the one asked for, or a temporary directory's, removed when
@@ -470,10 +485,11 @@ def _kubeconfig_path(options: UpOptions) -> Iterator[Path]:
 async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconfig: Path) -> None:
     host, port = sock.getsockname()[:2]
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    clock = Clock(asyncio.get_running_loop())
+    cluster = cluster_with_root_ca(options, clock)
     # The `kubernetes` Service leads to the port actually listened on.
-    services = dataclasses.replace(options.cluster.services, secure_port=port)
-    cluster = dataclasses.replace(options.cluster, services=services)
-    plane = ControlPlane(store, Clock(asyncio.get_running_loop()), cluster)
+    services = dataclasses.replace(cluster.services, secure_port=port)
+    plane = ControlPlane(store, clock, dataclasses.replace(cluster, services=services))
     await plane.start()
     settle_garbage_collection()
     app = plane.http_app(server_address=f"{host}:{port}")

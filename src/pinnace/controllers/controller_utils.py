@@ -374,16 +374,25 @@ def split_key(key: str) -> tuple[str, str]:
     return namespace, name
 
 
+def spec_selector(owner: Object) -> LabelSelector | None:
+    """The owner's spec.selector, a LabelSelector; None when it does not convert."""
+    return as_label_selector(owner["spec"].get("selector"))
+
+
 def pod_owner_to_sync(
-    key: str, owners: Informer, expectations: Expectations
+    key: str,
+    owners: Informer,
+    expectations: Expectations,
+    selector_of: Callable[[Object], LabelSelector | None] = spec_selector,
 ) -> tuple[Object, LabelSelector] | None:
-    """The ReplicaSet or DaemonSet `key` names, and its pod selector, as its sync begins; None
-    when there is nothing to sync (its expectations forgotten if it is gone)."""
+    """The ReplicaSet, ReplicationController or DaemonSet `key` names, and its pod selector
+    (`selector_of` it; its spec.selector, a LabelSelector, by default), as its sync begins;
+    None when there is nothing to sync (its expectations forgotten if it is gone)."""
     owner = owners.get(*split_key(key))
     if owner is None:
         expectations.forget(key)
         return None
-    selector = as_label_selector(owner["spec"].get("selector"))
+    selector = selector_of(owner)
     if selector is None:
         log.warning("%s %s has a selector that does not convert", owner.get("kind"), key)
         return None

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import ClassVar
 
-from pinnace.api.apps import as_label_selector
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
 from pinnace.client import Informer, object_key
@@ -16,7 +15,10 @@ from pinnace.controllers.controller_utils import (
     WorkQueue,
     controller_ref,
     is_pod_ready,
+    spec_selector,
 )
+
+SelectorOf = Callable[[Object], LabelSelector | None]
 
 
 def resolve_controller_ref(
@@ -33,7 +35,9 @@ def resolve_controller_ref(
     return owner
 
 
-def selecting_owners(obj: Object, owners: Informer) -> list[Object]:
+def selecting_owners(
+    obj: Object, owners: Informer, selector_of: SelectorOf = spec_selector
+) -> list[Object]:
     """The objects of `owners` in `obj`'s namespace whose (non-empty) selector matches its
     labels: who may adopt it once it is an orphan. None for an object without labels."""
     labels = obj["metadata"].get("labels") or {}
@@ -41,7 +45,7 @@ def selecting_owners(obj: Object, owners: Informer) -> list[Object]:
         return []
     found = []
     for owner in owners.list(obj["metadata"]["namespace"]):
-        selector = as_label_selector(owner["spec"].get("selector"))
+        selector = selector_of(owner)
         if selector is not None and not selector.empty and selector.matches(labels):
             found.append(owner)
     return found
@@ -108,9 +112,14 @@ class ControlledPodEvents:
     def _owner(self, obj: Object) -> Object | None:
         return resolve_controller_ref(obj, self.OWNER_KIND, self.owners)
 
+    @staticmethod
+    def pod_selector(owner: Object) -> LabelSelector | None:
+        """The pods an owner selects (its spec.selector, a LabelSelector, by default)."""
+        return spec_selector(owner)
+
     def _enqueue_matching(self, obj: Object) -> None:
         """An orphan changed: the owners that may adopt it have a look."""
-        for owner in selecting_owners(obj, self.owners):
+        for owner in selecting_owners(obj, self.owners, self.pod_selector):
             self._enqueue(owner)
 
     def _pod_added(self, pod: Object) -> None:

@@ -1,10 +1,15 @@
-"""The ReplicaSet controller: keeps spec.replicas active pods of a ReplicaSet's template.
+"""The ReplicaSet controller: keeps spec.replicas active pods of a ReplicaSet's template; and
+the replication manager, the same controller on ReplicationControllers.
 
 As kube-controller-manager's (v1.32): it claims the pods its selector matches (adopting
 orphans, releasing owned pods that stop matching), creates missing pods in slow-start
 batches, deletes surplus ones in Kubernetes' order, remembers what it asked for until its
 informer shows it (expectations), and writes status (replicas, fullyLabeledReplicas,
 readyReplicas, availableReplicas, observedGeneration, the ReplicaFailure condition).
+
+v1.32's replication manager (pkg/controller/replication) is this controller run through
+adapters that convert ReplicationControllers to ReplicaSets and back; here it is the same class
+told the kind it owns, its name and how to read its selector (a plain map of labels).
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from pinnace.api import catalog
-from pinnace.api.apps import as_label_selector
+from pinnace.api.core.replicationcontroller import selector_of
+from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
@@ -49,26 +55,30 @@ CLIENT_BURST = 30
 makes at most this many requests a second. It sets the pace at which pods the kubelet keeps
 rejecting are replaced (the controller has no back-off of its own for them)."""
 CONTROLLER_NAME = "replicaset-controller"
+REPLICATION_CONTROLLER_NAME = "replication-controller"
 REPLICA_FAILURE = "ReplicaFailure"
 
 
 PODS = catalog.kind("", "pods")
 REPLICA_SETS = catalog.kind("apps", "replicasets")
+REPLICATION_CONTROLLERS = catalog.kind("", "replicationcontrollers")
 
 
 class ReplicaSetController(ControlledPodEvents):
     OWNER_KIND = "ReplicaSet"
+    OWNERS: Kind = REPLICA_SETS
+    NAME = CONTROLLER_NAME
     DELETION_RECHECKS_OLD_LABELS = True
 
     def __init__(self, client: Client, informers: InformerFactory) -> None:
         self._client = client
         self._clock = client.clock
-        self._recorder = EventRecorder(client, CONTROLLER_NAME)
+        self._recorder = EventRecorder(client, self.NAME)
         self._queue = WorkQueue(self._clock)
         self._requests = TokenBucket(self._clock, CLIENT_QPS, CLIENT_BURST)
         self.expectations = Expectations(self._clock)
         self._pod_control = PodControl(client, self._recorder, self.expectations, self._requests)
-        self._replica_sets: Informer = informers.informer(REPLICA_SETS)
+        self._replica_sets: Informer = informers.informer(self.OWNERS)
         self._pods: Informer = informers.informer(PODS)
         self._replica_sets.add_event_handler(
             on_add=self._enqueue,
@@ -98,7 +108,7 @@ class ReplicaSetController(ControlledPodEvents):
     # --- sync --------------------------------------------------------------------------------
 
     async def sync(self, key: str) -> None:
-        found = pod_owner_to_sync(key, self._replica_sets, self.expectations)
+        found = pod_owner_to_sync(key, self._replica_sets, self.expectations, self.pod_selector)
         if found is None:
             return
         rs, selector = found
@@ -116,7 +126,7 @@ class ReplicaSetController(ControlledPodEvents):
         longer match released (ClaimPods)."""
 
         async def adopt(pod: Object) -> Object | None:
-            return pod if await self._patch_pod(pod, adopt_patch(pod, rs, REPLICA_SETS)) else None
+            return pod if await self._patch_pod(pod, adopt_patch(pod, rs, self.OWNERS)) else None
 
         active = filter(is_pod_active, self._pods.list(rs["metadata"]["namespace"]))
         return await claim(
@@ -164,7 +174,7 @@ class ReplicaSetController(ControlledPodEvents):
         for sibling in self._replica_sets.list(rs["metadata"]["namespace"]):
             if (controller_ref(sibling) or {}).get("uid") != owner.get("uid"):
                 continue
-            selector = as_label_selector(sibling["spec"].get("selector"))
+            selector = self.pod_selector(sibling)
             if selector is None:
                 continue
             for pod in self._pods.list(rs["metadata"]["namespace"]):
@@ -174,7 +184,7 @@ class ReplicaSetController(ControlledPodEvents):
 
     async def _create_pod(self, rs: Object) -> None:
         await self._pod_control.create(
-            rs, pod_from_template(rs["spec"].get("template") or {}, rs, REPLICA_SETS)
+            rs, pod_from_template(rs["spec"].get("template") or {}, rs, self.OWNERS)
         )
 
     # --- status ------------------------------------------------------------------------------
@@ -218,7 +228,7 @@ class ReplicaSetController(ControlledPodEvents):
             updated["status"] = status
             await self._requests.wait()
             try:
-                await self._client.update_status(REPLICA_SETS, updated)
+                await self._client.update_status(self.OWNERS, updated)
             except StatusError as e:
                 if e.code == 404:
                     return
@@ -239,3 +249,15 @@ async def _slow_start(
     if error is not None and not isinstance(error, StatusError):
         raise error
     return created, error
+
+
+class ReplicationManager(ReplicaSetController):
+    """The ReplicationController's controller: the ReplicaSet controller on another kind."""
+
+    OWNER_KIND = "ReplicationController"
+    OWNERS = REPLICATION_CONTROLLERS
+    NAME = REPLICATION_CONTROLLER_NAME
+
+    @staticmethod
+    def pod_selector(owner: Object) -> LabelSelector | None:
+        return selector_of(owner)

@@ -20,7 +20,7 @@ from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
 from pinnace.controllers.podgc import PodGCController
-from pinnace.controllers.replicaset import ReplicaSetController
+from pinnace.controllers.replicaset import ReplicaSetController, ReplicationManager
 from pinnace.controllers.statefulset import StatefulSetController
 from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
 
@@ -37,10 +37,11 @@ class WorkloadOptions:
 
 
 class WorkloadControllers:
-    """The ReplicaSet, Deployment, Job, CronJob, TTL-after-finished, disruption, DaemonSet and
-    StatefulSet controllers, the garbage collector and the pod garbage collector, the
-    endpoints, EndpointSlice and EndpointSlice mirroring controllers; and the horizontal pod
-    autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
+    """The ReplicaSet, ReplicationController, Deployment, Job, CronJob, TTL-after-finished,
+    disruption, DaemonSet and StatefulSet controllers, the garbage collector and the pod
+    garbage collector, the endpoints, EndpointSlice and EndpointSlice mirroring controllers;
+    and the horizontal pod autoscaler, which reads pod usage through `metrics`
+    (metrics.k8s.io)."""
 
     def __init__(
         self,
@@ -51,6 +52,7 @@ class WorkloadControllers:
         self._loop = client.clock.loop
         self.informers = informers = InformerFactory(client)
         self.replica_sets = ReplicaSetController(client, informers)
+        self.replication_controllers = ReplicationManager(client, informers)
         self.deployments = DeploymentController(client, informers)
         self.garbage_collector = GarbageCollector(client, informers)
         self.disruption = DisruptionController(client, informers)
@@ -76,6 +78,7 @@ class WorkloadControllers:
         self.informers.start()
         controllers = (
             self.replica_sets,
+            self.replication_controllers,
             self.deployments,
             self.garbage_collector,
             self.jobs,

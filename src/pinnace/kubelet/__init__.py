@@ -6,9 +6,9 @@ shared informers and one heartbeat wheel. Containers run on a `ContainerRuntime`
 `SimulatedRuntime` follows the behaviour model of `pinnace.kubelet.behaviour`.
 
 One module per job: `config` (a node's shape and kubelet settings), `node_status` (the Node,
-its conditions and Lease), `admission` (second-phase admission), `configmaps` (what a
-container needs before it is created), `worker` (one pod's containers over time),
-`pod_status` (the status the kubelet reports), `runtime` and `behaviour` (the simulated
+its conditions and Lease), `admission` (second-phase admission), `sources` (the ConfigMaps
+and Secrets a container needs before it is created), `worker` (one pod's containers over
+time), `pod_status` (the status the kubelet reports), `runtime` and `behaviour` (the simulated
 containers), `commands` (well-known commands), `usage` (usage over time, CPU sharing), `oom`
 (the node's OOM killer), `stats` and `summary` (the stats summary), `gc` (container and image
 garbage collection), `failures` (what a failed pass of one of its loops does), `agent` and

@@ -37,7 +37,6 @@ from pinnace.kubelet.config import (
     STATUS_SYNC_PERIOD,
     NodeConfig,
 )
-from pinnace.kubelet.configmaps import ConfigMapLookup
 from pinnace.kubelet.cpu_manager import pod_cpusets, shared_pool_annotation, static_policy
 from pinnace.kubelet.environment import NodeInfo, container_environment
 from pinnace.kubelet.eviction import (
@@ -72,6 +71,7 @@ from pinnace.kubelet.runtime import (
     linux_container_resources,
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
+from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, no_sources
 from pinnace.kubelet.summary import machine, node_summary
 from pinnace.kubelet.worker import PackedLookup, PodIP, PodWorker, started_on_node
 from pinnace.store.codec import Codec
@@ -87,7 +87,6 @@ POD_STATUS_WRITE = "pod status write"
 
 
 PODS = catalog.kind("", "pods")
-CONFIG_MAPS = catalog.kind("", "configmaps")
 SERVICES = catalog.kind("", "services")
 NODES = catalog.kind("", "nodes")
 LEASES = catalog.kind("coordination.k8s.io", "leases")
@@ -121,16 +120,17 @@ class NodeAgent:
         self.usage = NodeUsage()
         """What the admitted pods that have not finished hold (each worker keeps its own
         `hold`, with the rest of what the agent keeps for one pod)."""
-        self.config_maps: ConfigMapLookup = _no_config_maps
+        self.sources: SourceLookup = no_sources
+        """Where ConfigMaps and Secrets are looked up (informers' caches), set by whoever runs
+        this."""
         self.services: ServiceLookup = no_services
         """The Services the node's informer has, for containers' environment."""
-        """Where ConfigMaps are looked up (an informer's cache), set by whoever runs this."""
         self.packed_pod: PackedLookup = _not_packed
         """The compact form a pod informer's cache holds of a version of a pod
         (`Informer.packed`), set by whoever runs this: workers keep those bytes."""
         self.config_blocked: dict[str, PodWorker] = {}
-        """Workers that hear of ConfigMap changes (a container waits for one, or a volume
-        holds one's files), by pod uid."""
+        """Workers that hear of ConfigMap and Secret changes (a container waits for one, or a
+        volume holds one's files), by pod uid."""
         self._rejected: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._pod_network = ipaddress.ip_network(config.pod_cidr)
@@ -649,7 +649,7 @@ class NodeAgent:
         for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
             if c.get("name") == container:
                 node = NodeInfo(
-                    self.config_maps, self.config.allocatable_list, self.host_ip, self.services
+                    self.sources, self.config.allocatable_list, self.host_ip, self.services
                 )
                 return container_environment(pod, c, node, pod_ip)
         return {}
@@ -667,13 +667,14 @@ class NodeAgent:
             resources = dataclasses.replace(resources, cpuset_cpus=cpuset)
         return _RESOURCES(resources)  # the runtime keeps them for every container it runs
 
-    def config_map_changed(self, config_map: Object) -> None:
-        """Retry the containers that wait for this ConfigMap, update the files of its
-        volumes."""
-        m = config_map["metadata"]
+    def source_changed(self, kind: SourceKind, source: Mapping[str, Any]) -> None:
+        """Retry the containers that wait for this ConfigMap or Secret, update the files of
+        its volumes."""
+        m = source["metadata"]
+        name = (kind.resource, m.get("name"))
         for worker in list(self.config_blocked.values()):
-            if worker.namespace == m.get("namespace") and m.get("name") in worker.config_map_names:
-                worker.config_map_changed()
+            if worker.namespace == m.get("namespace") and name in worker.source_names:
+                worker.source_changed()
 
     @property
     def container_exited(self) -> OnExit:
@@ -685,7 +686,7 @@ class NodeAgent:
             worker.exited(status)
 
     def status_changed(self, worker: PodWorker) -> None:
-        if worker.follows_config_maps and not worker.terminating:
+        if worker.follows_sources and not worker.terminating:
             self.config_blocked[worker.uid] = worker
         else:
             self.config_blocked.pop(worker.uid, None)
@@ -867,11 +868,8 @@ class NodeAgent:
         await self.register()
         nodes = Informer(self.client, NODES, field_selector=f"metadata.name={self.name}")
         nodes.add_event_handler(self.node_changed, lambda _, new: self.node_changed(new))
-        config_maps = Informer(self.client, CONFIG_MAPS)
-        config_maps.add_event_handler(
-            self.config_map_changed, lambda _, new: self.config_map_changed(new)
-        )
-        self.config_maps = config_maps.get
+        sources = SourceInformers(self.client, self.source_changed)
+        self.sources = sources.lookup
         services = Informer(self.client, SERVICES)
         self.services = services.list
         pods = Informer(
@@ -883,10 +881,10 @@ class NodeAgent:
         )
         self.packed_pod = pods.packed
         pods.add_event_handler(self.pod_added, self.pod_updated, self.pod_deleted)
-        informers = (nodes, config_maps, services, pods)
+        informers = (nodes, services, pods)
         for informer in informers:
             informer.start()
-        await config_maps.wait_for_sync()
+        await sources.start()
         await services.wait_for_sync()
         try:
             while True:
@@ -895,14 +893,11 @@ class NodeAgent:
         finally:
             for informer in informers:
                 await informer.stop()
+            await sources.stop()
 
 
 _ANNOTATIONS: Interned[tuple[tuple[str, str], ...]] = Interned()
 _RESOURCES: Interned[LinuxContainerResources] = Interned()
-
-
-def _no_config_maps(namespace: str, name: str) -> None:
-    return None
 
 
 def _not_packed(pod: Mapping[str, Any]) -> None:

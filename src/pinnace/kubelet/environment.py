@@ -3,21 +3,23 @@ pkg/kubelet/kubelet_pods.go), and `$(VAR)` expansion (third_party/forked/golang/
 
 In order:
 
-1. `envFrom[].configMapRef`: every key of the ConfigMap's `data` (not `binaryData`), with the
-   entry's `prefix`. Since v1.30 the kubelet no longer skips keys that are not C-like names
-   (nor records InvalidEnvironmentVariableNames events): any ConfigMap key is a valid
-   environment variable name under the relaxed rules (kubernetes/kubernetes#123385, #130099).
+1. `envFrom[]`: every key of a ConfigMap's `data` (not `binaryData`, `configMapRef`) or of a
+   Secret's `data`, decoded (`secretRef`), with the entry's `prefix`. Since v1.30 the kubelet no
+   longer skips keys that are not C-like names (nor records InvalidEnvironmentVariableNames
+   events): any such key is a valid environment variable name under the relaxed rules
+   (kubernetes/kubernetes#123385, #130099).
 2. `env[]` in order: a `value` has its `$(VAR)` references expanded against the variables
    defined before it (`$$` is a literal `$`; a reference to an undefined variable stays as
-   written); a `valueFrom` takes a ConfigMap key (`configMapKeyRef`), a field of the pod
-   (`fieldRef`: metadata.name, metadata.namespace, metadata.uid, metadata.labels['k'],
-   metadata.annotations['k'], spec.nodeName, spec.serviceAccountName, status.hostIP(s),
-   status.podIP(s)) or a resource of a container (`resourceFieldRef`: requests/limits of cpu,
-   memory and ephemeral-storage over a divisor, rounded up; an unset limit is the node's
-   allocatable). A later variable replaces an earlier one of the same name.
+   written); a `valueFrom` takes a ConfigMap key (`configMapKeyRef`), a Secret key
+   (`secretKeyRef`), a field of the pod (`fieldRef`: metadata.name, metadata.namespace,
+   metadata.uid, metadata.labels['k'], metadata.annotations['k'], spec.nodeName,
+   spec.serviceAccountName, status.hostIP(s), status.podIP(s)) or a resource of a container
+   (`resourceFieldRef`: requests/limits of cpu, memory and ephemeral-storage over a divisor,
+   rounded up; an unset limit is the node's allocatable). A later variable replaces an earlier
+   one of the same name.
 
-A ConfigMap or key that is missing and not optional makes the container's creation fail with
-the kubelet's message (`ConfigError`).
+A ConfigMap, Secret or key that is missing and not optional makes the container's creation fail
+with the kubelet's message (`ConfigError`; `pinnace.kubelet.sources` has the wording).
 
 3. The Services' variables (`pinnace.kubelet.service_links`: KUBERNETES_SERVICE_HOST and
    the like), each unless a variable of the same name was declared. `$(VAR)` references in
@@ -35,8 +37,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pinnace.kubelet.configmaps import ConfigMapLookup
 from pinnace.kubelet.service_links import ServiceLookup, no_services, service_environment
+from pinnace.kubelet.sources import SOURCE_KINDS, SourceKind, SourceLookup
 from pinnace.resources.lists import ResourceList, parse_quantity, parse_resource_list
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY
 from pinnace.resources.quantity import Quantity
@@ -46,14 +48,14 @@ _DEFAULTED_LIMITS = (CPU, MEMORY, EPHEMERAL_STORAGE)
 
 
 class ConfigError(Exception):
-    """The container cannot be created: a ConfigMap or key it needs is missing."""
+    """The container cannot be created: a ConfigMap, Secret or key it needs is missing."""
 
 
 @dataclass(frozen=True)
 class NodeInfo:
     """What the environment takes from the node."""
 
-    config_maps: ConfigMapLookup
+    sources: SourceLookup
     allocatable: Callable[[], ResourceList]
     """Asked only for a resourceFieldRef of an unset limit."""
     host_ip: str
@@ -96,42 +98,42 @@ def container_environment(
 ) -> dict[str, str]:
     """The environment of `container` of `pod`, in order. Raises ConfigError."""
     namespace = pod["metadata"].get("namespace", "")
-    found: dict[str, Mapping[str, Any]] = {}
+    found: dict[tuple[str, str], Mapping[str, Any]] = {}
 
-    def config_map(name: str, optional: bool) -> Mapping[str, Any] | None:
-        if name not in found:
-            got = node.config_maps(namespace, name)
+    def source(kind: SourceKind, name: str, optional: bool) -> Mapping[str, Any] | None:
+        """The values of a ConfigMap or Secret; None when it is optional and missing."""
+        if (kind.resource, name) not in found:
+            got = node.sources(kind, namespace, name)
             if got is None:
                 if optional:
                     return None
-                raise ConfigError(f'configmap "{name}" not found')
-            found[name] = got
-        return found[name]
+                raise ConfigError(kind.not_found(name))
+            found[kind.resource, name] = kind.env_values(got)
+        return found[kind.resource, name]
 
     variables: dict[str, str] = {}
     service_variables = service_environment(pod, node.services)
 
     def lookup(name: str) -> str | None:
-        found = variables.get(name)
-        return service_variables.get(name) if found is None else found
+        declared = variables.get(name)
+        return service_variables.get(name) if declared is None else declared
 
-    for source in container.get("envFrom") or ():
-        ref = source.get("configMapRef")
-        if ref is None:
-            continue
-        name = ref.get("name", "")
-        data = config_map(name, bool(ref.get("optional")))
-        if data is None:
-            continue
-        prefix = source.get("prefix") or ""
-        variables.update((prefix + key, value) for key, value in (data.get("data") or {}).items())
+    for entry in container.get("envFrom") or ():
+        for kind in SOURCE_KINDS:
+            ref = entry.get(kind.env_from_ref)
+            if ref is None:
+                continue
+            values = source(kind, ref.get("name", ""), bool(ref.get("optional")))
+            if values is not None:
+                prefix = entry.get("prefix") or ""
+                variables.update((prefix + key, value) for key, value in values.items())
     for var in container.get("env") or ():
         value = var.get("value") or ""
-        source = var.get("valueFrom")
+        value_from = var.get("valueFrom")
         if value:
             value = expand(value, lookup)
-        elif source:
-            resolved = _value_from(source, pod, container, node, pod_ip, config_map)
+        elif value_from:
+            resolved = _value_from(value_from, pod, container, node, pod_ip, source)
             if resolved is None:
                 continue
             value = resolved
@@ -142,30 +144,32 @@ def container_environment(
 
 
 def _value_from(
-    source: Mapping[str, Any],
+    value_from: Mapping[str, Any],
     pod: Mapping[str, Any],
     container: Mapping[str, Any],
     node: NodeInfo,
     pod_ip: str,
-    config_map: Callable[[str, bool], Mapping[str, Any] | None],
+    source: Callable[[SourceKind, str, bool], Mapping[str, Any] | None],
 ) -> str | None:
-    """The value of one valueFrom; None when an optional source is missing."""
-    if "fieldRef" in source:
-        return _field_value(source["fieldRef"].get("fieldPath", ""), pod, node, pod_ip)
-    if "resourceFieldRef" in source:
-        return _resource_value(source["resourceFieldRef"], pod, container, node)
-    ref = source.get("configMapKeyRef")
-    if ref is None:
-        return ""  # secrets are not served to simulated containers
-    name, key, optional = ref.get("name", ""), ref.get("key", ""), bool(ref.get("optional"))
-    data = config_map(name, optional)
-    if data is None:
-        return None
-    value = (data.get("data") or {}).get(key)
-    if value is None and not optional:
-        namespace = pod["metadata"].get("namespace", "")
-        raise ConfigError(f"couldn't find key {key} in ConfigMap {namespace}/{name}")
-    return value
+    """The value of one valueFrom; None when an optional source or key is missing."""
+    if "fieldRef" in value_from:
+        return _field_value(value_from["fieldRef"].get("fieldPath", ""), pod, node, pod_ip)
+    if "resourceFieldRef" in value_from:
+        return _resource_value(value_from["resourceFieldRef"], pod, container, node)
+    for kind in SOURCE_KINDS:
+        ref = value_from.get(kind.env_ref)
+        if ref is None:
+            continue
+        name, key, optional = ref.get("name", ""), ref.get("key", ""), bool(ref.get("optional"))
+        values = source(kind, name, optional)
+        if values is None:
+            return None
+        value = values.get(key)
+        if value is None and not optional:
+            namespace = pod["metadata"].get("namespace", "")
+            raise ConfigError(f"couldn't find key {key} in {kind.kind} {namespace}/{name}")
+        return value
+    return ""
 
 
 def _field_value(path: str, pod: Mapping[str, Any], node: NodeInfo, pod_ip: str) -> str:

@@ -41,6 +41,7 @@ import contextlib
 import logging
 import math
 from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any
 
 from pinnace.api import status
 from pinnace.api.objects import Object
@@ -50,10 +51,11 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
 from pinnace.clock import micro_instant
 from pinnace.kubelet import endpoints
-from pinnace.kubelet.agent import CONFIG_MAPS, NODES, PODS, SERVICES, NodeAgent
+from pinnace.kubelet.agent import NODES, PODS, SERVICES, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
 from pinnace.kubelet.link import Link
 from pinnace.kubelet.node_status import KUBELET_PORT
+from pinnace.kubelet.sources import SourceInformers, SourceKind
 from pinnace.kubelet.summary import NodeSummaries
 from pinnace.store.codec import Codec
 
@@ -82,7 +84,7 @@ class NodeAgentPool:
         self.simulated = simulated
         self.clock = client.clock
         self.codec = codec if codec is not None else Codec()
-        self._config_maps = Informer(client, CONFIG_MAPS)
+        self._sources = SourceInformers(client, self._source_changed)
         self._services = Informer(client, SERVICES)
         # Packed (the workers share the bytes), not filed by namespace (never listed so): a pool
         # of thousands of nodes runs hundreds of thousands of pods. Filed by node, for what an
@@ -138,7 +140,7 @@ class NodeAgentPool:
 
     def _new_agent(self, config: NodeConfig) -> NodeAgent:
         agent = NodeAgent(Link(self.client, config.name), config, codec=self.codec)
-        agent.config_maps = self._config_maps.get
+        agent.sources = self._sources.lookup
         agent.services = self._services.list
         agent.packed_pod = self._pods.packed
         agent.write_renewals = agent.post_unchanged_status = not self.simulated
@@ -151,9 +153,6 @@ class NodeAgentPool:
             await asyncio.gather(*(a.register() for a in agents[i : i + REGISTRATION_BATCH]))
         self._nodes.add_event_handler(self._node, self._node_updated, self._node_deleted)
         self._pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
-        self._config_maps.add_event_handler(
-            self._config_map_changed, lambda _, new: self._config_map_changed(new)
-        )
         if self.agents:
             await self._follow_pods()
         self._nodes.start()
@@ -164,16 +163,15 @@ class NodeAgentPool:
         """Watch the bound pods once the pool has a node (it may never have one)."""
         if not self._pods_started:
             self._pods_started = True
-            self._config_maps.start()
+            await self._sources.start()
             self._services.start()
-            await self._config_maps.wait_for_sync()
             await self._services.wait_for_sync()
             self._pods.start()
         await self._pods.wait_for_sync()
 
     async def stop(self) -> None:
         await self._pods.stop()
-        await self._config_maps.stop()
+        await self._sources.stop()
         await self._services.stop()
         await self._nodes.stop()
         for task in self._adopting.values():
@@ -526,10 +524,10 @@ class NodeAgentPool:
         except StatusError as e:
             log.warning("node %s: not adopted: %s", config.name, e.message)
 
-    def _config_map_changed(self, config_map: Object) -> None:
+    def _source_changed(self, kind: SourceKind, source: Mapping[str, Any]) -> None:
         for agent in self.agents.values():
             if agent.config_blocked and _link(agent).connected:
-                agent.config_map_changed(config_map)
+                agent.source_changed(kind, source)
 
     def _node_updated(self, old: Object, new: Object) -> None:
         self._node(new)

@@ -1,14 +1,20 @@
-"""configMap volumes and the files a container sees through its volumeMounts.
+"""The volumes whose files Pinnace models, and the files a container sees through its
+volumeMounts.
 
 The kubelet mounts a pod's volumes before it starts any of its containers (the volume
-manager's WaitForAttachAndMount). A configMap volume holds a file per key of the ConfigMap
-(`data` and `binaryData`), or, with `items`, the listed keys at their paths (which may name
-subdirectories). A ConfigMap that is missing and not optional, or an `items` key it does not
-have, fails the mount: the pod stays in ContainerCreating and the kubelet records a FailedMount
-event (`MountVolume.SetUp failed for volume "config" : configmap "x" not found`) until the
-ConfigMap appears. An optional one that is missing mounts as an empty directory.
+manager's WaitForAttachAndMount). A configMap or secret volume holds a file per key of the
+ConfigMap (`data` and `binaryData`) or Secret (`data`, decoded), or, with `items`, the listed
+keys at their paths (which may name subdirectories). One that is missing and not optional, or
+an `items` key it does not have, fails the mount: the pod stays in ContainerCreating and the
+kubelet records a FailedMount event (`MountVolume.SetUp failed for volume "config" : configmap
+"x" not found`) until it appears. An optional one that is missing mounts as an empty
+directory. A downwardAPI volume holds the pod's fields it names; a projected volume holds the
+files of its sources (configMap, secret, downwardAPI, serviceAccountToken) together, failing
+with the errors of every source that fails. The ServiceAccount admission plugin gives every
+pod one such volume, kube-api-access-xxxxx: `token`, `ca.crt` (from the namespace's
+kube-root-ca.crt ConfigMap) and `namespace`.
 
-A mounted volume follows its ConfigMap: when the ConfigMap changes, the files change (the
+A mounted volume follows its ConfigMaps and Secrets: when one changes, the files change (the
 kubelet does it on its next sync of the pod), except where a container mounts it with a
 `subPath`, which keeps what it saw when it started.
 
@@ -19,17 +25,20 @@ image's own files are not modelled.
 from __future__ import annotations
 
 import base64
-import binascii
 import builtins
 import fnmatch
+import json
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinnace.kubelet.configmaps import ConfigMapLookup
+from pinnace.kubelet.sources import SOURCE_KINDS, SourceKind, SourceLookup, SourceName
 
 FAILED_MOUNT = "FailedMount"
+_MODELLED = ("configMap", "secret", "downwardAPI", "projected")
+_SUBSCRIPT = re.compile(r"metadata\.(labels|annotations)\['(.*)'\]")
 
 Files = dict[str, str]
 """Path relative to the volume -> content."""
@@ -104,48 +113,147 @@ def _absolute(path: str) -> str:
     return posixpath.normpath("/" + path.lstrip("/"))
 
 
-def config_map_payload(
-    source: Mapping[str, Any], config_map: Mapping[str, Any] | None
+def source_payload(
+    kind: SourceKind, source: Mapping[str, Any], found: Mapping[str, Any] | None
 ) -> Files | str:
-    """The files of a configMap volume (MakePayload), or why the mount fails."""
-    name = source.get("name", "")
+    """The files of a configMap or secret volume or projection (MakePayload), or why the
+    mount fails."""
+    name = source.get(kind.volume_name, "")
     optional = bool(source.get("optional"))
-    if config_map is None:
+    if found is None:
         if not optional:
-            return f'configmap "{name}" not found'
-        config_map = {}
-    data = config_map.get("data") or {}
-    binary = {k: _decoded(v) for k, v in (config_map.get("binaryData") or {}).items()}
+            return kind.not_found(name)
+        found = {}
+    values = kind.file_values(found)
     items = source.get("items")
     if not items:
-        return {**data, **binary}
+        return values
     files: Files = {}
     for item in items:
         key = item.get("key", "")
-        if key in data or key in binary:
-            files[posixpath.normpath(item.get("path", key))] = data.get(key, binary.get(key, ""))
+        if key in values:
+            files[posixpath.normpath(item.get("path", key))] = values[key]
         elif not optional:
-            return f"configmap references non-existent config key: {key}"
+            return kind.missing_volume_key.format(key=key)
     return files
 
 
-def _decoded(value: str) -> str:
-    try:
-        return base64.b64decode(value).decode(errors="replace")
-    except (binascii.Error, ValueError):
-        return value
+def downward_files(items: Any, pod: Mapping[str, Any]) -> Files:
+    """The files of a downwardAPI volume or projection: each item's fieldRef, as the
+    kubelet formats it (a map one `key="value"` line per key, sorted). resourceFieldRef
+    items are not modelled."""
+    files: Files = {}
+    for item in items or ():
+        path = (item.get("fieldRef") or {}).get("fieldPath")
+        if path:
+            files[posixpath.normpath(item.get("path", ""))] = _pod_field(pod, path)
+    return files
+
+
+def _pod_field(pod: Mapping[str, Any], path: str) -> str:
+    meta = pod.get("metadata") or {}
+    if path in ("metadata.labels", "metadata.annotations"):
+        values = meta.get(path.split(".")[1]) or {}
+        return "\n".join(f"{k}={json.dumps(values[k], ensure_ascii=False)}" for k in sorted(values))
+    subscript = _SUBSCRIPT.fullmatch(path)
+    if subscript is not None:
+        return (meta.get(subscript.group(1)) or {}).get(subscript.group(2), "")
+    return str(meta.get(path.removeprefix("metadata."), ""))
+
+
+def service_account_token(pod: Mapping[str, Any], projection: Mapping[str, Any]) -> str:
+    """What a serviceAccountToken projection's file holds. Pinnace serves no TokenRequest: the
+    token is an unsigned JWT-shaped string naming the service account and the pod it is bound
+    to (docs/differences.md)."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    namespace, account = meta.get("namespace", ""), spec.get("serviceAccountName", "")
+    claims = {
+        "aud": [projection.get("audience") or "https://kubernetes.default.svc.cluster.local"],
+        "iss": "https://kubernetes.default.svc.cluster.local",
+        "kubernetes.io": {
+            "namespace": namespace,
+            "pod": {"name": meta.get("name", ""), "uid": meta.get("uid", "")},
+            "serviceaccount": {"name": account},
+        },
+        "sub": f"system:serviceaccount:{namespace}:{account}",
+    }
+    parts = ({"alg": "none", "typ": "JWT"}, claims)
+    return ".".join(_base64url(json.dumps(p, separators=(",", ":"))) for p in parts) + "."
+
+
+def _base64url(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _projected_payload(
+    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup
+) -> Files | str:
+    """The projected volume's sources in order, later files replacing earlier ones; the
+    errors of every source that fails, together."""
+    files: Files = {}
+    errors: list[str] = []
+    namespace = (pod.get("metadata") or {}).get("namespace", "")
+    for source in (volume.get("projected") or {}).get("sources") or ():
+        payload: Files | str = {}
+        for kind in SOURCE_KINDS:
+            if source.get(kind.volume) is not None:
+                projection = source[kind.volume]
+                found = lookup(kind, namespace, projection.get("name", ""))
+                payload = source_payload(kind, projection, found)
+        if source.get("downwardAPI") is not None:
+            payload = downward_files(source["downwardAPI"].get("items"), pod)
+        if source.get("serviceAccountToken") is not None:
+            projection = source["serviceAccountToken"]
+            payload = {projection.get("path", ""): service_account_token(pod, projection)}
+        if isinstance(payload, str):
+            errors.append(payload)
+        else:
+            files.update(payload)
+    if errors:
+        return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    return files
+
+
+def volume_payload(
+    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup
+) -> Files | str:
+    """The files of one of the volumes Pinnace models, or why its mount fails."""
+    namespace = (pod.get("metadata") or {}).get("namespace", "")
+    for kind in SOURCE_KINDS:
+        source = volume.get(kind.volume)
+        if source is not None:
+            found = lookup(kind, namespace, source.get(kind.volume_name, ""))
+            return source_payload(kind, source, found)
+    if volume.get("downwardAPI") is not None:
+        return downward_files(volume["downwardAPI"].get("items"), pod)
+    return _projected_payload(volume, pod, lookup)
+
+
+def _modelled(volume: Mapping[str, Any]) -> bool:
+    return any(volume.get(field) is not None for field in _MODELLED)
+
+
+def _source_names(volume: Mapping[str, Any]) -> set[SourceName]:
+    sources = [volume, *((volume.get("projected") or {}).get("sources") or ())]
+    names = set()
+    for source in sources:
+        for kind in SOURCE_KINDS:
+            ref = source.get(kind.volume)
+            if ref is not None:
+                field = kind.volume_name if source is volume else "name"
+                names.add((kind.resource, ref.get(field, "")))
+    return names
 
 
 class PodVolumes:
-    """The configMap volumes of one pod, by volume name, kept current by `mount`."""
+    """The volumes of one pod whose files Pinnace models (configMap, secret, downwardAPI and
+    projected ones), by volume name, kept current by `mount`."""
 
     __slots__ = ("files", "mounted", "sources")  # one per pod: thousands on a node pool
 
     def __init__(self, pod: Mapping[str, Any]) -> None:
         self.sources: dict[str, Mapping[str, Any]] = {
-            v["name"]: v["configMap"]
-            for v in (pod.get("spec") or {}).get("volumes") or ()
-            if v.get("configMap") is not None
+            v["name"]: v for v in (pod.get("spec") or {}).get("volumes") or () if _modelled(v)
         }
         self.files: dict[str, Files] = {}
         """The volumes set up so far."""
@@ -154,20 +262,21 @@ class PodVolumes:
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> PodVolumes:
-        """The pod's: one that nothing changes, shared, for every pod without configMap
-        volumes (most pods)."""
+        """The pod's: one that nothing changes, shared, for every pod without modelled
+        volumes."""
         volumes = cls(pod)
         return volumes if volumes.sources else _NO_VOLUMES
 
-    def config_map_names(self) -> set[str]:
-        return {source.get("name", "") for source in self.sources.values()}
+    def source_names(self) -> set[SourceName]:
+        """The ConfigMaps and Secrets the volumes hold files of."""
+        return set().union(*map(_source_names, self.sources.values()))
 
-    def mount(self, namespace: str, lookup: ConfigMapLookup) -> list[str]:
+    def mount(self, pod: Mapping[str, Any], lookup: SourceLookup) -> list[str]:
         """Set up (or bring up to date) every volume; the FailedMount messages of those that
         fail. A volume that fails keeps the files it had."""
         failures = []
         for volume, source in self.sources.items():
-            payload = config_map_payload(source, lookup(namespace, source.get("name", "")))
+            payload = volume_payload(source, pod, lookup)
             if isinstance(payload, str):
                 failures.append(f'MountVolume.SetUp failed for volume "{volume}" : {payload}')
                 continue

@@ -2,10 +2,11 @@
 says with the kubelet's back-off, stopped when it is deleted (pkg/kubelet's pod workers and
 kuberuntime SyncPod, reduced to what a simulated runtime needs).
 
-The pod's configMap volumes are mounted before any container starts (`pinnace.kubelet.volumes`;
-until they can be, the pod stays in ContainerCreating with FailedMount events), and each
-container is given the environment the kubelet builds for it (`pinnace.kubelet.environment`)
-and the files of its volumeMounts, both once per start.
+The pod's volumes (configMap, secret, downwardAPI, projected) are mounted before any
+container starts (`pinnace.kubelet.volumes`; until they can be, the pod stays in
+ContainerCreating with FailedMount events), and each container is given the environment the
+kubelet builds for it (`pinnace.kubelet.environment`) and the files of its volumeMounts, both
+once per start.
 
 Init containers run one at a time, each to success, before the app containers start; a
 sidecar (an init container with restartPolicy Always) starts in its turn and keeps running. A
@@ -44,7 +45,6 @@ from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time, parse_time
 from pinnace.kubelet.behaviour import BehaviourError, ContainerBehaviour, container_behaviour
-from pinnace.kubelet.configmaps import ConfigMapLookup, referenced_config_maps
 from pinnace.kubelet.environment import ConfigError
 from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
@@ -79,6 +79,7 @@ from pinnace.kubelet.runtime import (
     OnExit,
 )
 from pinnace.kubelet.shell import ShellContext
+from pinnace.kubelet.sources import SourceLookup, SourceName, referenced_sources
 from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
 from pinnace.resources.oom import is_critical_pod
 from pinnace.store.codec import Codec
@@ -92,7 +93,9 @@ MAX_BACKOFF = 300.0
 MINIMUM_GRACE_PERIOD = 2
 """The kubelet always gives a container this long between SIGTERM and SIGKILL."""
 DEFAULT_GRACE_PERIOD = 30
-_NO_NAMES: frozenset[str] = frozenset()
+_NO_NAMES: frozenset[SourceName] = frozenset()
+_SOURCE_NAMES: Interned[frozenset[SourceName]] = Interned()
+"""Most pods use only their namespace's kube-root-ca.crt."""
 _NO_PROBERS: Mapping[ProbeType, Prober] = MappingProxyType({})
 
 
@@ -103,7 +106,7 @@ class PodHost(Protocol):
     runtime: ContainerRuntime
     recorder: EventRecorder
     host_ip: str
-    config_maps: ConfigMapLookup
+    sources: SourceLookup
     packed_pod: PackedLookup
     codec: Codec
 
@@ -120,7 +123,7 @@ class PodHost(Protocol):
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
     ) -> dict[str, str]:
-        """The container's environment. Raises ConfigError (a missing ConfigMap)."""
+        """The container's environment. Raises ConfigError (a missing ConfigMap or Secret)."""
 
     def container_resources(
         self, pod: Mapping[str, Any], container: str
@@ -220,7 +223,6 @@ class PodWorker:
         "apps",
         "ceiling",
         "ceiling_annotations",
-        "config_map_names",
         "flags",
         "hold",
         "host",
@@ -232,6 +234,7 @@ class PodWorker:
         "qos_class",
         "resource_version",
         "restart_policy",
+        "source_names",
         "start_time",
         "status_written",
         "uid",
@@ -289,9 +292,9 @@ class PodWorker:
             for c in spec.get("containers") or ()
         )
         self.volumes = PodVolumes.of(pod)
-        names = referenced_config_maps(pod) | self.volumes.config_map_names()
-        self.config_map_names = frozenset(names) if names else _NO_NAMES
-        """The ConfigMaps its containers take environment or files from."""
+        names = referenced_sources(pod) | self.volumes.source_names()
+        self.source_names = _SOURCE_NAMES(frozenset(names)) if names else _NO_NAMES
+        """The ConfigMaps and Secrets its containers take environment or files from."""
         self._mount_failures: Sequence[str] = ()
         self._ip: PodIP = ""
         self.start_time = 0.0
@@ -372,25 +375,26 @@ class PodWorker:
 
     @property
     def config_blocked(self) -> bool:
-        """A container waits for its configuration (a ConfigMap, a model annotation), or
-        the volumes for their ConfigMaps."""
+        """A container waits for its configuration (a ConfigMap, a Secret, a model
+        annotation), or the volumes for their ConfigMaps and Secrets."""
         return not self.volumes.mounted or any(
             c.waiting[0] == CREATE_CONTAINER_CONFIG_ERROR for c in self.inits + self.apps
         )
 
     @property
-    def follows_config_maps(self) -> bool:
-        """Waits for a ConfigMap, or has files to keep up to date with theirs."""
+    def follows_sources(self) -> bool:
+        """Waits for a ConfigMap or Secret, or has files to keep up to date with theirs."""
         return self.config_blocked or bool(self.volumes.sources)
 
-    def config_map_changed(self) -> None:
-        """A ConfigMap it uses changed: retry what waits for it, update mounted files."""
+    def source_changed(self) -> None:
+        """A ConfigMap or Secret it uses changed: retry what waits for it, update mounted
+        files."""
         if self.terminating or self.finished:
             return
         if self.config_blocked:
             self.sync()
         else:
-            self.volumes.mount(self.namespace, self.host.config_maps)
+            self.volumes.mount(self.read_pod(), self.host.sources)
 
     @property
     def finished(self) -> bool:
@@ -538,7 +542,7 @@ class PodWorker:
 
     def _mount(self) -> bool:
         """Set up the pod's volumes; a FailedMount event for each that fails anew."""
-        failures = self.volumes.mount(self.namespace, self.host.config_maps)
+        failures = self.volumes.mount(self.read_pod(), self.host.sources)
         for message in failures:
             if message not in self._mount_failures:
                 self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)

@@ -397,11 +397,13 @@ def keep_labels(new: Object, old: Object) -> None:
 _SCALE_META_FIELDS = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
 
 
-def scale_of(obj: Object) -> Object:
-    """The autoscaling/v1 Scale a Deployment or ReplicaSet shows at its `scale` subresource."""
+def scale_of(obj: Object, selector: LabelSelector | None = None) -> Object:
+    """The autoscaling/v1 Scale a Deployment or ReplicaSet shows at its `scale` subresource;
+    `selector` for a kind whose selector is not a LabelSelector (a ReplicationController's)."""
     meta = as_dict(obj.get("metadata"))
     spec, status = as_dict(obj.get("spec")), as_dict(obj.get("status"))
-    selector = as_label_selector(spec.get("selector"))
+    if selector is None:
+        selector = as_label_selector(spec.get("selector"))
     replicas = counter(spec, "replicas")
     scale_status: Object = {"replicas": counter(status, "replicas")}
     if selector is not None and str(selector):

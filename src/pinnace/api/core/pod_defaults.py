@@ -108,11 +108,21 @@ def default_pod_spec(spec: Obj) -> None:
         spec["terminationGracePeriodSeconds"] = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
     if not spec.get("schedulerName"):
         spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    _convert_service_account(spec)
     _round_resource_list(spec.get("overhead"))
     for _, volume in dict_items(spec.get("volumes")):
         _default_volume(volume)
     for _, _, ctr in all_containers(spec):
         _default_container(ctr)
+
+
+def _convert_service_account(spec: Obj) -> None:
+    """v1's deprecated `serviceAccount` names the account when `serviceAccountName` does not,
+    and shows `serviceAccountName` whenever it is set (Convert_v1_PodSpec_To_core_PodSpec and
+    back)."""
+    name = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if name and isinstance(name, str):
+        spec["serviceAccountName"] = spec["serviceAccount"] = name
 
 
 def _default_requests_to_limits(ctr: Obj) -> None:

@@ -34,9 +34,12 @@ ROOTS = {
     "PodDisruptionBudget": "policy.v1.PodDisruptionBudget",
     "PriorityClass": "scheduling.v1.PriorityClass",
     "ReplicaSet": "apps.v1.ReplicaSet",
+    "ReplicationController": "core.v1.ReplicationController",
     "ResourceQuota": "core.v1.ResourceQuota",
     "RuntimeClass": "node.v1.RuntimeClass",
+    "Secret": "core.v1.Secret",
     "Service": "core.v1.Service",
+    "ServiceAccount": "core.v1.ServiceAccount",
     "StatefulSet": "apps.v1.StatefulSet"
 }
 
@@ -60,9 +63,12 @@ API_VERSIONS = {
     "PodDisruptionBudget": "policy/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "ReplicaSet": "apps/v1",
+    "ReplicationController": "v1",
     "ResourceQuota": "v1",
     "RuntimeClass": "node.k8s.io/v1",
+    "Secret": "v1",
     "Service": "v1",
+    "ServiceAccount": "v1",
     "StatefulSet": "apps/v1"
 }
 
@@ -1547,6 +1553,36 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         'image monitors',
     ),
+    'core.v1.ReplicationController': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('core.v1.ReplicationControllerSpec', '', '', '', ()),
+            'status': ('core.v1.ReplicationControllerStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'core.v1.ReplicationControllerCondition': (
+        'lastTransitionTime message reason status type',
+        {
+        },
+        'status type',
+    ),
+    'core.v1.ReplicationControllerSpec': (
+        'minReadySeconds replicas',
+        {
+            'selector': ('{', '', '', 'atomic', ()),
+            'template': ('core.v1.PodTemplateSpec', '', '', '', ()),
+        },
+        '',
+    ),
+    'core.v1.ReplicationControllerStatus': (
+        'availableReplicas fullyLabeledReplicas observedGeneration readyReplicas replicas',
+        {
+            'conditions': ('[core.v1.ReplicationControllerCondition', 'merge', 'type', 'map', ('type',)),
+        },
+        'replicas',
+    ),
     'core.v1.ResourceClaim': (
         'name request',
         {
@@ -1640,6 +1676,15 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         'type',
     ),
+    'core.v1.Secret': (
+        'apiVersion immutable kind type',
+        {
+            'data': ('{', '', '', '', ()),
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'stringData': ('{', '', '', '', ()),
+        },
+        '',
+    ),
     'core.v1.SecretEnvSource': (
         'name optional',
         {
@@ -1683,6 +1728,15 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
             'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
             'spec': ('core.v1.ServiceSpec', '', '', '', ()),
             'status': ('core.v1.ServiceStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'core.v1.ServiceAccount': (
+        'apiVersion automountServiceAccountToken kind',
+        {
+            'imagePullSecrets': ('[core.v1.LocalObjectReference', '', '', 'atomic', ()),
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'secrets': ('[core.v1.ObjectReference', 'merge', 'name', 'map', ('name',)),
         },
         '',
     ),

@@ -16,13 +16,20 @@ from pinnace.api.tables.apps import (
     DAEMON_SETS,
     DEPLOYMENTS,
     REPLICA_SETS,
+    REPLICATION_CONTROLLERS,
     STATEFUL_SETS,
 )
 from pinnace.api.tables.autoscaling import HORIZONTAL_POD_AUTOSCALERS
 from pinnace.api.tables.batch import CRON_JOBS, JOBS
 from pinnace.api.tables.columns import Object, Printer
 from pinnace.api.tables.coordination import LEASES
-from pinnace.api.tables.core import CONFIG_MAPS, NAMESPACES, RESOURCE_QUOTAS
+from pinnace.api.tables.core import (
+    CONFIG_MAPS,
+    NAMESPACES,
+    RESOURCE_QUOTAS,
+    SECRETS,
+    SERVICE_ACCOUNTS,
+)
 from pinnace.api.tables.default import DEFAULT
 from pinnace.api.tables.events import EVENTS
 from pinnace.api.tables.metrics import NODE_METRICS, POD_METRICS
@@ -46,6 +53,9 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "resourcequotas"): RESOURCE_QUOTAS,
     ("", "services"): SERVICES,
     ("", "endpoints"): ENDPOINTS,
+    ("", "secrets"): SECRETS,
+    ("", "serviceaccounts"): SERVICE_ACCOUNTS,
+    ("", "replicationcontrollers"): REPLICATION_CONTROLLERS,
     ("apps", "replicasets"): REPLICA_SETS,
     ("apps", "deployments"): DEPLOYMENTS,
     ("apps", "daemonsets"): DAEMON_SETS,

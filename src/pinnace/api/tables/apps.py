@@ -1,5 +1,6 @@
-"""apps/v1: replica sets, deployments, daemon sets and stateful sets, with the wide CONTAINERS,
-IMAGES and (but for stateful sets) SELECTOR columns of their pod template."""
+"""apps/v1: replica sets, deployments, daemon sets and stateful sets, and core/v1's
+replication controllers, with the wide CONTAINERS, IMAGES and (but for stateful sets) SELECTOR
+columns of their pod template."""
 
 from __future__ import annotations
 
@@ -65,6 +66,36 @@ REPLICA_SETS = Printer(
         *containers_columns(doc("V1ReplicaSetSpec", "selector")),
     ),
     _replica_set_row,
+)
+
+
+def _replication_controller_row(rc: Object, now: float) -> Row:
+    spec, status = section(rc, "spec"), section(rc, "status")
+    names, images = container_cells(_template_spec(rc))
+    return Row(
+        [
+            name_of(rc),
+            _desired(spec),
+            integer(status.get("replicas")),
+            integer(status.get("readyReplicas")),
+            age_of(rc, now),
+            names,
+            images,
+            format_labels(spec.get("selector")),
+        ]
+    )
+
+
+REPLICATION_CONTROLLERS = Printer(
+    (
+        name_column(),
+        Column("Desired", "integer", doc("V1ReplicationControllerSpec", "replicas")),
+        Column("Current", "integer", doc("V1ReplicationControllerStatus", "replicas")),
+        Column("Ready", "integer", doc("V1ReplicationControllerStatus", "readyReplicas")),
+        age_column(),
+        *containers_columns(doc("V1ReplicationControllerSpec", "selector")),
+    ),
+    _replication_controller_row,
 )
 
 

@@ -1,4 +1,5 @@
-"""The small core/v1 kinds: namespaces, configmaps and resource quotas."""
+"""The small core/v1 kinds: namespaces, configmaps, secrets, service accounts and resource
+quotas."""
 
 from __future__ import annotations
 
@@ -36,6 +37,36 @@ CONFIG_MAPS = Printer(
         [name_of(cm), _size(cm.get("data")) + _size(cm.get("binaryData")), age_of(cm, now)]
     ),
 )
+
+SECRETS = Printer(
+    (
+        name_column(),
+        Column("Type", "string", doc("V1Secret", "type")),
+        Column("Data", "string", doc("V1Secret", "data")),
+        age_column(),
+    ),
+    lambda secret, now: Row(
+        [
+            name_of(secret),
+            str(secret.get("type") or ""),
+            _size(secret.get("data")),
+            age_of(secret, now),
+        ]
+    ),
+)
+
+SERVICE_ACCOUNTS = Printer(
+    (
+        name_column(),
+        Column("Secrets", "string", doc("V1ServiceAccount", "secrets")),
+        age_column(),
+    ),
+    lambda sa, now: Row([name_of(sa), _length(sa.get("secrets")), age_of(sa, now)]),
+)
+
+
+def _length(value: Any) -> int:
+    return len(value) if isinstance(value, list) else 0
 
 
 def quota_usage(quota: Object) -> tuple[str, str]:

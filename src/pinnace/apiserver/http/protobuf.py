@@ -1,7 +1,8 @@
 """Request bodies in Kubernetes' protobuf encoding, for the kinds kubectl sends that way.
 
 client-go's typed clients (`kubectl create namespace`, `create deployment`, `create job`,
-`create cronjob`, `create configmap`, `autoscale`, `drain`'s evictions) send
+`create cronjob`, `create configmap`, `create secret`, `create serviceaccount`, `autoscale`,
+`drain`'s evictions) send
 `application/vnd.kubernetes.protobuf`: the magic `k8s\\x00`, then a runtime.Unknown whose
 `raw` is the object's message. Pinnace reads those
 bodies into the same JSON objects the JSON decoder gives, for the messages listed here (field
@@ -64,6 +65,29 @@ _SCHEMA: dict[str, dict[int, str]] = {
         3: "binaryData:map:bytes",
         4: "immutable:bool!",
     },
+    "Secret": {
+        1: "metadata:ObjectMeta",
+        2: "data:map:bytes",
+        3: "type:string",
+        4: "stringData:map:string",
+        5: "immutable:bool!",
+    },
+    "ServiceAccount": {
+        1: "metadata:ObjectMeta",
+        2: "secrets:ObjectReference*",
+        3: "imagePullSecrets:LocalObjectReference*",
+        4: "automountServiceAccountToken:bool!",
+    },
+    "ObjectReference": {
+        1: "kind:string",
+        2: "namespace:string",
+        3: "name:string",
+        4: "uid:string",
+        5: "apiVersion:string",
+        6: "resourceVersion:string",
+        7: "fieldPath:string",
+    },
+    "LocalObjectReference": {1: "name:string"},
     "PriorityClass": {
         1: "metadata:ObjectMeta",
         2: "value:int!",
@@ -218,6 +242,8 @@ KINDS = {
     ("v1", "Namespace"): "Namespace",
     ("v1", "ConfigMap"): "ConfigMap",
     ("v1", "Service"): "Service",
+    ("v1", "Secret"): "Secret",
+    ("v1", "ServiceAccount"): "ServiceAccount",
     ("v1", "ResourceQuota"): "ResourceQuota",
     ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
     ("policy/v1", "Eviction"): "Eviction",

@@ -23,6 +23,8 @@ from pinnace.apiserver.keys import kind_prefix
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
 from pinnace.apiserver.storage_metrics import StorageObjects
+from pinnace.autoscaler.autoscaler import ClusterAutoscaler
+from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
@@ -75,6 +77,8 @@ class ClusterOptions:
     workloads); a simulation, which nobody looks at live, goes without."""
     node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
     workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
+    cluster_autoscaler: AutoscalerOptions | None = None
+    """Run the cluster autoscaler over the node pools with a maxSize (docs/autoscaling.md)."""
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
     event_ttl: float = DEFAULT_EVENT_TTL
     seed: int | None = None
@@ -137,6 +141,15 @@ class ControlPlane:
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 options.workloads,
             )
+        self.cluster_autoscaler: ClusterAutoscaler | None = None
+        if options.cluster_autoscaler is not None:
+            self.cluster_autoscaler = ClusterAutoscaler(
+                self.client(),
+                options.cluster_autoscaler,
+                self.nodes,
+                options.scheduler_config,
+                self.randomness.child("cluster-autoscaler"),
+            )
         self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
         cluster's own, so two clusters in one process never share one."""
@@ -197,6 +210,7 @@ class ControlPlane:
             self.taint_eviction,
             self.scheduler,
             self.workloads,
+            self.cluster_autoscaler,
             self.kube_state,
             self.dashboard,
         )

@@ -74,7 +74,9 @@ def zone_of(sim: Simulation) -> dict[str, str]:
     return {n["metadata"]["name"]: n["metadata"]["labels"][ZONE] for n in nodes}
 
 
-@pytest.mark.parametrize("name", ["node-failure.yaml", "zone-loss.yaml", "batch-day.yaml"])
+@pytest.mark.parametrize(
+    "name", ["node-failure.yaml", "zone-loss.yaml", "batch-day.yaml", "autoscaling.yaml"]
+)
 def test_every_example_is_a_valid_scenario(name: str) -> None:
     scenario = load_scenario(EXAMPLES / name)
     assert scenario.name == name.removesuffix(".yaml")

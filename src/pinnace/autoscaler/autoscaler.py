@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -44,7 +44,7 @@ from pinnace.autoscaler.drainability import (
 )
 from pinnace.autoscaler.expander import Expander
 from pinnace.autoscaler.options import AutoscalerOptions
-from pinnace.autoscaler.scaledown import Planner, Removal, nodes_to_delete
+from pinnace.autoscaler.scaledown import Candidate, Planner, Removal, nodes_to_delete
 from pinnace.autoscaler.scaleup import Group, scale_up, scale_up_info
 from pinnace.autoscaler.simulator import Snapshot
 from pinnace.autoscaler.status import (
@@ -180,17 +180,22 @@ class ClusterAutoscaler:
         now = self.clock.now()
         nodes = self._nodes.list()
         pods = [p for p in self._pods.list() if not is_terminal(p) and not _finished(p)]
-        snapshot = Snapshot(self.scheduler_config, self.clock)
-        for node in nodes:
-            snapshot.add_node(node)
         pods_on: dict[str, list[Object]] = {}
         for pod in pods:
             node_name = (pod.get("spec") or {}).get("nodeName")
-            if node_name and snapshot.has_node(node_name):
-                snapshot.core.add_pod(pod)
+            if node_name:
                 pods_on.setdefault(node_name, []).append(pod)
-        self._add_upcoming(snapshot)
-        pending = self._unschedulable(pods, snapshot)
+        made: list[Snapshot] = []
+
+        def snapshot() -> Snapshot:
+            """The simulation, made when first needed (most loops need none)."""
+            if not made:
+                made.append(self._snapshot(nodes, pods_on))
+            return made[0]
+
+        pending = [p for p in pods if _unschedulable(p)]
+        if pending:
+            pending = self._unhelped(pending, snapshot())
         young = [p for p in pending if _age(p, now) < self.options.new_pod_scale_up_delay]
         pending = [p for p in pending if p not in young]
         scale_down_blocked = False
@@ -200,7 +205,7 @@ class ClusterAutoscaler:
                 self._not_triggered(pending, "max total nodes in cluster reached")
             elif all(_age(p, now) < UNSCHEDULABLE_POD_TIME_BUFFER for p in pending):
                 scale_down_blocked = True
-            elif await self._scale_up(pending, nodes, snapshot, room):
+            elif await self._scale_up(pending, nodes, snapshot(), room):
                 self.last_scale_up = now
                 await self._write_status(now, nodes)
                 return
@@ -208,11 +213,21 @@ class ClusterAutoscaler:
             await self._scale_down(snapshot, nodes, pods, pods_on, now, scale_down_blocked)
         await self._write_status(now, nodes)
 
-    def _unschedulable(self, pods: list[Object], snapshot: Snapshot) -> list[Object]:
-        """The pods the scheduler gave up on that would not fit anywhere in the snapshot
-        either (filterOutSchedulable): a pod that would is placed there, taking the room."""
-        marked = [p for p in pods if _unschedulable(p)]
-        marked.sort(key=lambda p: -int((p.get("spec") or {}).get("priority") or 0))
+    def _snapshot(self, nodes: list[Object], pods_on: dict[str, list[Object]]) -> Snapshot:
+        """The nodes, their pods, and a node of its group for every node on its way."""
+        snapshot = Snapshot(self.scheduler_config, self.clock)
+        for node in nodes:
+            snapshot.add_node(node)
+            for pod in pods_on.get(node["metadata"]["name"], ()):
+                snapshot.core.add_pod(pod)
+        self._add_upcoming(snapshot)
+        return snapshot
+
+    def _unhelped(self, marked: list[Object], snapshot: Snapshot) -> list[Object]:
+        """Of the pods the scheduler gave up on, those that would not fit anywhere in the
+        snapshot either (filterOutSchedulable): a pod that would is placed there, taking the
+        room, and left to the scheduler."""
+        marked = sorted(marked, key=lambda p: -int((p.get("spec") or {}).get("priority") or 0))
         names = list(snapshot.core.table.names)
         left = []
         for pod in marked:
@@ -343,7 +358,7 @@ class ClusterAutoscaler:
 
     async def _scale_down(
         self,
-        snapshot: Snapshot,
+        snapshot: Callable[[], Snapshot],
         nodes: list[Object],
         pods: list[Object],
         pods_on: dict[str, list[Object]],
@@ -351,13 +366,15 @@ class ClusterAutoscaler:
         blocked: bool,
     ) -> None:
         registered = [n for n in nodes if n["metadata"]["name"] not in self._deleting]
-        candidates = {
-            n["metadata"]["name"]: _group_of(n) for n in registered if _group_of(n) in self.groups
-        }
+        candidates = [
+            Candidate(n, _group_of(n), pods_on.get(n["metadata"]["name"], []))
+            for n in registered
+            if _group_of(n) in self.groups
+        ]
         destinations = [n["metadata"]["name"] for n in registered]
         budgets = budgets_of(self._budgets.list(), pods)
         owners = owners_of({r: i.list() for r, i in self._owners.items()})
-        self.planner.update(snapshot, candidates, destinations, pods_on, budgets, owners, now)
+        self.planner.update(snapshot, candidates, destinations, budgets, owners, now)
         options = self.options
         cooldown = (
             blocked

@@ -15,6 +15,9 @@ Every loop each node of a node group is looked at, the nodes already found unnee
   node (NoPlaceToMovePods). Otherwise the node is unneeded and the moved pods stay where they
   were placed for the rest of the pass, so later nodes cannot count on that room.
 
+A node kept by its pods (a blocking pod, or no place for one) is not tried again for 5 minutes
+(--unremovable-node-recheck-timeout).
+
 A node unneeded for --scale-down-unneeded-time may go, as long as its group stays at or above
 minSize: empty ones (no pod to move) up to --max-empty-bulk-delete at once, others one drain at
 a time (--max-drain-parallelism).
@@ -22,7 +25,7 @@ a time (--max-drain-parallelism).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pinnace.api.objects import Object
@@ -38,6 +41,11 @@ from pinnace.autoscaler.drainability import (
 )
 from pinnace.autoscaler.simulator import Snapshot
 from pinnace.resources.names import CPU, MEMORY
+from pinnace.resources.quantity import Quantity
+from pinnace.scheduler.podinfo import PodInfo
+
+UNREMOVABLE_RECHECK_TIMEOUT = 300.0
+"""--unremovable-node-recheck-timeout"""
 
 
 @dataclass
@@ -55,72 +63,96 @@ class Removal:
 
 
 @dataclass
+class Candidate:
+    """A node that may be removed: its Node, its group and the pods on it."""
+
+    node: Object
+    group: str
+    pods: list[Object]
+
+    @property
+    def name(self) -> str:
+        return str(self.node["metadata"]["name"])
+
+
+@dataclass
 class Planner:
     threshold: float
     unneeded_time: float
+    recheck_timeout: float = UNREMOVABLE_RECHECK_TIMEOUT
     unneeded_since: dict[str, float] = field(default_factory=dict)
     unneeded: dict[str, Removal] = field(default_factory=dict)
     unremovable: dict[str, str] = field(default_factory=dict)
     """Node -> why it cannot go (cluster-autoscaler's UnremovableReason)."""
+    _simulated_at: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """Nodes whose pods could not go, with why and when: not tried again until the recheck
+    timeout has passed (--unremovable-node-recheck-timeout)."""
 
     def update(
         self,
-        snapshot: Snapshot,
-        candidates: Mapping[str, str],
+        snapshot: Callable[[], Snapshot],
+        candidates: Sequence[Candidate],
         destinations: Sequence[str],
-        pods_on: Mapping[str, list[Object]],
         budgets: list[Budget],
         owners: Owners,
         now: float,
     ) -> None:
-        """Find the unneeded nodes among `candidates` (node -> group), whose pods may move to
-        `destinations`."""
-        utilisation = {n: self._utilisation(snapshot, n) for n in candidates}
+        """Find the unneeded nodes among `candidates`, whose pods may move to `destinations`;
+        `snapshot` gives the simulation, made the first time a pod has to be placed."""
+        shares = {c.name: utilisation(c.node, c.pods) for c in candidates}
         order = sorted(
             candidates,
-            key=lambda n: (
-                n not in self.unneeded_since,
-                max(utilisation[n].values(), default=0),
-                n,
-            ),
+            key=lambda c: (c.name not in self.unneeded_since, _highest(shares[c.name]), c.name),
         )
         unneeded: dict[str, Removal] = {}
         self.unremovable = {}
-        for name in order:
-            found = self._check(snapshot, name, utilisation[name], pods_on, budgets, owners, now)
+        for candidate in order:
+            name = candidate.name
+            found = self._check(candidate, shares[name], budgets, owners, now)
+            gone = set(unneeded) | {name}
+            if (
+                isinstance(found, Removal)
+                and found.move
+                and not self._place(snapshot(), found, destinations, gone)
+            ):
+                found = NO_PLACE_TO_MOVE_PODS
             if isinstance(found, str):
                 self.unremovable[name] = found
+                if found not in (NOT_UNDERUTILIZED, SCALE_DOWN_DISABLED_ANNOTATION):
+                    self._simulated_at.setdefault(name, (found, now))
                 continue
-            if not self._place(snapshot, found, destinations, set(unneeded) | {name}):
-                self.unremovable[name] = NO_PLACE_TO_MOVE_PODS
-                continue
+            self._simulated_at.pop(name, None)
             spend(budgets, found.move)
-            found.group = candidates[name]
             unneeded[name] = found
         self.unneeded = unneeded
         self.unneeded_since = {n: self.unneeded_since.get(n, now) for n in unneeded}
+        present = {c.name for c in candidates}
+        self._simulated_at = {n: v for n, v in self._simulated_at.items() if n in present}
 
     def _check(
         self,
-        snapshot: Snapshot,
-        name: str,
-        utilisation: dict[str, float],
-        pods_on: Mapping[str, list[Object]],
+        candidate: Candidate,
+        shares: dict[str, float],
         budgets: list[Budget],
         owners: Owners,
         now: float,
     ) -> Removal | str:
-        node = snapshot.core.table.nodes[snapshot.core.table.index[name]]
+        node = candidate.node
         if ((node.get("metadata") or {}).get("annotations") or {}).get(
             SCALE_DOWN_DISABLED
         ) == "true":
             return SCALE_DOWN_DISABLED_ANNOTATION
-        if _highest(utilisation) >= self.threshold:
+        if _highest(shares) >= self.threshold:
             return NOT_UNDERUTILIZED
-        drained = drain(pods_on.get(name, []), budgets, owners, now)
+        tried = self._simulated_at.get(candidate.name)
+        if tried is not None:
+            if now - tried[1] < self.recheck_timeout:
+                return tried[0]
+            del self._simulated_at[candidate.name]
+        drained = drain(candidate.pods, budgets, owners, now)
         if drained.blocked is not None:
             return drained.blocked.reason
-        return Removal(name, "", utilisation, drained.move)
+        return Removal(candidate.name, candidate.group, shares, drained.move)
 
     @staticmethod
     def _place(
@@ -140,18 +172,6 @@ class Planner:
                 return False
             placed.append((pod, snapshot.add_pod(_unbound(pod), target)))
         return True
-
-    @staticmethod
-    def _utilisation(snapshot: Snapshot, name: str) -> dict[str, float]:
-        table = snapshot.core.table
-        i = table.index[name]
-        shares = {}
-        for resource in (CPU, MEMORY):
-            column = table.column(resource)
-            allocatable = int(table.allocatable[i, column])
-            if allocatable > 0:
-                shares[resource] = int(table.requested[i, column]) / allocatable
-        return shares
 
     def ready_to_go(self, now: float) -> list[Removal]:
         """The unneeded nodes unneeded for long enough, longest first."""
@@ -194,6 +214,23 @@ def _unbound(pod: Object) -> Object:
     """The pod as its replacement would come: not bound to a node yet."""
     spec = {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}
     return {**pod, "spec": spec}
+
+
+def utilisation(node: Object, pods: Sequence[Object]) -> dict[str, float]:
+    """cpu and memory requested by the pods (as the scheduler counts requests) over the
+    node's allocatable."""
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    shares = {}
+    for resource in (CPU, MEMORY):
+        amount = allocatable.get(resource)
+        if amount is None:
+            continue
+        quantity = Quantity(str(amount))
+        total = quantity.milli_value() if resource == CPU else quantity.value()
+        if total > 0:
+            requested = sum(PodInfo.from_pod(p).requests.get(resource, 0) for p in pods)
+            shares[resource] = requested / total
+    return shares
 
 
 def _highest(utilisation: Mapping[str, float]) -> float:

@@ -220,7 +220,15 @@ def _nodes(series: Table) -> go.Figure:
                 line_shape="hv",
             )
         )
-        figure.update_layout(yaxis2={"title": "cost per hour", "overlaying": "y", "side": "right"})
+        figure.update_layout(
+            yaxis2={
+                "title": "cost per hour",
+                "overlaying": "y",
+                "side": "right",
+                "rangemode": "tozero",
+            }
+        )
+    figure.update_layout(yaxis={"rangemode": "tozero"})
     return layout(figure, "Nodes per pool (and their cost per hour)", "nodes")
 
 

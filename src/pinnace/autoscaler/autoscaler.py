@@ -28,7 +28,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
@@ -102,8 +102,12 @@ class NodeProvider(Protocol):
 
 @dataclass
 class _Provisioning:
+    """Nodes asked for: upcoming until the node informer has each of them."""
+
     group: str
     configs: list[NodeConfig]
+    joined: bool = False
+    """The pool has registered them."""
 
 
 class ClusterAutoscaler:
@@ -242,13 +246,29 @@ class ClusterAutoscaler:
         for request in self._provisioning:
             template = self.groups[request.group].node
             for config in request.configs:
-                snapshot.add_node(self._template(replace(template, name=config.name)))
+                if not snapshot.has_node(config.name):
+                    snapshot.add_node(self._template(replace(template, name=config.name)))
+
+    def _upcoming(self, nodes: list[Object]) -> list[tuple[str, str]]:
+        """(group, node) of every node asked for that the node informer does not have yet;
+        requests whose nodes it has are done with."""
+        present = {n["metadata"]["name"] for n in nodes}
+        self._provisioning = [
+            r
+            for r in self._provisioning
+            if not (r.joined and all(c.name in present for c in r.configs))
+        ]
+        return [
+            (r.group, c.name)
+            for r in self._provisioning
+            for c in r.configs
+            if c.name not in present
+        ]
 
     def _total_room(self, nodes: list[Object]) -> int | None:
         if self.options.max_nodes_total <= 0:
             return None
-        upcoming = sum(len(r.configs) for r in self._provisioning)
-        return self.options.max_nodes_total - len(nodes) - upcoming
+        return self.options.max_nodes_total - len(nodes) - len(self._upcoming(nodes))
 
     # --- scale-up ------------------------------------------------------------------------------
 
@@ -313,8 +333,11 @@ class ClusterAutoscaler:
         await self.clock.sleep(self.options.provisioning_delay)
         try:
             await self.provider.add_nodes(request.configs)
-        finally:
+        except (StatusError, ValueError) as e:
+            log.warning("adding nodes to %s failed: %s", request.group, e)
             self._provisioning.remove(request)
+            return
+        request.joined = True
 
     def _sizes(self, nodes: list[Object]) -> dict[str, int]:
         """Each group's target size: its nodes not being removed, and those on their way."""
@@ -323,11 +346,11 @@ class ClusterAutoscaler:
             group = _group_of(node)
             if group in self.groups and node["metadata"]["name"] not in self._deleting:
                 sizes[group] = sizes.get(group, 0) + 1
-        for request in self._provisioning:
-            sizes[request.group] = sizes.get(request.group, 0) + len(request.configs)
+        for group, _ in self._upcoming(nodes):
+            sizes[group] = sizes.get(group, 0) + 1
         return sizes
 
-    def _template_named(self, pool: NodePool) -> Any:
+    def _template_named(self, pool: NodePool) -> Callable[[str], Object]:
         return lambda name: self._template(replace(pool.node, name=name))
 
     def _template(self, config: NodeConfig) -> Object:
@@ -535,8 +558,8 @@ class ClusterAutoscaler:
     async def _write_status(self, now: float, nodes: list[Object]) -> Object:
         sizes = self._sizes(nodes)
         upcoming: dict[str, int] = {}
-        for request in self._provisioning:
-            upcoming[request.group] = upcoming.get(request.group, 0) + len(request.configs)
+        for group, _ in self._upcoming(nodes):
+            upcoming[group] = upcoming.get(group, 0) + 1
         candidates: dict[str, int] = {}
         for removal in self.planner.unneeded.values():
             candidates[removal.group] = candidates.get(removal.group, 0) + 1

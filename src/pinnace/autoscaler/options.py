@@ -27,8 +27,6 @@ class AutoscalerOptions:
     provisioning_delay: float = 60.0
     """How long a new node takes to join after the scale-up (a cloud's VM start; Pinnace's own
     setting)."""
-    max_node_provision_time: float = 900.0
-    """--max-node-provision-time: a node asked for and not there by then is given up."""
     scale_down_enabled: bool = True
     """--scale-down-enabled"""
     scale_down_utilization_threshold: float = 0.5

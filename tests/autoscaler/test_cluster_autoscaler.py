@@ -234,8 +234,18 @@ nodePools:
     movable = deployment("movable", 1, "500m", "256Mi")
     movable["spec"]["template"]["spec"]["nodeSelector"] = {"spare": "yes"}
     cluster.run(client.create(DEPLOYMENTS, "default", movable))
+    # local storage, but safe to evict: it moves
+    scratch = deployment("scratch-ok", 1, "100m", "128Mi")
+    template = scratch["spec"]["template"]
+    template["metadata"]["annotations"] = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}
+    template["spec"] |= {
+        "nodeSelector": {"spare": "yes"},
+        "volumes": [{"name": "tmp", "emptyDir": {}}],
+    }
+    cluster.run(client.create(DEPLOYMENTS, "default", scratch))
     cluster.wait(30)
     assert _node_of(cluster, "movable") == "work-8"  # the emptier of the two
+    assert _node_of(cluster, "scratch-ok") == "work-8"
     cluster.wait(900)
     # work-9 was empty, work-8's pod could move to work-7: both gone; the others held.
     assert node_names(cluster) == [f"work-{i}" for i in range(1, 8)]
@@ -250,20 +260,37 @@ nodePools:
         "work-6": "ScaleDownDisabledAnnotation",
         "work-7": "NotUnderutilized",
     }
-    assert _node_of(cluster, "movable") == "work-7"
-    assert running(cluster, "movable") == 1
-    (evicted,) = [e for e in events(cluster, "ScaleDown") if e["involvedObject"]["kind"] == "Pod"]
-    assert evicted["involvedObject"]["name"].startswith("movable-")
-    assert evicted["message"] == "deleting pod for node scale down"
+    assert _node_of(cluster, "movable") == _node_of(cluster, "scratch-ok") == "work-7"
+    assert running(cluster, "movable") == running(cluster, "scratch-ok") == 1
+    evicted = [e for e in events(cluster, "ScaleDown") if e["involvedObject"]["kind"] == "Pod"]
+    assert sorted(e["involvedObject"]["name"].rsplit("-", 2)[0] for e in evicted) == [
+        "movable",
+        "scratch-ok",
+    ]
+    assert {e["message"] for e in evicted} == {"deleting pod for node scale down"}
     drained = [
         e for e in events(cluster, "ScaleDown") if e["involvedObject"]["kind"] == "ConfigMap"
     ]
     assert [e["message"].split(",")[0] for e in drained] == ["Scale-down: removing node work-8"]
-    assert drained[0]["message"].endswith(
-        f"pods to reschedule: default/{evicted['involvedObject']['name']}"
-    )
+    moved = sorted(f"default/{e['involvedObject']['name']}" for e in evicted)
+    assert sorted(drained[0]["message"].split("pods to reschedule: ")[1].split(",")) == moved
     (empty,) = events(cluster, "ScaleDownEmpty")
     assert empty["message"] == 'Scale-down: removing empty node "work-9"'
+
+
+def test_no_scale_down_for_ten_minutes_after_a_scale_up(clusters: list[SimulatedCluster]) -> None:
+    cluster = start(TWO_POOLS, expander="least-waste", scale_down_unneeded_time=60)
+    clusters.append(cluster)
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
+    cluster.wait(90)
+    (scaled,) = events(cluster, "ScaledUpGroup")
+    cluster.run(cluster.client.update_scale(DEPLOYMENTS, "default", "web", 1))
+    cluster.wait(400)  # unneeded for more than a minute, but --scale-down-delay-after-add holds
+    assert len(node_names(cluster)) == 3
+    cluster.wait(300)
+    assert node_names(cluster) == ["small-1"]
+    removed = events(cluster, "ScaleDownEmpty")
+    assert min(_time(e) for e in removed) >= _time(scaled) + 600
 
 
 def test_the_same_seed_makes_the_same_choices(clusters: list[SimulatedCluster]) -> None:

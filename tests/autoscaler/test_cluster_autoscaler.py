@@ -24,6 +24,7 @@ PODS = catalog.kind("", "pods")
 EVENTS = catalog.kind("", "events")
 CONFIG_MAPS = catalog.kind("", "configmaps")
 PDBS = catalog.kind("policy", "poddisruptionbudgets")
+PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 
 TWO_POOLS = """
 apiVersion: pinnace.dev/v1alpha1
@@ -291,6 +292,38 @@ def test_no_scale_down_for_ten_minutes_after_a_scale_up(clusters: list[Simulated
     assert node_names(cluster) == ["small-1"]
     removed = events(cluster, "ScaleDownEmpty")
     assert min(_time(e) for e in removed) >= _time(scaled) + 600
+
+
+def test_a_node_not_ready_goes_after_the_unready_time(clusters: list[SimulatedCluster]) -> None:
+    pools = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 2, capacity: {cpu: "2", memory: 4Gi}, maxSize: 2}
+"""
+    cluster = start(pools)
+    clusters.append(cluster)
+    cluster.run(cluster.plane.nodes.fail_node("work-2"))
+    cluster.wait(700)  # both empty since the start: the Ready one goes after 10 minutes
+    assert node_names(cluster) == ["work-2"]
+    cluster.wait(400)
+    assert node_names(cluster) == ["work-2"]
+    cluster.wait(200)  # the other after 20 (--scale-down-unready-time)
+    assert node_names(cluster) == []
+
+
+def test_expendable_pods_get_no_nodes(clusters: list[SimulatedCluster]) -> None:
+    cluster = start(TWO_POOLS)
+    clusters.append(cluster)
+    low = {"metadata": {"name": "expendable"}, "value": -20}
+    cluster.run(cluster.client.create(PRIORITY_CLASSES, "", low))
+    body = deployment("batch", 6, "900m", "1Gi")
+    body["spec"]["template"]["spec"]["priorityClassName"] = "expendable"
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", body))
+    cluster.wait(300)
+    assert node_names(cluster) == ["small-1"]
+    assert running(cluster, "batch") == 2
+    assert not events(cluster, "TriggeredScaleUp") + events(cluster, "NotTriggerScaleUp")
 
 
 def test_the_same_seed_makes_the_same_choices(clusters: list[SimulatedCluster]) -> None:

@@ -4,8 +4,9 @@ node pools that have a maxSize, every --scan-interval.
 Each loop:
 1. The snapshot: the nodes and their pods, and for every node asked for that has not joined yet
    a node of its group's template ("upcoming"), so pods waiting for it do not ask again.
-2. The pods that cannot be scheduled (PodScheduled False, reason Unschedulable) and would not
-   fit anywhere in the snapshot either are the ones to help; pods younger than
+2. The pods that cannot be scheduled (PodScheduled False, reason Unschedulable; not of a
+   priority under -10, the expendable cutoff) and would not fit anywhere in the snapshot
+   either are the ones to help; pods younger than
    --new-pod-scale-up-delay wait, and while every one of them is under 2 s old the loop waits
    for more (and does no scale-down).
 3. Scale-up (`scaleup`): the expander's option is carried out: its nodes join after the
@@ -44,7 +45,13 @@ from pinnace.autoscaler.drainability import (
 )
 from pinnace.autoscaler.expander import Expander
 from pinnace.autoscaler.options import AutoscalerOptions
-from pinnace.autoscaler.scaledown import Candidate, Planner, Removal, nodes_to_delete
+from pinnace.autoscaler.scaledown import (
+    Candidate,
+    Planner,
+    Removal,
+    nodes_to_delete,
+    not_expendable,
+)
 from pinnace.autoscaler.scaleup import Group, scale_up, scale_up_info
 from pinnace.autoscaler.simulator import Snapshot
 from pinnace.autoscaler.status import (
@@ -197,7 +204,7 @@ class ClusterAutoscaler:
                 made.append(self._snapshot(nodes, pods_on))
             return made[0]
 
-        pending = [p for p in pods if _unschedulable(p)]
+        pending = not_expendable([p for p in pods if _unschedulable(p)])
         if pending:
             pending = self._unhelped(pending, snapshot())
         young = [p for p in pending if _age(p, now) < self.options.new_pod_scale_up_delay]
@@ -390,7 +397,7 @@ class ClusterAutoscaler:
     ) -> None:
         registered = [n for n in nodes if n["metadata"]["name"] not in self._deleting]
         candidates = [
-            Candidate(n, _group_of(n), pods_on.get(n["metadata"]["name"], []))
+            Candidate(n, _group_of(n), pods_on.get(n["metadata"]["name"], []), _ready(n))
             for n in registered
             if _group_of(n) in self.groups
         ]

@@ -18,7 +18,11 @@ Every loop each node of a node group is looked at, the nodes already found unnee
 A node kept by its pods (a blocking pod, or no place for one) is not tried again for 5 minutes
 (--unremovable-node-recheck-timeout).
 
-A node unneeded for --scale-down-unneeded-time may go, as long as its group stays at or above
+Pods below the expendable priority cutoff (-10, --expendable-pods-priority-cutoff) are not
+looked at: they go with the node.
+
+A node unneeded for --scale-down-unneeded-time (--scale-down-unready-time, 20 minutes, for one
+that is not Ready) may go, as long as its group stays at or above
 minSize: empty ones (no pod to move) up to --max-empty-bulk-delete at once, others one drain at
 a time (--max-drain-parallelism).
 """
@@ -44,6 +48,9 @@ from pinnace.resources.names import CPU, MEMORY
 from pinnace.resources.quantity import Quantity
 from pinnace.scheduler.podinfo import PodInfo
 
+EXPENDABLE_PODS_PRIORITY_CUTOFF = -10
+"""--expendable-pods-priority-cutoff"""
+UNREADY_TIME = 1200.0
 UNREMOVABLE_RECHECK_TIMEOUT = 300.0
 """--unremovable-node-recheck-timeout"""
 
@@ -56,6 +63,7 @@ class Removal:
     group: str
     utilisation: dict[str, float]
     move: list[Object]
+    ready: bool = True
 
     @property
     def empty(self) -> bool:
@@ -69,6 +77,7 @@ class Candidate:
     node: Object
     group: str
     pods: list[Object]
+    ready: bool = True
 
     @property
     def name(self) -> str:
@@ -79,6 +88,8 @@ class Candidate:
 class Planner:
     threshold: float
     unneeded_time: float
+    unready_time: float = UNREADY_TIME
+    """How long a node that is not Ready must be unneeded (--scale-down-unready-time)."""
     recheck_timeout: float = UNREMOVABLE_RECHECK_TIMEOUT
     unneeded_since: dict[str, float] = field(default_factory=dict)
     unneeded: dict[str, Removal] = field(default_factory=dict)
@@ -149,10 +160,10 @@ class Planner:
             if now - tried[1] < self.recheck_timeout:
                 return tried[0]
             del self._simulated_at[candidate.name]
-        drained = drain(candidate.pods, budgets, owners, now)
+        drained = drain(not_expendable(candidate.pods), budgets, owners, now)
         if drained.blocked is not None:
             return drained.blocked.reason
-        return Removal(candidate.name, candidate.group, shares, drained.move)
+        return Removal(candidate.name, candidate.group, shares, drained.move, candidate.ready)
 
     @staticmethod
     def _place(
@@ -174,11 +185,13 @@ class Planner:
         return True
 
     def ready_to_go(self, now: float) -> list[Removal]:
-        """The unneeded nodes unneeded for long enough, longest first."""
+        """The unneeded nodes unneeded for long enough (--scale-down-unneeded-time, or
+        --scale-down-unready-time for a node that is not Ready), longest first."""
         ripe = [
             r
             for n, r in self.unneeded.items()
-            if now - self.unneeded_since[n] >= self.unneeded_time
+            if now - self.unneeded_since[n]
+            >= (self.unneeded_time if r.ready else self.unready_time)
         ]
         return sorted(ripe, key=lambda r: (self.unneeded_since[r.node], r.node))
 
@@ -208,6 +221,15 @@ def nodes_to_delete(
             continue
         room[removal.group] -= 1
     return empty, drains
+
+
+def not_expendable(pods: list[Object]) -> list[Object]:
+    """Pods of a priority below the cutoff neither get nodes nor keep them."""
+    return [
+        p
+        for p in pods
+        if int((p.get("spec") or {}).get("priority") or 0) >= EXPENDABLE_PODS_PRIORITY_CUTOFF
+    ]
 
 
 def _unbound(pod: Object) -> Object:

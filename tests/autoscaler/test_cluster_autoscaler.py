@@ -19,6 +19,7 @@ from pinnace.cluster import ClusterOptions
 from pinnace.kubelet.cluster_config import node_configs, parse
 
 DEPLOYMENTS = catalog.kind("apps", "deployments")
+DAEMON_SETS = catalog.kind("apps", "daemonsets")
 NODES = catalog.kind("", "nodes")
 PODS = catalog.kind("", "pods")
 EVENTS = catalog.kind("", "events")
@@ -310,6 +311,29 @@ nodePools:
     assert node_names(cluster) == ["work-2"]
     cluster.wait(200)  # the other after 20 (--scale-down-unready-time)
     assert node_names(cluster) == []
+
+
+def test_daemon_set_pods_take_room_on_the_new_nodes(clusters: list[SimulatedCluster]) -> None:
+    pools = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 1, capacity: {cpu: "2", memory: 4Gi}, maxSize: 10}
+"""
+    cluster = start(pools, provisioning_delay=30)
+    clusters.append(cluster)
+    agent = deployment("agent", 1, "500m", "64Mi")
+    agent["spec"].pop("replicas")
+    cluster.run(cluster.client.create(DAEMON_SETS, "default", agent))
+    cluster.wait(10)
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
+    cluster.wait(30)
+    # 500m for the agent and 900m each: one web pod a node, not two
+    (scaled,) = events(cluster, "ScaledUpGroup")
+    assert scaled["message"] == "Scale-up: setting group work size to 6 instead of 1 (max: 10)"
+    cluster.wait(90)
+    assert running(cluster, "web") == 6
+    assert running(cluster, "agent") == 6
 
 
 def test_expendable_pods_get_no_nodes(clusters: list[SimulatedCluster]) -> None:

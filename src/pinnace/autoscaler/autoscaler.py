@@ -254,7 +254,10 @@ class ClusterAutoscaler:
             template = self.groups[request.group].node
             for config in request.configs:
                 if not snapshot.has_node(config.name):
-                    snapshot.add_node(self._template(replace(template, name=config.name)))
+                    node = self._template(replace(template, name=config.name))
+                    snapshot.add_node(node)
+                    for pod in self._daemon_pods(node):
+                        snapshot.add_pod(pod, config.name)
 
     def _upcoming(self, nodes: list[Object]) -> list[tuple[str, str]]:
         """(group, node) of every node asked for that the node informer does not have yet;

@@ -336,6 +336,30 @@ nodePools:
     assert running(cluster, "agent") == 6
 
 
+def test_a_node_the_pool_cannot_remove_is_untainted_again(
+    clusters: list[SimulatedCluster],
+) -> None:
+    pools = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 1, capacity: {cpu: "2", memory: 4Gi}, maxSize: 3}
+"""
+    cluster = start(pools)
+    clusters.append(cluster)
+    # A Node of the pool's label that no simulated kubelet runs: the pool cannot delete it.
+    stray = {"metadata": {"name": "work-9", "labels": {"pinnace.dev/node-pool": "work"}}}
+    cluster.run(cluster.client.create(NODES, "", stray))
+    cluster.wait(1300)  # work-1, empty, goes after 10 minutes; work-9, not Ready, after 20
+    (failed,) = events(cluster, "ScaleDownFailed")
+    assert failed["involvedObject"]["name"] == "work-9"
+    assert failed["message"].startswith("failed to delete the node: ")
+    node = cluster.run(cluster.client.get(NODES, "", "work-9"))
+    taints = [t["key"] for t in node["spec"].get("taints") or []]
+    assert "ToBeDeletedByClusterAutoscaler" not in taints
+    assert node_names(cluster) == ["work-9"]
+
+
 def test_expendable_pods_get_no_nodes(clusters: list[SimulatedCluster]) -> None:
     cluster = start(TWO_POOLS)
     clusters.append(cluster)

@@ -452,6 +452,7 @@ class ClusterAutoscaler:
     async def _remove(self, removal: Removal) -> None:
         """Taint, drain and remove the node; on failure, untaint it."""
         name = removal.node
+        step = "drain"
         try:
             node = await self._taint(name)
             self._recorder.event(
@@ -459,11 +460,12 @@ class ClusterAutoscaler:
             )
             if not removal.empty:
                 await self._drain(name, removal.move)
+            step = "delete"
             await self.provider.remove_node(name)
             self._recorder.event(
                 node, EVENT_TYPE_NORMAL, "ScaleDown", "nodes removed by cluster autoscaler"
             )
-        except (StatusError, _DrainFailed) as e:
+        except (StatusError, _DrainFailed, LookupError) as e:
             message = e.message if isinstance(e, StatusError) else str(e)
             log.info("scale-down of %s failed: %s", name, message)
             self.last_scale_down_failure = self.clock.now()
@@ -473,7 +475,7 @@ class ClusterAutoscaler:
                     node_now,
                     EVENT_TYPE_WARNING,
                     "ScaleDownFailed",
-                    f"failed to drain the node: {message}",
+                    f"failed to {step} the node: {message}",
                 )
                 await self._untaint(name)
         finally:

@@ -360,6 +360,23 @@ nodePools:
     assert node_names(cluster) == ["work-9"]
 
 
+def test_a_pod_can_ask_to_wait_longer_before_a_scale_up(
+    clusters: list[SimulatedCluster],
+) -> None:
+    cluster = start(TWO_POOLS)
+    clusters.append(cluster)
+    body = deployment("web", 3, "900m", "1Gi")
+    body["spec"]["template"]["metadata"]["annotations"] = {
+        "cluster-autoscaler.kubernetes.io/pod-scale-up-delay": "2m"
+    }
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", body))
+    cluster.wait(110)
+    assert not events(cluster, "ScaledUpGroup")
+    cluster.wait(20)
+    (scaled,) = events(cluster, "ScaledUpGroup")
+    assert _time(scaled) >= cluster.plane.clock.now() - 20
+
+
 def test_expendable_pods_get_no_nodes(clusters: list[SimulatedCluster]) -> None:
     cluster = start(TWO_POOLS)
     clusters.append(cluster)

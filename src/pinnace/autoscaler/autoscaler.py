@@ -6,9 +6,9 @@ Each loop:
    a node of its group's template ("upcoming"), so pods waiting for it do not ask again.
 2. The pods that cannot be scheduled (PodScheduled False, reason Unschedulable; not of a
    priority under -10, the expendable cutoff) and would not fit anywhere in the snapshot
-   either are the ones to help; pods younger than
-   --new-pod-scale-up-delay wait, and while every one of them is under 2 s old the loop waits
-   for more (and does no scale-down).
+   either are the ones to help; pods younger than --new-pod-scale-up-delay (or their
+   annotation `cluster-autoscaler.kubernetes.io/pod-scale-up-delay`, when longer) wait, and
+   while every one of them is under 2 s old the loop waits for more (and does no scale-down).
 3. Scale-up (`scaleup`): the expander's option is carried out: its nodes join after the
    provisioning delay, through the node pool as `pinnace up` runs its nodes. TriggeredScaleUp
    on each pod it helps, ScaledUpGroup on the status ConfigMap; when nothing is done,
@@ -63,7 +63,7 @@ from pinnace.autoscaler.status import (
     go_time,
 )
 from pinnace.client import Client, EventRecorder, Informer
-from pinnace.clock import Randomness
+from pinnace.clock import Randomness, parse_duration
 from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.controller_utils import controller_ref
@@ -82,6 +82,7 @@ UNSCHEDULABLE_POD_TIME_BUFFER = 2.0
 EVICTION_RETRY = 5.0
 """Between a refused eviction and the next try, and between checks that pods are gone."""
 POD_EVICTION_HEADROOM = 30.0
+POD_SCALE_UP_DELAY = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
 """Beyond the longest grace period, how long a drain waits for its pods to go."""
 
 NODES = catalog.kind("", "nodes")
@@ -207,8 +208,7 @@ class ClusterAutoscaler:
         pending = not_expendable([p for p in pods if _unschedulable(p)])
         if pending:
             pending = self._unhelped(pending, snapshot())
-        young = [p for p in pending if _age(p, now) < self.options.new_pod_scale_up_delay]
-        pending = [p for p in pending if p not in young]
+        pending = [p for p in pending if _age(p, now) >= self._scale_up_delay(p)]
         scale_down_blocked = False
         if pending:
             room = self._total_room(nodes)
@@ -223,6 +223,20 @@ class ClusterAutoscaler:
         if self.options.scale_down_enabled:
             await self._scale_down(snapshot, nodes, pods, pods_on, now, scale_down_blocked)
         await self._write_status(now, nodes)
+
+    def _scale_up_delay(self, pod: Object) -> float:
+        """--new-pod-scale-up-delay, or the pod's annotation when that asks for longer (a
+        shorter one, or one that does not parse, is ignored)."""
+        delay = self.options.new_pod_scale_up_delay
+        text = (pod["metadata"].get("annotations") or {}).get(POD_SCALE_UP_DELAY)
+        if text is None:
+            return delay
+        try:
+            asked = parse_duration(text) / 1e9
+        except ValueError:
+            log.warning("pod %s: bad %s %r", pod_key(pod), POD_SCALE_UP_DELAY, text)
+            return delay
+        return max(asked, delay)
 
     def _snapshot(self, nodes: list[Object], pods_on: dict[str, list[Object]]) -> Snapshot:
         """The nodes, their pods, and a node of its group for every node on its way."""

@@ -388,6 +388,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1
+    if args.cluster_autoscaler and not any(p.autoscaled for p in pools):
+        print(
+            "pinnace up: --cluster-autoscaler: no node pool of --config has a maxSize, so it has "
+            "nothing to scale",
+            file=sys.stderr,
+        )
     options = UpOptions(
         host=args.host,
         port=args.port,

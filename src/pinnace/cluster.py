@@ -24,6 +24,7 @@ from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
 from pinnace.apiserver.storage_metrics import StorageObjects
 from pinnace.autoscaler.autoscaler import ClusterAutoscaler
+from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
@@ -162,6 +163,11 @@ class ControlPlane:
         self.dashboard: Dashboard | None = None
         if options.dashboard:
             self.dashboard = Dashboard(self.client(), self.nodes.summaries, self.codec)
+        if self.cluster_autoscaler is not None:
+            self.registries["/metrics/cluster-autoscaler"] = CollectorRegistry()
+            self.registries["/metrics/cluster-autoscaler"].register(
+                AutoscalerMetrics(self.cluster_autoscaler.stats)
+            )
         if self.scheduler is not None:
             self.registries["/metrics/scheduler"] = CollectorRegistry()
             self.registries["/metrics/scheduler"].register(self.scheduler.core.metrics)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.metrics.test_apiserver_metrics import call, samples, value
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
@@ -87,6 +88,13 @@ def running(cluster: SimulatedCluster, app: str) -> int:
     )
 
 
+def metrics(cluster: SimulatedCluster) -> dict[Any, float]:
+    """What `pinnace up` serves at /metrics/cluster-autoscaler."""
+    code, text = cluster.run(call(cluster.plane.http_app(), "GET", "/metrics/cluster-autoscaler"))
+    assert code == 200
+    return samples(text)
+
+
 def status(cluster: SimulatedCluster) -> dict[str, Any]:
     cm = cluster.run(cluster.client.get(CONFIG_MAPS, "kube-system", "cluster-autoscaler-status"))
     assert "cluster-autoscaler.kubernetes.io/last-updated" in cm["metadata"]["annotations"]
@@ -132,6 +140,12 @@ def test_a_burst_grows_the_least_wasteful_pool_and_it_shrinks_ten_minutes_after(
     assert min(_time(e) for e in removed) >= ended + 600
     cluster.wait(1200)
     assert node_names(cluster) == ["small-1"]
+    found = metrics(cluster)
+    assert value(found, "cluster_autoscaler_scaled_up_nodes_total") == 2
+    assert value(found, "cluster_autoscaler_scaled_down_nodes_total", reason="empty") == 2
+    assert value(found, "cluster_autoscaler_nodes_count", state="ready") == 1
+    assert value(found, "cluster_autoscaler_node_groups_count", node_group_type="autoscaled") == 2
+    assert value(found, "cluster_autoscaler_cluster_safe_to_autoscale") == 1
     group = next(g for g in status(cluster)["nodeGroups"] if g["name"] == "small")
     assert group["health"]["cloudProviderTarget"] == 1
     assert (group["health"]["minSize"], group["health"]["maxSize"]) == (1, 5)
@@ -278,6 +292,13 @@ nodePools:
     assert sorted(drained[0]["message"].split("pods to reschedule: ")[1].split(",")) == moved
     (empty,) = events(cluster, "ScaleDownEmpty")
     assert empty["message"] == 'Scale-down: removing empty node "work-9"'
+    found = metrics(cluster)
+    unremovable = "cluster_autoscaler_unremovable_nodes_count"
+    assert value(found, unremovable, reason="NotReplicated") == 1
+    assert value(found, unremovable, reason="NotUnderutilized") == 1
+    assert value(found, "cluster_autoscaler_evicted_pods_total", eviction_result="succeeded") == 2
+    down = "cluster_autoscaler_scaled_down_nodes_total"
+    assert value(found, down, reason="underutilized") == value(found, down, reason="empty") == 1
 
 
 def test_no_scale_down_for_ten_minutes_after_a_scale_up(clusters: list[SimulatedCluster]) -> None:

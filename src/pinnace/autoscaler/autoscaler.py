@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -44,6 +45,7 @@ from pinnace.autoscaler.drainability import (
     pod_key,
 )
 from pinnace.autoscaler.expander import Expander
+from pinnace.autoscaler.metrics import AutoscalerStats
 from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.autoscaler.scaledown import (
     Candidate,
@@ -155,6 +157,10 @@ class ClusterAutoscaler:
         self._drains = 0
         self._next_index = 0
         self._tasks = HeldTasks()
+        self.stats = AutoscalerStats(
+            node_groups=len(self.groups), max_nodes=options.max_nodes_total
+        )
+        """What its metrics report (`metrics.AutoscalerMetrics`)."""
         self.last_scale_up = -float("inf")
         self.last_scale_down_delete = -float("inf")
         self.last_scale_down_failure = -float("inf")
@@ -205,7 +211,9 @@ class ClusterAutoscaler:
                 made.append(self._snapshot(nodes, pods_on))
             return made[0]
 
+        self.stats.last_activity["main"] = self.stats.last_activity["autoscaling"] = now
         pending = not_expendable([p for p in pods if _unschedulable(p)])
+        self.stats.unschedulable_pods = len(pending)
         if pending:
             pending = self._unhelped(pending, snapshot())
         pending = [p for p in pending if _age(p, now) >= self._scale_up_delay(p)]
@@ -327,6 +335,8 @@ class ClusterAutoscaler:
             f"instead of {size} (max: {option.group.max_size})",
         )
         self._request_nodes(option.group, option.node_count)
+        self.stats.scaled_up_nodes += option.node_count
+        self.stats.last_activity["scaleUp"] = self.clock.now()
         return True
 
     def _not_triggered(self, pods: list[Object], message: str) -> None:
@@ -430,8 +440,12 @@ class ClusterAutoscaler:
             or now < self.last_scale_down_failure + options.scale_down_delay_after_failure
             or now < self.last_scale_down_delete + options.delay_after_delete
         )
+        self.stats.unneeded_nodes = len(self.planner.unneeded)
+        self.stats.unremovable_nodes = Counter(self.planner.unremovable.values())
+        self.stats.scale_down_in_cooldown = cooldown
         if cooldown:
             return
+        self.stats.last_activity["scaleDown"] = now
         sizes = self._sizes(nodes)
         room = {g: sizes.get(g, 0) - pool.min_size for g, pool in self.groups.items()}
         empty, drains = nodes_to_delete(
@@ -479,6 +493,8 @@ class ClusterAutoscaler:
             self._recorder.event(
                 node, EVENT_TYPE_NORMAL, "ScaleDown", "nodes removed by cluster autoscaler"
             )
+            reason = "unready" if not removal.ready else "empty" if removal.empty else ""
+            self.stats.scaled_down_nodes[reason or "underutilized"] += 1
         except (StatusError, _DrainFailed, LookupError) as e:
             message = e.message if isinstance(e, StatusError) else str(e)
             log.info("scale-down of %s failed: %s", name, message)
@@ -538,11 +554,13 @@ class ClusterAutoscaler:
             while True:
                 try:
                     await self._evict(pod)
+                    self.stats.evicted_pods["succeeded"] += 1
                     break
                 except StatusError as e:
                     if e.code == 404:
                         break
                     if self.clock.now() >= deadline:
+                        self.stats.evicted_pods["failed"] += 1
                         raise _DrainFailed(
                             f"failed to evict pod {pod_key(pod)} within allowed timeout "
                             f"(last error: {e.message})"
@@ -604,9 +622,16 @@ class ClusterAutoscaler:
                     candidates.get(name, 0),
                 )
             )
+        counts = _counts(nodes, self._deleting, sum(upcoming.values()))
+        self.stats.safe_to_autoscale = counts.healthy
+        self.stats.nodes.update(
+            ready=counts.ready,
+            unready=counts.total - counts.ready,
+            unregistered=counts.unregistered,
+        )
         text = self._status.text(
             now,
-            _counts(nodes, self._deleting, sum(upcoming.values())),
+            counts,
             bool(upcoming),
             len(self.planner.unneeded),
             groups,

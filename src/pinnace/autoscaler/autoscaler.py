@@ -44,7 +44,7 @@ from pinnace.autoscaler.drainability import (
     owners_of,
     pod_key,
 )
-from pinnace.autoscaler.expander import Expander
+from pinnace.autoscaler.expander import PRIORITY_CONFIG_MAP, Expander
 from pinnace.autoscaler.metrics import AutoscalerStats
 from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.autoscaler.scaledown import (
@@ -84,8 +84,8 @@ UNSCHEDULABLE_POD_TIME_BUFFER = 2.0
 EVICTION_RETRY = 5.0
 """Between a refused eviction and the next try, and between checks that pods are gone."""
 POD_EVICTION_HEADROOM = 30.0
-POD_SCALE_UP_DELAY = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
 """Beyond the longest grace period, how long a drain waits for its pods to go."""
+POD_SCALE_UP_DELAY = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
 
 NODES = catalog.kind("", "nodes")
 PODS = catalog.kind("", "pods")
@@ -145,7 +145,7 @@ class ClusterAutoscaler:
         self.expander = Expander(
             options.expander,
             randomness.random,
-            lambda: self._config_maps.get(KUBE_SYSTEM, "cluster-autoscaler-priority-expander"),
+            lambda: self._config_maps.get(KUBE_SYSTEM, PRIORITY_CONFIG_MAP),
         )
         self.planner = Planner(
             options.scale_down_utilization_threshold, options.scale_down_unneeded_time
@@ -313,7 +313,7 @@ class ClusterAutoscaler:
             for pool in self.groups.values()
         ]
         outcome = scale_up(pending, groups, snapshot, self.expander, room)
-        priority_map = self._config_maps.get(KUBE_SYSTEM, "cluster-autoscaler-priority-expander")
+        priority_map = self._config_maps.get(KUBE_SYSTEM, PRIORITY_CONFIG_MAP)
         for reason, message in outcome.warnings:
             if priority_map is not None:
                 self._recorder.event(priority_map, EVENT_TYPE_WARNING, reason, message)

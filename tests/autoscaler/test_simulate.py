@@ -8,6 +8,8 @@ from pathlib import Path
 import yaml
 
 from pinnace.sim import Simulation
+from pinnace.sim.compare import unit
+from pinnace.sim.compare_run import metrics
 from pinnace.sim.summary import render_text
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "autoscaling.yaml"
@@ -52,3 +54,9 @@ def test_the_report_shows_nodes_and_cost_over_a_rush() -> None:
         f"Node-hours: base {hours['base']:.2f}, burst {hours['burst']:.2f}, "
         f"spot {hours['spot']:.2f}; cost {summary['total']:.2f}"
     )
+    # what a comparison of variants (another expander, say) compares
+    series = {name: [0] for name in ("nodes.inUse", "pods.pending", "pods.unscheduled")}
+    figures = metrics(report.summary, series)
+    assert figures["cost.total"] == summary["total"]
+    assert figures["nodeHours.burst"] == hours["burst"]
+    assert (unit("cost.total"), unit("nodeHours.burst")) == ("cost", "node-hours")

@@ -29,7 +29,7 @@ def autoscaled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     flags = (
         "--config", str(pools), "--cluster-autoscaler", "--scan-interval", "1s",
         "--node-provisioning-delay", "1s", "--scale-down-unneeded-time", "3s",
-        "--scale-down-delay-after-add", "3s",
+        "--scale-down-delay-after-add", "3s", "--unremovable-node-recheck-timeout", "1s",
     )  # fmt: skip
     running = launch(workdir, flags=flags)
     yield running
@@ -65,7 +65,7 @@ def test_a_deployment_beyond_capacity_gets_nodes_and_gives_them_back(autoscaled:
     assert (burst["name"], burst["health"]["maxSize"]) == ("burst", 2)
 
     autoscaled.ok("scale", "deployment", "web", "--replicas=1")
-    eventually(lambda: nodes(autoscaled) == ["node/base-1"], timeout=60)
+    eventually(lambda: nodes(autoscaled) == ["node/base-1"], timeout=90)
     removed = autoscaled.ok(
         "get", "events", "-n", "kube-system", "--field-selector", "reason=ScaleDownEmpty",
         "-o", "jsonpath={.items[*].message}",

@@ -148,7 +148,9 @@ class ClusterAutoscaler:
             lambda: self._config_maps.get(KUBE_SYSTEM, PRIORITY_CONFIG_MAP),
         )
         self.planner = Planner(
-            options.scale_down_utilization_threshold, options.scale_down_unneeded_time
+            options.scale_down_utilization_threshold,
+            options.scale_down_unneeded_time,
+            recheck_timeout=options.unremovable_node_recheck_timeout,
         )
         self._status = StatusWriter()
         self._provisioning: list[_Provisioning] = []

@@ -40,6 +40,8 @@ class AutoscalerOptions:
     """--scale-down-delay-after-delete (None: the scan interval, its default)."""
     scale_down_delay_after_failure: float = 180.0
     """--scale-down-delay-after-failure"""
+    unremovable_node_recheck_timeout: float = 300.0
+    """--unremovable-node-recheck-timeout: a node its pods kept is not tried again sooner."""
     max_empty_bulk_delete: int = 10
     """--max-empty-bulk-delete: empty nodes removed at once."""
     max_drain_parallelism: int = 1

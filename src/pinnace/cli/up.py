@@ -229,6 +229,11 @@ AUTOSCALER_DURATIONS = {
         non_negative_duration("3m"),
         "no scale-down for this long after one failed",
     ),
+    "unremovable-node-recheck-timeout": (
+        "unremovable_node_recheck_timeout",
+        non_negative_duration("5m"),
+        "a node its pods kept is not looked at again sooner",
+    ),
     "new-pod-scale-up-delay": (
         "new_pod_scale_up_delay",
         non_negative_duration("0s"),

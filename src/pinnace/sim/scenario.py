@@ -777,6 +777,7 @@ _AUTOSCALER_FIELDS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
     "scaleDownDelayAfterAdd": ("scale_down_delay_after_add", _time),
     "scaleDownDelayAfterDelete": ("scale_down_delay_after_delete", _time),
     "scaleDownDelayAfterFailure": ("scale_down_delay_after_failure", _time),
+    "unremovableNodeRecheckTimeout": ("unremovable_node_recheck_timeout", _time),
 }
 """cluster-autoscaler's flags that `pinnace up` takes, by their camelCase names (and
 nodeProvisioningDelay, Pinnace's own) -> (the option's attribute, how the value is read)."""

@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("client",),
     ("scheduling",),
     ("scheduler", "kubelet", "controllers"),
-    ("descheduler",),
+    ("descheduler", "autoscaler"),
     ("metrics",),
     ("dashboard",),  # shows the metrics' usage history
     ("cluster",),

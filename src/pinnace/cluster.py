@@ -24,6 +24,9 @@ from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
 from pinnace.apiserver.service_allocation import ServiceNetwork
 from pinnace.apiserver.storage_metrics import StorageObjects
+from pinnace.autoscaler.autoscaler import ClusterAutoscaler
+from pinnace.autoscaler.metrics import AutoscalerMetrics
+from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
@@ -87,6 +90,8 @@ class ClusterOptions:
     services: ServiceNetwork = field(default_factory=ServiceNetwork)
     """The service CIDR, node port range, and the address and port the `kubernetes` Service
     leads to."""
+    cluster_autoscaler: AutoscalerOptions | None = None
+    """Run the cluster autoscaler over the node pools with a maxSize (docs/autoscaling.md)."""
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
     event_ttl: float = DEFAULT_EVENT_TTL
     root_ca: str = ""
@@ -160,6 +165,15 @@ class ControlPlane:
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 options.workloads,
             )
+        self.cluster_autoscaler: ClusterAutoscaler | None = None
+        if options.cluster_autoscaler is not None:
+            self.cluster_autoscaler = ClusterAutoscaler(
+                self.client(),
+                options.cluster_autoscaler,
+                self.nodes,
+                options.scheduler_config,
+                self.randomness.child("cluster-autoscaler"),
+            )
         self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
         cluster's own, so two clusters in one process never share one."""
@@ -185,6 +199,11 @@ class ControlPlane:
         if options.dashboard and self.history is not None:  # the history is kept for it
             self.dashboard = Dashboard(
                 self.client(), self.nodes.summaries, self.history, self.codec
+            )
+        if self.cluster_autoscaler is not None:
+            self.registries["/metrics/cluster-autoscaler"] = CollectorRegistry()
+            self.registries["/metrics/cluster-autoscaler"].register(
+                AutoscalerMetrics(self.cluster_autoscaler.stats)
             )
         if self.scheduler is not None:
             self.registries["/metrics/scheduler"] = CollectorRegistry()
@@ -234,6 +253,7 @@ class ControlPlane:
             self.taint_eviction,
             self.scheduler,
             self.workloads,
+            self.cluster_autoscaler,
             self.kube_state,
             self.history_recorder,
             self.dashboard,

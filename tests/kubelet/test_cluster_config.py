@@ -55,6 +55,14 @@ def test_pools_become_numbered_nodes_with_their_shape() -> None:
     assert general.cpu_manager_policy == "none"
 
 
+def test_a_pool_with_a_max_size_is_autoscaled_between_its_sizes() -> None:
+    pools = parse(HEAD + "nodePools: [{name: a, minSize: 1, maxSize: 4, cost: 0.5}, {name: b}]")
+    assert [(p.min_size, p.max_size, p.cost, p.autoscaled) for p in pools] == [
+        (1, 4, 0.5, True),
+        (0, None, None, False),
+    ]
+
+
 def test_kubelet_configuration_fields_map_onto_the_node() -> None:
     gpu = node_configs(parse(POOLS))[2]
     assert gpu.capacity["nvidia.com/gpu"] == "4"
@@ -145,6 +153,13 @@ def test_reserved_system_cpus_take_the_place_of_reserved_cpu() -> None:
             "nodePools[0].labels[tier]: Invalid value",
         ),
         ("[{name: Big_Pool}]", 'nodePools[0].name: Invalid value: "Big_Pool"'),
+        ("[{name: a, maxSize: 0}]", "nodePools[0].maxSize: Invalid value: 0: must be a whole"),
+        ("[{name: a, minSize: -1}]", "nodePools[0].minSize: Invalid value: -1: must be a whole"),
+        (
+            "[{name: a, minSize: 3, maxSize: 2}]",
+            "nodePools[0].maxSize: Invalid value: 2: must be at least minSize",
+        ),
+        ("[{name: a, cost: cheap}]", 'nodePools[0].cost: Invalid value: "cheap": must be a number'),
     ],
 )
 def test_a_bad_pool_is_refused_naming_the_field(pools: str, message: str) -> None:

@@ -76,7 +76,8 @@ def zone_of(sim: Simulation) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    "name", ["node-failure.yaml", "zone-loss.yaml", "batch-day.yaml", "cron-day.yaml"]
+    "name",
+    ["node-failure.yaml", "zone-loss.yaml", "batch-day.yaml", "cron-day.yaml", "autoscaling.yaml"],
 )
 def test_every_example_is_a_valid_scenario(name: str) -> None:
     scenario = load_scenario(EXAMPLES / name)

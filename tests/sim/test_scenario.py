@@ -440,6 +440,15 @@ CASES = [
         "scenario.yaml:7: spec.cluster.clusterFile: Forbidden: may not be set with nodePools",
     ),
     (
+        "    clusterAutoscaler: {expander: cheapest}\n",
+        'scenario.yaml:7: spec.cluster.clusterAutoscaler.expander: Unsupported value: "cheapest"',
+    ),
+    (
+        "    clusterAutoscaler: {scaleDownUtilizationThreshold: 2}\n",
+        "scenario.yaml:7: spec.cluster.clusterAutoscaler.scaleDownUtilizationThreshold: Invalid "
+        "value: 2: must be a number from 0 to 1",
+    ),
+    (
         "    schedulerConfig:\n      apiVersion: kubescheduler.config.k8s.io/v1\n"
         "      kind: KubeSchedulerConfiguration\n      profiles:\n      - plugins:\n"
         "          score:\n            enabled: [{name: Nope}]\n",

@@ -39,3 +39,18 @@ def positive_duration(example: str) -> Callable[[str], float]:
         return seconds
 
     return parse
+
+
+def non_negative_duration(example: str) -> Callable[[str], float]:
+    """A Go duration of zero or more, in seconds; `example` is shown in the error."""
+
+    def parse(text: str) -> float:
+        try:
+            seconds = parse_duration(text) / 1e9
+        except ValueError:
+            seconds = -1.0
+        if seconds < 0:
+            raise argparse.ArgumentTypeError(f"must be a duration such as {example}, not {text!r}")
+        return seconds
+
+    return parse

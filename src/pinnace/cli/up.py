@@ -43,15 +43,16 @@ from pinnace.apiserver.service_allocation import (
     DEFAULT_SERVICE_CIDR,
     ServiceNetwork,
 )
-from pinnace.cli.arguments import positive_duration
+from pinnace.autoscaler.options import EXPANDERS, AutoscalerOptions
+from pinnace.cli.arguments import non_negative_duration, positive_duration
 from pinnace.clock import Clock, Randomness
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
 from pinnace.controllers.rootcacertpublisher import self_signed_ca
 from pinnace.controllers.workloads import WorkloadOptions
 from pinnace.kubelet import NodeConfig, node_configs
-from pinnace.kubelet.cluster_config import ClusterConfigError
-from pinnace.kubelet.cluster_config import load_file as load_cluster_file
+from pinnace.kubelet.cluster_config import ClusterConfigError, NodePool, load_pools
+from pinnace.kubelet.cluster_config import node_configs as pool_node_configs
 from pinnace.kubelet.config import DEFAULT_CAPACITY
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.quantity import Quantity, QuantityError
@@ -141,6 +142,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="a cluster file of node pools (docs/nodes.md), instead of --nodes and --node-*",
     )
     _controller_flags(up.add_argument_group("controllers (kube-controller-manager's flags)"))
+    autoscaler_flags(up.add_argument_group("cluster autoscaler (cluster-autoscaler's flags)"))
     up.add_argument(
         "--no-scheduler",
         dest="scheduler",
@@ -215,6 +217,126 @@ def _controller_flags(group: argparse._ArgumentGroup) -> None:
     )
 
 
+_AUTOSCALER = AutoscalerOptions()
+AUTOSCALER_DURATIONS = {
+    "scan-interval": ("scan_interval", positive_duration("10s"), "how often it looks"),
+    "scale-down-unneeded-time": (
+        "scale_down_unneeded_time",
+        non_negative_duration("10m"),
+        "how long a node must be unneeded before it goes",
+    ),
+    "scale-down-delay-after-add": (
+        "scale_down_delay_after_add",
+        non_negative_duration("10m"),
+        "no scale-down for this long after a scale-up",
+    ),
+    "scale-down-delay-after-delete": (
+        "scale_down_delay_after_delete",
+        non_negative_duration("10s"),
+        "no scale-down for this long after a node was removed (default: --scan-interval)",
+    ),
+    "scale-down-delay-after-failure": (
+        "scale_down_delay_after_failure",
+        non_negative_duration("3m"),
+        "no scale-down for this long after one failed",
+    ),
+    "unremovable-node-recheck-timeout": (
+        "unremovable_node_recheck_timeout",
+        non_negative_duration("5m"),
+        "a node its pods kept is not looked at again sooner",
+    ),
+    "new-pod-scale-up-delay": (
+        "new_pod_scale_up_delay",
+        non_negative_duration("0s"),
+        "pods younger than this are not helped yet",
+    ),
+    "node-provisioning-delay": (
+        "provisioning_delay",
+        non_negative_duration("1m"),
+        "how long a new node takes to join (Pinnace's own setting)",
+    ),
+}
+"""Duration flags of the cluster autoscaler: its option, their type, what they set."""
+
+
+def autoscaler_flags(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--cluster-autoscaler",
+        action="store_true",
+        help="run the cluster autoscaler over the --config pools that have a maxSize "
+        "(docs/autoscaling.md)",
+    )
+    for flag, (option, parse, what) in AUTOSCALER_DURATIONS.items():
+        default = getattr(_AUTOSCALER, option)
+        shown = "" if default is None else f" ({default:g}s)"
+        group.add_argument(
+            f"--{flag}", type=parse, default=default, metavar="DURATION", help=f"{what}{shown}"
+        )
+    group.add_argument(
+        "--expander",
+        choices=EXPANDERS,
+        default=_AUTOSCALER.expander,
+        help=f"which pool to grow when several would help ({_AUTOSCALER.expander})",
+    )
+    group.add_argument(
+        "--scale-down-utilization-threshold",
+        type=_fraction,
+        default=_AUTOSCALER.scale_down_utilization_threshold,
+        metavar="RATIO",
+        help="below it (cpu or memory requested over allocatable) a node may go "
+        f"({_AUTOSCALER.scale_down_utilization_threshold:g})",
+    )
+    group.add_argument(
+        "--scale-down-enabled",
+        type=_go_bool,
+        default=True,
+        metavar="BOOL",
+        help="remove unneeded nodes (true)",
+    )
+    group.add_argument(
+        "--max-nodes-total",
+        type=_count("nodes"),
+        default=0,
+        metavar="N",
+        help="the most nodes the cluster may grow to (0: no limit)",
+    )
+
+
+def autoscaler_options(args: argparse.Namespace, pools: list[NodePool]) -> AutoscalerOptions:
+    """The cluster autoscaler's options from the flags `autoscaler_flags` added."""
+    durations = {option: getattr(args, option_flag(flag)) for flag, (option, _, _) in
+                 AUTOSCALER_DURATIONS.items()}  # fmt: skip
+    return AutoscalerOptions(
+        node_pools=pools,
+        expander=args.expander,
+        scale_down_utilization_threshold=args.scale_down_utilization_threshold,
+        scale_down_enabled=args.scale_down_enabled,
+        max_nodes_total=args.max_nodes_total,
+        **durations,
+    )
+
+
+def option_flag(flag: str) -> str:
+    return flag.replace("-", "_")
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, not {text!r}")
+    return value
+
+
+def _go_bool(text: str) -> bool:
+    """A boolean as Go's flag package reads one."""
+    if text in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if text in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise argparse.ArgumentTypeError(f"must be true or false, not {text!r}")
 
 
 def _non_negative_rate(text: str) -> float:
@@ -326,13 +448,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"pinnace up: --scheduler-config: {e}", file=sys.stderr)
         return 1
     try:
-        nodes = _nodes(args)
+        pools = load_pools(args.config) if args.config is not None else []
+        nodes = _nodes(args, pools)
     except ClusterConfigError as e:
         print(f"pinnace up: --config: {e}", file=sys.stderr)
         return 1
     except ValueError as e:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1
+    if args.cluster_autoscaler and not any(p.autoscaled for p in pools):
+        print(
+            "pinnace up: --cluster-autoscaler: no node pool of --config has a maxSize, so it has "
+            "nothing to scale",
+            file=sys.stderr,
+        )
     options = UpOptions(
         host=args.host,
         port=args.port,
@@ -364,6 +493,7 @@ def run(args: argparse.Namespace) -> int:
                     args.horizontal_pod_autoscaler_downscale_stabilization
                 ),
             ),
+            cluster_autoscaler=autoscaler_options(args, pools) if args.cluster_autoscaler else None,
             seed=args.seed,
         ),
     )
@@ -380,8 +510,8 @@ class StartError(Exception):
     """Why `pinnace up` cannot start, in a sentence for the person who started it."""
 
 
-def _nodes(args: argparse.Namespace) -> list[NodeConfig]:
-    """The simulated nodes: the cluster file's, or --nodes of the --node-* shape."""
+def _nodes(args: argparse.Namespace, pools: list[NodePool]) -> list[NodeConfig]:
+    """The simulated nodes: the cluster file's `pools`, or --nodes of the --node-* shape."""
     shape = {r: getattr(args, f"node_{r.replace('-', '_')}") for r in SHAPE_RESOURCES}
     if args.config is None:
         capacity = {r: given or DEFAULT_CAPACITY[r] for r, given in shape.items()}
@@ -393,7 +523,7 @@ def _nodes(args: argparse.Namespace) -> list[NodeConfig]:
         raise ValueError(
             f"{', '.join(given)} cannot be used with --config: give the nodes in its nodePools"
         )
-    return load_cluster_file(args.config)
+    return pool_node_configs(pools)
 
 
 def kubeconfig(server_url: str) -> dict[str, Any]:

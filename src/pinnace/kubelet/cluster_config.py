@@ -11,6 +11,9 @@ field names (docs/nodes.md).
       labels: {accelerator: a100}
       taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
       kubelet: {kubeReserved: {cpu: 500m, memory: 1Gi}, cpuManagerPolicy: static}
+      minSize: 0           # with maxSize, the cluster autoscaler grows and shrinks the pool
+      maxSize: 6           # within these bounds (docs/autoscaling.md); without, it does not
+      cost: 3.2            # per node and hour, for the simulation's report
 
 A bad file is refused with a `ClusterConfigError` whose message names the file, the line and
 the field (`cluster.yaml:9: nodePools[1].capacity.cpu: Invalid value: "x": ...`). The pools
@@ -47,7 +50,18 @@ KIND = "Cluster"
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
 KUBELET_KIND = "KubeletConfiguration"
 
-_POOL_FIELDS = ("name", "count", "capacity", "labels", "taints", "images", "kubelet")
+_POOL_FIELDS = (
+    "name",
+    "count",
+    "capacity",
+    "labels",
+    "taints",
+    "images",
+    "kubelet",
+    "minSize",
+    "maxSize",
+    "cost",
+)
 _RESERVABLE = (CPU, MEMORY, EPHEMERAL_STORAGE, PIDS)
 """What kubeReserved and systemReserved may hold, as the kubelet validates them."""
 _NAME_SUFFIX_ROOM = 10
@@ -69,6 +83,16 @@ class NodePool:
     count: int
     node: NodeConfig
     """The shape every node of the pool shares (its name and index are the pool's)."""
+    min_size: int = 0
+    max_size: int | None = None
+    """The most nodes the cluster autoscaler may grow the pool to; None: it leaves the pool
+    alone."""
+    cost: float | None = None
+    """What a node of the pool costs an hour (any currency), if given."""
+
+    @property
+    def autoscaled(self) -> bool:
+        return self.max_size is not None
 
     def node_configs(self, first_index: int) -> list[NodeConfig]:
         return [self.numbered(i, first_index + i - 1) for i in range(1, self.count + 1)]
@@ -174,7 +198,32 @@ def _pool(raw: Any, path: Path) -> NodePool:
     policy = static_policy(node)
     if policy is not None and not policy.reserved:
         _fail_at(path.child("kubelet", "cpuManagerPolicy"), NO_RESERVED_CPUS)
-    return NodePool(name, count, node)
+    min_size, max_size = _sizes(raw, path)
+    return NodePool(
+        name, count, node, min_size, max_size, _cost(raw.get("cost"), path.child("cost"))
+    )
+
+
+def _sizes(raw: Mapping[str, Any], path: Path) -> tuple[int, int | None]:
+    """minSize and maxSize, as cluster-autoscaler's --nodes=min:max:name takes them."""
+    min_size, max_size = raw.get("minSize", 0), raw.get("maxSize")
+    if not is_int(min_size) or min_size < 0:
+        _fail(field.invalid(path.child("minSize"), min_size, "must be a whole number, at least 0"))
+    if max_size is None:
+        return int(min_size), None
+    if not is_int(max_size) or max_size < 1:
+        _fail(field.invalid(path.child("maxSize"), max_size, "must be a whole number, at least 1"))
+    if max_size < min_size:
+        _fail(field.invalid(path.child("maxSize"), max_size, "must be at least minSize"))
+    return int(min_size), int(max_size)
+
+
+def _cost(raw: Any, path: Path) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0:
+        _fail(field.invalid(path, raw, "must be a number, at least 0"))
+    return float(raw)
 
 
 def _capacity(raw: Any, path: Path, kubelet: Mapping[str, Any]) -> dict[str, str]:

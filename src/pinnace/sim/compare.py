@@ -270,6 +270,10 @@ def unit(metric: str) -> str:
         return "nodes"
     if metric.startswith(("pods.", "preemptions", "evictions")):
         return "pods"
+    if metric.startswith("nodeHours."):
+        return "node-hours"
+    if metric.startswith("cost."):
+        return "cost"
     return "count"
 
 

@@ -176,6 +176,11 @@ def metrics(summary: Mapping[str, Any], series: Mapping[str, Sequence[Value]]) -
             stats = figures[what]
             out[f"utilisation.{resource}.{what}.mean"] = stats["mean"] if stats else None
             out[f"utilisation.{resource}.{what}.max"] = stats["max"] if stats else None
+    cost = summary.get("cost")
+    if cost:
+        out["cost.total"] = cost["total"]
+        for pool, hours in cost["nodeHours"].items():
+            out[f"nodeHours.{pool}"] = hours
     for name, values in series.items():
         if name.startswith("imbalance."):
             scope, _, figure = name.rpartition(".")

@@ -1,6 +1,7 @@
 """report.html: one self-contained page (plotly.js inline, so it opens with no network) with
 the summary and the plots a capacity planner reads: utilisation over time per resource
-(requested and used, over the cluster and per pool), pods pending over time, requested over
+(requested and used, over the cluster and per pool), pods pending over time, the nodes of each
+pool over time (and what they cost an hour, when the pools have a cost), requested over
 allocatable per node at the end, evictions and failures on the timeline, FailedScheduling
 reasons per interval, and fragmentation over time.
 
@@ -24,7 +25,7 @@ from pinnace.sim.tables import CLUSTER, Table, scope_name
 if TYPE_CHECKING:
     from pinnace.sim.report import Report
 
-PLOT_IDS = ("pods", "nodes-heatmap", "timeline", "failed-scheduling", "fragmentation")
+PLOT_IDS = ("pods", "nodes", "nodes-heatmap", "timeline", "failed-scheduling", "fragmentation")
 """The plots besides utilisation, one per resource (`utilisation-1`, ...)."""
 CONFIG = {"displaylogo": False, "responsive": True}
 STYLE = """
@@ -43,6 +44,7 @@ def render(report: Report) -> str:
     plots = [
         *_utilisation(report),
         ("pods", _pods(report.timeseries)),
+        ("nodes", _nodes(report.timeseries)),
         ("nodes-heatmap", _heatmap(report.nodes, summary)),
         ("timeline", _timeline(report.incidents)),
         ("failed-scheduling", _failed_scheduling(report.timeseries)),
@@ -126,6 +128,7 @@ def _summary_tables(s: dict[str, Any]) -> str:
         ("restarts", s["restarts"]),
         ("scheduling latency p50 / p90 / p99 (s)", _triple(latency)),
         ("time to running p50 / p90 / p99 (s)", _triple(running)),
+        *_cost_facts(s.get("cost")),
     ]
     utilisation = []
     scopes = [(CLUSTER, s["utilisation"][CLUSTER])]
@@ -141,6 +144,13 @@ def _summary_tables(s: dict[str, Any]) -> str:
         + "<h2>Utilisation (of allocatable)</h2>"
         + table(utilisation, head)
     )
+
+
+def _cost_facts(cost: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    if cost is None:
+        return []
+    hours = [(f"node-hours: {pool}", f"{h:.2f}") for pool, h in cost["nodeHours"].items()]
+    return [*hours, ("cost of the nodes", f"{cost['total']:.2f}")]
 
 
 def _triple(stats: dict[str, Any]) -> str:
@@ -189,6 +199,37 @@ def _pods(series: Table) -> go.Figure:
     for phase in ("Pending", "Unscheduled", "Running"):
         figure.add_trace(go.Scatter(x=time, y=series.column(f"pods.{phase}"), name=phase))
     return layout(figure, "Pods pending (of which not yet bound) and running", "pods")
+
+
+def _nodes(series: Table) -> go.Figure:
+    """Each pool's nodes over time; what they cost an hour on a second axis."""
+    figure = go.Figure()
+    time = series.column("time")
+    for name in series.columns:
+        if name.startswith("pool:") and name.endswith(".nodes"):
+            pool = name.removeprefix("pool:").removesuffix(".nodes")
+            figure.add_trace(go.Scatter(x=time, y=series.column(name), name=pool, line_shape="hv"))
+    if "cost.perHour" in series.columns:
+        figure.add_trace(
+            go.Scatter(
+                x=time,
+                y=series.column("cost.perHour"),
+                name="cost per hour",
+                yaxis="y2",
+                line={"dash": "dot"},
+                line_shape="hv",
+            )
+        )
+        figure.update_layout(
+            yaxis2={
+                "title": "cost per hour",
+                "overlaying": "y",
+                "side": "right",
+                "rangemode": "tozero",
+            }
+        )
+    figure.update_layout(yaxis={"rangemode": "tozero"})
+    return layout(figure, "Nodes per pool (and their cost per hour)", "nodes")
 
 
 def _heatmap(nodes: Table, summary: dict[str, Any]) -> go.Figure:

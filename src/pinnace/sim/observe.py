@@ -87,6 +87,10 @@ class Sample:
     (not bound) and Total."""
     nodes: Mapping[str, int]
     """Ready, NotReady."""
+    pool_nodes: Mapping[str, int]
+    """The nodes present in each pool (the cluster's, and any a node names)."""
+    cost_per_hour: float | None
+    """What the nodes present cost an hour, by their pools' costs (None: no pool has one)."""
     failed_scheduling: Mapping[str, int]
     """FailedScheduling reasons since the previous sample (each repeat of an Event counted)."""
     shapes: tuple[str, ...]
@@ -114,17 +118,26 @@ class NodeState:
 class Observer:
     """Records `plane` every `interval` seconds of its clock (see the module's docstring).
 
-        observer = Observer(plane, interval=60)
-        await observer.start()
-        ...                       # the simulation runs
-        await observer.stop()     # takes a last sample
-        observer.pods, observer.samples, observer.incidents, observer.nodes_now()
+    observer = Observer(plane, interval=60)
+    await observer.start()
+    ...                       # the simulation runs
+    await observer.stop()     # takes a last sample
+    observer.pods, observer.samples, observer.incidents, observer.nodes_now()
     """
 
-    def __init__(self, plane: ControlPlane, interval: float) -> None:
+    def __init__(
+        self,
+        plane: ControlPlane,
+        interval: float,
+        pools: Mapping[str, float | None] | None = None,
+    ) -> None:
+        """`pools`: the cluster's node pools, each with what a node of it costs an hour (None:
+        no cost given); each has a node count in every sample, nodes or not."""
         if interval <= 0:
             raise ValueError("the sampling interval must be positive")
         self.plane = plane
+        self.pool_names = sorted(pools or {})
+        self.costs = {p: c for p, c in (pools or {}).items() if c is not None}
         self.clock = plane.clock
         self.interval = interval
         self.origin = 0.0
@@ -357,6 +370,9 @@ class Observer:
         groups = np.vstack([present, *(present & (ledger.pool_codes == i) for i in pools)])
         used = self._used()
         frag, shapes = self._fragmentation()
+        pool_nodes = dict.fromkeys(self.pool_names, 0)
+        for i, pool in enumerate(ledger.pools):
+            pool_nodes[pool] = int((present & (ledger.pool_codes == i)).sum())
         sample = Sample(
             time=self.elapsed(),
             resources=tuple(ledger.resources),
@@ -369,6 +385,12 @@ class Observer:
                 "Ready": int((present & ledger.ready).sum()),
                 "NotReady": int((present & ~ledger.ready).sum()),
             },
+            pool_nodes=pool_nodes,
+            cost_per_hour=(
+                round(sum(self.costs.get(p, 0.0) * n for p, n in pool_nodes.items()), 6)
+                if self.costs
+                else None
+            ),
             failed_scheduling=dict(sorted(self._since_sample.items())),
             shapes=shapes,
             fragmentation=frag,

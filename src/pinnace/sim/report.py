@@ -116,6 +116,7 @@ class Report:
                 r.running - r.created for r in records if r.running is not None
             ),
             "utilisation": _utilisation(observer.samples),
+            **_cost(observer.samples, observer.costs, simulated_seconds),
             "fragmentation": _fragmentation(observer, end),
         }
         return cls(
@@ -211,6 +212,26 @@ def _utilisation(samples: Sequence[Sample]) -> dict[str, Any]:
     }
 
 
+def _cost(samples: Sequence[Sample], costs: Mapping[str, float], until: float) -> dict[str, Any]:
+    """Node-hours per pool (each sample's count held until the next sample, the last until
+    the end) and what they cost, when pools have a cost; nothing otherwise."""
+    if not costs or not samples:
+        return {}
+    hours: dict[str, float] = {}
+    ends = [*(s.time for s in samples[1:]), max(until, samples[-1].time)]
+    for sample, end in zip(samples, ends, strict=True):
+        for pool, count in sample.pool_nodes.items():
+            hours[pool] = hours.get(pool, 0.0) + count * (end - sample.time) / 3600
+    per_hour = np.array([s.cost_per_hour or 0.0 for s in samples])
+    return {
+        "cost": {
+            "nodeHours": {p: round(h, 6) for p, h in sorted(hours.items())},
+            "total": round(sum(costs.get(p, 0.0) * h for p, h in hours.items()), 6),
+            "perHour": _stats(per_hour),
+        }
+    }
+
+
 def _nodes(end: NodeState) -> dict[str, Any]:
     return {
         "atEnd": len(end.names),
@@ -221,10 +242,7 @@ def _nodes(end: NodeState) -> dict[str, Any]:
 
 
 def _amounts(resources: Sequence[str], values: Iterable[float]) -> dict[str, float | int]:
-    return {
-        r: number(display(r, float(v)))
-        for r, v in zip(resources, values, strict=True)
-    }
+    return {r: number(display(r, float(v))) for r, v in zip(resources, values, strict=True)}
 
 
 def _fragmentation(observer: Observer, end: NodeState) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from pinnace.api.manifest import Document, ManifestError, load_document, load_ma
 from pinnace.api.names import is_dns1123_label, is_dns1123_subdomain
 from pinnace.api.objects import Object
 from pinnace.api.validation import is_int
+from pinnace.autoscaler.options import EXPANDERS, AutoscalerOptions
 from pinnace.controllers.node_lifecycle import ZONE_LABEL, NodeLifecycleConfig
 from pinnace.controllers.workloads import WorkloadOptions
 from pinnace.kubelet import behaviour
@@ -105,6 +106,8 @@ class ClusterSpec:
     """None: kube-scheduler's defaults."""
     node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
     workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
+    autoscaler: AutoscalerOptions | None = None
+    """The cluster autoscaler's settings, when it runs."""
 
 
 @dataclass(frozen=True)
@@ -307,7 +310,9 @@ def parse_scenario(
 
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 _SPEC_FIELDS = ("seed", "until", "cluster", "objects", "timeline", "workloads", "metrics")
-_CLUSTER_FIELDS = ("nodePools", "clusterFile", "schedulerConfig", "controllerManager")
+_CLUSTER_FIELDS = (
+    "nodePools", "clusterFile", "schedulerConfig", "controllerManager", "clusterAutoscaler"
+)  # fmt: skip
 _WORKLOAD_FIELDS = ("name", "template", "arrivals", "start", "stop", "count", "runTime", "usage")
 _RATES = {"ratePerSecond": 1.0, "ratePerMinute": 60.0, "ratePerHour": 3600.0}
 _DISTRIBUTIONS = ("constant", "uniform", "exponential", "lognormal", "empirical")
@@ -386,6 +391,7 @@ class _Reader:
             ),
             node_lifecycle=lifecycle,
             workloads=workloads,
+            autoscaler=_autoscaler(raw, pools, path.child("clusterAutoscaler")),
         )
 
     def node_pools(self, raw: Mapping[str, Any], path: Path) -> list[NodePool]:
@@ -733,6 +739,63 @@ def _controller_manager(raw: Any, path: Path) -> tuple[NodeLifecycleConfig, Work
         replace(NodeLifecycleConfig(), **read(_LIFECYCLE_FIELDS)),
         replace(WorkloadOptions(), **read(_WORKLOADS_FIELDS)),
     )
+
+
+def _expander(value: Any, path: Path) -> str:
+    if value not in EXPANDERS:
+        _fail(fields.not_supported(path, value, EXPANDERS))
+    return str(value)
+
+
+def _threshold(value: Any, path: Path) -> float:
+    if not _is_number(value) or not 0 <= value <= 1:
+        _fail(fields.invalid(path, value, "must be a number from 0 to 1"))
+    return float(value)
+
+
+def _flag(value: Any, path: Path) -> bool:
+    if not isinstance(value, bool):
+        _fail(fields.type_invalid(path, value, "must be of type boolean"))
+    return value
+
+
+def _nodes_total(value: Any, path: Path) -> int:
+    if not is_int(value) or value < 0:
+        _fail(fields.invalid(path, value, "must be a whole number of nodes, at least 0"))
+    return int(value)
+
+
+_AUTOSCALER_FIELDS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
+    "scanInterval": ("scan_interval", _positive_time),
+    "expander": ("expander", _expander),
+    "maxNodesTotal": ("max_nodes_total", _nodes_total),
+    "newPodScaleUpDelay": ("new_pod_scale_up_delay", _time),
+    "nodeProvisioningDelay": ("provisioning_delay", _time),
+    "scaleDownEnabled": ("scale_down_enabled", _flag),
+    "scaleDownUtilizationThreshold": ("scale_down_utilization_threshold", _threshold),
+    "scaleDownUnneededTime": ("scale_down_unneeded_time", _time),
+    "scaleDownDelayAfterAdd": ("scale_down_delay_after_add", _time),
+    "scaleDownDelayAfterDelete": ("scale_down_delay_after_delete", _time),
+    "scaleDownDelayAfterFailure": ("scale_down_delay_after_failure", _time),
+    "unremovableNodeRecheckTimeout": ("unremovable_node_recheck_timeout", _time),
+}
+"""cluster-autoscaler's flags that `pinnace up` takes, by their camelCase names (and
+nodeProvisioningDelay, Pinnace's own) -> (the option's attribute, how the value is read)."""
+
+
+def _autoscaler(
+    raw: Mapping[str, Any], pools: list[NodePool], path: Path
+) -> AutoscalerOptions | None:
+    """`clusterAutoscaler:` runs it (`{}` with its defaults) over the pools with a maxSize."""
+    if "clusterAutoscaler" not in raw:
+        return None
+    given = _object(raw["clusterAutoscaler"], path, tuple(_AUTOSCALER_FIELDS))
+    settings = {
+        attribute: convert(given[name], path.child(name))
+        for name, (attribute, convert) in _AUTOSCALER_FIELDS.items()
+        if name in given
+    }
+    return AutoscalerOptions(node_pools=pools, **settings)
 
 
 # --- workload generators -----------------------------------------------------------------------

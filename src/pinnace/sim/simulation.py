@@ -70,6 +70,7 @@ class Simulation:
             scheduler_config=cluster.scheduler_config,
             node_lifecycle=cluster.node_lifecycle,
             workloads=cluster.workloads,
+            cluster_autoscaler=cluster.autoscaler,
             seed=self.seed,
             kube_state_metrics=False,
             dashboard=False,
@@ -79,7 +80,8 @@ class Simulation:
         self.client: LocalClient = LocalClient(self.plane.server, field_manager=FIELD_MANAGER)
         """The scenario's own client: what it applies is recorded under FIELD_MANAGER."""
         self.event_log = EventLog(self.store, self.clock, event_log)
-        self.observer = Observer(self.plane, scenario.metrics.interval)
+        pools = {p.name: p.cost for p in cluster.pools.values()}
+        self.observer = Observer(self.plane, scenario.metrics.interval, pools)
         self.actions = Actions(self.plane, self.client, cluster.pools)
         self.started_at = self.clock.now()
         self.refused: Counter[str] = Counter()

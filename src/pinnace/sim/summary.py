@@ -52,6 +52,10 @@ def render_text(summary: Mapping[str, Any]) -> str:
             if used:
                 text += f"; used: mean {used['mean']:.0%}, max {used['max']:.0%}"
             lines.append(text)
+    cost = summary.get("cost")
+    if cost:
+        hours = ", ".join(f"{pool} {h:.2f}" for pool, h in cost["nodeHours"].items())
+        lines.append(f"Node-hours: {hours}; cost {cost['total']:.2f}")
     return "\n".join(lines)
 
 

@@ -5,7 +5,8 @@ CSV (the standard library's writer) rather than Parquet: it needs no further dep
 opens in a spreadsheet, and pandas or polars read it in one call. Amounts are in display
 units: cpu in cores, memory and other resources in bytes or counts. A time-series column is
 named by what it holds, dot-separated: `cluster.cpu.requested`, `pool:general.memory.used`,
-`pods.Pending`, `nodes.Ready`, `failedScheduling.<reason>` (since the previous sample),
+`pods.Pending`, `nodes.Ready`, `pool:general.nodes` (its nodes present), `cost.perHour` (what
+they cost an hour, when pools have a cost), `failedScheduling.<reason>` (since the previous sample),
 `largestFree.<resource>`, `stranded.<shape>.<resource>` (the share of free capacity that
 cannot hold one more pod of the shape) and `largestMultiple.<shape>`.
 """
@@ -99,7 +100,11 @@ def _sample_cells(s: Sample) -> dict[tuple[Any, ...], tuple[str, Value]]:
     for i, (name, count) in enumerate(s.pods.items()):
         cells[(1, i)] = (f"pods.{name}", count)
     for i, (name, count) in enumerate(s.nodes.items()):
-        cells[(2, i)] = (f"nodes.{name}", count)
+        cells[(2, 0, i)] = (f"nodes.{name}", count)
+    for pool, count in s.pool_nodes.items():
+        cells[(2, 1, pool)] = (f"{scope_name(pool)}.nodes", count)
+    if s.cost_per_hour is not None:
+        cells[(2, 2)] = ("cost.perHour", number(s.cost_per_hour))
     scopes = [((0, ""), CLUSTER), *(((1, p), scope_name(p)) for p in s.pools)]
     for row, (scope_key, scope) in enumerate(scopes):
         for col, resource in enumerate(s.resources):

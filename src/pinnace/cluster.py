@@ -29,6 +29,7 @@ from pinnace.clock.component import Component
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
 from pinnace.controllers.taint_eviction import TaintEvictionController
+from pinnace.controllers.vpa import VerticalPodAutoscaling, VPAOptions
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
@@ -79,6 +80,9 @@ class ClusterOptions:
     served; a simulation keeps its own samples (`sim.observe`)."""
     node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
     workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
+    vertical_pod_autoscaler: VPAOptions | None = field(default_factory=VPAOptions)
+    """Run the Vertical Pod Autoscaler's recommender and updater (with the controllers; its
+    admission runs in the API server); None: without them."""
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
     event_ttl: float = DEFAULT_EVENT_TTL
     seed: int | None = None
@@ -142,6 +146,13 @@ class ControlPlane:
                 self.client(),
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 options.workloads,
+            )
+        self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
+        if options.controllers and options.vertical_pod_autoscaler is not None:
+            self.vertical_pod_autoscaler = VerticalPodAutoscaling(
+                self.client(),
+                lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
+                options.vertical_pod_autoscaler,
             )
         self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
@@ -217,6 +228,7 @@ class ControlPlane:
             self.taint_eviction,
             self.scheduler,
             self.workloads,
+            self.vertical_pod_autoscaler,
             self.kube_state,
             self.history_recorder,
             self.dashboard,

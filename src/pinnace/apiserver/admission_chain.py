@@ -27,6 +27,7 @@ from pinnace.apiserver.admission import (
     priority,
     resource_quota,
     runtime_class,
+    vpa,
 )
 from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.admission_objects import AdmissionObjects
@@ -50,6 +51,8 @@ LIMIT_RANGES = catalog.kind("", "limitranges")
 PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 RESOURCE_QUOTAS = catalog.kind("", "resourcequotas")
 RUNTIME_CLASSES = catalog.kind("node.k8s.io", "runtimeclasses")
+VPAS = catalog.kind("autoscaling.k8s.io", "verticalpodautoscalers")
+_WORKLOADS = {"ReplicaSet": ("apps", "replicasets"), "Job": ("batch", "jobs")}
 
 
 class AdmissionChain:
@@ -58,7 +61,7 @@ class AdmissionChain:
         self._quota_gate = QuotaGate()
         self._objects = AdmissionObjects(
             server.store,
-            (NAMESPACES, LIMIT_RANGES, PRIORITY_CLASSES, RESOURCE_QUOTAS, RUNTIME_CLASSES),
+            (NAMESPACES, LIMIT_RANGES, PRIORITY_CLASSES, RESOURCE_QUOTAS, RUNTIME_CLASSES, VPAS),
         )
 
     async def _stored(self) -> AdmissionObjects:
@@ -97,6 +100,18 @@ class AdmissionChain:
         default_tolerations.admit_pod(obj)
         if operation == "CREATE":
             runtime_class.admit_pod(obj, await self._runtime_class(obj))
+            await vpa.admit_pod(obj, stored.list(VPAS, namespace), self._workload)
+
+    async def _workload(self, kind: str, namespace: str, name: str) -> Object | None:
+        """The stored ReplicaSet or Job a pod's controller reference names."""
+        if kind not in _WORKLOADS:
+            return None
+        try:
+            return await self._server.store.get(
+                object_key(catalog.kind(*_WORKLOADS[kind]), namespace, name)
+            )
+        except KeyNotFoundError:
+            return None
 
     async def validate(self, operation: str, kind: Kind, obj: Object) -> None:
         """The validating checks before ResourceQuota's charge (`quota_charged`)."""

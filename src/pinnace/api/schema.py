@@ -43,8 +43,6 @@ _QUANTITY_MAPS = {
     "V1ResourceQuotaSpec": ("hard",),
     "V1ResourceQuotaStatus": ("hard", "used"),
     "V1ContainerStatus": ("allocatedResources",),
-    "V1ContainerResourcePolicy": ("minAllowed", "maxAllowed"),
-    "V1RecommendedContainerResources": ("target", "lowerBound", "upperBound", "uncappedTarget"),
 }
 _QUANTITIES = {
     "V2MetricTarget": ("value", "averageValue"),

@@ -37,6 +37,7 @@ import yaml
 
 from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.http import connections
+from pinnace.cli import vpa
 from pinnace.cli.arguments import positive_duration
 from pinnace.clock import Clock
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
@@ -131,6 +132,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="a cluster file of node pools (docs/nodes.md), instead of --nodes and --node-*",
     )
     _controller_flags(up.add_argument_group("controllers (kube-controller-manager's flags)"))
+    vpa.add_flags(up)
     up.add_argument(
         "--no-scheduler",
         dest="scheduler",
@@ -297,6 +299,7 @@ def run(args: argparse.Namespace) -> int:
                     args.horizontal_pod_autoscaler_downscale_stabilization
                 ),
             ),
+            vertical_pod_autoscaler=vpa.options(args),
             seed=args.seed,
         ),
     )

@@ -238,7 +238,10 @@ MAX_RESOURCE_AMOUNT = 10**14
 
 
 def amount(value: float) -> int:
-    """resourceAmountFromFloat: truncated to an integer, within [0, 1e14]."""
+    """resourceAmountFromFloat: truncated to an integer, within [0, 1e14] (NaN, from an
+    empty histogram's 0 times an infinite multiplier, as 0)."""
+    if math.isnan(value):
+        return 0
     if value > MAX_RESOURCE_AMOUNT:
         return MAX_RESOURCE_AMOUNT
     return int(max(value, 0.0))

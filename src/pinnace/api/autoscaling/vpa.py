@@ -2,13 +2,15 @@
 kube-apiserver does for the CRD kubernetes/autoscaler installs (vertical-pod-autoscaler/deploy/
 vpa-v1-crd-gen.yaml): the status subresource (a create or spec write drops status, a status
 write keeps spec, generation counts spec changes), and its OpenAPI schema's checks: `spec` and
-`spec.targetRef` (kind and name) required, the enums of updateMode, mode and controlledValues,
-minReplicas > 0. No field has a default: the components read an unset updateMode as Auto, an
-unset mode as Auto, unset controlledValues as RequestsAndLimits.
+`spec.targetRef` (kind and name) required, the enums of updateMode, mode, controlledValues and
+changeRequirement. The VPA admission webhook's own checks of a VPA are not made. No field has
+a default: the components read an unset updateMode or mode as Auto, unset controlledValues as
+RequestsAndLimits.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pinnace.api import field
@@ -19,13 +21,18 @@ from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
 from pinnace.api.objects import Object
 from pinnace.api.strategy import keep_old, keep_spec
-from pinnace.api.validation import is_int, list_field, object_field, parse_quantity_field
+from pinnace.api.validation import list_field, object_field
 
 GROUP = "autoscaling.k8s.io"
 UPDATE_MODES = ("Off", "Initial", "Recreate", "Auto")
 SCALING_MODES = ("Auto", "Off")
 CONTROLLED_VALUES = ("RequestsAndLimits", "RequestsOnly")
 CHANGE_REQUIREMENTS = ("TargetHigherThanRequests", "TargetLowerThanRequests")
+QUANTITY_PATTERN = re.compile(
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+"""The pattern of the CRD's quantities (resource.Quantity's OpenAPI schema)."""
 DEFAULT_CONTAINER = "*"
 """A containerPolicies entry for every container without one of its own."""
 
@@ -57,9 +64,6 @@ def _required_string(obj: Object, name: str, path: Path) -> list[FieldError]:
 def _validate_update_policy(value: Any, path: Path) -> list[FieldError]:
     policy, errs = object_field(value, path)
     errs += _enum(policy, "updateMode", UPDATE_MODES, path)
-    minimum = policy.get("minReplicas")
-    if minimum is not None and (not is_int(minimum) or minimum <= 0):
-        errs.append(field.invalid(path.child("minReplicas"), minimum, "should be greater than 0"))
     requirements, e = list_field(
         policy.get("evictionRequirements"), path.child("evictionRequirements")
     )
@@ -83,8 +87,15 @@ def _validate_container_policy(value: Any, path: Path) -> list[FieldError]:
         resources, e = object_field(policy.get(bound), path.child(bound))
         errs += e
         for name, quantity in resources.items():
-            errs += parse_quantity_field(quantity, path.child(bound).key(name))[1]
+            errs += _validate_quantity(quantity, path.child(bound, name))
     return errs
+
+
+def _validate_quantity(value: Any, path: Path) -> list[FieldError]:
+    """The CRD's int-or-string quantity: a string must match its pattern."""
+    if not isinstance(value, str) or QUANTITY_PATTERN.fullmatch(value):
+        return []
+    return [field.invalid(path, value, f"{path} in body should match '{QUANTITY_PATTERN.pattern}'")]
 
 
 def _validate_spec(vpa: Object) -> list[FieldError]:

@@ -21,7 +21,9 @@ def _model(name: str, fields: dict[str, str]) -> type[_Model]:
     return type(name, (_Model,), {"openapi_types": fields, "attribute_map": {f: f for f in fields}})
 
 
-_RESOURCES = "dict(str, str)"
+_RESOURCES = "dict(str, object)"
+"""A CRD's int-or-string quantities: kept as sent (a number stays a number), never
+canonicalised as a built-in kind's ResourceList is."""
 
 V1VerticalPodAutoscaler = _model(
     "V1VerticalPodAutoscaler",

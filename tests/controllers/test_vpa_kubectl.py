@@ -103,3 +103,24 @@ def test_bad_vpa_gets_the_crds_validation_error(cluster: Cluster) -> None:
         'spec.updatePolicy.updateMode: Unsupported value: "Sometimes": supported values: '
         '"Off", "Initial", "Recreate", "Auto"'
     ), done.stderr
+
+
+def test_patches_as_for_a_custom_resource(cluster: Cluster) -> None:
+    applied = VPA.replace("web}", "patched}", 1)
+    assert cluster.ok("apply", "--server-side", "-f", "-", stdin=applied).strip() == (
+        "verticalpodautoscaler.autoscaling.k8s.io/patched serverside-applied"
+    )
+    change = '{"spec": {"updatePolicy": {"updateMode": "Initial"}}}'
+    done = cluster.kubectl("patch", "vpa", "patched", "-p", change)
+    assert done.returncode == 1
+    # kubectl's default strategic merge patch meets the 415 a custom resource answers
+    assert done.stderr.strip() == (
+        "error: application/strategic-merge-patch+json is not supported by "
+        "autoscaling.k8s.io/v1, Kind=VerticalPodAutoscaler: the body of the request was in an "
+        "unknown format - accepted media types include: application/json-patch+json, "
+        "application/merge-patch+json, application/apply-patch+yaml"
+    )
+    patched = cluster.ok("patch", "vpa", "patched", "--type", "merge", "-p", change)
+    assert patched.strip() == "verticalpodautoscaler.autoscaling.k8s.io/patched patched"
+    mode = cluster.ok("get", "vpa", "patched", "-o", "jsonpath={.spec.updatePolicy.updateMode}")
+    assert mode == "Initial"

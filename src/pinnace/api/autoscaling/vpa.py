@@ -143,6 +143,7 @@ VERTICAL_POD_AUTOSCALER = Kind(
     namespaced=True,
     model="V1VerticalPodAutoscaler",
     short_names=("vpa",),
+    custom=True,
     subresources=("status",),
     prepare_for_create=prepare_vpa_for_create,
     prepare_for_update=prepare_vpa_for_update,

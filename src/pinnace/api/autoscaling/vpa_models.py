@@ -113,3 +113,93 @@ V1VerticalPodAutoscalerCondition = _model(
         "message": "str",
     },
 )
+
+
+# --- the structural schema's merge semantics, for server-side apply ---------------------------
+# In the layout of the generated `pinnace.api.patch.strategies` table: per type, its scalar
+# fields, its other fields as (type, patch strategy, merge key, list or map type, keys), and
+# its required fields. A CRD's lists without x-kubernetes-list-type are atomic; its maps
+# (additionalProperties) merge by key.
+
+KIND = "VerticalPodAutoscaler"
+API_VERSION = "autoscaling.k8s.io/v1"
+_T = "autoscaling.k8s.io.v1."
+PATCH_ROOT = _T + "VerticalPodAutoscaler"
+_MAP = ("{", "", "", "", ())
+_ATOMIC_STRINGS = ("[", "", "", "atomic", ())
+
+
+def _atomic_list(type_name: str) -> tuple[str, str, str, str, tuple[str, ...]]:
+    return ("[" + _T + type_name, "", "", "atomic", ())
+
+
+def _struct(type_name: str) -> tuple[str, str, str, str, tuple[str, ...]]:
+    return (_T + type_name, "", "", "", ())
+
+
+PATCH_TYPES: dict[str, tuple[str, dict[str, tuple[str, str, str, str, tuple[str, ...]]], str]] = {
+    PATCH_ROOT: (
+        "apiVersion kind",
+        {
+            "metadata": ("meta.v1.ObjectMeta", "", "", "", ()),
+            "spec": _struct("VerticalPodAutoscalerSpec"),
+            "status": _struct("VerticalPodAutoscalerStatus"),
+        },
+        "spec",
+    ),
+    _T + "VerticalPodAutoscalerSpec": (
+        "",
+        {
+            "targetRef": _struct("CrossVersionObjectReference"),
+            "updatePolicy": _struct("PodUpdatePolicy"),
+            "resourcePolicy": _struct("PodResourcePolicy"),
+            "recommenders": _atomic_list("VerticalPodAutoscalerRecommenderSelector"),
+        },
+        "targetRef",
+    ),
+    _T + "CrossVersionObjectReference": ("apiVersion kind name", {}, "kind name"),
+    _T + "VerticalPodAutoscalerRecommenderSelector": ("name", {}, "name"),
+    _T + "PodUpdatePolicy": (
+        "updateMode minReplicas",
+        {"evictionRequirements": _atomic_list("EvictionRequirement")},
+        "",
+    ),
+    _T + "EvictionRequirement": (
+        "changeRequirement",
+        {"resources": _ATOMIC_STRINGS},
+        "changeRequirement resources",
+    ),
+    _T + "PodResourcePolicy": (
+        "",
+        {"containerPolicies": _atomic_list("ContainerResourcePolicy")},
+        "",
+    ),
+    _T + "ContainerResourcePolicy": (
+        "containerName mode controlledValues",
+        {"minAllowed": _MAP, "maxAllowed": _MAP, "controlledResources": _ATOMIC_STRINGS},
+        "",
+    ),
+    _T + "VerticalPodAutoscalerStatus": (
+        "observedGeneration",
+        {
+            "recommendation": _struct("RecommendedPodResources"),
+            "conditions": _atomic_list("VerticalPodAutoscalerCondition"),
+        },
+        "",
+    ),
+    _T + "RecommendedPodResources": (
+        "",
+        {"containerRecommendations": _atomic_list("RecommendedContainerResources")},
+        "",
+    ),
+    _T + "RecommendedContainerResources": (
+        "containerName",
+        {"target": _MAP, "lowerBound": _MAP, "upperBound": _MAP, "uncappedTarget": _MAP},
+        "target",
+    ),
+    _T + "VerticalPodAutoscalerCondition": (
+        "type status lastTransitionTime reason message",
+        {},
+        "status type",
+    ),
+}

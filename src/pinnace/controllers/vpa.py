@@ -165,7 +165,9 @@ class VerticalPodAutoscaling:
     async def recommend(self) -> None:
         """RunOnce: load the VPAs and pods, take the metrics' samples, write recommendations."""
         usage: dict[str, dict[str, Object]] = {}
-        for vpa in self._vpas.list():
+        vpas = self._vpas.list()
+        sampled: set[str] = set()
+        for vpa in vpas:
             namespace = vpa["metadata"]["namespace"]
             pods = await self._controlled_pods(vpa)
             running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
@@ -173,7 +175,17 @@ class VerticalPodAutoscaling:
                 usage[namespace] = await self._pod_usage(namespace)
             for pod in running:
                 self._sample(vpa, pod, usage.get(namespace, {}))
+                sampled.add(pod["metadata"].get("uid", ""))
             await self._write_status(vpa, bool(pods))
+        self._collect_garbage({_key(vpa) for vpa in vpas}, sampled)
+
+    def _collect_garbage(self, vpas: set[str], pods: set[str]) -> None:
+        """Forget the containers of pods no longer running under a VPA and the histograms of
+        deleted VPAs (the cluster state's garbage collection)."""
+        for key in [k for k in self._containers if k[0] not in pods]:
+            del self._containers[key]
+        for key in [k for k in self._aggregates if k[0] not in vpas]:
+            del self._aggregates[key]
 
     async def _pod_usage(self, namespace: str) -> dict[str, Object]:
         try:

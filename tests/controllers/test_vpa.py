@@ -256,3 +256,35 @@ def test_the_recommendation_follows_the_usage() -> None:
         ]
     finally:
         cluster.close()
+
+
+def test_eviction_requirements_pick_the_direction_of_change() -> None:
+    for change, evicted in (("TargetLowerThanRequests", 0), ("TargetHigherThanRequests", 1)):
+        cluster = Cluster(UPDATER)
+        try:
+            cluster.deploy(replicas=2)
+            requirement = {"resources": ["cpu", "memory"], "changeRequirement": change}
+            cluster.autoscale(RANGE, updatePolicy={"evictionRequirements": [requirement]})
+            cluster.wait(61)  # the first run: the targets are above the requests
+            assert len(cluster.events("EvictedByVPA")) == evicted, change
+        finally:
+            cluster.close()
+
+
+def test_the_eviction_rate_limit_spaces_evictions() -> None:
+    limited = VPAOptions(
+        recommender_interval=NEVER,
+        updater_interval=60.0,
+        eviction_rate_limit=1 / 30,  # a pod every 30 s, a burst of one
+        eviction_tolerance=1.0,
+    )
+    cluster = Cluster(limited)
+    try:
+        cluster.deploy(replicas=3)
+        cluster.autoscale(RANGE)
+        cluster.wait(61)  # the first run evicts one at once, then waits for a token
+        assert len(cluster.events("EvictedByVPA")) == 1
+        cluster.wait(30)
+        assert len(cluster.events("EvictedByVPA")) == 2
+    finally:
+        cluster.close()

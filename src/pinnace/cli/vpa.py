@@ -56,6 +56,20 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help=f"the fewest live replicas the updater evicts from ({_VPA.min_replicas})",
     )
     group.add_argument(
+        "--vpa-eviction-rate-limit",
+        type=float,
+        default=_VPA.eviction_rate_limit,
+        metavar="PODS_PER_SECOND",
+        help="pods the updater evicts per second (0 or less: no limit, the default)",
+    )
+    group.add_argument(
+        "--vpa-eviction-rate-burst",
+        type=int,
+        default=_VPA.eviction_rate_burst,
+        metavar="N",
+        help=f"evictions allowed at once under the rate limit ({_VPA.eviction_rate_burst})",
+    )
+    group.add_argument(
         "--vpa-eviction-tolerance",
         type=float,
         default=_VPA.eviction_tolerance,
@@ -74,6 +88,8 @@ def options(args: argparse.Namespace) -> VPAOptions | None:
         updater_interval=args.vpa_updater_interval,
         min_replicas=args.vpa_min_replicas,
         eviction_tolerance=args.vpa_eviction_tolerance,
+        eviction_rate_limit=args.vpa_eviction_rate_limit,
+        eviction_rate_burst=args.vpa_eviction_rate_burst,
         in_recommendation_bounds_eviction_lifetime_threshold=(
             args.vpa_in_recommendation_bounds_eviction_lifetime_threshold
         ),

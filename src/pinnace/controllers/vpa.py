@@ -299,7 +299,12 @@ class VerticalPodAutoscaling:
             for pod in pods:
                 group = groups.get(_creator(pod) or ("", ""))
                 priority = None if group is None else self._priority(vpa, pod)
-                if group is not None and priority is not None and group.can_evict(pod):
+                if (
+                    group is not None
+                    and priority is not None
+                    and group.can_evict(pod)
+                    and _meets_eviction_requirements(vpa, pod)
+                ):
                     candidates.append((priority, pod, group))
             # Scale-ups first, then the larger difference first.
             candidates.sort(key=lambda c: (not c[0][0], -c[0][1], c[1]["metadata"]["name"]))
@@ -456,6 +461,39 @@ class _RateLimiter:
         if self._tokens < 0:
             delay = -self._tokens / self._rate
             await clock.sleep(delay)
+
+
+def _meets_eviction_requirements(vpa: Object, pod: Object) -> bool:
+    """The scaling-direction eviction admission: with updatePolicy set, some container with a
+    recommendation (or without cpu or memory requests) must meet every evictionRequirement,
+    a requirement being met when the target is above (TargetHigherThanRequests) or below
+    (TargetLowerThanRequests) the request for any of its resources."""
+    policy = (vpa.get("spec") or {}).get("updatePolicy")
+    if policy is None:
+        return True
+    requirements = policy.get("evictionRequirements") or ()
+    for container in pod["spec"].get("containers") or ():
+        recommendation = recommendation_for(vpa, container["name"])
+        if recommendation is None:
+            continue
+        requests = resource_list((container.get("resources") or {}).get("requests"))
+        if "cpu" not in requests or "memory" not in requests:
+            return True
+        target = resource_list(recommendation.get("target"))
+        if all(_requirement_met(r, requests, target) for r in requirements):
+            return True
+    return False
+
+
+def _requirement_met(requirement: Object, requests: dict[str, Any], target: dict[str, Any]) -> bool:
+    higher = requirement.get("changeRequirement") == "TargetHigherThanRequests"
+    lower = requirement.get("changeRequirement") == "TargetLowerThanRequests"
+    for resource in requirement.get("resources") or ():
+        wanted = target[resource].milli_value() if resource in target else 0
+        asked = requests[resource].milli_value() if resource in requests else 0
+        if (higher and wanted > asked) or (lower and wanted < asked):
+            return True
+    return False
 
 
 def recommendation_for_any(vpa: Object) -> bool:

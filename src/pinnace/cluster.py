@@ -35,6 +35,7 @@ from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycl
 from pinnace.controllers.rootcacertpublisher import RootCACertPublisher, self_signed_ca
 from pinnace.controllers.serviceaccounts import ServiceAccountsController
 from pinnace.controllers.taint_eviction import TaintEvictionController
+from pinnace.controllers.vpa import VerticalPodAutoscaling, VPAOptions
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
@@ -92,6 +93,9 @@ class ClusterOptions:
     leads to."""
     cluster_autoscaler: AutoscalerOptions | None = None
     """Run the cluster autoscaler over the node pools with a maxSize (docs/autoscaling.md)."""
+    vertical_pod_autoscaler: VPAOptions | None = field(default_factory=VPAOptions)
+    """Run the Vertical Pod Autoscaler's recommender and updater (with the controllers; its
+    admission runs in the API server); None: without them."""
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
     event_ttl: float = DEFAULT_EVENT_TTL
     root_ca: str = ""
@@ -174,6 +178,13 @@ class ControlPlane:
                 options.scheduler_config,
                 self.randomness.child("cluster-autoscaler"),
             )
+        self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
+        if options.controllers and options.vertical_pod_autoscaler is not None:
+            self.vertical_pod_autoscaler = VerticalPodAutoscaling(
+                self.client(),
+                lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
+                options.vertical_pod_autoscaler,
+            )
         self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
         cluster's own, so two clusters in one process never share one."""
@@ -254,6 +265,7 @@ class ControlPlane:
             self.scheduler,
             self.workloads,
             self.cluster_autoscaler,
+            self.vertical_pod_autoscaler,
             self.kube_state,
             self.history_recorder,
             self.dashboard,

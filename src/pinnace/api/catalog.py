@@ -35,6 +35,7 @@ _SERVED = (
     ("pinnace.api.apps.replicaset", "REPLICA_SET"),
     ("pinnace.api.apps.statefulset", "STATEFUL_SET"),
     ("pinnace.api.autoscaling.hpa", "HORIZONTAL_POD_AUTOSCALER"),
+    ("pinnace.api.autoscaling.vpa", "VERTICAL_POD_AUTOSCALER"),
     ("pinnace.api.batch.cronjob", "CRON_JOB"),
     ("pinnace.api.batch.job", "JOB"),
     ("pinnace.api.coordination.lease", "LEASE"),

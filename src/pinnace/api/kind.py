@@ -58,6 +58,9 @@ class Kind:
         "watch",
     )
     """What discovery lists; a kind with only "create" (Binding) is never stored."""
+    custom: bool = False
+    """Served as kube-apiserver serves a CustomResourceDefinition's kind (the VPA's): a
+    strategic merge patch is refused (415), the other patch types work."""
     allow_create_on_update: bool = False
     """A PUT to a missing object creates it (events, leases, limit ranges)."""
     default: Defaulter = field(default=_no_defaults, compare=False)

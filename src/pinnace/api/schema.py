@@ -212,6 +212,15 @@ def _models() -> Any:
     return importlib.import_module("kubernetes.client.models")
 
 
+_OWN_MODELS = "pinnace.api.autoscaling.vpa_models"
+"""Models of the kinds the client package has none for (autoscaling.k8s.io)."""
+
+
+def _model_class(model: str) -> Any:
+    found = getattr(_models(), model, None)
+    return found if found is not None else getattr(importlib.import_module(_OWN_MODELS), model)
+
+
 @cache
 def struct(model: str) -> Struct:
     return Struct(model, _go_name(model))
@@ -238,7 +247,7 @@ def _parse_type(spec: str, model: str, json_name: str) -> Type:
 
 
 def _build_fields(model: str) -> dict[str, Type]:
-    cls = getattr(_models(), model)
+    cls = _model_class(model)
     fields: dict[str, Type] = {}
     for attr, spec in cls.openapi_types.items():
         json_name = cls.attribute_map[attr]

@@ -32,6 +32,7 @@ from pinnace.apiserver.admission import (
     resource_quota,
     runtime_class,
     service_account,
+    vpa,
 )
 from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.admission_objects import AdmissionObjects
@@ -57,6 +58,8 @@ PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 RESOURCE_QUOTAS = catalog.kind("", "resourcequotas")
 RUNTIME_CLASSES = catalog.kind("node.k8s.io", "runtimeclasses")
 SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
+VPAS = catalog.kind("autoscaling.k8s.io", "verticalpodautoscalers")
+_WORKLOADS = {"ReplicaSet": ("apps", "replicasets"), "Job": ("batch", "jobs")}
 
 
 class AdmissionChain:
@@ -74,6 +77,7 @@ class AdmissionChain:
                 RESOURCE_QUOTAS,
                 RUNTIME_CLASSES,
                 SERVICE_ACCOUNTS,
+                VPAS,
             ),
         )
         self._service_accounts = None if service_accounts is None else service_accounts.random
@@ -115,6 +119,18 @@ class AdmissionChain:
         default_tolerations.admit_pod(obj)
         if operation == "CREATE":
             runtime_class.admit_pod(obj, await self._runtime_class(obj))
+            await vpa.admit_pod(obj, stored.list(VPAS, namespace), self._workload)
+
+    async def _workload(self, kind: str, namespace: str, name: str) -> Object | None:
+        """The stored ReplicaSet or Job a pod's controller reference names."""
+        if kind not in _WORKLOADS:
+            return None
+        try:
+            return await self._server.store.get(
+                object_key(catalog.kind(*_WORKLOADS[kind]), namespace, name)
+            )
+        except KeyNotFoundError:
+            return None
 
     async def _admit_service_account(self, pod: Object, namespace: str) -> None:
         random = self._service_accounts

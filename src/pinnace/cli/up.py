@@ -44,6 +44,7 @@ from pinnace.apiserver.service_allocation import (
     ServiceNetwork,
 )
 from pinnace.autoscaler.options import EXPANDERS, AutoscalerOptions
+from pinnace.cli import vpa
 from pinnace.cli.arguments import non_negative_duration, positive_duration
 from pinnace.clock import Clock, Randomness
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
@@ -143,6 +144,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     _controller_flags(up.add_argument_group("controllers (kube-controller-manager's flags)"))
     autoscaler_flags(up.add_argument_group("cluster autoscaler (cluster-autoscaler's flags)"))
+    vpa.add_flags(up)
     up.add_argument(
         "--no-scheduler",
         dest="scheduler",
@@ -494,6 +496,7 @@ def run(args: argparse.Namespace) -> int:
                 ),
             ),
             cluster_autoscaler=autoscaler_options(args, pools) if args.cluster_autoscaler else None,
+            vertical_pod_autoscaler=vpa.options(args),
             seed=args.seed,
         ),
     )

@@ -19,6 +19,7 @@ from pinnace.api import catalog
 from pinnace.api.discovery import GIT_VERSION
 from pinnace.api.kind import Kind
 from pinnace.api.openapi import definitions, operations
+from pinnace.api.patch import strategies
 
 _INFO = {"title": "Kubernetes", "version": GIT_VERSION.split("+")[0]}
 
@@ -26,6 +27,13 @@ _INFO = {"title": "Kubernetes", "version": GIT_VERSION.split("+")[0]}
 def group_version_path(group: str, version: str) -> str:
     """The index key of a group version: "api/v1", "apis/apps/v1"."""
     return f"apis/{group}/{version}" if group else f"api/{version}"
+
+
+def documented_kinds() -> tuple[Kind, ...]:
+    """The kinds the documents describe: those of the Kubernetes API, whose types the
+    generated strategies table holds (not autoscaling.k8s.io, which Pinnace serves without
+    publishing its schema)."""
+    return tuple(k for k in catalog.kinds() if k.kind in strategies.ROOTS)
 
 
 def content_hash(document: dict[str, Any]) -> str:
@@ -98,7 +106,7 @@ def build_v2(kinds: tuple[Kind, ...]) -> dict[str, Any]:
 
 @cache
 def _v3_documents() -> dict[str, dict[str, Any]]:
-    return build_v3(catalog.kinds())
+    return build_v3(documented_kinds())
 
 
 @cache
@@ -115,4 +123,4 @@ def openapi_v3(path: str) -> dict[str, Any] | None:
 @cache
 def openapi_v2() -> dict[str, Any]:
     """/openapi/v2: one Swagger 2.0 document for every served kind."""
-    return build_v2(catalog.kinds())
+    return build_v2(documented_kinds())

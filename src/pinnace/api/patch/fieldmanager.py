@@ -11,7 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from pinnace.api.patch import errors, strategies
+from pinnace.api.patch import errors
 from pinnace.api.patch.body import yaml_body
 from pinnace.api.patch.created import created_fields_v1
 from pinnace.api.patch.fieldpath import FieldSet, go_json, path_string
@@ -28,7 +28,7 @@ from pinnace.api.patch.managed import (
     printable,
     strip_untracked,
 )
-from pinnace.api.patch.openapi import Shape, kind_shape
+from pinnace.api.patch.openapi import API_VERSIONS, Shape, kind_shape
 from pinnace.api.patch.typed import ValidationErrors, compare, equal, to_field_set
 from pinnace.api.patch.updater import Conflicts, apply, update
 from pinnace.api.status import StatusError
@@ -64,7 +64,7 @@ def server_side_apply(
             f"{_json_kind(applied)} into Go value of type map[string]interface {{}}"
         )
     kind = (live or {}).get("kind") or applied.get("kind")
-    version = strategies.API_VERSIONS.get(kind) if isinstance(kind, str) else None
+    version = API_VERSIONS.get(kind) if isinstance(kind, str) else None
     shape = kind_shape(kind) if version else None
     gvk = (applied.get("apiVersion"), applied.get("kind"))
     if version is None or shape is None or gvk != (version, kind):
@@ -175,7 +175,7 @@ def track_update(
     The result is a new object and metadata; what lies below them is `new`'s own."""
     kind = new.get("kind") or (old or {}).get("kind")
     shape = kind_shape(kind) if isinstance(kind, str) else None
-    version = strategies.API_VERSIONS.get(kind, "") if isinstance(kind, str) else ""
+    version = API_VERSIONS.get(kind, "") if isinstance(kind, str) else ""
     old_entries = _metadata(old).get("managedFields")
     if shape is None:
         return _with_entries(new, copy.deepcopy(old_entries))

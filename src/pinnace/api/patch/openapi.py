@@ -11,9 +11,16 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from pinnace.api.autoscaling import vpa_models
 from pinnace.api.patch import strategies
 
-__all__ = ["Field", "Shape", "field_of", "kind_shape", "root_type"]
+__all__ = ["API_VERSIONS", "Field", "Shape", "field_of", "kind_shape", "root_type"]
+
+# The generated table's kinds and types, and those of the kinds Pinnace serves as custom
+# resources, whose shapes come from their CRDs' structural schemas.
+ROOTS = {**strategies.ROOTS, vpa_models.KIND: vpa_models.PATCH_ROOT}
+API_VERSIONS = {**strategies.API_VERSIONS, vpa_models.KIND: vpa_models.API_VERSION}
+TYPES = {**strategies.TYPES, **vpa_models.PATCH_TYPES}
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ SCALAR = Shape("scalar")
 # (a kind without one of its root's parts simply has none).
 _OBJECT_PARTS = ("metadata", "spec", "status")
 VALUE_STRUCT_FIELDS: dict[str, tuple[str, ...]] = {
-    **{root: _OBJECT_PARTS for root in strategies.ROOTS.values()},
+    **{root: _OBJECT_PARTS for root in ROOTS.values()},
     "apps.v1.DaemonSetSpec": ("template", "updateStrategy"),
     "apps.v1.DeploymentSpec": ("template", "strategy"),
     "apps.v1.ReplicaSetSpec": ("template",),
@@ -87,7 +94,7 @@ NULL_LIST_FIELDS: dict[str, tuple[str, ...]] = {"core.v1.PodSpec": ("containers"
 
 
 def root_type(kind: str) -> str | None:
-    return strategies.ROOTS.get(kind)
+    return ROOTS.get(kind)
 
 
 @cache
@@ -102,7 +109,7 @@ def field_of(type_name: str, name: str) -> Field | None:
 
 
 def required_fields(type_name: str) -> tuple[str, ...]:
-    entry = strategies.TYPES.get(type_name)
+    entry = TYPES.get(type_name)
     return tuple(entry[2].split()) if entry else ()
 
 
@@ -116,7 +123,7 @@ def _struct(type_name: str) -> Shape:
 
 @cache
 def _fields(type_name: str) -> dict[str, Field]:
-    entry = strategies.TYPES.get(type_name)
+    entry = TYPES.get(type_name)
     if entry is None:
         return {}
     scalars, complex_fields, _ = entry

@@ -19,7 +19,7 @@ from pinnace.api.tables.apps import (
     REPLICATION_CONTROLLERS,
     STATEFUL_SETS,
 )
-from pinnace.api.tables.autoscaling import HORIZONTAL_POD_AUTOSCALERS
+from pinnace.api.tables.autoscaling import HORIZONTAL_POD_AUTOSCALERS, VERTICAL_POD_AUTOSCALERS
 from pinnace.api.tables.batch import CRON_JOBS, JOBS
 from pinnace.api.tables.columns import Object, Printer
 from pinnace.api.tables.coordination import LEASES
@@ -64,6 +64,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("batch", "jobs"): JOBS,
     ("batch", "cronjobs"): CRON_JOBS,
     ("autoscaling", "horizontalpodautoscalers"): HORIZONTAL_POD_AUTOSCALERS,
+    ("autoscaling.k8s.io", "verticalpodautoscalers"): VERTICAL_POD_AUTOSCALERS,
     ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGETS,
     ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASSES,
     ("coordination.k8s.io", "leases"): LEASES,

@@ -108,3 +108,46 @@ HORIZONTAL_POD_AUTOSCALERS = Printer(
     ),
     _row,
 )
+
+
+def _first_target(vpa: Object, resource: str) -> str | None:
+    recommendations = items(vpa, "status", "recommendation", "containerRecommendations")
+    value = section(recommendations[0], "target").get(resource) if recommendations else None
+    return None if value is None else str(value)
+
+
+def _provided(vpa: Object) -> str | None:
+    for condition in items(vpa, "status", "conditions"):
+        if condition.get("type") == "RecommendationProvided":
+            return str(condition.get("status", ""))
+    return None
+
+
+def _vpa_row(vpa: Object, now: float) -> Row:
+    mode = section(vpa, "spec", "updatePolicy").get("updateMode")
+    return Row(
+        [
+            name_of(vpa),
+            None if mode is None else str(mode),
+            _first_target(vpa, "cpu"),
+            _first_target(vpa, "memory"),
+            _provided(vpa),
+            age_of(vpa, now),
+        ]
+    )
+
+
+VERTICAL_POD_AUTOSCALERS = Printer(
+    (
+        name_column(),
+        Column("Mode", "string", ""),
+        Column("CPU", "string", ""),
+        Column("Mem", "string", ""),
+        Column("Provided", "string", ""),
+        Column("Age", "date", ""),
+    ),
+    _vpa_row,
+)
+"""The CRD's additionalPrinterColumns (JSONPaths .spec.updatePolicy.updateMode, the first
+container recommendation's target cpu and memory, the RecommendationProvided condition's
+status): a path that finds nothing is a null cell, which kubectl prints as <none>."""

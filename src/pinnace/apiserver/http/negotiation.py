@@ -153,6 +153,7 @@ _WRITE_TYPES = {
     PROTOBUF: BodyType.PROTOBUF,
 }
 PATCH_CONTENT_TYPES = tuple(t.value for t in PatchType)
+_CUSTOM_PATCH_TYPES = tuple(t for t in PATCH_CONTENT_TYPES if t != PatchType.STRATEGIC_MERGE)
 ACCEPTED_INPUT = (JSON, YAML, PROTOBUF)
 ACCEPTED_OUTPUT = (JSON, YAML)
 
@@ -167,9 +168,11 @@ def body_type(content_type: str) -> BodyType:
     return found
 
 
-def patch_type(content_type: str) -> PatchType:
-    """The patch type a PATCH body's Content-Type names; 415 for any other."""
+def patch_type(content_type: str, custom: bool = False) -> PatchType:
+    """The patch type a PATCH body's Content-Type names; 415 for any other, and for a
+    strategic merge patch of a custom resource (`custom`), which has no patch strategies."""
     media = content_type.split(";", 1)[0].strip()
-    if media not in PATCH_CONTENT_TYPES:
-        raise unsupported_media_type(PATCH_CONTENT_TYPES)
+    accepted = _CUSTOM_PATCH_TYPES if custom else PATCH_CONTENT_TYPES
+    if media not in accepted:
+        raise unsupported_media_type(accepted)
     return PatchType(media)

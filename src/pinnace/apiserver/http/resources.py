@@ -141,7 +141,7 @@ class ResourceHandler:
     async def patch(
         self, request: Request, target: ResourceTarget, encoder: Encoder, subresource: str = ""
     ) -> Response:
-        patch_type = negotiation.patch_type(request.header("content-type"))
+        patch_type = negotiation.patch_type(request.header("content-type"), target.kind.custom)
         apply = patch_type is PatchType.APPLY
         options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
         document = await request.parsed(patching.parse_patch, patch_type)

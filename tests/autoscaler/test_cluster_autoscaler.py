@@ -133,7 +133,8 @@ def test_a_burst_grows_the_least_wasteful_pool_and_it_shrinks_ten_minutes_after(
     cluster.wait(500)
     assert len(node_names(cluster)) == 3
     cluster.wait(120)
-    assert node_names(cluster) == ["small-1"]  # minSize 1 keeps the last one
+    # minSize 1 keeps one: the node of the pod the ReplicaSet kept (pod names are random)
+    assert len(node_names(cluster)) == 1
     removed = events(cluster, "ScaleDownEmpty")
     assert len(removed) == 2
     assert all(e["message"].startswith('Scale-down: removing empty node "small-') for e in removed)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from tests.kubelet.conftest import EVENTS, LEASES, NODES, Node, pod
+import pytest
+from tests.kubelet.conftest import EVENTS, LEASES, NODES, PODS, Node, pod
 
 from pinnace.clock import parse_time
+from pinnace.kubelet.worker import PodWorker
 
 
 def test_node_registers_with_allocatable_from_its_config(node: Node) -> None:
@@ -178,3 +180,31 @@ def test_the_kubelet_leaves_network_unavailable_to_the_network_plugin(node: Node
         after[-1]["lastHeartbeatTime"]
         != registered["status"]["conditions"][-1]["lastHeartbeatTime"]
     )
+
+
+def test_a_pod_the_agent_fails_on_is_reported_and_still_deletes(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whatever goes wrong with one pod (here the start of its containers) is that pod's: an
+    # event says so, the node's other pods go on, and the pod can be deleted.
+    start = PodWorker.start
+
+    def start_or_fail(worker: PodWorker) -> None:
+        if worker.name == "cursed":
+            raise RuntimeError("the runtime is cursed")
+        start(worker)
+
+    monkeypatch.setattr(PodWorker, "start", start_or_fail)
+    node.create_pod(pod("cursed", node="node-1"))
+    node.settle()
+    node.create_pod(pod("fine", node="node-1"))
+    node.settle()
+    assert node.get_pod("fine")["status"]["phase"] == "Running"
+    events = node.run(node.client.list(EVENTS, "default", field_selector="reason=FailedSync"))
+    assert [(e["involvedObject"]["name"], e["type"], e["message"]) for e in events["items"]] == [
+        ("cursed", "Warning", "error syncing pod: RuntimeError: the runtime is cursed")
+    ]
+    node.run(node.client.delete(PODS, "default", "cursed"))
+    node.settle()
+    remaining = node.run(node.client.list(PODS, "default"))["items"]
+    assert [p["metadata"]["name"] for p in remaining] == ["fine"]

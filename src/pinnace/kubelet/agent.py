@@ -17,7 +17,15 @@ import dataclasses
 import ipaddress
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any
 
 from pinnace.api import catalog, status
@@ -82,6 +90,7 @@ LEASE_RENEWAL = "lease renewal"
 EVICTION_MANAGER = "eviction manager"
 NODE_STATUS_UPDATE = "node status update"
 POD_STATUS_WRITE = "pod status write"
+FAILED_SYNC = "FailedSync"
 """The agent's loops, as its log names them."""
 
 
@@ -379,6 +388,27 @@ class NodeAgent:
     # --- pods --------------------------------------------------------------------------------
 
     def pod_added(self, pod: Object) -> None:
+        with self._syncing(pod, bool(pod["metadata"].get("deletionTimestamp"))):
+            self._sync_pod(pod)
+
+    @contextlib.contextmanager
+    def _syncing(self, pod: Mapping[str, Any], deleting: bool) -> Iterator[None]:
+        """Work on one pod (`pod` names it: its metadata has namespace, name and uid). Its
+        failure is the pod's own, as an error of the kubelet's syncPod: reported on the pod
+        and kept from the node's other pods; the pod is tried afresh at its next change, and
+        one being deleted goes all the same, whatever it holds."""
+        try:
+            yield
+        except Exception as e:
+            m = pod["metadata"]
+            message = f"error syncing pod: {type(e).__name__}: {e}"
+            log.warning("node %s: pod %s/%s: %s", self.name, m["namespace"], m["name"], message)
+            self.recorder.event(pod, "Warning", FAILED_SYNC, message)
+            self.pod_deleted(pod)  # what its worker held is given back
+            if deleting:
+                self._delete_pod(m)
+
+    def _sync_pod(self, pod: Object) -> None:
         uid = pod["metadata"]["uid"]
         worker = self.workers.get(uid)
         if worker is not None:
@@ -431,12 +461,13 @@ class NodeAgent:
         if worker.deleting:
             self._delete_pod(worker.metadata())  # never started: nothing to stop
             return
-        worker.start()
+        with self._syncing(worker.reference(), worker.deleting):
+            worker.start()
 
     def pod_updated(self, old: Object, new: Object) -> None:
         self.pod_added(new)
 
-    def pod_deleted(self, pod: Object) -> None:
+    def pod_deleted(self, pod: Mapping[str, Any]) -> None:
         uid = pod["metadata"]["uid"]
         self._rejected.discard(uid)
         worker = self.workers.pop(uid, None)
@@ -676,7 +707,8 @@ class NodeAgent:
     def _exited(self, status: ContainerStatus) -> None:
         worker = self.workers.get(status.sandbox)
         if worker is not None:
-            worker.exited(status)
+            with self._syncing(worker.reference(), worker.deleting):
+                worker.exited(status)
 
     def status_changed(self, worker: PodWorker) -> None:
         if worker.follows_config_maps and not worker.terminating:

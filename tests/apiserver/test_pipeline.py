@@ -484,3 +484,10 @@ def test_a_put_without_resource_version_racing_a_status_writer_succeeds(api: Any
     updated = api.call(api.server.update, CONFIGMAPS, "default", "c", body).obj
     assert updated["data"] == {"a": "2"}
     assert updated["metadata"]["uid"] == created["metadata"]["uid"]
+
+
+def test_an_event_without_a_name_is_invalid(api: Any) -> None:
+    # v1 Events' own validation leaves metadata alone; the registry's check still needs a name.
+    event = {"apiVersion": "v1", "kind": "Event", "involvedObject": {}}
+    causes = api.invalid_causes(api.server.create, catalog.kind("", "events"), "default", event)
+    assert causes == ["metadata.name: Required value: name or generateName is required"]

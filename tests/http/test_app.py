@@ -18,12 +18,21 @@ from pinnace.clock import Clock, Randomness
 from pinnace.store import MemoryStore
 
 
-async def call(app: APIApp, method: str, path: str, query: bytes = b"") -> tuple[int, bytes]:
-    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": []}
+async def call(
+    app: APIApp,
+    method: str,
+    path: str,
+    query: bytes = b"",
+    body: bytes = b"",
+    content_type: str = "application/json",
+) -> tuple[int, bytes]:
+    headers = [(b"content-type", content_type.encode())] if body else []
+    scope = {"type": "http", "method": method, "path": path, "query_string": query}
+    scope["headers"] = headers
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": body, "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)

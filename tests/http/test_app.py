@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.store.test_sqlite import limit_pages
 
 from pinnace.api import catalog
 from pinnace.api.options import LogOptions
@@ -15,7 +17,7 @@ from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness
-from pinnace.store import MemoryStore
+from pinnace.store import MemoryStore, SQLiteStore
 
 
 async def call(
@@ -147,3 +149,52 @@ def test_json_bodies_are_the_bytes_kube_apiserver_writes() -> None:
     assert namespace[1].endswith(b"}\n") and json.loads(namespace[1])["kind"] == "Namespace"
     # /version is WriteRawJSON's: indented, no final newline.
     assert version[1].startswith(b'{\n  "major": "1",\n') and version[1].endswith(b"\n}")
+
+
+def test_a_full_disk_is_relayed_in_sqlites_words_and_fails_readiness_until_space_returns(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # As kube-apiserver relays "etcdserver: mvcc: database space exceeded": a 500 whose
+    # message is the storage's, one log line, and the etcd readiness check failing.
+    configmap = json.dumps({"metadata": {"name": "big"}, "data": {"a": "x" * 100_000}}).encode()
+    configmaps = "/api/v1/namespaces/default/configmaps"
+
+    async def scenario() -> list[tuple[int, bytes]]:
+        store = SQLiteStore(tmp_path / "db")
+        server = APIServer(store, Clock(asyncio.get_running_loop()), Randomness(1))
+        await bootstrap(server)
+        app = APIApp(server, Randomness(1))
+        limit_pages(store, None)
+        answers = [await call(app, "POST", configmaps, body=configmap)]
+        answers += [await call(app, "GET", path) for path in ("/readyz", "/readyz/etcd")]
+        answers.append(await call(app, "GET", "/livez"))
+        limit_pages(store, 1_000_000)
+        answers.append(await call(app, "GET", "/readyz"))
+        answers.append(await call(app, "POST", configmaps, body=configmap))
+        await store.close()
+        return answers
+
+    with caplog.at_level(logging.WARNING):
+        refused, ready, etcd, live, ready_again, created = asyncio.run(scenario())
+    assert refused[0] == 500
+    assert json.loads(refused[1]) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "sqlite: database or disk is full",
+        "code": 500,
+    }
+    assert ready == (
+        500,
+        b"[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[+]informer-sync ok\n"
+        b"[+]poststarthook/bootstrap-controller ok\nreadyz check failed\n",
+    )
+    assert etcd == (500, b"internal server error: sqlite: database or disk is full\n")
+    assert live == (200, b"ok")
+    assert ready_again == (200, b"ok")
+    assert created[0] == 201
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [
+        "1 writes not committed: sqlite: database or disk is full"
+    ]
+    assert not any(r.exc_info for r in caplog.records)

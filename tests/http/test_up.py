@@ -5,12 +5,14 @@ use)."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from tests.http.conftest import launch, stop
 from tests.support import eventually
@@ -110,6 +112,31 @@ def test_a_data_dir_in_use_is_one_line_naming_it(tmp_path: Path) -> None:
         first.ok("get", "namespace", "default")  # the first one is untouched
     finally:
         stop(first)
+
+
+@pytest.mark.parametrize("kib", [8, 32])
+def test_a_full_disk_is_one_line_naming_the_store_and_what_sqlite_said(
+    tmp_path: Path, kib: int
+) -> None:
+    # A limit on the size of the files it writes (RLIMIT_FSIZE) is a full disk without root:
+    # at 8 KiB the store cannot even be set up, at 32 KiB its first objects cannot be written.
+    data = tmp_path / "data"
+
+    def full_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", "up", "--port", "0", "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=full_disk,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"pinnace up: cannot write to the store in {data}: sqlite: disk I/O error"
+    )
 
 
 def test_in_memory_keeps_its_kubeconfig_for_the_run_only(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
 )
 _DELETE_CHUNK = 500  # ids per DELETE statement, under SQLite's bound-parameter limit
+_PROBE_BYTES = 65536  # more than a page holds, whatever the page size: it needs new pages
 
 
 class SQLiteLog:
@@ -74,6 +75,21 @@ class SQLiteLog:
         db.execute("BEGIN")
         try:
             db.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)", rows)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def probe(self) -> None:
+        """Commit a change that needs new pages and takes itself back (a row with an overflow
+        page, deleted again): raises as a write that cannot be stored would. Writes what a
+        small change writes, so it may run while the storage is failing."""
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            db.execute("INSERT INTO log VALUES (-1, '', 0, 0, 1, zeroblob(?))", (_PROBE_BYTES,))
+            db.execute("DELETE FROM log WHERE id = -1")
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:

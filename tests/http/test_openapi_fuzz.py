@@ -2,7 +2,7 @@
 document describes is sent bodies that parse but are malformed (each field its schema names given
 a value of the right shape or of any JSON type, to a depth of a few levels), and must be answered
 as kube-apiserver answers bad input, with a 4xx (400 for what cannot be decoded, 422 for what
-fails validation), never with a 5xx.
+fails validation), never with a 5xx of Pinnace's own (only the 500s kube-apiserver gives too).
 
 The requests go to the HTTP app in process, on a virtual clock, with a fixed budget of examples
 per operation and hypothesis derandomized, so the run is the same in every CI run and takes
@@ -30,12 +30,10 @@ EXAMPLES = 50
 """Examples per operation: the 81 operations take about 15 s of CPU at this budget."""
 DEPTH = 3
 """How deep the bodies follow their schema; below that a field gets any JSON value."""
-DELIBERATE = (
-    "resourceVersion should not be set on objects to be created",
-    "failed to create typed patch object",
+KUBE_INTERNAL_ERROR = (
+    "Internal error occurred: resourceVersion should not be set on objects to be created"
 )
-"""How the 5xx kube-apiserver itself answers to a client's body begin: its 500 InternalError,
-and the plain error of an apply that does not fit the kind's schema (ErrorToAPIStatus's 500)."""
+"""The one 500 InternalError kube-apiserver itself answers to a client's body."""
 
 DOCUMENT = openapi_v2()
 DEFINITIONS: dict[str, Any] = DOCUMENT["definitions"]
@@ -174,5 +172,10 @@ def test_no_malformed_body_gets_a_server_error(
     query = b"fieldManager=fuzz" if content_type.startswith("application/apply") else b""
     code, answer = harness.run(call(asgi, method.upper(), url, query, text(body), content_type))
     if code >= 500:
-        message = json.loads(answer).get("message", "")
-        assert message.startswith(DELIBERATE), f"{code} {message}"
+        # Besides that one, kube-apiserver answers 500 with no reason to what its handlers
+        # return as plain Go errors (ErrorToAPIStatus): an apply that does not fit the kind's
+        # schema, a strategic merge patch item without its merge key. A failure of Pinnace's
+        # own is a 500 InternalError, "an error on the server".
+        status = json.loads(answer)
+        plain = (code, status.get("reason", "")) == (500, "")
+        assert plain or status["message"] == KUBE_INTERNAL_ERROR, f"{code} {status}"

@@ -208,3 +208,23 @@ def test_a_pod_the_agent_fails_on_is_reported_and_still_deletes(
     node.settle()
     remaining = node.run(node.client.list(PODS, "default"))["items"]
     assert [p["metadata"]["name"] for p in remaining] == ["fine"]
+
+
+def test_a_pod_timer_that_fails_is_the_pods_failure(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def cursed(worker: PodWorker) -> None:
+        raise RuntimeError("the deadline is cursed")
+
+    monkeypatch.setattr(PodWorker, "_deadline_exceeded", cursed)
+    body = pod("timed", node="node-1")
+    body["spec"]["activeDeadlineSeconds"] = 5
+    node.create_pod(body)
+    node.settle(10)
+    events = node.run(node.client.list(EVENTS, "default", field_selector="reason=FailedSync"))
+    assert [(e["involvedObject"]["name"], e["message"]) for e in events["items"]] == [
+        ("timed", "error syncing pod: RuntimeError: the deadline is cursed")
+    ]
+    node.run(node.client.delete(PODS, "default", "timed"))
+    node.settle()
+    assert node.run(node.client.list(PODS, "default"))["items"] == []

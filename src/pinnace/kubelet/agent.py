@@ -400,13 +400,20 @@ class NodeAgent:
         try:
             yield
         except Exception as e:
-            m = pod["metadata"]
-            message = f"error syncing pod: {type(e).__name__}: {e}"
-            log.warning("node %s: pod %s/%s: %s", self.name, m["namespace"], m["name"], message)
-            self.recorder.event(pod, "Warning", FAILED_SYNC, message)
-            self.pod_deleted(pod)  # what its worker held is given back
-            if deleting:
-                self._delete_pod(m)
+            self._sync_failed(pod, deleting, e)
+
+    def pod_failed(self, worker: PodWorker, error: Exception) -> None:
+        """A timer of the worker's failed: as a failed sync of its pod."""
+        self._sync_failed(worker.reference(), worker.deleting, error)
+
+    def _sync_failed(self, pod: Mapping[str, Any], deleting: bool, error: Exception) -> None:
+        m = pod["metadata"]
+        message = f"error syncing pod: {type(error).__name__}: {error}"
+        log.warning("node %s: pod %s/%s: %s", self.name, m["namespace"], m["name"], message)
+        self.recorder.event(pod, "Warning", FAILED_SYNC, message)
+        self.pod_deleted(pod)  # what its worker held is given back
+        if deleting:
+            self._delete_pod(m)
 
     def _sync_pod(self, pod: Object) -> None:
         uid = pod["metadata"]["uid"]

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -49,9 +49,15 @@ class Cluster:
         return done.stdout
 
 
-def launch(workdir: Path, *storage: str, flags: tuple[str, ...] = ()) -> Cluster:
+def launch(
+    workdir: Path,
+    *storage: str,
+    flags: tuple[str, ...] = (),
+    preexec_fn: Callable[[], None] | None = None,
+) -> Cluster:
     """`pinnace up --port 0 [flags]` in `workdir` (memory store unless `storage` says
-    otherwise), returned once it reports readiness."""
+    otherwise), returned once it reports readiness. `preexec_fn` runs in the child before
+    it starts (to set a resource limit)."""
     kubeconfig = workdir / "kubeconfig"
     log = open(workdir / "server.log", "a")  # noqa: SIM115
     process = subprocess.Popen(
@@ -71,6 +77,7 @@ def launch(workdir: Path, *storage: str, flags: tuple[str, ...] = ()) -> Cluster
         stderr=log,
         text=True,
         cwd=workdir,
+        preexec_fn=preexec_fn,
     )
     log.close()
     assert process.stdout is not None

@@ -139,6 +139,29 @@ def test_a_full_disk_is_one_line_naming_the_store_and_what_sqlite_said(
     )
 
 
+def test_a_disk_that_fills_up_is_relayed_to_kubectl_and_fails_readiness(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+
+    def small_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, resource.RLIM_INFINITY))
+
+    cluster = launch(tmp_path, "--data-dir", str(data), preexec_fn=small_disk)
+    try:
+        manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}}
+        manifest["data"] = {"a": "x" * 300_000}
+        big = cluster.kubectl("create", "-f", "-", stdin=yaml.safe_dump(manifest))
+        assert big.returncode == 1
+        refused = 'Error from server: error when creating "STDIN": sqlite: disk I/O error\n'
+        assert big.stderr == refused
+        ready = cluster.kubectl("get", "--raw", "/readyz")
+        assert "[-]etcd failed: reason withheld" in ready.stderr + ready.stdout
+        assert cluster.ok("get", "namespace", "default")  # reads go on
+    finally:
+        stop(cluster)  # no traceback in its log
+    log = (tmp_path / "server.log").read_text()
+    assert log.count("writes not committed: sqlite: disk I/O error") == 1
+
+
 def test_in_memory_keeps_its_kubeconfig_for_the_run_only(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -14,7 +14,7 @@ write, not even through an error, before it is durable.
 
 A commit the file refuses (a full disk, an I/O error) fails its writes with a StorageError in
 SQLite's words, logged in one line; the store goes on, and says it cannot write (`write_failure`)
-until a commit, or a probe of one, works again.
+until a commit, or a probe of one as large, works again.
 
 A writer whose task is cancelled while it waits may still have its write committed, as with an
 etcd client that times out. Objects must be JSON-serialisable; a write of one that is not
@@ -111,6 +111,8 @@ class SQLiteStore(MvccStore):
         self._commits = 0
         self._write_failure: str | None = None
         """What the file said of the last commit it refused, until one works again."""
+        self._refused_bytes = 0
+        """The size of that commit's objects: a probe writes as much."""
 
     @property
     def commits(self) -> int:
@@ -196,6 +198,7 @@ class SQLiteStore(MvccStore):
             refused = StorageError(f"sqlite: {error}")
             log.error("%d writes not committed: %s", len(failed.rows), refused)
             self._write_failure = str(refused)
+            self._refused_bytes = sum(len(row[5]) for row in failed.rows)
         else:
             refused = StoreError(f"write not committed: {type(error).__name__}: {error}")
         for batch in (failed, self._open_batch):
@@ -214,7 +217,9 @@ class SQLiteStore(MvccStore):
         if self._write_failure is None or self._closing:
             return self._write_failure
         try:
-            await asyncio.get_running_loop().run_in_executor(self._executor, self._log.probe)
+            await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._log.probe, self._refused_bytes
+            )
         except (sqlite3.Error, OSError):
             return self._write_failure
         self._writable()

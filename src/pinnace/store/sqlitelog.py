@@ -81,14 +81,15 @@ class SQLiteLog:
                 db.execute("ROLLBACK")
             raise
 
-    def probe(self) -> None:
-        """Commit a change that needs new pages and takes itself back (a row with an overflow
-        page, deleted again): raises as a write that cannot be stored would. Writes what a
-        small change writes, so it may run while the storage is failing."""
+    def probe(self, size: int) -> None:
+        """Commit a change of `size` bytes that needs new pages and takes itself back (a row
+        with overflow pages, deleted again): raises as a write of that size that cannot be
+        stored would."""
         db = self._db
         db.execute("BEGIN")
         try:
-            db.execute("INSERT INTO log VALUES (-1, '', 0, 0, 1, zeroblob(?))", (_PROBE_BYTES,))
+            size = max(size, _PROBE_BYTES)
+            db.execute("INSERT INTO log VALUES (-1, '', 0, 0, 1, zeroblob(?))", (size,))
             db.execute("DELETE FROM log WHERE id = -1")
             db.execute("COMMIT")
         except BaseException:

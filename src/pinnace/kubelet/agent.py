@@ -17,15 +17,7 @@ import dataclasses
 import ipaddress
 import logging
 import math
-from collections.abc import (
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Coroutine,
-    Iterable,
-    Iterator,
-    Mapping,
-)
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 from pinnace.api import catalog, status
@@ -90,8 +82,9 @@ LEASE_RENEWAL = "lease renewal"
 EVICTION_MANAGER = "eviction manager"
 NODE_STATUS_UPDATE = "node status update"
 POD_STATUS_WRITE = "pod status write"
-FAILED_SYNC = "FailedSync"
 """The agent's loops, as its log names them."""
+FAILED_SYNC = "FailedSync"
+"""The reason of the event on a pod whose sync failed, as the kubelet's."""
 
 
 PODS = catalog.kind("", "pods")
@@ -388,25 +381,20 @@ class NodeAgent:
     # --- pods --------------------------------------------------------------------------------
 
     def pod_added(self, pod: Object) -> None:
-        with self._syncing(pod, bool(pod["metadata"].get("deletionTimestamp"))):
-            self._sync_pod(pod)
-
-    @contextlib.contextmanager
-    def _syncing(self, pod: Mapping[str, Any], deleting: bool) -> Iterator[None]:
-        """Work on one pod (`pod` names it: its metadata has namespace, name and uid). Its
-        failure is the pod's own, as an error of the kubelet's syncPod: reported on the pod
-        and kept from the node's other pods; the pod is tried afresh at its next change, and
-        one being deleted goes all the same, whatever it holds."""
         try:
-            yield
+            self._sync_pod(pod)
         except Exception as e:
-            self._sync_failed(pod, deleting, e)
+            self._sync_failed(pod, bool(pod["metadata"].get("deletionTimestamp")), e)
 
     def pod_failed(self, worker: PodWorker, error: Exception) -> None:
-        """A timer of the worker's failed: as a failed sync of its pod."""
+        """Work on the worker's pod (a timer, a container's exit) failed: as its sync."""
         self._sync_failed(worker.reference(), worker.deleting, error)
 
     def _sync_failed(self, pod: Mapping[str, Any], deleting: bool, error: Exception) -> None:
+        """A failure on one pod (`pod` names it: its metadata has namespace, name and uid) is
+        that pod's, as an error of the kubelet's syncPod: reported on the pod and kept from the
+        node's other pods; the pod is tried afresh at its next change, and one being deleted
+        goes all the same, whatever it holds."""
         m = pod["metadata"]
         message = f"error syncing pod: {type(error).__name__}: {error}"
         log.warning("node %s: pod %s/%s: %s", self.name, m["namespace"], m["name"], message)
@@ -468,8 +456,10 @@ class NodeAgent:
         if worker.deleting:
             self._delete_pod(worker.metadata())  # never started: nothing to stop
             return
-        with self._syncing(worker.reference(), worker.deleting):
+        try:
             worker.start()
+        except Exception as e:
+            self.pod_failed(worker, e)
 
     def pod_updated(self, old: Object, new: Object) -> None:
         self.pod_added(new)
@@ -714,8 +704,10 @@ class NodeAgent:
     def _exited(self, status: ContainerStatus) -> None:
         worker = self.workers.get(status.sandbox)
         if worker is not None:
-            with self._syncing(worker.reference(), worker.deleting):
+            try:
                 worker.exited(status)
+            except Exception as e:
+                self.pod_failed(worker, e)
 
     def status_changed(self, worker: PodWorker) -> None:
         if worker.follows_config_maps and not worker.terminating:

@@ -228,3 +228,20 @@ def test_a_pod_timer_that_fails_is_the_pods_failure(
     node.run(node.client.delete(PODS, "default", "timed"))
     node.settle()
     assert node.run(node.client.list(PODS, "default"))["items"] == []
+
+
+def test_a_probe_result_the_worker_fails_on_is_the_pods_failure(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def cursed(worker: PodWorker, *args: object) -> None:
+        raise RuntimeError("the probe is cursed")
+
+    monkeypatch.setattr(PodWorker, "_probe_result", cursed)
+    body = pod("probed", node="node-1")
+    body["spec"]["containers"][0]["readinessProbe"] = {"exec": {"command": ["true"]}}
+    node.create_pod(body)
+    node.settle(15)
+    events = node.run(node.client.list(EVENTS, "default", field_selector="reason=FailedSync"))
+    assert [(e["involvedObject"]["name"], e["message"]) for e in events["items"]] == [
+        ("probed", "error syncing pod: RuntimeError: the probe is cursed")
+    ]

@@ -446,7 +446,8 @@ class PodWorker:
             self.sync()
 
     def _guarded(self, callback: Callable[..., None], *args: Any) -> None:
-        """A timer's `callback`: what it raises is the pod's failure (PodHost.pod_failed)."""
+        """A timer's or a prober's `callback`: what it raises is the pod's failure
+        (PodHost.pod_failed)."""
         try:
             callback(*args)
         except Exception as e:
@@ -757,8 +758,8 @@ class PodWorker:
                 self.host.clock,
                 probe,
                 c,
-                lambda prober, success: self._probe_result(c, prober, success),
-                lambda prober, message: self._probe_failed(c, prober, message),
+                lambda prober, success: self._guarded(self._probe_result, c, prober, success),
+                lambda prober, message: self._guarded(self._probe_failed, c, prober, message),
             )
             for kind, probe in probes.items()
         }

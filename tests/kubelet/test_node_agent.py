@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from tests.kubelet.conftest import EVENTS, LEASES, NODES, PODS, Node, pod
 
@@ -233,14 +235,21 @@ def test_a_pod_timer_that_fails_is_the_pods_failure(
 def test_a_probe_result_the_worker_fails_on_is_the_pods_failure(
     node: Node, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def cursed(worker: PodWorker, *args: object) -> None:
-        raise RuntimeError("the probe is cursed")
+    # The probe passes as the container starts, then fails on a later tick of its own timer.
+    probe_result = PodWorker._probe_result
+
+    def cursed(worker: PodWorker, c: Any, prober: Any, success: bool) -> None:
+        if not success:
+            raise RuntimeError("the probe is cursed")
+        probe_result(worker, c, prober, success)
 
     monkeypatch.setattr(PodWorker, "_probe_result", cursed)
-    body = pod("probed", node="node-1")
+    body = pod("probed", node="node-1", readiness_fails_after="30")
     body["spec"]["containers"][0]["readinessProbe"] = {"exec": {"command": ["true"]}}
     node.create_pod(body)
-    node.settle(15)
+    node.settle(10)
+    assert node.get_pod("probed")["status"]["containerStatuses"][0]["ready"] is True
+    node.settle(60)
     events = node.run(node.client.list(EVENTS, "default", field_selector="reason=FailedSync"))
     assert [(e["involvedObject"]["name"], e["message"]) for e in events["items"]] == [
         ("probed", "error syncing pod: RuntimeError: the probe is cursed")

@@ -11,6 +11,7 @@ seconds.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from collections.abc import Iterator
@@ -151,6 +152,7 @@ def app() -> Iterator[tuple[Harness, APIApp]]:
         assert code == 201, answer
     yield harness, app
     harness.loop.close()
+    asyncio.set_event_loop(None)
 
 
 @pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])

@@ -442,3 +442,52 @@ def test_removing_the_last_finalizer_removes_the_object_even_when_a_write_races_
     release = {"metadata": {"finalizers": None}}
     api.call(client.patch, CONFIGMAPS, "default", "held", release, PatchType.MERGE)
     assert error(api, api.server.get, CONFIGMAPS, "default", "held").code == 404
+
+
+def running(obj: Any) -> Any:
+    """A status writer's change, as the node agent makes while a pod starts."""
+    return {**obj, "status": {**obj.get("status", {}), "phase": "Running"}}
+
+
+@pytest.mark.parametrize(
+    ("patch_type", "patch"),
+    [
+        (PatchType.MERGE, {"metadata": {"labels": {"tier": "web"}}}),
+        (PatchType.STRATEGIC_MERGE, {"metadata": {"labels": {"tier": "web"}}}),
+        (PatchType.JSON, [{"op": "add", "path": "/metadata/labels/tier", "value": "web"}]),
+        (
+            PatchType.APPLY,
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"tier": "web"}}},
+        ),
+    ],
+)
+def test_a_label_patch_racing_a_status_writer_succeeds(
+    api: Any, patch_type: PatchType, patch: Any
+) -> None:
+    # kube-apiserver's patcher re-applies a patch without a resourceVersion to what the other
+    # writer stored (GuaranteedUpdate): no 409 for a write that carries no precondition.
+    api.call(api.server.create, PODS, "default", pod())
+    race_each_update(api, running, times=3)
+    options = WriteOptions(field_manager="kubectl-label", force=True)
+    if patch_type is PatchType.APPLY:
+        patch = {**patch, "metadata": {**patch["metadata"], "name": "web"}}
+    patched = api.call(api.server.patch, PODS, "default", "web", patch_type, patch, options).obj
+    assert patched["metadata"]["labels"]["tier"] == "web"
+    assert patched["status"]["phase"] == "Running"
+
+
+def test_a_put_without_resource_version_racing_a_status_writer_succeeds(api: Any) -> None:
+    created = api.call(api.server.create, CONFIGMAPS, "default", cm("c", a="1")).obj
+    race_each_update(api, annotated, times=3)
+    body = cm("c", a="2")
+    assert "resourceVersion" not in body["metadata"]
+    updated = api.call(api.server.update, CONFIGMAPS, "default", "c", body).obj
+    assert updated["data"] == {"a": "2"}
+    assert updated["metadata"]["uid"] == created["metadata"]["uid"]
+
+
+def test_an_event_without_a_name_is_invalid(api: Any) -> None:
+    # v1 Events' own validation leaves metadata alone; the registry's check still needs a name.
+    event = {"apiVersion": "v1", "kind": "Event", "involvedObject": {}}
+    causes = api.invalid_causes(api.server.create, catalog.kind("", "events"), "default", event)
+    assert causes == ["metadata.name: Required value: name or generateName is required"]

@@ -151,6 +151,35 @@ def test_eviction_spends_the_budget_then_refuses_with_429(api: Any) -> None:
     api.call(api.server.get, PODS, "default", "b")  # still there
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            {**eviction("a"), "metadata": [None, None]},
+            'Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal '
+            "array into Go struct field Eviction.metadata of type v1.ObjectMeta",
+        ),
+        (
+            {**eviction("a"), "deleteOptions": {"preconditions": "x"}},
+            'Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal '
+            "string into Go struct field DeleteOptions.deleteOptions.preconditions of type "
+            "v1.Preconditions",
+        ),
+    ],
+)
+def test_an_eviction_that_does_not_decode_is_a_400(api: Any, body: Any, message: str) -> None:
+    api.call(api.server.create, PODS, "default", pod("a"))
+    e = refused(api, evict, api.server, "default", "a", body)
+    assert (e.code, e.reason, e.message) == (400, "BadRequest", message)
+    api.call(api.server.get, PODS, "default", "a")  # still there
+
+
+def test_a_policy_v1beta1_eviction_is_served_as_v1(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("a"))
+    body = {**eviction("a"), "apiVersion": "policy/v1beta1"}
+    assert api.call(evict, api.server, "default", "a", body)["status"] == "Success"
+
+
 def test_pending_pods_are_evicted_regardless_of_budgets(api: Any) -> None:
     api.call(api.server.create, PODS, "default", pod("a"))
     budget(api, allowed=0)

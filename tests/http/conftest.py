@@ -3,6 +3,7 @@ Python client and plain HTTP."""
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import re
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -55,10 +56,15 @@ def launch(
     *storage: str,
     flags: tuple[str, ...] = (),
     open_files: tuple[int, int] | None = None,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Cluster:
     """`pinnace up --port 0 [flags]` in `workdir` (memory store unless `storage` says
     otherwise), returned once it reports readiness; `open_files`: its (soft, hard)
-    RLIMIT_NOFILE."""
+    RLIMIT_NOFILE; `preexec_fn` runs in the child before it starts (to set another resource
+    limit)."""
+    if open_files is not None:
+        assert preexec_fn is None, "one resource limit at a time"
+        preexec_fn = functools.partial(_limit_open_files, open_files)
     kubeconfig = workdir / "kubeconfig"
     log = open(workdir / "server.log", "a")  # noqa: SIM115
     process = subprocess.Popen(
@@ -78,7 +84,7 @@ def launch(
         stderr=log,
         text=True,
         cwd=workdir,
-        preexec_fn=None if open_files is None else lambda: _limit_open_files(open_files),
+        preexec_fn=preexec_fn,
     )
     log.close()
     assert process.stdout is not None

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.store.test_sqlite import limit_pages
 
 from pinnace.api import catalog
 from pinnace.api.options import LogOptions
@@ -16,15 +18,24 @@ from pinnace.apiserver.http.app import APIApp
 from pinnace.apiserver.http.responses import warning_headers
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness
-from pinnace.store import MemoryStore
+from pinnace.store import MemoryStore, SQLiteStore
 
 
-async def call(app: APIApp, method: str, path: str, query: bytes = b"") -> tuple[int, bytes]:
-    scope = {"type": "http", "method": method, "path": path, "query_string": query, "headers": []}
+async def call(
+    app: APIApp,
+    method: str,
+    path: str,
+    query: bytes = b"",
+    body: bytes = b"",
+    content_type: str = "application/json",
+) -> tuple[int, bytes]:
+    headers = [(b"content-type", content_type.encode())] if body else []
+    scope = {"type": "http", "method": method, "path": path, "query_string": query}
+    scope["headers"] = headers
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": body, "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
@@ -149,3 +160,52 @@ def test_warnings_are_headers_as_kube_apiserver_writes_them() -> None:
         ("Warning", '299 - "unknown field \\"a\\\\x7f\\""'),
         ("Warning", '299 - "café"'),
     ]
+
+
+def test_a_full_disk_is_relayed_in_sqlites_words_and_fails_readiness_until_space_returns(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # As kube-apiserver relays "etcdserver: mvcc: database space exceeded": a 500 whose
+    # message is the storage's, one log line, and the etcd readiness check failing.
+    configmap = json.dumps({"metadata": {"name": "big"}, "data": {"a": "x" * 100_000}}).encode()
+    configmaps = "/api/v1/namespaces/default/configmaps"
+
+    async def scenario() -> list[tuple[int, bytes]]:
+        store = SQLiteStore(tmp_path / "db")
+        server = APIServer(store, Clock(asyncio.get_running_loop()), Randomness(1))
+        await bootstrap(server)
+        app = APIApp(server, Randomness(1))
+        limit_pages(store, None)
+        answers = [await call(app, "POST", configmaps, body=configmap)]
+        answers += [await call(app, "GET", path) for path in ("/readyz", "/readyz/etcd")]
+        answers.append(await call(app, "GET", "/livez"))
+        limit_pages(store, 1_000_000)
+        answers.append(await call(app, "GET", "/readyz"))
+        answers.append(await call(app, "POST", configmaps, body=configmap))
+        await store.close()
+        return answers
+
+    with caplog.at_level(logging.WARNING):
+        refused, ready, etcd, live, ready_again, created = asyncio.run(scenario())
+    assert refused[0] == 500
+    assert json.loads(refused[1]) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "sqlite: database or disk is full",
+        "code": 500,
+    }
+    assert ready == (
+        500,
+        b"[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[+]informer-sync ok\n"
+        b"[+]poststarthook/bootstrap-controller ok\nreadyz check failed\n",
+    )
+    assert etcd == (500, b"internal server error: sqlite: database or disk is full\n")
+    assert live == (200, b"ok")
+    assert ready_again == (200, b"ok")
+    assert created[0] == 201
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [
+        "1 writes not committed: sqlite: database or disk is full"
+    ]
+    assert not any(r.exc_info for r in caplog.records)

@@ -5,12 +5,14 @@ use)."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from tests.http.conftest import launch, stop
 from tests.support import eventually
@@ -110,6 +112,54 @@ def test_a_data_dir_in_use_is_one_line_naming_it(tmp_path: Path) -> None:
         first.ok("get", "namespace", "default")  # the first one is untouched
     finally:
         stop(first)
+
+
+@pytest.mark.parametrize("kib", [8, 32])
+def test_a_full_disk_is_one_line_naming_the_store_and_what_sqlite_said(
+    tmp_path: Path, kib: int
+) -> None:
+    # A limit on the size of the files it writes (RLIMIT_FSIZE) is a full disk without root:
+    # at 8 KiB the store cannot even be set up, at 32 KiB its first objects cannot be written.
+    data = tmp_path / "data"
+
+    def full_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", "up", "--port", "0", "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=full_disk,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"pinnace up: cannot write to the store in {data}: sqlite: disk I/O error"
+    )
+
+
+def test_a_disk_that_fills_up_is_relayed_to_kubectl_and_fails_readiness(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+
+    def small_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, resource.RLIM_INFINITY))
+
+    cluster = launch(tmp_path, "--data-dir", str(data), preexec_fn=small_disk)
+    try:
+        manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}}
+        manifest["data"] = {"a": "x" * 300_000}
+        big = cluster.kubectl("create", "-f", "-", stdin=yaml.safe_dump(manifest))
+        assert big.returncode == 1
+        refused = 'Error from server: error when creating "STDIN": sqlite: disk I/O error\n'
+        assert big.stderr == refused
+        ready = cluster.kubectl("get", "--raw", "/readyz")
+        assert "[-]etcd failed: reason withheld" in ready.stderr + ready.stdout
+        assert cluster.ok("get", "namespace", "default")  # reads go on
+    finally:
+        stop(cluster)  # no traceback in its log
+    log = (tmp_path / "server.log").read_text()
+    assert log.count("writes not committed: sqlite: disk I/O error") == 1
 
 
 def test_in_memory_keeps_its_kubeconfig_for_the_run_only(tmp_path: Path) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from tests.kubelet.conftest import EVENTS, LEASES, NODES, Node, pod
+from typing import Any
+
+import pytest
+from tests.kubelet.conftest import EVENTS, LEASES, NODES, PODS, Node, pod
 
 from pinnace.clock import parse_time
+from pinnace.kubelet.worker import PodWorker
 
 
 def test_node_registers_with_allocatable_from_its_config(node: Node) -> None:
@@ -178,3 +182,75 @@ def test_the_kubelet_leaves_network_unavailable_to_the_network_plugin(node: Node
         after[-1]["lastHeartbeatTime"]
         != registered["status"]["conditions"][-1]["lastHeartbeatTime"]
     )
+
+
+def test_a_pod_the_agent_fails_on_is_reported_and_still_deletes(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whatever goes wrong with one pod (here the start of its containers) is that pod's: an
+    # event says so, the node's other pods go on, and the pod can be deleted.
+    start = PodWorker.start
+
+    def start_or_fail(worker: PodWorker) -> None:
+        if worker.name == "cursed":
+            raise RuntimeError("the runtime is cursed")
+        start(worker)
+
+    monkeypatch.setattr(PodWorker, "start", start_or_fail)
+    node.create_pod(pod("cursed", node="node-1"))
+    node.settle()
+    node.create_pod(pod("fine", node="node-1"))
+    node.settle()
+    assert node.get_pod("fine")["status"]["phase"] == "Running"
+    events = node.run(node.client.list(EVENTS, "default", field_selector="reason=FailedSync"))
+    assert [(e["involvedObject"]["name"], e["type"], e["message"]) for e in events["items"]] == [
+        ("cursed", "Warning", "error syncing pod: RuntimeError: the runtime is cursed")
+    ]
+    node.run(node.client.delete(PODS, "default", "cursed"))
+    node.settle()
+    remaining = node.run(node.client.list(PODS, "default"))["items"]
+    assert [p["metadata"]["name"] for p in remaining] == ["fine"]
+
+
+def test_a_pod_timer_that_fails_is_the_pods_failure(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def cursed(worker: PodWorker) -> None:
+        raise RuntimeError("the deadline is cursed")
+
+    monkeypatch.setattr(PodWorker, "_deadline_exceeded", cursed)
+    body = pod("timed", node="node-1")
+    body["spec"]["activeDeadlineSeconds"] = 5
+    node.create_pod(body)
+    node.settle(10)
+    events = node.run(node.client.list(EVENTS, "default", field_selector="reason=FailedSync"))
+    assert [(e["involvedObject"]["name"], e["message"]) for e in events["items"]] == [
+        ("timed", "error syncing pod: RuntimeError: the deadline is cursed")
+    ]
+    node.run(node.client.delete(PODS, "default", "timed"))
+    node.settle()
+    assert node.run(node.client.list(PODS, "default"))["items"] == []
+
+
+def test_a_probe_result_the_worker_fails_on_is_the_pods_failure(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The probe passes as the container starts, then fails on a later tick of its own timer.
+    probe_result = PodWorker._probe_result
+
+    def cursed(worker: PodWorker, c: Any, prober: Any, success: bool) -> None:
+        if not success:
+            raise RuntimeError("the probe is cursed")
+        probe_result(worker, c, prober, success)
+
+    monkeypatch.setattr(PodWorker, "_probe_result", cursed)
+    body = pod("probed", node="node-1", readiness_fails_after="30")
+    body["spec"]["containers"][0]["readinessProbe"] = {"exec": {"command": ["true"]}}
+    node.create_pod(body)
+    node.settle(10)
+    assert node.get_pod("probed")["status"]["containerStatuses"][0]["ready"] is True
+    node.settle(60)
+    events = node.run(node.client.list(EVENTS, "default", field_selector="reason=FailedSync"))
+    assert [(e["involvedObject"]["name"], e["message"]) for e in events["items"]] == [
+        ("probed", "error syncing pod: RuntimeError: the probe is cursed")
+    ]

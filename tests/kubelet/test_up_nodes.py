@@ -129,3 +129,32 @@ def test_kubectl_logs_follow_streams_until_the_container_exits(cluster: Cluster)
     )
     assert finished, "logs -f returned before the container exited"
     assert cluster.ok("logs", "talker", "--limit-bytes=3") == "hel"
+
+
+OVERFLOWING = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: greedy
+  annotations:
+    sim.pinnace.dev/cpu: "1e400"
+spec:
+  containers: [{name: app, image: nginx:1.27}]
+"""
+
+
+def test_an_overflowing_behaviour_annotation_is_a_config_error_and_the_pod_deletes(
+    cluster: Cluster,
+) -> None:
+    cluster.ok("apply", "-f", "-", stdin=OVERFLOWING)
+    reason = "jsonpath={.status.containerStatuses[0].state.waiting.reason}"
+    waiting = eventually(lambda: cluster.ok("get", "pod", "greedy", "-o", reason), timeout=20)
+    assert waiting == "CreateContainerConfigError"
+    events = cluster.ok(
+        "get", "events", "--field-selector", "involvedObject.name=greedy", "-o", "name"
+    )
+    described = cluster.ok("describe", "pod", "greedy")
+    assert events and 'annotation sim.pinnace.dev/cpu: invalid value "1e400"' in described
+    cluster.ok("delete", "pod", "greedy", "--timeout=20s")
+    gone = cluster.kubectl("get", "pod", "greedy")
+    assert 'pods "greedy" not found' in gone.stderr

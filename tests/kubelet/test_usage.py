@@ -90,7 +90,16 @@ def test_when_a_curve_first_goes_above_a_limit() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["lots", "ramp 1Mi 2Mi", "ramp 1Mi 2Mi 0s", "spike 1 2 at x for 1s", "-5Mi", "periodic 1 2"],
+    [
+        "lots",
+        "ramp 1Mi 2Mi",
+        "ramp 1Mi 2Mi 0s",
+        "spike 1 2 at x for 1s",
+        "-5Mi",
+        "periodic 1 2",
+        "1e400",
+        "ramp 0 1e400 10s",
+    ],
 )
 def test_an_invalid_usage_annotation_names_it(value: str) -> None:
     body = pod("bad", **{"memory.app": value})
@@ -109,6 +118,27 @@ def test_an_invalid_usage_annotation_is_a_create_container_config_error(node: No
     assert waiting["message"].startswith(
         'annotation sim.pinnace.dev/memory: invalid value "ramp 1Mi": must be a quantity, "ramp'
     )
+
+
+@pytest.mark.parametrize("key", ["cpu", "memory", "ephemeral-storage", "pids"])
+def test_an_amount_too_large_for_a_counter_names_the_annotation(key: str) -> None:
+    with pytest.raises(BehaviourError) as e:
+        container_behaviour(annotate(pod("bad"), **{key.replace("-", "_"): "1e400"}), "app")
+    why = '"1e400" is too large'
+    assert str(e.value) == f'annotation sim.pinnace.dev/{key}: invalid value "1e400": {why}'
+
+
+def test_an_overflowing_usage_annotation_is_a_config_error_and_the_pod_deletes(
+    node: Node,
+) -> None:
+    node.create_pod(annotate(pod("greedy", node="node-1"), cpu="1e400"))
+    node.settle()
+    greedy = node.get_pod("greedy")
+    waiting = greedy["status"]["containerStatuses"][0]["state"]["waiting"]
+    assert waiting["reason"] == "CreateContainerConfigError"
+    node.run(node.client.delete(PODS, "default", "greedy"))
+    node.settle()
+    assert node.run(node.client.list(PODS, "default"))["items"] == []
 
 
 def test_cpu_is_shared_by_weight_and_what_one_does_not_want_goes_to_the_others() -> None:

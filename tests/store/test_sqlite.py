@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 
-from pinnace.store import KeyExistsError, SQLiteStore, Store, StoreError, WatchEvent, mvcc
+from pinnace.store import (
+    KeyExistsError,
+    SQLiteStore,
+    StorageError,
+    Store,
+    StoreError,
+    WatchEvent,
+    mvcc,
+)
 from pinnace.store.sqlitelog import SQLiteLog
 
 
@@ -394,3 +402,43 @@ def test_changes_a_failed_compaction_left_on_disk_go_when_the_store_reopens(
     log = SQLiteLog(str(path))
     assert [row[1] for row in log.rows()] == ["k/a", "k/c"]
     log.close()
+
+
+def limit_pages(store: SQLiteStore, pages: int | None) -> None:
+    """Let the store's file grow to `pages` pages (its size now, when None): a full disk,
+    without root. The limit is per connection, so it is set on the store's own, on its
+    thread."""
+    db = store._log._db
+
+    def limit() -> None:
+        count = pages or db.execute("PRAGMA page_count").fetchone()[0]
+        db.execute(f"PRAGMA max_page_count={count}")
+
+    store._executor.submit(limit).result()
+
+
+def test_a_full_disk_refuses_writes_in_sqlites_words_until_space_returns(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def main() -> None:
+        store = SQLiteStore(tmp_path / "db")
+        await store.create("a", {"v": 1})
+        limit_pages(store, None)
+        with pytest.raises(StorageError) as e:
+            await store.create("b", {"big": "x" * 100_000})
+        assert str(e.value) == "sqlite: database or disk is full"
+        assert await store.write_failure() == "sqlite: database or disk is full"
+        assert (await store.list("")).items == [await store.get("a")]
+        limit_pages(store, 1_000_000)
+        assert await store.write_failure() is None
+        await store.create("b", {"big": "x" * 100_000})
+        await store.close()
+
+    run(main())
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [
+        "1 writes not committed: sqlite: database or disk is full"
+    ]
+    assert not any(r.exc_info for r in caplog.records)
+    reopened = SQLiteStore(tmp_path / "db")
+    assert reopened.count("") == 2
+    run(reopened.close())

@@ -17,6 +17,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
+from pinnace.api.decode import decode
+from pinnace.api.kind import Kind
 from pinnace.api.labels import selector_from_dict
 from pinnace.api.objects import Object, meta
 from pinnace.api.options import DeleteOptions
@@ -37,12 +39,14 @@ EVICTION_TARGET = {
     "reason": "EvictionByEvictionAPI",
     "message": "Eviction API: evicting",
 }
+EVICTION = Kind("policy", "v1", "Eviction", "evictions", namespaced=True, model="V1Eviction")
+"""The body's kind, decoded as the create handler decodes any body."""
 
 
 async def evict(
     server: APIServer, namespace: str, name: str, body: Any, dry_run: bool = False
 ) -> Object:
-    eviction = body if isinstance(body, dict) else {}
+    eviction = _decoded(body)
     if (eviction.get("metadata") or {}).get("name") != name:
         raise status.bad_request("name in URL does not match name in Eviction object")
     options = _delete_options(eviction.get("deleteOptions"), dry_run)
@@ -116,8 +120,16 @@ def _set_condition(pod: Object, condition: Object) -> None:
     conditions.append(condition)
 
 
+def _decoded(body: Any) -> Object:
+    """The Eviction in `body`: policy/v1, or policy/v1beta1, which v1.32 still takes here and
+    which has the same fields. What does not decode is a 400, as for any other body."""
+    if isinstance(body, dict) and body.get("apiVersion") == "policy/v1beta1":
+        body = {**body, "apiVersion": EVICTION.api_version}
+    return decode(body, EVICTION).obj
+
+
 def _delete_options(raw: Any, dry_run: bool) -> DeleteOptions:
-    raw = raw if isinstance(raw, dict) else {}
+    raw = raw or {}
     preconditions = raw.get("preconditions") or {}
     grace = raw.get("gracePeriodSeconds")
     return DeleteOptions(

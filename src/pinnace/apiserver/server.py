@@ -275,8 +275,12 @@ class APIServer:
     def _validate(kind: Kind, obj: Object, errs: builtins.list[FieldError]) -> None:
         name = meta(obj).get("name", "")
         if not errs and isinstance(name, str):
+            # rest.BeforeCreate's and BeforeUpdate's check of every kind's metadata, after its
+            # own validation (which for some, as v1 Events, leaves the name alone).
             path = Path("metadata", "name")
-            errs = [invalid(path, name, m) for m in is_path_segment_name(name)]
+            if not name:
+                errs = [required(path, "name or generateName is required")]
+            errs += [invalid(path, name, m) for m in is_path_segment_name(name)]
         if errs:
             raise status.invalid(kind.kind, name if isinstance(name, str) else "", errs, kind.group)
 

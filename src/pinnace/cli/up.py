@@ -25,6 +25,7 @@ import logging
 import math
 import signal
 import socket
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -58,7 +59,7 @@ from pinnace.kubelet.config import DEFAULT_CAPACITY
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.quantity import Quantity, QuantityError
 from pinnace.scheduler.config import ConfigError, load_file
-from pinnace.store import MemoryStore, SQLiteStore, Store, StoreInUseError
+from pinnace.store import MemoryStore, SQLiteStore, StorageError, Store, StoreInUseError
 from pinnace.store.compactor import DEFAULT_INTERVAL as DEFAULT_COMPACTION_INTERVAL
 from pinnace.store.expiry import DEFAULT_EVENT_TTL
 
@@ -557,6 +558,13 @@ def _open_store(options: UpOptions) -> Store:
             f"the data directory {directory} is in use by another pinnace up: stop that one, "
             "or give another --data-dir (or --in-memory)"
         ) from None
+    except sqlite3.Error as e:
+        raise _unwritable(directory, f"sqlite: {e}") from None
+
+
+def _unwritable(directory: object, why: str) -> StartError:
+    """A store that cannot write (a full disk): said in one line, and nothing started."""
+    return StartError(f"cannot write to the store in {directory}: {why}")
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -623,7 +631,13 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
     # The `kubernetes` Service leads to the port actually listened on.
     services = dataclasses.replace(cluster.services, secure_port=port)
     plane = ControlPlane(store, clock, dataclasses.replace(cluster, services=services))
-    await plane.start()
+    try:
+        await plane.start()
+    except StorageError as e:
+        await plane.stop()
+        await store.close()
+        sock.close()
+        raise _unwritable(options.data_dir, str(e)) from None
     settle_garbage_collection()
     app = plane.http_app(server_address=f"{host}:{port}")
     config = uvicorn.Config(

@@ -84,6 +84,8 @@ EVICTION_MANAGER = "eviction manager"
 NODE_STATUS_UPDATE = "node status update"
 POD_STATUS_WRITE = "pod status write"
 """The agent's loops, as its log names them."""
+FAILED_SYNC = "FailedSync"
+"""The reason of the event on a pod whose sync failed, as the kubelet's."""
 
 
 PODS = catalog.kind("", "pods")
@@ -383,6 +385,29 @@ class NodeAgent:
     # --- pods --------------------------------------------------------------------------------
 
     def pod_added(self, pod: Object) -> None:
+        try:
+            self._sync_pod(pod)
+        except Exception as e:
+            self._sync_failed(pod, bool(pod["metadata"].get("deletionTimestamp")), e)
+
+    def pod_failed(self, worker: PodWorker, error: Exception) -> None:
+        """Work on the worker's pod (a timer, a container's exit) failed: as its sync."""
+        self._sync_failed(worker.reference(), worker.deleting, error)
+
+    def _sync_failed(self, pod: Mapping[str, Any], deleting: bool, error: Exception) -> None:
+        """A failure on one pod (`pod` names it: its metadata has namespace, name and uid) is
+        that pod's, as an error of the kubelet's syncPod: reported on the pod and kept from the
+        node's other pods; the pod is tried afresh at its next change, and one being deleted
+        goes all the same, whatever it holds."""
+        m = pod["metadata"]
+        message = f"error syncing pod: {type(error).__name__}: {error}"
+        log.warning("node %s: pod %s/%s: %s", self.name, m["namespace"], m["name"], message)
+        self.recorder.event(pod, "Warning", FAILED_SYNC, message)
+        self.pod_deleted(pod)  # what its worker held is given back
+        if deleting:
+            self._delete_pod(m)
+
+    def _sync_pod(self, pod: Object) -> None:
         uid = pod["metadata"]["uid"]
         worker = self.workers.get(uid)
         if worker is not None:
@@ -435,12 +460,15 @@ class NodeAgent:
         if worker.deleting:
             self._delete_pod(worker.metadata())  # never started: nothing to stop
             return
-        worker.start()
+        try:
+            worker.start()
+        except Exception as e:
+            self.pod_failed(worker, e)
 
     def pod_updated(self, old: Object, new: Object) -> None:
         self.pod_added(new)
 
-    def pod_deleted(self, pod: Object) -> None:
+    def pod_deleted(self, pod: Mapping[str, Any]) -> None:
         uid = pod["metadata"]["uid"]
         self._rejected.discard(uid)
         worker = self.workers.pop(uid, None)
@@ -683,7 +711,10 @@ class NodeAgent:
     def _exited(self, status: ContainerStatus) -> None:
         worker = self.workers.get(status.sandbox)
         if worker is not None:
-            worker.exited(status)
+            try:
+                worker.exited(status)
+            except Exception as e:
+                self.pod_failed(worker, e)
 
     def status_changed(self, worker: PodWorker) -> None:
         if worker.follows_sources and not worker.terminating:

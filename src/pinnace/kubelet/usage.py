@@ -38,6 +38,9 @@ from pinnace.resources.quantity import QuantityError
 NANO = 1_000_000_000
 MIN_CPU_SHARES = 2
 SHARES_PER_CPU = 1024
+MAX_AMOUNT = 2**63 - 1
+"""The largest amount a usage annotation may give, in its unit (nanocores, bytes, a count): an
+int64, as the kubelet's stats and Quantity's fast path count, so every sum of them stays finite."""
 LOOK_AHEAD_POINTS = 4096
 """How many breakpoints `first_above_sum` sweeps before it stops and asks to be called again
 from there (periodic curves have infinitely many)."""
@@ -261,7 +264,10 @@ def amount(text: str, resource: str) -> float:
     if quantity.sign() < 0:
         raise UsageSyntaxError(f'"{text}" is negative')
     exact: Fraction = quantity.as_fraction()
-    return float(exact * NANO) if resource == "cpu" else float(math.ceil(exact))
+    counted = exact * NANO if resource == "cpu" else Fraction(math.ceil(exact))
+    if counted > MAX_AMOUNT:
+        raise UsageSyntaxError(f'"{text}" is too large')
+    return float(counted)
 
 
 def _duration(text: str) -> float:

@@ -133,6 +133,9 @@ class PodHost(Protocol):
     def status_changed(self, worker: PodWorker) -> None:
         """The worker's status() changed: write it (and delete the pod once terminated)."""
 
+    def pod_failed(self, worker: PodWorker, error: Exception) -> None:
+        """A timer of the worker's raised `error`: the pod's failure, not the node's."""
+
     @property
     def container_exited(self) -> OnExit:
         """What the runtime is to call when a container of its exits: `PodWorker.exited` of
@@ -446,6 +449,14 @@ class PodWorker:
         else:
             self.sync()
 
+    def _guarded(self, callback: Callable[..., None], *args: Any) -> None:
+        """A timer's or a prober's `callback`: what it raises is the pod's failure
+        (PodHost.pod_failed)."""
+        try:
+            callback(*args)
+        except Exception as e:
+            self.host.pod_failed(self, e)
+
     def _begin(self) -> None:
         """Probers for the containers that run on, and the active deadline, from the pod's
         start."""
@@ -458,7 +469,7 @@ class PodWorker:
         deadline = (pod.get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
             self._deadline = self.host.clock.call_at(
-                self.start_time + deadline, self._deadline_exceeded
+                self.start_time + deadline, self._guarded, self._deadline_exceeded
             )
 
     def update(self, pod: Mapping[str, Any]) -> None:
@@ -536,7 +547,7 @@ class PodWorker:
             self._stop_sidecars()
         elif wake:
             self._timer = self.host.clock.call_later(
-                max(min(wake) - self.host.clock.now(), 0.0), self.sync
+                max(min(wake) - self.host.clock.now(), 0.0), self._guarded, self.sync
             )
         self.host.status_changed(self)
 
@@ -674,7 +685,12 @@ class PodWorker:
             return
         c.hook_running = True
         c.post_start = self.host.clock.call_later(
-            plan.post_start.seconds, self._post_start_done, c, c.current, plan.post_start
+            plan.post_start.seconds,
+            self._guarded,
+            self._post_start_done,
+            c,
+            c.current,
+            plan.post_start,
         )
 
     def _resume(self, c: ContainerRecord, entry: Mapping[str, Any]) -> None:
@@ -746,8 +762,8 @@ class PodWorker:
                 self.host.clock,
                 probe,
                 c,
-                lambda prober, success: self._probe_result(c, prober, success),
-                lambda prober, message: self._probe_failed(c, prober, message),
+                lambda prober, success: self._guarded(self._probe_result, c, prober, success),
+                lambda prober, message: self._guarded(self._probe_failed, c, prober, message),
             )
             for kind, probe in probes.items()
         }
@@ -805,7 +821,7 @@ class PodWorker:
         left = max(grace - int(waited), MINIMUM_GRACE_PERIOD)
         c.killing = True
         c.pre_stop_end = self.host.clock.call_later(
-            waited, self._pre_stop_done, c, c.current, failed, left
+            waited, self._guarded, self._pre_stop_done, c, c.current, failed, left
         )
 
     def _pre_stop_done(

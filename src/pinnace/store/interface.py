@@ -51,6 +51,11 @@ class StoreInUseError(StoreError):
         self.path = path
 
 
+class StorageError(StoreError):
+    """The storage refused a write (a full disk, an I/O error), in its own words: the API
+    relays them as kube-apiserver relays etcd's ("etcdserver: mvcc: database space exceeded")."""
+
+
 class KeyExistsError(StoreError):
     """`create` of a key that holds an object."""
 
@@ -262,6 +267,11 @@ class Store(ABC):
         """Drop history older than `revision`, keeping the state at `revision` (and every
         key's latest object) readable. Compacting to or below `compacted_revision` does
         nothing; FutureRevisionError above the current revision."""
+
+    async def write_failure(self) -> str | None:
+        """Why the store cannot write now (what its storage said of the last write it
+        refused, while that lasts), or None when it can: for the API server's readiness."""
+        return None
 
     @abstractmethod
     async def close(self) -> None:

@@ -12,6 +12,10 @@ two writers from the same revision exactly one wins), but a failure that depends
 pending write waits for that write to commit and is then checked again: nobody learns of a
 write, not even through an error, before it is durable.
 
+A commit the file refuses (a full disk, an I/O error) fails its writes with a StorageError in
+SQLite's words, logged in one line; the store goes on, and says it cannot write (`write_failure`)
+until a commit, or a probe of one as large, works again.
+
 A writer whose task is cancelled while it waits may still have its write committed, as with an
 etcd client that times out. Objects must be JSON-serialisable; a write of one that is not
 raises TypeError and changes nothing.
@@ -23,6 +27,7 @@ import asyncio
 import gc
 import logging
 import os
+import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field
 from pinnace.store import rows
 from pinnace.store.base import Build, MvccStore
 from pinnace.store.codec import Codec
-from pinnace.store.interface import Object, StoreError, WatchEvent
+from pinnace.store.interface import Object, StorageError, StoreError, WatchEvent
 from pinnace.store.mvcc import INITIAL_REVISION, RECENT_VERSIONS
 from pinnace.store.segments import SEGMENT_BYTES
 from pinnace.store.settled import BLOCK
@@ -104,6 +109,10 @@ class SQLiteStore(MvccStore):
         self._inflight: _Batch | None = None
         self._closing = False
         self._commits = 0
+        self._write_failure: str | None = None
+        """What the file said of the last commit it refused, until one works again."""
+        self._refused_bytes = 0
+        """The size of that commit's objects: a probe writes as much."""
 
     @property
     def commits(self) -> int:
@@ -168,6 +177,7 @@ class SQLiteStore(MvccStore):
             self._abandon_pending(batch, error)
             return
         self._commits += 1
+        self._writable()
         for event in batch.events:
             key = event.key
             if event.type == "ADDED":
@@ -183,13 +193,37 @@ class SQLiteStore(MvccStore):
 
     def _abandon_pending(self, failed: _Batch, error: BaseException) -> None:
         """Fail the batch whose commit failed and every write checked against it."""
+        refused: StoreError
+        if isinstance(error, sqlite3.Error | OSError):
+            refused = StorageError(f"sqlite: {error}")
+            log.error("%d writes not committed: %s", len(failed.rows), refused)
+            self._write_failure = str(refused)
+            self._refused_bytes = sum(len(row[5]) for row in failed.rows)
+        else:
+            refused = StoreError(f"write not committed: {type(error).__name__}: {error}")
         for batch in (failed, self._open_batch):
             if batch is not None:
-                message = f"write not committed: {type(error).__name__}: {error}"
-                batch.done.set_exception(StoreError(message))
+                batch.done.set_exception(refused)
         self._open_batch = None
         self._pending.clear()
         self._assigned = self._state.revision
+
+    def _writable(self) -> None:
+        if self._write_failure is not None:
+            log.warning("the store can write again")
+            self._write_failure = None
+
+    async def write_failure(self) -> str | None:
+        if self._write_failure is None or self._closing:
+            return self._write_failure
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._log.probe, self._refused_bytes
+            )
+        except (sqlite3.Error, OSError):
+            return self._write_failure
+        self._writable()
+        return None
 
     async def _compacted(self, revision: int, dropped: list[int]) -> None:
         self._check_open()

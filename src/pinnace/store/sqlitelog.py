@@ -34,6 +34,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
 )
 _DELETE_CHUNK = 500  # ids per DELETE statement, under SQLite's bound-parameter limit
+_PROBE_BYTES = 65536  # more than a page holds, whatever the page size: it needs new pages
 
 
 class SQLiteLog:
@@ -74,6 +75,22 @@ class SQLiteLog:
         db.execute("BEGIN")
         try:
             db.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)", rows)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def probe(self, size: int) -> None:
+        """Commit a change of `size` bytes that needs new pages and takes itself back (a row
+        with overflow pages, deleted again): raises as a write of that size that cannot be
+        stored would."""
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            size = max(size, _PROBE_BYTES)
+            db.execute("INSERT INTO log VALUES (-1, '', 0, 0, 1, zeroblob(?))", (size,))
+            db.execute("DELETE FROM log WHERE id = -1")
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:

@@ -34,6 +34,7 @@ from pinnace.apiserver.http.responses import (
 from pinnace.apiserver.http.routes import Discovery, method_not_allowed, not_found, route
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Randomness
+from pinnace.store import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +122,10 @@ class APIApp:
             response = await self.respond(request)
         except StatusError as e:
             response = status_response(e)
+        except StorageError as e:
+            # Relayed as kube-apiserver relays etcd's errors (ErrorToAPIStatus: a 500 with
+            # the error as its message); the store has logged it.
+            response = status_response(StatusError(500, "", str(e)))
         except ClientDisconnected:
             return
         except RecursionError:
@@ -148,7 +153,9 @@ class APIApp:
         if path in ("/version", "/version/"):
             _only_get(request)
             return nonresource.version()
-        health = nonresource.health(path.rstrip("/") or "/", request.query)
+        health_path = path.rstrip("/") or "/"
+        failing = await self._failing_checks() if _is_below(health_path, "/readyz") else {}
+        health = nonresource.health(health_path, request.query, failing)
         if health is not None:
             _only_get(request)
             return health
@@ -192,6 +199,11 @@ class APIApp:
                 target, request.header("accept"), address, self.served_kinds()
             )
         return await self.resources.handle(request, target)
+
+    async def _failing_checks(self) -> dict[str, str]:
+        """The readiness checks that fail now, with why: etcd's when the store cannot write."""
+        failure = await self.server.store.write_failure()
+        return {"etcd": failure} if failure is not None else {}
 
     def paths(self) -> list[str]:
         """The paths `/` lists, as kube-apiserver lists those it serves."""

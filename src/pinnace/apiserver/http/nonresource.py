@@ -52,16 +52,32 @@ def version() -> Response:
     return raw_json_response(discovery.version_info())
 
 
-def health(path: str, query: Mapping[str, Sequence[str]]) -> Response | None:
+def health(
+    path: str, query: Mapping[str, Sequence[str]], failing: Mapping[str, str] | None = None
+) -> Response | None:
     """/healthz, /livez, /readyz (and their single checks, /readyz/ping); None for other
-    paths. Everything that answers is healthy: the store is in process."""
+    paths. `failing` holds the checks that fail now, with why; every other check passes (the
+    store is in process). As k8s.io/apiserver's healthz: a failure is a 500 that lists every
+    check, the reason withheld (a single check's own path gives it)."""
+    failing = failing or {}
     for prefix, checks in HEALTH_CHECKS.items():
+        failed = [check for check in checks if check in failing]
         if path == prefix:
-            if go_bool(query, "verbose"):
-                lines = [f"[+]{check} ok" for check in checks]
-                return text_response("\n".join(lines) + f"\n{prefix[1:]} check passed\n")
+            if failed or go_bool(query, "verbose"):
+                lines = [
+                    f"[-]{check} failed: reason withheld" if check in failing else f"[+]{check} ok"
+                    for check in checks
+                ]
+                outcome = "failed" if failed else "passed"
+                return text_response(
+                    "\n".join(lines) + f"\n{prefix[1:]} check {outcome}\n",
+                    500 if failed else 200,
+                )
             return text_response("ok")
-        if path.startswith(prefix + "/") and path[len(prefix) + 1 :] in checks:
+        check = path[len(prefix) + 1 :]
+        if path.startswith(prefix + "/") and check in checks:
+            if check in failing:
+                return text_response(f"internal server error: {failing[check]}\n", 500)
             return text_response("ok")
     return None
 

@@ -152,3 +152,54 @@ def test_the_dashboard_serves_the_history() -> None:
     assert len(history["series"]["time"]) == 7  # at the start, then every 10 s for a minute
     assert history["series"]["pods_running"][-1] == 0
     assert missing == not_a_workload == 404
+
+
+def test_a_vpas_recommendation_is_kept_and_served() -> None:
+    vpas = catalog.kind("autoscaling.k8s.io", "verticalpodautoscalers")
+    target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    vpa = {
+        "apiVersion": "autoscaling.k8s.io/v1",
+        "kind": "VerticalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {"targetRef": target, "updatePolicy": {"updateMode": "Off"}},
+    }
+    recommendation = {
+        "containerRecommendations": [
+            {"containerName": "a", "target": {"cpu": "250m", "memory": "100Mi"}},
+            {"containerName": "b", "target": {"cpu": "1", "memory": "28Mi"}},
+        ]
+    }
+
+    async def scenario() -> tuple[Any, dict[str, Any], list[dict[str, Any]]]:
+        plane = ControlPlane(MemoryStore(), clock, ClusterOptions(nodes=node_configs(1)))
+        await plane.start()
+        app = plane.http_app()
+        client = plane.client()
+        created = await client.create(vpas, "default", vpa)
+        await asyncio.sleep(30)
+        created = await client.get(vpas, "default", "web")
+        created["status"] = {"recommendation": recommendation}
+        await client.update_status(vpas, created)
+        await asyncio.sleep(30)
+        _, body = await call(app, "GET", "/dashboard/api/workloads/vpas/default/web")
+        _, snapshot = await call(app, "GET", "/dashboard/api/snapshot")
+        await plane.stop()
+        assert plane.history is not None
+        return (
+            plane.history.recommendation("default/web"),
+            json.loads(body),
+            json.loads(snapshot)["workloads"]["vpas"],
+        )
+
+    with VirtualClock() as clock:
+        kept, served, shown = clock.run(scenario())
+    assert kept is not None and kept["cpu"][0] is None  # no recommendation at first
+    assert kept["cpu"][-1] == 1.25 and kept["memory"][-1] == 128 * MI
+    assert served == kept
+    (row,) = shown
+    assert (row["target"], row["mode"], row["cpu"], row["memory"]) == (
+        "Deployment/web",
+        "Off",
+        1.25,
+        128 * MI,
+    )

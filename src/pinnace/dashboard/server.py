@@ -8,7 +8,8 @@ pods, Events, Deployments, Jobs, DaemonSets, HPAs), as kube-state-metrics keeps 
 - `/api/pods/NAMESPACE/NAME`: one pod's requests, limits and usage now, and its usage
   history;
 - `/api/history`: the cluster's series over the history's window (`metrics.history`);
-- `/api/workloads/KIND/NAMESPACE/NAME`: a workload's replicas over the history's window;
+- `/api/workloads/KIND/NAMESPACE/NAME`: a workload's replicas over the history's window (a
+  VerticalPodAutoscaler's, `vpas`: its target CPU and memory);
 - `/events`: server-sent events, one per change the informers see (watch-driven), so the
   page refreshes only when something changed; Events go with their reason and message.
 """
@@ -35,7 +36,7 @@ from pinnace.client import Client, Informer
 from pinnace.clock.component import StartedOnFirstUse
 from pinnace.dashboard import snapshot
 from pinnace.metrics.history import UsageHistory
-from pinnace.metrics.recorder import WORKLOADS
+from pinnace.metrics.recorder import VPAS, WORKLOADS
 from pinnace.store.codec import Codec
 
 STATIC = {
@@ -44,6 +45,8 @@ STATIC = {
     "/dashboard.css": ("dashboard.css", "text/css; charset=utf-8"),
 }
 PLOTLY = "/plotly.min.js"
+RECOMMENDED = "vpas"
+"""The workload page of a VerticalPodAutoscaler: its recommendation over time."""
 FAILED_SCHEDULING = "failed-scheduling"
 SUBSCRIBER_BACKLOG = 1000
 """Changes a slow page may fall behind by; past that it misses some, and its next refresh
@@ -81,6 +84,7 @@ class Dashboard:
         self.events = Informer(client, EVENT, namespace_index=False)
         self.events.add_indexer(FAILED_SCHEDULING, _failed_scheduling)
         self.workloads = {name: Informer(client, kind) for name, kind in WORKLOADS.items()}
+        self.workloads[RECOMMENDED] = Informer(client, VPAS)
         self.informers = (self.pods, self.nodes, self.events, *self.workloads.values())
         self._caches = StartedOnFirstUse(self.informers)
         self._subscribers: set[asyncio.Queue[bytes | None]] = set()
@@ -163,6 +167,9 @@ class Dashboard:
         informer = self.workloads.get(kind)
         if informer is None or informer.get(namespace, name) is None:
             raise not_found()
+        if kind == RECOMMENDED:
+            found = self.history.recommendation(f"{namespace}/{name}")
+            return found or {"time": [], "cpu": [], "memory": []}
         found = self.history.workload(f"{kind}/{namespace}/{name}")
         return found or {"time": [], "desired": [], "ready": []}
 

@@ -7,12 +7,14 @@ FailedScheduling message, and the workloads' status.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pinnace.api.objects import Object
 from pinnace.api.stats import PodStats
+from pinnace.metrics.recorder import recommended
 from pinnace.resources.lists import parse_quantity
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.resources.pod import pod_limits, pod_requests
@@ -191,6 +193,17 @@ def workload_view(kind: str, obj: Object) -> dict[str, Any]:
             "desired": status.get("desiredNumberScheduled", 0),
             "ready": status.get("numberReady", 0),
             "available": status.get("numberAvailable", 0),
+        }
+    elif kind == "vpas":
+        target = spec.get("targetRef") or {}
+        cpu, memory = recommended(obj)
+        conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or ()}
+        view |= {
+            "target": f"{target.get('kind', '')}/{target.get('name', '')}",
+            "mode": (spec.get("updatePolicy") or {}).get("updateMode", "Auto"),
+            "cpu": None if math.isnan(cpu) else cpu,
+            "memory": None if math.isnan(memory) else memory,
+            "provided": conditions.get("RecommendationProvided", ""),
         }
     else:
         target = spec.get("scaleTargetRef") or {}

@@ -141,6 +141,8 @@ class UsageHistory:
         """namespace/name -> CPU used (cores) and memory working set (bytes)."""
         self.workloads = ObjectRows(("desired", "ready"), object_slots)
         """kind/namespace/name -> the replicas wanted and the replicas ready."""
+        self.recommendations = ObjectRows(("cpu", "memory"), object_slots)
+        """namespace/name of a VerticalPodAutoscaler -> its target: CPU (cores), memory (bytes)."""
         self.nodes = ObjectRows(("cpu", "memory", "pods"), object_slots)
         """node name -> CPU used (cores), memory working set (bytes), pods running."""
 
@@ -151,6 +153,7 @@ class UsageHistory:
         pods: Mapping[str, Sequence[float]],
         workloads: Mapping[str, Sequence[float]],
         nodes: Mapping[str, Sequence[float]] | None = None,
+        recommendations: Mapping[str, Sequence[float]] | None = None,
     ) -> None:
         """One sample, taken at `time` (seconds since the epoch)."""
         slot = self.ticks % self.ring.slots
@@ -163,6 +166,7 @@ class UsageHistory:
         self.pods.record(self.ticks, pods)
         self.workloads.record(self.ticks, workloads)
         self.nodes.record(self.ticks, nodes or {})
+        self.recommendations.record(self.ticks, recommendations or {})
         self.ticks += 1
 
     def last_nodes(self) -> dict[str, tuple[float, ...]]:
@@ -188,6 +192,10 @@ class UsageHistory:
     def workload(self, key: str) -> dict[str, list[float | None]] | None:
         """ "time" and the workload's replicas wanted and ready; None for one not held."""
         return self._object(self.workloads.read(key, self.ticks))
+
+    def recommendation(self, key: str) -> dict[str, list[float | None]] | None:
+        """ "time" and a VerticalPodAutoscaler's target CPU and memory; None for one not held."""
+        return self._object(self.recommendations.read(key, self.ticks))
 
     def _object(
         self, read: dict[str, list[float | None]] | None

@@ -8,7 +8,8 @@ clock, a sample of
 - evictions (the Events of kubelets' node-pressure evictions, the taint manager's and
   preemption's) and OOM kills (the containers' runtimes count them) since the last sample;
 - each Deployment's, Job's, DaemonSet's and HPA's replicas wanted and ready, as
-  `kubectl get` prints them.
+  `kubectl get` prints them, and each VerticalPodAutoscaler's target (CPU and memory over its
+  containers).
 
 A Prometheus server scraping the cluster keeps the same series; this one is in the process, so
 the dashboard (and anything else in it) reads it without one.
@@ -17,6 +18,7 @@ the dashboard (and anything else in it) reads it without one.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,6 +32,7 @@ from pinnace.client import Client, Informer
 from pinnace.clock import Clock
 from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.metrics.history import UsageHistory
+from pinnace.resources.lists import parse_quantity
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.schedule_one import Scheduler
 
@@ -44,6 +47,8 @@ WORKLOADS = {
     "hpas": catalog.kind("autoscaling", "horizontalpodautoscalers"),
 }
 
+VPAS = catalog.kind("autoscaling.k8s.io", "verticalpodautoscalers")
+
 Summaries = Callable[[], Mapping[str, Summary]]
 
 
@@ -57,6 +62,19 @@ def replicas(kind: str, obj: Object) -> tuple[float, float]:
     if kind == "daemonsets":
         return status.get("desiredNumberScheduled", 0), status.get("numberReady", 0)
     return status.get("desiredReplicas", 0), status.get("currentReplicas", 0)
+
+
+def recommended(vpa: Object) -> tuple[float, float]:
+    """A VerticalPodAutoscaler's target over its containers: CPU (cores) and memory (bytes);
+    NaN while it has no recommendation."""
+    recommendation = (vpa.get("status") or {}).get("recommendation") or {}
+    targets = [c.get("target") or {} for c in recommendation.get("containerRecommendations") or ()]
+    if not targets:
+        return math.nan, math.nan
+    return (
+        sum(float(parse_quantity(t.get(CPU, "0")).as_fraction()) for t in targets),
+        sum(float(parse_quantity(t.get(MEMORY, "0")).as_fraction()) for t in targets),
+    )
 
 
 class HistoryRecorder:
@@ -78,15 +96,16 @@ class HistoryRecorder:
         self.events = Informer(client, EVENT, namespace_index=False)
         self.events.add_event_handler(self._event_added, self._event_updated)
         self.workloads = {kind: Informer(client, k) for kind, k in WORKLOADS.items()}
+        self.vpas = Informer(client, VPAS)
         self._evictions = 0
         self._last_scheduled = 0
         self._last_oom_kills = 0
         self._tasks = HeldTasks()
 
     async def start(self) -> None:
-        for informer in (self.events, *self.workloads.values()):
+        for informer in (self.events, self.vpas, *self.workloads.values()):
             informer.start()
-        for informer in (self.events, *self.workloads.values()):
+        for informer in (self.events, self.vpas, *self.workloads.values()):
             await informer.wait_for_sync()
         self._last_scheduled = self._scheduled()
         self._last_oom_kills = self.oom_kills()
@@ -95,7 +114,7 @@ class HistoryRecorder:
 
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)
-        for informer in (self.events, *self.workloads.values()):
+        for informer in (self.events, self.vpas, *self.workloads.values()):
             await informer.stop()
 
     async def _sample_every_resolution(self) -> None:
@@ -137,13 +156,12 @@ class HistoryRecorder:
         cluster["evictions"] = self._evictions
         self._last_oom_kills, self._evictions = oom_kills, 0
         workloads = {
-            f"{kind}/{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}": replicas(
-                kind, obj
-            )
+            f"{kind}/{_key(obj)}": replicas(kind, obj)
             for kind, informer in self.workloads.items()
             for obj in informer.list()
         }
-        self.history.record(now, cluster, pods, workloads, nodes)
+        recommendations = {_key(vpa): recommended(vpa) for vpa in self.vpas.list()}
+        self.history.record(now, cluster, pods, workloads, nodes, recommendations)
 
     def _scheduler_view(self, scheduler: Scheduler) -> dict[str, float]:
         table = scheduler.table
@@ -171,6 +189,10 @@ class HistoryRecorder:
     def _event_updated(self, old: Object, new: Object) -> None:
         if new.get("reason") in EVICTION_REASONS:
             self._evictions += max(0, _count(new) - _count(old))
+
+
+def _key(obj: Object) -> str:
+    return f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
 
 
 def _count(event: Mapping[str, Any]) -> int:

@@ -189,9 +189,15 @@ async function workloadReplicas(kind, namespace, name) {
   if (!response.ok) return;
   const history = await response.json();
   const x = times(history.time);
-  const traces = [line(x, history.desired, "wanted", { line: { shape: "hv" } }),
-    line(x, history.ready, "ready", { line: { shape: "hv" } })];
-  Plotly.react("workload-replicas", traces, { margin: { t: 10 }, yaxis: { title: "replicas", rangemode: "tozero" } }, { displayModeBar: false });
+  const step = { line: { shape: "hv" } };
+  const traces = kind === "vpas"
+    ? [line(x, history.cpu, "target cpu (cores)", step),
+      line(x, history.memory.map((m) => m === null ? null : m / 2 ** 20), "target memory (MiB)", { ...step, yaxis: "y2" })]
+    : [line(x, history.desired, "wanted", step), line(x, history.ready, "ready", step)];
+  const layout = kind === "vpas"
+    ? { margin: { t: 10 }, yaxis: { title: "cores", rangemode: "tozero" }, yaxis2: { title: "MiB", overlaying: "y", side: "right", rangemode: "tozero" } }
+    : { margin: { t: 10 }, yaxis: { title: "replicas", rangemode: "tozero" } };
+  Plotly.react("workload-replicas", traces, layout, { displayModeBar: false });
 }
 
 function explanation(data) {

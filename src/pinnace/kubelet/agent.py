@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import ipaddress
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
@@ -52,6 +51,7 @@ from pinnace.kubelet.eviction import REASON as EVICTED
 from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
 from pinnace.kubelet.interning import Interned
+from pinnace.kubelet.ipam import PodIPs
 from pinnace.kubelet.logs import container_log
 from pinnace.kubelet.node_status import (
     condition_events,
@@ -72,7 +72,7 @@ from pinnace.kubelet.runtime import (
     linux_container_resources,
 )
 from pinnace.kubelet.summary import machine, node_summary
-from pinnace.kubelet.worker import PackedLookup, PodIP, PodWorker, started_on_node
+from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
 from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
@@ -129,12 +129,7 @@ class NodeAgent:
         holds one's files), by pod uid."""
         self._rejected: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._pod_network = ipaddress.ip_network(config.pod_cidr)
-        self._next_ip = 2  # .1 is the node's gateway
-        self._free_ips: list[int] = []
-        self._pod_ips = bytearray()
-        """Which IPs of the pod network the pods hold, by offset (1: held): a byte per address
-        up to the highest given out, not an entry per pod."""
+        self.pod_ips = PodIPs(config.pod_cidr)
         self._last_status_post = 0.0
         self._renewed = self._monitored = self._status_synced = -math.inf
         self.write_renewals = True
@@ -594,49 +589,6 @@ class NodeAgent:
         worker.evict(grace_period, message, disruption)
 
     # --- what workers need -------------------------------------------------------------------
-
-    def allocate_pod_ip(self) -> int:
-        while self._free_ips:
-            ip = self._free_ips.pop()
-            if not self._held(ip):
-                self._hold(ip, True)
-                return ip
-        for _ in range(self._pod_network.num_addresses):
-            ip = self._next_ip
-            self._next_ip = (
-                self._next_ip + 1 if self._next_ip < self._pod_network.num_addresses - 2 else 2
-            )
-            if not self._held(ip):
-                break
-        self._hold(ip, True)
-        return ip
-
-    def reserve_pod_ip(self, ip: str) -> PodIP:
-        try:
-            address = ipaddress.ip_address(ip)
-        except ValueError:
-            return ip
-        if address not in self._pod_network:
-            return ip  # not this node's to give out
-        offset = int(address) - int(self._pod_network.network_address)
-        self._hold(offset, True)
-        return offset
-
-    def release_pod_ip(self, ip: PodIP) -> None:
-        if type(ip) is int:
-            self._hold(ip, False)
-            self._free_ips.append(ip)
-
-    def pod_ip(self, ip: PodIP) -> str:
-        return ip if isinstance(ip, str) else str(self._pod_network[ip])
-
-    def _held(self, offset: int) -> bool:
-        return offset < len(self._pod_ips) and bool(self._pod_ips[offset])
-
-    def _hold(self, offset: int, held: bool) -> None:
-        if offset >= len(self._pod_ips):
-            self._pod_ips.extend(bytes(offset + 1 - len(self._pod_ips)))
-        self._pod_ips[offset] = held
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str

@@ -16,12 +16,12 @@ import contextlib
 import dataclasses
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from pinnace.api import catalog, status
 from pinnace.api.objects import Object
-from pinnace.api.options import DeleteOptions, LogOptions
+from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType
@@ -33,7 +33,6 @@ from pinnace.kubelet.config import (
     LEASE_UPDATE_RETRIES,
     NODE_LEASE_NAMESPACE,
     NODE_STATUS_UPDATE_RETRY,
-    STATUS_SYNC_PERIOD,
     NodeConfig,
 )
 from pinnace.kubelet.configmaps import ConfigMapLookup
@@ -71,6 +70,7 @@ from pinnace.kubelet.runtime import (
     SimulatedRuntime,
     linux_container_resources,
 )
+from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
 from pinnace.store.codec import Codec
@@ -81,11 +81,9 @@ COMPONENT = "kubelet"
 LEASE_RENEWAL = "lease renewal"
 EVICTION_MANAGER = "eviction manager"
 NODE_STATUS_UPDATE = "node status update"
-POD_STATUS_WRITE = "pod status write"
-"""The agent's loops, as its log names them."""
+"""The agent's loops, as its log names them (and `status_manager.POD_STATUS_WRITE`)."""
 
 
-PODS = catalog.kind("", "pods")
 CONFIG_MAPS = catalog.kind("", "configmaps")
 NODES = catalog.kind("", "nodes")
 LEASES = catalog.kind("coordination.k8s.io", "leases")
@@ -116,6 +114,7 @@ class NodeAgent:
         self.lease: Object | None = None
         self.workers: dict[str, PodWorker] = {}
         """Admitted pods by uid, until they are gone from the API."""
+        self.status_manager = StatusManager(client, config.name, self.workers, self.failures)
         self.usage = NodeUsage()
         """What the admitted pods that have not finished hold (each worker keeps its own
         `hold`, with the rest of what the agent keeps for one pod)."""
@@ -128,7 +127,6 @@ class NodeAgent:
         """Workers that hear of ConfigMap changes (a container waits for one, or a volume
         holds one's files), by pod uid."""
         self._rejected: set[str] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
         self.pod_ips = PodIPs(config.pod_cidr)
         self._last_status_post = 0.0
         self._renewed = self._monitored = self._status_synced = -math.inf
@@ -151,8 +149,8 @@ class NodeAgent:
         self.cpu_manager = static_policy(config)
         """The static CPU manager, when cpuManagerPolicy is static."""
         self.eviction = EvictionManager(config, self, NodeGC(self.runtime, self.workers, self))
-        self._evicting = False
-        """An evicted pod is being cleaned up: the eviction manager waits for it."""
+        self._evicting: asyncio.Task[None] | None = None
+        """While an evicted pod is being cleaned up, the eviction manager's wait for it."""
         self._ceiling = UsageCeiling()
         """The sum of the workers' usage ceilings."""
         self._eviction_basis: Mapping[str, Any] | None = None
@@ -223,7 +221,7 @@ class NodeAgent:
             and basis[0] is self.node
             and basis[1] is self._static_status
             and basis[2] == self.eviction.node_conditions
-            and not self._evicting
+            and self._evicting is None
             and self._static_status is self._eviction_basis
             and self.eviction.may_skip(self._ceiling)
         )
@@ -382,7 +380,7 @@ class NodeAgent:
                 worker.set_pod(pod)  # it starts as the pod is then
                 return
             worker.update(pod)
-            if self._status_overwritten(pod, worker):
+            if self.status_manager.overwritten(pod, worker):
                 self.status_changed(worker)
             return
         if uid in self._rejected or (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
@@ -393,7 +391,7 @@ class NodeAgent:
         demand = PodDemand.of(pod)
         if pod["metadata"].get("deletionTimestamp"):
             if not resumed:
-                self._delete_pod(pod["metadata"])  # never started here: nothing to stop
+                self.status_manager.delete_pod(pod["metadata"])  # never started: nothing to stop
                 return
             # Started before the agent restarted: its containers are stopped, not admitted.
         else:
@@ -424,7 +422,7 @@ class NodeAgent:
         if self.workers.get(worker.uid) is not worker or worker.finished:
             return
         if worker.deleting:
-            self._delete_pod(worker.metadata())  # never started: nothing to stop
+            self.status_manager.delete_pod(worker.metadata())  # never started: nothing to stop
             return
         worker.start()
 
@@ -439,8 +437,7 @@ class NodeAgent:
             self._release(worker)
             self._drop_ceiling(worker)
             self.config_blocked.pop(uid, None)
-            if worker.writer is not None:
-                self._hold_task(worker.writer)  # no longer held by the worker's agent
+            self.status_manager.pod_deleted(worker)
             worker.forget()
 
     def shut_down(self) -> None:
@@ -450,8 +447,9 @@ class NodeAgent:
             if worker.writer is not None:
                 worker.writer.cancel()
             worker.forget()
-        for task in self._tasks:
-            task.cancel()
+        self.status_manager.shut_down()
+        if self._evicting is not None:
+            self._evicting.cancel()
         self.workers.clear()
         self.config_blocked.clear()
         self.usage = NodeUsage()
@@ -502,7 +500,7 @@ class NodeAgent:
 
     def _annotate(self, kind: Any, namespace: str, name: str, patch: dict[str, Any]) -> None:
         what = f"{kind.kind} {f'{namespace}/{name}' if namespace else name} not annotated"
-        self._until_landed(
+        self.status_manager.until_landed(
             what, lambda: self.client.patch(kind, namespace, name, patch, PatchType.MERGE)
         )
 
@@ -519,22 +517,23 @@ class NodeAgent:
         }
         m = pod["metadata"]
         what = f"pod {m['namespace']}/{m['name']} status not written"
-        self._until_landed(what, lambda: self._patch_status(m, pod_status))
+        self.status_manager.until_landed(
+            what, lambda: self.status_manager.patch_status(m, pod_status)
+        )
 
     # --- eviction ----------------------------------------------------------------------------
 
     def synchronize_eviction(self) -> None:
         """The eviction manager's pass of this monitoring interval, unless it is still waiting
         for the pod it evicted last to be cleaned up."""
-        if self._evicting:
+        if self._evicting is not None:
             return
         if self._static_status is self._eviction_basis and self.eviction.may_skip(self._ceiling):
             return  # a pass could change nothing
         self._eviction_basis = self._static_status
         evictions = self.eviction.synchronize(self.clock.now())
         if evictions:
-            self._evicting = True
-            self._background(self._after_eviction(evictions))
+            self._evicting = self.clock.loop.create_task(self._after_eviction(evictions))
 
     async def _after_eviction(self, evictions: list[Eviction]) -> None:
         """Wait (30 s at most) for the evicted pods' containers to stop, then synchronize
@@ -549,7 +548,7 @@ class NodeAgent:
                         waited += POD_CLEANUP_POLL
                     evictions = self.eviction.synchronize(self.clock.now())
         finally:
-            self._evicting = False
+            self._evicting = None
 
     def _cleaned_up(self, uid: str) -> bool:
         worker = self.workers.get(uid)
@@ -637,130 +636,7 @@ class NodeAgent:
             self.config_blocked.pop(worker.uid, None)
         if worker.finished:
             self._release(worker)
-        self._sync_status(worker)
-
-    def _sync_status(self, worker: PodWorker) -> None:
-        """Have the worker's status written: now, or after the write under way."""
-        worker.dirty = True
-        if worker.writer is None:
-            worker.writer = self.clock.loop.create_task(self._write_worker(worker))
-
-    async def _write_worker(self, worker: PodWorker) -> None:
-        """Write the worker's status (`_write_status`); a pass that fails other than by the API
-        server's refusal (which `_write_status` retries) is logged, once per distinct error."""
-        with self.failures.guard(POD_STATUS_WRITE):
-            await self._write_status(worker)
-
-    async def _write_status(self, worker: PodWorker) -> None:
-        """Write the worker's status until it stops changing; once its containers have
-        stopped after a deletion, delete the pod for good (the status manager's job). A write
-        that fails is tried again at the status manager's next sync, or at once when the
-        status changes before that, as its syncBatch does; one for a pod that is gone is
-        dropped."""
-        published: dict[str, Any] | None = None
-        try:
-            while worker.dirty:
-                worker.dirty = False
-                wanted = worker.status()
-                if wanted != published:
-                    try:
-                        written = await self._patch_status(worker.metadata(), wanted)
-                    except StatusError as e:
-                        if not _gone(e):
-                            self._status_failed(worker, e)
-                        return
-                    worker.unsynced = False
-                    # The int the worker holds, when it has heard of the write already.
-                    same = written == worker.resource_version
-                    worker.status_written = worker.resource_version if same else written
-                    published = wanted
-        finally:
-            # At once, not in a done callback: a change made after the last check above must
-            # find no writer and start one.
-            worker.writer = None
-        if worker.terminated:
-            self._delete_pod(worker.metadata())
-
-    def _status_failed(self, worker: PodWorker, e: StatusError) -> None:
-        log.warning(
-            "node %s: pod %s/%s status not written, trying again in %g s: %s",
-            self.name,
-            worker.namespace,
-            worker.name,
-            STATUS_SYNC_PERIOD,
-            e.message,
-        )
-        worker.unsynced = True
-        self.clock.call_later(STATUS_SYNC_PERIOD, self._resync_status, worker)
-
-    def _resync_status(self, worker: PodWorker) -> None:
-        """The status manager's next sync: write a status that could not be written."""
-        if worker.unsynced and self.workers.get(worker.uid) is worker:
-            self._sync_status(worker)
-
-    async def _patch_status(self, m: Mapping[str, Any], pod_status: dict[str, Any]) -> int:
-        """Patch the status of the pod of metadata `m`; the resourceVersion written. The patch
-        carries the pod's uid, as the kubelet's does, so it cannot land on a pod deleted and
-        recreated under the same name meanwhile: the API server refuses it (422, the uid is
-        immutable), which `_gone` reads as the pod being gone."""
-        written = await self.client.patch(
-            PODS,
-            m["namespace"],
-            m["name"],
-            {"metadata": {"uid": m["uid"]}, "status": pod_status},
-            PatchType.MERGE,
-            subresource="status",
-        )
-        return int(written["metadata"]["resourceVersion"])
-
-    def _status_overwritten(self, pod: Mapping[str, Any], worker: PodWorker) -> bool:
-        """Someone else wrote a status this agent does not hold (the node lifecycle controller
-        marks the pods of an unreachable node not ready): as the kubelet's status manager
-        does, the agent puts its own back, so the pods of a node that comes back are Ready
-        again."""
-        own = worker.status_written
-        if own is None or worker.writer is not None:
-            return False
-        if int(pod["metadata"]["resourceVersion"]) <= own:
-            return False
-        stored = pod.get("status") or {}
-        return any(stored.get(k) != v for k, v in worker.status().items())
-
-    def _delete_pod(self, m: Mapping[str, Any]) -> None:
-        """Delete the pod of metadata `m` for good (unless it is gone already, or a new pod
-        holds its name: the uid is a precondition)."""
-        options = DeleteOptions(grace_period_seconds=0, precondition_uid=m["uid"])
-        what = f"pod {m['namespace']}/{m['name']} not deleted"
-        self._until_landed(
-            what, lambda: self.client.delete(PODS, m["namespace"], m["name"], options)
-        )
-
-    def _until_landed(self, what: str, write: Callable[[], Awaitable[object]]) -> None:
-        """Run `write` in the background until it lands, tried again at each of the status
-        manager's syncs while it fails, as the kubelet tries again what it writes of a pod;
-        dropped once what it writes to is gone."""
-
-        async def attempts() -> None:
-            while True:
-                try:
-                    await write()
-                    return
-                except StatusError as e:
-                    if _gone(e):
-                        return
-                    log.warning("node %s: %s: %s", self.name, what, e.message)
-                await self.clock.sleep(STATUS_SYNC_PERIOD)
-
-        self._background(attempts())
-
-    def _background(self, work: Coroutine[Any, Any, Any]) -> None:
-        """Run `work` on its own, holding the task so it is not collected midway."""
-        self._hold_task(self.clock.loop.create_task(work))
-
-    def _hold_task(self, task: asyncio.Task[Any]) -> None:
-        """Keep `task` until it is done, so it is not collected midway."""
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.status_manager.sync(worker)
 
     # --- stats -------------------------------------------------------------------------------
 
@@ -864,15 +740,3 @@ def _same_status(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
         return conditions, rest
 
     return shape(current) == shape(wanted)
-
-
-def _gone(e: StatusError) -> bool:
-    """The API server refused a write because the object it was for is gone: not found, or
-    another object of that name holds it now (the uid a patch carries is refused as changed,
-    or a uid precondition fails)."""
-    if e.code == 404:
-        return True
-    if e.code == 409:
-        return "Precondition failed: UID in precondition" in e.message
-    causes = (e.details or {}).get("causes") or ()
-    return e.code == 422 and any(c.get("field") == "metadata.uid" for c in causes)

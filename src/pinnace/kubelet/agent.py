@@ -12,7 +12,6 @@ status left them, their IPs kept from the new pods (`PodWorker.resume`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import math
@@ -25,13 +24,9 @@ from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType
-from pinnace.client.retry import is_conflict
-from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import (
     EVICTION_MONITORING_PERIOD,
-    LEASE_UPDATE_RETRIES,
-    NODE_LEASE_NAMESPACE,
     NODE_STATUS_UPDATE_RETRY,
     NodeConfig,
 )
@@ -52,10 +47,10 @@ from pinnace.kubelet.gc import NodeGC
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIPs
 from pinnace.kubelet.logs import container_log
+from pinnace.kubelet.node_lease import NodeLease
 from pinnace.kubelet.node_status import (
     condition_events,
     healthy_conditions,
-    lease_object,
     node_conditions,
     node_object,
     node_status,
@@ -86,7 +81,6 @@ NODE_STATUS_UPDATE = "node status update"
 
 CONFIG_MAPS = catalog.kind("", "configmaps")
 NODES = catalog.kind("", "nodes")
-LEASES = catalog.kind("coordination.k8s.io", "leases")
 
 
 class NodeAgent:
@@ -111,7 +105,7 @@ class NodeAgent:
         self.failures = LoopFailures(config.name)
         self.host_ip = config.internal_ip
         self.node: Object | None = None
-        self.lease: Object | None = None
+        self.node_lease = NodeLease(client, config)
         self.workers: dict[str, PodWorker] = {}
         """Admitted pods by uid, until they are gone from the API."""
         self.status_manager = StatusManager(client, config.name, self.workers, self.failures)
@@ -130,16 +124,9 @@ class NodeAgent:
         self.pod_ips = PodIPs(config.pod_cidr)
         self._last_status_post = 0.0
         self._renewed = self._monitored = self._status_synced = -math.inf
-        self.write_renewals = True
-        """Write each lease renewal to the Lease. Without (the simulated mode, while the node
-        is healthy: its pool says), a Lease once written is renewed in the account only
-        (`renewed_before`), and `write_last_renewal` writes the last renewal when it matters."""
         self.post_unchanged_status = True
         """Post the node status every nodeStatusReportFrequency even when it has not changed;
         without (the simulated mode), only a changed one is posted."""
-        self._renewals = (-math.inf, -math.inf)
-        """The last two renewals of the lease (the one before, the last), written or not."""
-        self._renewal_unwritten = False
         self._status_basis: tuple[Object | None, Mapping[str, Any], set[str]] | None = None
         """What the node status was last computed from (the Node as heard of, the static
         status, the pressure conditions), when it had nothing new to post."""
@@ -193,7 +180,7 @@ class NodeAgent:
         self._node_event("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
         if "NodeReady" in changed:
             self._node_event("NodeReady", f"Node {self.name} status is now: NodeReady")
-        await self.renew_lease()
+        await self.node_lease.renew(self.node)
         self._publish_shared_cpus()
 
     def _node_event(self, reason: str, message: str) -> None:
@@ -208,13 +195,13 @@ class NodeAgent:
 
     def idle(self) -> bool:
         """Whether its next heartbeat, and every one after it until a pod or its Node changes,
-        would do no more than renew the lease in the account (`write_renewals` off): its
+        would do no more than renew the lease in the account (`NodeLease.write_renewals` off): its
         eviction manager could change nothing (`may_skip`, nothing evicted under way) and its
         node status has nothing new to post (the simulated mode posts only changes). Only
         right after a heartbeat at which each of its loops ran."""
         basis = self._status_basis
         return (
-            not self.write_renewals
+            not self.node_lease.write_renewals
             and not self.post_unchanged_status
             and self._renewed == self._monitored == self._status_synced
             and basis is not None
@@ -231,7 +218,7 @@ class NodeAgent:
         `idle`: each renewed the lease in the account and found nothing else to do."""
         for beat in beats:
             self._renewed = self._monitored = self._status_synced = beat
-            self._renewed_at(beat, written=False)
+            self.node_lease.renewed_in_account(beat)
 
     def node_event(self, event_type: str, reason: str, message: str) -> None:
         # The kubelet's reference to its node carries the node's name as its uid.
@@ -252,7 +239,7 @@ class NodeAgent:
         # keep the node status from being posted.
         if now - self._renewed >= self.config.lease_renew_interval - slack:
             with self.failures.guard(LEASE_RENEWAL):
-                await self.renew_lease()
+                await self.node_lease.renew(self.node)
                 self._renewed = now
         if now - self._monitored >= EVICTION_MONITORING_PERIOD - slack:
             self._monitored = now
@@ -262,72 +249,6 @@ class NodeAgent:
             self._status_synced = now
             with self.failures.guard(NODE_STATUS_UPDATE):
                 await self.sync_node_status()
-
-    async def renew_lease(self) -> None:
-        """The lease controller's sync: renew the Lease as last written, without reading it
-        first; when that fails, read it (create it if it is missing) and renew that. Without
-        `write_renewals`, a Lease written once is renewed in the account only."""
-        now = self.clock.now()
-        if not self.write_renewals and self.lease is not None:
-            self._renewed_at(now, written=False)
-            return
-        if self.lease is not None:
-            with contextlib.suppress(StatusError):
-                await self._renew(self.lease)
-                self._renewed_at(now, written=True)
-                return
-        lease, created = await self._ensure_lease()
-        if not created:
-            await self._renew(lease)
-        self._renewed_at(now, written=True)
-
-    def _renewed_at(self, now: float, written: bool) -> None:
-        if now != self._renewals[1]:
-            self._renewals = (self._renewals[1], now)
-        self._renewal_unwritten = not written
-
-    def renewed_before(self, now: float) -> float:
-        """When the lease was last renewed before `now` (-inf: never), written or not: what
-        a node lifecycle controller's pass at `now` reads, as its pass comes before the
-        heartbeats of the same instant."""
-        before, last = self._renewals
-        return last if last < now else before
-
-    async def write_last_renewal(self) -> None:
-        """Write the last renewal to the Lease if it was kept in the account only: what the
-        Lease of a kubelet that stops renewing on time (it stops, is cut off, slows) shows."""
-        if self._renewal_unwritten and self.lease is not None:
-            await self._renew(self.lease, self._renewals[1])
-            self._renewal_unwritten = False
-
-    async def _ensure_lease(self) -> tuple[Object, bool]:
-        """The Lease as stored, or created now (True) when there is none."""
-        try:
-            self.lease = await self.client.get(LEASES, NODE_LEASE_NAMESPACE, self.name)
-            return self.lease, False
-        except StatusError as e:
-            if e.code != 404:
-                raise
-        node_uid = self.node["metadata"]["uid"] if self.node else ""
-        wanted = lease_object(self.config, node_uid, format_micro_time(self.clock.now()))
-        self.lease = await self.client.create(LEASES, NODE_LEASE_NAMESPACE, wanted)
-        return self.lease, True
-
-    async def _renew(self, lease: Object, renewed_at: float | None = None) -> None:
-        """Write `lease` renewed at `renewed_at` (now by default), up to
-        LEASE_UPDATE_RETRIES times, on the Lease read again after a conflict (someone else
-        wrote it)."""
-        for attempt in range(LEASE_UPDATE_RETRIES):
-            at = self.clock.now() if renewed_at is None else renewed_at
-            renewed = {**lease, "spec": {**lease["spec"], "renewTime": format_micro_time(at)}}
-            try:
-                self.lease = await self.client.update(LEASES, renewed)
-                return
-            except StatusError as e:
-                if attempt == LEASE_UPDATE_RETRIES - 1:
-                    raise
-                if is_conflict(e):
-                    lease, _ = await self._ensure_lease()
 
     async def sync_node_status(self) -> None:
         """updateNodeStatus: up to NODE_STATUS_UPDATE_RETRY tries in a row, the first on the

@@ -7,6 +7,11 @@ logs. Standalone (`run`) it keeps its own informers and timers; in a `NodeAgentP
 feeds it pod and node events and calls its heartbeat. An agent started again over the pods an
 earlier run of it started (`pinnace up` restarted on its data) takes them back where their
 status left them, their IPs kept from the new pods (`PodWorker.resume`).
+
+It composes the kubelet's parts, each in a module of its own: the node lease controller
+(`node_lease`), the status manager that writes its pods' status (`status_manager`), the pod IPs
+its network plugin's IPAM gives out (`ipam`), the images it pulled (`images`), the eviction
+manager (`eviction`) and the static CPU manager (`cpu_manager`).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from pinnace.kubelet.eviction import (
 from pinnace.kubelet.eviction import REASON as EVICTED
 from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
+from pinnace.kubelet.images import NodeImages
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIPs
 from pinnace.kubelet.logs import container_log
@@ -54,7 +60,6 @@ from pinnace.kubelet.node_status import (
     node_conditions,
     node_object,
     node_status,
-    static_status,
 )
 from pinnace.kubelet.pod_status import TERMINAL_PHASES
 from pinnace.kubelet.runtime import (
@@ -130,12 +135,12 @@ class NodeAgent:
         self._status_basis: tuple[Object | None, Mapping[str, Any], set[str]] | None = None
         """What the node status was last computed from (the Node as heard of, the static
         status, the pressure conditions), when it had nothing new to post."""
-        self._static_status = static_status(config)
-        self._pulled: dict[str, None] = {}
-        """The images of the containers this node has run, in order (node.status.images)."""
+        self.images = NodeImages(config)
         self.cpu_manager = static_policy(config)
         """The static CPU manager, when cpuManagerPolicy is static."""
-        self.eviction = EvictionManager(config, self, NodeGC(self.runtime, self.workers, self))
+        self.eviction = EvictionManager(
+            config, self, NodeGC(self.runtime, self.workers, self.images)
+        )
         self._evicting: asyncio.Task[None] | None = None
         """While an evicted pod is being cleaned up, the eviction manager's wait for it."""
         self._ceiling = UsageCeiling()
@@ -166,7 +171,7 @@ class NodeAgent:
                 NODES,
                 "",
                 self.name,
-                {"status": node_status(self._static_status, current, now)},
+                {"status": node_status(self.images.static_status, current, now)},
                 PatchType.MERGE,
                 subresource="status",
             )
@@ -206,10 +211,10 @@ class NodeAgent:
             and self._renewed == self._monitored == self._status_synced
             and basis is not None
             and basis[0] is self.node
-            and basis[1] is self._static_status
+            and basis[1] is self.images.static_status
             and basis[2] == self.eviction.node_conditions
             and self._evicting is None
-            and self._static_status is self._eviction_basis
+            and self.images.static_status is self._eviction_basis
             and self.eviction.may_skip(self._ceiling)
         )
 
@@ -269,14 +274,15 @@ class NodeAgent:
         current = self.node.get("status") or {}
         previous = current.get("conditions") or []
         pressure = self.eviction.node_conditions
-        wanted = node_status(self._static_status, current, self.clock.now_rfc3339(), pressure)
+        static = self.images.static_status
+        wanted = node_status(static, current, self.clock.now_rfc3339(), pressure)
         due = (
             self.post_unchanged_status
             and self.clock.now() - self._last_status_post
             >= self.config.node_status_report_frequency
         )
         if not due and _same_status(current, wanted):
-            self._status_basis = (self.node, self._static_status, pressure)
+            self._status_basis = (self.node, static, pressure)
             return
         self.node = await self.client.patch(
             NODES, "", self.name, {"status": wanted}, PatchType.MERGE, subresource="status"
@@ -330,7 +336,7 @@ class NodeAgent:
         self._set_ceiling(worker, pod)
         worker.hold = demand.hold()
         self.usage.add(worker.hold)
-        self._pull_images(pod)
+        self.images.pull(pod)
         self._publish_cpus(pod)
         if resumed:
             worker.resume(pod)
@@ -383,24 +389,6 @@ class NodeAgent:
             worker.hold = None
         self._release_cpus(worker.uid)
 
-    def _pull_images(self, pod: Mapping[str, Any]) -> None:
-        """The pod's images are on the node from now on: the next status sync reports them."""
-        spec = pod.get("spec") or {}
-        containers = (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
-        new = [c["image"] for c in containers if c.get("image") and c["image"] not in self._pulled]
-        if new:
-            self._pulled.update(dict.fromkeys(new))
-            self._static_status = static_status(self.config, self._pulled)
-
-    def pulled_images(self) -> list[str]:
-        return list(self._pulled)
-
-    def forget_images(self, images: Iterable[str]) -> None:
-        """Image garbage collection deleted these: status.images no longer lists them."""
-        for image in images:
-            self._pulled.pop(image, None)
-        self._static_status = static_status(self.config, self._pulled)
-
     def _publish_cpus(self, pod: Mapping[str, Any]) -> None:
         """Show the pod's exclusive CPUs on it, and the shrunk shared pool on the node."""
         annotations = pod_cpusets(self.cpu_manager, pod["metadata"]["uid"])
@@ -449,9 +437,10 @@ class NodeAgent:
         for the pod it evicted last to be cleaned up."""
         if self._evicting is not None:
             return
-        if self._static_status is self._eviction_basis and self.eviction.may_skip(self._ceiling):
+        static = self.images.static_status
+        if static is self._eviction_basis and self.eviction.may_skip(self._ceiling):
             return  # a pass could change nothing
-        self._eviction_basis = self._static_status
+        self._eviction_basis = static
         evictions = self.eviction.synchronize(self.clock.now())
         if evictions:
             self._evicting = self.clock.loop.create_task(self._after_eviction(evictions))
@@ -565,7 +554,7 @@ class NodeAgent:
         """What the node and its pods use now (the kubelet's /stats/summary), for the eviction
         manager and the metrics API; see `pinnace.kubelet.summary`."""
         stats = self.runtime.list_container_stats()
-        images = sum(i["sizeBytes"] for i in self._static_status.get("images", ()))
+        images = sum(i["sizeBytes"] for i in self.images.static_status.get("images", ()))
         return node_summary(
             self.config,
             self.workers.values(),

@@ -11,7 +11,8 @@ from tests.client.conftest import EVENTS, Cluster
 
 from pinnace.api.objects import Object
 from pinnace.kubelet import NodeAgent, NodeConfig
-from pinnace.kubelet.agent import LEASES, NODES, PODS
+from pinnace.kubelet.agent import NODES, PODS
+from pinnace.kubelet.node_lease import LEASES
 
 __all__ = ["EVENTS", "LEASES", "NODES", "PODS", "Node", "pod"]
 

@@ -131,7 +131,10 @@ async def _measure(
         cpu_used = _cpu_seconds() - cpu
         renewed = pool.renewals - renewals
         oldest = max(
-            (clock.now() - parse_time(a.lease["spec"]["renewTime"]) for a in _leased(pool)),
+            (
+                clock.now() - parse_time(a.node_lease.lease["spec"]["renewTime"])
+                for a in _leased(pool)
+            ),
             default=0.0,
         )
         rss = _rss_mib()
@@ -203,7 +206,7 @@ def _running(pool: NodeAgentPool) -> int:
 
 
 def _leased(pool: NodeAgentPool) -> list[Any]:
-    return [a for a in pool.agents.values() if a.lease is not None]
+    return [a for a in pool.agents.values() if a.node_lease.lease is not None]
 
 
 def _rss_mib(field: str = "VmRSS") -> float:

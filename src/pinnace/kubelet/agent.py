@@ -7,34 +7,32 @@ logs. Standalone (`run`) it keeps its own informers and timers; in a `NodeAgentP
 feeds it pod and node events and calls its heartbeat. An agent started again over the pods an
 earlier run of it started (`pinnace up` restarted on its data) takes them back where their
 status left them, their IPs kept from the new pods (`PodWorker.resume`).
+
+It composes the kubelet's parts, each in a module of its own: the node lease controller
+(`node_lease`), the status manager that writes its pods' status (`status_manager`), the pod IPs
+its network plugin's IPAM gives out (`ipam`), the images it pulled (`images`), the eviction
+manager (`eviction`) and the static CPU manager (`cpu_manager`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import ipaddress
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from pinnace.api import catalog, status
 from pinnace.api.objects import Object
-from pinnace.api.options import DeleteOptions, LogOptions
+from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType
-from pinnace.client.retry import is_conflict
-from pinnace.clock import format_micro_time
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import (
     EVICTION_MONITORING_PERIOD,
-    LEASE_UPDATE_RETRIES,
-    NODE_LEASE_NAMESPACE,
     NODE_STATUS_UPDATE_RETRY,
-    STATUS_SYNC_PERIOD,
     NodeConfig,
 )
 from pinnace.kubelet.cpu_manager import pod_cpusets, shared_pool_annotation, static_policy
@@ -50,16 +48,17 @@ from pinnace.kubelet.eviction import (
 from pinnace.kubelet.eviction import REASON as EVICTED
 from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
+from pinnace.kubelet.images import NodeImages
 from pinnace.kubelet.interning import Interned
+from pinnace.kubelet.ipam import PodIPs
 from pinnace.kubelet.logs import container_log
+from pinnace.kubelet.node_lease import NodeLease
 from pinnace.kubelet.node_status import (
     condition_events,
     healthy_conditions,
-    lease_object,
     node_conditions,
     node_object,
     node_status,
-    static_status,
 )
 from pinnace.kubelet.pod_status import TERMINAL_PHASES
 from pinnace.kubelet.runtime import (
@@ -72,8 +71,9 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
 from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, no_sources
+from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
-from pinnace.kubelet.worker import PackedLookup, PodIP, PodWorker, started_on_node
+from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
 from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
@@ -82,16 +82,13 @@ COMPONENT = "kubelet"
 LEASE_RENEWAL = "lease renewal"
 EVICTION_MANAGER = "eviction manager"
 NODE_STATUS_UPDATE = "node status update"
-POD_STATUS_WRITE = "pod status write"
-"""The agent's loops, as its log names them."""
+"""The agent's loops, as its log names them (and `status_manager.POD_STATUS_WRITE`)."""
 FAILED_SYNC = "FailedSync"
 """The reason of the event on a pod whose sync failed, as the kubelet's."""
 
 
-PODS = catalog.kind("", "pods")
 SERVICES = catalog.kind("", "services")
 NODES = catalog.kind("", "nodes")
-LEASES = catalog.kind("coordination.k8s.io", "leases")
 
 
 class NodeAgent:
@@ -116,9 +113,10 @@ class NodeAgent:
         self.failures = LoopFailures(config.name)
         self.host_ip = config.internal_ip
         self.node: Object | None = None
-        self.lease: Object | None = None
+        self.node_lease = NodeLease(client, config)
         self.workers: dict[str, PodWorker] = {}
         """Admitted pods by uid, until they are gone from the API."""
+        self.status_manager = StatusManager(client, config.name, self.workers, self.failures)
         self.usage = NodeUsage()
         """What the admitted pods that have not finished hold (each worker keeps its own
         `hold`, with the rest of what the agent keeps for one pod)."""
@@ -134,36 +132,23 @@ class NodeAgent:
         """Workers that hear of ConfigMap and Secret changes (a container waits for one, or a
         volume holds one's files), by pod uid."""
         self._rejected: set[str] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._pod_network = ipaddress.ip_network(config.pod_cidr)
-        self._next_ip = 2  # .1 is the node's gateway
-        self._free_ips: list[int] = []
-        self._pod_ips = bytearray()
-        """Which IPs of the pod network the pods hold, by offset (1: held): a byte per address
-        up to the highest given out, not an entry per pod."""
+        self.pod_ips = PodIPs(config.pod_cidr)
         self._last_status_post = 0.0
         self._renewed = self._monitored = self._status_synced = -math.inf
-        self.write_renewals = True
-        """Write each lease renewal to the Lease. Without (the simulated mode, while the node
-        is healthy: its pool says), a Lease once written is renewed in the account only
-        (`renewed_before`), and `write_last_renewal` writes the last renewal when it matters."""
         self.post_unchanged_status = True
         """Post the node status every nodeStatusReportFrequency even when it has not changed;
         without (the simulated mode), only a changed one is posted."""
-        self._renewals = (-math.inf, -math.inf)
-        """The last two renewals of the lease (the one before, the last), written or not."""
-        self._renewal_unwritten = False
         self._status_basis: tuple[Object | None, Mapping[str, Any], set[str]] | None = None
         """What the node status was last computed from (the Node as heard of, the static
         status, the pressure conditions), when it had nothing new to post."""
-        self._static_status = static_status(config)
-        self._pulled: dict[str, None] = {}
-        """The images of the containers this node has run, in order (node.status.images)."""
+        self.images = NodeImages(config)
         self.cpu_manager = static_policy(config)
         """The static CPU manager, when cpuManagerPolicy is static."""
-        self.eviction = EvictionManager(config, self, NodeGC(self.runtime, self.workers, self))
-        self._evicting = False
-        """An evicted pod is being cleaned up: the eviction manager waits for it."""
+        self.eviction = EvictionManager(
+            config, self, NodeGC(self.runtime, self.workers, self.images)
+        )
+        self._evicting: asyncio.Task[None] | None = None
+        """While an evicted pod is being cleaned up, the eviction manager's wait for it."""
         self._ceiling = UsageCeiling()
         """The sum of the workers' usage ceilings."""
         self._eviction_basis: Mapping[str, Any] | None = None
@@ -192,7 +177,7 @@ class NodeAgent:
                 NODES,
                 "",
                 self.name,
-                {"status": node_status(self._static_status, current, now)},
+                {"status": node_status(self.images.static_status, current, now)},
                 PatchType.MERGE,
                 subresource="status",
             )
@@ -206,7 +191,7 @@ class NodeAgent:
         self._node_event("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
         if "NodeReady" in changed:
             self._node_event("NodeReady", f"Node {self.name} status is now: NodeReady")
-        await self.renew_lease()
+        await self.node_lease.renew(self.node)
         self._publish_shared_cpus()
 
     def _node_event(self, reason: str, message: str) -> None:
@@ -221,21 +206,21 @@ class NodeAgent:
 
     def idle(self) -> bool:
         """Whether its next heartbeat, and every one after it until a pod or its Node changes,
-        would do no more than renew the lease in the account (`write_renewals` off): its
+        would do no more than renew the lease in the account (`NodeLease.write_renewals` off): its
         eviction manager could change nothing (`may_skip`, nothing evicted under way) and its
         node status has nothing new to post (the simulated mode posts only changes). Only
         right after a heartbeat at which each of its loops ran."""
         basis = self._status_basis
         return (
-            not self.write_renewals
+            not self.node_lease.write_renewals
             and not self.post_unchanged_status
             and self._renewed == self._monitored == self._status_synced
             and basis is not None
             and basis[0] is self.node
-            and basis[1] is self._static_status
+            and basis[1] is self.images.static_status
             and basis[2] == self.eviction.node_conditions
-            and not self._evicting
-            and self._static_status is self._eviction_basis
+            and self._evicting is None
+            and self.images.static_status is self._eviction_basis
             and self.eviction.may_skip(self._ceiling)
         )
 
@@ -244,7 +229,7 @@ class NodeAgent:
         `idle`: each renewed the lease in the account and found nothing else to do."""
         for beat in beats:
             self._renewed = self._monitored = self._status_synced = beat
-            self._renewed_at(beat, written=False)
+            self.node_lease.renewed_in_account(beat)
 
     def node_event(self, event_type: str, reason: str, message: str) -> None:
         # The kubelet's reference to its node carries the node's name as its uid.
@@ -265,7 +250,7 @@ class NodeAgent:
         # keep the node status from being posted.
         if now - self._renewed >= self.config.lease_renew_interval - slack:
             with self.failures.guard(LEASE_RENEWAL):
-                await self.renew_lease()
+                await self.node_lease.renew(self.node)
                 self._renewed = now
         if now - self._monitored >= EVICTION_MONITORING_PERIOD - slack:
             self._monitored = now
@@ -275,72 +260,6 @@ class NodeAgent:
             self._status_synced = now
             with self.failures.guard(NODE_STATUS_UPDATE):
                 await self.sync_node_status()
-
-    async def renew_lease(self) -> None:
-        """The lease controller's sync: renew the Lease as last written, without reading it
-        first; when that fails, read it (create it if it is missing) and renew that. Without
-        `write_renewals`, a Lease written once is renewed in the account only."""
-        now = self.clock.now()
-        if not self.write_renewals and self.lease is not None:
-            self._renewed_at(now, written=False)
-            return
-        if self.lease is not None:
-            with contextlib.suppress(StatusError):
-                await self._renew(self.lease)
-                self._renewed_at(now, written=True)
-                return
-        lease, created = await self._ensure_lease()
-        if not created:
-            await self._renew(lease)
-        self._renewed_at(now, written=True)
-
-    def _renewed_at(self, now: float, written: bool) -> None:
-        if now != self._renewals[1]:
-            self._renewals = (self._renewals[1], now)
-        self._renewal_unwritten = not written
-
-    def renewed_before(self, now: float) -> float:
-        """When the lease was last renewed before `now` (-inf: never), written or not: what
-        a node lifecycle controller's pass at `now` reads, as its pass comes before the
-        heartbeats of the same instant."""
-        before, last = self._renewals
-        return last if last < now else before
-
-    async def write_last_renewal(self) -> None:
-        """Write the last renewal to the Lease if it was kept in the account only: what the
-        Lease of a kubelet that stops renewing on time (it stops, is cut off, slows) shows."""
-        if self._renewal_unwritten and self.lease is not None:
-            await self._renew(self.lease, self._renewals[1])
-            self._renewal_unwritten = False
-
-    async def _ensure_lease(self) -> tuple[Object, bool]:
-        """The Lease as stored, or created now (True) when there is none."""
-        try:
-            self.lease = await self.client.get(LEASES, NODE_LEASE_NAMESPACE, self.name)
-            return self.lease, False
-        except StatusError as e:
-            if e.code != 404:
-                raise
-        node_uid = self.node["metadata"]["uid"] if self.node else ""
-        wanted = lease_object(self.config, node_uid, format_micro_time(self.clock.now()))
-        self.lease = await self.client.create(LEASES, NODE_LEASE_NAMESPACE, wanted)
-        return self.lease, True
-
-    async def _renew(self, lease: Object, renewed_at: float | None = None) -> None:
-        """Write `lease` renewed at `renewed_at` (now by default), up to
-        LEASE_UPDATE_RETRIES times, on the Lease read again after a conflict (someone else
-        wrote it)."""
-        for attempt in range(LEASE_UPDATE_RETRIES):
-            at = self.clock.now() if renewed_at is None else renewed_at
-            renewed = {**lease, "spec": {**lease["spec"], "renewTime": format_micro_time(at)}}
-            try:
-                self.lease = await self.client.update(LEASES, renewed)
-                return
-            except StatusError as e:
-                if attempt == LEASE_UPDATE_RETRIES - 1:
-                    raise
-                if is_conflict(e):
-                    lease, _ = await self._ensure_lease()
 
     async def sync_node_status(self) -> None:
         """updateNodeStatus: up to NODE_STATUS_UPDATE_RETRY tries in a row, the first on the
@@ -361,14 +280,15 @@ class NodeAgent:
         current = self.node.get("status") or {}
         previous = current.get("conditions") or []
         pressure = self.eviction.node_conditions
-        wanted = node_status(self._static_status, current, self.clock.now_rfc3339(), pressure)
+        static = self.images.static_status
+        wanted = node_status(static, current, self.clock.now_rfc3339(), pressure)
         due = (
             self.post_unchanged_status
             and self.clock.now() - self._last_status_post
             >= self.config.node_status_report_frequency
         )
         if not due and _same_status(current, wanted):
-            self._status_basis = (self.node, self._static_status, pressure)
+            self._status_basis = (self.node, static, pressure)
             return
         self.node = await self.client.patch(
             NODES, "", self.name, {"status": wanted}, PatchType.MERGE, subresource="status"
@@ -405,7 +325,7 @@ class NodeAgent:
         self.recorder.event(pod, "Warning", FAILED_SYNC, message)
         self.pod_deleted(pod)  # what its worker held is given back
         if deleting:
-            self._delete_pod(m)
+            self.status_manager.delete_pod(m)
 
     def _sync_pod(self, pod: Object) -> None:
         uid = pod["metadata"]["uid"]
@@ -416,7 +336,7 @@ class NodeAgent:
                 worker.set_pod(pod)  # it starts as the pod is then
                 return
             worker.update(pod)
-            if self._status_overwritten(pod, worker):
+            if self.status_manager.overwritten(pod, worker):
                 self.status_changed(worker)
             return
         if uid in self._rejected or (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
@@ -427,7 +347,7 @@ class NodeAgent:
         demand = PodDemand.of(pod)
         if pod["metadata"].get("deletionTimestamp"):
             if not resumed:
-                self._delete_pod(pod["metadata"])  # never started here: nothing to stop
+                self.status_manager.delete_pod(pod["metadata"])  # never started: nothing to stop
                 return
             # Started before the agent restarted: its containers are stopped, not admitted.
         else:
@@ -445,7 +365,7 @@ class NodeAgent:
         self._set_ceiling(worker, pod)
         worker.hold = demand.hold()
         self.usage.add(worker.hold)
-        self._pull_images(pod)
+        self.images.pull(pod)
         self._publish_cpus(pod)
         if resumed:
             worker.resume(pod)
@@ -458,7 +378,7 @@ class NodeAgent:
         if self.workers.get(worker.uid) is not worker or worker.finished:
             return
         if worker.deleting:
-            self._delete_pod(worker.metadata())  # never started: nothing to stop
+            self.status_manager.delete_pod(worker.metadata())  # never started: nothing to stop
             return
         try:
             worker.start()
@@ -476,8 +396,7 @@ class NodeAgent:
             self._release(worker)
             self._drop_ceiling(worker)
             self.config_blocked.pop(uid, None)
-            if worker.writer is not None:
-                self._hold_task(worker.writer)  # no longer held by the worker's agent
+            self.status_manager.pod_deleted(worker)
             worker.forget()
 
     def shut_down(self) -> None:
@@ -487,8 +406,9 @@ class NodeAgent:
             if worker.writer is not None:
                 worker.writer.cancel()
             worker.forget()
-        for task in self._tasks:
-            task.cancel()
+        self.status_manager.shut_down()
+        if self._evicting is not None:
+            self._evicting.cancel()
         self.workers.clear()
         self.config_blocked.clear()
         self.usage = NodeUsage()
@@ -500,24 +420,6 @@ class NodeAgent:
             self.usage.remove(worker.hold)
             worker.hold = None
         self._release_cpus(worker.uid)
-
-    def _pull_images(self, pod: Mapping[str, Any]) -> None:
-        """The pod's images are on the node from now on: the next status sync reports them."""
-        spec = pod.get("spec") or {}
-        containers = (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
-        new = [c["image"] for c in containers if c.get("image") and c["image"] not in self._pulled]
-        if new:
-            self._pulled.update(dict.fromkeys(new))
-            self._static_status = static_status(self.config, self._pulled)
-
-    def pulled_images(self) -> list[str]:
-        return list(self._pulled)
-
-    def forget_images(self, images: Iterable[str]) -> None:
-        """Image garbage collection deleted these: status.images no longer lists them."""
-        for image in images:
-            self._pulled.pop(image, None)
-        self._static_status = static_status(self.config, self._pulled)
 
     def _publish_cpus(self, pod: Mapping[str, Any]) -> None:
         """Show the pod's exclusive CPUs on it, and the shrunk shared pool on the node."""
@@ -539,7 +441,7 @@ class NodeAgent:
 
     def _annotate(self, kind: Any, namespace: str, name: str, patch: dict[str, Any]) -> None:
         what = f"{kind.kind} {f'{namespace}/{name}' if namespace else name} not annotated"
-        self._until_landed(
+        self.status_manager.until_landed(
             what, lambda: self.client.patch(kind, namespace, name, patch, PatchType.MERGE)
         )
 
@@ -556,22 +458,24 @@ class NodeAgent:
         }
         m = pod["metadata"]
         what = f"pod {m['namespace']}/{m['name']} status not written"
-        self._until_landed(what, lambda: self._patch_status(m, pod_status))
+        self.status_manager.until_landed(
+            what, lambda: self.status_manager.patch_status(m, pod_status)
+        )
 
     # --- eviction ----------------------------------------------------------------------------
 
     def synchronize_eviction(self) -> None:
         """The eviction manager's pass of this monitoring interval, unless it is still waiting
         for the pod it evicted last to be cleaned up."""
-        if self._evicting:
+        if self._evicting is not None:
             return
-        if self._static_status is self._eviction_basis and self.eviction.may_skip(self._ceiling):
+        static = self.images.static_status
+        if static is self._eviction_basis and self.eviction.may_skip(self._ceiling):
             return  # a pass could change nothing
-        self._eviction_basis = self._static_status
+        self._eviction_basis = static
         evictions = self.eviction.synchronize(self.clock.now())
         if evictions:
-            self._evicting = True
-            self._background(self._after_eviction(evictions))
+            self._evicting = self.clock.loop.create_task(self._after_eviction(evictions))
 
     async def _after_eviction(self, evictions: list[Eviction]) -> None:
         """Wait (30 s at most) for the evicted pods' containers to stop, then synchronize
@@ -586,7 +490,7 @@ class NodeAgent:
                         waited += POD_CLEANUP_POLL
                     evictions = self.eviction.synchronize(self.clock.now())
         finally:
-            self._evicting = False
+            self._evicting = None
 
     def _cleaned_up(self, uid: str) -> bool:
         worker = self.workers.get(uid)
@@ -626,49 +530,6 @@ class NodeAgent:
         worker.evict(grace_period, message, disruption)
 
     # --- what workers need -------------------------------------------------------------------
-
-    def allocate_pod_ip(self) -> int:
-        while self._free_ips:
-            ip = self._free_ips.pop()
-            if not self._held(ip):
-                self._hold(ip, True)
-                return ip
-        for _ in range(self._pod_network.num_addresses):
-            ip = self._next_ip
-            self._next_ip = (
-                self._next_ip + 1 if self._next_ip < self._pod_network.num_addresses - 2 else 2
-            )
-            if not self._held(ip):
-                break
-        self._hold(ip, True)
-        return ip
-
-    def reserve_pod_ip(self, ip: str) -> PodIP:
-        try:
-            address = ipaddress.ip_address(ip)
-        except ValueError:
-            return ip
-        if address not in self._pod_network:
-            return ip  # not this node's to give out
-        offset = int(address) - int(self._pod_network.network_address)
-        self._hold(offset, True)
-        return offset
-
-    def release_pod_ip(self, ip: PodIP) -> None:
-        if type(ip) is int:
-            self._hold(ip, False)
-            self._free_ips.append(ip)
-
-    def pod_ip(self, ip: PodIP) -> str:
-        return ip if isinstance(ip, str) else str(self._pod_network[ip])
-
-    def _held(self, offset: int) -> bool:
-        return offset < len(self._pod_ips) and bool(self._pod_ips[offset])
-
-    def _hold(self, offset: int, held: bool) -> None:
-        if offset >= len(self._pod_ips):
-            self._pod_ips.extend(bytes(offset + 1 - len(self._pod_ips)))
-        self._pod_ips[offset] = held
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
@@ -723,130 +584,7 @@ class NodeAgent:
             self.config_blocked.pop(worker.uid, None)
         if worker.finished:
             self._release(worker)
-        self._sync_status(worker)
-
-    def _sync_status(self, worker: PodWorker) -> None:
-        """Have the worker's status written: now, or after the write under way."""
-        worker.dirty = True
-        if worker.writer is None:
-            worker.writer = self.clock.loop.create_task(self._write_worker(worker))
-
-    async def _write_worker(self, worker: PodWorker) -> None:
-        """Write the worker's status (`_write_status`); a pass that fails other than by the API
-        server's refusal (which `_write_status` retries) is logged, once per distinct error."""
-        with self.failures.guard(POD_STATUS_WRITE):
-            await self._write_status(worker)
-
-    async def _write_status(self, worker: PodWorker) -> None:
-        """Write the worker's status until it stops changing; once its containers have
-        stopped after a deletion, delete the pod for good (the status manager's job). A write
-        that fails is tried again at the status manager's next sync, or at once when the
-        status changes before that, as its syncBatch does; one for a pod that is gone is
-        dropped."""
-        published: dict[str, Any] | None = None
-        try:
-            while worker.dirty:
-                worker.dirty = False
-                wanted = worker.status()
-                if wanted != published:
-                    try:
-                        written = await self._patch_status(worker.metadata(), wanted)
-                    except StatusError as e:
-                        if not _gone(e):
-                            self._status_failed(worker, e)
-                        return
-                    worker.unsynced = False
-                    # The int the worker holds, when it has heard of the write already.
-                    same = written == worker.resource_version
-                    worker.status_written = worker.resource_version if same else written
-                    published = wanted
-        finally:
-            # At once, not in a done callback: a change made after the last check above must
-            # find no writer and start one.
-            worker.writer = None
-        if worker.terminated:
-            self._delete_pod(worker.metadata())
-
-    def _status_failed(self, worker: PodWorker, e: StatusError) -> None:
-        log.warning(
-            "node %s: pod %s/%s status not written, trying again in %g s: %s",
-            self.name,
-            worker.namespace,
-            worker.name,
-            STATUS_SYNC_PERIOD,
-            e.message,
-        )
-        worker.unsynced = True
-        self.clock.call_later(STATUS_SYNC_PERIOD, self._resync_status, worker)
-
-    def _resync_status(self, worker: PodWorker) -> None:
-        """The status manager's next sync: write a status that could not be written."""
-        if worker.unsynced and self.workers.get(worker.uid) is worker:
-            self._sync_status(worker)
-
-    async def _patch_status(self, m: Mapping[str, Any], pod_status: dict[str, Any]) -> int:
-        """Patch the status of the pod of metadata `m`; the resourceVersion written. The patch
-        carries the pod's uid, as the kubelet's does, so it cannot land on a pod deleted and
-        recreated under the same name meanwhile: the API server refuses it (422, the uid is
-        immutable), which `_gone` reads as the pod being gone."""
-        written = await self.client.patch(
-            PODS,
-            m["namespace"],
-            m["name"],
-            {"metadata": {"uid": m["uid"]}, "status": pod_status},
-            PatchType.MERGE,
-            subresource="status",
-        )
-        return int(written["metadata"]["resourceVersion"])
-
-    def _status_overwritten(self, pod: Mapping[str, Any], worker: PodWorker) -> bool:
-        """Someone else wrote a status this agent does not hold (the node lifecycle controller
-        marks the pods of an unreachable node not ready): as the kubelet's status manager
-        does, the agent puts its own back, so the pods of a node that comes back are Ready
-        again."""
-        own = worker.status_written
-        if own is None or worker.writer is not None:
-            return False
-        if int(pod["metadata"]["resourceVersion"]) <= own:
-            return False
-        stored = pod.get("status") or {}
-        return any(stored.get(k) != v for k, v in worker.status().items())
-
-    def _delete_pod(self, m: Mapping[str, Any]) -> None:
-        """Delete the pod of metadata `m` for good (unless it is gone already, or a new pod
-        holds its name: the uid is a precondition)."""
-        options = DeleteOptions(grace_period_seconds=0, precondition_uid=m["uid"])
-        what = f"pod {m['namespace']}/{m['name']} not deleted"
-        self._until_landed(
-            what, lambda: self.client.delete(PODS, m["namespace"], m["name"], options)
-        )
-
-    def _until_landed(self, what: str, write: Callable[[], Awaitable[object]]) -> None:
-        """Run `write` in the background until it lands, tried again at each of the status
-        manager's syncs while it fails, as the kubelet tries again what it writes of a pod;
-        dropped once what it writes to is gone."""
-
-        async def attempts() -> None:
-            while True:
-                try:
-                    await write()
-                    return
-                except StatusError as e:
-                    if _gone(e):
-                        return
-                    log.warning("node %s: %s: %s", self.name, what, e.message)
-                await self.clock.sleep(STATUS_SYNC_PERIOD)
-
-        self._background(attempts())
-
-    def _background(self, work: Coroutine[Any, Any, Any]) -> None:
-        """Run `work` on its own, holding the task so it is not collected midway."""
-        self._hold_task(self.clock.loop.create_task(work))
-
-    def _hold_task(self, task: asyncio.Task[Any]) -> None:
-        """Keep `task` until it is done, so it is not collected midway."""
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.status_manager.sync(worker)
 
     # --- stats -------------------------------------------------------------------------------
 
@@ -854,7 +592,7 @@ class NodeAgent:
         """What the node and its pods use now (the kubelet's /stats/summary), for the eviction
         manager and the metrics API; see `pinnace.kubelet.summary`."""
         stats = self.runtime.list_container_stats()
-        images = sum(i["sizeBytes"] for i in self._static_status.get("images", ()))
+        images = sum(i["sizeBytes"] for i in self.images.static_status.get("images", ()))
         return node_summary(
             self.config,
             self.workers.values(),
@@ -947,15 +685,3 @@ def _same_status(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
         return conditions, rest
 
     return shape(current) == shape(wanted)
-
-
-def _gone(e: StatusError) -> bool:
-    """The API server refused a write because the object it was for is gone: not found, or
-    another object of that name holds it now (the uid a patch carries is refused as changed,
-    or a uid precondition fails)."""
-    if e.code == 404:
-        return True
-    if e.code == 409:
-        return "Precondition failed: UID in precondition" in e.message
-    causes = (e.details or {}).get("causes") or ()
-    return e.code == 422 and any(c.get("field") == "metadata.uid" for c in causes)

@@ -143,7 +143,7 @@ class NodeAgentPool:
         agent.sources = self._sources.lookup
         agent.services = self._services.list
         agent.packed_pod = self._pods.packed
-        agent.write_renewals = agent.post_unchanged_status = not self.simulated
+        agent.node_lease.write_renewals = agent.post_unchanged_status = not self.simulated
         return agent
 
     async def start(self) -> None:
@@ -208,7 +208,9 @@ class NodeAgentPool:
         if agent is None:
             return None
         now = self.clock.now()
-        renewed = max([agent.renewed_before(now), *(b for b in self._missed(agent) if b < now)])
+        renewed = max(
+            [agent.node_lease.renewed_before(now), *(b for b in self._missed(agent) if b < now)]
+        )
         return micro_instant(renewed) if renewed > -math.inf else None
 
     def renewal_interval(self, node: str) -> float | None:
@@ -216,7 +218,7 @@ class NodeAgentPool:
         (it runs, reaches the API server, is not slowed): `last_renewal` moves on by itself
         until `stopped` names the node. None otherwise."""
         agent = self.agents.get(node)
-        if agent is None or agent.write_renewals or not self._accounted(agent):
+        if agent is None or agent.node_lease.write_renewals or not self._accounted(agent):
             return None
         return agent.config.lease_renew_interval
 
@@ -285,7 +287,7 @@ class NodeAgentPool:
             return
         agent = self._running(name)
         self._wake(agent)
-        await agent.write_last_renewal()
+        await agent.node_lease.write_last_renewal(agent.node)
         self._end(agent)
         self._stopped[name] = agent
 
@@ -367,7 +369,7 @@ class NodeAgentPool:
         under way does not land."""
         self.agents.pop(agent.name, None)
         self._quiet.pop(agent.name, None)
-        if not agent.write_renewals:
+        if not agent.node_lease.write_renewals:
             self._stops.append(agent.name)
         place = self._slot_of.pop(agent.name, None)
         if place is not None:
@@ -381,9 +383,9 @@ class NodeAgentPool:
         """The agent's lease renewals are written from now on, the last one first: it is no
         longer healthy, and its Lease shows where its renewals stopped or slowed."""
         self._wake(agent)
-        await agent.write_last_renewal()
-        if not agent.write_renewals:
-            agent.write_renewals = True
+        await agent.node_lease.write_last_renewal(agent.node)
+        if not agent.node_lease.write_renewals:
+            agent.node_lease.write_renewals = True
             self._stops.append(agent.name)
 
     def _accounted(self, agent: NodeAgent) -> bool:
@@ -458,8 +460,8 @@ class NodeAgentPool:
                 # it logs what fails in it
                 await agent.heartbeat(self.interval * self._slowness.get(agent.name, 1.0))
                 self.renewals += 1
-                if agent.write_renewals and self._accounted(agent):
-                    agent.write_renewals = False  # healthy again, its last renewal written
+                if agent.node_lease.write_renewals and self._accounted(agent):
+                    agent.node_lease.write_renewals = False  # healthy again, its last written
                 elif agent.beats_every(self.interval) and agent.idle():
                     self._quiet[agent.name] = self._beats[slot][1]
                     del awake[self._slot_of[agent.name][1]]

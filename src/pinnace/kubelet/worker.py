@@ -49,6 +49,7 @@ from pinnace.kubelet.environment import ConfigError
 from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
 from pinnace.kubelet.interning import Interned
+from pinnace.kubelet.ipam import PodIP, PodIPs
 from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
     CRASH_LOOP_BACK_OFF,
@@ -109,16 +110,8 @@ class PodHost(Protocol):
     sources: SourceLookup
     packed_pod: PackedLookup
     codec: Codec
-
-    def allocate_pod_ip(self) -> PodIP: ...
-
-    def reserve_pod_ip(self, ip: str) -> PodIP:
-        """`ip` is a resumed pod's: no other pod gets it until it is released."""
-
-    def release_pod_ip(self, ip: PodIP) -> None: ...
-
-    def pod_ip(self, ip: PodIP) -> str:
-        """The text of `ip`."""
+    pod_ips: PodIPs
+    """The node's pod IPs: a sandbox's is allocated, a resumed pod's reserved."""
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
@@ -142,9 +135,6 @@ class PodHost(Protocol):
         the worker of the container's sandbox (the same object on every read)."""
 
 
-PodIP = int | str
-"""A pod's IP as its node agent gives it: one of the node's pod network as its offset in it (a
-small int, which Python does not allocate), any other as its text."""
 PackedLookup = Callable[[Mapping[str, Any]], bytes | None]
 """A pod -> the compact form (`Codec.pack`) its informer's cache holds, or held, of that version
 of it (`Informer.packed`), if any."""
@@ -374,7 +364,7 @@ class PodWorker:
     def pod_ip(self) -> str:
         """Its IP, once its sandbox is set up."""
         ip = self._ip
-        return ip if type(ip) is str else self.host.pod_ip(ip)
+        return ip if type(ip) is str else self.host.pod_ips.text(ip)
 
     @property
     def config_blocked(self) -> bool:
@@ -426,7 +416,7 @@ class PodWorker:
             self.start_time = now
         recorded = status.get("podIP") or ""
         if recorded:
-            self._ip = self.host.reserve_pod_ip(recorded)
+            self._ip = self.host.pod_ips.reserve(recorded)
         entries = {
             e.get("name"): e
             for e in (
@@ -517,7 +507,7 @@ class PodWorker:
                 if status is not None:
                     self.host.runtime.remove_container(status.id)
         if self._ip != "":
-            self.host.release_pod_ip(self._ip)
+            self.host.pod_ips.release(self._ip)
             self._ip = ""
 
     # --- sync --------------------------------------------------------------------------------
@@ -531,7 +521,7 @@ class PodWorker:
             self.host.status_changed(self)
             return
         if self._ip == "":  # the sandbox, once the volumes are mounted
-            self._ip = self.host.allocate_pod_ip()
+            self._ip = self.host.pod_ips.allocate()
         wake: list[float] = []
         if self._sync_init_containers(wake):
             for c in self.apps:

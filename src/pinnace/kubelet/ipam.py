@@ -1,0 +1,80 @@
+"""The pod IPs of one node, as the CNI host-local IPAM plugin a kubelet's network plugin calls
+gives them out (containernetworking/plugins, plugins/ipam/host-local: allocator.go): each
+sandbox gets a free address of the node's pod CIDR (`NodeConfig.pod_cidr`, its .1 left to the
+gateway), handed back when the sandbox goes.
+
+Unlike host-local, which walks on from the last address it reserved, an address released is
+given out again first: a node keeps few of them free. A restarted kubelet's pods keep the IPs
+their status records (`reserve`), as host-local's reservations on disk outlive the kubelet.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+PodIP = int | str
+"""A pod's IP as its node agent gives it: one of the node's pod network as its offset in it (a
+small int, which Python does not allocate), any other as its text."""
+
+_FIRST = 2
+"""The first address given out: .0 is the network, .1 the node's gateway."""
+
+
+class PodIPs:
+    """Which addresses of the node's pod network the pods hold."""
+
+    # Slots: a simulated pool keeps one for every node.
+    __slots__ = ("_free", "_held", "_network", "_next")
+
+    def __init__(self, pod_cidr: str) -> None:
+        self._network = ipaddress.ip_network(pod_cidr)
+        self._next = _FIRST
+        self._free: list[int] = []
+        self._held = bytearray()
+        """Which addresses are held, by offset (1: held): a byte per address up to the highest
+        given out, not an entry per pod."""
+
+    def allocate(self) -> int:
+        """A free address, held from now on."""
+        while self._free:
+            ip = self._free.pop()
+            if not self._is_held(ip):
+                self._hold(ip, True)
+                return ip
+        size = self._network.num_addresses
+        for _ in range(size):
+            ip = self._next
+            self._next = self._next + 1 if self._next < size - 2 else _FIRST
+            if not self._is_held(ip):
+                break
+        self._hold(ip, True)
+        return ip
+
+    def reserve(self, ip: str) -> PodIP:
+        """`ip` is a resumed pod's: no other pod gets it until it is released."""
+        try:
+            address = ipaddress.ip_address(ip)
+        except ValueError:
+            return ip
+        if address not in self._network:
+            return ip  # not this node's to give out
+        offset = int(address) - int(self._network.network_address)
+        self._hold(offset, True)
+        return offset
+
+    def release(self, ip: PodIP) -> None:
+        if type(ip) is int:
+            self._hold(ip, False)
+            self._free.append(ip)
+
+    def text(self, ip: PodIP) -> str:
+        """The text of `ip`."""
+        return ip if isinstance(ip, str) else str(self._network[ip])
+
+    def _is_held(self, offset: int) -> bool:
+        return offset < len(self._held) and bool(self._held[offset])
+
+    def _hold(self, offset: int, held: bool) -> None:
+        if offset >= len(self._held):
+            self._held.extend(bytes(offset + 1 - len(self._held)))
+        self._held[offset] = held

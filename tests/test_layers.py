@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("metrics", "dashboard"),
     ("cluster",),
     ("sim",),
-    ("plan",),  # capacity planning, on the simulated mode
+    ("plan", "gym"),  # capacity planning and the research environment, on the simulated mode
     ("bench",),
     ("cli",),  # the commands, `pinnace bench` among them
 )

@@ -14,7 +14,7 @@ from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import scheduler_api as scheduler_api_bench
 from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
-from pinnace.cli import deschedule, node, plan, record, scheduler, simulate, up
+from pinnace.cli import deschedule, gym, node, plan, record, scheduler, simulate, up
 from pinnace.cli.arguments import whole
 from pinnace.store import StoreError
 
@@ -237,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.register(subcommands)
     plan.register(subcommands)
     record.register(subcommands)
+    gym.register(subcommands)
     return parser
 
 

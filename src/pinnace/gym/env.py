@@ -17,7 +17,9 @@ scheduler would place: the action is the row of its node in the observation, amo
 feasible ones, `info["action_mask"]` (also `action_masks()`, as sb3-contrib's MaskablePPO
 asks): exactly the nodes that pass the profile's PreFilter and Filter plugins. The reward is
 the weighted sum of the components `reward` chooses (`pinnace.gym.rewards`), accrued from this
-decision to the next; `info["reward_components"]` has them all. The episode ends
+decision to the next; `info["reward_components"]` has them all. An action outside the mask
+fails the cycle as a scheduler error would (`info["invalid_action"]`): the pod is not placed
+and is retried after a backoff, its waiting counted by the time components. The episode ends
 (`truncated`) at the scenario's `until`; the last observation then has no node.
 """
 
@@ -101,11 +103,12 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             raise RuntimeError("call reset() before step()")
         if self.episode.decision is None:
             raise RuntimeError("the episode is over: call reset()")
+        invalid = not self._mask[int(action)] if 0 <= int(action) < self.max_nodes else True
         self.episode.decide(int(action))
         observation, over = self._advance()
         components = self.episode.take_accrued()
         reward = rewards.total(components, self.weights)
-        return observation, reward, False, over, self._info(components)
+        return observation, reward, False, over, self._info(components, invalid)
 
     def action_masks(self) -> np.ndarray:
         """The feasible nodes of the pod to place (sb3-contrib's MaskablePPO calls this)."""
@@ -126,7 +129,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         self._mask = decision.mask
         return decision.observation, False
 
-    def _info(self, components: Mapping[str, float]) -> dict[str, Any]:
+    def _info(self, components: Mapping[str, float], invalid: bool = False) -> dict[str, Any]:
         assert self.episode is not None
         decision = self.episode.decision
         return {
@@ -135,4 +138,5 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             "pod": decision.pending.pod.key if decision is not None else None,
             "time": self.episode.sim.elapsed,
             "node_names": list(self.episode.core.table.names),
+            "invalid_action": invalid,
         }

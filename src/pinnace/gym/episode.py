@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from pinnace.clock import VirtualEventLoop
 from pinnace.forecast import EWMA, UsageHistory, workload_of
 from pinnace.gym import rewards
 from pinnace.gym.observation import Observer
@@ -81,20 +82,19 @@ class Episode:
         """The components since `take_accrued` was last called."""
         self.decisions = 0
         self._forecasts: dict[str, tuple[int, tuple[float, float] | None]] = {}
-        self._last_time = 0.0
+        self._last_time: float | None = None
         self._pending = self._in_system = 0
         self._incidents_seen = 0
         self._started = False
         self.sim = Simulation(scenario, seed=seed, placer=self)
         self._started = True
-        self._last_time = self.sim.clock.now()
         assert self.sim.plane.scheduler is not None
         self.core = self.sim.plane.scheduler.core
 
     # --- the placer ------------------------------------------------------------------------
 
     def place(self, core: Scheduler, pending: Pending) -> asyncio.Future[ScheduleResult]:
-        future: asyncio.Future[ScheduleResult] = self.sim.loop.create_future()
+        future: asyncio.Future[ScheduleResult] = core.clock.loop.create_future()
         self._elapse(core)
         if not self.agent:
             future.set_result(self._finish(core, pending, None))
@@ -114,7 +114,9 @@ class Episode:
             )
         self.decision = Decision(pending, mask, observation, future)
         if self._started:  # not while the simulation starts: it runs to its end first
-            self.sim.loop.pause()
+            loop = core.clock.loop
+            assert isinstance(loop, VirtualEventLoop)
+            loop.pause()
         return future
 
     # --- driving ---------------------------------------------------------------------------
@@ -128,16 +130,15 @@ class Episode:
         return self.decision
 
     def decide(self, row: int) -> ScheduleResult:
-        """Place the asked decision's pod on node row `row`, which must be feasible."""
+        """Place the asked decision's pod on node row `row`. A row that is not feasible fails
+        the cycle as a scheduler error: the pod is retried after a backoff."""
         decision = self.decision
         if decision is None:
             raise RuntimeError("no decision is asked")
-        if not 0 <= row < self.max_nodes or not decision.mask[row]:
-            raise ValueError(
-                f"node {row} is not among the feasible nodes of {decision.pending.pod.key}"
-            )
         self.decision = None
-        result = self._finish(self.core, decision.pending, self.core.table.names[row])
+        names = self.core.table.names
+        node_name = names[row] if 0 <= row < len(names) else f"#{row}"
+        result = self._finish(self.core, decision.pending, node_name)
         decision.future.set_result(result)
         return result
 
@@ -162,8 +163,12 @@ class Episode:
 
     def _elapse(self, core: Scheduler) -> None:
         """Accrue the time components since the last decision."""
-        now = self.sim.clock.now()
-        incidents = self.sim.observer.incidents
+        now = core.clock.now()
+        if self._last_time is None:
+            self._last_time = now
+        # The simulation's observer, once the simulation is built (not while it starts).
+        sim = getattr(self, "sim", None)
+        incidents = sim.observer.incidents if sim is not None else []
         disruptions = sum(
             1 for i in incidents[self._incidents_seen :] if i.kind not in NOT_DISRUPTIONS
         )

@@ -169,7 +169,7 @@ def spaces(observer: Observer) -> Any:
     return gym_spaces.Dict(
         {
             "nodes": gym_spaces.Box(
-                -np.inf, np.inf, (observer.max_nodes, len(observer.node_columns)), np.float32
+                NO_FORECAST, np.inf, (observer.max_nodes, len(observer.node_columns)), np.float32
             ),
             "present": gym_spaces.MultiBinary(observer.max_nodes),
             "pod": gym_spaces.Box(-np.inf, np.inf, (len(observer.pod_names),), np.float32),

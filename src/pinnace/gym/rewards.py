@@ -7,8 +7,9 @@ measure M, reward = -(M after - M before):
 - `balance`: M = the mean, over cpu and memory, of the standard deviation across the nodes of
   requested / allocatable (the nodes with allocatable cpu). Spreading evenly is rewarded.
 - `fragmentation`: M = the stranded share of free capacity for the placed pod's shape (its
-  cpu, memory and one pod; `pinnace.sim.fragmentation`), the mean over the resources it asks
-  for: free capacity no further pod of its shape can use.
+  cpu, memory and one pod; `pinnace.sim.fragmentation`): the free capacity no further pod of
+  its shape can use over all the free capacity, the mean over cpu and memory (those it asks
+  for; the pod count limits how many fit but is not averaged).
 - `packing`: M = the nodes in use (with at least one pod): opening an empty node costs 1.
 
 And what happens over time between one decision and the next (Δt seconds, the counts taken
@@ -103,13 +104,13 @@ def pod_shape(pod: PodInfo) -> np.ndarray:
 
 
 def stranded_share(allocatable: np.ndarray, requested: np.ndarray, shape: np.ndarray) -> float:
-    """The share of free capacity no pod of `shape` can use, the mean over the resources the
-    shape asks for (0 where nothing is free)."""
-    if not len(allocatable):
+    """The share of free capacity no pod of `shape` can use (columns cpu, memory, pods), the
+    mean over cpu and memory where the shape asks for them (0 where nothing is free)."""
+    asked = shape[:2] > 0
+    if not len(allocatable) or not asked.any():
         return 0.0
     share = fragmentation(free_capacity(allocatable, requested), shape[None, :]).share[0]
-    asked = share[shape > 0]
-    return float(np.nan_to_num(asked, nan=0.0).mean())
+    return float(np.nan_to_num(share[:2][asked], nan=0.0).mean())
 
 
 def decision_rewards(before: Measures, after: Measures) -> dict[str, float]:

@@ -319,11 +319,18 @@ class Scheduler:
         return None
 
     def finish(self, pending: Pending, node_name: str | None = None) -> ScheduleResult:
-        """Finish a cycle `begin_one` stopped: on `node_name`, which must be one of the
-        feasible nodes, or on the node Score and selectHost choose."""
+        """Finish a cycle `begin_one` stopped: on `node_name`, or on the node Score and
+        selectHost choose. A node that is not one of the feasible ones fails the cycle as an
+        error (the pod is retried after a backoff), as a failing Score plugin would."""
         queued, profile, state = pending.queued, pending.profile, pending.state
         candidates = pending.candidates
-        if node_name is None:
+        if node_name is not None:
+            i = self.table.index.get(node_name)
+            if i is None or i >= len(pending.feasible) or not pending.feasible[i]:
+                message = f"node {node_name!r} is not among the feasible nodes of {queued.pod.key}"
+                result = self._fit_error(queued, profile, state, _FitError(error(message), message))
+                return self._account(queued, pending.started, result)
+        else:
             try:
                 node_name = self._choose(profile, state, queued.pod, candidates)
             except _FitError as e:

@@ -1,0 +1,116 @@
+"""`pinnace bench gym`: how many steps per second the research environment takes
+(`pinnace.gym`), each a pod placed through the whole simulated cluster (API server, informers,
+the scheduler's PreFilter and Filter plugins computing the mask, the bind, the node agent).
+
+The scenario: `nodes` nodes of 8 CPUs and 32Gi, and `pods` pods arriving by a Poisson process
+at `rate` per second of simulated time, each asking 100m and 256Mi and running for a minute
+(so the cluster never fills and every pod is a step). The agent picks uniformly among the
+feasible nodes. Figures: steps, the wall time of the steps (not of building the cluster),
+steps per second, and the time per step.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import numpy as np
+
+from pinnace.bench import Figure, render_table
+from pinnace.sim.scenario import Scenario, parse_scenario
+
+NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
+DEFAULT_NODES = (100, 5000)
+
+
+def figures() -> tuple[Figure, ...]:
+    return (
+        Figure("nodes", "nodes"),
+        Figure("steps", "steps"),
+        Figure("wall_seconds", "wall time of the steps (s)"),
+        Figure("steps_per_second", "steps per second"),
+        Figure("ms_per_step", "time per step (ms)"),
+        Figure("reset_seconds", "reset: building the cluster (s)"),
+    )
+
+
+def scenario(nodes: int, pods: int, rate: float) -> Scenario:
+    seconds = pods / rate
+    return parse_scenario(
+        {
+            "apiVersion": "sim.pinnace.dev/v1alpha1",
+            "kind": "Scenario",
+            "metadata": {"name": "gym-bench"},
+            "spec": {
+                "until": f"{seconds + 1:g}s",
+                "cluster": {
+                    "nodePools": [{"name": "pool", "count": nodes, "capacity": NODE_CAPACITY}]
+                },
+                "workloads": [
+                    {
+                        "name": "pods",
+                        "template": {
+                            "apiVersion": "v1",
+                            "kind": "Pod",
+                            "spec": {
+                                "restartPolicy": "Never",
+                                "containers": [
+                                    {
+                                        "name": "app",
+                                        "image": "app:1",
+                                        "resources": {
+                                            "requests": {"cpu": "100m", "memory": "256Mi"}
+                                        },
+                                    }
+                                ],
+                            },
+                        },
+                        "arrivals": {"poisson": {"ratePerSecond": rate}},
+                        "count": pods,
+                        "runTime": {"constant": "1m"},
+                    }
+                ],
+                "metrics": {"interval": "1h"},
+            },
+        },
+        source="bench",
+    )
+
+
+def run(nodes: int, pods: int, rate: float, features: str) -> dict[str, Any]:
+    from pinnace.gym.env import NodePlacementEnv
+
+    env = NodePlacementEnv(scenario(nodes, pods, rate), reward="decima", features=features)
+    rng = np.random.default_rng(0)
+    try:
+        began = time.perf_counter()
+        _, info = env.reset(seed=1)
+        reset = time.perf_counter() - began
+        steps, over = 0, False
+        began = time.perf_counter()
+        while not over:
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            _, _, _, over, info = env.step(action)
+            steps += 1
+        wall = time.perf_counter() - began
+    finally:
+        env.close()
+    return {
+        "nodes": nodes,
+        "steps": steps,
+        "wall_seconds": round(wall, 2),
+        "steps_per_second": round(steps / wall, 1) if wall > 0 else None,
+        "ms_per_step": round(1000 * wall / steps, 3) if steps else None,
+        "reset_seconds": round(reset, 2),
+    }
+
+
+def render(results: list[dict[str, Any]], features: str, as_json: bool) -> str:
+    if as_json:
+        return json.dumps(results)
+    return render_table(
+        f"Pinnace research environment benchmark (features={features}, random feasible node)",
+        figures(),
+        {f"{r['nodes']} nodes": r for r in results},
+    )

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from pinnace.bench import Figure, render_table
+from pinnace.gym.env import NodePlacementEnv
 from pinnace.sim.scenario import Scenario, parse_scenario
 
 NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
@@ -79,8 +80,6 @@ def scenario(nodes: int, pods: int, rate: float) -> Scenario:
 
 
 def run(nodes: int, pods: int, rate: float, features: str) -> dict[str, Any]:
-    from pinnace.gym.env import NodePlacementEnv
-
     env = NodePlacementEnv(scenario(nodes, pods, rate), reward="decima", features=features)
     rng = np.random.default_rng(0)
     try:

@@ -86,17 +86,19 @@ class Result:
 
 def evaluate(
     scenario: Scenario,
-    policies: Sequence[str],
+    policies: Sequence[str | tuple[str, AgentPolicy]],
     *,
     episodes: int = 1,
     seed: int = 0,
     reward: str | Iterable[str] | Mapping[str, float] | None = None,
     features: str = "both",
 ) -> list[Result]:
-    """Run each policy (a baseline's name or `module:function`) on the same episodes."""
+    """Run each policy (a baseline's name, `module:function`, or a name and a function of
+    the observation and info) on the same episodes."""
     weights = rewards.weights(reward)
     results = []
     for policy in policies:
+        label = policy if isinstance(policy, str) else policy[0]
         sums: dict[str, list[float]] = {name: [] for name in rewards.COMPONENTS}
         totals: list[float] = []
         decisions: list[int] = []
@@ -106,19 +108,23 @@ def evaluate(
                 sums[name].append(components.get(name, 0.0))
             totals.append(rewards.total(components, weights))
             decisions.append(placed)
-        results.append(Result(policy, sums, totals, decisions))
+        results.append(Result(label, sums, totals, decisions))
     return results
 
 
 def _run(
-    scenario: Scenario, policy: str, seed: int, weights: Mapping[str, float], features: str
+    scenario: Scenario,
+    policy: str | tuple[str, AgentPolicy],
+    seed: int,
+    weights: Mapping[str, float],
+    features: str,
 ) -> tuple[dict[str, float], int]:
     configuration = {
         DEFAULT: scenario.cluster.scheduler_config,
         MOST_ALLOCATED: most_allocated,
         TARGET_LOAD_PACKING: target_load_packing,
     }
-    if policy in configuration:
+    if isinstance(policy, str) and policy in configuration:
         config = configuration[policy]
         if callable(config):
             config = config()
@@ -135,7 +141,10 @@ def _run(
             return dict(episode.totals), episode.decisions
         finally:
             episode.close()
-    act = _random(seed) if policy == RANDOM else _agent(policy)
+    if isinstance(policy, tuple):
+        act = policy[1]
+    else:
+        act = _random(seed) if policy == RANDOM else _agent(policy)
     env = NodePlacementEnv(scenario, reward=dict(weights), features=features)
     try:
         observation, info = env.reset(seed=seed)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -56,7 +56,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     default) fixes the observation's rows and the actions; `scheduler_config` replaces the
     scenario's scheduler configuration (its Filter plugins make the mask)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - Env declares it so
 
     def __init__(
         self,

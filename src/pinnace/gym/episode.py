@@ -14,7 +14,6 @@ PostFilter's preemption), and so is a pod going to the node preemption nominated
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -76,9 +75,9 @@ class Episode:
             self.usage_window, self.usage_interval = usage_sampling({})
             self.workload_usage: UsageHistory | None = None
         self.decision: Decision | None = None
-        self.totals: Counter[str] = Counter()
+        self.totals: dict[str, float] = dict.fromkeys(rewards.COMPONENTS, 0.0)
         """Every component summed over the episode so far."""
-        self.accrued: Counter[str] = Counter()
+        self.accrued: dict[str, float] = {}
         """The components since `take_accrued` was last called."""
         self.decisions = 0
         self._forecasts: dict[str, tuple[int, tuple[float, float] | None]] = {}
@@ -183,8 +182,9 @@ class Episode:
         self._in_system = self._pending + int(core.table.requested[:, PODS_COLUMN].sum())
 
     def _add(self, components: dict[str, float]) -> None:
-        self.totals.update(components)
-        self.accrued.update(components)
+        for name, value in components.items():
+            self.totals[name] += value
+            self.accrued[name] = self.accrued.get(name, 0.0) + value
 
     def _forecast(self, core: Scheduler, pod: Any) -> tuple[float, float] | None:
         """The pod's workload's forecast use (EWMA), kept until the next usage sample."""

@@ -25,7 +25,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -171,7 +171,7 @@ def _agent(path: str) -> AgentPolicy:
         raise ValueError(
             f"unknown policy {path!r}: one of {', '.join(BASELINES)}, or module:function"
         )
-    policy = load_policy(path)
+    policy = cast(AgentPolicy, load_policy(path))
 
     def act(observation: dict[str, np.ndarray], info: dict[str, Any]) -> int:
         return int(policy(observation, info))

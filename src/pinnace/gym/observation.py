@@ -138,10 +138,11 @@ class Observer:
         self._present[:n] = 1
         self._present[n:] = 0
         features = pod_features(pod, forecast)[self._pod_columns] / self._pod_scale
+        features[np.isnan(features)] = NO_FORECAST
         return {
             "nodes": nodes.copy(),
             "present": self._present.copy(),
-            "pod": np.nan_to_num(features, nan=NO_FORECAST).astype(np.float32),
+            "pod": features.astype(np.float32),
         }
 
     def _one_hot(self, table: NodeTable, rows: Rows) -> np.ndarray:

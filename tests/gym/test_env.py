@@ -117,7 +117,9 @@ def two_pods_on_two_nodes() -> dict[str, Any]:
 
 @pytest.mark.parametrize(("rows", "opened"), [((0, 0), 1), ((0, 1), 2)])
 def test_rewards_of_a_hand_worked_episode(rows: tuple[int, int], opened: int) -> None:
-    env = NodePlacementEnv(two_pods_on_two_nodes(), reward={"packing": 1.0, "decima": 0.5})
+    env = NodePlacementEnv(
+        two_pods_on_two_nodes(), reward={"packing": 1.0, "decima": 0.5}, all_components=True
+    )
     try:
         _, info = env.reset(seed=1)
         times, totals = [], dict.fromkeys(info["reward_components"], 0.0)

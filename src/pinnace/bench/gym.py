@@ -7,7 +7,11 @@ at `rate` per second of simulated time, each asking 100m and 256Mi and running f
 (so the cluster never fills and every pod is a step). The agent picks uniformly among the
 feasible nodes. Figures: steps, the wall time of the steps (not of building the cluster),
 steps per second and the time per step, and the same over the process's CPU time (on a
-machine shared with other work, the wall time counts theirs too).
+machine shared with other work, the wall time counts theirs too). Of each step, the decision
+itself — the scheduler's cycle up to the choice (PreFilter, Filter: the mask), the
+observation, the reward measures, and finishing the cycle on the chosen node — is timed
+apart: the rest is the simulated cluster's work for the pod (API writes, informers, the node
+agent, events).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ def figures() -> tuple[Figure, ...]:
         Figure("ms_per_step", "time per step (ms)"),
         Figure("cpu_seconds", "CPU time of the steps (s)"),
         Figure("steps_per_cpu_second", "steps per CPU second"),
+        Figure("decision_ms", "of a step, the decision (CPU ms)"),
+        Figure("decisions_per_second", "decisions per CPU second"),
         Figure("reset_seconds", "reset: building the cluster (s)"),
     )
 
@@ -89,6 +95,7 @@ def run(nodes: int, pods: int, rate: float, features: str) -> dict[str, Any]:
         began = time.perf_counter()
         _, info = env.reset(seed=1)
         reset = time.perf_counter() - began
+        deciding = _time_decisions(env)
         steps, over = 0, False
         began, cpu = time.perf_counter(), time.process_time()
         while not over:
@@ -107,8 +114,33 @@ def run(nodes: int, pods: int, rate: float, features: str) -> dict[str, Any]:
         "ms_per_step": round(1000 * wall / steps, 3) if steps else None,
         "cpu_seconds": round(cpu, 2),
         "steps_per_cpu_second": round(steps / cpu, 1) if cpu > 0 else None,
+        "decision_ms": round(1000 * deciding[0] / steps, 3) if steps else None,
+        "decisions_per_second": round(steps / deciding[0], 1) if deciding[0] > 0 else None,
         "reset_seconds": round(reset, 2),
     }
+
+
+def _time_decisions(env: NodePlacementEnv) -> list[float]:
+    """Time the scheduler's cycles up to the choice, the episode's placing (observation,
+    mask) and finishing (reward measures, assume, bind): CPU seconds, summed into the list."""
+    assert env.episode is not None
+    episode, core = env.episode, env.episode.core
+    spent = [0.0]
+
+    def timed(method: Any) -> Any:
+        def call(*args: Any) -> Any:
+            began = time.process_time()
+            try:
+                return method(*args)
+            finally:
+                spent[0] += time.process_time() - began
+
+        return call
+
+    core.begin_one = timed(core.begin_one)  # type: ignore[method-assign]
+    episode.place = timed(episode.place)  # type: ignore[method-assign]
+    episode._finish = timed(episode._finish)  # type: ignore[method-assign]
+    return spent
 
 
 def render(results: list[dict[str, Any]], features: str, as_json: bool) -> str:

@@ -17,9 +17,10 @@ scheduler would place: the action is the row of its node in the observation, amo
 feasible ones, `info["action_mask"]` (also `action_masks()`, as sb3-contrib's MaskablePPO
 asks): exactly the nodes that pass the profile's PreFilter and Filter plugins. The reward is
 the weighted sum of the components `reward` chooses (`pinnace.gym.rewards`), accrued from this
-decision to the next; `info["reward_components"]` has them all. An action outside the mask
-fails the cycle as a scheduler error would (`info["invalid_action"]`): the pod is not placed
-and is retried after a backoff, its waiting counted by the time components. The episode ends
+decision to the next; `info["reward_components"]` has them all (the decision components
+`reward` does not weigh are not measured, 0, unless `all_components=True`). An action outside
+the mask fails the cycle as a scheduler error would (`info["invalid_action"]`): the pod is not
+placed and is retried after a backoff, its waiting counted by the time components. The episode ends
 (`truncated`) at the scenario's `until`; the last observation then has no node.
 """
 
@@ -54,7 +55,8 @@ def scenario_of(scenario: Scenario | str | Path | Mapping[str, Any]) -> Scenario
 class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
     """See the module's docstring. `max_nodes` (the scenario's nodes at the start by
     default) fixes the observation's rows and the actions; `scheduler_config` replaces the
-    scenario's scheduler configuration (its Filter plugins make the mask)."""
+    scenario's scheduler configuration (its Filter plugins make the mask); `all_components`
+    measures the decision components `reward` does not weigh too (they are 0 otherwise)."""
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - Env declares it so
 
@@ -65,6 +67,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         features: str = BOTH,
         max_nodes: int | None = None,
         scheduler_config: SchedulerConfiguration | None = None,
+        all_components: bool = False,
     ) -> None:
         self.scenario = scenario_of(scenario)
         if self.scenario.until is None:
@@ -73,6 +76,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
         self.max_nodes = max_nodes or max(1, len(self.scenario.cluster.nodes))
         self.observer = Observer(features, self.max_nodes)
         self.scheduler_config = scheduler_config
+        self.measured = rewards.COMPONENTS if all_components else tuple(self.weights)
         self.observation_space = observation_spaces(self.observer)
         self.action_space = spaces.Discrete(self.max_nodes)
         self.episode: Episode | None = None
@@ -93,6 +97,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             observer=self.observer,
             max_nodes=self.max_nodes,
             scheduler_config=self.scheduler_config,
+            measured=self.measured,
         )
         observation, _ = self._advance()
         info = self._info(self.episode.take_accrued())

@@ -14,6 +14,7 @@ PostFilter's preemption), and so is a pod going to the node preemption nominated
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,7 +49,8 @@ class Decision:
 class Episode:
     """`scenario` run with `seed`, its decisions asked of the caller (`agent`) or of the
     scheduler; `observer` builds the observations (None: none are built);
-    `scheduler_config` replaces the scenario's."""
+    `scheduler_config` replaces the scenario's; `measured` are the decision components
+    measured (the time components always are)."""
 
     name = "pinnace.gym"
 
@@ -61,6 +63,7 @@ class Episode:
         observer: Observer | None,
         max_nodes: int,
         scheduler_config: SchedulerConfiguration | None = None,
+        measured: Collection[str] = rewards.DECISION_COMPONENTS,
     ) -> None:
         if scenario.until is None:
             raise ValueError(f"scenario {scenario.name}: an episode needs spec.until")
@@ -68,6 +71,8 @@ class Episode:
             cluster = replace(scenario.cluster, scheduler_config=scheduler_config)
             scenario = replace(scenario, cluster=cluster)
         self.agent = agent
+        self.measured = frozenset(measured) & set(rewards.DECISION_COMPONENTS)
+        """The decision components to measure (the others cost nothing and stay 0)."""
         self.observer = observer
         self.max_nodes = max_nodes
         if observer is not None and observer.uses_usage:
@@ -152,11 +157,14 @@ class Episode:
     # --- accounting ------------------------------------------------------------------------
 
     def _finish(self, core: Scheduler, pending: Pending, node_name: str | None) -> ScheduleResult:
-        before = rewards.measure(core.table, pending.pod)
+        which = self.measured
+        before = rewards.measure(core.table, pending.pod, which) if which else None
         result = core.finish(pending, node_name)
         if result.node_name is not None:
             self.decisions += 1
-            self._add(rewards.decision_rewards(before, rewards.measure(core.table, pending.pod)))
+            if before is not None:
+                after = rewards.measure(core.table, pending.pod, which)
+                self._add(rewards.decision_rewards(before, after, which))
         self._count(core)
         return result
 

@@ -145,7 +145,7 @@ def _run(
         act = policy[1]
     else:
         act = _random(seed) if policy == RANDOM else _agent(policy)
-    env = NodePlacementEnv(scenario, reward=dict(weights), features=features)
+    env = NodePlacementEnv(scenario, reward=dict(weights), features=features, all_components=True)
     try:
         observation, info = env.reset(seed=seed)
         over = False

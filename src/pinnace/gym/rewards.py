@@ -27,7 +27,7 @@ decisions, `balance` the imbalance removed by them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,15 +76,19 @@ class Measures:
     packing: float
 
 
-def measure(table: NodeTable, pod: PodInfo) -> Measures:
-    """The measures of `table` (`pod` gives the shape for fragmentation)."""
-    n = len(table)
+def measure(
+    table: NodeTable, pod: PodInfo, which: Collection[str] = DECISION_COMPONENTS
+) -> Measures:
+    """The measures of `table` (`pod` gives the shape for fragmentation); those not in
+    `which` are left 0."""
     allocatable = table.allocatable[:, _RESOURCES]
     requested = table.requested[:, _RESOURCES]
     return Measures(
-        balance=imbalance(allocatable[:, :2], requested[:, :2]),
-        fragmentation=stranded_share(allocatable, requested, pod_shape(pod)),
-        packing=float(np.count_nonzero(requested[:, 2])) if n else 0.0,
+        balance=imbalance(allocatable[:, :2], requested[:, :2]) if BALANCE in which else 0.0,
+        fragmentation=stranded_share(allocatable, requested, pod_shape(pod))
+        if FRAGMENTATION in which
+        else 0.0,
+        packing=float(np.count_nonzero(requested[:, 2])) if PACKING in which else 0.0,
     )
 
 
@@ -113,13 +117,16 @@ def stranded_share(allocatable: np.ndarray, requested: np.ndarray, shape: np.nda
     return float(np.nan_to_num(share[:2][asked], nan=0.0).mean())
 
 
-def decision_rewards(before: Measures, after: Measures) -> dict[str, float]:
-    """-(after - before) of each measure."""
-    return {
+def decision_rewards(
+    before: Measures, after: Measures, which: Collection[str] = DECISION_COMPONENTS
+) -> dict[str, float]:
+    """-(after - before) of each measure in `which`."""
+    rewards = {
         BALANCE: before.balance - after.balance,
         FRAGMENTATION: before.fragmentation - after.fragmentation,
         PACKING: before.packing - after.packing,
     }
+    return {name: value for name, value in rewards.items() if name in which}
 
 
 def time_rewards(

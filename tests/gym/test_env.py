@@ -3,6 +3,7 @@ environment passes Gymnasium's checker, and the rewards add up as documented."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -165,3 +166,23 @@ def test_an_action_outside_the_mask_fails_the_cycle_and_the_pod_waits() -> None:
         assert not info["invalid_action"]
     finally:
         env.close()
+
+
+def test_an_episode_replays_a_trace_its_nodes_and_gpu_requests_filtered() -> None:
+    trace = Path(__file__).parents[1] / "sim" / "traces" / "alibaba-gpu-2023"
+    replay = scenario([], [], until="2h")
+    replay["spec"]["workloads"] = [
+        {"name": "openb", "trace": {"format": "alibaba-gpu-2023", "path": str(trace)}}
+    ]
+    env = NodePlacementEnv(replay, features="requests", max_nodes=16)
+    try:
+        _, info = env.reset(seed=1)
+        pods, over = [], False
+        while not over:
+            assert np.array_equal(info["action_mask"], filter_verdicts(env))
+            pods.append(info["pod"])
+            _, _, _, over, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    finally:
+        env.close()
+    assert len(pods) >= 3
+    assert all(pod.startswith("default/openb-") for pod in pods)

@@ -29,7 +29,7 @@ def small(tmp_path: Path) -> Path:
         "runTime": {"exponential": {"mean": "3m"}},
     }
     path = tmp_path / "small.yaml"
-    path.write_text(yaml.safe_dump(scenario([pool], [workload], until="5m")))
+    path.write_text(yaml.safe_dump(scenario([pool], [workload], until="3m")))
     return path
 
 

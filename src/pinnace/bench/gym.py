@@ -3,7 +3,9 @@
 the scheduler's PreFilter and Filter plugins computing the mask, the bind, the node agent).
 
 The scenario: `nodes` nodes of 8 CPUs and 32Gi, and `pods` pods arriving by a Poisson process
-at `rate` per second of simulated time, each asking 100m and 256Mi and running for a minute
+at `rate` per second of simulated time (200 by default: a burst, so that the figure is the
+steps' and not mostly the node agents' periodic work over the simulated time between them,
+which `pinnace bench simulate` measures), each asking 100m and 256Mi and running for a minute
 (so the cluster never fills and every pod is a step). The agent picks uniformly among the
 feasible nodes. Figures: steps, the wall time of the steps (not of building the cluster),
 steps per second and the time per step, and the same over the process's CPU time (on a

@@ -136,7 +136,7 @@ def _add_bench_gym(benchmarks: argparse._SubParsersAction[argparse.ArgumentParse
     )
     gym.add_argument("--steps", type=whole(1), default=2000, help="pods placed, one a step (2000)")
     gym.add_argument(
-        "--rate", type=float, default=20.0, help="pods arriving per simulated second (20)"
+        "--rate", type=float, default=200.0, help="pods arriving per simulated second (200)"
     )
     gym.add_argument(
         "--features", choices=("requests", "usage", "both"), default="both", help="(both)"

@@ -186,3 +186,26 @@ def test_an_episode_replays_a_trace_its_nodes_and_gpu_requests_filtered() -> Non
         env.close()
     assert len(pods) >= 3
     assert all(pod.startswith("default/openb-") for pod in pods)
+
+
+def test_oom_kills_cost_one_each() -> None:
+    leaky = pod_template("100m", "128Mi")
+    leaky["spec"]["containers"][0]["resources"]["limits"] = {"memory": "128Mi"}
+    workload = {
+        "name": "leaky",
+        "template": leaky,
+        "arrivals": {"poisson": {"ratePerMinute": 6}},
+        "count": 3,
+        "usage": {"memory": "256Mi"},  # twice its limit: OOM-killed once started
+    }
+    pool = {"name": "pool", "count": 2, "capacity": {"cpu": "4", "memory": "8Gi"}}
+    env = NodePlacementEnv(scenario([pool], [workload], until="3m"), reward="evictions")
+    try:
+        _, info = env.reset(seed=1)
+        returns, over = 0.0, False
+        while not over:
+            _, reward, _, over, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+            returns += reward
+    finally:
+        env.close()
+    assert returns == -3.0

@@ -7,7 +7,8 @@ scheduler, chosen by `features`:
 - `requests`: what pods ask for: allocatable and requested cpu, memory and pods per node; the
   pod's cpu and memory requests and its priority.
 - `usage`: what pods use: allocatable, the pods on the node, the usage mean and standard
-  deviation over the window and its sample count; the pod's forecast use and its priority.
+  deviation over the window, its sample count and its forecast (the EWMA of the samples); the
+  pod's forecast use and its priority.
 - `both`: every feature.
 
 Cpu is in cores and memory in GiB (the features' millicores / 1000 and bytes / 2^30), counts
@@ -66,6 +67,8 @@ _NODE_SETS = {
         "usage_cpu_std",
         "usage_memory_std",
         "usage_samples",
+        "usage_cpu_forecast",
+        "usage_memory_forecast",
     ),
     BOTH: NODE_FEATURES,
 }

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("dashboard",),  # shows the metrics' usage history
     ("cluster",),
     ("sim",),
-    ("plan",),  # capacity planning, on the simulated mode
+    ("plan", "gym"),  # capacity planning and the research environment, on the simulated mode
     ("bench",),
     ("cli",),  # the commands, `pinnace bench` among them
 )

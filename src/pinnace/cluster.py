@@ -41,7 +41,7 @@ from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
 from pinnace.kubelet.faults import inject
 from pinnace.metrics import HistoryRecorder, KubeStateMetrics, UsageHistory
-from pinnace.scheduler.adapter import SchedulerService
+from pinnace.scheduler.adapter import Placer, SchedulerService
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.explain import cluster_explainer
 from pinnace.store import Compactor, Store
@@ -72,6 +72,9 @@ class ClusterOptions:
     scheduler: bool = True
     """Run kube-scheduler; without it pods stay Pending until something binds them."""
     scheduler_config: SchedulerConfiguration | None = None
+    placer: Placer | None = None
+    """Chooses the scheduler's nodes among the feasible ones instead of Score (the research
+    environment, `pinnace.gym`)."""
     controllers: bool = True
     """Run kube-controller-manager's controllers (the namespace and ServiceAccount controllers
     and the root CA publisher always run: pods cannot be admitted or started without what
@@ -149,7 +152,11 @@ class ControlPlane:
         """What `pinnace scheduler explain` asks of the cluster's scheduler."""
         if options.scheduler:
             self.scheduler = SchedulerService(
-                self.client(), options.scheduler_config, self.randomness, self.nodes.summaries
+                self.client(),
+                options.scheduler_config,
+                self.randomness,
+                self.nodes.summaries,
+                options.placer,
             )
             self.explainer = cluster_explainer(
                 self.client(), options.scheduler_config, self.scheduler

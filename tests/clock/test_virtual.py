@@ -114,6 +114,27 @@ def test_run_until_includes_events_due_at_the_horizon(clock: VirtualClock) -> No
         clock.run_until(DEFAULT_EPOCH)
 
 
+def test_a_pause_stops_right_after_the_callback_the_rest_runs_first_next_time(
+    clock: VirtualClock,
+) -> None:
+    ran: list[str] = []
+    loop = clock.loop
+
+    def deciding() -> None:
+        ran.append("decides")
+        loop.pause()
+
+    loop.call_soon(deciding)
+    loop.call_soon(ran.append, "ready with it")
+    loop.call_later(5, ran.append, "later")
+    clock.run_until(clock.now() + 10)
+    assert ran == ["decides"]
+    assert clock.now() == DEFAULT_EPOCH  # time did not move on either
+    clock.run_until(clock.now() + 10)
+    assert ran == ["decides", "ready with it", "later"]
+    assert clock.now() == DEFAULT_EPOCH + 10
+
+
 def test_periodic_work_runs_in_the_background_while_the_driver_advances(
     clock: VirtualClock,
 ) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
 from pinnace.cluster import ClusterOptions
+from pinnace.forecast import ewma
 from pinnace.kubelet import node_configs
 from pinnace.scheduler.config import parse
 from pinnace.scheduler.nodetable import NodeTable
@@ -172,3 +174,23 @@ def test_usage_rows_move_with_their_nodes() -> None:
     table.record_usage(60.0, {"d": (50, 5.0), "b": (600, 2.0)})  # c not reported this time
     assert table.usage_mean[:, 0].tolist() == [500, 500, 50]
     assert table.usage_count.tolist() == [1, 2, 1]
+
+
+def test_each_nodes_forecast_is_the_ewma_of_its_samples_in_the_window() -> None:
+    """pinnace.forecast.ewma over the samples the window holds, a node's missing samples
+    skipped, per resource."""
+    table = NodeTable()
+    for name in ("a", "b"):
+        table.add_node({"metadata": {"name": name}, "status": {}})
+    table.track_usage(90, 30, lambda: 0.0)  # three samples
+    cpu_a, cpu_b = [100.0, 400.0, 200.0, 800.0], [50.0, 0.0, 70.0, 90.0]
+    for i, (a, b) in enumerate(zip(cpu_a, cpu_b, strict=True)):
+        usage = {"a": (a, 2 * a)}
+        if i != 1:  # b has no sample the second time
+            usage["b"] = (b, 2 * b)
+        table.record_usage(30.0 * i, usage)
+    # The window holds the last three samples: a's 400, 200, 800; b's 70, 90.
+    assert table.usage_forecast[:, 0] == pytest.approx(
+        [ewma(np.array(cpu_a[1:])), ewma(np.array([70.0, 90.0]))]
+    )
+    assert table.usage_forecast[:, 1] == pytest.approx(2 * table.usage_forecast[:, 0])

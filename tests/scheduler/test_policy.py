@@ -128,6 +128,8 @@ def test_the_policy_gets_the_pod_and_the_feasible_nodes_features(policies: Any) 
         "usage_cpu_std": 100,
         "usage_memory_std": 0,
         "usage_samples": 2,
+        "usage_cpu_forecast": pytest.approx(960),  # 0.7 x 900, then 0.3 x 1100
+        "usage_memory_forecast": 2e9,
     }
     assert (a["requested_cpu"], a["usage_cpu"], a["usage_cpu_std"]) == (0, 200, 100)
 

@@ -14,7 +14,7 @@ from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import scheduler_api as scheduler_api_bench
 from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
-from pinnace.cli import deschedule, node, plan, record, scheduler, simulate, up
+from pinnace.cli import deschedule, gym, node, plan, record, scheduler, simulate, up
 from pinnace.cli.arguments import whole
 from pinnace.store import StoreError
 
@@ -74,6 +74,18 @@ def _bench_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_gym(args: argparse.Namespace) -> int:
+    try:
+        from pinnace.bench import gym as gym_bench
+    except ImportError as e:  # gymnasium is the extra pinnace[gym]
+        print(f"pinnace bench gym: {e}", file=sys.stderr)
+        return 1
+    sizes = args.nodes or list(gym_bench.DEFAULT_NODES)
+    results = [gym_bench.run(n, args.steps, args.rate, args.features) for n in sizes]
+    print(gym_bench.render(results, args.features, args.json))
+    return 0
+
+
 def _bench_nodes(args: argparse.Namespace) -> int:
     try:
         results = nodes_bench.run(
@@ -84,8 +96,6 @@ def _bench_nodes(args: argparse.Namespace) -> int:
         return 1
     print(nodes_bench.render(results, args.json))
     return 0
-
-
 
 
 def _add_bench(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -110,6 +120,29 @@ def _add_bench(subcommands: argparse._SubParsersAction[argparse.ArgumentParser])
     _add_bench_scheduler(benchmarks)
     _add_bench_nodes(benchmarks)
     _add_bench_simulate(benchmarks)
+    _add_bench_gym(benchmarks)
+
+
+def _add_bench_gym(benchmarks: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    gym = benchmarks.add_parser(
+        "gym",
+        help="the research environment: steps per second, the real filters computing the mask",
+    )
+    gym.add_argument(
+        "--nodes",
+        type=whole(1),
+        action="append",
+        help="cluster size; repeat for several (100 and 5000)",
+    )
+    gym.add_argument("--steps", type=whole(1), default=2000, help="pods placed, one a step (2000)")
+    gym.add_argument(
+        "--rate", type=float, default=200.0, help="pods arriving per simulated second (200)"
+    )
+    gym.add_argument(
+        "--features", choices=("requests", "usage", "both"), default="both", help="(both)"
+    )
+    gym.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    gym.set_defaults(run=_bench_gym)
 
 
 def _add_bench_simulate(benchmarks: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -237,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.register(subcommands)
     plan.register(subcommands)
     record.register(subcommands)
+    gym.register(subcommands)
     return parser
 
 

@@ -81,6 +81,7 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         # Where run_until() stops; run_until_complete() and run_forever() have no horizon.
         self._horizon = sys.float_info.max
         self._stop_when_idle = False
+        self._pausing = False
 
     def time(self) -> float:
         return self._now
@@ -135,6 +136,13 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
         live = [when for when, _, timer in self._timers if not timer._cancelled]
         if live:
             self.run_until(min(live))
+
+    def pause(self) -> None:
+        """Stop running right after the callback running now, before any other (`stop()`
+        lets the callbacks ready with it run first). They run first when the loop runs
+        again, in their order: nothing happens meanwhile, so a driver can act on the state
+        the callback left (a decision asked of it in the middle of a component's work)."""
+        self._pausing = True
 
     def run_until_idle(self) -> None:
         """Run until nothing at all is scheduled; the clock stays at the last event.
@@ -193,6 +201,10 @@ class VirtualEventLoop(asyncio.BaseEventLoop):
                 if not handle._cancelled:
                     self._events_processed += 1
                     handle._run()
+                    if self._pausing:
+                        self._pausing = False
+                        self._stopping = True
+                        return
             if self._stopping:
                 return
 

@@ -22,6 +22,9 @@ around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
   summaries that the metrics API (metrics.k8s.io) serves, into the node table
   (`NodeTable.record_usage`), and, for plugins reading forecasts, the pods' usage per workload
   into a `pinnace.forecast.UsageHistory`.
+- A `Placer` (the research environment, `pinnace.gym`) may finish each cycle that reaches the
+  choice of a node among the feasible ones itself, now or later: the loop waits for it, as
+  kube-scheduler's single scheduling goroutine would for a slow Score plugin.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -57,7 +60,7 @@ from pinnace.scheduler.plugins.workload_selectors import (
 )
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.preemption import Preemption
-from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, ScheduleResult
+from pinnace.scheduler.schedule_one import FAILED_SCHEDULING, SCHEDULED, Pending, ScheduleResult
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +91,8 @@ class SchedulerService:
 
     `config` gives the profiles (kube-scheduler's defaults when None); `randomness` seeds the
     tie-breaks between equally scored nodes; `node_metrics` is where plugins reading usage get
-    it from (without it they see no usage)."""
+    it from (without it they see no usage); `placer`, when given, finishes the cycles that
+    reach the choice of a node."""
 
     def __init__(
         self,
@@ -96,6 +100,7 @@ class SchedulerService:
         config: SchedulerConfiguration | None = None,
         randomness: Randomness | None = None,
         node_metrics: MetricsSource | None = None,
+        placer: Placer | None = None,
     ) -> None:
         self.client = client
         self.clock = client.clock
@@ -118,6 +123,7 @@ class SchedulerService:
         self._connect_namespace_labels()
         self._connect_workload_selectors()
         self._node_metrics = node_metrics
+        self.placer = placer
         self.workload_usage: UsageHistory | None = None
         """The pods' usage per workload, when a plugin reads forecasts."""
         self._connect_usage()
@@ -159,7 +165,13 @@ class SchedulerService:
 
     async def _schedule_pending(self) -> None:
         cycles = 0
-        while (result := self.core.schedule_one()) is not None:
+        while (begun := self.core.begin_one()) is not None:
+            if not isinstance(begun, Pending):
+                result = begun
+            elif self.placer is None:
+                result = self.core.finish(begun)
+            else:
+                result = await self.placer.place(self.core, begun)
             self._handle(result)
             cycles += 1
             if cycles % CYCLES_PER_TURN == 0:
@@ -241,12 +253,18 @@ class SchedulerService:
     def _connect_usage(self) -> None:
         """Track node usage for the plugins reading it, over the window they ask for (one:
         the configuration checks), and the pods' usage for those reading forecasts."""
-        readers = [p for p in all_plugins(self.core) if isinstance(p, ReadsNodeUsage)]
+        readers: list[Any] = [p for p in all_plugins(self.core) if isinstance(p, ReadsNodeUsage)]
+        if isinstance(self.placer, ReadsNodeUsage):
+            readers.append(self.placer)
         if not readers or self._node_metrics is None:
             return
         first = readers[0]
         self.core.table.track_usage(first.usage_window, first.usage_interval, self.clock.now)
-        forecasting = [p for p in all_plugins(self.core) if isinstance(p, ReadsWorkloadUsage)]
+        forecasting: list[Any] = [
+            p for p in all_plugins(self.core) if isinstance(p, ReadsWorkloadUsage)
+        ]
+        if isinstance(self.placer, ReadsWorkloadUsage):
+            forecasting.append(self.placer)
         if forecasting:
             self.workload_usage = UsageHistory()
             for plugin in forecasting:
@@ -404,6 +422,20 @@ class SchedulerService:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         for recorder in self.recorders.values():
             await recorder.flush()
+
+
+@runtime_checkable
+class Placer(Protocol):
+    """Chooses the node of the pods that reach the choice among feasible nodes, instead of
+    Score: `place` finishes `pending` (`core.finish(pending, node_name)`, or
+    `core.finish(pending)` for Score's choice) and gives the result, at once or once decided.
+    With `usage_window` and `usage_interval` (seconds) it reads usage as a plugin would
+    (`ReadsNodeUsage`): the nodes' usage is then sampled for it, and with `workload_usage`
+    the workloads' (`ReadsWorkloadUsage`)."""
+
+    def place(
+        self, core: schedule_one.Scheduler, pending: Pending
+    ) -> Awaitable[ScheduleResult]: ...
 
 
 @runtime_checkable

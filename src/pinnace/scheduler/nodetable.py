@@ -19,10 +19,12 @@ vectorised operations, and updates one row after each bind instead of rebuilding
 - Usage, once a usage-aware plugin asks for it (`track_usage`): each node's cpu (millicores)
   and memory working set (bytes) as sampled from the metrics API every `interval` seconds,
   kept in a ring of the samples of the last `window` seconds, with their mean and (population)
-  standard deviation, `usage_mean`, `usage_std` (n_nodes x 2, float64), and how many samples
-  they are of, `usage_count`. The statistics are recomputed for every node at once when a
-  sample arrives, never while scoring. `recent_placements` holds the pods placed since shortly
-  before the last sample (Trimaran's ScheduledPodsCache): their usage is not in it yet.
+  standard deviation, `usage_mean`, `usage_std` (n_nodes x 2, float64), how many samples
+  they are of, `usage_count`, and their exponentially weighted mean, `usage_forecast`
+  (`pinnace.forecast.ewma` over each node's samples in the window). The statistics are
+  recomputed for every node at once when a sample arrives, never while scoring.
+  `recent_placements` holds the pods placed since shortly before the last sample (Trimaran's
+  ScheduledPodsCache): their usage is not in it yet.
   `placement_log` lists its changes since it was last pruned (a new list then), so a plugin
   can keep a sum over it up to date without going over every placement each cycle.
 
@@ -44,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from pinnace.forecast import DEFAULT_ALPHA
 from pinnace.resources.lists import parse_quantity, parse_resource_list, scheduler_value
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_scalar_resource
 from pinnace.scheduler.podinfo import PodInfo
@@ -137,6 +140,7 @@ class NodeTable:
         self._usage_mean = np.zeros((rows, 2))
         self._usage_std = np.zeros((rows, 2))
         self._usage_count = np.zeros(rows, np.int64)
+        self._usage_forecast = np.zeros((rows, 2))
 
     # Views of the live rows.
     def __len__(self) -> int:
@@ -181,6 +185,10 @@ class NodeTable:
     @property
     def usage_count(self) -> np.ndarray:
         return self._usage_count[: len(self.names)]
+
+    @property
+    def usage_forecast(self) -> np.ndarray:
+        return self._usage_forecast[: len(self.names)]
 
     def column(self, resource: str) -> int:
         """The column of `resource`, added (zero everywhere) on first sight."""
@@ -286,6 +294,7 @@ class NodeTable:
         self._usage_mean[:] = 0
         self._usage_std[:] = 0
         self._usage_count[:] = 0
+        self._usage_forecast[:] = 0
         self.usage_samples_taken = 0
 
     def record_usage(self, time: float, usage: Mapping[str, tuple[float, float]]) -> None:
@@ -324,6 +333,20 @@ class NodeTable:
         self._usage_mean[:n] = mean
         self._usage_std[:n] = np.sqrt(deviation.sum(axis=2) / divisor)
         self._usage_count[:n] = count
+        self._usage_forecast[:n] = self._usage_ewma(samples, valid, count)
+
+    def _usage_ewma(self, samples: np.ndarray, valid: np.ndarray, count: np.ndarray) -> np.ndarray:
+        """Each row's `pinnace.forecast.ewma` of its valid samples: the r-th newest weighs
+        alpha (1 - alpha)^r, the oldest of m (1 - alpha)^(m - 1)."""
+        slots = samples.shape[2]
+        newest = (self.usage_samples_taken - 1) % slots
+        by_age = (newest - np.arange(slots)) % slots  # slot of age 0 (newest), 1, ...
+        valid_by_age = valid[:, by_age]
+        rank = np.cumsum(valid_by_age, axis=1) - 1  # among the valid ones, 0 the newest
+        weights = DEFAULT_ALPHA * (1 - DEFAULT_ALPHA) ** rank
+        oldest = rank == (count - 1)[:, None]
+        weights = np.where(oldest, (1 - DEFAULT_ALPHA) ** rank, weights) * valid_by_age
+        return np.einsum("rs,rcs->rc", weights, samples[:, :, by_age])
 
     def copy_usage(self, other: NodeTable) -> None:
         """Take `other`'s usage of the nodes both tables have, and its tracking (a table built
@@ -356,6 +379,7 @@ class NodeTable:
             self._usage_mean,
             self._usage_std,
             self._usage_count,
+            self._usage_forecast,
         )
 
     def requested_at_or_above(self, priority: int) -> np.ndarray:
@@ -532,6 +556,7 @@ class NodeTable:
             self._usage_mean,
             self._usage_std,
             self._usage_count,
+            self._usage_forecast,
         ) = (_double(array) for array in self._arrays())
 
 

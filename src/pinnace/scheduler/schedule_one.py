@@ -3,6 +3,12 @@
     pop -> PreFilter -> Filter -> (PostFilter) -> PreScore -> Score -> normalise -> select host
         -> assume -> bind
 
+`schedule_one` runs a whole cycle. It is `begin_one` (up to Filter: a `Pending` choice among
+the feasible nodes, unless the pod fits nowhere or goes to the node it was nominated to) then
+`finish(pending, node)`: Score and selectHost choose the node unless one is given, then assume
+and bind. Something outside the scheduler (the research environment, `pinnace.gym`) may choose
+the node of a `Pending` cycle itself, among its feasible nodes.
+
 The core is synchronous and talks to no API: an adapter feeds it informer events (`add_pod`,
 `update_node`, ...) and turns each `ScheduleResult` into the Scheduled / FailedScheduling event
 and the PodScheduled condition; the DefaultBinder's callback creates the Binding.
@@ -138,6 +144,28 @@ class ScheduleResult:
         return SCHEDULED if self.node_name else FAILED_SCHEDULING
 
 
+@dataclass
+class Pending:
+    """A scheduling cycle stopped after Filter, its node not chosen yet.
+
+    `feasible` marks the node table's rows that passed every Filter plugin (and the nominated
+    pods' check): the nodes kube-scheduler would accept. `candidates` are the rows Score would
+    choose among (percentageOfNodesToScore may leave feasible rows out). Rows are the table's
+    when the cycle stopped: finish the cycle before the table changes, or name the node."""
+
+    queued: QueuedPodInfo
+    profile: Profile
+    state: CycleState
+    feasible: np.ndarray
+    candidates: np.ndarray
+    evaluated: int
+    started: float
+
+    @property
+    def pod(self) -> PodInfo:
+        return self.queued.pod
+
+
 class _FitError(Exception):
     """The pod was not placed; `rejected_by` names the plugins that rejected it (none for an
     error, which is retried after a backoff instead of waiting for a cluster event)."""
@@ -271,6 +299,13 @@ class Scheduler:
     # Scheduling.
     def schedule_one(self) -> ScheduleResult | None:
         """Try the next pod in activeQ; None when there is none."""
+        begun = self.begin_one()
+        return self.finish(begun) if isinstance(begun, Pending) else begun
+
+    def begin_one(self) -> Pending | ScheduleResult | None:
+        """Run the next pod's cycle up to the choice of its node: a `Pending` cycle to
+        `finish`, or the result of a cycle already over (the pod fits nowhere, or goes to the
+        node it was nominated to); None when activeQ is empty."""
         while (queued := self.queue.pop()) is not None:
             pod = queued.pod
             if self.cache.knows(pod.key) or (pod.pod.get("metadata") or {}).get(
@@ -278,8 +313,40 @@ class Scheduler:
             ):
                 self.queue.done(pod.key)  # skipPodSchedule: assumed, bound or being deleted
                 continue
-            return self._schedule(queued)
+            started = self.clock.now()
+            profile = self.profiles[pod.scheduler_name]
+            state = CycleState(timer=self.framework_metrics.timer())
+            try:
+                found = self._find_nodes(profile, state, pod)
+            except _FitError as e:
+                return self._account(queued, started, self._fit_error(queued, profile, state, e))
+            if isinstance(found, str):
+                result = self._assume(queued, profile, state, found, 1, 1)
+                return self._account(queued, started, result)
+            feasible, candidates = found
+            return Pending(queued, profile, state, feasible, candidates, len(self.table), started)
         return None
+
+    def finish(self, pending: Pending, node_name: str | None = None) -> ScheduleResult:
+        """Finish a cycle `begin_one` stopped: on `node_name`, or on the node Score and
+        selectHost choose. A node that is not one of the feasible ones fails the cycle as an
+        error (the pod is retried after a backoff), as a failing Score plugin would."""
+        queued, profile, state = pending.queued, pending.profile, pending.state
+        candidates = pending.candidates
+        if node_name is not None:
+            i = self.table.index.get(node_name)
+            if i is None or i >= len(pending.feasible) or not pending.feasible[i]:
+                message = f"node {node_name!r} is not among the feasible nodes of {queued.pod.key}"
+                result = self._fit_error(queued, profile, state, _FitError(error(message), message))
+                return self._account(queued, pending.started, result)
+        else:
+            try:
+                node_name = self._choose(profile, state, queued.pod, candidates)
+            except _FitError as e:
+                result = self._fit_error(queued, profile, state, e)
+                return self._account(queued, pending.started, result)
+        result = self._assume(queued, profile, state, node_name, pending.evaluated, len(candidates))
+        return self._account(queued, pending.started, result)
 
     def schedule_pending(self) -> list[ScheduleResult]:
         """Run cycles until activeQ is empty."""
@@ -288,9 +355,10 @@ class Scheduler:
             results.append(result)
         return results
 
-    def _schedule(self, queued: QueuedPodInfo) -> ScheduleResult:
-        started = self.clock.now()
-        result = self._attempt(queued)
+    def _account(
+        self, queued: QueuedPodInfo, started: float, result: ScheduleResult
+    ) -> ScheduleResult:
+        """Count the cycle in the metrics."""
         status = result.status
         outcome = (
             "scheduled"
@@ -305,27 +373,37 @@ class Scheduler:
             self.metrics.scheduled(queued.attempts, since)
         return result
 
-    def _attempt(self, queued: QueuedPodInfo) -> ScheduleResult:
+    def _fit_error(
+        self, queued: QueuedPodInfo, profile: Profile, state: CycleState, e: _FitError
+    ) -> ScheduleResult:
+        """The pod fits nowhere (or the cycle failed): PostFilter may nominate a node."""
         pod = queued.pod
-        profile = self.profiles[pod.scheduler_name]
-        state = CycleState(timer=self.framework_metrics.timer())
-        try:
-            node_name, evaluated, feasible = self._schedule_pod(profile, state, pod)
-        except _FitError as e:
-            nominated, message = None, e.message
-            if e.diagnosis is not None and profile.post_filter:
-                self.metrics.preemption_attempts += 1
-                started = self.clock.now()
-                nominated, status = profile.run_post_filter(state, pod, self.table, e.diagnosis)
-                self._observe(POST_FILTER, status, profile, started)
-                e.diagnosis.post_filter_msg = status.message
-                message = fit_error_message(len(self.table), e.diagnosis)
-                if nominated is not None:  # "" clears the nomination
-                    self.nominator.add(pod, nominated)
-            self.queue.add_unschedulable(queued, e.rejected_by)
-            return ScheduleResult(
-                pod, None, e.status, message, len(self.table), nominated_node_name=nominated
-            )
+        nominated, message = None, e.message
+        if e.diagnosis is not None and profile.post_filter:
+            self.metrics.preemption_attempts += 1
+            started = self.clock.now()
+            nominated, status = profile.run_post_filter(state, pod, self.table, e.diagnosis)
+            self._observe(POST_FILTER, status, profile, started)
+            e.diagnosis.post_filter_msg = status.message
+            message = fit_error_message(len(self.table), e.diagnosis)
+            if nominated is not None:  # "" clears the nomination
+                self.nominator.add(pod, nominated)
+        self.queue.add_unschedulable(queued, e.rejected_by)
+        return ScheduleResult(
+            pod, None, e.status, message, len(self.table), nominated_node_name=nominated
+        )
+
+    def _assume(
+        self,
+        queued: QueuedPodInfo,
+        profile: Profile,
+        state: CycleState,
+        node_name: str,
+        evaluated: int,
+        feasible: int,
+    ) -> ScheduleResult:
+        """Assume the pod on the node and run the Bind plugins."""
+        pod = queued.pod
         self.cache.assume(pod, node_name)
         self.nominator.delete(pod.key)
         started = self.clock.now()
@@ -341,10 +419,11 @@ class Scheduler:
             pod, node_name, status, message, evaluated, feasible, attempts=queued.attempts
         )
 
-    def _schedule_pod(
+    def _find_nodes(
         self, profile: Profile, state: CycleState, pod: PodInfo
-    ) -> tuple[str, int, int]:
-        """schedulePod: the chosen node, nodes evaluated, nodes found feasible."""
+    ) -> str | tuple[np.ndarray, np.ndarray]:
+        """schedulePod up to Filter: the node the pod was nominated to if it fits there, else
+        the feasible rows and those of them to score (raises _FitError when none is)."""
         table = self.table
         n = len(table)
         if n == 0:
@@ -361,7 +440,7 @@ class Scheduler:
             raise _FitError(status, message, frozenset({status.plugin}), diagnosis)
         nominated = self._nominated_node_if_fits(profile, state, pod)
         if nominated is not None:
-            return nominated, 1, 1
+            return nominated
         feasible, trace = profile.run_filter(state, pod, table)
         passed = feasible
         rejected_with_nominated = filter_nodes_with_nominated_pods(
@@ -378,8 +457,16 @@ class Scheduler:
                     profile, self.nominator, state, pod, table, passed, among_feasible
                 )
             self._raise_fit_error(profile, state, pod, trace, explained)
+        return feasible, candidates
+
+    def _choose(
+        self, profile: Profile, state: CycleState, pod: PodInfo, candidates: np.ndarray
+    ) -> str:
+        """schedulePod after Filter: the one candidate, or the best scored (PreScore, Score,
+        selectHost)."""
+        table = self.table
         if len(candidates) == 1:
-            return table.names[int(candidates[0])], n, 1
+            return table.names[int(candidates[0])]
         started = self.clock.now()
         status = profile.run_pre_score(state, pod, table, candidates)
         self._observe(PRE_SCORE, status, profile, started)
@@ -390,7 +477,7 @@ class Scheduler:
         self._observe(SCORE, status, profile, started)
         if scores is None:
             raise _FitError(status, status.message)
-        return table.names[self._select_host(candidates, scores)], n, len(candidates)
+        return table.names[self._select_host(candidates, scores)]
 
     def _observe(self, point: str, status: Status, profile: Profile, started: float) -> None:
         self.framework_metrics.extension_point(point, status, profile.scheduler_name, started)

@@ -25,6 +25,7 @@ from pinnace.client import LocalClient
 from pinnace.clock import Clock, VirtualEventLoop
 from pinnace.clock.component import cancel_and_wait
 from pinnace.cluster import ClusterOptions, ControlPlane
+from pinnace.scheduler.adapter import Placer
 from pinnace.sim.actions import ActionError, Actions
 from pinnace.sim.arrivals import run_arrivals
 from pinnace.sim.eventlog import EventLog
@@ -46,7 +47,8 @@ class Simulation:
 
     `scenario` is a Scenario, a path to a scenario file, or the file's content as a mapping;
     `seed` overrides the scenario's; `event_log`, when given, receives the event log's lines
-    (its SHA-256 is kept either way)."""
+    (its SHA-256 is kept either way); `placer`, when given, chooses the scheduler's nodes
+    among the feasible ones (the research environment, `pinnace.gym`)."""
 
     def __init__(
         self,
@@ -54,6 +56,7 @@ class Simulation:
         *,
         seed: int | None = None,
         event_log: BinaryIO | None = None,
+        placer: Placer | None = None,
     ) -> None:
         if isinstance(scenario, str | Path):
             scenario = load_scenario(scenario)
@@ -72,6 +75,7 @@ class Simulation:
             workloads=cluster.workloads,
             cluster_autoscaler=cluster.autoscaler,
             seed=self.seed,
+            placer=placer,
             kube_state_metrics=False,
             dashboard=False,
             simulated=True,

@@ -54,6 +54,8 @@ NODE_FEATURES = (
     "usage_cpu_std",  # standard deviation over the usage window
     "usage_memory_std",
     "usage_samples",  # samples the usage is of (0: none yet)
+    "usage_cpu_forecast",  # millicores, the EWMA of the samples in the window (0: none)
+    "usage_memory_forecast",  # bytes
 )
 """The columns of the node feature matrix, in order."""
 POD_FEATURES = (
@@ -82,6 +84,7 @@ def node_features(table: NodeTable, nodes: np.ndarray) -> np.ndarray:
             table.usage_mean[nodes],
             table.usage_std[nodes],
             table.usage_count[nodes],
+            table.usage_forecast[nodes],
         ]
     ).astype(np.float64)
 

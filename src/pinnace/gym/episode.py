@@ -1,0 +1,207 @@
+"""One episode: a scenario run on the virtual clock whose scheduling decisions are taken
+outside the scheduler, with every reward component accounted.
+
+The episode is the scheduler's `Placer` (`pinnace.scheduler.adapter`): each cycle that
+reaches the choice of a node among the feasible ones (after PreFilter and Filter: the real
+profile's plugins) is handed to it. With `agent=True` the episode pauses the virtual loop
+right there (`VirtualEventLoop.pause`: nothing else runs meanwhile, so the node table is the
+one the filters saw) and waits for `decide(row)`; without, the scheduler's own Score plugins
+choose at once (the baselines), the components accounted alike. A pod no node passes never
+reaches the placer: the scheduler handles it as kube-scheduler does (FailedScheduling,
+PostFilter's preemption), and so is a pod going to the node preemption nominated for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from pinnace.clock import VirtualEventLoop
+from pinnace.forecast import EWMA, UsageHistory, workload_of
+from pinnace.gym import rewards
+from pinnace.gym.observation import Observer
+from pinnace.scheduler.config import SchedulerConfiguration
+from pinnace.scheduler.nodetable import PODS_COLUMN
+from pinnace.scheduler.plugins.trimaran import usage_sampling
+from pinnace.scheduler.schedule_one import Pending, Scheduler, ScheduleResult
+from pinnace.sim.scenario import Scenario
+from pinnace.sim.simulation import Simulation
+
+NOT_DISRUPTIONS = frozenset({"NodeAdded", "NodeReady", "NodeNotReady", "NodeDeleted", "PodFailed"})
+"""The observer's incidents that are not a pod evicted, preempted or OOM-killed."""
+
+
+@dataclass
+class Decision:
+    """A decision asked: the cycle, its feasible rows as a mask over `max_nodes`, and the
+    observation (None when the episode observes nothing)."""
+
+    pending: Pending
+    mask: np.ndarray
+    observation: dict[str, np.ndarray] | None
+    future: asyncio.Future[ScheduleResult]
+
+
+class Episode:
+    """`scenario` run with `seed`, its decisions asked of the caller (`agent`) or of the
+    scheduler; `observer` builds the observations (None: none are built);
+    `scheduler_config` replaces the scenario's; `measured` are the decision components
+    measured (the time components always are)."""
+
+    name = "pinnace.gym"
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int,
+        *,
+        agent: bool,
+        observer: Observer | None,
+        max_nodes: int,
+        scheduler_config: SchedulerConfiguration | None = None,
+        measured: Collection[str] = rewards.DECISION_COMPONENTS,
+    ) -> None:
+        if scenario.until is None:
+            raise ValueError(f"scenario {scenario.name}: an episode needs spec.until")
+        if scheduler_config is not None:
+            cluster = replace(scenario.cluster, scheduler_config=scheduler_config)
+            scenario = replace(scenario, cluster=cluster)
+        self.agent = agent
+        self.measured = frozenset(measured) & set(rewards.DECISION_COMPONENTS)
+        """The decision components to measure (the others cost nothing and stay 0)."""
+        self.observer = observer
+        self.max_nodes = max_nodes
+        if observer is not None and observer.uses_usage:
+            # Read usage as the policy plugins do, with their defaults.
+            self.usage_window, self.usage_interval = usage_sampling({})
+            self.workload_usage: UsageHistory | None = None
+        self.decision: Decision | None = None
+        self.totals: dict[str, float] = dict.fromkeys(rewards.COMPONENTS, 0.0)
+        """Every component summed over the episode so far."""
+        self.accrued: dict[str, float] = {}
+        """The components since `take_accrued` was last called."""
+        self.decisions = 0
+        self._forecasts: dict[str, tuple[int, tuple[float, float] | None]] = {}
+        self._last_time: float | None = None
+        self._pending = self._in_system = 0
+        self._incidents_seen = 0
+        self._started = False
+        self.sim = Simulation(scenario, seed=seed, placer=self)
+        self._started = True
+        assert self.sim.plane.scheduler is not None
+        self.core = self.sim.plane.scheduler.core
+
+    # --- the placer ------------------------------------------------------------------------
+
+    def place(self, core: Scheduler, pending: Pending) -> asyncio.Future[ScheduleResult]:
+        future: asyncio.Future[ScheduleResult] = core.clock.loop.create_future()
+        self._elapse(core)
+        if not self.agent:
+            future.set_result(self._finish(core, pending, None))
+            return future
+        mask = np.zeros(self.max_nodes, bool)
+        feasible = pending.feasible
+        if len(feasible) > self.max_nodes:
+            raise ValueError(
+                f"the cluster has {len(feasible)} nodes, more than the environment's "
+                f"max_nodes ({self.max_nodes}): make the environment with a larger max_nodes"
+            )
+        mask[: len(feasible)] = feasible
+        observation = None
+        if self.observer is not None:
+            observation = self.observer.observe(
+                core.table, pending.pod, self._forecast(core, pending.pod.pod)
+            )
+        self.decision = Decision(pending, mask, observation, future)
+        if self._started:  # not while the simulation starts: it runs to its end first
+            loop = core.clock.loop
+            assert isinstance(loop, VirtualEventLoop)
+            loop.pause()
+        return future
+
+    # --- driving ---------------------------------------------------------------------------
+
+    def advance(self) -> Decision | None:
+        """Run until a decision is asked (returned) or the scenario's end (None)."""
+        if self.decision is None:
+            self.sim.advance()
+        if self.decision is None:
+            self._elapse(self.core)
+        return self.decision
+
+    def decide(self, row: int) -> ScheduleResult:
+        """Place the asked decision's pod on node row `row`. A row that is not feasible fails
+        the cycle as a scheduler error: the pod is retried after a backoff."""
+        decision = self.decision
+        if decision is None:
+            raise RuntimeError("no decision is asked")
+        self.decision = None
+        names = self.core.table.names
+        node_name = names[row] if 0 <= row < len(names) else f"#{row}"
+        result = self._finish(self.core, decision.pending, node_name)
+        decision.future.set_result(result)
+        return result
+
+    def take_accrued(self) -> dict[str, float]:
+        accrued = dict(self.accrued)
+        self.accrued.clear()
+        return accrued
+
+    def close(self) -> None:
+        self.sim.close()
+
+    # --- accounting ------------------------------------------------------------------------
+
+    def _finish(self, core: Scheduler, pending: Pending, node_name: str | None) -> ScheduleResult:
+        which = self.measured
+        before = rewards.measure(core.table, pending.pod, which) if which else None
+        result = core.finish(pending, node_name)
+        if result.node_name is not None:
+            self.decisions += 1
+            if before is not None:
+                after = rewards.measure(core.table, pending.pod, which)
+                self._add(rewards.decision_rewards(before, after, which))
+        self._count(core)
+        return result
+
+    def _elapse(self, core: Scheduler) -> None:
+        """Accrue the time components since the last decision."""
+        now = core.clock.now()
+        if self._last_time is None:
+            self._last_time = now
+        # The simulation's observer, once the simulation is built (not while it starts).
+        sim = getattr(self, "sim", None)
+        incidents = sim.observer.incidents if sim is not None else []
+        disruptions = sum(
+            1 for i in incidents[self._incidents_seen :] if i.kind not in NOT_DISRUPTIONS
+        )
+        self._incidents_seen = len(incidents)
+        seconds = now - self._last_time
+        self._last_time = now
+        self._add(rewards.time_rewards(self._pending, self._in_system, seconds, disruptions))
+        self._count(core)
+
+    def _count(self, core: Scheduler) -> None:
+        self._pending = len(core.queue)
+        self._in_system = self._pending + int(core.table.requested[:, PODS_COLUMN].sum())
+
+    def _add(self, components: dict[str, float]) -> None:
+        for name, value in components.items():
+            self.totals[name] += value
+            self.accrued[name] = self.accrued.get(name, 0.0) + value
+
+    def _forecast(self, core: Scheduler, pod: Any) -> tuple[float, float] | None:
+        """The pod's workload's forecast use (EWMA), kept until the next usage sample."""
+        history = getattr(self, "workload_usage", None)
+        if history is None:
+            return None
+        workload = workload_of(pod)
+        taken = core.table.usage_samples_taken
+        cached = self._forecasts.get(workload)
+        if cached is None or cached[0] != taken:
+            cached = self._forecasts[workload] = (taken, history.forecast(workload, EWMA))
+        return cached[1]

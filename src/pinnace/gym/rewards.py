@@ -1,0 +1,145 @@
+"""The reward components of the research environment, selectable by name and weighted.
+
+Two kinds. A decision's own effect on the scheduler's node table, measured just before the
+pod is placed and just after (so pods finishing meanwhile do not count), each the change of a
+measure M, reward = -(M after - M before):
+
+- `balance`: M = the mean, over cpu and memory, of the standard deviation across the nodes of
+  requested / allocatable (the nodes with allocatable cpu). Spreading evenly is rewarded.
+- `fragmentation`: M = the stranded share of free capacity for the placed pod's shape (its
+  cpu, memory and one pod; `pinnace.sim.fragmentation`): the free capacity no further pod of
+  its shape can use over all the free capacity, the mean over cpu and memory (those it asks
+  for; the pod count limits how many fit but is not averaged).
+- `packing`: M = the nodes in use (with at least one pod): opening an empty node costs 1.
+
+And what happens over time between one decision and the next (Δt seconds, the counts taken
+right after the first of the two, from the scheduler's queue and node table):
+
+- `pending`: -(pods pending in the scheduler's queue) × Δt: pod-seconds of waiting.
+- `decima`: -(pods in the system: pending or on a node) × Δt, Decima's reward (Mao et al.,
+  SIGCOMM 2019): its sum over an episode is minus the total time pods spend in the system.
+- `evictions`: -(pods evicted, preempted or OOM-killed during Δt), from the simulation's
+  observer.
+
+Summed over an episode, a change telescopes: `packing` totals minus the nodes opened by
+decisions, `balance` the imbalance removed by them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from pinnace.resources.names import CPU, MEMORY
+from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN, NodeTable
+from pinnace.scheduler.podinfo import PodInfo
+from pinnace.sim.fragmentation import fragmentation, free_capacity
+
+BALANCE, FRAGMENTATION, PACKING = "balance", "fragmentation", "packing"
+PENDING, DECIMA, EVICTIONS = "pending", "decima", "evictions"
+DECISION_COMPONENTS = (BALANCE, FRAGMENTATION, PACKING)
+"""Measured around each decision."""
+TIME_COMPONENTS = (PENDING, DECIMA, EVICTIONS)
+"""Accrued between decisions."""
+COMPONENTS = DECISION_COMPONENTS + TIME_COMPONENTS
+DEFAULT_REWARD = {DECIMA: 1.0}
+_RESOURCES = [CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN]
+
+
+def weights(reward: str | Iterable[str] | Mapping[str, float] | None) -> dict[str, float]:
+    """The components' weights from a name, names (weight 1 each) or names with weights."""
+    if reward is None:
+        chosen = dict(DEFAULT_REWARD)
+    elif isinstance(reward, str):
+        chosen = {name.strip(): 1.0 for name in reward.split("+")}
+    elif isinstance(reward, Mapping):
+        chosen = {str(name): float(weight) for name, weight in reward.items()}
+    else:
+        chosen = {str(name): 1.0 for name in reward}
+    unknown = sorted(set(chosen) - set(COMPONENTS))
+    if unknown:
+        raise ValueError(
+            f"unknown reward component {', '.join(map(repr, unknown))}: one of "
+            f"{', '.join(COMPONENTS)}"
+        )
+    return chosen
+
+
+@dataclass(frozen=True)
+class Measures:
+    """The node table's state the decision components compare."""
+
+    balance: float
+    fragmentation: float
+    packing: float
+
+
+def measure(
+    table: NodeTable, pod: PodInfo, which: Collection[str] = DECISION_COMPONENTS
+) -> Measures:
+    """The measures of `table` (`pod` gives the shape for fragmentation); those not in
+    `which` are left 0."""
+    allocatable = table.allocatable[:, _RESOURCES]
+    requested = table.requested[:, _RESOURCES]
+    return Measures(
+        balance=imbalance(allocatable[:, :2], requested[:, :2]) if BALANCE in which else 0.0,
+        fragmentation=stranded_share(allocatable, requested, pod_shape(pod))
+        if FRAGMENTATION in which
+        else 0.0,
+        packing=float(np.count_nonzero(requested[:, 2])) if PACKING in which else 0.0,
+    )
+
+
+def imbalance(allocatable: np.ndarray, requested: np.ndarray) -> float:
+    """The mean over the columns of the standard deviation across the rows of requested /
+    allocatable, over the rows with every column allocatable."""
+    present = (allocatable > 0).all(axis=1)
+    if not present.any():
+        return 0.0
+    ratios = requested[present] / allocatable[present]
+    return float(ratios.std(axis=0).mean())
+
+
+def pod_shape(pod: PodInfo) -> np.ndarray:
+    """cpu, memory and pods the pod asks for, in the columns `measure` uses."""
+    return np.array([pod.requests.get(CPU, 0), pod.requests.get(MEMORY, 0), 1], np.int64)
+
+
+def stranded_share(allocatable: np.ndarray, requested: np.ndarray, shape: np.ndarray) -> float:
+    """The share of free capacity no pod of `shape` can use (columns cpu, memory, pods), the
+    mean over cpu and memory where the shape asks for them (0 where nothing is free)."""
+    asked = shape[:2] > 0
+    if not len(allocatable) or not asked.any():
+        return 0.0
+    share = fragmentation(free_capacity(allocatable, requested), shape[None, :]).share[0]
+    return float(np.nan_to_num(share[:2][asked], nan=0.0).mean())
+
+
+def decision_rewards(
+    before: Measures, after: Measures, which: Collection[str] = DECISION_COMPONENTS
+) -> dict[str, float]:
+    """-(after - before) of each measure in `which`."""
+    rewards = {
+        BALANCE: before.balance - after.balance,
+        FRAGMENTATION: before.fragmentation - after.fragmentation,
+        PACKING: before.packing - after.packing,
+    }
+    return {name: value for name, value in rewards.items() if name in which}
+
+
+def time_rewards(
+    pending: int, in_system: int, seconds: float, disruptions: int
+) -> dict[str, float]:
+    """What `pending` and `in_system` pods over `seconds`, and `disruptions`, cost."""
+    return {
+        PENDING: -pending * seconds,
+        DECIMA: -in_system * seconds,
+        EVICTIONS: -float(disruptions),
+    }
+
+
+def total(components: Mapping[str, float], chosen: Mapping[str, float]) -> float:
+    """The weighted sum of the chosen components."""
+    return float(sum(weight * components.get(name, 0.0) for name, weight in chosen.items()))

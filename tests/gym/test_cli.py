@@ -1,0 +1,90 @@
+"""`pinnace gym evaluate` and `pinnace bench gym` on small scenarios."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from tests.gym.scenarios import pod_template, scenario
+
+from pinnace.cli.main import main
+
+POLICY = """
+import numpy as np
+
+def last_feasible(observation, info):
+    return int(np.flatnonzero(info["action_mask"])[-1])
+"""
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    pool = {"name": "pool", "count": 3, "capacity": {"cpu": "2", "memory": "4Gi"}}
+    workload = {
+        "name": "web",
+        "template": pod_template("500m", "512Mi"),
+        "arrivals": {"poisson": {"ratePerMinute": 6}},
+        "runTime": {"exponential": {"mean": "3m"}},
+    }
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(scenario([pool], [workload], until="3m")))
+    return path
+
+
+def test_evaluate_reports_every_component_per_policy_side_by_side(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "mypolicies.py").write_text(POLICY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["gym", "evaluate", str(small), "--episodes", "2", "--seed", "3"]
+    argv += ["--reward", "decima=0.001,packing", "--json"]
+    for policy in ("random", "default", "most-allocated", "target-load-packing"):
+        argv += ["--policy", policy]
+    argv += ["--policy", "mypolicies:last_feasible"]
+    assert main(argv) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert list(results) == [
+        "random",
+        "default",
+        "most-allocated",
+        "target-load-packing",
+        "mypolicies:last_feasible",
+    ]
+    for figures in results.values():
+        assert set(figures["components"]) == {
+            "balance",
+            "fragmentation",
+            "packing",
+            "pending",
+            "decima",
+            "evictions",
+        }
+        assert figures["podsPlaced"]["mean"] > 0
+        decima, packing = figures["components"]["decima"], figures["components"]["packing"]
+        assert figures["total"]["mean"] == pytest.approx(0.001 * decima["mean"] + packing["mean"])
+    # The same episodes: every policy placed the pods the scenario made.
+    placed = {f["podsPlaced"]["mean"] for f in results.values()}
+    assert len(placed) == 1
+
+    assert main(["gym", "evaluate", str(small), "--policy", "random"]) == 0
+    table = capsys.readouterr().out
+    assert "Scenario gym-test: 1 episode(s), seed 0" in table
+    assert "total (1×decima)" in table
+
+
+def test_evaluate_refuses_an_unknown_policy(
+    small: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["gym", "evaluate", str(small), "--policy", "best"]) == 1
+    assert "unknown policy 'best'" in capsys.readouterr().err
+
+
+def test_bench_gym_measures_steps_per_second(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "gym", "--nodes", "3", "--steps", "20", "--features", "requests", "--json"]
+    assert main(argv) == 0
+    (result,) = json.loads(capsys.readouterr().out)
+    assert result["nodes"] == 3
+    assert result["steps"] == 20
+    assert result["steps_per_second"] > 0

@@ -30,6 +30,7 @@ from pinnace.apiserver.admission import (
 )
 from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.admission_objects import AdmissionObjects
+from pinnace.apiserver.auth import escalation
 from pinnace.apiserver.keys import list_prefix, object_key
 from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.store import ConflictError, KeyNotFoundError
@@ -77,6 +78,8 @@ class AdmissionChain:
     async def admit(
         self, operation: str, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
     ) -> None:
+        if not subresource:
+            await escalation.check(self._server.authorizer, kind, obj, old)
         m = obj.get("metadata") or {}
         namespace = m.get("namespace", "")
         stored = await self._stored()

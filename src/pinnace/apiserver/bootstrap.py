@@ -1,5 +1,6 @@
-"""What every cluster has from its first start: the system namespaces and the built-in
-priority classes, created when missing (a restart keeps what is there)."""
+"""What every cluster has from its first start: the system namespaces, the built-in
+priority classes, created when missing (a restart keeps what is there), and the default RBAC
+roles and bindings, reconciled (`auth.policy`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pinnace.api import catalog
 from pinnace.api.objects import clone
 from pinnace.api.status import StatusError
 from pinnace.apiserver.admission.priority import SYSTEM_PRIORITY_CLASSES
+from pinnace.apiserver.auth import policy
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
@@ -27,3 +29,4 @@ async def bootstrap(server: APIServer) -> None:
         except StatusError as e:
             if e.code != 409:
                 raise
+    await policy.ensure(server)

@@ -35,6 +35,7 @@ from pinnace.api.status import StatusError
 from pinnace.api.versions import ServedVersion
 from pinnace.apiserver import deletion, patching
 from pinnace.apiserver.admission_chain import AdmissionChain
+from pinnace.apiserver.auth.authorizer import Authorizer, RuleResolver
 from pinnace.apiserver.filters import Filter, filter_for
 from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
@@ -72,6 +73,8 @@ class APIServer:
         self.clock = clock
         self._random = (rand or Randomness()).child("apiserver").random
         self.admission = AdmissionChain(self)
+        self.authorizer = Authorizer(RuleResolver(store))
+        """Who may do what (RBAC); the HTTP front end asks it, and so do RBAC's writes."""
         self.log_source: LogSource | None = None
         """Set by the node agents: serves pods/log."""
         self.metrics_source: MetricsSource | None = None

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pinnace.client import Client, InformerFactory
 from pinnace.clock.component import cancel_and_wait
 from pinnace.controllers import hpa, podgc
+from pinnace.controllers.clusterrole_aggregation import ClusterRoleAggregationController
 from pinnace.controllers.daemonset import DaemonSetController
 from pinnace.controllers.deployment import DeploymentController
 from pinnace.controllers.disruption import DisruptionController
@@ -32,8 +33,8 @@ class WorkloadOptions:
 
 
 class WorkloadControllers:
-    """The ReplicaSet, Deployment, Job, TTL-after-finished, disruption and DaemonSet
-    controllers, the garbage collector and the pod garbage collector; and the horizontal pod
+    """The ReplicaSet, Deployment, Job, TTL-after-finished, disruption, DaemonSet and cluster
+    role aggregation controllers, the garbage collector and the pod garbage collector; and the horizontal pod
     autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
 
     def __init__(
@@ -59,6 +60,7 @@ class WorkloadControllers:
             downscale_stabilization_window=options.horizontal_pod_autoscaler_downscale_stabilization,
         )
         self.pod_gc = PodGCController(client, informers, options.terminated_pod_gc_threshold)
+        self.cluster_role_aggregation = ClusterRoleAggregationController(client, informers)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -73,6 +75,7 @@ class WorkloadControllers:
             self.autoscalers,
             self.disruption,
             self.pod_gc,
+            self.cluster_role_aggregation,
         )
         self._tasks = [self._loop.create_task(c.run()) for c in controllers]
 

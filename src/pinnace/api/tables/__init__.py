@@ -29,6 +29,7 @@ from pinnace.api.tables.node import RUNTIME_CLASSES
 from pinnace.api.tables.nodes import NODES
 from pinnace.api.tables.pods import PODS
 from pinnace.api.tables.policy import POD_DISRUPTION_BUDGETS
+from pinnace.api.tables.rbac import BINDINGS
 from pinnace.api.tables.scheduling import PRIORITY_CLASSES
 
 IncludeObject = Literal["None", "Metadata", "Object"]
@@ -52,6 +53,8 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("scheduling.k8s.io", "priorityclasses"): PRIORITY_CLASSES,
     ("coordination.k8s.io", "leases"): LEASES,
     ("node.k8s.io", "runtimeclasses"): RUNTIME_CLASSES,
+    ("rbac.authorization.k8s.io", "rolebindings"): BINDINGS,
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): BINDINGS,
     ("metrics.k8s.io", "nodes"): NODE_METRICS,
     ("metrics.k8s.io", "pods"): POD_METRICS,
 }

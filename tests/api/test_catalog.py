@@ -44,7 +44,16 @@ DISCOVERY = [
         ("status",),
     ),
     ("priorityclasses", "scheduling.k8s.io", "v1", "PriorityClass", False, ("pc",), False, ()),
-    ("selfsubjectreviews", "authentication.k8s.io", "v1", "SelfSubjectReview", False, (), False, ()),
+    (
+        "selfsubjectreviews",
+        "authentication.k8s.io",
+        "v1",
+        "SelfSubjectReview",
+        False,
+        (),
+        False,
+        (),
+    ),
     (
         "localsubjectaccessreviews",
         "authorization.k8s.io",

@@ -34,8 +34,8 @@ class WorkloadOptions:
 
 class WorkloadControllers:
     """The ReplicaSet, Deployment, Job, TTL-after-finished, disruption, DaemonSet and cluster
-    role aggregation controllers, the garbage collector and the pod garbage collector; and the horizontal pod
-    autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
+    role aggregation controllers, the garbage collector and the pod garbage collector; and the
+    horizontal pod autoscaler, which reads pod usage through `metrics` (metrics.k8s.io)."""
 
     def __init__(
         self,

@@ -74,6 +74,7 @@ def request_attributes(
         subresource=subresource,
         name=name,
         path=path,
+        field_selector=_first(query, "fieldSelector"),
     )
 
 

@@ -26,13 +26,15 @@ from pinnace.api.rbac.kinds import (
     USER,
 )
 from pinnace.apiserver.admission_objects import AdmissionObjects
+from pinnace.apiserver.auth.node import NodeAuthorizer, node_identity
 from pinnace.apiserver.auth.rules import ALL, Attributes, rule_allows
 from pinnace.apiserver.auth.user import SYSTEM_MASTERS, UserInfo, service_account_username
 from pinnace.store import Store
 
+NODE = "Node"
 RBAC = "RBAC"
 ALWAYS_ALLOW = "AlwaysAllow"
-MODES = (RBAC, ALWAYS_ALLOW)
+MODES = (NODE, RBAC, ALWAYS_ALLOW)
 
 FULL_AUTHORITY = (
     {"verbs": [ALL], "apiGroups": [ALL], "resources": [ALL]},
@@ -155,8 +157,11 @@ def aggregate(errors: list[str]) -> str:
 class Authorizer:
     """The union of the privileged-groups authorizer and the modes asked for."""
 
-    def __init__(self, resolver: RuleResolver, modes: tuple[str, ...] = (RBAC,)) -> None:
+    def __init__(
+        self, resolver: RuleResolver, node: NodeAuthorizer, modes: tuple[str, ...] = (RBAC,)
+    ) -> None:
         self.resolver = resolver
+        self.node = node
         self.modes = modes
 
     async def authorize(self, attributes: Attributes) -> Decision:
@@ -167,6 +172,13 @@ class Authorizer:
         for mode in self.modes:
             if mode == ALWAYS_ALLOW:
                 return Decision(True)
+            if mode == NODE:
+                allowed, reason = await self.node.authorize(attributes)
+                if allowed:
+                    return Decision(True, reason)
+                if reason:
+                    reasons.append(reason)
+                continue
             await self.resolver.load()
             decision = self._rbac(attributes)
             if decision.allowed:
@@ -201,7 +213,13 @@ class Authorizer:
         resource: list[dict[str, Any]] = []
         non_resource: list[dict[str, Any]] = []
         errors: list[str] = []
+        incomplete = False
         for mode in self.modes:
+            if mode == NODE:
+                if node_identity(user)[1]:
+                    incomplete = True
+                    errors.append("node authorizer does not support user rule resolution")
+                continue
             if mode == ALWAYS_ALLOW:
                 resource.append({"verbs": [ALL], "apiGroups": [ALL], "resources": [ALL]})
                 non_resource.append({"verbs": [ALL], "nonResourceURLs": [ALL]})
@@ -219,7 +237,7 @@ class Authorizer:
                             "nonResourceURLs": rule["nonResourceURLs"],
                         }
                     )
-        return resource, non_resource, False, aggregate(errors) if errors else ""
+        return resource, non_resource, incomplete, aggregate(errors) if errors else ""
 
 
 def _resource_rule(rule: dict[str, Any]) -> dict[str, Any]:

@@ -270,6 +270,12 @@ _KUBE_CONTROLLER_MANAGER = [
 ]
 
 
+def node_rules() -> list[dict[str, Any]]:
+    """The rules the Node authorizer grants beyond what it subdivides (bootstrappolicy's
+    NodeRules), which are also system:node's."""
+    return [dict(r) for r in _NODE]
+
+
 def _role(
     name: str,
     rules: list[dict[str, Any]],

@@ -30,6 +30,8 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     path: str = ""
+    field_selector: str = ""
+    """The request's fieldSelector, as sent (the Node authorizer reads spec.nodeName)."""
 
 
 def _strings(rule: dict[str, Any], key: str) -> list[str]:

@@ -237,3 +237,22 @@ def test_bootstrap_is_reconciled_without_dropping_what_was_added(api: Harness) -
     api.call(bootstrap, api.server)
     rules = api.call(api.server.get, CLUSTER_ROLES, "", "cluster-admin")["rules"]
     assert extra in rules and len(rules) == 3
+
+
+def test_bootstrap_namespaced_roles_let_the_scheduler_read_its_configmaps(api: Harness) -> None:
+    scheduler = UserInfo("system:kube-scheduler", groups=("system:authenticated",))
+    reader = Attributes(
+        scheduler,
+        "get",
+        namespace="kube-system",
+        resource="configmaps",
+        name="extension-apiserver-authentication",
+    )
+    decision = api.call(api.server.authorizer.authorize, reader)
+    assert decision.reason == (
+        'RBAC: allowed by RoleBinding "system::extension-apiserver-authentication-reader/'
+        'kube-system" of Role "extension-apiserver-authentication-reader" to User '
+        '"system:kube-scheduler"'
+    )
+    other = Attributes(scheduler, "get", namespace="kube-system", resource="configmaps", name="x")
+    assert not api.call(api.server.authorizer.authorize, other).allowed

@@ -9,8 +9,8 @@ annotations and subjects it lacks (extra ones are kept). admin, edit and view ca
 aggregationRule: the cluster role aggregation controller fills their rules from
 system:aggregate-to-admin/edit/view and any role labelled to join them.
 
-The per-controller roles (system:controller:*) are left out: Pinnace's controllers run in
-process, trusted.
+The per-controller cluster roles (system:controller:*) are left out: Pinnace's controllers run
+in process, trusted. kube-system's and kube-public's roles and bindings are made.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api.objects import Object
-from pinnace.api.rbac.kinds import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, GROUP
+from pinnace.api.rbac.kinds import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, GROUP, ROLE, ROLE_BINDING
 from pinnace.api.status import StatusError
 from pinnace.apiserver.auth.user import (
     ALL_AUTHENTICATED,
@@ -492,23 +492,136 @@ def cluster_role_bindings() -> list[Object]:
     ]
 
 
+def _in(namespace: str, obj: Object, role_kind: str = "") -> Object:
+    obj["metadata"]["namespace"] = namespace
+    if role_kind:
+        obj["roleRef"]["kind"] = role_kind
+    return obj
+
+
+def _leader_locking(component: str) -> Object:
+    return _role(
+        f"system::leader-locking-{component}",
+        [
+            rule(["watch"], [""], ["configmaps"]),
+            rule(["get", "update"], [""], ["configmaps"], [component]),
+        ],
+    )
+
+
+def roles() -> list[Object]:
+    """bootstrappolicy's NamespaceRoles: kube-system's and kube-public's."""
+    return [
+        _in(
+            "kube-system",
+            _role(
+                "extension-apiserver-authentication-reader",
+                [rule(READ, [""], ["configmaps"], ["extension-apiserver-authentication"])],
+            ),
+        ),
+        _in("kube-system", _leader_locking("kube-controller-manager")),
+        _in("kube-system", _leader_locking("kube-scheduler")),
+        _in(
+            "kube-system",
+            _role("system:controller:bootstrap-signer", [rule(READ, [""], ["secrets"])]),
+        ),
+        _in(
+            "kube-system",
+            _role(
+                "system:controller:cloud-provider",
+                [rule(["create", "get", "list", "watch"], [""], ["configmaps"])],
+            ),
+        ),
+        _in(
+            "kube-system",
+            _role(
+                "system:controller:token-cleaner",
+                [rule(["delete", "get", "list", "watch"], [""], ["secrets"]), EVENTS],
+            ),
+        ),
+        _in(
+            "kube-public",
+            _role(
+                "system:controller:bootstrap-signer",
+                [
+                    rule(READ, [""], ["configmaps"]),
+                    rule(["update"], [""], ["configmaps"], ["cluster-info"]),
+                    EVENTS,
+                ],
+            ),
+        ),
+    ]
+
+
+def role_bindings() -> list[Object]:
+    """bootstrappolicy's NamespaceRoleBindings."""
+    controller_manager = ("User", KUBE_CONTROLLER_MANAGER)
+    scheduler = ("User", KUBE_SCHEDULER)
+    return [
+        _in(
+            "kube-system",
+            _binding(
+                "extension-apiserver-authentication-reader",
+                [controller_manager, scheduler],
+                "system::extension-apiserver-authentication-reader",
+            ),
+            "Role",
+        ),
+        _in(
+            "kube-system",
+            _binding(
+                "system::leader-locking-kube-controller-manager",
+                [controller_manager, ("ServiceAccount", "kube-system/kube-controller-manager")],
+            ),
+            "Role",
+        ),
+        _in(
+            "kube-system",
+            _binding(
+                "system::leader-locking-kube-scheduler",
+                [scheduler, ("ServiceAccount", "kube-system/kube-scheduler")],
+            ),
+            "Role",
+        ),
+        *(
+            _in(
+                "kube-system",
+                _binding(f"system:controller:{c}", [("ServiceAccount", f"kube-system/{c}")]),
+                "Role",
+            )
+            for c in ("bootstrap-signer", "cloud-provider", "token-cleaner")
+        ),
+        _in(
+            "kube-public",
+            _binding(
+                "system:controller:bootstrap-signer",
+                [("ServiceAccount", "kube-system/bootstrap-signer")],
+            ),
+            "Role",
+        ),
+    ]
+
+
 async def ensure(server: APIServer) -> None:
     """Create the defaults that are missing and put back what an auto-updated one lacks."""
     for kind, objects in (
         (CLUSTER_ROLE, cluster_roles()),
         (CLUSTER_ROLE_BINDING, cluster_role_bindings()),
+        (ROLE, roles()),
+        (ROLE_BINDING, role_bindings()),
     ):
         for wanted in objects:
+            namespace = wanted["metadata"].get("namespace", "")
             name = wanted["metadata"]["name"]
             try:
-                await server.create(kind, "", wanted)
+                await server.create(kind, namespace, wanted)
                 continue
             except StatusError as e:
                 if e.code != 409:
                     raise
-            new = _reconciled(await server.get(kind, "", name), wanted)
+            new = _reconciled(await server.get(kind, namespace, name), wanted)
             if new is not None:
-                await server.update(kind, "", name, new)
+                await server.update(kind, namespace, name, new)
 
 
 def _reconciled(existing: Object, wanted: Object) -> Object | None:

@@ -45,18 +45,32 @@ class Security:
             raise forbidden_error(attributes, decision.reason)
 
     async def admit(
-        self,
-        method: str,
-        path: str,
-        query: Mapping[str, Sequence[str]],
-        headers: Sequence[tuple[str, str]],
-        certificate: Mapping[str, Any] | None,
+        self, method: str, path: str, query: Mapping[str, Sequence[str]], scope: dict[str, Any]
     ) -> UserInfo:
-        """The user the request acts as, once it may do what it asks; a Status error else."""
+        """The user the ASGI request acts as, once it may do what it asks; a Status error
+        else."""
         if self.authenticator is None:
             return UNSECURED_USER
-        user = self.authenticator.authenticate(dict(headers), certificate)
+        headers = _headers(scope)
+        user = self.authenticator.authenticate(dict(headers), _client_certificate(scope))
         if impersonation.requested(headers):
             user = await impersonation.impersonate(user, headers, self.check)
         await self.check(request_attributes(user, method, path, query))
         return user
+
+
+def _headers(scope: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every header line, names in lower case (repeated ones, such as Impersonate-Group, kept
+    apart)."""
+    return [
+        (name.decode("latin-1").lower(), value.decode("latin-1"))
+        for name, value in scope.get("headers", ())
+    ]
+
+
+def _client_certificate(scope: dict[str, Any]) -> dict[str, Any] | None:
+    """The client certificate the TLS handshake verified (`http.connections` puts it in the
+    scope's TLS extension)."""
+    tls = (scope.get("extensions") or {}).get("tls") or {}
+    certificate = tls.get("client_cert")
+    return certificate if isinstance(certificate, dict) else None

@@ -124,9 +124,7 @@ class APIApp:
         started, request_kind = self.server.clock.now(), self.requests.started(request)
         acting = None
         try:
-            user = await self.security.admit(
-                request.method, request.path, request.query, _raw_headers(scope), _peer(scope)
-            )
+            user = await self.security.admit(request.method, request.path, request.query, scope)
             acting = REQUESTER.set(Requester(user))
             response = await self.respond(request)
         except StatusError as e:
@@ -220,20 +218,6 @@ class APIApp:
         a metrics source is registered."""
         kinds = catalog.kinds() + other_versions()
         return kinds if self.server.metrics_source is None else kinds + metrics.KINDS
-
-
-def _raw_headers(scope: dict[str, Any]) -> list[tuple[str, str]]:
-    return [
-        (name.decode("latin-1").lower(), value.decode("latin-1"))
-        for name, value in scope.get("headers", ())
-    ]
-
-
-def _peer(scope: dict[str, Any]) -> dict[str, Any] | None:
-    """The client certificate the TLS handshake verified (`connections` puts it there)."""
-    tls = (scope.get("extensions") or {}).get("tls") or {}
-    certificate = tls.get("client_cert")
-    return certificate if isinstance(certificate, dict) else None
 
 
 def _pod_of(path: str) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""`pinnace up`: run the control plane and serve the Kubernetes API over HTTP on localhost.
+"""`pinnace up`: run the control plane and serve the Kubernetes API over HTTP on localhost, or
+over HTTPS with authentication and RBAC anywhere (--tls: `pinnace.cli.secure`).
 
 It opens the store (SQLite in --data-dir, ~/.pinnace by default, or memory) and creates what
 every cluster has (bootstrap); starts the scheduler, the controllers (namespace, node
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
 import dataclasses
 import errno
@@ -27,7 +27,6 @@ import math
 import os
 import signal
 import socket
-import ssl
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -39,13 +38,10 @@ import uvicorn
 import yaml
 
 from pinnace.api.openapi import openapi_v3_index
-from pinnace.apiserver.auth import certs
-from pinnace.apiserver.auth.authentication import Authenticator, TokenFileError, load_token_file
-from pinnace.apiserver.auth.authorizer import MODES as AUTHORIZATION_MODES
-from pinnace.apiserver.auth.authorizer import RBAC, Authorizer
-from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.http import connections
+from pinnace.cli import secure
 from pinnace.cli.arguments import positive_duration
+from pinnace.cli.secure import SecureServing, TLSOptions
 from pinnace.clock import Clock
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
@@ -65,7 +61,6 @@ SHAPE_RESOURCES = (CPU, MEMORY, PODS, EPHEMERAL_STORAGE)
 DEFAULT_PORT = 6443
 DEFAULT_DATA_DIR = Path.home() / ".pinnace"
 KUBECONFIG_FILE = "kubeconfig"
-PKI_DIR = "pki"
 DATABASE_FILE = "pinnace.db"
 SHUTDOWN_GRACE_SECONDS = 2
 """How long open connections (watches) get to finish when the server stops."""
@@ -105,7 +100,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help=f"where to write the kubeconfig (default <data dir>/{KUBECONFIG_FILE}; with "
         "--in-memory, a temporary file removed on exit)",
     )
-    _security_flags(up.add_argument_group("security (kube-apiserver's flags, and Pinnace's --tls)"))
+    secure.add_flags(up.add_argument_group("security (kube-apiserver's flags, and --tls)"))
     up.add_argument(
         "--compaction-interval",
         type=positive_seconds,
@@ -161,68 +156,6 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "to make the same choices again; drawn afresh when absent",
     )
     up.set_defaults(run=run)
-
-
-def _security_flags(group: argparse._ArgumentGroup) -> None:
-    group.add_argument(
-        "--tls",
-        action="store_true",
-        help="serve HTTPS with the cluster CA kept in the data directory (pki/), authenticate "
-        "every request and authorize it with RBAC; the kubeconfig trusts the CA and holds an "
-        "admin client certificate (implied by the flags below)",
-    )
-    group.add_argument("--tls-cert-file", metavar="FILE", help="the serving certificate (PEM)")
-    group.add_argument(
-        "--tls-private-key-file", metavar="FILE", help="the serving certificate's key (PEM)"
-    )
-    group.add_argument(
-        "--client-ca-file",
-        metavar="FILE",
-        help="CA bundle that signs client certificates (default: the cluster CA)",
-    )
-    group.add_argument(
-        "--token-auth-file",
-        metavar="FILE",
-        help='static bearer tokens, one per line: token,user,uid,"group1,group2"',
-    )
-    group.add_argument(
-        "--authorization-mode",
-        type=_authorization_modes,
-        default=(RBAC,),
-        metavar="MODES",
-        help=f"comma-separated authorizers among {', '.join(AUTHORIZATION_MODES)} (RBAC)",
-    )
-    group.add_argument(
-        "--anonymous-auth",
-        type=_boolean,
-        default=True,
-        metavar="BOOL",
-        help="serve requests without credentials as system:anonymous (true)",
-    )
-    group.add_argument(
-        "--insecure",
-        action="store_true",
-        help="allow serving plain HTTP with no authentication on an address other machines "
-        "can reach (refused without it): anyone who can connect can change everything",
-    )
-
-
-def _authorization_modes(text: str) -> tuple[str, ...]:
-    modes = tuple(m.strip() for m in text.split(",") if m.strip())
-    unknown = [m for m in modes if m not in AUTHORIZATION_MODES]
-    if not modes or unknown:
-        raise argparse.ArgumentTypeError(
-            f"must be among {', '.join(AUTHORIZATION_MODES)}, not {text!r}"
-        )
-    return modes
-
-
-def _boolean(text: str) -> bool:
-    if text.lower() in ("true", "1", "t"):
-        return True
-    if text.lower() in ("false", "0", "f"):
-        return False
-    raise argparse.ArgumentTypeError(f"must be true or false, not {text!r}")
 
 
 _LIFECYCLE = NodeLifecycleConfig()
@@ -329,38 +262,7 @@ class UpOptions:
     """None: in a temporary directory, removed on exit."""
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
     tls: TLSOptions | None = None
-    """None: plain HTTP, every request trusted (loopback only, unless `insecure`)."""
-    insecure: bool = False
-
-
-@dataclass(frozen=True)
-class TLSOptions:
-    """Secure serving: certificates (made in the data directory when not given),
-    authentication and authorization."""
-
-    cert_file: str | None = None
-    key_file: str | None = None
-    client_ca_file: str | None = None
-    token_auth_file: str | None = None
-    authorization_modes: tuple[str, ...] = (RBAC,)
-    anonymous: bool = True
-
-
-def _tls_options(args: argparse.Namespace) -> TLSOptions | None:
-    files = (args.tls_cert_file, args.tls_private_key_file)
-    given = (*files, args.client_ca_file, args.token_auth_file)
-    if not args.tls and not any(given):
-        return None
-    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
-        raise ValueError("--tls-cert-file and --tls-private-key-file go together")
-    return TLSOptions(
-        cert_file=args.tls_cert_file,
-        key_file=args.tls_private_key_file,
-        client_ca_file=args.client_ca_file,
-        token_auth_file=args.token_auth_file,
-        authorization_modes=args.authorization_mode,
-        anonymous=args.anonymous_auth,
-    )
+    """None: plain HTTP, every request trusted (loopback only, unless --insecure)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -378,20 +280,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1
     try:
-        tls = _tls_options(args)
-    except ValueError as e:
+        tls = secure.tls_options(args)
+    except secure.SecureServingError as e:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1
     if tls is None and not args.insecure and not _loopback(args.host):
-        print(
-            f"pinnace up: refusing to serve {args.host} without TLS and authentication: give "
-            "--tls (or --insecure to let anyone who can connect change everything)",
-            file=sys.stderr,
-        )
+        print(f"pinnace up: {secure.refusal(args.host)}", file=sys.stderr)
         return 1
     options = UpOptions(
         tls=tls,
-        insecure=args.insecure,
         host=args.host,
         port=args.port,
         data_dir=None if args.in_memory else args.data_dir,
@@ -423,7 +320,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
         asyncio.run(serve(options))
-    except (StartError, OSError) as e:
+    except (StartError, secure.SecureServingError, OSError) as e:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1
     return 0
@@ -449,15 +346,14 @@ def _nodes(args: argparse.Namespace) -> list[NodeConfig]:
     return load_cluster_file(args.config)
 
 
-def kubeconfig(server_url: str, secure: SecureServing | None = None) -> dict[str, Any]:
+def kubeconfig(server_url: str, serving: SecureServing | None = None) -> dict[str, Any]:
     """The kubeconfig `pinnace up` writes; with TLS, as kubeadm's admin.conf: it trusts the
     cluster CA and authenticates as kubernetes-admin (in system:masters)."""
     cluster: dict[str, Any] = {"server": server_url}
     user: dict[str, Any] = {}
-    if secure is not None:
-        cluster["certificate-authority-data"] = _base64(secure.ca.cert.read_bytes())
-        cert, key = secure.admin.pem()
-        user = {"client-certificate-data": _base64(cert), "client-key-data": _base64(key)}
+    if serving is not None:
+        trust, user = serving.kubeconfig_entries()
+        cluster.update(trust)
     return {
         "apiVersion": "v1",
         "kind": "Config",
@@ -471,52 +367,6 @@ def kubeconfig(server_url: str, secure: SecureServing | None = None) -> dict[str
         ],
         "current-context": "pinnace",
     }
-
-
-def _base64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-@dataclass(frozen=True)
-class SecureServing:
-    """What TLS serving uses: the CA, the serving pair, the admin's client pair and who may
-    do what."""
-
-    ca: certs.KeyPair
-    serving: certs.KeyPair
-    client_ca: str
-    admin: certs.KeyPair
-    security: Security
-
-    def uvicorn_options(self) -> dict[str, Any]:
-        return {
-            "ssl_certfile": str(self.serving.cert),
-            "ssl_keyfile": str(self.serving.key),
-            "ssl_ca_certs": self.client_ca,
-            # A client certificate is asked for, not required: tokens and anonymous requests
-            # come without one, as kube-apiserver's RequestClientCert.
-            "ssl_cert_reqs": ssl.CERT_OPTIONAL,
-        }
-
-
-def _secure_serving(
-    tls: TLSOptions, directory: Path, host: str, authorizer: Authorizer
-) -> SecureServing:
-    """The certificates in `directory` (made when missing) and the authenticators the flags
-    ask for; a StartError for a token file kube-apiserver would refuse."""
-    ca = certs.ensure_ca(directory)
-    if tls.cert_file and tls.key_file:
-        serving = certs.KeyPair(Path(tls.cert_file), Path(tls.key_file))
-    else:
-        serving = certs.issue_serving(ca, directory, certs.serving_hosts(host))
-    admin = certs.ensure_client(ca, directory, "admin", certs.ADMIN_USER, [certs.ADMIN_GROUP])
-    try:
-        tokens = load_token_file(tls.token_auth_file) if tls.token_auth_file else {}
-    except TokenFileError as e:
-        raise StartError(f"--token-auth-file: {e}") from None
-    authorizer.modes = tls.authorization_modes
-    security = Security(authorizer, Authenticator(tokens, anonymous=tls.anonymous))
-    return SecureServing(ca, serving, tls.client_ca_file or str(ca.cert), admin, security)
 
 
 def _open_store(options: UpOptions) -> Store:
@@ -580,18 +430,20 @@ def _kubeconfig_path(options: UpOptions) -> Iterator[Path]:
 async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconfig: Path) -> None:
     host, port = sock.getsockname()[:2]
     plane = ControlPlane(store, Clock(asyncio.get_running_loop()), options.cluster)
-    secure = None
+    tls_serving = None
     if options.tls is not None:
         pki = Path(options.data_dir).expanduser() if options.data_dir else kubeconfig.parent
-        secure = _secure_serving(options.tls, pki / PKI_DIR, host, plane.server.authorizer)
+        authorizer = plane.server.authorizer
+        tls_serving = secure.secure_serving(options.tls, pki / secure.PKI_DIR, host, authorizer)
         if ipaddress.ip_address(host).is_unspecified:
             host = "127.0.0.1" if ":" not in host else "::1"  # an address the certificate names
-    scheme = "http" if secure is None else "https"
+    scheme = "http" if tls_serving is None else "https"
     url = f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
     await plane.start()
     settle_garbage_collection()
     app = plane.http_app(
-        server_address=f"{host}:{port}", security=None if secure is None else secure.security
+        server_address=f"{host}:{port}",
+        security=None if tls_serving is None else tls_serving.security,
     )
     config = uvicorn.Config(
         app,
@@ -602,7 +454,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         http=connections.protocol(connections.connection_cap(connections.raise_open_file_limit())),
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
-        **({} if secure is None else secure.uvicorn_options()),
+        **({} if tls_serving is None else tls_serving.uvicorn_options()),
     )
     http = _Server(config)
     loop = asyncio.get_running_loop()
@@ -619,7 +471,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         while not http.started and not serving.done():
             await asyncio.sleep(0.02)
         if http.started:
-            _announce(options, url, kubeconfig, secure)
+            _announce(options, url, kubeconfig, tls_serving)
             # kubectl's first create or apply reads the OpenAPI v3 documents (to choose
             # server-side validation); build them now rather than during that request.
             loop.run_in_executor(None, openapi_v3_index)
@@ -652,15 +504,15 @@ def _loopback(host: str) -> bool:
         return False  # a host name: assume others can reach it
 
 
-def _announce(options: UpOptions, url: str, path: Path, secure: SecureServing | None) -> None:
+def _announce(options: UpOptions, url: str, path: Path, serving: SecureServing | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(kubeconfig(url, secure), sort_keys=False)
+    text = yaml.safe_dump(kubeconfig(url, serving), sort_keys=False)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold a key
     with os.fdopen(fd, "w") as f:
         f.write(text)
     storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"
     print(f"Pinnace is serving the Kubernetes API at {url} (store {storage}).")
-    if secure is None and not _loopback(options.host):
+    if serving is None and not _loopback(options.host):
         print(
             f"Warning: {options.host} is reachable from other machines, and the API has no "
             "authentication (--insecure): anyone who can connect can change everything."

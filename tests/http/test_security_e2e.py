@@ -5,8 +5,12 @@ impersonation, the escalation check, and the refusal to serve beyond loopback wi
 
 from __future__ import annotations
 
+import json
+import ssl
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -212,3 +216,42 @@ def test_serving_beyond_loopback_without_tls_is_refused_in_one_line(tmp_path: Pa
         "pinnace up: refusing to serve 0.0.0.0 without TLS and authentication: give --tls "
         "(or --insecure to let anyone who can connect change everything)\n"
     )
+
+
+def _anonymous_get(cluster: Cluster, path: str) -> tuple[int, dict[str, object] | str]:
+    """GET `path` with no credentials, trusting the cluster CA."""
+    context = ssl.create_default_context(cafile=str(cluster.workdir / "data" / "pki" / "ca.crt"))
+    try:
+        with urllib.request.urlopen(cluster.url + path, context=context, timeout=20) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_anonymous_requests_see_public_paths_only(secure: Cluster) -> None:
+    assert _anonymous_get(secure, "/healthz") == (200, "ok")
+    code, status = _anonymous_get(secure, "/api/v1/pods")
+    assert code == 403
+    assert status == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'pods is forbidden: User "system:anonymous" cannot list resource "pods" in '
+        'API group "" at the cluster scope',
+        "reason": "Forbidden",
+        "details": {"kind": "pods"},
+        "code": 403,
+    }
+
+
+def test_the_ca_is_kept_across_restarts(tmp_path: Path) -> None:
+    first = launch(tmp_path, "--data-dir", str(tmp_path / "data"), flags=("--tls",))
+    ca = (tmp_path / "data" / "pki" / "ca.crt").read_bytes()
+    stop(first)
+    second = launch(tmp_path, "--data-dir", str(tmp_path / "data"), flags=("--tls",))
+    try:
+        assert (tmp_path / "data" / "pki" / "ca.crt").read_bytes() == ca
+        assert "default" in second.ok("get", "namespaces")
+    finally:
+        stop(second)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from tests.http.conftest import KUBECTL, Cluster, launch, stop
+from tests.support import eventually
 
 TOKENS = 'tok-alice,alice,1001\ntok-bob,bob,1002,"devs,qa"\n'
 
@@ -255,3 +256,17 @@ def test_the_ca_is_kept_across_restarts(tmp_path: Path) -> None:
         assert "default" in second.ok("get", "namespaces")
     finally:
         stop(second)
+
+
+def test_a_labelled_cluster_role_joins_view_and_so_edit_and_admin(secure: Cluster) -> None:
+    secure.ok("create", "clusterrole", "leases-reader", "--verb=get,list", "--resource=leases")
+    secure.ok(
+        "label", "clusterrole", "leases-reader", "rbac.authorization.k8s.io/aggregate-to-view=true"
+    )
+    want = {"verbs": ["get", "list"], "apiGroups": ["coordination.k8s.io"], "resources": ["leases"]}
+
+    def aggregated(role: str) -> bool:
+        return want in json.loads(secure.ok("get", "clusterrole", role, "-o", "json"))["rules"]
+
+    for role in ("view", "edit", "admin"):
+        assert eventually(lambda role=role: aggregated(role) or None)

@@ -270,3 +270,14 @@ def test_a_labelled_cluster_role_joins_view_and_so_edit_and_admin(secure: Cluste
 
     for role in ("view", "edit", "admin"):
         assert eventually(lambda role=role: aggregated(role) or None)
+
+
+def test_without_tls_everyone_is_admin_and_can_i_answers_for_whom_it_impersonates(
+    cluster: Cluster,
+) -> None:
+    assert cluster.ok("auth", "can-i", "delete", "nodes") == "yes\n"
+    assert "system:unsecured" in cluster.ok("auth", "whoami")
+    done = cluster.kubectl("auth", "can-i", "list", "pods", "--as", "alice")
+    assert (done.returncode, done.stdout) == (1, "no\n")
+    denied = cluster.kubectl("get", "pods", "--as", "alice")
+    assert 'User "alice" cannot list resource "pods"' in denied.stderr

@@ -5,7 +5,8 @@ act as (403 when they may not impersonate), and whether that user may do what th
 does (403 with kube-apiserver's wording).
 
 Without authentication (`pinnace up` on loopback without TLS, as before), every request is
-kube-apiserver's old insecure port's user: system:unsecured, a member of system:masters.
+kube-apiserver's old insecure port's user: system:unsecured, a member of system:masters, who
+may impersonate anyone (so `kubectl auth can-i --as` answers for that user).
 """
 
 from __future__ import annotations
@@ -49,14 +50,21 @@ class Security:
     ) -> UserInfo:
         """The user the ASGI request acts as, once it may do what it asks; a Status error
         else."""
-        if self.authenticator is None:
+        if self.authenticator is None and not _impersonating(scope):
             return UNSECURED_USER
         headers = _headers(scope)
-        user = self.authenticator.authenticate(dict(headers), _client_certificate(scope))
+        if self.authenticator is None:
+            user = UNSECURED_USER
+        else:
+            user = self.authenticator.authenticate(dict(headers), _client_certificate(scope))
         if impersonation.requested(headers):
             user = await impersonation.impersonate(user, headers, self.check)
         await self.check(request_attributes(user, method, path, query))
         return user
+
+
+def _impersonating(scope: dict[str, Any]) -> bool:
+    return any(name.lower().startswith(b"impersonate-") for name, _ in scope.get("headers", ()))
 
 
 def _headers(scope: dict[str, Any]) -> list[tuple[str, str]]:

@@ -65,8 +65,10 @@ def validate_self_subject_access_review(review: Object) -> list[FieldError]:
 
 def validate_local_subject_access_review(review: Object) -> list[FieldError]:
     errs = validate_subject_access_review(review)
-    namespace = ((_spec(review).get("resourceAttributes") or {}) or {}).get("namespace", "")
-    if namespace != (review.get("metadata") or {}).get("namespace", ""):
+    attributes = _spec(review).get("resourceAttributes")
+    namespace = attributes.get("namespace", "") if isinstance(attributes, dict) else ""
+    metadata = review.get("metadata")
+    if namespace != (metadata.get("namespace", "") if isinstance(metadata, dict) else ""):
         errs.append(
             field.invalid(
                 Path("spec", "resourceAttributes", "namespace"),

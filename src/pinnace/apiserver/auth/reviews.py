@@ -46,7 +46,8 @@ def _attributes(user: UserInfo, spec: dict[str, Any]) -> Attributes:
             subresource=str(resource.get("subresource") or ""),
             name=str(resource.get("name") or ""),
         )
-    non_resource = spec.get("nonResourceAttributes") or {}
+    non_resource = spec.get("nonResourceAttributes")
+    non_resource = non_resource if isinstance(non_resource, dict) else {}
     return Attributes(
         user,
         str(non_resource.get("verb") or ""),
@@ -66,8 +67,12 @@ async def answer(
     """The review with its status; `user` is the requester (the subject of the self
     reviews)."""
     spec = _spec(review)
+    metadata = review.get("metadata")
     answered = {**review, "apiVersion": kind.api_version, "kind": kind.kind}
-    answered.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+    answered["metadata"] = {
+        "creationTimestamp": None,
+        **(metadata if isinstance(metadata, dict) else {}),
+    }
     if kind.kind == "SelfSubjectReview":
         info: dict[str, Any] = {"username": user.name}
         if user.uid:
@@ -93,12 +98,6 @@ async def answer(
             answered["status"]["evaluationError"] = error
         return answered
     subject = user if kind.kind == "SelfSubjectAccessReview" else _spec_user(spec)
-    if kind.kind == "LocalSubjectAccessReview" and namespace != (
-        (spec.get("resourceAttributes") or {}).get("namespace") or ""
-    ):
-        raise status.bad_request(
-            f"spec.resourceAttributes.namespace must match namespace: {namespace}"
-        )
     decision = await authorizer.authorize(_attributes(subject, spec))
     answered["status"] = {"allowed": decision.allowed}
     if decision.reason:

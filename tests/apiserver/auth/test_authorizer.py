@@ -256,3 +256,26 @@ def test_bootstrap_namespaced_roles_let_the_scheduler_read_its_configmaps(api: H
     )
     other = Attributes(scheduler, "get", namespace="kube-system", resource="configmaps", name="x")
     assert not api.call(api.server.authorizer.authorize, other).allowed
+
+
+def test_controllers_service_accounts_get_their_roles(api: Harness) -> None:
+    deployments = UserInfo(
+        "system:serviceaccount:kube-system:deployment-controller",
+        groups=("system:serviceaccounts", "system:serviceaccounts:kube-system"),
+    )
+    status = Attributes(
+        deployments,
+        "update",
+        namespace="web",
+        api_group="apps",
+        resource="deployments",
+        subresource="status",
+    )
+    decision = api.call(api.server.authorizer.authorize, status)
+    assert decision.reason == (
+        'RBAC: allowed by ClusterRoleBinding "system:controller:deployment-controller" of '
+        'ClusterRole "system:controller:deployment-controller" to ServiceAccount '
+        '"deployment-controller/kube-system"'
+    )
+    nodes = Attributes(deployments, "delete", resource="nodes", name="n1")
+    assert not api.call(api.server.authorizer.authorize, nodes).allowed

@@ -9,18 +9,28 @@ annotations and subjects it lacks (extra ones are kept). admin, edit and view ca
 aggregationRule: the cluster role aggregation controller fills their rules from
 system:aggregate-to-admin/edit/view and any role labelled to join them.
 
-The per-controller cluster roles (system:controller:*) are left out: Pinnace's controllers run
-in process, trusted. kube-system's and kube-public's roles and bindings are made.
+kube-controller-manager's per-controller roles (`controller_policy`) are made too, though
+Pinnace's controllers run in process, trusted; and kube-system's and kube-public's roles and
+bindings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api.objects import Object
 from pinnace.api.rbac.kinds import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, GROUP, ROLE, ROLE_BINDING
 from pinnace.api.status import StatusError
+from pinnace.apiserver.auth.controller_policy import CONTROLLER_ROLES
+from pinnace.apiserver.auth.policy_rules import (
+    EVENTS,
+    READ,
+    READ_UPDATE,
+    READ_WRITE,
+    WRITE,
+    rule,
+    urls,
+)
 from pinnace.apiserver.auth.user import (
     ALL_AUTHENTICATED,
     ALL_UNAUTHENTICATED,
@@ -37,31 +47,7 @@ if TYPE_CHECKING:
 AUTO_UPDATE = "rbac.authorization.kubernetes.io/autoupdate"
 BOOTSTRAPPING = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
-
-READ = ["get", "list", "watch"]
-WRITE = ["create", "update", "patch", "delete", "deletecollection"]
-READ_WRITE = READ + WRITE
-READ_UPDATE = ["get", "list", "watch", "update", "patch"]
-
-
-def rule(
-    verbs: list[str], groups: list[str], resources: list[str], names: Sequence[str] = ()
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "verbs": list(verbs),
-        "apiGroups": list(groups),
-        "resources": list(resources),
-    }
-    if names:
-        out["resourceNames"] = list(names)
-    return out
-
-
-def urls(verbs: list[str], paths: list[str]) -> dict[str, Any]:
-    return {"verbs": list(verbs), "nonResourceURLs": list(paths)}
-
-
-EVENTS = rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"])
+CONTROLLER_PREFIX = "system:controller:"
 
 _NODE = [
     rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
@@ -450,6 +436,7 @@ def cluster_roles() -> list[Object]:
             ],
         ),
         _role("system:kube-scheduler", _KUBE_SCHEDULER),
+        *(_role(f"{CONTROLLER_PREFIX}{name}", rules) for name, rules in CONTROLLER_ROLES.items()),
     ]
 
 
@@ -489,6 +476,10 @@ def cluster_role_bindings() -> list[Object]:
         _binding("system:volume-scheduler", [("User", KUBE_SCHEDULER)]),
         _binding("system:node", []),
         _binding("system:service-account-issuer-discovery", [("Group", "system:serviceaccounts")]),
+        *(
+            _binding(f"{CONTROLLER_PREFIX}{name}", [("ServiceAccount", f"kube-system/{name}")])
+            for name in CONTROLLER_ROLES
+        ),
     ]
 
 

@@ -29,24 +29,23 @@ def load_token_file(path: str | Path) -> dict[str, UserInfo]:
     users: dict[str, UserInfo] = {}
     try:
         with open(path, newline="") as f:
-            records = list(csv.reader(f, skipinitialspace=False))
+            records = list(csv.reader(f, skipinitialspace=True))
     except OSError as e:
-        raise TokenFileError(f"cannot read {path}: {e.strerror}") from None
-    for number, record in enumerate(records, start=1):
+        raise TokenFileError(f"cannot read token file '{path}': {e.strerror}") from None
+    for record in records:
         if not record:
             continue
         if len(record) < 3:
             raise TokenFileError(
-                f"{path}: line {number}: token file is malformed, each line needs at least "
-                "three fields (token,user,uid)"
+                f"token file '{path}' must have at least 3 columns (token, user name, user "
+                f"uid), found {len(record)}"
             )
-        token = record[0].strip()
-        if not token:
-            raise TokenFileError(f"{path}: line {number}: token is empty")
+        if not record[0]:
+            continue  # kube-apiserver warns of an empty token and skips its line
         groups: tuple[str, ...] = ()
         if len(record) >= 4:
-            groups = tuple(g.strip() for g in record[3].split(",") if g.strip())
-        users[token] = UserInfo(record[1].strip(), record[2].strip(), groups)
+            groups = tuple(g for g in record[3].split(",") if g)
+        users[record[0]] = UserInfo(record[1], record[2], groups)
     return users
 
 

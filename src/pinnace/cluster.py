@@ -17,6 +17,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from pinnace.api.core.event import EVENT
+from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
@@ -238,10 +239,11 @@ class ControlPlane:
         """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`)."""
         return self.nodes.proxy(node, path)
 
-    def http_app(self, server_address: str = "") -> APIApp:
+    def http_app(self, server_address: str = "", security: Security | None = None) -> APIApp:
         """The HTTP front end of the cluster's API server, with every path the cluster serves
         beside the API (metrics, node proxy and faults, the scheduler's explanations, the
-        dashboard); `server_address` is the host:port clients reach it at."""
+        dashboard); `server_address` is the host:port clients reach it at; `security` who
+        may reach them (everyone when None)."""
         return APIApp(
             self.server,
             self.randomness,
@@ -252,6 +254,7 @@ class ControlPlane:
             metrics_ready=self.metrics_ready,
             node_proxy=self.node_proxy,
             dashboard=None if self.dashboard is None else self.dashboard.respond,
+            security=security,
         )
 
     async def metrics_ready(self, path: str) -> None:

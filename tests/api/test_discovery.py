@@ -299,9 +299,12 @@ def test_every_served_group_in_kube_apiserver_order() -> None:
     groups = [g["name"] for g in discovery.api_group_list()["groups"]]
     assert groups == [
         "apps",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
         "autoscaling",
         "batch",
         "policy",
+        "rbac.authorization.k8s.io",
         "scheduling.k8s.io",
         "coordination.k8s.io",
         "node.k8s.io",

@@ -99,7 +99,7 @@ def launch(
             continue
         if line is None:
             break
-        found = re.search(r"at (http://\S+) ", line)
+        found = re.search(r"at (https?://\S+) ", line)
         url = found.group(1) if found else url
         ready = line.strip() == "Ready."
     if not ready:

@@ -34,6 +34,11 @@ _SERVED = (
     ("pinnace.api.apps.deployment", "DEPLOYMENT"),
     ("pinnace.api.apps.replicaset", "REPLICA_SET"),
     ("pinnace.api.apps.statefulset", "STATEFUL_SET"),
+    ("pinnace.api.authorization.reviews", "SELF_SUBJECT_REVIEW"),
+    ("pinnace.api.authorization.reviews", "LOCAL_SUBJECT_ACCESS_REVIEW"),
+    ("pinnace.api.authorization.reviews", "SELF_SUBJECT_ACCESS_REVIEW"),
+    ("pinnace.api.authorization.reviews", "SELF_SUBJECT_RULES_REVIEW"),
+    ("pinnace.api.authorization.reviews", "SUBJECT_ACCESS_REVIEW"),
     ("pinnace.api.autoscaling.hpa", "HORIZONTAL_POD_AUTOSCALER"),
     ("pinnace.api.autoscaling.vpa", "VERTICAL_POD_AUTOSCALER"),
     ("pinnace.api.batch.cronjob", "CRON_JOB"),
@@ -42,6 +47,10 @@ _SERVED = (
     ("pinnace.api.discoveryk8s.endpointslice", "ENDPOINT_SLICE"),
     ("pinnace.api.node.runtimeclass", "RUNTIME_CLASS"),
     ("pinnace.api.policy.pdb", "POD_DISRUPTION_BUDGET"),
+    ("pinnace.api.rbac.kinds", "CLUSTER_ROLE_BINDING"),
+    ("pinnace.api.rbac.kinds", "CLUSTER_ROLE"),
+    ("pinnace.api.rbac.kinds", "ROLE_BINDING"),
+    ("pinnace.api.rbac.kinds", "ROLE"),
     ("pinnace.api.scheduling.priorityclass", "PRIORITY_CLASS"),
 )
 

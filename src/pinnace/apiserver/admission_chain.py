@@ -36,6 +36,8 @@ from pinnace.apiserver.admission import (
 )
 from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.admission_objects import AdmissionObjects
+from pinnace.apiserver.auth import escalation
+from pinnace.apiserver.auth import node as node_restriction
 from pinnace.apiserver.keys import list_prefix, object_key
 from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.clock import Randomness
@@ -98,6 +100,9 @@ class AdmissionChain:
     async def admit(
         self, operation: str, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
     ) -> None:
+        node_restriction.admit(operation, kind, obj, old, subresource)
+        if not subresource:
+            await escalation.check(self._server.authorizer, kind, obj, old)
         m = obj.get("metadata") or {}
         namespace = m.get("namespace", "")
         stored = await self._stored()
@@ -225,6 +230,7 @@ class AdmissionChain:
         )
 
     async def check_delete(self, kind: Kind, obj: Object) -> None:
+        node_restriction.admit("DELETE", kind, obj, obj, "")
         if _is(kind, "", "Namespace"):
             namespace_lifecycle.check("DELETE", "namespaces", "", obj["metadata"]["name"], obj)
 

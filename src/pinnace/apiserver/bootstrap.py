@@ -1,6 +1,7 @@
 """What every cluster has from its first start: the system namespaces, the built-in
-priority classes, created when missing (a restart keeps what is there), and the `kubernetes`
-Service with its endpoints (`pinnace.apiserver.kubernetes_service`)."""
+priority classes, created when missing (a restart keeps what is there), the `kubernetes`
+Service with its endpoints (`pinnace.apiserver.kubernetes_service`), and the default RBAC
+roles and bindings, reconciled (`auth.policy`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pinnace.api.objects import clone
 from pinnace.api.status import StatusError
 from pinnace.apiserver import kubernetes_service
 from pinnace.apiserver.admission.priority import SYSTEM_PRIORITY_CLASSES
+from pinnace.apiserver.auth import policy
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
@@ -30,3 +32,4 @@ async def bootstrap(server: APIServer) -> None:
             if e.code != 409:
                 raise
     await kubernetes_service.reconcile(server)
+    await policy.ensure(server)

@@ -36,6 +36,9 @@ from pinnace.api.status import StatusError
 from pinnace.api.versions import ServedVersion
 from pinnace.apiserver import deletion, patching
 from pinnace.apiserver.admission_chain import AdmissionChain
+from pinnace.apiserver.auth.authorizer import Authorizer, RuleResolver
+from pinnace.apiserver.auth.node import NodeAuthorizer
+from pinnace.apiserver.auth.policy import node_rules
 from pinnace.apiserver.filters import Filter, filter_for
 from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
@@ -91,6 +94,8 @@ class APIServer:
             store, randomness.child("service-allocation").random, services or ServiceNetwork()
         )
         """The service storage's cluster IPs and node ports."""
+        self.authorizer = Authorizer(RuleResolver(store), NodeAuthorizer(store, node_rules()))
+        """Who may do what (RBAC); the HTTP front end asks it, and so do RBAC's writes."""
         self.log_source: LogSource | None = None
         """Set by the node agents: serves pods/log."""
         self.metrics_source: MetricsSource | None = None

@@ -1,4 +1,5 @@
-"""`pinnace up`: run the control plane and serve the Kubernetes API over HTTP on localhost.
+"""`pinnace up`: run the control plane and serve the Kubernetes API over HTTP on localhost, or
+over HTTPS with authentication and RBAC anywhere (--tls: `pinnace.cli.secure`).
 
 It opens the store (SQLite in --data-dir, ~/.pinnace by default, or memory) and creates what
 every cluster has (bootstrap); starts the scheduler, the controllers (namespace, node
@@ -23,6 +24,7 @@ import errno
 import ipaddress
 import logging
 import math
+import os
 import signal
 import socket
 import sqlite3
@@ -45,8 +47,9 @@ from pinnace.apiserver.service_allocation import (
     ServiceNetwork,
 )
 from pinnace.autoscaler.options import EXPANDERS, AutoscalerOptions
-from pinnace.cli import vpa
+from pinnace.cli import secure, vpa
 from pinnace.cli.arguments import non_negative_duration, positive_duration
+from pinnace.cli.secure import SecureServing, TLSOptions
 from pinnace.clock import Clock, Randomness
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig
@@ -82,8 +85,9 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "up",
         help="run the control plane and serve the Kubernetes API for kubectl",
         description=(
-            "Serve the Kubernetes API over plain HTTP (no authentication) and write a "
-            "kubeconfig for it. Stop with Ctrl-C."
+            "Serve the Kubernetes API (plain HTTP on loopback without authentication, or HTTPS "
+            "with authentication and RBAC given --tls) and write a kubeconfig for it. Stop "
+            "with Ctrl-C."
         ),
     )
     up.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
@@ -107,6 +111,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help=f"where to write the kubeconfig (default <data dir>/{KUBECONFIG_FILE}; with "
         "--in-memory, a temporary file removed on exit)",
     )
+    secure.add_flags(up.add_argument_group("security (kube-apiserver's flags, and --tls)"))
     up.add_argument(
         "--compaction-interval",
         type=positive_seconds,
@@ -390,6 +395,8 @@ class UpOptions:
     kubeconfig: str | None = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
     """None: in a temporary directory, removed on exit."""
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
+    tls: TLSOptions | None = None
+    """None: plain HTTP, every request trusted (loopback only, unless --insecure)."""
 
 
 def _service_flags(group: argparse._ArgumentGroup) -> None:
@@ -465,7 +472,16 @@ def run(args: argparse.Namespace) -> int:
             "nothing to scale",
             file=sys.stderr,
         )
+    try:
+        tls = secure.tls_options(args)
+    except secure.SecureServingError as e:
+        print(f"pinnace up: {e}", file=sys.stderr)
+        return 1
+    if tls is None and not args.insecure and not _loopback(args.host):
+        print(f"pinnace up: {secure.refusal(args.host)}", file=sys.stderr)
+        return 1
     options = UpOptions(
+        tls=tls,
         host=args.host,
         port=args.port,
         data_dir=None if args.in_memory else args.data_dir,
@@ -504,7 +520,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
         asyncio.run(serve(options))
-    except (StartError, OSError) as e:
+    except (StartError, secure.SecureServingError, OSError) as e:
         print(f"pinnace up: {e}", file=sys.stderr)
         return 1
     return 0
@@ -530,12 +546,19 @@ def _nodes(args: argparse.Namespace, pools: list[NodePool]) -> list[NodeConfig]:
     return pool_node_configs(pools)
 
 
-def kubeconfig(server_url: str) -> dict[str, Any]:
+def kubeconfig(server_url: str, serving: SecureServing | None = None) -> dict[str, Any]:
+    """The kubeconfig `pinnace up` writes; with TLS, as kubeadm's admin.conf: it trusts the
+    cluster CA and authenticates as kubernetes-admin (in system:masters)."""
+    cluster: dict[str, Any] = {"server": server_url}
+    user: dict[str, Any] = {}
+    if serving is not None:
+        trust, user = serving.kubeconfig_entries()
+        cluster.update(trust)
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "pinnace", "cluster": {"server": server_url}}],
-        "users": [{"name": "pinnace", "user": {}}],
+        "clusters": [{"name": "pinnace", "cluster": cluster}],
+        "users": [{"name": "pinnace", "user": user}],
         "contexts": [
             {
                 "name": "pinnace",
@@ -625,12 +648,20 @@ def _kubeconfig_path(options: UpOptions) -> Iterator[Path]:
 
 async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconfig: Path) -> None:
     host, port = sock.getsockname()[:2]
-    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     clock = Clock(asyncio.get_running_loop())
     cluster = cluster_with_root_ca(options, clock)
     # The `kubernetes` Service leads to the port actually listened on.
     services = dataclasses.replace(cluster.services, secure_port=port)
     plane = ControlPlane(store, clock, dataclasses.replace(cluster, services=services))
+    tls_serving = None
+    if options.tls is not None:
+        pki = Path(options.data_dir).expanduser() if options.data_dir else kubeconfig.parent
+        authorizer = plane.server.authorizer
+        tls_serving = secure.secure_serving(options.tls, pki / secure.PKI_DIR, host, authorizer)
+        if ipaddress.ip_address(host).is_unspecified:
+            host = "127.0.0.1" if ":" not in host else "::1"  # an address the certificate names
+    scheme = "http" if tls_serving is None else "https"
+    url = f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
     try:
         await plane.start()
     except StorageError as e:
@@ -639,7 +670,10 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         sock.close()
         raise _unwritable(options.data_dir, str(e)) from None
     settle_garbage_collection()
-    app = plane.http_app(server_address=f"{host}:{port}")
+    app = plane.http_app(
+        server_address=f"{host}:{port}",
+        security=None if tls_serving is None else tls_serving.security,
+    )
     config = uvicorn.Config(
         app,
         lifespan="off",
@@ -649,6 +683,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         http=connections.protocol(connections.connection_cap(connections.raise_open_file_limit())),
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        **({} if tls_serving is None else tls_serving.uvicorn_options()),
     )
     http = _Server(config)
     loop = asyncio.get_running_loop()
@@ -665,7 +700,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         while not http.started and not serving.done():
             await asyncio.sleep(0.02)
         if http.started:
-            _announce(options, url, kubeconfig)
+            _announce(options, url, kubeconfig, tls_serving)
             # kubectl's first create or apply reads the OpenAPI v3 documents (to choose
             # server-side validation); build them now rather than during that request.
             loop.run_in_executor(None, openapi_v3_index)
@@ -698,15 +733,18 @@ def _loopback(host: str) -> bool:
         return False  # a host name: assume others can reach it
 
 
-def _announce(options: UpOptions, url: str, path: Path) -> None:
+def _announce(options: UpOptions, url: str, path: Path, serving: SecureServing | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(kubeconfig(url), sort_keys=False))
+    text = yaml.safe_dump(kubeconfig(url, serving), sort_keys=False)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold a key
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
     storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"
     print(f"Pinnace is serving the Kubernetes API at {url} (store {storage}).")
-    if not _loopback(options.host):
+    if serving is None and not _loopback(options.host):
         print(
             f"Warning: {options.host} is reachable from other machines, and the API has no "
-            "authentication: anyone who can connect can change everything."
+            "authentication (--insecure): anyone who can connect can change everything."
         )
     if options.kubeconfig is None:
         print("This run's kubeconfig is removed when it stops (--kubeconfig FILE keeps one):")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pinnace.client import Client, InformerFactory
 from pinnace.clock.component import cancel_and_wait
 from pinnace.controllers import hpa, podgc
+from pinnace.controllers.clusterrole_aggregation import ClusterRoleAggregationController
 from pinnace.controllers.cronjob import CronJobController
 from pinnace.controllers.daemonset import DaemonSetController
 from pinnace.controllers.deployment import DeploymentController
@@ -38,10 +39,10 @@ class WorkloadOptions:
 
 class WorkloadControllers:
     """The ReplicaSet, ReplicationController, Deployment, Job, CronJob, TTL-after-finished,
-    disruption, DaemonSet and StatefulSet controllers, the garbage collector and the pod
-    garbage collector, the endpoints, EndpointSlice and EndpointSlice mirroring controllers;
-    and the horizontal pod autoscaler, which reads pod usage through `metrics`
-    (metrics.k8s.io)."""
+    disruption, DaemonSet, StatefulSet and cluster role aggregation controllers, the garbage
+    collector and the pod garbage collector, the endpoints, EndpointSlice and EndpointSlice
+    mirroring controllers; and the horizontal pod autoscaler, which reads pod usage through
+    `metrics` (metrics.k8s.io)."""
 
     def __init__(
         self,
@@ -72,6 +73,7 @@ class WorkloadControllers:
         self.endpoints = EndpointsController(client, informers)
         self.endpoint_slices = EndpointSliceController(client, informers)
         self.endpoint_slice_mirroring = EndpointSliceMirroringController(client, informers)
+        self.cluster_role_aggregation = ClusterRoleAggregationController(client, informers)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -92,6 +94,7 @@ class WorkloadControllers:
             self.endpoints,
             self.endpoint_slices,
             self.endpoint_slice_mirroring,
+            self.cluster_role_aggregation,
         )
         self._tasks = [self._loop.create_task(c.run()) for c in controllers]
 

@@ -32,6 +32,11 @@ SERVED = (
     ("apps", "v1", "Deployment"),
     ("apps", "v1", "ReplicaSet"),
     ("apps", "v1", "StatefulSet"),
+    ("authentication.k8s.io", "v1", "SelfSubjectReview"),
+    ("authorization.k8s.io", "v1", "LocalSubjectAccessReview"),
+    ("authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "v1", "SelfSubjectRulesReview"),
+    ("authorization.k8s.io", "v1", "SubjectAccessReview"),
     ("autoscaling", "v2", "HorizontalPodAutoscaler"),
     ("batch", "v1", "CronJob"),
     ("batch", "v1", "Job"),
@@ -39,6 +44,10 @@ SERVED = (
     ("discovery.k8s.io", "v1", "EndpointSlice"),
     ("node.k8s.io", "v1", "RuntimeClass"),
     ("policy", "v1", "PodDisruptionBudget"),
+    ("rbac.authorization.k8s.io", "v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),
+    ("rbac.authorization.k8s.io", "v1", "Role"),
+    ("rbac.authorization.k8s.io", "v1", "RoleBinding"),
     ("scheduling.k8s.io", "v1", "PriorityClass"),
 )
 

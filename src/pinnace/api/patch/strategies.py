@@ -16,6 +16,8 @@ list of ref or "{ref" for a map of string to ref.
 # fmt: off
 ROOTS = {
     "Binding": "core.v1.Binding",
+    "ClusterRole": "rbac.v1.ClusterRole",
+    "ClusterRoleBinding": "rbac.v1.ClusterRoleBinding",
     "ConfigMap": "core.v1.ConfigMap",
     "ControllerRevision": "apps.v1.ControllerRevision",
     "CronJob": "batch.v1.CronJob",
@@ -28,6 +30,7 @@ ROOTS = {
     "Job": "batch.v1.Job",
     "Lease": "coordination.v1.Lease",
     "LimitRange": "core.v1.LimitRange",
+    "LocalSubjectAccessReview": "authorization.v1.LocalSubjectAccessReview",
     "Namespace": "core.v1.Namespace",
     "Node": "core.v1.Node",
     "Pod": "core.v1.Pod",
@@ -36,15 +39,23 @@ ROOTS = {
     "ReplicaSet": "apps.v1.ReplicaSet",
     "ReplicationController": "core.v1.ReplicationController",
     "ResourceQuota": "core.v1.ResourceQuota",
+    "Role": "rbac.v1.Role",
+    "RoleBinding": "rbac.v1.RoleBinding",
     "RuntimeClass": "node.v1.RuntimeClass",
     "Secret": "core.v1.Secret",
+    "SelfSubjectAccessReview": "authorization.v1.SelfSubjectAccessReview",
+    "SelfSubjectReview": "authentication.v1.SelfSubjectReview",
+    "SelfSubjectRulesReview": "authorization.v1.SelfSubjectRulesReview",
     "Service": "core.v1.Service",
     "ServiceAccount": "core.v1.ServiceAccount",
-    "StatefulSet": "apps.v1.StatefulSet"
+    "StatefulSet": "apps.v1.StatefulSet",
+    "SubjectAccessReview": "authorization.v1.SubjectAccessReview"
 }
 
 API_VERSIONS = {
     "Binding": "v1",
+    "ClusterRole": "rbac.authorization.k8s.io/v1",
+    "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
     "ConfigMap": "v1",
     "ControllerRevision": "apps/v1",
     "CronJob": "batch/v1",
@@ -57,6 +68,7 @@ API_VERSIONS = {
     "Job": "batch/v1",
     "Lease": "coordination.k8s.io/v1",
     "LimitRange": "v1",
+    "LocalSubjectAccessReview": "authorization.k8s.io/v1",
     "Namespace": "v1",
     "Node": "v1",
     "Pod": "v1",
@@ -65,11 +77,17 @@ API_VERSIONS = {
     "ReplicaSet": "apps/v1",
     "ReplicationController": "v1",
     "ResourceQuota": "v1",
+    "Role": "rbac.authorization.k8s.io/v1",
+    "RoleBinding": "rbac.authorization.k8s.io/v1",
     "RuntimeClass": "node.k8s.io/v1",
     "Secret": "v1",
+    "SelfSubjectAccessReview": "authorization.k8s.io/v1",
+    "SelfSubjectReview": "authentication.k8s.io/v1",
+    "SelfSubjectRulesReview": "authorization.k8s.io/v1",
     "Service": "v1",
     "ServiceAccount": "v1",
-    "StatefulSet": "apps/v1"
+    "StatefulSet": "apps/v1",
+    "SubjectAccessReview": "authorization.k8s.io/v1"
 }
 
 ATOMIC_TYPES = frozenset([
@@ -87,7 +105,9 @@ ATOMIC_TYPES = frozenset([
     "core.v1.TypedLocalObjectReference",
     "discovery.v1.EndpointPort",
     "meta.v1.LabelSelector",
-    "meta.v1.OwnerReference"
+    "meta.v1.OwnerReference",
+    "rbac.v1.RoleRef",
+    "rbac.v1.Subject"
 ])
 
 KEY_DEFAULTS = {('core.v1.ContainerPort', 'protocol'): 'TCP', ('core.v1.ServicePort', 'protocol'): 'TCP'}
@@ -277,6 +297,149 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
             'rollingUpdate': ('apps.v1.RollingUpdateStatefulSetStrategy', '', '', '', ()),
         },
         '',
+    ),
+    'authentication.v1.SelfSubjectReview': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'status': ('authentication.v1.SelfSubjectReviewStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'authentication.v1.SelfSubjectReviewStatus': (
+        '',
+        {
+            'userInfo': ('authentication.v1.UserInfo', '', '', '', ()),
+        },
+        '',
+    ),
+    'authentication.v1.UserInfo': (
+        'uid username',
+        {
+            'extra': ('{[', '', '', '', ()),
+            'groups': ('[', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'authorization.v1.FieldSelectorAttributes': (
+        'rawSelector',
+        {
+            'requirements': ('[meta.v1.FieldSelectorRequirement', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'authorization.v1.LabelSelectorAttributes': (
+        'rawSelector',
+        {
+            'requirements': ('[meta.v1.LabelSelectorRequirement', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'authorization.v1.LocalSubjectAccessReview': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('authorization.v1.SubjectAccessReviewSpec', '', '', '', ()),
+            'status': ('authorization.v1.SubjectAccessReviewStatus', '', '', '', ()),
+        },
+        'spec',
+    ),
+    'authorization.v1.NonResourceAttributes': (
+        'path verb',
+        {
+        },
+        '',
+    ),
+    'authorization.v1.NonResourceRule': (
+        '',
+        {
+            'nonResourceURLs': ('[', '', '', 'atomic', ()),
+            'verbs': ('[', '', '', 'atomic', ()),
+        },
+        'verbs',
+    ),
+    'authorization.v1.ResourceAttributes': (
+        'group name namespace resource subresource verb version',
+        {
+            'fieldSelector': ('authorization.v1.FieldSelectorAttributes', '', '', '', ()),
+            'labelSelector': ('authorization.v1.LabelSelectorAttributes', '', '', '', ()),
+        },
+        '',
+    ),
+    'authorization.v1.ResourceRule': (
+        '',
+        {
+            'apiGroups': ('[', '', '', 'atomic', ()),
+            'resourceNames': ('[', '', '', 'atomic', ()),
+            'resources': ('[', '', '', 'atomic', ()),
+            'verbs': ('[', '', '', 'atomic', ()),
+        },
+        'verbs',
+    ),
+    'authorization.v1.SelfSubjectAccessReview': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('authorization.v1.SelfSubjectAccessReviewSpec', '', '', '', ()),
+            'status': ('authorization.v1.SubjectAccessReviewStatus', '', '', '', ()),
+        },
+        'spec',
+    ),
+    'authorization.v1.SelfSubjectAccessReviewSpec': (
+        '',
+        {
+            'nonResourceAttributes': ('authorization.v1.NonResourceAttributes', '', '', '', ()),
+            'resourceAttributes': ('authorization.v1.ResourceAttributes', '', '', '', ()),
+        },
+        '',
+    ),
+    'authorization.v1.SelfSubjectRulesReview': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('authorization.v1.SelfSubjectRulesReviewSpec', '', '', '', ()),
+            'status': ('authorization.v1.SubjectRulesReviewStatus', '', '', '', ()),
+        },
+        'spec',
+    ),
+    'authorization.v1.SelfSubjectRulesReviewSpec': (
+        'namespace',
+        {
+        },
+        '',
+    ),
+    'authorization.v1.SubjectAccessReview': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('authorization.v1.SubjectAccessReviewSpec', '', '', '', ()),
+            'status': ('authorization.v1.SubjectAccessReviewStatus', '', '', '', ()),
+        },
+        'spec',
+    ),
+    'authorization.v1.SubjectAccessReviewSpec': (
+        'uid user',
+        {
+            'extra': ('{[', '', '', '', ()),
+            'groups': ('[', '', '', 'atomic', ()),
+            'nonResourceAttributes': ('authorization.v1.NonResourceAttributes', '', '', '', ()),
+            'resourceAttributes': ('authorization.v1.ResourceAttributes', '', '', '', ()),
+        },
+        '',
+    ),
+    'authorization.v1.SubjectAccessReviewStatus': (
+        'allowed denied evaluationError reason',
+        {
+        },
+        'allowed',
+    ),
+    'authorization.v1.SubjectRulesReviewStatus': (
+        'evaluationError incomplete',
+        {
+            'nonResourceRules': ('[authorization.v1.NonResourceRule', '', '', 'atomic', ()),
+            'resourceRules': ('[authorization.v1.ResourceRule', '', '', 'atomic', ()),
+        },
+        'incomplete nonResourceRules resourceRules',
     ),
     'autoscaling.v2.ContainerResourceMetricSource': (
         'container name',
@@ -1980,6 +2143,13 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         'lastTransitionTime message reason status type',
     ),
+    'meta.v1.FieldSelectorRequirement': (
+        'key operator',
+        {
+            'values': ('[', '', '', 'atomic', ()),
+        },
+        'key operator',
+    ),
     'meta.v1.LabelSelector': (
         '',
         {
@@ -2065,6 +2235,71 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
             'disruptedPods': ('{', '', '', '', ()),
         },
         'currentHealthy desiredHealthy disruptionsAllowed expectedPods',
+    ),
+    'rbac.v1.AggregationRule': (
+        '',
+        {
+            'clusterRoleSelectors': ('[meta.v1.LabelSelector', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'rbac.v1.ClusterRole': (
+        'apiVersion kind',
+        {
+            'aggregationRule': ('rbac.v1.AggregationRule', '', '', '', ()),
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'rules': ('[rbac.v1.PolicyRule', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'rbac.v1.ClusterRoleBinding': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'roleRef': ('rbac.v1.RoleRef', '', '', '', ()),
+            'subjects': ('[rbac.v1.Subject', '', '', 'atomic', ()),
+        },
+        'roleRef',
+    ),
+    'rbac.v1.PolicyRule': (
+        '',
+        {
+            'apiGroups': ('[', '', '', 'atomic', ()),
+            'nonResourceURLs': ('[', '', '', 'atomic', ()),
+            'resourceNames': ('[', '', '', 'atomic', ()),
+            'resources': ('[', '', '', 'atomic', ()),
+            'verbs': ('[', '', '', 'atomic', ()),
+        },
+        'verbs',
+    ),
+    'rbac.v1.Role': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'rules': ('[rbac.v1.PolicyRule', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'rbac.v1.RoleBinding': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'roleRef': ('rbac.v1.RoleRef', '', '', '', ()),
+            'subjects': ('[rbac.v1.Subject', '', '', 'atomic', ()),
+        },
+        'roleRef',
+    ),
+    'rbac.v1.RoleRef': (
+        'apiGroup kind name',
+        {
+        },
+        'apiGroup kind name',
+    ),
+    'rbac.v1.Subject': (
+        'apiGroup kind name namespace',
+        {
+        },
+        'kind name',
     ),
     'scheduling.v1.PriorityClass': (
         'apiVersion description globalDefault kind preemptionPolicy value',

@@ -37,6 +37,7 @@ from pinnace.api.tables.node import RUNTIME_CLASSES
 from pinnace.api.tables.nodes import NODES
 from pinnace.api.tables.pods import PODS
 from pinnace.api.tables.policy import POD_DISRUPTION_BUDGETS
+from pinnace.api.tables.rbac import BINDINGS
 from pinnace.api.tables.scheduling import PRIORITY_CLASSES
 from pinnace.api.tables.services import ENDPOINT_SLICES, ENDPOINTS, SERVICES
 
@@ -70,6 +71,8 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("coordination.k8s.io", "leases"): LEASES,
     ("node.k8s.io", "runtimeclasses"): RUNTIME_CLASSES,
     ("discovery.k8s.io", "endpointslices"): ENDPOINT_SLICES,
+    ("rbac.authorization.k8s.io", "rolebindings"): BINDINGS,
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): BINDINGS,
     ("metrics.k8s.io", "nodes"): NODE_METRICS,
     ("metrics.k8s.io", "pods"): POD_METRICS,
 }

@@ -19,6 +19,8 @@ from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
 from pinnace.api.versions import other_versions
 from pinnace.apiserver import metrics
+from pinnace.apiserver.auth.security import Security
+from pinnace.apiserver.auth.user import REQUESTER, Requester
 from pinnace.apiserver.http import metrics as metrics_paths
 from pinnace.apiserver.http import nonresource
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
@@ -82,8 +84,11 @@ class APIApp:
         metrics_ready: Callable[[str], Awaitable[None]] | None = None,
         node_proxy: NodeProxy | None = None,
         dashboard: DashboardPages | None = None,
+        security: Security | None = None,
     ) -> None:
         self.server = server
+        self.security = security or Security(server.authorizer)
+        """Who may do what: without authentication, every request is trusted (loopback)."""
         self.server_address = server_address
         """host:port clients reach the server at, for /api's serverAddressByClientCIDRs."""
         self.explainer = explainer
@@ -118,7 +123,10 @@ class APIApp:
             return
         request = Request.from_scope(scope, receive)
         started, request_kind = self.server.clock.now(), self.requests.started(request)
+        acting = None
         try:
+            user = await self.security.admit(request.method, request.path, request.query, scope)
+            acting = REQUESTER.set(Requester(user))
             response = await self.respond(request)
         except StatusError as e:
             response = status_response(e)
@@ -137,6 +145,8 @@ class APIApp:
             response = status_response(INTERNAL_ERROR)
         finally:
             self.requests.finished(request_kind)
+            if acting is not None:
+                REQUESTER.reset(acting)
         labels = request_labels(request)
         if response.stream is None:
             await _send(response, send, receive, self._ending)

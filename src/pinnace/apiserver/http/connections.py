@@ -89,9 +89,12 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = 0
         self._header_deadline: asyncio.TimerHandle | None = None
         self._answered_early = False
+        self._client_cert: dict[str, Any] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]
+        # The client certificate the TLS handshake verified against the client CA, if any.
+        self._client_cert = transport.get_extra_info("peercert") or None
         past_cap = len(self.connections) - self.max_connections
         if past_cap > RESERVED_FILES // 2:  # a flood: no descriptor to spare for answers
             self._answered_early = True
@@ -117,6 +120,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        if self._client_cert is not None:
+            self.scope["extensions"] = {"tls": {"client_cert": self._client_cert}}
         if not self._reading_headers:  # the next request on a kept-alive connection
             self._reading_headers, self._header_bytes = True, 0
             self._start_header_deadline()

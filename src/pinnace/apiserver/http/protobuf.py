@@ -2,7 +2,8 @@
 
 client-go's typed clients (`kubectl create namespace`, `create deployment`, `create job`,
 `create cronjob`, `create configmap`, `create secret`, `create serviceaccount`, `autoscale`,
-`drain`'s evictions) send
+`drain`'s evictions, `create role` and the other RBAC kinds, `auth can-i` and `auth whoami`'s
+reviews) send
 `application/vnd.kubernetes.protobuf`: the magic `k8s\\x00`, then a runtime.Unknown whose
 `raw` is the object's message. Pinnace reads those
 bodies into the same JSON objects the JSON decoder gives, for the messages listed here (field
@@ -236,6 +237,49 @@ _SCHEMA: dict[str, dict[int, str]] = {
     },
     "SessionAffinityConfig": {1: "clientIP:ClientIPConfig"},
     "ClientIPConfig": {1: "timeoutSeconds:int!"},
+    "Role": {1: "metadata:ObjectMeta", 2: "rules:PolicyRule*"},
+    "ClusterRole": {
+        1: "metadata:ObjectMeta",
+        2: "rules:PolicyRule*",
+        3: "aggregationRule:AggregationRule",
+    },
+    "AggregationRule": {1: "clusterRoleSelectors:LabelSelector*"},
+    "PolicyRule": {
+        1: "verbs:string*",
+        2: "apiGroups:string*",
+        3: "resources:string*",
+        4: "resourceNames:string*",
+        5: "nonResourceURLs:string*",
+    },
+    "RoleBinding": {1: "metadata:ObjectMeta", 2: "subjects:Subject*", 3: "roleRef:RoleRef"},
+    "RoleRef": {1: "apiGroup:string!", 2: "kind:string!", 3: "name:string!"},
+    "Subject": {1: "kind:string!", 2: "apiGroup:string", 3: "name:string!", 4: "namespace:string"},
+    "SelfSubjectAccessReview": {1: "metadata:ObjectMeta", 2: "spec:SelfSubjectAccessReviewSpec"},
+    "SelfSubjectAccessReviewSpec": {
+        1: "resourceAttributes:ResourceAttributes",
+        2: "nonResourceAttributes:NonResourceAttributes",
+    },
+    "ResourceAttributes": {
+        1: "namespace:string",
+        2: "verb:string",
+        3: "group:string",
+        4: "version:string",
+        5: "resource:string",
+        6: "subresource:string",
+        7: "name:string",
+    },
+    "NonResourceAttributes": {1: "path:string", 2: "verb:string"},
+    "SubjectAccessReview": {1: "metadata:ObjectMeta", 2: "spec:SubjectAccessReviewSpec"},
+    "SubjectAccessReviewSpec": {
+        1: "resourceAttributes:ResourceAttributes",
+        2: "nonResourceAttributes:NonResourceAttributes",
+        3: "user:string",
+        4: "groups:string*",
+        6: "uid:string",
+    },
+    "SelfSubjectRulesReview": {1: "metadata:ObjectMeta", 2: "spec:SelfSubjectRulesReviewSpec"},
+    "SelfSubjectRulesReviewSpec": {1: "namespace:string"},
+    "SelfSubjectReview": {1: "metadata:ObjectMeta"},
 }
 
 KINDS = {
@@ -254,6 +298,15 @@ KINDS = {
     ("batch/v1", "CronJob"): "CronJob",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("autoscaling/v1", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
+    ("rbac.authorization.k8s.io/v1", "Role"): "Role",
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "ClusterRole",
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): "SubjectAccessReview",
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): "SubjectAccessReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "SelfSubjectRulesReview",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
 }
 
 

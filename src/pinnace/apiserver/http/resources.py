@@ -16,10 +16,14 @@ import random
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pinnace.api import status
+from pinnace.api.authorization import reviews
 from pinnace.api.options import ListOptions, WriteOptions
 from pinnace.api.patch import PatchType
 from pinnace.api.tables import IncludeObject
 from pinnace.apiserver import binding
+from pinnace.apiserver.auth.reviews import answer
+from pinnace.apiserver.auth.security import UNSECURED_USER
+from pinnace.apiserver.auth.user import requester
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
 from pinnace.apiserver.http.bodies import parse_object_body
 from pinnace.apiserver.http.negotiation import BodyType
@@ -73,6 +77,15 @@ class ResourceHandler:
         )
         return encoder.list(listed)
 
+    async def review(self, target: ResourceTarget, body: Any) -> Any:
+        """A review answered at once, never stored (`auth.reviews`)."""
+        errs = target.kind.validate(body)
+        if errs:
+            raise status.invalid(target.kind.kind, "", errs, target.kind.group)
+        who = requester()
+        user = who.user if who is not None else UNSECURED_USER
+        return await answer(self.server.authorizer, target.kind, target.namespace, body, user)
+
     def encoder(self, request: Request, target: ResourceTarget) -> Encoder:
         negotiated = negotiation.negotiate_resource(request.header("accept"))
         include = params.first(request.query, "includeObject") or "Metadata"
@@ -113,6 +126,8 @@ class ResourceHandler:
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
             return json_response(answer, 201)
+        if kind.group in (reviews.AUTHORIZATION, reviews.AUTHENTICATION):
+            return json_response(await self.review(target, body), 201)
         options = _with_manager(options, request)
         result = await self.server.create(
             kind, target.namespace, body, options, json_body=_json_body(target, body_type)

@@ -1,0 +1,166 @@
+"""The cluster's certificates, made with the `cryptography` library as kubeadm makes its own
+(cmd/kubeadm/app/phases/certs): a self-signed CA (`ca.crt`, `ca.key`, CN kubernetes), the
+API server's serving certificate for the loopback addresses, `localhost`, the host name and
+the address it binds (`apiserver.crt`), and client certificates (the user in CN, its groups
+in O) such as kubeadm's admin.conf carries (CN kubernetes-admin, O system:masters).
+
+Keys are ECDSA P-256; the CA lasts 10 years and what it signs 1 year, as kubeadm's.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+CA_DAYS = 3650
+LEAF_DAYS = 365
+ADMIN_USER = "kubernetes-admin"
+ADMIN_GROUP = "system:masters"
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    cert: Path
+    key: Path
+
+    def pem(self) -> tuple[bytes, bytes]:
+        return self.cert.read_bytes(), self.key.read_bytes()
+
+
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _write(
+    directory: Path, stem: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey
+) -> KeyPair:
+    directory.mkdir(parents=True, exist_ok=True)
+    pair = KeyPair(directory / f"{stem}.crt", directory / f"{stem}.key")
+    pair.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    )
+    fd = os.open(pair.key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key_pem)
+    return pair
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)  # noqa: UP017 - as cryptography expects
+
+
+def ensure_ca(directory: Path) -> KeyPair:
+    """The CA in `directory`, made on first use (kept across restarts)."""
+    pair = KeyPair(directory / "ca.crt", directory / "ca.key")
+    if pair.cert.exists() and pair.key.exists():
+        return pair
+    key = _key()
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
+    now = _now()
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=CA_DAYS))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=True,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return _write(directory, "ca", cert, key)
+
+
+def _signed(
+    ca: KeyPair,
+    subject: x509.Name,
+    usage: x509.ObjectIdentifier,
+    alt_names: list[x509.GeneralName] | None = None,
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    ca_cert = x509.load_pem_x509_certificate(ca.cert.read_bytes())
+    ca_key = serialization.load_pem_private_key(ca.key.read_bytes(), password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    key = _key()
+    now = _now()
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=LEAF_DAYS))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+    )
+    if alt_names:
+        builder = builder.add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
+    return builder.sign(ca_key, hashes.SHA256()), key
+
+
+def serving_hosts(bind_address: str) -> list[str]:
+    hosts = ["127.0.0.1", "::1", "localhost", socket.gethostname()]
+    if bind_address not in ("0.0.0.0", "::", ""):
+        hosts.append(bind_address)
+    return list(dict.fromkeys(hosts))
+
+
+def issue_serving(ca: KeyPair, directory: Path, hosts: Iterable[str]) -> KeyPair:
+    """The API server's certificate for `hosts` (addresses or names), made anew each start so
+    it names the address bound now."""
+    alt_names: list[x509.GeneralName] = []
+    for host in hosts:
+        try:
+            alt_names.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            alt_names.append(x509.DNSName(host))
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
+    cert, key = _signed(ca, subject, ExtendedKeyUsageOID.SERVER_AUTH, alt_names)
+    return _write(directory, "apiserver", cert, key)
+
+
+def issue_client(
+    ca: KeyPair, directory: Path, stem: str, user: str, groups: Iterable[str] = ()
+) -> KeyPair:
+    """A client certificate: the user as CN, each group an O."""
+    attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+    attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
+    cert, key = _signed(ca, x509.Name(attributes), ExtendedKeyUsageOID.CLIENT_AUTH)
+    return _write(directory, stem, cert, key)
+
+
+def ensure_client(
+    ca: KeyPair, directory: Path, stem: str, user: str, groups: Iterable[str] = ()
+) -> KeyPair:
+    pair = KeyPair(directory / f"{stem}.crt", directory / f"{stem}.key")
+    if pair.cert.exists() and pair.key.exists():
+        return pair
+    return issue_client(ca, directory, stem, user, groups)

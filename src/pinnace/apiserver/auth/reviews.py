@@ -1,0 +1,105 @@
+"""Answering the review kinds, as kube-apiserver v1.32's registries do
+(pkg/registry/authorization/{subjectaccessreview,selfsubjectaccessreview,
+localsubjectaccessreview,selfsubjectrulesreview}/rest.go and
+pkg/registry/authentication/selfsubjectreview): the object comes back with its status,
+nothing is stored. `kubectl auth can-i` creates a SelfSubjectAccessReview (with --list, a
+SelfSubjectRulesReview); `kubectl auth whoami` a SelfSubjectReview.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pinnace.api import status
+from pinnace.api.kind import Kind
+from pinnace.api.objects import Object
+from pinnace.apiserver.auth.authorizer import Authorizer
+from pinnace.apiserver.auth.rules import Attributes
+from pinnace.apiserver.auth.user import UserInfo
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _spec_user(spec: dict[str, Any]) -> UserInfo:
+    extra = spec.get("extra") if isinstance(spec.get("extra"), dict) else {}
+    return UserInfo(
+        str(spec.get("user") or ""),
+        str(spec.get("uid") or ""),
+        _strings(spec.get("groups")),
+        {str(k): _strings(v) for k, v in (extra or {}).items()},
+    )
+
+
+def _attributes(user: UserInfo, spec: dict[str, Any]) -> Attributes:
+    """authorizationutil.ResourceAttributesFrom / NonResourceAttributesFrom."""
+    resource = spec.get("resourceAttributes")
+    if isinstance(resource, dict):
+        return Attributes(
+            user,
+            str(resource.get("verb") or ""),
+            namespace=str(resource.get("namespace") or ""),
+            api_group=str(resource.get("group") or ""),
+            api_version=str(resource.get("version") or ""),
+            resource=str(resource.get("resource") or ""),
+            subresource=str(resource.get("subresource") or ""),
+            name=str(resource.get("name") or ""),
+        )
+    non_resource = spec.get("nonResourceAttributes")
+    non_resource = non_resource if isinstance(non_resource, dict) else {}
+    return Attributes(
+        user,
+        str(non_resource.get("verb") or ""),
+        resource_request=False,
+        path=str(non_resource.get("path") or ""),
+    )
+
+
+def _spec(review: Object) -> dict[str, Any]:
+    spec = review.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+async def answer(
+    authorizer: Authorizer, kind: Kind, namespace: str, review: Object, user: UserInfo
+) -> Object:
+    """The review with its status; `user` is the requester (the subject of the self
+    reviews)."""
+    spec = _spec(review)
+    metadata = review.get("metadata")
+    answered = {**review, "apiVersion": kind.api_version, "kind": kind.kind}
+    answered["metadata"] = {
+        "creationTimestamp": None,
+        **(metadata if isinstance(metadata, dict) else {}),
+    }
+    if kind.kind == "SelfSubjectReview":
+        info: dict[str, Any] = {"username": user.name}
+        if user.uid:
+            info["uid"] = user.uid
+        if user.groups:
+            info["groups"] = list(user.groups)
+        if user.extra:
+            info["extra"] = {k: list(v) for k, v in user.extra.items()}
+        answered["status"] = {"userInfo": info}
+        return answered
+    if kind.kind == "SelfSubjectRulesReview":
+        if not spec.get("namespace"):
+            raise status.bad_request("no namespace on request")
+        resource, non_resource, incomplete, error = await authorizer.rules_for(
+            user, str(spec["namespace"])
+        )
+        answered["status"] = {
+            "resourceRules": resource,
+            "nonResourceRules": non_resource,
+            "incomplete": incomplete,
+        }
+        if error:
+            answered["status"]["evaluationError"] = error
+        return answered
+    subject = user if kind.kind == "SelfSubjectAccessReview" else _spec_user(spec)
+    decision = await authorizer.authorize(_attributes(subject, spec))
+    answered["status"] = {"allowed": decision.allowed}
+    if decision.reason:
+        answered["status"]["reason"] = decision.reason
+    return answered

@@ -1,0 +1,84 @@
+"""The HTTP front end's authentication and authorization filters, in kube-apiserver v1.32's
+order (staging/src/k8s.io/apiserver/pkg/endpoints/filters: authentication.go,
+impersonation.go, authorization.go): who asks (401 when the credentials are bad), whom they
+act as (403 when they may not impersonate), and whether that user may do what the request
+does (403 with kube-apiserver's wording).
+
+Without authentication (`pinnace up` on loopback without TLS, as before), every request is
+kube-apiserver's old insecure port's user: system:unsecured, a member of system:masters, who
+may impersonate anyone (so `kubectl auth can-i --as` answers for that user).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pinnace.api.status import StatusError, forbidden
+from pinnace.apiserver.auth import impersonation
+from pinnace.apiserver.auth.attributes import request_attributes
+from pinnace.apiserver.auth.authentication import Authenticator
+from pinnace.apiserver.auth.authorizer import Authorizer, forbidden_message
+from pinnace.apiserver.auth.rules import Attributes
+from pinnace.apiserver.auth.user import ALL_AUTHENTICATED, SYSTEM_MASTERS, UserInfo
+
+UNSECURED_USER = UserInfo("system:unsecured", groups=(SYSTEM_MASTERS, ALL_AUTHENTICATED))
+
+
+def forbidden_error(attributes: Attributes, reason: str) -> StatusError:
+    """responsewriters.Forbidden: the message, then the authorizer's reason if it gave one."""
+    message = forbidden_message(attributes)
+    if reason:
+        message = f"{message}: {reason}"
+    if not attributes.resource_request:
+        return StatusError(403, "Forbidden", f"forbidden: {message}", {})
+    return forbidden(attributes.resource, attributes.name, message, attributes.api_group)
+
+
+class Security:
+    def __init__(self, authorizer: Authorizer, authenticator: Authenticator | None = None):
+        self.authorizer = authorizer
+        self.authenticator = authenticator
+
+    async def check(self, attributes: Attributes) -> None:
+        decision = await self.authorizer.authorize(attributes)
+        if not decision.allowed:
+            raise forbidden_error(attributes, decision.reason)
+
+    async def admit(
+        self, method: str, path: str, query: Mapping[str, Sequence[str]], scope: dict[str, Any]
+    ) -> UserInfo:
+        """The user the ASGI request acts as, once it may do what it asks; a Status error
+        else."""
+        if self.authenticator is None and not _impersonating(scope):
+            return UNSECURED_USER
+        headers = _headers(scope)
+        if self.authenticator is None:
+            user = UNSECURED_USER
+        else:
+            user = self.authenticator.authenticate(dict(headers), _client_certificate(scope))
+        if impersonation.requested(headers):
+            user = await impersonation.impersonate(user, headers, self.check)
+        await self.check(request_attributes(user, method, path, query))
+        return user
+
+
+def _impersonating(scope: dict[str, Any]) -> bool:
+    return any(name.lower().startswith(b"impersonate-") for name, _ in scope.get("headers", ()))
+
+
+def _headers(scope: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every header line, names in lower case (repeated ones, such as Impersonate-Group, kept
+    apart)."""
+    return [
+        (name.decode("latin-1").lower(), value.decode("latin-1"))
+        for name, value in scope.get("headers", ())
+    ]
+
+
+def _client_certificate(scope: dict[str, Any]) -> dict[str, Any] | None:
+    """The client certificate the TLS handshake verified (`http.connections` puts it in the
+    scope's TLS extension)."""
+    tls = (scope.get("extensions") or {}).get("tls") or {}
+    certificate = tls.get("client_cert")
+    return certificate if isinstance(certificate, dict) else None

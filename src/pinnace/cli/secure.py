@@ -1,0 +1,179 @@
+"""`pinnace up --tls`: its flags (kube-apiserver's where they exist), the certificates it serves
+with and the authenticators they configure (docs/security.md).
+
+With --tls (or any of kube-apiserver's TLS and authentication flags) the API is served over
+HTTPS with the cluster CA kept in the data directory's `pki/`, every request is authenticated
+(client certificates, `--token-auth-file`, anonymous) and authorized (`--authorization-mode`,
+RBAC by default), and the kubeconfig trusts the CA and authenticates as kubeadm's admin.conf
+does. Without it, serving plain HTTP beyond loopback is refused unless --insecure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pinnace.apiserver.auth import certs
+from pinnace.apiserver.auth.authentication import Authenticator, TokenFileError, load_token_file
+from pinnace.apiserver.auth.authorizer import MODES, RBAC, Authorizer
+from pinnace.apiserver.auth.security import Security
+
+PKI_DIR = "pki"
+
+
+class SecureServingError(Exception):
+    """A TLS or authentication setting `pinnace up` cannot start with, in a sentence."""
+
+
+def add_flags(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with the cluster CA kept in the data directory (pki/), authenticate "
+        "every request and authorize it with RBAC; the kubeconfig trusts the CA and holds an "
+        "admin client certificate (implied by the flags below)",
+    )
+    group.add_argument("--tls-cert-file", metavar="FILE", help="the serving certificate (PEM)")
+    group.add_argument(
+        "--tls-private-key-file", metavar="FILE", help="the serving certificate's key (PEM)"
+    )
+    group.add_argument(
+        "--client-ca-file",
+        metavar="FILE",
+        help="CA bundle that signs client certificates (default: the cluster CA)",
+    )
+    group.add_argument(
+        "--token-auth-file",
+        metavar="FILE",
+        help='static bearer tokens, one per line: token,user,uid,"group1,group2"',
+    )
+    group.add_argument(
+        "--authorization-mode",
+        type=_authorization_modes,
+        default=(RBAC,),
+        metavar="MODES",
+        help=f"comma-separated authorizers among {', '.join(MODES)} (RBAC)",
+    )
+    group.add_argument(
+        "--anonymous-auth",
+        type=_boolean,
+        default=True,
+        metavar="BOOL",
+        help="serve requests without credentials as system:anonymous (true)",
+    )
+    group.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow serving plain HTTP with no authentication on an address other machines "
+        "can reach (refused without it): anyone who can connect can change everything",
+    )
+
+
+def _authorization_modes(text: str) -> tuple[str, ...]:
+    modes = tuple(m.strip() for m in text.split(",") if m.strip())
+    if not modes or any(m not in MODES for m in modes):
+        raise argparse.ArgumentTypeError(f"must be among {', '.join(MODES)}, not {text!r}")
+    return modes
+
+
+def _boolean(text: str) -> bool:
+    if text.lower() in ("true", "1", "t"):
+        return True
+    if text.lower() in ("false", "0", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f"must be true or false, not {text!r}")
+
+
+@dataclass(frozen=True)
+class TLSOptions:
+    """Secure serving: certificates (made in the data directory when not given),
+    authentication and authorization."""
+
+    cert_file: str | None = None
+    key_file: str | None = None
+    client_ca_file: str | None = None
+    token_auth_file: str | None = None
+    authorization_modes: tuple[str, ...] = (RBAC,)
+    anonymous: bool = True
+
+
+def tls_options(args: argparse.Namespace) -> TLSOptions | None:
+    """The flags' TLS options; None for plain HTTP; SecureServingError for a bad mix."""
+    files = (args.tls_cert_file, args.tls_private_key_file)
+    if not args.tls and not any((*files, args.client_ca_file, args.token_auth_file)):
+        return None
+    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
+        raise SecureServingError("--tls-cert-file and --tls-private-key-file go together")
+    return TLSOptions(
+        cert_file=args.tls_cert_file,
+        key_file=args.tls_private_key_file,
+        client_ca_file=args.client_ca_file,
+        token_auth_file=args.token_auth_file,
+        authorization_modes=args.authorization_mode,
+        anonymous=args.anonymous_auth,
+    )
+
+
+def refusal(host: str) -> str:
+    return (
+        f"refusing to serve {host} without TLS and authentication: give --tls (or --insecure "
+        "to let anyone who can connect change everything)"
+    )
+
+
+@dataclass(frozen=True)
+class SecureServing:
+    """What TLS serving uses: the CA, the serving pair, the admin's client pair and who may
+    do what."""
+
+    ca: certs.KeyPair
+    serving: certs.KeyPair
+    client_ca: str
+    admin: certs.KeyPair
+    security: Security
+
+    def uvicorn_options(self) -> dict[str, Any]:
+        return {
+            "ssl_certfile": str(self.serving.cert),
+            "ssl_keyfile": str(self.serving.key),
+            "ssl_ca_certs": self.client_ca,
+            # A client certificate is asked for, not required: tokens and anonymous requests
+            # come without one, as with kube-apiserver's RequestClientCert.
+            "ssl_cert_reqs": ssl.CERT_OPTIONAL,
+        }
+
+    def kubeconfig_entries(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(what the kubeconfig's cluster adds, its user): kubeadm's admin.conf."""
+        cert, key = self.admin.pem()
+        return (
+            {"certificate-authority-data": _base64(self.ca.cert.read_bytes())},
+            {"client-certificate-data": _base64(cert), "client-key-data": _base64(key)},
+        )
+
+
+def _base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def secure_serving(
+    tls: TLSOptions, directory: Path, host: str, authorizer: Authorizer
+) -> SecureServing:
+    """The certificates in `directory` (made when missing) and the authenticators the flags
+    ask for; SecureServingError for a token file kube-apiserver would refuse."""
+    ca = certs.ensure_ca(directory)
+    if tls.cert_file and tls.key_file:
+        serving = certs.KeyPair(Path(tls.cert_file), Path(tls.key_file))
+    else:
+        serving = certs.issue_serving(ca, directory, certs.serving_hosts(host))
+    admin = certs.ensure_client(ca, directory, "admin", certs.ADMIN_USER, [certs.ADMIN_GROUP])
+    try:
+        tokens = load_token_file(tls.token_auth_file) if tls.token_auth_file else {}
+    except TokenFileError as e:
+        raise SecureServingError(f"--token-auth-file: {e}") from None
+    authorizer.modes = tls.authorization_modes
+    security = Security(authorizer, Authenticator(tokens, anonymous=tls.anonymous))
+    return SecureServing(ca, serving, tls.client_ca_file or str(ca.cert), admin, security)

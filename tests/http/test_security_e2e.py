@@ -1,0 +1,283 @@
+"""`pinnace up --tls` as a user meets it: kubectl and the Python client over HTTPS with the
+kubeconfig it writes (the cluster CA, kubernetes-admin's client certificate), static token
+users who get kube-apiserver's 401 and 403 until a binding lets them, `kubectl auth can-i`,
+impersonation, the escalation check, and the refusal to serve beyond loopback without TLS."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from tests.http.conftest import KUBECTL, Cluster, launch, stop
+from tests.support import eventually
+
+TOKENS = 'tok-alice,alice,1001\ntok-bob,bob,1002,"devs,qa"\n'
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    workdir = tmp_path_factory.mktemp("pinnace-tls")
+    (workdir / "tokens.csv").write_text(TOKENS)
+    running = launch(
+        workdir,
+        "--data-dir",
+        str(workdir / "data"),
+        flags=("--tls", "--token-auth-file", "tokens.csv", "--no-scheduler"),
+    )
+    yield running
+    stop(running)
+
+
+def as_token(cluster: Cluster, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """kubectl with a kubeconfig that trusts the cluster CA and presents `token`."""
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    config["users"][0]["user"] = {"token": token}
+    path = cluster.workdir / f"kubeconfig-{token}"
+    path.write_text(yaml.safe_dump(config))
+    return subprocess.run(
+        [KUBECTL, "--kubeconfig", str(path), "--request-timeout=20s", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cluster.workdir,
+    )
+
+
+def test_kubectl_works_over_tls_as_kubernetes_admin(secure: Cluster) -> None:
+    assert secure.url.startswith("https://127.0.0.1:")
+    config = yaml.safe_load(secure.kubeconfig.read_text())
+    assert "certificate-authority-data" in config["clusters"][0]["cluster"]
+    assert "default" in secure.ok("get", "namespaces")
+    whoami = secure.ok("auth", "whoami")
+    assert "kubernetes-admin" in whoami and "system:masters" in whoami
+
+
+def test_a_token_user_is_forbidden_until_a_rolebinding_lets_it(secure: Cluster) -> None:
+    denied = as_token(secure, "tok-alice", "get", "pods", "-n", "kube-public")
+    assert denied.returncode == 1
+    assert denied.stderr.strip() == (
+        'Error from server (Forbidden): pods is forbidden: User "alice" cannot list resource '
+        '"pods" in API group "" in the namespace "kube-public"'
+    )
+    before = secure.kubectl("auth", "can-i", "list", "pods", "-n", "kube-public", "--as", "alice")
+    assert (before.returncode, before.stdout) == (1, "no\n")
+    secure.ok(
+        "create",
+        "rolebinding",
+        "alice-view",
+        "--clusterrole=view",
+        "--user=alice",
+        "-n",
+        "kube-public",
+    )
+    allowed = as_token(secure, "tok-alice", "get", "pods", "-n", "kube-public")
+    assert allowed.returncode == 0, allowed.stderr
+    assert (
+        as_token(secure, "tok-alice", "auth", "can-i", "list", "pods", "-n", "kube-public").stdout
+        == "yes\n"
+    )
+    # view reads, it does not write, and it grants nothing beyond its namespace
+    no = as_token(secure, "tok-alice", "auth", "can-i", "delete", "pods", "-n", "kube-public")
+    assert (no.returncode, no.stdout) == (1, "no\n")
+    assert (
+        as_token(secure, "tok-alice", "auth", "can-i", "list", "pods", "-n", "default").stdout
+        == "no\n"
+    )
+
+
+def test_can_i_answers_for_groups_and_lists_the_rules(secure: Cluster) -> None:
+    secure.ok("create", "clusterrolebinding", "devs-edit", "--clusterrole=edit", "--group=devs")
+    assert (
+        as_token(secure, "tok-bob", "auth", "can-i", "create", "deployments.apps").stdout == "yes\n"
+    )
+    listed = as_token(secure, "tok-bob", "auth", "can-i", "--list", "-n", "default").stdout
+    lines = {" ".join(line.split()) for line in listed.splitlines()}
+    assert "Resources Non-Resource URLs Resource Names Verbs" in lines
+    assert "selfsubjectaccessreviews.authorization.k8s.io [] [] [create]" in lines
+    assert "[/healthz] [] [get]" in lines
+    assert any(
+        line.startswith("deployments.apps [] [] [create update patch delete") for line in lines
+    )
+    admin = secure.ok("auth", "can-i", "--list")
+    assert "*.* [] [] [*]" in {" ".join(line.split()) for line in admin.splitlines()}
+
+
+def test_a_bad_token_is_unauthorized(secure: Cluster) -> None:
+    done = as_token(secure, "not-a-token", "get", "pods")
+    assert done.returncode == 1
+    assert "error: You must be logged in to the server (Unauthorized)" in done.stderr
+
+
+def test_impersonation_needs_the_impersonate_verb(secure: Cluster) -> None:
+    done = as_token(secure, "tok-alice", "get", "pods", "--as", "bob")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        'Error from server (Forbidden): users "bob" is forbidden: User "alice" cannot '
+        'impersonate resource "users" in API group "" at the cluster scope'
+    )
+    assert "bob" in secure.ok("auth", "whoami", "--as", "bob")
+
+
+def test_roles_and_bindings_through_kubectl_with_the_escalation_check(secure: Cluster) -> None:
+    secure.ok("create", "role", "pod-reader", "--verb=get,list", "--resource=pods", "-n", "default")
+    secure.ok("create", "clusterrole", "node-reader", "--verb=get", "--resource=nodes")
+    secure.ok(
+        "create",
+        "role",
+        "rbac-writer",
+        "--verb=create",
+        "--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io",
+        "-n",
+        "default",
+    )
+    secure.ok(
+        "create", "rolebinding", "alice-rbac", "--role=rbac-writer", "--user=alice", "-n", "default"
+    )
+    escalating = as_token(
+        secure,
+        "tok-alice",
+        "create",
+        "role",
+        "cm-reader",
+        "--verb=get",
+        "--resource=configmaps",
+        "-n",
+        "default",
+    )
+    assert escalating.returncode == 1
+    assert escalating.stderr.startswith(
+        'Error from server (Forbidden): roles.rbac.authorization.k8s.io "cm-reader" is forbidden: '
+        'user "alice" (groups=["system:authenticated"]) is attempting to grant RBAC '
+        "permissions not currently held:\n"
+        '{APIGroups:[""], Resources:["configmaps"], Verbs:["get"]}'
+    )
+    table = secure.ok("get", "rolebindings", "-n", "default", "-o", "wide")
+    assert "alice-rbac" in table and "Role/rbac-writer" in table
+    assert "node-reader" in secure.ok("get", "clusterroles")
+
+
+def test_the_python_clients_rbac_flow(secure: Cluster, tmp_path: Path) -> None:
+    """kubernetes-client/python's e2e test_create_rbac_role_from_yaml, over TLS."""
+    manifest = tmp_path / "rbac-role.yaml"
+    manifest.write_text(
+        "kind: Role\napiVersion: rbac.authorization.k8s.io/v1\n"
+        "metadata:\n  namespace: default\n  name: e2e-pod-reader\n"
+        'rules:\n- apiGroups: [""]\n  resources: ["pods"]\n  verbs: ["get", "watch", "list"]\n'
+    )
+    script = f"""
+from kubernetes import client, config, utils
+api_client = config.new_client_from_config({str(secure.kubeconfig)!r})
+utils.create_from_yaml(api_client, {str(manifest)!r}, verbose=True)
+rbac = client.RbacAuthorizationV1Api(api_client)
+role = rbac.read_namespaced_role(name="e2e-pod-reader", namespace="default")
+assert role.metadata.name == "e2e-pod-reader" and role.rules[0].resources[0] == "pods"
+rbac.delete_namespaced_role(name="e2e-pod-reader", namespace="default", body={{}})
+names = [r.metadata.name for r in rbac.list_cluster_role().items]
+assert "cluster-admin" in names and "system:node" in names
+review = client.AuthorizationV1Api(api_client).create_self_subject_access_review(
+    client.V1SelfSubjectAccessReview(spec=client.V1SelfSubjectAccessReviewSpec(
+        resource_attributes=client.V1ResourceAttributes(verb="delete", resource="nodes"))))
+assert review.status.allowed is True
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout == "role created.\nok\n", done.stderr
+
+
+def test_serving_beyond_loopback_without_tls_is_refused_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pinnace.cli.main",
+            "up",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--in-memory",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1
+    assert done.stderr == (
+        "pinnace up: refusing to serve 0.0.0.0 without TLS and authentication: give --tls "
+        "(or --insecure to let anyone who can connect change everything)\n"
+    )
+
+
+def _anonymous_get(cluster: Cluster, path: str) -> tuple[int, dict[str, object] | str]:
+    """GET `path` with no credentials, trusting the cluster CA."""
+    context = ssl.create_default_context(cafile=str(cluster.workdir / "data" / "pki" / "ca.crt"))
+    try:
+        with urllib.request.urlopen(cluster.url + path, context=context, timeout=20) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_anonymous_requests_see_public_paths_only(secure: Cluster) -> None:
+    assert _anonymous_get(secure, "/healthz") == (200, "ok")
+    code, status = _anonymous_get(secure, "/api/v1/pods")
+    assert code == 403
+    assert status == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'pods is forbidden: User "system:anonymous" cannot list resource "pods" in '
+        'API group "" at the cluster scope',
+        "reason": "Forbidden",
+        "details": {"kind": "pods"},
+        "code": 403,
+    }
+
+
+def test_the_ca_is_kept_across_restarts(tmp_path: Path) -> None:
+    first = launch(tmp_path, "--data-dir", str(tmp_path / "data"), flags=("--tls",))
+    ca = (tmp_path / "data" / "pki" / "ca.crt").read_bytes()
+    stop(first)
+    second = launch(tmp_path, "--data-dir", str(tmp_path / "data"), flags=("--tls",))
+    try:
+        assert (tmp_path / "data" / "pki" / "ca.crt").read_bytes() == ca
+        assert "default" in second.ok("get", "namespaces")
+    finally:
+        stop(second)
+
+
+def test_a_labelled_cluster_role_joins_view_and_so_edit_and_admin(secure: Cluster) -> None:
+    secure.ok("create", "clusterrole", "leases-reader", "--verb=get,list", "--resource=leases")
+    secure.ok(
+        "label", "clusterrole", "leases-reader", "rbac.authorization.k8s.io/aggregate-to-view=true"
+    )
+    want = {"verbs": ["get", "list"], "apiGroups": ["coordination.k8s.io"], "resources": ["leases"]}
+
+    def aggregated(role: str) -> bool:
+        return want in json.loads(secure.ok("get", "clusterrole", role, "-o", "json"))["rules"]
+
+    for role in ("view", "edit", "admin"):
+        assert eventually(lambda role=role: aggregated(role) or None)
+
+
+def test_without_tls_everyone_is_admin_and_can_i_answers_for_whom_it_impersonates(
+    cluster: Cluster,
+) -> None:
+    assert cluster.ok("auth", "can-i", "delete", "nodes") == "yes\n"
+    assert "system:unsecured" in cluster.ok("auth", "whoami")
+    done = cluster.kubectl("auth", "can-i", "list", "pods", "--as", "alice")
+    assert (done.returncode, done.stdout) == (1, "no\n")
+    denied = cluster.kubectl("get", "pods", "--as", "alice")
+    assert 'User "alice" cannot list resource "pods"' in denied.stderr

@@ -143,12 +143,14 @@ def test_a_disk_that_fills_up_is_relayed_to_kubectl_and_fails_readiness(tmp_path
     data = tmp_path / "data"
 
     def small_disk() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024, resource.RLIM_INFINITY))
+        # Room for what a start writes (the bootstrap RBAC policy is most of its 0.9 MB),
+        # not for a ConfigMap of 1 MB more.
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1536 * 1024, resource.RLIM_INFINITY))
 
     cluster = launch(tmp_path, "--data-dir", str(data), preexec_fn=small_disk)
     try:
         manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}}
-        manifest["data"] = {"a": "x" * 300_000}
+        manifest["data"] = {"a": "x" * 1_000_000}
         big = cluster.kubectl("create", "-f", "-", stdin=yaml.safe_dump(manifest))
         assert big.returncode == 1
         refused = 'Error from server: error when creating "STDIN": sqlite: disk I/O error\n'

@@ -185,8 +185,10 @@ class Watcher(Worker):
                 self.problems.append(f"watch error {obj}")
             self.gone += 1
             return False
-        name, n, rv = obj["metadata"]["name"], int(obj["data"]["n"]), int(
-            obj["metadata"]["resourceVersion"]
+        name, n, rv = (
+            obj["metadata"]["name"],
+            int(obj["data"]["n"]),
+            int(obj["metadata"]["resourceVersion"]),
         )
         before = self.seen.get(name, -1)
         if n != before + 1 or kind != ("ADDED" if n == 0 else "MODIFIED"):
@@ -258,10 +260,8 @@ def test_no_acknowledged_write_is_lost_across_kill_9(tmp_path: Path) -> None:
         server.stop.set()
         for writer in writers:
             writer.join(30)
-        final = {
-            item["metadata"]["name"]: int(item["data"]["n"])
-            for item in requests.get(f"{server.url}{CONFIGMAPS}?{OURS}", timeout=TIMEOUT).json()["items"]
-        }
+        listed = requests.get(f"{server.url}{CONFIGMAPS}?{OURS}", timeout=TIMEOUT).json()
+        final = {item["metadata"]["name"]: int(item["data"]["n"]) for item in listed["items"]}
         for watcher in watchers:
             eventually(lambda w=watcher: w.seen == final or not w.is_alive(), timeout=30)  # type: ignore[misc]
             assert watcher.seen == final

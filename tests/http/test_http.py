@@ -156,6 +156,20 @@ def test_bodies_go_reads_and_python_would_not(api: HTTP) -> None:
     assert huge.headers.get_all("Warning") == ['299 - "unknown field \\"extra\\""']
 
 
+def test_a_json_patch_of_a_number_beyond_float64_into_an_unknown_field_is_warned_about(
+    api: HTTP,
+) -> None:
+    # json-patch keeps the number's text, and the patched object's unknown field is dropped
+    # with a warning, as for a create; the patch is applied to a copy of the body.
+    assert api.request("POST", CM_PATH, cm("patched-huge")).status == 201
+    patch = b'[{"op":"add","path":"/extra","value":' + b"9" * 5000 + b"}]"
+    patched = api.request(
+        "PATCH", CM_PATH + "/patched-huge", patch, content_type="application/json-patch+json"
+    )
+    assert patched.status == 200
+    assert patched.headers.get_all("Warning") == ['299 - "unknown field \\"extra\\""']
+
+
 def test_dry_run_stores_nothing(api: HTTP) -> None:
     answer = api.request("POST", CM_PATH + "?dryRun=All", cm("dry"))
     assert answer.status == 201 and answer.json()["metadata"]["name"] == "dry"

@@ -130,6 +130,11 @@ class OutOfRangeNumber(float):
         number.text = text
         return number
 
+    def __reduce__(self) -> tuple[type[OutOfRangeNumber], tuple[str]]:
+        # float's own reduction would rebuild it from the infinity, losing the text (patches
+        # deep-copy the bodies they merge).
+        return (OutOfRangeNumber, (self.text,))
+
     def __str__(self) -> str:
         return self.text
 

@@ -5,6 +5,7 @@ impersonation, the escalation check, and the refusal to serve beyond loopback wi
 
 from __future__ import annotations
 
+import base64
 import json
 import ssl
 import subprocess
@@ -58,6 +59,10 @@ def test_kubectl_works_over_tls_as_kubernetes_admin(secure: Cluster) -> None:
     assert "default" in secure.ok("get", "namespaces")
     whoami = secure.ok("auth", "whoami")
     assert "kubernetes-admin" in whoami and "system:masters" in whoami
+    # Pods trust the API server through kube-root-ca.crt: the CA the kubeconfig trusts.
+    published = secure.ok("get", "configmap", "kube-root-ca.crt", "-o", "jsonpath={.data.ca\\.crt}")
+    trusted = config["clusters"][0]["cluster"]["certificate-authority-data"]
+    assert published.strip() == base64.b64decode(trusted).decode().strip()
 
 
 def test_a_token_user_is_forbidden_until_a_rolebinding_lets_it(secure: Cluster) -> None:

@@ -96,10 +96,7 @@ def validate_object_meta(
         if not namespace:
             errs.append(field.required(_NAMESPACE))
         else:
-            errs += [
-                field.invalid(_NAMESPACE, namespace, m)
-                for m in is_dns1123_label(namespace)
-            ]
+            errs += [field.invalid(_NAMESPACE, namespace, m) for m in is_dns1123_label(namespace)]
     elif namespace:
         errs.append(field.forbidden(_NAMESPACE, "not allowed on this type"))
 
@@ -108,9 +105,7 @@ def validate_object_meta(
         if not is_int(generation):
             errs.append(type_error(_GENERATION, generation, "integer"))
         elif generation < 0:
-            errs.append(
-                field.invalid(_GENERATION, generation, IS_NEGATIVE_ERROR_MSG)
-            )
+            errs.append(field.invalid(_GENERATION, generation, IS_NEGATIVE_ERROR_MSG))
     return errs + _validate_common(meta)
 
 
@@ -147,9 +142,7 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
     new_generation = new_meta.get("generation") or 0
     old_generation = old_meta.get("generation") or 0
     if is_int(new_generation) and is_int(old_generation) and new_generation < old_generation:
-        errs.append(
-            field.invalid(_GENERATION, new_generation, "must not be decremented")
-        )
+        errs.append(field.invalid(_GENERATION, new_generation, "must not be decremented"))
     for name in ("name", "namespace", "uid", "creationTimestamp"):
         errs += validate_immutable(
             new_meta.get(name) or "", old_meta.get(name) or "", METADATA.child(name)
@@ -164,9 +157,7 @@ def _validate_common(meta: dict[str, Any]) -> list[FieldError]:
     errs += validate_labels(labels, _LABELS)
     annotations, e = string_map(meta.get("annotations"), _ANNOTATIONS)
     errs += e + validate_annotations(annotations, _ANNOTATIONS)
-    errs += validate_owner_references(
-        meta.get("ownerReferences"), _OWNER_REFERENCES
-    )
+    errs += validate_owner_references(meta.get("ownerReferences"), _OWNER_REFERENCES)
     errs += validate_finalizers(meta.get("finalizers"), _FINALIZERS)
     errs += _validate_managed_fields(meta.get("managedFields"), _MANAGED_FIELDS)
     return errs

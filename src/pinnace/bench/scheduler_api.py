@@ -152,8 +152,7 @@ async def _measure(
         except TimeoutError:
             bound = bindings.measured
             raise BenchError(
-                f"{workload.name}: {bound} of {pod_count} pods were scheduled "
-                f"on {node_count} nodes"
+                f"{workload.name}: {bound} of {pod_count} pods were scheduled on {node_count} nodes"
             ) from None
         seconds = max(bindings.at.values()) - start
         latencies = [bindings.at[name] - at for name, at in created.items()]
@@ -206,6 +205,7 @@ async def _check_churn(
 ) -> None:
     """Churn pods that fit must all land (given a while to back off and retry); those that
     fit no node must never be bound."""
+
     def churn_bound() -> int:
         return len(bindings.at) - bindings.measured
 

@@ -93,8 +93,6 @@ def _one_more(bar: tqdm[Any]) -> None:
     bar.update(1)
 
 
-
-
 def _seed_list(text: str) -> list[int]:
     seeds = [part.strip() for part in text.split(",")]
     if not all(s.isdigit() for s in seeds):

@@ -290,8 +290,6 @@ def _shape(text: str) -> dict[str, str]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-
-
 def _fraction(text: str) -> float:
     try:
         value = float(text)
@@ -300,5 +298,3 @@ def _fraction(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, not {value}")
     return value
-
-

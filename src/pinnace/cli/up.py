@@ -39,6 +39,7 @@ import uvicorn
 import yaml
 
 from pinnace.api.openapi import openapi_v3_index
+from pinnace.apiserver.auth import certs
 from pinnace.apiserver.http import connections
 from pinnace.apiserver.service_allocation import (
     DEFAULT_ADVERTISE_ADDRESS,
@@ -623,10 +624,13 @@ async def serve(options: UpOptions) -> None:
         await _serve(options, sock, store, kubeconfig_path)
 
 
-def cluster_with_root_ca(options: UpOptions, clock: Clock) -> ClusterOptions:
-    """The cluster's options with its CA certificate: the data directory's ca.crt, made there
-    on the first start (so a restart publishes the same), or one made for this run."""
+def cluster_with_root_ca(options: UpOptions, clock: Clock, pki: Path | None) -> ClusterOptions:
+    """The cluster's options with its CA certificate: with TLS, the CA in `pki` that signs the
+    serving certificate; else the data directory's ca.crt, made there on the first start (so a
+    restart publishes the same), or one made for this run."""
     cluster = options.cluster
+    if pki is not None:
+        return dataclasses.replace(cluster, root_ca=certs.ensure_ca(pki).cert.read_text())
     if cluster.root_ca or options.data_dir is None:
         return cluster
     path = Path(options.data_dir).expanduser() / CA_FILE
@@ -649,15 +653,18 @@ def _kubeconfig_path(options: UpOptions) -> Iterator[Path]:
 async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconfig: Path) -> None:
     host, port = sock.getsockname()[:2]
     clock = Clock(asyncio.get_running_loop())
-    cluster = cluster_with_root_ca(options, clock)
+    pki = None
+    if options.tls is not None:
+        top = Path(options.data_dir).expanduser() if options.data_dir else kubeconfig.parent
+        pki = top / secure.PKI_DIR
+    cluster = cluster_with_root_ca(options, clock, pki)
     # The `kubernetes` Service leads to the port actually listened on.
     services = dataclasses.replace(cluster.services, secure_port=port)
     plane = ControlPlane(store, clock, dataclasses.replace(cluster, services=services))
     tls_serving = None
-    if options.tls is not None:
-        pki = Path(options.data_dir).expanduser() if options.data_dir else kubeconfig.parent
+    if options.tls is not None and pki is not None:
         authorizer = plane.server.authorizer
-        tls_serving = secure.secure_serving(options.tls, pki / secure.PKI_DIR, host, authorizer)
+        tls_serving = secure.secure_serving(options.tls, pki, host, authorizer)
         if ipaddress.ip_address(host).is_unspecified:
             host = "127.0.0.1" if ":" not in host else "::1"  # an address the certificate names
     scheme = "http" if tls_serving is None else "https"

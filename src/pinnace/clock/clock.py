@@ -55,14 +55,10 @@ class Clock:
         """Seconds on a clock that never goes back; only differences mean anything."""
         return self._loop.time()
 
-    def call_later(
-        self, delay: float, callback: Callable[[*_Ts], object], *args: *_Ts
-    ) -> Timer:
+    def call_later(self, delay: float, callback: Callable[[*_Ts], object], *args: *_Ts) -> Timer:
         return self._loop.call_later(delay, callback, *args)
 
-    def call_at(
-        self, when: float, callback: Callable[[*_Ts], object], *args: *_Ts
-    ) -> Timer:
+    def call_at(self, when: float, callback: Callable[[*_Ts], object], *args: *_Ts) -> Timer:
         """Run `callback(*args)` at `when`, seconds since the Unix epoch."""
         return self._loop.call_at(when - self._offset, callback, *args)
 

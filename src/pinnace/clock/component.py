@@ -62,7 +62,6 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
             log.error("%s ended with an error", task.get_name(), exc_info=result)
 
 
-
 class StartedOnFirstUse:
     """Informers (anything with start, wait_for_sync and async stop) started the first time
     something needs them (`await ready()`), not with the cluster: a cache only a person's

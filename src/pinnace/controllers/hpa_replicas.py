@@ -26,7 +26,6 @@ DEFAULT_CPU_INITIALIZATION_PERIOD = 300.0
 DEFAULT_INITIAL_READINESS_DELAY = 30.0
 
 
-
 class MetricError(Exception):
     """A replica count could not be computed; the message is the one the HPA reports."""
 

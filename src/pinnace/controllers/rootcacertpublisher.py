@@ -3,22 +3,22 @@ holding the cluster's CA certificate under `ca.crt`, put back as it was if it is
 deleted (pkg/controller/certificates/rootcacertpublisher/publisher.go, v1.32). Pods read it
 through the kube-api-access volume the ServiceAccount admission plugin gives them.
 
-Pinnace serves plain HTTP and has no CA of its own: a cluster's is the PEM it is given (`pinnace
-up` keeps one in its data directory), else a self-signed Ed25519 certificate made from the
-cluster's seed (`self_signed_ca`), the same for the same seed (docs/differences.md).
+A cluster's CA is the PEM it is given (`pinnace up --tls`: the CA that signs its serving
+certificate; plain `pinnace up`: one it keeps in its data directory), else a self-signed
+Ed25519 certificate made from the cluster's seed (`self_signed_ca`), the same for the same
+seed (docs/differences.md).
 """
 
 from __future__ import annotations
 
 import datetime
 
-from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding
-from cryptography.x509.oid import NameOID
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object, clone
+from pinnace.apiserver.auth.certs import ca_certificate
 from pinnace.client import Client
 from pinnace.clock import Randomness
 from pinnace.controllers.namespace_objects import NamespaceObjectController
@@ -40,33 +40,10 @@ def self_signed_ca(randomness: Randomness, not_before: float) -> str:
     from `not_before` (seconds since the epoch); its key and serial come from `randomness`."""
     rand = randomness.child("root-ca").random
     key = Ed25519PrivateKey.from_private_bytes(rand.randbytes(32))
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
     start = datetime.datetime.fromtimestamp(int(not_before), datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(rand.getrandbits(63) + 1)
-        .not_valid_before(start)
-        .not_valid_after(start + CA_VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=True,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .sign(key, None)
-    )
+    certificate = ca_certificate(
+        key.public_key(), rand.getrandbits(63) + 1, start, start + CA_VALIDITY
+    ).sign(key, None)
     return certificate.public_bytes(Encoding.PEM).decode()
 
 

@@ -180,4 +180,3 @@ def _stress_size(text: str) -> int:
     if unit in _STRESS_SIZE_UNITS:
         return int(text[:-1]) * _STRESS_SIZE_UNITS[unit]
     return int(text)
-

@@ -273,4 +273,3 @@ def _parse_grace_period(signal: str, text: str) -> float:
             f"{where}: invalid eviction grace period specified: {text}, must be a positive value"
         )
     return nanos / 1e9
-

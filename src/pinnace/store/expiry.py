@@ -30,6 +30,7 @@ DEFAULT_EVENT_TTL = 3600.0
 LEASE_REUSE_SECONDS = 60.0
 LEASE_REUSE_SHARE = 0.05
 
+
 @dataclass
 class _Window:
     """The keys written while one lease was handed out; it expires at `expires_at`."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CA_DAYS = 3650
@@ -62,36 +63,52 @@ def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc)  # noqa: UP017 - as cryptography expects
 
 
+def ca_certificate(
+    public_key: CertificatePublicKeyTypes,
+    serial: int,
+    not_before: datetime.datetime,
+    not_after: datetime.datetime,
+) -> x509.CertificateBuilder:
+    """A self-signed CA certificate as kubeadm's, to be signed: CN kubernetes, CA:TRUE, and the
+    key usages of a CA that signs certificates."""
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
+    usage = x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=True,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=True,
+        crl_sign=False,
+        encipher_only=False,
+        decipher_only=False,
+    )
+    return (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(public_key)
+        .serial_number(serial)
+        .not_valid_before(not_before)
+        .not_valid_after(not_after)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(usage, critical=True)
+    )
+
+
 def ensure_ca(directory: Path) -> KeyPair:
     """The CA in `directory`, made on first use (kept across restarts)."""
     pair = KeyPair(directory / "ca.crt", directory / "ca.key")
     if pair.cert.exists() and pair.key.exists():
         return pair
     key = _key()
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
     now = _now()
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=CA_DAYS))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=True,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
+        ca_certificate(
+            key.public_key(),
+            x509.random_serial_number(),
+            now - datetime.timedelta(minutes=5),
+            now + datetime.timedelta(days=CA_DAYS),
         )
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())

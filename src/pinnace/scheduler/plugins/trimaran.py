@@ -57,8 +57,7 @@ def usage_sampling(args: Mapping[str, Any]) -> tuple[float, float]:
     interval = _duration(args, "usageSampleInterval", DEFAULT_SAMPLE_INTERVAL)
     if interval <= 0:
         raise ValueError(
-            f'usageSampleInterval: Invalid value: "{args["usageSampleInterval"]}": must be '
-            "positive"
+            f'usageSampleInterval: Invalid value: "{args["usageSampleInterval"]}": must be positive'
         )
     if window < interval:
         raise ValueError(

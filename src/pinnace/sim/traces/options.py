@@ -59,9 +59,7 @@ class Format:
     """The trace with its machines and pods (or objects) read from the files."""
 
 
-def parse_trace(
-    raw: Any, path: Path, name: str, base: str, formats: Mapping[str, Format]
-) -> Trace:
+def parse_trace(raw: Any, path: Path, name: str, base: str, formats: Mapping[str, Format]) -> Trace:
     """The trace `raw` (the `trace` mapping of the workload `name`) describes, its files read;
     relative paths are relative to `base`."""
     raw = values.mapping(raw, path, (*COMMON_FIELDS, *_all_options(formats)))

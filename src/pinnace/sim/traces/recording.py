@@ -204,6 +204,7 @@ def _node_config(node: Object) -> NodeConfig:
 def _changes(life: _Life) -> Iterator[ObjectChange]:
     """Its creation, the changes of what a user writes (spec, labels, annotations; a pod's
     are not replayed: they are the kubelet's and the scheduler's), its deletion."""
+
     def change(at: float, obj: Object | None) -> ObjectChange:
         return ObjectChange(
             at, life.api_version, life.kind, life.namespace, life.name, life.number, obj

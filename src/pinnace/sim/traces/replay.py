@@ -215,9 +215,9 @@ class TraceReplay:
             expression = {"key": key, "operator": "In", "values": list(wanted)}
             terms = [{"matchExpressions": [expression]}]
             spec["affinity"] = {
-                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": terms
-                }}
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+                }
             }
         return {
             "apiVersion": "v1",

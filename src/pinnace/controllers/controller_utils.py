@@ -329,6 +329,18 @@ _PODS = catalog.kind("", "pods")
 # --- ownership --------------------------------------------------------------------------------
 
 
+async def patch_pod(client: Client, pod: Object, patch: Object) -> bool:
+    """PodControl's PatchPod, for adopting and releasing pods: False when the pod is gone or
+    changed meanwhile (the next sync sees it as it is)."""
+    try:
+        await client.patch(_PODS, pod["metadata"]["namespace"], pod["metadata"]["name"], patch)
+    except StatusError as e:
+        if e.code in (404, 409, 422):
+            return False
+        raise
+    return True
+
+
 def owner_reference(owner: Object, kind: Kind) -> Object:
     """The controller ownerReference a controller puts on what it creates or adopts."""
     m = owner["metadata"]

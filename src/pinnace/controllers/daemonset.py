@@ -49,6 +49,7 @@ from pinnace.controllers.controller_utils import (
     controller_ref,
     is_pod_available,
     is_pod_ready,
+    patch_pod,
     pod_from_template,
     pod_owner_to_sync,
     release_patch,
@@ -259,26 +260,19 @@ class DaemonSetController(ControlledPodEvents):
         candidates += self._pods.by_index(CLAIM_INDEX, "")
 
         async def adopt(pod: Object) -> Object | None:
-            return pod if await self._patch_pod(pod, adopt_patch(pod, ds, DAEMON_SETS)) else None
+            return (
+                pod
+                if await patch_pod(self._client, pod, adopt_patch(pod, ds, DAEMON_SETS))
+                else None
+            )
 
         return await claim(
             ds,
             selector,
             (pod for pod in candidates if pod["metadata"]["namespace"] == namespace),
             adopt,
-            lambda pod: self._patch_pod(pod, release_patch(pod, ds)),
+            lambda pod: patch_pod(self._client, pod, release_patch(pod, ds)),
         )
-
-    async def _patch_pod(self, pod: Object, patch: Object) -> bool:
-        try:
-            await self._client.patch(
-                PODS, pod["metadata"]["namespace"], pod["metadata"]["name"], patch
-            )
-        except StatusError as e:
-            if e.code in (404, 409, 422):
-                return False  # gone or changed meanwhile: the next sync sees it
-            raise
-        return True
 
     # --- manage ------------------------------------------------------------------------------
 

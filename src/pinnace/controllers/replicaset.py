@@ -36,6 +36,7 @@ from pinnace.controllers.controller_utils import (
     is_pod_active,
     is_pod_available,
     is_pod_ready,
+    patch_pod,
     pod_from_template,
     pod_owner_to_sync,
     pods_to_delete,
@@ -135,15 +136,7 @@ class ReplicaSetController(ControlledPodEvents):
 
     async def _patch_pod(self, pod: Object, patch: Object) -> bool:
         await self._requests.wait()
-        try:
-            await self._client.patch(
-                PODS, pod["metadata"]["namespace"], pod["metadata"]["name"], patch
-            )
-        except StatusError as e:
-            if e.code in (404, 409, 422):
-                return False  # gone or changed meanwhile: the next sync sees it
-            raise
-        return True
+        return await patch_pod(self._client, pod, patch)
 
     async def _manage_replicas(self, rs: Object, pods: list[Object]) -> StatusError | None:
         key = object_key(rs)

@@ -43,6 +43,7 @@ from pinnace.controllers.controller_utils import (
     Expectations,
     WorkQueue,
     adopt_patch,
+    patch_pod,
     pod_owner_to_sync,
     release_patch,
     slow_start_batch,
@@ -143,14 +144,18 @@ class StatefulSetController(ControlledPodEvents):
         namespace = sts["metadata"]["namespace"]
 
         async def adopt(pod: Object) -> Object | None:
-            return pod if await self._patch_pod(pod, adopt_patch(pod, sts, STATEFUL_SETS)) else None
+            return (
+                pod
+                if await patch_pod(self._client, pod, adopt_patch(pod, sts, STATEFUL_SETS))
+                else None
+            )
 
         pods = await claim(
             sts,
             selector,
             (p for p in self._pods.list(namespace) if is_member_of(sts, p)),
             adopt,
-            lambda pod: self._patch_pod(pod, release_patch(pod, sts)),
+            lambda pod: patch_pod(self._client, pod, release_patch(pod, sts)),
         )
         status = await self._update_stateful_set(sts, pods, revisions)
         min_ready = sts["spec"].get("minReadySeconds") or 0
@@ -169,17 +174,6 @@ class StatefulSetController(ControlledPodEvents):
         if error is not None:
             raise error
         return status
-
-    async def _patch_pod(self, pod: Object, patch: Object) -> bool:
-        try:
-            await self._client.patch(
-                PODS, pod["metadata"]["namespace"], pod["metadata"]["name"], patch
-            )
-        except StatusError as e:
-            if e.code in (404, 409, 422):
-                return False  # gone or changed meanwhile: the next sync sees it
-            raise
-        return True
 
     # --- revisions ---------------------------------------------------------------------------
 

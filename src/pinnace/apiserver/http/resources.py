@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pinnace.api import status
 from pinnace.api.authorization import reviews
+from pinnace.api.decode import decode
+from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions, WriteOptions
 from pinnace.api.patch import PatchType
 from pinnace.api.tables import IncludeObject
@@ -77,8 +79,9 @@ class ResourceHandler:
         )
         return encoder.list(listed)
 
-    async def review(self, target: ResourceTarget, body: Any) -> Any:
-        """A review answered at once, never stored (`auth.reviews`)."""
+    async def review(self, target: ResourceTarget, body: Object) -> Any:
+        """A review answered at once, never stored (`auth.reviews`); `body` decoded as any
+        created object is."""
         errs = target.kind.validate(body)
         if errs:
             raise status.invalid(target.kind.kind, "", errs, target.kind.group)
@@ -127,7 +130,8 @@ class ResourceHandler:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
             return json_response(answer, 201)
         if kind.group in (reviews.AUTHORIZATION, reviews.AUTHENTICATION):
-            return json_response(await self.review(target, body), 201)
+            review = decode(body, kind, json_text=_json_body(target, body_type)).obj
+            return json_response(await self.review(target, review), 201)
         options = _with_manager(options, request)
         result = await self.server.create(
             kind, target.namespace, body, options, json_body=_json_body(target, body_type)

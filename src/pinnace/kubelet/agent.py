@@ -50,6 +50,7 @@ from pinnace.kubelet.eviction import (
 from pinnace.kubelet.eviction import REASON as EVICTED
 from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
+from pinnace.kubelet.images import ImageService
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.logs import container_log
 from pinnace.kubelet.node_status import (
@@ -157,6 +158,15 @@ class NodeAgent:
         self._static_status = static_status(config)
         self._pulled: dict[str, None] = {}
         """The images of the containers this node has run, in order (node.status.images)."""
+        self.images = ImageService(
+            self.clock,
+            bandwidth=config.image_pull_bandwidth,
+            serialize=config.serialize_image_pulls,
+            max_parallel=config.max_parallel_image_pulls,
+            missing=config.missing_images,
+            on_pulled=self._image_pulled,
+        )
+        self.images.add(name for image in config.images for name in image["names"])
         self.cpu_manager = static_policy(config)
         """The static CPU manager, when cpuManagerPolicy is static."""
         self.eviction = EvictionManager(config, self, NodeGC(self.runtime, self.workers, self))
@@ -420,9 +430,9 @@ class NodeAgent:
         self._set_ceiling(worker, pod)
         worker.hold = demand.hold()
         self.usage.add(worker.hold)
-        self._pull_images(pod)
         self._publish_cpus(pod)
         if resumed:
+            self._pull_images(pod)
             worker.resume(pod)
         else:
             # After the pods handed over with this one (a restarted agent's first list): the
@@ -474,12 +484,18 @@ class NodeAgent:
         self._release_cpus(worker.uid)
 
     def _pull_images(self, pod: Mapping[str, Any]) -> None:
-        """The pod's images are on the node from now on: the next status sync reports them."""
+        """A resumed pod's images: its containers run from them, so they are on the node."""
         spec = pod.get("spec") or {}
         containers = (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
-        new = [c["image"] for c in containers if c.get("image") and c["image"] not in self._pulled]
-        if new:
-            self._pulled.update(dict.fromkeys(new))
+        for c in containers:
+            if c.get("image") and not self.images.has(c["image"]):
+                self.images.add((c["image"],))
+                self._image_pulled(c["image"])
+
+    def _image_pulled(self, image: str) -> None:
+        """`image` is on the node from now on: the next status sync reports it."""
+        if image not in self._pulled:
+            self._pulled[image] = None
             self._static_status = static_status(self.config, self._pulled)
 
     def pulled_images(self) -> list[str]:
@@ -487,8 +503,10 @@ class NodeAgent:
 
     def forget_images(self, images: Iterable[str]) -> None:
         """Image garbage collection deleted these: status.images no longer lists them."""
+        images = list(images)
         for image in images:
             self._pulled.pop(image, None)
+        self.images.remove(images)
         self._static_status = static_status(self.config, self._pulled)
 
     def _publish_cpus(self, pod: Mapping[str, Any]) -> None:

@@ -20,6 +20,7 @@ from pinnace.kubelet.config import (
     SIMULATED_LABEL,
     NodeConfig,
 )
+from pinnace.kubelet.images import image_size
 from pinnace.kubelet.runtime import image_id, image_reference
 from pinnace.resources.lists import ResourceList
 from pinnace.resources.names import is_extended_resource_name
@@ -33,9 +34,6 @@ NODE_STATUS_MAX_IMAGES = 50
 """The kubelet reports the 50 largest images (nodeStatusMaxImages)..."""
 MAX_NAMES_PER_IMAGE = 5
 """...each with at most 5 of its names."""
-PULLED_IMAGE_MIN_BYTES = 10 * 2**20
-PULLED_IMAGE_SPREAD_BYTES = 240 * 2**20
-"""A pulled image's simulated size: 10 MiB plus up to 240 MiB, fixed by its name."""
 
 
 @dataclass(frozen=True)
@@ -277,15 +275,10 @@ def node_images(
         if image_reference(image) not in known:
             known.add(image_reference(image))
             images.append(
-                {"names": [image_id(image), image_reference(image)], "sizeBytes": _size(image)}
+                {"names": [image_id(image), image_reference(image)], "sizeBytes": image_size(image)}
             )
     images.sort(key=lambda i: -i["sizeBytes"])
     return images[:NODE_STATUS_MAX_IMAGES]
-
-
-def _size(image: str) -> int:
-    digest = hashlib.sha256(image_reference(image).encode()).digest()
-    return PULLED_IMAGE_MIN_BYTES + int.from_bytes(digest[:8]) % PULLED_IMAGE_SPREAD_BYTES
 
 
 def lease_object(config: NodeConfig, node_uid: str, now_micro: str) -> dict[str, Any]:

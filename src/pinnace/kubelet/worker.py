@@ -48,6 +48,15 @@ from pinnace.kubelet.behaviour import BehaviourError, ContainerBehaviour, contai
 from pinnace.kubelet.environment import ConfigError
 from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
+from pinnace.kubelet.images import (
+    ERR_IMAGE_NEVER_PULL,
+    ERR_IMAGE_PULL,
+    IMAGE_PULL_BACK_OFF,
+    ImageService,
+    PullResult,
+    pull_duration,
+    should_pull,
+)
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
@@ -91,6 +100,9 @@ if TYPE_CHECKING:
 INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
 MINIMUM_GRACE_PERIOD = 2
+PULL_ERROR_RESYNC = 1.0
+"""After a failed pull, the pod shows ErrImagePull until its next sync (prompted by the
+failure), then ImagePullBackOff until the back-off ends."""
 """The kubelet always gives a container this long between SIGTERM and SIGKILL."""
 DEFAULT_GRACE_PERIOD = 30
 _NO_NAMES: frozenset[SourceName] = frozenset()
@@ -109,6 +121,7 @@ class PodHost(Protocol):
     sources: SourceLookup
     packed_pod: PackedLookup
     codec: Codec
+    images: ImageService
 
     def allocate_pod_ip(self) -> PodIP: ...
 
@@ -258,6 +271,9 @@ class PodWorker:
     )
     storage_limited = BitFlag(
         256, "It has an ephemeral-storage limit, which its disk use may exceed (and be evicted)."
+    )
+    pulling = BitFlag(
+        512, "An image of its is being pulled: its sync waits for it, as the kubelet's blocks."
     )
 
     def __init__(self, host: PodHost, pod: Mapping[str, Any]) -> None:
@@ -494,7 +510,10 @@ class PodWorker:
         self._check_stopped()
 
     def forget(self) -> None:
-        """The pod is gone from the API: drop its containers and its IP."""
+        """The pod is gone from the API: drop its containers, its IP and its pull back-offs
+        (a pull under way is then ignored)."""
+        self.begun = False
+        self.host.images.forget(self._pull_key(c) for c in self.inits + self.apps)
         self._cancel_timer()
         if self._deadline is not None:
             self._deadline.cancel()
@@ -525,7 +544,7 @@ class PodWorker:
         if self._sync_init_containers(wake):
             for c in self.apps:
                 if c.current is None:
-                    self._start(c)
+                    self._start(c, wake)
                 elif c.exited and self._should_restart(c.current.exit_code):
                     self._restart(c, wake)
                 if c.hook_running:
@@ -556,7 +575,7 @@ class PodWorker:
         for c in self.inits:
             if c.restartable:
                 if c.current is None:
-                    self._start(c)
+                    self._start(c, wake)
                 elif c.exited:
                     self._restart(c, wake)
                 if not c.started:
@@ -565,7 +584,7 @@ class PodWorker:
             if c.succeeded:
                 continue
             if c.current is None:
-                self._start(c)
+                self._start(c, wake)
             elif c.exited and self.restart_policy != "Never":
                 self._restart(c, wake)
             return False
@@ -586,7 +605,7 @@ class PodWorker:
             c.probe_killed = False
             if c.previous is None:
                 c.restart_count += 1
-                self._start(c)
+                self._start(c, wake)
                 return
             last_exit = c.previous
         finished = last_exit.finished_at
@@ -610,7 +629,7 @@ class PodWorker:
         c.backoff = INITIAL_BACKOFF if not c.backoff or expired else min(2 * c.backoff, MAX_BACKOFF)
         c.backoff_updated = finished
         c.restart_count += 1
-        self._start(c)
+        self._start(c, wake)
 
     def _plan(self, c: ContainerRecord, pod: Mapping[str, Any]) -> _Plan | str:
         """What a run of `c` is given now, or why it cannot be created."""
@@ -640,8 +659,10 @@ class PodWorker:
         for kind, outcomes in (plan.outcomes or {}).items():
             probers[kind].outcomes = outcomes
 
-    def _start(self, c: ContainerRecord) -> None:
+    def _start(self, c: ContainerRecord, wake: list[float]) -> None:
         pod = self.read_pod()
+        if not self._ensure_image(c, _container_specs(pod).get(c.name) or {}, wake):
+            return
         plan = self._plan(c, pod)
         if isinstance(plan, str):
             if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, plan):
@@ -652,12 +673,10 @@ class PodWorker:
         if c.previous is not None:
             self.host.runtime.remove_container(c.previous.id)
         c.previous = c.current
-        image = c.image
-        self._event(c, "Normal", "Pulled", f'Container image "{image}" already present on machine')
         c.current = self.host.runtime.start_container(
             self.uid,
             c.name,
-            image,
+            c.image,
             plan.behaviour,
             self.host.container_exited,
             self.host.container_resources(pod, c.name),
@@ -676,6 +695,71 @@ class PodWorker:
         c.post_start = self.host.clock.call_later(
             plan.post_start.seconds, self._post_start_done, c, c.current, plan.post_start
         )
+
+    def _ensure_image(self, c: ContainerRecord, spec: Mapping[str, Any], wake: list[float]) -> bool:
+        """Whether `c`'s image is there to start it from (image_manager's
+        EnsureImageExists); if not, a pull is started, or `c` waits with the reason why not."""
+        if self.pulling:
+            return False
+        if c.image_pulled:
+            c.image_pulled = False
+            return True
+        images, image = self.host.images, c.image
+        present = images.has(image)
+        if not should_pull(spec.get("imagePullPolicy") or "IfNotPresent", present):
+            if present:
+                message = f'Container image "{image}" already present on machine'
+                self._event(c, "Normal", "Pulled", message)
+                return True
+            message = f'Container image "{image}" is not present with pull policy of Never'
+            if c.waiting != (ERR_IMAGE_NEVER_PULL, message):
+                self._event(c, "Warning", ERR_IMAGE_NEVER_PULL, message)
+                self._event(c, "Warning", "Failed", f"Error: {ERR_IMAGE_NEVER_PULL}")
+            c.waiting = (ERR_IMAGE_NEVER_PULL, message)
+            return False
+        backoff = images.in_backoff(self._pull_key(c))
+        if backoff is not None:
+            delay, failed_at = backoff
+            resync = failed_at + PULL_ERROR_RESYNC
+            if c.waiting[0] == ERR_IMAGE_PULL and self.host.clock.now() < resync:
+                wake.append(resync)
+                return False
+            message = f'Back-off pulling image "{image}"'
+            if c.waiting[0] != IMAGE_PULL_BACK_OFF:
+                self._event(c, "Normal", "BackOff", message)
+                self._event(c, "Warning", "Failed", f"Error: {IMAGE_PULL_BACK_OFF}")
+            c.waiting = (IMAGE_PULL_BACK_OFF, message)
+            wake.append(failed_at + delay)
+            return False
+        self._event(c, "Normal", "Pulling", f'Pulling image "{image}"')
+        self.pulling = True
+        images.pull(image, lambda result: self._pulled(c, result))
+        return False
+
+    def _pull_key(self, c: ContainerRecord) -> str:
+        return f"{self.uid}_{c.image}"
+
+    def _pulled(self, c: ContainerRecord, result: PullResult) -> None:
+        self.pulling = False
+        if not self.begun or self.terminating or self.finished:
+            return
+        image = c.image
+        if result.error:
+            self._event(c, "Warning", "Failed", f'Failed to pull image "{image}": {result.error}')
+            self._event(c, "Warning", "Failed", f"Error: {ERR_IMAGE_PULL}")
+            self.host.images.failed(self._pull_key(c))
+            c.waiting = (ERR_IMAGE_PULL, result.error)
+        else:
+            took, total = pull_duration(result.pull_seconds), pull_duration(result.total_seconds)
+            self._event(
+                c,
+                "Normal",
+                "Pulled",
+                f'Successfully pulled image "{image}" in {took} ({total} including waiting). '
+                f"Image size: {result.size} bytes.",
+            )
+            c.image_pulled = True
+        self.sync()
 
     def _resume(self, c: ContainerRecord, entry: Mapping[str, Any]) -> None:
         """Carry on with the restored record of `c`: a running container on the runtime

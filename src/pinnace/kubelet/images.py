@@ -1,0 +1,216 @@
+"""The node's image service as the kubelet sees it (pkg/kubelet/images: image_manager.go's
+EnsureImageExists, puller.go's serial and parallel pullers, types.go's errors), over a
+simulated registry.
+
+- An image is present once pulled (or listed in the node's `images`); a pull takes the image's
+  size over the node's pull bandwidth, and a pull of an image already present (imagePullPolicy
+  Always) only checks its manifest.
+- Pulls run one at a time (serializeImagePulls, the default), or up to maxParallelImagePulls
+  at once (none: unlimited); a pull queued behind others counts that wait in its "including
+  waiting" time, as the kubelet's Pulled event shows it.
+- The registry: every image exists except those a pool lists as missing, and, for the
+  official nginx repository, tags that are not nginx versions (1.<minor>[.<patch>] with a
+  minor of at most 27, plus latest, stable, mainline and their -suffixed variants): so the
+  Kubernetes documentation's rollout of `nginx:1.161` fails to pull, as it does on a real
+  cluster.
+- A failed pull puts the pod's image in back-off (flowcontrol.Backoff keyed by pod UID and
+  image): 10 s, doubling to 5 minutes, forgotten after twice that without a failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from pinnace.clock import Clock
+from pinnace.kubelet.runtime import image_reference
+
+PULL_POLICY_ALWAYS = "Always"
+PULL_POLICY_NEVER = "Never"
+ERR_IMAGE_PULL = "ErrImagePull"
+IMAGE_PULL_BACK_OFF = "ImagePullBackOff"
+ERR_IMAGE_NEVER_PULL = "ErrImageNeverPull"
+BACKOFF_INITIAL = 10.0
+BACKOFF_MAX = 300.0
+DEFAULT_PULL_BANDWIDTH = 1 << 30
+"""Bytes a second a node pulls at unless its pool says (a fast local mirror: 1 GiB/s)."""
+MANIFEST_CHECK_SECONDS = 0.1
+"""A pull of an image already present: the registry is asked for its manifest only."""
+KNOWN_SIZES = {
+    "docker.io/library/nginx": 72_000_000,
+    "docker.io/library/busybox": 4_300_000,
+    "docker.io/library/alpine": 3_600_000,
+    "docker.io/library/ubuntu": 29_000_000,
+    "docker.io/library/perl": 340_000_000,
+    "docker.io/library/redis": 45_000_000,
+    "docker.io/library/httpd": 58_000_000,
+    "registry.k8s.io/pause": 320_000,
+}
+"""Sizes of common images (compressed, as pulled), by repository."""
+_NGINX_MAX_MINOR = 27
+_NGINX_TAG = re.compile(r"(?:1\.(\d+)(?:\.\d+)?|latest|stable|mainline)(?:-[a-z0-9.-]+)?")
+
+
+def image_size(image: str) -> int:
+    """Its KNOWN_SIZES size, or for another image 10 MiB plus up to 240 MiB, fixed by its name."""
+    known = KNOWN_SIZES.get(repository(image))
+    if known is not None:
+        return known
+    digest = hashlib.sha256(image_reference(image).encode()).digest()
+    return 10 * 2**20 + int.from_bytes(digest[:8]) % (240 * 2**20)
+
+
+def repository(image: str) -> str:
+    reference = image_reference(image)
+    return reference.split("@", 1)[0].rsplit(":", 1)[0]
+
+
+def _tag(image: str) -> str:
+    reference = image_reference(image)
+    return "" if "@" in reference else reference.rsplit(":", 1)[1]
+
+
+def registry_has(image: str, missing: Iterable[str] = ()) -> bool:
+    """Whether the simulated registry serves `image` (see the module docstring)."""
+    reference = image_reference(image)
+    if any(image_reference(m) == reference for m in missing):
+        return False
+    if repository(image) != "docker.io/library/nginx" or "@" in reference:
+        return True
+    match = _NGINX_TAG.fullmatch(_tag(image))
+    return match is not None and (match[1] is None or int(match[1]) <= _NGINX_MAX_MINOR)
+
+
+def not_found(image: str) -> str:
+    """containerd's answer for a tag the registry does not have."""
+    ref = image_reference(image)
+    return (
+        f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
+        f'failed to resolve reference "{ref}": {ref}: not found'
+    )
+
+
+def should_pull(policy: str, present: bool) -> bool:
+    return policy == PULL_POLICY_ALWAYS or (policy != PULL_POLICY_NEVER and not present)
+
+
+@dataclass(frozen=True)
+class PullResult:
+    image: str
+    error: str
+    """containerd's error ("" on success)."""
+    size: int
+    pull_seconds: float
+    total_seconds: float
+    """From the request, waiting in the queue included."""
+
+
+@dataclass
+class _Pull:
+    image: str
+    requested: float
+    done: Callable[[PullResult], None]
+
+
+class ImageService:
+    """One node's images, pulls and pull back-offs."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        bandwidth: float = DEFAULT_PULL_BANDWIDTH,
+        serialize: bool = True,
+        max_parallel: int | None = None,
+        missing: Iterable[str] = (),
+        on_pulled: Callable[[str], None] = lambda image: None,
+    ) -> None:
+        self.clock = clock
+        self.bandwidth = bandwidth
+        self.limit = 1 if serialize else max_parallel
+        self.missing = tuple(missing)
+        self.on_pulled = on_pulled
+        self.present: set[str] = set()
+        """The references (image_reference) of the images on the node."""
+        self._queue: deque[_Pull] = deque()
+        self._running = 0
+        self._backoff: dict[str, tuple[float, float]] = {}
+        """Key -> (back-off, when it last grew)."""
+
+    def has(self, image: str) -> bool:
+        return image_reference(image) in self.present
+
+    def add(self, images: Iterable[str]) -> None:
+        self.present.update(image_reference(i) for i in images)
+
+    def remove(self, images: Iterable[str]) -> None:
+        self.present.difference_update(image_reference(i) for i in images)
+
+    def pull(self, image: str, done: Callable[[PullResult], None]) -> None:
+        """Pull `image`; `done` is called with the result once it has been pulled or failed."""
+        self._queue.append(_Pull(image, self.clock.now(), done))
+        self._next()
+
+    def _next(self) -> None:
+        while self._queue and (self.limit is None or self._running < self.limit):
+            pull = self._queue.popleft()
+            self._running += 1
+            seconds = self._duration(pull.image)
+            self.clock.call_later(seconds, self._finish, pull, seconds)
+
+    def _duration(self, image: str) -> float:
+        if self.has(image) or not registry_has(image, self.missing):
+            return MANIFEST_CHECK_SECONDS
+        return MANIFEST_CHECK_SECONDS + image_size(image) / self.bandwidth
+
+    def _finish(self, pull: _Pull, seconds: float) -> None:
+        self._running -= 1
+        image = pull.image
+        total = self.clock.now() - pull.requested
+        if registry_has(image, self.missing):
+            if not self.has(image):
+                self.present.add(image_reference(image))
+                self.on_pulled(image)
+            pull.done(PullResult(image, "", image_size(image), seconds, total))
+        else:
+            pull.done(PullResult(image, not_found(image), 0, seconds, total))
+        self._next()
+
+    # --- back-off (flowcontrol.Backoff) ---------------------------------------------------
+
+    def in_backoff(self, key: str) -> tuple[float, float] | None:
+        """(back-off, last failure) while `key` is in back-off since its last failure."""
+        entry = self._backoff.get(key)
+        if entry is None or self.clock.now() - entry[1] >= entry[0]:
+            return None
+        return entry
+
+    def failed(self, key: str) -> None:
+        now = self.clock.now()
+        entry = self._backoff.get(key)
+        if entry is None or now - entry[1] > 2 * BACKOFF_MAX:
+            self._backoff[key] = (BACKOFF_INITIAL, now)
+        else:
+            self._backoff[key] = (min(2 * entry[0], BACKOFF_MAX), now)
+
+    def forget(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self._backoff.pop(key, None)
+
+
+def pull_duration(seconds: float) -> str:
+    """A duration as Go prints one truncated to milliseconds (`1.234s`, `312ms`, `2m3.5s`)."""
+    ms = int(seconds * 1000 + 1e-3)  # the clock's times are ~1e9 s: their differences are off
+    if ms == 0:
+        return "0s"
+    if ms < 1000:
+        return f"{ms}ms"
+    minutes, rest = divmod(ms, 60_000)
+    hours, minutes = divmod(minutes, 60)
+    secs = f"{rest / 1000:.3f}".rstrip("0").rstrip(".") + "s"
+    if hours:
+        return f"{hours}h{minutes}m{secs}"
+    return f"{minutes}m{secs}" if minutes else secs

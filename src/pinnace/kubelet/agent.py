@@ -164,6 +164,7 @@ class NodeAgent:
             serialize=config.serialize_image_pulls,
             max_parallel=config.max_parallel_image_pulls,
             missing=config.missing_images,
+            sizes=config.image_sizes,
             on_pulled=self._image_pulled,
         )
         self.images.add(name for image in config.images for name in image["names"])

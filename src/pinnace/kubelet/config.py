@@ -96,7 +96,9 @@ class NodeConfig:
     max_parallel_image_pulls: int | None = None
     """With serializeImagePulls false, the most pulls at once (None: unlimited)."""
     missing_images: tuple[str, ...] = ()
-    """Images the simulated registry does not have (the pool's missingImages)."""
+    """Images the simulated registry does not have (the cluster file's registry.missing)."""
+    image_sizes: Mapping[str, int] = field(default_factory=dict)
+    """Image sizes by `images.size_key` (the cluster file's registry.sizes)."""
     lease_duration_seconds: int = LEASE_DURATION_SECONDS
     node_status_update_frequency: float = NODE_STATUS_UPDATE_FREQUENCY
     node_status_report_frequency: float = NODE_STATUS_REPORT_FREQUENCY

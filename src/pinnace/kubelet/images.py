@@ -22,8 +22,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from pinnace.clock import Clock
 from pinnace.kubelet.runtime import image_reference
@@ -54,13 +55,22 @@ _NGINX_MAX_MINOR = 27
 _NGINX_TAG = re.compile(r"(?:1\.(\d+)(?:\.\d+)?|latest|stable|mainline)(?:-[a-z0-9.-]+)?")
 
 
-def image_size(image: str) -> int:
-    """Its KNOWN_SIZES size, or for another image 10 MiB plus up to 240 MiB, fixed by its name."""
-    known = KNOWN_SIZES.get(repository(image))
-    if known is not None:
-        return known
+def image_size(image: str, sizes: Mapping[str, int] = MappingProxyType({})) -> int:
+    """Its size in `sizes` (by reference, then repository: see `size_key`), else in
+    KNOWN_SIZES, else 10 MiB plus up to 240 MiB, fixed by its name."""
+    for table in (sizes, KNOWN_SIZES):
+        for key in (image_reference(image), repository(image)):
+            if key in table:
+                return table[key]
     digest = hashlib.sha256(image_reference(image).encode()).digest()
     return 10 * 2**20 + int.from_bytes(digest[:8]) % (240 * 2**20)
+
+
+def size_key(name: str) -> str:
+    """How a cluster file's image size is looked up: `nginx:1.27` sizes that image, `nginx`
+    every image of the repository."""
+    bare = name.rfind(":") <= name.rfind("/") and "@" not in name
+    return repository(name) if bare else image_reference(name)
 
 
 def repository(image: str) -> str:
@@ -126,12 +136,14 @@ class ImageService:
         serialize: bool = True,
         max_parallel: int | None = None,
         missing: Iterable[str] = (),
+        sizes: Mapping[str, int] = MappingProxyType({}),
         on_pulled: Callable[[str], None] = lambda image: None,
     ) -> None:
         self.clock = clock
         self.bandwidth = bandwidth
         self.limit = 1 if serialize else max_parallel
         self.missing = tuple(missing)
+        self.sizes = sizes
         self.on_pulled = on_pulled
         self.present: set[str] = set()
         """The references (image_reference) of the images on the node."""
@@ -164,7 +176,7 @@ class ImageService:
     def _duration(self, image: str) -> float:
         if self.has(image) or not registry_has(image, self.missing):
             return MANIFEST_CHECK_SECONDS
-        return MANIFEST_CHECK_SECONDS + image_size(image) / self.bandwidth
+        return MANIFEST_CHECK_SECONDS + image_size(image, self.sizes) / self.bandwidth
 
     def _finish(self, pull: _Pull, seconds: float) -> None:
         self._running -= 1
@@ -174,7 +186,7 @@ class ImageService:
             if not self.has(image):
                 self.present.add(image_reference(image))
                 self.on_pulled(image)
-            pull.done(PullResult(image, "", image_size(image), seconds, total))
+            pull.done(PullResult(image, "", image_size(image, self.sizes), seconds, total))
         else:
             pull.done(PullResult(image, not_found(image), 0, seconds, total))
         self._next()

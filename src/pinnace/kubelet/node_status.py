@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from pinnace.kubelet.config import (
@@ -235,7 +236,7 @@ def static_status(config: NodeConfig, pulled: Iterable[str] = ()) -> dict[str, A
     """What changes only when the node pulls an image: resources, addresses, nodeInfo, and
     the images (`config.images` and those `pulled` for containers)."""
     machine = _stable_id(config, "machine")
-    images = node_images(config.images, pulled)
+    images = node_images(config.images, pulled, config.image_sizes)
     return {
         **({"images": images} if images else {}),
         "capacity": _quantities(config.capacity_list()),
@@ -262,7 +263,9 @@ def static_status(config: NodeConfig, pulled: Iterable[str] = ()) -> dict[str, A
 
 
 def node_images(
-    configured: Iterable[Mapping[str, Any]], pulled: Iterable[str]
+    configured: Iterable[Mapping[str, Any]],
+    pulled: Iterable[str],
+    sizes: Mapping[str, int] = MappingProxyType({}),
 ) -> list[dict[str, Any]]:
     """status.images: the node's images, largest first, as many as the kubelet reports. A
     pulled image is named by its digest and its tag, as containerd lists it."""
@@ -274,9 +277,8 @@ def node_images(
     for image in pulled:
         if image_reference(image) not in known:
             known.add(image_reference(image))
-            images.append(
-                {"names": [image_id(image), image_reference(image)], "sizeBytes": image_size(image)}
-            )
+            names = [image_id(image), image_reference(image)]
+            images.append({"names": names, "sizeBytes": image_size(image, sizes)})
     images.sort(key=lambda i: -i["sizeBytes"])
     return images[:NODE_STATUS_MAX_IMAGES]
 

@@ -8,11 +8,12 @@ simulated registry.
 - Pulls run one at a time (serializeImagePulls, the default), or up to maxParallelImagePulls
   at once (none: unlimited); a pull queued behind others counts that wait in its "including
   waiting" time, as the kubelet's Pulled event shows it.
-- The registry: every image exists except those a pool lists as missing, and, for the
-  official nginx repository, tags that are not nginx versions (1.<minor>[.<patch>] with a
-  minor of at most 27, plus latest, stable, mainline and their -suffixed variants): so the
-  Kubernetes documentation's rollout of `nginx:1.161` fails to pull, as it does on a real
-  cluster.
+- The registry: every image exists except those the cluster file lists as missing, and, in
+  the official nginx repository, tags that start with a digit but are no nginx version
+  (`1`, `1.<minor>` or `1.<minor>.<patch>` with a minor below 100, optionally followed by a
+  `-variant`; tags that start with a letter, such as `latest` or `alpine`, all exist): so the
+  Kubernetes documentation's rollout of `nginx:1.161` (a typo of 1.16.1) fails to pull, as
+  on a real cluster.
 - A failed pull puts the pod's image in back-off (flowcontrol.Backoff keyed by pod UID and
   image): 10 s, doubling to 5 minutes, forgotten after twice that without a failure.
 """
@@ -51,8 +52,7 @@ KNOWN_SIZES = {
     "registry.k8s.io/pause": 320_000,
 }
 """Sizes of common images (compressed, as pulled), by repository."""
-_NGINX_MAX_MINOR = 27
-_NGINX_TAG = re.compile(r"(?:1\.(\d+)(?:\.\d+)?|latest|stable|mainline)(?:-[a-z0-9.-]+)?")
+_NGINX_VERSION = re.compile(r"1(?:\.\d{1,2}(?:\.\d+)?)?(?:-[A-Za-z0-9._-]+)?")
 
 
 def image_size(image: str, sizes: Mapping[str, int] = MappingProxyType({})) -> int:
@@ -90,8 +90,8 @@ def registry_has(image: str, missing: Iterable[str] = ()) -> bool:
         return False
     if repository(image) != "docker.io/library/nginx" or "@" in reference:
         return True
-    match = _NGINX_TAG.fullmatch(_tag(image))
-    return match is not None and (match[1] is None or int(match[1]) <= _NGINX_MAX_MINOR)
+    tag = _tag(image)
+    return not tag[:1].isdigit() or _NGINX_VERSION.fullmatch(tag) is not None
 
 
 def not_found(image: str) -> str:

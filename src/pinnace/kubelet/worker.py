@@ -6,7 +6,10 @@ The pod's volumes (configMap, secret, downwardAPI, projected) are mounted before
 container starts (`pinnace.kubelet.volumes`; until they can be, the pod stays in
 ContainerCreating with FailedMount events), and each container is given the environment the
 kubelet builds for it (`pinnace.kubelet.environment`) and the files of its volumeMounts, both
-once per start.
+once per start. Each container's image is made present first, as the kubelet's image manager
+does (`pinnace.kubelet.images`): pulled as its imagePullPolicy says, the pod's later containers
+waiting for the pull; a failed pull leaves it waiting in ErrImagePull, then ImagePullBackOff
+until the pull back-off ends.
 
 Init containers run one at a time, each to success, before the app containers start; a
 sidecar (an init container with restartPolicy Always) starts in its turn and keeps running. A

@@ -71,11 +71,6 @@ CONFIG = NodeConfig(
     capacity={"cpu": "2", "memory": "4Gi", "pods": "10", "ephemeral-storage": "20Gi"},
     kube_reserved={"memory": "256Mi"},
     system_reserved={"cpu": "0"},
-    # Pre-pulled: the tests' timings count from the start of the container, not of its pull.
-    images=(
-        {"names": ["docker.io/library/nginx:1.27"], "sizeBytes": 72_000_000},
-        {"names": ["registry.k8s.io/busybox:1.27.2"], "sizeBytes": 1_100_000},
-    ),
 )
 
 

@@ -102,12 +102,14 @@ def test_max_parallel_image_pulls_bounds_the_pulls_at_once() -> None:
         node.close()
 
 
-def test_always_checks_the_manifest_of_an_image_present(node: Node) -> None:
-    node.create_pod(_pod("web", "nginx:1.27", policy="Always"))
-    node.settle()
-    assert node.get_pod("web")["status"]["phase"] == "Running"
-    assert _messages(node, "web", "Pulled") == [
-        'Successfully pulled image "nginx:1.27" in 100ms (100ms including waiting). '
+def test_always_checks_the_manifest_of_an_image_present(slow: Node) -> None:
+    slow.create_pod(_pod("first", "nginx:1.26"))
+    slow.settle(8)
+    slow.create_pod(_pod("web", "nginx:1.26", policy="Always"))
+    slow.settle()
+    assert slow.get_pod("web")["status"]["phase"] == "Running"
+    assert _messages(slow, "web", "Pulled") == [
+        'Successfully pulled image "nginx:1.26" in 100ms (100ms including waiting). '
         f"Image size: {NGINX} bytes."
     ]
 
@@ -122,7 +124,8 @@ def test_never_does_not_pull_an_image_that_is_not_present(node: Node) -> None:
     assert _messages(node, "web", "Failed") == ["Error: ErrImageNeverPull"]
 
 
-def test_a_missing_tag_backs_off_doubling_to_five_minutes(node: Node) -> None:
+def test_a_missing_tag_backs_off_doubling_to_five_minutes(slow: Node) -> None:
+    node = slow
     failures: list[float] = []
     failed = node.agent.images.failed
 
@@ -163,4 +166,15 @@ def test_pull_durations_print_as_go_durations() -> None:
         "1.2s",
         "7.3s",
         "2m3.5s",
+    ]
+
+
+def test_without_a_bandwidth_a_pull_takes_no_time(node: Node) -> None:
+    node.create_pod(_pod("web", "nginx:1.26"))
+    node.settle()
+    assert node.get_pod("web")["status"]["phase"] == "Running"
+    assert _messages(node, "web", "Pulling") == ['Pulling image "nginx:1.26"']
+    assert _messages(node, "web", "Pulled") == [
+        f'Successfully pulled image "nginx:1.26" in 0s (0s including waiting). '
+        f"Image size: {NGINX} bytes."
     ]

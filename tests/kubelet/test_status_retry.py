@@ -83,12 +83,10 @@ def test_a_refused_final_deletion_is_tried_again_at_the_next_sync(node: Node) ->
 
 def test_a_node_status_refused_with_a_conflict_is_posted_again_at_once(node: Node) -> None:
     tried = refuse_status_patches(node, NODES, "node-1")
-    body = pod("web", node="node-1")
-    body["spec"]["containers"][0]["image"] = "nginx:1.26"  # a new image: the status changes
-    node.create_pod(body)
+    node.create_pod(pod("web", node="node-1"))  # a new image: the node status changes
     node.settle(10)
     images = node.run(node.client.get(NODES, "", "node-1"))["status"]["images"]
-    assert any("docker.io/library/nginx:1.26" in i["names"] for i in images)
+    assert any("docker.io/library/nginx:1.27" in i["names"] for i in images)
     assert len(tried) == 2 and tried[0] == tried[1]
 
 

@@ -91,7 +91,7 @@ class NodeConfig:
     images: tuple[Mapping[str, Any], ...] = ()
     """node.status.images entries ({"names": [...], "sizeBytes": N}) the node starts with."""
     image_pull_bandwidth: float = DEFAULT_PULL_BANDWIDTH
-    """Bytes a second the node pulls images at (the pool's imagePullBandwidth)."""
+    """Bytes a second the node pulls images at (the pool's imagePullBandwidth; inf: no time)."""
     serialize_image_pulls: bool = True
     max_parallel_image_pulls: int | None = None
     """With serializeImagePulls false, the most pulls at once (None: unlimited)."""

@@ -3,8 +3,8 @@ EnsureImageExists, puller.go's serial and parallel pullers, types.go's errors), 
 simulated registry.
 
 - An image is present once pulled (or listed in the node's `images`); a pull takes the image's
-  size over the node's pull bandwidth, and a pull of an image already present (imagePullPolicy
-  Always) only checks its manifest.
+  size over the node's pull bandwidth (by default unlimited: no time), and a pull of an image
+  already present (imagePullPolicy Always) only checks its manifest.
 - Pulls run one at a time (serializeImagePulls, the default), or up to maxParallelImagePulls
   at once (none: unlimited); a pull queued behind others counts that wait in its "including
   waiting" time, as the kubelet's Pulled event shows it.
@@ -21,6 +21,7 @@ simulated registry.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -37,10 +38,13 @@ IMAGE_PULL_BACK_OFF = "ImagePullBackOff"
 ERR_IMAGE_NEVER_PULL = "ErrImageNeverPull"
 BACKOFF_INITIAL = 10.0
 BACKOFF_MAX = 300.0
-DEFAULT_PULL_BANDWIDTH = 1 << 30
-"""Bytes a second a node pulls at unless its pool says (a fast local mirror: 1 GiB/s)."""
+DEFAULT_PULL_BANDWIDTH = math.inf
+"""Unless its pool gives an imagePullBandwidth, a node pulls in no time (as from a registry on
+the node itself): a pull goes through the events, policies, registry and back-off, but the
+clock does not move, so workloads start when they did before pulls were modelled."""
 MANIFEST_CHECK_SECONDS = 0.1
-"""A pull of an image already present: the registry is asked for its manifest only."""
+"""At a finite bandwidth, what a pull costs besides the layers: the registry is asked for the
+manifest (all a pull of an image already present does)."""
 KNOWN_SIZES = {
     "docker.io/library/nginx": 72_000_000,
     "docker.io/library/busybox": 4_300_000,
@@ -161,10 +165,14 @@ class ImageService:
     def remove(self, images: Iterable[str]) -> None:
         self.present.difference_update(image_reference(i) for i in images)
 
-    def pull(self, image: str, done: Callable[[PullResult], None]) -> None:
-        """Pull `image`; `done` is called with the result once it has been pulled or failed."""
+    def pull(self, image: str, done: Callable[[PullResult], None]) -> PullResult | None:
+        """Pull `image`: its result at once if the pull takes no time and waits for none (and
+        `done` is not called), else None, and `done` is called with the result later."""
+        if not self._queue and self._duration(image) == 0 and not self._running:
+            return self._result(image, 0.0, 0.0)
         self._queue.append(_Pull(image, self.clock.now(), done))
         self._next()
+        return None
 
     def _next(self) -> None:
         while self._queue and (self.limit is None or self._running < self.limit):
@@ -174,22 +182,24 @@ class ImageService:
             self.clock.call_later(seconds, self._finish, pull, seconds)
 
     def _duration(self, image: str) -> float:
+        if math.isinf(self.bandwidth):
+            return 0.0
         if self.has(image) or not registry_has(image, self.missing):
             return MANIFEST_CHECK_SECONDS
         return MANIFEST_CHECK_SECONDS + image_size(image, self.sizes) / self.bandwidth
 
     def _finish(self, pull: _Pull, seconds: float) -> None:
         self._running -= 1
-        image = pull.image
-        total = self.clock.now() - pull.requested
-        if registry_has(image, self.missing):
-            if not self.has(image):
-                self.present.add(image_reference(image))
-                self.on_pulled(image)
-            pull.done(PullResult(image, "", image_size(image, self.sizes), seconds, total))
-        else:
-            pull.done(PullResult(image, not_found(image), 0, seconds, total))
+        pull.done(self._result(pull.image, seconds, self.clock.now() - pull.requested))
         self._next()
+
+    def _result(self, image: str, seconds: float, total: float) -> PullResult:
+        if not registry_has(image, self.missing):
+            return PullResult(image, not_found(image), 0, seconds, total)
+        if not self.has(image):
+            self.present.add(image_reference(image))
+            self.on_pulled(image)
+        return PullResult(image, "", image_size(image, self.sizes), seconds, total)
 
     # --- back-off (flowcontrol.Backoff) ---------------------------------------------------
 

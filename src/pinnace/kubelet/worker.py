@@ -735,34 +735,44 @@ class PodWorker:
             wake.append(failed_at + delay)
             return False
         self._event(c, "Normal", "Pulling", f'Pulling image "{image}"')
-        self.pulling = True
-        images.pull(image, lambda result: self._pulled(c, result))
+        result = images.pull(image, lambda result: self._pulled(c, result))
+        if result is None:
+            self.pulling = True
+            return False
+        if self._pull_result(c, result):
+            return True
+        wake.append(self.host.clock.now() + PULL_ERROR_RESYNC)
         return False
 
     def _pull_key(self, c: ContainerRecord) -> str:
         return f"{self.uid}_{c.image}"
 
     def _pulled(self, c: ContainerRecord, result: PullResult) -> None:
+        """A pull that took time ended: the pod syncs again (`c` starts, or waits)."""
         self.pulling = False
         if not self.begun or self.terminating or self.finished:
             return
+        c.image_pulled = self._pull_result(c, result)
+        self.sync()
+
+    def _pull_result(self, c: ContainerRecord, result: PullResult) -> bool:
+        """The events of a pull's end, and the back-off of a failed one; whether it pulled."""
         image = c.image
         if result.error:
             self._event(c, "Warning", "Failed", f'Failed to pull image "{image}": {result.error}')
             self._event(c, "Warning", "Failed", f"Error: {ERR_IMAGE_PULL}")
             self.host.images.failed(self._pull_key(c))
             c.waiting = (ERR_IMAGE_PULL, result.error)
-        else:
-            took, total = pull_duration(result.pull_seconds), pull_duration(result.total_seconds)
-            self._event(
-                c,
-                "Normal",
-                "Pulled",
-                f'Successfully pulled image "{image}" in {took} ({total} including waiting). '
-                f"Image size: {result.size} bytes.",
-            )
-            c.image_pulled = True
-        self.sync()
+            return False
+        took, total = pull_duration(result.pull_seconds), pull_duration(result.total_seconds)
+        self._event(
+            c,
+            "Normal",
+            "Pulled",
+            f'Successfully pulled image "{image}" in {took} ({total} including waiting). '
+            f"Image size: {result.size} bytes.",
+        )
+        return True
 
     def _resume(self, c: ContainerRecord, entry: Mapping[str, Any]) -> None:
         """Carry on with the restored record of `c`: a running container on the runtime

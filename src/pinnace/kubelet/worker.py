@@ -103,10 +103,10 @@ if TYPE_CHECKING:
 INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
 MINIMUM_GRACE_PERIOD = 2
+"""The kubelet always gives a container this long between SIGTERM and SIGKILL."""
 PULL_ERROR_RESYNC = 1.0
 """After a failed pull, the pod shows ErrImagePull until its next sync (prompted by the
 failure), then ImagePullBackOff until the back-off ends."""
-"""The kubelet always gives a container this long between SIGTERM and SIGKILL."""
 DEFAULT_GRACE_PERIOD = 30
 _NO_NAMES: frozenset[SourceName] = frozenset()
 _SOURCE_NAMES: Interned[frozenset[SourceName]] = Interned()
@@ -719,6 +719,8 @@ class PodWorker:
                 self._event(c, "Warning", ERR_IMAGE_NEVER_PULL, message)
                 self._event(c, "Warning", "Failed", f"Error: {ERR_IMAGE_NEVER_PULL}")
             c.waiting = (ERR_IMAGE_NEVER_PULL, message)
+            # The pod worker's retry after a failed sync: another pod may have pulled it.
+            wake.append(self.host.clock.now() + INITIAL_BACKOFF)
             return False
         backoff = images.in_backoff(self._pull_key(c))
         if backoff is not None:

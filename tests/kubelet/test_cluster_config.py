@@ -206,3 +206,47 @@ def test_the_kind_and_version_are_checked() -> None:
         parse("kind: Cluster\n")
     with pytest.raises(ClusterConfigError, match=r"^<cluster file>: document 0 .*invalid YAML"):
         parse("nodePools: [\n")
+
+
+def test_image_pulls_and_the_registry_are_configured() -> None:
+    text = (
+        HEAD
+        + """
+registry:
+  missing: ["nginx:1.26"]
+  sizes: {nginx: 200Mi, "busybox:1.36": 5M}
+nodePools:
+- name: a
+  imagePullBandwidth: 50M
+  kubelet: {serializeImagePulls: false, maxParallelImagePulls: 3}
+"""
+    )
+    (a,) = node_configs(parse(text))
+    assert a.image_pull_bandwidth == 50_000_000
+    assert (a.serialize_image_pulls, a.max_parallel_image_pulls) == (False, 3)
+    assert a.missing_images == ("nginx:1.26",)
+    assert a.image_sizes == {
+        "docker.io/library/nginx": 200 * 2**20,
+        "docker.io/library/busybox:1.36": 5_000_000,
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "nodePools: [{name: a, kubelet: {maxParallelImagePulls: 2}}]",
+            "nodePools[0].kubelet.maxParallelImagePulls: 2 must be 1 or unset when",
+        ),
+        (
+            "nodePools: [{name: a, imagePullBandwidth: fast}]",
+            'nodePools[0].imagePullBandwidth: Invalid value: "fast"',
+        ),
+        ("registry: {missing: nginx}", 'registry.missing: Invalid value: "nginx"'),
+        ("registry: {mirror: x}", 'registry: unknown field "mirror"'),
+    ],
+)
+def test_bad_image_settings_are_refused_naming_the_field(body: str, message: str) -> None:
+    with pytest.raises(ClusterConfigError) as refused:
+        parse(HEAD + body + "\n")
+    assert str(refused.value).startswith(message)

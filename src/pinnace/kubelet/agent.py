@@ -141,7 +141,8 @@ class NodeAgent:
         self._status_basis: tuple[Object | None, Mapping[str, Any], set[str]] | None = None
         """What the node status was last computed from (the Node as heard of, the static
         status, the pressure conditions), when it had nothing new to post."""
-        self.images = NodeImages(config)
+        self.images = NodeImages(config, self.clock)
+        self.image_service = self.images.service
         self.cpu_manager = static_policy(config)
         """The static CPU manager, when cpuManagerPolicy is static."""
         self.eviction = EvictionManager(
@@ -365,9 +366,9 @@ class NodeAgent:
         self._set_ceiling(worker, pod)
         worker.hold = demand.hold()
         self.usage.add(worker.hold)
-        self.images.pull(pod)
         self._publish_cpus(pod)
         if resumed:
+            self.images.pull(pod)
             worker.resume(pod)
         else:
             # After the pods handed over with this one (a restarted agent's first list): the

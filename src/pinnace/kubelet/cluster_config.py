@@ -42,8 +42,10 @@ from pinnace.kubelet.cpu_manager import (
     parse_cpuset,
     static_policy,
 )
+from pinnace.kubelet.image_service import size_key
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PIDS, PODS
 from pinnace.resources.node import parse_eviction_thresholds
+from pinnace.resources.quantity import Quantity
 
 API_VERSION = "pinnace.dev/v1alpha1"
 KIND = "Cluster"
@@ -57,6 +59,7 @@ _POOL_FIELDS = (
     "labels",
     "taints",
     "images",
+    "imagePullBandwidth",
     "kubelet",
     "minSize",
     "maxSize",
@@ -143,8 +146,35 @@ def from_mapping(raw: Any) -> list[NodePool]:
         raise ClusterConfigError(f"a {KIND} must be a YAML mapping")
     _expect(raw, "apiVersion", API_VERSION, Path("apiVersion"))
     _expect(raw, "kind", KIND, Path("kind"))
-    _unknown(raw, ("apiVersion", "kind", "nodePools"), Path())
-    return parse_pools(raw.get("nodePools"), Path("nodePools"))
+    _unknown(raw, ("apiVersion", "kind", "nodePools", "registry"), Path())
+    registry = _registry(raw.get("registry"), Path("registry"))
+    pools = parse_pools(raw.get("nodePools"), Path("nodePools"))
+    return [replace(p, node=replace(p.node, **registry)) for p in pools]
+
+
+def _registry(raw: Any, path: Path) -> dict[str, Any]:
+    """The simulated registry every node pulls from: the images it does not have
+    (`missing`) and image sizes (`sizes`, by image or repository), as NodeConfig fields."""
+    given = _mapping(raw, path)
+    _unknown(given, ("missing", "sizes"), path)
+    missing = given.get("missing") or []
+    if not isinstance(missing, list) or not all(isinstance(m, str) and m for m in missing):
+        _fail(field.invalid(path.child("missing"), missing, "must be a list of image names"))
+    sizes = {}
+    for name, value in _mapping(given.get("sizes"), path.child("sizes")).items():
+        sizes[size_key(name)] = _bytes(value, path.child("sizes").key(name))
+    return {"missing_images": tuple(missing), "image_sizes": sizes}
+
+
+def _bytes(value: Any, path: Path) -> int:
+    """A number of bytes, as a quantity ("72M", "1Gi") or a whole number."""
+    try:
+        amount = Quantity(str(value) if is_int(value) else value).value()
+    except (TypeError, ValueError):
+        _fail(field.invalid(path, value, 'must be a quantity such as "72M" or "1Gi"'))
+    if amount <= 0:
+        _fail(field.invalid(path, value, "must be greater than 0"))
+    return amount
 
 
 def parse_pools(raw: Any, path: Path) -> list[NodePool]:
@@ -191,6 +221,10 @@ def _pool(raw: Any, path: Path) -> NodePool:
         images=_images(raw.get("images"), path.child("images")),
         **{k: v for k, v in kubelet.items() if k != "max_pods"},
     )
+    bandwidth = raw.get("imagePullBandwidth")
+    if bandwidth is not None:
+        at = path.child("imagePullBandwidth")
+        node = replace(node, image_pull_bandwidth=float(_bytes(bandwidth, at)))
     try:
         node.allocatable_list()
     except ValueError as e:
@@ -296,6 +330,13 @@ def _kubelet(raw: Any, path: Path) -> dict[str, Any]:
         if name in _KUBELET_FIELDS:
             attribute, convert = _KUBELET_FIELDS[name]
             settings[attribute] = convert(value, path.child(name))
+    parallel = settings.get("max_parallel_image_pulls")
+    if parallel is not None and parallel > 1 and settings.get("serialize_image_pulls", True):
+        # As the kubelet's configuration validation has it.
+        _fail_at(
+            path.child("maxParallelImagePulls"),
+            f"{parallel} must be 1 or unset when serializeImagePulls is true",
+        )
     if "nodeStatusUpdateFrequency" in given and "nodeStatusReportFrequency" not in given:
         # As the kubelet defaults it, for compatibility with kubelets from before the split.
         settings["node_status_report_frequency"] = settings["node_status_update_frequency"]
@@ -375,6 +416,12 @@ def _integer(minimum: int) -> Callable[[Any, Path], int]:
     return convert
 
 
+def _boolean(value: Any, path: Path) -> bool:
+    if not isinstance(value, bool):
+        _fail(field.type_invalid(path, value, "must be of type boolean"))
+    return value
+
+
 def _policy(value: Any, path: Path) -> str:
     if value not in CPU_MANAGER_POLICIES:
         _fail(field.not_supported(path, value, CPU_MANAGER_POLICIES))
@@ -404,6 +451,8 @@ _KUBELET_FIELDS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
     "nodeStatusUpdateFrequency": ("node_status_update_frequency", _positive_duration),
     "nodeStatusReportFrequency": ("node_status_report_frequency", _positive_duration),
     "nodeLeaseDurationSeconds": ("lease_duration_seconds", _integer(1)),
+    "serializeImagePulls": ("serialize_image_pulls", _boolean),
+    "maxParallelImagePulls": ("max_parallel_image_pulls", _integer(1)),
 }
 """KubeletConfiguration field -> (NodeConfig attribute, how its value is checked and read)."""
 

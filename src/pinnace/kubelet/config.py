@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from pinnace.kubelet.image_service import DEFAULT_PULL_BANDWIDTH
 from pinnace.resources.lists import ResourceList, parse_resource_list
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.node import node_allocatable
@@ -89,6 +90,15 @@ class NodeConfig:
     the lowest-numbered ceil(kubeReserved + systemReserved cpu) CPUs."""
     images: tuple[Mapping[str, Any], ...] = ()
     """node.status.images entries ({"names": [...], "sizeBytes": N}) the node starts with."""
+    image_pull_bandwidth: float = DEFAULT_PULL_BANDWIDTH
+    """Bytes a second the node pulls images at (the pool's imagePullBandwidth; inf: no time)."""
+    serialize_image_pulls: bool = True
+    max_parallel_image_pulls: int | None = None
+    """With serializeImagePulls false, the most pulls at once (None: unlimited)."""
+    missing_images: tuple[str, ...] = ()
+    """Images the simulated registry does not have (the cluster file's registry.missing)."""
+    image_sizes: Mapping[str, int] = field(default_factory=dict)
+    """Image sizes by `images.size_key` (the cluster file's registry.sizes)."""
     lease_duration_seconds: int = LEASE_DURATION_SECONDS
     node_status_update_frequency: float = NODE_STATUS_UPDATE_FREQUENCY
     node_status_report_frequency: float = NODE_STATUS_REPORT_FREQUENCY

@@ -7,8 +7,8 @@ eviction manager's node-level reclaim.
   MaxPerPodContainer of 1 keeps it (the run `kubectl logs --previous` shows); the pod worker
   already removes older runs when it restarts a container.
 - Images: every image the node pulled that no container it holds (running or exited) was
-  started from; status.images then no longer lists it. The images the node is configured with
-  stay: Pinnace has no pull to bring them back.
+  started from; status.images then no longer lists it, and a container that needs it again
+  pulls it again (`pinnace.kubelet.image_service`). The images the node is configured with stay.
 """
 
 from __future__ import annotations

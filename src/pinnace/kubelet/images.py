@@ -1,7 +1,8 @@
 """The images on one node: those it is configured with and those it pulled for the containers
-of the pods it admitted, as the kubelet's image manager pulls them (pkg/kubelet/images:
-image_manager.go, EnsureImageExists) and its node status reports them (status.images, the
-nodestatus Images setter). Image garbage collection (`pinnace.kubelet.gc`) forgets them.
+of the pods it admitted, through its image service (`pinnace.kubelet.image_service`, the
+kubelet's image manager: pkg/kubelet/images, EnsureImageExists), and the node status that
+reports them (status.images, the nodestatus Images setter). Image garbage collection
+(`pinnace.kubelet.gc`) forgets them.
 
 The status they are part of changes only with them (`node_status.static_status`): a new one is
 made on each change and kept until the next, so a caller can tell by identity whether it did.
@@ -12,39 +13,60 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pinnace.clock import Clock
 from pinnace.kubelet.config import NodeConfig
+from pinnace.kubelet.image_service import ImageService
 from pinnace.kubelet.node_status import static_status
 
 
 class NodeImages:
-    """The images the node of `config` pulled, and the static part of its status they are in.
-    An `ImageHolder` for the node's garbage collection."""
+    """The images the node of `config` pulled, its image service, and the static part of its
+    status they are in. An `ImageHolder` for the node's garbage collection."""
 
     # Slots: a simulated pool keeps one for every node.
-    __slots__ = ("_pulled", "config", "static_status")
+    __slots__ = ("_pulled", "config", "service", "static_status")
 
-    def __init__(self, config: NodeConfig) -> None:
+    def __init__(self, config: NodeConfig, clock: Clock) -> None:
         self.config = config
         self._pulled: dict[str, None] = {}
         """The images of the containers this node has run, in order."""
         self.static_status: Mapping[str, Any] = static_status(config)
         """What of the node status changes only when the node pulls an image (or forgets
         one): a new mapping on each change."""
+        self.service = ImageService(
+            clock,
+            bandwidth=config.image_pull_bandwidth,
+            serialize=config.serialize_image_pulls,
+            max_parallel=config.max_parallel_image_pulls,
+            missing=config.missing_images,
+            sizes=config.image_sizes,
+            on_pulled=self.pulled,
+        )
+        self.service.add(name for image in config.images for name in image["names"])
+
+    def pulled(self, image: str) -> None:
+        """`image` is on the node from now on: the next status sync reports it."""
+        if image not in self._pulled:
+            self._pulled[image] = None
+            self.static_status = static_status(self.config, self._pulled)
 
     def pull(self, pod: Mapping[str, Any]) -> None:
-        """The pod's images are on the node from now on: the next status sync reports them."""
+        """A resumed pod's images: its containers run from them, so they are on the node."""
         spec = pod.get("spec") or {}
         containers = (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
-        new = [c["image"] for c in containers if c.get("image") and c["image"] not in self._pulled]
-        if new:
-            self._pulled.update(dict.fromkeys(new))
-            self.static_status = static_status(self.config, self._pulled)
+        for c in containers:
+            if c.get("image") and not self.service.has(c["image"]):
+                self.service.add((c["image"],))
+                self.pulled(c["image"])
 
     def pulled_images(self) -> list[str]:
         return list(self._pulled)
 
     def forget_images(self, images: Iterable[str]) -> None:
-        """Image garbage collection deleted these: status.images no longer lists them."""
+        """Image garbage collection deleted these: status.images no longer lists them, and a
+        container that wants one pulls it again."""
+        images = list(images)
         for image in images:
             self._pulled.pop(image, None)
+        self.service.remove(images)
         self.static_status = static_status(self.config, self._pulled)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from pinnace.kubelet.config import (
@@ -20,6 +21,7 @@ from pinnace.kubelet.config import (
     SIMULATED_LABEL,
     NodeConfig,
 )
+from pinnace.kubelet.image_service import image_size
 from pinnace.kubelet.runtime import image_id, image_reference
 from pinnace.resources.lists import ResourceList
 from pinnace.resources.names import is_extended_resource_name
@@ -33,9 +35,6 @@ NODE_STATUS_MAX_IMAGES = 50
 """The kubelet reports the 50 largest images (nodeStatusMaxImages)..."""
 MAX_NAMES_PER_IMAGE = 5
 """...each with at most 5 of its names."""
-PULLED_IMAGE_MIN_BYTES = 10 * 2**20
-PULLED_IMAGE_SPREAD_BYTES = 240 * 2**20
-"""A pulled image's simulated size: 10 MiB plus up to 240 MiB, fixed by its name."""
 
 
 @dataclass(frozen=True)
@@ -237,7 +236,7 @@ def static_status(config: NodeConfig, pulled: Iterable[str] = ()) -> dict[str, A
     """What changes only when the node pulls an image: resources, addresses, nodeInfo, and
     the images (`config.images` and those `pulled` for containers)."""
     machine = _stable_id(config, "machine")
-    images = node_images(config.images, pulled)
+    images = node_images(config.images, pulled, config.image_sizes)
     return {
         **({"images": images} if images else {}),
         "capacity": _quantities(config.capacity_list()),
@@ -264,7 +263,9 @@ def static_status(config: NodeConfig, pulled: Iterable[str] = ()) -> dict[str, A
 
 
 def node_images(
-    configured: Iterable[Mapping[str, Any]], pulled: Iterable[str]
+    configured: Iterable[Mapping[str, Any]],
+    pulled: Iterable[str],
+    sizes: Mapping[str, int] = MappingProxyType({}),
 ) -> list[dict[str, Any]]:
     """status.images: the node's images, largest first, as many as the kubelet reports. A
     pulled image is named by its digest and its tag, as containerd lists it."""
@@ -276,16 +277,10 @@ def node_images(
     for image in pulled:
         if image_reference(image) not in known:
             known.add(image_reference(image))
-            images.append(
-                {"names": [image_id(image), image_reference(image)], "sizeBytes": _size(image)}
-            )
+            names = [image_id(image), image_reference(image)]
+            images.append({"names": names, "sizeBytes": image_size(image, sizes)})
     images.sort(key=lambda i: -i["sizeBytes"])
     return images[:NODE_STATUS_MAX_IMAGES]
-
-
-def _size(image: str) -> int:
-    digest = hashlib.sha256(image_reference(image).encode()).digest()
-    return PULLED_IMAGE_MIN_BYTES + int.from_bytes(digest[:8]) % PULLED_IMAGE_SPREAD_BYTES
 
 
 def lease_object(config: NodeConfig, node_uid: str, now_micro: str) -> dict[str, Any]:

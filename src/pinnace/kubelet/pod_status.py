@@ -52,9 +52,16 @@ class BitFlag:
         obj.flags = obj.flags | self.bit if value else obj.flags & ~self.bit
 
 
-_INIT, _RESTARTABLE, _HOOK_RUNNING, _STARTUP_PASSED, _READINESS_PASSED, _PROBE_KILLED, _KILLING = (
-    1 << i for i in range(7)
-)
+(
+    _INIT,
+    _RESTARTABLE,
+    _HOOK_RUNNING,
+    _STARTUP_PASSED,
+    _READINESS_PASSED,
+    _PROBE_KILLED,
+    _KILLING,
+    _IMAGE_PULLED,
+) = (1 << i for i in range(8))
 
 
 @dataclass(slots=True)
@@ -155,6 +162,9 @@ class ContainerRecord:
         "Killed by the kubelet after a failed liveness or startup probe, to be restarted.",
     )
     killing = BitFlag(_KILLING, "The current run is being killed.")
+    image_pulled = BitFlag(
+        _IMAGE_PULLED, "Its image was just pulled for its next start (which then pulls no more)."
+    )
     # Not annotated: descriptors, not dataclass fields.
     backoff = _SeldomAttribute(0.0, "Its restart back-off (seconds); 0: none yet.")
     backoff_updated = _SeldomAttribute(0.0, "When its back-off last grew.")

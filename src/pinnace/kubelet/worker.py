@@ -6,7 +6,10 @@ The pod's volumes (configMap, secret, downwardAPI, projected) are mounted before
 container starts (`pinnace.kubelet.volumes`; until they can be, the pod stays in
 ContainerCreating with FailedMount events), and each container is given the environment the
 kubelet builds for it (`pinnace.kubelet.environment`) and the files of its volumeMounts, both
-once per start.
+once per start. Each container's image is made present first, as the kubelet's image manager
+does (`pinnace.kubelet.image_service`): pulled as its imagePullPolicy says, the pod's later
+containers waiting for the pull; a failed pull leaves it waiting in ErrImagePull, then
+ImagePullBackOff until the pull back-off ends.
 
 Init containers run one at a time, each to success, before the app containers start; a
 sidecar (an init container with restartPolicy Always) starts in its turn and keeps running. A
@@ -48,6 +51,15 @@ from pinnace.kubelet.behaviour import BehaviourError, ContainerBehaviour, contai
 from pinnace.kubelet.environment import ConfigError
 from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
+from pinnace.kubelet.image_service import (
+    ERR_IMAGE_NEVER_PULL,
+    ERR_IMAGE_PULL,
+    IMAGE_PULL_BACK_OFF,
+    ImageService,
+    PullResult,
+    pull_duration,
+    should_pull,
+)
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIP, PodIPs
 from pinnace.kubelet.pod_status import (
@@ -93,6 +105,9 @@ INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
 MINIMUM_GRACE_PERIOD = 2
 """The kubelet always gives a container this long between SIGTERM and SIGKILL."""
+PULL_ERROR_RESYNC = 1.0
+"""After a failed pull, the pod shows ErrImagePull until its next sync (prompted by the
+failure), then ImagePullBackOff until the back-off ends."""
 DEFAULT_GRACE_PERIOD = 30
 _NO_NAMES: frozenset[SourceName] = frozenset()
 _SOURCE_NAMES: Interned[frozenset[SourceName]] = Interned()
@@ -112,6 +127,8 @@ class PodHost(Protocol):
     codec: Codec
     pod_ips: PodIPs
     """The node's pod IPs: a sandbox's is allocated, a resumed pod's reserved."""
+    image_service: ImageService
+    """The node's image service: what its containers' images are pulled through."""
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
@@ -251,6 +268,9 @@ class PodWorker:
     )
     storage_limited = BitFlag(
         256, "It has an ephemeral-storage limit, which its disk use may exceed (and be evicted)."
+    )
+    pulling = BitFlag(
+        512, "An image of its is being pulled: its sync waits for it, as the kubelet's blocks."
     )
 
     def __init__(self, host: PodHost, pod: Mapping[str, Any]) -> None:
@@ -495,7 +515,10 @@ class PodWorker:
         self._check_stopped()
 
     def forget(self) -> None:
-        """The pod is gone from the API: drop its containers and its IP."""
+        """The pod is gone from the API: drop its containers, its IP and its pull back-offs
+        (a pull under way is then ignored)."""
+        self.begun = False
+        self.host.image_service.forget(self._pull_key(c) for c in self.inits + self.apps)
         self._cancel_timer()
         if self._deadline is not None:
             self._deadline.cancel()
@@ -526,7 +549,7 @@ class PodWorker:
         if self._sync_init_containers(wake):
             for c in self.apps:
                 if c.current is None:
-                    self._start(c)
+                    self._start(c, wake)
                 elif c.exited and self._should_restart(c.current.exit_code):
                     self._restart(c, wake)
                 if c.hook_running:
@@ -557,7 +580,7 @@ class PodWorker:
         for c in self.inits:
             if c.restartable:
                 if c.current is None:
-                    self._start(c)
+                    self._start(c, wake)
                 elif c.exited:
                     self._restart(c, wake)
                 if not c.started:
@@ -566,7 +589,7 @@ class PodWorker:
             if c.succeeded:
                 continue
             if c.current is None:
-                self._start(c)
+                self._start(c, wake)
             elif c.exited and self.restart_policy != "Never":
                 self._restart(c, wake)
             return False
@@ -587,7 +610,7 @@ class PodWorker:
             c.probe_killed = False
             if c.previous is None:
                 c.restart_count += 1
-                self._start(c)
+                self._start(c, wake)
                 return
             last_exit = c.previous
         finished = last_exit.finished_at
@@ -611,7 +634,7 @@ class PodWorker:
         c.backoff = INITIAL_BACKOFF if not c.backoff or expired else min(2 * c.backoff, MAX_BACKOFF)
         c.backoff_updated = finished
         c.restart_count += 1
-        self._start(c)
+        self._start(c, wake)
 
     def _plan(self, c: ContainerRecord, pod: Mapping[str, Any]) -> _Plan | str:
         """What a run of `c` is given now, or why it cannot be created."""
@@ -641,8 +664,10 @@ class PodWorker:
         for kind, outcomes in (plan.outcomes or {}).items():
             probers[kind].outcomes = outcomes
 
-    def _start(self, c: ContainerRecord) -> None:
+    def _start(self, c: ContainerRecord, wake: list[float]) -> None:
         pod = self.read_pod()
+        if not self._ensure_image(c, _container_specs(pod).get(c.name) or {}, wake):
+            return
         plan = self._plan(c, pod)
         if isinstance(plan, str):
             if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, plan):
@@ -653,12 +678,10 @@ class PodWorker:
         if c.previous is not None:
             self.host.runtime.remove_container(c.previous.id)
         c.previous = c.current
-        image = c.image
-        self._event(c, "Normal", "Pulled", f'Container image "{image}" already present on machine')
         c.current = self.host.runtime.start_container(
             self.uid,
             c.name,
-            image,
+            c.image,
             plan.behaviour,
             self.host.container_exited,
             self.host.container_resources(pod, c.name),
@@ -682,6 +705,83 @@ class PodWorker:
             c.current,
             plan.post_start,
         )
+
+    def _ensure_image(self, c: ContainerRecord, spec: Mapping[str, Any], wake: list[float]) -> bool:
+        """Whether `c`'s image is there to start it from (image_manager's
+        EnsureImageExists); if not, a pull is started, or `c` waits with the reason why not."""
+        if self.pulling:
+            return False
+        if c.image_pulled:
+            c.image_pulled = False
+            return True
+        images, image = self.host.image_service, c.image
+        present = images.has(image)
+        if not should_pull(spec.get("imagePullPolicy") or "IfNotPresent", present):
+            if present:
+                message = f'Container image "{image}" already present on machine'
+                self._event(c, "Normal", "Pulled", message)
+                return True
+            message = f'Container image "{image}" is not present with pull policy of Never'
+            if c.waiting != (ERR_IMAGE_NEVER_PULL, message):
+                self._event(c, "Warning", ERR_IMAGE_NEVER_PULL, message)
+                self._event(c, "Warning", "Failed", f"Error: {ERR_IMAGE_NEVER_PULL}")
+            c.waiting = (ERR_IMAGE_NEVER_PULL, message)
+            # The pod worker's retry after a failed sync: another pod may have pulled it.
+            wake.append(self.host.clock.now() + INITIAL_BACKOFF)
+            return False
+        backoff = images.in_backoff(self._pull_key(c))
+        if backoff is not None:
+            delay, failed_at = backoff
+            resync = failed_at + PULL_ERROR_RESYNC
+            if c.waiting[0] == ERR_IMAGE_PULL and self.host.clock.now() < resync:
+                wake.append(resync)
+                return False
+            message = f'Back-off pulling image "{image}"'
+            if c.waiting[0] != IMAGE_PULL_BACK_OFF:
+                self._event(c, "Normal", "BackOff", message)
+                self._event(c, "Warning", "Failed", f"Error: {IMAGE_PULL_BACK_OFF}")
+            c.waiting = (IMAGE_PULL_BACK_OFF, message)
+            wake.append(failed_at + delay)
+            return False
+        self._event(c, "Normal", "Pulling", f'Pulling image "{image}"')
+        result = images.pull(image, lambda result: self._pulled(c, result))
+        if result is None:
+            self.pulling = True
+            return False
+        if self._pull_result(c, result):
+            return True
+        wake.append(self.host.clock.now() + PULL_ERROR_RESYNC)
+        return False
+
+    def _pull_key(self, c: ContainerRecord) -> str:
+        return f"{self.uid}_{c.image}"
+
+    def _pulled(self, c: ContainerRecord, result: PullResult) -> None:
+        """A pull that took time ended: the pod syncs again (`c` starts, or waits)."""
+        self.pulling = False
+        if not self.begun or self.terminating or self.finished:
+            return
+        c.image_pulled = self._pull_result(c, result)
+        self.sync()
+
+    def _pull_result(self, c: ContainerRecord, result: PullResult) -> bool:
+        """The events of a pull's end, and the back-off of a failed one; whether it pulled."""
+        image = c.image
+        if result.error:
+            self._event(c, "Warning", "Failed", f'Failed to pull image "{image}": {result.error}')
+            self._event(c, "Warning", "Failed", f"Error: {ERR_IMAGE_PULL}")
+            self.host.image_service.failed(self._pull_key(c))
+            c.waiting = (ERR_IMAGE_PULL, result.error)
+            return False
+        took, total = pull_duration(result.pull_seconds), pull_duration(result.total_seconds)
+        self._event(
+            c,
+            "Normal",
+            "Pulled",
+            f'Successfully pulled image "{image}" in {took} ({total} including waiting). '
+            f"Image size: {result.size} bytes.",
+        )
+        return True
 
     def _resume(self, c: ContainerRecord, entry: Mapping[str, Any]) -> None:
         """Carry on with the restored record of `c`: a running container on the runtime

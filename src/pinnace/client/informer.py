@@ -242,14 +242,6 @@ class Informer:
         except KeyError:
             raise KeyError(f"no indexer {name!r}") from None
 
-    def count_by_index(self, name: str, value: str) -> int:
-        """How many cached objects are filed under `value` in the index `name` (none is
-        unpacked)."""
-        try:
-            return len(self._indices[name].get(value, {}))
-        except KeyError:
-            raise KeyError(f"no indexer {name!r}") from None
-
     def by_index(self, name: str, value: str) -> builtins.list[Object]:
         """The cached objects filed under `value` in the index `name`."""
         try:

@@ -18,6 +18,7 @@ kubelet may be left to finish it.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 from collections.abc import Callable, Iterable
 
@@ -44,10 +45,9 @@ _TERMINAL = ("Succeeded", "Failed")
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
 TERMINATING = "podgc.terminating"
-TERMINATED = "podgc.terminated"
 NODE_NAME = "podgc.nodeName"
 """The indices podgc adds to the shared pod informer: what a pass looks for without walking
-every pod (the pods being deleted; the terminated pods; the nodes pods are bound to)."""
+every pod (the pods being deleted; the nodes pods are bound to)."""
 
 
 def is_terminated(pod: Object) -> bool:
@@ -74,10 +74,6 @@ def _terminating(pod: Object) -> list[str]:
     return ["true"] if pod["metadata"].get("deletionTimestamp") else []
 
 
-def _terminated(pod: Object) -> list[str]:
-    return ["true"] if is_terminated(pod) else []
-
-
 def is_node_ready(node: Object) -> bool:
     ready = condition(node, "Ready")
     return ready is not None and ready.get("status") == "True"
@@ -100,14 +96,17 @@ class PodGCController:
         self.terminated_pod_threshold = terminated_pod_threshold
         self._pods: Informer = informers.informer(PODS)
         self._pods.add_indexer(TERMINATING, _terminating)
-        self._pods.add_indexer(TERMINATED, _terminated)
         self._pods.add_indexer(NODE_NAME, lambda pod: [pod["spec"].get("nodeName") or ""])
+        self._pods.add_event_handler(
+            self._pod_changed, lambda _, new: self._pod_changed(new), self._pod_deleted
+        )
         self._nodes: Informer = informers.informer(NODES)
         self._quarantine: dict[str, float] = {}
         """Missing nodes by name: when (clock seconds) to check whether they are really gone."""
-        self._orders: dict[str, tuple[str, Order]] = {}
-        """The terminated pods of the last pass by uid: their resourceVersion and order (a
-        pass sorts the same hundreds of pods as the one before)."""
+        self._terminated: dict[str, Order] = {}
+        """The terminated pods by key, in the order they finished, with their place in
+        byEvictionAndCreationTimestamp: worked out once per change of the pod, so that a pass
+        reads only the pods it deletes."""
 
     async def run(self) -> None:
         """Collect every GC_CHECK_PERIOD forever; cancel the task to stop."""
@@ -142,23 +141,22 @@ class PodGCController:
             await self._gc_unscheduled_terminating(pods())
 
     async def _gc_terminated(self) -> None:
-        excess = self._pods.count_by_index(TERMINATED, "true") - self.terminated_pod_threshold
+        excess = len(self._terminated) - self.terminated_pod_threshold
         if excess <= 0:
             return
-        terminated = self._pods.by_index(TERMINATED, "true")
         log.info("garbage collecting %d terminated pods", excess)
-        known, self._orders = self._orders, {}
-        terminated.sort(key=lambda pod: self._order(pod, known))
-        await self._delete_all(terminated[:excess])
+        first = heapq.nsmallest(excess, self._terminated, key=self._terminated.__getitem__)
+        doomed = (self._pods.get_by_key(key) for key in first)
+        await self._delete_all(pod for pod in doomed if pod is not None)
 
-    def _order(self, pod: Object, known: dict[str, tuple[str, Order]]) -> Order:
-        """`eviction_and_creation_order`, as worked out before if the pod has not changed."""
-        meta = pod["metadata"]
-        version, order = known.get(meta["uid"]) or ("", None)
-        if order is None or version != meta.get("resourceVersion"):
-            order = eviction_and_creation_order(pod)
-        self._orders[meta["uid"]] = (meta.get("resourceVersion", ""), order)
-        return order
+    def _pod_changed(self, pod: Object) -> None:
+        if is_terminated(pod):
+            self._terminated[object_key(pod)] = eviction_and_creation_order(pod)
+        else:
+            self._terminated.pop(object_key(pod), None)
+
+    def _pod_deleted(self, pod: Object) -> None:
+        self._terminated.pop(object_key(pod), None)
 
     async def _gc_terminating(self, pods: list[Object]) -> None:
         doomed = []

@@ -98,6 +98,9 @@ class UsageHistory:
     def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
         self.limit = limit
         self._series: dict[str, deque[tuple[float, float, float]]] = {}
+        # Forecasts asked since the last sample, by workload and method's parameters: a
+        # scheduler asks one per cycle, the history changes once per sample.
+        self._forecasts: dict[tuple[Any, ...], tuple[float, float] | None] = {}
 
     def record(self, time: float, pods: Iterable[tuple[str, float, float]]) -> None:
         """One sample: (workload, cpu millicores, memory bytes) of each pod measured."""
@@ -112,6 +115,7 @@ class UsageHistory:
             if series is None:
                 series = self._series[workload] = deque(maxlen=self.limit)
             series.append((time, cpu / count, memory / count))
+        self._forecasts.clear()
 
     def workloads(self) -> list[str]:
         return sorted(self._series)
@@ -130,7 +134,18 @@ class UsageHistory:
         horizon: int = 1,
     ) -> tuple[float, float] | None:
         """What a pod of `workload` is forecast to use (cpu millicores, memory bytes), or None
-        without history. Holt-Winters forecasts `horizon` samples ahead and takes the last."""
+        without history. Holt-Winters forecasts `horizon` samples ahead and takes the last.
+        Kept until the next sample is recorded."""
+        key = (workload, method, alpha, season_length, horizon)
+        if key in self._forecasts:
+            return self._forecasts[key]
+        forecast = self._forecast(workload, method, alpha, season_length, horizon)
+        self._forecasts[key] = forecast
+        return forecast
+
+    def _forecast(
+        self, workload: str, method: str, alpha: float, season_length: int, horizon: int
+    ) -> tuple[float, float] | None:
         samples = self.series(workload)
         if len(samples) == 0:
             return None

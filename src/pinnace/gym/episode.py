@@ -85,7 +85,6 @@ class Episode:
         self.accrued: dict[str, float] = {}
         """The components since `take_accrued` was last called."""
         self.decisions = 0
-        self._forecasts: dict[str, tuple[int, tuple[float, float] | None]] = {}
         self._last_time: float | None = None
         self._pending = self._in_system = 0
         self._incidents_seen = 0
@@ -114,7 +113,7 @@ class Episode:
         observation = None
         if self.observer is not None:
             observation = self.observer.observe(
-                core.table, pending.pod, self._forecast(core, pending.pod.pod)
+                core.table, pending.pod, self._forecast(pending.pod.pod)
             )
         self.decision = Decision(pending, mask, observation, future)
         if self._started:  # not while the simulation starts: it runs to its end first
@@ -194,14 +193,10 @@ class Episode:
             self.totals[name] += value
             self.accrued[name] = self.accrued.get(name, 0.0) + value
 
-    def _forecast(self, core: Scheduler, pod: Any) -> tuple[float, float] | None:
-        """The pod's workload's forecast use (EWMA), kept until the next usage sample."""
+    def _forecast(self, pod: Any) -> tuple[float, float] | None:
+        """The pod's workload's forecast use (EWMA; the history keeps it until its next
+        sample)."""
         history = getattr(self, "workload_usage", None)
         if history is None:
             return None
-        workload = workload_of(pod)
-        taken = core.table.usage_samples_taken
-        cached = self._forecasts.get(workload)
-        if cached is None or cached[0] != taken:
-            cached = self._forecasts[workload] = (taken, history.forecast(workload, EWMA))
-        return cached[1]
+        return history.forecast(workload_of(pod), EWMA)

@@ -86,7 +86,7 @@ def node_features(table: NodeTable, nodes: np.ndarray) -> np.ndarray:
             table.usage_count[nodes],
             table.usage_forecast[nodes],
         ]
-    ).astype(np.float64)
+    ).astype(np.float64, copy=False)  # float64 already: the usage columns are
 
 
 def pod_features(pod: PodInfo, forecast: tuple[float, float] | None) -> np.ndarray:

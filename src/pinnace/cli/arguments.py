@@ -4,7 +4,7 @@ Go durations (in seconds). A bad value is argparse's one-line error, never a tra
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from pinnace.clock import parse_duration
 
@@ -54,3 +54,21 @@ def non_negative_duration(example: str) -> Callable[[str], float]:
         return seconds
 
     return parse
+
+
+def add_durations(
+    group: argparse._ArgumentGroup,
+    durations: Mapping[str, tuple[float, str]],
+    example: str,
+    prefix: str = "",
+) -> None:
+    """A positive-duration flag `--PREFIXFLAG` for each of `durations` (flag -> its default in
+    seconds and what it sets); `example` is shown in the help and the errors."""
+    for flag, (default, what) in durations.items():
+        group.add_argument(
+            f"--{prefix}{flag}",
+            type=positive_duration(example),
+            default=default,
+            metavar="DURATION",
+            help=f"{what} ({default:g}s); a Go duration such as {example}",
+        )

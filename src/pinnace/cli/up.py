@@ -49,7 +49,7 @@ from pinnace.apiserver.service_allocation import (
 )
 from pinnace.autoscaler.options import EXPANDERS, AutoscalerOptions
 from pinnace.cli import secure, vpa
-from pinnace.cli.arguments import non_negative_duration, positive_duration
+from pinnace.cli.arguments import add_durations, non_negative_duration, positive_duration
 from pinnace.cli.secure import SecureServing, TLSOptions
 from pinnace.clock import Clock, Randomness
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
@@ -201,14 +201,7 @@ CONTROLLER_DURATIONS = {
 
 
 def _controller_flags(group: argparse._ArgumentGroup) -> None:
-    for flag, (default, what) in CONTROLLER_DURATIONS.items():
-        group.add_argument(
-            f"--{flag}",
-            type=positive_duration("40s"),
-            default=default,
-            metavar="DURATION",
-            help=f"{what} ({default:g}s); a Go duration such as 40s",
-        )
+    add_durations(group, CONTROLLER_DURATIONS, "40s")
     group.add_argument(
         "--node-eviction-rate",
         type=_non_negative_rate,

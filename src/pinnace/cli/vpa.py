@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from pinnace.cli.arguments import positive_duration
+from pinnace.cli.arguments import add_durations
 from pinnace.controllers.vpa import VPAOptions
 from pinnace.controllers.vpa_model import RecommenderConfig
 
@@ -40,14 +40,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="do not run the VPA's recommender and updater",
     )
-    for flag, (default, what) in DURATIONS.items():
-        group.add_argument(
-            f"--vpa-{flag}",
-            type=positive_duration("1m"),
-            default=default,
-            metavar="DURATION",
-            help=f"{what} ({default:g}s); a Go duration such as 1m",
-        )
+    add_durations(group, DURATIONS, "1m", prefix="vpa-")
     group.add_argument(
         "--vpa-min-replicas",
         type=int,

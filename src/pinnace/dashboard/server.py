@@ -32,7 +32,7 @@ from pinnace.api.stats import Summary
 from pinnace.apiserver.http.app import DASHBOARD_PATH
 from pinnace.apiserver.http.responses import Response, json_response
 from pinnace.apiserver.http.routes import not_found
-from pinnace.client import Client, Informer
+from pinnace.client import Client, Informer, object_key
 from pinnace.clock.component import StartedOnFirstUse
 from pinnace.dashboard import snapshot
 from pinnace.metrics.history import UsageHistory
@@ -117,12 +117,12 @@ class Dashboard:
     def _pod_changed(self, pod: Object) -> None:
         row = snapshot.pod_row(pod)
         if row is None:
-            self._rows.pop(snapshot.key_of(pod), None)
+            self._rows.pop(object_key(pod), None)
         else:
             self._rows[row.key] = row
 
     def _pod_deleted(self, pod: Object) -> None:
-        self._rows.pop(snapshot.key_of(pod), None)
+        self._rows.pop(object_key(pod), None)
 
     # --- what the page reads -------------------------------------------------------------
 
@@ -244,7 +244,7 @@ def _offer(queue: asyncio.Queue[bytes | None], item: bytes | None) -> None:
 
 
 def _by_name(objs: list[Object]) -> list[Object]:
-    return sorted(objs, key=snapshot.key_of)
+    return sorted(objs, key=object_key)
 
 
 def _event_time(event: Object) -> str:

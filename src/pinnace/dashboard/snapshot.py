@@ -34,11 +34,6 @@ def amounts(resources: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
-def key_of(obj: Mapping[str, Any]) -> str:
-    meta = obj["metadata"]
-    return f"{meta.get('namespace', '')}/{meta['name']}"
-
-
 def usage(stats: PodStats | None) -> dict[str, float]:
     if stats is None:
         return {}

@@ -28,7 +28,7 @@ from pinnace.api import catalog
 from pinnace.api.core.event import EVENT
 from pinnace.api.objects import Object
 from pinnace.api.stats import Summary
-from pinnace.client import Client, Informer
+from pinnace.client import Client, Informer, object_key
 from pinnace.clock import Clock
 from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.metrics.history import UsageHistory
@@ -156,11 +156,11 @@ class HistoryRecorder:
         cluster["evictions"] = self._evictions
         self._last_oom_kills, self._evictions = oom_kills, 0
         workloads = {
-            f"{kind}/{_key(obj)}": replicas(kind, obj)
+            f"{kind}/{object_key(obj)}": replicas(kind, obj)
             for kind, informer in self.workloads.items()
             for obj in informer.list()
         }
-        recommendations = {_key(vpa): recommended(vpa) for vpa in self.vpas.list()}
+        recommendations = {object_key(vpa): recommended(vpa) for vpa in self.vpas.list()}
         self.history.record(now, cluster, pods, workloads, nodes, recommendations)
 
     def _scheduler_view(self, scheduler: Scheduler) -> dict[str, float]:
@@ -189,10 +189,6 @@ class HistoryRecorder:
     def _event_updated(self, old: Object, new: Object) -> None:
         if new.get("reason") in EVICTION_REASONS:
             self._evictions += max(0, _count(new) - _count(old))
-
-
-def _key(obj: Object) -> str:
-    return f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
 
 
 def _count(event: Mapping[str, Any]) -> int:

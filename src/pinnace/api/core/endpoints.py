@@ -7,11 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from pinnace.api import field
-from pinnace.api.core.service import validate_non_special_ip
+from pinnace.api.core.service import is_ip, validate_non_special_ip
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
-from pinnace.api.names import is_dns1123_label, is_qualified_name, is_valid_port_num
+from pinnace.api.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_port_num,
+)
 
 _PROTOCOLS = ("SCTP", "TCP", "UDP")
 _BAD_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
@@ -45,17 +50,22 @@ def validate_endpoints(ep: dict[str, Any]) -> list[FieldError]:
 
 
 def validate_endpoint_address(address: dict[str, Any], path: Path) -> list[FieldError]:
+    """validateEndpointAddress: the IP, hostname and node name, then (again, as Kubernetes
+    does) the IP as ValidateNonSpecialIP sees it."""
     ip = address.get("ip") or ""
-    errs: list[FieldError] = []
-    errs += validate_non_special_ip(ip, path.child("ip"))
-    if errs and errs[0].detail == "must be a valid IP address":
-        errs.insert(0, field.invalid(path.child("ip"), ip, _BAD_IP))
+    errs = [] if is_ip(ip) else [field.invalid(path.child("ip"), ip, _BAD_IP)]
     hostname = address.get("hostname") or ""
     if hostname:
         errs += [
             field.invalid(path.child("hostname"), hostname, m) for m in is_dns1123_label(hostname)
         ]
-    return errs
+    node_name = address.get("nodeName")
+    if isinstance(node_name, str):
+        errs += [
+            field.invalid(path.child("nodeName"), node_name, m)
+            for m in is_dns1123_subdomain(node_name)
+        ]
+    return errs + validate_non_special_ip(ip, path.child("ip"))
 
 
 def validate_endpoint_port(

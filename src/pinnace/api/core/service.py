@@ -341,7 +341,7 @@ def _validate_affinity(spec: dict[str, Any]) -> list[FieldError]:
     return []
 
 
-def _is_ip(value: Any) -> bool:
+def is_ip(value: Any) -> bool:
     try:
         ipaddress.ip_address(value)
     except ValueError:
@@ -392,7 +392,7 @@ def validate_cluster_ip_fields(svc: dict[str, Any]) -> list[FieldError]:
                     field.invalid(_CLUSTER_IPS, shown, "'None' must be the first and only value")
                 )
             continue
-        if not _is_ip(value):
+        if not is_ip(value):
             invalid_ips = True
             errs.append(field.invalid(_CLUSTER_IPS.index(i), value, _BAD_IP))
     if len(ips) > 2:
@@ -411,7 +411,7 @@ def validate_cluster_ip_fields(svc: dict[str, Any]) -> list[FieldError]:
 
 
 def _validate_external_ip(ip: Any, path: Path) -> list[FieldError]:
-    if not isinstance(ip, str) or not _is_ip(ip):
+    if not isinstance(ip, str) or not is_ip(ip):
         return [field.invalid(path, ip, _BAD_IP)]
     return validate_non_special_ip(ip, path)
 
@@ -624,7 +624,7 @@ def _validate_load_balancer_status(svc: dict[str, Any]) -> list[FieldError]:
     for i, ingress in enumerate(ingresses):
         at = path.index(i)
         ip, mode, hostname = ingress.get("ip") or "", ingress.get("ipMode"), ingress.get("hostname")
-        if ip and not _is_ip(ip):
+        if ip and not is_ip(ip):
             errs.append(field.invalid(at.child("ip"), ip, _BAD_IP))
         if mode is None:
             if ip:
@@ -642,7 +642,7 @@ def _validate_load_balancer_status(svc: dict[str, Any]) -> list[FieldError]:
                 field.invalid(at.child("hostname"), hostname, m)
                 for m in is_dns1123_subdomain(hostname)
             ]
-            if _is_ip(hostname):
+            if is_ip(hostname):
                 errs.append(
                     field.invalid(
                         at.child("hostname"), hostname, "must be a DNS name, not an IP address"

@@ -9,6 +9,7 @@ import pytest
 from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
+from pinnace.api.authorization.reviews import validate_local_subject_access_review
 from pinnace.api.status import StatusError
 from pinnace.apiserver.auth.reviews import answer
 from pinnace.apiserver.auth.user import UserInfo
@@ -67,3 +68,20 @@ def test_malformed_reviews_are_refused_or_answered_never_a_crash(
         if not errors:
             answered = api.call(answer, api.server.authorizer, kind, "default", review, ANYONE)
             assert answered["status"]["allowed"] is False
+
+
+def test_a_local_review_checks_the_namespace_of_resource_attributes_only() -> None:
+    def messages(spec: dict[str, Any]) -> list[str]:
+        review = {"metadata": {"namespace": "team"}, "spec": {"user": "ann", **spec}}
+        return [str(e) for e in validate_local_subject_access_review(review)]
+
+    assert messages({"resourceAttributes": {"namespace": "team"}}) == []
+    assert messages({"resourceAttributes": {"namespace": "other"}}) == [
+        'spec.resourceAttributes.namespace: Invalid value: "other": must match metadata.namespace'
+    ]
+    # Without resource attributes there is no namespace to compare (v1.32 checks it only
+    # when ResourceAttributes != nil).
+    assert messages({}) == [
+        "spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes "
+        "or resourceAttributes must be specified"
+    ]

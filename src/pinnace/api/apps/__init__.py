@@ -208,8 +208,9 @@ def is_empty_selector(selector: Any) -> bool:
 
 
 def validate_required_selector(spec: Object, path: Path, owner: str) -> list[FieldError]:
-    """The selector a Deployment or ReplicaSet must have: present, valid and not empty.
-    (`owner` is the word Kubernetes uses: "deployment" for both kinds.)"""
+    """The selector a Deployment, ReplicaSet or StatefulSet must have: present, valid and
+    not empty. (`owner` is the word Kubernetes uses: "deployment" for the first two,
+    "statefulset" for the last.)"""
     selector = spec.get("selector")
     if selector is None:
         return [field.required(path)]
@@ -243,7 +244,15 @@ def validate_selector_matches_template(
 def validate_always_restarting_template(template: Any, path: Path, owner: str) -> list[FieldError]:
     """A long-running workload's template: a valid pod template whose pods always restart
     and run without a deadline."""
-    errs = validate_pod_template_spec(template, path)
+    return validate_pod_template_spec(template, path) + validate_restarting_pods(
+        template, path, owner
+    )
+
+
+def validate_restarting_pods(template: Any, path: Path, owner: str) -> list[FieldError]:
+    """The pod policy every long-running workload's template must have: pods always restart
+    and run without a deadline."""
+    errs: list[FieldError] = []
     spec = as_dict(as_dict(template).get("spec"))
     restart = spec.get("restartPolicy") or ""
     if restart != "Always":

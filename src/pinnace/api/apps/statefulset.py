@@ -28,7 +28,6 @@ from pinnace.api.apps import (
     go_label_selector,
     go_pointer,
     int_or_percent_value,
-    is_empty_selector,
     is_not_more_than_100_percent,
     reset_for_create,
     set_default,
@@ -38,7 +37,8 @@ from pinnace.api.apps import (
     validate_nonnegative_fields,
     validate_not_above,
     validate_positive_int_or_percent,
-    validate_selector,
+    validate_required_selector,
+    validate_restarting_pods,
     validate_selector_matches_template,
 )
 from pinnace.api.core.pod_shape import as_dict, child_dict
@@ -265,18 +265,6 @@ def _validate_retention_policy(spec: Object) -> list[FieldError]:
     return errs
 
 
-def _validate_selector(spec: Object) -> list[FieldError]:
-    path = SPEC.child("selector")
-    selector = spec.get("selector")
-    if selector is None:
-        return [field.required(path)]
-    errs = validate_selector(selector, path)
-    if is_empty_selector(selector):
-        shown = go_label_selector(selector)
-        errs.append(field.invalid(path, shown, "empty selector is invalid for statefulset"))
-    return errs
-
-
 def _validate_template(spec: Object) -> list[FieldError]:
     """ValidatePodTemplateSpecForStatefulSet, and the pod policy every workload's template
     must have. Labels and annotations are reported under `template.labels` and
@@ -294,18 +282,7 @@ def _validate_template(spec: Object) -> list[FieldError]:
         errs += e + validate_labels(labels, path.child("labels"))
         annotations, e = string_map(meta.get("annotations"), path.child("annotations"))
         errs += e + validate_annotations(annotations, path.child("annotations"))
-    pod_spec = as_dict(template.get("spec"))
-    restart = pod_spec.get("restartPolicy") or ""
-    if restart != "Always":
-        errs.append(field.not_supported(path.child("spec", "restartPolicy"), restart, ["Always"]))
-    if pod_spec.get("activeDeadlineSeconds") is not None:
-        errs.append(
-            field.forbidden(
-                path.child("spec", "activeDeadlineSeconds"),
-                "activeDeadlineSeconds in StatefulSet is not Supported",
-            )
-        )
-    return errs
+    return errs + validate_restarting_pods(template, path, "StatefulSet")
 
 
 def _validate_spec(sts: Object) -> list[FieldError]:
@@ -318,7 +295,7 @@ def _validate_spec(sts: Object) -> list[FieldError]:
     ordinals = spec.get("ordinals")
     if isinstance(ordinals, dict) and ordinals.get("start") is not None:
         errs += validate_nonnegative(ordinals["start"], SPEC.child("ordinals.start"))
-    errs += _validate_selector(spec)
+    errs += validate_required_selector(spec, SPEC.child("selector"), "statefulset")
     return errs + _validate_template(spec)
 
 

@@ -64,11 +64,14 @@ def validate_self_subject_access_review(review: Object) -> list[FieldError]:
 
 
 def validate_local_subject_access_review(review: Object) -> list[FieldError]:
+    """ValidateLocalSubjectAccessReview: resource attributes, when given, name the review's
+    own namespace."""
     errs = validate_subject_access_review(review)
     attributes = _spec(review).get("resourceAttributes")
-    namespace = attributes.get("namespace", "") if isinstance(attributes, dict) else ""
+    namespace = attributes.get("namespace", "") if isinstance(attributes, dict) else None
     metadata = review.get("metadata")
-    if namespace != (metadata.get("namespace", "") if isinstance(metadata, dict) else ""):
+    own = metadata.get("namespace", "") if isinstance(metadata, dict) else ""
+    if namespace is not None and namespace != own:
         errs.append(
             field.invalid(
                 Path("spec", "resourceAttributes", "namespace"),

@@ -7,55 +7,64 @@ from __future__ import annotations
 from typing import Any
 
 from pinnace.api import field
-from pinnace.api.core.service import validate_non_special_ip
+from pinnace.api.core.service import BAD_IP, PROTOCOLS, is_ip, validate_non_special_ip
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
-from pinnace.api.names import is_dns1123_label, is_qualified_name, is_valid_port_num
+from pinnace.api.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_port_num,
+)
 
-_PROTOCOLS = ("SCTP", "TCP", "UDP")
-_BAD_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
+def dict_list(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list field (nothing when it is not a list)."""
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def default_endpoints(ep: dict[str, Any]) -> None:
-    for subset in _dicts(ep.get("subsets")):
-        for port in _dicts(subset.get("ports")):
+    for subset in dict_list(ep.get("subsets")):
+        for port in dict_list(subset.get("ports")):
             if not port.get("protocol"):
                 port["protocol"] = "TCP"
 
 
 def validate_endpoints(ep: dict[str, Any]) -> list[FieldError]:
     errs = validate_object_meta(ep, namespaced=True)
-    for i, subset in enumerate(_dicts(ep.get("subsets"))):
+    for i, subset in enumerate(dict_list(ep.get("subsets"))):
         path = Path("subsets").index(i)
-        ready, not_ready = _dicts(subset.get("addresses")), _dicts(subset.get("notReadyAddresses"))
+        ready = dict_list(subset.get("addresses"))
+        not_ready = dict_list(subset.get("notReadyAddresses"))
         if not ready and not not_ready:
             errs.append(field.required(path, "must specify `addresses` or `notReadyAddresses`"))
         for key, addresses in (("addresses", ready), ("notReadyAddresses", not_ready)):
             for j, address in enumerate(addresses):
                 errs += validate_endpoint_address(address, path.child(key).index(j))
-        ports = _dicts(subset.get("ports"))
+        ports = dict_list(subset.get("ports"))
         for j, port in enumerate(ports):
             errs += validate_endpoint_port(port, len(ports) > 1, path.child("ports").index(j))
     return errs
 
 
 def validate_endpoint_address(address: dict[str, Any], path: Path) -> list[FieldError]:
+    """validateEndpointAddress: the IP, hostname and node name, then (again, as Kubernetes
+    does) the IP as ValidateNonSpecialIP sees it."""
     ip = address.get("ip") or ""
-    errs: list[FieldError] = []
-    errs += validate_non_special_ip(ip, path.child("ip"))
-    if errs and errs[0].detail == "must be a valid IP address":
-        errs.insert(0, field.invalid(path.child("ip"), ip, _BAD_IP))
+    errs = [] if is_ip(ip) else [field.invalid(path.child("ip"), ip, BAD_IP)]
     hostname = address.get("hostname") or ""
     if hostname:
         errs += [
             field.invalid(path.child("hostname"), hostname, m) for m in is_dns1123_label(hostname)
         ]
-    return errs
+    node_name = address.get("nodeName")
+    if isinstance(node_name, str):
+        errs += [
+            field.invalid(path.child("nodeName"), node_name, m)
+            for m in is_dns1123_subdomain(node_name)
+        ]
+    return errs + validate_non_special_ip(ip, path.child("ip"))
 
 
 def validate_endpoint_port(
@@ -72,8 +81,8 @@ def validate_endpoint_port(
     protocol = port.get("protocol") or ""
     if not protocol:
         errs.append(field.required(path.child("protocol")))
-    elif protocol not in _PROTOCOLS:
-        errs.append(field.not_supported(path.child("protocol"), protocol, _PROTOCOLS))
+    elif protocol not in PROTOCOLS:
+        errs.append(field.not_supported(path.child("protocol"), protocol, PROTOCOLS))
     if port.get("appProtocol") is not None:
         app = port["appProtocol"]
         errs += [field.invalid(path.child("appProtocol"), app, m) for m in is_qualified_name(app)]

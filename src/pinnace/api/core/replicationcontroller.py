@@ -13,6 +13,7 @@ from typing import Any
 
 from pinnace.api import field
 from pinnace.api.apps import (
+    SELECTOR_MISMATCH,
     SPEC,
     bump_generation,
     default_template,
@@ -35,8 +36,6 @@ from pinnace.api.labels import LabelSelector, selector_from_dict
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
 from pinnace.api.strategy import keep_old, keep_spec
 from pinnace.api.validation import object_field, string_map
-
-_SELECTOR_MISMATCH = "`selector` does not match template `labels`"
 
 
 def selector_of(rc: Any) -> LabelSelector:
@@ -92,7 +91,7 @@ def _validate_spec(rc: dict[str, Any]) -> list[FieldError]:
     if selector and any(strings.get(k) != v for k, v in selector.items()):
         errs.append(
             field.invalid(
-                template_path.child("metadata", "labels"), go_string_map(labels), _SELECTOR_MISMATCH
+                template_path.child("metadata", "labels"), go_string_map(labels), SELECTOR_MISMATCH
             )
         )
     return errs + validate_always_restarting_template(

@@ -38,11 +38,11 @@ DEFAULT_CLIENT_IP_TIMEOUT = 10800
 MAX_CLIENT_IP_TIMEOUT = 86400
 _SERVICE_TYPES = (CLUSTER_IP, EXTERNAL_NAME, LOAD_BALANCER, NODE_PORT)
 _AFFINITIES = ("ClientIP", "None")
-_PROTOCOLS = ("SCTP", "TCP", "UDP")
+PROTOCOLS = ("SCTP", "TCP", "UDP")
 _FAMILIES = ("IPv4", "IPv6")
 _FAMILY_POLICIES = ("PreferDualStack", "RequireDualStack", "SingleStack")
 _TRAFFIC_POLICIES = ("Cluster", "Local")
-_BAD_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+BAD_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 _SPEC = Path("spec")
 _CLUSTER_IPS = _SPEC.child("clusterIPs")
 
@@ -304,8 +304,8 @@ def _validate_port(
     protocol = port.get("protocol") or ""
     if not protocol:
         errs.append(field.required(path.child("protocol")))
-    elif protocol not in _PROTOCOLS:
-        errs.append(field.not_supported(path.child("protocol"), protocol, _PROTOCOLS))
+    elif protocol not in PROTOCOLS:
+        errs.append(field.not_supported(path.child("protocol"), protocol, PROTOCOLS))
     errs += validate_port_num_or_name(port.get("targetPort"), path.child("targetPort"))
     if port.get("appProtocol") is not None:
         app = port["appProtocol"]
@@ -341,7 +341,7 @@ def _validate_affinity(spec: dict[str, Any]) -> list[FieldError]:
     return []
 
 
-def _is_ip(value: Any) -> bool:
+def is_ip(value: Any) -> bool:
     try:
         ipaddress.ip_address(value)
     except ValueError:
@@ -392,9 +392,9 @@ def validate_cluster_ip_fields(svc: dict[str, Any]) -> list[FieldError]:
                     field.invalid(_CLUSTER_IPS, shown, "'None' must be the first and only value")
                 )
             continue
-        if not _is_ip(value):
+        if not is_ip(value):
             invalid_ips = True
-            errs.append(field.invalid(_CLUSTER_IPS.index(i), value, _BAD_IP))
+            errs.append(field.invalid(_CLUSTER_IPS.index(i), value, BAD_IP))
     if len(ips) > 2:
         errs.append(field.invalid(_CLUSTER_IPS, shown, "may only hold up to 2 values"))
     if invalid_ips:
@@ -411,8 +411,8 @@ def validate_cluster_ip_fields(svc: dict[str, Any]) -> list[FieldError]:
 
 
 def _validate_external_ip(ip: Any, path: Path) -> list[FieldError]:
-    if not isinstance(ip, str) or not _is_ip(ip):
-        return [field.invalid(path, ip, _BAD_IP)]
+    if not isinstance(ip, str) or not is_ip(ip):
+        return [field.invalid(path, ip, BAD_IP)]
     return validate_non_special_ip(ip, path)
 
 
@@ -624,8 +624,8 @@ def _validate_load_balancer_status(svc: dict[str, Any]) -> list[FieldError]:
     for i, ingress in enumerate(ingresses):
         at = path.index(i)
         ip, mode, hostname = ingress.get("ip") or "", ingress.get("ipMode"), ingress.get("hostname")
-        if ip and not _is_ip(ip):
-            errs.append(field.invalid(at.child("ip"), ip, _BAD_IP))
+        if ip and not is_ip(ip):
+            errs.append(field.invalid(at.child("ip"), ip, BAD_IP))
         if mode is None:
             if ip:
                 errs.append(
@@ -642,7 +642,7 @@ def _validate_load_balancer_status(svc: dict[str, Any]) -> list[FieldError]:
                 field.invalid(at.child("hostname"), hostname, m)
                 for m in is_dns1123_subdomain(hostname)
             ]
-            if _is_ip(hostname):
+            if is_ip(hostname):
                 errs.append(
                     field.invalid(
                         at.child("hostname"), hostname, "must be a DNS name, not an IP address"

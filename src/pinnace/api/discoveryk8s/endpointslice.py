@@ -8,7 +8,7 @@ import ipaddress
 from typing import Any
 
 from pinnace.api import field
-from pinnace.api.core.endpoints import validate_endpoint_port
+from pinnace.api.core.endpoints import dict_list, validate_endpoint_port
 from pinnace.api.core.service import validate_non_special_ip
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
@@ -22,12 +22,8 @@ MAX_PORTS = 100
 MAX_ADDRESSES = 100
 
 
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
 def default_endpoint_slice(es: dict[str, Any]) -> None:
-    for port in _dicts(es.get("ports")):
+    for port in dict_list(es.get("ports")):
         port.setdefault("name", "")
         if port.get("protocol") is None:
             port["protocol"] = "TCP"
@@ -54,12 +50,12 @@ def validate_endpoint_slice(es: dict[str, Any]) -> list[FieldError]:
         errs.append(field.required(Path("addressType")))
     elif address_type not in ADDRESS_TYPES:
         errs.append(field.not_supported(Path("addressType"), address_type, ADDRESS_TYPES))
-    endpoints = _dicts(es.get("endpoints"))
+    endpoints = dict_list(es.get("endpoints"))
     if len(endpoints) > MAX_ENDPOINTS:
         errs.append(field.too_many(Path("endpoints"), len(endpoints), MAX_ENDPOINTS))
     for i, endpoint in enumerate(endpoints):
         errs += _validate_endpoint(endpoint, address_type, Path("endpoints").index(i))
-    ports = _dicts(es.get("ports"))
+    ports = dict_list(es.get("ports"))
     if len(ports) > MAX_PORTS:
         errs.append(field.too_many(Path("ports"), len(ports), MAX_PORTS))
     names: set[str] = set()

@@ -185,16 +185,16 @@ def validate_cluster_role_binding(binding: Object) -> list[FieldError]:
     return _validate_binding(binding, False)
 
 
-def _validate_binding_update(new: Object, old: Object, namespaced: bool) -> list[FieldError]:
-    errs = validate_object_meta_update(new, old) + _validate_binding(new, namespaced)
-    if new.get("roleRef") != old.get("roleRef"):
-        errs.append(field.invalid(Path("roleRef"), new.get("roleRef"), "cannot change roleRef"))
-    return errs
+def _update(validate: Validator, *, fixed_role_ref: bool = False) -> UpdateValidator:
+    """The update check of every RBAC kind: metadata and the new object, and for a binding
+    (`fixed_role_ref`) a roleRef that has not changed."""
 
-
-def _update(validate: Validator) -> UpdateValidator:
     def validate_update(new: Object, old: Object) -> list[FieldError]:
-        return validate_object_meta_update(new, old) + validate(new)
+        errs = validate_object_meta_update(new, old) + validate(new)
+        if fixed_role_ref and new.get("roleRef") != old.get("roleRef"):
+            detail = "cannot change roleRef"
+            errs.append(field.invalid(Path("roleRef"), new.get("roleRef"), detail))
+        return errs
 
     return validate_update
 
@@ -228,7 +228,7 @@ ROLE_BINDING = Kind(
     model="V1RoleBinding",
     default=default_binding,
     validate=validate_role_binding,
-    validate_update=lambda new, old: _validate_binding_update(new, old, True),
+    validate_update=_update(validate_role_binding, fixed_role_ref=True),
 )
 CLUSTER_ROLE_BINDING = Kind(
     group=GROUP,
@@ -239,5 +239,5 @@ CLUSTER_ROLE_BINDING = Kind(
     model="V1ClusterRoleBinding",
     default=default_binding,
     validate=validate_cluster_role_binding,
-    validate_update=lambda new, old: _validate_binding_update(new, old, False),
+    validate_update=_update(validate_cluster_role_binding, fixed_role_ref=True),
 )

@@ -4,6 +4,7 @@ columns of their pod template."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pinnace.api.tables.columns import (
@@ -39,64 +40,46 @@ def _template_spec(obj: Object) -> Object:
     return section(obj, "spec", "template", "spec")
 
 
-def _replica_set_row(rs: Object, now: float) -> Row:
-    spec, status = section(rs, "spec"), section(rs, "status")
-    names, images = container_cells(_template_spec(rs))
-    return Row(
-        [
-            name_of(rs),
-            _desired(spec),
-            integer(status.get("replicas")),
-            integer(status.get("readyReplicas")),
-            age_of(rs, now),
-            names,
-            images,
-            format_label_selector(spec.get("selector")),
-        ]
+def _replica_row(selector_cell: Callable[[Any], str]) -> Callable[[Object, float], Row]:
+    """A replica set's or replication controller's row: the two differ only in how their
+    selector is written (a label selector, or a plain label map)."""
+
+    def row(obj: Object, now: float) -> Row:
+        spec, status = section(obj, "spec"), section(obj, "status")
+        names, images = container_cells(_template_spec(obj))
+        return Row(
+            [
+                name_of(obj),
+                _desired(spec),
+                integer(status.get("replicas")),
+                integer(status.get("readyReplicas")),
+                age_of(obj, now),
+                names,
+                images,
+                selector_cell(spec.get("selector")),
+            ]
+        )
+
+    return row
+
+
+def _replica_printer(model: str, selector_cell: Callable[[Any], str]) -> Printer:
+    """The table of a replica set (`model` V1ReplicaSet) or replication controller."""
+    return Printer(
+        (
+            name_column(),
+            Column("Desired", "integer", doc(f"{model}Spec", "replicas")),
+            Column("Current", "integer", doc(f"{model}Status", "replicas")),
+            Column("Ready", "integer", doc(f"{model}Status", "readyReplicas")),
+            age_column(),
+            *containers_columns(doc(f"{model}Spec", "selector")),
+        ),
+        _replica_row(selector_cell),
     )
 
 
-REPLICA_SETS = Printer(
-    (
-        name_column(),
-        Column("Desired", "integer", doc("V1ReplicaSetSpec", "replicas")),
-        Column("Current", "integer", doc("V1ReplicaSetStatus", "replicas")),
-        Column("Ready", "integer", doc("V1ReplicaSetStatus", "readyReplicas")),
-        age_column(),
-        *containers_columns(doc("V1ReplicaSetSpec", "selector")),
-    ),
-    _replica_set_row,
-)
-
-
-def _replication_controller_row(rc: Object, now: float) -> Row:
-    spec, status = section(rc, "spec"), section(rc, "status")
-    names, images = container_cells(_template_spec(rc))
-    return Row(
-        [
-            name_of(rc),
-            _desired(spec),
-            integer(status.get("replicas")),
-            integer(status.get("readyReplicas")),
-            age_of(rc, now),
-            names,
-            images,
-            format_labels(spec.get("selector")),
-        ]
-    )
-
-
-REPLICATION_CONTROLLERS = Printer(
-    (
-        name_column(),
-        Column("Desired", "integer", doc("V1ReplicationControllerSpec", "replicas")),
-        Column("Current", "integer", doc("V1ReplicationControllerStatus", "replicas")),
-        Column("Ready", "integer", doc("V1ReplicationControllerStatus", "readyReplicas")),
-        age_column(),
-        *containers_columns(doc("V1ReplicationControllerSpec", "selector")),
-    ),
-    _replication_controller_row,
-)
+REPLICA_SETS = _replica_printer("V1ReplicaSet", format_label_selector)
+REPLICATION_CONTROLLERS = _replica_printer("V1ReplicationController", format_labels)
 
 
 def _deployment_row(deploy: Object, now: float) -> Row:

@@ -132,6 +132,20 @@ class _Pull:
 class ImageService:
     """One node's images, pulls and pull back-offs."""
 
+    # Slots: a simulated pool keeps one for every node.
+    __slots__ = (
+        "_backoff",
+        "_queue",
+        "_running",
+        "bandwidth",
+        "clock",
+        "limit",
+        "missing",
+        "on_pulled",
+        "present",
+        "sizes",
+    )
+
     def __init__(
         self,
         clock: Clock,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tests.kubelet.conftest import CONFIG, EVENTS, NODES, Node, pod
 
-from pinnace.kubelet.image_service import ImageService, pull_duration
+from pinnace.kubelet.image_service import ImageService, image_size, pull_duration
 
 MB = 1_000_000
 NGINX = 72 * MB
@@ -181,3 +181,9 @@ def test_without_a_bandwidth_a_pull_takes_no_time(node: Node) -> None:
         f'Successfully pulled image "nginx:1.26" in 0s (0s including waiting). '
         f"Image size: {NGINX} bytes."
     ]
+
+
+def test_a_repository_size_holds_for_its_images_by_digest_on_a_registry_with_a_port() -> None:
+    sizes = {"localhost:5000/app": 123}
+    assert image_size("localhost:5000/app:v1", sizes) == 123
+    assert image_size("localhost:5000/app@sha256:abc", sizes) == 123

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tests.kubelet.conftest import CONFIG, EVENTS, NODES, Node, pod
 
-from pinnace.kubelet.image_service import pull_duration
+from pinnace.kubelet.image_service import ImageService, image_size, pull_duration
 
 MB = 1_000_000
 NGINX = 72 * MB
@@ -124,16 +124,19 @@ def test_never_does_not_pull_an_image_that_is_not_present(node: Node) -> None:
     assert _messages(node, "web", "Failed") == ["Error: ErrImageNeverPull"]
 
 
-def test_a_missing_tag_backs_off_doubling_to_five_minutes(slow: Node) -> None:
+def test_a_missing_tag_backs_off_doubling_to_five_minutes(
+    slow: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
     node = slow
     failures: list[float] = []
-    failed = node.agent.image_service.failed
+    failed = ImageService.failed
 
-    def record(key: str) -> None:
+    def record(service: ImageService, key: str) -> None:
         failures.append(node.agent.clock.now())
-        failed(key)
+        failed(service, key)
 
-    node.agent.image_service.failed = record  # type: ignore[method-assign]
+    # On the class: an ImageService has slots.
+    monkeypatch.setattr(ImageService, "failed", record)
     node.create_pod(_pod("web", "nginx:1.161"))
     node.settle(0.5)
     ref = "docker.io/library/nginx:1.161"
@@ -178,3 +181,9 @@ def test_without_a_bandwidth_a_pull_takes_no_time(node: Node) -> None:
         f'Successfully pulled image "nginx:1.26" in 0s (0s including waiting). '
         f"Image size: {NGINX} bytes."
     ]
+
+
+def test_a_repository_size_holds_for_its_images_by_digest_on_a_registry_with_a_port() -> None:
+    sizes = {"localhost:5000/app": 123}
+    assert image_size("localhost:5000/app:v1", sizes) == 123
+    assert image_size("localhost:5000/app@sha256:abc", sizes) == 123

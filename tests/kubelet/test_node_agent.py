@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.client.conftest import CONFIG_MAPS, config_map
 from tests.kubelet.conftest import EVENTS, LEASES, NODES, PODS, Node, pod
 
 from pinnace.clock import parse_time
@@ -253,4 +254,32 @@ def test_a_probe_result_the_worker_fails_on_is_the_pods_failure(
     events = node.run(node.client.list(EVENTS, "default", field_selector="reason=FailedSync"))
     assert [(e["involvedObject"]["name"], e["message"]) for e in events["items"]] == [
         ("probed", "error syncing pod: RuntimeError: the probe is cursed")
+    ]
+
+
+def test_a_config_map_change_one_pod_fails_on_is_that_pods_failure(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two pods wait for the same ConfigMap; the first fails as it hears of it, the other
+    # still hears of it and starts.
+    source_changed = PodWorker.source_changed
+
+    def cursed(worker: PodWorker) -> None:
+        if worker.name == "cursed":
+            raise RuntimeError("the config map is cursed")
+        source_changed(worker)
+
+    monkeypatch.setattr(PodWorker, "source_changed", cursed)
+    ref = {"configMapKeyRef": {"name": "settings", "key": "level"}}
+    for name in ("cursed", "fine"):
+        body = pod(name, node="node-1")
+        body["spec"]["containers"][0]["env"] = [{"name": "LEVEL", "valueFrom": ref}]
+        node.create_pod(body)
+    node.settle()
+    node.run(node.client.create(CONFIG_MAPS, "default", config_map("settings", level="debug")))
+    node.settle()
+    assert node.get_pod("fine")["status"]["phase"] == "Running"
+    events = node.run(node.client.list(EVENTS, "default", field_selector="reason=FailedSync"))
+    assert [(e["involvedObject"]["name"], e["message"]) for e in events["items"]] == [
+        ("cursed", "error syncing pod: RuntimeError: the config map is cursed")
     ]

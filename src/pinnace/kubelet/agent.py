@@ -559,12 +559,16 @@ class NodeAgent:
 
     def source_changed(self, kind: SourceKind, source: Mapping[str, Any]) -> None:
         """Retry the containers that wait for this ConfigMap or Secret, update the files of
-        its volumes."""
+        its volumes. A pod that fails at it fails alone (`pod_failed`): the other pods, and
+        in a pool the other nodes, still hear of the change."""
         m = source["metadata"]
         name = (kind.resource, m.get("name"))
         for worker in list(self.config_blocked.values()):
             if worker.namespace == m.get("namespace") and name in worker.source_names:
-                worker.source_changed()
+                try:
+                    worker.source_changed()
+                except Exception as e:
+                    self.pod_failed(worker, e)
 
     @property
     def container_exited(self) -> OnExit:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from pinnace.clock import Clock
-from pinnace.kubelet.runtime import image_reference
+from pinnace.kubelet.runtime import image_reference, image_repository
 
 PULL_POLICY_ALWAYS = "Always"
 PULL_POLICY_NEVER = "Never"
@@ -63,7 +63,7 @@ def image_size(image: str, sizes: Mapping[str, int] = MappingProxyType({})) -> i
     """Its size in `sizes` (by reference, then repository: see `size_key`), else in
     KNOWN_SIZES, else 10 MiB plus up to 240 MiB, fixed by its name."""
     for table in (sizes, KNOWN_SIZES):
-        for key in (image_reference(image), repository(image)):
+        for key in (image_reference(image), image_repository(image)):
             if key in table:
                 return table[key]
     digest = hashlib.sha256(image_reference(image).encode()).digest()
@@ -74,12 +74,7 @@ def size_key(name: str) -> str:
     """How a cluster file's image size is looked up: `nginx:1.27` sizes that image, `nginx`
     every image of the repository."""
     bare = name.rfind(":") <= name.rfind("/") and "@" not in name
-    return repository(name) if bare else image_reference(name)
-
-
-def repository(image: str) -> str:
-    reference = image_reference(image)
-    return reference.split("@", 1)[0].rsplit(":", 1)[0]
+    return image_repository(name) if bare else image_reference(name)
 
 
 def _tag(image: str) -> str:
@@ -92,7 +87,7 @@ def registry_has(image: str, missing: Iterable[str] = ()) -> bool:
     reference = image_reference(image)
     if any(image_reference(m) == reference for m in missing):
         return False
-    if repository(image) != "docker.io/library/nginx" or "@" in reference:
+    if image_repository(image) != "docker.io/library/nginx" or "@" in reference:
         return True
     tag = _tag(image)
     return not tag[:1].isdigit() or _NGINX_VERSION.fullmatch(tag) is not None
@@ -131,6 +126,20 @@ class _Pull:
 
 class ImageService:
     """One node's images, pulls and pull back-offs."""
+
+    # Slots: a simulated pool keeps one for every node.
+    __slots__ = (
+        "_backoff",
+        "_queue",
+        "_running",
+        "bandwidth",
+        "clock",
+        "limit",
+        "missing",
+        "on_pulled",
+        "present",
+        "sizes",
+    )
 
     def __init__(
         self,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pinnace.api.fieldselector import parse_field_selector
+from pinnace.api.labels import SelectorError
 from pinnace.api.meta import is_path_segment_name
 from pinnace.apiserver.auth.rules import Attributes
 from pinnace.apiserver.auth.user import UserInfo
@@ -84,10 +86,9 @@ def _first(query: Mapping[str, Sequence[str]], key: str) -> str:
 
 
 def _exact_name(selector: str) -> str:
-    """The name a field selector requires (`metadata.name=x`), else ""."""
-    for term in selector.split(","):
-        for op in ("==", "="):
-            key, found, value = term.partition(op)
-            if found and key.strip() == "metadata.name" and not key.endswith("!"):
-                return value.strip()
-    return ""
+    """The name a field selector requires (`metadata.name=x`), else "" (also when it does not
+    parse, as the request then reads as a list without a name)."""
+    try:
+        return parse_field_selector(selector).requires_exact_match("metadata.name") or ""
+    except SelectorError:
+        return ""

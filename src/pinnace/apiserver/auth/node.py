@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from pinnace.api import catalog, status
+from pinnace.api.fieldselector import parse_field_selector
 from pinnace.api.kind import Kind
+from pinnace.api.labels import SelectorError
 from pinnace.api.objects import Object
 from pinnace.apiserver.auth.rules import Attributes, rule_allows
 from pinnace.apiserver.auth.user import NODE_PREFIX, NODES_GROUP, UserInfo, requester
@@ -108,7 +110,7 @@ class NodeAuthorizer:
             if a.verb == "get":
                 return await self._get(node, "pods", a)
             if a.verb in ("list", "watch"):
-                if ("spec.nodeName", "=", node) in _field_terms(a.field_selector):
+                if _selects_node(a.field_selector, node):
                     return True, ""
                 if a.name:
                     return await self._related(node, "pods", a)
@@ -162,15 +164,14 @@ def _node(node: str, a: Attributes) -> tuple[bool | None, str]:
     return None, ""
 
 
-def _field_terms(selector: str) -> set[tuple[str, str, str]]:
-    terms = set()
-    for term in selector.split(","):
-        for op in ("!=", "==", "="):
-            key, found, value = term.partition(op)
-            if found:
-                terms.add((key.strip(), "!=" if op == "!=" else "=", value.strip()))
-                break
-    return terms
+def _selects_node(selector: str, node: str) -> bool:
+    """Whether a term of the field selector is `spec.nodeName=<node>`; one that does not parse
+    selects nothing."""
+    try:
+        terms = parse_field_selector(selector).terms
+    except SelectorError:
+        return False
+    return ("spec.nodeName", True, node) in terms
 
 
 def _references(pod: Object) -> set[tuple[str, str]]:

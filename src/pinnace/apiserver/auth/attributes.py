@@ -17,6 +17,7 @@ from pinnace.api.labels import SelectorError
 from pinnace.api.meta import is_path_segment_name
 from pinnace.apiserver.auth.rules import Attributes
 from pinnace.apiserver.auth.user import UserInfo
+from pinnace.apiserver.http.params import go_bool
 
 _METHOD_VERBS = {
     "POST": "create",
@@ -28,7 +29,6 @@ _METHOD_VERBS = {
 }
 _SPECIAL_VERBS = ("proxy", "watch")
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")
 
 
 def request_attributes(
@@ -60,7 +60,7 @@ def request_attributes(
     name = rest[1] if len(rest) >= 2 else ""
     subresource = rest[2] if len(rest) >= 3 and verb != "proxy" else ""
     if not name and verb == "get":
-        verb = "watch" if _first(query, "watch") in _TRUE else "list"
+        verb = "watch" if go_bool(query, "watch") else "list"
         selected = _exact_name(_first(query, "fieldSelector"))
         if selected and not is_path_segment_name(selected):
             name = selected

@@ -49,7 +49,7 @@ from pinnace.apiserver.service_allocation import (
 )
 from pinnace.autoscaler.options import EXPANDERS, AutoscalerOptions
 from pinnace.cli import secure, vpa
-from pinnace.cli.arguments import non_negative_duration, positive_duration
+from pinnace.cli.arguments import go_bool, non_negative_duration, positive_duration
 from pinnace.cli.secure import SecureServing, TLSOptions
 from pinnace.clock import Clock, Randomness
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
@@ -297,7 +297,7 @@ def autoscaler_flags(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument(
         "--scale-down-enabled",
-        type=_go_bool,
+        type=go_bool,
         default=True,
         metavar="BOOL",
         help="remove unneeded nodes (true)",
@@ -337,15 +337,6 @@ def _fraction(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, not {text!r}")
     return value
-
-
-def _go_bool(text: str) -> bool:
-    """A boolean as Go's flag package reads one."""
-    if text in ("1", "t", "T", "true", "TRUE", "True"):
-        return True
-    if text in ("0", "f", "F", "false", "FALSE", "False"):
-        return False
-    raise argparse.ArgumentTypeError(f"must be true or false, not {text!r}")
 
 
 def _non_negative_rate(text: str) -> float:

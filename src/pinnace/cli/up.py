@@ -735,6 +735,7 @@ def _announce(options: UpOptions, url: str, path: Path, serving: SecureServing |
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(kubeconfig(url, serving), sort_keys=False)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold a key
+    os.fchmod(fd, 0o600)  # O_CREAT's mode is not applied to a kubeconfig already there
     with os.fdopen(fd, "w") as f:
         f.write(text)
     storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"

@@ -250,3 +250,19 @@ def test_ctrl_c_with_open_watches_logs_nothing(tmp_path: Path) -> None:
             conn.close()
     assert "Pinnace stopped.\n" in list(iter(lambda: cluster.output.get(timeout=5), None))
     assert (tmp_path / "server.log").read_text() == ""
+
+
+def test_a_kubeconfig_already_there_is_made_private_when_rewritten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kubeconfig may hold the admin's client key: one left readable by an earlier run
+    (or made by hand) is not rewritten so."""
+    from pinnace.cli import up
+
+    path = tmp_path / "kubeconfig"
+    path.write_text("old")
+    path.chmod(0o644)
+    up._announce(up.UpOptions(kubeconfig=str(path)), "http://127.0.0.1:1", path, None)
+    capsys.readouterr()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert yaml.safe_load(path.read_text())["kind"] == "Config"

@@ -83,6 +83,14 @@ class FieldSelector:
                 return False
         return True
 
+    def requires_exact_match(self, field: str) -> str | None:
+        """The value a `field=value` term requires, else None (fields.Selector's
+        RequiresExactMatch)."""
+        for name, equal, value in self.terms:
+            if name == field and equal:
+                return value
+        return None
+
     def __str__(self) -> str:
         return ",".join(
             f"{name}{'=' if equal else '!='}{escape_value(value)}"

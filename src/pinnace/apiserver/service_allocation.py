@@ -65,8 +65,8 @@ class ServiceNetwork:
 
 
 Finish = Callable[[bool], None]
-_DUAL_STACK_ONLY = "must be 'RequireDualStack' or 'PreferDualStack' when multiple "
 """Called once the write is stored (True) or refused (False)."""
+_DUAL_STACK_ONLY = "must be 'RequireDualStack' or 'PreferDualStack' when multiple "
 
 
 class AllocationError(Exception):

@@ -1,5 +1,6 @@
-"""Argument types the `pinnace` commands share: whole numbers with a least value, and positive
-Go durations (in seconds). A bad value is argparse's one-line error, never a traceback."""
+"""Argument types the `pinnace` commands share: whole numbers with a least value, positive
+Go durations (in seconds) and Go booleans. A bad value is argparse's one-line error, never a
+traceback."""
 
 from __future__ import annotations
 
@@ -72,3 +73,12 @@ def add_durations(
             metavar="DURATION",
             help=f"{what} ({default:g}s); a Go duration such as {example}",
         )
+
+
+def go_bool(text: str) -> bool:
+    """A boolean as Go's flag package reads one (strconv.ParseBool)."""
+    if text in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if text in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise argparse.ArgumentTypeError(f"must be true or false, not {text!r}")

@@ -21,6 +21,7 @@ from pinnace.apiserver.auth import certs
 from pinnace.apiserver.auth.authentication import Authenticator, TokenFileError, load_token_file
 from pinnace.apiserver.auth.authorizer import MODES, RBAC, Authorizer
 from pinnace.apiserver.auth.security import Security
+from pinnace.cli.arguments import go_bool
 
 PKI_DIR = "pki"
 
@@ -60,7 +61,7 @@ def add_flags(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument(
         "--anonymous-auth",
-        type=_boolean,
+        type=go_bool,
         default=True,
         metavar="BOOL",
         help="serve requests without credentials as system:anonymous (true)",
@@ -78,14 +79,6 @@ def _authorization_modes(text: str) -> tuple[str, ...]:
     if not modes or any(m not in MODES for m in modes):
         raise argparse.ArgumentTypeError(f"must be among {', '.join(MODES)}, not {text!r}")
     return modes
-
-
-def _boolean(text: str) -> bool:
-    if text.lower() in ("true", "1", "t"):
-        return True
-    if text.lower() in ("false", "0", "f"):
-        return False
-    raise argparse.ArgumentTypeError(f"must be true or false, not {text!r}")
 
 
 @dataclass(frozen=True)

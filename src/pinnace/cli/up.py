@@ -49,7 +49,12 @@ from pinnace.apiserver.service_allocation import (
 )
 from pinnace.autoscaler.options import EXPANDERS, AutoscalerOptions
 from pinnace.cli import secure, vpa
-from pinnace.cli.arguments import add_durations, non_negative_duration, positive_duration
+from pinnace.cli.arguments import (
+    add_durations,
+    go_bool,
+    non_negative_duration,
+    positive_duration,
+)
 from pinnace.cli.secure import SecureServing, TLSOptions
 from pinnace.clock import Clock, Randomness
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
@@ -290,7 +295,7 @@ def autoscaler_flags(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument(
         "--scale-down-enabled",
-        type=_go_bool,
+        type=go_bool,
         default=True,
         metavar="BOOL",
         help="remove unneeded nodes (true)",
@@ -330,15 +335,6 @@ def _fraction(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, not {text!r}")
     return value
-
-
-def _go_bool(text: str) -> bool:
-    """A boolean as Go's flag package reads one."""
-    if text in ("1", "t", "T", "true", "TRUE", "True"):
-        return True
-    if text in ("0", "f", "F", "false", "FALSE", "False"):
-        return False
-    raise argparse.ArgumentTypeError(f"must be true or false, not {text!r}")
 
 
 def _non_negative_rate(text: str) -> float:
@@ -737,6 +733,7 @@ def _announce(options: UpOptions, url: str, path: Path, serving: SecureServing |
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(kubeconfig(url, serving), sort_keys=False)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold a key
+    os.fchmod(fd, 0o600)  # O_CREAT's mode is not applied to a kubeconfig already there
     with os.fdopen(fd, "w") as f:
         f.write(text)
     storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"

@@ -60,3 +60,11 @@ def test_tokens_certificates_and_anonymous_requests() -> None:
     }
     with pytest.raises(StatusError):
         Authenticator({}, anonymous=False).authenticate({}, None)
+
+
+def test_a_bearer_token_is_read_as_kube_apiserver_splits_the_header() -> None:
+    """bearertoken: the second space-separated word; an empty one is no token at all."""
+    authenticator = Authenticator({"tok": UserInfo("bob")})
+    assert authenticator.authenticate({"authorization": "Bearer tok extra"}, None).name == "bob"
+    anonymous = authenticator.authenticate({"authorization": "Bearer  tok"}, None)
+    assert anonymous.name == "system:anonymous"

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pinnace.apiserver.auth.attributes import request_attributes
 from pinnace.apiserver.auth.rules import (
     Attributes,
     compact_rules,
@@ -195,3 +196,24 @@ def test_missing_rules_are_compacted_and_described_as_go_prints_them() -> None:
         '{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}',
         '{NonResourceURLs:["/x"], Verbs:["get"]}',
     ]
+
+
+@pytest.mark.parametrize(
+    ("query", "verb", "name"),
+    [
+        ({"watch": ["1"]}, "watch", ""),
+        ({"watch": [""]}, "watch", ""),  # `?watch` alone is served as a watch, so authorized so
+        ({"watch": ["yes"]}, "watch", ""),
+        ({"watch": ["false"]}, "list", ""),
+        ({"fieldSelector": ["metadata.name==a"]}, "list", "a"),
+        ({"fieldSelector": ["metadata.name!=a"]}, "list", ""),
+        ({"fieldSelector": ["metadata.name=a\\,b"]}, "list", "a,b"),  # unescaped
+        ({"fieldSelector": ["metadata.name=a/b"]}, "list", ""),  # not a path segment name
+        ({"fieldSelector": ["metadata.name"]}, "list", ""),  # does not parse: no name
+    ],
+)
+def test_request_attributes_read_the_query_as_it_is_served(
+    query: dict[str, list[str]], verb: str, name: str
+) -> None:
+    attributes = request_attributes(USER, "GET", "/api/v1/namespaces/d/pods", query)
+    assert (attributes.verb, attributes.name) == (verb, name)

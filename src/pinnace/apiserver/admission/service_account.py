@@ -26,6 +26,7 @@ from pinnace.api.core.pod_shape import as_dict, child_dict
 from pinnace.api.core.pod_validation import MIRROR_POD_ANNOTATION
 from pinnace.api.core.serviceaccount import DEFAULT_SERVICE_ACCOUNT
 from pinnace.apiserver.admission.errors import forbidden
+from pinnace.apiserver.auth.node import pod_references
 
 VOLUME_PREFIX = "kube-api-access-"
 MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -166,7 +167,7 @@ def validate_mirror_pod(pod: Mapping[str, Any]) -> None:
     spec = as_dict(pod.get("spec"))
     if spec.get("serviceAccountName"):
         raise forbidden("pods", pod, "a mirror pod may not reference service accounts")
-    if _references_secrets(spec):
+    if _references_secrets(pod):
         raise forbidden("pods", pod, "a mirror pod may not reference secrets")
     for volume in spec.get("volumes") or ():
         for source in as_dict(as_dict(volume).get("projected")).get("sources") or ():
@@ -176,23 +177,6 @@ def validate_mirror_pod(pod: Mapping[str, Any]) -> None:
                 )
 
 
-def _references_secrets(spec: Mapping[str, Any]) -> bool:
-    """Whether the pod names a Secret anywhere (podutil.VisitPodSecretNames, in part)."""
-    if spec.get("imagePullSecrets"):
-        return True
-    for volume in spec.get("volumes") or ():
-        volume = as_dict(volume)
-        sources = as_dict(volume.get("projected")).get("sources") or ()
-        if volume.get("secret") is not None or any(
-            as_dict(s).get("secret") is not None for s in sources
-        ):
-            return True
-    for group in ("initContainers", "containers", "ephemeralContainers"):
-        for container in spec.get(group) or ():
-            container = as_dict(container)
-            if any(as_dict(e).get("secretRef") for e in container.get("envFrom") or ()):
-                return True
-            for env in container.get("env") or ():
-                if as_dict(as_dict(env).get("valueFrom")).get("secretKeyRef"):
-                    return True
-    return False
+def _references_secrets(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod names a Secret anywhere (podutil.VisitPodSecretNames)."""
+    return any(resource == "secrets" for resource, _ in pod_references(pod))

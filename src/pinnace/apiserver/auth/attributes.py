@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pinnace.api.fieldselector import parse_field_selector
+from pinnace.api.labels import SelectorError
 from pinnace.api.meta import is_path_segment_name
 from pinnace.apiserver.auth.rules import Attributes
 from pinnace.apiserver.auth.user import UserInfo
+from pinnace.apiserver.http.params import go_bool
 
 _METHOD_VERBS = {
     "POST": "create",
@@ -26,7 +29,6 @@ _METHOD_VERBS = {
 }
 _SPECIAL_VERBS = ("proxy", "watch")
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")
 
 
 def request_attributes(
@@ -58,7 +60,7 @@ def request_attributes(
     name = rest[1] if len(rest) >= 2 else ""
     subresource = rest[2] if len(rest) >= 3 and verb != "proxy" else ""
     if not name and verb == "get":
-        verb = "watch" if _first(query, "watch") in _TRUE else "list"
+        verb = "watch" if go_bool(query, "watch") else "list"
         selected = _exact_name(_first(query, "fieldSelector"))
         if selected and not is_path_segment_name(selected):
             name = selected
@@ -84,10 +86,9 @@ def _first(query: Mapping[str, Sequence[str]], key: str) -> str:
 
 
 def _exact_name(selector: str) -> str:
-    """The name a field selector requires (`metadata.name=x`), else ""."""
-    for term in selector.split(","):
-        for op in ("==", "="):
-            key, found, value = term.partition(op)
-            if found and key.strip() == "metadata.name" and not key.endswith("!"):
-                return value.strip()
-    return ""
+    """The name a field selector requires (`metadata.name=x`), else "" (also when it does not
+    parse, as the request then reads as a list without a name)."""
+    try:
+        return parse_field_selector(selector).requires_exact_match("metadata.name") or ""
+    except SelectorError:
+        return ""

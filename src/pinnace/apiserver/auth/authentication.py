@@ -76,10 +76,11 @@ class Authenticator:
             user = certificate_user(certificate)
             if user is not None:
                 return user.with_authenticated_group()
-        authorization = headers.get("authorization", "").strip()
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            user = self.tokens.get(token.strip())
+        # bearertoken.AuthenticateRequest: the word after "Bearer " up to the next space; an
+        # empty one ("Bearer  x") is no token, so the request goes on as anonymous.
+        parts = headers.get("authorization", "").strip().split(" ", 2)
+        if len(parts) >= 2 and parts[0].lower() == "bearer" and parts[1]:
+            user = self.tokens.get(parts[1])
             if user is None:
                 raise unauthorized()
             return user.with_authenticated_group()

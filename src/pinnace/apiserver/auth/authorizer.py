@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pinnace.api.goquote import quote
-from pinnace.api.objects import Object
+from pinnace.api.objects import Object, clone
 from pinnace.api.rbac.kinds import (
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
@@ -221,8 +221,9 @@ class Authorizer:
                     errors.append("node authorizer does not support user rule resolution")
                 continue
             if mode == ALWAYS_ALLOW:
-                resource.append({"verbs": [ALL], "apiGroups": [ALL], "resources": [ALL]})
-                non_resource.append({"verbs": [ALL], "nonResourceURLs": [ALL]})
+                every_resource, every_url = (clone(rule) for rule in FULL_AUTHORITY)
+                resource.append(every_resource)
+                non_resource.append(every_url)
                 continue
             await self.resolver.load()
             rules, found = self.resolver.rules_for(user, namespace)

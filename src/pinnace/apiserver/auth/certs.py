@@ -54,6 +54,7 @@ def _write(
         serialization.NoEncryption(),
     )
     fd = os.open(pair.key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # also when the key file was there already (the serving key is remade)
     with os.fdopen(fd, "wb") as f:
         f.write(key_pem)
     return pair

@@ -33,7 +33,7 @@ Check = Callable[[Attributes], Awaitable[None]]
 
 
 def requested(headers: Sequence[tuple[str, str]]) -> bool:
-    return any(name == USER_HEADER or name.startswith("impersonate-") for name, _ in headers)
+    return any(name.startswith("impersonate-") for name, _ in headers)
 
 
 async def impersonate(

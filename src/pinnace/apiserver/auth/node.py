@@ -11,11 +11,14 @@ tokens) such pods reference.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Mapping
 from typing import Any
 
 from pinnace.api import catalog, status
+from pinnace.api.core.pod_shape import all_containers, as_dict, as_str, child_dict, dict_items
+from pinnace.api.fieldselector import parse_field_selector
 from pinnace.api.kind import Kind
+from pinnace.api.labels import SelectorError
 from pinnace.api.objects import Object
 from pinnace.apiserver.auth.rules import Attributes, rule_allows
 from pinnace.apiserver.auth.user import NODE_PREFIX, NODES_GROUP, UserInfo, requester
@@ -108,7 +111,7 @@ class NodeAuthorizer:
             if a.verb == "get":
                 return await self._get(node, "pods", a)
             if a.verb in ("list", "watch"):
-                if ("spec.nodeName", "=", node) in _field_terms(a.field_selector):
+                if _selects_node(a.field_selector, node):
                     return True, ""
                 if a.name:
                     return await self._related(node, "pods", a)
@@ -125,7 +128,7 @@ class NodeAuthorizer:
         if not a.name:
             return None, "No Object name found"
         for pod in await self._pods_on(node, a.namespace):
-            if (resource, a.name) in _references(pod):
+            if (resource, a.name) in pod_references(pod):
                 return True, ""
         return None, f"no relationship found between node '{node}' and this object"
 
@@ -162,60 +165,52 @@ def _node(node: str, a: Attributes) -> tuple[bool | None, str]:
     return None, ""
 
 
-def _field_terms(selector: str) -> set[tuple[str, str, str]]:
-    terms = set()
-    for term in selector.split(","):
-        for op in ("!=", "==", "="):
-            key, found, value = term.partition(op)
-            if found:
-                terms.add((key.strip(), "!=" if op == "!=" else "=", value.strip()))
-                break
-    return terms
+def _selects_node(selector: str, node: str) -> bool:
+    """Whether a term of the field selector is `spec.nodeName=<node>`; one that does not parse
+    selects nothing."""
+    try:
+        terms = parse_field_selector(selector).terms
+    except SelectorError:
+        return False
+    return ("spec.nodeName", True, node) in terms
 
 
-def _references(pod: Object) -> set[tuple[str, str]]:
+def pod_references(pod: Mapping[str, Any]) -> set[tuple[str, str]]:
     """(resource, name) of what the pod uses: VisitPodSecretNames, VisitPodConfigmapNames, its
-    volumes' claims and its service account."""
-    spec = pod.get("spec") or {}
-    found = {("pods", pod["metadata"]["name"])}
-    found.add(("serviceaccounts", spec.get("serviceAccountName") or "default"))
-    found |= {("secrets", s.get("name", "")) for s in spec.get("imagePullSecrets") or ()}
-    for container in _containers(spec):
-        for env in container.get("env") or ():
-            source = env.get("valueFrom") or {}
-            if source.get("secretKeyRef"):
-                found.add(("secrets", source["secretKeyRef"].get("name", "")))
-            if source.get("configMapKeyRef"):
-                found.add(("configmaps", source["configMapKeyRef"].get("name", "")))
-        for env_from in container.get("envFrom") or ():
-            if env_from.get("secretRef"):
-                found.add(("secrets", env_from["secretRef"].get("name", "")))
-            if env_from.get("configMapRef"):
-                found.add(("configmaps", env_from["configMapRef"].get("name", "")))
-    for volume in spec.get("volumes") or ():
-        if volume.get("secret"):
-            found.add(("secrets", volume["secret"].get("secretName", "")))
-        if volume.get("configMap"):
-            found.add(("configmaps", volume["configMap"].get("name", "")))
-        if volume.get("persistentVolumeClaim"):
-            found.add(
-                ("persistentvolumeclaims", volume["persistentVolumeClaim"].get("claimName", ""))
-            )
-        if volume.get("ephemeral"):
-            found.add(
-                ("persistentvolumeclaims", f"{pod['metadata']['name']}-{volume.get('name', '')}")
-            )
-        for source in (volume.get("projected") or {}).get("sources") or ():
-            if source.get("secret"):
-                found.add(("secrets", source["secret"].get("name", "")))
-            if source.get("configMap"):
-                found.add(("configmaps", source["configMap"].get("name", "")))
+    volumes' claims and its service account; a reference of the wrong shape is skipped."""
+    spec, name = as_dict(pod.get("spec")), as_str(as_dict(pod.get("metadata")).get("name"))
+    found = {("pods", name)}
+    found.add(("serviceaccounts", as_str(spec.get("serviceAccountName")) or "default"))
+    found |= {("secrets", _name(s)) for _, s in dict_items(spec.get("imagePullSecrets"))}
+    for _, _, container in all_containers(spec):
+        for _, env in dict_items(container.get("env")):
+            source = as_dict(env.get("valueFrom"))
+            _add(found, "secrets", source.get("secretKeyRef"))
+            _add(found, "configmaps", source.get("configMapKeyRef"))
+        for _, env_from in dict_items(container.get("envFrom")):
+            _add(found, "secrets", env_from.get("secretRef"))
+            _add(found, "configmaps", env_from.get("configMapRef"))
+    for _, volume in dict_items(spec.get("volumes")):
+        _add(found, "secrets", volume.get("secret"), "secretName")
+        _add(found, "configmaps", volume.get("configMap"))
+        _add(found, "persistentvolumeclaims", volume.get("persistentVolumeClaim"), "claimName")
+        if child_dict(volume, "ephemeral") is not None:
+            found.add(("persistentvolumeclaims", f"{name}-{as_str(volume.get('name'))}"))
+        for _, source in dict_items(as_dict(volume.get("projected")).get("sources")):
+            _add(found, "secrets", source.get("secret"))
+            _add(found, "configmaps", source.get("configMap"))
     return found
 
 
-def _containers(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for key in ("initContainers", "containers", "ephemeralContainers"):
-        yield from spec.get(key) or ()
+def _add(found: set[tuple[str, str]], resource: str, ref: Any, key: str = "name") -> None:
+    """A reference that is there (an object, even without a name, as Go visits a non-nil
+    pointer)."""
+    if isinstance(ref, dict):
+        found.add((resource, as_str(ref.get(key))))
+
+
+def _name(ref: dict[str, Any]) -> str:
+    return as_str(ref.get("name"))
 
 
 # --- NodeRestriction ---------------------------------------------------------------------------

@@ -88,20 +88,24 @@ def _ports(pod: Object, service: Object) -> list[Object]:
     ports = []
     for service_port in (service.get("spec") or {}).get("ports") or ():
         number = find_port(pod, service_port)
-        if number is None:
-            continue
-        port: Object = {
-            "name": service_port.get("name") or "",
-            "port": number,
-            "protocol": service_port.get("protocol") or "TCP",
-        }
-        if service_port.get("appProtocol") is not None:
-            port["appProtocol"] = service_port["appProtocol"]
-        ports.append(port)
+        if number is not None:
+            ports.append(slice_port(service_port, number))
     return ports
 
 
-def _ports_key(ports: list[Object]) -> PortsKey:
+def slice_port(port: Object, number: int) -> Object:
+    """An EndpointPort: the port's name, protocol and appProtocol, with this number."""
+    sliced: Object = {
+        "name": port.get("name") or "",
+        "port": number,
+        "protocol": port.get("protocol") or "TCP",
+    }
+    if port.get("appProtocol") is not None:
+        sliced["appProtocol"] = port["appProtocol"]
+    return sliced
+
+
+def ports_key(ports: list[Object]) -> PortsKey:
     return tuple(sorted((p["name"], p["port"], p["protocol"], p.get("appProtocol")) for p in ports))
 
 
@@ -171,7 +175,7 @@ class EndpointSliceController:
             if not should_pod_be_in_endpoints(pod, include_terminating=True):
                 continue
             ports = _ports(pod, service)
-            group = groups.setdefault(_ports_key(ports), (ports, {}))
+            group = groups.setdefault(ports_key(ports), (ports, {}))
             group[1][pod["metadata"]["uid"]] = _endpoint(pod, service, self._zone(pod))
         return groups
 
@@ -191,8 +195,8 @@ class EndpointSliceController:
         groups = self.desired(service, pods)
         writes: list[tuple[str, Object]] = []
         kept: set[str] = set()
-        for ports_key, (ports, endpoints) in groups.items():
-            fitting = [s for s in existing if _ports_key(s.get("ports") or []) == ports_key]
+        for group_key, (ports, endpoints) in groups.items():
+            fitting = [s for s in existing if ports_key(s.get("ports") or []) == group_key]
             writes += self._reconcile_group(service, ports, endpoints, fitting)
             kept.update(s["metadata"]["name"] for s in fitting)
         stale = [s for s in existing if s["metadata"]["name"] not in kept]

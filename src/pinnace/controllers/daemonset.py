@@ -54,6 +54,7 @@ from pinnace.controllers.controller_utils import (
     pod_owner_to_sync,
     release_patch,
     slow_start_batch,
+    write_status,
 )
 from pinnace.controllers.daemonset_history import DaemonSetHistory, hash_of
 from pinnace.controllers.daemonset_update import rolling_update
@@ -471,22 +472,12 @@ class DaemonSetController(ControlledPodEvents):
             and current.get("observedGeneration", 0) >= generation
         ):
             return
-        target = ds
-        for attempt in range(STATUS_UPDATE_RETRIES + 1):
-            updated = clone(target)
-            updated["status"] = _status(updated.get("status"), counts, generation, observed)
-            if updated["status"] == (target.get("status") or {}):
-                return
-            try:
-                await self._client.update_status(DAEMON_SETS, updated)
-                return
-            except StatusError as e:
-                if e.code == 404:
-                    return
-                if e.code != 409 or attempt == STATUS_UPDATE_RETRIES:
-                    raise
-            namespace, name = ds["metadata"]["namespace"], ds["metadata"]["name"]
-            target = await self._client.get(DAEMON_SETS, namespace, name)
+
+        def status_for(target: Object) -> Object | None:
+            status = _status(target.get("status"), counts, generation, observed)
+            return None if status == (target.get("status") or {}) else status
+
+        await write_status(self._client, DAEMON_SETS, ds, status_for, STATUS_UPDATE_RETRIES)
 
 
 def _status(current: Any, counts: dict[str, int], generation: int, observed: bool) -> Object:

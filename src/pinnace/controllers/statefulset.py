@@ -47,6 +47,7 @@ from pinnace.controllers.controller_utils import (
     pod_owner_to_sync,
     release_patch,
     slow_start_batch,
+    write_status,
 )
 from pinnace.controllers.history import (
     ControllerHistory,
@@ -241,22 +242,13 @@ class StatefulSetController(ControlledPodEvents):
         ):
             status["currentReplicas"] = status["updatedReplicas"]
             status["currentRevision"] = status["updateRevision"]
-        target = sts
-        for attempt in range(STATUS_UPDATE_RETRIES):
-            if not _inconsistent(target, status):
-                return
-            updated = clone(target)
-            updated["status"] = _serialized(status)
-            try:
-                await self._client.update_status(STATEFUL_SETS, updated)
-                return
-            except StatusError as e:
-                if e.code == 404:
-                    return
-                if e.code != 409 or attempt == STATUS_UPDATE_RETRIES - 1:
-                    raise
-            namespace, name = sts["metadata"]["namespace"], sts["metadata"]["name"]
-            target = await self._client.get(STATEFUL_SETS, namespace, name)
+        await write_status(
+            self._client,
+            STATEFUL_SETS,
+            sts,
+            lambda target: _serialized(status) if _inconsistent(target, status) else None,
+            STATUS_UPDATE_RETRIES - 1,
+        )
 
     # --- pods --------------------------------------------------------------------------------
 

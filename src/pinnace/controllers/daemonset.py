@@ -45,14 +45,11 @@ from pinnace.controllers.controller_utils import (
     Expectations,
     PodControl,
     WorkQueue,
-    adopt_patch,
     controller_ref,
     is_pod_available,
     is_pod_ready,
-    patch_pod,
     pod_from_template,
     pod_owner_to_sync,
-    release_patch,
     slow_start_batch,
     write_status,
 )
@@ -70,7 +67,7 @@ from pinnace.controllers.daemonset_util import (
     target_node_name,
     template_generation_of,
 )
-from pinnace.controllers.ownership import ControlledPodEvents, claim
+from pinnace.controllers.ownership import ControlledPodEvents, claim_pods
 
 log = logging.getLogger(__name__)
 
@@ -260,19 +257,12 @@ class DaemonSetController(ControlledPodEvents):
         candidates = self._pods.by_index(CLAIM_INDEX, ds["metadata"]["uid"])
         candidates += self._pods.by_index(CLAIM_INDEX, "")
 
-        async def adopt(pod: Object) -> Object | None:
-            return (
-                pod
-                if await patch_pod(self._client, pod, adopt_patch(pod, ds, DAEMON_SETS))
-                else None
-            )
-
-        return await claim(
+        return await claim_pods(
+            self._client,
             ds,
+            DAEMON_SETS,
             selector,
             (pod for pod in candidates if pod["metadata"]["namespace"] == namespace),
-            adopt,
-            lambda pod: patch_pod(self._client, pod, release_patch(pod, ds)),
         )
 
     # --- manage ------------------------------------------------------------------------------

@@ -42,10 +42,7 @@ from pinnace.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,
     Expectations,
     WorkQueue,
-    adopt_patch,
-    patch_pod,
     pod_owner_to_sync,
-    release_patch,
     slow_start_batch,
     write_status,
 )
@@ -57,7 +54,7 @@ from pinnace.controllers.history import (
     revision_number,
     sort_revisions,
 )
-from pinnace.controllers.ownership import ControlledPodEvents, claim
+from pinnace.controllers.ownership import ControlledPodEvents, claim_pods
 from pinnace.controllers.statefulset_util import (
     STATEFUL_SETS,
     allows_burst,
@@ -144,19 +141,12 @@ class StatefulSetController(ControlledPodEvents):
         revisions = sort_revisions(await self._history.claim(sts))
         namespace = sts["metadata"]["namespace"]
 
-        async def adopt(pod: Object) -> Object | None:
-            return (
-                pod
-                if await patch_pod(self._client, pod, adopt_patch(pod, sts, STATEFUL_SETS))
-                else None
-            )
-
-        pods = await claim(
+        pods = await claim_pods(
+            self._client,
             sts,
+            STATEFUL_SETS,
             selector,
             (p for p in self._pods.list(namespace) if is_member_of(sts, p)),
-            adopt,
-            lambda pod: patch_pod(self._client, pod, release_patch(pod, sts)),
         )
         status = await self._update_stateful_set(sts, pods, revisions)
         min_ready = sts["spec"].get("minReadySeconds") or 0

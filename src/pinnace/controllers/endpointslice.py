@@ -32,6 +32,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory
 from pinnace.controllers.controller_utils import WorkQueue, is_pod_ready, split_key
 from pinnace.controllers.endpoints import desired_labels
+from pinnace.controllers.namespace_objects import namespace_terminating
 from pinnace.controllers.service_pods import (
     PODS,
     SERVICES,
@@ -307,7 +308,7 @@ class EndpointSliceController:
         except StatusError as e:
             if e.code == 404 and verb == "delete":
                 return None
-            if e.code == 403 and e.reason == "Forbidden":
+            if namespace_terminating(e):
                 return None  # the namespace is terminating
             raise
         return None

@@ -288,3 +288,23 @@ def test_the_eviction_rate_limit_spaces_evictions() -> None:
         assert len(cluster.events("EvictedByVPA")) == 2
     finally:
         cluster.close()
+
+
+def test_a_pod_within_the_range_goes_once_it_has_lived_twelve_hours() -> None:
+    cluster = Cluster(UPDATER)
+    try:
+        cluster.deploy(replicas=2)
+        # the requests (100m, 64Mi) lie within the range, the target 50 % above them
+        within = {
+            "target": {"cpu": "150m", "memory": "96Mi"},
+            "lowerBound": {"cpu": "50m", "memory": "32Mi"},
+            "upperBound": {"cpu": "1", "memory": "1Gi"},
+        }
+        cluster.autoscale(within)
+        cluster.wait(12 * 3600 - 120)
+        assert cluster.events("EvictedByVPA") == []
+        cluster.wait(600)  # past the pods' twelfth hour
+        assert len(cluster.events("EvictedByVPA")) == 2
+        assert [app(p)["resources"]["requests"] for p in cluster.pods()] == [within["target"]] * 2
+    finally:
+        cluster.close()

@@ -581,16 +581,22 @@ class ClusterAutoscaler:
         deadline = (
             self.clock.now() + self.options.max_graceful_termination_sec + POD_EVICTION_HEADROOM
         )
-        uids = {p["metadata"].get("uid") for p in pods}
         while self.clock.now() < deadline:
-            left = [
-                p
-                for p in self._pods.list()
-                if p["metadata"].get("uid") in uids and _on(p, node) and not _finished(p)
-            ]
-            if not left:
+            if not any(self._still_on(pod, node) for pod in pods):
                 return
             await self.clock.sleep(EVICTION_RETRY)
+
+    def _still_on(self, pod: Object, node: str) -> bool:
+        """The pod (this very one, by uid) is still on the node and not finished: looked up
+        by name, not found by listing every pod at each poll."""
+        meta = pod["metadata"]
+        current = self._pods.get(meta.get("namespace", ""), meta["name"])
+        return (
+            current is not None
+            and current["metadata"].get("uid") == meta.get("uid")
+            and _on(current, node)
+            and not _finished(current)
+        )
 
     # --- status ----------------------------------------------------------------------------------
 

@@ -242,7 +242,8 @@ def utilisation(node: Object, pods: Sequence[Object]) -> dict[str, float]:
     """cpu and memory requested by the pods (as the scheduler counts requests) over the
     node's allocatable."""
     allocatable = (node.get("status") or {}).get("allocatable") or {}
-    shares = {}
+    shares: dict[str, float] = {}
+    requests = [PodInfo.from_pod(p).requests for p in pods]
     for resource in (CPU, MEMORY):
         amount = allocatable.get(resource)
         if amount is None:
@@ -250,7 +251,7 @@ def utilisation(node: Object, pods: Sequence[Object]) -> dict[str, float]:
         quantity = Quantity(str(amount))
         total = quantity.milli_value() if resource == CPU else quantity.value()
         if total > 0:
-            requested = sum(PodInfo.from_pod(p).requests.get(resource, 0) for p in pods)
+            requested = sum(r.get(resource, 0) for r in requests)
             shares[resource] = requested / total
     return shares
 

@@ -1,6 +1,7 @@
 """The cluster role aggregation controller: a ClusterRole with an aggregationRule gets the rules
 of every other ClusterRole its selectors match, as kube-controller-manager's (v1.32,
-pkg/controller/clusterroleaggregation): the matching roles in name order, each rule once.
+pkg/controller/clusterroleaggregation): for each selector in turn, the roles it matches in
+name order, each rule once.
 This is what fills admin, edit and view from system:aggregate-to-* and from any role labelled
 `rbac.authorization.k8s.io/aggregate-to-<role>: "true"`.
 """
@@ -17,20 +18,22 @@ from pinnace.controllers.controller_utils import WorkQueue
 
 
 def aggregated_rules(role: Object, roles: list[Object]) -> list[dict[str, Any]]:
-    """The rules `role`'s aggregationRule gathers from `roles`."""
+    """The rules `role`'s aggregationRule gathers from `roles`: selector by selector, the
+    roles each matches in name order."""
     name = role["metadata"]["name"]
-    matched: dict[str, Object] = {}
+    rules: list[dict[str, Any]] = []
     for selector in (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or ():
         compiled = selector_from_dict(selector)
-        for other in roles:
-            other_name = other["metadata"]["name"]
-            if other_name != name and compiled.matches(other["metadata"].get("labels") or {}):
-                matched[other_name] = other
-    rules: list[dict[str, Any]] = []
-    for other_name in sorted(matched):
-        for rule in matched[other_name].get("rules") or ():
-            if rule not in rules:
-                rules.append(rule)
+        matched = [
+            other
+            for other in roles
+            if other["metadata"]["name"] != name
+            and compiled.matches(other["metadata"].get("labels") or {})
+        ]
+        for other in sorted(matched, key=lambda r: r["metadata"]["name"]):
+            for rule in other.get("rules") or ():
+                if rule not in rules:
+                    rules.append(rule)
     return rules
 
 

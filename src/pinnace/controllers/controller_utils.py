@@ -18,7 +18,7 @@ from pinnace.api.apps import as_label_selector
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
-from pinnace.api.objects import Object
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, object_key
 from pinnace.clock import Clock, Timer
@@ -279,6 +279,37 @@ class Expectations:
 
     def forget(self, key: str) -> None:
         self._by_key.pop(key, None)
+
+
+# --- status ----------------------------------------------------------------------------------
+
+
+async def write_status(
+    client: Client,
+    kind: Kind,
+    obj: Object,
+    status_for: Callable[[Object], Object | None],
+    retries: int,
+) -> None:
+    """Write the status `status_for` makes for the object (None: it has the right one already),
+    reading the object again and remaking the status on a conflict, at most `retries` times (the
+    retried status updates of the DaemonSet and StatefulSet controllers); gone, it needs none."""
+    target = obj
+    for attempt in range(retries + 1):
+        status = status_for(target)
+        if status is None:
+            return
+        updated = clone(target)
+        updated["status"] = status
+        try:
+            await client.update_status(kind, updated)
+            return
+        except StatusError as e:
+            if e.code == 404:
+                return
+            if e.code != 409 or attempt == retries:
+                raise
+        target = await client.get(kind, obj["metadata"]["namespace"], obj["metadata"]["name"])
 
 
 # --- pod control -----------------------------------------------------------------------------

@@ -45,15 +45,13 @@ from pinnace.controllers.controller_utils import (
     Expectations,
     PodControl,
     WorkQueue,
-    adopt_patch,
     controller_ref,
     is_pod_available,
     is_pod_ready,
-    patch_pod,
     pod_from_template,
     pod_owner_to_sync,
-    release_patch,
     slow_start_batch,
+    write_status,
 )
 from pinnace.controllers.daemonset_history import DaemonSetHistory, hash_of
 from pinnace.controllers.daemonset_update import rolling_update
@@ -69,7 +67,7 @@ from pinnace.controllers.daemonset_util import (
     target_node_name,
     template_generation_of,
 )
-from pinnace.controllers.ownership import ControlledPodEvents, claim
+from pinnace.controllers.ownership import ControlledPodEvents, claim_pods
 
 log = logging.getLogger(__name__)
 
@@ -259,19 +257,12 @@ class DaemonSetController(ControlledPodEvents):
         candidates = self._pods.by_index(CLAIM_INDEX, ds["metadata"]["uid"])
         candidates += self._pods.by_index(CLAIM_INDEX, "")
 
-        async def adopt(pod: Object) -> Object | None:
-            return (
-                pod
-                if await patch_pod(self._client, pod, adopt_patch(pod, ds, DAEMON_SETS))
-                else None
-            )
-
-        return await claim(
+        return await claim_pods(
+            self._client,
             ds,
+            DAEMON_SETS,
             selector,
             (pod for pod in candidates if pod["metadata"]["namespace"] == namespace),
-            adopt,
-            lambda pod: patch_pod(self._client, pod, release_patch(pod, ds)),
         )
 
     # --- manage ------------------------------------------------------------------------------
@@ -471,22 +462,12 @@ class DaemonSetController(ControlledPodEvents):
             and current.get("observedGeneration", 0) >= generation
         ):
             return
-        target = ds
-        for attempt in range(STATUS_UPDATE_RETRIES + 1):
-            updated = clone(target)
-            updated["status"] = _status(updated.get("status"), counts, generation, observed)
-            if updated["status"] == (target.get("status") or {}):
-                return
-            try:
-                await self._client.update_status(DAEMON_SETS, updated)
-                return
-            except StatusError as e:
-                if e.code == 404:
-                    return
-                if e.code != 409 or attempt == STATUS_UPDATE_RETRIES:
-                    raise
-            namespace, name = ds["metadata"]["namespace"], ds["metadata"]["name"]
-            target = await self._client.get(DAEMON_SETS, namespace, name)
+
+        def status_for(target: Object) -> Object | None:
+            status = _status(target.get("status"), counts, generation, observed)
+            return None if status == (target.get("status") or {}) else status
+
+        await write_status(self._client, DAEMON_SETS, ds, status_for, STATUS_UPDATE_RETRIES)
 
 
 def _status(current: Any, counts: dict[str, int], generation: int, observed: bool) -> Object:

@@ -25,6 +25,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory
 from pinnace.controllers.controller_utils import WorkQueue, is_pod_ready, split_key
+from pinnace.controllers.namespace_objects import namespace_terminating
 from pinnace.controllers.service_pods import (
     HEADLESS_LABEL,
     PODS,
@@ -266,7 +267,7 @@ class EndpointsController:
         except StatusError as e:
             if e.code == 409 and e.reason == "AlreadyExists":
                 return False
-            if e.code == 403 and e.reason == "Forbidden":
+            if namespace_terminating(e):
                 return True  # the namespace is terminating
             raise
         return True

@@ -32,6 +32,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory
 from pinnace.controllers.controller_utils import WorkQueue, is_pod_ready, split_key
 from pinnace.controllers.endpoints import desired_labels
+from pinnace.controllers.namespace_objects import namespace_terminating
 from pinnace.controllers.service_pods import (
     PODS,
     SERVICES,
@@ -88,20 +89,24 @@ def _ports(pod: Object, service: Object) -> list[Object]:
     ports = []
     for service_port in (service.get("spec") or {}).get("ports") or ():
         number = find_port(pod, service_port)
-        if number is None:
-            continue
-        port: Object = {
-            "name": service_port.get("name") or "",
-            "port": number,
-            "protocol": service_port.get("protocol") or "TCP",
-        }
-        if service_port.get("appProtocol") is not None:
-            port["appProtocol"] = service_port["appProtocol"]
-        ports.append(port)
+        if number is not None:
+            ports.append(slice_port(service_port, number))
     return ports
 
 
-def _ports_key(ports: list[Object]) -> PortsKey:
+def slice_port(port: Object, number: int) -> Object:
+    """An EndpointPort: the port's name, protocol and appProtocol, with this number."""
+    sliced: Object = {
+        "name": port.get("name") or "",
+        "port": number,
+        "protocol": port.get("protocol") or "TCP",
+    }
+    if port.get("appProtocol") is not None:
+        sliced["appProtocol"] = port["appProtocol"]
+    return sliced
+
+
+def ports_key(ports: list[Object]) -> PortsKey:
     return tuple(sorted((p["name"], p["port"], p["protocol"], p.get("appProtocol")) for p in ports))
 
 
@@ -171,7 +176,7 @@ class EndpointSliceController:
             if not should_pod_be_in_endpoints(pod, include_terminating=True):
                 continue
             ports = _ports(pod, service)
-            group = groups.setdefault(_ports_key(ports), (ports, {}))
+            group = groups.setdefault(ports_key(ports), (ports, {}))
             group[1][pod["metadata"]["uid"]] = _endpoint(pod, service, self._zone(pod))
         return groups
 
@@ -191,8 +196,8 @@ class EndpointSliceController:
         groups = self.desired(service, pods)
         writes: list[tuple[str, Object]] = []
         kept: set[str] = set()
-        for ports_key, (ports, endpoints) in groups.items():
-            fitting = [s for s in existing if _ports_key(s.get("ports") or []) == ports_key]
+        for group_key, (ports, endpoints) in groups.items():
+            fitting = [s for s in existing if ports_key(s.get("ports") or []) == group_key]
             writes += self._reconcile_group(service, ports, endpoints, fitting)
             kept.update(s["metadata"]["name"] for s in fitting)
         stale = [s for s in existing if s["metadata"]["name"] not in kept]
@@ -303,7 +308,7 @@ class EndpointSliceController:
         except StatusError as e:
             if e.code == 404 and verb == "delete":
                 return None
-            if e.code == 403 and e.reason == "Forbidden":
+            if namespace_terminating(e):
                 return None  # the namespace is terminating
             raise
         return None

@@ -18,14 +18,20 @@ gone, a selector added) are deleted.
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory, object_key
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 from pinnace.controllers.endpoints import ENDPOINTS, repack_subsets
-from pinnace.controllers.endpointslice import ENDPOINT_SLICES, MANAGED_BY_LABEL, SERVICE_NAME_LABEL
+from pinnace.controllers.endpointslice import (
+    ENDPOINT_SLICES,
+    MANAGED_BY_LABEL,
+    SERVICE_NAME_LABEL,
+    PortsKey,
+    ports_key,
+    slice_port,
+)
 from pinnace.controllers.service_pods import SERVICES, TRIGGER_TIME_ANNOTATION, SliceWrites
 
 CONTROLLER_NAME = "endpointslicemirroring-controller.k8s.io"
@@ -34,7 +40,7 @@ LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 MAX_ENDPOINTS_PER_SUBSET = 1000
 
-SliceKey = tuple[tuple[tuple[Any, ...], ...], str]
+SliceKey = tuple[PortsKey, str]
 """(the ports, the address type)."""
 
 
@@ -64,33 +70,18 @@ def _endpoint(address: Object, ready: bool) -> Object:
     return endpoint
 
 
-def _slice_port(port: Object) -> Object:
-    mirrored: Object = {
-        "name": port.get("name") or "",
-        "port": port.get("port", 0),
-        "protocol": port.get("protocol") or "TCP",
-    }
-    if port.get("appProtocol") is not None:
-        mirrored["appProtocol"] = port["appProtocol"]
-    return mirrored
-
-
-def _ports_key(ports: list[Object]) -> tuple[tuple[Any, ...], ...]:
-    return tuple(sorted((p["name"], p["port"], p["protocol"], p.get("appProtocol")) for p in ports))
-
-
 def desired_slices(endpoints: Object) -> dict[SliceKey, tuple[list[Object], list[Object]]]:
     """(ports, address type) -> (the ports, the endpoints), each subset's first 1000."""
     wanted: dict[SliceKey, tuple[list[Object], list[Object]]] = {}
     for subset in repack_subsets(endpoints.get("subsets") or []):
-        ports = [_slice_port(p) for p in subset.get("ports") or ()]
+        ports = [slice_port(p, p.get("port", 0)) for p in subset.get("ports") or ()]
         added = 0
         for ready, field in ((True, "addresses"), (False, "notReadyAddresses")):
             for address in subset.get(field) or ():
                 address_type = _address_type(str(address.get("ip", "")))
                 if added >= MAX_ENDPOINTS_PER_SUBSET or address_type is None:
                     continue
-                group = wanted.setdefault((_ports_key(ports), address_type), (ports, []))
+                group = wanted.setdefault((ports_key(ports), address_type), (ports, []))
                 group[1].append(_endpoint(address, ready))
                 added += 1
     return wanted
@@ -176,7 +167,7 @@ class EndpointSliceMirroringController:
         labels, annotations = _mirrored_metadata(endpoints)
         by_key: dict[SliceKey, list[Object]] = {}
         for s in sorted(existing, key=lambda s: s["metadata"]["name"]):
-            slice_key = (_ports_key(s.get("ports") or []), str(s.get("addressType", "")))
+            slice_key = (ports_key(s.get("ports") or []), str(s.get("addressType", "")))
             by_key.setdefault(slice_key, []).append(s)
         for slice_key, (ports, wanted) in desired_slices(endpoints).items():
             slices = by_key.pop(slice_key, [])

@@ -25,10 +25,16 @@ NAMESPACES = catalog.kind("", "namespaces")
 NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 
 
+def namespace_terminating(e: StatusError) -> bool:
+    """A create refused because its namespace is being deleted (the NamespaceTerminating
+    cause of the namespace lifecycle admission's 403)."""
+    causes = (e.details or {}).get("causes") or ()
+    return any(c.get("reason") == NAMESPACE_TERMINATING_CAUSE for c in causes)
+
+
 def terminating_or_gone(e: StatusError) -> bool:
     """A create refused because its namespace is being deleted, or is no more."""
-    causes = (e.details or {}).get("causes") or ()
-    return e.code == 404 or any(c.get("reason") == NAMESPACE_TERMINATING_CAUSE for c in causes)
+    return e.code == 404 or namespace_terminating(e)
 
 
 def is_active(ns: Object) -> bool:

@@ -7,14 +7,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import ClassVar
 
+from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
-from pinnace.client import Informer, object_key
+from pinnace.client import Client, Informer, object_key
 from pinnace.controllers.controller_utils import (
     Expectations,
     WorkQueue,
+    adopt_patch,
     controller_ref,
     is_pod_ready,
+    patch_pod,
+    release_patch,
     spec_selector,
 )
 
@@ -83,6 +87,28 @@ async def claim(
             if adopted is not None:
                 claimed.append(adopted)
     return claimed
+
+
+async def claim_pods(
+    client: Client,
+    owner: Object,
+    kind: Kind,
+    selector: LabelSelector | None,
+    candidates: Iterable[Object],
+) -> list[Object]:
+    """ClaimPods: `claim` of pods, adopting and releasing them by patch (PodControl's
+    PatchPod: a pod gone or changed meanwhile is left for the next sync)."""
+
+    async def adopt(pod: Object) -> Object | None:
+        return pod if await patch_pod(client, pod, adopt_patch(pod, owner, kind)) else None
+
+    return await claim(
+        owner,
+        selector,
+        candidates,
+        adopt,
+        lambda pod: patch_pod(client, pod, release_patch(pod, owner)),
+    )
 
 
 class ControlledPodEvents:

@@ -42,11 +42,9 @@ from pinnace.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,
     Expectations,
     WorkQueue,
-    adopt_patch,
-    patch_pod,
     pod_owner_to_sync,
-    release_patch,
     slow_start_batch,
+    write_status,
 )
 from pinnace.controllers.history import (
     ControllerHistory,
@@ -56,7 +54,7 @@ from pinnace.controllers.history import (
     revision_number,
     sort_revisions,
 )
-from pinnace.controllers.ownership import ControlledPodEvents, claim
+from pinnace.controllers.ownership import ControlledPodEvents, claim_pods
 from pinnace.controllers.statefulset_util import (
     STATEFUL_SETS,
     allows_burst,
@@ -143,19 +141,12 @@ class StatefulSetController(ControlledPodEvents):
         revisions = sort_revisions(await self._history.claim(sts))
         namespace = sts["metadata"]["namespace"]
 
-        async def adopt(pod: Object) -> Object | None:
-            return (
-                pod
-                if await patch_pod(self._client, pod, adopt_patch(pod, sts, STATEFUL_SETS))
-                else None
-            )
-
-        pods = await claim(
+        pods = await claim_pods(
+            self._client,
             sts,
+            STATEFUL_SETS,
             selector,
             (p for p in self._pods.list(namespace) if is_member_of(sts, p)),
-            adopt,
-            lambda pod: patch_pod(self._client, pod, release_patch(pod, sts)),
         )
         status = await self._update_stateful_set(sts, pods, revisions)
         min_ready = sts["spec"].get("minReadySeconds") or 0
@@ -241,22 +232,13 @@ class StatefulSetController(ControlledPodEvents):
         ):
             status["currentReplicas"] = status["updatedReplicas"]
             status["currentRevision"] = status["updateRevision"]
-        target = sts
-        for attempt in range(STATUS_UPDATE_RETRIES):
-            if not _inconsistent(target, status):
-                return
-            updated = clone(target)
-            updated["status"] = _serialized(status)
-            try:
-                await self._client.update_status(STATEFUL_SETS, updated)
-                return
-            except StatusError as e:
-                if e.code == 404:
-                    return
-                if e.code != 409 or attempt == STATUS_UPDATE_RETRIES - 1:
-                    raise
-            namespace, name = sts["metadata"]["namespace"], sts["metadata"]["name"]
-            target = await self._client.get(STATEFUL_SETS, namespace, name)
+        await write_status(
+            self._client,
+            STATEFUL_SETS,
+            sts,
+            lambda target: _serialized(status) if _inconsistent(target, status) else None,
+            STATUS_UPDATE_RETRIES - 1,
+        )
 
     # --- pods --------------------------------------------------------------------------------
 

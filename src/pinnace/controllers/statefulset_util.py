@@ -197,7 +197,7 @@ def is_running_and_ready(pod: Object) -> bool:
 
 
 def is_running_and_available(pod: Object, min_ready_seconds: int, now: float) -> bool:
-    return is_pod_available(pod, min_ready_seconds, now)
+    return phase(pod) == "Running" and is_pod_available(pod, min_ready_seconds, now)
 
 
 def is_healthy(pod: Object) -> bool:

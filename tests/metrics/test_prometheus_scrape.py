@@ -66,7 +66,12 @@ def prometheus_config(api_server: str, nodes: list[str], targets: Path) -> dict[
             {
                 "job_name": "kubernetes-cadvisor",
                 "file_sd_configs": [{"files": [str(targets)], "refresh_interval": "1s"}],
-            }
+            },
+            {
+                "job_name": "scheduler",
+                "metrics_path": "/metrics/scheduler",
+                "static_configs": [{"targets": [host]}],
+            },
         ],
     }
 
@@ -130,6 +135,17 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
         targets = api(base, "/api/v1/targets", state="any")
         nodes = [t for t in targets["activeTargets"] if t["labels"]["job"] == "kubernetes-cadvisor"]
         assert len(nodes) == 2 and all(t["health"] == "up" for t in nodes)
+        # kube-scheduler's framework durations, scraped as a scheduler job scrapes them: the
+        # two pods' Bind runs, and the plugins of the first (sampled) cycle.
+        bind = (
+            "sum(scheduler_framework_extension_point_duration_seconds_count"
+            '{extension_point="Bind"})'
+        )
+        assert query(base, bind) == 2
+        sampled = (
+            'sum(scheduler_plugin_execution_duration_seconds_count{plugin="NodeResourcesFit"})'
+        )
+        assert (query(base, sampled) or 0) >= 1
         grafana = {"$__rate_interval": "1m", "$namespace": ".*", "$pod": ".*"}
         for promql in queries():  # the Grafana dashboard's: Prometheus answers 400 if one is bad
             for variable, value in grafana.items():

@@ -109,7 +109,13 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
 
 
 def _is_stored(kind: Kind) -> bool:
-    return set(kind.verbs) != {"create"}
+    return set(kind.verbs) != {"create"} and not _from_adapter(kind)
+
+
+def _from_adapter(kind: Kind) -> bool:
+    """A resource a metrics adapter lists (`pods/http_requests_per_second`): it has no schema
+    of its own, and custom-metrics-apiserver gives it no singular name."""
+    return not kind.model
 
 
 def _kinds(kinds: Iterable[Kind] | None) -> list[Kind]:
@@ -156,7 +162,7 @@ def api_resources(kind: Kind) -> list[dict[str, Any]]:
     """The APIResource entries of `kind`: the resource, then its subresources by name."""
     main: dict[str, Any] = {
         "name": kind.plural,
-        "singularName": kind.singular,
+        "singularName": "" if _from_adapter(kind) else kind.singular,
         "namespaced": kind.namespaced,
         "kind": kind.kind,
         "verbs": sorted(kind.verbs),
@@ -238,7 +244,7 @@ def resource_discovery(kind: Kind) -> dict[str, Any]:
         "resource": kind.plural,
         "responseKind": _response_kind("", "", kind.kind),
         "scope": "Namespaced" if kind.namespaced else "Cluster",
-        "singularResource": kind.singular,
+        "singularResource": "" if _from_adapter(kind) else kind.singular,
         "verbs": sorted(kind.verbs),
     }
     if kind.short_names:

@@ -39,6 +39,7 @@ from pinnace.apiserver.admission_chain import AdmissionChain
 from pinnace.apiserver.auth.authorizer import Authorizer, RuleResolver
 from pinnace.apiserver.auth.node import NodeAuthorizer
 from pinnace.apiserver.auth.policy import node_rules
+from pinnace.apiserver.custom_metrics import MetricsProvider
 from pinnace.apiserver.filters import Filter, filter_for
 from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
@@ -100,6 +101,9 @@ class APIServer:
         """Set by the node agents: serves pods/log."""
         self.metrics_source: MetricsSource | None = None
         """Set by the node agents: serves metrics.k8s.io."""
+        self.custom_metrics: MetricsProvider | None = None
+        """Set by the cluster's metrics adapter: serves custom.metrics.k8s.io and
+        external.metrics.k8s.io."""
 
     # --- reads -------------------------------------------------------------------------------
 

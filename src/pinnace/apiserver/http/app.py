@@ -18,9 +18,10 @@ from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
 from pinnace.api.versions import other_versions
-from pinnace.apiserver import metrics
+from pinnace.apiserver import custom_metrics, metrics
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.user import REQUESTER, Requester
+from pinnace.apiserver.http import custom_metrics as custom_metric_paths
 from pinnace.apiserver.http import metrics as metrics_paths
 from pinnace.apiserver.http import nonresource
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
@@ -201,13 +202,15 @@ class APIApp:
             metrics_target = metrics_paths.route(path)
             if metrics_target is not None:
                 return await metrics_paths.handle(self.server, request, metrics_target)
+        custom_target = custom_metric_paths.route(path)
+        if custom_target is not None:
+            return await custom_metric_paths.handle(self.server, request, custom_target)
         target = route(path)
         if isinstance(target, Discovery):
             _only_get(request)
             address = self.server_address or request.header("host")
-            return nonresource.discovery_document(
-                target, request.header("accept"), address, self.served_kinds()
-            )
+            kinds = self.served_kinds() + await custom_metrics.discovery_kinds(self.server)
+            return nonresource.discovery_document(target, request.header("accept"), address, kinds)
         return await self.resources.handle(request, target)
 
     async def _failing_checks(self) -> dict[str, str]:

@@ -42,6 +42,7 @@ from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
 from pinnace.kubelet.faults import inject
 from pinnace.metrics import HistoryRecorder, KubeStateMetrics, UsageHistory
+from pinnace.metrics.custom import SimulatedMetricsAdapter
 from pinnace.scheduler.adapter import Placer, SchedulerService
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.explain import cluster_explainer
@@ -148,6 +149,7 @@ class ControlPlane:
         )
         self.server.log_source = self.nodes.read_log
         self.server.metrics_source = self.nodes.summaries
+        self.server.custom_metrics = SimulatedMetricsAdapter(self.client())
         self.scheduler: SchedulerService | None = None
         self.explainer: PodExplainer | None = None
         """What `pinnace scheduler explain` asks of the cluster's scheduler."""

@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry
 from pinnace.api.core.event import EVENT
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.bootstrap import bootstrap
+from pinnace.apiserver.custom_metrics import LocalMetricsClient
 from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
 from pinnace.apiserver.metrics import list_pod_metrics
@@ -178,6 +179,7 @@ class ControlPlane:
                 self.client(),
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 options.workloads,
+                LocalMetricsClient(self.server),
             )
         self.cluster_autoscaler: ClusterAutoscaler | None = None
         if options.cluster_autoscaler is not None:

@@ -450,6 +450,7 @@ def test_a_container_resource_metric_reads_one_container(cluster: Autoscaling) -
 
 
 def test_custom_metrics_fail_as_without_an_adapter(cluster: Autoscaling) -> None:
+    cluster.server.custom_metrics = None
     cluster.deploy(1)
     target = {"type": "AverageValue", "averageValue": "10"}
     pods = {"metric": {"name": "requests_per_second"}, "target": target}

@@ -218,3 +218,29 @@ def _metric_value(version: str, value: MetricValue, metric: str) -> Object:
     if version == "v1beta1":
         entry["selector"] = None
     return entry
+
+
+class LocalMetricsClient:
+    """The metrics clients of a component in the server's process (the HPA's): the same
+    answers the HTTP paths give, without the round trip."""
+
+    def __init__(self, server: APIServer) -> None:
+        self._server = server
+
+    async def pods(
+        self, namespace: str, selector: str, metric: str, metric_selector: str
+    ) -> Object:
+        pods = catalog.kind("", "pods")
+        return await custom_metric_list(
+            self._server, CUSTOM_VERSIONS[0], namespace, pods, ALL_OBJECTS, metric, selector
+        )
+
+    async def object(
+        self, namespace: str, kind: Kind, name: str, metric: str, metric_selector: str
+    ) -> Object:
+        return await custom_metric_list(
+            self._server, CUSTOM_VERSIONS[0], namespace, kind, name, metric
+        )
+
+    async def external(self, namespace: str, metric: str, selector: str) -> Object:
+        return await external_metric_list(self._server, namespace, metric, selector)

@@ -9,23 +9,24 @@ subresource, and reports status: currentReplicas, desiredReplicas, currentMetric
 lastScaleTime and the AbleToScale, ScalingActive and ScalingLimited conditions, with Events
 (SuccessfulRescale, FailedGetResourceMetric ...) as Kubernetes words them.
 
-Only resource metrics (Resource and ContainerResource) have a source here; Pods, Object and
-External metrics answer as a cluster without a custom or external metrics adapter does.
+Pods and Object metrics are read from custom.metrics.k8s.io, External ones from
+external.metrics.k8s.io (`CustomMetricsClient`); without an adapter serving them they fail as
+on a cluster without one ("no custom metrics API (custom.metrics.k8s.io) registered").
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
-from pinnace.api.labels import LabelSelector, SelectorError, parse_selector
+from pinnace.api.labels import LabelSelector, SelectorError, parse_selector, selector_from_dict
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
@@ -41,6 +42,8 @@ from pinnace.controllers.hpa_replicas import (
     PodMetricsInfo,
     Proposal,
     ReplicaCalculator,
+    custom_pod_metrics_info,
+    external_metric_values,
     pod_metrics_info,
 )
 from pinnace.resources.quantity import Quantity
@@ -56,6 +59,23 @@ NOT_SERVED = "the server could not find the requested resource (get pods.metrics
 """What client-go reports when no one serves metrics.k8s.io."""
 NO_CUSTOM_METRICS = "no custom metrics API (custom.metrics.k8s.io) registered"
 NO_EXTERNAL_METRICS = "no external metrics API (external.metrics.k8s.io) registered"
+UNSERVED = "the server could not find the requested resource"
+"""The message of a 404 for a path no one serves."""
+
+
+class CustomMetricsClient(Protocol):
+    """What client-go's custom and external metrics clients ask of the adapter; each answers
+    the group's list (MetricValueList, ExternalMetricValueList) or raises its StatusError."""
+
+    async def pods(
+        self, namespace: str, selector: str, metric: str, metric_selector: str
+    ) -> Object: ...
+
+    async def object(
+        self, namespace: str, kind: Kind, name: str, metric: str, metric_selector: str
+    ) -> Object: ...
+
+    async def external(self, namespace: str, metric: str, selector: str) -> Object: ...
 
 
 HPAS = catalog.kind("autoscaling", "horizontalpodautoscalers")
@@ -78,6 +98,7 @@ class HorizontalController:
         client: Client,
         informers: InformerFactory,
         metrics: PodMetricsLister | None = None,
+        custom_metrics: CustomMetricsClient | None = None,
         *,
         sync_period: float = DEFAULT_SYNC_PERIOD,
         downscale_stabilization_window: float = DEFAULT_DOWNSCALE_STABILIZATION_WINDOW,
@@ -86,6 +107,7 @@ class HorizontalController:
         self._client = client
         self._clock = client.clock
         self._metrics = metrics
+        self._custom = custom_metrics
         self._sync_period = sync_period
         self._calculator = calculator or ReplicaCalculator()
         self._normalizer = Normalizer(downscale_stabilization_window)
@@ -271,7 +293,7 @@ class HorizontalController:
         for i, metric in enumerate(specs):
             try:
                 result, statuses[i] = await self._replicas_for_metric(
-                    hpa, metric, current, selector, pods, now
+                    hpa, metric, scale, selector, pods, now
                 )
             except _MetricFailure as e:
                 invalid.append((e.condition, str(e)))
@@ -341,37 +363,258 @@ class HorizontalController:
         self,
         hpa: Object,
         metric: Object,
-        current: int,
+        scale: Object,
         selector: str,
         pods: list[Object],
         now: float,
     ) -> tuple[_MetricResult, Object]:
         kind = metric.get("type", "")
+        current = int((scale.get("spec") or {}).get("replicas") or 0)
         if kind in ("Resource", "ContainerResource"):
-            field = "resource" if kind == "Resource" else "containerResource"
-            source = metric.get(field) or {}
-            reason = (
-                "FailedGetResourceMetric"
-                if kind == "Resource"
-                else ("FailedGetContainerResourceMetric")
+            return await self._resource_metric(hpa, metric, current, selector, pods, now)
+        if kind == "Pods":
+            return await self._pods_metric(hpa, metric["pods"], current, selector, pods, now)
+        if kind == "Object":
+            return await self._object_metric(hpa, metric["object"], scale, pods)
+        if kind == "External":
+            return await self._external_metric(hpa, metric["external"], scale, pods)
+        error = f'unknown metric source type "{kind}"'
+        raise _MetricFailure(self._unable_to_compute(hpa, "InvalidMetricSourceType", error), error)
+
+    async def _resource_metric(
+        self,
+        hpa: Object,
+        metric: Object,
+        current: int,
+        selector: str,
+        pods: list[Object],
+        now: float,
+    ) -> tuple[_MetricResult, Object]:
+        kind = metric["type"]
+        field = "resource" if kind == "Resource" else "containerResource"
+        source = metric.get(field) or {}
+        reason = (
+            "FailedGetResourceMetric" if kind == "Resource" else "FailedGetContainerResourceMetric"
+        )
+        try:
+            result, current_value = await self._resource_proposal(
+                hpa, source, current, selector, pods, now
             )
+        except MetricError as e:
+            condition = self._unable_to_compute(hpa, reason, str(e))
+            what = source.get("name", "") if kind == "Resource" else source.get("container")
+            noun = "resource" if kind == "Resource" else "container"
+            raise _MetricFailure(
+                condition, f"failed to get {what} {noun} metric value: {e}"
+            ) from None
+        status_source = {"name": source.get("name", "")}
+        if kind == "ContainerResource":
+            status_source["container"] = source.get("container", "")
+        return result, {"type": kind, field: {**status_source, "current": current_value}}
+
+    async def _pods_metric(
+        self,
+        hpa: Object,
+        source: Object,
+        current: int,
+        selector: str,
+        pods: list[Object],
+        now: float,
+    ) -> tuple[_MetricResult, Object]:
+        """computeStatusForPodsMetric: the pods' average against target.averageValue."""
+        namespace = hpa["metadata"]["namespace"]
+        ident = source.get("metric") or {}
+        name = ident.get("name", "")
+        try:
+            metric_selector = _metric_selector(ident)
+            target = Quantity((source.get("target") or {}).get("averageValue") or 0).milli_value()
             try:
-                result, current_value = await self._resource_proposal(
-                    hpa, source, current, selector, pods, now
+                listed = await self._custom_call(
+                    lambda c: c.pods(namespace, selector, name, metric_selector)
+                )
+                metrics = custom_pod_metrics_info(listed)
+            except MetricError as e:
+                raise MetricError(f"unable to get metric {name}: {e}") from None
+            proposal = self._calculator.raw_resource_replicas(
+                current, target, "", metrics, pods, now
+            )
+        except MetricError as e:
+            condition = self._unable_to_compute(hpa, "FailedGetPodsMetric", str(e))
+            raise _MetricFailure(condition, f"failed to get pods metric value: {e}") from None
+        status = {
+            "type": "Pods",
+            "pods": {
+                "metric": _identifier(ident),
+                "current": {"averageValue": str(Quantity.from_milli(proposal.raw_average))},
+            },
+        }
+        return _MetricResult(proposal.replicas, f"pods metric {name}"), status
+
+    async def _object_metric(
+        self, hpa: Object, source: Object, scale: Object, pods: list[Object]
+    ) -> tuple[_MetricResult, Object]:
+        """computeStatusForObjectMetric: the described object's value against target.value,
+        or divided among the replicas against target.averageValue."""
+        namespace = hpa["metadata"]["namespace"]
+        ident = source.get("metric") or {}
+        name = ident.get("name", "")
+        described = source.get("describedObject") or {}
+        target = source.get("target") or {}
+
+        def failed(error: str, message: str | None = None) -> _MetricFailure:
+            condition = self._unable_to_compute(hpa, "FailedGetObjectMetric", error)
+            return _MetricFailure(
+                condition, f"failed to get object metric value: {message or error}"
+            )
+
+        try:
+            metric_selector = _metric_selector(ident)
+        except MetricError as e:
+            raise failed(str(e)) from None
+        if target.get("type") not in ("Value", "AverageValue"):
+            raise failed(
+                "invalid object metric source: neither a value target nor an average value "
+                "target was set"
+            )
+        try:
+            value = await self._object_value(namespace, described, name, metric_selector)
+        except MetricError as e:
+            error = (
+                f"unable to get metric {name}: {described.get('kind', '')} on {namespace} "
+                f"{described.get('name', '')}/{e}"
+            )
+            wrapped = (
+                None
+                if target["type"] == "Value"
+                else f"failed to get {name} object metric: {error}"
+            )
+            raise failed(error, wrapped) from None
+        if target["type"] == "Value":
+            current = int((scale.get("spec") or {}).get("replicas") or 0)
+            ratio = value / Quantity(target.get("value") or 0).milli_value()
+            try:
+                replicas = self._calculator.usage_ratio_replicas(current, ratio, pods)
+            except MetricError as e:
+                raise failed(str(e)) from None
+            status = {
+                "describedObject": described,
+                "metric": _identifier(ident),
+                "current": {"value": str(Quantity.from_milli(value))},
+            }
+            label = f"{described.get('kind', '')} metric {name}"
+            return _MetricResult(replicas, label), {"type": "Object", "object": status}
+        replicas, average = self._calculator.per_pod_replicas(
+            _status_replicas(scale), value, Quantity(target.get("averageValue") or 0).milli_value()
+        )
+        status = {
+            "metric": _identifier(ident),
+            "current": {"averageValue": str(Quantity.from_milli(average))},
+        }
+        # kube-controller-manager names an Object metric with an AverageValue target so too
+        label = f"external metric {name}({go_label_selector(ident.get('selector'))})"
+        return _MetricResult(replicas, label), {"type": "Object", "object": status}
+
+    async def _object_value(
+        self, namespace: str, described: Object, metric: str, metric_selector: str
+    ) -> int:
+        """GetObjectMetric: the described object's value in milli-units."""
+        api_version = described.get("apiVersion", "")
+        kind = catalog.by_kind(api_version, described.get("kind", ""))
+        if kind is None:
+            group = api_version.split("/", 1)[0] if "/" in api_version else ""
+            raise MetricError(
+                f"unable to fetch metrics from custom metrics API: no matches for kind "
+                f'"{described.get("kind", "")}" in group "{group}"'
+            )
+        listed = await self._custom_call(
+            lambda c: c.object(namespace, kind, described.get("name", ""), metric, metric_selector)
+        )
+        items = listed.get("items") or []
+        if len(items) != 1:
+            raise MetricError(
+                "unable to fetch metrics from custom metrics API: the custom metrics API server "
+                f"returned {len(items)} results when we asked for exactly one"
+            )
+        return Quantity(items[0]["value"]).milli_value()
+
+    async def _external_metric(
+        self, hpa: Object, source: Object, scale: Object, pods: list[Object]
+    ) -> tuple[_MetricResult, Object]:
+        """computeStatusForExternalMetric: the sum of the series against target.value, or
+        divided among the replicas against target.averageValue."""
+        namespace = hpa["metadata"]["namespace"]
+        ident = source.get("metric") or {}
+        name = ident.get("name", "")
+        target = source.get("target") or {}
+        per_pod = target.get("averageValue") is not None
+        label = f"external metric {name}({go_label_selector(ident.get('selector'))})"
+
+        def failed(error: str, message: str) -> _MetricFailure:
+            condition = self._unable_to_compute(hpa, "FailedGetExternalMetric", error)
+            return _MetricFailure(condition, message)
+
+        if not per_pod and target.get("value") is None:
+            error = (
+                "invalid external metric source: neither a value target nor an average value "
+                "target was set"
+            )
+            raise failed(error, error)
+        try:
+            selector = _metric_selector(ident)
+            try:
+                total = sum(
+                    external_metric_values(
+                        await self._external_call(lambda c: c.external(namespace, name, selector))
+                    )
                 )
             except MetricError as e:
-                condition = self._unable_to_compute(hpa, reason, str(e))
-                what = source.get("name", "") if kind == "Resource" else source.get("container")
-                noun = "resource" if kind == "Resource" else "container"
-                raise _MetricFailure(
-                    condition, f"failed to get {what} {noun} metric value: {e}"
+                raise MetricError(
+                    f"unable to get external metric {namespace}/{name}/"
+                    f"{go_label_selector(ident.get('selector'))}: {e}"
                 ) from None
-            status_source = {"name": source.get("name", "")}
-            if kind == "ContainerResource":
-                status_source["container"] = source.get("container", "")
-            return result, {"type": kind, field: {**status_source, "current": current_value}}
-        reason, error, failure = _unserved_metric(metric, hpa["metadata"]["namespace"])
-        raise _MetricFailure(self._unable_to_compute(hpa, reason, error), failure)
+            if per_pod:
+                replicas, average = self._calculator.per_pod_replicas(
+                    _status_replicas(scale), total, Quantity(target["averageValue"]).milli_value()
+                )
+                current = {"averageValue": str(Quantity.from_milli(average))}
+            else:
+                spec_replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+                ratio = total / Quantity(target["value"]).milli_value()
+                replicas = self._calculator.usage_ratio_replicas(spec_replicas, ratio, pods)
+                current = {"value": str(Quantity.from_milli(total))}
+        except MetricError as e:
+            message = (
+                f"failed to get {name} external metric: {e}"
+                if per_pod
+                else f"failed to get external metric {name}: {e}"
+            )
+            raise failed(str(e), message) from None
+        status = {"metric": _identifier(ident), "current": current}
+        return _MetricResult(replicas, label), {"type": "External", "external": status}
+
+    async def _custom_call(
+        self, call: Callable[[CustomMetricsClient], Awaitable[Object]]
+    ) -> Object:
+        return await self._adapter_call(call, "custom", NO_CUSTOM_METRICS)
+
+    async def _external_call(
+        self, call: Callable[[CustomMetricsClient], Awaitable[Object]]
+    ) -> Object:
+        return await self._adapter_call(call, "external", NO_EXTERNAL_METRICS)
+
+    async def _adapter_call(
+        self, call: Callable[[CustomMetricsClient], Awaitable[Object]], api: str, unserved: str
+    ) -> Object:
+        """The adapter's answer, or the metrics client's error: a group no one serves is
+        one it found no APIService for."""
+        prefix = f"unable to fetch metrics from {api} metrics API"
+        if self._custom is None:
+            raise MetricError(f"{prefix}: {unserved}")
+        try:
+            return await call(self._custom)
+        except StatusError as e:
+            message = unserved if e.code == 404 and e.message == UNSERVED else e.message
+            raise MetricError(f"{prefix}: {message}") from None
 
     async def _resource_proposal(
         self,
@@ -534,38 +777,37 @@ def _target_kind(ref: Object) -> Kind:
     raise _Failure(f'no matches for kind "{ref.get("kind", "")}" in group "{group}"')
 
 
-def _unserved_metric(metric: Object, namespace: str) -> tuple[str, str, str]:
-    """Pods, Object and External metrics on a cluster with no adapter serving
-    custom.metrics.k8s.io or external.metrics.k8s.io: (the reason, the error the condition and
-    event carry, the error of the metric)."""
-    kind = metric.get("type", "")
-    field = kind.lower()
-    source = metric.get(field) or {}
-    ident = source.get("metric") or {}
-    name = ident.get("name", "")
-    if kind == "External":
-        selector = ident.get("selector")
-        shown = "nil" if selector is None else json.dumps(selector, separators=(",", ":"))
-        error = (
-            f"unable to get external metric {namespace}/{name}/{shown}: unable to fetch "
-            f"metrics from external metrics API: {NO_EXTERNAL_METRICS}"
-        )
-        return (
-            "FailedGetExternalMetric",
-            error,
-            f"failed to get {name} external metric value: {error}",
-        )
-    unavailable = f"unable to fetch metrics from custom metrics API: {NO_CUSTOM_METRICS}"
-    if kind == "Pods":
-        error = f"unable to get metric {name}: {unavailable}"
-        return "FailedGetPodsMetric", error, f"failed to get pods metric value: {error}"
-    if kind == "Object":
-        described = source.get("describedObject") or {}
-        # the order of kube-controller-manager's message, arguments and all
-        error = (
-            f"unable to get metric {name}: {described.get('kind', '')} on {namespace} "
-            f"{described.get('name', '')}/{unavailable}"
-        )
-        return "FailedGetObjectMetric", error, f"failed to get object metric value: {error}"
-    error = f'unknown metric source type "{kind}"'
-    return "InvalidMetricSourceType", error, error
+def _status_replicas(scale: Object) -> int:
+    return int((scale.get("status") or {}).get("replicas") or 0)
+
+
+def _identifier(ident: Object) -> Object:
+    """A MetricIdentifier as the status carries it: the name, and the selector when set."""
+    found: Object = {"name": ident.get("name", "")}
+    if ident.get("selector") is not None:
+        found["selector"] = ident["selector"]
+    return found
+
+
+def _metric_selector(ident: Object) -> str:
+    """The metric's label selector as a query parameter (LabelSelectorAsSelector)."""
+    try:
+        return str(selector_from_dict(ident.get("selector")))
+    except SelectorError as e:
+        raise MetricError(str(e)) from None
+
+
+def go_label_selector(selector: Object | None) -> str:
+    """A *metav1.LabelSelector as Go's %+v prints it (its generated String())."""
+    if selector is None:
+        return "nil"
+    labels = "".join(f"{k}: {v}," for k, v in sorted((selector.get("matchLabels") or {}).items()))
+    expressions = "".join(
+        f"LabelSelectorRequirement{{Key:{e.get('key', '')},Operator:{e.get('operator', '')},"
+        f"Values:[{' '.join(e.get('values') or [])}],}},"
+        for e in selector.get("matchExpressions") or []
+    )
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{labels}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}"
+    )

@@ -1,4 +1,4 @@
-"""How many replicas one resource metric asks for, as kube-controller-manager v1.32's
+"""How many replicas one metric asks for, as kube-controller-manager v1.32's
 ReplicaCalculator works it out (pkg/controller/podautoscaler/replica_calculator.go).
 
 Pods are grouped first: deleted and failed pods are ignored; pending pods, and for CPU pods
@@ -8,7 +8,13 @@ without a metric are missing. The ratio of usage to target over the ready pods w
 decides; within the tolerance nothing changes. When scaling up, unready pods count as using
 nothing; missing pods count as using nothing when scaling up and their full request (or the
 target, if higher) when scaling down; if that reverses the direction, or lands within the
-tolerance, the count stays.
+tolerance, the count stays. Pods metrics (custom.metrics.k8s.io) follow the same rules as a
+resource's average value, with no start-up allowance (that is CPU's alone).
+
+An Object metric with a Value target, or an External one, compares one value with its target:
+the ratio times the ready pods, unless within the tolerance (and the ratio itself when
+scaled to zero). With an AverageValue target the value is divided among the target's
+replicas (status.replicas) instead.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from pinnace.resources.quantity import Quantity
 DEFAULT_TOLERANCE = 0.1
 DEFAULT_CPU_INITIALIZATION_PERIOD = 300.0
 DEFAULT_INITIAL_READINESS_DELAY = 30.0
+CUSTOM_METRIC_WINDOW = 30.0
+"""The window the metrics client assumes when a custom metric gives none."""
 
 
 class MetricError(Exception):
@@ -79,6 +87,44 @@ def pod_metrics_info(listed: Object, resource: str, container: str = "") -> PodM
             go_duration_seconds(item.get("window", "")),
         )
     return found
+
+
+def custom_pod_metrics_info(listed: Object) -> PodMetricsInfo:
+    """The pods' values from a custom.metrics.k8s.io MetricValueList (GetRawMetric)."""
+    if not listed.get("items"):
+        raise MetricError("no metrics returned from custom metrics API")
+    found: PodMetricsInfo = {}
+    for item in listed["items"]:
+        window = item.get("windowSeconds")
+        found[item["describedObject"]["name"]] = PodMetric(
+            Quantity(item["value"]).milli_value(),
+            parse_time(item["timestamp"]),
+            float(window) if window is not None else CUSTOM_METRIC_WINDOW,
+        )
+    return found
+
+
+def external_metric_values(listed: Object) -> list[int]:
+    """The series' values, in milli-units, of an ExternalMetricValueList (GetExternalMetric)."""
+    if not listed.get("items"):
+        raise MetricError("no metrics returned from external metrics API")
+    return [Quantity(item["value"]).milli_value() for item in listed["items"]]
+
+
+def ready_pods_count(pods: Iterable[Object]) -> int:
+    """The Running and Ready pods (getReadyPodsCount)."""
+    pods = list(pods)
+    if not pods:
+        raise MetricError(
+            "unable to calculate ready pods: no pods returned by selector while calculating "
+            "replica count"
+        )
+    return sum(
+        1
+        for pod in pods
+        if (pod.get("status") or {}).get("phase") == "Running"
+        and (_ready_condition(pod) or {}).get("status") == "True"
+    )
 
 
 def _ready_condition(pod: Object) -> Object | None:
@@ -301,6 +347,27 @@ class ReplicaCalculator:
             for name in groups.unready:
                 metrics[name] = PodMetric(0)
         return self._rebalanced(current, ratio, usage_ratio(), len(metrics))
+
+    def usage_ratio_replicas(self, current: int, ratio: float, pods: list[Object]) -> int:
+        """getUsageRatioReplicaCount: one value against its target (Object and External
+        metrics with a Value target); from zero replicas, the ratio alone."""
+        if current == 0:
+            return math.ceil(ratio)
+        if self._within_tolerance(ratio):
+            return current
+        return math.ceil(ratio * ready_pods_count(pods))
+
+    def per_pod_replicas(
+        self, status_replicas: int, total: int, target_average: int
+    ) -> tuple[int, int]:
+        """GetObjectPerPodMetricReplicas and GetExternalPerPodMetricReplicas: (replicas, the
+        value per replica in milli-units) for a value divided among the target's replicas."""
+        replicas = status_replicas
+        ratio = total / (target_average * status_replicas) if status_replicas else math.inf
+        if not self._within_tolerance(ratio):
+            replicas = math.ceil(total / target_average)
+        average = math.ceil(total / status_replicas) if status_replicas else 0
+        return replicas, average
 
     def _rebalanced(self, current: int, ratio: float, new_ratio: float, counted: int) -> int:
         """The count once missing and unready pods are accounted for; the current count when

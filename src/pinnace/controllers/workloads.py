@@ -18,7 +18,7 @@ from pinnace.controllers.endpoints import EndpointsController
 from pinnace.controllers.endpointslice import EndpointSliceController
 from pinnace.controllers.endpointslice_mirroring import EndpointSliceMirroringController
 from pinnace.controllers.garbage_collector import GarbageCollector
-from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
+from pinnace.controllers.hpa import CustomMetricsClient, HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
 from pinnace.controllers.podgc import PodGCController
 from pinnace.controllers.replicaset import ReplicaSetController, ReplicationManager
@@ -42,13 +42,14 @@ class WorkloadControllers:
     disruption, DaemonSet, StatefulSet and cluster role aggregation controllers, the garbage
     collector and the pod garbage collector, the endpoints, EndpointSlice and EndpointSlice
     mirroring controllers; and the horizontal pod autoscaler, which reads pod usage through
-    `metrics` (metrics.k8s.io)."""
+    `metrics` (metrics.k8s.io) and custom and external metrics through `custom_metrics`."""
 
     def __init__(
         self,
         client: Client,
         metrics: PodMetricsLister | None = None,
         options: WorkloadOptions = WorkloadOptions(),
+        custom_metrics: CustomMetricsClient | None = None,
     ) -> None:
         self._loop = client.clock.loop
         self.informers = informers = InformerFactory(client)
@@ -66,6 +67,7 @@ class WorkloadControllers:
             client,
             informers,
             metrics,
+            custom_metrics,
             sync_period=options.horizontal_pod_autoscaler_sync_period,
             downscale_stabilization_window=options.horizontal_pod_autoscaler_downscale_stabilization,
         )

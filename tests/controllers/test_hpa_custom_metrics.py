@@ -295,9 +295,19 @@ def test_an_object_metric_on_a_service_and_an_external_metric(cluster: Cluster) 
 def test_a_metric_the_adapter_does_not_have_is_reported_with_its_words(cluster: Cluster) -> None:
     cluster.deploy(1, rps="5")
     target = {"type": "AverageValue", "averageValue": "10"}
-    cluster.autoscale(
-        {"type": "Pods", "pods": {"metric": {"name": "missing_metric"}, "target": target}}
-    )
+    value = {"type": "Value", "value": "10"}
+    body = {
+        "metadata": {"name": "web"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 5,
+            "metrics": [
+                {"type": "Pods", "pods": {"metric": {"name": "missing_metric"}, "target": target}},
+                {"type": "External", "external": {"metric": {"name": "queue"}, "target": value}},
+            ],
+        },
+    }
+    cluster.run(cluster.client.create(HPAS, "default", body))
     cluster.wait(20)
     error = (
         "unable to get metric missing_metric: unable to fetch metrics from custom metrics "
@@ -309,7 +319,12 @@ def test_a_metric_the_adapter_does_not_have_is_reported_with_its_words(cluster: 
         f"the HPA was unable to compute the replica count: {error}",
     )
     assert cluster.events("FailedGetPodsMetric") == [error]
+    assert cluster.events("FailedGetExternalMetric") == [
+        "unable to get external metric default/queue/nil: unable to fetch metrics from external "
+        "metrics API: the server could not find the metric queue for provided labels"
+    ]
     assert cluster.events("FailedComputeMetricsReplicas") == [
-        f"invalid metrics (1 invalid out of 1), first error is: failed to get pods metric "
+        f"invalid metrics (2 invalid out of 2), first error is: failed to get pods metric "
         f"value: {error}"
     ]
+    assert cluster.status()["currentMetrics"] == [{"type": ""}, {"type": ""}]

@@ -551,7 +551,9 @@ class HorizontalController:
 
         def failed(error: str, message: str) -> _MetricFailure:
             condition = self._unable_to_compute(hpa, "FailedGetExternalMetric", error)
-            return _MetricFailure(condition, message)
+            return _MetricFailure(
+                condition, f"failed to get {name} external metric value: {message}"
+            )
 
         if not per_pod and target.get("value") is None:
             error = (

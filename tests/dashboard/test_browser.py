@@ -38,7 +38,7 @@ def test_the_dashboard_shows_the_nodes_and_new_pods_appear_live(
     assert len(nodes) == 2
     wait.until(lambda d: shown(d, "[data-node]", "data-node") == sorted(nodes))
     assert browser.find_elements(By.CSS_SELECTOR, "#utilisation .main-svg")
-    for chart in ("history-utilisation", "history-pods", "history-churn"):
+    for chart in ("history-utilisation", "history-pods", "history-churn", "history-fragmentation"):
         wait.until(lambda d, c=chart: d.find_elements(By.CSS_SELECTOR, f"#{c} .main-svg"))
     browser.execute_script("window.notReloaded = true")
 

@@ -21,6 +21,7 @@ from .test_apiserver_metrics import call
 PODS = catalog.kind("", "pods")
 DEPLOYMENTS = catalog.kind("apps", "deployments")
 MI = 1024 * 1024
+GI = 1024 * MI
 
 
 def test_the_cluster_series_keep_the_last_window_oldest_first() -> None:
@@ -151,7 +152,54 @@ def test_the_dashboard_serves_the_history() -> None:
     assert code == 200 and history["resolution"] == 10
     assert len(history["series"]["time"]) == 7  # at the start, then every 10 s for a minute
     assert history["series"]["pods_running"][-1] == 0
+    assert history["fragmentation"] == {}  # no workloads, no shapes
     assert missing == not_a_workload == 404
+
+
+def deployment(name: str, requests: dict[str, str]) -> Any:
+    labels = {"app": name}
+    resources = {"requests": requests, "limits": {k: v for k, v in requests.items() if "/" in k}}
+    container = {"name": "c", "image": "nginx", "resources": resources}
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
+        },
+    }
+
+
+def test_fragmentation_is_sampled_per_template_shape() -> None:
+    history = UsageHistory(resolution=10, window=600, object_window=300)
+
+    async def scenario() -> None:
+        options = ClusterOptions(nodes=node_configs(2), usage_history=history)
+        plane = ControlPlane(MemoryStore(), clock, options)
+        await plane.start()
+        client = plane.client()
+        shape = {"cpu": "1500m", "memory": "1Gi"}
+        for name, requests in (("big", shape), ("twin", shape), ("gpu", {"example.com/gpu": "1"})):
+            await client.create(DEPLOYMENTS, "default", deployment(name, requests))
+        await client.create(DEPLOYMENTS, "default", deployment("none", {}))
+        await asyncio.sleep(30)
+        await plane.stop()
+
+    with VirtualClock() as clock:
+        clock.run(scenario())
+    series = history.cluster_series()
+    cpu = round(series["cpu_allocatable"][-1] * 1000 / 2)  # millicores a node, both alike
+    memory = round(series["memory_allocatable"][-1] / 2)
+    fits = min(cpu // 1500, memory // GI)
+    frag = history.fragmentation()
+    # the twin has big's shape; a template without requests strands nothing it asks for
+    assert set(frag) == {"deployments/default/big", "deployments/default/gpu",
+                         "deployments/default/none"}  # fmt: skip
+    big = frag["deployments/default/big"]
+    assert big["cpu"][-1] == pytest.approx((cpu - fits * 1500) / cpu)
+    assert big["memory"][-1] == pytest.approx((memory - fits * GI) / memory)
+    assert frag["deployments/default/gpu"]["cpu"][-1] == 1.0  # no node has the resource
+    assert frag["deployments/default/none"]["cpu"][-1] is None
 
 
 def test_a_vpas_recommendation_is_kept_and_served() -> None:

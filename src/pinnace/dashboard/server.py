@@ -159,7 +159,11 @@ class Dashboard:
         return view
 
     def cluster_history(self) -> dict[str, Any]:
-        return {"resolution": self.history.resolution, "series": self.history.cluster_series()}
+        return {
+            "resolution": self.history.resolution,
+            "series": self.history.cluster_series(),
+            "fragmentation": self.history.fragmentation(),
+        }
 
     def workload_history(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         """A workload's replicas over the window: none yet for one created since the last

@@ -7,7 +7,7 @@ measure M, reward = -(M after - M before):
 - `balance`: M = the mean, over cpu and memory, of the standard deviation across the nodes of
   requested / allocatable (the nodes with allocatable cpu). Spreading evenly is rewarded.
 - `fragmentation`: M = the stranded share of free capacity for the placed pod's shape (its
-  cpu, memory and one pod; `pinnace.sim.fragmentation`): the free capacity no further pod of
+  cpu, memory and one pod; `pinnace.metrics.fragmentation`): the free capacity no further pod of
   its shape can use over all the free capacity, the mean over cpu and memory (those it asks
   for; the pod count limits how many fit but is not averaged).
 - `packing`: M = the nodes in use (with at least one pod): opening an empty node costs 1.
@@ -32,10 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pinnace.metrics.fragmentation import fragmentation, free_capacity
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN, NodeTable
 from pinnace.scheduler.podinfo import PodInfo
-from pinnace.sim.fragmentation import fragmentation, free_capacity
 
 BALANCE, FRAGMENTATION, PACKING = "balance", "fragmentation", "packing"
 PENDING, DECIMA, EVICTIONS = "pending", "decima", "evictions"

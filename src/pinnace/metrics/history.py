@@ -145,6 +145,9 @@ class UsageHistory:
         """namespace/name of a VerticalPodAutoscaler -> its target: CPU (cores), memory (bytes)."""
         self.nodes = ObjectRows(("cpu", "memory", "pods"), object_slots)
         """node name -> CPU used (cores), memory working set (bytes), pods running."""
+        self.stranded = ObjectRows(("cpu", "memory"), object_slots)
+        """pod shape (named after its first workload) -> the share of the free CPU and memory
+        that cannot hold one more pod of the shape (`metrics.fragmentation`)."""
 
     def record(
         self,
@@ -154,6 +157,7 @@ class UsageHistory:
         workloads: Mapping[str, Sequence[float]],
         nodes: Mapping[str, Sequence[float]] | None = None,
         recommendations: Mapping[str, Sequence[float]] | None = None,
+        stranded: Mapping[str, Sequence[float]] | None = None,
     ) -> None:
         """One sample, taken at `time` (seconds since the epoch)."""
         slot = self.ticks % self.ring.slots
@@ -167,6 +171,7 @@ class UsageHistory:
         self.workloads.record(self.ticks, workloads)
         self.nodes.record(self.ticks, nodes or {})
         self.recommendations.record(self.ticks, recommendations or {})
+        self.stranded.record(self.ticks, stranded or {})
         self.ticks += 1
 
     def last_nodes(self) -> dict[str, tuple[float, ...]]:
@@ -196,6 +201,12 @@ class UsageHistory:
     def recommendation(self, key: str) -> dict[str, list[float | None]] | None:
         """ "time" and a VerticalPodAutoscaler's target CPU and memory; None for one not held."""
         return self._object(self.recommendations.read(key, self.ticks))
+
+    def fragmentation(self) -> dict[str, dict[str, list[float | None]]]:
+        """By pod shape: "time" and the stranded shares of CPU and memory, oldest first."""
+        shapes = self.stranded.rows
+        reads = {shape: self._object(self.stranded.read(shape, self.ticks)) for shape in shapes}
+        return {shape: read for shape, read in reads.items() if read is not None}
 
     def _object(
         self, read: dict[str, list[float | None]] | None

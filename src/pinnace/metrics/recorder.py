@@ -7,9 +7,12 @@ clock, a sample of
   assumed), and the pods waiting in its queue, and the pods it placed since the last sample;
 - evictions (the Events of kubelets' node-pressure evictions, the taint manager's and
   preemption's) and OOM kills (the containers' runtimes count them) since the last sample;
-- each Deployment's, Job's, DaemonSet's and HPA's replicas wanted and ready, as
+- each Deployment's, StatefulSet's, Job's, DaemonSet's and HPA's replicas wanted and ready, as
   `kubectl get` prints them, and each VerticalPodAutoscaler's target (CPU and memory over its
-  containers).
+  containers);
+- fragmentation, as the simulation's report measures it (`metrics.fragmentation`): for each
+  pod shape the workloads' templates ask for, the share of the free CPU and memory on the
+  schedulable nodes (the scheduler's node table) that cannot hold one more pod of it.
 
 A Prometheus server scraping the cluster keeps the same series; this one is in the process, so
 the dashboard (and anything else in it) reads it without one.
@@ -31,9 +34,12 @@ from pinnace.api.stats import Summary
 from pinnace.client import Client, Informer, object_key
 from pinnace.clock import Clock
 from pinnace.clock.component import HeldTasks, cancel_and_wait
+from pinnace.metrics.fragmentation import fragmentation, free_capacity
 from pinnace.metrics.history import UsageHistory
-from pinnace.resources.lists import parse_quantity
-from pinnace.resources.names import CPU, MEMORY
+from pinnace.resources.lists import parse_quantity, scheduler_value
+from pinnace.resources.names import CPU, MEMORY, PODS
+from pinnace.resources.pod import pod_requests
+from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.schedule_one import Scheduler
 
 USED = ("cpu_used", "memory_used", "pods_running")
@@ -42,6 +48,7 @@ PACE = 4
 EVICTION_REASONS = frozenset({"Evicted", "TaintManagerEviction", "Preempted"})
 WORKLOADS = {
     "deployments": catalog.kind("apps", "deployments"),
+    "statefulsets": catalog.kind("apps", "statefulsets"),
     "jobs": catalog.kind("batch", "jobs"),
     "daemonsets": catalog.kind("apps", "daemonsets"),
     "hpas": catalog.kind("autoscaling", "horizontalpodautoscalers"),
@@ -55,7 +62,7 @@ Summaries = Callable[[], Mapping[str, Summary]]
 def replicas(kind: str, obj: Object) -> tuple[float, float]:
     """(wanted, ready) as `kubectl get KIND` shows them."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    if kind == "deployments":
+    if kind in ("deployments", "statefulsets"):
         return spec.get("replicas", 1), status.get("readyReplicas", 0)
     if kind == "jobs":
         return spec.get("completions", 1), status.get("succeeded", 0)
@@ -161,7 +168,8 @@ class HistoryRecorder:
             for obj in informer.list()
         }
         recommendations = {object_key(vpa): recommended(vpa) for vpa in self.vpas.list()}
-        self.history.record(now, cluster, pods, workloads, nodes, recommendations)
+        stranded = {} if self.scheduler is None else self._stranded(self.scheduler.table)
+        self.history.record(now, cluster, pods, workloads, nodes, recommendations, stranded)
 
     def _scheduler_view(self, scheduler: Scheduler) -> dict[str, float]:
         table = scheduler.table
@@ -175,6 +183,46 @@ class HistoryRecorder:
         view["pods_scheduled"] = scheduled - self._last_scheduled
         self._last_scheduled = scheduled
         return view
+
+    def _stranded(self, table: NodeTable) -> dict[str, tuple[float, float]]:
+        """Each template shape's stranded share of the free CPU and memory; a shape asking for
+        a resource no node has strands all of it."""
+        shapes = self._template_shapes()
+        if not shapes or not len(table):
+            return {}
+        free = free_capacity(table.allocatable, table.requested) * ~table.unschedulable[:, None]
+        vectors = np.zeros((len(shapes), len(table.columns)), np.int64)
+        unknown = np.zeros(len(shapes), bool)
+        for row, requests in enumerate(shapes.values()):
+            for resource, amount in requests.items():
+                column = table.columns.get(resource)
+                if column is None:
+                    unknown[row] = True
+                else:
+                    vectors[row, column] = amount
+        share = fragmentation(free, vectors).share
+        share[unknown] = 1.0
+        cpu, memory = table.columns[CPU], table.columns[MEMORY]
+        return {
+            name: (float(share[row, cpu]), float(share[row, memory]))
+            for row, name in enumerate(shapes)
+        }
+
+    def _template_shapes(self) -> dict[str, dict[str, int]]:
+        """The pod shapes of the workloads' templates, each named after the first workload
+        (in kind, then key order) asking for it. A shape that does not request CPU (memory)
+        has no share of it (NaN)."""
+        named: dict[tuple[tuple[str, int], ...], str] = {}
+        for kind, informer in self.workloads.items():
+            for obj in sorted(informer.list(), key=object_key):
+                template = (obj.get("spec") or {}).get("template")
+                if template is None:
+                    continue
+                requests = pod_requests({"spec": template.get("spec") or {}})
+                amounts = {r: scheduler_value(r, q) for r, q in requests.items()}
+                shape = {r: v for r, v in amounts.items() if v > 0} | {PODS: 1}
+                named.setdefault(tuple(sorted(shape.items())), f"{kind}/{object_key(obj)}")
+        return {name: dict(key) for key, name in named.items()}
 
     def _scheduled(self) -> int:
         if self.scheduler is None:

@@ -1,5 +1,5 @@
 """Fragmentation of the free capacity a plan leaves, for the pod shapes of the cluster's
-workloads, over the cluster, per pool and per node (`pinnace.sim.fragmentation`'s measures).
+workloads, over the cluster, per pool and per node (`pinnace.metrics.fragmentation`'s measures).
 
 Free capacity is the scheduler's: allocatable less what the pods bound to the node request, the
 pod count among the resources; a node that is not Ready or is cordoned has none. A shape is the
@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from pinnace.api.objects import Object
+from pinnace.metrics.fragmentation import Amounts, fragmentation, free_capacity
 from pinnace.plan.cluster import is_ready, pool_of, quantity
 from pinnace.resources.names import PODS
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.podinfo import PodInfo
-from pinnace.sim.fragmentation import Amounts, fragmentation, free_capacity
 from pinnace.sim.lifecycle import controller_of, workload_of
 from pinnace.sim.tables import resource_rank
 

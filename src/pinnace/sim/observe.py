@@ -27,9 +27,9 @@ from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.client import Informer
 from pinnace.kubelet.config import NODE_POOL_LABEL
+from pinnace.metrics.fragmentation import Fragmentation, fragmentation, free_capacity
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.schedule_one import FAILED_SCHEDULING
-from pinnace.sim.fragmentation import Fragmentation, fragmentation, free_capacity
 from pinnace.sim.ledger import Amounts, Ledger
 from pinnace.sim.lifecycle import (
     FAILED,

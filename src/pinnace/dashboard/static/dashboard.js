@@ -97,6 +97,14 @@ function renderHistory(history) {
   const churn = [line(x, s.evictions, "evictions" + per), line(x, s.oom_kills, "OOM kills" + per)];
   if (s.pods_scheduled) churn.unshift(line(x, s.pods_scheduled, "pods scheduled" + per));
   Plotly.react("history-churn", churn, { title: "scheduling, evictions and OOM kills", margin, yaxis: { rangemode: "tozero" } }, options);
+  const stranded = [];
+  for (const [shape, f] of Object.entries(history.fragmentation || {})) {
+    const at = times(f.time);
+    for (const r of ["cpu", "memory"]) {
+      if (f[r].some((v) => v !== null)) stranded.push(line(at, f[r].map((v) => v === null ? null : 100 * v), `${shape} ${r}`));
+    }
+  }
+  Plotly.react("history-fragmentation", stranded, { title: "free capacity that cannot hold one more pod of each shape", margin, yaxis: { title: "% of free", rangemode: "tozero" } }, options);
 }
 
 async function refreshHistory() {

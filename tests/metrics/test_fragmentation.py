@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pinnace.sim.fragmentation import fragmentation, free_capacity
+from pinnace.metrics.fragmentation import fragmentation, free_capacity
 
 GI = 1024**3
 # resources: cpu (millicores), memory (bytes), pods

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tracemalloc
 import uuid
 
+import orjson
 import pytest
 
 from pinnace.store import MemoryStore
@@ -87,3 +88,15 @@ def test_any_number_of_kinds_packs_in_bounded_memory() -> None:
         tracemalloc.stop()
     # Kinds past the first few dozen share one dictionary: no compressor (~150 KB) per kind.
     assert grown < 16 * 2**20, grown
+
+
+def test_a_plain_codec_keeps_the_text_and_reads_it_back_beside_packed_objects() -> None:
+    plain = Codec(deflate=False)
+    obj = pod(1)
+    data = plain.pack(obj)
+    assert plain.unpack(data) == obj
+    assert orjson.loads(data[1:]) == obj  # the JSON text itself, after its mark
+    block = b"[" + orjson.dumps(pod(2)) + b"]"
+    assert plain.inflate(plain.pack_block(block, orjson.dumps(pod(2)))) == block
+    for i in range(min(LEARN_AT) + 1):  # no learning: every one stays the text
+        assert plain.unpack(plain.pack(pod(i))) == pod(i)

@@ -136,7 +136,8 @@ class Informer:
         self._client = client
         self._clock = client.clock
         self._resync_period = resync_period
-        self._codec = codec
+        # A codec that does not deflate would keep nothing smaller than the objects themselves.
+        self._codec = codec if codec is not None and codec.deflates else None
         self._cache: dict[str, Object | bytes] = {}
         self._indexers: dict[str, Indexer] = {}
         # index name -> value -> keys (dicts as ordered sets, so reads are reproducible; each key

@@ -50,6 +50,7 @@ from pinnace.sim.actions import ActionError, Actions
 from pinnace.sim.eventlog import EventLog
 from pinnace.sim.settle import until_settled
 from pinnace.store import MemoryStore
+from pinnace.store.codec import Codec
 
 FIELD_MANAGER = "pinnace-plan"
 PODS = catalog.kind("", "pods")
@@ -114,7 +115,7 @@ async def _materialize(
     seed: int,
 ) -> Materialized:
     clock = Clock(loop)
-    store = MemoryStore()
+    store = MemoryStore(codec=Codec(deflate=False))
     options = ClusterOptions(
         scheduler=False,
         node_lifecycle=NodeLifecycleConfig(

@@ -35,6 +35,7 @@ from pinnace.sim.scenario import Scenario, Step, load_scenario, parse_scenario
 from pinnace.sim.settle import until_settled
 from pinnace.sim.traces.replay import TraceReplay
 from pinnace.store import MemoryStore
+from pinnace.store.codec import Codec
 
 T = TypeVar("T")
 
@@ -66,7 +67,7 @@ class Simulation:
         self.seed = scenario.seed if seed is None else seed
         self.loop = VirtualEventLoop()
         self.clock = Clock(self.loop)
-        self.store = MemoryStore()
+        self.store = MemoryStore(codec=Codec(deflate=False))
         cluster = scenario.cluster
         options = ClusterOptions(
             nodes=cluster.nodes,

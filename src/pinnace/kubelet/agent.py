@@ -528,6 +528,9 @@ class NodeAgent:
                 worker.restart_to_resize(c)
             else:
                 resources = self.container_resources(running, c.name)
+                current = self.runtime.resources_of(c.current)
+                if current is not None:  # set at creation only, as the kubelet does
+                    resources = dataclasses.replace(resources, oom_score_adj=current.oom_score_adj)
                 self.runtime.update_container_resources(c.current.id, resources)
                 allocation.applied[c.name] = new
         self.status_changed(worker)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -203,7 +203,10 @@ class ControlPlane:
             self.vertical_pod_autoscaler = VerticalPodAutoscaling(
                 self.client(),
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
-                options.vertical_pod_autoscaler,
+                replace(
+                    options.vertical_pod_autoscaler,
+                    in_place=options.features.in_place_pod_vertical_scaling,
+                ),
             )
         self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the

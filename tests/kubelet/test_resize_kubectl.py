@@ -64,7 +64,15 @@ def test_kubectl_patch_resize_changes_a_running_pod_in_place(cluster: Cluster) -
     assert status["restartCount"] == 0
     assert _pod(cluster)["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "300m"
 
-    storage = '{"spec":{"containers":[{"name":"app","resources":{"limits":{"ephemeral-storage":"1Gi"}}}]}}'
+    storage = json.dumps(
+        {
+            "spec": {
+                "containers": [
+                    {"name": "app", "resources": {"limits": {"ephemeral-storage": "1Gi"}}}
+                ]
+            }
+        }
+    )
     refused = cluster.kubectl("patch", "pod", "web", "--subresource", "resize", "--patch", storage)
     assert refused.returncode == 1
     assert refused.stderr.strip() == (

@@ -139,9 +139,9 @@ def _aggregate(
     infeasible = shown and (pod.get("status") or {}).get("resize") == "Infeasible"
     for c in containers(pod, "containers"):
         own = resources_of(c)
-        running = shown.get(c.name)
-        if running is not None:
-            own = resources_of(running) if infeasible else maximum(own, resources_of(running))
+        status = shown.get(c.name)
+        if status is not None:
+            own = resources_of(status) if infeasible else maximum(own, resources_of(status))
         total = add(total, own)
     sidecars: ResourceList = {}
     init_peak: ResourceList = {}

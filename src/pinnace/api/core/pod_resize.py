@@ -14,6 +14,7 @@ v1.32 a write to the pod itself may no longer change resources (`validate_pod_sp
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from pinnace.api import field
@@ -125,7 +126,7 @@ def ctr_resources(pod: Obj, name: Any) -> Obj:
     return {}
 
 
-def same_resources(a: Obj, b: Obj) -> bool:
+def same_resources(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Equal requests and limits, quantities compared by value (1 is 1000m)."""
     return all(_quantities(a.get(key)) == _quantities(b.get(key)) for key in ("requests", "limits"))
 

@@ -166,3 +166,23 @@ def test_feature_gates_flag() -> None:
         parse_feature_gates("Nope=true")
     with pytest.raises(ValueError, match='parsing "yes": invalid syntax'):
         parse_feature_gates("InPlacePodVerticalScaling=yes")
+
+
+def test_a_resize_is_charged_to_the_quota_for_what_it_adds() -> None:
+    h = harness(ON)
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "compute", "namespace": "default"},
+        "spec": {"hard": {"requests.cpu": "1"}},
+    }
+    h.call(h.server.create, catalog.kind("", "resourcequotas"), "default", quota)
+    h.call(h.server.create, PODS, "default", pod(BURSTABLE))
+    resize(h, {"resources": {"requests": {"cpu": "180m"}, "limits": {"cpu": "1"}}})
+    with pytest.raises(StatusError) as e:
+        resize(h, {"resources": {"requests": {"cpu": "1200m"}, "limits": {"cpu": "2"}}})
+    assert (e.value.code, e.value.message) == (
+        403,
+        'pods "web" is forbidden: exceeded quota: compute, requested: requests.cpu=1020m, '
+        "used: requests.cpu=180m, limited: requests.cpu=1",
+    )

@@ -459,7 +459,8 @@ class APIServer:
                     return Result(new, warnings)
                 if deletion.deletion_due(new):
                     return Result(await self._remove(kind, key, name, old), warnings)
-                stored = await self.store.update(key, new, resource_version(old))
+                async with self.admission.quota_charged(kind, new, False, old, subresource):
+                    stored = await self.store.update(key, new, resource_version(old))
                 stored_ok = True
             except ConflictError:
                 # Another write landed since the read: as GuaranteedUpdate, build the write

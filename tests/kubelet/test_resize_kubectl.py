@@ -42,6 +42,8 @@ def _pod(cluster: Cluster) -> dict[str, Any]:
 
 
 def test_kubectl_patch_resize_changes_a_running_pod_in_place(cluster: Cluster) -> None:
+    served = json.loads(cluster.ok("get", "--raw", "/api/v1"))["resources"]
+    assert "pods/resize" in {r["name"] for r in served}
     assert cluster.ok("apply", "-f", "-", stdin=POD).strip() == "pod/web created"
     eventually(lambda: _pod(cluster)["status"].get("phase") == "Running")
     assert _pod(cluster)["spec"]["containers"][0]["resizePolicy"] == [

@@ -479,6 +479,14 @@ class APIServer:
         kind.default(obj)
         kind.default_with_features(obj, self.features)
 
+    def served(self, kind: Kind) -> Kind:
+        """`kind` as discovery lists it: without the subresources its feature gates leave
+        off."""
+        off = {name for name, on in kind.subresource_gates.items() if not on(self.features)}
+        if not off:
+            return kind
+        return replace(kind, subresources=tuple(s for s in kind.subresources if s not in off))
+
     def check_served(self, kind: Kind, subresource: str) -> None:
         """A subresource its feature gate leaves off is not there: 404."""
         served = kind.subresource_gates.get(subresource)

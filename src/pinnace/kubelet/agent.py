@@ -461,12 +461,14 @@ class NodeAgent:
         allocation = worker.allocation
         if allocation is None or worker.terminating or worker.finished or worker.hold is None:
             return
+        previous = allocation.resize
         if allocation.wants_change(pod):
             allocation.resize = self._allocate(worker, pod)
         else:
             self._deferred.pop(worker.uid, None)
             allocation.resize = IN_PROGRESS if allocation.applying() else ""
-        self.status_changed(worker)
+        if allocation.resize != previous:
+            self.status_changed(worker)  # (a Proposed the API server wrote: `overwritten`)
         if allocation.resize == IN_PROGRESS:
             # After the status writer takes the status that shows it InProgress, as SyncPod
             # posts the status before the runtime resizes.

@@ -9,6 +9,7 @@ the same flag. Nothing reads process-wide state, so two clusters in one process 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 IN_PLACE_POD_VERTICAL_SCALING = "InPlacePodVerticalScaling"
@@ -49,6 +50,15 @@ _NAMES = {
 """The flag's names of the gates, and the fields they set."""
 
 
+def feature_gates(values: Mapping[str, bool]) -> FeatureGates:
+    """The gates named in `values` (by their flag names) set, the others as defaulted. Raises
+    ValueError for a name it does not know."""
+    for name in values:
+        if name not in _NAMES:
+            raise ValueError(f"unrecognized feature gate: {name}")
+    return FeatureGates(**{_NAMES[name]: value for name, value in values.items()})
+
+
 def parse_feature_gates(text: str) -> FeatureGates:
     """`--feature-gates` as component-base reads it: comma-separated `Name=bool` pairs. Raises
     ValueError with its message for an unknown gate or a value that is not a Go boolean."""
@@ -68,5 +78,5 @@ def parse_feature_gates(text: str) -> FeatureGates:
                 f'invalid value of {name}={value}, err: strconv.ParseBool: parsing "{value}": '
                 "invalid syntax"
             )
-        values[_NAMES[name]] = _GO_BOOLS[value]
-    return FeatureGates(**values)
+        values[name] = _GO_BOOLS[value]
+    return feature_gates(values)

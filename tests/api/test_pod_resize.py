@@ -186,3 +186,26 @@ def test_a_resize_is_charged_to_the_quota_for_what_it_adds() -> None:
         'pods "web" is forbidden: exceeded quota: compute, requested: requests.cpu=1020m, '
         "used: requests.cpu=180m, limited: requests.cpu=1",
     )
+
+
+def test_fields_of_a_gate_turned_off_go_at_the_next_write() -> None:
+    h = harness(FeatureGates(True, True))
+    h.call(h.server.create, PODS, "default", pod({}))  # BestEffort: no resizePolicy defaulted
+    entry = {"name": "app", "image": "nginx", "imageID": "", "ready": True, "restartCount": 0}
+    status = {"containerStatuses": [{**entry, "resources": {}, "allocatedResources": {}}]}
+    written = h.call(
+        h.server.patch, PODS, "default", "web", PatchType.MERGE, {"status": status}, None, "status"
+    ).obj
+    h.server.features = ON  # InPlacePodVerticalScalingAllocatedStatus off
+    labelled = h.call(
+        h.server.patch,
+        PODS,
+        "default",
+        "web",
+        PatchType.MERGE,
+        {"metadata": {"labels": {"x": "y"}}},
+    ).obj
+    assert "allocatedResources" not in labelled["status"]["containerStatuses"][0]
+    assert "resources" in labelled["status"]["containerStatuses"][0]
+    # What was read before is left as it was.
+    assert "allocatedResources" in written["status"]["containerStatuses"][0]

@@ -63,23 +63,40 @@ def drop_disabled_pod_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> 
     """DropDisabledPodFields for in-place resize: with its gate off, resizePolicy and the
     status it owns go (unless the stored pod already uses resizePolicy); allocatedResources
     goes unless InPlacePodVerticalScalingAllocatedStatus is on too."""
-    spec, status = as_dict(new.get("spec")), as_dict(new.get("status"))
-    statuses = [
-        s
-        for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
-        for _, s in dict_items(status.get(key))
-    ]
+    spec = as_dict(new.get("spec"))
     in_use = old is not None and _uses_resize_policy(as_dict(old.get("spec")))
+    dropped: set[str] = set()
     if not gates.in_place_pod_vertical_scaling and not in_use:
         for list_name in CONTAINER_LISTS:
             for _, ctr in dict_items(spec.get(list_name)):
                 ctr.pop("resizePolicy", None)
-        for s in statuses:
-            s.pop("resources", None)
-        status.pop("resize", None)
+        dropped = {"resources", "resize"}
     if not gates.allocated_status:
-        for s in statuses:
-            s.pop("allocatedResources", None)
+        dropped.add("allocatedResources")
+    if _status_has(as_dict(new.get("status")), dropped):
+        # A copy: the status may be the stored pod's own (kept by the update's strategy).
+        status = new["status"] = copy.deepcopy(new["status"])
+        if "resize" in dropped:
+            status.pop("resize", None)
+        for s in _container_statuses(status):
+            for key in dropped:
+                s.pop(key, None)
+
+
+_STATUS_LISTS = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+
+
+def _container_statuses(status: Obj) -> list[Obj]:
+    return [s for key in _STATUS_LISTS for _, s in dict_items(status.get(key))]
+
+
+def _status_has(status: Obj, dropped: set[str]) -> bool:
+    """Whether the pod status holds one of the `dropped` fields (`resize` at its top, the
+    others in its container statuses)."""
+    if "resize" in dropped and "resize" in status:
+        return True
+    dropped = dropped - {"resize"}
+    return any(key in s for s in _container_statuses(status) for key in dropped)
 
 
 def _uses_resize_policy(spec: Obj) -> bool:

@@ -68,3 +68,15 @@ def test_an_infeasible_resize_falls_back_to_eviction() -> None:
         assert len(cluster.events("EvictedByVPA")) == 1
     finally:
         cluster.close()
+
+
+def test_without_the_gate_in_place_or_recreate_evicts() -> None:
+    cluster = Cluster(UPDATER)
+    try:
+        cluster.deploy(replicas=2)
+        cluster.autoscale(RANGE, updatePolicy=IN_PLACE)
+        cluster.wait(61)
+        assert len(cluster.events("EvictedByVPA")) == 1
+        assert cluster.events("InPlaceResizedByVPA") == []
+    finally:
+        cluster.close()

@@ -48,6 +48,7 @@ from pinnace.api.autoscaling.vpa_policy import (
     update_mode,
 )
 from pinnace.api.core.event import EVENT_TYPE_NORMAL
+from pinnace.api.core.pod_resize import DEFERRED, IN_PROGRESS, INFEASIBLE
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, PatchType
@@ -376,15 +377,15 @@ class VerticalPodAutoscaling:
         if status.get("phase") == "Pending":
             return _DEFER
         resize = status.get("resize")
-        if resize not in ("Deferred", "InProgress", "Infeasible"):  # isInPlaceUpdating
+        if resize not in (DEFERRED, IN_PROGRESS, INFEASIBLE):  # isInPlaceUpdating
             return _RESIZE if group.disruptable() else _DEFER
         since = self._in_place_since.setdefault(pod["metadata"]["uid"], self._clock.now())
         if not group.disruptable():
             return _DEFER
         waited = self._clock.now() - since
-        if resize == "Deferred":
+        if resize == DEFERRED:
             return _EVICT if waited > DEFERRED_RESIZE_TIMEOUT else _DEFER
-        if resize == "InProgress":
+        if resize == IN_PROGRESS:
             return _EVICT if waited > IN_PROGRESS_RESIZE_TIMEOUT else _DEFER
         return _EVICT  # Infeasible
 

@@ -99,7 +99,8 @@ _NOT_INIT_MSG = "may not be set for init containers without restartPolicy=Always
 NOT_REQUIRED = "NotRequired"
 RESTART_CONTAINER = "RestartContainer"
 RESIZE_POLICIES = (NOT_REQUIRED, RESTART_CONTAINER)
-RESIZE_RESOURCES = ("cpu", "memory")
+RESIZE_RESOURCES = (CPU, MEMORY)
+"""What a resizePolicy may name, and what pods/resize may change."""
 
 
 def validate_containers(

@@ -7,10 +7,11 @@ containers' sum. Restartable init containers (sidecars, `restartPolicy: Always`)
 once started: each adds to the app containers' sum and to the peak of every init container
 after it (KEP-753). Pod overhead (RuntimeClass) is added on top.
 
-With `use_status_resources` (in-place resize, InPlacePodVerticalScaling, alpha in v1.32, as
-the scheduler passes it while the gate is on), an app container counts the larger of its spec
-and what its status says it runs with (`status.containerStatuses[].resources`), or the latter
-alone while the resize is Infeasible: a pod being resized holds both its old and its new size.
+With `use_status_resources` (in-place resize, InPlacePodVerticalScaling, alpha in v1.32: v1.32
+sets it while the gate is on; the scheduler and quota pass it always, as only the gate's pods
+have the field), an app container counts the larger of its spec and what its status says it
+runs with (`status.containerStatuses[].resources`), or the latter alone while the resize is
+Infeasible: a pod being resized holds both its old and its new size.
 
 Not modelled, as it is alpha and off by default in v1.32: pod-level `spec.resources`
 (PodLevelResources).

@@ -209,3 +209,20 @@ def test_fields_of_a_gate_turned_off_go_at_the_next_write() -> None:
     assert "resources" in labelled["status"]["containerStatuses"][0]
     # What was read before is left as it was.
     assert "allocatedResources" in written["status"]["containerStatuses"][0]
+
+
+@pytest.mark.parametrize("gates", [FeatureGates(), ON])
+def test_workload_templates_keep_resize_policy_only_with_the_gate(gates: FeatureGates) -> None:
+    h = harness(gates)
+    policy = [{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]
+    template = pod(BURSTABLE, resizePolicy=policy)
+    template["metadata"] = {"labels": {"app": "web"}}
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template},
+    }
+    created = h.call(h.server.create, catalog.kind("apps", "deployments"), "default", body).obj
+    container = created["spec"]["template"]["spec"]["containers"][0]
+    assert container.get("resizePolicy") == (policy if gates == ON else None)

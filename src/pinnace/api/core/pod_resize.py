@@ -14,7 +14,7 @@ v1.32 a write to the pod itself may no longer change resources (`validate_pod_sp
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pinnace.api import field
@@ -81,6 +81,29 @@ def drop_disabled_pod_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> 
         for s in _container_statuses(status):
             for key in dropped:
                 s.pop(key, None)
+
+
+def template_dropper(*path: str) -> Callable[[Obj, Obj | None, FeatureGates], None]:
+    """DropDisabledTemplateFields for the pod template at `path` of a workload: with the gate
+    off, its containers' resizePolicy goes, unless the stored template already uses it."""
+
+    def drop(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
+        if gates.in_place_pod_vertical_scaling:
+            return
+        if old is not None and _uses_resize_policy(_template_spec(old, path)):
+            return
+        spec = _template_spec(new, path)
+        for list_name in CONTAINER_LISTS:
+            for _, ctr in dict_items(spec.get(list_name)):
+                ctr.pop("resizePolicy", None)
+
+    return drop
+
+
+def _template_spec(obj: Obj, path: tuple[str, ...]) -> Obj:
+    for key in (*path, "spec"):
+        obj = as_dict(obj.get(key))
+    return obj
 
 
 _STATUS_LISTS = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from pinnace.api.core.event import EVENT
+from pinnace.api.features import FeatureGates
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.custom_metrics import LocalMetricsClient
@@ -107,6 +108,8 @@ class ClusterOptions:
     root_ca: str = ""
     """The cluster's CA certificate (PEM), which every namespace's kube-root-ca.crt ConfigMap
     publishes; empty: one made from the seed (`rootcacertpublisher.self_signed_ca`)."""
+    features: FeatureGates = field(default_factory=FeatureGates)
+    """The feature gates every component is started with (`--feature-gates`)."""
     seed: int | None = None
     """The root of every random choice (generated names, the scheduler's tie-breaks): a run
     with the same seed makes the same choices; None draws one."""
@@ -136,7 +139,12 @@ class ControlPlane:
         Another cluster in the process, on a store of its own, packs and learns apart."""
         self.randomness = Randomness(options.seed)
         self.server = APIServer(
-            store, clock, self.randomness, options.services, service_accounts=True
+            store,
+            clock,
+            self.randomness,
+            options.services,
+            service_accounts=True,
+            features=options.features,
         )
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
@@ -146,7 +154,11 @@ class ControlPlane:
             self.client(), options.root_ca or self_signed_ca(self.randomness, clock.now())
         )
         self.nodes = NodeAgentPool(
-            self.client(), options.nodes, codec=self.codec, simulated=options.simulated
+            self.client(),
+            options.nodes,
+            codec=self.codec,
+            simulated=options.simulated,
+            features=options.features,
         )
         self.server.log_source = self.nodes.read_log
         self.server.metrics_source = self.nodes.summaries
@@ -195,7 +207,10 @@ class ControlPlane:
             self.vertical_pod_autoscaler = VerticalPodAutoscaling(
                 self.client(),
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
-                options.vertical_pod_autoscaler,
+                replace(
+                    options.vertical_pod_autoscaler,
+                    in_place=options.features.in_place_pod_vertical_scaling,
+                ),
             )
         self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the

@@ -61,7 +61,7 @@ def test_the_schema_requires_a_target_and_knows_its_enums(api: Any) -> None:
     assert api.invalid_causes(api.server.create, VPAS, "default", body) == [
         "spec.targetRef: Required value",
         'spec.updatePolicy.updateMode: Unsupported value: "Sometimes": supported values: '
-        '"Off", "Initial", "Recreate", "Auto"',
+        '"Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto"',
         'spec.resourcePolicy.containerPolicies[0].mode: Unsupported value: "On": supported '
         'values: "Auto", "Off"',
         "spec.resourcePolicy.containerPolicies[0].controlledValues: Unsupported value: "

@@ -101,7 +101,7 @@ def test_bad_vpa_gets_the_crds_validation_error(cluster: Cluster) -> None:
     assert done.returncode == 1
     assert done.stderr.strip().endswith(
         'spec.updatePolicy.updateMode: Unsupported value: "Sometimes": supported values: '
-        '"Off", "Initial", "Recreate", "Auto"'
+        '"Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto"'
     ), done.stderr
 
 

@@ -460,3 +460,19 @@ def test_a_patch_nested_too_deeply_is_a_400(api: HTTP) -> None:
     deep = b'{"extra":' + b'{"x":' * 950 + b"{}" + b"}" * 950 + b"}"
     answer = api.request("PATCH", CM_PATH + "/nested", deep, "application/merge-patch+json")
     assert status_of(answer) == (400, "BadRequest", "the request is nested too deeply to process")
+
+
+def test_no_pods_resize_without_its_feature_gate(api: HTTP) -> None:
+    resources = api.request("GET", "/api/v1").json()["resources"]
+    names = {r["name"] for r in resources}
+    assert "pods/status" in names
+    assert "pods/resize" not in names
+    patch = {"spec": {"containers": [{"name": "app", "resources": {}}]}}
+    answer = api.request(
+        "PATCH",
+        "/api/v1/namespaces/default/pods/nobody/resize",
+        patch,
+        content_type="application/strategic-merge-patch+json",
+    )
+    assert answer.status == 404
+    assert answer.json()["message"] == "the server could not find the requested resource"

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from tests.client.conftest import EVENTS, Cluster
 
+from pinnace.api.features import FeatureGates
 from pinnace.api.objects import Object
 from pinnace.kubelet import NodeAgent, NodeConfig
 from pinnace.kubelet.agent import NODES, PODS
@@ -50,9 +51,11 @@ def pod(
 class Node(Cluster):
     """A cluster with one running node agent, `node-1` (2 CPUs unless told)."""
 
-    def __init__(self, config: NodeConfig) -> None:
+    def __init__(self, config: NodeConfig, features: FeatureGates | None = None) -> None:
         super().__init__()
-        self.agent = NodeAgent(self.client, config)
+        if features is not None:
+            self.server.features = features
+        self.agent = NodeAgent(self.client, config, features=features)
         self.server.log_source = self.agent.read_log
         self.task = self.loop.create_task(self.agent.run())
         self.settle()

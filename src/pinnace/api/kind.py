@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError
 from pinnace.api.objects import Object
 
@@ -15,6 +16,8 @@ Defaulter = Callable[[Object], None]
 Validator = Callable[[Object], list[FieldError]]
 UpdateValidator = Callable[[Object, Object], list[FieldError]]
 UpdatePreparer = Callable[[Object, Object], None]
+FeatureDefaulter = Callable[[Object, FeatureGates], None]
+FieldDropper = Callable[[Object, Object | None, FeatureGates], None]
 
 
 def _no_defaults(obj: Object) -> None:
@@ -22,6 +25,14 @@ def _no_defaults(obj: Object) -> None:
 
 
 def _nothing_to_prepare(new: Object, old: Object) -> None:
+    return None
+
+
+def _no_feature_defaults(obj: Object, gates: FeatureGates) -> None:
+    return None
+
+
+def _nothing_to_drop(new: Object, old: Object | None, gates: FeatureGates) -> None:
     return None
 
 
@@ -83,6 +94,16 @@ class Kind:
         default_factory=dict, compare=False
     )
     """Other subresources written with PUT, as (prepare, validate): namespaces/finalize."""
+    subresource_gates: Mapping[str, Callable[[FeatureGates], bool]] = field(
+        default_factory=dict, compare=False
+    )
+    """Subresources served only while the cluster's feature gates say so (pods/resize): the
+    others answer 404 as an unknown path."""
+    default_with_features: FeatureDefaulter = field(default=_no_feature_defaults, compare=False)
+    """The defaults that depend on the cluster's feature gates, run after `default`."""
+    drop_disabled: FieldDropper = field(default=_nothing_to_drop, compare=False)
+    """Drop the fields of disabled features (new, old or None on create), in place: run after
+    every prepare step, as the strategies call DropDisabledPodFields."""
     validate: Validator = field(default=_always_valid, compare=False)
     """Create validation (metadata included): a list of field errors, empty when valid."""
     validate_update: UpdateValidator = field(default=_any_update_valid, compare=False)

@@ -80,6 +80,14 @@ def _details(name: str, group: str, kind: str, **extra: Any) -> dict[str, Any]:
     return details
 
 
+PATH_NOT_FOUND_MESSAGE = "the server could not find the requested resource"
+
+
+def path_not_found() -> StatusError:
+    """A path that names nothing served (an unknown resource or subresource)."""
+    return StatusError(404, "NotFound", PATH_NOT_FOUND_MESSAGE, {})
+
+
 def not_found(resource: str, name: str, group: str = "") -> StatusError:
     return StatusError(
         404,

@@ -173,12 +173,20 @@ class AdmissionChain:
             runtime_class.validate_pod(obj, await self._runtime_class(obj))
 
     def quota_charged(
-        self, kind: Kind, obj: Object, dry_run: bool = False
+        self,
+        kind: Kind,
+        obj: Object,
+        dry_run: bool = False,
+        old: Object | None = None,
+        subresource: str = "",
     ) -> AbstractAsyncContextManager[None]:
-        """ResourceQuota's admission of a create: its usage is charged to the namespace's
-        quotas (403 when one cannot take it), then the block stores the object. Updates are
-        not charged in v1.32. A charge whose object was not stored is given back at once."""
+        """ResourceQuota's admission of a create, or of a pod's resize (an update of `old`
+        through pods/resize, charged what it adds): its usage is charged to the namespace's
+        quotas (403 when one cannot take it), then the block stores the object. Other updates
+        are not charged in v1.32. A charge whose object was not stored is given back at once."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
+        if old is not None and not (_is(kind, "", "Pod") and subresource == "resize"):
+            return _NOTHING_CHARGED
         if (
             dry_run
             or not kind.namespaced
@@ -192,12 +200,14 @@ class AdmissionChain:
         ):
             # What the namespace's turn would find at once: no quota to charge.
             return _NOTHING_CHARGED
-        return self._charged(kind, obj, namespace)
+        return self._charged(kind, obj, old, namespace)
 
     @asynccontextmanager
-    async def _charged(self, kind: Kind, obj: Object, namespace: str) -> AsyncIterator[None]:
+    async def _charged(
+        self, kind: Kind, obj: Object, old: Object | None, namespace: str
+    ) -> AsyncIterator[None]:
         give_back = False
-        charge = partial(self._charge, kind, obj)
+        charge = partial(self._charge, kind, obj, old)
         try:
             async with self._quota_gate.charge(namespace, charge) as charged:
                 give_back = charged
@@ -207,14 +217,15 @@ class AdmissionChain:
             if give_back:
                 await self._recount(namespace)
 
-    async def _charge(self, kind: Kind, obj: Object) -> bool:
+    async def _charge(self, kind: Kind, obj: Object, old: Object | None) -> bool:
         """Whether usage was charged; retried when a quota changes under the evaluation."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
+        operation = "CREATE" if old is None else "UPDATE"
         for _ in range(_QUOTA_RETRIES):
             quotas = (await self._stored()).list(RESOURCE_QUOTAS, namespace)
             if not quotas:
                 return False
-            changed = resource_quota.admit(kind.plural, kind.group, "CREATE", obj, None, quotas)
+            changed = resource_quota.admit(kind.plural, kind.group, operation, obj, old, quotas)
             try:
                 for quota in changed:
                     await self._server.store.update(

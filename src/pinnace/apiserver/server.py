@@ -18,6 +18,7 @@ from typing import Any
 
 from pinnace.api import catalog, status
 from pinnace.api.decode import decode
+from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name
@@ -80,12 +81,15 @@ class APIServer:
         services: ServiceNetwork | None = None,
         *,
         service_accounts: bool = False,
+        features: FeatureGates | None = None,
     ) -> None:
         """`service_accounts`: run the ServiceAccount admission plugin, which refuses pods
         whose account does not exist; for an API server beside the ServiceAccount controller,
-        which creates each namespace's `default` (a cluster's: `pinnace.cluster`)."""
+        which creates each namespace's `default` (a cluster's: `pinnace.cluster`).
+        `features`: its feature gates (kube-apiserver's --feature-gates)."""
         self.store = store
         self.clock = clock
+        self.features = features or FeatureGates()
         randomness = rand or Randomness()
         self._random = randomness.child("apiserver").random
         self.admission = AdmissionChain(
@@ -202,7 +206,7 @@ class APIServer:
         decoded = decode(body, kind, strict=strict, json_text=json_body)
         obj = decoded.obj
         self._check_namespace(kind, obj, namespace)
-        kind.default(obj)
+        self._default(kind, obj)
         now = self.clock.now_rfc3339()
         if options.field_manager:
             obj = track_update(None, obj, manager=options.field_manager, now=now)
@@ -220,6 +224,7 @@ class APIServer:
         if generate:
             m["name"] = self._generated_name(m["generateName"])
         kind.prepare_for_create(obj)
+        kind.drop_disabled(obj, None, self.features)
         finish = await self._begin_create(kind, obj, options.dry_run)
         stored_ok = False
         try:
@@ -317,7 +322,7 @@ class APIServer:
         new = decoded.obj
         self._check_namespace(kind, new, namespace)
         _check_name(new, name)
-        kind.default(new)
+        self._default(kind, new)
         expected = parse_resource_version(str(meta(new).get("resourceVersion") or ""))
 
         def build(old: Object) -> Object:
@@ -358,7 +363,7 @@ class APIServer:
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
             decoded = decode(new, kind, strict=False)
-            kind.default(decoded.obj)
+            self._default(kind, decoded.obj)
             return decoded.obj
 
         return await self._write(
@@ -425,6 +430,7 @@ class APIServer:
         warnings: builtins.list[str],
         uid: str = "",
     ) -> Result:
+        self.check_served(kind, subresource)
         key = object_key(kind, namespace, name)
         for _ in range(MAX_CONFLICT_RETRIES):
             try:
@@ -457,7 +463,8 @@ class APIServer:
                     return Result(new, warnings)
                 if deletion.deletion_due(new):
                     return Result(await self._remove(kind, key, name, old), warnings)
-                stored = await self.store.update(key, new, resource_version(old))
+                async with self.admission.quota_charged(kind, new, False, old, subresource):
+                    stored = await self.store.update(key, new, resource_version(old))
                 stored_ok = True
             except ConflictError:
                 # Another write landed since the read: as GuaranteedUpdate, build the write
@@ -472,6 +479,24 @@ class APIServer:
             return Result(stored, warnings)
         raise _conflict(kind, name)
 
+    def _default(self, kind: Kind, obj: Object) -> None:
+        kind.default(obj)
+        kind.default_with_features(obj, self.features)
+
+    def served(self, kind: Kind) -> Kind:
+        """`kind` as discovery lists it: without the subresources its feature gates leave
+        off."""
+        off = {name for name, on in kind.subresource_gates.items() if not on(self.features)}
+        if not off:
+            return kind
+        return replace(kind, subresources=tuple(s for s in kind.subresources if s not in off))
+
+    def check_served(self, kind: Kind, subresource: str) -> None:
+        """A subresource its feature gate leaves off is not there: 404."""
+        served = kind.subresource_gates.get(subresource)
+        if served is not None and not served(self.features):
+            raise status.path_not_found()
+
     def _before_update(self, kind: Kind, new: Object, old: Object, subresource: str) -> None:
         m, old_m = meta(new), old.get("metadata") or {}
         m["generation"] = old_m.get("generation")
@@ -483,6 +508,7 @@ class APIServer:
             kind.subresource_updates[subresource][0](new, old)
         else:
             kind.prepare_for_update(new, old)
+        kind.drop_disabled(new, old, self.features)
         for kept in ("uid", "creationTimestamp", "deletionTimestamp"):
             if old_m.get(kept) is not None and (kept != "uid" or not m.get("uid")):
                 m[kept] = old_m[kept]

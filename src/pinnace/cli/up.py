@@ -38,6 +38,12 @@ from typing import Any
 import uvicorn
 import yaml
 
+from pinnace.api.features import (
+    IN_PLACE_POD_VERTICAL_SCALING,
+    IN_PLACE_POD_VERTICAL_SCALING_ALLOCATED_STATUS,
+    FeatureGates,
+    parse_feature_gates,
+)
 from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.http import connections
@@ -169,6 +175,15 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the scheduler's KubeSchedulerConfiguration (kube-scheduler's defaults if absent)",
     )
     up.add_argument(
+        "--feature-gates",
+        type=_feature_gates,
+        default=FeatureGates(),
+        metavar="NAME=BOOL,...",
+        help="alpha features to turn on, as the components' --feature-gates: "
+        f"{IN_PLACE_POD_VERTICAL_SCALING} (in-place pod resize) and "
+        f"{IN_PLACE_POD_VERTICAL_SCALING_ALLOCATED_STATUS} (all off)",
+    )
+    up.add_argument(
         "--seed",
         type=_count("a seed"),
         metavar="N",
@@ -176,6 +191,13 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "to make the same choices again; drawn afresh when absent",
     )
     up.set_defaults(run=run)
+
+
+def _feature_gates(text: str) -> FeatureGates:
+    try:
+        return parse_feature_gates(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 _LIFECYCLE = NodeLifecycleConfig()
@@ -504,6 +526,7 @@ def run(args: argparse.Namespace) -> int:
             ),
             cluster_autoscaler=autoscaler_options(args, pools) if args.cluster_autoscaler else None,
             vertical_pod_autoscaler=vpa.options(args),
+            features=args.feature_gates,
             seed=args.seed,
         ),
     )

@@ -14,6 +14,15 @@ lived 12 h and differ by 10 % or more, are evicted through the eviction API (so 
 Budgets hold), scale-ups first, while more than the controller's replicas less the eviction
 tolerance (half, truncated) would stay alive. The admission controller (apiserver's
 `admission.vpa`) then gives the replacement pods the recommendation.
+
+The InPlaceOrRecreate mode is VPA 1.4's (alpha, behind its InPlaceOrRecreate gate; the rest
+follows VPA 1.3, of Kubernetes v1.32's time): with the cluster's InPlacePodVerticalScaling gate
+on, the updater resizes those pods in place through pods/resize instead (the same choice of
+pods, the same disruption tolerance, an in-place resize counting as a disruption), and falls
+back to eviction for a pod whose resize the kubelet found Infeasible, or kept Deferred for
+5 minutes or InProgress for an hour (VPA 1.4 reads these from Kubernetes 1.33's PodResizePending
+and PodResizeInProgress conditions; here from v1.32's status.resize). Without the gate, such
+VPAs evict as Recreate does.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from pinnace.api.autoscaling.vpa_policy import (
     OBSERVED_CONTAINERS_ANNOTATION,
     cap,
     container_policy,
+    container_resources,
     controlled_resources,
     recommendation_for,
     resource_list,
@@ -38,9 +48,10 @@ from pinnace.api.autoscaling.vpa_policy import (
     update_mode,
 )
 from pinnace.api.core.event import EVENT_TYPE_NORMAL
+from pinnace.api.core.pod_resize import DEFERRED, IN_PROGRESS, INFEASIBLE
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
-from pinnace.client import Client, EventRecorder, Informer, InformerFactory
+from pinnace.client import Client, EventRecorder, Informer, InformerFactory, PatchType
 from pinnace.clock.component import cancel_and_wait
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.vpa_model import (
@@ -64,6 +75,12 @@ _OWNERS = {
     "DaemonSet": catalog.kind("apps", "daemonsets"),
 }
 UPDATER = "vpa-updater"
+IN_PLACE_OR_RECREATE = "InPlaceOrRecreate"
+DEFERRED_RESIZE_TIMEOUT = 5 * 60.0
+IN_PROGRESS_RESIZE_TIMEOUT = 3600.0
+"""How long the updater lets an in-place resize stay Deferred or InProgress before it evicts
+the pod instead (DeferredResizeUpdateTimeout, InProgressResizeUpdateTimeout)."""
+IN_PLACE_UPDATED_ANNOTATION = "vpaInPlaceUpdated"
 PodMetricsLister = Callable[[str, str], Awaitable[Object]]
 """(namespace, label selector) -> the PodMetricsList of metrics.k8s.io."""
 
@@ -82,6 +99,8 @@ class VPAOptions:
     pod_update_threshold: float = 0.1
     in_recommendation_bounds_eviction_lifetime_threshold: float = 12 * 3600.0
     recommendation: RecommenderConfig = field(default_factory=RecommenderConfig)
+    in_place: bool = False
+    """InPlaceOrRecreate resizes in place: the cluster has InPlacePodVerticalScaling on."""
 
 
 class VerticalPodAutoscaling:
@@ -108,6 +127,11 @@ class VerticalPodAutoscaling:
         self._containers: dict[tuple[str, str], ContainerState] = {}
         """By (pod uid, container name)."""
         self._limiter = _RateLimiter(options.eviction_rate_limit, options.eviction_rate_burst)
+        self._in_place_limiter = _RateLimiter(
+            options.eviction_rate_limit, options.eviction_rate_burst
+        )
+        self._in_place_since: dict[str, float] = {}
+        """By pod uid: when the updater first saw its in-place resize under way."""
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -288,13 +312,17 @@ class VerticalPodAutoscaling:
 
     async def update(self) -> None:
         """RunOnce of the updater."""
+        live: set[str] = set()
         for vpa in self._vpas.list():
-            if update_mode(vpa) not in ("Recreate", "Auto"):
+            mode = update_mode(vpa)
+            if mode not in ("Recreate", "Auto", IN_PLACE_OR_RECREATE):
                 continue
             if not recommendation_for_any(vpa):
                 continue
             pods = await self._controlled_pods(vpa)
+            live.update(p["metadata"]["uid"] for p in pods)
             groups = await self._groups(vpa, pods)
+            in_place = mode == IN_PLACE_OR_RECREATE and self.options.in_place
             candidates = []
             for pod in pods:
                 group = groups.get(_creator(pod) or ("", ""))
@@ -302,18 +330,106 @@ class VerticalPodAutoscaling:
                 if (
                     group is not None
                     and priority is not None
-                    and group.can_evict(pod)
+                    and (
+                        self._in_place_decision(pod, group) != _DEFER
+                        if in_place
+                        else group.can_evict(pod)
+                    )
                     and _meets_eviction_requirements(vpa, pod)
                 ):
                     candidates.append((priority, pod, group))
             # Scale-ups first, then the larger difference first.
             candidates.sort(key=lambda c: (not c[0][0], -c[0][1], c[1]["metadata"]["name"]))
-            for _, pod, group in candidates:
+            evictions = [(pod, group) for _, pod, group in candidates]
+            if in_place:
+                evictions = await self._resize_in_place(vpa, evictions)
+            for pod, group in evictions:
                 if not group.can_evict(pod):
                     continue
                 await self._limiter.wait(self._clock)
                 if await self._evict(vpa, pod):
                     group.evicted += pod["status"].get("phase") != "Pending"
+        for uid in set(self._in_place_since) - live:
+            del self._in_place_since[uid]
+
+    async def _resize_in_place(
+        self, vpa: Object, candidates: list[tuple[Object, _Group]]
+    ) -> list[tuple[Object, _Group]]:
+        """The in-place part of RunOnce: resize the pods it may; the ones to evict instead."""
+        evictions = []
+        for pod, group in candidates:
+            decision = self._in_place_decision(pod, group)
+            if decision == _EVICT:
+                evictions.append((pod, group))
+            if decision != _RESIZE:
+                continue
+            await self._in_place_limiter.wait(self._clock)
+            if await self._resize(vpa, pod):
+                group.in_place += 1
+            else:
+                evictions.append((pod, group))
+        return evictions
+
+    def _in_place_decision(self, pod: Object, group: _Group) -> str:
+        """CanInPlaceUpdate: resize it now, wait, or evict it (a resize that failed or
+        stalled: CanEvictInPlacingPod)."""
+        status = pod.get("status") or {}
+        if status.get("phase") == "Pending":
+            return _DEFER
+        resize = status.get("resize")
+        if resize not in (DEFERRED, IN_PROGRESS, INFEASIBLE):  # isInPlaceUpdating
+            return _RESIZE if group.disruptable() else _DEFER
+        since = self._in_place_since.setdefault(pod["metadata"]["uid"], self._clock.now())
+        if not group.disruptable():
+            return _DEFER
+        waited = self._clock.now() - since
+        if resize == DEFERRED:
+            return _EVICT if waited > DEFERRED_RESIZE_TIMEOUT else _DEFER
+        if resize == IN_PROGRESS:
+            return _EVICT if waited > IN_PROGRESS_RESIZE_TIMEOUT else _DEFER
+        return _EVICT  # Infeasible
+
+    async def _resize(self, vpa: Object, pod: Object) -> bool:
+        """InPlaceUpdate: the recommendation through pods/resize, then the annotation that
+        says so, and the event."""
+        meta = pod["metadata"]
+        containers = pod["spec"].get("containers") or []
+        patched = []
+        for container, change in zip(containers, container_resources(vpa, containers), strict=True):
+            resources = {
+                key: _strings(values)
+                for key, values in (("requests", change.requests), ("limits", change.limits))
+                if values
+            }
+            if resources:
+                patched.append({"name": container["name"], "resources": resources})
+        if not patched:
+            return False
+        namespace, name = meta["namespace"], meta["name"]
+        try:
+            await self._client.patch(
+                PODS,
+                namespace,
+                name,
+                {"spec": {"containers": patched}},
+                PatchType.STRATEGIC_MERGE,
+                subresource="resize",
+            )
+        except StatusError as e:
+            log.info("vpa updater: resizing %s/%s failed: %s", namespace, name, e)
+            return False
+        annotation = {"metadata": {"annotations": {IN_PLACE_UPDATED_ANNOTATION: "true"}}}
+        try:
+            await self._client.patch(PODS, namespace, name, annotation, PatchType.MERGE)
+        except StatusError as e:
+            log.info("vpa updater: annotating %s/%s failed: %s", namespace, name, e)
+        self._recorder.event(
+            pod,
+            EVENT_TYPE_NORMAL,
+            "InPlaceResizedByVPA",
+            "Pod was resized in place by VPA Updater.",
+        )
+        return True
 
     async def _groups(self, vpa: Object, pods: list[Object]) -> dict[tuple[str, str], _Group]:
         """GetCreatorMaps: per controller of at least the minimum replicas, its counts."""
@@ -370,7 +486,7 @@ class VerticalPodAutoscaling:
             recommendation = recommendation_for(vpa, container["name"])
             if recommendation is None or scaling_off(vpa, container["name"]):
                 continue
-            requests = resource_list((container.get("resources") or {}).get("requests"))
+            requests = _requests(pod, container)
             lower = resource_list(recommendation.get("lowerBound"))
             upper = resource_list(recommendation.get("upperBound"))
             for name, target in resource_list(recommendation.get("target")).items():
@@ -430,15 +546,26 @@ class _Group:
     tolerance: int
     running: int
     evicted: int = 0
+    in_place: int = 0
+    """Pods resized in place in this run (inPlaceUpdateInitiated)."""
 
     def can_evict(self, pod: Object) -> bool:
-        if pod["status"].get("phase") == "Pending":
-            return True
+        return pod["status"].get("phase") == "Pending" or self.disruptable()
+
+    def disruptable(self) -> bool:
+        """isPodDisruptable: enough replicas stay up if one more goes or is resized."""
         should_be_alive = self.configured - self.tolerance
-        alive = self.running - self.evicted
+        alive = self.running - self.evicted - self.in_place
         return alive > should_be_alive or (
-            self.configured == self.running and self.tolerance == 0 and self.evicted == 0
+            self.configured == self.running
+            and self.tolerance == 0
+            and self.evicted == 0
+            and self.in_place == 0
         )
+
+
+_RESIZE, _DEFER, _EVICT = "approved", "deferred", "evict"
+"""The updater's in-place decisions (InPlaceApproved, InPlaceDeferred, InPlaceEvict)."""
 
 
 class _RateLimiter:
@@ -463,6 +590,15 @@ class _RateLimiter:
             await clock.sleep(delay)
 
 
+def _requests(pod: Object, container: Object) -> dict[str, Quantity]:
+    """ContainerRequestsAndLimits' requests: what the container runs with, as its status
+    shows it (a pod resized in place), or else its spec's."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+        if status.get("name") == container["name"] and status.get("resources") is not None:
+            return resource_list(status["resources"].get("requests"))
+    return resource_list((container.get("resources") or {}).get("requests"))
+
+
 def _meets_eviction_requirements(vpa: Object, pod: Object) -> bool:
     """The scaling-direction eviction admission: with updatePolicy set, some container with a
     recommendation (or without cpu or memory requests) must meet every evictionRequirement,
@@ -476,7 +612,7 @@ def _meets_eviction_requirements(vpa: Object, pod: Object) -> bool:
         recommendation = recommendation_for(vpa, container["name"])
         if recommendation is None:
             continue
-        requests = resource_list((container.get("resources") or {}).get("requests"))
+        requests = _requests(pod, container)
         if "cpu" not in requests or "memory" not in requests:
             return True
         target = resource_list(recommendation.get("target"))

@@ -117,7 +117,7 @@ def admit(demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage) -> Admit
 def _insufficient_resource(
     demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage
 ) -> tuple[str, str] | None:
-    allocatable = _allocatable(node)
+    allocatable = node_allocatable(node)
     allowed_pods = allocatable.get(PODS, Quantity(0)).value()
     if usage.pods + 1 > allowed_pods:
         return "OutOfpods", _insufficient(PODS, 1, usage.pods, allowed_pods)
@@ -176,6 +176,7 @@ def _failure(predicate: tuple[str, str]) -> tuple[str, str]:
     return name, f"Predicate {name} failed: {description}"
 
 
-def _allocatable(node: Mapping[str, Any]) -> dict[str, Quantity]:
+def node_allocatable(node: Mapping[str, Any]) -> dict[str, Quantity]:
+    """The node's status.allocatable, parsed."""
     status = node.get("status") or {}
     return {name: Quantity(text) for name, text in (status.get("allocatable") or {}).items()}

@@ -24,12 +24,20 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from pinnace.api import catalog, status
+from pinnace.api.core.pod_resize import same_resources
+from pinnace.api.features import FeatureGates
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType
-from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
+from pinnace.kubelet.admission import (
+    REJECTED_PREFIX,
+    NodeUsage,
+    PodDemand,
+    admit,
+    node_allocatable,
+)
 from pinnace.kubelet.config import (
     EVICTION_MONITORING_PERIOD,
     NODE_STATUS_UPDATE_RETRY,
@@ -61,6 +69,16 @@ from pinnace.kubelet.node_status import (
     node_status,
 )
 from pinnace.kubelet.pod_status import TERMINAL_PHASES
+from pinnace.kubelet.resize import (
+    DEFERRED,
+    IN_PROGRESS,
+    INFEASIBLE,
+    PodAllocation,
+    allocated_pod,
+    infeasible,
+    restart_needed,
+    spec_resources,
+)
 from pinnace.kubelet.runtime import (
     ContainerRuntime,
     ContainerStatus,
@@ -74,6 +92,7 @@ from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, n
 from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
+from pinnace.resources.qos import GUARANTEED
 from pinnace.store.codec import Codec
 
 log = logging.getLogger(__name__)
@@ -100,8 +119,11 @@ class NodeAgent:
         runtime: ContainerRuntime | None = None,
         recorder: EventRecorder | None = None,
         codec: Codec | None = None,
+        features: FeatureGates | None = None,
     ) -> None:
         self.client = client
+        self.features = features or FeatureGates()
+        """The kubelet's feature gates (in-place resize)."""
         self.codec = codec if codec is not None else Codec()
         """What packs its pods (`PodWorker.pod`, its pod informer's cache): the cluster's."""
         self.clock = client.clock
@@ -132,6 +154,8 @@ class NodeAgent:
         """Workers that hear of ConfigMap and Secret changes (a container waits for one, or a
         volume holds one's files), by pod uid."""
         self._rejected: set[str] = set()
+        self._deferred: dict[str, PodWorker] = {}
+        """Pods whose resize waits for room on the node (Deferred), by uid."""
         self.pod_ips = PodIPs(config.pod_cidr)
         self._last_status_post = 0.0
         self._renewed = self._monitored = self._status_synced = -math.inf
@@ -337,6 +361,8 @@ class NodeAgent:
                 worker.set_pod(pod)  # it starts as the pod is then
                 return
             worker.update(pod)
+            if worker.allocation is not None:
+                self._resize(worker, pod)
             if self.status_manager.overwritten(pod, worker):
                 self.status_changed(worker)
             return
@@ -364,6 +390,9 @@ class NodeAgent:
         worker = PodWorker(self, pod)
         self.workers[uid] = worker
         self._set_ceiling(worker, pod)
+        if self.features.in_place_pod_vertical_scaling:
+            worker.allocation = PodAllocation.of(pod, self.features.allocated_status)
+            demand = PodDemand.of(allocated_pod(pod, worker.allocation))
         worker.hold = demand.hold()
         self.usage.add(worker.hold)
         self._publish_cpus(pod)
@@ -417,10 +446,96 @@ class NodeAgent:
 
     def _release(self, worker: PodWorker) -> None:
         """The pod no longer holds node resources (finished, or gone)."""
+        self._deferred.pop(worker.uid, None)
         if worker.hold is not None:
             self.usage.remove(worker.hold)
             worker.hold = None
+            self._retry_deferred()
         self._release_cpus(worker.uid)
+
+    # --- in-place resize ---------------------------------------------------------------------
+
+    def _resize(self, worker: PodWorker, pod: Mapping[str, Any]) -> None:
+        """handlePodResourcesResize: allocate what the spec asks for if the node has room,
+        then have the runtime apply it."""
+        allocation = worker.allocation
+        if allocation is None or worker.terminating or worker.finished or worker.hold is None:
+            return
+        previous = allocation.resize
+        if allocation.wants_change(pod):
+            allocation.resize = self._allocate(worker, pod)
+        else:
+            self._deferred.pop(worker.uid, None)
+            allocation.resize = IN_PROGRESS if allocation.applying() else ""
+        if allocation.resize != previous:
+            self.status_changed(worker)  # (a Proposed the API server wrote: `overwritten`)
+        if allocation.resize == IN_PROGRESS:
+            # After the status writer takes the status that shows it InProgress, as SyncPod
+            # posts the status before the runtime resizes.
+            self.clock.loop.call_soon(self._apply_resize, worker)
+
+    def _allocate(self, worker: PodWorker, pod: Mapping[str, Any]) -> str:
+        """canResizePod, and the new allocation when it fits: the resize status."""
+        assert worker.allocation is not None and worker.hold is not None and self.node
+        uid, old = worker.uid, worker.hold
+        if (self.cpu_manager is not None and worker.qos_class == GUARANTEED) or infeasible(
+            pod, node_allocatable(self.node)
+        ):
+            self._deferred.pop(uid, None)
+            return INFEASIBLE
+        demand = PodDemand.of(pod)
+        self.usage.remove(old)
+        fits = admit(demand, self.node, self.usage).admit
+        worker.hold = demand.hold() if fits else old
+        self.usage.add(worker.hold)
+        if not fits:
+            self._deferred[uid] = worker
+            return DEFERRED
+        self._deferred.pop(uid, None)
+        worker.allocation.allocated = spec_resources(pod)
+        if any(q < dict(worker.hold.requests).get(name, q) for name, q in old.requests):
+            self._retry_deferred()  # the pod shrank: room for another's resize
+        return IN_PROGRESS
+
+    def _retry_deferred(self) -> None:
+        """Resources came free: the deferred resizes are tried again."""
+        for worker in list(self._deferred.values()):
+            self.clock.loop.call_soon(self._retry_resize, worker)
+
+    def _retry_resize(self, worker: PodWorker) -> None:
+        if self._deferred.get(worker.uid) is worker:
+            try:
+                self._resize(worker, worker.read_pod())
+            except Exception as e:
+                self.pod_failed(worker, e)
+
+    def _apply_resize(self, worker: PodWorker) -> None:
+        """The runtime applies the allocation: a container whose resizePolicy asks for it is
+        restarted, the others' cgroup settings change in place."""
+        allocation = worker.allocation
+        if self.workers.get(worker.uid) is not worker or allocation is None:
+            return
+        if worker.terminating or worker.finished:
+            return
+        pod = worker.read_pod()
+        specs = {c["name"]: c for c in (pod.get("spec") or {}).get("containers") or ()}
+        running = allocated_pod(pod, allocation)
+        for c in worker.apps:
+            new, old = allocation.allocated.get(c.name), allocation.applied.get(c.name)
+            if new is None or old is None or same_resources(old, new):
+                continue
+            if not c.running or c.current is None:
+                allocation.applied[c.name] = new  # it starts with them
+            elif restart_needed(specs.get(c.name) or {}, old, new):
+                worker.restart_to_resize(c)
+            else:
+                resources = self.container_resources(running, c.name)
+                current = self.runtime.resources_of(c.current)
+                if current is not None:  # set at creation only, as the kubelet does
+                    resources = dataclasses.replace(resources, oom_score_adj=current.oom_score_adj)
+                self.runtime.update_container_resources(c.current.id, resources)
+                allocation.applied[c.name] = new
+        self.status_changed(worker)
 
     def _publish_cpus(self, pod: Mapping[str, Any]) -> None:
         """Show the pod's exclusive CPUs on it, and the shrunk shared pool on the node."""
@@ -547,6 +662,9 @@ class NodeAgent:
     def container_resources(
         self, pod: Mapping[str, Any], container: str
     ) -> LinuxContainerResources:
+        worker = self.workers.get(pod["metadata"]["uid"])
+        if worker is not None and worker.allocation is not None:
+            pod = allocated_pod(pod, worker.allocation)
         memory = self.machine.memory_bytes
         resources = linux_container_resources(
             pod, container, int(memory) if memory < math.inf else 1

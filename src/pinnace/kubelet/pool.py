@@ -44,6 +44,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from pinnace.api import status
+from pinnace.api.features import FeatureGates
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
@@ -76,12 +77,15 @@ class NodeAgentPool:
         slots: int = WHEEL_SLOTS,
         codec: Codec | None = None,
         simulated: bool = False,
+        features: FeatureGates | None = None,
     ) -> None:
-        """`codec` packs the pods (a new one by default): the cluster's. `simulated`: the
+        """`codec` packs the pods (a new one by default): the cluster's. `features`: the
+        kubelets' feature gates. `simulated`: the
         leases of healthy nodes are renewed in the pool's account (`last_renewal`), not written
         each time, and an unchanged node status is not posted again (the simulated mode)."""
         self.client = client
         self.simulated = simulated
+        self.features = features or FeatureGates()
         self.clock = client.clock
         self.codec = codec if codec is not None else Codec()
         self._sources = SourceInformers(client, self._source_changed)
@@ -139,7 +143,9 @@ class NodeAgentPool:
         """Heartbeats done so far (one lease renewal each)."""
 
     def _new_agent(self, config: NodeConfig) -> NodeAgent:
-        agent = NodeAgent(Link(self.client, config.name), config, codec=self.codec)
+        agent = NodeAgent(
+            Link(self.client, config.name), config, codec=self.codec, features=self.features
+        )
         agent.sources = self._sources.lookup
         agent.services = self._services.list
         agent.packed_pod = self._pods.packed

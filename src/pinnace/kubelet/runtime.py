@@ -214,6 +214,13 @@ class ContainerRuntime(ABC):
         is not in the status returned."""
 
     @abstractmethod
+    def update_container_resources(
+        self, container_id: str, resources: LinuxContainerResources
+    ) -> None:
+        """CRI's UpdateContainerResources: a running container's cgroup settings change in
+        place (an in-place resize)."""
+
+    @abstractmethod
     def stop_container(self, container_id: str, grace_seconds: float) -> None:
         """SIGTERM, then SIGKILL once `grace_seconds` have passed."""
 
@@ -391,6 +398,31 @@ class SimulatedRuntime(ContainerRuntime):
                 end, self._exit, cid, EXIT_CODE_SIGKILL, REASON_OOM_KILLED, end
             )
         self._memory_peaks += running.memory_peak
+        self._plan_node_oom()
+
+    def update_container_resources(
+        self, container_id: str, resources: LinuxContainerResources
+    ) -> None:
+        """New limits from now on: its CPU share and quota at once, and its memory limit, which
+        OOM-kills it now if it uses more already, or when it next goes above."""
+        key = container_key(container_id)
+        running = self._running.get(key)
+        if running is None:
+            return
+        self._memory_peaks -= running.memory_peak
+        running.resources = resources
+        self._memory_peaks += running.memory_peak
+        timer = self._oom_timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        limit = resources.memory_limit_bytes
+        age = self._clock.now() - running.started_at
+        crossing = first_above(running.usage.memory, limit, age) if limit else None
+        if crossing is not None:
+            end = running.started_at + crossing
+            self._oom_timers[key] = self._clock.call_at(
+                end, self._exit, key, EXIT_CODE_SIGKILL, REASON_OOM_KILLED, end
+            )
         self._plan_node_oom()
 
     def stop_container(self, container_id: str, grace_seconds: float) -> None:

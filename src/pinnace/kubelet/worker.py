@@ -100,6 +100,7 @@ from pinnace.store.codec import Codec
 if TYPE_CHECKING:
     from pinnace.kubelet.admission import Hold
     from pinnace.kubelet.eviction import UsageCeiling
+    from pinnace.kubelet.resize import PodAllocation
 
 INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
@@ -230,6 +231,7 @@ class PodWorker:
         "_recorded_phase",
         "_timer",
         "_transitions",
+        "allocation",
         "apps",
         "ceiling",
         "ceiling_annotations",
@@ -322,6 +324,9 @@ class PodWorker:
         the DisruptionTarget condition of an evicted pod (one slot: few pods fail)."""
         self.hold: Hold | None = None
         """What the agent counts it as holding of the node, until it finishes."""
+        self.allocation: PodAllocation | None = None
+        """With in-place resize on: the resources its containers are allocated and run with
+        (`pinnace.kubelet.resize`)."""
         self.ceiling: UsageCeiling | None = None
         """The most the agent counts it as using, as of its annotations then."""
         self.ceiling_annotations: tuple[tuple[str, str], ...] = ()
@@ -690,6 +695,8 @@ class PodWorker:
         c.startup_passed = ProbeType.STARTUP not in probers
         c.readiness_passed = ProbeType.READINESS not in probers
         c.probe_killed = False
+        if self.allocation is not None and not c.init:
+            self.allocation.started(c.name)
         self._use_plan(c, plan)
         self._event(c, "Normal", "Created", f"Created container: {c.name}")
         self._event(c, "Normal", "Started", f"Started container {c.name}")
@@ -881,6 +888,14 @@ class PodWorker:
                 self._pod_grace() if grace is None else grace,
             )
 
+    def restart_to_resize(self, c: ContainerRecord) -> None:
+        """Kill `c` to start it again at once with its new resources (its resizePolicy says
+        RestartContainer), as kuberuntime's SyncPod kills and starts it."""
+        if self.terminating or not c.running or c.current is None or c.killing:
+            return
+        c.probe_killed = True  # the restart is decided now, not by the restart policy's back-off
+        self._kill(c, f"Container {c.name} resize requires restart", self._pod_grace())
+
     def _stop_probers(self, *kinds: ProbeType) -> None:
         for c in self.inits + self.apps:
             for kind in kinds:
@@ -1044,6 +1059,8 @@ class PodWorker:
             status["initContainerStatuses"] = [container_status_entry(c) for c in self.inits]
         if self.qos_class:
             status["qosClass"] = self.qos_class
+        if self.allocation is not None:
+            self.allocation.report(status, self.apps, not self.finished)
         if stopping:
             return status
         if self._failure is not None:

@@ -21,8 +21,9 @@ floor of 2. At -998 a Guaranteed container tied with the pod's sandbox (pause) p
 (kubernetes/kubernetes#72294); at -997 the workload's own processes go before the sandbox, and
 the kubelet and kube-proxy (-999) outlast both.
 
-The kubelet's in-place resize (alpha, off in v1.32) would read allocated memory from the
-container status; Pinnace reads the spec.
+With in-place resize (InPlacePodVerticalScaling, alpha in v1.32) the node agent passes the
+pod as allocated, so a container's score follows the memory request it was started with; a
+resize applied in place leaves the score as it was, as the kubelet sets it only at creation.
 """
 
 from __future__ import annotations

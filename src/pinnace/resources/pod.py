@@ -7,9 +7,14 @@ containers' sum. Restartable init containers (sidecars, `restartPolicy: Always`)
 once started: each adds to the app containers' sum and to the peak of every init container
 after it (KEP-753). Pod overhead (RuntimeClass) is added on top.
 
-Not modelled, as both are alpha and off by default in v1.32: pod-level `spec.resources`
-(PodLevelResources) and in-place resize (InPlacePodVerticalScaling, which would read
-`status.containerStatuses[].allocatedResources`).
+With `use_status_resources` (in-place resize, InPlacePodVerticalScaling, alpha in v1.32: v1.32
+sets it while the gate is on; the scheduler and quota pass it always, as only the gate's pods
+have the field), an app container counts the larger of its spec and what its status says it
+runs with (`status.containerStatuses[].resources`), or the latter alone while the resize is
+Infeasible: a pod being resized holds both its old and its new size.
+
+Not modelled, as it is alpha and off by default in v1.32: pod-level `spec.resources`
+(PodLevelResources).
 
 Pods are read as decoded JSON. A container with a limit but no request for a resource counts
 the limit as its request, which is what API defaulting stores. A pod of the wrong shape raises
@@ -85,6 +90,7 @@ def pod_requests(
     *,
     exclude_overhead: bool = False,
     non_missing: Mapping[str, Quantity] | None = None,
+    use_status_resources: bool = False,
 ) -> ResourceList:
     """The pod's effective requests: what the scheduler and the kubelet reserve for it.
 
@@ -97,16 +103,18 @@ def pod_requests(
             return c.requests
         return {**non_missing, **c.requests}
 
-    total = _aggregate(pod, requests_of)
+    total = _aggregate(pod, requests_of, use_status_resources)
     if not exclude_overhead:
         total = add(total, _overhead(pod))
     return total
 
 
-def pod_limits(pod: Any, *, exclude_overhead: bool = False) -> ResourceList:
+def pod_limits(
+    pod: Any, *, exclude_overhead: bool = False, use_status_resources: bool = False
+) -> ResourceList:
     """The pod's effective limits. Overhead is added only to limits that are set and non-zero:
     a resource without a limit stays unlimited."""
-    total = _aggregate(pod, lambda c: c.limits)
+    total = _aggregate(pod, lambda c: c.limits, use_status_resources)
     if not exclude_overhead:
         for name, q in _overhead(pod).items():
             if name in total and not total[name].is_zero():
@@ -114,18 +122,28 @@ def pod_limits(pod: Any, *, exclude_overhead: bool = False) -> ResourceList:
     return total
 
 
-def pod_non_zero_requests(pod: Any) -> ResourceList:
+def pod_non_zero_requests(pod: Any, *, use_status_resources: bool = False) -> ResourceList:
     """Requests as the scheduler scores them (NodeResourcesFit's scoring strategies,
     NodeResourcesBalancedAllocation): missing cpu/memory requests count as NON_ZERO_DEFAULTS."""
-    return pod_requests(pod, non_missing=NON_ZERO_DEFAULTS)
+    return pod_requests(
+        pod, non_missing=NON_ZERO_DEFAULTS, use_status_resources=use_status_resources
+    )
 
 
 def _aggregate(
-    pod: Any, resources_of: Callable[[ContainerResources], ResourceList]
+    pod: Any,
+    resources_of: Callable[[ContainerResources], ResourceList],
+    use_status_resources: bool = False,
 ) -> ResourceList:
     total: ResourceList = {}
+    shown = _status_resources(pod) if use_status_resources else {}
+    infeasible = shown and (pod.get("status") or {}).get("resize") == "Infeasible"
     for c in containers(pod, "containers"):
-        total = add(total, resources_of(c))
+        own = resources_of(c)
+        status = shown.get(c.name)
+        if status is not None:
+            own = resources_of(status) if infeasible else maximum(own, resources_of(status))
+        total = add(total, own)
     sidecars: ResourceList = {}
     init_peak: ResourceList = {}
     for c in containers(pod, "initContainers"):
@@ -138,6 +156,19 @@ def _aggregate(
             running = add(own, sidecars)
         init_peak = maximum(init_peak, running)
     return maximum(total, init_peak)
+
+
+def _status_resources(pod: Any) -> dict[str, ContainerResources]:
+    """What the pod's status says its app containers run with, by name."""
+    status = pod.get("status") or {}
+    if not isinstance(status, Mapping):
+        return {}
+    found = {}
+    for i, entry in enumerate(status.get("containerStatuses") or ()):
+        if isinstance(entry, Mapping) and entry.get("resources") is not None:
+            where = f"status.containerStatuses[{i}]"
+            found[entry.get("name", "")] = _container_resources(entry, "containers", where)
+    return found
 
 
 def _overhead(pod: Any) -> ResourceList:

@@ -2,7 +2,8 @@
 (kube-scheduler's PodInfo): effective requests as the scheduler's integers, tolerations, host
 ports, images, priority and scheduling gates. Plugins read these instead of the pod's JSON.
 
-Requests come from `pinnace.resources` (PodRequests with sidecars and overhead); the
+Requests come from `pinnace.resources` (PodRequests with sidecars and overhead, and the
+resources a pod being resized in place runs with); the
 resources kept are the ones kube-scheduler's `framework.Resource` holds: cpu (millicores),
 memory, ephemeral-storage and the scalar resources (extended, hugepages, `kubernetes.io/`
 prefixed, attachable volumes), in whole units.
@@ -92,6 +93,15 @@ _REQUESTS_CACHE_LIMIT = 4096
 
 def _requests(pod: Mapping[str, Any]) -> tuple[Mapping[str, int], int, int]:
     spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    # A pod being resized in place counts what its status shows its containers run with too
+    # (v1.32's PodRequests with UseStatusResources, set while InPlacePodVerticalScaling is
+    # on): the API server keeps those fields out of pods while the gate is off.
+    running = [
+        (s.get("name"), s.get("resources"))
+        for s in status.get("containerStatuses") or ()
+        if s.get("resources") is not None
+    ]
     shape = repr(
         (
             [
@@ -100,6 +110,8 @@ def _requests(pod: Mapping[str, Any]) -> tuple[Mapping[str, int], int, int]:
             ],
             [c.get("resources") for c in spec.get("containers") or ()],
             spec.get("overhead"),
+            running and ([c.get("name") for c in spec.get("containers") or ()], running),
+            running and status.get("resize"),
         )
     )
     cached = _REQUESTS_CACHE.get(shape)
@@ -108,12 +120,12 @@ def _requests(pod: Mapping[str, Any]) -> tuple[Mapping[str, int], int, int]:
         requests = MappingProxyType(
             {
                 name: value
-                for name, q in pod_requests(pod).items()
+                for name, q in pod_requests(pod, use_status_resources=True).items()
                 if (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name))
                 and (value := scheduler_value(name, q)) != 0
             }
         )
-        non_zero = pod_non_zero_requests(pod)
+        non_zero = pod_non_zero_requests(pod, use_status_resources=True)
         cached = (
             requests,
             scheduler_value(CPU, non_zero.get(CPU, Quantity(0))),

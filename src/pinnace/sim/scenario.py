@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pinnace.api import catalog
 from pinnace.api import field as fields
+from pinnace.api.features import FeatureGates, feature_gates
 from pinnace.api.field import Path
 from pinnace.api.manifest import Document, ManifestError, load_document, load_manifests
 from pinnace.api.names import is_dns1123_label, is_dns1123_subdomain
@@ -108,6 +109,7 @@ class ClusterSpec:
     workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
     autoscaler: AutoscalerOptions | None = None
     """The cluster autoscaler's settings, when it runs."""
+    features: FeatureGates = field(default_factory=FeatureGates)
 
 
 @dataclass(frozen=True)
@@ -311,7 +313,8 @@ def parse_scenario(
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 _SPEC_FIELDS = ("seed", "until", "cluster", "objects", "timeline", "workloads", "metrics")
 _CLUSTER_FIELDS = (
-    "nodePools", "clusterFile", "schedulerConfig", "controllerManager", "clusterAutoscaler"
+    "nodePools", "clusterFile", "schedulerConfig", "controllerManager", "clusterAutoscaler",
+    "featureGates",
 )  # fmt: skip
 _WORKLOAD_FIELDS = ("name", "template", "arrivals", "start", "stop", "count", "runTime", "usage")
 _RATES = {"ratePerSecond": 1.0, "ratePerMinute": 60.0, "ratePerHour": 3600.0}
@@ -392,6 +395,7 @@ class _Reader:
             node_lifecycle=lifecycle,
             workloads=workloads,
             autoscaler=_autoscaler(raw, pools, path.child("clusterAutoscaler")),
+            features=_feature_gates(raw.get("featureGates"), path.child("featureGates")),
         )
 
     def node_pools(self, raw: Mapping[str, Any], path: Path) -> list[NodePool]:
@@ -781,6 +785,18 @@ _AUTOSCALER_FIELDS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
 }
 """cluster-autoscaler's flags that `pinnace up` takes, by their camelCase names (and
 nodeProvisioningDelay, Pinnace's own) -> (the option's attribute, how the value is read)."""
+
+
+def _feature_gates(raw: Any, path: Path) -> FeatureGates:
+    """`featureGates`: `pinnace up --feature-gates` as a map of gate names to booleans."""
+    values = _object(raw, path, tuple(raw) if isinstance(raw, dict) else ())
+    for name, value in values.items():
+        if not isinstance(value, bool):
+            _fail(fields.type_invalid(path.child(name), value, "must be of type boolean"))
+    try:
+        return feature_gates(values)
+    except ValueError as e:
+        _fail_at(path, str(e))
 
 
 def _autoscaler(

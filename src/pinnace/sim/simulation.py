@@ -75,6 +75,7 @@ class Simulation:
             node_lifecycle=cluster.node_lifecycle,
             workloads=cluster.workloads,
             cluster_autoscaler=cluster.autoscaler,
+            features=cluster.features,
             seed=self.seed,
             placer=placer,
             kube_state_metrics=False,

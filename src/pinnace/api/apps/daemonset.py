@@ -37,6 +37,7 @@ from pinnace.api.apps import (
     validate_selector_matches_template,
     validate_selector_unchanged,
 )
+from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
@@ -225,4 +226,5 @@ DAEMON_SET = Kind(
     validate=validate_daemon_set,
     validate_update=validate_daemon_set_update,
     validate_status_update=validate_daemon_set_status_update,
+    drop_disabled=template_dropper("spec", "template"),
 )

@@ -32,6 +32,7 @@ from pinnace.api.apps import (
     validate_selected_template,
     validate_selector_unchanged,
 )
+from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
@@ -222,4 +223,5 @@ DEPLOYMENT = Kind(
     validate=validate_deployment,
     validate_update=validate_deployment_update,
     validate_status_update=validate_deployment_status_update,
+    drop_disabled=template_dropper("spec", "template"),
 )

@@ -41,6 +41,7 @@ from pinnace.api.apps import (
     validate_restarting_pods,
     validate_selector_matches_template,
 )
+from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
@@ -351,4 +352,5 @@ STATEFUL_SET = Kind(
     validate=validate_stateful_set,
     validate_update=validate_stateful_set_update,
     validate_status_update=validate_stateful_set_status_update,
+    drop_disabled=template_dropper("spec", "template"),
 )

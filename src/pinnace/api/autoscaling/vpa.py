@@ -24,7 +24,8 @@ from pinnace.api.strategy import keep_old, keep_spec
 from pinnace.api.validation import list_field, object_field
 
 GROUP = "autoscaling.k8s.io"
-UPDATE_MODES = ("Off", "Initial", "Recreate", "Auto")
+UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto")
+"""VPA 1.4's CRD enum (InPlaceOrRecreate is its alpha mode)."""
 SCALING_MODES = ("Auto", "Off")
 CONTROLLED_VALUES = ("RequestsAndLimits", "RequestsOnly")
 CHANGE_REQUIREMENTS = ("TargetHigherThanRequests", "TargetLowerThanRequests")

@@ -28,6 +28,7 @@ from pinnace.api.apps import (
 )
 from pinnace.api.batch.cron import CronError, load_location, parse_standard
 from pinnace.api.batch.job import validate_job_spec
+from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
@@ -206,4 +207,5 @@ CRON_JOB = Kind(
     prepare_for_status_update=keep_spec,
     validate=validate_cron_job,
     validate_update=validate_cron_job_update,
+    drop_disabled=template_dropper("spec", "jobTemplate", "spec", "template"),
 )

@@ -37,6 +37,7 @@ from pinnace.api.batch.pod_failure_policy import (
     validate_pod_failure_policy,
 )
 from pinnace.api.core.pod import validate_pod_template_spec
+from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
@@ -457,4 +458,5 @@ JOB = Kind(
     validate=validate_job,
     validate_update=validate_job_update,
     validate_status_update=validate_job_status_update,
+    drop_disabled=template_dropper("spec", "template"),
 )

@@ -9,6 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from pinnace.api.core.pod_defaults import default_pod, default_pod_spec, default_pod_template
+from pinnace.api.core.pod_resize import (
+    default_resize_policy,
+    drop_disabled_pod_fields,
+    prepare_pod_for_resize,
+    validate_pod_resize,
+)
 from pinnace.api.core.pod_scheduling import (
     validate_affinity,
     validate_node_selector,
@@ -168,8 +174,13 @@ POD = Kind(
         "log",
         "portforward",
         "proxy",
+        "resize",
         "status",
     ),
+    subresource_updates={"resize": (prepare_pod_for_resize, validate_pod_resize)},
+    subresource_gates={"resize": lambda gates: gates.in_place_pod_vertical_scaling},
+    default_with_features=default_resize_policy,
+    drop_disabled=drop_disabled_pod_fields,
     default=default_pod,
     prepare_for_create=prepare_pod_for_create,
     prepare_for_update=prepare_pod_for_update,

@@ -96,6 +96,11 @@ _EPHEMERAL_FORBIDDEN = (
 )
 _INIT_ONLY_WITH_RESTART = ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe")
 _NOT_INIT_MSG = "may not be set for init containers without restartPolicy=Always"
+NOT_REQUIRED = "NotRequired"
+RESTART_CONTAINER = "RestartContainer"
+RESIZE_POLICIES = (NOT_REQUIRED, RESTART_CONTAINER)
+RESIZE_RESOURCES = (CPU, MEMORY)
+"""What a resizePolicy may name, and what pods/resize may change."""
 
 
 def validate_containers(
@@ -130,6 +135,9 @@ def validate_containers(
             errs.append(
                 field.forbidden(p.child("restartPolicy"), "may not be set for non-init containers")
             )
+        errs += validate_resize_policy(
+            ctr.get("resizePolicy"), p.child("resizePolicy"), spec.get("restartPolicy")
+        )
     errs += _host_port_conflicts([c for _, c in containers], [i for i, _ in containers], ctr_path)
 
     init_path = path.child("initContainers")
@@ -679,3 +687,30 @@ def validate_port_num_or_name(port: Any, path: Path) -> list[FieldError]:
     if port is None:
         return [field.invalid(path, 0, m) for m in is_valid_port_num(0)]
     return [field.type_invalid(path, port, "must be of type integer or string")]
+
+
+def validate_resize_policy(policies: Any, path: Path, restart_policy: Any) -> list[FieldError]:
+    """validateResizePolicy of a regular container: cpu or memory, once each, NotRequired or
+    RestartContainer, and only NotRequired in a pod that never restarts its containers."""
+    errs: list[FieldError] = []
+    seen: set[Any] = set()
+    for i, policy in _dicts(policies):
+        name, restart = policy.get("resourceName", ""), policy.get("restartPolicy", "")
+        if name in seen:
+            errs.append(field.duplicate(path.index(i), name))
+        seen.add(name)
+        if not name:
+            errs.append(field.required(path))
+        elif name not in RESIZE_RESOURCES:
+            errs.append(field.not_supported(path, name, RESIZE_RESOURCES))
+        if not restart:
+            errs.append(field.required(path))
+        elif restart not in RESIZE_POLICIES:
+            errs.append(field.not_supported(path, restart, RESIZE_POLICIES))
+        if restart_policy == "Never" and restart != NOT_REQUIRED:
+            errs.append(
+                field.invalid(
+                    path, restart, "must be 'NotRequired' when `restartPolicy` is 'Never'"
+                )
+            )
+    return errs

@@ -29,6 +29,7 @@ from pinnace.api.apps.replicaset import (
     EMPTY_STATUS,
     validate_replica_set_status_update,
 )
+from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
 from pinnace.api.field import FieldError
 from pinnace.api.kind import Kind
@@ -130,4 +131,5 @@ REPLICATION_CONTROLLER = Kind(
     validate=validate_replication_controller,
     validate_update=validate_replication_controller_update,
     validate_status_update=validate_replica_set_status_update,
+    drop_disabled=template_dropper("spec", "template"),
 )

@@ -118,7 +118,10 @@ def usage(
     result: ResourceList = {POD_OBJECT_COUNT: _ONE}
     if not _pod_is_charged(obj, now):
         return result
-    return add(result, _compute_usage(pod_requests(obj), pod_limits(obj)))
+    # As PodRequests with InPlacePodVerticalScaling on: a pod being resized counts the larger
+    # of its spec and what its containers run with (only the gate's pods have the latter).
+    requests = pod_requests(obj, use_status_resources=True)
+    return add(result, _compute_usage(requests, pod_limits(obj, use_status_resources=True)))
 
 
 def _is_services(resource: str, group: str) -> bool:

@@ -7,10 +7,11 @@ refuses the object when one of them cannot take it, and otherwise returns those 
 the object's usage added to `status.used`; the server writes them with a resourceVersion
 precondition, and on a conflict reads the quotas again and calls `admit` again.
 
-Only creates are charged: v1.32's evaluators for pods and plain object counts do not handle
-updates (pods' `resize` subresource, off by default, and the services and PVC evaluators are
-the exceptions: a Service's update is not refused for its quota here, but its new usage is
-recounted once it is stored). Deletes free nothing here; `recalculate` measures a quota from
+Creates are charged, and of updates only pods' resizes (the `resize` subresource, served
+while InPlacePodVerticalScaling is on), by what they add: v1.32's evaluators for pods and plain
+object counts handle no other update (the services and PVC evaluators are the exceptions: a
+Service's update is not refused for its quota here, but its new usage is recounted once it is
+stored). Deletes free nothing here; `recalculate` measures a quota from
 scratch, as the controller does after deletes and on a schedule.
 """
 
@@ -24,6 +25,7 @@ from pinnace.api import labels, status
 from pinnace.apiserver.admission.errors import forbidden
 from pinnace.apiserver.admission.quota_usage import (
     constraints,
+    is_pods,
     matches_scope,
     matching_resources,
     scope_selectors,
@@ -61,8 +63,12 @@ def admit(
 ) -> list[dict[str, Any]]:
     """The quotas whose `status.used` must change for the object to be stored, as new dicts
     (others unchanged); raises 403 when a quota refuses it. `quotas` are the namespace's, in
-    the order they are checked. `old` is unused: no update is charged in v1.32."""
-    if operation != "CREATE" or (group, resource) in IGNORED_RESOURCES or not quotas:
+    the order they are checked. An update (a pod's resize: `old` is the stored pod) is charged
+    what it adds to `old`'s usage, resource by resource."""
+    updated_pod = operation == "UPDATE" and old is not None and is_pods(resource, group)
+    if not (operation == "CREATE" or updated_pod) or (group, resource) in IGNORED_RESOURCES:
+        return []
+    if not quotas:
         return []
     charged = [q for q in quotas if _tracks(resource, group, q, obj)]
     delta = usage(resource, group, obj)
@@ -71,6 +77,12 @@ def admit(
         raise _forbidden(
             resource, group, obj, f"quota usage is negative for resource(s): {','.join(negative)}"
         )
+    if old is not None:
+        previous = usage(resource, group, old)
+        delta = {
+            name: max(q - previous[name], Quantity(0)) if name in previous else q
+            for name, q in delta.items()
+        }
     delta = {name: q for name, q in delta.items() if not q.is_zero()}
     if not charged or not delta:
         return []

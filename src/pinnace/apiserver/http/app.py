@@ -229,9 +229,10 @@ class APIApp:
         return sorted(paths)
 
     def served_kinds(self) -> tuple[Kind, ...]:
-        """The catalog's kinds, those served at a second version, and the metrics API's while
-        a metrics source is registered."""
-        kinds = catalog.kinds() + other_versions()
+        """The catalog's kinds (without the subresources the feature gates leave off), those
+        served at a second version, and the metrics API's while a metrics source is
+        registered."""
+        kinds = tuple(map(self.server.served, catalog.kinds() + other_versions()))
         return kinds if self.server.metrics_source is None else kinds + metrics.KINDS
 
 

@@ -15,14 +15,12 @@ from dataclasses import dataclass
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
-from pinnace.api.status import StatusError
+from pinnace.api.status import StatusError, path_not_found
 from pinnace.api.versions import ServedVersion, served_version
-
-NOT_FOUND_MESSAGE = "the server could not find the requested resource"
 
 
 def not_found() -> StatusError:
-    return StatusError(404, "NotFound", NOT_FOUND_MESSAGE, {})
+    return path_not_found()
 
 
 def method_not_allowed() -> StatusError:

@@ -1,4 +1,5 @@
-"""Subresources: status (GET/PUT/PATCH), scale (the autoscaling/v1 Scale of a Deployment or
+"""Subresources: status and pods' resize (GET/PUT/PATCH; resize only while its feature gate
+is on), scale (the autoscaling/v1 Scale of a Deployment or
 ReplicaSet), binding, eviction, log (text) and namespaces' finalize. The rest kube-apiserver
 serves (exec, attach, port-forward, proxy, ephemeralcontainers) answer 405."""
 
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
     from pinnace.apiserver.http.resources import ResourceHandler
     from pinnace.apiserver.server import APIServer
 
-_STATUS_LIKE = ("status", "finalize")
+_STATUS_LIKE = ("status", "finalize", "resize")
+_PATCHABLE = ("status", "resize")
 
 
 async def handle(
@@ -39,13 +41,14 @@ async def handle(
 ) -> Response:
     sub, method = target.subresource, request.method
     server = handler.server
+    server.check_served(target.kind, sub)
     if sub in _STATUS_LIKE:
-        if method == "GET" and sub == "status":
+        if method == "GET" and sub in _PATCHABLE:
             obj = await server.get(target.kind, target.namespace, target.name)
             return encoder.object(obj)
         if method == "PUT":
             return await handler.update(request, target, encoder, sub)
-        if method == "PATCH" and sub == "status":
+        if method == "PATCH" and sub in _PATCHABLE:
             return await handler.patch(request, target, encoder, sub)
     elif sub == "scale" and method in ("GET", "PUT", "PATCH"):
         return await _scale(handler, request, target)

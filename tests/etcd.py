@@ -33,12 +33,15 @@ class EtcdServer:
         self.data_dir = data_dir
         self._binary = binary
         self._process: subprocess.Popen[bytes] | None = None
+        self._ports: tuple[int, int] | None = None
         self.url = ""
         self.start(wait=wait)
 
     def start(self, *, wait: bool = True) -> None:
-        """Start (or start again) on new free ports, with the same data."""
-        client, peer = _free_port(), _free_port()
+        """Start, or start again on the same ports with the same data."""
+        if self._ports is None:
+            self._ports = _free_port(), _free_port()
+        client, peer = self._ports
         self.url = f"http://127.0.0.1:{client}"
         self._log = open(self.data_dir / "etcd.log", "ab")  # noqa: SIM115
         self._process = subprocess.Popen(

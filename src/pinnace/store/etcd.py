@@ -249,8 +249,12 @@ class EtcdStore(MvccStore):
             key=etcd_key, target=rpc.Compare.MOD, result=rpc.Compare.EQUAL, mod_revision=0
         )
         put = rpc.RequestOp(request_put=rpc.PutRequest(key=etcd_key, value=_encoded(obj)))
-        response = await self._txn(rpc.TxnRequest(compare=[compare], success=[put]))
+        read = rpc.RequestOp(request_range=rpc.RangeRequest(key=etcd_key))
+        response = await self._txn(rpc.TxnRequest(compare=[compare], success=[put], failure=[read]))
         if not response.succeeded:
+            kvs = response.responses[0].response_range.kvs
+            if kvs:
+                await self._seen(kvs[0].mod_revision)
             raise KeyExistsError(key)
         return await self._written(response.header.revision)
 
@@ -292,6 +296,7 @@ class EtcdStore(MvccStore):
         current = _decoded(kvs[0]) if kvs else None
         if current is None:
             raise KeyNotFoundError(key)
+        await self._seen(kvs[0].mod_revision)
         raise ConflictError(key, current)
 
     async def _txn(self, request: Any) -> Any:
@@ -309,6 +314,12 @@ class EtcdStore(MvccStore):
             return await call
         except rpc.AioRpcError as e:
             raise StorageError(f"etcdserver: {e.details()}") from None
+
+    async def _seen(self, revision: int) -> None:
+        """Until the watch has brought the change made at `revision` (to one of the store's
+        keys): a writer that learns of another server's write, by a conflict, then reads it."""
+        if revision > self._state.revision:
+            await self._written(revision)
 
     async def _written(self, revision: int) -> Object:
         """The object the write committed at `revision` made, once the watch has brought it."""

@@ -1,0 +1,108 @@
+"""What only the etcd store has (the shared contract is tested on every backend): several stores
+on one etcd, as several API servers, an etcd that restarts under a store, and a store opened on
+an etcd that already holds objects."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+
+import pytest
+from tests.etcd import EtcdServer
+
+from pinnace.store import CompactedError, ConflictError, KeyExistsError, StorageError, WatchEvent
+from pinnace.store.etcd import EtcdStore
+
+Body = Callable[[EtcdServer], Awaitable[None]]
+
+
+@pytest.fixture
+def etcd() -> Iterator[EtcdServer]:
+    with EtcdServer() as server:
+        yield server
+
+
+def run(body: Body, etcd: EtcdServer) -> None:
+    asyncio.run(asyncio.wait_for(body(etcd), timeout=30))
+
+
+def test_two_stores_on_one_etcd_see_each_others_writes(etcd: EtcdServer) -> None:
+    async def body(etcd: EtcdServer) -> None:
+        a, b = await EtcdStore.open([etcd.url]), await EtcdStore.open([etcd.url])
+        try:
+            watch = b.watch("cm/", 0)
+            created = await a.create("cm/ns/x", {"v": 1})
+            assert await anext(watch) == WatchEvent("ADDED", "cm/ns/x", created, None, 2)
+            with pytest.raises(KeyExistsError):
+                await b.create("cm/ns/x", {"v": 2})
+            updated = await a.update("cm/ns/x", {"v": 3}, 2)
+            # b learns of a's update by a conflict, and reads it at once.
+            with pytest.raises(ConflictError) as conflict:
+                await b.update("cm/ns/x", {"v": 4}, 2)
+            assert conflict.value.current == updated
+            assert await b.get("cm/ns/x") == updated
+            deleted = await b.delete("cm/ns/x", 3)
+            assert (await anext(watch)).object == updated
+            assert (await anext(watch)).object == deleted
+            assert a.revision == b.revision == 4
+            watch.close()
+        finally:
+            await a.close()
+            await b.close()
+
+    run(body, etcd)
+
+
+def test_a_store_goes_on_when_etcd_restarts(etcd: EtcdServer) -> None:
+    async def body(etcd: EtcdServer) -> None:
+        store = await EtcdStore.open([etcd.url])
+        try:
+            watch = store.watch("cm/", 0)
+            await store.create("cm/ns/a", {"v": 1})
+            etcd.stop(kill=True)
+            etcd.start()
+            b = await _retried(lambda: store.create("cm/ns/b", {"v": 2}))
+            assert b["metadata"]["resourceVersion"] == "3"
+            assert [(e.key, e.revision) for e in [await anext(watch), await anext(watch)]] == [
+                ("cm/ns/a", 2),
+                ("cm/ns/b", 3),
+            ]
+            assert [o["v"] for o in (await store.list("cm/")).items] == [1, 2]
+            watch.close()
+        finally:
+            await store.close()
+
+    run(body, etcd)
+
+
+def test_a_store_opened_on_a_used_etcd_starts_at_its_revision(etcd: EtcdServer) -> None:
+    async def body(etcd: EtcdServer) -> None:
+        first = await EtcdStore.open([etcd.url])
+        kept = await first.create("cm/ns/a", {"metadata": {"name": "a"}, "v": 1})
+        await first.create("cm/ns/b", {"v": 1})
+        await first.delete("cm/ns/b")
+        await first.close()
+
+        store = await EtcdStore.open([etcd.url])
+        try:
+            assert (store.revision, store.compacted_revision) == (4, 4)
+            assert await store.get("cm/ns/a") == kept
+            assert (await store.list("")).items == [kept]
+            with pytest.raises(CompactedError):
+                store.watch("cm/", 2)
+            await store.update("cm/ns/a", {"v": 2}, 2)
+            assert [e.revision for e in [await anext(store.watch("cm/", 4))]] == [5]
+        finally:
+            await store.close()
+
+    run(body, etcd)
+
+
+async def _retried(write: Callable[[], Awaitable[dict]]) -> dict:
+    """The write, tried again while etcd is not back (the store refuses it meanwhile)."""
+    for _ in range(200):
+        try:
+            return await write()
+        except StorageError:
+            await asyncio.sleep(0.05)
+    return await write()

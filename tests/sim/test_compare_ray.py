@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.sim.test_compare import files, simulate, without_wall_times  # noqa: F401
+from tests.sim.test_compare import files, without_wall_times  # noqa: F401
 
 from pinnace.cli.main import main
 from pinnace.sim.compare import compare
@@ -27,13 +27,17 @@ VARIANTS = """\
 """
 
 
-def test_a_sweep_on_a_local_ray_is_the_local_comparison(files: Path) -> None:  # noqa: F811
+def test_a_sweep_on_a_local_ray_is_the_local_comparison(
+    files: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(files)
     (files / "grid.yaml").write_text(VARIANTS)
-    on_ray = simulate(
-        files, "--compare", "grid.yaml", "--seed-list", "1,2,3", "--ray", "--jobs", "2", "--json"
-    )
-    assert on_ray.returncode == 0, on_ray.stderr
-    found = json.loads(on_ray.stdout)
+    command = ["simulate", "tiny.yaml", "--compare", "grid.yaml", "--seed-list", "1,2,3"]
+    # A local Ray of 2 CPUs, without its dashboard, started for the comparison and stopped.
+    assert main([*command, "--ray", "--jobs", "2", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
     local = compare(files / "tiny.yaml", files / "grid.yaml", [1, 2, 3], jobs=1).summary
     assert without_wall_times(found) == without_wall_times(local)
     logs = [run["eventLogSha256"] for run in found["runs"]]

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 
+import pytest
 from tests.etcd import EtcdServer
 from tests.http.conftest import KUBECTL, Cluster, launch, stop
+
+from pinnace.cli.main import main
 
 
 def test_kubectl_creates_lists_watches_and_deletes_through_etcd_across_a_restart(
@@ -82,3 +86,25 @@ def _etcdctl(etcd: EtcdServer, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def test_an_etcd_that_cannot_be_used_stops_pinnace_up_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    data = ("--port", "0", "--data-dir", str(tmp_path / "data"))
+    assert main(["up", *data, "--etcd-servers", closed]) == 1
+    refused = capsys.readouterr().err
+    assert refused.startswith(f"pinnace up: cannot reach etcd at {closed}: etcdserver: ")
+    assert len(refused.splitlines()) == 1
+    assert main(["up", *data, "--etcd-servers", "https://10.0.0.1:2379"]) == 1
+    assert capsys.readouterr().err == (
+        "pinnace up: --etcd-servers: https://10.0.0.1:2379: only http:// etcd client URLs are "
+        "supported\n"
+    )
+    assert main(["up", "--in-memory", "--etcd-servers", closed]) == 1
+    assert capsys.readouterr().err == (
+        "pinnace up: --etcd-servers and --in-memory exclude each other\n"
+    )

@@ -213,8 +213,11 @@ class EtcdStore(MvccStore):
         # and wait for etcd's next pass over such watches (every 100 ms) to come back.
         await asyncio.wait([store._watching, store._follower], return_when="FIRST_COMPLETED")
         if not store._watching.done():
+            failure = store._follower.exception()
             await store.close()
-            raise StorageError("etcdserver: the watch of the store's keys failed")
+            if isinstance(failure, StoreError):
+                raise failure
+            raise StorageError(f"etcdserver: the watch of the store's keys failed: {failure}")
         return store
 
     async def _load(self) -> None:

@@ -5,13 +5,15 @@ an etcd that already holds objects."""
 from __future__ import annotations
 
 import asyncio
+import re
+import socket
 from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 from tests.etcd import EtcdServer
 
 from pinnace.store import CompactedError, ConflictError, KeyExistsError, StorageError, WatchEvent
-from pinnace.store.etcd import EtcdStore
+from pinnace.store.etcd import EtcdStore, channel_target
 
 Body = Callable[[EtcdServer], Awaitable[None]]
 
@@ -106,3 +108,32 @@ async def _retried(write: Callable[[], Awaitable[dict]]) -> dict:
         except StorageError:
             await asyncio.sleep(0.05)
     return await write()
+
+
+def test_several_etcd_servers_are_tried_in_turn(etcd: EtcdServer) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+
+    async def body(etcd: EtcdServer) -> None:
+        store = await EtcdStore.open([closed, etcd.url])
+        try:
+            assert (await store.create("cm/ns/a", {}))["metadata"]["resourceVersion"] == "2"
+        finally:
+            await store.close()
+
+    run(body, etcd)
+
+
+@pytest.mark.parametrize(
+    ("urls", "message"),
+    [
+        (["https://10.0.0.1:2379"], "https://10.0.0.1:2379: only http:// etcd client URLs"),
+        (["http://10.0.0.1:2379/v3"], "is not an etcd client URL such as http://127.0.0.1:2379"),
+        (["http://a:2379", "http://b:2379"], "several etcd servers must be given by IP address"),
+        ([], "no etcd server given"),
+    ],
+)
+def test_etcd_client_urls_are_checked(urls: list[str], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        channel_target(urls)

@@ -7,6 +7,7 @@ A missing etcd fails the test rather than skipping it: CI installs it
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import socket
@@ -14,9 +15,13 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import TypeVar
 
 START_SECONDS = 30.0
+
+T = TypeVar("T")
 
 
 class EtcdServer:
@@ -112,10 +117,17 @@ class EtcdServer:
 
 
 class EtcdServers:
-    """Fresh etcds, one after another: each is started while the test before it runs."""
+    """Fresh etcds, one after another: each is started while the test before it runs. Tests
+    run their clients on `run`'s one event loop: gRPC's asyncio support binds to every loop
+    it meets, and complains about each closed one at every later call."""
 
     def __init__(self) -> None:
         self._spare: EtcdServer | None = None
+        self._runner = asyncio.Runner()
+
+    def run(self, main: Awaitable[T]) -> T:
+        """`main` on the event loop the etcd tests share, for 30 s at most."""
+        return self._runner.run(asyncio.wait_for(main, timeout=30))
 
     def take(self) -> EtcdServer:
         """A new etcd, ready; the caller closes it."""
@@ -126,6 +138,7 @@ class EtcdServers:
         return server
 
     def close(self) -> None:
+        self._runner.close()
         if self._spare is not None:
             self._spare.close()
             self._spare = None

@@ -61,7 +61,7 @@ class Backend:
         async def wrapped() -> T:
             return await main()
 
-        if self.name not in ("sqlite", "etcd"):
+        if self.name != "sqlite":
             with VirtualClock() as clock:
                 return clock.run(wrapped())
         return asyncio.run(asyncio.wait_for(wrapped(), timeout=30))
@@ -80,7 +80,7 @@ class Backend:
             finally:
                 await store.close()
 
-        return self.run_loop(main)
+        return self._etcds.run(main())
 
     def close(self) -> None:
         if self._etcd is not None:

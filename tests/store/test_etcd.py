@@ -10,25 +10,27 @@ import socket
 from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
-from tests.etcd import EtcdServer
+from tests.etcd import EtcdServer, EtcdServers
 
 from pinnace.store import CompactedError, ConflictError, KeyExistsError, StorageError, WatchEvent
 from pinnace.store.etcd import EtcdStore, channel_target
 
 Body = Callable[[EtcdServer], Awaitable[None]]
+Runner = Callable[[Body, EtcdServer], None]
 
 
 @pytest.fixture
-def etcd() -> Iterator[EtcdServer]:
-    with EtcdServer() as server:
+def etcd(etcd_servers: EtcdServers) -> Iterator[EtcdServer]:
+    with etcd_servers.take() as server:
         yield server
 
 
-def run(body: Body, etcd: EtcdServer) -> None:
-    asyncio.run(asyncio.wait_for(body(etcd), timeout=30))
+@pytest.fixture
+def run(etcd_servers: EtcdServers) -> Callable[[Body, EtcdServer], None]:
+    return lambda body, etcd: etcd_servers.run(body(etcd))
 
 
-def test_two_stores_on_one_etcd_see_each_others_writes(etcd: EtcdServer) -> None:
+def test_two_stores_on_one_etcd_see_each_others_writes(etcd: EtcdServer, run: Runner) -> None:
     async def body(etcd: EtcdServer) -> None:
         a, b = await EtcdStore.open([etcd.url]), await EtcdStore.open([etcd.url])
         try:
@@ -55,7 +57,7 @@ def test_two_stores_on_one_etcd_see_each_others_writes(etcd: EtcdServer) -> None
     run(body, etcd)
 
 
-def test_a_store_goes_on_when_etcd_restarts(etcd: EtcdServer) -> None:
+def test_a_store_goes_on_when_etcd_restarts(etcd: EtcdServer, run: Runner) -> None:
     async def body(etcd: EtcdServer) -> None:
         store = await EtcdStore.open([etcd.url])
         try:
@@ -77,7 +79,9 @@ def test_a_store_goes_on_when_etcd_restarts(etcd: EtcdServer) -> None:
     run(body, etcd)
 
 
-def test_a_store_opened_on_a_used_etcd_starts_at_its_revision(etcd: EtcdServer) -> None:
+def test_a_store_opened_on_a_used_etcd_starts_at_its_revision(
+    etcd: EtcdServer, run: Runner
+) -> None:
     async def body(etcd: EtcdServer) -> None:
         first = await EtcdStore.open([etcd.url])
         kept = await first.create("cm/ns/a", {"metadata": {"name": "a"}, "v": 1})
@@ -110,7 +114,7 @@ async def _retried(write: Callable[[], Awaitable[dict]]) -> dict:
     return await write()
 
 
-def test_several_etcd_servers_are_tried_in_turn(etcd: EtcdServer) -> None:
+def test_several_etcd_servers_are_tried_in_turn(etcd: EtcdServer, run: Runner) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{s.getsockname()[1]}"

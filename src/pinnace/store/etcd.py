@@ -17,7 +17,9 @@ watchers then, and its own writer reads it. Another API server's writes become v
 soon as the watch brings them. A store opened on an etcd that holds keys starts from their
 state at that revision: the history before it is not loaded (a watch from an older
 resourceVersion gets 410 Gone, and lists again). Compaction is etcd's own (`Compact`) and then
-the copy's.
+the copy's. When the watch fails (etcd restarts), the store watches again from the revision it
+has, every second; if etcd has compacted that revision meanwhile (another server's compaction,
+during a long outage), the store ends its watches and refuses everything: open it again.
 
 A revision of a key outside the store (etcd counts every key's writes) changes nothing here.
 Only Pinnace may write under the store's prefix, one key per revision, as kube-apiserver does.
@@ -389,12 +391,14 @@ class EtcdStore(MvccStore):
             return
         key = self._layout.to_store(kv.key)
         event = self._event(key, change, revision) if key is not None else None
+        waiter = self._waiters.pop(revision, None)
         if event is None:
             state.skip(revision)
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(StoreError(f"etcd's change at {revision} is not the store's"))
             return
         state.skip(revision - 1)
         self._commit(event)
-        waiter = self._waiters.pop(revision, None)
         if waiter is not None and not waiter.done():
             waiter.set_result(event.object)
 
@@ -427,13 +431,13 @@ class EtcdStore(MvccStore):
         return self._write_failure
 
     async def close(self) -> None:
-        if self._closed:
-            return
-        if self._follower is not None:
-            self._follower.cancel()
-            await asyncio.gather(self._follower, return_exceptions=True)
-        self._fail(WatchClosedError("the store is closed"))
-        await self._channel.close()
+        follower, self._follower = self._follower, None
+        if follower is not None:
+            follower.cancel()
+            await asyncio.gather(follower, return_exceptions=True)
+        if not self._closed:
+            self._fail(WatchClosedError("the store is closed"))
+        await self._channel.close()  # idempotent: a store failed by compaction is closed too
 
     def _fail(self, error: StoreError) -> None:
         """End every watch and every write still waiting for its revision with `error`."""

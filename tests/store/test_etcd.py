@@ -141,3 +141,25 @@ def test_several_etcd_servers_are_tried_in_turn(etcd: EtcdServer, run: Runner) -
 def test_etcd_client_urls_are_checked(urls: list[str], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         channel_target(urls)
+
+
+def test_a_store_opens_on_more_than_grpcs_default_message_size(
+    etcd: EtcdServer, run: Runner
+) -> None:
+    """gRPC limits a message to 4 MiB unless told otherwise; kube-apiserver lifts the limit,
+    or a list of a large cluster's keys could not be read."""
+
+    async def body(etcd: EtcdServer) -> None:
+        store = await EtcdStore.open([etcd.url])
+        try:
+            for i in range(5):  # 5 MB in all; etcd takes up to 1.5 MiB in one request
+                await store.create(f"cm/ns/{i}", {"data": "x" * 1_000_000})
+        finally:
+            await store.close()
+        again = await EtcdStore.open([etcd.url])
+        try:
+            assert again.count("cm/") == 5
+        finally:
+            await again.close()
+
+    run(body, etcd)

@@ -63,6 +63,12 @@ PAGE = 10_000
 """Keys read per range request when the store opens (kube-apiserver reads its lists in pages)."""
 RETRY_SECONDS = 1.0
 """How long the store waits before it watches etcd again after the watch failed."""
+CHANNEL_OPTIONS = (
+    ("grpc.max_receive_message_length", -1),
+    ("grpc.max_send_message_length", -1),
+)
+"""No limit on a message's size but etcd's own (--max-request-bytes), as kube-apiserver's
+client has none: gRPC's default of 4 MiB would refuse a page of a large cluster's keys."""
 _COMPACTED = "required revision has been compacted"
 
 
@@ -201,7 +207,7 @@ class EtcdStore(MvccStore):
     ) -> EtcdStore:
         """Connect to etcd at `endpoints` (client URLs) and read the store's keys. Raises
         ValueError for a malformed URL and StorageError if etcd does not answer."""
-        channel = rpc.insecure_channel(channel_target(endpoints))
+        channel = rpc.insecure_channel(channel_target(endpoints), options=CHANNEL_OPTIONS)
         store = cls(channel, layout or KeyLayout(), watch_buffer=watch_buffer, codec=codec)
         try:
             await store._load()

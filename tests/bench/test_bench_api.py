@@ -66,7 +66,7 @@ def test_bad_arguments_are_clear_errors_without_traceback() -> None:
     for args, message in [
         (("bench", "api", "--pods", "0"), "--pods: must be at least 1, not 0"),
         (("bench", "api", "--watchers", "many"), "--watchers: 'many' is not a whole number"),
-        (("bench", "api", "--backend", "etcd"), "invalid choice: 'etcd'"),
+        (("bench", "api", "--backend", "postgres"), "invalid choice: 'postgres'"),
     ]:
         result = pinnace(*args)
         assert result.returncode == 2

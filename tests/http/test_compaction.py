@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from kubernetes import client, config, watch
+from tests.etcd import EtcdServer
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
 
@@ -17,13 +18,24 @@ PATIENCE = 20.0
 """Seconds to wait for the compactor to pass the revisions written here."""
 
 
-@pytest.fixture(scope="module")
-def compacting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    running = launch(
-        tmp_path_factory.mktemp("compacting"), flags=("--compaction-interval", INTERVAL)
-    )
-    yield running
-    stop(running)
+@pytest.fixture(scope="module", params=["memory", "etcd"])
+def compacting(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    """`pinnace up` compacting every INTERVAL seconds: in memory, or on an etcd (which the
+    compaction compacts too)."""
+    directory = tmp_path_factory.mktemp("compacting")
+    flags = ("--compaction-interval", INTERVAL)
+    if request.param == "memory":
+        running = launch(directory, flags=flags)
+        yield running
+        stop(running)
+        return
+    with EtcdServer() as etcd:
+        storage = ("--data-dir", str(directory / "data"), "--etcd-servers", etcd.url)
+        running = launch(directory, *storage, flags=flags)
+        yield running
+        stop(running)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,8 @@
 """Every behavioural store test runs against each backend, on the loop that backend runs on:
-MemoryStore on the virtual loop (no threads, no real waiting), SQLiteStore on a real one. The
+MemoryStore on the virtual loop (no threads, no real waiting), SQLiteStore and EtcdStore on a
+real one. Each test starts an etcd of its own, so that its first store starts at revision 1; the
+stores a test opens one after another there (one per example of a property) each have a key
+prefix of their own. The
 "packed" backend is a MemoryStore that keeps only the latest change unpacked, so that reads and
 watch replays go through the packed form, and settles keys in blocks of one or two, so that
 blocks split and merge often."""
@@ -8,23 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from tests.etcd import EtcdServer, EtcdServers
 
 from pinnace.clock import VirtualClock
 from pinnace.store import MemoryStore, SQLiteStore, Store
+from pinnace.store.etcd import EtcdStore, KeyLayout
 
 T = TypeVar("T")
 
 
 class Backend:
-    def __init__(self, name: str, directory: Path) -> None:
+    def __init__(self, name: str, directory: Path, etcds: EtcdServers | None = None) -> None:
         self.name = name
+        self._etcds = etcds
         self.directory = directory
         self._paths = itertools.count()
+        self._etcd: EtcdServer | None = None
 
     def new_path(self) -> Path:
         return self.directory / f"store-{next(self._paths)}.db"
@@ -38,6 +45,8 @@ class Backend:
 
     def run(self, body: Callable[[Store], Awaitable[T]], **options: Any) -> T:
         """Run `body` against a fresh store, closing it afterwards."""
+        if self.name == "etcd":
+            return self._run_on_etcd(body, **options)
         store = self.open(**options)
 
         async def main() -> T:
@@ -57,7 +66,37 @@ class Backend:
                 return clock.run(wrapped())
         return asyncio.run(asyncio.wait_for(wrapped(), timeout=30))
 
+    def _run_on_etcd(self, body: Callable[[Store], Awaitable[T]], **options: Any) -> T:
+        if self._etcd is None:
+            assert self._etcds is not None
+            self._etcd = self._etcds.take()
+        url = self._etcd.url
+        layout = KeyLayout(f"/registry-{next(self._paths)}/")
 
-@pytest.fixture(params=["memory", "packed", "sqlite"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    return Backend(request.param, tmp_path)
+        async def main() -> T:
+            store = await EtcdStore.open([url], layout=layout, **options)
+            try:
+                return await body(store)
+            finally:
+                await store.close()
+
+        return self._etcds.run(main())
+
+    def close(self) -> None:
+        if self._etcd is not None:
+            self._etcd.close()
+
+
+@pytest.fixture(scope="session")
+def etcd_servers() -> Iterator[EtcdServers]:
+    servers = EtcdServers()
+    yield servers
+    servers.close()
+
+
+@pytest.fixture(params=["memory", "packed", "sqlite", "etcd"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    etcds = request.getfixturevalue("etcd_servers") if request.param == "etcd" else None
+    backend = Backend(request.param, tmp_path, etcds)
+    yield backend
+    backend.close()

@@ -6,6 +6,7 @@ objects have an empty namespace segment, so every kind lists with one prefix.
 
 from __future__ import annotations
 
+from pinnace.api.catalog import kinds
 from pinnace.api.kind import Kind
 
 
@@ -31,11 +32,29 @@ ETCD_PREFIXES = {
     ("", "services"): "services/specs",
     ("networking.k8s.io", "ingresses"): "ingress",
 }
-"""kube-apiserver's SpecialDefaultResourcePrefixes; every other resource is stored under its
-plural."""
+"""kube-apiserver's SpecialDefaultResourcePrefixes; every other built-in resource is stored under
+its plural."""
+CUSTOM_GROUPS = frozenset({"autoscaling.k8s.io"})
+"""Groups Pinnace serves whose kinds are CustomResourceDefinitions in Kubernetes, which stores a
+custom resource under `<group>/<plural>`."""
+
+
+def etcd_resource_prefix(kind: Kind) -> str:
+    """Where kube-apiserver keeps the kind's objects, under /registry/."""
+    if kind.group in CUSTOM_GROUPS:
+        return f"{kind.group}/{kind.plural}"
+    return ETCD_PREFIXES.get((kind.group, kind.plural), kind.plural)
 
 
 def etcd_key(kind: Kind, namespace: str, name: str) -> str:
     """The key kube-apiserver would store the object at, as its storage errors name it."""
-    prefix = ETCD_PREFIXES.get((kind.group, kind.plural), kind.plural)
+    prefix = etcd_resource_prefix(kind)
     return f"/registry/{prefix}/{namespace + '/' if kind.namespaced else ''}{name}"
+
+
+def etcd_resources() -> dict[str, tuple[str, bool]]:
+    """For the etcd store's `KeyLayout`: each kind's store prefix, with kube-apiserver's etcd
+    prefix for it (under /registry/) and whether it is namespaced."""
+    return {
+        kind_prefix(kind): (f"{etcd_resource_prefix(kind)}/", kind.namespaced) for kind in kinds()
+    }

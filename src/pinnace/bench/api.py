@@ -1,7 +1,8 @@
 """`pinnace bench api`: the Kubernetes API over real HTTP, as `pinnace up` serves it.
 
-The server runs as `pinnace up` in a process of its own (SQLite in a temporary directory, or
-memory), on 127.0.0.1 and a free port, and the load comes from this process over loopback, as
+The server runs as `pinnace up` in a process of its own (SQLite in a temporary directory,
+memory, or etcd: Debian's etcd-server started in the temporary directory, with its default
+durability), on 127.0.0.1 and a free port, and the load comes from this process over loopback, as
 kubectl's or a controller's would. The server's event loop can use one core at most (its
 SQLite writer thread shares the GIL), so it gets one of the machine's cores to itself; clients
 in the same process would take their CPU out of the server's budget and measure less than a
@@ -25,11 +26,14 @@ import asyncio
 import contextlib
 import json
 import re
+import shutil
 import signal
+import socket
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -39,7 +43,7 @@ import yaml
 from pinnace.bench import Figure, Figures, per_second, percentile, render_table
 from pinnace.client.transport import Connection, HTTPError
 
-BACKENDS = ("sqlite", "memory")
+BACKENDS = ("sqlite", "memory", "etcd")
 NAMESPACE = "bench"
 PODS_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods"
 LIST_REPEATS = 3
@@ -295,8 +299,19 @@ async def _phase(name: str) -> AsyncIterator[None]:
 @contextlib.asynccontextmanager
 async def _server(directory: Path, backend: str) -> AsyncIterator[str]:
     """`pinnace up` in its own process; its URL while it runs."""
+    async with contextlib.AsyncExitStack() as stack:
+        storage = (
+            ["--in-memory"] if backend == "memory" else ["--data-dir", str(directory / "data")]
+        )
+        if backend == "etcd":
+            storage += ["--etcd-servers", await stack.enter_async_context(_etcd(directory))]
+        async with _pinnace_up(directory, storage) as url:
+            yield url
+
+
+@contextlib.asynccontextmanager
+async def _pinnace_up(directory: Path, storage: list[str]) -> AsyncIterator[str]:
     kubeconfig = directory / "kubeconfig"
-    storage = ["--in-memory"] if backend == "memory" else ["--data-dir", str(directory / "data")]
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -318,6 +333,52 @@ async def _server(directory: Path, backend: str) -> AsyncIterator[str]:
         yield config["clusters"][0]["cluster"]["server"]
     finally:
         await _stop(process)
+
+
+@contextlib.asynccontextmanager
+async def _etcd(directory: Path) -> AsyncIterator[str]:
+    """Debian's etcd, a single member with its data in `directory`; its client URL."""
+    binary = shutil.which("etcd")
+    if binary is None:
+        raise BenchError("--backend etcd needs etcd (Debian's etcd-server package)")
+    client, peer = _free_port(), _free_port()
+    url, peer_url = f"http://127.0.0.1:{client}", f"http://127.0.0.1:{peer}"
+    log = open(directory / "etcd.log", "wb")  # noqa: SIM115
+    process = await asyncio.create_subprocess_exec(
+        binary,
+        *("--data-dir", str(directory / "etcd"), "--listen-client-urls", url),
+        *("--advertise-client-urls", url, "--listen-peer-urls", peer_url),
+        *("--initial-advertise-peer-urls", peer_url, "--initial-cluster", f"default={peer_url}"),
+        stdout=log,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    log.close()
+    try:
+        async with asyncio.timeout(READY_TIMEOUT):
+            while not await asyncio.to_thread(_healthy, url):
+                if process.returncode is not None:
+                    raise BenchError(f"etcd exited with code {process.returncode}")
+                await asyncio.sleep(0.05)
+        yield url
+    except TimeoutError:
+        raise BenchError(f"etcd was not ready within {READY_TIMEOUT:g} s") from None
+    finally:
+        await _stop(process)
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=1) as response:
+            return bool(json.loads(response.read()).get("health") == "true")
+    except (OSError, ValueError):
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 async def _until_ready(process: asyncio.subprocess.Process) -> None:

@@ -6,7 +6,7 @@ seed, in parallel processes, and compare (pinnace.sim.compare).
 prints each figure per variant with its 95 % interval over the seeds, the differences from the
 first variant and the imbalance of per-node utilisation (or comparison.json's content with
 `--json`), and writes comparison.json and comparison.html. A bar on standard error counts the
-runs as they end.
+runs as they end. `--ray [ADDRESS]` runs them as Ray tasks instead (pinnace.sim.compare_ray).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from pinnace.cli.arguments import whole
 from pinnace.sim.compare import design
+from pinnace.sim.compare_ray import LOCAL, RayUnavailableError
 from pinnace.sim.compare_run import RunError
 from pinnace.sim.compare_text import render_text
 from pinnace.sim.scenario import ScenarioError, load_scenario
@@ -48,14 +49,23 @@ def add_arguments(simulate: argparse.ArgumentParser) -> None:
         "--jobs",
         type=whole(1),
         metavar="N",
-        help="with --compare: runs at a time, each in a process of its own (the cores)",
+        help="with --compare: runs at a time, each in a process of its own (the cores); with "
+        "--ray and no address, the local Ray's CPUs",
+    )
+    simulate.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL,
+        metavar="ADDRESS",
+        help="with --compare: run the runs as Ray tasks on the Ray cluster at ADDRESS, or on a "
+        "new local one (pip install 'pinnace[ray]')",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
-    except (ScenarioError, RunError, OSError, ValueError) as e:
+    except (ScenarioError, RunError, RayUnavailableError, OSError, ValueError) as e:
         print(f"pinnace simulate: {e}", file=sys.stderr)
         return 1
 
@@ -63,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     if args.seed_list is not None and (args.seeds is not None or args.seed is not None):
         raise ValueError("--seed-list names every seed: leave out --seeds and --seed")
+    if args.ray not in (None, LOCAL) and args.jobs is not None:
+        raise ValueError("--jobs sizes a local Ray: a Ray cluster's own CPUs run the runs")
     scenario = load_scenario(args.scenario)
     if args.seed_list is not None:
         seeds = args.seed_list
@@ -79,7 +91,7 @@ def _run(args: argparse.Namespace) -> int:
         disable=args.json,
         dynamic_ncols=True,
     ) as bar:
-        result = runs.run(args.jobs, progress=lambda: _one_more(bar))
+        result = runs.run(args.jobs, progress=lambda: _one_more(bar), ray=args.ray)
     result.write(out)
     if args.json:
         print(result.to_json(), end="")

@@ -175,7 +175,7 @@ def _add_bench_api(benchmarks: argparse._SubParsersAction[argparse.ArgumentParse
         "--backend",
         choices=api_bench.BACKENDS,
         default="sqlite",
-        help="the server's store (sqlite)",
+        help="the server's store (sqlite); etcd starts Debian's etcd-server for it",
     )
     api.add_argument(
         "--pods", type=whole(1), default=10_000, help="pods created and listed (10000)"

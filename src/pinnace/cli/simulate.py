@@ -62,8 +62,11 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def run(args: argparse.Namespace) -> int:
     if args.compare is not None:
         return compare.run(args)
-    if args.seeds is not None or args.seed_list is not None or args.jobs is not None:
-        print("pinnace simulate: --seeds, --seed-list and --jobs need --compare", file=sys.stderr)
+    if any(v is not None for v in (args.seeds, args.seed_list, args.jobs, args.ray)):
+        print(
+            "pinnace simulate: --seeds, --seed-list, --jobs and --ray need --compare",
+            file=sys.stderr,
+        )
         return 1
     try:
         scenario = load_scenario(args.scenario)

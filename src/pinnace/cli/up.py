@@ -47,6 +47,7 @@ from pinnace.api.features import (
 from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.http import connections
+from pinnace.apiserver.keys import etcd_resources
 from pinnace.apiserver.service_allocation import (
     DEFAULT_ADVERTISE_ADDRESS,
     DEFAULT_NODE_PORT_RANGE,
@@ -117,6 +118,14 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     storage.add_argument(
         "--in-memory", action="store_true", help="keep everything in memory, lost on exit"
+    )
+    up.add_argument(
+        "--etcd-servers",
+        type=_etcd_servers,
+        metavar="URL[,URL...]",
+        help="keep the cluster in etcd v3 at these client URLs (http://127.0.0.1:2379), as "
+        "kube-apiserver's --etcd-servers, rather than in the data directory's SQLite store "
+        "(needs pip install 'pinnace[etcd]')",
     )
     up.add_argument(
         "--kubeconfig",
@@ -404,6 +413,8 @@ class UpOptions:
     port: int = DEFAULT_PORT
     data_dir: str | None = str(DEFAULT_DATA_DIR)
     """None: the memory store."""
+    etcd_servers: tuple[str, ...] = ()
+    """Client URLs of the etcd the store is on; empty: the store is the data directory's."""
     kubeconfig: str | None = str(DEFAULT_DATA_DIR / KUBECONFIG_FILE)
     """None: in a temporary directory, removed on exit."""
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
@@ -456,6 +467,13 @@ def _port_range(text: str) -> tuple[int, int]:
     return int(low), int(high)
 
 
+def _etcd_servers(text: str) -> tuple[str, ...]:
+    urls = tuple(url.strip() for url in text.split(",") if url.strip())
+    if not urls:
+        raise argparse.ArgumentTypeError("no etcd client URL given")
+    return urls
+
+
 def _address(text: str) -> str:
     try:
         return str(ipaddress.ip_address(text))
@@ -492,7 +510,11 @@ def run(args: argparse.Namespace) -> int:
     if tls is None and not args.insecure and not _loopback(args.host):
         print(f"pinnace up: {secure.refusal(args.host)}", file=sys.stderr)
         return 1
+    if args.etcd_servers and args.in_memory:
+        print("pinnace up: --etcd-servers and --in-memory exclude each other", file=sys.stderr)
+        return 1
     options = UpOptions(
+        etcd_servers=args.etcd_servers or (),
         tls=tls,
         host=args.host,
         port=args.port,
@@ -582,11 +604,13 @@ def kubeconfig(server_url: str, serving: SecureServing | None = None) -> dict[st
     }
 
 
-def _open_store(options: UpOptions) -> Store:
+async def _open_store(options: UpOptions) -> Store:
     if options.data_dir is None:
         return MemoryStore()
     directory = Path(options.data_dir).expanduser()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(parents=True, exist_ok=True)  # with etcd too: the CA and kubeconfig's
+    if options.etcd_servers:
+        return await _open_etcd_store(options.etcd_servers)
     try:
         return SQLiteStore(directory / DATABASE_FILE)
     except StoreInUseError:
@@ -596,6 +620,22 @@ def _open_store(options: UpOptions) -> Store:
         ) from None
     except sqlite3.Error as e:
         raise _unwritable(directory, f"sqlite: {e}") from None
+
+
+async def _open_etcd_store(servers: tuple[str, ...]) -> Store:
+    try:
+        from pinnace.store.etcd import EtcdStore, KeyLayout
+    except ImportError:
+        raise StartError(
+            "--etcd-servers needs etcd's client: pip install 'pinnace[etcd]'"
+        ) from None
+    where = ",".join(servers)
+    try:
+        return await EtcdStore.open(servers, layout=KeyLayout(resources=etcd_resources()))
+    except ValueError as e:
+        raise StartError(f"--etcd-servers: {e}") from None
+    except StorageError as e:
+        raise StartError(f"cannot reach etcd at {where}: {e}") from None
 
 
 def _unwritable(directory: object, why: str) -> StartError:
@@ -628,7 +668,7 @@ async def serve(options: UpOptions) -> None:
     """Run until SIGINT or SIGTERM."""
     sock = _listen(options.host, options.port)
     try:
-        store = _open_store(options)
+        store = await _open_store(options)
     except BaseException:
         sock.close()
         raise
@@ -760,6 +800,8 @@ def _announce(options: UpOptions, url: str, path: Path, serving: SecureServing |
     with os.fdopen(fd, "w") as f:
         f.write(text)
     storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"
+    if options.etcd_servers:
+        storage = f"in etcd at {','.join(options.etcd_servers)}"
     print(f"Pinnace is serving the Kubernetes API at {url} (store {storage}).")
     if serving is None and not _loopback(options.host):
         print(

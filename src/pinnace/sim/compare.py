@@ -12,7 +12,8 @@ the time series averaged over the seeds.
 `design(...)` checks the files and variants and lists the runs without running them;
 `Design.run(jobs, progress)` runs them (what `compare` does in one call).
 
-Each run is a process's own Simulation (pinnace.sim.compare_run), so the runs share nothing;
+Each run is a process's own Simulation (pinnace.sim.compare_run), in a worker process or a Ray
+task (pinnace.sim.compare_ray), so the runs share nothing;
 the results are put together in the order of the variants and seeds whichever finishes first,
 and the same variants and seeds give the same comparison.json, whatever the number of jobs,
 but for the wall-clock seconds.
@@ -34,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
-from pinnace.sim import compare_run
+from pinnace.sim import compare_ray, compare_run
 from pinnace.sim.compare_html import render
 from pinnace.sim.compare_run import Run, Task, Value
 from pinnace.sim.spread import CONFIDENCE, paired, spread
@@ -77,13 +78,16 @@ def compare(
     *,
     until: float | None = None,
     progress: Callable[[], None] | None = None,
+    ray: str | None = None,
 ) -> Comparison:
     """Run `scenario` (a file, or its content as a mapping) under every variant (a variants
     file, or its list) and seed, `jobs` runs at a time (the cores: `default_jobs()`; 1 runs
     them in this process), each for `until` seconds (the variant's spec.until otherwise).
-    `progress` is called as each run ends. A bad file or variant raises a `ScenarioError`
-    (`VariantError`) naming the file, the line and the field, before anything runs."""
-    return design(scenario, variants, seeds, until=until).run(jobs, progress)
+    With `ray`, the runs are Ray tasks on the cluster at that address ("local": a new local
+    one). `progress` is called as each run ends. A bad file or variant raises a
+    `ScenarioError` (`VariantError`) naming the file, the line and the field, before anything
+    runs."""
+    return design(scenario, variants, seeds, until=until).run(jobs, progress, ray=ray)
 
 
 @dataclass(frozen=True)
@@ -96,11 +100,20 @@ class Design:
     tasks: list[Task]
 
     def run(
-        self, jobs: int | None = None, progress: Callable[[], None] | None = None
+        self,
+        jobs: int | None = None,
+        progress: Callable[[], None] | None = None,
+        *,
+        ray: str | None = None,
     ) -> Comparison:
-        """Run every task, `jobs` at a time (see `compare`), and compare."""
+        """Run every task, `jobs` at a time (see `compare`), and compare. With `ray` (a Ray
+        cluster's address, or "local" for a new local one of `jobs` CPUs), as Ray tasks there
+        (pinnace.sim.compare_ray)."""
         began = time.perf_counter()
-        runs = run_all(self.tasks, default_jobs() if jobs is None else jobs, progress)
+        if ray is not None:
+            runs = compare_ray.run_on_ray(self.tasks, ray, jobs, progress)
+        else:
+            runs = run_all(self.tasks, default_jobs() if jobs is None else jobs, progress)
         return Comparison.of(
             self.scenario, self.variants, self.seeds, runs, time.perf_counter() - began
         )

@@ -1,4 +1,5 @@
-"""The versioned key-value store with watch: one interface, memory and SQLite backends.
+"""The versioned key-value store with watch: one interface, memory and SQLite backends, and
+etcd's in `pinnace.store.etcd` (it needs the etcd extra's client).
 
 See `pinnace.store.interface` for the contract, including who may mutate which dict.
 """

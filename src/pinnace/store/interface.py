@@ -1,10 +1,12 @@
-"""The versioned key-value store every Pinnace backend implements (memory, SQLite, later etcd).
+"""The versioned key-value store every Pinnace backend implements (memory, SQLite, etcd).
 
 Revisions. One global counter, like etcd's, is every object's `metadata.resourceVersion`: each
 create, update and delete takes the next revision, and the store (never the caller) writes
 `metadata.resourceVersion = str(revision)` into what it stores and returns. A new, empty store is
 at revision 1 and its first write gets 2; revision 0 is never used, because Kubernetes gives
-resourceVersion "0" a meaning of its own ("any version"), which the API server handles.
+resourceVersion "0" a meaning of its own ("any version"), which the API server handles. (On
+etcd, whose revisions count the writes of keys outside the store too, a revision may change
+nothing in the store, and one opened on an etcd in use starts at etcd's revision.)
 `compacted_revision` starts at 1. Every read at a revision below `compacted_revision` raises
 `CompactedError`; a read above `revision` raises `FutureRevisionError`. As in etcd, revision 0
 (like None) asks for the latest state, and a watch from revision 0 starts now.

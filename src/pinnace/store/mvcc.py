@@ -204,8 +204,9 @@ class MvccState:
         self._unsettled: list[str] = []
         self._settling: list[str] = []
         self._removed = 0  # keys removed from _history since it was last copied
-        # The key of every change with a revision in (compacted_revision, revision], in order.
-        self._log: list[str] = []
+        # The key of every change with a revision in (compacted_revision, revision], in order;
+        # None for a revision that changed nothing here (see `skip`).
+        self._log: list[str | None] = []
         # The last `recent_versions` of _log, unpacked; compaction takes the versions it passes.
         self._recent: deque[Version] = deque()
         self._recent_versions = recent_versions
@@ -245,9 +246,12 @@ class MvccState:
             return Version(latest.type, key, last[2], latest.revision)
         return latest.decoded(self._codec)
 
-    def event_at(self, revision: int) -> WatchEvent:
-        """The change made at `revision`, which must be in (compacted_revision, revision]."""
+    def event_at(self, revision: int) -> WatchEvent | None:
+        """The change made at `revision`, which must be in (compacted_revision, revision], or
+        None if that revision changed nothing here."""
         key = self._log[revision - self.compacted_revision - 1]
+        if key is None:
+            return None
         history = _changes(self._history[key])
         i = bisect_left(history, revision, key=self._revision_of)
         version = self._version(key, history[i])
@@ -342,7 +346,7 @@ class MvccState:
         changed: set[str] = set()
         for i in range(revision + 1, self.revision + 1):
             key = self._log[i - self.compacted_revision - 1]
-            if key in changed or not key.startswith(prefix):
+            if key is None or key in changed or not key.startswith(prefix):
                 continue
             if start_after is not None and key <= start_after:
                 continue
@@ -360,6 +364,12 @@ class MvccState:
         self._log.append(version.key)
         self._keep_recent(version)
         self.revision = event.revision
+
+    def skip(self, revision: int) -> None:
+        """The revisions after the current one, up to `revision`, changed nothing here: etcd
+        counts the writes of every key in its revisions, those of keys outside the store too."""
+        self._log.extend(None for _ in range(self.revision, revision))
+        self.revision = max(self.revision, revision)
 
     def restore(
         self, versions: Iterable[Version], revision: int, compacted: int
@@ -469,7 +479,7 @@ class MvccState:
         dropped: list[int] = []
         seen: set[str] = set()
         for key in window:
-            if key in seen:
+            if key is None or key in seen:
                 continue
             seen.add(key)
             history = _changes(self._history[key])

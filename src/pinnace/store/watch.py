@@ -136,7 +136,7 @@ class BufferedWatch(Watch):
                 raise error
             event = state.event_at(self._next)
             self._next += 1
-            if event.key.startswith(prefix):
+            if event is not None and event.key.startswith(prefix):
                 return event
         self._live = True
         self._hub.register(self)

@@ -1,0 +1,61 @@
+"""A comparison's runs as Ray tasks (`pinnace simulate --compare … --ray`, pinnace.sim.compare_ray):
+a grid of 4 variants × 3 seeds of test_compare.py's tiny scenario on a local Ray of 2 CPUs
+gives the comparison the runs give one after another in this process, event log for event log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.sim.test_compare import files, without_wall_times  # noqa: F401
+
+from pinnace.cli.main import main
+from pinnace.sim.compare import compare
+
+VARIANTS = """\
+- name: least-allocated
+- name: most-allocated
+  override:
+    cluster.schedulerConfig: most-allocated.yaml
+- name: bigger-nodes
+  override:
+    cluster.nodePools[0].capacity: {cpu: "8", memory: 8Gi}
+- name: more-pods
+  override:
+    workloads[0].count: 9
+"""
+
+
+def test_a_sweep_on_a_local_ray_is_the_local_comparison(
+    files: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(files)
+    (files / "grid.yaml").write_text(VARIANTS)
+    command = ["simulate", "tiny.yaml", "--compare", "grid.yaml", "--seed-list", "1,2,3"]
+    # A local Ray of 2 CPUs, without its dashboard, started for the comparison and stopped.
+    assert main([*command, "--ray", "--jobs", "2", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    local = compare(files / "tiny.yaml", files / "grid.yaml", [1, 2, 3], jobs=1).summary
+    assert without_wall_times(found) == without_wall_times(local)
+    logs = [run["eventLogSha256"] for run in found["runs"]]
+    assert len(logs) == 12 and len(set(logs)) == 12  # every run its own, each as made locally
+
+
+def test_ray_is_for_comparisons_and_a_ray_cluster_sizes_itself(
+    files: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(files)
+    assert main(["simulate", "tiny.yaml", "--ray"]) == 1
+    assert capsys.readouterr().err == (
+        "pinnace simulate: --seeds, --seed-list, --jobs and --ray need --compare\n"
+    )
+    command = ["simulate", "tiny.yaml", "--compare", "variants.yaml", "--ray", "10.0.0.1:6379"]
+    assert main([*command, "--jobs", "2"]) == 1
+    assert capsys.readouterr().err == (
+        "pinnace simulate: --jobs sizes a local Ray: a Ray cluster's own CPUs run the runs\n"
+    )

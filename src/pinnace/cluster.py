@@ -147,6 +147,7 @@ class ControlPlane:
             self.client(), options.nodes, codec=self.codec, simulated=options.simulated
         )
         self.server.log_source = self.nodes.read_log
+        self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
         self.scheduler: SchedulerService | None = None
         self.explainer: PodExplainer | None = None

@@ -44,6 +44,7 @@ from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
 from pinnace.apiserver.metrics import MetricsSource
 from pinnace.apiserver.service_allocation import Finish, ServiceAllocations, ServiceNetwork
+from pinnace.apiserver.streams import StreamSource
 from pinnace.apiserver.watching import watch_events
 from pinnace.clock import Clock, Randomness
 from pinnace.store import (
@@ -100,6 +101,8 @@ class APIServer:
         """Set by the node agents: serves pods/log."""
         self.metrics_source: MetricsSource | None = None
         """Set by the node agents: serves metrics.k8s.io."""
+        self.stream_source: StreamSource | None = None
+        """Set by the node agents: serves pods/exec, pods/attach and pods/portforward."""
 
     # --- reads -------------------------------------------------------------------------------
 

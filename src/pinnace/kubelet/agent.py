@@ -28,6 +28,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
+from pinnace.api.streams import Session, StreamError, StreamOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import (
@@ -46,6 +47,7 @@ from pinnace.kubelet.eviction import (
     UsageCeiling,
 )
 from pinnace.kubelet.eviction import REASON as EVICTED
+from pinnace.kubelet.exec import run_exec
 from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
 from pinnace.kubelet.images import NodeImages
@@ -70,6 +72,7 @@ from pinnace.kubelet.runtime import (
     linux_container_resources,
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
+from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, no_sources
 from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
@@ -634,6 +637,21 @@ class NodeAgent:
                 f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
             )
         return container_log(run, options, self.clock)
+
+    # --- streaming ---------------------------------------------------------------------------
+
+    def exec(self, pod: Object, options: StreamOptions) -> Session:
+        """pods/exec, as the kubelet's GetExec: the command runs in the container's shell
+        model (`pinnace.kubelet.exec`) if the container runs."""
+        context = self._exec_context(pod, options.container)
+        return lambda io: run_exec(options.command, context, options.tty, io, self.clock)
+
+    def _exec_context(self, pod: Object, container: str) -> ShellContext:
+        worker = self.workers.get(pod["metadata"].get("uid", ""))
+        context = worker.exec_context(container) if worker else None
+        if context is None:
+            raise StreamError(f'container not found ("{container}")')
+        return context
 
     # --- standalone --------------------------------------------------------------------------
 

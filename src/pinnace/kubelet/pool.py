@@ -48,6 +48,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
+from pinnace.api.streams import Session, StreamError, StreamOptions
 from pinnace.client import Client, Informer
 from pinnace.clock import micro_instant
 from pinnace.kubelet import endpoints
@@ -268,15 +269,29 @@ class NodeAgentPool:
 
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""
-        node = (pod.get("spec") or {}).get("nodeName", "")
-        agent = self.agents.get(node)
-        if node in self._stopped or (agent is not None and not _link(agent).connected):
-            config = (self._stopped.get(node) or self.agents[node]).config
-            raise _kubelet_unreachable(config, pod, container, node in self._stopped)
+        path = f"containerLogs/{_pod_path(pod)}/{container}"
+        agent = self._reachable(pod, path)
         if agent is None:
             name = pod["metadata"]["name"]
             raise status.bad_request(f'container "{container}" in pod "{name}" is not available')
         return agent.read_log(pod, container, options)
+
+    def exec(self, pod: Object, options: StreamOptions) -> Session:
+        """The API server's pods/exec source for every node of the pool."""
+        agent = self._reachable(pod, f"exec/{_pod_path(pod)}/{options.container}")
+        if agent is None:
+            raise StreamError(f'container not found ("{options.container}")')
+        return agent.exec(pod, options)
+
+    def _reachable(self, pod: Object, path: str) -> NodeAgent | None:
+        """The agent of the pod's node; a Status error when the API server cannot reach its
+        kubelet (at `path`), None when the pool has no such node."""
+        node = (pod.get("spec") or {}).get("nodeName", "")
+        agent = self.agents.get(node)
+        if node in self._stopped or (agent is not None and not _link(agent).connected):
+            config = (self._stopped.get(node) or self.agents[node]).config
+            raise _kubelet_unreachable(config, path, node in self._stopped)
+        return agent
 
     # --- faults and changes ------------------------------------------------------------------
 
@@ -572,16 +587,18 @@ def _node_name(pod: Object) -> list[str]:
     return [(pod.get("spec") or {}).get("nodeName") or ""]
 
 
-def _kubelet_unreachable(
-    config: NodeConfig, pod: Object, container: str, stopped: bool
-) -> StatusError:
-    """What kube-apiserver answers when it cannot reach the kubelet for a pod's log: the dial
-    error, as a Status with no reason."""
-    m = pod["metadata"]
+def _kubelet_unreachable(config: NodeConfig, path: str, stopped: bool) -> StatusError:
+    """What kube-apiserver answers when it cannot reach the kubelet at `path` (a pod's log):
+    the dial error, as a Status with no reason."""
     address = f"{config.internal_ip}:{KUBELET_PORT}"
     why = "connect: connection refused" if stopped else "i/o timeout"
-    url = f"https://{address}/containerLogs/{m['namespace']}/{m['name']}/{container}"
+    url = f"https://{address}/{path}"
     return StatusError(500, "", f'Get "{url}": dial tcp {address}: {why}')
+
+
+def _pod_path(pod: Object) -> str:
+    m = pod["metadata"]
+    return f"{m['namespace']}/{m['name']}"
 
 
 def adopted_config(node: Object, index: int) -> NodeConfig:

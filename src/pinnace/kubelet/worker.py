@@ -642,10 +642,8 @@ class PodWorker:
         probers = c.probers or _NO_PROBERS
         try:
             pod_ip = self.pod_ip
-            env = self.host.container_environment(pod, c.name, pod_ip)
-            hostname = (pod.get("spec") or {}).get("hostname") or self.name
             now = self.host.clock.now
-            context = ShellContext(env, self.volumes.filesystem(spec), now, hostname)
+            context = self._shell_context(pod, c.name, spec)
             return _Plan(
                 container_behaviour(pod, c.name, context),
                 hook_run(pod, spec, POST_START, now),
@@ -657,6 +655,25 @@ class PodWorker:
             )
         except (BehaviourError, ConfigError) as e:
             return str(e)
+
+    def _shell_context(
+        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any]
+    ) -> ShellContext:
+        """What container `name`'s commands see: its environment and files."""
+        env = self.host.container_environment(pod, name, self.pod_ip)
+        hostname = (pod.get("spec") or {}).get("hostname") or self.name
+        return ShellContext(env, self.volumes.filesystem(spec), self.host.clock.now, hostname)
+
+    def exec_context(self, name: str) -> ShellContext | None:
+        """What a command exec'd in container `name` sees; None unless it runs."""
+        for c in self.inits + self.apps:
+            if c.name == name and c.current is not None and c.current.ended is None:
+                pod = self.read_pod()
+                try:
+                    return self._shell_context(pod, name, _container_specs(pod).get(name) or {})
+                except ConfigError:
+                    return None
+        return None
 
     def _use_plan(self, c: ContainerRecord, plan: _Plan) -> None:
         c.pre_stop = plan.pre_stop

@@ -156,6 +156,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if not self._answered_early:
             super().on_message_complete()
 
+    def _unsupported_upgrade_warning(self) -> None:
+        """An upgrade other than WebSocket's (kubectl's SPDY fallback) is answered as a plain
+        request (`streaming.refuse`), without uvicorn's warning for each."""
+
     def _start_header_deadline(self) -> None:
         self._stop_header_deadline()
         self._header_deadline = self.loop.call_later(self.read_header_timeout, self._too_slow)

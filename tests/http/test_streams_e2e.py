@@ -1,0 +1,79 @@
+"""The streaming subresources through `pinnace up`, as users meet them: real kubectl (which
+speaks WebSocket v5.channel.k8s.io) and the Python client's `stream()` (v4.channel.k8s.io)
+running commands in a simulated busybox container."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client, config
+from kubernetes.stream import stream
+from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-streams"), flags=("--nodes", "1"))
+    running.ok("run", "box", "--image=busybox", "--env=GREETING=hello", "--", "sleep", "1d")
+    running.ok("wait", "--for=condition=Ready", "pod/box", "--timeout=30s")
+    yield running
+    stop(running)
+
+
+@pytest.fixture(scope="module")
+def core(cluster: Cluster) -> client.CoreV1Api:
+    return client.CoreV1Api(config.new_client_from_config(str(cluster.kubeconfig)))
+
+
+def test_kubectl_exec_prints_output_and_exits_with_the_commands_status(cluster: Cluster) -> None:
+    assert cluster.ok("exec", "box", "--", "printenv", "HOSTNAME") == "box\n"
+    failed = cluster.kubectl("exec", "box", "--", "false")
+    assert (failed.returncode, failed.stderr) == (1, "command terminated with exit code 1\n")
+    script = "echo $GREETING $KUBERNETES_SERVICE_HOST; frobnicate; exit 3"
+    done = cluster.kubectl("exec", "box", "--", "sh", "-c", script)
+    assert (done.returncode, done.stdout) == (3, "hello 10.96.0.1\n")
+    assert done.stderr == "sh: frobnicate: not found\ncommand terminated with exit code 3\n"
+
+
+def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None:
+    done = cluster.kubectl("exec", "-i", "box", "--", "sh", stdin="X=4\necho $X\nexit $X\n")
+    assert (done.returncode, done.stdout) == (4, "4\n")
+
+
+def test_kubectl_exec_errors_are_kube_apiservers(cluster: Cluster) -> None:
+    missing = cluster.kubectl("exec", "nope", "--", "true")
+    assert missing.stderr == 'Error from server (NotFound): pods "nope" not found\n'
+    wrong = cluster.kubectl("exec", "box", "-c", "db", "--", "true")
+    assert wrong.stderr == "Error from server (BadRequest): container db is not valid for pod box\n"
+    cluster.ok("run", "done", "--image=busybox", "--restart=Never", "--", "true")
+    eventually(
+        lambda: cluster.ok("get", "pod", "done", "-o=jsonpath={.status.phase}") == "Succeeded"
+    )
+    finished = cluster.kubectl("exec", "done", "--", "true")
+    assert finished.stderr == (
+        "error: cannot exec into a container in a completed pod; current phase is Succeeded\n"
+    )
+
+
+def test_the_python_clients_stream_runs_commands_and_reads_their_exit_code(
+    core: client.CoreV1Api,
+) -> None:
+    exec_ = core.connect_get_namespaced_pod_exec
+    out = stream(exec_, "box", "default", command=["echo", "hi"], stderr=True, stdout=True)
+    assert out == "hi\n"
+    shell = stream(
+        exec_,
+        "box",
+        "default",
+        command=["sh"],
+        stdin=True,
+        stdout=True,
+        stderr=True,
+        tty=False,
+        _preload_content=False,
+    )
+    shell.write_stdin("echo $HOSTNAME\nexit 7\n")
+    shell.run_forever(timeout=10)
+    assert (shell.read_stdout(), shell.returncode) == ("box\n", 7)

@@ -1,0 +1,94 @@
+"""Commands exec'd in a simulated container (`kubectl exec`), on the virtual clock: what they
+print and when, their exit status, and an interactive shell on stdin with or without a tty."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from pinnace.api.streams import STDERR, STDOUT
+from pinnace.clock import VirtualClock
+from pinnace.kubelet.exec import run_exec
+from pinnace.kubelet.shell import ShellContext
+from pinnace.kubelet.volumes import Filesystem
+
+
+class Terminal:
+    """A session's streams: stdin given up front, what is written kept with the time."""
+
+    def __init__(self, clock: VirtualClock, stdin: Sequence[bytes] = ()) -> None:
+        self.clock = clock
+        self.stdin = list(stdin)
+        self.written: list[tuple[float, int, bytes]] = []
+        self.start = clock.now()
+
+    async def read(self) -> bytes:
+        return self.stdin.pop(0) if self.stdin else b""
+
+    async def write(self, stream: int, data: bytes) -> None:
+        self.written.append((self.clock.now() - self.start, stream, data))
+
+    def text(self, stream: int = STDOUT) -> str:
+        return b"".join(d for _, s, d in self.written if s == stream).decode()
+
+
+@pytest.fixture
+def clock() -> Iterator[VirtualClock]:
+    with VirtualClock() as clock:
+        yield clock
+
+
+def context() -> ShellContext:
+    return ShellContext({"GREETING": "hello"}, Filesystem(), hostname="web-0")
+
+
+def run(
+    clock: VirtualClock, argv: list[str], stdin: Sequence[bytes] = (), tty: bool = False
+) -> tuple[int, Terminal]:
+    terminal = Terminal(clock, stdin)
+    code = clock.run(run_exec(argv, context(), tty, terminal, clock))
+    return code, terminal
+
+
+def test_a_program_prints_on_stdout_and_exits_with_its_status(clock: VirtualClock) -> None:
+    assert run(clock, ["printenv", "HOSTNAME"])[1].text() == "web-0\n"
+    assert run(clock, ["false"])[0] == 1
+    code, out = run(clock, ["sh", "-c", "echo $GREETING; exit 3"])
+    assert (code, out.text()) == (3, "hello\n")
+
+
+def test_an_unknown_program_is_not_found_as_busybox_sh_says(clock: VirtualClock) -> None:
+    code, out = run(clock, ["sh", "-c", "frobnicate --now; echo after $?"])
+    assert code == 0
+    assert out.text(STDERR) == "sh: frobnicate: not found\n"
+    assert out.text() == "after 127\n"
+    assert run(clock, ["frobnicate"])[0] == 127
+
+
+def test_output_comes_when_the_clock_says_it_is_printed(clock: VirtualClock) -> None:
+    code, out = run(clock, ["sh", "-c", "echo a; sleep 2; echo b; sleep 1"])
+    assert code == 0
+    assert [(t, d) for t, _, d in out.written] == [(0, b"a\n"), (2, b"b\n")]
+    assert clock.now() - out.start == 3
+
+
+def test_sh_reads_its_commands_from_stdin_until_exit(clock: VirtualClock) -> None:
+    code, out = run(clock, ["sh"], [b"X=1\necho $X $HOSTNAME\n", b"exit 4\necho never\n"])
+    assert (code, out.text()) == (4, "1 web-0\n")
+    # Without stdin, sh reads nothing and ends at once.
+    code, out = run(clock, ["sh"])
+    assert (code, out.written) == (0, [])
+
+
+def test_a_tty_echoes_what_is_typed_with_a_prompt_and_crlf(clock: VirtualClock) -> None:
+    keys = [b"echo hx\x7fi\r", b"cat /nope\r", b"ab\x03", b"exit 2\r"]
+    code, out = run(clock, ["sh"], keys, tty=True)
+    assert code == 2
+    assert out.text() == (
+        "/ # echo hx\b \bi\r\nhi\r\n"
+        "/ # cat /nope\r\ncat: can't open '/nope': No such file or directory\r\n"
+        "/ # ab^C\r\n"
+        "/ # exit 2\r\n"
+    )
+    assert out.text(STDERR) == ""  # one terminal

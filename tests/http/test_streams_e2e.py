@@ -77,3 +77,34 @@ def test_the_python_clients_stream_runs_commands_and_reads_their_exit_code(
     shell.write_stdin("echo $HOSTNAME\nexit 7\n")
     shell.run_forever(timeout=10)
     assert (shell.read_stdout(), shell.returncode) == ("box\n", 7)
+
+
+def test_kubectl_run_i_attaches_prints_what_follows_and_deletes_the_pod(cluster: Cluster) -> None:
+    script = "sleep 1; echo hi; exit 2"
+    done = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "once", "--", "sh", "-c", script
+    )
+    assert (done.returncode, done.stdout) == (2, 'hi\npod "once" deleted\n')
+    assert cluster.kubectl("get", "pod", "once").returncode == 1
+
+
+def test_attach_streams_the_containers_lines_as_they_come(
+    cluster: Cluster, core: client.CoreV1Api
+) -> None:
+    ticking = "while true; do echo tick; sleep 1; done"
+    cluster.ok("run", "ticker", "--image=busybox", "--", "sh", "-c", ticking)
+    cluster.ok("wait", "--for=condition=Ready", "pod/ticker", "--timeout=30s")
+    attached = stream(
+        core.connect_get_namespaced_pod_attach,
+        "ticker",
+        "default",
+        stdout=True,
+        stderr=True,
+        _preload_content=False,
+    )
+    seen = ""
+    while seen.count("tick\n") < 2:
+        attached.update(timeout=5)
+        seen += attached.read_stdout()
+    attached.close()
+    assert set(seen.splitlines()) == {"tick"}

@@ -9,7 +9,8 @@ import pytest
 
 from pinnace.api.streams import STDERR, STDOUT
 from pinnace.clock import VirtualClock
-from pinnace.kubelet.exec import run_exec
+from pinnace.kubelet.exec import Attached, run_attach, run_exec
+from pinnace.kubelet.runtime import ContainerStatus, Ended
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.volumes import Filesystem
 
@@ -92,3 +93,28 @@ def test_a_tty_echoes_what_is_typed_with_a_prompt_and_crlf(clock: VirtualClock) 
         "/ # exit 2\r\n"
     )
     assert out.text(STDERR) == ""  # one terminal
+
+
+def test_attach_streams_the_lines_printed_from_then_on_until_the_container_exits(
+    clock: VirtualClock,
+) -> None:
+    run = ContainerStatus(0, "app", "busybox", "", clock.now(), log=[(clock.now(), "before")])
+
+    def later(line: str) -> None:
+        run.print([(clock.now(), line)])
+
+    clock.call_later(1.5, later, "one")
+    clock.call_later(3.5, later, "two")
+    clock.call_later(3.6, lambda: setattr(run, "ended", Ended(clock.now(), 0, "Completed")))
+    terminal = Terminal(clock)
+    attached = Attached(run, ["sh", "-c", "..."], context())
+    assert clock.run(run_attach(attached, False, False, terminal, clock)) == 0
+    assert [(t, d) for t, _, d in terminal.written] == [(2, b"one\n"), (4, b"two\n")]
+
+
+def test_attach_with_stdin_to_a_bare_shell_runs_what_is_typed(clock: VirtualClock) -> None:
+    run = ContainerStatus(0, "app", "busybox", "", clock.now())
+    terminal = Terminal(clock, [b"\r", b"echo $HOSTNAME\r", b"exit\r"])
+    attached = Attached(run, ["sh"], context())
+    assert clock.run(run_attach(attached, True, True, terminal, clock)) == 0
+    assert terminal.text() == "\r\n/ # echo $HOSTNAME\r\nweb-0\r\n/ # exit\r\n"

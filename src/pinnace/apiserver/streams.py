@@ -18,10 +18,13 @@ if TYPE_CHECKING:
 
 
 class StreamSource(Protocol):
-    """The node agents' side, as the kubelet's GetExec: raises StreamError (or a Status error
-    when the API server cannot reach the node) when the node cannot serve it."""
+    """The node agents' side, as the kubelet's GetExec and GetAttach: each raises StreamError
+    (or a Status error when the API server cannot reach the node) when the node cannot serve
+    it."""
 
     def exec(self, pod: Object, options: StreamOptions) -> Session: ...
+
+    def attach(self, pod: Object, options: StreamOptions) -> Session: ...
 
 
 async def stream_pod(

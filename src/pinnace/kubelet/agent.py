@@ -47,7 +47,7 @@ from pinnace.kubelet.eviction import (
     UsageCeiling,
 )
 from pinnace.kubelet.eviction import REASON as EVICTED
-from pinnace.kubelet.exec import run_exec
+from pinnace.kubelet.exec import run_attach, run_exec
 from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
 from pinnace.kubelet.images import NodeImages
@@ -645,6 +645,17 @@ class NodeAgent:
         model (`pinnace.kubelet.exec`) if the container runs."""
         context = self._exec_context(pod, options.container)
         return lambda io: run_exec(options.command, context, options.tty, io, self.clock)
+
+    def attach(self, pod: Object, options: StreamOptions) -> Session:
+        """pods/attach, as the kubelet's GetAttach: the container's output from now on."""
+        worker = self.workers.get(pod["metadata"].get("uid", ""))
+        attached = worker.attach_target(options.container) if worker else None
+        if attached is None:
+            m = pod["metadata"]
+            full_name = f"{m['name']}_{m['namespace']}"
+            raise StreamError(f"container {options.container} not found in pod {full_name}")
+        stdin, tty = options.stdin, options.tty
+        return lambda io: run_attach(attached, stdin, tty, io, self.clock)
 
     def _exec_context(self, pod: Object, container: str) -> ShellContext:
         worker = self.workers.get(pod["metadata"].get("uid", ""))

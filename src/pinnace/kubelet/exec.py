@@ -11,6 +11,11 @@ with its environment and files.
   terminal makes it: a prompt (`/ # `), what is typed echoed back, backspace, Ctrl-C
   (abandons the line) and Ctrl-D (ends the shell on an empty line), and output lines ending
   in CR LF.
+
+Attaching (CRI's Attach, for pods/attach and `kubectl run -i`) streams what the container
+prints from then on, its log lines as they come, until it exits. A container whose command
+is a bare shell (`kubectl run -it --image=busybox box -- sh`) reads what is typed when the
+session has stdin: the shell model runs it as above, in the container's environment.
 """
 
 from __future__ import annotations
@@ -18,10 +23,13 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pinnace.api.streams import STDOUT, StreamIO
 from pinnace.clock import Clock
 from pinnace.kubelet.commands import SHELLS
+from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS
+from pinnace.kubelet.runtime import ContainerStatus
 from pinnace.kubelet.shell import ExecShell, ShellContext
 
 PROMPT = "/ # "
@@ -64,15 +72,25 @@ class _Output:
             self.sent_at = seconds
 
 
+@dataclass(frozen=True)
+class Attached:
+    """A running container as an attach session finds it."""
+
+    run: ContainerStatus
+    argv: Sequence[str]
+    """Its command and args."""
+    context: ShellContext
+
+
 async def run_exec(
     argv: Sequence[str], context: ShellContext, tty: bool, io: StreamIO, clock: Clock
 ) -> int:
     """Run `argv` in the container; its exit status."""
     output = _Output(io, clock, tty)
     shell = ExecShell(context, output.sink)
-    program = argv[0].rsplit("/", 1)[-1] if argv else ""
-    if program in SHELLS and all(a in ("-i", "-l", "-s") for a in argv[1:]):
+    if _bare_shell(argv):
         return await _interactive(shell, output, io, tty)
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
     if program in SHELLS and len(argv) >= 3 and argv[1] == "-c":
         running = shell.run_script(argv[2])
     else:
@@ -84,10 +102,37 @@ async def run_exec(
     return shell.status
 
 
-async def _interactive(shell: ExecShell, output: _Output, io: StreamIO, tty: bool) -> int:
-    """A shell reading its commands from stdin."""
+async def run_attach(attached: Attached, stdin: bool, tty: bool, io: StreamIO, clock: Clock) -> int:
+    """Attach to the container until it exits (or, for a shell given stdin, until that
+    ends); 0, as the kubelet reports any attach that ended (the container's exit is its own)."""
+    output = _Output(io, clock, tty)
+    if stdin and _bare_shell(attached.argv):
+        # Its prompt went out before the client came: kubectl asks the user to press enter.
+        await _interactive(ExecShell(attached.context, output.sink), output, io, tty, False)
+        return 0
+    run, sent = attached.run, len(attached.run.log)
+    while True:
+        ended = run.ended is not None
+        lines, sent = run.log[sent:], len(run.log)
+        if lines:
+            await output.write(STDOUT, "".join(line + "\n" for _, line in lines))
+        if ended:
+            return 0
+        await clock.sleep(FOLLOW_POLL_SECONDS)
+
+
+def _bare_shell(argv: Sequence[str]) -> bool:
+    """A shell that reads its commands from stdin."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    return program in SHELLS and all(a in ("-i", "-l", "-s") for a in argv[1:])
+
+
+async def _interactive(
+    shell: ExecShell, output: _Output, io: StreamIO, tty: bool, prompt: bool = True
+) -> int:
+    """A shell reading its commands from stdin (its first prompt shown if `prompt`)."""
     line = ""
-    if tty:
+    if tty and prompt:
         await output.write(STDOUT, PROMPT)
     while True:
         data = (await io.read()).decode(errors="replace")

@@ -283,6 +283,15 @@ class NodeAgentPool:
             raise StreamError(f'container not found ("{options.container}")')
         return agent.exec(pod, options)
 
+    def attach(self, pod: Object, options: StreamOptions) -> Session:
+        """The API server's pods/attach source for every node of the pool."""
+        agent = self._reachable(pod, f"attach/{_pod_path(pod)}/{options.container}")
+        if agent is None:
+            m = pod["metadata"]
+            full_name = f"{m['name']}_{m['namespace']}"
+            raise StreamError(f"container {options.container} not found in pod {full_name}")
+        return agent.attach(pod, options)
+
     def _reachable(self, pod: Object, path: str) -> NodeAgent | None:
         """The agent of the pod's node; a Status error when the API server cannot reach its
         kubelet (at `path`), None when the pool has no such node."""

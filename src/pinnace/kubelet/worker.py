@@ -47,9 +47,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time, parse_time
-from pinnace.kubelet.behaviour import BehaviourError, ContainerBehaviour, container_behaviour
-from pinnace.kubelet.environment import ConfigError
+from pinnace.kubelet.behaviour import (
+    BehaviourError,
+    ContainerBehaviour,
+    container_argv,
+    container_behaviour,
+)
+from pinnace.kubelet.environment import ConfigError, expand_command
 from pinnace.kubelet.eviction_storage import has_storage_limit
+from pinnace.kubelet.exec import Attached
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
 from pinnace.kubelet.image_service import (
     ERR_IMAGE_NEVER_PULL,
@@ -666,13 +672,20 @@ class PodWorker:
 
     def exec_context(self, name: str) -> ShellContext | None:
         """What a command exec'd in container `name` sees; None unless it runs."""
+        attached = self.attach_target(name)
+        return attached.context if attached is not None else None
+
+    def attach_target(self, name: str) -> Attached | None:
+        """Container `name`'s run, its command and what that sees; None unless it runs."""
         for c in self.inits + self.apps:
             if c.name == name and c.current is not None and c.current.ended is None:
                 pod = self.read_pod()
                 try:
-                    return self._shell_context(pod, name, _container_specs(pod).get(name) or {})
+                    context = self._shell_context(pod, name, _container_specs(pod).get(name) or {})
                 except ConfigError:
                     return None
+                argv = expand_command(container_argv(pod, name), context.environment)
+                return Attached(c.current, argv, context)
         return None
 
     def _use_plan(self, c: ContainerRecord, plan: _Plan) -> None:

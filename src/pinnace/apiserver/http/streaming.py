@@ -1,5 +1,5 @@
-"""The streaming subresources over WebSockets: pods/exec (and, through the same channels,
-pods/attach), as kube-apiserver v1.32 serves them.
+"""The streaming subresources over WebSockets: pods/exec and pods/attach, as kube-apiserver
+v1.32 serves them.
 
 - A client offering `v5.channel.k8s.io` (kubectl 1.30+) is served by kube-apiserver's own
   stream translator (TranslateStreamCloseWebsocketRequests): the upgrade succeeds once the
@@ -51,7 +51,7 @@ from pinnace.apiserver.streams import source, stream_pod
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
 
-STREAMING = ("exec",)
+STREAMING = ("exec", "attach")
 """The subresources of pods served here."""
 SPDY_NOT_SERVED = (
     "unable to upgrade: Pinnace serves streams over WebSockets only "
@@ -78,7 +78,7 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
         raise status.bad_request(
             "WebSocket requests are served for pods/exec, pods/attach and pods/portforward only"
         )
-    options = _options(query)
+    options = _options(query, target.subresource)
     pod, container = await stream_pod(server, target.namespace, target.name, options.container)
     options = dataclasses.replace(options, container=container)
     protocol = negotiate(ws.subprotocols, REMOTE_COMMAND, translated=True)
@@ -92,8 +92,10 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
     translated = protocol == V5
     if translated:
         await _open(ws, framing, options)
+    node = source(server)
+    start = node.exec if target.subresource == "exec" else node.attach
     try:
-        session: Session | Status = source(server).exec(pod, options)
+        session: Session | Status = start(pod, options)
     except StreamError as e:
         if not translated:
             raise Refused(str(e)) from None
@@ -122,18 +124,18 @@ async def refuse(server: APIServer, request: Request, target: ResourceTarget) ->
     first (a missing pod or container is what the client should hear of), then 400."""
     if request.method not in ("GET", "POST"):
         raise method_not_allowed()
-    options = _options(request.query)
+    options = _options(request.query, target.subresource)
     await stream_pod(server, target.namespace, target.name, options.container)
     raise status.bad_request(SPDY_NOT_SERVED)
 
 
-def _options(query: Query) -> StreamOptions:
-    """PodExecOptions from the query, as kube-apiserver converts it (booleans as Go's
-    query conversion reads them: anything but 0 and false is true)."""
+def _options(query: Query, subresource: str) -> StreamOptions:
+    """PodExecOptions or PodAttachOptions from the query, as kube-apiserver converts them
+    (booleans as Go's query conversion reads them: anything but 0 and false is true)."""
     tty = bool(params.go_bool(query, "tty"))
     return StreamOptions(
         container=params.first(query, "container") or "",
-        command=tuple(query.get("command") or ()),
+        command=tuple(query.get("command") or ()) if subresource == "exec" else (),
         stdin=bool(params.go_bool(query, "stdin")),
         stdout=bool(params.go_bool(query, "stdout")),
         # The kubelet drops stderr with a tty: the terminal is one stream.

@@ -9,7 +9,14 @@ import json
 from typing import Any
 
 from pinnace.api import catalog
-from pinnace.api.streams import STDOUT, Session, StreamError, StreamIO, StreamOptions
+from pinnace.api.streams import (
+    STDOUT,
+    Forward,
+    Session,
+    StreamError,
+    StreamIO,
+    StreamOptions,
+)
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
 from pinnace.apiserver.server import APIServer
@@ -41,6 +48,15 @@ class Echo:
             return int(options.command[-1])
 
         return session
+
+    def port_forward(self, pod: dict[str, Any], port: int) -> Forward:
+        if port != 80:
+            raise StreamError(f"nothing on {port}")
+
+        async def forward(io: StreamIO) -> None:
+            await io.write(STDOUT, b"answer to " + await io.read())
+
+        return forward
 
 
 async def exchange(
@@ -165,3 +181,23 @@ def test_a_node_that_cannot_start_it_answers_by_protocol() -> None:
         500,
         'Internal error occurred: unable to upgrade connection: container not found ("app")',
     )
+
+
+def test_the_python_clients_port_forward_has_a_data_and_an_error_channel_per_port() -> None:
+    path = EXEC.replace("exec", "portforward")
+    sent = serve(Echo(), "ports=80,81", ["v4.channel.k8s.io"], [b"\x00GET /"], path=path)
+    assert sent[0] == {"type": "websocket.accept", "subprotocol": "v4.channel.k8s.io"}
+    received = messages(sent)
+    assert received[:4] == [b"\x00\x50\x00", b"\x01\x50\x00", b"\x02\x51\x00", b"\x03\x51\x00"]
+    assert b"\x00answer to GET /" in received
+    (refusal,) = [m for m in received[4:] if m[:1] == b"\x03"]  # type: ignore[index]
+    # The kubelet names the pod by its sandbox (here its uid).
+    assert refusal.startswith(b"\x03error forwarding port 81 to pod ")  # type: ignore[union-attr]
+    assert refusal.endswith(b", uid : nothing on 81")  # type: ignore[union-attr]
+    assert sent[-1] == {"type": "websocket.close", "code": 1000}
+
+
+def test_port_forward_without_ports_is_the_kubelets_plain_400() -> None:
+    path = EXEC.replace("exec", "portforward")
+    status, body = refusal(serve(Echo(), "", ["v4.channel.k8s.io"], path=path))
+    assert (status, body) == (400, b'query parameter "port" is required')

@@ -1,15 +1,19 @@
 """The streaming subresources through `pinnace up`, as users meet them: real kubectl (which
-speaks WebSocket v5.channel.k8s.io) and the Python client's `stream()` (v4.channel.k8s.io)
-running commands in a simulated busybox container."""
+speaks WebSocket v5.channel.k8s.io, and tunnels SPDY through a WebSocket for port-forward)
+and the Python client's `stream()` and `portforward()` (v4.channel.k8s.io), on simulated
+busybox and nginx containers."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
 from kubernetes import client, config
-from kubernetes.stream import stream
-from tests.http.conftest import Cluster, launch, stop
+from kubernetes.stream import portforward, stream
+from tests.http.conftest import KUBECTL, Cluster, launch, stop
 from tests.support import eventually
 
 
@@ -17,7 +21,8 @@ from tests.support import eventually
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     running = launch(tmp_path_factory.mktemp("pinnace-streams"), flags=("--nodes", "1"))
     running.ok("run", "box", "--image=busybox", "--env=GREETING=hello", "--", "sleep", "1d")
-    running.ok("wait", "--for=condition=Ready", "pod/box", "--timeout=30s")
+    running.ok("run", "web", "--image=nginx:1.27")
+    running.ok("wait", "--for=condition=Ready", "pod/box", "pod/web", "--timeout=30s")
     yield running
     stop(running)
 
@@ -108,3 +113,42 @@ def test_attach_streams_the_containers_lines_as_they_come(
         seen += attached.read_stdout()
     attached.close()
     assert set(seen.splitlines()) == {"tick"}
+
+
+def test_kubectl_port_forward_reaches_nginxs_welcome_page(cluster: Cluster) -> None:
+    forwarding = subprocess.Popen(
+        [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "port-forward", "pod/web", "0:80"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert forwarding.stdout is not None
+        first = forwarding.stdout.readline()
+        port = re.search(r"127\.0\.0\.1:(\d+) -> 80", first)
+        assert port, first
+        with urllib.request.urlopen(f"http://127.0.0.1:{port.group(1)}/", timeout=10) as page:
+            assert page.status == 200
+            assert "<h1>Welcome to nginx!</h1>" in page.read().decode()
+    finally:
+        forwarding.terminate()
+        forwarding.communicate(timeout=10)
+
+
+def test_the_python_clients_portforward_answers_http_and_reports_a_closed_port(
+    core: client.CoreV1Api,
+) -> None:
+    pods = core.connect_get_namespaced_pod_portforward
+    web = portforward(pods, "web", "default", ports="80").socket(80)
+    web.setblocking(True)
+    web.sendall(b"GET / HTTP/1.1\r\nHost: web\r\n\r\n")
+    answer = b"".join(iter(lambda: web.recv(4096), b""))
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and b"<h1>Welcome to nginx!</h1>" in answer
+    # box runs busybox, which listens nowhere: the connection is refused, as containerd says.
+    refused = portforward(pods, "box", "default", ports="80")
+    connection = refused.socket(80)
+    connection.setblocking(True)
+    assert connection.recv(1) == b""
+    error = refused.error(80)
+    assert error.startswith("error forwarding port 80 to pod ")
+    assert error.endswith("connect: connection refused ")

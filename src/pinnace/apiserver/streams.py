@@ -11,20 +11,22 @@ from typing import TYPE_CHECKING, Protocol
 
 from pinnace.api import catalog, status
 from pinnace.api.objects import Object
-from pinnace.api.streams import Session, StreamError, StreamOptions
+from pinnace.api.streams import Forward, Session, StreamError, StreamOptions
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
 
 
 class StreamSource(Protocol):
-    """The node agents' side, as the kubelet's GetExec and GetAttach: each raises StreamError
-    (or a Status error when the API server cannot reach the node) when the node cannot serve
-    it."""
+    """The node agents' side, as the kubelet's GetExec, GetAttach and CRI's PortForward: each
+    raises StreamError (or a Status error when the API server cannot reach the node) when
+    the node cannot serve it."""
 
     def exec(self, pod: Object, options: StreamOptions) -> Session: ...
 
     def attach(self, pod: Object, options: StreamOptions) -> Session: ...
+
+    def port_forward(self, pod: Object, port: int) -> Forward: ...
 
 
 async def stream_pod(

@@ -28,7 +28,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
-from pinnace.api.streams import Session, StreamError, StreamOptions
+from pinnace.api.streams import Forward, Session, StreamError, StreamOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
 from pinnace.kubelet.config import (
@@ -53,6 +53,7 @@ from pinnace.kubelet.gc import NodeGC
 from pinnace.kubelet.images import NodeImages
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIPs
+from pinnace.kubelet.listeners import refused, serve_http
 from pinnace.kubelet.logs import container_log
 from pinnace.kubelet.node_lease import NodeLease
 from pinnace.kubelet.node_status import (
@@ -656,6 +657,16 @@ class NodeAgent:
             raise StreamError(f"container {options.container} not found in pod {full_name}")
         stdin, tty = options.stdin, options.tty
         return lambda io: run_attach(attached, stdin, tty, io, self.clock)
+
+    def port_forward(self, pod: Object, port: int) -> Forward:
+        """One connection of pods/portforward to `port`, as CRI's PortForward: to what the
+        pod's running containers listen on there (`pinnace.kubelet.listeners`)."""
+        uid = pod["metadata"].get("uid", "")
+        worker = self.workers.get(uid)
+        spec = worker.listener(port) if worker else None
+        if spec is None:
+            raise StreamError(refused(uid, port))
+        return lambda io: serve_http(io, spec, port, self.clock.now())
 
     def _exec_context(self, pod: Object, container: str) -> ShellContext:
         worker = self.workers.get(pod["metadata"].get("uid", ""))

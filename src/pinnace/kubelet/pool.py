@@ -48,13 +48,14 @@ from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
-from pinnace.api.streams import Session, StreamError, StreamOptions
+from pinnace.api.streams import Forward, Session, StreamError, StreamOptions
 from pinnace.client import Client, Informer
 from pinnace.clock import micro_instant
 from pinnace.kubelet import endpoints
 from pinnace.kubelet.agent import NODES, PODS, SERVICES, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
 from pinnace.kubelet.link import Link
+from pinnace.kubelet.listeners import refused
 from pinnace.kubelet.node_status import KUBELET_PORT
 from pinnace.kubelet.sources import SourceInformers, SourceKind
 from pinnace.kubelet.summary import NodeSummaries
@@ -291,6 +292,13 @@ class NodeAgentPool:
             full_name = f"{m['name']}_{m['namespace']}"
             raise StreamError(f"container {options.container} not found in pod {full_name}")
         return agent.attach(pod, options)
+
+    def port_forward(self, pod: Object, port: int) -> Forward:
+        """The API server's pods/portforward source for every node of the pool."""
+        agent = self._reachable(pod, f"portForward/{_pod_path(pod)}")
+        if agent is None:
+            raise StreamError(refused(pod["metadata"].get("uid", ""), port))
+        return agent.port_forward(pod, port)
 
     def _reachable(self, pod: Object, path: str) -> NodeAgent | None:
         """The agent of the pod's node; a Status error when the API server cannot reach its

@@ -68,6 +68,7 @@ from pinnace.kubelet.image_service import (
 )
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIP, PodIPs
+from pinnace.kubelet.listeners import listens
 from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
     CRASH_LOOP_BACK_OFF,
@@ -674,6 +675,14 @@ class PodWorker:
         """What a command exec'd in container `name` sees; None unless it runs."""
         attached = self.attach_target(name)
         return attached.context if attached is not None else None
+
+    def listener(self, port: int) -> Mapping[str, Any] | None:
+        """The spec of the running container that listens on `port`, if one does."""
+        pod = self.read_pod()
+        for name, spec in _container_specs(pod).items():
+            if listens(spec, port) and self.attach_target(name) is not None:
+                return spec
+        return None
 
     def attach_target(self, name: str) -> Attached | None:
         """Container `name`'s run, its command and what that sees; None unless it runs."""

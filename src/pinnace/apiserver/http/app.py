@@ -34,7 +34,7 @@ from pinnace.apiserver.http.responses import (
     status_response,
 )
 from pinnace.apiserver.http.routes import Discovery, method_not_allowed, not_found, route
-from pinnace.apiserver.http.websocket import WebSocket
+from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Randomness
 from pinnace.store import StorageError
@@ -179,7 +179,7 @@ class APIApp:
             await streaming.serve(self.server, ws, request.query, target)
         except StatusError as e:
             await _refuse(ws, status_response(e))
-        except streaming.Refused as e:
+        except Refused as e:
             await _refuse(ws, e.response())
         except (StorageError, OSError):  # the store, or the client gone: nothing to tell it
             await ws.close(1011)

@@ -1,5 +1,5 @@
 """The streaming subresources over WebSockets: pods/exec and pods/attach, as kube-apiserver
-v1.32 serves them.
+v1.32 serves them, and pods/portforward (`portforward`).
 
 - A client offering `v5.channel.k8s.io` (kubectl 1.30+) is served by kube-apiserver's own
   stream translator (TranslateStreamCloseWebsocketRequests): the upgrade succeeds once the
@@ -31,7 +31,7 @@ from pinnace.api.streams import (
     StreamError,
     StreamOptions,
 )
-from pinnace.apiserver.http import params
+from pinnace.apiserver.http import params, portforward
 from pinnace.apiserver.http.channels import (
     REMOTE_COMMAND,
     STREAM_CLOSE,
@@ -43,15 +43,15 @@ from pinnace.apiserver.http.channels import (
     negotiate,
 )
 from pinnace.apiserver.http.request import Query, Request
-from pinnace.apiserver.http.responses import TEXT_PLAIN, Response
+from pinnace.apiserver.http.responses import Response
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
-from pinnace.apiserver.http.websocket import WebSocket
+from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.streams import source, stream_pod
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
 
-STREAMING = ("exec", "attach")
+STREAMING = ("exec", "attach", "portforward")
 """The subresources of pods served here."""
 SPDY_NOT_SERVED = (
     "unable to upgrade: Pinnace serves streams over WebSockets only "
@@ -65,19 +65,16 @@ def is_streaming(target: ResourceTarget) -> bool:
     return not kind.group and kind.plural == "pods" and target.subresource in STREAMING
 
 
-class Refused(Exception):
-    """The kubelet answered the upgrade with an error of its own: HTTP 500, plain text."""
-
-    def response(self) -> Response:
-        return Response(500, str(self.args[0]).encode(), TEXT_PLAIN)
-
-
 async def serve(server: APIServer, ws: WebSocket, query: Query, target: ResourceTarget) -> None:
     """A WebSocket request for `target`, one of the streaming subresources."""
     if not is_streaming(target):
         raise status.bad_request(
             "WebSocket requests are served for pods/exec, pods/attach and pods/portforward only"
         )
+    if target.subresource == "portforward":
+        pod, _ = await stream_pod(server, target.namespace, target.name, None)
+        await portforward.serve(server, ws, query, pod)
+        return
     options = _options(query, target.subresource)
     pod, container = await stream_pod(server, target.namespace, target.name, options.container)
     options = dataclasses.replace(options, container=container)
@@ -98,7 +95,7 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
         session: Session | Status = start(pod, options)
     except StreamError as e:
         if not translated:
-            raise Refused(str(e)) from None
+            raise Refused(str(e), 500) from None
         session = internal_error(f"unable to upgrade connection: {e}")
     except StatusError as e:  # the node cannot be reached
         if not translated:
@@ -124,8 +121,12 @@ async def refuse(server: APIServer, request: Request, target: ResourceTarget) ->
     first (a missing pod or container is what the client should hear of), then 400."""
     if request.method not in ("GET", "POST"):
         raise method_not_allowed()
-    options = _options(request.query, target.subresource)
-    await stream_pod(server, target.namespace, target.name, options.container)
+    if target.subresource == "portforward":
+        portforward.ports(request.query)
+        await stream_pod(server, target.namespace, target.name, None)
+    else:
+        options = _options(request.query, target.subresource)
+        await stream_pod(server, target.namespace, target.name, options.container)
     raise status.bad_request(SPDY_NOT_SERVED)
 
 

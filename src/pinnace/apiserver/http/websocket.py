@@ -8,10 +8,22 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pinnace.apiserver.http.bodies import Receive
-from pinnace.apiserver.http.responses import Response
+from pinnace.apiserver.http.responses import TEXT_PLAIN, Response
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Message = bytes | str
+
+
+class Refused(Exception):
+    """The kubelet answered the upgrade with an error of its own, in plain text, which
+    kube-apiserver's proxy relays as it is."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+    def response(self) -> Response:
+        return Response(self.code, str(self.args[0]).encode(), TEXT_PLAIN)
 
 
 class WebSocket:

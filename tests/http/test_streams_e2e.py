@@ -42,6 +42,14 @@ def test_kubectl_exec_prints_output_and_exits_with_the_commands_status(cluster: 
     assert done.stderr == "sh: frobnicate: not found\ncommand terminated with exit code 3\n"
 
 
+def test_kubectl_cp_copies_the_containers_files_out(cluster: Cluster) -> None:
+    account = "box:/var/run/secrets/kubernetes.io/serviceaccount"
+    cluster.ok("cp", account, str(cluster.workdir / "account"))
+    copied = sorted(p.name for p in (cluster.workdir / "account").iterdir())
+    assert copied == ["ca.crt", "namespace", "token"]
+    assert (cluster.workdir / "account" / "namespace").read_text() == "default"
+
+
 def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None:
     done = cluster.kubectl("exec", "-i", "box", "--", "sh", stdin="X=4\necho $X\nexit $X\n")
     assert (done.returncode, done.stdout) == (4, "4\n")

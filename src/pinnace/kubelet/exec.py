@@ -6,6 +6,8 @@ with its environment and files.
   prints reaches the client when the clock says it was printed (`echo a; sleep 2; echo b`
   sends b two seconds later), an endless loop keeps printing round after round, and a wait
   for ever (`sleep infinity`) lasts until the client goes away.
+- `tar cf - PATH` (`kubectl cp` from the pod) archives the container's files
+  (`pinnace.kubelet.tar`).
 - `sh` (bash, ash...) without `-c` reads command lines from stdin, one at a time, keeping
   its variables, until `exit` or the end of stdin. With a tty it is interactive as a
   terminal makes it: a prompt (`/ # `), what is typed echoed back, backspace, Ctrl-C
@@ -25,12 +27,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pinnace.api.streams import STDOUT, StreamIO
+from pinnace.api.streams import STDERR, STDOUT, StreamIO
 from pinnace.clock import Clock
 from pinnace.kubelet.commands import SHELLS
 from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS
 from pinnace.kubelet.runtime import ContainerStatus
 from pinnace.kubelet.shell import ExecShell, ShellContext
+from pinnace.kubelet.tar import run_tar
 
 PROMPT = "/ # "
 """busybox sh's prompt for root (PS1 `\\w \\$ ` in /)."""
@@ -91,6 +94,11 @@ async def run_exec(
     if _bare_shell(argv):
         return await _interactive(shell, output, io, tty)
     program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    tar = run_tar(argv[1:], context.files, clock.now()) if program == "tar" else None
+    if tar is not None:  # `kubectl cp`: binary on stdout
+        await io.write(STDOUT, tar.stdout)
+        await output.write(STDERR, tar.stderr)
+        return tar.status
     if program in SHELLS and len(argv) >= 3 and argv[1] == "-c":
         running = shell.run_script(argv[2])
     else:

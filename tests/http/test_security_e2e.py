@@ -31,7 +31,7 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         workdir,
         "--data-dir",
         str(workdir / "data"),
-        flags=("--tls", "--token-auth-file", "tokens.csv", "--no-scheduler"),
+        flags=("--tls", "--token-auth-file", "tokens.csv", "--no-scheduler", "--nodes", "1"),
     )
     yield running
     stop(running)
@@ -286,3 +286,13 @@ def test_without_tls_everyone_is_admin_and_can_i_answers_for_whom_it_impersonate
     assert (done.returncode, done.stdout) == (1, "no\n")
     denied = cluster.kubectl("get", "pods", "--as", "alice")
     assert 'User "alice" cannot list resource "pods"' in denied.stderr
+
+
+def test_kubectl_exec_over_tls_authenticates_the_websocket_with_the_client_certificate(
+    secure: Cluster,
+) -> None:
+    node = secure.ok("get", "nodes", "-o", "jsonpath={.items[0].metadata.name}")
+    overrides = json.dumps({"spec": {"nodeName": node}})
+    secure.ok("run", "shell", "--image=busybox", f"--overrides={overrides}", "--", "sleep", "1d")
+    secure.ok("wait", "--for=condition=Ready", "pod/shell", "--timeout=30s")
+    assert secure.ok("exec", "shell", "--", "printenv", "HOSTNAME") == "shell\n"

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pinnace.api.status import StatusError
 from pinnace.apiserver.http.responses import go_json
 
 V5 = "v5.channel.k8s.io"
@@ -49,6 +50,13 @@ def negotiate(offered: Sequence[str], supported: Sequence[str], translated: bool
         if protocol in supported:
             return protocol
     return None
+
+
+def unsupported(offered: Sequence[str]) -> StatusError:
+    """wsstream's refusal of a handshake offering no subprotocol it speaks."""
+    return StatusError(
+        403, "Forbidden", f"requested protocol(s) are not supported: [{' '.join(offered)}]"
+    )
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.streams import Forward, StreamError
 from pinnace.apiserver.http import spdy
-from pinnace.apiserver.http.channels import PORT_FORWARD, Framing, negotiate
+from pinnace.apiserver.http.channels import PORT_FORWARD, Framing, negotiate, unsupported
 from pinnace.apiserver.http.request import Query
 from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.streams import source
@@ -66,11 +66,7 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, pod: Object) -> 
         raise Refused(f'port "{",".join(query.get("ports") or ())}" must be > 0', 400)
     protocol = negotiate(ws.subprotocols, PORT_FORWARD, translated=False)
     if protocol is None:
-        raise StatusError(
-            403,
-            "Forbidden",
-            f"requested protocol(s) are not supported: [{' '.join(ws.subprotocols)}]",
-        )
+        raise unsupported(ws.subprotocols)
     await _channels(server, ws, Framing(protocol), pod, wanted)
 
 

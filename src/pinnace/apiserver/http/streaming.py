@@ -21,6 +21,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import status
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.streams import (
     ERROR,
@@ -41,6 +42,7 @@ from pinnace.apiserver.http.channels import (
     exit_status,
     internal_error,
     negotiate,
+    unsupported,
 )
 from pinnace.apiserver.http.request import Query, Request
 from pinnace.apiserver.http.responses import Response
@@ -80,27 +82,12 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
     options = dataclasses.replace(options, container=container)
     protocol = negotiate(ws.subprotocols, REMOTE_COMMAND, translated=True)
     if protocol is None:
-        raise StatusError(
-            403,
-            "Forbidden",
-            f"requested protocol(s) are not supported: [{' '.join(ws.subprotocols)}]",
-        )
+        raise unsupported(ws.subprotocols)
     framing = Framing(protocol)
     translated = protocol == V5
     if translated:
         await _open(ws, framing, options)
-    node = source(server)
-    start = node.exec if target.subresource == "exec" else node.attach
-    try:
-        session: Session | Status = start(pod, options)
-    except StreamError as e:
-        if not translated:
-            raise Refused(str(e), 500) from None
-        session = internal_error(f"unable to upgrade connection: {e}")
-    except StatusError as e:  # the node cannot be reached
-        if not translated:
-            raise
-        session = internal_error(f"error dialing backend: {e.message}")
+    session = _start(server, target.subresource, pod, options, translated)
     if not translated:
         await _open(ws, framing, options)
     if isinstance(session, dict):
@@ -114,6 +101,25 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
     if data:
         await ws.send(framing.encode(ERROR, data))
     await ws.close()
+
+
+def _start(
+    server: APIServer, subresource: str, pod: Object, options: StreamOptions, translated: bool
+) -> Session | Status:
+    """The node's session; when it cannot start one, the Status kube-apiserver's translator
+    sends instead (`translated`), or the kubelet's refusal of the upgrade (raised)."""
+    node = source(server)
+    start = node.exec if subresource == "exec" else node.attach
+    try:
+        return start(pod, options)
+    except StreamError as e:
+        if not translated:
+            raise Refused(str(e), 500) from None
+        return internal_error(f"unable to upgrade connection: {e}")
+    except StatusError as e:  # the node cannot be reached
+        if not translated:
+            raise
+        return internal_error(f"error dialing backend: {e.message}")
 
 
 async def refuse(server: APIServer, request: Request, target: ResourceTarget) -> Response:

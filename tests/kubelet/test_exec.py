@@ -83,7 +83,7 @@ def test_sh_reads_its_commands_from_stdin_until_exit(clock: VirtualClock) -> Non
 
 
 def test_a_tty_echoes_what_is_typed_with_a_prompt_and_crlf(clock: VirtualClock) -> None:
-    keys = [b"echo hx\x7fi\r", b"cat /nope\r", b"ab\x03", b"exit 2\r"]
+    keys = [b"echo hx\x7fi\x1b[A\r", b"cat /nope\r", b"ab\x03", b"exit 2\r"]
     code, out = run(clock, ["sh"], keys, tty=True)
     assert code == 2
     assert out.text() == (

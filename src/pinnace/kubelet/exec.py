@@ -12,7 +12,7 @@ with its environment and files.
   its variables, until `exit` or the end of stdin. With a tty it is interactive as a
   terminal makes it: a prompt (`/ # `), what is typed echoed back, backspace, Ctrl-C
   (abandons the line) and Ctrl-D (ends the shell on an empty line), and output lines ending
-  in CR LF.
+  in CR LF; other keys' escape sequences (arrows) are dropped.
 
 Attaching (CRI's Attach, for pods/attach and `kubectl run -i`) streams what the container
 prints from then on, its log lines as they come, until it exits. A container whose command
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ from pinnace.kubelet.tar import run_tar
 PROMPT = "/ # "
 """busybox sh's prompt for root (PS1 `\\w \\$ ` in /)."""
 _CTRL_C, _CTRL_D, _BACKSPACES = "\x03", "\x04", ("\x7f", "\x08")
+_ESCAPES = re.compile(r"\x1b(\[[0-9;]*[@-~]|.)")
 
 
 class _Output:
@@ -146,6 +148,8 @@ async def _interactive(
         data = (await io.read()).decode(errors="replace")
         if not data:
             break
+        if tty:  # arrow keys and the like: no line editing beyond backspace
+            data = _ESCAPES.sub("", data)
         for ch in data:
             if ch in ("\r", "\n"):
                 if not tty and ch == "\r":

@@ -50,3 +50,12 @@ what it answers (written to STDOUT) back; StreamError when nothing listens there
 class StreamError(Exception):
     """The node cannot start the session: the message its kubelet answers with (`container
     not found ("app")`)."""
+
+
+class Unreachable(StreamError):
+    """The API server cannot reach the node's kubelet at `address` (host:port): the dial
+    error (`dial tcp 10.0.0.2:10250: connect: connection refused`)."""
+
+    def __init__(self, address: str, why: str) -> None:
+        super().__init__(f"dial tcp {address}: {why}")
+        self.address = address

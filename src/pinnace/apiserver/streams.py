@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 class StreamSource(Protocol):
     """The node agents' side, as the kubelet's GetExec, GetAttach and CRI's PortForward: each
-    raises StreamError (or a Status error when the API server cannot reach the node) when
-    the node cannot serve it."""
+    raises StreamError when the node cannot serve it (Unreachable when the API server cannot
+    reach the node)."""
 
     def exec(self, pod: Object, options: StreamOptions) -> Session: ...
 

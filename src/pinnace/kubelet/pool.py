@@ -48,7 +48,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
-from pinnace.api.streams import Forward, Session, StreamError, StreamOptions
+from pinnace.api.streams import Forward, Session, StreamError, StreamOptions, Unreachable
 from pinnace.client import Client, Informer
 from pinnace.clock import micro_instant
 from pinnace.kubelet import endpoints
@@ -270,8 +270,11 @@ class NodeAgentPool:
 
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""
-        path = f"containerLogs/{_pod_path(pod)}/{container}"
-        agent = self._reachable(pod, path)
+        try:
+            agent = self._reachable(pod)
+        except Unreachable as e:
+            url = f"https://{e.address}/containerLogs/{_pod_path(pod)}/{container}"
+            raise StatusError(500, "", f'Get "{url}": {e}') from None
         if agent is None:
             name = pod["metadata"]["name"]
             raise status.bad_request(f'container "{container}" in pod "{name}" is not available')
@@ -279,14 +282,14 @@ class NodeAgentPool:
 
     def exec(self, pod: Object, options: StreamOptions) -> Session:
         """The API server's pods/exec source for every node of the pool."""
-        agent = self._reachable(pod, f"exec/{_pod_path(pod)}/{options.container}")
+        agent = self._reachable(pod)
         if agent is None:
             raise StreamError(f'container not found ("{options.container}")')
         return agent.exec(pod, options)
 
     def attach(self, pod: Object, options: StreamOptions) -> Session:
         """The API server's pods/attach source for every node of the pool."""
-        agent = self._reachable(pod, f"attach/{_pod_path(pod)}/{options.container}")
+        agent = self._reachable(pod)
         if agent is None:
             m = pod["metadata"]
             full_name = f"{m['name']}_{m['namespace']}"
@@ -295,19 +298,20 @@ class NodeAgentPool:
 
     def port_forward(self, pod: Object, port: int) -> Forward:
         """The API server's pods/portforward source for every node of the pool."""
-        agent = self._reachable(pod, f"portForward/{_pod_path(pod)}")
+        agent = self._reachable(pod)
         if agent is None:
             raise StreamError(refused(pod["metadata"].get("uid", ""), port))
         return agent.port_forward(pod, port)
 
-    def _reachable(self, pod: Object, path: str) -> NodeAgent | None:
-        """The agent of the pod's node; a Status error when the API server cannot reach its
-        kubelet (at `path`), None when the pool has no such node."""
+    def _reachable(self, pod: Object) -> NodeAgent | None:
+        """The agent of the pod's node; None when the pool has no such node. Raises
+        Unreachable when the API server cannot reach its kubelet."""
         node = (pod.get("spec") or {}).get("nodeName", "")
         agent = self.agents.get(node)
         if node in self._stopped or (agent is not None and not _link(agent).connected):
             config = (self._stopped.get(node) or self.agents[node]).config
-            raise _kubelet_unreachable(config, path, node in self._stopped)
+            why = "connect: connection refused" if node in self._stopped else "i/o timeout"
+            raise Unreachable(f"{config.internal_ip}:{KUBELET_PORT}", why)
         return agent
 
     # --- faults and changes ------------------------------------------------------------------
@@ -602,15 +606,6 @@ def _link(agent: NodeAgent) -> Link:
 
 def _node_name(pod: Object) -> list[str]:
     return [(pod.get("spec") or {}).get("nodeName") or ""]
-
-
-def _kubelet_unreachable(config: NodeConfig, path: str, stopped: bool) -> StatusError:
-    """What kube-apiserver answers when it cannot reach the kubelet at `path` (a pod's log):
-    the dial error, as a Status with no reason."""
-    address = f"{config.internal_ip}:{KUBELET_PORT}"
-    why = "connect: connection refused" if stopped else "i/o timeout"
-    url = f"https://{address}/{path}"
-    return StatusError(500, "", f'Get "{url}": dial tcp {address}: {why}')
 
 
 def _pod_path(pod: Object) -> str:

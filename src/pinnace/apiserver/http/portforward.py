@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from pinnace.api import status
 from pinnace.api.objects import Object
-from pinnace.api.status import StatusError
 from pinnace.api.streams import Forward, StreamError
 from pinnace.apiserver.http import spdy
 from pinnace.apiserver.http.channels import PORT_FORWARD, Framing, negotiate, unsupported
@@ -106,10 +105,8 @@ def _open(server: APIServer, pod: Object, port: int) -> Forward | str:
     """The node's connection to the port, or why there is none."""
     try:
         return source(server).port_forward(pod, port)
-    except StreamError as e:
+    except StreamError as e:  # Unreachable among them: the tunnel's dial failed
         return str(e)
-    except StatusError as e:  # the node cannot be reached
-        return e.message
 
 
 async def _channels(

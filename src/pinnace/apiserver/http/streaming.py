@@ -31,6 +31,7 @@ from pinnace.api.streams import (
     Session,
     StreamError,
     StreamOptions,
+    Unreachable,
 )
 from pinnace.apiserver.http import params, portforward
 from pinnace.apiserver.http.channels import (
@@ -112,14 +113,14 @@ def _start(
     start = node.exec if subresource == "exec" else node.attach
     try:
         return start(pod, options)
+    except Unreachable as e:
+        if not translated:  # the proxy's dial, as kube-apiserver reports it
+            raise StatusError(500, "", f"error dialing backend: {e}") from None
+        return internal_error(str(e))
     except StreamError as e:
         if not translated:
             raise Refused(str(e), 500) from None
         return internal_error(f"unable to upgrade connection: {e}")
-    except StatusError as e:  # the node cannot be reached
-        if not translated:
-            raise
-        return internal_error(f"error dialing backend: {e.message}")
 
 
 async def refuse(server: APIServer, request: Request, target: ResourceTarget) -> Response:

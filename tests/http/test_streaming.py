@@ -93,14 +93,20 @@ def serve(
     client: list[bytes | str] = (),  # type: ignore[assignment]
     pod: dict[str, Any] | None = None,
     path: str = EXEC,
+    apps: list[APIApp] | None = None,
 ) -> list[dict[str, Any]]:
+    """What the server sends (`apps` gets the app, for its metrics)."""
+
     async def scenario() -> list[dict[str, Any]]:
         server = APIServer(MemoryStore(), Clock(asyncio.get_running_loop()), Randomness(1))
         await bootstrap(server)
         server.stream_source = node
         spec = {"nodeName": "n1", "containers": [{"name": "app", "image": "busybox"}]}
         await server.create(PODS, "default", pod or {"metadata": {"name": "web"}, "spec": spec})
-        return await exchange(APIApp(server, Randomness(1)), path, query, protocols, client)
+        app = APIApp(server, Randomness(1))
+        if apps is not None:
+            apps.append(app)
+        return await exchange(app, path, query, protocols, client)
 
     return asyncio.run(scenario())
 
@@ -201,3 +207,14 @@ def test_port_forward_without_ports_is_the_kubelets_plain_400() -> None:
     path = EXEC.replace("exec", "portforward")
     status, body = refusal(serve(Echo(), "", ["v4.channel.k8s.io"], path=path))
     assert (status, body) == (400, b'query parameter "port" is required')
+
+
+def test_sessions_are_counted_as_connect_requests_long_running_until_they_end() -> None:
+    apps: list[APIApp] = []
+    serve(Echo(), "command=0&stdout=true", ["v5.channel.k8s.io"], apps=apps)
+    serve(Echo(), "command=0", [], path=EXEC.replace("web", "nope"), apps=apps)
+    labels = ("CONNECT", "", "", "v1", "pods", "exec", "namespace")
+    upgraded, refused = (app.requests for app in apps)
+    assert upgraded.requests == {(labels, "101"): 1}
+    assert refused.requests == {(labels, "404"): 1}
+    assert upgraded.longrunning == {labels: 0}

@@ -169,6 +169,8 @@ class APIApp:
         if not await ws.connect():
             return
         request = Request.from_scope({**scope, "method": "GET"}, receive)
+        started, labels = self.server.clock.now(), request_labels(request)
+        self.requests.streaming(labels, 1)  # long-running, as kube-apiserver counts it
         acting = None
         try:
             user = await self.security.admit("GET", request.path, request.query, scope)
@@ -189,6 +191,9 @@ class APIApp:
         finally:
             if acting is not None:
                 REQUESTER.reset(acting)
+            self.requests.streaming(labels, -1)
+        if ws.status:
+            self.requests.record(labels, ws.status, self.server.clock.now() - started)
 
     async def respond(self, request: Request) -> Response:
         path = request.path

@@ -35,6 +35,8 @@ class WebSocket:
         self.answered = False
         """Accepted, or answered with an HTTP response."""
         self.closed = False
+        self.status = 0
+        """The HTTP status answered: 101 once accepted."""
 
     async def connect(self) -> bool:
         """Wait for the client's handshake; False when it went away first."""
@@ -42,11 +44,13 @@ class WebSocket:
 
     async def accept(self, subprotocol: str) -> None:
         self.accepted = self.answered = True
+        self.status = 101
         await self._send({"type": "websocket.accept", "subprotocol": subprotocol or None})
 
     async def answer(self, response: Response, headers: list[tuple[bytes, bytes]]) -> None:
         """Refuse the upgrade with an HTTP response (`headers` its encoded header lines)."""
         self.answered = True
+        self.status = response.status
         start = {"type": "websocket.http.response.start", "status": response.status}
         await self._send({**start, "headers": headers})
         await self._send({"type": "websocket.http.response.body", "body": response.body})

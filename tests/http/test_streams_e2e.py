@@ -53,6 +53,9 @@ def test_kubectl_cp_copies_the_containers_files_out(cluster: Cluster) -> None:
 def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None:
     done = cluster.kubectl("exec", "-i", "box", "--", "sh", stdin="X=4\necho $X\nexit $X\n")
     assert (done.returncode, done.stdout) == (4, "4\n")
+    # cat ends when stdin does: v5's close signal.
+    echoed = cluster.kubectl("exec", "-i", "box", "--", "cat", stdin="hello\n")
+    assert (echoed.returncode, echoed.stdout) == (0, "hello\n")
 
 
 def test_kubectl_exec_errors_are_kube_apiservers(cluster: Cluster) -> None:

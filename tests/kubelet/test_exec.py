@@ -82,6 +82,12 @@ def test_sh_reads_its_commands_from_stdin_until_exit(clock: VirtualClock) -> Non
     assert (code, out.written) == (0, [])
 
 
+def test_cat_copies_stdin_to_stdout_until_it_ends(clock: VirtualClock) -> None:
+    for argv in (["cat"], ["/bin/sh", "-c", "cat"], ["cat", "-"]):
+        code, out = run(clock, argv, [b"one\n", b"two"])
+        assert (code, out.text()) == (0, "one\ntwo")
+
+
 def test_a_tty_echoes_what_is_typed_with_a_prompt_and_crlf(clock: VirtualClock) -> None:
     keys = [b"echo hx\x7fi\x1b[A\r", b"cat /nope\r", b"ab\x03", b"exit 2\r"]
     code, out = run(clock, ["sh"], keys, tty=True)

@@ -6,6 +6,8 @@ with its environment and files.
   prints reaches the client when the clock says it was printed (`echo a; sleep 2; echo b`
   sends b two seconds later), an endless loop keeps printing round after round, and a wait
   for ever (`sleep infinity`) lasts until the client goes away.
+- `cat` with no file copies stdin to stdout until stdin ends (v5's close signal, or the
+  connection's end).
 - `tar cf - PATH` (`kubectl cp` from the pod) archives the container's files
   (`pinnace.kubelet.tar`).
 - `sh` (bash, ash...) without `-c` reads command lines from stdin, one at a time, keeping
@@ -95,6 +97,10 @@ async def run_exec(
     shell = ExecShell(context, output.sink)
     if _bare_shell(argv):
         return await _interactive(shell, output, io, tty)
+    if _cat_of_stdin(argv):
+        while data := await io.read():
+            await io.write(STDOUT, data)
+        return 0
     program = argv[0].rsplit("/", 1)[-1] if argv else ""
     tar = run_tar(argv[1:], context.files, clock.now()) if program == "tar" else None
     if tar is not None:  # `kubectl cp`: binary on stdout
@@ -129,6 +135,13 @@ async def run_attach(attached: Attached, stdin: bool, tty: bool, io: StreamIO, c
         if ended:
             return 0
         await clock.sleep(FOLLOW_POLL_SECONDS)
+
+
+def _cat_of_stdin(argv: Sequence[str]) -> bool:
+    """`cat` (or `sh -c cat`) with no file: it copies stdin to stdout until stdin ends."""
+    if len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in SHELLS and argv[1] == "-c":
+        argv = argv[2].split()
+    return bool(argv) and argv[0].rsplit("/", 1)[-1] == "cat" and list(argv[1:]) in ([], ["-"])
 
 
 def _bare_shell(argv: Sequence[str]) -> bool:

@@ -47,6 +47,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pinnace.api.streams import STDERR, STDOUT
 from pinnace.kubelet.commands import SHELLS, CommandRun, simple_command
 from pinnace.kubelet.shell_syntax import (
     NAME,
@@ -71,7 +72,6 @@ would come faster than the clock can tell them apart (a sleep of 0.0000001 s add
 of day is no time at all), and the node agent would print its lines for ever at one instant."""
 Now = Callable[[], float]
 """Seconds since the Unix epoch, as a clock tells them."""
-STDOUT, STDERR = 1, 2
 Sink = Callable[[float, int, str], None]
 """(seconds after the shell started, STDOUT or STDERR, text): where an exec'd shell's output
 goes as it is printed."""

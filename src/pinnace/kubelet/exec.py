@@ -107,6 +107,12 @@ async def run_exec(
         await io.write(STDOUT, tar.stdout)
         await output.write(STDERR, tar.stderr)
         return tar.status
+    return await _command(shell, output, argv)
+
+
+async def _command(shell: ExecShell, output: _Output, argv: Sequence[str]) -> int:
+    """A script (`sh -c`) or a program, then the rounds of the endless loop it ends in."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
     if program in SHELLS and len(argv) >= 3 and argv[1] == "-c":
         running = shell.run_script(argv[2])
     else:

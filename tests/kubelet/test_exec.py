@@ -3,6 +3,7 @@ print and when, their exit status, and an interactive shell on stdin with or wit
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -72,6 +73,21 @@ def test_output_comes_when_the_clock_says_it_is_printed(clock: VirtualClock) -> 
     assert code == 0
     assert [(t, d) for t, _, d in out.written] == [(0, b"a\n"), (2, b"b\n")]
     assert clock.now() - out.start == 3
+
+
+def test_an_endless_loop_prints_round_after_round_until_the_client_goes(
+    clock: VirtualClock,
+) -> None:
+    terminal = Terminal(clock)
+    loop = ["sh", "-c", "i=0; while true; do i=$((i+1)); echo $i; sleep 1; done"]
+    with pytest.raises(TimeoutError):
+        clock.run(asyncio.wait_for(run_exec(loop, context(), False, terminal, clock), 3.5))
+    assert [(t, d) for t, _, d in terminal.written] == [
+        (0, b"1\n"),
+        (1, b"2\n"),
+        (2, b"3\n"),
+        (3, b"4\n"),
+    ]
 
 
 def test_sh_reads_its_commands_from_stdin_until_exit(clock: VirtualClock) -> None:

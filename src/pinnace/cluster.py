@@ -161,6 +161,7 @@ class ControlPlane:
             features=options.features,
         )
         self.server.log_source = self.nodes.read_log
+        self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
         self.server.custom_metrics = SimulatedMetricsAdapter(self.client())
         self.scheduler: SchedulerService | None = None

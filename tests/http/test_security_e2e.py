@@ -31,7 +31,7 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         workdir,
         "--data-dir",
         str(workdir / "data"),
-        flags=("--tls", "--token-auth-file", "tokens.csv", "--no-scheduler"),
+        flags=("--tls", "--token-auth-file", "tokens.csv", "--no-scheduler", "--nodes", "1"),
     )
     yield running
     stop(running)
@@ -286,3 +286,32 @@ def test_without_tls_everyone_is_admin_and_can_i_answers_for_whom_it_impersonate
     assert (done.returncode, done.stdout) == (1, "no\n")
     denied = cluster.kubectl("get", "pods", "--as", "alice")
     assert 'User "alice" cannot list resource "pods"' in denied.stderr
+
+
+def test_kubectl_exec_over_tls_authenticates_the_websocket_and_authorizes_it_as_v1_32(
+    secure: Cluster,
+) -> None:
+    node = secure.ok("get", "nodes", "-o", "jsonpath={.items[0].metadata.name}")
+    overrides = json.dumps({"spec": {"nodeName": node}})
+    secure.ok("create", "namespace", "exec-demo")
+    run = ["run", "shell", "-n", "exec-demo", "--image=busybox", f"--overrides={overrides}"]
+    secure.ok(*run, "--", "sleep", "1d")
+    secure.ok("wait", "--for=condition=Ready", "pod/shell", "-n", "exec-demo", "--timeout=30s")
+    # The admin kubeconfig's client certificate authenticates the WebSocket too.
+    assert secure.ok("exec", "shell", "-n", "exec-demo", "--", "printenv", "HOSTNAME") == "shell\n"
+    # alice may get pods only: the WebSocket GET is refused, and so is kubectl's SPDY POST,
+    # which is what it reports.
+    secure.ok("create", "role", "peek", "-n", "exec-demo", "--verb=get", "--resource=pods")
+    secure.ok("create", "rolebinding", "peek", "-n", "exec-demo", "--role=peek", "--user=alice")
+    alice = ("exec", "shell", "-n", "exec-demo", "--", "printenv", "HOSTNAME")
+    denied = as_token(secure, "tok-alice", *alice)
+    assert denied.stderr == (
+        'Error from server (Forbidden): pods "shell" is forbidden: User "alice" cannot create '
+        'resource "pods/exec" in API group "" in the namespace "exec-demo"\n'
+    )
+    # In v1.32 the WebSocket upgrade (a GET) needs only `get` on pods/exec.
+    secure.ok("create", "role", "exec-get", "-n", "exec-demo", "--verb=get", "--resource=pods/exec")
+    binding = ("rolebinding", "exec-get", "-n", "exec-demo", "--role=exec-get", "--user=alice")
+    secure.ok("create", *binding)
+    allowed = as_token(secure, "tok-alice", *alice)
+    assert (allowed.returncode, allowed.stdout) == (0, "shell\n"), allowed.stderr

@@ -27,6 +27,7 @@ from tests.http.test_app import call
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.status import StatusError
+from pinnace.api.streams import StreamOptions, Unreachable
 from pinnace.apiserver.http.app import NODES_PATH
 from pinnace.apiserver.logs import log_text
 from pinnace.kubelet import NodeConfig
@@ -145,6 +146,9 @@ def test_a_partitioned_node_runs_on_unheard_and_reconciles_when_reconnected(
             cluster.run(log_text(cluster.server, "default", "web", LogOptions()))
         assert refused.value.code == 500
         assert refused.value.message.endswith("dial tcp 10.0.0.1:10250: i/o timeout")
+        with pytest.raises(Unreachable) as unreachable:
+            cluster.pool.exec(cluster.get_pod("web"), StreamOptions("app", ("true",)))
+        assert str(unreachable.value) == "dial tcp 10.0.0.1:10250: i/o timeout"
         assert "a-0" in cluster.pool.agents  # it runs on
 
         cluster.run(cluster.pool.recover_node("a-0"))

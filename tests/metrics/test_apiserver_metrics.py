@@ -73,6 +73,7 @@ def test_requests_are_counted_by_verb_resource_scope_and_code() -> None:
         for _ in range(2):
             await call(app, "GET", "/api/v1/namespaces/default/pods/p")
         await call(app, "GET", "/api/v1/namespaces/default/pods/missing")
+        await call(app, "GET", "/api/v1/namespaces/default/pods/p/log")
         await call(app, "GET", "/api/v1/pods")
         code, text = await call(app, "GET", "/metrics")
         assert code == 200
@@ -88,6 +89,8 @@ def test_requests_are_counted_by_verb_resource_scope_and_code() -> None:
     assert value(found, total, verb="GET", code="200", **namespaced) == 2
     assert value(found, total, verb="GET", code="404", **namespaced) == 1
     assert value(found, total, verb="LIST", code="200", **{**REQUEST, "scope": "cluster"}) == 1
+    log = {**namespaced, "subresource": "log"}
+    assert value(found, total, verb="CONNECT", code="200", **log) == 1  # as kube's CleanVerb
     count = "apiserver_request_duration_seconds_count"
     assert value(found, count, verb="GET", **namespaced) == 3
     bucket = "apiserver_request_duration_seconds_bucket"

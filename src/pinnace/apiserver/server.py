@@ -46,6 +46,7 @@ from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
 from pinnace.apiserver.metrics import MetricsSource
 from pinnace.apiserver.service_allocation import Finish, ServiceAllocations, ServiceNetwork
+from pinnace.apiserver.streams import StreamSource
 from pinnace.apiserver.watching import watch_events
 from pinnace.clock import Clock, Randomness
 from pinnace.store import (
@@ -108,6 +109,8 @@ class APIServer:
         self.custom_metrics: MetricsProvider | None = None
         """Set by the cluster's metrics adapter: serves custom.metrics.k8s.io and
         external.metrics.k8s.io."""
+        self.stream_source: StreamSource | None = None
+        """Set by the node agents: serves pods/exec, pods/attach and pods/portforward."""
 
     # --- reads -------------------------------------------------------------------------------
 

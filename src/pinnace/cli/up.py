@@ -740,6 +740,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         access_log=False,
         server_header=False,
         http=connections.protocol(connections.connection_cap(connections.raise_open_file_limit())),
+        ws=connections.CertifiedWSProtocol,  # the streaming subresources are WebSockets
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
         **({} if tls_serving is None else tls_serving.uvicorn_options()),

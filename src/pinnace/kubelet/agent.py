@@ -30,6 +30,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
+from pinnace.api.streams import Forward, Session, StreamError, StreamOptions
 from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.kubelet.admission import (
     REJECTED_PREFIX,
@@ -54,11 +55,13 @@ from pinnace.kubelet.eviction import (
     UsageCeiling,
 )
 from pinnace.kubelet.eviction import REASON as EVICTED
+from pinnace.kubelet.exec import run_attach, run_exec
 from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
 from pinnace.kubelet.images import NodeImages
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIPs
+from pinnace.kubelet.listeners import refused, serve_http
 from pinnace.kubelet.logs import container_log
 from pinnace.kubelet.node_lease import NodeLease
 from pinnace.kubelet.node_status import (
@@ -88,6 +91,7 @@ from pinnace.kubelet.runtime import (
     linux_container_resources,
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
+from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, no_sources
 from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
@@ -752,6 +756,42 @@ class NodeAgent:
                 f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
             )
         return container_log(run, options, self.clock)
+
+    # --- streaming ---------------------------------------------------------------------------
+
+    def exec(self, pod: Object, options: StreamOptions) -> Session:
+        """pods/exec, as the kubelet's GetExec: the command runs in the container's shell
+        model (`pinnace.kubelet.exec`) if the container runs."""
+        context = self._exec_context(pod, options.container)
+        return lambda io: run_exec(options.command, context, options.tty, io, self.clock)
+
+    def attach(self, pod: Object, options: StreamOptions) -> Session:
+        """pods/attach, as the kubelet's GetAttach: the container's output from now on."""
+        worker = self.workers.get(pod["metadata"].get("uid", ""))
+        attached = worker.attach_target(options.container) if worker else None
+        if attached is None:
+            m = pod["metadata"]
+            full_name = f"{m['name']}_{m['namespace']}"
+            raise StreamError(f"container {options.container} not found in pod {full_name}")
+        stdin, tty = options.stdin, options.tty
+        return lambda io: run_attach(attached, stdin, tty, io, self.clock)
+
+    def port_forward(self, pod: Object, port: int) -> Forward:
+        """One connection of pods/portforward to `port`, as CRI's PortForward: to what the
+        pod's running containers listen on there (`pinnace.kubelet.listeners`)."""
+        uid = pod["metadata"].get("uid", "")
+        worker = self.workers.get(uid)
+        spec = worker.listener(port) if worker else None
+        if spec is None:
+            raise StreamError(refused(uid, port))
+        return lambda io: serve_http(io, spec, port, self.clock.now())
+
+    def _exec_context(self, pod: Object, container: str) -> ShellContext:
+        worker = self.workers.get(pod["metadata"].get("uid", ""))
+        context = worker.exec_context(container) if worker else None
+        if context is None:
+            raise StreamError(f'container not found ("{container}")')
+        return context
 
     # --- standalone --------------------------------------------------------------------------
 

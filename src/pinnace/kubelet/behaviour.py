@@ -120,7 +120,7 @@ def container_behaviour(
     exit_code = value(EXIT_CODE)
     stop = value(STOP_SECONDS)
     log = value(LOG)
-    argv = _argv(pod, container)
+    argv = container_argv(pod, container)
     if context is not None:
         argv = expand_command(argv, context.environment)
     script = script_run(argv, context)
@@ -163,7 +163,7 @@ def seconds_value(seconds: float) -> str:
     return f"{max(0.0, seconds):.3f}".rstrip("0").rstrip(".")
 
 
-def _argv(pod: Mapping[str, Any], container: str) -> list[str]:
+def container_argv(pod: Mapping[str, Any], container: str) -> list[str]:
     """The container's command then its args; without a command, the image's entrypoint when
     it is one of ENTRYPOINTS (others are unknown here)."""
     spec = pod.get("spec") or {}

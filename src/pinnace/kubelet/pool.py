@@ -49,12 +49,14 @@ from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
+from pinnace.api.streams import Forward, Session, StreamError, StreamOptions, Unreachable
 from pinnace.client import Client, Informer
 from pinnace.clock import micro_instant
 from pinnace.kubelet import endpoints
 from pinnace.kubelet.agent import NODES, PODS, SERVICES, NodeAgent
 from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
 from pinnace.kubelet.link import Link
+from pinnace.kubelet.listeners import refused
 from pinnace.kubelet.node_status import KUBELET_PORT
 from pinnace.kubelet.sources import SourceInformers, SourceKind
 from pinnace.kubelet.summary import NodeSummaries
@@ -274,15 +276,49 @@ class NodeAgentPool:
 
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""
-        node = (pod.get("spec") or {}).get("nodeName", "")
-        agent = self.agents.get(node)
-        if node in self._stopped or (agent is not None and not _link(agent).connected):
-            config = (self._stopped.get(node) or self.agents[node]).config
-            raise _kubelet_unreachable(config, pod, container, node in self._stopped)
+        try:
+            agent = self._reachable(pod)
+        except Unreachable as e:
+            url = f"https://{e.address}/containerLogs/{_pod_path(pod)}/{container}"
+            raise StatusError(500, "", f'Get "{url}": {e}') from None
         if agent is None:
             name = pod["metadata"]["name"]
             raise status.bad_request(f'container "{container}" in pod "{name}" is not available')
         return agent.read_log(pod, container, options)
+
+    def exec(self, pod: Object, options: StreamOptions) -> Session:
+        """The API server's pods/exec source for every node of the pool."""
+        agent = self._reachable(pod)
+        if agent is None:
+            raise StreamError(f'container not found ("{options.container}")')
+        return agent.exec(pod, options)
+
+    def attach(self, pod: Object, options: StreamOptions) -> Session:
+        """The API server's pods/attach source for every node of the pool."""
+        agent = self._reachable(pod)
+        if agent is None:
+            m = pod["metadata"]
+            full_name = f"{m['name']}_{m['namespace']}"
+            raise StreamError(f"container {options.container} not found in pod {full_name}")
+        return agent.attach(pod, options)
+
+    def port_forward(self, pod: Object, port: int) -> Forward:
+        """The API server's pods/portforward source for every node of the pool."""
+        agent = self._reachable(pod)
+        if agent is None:
+            raise StreamError(refused(pod["metadata"].get("uid", ""), port))
+        return agent.port_forward(pod, port)
+
+    def _reachable(self, pod: Object) -> NodeAgent | None:
+        """The agent of the pod's node; None when the pool has no such node. Raises
+        Unreachable when the API server cannot reach its kubelet."""
+        node = (pod.get("spec") or {}).get("nodeName", "")
+        agent = self.agents.get(node)
+        if node in self._stopped or (agent is not None and not _link(agent).connected):
+            config = (self._stopped.get(node) or self.agents[node]).config
+            why = "connect: connection refused" if node in self._stopped else "i/o timeout"
+            raise Unreachable(f"{config.internal_ip}:{KUBELET_PORT}", why)
+        return agent
 
     # --- faults and changes ------------------------------------------------------------------
 
@@ -578,16 +614,9 @@ def _node_name(pod: Object) -> list[str]:
     return [(pod.get("spec") or {}).get("nodeName") or ""]
 
 
-def _kubelet_unreachable(
-    config: NodeConfig, pod: Object, container: str, stopped: bool
-) -> StatusError:
-    """What kube-apiserver answers when it cannot reach the kubelet for a pod's log: the dial
-    error, as a Status with no reason."""
+def _pod_path(pod: Object) -> str:
     m = pod["metadata"]
-    address = f"{config.internal_ip}:{KUBELET_PORT}"
-    why = "connect: connection refused" if stopped else "i/o timeout"
-    url = f"https://{address}/containerLogs/{m['namespace']}/{m['name']}/{container}"
-    return StatusError(500, "", f'Get "{url}": dial tcp {address}: {why}')
+    return f"{m['namespace']}/{m['name']}"
 
 
 def adopted_config(node: Object, index: int) -> NodeConfig:

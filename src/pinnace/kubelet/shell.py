@@ -24,7 +24,9 @@ Understood:
   `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`).
 
 Anything else (pipes, redirections, `if`, an unknown program, a loop that never sleeps) is not
-understood: the container then runs forever printing nothing, as before.
+understood: the container then runs forever printing nothing, as before. A command exec'd in
+a running container (`ExecShell`, `pinnace.kubelet.exec`) instead finds an unknown program not
+found, as busybox's sh does, and prints what it does as it goes.
 
 A script is run once when its container starts: what it prints at once is the container's
 first log lines; later lines (after a `sleep`) and the lines of an endless loop come from its
@@ -45,6 +47,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pinnace.api.streams import STDERR, STDOUT
 from pinnace.kubelet.commands import SHELLS, CommandRun, simple_command
 from pinnace.kubelet.shell_syntax import (
     NAME,
@@ -69,6 +72,9 @@ would come faster than the clock can tell them apart (a sleep of 0.0000001 s add
 of day is no time at all), and the node agent would print its lines for ever at one instant."""
 Now = Callable[[], float]
 """Seconds since the Unix epoch, as a clock tells them."""
+Sink = Callable[[float, int, str], None]
+"""(seconds after the shell started, STDOUT or STDERR, text): where an exec'd shell's output
+goes as it is printed."""
 _PRINTING = frozenset({"echo", "env", "printenv", "cat", "ls", "date", "stress"})
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _GLOB = re.compile(r"[*?\[]")
@@ -187,11 +193,63 @@ def script_run(
     return ScriptRun(run, shell.take_lines(), shell if printing else None)
 
 
+class ExecShell:
+    """A shell exec'd in a running container (`kubectl exec`): its output goes to `sink` as
+    it is printed, an unknown program is not found (busybox's `sh: X: not found`, status
+    127), and it keeps its variables from one command line to the next (an interactive
+    `sh`). A script it does not understand prints why on stderr with status 2."""
+
+    def __init__(self, context: ShellContext, sink: Sink) -> None:
+        self._shell = _Shell(context, sink=sink)
+
+    @property
+    def seconds(self) -> float:
+        """How long its commands have taken so far (inf once one waits for ever)."""
+        return self._shell.run.seconds
+
+    @property
+    def status(self) -> int:
+        """The exit status of the last command, or of the shell once it has ended."""
+        return self._shell.run.exit_code if self._shell.exited else self._shell.status
+
+    def run_program(self, argv: Sequence[str]) -> bool:
+        """Run a program with its arguments, unexpanded; False once the shell has ended."""
+        return self.run_script(shlex.join(argv))
+
+    def run_script(self, text: str) -> bool:
+        """Run a script; False once the shell has ended: by `exit` or `exec`, waiting for
+        ever, or in an endless loop (whose rounds `next_round` runs)."""
+        shell = self._shell
+        try:
+            shell.run_list(parse(text))
+        except _Exit:
+            return False
+        except (NotUnderstood, RecursionError) as e:
+            shell.error(f"sh: not understood by Pinnace's shell model: {e}\n")
+            shell.status = 2
+        return True
+
+    @property
+    def looping(self) -> bool:
+        """It ended in an endless loop that prints: more rounds to come."""
+        return self._shell.endless is not None and not math.isinf(self._shell.run.seconds)
+
+    def next_round(self) -> bool:
+        """One more round of its endless loop; False when it cannot go on."""
+        return self._shell.round()
+
+
 class _Shell:
-    def __init__(self, context: ShellContext, known: bool = True) -> None:
+    def __init__(
+        self, context: ShellContext, known: bool = True, sink: Sink | None = None
+    ) -> None:
         self.context = context
         self.known = known
         """The container's files and environment are at hand."""
+        self.sink = sink
+        """Where output goes as it is printed, for a command exec'd in the container (which
+        also finds an unknown program not found, as busybox's sh does); without one, it is
+        the container's log, in lines."""
         self.exported = {
             "HOSTNAME": context.hostname,
             "PATH": DEFAULT_PATH,
@@ -210,8 +268,18 @@ class _Shell:
 
     # output
     def write(self, text: str) -> None:
+        if self.sink is not None:
+            self.sink(self.run.seconds, STDOUT, text)
+            return
         *complete, self._partial = (self._partial + text).split("\n")
         self._lines.extend((self.run.seconds, line) for line in complete)
+
+    def error(self, text: str) -> None:
+        """Print to stderr (which a container's log has with its stdout)."""
+        if self.sink is not None:
+            self.sink(self.run.seconds, STDERR, text)
+        else:
+            self.write(text)
 
     def flush(self) -> None:
         if self._partial:
@@ -312,11 +380,18 @@ class _Shell:
             return builtin(self, args)
         before, started = len(self.run.output), self.run.seconds
         status = simple_command([name, *args], self.run)
+        if status is None and self.sink is not None:
+            self.error(f"sh: {name}: not found\n")
+            return 127
         if status is None:
             raise NotUnderstood(name)
         self.flush()  # what it prints comes as it starts (stress reports its end at once too)
-        self._lines.extend((started, line) for line in self.run.output[before:])
-        del self.run.output[before:]
+        printed, self.run.output[before:] = self.run.output[before:], []
+        if self.sink is not None:
+            for line in printed:
+                self.sink(started, STDOUT, line + "\n")
+        else:
+            self._lines.extend((started, line) for line in printed)
         if name == "exit":
             shell_exit(self, status)
         return status
@@ -362,6 +437,7 @@ class _Shell:
             expanded = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", r"\1", text)
             return str(_Arithmetic(expanded, self.lookup).value())
         sub = copy.copy(self)
+        sub.sink = None  # its output is the expansion's value
         sub.variables, sub.exported = dict(self.variables), dict(self.exported)
         sub._lines, sub._partial = [], ""
         with contextlib.suppress(_Exit):
@@ -476,9 +552,9 @@ def _cat(shell: _Shell, args: list[str]) -> int:
         if content is None:
             status = 1
             if shell.context.files.is_dir(path):
-                shell.write("cat: read error: Is a directory\n")
+                shell.error("cat: read error: Is a directory\n")
             else:
-                shell.write(f"cat: can't open '{path}': No such file or directory\n")
+                shell.error(f"cat: can't open '{path}': No such file or directory\n")
         else:
             shell.write(content)
     return status
@@ -490,7 +566,7 @@ def _ls(shell: _Shell, args: list[str]) -> int:
         raise NotUnderstood("ls of one directory")
     names = shell.context.files.list(args[0])
     if names is None:
-        shell.write(f"ls: {args[0]}: No such file or directory\n")
+        shell.error(f"ls: {args[0]}: No such file or directory\n")
         return 1
     shell.write("".join(name + "\n" for name in names))
     return 0

@@ -47,9 +47,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time, parse_time
-from pinnace.kubelet.behaviour import BehaviourError, ContainerBehaviour, container_behaviour
-from pinnace.kubelet.environment import ConfigError
+from pinnace.kubelet.behaviour import (
+    BehaviourError,
+    ContainerBehaviour,
+    container_argv,
+    container_behaviour,
+)
+from pinnace.kubelet.environment import ConfigError, expand_command
 from pinnace.kubelet.eviction_storage import has_storage_limit
+from pinnace.kubelet.exec import Attached
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
 from pinnace.kubelet.image_service import (
     ERR_IMAGE_NEVER_PULL,
@@ -62,6 +68,7 @@ from pinnace.kubelet.image_service import (
 )
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIP, PodIPs
+from pinnace.kubelet.listeners import listens
 from pinnace.kubelet.pod_status import (
     CONTAINER_CREATING,
     CRASH_LOOP_BACK_OFF,
@@ -647,10 +654,8 @@ class PodWorker:
         probers = c.probers or _NO_PROBERS
         try:
             pod_ip = self.pod_ip
-            env = self.host.container_environment(pod, c.name, pod_ip)
-            hostname = (pod.get("spec") or {}).get("hostname") or self.name
             now = self.host.clock.now
-            context = ShellContext(env, self.volumes.filesystem(spec), now, hostname)
+            context = self._shell_context(pod, c.name, spec)
             return _Plan(
                 container_behaviour(pod, c.name, context),
                 hook_run(pod, spec, POST_START, now),
@@ -662,6 +667,40 @@ class PodWorker:
             )
         except (BehaviourError, ConfigError) as e:
             return str(e)
+
+    def _shell_context(
+        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any]
+    ) -> ShellContext:
+        """What container `name`'s commands see: its environment and files."""
+        env = self.host.container_environment(pod, name, self.pod_ip)
+        hostname = (pod.get("spec") or {}).get("hostname") or self.name
+        return ShellContext(env, self.volumes.filesystem(spec), self.host.clock.now, hostname)
+
+    def exec_context(self, name: str) -> ShellContext | None:
+        """What a command exec'd in container `name` sees; None unless it runs."""
+        attached = self.attach_target(name)
+        return attached.context if attached is not None else None
+
+    def listener(self, port: int) -> Mapping[str, Any] | None:
+        """The spec of the running container that listens on `port`, if one does."""
+        pod = self.read_pod()
+        for name, spec in _container_specs(pod).items():
+            if listens(spec, port) and self.attach_target(name) is not None:
+                return spec
+        return None
+
+    def attach_target(self, name: str) -> Attached | None:
+        """Container `name`'s run, its command and what that sees; None unless it runs."""
+        for c in self.inits + self.apps:
+            if c.name == name and c.current is not None and c.current.ended is None:
+                pod = self.read_pod()
+                try:
+                    context = self._shell_context(pod, name, _container_specs(pod).get(name) or {})
+                except ConfigError:
+                    return None
+                argv = expand_command(container_argv(pod, name), context.environment)
+                return Attached(c.current, argv, context)
+        return None
 
     def _use_plan(self, c: ContainerRecord, plan: _Plan) -> None:
         c.pre_stop = plan.pre_stop

@@ -23,7 +23,7 @@ from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.user import REQUESTER, Requester
 from pinnace.apiserver.http import custom_metrics as custom_metric_paths
 from pinnace.apiserver.http import metrics as metrics_paths
-from pinnace.apiserver.http import nonresource
+from pinnace.apiserver.http import nonresource, streaming
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
 from pinnace.apiserver.http.instrumentation import RequestMetrics, request_labels
 from pinnace.apiserver.http.request import Request
@@ -35,6 +35,7 @@ from pinnace.apiserver.http.responses import (
     status_response,
 )
 from pinnace.apiserver.http.routes import Discovery, method_not_allowed, not_found, route
+from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Randomness
 from pinnace.store import StorageError
@@ -120,6 +121,9 @@ class APIApp:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
+        if scope["type"] == "websocket":
+            await self.websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             return
         request = Request.from_scope(scope, receive)
@@ -158,6 +162,39 @@ class APIApp:
             finally:
                 self.requests.streaming(labels, -1)
         self.requests.record(labels, response.status, self.server.clock.now() - started)
+
+    async def websocket(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        """A WebSocket upgrade (a GET): the streaming subresources (`streaming`); anything
+        that fails before the upgrade is answered as an HTTP response instead."""
+        ws = WebSocket(scope, receive, send)
+        if not await ws.connect():
+            return
+        request = Request.from_scope({**scope, "method": "GET"}, receive)
+        started, labels = self.server.clock.now(), request_labels(request)
+        self.requests.streaming(labels, 1)  # long-running, as kube-apiserver counts it
+        acting = None
+        try:
+            user = await self.security.admit("GET", request.path, request.query, scope)
+            acting = REQUESTER.set(Requester(user))
+            target = route(request.path)
+            if isinstance(target, Discovery):
+                raise method_not_allowed()
+            await streaming.serve(self.server, ws, request.query, target)
+        except StatusError as e:
+            await _refuse(ws, status_response(e))
+        except Refused as e:
+            await _refuse(ws, e.response())
+        except (StorageError, OSError):  # the store, or the client gone: nothing to tell it
+            await ws.close(1011)
+        except Exception:
+            log.exception("%s (WebSocket) failed", request.path)
+            await _refuse(ws, status_response(INTERNAL_ERROR))
+        finally:
+            if acting is not None:
+                REQUESTER.reset(acting)
+            self.requests.streaming(labels, -1)
+        if ws.status:
+            self.requests.record(labels, ws.status, self.server.clock.now() - started)
 
     async def respond(self, request: Request) -> Response:
         path = request.path
@@ -278,6 +315,18 @@ async def _lifespan(receive: Receive, send: Send) -> None:
         elif message["type"] == "lifespan.shutdown":
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+async def _refuse(ws: WebSocket, response: Response) -> None:
+    """Answer a failed upgrade with `response`, or end the session with an internal error
+    when it had started."""
+    try:
+        if not ws.answered:
+            await ws.answer(response, _headers(response))
+        else:
+            await ws.close(1011)
+    except OSError:
+        pass  # the client went away
 
 
 def _headers(response: Response) -> list[tuple[bytes, bytes]]:

@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
 
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.responses import encode_json
@@ -156,6 +157,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if not self._answered_early:
             super().on_message_complete()
 
+    def _unsupported_upgrade_warning(self) -> None:
+        """An upgrade other than WebSocket's (kubectl's SPDY fallback) is answered as a plain
+        request (`streaming.refuse`), without uvicorn's warning for each."""
+
     def _start_header_deadline(self) -> None:
         self._stop_header_deadline()
         self._header_deadline = self.loop.call_later(self.read_header_timeout, self._too_slow)
@@ -181,6 +186,20 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(_LINGER_SECONDS, self.transport.close)
+
+
+class CertifiedWSProtocol(WSProtocol):
+    """uvicorn's WebSocket protocol (pods/exec …), its scope carrying the client certificate
+    as the HTTP protocol's does, for authentication."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._client_cert: dict[str, Any] | None = transport.get_extra_info("peercert") or None
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        if self._client_cert is not None:  # the ASGI task has not run yet: it sees this
+            self.scope["extensions"]["tls"] = {"client_cert": self._client_cert}
 
 
 def _over_cap(max_connections: int) -> bytes:

@@ -7,13 +7,15 @@
 - `apiserver_current_inflight_requests{request_kind}` (readOnly, mutating; long-running requests
   are not counted, as the max-in-flight filter leaves them out)
 - `apiserver_longrunning_requests{verb,group,version,resource,subresource,scope,component}`: the
-  watches (and followed logs) open now, v1.32's count of watchers
+  watches, followed logs and streaming sessions open now
 
 The verb is kube-apiserver's: GET, LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE,
-DELETECOLLECTION; a path that is not a resource has empty group, version and resource and its
-path as subresource. Counts live in plain dicts updated once per request (cheaper than a
-client-library metric each); the families are built when `/metrics` is read, into the
-registry of the cluster the app serves, never the process-wide default one.
+DELETECOLLECTION, and CONNECT for the log, exec, attach, portforward and proxy subresources (a
+WebSocket session is long-running while it lasts, its code 101 once upgraded); a path that is
+not a resource has empty group, version and resource and its path as subresource. Counts live
+in plain dicts updated once per request (cheaper than a client-library metric each); the
+families are built when `/metrics` is read, into the registry of the cluster the app serves,
+never the process-wide default one.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ DURATION_BUCKETS = (
 COMPONENT = "apiserver"
 READ_ONLY_METHODS = ("GET", "HEAD", "OPTIONS")
 APPLY_PATCH = "application/apply-patch+yaml"
+CONNECT_SUBRESOURCES = ("log", "exec", "portforward", "attach", "proxy")
+"""Subresources whose requests are counted as verb CONNECT (metrics.go's
+validConnectRequests)."""
 
 RequestLabels = tuple[str, str, str, str, str, str, str]
 """verb, dry_run, group, version, resource, subresource, scope."""
@@ -65,6 +70,8 @@ def request_labels(request: Request) -> RequestLabels:
 
 
 def _verb(request: Request, target: ResourceTarget) -> str:
+    if target.subresource in CONNECT_SUBRESOURCES:
+        return "CONNECT"
     method = request.method
     if method in ("GET", "HEAD"):
         if target.watch_path or go_bool(request.query, "watch"):

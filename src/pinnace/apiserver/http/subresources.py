@@ -1,7 +1,7 @@
 """Subresources: status and pods' resize (GET/PUT/PATCH; resize only while its feature gate
-is on), scale (the autoscaling/v1 Scale of a Deployment or
-ReplicaSet), binding, eviction, log (text) and namespaces' finalize. The rest kube-apiserver
-serves (exec, attach, port-forward, proxy, ephemeralcontainers) answer 405."""
+is on), scale (the autoscaling/v1 Scale of a Deployment or ReplicaSet), binding, eviction, log
+(text), namespaces' finalize, and the streaming ones (`streaming`: WebSocket upgrades only).
+The rest kube-apiserver serves (proxy, ephemeralcontainers) answer 405."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pinnace.api import status
 from pinnace.api.options import LogOptions
 from pinnace.api.patch import PatchType
 from pinnace.apiserver import binding, eviction
-from pinnace.apiserver.http import negotiation, params
+from pinnace.apiserver.http import negotiation, params, streaming
 from pinnace.apiserver.http.bodies import parse_json, parse_object_body
 from pinnace.apiserver.http.patching import parse_patch
 from pinnace.apiserver.http.request import Request
@@ -57,6 +57,8 @@ async def handle(
         options = params.write_options(request.query, "CreateOptions")
         answer = await binding.bind(server, target.namespace, target.name, body, options)
         return json_response(answer, 201)
+    elif streaming.is_streaming(target):
+        return await streaming.refuse(server, request, target)
     elif sub == "eviction" and method == "POST":
         body = await request.parsed(parse_json, request.header("content-type"))
         dry_run = bool(request.query.get("dryRun"))

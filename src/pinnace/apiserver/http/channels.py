@@ -1,0 +1,137 @@
+"""The channel protocols of Kubernetes' WebSocket streams (k8s.io/apimachinery's
+httpstream/wsstream, and remotecommand's status on the error channel): every message is one
+channel's, its first byte the channel number (binary protocols) or that number as an ASCII
+digit before base64 data (text protocols).
+
+| subprotocol                | spoken by                                 | error channel         |
+| -------------------------- | ----------------------------------------- | --------------------- |
+| `v5.channel.k8s.io`        | kube-apiserver itself (stream translator) | Status JSON           |
+| `v4.channel.k8s.io`        | the kubelet, through the apiserver proxy  | Status JSON           |
+| `v4.base64.channel.k8s.io` | the kubelet                               | Status JSON           |
+| `channel.k8s.io`, none     | the kubelet                               | the error's text only |
+| `base64.channel.k8s.io`    | the kubelet                               | the error's text only |
+
+v5 adds the close signal: a message `255, N` from the client ends its channel N (stdin's
+end, which earlier versions cannot tell but by closing the connection).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pinnace.api.status import StatusError
+from pinnace.apiserver.http.responses import go_json
+
+V5 = "v5.channel.k8s.io"
+V4 = "v4.channel.k8s.io"
+V4_BASE64 = "v4.base64.channel.k8s.io"
+V1 = "channel.k8s.io"
+V1_BASE64 = "base64.channel.k8s.io"
+REMOTE_COMMAND = (V4, V4_BASE64, V1, V1_BASE64, "")
+"""What the kubelet's remotecommand WebSocket server speaks ("": no subprotocol asked)."""
+PORT_FORWARD = (V4, V4_BASE64, "")
+"""What the kubelet's port-forward WebSocket server speaks."""
+STREAM_CLOSE = 255
+"""v5's close signal, in place of a channel number."""
+Message = bytes | str
+
+
+def negotiate(offered: Sequence[str], supported: Sequence[str], translated: bool) -> str | None:
+    """The subprotocol of a session: v5 whenever the client offers it and kube-apiserver
+    translates the streams itself (`translated`, exec and attach), else the first the client
+    offers that the kubelet speaks ("" when it offers none); None when there is none."""
+    if translated and V5 in offered:
+        return V5
+    for protocol in offered or [""]:
+        if protocol in supported:
+            return protocol
+    return None
+
+
+def unsupported(offered: Sequence[str]) -> StatusError:
+    """wsstream's refusal of a handshake offering no subprotocol it speaks."""
+    return StatusError(
+        403, "Forbidden", f"requested protocol(s) are not supported: [{' '.join(offered)}]"
+    )
+
+
+@dataclass(frozen=True)
+class Framing:
+    protocol: str
+
+    @property
+    def text(self) -> bool:
+        return "base64" in self.protocol
+
+    @property
+    def status_json(self) -> bool:
+        """The error channel carries a Status as JSON (v4, v5); else the error's text."""
+        return self.protocol.startswith(("v4.", "v5."))
+
+    @property
+    def closes(self) -> bool:
+        """The client can end a channel (v5's close signal)."""
+        return self.protocol == V5
+
+    def encode(self, channel: int, data: bytes) -> Message:
+        if self.text:
+            return chr(ord("0") + channel) + base64.b64encode(data).decode()
+        return bytes([channel]) + data
+
+    def decode(self, message: Message) -> tuple[int, bytes] | None:
+        """(channel, data) of a client's message; None for one that has neither. A binary
+        protocol takes a text message's bytes as a binary one's (wsstream reads either
+        frame into bytes; the Python client sends stdin written as str so)."""
+        if not self.text:
+            data = message.encode() if isinstance(message, str) else message
+            return (data[0], data[1:]) if data else None
+        text = message if isinstance(message, str) else message.decode(errors="replace")
+        if not text:
+            return None
+        try:
+            return ord(text[0]) - ord("0"), base64.b64decode(text[1:])
+        except (binascii.Error, ValueError):
+            return None
+
+    def status(self, status: dict[str, Any]) -> bytes:
+        """What the error channel carries for a remotecommand Status (nothing for success
+        before v4)."""
+        if self.status_json:
+            return go_json(status)
+        return b"" if status.get("status") == "Success" else str(status["message"]).encode()
+
+
+SUCCESS: dict[str, Any] = {"metadata": {}, "status": "Success"}
+
+
+def exit_status(command: Sequence[str], code: int, translated: bool) -> dict[str, Any]:
+    """The Status of a command that exited with `code` (not 0): the CRI runtime's error
+    (`error executing command [false], exit code 1`) as the kubelet words it, and once more
+    wrapped when kube-apiserver translated the streams (v5)."""
+    message = "command terminated with non-zero exit code: "
+    message += f"error executing command [{' '.join(command)}], exit code {code}"
+    if translated:
+        message = "command terminated with non-zero exit code: " + message
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": "NonZeroExitCode",
+        "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
+    }
+
+
+def internal_error(message: str) -> dict[str, Any]:
+    """apierrors.NewInternalError, as a Status."""
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"Internal error occurred: {message}",
+        "reason": "InternalError",
+        "details": {"causes": [{"message": message}]},
+        "code": 500,
+    }

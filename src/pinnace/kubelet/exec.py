@@ -1,0 +1,207 @@
+"""A command exec'd in a running simulated container (CRI's Exec, as the kubelet's streaming
+server runs it for pods/exec), through the container's shell model (`pinnace.kubelet.shell`)
+with its environment and files.
+
+- `sh -c SCRIPT`, or any program with its arguments, runs the shell model's way; what it
+  prints reaches the client when the clock says it was printed (`echo a; sleep 2; echo b`
+  sends b two seconds later), an endless loop keeps printing round after round, and a wait
+  for ever (`sleep infinity`) lasts until the client goes away.
+- `cat` with no file copies stdin to stdout until stdin ends (v5's close signal, or the
+  connection's end).
+- `tar cf - PATH` (`kubectl cp` from the pod) archives the container's files
+  (`pinnace.kubelet.tar`).
+- `sh` (bash, ash...) without `-c` reads command lines from stdin, one at a time, keeping
+  its variables, until `exit` or the end of stdin. With a tty it is interactive as a
+  terminal makes it: a prompt (`/ # `), what is typed echoed back, backspace, Ctrl-C
+  (abandons the line) and Ctrl-D (ends the shell on an empty line), and output lines ending
+  in CR LF; other keys' escape sequences (arrows) are dropped.
+
+Attaching (CRI's Attach, for pods/attach and `kubectl run -i`) streams what the container
+prints from then on, its log lines as they come, until it exits. A container whose command
+is a bare shell (`kubectl run -it --image=busybox box -- sh`) reads what is typed when the
+session has stdin: the shell model runs it as above, in the container's environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pinnace.api.streams import STDERR, STDOUT, StreamIO
+from pinnace.clock import Clock
+from pinnace.kubelet.commands import SHELLS
+from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS
+from pinnace.kubelet.runtime import ContainerStatus
+from pinnace.kubelet.shell import ExecShell, ShellContext
+from pinnace.kubelet.tar import run_tar
+
+PROMPT = "/ # "
+"""busybox sh's prompt for root (PS1 `\\w \\$ ` in /)."""
+_CTRL_C, _CTRL_D, _BACKSPACES = "\x03", "\x04", ("\x7f", "\x08")
+_ESCAPES = re.compile(r"\x1b(\[[0-9;]*[@-~]|.)")
+
+
+class _Output:
+    """The shell's output, sent when the clock reaches the time it was printed at."""
+
+    def __init__(self, io: StreamIO, clock: Clock, tty: bool) -> None:
+        self.io, self.clock, self.tty = io, clock, tty
+        self.pending: list[tuple[float, int, str]] = []
+        self.sent_at = 0.0
+        """The shell's seconds up to which output has been sent."""
+
+    def sink(self, seconds: float, stream: int, text: str) -> None:
+        self.pending.append((seconds, stream, text))
+
+    async def send(self, until: float | None = None) -> None:
+        """Send what is pending, then wait until the shell's `until` seconds (its run time
+        so far); for ever when that is infinite."""
+        pending, self.pending = self.pending, []
+        for seconds, stream, text in pending:
+            await self._wait(seconds)
+            await self.write(stream, text)
+        if until is not None:
+            await self._wait(until)
+
+    async def write(self, stream: int, text: str) -> None:
+        if self.tty:  # one terminal: stderr is stdout, and it ends lines with CR LF
+            stream, text = STDOUT, text.replace("\n", "\r\n")
+        await self.io.write(stream, text.encode())
+
+    async def _wait(self, seconds: float) -> None:
+        if math.isinf(seconds):
+            await asyncio.get_running_loop().create_future()  # until cancelled
+        if seconds > self.sent_at:
+            await self.clock.sleep(seconds - self.sent_at)
+            self.sent_at = seconds
+
+
+@dataclass(frozen=True)
+class Attached:
+    """A running container as an attach session finds it."""
+
+    run: ContainerStatus
+    argv: Sequence[str]
+    """Its command and args."""
+    context: ShellContext
+
+
+async def run_exec(
+    argv: Sequence[str], context: ShellContext, tty: bool, io: StreamIO, clock: Clock
+) -> int:
+    """Run `argv` in the container; its exit status."""
+    output = _Output(io, clock, tty)
+    shell = ExecShell(context, output.sink)
+    if _bare_shell(argv):
+        return await _interactive(shell, output, io, tty)
+    if _cat_of_stdin(argv):
+        while data := await io.read():
+            await io.write(STDOUT, data)
+        return 0
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    tar = run_tar(argv[1:], context.files, clock.now()) if program == "tar" else None
+    if tar is not None:  # `kubectl cp`: binary on stdout
+        await io.write(STDOUT, tar.stdout)
+        await output.write(STDERR, tar.stderr)
+        return tar.status
+    return await _command(shell, output, argv)
+
+
+async def _command(shell: ExecShell, output: _Output, argv: Sequence[str]) -> int:
+    """A script (`sh -c`) or a program, then the rounds of the endless loop it ends in."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    if program in SHELLS and len(argv) >= 3 and argv[1] == "-c":
+        running = shell.run_script(argv[2])
+    else:
+        running = shell.run_program(argv)
+    await output.send(shell.seconds)
+    if not running:
+        while shell.looping and shell.next_round():
+            await output.send(shell.seconds)
+    return shell.status
+
+
+async def run_attach(attached: Attached, stdin: bool, tty: bool, io: StreamIO, clock: Clock) -> int:
+    """Attach to the container until it exits (or, for a shell given stdin, until that
+    ends); 0, as the kubelet reports any attach that ended (the container's exit is its own)."""
+    output = _Output(io, clock, tty)
+    if stdin and _bare_shell(attached.argv):
+        # Its prompt went out before the client came: kubectl asks the user to press enter.
+        await _interactive(ExecShell(attached.context, output.sink), output, io, tty, False)
+        return 0
+    run, sent = attached.run, len(attached.run.log)
+    while True:
+        ended = run.ended is not None
+        lines, sent = run.log[sent:], len(run.log)
+        if lines:
+            await output.write(STDOUT, "".join(line + "\n" for _, line in lines))
+        if ended:
+            return 0
+        await clock.sleep(FOLLOW_POLL_SECONDS)
+
+
+def _cat_of_stdin(argv: Sequence[str]) -> bool:
+    """`cat` (or `sh -c cat`) with no file: it copies stdin to stdout until stdin ends."""
+    if len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in SHELLS and argv[1] == "-c":
+        argv = argv[2].split()
+    return bool(argv) and argv[0].rsplit("/", 1)[-1] == "cat" and list(argv[1:]) in ([], ["-"])
+
+
+def _bare_shell(argv: Sequence[str]) -> bool:
+    """A shell that reads its commands from stdin."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    return program in SHELLS and all(a in ("-i", "-l", "-s") for a in argv[1:])
+
+
+async def _interactive(
+    shell: ExecShell, output: _Output, io: StreamIO, tty: bool, prompt: bool = True
+) -> int:
+    """A shell reading its commands from stdin (its first prompt shown if `prompt`)."""
+    line = ""
+    if tty and prompt:
+        await output.write(STDOUT, PROMPT)
+    while True:
+        data = (await io.read()).decode(errors="replace")
+        if not data:
+            break
+        if tty:  # arrow keys and the like: no line editing beyond backspace
+            data = _ESCAPES.sub("", data)
+        for ch in data:
+            if ch in ("\r", "\n"):
+                if not tty and ch == "\r":
+                    line += ch
+                    continue
+                if tty:
+                    await output.write(STDOUT, "\n")
+                if not await _run_line(shell, output, line):
+                    return shell.status
+                line = ""
+                if tty:
+                    await output.write(STDOUT, PROMPT)
+            elif tty and ch == _CTRL_D:
+                if not line:
+                    return shell.status
+            elif tty and ch == _CTRL_C:
+                line = ""
+                await output.write(STDOUT, "^C\n" + PROMPT)
+            elif tty and ch in _BACKSPACES:
+                if line:
+                    line = line[:-1]
+                    await output.write(STDOUT, "\b \b")
+            else:
+                line += ch
+                if tty:
+                    await output.write(STDOUT, ch)
+    if line.strip():
+        await _run_line(shell, output, line)
+    return shell.status
+
+
+async def _run_line(shell: ExecShell, output: _Output, line: str) -> bool:
+    """Run one command line; False once the shell has ended."""
+    running = shell.run_script(line)
+    await output.send(shell.seconds)
+    return running

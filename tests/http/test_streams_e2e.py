@@ -1,0 +1,165 @@
+"""The streaming subresources through `pinnace up`, as users meet them: real kubectl (which
+speaks WebSocket v5.channel.k8s.io, and tunnels SPDY through a WebSocket for port-forward)
+and the Python client's `stream()` and `portforward()` (v4.channel.k8s.io), on simulated
+busybox and nginx containers."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client, config
+from kubernetes.stream import portforward, stream
+from tests.http.conftest import KUBECTL, Cluster, launch, stop
+from tests.support import eventually
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-streams"), flags=("--nodes", "1"))
+    running.ok("run", "box", "--image=busybox", "--env=GREETING=hello", "--", "sleep", "1d")
+    running.ok("run", "web", "--image=nginx:1.27")
+    running.ok("wait", "--for=condition=Ready", "pod/box", "pod/web", "--timeout=30s")
+    yield running
+    stop(running)
+
+
+@pytest.fixture(scope="module")
+def core(cluster: Cluster) -> client.CoreV1Api:
+    return client.CoreV1Api(config.new_client_from_config(str(cluster.kubeconfig)))
+
+
+def test_kubectl_exec_prints_output_and_exits_with_the_commands_status(cluster: Cluster) -> None:
+    assert cluster.ok("exec", "box", "--", "printenv", "HOSTNAME") == "box\n"
+    failed = cluster.kubectl("exec", "box", "--", "false")
+    assert (failed.returncode, failed.stderr) == (1, "command terminated with exit code 1\n")
+    script = "echo $GREETING $KUBERNETES_SERVICE_HOST; frobnicate; exit 3"
+    done = cluster.kubectl("exec", "box", "--", "sh", "-c", script)
+    assert (done.returncode, done.stdout) == (3, "hello 10.96.0.1\n")
+    assert done.stderr == "sh: frobnicate: not found\ncommand terminated with exit code 3\n"
+
+
+def test_kubectl_cp_copies_the_containers_files_out(cluster: Cluster) -> None:
+    account = "box:/var/run/secrets/kubernetes.io/serviceaccount"
+    cluster.ok("cp", account, str(cluster.workdir / "account"))
+    copied = sorted(p.name for p in (cluster.workdir / "account").iterdir())
+    assert copied == ["ca.crt", "namespace", "token"]
+    assert (cluster.workdir / "account" / "namespace").read_text() == "default"
+
+
+def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None:
+    done = cluster.kubectl("exec", "-i", "box", "--", "sh", stdin="X=4\necho $X\nexit $X\n")
+    assert (done.returncode, done.stdout) == (4, "4\n")
+    # cat ends when stdin does: v5's close signal.
+    echoed = cluster.kubectl("exec", "-i", "box", "--", "cat", stdin="hello\n")
+    assert (echoed.returncode, echoed.stdout) == (0, "hello\n")
+
+
+def test_kubectl_exec_errors_are_kube_apiservers(cluster: Cluster) -> None:
+    missing = cluster.kubectl("exec", "nope", "--", "true")
+    assert missing.stderr == 'Error from server (NotFound): pods "nope" not found\n'
+    wrong = cluster.kubectl("exec", "box", "-c", "db", "--", "true")
+    assert wrong.stderr == "Error from server (BadRequest): container db is not valid for pod box\n"
+    cluster.ok("run", "done", "--image=busybox", "--restart=Never", "--", "true")
+    eventually(
+        lambda: cluster.ok("get", "pod", "done", "-o=jsonpath={.status.phase}") == "Succeeded"
+    )
+    finished = cluster.kubectl("exec", "done", "--", "true")
+    assert finished.stderr == (
+        "error: cannot exec into a container in a completed pod; current phase is Succeeded\n"
+    )
+
+
+def test_the_python_clients_stream_runs_commands_and_reads_their_exit_code(
+    core: client.CoreV1Api,
+) -> None:
+    exec_ = core.connect_get_namespaced_pod_exec
+    out = stream(exec_, "box", "default", command=["echo", "hi"], stderr=True, stdout=True)
+    assert out == "hi\n"
+    shell = stream(
+        exec_,
+        "box",
+        "default",
+        command=["sh"],
+        stdin=True,
+        stdout=True,
+        stderr=True,
+        tty=False,
+        _preload_content=False,
+    )
+    shell.write_stdin("echo $HOSTNAME\nexit 7\n")
+    shell.run_forever(timeout=10)
+    assert (shell.read_stdout(), shell.returncode) == ("box\n", 7)
+
+
+def test_kubectl_run_i_attaches_prints_what_follows_and_deletes_the_pod(cluster: Cluster) -> None:
+    script = "sleep 1; echo hi; exit 2"
+    done = cluster.kubectl(
+        "run", "-i", "--rm", "--restart=Never", "--image=busybox", "once", "--", "sh", "-c", script
+    )
+    assert (done.returncode, done.stdout) == (2, 'hi\npod "once" deleted\n')
+    assert cluster.kubectl("get", "pod", "once").returncode == 1
+
+
+def test_attach_streams_the_containers_lines_as_they_come(
+    cluster: Cluster, core: client.CoreV1Api
+) -> None:
+    ticking = "while true; do echo tick; sleep 1; done"
+    cluster.ok("run", "ticker", "--image=busybox", "--", "sh", "-c", ticking)
+    cluster.ok("wait", "--for=condition=Ready", "pod/ticker", "--timeout=30s")
+    attached = stream(
+        core.connect_get_namespaced_pod_attach,
+        "ticker",
+        "default",
+        stdout=True,
+        stderr=True,
+        _preload_content=False,
+    )
+    seen = ""
+    while seen.count("tick\n") < 2:
+        attached.update(timeout=5)
+        seen += attached.read_stdout()
+    attached.close()
+    assert set(seen.splitlines()) == {"tick"}
+
+
+def test_kubectl_port_forward_reaches_nginxs_welcome_page(cluster: Cluster) -> None:
+    forwarding = subprocess.Popen(
+        [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "port-forward", "pod/web", "0:80"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert forwarding.stdout is not None
+        first = forwarding.stdout.readline()
+        port = re.search(r"127\.0\.0\.1:(\d+) -> 80", first)
+        assert port, first
+        with urllib.request.urlopen(f"http://127.0.0.1:{port.group(1)}/", timeout=10) as page:
+            assert page.status == 200
+            assert "<h1>Welcome to nginx!</h1>" in page.read().decode()
+    finally:
+        forwarding.terminate()
+        forwarding.communicate(timeout=10)
+
+
+def test_the_python_clients_portforward_answers_http_and_reports_a_closed_port(
+    core: client.CoreV1Api,
+) -> None:
+    pods = core.connect_get_namespaced_pod_portforward
+    web = portforward(pods, "web", "default", ports="80").socket(80)
+    web.setblocking(True)
+    web.sendall(b"GET / HTTP/1.1\r\nHost: web\r\n\r\n")
+    answer = b"".join(iter(lambda: web.recv(4096), b""))
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and b"<h1>Welcome to nginx!</h1>" in answer
+    # box runs busybox, which listens nowhere: the connection is refused, as containerd says.
+    refused = portforward(pods, "box", "default", ports="80")
+    connection = refused.socket(80)
+    connection.setblocking(True)
+    assert connection.recv(1) == b""
+    error = refused.error(80)
+    assert error.startswith("error forwarding port 80 to pod ")
+    assert error.endswith("connect: connection refused ")

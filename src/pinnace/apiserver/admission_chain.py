@@ -21,6 +21,7 @@ from random import Random
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
+from pinnace.api.core.persistentvolume import PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER
 from pinnace.api.core.serviceaccount import DEFAULT_SERVICE_ACCOUNT
 from pinnace.api.kind import Kind
 from pinnace.api.names import random_suffix
@@ -137,9 +138,9 @@ class AdmissionChain:
         """DefaultStorageClass, then StorageObjectInUseProtection."""
         if _is(kind, "", "PersistentVolumeClaim"):
             storage.admit_claim(obj, stored.list(STORAGE_CLASSES, ""))
-            storage.add_finalizer(obj, storage.PVC_PROTECTION_FINALIZER)
+            storage.add_finalizer(obj, PVC_PROTECTION_FINALIZER)
         elif _is(kind, "", "PersistentVolume"):
-            storage.add_finalizer(obj, storage.PV_PROTECTION_FINALIZER)
+            storage.add_finalizer(obj, PV_PROTECTION_FINALIZER)
 
     async def _workload(self, kind: str, namespace: str, name: str) -> Object | None:
         """The stored ReplicaSet or Job a pod's controller reference names."""

@@ -48,6 +48,8 @@ VOLUME_RELEASED, VOLUME_FAILED = "Released", "Failed"
 CLAIM_PENDING, CLAIM_BOUND, CLAIM_LOST = "Pending", "Bound", "Lost"
 
 BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+PVC_PROTECTION_FINALIZER = "kubernetes.io/pvc-protection"
+PV_PROTECTION_FINALIZER = "kubernetes.io/pv-protection"
 
 # The persistent volume sources, in ValidatePersistentVolumeSpec's order, with the path
 # Kubernetes names each one's errors under (three differ from their JSON names).
@@ -365,6 +367,14 @@ def _storage(obj: dict[str, Any], *keys: str) -> Any:
     return value
 
 
+def _take(old: dict[str, Any], new: dict[str, Any], key: str) -> None:
+    """Make old[key] what new has (absent stays absent)."""
+    if key in new:
+        old[key] = new[key]
+    else:
+        old.pop(key, None)
+
+
 def validate_persistent_volume_claim_update(new: Any, old: Any) -> list[FieldError]:
     errs = validate_object_meta_update(new, old) + validate_persistent_volume_claim(new)
     if not isinstance(new, dict) or not isinstance(old, dict):
@@ -372,11 +382,11 @@ def validate_persistent_volume_claim_update(new: Any, old: Any) -> list[FieldErr
     new_spec = copy.deepcopy(as_dict(new.get("spec")))
     old_spec = copy.deepcopy(as_dict(old.get("spec")))
     if not old_spec.get("volumeName"):  # the PV controller sets it once
-        old_spec["volumeName"] = new_spec.get("volumeName")
+        _take(old_spec, new_spec, "volumeName")
     if old_spec.get("storageClassName") is None and not _storage(
         old, "metadata", "annotations", BETA_STORAGE_CLASS_ANNOTATION
     ):  # validateStorageClassUpgradeFromNil: a class may be given to a claim without one
-        old_spec["storageClassName"] = new_spec.get("storageClassName")
+        _take(old_spec, new_spec, "storageClassName")
     bound = as_dict(new.get("status")).get("phase") == CLAIM_BOUND
     new_requests = as_dict(as_dict(new_spec.get("resources")).get("requests"))
     if bound and new_requests:

@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pinnace.api.core.persistentvolume import BETA_STORAGE_CLASS_ANNOTATION
+from pinnace.api.core.persistentvolume import (
+    BETA_STORAGE_CLASS_ANNOTATION,
+)
 from pinnace.api.core.pod_shape import as_dict
 from pinnace.api.objects import Object
 from pinnace.api.storage.storageclass import is_default_class
-
-PVC_PROTECTION_FINALIZER = "kubernetes.io/pvc-protection"
-PV_PROTECTION_FINALIZER = "kubernetes.io/pv-protection"
 
 
 def default_class(classes: Iterable[Object]) -> Object | None:

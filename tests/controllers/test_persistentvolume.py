@@ -221,3 +221,67 @@ def test_a_claim_in_use_keeps_its_finalizer_until_its_pod_goes(cluster: Workload
     cluster.run(cluster.client.delete(PVS, "", "pv1"))
     cluster.settle()
     assert cluster.run(cluster.client.list(PVS, ""))["items"] == []
+
+
+def test_the_scheduler_waits_for_claims_and_provisions_on_its_node() -> None:
+    """A pod naming a missing claim stays Pending; once the claim exists, on a
+    WaitForFirstConsumer class, the scheduler picks a node, VolumeBinding's PreBind selects
+    it on the claim, the provisioner makes the volume there, and the pod is bound."""
+    cluster = Workloads(nodes=2)
+    try:
+        create(cluster, CLASSES, storage_class("local", "WaitForFirstConsumer"))
+        pod = {
+            "metadata": {"name": "user"},
+            "spec": {
+                "containers": [{"name": "c", "image": "busybox"}],
+                "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+            },
+        }
+        create(cluster, PODS, pod)
+        cluster.settle()
+        assert cluster.events("FailedScheduling") == [
+            '0/2 nodes are available: persistentvolumeclaim "data" not found. preemption: 0/2 '
+            "nodes are available: 2 Preemption is not helpful for scheduling.."
+        ]
+        create(cluster, PVCS, claim("data", storageClassName="local"))
+        cluster.settle(5)
+        placed = cluster.get(PODS, "user")
+        node = placed["spec"]["nodeName"]
+        bound = cluster.get(PVCS, "data")
+        assert bound["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == node
+        assert bound["status"]["phase"] == "Bound"
+        pv = get_pv(cluster, bound["spec"]["volumeName"])
+        terms = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
+        assert terms[0]["matchExpressions"][0]["values"] == [node]
+    finally:
+        cluster.close()
+
+
+def test_the_kubelet_mounts_a_claim_once_it_is_bound() -> None:
+    """A pod on a node whose claim is not bound stays ContainerCreating; after
+    podAttachAndMountTimeout the kubelet says which volumes it could not process; once the
+    claim is bound the pod runs."""
+    cluster = Workloads(nodes=1)
+    try:
+        node = cluster.run(cluster.client.list(catalog.kind("", "nodes"), ""))["items"][0]
+        pod = {
+            "metadata": {"name": "user"},
+            "spec": {
+                "nodeName": node["metadata"]["name"],
+                "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "3600"]}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+            },
+        }
+        create(cluster, PODS, pod)
+        create(cluster, PVCS, claim("data", storageClassName=""))
+        cluster.settle(130)
+        assert cluster.get(PODS, "user")["status"]["phase"] == "Pending"
+        assert cluster.events("FailedMount") == [
+            "Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], "
+            "failed to process volumes=[data]: context deadline exceeded"
+        ]
+        create(cluster, PVS, volume("pv1", "1Gi", storageClassName=""))
+        cluster.settle(5)
+        assert cluster.get(PODS, "user")["status"]["phase"] == "Running"
+    finally:
+        cluster.close()

@@ -504,6 +504,7 @@ def run(args: argparse.Namespace) -> int:
             ),
             cluster_autoscaler=autoscaler_options(args, pools) if args.cluster_autoscaler else None,
             vertical_pod_autoscaler=vpa.options(args),
+            default_storage_class=True,
             seed=args.seed,
         ),
     )

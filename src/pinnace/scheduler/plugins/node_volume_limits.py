@@ -34,6 +34,8 @@ from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduling.volumes import claim_class, pod_claim_names
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+_STATE_KEY = "PreFilterNodeVolumeLimits"
+_MAX_REMEMBERED = 1_000_000
 
 
 def attachable_volumes(
@@ -74,36 +76,64 @@ class NodeVolumeLimits:
 
     def __init__(self) -> None:
         self.volume_listers: VolumeListers | None = None
+        # Filter runs over every node for every pod with claims: what a node's CSINode allows
+        # and how many claims a pod has (its volumes never change) are kept, not re-read.
+        self._limits: dict[str, tuple[Mapping[str, Any] | None, dict[str, int]]] = {}
+        self._claims_of: dict[str, int] = {}
+
+    def _node_limits(self, listers: VolumeListers, node_name: str) -> dict[str, int]:
+        csi_node = listers.csi_node(node_name)
+        known = self._limits.get(node_name)
+        if known is None or known[0] is not csi_node:
+            known = self._limits[node_name] = (csi_node, volume_limits(csi_node))
+        return known[1]
+
+    def _claim_count(self, pod: PodInfo) -> int:
+        count = self._claims_of.get(pod.uid)
+        if count is None:
+            if len(self._claims_of) > _MAX_REMEMBERED:
+                self._claims_of.clear()
+            count = self._claims_of[pod.uid] = len(pod_claim_names(pod.pod))
+        return count
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
-        return SUCCESS if pod_claim_names(pod.pod) else SKIP
+        names = pod_claim_names(pod.pod)
+        if not names:
+            return SKIP
+        listers = self.volume_listers or VolumeListers()
+        state.write(_STATE_KEY, attachable_volumes(listers, pod.namespace, names))
+        return SUCCESS
 
     def filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
+        wanted = state.read(_STATE_KEY)
+        if not wanted:
+            return feasible
         result = feasible.copy()
         for i in np.flatnonzero(feasible).tolist():
-            if not self._fits(pod, table, i):
+            if not self._fits(wanted, table, i):
                 result[i] = False
         return result
 
     def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
-        return (
-            SUCCESS
-            if self._fits(pod, table, i)
-            else unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
-        )
+        if self._fits(state.read(_STATE_KEY), table, i):
+            return SUCCESS
+        return unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
 
-    def _fits(self, pod: PodInfo, table: NodeTable, i: int) -> bool:
-        listers = self.volume_listers or VolumeListers()
-        wanted = attachable_volumes(listers, pod.namespace, pod_claim_names(pod.pod))
+    def _fits(self, wanted: dict[str, set[str]], table: NodeTable, i: int) -> bool:
         if not wanted:
             return True
-        limits = volume_limits(listers.csi_node(table.names[i]))
+        listers = self.volume_listers or VolumeListers()
+        limits = self._node_limits(listers, table.names[i])
         if not limits:
             return True
+        pods = table.pods[i].values()
+        most = sum(self._claim_count(other) for other in pods)
+        if all(most + len(wanted[d]) <= limit for d, limit in limits.items() if d in wanted):
+            return True  # even were every claim on the node a volume of the driver
         attached: dict[str, set[str]] = {}
-        for other in table.pods[i].values():
+        for other in pods:
             names = pod_claim_names(other.pod)
             for driver, handles in attachable_volumes(listers, other.namespace, names).items():
                 attached.setdefault(driver, set()).update(handles)

@@ -161,11 +161,23 @@ class VolumeBinding:
     def filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
+        if self._node_independent(state.read(_STATE_KEY)):
+            return feasible  # bound claims whose volumes exist and fit every node
         result = feasible.copy()
         for i in np.flatnonzero(feasible).tolist():
             if self._reasons(state, pod, table.labels[i], table.names[i]):
                 result[i] = False
         return result
+
+    def _node_independent(self, claims: _Claims) -> bool:
+        if claims.waiting:
+            return False
+        listers = self._listers()
+        for claim in claims.bound:
+            volume = listers.volume(str((claim.get("spec") or {}).get("volumeName")))
+            if volume is None or (volume.get("spec") or {}).get("nodeAffinity"):
+                return False
+        return True
 
     def node_status(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
         reasons = self._reasons(state, pod, table.labels[i], table.names[i])
@@ -231,9 +243,9 @@ class VolumeBinding:
         if claims is None:
             return SUCCESS
         found = state.data.get(_BY_NODE_KEY, {}).get(node_name)
-        if found is None:
+        if found is None and claims.waiting:
             return error(f"no volume bindings were found for node {node_name!r}")
-        bindings, provisions = found
+        bindings, provisions = found or ([], [])
         every = [*claims.bound, *claims.waiting]
         decision = _Decision(
             node_name,

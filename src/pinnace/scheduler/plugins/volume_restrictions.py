@@ -102,6 +102,11 @@ class VolumeRestrictions:
     def filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: np.ndarray
     ) -> np.ndarray:
+        conflicting, disks = state.read(_STATE_KEY)
+        if conflicting:
+            return np.zeros_like(feasible)
+        if not disks:
+            return feasible
         result = feasible.copy()
         for i in np.flatnonzero(feasible).tolist():
             if not self.node_status(state, pod, table, i).is_success():

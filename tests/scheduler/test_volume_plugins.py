@@ -9,12 +9,15 @@ from typing import Any
 import pytest
 from tests.scheduler.test_node_plugins import run_filter, table_of
 
-from pinnace.scheduler import CycleState, PodInfo
+from pinnace.clock import VirtualClock
+from pinnace.scheduler import CycleState, PodInfo, Scheduler
+from pinnace.scheduler.adapter import connect_offline
 from pinnace.scheduler.plugins import (
     NodeVolumeLimits,
     VolumeBinding,
     VolumeRestrictions,
     VolumeZone,
+    default_profile,
 )
 from pinnace.scheduler.plugins.volume_listers import VolumeListers
 
@@ -330,3 +333,15 @@ def test_volume_binding_prefilter_and_filter() -> None:
         run_filter(plugin, pod("bound-to-nothing"), table)
         == ["node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"] * 2
     )
+
+
+def test_a_core_apart_from_the_api_without_volume_state_places_pods_with_claims() -> None:
+    """A plan or an autoscaler simulation has no claims to read: the volume plugins check
+    nothing there, rather than finding every claim missing."""
+    with VirtualClock() as clock:
+        core = Scheduler([default_profile(lambda binding: None)], clock)
+        core.add_node(node())
+        connect_offline(core)
+        core.add_pod(pod("www-web-0").pod)
+        (result,) = core.schedule_pending()
+    assert result.node_name == "host1"

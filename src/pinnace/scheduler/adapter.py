@@ -552,9 +552,9 @@ def connect_offline(
     """Give the plugins with an API side what a core running apart from the API (an explanation,
     a capacity plan) reads instead of informers: the namespaces' labels, the budgets preemption
     respects, the workloads that select a pod's siblings, the claims, volumes, classes and
-    CSI nodes the volume plugins read, and the node and workload usage `usage_of` (a running
-    scheduler) has sampled. Call it once the core has its nodes and
-    pods."""
+    CSI nodes the volume plugins read (without them, they check nothing), and the node and
+    workload usage `usage_of` (a running scheduler) has sampled. Call it once the core has its
+    nodes and pods."""
     labels = {ns["metadata"]["name"]: ns["metadata"].get("labels") or {} for ns in namespaces}
     listed = list(budgets)
     workloads = WorkloadSelectors()
@@ -572,7 +572,7 @@ def connect_offline(
         if isinstance(plugin, SelectsWorkloads):
             plugin.workload_selector = workloads
         if isinstance(plugin, ReadsVolumes):
-            plugin.volume_listers = volumes or VolumeListers()
+            plugin.volume_listers = volumes
         if isinstance(plugin, ReadsWorkloadUsage) and usage_of is not None:
             plugin.workload_usage = usage_of.workload_usage
     if usage_of is not None:

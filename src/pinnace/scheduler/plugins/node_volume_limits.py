@@ -98,9 +98,9 @@ class NodeVolumeLimits:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         names = pod_claim_names(pod.pod)
-        if not names:
+        listers = self.volume_listers
+        if not names or listers is None:
             return SKIP
-        listers = self.volume_listers or VolumeListers()
         state.write(_STATE_KEY, attachable_volumes(listers, pod.namespace, names))
         return SUCCESS
 

@@ -134,9 +134,9 @@ class VolumeBinding:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         names = pod_claim_names(pod.pod)
-        if not names:
+        listers = self.volume_listers
+        if not names or listers is None:
             return SKIP
-        listers = self._listers()
         bound, waiting, immediate = [], [], []
         for name in names:
             claim = listers.claim(pod.namespace, name)

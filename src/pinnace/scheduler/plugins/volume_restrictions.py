@@ -80,9 +80,9 @@ class VolumeRestrictions:
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         names = pod_claim_names(pod.pod)
         disks = _disks(pod)
-        if not names and not disks:
+        listers = self.volume_listers
+        if (not names and not disks) or listers is None:
             return SKIP
-        listers = self.volume_listers or VolumeListers()
         once_pod = set()
         for name in names:
             claim = listers.claim(pod.namespace, name)

@@ -45,9 +45,9 @@ class VolumeZone:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         names = pod_claim_names(pod.pod)
-        if not names:
+        listers = self.volume_listers
+        if not names or listers is None:
             return SKIP
-        listers = self.volume_listers or VolumeListers()
         topologies: list[tuple[str, frozenset[str]]] = []
         for name in names:
             claim = listers.claim(pod.namespace, name)

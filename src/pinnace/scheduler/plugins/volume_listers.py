@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pinnace.scheduling.volumes import annotations_of
+from pinnace.scheduling.volumes import BIND_COMPLETED_ANNOTATION, annotations_of
 
 Obj = Mapping[str, Any]
 
@@ -32,11 +32,10 @@ class VolumeListers:
         csi_nodes: Iterable[Obj] = (),
     ) -> VolumeListers:
         listers = cls()
-        for kind, objects in ((CLAIMS, claims), (VOLUMES, volumes), (CLASSES, classes)):
+        given = ((CLAIMS, claims), (VOLUMES, volumes), (CLASSES, classes), (CSI_NODES, csi_nodes))
+        for kind, objects in given:
             for obj in objects:
                 listers.set(kind, obj)
-        for obj in csi_nodes:
-            listers.set(CSI_NODES, obj)
         return listers
 
     def set(self, kind: str, obj: Obj) -> None:
@@ -68,6 +67,4 @@ class VolumeListers:
         if claim is None:
             return False
         spec = claim.get("spec") or {}
-        return bool(spec.get("volumeName")) and "pv.kubernetes.io/bind-completed" in annotations_of(
-            claim
-        )
+        return bool(spec.get("volumeName")) and BIND_COMPLETED_ANNOTATION in annotations_of(claim)

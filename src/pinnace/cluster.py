@@ -9,6 +9,7 @@ virtual loop. Adding a component means adding it here, and nowhere else.
 
 from __future__ import annotations
 
+import copy
 import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,6 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from pinnace.api.core.event import EVENT
 from pinnace.api.features import FeatureGates
+from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.custom_metrics import LocalMetricsClient
@@ -113,6 +115,11 @@ class ClusterOptions:
     seed: int | None = None
     """The root of every random choice (generated names, the scheduler's tie-breaks): a run
     with the same seed makes the same choices; None draws one."""
+    default_storage_class: bool = False
+    """Create kind's `standard` default StorageClass (rancher.io/local-path, which the PV
+    controller's simulated provisioner serves, binding on WaitForFirstConsumer) when the cluster
+    has no StorageClass, as kind and minikube ship one: `pinnace up` does, so manifests whose
+    claims name no class (the StatefulSet tutorial's `www`) get volumes."""
     simulated: bool = False
     """The simulated mode (`pinnace.sim`): what nobody can observe is accounted for rather
     than done (the leases of healthy nodes are renewed in the node pool's account, read by the
@@ -313,6 +320,8 @@ class ControlPlane:
     async def start(self) -> None:
         """Create what every cluster has, then start each component in turn."""
         await bootstrap(self.server)
+        if self.options.default_storage_class:
+            await _ensure_default_storage_class(self.client())
         for component in self.components():
             await component.start()
             self._started.append(component)
@@ -321,3 +330,19 @@ class ControlPlane:
         """Stop the started components, last first; each leaves no task behind."""
         while self._started:
             await self._started.pop().stop()
+
+
+STANDARD_STORAGE_CLASS = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": "standard", "annotations": {IS_DEFAULT_CLASS: "true"}},
+    "provisioner": "rancher.io/local-path",
+    "reclaimPolicy": "Delete",
+    "volumeBindingMode": "WaitForFirstConsumer",
+}
+"""kind's default class."""
+
+
+async def _ensure_default_storage_class(client: LocalClient) -> None:
+    if not (await client.list(STORAGE_CLASS, ""))["items"]:
+        await client.create(STORAGE_CLASS, "", copy.deepcopy(STANDARD_STORAGE_CLASS))

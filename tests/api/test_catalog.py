@@ -15,6 +15,17 @@ DISCOVERY = [
     ("limitranges", "", "v1", "LimitRange", True, ("limits",), False, ()),
     ("namespaces", "", "v1", "Namespace", False, ("ns",), False, ("finalize", "status")),
     ("nodes", "", "v1", "Node", False, ("no",), False, ("proxy", "status")),
+    (
+        "persistentvolumeclaims",
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        True,
+        ("pvc",),
+        False,
+        ("status",),
+    ),
+    ("persistentvolumes", "", "v1", "PersistentVolume", False, ("pv",), False, ("status",)),
     ("pods", "", "v1", "Pod", True, ("po",), True, None),
     (
         "replicationcontrollers",
@@ -73,6 +84,11 @@ DISCOVERY = [
         ("status",),
     ),
     ("priorityclasses", "scheduling.k8s.io", "v1", "PriorityClass", False, ("pc",), False, ()),
+    # v1.32 also serves csistoragecapacities, volumeattachments (and their status), which
+    # Pinnace does not.
+    ("csidrivers", "storage.k8s.io", "v1", "CSIDriver", False, (), False, ()),
+    ("csinodes", "storage.k8s.io", "v1", "CSINode", False, (), False, ()),
+    ("storageclasses", "storage.k8s.io", "v1", "StorageClass", False, ("sc",), False, ()),
     (
         "selfsubjectreviews",
         "authentication.k8s.io",

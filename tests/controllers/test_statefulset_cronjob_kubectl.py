@@ -1,7 +1,8 @@
 """StatefulSets and CronJobs through `pinnace up --nodes 2`, kubectl and the official Python
 client: the documentation's `web` StatefulSet comes up in order and rolls out, back and scales;
-`kubectl create cronjob` and `kubectl create job --from=cronjob/...` work, and a bad schedule
-gets kube-apiserver's error."""
+its `www` claims are created and bound on the default StorageClass; `kubectl create cronjob`
+and `kubectl create job --from=cronjob/...` work, and a bad schedule gets kube-apiserver's
+error."""
 
 from __future__ import annotations
 
@@ -93,6 +94,19 @@ def test_a_stateful_set_through_kubectl(cluster: Cluster) -> None:
         "get", "pod", "web-2", "-o", "jsonpath={.spec.volumes[0].persistentVolumeClaim.claimName}"
     )
     assert claim == "www-web-2"
+    # The claims come from the templates, bound on the default class `pinnace up` creates.
+    claims = [line.split() for line in cluster.ok("get", "pvc").splitlines()]
+    assert claims[0] == [
+        "NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS", "MODES", "STORAGECLASS",
+        "VOLUMEATTRIBUTESCLASS", "AGE",
+    ]  # fmt: skip
+    assert [(c[0], c[1], c[3], c[4], c[5]) for c in claims[1:]] == [
+        (f"www-web-{i}", "Bound", "1Gi", "RWO", "standard") for i in range(3)
+    ]
+    classes = cluster.ok("get", "storageclass").splitlines()
+    assert classes[1].split()[:5] == [
+        "standard", "(default)", "rancher.io/local-path", "Delete", "WaitForFirstConsumer",
+    ]  # fmt: skip
 
     cluster.ok("set", "image", "sts/web", "nginx=registry.k8s.io/nginx-slim:0.21")
     rolled_out(cluster)
@@ -115,6 +129,9 @@ def test_a_stateful_set_through_kubectl(cluster: Cluster) -> None:
         "get", "pods", "-l", "app=nginx", "-o", "name", "--field-selector=status.phase=Running"
     )
     assert "pod/web-0" in names
+    # whenScaled defaults to Retain: the scaled-down pods' claims stay.
+    retained = cluster.ok("get", "pvc", "-o", "name").split()
+    assert retained == [f"persistentvolumeclaim/www-web-{i}" for i in range(3)]
 
 
 def test_a_bad_stateful_set_gets_kube_apiservers_error(cluster: Cluster) -> None:

@@ -101,3 +101,19 @@ def test_through_the_api_more_pods_than_the_nodes_hold_is_a_clear_error(
     assert capsys.readouterr().err == (
         "pinnace bench scheduler: SchedulingBasic: 40 of 41 pods were scheduled on 1 nodes\n"
     )
+
+
+@pytest.mark.parametrize("through_api", [False, True])
+def test_csi_volumes_fill_a_node_to_its_csinode_limit(
+    capsys: pytest.CaptureFixture[str], through_api: bool
+) -> None:
+    # SchedulingCSIPVs: each pod has a CSI volume of its own and a node attaches 39 of them;
+    # with its init pod, one node takes 38 measured pods and not a 39th
+    args = ["bench", "scheduler", "--workload", "SchedulingCSIPVs", "--nodes", "1"]
+    args += ["--through-api"] if through_api else []
+    assert main([*args, "--pods", "38", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pods"] == 38
+    assert main([*args, "--pods", "39"]) == 1
+    assert capsys.readouterr().err == (
+        "pinnace bench scheduler: SchedulingCSIPVs: 38 of 39 pods were scheduled on 1 nodes\n"
+    )

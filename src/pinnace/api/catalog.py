@@ -23,6 +23,8 @@ _SERVED = (
     ("pinnace.api.core.limitrange", "LIMIT_RANGE"),
     ("pinnace.api.core.namespace", "NAMESPACE"),
     ("pinnace.api.core.node", "NODE"),
+    ("pinnace.api.core.persistentvolume", "PERSISTENT_VOLUME_CLAIM"),
+    ("pinnace.api.core.persistentvolume", "PERSISTENT_VOLUME"),
     ("pinnace.api.core.pod", "POD"),
     ("pinnace.api.core.replicationcontroller", "REPLICATION_CONTROLLER"),
     ("pinnace.api.core.resourcequota", "RESOURCE_QUOTA"),
@@ -52,6 +54,9 @@ _SERVED = (
     ("pinnace.api.rbac.kinds", "ROLE_BINDING"),
     ("pinnace.api.rbac.kinds", "ROLE"),
     ("pinnace.api.scheduling.priorityclass", "PRIORITY_CLASS"),
+    ("pinnace.api.storage.csi", "CSI_DRIVER"),
+    ("pinnace.api.storage.csi", "CSI_NODE"),
+    ("pinnace.api.storage.storageclass", "STORAGE_CLASS"),
 )
 
 

@@ -43,6 +43,8 @@ _QUANTITY_MAPS = {
     "V1ResourceQuotaSpec": ("hard",),
     "V1ResourceQuotaStatus": ("hard", "used"),
     "V1ContainerStatus": ("allocatedResources",),
+    "V1PersistentVolumeSpec": ("capacity",),
+    "V1PersistentVolumeClaimStatus": ("capacity", "allocatedResources"),
 }
 _QUANTITIES = {
     "V2MetricTarget": ("value", "averageValue"),

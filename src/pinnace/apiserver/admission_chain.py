@@ -3,7 +3,8 @@ their order, with what each needs looked up from the store.
 
 Mutating (before validation): NamespaceLifecycle, LimitRanger, ServiceAccount (where the
 ServiceAccount controller runs to create the accounts it requires: a cluster's API server),
-Priority, DefaultTolerationSeconds, RuntimeClass. Validating (after validation, before storage):
+Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
+RuntimeClass. Validating (after validation, before storage):
 LimitRanger's, Priority's and RuntimeClass's checks, then ResourceQuota, which charges a
 create's usage to the quotas' status before the object is stored. Deletes (and pods that
 finish) free usage by recalculating the namespace's quotas afterwards, which is the resource
@@ -20,6 +21,7 @@ from random import Random
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
+from pinnace.api.core.persistentvolume import PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER
 from pinnace.api.core.serviceaccount import DEFAULT_SERVICE_ACCOUNT
 from pinnace.api.kind import Kind
 from pinnace.api.names import random_suffix
@@ -32,6 +34,7 @@ from pinnace.apiserver.admission import (
     resource_quota,
     runtime_class,
     service_account,
+    storage,
     vpa,
 )
 from pinnace.apiserver.admission.errors import object_name
@@ -60,6 +63,7 @@ PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 RESOURCE_QUOTAS = catalog.kind("", "resourcequotas")
 RUNTIME_CLASSES = catalog.kind("node.k8s.io", "runtimeclasses")
 SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
+STORAGE_CLASSES = catalog.kind("storage.k8s.io", "storageclasses")
 VPAS = catalog.kind("autoscaling.k8s.io", "verticalpodautoscalers")
 _WORKLOADS = {"ReplicaSet": ("apps", "replicasets"), "Job": ("batch", "jobs")}
 
@@ -79,6 +83,7 @@ class AdmissionChain:
                 RESOURCE_QUOTAS,
                 RUNTIME_CLASSES,
                 SERVICE_ACCOUNTS,
+                STORAGE_CLASSES,
                 VPAS,
             ),
         )
@@ -115,6 +120,8 @@ class AdmissionChain:
                 stored.get(NAMESPACES, "", namespace),
                 group=kind.group,
             )
+        if operation == "CREATE" and not subresource:
+            self._admit_storage(kind, obj, stored)
         if not _is(kind, "", "Pod") or subresource:
             return
         if operation == "CREATE":
@@ -125,6 +132,15 @@ class AdmissionChain:
         if operation == "CREATE":
             runtime_class.admit_pod(obj, await self._runtime_class(obj))
             await vpa.admit_pod(obj, stored.list(VPAS, namespace), self._workload)
+
+    @staticmethod
+    def _admit_storage(kind: Kind, obj: Object, stored: AdmissionObjects) -> None:
+        """DefaultStorageClass, then StorageObjectInUseProtection."""
+        if _is(kind, "", "PersistentVolumeClaim"):
+            storage.admit_claim(obj, stored.list(STORAGE_CLASSES, ""))
+            storage.add_finalizer(obj, PVC_PROTECTION_FINALIZER)
+        elif _is(kind, "", "PersistentVolume"):
+            storage.add_finalizer(obj, PV_PROTECTION_FINALIZER)
 
     async def _workload(self, kind: str, namespace: str, name: str) -> Object | None:
         """The stored ReplicaSet or Job a pod's controller reference names."""

@@ -12,6 +12,13 @@ clock (the queue's backoffs) moves on by `churn_interval` seconds; the victims o
 are deleted at once, as the API server does for pods with no grace period. Churn pods left
 waiting when the measured pods are all bound are then scheduled untimed, and must all land;
 a workload whose churn pods fit no node instead requires that none of them was ever bound.
+
+A workload with volumes (SchedulingCSIPVs) gives each pod a PersistentVolume and a claim bound
+to it, made with the pod (not timed), and each node a CSINode; the volume plugins read them as
+their informers would hold them. Of scheduler_perf's volume workloads, SchedulingInTreePVs and
+SchedulingMigratedInTreePVs are left out: their AWS EBS volumes count against node limits only
+through the in-tree limits plugins v1.32 no longer has, or through CSI migration, which
+Pinnace does not model.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from typing import Any
 from pinnace.bench import Figure, Figures, per_second, percentile, render_table
 from pinnace.clock import VirtualClock
 from pinnace.scheduler import Profile, Scheduler
+from pinnace.scheduler.adapter import ReadsVolumes
 from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
 from pinnace.scheduler.plugins.default_preemption import DefaultPreemption, with_preemption
+from pinnace.scheduler.plugins.volume_listers import CLAIMS, CSI_NODES, VOLUMES, VolumeListers
 from pinnace.scheduler.preemption import Preemption
 
 
@@ -48,6 +57,11 @@ class Workload:
     churn_every: int = 0
     churn_interval: float = 0.0
     churn_schedulable: bool = True
+    volumes: Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]] | None = None
+    """The PersistentVolume and pre-bound claim a pod's volume names, made before the pod
+    (scheduler_perf's persistentVolumeTemplatePath and persistentVolumeClaimTemplatePath)."""
+    csi_node: Callable[[int], dict[str, Any]] | None = None
+    """Node i's CSINode (csiNodeAllocatable)."""
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -278,6 +292,80 @@ _UNSCHEDULABLE = Workload(
 )
 
 
+CSI_DRIVER = "ebs.csi.aws.com"
+CSI_VOLUME_LIMIT = 39
+
+
+def _csi_node(i: int) -> dict[str, Any]:
+    """nodeAllocatableStrategy's csiNodeAllocatable: 39 volumes of ebs.csi.aws.com."""
+    name = _node(i)["metadata"]["name"]
+    driver = {"name": CSI_DRIVER, "nodeID": name, "allocatable": {"count": CSI_VOLUME_LIMIT}}
+    return {"metadata": {"name": name}, "spec": {"drivers": [driver]}}
+
+
+def _claim_name(pod: dict[str, Any]) -> str:
+    return f"{pod['metadata']['name']}-pvc"
+
+
+def _csi_volumes(pod: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """pv-csi.yaml and pvc.yaml: a 1Gi ReadOnlyMany CSI volume, and its claim bound to it
+    (`pv.kubernetes.io/bind-completed`, as scheduler_perf creates them: no PV controller)."""
+    namespace, claim = pod["metadata"]["namespace"], _claim_name(pod)
+    name = f"{namespace}-{pod['metadata']['name']}-pv"
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "capacity": {"storage": "1Gi"},
+            "csi": {"driver": CSI_DRIVER, "volumeHandle": f"vol-{name}"},
+            "persistentVolumeReclaimPolicy": "Retain",
+            "claimRef": {"namespace": namespace, "name": claim},
+        },
+    }
+    pvc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": claim,
+            "namespace": namespace,
+            "annotations": {"pv.kubernetes.io/bind-completed": "true"},
+        },
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "volumeName": name,
+        },
+    }
+    return volume, pvc
+
+
+def _with_claim(make: Callable[[int], dict[str, Any]]) -> Callable[[int], dict[str, Any]]:
+    def made(i: int) -> dict[str, Any]:
+        pod = make(i)
+        volume = {"name": "vol", "persistentVolumeClaim": {"claimName": _claim_name(pod)}}
+        pod["spec"]["volumes"] = [volume]
+        return pod
+
+    return made
+
+
+# SchedulingCSIPVs (performance-config.yaml, 5000Nodes): nodes that attach 39 CSI volumes
+# each, 5000 init pods and 1000 measured pods with a CSI volume each.
+_CSI_PVS = Workload(
+    "SchedulingCSIPVs",
+    5000,
+    1000,
+    _node,
+    _with_claim(_pod),
+    init_pods_per_node=1,
+    init_pod=_with_claim(_renamed("init", _pod)),
+    volumes=_csi_volumes,
+    csi_node=_csi_node,
+)
+
+
 WORKLOADS: Mapping[str, Workload] = {
     w.name: w
     for w in (
@@ -334,6 +422,7 @@ WORKLOADS: Mapping[str, Workload] = {
         _MIXED_SCHEDULING_BASE_POD,
         _PREEMPTION_ASYNC,
         _UNSCHEDULABLE,
+        _CSI_PVS,
     )
 }
 
@@ -382,10 +471,11 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
         )
         for i in range(node_count):
             scheduler.add_node(workload.node(i))
+        volumes = _volume_listers(scheduler, workload, node_count)
         if workload.init_pod is not None:
             init_count = math.ceil(workload.init_pods_per_node * node_count)
             for i in range(init_count):
-                scheduler.add_pod(workload.init_pod(i))
+                scheduler.add_pod(_with_volumes(workload, volumes, workload.init_pod(i)))
             scheduler.schedule_pending()
             if len(bindings) != init_count:
                 raise BenchError(
@@ -394,7 +484,9 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
                 )
             bindings.clear()
         latencies = []
-        measured = [workload.pod(i) for i in range(pod_count)]  # the API's objects: not timed
+        measured = [  # the API's objects: not timed
+            _with_volumes(workload, volumes, workload.pod(i)) for i in range(pod_count)
+        ]
         start = time.perf_counter()
         for pod in measured:
             scheduler.add_pod(pod)
@@ -420,6 +512,28 @@ def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int)
         "p50_ms": percentile(latencies, 50) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
     }
+
+
+def _volume_listers(scheduler: Scheduler, workload: Workload, node_count: int) -> VolumeListers:
+    """What the volume plugins read, as informers would hold it: the nodes' CSINodes now, the
+    pods' volumes and claims as the pods are made."""
+    listers = VolumeListers()
+    if workload.csi_node is not None:
+        for i in range(node_count):
+            listers.set(CSI_NODES, workload.csi_node(i))
+    for profile in scheduler.profiles.values():
+        for plugin in profile.plugins:
+            if isinstance(plugin, ReadsVolumes):
+                plugin.volume_listers = listers
+    return listers
+
+
+def _with_volumes(workload: Workload, listers: VolumeListers, pod: dict[str, Any]) -> Any:
+    if workload.volumes is not None:
+        volume, claim = workload.volumes(pod)
+        listers.set(VOLUMES, volume)
+        listers.set(CLAIMS, claim)
+    return pod
 
 
 def _timed_cycles(

@@ -40,6 +40,9 @@ PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
 NAMESPACES = catalog.kind("", "namespaces")
 PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
+PVS = catalog.kind("", "persistentvolumes")
+PVCS = catalog.kind("", "persistentvolumeclaims")
+CSI_NODES = catalog.kind("storage.k8s.io", "csinodes")
 WORKLOAD_NAMESPACES = ("sched-test", "sched-setup")
 SETTLE = 1.0
 """Virtual seconds the cluster gets after the set-up, before the timing starts."""
@@ -101,12 +104,19 @@ class _Bindings:
 @dataclass
 class _PodCreator:
     """Creates a workload's pods, each with the priority its spec asks for given by a
-    PriorityClass of that value (made the first time it is needed)."""
+    PriorityClass of that value (made the first time it is needed), and after its volume and
+    claim when the workload has them."""
 
     client: LocalClient
+    volumes: Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]] | None = None
+    """Makes each pod's volume and claim, created before it."""
     classes: set[int] = field(default_factory=set)
 
     async def create(self, pod: dict[str, Any]) -> None:
+        if self.volumes is not None:
+            volume, claim = self.volumes(pod)
+            await self.client.create(PVS, "", volume)
+            await self.client.create(PVCS, claim["metadata"]["namespace"], claim)
         spec = pod["spec"]
         priority = spec.pop("priority", None)
         if priority is not None:
@@ -129,7 +139,7 @@ async def _measure(
     await plane.start()
     try:
         client = plane.client()
-        creator = _PodCreator(client)
+        creator = _PodCreator(client, workload.volumes)
         await _set_up(workload, node_count, client, creator, bindings)
         # Virtual time passes only once every task has had its turn: by then the scheduler's
         # informers have listed or watched the nodes and pods set up.
@@ -180,6 +190,8 @@ async def _set_up(
         await client.create(NAMESPACES, "", {"metadata": {"name": namespace}})
     for i in range(node_count):
         await client.create(NODES, "", workload.node(i))
+        if workload.csi_node is not None:
+            await client.create(CSI_NODES, "", workload.csi_node(i))
     if workload.init_pod is None:
         return
     init_count = math.ceil(workload.init_pods_per_node * node_count)

@@ -549,6 +549,7 @@ def run(args: argparse.Namespace) -> int:
             cluster_autoscaler=autoscaler_options(args, pools) if args.cluster_autoscaler else None,
             vertical_pod_autoscaler=vpa.options(args),
             features=args.feature_gates,
+            default_storage_class=True,
             seed=args.seed,
         ),
     )

@@ -21,9 +21,11 @@ ControllerRevisions, then:
   the update revision becomes the current one;
 - history: revisions beyond revisionHistoryLimit that neither the status nor a pod uses go.
 
-Pinnace does not serve PersistentVolumeClaims: volumeClaimTemplates give each pod its claim
-volumes, but no claim is created (docs/differences.md). MaxUnavailableStatefulSet is off, as
-in v1.32: a rolling update replaces one pod at a time.
+volumeClaimTemplates give each pod its claim volumes, and each claim (`<template>-<set>-<n>`)
+is created before its pod, owned as persistentVolumeClaimRetentionPolicy says
+(StatefulSetAutoDeletePVC, on in v1.32): by the set while whenDeleted is Delete, by a
+scaled-down pod when whenScaled is Delete, so the garbage collector removes it with its owner.
+MaxUnavailableStatefulSet is off, as in v1.32: a rolling update replaces one pod at a time.
 """
 
 from __future__ import annotations
@@ -67,11 +69,13 @@ from pinnace.controllers.statefulset_util import (
     is_running_and_available,
     is_running_and_ready,
     is_terminating,
+    new_claims,
     new_versioned_pod,
     ordinal,
     phase,
     pod_revision,
     replicas,
+    retention_owner_references,
     start_ordinal,
     storage_matches,
     update_identity,
@@ -82,6 +86,7 @@ CONTROLLER_NAME = "statefulset-controller"
 STATUS_UPDATE_RETRIES = 5
 """retry.RetryOnConflict's DefaultRetry: five tries."""
 PODS = catalog.kind("", "pods")
+PVCS = catalog.kind("", "persistentvolumeclaims")
 _COUNTERS = ("replicas", "readyReplicas", "availableReplicas", "currentReplicas", "updatedReplicas")
 _COMPARED = (*_COUNTERS, "currentRevision", "updateRevision")
 """What inconsistentStatus compares (with observedGeneration): collisionCount alone is not
@@ -111,6 +116,7 @@ class StatefulSetController(ControlledPodEvents):
         shared pod handlers."""
         self._sets: Informer = informers.informer(STATEFUL_SETS)
         self._pods: Informer = informers.informer(PODS)
+        self._claims: Informer = informers.informer(PVCS)
         self._history = ControllerHistory(client, informers, STATEFUL_SETS)
         self._sets.add_event_handler(
             on_add=self._enqueue,
@@ -127,7 +133,7 @@ class StatefulSetController(ControlledPodEvents):
 
     async def run(self) -> None:
         """Sync stateful sets forever; cancel the task to stop."""
-        for informer in (self._sets, self._pods, self._history.informer):
+        for informer in (self._sets, self._pods, self._claims, self._history.informer):
             await informer.wait_for_sync()
         await self._queue.run(self.sync)
 
@@ -258,13 +264,78 @@ class StatefulSetController(ControlledPodEvents):
         else:
             self._recorder.event(sts, EVENT_TYPE_WARNING, reason, f"{message}failed error: {error}")
 
+    def _claim_event(
+        self, sts: Object, pod: Object, claim: Object, error: Exception | None
+    ) -> None:
+        """recordClaimEvent: `create Claim www-web-0 Pod web-0 in StatefulSet web success`."""
+        names = (claim["metadata"]["name"], pod["metadata"]["name"], sts["metadata"]["name"])
+        if error is None:
+            message = "create Claim {} Pod {} in StatefulSet {} success".format(*names)
+            self._recorder.event(sts, EVENT_TYPE_NORMAL, "SuccessfulCreate", message)
+        else:
+            message = "create Claim {} for Pod {} in StatefulSet {} failed error: {}"
+            message = message.format(*names, error)
+            self._recorder.event(sts, EVENT_TYPE_WARNING, "FailedCreate", message)
+
+    async def create_claims(self, sts: Object, pod: Object) -> None:
+        """createPersistentVolumeClaims: the pod's claims that do not exist yet."""
+        for claim in new_claims(sts, ordinal(pod)):
+            m = claim["metadata"]
+            found = self._claims.get(m["namespace"], m["name"])
+            if found is not None:
+                if found["metadata"].get("deletionTimestamp"):
+                    error = RuntimeError(f"pvc {m['name']} is being deleted")
+                    self._pod_event(sts, "create", pod, error)
+                    raise error
+                continue
+            try:
+                await self._client.create(PVCS, m["namespace"], claim)
+            except StatusError as e:
+                if e.reason == "AlreadyExists":
+                    continue
+                self._claim_event(sts, pod, claim, e)
+                raise
+            self._claim_event(sts, pod, claim, None)
+
+    async def update_claim_retention(self, sts: Object, pod: Object) -> None:
+        """UpdatePodClaimForRetentionPolicy: the pod's claims owned as the policy says."""
+        for claim in new_claims(sts, ordinal(pod)):
+            m = claim["metadata"]
+            found = self._claims.get(m["namespace"], m["name"])
+            if found is None:
+                continue
+            refs = retention_owner_references(sts, found, pod)
+            if refs == (found["metadata"].get("ownerReferences") or []):
+                continue
+            updated = clone(found)
+            if refs:
+                updated["metadata"]["ownerReferences"] = refs
+            else:
+                updated["metadata"].pop("ownerReferences", None)
+            await self._client.update(PVCS, updated)
+
+    def claims_match_retention(self, sts: Object, pod: Object) -> bool:
+        for claim in new_claims(sts, ordinal(pod)):
+            m = claim["metadata"]
+            found = self._claims.get(m["namespace"], m["name"])
+            if found is None:
+                continue
+            if retention_owner_references(sts, found, pod) != (
+                found["metadata"].get("ownerReferences") or []
+            ):
+                return False
+        return True
+
     async def create_pod(self, sts: Object, pod: Object) -> None:
+        """CreateStatefulPod: its claims first, then the pod, then the claims' owners."""
+        await self.create_claims(sts, pod)
         try:
-            await self._client.create(PODS, sts["metadata"]["namespace"], pod)
+            created = await self._client.create(PODS, sts["metadata"]["namespace"], pod)
         except StatusError as e:
             if e.reason != "AlreadyExists":
                 self._pod_event(sts, "create", pod, e)
             raise
+        await self.update_claim_retention(sts, created)
         self._pod_event(sts, "create", pod, None)
 
     async def delete_pod(self, sts: Object, pod: Object) -> None:
@@ -423,6 +494,10 @@ class _Update:
             return True
         if not is_running_and_available(pod, self.min_ready, self.now) and self.monotonic:
             return True
+        if phase(pod) == "Pending":
+            await self.c.create_claims(self.sts, pod)
+        if not self.c.claims_match_retention(self.sts, pod):
+            await self.c.update_claim_retention(self.sts, pod)
         if identity_matches(self.sts, pod) and storage_matches(self.sts, pod):
             return False
         await self.c.update_pod(self.update_set, pod)
@@ -438,6 +513,7 @@ class _Update:
                 return True
             if not is_running_and_available(pod, self.min_ready, self.now):
                 return True
+        await self.c.update_claim_retention(self.sts, pod)
         await self.c.delete_pod(self.sts, pod)
         return True
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from pinnace.api import catalog
-from pinnace.api.apps.statefulset import PARALLEL, ROLLING_UPDATE
+from pinnace.api.apps.statefulset import DELETE, PARALLEL, RETAIN, ROLLING_UPDATE
 from pinnace.api.objects import Object, clone
 from pinnace.controllers.controller_utils import is_pod_available, is_pod_ready, pod_from_template
 from pinnace.controllers.history import CONTROLLER_REVISION_HASH
@@ -73,6 +73,50 @@ def claim_templates(sts: Object) -> list[Object]:
 def claim_name(sts: Object, claim: Object, ordinal_: int) -> str:
     """getPersistentVolumeClaimName: `<claim template>-<set>-<ordinal>`."""
     return f"{claim['metadata']['name']}-{sts['metadata']['name']}-{ordinal_}"
+
+
+def new_claims(sts: Object, ordinal_: int) -> list[Object]:
+    """getPersistentVolumeClaims: each template's claim for the ordinal, in the set's
+    namespace, labelled with the set's selector's matchLabels too."""
+    selected = (sts["spec"].get("selector") or {}).get("matchLabels") or {}
+    claims = []
+    for template in claim_templates(sts):
+        claim = clone(template)
+        claim.pop("status", None)
+        meta = claim.setdefault("metadata", {})
+        meta["name"] = claim_name(sts, template, ordinal_)
+        meta["namespace"] = sts["metadata"]["namespace"]
+        meta["labels"] = {**(meta.get("labels") or {}), **selected}
+        claims.append(claim)
+    return claims
+
+
+def _owner(obj: Object, api_version: str, kind: str) -> Object:
+    m = obj["metadata"]
+    return {"apiVersion": api_version, "kind": kind, "name": m["name"], "uid": m.get("uid")}
+
+
+def retention_owner_references(sts: Object, claim: Object, pod: Object) -> list[Object]:
+    """updateClaimOwnerRefForSetAndPod: the claim's owner references as the set's
+    persistentVolumeClaimRetentionPolicy wants them: the set owns it while whenDeleted is
+    Delete (and, with whenScaled Delete, the pod is in range); the pod owns it when whenScaled
+    is Delete and the pod is scaled down. Other owners stay."""
+    policy = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
+    when_deleted = policy.get("whenDeleted") or RETAIN
+    when_scaled = policy.get("whenScaled") or RETAIN
+    scaled_down = not in_ordinal_range(sts, pod)
+    want_set = when_deleted == DELETE and not (when_scaled == DELETE and scaled_down)
+    want_pod = when_scaled == DELETE and scaled_down
+    owners = ((sts, "apps/v1", "StatefulSet", want_set), (pod, "v1", "Pod", want_pod))
+    uids = {obj["metadata"].get("uid"): wanted for obj, _, _, wanted in owners}
+    refs = [
+        r for r in claim["metadata"].get("ownerReferences") or () if uids.get(r.get("uid"), True)
+    ]
+    present = {r.get("uid") for r in refs}
+    for obj, api_version, kind, wanted in owners:
+        if wanted and obj["metadata"].get("uid") not in present:
+            refs.append(_owner(obj, api_version, kind))
+    return refs
 
 
 def identity_matches(sts: Object, pod: Object) -> bool:

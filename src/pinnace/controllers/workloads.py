@@ -20,10 +20,12 @@ from pinnace.controllers.endpointslice_mirroring import EndpointSliceMirroringCo
 from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.hpa import CustomMetricsClient, HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
+from pinnace.controllers.persistentvolume import PersistentVolumeController
 from pinnace.controllers.podgc import PodGCController
 from pinnace.controllers.replicaset import ReplicaSetController, ReplicationManager
 from pinnace.controllers.statefulset import StatefulSetController
 from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
+from pinnace.controllers.volume_protection import PVCProtectionController, PVProtectionController
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,10 @@ class WorkloadControllers:
     """The ReplicaSet, ReplicationController, Deployment, Job, CronJob, TTL-after-finished,
     disruption, DaemonSet, StatefulSet and cluster role aggregation controllers, the garbage
     collector and the pod garbage collector, the endpoints, EndpointSlice and EndpointSlice
-    mirroring controllers; and the horizontal pod autoscaler, which reads pod usage through
-    `metrics` (metrics.k8s.io) and custom and external metrics through `custom_metrics`."""
+    mirroring controllers, the persistent volume controller (binding and a simulated
+    provisioner) and the pvc- and pv-protection controllers; and the horizontal pod
+    autoscaler, which reads pod usage through `metrics` (metrics.k8s.io) and custom and
+    external metrics through `custom_metrics`."""
 
     def __init__(
         self,
@@ -76,6 +80,9 @@ class WorkloadControllers:
         self.endpoint_slices = EndpointSliceController(client, informers)
         self.endpoint_slice_mirroring = EndpointSliceMirroringController(client, informers)
         self.cluster_role_aggregation = ClusterRoleAggregationController(client, informers)
+        self.persistent_volumes = PersistentVolumeController(client, informers)
+        self.pvc_protection = PVCProtectionController(client, informers)
+        self.pv_protection = PVProtectionController(client, informers)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -97,6 +104,9 @@ class WorkloadControllers:
             self.endpoint_slices,
             self.endpoint_slice_mirroring,
             self.cluster_role_aggregation,
+            self.persistent_volumes,
+            self.pvc_protection,
+            self.pv_protection,
         )
         self._tasks = [self._loop.create_task(c.run()) for c in controllers]
 

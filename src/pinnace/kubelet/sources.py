@@ -94,6 +94,20 @@ SECRET = SourceKind(
     file_values=_secret_values,
 )
 SOURCE_KINDS = (CONFIG_MAP, SECRET)
+CLAIM = SourceKind(
+    resource="persistentvolumeclaim",
+    kind="PersistentVolumeClaim",
+    env_ref="",
+    env_from_ref="",
+    volume="persistentVolumeClaim",
+    volume_name="claimName",
+    missing_volume_key="",
+    env_values=lambda claim: {},
+    file_values=lambda claim: {},
+)
+"""A claim is no source of configuration, but the kubelet follows it the same way: a pod's
+claim volumes wait for it to be bound."""
+WATCHED_KINDS = (*SOURCE_KINDS, CLAIM)
 
 SourceLookup = Callable[[SourceKind, str, str], Mapping[str, Any] | None]
 """(kind, namespace, name) -> the ConfigMap or Secret, or None when there is none."""
@@ -130,12 +144,12 @@ SourceChanged = Callable[[SourceKind, Mapping[str, Any]], None]
 
 
 class SourceInformers:
-    """The ConfigMaps and Secrets a node agent (or a pool of them) looks up, each kind in an
-    informer's cache, with `changed` called for every one added or updated."""
+    """The ConfigMaps, Secrets and claims a node agent (or a pool of them) looks up, each kind
+    in an informer's cache, with `changed` called for every one added or updated."""
 
     def __init__(self, client: Client, changed: SourceChanged) -> None:
-        self._informers = {k.resource: Informer(client, _KINDS[k.resource]) for k in SOURCE_KINDS}
-        for kind in SOURCE_KINDS:
+        self._informers = {k.resource: Informer(client, _KINDS[k.resource]) for k in WATCHED_KINDS}
+        for kind in WATCHED_KINDS:
             self._informers[kind.resource].add_event_handler(
                 partial(changed, kind), partial(_updated, changed, kind)
             )
@@ -159,4 +173,8 @@ def _updated(changed: SourceChanged, kind: SourceKind, old: Object, new: Object)
     changed(kind, new)
 
 
-_KINDS = {"configmap": catalog.kind("", "configmaps"), "secret": catalog.kind("", "secrets")}
+_KINDS = {
+    "configmap": catalog.kind("", "configmaps"),
+    "secret": catalog.kind("", "secrets"),
+    "persistentvolumeclaim": catalog.kind("", "persistentvolumeclaims"),
+}

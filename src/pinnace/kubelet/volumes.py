@@ -18,6 +18,13 @@ A mounted volume follows its ConfigMaps and Secrets: when one changes, the files
 kubelet does it on its next sync of the pod), except where a container mounts it with a
 `subPath`, which keeps what it saw when it started.
 
+A persistentVolumeClaim volume waits for its claim to be bound (the volume manager's
+populator cannot take it before: the claim is missing, being deleted or not bound); the pod
+stays in ContainerCreating, and when a sync has waited podAttachAndMountTimeout (2 min 3 s) for
+it the kubelet records `Unable to attach or mount volumes: unmounted volumes=[data], unattached
+volumes=[], failed to process volumes=[data]: context deadline exceeded`. Once bound it mounts
+as an empty directory.
+
 A container's files (`Filesystem`) are its mounts of the pod's volumes, nothing else: the
 image's own files are not modelled.
 """
@@ -34,10 +41,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinnace.kubelet.sources import SOURCE_KINDS, SourceKind, SourceLookup, SourceName
+from pinnace.kubelet.sources import CLAIM, SOURCE_KINDS, SourceKind, SourceLookup, SourceName
 
 FAILED_MOUNT = "FailedMount"
-_MODELLED = ("configMap", "secret", "downwardAPI", "projected")
+_MODELLED = ("configMap", "secret", "downwardAPI", "projected", "persistentVolumeClaim")
+ATTACH_AND_MOUNT_TIMEOUT = 123.0
+"""podAttachAndMountTimeout: 2 min 3 s, how long a sync waits for the volumes."""
+
+
+class Unprocessed(str):
+    """Why the desired state of world populator could not take a volume (a claim that is
+    missing, being deleted or not bound): no event of its own; the pod's sync times out."""
+
+
 _SUBSCRIPT = re.compile(r"metadata\.(labels|annotations)\['(.*)'\]")
 
 Files = dict[str, str]
@@ -214,11 +230,28 @@ def _projected_payload(
     return files
 
 
+def claim_payload(source: Mapping[str, Any], namespace: str, lookup: SourceLookup) -> Files | str:
+    """A claim's volume: an empty directory once the claim is bound (getPVCExtractPV)."""
+    name = source.get("claimName", "")
+    claim = lookup(CLAIM, namespace, name)
+    prefix = f"error processing PVC {namespace}/{name}"
+    if claim is None:
+        reason = f'failed to fetch PVC from API server: persistentvolumeclaims "{name}" not found'
+        return Unprocessed(f"{prefix}: {reason}")
+    if (claim.get("metadata") or {}).get("deletionTimestamp"):
+        return Unprocessed(f"{prefix}: can't start pod because PVC is being deleted")
+    if (claim.get("status") or {}).get("phase") != "Bound":
+        return Unprocessed(f"{prefix}: PVC is not bound")
+    return {}
+
+
 def volume_payload(
     volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup
 ) -> Files | str:
     """The files of one of the volumes Pinnace models, or why its mount fails."""
     namespace = (pod.get("metadata") or {}).get("namespace", "")
+    if volume.get("persistentVolumeClaim") is not None:
+        return claim_payload(volume["persistentVolumeClaim"], namespace, lookup)
     for kind in SOURCE_KINDS:
         source = volume.get(kind.volume)
         if source is not None:
@@ -236,6 +269,9 @@ def _modelled(volume: Mapping[str, Any]) -> bool:
 def _source_names(volume: Mapping[str, Any]) -> set[SourceName]:
     sources = [volume, *((volume.get("projected") or {}).get("sources") or ())]
     names = set()
+    claim = volume.get("persistentVolumeClaim")
+    if claim is not None:
+        names.add((CLAIM.resource, claim.get("claimName", "")))
     for source in sources:
         for kind in SOURCE_KINDS:
             ref = source.get(kind.volume)
@@ -249,7 +285,7 @@ class PodVolumes:
     """The volumes of one pod whose files Pinnace models (configMap, secret, downwardAPI and
     projected ones), by volume name, kept current by `mount`."""
 
-    __slots__ = ("files", "mounted", "sources")  # one per pod: thousands on a node pool
+    __slots__ = ("files", "mounted", "sources", "unprocessed")  # one per pod: thousands a pool
 
     def __init__(self, pod: Mapping[str, Any]) -> None:
         self.sources: dict[str, Mapping[str, Any]] = {
@@ -259,6 +295,8 @@ class PodVolumes:
         """The volumes set up so far."""
         self.mounted = not self.sources
         """Every volume has been set up: the containers may start."""
+        self.unprocessed: list[str] = []
+        """The names of the claim volumes that cannot be set up yet."""
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> PodVolumes:
@@ -275,8 +313,12 @@ class PodVolumes:
         """Set up (or bring up to date) every volume; the FailedMount messages of those that
         fail. A volume that fails keeps the files it had."""
         failures = []
+        self.unprocessed = []
         for volume, source in self.sources.items():
             payload = volume_payload(source, pod, lookup)
+            if isinstance(payload, Unprocessed):
+                self.unprocessed.append(volume)
+                continue
             if isinstance(payload, str):
                 failures.append(f'MountVolume.SetUp failed for volume "{volume}" : {payload}')
                 continue

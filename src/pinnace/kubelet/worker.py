@@ -100,7 +100,7 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.sources import SourceLookup, SourceName, referenced_sources
-from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
+from pinnace.kubelet.volumes import ATTACH_AND_MOUNT_TIMEOUT, FAILED_MOUNT, PodVolumes
 from pinnace.resources.oom import is_critical_pod
 from pinnace.store.codec import Codec
 
@@ -234,6 +234,7 @@ class PodWorker:
         "_grace",
         "_ip",
         "_mount_failures",
+        "_mount_wait",
         "_packed",
         "_recorded_phase",
         "_timer",
@@ -318,6 +319,8 @@ class PodWorker:
         self.source_names = _SOURCE_NAMES(frozenset(names)) if names else _NO_NAMES
         """The ConfigMaps and Secrets its containers take environment or files from."""
         self._mount_failures: Sequence[str] = ()
+        self._mount_wait: Timer | None = None
+        """Set while claim volumes wait: when the sync's wait for them times out."""
         self._ip: PodIP = ""
         self.start_time = 0.0
         self.phase = "Pending"
@@ -583,7 +586,31 @@ class PodWorker:
             if message not in self._mount_failures:
                 self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
         self._mount_failures = failures
+        if self.volumes.unprocessed:
+            if self._mount_wait is None:
+                self._wait_for_claims()
+        elif self._mount_wait is not None:
+            self._mount_wait.cancel()
+            self._mount_wait = None
         return self.volumes.mounted
+
+    def _wait_for_claims(self) -> None:
+        self._mount_wait = self.host.clock.call_later(
+            ATTACH_AND_MOUNT_TIMEOUT, self._guarded, self._mount_timed_out
+        )
+
+    def _mount_timed_out(self) -> None:
+        """WaitForAttachAndMount gave up on the claim volumes: say so, and wait again."""
+        self._mount_wait = None
+        if self.terminating or self.finished or not self.volumes.unprocessed:
+            return
+        names = " ".join(self.volumes.unprocessed)
+        message = (
+            f"Unable to attach or mount volumes: unmounted volumes=[{names}], unattached "
+            f"volumes=[], failed to process volumes=[{names}]: context deadline exceeded"
+        )
+        self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
+        self._wait_for_claims()
 
     def _sync_init_containers(self, wake: list[float]) -> bool:
         """Run the init containers in order; True once all have succeeded. A sidecar (an init

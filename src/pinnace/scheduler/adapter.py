@@ -49,9 +49,17 @@ from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.forecast import UsageHistory, workload_of
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
-from pinnace.scheduler.framework import Plugin, ReadsNodeUsage, ReadsWorkloadUsage
+from pinnace.scheduler.events import ADD, DELETE, UPDATE, ClusterEvent
+from pinnace.scheduler.framework import CycleState, Plugin, ReadsNodeUsage, ReadsWorkloadUsage
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
+from pinnace.scheduler.plugins.volume_listers import (
+    CLAIMS,
+    CLASSES,
+    CSI_NODES,
+    VOLUMES,
+    VolumeListers,
+)
 from pinnace.scheduler.plugins.workload_selectors import (
     REPLICA_SET,
     SERVICE,
@@ -71,6 +79,12 @@ NAMESPACES = catalog.kind("", "namespaces")
 REPLICA_SETS = catalog.kind("apps", "replicasets")
 STATEFUL_SETS = catalog.kind("apps", "statefulsets")
 SERVICES = catalog.kind("", "services")
+VOLUME_KINDS = (
+    (CLAIMS, catalog.kind("", "persistentvolumeclaims")),
+    (VOLUMES, catalog.kind("", "persistentvolumes")),
+    (CLASSES, catalog.kind("storage.k8s.io", "storageclasses")),
+    (CSI_NODES, catalog.kind("storage.k8s.io", "csinodes")),
+)
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""
@@ -122,6 +136,7 @@ class SchedulerService:
         self._connect_preemption(stream)
         self._connect_namespace_labels()
         self._connect_workload_selectors()
+        self._connect_volumes()
         self._node_metrics = node_metrics
         self.placer = placer
         self.workload_usage: UsageHistory | None = None
@@ -250,6 +265,37 @@ class SchedulerService:
         for plugin in selecting:
             plugin.workload_selector = workloads
 
+    def _connect_volumes(self) -> None:
+        """The volume plugins read claims, volumes, classes and CSI nodes from informers;
+        a change to one may make pods schedulable. VolumeBinding's PreBind writes through
+        the scheduler's client."""
+        readers = [p for p in all_plugins(self.core) if isinstance(p, ReadsVolumes)]
+        if not readers:
+            return
+        listers = VolumeListers()
+        for resource, kind in VOLUME_KINDS:
+            self._follow_volumes(listers, resource, kind)
+        for reader in readers:
+            reader.volume_listers = listers
+        for writer in all_plugins(self.core):
+            if isinstance(writer, WritesVolumes):
+                writer.api = self.client
+
+    def _follow_volumes(self, listers: VolumeListers, resource: str, kind: Kind) -> None:
+        def changed(obj: Object, action: str) -> None:
+            if action == DELETE:
+                listers.delete(resource, obj)
+            else:
+                listers.set(resource, obj)
+            self.core.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action))
+            self._wake.set()
+
+        self.factory.informer(kind).add_event_handler(
+            lambda obj: changed(obj, ADD),
+            lambda old, new: changed(new, UPDATE),
+            lambda obj: changed(obj, DELETE),
+        )
+
     def _connect_usage(self) -> None:
         """Track node usage for the plugins reading it, over the window they ask for (one:
         the configuration checks), and the pods' usage for those reading forecasts."""
@@ -330,26 +376,33 @@ class SchedulerService:
         self._spawn(self._bind(result, result.node_name))
 
     async def _bind(self, result: ScheduleResult, node_name: str) -> None:
+        profile = self.core.profiles[result.pod.scheduler_name]
+        for plugin in profile.pre_bind:
+            status = await plugin.pre_bind(result.pod, node_name)
+            if not status.is_success():
+                message = f'running PreBind plugin "{plugin.name}": {status.message}'
+                self._bind_failed(result, node_name, message)
+                return
         try:
             await self.client.bind(result.pod.pod, node_name)
         except Exception as e:  # any failure of the call fails this binding only
-            self._bind_failed(result, e)
+            reason = e.message if isinstance(e, StatusError) else str(e) or type(e).__name__
+            self._bind_failed(result, node_name, f'running Bind plugin "DefaultBinder": {reason}')
             return
         self._record(result.pod, EVENT_TYPE_NORMAL, SCHEDULED, result.message)
 
-    def _bind_failed(self, result: ScheduleResult, e: Exception) -> None:
-        """handleBindingCycleError: free the node, put the pod back to back off as long as its
-        failed attempts say (1 s doubling to 10 s) unless it is gone or bound meanwhile, and
-        say why."""
+    def _bind_failed(self, result: ScheduleResult, node_name: str, message: str) -> None:
+        """handleBindingCycleError: unreserve, free the node, put the pod back to back off as
+        long as its failed attempts say (1 s doubling to 10 s) unless it is gone or bound
+        meanwhile, and say why."""
         pod = result.pod
+        self.core.profiles[pod.scheduler_name].run_unreserve(CycleState(), pod, node_name)
         if self.core.cache.is_assumed(pod.key):
             self.core.cache.forget(pod)
         current = self.pods.get_by_key(pod.key)
         if current is not None and not (current.get("spec") or {}).get("nodeName"):
             self.core.queue.add_after_binding_error(PodInfo.from_pod(current), result.attempts)
         self._wake.set()
-        reason = e.message if isinstance(e, StatusError) else str(e) or type(e).__name__
-        message = f'running Bind plugin "DefaultBinder": {reason}'
         self._failed(pod, False, message, None)
 
     def _failed(
@@ -464,6 +517,20 @@ class SelectsWorkloads(Protocol):
     workload_selector: WorkloadSelector | None
 
 
+@runtime_checkable
+class ReadsVolumes(Protocol):
+    """A volume plugin: claims, volumes, storage classes and CSI nodes by name."""
+
+    volume_listers: VolumeListers | None
+
+
+@runtime_checkable
+class WritesVolumes(Protocol):
+    """A plugin whose PreBind writes volume bindings through the scheduler's client."""
+
+    api: Client | None
+
+
 def all_plugins(core: schedule_one.Scheduler) -> list[Plugin]:
     """The plugins of every profile, each once: the adapter gives those with an API side (the
     protocols above) their hooks."""
@@ -480,12 +547,14 @@ def connect_offline(
     stateful_sets: Sequence[Mapping[str, Any]] = (),
     services: Sequence[Mapping[str, Any]] = (),
     usage_of: SchedulerService | None = None,
+    volumes: VolumeListers | None = None,
 ) -> None:
     """Give the plugins with an API side what a core running apart from the API (an explanation,
     a capacity plan) reads instead of informers: the namespaces' labels, the budgets preemption
-    respects, the workloads that select a pod's siblings, and the node and workload usage
-    `usage_of` (a running scheduler) has sampled. Call it once the core has its nodes and
-    pods."""
+    respects, the workloads that select a pod's siblings, the claims, volumes, classes and
+    CSI nodes the volume plugins read (without them, they check nothing), and the node and
+    workload usage `usage_of` (a running scheduler) has sampled. Call it once the core has its
+    nodes and pods."""
     labels = {ns["metadata"]["name"]: ns["metadata"].get("labels") or {} for ns in namespaces}
     listed = list(budgets)
     workloads = WorkloadSelectors()
@@ -502,6 +571,8 @@ def connect_offline(
             plugin.pod_disruption_budgets = lambda: listed
         if isinstance(plugin, SelectsWorkloads):
             plugin.workload_selector = workloads
+        if isinstance(plugin, ReadsVolumes):
+            plugin.volume_listers = volumes
         if isinstance(plugin, ReadsWorkloadUsage) and usage_of is not None:
             plugin.workload_usage = usage_of.workload_usage
     if usage_of is not None:

@@ -44,10 +44,12 @@ EXTENSION_POINTS = {
     "postFilter": "post_filter",
     "preScore": "pre_score",
     "score": "score",
+    "reserve": "reserve",
+    "preBind": "pre_bind",
     "bind": "bind",
 }
 """The extension points a profile configures, and the core's names for them."""
-UNSUPPORTED_POINTS = ("reserve", "permit", "preBind", "postBind")
+UNSUPPORTED_POINTS = ("permit", "postBind")
 """Extension points of kube-scheduler the core has no plugins for (accepted when empty)."""
 
 OPTIONAL_IN_TREE: tuple[type, ...] = (

@@ -31,6 +31,7 @@ from pinnace.scheduler.adapter import (
     REPLICA_SETS,
     SERVICES,
     STATEFUL_SETS,
+    VOLUME_KINDS,
     PreemptsThroughAPI,
     SchedulerService,
     all_plugins,
@@ -45,6 +46,7 @@ from pinnace.scheduler.framework import (
     Status,
 )
 from pinnace.scheduler.nominator import filter_nodes_with_nominated_pods
+from pinnace.scheduler.plugins.volume_listers import VolumeListers
 from pinnace.scheduler.podinfo import PodInfo
 from pinnace.scheduler.profile import Profile
 from pinnace.scheduler.schedule_one import (
@@ -394,6 +396,7 @@ async def explain_pod(
         stateful_sets=(await client.list(STATEFUL_SETS))["items"],
         services=(await client.list(SERVICES))["items"],
         usage_of=usage_of,
+        volumes=await _volume_listers(client),
     )
     bound_to = (target.get("spec") or {}).get("nodeName") or ""
     if bound_to:
@@ -402,6 +405,14 @@ async def explain_pod(
     explanation.bound_to = bound_to
     explanation.configuration = config.describe()
     return explanation
+
+
+async def _volume_listers(client: Client) -> VolumeListers:
+    listers = VolumeListers()
+    for resource, kind in VOLUME_KINDS:
+        for obj in (await client.list(kind))["items"]:
+            listers.set(resource, obj)
+    return listers
 
 
 def cluster_explainer(

@@ -28,6 +28,10 @@ the `NodeTable`:
 - `PreEnqueue.pre_enqueue(pod) -> Status`, `QueueSort.sort_key(queued) -> tuple`,
   `PostFilter.post_filter(state, pod, table, diagnosis) -> (node name | None, Status)`,
   `Bind.bind(state, pod, node_name) -> Status`.
+- `Reserve.reserve(state, pod, node_name) -> Status` once the pod is assumed on its node, and
+  `Reserve.unreserve(state, pod, node_name)` when its scheduling or binding fails after that.
+- `PreBind.pre_bind(pod, node_name) -> Awaitable[Status]`: the binding cycle's work before
+  the Binding is sent (the scheduler's API side awaits it; a failure fails the binding).
 - `events_to_register() -> list[ClusterEvent]`: what can make a pod this plugin rejected
   schedulable again (see `pinnace.scheduler.events`).
 
@@ -37,7 +41,7 @@ the `NodeTable`:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
@@ -244,6 +248,18 @@ class RowScores(NamedTuple):
 
 
 @runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, pod: PodInfo, node_name: str) -> Awaitable[Status]: ...
+
+
+@runtime_checkable
 class BindPlugin(Plugin, Protocol):
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
 
@@ -392,6 +408,8 @@ _EXTENSION_POINTS = {
     "post_filter": PostFilterPlugin,
     "pre_score": PreScorePlugin,
     "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "pre_bind": PreBindPlugin,
     "bind": BindPlugin,
 }
 

@@ -20,11 +20,13 @@ from pinnace.scheduler.framework import (
     NodeStatusesPlugin,
     Plugin,
     PostFilterPlugin,
+    PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
     QueueSortPlugin,
+    ReservePlugin,
     RowScores,
     RowScoresPlugin,
     ScoreExtensions,
@@ -121,6 +123,8 @@ class Profile:
             for p, weight in self.score
         )
         self._row_totals = RowCache()
+        self.reserve = tuple(p for p in serving("reserve") if isinstance(p, ReservePlugin))
+        self.pre_bind = tuple(p for p in serving("pre_bind") if isinstance(p, PreBindPlugin))
         self.bind = tuple(p for p in serving("bind") if isinstance(p, BindPlugin))
         if not self.bind:
             raise ValueError("a profile needs at least one Bind plugin")
@@ -348,6 +352,20 @@ class Profile:
 
         key = tuple((name, weight, scores.key) for name, weight, scores in by_row)
         return self._row_totals.get(table, key, compute, compute_one)
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """RunReservePluginsReserve; a failure unreserves every Reserve plugin."""
+        for plugin in self.reserve:
+            status = plugin.reserve(state, pod, node_name)
+            if not status.is_success():
+                self.run_unreserve(state, pod, node_name)
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """RunReservePluginsUnreserve: in the reverse order."""
+        for plugin in reversed(self.reserve):
+            plugin.unreserve(state, pod, node_name)
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         timer = state.timer

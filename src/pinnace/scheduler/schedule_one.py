@@ -1,7 +1,7 @@
 """The scheduler's spine: one pod per cycle, as kube-scheduler's schedule_one.go.
 
     pop -> PreFilter -> Filter -> (PostFilter) -> PreScore -> Score -> normalise -> select host
-        -> assume -> bind
+        -> assume -> Reserve -> bind (the API side runs PreBind before sending the Binding)
 
 `schedule_one` runs a whole cycle. It is `begin_one` (up to Filter: a `Pending` choice among
 the feasible nodes, unless the pod fits nowhere or goes to the node it was nominated to) then
@@ -406,10 +406,17 @@ class Scheduler:
         pod = queued.pod
         self.cache.assume(pod, node_name)
         self.nominator.delete(pod.key)
+        status = profile.run_reserve(state, pod, node_name)
+        if not status.is_success():
+            self.cache.forget(pod)
+            self.queue.add_unschedulable(queued, {status.plugin} if status.is_rejected() else ())
+            message = f'running Reserve plugin "{status.plugin}": {status.message}'
+            return ScheduleResult(pod, None, status, message, evaluated, feasible)
         started = self.clock.now()
         status = profile.run_bind(state, pod, node_name)
         self._observe(BIND, status, profile, started)
         if not status.is_success():
+            profile.run_unreserve(state, pod, node_name)
             self.cache.forget(pod)
             self.queue.add_unschedulable(queued, ())
             return ScheduleResult(pod, None, status, status.message, evaluated, feasible)

@@ -21,6 +21,8 @@ SERVED = (
     ("", "v1", "LimitRange"),
     ("", "v1", "Namespace"),
     ("", "v1", "Node"),
+    ("", "v1", "PersistentVolume"),
+    ("", "v1", "PersistentVolumeClaim"),
     ("", "v1", "Pod"),
     ("", "v1", "ReplicationController"),
     ("", "v1", "ResourceQuota"),
@@ -49,6 +51,9 @@ SERVED = (
     ("rbac.authorization.k8s.io", "v1", "Role"),
     ("rbac.authorization.k8s.io", "v1", "RoleBinding"),
     ("scheduling.k8s.io", "v1", "PriorityClass"),
+    ("storage.k8s.io", "v1", "CSIDriver"),
+    ("storage.k8s.io", "v1", "CSINode"),
+    ("storage.k8s.io", "v1", "StorageClass"),
 )
 
 # Definitions that are scalars on the wire (smd treats them as untyped scalars).

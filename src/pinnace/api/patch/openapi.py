@@ -87,6 +87,7 @@ VALUE_STRUCT_FIELDS: dict[str, tuple[str, ...]] = {
     "core.v1.Event": ("metadata", "involvedObject", "source"),
     "core.v1.NodeDaemonEndpoints": ("kubeletEndpoint",),
     "core.v1.NodeStatus": ("daemonEndpoints", "nodeInfo"),
+    "core.v1.PersistentVolumeClaimSpec": ("resources",),
     "core.v1.PodTemplateSpec": ("metadata", "spec"),
 }
 # Lists without `omitempty`: an unset one is serialized as null, present but empty.

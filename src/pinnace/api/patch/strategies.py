@@ -16,6 +16,8 @@ list of ref or "{ref" for a map of string to ref.
 # fmt: off
 ROOTS = {
     "Binding": "core.v1.Binding",
+    "CSIDriver": "storage.v1.CSIDriver",
+    "CSINode": "storage.v1.CSINode",
     "ClusterRole": "rbac.v1.ClusterRole",
     "ClusterRoleBinding": "rbac.v1.ClusterRoleBinding",
     "ConfigMap": "core.v1.ConfigMap",
@@ -33,6 +35,8 @@ ROOTS = {
     "LocalSubjectAccessReview": "authorization.v1.LocalSubjectAccessReview",
     "Namespace": "core.v1.Namespace",
     "Node": "core.v1.Node",
+    "PersistentVolume": "core.v1.PersistentVolume",
+    "PersistentVolumeClaim": "core.v1.PersistentVolumeClaim",
     "Pod": "core.v1.Pod",
     "PodDisruptionBudget": "policy.v1.PodDisruptionBudget",
     "PriorityClass": "scheduling.v1.PriorityClass",
@@ -49,11 +53,14 @@ ROOTS = {
     "Service": "core.v1.Service",
     "ServiceAccount": "core.v1.ServiceAccount",
     "StatefulSet": "apps.v1.StatefulSet",
+    "StorageClass": "storage.v1.StorageClass",
     "SubjectAccessReview": "authorization.v1.SubjectAccessReview"
 }
 
 API_VERSIONS = {
     "Binding": "v1",
+    "CSIDriver": "storage.k8s.io/v1",
+    "CSINode": "storage.k8s.io/v1",
     "ClusterRole": "rbac.authorization.k8s.io/v1",
     "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
     "ConfigMap": "v1",
@@ -71,6 +78,8 @@ API_VERSIONS = {
     "LocalSubjectAccessReview": "authorization.k8s.io/v1",
     "Namespace": "v1",
     "Node": "v1",
+    "PersistentVolume": "v1",
+    "PersistentVolumeClaim": "v1",
     "Pod": "v1",
     "PodDisruptionBudget": "policy/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
@@ -87,6 +96,7 @@ API_VERSIONS = {
     "Service": "v1",
     "ServiceAccount": "v1",
     "StatefulSet": "apps/v1",
+    "StorageClass": "storage.k8s.io/v1",
     "SubjectAccessReview": "authorization.k8s.io/v1"
 }
 
@@ -102,6 +112,8 @@ ATOMIC_TYPES = frozenset([
     "core.v1.ResourceFieldSelector",
     "core.v1.ScopeSelector",
     "core.v1.SecretKeySelector",
+    "core.v1.SecretReference",
+    "core.v1.TopologySelectorTerm",
     "core.v1.TypedLocalObjectReference",
     "discovery.v1.EndpointPort",
     "meta.v1.LabelSelector",
@@ -779,6 +791,12 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         'diskName diskURI',
     ),
+    'core.v1.AzureFilePersistentVolumeSource': (
+        'readOnly secretName secretNamespace shareName',
+        {
+        },
+        'secretName shareName',
+    ),
     'core.v1.AzureFileVolumeSource': (
         'readOnly secretName shareName',
         {
@@ -792,6 +810,18 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
             'target': ('core.v1.ObjectReference', '', '', '', ()),
         },
         'target',
+    ),
+    'core.v1.CSIPersistentVolumeSource': (
+        'driver fsType readOnly volumeHandle',
+        {
+            'controllerExpandSecretRef': ('core.v1.SecretReference', '', '', '', ()),
+            'controllerPublishSecretRef': ('core.v1.SecretReference', '', '', '', ()),
+            'nodeExpandSecretRef': ('core.v1.SecretReference', '', '', '', ()),
+            'nodePublishSecretRef': ('core.v1.SecretReference', '', '', '', ()),
+            'nodeStageSecretRef': ('core.v1.SecretReference', '', '', '', ()),
+            'volumeAttributes': ('{', '', '', '', ()),
+        },
+        'driver volumeHandle',
     ),
     'core.v1.CSIVolumeSource': (
         'driver fsType readOnly',
@@ -809,6 +839,14 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         '',
     ),
+    'core.v1.CephFSPersistentVolumeSource': (
+        'path readOnly secretFile user',
+        {
+            'monitors': ('[', '', '', 'atomic', ()),
+            'secretRef': ('core.v1.SecretReference', '', '', '', ()),
+        },
+        'monitors',
+    ),
     'core.v1.CephFSVolumeSource': (
         'path readOnly secretFile user',
         {
@@ -816,6 +854,13 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
             'secretRef': ('core.v1.LocalObjectReference', '', '', '', ()),
         },
         'monitors',
+    ),
+    'core.v1.CinderPersistentVolumeSource': (
+        'fsType readOnly volumeID',
+        {
+            'secretRef': ('core.v1.SecretReference', '', '', '', ()),
+        },
+        'volumeID',
     ),
     'core.v1.CinderVolumeSource': (
         'fsType readOnly volumeID',
@@ -1118,6 +1163,14 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         '',
     ),
+    'core.v1.FlexPersistentVolumeSource': (
+        'driver fsType readOnly',
+        {
+            'options': ('{', '', '', '', ()),
+            'secretRef': ('core.v1.SecretReference', '', '', '', ()),
+        },
+        'driver',
+    ),
     'core.v1.FlexVolumeSource': (
         'driver fsType readOnly',
         {
@@ -1149,6 +1202,12 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
         },
         'repository',
+    ),
+    'core.v1.GlusterfsPersistentVolumeSource': (
+        'endpoints endpointsNamespace path readOnly',
+        {
+        },
+        'endpoints path',
     ),
     'core.v1.GlusterfsVolumeSource': (
         'endpoints path readOnly',
@@ -1187,6 +1246,14 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
         },
         'path',
+    ),
+    'core.v1.ISCSIPersistentVolumeSource': (
+        'chapAuthDiscovery chapAuthSession fsType initiatorName iqn iscsiInterface lun readOnly targetPortal',
+        {
+            'portals': ('[', '', '', 'atomic', ()),
+            'secretRef': ('core.v1.SecretReference', '', '', '', ()),
+        },
+        'iqn lun targetPortal',
     ),
     'core.v1.ISCSIVolumeSource': (
         'chapAuthDiscovery chapAuthSession fsType initiatorName iqn iscsiInterface lun readOnly targetPortal',
@@ -1278,6 +1345,12 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
         },
         '',
+    ),
+    'core.v1.LocalVolumeSource': (
+        'fsType path',
+        {
+        },
+        'path',
     ),
     'core.v1.ModifyVolumeStatus': (
         'status targetVolumeAttributesClassName',
@@ -1458,6 +1531,15 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         '',
     ),
+    'core.v1.PersistentVolume': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('core.v1.PersistentVolumeSpec', '', '', '', ()),
+            'status': ('core.v1.PersistentVolumeStatus', '', '', '', ()),
+        },
+        '',
+    ),
     'core.v1.PersistentVolumeClaim': (
         'apiVersion kind',
         {
@@ -1509,6 +1591,45 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
         },
         'claimName',
+    ),
+    'core.v1.PersistentVolumeSpec': (
+        'persistentVolumeReclaimPolicy storageClassName volumeAttributesClassName volumeMode',
+        {
+            'accessModes': ('[', '', '', 'atomic', ()),
+            'awsElasticBlockStore': ('core.v1.AWSElasticBlockStoreVolumeSource', '', '', '', ()),
+            'azureDisk': ('core.v1.AzureDiskVolumeSource', '', '', '', ()),
+            'azureFile': ('core.v1.AzureFilePersistentVolumeSource', '', '', '', ()),
+            'capacity': ('{', '', '', '', ()),
+            'cephfs': ('core.v1.CephFSPersistentVolumeSource', '', '', '', ()),
+            'cinder': ('core.v1.CinderPersistentVolumeSource', '', '', '', ()),
+            'claimRef': ('core.v1.ObjectReference', '', '', '', ()),
+            'csi': ('core.v1.CSIPersistentVolumeSource', '', '', '', ()),
+            'fc': ('core.v1.FCVolumeSource', '', '', '', ()),
+            'flexVolume': ('core.v1.FlexPersistentVolumeSource', '', '', '', ()),
+            'flocker': ('core.v1.FlockerVolumeSource', '', '', '', ()),
+            'gcePersistentDisk': ('core.v1.GCEPersistentDiskVolumeSource', '', '', '', ()),
+            'glusterfs': ('core.v1.GlusterfsPersistentVolumeSource', '', '', '', ()),
+            'hostPath': ('core.v1.HostPathVolumeSource', '', '', '', ()),
+            'iscsi': ('core.v1.ISCSIPersistentVolumeSource', '', '', '', ()),
+            'local': ('core.v1.LocalVolumeSource', '', '', '', ()),
+            'mountOptions': ('[', '', '', 'atomic', ()),
+            'nfs': ('core.v1.NFSVolumeSource', '', '', '', ()),
+            'nodeAffinity': ('core.v1.VolumeNodeAffinity', '', '', '', ()),
+            'photonPersistentDisk': ('core.v1.PhotonPersistentDiskVolumeSource', '', '', '', ()),
+            'portworxVolume': ('core.v1.PortworxVolumeSource', '', '', '', ()),
+            'quobyte': ('core.v1.QuobyteVolumeSource', '', '', '', ()),
+            'rbd': ('core.v1.RBDPersistentVolumeSource', '', '', '', ()),
+            'scaleIO': ('core.v1.ScaleIOPersistentVolumeSource', '', '', '', ()),
+            'storageos': ('core.v1.StorageOSPersistentVolumeSource', '', '', '', ()),
+            'vsphereVolume': ('core.v1.VsphereVirtualDiskVolumeSource', '', '', '', ()),
+        },
+        '',
+    ),
+    'core.v1.PersistentVolumeStatus': (
+        'lastPhaseTransitionTime message phase reason',
+        {
+        },
+        '',
     ),
     'core.v1.PhotonPersistentDiskVolumeSource': (
         'fsType pdID',
@@ -1708,6 +1829,14 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         'registry volume',
     ),
+    'core.v1.RBDPersistentVolumeSource': (
+        'fsType image keyring pool readOnly user',
+        {
+            'monitors': ('[', '', '', 'atomic', ()),
+            'secretRef': ('core.v1.SecretReference', '', '', '', ()),
+        },
+        'image monitors',
+    ),
     'core.v1.RBDVolumeSource': (
         'fsType image keyring pool readOnly user',
         {
@@ -1812,6 +1941,13 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         '',
     ),
+    'core.v1.ScaleIOPersistentVolumeSource': (
+        'fsType gateway protectionDomain readOnly sslEnabled storageMode storagePool system volumeName',
+        {
+            'secretRef': ('core.v1.SecretReference', '', '', '', ()),
+        },
+        'gateway secretRef system',
+    ),
     'core.v1.ScaleIOVolumeSource': (
         'fsType gateway protectionDomain readOnly sslEnabled storageMode storagePool system volumeName',
         {
@@ -1864,6 +2000,12 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         'name optional',
         {
             'items': ('[core.v1.KeyToPath', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'core.v1.SecretReference': (
+        'name namespace',
+        {
         },
         '',
     ),
@@ -1949,6 +2091,13 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         'seconds',
     ),
+    'core.v1.StorageOSPersistentVolumeSource': (
+        'fsType readOnly volumeName volumeNamespace',
+        {
+            'secretRef': ('core.v1.ObjectReference', '', '', '', ()),
+        },
+        '',
+    ),
     'core.v1.StorageOSVolumeSource': (
         'fsType readOnly volumeName volumeNamespace',
         {
@@ -1977,6 +2126,20 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
     'core.v1.Toleration': (
         'effect key operator tolerationSeconds value',
         {
+        },
+        '',
+    ),
+    'core.v1.TopologySelectorLabelRequirement': (
+        'key',
+        {
+            'values': ('[', '', '', 'atomic', ()),
+        },
+        'key values',
+    ),
+    'core.v1.TopologySelectorTerm': (
+        '',
+        {
+            'matchLabelExpressions': ('[core.v1.TopologySelectorLabelRequirement', '', '', 'atomic', ()),
         },
         '',
     ),
@@ -2053,6 +2216,13 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
         },
         'mountPath name',
+    ),
+    'core.v1.VolumeNodeAffinity': (
+        '',
+        {
+            'required': ('core.v1.NodeSelector', '', '', '', ()),
+        },
+        '',
     ),
     'core.v1.VolumeProjection': (
         '',
@@ -2307,6 +2477,67 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
             'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
         },
         'value',
+    ),
+    'storage.v1.CSIDriver': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('storage.v1.CSIDriverSpec', '', '', '', ()),
+        },
+        'spec',
+    ),
+    'storage.v1.CSIDriverSpec': (
+        'attachRequired fsGroupPolicy podInfoOnMount requiresRepublish seLinuxMount storageCapacity',
+        {
+            'tokenRequests': ('[storage.v1.TokenRequest', '', '', 'atomic', ()),
+            'volumeLifecycleModes': ('[', '', '', 'set', ()),
+        },
+        '',
+    ),
+    'storage.v1.CSINode': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('storage.v1.CSINodeSpec', '', '', '', ()),
+        },
+        'spec',
+    ),
+    'storage.v1.CSINodeDriver': (
+        'name nodeID',
+        {
+            'allocatable': ('storage.v1.VolumeNodeResources', '', '', '', ()),
+            'topologyKeys': ('[', '', '', 'atomic', ()),
+        },
+        'name nodeID',
+    ),
+    'storage.v1.CSINodeSpec': (
+        '',
+        {
+            'drivers': ('[storage.v1.CSINodeDriver', 'merge', 'name', 'map', ('name',)),
+        },
+        'drivers',
+    ),
+    'storage.v1.StorageClass': (
+        'allowVolumeExpansion apiVersion kind provisioner reclaimPolicy volumeBindingMode',
+        {
+            'allowedTopologies': ('[core.v1.TopologySelectorTerm', '', '', 'atomic', ()),
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'mountOptions': ('[', '', '', 'atomic', ()),
+            'parameters': ('{', '', '', '', ()),
+        },
+        'provisioner',
+    ),
+    'storage.v1.TokenRequest': (
+        'audience expirationSeconds',
+        {
+        },
+        'audience',
+    ),
+    'storage.v1.VolumeNodeResources': (
+        'count',
+        {
+        },
+        '',
     ),
 }
 # fmt: on

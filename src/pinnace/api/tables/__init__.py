@@ -40,6 +40,13 @@ from pinnace.api.tables.policy import POD_DISRUPTION_BUDGETS
 from pinnace.api.tables.rbac import BINDINGS
 from pinnace.api.tables.scheduling import PRIORITY_CLASSES
 from pinnace.api.tables.services import ENDPOINT_SLICES, ENDPOINTS, SERVICES
+from pinnace.api.tables.storage import (
+    CSI_DRIVERS,
+    CSI_NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    STORAGE_CLASSES,
+)
 
 IncludeObject = Literal["None", "Metadata", "Object"]
 
@@ -57,6 +64,11 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "secrets"): SECRETS,
     ("", "serviceaccounts"): SERVICE_ACCOUNTS,
     ("", "replicationcontrollers"): REPLICATION_CONTROLLERS,
+    ("", "persistentvolumes"): PERSISTENT_VOLUMES,
+    ("", "persistentvolumeclaims"): PERSISTENT_VOLUME_CLAIMS,
+    ("storage.k8s.io", "storageclasses"): STORAGE_CLASSES,
+    ("storage.k8s.io", "csinodes"): CSI_NODES,
+    ("storage.k8s.io", "csidrivers"): CSI_DRIVERS,
     ("apps", "replicasets"): REPLICA_SETS,
     ("apps", "deployments"): DEPLOYMENTS,
     ("apps", "daemonsets"): DAEMON_SETS,

@@ -15,10 +15,14 @@ from pinnace.scheduler.plugins.node_name import NodeName
 from pinnace.scheduler.plugins.node_ports import NodePorts
 from pinnace.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from pinnace.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from pinnace.scheduler.plugins.node_volume_limits import NodeVolumeLimits
 from pinnace.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from pinnace.scheduler.plugins.priority_sort import PrioritySort
 from pinnace.scheduler.plugins.scheduling_gates import SchedulingGates
 from pinnace.scheduler.plugins.taint_toleration import TaintToleration
+from pinnace.scheduler.plugins.volume_binding import VolumeBinding
+from pinnace.scheduler.plugins.volume_restrictions import VolumeRestrictions
+from pinnace.scheduler.plugins.volume_zone import VolumeZone
 from pinnace.scheduler.profile import Profile
 
 __all__ = [
@@ -33,10 +37,14 @@ __all__ = [
     "NodeResourcesBalancedAllocation",
     "NodeResourcesFit",
     "NodeUnschedulable",
+    "NodeVolumeLimits",
     "PodTopologySpread",
     "PrioritySort",
     "SchedulingGates",
     "TaintToleration",
+    "VolumeBinding",
+    "VolumeRestrictions",
+    "VolumeZone",
     "default_plugins",
     "default_profile",
 ]
@@ -65,6 +73,10 @@ def default_plugins(bind: Callable[[Binding], object]) -> list[Plugin]:
         NodeAffinity(),
         NodePorts(),
         NodeResourcesFit(),
+        VolumeRestrictions(),
+        NodeVolumeLimits(),
+        VolumeBinding(),
+        VolumeZone(),
         PodTopologySpread(),
         InterPodAffinity(),
         DefaultPreemption(),

@@ -1,0 +1,56 @@
+"""DefaultStorageClass and StorageObjectInUseProtection, as kube-apiserver v1.32's admission
+plugins of those names (plugin/pkg/admission/storage/storageclass/setdefault and
+plugin/pkg/admission/storage/storageobjectinuseprotection).
+
+A claim created without `storageClassName` (and without the beta class annotation) gets the
+default class: of the classes annotated as default, the newest, ties going to the first name.
+A claim that names a class, even "", keeps it. Every new claim and volume gets the protection
+finalizer, which the pvc-protection and pv-protection controllers remove once nothing uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pinnace.api.core.persistentvolume import (
+    BETA_STORAGE_CLASS_ANNOTATION,
+)
+from pinnace.api.core.pod_shape import as_dict
+from pinnace.api.objects import Object
+from pinnace.api.storage.storageclass import is_default_class
+
+
+def default_class(classes: Iterable[Object]) -> Object | None:
+    """GetDefaultClass: the newest default class, by name among equally new ones."""
+    defaults = [c for c in classes if is_default_class(c)]
+    if not defaults:
+        return None
+    defaults.sort(key=lambda c: c["metadata"]["name"])
+    # RFC 3339 timestamps of one format sort as they compare; a stable sort keeps the names'
+    # order among equal ones.
+    defaults.sort(key=lambda c: str(c["metadata"].get("creationTimestamp") or ""), reverse=True)
+    return defaults[0]
+
+
+def admit_claim(pvc: Object, classes: Iterable[Object]) -> None:
+    """DefaultStorageClass on a claim's create, in place."""
+    spec = pvc.get("spec")
+    if not isinstance(spec, dict) or spec.get("storageClassName") is not None:
+        return
+    annotations = as_dict(as_dict(pvc.get("metadata")).get("annotations"))
+    if BETA_STORAGE_CLASS_ANNOTATION in annotations:
+        return
+    found = default_class(classes)
+    if found is not None:
+        spec["storageClassName"] = found["metadata"]["name"]
+
+
+def add_finalizer(obj: Object, finalizer: str) -> None:
+    """StorageObjectInUseProtection on a create, in place."""
+    meta: Any = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    finalizers = meta.get("finalizers") or []
+    if isinstance(finalizers, list) and finalizer not in finalizers:
+        meta["finalizers"] = [*finalizers, finalizer]

@@ -1,0 +1,134 @@
+"""Storage through `pinnace up --nodes 1` and kubectl, as the Kubernetes docs' "Configure a Pod
+to Use a PersistentVolume for Storage" task does it: a hostPath volume and a claim of class
+`manual` bind, the pod using the claim runs; kubectl's tables are kube-apiserver's, a bad
+claim gets its 422, and a pod naming a missing claim stays Pending with kube-scheduler's
+message."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
+
+TASK = """
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: task-pv-volume
+  labels:
+    type: local
+spec:
+  storageClassName: manual
+  capacity:
+    storage: 10Gi
+  accessModes:
+    - ReadWriteOnce
+  hostPath:
+    path: "/mnt/data"
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: task-pv-claim
+spec:
+  storageClassName: manual
+  accessModes:
+    - ReadWriteOnce
+  resources:
+    requests:
+      storage: 3Gi
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: task-pv-pod
+spec:
+  volumes:
+    - name: task-pv-storage
+      persistentVolumeClaim:
+        claimName: task-pv-claim
+  containers:
+    - name: task-pv-container
+      image: nginx
+      volumeMounts:
+        - mountPath: "/usr/share/nginx/html"
+          name: task-pv-storage
+"""
+
+ORPHAN = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: orphan
+spec:
+  volumes:
+    - name: data
+      persistentVolumeClaim:
+        claimName: nowhere
+  containers:
+    - name: c
+      image: nginx
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-storage"), flags=("--nodes", "1"))
+    yield running
+    stop(running)
+
+
+def rows(cluster: Cluster, *args: str) -> list[list[str]]:
+    return [line.split() for line in cluster.ok("get", *args).splitlines()]
+
+
+def test_the_docs_persistent_volume_task(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=TASK)
+
+    def running() -> str:
+        pod = json.loads(cluster.ok("get", "pod", "task-pv-pod", "-o", "json"))
+        return str(pod["status"].get("phase"))
+
+    assert eventually(lambda: running() == "Running")
+    volumes = rows(cluster, "pv")
+    assert volumes[0][:5] == ["NAME", "CAPACITY", "ACCESS", "MODES", "RECLAIM"]
+    assert volumes[1][:7] == [
+        "task-pv-volume", "10Gi", "RWO", "Retain", "Bound", "default/task-pv-claim", "manual",
+    ]  # fmt: skip
+    claims = rows(cluster, "pvc")
+    assert claims[1][:6] == ["task-pv-claim", "Bound", "task-pv-volume", "10Gi", "RWO", "manual"]
+    # In use by a pod: deleting the claim leaves it Terminating.
+    cluster.ok("delete", "pvc", "task-pv-claim", "--wait=false")
+    assert rows(cluster, "pvc")[1][1] == "Terminating"
+
+
+def test_a_bad_claim_gets_kube_apiservers_error(cluster: Cluster) -> None:
+    bad = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "bad"},
+        "spec": {"accessModes": [], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    done = cluster.kubectl("apply", "-f", "-", stdin=json.dumps(bad))
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        'The PersistentVolumeClaim "bad" is invalid: spec.accessModes: Required value: at '
+        "least 1 access mode is required"
+    )
+
+
+def test_a_pod_naming_a_missing_claim_stays_pending(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=ORPHAN)
+
+    def message() -> str:
+        pod = json.loads(cluster.ok("get", "pod", "orphan", "-o", "json"))
+        conditions = pod["status"].get("conditions") or []
+        return next((c["message"] for c in conditions if c["type"] == "PodScheduled"), "")
+
+    assert eventually(message).startswith(
+        '0/1 nodes are available: persistentvolumeclaim "nowhere" not found.'
+    )
+    assert rows(cluster, "pod", "orphan")[1][2] == "Pending"

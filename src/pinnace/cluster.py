@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from pinnace.api.core.event import EVENT
 from pinnace.apiserver.auth.security import Security
+from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER, service_account_issuer
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
@@ -105,6 +106,13 @@ class ClusterOptions:
     root_ca: str = ""
     """The cluster's CA certificate (PEM), which every namespace's kube-root-ca.crt ConfigMap
     publishes; empty: one made from the seed (`rootcacertpublisher.self_signed_ca`)."""
+    service_account_key: str = ""
+    """The service account signing key (PEM, ECDSA P-256) that signs and checks service
+    account tokens; empty: one drawn from the seed."""
+    service_account_issuer: str = DEFAULT_ISSUER
+    """The tokens' `iss`, and the API audience (--service-account-issuer)."""
+    service_account_max_token_expiration: int = 0
+    """The longest a TokenRequest may ask for, in seconds; 0: no limit but 2^32 s."""
     seed: int | None = None
     """The root of every random choice (generated names, the scheduler's tie-breaks): a run
     with the same seed makes the same choices; None draws one."""
@@ -133,8 +141,14 @@ class ControlPlane:
         its log packs as it reads), and every component that keeps objects packed shares it.
         Another cluster in the process, on a store of its own, packs and learns apart."""
         self.randomness = Randomness(options.seed)
+        tokens = service_account_issuer(
+            self.randomness,
+            options.service_account_key,
+            options.service_account_issuer,
+            options.service_account_max_token_expiration,
+        )
         self.server = APIServer(
-            store, clock, self.randomness, options.services, service_accounts=True
+            store, clock, self.randomness, options.services, service_accounts=True, tokens=tokens
         )
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)

@@ -1,6 +1,7 @@
 """Subresources: status (GET/PUT/PATCH), scale (the autoscaling/v1 Scale of a Deployment or
-ReplicaSet), binding, eviction, log (text) and namespaces' finalize. The rest kube-apiserver
-serves (exec, attach, port-forward, proxy, ephemeralcontainers) answer 405."""
+ReplicaSet), binding, eviction, log (text), namespaces' finalize and serviceaccounts' token.
+The rest kube-apiserver serves (exec, attach, port-forward, proxy, ephemeralcontainers) answer
+405."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 from pinnace.api import status
 from pinnace.api.options import LogOptions
 from pinnace.api.patch import PatchType
-from pinnace.apiserver import binding, eviction
+from pinnace.apiserver import binding, eviction, token_request
 from pinnace.apiserver.http import negotiation, params
 from pinnace.apiserver.http.bodies import parse_json, parse_object_body
 from pinnace.apiserver.http.patching import parse_patch
@@ -58,6 +59,10 @@ async def handle(
         body = await request.parsed(parse_json, request.header("content-type"))
         dry_run = bool(request.query.get("dryRun"))
         answer = await eviction.evict(server, target.namespace, target.name, body, dry_run)
+        return json_response(answer, 201)
+    elif sub == "token" and method == "POST":
+        body = await request.parsed(parse_json, request.header("content-type"))
+        answer = await token_request.request_token(server, target.namespace, target.name, body)
         return json_response(answer, 201)
     raise method_not_allowed()
 

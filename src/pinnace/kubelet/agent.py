@@ -125,7 +125,7 @@ class NodeAgent:
         self.sources: SourceLookup = no_sources
         """Where ConfigMaps and Secrets are looked up (informers' caches), set by whoever runs
         this."""
-        self.token_manager = TokenManager(client, self._token_due)
+        self.token_manager = TokenManager(client, self._token_due, self._syncs_volumes)
         self.tokens: TokenSource = self.token_manager.token
         """The service account tokens of its pods' projected volumes."""
         self.services: ServiceLookup = no_services
@@ -585,6 +585,10 @@ class NodeAgent:
                 worker.source_changed()
             except Exception as e:
                 self.pod_failed(worker, e)
+
+    def _syncs_volumes(self, uid: str) -> bool:
+        worker = self.workers.get(uid)
+        return worker is not None and not (worker.terminating or worker.finished)
 
     @property
     def container_exited(self) -> OnExit:

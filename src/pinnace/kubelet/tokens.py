@@ -10,8 +10,9 @@ fails, the old token is used until it expires; a token never fetched fails the m
 (`failed to fetch token: ...`), retried with the volume manager's back-off.
 
 The kubelet notices that a token needs refreshing when it sets the pod's volumes up again, on
-each sync of the pod; here a timer at the refresh time stands for that sync, so the token
-changes at the moment the kubelet would first consider it due (its 10 s of jitter left out).
+each sync of the pod (not once the pod has finished); here a timer at the refresh time stands
+for that sync, so the token is requested at the moment the kubelet would first consider it
+due (its 10 s of jitter left out), and the volume set up again once it has come.
 """
 
 from __future__ import annotations
@@ -53,12 +54,16 @@ class _Token:
 
 class TokenManager:
     """The tokens of one kubelet's pods; `due(pod_uid)` is called when a pod's volumes should
-    be set up again (a token arrived, or one is due for refresh)."""
+    be set up again (a token came, or a request failed and may be retried); `syncing(pod_uid)`
+    tells whether the kubelet still sets the pod's volumes up (it has not finished)."""
 
-    def __init__(self, client: Client, due: Callable[[str], None]) -> None:
+    def __init__(
+        self, client: Client, due: Callable[[str], None], syncing: Callable[[str], bool]
+    ) -> None:
         self.client = client
         self.clock: Clock = client.clock
         self._due = due
+        self._syncing = syncing
         self._tokens: dict[TokenKey, _Token] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -129,6 +134,7 @@ class TokenManager:
             entry.error = e.message
             entry.backoff = min(entry.backoff * 2 or RETRY_FIRST, RETRY_MAX)
             entry.retry_at = self.clock.now() + entry.backoff
+            retry = True
             wake = entry.retry_at
         else:
             entry.token = answer["status"]["token"]
@@ -136,6 +142,7 @@ class TokenManager:
             entry.issued = entry.expires - expiration
             entry.error, entry.backoff, entry.retry_at = "", 0.0, 0.0
             refresh = min(entry.issued + MAX_TTL, entry.expires - expiration * 20 // 100)
+            retry = False
             wake = refresh + 1  # the first whole second past it, when `token` refreshes
         finally:
             entry.fetching = False
@@ -143,8 +150,17 @@ class TokenManager:
             return  # the pod went meanwhile
         if entry.timer is not None:
             entry.timer.cancel()
-        entry.timer = self.clock.call_at(wake, self._due, uid)
+        if retry:
+            entry.timer = self.clock.call_at(wake, self._due, uid)
+        else:
+            entry.timer = self.clock.call_at(wake, self._refresh, key, entry)
         self._due(uid)
+
+    def _refresh(self, key: TokenKey, entry: _Token) -> None:
+        """The token is due for a refresh: ask for the next one, if the pod still syncs."""
+        entry.timer = None
+        if self._tokens.get(key) is entry and not entry.fetching and self._syncing(key[3]):
+            self._fetch(key, entry)
 
 
 def _key_text(key: TokenKey) -> str:

@@ -24,6 +24,7 @@ from pinnace.clock.rfc3339 import format_time
 SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
+SECRETS = catalog.kind("", "secrets")
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 
 
@@ -220,3 +221,24 @@ def test_a_token_review_says_who_a_token_is(api: Harness) -> None:
     with pytest.raises(StatusError) as e:
         api.call(review_token, reviewer, {**review, "spec": {}})
     assert e.value.message == "token is required for TokenReview in authentication"
+
+
+def test_the_max_expiration_cuts_requests_and_a_secret_bound_token_dies_with_it(
+    api: Harness,
+) -> None:
+    _account(api)
+    api.server.service_account_tokens.max_expiration = 2 * 3600  # the flag's
+    answer = _request(api, expirationSeconds=48 * 3600)
+    assert answer["spec"]["expirationSeconds"] == 2 * 3600
+    claims = _claims(answer["status"]["token"])
+    assert claims["exp"] - claims["iat"] == 2 * 3600
+    secret = _create(api, SECRETS, "default", {"metadata": {"name": "anchor"}})
+    ref = {"kind": "Secret", "apiVersion": "v1", "name": "anchor"}
+    token = _request(api, boundObjectRef=ref)["status"]["token"]
+    assert _claims(token)["kubernetes.io"]["secret"] == {
+        "name": "anchor",
+        "uid": secret["metadata"]["uid"],
+    }
+    assert "authentication.kubernetes.io/pod-name" not in _authenticate(api, token).extra
+    api.call(api.server.delete, SECRETS, "default", "anchor")
+    assert _why_refused(api, token) == "service account token has been invalidated"

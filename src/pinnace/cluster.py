@@ -35,6 +35,7 @@ from pinnace.clock.component import Component
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
 from pinnace.controllers.rootcacertpublisher import RootCACertPublisher, self_signed_ca
+from pinnace.controllers.serviceaccount_tokens import TokensController
 from pinnace.controllers.serviceaccounts import ServiceAccountsController
 from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.vpa import VerticalPodAutoscaling, VPAOptions
@@ -154,9 +155,9 @@ class ControlPlane:
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
         self.namespaces = NamespaceController(self.client())
         self.service_accounts = ServiceAccountsController(self.client())
-        self.root_ca_publisher = RootCACertPublisher(
-            self.client(), options.root_ca or self_signed_ca(self.randomness, clock.now())
-        )
+        root_ca = options.root_ca or self_signed_ca(self.randomness, clock.now())
+        self.root_ca_publisher = RootCACertPublisher(self.client(), root_ca)
+        self.tokens_controller = TokensController(self.client(), tokens, root_ca)
         self.nodes = NodeAgentPool(
             self.client(), options.nodes, codec=self.codec, simulated=options.simulated
         )
@@ -300,6 +301,7 @@ class ControlPlane:
             self.namespaces,
             self.service_accounts,
             self.root_ca_publisher,
+            self.tokens_controller,
             self.nodes,
             *(c for c in optional if c is not None),
         ]

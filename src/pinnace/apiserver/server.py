@@ -129,8 +129,15 @@ class APIServer:
         """Who a service account token authenticates and for which audiences; None when the
         token is not one; `tokens.TokenError` when it is and fails a check."""
         return await self.service_account_tokens.authenticate(
-            token, self._stored_or_none, self.clock.now(), audiences
+            token, self._stored_or_none, self.clock.now(), audiences, self._label_secret
         )
+
+    async def _label_secret(self, namespace: str, name: str, label: str, value: str) -> None:
+        patch = {"metadata": {"labels": {label: value}}}
+        with contextlib.suppress(StatusError):  # gone meanwhile: the token fails anyway
+            await self.patch(
+                catalog.kind("", "secrets"), namespace, name, PatchType.MERGE, patch, WriteOptions()
+            )
 
     async def _stored_or_none(self, resource: str, namespace: str, name: str) -> Object | None:
         try:

@@ -14,6 +14,13 @@ API audiences, or a TokenReview's), the times (with go-jose's minute of leeway),
 service account, and the pod or secret the token is bound to, still exist with the uids it
 names (claims.go's validator). The user is the service account, in `system:serviceaccounts`
 and `system:serviceaccounts:NS`, with the pod, node and credential id in its extra fields.
+
+Legacy tokens (legacy.go), which the tokens controller puts in Secrets of type
+`kubernetes.io/service-account-token`, have the issuer `kubernetes/serviceaccount`, no
+audience (so the API audiences) and no expiry; one is good while its Secret holds it, is not
+being deleted nor labelled invalid, and its service account is there with the uid it names.
+Each day one is used, its Secret is labelled `kubernetes.io/legacy-token-last-used` with the
+date (legacy token tracking, GA in v1.32).
 """
 
 from __future__ import annotations
@@ -42,9 +49,13 @@ from pinnace.apiserver.auth.user import (
     service_account_username,
 )
 from pinnace.clock import Randomness
-from pinnace.clock.rfc3339 import parse_time
+from pinnace.clock.rfc3339 import format_time, parse_time
 
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+LEGACY_CLAIM = "kubernetes.io/serviceaccount/"
+LAST_USED_LABEL = "kubernetes.io/legacy-token-last-used"
+INVALID_SINCE_LABEL = "kubernetes.io/legacy-token-invalid-since"
 WARN_ONLY_EXPIRATION = 60 * 60 + 7
 """What the ServiceAccount admission plugin asks a kube-api-access token to last: the
 TokenRequest extends such a pod-bound token to a year, warning after this long."""
@@ -71,6 +82,8 @@ class TokenError(Exception):
 ObjectGetter = Callable[[str, str, str], Awaitable[Mapping[str, Any] | None]]
 """(resource, namespace, name) -> the object as stored now, or None: serviceaccounts, pods,
 secrets and nodes."""
+SecretLabeller = Callable[[str, str, str, str], Awaitable[None]]
+"""(namespace, secret name, label, value): label a Secret (legacy token tracking)."""
 
 
 def _b64(data: bytes) -> str:
@@ -207,6 +220,21 @@ class ServiceAccountTokens:
         }
         return claims
 
+    def legacy_token(self, account: Mapping[str, Any], secret_name: str) -> str:
+        """A legacy token for a Secret of type kubernetes.io/service-account-token
+        (LegacyClaims), as the tokens controller makes one."""
+        m = account["metadata"]
+        return self.key.sign(
+            {
+                "iss": LEGACY_ISSUER,
+                f"{LEGACY_CLAIM}namespace": m["namespace"],
+                f"{LEGACY_CLAIM}secret.name": secret_name,
+                f"{LEGACY_CLAIM}service-account.name": m["name"],
+                f"{LEGACY_CLAIM}service-account.uid": m.get("uid", ""),
+                "sub": service_account_username(m["namespace"], m["name"]),
+            }
+        )
+
     def is_api_audiences(self, audiences: Sequence[str]) -> bool:
         return bool(audiences) and all(a in self.audiences for a in audiences)
 
@@ -221,7 +249,7 @@ class ServiceAccountTokens:
             claims = json.loads(_unb64(parts[1]))
         except (binascii.Error, ValueError):
             return None
-        if not isinstance(claims, dict) or claims.get("iss") != self.issuer:
+        if not isinstance(claims, dict) or claims.get("iss") not in (self.issuer, LEGACY_ISSUER):
             return None
         return claims
 
@@ -231,6 +259,7 @@ class ServiceAccountTokens:
         objects: ObjectGetter,
         now: float,
         audiences: Sequence[str] = (),
+        label: SecretLabeller | None = None,
     ) -> tuple[UserInfo, tuple[str, ...]] | None:
         """The service account `token` authenticates, and the audiences it was accepted for;
         None when it is not this issuer's; TokenError when it is and fails a check.
@@ -248,6 +277,8 @@ class ServiceAccountTokens:
                 f"for the target audiences {_go_quoted(wanted)}"
             )
         _check_times(claims, now)
+        if claims["iss"] == LEGACY_ISSUER:
+            return await _validate_legacy(claims, token, objects, now, label), accepted
         return await _validate(claims, objects, now), accepted
 
 
@@ -362,3 +393,73 @@ async def _bound(
         )
     if _deleted_before(found, now):
         raise TokenError(INVALIDATED)
+
+
+def _legacy_claim(claims: Mapping[str, Any], name: str) -> str:
+    value = claims.get(LEGACY_CLAIM + name)
+    return value if isinstance(value, str) else ""
+
+
+async def _validate_legacy(
+    claims: Mapping[str, Any],
+    token: str,
+    objects: ObjectGetter,
+    now: float,
+    label: SecretLabeller | None,
+) -> UserInfo:
+    """legacy.go's validator, with the service account and Secret looked up
+    (--service-account-lookup, on by default)."""
+    names = {n: _legacy_claim(claims, n) for n in _LEGACY_NAMES}
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not subject:
+        raise TokenError("sub claim is missing")
+    for name, what in _LEGACY_NAMES.items():
+        if not names[name]:
+            raise TokenError(f"{what} claim is missing")
+    namespace, account_name = names["namespace"], names["service-account.name"]
+    if subject != service_account_username(namespace, account_name):
+        raise TokenError("sub claim is invalid")
+    secret = await objects("secrets", namespace, names["secret.name"])
+    if secret is None or (secret.get("metadata") or {}).get("deletionTimestamp"):
+        raise TokenError("token has been invalidated")
+    stored = (secret.get("data") or {}).get("token") or ""
+    if _decoded(stored) != token.encode():
+        raise TokenError("token does not match server's copy")
+    account = await objects("serviceaccounts", namespace, account_name)
+    if account is None:
+        raise TokenError(f'serviceaccounts "{account_name}" not found')
+    if account["metadata"].get("deletionTimestamp"):
+        raise TokenError(f"service account {namespace}/{account_name} has been deleted")
+    uid = account["metadata"].get("uid", "")
+    if uid != names["service-account.uid"]:
+        raise TokenError(
+            f"service account UID ({uid}) does not match claim ({names['service-account.uid']})"
+        )
+    labels = secret["metadata"].get("labels") or {}
+    today = format_time(now)[:10]
+    if label is not None and labels.get(LAST_USED_LABEL) != today:
+        await label(namespace, names["secret.name"], LAST_USED_LABEL, today)
+    if labels.get(INVALID_SINCE_LABEL):
+        raise TokenError("token has been invalidated")
+    return UserInfo(
+        service_account_username(namespace, account_name),
+        uid,
+        (SERVICE_ACCOUNTS_GROUP, f"{SERVICE_ACCOUNTS_GROUP}:{namespace}"),
+    )
+
+
+_LEGACY_NAMES = {
+    "namespace": "namespace",
+    "secret.name": "secretName",
+    "service-account.name": "serviceAccountName",
+    "service-account.uid": "serviceAccountUID",
+}
+"""The legacy private claims (after `kubernetes.io/serviceaccount/`), and legacy.go's names for
+them."""
+
+
+def _decoded(value: Any) -> bytes:
+    try:
+        return base64.b64decode(value, validate=True) if isinstance(value, str) else b""
+    except (binascii.Error, ValueError):
+        return b""

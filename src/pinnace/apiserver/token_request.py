@@ -3,11 +3,11 @@ token for the service account, as v1.32's TokenREST (pkg/registry/core/serviceac
 token.go, pkg/apis/authentication/validation). Nothing is stored.
 
 expirationSeconds defaults to 3600 and must lie between 10 minutes and 2^32 seconds; above
-`--service-account-max-token-expiration` it is cut to that. Audiences default to the API
-audiences. A boundObjectRef names a Pod (running as this service account; the token also
-names its node) or a Secret that must exist, with the uid given if one is. A pod-bound token
-asked for 3607 s, for the API audiences (the kube-api-access volume's), is extended to a year
-(or the maximum expiration) with `warnafter` at 3607 s, while the answer's
+`--service-account-max-token-expiration` it is cut to that, with a warning. Audiences default
+to the API audiences. A boundObjectRef names a Pod (running as this service account; the token
+also names its node) or a Secret that must exist, with the uid given if one is. A pod-bound
+token asked for 3607 s, for the API audiences (the kube-api-access volume's), is extended to a
+year (or the maximum expiration) with `warnafter` at 3607 s, while the answer's
 expirationTimestamp says 3607 s, so the kubelet renews it as if it expired then.
 """
 
@@ -21,6 +21,7 @@ from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.apiserver.auth.tokens import EXPIRATION_EXTENSION, WARN_ONLY_EXPIRATION, Bound
+from pinnace.apiserver.server import Result
 from pinnace.clock.rfc3339 import format_time
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def _must_match(request: Object, key: str, value: str, what: str) -> None:
         raise status.invalid(TOKEN_REQUEST.kind, value, errs, AUTHENTICATION)
 
 
-async def request_token(server: APIServer, namespace: str, name: str, body: Any) -> Object:
+async def request_token(server: APIServer, namespace: str, name: str, body: Any) -> Result:
     """The TokenRequest with its status: the token and when the kubelet should consider it
     expired."""
     request = _decoded(body)
@@ -93,7 +94,12 @@ async def request_token(server: APIServer, namespace: str, name: str, body: Any)
         "creationTimestamp": format_time(now),
     }
     bound = await _bound(server, namespace, name, spec.get("boundObjectRef"))
+    warnings = []
     if tokens.max_expiration and spec["expirationSeconds"] > tokens.max_expiration:
+        warnings.append(
+            f"requested expiration of {spec['expirationSeconds']} seconds shortened to "
+            f"{tokens.max_expiration} seconds"
+        )
         spec["expirationSeconds"] = tokens.max_expiration
     expiration, warn_after = spec["expirationSeconds"], 0
     if (
@@ -108,7 +114,7 @@ async def request_token(server: APIServer, namespace: str, name: str, body: Any)
         "token": tokens.key.sign(claims),
         "expirationTimestamp": format_time(now + spec["expirationSeconds"]),
     }
-    return request
+    return Result(request, warnings, created=True)
 
 
 async def _bound(server: APIServer, namespace: str, account: str, ref: Any) -> Bound:

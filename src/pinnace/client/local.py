@@ -135,7 +135,7 @@ class LocalClient(Client):
         await eviction.evict(self._server, namespace, name, body)
 
     async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
-        return await token_request.request_token(self._server, namespace, name, request)
+        return (await token_request.request_token(self._server, namespace, name, request)).obj
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         return await scale.read_scale(self._server, kind, namespace, name)

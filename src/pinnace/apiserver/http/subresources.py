@@ -21,6 +21,7 @@ from pinnace.apiserver.http.responses import (
     Response,
     json_response,
     text_response,
+    warning_headers,
 )
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.logs import log_text, read_log
@@ -62,8 +63,10 @@ async def handle(
         return json_response(answer, 201)
     elif sub == "token" and method == "POST":
         body = await request.parsed(parse_json, request.header("content-type"))
-        answer = await token_request.request_token(server, target.namespace, target.name, body)
-        return json_response(answer, 201)
+        result = await token_request.request_token(server, target.namespace, target.name, body)
+        response = json_response(result.obj, 201)
+        response.headers += warning_headers(result.warnings)
+        return response
     raise method_not_allowed()
 
 

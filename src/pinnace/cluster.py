@@ -21,6 +21,7 @@ from pinnace.api.core.event import EVENT
 from pinnace.api.features import FeatureGates
 from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
 from pinnace.apiserver.auth.security import Security
+from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER, service_account_issuer
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.custom_metrics import LocalMetricsClient
 from pinnace.apiserver.http.app import APIApp, PodExplainer
@@ -38,6 +39,7 @@ from pinnace.clock.component import Component
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
 from pinnace.controllers.rootcacertpublisher import RootCACertPublisher, self_signed_ca
+from pinnace.controllers.serviceaccount_tokens import TokensController
 from pinnace.controllers.serviceaccounts import ServiceAccountsController
 from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.vpa import VerticalPodAutoscaling, VPAOptions
@@ -112,6 +114,13 @@ class ClusterOptions:
     publishes; empty: one made from the seed (`rootcacertpublisher.self_signed_ca`)."""
     features: FeatureGates = field(default_factory=FeatureGates)
     """The feature gates every component is started with (`--feature-gates`)."""
+    service_account_key: str = ""
+    """The service account signing key (PEM, ECDSA P-256) that signs and checks service
+    account tokens; empty: one drawn from the seed."""
+    service_account_issuer: str = DEFAULT_ISSUER
+    """The tokens' `iss`, and the API audience (--service-account-issuer)."""
+    service_account_max_token_expiration: int = 0
+    """The longest a TokenRequest may ask for, in seconds; 0: no limit but 2^32 s."""
     seed: int | None = None
     """The root of every random choice (generated names, the scheduler's tie-breaks): a run
     with the same seed makes the same choices; None draws one."""
@@ -145,6 +154,12 @@ class ControlPlane:
         its log packs as it reads), and every component that keeps objects packed shares it.
         Another cluster in the process, on a store of its own, packs and learns apart."""
         self.randomness = Randomness(options.seed)
+        tokens = service_account_issuer(
+            self.randomness,
+            options.service_account_key,
+            options.service_account_issuer,
+            options.service_account_max_token_expiration,
+        )
         self.server = APIServer(
             store,
             clock,
@@ -152,14 +167,15 @@ class ControlPlane:
             options.services,
             service_accounts=True,
             features=options.features,
+            tokens=tokens,
         )
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
         self.namespaces = NamespaceController(self.client())
         self.service_accounts = ServiceAccountsController(self.client())
-        self.root_ca_publisher = RootCACertPublisher(
-            self.client(), options.root_ca or self_signed_ca(self.randomness, clock.now())
-        )
+        root_ca = options.root_ca or self_signed_ca(self.randomness, clock.now())
+        self.root_ca_publisher = RootCACertPublisher(self.client(), root_ca)
+        self.tokens_controller = TokensController(self.client(), tokens, root_ca)
         self.nodes = NodeAgentPool(
             self.client(),
             options.nodes,
@@ -313,6 +329,7 @@ class ControlPlane:
             self.namespaces,
             self.service_accounts,
             self.root_ca_publisher,
+            self.tokens_controller,
             self.nodes,
             *(c for c in optional if c is not None),
         ]

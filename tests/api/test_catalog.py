@@ -41,8 +41,7 @@ DISCOVERY = [
     ("secrets", "", "v1", "Secret", True, (), False, ()),
     # kube-apiserver also serves services/proxy, which Pinnace does not (no traffic).
     ("services", "", "v1", "Service", True, ("svc",), True, ("status",)),
-    # v1.32 also serves serviceaccounts/token (TokenRequest), which Pinnace does not.
-    ("serviceaccounts", "", "v1", "ServiceAccount", True, ("sa",), False, ()),
+    ("serviceaccounts", "", "v1", "ServiceAccount", True, ("sa",), False, ("token",)),
     ("controllerrevisions", "apps", "v1", "ControllerRevision", True, (), False, ()),
     ("daemonsets", "apps", "v1", "DaemonSet", True, ("ds",), True, ("status",)),
     ("deployments", "apps", "v1", "Deployment", True, ("deploy",), True, ("scale", "status")),
@@ -99,6 +98,7 @@ DISCOVERY = [
         False,
         (),
     ),
+    ("tokenreviews", "authentication.k8s.io", "v1", "TokenReview", False, (), False, ()),
     (
         "localsubjectaccessreviews",
         "authorization.k8s.io",

@@ -6,6 +6,7 @@ impersonation, the escalation check, and the refusal to serve beyond loopback wi
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import ssl
 import subprocess
@@ -41,7 +42,7 @@ def as_token(cluster: Cluster, token: str, *args: str) -> subprocess.CompletedPr
     """kubectl with a kubeconfig that trusts the cluster CA and presents `token`."""
     config = yaml.safe_load(cluster.kubeconfig.read_text())
     config["users"][0]["user"] = {"token": token}
-    path = cluster.workdir / f"kubeconfig-{token}"
+    path = cluster.workdir / f"kubeconfig-{hashlib.sha256(token.encode()).hexdigest()[:16]}"
     path.write_text(yaml.safe_dump(config))
     return subprocess.run(
         [KUBECTL, "--kubeconfig", str(path), "--request-timeout=20s", *args],
@@ -315,3 +316,97 @@ def test_kubectl_exec_over_tls_authenticates_the_websocket_and_authorizes_it_as_
     secure.ok("create", *binding)
     allowed = as_token(secure, "tok-alice", *alice)
     assert (allowed.returncode, allowed.stdout) == (0, "shell\n"), allowed.stderr
+
+
+def test_a_service_account_logs_in_with_a_token_kubectl_created(secure: Cluster) -> None:
+    secure.ok("create", "serviceaccount", "robot", "-n", "default")
+    secure.ok(
+        "create",
+        "rolebinding",
+        "robot-view",
+        "--clusterrole=view",
+        "--serviceaccount=default:robot",
+        "-n",
+        "default",
+    )
+    token = secure.ok("create", "token", "robot", "-n", "default", "--duration=20m").strip()
+    assert as_token(secure, token, "get", "pods", "-n", "default").returncode == 0
+    denied = as_token(secure, token, "get", "pods", "-n", "kube-system")
+    assert denied.stderr.strip() == (
+        'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:default:'
+        'robot" cannot list resource "pods" in API group "" in the namespace "kube-system"'
+    )
+    whoami = as_token(secure, token, "auth", "whoami", "-o", "json")
+    info = json.loads(whoami.stdout)["status"]["userInfo"]
+    assert info["username"] == "system:serviceaccount:default:robot"
+    assert info["groups"] == [
+        "system:serviceaccounts",
+        "system:serviceaccounts:default",
+        "system:authenticated",
+    ]
+    assert info["extra"]["authentication.kubernetes.io/credential-id"][0].startswith("JTI=")
+    script = f"""
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+configuration = client.Configuration()
+configuration.host = {secure.url!r}
+configuration.ssl_ca_cert = {str(secure.workdir / "data" / "pki" / "ca.crt")!r}
+configuration.api_key = {{"authorization": "Bearer " + {token!r}}}
+core = client.CoreV1Api(client.ApiClient(configuration))
+print(len(core.list_namespaced_config_map("default").items) > 0)
+try:
+    core.create_namespaced_config_map("default", {{"metadata": {{"name": "x"}}}})
+except ApiException as e:
+    print(e.status, json.loads(e.body)["message"])
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", "import json\n" + script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.splitlines() == [
+        "True",
+        '403 configmaps is forbidden: User "system:serviceaccount:default:robot" cannot create '
+        'resource "configmaps" in API group "" in the namespace "default"',
+    ], done.stderr
+    # kubectl's client-side validation fails on every review kind Pinnace serves (it goes on to
+    # look for a CRD), before and after this change: not what is tested here.
+    review = secure.ok(
+        "create",
+        "--validate=false",
+        "-o",
+        "json",
+        "-f",
+        "-",
+        stdin=json.dumps(
+            {
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenReview",
+                "spec": {"token": token},
+            }
+        ),
+    )
+    reviewed = json.loads(review)["status"]
+    assert reviewed["authenticated"] is True
+    assert reviewed["user"]["username"] == "system:serviceaccount:default:robot"
+    secure.ok("delete", "serviceaccount", "robot", "-n", "default")
+    gone = as_token(secure, token, "get", "pods", "-n", "default")
+    assert "error: You must be logged in to the server (Unauthorized)" in gone.stderr
+
+
+def test_kubectl_create_token_gets_kube_apiservers_refusals(secure: Cluster) -> None:
+    short = secure.kubectl("create", "token", "default", "--duration=1m")
+    assert short.stderr.strip() == (
+        'error: failed to create token: TokenRequest.authentication.k8s.io "" is invalid: '
+        "spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 "
+        "minutes"
+    )
+    unbound = secure.kubectl(
+        "create", "token", "default", "--bound-object-kind", "Pod", "--bound-object-name", "nope"
+    )
+    assert unbound.stderr.strip() == 'error: failed to create token: pods "nope" not found'
+    missing = secure.kubectl("create", "token", "nobody")
+    assert missing.stderr.strip() == (
+        'error: failed to create token: serviceaccounts "nobody" not found'
+    )

@@ -37,6 +37,7 @@ _SERVED = (
     ("pinnace.api.apps.replicaset", "REPLICA_SET"),
     ("pinnace.api.apps.statefulset", "STATEFUL_SET"),
     ("pinnace.api.authorization.reviews", "SELF_SUBJECT_REVIEW"),
+    ("pinnace.api.authorization.reviews", "TOKEN_REVIEW"),
     ("pinnace.api.authorization.reviews", "LOCAL_SUBJECT_ACCESS_REVIEW"),
     ("pinnace.api.authorization.reviews", "SELF_SUBJECT_ACCESS_REVIEW"),
     ("pinnace.api.authorization.reviews", "SELF_SUBJECT_RULES_REVIEW"),

@@ -87,6 +87,7 @@ SUBRESOURCES: dict[str, Subresource] = {
     "portforward": Subresource(("create", "get"), "PodPortForwardOptions"),
     "proxy": Subresource(_PROXY_VERBS, "{Kind}ProxyOptions"),
     "finalize": Subresource(("update",)),
+    "token": Subresource(("create",), "TokenRequest", "authentication.k8s.io", "v1"),
 }
 """Every subresource kube-apiserver v1.32 serves for the kinds Pinnace has."""
 

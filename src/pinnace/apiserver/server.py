@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,6 +40,8 @@ from pinnace.apiserver.admission_chain import AdmissionChain
 from pinnace.apiserver.auth.authorizer import Authorizer, RuleResolver
 from pinnace.apiserver.auth.node import NodeAuthorizer
 from pinnace.apiserver.auth.policy import node_rules
+from pinnace.apiserver.auth.tokens import ServiceAccountTokens, service_account_issuer
+from pinnace.apiserver.auth.user import UserInfo
 from pinnace.apiserver.custom_metrics import MetricsProvider
 from pinnace.apiserver.filters import Filter, filter_for
 from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
@@ -83,11 +85,14 @@ class APIServer:
         *,
         service_accounts: bool = False,
         features: FeatureGates | None = None,
+        tokens: ServiceAccountTokens | None = None,
     ) -> None:
         """`service_accounts`: run the ServiceAccount admission plugin, which refuses pods
         whose account does not exist; for an API server beside the ServiceAccount controller,
         which creates each namespace's `default` (a cluster's: `pinnace.cluster`).
-        `features`: its feature gates (kube-apiserver's --feature-gates)."""
+        `features`: its feature gates (kube-apiserver's --feature-gates). `tokens`: the service
+        account token issuer; by default one with the default issuer and a key drawn from
+        `rand`."""
         self.store = store
         self.clock = clock
         self.features = features or FeatureGates()
@@ -102,6 +107,8 @@ class APIServer:
         """The service storage's cluster IPs and node ports."""
         self.authorizer = Authorizer(RuleResolver(store), NodeAuthorizer(store, node_rules()))
         """Who may do what (RBAC); the HTTP front end asks it, and so do RBAC's writes."""
+        self.service_account_tokens = tokens or service_account_issuer(randomness)
+        """Signs the tokens serviceaccounts/token hands out, and checks them."""
         self.log_source: LogSource | None = None
         """Set by the node agents: serves pods/log."""
         self.metrics_source: MetricsSource | None = None
@@ -126,6 +133,28 @@ class APIServer:
             raise _too_old(e) from None
         except FutureRevisionError as e:
             raise _too_large(e) from None
+
+    async def authenticate_service_account(
+        self, token: str, audiences: Sequence[str] = ()
+    ) -> tuple[UserInfo, tuple[str, ...]] | None:
+        """Who a service account token authenticates and for which audiences; None when the
+        token is not one; `tokens.TokenError` when it is and fails a check."""
+        return await self.service_account_tokens.authenticate(
+            token, self._stored_or_none, self.clock.now(), audiences, self._label_secret
+        )
+
+    async def _label_secret(self, namespace: str, name: str, label: str, value: str) -> None:
+        patch = {"metadata": {"labels": {label: value}}}
+        with contextlib.suppress(StatusError):  # gone meanwhile: the token fails anyway
+            await self.patch(
+                catalog.kind("", "secrets"), namespace, name, PatchType.MERGE, patch, WriteOptions()
+            )
+
+    async def _stored_or_none(self, resource: str, namespace: str, name: str) -> Object | None:
+        try:
+            return await self.get(catalog.kind("", resource), namespace, name)
+        except StatusError:
+            return None
 
     async def list(self, kind: Kind, namespace: str, options: ListOptions | None = None) -> Object:
         """A `<Kind>List`; every page of a paginated list is read at the first page's revision."""

@@ -19,9 +19,12 @@ from typing import Any
 
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.auth.authentication import Authenticator, TokenFileError, load_token_file
-from pinnace.apiserver.auth.authorizer import MODES, RBAC, Authorizer
+from pinnace.apiserver.auth.authorizer import MODES, RBAC
 from pinnace.apiserver.auth.security import Security
-from pinnace.cli.arguments import go_bool
+from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER
+from pinnace.apiserver.server import APIServer
+from pinnace.apiserver.token_request import MAX_EXPIRATION
+from pinnace.cli.arguments import go_bool, positive_duration
 
 PKI_DIR = "pki"
 
@@ -67,11 +70,35 @@ def add_flags(group: argparse._ArgumentGroup) -> None:
         help="serve requests without credentials as system:anonymous (true)",
     )
     group.add_argument(
+        "--service-account-issuer",
+        default=DEFAULT_ISSUER,
+        metavar="URL",
+        help=f"the `iss` of service account tokens, and the API audience ({DEFAULT_ISSUER})",
+    )
+    group.add_argument(
+        "--service-account-max-token-expiration",
+        type=_max_token_expiration,
+        default=0,
+        metavar="DURATION",
+        help="the longest a TokenRequest may ask a token to last, between 1h and 2^32s "
+        "(no limit); a Go duration such as 48h",
+    )
+    group.add_argument(
         "--insecure",
         action="store_true",
         help="allow serving plain HTTP with no authentication on an address other machines "
         "can reach (refused without it): anyone who can connect can change everything",
     )
+
+
+def _max_token_expiration(text: str) -> int:
+    """kube-apiserver's bounds for --service-account-max-token-expiration."""
+    seconds = positive_duration("48h")(text)
+    if not 60 * 60 <= seconds <= MAX_EXPIRATION:
+        raise argparse.ArgumentTypeError(
+            "the service-account-max-token-expiration must be between 1 hour and 2^32 seconds"
+        )
+    return int(seconds)
 
 
 def _authorization_modes(text: str) -> tuple[str, ...]:
@@ -152,11 +179,10 @@ def _base64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def secure_serving(
-    tls: TLSOptions, directory: Path, host: str, authorizer: Authorizer
-) -> SecureServing:
+def secure_serving(tls: TLSOptions, directory: Path, host: str, server: APIServer) -> SecureServing:
     """The certificates in `directory` (made when missing) and the authenticators the flags
-    ask for; SecureServingError for a token file kube-apiserver would refuse."""
+    ask for (and the server's service account tokens); SecureServingError for a token file
+    kube-apiserver would refuse."""
     ca = certs.ensure_ca(directory)
     if tls.cert_file and tls.key_file:
         serving = certs.KeyPair(Path(tls.cert_file), Path(tls.key_file))
@@ -167,6 +193,13 @@ def secure_serving(
         tokens = load_token_file(tls.token_auth_file) if tls.token_auth_file else {}
     except TokenFileError as e:
         raise SecureServingError(f"--token-auth-file: {e}") from None
+    authorizer = server.authorizer
     authorizer.modes = tls.authorization_modes
-    security = Security(authorizer, Authenticator(tokens, anonymous=tls.anonymous))
+    authenticator = Authenticator(
+        tokens,
+        anonymous=tls.anonymous,
+        service_accounts=server.authenticate_service_account,
+        api_audiences=server.service_account_tokens.audiences,
+    )
+    security = Security(authorizer, authenticator)
     return SecureServing(ca, serving, tls.client_ca_file or str(ca.cert), admin, security)

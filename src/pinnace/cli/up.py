@@ -524,6 +524,8 @@ def run(args: argparse.Namespace) -> int:
         cluster=ClusterOptions(
             compaction_interval=args.compaction_interval,
             event_ttl=args.event_ttl,
+            service_account_issuer=args.service_account_issuer,
+            service_account_max_token_expiration=args.service_account_max_token_expiration,
             nodes=nodes,
             scheduler=args.scheduler,
             scheduler_config=scheduler_config,
@@ -679,11 +681,17 @@ async def serve(options: UpOptions) -> None:
 
 def cluster_with_root_ca(options: UpOptions, clock: Clock, pki: Path | None) -> ClusterOptions:
     """The cluster's options with its CA certificate: with TLS, the CA in `pki` that signs the
-    serving certificate; else the data directory's ca.crt, made there on the first start (so a
-    restart publishes the same), or one made for this run."""
+    serving certificate (and the service account signing key beside it); else the data
+    directory's ca.crt, made there on the first start (so a restart publishes the same), or one
+    made for this run."""
     cluster = options.cluster
     if pki is not None:
-        return dataclasses.replace(cluster, root_ca=certs.ensure_ca(pki).cert.read_text())
+        return dataclasses.replace(
+            cluster,
+            root_ca=certs.ensure_ca(pki).cert.read_text(),
+            service_account_key=cluster.service_account_key
+            or certs.ensure_service_account_key(pki),
+        )
     if cluster.root_ca or options.data_dir is None:
         return cluster
     path = Path(options.data_dir).expanduser() / CA_FILE
@@ -716,8 +724,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
     plane = ControlPlane(store, clock, dataclasses.replace(cluster, services=services))
     tls_serving = None
     if options.tls is not None and pki is not None:
-        authorizer = plane.server.authorizer
-        tls_serving = secure.secure_serving(options.tls, pki, host, authorizer)
+        tls_serving = secure.secure_serving(options.tls, pki, host, plane.server)
         if ipaddress.ip_address(host).is_unspecified:
             host = "127.0.0.1" if ":" not in host else "::1"  # an address the certificate names
     scheme = "http" if tls_serving is None else "https"

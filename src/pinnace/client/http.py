@@ -29,6 +29,7 @@ from pinnace.client.transport import JSON, Connection, HTTPError
 from pinnace.clock import Clock
 
 PODS = catalog.kind("", "pods")
+SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
 
 
 def resource_path(kind: Kind, namespace: str = "", name: str = "", subresource: str = "") -> str:
@@ -243,6 +244,10 @@ class HTTPClient(Client):
     async def evict(self, namespace: str, name: str, options: DeleteOptions | None = None) -> None:
         path = resource_path(PODS, namespace, name, "eviction")
         await self._call("POST", path, eviction_body(namespace, name, options))
+
+    async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
+        path = resource_path(SERVICE_ACCOUNTS, namespace, name, "token")
+        return await self._call("POST", path, dict(request))
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         return await self._call("GET", resource_path(kind, namespace, name, "scale"))

@@ -133,6 +133,10 @@ class Client(ABC):
         """pods/eviction: delete the pod if its disruption budget allows; 429 if not."""
 
     @abstractmethod
+    async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
+        """serviceaccounts/token: the TokenRequest `request` answered with a token."""
+
+    @abstractmethod
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         """The autoscaling/v1 Scale of a Deployment or ReplicaSet."""
 

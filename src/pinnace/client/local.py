@@ -9,7 +9,7 @@ from typing import Any
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, meta
 from pinnace.api.options import DeleteOptions, ListOptions, WriteOptions
-from pinnace.apiserver import binding, eviction, scale
+from pinnace.apiserver import binding, eviction, scale, token_request
 from pinnace.apiserver.server import APIServer
 from pinnace.client.interface import Client, PatchType, binding_body, eviction_body
 from pinnace.clock import Clock
@@ -133,6 +133,9 @@ class LocalClient(Client):
     async def evict(self, namespace: str, name: str, options: DeleteOptions | None = None) -> None:
         body = eviction_body(namespace, name, options)
         await eviction.evict(self._server, namespace, name, body)
+
+    async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
+        return (await token_request.request_token(self._server, namespace, name, request)).obj
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         return await scale.read_scale(self._server, kind, namespace, name)

@@ -95,6 +95,8 @@ from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, no_sources
 from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
+from pinnace.kubelet.tokens import TokenManager
+from pinnace.kubelet.volumes import TokenSource
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
 from pinnace.resources.qos import GUARANTEED
 from pinnace.store.codec import Codec
@@ -149,6 +151,9 @@ class NodeAgent:
         self.sources: SourceLookup = no_sources
         """Where ConfigMaps and Secrets are looked up (informers' caches), set by whoever runs
         this."""
+        self.token_manager = TokenManager(client, self._token_due, self._syncs_volumes)
+        self.tokens: TokenSource = self.token_manager.token
+        """The service account tokens of its pods' projected volumes."""
         self.services: ServiceLookup = no_services
         """The Services the node's informer has, for containers' environment."""
         self.packed_pod: PackedLookup = _not_packed
@@ -432,6 +437,7 @@ class NodeAgent:
             self.config_blocked.pop(uid, None)
             self.status_manager.pod_deleted(worker)
             worker.forget()
+        self.token_manager.forget(uid)
 
     def shut_down(self) -> None:
         """The kubelet ends (its Node is gone, or it stopped): every pod's containers are
@@ -440,6 +446,7 @@ class NodeAgent:
             if worker.writer is not None:
                 worker.writer.cancel()
             worker.forget()
+        self.token_manager.stop()
         self.status_manager.shut_down()
         if self._evicting is not None:
             self._evicting.cancel()
@@ -691,6 +698,19 @@ class NodeAgent:
                     worker.source_changed()
                 except Exception as e:
                     self.pod_failed(worker, e)
+
+    def _token_due(self, uid: str) -> None:
+        """A token of the pod's volumes came, or is due for refreshing: set them up again."""
+        worker = self.workers.get(uid)
+        if worker is not None:
+            try:
+                worker.source_changed()
+            except Exception as e:
+                self.pod_failed(worker, e)
+
+    def _syncs_volumes(self, uid: str) -> bool:
+        worker = self.workers.get(uid)
+        return worker is not None and not (worker.terminating or worker.finished)
 
     @property
     def container_exited(self) -> OnExit:

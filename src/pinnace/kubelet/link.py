@@ -144,6 +144,10 @@ class Link(Client):
         self._check()
         await self._client.evict(namespace, name, options)
 
+    async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
+        self._check()
+        return await self._client.request_token(namespace, name, request)
+
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         self._check()
         return await self._client.get_scale(kind, namespace, name)

@@ -240,9 +240,7 @@ class ExecShell:
 
 
 class _Shell:
-    def __init__(
-        self, context: ShellContext, known: bool = True, sink: Sink | None = None
-    ) -> None:
+    def __init__(self, context: ShellContext, known: bool = True, sink: Sink | None = None) -> None:
         self.context = context
         self.known = known
         """The container's files and environment are at hand."""

@@ -11,8 +11,9 @@ kubelet records a FailedMount event (`MountVolume.SetUp failed for volume "confi
 directory. A downwardAPI volume holds the pod's fields it names; a projected volume holds the
 files of its sources (configMap, secret, downwardAPI, serviceAccountToken) together, failing
 with the errors of every source that fails. The ServiceAccount admission plugin gives every
-pod one such volume, kube-api-access-xxxxx: `token`, `ca.crt` (from the namespace's
-kube-root-ca.crt ConfigMap) and `namespace`.
+pod one such volume, kube-api-access-xxxxx: `token` (a token the kubelet requested for the
+pod, `pinnace.kubelet.tokens`), `ca.crt` (from the namespace's kube-root-ca.crt ConfigMap) and
+`namespace`. A volume with a token source is set up once the token has come.
 
 A mounted volume follows its ConfigMaps and Secrets: when one changes, the files change (the
 kubelet does it on its next sync of the pod), except where a container mounts it with a
@@ -31,13 +32,12 @@ image's own files are not modelled.
 
 from __future__ import annotations
 
-import base64
 import builtins
 import fnmatch
 import json
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,37 +177,23 @@ def _pod_field(pod: Mapping[str, Any], path: str) -> str:
     return str(meta.get(path.removeprefix("metadata."), ""))
 
 
-def service_account_token(pod: Mapping[str, Any], projection: Mapping[str, Any]) -> str:
-    """What a serviceAccountToken projection's file holds. Pinnace serves no TokenRequest: the
-    token is an unsigned JWT-shaped string naming the service account and the pod it is bound
-    to (docs/differences.md)."""
-    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
-    namespace, account = meta.get("namespace", ""), spec.get("serviceAccountName", "")
-    claims = {
-        "aud": [projection.get("audience") or "https://kubernetes.default.svc.cluster.local"],
-        "iss": "https://kubernetes.default.svc.cluster.local",
-        "kubernetes.io": {
-            "namespace": namespace,
-            "pod": {"name": meta.get("name", ""), "uid": meta.get("uid", "")},
-            "serviceaccount": {"name": account},
-        },
-        "sub": f"system:serviceaccount:{namespace}:{account}",
-    }
-    parts = ({"alg": "none", "typ": "JWT"}, claims)
-    return ".".join(_base64url(json.dumps(p, separators=(",", ":"))) for p in parts) + "."
+TokenSource = Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[str, str]]
+"""(pod, serviceAccountToken projection) -> (token, "") to mount, ("", why) when the mount
+fails, ("", "") while the token is on its way (`TokenManager.token`)."""
 
 
-def _base64url(text: str) -> str:
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+def no_tokens(pod: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[str, str]:
+    return "", "failed to fetch token: no API server to ask"
 
 
 def _projected_payload(
-    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup
-) -> Files | str:
+    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource
+) -> Files | str | None:
     """The projected volume's sources in order, later files replacing earlier ones; the
-    errors of every source that fails, together."""
+    errors of every source that fails, together; None while a token is awaited."""
     files: Files = {}
     errors: list[str] = []
+    waiting = False
     namespace = (pod.get("metadata") or {}).get("namespace", "")
     for source in (volume.get("projected") or {}).get("sources") or ():
         payload: Files | str = {}
@@ -220,14 +206,16 @@ def _projected_payload(
             payload = downward_files(source["downwardAPI"].get("items"), pod)
         if source.get("serviceAccountToken") is not None:
             projection = source["serviceAccountToken"]
-            payload = {projection.get("path", ""): service_account_token(pod, projection)}
+            token, why = tokens(pod, projection)
+            payload = why or {posixpath.normpath(projection.get("path", "")): token}
+            waiting = waiting or not (token or why)
         if isinstance(payload, str):
             errors.append(payload)
         else:
             files.update(payload)
     if errors:
         return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
-    return files
+    return None if waiting else files
 
 
 def claim_payload(source: Mapping[str, Any], namespace: str, lookup: SourceLookup) -> Files | str:
@@ -246,9 +234,10 @@ def claim_payload(source: Mapping[str, Any], namespace: str, lookup: SourceLooku
 
 
 def volume_payload(
-    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup
-) -> Files | str:
-    """The files of one of the volumes Pinnace models, or why its mount fails."""
+    volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource
+) -> Files | str | None:
+    """The files of one of the volumes Pinnace models, or why its mount fails; None while a
+    token it holds is awaited."""
     namespace = (pod.get("metadata") or {}).get("namespace", "")
     if volume.get("persistentVolumeClaim") is not None:
         return claim_payload(volume["persistentVolumeClaim"], namespace, lookup)
@@ -259,7 +248,7 @@ def volume_payload(
             return source_payload(kind, source, found)
     if volume.get("downwardAPI") is not None:
         return downward_files(volume["downwardAPI"].get("items"), pod)
-    return _projected_payload(volume, pod, lookup)
+    return _projected_payload(volume, pod, lookup, tokens)
 
 
 def _modelled(volume: Mapping[str, Any]) -> bool:
@@ -309,15 +298,17 @@ class PodVolumes:
         """The ConfigMaps and Secrets the volumes hold files of."""
         return set().union(*map(_source_names, self.sources.values()))
 
-    def mount(self, pod: Mapping[str, Any], lookup: SourceLookup) -> list[str]:
+    def mount(self, pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource) -> list[str]:
         """Set up (or bring up to date) every volume; the FailedMount messages of those that
-        fail. A volume that fails keeps the files it had."""
+        fail. A volume that fails, or waits for a token, keeps the files it had."""
         failures = []
         self.unprocessed = []
         for volume, source in self.sources.items():
-            payload = volume_payload(source, pod, lookup)
+            payload = volume_payload(source, pod, lookup, tokens)
             if isinstance(payload, Unprocessed):
                 self.unprocessed.append(volume)
+                continue
+            if payload is None:
                 continue
             if isinstance(payload, str):
                 failures.append(f'MountVolume.SetUp failed for volume "{volume}" : {payload}')

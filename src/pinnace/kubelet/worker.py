@@ -100,7 +100,7 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.sources import SourceLookup, SourceName, referenced_sources
-from pinnace.kubelet.volumes import ATTACH_AND_MOUNT_TIMEOUT, FAILED_MOUNT, PodVolumes
+from pinnace.kubelet.volumes import ATTACH_AND_MOUNT_TIMEOUT, FAILED_MOUNT, PodVolumes, TokenSource
 from pinnace.resources.oom import is_critical_pod
 from pinnace.store.codec import Codec
 
@@ -131,6 +131,8 @@ class PodHost(Protocol):
     recorder: EventRecorder
     host_ip: str
     sources: SourceLookup
+    tokens: TokenSource
+    """The service account tokens of projected volumes (`TokenManager.token`)."""
     packed_pod: PackedLookup
     codec: Codec
     pod_ips: PodIPs
@@ -422,7 +424,7 @@ class PodWorker:
         if self.config_blocked:
             self.sync()
         else:
-            self.volumes.mount(self.read_pod(), self.host.sources)
+            self.volumes.mount(self.read_pod(), self.host.sources, self.host.tokens)
 
     @property
     def finished(self) -> bool:
@@ -581,7 +583,7 @@ class PodWorker:
 
     def _mount(self) -> bool:
         """Set up the pod's volumes; a FailedMount event for each that fails anew."""
-        failures = self.volumes.mount(self.read_pod(), self.host.sources)
+        failures = self.volumes.mount(self.read_pod(), self.host.sources, self.host.tokens)
         for message in failures:
             if message not in self._mount_failures:
                 self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)

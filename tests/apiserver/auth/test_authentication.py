@@ -3,7 +3,9 @@ client certificate subjects, anonymous requests, and the 401 for a token nobody 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,12 @@ from pinnace.apiserver.auth.authentication import (
     load_token_file,
 )
 from pinnace.apiserver.auth.user import UserInfo
+
+
+def authenticate(
+    authenticator: Authenticator, headers: dict[str, str], certificate: Any
+) -> UserInfo:
+    return asyncio.run(authenticator.authenticate(headers, certificate))
 
 
 def test_the_token_file_is_kube_apiservers_csv(tmp_path: Path) -> None:
@@ -33,7 +41,7 @@ def test_the_token_file_is_kube_apiservers_csv(tmp_path: Path) -> None:
 
 def test_tokens_certificates_and_anonymous_requests() -> None:
     authenticator = Authenticator({"tok": UserInfo("bob", "1", ("devs",))})
-    bob = authenticator.authenticate({"authorization": "Bearer tok"}, None)
+    bob = authenticate(authenticator, {"authorization": "Bearer tok"}, None)
     assert bob == UserInfo("bob", "1", ("devs", "system:authenticated"))
     certificate = {
         "subject": (
@@ -42,13 +50,13 @@ def test_tokens_certificates_and_anonymous_requests() -> None:
             (("commonName", "kubernetes-admin"),),
         )
     }
-    admin = authenticator.authenticate({}, certificate)
+    admin = authenticate(authenticator, {}, certificate)
     assert admin.name == "kubernetes-admin"
     assert admin.groups == ("system:masters", "ops", "system:authenticated")
-    anonymous = authenticator.authenticate({"authorization": "Basic eDp5"}, None)
+    anonymous = authenticate(authenticator, {"authorization": "Basic eDp5"}, None)
     assert anonymous == UserInfo("system:anonymous", groups=("system:unauthenticated",))
     with pytest.raises(StatusError) as e:
-        authenticator.authenticate({"authorization": "Bearer not-a-token"}, None)
+        authenticate(authenticator, {"authorization": "Bearer not-a-token"}, None)
     assert e.value.status() == {
         "kind": "Status",
         "apiVersion": "v1",
@@ -59,12 +67,12 @@ def test_tokens_certificates_and_anonymous_requests() -> None:
         "code": 401,
     }
     with pytest.raises(StatusError):
-        Authenticator({}, anonymous=False).authenticate({}, None)
+        authenticate(Authenticator({}, anonymous=False), {}, None)
 
 
 def test_a_bearer_token_is_read_as_kube_apiserver_splits_the_header() -> None:
     """bearertoken: the second space-separated word; an empty one is no token at all."""
     authenticator = Authenticator({"tok": UserInfo("bob")})
-    assert authenticator.authenticate({"authorization": "Bearer tok extra"}, None).name == "bob"
-    anonymous = authenticator.authenticate({"authorization": "Bearer  tok"}, None)
+    assert authenticate(authenticator, {"authorization": "Bearer tok extra"}, None).name == "bob"
+    anonymous = authenticate(authenticator, {"authorization": "Bearer  tok"}, None)
     assert anonymous.name == "system:anonymous"

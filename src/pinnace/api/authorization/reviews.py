@@ -106,6 +106,7 @@ def _review(
 
 
 SELF_SUBJECT_REVIEW = _review("SelfSubjectReview", "selfsubjectreviews", AUTHENTICATION)
+TOKEN_REVIEW = _review("TokenReview", "tokenreviews", AUTHENTICATION)
 LOCAL_SUBJECT_ACCESS_REVIEW = _review(
     "LocalSubjectAccessReview",
     "localsubjectaccessreviews",
@@ -123,6 +124,7 @@ SUBJECT_ACCESS_REVIEW = _review(
 )
 KINDS = (
     SELF_SUBJECT_REVIEW,
+    TOKEN_REVIEW,
     LOCAL_SUBJECT_ACCESS_REVIEW,
     SELF_SUBJECT_ACCESS_REVIEW,
     SELF_SUBJECT_RULES_REVIEW,

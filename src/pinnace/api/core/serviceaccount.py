@@ -28,6 +28,7 @@ SERVICE_ACCOUNT = Kind(
     namespaced=True,
     model="V1ServiceAccount",
     short_names=("sa",),
+    subresources=("token",),
     validate=validate_service_account,
     validate_update=validate_service_account_update,
 )

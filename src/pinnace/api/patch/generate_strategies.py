@@ -35,6 +35,7 @@ SERVED = (
     ("apps", "v1", "ReplicaSet"),
     ("apps", "v1", "StatefulSet"),
     ("authentication.k8s.io", "v1", "SelfSubjectReview"),
+    ("authentication.k8s.io", "v1", "TokenReview"),
     ("authorization.k8s.io", "v1", "LocalSubjectAccessReview"),
     ("authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
     ("authorization.k8s.io", "v1", "SelfSubjectRulesReview"),

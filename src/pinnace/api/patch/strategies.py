@@ -54,7 +54,8 @@ ROOTS = {
     "ServiceAccount": "core.v1.ServiceAccount",
     "StatefulSet": "apps.v1.StatefulSet",
     "StorageClass": "storage.v1.StorageClass",
-    "SubjectAccessReview": "authorization.v1.SubjectAccessReview"
+    "SubjectAccessReview": "authorization.v1.SubjectAccessReview",
+    "TokenReview": "authentication.v1.TokenReview"
 }
 
 API_VERSIONS = {
@@ -97,7 +98,8 @@ API_VERSIONS = {
     "ServiceAccount": "v1",
     "StatefulSet": "apps/v1",
     "StorageClass": "storage.k8s.io/v1",
-    "SubjectAccessReview": "authorization.k8s.io/v1"
+    "SubjectAccessReview": "authorization.k8s.io/v1",
+    "TokenReview": "authentication.k8s.io/v1"
 }
 
 ATOMIC_TYPES = frozenset([
@@ -322,6 +324,30 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         '',
         {
             'userInfo': ('authentication.v1.UserInfo', '', '', '', ()),
+        },
+        '',
+    ),
+    'authentication.v1.TokenReview': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('authentication.v1.TokenReviewSpec', '', '', '', ()),
+            'status': ('authentication.v1.TokenReviewStatus', '', '', '', ()),
+        },
+        'spec',
+    ),
+    'authentication.v1.TokenReviewSpec': (
+        'token',
+        {
+            'audiences': ('[', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'authentication.v1.TokenReviewStatus': (
+        'authenticated error',
+        {
+            'audiences': ('[', '', '', 'atomic', ()),
+            'user': ('authentication.v1.UserInfo', '', '', '', ()),
         },
         '',
     ),

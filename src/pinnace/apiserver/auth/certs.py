@@ -2,7 +2,8 @@
 (cmd/kubeadm/app/phases/certs): a self-signed CA (`ca.crt`, `ca.key`, CN kubernetes), the
 API server's serving certificate for the loopback addresses, `localhost`, the host name and
 the address it binds (`apiserver.crt`), and client certificates (the user in CN, its groups
-in O) such as kubeadm's admin.conf carries (CN kubernetes-admin, O system:masters).
+in O) such as kubeadm's admin.conf carries (CN kubernetes-admin, O system:masters), and the
+service account signing key beside them (`sa.key`, `sa.pub`, as kubeadm's).
 
 Keys are ECDSA P-256; the CA lasts 10 years and what it signs 1 year, as kubeadm's.
 """
@@ -182,3 +183,25 @@ def ensure_client(
     if pair.cert.exists() and pair.key.exists():
         return pair
     return issue_client(ca, directory, stem, user, groups)
+
+
+def ensure_service_account_key(directory: Path) -> str:
+    """The service account signing key (PEM) in `directory`, made on first use (kept across
+    restarts, so the tokens it signed stay good), with its public half in `sa.pub`."""
+    path = directory / "sa.key"
+    if not path.exists():
+        key = _key()
+        directory.mkdir(parents=True, exist_ok=True)
+        public = key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        (directory / "sa.pub").write_bytes(public)
+        pem = key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.NoEncryption(),
+        )
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(pem)
+    return path.read_text()

@@ -1,9 +1,9 @@
 """Answering the review kinds, as kube-apiserver v1.32's registries do
 (pkg/registry/authorization/{subjectaccessreview,selfsubjectaccessreview,
 localsubjectaccessreview,selfsubjectrulesreview}/rest.go and
-pkg/registry/authentication/selfsubjectreview): the object comes back with its status,
-nothing is stored. `kubectl auth can-i` creates a SelfSubjectAccessReview (with --list, a
-SelfSubjectRulesReview); `kubectl auth whoami` a SelfSubjectReview.
+pkg/registry/authentication/{selfsubjectreview,tokenreview}): the object comes back with its
+status, nothing is stored. `kubectl auth can-i` creates a SelfSubjectAccessReview (with
+--list, a SelfSubjectRulesReview); `kubectl auth whoami` a SelfSubjectReview.
 """
 
 from __future__ import annotations
@@ -11,10 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from pinnace.api import status
+from pinnace.api.authorization.reviews import TOKEN_REVIEW
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
+from pinnace.apiserver.auth.authentication import Authenticator
 from pinnace.apiserver.auth.authorizer import Authorizer
 from pinnace.apiserver.auth.rules import Attributes
+from pinnace.apiserver.auth.tokens import TokenError
 from pinnace.apiserver.auth.user import UserInfo
 
 
@@ -61,27 +64,57 @@ def _spec(review: Object) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
-async def answer(
-    authorizer: Authorizer, kind: Kind, namespace: str, review: Object, user: UserInfo
-) -> Object:
-    """The review with its status; `user` is the requester (the subject of the self
-    reviews)."""
-    spec = _spec(review)
+def _user_info(user: UserInfo) -> dict[str, Any]:
+    info: dict[str, Any] = {"username": user.name}
+    if user.uid:
+        info["uid"] = user.uid
+    if user.groups:
+        info["groups"] = list(user.groups)
+    if user.extra:
+        info["extra"] = {k: list(v) for k, v in user.extra.items()}
+    return info
+
+
+def _answered(kind: Kind, review: Object) -> Object:
     metadata = review.get("metadata")
     answered = {**review, "apiVersion": kind.api_version, "kind": kind.kind}
     answered["metadata"] = {
         "creationTimestamp": None,
         **(metadata if isinstance(metadata, dict) else {}),
     }
+    return answered
+
+
+async def review_token(tokens: Authenticator, review: Object) -> Object:
+    """A TokenReview: whom spec.token authenticates, for spec.audiences (the API audiences
+    when none are given)."""
+    spec = _spec(review)
+    token = spec.get("token")
+    if not isinstance(token, str) or not token:
+        raise status.bad_request("token is required for TokenReview in authentication")
+    answered = _answered(TOKEN_REVIEW, review)
+    try:
+        user, audiences = await tokens.review(token, _strings(spec.get("audiences")))
+    except TokenError as e:
+        answered["status"] = {"user": {}, "error": str(e)}
+        return answered
+    answered["status"] = {
+        "authenticated": True,
+        "user": _user_info(user),
+        "audiences": list(audiences),
+    }
+    return answered
+
+
+async def answer(
+    authorizer: Authorizer, kind: Kind, namespace: str, review: Object, user: UserInfo
+) -> Object:
+    """The review with its status; `user` is the requester (the subject of the self
+    reviews)."""
+    spec = _spec(review)
+    answered = _answered(kind, review)
     if kind.kind == "SelfSubjectReview":
-        info: dict[str, Any] = {"username": user.name}
-        if user.uid:
-            info["uid"] = user.uid
-        if user.groups:
-            info["groups"] = list(user.groups)
-        if user.extra:
-            info["extra"] = {k: list(v) for k, v in user.extra.items()}
-        answered["status"] = {"userInfo": info}
+        answered["status"] = {"userInfo": _user_info(user)}
         return answered
     if kind.kind == "SelfSubjectRulesReview":
         if not spec.get("namespace"):

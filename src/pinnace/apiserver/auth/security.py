@@ -56,7 +56,7 @@ class Security:
         if self.authenticator is None:
             user = UNSECURED_USER
         else:
-            user = self.authenticator.authenticate(dict(headers), _client_certificate(scope))
+            user = await self.authenticator.authenticate(dict(headers), _client_certificate(scope))
         if impersonation.requested(headers):
             user = await impersonation.impersonate(user, headers, self.check)
         await self.check(request_attributes(user, method, path, query))

@@ -19,6 +19,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
 from pinnace.api.versions import other_versions
 from pinnace.apiserver import custom_metrics, metrics
+from pinnace.apiserver.auth.authentication import Authenticator
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.user import REQUESTER, Requester
 from pinnace.apiserver.http import custom_metrics as custom_metric_paths
@@ -109,7 +110,12 @@ class APIApp:
         self.node_proxy = node_proxy
         self.dashboard = dashboard
         generator: random.Random = (rand or Randomness()).child("http").random
-        self.resources = ResourceHandler(server, generator)
+        tokens = self.security.authenticator or Authenticator(
+            anonymous=False,
+            service_accounts=server.authenticate_service_account,
+            api_audiences=server.service_account_tokens.audiences,
+        )
+        self.resources = ResourceHandler(server, generator, tokens)
         self._ending = asyncio.Event()
 
     def end_streams(self) -> None:

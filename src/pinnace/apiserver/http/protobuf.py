@@ -3,7 +3,7 @@
 client-go's typed clients (`kubectl create namespace`, `create deployment`, `create job`,
 `create cronjob`, `create configmap`, `create secret`, `create serviceaccount`, `autoscale`,
 `drain`'s evictions, `create role` and the other RBAC kinds, `auth can-i` and `auth whoami`'s
-reviews) send
+reviews, `create token`'s TokenRequest) send
 `application/vnd.kubernetes.protobuf`: the magic `k8s\\x00`, then a runtime.Unknown whose
 `raw` is the object's message. Pinnace reads those
 bodies into the same JSON objects the JSON decoder gives, for the messages listed here (field
@@ -280,6 +280,20 @@ _SCHEMA: dict[str, dict[int, str]] = {
     "SelfSubjectRulesReview": {1: "metadata:ObjectMeta", 2: "spec:SelfSubjectRulesReviewSpec"},
     "SelfSubjectRulesReviewSpec": {1: "namespace:string"},
     "SelfSubjectReview": {1: "metadata:ObjectMeta"},
+    "TokenRequest": {1: "metadata:ObjectMeta", 2: "spec:TokenRequestSpec"},
+    "TokenRequestSpec": {
+        1: "audiences:string*",
+        3: "boundObjectRef:BoundObjectReference",
+        4: "expirationSeconds:int!",
+    },
+    "BoundObjectReference": {
+        1: "kind:string",
+        2: "apiVersion:string",
+        3: "name:string",
+        4: "uid:string",
+    },
+    "TokenReview": {1: "metadata:ObjectMeta", 2: "spec:TokenReviewSpec"},
+    "TokenReviewSpec": {1: "token:string", 2: "audiences:string*"},
 }
 
 KINDS = {
@@ -307,6 +321,8 @@ KINDS = {
     ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): "SubjectAccessReview",
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "SelfSubjectRulesReview",
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
+    ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
+    ("authentication.k8s.io/v1", "TokenReview"): "TokenReview",
 }
 
 

@@ -23,7 +23,8 @@ from pinnace.api.options import ListOptions, WriteOptions
 from pinnace.api.patch import PatchType
 from pinnace.api.tables import IncludeObject
 from pinnace.apiserver import binding
-from pinnace.apiserver.auth.reviews import answer
+from pinnace.apiserver.auth.authentication import Authenticator
+from pinnace.apiserver.auth.reviews import answer, review_token
 from pinnace.apiserver.auth.security import UNSECURED_USER
 from pinnace.apiserver.auth.user import requester
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
@@ -42,9 +43,11 @@ INCLUDE_OBJECT: tuple[IncludeObject, ...] = ("None", "Metadata", "Object")
 
 
 class ResourceHandler:
-    def __init__(self, server: APIServer, rand: random.Random) -> None:
+    def __init__(self, server: APIServer, rand: random.Random, tokens: Authenticator) -> None:
         self.server = server
         self.rand = rand
+        self.tokens = tokens
+        """Answers TokenReviews."""
 
     async def handle(self, request: Request, target: ResourceTarget) -> Response:
         if target.subresource == "log":
@@ -85,6 +88,8 @@ class ResourceHandler:
         errs = target.kind.validate(body)
         if errs:
             raise status.invalid(target.kind.kind, "", errs, target.kind.group)
+        if target.kind.kind == "TokenReview":
+            return await review_token(self.tokens, body)
         who = requester()
         user = who.user if who is not None else UNSECURED_USER
         return await answer(self.server.authorizer, target.kind, target.namespace, body, user)

@@ -1,7 +1,8 @@
 """Subresources: status and pods' resize (GET/PUT/PATCH; resize only while its feature gate
 is on), scale (the autoscaling/v1 Scale of a Deployment or ReplicaSet), binding, eviction, log
-(text), namespaces' finalize, and the streaming ones (`streaming`: WebSocket upgrades only).
-The rest kube-apiserver serves (proxy, ephemeralcontainers) answer 405."""
+(text), namespaces' finalize, serviceaccounts' token, and the streaming ones (`streaming`:
+WebSocket upgrades only). The rest kube-apiserver serves (proxy, ephemeralcontainers) answer
+405."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from pinnace.api import status
 from pinnace.api.options import LogOptions
 from pinnace.api.patch import PatchType
-from pinnace.apiserver import binding, eviction
+from pinnace.apiserver import binding, eviction, token_request
 from pinnace.apiserver.http import negotiation, params, streaming
 from pinnace.apiserver.http.bodies import parse_json, parse_object_body
 from pinnace.apiserver.http.patching import parse_patch
@@ -21,6 +22,7 @@ from pinnace.apiserver.http.responses import (
     Response,
     json_response,
     text_response,
+    warning_headers,
 )
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.logs import log_text, read_log
@@ -64,6 +66,12 @@ async def handle(
         dry_run = bool(request.query.get("dryRun"))
         answer = await eviction.evict(server, target.namespace, target.name, body, dry_run)
         return json_response(answer, 201)
+    elif sub == "token" and method == "POST":
+        body = await request.parsed(parse_json, request.header("content-type"))
+        result = await token_request.request_token(server, target.namespace, target.name, body)
+        response = json_response(result.obj, 201)
+        response.headers += warning_headers(result.warnings)
+        return response
     raise method_not_allowed()
 
 

@@ -1,0 +1,131 @@
+"""The kubelet's projected service account tokens, as v1.32's token manager keeps them: a
+token requested for the pod (bound to it and its node) in the volume's file, which a container
+reads; renewed at 80% of its lifetime, so the file changes before the old token expires and
+is refused; a mount that waits for it and fails with the kubelet's words when it cannot be
+had. On the virtual clock."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.support import SimulatedCluster
+
+from pinnace.api import catalog
+from pinnace.apiserver.auth.tokens import TokenError
+from pinnace.cluster import ClusterOptions
+from pinnace.kubelet import node_configs
+
+PODS = catalog.kind("", "pods")
+SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
+EVENTS = catalog.kind("", "events")
+ACCESS = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+SHORT = "/var/run/secrets/tokens/short"
+
+
+@pytest.fixture
+def cluster() -> Iterator[SimulatedCluster]:
+    c = SimulatedCluster(ClusterOptions(nodes=node_configs(1), seed=11))
+    yield c
+    c.close()
+
+
+def reader(name: str, script: str, account: str = "default") -> dict[str, Any]:
+    """A pod with a 600 s token at SHORT beside its kube-api-access volume."""
+    short = {"serviceAccountToken": {"path": "short", "expirationSeconds": 600}}
+    container = {
+        "name": "app",
+        "image": "busybox",
+        "command": ["sh", "-c", script],
+        "volumeMounts": [{"name": "tokens", "mountPath": "/var/run/secrets/tokens"}],
+    }
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "serviceAccountName": account,
+            "containers": [container],
+            "volumes": [{"name": "tokens", "projected": {"sources": [short]}}],
+        },
+    }
+
+
+def printed(cluster: SimulatedCluster, name: str) -> list[str]:
+    pod = cluster.run(cluster.client.get(PODS, "default", name))
+    [agent] = cluster.plane.nodes.agents.values()
+    run = agent.workers[pod["metadata"]["uid"]].container_log("app", previous=False)
+    assert run is not None
+    return [line for _, line in run.log]
+
+
+def who(cluster: SimulatedCluster, token: str) -> Any:
+    found = cluster.run(cluster.server.authenticate_service_account(token))
+    assert found is not None
+    return found[0]
+
+
+def claims(token: str) -> dict[str, Any]:
+    decoded: dict[str, Any] = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+    return decoded
+
+
+def test_a_container_reads_a_token_bound_to_its_pod_and_renewed_before_it_expires(
+    cluster: SimulatedCluster,
+) -> None:
+    script = f"cat {ACCESS}; echo; while true; do cat {SHORT}; echo; sleep 60; done"
+    cluster.run(cluster.client.create(PODS, "default", reader("web", script)))
+    cluster.wait(5)
+    pod = cluster.run(cluster.client.get(PODS, "default", "web"))
+    access, first = printed(cluster, "web")[:2]
+    user = who(cluster, access)
+    assert user.name == "system:serviceaccount:default:default"
+    assert user.extra["authentication.kubernetes.io/pod-name"] == ("web",)
+    assert user.extra["authentication.kubernetes.io/pod-uid"] == (pod["metadata"]["uid"],)
+    assert user.extra["authentication.kubernetes.io/node-name"] == (pod["spec"]["nodeName"],)
+    # kube-api-access: asked for 3607 s, it lasts a year and warns after 3607 s
+    access_claims = claims(access)
+    assert access_claims["exp"] - access_claims["iat"] == 365 * 24 * 3600
+    assert access_claims["kubernetes.io"]["warnafter"] - access_claims["iat"] == 3607
+    assert claims(first)["exp"] - claims(first)["iat"] == 600
+    assert who(cluster, first).name == user.name
+
+    cluster.wait(600)  # past 80% of the 600 s: renewed, the old one not yet expired
+    lines = printed(cluster, "web")[1:]
+    renewed = lines[-1]
+    assert renewed != first and set(lines) == {first, renewed}
+    assert who(cluster, renewed).name == user.name
+    cluster.wait(61)  # past the first token's expiry, and go-jose's minute of leeway
+    with pytest.raises(TokenError, match="service account token has expired"):
+        cluster.run(cluster.server.authenticate_service_account(first))
+    assert who(cluster, printed(cluster, "web")[-1]).name == user.name
+
+    cluster.run(cluster.client.delete(PODS, "default", "web"))
+    cluster.wait(120)
+    with pytest.raises(TokenError, match="service account token has been invalidated"):
+        cluster.run(cluster.server.authenticate_service_account(renewed))
+
+
+def test_a_token_that_cannot_be_had_fails_the_mount_until_it_can(
+    cluster: SimulatedCluster,
+) -> None:
+    account = {"metadata": {"name": "robot"}}
+    cluster.run(cluster.client.create(SERVICE_ACCOUNTS, "default", account))
+    cluster.run(cluster.client.create(PODS, "default", reader("job", f"cat {SHORT}", "robot")))
+    cluster.run(cluster.client.delete(SERVICE_ACCOUNTS, "default", "robot"))
+    cluster.wait(5)
+    events = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+    messages = {e["message"] for e in events if e["reason"] == "FailedMount"}
+    assert (
+        'MountVolume.SetUp failed for volume "tokens" : failed to fetch token: '
+        'serviceaccounts "robot" not found'
+    ) in messages
+    pod = cluster.run(cluster.client.get(PODS, "default", "job"))
+    assert pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == (
+        "ContainerCreating"
+    )
+    cluster.run(cluster.client.create(SERVICE_ACCOUNTS, "default", account))
+    cluster.wait(130)  # the mount's back-off, at most 2 min 2 s
+    [token] = printed(cluster, "job")
+    assert who(cluster, token).name == "system:serviceaccount:default:robot"

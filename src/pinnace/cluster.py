@@ -10,7 +10,7 @@ virtual loop. Adding a component means adding it here, and nowhere else.
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,11 +28,16 @@ from pinnace.apiserver.storage_metrics import StorageObjects
 from pinnace.autoscaler.autoscaler import ClusterAutoscaler
 from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
-from pinnace.client import LocalClient
+from pinnace.client import Client, LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
+from pinnace.controllers.hpa import PodMetricsLister
 from pinnace.controllers.namespace import NamespaceController
-from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
+from pinnace.controllers.node_lifecycle import (
+    NodeHeartbeats,
+    NodeLifecycleConfig,
+    NodeLifecycleController,
+)
 from pinnace.controllers.rootcacertpublisher import RootCACertPublisher, self_signed_ca
 from pinnace.controllers.serviceaccounts import ServiceAccountsController
 from pinnace.controllers.taint_eviction import TaintEvictionController
@@ -115,6 +120,39 @@ class ClusterOptions:
     again), every outcome staying what v1.32 gives. See docs/simulation.md."""
 
 
+class ControllerManager:
+    """kube-controller-manager's controllers that `ClusterOptions.controllers` turns on (node
+    lifecycle, taint eviction, the workload controllers) and the Vertical Pod Autoscaler, each
+    on a client of its own from `client`: in `pinnace up`'s process (`ControlPlane`), or in
+    one of their own against a remote API server (`pinnace controller-manager`). `pod_metrics`
+    lists metrics.k8s.io's PodMetrics for the autoscalers; `heartbeats` is the simulated
+    mode's account of lease renewals."""
+
+    def __init__(
+        self,
+        client: Callable[[], Client],
+        options: ClusterOptions,
+        pod_metrics: PodMetricsLister,
+        *,
+        heartbeats: NodeHeartbeats | None = None,
+    ) -> None:
+        self.node_lifecycle = NodeLifecycleController(
+            client(), options.node_lifecycle, heartbeats=heartbeats
+        )
+        self.taint_eviction = TaintEvictionController(client())
+        self.workloads = WorkloadControllers(client(), pod_metrics, options.workloads)
+        self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
+        if options.vertical_pod_autoscaler is not None:
+            self.vertical_pod_autoscaler = VerticalPodAutoscaling(
+                client(), pod_metrics, options.vertical_pod_autoscaler
+            )
+
+    def components(self) -> list[Component]:
+        """In the order they start."""
+        optional = [] if self.vertical_pod_autoscaler is None else [self.vertical_pod_autoscaler]
+        return [self.node_lifecycle, self.taint_eviction, self.workloads, *optional]
+
+
 class ControlPlane:
     """The API server on `store` and `clock`, and the components `options` asks for.
 
@@ -165,18 +203,18 @@ class ControlPlane:
         self.node_lifecycle: NodeLifecycleController | None = None
         self.taint_eviction: TaintEvictionController | None = None
         self.workloads: WorkloadControllers | None = None
+        self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
         if options.controllers:
-            self.node_lifecycle = NodeLifecycleController(
-                self.client(),
-                options.node_lifecycle,
+            manager = ControllerManager(
+                self.client,
+                options,
+                lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 heartbeats=self.nodes if options.simulated else None,
             )
-            self.taint_eviction = TaintEvictionController(self.client())
-            self.workloads = WorkloadControllers(
-                self.client(),
-                lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
-                options.workloads,
-            )
+            self.node_lifecycle = manager.node_lifecycle
+            self.taint_eviction = manager.taint_eviction
+            self.workloads = manager.workloads
+            self.vertical_pod_autoscaler = manager.vertical_pod_autoscaler
         self.cluster_autoscaler: ClusterAutoscaler | None = None
         if options.cluster_autoscaler is not None:
             self.cluster_autoscaler = ClusterAutoscaler(
@@ -185,13 +223,6 @@ class ControlPlane:
                 self.nodes,
                 options.scheduler_config,
                 self.randomness.child("cluster-autoscaler"),
-            )
-        self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
-        if options.controllers and options.vertical_pod_autoscaler is not None:
-            self.vertical_pod_autoscaler = VerticalPodAutoscaling(
-                self.client(),
-                lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
-                options.vertical_pod_autoscaler,
             )
         self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the

@@ -24,6 +24,19 @@ from pinnace.apiserver.auth.security import Security
 from pinnace.cli.arguments import go_bool
 
 PKI_DIR = "pki"
+COMPONENT_KUBECONFIGS = {
+    "scheduler.conf": ("kube-scheduler", "system:kube-scheduler", ()),
+    "controller-manager.conf": (
+        "kube-controller-manager",
+        "system:kube-controller-manager",
+        # Its controllers' own roles are bound to their service accounts, whose credentials
+        # (kube-controller-manager's --use-service-account-credentials) Pinnace does not
+        # issue: it is trusted as the controllers inside `pinnace up` are.
+        (certs.ADMIN_GROUP,),
+    ),
+}
+"""The kubeconfigs of the components run as processes, as kubeadm writes them beside
+admin.conf (cmd/kubeadm/app/phases/kubeconfig): file -> (certificate, user, groups)."""
 
 
 class SecureServingError(Exception):
@@ -128,6 +141,8 @@ class SecureServing:
     client_ca: str
     admin: certs.KeyPair
     security: Security
+    components: dict[str, certs.KeyPair]
+    """Each component kubeconfig's client certificate (`COMPONENT_KUBECONFIGS`)."""
 
     def uvicorn_options(self) -> dict[str, Any]:
         return {
@@ -139,9 +154,12 @@ class SecureServing:
             "ssl_cert_reqs": ssl.CERT_OPTIONAL,
         }
 
-    def kubeconfig_entries(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(what the kubeconfig's cluster adds, its user): kubeadm's admin.conf."""
-        cert, key = self.admin.pem()
+    def kubeconfig_entries(
+        self, client: certs.KeyPair | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(what the kubeconfig's cluster adds, its user): kubeadm's admin.conf, or another
+        of its kubeconfigs with the `client` certificate."""
+        cert, key = (client or self.admin).pem()
         return (
             {"certificate-authority-data": _base64(self.ca.cert.read_bytes())},
             {"client-certificate-data": _base64(cert), "client-key-data": _base64(key)},
@@ -163,10 +181,15 @@ def secure_serving(
     else:
         serving = certs.issue_serving(ca, directory, certs.serving_hosts(host))
     admin = certs.ensure_client(ca, directory, "admin", certs.ADMIN_USER, [certs.ADMIN_GROUP])
+    components = {
+        file: certs.ensure_client(ca, directory, stem, user, groups)
+        for file, (stem, user, groups) in COMPONENT_KUBECONFIGS.items()
+    }
     try:
         tokens = load_token_file(tls.token_auth_file) if tls.token_auth_file else {}
     except TokenFileError as e:
         raise SecureServingError(f"--token-auth-file: {e}") from None
     authorizer.modes = tls.authorization_modes
     security = Security(authorizer, Authenticator(tokens, anonymous=tls.anonymous))
-    return SecureServing(ca, serving, tls.client_ca_file or str(ca.cert), admin, security)
+    client_ca = tls.client_ca_file or str(ca.cert)
+    return SecureServing(ca, serving, client_ca, admin, security, components)

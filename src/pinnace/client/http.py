@@ -2,14 +2,18 @@
 interface and semantics as `LocalClient`, through kube-apiserver's REST paths.
 
 Requests go over keep-alive HTTP/1.1 connections (one per request in flight, reused after);
-each watch holds a connection of its own. A connection failure is an `HTTPError`; every
-answer the server refuses is the `StatusError` its Status body describes.
+each watch holds a connection of its own. Over HTTPS (`from_config`, a kubeconfig's server)
+it authenticates with the client certificate or bearer token the kubeconfig gives; `acting_as`
+makes a client that impersonates another user over the same connections. A connection failure
+is an `HTTPError`; every answer the server refuses is the `StatusError` its Status body
+describes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+import ssl
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -25,6 +29,7 @@ from pinnace.client.interface import (
     delete_options_body,
     eviction_body,
 )
+from pinnace.client.kubeconfig import RestConfig
 from pinnace.client.transport import JSON, Connection, HTTPError
 from pinnace.clock import Clock
 
@@ -69,14 +74,48 @@ class HTTPClient(Client):
     """A client of the API server at `url` (`http://127.0.0.1:6443`), on `clock`'s loop.
 
     `field_manager` names this client's writes in managedFields (the server otherwise records
-    them under the User-Agent it sends).
+    them under the User-Agent it sends); `tls` verifies an https server and holds the client
+    certificate; `headers` go with every request (a bearer token, impersonation).
     """
 
-    def __init__(self, url: str, clock: Clock, *, field_manager: str = "") -> None:
+    def __init__(
+        self,
+        url: str,
+        clock: Clock,
+        *,
+        field_manager: str = "",
+        tls: ssl.SSLContext | None = None,
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> None:
         self._url = url.rstrip("/")
         self._clock = clock
         self._field_manager = field_manager
+        self._tls = tls
+        self._headers = headers
+        self._head = "".join(f"{name}: {value}\r\n" for name, value in headers)
         self._idle: list[Connection] = []
+
+    @classmethod
+    def from_config(
+        cls, config: RestConfig, clock: Clock, *, field_manager: str = ""
+    ) -> HTTPClient:
+        """A client of the server a kubeconfig names, with its credentials."""
+        token = [("Authorization", f"Bearer {config.token}")] if config.token else []
+        return cls(config.server, clock, field_manager=field_manager, tls=config.tls, headers=token)
+
+    def acting_as(self, user: str, groups: Sequence[str] = ()) -> HTTPClient:
+        """A client impersonating `user` in `groups` (Impersonate-User, Impersonate-Group),
+        sharing this one's idle connections."""
+        impersonation = [("Impersonate-User", user), *(("Impersonate-Group", g) for g in groups)]
+        other = HTTPClient(
+            self._url,
+            self._clock,
+            field_manager=self._field_manager,
+            tls=self._tls,
+            headers=[*self._headers, *impersonation],
+        )
+        other._idle = self._idle
+        return other
 
     @property
     def clock(self) -> Clock:
@@ -93,17 +132,19 @@ class HTTPClient(Client):
     ) -> Object:
         payload = b"" if body is None else json.dumps(body).encode()
         reused = bool(self._idle)
-        connection = self._idle.pop() if reused else await Connection.open(self._url)
+        connection = self._idle.pop() if reused else await self._open()
         try:
-            code, answer = await connection.request(method, path, payload, content_type)
+            code, answer = await connection.request(method, path, payload, content_type, self._head)
         except HTTPError:
             connection.close()
             if not reused:
                 raise
             # The server may close a keep-alive connection it found idle: try a fresh one.
-            connection = await Connection.open(self._url)
+            connection = await self._open()
             try:
-                code, answer = await connection.request(method, path, payload, content_type)
+                code, answer = await connection.request(
+                    method, path, payload, content_type, self._head
+                )
             except BaseException:
                 connection.close()
                 raise
@@ -114,6 +155,9 @@ class HTTPClient(Client):
         if code >= 400:
             raise status_error(code, answer)
         return json.loads(answer) if answer else {}
+
+    async def _open(self) -> Connection:
+        return await Connection.open(self._url, self._tls)
 
     def _write_path(self, path: str) -> str:
         return _with_query(path, fieldManager=self._field_manager)
@@ -169,9 +213,9 @@ class HTTPClient(Client):
             labelSelector=label_selector,
             fieldSelector=field_selector,
         )
-        connection = await Connection.open(self._url)
+        connection = await self._open()
         try:
-            await connection.stream(path)
+            await connection.stream(path, self._head)
             async for line in connection.lines():
                 if line.strip():
                     yield json.loads(line)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pinnace.cli.arguments import add_durations, go_bool
-from pinnace.client import Client, EventRecorder
+from pinnace.client import EventRecorder
 from pinnace.client.http import HTTPClient
 from pinnace.client.kubeconfig import KubeconfigError, RestConfig, load_kubeconfig
 from pinnace.client.leaderelection import (
@@ -49,20 +49,24 @@ LEADER_ELECTION_DURATIONS = {
     "retry-period": (_DEFAULTS.retry_period, "how long candidates wait between attempts"),
 }
 
-Build = Callable[[Callable[[], Client]], list[Component]]
+Build = Callable[[Callable[[], HTTPClient]], list[Component]]
 """Makes the process's components, each with a client of its own from the factory given."""
 
 
-def add_flags(parser: argparse.ArgumentParser, lease: str) -> None:
-    """--kubeconfig, and the leader election flags of kube-scheduler and
-    kube-controller-manager (component-base's), the Lease named `lease` by default."""
+def add_flags(parser: argparse.ArgumentParser, lease: str = "") -> None:
+    """--kubeconfig, and given a `lease`, the leader election flags of kube-scheduler and
+    kube-controller-manager (component-base's), for the Lease named `lease` by default."""
     parser.add_argument(
         "--kubeconfig",
         help="kubeconfig of the API server and the component's credentials ($KUBECONFIG, else "
-        "~/.pinnace/kubeconfig; pinnace up --tls writes scheduler.conf and "
-        "controller-manager.conf in its data directory)",
+        "~/.pinnace/kubeconfig; pinnace up --tls writes scheduler.conf, "
+        "controller-manager.conf and agent.conf in its data directory)",
     )
-    group = parser.add_argument_group("leader election")
+    if lease:
+        _leader_election_flags(parser.add_argument_group("leader election"), lease)
+
+
+def _leader_election_flags(group: argparse._ArgumentGroup, lease: str) -> None:
     group.add_argument(
         "--leader-elect",
         type=go_bool,
@@ -97,7 +101,7 @@ def run(command: str, component: str, args: argparse.Namespace, build: Build) ->
             args.kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
         )
         election = None
-        if args.leader_elect:
+        if getattr(args, "leader_elect", False):  # a component with leader election, on
             election = LeaderElectionConfig(
                 lease_duration=args.leader_elect_lease_duration,
                 renew_deadline=args.leader_elect_renew_deadline,
@@ -120,7 +124,7 @@ async def _serve(
     clock = Clock(loop)
     clients: list[HTTPClient] = []
 
-    def client() -> Client:
+    def client() -> HTTPClient:
         made = HTTPClient.from_config(config, clock, field_manager=component)
         clients.append(made)
         return made
@@ -156,7 +160,7 @@ async def _elected(
     component: str,
     args: argparse.Namespace,
     election: LeaderElectionConfig,
-    client: Callable[[], Client],
+    client: Callable[[], HTTPClient],
     start: Callback,
     stop: Callback,
     stopping: asyncio.Event,

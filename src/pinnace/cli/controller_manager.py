@@ -13,6 +13,7 @@ from pinnace.apiserver.metrics import POD_METRICS
 from pinnace.cli import component, vpa
 from pinnace.cli.up import controller_flags, controller_options
 from pinnace.client import Client
+from pinnace.client.http import HTTPClient
 from pinnace.clock.component import Component
 from pinnace.cluster import ClusterOptions, ControllerManager
 from pinnace.controllers.hpa import PodMetricsLister
@@ -39,7 +40,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def run(args: argparse.Namespace) -> int:
     options = ClusterOptions(**controller_options(args))
 
-    def build(client: Callable[[], Client]) -> list[Component]:
+    def build(client: Callable[[], HTTPClient]) -> list[Component]:
         metrics = client()
         return ControllerManager(client, options, pod_metrics(metrics)).components()
 

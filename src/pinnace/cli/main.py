@@ -15,6 +15,7 @@ from pinnace.bench import scheduler_api as scheduler_api_bench
 from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
 from pinnace.cli import (
+    agent,
     controller_manager,
     deschedule,
     gym,
@@ -276,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.register(subcommands)
     scheduler.register(subcommands)
     controller_manager.register(subcommands)
+    agent.register(subcommands)
     deschedule.register(subcommands)
     node.register(subcommands)
     simulate.register(subcommands)

@@ -26,7 +26,6 @@ import yaml
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import EXPLAIN_PATH
 from pinnace.cli import component
-from pinnace.client import Client
 from pinnace.client.http import HTTPClient
 from pinnace.client.transport import HTTPError
 from pinnace.clock import Clock, Randomness
@@ -92,7 +91,7 @@ def run_scheduler(args: argparse.Namespace) -> int:
         print(f"pinnace scheduler: --config: {e}", file=sys.stderr)
         return 1
 
-    def build(client: Callable[[], Client]) -> list[Component]:
+    def build(client: Callable[[], HTTPClient]) -> list[Component]:
         return [SchedulerService(client(), config, Randomness())]
 
     return component.run("scheduler", LEASE, args, build)

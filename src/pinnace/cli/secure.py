@@ -34,9 +34,17 @@ COMPONENT_KUBECONFIGS = {
         # issue: it is trusted as the controllers inside `pinnace up` are.
         (certs.ADMIN_GROUP,),
     ),
+    "agent.conf": (
+        "pinnace-agent",
+        "system:pinnace:node-agent",
+        # One credential for a process of many nodes: each node's requests impersonate the
+        # node (system:node:<name>), which RBAC cannot grant for a name prefix only.
+        (certs.ADMIN_GROUP,),
+    ),
 }
 """The kubeconfigs of the components run as processes, as kubeadm writes them beside
-admin.conf (cmd/kubeadm/app/phases/kubeconfig): file -> (certificate, user, groups)."""
+admin.conf (cmd/kubeadm/app/phases/kubeconfig), and `pinnace agent`'s: file -> (certificate,
+user, groups)."""
 
 
 class SecureServingError(Exception):

@@ -103,6 +103,11 @@ class HTTPClient(Client):
         token = [("Authorization", f"Bearer {config.token}")] if config.token else []
         return cls(config.server, clock, field_manager=field_manager, tls=config.tls, headers=token)
 
+    @property
+    def secure(self) -> bool:
+        """Over HTTPS (and so authenticated, unless anonymous)."""
+        return self._url.startswith("https:")
+
     def acting_as(self, user: str, groups: Sequence[str] = ()) -> HTTPClient:
         """A client impersonating `user` in `groups` (Impersonate-User, Impersonate-Group),
         sharing this one's idle connections."""

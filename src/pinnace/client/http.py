@@ -1,12 +1,12 @@
 """The client over real HTTP, for components in another process than the API server: the same
 interface and semantics as `LocalClient`, through kube-apiserver's REST paths.
 
-Requests go over keep-alive HTTP/1.1 connections (one per request in flight, reused after);
-each watch holds a connection of its own. Over HTTPS (`from_config`, a kubeconfig's server)
-it authenticates with the client certificate or bearer token the kubeconfig gives; `acting_as`
-makes a client that impersonates another user over the same connections. A connection failure
-is an `HTTPError`; every answer the server refuses is the `StatusError` its Status body
-describes.
+Requests go over keep-alive HTTP/1.1 connections (one per request in flight, up to 25 kept
+for reuse after); each watch holds a connection of its own. Over HTTPS (`from_config`, a
+kubeconfig's server) it authenticates with the client certificate or bearer token the
+kubeconfig gives; `acting_as` makes a client that impersonates another user over the same
+connections. A connection failure is an `HTTPError`; every answer the server refuses is the
+`StatusError` its Status body describes.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from pinnace.client.transport import JSON, Connection, HTTPError
 from pinnace.clock import Clock
 
 PODS = catalog.kind("", "pods")
+MAX_IDLE_CONNECTIONS = 25
+"""Connections kept open for reuse once a burst of requests has passed; the rest are closed
+(client-go's transport keeps 25 idle per host). Each holds buffers (a TLS one 256 KiB)."""
 
 
 def resource_path(kind: Kind, namespace: str = "", name: str = "", subresource: str = "") -> str:
@@ -156,7 +159,10 @@ class HTTPClient(Client):
         except BaseException:
             connection.close()
             raise
-        self._idle.append(connection)
+        if len(self._idle) < MAX_IDLE_CONNECTIONS:
+            self._idle.append(connection)
+        else:
+            connection.close()
         if code >= 400:
             raise status_error(code, answer)
         return json.loads(answer) if answer else {}

@@ -1,16 +1,17 @@
 """The client over real HTTP, for components in another process than the API server: the same
 interface and semantics as `LocalClient`, through kube-apiserver's REST paths.
 
-Requests go over keep-alive HTTP/1.1 connections (one per request in flight, up to 25 kept
-for reuse after); each watch holds a connection of its own. Over HTTPS (`from_config`, a
-kubeconfig's server) it authenticates with the client certificate or bearer token the
-kubeconfig gives; `acting_as` makes a client that impersonates another user over the same
-connections. A connection failure is an `HTTPError`; every answer the server refuses is the
+Requests go over keep-alive HTTP/1.1 connections (one per request in flight, at most 50 in
+flight, up to 25 kept for reuse after); each watch holds a connection of its own. Over HTTPS
+(`from_config`, a kubeconfig's server) it authenticates with the client certificate or bearer
+token the kubeconfig gives; `acting_as` makes a client that impersonates another user over
+the same connections. A connection failure is an `HTTPError`; every answer the server refuses is the
 `StatusError` its Status body describes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -37,6 +38,10 @@ PODS = catalog.kind("", "pods")
 MAX_IDLE_CONNECTIONS = 25
 """Connections kept open for reuse once a burst of requests has passed; the rest are closed
 (client-go's transport keeps 25 idle per host). Each holds buffers (a TLS one 256 KiB)."""
+MAX_REQUESTS_IN_FLIGHT = 50
+"""Requests (watches aside) a client and those acting as others through it have open at
+once; more wait their turn. A process of a thousand node agents would otherwise open a
+connection per node in a burst, and the memory of their buffers stays with the process."""
 
 
 def resource_path(kind: Kind, namespace: str = "", name: str = "", subresource: str = "") -> str:
@@ -97,6 +102,7 @@ class HTTPClient(Client):
         self._headers = headers
         self._head = "".join(f"{name}: {value}\r\n" for name, value in headers)
         self._idle: list[Connection] = []
+        self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)
 
     @classmethod
     def from_config(
@@ -123,6 +129,7 @@ class HTTPClient(Client):
             headers=[*self._headers, *impersonation],
         )
         other._idle = self._idle
+        other._in_flight = self._in_flight
         return other
 
     @property
@@ -139,6 +146,16 @@ class HTTPClient(Client):
         self, method: str, path: str, body: Any = None, content_type: str = JSON
     ) -> Object:
         payload = b"" if body is None else json.dumps(body).encode()
+        async with self._in_flight:
+            code, answer = await self._exchange(method, path, payload, content_type)
+        if code >= 400:
+            raise status_error(code, answer)
+        return json.loads(answer) if answer else {}
+
+    async def _exchange(
+        self, method: str, path: str, payload: bytes, content_type: str
+    ) -> tuple[int, bytes]:
+        """One request on an idle connection (or a new one), and its answer."""
         reused = bool(self._idle)
         connection = self._idle.pop() if reused else await self._open()
         try:
@@ -163,9 +180,7 @@ class HTTPClient(Client):
             self._idle.append(connection)
         else:
             connection.close()
-        if code >= 400:
-            raise status_error(code, answer)
-        return json.loads(answer) if answer else {}
+        return code, answer
 
     async def _open(self) -> Connection:
         return await Connection.open(self._url, self._tls)

@@ -9,6 +9,9 @@ cluster file given with --config, each node with its node agent); writes a kubec
 kubectl and the Python client (in the data directory by default; with --in-memory, in a
 temporary directory removed on exit, as nothing of such a run is kept); and serves until
 SIGINT or SIGTERM, then stops cleanly. A restart on the same data directory keeps all state.
+With --no-scheduler and --no-controllers those run as processes of their own (`pinnace
+scheduler`, `pinnace controller-manager`; docs/processes.md), with --tls on the kubeconfigs
+it writes beside the admin's.
 
 A start that cannot work (a busy port, a data directory another `pinnace up` holds) says so
 in one line and exits with status 1.

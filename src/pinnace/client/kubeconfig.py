@@ -75,7 +75,9 @@ def _named(config: Mapping[str, Any], section: str, name: str, field: str) -> An
 
 
 def _tls(cluster: Mapping[str, Any], user: Mapping[str, Any], base: Path) -> ssl.SSLContext:
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    # Verifying, and trusting only the cluster's CA when one is given (client-go's RootCAs),
+    # else the system's.
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     if cluster.get("insecure-skip-tls-verify"):
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
@@ -84,6 +86,8 @@ def _tls(cluster: Mapping[str, Any], user: Mapping[str, Any], base: Path) -> ssl
         context.load_verify_locations(cadata=ca)
     elif cluster.get("certificate-authority"):
         context.load_verify_locations(cafile=base / cluster["certificate-authority"])
+    else:
+        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
     cert = _pem(user, "client-certificate", base)
     key = _pem(user, "client-key", base)
     if cert and key:

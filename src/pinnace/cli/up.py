@@ -761,7 +761,11 @@ def _loopback(host: str) -> bool:
 
 
 def _announce(
-    options: UpOptions, url: str, path: Path, serving: SecureServing | None, pki: Path | None
+    options: UpOptions,
+    url: str,
+    path: Path,
+    serving: SecureServing | None,
+    pki: Path | None = None,
 ) -> None:
     _write_kubeconfig(path, kubeconfig(url, serving))
     if serving is not None and pki is not None:

@@ -42,6 +42,7 @@ class Candidate:
     def __init__(self, api: Harness, identity: str) -> None:
         self.client = Reachable(api.server)
         self.clock = self.client.clock
+        self.holder_when_stopped = ""
         self.led: list[list[float]] = []
         """[started, stopped] per term; stopped is absent while it leads."""
         self.elector = LeaderElector(
@@ -59,6 +60,8 @@ class Candidate:
     async def _stopped(self) -> None:
         if self.led and len(self.led[-1]) == 1:
             self.led[-1].append(self.clock.now())
+            lease = await LocalClient.get(self.client, LEASES, "kube-system", "kube-scheduler")
+            self.holder_when_stopped = lease["spec"]["holderIdentity"]
 
     @property
     def leading(self) -> bool:
@@ -137,6 +140,7 @@ def test_a_leader_stopped_gracefully_releases_the_lease(api: Harness) -> None:
     api.run(a.elector.stop())
     stopped_at = a.clock.now()
     assert not a.leading and not a.elector.lost
+    assert a.holder_when_stopped == "host-a_1"  # released only once its components stopped
     assert lease(api)["holderIdentity"] == ""
     wait(api, 10)
     assert b.leading

@@ -155,6 +155,10 @@ class LeaderElector:
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._leading
             await self._on_stopped()
+            # Released once the components have stopped, so the next leader never acts
+            # beside them.
+            if self._stopping.is_set() and self.config.release_on_cancel:
+                await self._release()
 
     async def _acquire(self) -> bool:
         """Try every retryPeriod (jittered) until the Lease is ours; False when stopped."""
@@ -170,7 +174,7 @@ class LeaderElector:
 
     async def _renew(self) -> None:
         """Renew every retryPeriod while the renewals succeed within renewDeadline; return
-        when leadership is lost or the campaign stops (releasing the Lease then)."""
+        when leadership is lost or the campaign stops."""
         while not self._stopping.is_set():
             deadline = self.clock.monotonic() + self.config.renew_deadline
             renewed = False
@@ -190,8 +194,6 @@ class LeaderElector:
                 self.lost = True
                 return
             await self._sleep(self.config.retry_period)
-        if self.config.release_on_cancel:
-            await self._release()
 
     async def _sleep(self, delay: float) -> None:
         """Wait `delay` seconds, or less when the campaign stops."""

@@ -94,7 +94,8 @@ def run_scheduler(args: argparse.Namespace) -> int:
     def build(client: Callable[[], HTTPClient]) -> list[Component]:
         return [SchedulerService(client(), config, Randomness())]
 
-    return component.run("scheduler", LEASE, args, build)
+    configured = config.leader_election if config is not None else None
+    return component.run("scheduler", LEASE, args, build, configured)
 
 
 def run_explain(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import gc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,11 +33,16 @@ from pinnace.apiserver.storage_metrics import StorageObjects
 from pinnace.autoscaler.autoscaler import ClusterAutoscaler
 from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
-from pinnace.client import LocalClient
+from pinnace.client import Client, LocalClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
+from pinnace.controllers.hpa import CustomMetricsClient, PodMetricsLister
 from pinnace.controllers.namespace import NamespaceController
-from pinnace.controllers.node_lifecycle import NodeLifecycleConfig, NodeLifecycleController
+from pinnace.controllers.node_lifecycle import (
+    NodeHeartbeats,
+    NodeLifecycleConfig,
+    NodeLifecycleController,
+)
 from pinnace.controllers.rootcacertpublisher import RootCACertPublisher, self_signed_ca
 from pinnace.controllers.serviceaccount_tokens import TokensController
 from pinnace.controllers.serviceaccounts import ServiceAccountsController
@@ -136,6 +141,44 @@ class ClusterOptions:
     again), every outcome staying what v1.32 gives. See docs/simulation.md."""
 
 
+class ControllerManager:
+    """kube-controller-manager's controllers that `ClusterOptions.controllers` turns on (node
+    lifecycle, taint eviction, the workload controllers) and the Vertical Pod Autoscaler, each
+    on a client of its own from `client`: in `pinnace up`'s process (`ControlPlane`), or in
+    one of their own against a remote API server (`pinnace controller-manager`). `pod_metrics`
+    lists metrics.k8s.io's PodMetrics for the autoscalers; `custom_metrics` reads the custom
+    and external metrics APIs for the HPA (None: as on a cluster without an adapter);
+    `heartbeats` is the simulated mode's account of lease renewals."""
+
+    def __init__(
+        self,
+        client: Callable[[], Client],
+        options: ClusterOptions,
+        pod_metrics: PodMetricsLister,
+        *,
+        custom_metrics: CustomMetricsClient | None = None,
+        heartbeats: NodeHeartbeats | None = None,
+    ) -> None:
+        self.node_lifecycle = NodeLifecycleController(
+            client(), options.node_lifecycle, heartbeats=heartbeats
+        )
+        self.taint_eviction = TaintEvictionController(client())
+        self.workloads = WorkloadControllers(
+            client(), pod_metrics, options.workloads, custom_metrics
+        )
+        self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
+        if options.vertical_pod_autoscaler is not None:
+            in_place = options.features.in_place_pod_vertical_scaling
+            self.vertical_pod_autoscaler = VerticalPodAutoscaling(
+                client(), pod_metrics, replace(options.vertical_pod_autoscaler, in_place=in_place)
+            )
+
+    def components(self) -> list[Component]:
+        """In the order they start."""
+        optional = [] if self.vertical_pod_autoscaler is None else [self.vertical_pod_autoscaler]
+        return [self.node_lifecycle, self.taint_eviction, self.workloads, *optional]
+
+
 class ControlPlane:
     """The API server on `store` and `clock`, and the components `options` asks for.
 
@@ -204,19 +247,19 @@ class ControlPlane:
         self.node_lifecycle: NodeLifecycleController | None = None
         self.taint_eviction: TaintEvictionController | None = None
         self.workloads: WorkloadControllers | None = None
+        self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
         if options.controllers:
-            self.node_lifecycle = NodeLifecycleController(
-                self.client(),
-                options.node_lifecycle,
+            manager = ControllerManager(
+                self.client,
+                options,
+                lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
+                custom_metrics=LocalMetricsClient(self.server),
                 heartbeats=self.nodes if options.simulated else None,
             )
-            self.taint_eviction = TaintEvictionController(self.client())
-            self.workloads = WorkloadControllers(
-                self.client(),
-                lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
-                options.workloads,
-                LocalMetricsClient(self.server),
-            )
+            self.node_lifecycle = manager.node_lifecycle
+            self.taint_eviction = manager.taint_eviction
+            self.workloads = manager.workloads
+            self.vertical_pod_autoscaler = manager.vertical_pod_autoscaler
         self.cluster_autoscaler: ClusterAutoscaler | None = None
         if options.cluster_autoscaler is not None:
             self.cluster_autoscaler = ClusterAutoscaler(
@@ -225,16 +268,6 @@ class ControlPlane:
                 self.nodes,
                 options.scheduler_config,
                 self.randomness.child("cluster-autoscaler"),
-            )
-        self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
-        if options.controllers and options.vertical_pod_autoscaler is not None:
-            self.vertical_pod_autoscaler = VerticalPodAutoscaling(
-                self.client(),
-                lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
-                replace(
-                    options.vertical_pod_autoscaler,
-                    in_place=options.features.in_place_pod_vertical_scaling,
-                ),
             )
         self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the

@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 
 from pinnace.api import catalog
-from pinnace.api.options import DeleteOptions, ListOptions, WriteOptions
+from pinnace.api.options import DeleteOptions, ListOptions, WriteOptions, encode_continue
 from pinnace.api.status import StatusError
 from pinnace.client import LocalClient, PatchType
 
 PODS = catalog.kind("", "pods")
 CONFIGMAPS = catalog.kind("", "configmaps")
 NAMESPACES = catalog.kind("", "namespaces")
+NODES = catalog.kind("", "nodes")
 DEPLOYMENTS = catalog.kind("apps", "deployments")
 
 
@@ -238,6 +239,37 @@ def test_list_pages_share_one_resource_version(api: Any) -> None:
         token = page["metadata"].get("continue")
     assert names == ["c0", "c1", "c2", "c3", "c4"]
     assert len(rvs) == 1
+
+
+def names_in_pages(api: Any, kind: Any, namespace: str, limit: int) -> list[str]:
+    names: list[str] = []
+    token = ""
+    while True:
+        options = ListOptions(limit=limit, continue_token=token)
+        page = api.call(api.server.list, kind, namespace, options)
+        names += [i["metadata"]["name"] for i in page["items"]]
+        token = page["metadata"].get("continue", "")
+        if not token:
+            return names
+
+
+def test_cluster_scoped_and_all_namespace_lists_page_through(api: Any) -> None:
+    # `kubectl get nodes` pages by 500: a second page of a cluster-scoped kind must be served.
+    for name in ("n1", "n2", "n3"):
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+        api.call(api.server.create, NODES, "", node)
+        api.call(api.server.create, CONFIGMAPS, "default", cm(f"c-{name}"))
+    assert names_in_pages(api, NODES, "", 2) == ["n1", "n2", "n3"]
+    configmaps = names_in_pages(api, CONFIGMAPS, "", 2)
+    assert [n for n in configmaps if n.startswith("c-")] == ["c-n1", "c-n2", "c-n3"]
+
+
+def test_a_continue_token_climbing_out_of_its_list_is_refused(api: Any) -> None:
+    # storage.DecodeContinue: a start key that path.Clean would change is not valid.
+    climbing = encode_continue(5, "../secrets/default/x")
+    e = error(api, api.server.list, CONFIGMAPS, "", ListOptions(limit=1, continue_token=climbing))
+    assert e.code == 400
+    assert e.message == "continue key is not valid: ../secrets/default/x"
 
 
 def test_list_with_label_and_field_selectors(api: Any) -> None:

@@ -4,6 +4,7 @@ and an informer and an event recorder working through it."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from pinnace.api.objects import Object, clone
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
 from pinnace.client import EventRecorder, Informer, PatchType
-from pinnace.client.http import HTTPClient
+from pinnace.client.http import MAX_IDLE_CONNECTIONS, HTTPClient
 from pinnace.clock import Clock
 
 TIMEOUT = 20.0
@@ -73,6 +74,17 @@ def test_crud_and_errors(server: Cluster) -> None:
         with pytest.raises(StatusError) as e:
             await client.get(CONFIG_MAPS, "default", "crud")
         assert (e.value.code, e.value.message) == (404, 'configmaps "crud" not found')
+
+    run(server, scenario)
+
+
+def test_a_burst_of_requests_leaves_at_most_25_connections_open(server: Cluster) -> None:
+    # A node agent process registers hundreds of nodes at once; each idle TLS connection
+    # kept would hold its buffers for as long as the process lives.
+    async def scenario(client: HTTPClient) -> None:
+        before = len(os.listdir("/proc/self/fd"))
+        await asyncio.gather(*(client.list(PODS, "default") for _ in range(60)))
+        assert len(os.listdir("/proc/self/fd")) - before <= MAX_IDLE_CONNECTIONS
 
     run(server, scenario)
 

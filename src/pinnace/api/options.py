@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,7 +100,8 @@ def encode_continue(revision: int, start: str) -> str:
 
 
 def decode_continue(token: str) -> tuple[int, str]:
-    """(revision, the last key the previous page returned, relative to the list's prefix)."""
+    """(revision, the last key the previous page returned, relative to the list's prefix
+    `encode_continue` was given it against)."""
     try:
         raw = json.loads(base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)))
         if raw.get("v") != "meta.k8s.io/v1":
@@ -111,6 +113,14 @@ def decode_continue(token: str) -> tuple[int, str]:
         raise status.bad_request("continue key is not valid: illegal base64 data") from None
     except (ValueError, AttributeError) as e:
         raise status.bad_request(str(e) or "continue key is not valid") from None
-    if ".." in start.split("/") or start.startswith("/"):
-        raise status.bad_request("continue key is not valid: key cannot contain '..'")
-    return revision, start
+    # storage.DecodeContinue: a start key path.Clean would change could range outside the
+    # list's prefix (path traversal), so it is refused.
+    key = start if start.startswith("/") else "/" + start
+    if _clean(key) != key:
+        raise status.bad_request(f"continue key is not valid: {start}")
+    return revision, key[1:]
+
+
+def _clean(path: str) -> str:
+    """Go's path.Clean of an absolute path (posixpath.normpath keeps a leading "//")."""
+    return "/" + posixpath.normpath(path).lstrip("/")

@@ -161,7 +161,10 @@ class APIServer:
         options = options or ListOptions()
         selected = filter_for(kind, options)
         prefix = list_prefix(kind, namespace)
-        revision, start_after = self._list_start(options, prefix)
+        # Continue tokens hold keys relative to the items' common prefix, which for a
+        # cluster-scoped kind includes the empty namespace segment (`keys`).
+        relative_to = prefix if kind.namespaced else object_key(kind, "", "")
+        revision, start_after = self._list_start(options, relative_to)
         try:
             page = await self.store.list(
                 prefix,
@@ -178,7 +181,8 @@ class APIServer:
             raise _too_large(e) from None
         list_meta: dict[str, Any] = {"resourceVersion": str(page.revision)}
         if page.continue_key is not None:
-            list_meta["continue"] = encode_continue(page.revision, page.continue_key[len(prefix) :])
+            start = page.continue_key[len(relative_to) :]
+            list_meta["continue"] = encode_continue(page.revision, start)
             if page.remaining is not None:
                 list_meta["remainingItemCount"] = page.remaining
         return {

@@ -14,7 +14,18 @@ from pinnace.bench import scheduler as scheduler_bench
 from pinnace.bench import scheduler_api as scheduler_api_bench
 from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
-from pinnace.cli import deschedule, gym, node, plan, record, scheduler, simulate, up
+from pinnace.cli import (
+    agent,
+    controller_manager,
+    deschedule,
+    gym,
+    node,
+    plan,
+    record,
+    scheduler,
+    simulate,
+    up,
+)
 from pinnace.cli.arguments import whole
 from pinnace.store import StoreError
 
@@ -265,6 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench(subcommands)
     up.register(subcommands)
     scheduler.register(subcommands)
+    controller_manager.register(subcommands)
+    agent.register(subcommands)
     deschedule.register(subcommands)
     node.register(subcommands)
     simulate.register(subcommands)

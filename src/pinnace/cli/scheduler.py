@@ -1,5 +1,8 @@
-"""`pinnace scheduler explain POD`: why the scheduler would place a pod where it does, asked
-of a running `pinnace up` (or any API server) over HTTP. Nothing is written.
+"""`pinnace scheduler`: kube-scheduler in a process of its own, against the API server its
+kubeconfig names (`pinnace up --no-scheduler`'s, over HTTPS with scheduler.conf's credentials),
+with leader election (`pinnace.cli.component`); and `pinnace scheduler explain POD`: why the
+scheduler would place a pod where it does, asked of a running `pinnace up` (or any API server)
+over HTTP. Nothing is written.
 
 The cluster's scheduler explains, with the configuration (and the plugins) it runs, when the
 server offers that (`pinnace up` with its scheduler). `--scheduler-config FILE` explains with
@@ -14,6 +17,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +25,36 @@ import yaml
 
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import EXPLAIN_PATH
+from pinnace.cli import component
 from pinnace.client.http import HTTPClient
 from pinnace.client.transport import HTTPError
-from pinnace.clock import Clock
+from pinnace.clock import Clock, Randomness
+from pinnace.clock.component import Component
+from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import DEFAULTS, ConfigError, SchedulerConfiguration, load_file
 from pinnace.scheduler.explain import explain_pod, render
 
-DEFAULT_KUBECONFIG = Path.home() / ".pinnace" / "kubeconfig"
+DEFAULT_KUBECONFIG = component.DEFAULT_KUBECONFIG
+LEASE = "kube-scheduler"
 
 
 def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    scheduler = subcommands.add_parser("scheduler", help="ask the scheduler about a pod")
-    commands = scheduler.add_subparsers(dest="scheduler_command", metavar="COMMAND", required=True)
+    scheduler = subcommands.add_parser(
+        "scheduler",
+        help="run kube-scheduler against an API server, or ask the scheduler about a pod",
+        description=(
+            "Without a command: run kube-scheduler against the API server of --kubeconfig, "
+            "with leader election (so several can run, one acting), until SIGINT or SIGTERM."
+        ),
+    )
+    component.add_flags(scheduler, LEASE)
+    scheduler.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the KubeSchedulerConfiguration (kube-scheduler's defaults if absent)",
+    )
+    scheduler.set_defaults(run=run_scheduler)
+    commands = scheduler.add_subparsers(dest="scheduler_command", metavar="COMMAND")
     explain = commands.add_parser(
         "explain",
         help="every plugin's filter verdict and scores per node for a pod, and the pick",
@@ -59,6 +81,21 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "-o", "--output", choices=("table", "json"), default="table", help="table (default)"
     )
     explain.set_defaults(run=run_explain)
+
+
+def run_scheduler(args: argparse.Namespace) -> int:
+    """kube-scheduler, as a client of the API server."""
+    try:
+        config = load_file(args.config) if args.config else None
+    except ConfigError as e:
+        print(f"pinnace scheduler: --config: {e}", file=sys.stderr)
+        return 1
+
+    def build(client: Callable[[], HTTPClient]) -> list[Component]:
+        return [SchedulerService(client(), config, Randomness())]
+
+    configured = config.leader_election if config is not None else None
+    return component.run("scheduler", LEASE, args, build, configured)
 
 
 def run_explain(args: argparse.Namespace) -> int:

@@ -27,6 +27,27 @@ from pinnace.apiserver.token_request import MAX_EXPIRATION
 from pinnace.cli.arguments import go_bool, positive_duration
 
 PKI_DIR = "pki"
+COMPONENT_KUBECONFIGS = {
+    "scheduler.conf": ("kube-scheduler", "system:kube-scheduler", ()),
+    "controller-manager.conf": (
+        "kube-controller-manager",
+        "system:kube-controller-manager",
+        # Its controllers' own roles are bound to their service accounts, whose credentials
+        # (kube-controller-manager's --use-service-account-credentials) Pinnace does not
+        # issue: it is trusted as the controllers inside `pinnace up` are.
+        (certs.ADMIN_GROUP,),
+    ),
+    "agent.conf": (
+        "pinnace-agent",
+        "system:pinnace:node-agent",
+        # One credential for a process of many nodes: each node's requests impersonate the
+        # node (system:node:<name>), which RBAC cannot grant for a name prefix only.
+        (certs.ADMIN_GROUP,),
+    ),
+}
+"""The kubeconfigs of the components run as processes, as kubeadm writes them beside
+admin.conf (cmd/kubeadm/app/phases/kubeconfig), and `pinnace agent`'s: file -> (certificate,
+user, groups)."""
 
 
 class SecureServingError(Exception):
@@ -155,6 +176,8 @@ class SecureServing:
     client_ca: str
     admin: certs.KeyPair
     security: Security
+    components: dict[str, certs.KeyPair]
+    """Each component kubeconfig's client certificate (`COMPONENT_KUBECONFIGS`)."""
 
     def uvicorn_options(self) -> dict[str, Any]:
         return {
@@ -166,9 +189,12 @@ class SecureServing:
             "ssl_cert_reqs": ssl.CERT_OPTIONAL,
         }
 
-    def kubeconfig_entries(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(what the kubeconfig's cluster adds, its user): kubeadm's admin.conf."""
-        cert, key = self.admin.pem()
+    def kubeconfig_entries(
+        self, client: certs.KeyPair | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(what the kubeconfig's cluster adds, its user): kubeadm's admin.conf, or another
+        of its kubeconfigs with the `client` certificate."""
+        cert, key = (client or self.admin).pem()
         return (
             {"certificate-authority-data": _base64(self.ca.cert.read_bytes())},
             {"client-certificate-data": _base64(cert), "client-key-data": _base64(key)},
@@ -189,6 +215,10 @@ def secure_serving(tls: TLSOptions, directory: Path, host: str, server: APIServe
     else:
         serving = certs.issue_serving(ca, directory, certs.serving_hosts(host))
     admin = certs.ensure_client(ca, directory, "admin", certs.ADMIN_USER, [certs.ADMIN_GROUP])
+    components = {
+        file: certs.ensure_client(ca, directory, stem, user, groups)
+        for file, (stem, user, groups) in COMPONENT_KUBECONFIGS.items()
+    }
     try:
         tokens = load_token_file(tls.token_auth_file) if tls.token_auth_file else {}
     except TokenFileError as e:
@@ -202,4 +232,5 @@ def secure_serving(tls: TLSOptions, directory: Path, host: str, server: APIServe
         api_audiences=server.service_account_tokens.audiences,
     )
     security = Security(authorizer, authenticator)
-    return SecureServing(ca, serving, tls.client_ca_file or str(ca.cert), admin, security)
+    client_ca = tls.client_ca_file or str(ca.cert)
+    return SecureServing(ca, serving, client_ca, admin, security, components)

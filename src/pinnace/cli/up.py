@@ -9,6 +9,9 @@ cluster file given with --config, each node with its node agent); writes a kubec
 kubectl and the Python client (in the data directory by default; with --in-memory, in a
 temporary directory removed on exit, as nothing of such a run is kept); and serves until
 SIGINT or SIGTERM, then stops cleanly. A restart on the same data directory keeps all state.
+With --no-scheduler and --no-controllers those run as processes of their own (`pinnace
+scheduler`, `pinnace controller-manager`; docs/processes.md), with --tls on the kubeconfigs
+it writes beside the admin's.
 
 A start that cannot work (a busy port, a data directory another `pinnace up` holds) says so
 in one line and exits with status 1.
@@ -169,7 +172,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="FILE",
         help="a cluster file of node pools (docs/nodes.md), instead of --nodes and --node-*",
     )
-    _controller_flags(up.add_argument_group("controllers (kube-controller-manager's flags)"))
+    controller_flags(up.add_argument_group("controllers (kube-controller-manager's flags)"))
     autoscaler_flags(up.add_argument_group("cluster autoscaler (cluster-autoscaler's flags)"))
     vpa.add_flags(up)
     up.add_argument(
@@ -177,6 +180,14 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         dest="scheduler",
         action="store_false",
         help="do not run the scheduler (pods stay Pending until something binds them)",
+    )
+    up.add_argument(
+        "--no-controllers",
+        dest="controllers",
+        action="store_false",
+        help="do not run kube-controller-manager's controllers and the VPA (pinnace "
+        "controller-manager runs them in a process of its own); the namespace and "
+        "ServiceAccount controllers and the root CA publisher still run",
     )
     up.add_argument(
         "--scheduler-config",
@@ -236,7 +247,7 @@ CONTROLLER_DURATIONS = {
 """Duration flags: their defaults in seconds and what they set."""
 
 
-def _controller_flags(group: argparse._ArgumentGroup) -> None:
+def controller_flags(group: argparse._ArgumentGroup) -> None:
     add_durations(group, CONTROLLER_DURATIONS, "40s")
     group.add_argument(
         "--node-eviction-rate",
@@ -253,6 +264,27 @@ def _controller_flags(group: argparse._ArgumentGroup) -> None:
         help="finished pods kept before the oldest are deleted "
         f"({_WORKLOADS.terminated_pod_gc_threshold}; 0 keeps them all)",
     )
+
+
+def controller_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ClusterOptions fields of the flags `controller_flags` and `vpa.add_flags` added."""
+    return {
+        "node_lifecycle": dataclasses.replace(
+            _LIFECYCLE,
+            node_monitor_period=args.node_monitor_period,
+            node_monitor_grace_period=args.node_monitor_grace_period,
+            node_startup_grace_period=args.node_startup_grace_period,
+            node_eviction_rate=args.node_eviction_rate,
+        ),
+        "workloads": WorkloadOptions(
+            terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
+            horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
+            horizontal_pod_autoscaler_downscale_stabilization=(
+                args.horizontal_pod_autoscaler_downscale_stabilization
+            ),
+        ),
+        "vertical_pod_autoscaler": vpa.options(args),
+    }
 
 
 _AUTOSCALER = AutoscalerOptions()
@@ -534,25 +566,13 @@ def run(args: argparse.Namespace) -> int:
                 node_port_range=args.service_node_port_range,
                 advertise_address=args.advertise_address,
             ),
-            node_lifecycle=dataclasses.replace(
-                _LIFECYCLE,
-                node_monitor_period=args.node_monitor_period,
-                node_monitor_grace_period=args.node_monitor_grace_period,
-                node_startup_grace_period=args.node_startup_grace_period,
-                node_eviction_rate=args.node_eviction_rate,
-            ),
-            workloads=WorkloadOptions(
-                terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
-                horizontal_pod_autoscaler_sync_period=args.horizontal_pod_autoscaler_sync_period,
-                horizontal_pod_autoscaler_downscale_stabilization=(
-                    args.horizontal_pod_autoscaler_downscale_stabilization
-                ),
-            ),
+            controllers=args.controllers,
             cluster_autoscaler=autoscaler_options(args, pools) if args.cluster_autoscaler else None,
             vertical_pod_autoscaler=vpa.options(args),
             features=args.feature_gates,
             default_storage_class=True,
             seed=args.seed,
+            **controller_options(args),
         ),
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
@@ -584,13 +604,16 @@ def _nodes(args: argparse.Namespace, pools: list[NodePool]) -> list[NodeConfig]:
     return pool_node_configs(pools)
 
 
-def kubeconfig(server_url: str, serving: SecureServing | None = None) -> dict[str, Any]:
+def kubeconfig(
+    server_url: str, serving: SecureServing | None = None, client: certs.KeyPair | None = None
+) -> dict[str, Any]:
     """The kubeconfig `pinnace up` writes; with TLS, as kubeadm's admin.conf: it trusts the
-    cluster CA and authenticates as kubernetes-admin (in system:masters)."""
+    cluster CA and authenticates as kubernetes-admin (in system:masters), or with the `client`
+    certificate (a component's kubeconfig)."""
     cluster: dict[str, Any] = {"server": server_url}
     user: dict[str, Any] = {}
     if serving is not None:
-        trust, user = serving.kubeconfig_entries()
+        trust, user = serving.kubeconfig_entries(client)
         cluster.update(trust)
     return {
         "apiVersion": "v1",
@@ -768,7 +791,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         while not http.started and not serving.done():
             await asyncio.sleep(0.02)
         if http.started:
-            _announce(options, url, kubeconfig, tls_serving)
+            _announce(options, url, kubeconfig, tls_serving, pki)
             # kubectl's first create or apply reads the OpenAPI v3 documents (to choose
             # server-side validation); build them now rather than during that request.
             loop.run_in_executor(None, openapi_v3_index)
@@ -794,6 +817,15 @@ class _Server(uvicorn.Server):
         self.should_exit = True
 
 
+def _write_kubeconfig(path: Path, config: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(config, sort_keys=False)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold a key
+    os.fchmod(fd, 0o600)  # O_CREAT's mode is not applied to a kubeconfig already there
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
 def _loopback(host: str) -> bool:
     try:
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -801,13 +833,17 @@ def _loopback(host: str) -> bool:
         return False  # a host name: assume others can reach it
 
 
-def _announce(options: UpOptions, url: str, path: Path, serving: SecureServing | None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(kubeconfig(url, serving), sort_keys=False)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold a key
-    os.fchmod(fd, 0o600)  # O_CREAT's mode is not applied to a kubeconfig already there
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
+def _announce(
+    options: UpOptions,
+    url: str,
+    path: Path,
+    serving: SecureServing | None,
+    pki: Path | None = None,
+) -> None:
+    _write_kubeconfig(path, kubeconfig(url, serving))
+    if serving is not None and pki is not None:
+        for file, client in serving.components.items():
+            _write_kubeconfig(pki.parent / file, kubeconfig(url, serving, client))
     storage = "in memory" if options.data_dir is None else f"in {options.data_dir}"
     if options.etcd_servers:
         storage = f"in etcd at {','.join(options.etcd_servers)}"

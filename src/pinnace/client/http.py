@@ -1,15 +1,20 @@
 """The client over real HTTP, for components in another process than the API server: the same
 interface and semantics as `LocalClient`, through kube-apiserver's REST paths.
 
-Requests go over keep-alive HTTP/1.1 connections (one per request in flight, reused after);
-each watch holds a connection of its own. A connection failure is an `HTTPError`; every
-answer the server refuses is the `StatusError` its Status body describes.
+Requests go over keep-alive HTTP/1.1 connections (one per request in flight, at most 50 in
+flight, up to 25 kept for reuse after); each watch holds a connection of its own. Over HTTPS
+(`from_config`, a kubeconfig's server) it authenticates with the client certificate or bearer
+token the kubeconfig gives; `acting_as` makes a client that impersonates another user over
+the same connections. A connection failure is an `HTTPError`; every answer the server refuses is the
+`StatusError` its Status body describes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+import ssl
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -25,11 +30,19 @@ from pinnace.client.interface import (
     delete_options_body,
     eviction_body,
 )
+from pinnace.client.kubeconfig import RestConfig
 from pinnace.client.transport import JSON, Connection, HTTPError
 from pinnace.clock import Clock
 
 PODS = catalog.kind("", "pods")
 SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
+MAX_IDLE_CONNECTIONS = 25
+"""Connections kept open for reuse once a burst of requests has passed; the rest are closed
+(client-go's transport keeps 25 idle per host). Each holds buffers (a TLS one 256 KiB)."""
+MAX_REQUESTS_IN_FLIGHT = 50
+"""Requests (watches aside) a client and those acting as others through it have open at
+once; more wait their turn. A process of a thousand node agents would otherwise open a
+connection per node in a burst, and the memory of their buffers stays with the process."""
 
 
 def resource_path(kind: Kind, namespace: str = "", name: str = "", subresource: str = "") -> str:
@@ -70,14 +83,55 @@ class HTTPClient(Client):
     """A client of the API server at `url` (`http://127.0.0.1:6443`), on `clock`'s loop.
 
     `field_manager` names this client's writes in managedFields (the server otherwise records
-    them under the User-Agent it sends).
+    them under the User-Agent it sends); `tls` verifies an https server and holds the client
+    certificate; `headers` go with every request (a bearer token, impersonation).
     """
 
-    def __init__(self, url: str, clock: Clock, *, field_manager: str = "") -> None:
+    def __init__(
+        self,
+        url: str,
+        clock: Clock,
+        *,
+        field_manager: str = "",
+        tls: ssl.SSLContext | None = None,
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> None:
         self._url = url.rstrip("/")
         self._clock = clock
         self._field_manager = field_manager
+        self._tls = tls
+        self._headers = headers
+        self._head = "".join(f"{name}: {value}\r\n" for name, value in headers)
         self._idle: list[Connection] = []
+        self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)
+
+    @classmethod
+    def from_config(
+        cls, config: RestConfig, clock: Clock, *, field_manager: str = ""
+    ) -> HTTPClient:
+        """A client of the server a kubeconfig names, with its credentials."""
+        token = [("Authorization", f"Bearer {config.token}")] if config.token else []
+        return cls(config.server, clock, field_manager=field_manager, tls=config.tls, headers=token)
+
+    @property
+    def secure(self) -> bool:
+        """Over HTTPS (and so authenticated, unless anonymous)."""
+        return self._url.startswith("https:")
+
+    def acting_as(self, user: str, groups: Sequence[str] = ()) -> HTTPClient:
+        """A client impersonating `user` in `groups` (Impersonate-User, Impersonate-Group),
+        sharing this one's idle connections."""
+        impersonation = [("Impersonate-User", user), *(("Impersonate-Group", g) for g in groups)]
+        other = HTTPClient(
+            self._url,
+            self._clock,
+            field_manager=self._field_manager,
+            tls=self._tls,
+            headers=[*self._headers, *impersonation],
+        )
+        other._idle = self._idle
+        other._in_flight = self._in_flight
+        return other
 
     @property
     def clock(self) -> Clock:
@@ -93,28 +147,44 @@ class HTTPClient(Client):
         self, method: str, path: str, body: Any = None, content_type: str = JSON
     ) -> Object:
         payload = b"" if body is None else json.dumps(body).encode()
+        async with self._in_flight:
+            code, answer = await self._exchange(method, path, payload, content_type)
+        if code >= 400:
+            raise status_error(code, answer)
+        return json.loads(answer) if answer else {}
+
+    async def _exchange(
+        self, method: str, path: str, payload: bytes, content_type: str
+    ) -> tuple[int, bytes]:
+        """One request on an idle connection (or a new one), and its answer."""
         reused = bool(self._idle)
-        connection = self._idle.pop() if reused else await Connection.open(self._url)
+        connection = self._idle.pop() if reused else await self._open()
         try:
-            code, answer = await connection.request(method, path, payload, content_type)
+            code, answer = await connection.request(method, path, payload, content_type, self._head)
         except HTTPError:
             connection.close()
             if not reused:
                 raise
             # The server may close a keep-alive connection it found idle: try a fresh one.
-            connection = await Connection.open(self._url)
+            connection = await self._open()
             try:
-                code, answer = await connection.request(method, path, payload, content_type)
+                code, answer = await connection.request(
+                    method, path, payload, content_type, self._head
+                )
             except BaseException:
                 connection.close()
                 raise
         except BaseException:
             connection.close()
             raise
-        self._idle.append(connection)
-        if code >= 400:
-            raise status_error(code, answer)
-        return json.loads(answer) if answer else {}
+        if len(self._idle) < MAX_IDLE_CONNECTIONS:
+            self._idle.append(connection)
+        else:
+            connection.close()
+        return code, answer
+
+    async def _open(self) -> Connection:
+        return await Connection.open(self._url, self._tls)
 
     def _write_path(self, path: str) -> str:
         return _with_query(path, fieldManager=self._field_manager)
@@ -170,9 +240,9 @@ class HTTPClient(Client):
             labelSelector=label_selector,
             fieldSelector=field_selector,
         )
-        connection = await Connection.open(self._url)
+        connection = await self._open()
         try:
-            await connection.stream(path)
+            await connection.stream(path, self._head)
             async for line in connection.lines():
                 if line.strip():
                     yield json.loads(line)

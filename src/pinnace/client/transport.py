@@ -1,14 +1,17 @@
 """A minimal HTTP/1.1 transport over asyncio streams, under `HTTPClient` and the API
 benchmark's load generator: one keep-alive connection per client, requests with a body, and
-the line stream of a chunked watch response.
+the line stream of a chunked watch response; over TLS for an `https://` server (with the
+client certificate its SSL context holds), with headers of the caller's (a bearer token,
+impersonation) on each request.
 
 General clients (httpx, aiohttp) spend more CPU per request than the server they measure
-would; this one does only what the API clients need: no TLS, no redirects, no pooling.
+would; this one does only what the API clients need: no redirects, no pooling.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
@@ -28,29 +31,47 @@ class Connection:
         self._host = host
 
     @classmethod
-    async def open(cls, url: str) -> Connection:
+    async def open(cls, url: str, tls: ssl.SSLContext | None = None) -> Connection:
+        """A connection to `url`: `http://host:port`, or `https://host:port` verified and
+        authenticated with `tls` (the system's trust when None)."""
         parts = urlsplit(url)
-        if parts.scheme != "http" or parts.hostname is None or parts.port is None:
-            raise HTTPError(f"expected http://host:port, not {url!r}")
+        if parts.scheme not in ("http", "https") or parts.hostname is None or parts.port is None:
+            raise HTTPError(f"expected http://host:port or https://host:port, not {url!r}")
+        secure: ssl.SSLContext | None = None
+        if parts.scheme == "https":
+            secure = tls or ssl.create_default_context()
         try:
-            reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
-        except OSError as e:
+            reader, writer = await asyncio.open_connection(parts.hostname, parts.port, ssl=secure)
+        except OSError as e:  # refused, unreachable, or the TLS handshake failed
             raise HTTPError(f"cannot connect to {url}: {e}") from None
         return cls(reader, writer, parts.netloc)
 
-    def send(self, method: str, path: str, body: bytes = b"", content_type: str = JSON) -> None:
-        """Write one request; read its answer with `response`."""
+    def send(
+        self,
+        method: str,
+        path: str,
+        body: bytes = b"",
+        content_type: str = JSON,
+        headers: str = "",
+    ) -> None:
+        """Write one request (`headers`: more header lines, each ending in CRLF); read its
+        answer with `response`."""
         head = (
-            f"{method} {path} HTTP/1.1\r\nHost: {self._host}\r\nAccept: {JSON}\r\n"
+            f"{method} {path} HTTP/1.1\r\nHost: {self._host}\r\nAccept: {JSON}\r\n{headers}"
             f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         self._writer.write(head.encode() + body)
 
     async def request(
-        self, method: str, path: str, body: bytes = b"", content_type: str = JSON
+        self,
+        method: str,
+        path: str,
+        body: bytes = b"",
+        content_type: str = JSON,
+        headers: str = "",
     ) -> tuple[int, bytes]:
         """The status and whole body of one request's answer."""
-        self.send(method, path, body, content_type)
+        self.send(method, path, body, content_type, headers)
         return await self.response()
 
     async def response(self) -> tuple[int, bytes]:
@@ -59,10 +80,10 @@ class Connection:
             return status, await self._read(length)
         return status, b"".join([chunk async for chunk in self._chunks()])
 
-    async def stream(self, path: str) -> None:
+    async def stream(self, path: str, headers: str = "") -> None:
         """GET a streamed (chunked) answer, such as a watch, and read its head; HTTPError if
         the answer is not a 200. Its lines then come from `lines`."""
-        self.send("GET", path)
+        self.send("GET", path, headers=headers)
         status, length = await self._head()
         if status != 200 or length is not None:
             body = await self._read(length) if length is not None else b""

@@ -18,6 +18,10 @@ from pinnace.resources.node import node_allocatable
 SIMULATED_LABEL = "pinnace.dev/simulated"
 """Every Node a Pinnace node agent runs carries this label with the value "true"."""
 
+AGENT_LABEL = "pinnace.dev/agent"
+"""The `pinnace agent` process (its --name-prefix) that runs a node; absent on the nodes
+`pinnace up` runs. Each pool adopts only the simulated Nodes labelled as its own."""
+
 NODE_POOL_LABEL = "pinnace.dev/node-pool"
 """The node pool of the cluster file (`pinnace up --config`) a node belongs to."""
 

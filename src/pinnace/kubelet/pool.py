@@ -5,6 +5,12 @@ with the label `pinnace.dev/simulated: "true"`: its capacity (status.capacity, o
 shape) becomes the simulated node's, and its agent takes it over as a restarted kubelet would.
 Deleting a simulated Node ends its agent.
 
+A pool of a `pinnace agent` process (`process`, its name prefix) adopts only the simulated Nodes
+labelled `pinnace.dev/agent: <agent>`, and `pinnace up`'s only those without the label, so
+each Node has one agent however many processes run them. There each agent talks to the API
+server as its node (`node_client`: the kubelet's identity, for the Node authorizer and
+NodeRestriction), the pool's shared informers as the process.
+
 The agents share one pod informer (every pod bound to a node, routed by spec.nodeName) and one
 node informer (the nodes labelled as simulated) instead of a watch stream each, and one
 heartbeat wheel: the heartbeat interval (10 s by default; a period dividing every node's lease
@@ -40,7 +46,7 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 from pinnace.api import status
@@ -54,7 +60,13 @@ from pinnace.client import Client, Informer
 from pinnace.clock import micro_instant
 from pinnace.kubelet import endpoints
 from pinnace.kubelet.agent import NODES, PODS, SERVICES, NodeAgent
-from pinnace.kubelet.config import DEFAULT_CAPACITY, SIMULATED_LABEL, NodeConfig, common_period
+from pinnace.kubelet.config import (
+    AGENT_LABEL,
+    DEFAULT_CAPACITY,
+    SIMULATED_LABEL,
+    NodeConfig,
+    common_period,
+)
 from pinnace.kubelet.link import Link
 from pinnace.kubelet.listeners import refused
 from pinnace.kubelet.node_status import KUBELET_PORT
@@ -80,12 +92,19 @@ class NodeAgentPool:
         codec: Codec | None = None,
         simulated: bool = False,
         features: FeatureGates | None = None,
+        process: str = "",
+        node_client: Callable[[str], Client] | None = None,
     ) -> None:
         """`codec` packs the pods (a new one by default): the cluster's. `features`: the
         kubelets' feature gates. `simulated`: the
         leases of healthy nodes are renewed in the pool's account (`last_renewal`), not written
-        each time, and an unchanged node status is not posted again (the simulated mode)."""
+        each time, and an unchanged node status is not posted again (the simulated mode).
+        `process`: the `pinnace agent` process whose nodes these are ("" for `pinnace up`'s);
+        `node_client`: the client each node's agent uses, by node name (`client` when None)."""
         self.client = client
+        self.process = process
+        """The `pinnace agent` process whose nodes these are ("": `pinnace up`'s)."""
+        self._node_client = node_client or (lambda name: client)
         self.simulated = simulated
         self.features = features or FeatureGates()
         self.clock = client.clock
@@ -99,7 +118,8 @@ class NodeAgentPool:
             client, PODS, field_selector="spec.nodeName!=", codec=self.codec, namespace_index=False
         )
         self._pods.add_indexer(NODE_NAME, _node_name)
-        self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true")
+        hosted = f"{AGENT_LABEL}={process}" if process else f"!{AGENT_LABEL}"
+        self._nodes = Informer(client, NODES, label_selector=f"{SIMULATED_LABEL}=true,{hosted}")
         configs = list(configs)
         self.agents = {c.name: self._new_agent(c) for c in configs}
         """The agents running, by node name (stopped ones are not here)."""
@@ -145,8 +165,9 @@ class NodeAgentPool:
         """Heartbeats done so far (one lease renewal each)."""
 
     def _new_agent(self, config: NodeConfig) -> NodeAgent:
+        client = self._node_client(config.name)
         agent = NodeAgent(
-            Link(self.client, config.name), config, codec=self.codec, features=self.features
+            Link(client, config.name), config, codec=self.codec, features=self.features
         )
         agent.sources = self._sources.lookup
         agent.services = self._services.list
@@ -561,7 +582,7 @@ class NodeAgentPool:
 
     async def _adopt(self, node: Object) -> None:
         """Run an agent for a labelled Node someone else created."""
-        config = adopted_config(node, self.next_index)
+        config = adopted_config(node, self.next_index, self.process)
         self.next_index += 1
         try:
             await self._start_agent(config)
@@ -619,8 +640,11 @@ def _pod_path(pod: Object) -> str:
     return f"{m['namespace']}/{m['name']}"
 
 
-def adopted_config(node: Object, index: int) -> NodeConfig:
+def adopted_config(node: Object, index: int, agent: str = "") -> NodeConfig:
     """The simulated shape of a Node created through the API: its status.capacity, or the
-    default shape when it has none."""
+    default shape when it has none; run by the `pinnace agent` process `agent`, if given."""
     capacity = (node.get("status") or {}).get("capacity") or DEFAULT_CAPACITY
-    return NodeConfig(name=node["metadata"]["name"], index=index, capacity=dict(capacity))
+    labels = {AGENT_LABEL: agent} if agent else {}
+    return NodeConfig(
+        name=node["metadata"]["name"], index=index, capacity=dict(capacity), labels=labels
+    )

@@ -97,6 +97,8 @@ class SchedulerConfiguration:
     percentage_of_nodes_to_score: int = 0  # 0: adaptive, as kube-scheduler's default
     plugin_dir: str = ""  # where plugins named module:Class are looked for first
     source: str = ""  # the file it was read from
+    leader_election: dict[str, Any] = field(default_factory=dict)
+    """The leaderElection section as written (`pinnace scheduler` reads it)."""
 
     @property
     def scheduler_names(self) -> list[str]:
@@ -146,8 +148,12 @@ def from_mapping(raw: Any) -> SchedulerConfiguration:
         raise ConfigError(
             f'kind: Unsupported value: "{raw.get("kind", "")}": supported values: "{KIND}"'
         )
+    election = raw.get("leaderElection") or {}
+    if not isinstance(election, dict):
+        raise ConfigError("leaderElection: Invalid value: must be a mapping")
     config = SchedulerConfiguration(
-        percentage_of_nodes_to_score=_percentage(raw, "percentageOfNodesToScore") or 0
+        percentage_of_nodes_to_score=_percentage(raw, "percentageOfNodesToScore") or 0,
+        leader_election=election,
     )
     profiles = _list(raw, "profiles", "profiles")
     if profiles:

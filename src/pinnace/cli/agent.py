@@ -1,0 +1,108 @@
+"""`pinnace agent`: simulated nodes in a process of their own, on this machine or another,
+against the API server their kubeconfig names: the node pool `pinnace up` runs
+(`pinnace.kubelet.NodeAgentPool`), with its nodes named `<prefix>-1` … `<prefix>-N` (or after
+the pools of a cluster file) and labelled `pinnace.dev/agent: <prefix>`, so several agent
+processes share a control plane, each with its own nodes.
+
+Over HTTPS every node's requests go as that node, `system:node:<name>` in `system:nodes`
+(impersonated with the process's credential, agent.conf), so the Node authorizer and
+NodeRestriction judge them as a kubelet's; the pool's shared informers read as the process.
+Over plain HTTP nothing is authenticated, as for every client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Callable
+
+from pinnace.apiserver.auth.user import NODE_PREFIX, NODES_GROUP
+from pinnace.cli import component
+from pinnace.cli.arguments import whole
+from pinnace.client import Client
+from pinnace.client.http import HTTPClient
+from pinnace.clock.component import Component
+from pinnace.kubelet import NodeAgentPool, NodeConfig
+from pinnace.kubelet.cluster_config import ClusterConfigError, load_pools
+from pinnace.kubelet.cluster_config import node_configs as pool_node_configs
+from pinnace.kubelet.config import AGENT_LABEL
+
+
+def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    agent = subcommands.add_parser(
+        "agent",
+        help="run simulated nodes against an API server, in a process of their own",
+        description=(
+            "Run N simulated nodes (their kubelets) against the API server of --kubeconfig "
+            "until SIGINT or SIGTERM. Give each agent process its own --name-prefix and "
+            "--first-index, so node names and addresses do not overlap."
+        ),
+    )
+    component.add_flags(agent)
+    agent.add_argument(
+        "--nodes",
+        type=whole(0),
+        metavar="N",
+        help="run N nodes of the default shape, <prefix>-1 … <prefix>-N",
+    )
+    agent.add_argument(
+        "--name-prefix",
+        required=True,
+        metavar="PREFIX",
+        help="the start of every node name, and the pinnace.dev/agent label of the nodes",
+    )
+    agent.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a cluster file of node pools (docs/nodes.md) instead of --nodes: nodes "
+        "<prefix>-<pool>-<n>",
+    )
+    agent.add_argument(
+        "--first-index",
+        type=whole(1),
+        default=1,
+        metavar="N",
+        help="the index of the first node, from which node and pod addresses follow (1); "
+        "pinnace up's nodes count from 1",
+    )
+    agent.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        configs = agent_nodes(args)
+    except (ClusterConfigError, ValueError) as e:
+        print(f"pinnace agent: {e}", file=sys.stderr)
+        return 1
+    prefix = args.name_prefix
+
+    def build(client: Callable[[], HTTPClient]) -> list[Component]:
+        process = client()
+        return [NodeAgentPool(process, configs, process=prefix, node_client=as_node(process))]
+
+    return component.run("agent", "kubelet", args, build)
+
+
+def agent_nodes(args: argparse.Namespace) -> list[NodeConfig]:
+    """The nodes the flags ask for, named after the prefix and labelled as the agent's."""
+    prefix = args.name_prefix
+    if (args.config is None) == (args.nodes is None):
+        raise ValueError("give either --nodes or --config")
+    if args.config is None:
+        names = [f"{prefix}-{i}" for i in range(1, args.nodes + 1)]
+        configs = [NodeConfig(name) for name in names]
+    else:
+        configs = pool_node_configs(load_pools(args.config))
+        configs = [dataclasses.replace(c, name=f"{prefix}-{c.name}") for c in configs]
+    return [
+        dataclasses.replace(c, index=args.first_index + i, labels={**c.labels, AGENT_LABEL: prefix})
+        for i, c in enumerate(configs)
+    ]
+
+
+def as_node(process: HTTPClient) -> Callable[[str], Client]:
+    """Each node's client: over HTTPS, the process's credential impersonating the node."""
+    if not process.secure:
+        return lambda name: process
+    return lambda name: process.acting_as(f"{NODE_PREFIX}{name}", [NODES_GROUP])

@@ -1,0 +1,254 @@
+"""A control plane component in a process of its own (`pinnace scheduler`, `pinnace
+controller-manager`): a client of the API server its kubeconfig names, over HTTPS with the
+kubeconfig's credentials, and with leader election as kube-scheduler and
+kube-controller-manager have it (their --leader-elect flags; `pinnace.client.leaderelection`).
+
+With leader election the components start only once the process leads the Lease; a process
+that loses it exits with status 1 (klog's "leaderelection lost"), as kube-scheduler and
+kube-controller-manager do, for whatever supervises it to start it again. SIGINT or SIGTERM
+stops the components, releases the Lease and exits with 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pinnace.cli.arguments import go_bool, positive_duration
+from pinnace.client import EventRecorder
+from pinnace.client.http import HTTPClient
+from pinnace.client.kubeconfig import KubeconfigError, RestConfig, load_kubeconfig
+from pinnace.client.leaderelection import (
+    LOCK_NAMESPACE,
+    Callback,
+    LeaderElectionConfig,
+    LeaderElector,
+    candidate_identity,
+)
+from pinnace.clock import Clock, parse_duration
+from pinnace.clock.component import Component
+
+DEFAULT_KUBECONFIG = Path.home() / ".pinnace" / "kubeconfig"
+_DEFAULTS = LeaderElectionConfig()
+LEADER_ELECTION_DURATIONS = {
+    "lease-duration": (
+        _DEFAULTS.lease_duration,
+        "how long a candidate waits, after it last saw the Lease change, before taking it",
+    ),
+    "renew-deadline": (
+        _DEFAULTS.renew_deadline,
+        "how long the leader keeps trying to renew before it stops leading",
+    ),
+    "retry-period": (_DEFAULTS.retry_period, "how long candidates wait between attempts"),
+}
+
+Build = Callable[[Callable[[], HTTPClient]], list[Component]]
+"""Makes the process's components, each with a client of its own from the factory given."""
+
+
+def add_flags(parser: argparse.ArgumentParser, lease: str = "") -> None:
+    """--kubeconfig, and given a `lease`, the leader election flags of kube-scheduler and
+    kube-controller-manager (component-base's), for the Lease named `lease` by default (the
+    component's name, which `run` is given)."""
+    parser.add_argument(
+        "--kubeconfig",
+        help="kubeconfig of the API server and the component's credentials ($KUBECONFIG, else "
+        "~/.pinnace/kubeconfig; pinnace up --tls writes scheduler.conf, "
+        "controller-manager.conf and agent.conf in its data directory)",
+    )
+    if lease:
+        _leader_election_flags(parser.add_argument_group("leader election"), lease)
+
+
+def _leader_election_flags(group: argparse._ArgumentGroup, lease: str) -> None:
+    # No argparse defaults: a flag given overrides the configuration file's leaderElection,
+    # which overrides the defaults (kube-scheduler's ApplyLeaderElectionTo).
+    group.add_argument(
+        "--leader-elect",
+        type=go_bool,
+        nargs="?",
+        const=True,
+        metavar="BOOL",
+        help="act only while this process holds the Lease, so several can run for "
+        "availability (true)",
+    )
+    for flag, (default, what) in LEADER_ELECTION_DURATIONS.items():
+        group.add_argument(
+            f"--leader-elect-{flag}",
+            type=positive_duration("15s"),
+            metavar="DURATION",
+            help=f"{what} ({default:g}s)",
+        )
+    group.add_argument(
+        "--leader-elect-resource-name",
+        metavar="NAME",
+        help=f"the Lease leader election holds ({lease})",
+    )
+    group.add_argument(
+        "--leader-elect-resource-namespace",
+        metavar="NAMESPACE",
+        help=f"its namespace ({LOCK_NAMESPACE})",
+    )
+
+
+@dataclass(frozen=True)
+class Election:
+    """Leader election as the flags and the configuration file ask (component-base's
+    LeaderElectionConfiguration): the timings and the Lease."""
+
+    config: LeaderElectionConfig
+    name: str
+    namespace: str = LOCK_NAMESPACE
+
+
+FILE_FIELDS = {
+    "leader_elect": "leaderElect",
+    "leader_elect_lease_duration": "leaseDuration",
+    "leader_elect_renew_deadline": "renewDeadline",
+    "leader_elect_retry_period": "retryPeriod",
+    "leader_elect_resource_name": "resourceName",
+    "leader_elect_resource_namespace": "resourceNamespace",
+}
+"""Each flag's field in a configuration file's leaderElection."""
+
+
+def election(
+    args: argparse.Namespace, lease: str, configured: Mapping[str, Any] | None = None
+) -> Election | None:
+    """The leader election asked for (None: off): each setting from its flag if given, else
+    from `configured` (a configuration file's leaderElection), else the default; ValueError
+    for a file's value that is not one."""
+    configured = configured or {}
+
+    def setting(dest: str, default: Any) -> Any:
+        given = getattr(args, dest)
+        if given is not None:
+            return given
+        value = configured.get(FILE_FIELDS[dest])
+        if value is None:
+            return default
+        if dest.startswith(("leader_elect_lease", "leader_elect_renew", "leader_elect_retry")):
+            try:
+                return parse_duration(str(value)) / 1e9
+            except ValueError:
+                raise ValueError(
+                    f"leaderElection.{FILE_FIELDS[dest]}: not a duration: {value!r}"
+                ) from None
+        if dest == "leader_elect" and not isinstance(value, bool):
+            raise ValueError(f"leaderElection.leaderElect: not a boolean: {value!r}")
+        return value
+
+    if not setting("leader_elect", True):
+        return None
+    timings = {
+        flag.replace("-", "_"): setting(f"leader_elect_{flag.replace('-', '_')}", default)
+        for flag, (default, _) in LEADER_ELECTION_DURATIONS.items()
+    }
+    return Election(
+        LeaderElectionConfig(**timings),
+        str(setting("leader_elect_resource_name", lease)),
+        str(setting("leader_elect_resource_namespace", LOCK_NAMESPACE)),
+    )
+
+
+def run(
+    command: str,
+    component: str,
+    args: argparse.Namespace,
+    build: Build,
+    configured: Mapping[str, Any] | None = None,
+) -> int:
+    """Run the components `build` makes until a signal (0) or lost leadership (1), with leader
+    election on the Lease named after `component` if the component has the flags;
+    `configured`: its configuration file's leaderElection."""
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("pinnace.client.leaderelection").setLevel(logging.INFO)
+    try:
+        config = load_kubeconfig(
+            args.kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
+        )
+        elected = election(args, component, configured) if hasattr(args, "leader_elect") else None
+    except (KubeconfigError, ValueError) as e:
+        print(f"pinnace {command}: {e}", file=sys.stderr)
+        return 1
+    return asyncio.run(_serve(component, config, elected, build))
+
+
+async def _serve(component: str, config: RestConfig, elected: Election | None, build: Build) -> int:
+    loop = asyncio.get_running_loop()
+    clock = Clock(loop)
+    clients: list[HTTPClient] = []
+
+    def client() -> HTTPClient:
+        made = HTTPClient.from_config(config, clock, field_manager=component)
+        clients.append(made)
+        return made
+
+    components = build(client)
+    started: list[Component] = []
+
+    async def start() -> None:
+        for c in components:
+            await c.start()
+            started.append(c)
+
+    async def stop() -> None:
+        while started:
+            await started.pop().stop()
+
+    stopping = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopping.set)
+    try:
+        if elected is None:
+            await start()
+            await stopping.wait()
+            return 0
+        return await _elected(component, elected, client, start, stop, stopping)
+    finally:
+        await stop()
+        for made in clients:
+            made.close()
+
+
+async def _elected(
+    component: str,
+    elected: Election,
+    client: Callable[[], HTTPClient],
+    start: Callback,
+    stop: Callback,
+    stopping: asyncio.Event,
+) -> int:
+    lock_client = client()
+    elector = LeaderElector(
+        lock_client,
+        elected.name,
+        candidate_identity(),
+        on_started_leading=start,
+        on_stopped_leading=stop,
+        config=elected.config,
+        namespace=elected.namespace,
+        recorder=EventRecorder(lock_client, component),
+    )
+    elector.start()
+    campaign = asyncio.ensure_future(elector.wait())
+    signalled = asyncio.ensure_future(stopping.wait())
+    await asyncio.wait((campaign, signalled), return_when=asyncio.FIRST_COMPLETED)
+    signalled.cancel()
+    if not campaign.done():
+        await elector.stop()
+    with contextlib.suppress(asyncio.CancelledError):
+        await campaign
+    if elector.lost:
+        logging.getLogger(__name__).error("leaderelection lost")
+        return 1
+    return 0

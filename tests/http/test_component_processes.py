@@ -1,0 +1,179 @@
+"""The control plane's components as processes of their own against one `pinnace up --tls`,
+each with the credentials it writes: two `pinnace agent`s hosting nodes as their kubelets,
+`pinnace controller-manager`, and two `pinnace scheduler`s with leader election (one acts;
+kill -9 it mid-burst and the other takes over, no pod bound twice). One cluster for all, as
+each process takes seconds to start."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from tests.http.conftest import KUBECTL, Cluster, launch, stop
+
+SHORT_LEASE = (
+    "--leader-elect-lease-duration=4s",
+    "--leader-elect-renew-deadline=3s",
+    "--leader-elect-retry-period=1s",
+)
+"""Leader election's timings cut down (15 s, 10 s, 2 s by default), so the test is short."""
+WAIT = 60.0
+BURST = 40
+
+
+class Process:
+    """A `pinnace` command running beside the cluster, its log in a file."""
+
+    def __init__(self, workdir: Path, name: str, *args: str) -> None:
+        self.log = workdir / f"{name}.log"
+        with open(self.log, "w") as log:
+            self.popen = subprocess.Popen(
+                [sys.executable, "-m", "pinnace.cli.main", *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+            )
+
+    def said(self, text: str) -> bool:
+        return text in self.log.read_text()
+
+    def terminate(self) -> int:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+        return self.popen.wait(timeout=20)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[Process]]:
+    started: list[Process] = []
+    yield started
+    for process in started:
+        if process.popen.poll() is None:
+            process.popen.kill()
+            process.popen.wait()
+
+
+def eventually(what: str, check: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT
+    while not check():
+        assert time.monotonic() < deadline, f"not within {WAIT:g}s: {what}"
+        time.sleep(0.5)
+
+
+def items(cluster: Cluster, *args: str) -> list[dict]:
+    return json.loads(cluster.ok("get", *args, "-o", "json"))["items"]
+
+
+def pods(count: int) -> str:
+    """A List of `count` pods, for one `kubectl create -f -`."""
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"burst-{i}"},
+                    "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+                }
+                for i in range(count)
+            ],
+        }
+    )
+
+
+def ready_nodes(cluster: Cluster) -> list[str]:
+    return sorted(
+        n["metadata"]["name"]
+        for n in items(cluster, "nodes")
+        if any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"])
+    )
+
+
+def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
+    tmp_path: Path, processes: list[Process]
+) -> None:
+    data = tmp_path / "data"
+    flags = ("--tls", "--authorization-mode=Node,RBAC", "--no-scheduler", "--no-controllers")
+    cluster = launch(tmp_path, "--data-dir", str(data), flags=flags)
+
+    def start(name: str, command: str, kubeconfig: str, *args: str) -> Process:
+        process = Process(tmp_path, name, command, "--kubeconfig", str(data / kubeconfig), *args)
+        processes.append(process)
+        return process
+
+    try:
+        for prefix, first in (("east", 101), ("west", 201)):
+            start(f"agent-{prefix}", "agent", "agent.conf", "--nodes", "2",
+                  "--name-prefix", prefix, "--first-index", str(first))  # fmt: skip
+        start("controller-manager", "controller-manager", "controller-manager.conf", *SHORT_LEASE)
+        schedulers = [
+            start(f"scheduler-{i}", "scheduler", "scheduler.conf", *SHORT_LEASE) for i in (1, 2)
+        ]
+        acquired = "successfully acquired lease kube-system/kube-scheduler"
+        eventually("a scheduler leads", lambda: any(s.said(acquired) for s in schedulers))
+        leader, other = sorted(schedulers, key=lambda s: not s.said(acquired))
+        assert not other.said(acquired)
+        eventually("the agents' nodes are Ready", lambda: len(ready_nodes(cluster)) == 4)
+        assert ready_nodes(cluster) == ["east-1", "east-2", "west-1", "west-2"]
+        leases = items(cluster, "leases", "-n", "kube-node-lease")
+        assert sorted(lease["metadata"]["name"] for lease in leases) == ready_nodes(cluster)
+        address = "jsonpath={.status.addresses[0].address}"
+        assert cluster.ok("get", "node", "west-1", "-o", address) == "10.0.0.201"
+
+        burst = subprocess.Popen(
+            [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "create", "-f", "-"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+        )
+        assert burst.stdin is not None
+        burst.stdin.write(pods(BURST))
+        burst.stdin.close()
+
+        def bound() -> list[dict]:
+            return [p for p in items(cluster, "pods") if p["spec"].get("nodeName")]
+
+        eventually("the leader binds some pods", lambda: len(bound()) >= 5)
+        leader.popen.kill()  # kill -9, while pods are being created and bound
+        leader.popen.wait()
+        eventually("the other scheduler takes over", lambda: other.said(acquired))
+        assert burst.wait(timeout=WAIT) == 0
+        eventually("every pod is bound", lambda: len(bound()) == BURST)
+        scheduled = Counter(
+            e["involvedObject"]["name"]
+            for e in items(cluster, "events", "--field-selector", "reason=Scheduled")
+        )
+        assert max(scheduled.values()) == 1  # no pod bound twice
+        lease = items(cluster, "leases", "-n", "kube-system", "--field-selector",
+                      "metadata.name=kube-scheduler")[0]["spec"]  # fmt: skip
+        assert lease["leaseTransitions"] == 1
+
+        cluster.ok("create", "deployment", "web", "--image=nginx", "--replicas=2")
+        eventually(
+            "the controller manager's pods run on the agents' nodes",
+            lambda: (
+                sum(p["status"].get("phase") == "Running" for p in items(cluster, "pods"))
+                == BURST + 2
+            ),
+        )
+
+        processes.remove(leader)
+        for process in processes:
+            assert process.terminate() == 0
+            # system:kube-scheduler's roles sufficed; the Node authorizer allowed the nodes
+            assert "Forbidden" not in process.log.read_text()
+        released = "jsonpath={.spec.holderIdentity}"
+        assert (
+            cluster.ok("get", "lease", "-n", "kube-system", "kube-scheduler", "-o", released) == ""
+        )
+    finally:
+        stop(cluster)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from pinnace.apiserver.metrics import POD_METRICS
 from pinnace.cli import component, vpa
-from pinnace.cli.up import controller_flags, controller_options
+from pinnace.cli.up import controller_flags, controller_options, feature_gates_flag
 from pinnace.client import Client
 from pinnace.client.http import HTTPClient
 from pinnace.clock.component import Component
@@ -34,6 +34,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     component.add_flags(manager, LEASE)
     controller_flags(manager.add_argument_group("controllers (kube-controller-manager's flags)"))
     vpa.add_flags(manager)
+    feature_gates_flag(manager)
     manager.set_defaults(run=run)
 
 

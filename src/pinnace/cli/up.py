@@ -194,15 +194,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="FILE",
         help="the scheduler's KubeSchedulerConfiguration (kube-scheduler's defaults if absent)",
     )
-    up.add_argument(
-        "--feature-gates",
-        type=_feature_gates,
-        default=FeatureGates(),
-        metavar="NAME=BOOL,...",
-        help="alpha features to turn on, as the components' --feature-gates: "
-        f"{IN_PLACE_POD_VERTICAL_SCALING} (in-place pod resize) and "
-        f"{IN_PLACE_POD_VERTICAL_SCALING_ALLOCATED_STATUS} (all off)",
-    )
+    feature_gates_flag(up)
     up.add_argument(
         "--seed",
         type=_count("a seed"),
@@ -211,6 +203,18 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "to make the same choices again; drawn afresh when absent",
     )
     up.set_defaults(run=run)
+
+
+def feature_gates_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--feature-gates",
+        type=_feature_gates,
+        default=FeatureGates(),
+        metavar="NAME=BOOL,...",
+        help="alpha features to turn on, as the components' --feature-gates: "
+        f"{IN_PLACE_POD_VERTICAL_SCALING} (in-place pod resize) and "
+        f"{IN_PLACE_POD_VERTICAL_SCALING_ALLOCATED_STATUS} (all off)",
+    )
 
 
 def _feature_gates(text: str) -> FeatureGates:
@@ -267,7 +271,8 @@ def controller_flags(group: argparse._ArgumentGroup) -> None:
 
 
 def controller_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The ClusterOptions fields of the flags `controller_flags` and `vpa.add_flags` added."""
+    """The ClusterOptions fields of the flags `controller_flags`, `vpa.add_flags` and
+    `feature_gates_flag` added."""
     return {
         "node_lifecycle": dataclasses.replace(
             _LIFECYCLE,
@@ -284,6 +289,7 @@ def controller_options(args: argparse.Namespace) -> dict[str, Any]:
             ),
         ),
         "vertical_pod_autoscaler": vpa.options(args),
+        "features": args.feature_gates,
     }
 
 
@@ -568,8 +574,6 @@ def run(args: argparse.Namespace) -> int:
             ),
             controllers=args.controllers,
             cluster_autoscaler=autoscaler_options(args, pools) if args.cluster_autoscaler else None,
-            vertical_pod_autoscaler=vpa.options(args),
-            features=args.feature_gates,
             default_storage_class=True,
             seed=args.seed,
             **controller_options(args),

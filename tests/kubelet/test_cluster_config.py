@@ -250,3 +250,21 @@ def test_bad_image_settings_are_refused_naming_the_field(body: str, message: str
     with pytest.raises(ClusterConfigError) as refused:
         parse(HEAD + body + "\n")
     assert str(refused.value).startswith(message)
+
+
+def test_unknown_commands_take_the_pools_outcome_or_the_clusters() -> None:
+    text = (
+        HEAD
+        + """
+unknownCommands: {runSeconds: 30}
+nodePools:
+- name: a
+- name: b
+  unknownCommands: {runSeconds: 2.5, exitCode: 1}
+"""
+    )
+    a, b = node_configs(parse(text))
+    assert (a.unknown_command_seconds, a.unknown_command_exit_code) == (30.0, None)
+    assert (b.unknown_command_seconds, b.unknown_command_exit_code) == (2.5, 1)
+    with pytest.raises(ClusterConfigError, match=r"^unknownCommands.exitCode: Invalid value"):
+        parse(HEAD + "unknownCommands: {exitCode: 300}\n")

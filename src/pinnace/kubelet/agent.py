@@ -30,6 +30,8 @@ from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType
 from pinnace.kubelet.admission import REJECTED_PREFIX, NodeUsage, PodDemand, admit
+from pinnace.kubelet.behaviour import UNKNOWN_COMMAND_SECONDS
+from pinnace.kubelet.commands import UnknownOutcome
 from pinnace.kubelet.config import (
     EVICTION_MONITORING_PERIOD,
     NODE_STATUS_UPDATE_RETRY,
@@ -73,6 +75,7 @@ from pinnace.kubelet.service_links import ServiceLookup, no_services
 from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, no_sources
 from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
+from pinnace.kubelet.web import PodLookup, WebGet, no_pods, service_web
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
 from pinnace.store.codec import Codec
 
@@ -125,6 +128,16 @@ class NodeAgent:
         this."""
         self.services: ServiceLookup = no_services
         """The Services the node's informer has, for containers' environment."""
+        self.pods: PodLookup = no_pods
+        """The pods bound to nodes, by namespace: a Service's endpoints, for `wget`."""
+        self.unknown_command = UnknownOutcome(
+            UNKNOWN_COMMAND_SECONDS
+            if config.unknown_command_seconds is None
+            else config.unknown_command_seconds,
+            config.unknown_command_exit_code or 0,
+        )
+        """What a program the shell model does not know does in a container that is to
+        finish."""
         self.packed_pod: PackedLookup = _not_packed
         """The compact form a pod informer's cache holds of a version of a pod
         (`Informer.packed`), set by whoever runs this: workers keep those bytes."""
@@ -543,6 +556,9 @@ class NodeAgent:
                 )
                 return container_environment(pod, c, node, pod_ip)
         return {}
+
+    def web(self, namespace: str) -> WebGet:
+        return service_web(namespace, self.services, self.pods)
 
     def container_resources(
         self, pod: Mapping[str, Any], container: str

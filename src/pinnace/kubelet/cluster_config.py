@@ -14,6 +14,12 @@ field names (docs/nodes.md).
       minSize: 0           # with maxSize, the cluster autoscaler grows and shrinks the pool
       maxSize: 6           # within these bounds (docs/autoscaling.md); without, it does not
       cost: 3.2            # per node and hour, for the simulation's report
+      unknownCommands: {runSeconds: 30, exitCode: 0}   # see below
+    unknownCommands: {runSeconds: 10}   # every pool's unless it says
+
+`unknownCommands` is what a program the node's shell model does not know does in a container
+that is to finish (a Job's, an init container): it runs `runSeconds`, then exits `exitCode`
+(`pinnace.kubelet.behaviour`).
 
 A bad file is refused with a `ClusterConfigError` whose message names the file, the line and
 the field (`cluster.yaml:9: nodePools[1].capacity.cpu: Invalid value: "x": ...`). The pools
@@ -64,6 +70,7 @@ _POOL_FIELDS = (
     "minSize",
     "maxSize",
     "cost",
+    "unknownCommands",
 )
 _RESERVABLE = (CPU, MEMORY, EPHEMERAL_STORAGE, PIDS)
 """What kubeReserved and systemReserved may hold, as the kubelet validates them."""
@@ -146,10 +153,39 @@ def from_mapping(raw: Any) -> list[NodePool]:
         raise ClusterConfigError(f"a {KIND} must be a YAML mapping")
     _expect(raw, "apiVersion", API_VERSION, Path("apiVersion"))
     _expect(raw, "kind", KIND, Path("kind"))
-    _unknown(raw, ("apiVersion", "kind", "nodePools", "registry"), Path())
+    _unknown(raw, ("apiVersion", "kind", "nodePools", "registry", "unknownCommands"), Path())
     registry = _registry(raw.get("registry"), Path("registry"))
+    unknown = _unknown_commands(raw.get("unknownCommands"), Path("unknownCommands"))
     pools = parse_pools(raw.get("nodePools"), Path("nodePools"))
-    return [replace(p, node=replace(p.node, **registry)) for p in pools]
+    return [
+        replace(
+            p,
+            node=replace(
+                p.node,
+                **registry,
+                **{k: v for k, v in unknown.items() if getattr(p.node, k) is None},
+            ),
+        )
+        for p in pools
+    ]
+
+
+def _unknown_commands(raw: Any, path: Path) -> dict[str, Any]:
+    """unknownCommands: runSeconds and exitCode, as NodeConfig fields."""
+    given = _mapping(raw, path)
+    _unknown(given, ("runSeconds", "exitCode"), path)
+    settings: dict[str, Any] = {}
+    seconds = given.get("runSeconds")
+    if seconds is not None:
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+            _fail(field.invalid(path.child("runSeconds"), seconds, "must be a number, at least 0"))
+        settings["unknown_command_seconds"] = float(seconds)
+    code = given.get("exitCode")
+    if code is not None:
+        if not is_int(code) or not 0 <= code <= 255:
+            _fail(field.invalid(path.child("exitCode"), code, "must be 0 to 255"))
+        settings["unknown_command_exit_code"] = int(code)
+    return settings
 
 
 def _registry(raw: Any, path: Path) -> dict[str, Any]:
@@ -219,6 +255,7 @@ def _pool(raw: Any, path: Path) -> NodePool:
         labels={NODE_POOL_LABEL: name, **labels},
         taints=tuple(dict(t) for t in taints),
         images=_images(raw.get("images"), path.child("images")),
+        **_unknown_commands(raw.get("unknownCommands"), path.child("unknownCommands")),
         **{k: v for k, v in kubelet.items() if k != "max_pods"},
     )
     bandwidth = raw.get("imagePullBandwidth")

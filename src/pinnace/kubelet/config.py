@@ -99,6 +99,11 @@ class NodeConfig:
     """Images the simulated registry does not have (the cluster file's registry.missing)."""
     image_sizes: Mapping[str, int] = field(default_factory=dict)
     """Image sizes by `images.size_key` (the cluster file's registry.sizes)."""
+    unknown_command_seconds: float | None = None
+    """How long a program the model does not know runs in a container that is to finish (the
+    cluster file's unknownCommands.runSeconds; None: `UNKNOWN_COMMAND_SECONDS`)."""
+    unknown_command_exit_code: int | None = None
+    """The code it then exits with (unknownCommands.exitCode; None: 0)."""
     lease_duration_seconds: int = LEASE_DURATION_SECONDS
     node_status_update_frequency: float = NODE_STATUS_UPDATE_FREQUENCY
     node_status_report_frequency: float = NODE_STATUS_REPORT_FREQUENCY

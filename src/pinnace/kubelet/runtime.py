@@ -53,7 +53,7 @@ from pinnace.resources.pod import containers
 
 if TYPE_CHECKING:
     from pinnace.kubelet.behaviour import ContainerBehaviour, ContainerUsage
-    from pinnace.kubelet.shell import LogStream
+    from pinnace.kubelet.shell import LogStream, Output
 
 EXIT_CODE_SIGKILL = 137
 EXIT_CODE_SIGTERM = 143
@@ -324,8 +324,9 @@ class SimulatedRuntime(ContainerRuntime):
         """The running containers' highest working sets, each at most its limit: while the
         system's memory and these fit in the machine, the node cannot run out of memory."""
         self._node_oom_timer: Timer | None = None
-        self._later: dict[ContainerKey, tuple[Timer, float, list[str]]] = {}
-        """By container: the timer of the next lines it prints, when, and the lines."""
+        self._later: dict[ContainerKey, tuple[Timer, float, list[Output]]] = {}
+        """By container: the timer of the next lines it prints (and files it writes), when,
+        and the lines."""
         self._exited: dict[ContainerKey, ContainerStats] = {}
         """What exited containers leave on disk until they are removed."""
         self._started = 0
@@ -530,9 +531,9 @@ class SimulatedRuntime(ContainerRuntime):
             timer = self._clock.call_at(when, self._print, status, stream, batch[1])
             self._later[status.key] = (timer, when, batch[1])
 
-    def _print(self, status: ContainerStatus, stream: LogStream, lines: list[str]) -> None:
+    def _print(self, status: ContainerStatus, stream: LogStream, lines: list[Output]) -> None:
         del self._later[status.key]
-        status.print((self._clock.now(), line) for line in lines)
+        _due(status, self._clock.now(), lines)
         self._print_later(status, stream, self._clock.now())
 
     def _stopped(self, key: ContainerKey) -> None:
@@ -547,7 +548,7 @@ class SimulatedRuntime(ContainerRuntime):
             later[0].cancel()
             if running is not None and later[1] <= self._clock.now() + 1e-6:
                 # due as it exits (`echo done` as a script's last word): printed first
-                running.print((later[1], line) for line in later[2])
+                _due(running, later[1], later[2])
         if running is None:
             return
         self._exited_runs[key] = running
@@ -600,6 +601,14 @@ class SimulatedRuntime(ContainerRuntime):
         if victim is None:
             return
         self._exit(container_key(victim), EXIT_CODE_SIGKILL, REASON_OOM_KILLED)
+
+
+def _due(status: ContainerStatus, when: float, lines: list[Output]) -> None:
+    """What a container's script does at `when`: print lines, write files."""
+    for line in lines:
+        if not isinstance(line, str):
+            line()
+    status.print((when, line) for line in lines if isinstance(line, str))
 
 
 _UNLIMITED = LinuxContainerResources()

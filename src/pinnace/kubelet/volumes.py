@@ -18,8 +18,12 @@ A mounted volume follows its ConfigMaps and Secrets: when one changes, the files
 kubelet does it on its next sync of the pod), except where a container mounts it with a
 `subPath`, which keeps what it saw when it started.
 
-A container's files (`Filesystem`) are its mounts of the pod's volumes, nothing else: the
-image's own files are not modelled.
+An emptyDir volume starts empty and holds what the pod's containers write into it, shared by
+every container that mounts it (an init container's files are there for the app containers).
+A container's files (`Filesystem`) are its mounts of the pod's volumes over its own writable
+layer (what it writes elsewhere, gone when it restarts); the image's own files are not
+modelled. A written file keeps its last `KEPT_BYTES` in memory (what `cat` shows of a longer
+one), and counts every byte written (what `tail -F` follows).
 """
 
 from __future__ import annotations
@@ -37,11 +41,28 @@ from typing import Any
 from pinnace.kubelet.sources import SOURCE_KINDS, SourceKind, SourceLookup, SourceName
 
 FAILED_MOUNT = "FailedMount"
-_MODELLED = ("configMap", "secret", "downwardAPI", "projected")
+KEPT_BYTES = 64 * 1024
+"""What a written file keeps in memory of its end: a container appending to a log file for
+ever must not hold it all."""
+_MODELLED = ("configMap", "secret", "downwardAPI", "projected", "emptyDir")
 _SUBSCRIPT = re.compile(r"metadata\.(labels|annotations)\['(.*)'\]")
 
 Files = dict[str, str]
 """Path relative to the volume -> content."""
+
+
+class WritableFiles(dict[str, str]):
+    """The files of an emptyDir volume or a container's writable layer: containers write them.
+    `sizes` counts what was written to each file in all, of which the content keeps the end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: dict[str, int] = {}
+
+    def write(self, relative: str, text: str, append: bool) -> None:
+        content = self.get(relative, "") + text if append else text
+        self[relative] = content[-KEPT_BYTES:]
+        self.sizes[relative] = (self.sizes.get(relative, 0) if append else 0) + len(text)
 
 
 @dataclass
@@ -66,6 +87,33 @@ class Filesystem:
         found = self._resolve(path)
         return None if found is None else found[0].get(found[1])
 
+    def write(self, path: str, text: str, append: bool) -> str | None:
+        """Write (or append) `text` to a file; busybox sh's error when it cannot be."""
+        failed = self.cannot_write(path)
+        found = self._resolve(path)
+        if failed is None and found is not None and isinstance(found[0], WritableFiles):
+            found[0].write(found[1], text, append)
+        return failed
+
+    def cannot_write(self, path: str) -> str | None:
+        """Why a file cannot be written (busybox sh's error), None if it can."""
+        found = self._resolve(path)
+        if found is None or not found[1] or self.is_dir(path):
+            return f"sh: can't create {path}: Is a directory"
+        if not isinstance(found[0], WritableFiles):
+            return f"sh: can't create {path}: Read-only file system"
+        return None
+
+    def size(self, path: str) -> int | None:
+        """How many bytes were written to a file in all (its length if it was never written);
+        None when there is no such file."""
+        found = self._resolve(path)
+        if found is None or found[1] not in found[0]:
+            return None
+        files, relative = found
+        sizes = files.sizes if isinstance(files, WritableFiles) else {}
+        return sizes.get(relative, len(files[relative]))
+
     def is_dir(self, path: str) -> bool:
         return self.list(path) is not None and self.read(path) is None
 
@@ -76,7 +124,7 @@ class Filesystem:
         names: set[str] = set()
         normal = _absolute(path)
         for mount, _ in self.mounts:  # mount points below `path` are directories in it
-            if mount.startswith(normal.rstrip("/") + "/"):
+            if mount != normal and mount.startswith(normal.rstrip("/") + "/"):
                 names.add(mount[len(normal.rstrip("/")) + 1 :].split("/", 1)[0])
         if found is not None:
             files, relative = found
@@ -216,8 +264,11 @@ def _projected_payload(
 
 def volume_payload(
     volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup
-) -> Files | str:
-    """The files of one of the volumes Pinnace models, or why its mount fails."""
+) -> Files | str | None:
+    """The files of one of the volumes Pinnace models, or why its mount fails; None for an
+    emptyDir (its files are the containers')."""
+    if volume.get("emptyDir") is not None:
+        return None
     namespace = (pod.get("metadata") or {}).get("namespace", "")
     for kind in SOURCE_KINDS:
         source = volume.get(kind.volume)
@@ -280,6 +331,9 @@ class PodVolumes:
             if isinstance(payload, str):
                 failures.append(f'MountVolume.SetUp failed for volume "{volume}" : {payload}')
                 continue
+            if payload is None:
+                self.files.setdefault(volume, WritableFiles())
+                continue
             files = self.files.setdefault(volume, {})
             if files != payload:
                 files.clear()
@@ -288,8 +342,9 @@ class PodVolumes:
         return failures
 
     def filesystem(self, container: Mapping[str, Any]) -> Filesystem:
-        """The files `container` sees through its volumeMounts, as it starts."""
-        mounts: list[tuple[str, Mapping[str, str]]] = []
+        """The files `container` sees through its volumeMounts over a writable layer of its
+        own, as it starts."""
+        mounts: list[tuple[str, Mapping[str, str]]] = [("/", WritableFiles())]
         for mount in container.get("volumeMounts") or ():
             files = self.files.get(mount.get("name", ""))
             if files is None:

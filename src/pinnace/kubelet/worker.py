@@ -38,6 +38,7 @@ waiting in CrashLoopBackOff restarts at once.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,7 +48,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time, parse_time
-from pinnace.kubelet.behaviour import BehaviourError, ContainerBehaviour, container_behaviour
+from pinnace.kubelet.behaviour import (
+    COMMAND_NOT_MODELLED,
+    BehaviourError,
+    ContainerBehaviour,
+    container_behaviour,
+)
+from pinnace.kubelet.commands import UnknownOutcome
 from pinnace.kubelet.environment import ConfigError
 from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
@@ -94,6 +101,7 @@ from pinnace.kubelet.runtime import (
 from pinnace.kubelet.shell import ShellContext
 from pinnace.kubelet.sources import SourceLookup, SourceName, referenced_sources
 from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
+from pinnace.kubelet.web import WebGet
 from pinnace.resources.oom import is_critical_pod
 from pinnace.store.codec import Codec
 
@@ -101,6 +109,7 @@ if TYPE_CHECKING:
     from pinnace.kubelet.admission import Hold
     from pinnace.kubelet.eviction import UsageCeiling
 
+_log = logging.getLogger(__name__)
 INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
 MINIMUM_GRACE_PERIOD = 2
@@ -129,6 +138,11 @@ class PodHost(Protocol):
     """The node's pod IPs: a sandbox's is allocated, a resumed pod's reserved."""
     image_service: ImageService
     """The node's image service: what its containers' images are pulled through."""
+    unknown_command: UnknownOutcome
+    """What a program the shell model does not know does in a container that is to finish."""
+
+    def web(self, namespace: str) -> WebGet:
+        """How a container of `namespace` reaches URLs (`wget`)."""
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
@@ -645,9 +659,16 @@ class PodWorker:
             env = self.host.container_environment(pod, c.name, pod_ip)
             hostname = (pod.get("spec") or {}).get("hostname") or self.name
             now = self.host.clock.now
-            context = ShellContext(env, self.volumes.filesystem(spec), now, hostname)
+            context = ShellContext(
+                env,
+                self.volumes.filesystem(spec),
+                now,
+                hostname,
+                web=self.host.web(self.namespace),
+                stdin_open=bool(spec.get("stdin")),
+            )
             return _Plan(
-                container_behaviour(pod, c.name, context),
+                container_behaviour(pod, c.name, context, self.host.unknown_command),
                 hook_run(pod, spec, POST_START, now),
                 hook_run(pod, spec, PRE_STOP, now),
                 {
@@ -693,6 +714,10 @@ class PodWorker:
         self._use_plan(c, plan)
         self._event(c, "Normal", "Created", f"Created container: {c.name}")
         self._event(c, "Normal", "Started", f"Started container {c.name}")
+        if plan.behaviour.not_modelled:
+            message = plan.behaviour.not_modelled
+            _log.info("%s/%s %s: %s", self.namespace, self.name, c.name, message)
+            self._event(c, "Normal", COMMAND_NOT_MODELLED, message)
         if plan.post_start is None:
             self._container_running(c)
             return

@@ -268,3 +268,17 @@ nodePools:
     assert (b.unknown_command_seconds, b.unknown_command_exit_code) == (2.5, 1)
     with pytest.raises(ClusterConfigError, match=r"^unknownCommands.exitCode: Invalid value"):
         parse(HEAD + "unknownCommands: {exitCode: 300}\n")
+
+
+def test_container_log_rotation_is_configured() -> None:
+    text = (
+        HEAD
+        + "nodePools: [{name: a, kubelet: {containerLogMaxSize: 1Mi, containerLogMaxFiles: 2}}]\n"
+    )
+    (a,) = node_configs(parse(text))
+    assert (a.container_log_max_size, a.container_log_max_files) == (2**20, 2)
+    assert (node_configs(parse(HEAD + "nodePools: [{name: b}]\n"))[0].container_log_max_size) == (
+        10 * 2**20
+    )
+    with pytest.raises(ClusterConfigError, match=r"containerLogMaxFiles: Invalid value: 1"):
+        parse(HEAD + "nodePools: [{name: a, kubelet: {containerLogMaxFiles: 1}}]\n")

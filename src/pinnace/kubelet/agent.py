@@ -67,6 +67,7 @@ from pinnace.kubelet.runtime import (
     ContainerRuntime,
     ContainerStatus,
     LinuxContainerResources,
+    LogRotation,
     OnExit,
     SimulatedRuntime,
     linux_container_resources,
@@ -111,7 +112,12 @@ class NodeAgent:
         self.config = config
         self.name = config.name
         self.machine = machine(config)
-        self.runtime = runtime or SimulatedRuntime(self.clock, config.name, self.machine)
+        self.runtime = runtime or SimulatedRuntime(
+            self.clock,
+            config.name,
+            self.machine,
+            LogRotation(config.container_log_max_size, config.container_log_max_files),
+        )
         self.recorder = recorder or EventRecorder(client, COMPONENT, config.name)
         self.failures = LoopFailures(config.name)
         self.host_ip = config.internal_ip

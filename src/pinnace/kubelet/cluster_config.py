@@ -490,6 +490,8 @@ _KUBELET_FIELDS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
     "nodeLeaseDurationSeconds": ("lease_duration_seconds", _integer(1)),
     "serializeImagePulls": ("serialize_image_pulls", _boolean),
     "maxParallelImagePulls": ("max_parallel_image_pulls", _integer(1)),
+    "containerLogMaxSize": ("container_log_max_size", _bytes),
+    "containerLogMaxFiles": ("container_log_max_files", _integer(2)),
 }
 """KubeletConfiguration field -> (NodeConfig attribute, how its value is checked and read)."""
 

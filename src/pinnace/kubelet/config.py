@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pinnace.kubelet.image_service import DEFAULT_PULL_BANDWIDTH
+from pinnace.kubelet.runtime import CONTAINER_LOG_MAX_FILES, CONTAINER_LOG_MAX_SIZE
 from pinnace.resources.lists import ResourceList, parse_resource_list
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.node import node_allocatable
@@ -99,6 +100,11 @@ class NodeConfig:
     """Images the simulated registry does not have (the cluster file's registry.missing)."""
     image_sizes: Mapping[str, int] = field(default_factory=dict)
     """Image sizes by `images.size_key` (the cluster file's registry.sizes)."""
+    container_log_max_size: int = CONTAINER_LOG_MAX_SIZE
+    """Bytes a container's log file grows to before it is rotated (containerLogMaxSize)."""
+    container_log_max_files: int = CONTAINER_LOG_MAX_FILES
+    """The most log files a container keeps, the current one included
+    (containerLogMaxFiles)."""
     unknown_command_seconds: float | None = None
     """How long a program the model does not know runs in a container that is to finish (the
     cluster file's unknownCommands.runSeconds; None: `UNKNOWN_COMMAND_SECONDS`)."""

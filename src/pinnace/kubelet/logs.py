@@ -1,6 +1,9 @@
-"""A container's log as the kubelet serves /containerLogs: the lines since sinceSeconds or
+"""A container's log as the kubelet serves /containerLogs: the lines of its current log file
+(`pinnace.kubelet.runtime`: CRI log files rotated by containerLogMaxSize and
+containerLogMaxFiles, of which the kubelet reads only the current one) since sinceSeconds or
 sinceTime, the last tailLines of them, with timestamps if asked, cut at limitBytes; with
-follow, new lines as the container prints them until it exits."""
+follow, new lines as the container prints them until it exits, on the new file after a
+rotation."""
 
 from __future__ import annotations
 
@@ -35,7 +38,10 @@ async def container_log(
             yield text
         if not options.follow or budget == 0 or run.state is not ContainerState.RUNNING:
             return
+        rotations = run.rotations
         await clock.sleep(FOLLOW_POLL_SECONDS)
+        if run.rotations != rotations:
+            sent = 0
         lines, sent = run.log[sent:], len(run.log)
 
 

@@ -63,6 +63,28 @@ REASON_OOM_KILLED = "OOMKilled"
 CONTAINER_ID_SCHEME = "containerd://"
 CRI_LOG_PREFIX_BYTES = len("2006-01-02T15:04:05.999999999Z stdout F ")
 """What the CRI log format adds to every line a container prints (timestamp, stream, tag)."""
+CRI_MAX_LINE_BYTES = 16 * 1024
+"""containerd's max_container_log_line_size: a longer line is written as partial lines (tag
+P) of this many bytes, then the rest (tag F), each with its own prefix."""
+CONTAINER_LOG_MAX_SIZE = 10 * 1024 * 1024
+"""The kubelet's default containerLogMaxSize (10Mi)."""
+CONTAINER_LOG_MAX_FILES = 5
+"""The kubelet's default containerLogMaxFiles."""
+
+
+@dataclass(frozen=True)
+class LogRotation:
+    """The kubelet's container log rotation (containerLogMaxSize, containerLogMaxFiles)."""
+
+    max_size: int = CONTAINER_LOG_MAX_SIZE
+    max_files: int = CONTAINER_LOG_MAX_FILES
+
+
+def cri_log_bytes(line: str) -> int:
+    """What one printed line takes in a CRI log file: its bytes and newline, split into
+    partial lines of CRI_MAX_LINE_BYTES, each with a timestamp, stream and tag."""
+    size = len(line.encode()) + 1
+    return size + CRI_LOG_PREFIX_BYTES * max(1, -(-size // CRI_MAX_LINE_BYTES))
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +159,11 @@ class ContainerStatus:
     @property
     def reason(self) -> str:
         return "" if self.ended is None else self.ended.reason
+
+    @property
+    def rotations(self) -> int:
+        """How often its log file was rotated (a runtime that rotates logs counts them)."""
+        return 0
 
     def print(self, lines: Iterable[tuple[float, str]]) -> None:
         """Add (time, line) to its log."""
@@ -306,10 +333,17 @@ class SimulatedRuntime(ContainerRuntime):
     """Containers that follow their behaviour model on `clock`, on `machine`; `node` makes IDs
     unique."""
 
-    def __init__(self, clock: Clock, node: str, machine: Machine | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        node: str,
+        machine: Machine | None = None,
+        log_rotation: LogRotation | None = None,
+    ) -> None:
         self._clock = clock
         self._node = node
         self.machine = machine or Machine()
+        self.log_rotation = log_rotation or LogRotation()
         self._timers: dict[ContainerKey, Timer] = {}
         self._oom_timers: dict[ContainerKey, Timer] = {}
         self._term_sent: dict[ContainerKey, float] = {}
@@ -348,6 +382,7 @@ class SimulatedRuntime(ContainerRuntime):
         running = _Running.of(key, sandbox, name, image, now, behaviour, on_exit, resources)
         if behaviour.log:
             running.print((now, line) for line in behaviour.log.splitlines())
+            running.rotate(self.log_rotation)
         self._run(running, behaviour)
         if behaviour.run_seconds <= 0:
             self._over_at_start(running, behaviour.exit_code)
@@ -534,6 +569,8 @@ class SimulatedRuntime(ContainerRuntime):
     def _print(self, status: ContainerStatus, stream: LogStream, lines: list[Output]) -> None:
         del self._later[status.key]
         _due(status, self._clock.now(), lines)
+        if isinstance(status, _Running):
+            status.rotate(self.log_rotation)
         self._print_later(status, stream, self._clock.now())
 
     def _stopped(self, key: ContainerKey) -> None:
@@ -626,7 +663,12 @@ class _Running(ContainerStatus):
     """How long it takes to exit after SIGTERM."""
     on_exit: OnExit = field(kw_only=True)
     _log_bytes: int = 0
-    """What its log takes on disk in the CRI log format, counted as lines are printed."""
+    """What its current log file takes on disk in the CRI log format, counted as lines are
+    printed."""
+    _rotated: tuple[int, ...] = ()
+    """The sizes of its rotated log files, oldest first."""
+    rotations: int = 0
+    """How often its log was rotated: a reader following it starts on the new file."""
 
     @classmethod
     def of(
@@ -670,10 +712,21 @@ class _Running(ContainerStatus):
     def print(self, lines: Iterable[tuple[float, str]]) -> None:
         printed = len(self.log)
         ContainerStatus.print(self, lines)
-        self._log_bytes += sum(
-            CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for _, line in self.log[printed:]
-        )
+        self._log_bytes += sum(cri_log_bytes(line) for _, line in self.log[printed:])
+
+    def rotate(self, rotation: LogRotation) -> None:
+        """The container log manager's rotation: once the current file is above the maximum
+        size it becomes the newest rotated file, the oldest ones go so that at most
+        max_files files are left with the new (empty) current one, and `kubectl logs` reads
+        the new one."""
+        if self._log_bytes <= rotation.max_size:
+            return
+        kept = rotation.max_files - 1
+        self._rotated = (*self._rotated, self._log_bytes)[-kept:] if kept > 0 else ()
+        self._log_bytes = 0
+        self.log = []
+        self.rotations += 1
 
     def log_bytes(self) -> int:
-        """What its log takes on disk in the CRI log format."""
-        return self._log_bytes
+        """What its log files take on disk in the CRI log format."""
+        return self._log_bytes + sum(self._rotated)

@@ -282,3 +282,21 @@ def test_container_log_rotation_is_configured() -> None:
     )
     with pytest.raises(ClusterConfigError, match=r"containerLogMaxFiles: Invalid value: 1"):
         parse(HEAD + "nodePools: [{name: a, kubelet: {containerLogMaxFiles: 1}}]\n")
+
+
+def test_image_garbage_collection_and_a_separate_image_filesystem_are_configured() -> None:
+    kubelet = (
+        "{imageGCHighThresholdPercent: 90, imageGCLowThresholdPercent: 70,"
+        " imageMinimumGCAge: 5m, imageMaximumGCAge: 168h}"
+    )
+    text = HEAD + f"nodePools: [{{name: a, imagefs: {{capacity: 200Gi}}, kubelet: {kubelet}}}]\n"
+    (a,) = node_configs(parse(text))
+    assert (a.image_gc_high_threshold_percent, a.image_gc_low_threshold_percent) == (90, 70)
+    assert (a.image_minimum_gc_age, a.image_maximum_gc_age) == (300.0, 168 * 3600.0)
+    assert a.imagefs_capacity == 200 * 2**30
+    with pytest.raises(ClusterConfigError, match=r"must be less than imageGCHighThresholdPercent"):
+        parse(HEAD + "nodePools: [{name: a, kubelet: {imageGCLowThresholdPercent: 85}}]\n")
+    with pytest.raises(
+        ClusterConfigError, match=r"imageGCHighThresholdPercent: Invalid value: 101"
+    ):
+        parse(HEAD + "nodePools: [{name: a, kubelet: {imageGCHighThresholdPercent: 101}}]\n")

@@ -50,6 +50,13 @@ from pinnace.kubelet.eviction import (
 from pinnace.kubelet.eviction import REASON as EVICTED
 from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
+from pinnace.kubelet.image_gc import (
+    IMAGE_GC_FAILED,
+    IMAGE_GC_PERIOD,
+    ImageGCError,
+    ImageGCManager,
+    ImageGCPolicy,
+)
 from pinnace.kubelet.images import NodeImages
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIPs
@@ -86,6 +93,7 @@ COMPONENT = "kubelet"
 LEASE_RENEWAL = "lease renewal"
 EVICTION_MANAGER = "eviction manager"
 NODE_STATUS_UPDATE = "node status update"
+IMAGE_GC = "image garbage collection"
 """The agent's loops, as its log names them (and `status_manager.POD_STATUS_WRITE`)."""
 FAILED_SYNC = "FailedSync"
 """The reason of the event on a pod whose sync failed, as the kubelet's."""
@@ -164,9 +172,27 @@ class NodeAgent:
         self.image_service = self.images.service
         self.cpu_manager = static_policy(config)
         """The static CPU manager, when cpuManagerPolicy is static."""
-        self.eviction = EvictionManager(
-            config, self, NodeGC(self.runtime, self.workers, self.images)
+        policy = ImageGCPolicy(
+            config.image_gc_high_threshold_percent,
+            config.image_gc_low_threshold_percent,
+            config.image_minimum_gc_age,
+            config.image_maximum_gc_age,
         )
+        self.gc = NodeGC(
+            self.runtime,
+            self.workers,
+            self.images,
+            ImageGCManager(policy, self.clock.now()),
+            self.clock.now,
+        )
+        self._image_gc_at = self.clock.now()
+        """When image GC last ran: it starts with the agent, and runs every IMAGE_GC_PERIOD."""
+        self._image_gc_failed = False
+        self._image_gc_pending = False
+        """Its next pass may free something (images past imageMaximumGCAge, or the image
+        filesystem above imageGCHighThresholdPercent at the last pass): the agent must wake
+        for it."""
+        self.eviction = EvictionManager(config, self, self.gc)
         self._evicting: asyncio.Task[None] | None = None
         """While an evicted pod is being cleaned up, the eviction manager's wait for it."""
         self._ceiling = UsageCeiling()
@@ -242,6 +268,7 @@ class NodeAgent:
             and self._evicting is None
             and self.images.static_status is self._eviction_basis
             and self.eviction.may_skip(self._ceiling)
+            and not self._image_gc_pending
         )
 
     def beats_missed(self, beats: Iterable[float]) -> None:
@@ -280,6 +307,37 @@ class NodeAgent:
             self._status_synced = now
             with self.failures.guard(NODE_STATUS_UPDATE):
                 await self.sync_node_status()
+        if now - self._image_gc_at >= IMAGE_GC_PERIOD - slack:
+            self._image_gc_at = now
+            with self.failures.guard(IMAGE_GC):
+                self.collect_images()
+
+    def collect_images(self) -> None:
+        """A pass of the image garbage collector; an ImageGCFailed event when it fails twice
+        in a row (the kubelet's StartGarbageCollection)."""
+        high = False
+
+        def filesystem() -> tuple[int, int]:
+            nonlocal high
+            node = self.summary().node
+            capacity, available = node.imagefs_capacity_bytes, node.imagefs_available_bytes
+            high = capacity > 0 and 100 - available * 100 // capacity >= (
+                self.config.image_gc_high_threshold_percent
+            )
+            return capacity, available
+
+        try:
+            self.gc.garbage_collect_images(filesystem)
+        except ImageGCError as e:
+            self.node_event("Warning", e.reason, str(e))
+            if self._image_gc_failed:
+                self.node_event("Warning", IMAGE_GC_FAILED, str(e))
+            self._image_gc_failed = True
+        else:
+            self._image_gc_failed = False
+        self._image_gc_pending = high or (
+            self.config.image_maximum_gc_age > 0 and self.gc.images_to_collect()
+        )
 
     async def sync_node_status(self) -> None:
         """updateNodeStatus: up to NODE_STATUS_UPDATE_RETRY tries in a row, the first on the

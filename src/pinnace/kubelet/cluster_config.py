@@ -15,6 +15,7 @@ field names (docs/nodes.md).
       maxSize: 6           # within these bounds (docs/autoscaling.md); without, it does not
       cost: 3.2            # per node and hour, for the simulation's report
       unknownCommands: {runSeconds: 30, exitCode: 0}   # see below
+      imagefs: {capacity: 200Gi}   # images and writable layers on a filesystem of their own
     unknownCommands: {runSeconds: 10}   # every pool's unless it says
 
 `unknownCommands` is what a program the node's shell model does not know does in a container
@@ -71,6 +72,7 @@ _POOL_FIELDS = (
     "maxSize",
     "cost",
     "unknownCommands",
+    "imagefs",
 )
 _RESERVABLE = (CPU, MEMORY, EPHEMERAL_STORAGE, PIDS)
 """What kubeReserved and systemReserved may hold, as the kubelet validates them."""
@@ -258,6 +260,11 @@ def _pool(raw: Any, path: Path) -> NodePool:
         **_unknown_commands(raw.get("unknownCommands"), path.child("unknownCommands")),
         **{k: v for k, v in kubelet.items() if k != "max_pods"},
     )
+    imagefs = _mapping(raw.get("imagefs"), path.child("imagefs"))
+    _unknown(imagefs, ("capacity",), path.child("imagefs"))
+    if imagefs:
+        at = path.child("imagefs", "capacity")
+        node = replace(node, imagefs_capacity=_bytes(imagefs.get("capacity"), at))
     bandwidth = raw.get("imagePullBandwidth")
     if bandwidth is not None:
         at = path.child("imagePullBandwidth")
@@ -374,6 +381,15 @@ def _kubelet(raw: Any, path: Path) -> dict[str, Any]:
             path.child("maxParallelImagePulls"),
             f"{parallel} must be 1 or unset when serializeImagePulls is true",
         )
+    high = settings.get("image_gc_high_threshold_percent", 85)
+    low = settings.get("image_gc_low_threshold_percent", 80)
+    if low >= high:
+        # As the kubelet's configuration validation has it.
+        _fail_at(
+            path.child("imageGCLowThresholdPercent"),
+            f"imageGCLowThresholdPercent (--image-gc-low-threshold) {low} must be less than "
+            f"imageGCHighThresholdPercent (--image-gc-high-threshold) {high}",
+        )
     if "nodeStatusUpdateFrequency" in given and "nodeStatusReportFrequency" not in given:
         # As the kubelet defaults it, for compatibility with kubelets from before the split.
         settings["node_status_report_frequency"] = settings["node_status_update_frequency"]
@@ -453,6 +469,12 @@ def _integer(minimum: int) -> Callable[[Any, Path], int]:
     return convert
 
 
+def _percent(value: Any, path: Path) -> int:
+    if not is_int(value) or not 0 <= value <= 100:
+        _fail(field.invalid(path, value, "must be between 0 and 100, inclusive"))
+    return int(value)
+
+
 def _boolean(value: Any, path: Path) -> bool:
     if not isinstance(value, bool):
         _fail(field.type_invalid(path, value, "must be of type boolean"))
@@ -491,6 +513,10 @@ _KUBELET_FIELDS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
     "serializeImagePulls": ("serialize_image_pulls", _boolean),
     "maxParallelImagePulls": ("max_parallel_image_pulls", _integer(1)),
     "containerLogMaxSize": ("container_log_max_size", _bytes),
+    "imageGCHighThresholdPercent": ("image_gc_high_threshold_percent", _percent),
+    "imageGCLowThresholdPercent": ("image_gc_low_threshold_percent", _percent),
+    "imageMinimumGCAge": ("image_minimum_gc_age", _duration),
+    "imageMaximumGCAge": ("image_maximum_gc_age", _duration),
     "containerLogMaxFiles": ("container_log_max_files", _integer(2)),
 }
 """KubeletConfiguration field -> (NodeConfig attribute, how its value is checked and read)."""

@@ -100,6 +100,17 @@ class NodeConfig:
     """Images the simulated registry does not have (the cluster file's registry.missing)."""
     image_sizes: Mapping[str, int] = field(default_factory=dict)
     """Image sizes by `images.size_key` (the cluster file's registry.sizes)."""
+    image_gc_high_threshold_percent: int = 85
+    """Image filesystem usage at which image GC starts (imageGCHighThresholdPercent)."""
+    image_gc_low_threshold_percent: int = 80
+    """...and which it frees down to (imageGCLowThresholdPercent)."""
+    image_minimum_gc_age: float = 120.0
+    """Seconds an image must have been on the node before GC deletes it (imageMinimumGCAge)."""
+    image_maximum_gc_age: float = 0.0
+    """Seconds unused after which GC deletes an image (imageMaximumGCAge; 0: never)."""
+    imagefs_capacity: int | None = None
+    """The bytes of a filesystem of its own for images and writable layers (the pool's
+    imagefs.capacity); None: they share the node's ephemeral storage (nodefs)."""
     container_log_max_size: int = CONTAINER_LOG_MAX_SIZE
     """Bytes a container's log file grows to before it is rotated (containerLogMaxSize)."""
     container_log_max_files: int = CONTAINER_LOG_MAX_FILES

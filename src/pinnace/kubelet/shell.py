@@ -1,30 +1,40 @@
 """The `sh -c` language of simulated containers, as busybox's sh runs it, reduced to what
-documentation examples use. A command run directly (`/bin/echo hi`) is one simple command of
-its words, unexpanded.
+documentation examples use (docs/nodes.md, "The shell model"). A command run directly
+(`/bin/echo hi`) is one simple command of its words, unexpanded.
 
 Understood:
 
-- lists of commands joined by `;`, newlines, `&&` and `||`; `#` comments
+- lists of commands joined by `;`, newlines, `&&` and `||`; pipes (`a | b`, `! a`); `#`
+  comments; `if`/`elif`/`else`
 - `while COND; do ...; done`, `until COND; do ...; done`, `for NAME in WORDS; do ...; done`;
   `while true` (or `:`) around a body that sleeps (at least `MIN_ROUND_SECONDS` a round) is a
-  loop that runs for as long as the container does, printing what its body prints each time
-  round (`LogStream`)
-- words with '...', "..." and backslash quoting; `$NAME`, `${NAME}`, `$?`; `$(...)` and
-  backquotes (command substitution, trailing newlines dropped); `$((...))` arithmetic
-  (+ - * / % and parentheses over integers and variables); unquoted expansions split on blanks;
-  unquoted `*`, `?` and `[...]` patterns matched against the container's files (a pattern
-  that matches nothing stays as written)
+  loop that runs for as long as the container does, printing (and writing into files) what
+  its body does each time round (`LogStream`)
+- words with '...', "..." and backslash quoting; `$NAME`, `${NAME}`, `$?`; bash arrays
+  (`arr=(a b)`, `${arr[@]}` ("${arr[@]}" a word each), `${#arr[@]}`, `${arr[i]}`) and `${#NAME}`;
+  `$(...)` and backquotes (command substitution, trailing newlines dropped); `$((...))`
+  arithmetic (+ - * / % and parentheses over integers and variables); unquoted expansions split
+  on blanks; unquoted `*`, `?` and `[...]` patterns matched against the container's files (a
+  pattern that matches nothing stays as written)
+- redirections: `> FILE`, `>> FILE` into the container's writable layer or an emptyDir
+  (`pinnace.kubelet.volumes`; a write after the script's start is due when the script gets
+  there, for the runtime to make), `< FILE`, `2>/dev/null`, `2>&1`, `>&2`
 - assignments (`i=0`, `export NAME=value`): variables of the shell, in the environment once
   exported. The environment starts as the runtime gives it: HOSTNAME (the pod's name), PATH
   (busybox's), the kubelet's variables (`pinnace.kubelet.environment`), HOME (/root)
-- `echo [-n] [-e]`, `env`, `printenv [NAME...]` (exit 1 when one is not set), `cat FILE...`
-  and `ls [DIR...]` on the container's files (`pinnace.kubelet.volumes`; a missing one prints
-  busybox's error and exits 1), `date` (busybox's format, or `date +FORMAT`), `true`,
-  `false`, `:`, `exec`, `tail -f /dev/null` (waits forever), and the commands of
-  `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`).
+- `echo [-n] [-e]`, `env`, `printenv [NAME...]` (exit 1 when one is not set), `cat [FILE...]`,
+  `ls [DIR]`, `rev`, `head`, `tail [-n N|+N] [-f|-F] [FILE]` (following a file looks for
+  what was appended every TAIL_SLEEP_SECONDS), `wc [-lwc]`, `seq`, `expr`, `test`/`[ ]`,
+  `hostname`, `date` (busybox's format, or `date +FORMAT`), `wget -qO- URL` (through the
+  context's `web`), `sh`/`bash` (a script, or with no script an empty stdin: exit 0, unless
+  the container keeps stdin open), `true`, `false`, `:`, `exec`, `tail -f /dev/null` (waits
+  forever), and the programs of `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl`
+  pi, servers).
 
-Anything else (pipes, redirections, `if`, an unknown program, a loop that never sleeps) is not
-understood: the container then runs forever printing nothing, as before.
+A program it does not know takes the context's `unknown` outcome (a run time and exit code,
+`pinnace.kubelet.behaviour`), recorded in `ScriptRun.unknown`; without one, and for anything
+else (`case`, functions, subshells, background jobs, a loop that never sleeps) the script is
+not understood: `script_run` returns None and the caller chooses.
 
 A script is run once when its container starts: what it prints at once is the container's
 first log lines; later lines (after a `sleep`) and the lines of an endless loop come from its

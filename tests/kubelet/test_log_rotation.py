@@ -77,3 +77,21 @@ def test_without_room_in_its_limit_a_chatty_container_is_evicted(node: Node) -> 
     assert status["message"] == (
         "Pod ephemeral local storage usage exceeds the total limit of containers 6Ki. "
     )
+
+
+def test_a_followed_log_reads_on_across_a_rotation(node: Node) -> None:
+    node.create_pod(chatty("followed"))
+    node.settle(2)
+    found = node.get_pod("followed")
+    chunks: list[str] = []
+
+    async def follow() -> None:
+        async for chunk in node.agent.read_log(found, "app", LogOptions(follow=True)):
+            chunks.append(chunk)
+
+    task = node.loop.create_task(follow())
+    node.settle(20)  # ~400 lines: rotated twice or more
+    task.cancel()
+    numbers = [int(line.split()[1]) for line in "".join(chunks).splitlines()]
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    assert len(numbers) > 300

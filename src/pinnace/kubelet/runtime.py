@@ -160,11 +160,6 @@ class ContainerStatus:
     def reason(self) -> str:
         return "" if self.ended is None else self.ended.reason
 
-    @property
-    def rotations(self) -> int:
-        """How often its log file was rotated (a runtime that rotates logs counts them)."""
-        return 0
-
     def print(self, lines: Iterable[tuple[float, str]]) -> None:
         """Add (time, line) to its log."""
         if isinstance(self.log, list):
@@ -667,8 +662,6 @@ class _Running(ContainerStatus):
     printed."""
     _rotated: tuple[int, ...] = ()
     """The sizes of its rotated log files, oldest first."""
-    rotations: int = 0
-    """How often its log was rotated: a reader following it starts on the new file."""
 
     @classmethod
     def of(
@@ -718,14 +711,13 @@ class _Running(ContainerStatus):
         """The container log manager's rotation: once the current file is above the maximum
         size it becomes the newest rotated file, the oldest ones go so that at most
         max_files files are left with the new (empty) current one, and `kubectl logs` reads
-        the new one."""
+        the new one (a new list: a reader following the log finishes the old one first)."""
         if self._log_bytes <= rotation.max_size:
             return
         kept = rotation.max_files - 1
         self._rotated = (*self._rotated, self._log_bytes)[-kept:] if kept > 0 else ()
         self._log_bytes = 0
         self.log = []
-        self.rotations += 1
 
     def log_bytes(self) -> int:
         """What its log files take on disk in the CRI log format."""

@@ -14,6 +14,7 @@ from tests.support import SimulatedCluster
 from pinnace.api import catalog
 from pinnace.api.options import LogOptions
 from pinnace.cluster import ClusterOptions
+from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
 from pinnace.kubelet.config import node_configs
 
 PODS = catalog.kind("", "pods")
@@ -193,3 +194,16 @@ def test_wget_reaches_a_service_with_ready_endpoints(cluster: SimulatedCluster) 
         "<title>Welcome to nginx!</title>",
         f"wget: can't connect to remote host ({nobody}): Connection refused",
     ]
+
+
+def test_a_bad_unknown_outcome_annotation_is_refused_naming_it() -> None:
+    body = {
+        "metadata": {"annotations": {"sim.pinnace.dev/unknown-run-seconds.c": "soon"}},
+        "spec": {"containers": [{"name": "c", "image": "x", "command": ["crunch"]}]},
+    }
+    with pytest.raises(BehaviourError) as refused:
+        container_behaviour(body, "c")
+    assert str(refused.value) == (
+        'annotation sim.pinnace.dev/unknown-run-seconds.c: invalid value "soon": '
+        'must be a non-negative number of seconds or "forever"'
+    )

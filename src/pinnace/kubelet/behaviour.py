@@ -291,7 +291,7 @@ def _seconds(key: str, text: str) -> float:
     if not 0 <= seconds < math.inf:
         raise BehaviourError(
             f'annotation {key}: invalid value "{text}": must be a non-negative number of seconds'
-            + (f' or "{FOREVER}"' if key.startswith(RUN_SECONDS) else "")
+            + (f' or "{FOREVER}"' if key.startswith((RUN_SECONDS, UNKNOWN_RUN_SECONDS)) else "")
         )
     return seconds
 

@@ -4,6 +4,7 @@ when, including the endless counter loop of the logging documentation."""
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import itertools
 import math
 import time
@@ -133,6 +134,19 @@ def test_the_documentations_shell_idioms(script: str, lines: list[str], code: in
     run = script_run(["/bin/sh", "-c", script], context)
     assert run is not None
     assert ([line for _, line in run.lines], run.run.exit_code) == (lines, code)
+
+
+def test_a_loop_on_sleep_is_endless_like_the_hpa_load_generator() -> None:
+    def web(url: str) -> tuple[str, str]:
+        return ("OK!", "") if url == "http://php-apache" else ("", "bad address")
+
+    context = dataclasses.replace(CONTEXT, web=web)
+    script = "while sleep 0.01; do wget -q -O- http://php-apache; done"
+    run = script_run(["/bin/sh", "-c", script], context)
+    assert run is not None and run.run.seconds == math.inf
+    stream = run.stream()
+    assert stream is not None
+    assert [stream.next_lines() for _ in range(2)] == [(0.01, ["OK!"]), (0.01, ["OK!"])]
 
 
 def test_the_pi_job_prints_pi_after_a_few_seconds() -> None:

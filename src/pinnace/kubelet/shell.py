@@ -7,7 +7,7 @@ Understood:
 - lists of commands joined by `;`, newlines, `&&` and `||`; pipes (`a | b`, `! a`); `#`
   comments; `if`/`elif`/`else`
 - `while COND; do ...; done`, `until COND; do ...; done`, `for NAME in WORDS; do ...; done`;
-  `while true` (or `:`) around a body that sleeps (at least `MIN_ROUND_SECONDS` a round) is a
+  `while true` (or `:`, or `sleep N`) around a body that sleeps (at least `MIN_ROUND_SECONDS` a round) is a
   loop that runs for as long as the container does, printing (and writing into files) what
   its body does each time round (`LogStream`)
 - words with '...', "..." and backslash quoting; `$NAME`, `${NAME}`, `$?`; bash arrays
@@ -56,7 +56,13 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pinnace.kubelet.commands import SHELLS, CommandRun, UnknownOutcome, simple_command
+from pinnace.kubelet.commands import (
+    SHELLS,
+    CommandRun,
+    UnknownOutcome,
+    duration,
+    simple_command,
+)
 from pinnace.kubelet.shell_syntax import (
     NAME,
     AndOr,
@@ -457,7 +463,8 @@ class _Shell:
                 self.run_list(loop.body)
             return
         if loop.kind == "while" and _always_true(loop.condition):
-            self.endless_loop(loop.body)
+            # `while sleep 1; do ...` (the HPA walkthrough's load generator) sleeps each round
+            self.endless_loop(loop.condition + loop.body)
         for _ in range(MAX_ITERATIONS):
             self.run_list(loop.condition)
             if (self.status == 0) != (loop.kind == "while"):
@@ -619,13 +626,21 @@ class _Shell:
 
 
 def _always_true(condition: list[AndOr]) -> bool:
+    """`true`, `:` or `sleep N`: a condition that never fails."""
     if len(condition) != 1 or len(condition[0]) != 1:
         return False
     command = condition[0][0][1]
+    if not isinstance(command, Simple) or command.redirections:
+        return False
+    words = command.words
+    if words in ([[("lit", "true", False)]], [[("lit", ":", False)]]):
+        return True
     return (
-        isinstance(command, Simple)
-        and len(command.words) == 1
-        and command.words[0] in ([("lit", "true", False)], [("lit", ":", False)])
+        len(words) == 2
+        and words[0] == [("lit", "sleep", False)]
+        and len(words[1]) == 1
+        and words[1][0][0] == "lit"
+        and duration(words[1][0][1]) not in (None, math.inf)
     )
 
 

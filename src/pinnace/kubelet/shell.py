@@ -7,9 +7,9 @@ Understood:
 - lists of commands joined by `;`, newlines, `&&` and `||`; pipes (`a | b`, `! a`); `#`
   comments; `if`/`elif`/`else`
 - `while COND; do ...; done`, `until COND; do ...; done`, `for NAME in WORDS; do ...; done`;
-  `while true` (or `:`, or `sleep N`) around a body that sleeps (at least `MIN_ROUND_SECONDS` a round) is a
-  loop that runs for as long as the container does, printing (and writing into files) what
-  its body does each time round (`LogStream`)
+  `while true` (or `:`, or `sleep N`) around a body that sleeps (at least
+  `MIN_ROUND_SECONDS` a round) is a loop that runs for as long as the container does,
+  printing (and writing into files) what its body does each time round (`LogStream`)
 - words with '...', "..." and backslash quoting; `$NAME`, `${NAME}`, `$?`; bash arrays
   (`arr=(a b)`, `${arr[@]}` ("${arr[@]}" a word each), `${#arr[@]}`, `${arr[i]}`) and `${#NAME}`;
   `$(...)` and backquotes (command substitution, trailing newlines dropped); `$((...))`

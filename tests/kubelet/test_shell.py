@@ -12,6 +12,7 @@ import time
 import pytest
 from tests.kubelet.conftest import Node, pod
 
+from pinnace.api import catalog
 from pinnace.kubelet.commands import CommandRun
 from pinnace.kubelet.shell import ShellContext, command_run, script_run
 from pinnace.kubelet.volumes import Filesystem, WritableFiles
@@ -172,6 +173,7 @@ def test_lines_after_a_sleep_come_later_and_a_sleeping_loop_runs_silently() -> N
     assert quiet is not None and quiet.run.seconds == math.inf and quiet.stream() is None
 
 
+SERVICES = catalog.kind("", "services")
 COUNTER = 'i=0; while true; do echo "$i: $(date)"; i=$((i+1)); sleep 1; done'
 
 
@@ -241,3 +243,29 @@ def test_sidecars_tail_the_files_a_container_appends_to_on_an_empty_dir(node: No
         assert 0 <= t - calendar.timegm(stamp) <= 1
     assert [line.rsplit(" ", 1)[1] for _, line in second.log][:5] == ["0", "1", "2", "3", "4"]
     assert " INFO " in second.log[0][1]
+
+
+def test_wget_gets_the_page_of_a_ready_pod_behind_a_service(node: Node) -> None:
+    web = pod("web", node="node-1")
+    web["metadata"]["labels"] = {"app": "web"}
+    node.create_pod(web)
+    service = {
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+    }
+    node.run(node.client.create(SERVICES, "default", service))
+    node.settle(3)
+    client = pod("client", node="node-1", restart_policy="Never")
+    script = "wget -qO- web.default.svc.cluster.local | head -n 4 | tail -n 1; wget -qO- nowhere"
+    client["spec"]["containers"][0].update(image="busybox", command=["sh", "-c", script])
+    node.create_pod(client)
+    node.settle(3)
+    run = node.agent.workers[node.get_pod("client")["metadata"]["uid"]].container_log(
+        "app", previous=False
+    )
+    assert run is not None
+    assert [line for _, line in run.log] == [
+        "<title>Welcome to nginx!</title>",
+        "wget: bad address 'nowhere'",
+    ]
+    assert run.exit_code == 1

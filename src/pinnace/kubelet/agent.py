@@ -734,6 +734,7 @@ class NodeAgent:
             namespace_index=False,
         )
         self.packed_pod = pods.packed
+        self.pods = pods.list  # alone, it knows its own pods: a Service's endpoints among them
         pods.add_event_handler(self.pod_added, self.pod_updated, self.pod_deleted)
         informers = (nodes, services, pods)
         for informer in informers:

@@ -126,6 +126,7 @@ def test_anything_else_is_not_understood(script: str) -> None:
             1,
         ),
         ("! false && hostname; printenv NAME | rev", ["demo", "dlrow"], 0),
+        ("echo out > /dev/stdout; echo err >> /proc/1/fd/2 | wc -l", ["out", "err", "0"], 0),
         ("sh; echo after; sh -c 'echo inner; exit 4'; echo $?", ["after", "inner", "4"], 0),
     ],
 )

@@ -108,6 +108,15 @@ _PRINTING = frozenset(
         "wget",
     }
 )
+_STANDARD_STREAMS = {
+    "/dev/stdout": "1",
+    "/dev/stderr": "2",
+    "/proc/1/fd/1": "1",
+    "/proc/1/fd/2": "2",
+    "/proc/self/fd/1": "1",
+    "/proc/self/fd/2": "2",
+}
+"""Files that are the container's output streams: what is written there is its log."""
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _PARAMETER = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*)(?:\[(.+)\])?")
 _GLOB = re.compile(r"[*?\[]")
@@ -441,6 +450,12 @@ class _Shell:
                         self._out = None
                     else:
                         raise NotUnderstood("a redirection of another descriptor")
+                elif path in _STANDARD_STREAMS:
+                    stream = _STANDARD_STREAMS[path]
+                    if fd == "2" and stream == "1":
+                        self._err = "out"
+                    elif fd != "2" and stream == "2":
+                        self._out = None  # stderr: the log
                 elif fd == "2":
                     if path != "/dev/null":
                         raise NotUnderstood("stderr into a file")

@@ -80,10 +80,11 @@ from pinnace.kubelet.runtime import (
     linux_container_resources,
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
+from pinnace.kubelet.shell import WebGet
 from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, no_sources
 from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
-from pinnace.kubelet.web import PodLookup, WebGet, no_pods, service_web
+from pinnace.kubelet.web import PodLookup, no_pods, service_web
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
 from pinnace.store.codec import Codec
 

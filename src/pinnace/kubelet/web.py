@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pinnace.api.labels import selector_from_set
 from pinnace.kubelet.runtime import image_repository
 from pinnace.kubelet.service_links import ServiceLookup
+from pinnace.kubelet.shell import WebGet
 
 PodLookup = Callable[[str], Sequence[Mapping[str, Any]]]
 """namespace -> the pods bound to nodes in it, as the node's informer has them."""
@@ -79,9 +80,6 @@ def service_web(namespace: str, services: ServiceLookup, pods: PodLookup) -> Web
         return _page(backend), ""
 
     return get
-
-
-WebGet = Callable[[str], tuple[str, str]]
 
 
 def _resolve(host: str, namespace: str, services: ServiceLookup) -> Mapping[str, Any] | None:

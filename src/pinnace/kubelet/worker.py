@@ -98,10 +98,9 @@ from pinnace.kubelet.runtime import (
     LinuxContainerResources,
     OnExit,
 )
-from pinnace.kubelet.shell import ShellContext
+from pinnace.kubelet.shell import ShellContext, WebGet
 from pinnace.kubelet.sources import SourceLookup, SourceName, referenced_sources
 from pinnace.kubelet.volumes import FAILED_MOUNT, PodVolumes
-from pinnace.kubelet.web import WebGet
 from pinnace.resources.oom import is_critical_pod
 from pinnace.store.codec import Codec
 

@@ -27,3 +27,30 @@ def test_kubectl_creates_a_job_waits_for_it_and_lists_it(cluster: Cluster) -> No
     assert len(pods) == 1 and pods[0].split()[1:3] == ["0/1", "Completed"]
     described = cluster.ok("describe", "job", "hello")
     assert "Created pod: hello-" in described and "Job completed" in described
+
+
+# The documentation's Job example (controllers/job.yaml), as it is written.
+PI = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pi
+spec:
+  template:
+    spec:
+      containers:
+      - name: pi
+        image: perl:5.34.0
+        command: ["perl",  "-Mbignum=bpi", "-wle", "print bpi(2000)"]
+      restartPolicy: Never
+  backoffLimit: 4
+"""
+
+
+def test_the_documentations_pi_job_completes_and_prints_pi(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=PI)
+    waited = cluster.ok("wait", "--for=condition=complete", "job/pi", "--timeout=60s")
+    assert waited.strip() == "job.batch/pi condition met"
+    digits = cluster.ok("logs", "job/pi").strip()
+    assert digits.startswith("3.14159265358979323846264338327950288419716939937510")
+    assert len(digits) == 2001

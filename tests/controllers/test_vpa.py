@@ -37,7 +37,12 @@ class Cluster(SimulatedCluster):
         annotations: dict[str, str] | None = None,
         resources: Object = RESOURCES,
     ) -> None:
-        sidecar = {"name": "sidecar", "image": "busybox", "resources": {}}
+        sidecar = {
+            "name": "sidecar",
+            "image": "busybox",
+            "command": ["sleep", "infinity"],
+            "resources": {},
+        }
         app = {"name": "app", "image": "nginx", "resources": resources}
         template = {
             "metadata": {"labels": {"app": name}, "annotations": annotations or {}},

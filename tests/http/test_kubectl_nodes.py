@@ -207,7 +207,7 @@ spec:
   selector: {matchLabels: {app: agent}}
   template:
     metadata: {labels: {app: agent}}
-    spec: {containers: [{name: main, image: busybox}]}
+    spec: {containers: [{name: main, image: busybox, command: [sleep, infinity]}]}
 """
 
 REPLICASET = """\
@@ -219,7 +219,7 @@ spec:
   selector: {matchLabels: {app: web-rs}}
   template:
     metadata: {labels: {app: web-rs}}
-    spec: {containers: [{name: main, image: busybox}]}
+    spec: {containers: [{name: main, image: busybox, command: [sleep, infinity]}]}
 """
 
 
@@ -233,7 +233,7 @@ metadata:
   - {{apiVersion: apps/v1, kind: {kind}, name: {owner}, uid: {uid}, controller: true}}
 spec:
   nodeName: {node}
-  containers: [{{name: main, image: busybox}}]
+  containers: [{{name: main, image: busybox, command: [sleep, infinity]}}]
   volumes: [{{name: scratch, emptyDir: {{}}}}]
 """
 

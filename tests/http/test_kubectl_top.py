@@ -26,7 +26,7 @@ spec:
   nodeName: pinnace-node-1
   containers:
   - {name: main, image: nginx}
-  - {name: sidecar, image: busybox}
+  - {name: sidecar, image: busybox, command: [sleep, infinity]}
 ---
 apiVersion: v1
 kind: Pod

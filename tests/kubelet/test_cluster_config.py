@@ -250,3 +250,53 @@ def test_bad_image_settings_are_refused_naming_the_field(body: str, message: str
     with pytest.raises(ClusterConfigError) as refused:
         parse(HEAD + body + "\n")
     assert str(refused.value).startswith(message)
+
+
+def test_unknown_commands_take_the_pools_outcome_or_the_clusters() -> None:
+    text = (
+        HEAD
+        + """
+unknownCommands: {runSeconds: 30}
+nodePools:
+- name: a
+- name: b
+  unknownCommands: {runSeconds: 2.5, exitCode: 1}
+"""
+    )
+    a, b = node_configs(parse(text))
+    assert (a.unknown_command_seconds, a.unknown_command_exit_code) == (30.0, None)
+    assert (b.unknown_command_seconds, b.unknown_command_exit_code) == (2.5, 1)
+    with pytest.raises(ClusterConfigError, match=r"^unknownCommands.exitCode: Invalid value"):
+        parse(HEAD + "unknownCommands: {exitCode: 300}\n")
+
+
+def test_container_log_rotation_is_configured() -> None:
+    text = (
+        HEAD
+        + "nodePools: [{name: a, kubelet: {containerLogMaxSize: 1Mi, containerLogMaxFiles: 2}}]\n"
+    )
+    (a,) = node_configs(parse(text))
+    assert (a.container_log_max_size, a.container_log_max_files) == (2**20, 2)
+    assert (node_configs(parse(HEAD + "nodePools: [{name: b}]\n"))[0].container_log_max_size) == (
+        10 * 2**20
+    )
+    with pytest.raises(ClusterConfigError, match=r"containerLogMaxFiles: Invalid value: 1"):
+        parse(HEAD + "nodePools: [{name: a, kubelet: {containerLogMaxFiles: 1}}]\n")
+
+
+def test_image_garbage_collection_and_a_separate_image_filesystem_are_configured() -> None:
+    kubelet = (
+        "{imageGCHighThresholdPercent: 90, imageGCLowThresholdPercent: 70,"
+        " imageMinimumGCAge: 5m, imageMaximumGCAge: 168h}"
+    )
+    text = HEAD + f"nodePools: [{{name: a, imagefs: {{capacity: 200Gi}}, kubelet: {kubelet}}}]\n"
+    (a,) = node_configs(parse(text))
+    assert (a.image_gc_high_threshold_percent, a.image_gc_low_threshold_percent) == (90, 70)
+    assert (a.image_minimum_gc_age, a.image_maximum_gc_age) == (300.0, 168 * 3600.0)
+    assert a.imagefs_capacity == 200 * 2**30
+    with pytest.raises(ClusterConfigError, match=r"must be less than imageGCHighThresholdPercent"):
+        parse(HEAD + "nodePools: [{name: a, kubelet: {imageGCLowThresholdPercent: 85}}]\n")
+    with pytest.raises(
+        ClusterConfigError, match=r"imageGCHighThresholdPercent: Invalid value: 101"
+    ):
+        parse(HEAD + "nodePools: [{name: a, kubelet: {imageGCHighThresholdPercent: 101}}]\n")

@@ -39,7 +39,7 @@ def test_commands_it_understands(
     "argv",
     [
         [],
-        ["nginx", "-g", "daemon off;"],
+        ["python3", "worker.py"],
         ["sh", "-c", "echo a | grep a"],
         ["sleep", "soon"],
         ["sh", "-c", "echo 'unterminated"],

@@ -1,7 +1,8 @@
 """ConfigMaps through `pinnace up --nodes 1` and kubectl, in real time: the examples of
 "Configure a Pod to Use a ConfigMap" print what the documentation shows, a pod whose ConfigMap
 volume is missing waits with FailedMount events until it is created, and the logging
-documentation's counter prints a line a second that `kubectl logs --tail` and `-f` show."""
+documentation's counter prints a line a second that `kubectl logs --tail` and `-f` show,
+and its sidecar variant streams the files the counter appends to an emptyDir."""
 
 from __future__ import annotations
 
@@ -179,3 +180,62 @@ def test_the_counter_prints_every_second(cluster: Cluster) -> None:
     eventually(lambda: phase(cluster, "short-loop") in ("Running", "Succeeded"), timeout=WAIT)
     assert cluster.ok("logs", "-f", "short-loop") == "1\n2\n3\n"
     eventually(lambda: phase(cluster, "short-loop") == "Succeeded", timeout=WAIT)
+
+
+# The logging documentation's "sidecar container with a logging agent" pod, as it is written.
+COUNTER_SIDECARS = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: counter-sidecars
+spec:
+  containers:
+  - name: count
+    image: busybox:1.28
+    args:
+    - /bin/sh
+    - -c
+    - >
+      i=0;
+      while true;
+      do
+        echo "$i: $(date)" >> /var/log/1.log;
+        echo "$(date) INFO $i" >> /var/log/2.log;
+        i=$((i+1));
+        sleep 1;
+      done
+    volumeMounts:
+    - name: varlog
+      mountPath: /var/log
+  - name: count-log-1
+    image: busybox:1.28
+    args: [/bin/sh, -c, 'tail -n+1 -F /var/log/1.log']
+    volumeMounts:
+    - name: varlog
+      mountPath: /var/log
+  - name: count-log-2
+    image: busybox:1.28
+    args: [/bin/sh, -c, 'tail -n+1 -F /var/log/2.log']
+    volumeMounts:
+    - name: varlog
+      mountPath: /var/log
+  volumes:
+  - name: varlog
+    emptyDir: {}
+"""
+
+
+def test_sidecars_stream_the_files_the_counter_appends_to(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=COUNTER_SIDECARS)
+
+    def streamed() -> list[str]:
+        done = cluster.kubectl("logs", "counter-sidecars", "-c", "count-log-1")
+        lines = done.stdout.splitlines() if done.returncode == 0 else []
+        return lines if len(lines) >= 3 else []
+
+    lines = eventually(streamed, timeout=WAIT)
+    for n, line in enumerate(lines[:3]):
+        assert re.fullmatch(rf"{n}: \w{{3}} \w{{3}} [ \d]\d \d\d:\d\d:\d\d UTC \d{{4}}", line), line
+    second = cluster.ok("logs", "counter-sidecars", "-c", "count-log-2").splitlines()
+    assert re.fullmatch(r"\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d UTC \d{4} INFO 0", second[0])
+    assert cluster.ok("logs", "counter-sidecars", "-c", "count") == ""

@@ -36,7 +36,8 @@ def delete(node: Node, name: str, grace: int) -> None:
 
 def test_post_start_holds_up_the_container_and_the_next_ones(node: Node) -> None:
     body = hooked("warm", "postStart", ["sh", "-c", "sleep 5"])
-    body["spec"]["containers"].append({"name": "second", "image": "busybox"})
+    second = {"name": "second", "image": "busybox", "command": ["sleep", "infinity"]}
+    body["spec"]["containers"].append(second)
     node.create_pod(body)
     node.settle(3)
     status = node.get_pod("warm")["status"]

@@ -447,7 +447,7 @@ def test_reclaim_removes_finished_pods_containers_and_unused_images(node: Node) 
     node.create_pod(annotate(done, ephemeral_storage="1Gi"))
     crashing = pod("crash", node="node-1", run_seconds="1", exit_code="1")
     node.create_pod(annotate(crashing, ephemeral_storage="100Mi"))
-    node.settle(10)
+    node.settle(130)  # the images have been on the node for imageMinimumGCAge (2 minutes)
     images = [i["names"][-1] for i in node.agent.node["status"]["images"]]  # type: ignore[index]
     assert "docker.io/library/busybox:1.36" in images
     before = node.agent.summary().node.nodefs_used_bytes

@@ -80,6 +80,7 @@ def pod(name: str, uses: dict[str, str], requests: dict[str, str], limits: dict[
     container = {
         "name": "main",
         "image": "busybox",
+        "command": ["sleep", "infinity"],
         "resources": {"requests": requests, "limits": limits},
     }
     annotations = {f"sim.pinnace.dev/{k}": v for k, v in uses.items()}

@@ -21,7 +21,12 @@ MI = 1024 * 1024
 
 
 def pod(name: str, uses: str, limits: dict[str, str]) -> dict[str, Any]:
-    container = {"name": "main", "image": "busybox:1.36", "resources": {"limits": limits}}
+    container = {
+        "name": "main",
+        "image": "busybox:1.36",
+        "command": ["sleep", "infinity"],
+        "resources": {"limits": limits},
+    }
     annotations = {"sim.pinnace.dev/cpu": uses, "sim.pinnace.dev/memory": "40Mi"}
     return {
         "metadata": {"name": name, "annotations": annotations},

@@ -28,7 +28,7 @@ metadata:
   annotations: {sim.pinnace.dev/cpu: 300m}
 spec:
   containers:
-  - {name: main, image: busybox, resources: {requests: {cpu: 500m}}}
+  - {name: main, image: busybox, command: [sleep, infinity], resources: {requests: {cpu: 500m}}}
 ---
 apiVersion: v1
 kind: Pod
@@ -37,7 +37,7 @@ metadata:
   annotations: {sim.pinnace.dev/cpu: 800m}
 spec:
   containers:
-  - {name: main, image: busybox, resources: {limits: {cpu: 200m}}}
+  - {name: main, image: busybox, command: [sleep, infinity], resources: {limits: {cpu: 200m}}}
 """
 
 

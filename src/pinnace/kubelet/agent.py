@@ -39,6 +39,8 @@ from pinnace.kubelet.admission import (
     admit,
     node_allocatable,
 )
+from pinnace.kubelet.behaviour import UNKNOWN_COMMAND_SECONDS
+from pinnace.kubelet.commands import UnknownOutcome
 from pinnace.kubelet.config import (
     EVICTION_MONITORING_PERIOD,
     NODE_STATUS_UPDATE_RETRY,
@@ -58,6 +60,13 @@ from pinnace.kubelet.eviction import REASON as EVICTED
 from pinnace.kubelet.exec import run_attach, run_exec
 from pinnace.kubelet.failures import LoopFailures
 from pinnace.kubelet.gc import NodeGC
+from pinnace.kubelet.image_gc import (
+    IMAGE_GC_FAILED,
+    IMAGE_GC_PERIOD,
+    ImageGCError,
+    ImageGCManager,
+    ImageGCPolicy,
+)
 from pinnace.kubelet.images import NodeImages
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.ipam import PodIPs
@@ -86,17 +95,19 @@ from pinnace.kubelet.runtime import (
     ContainerRuntime,
     ContainerStatus,
     LinuxContainerResources,
+    LogRotation,
     OnExit,
     SimulatedRuntime,
     linux_container_resources,
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
-from pinnace.kubelet.shell import ShellContext
+from pinnace.kubelet.shell import ShellContext, WebGet
 from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, no_sources
 from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
 from pinnace.kubelet.tokens import TokenManager
 from pinnace.kubelet.volumes import TokenSource
+from pinnace.kubelet.web import PodLookup, no_pods, service_web
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
 from pinnace.resources.qos import GUARANTEED
 from pinnace.store.codec import Codec
@@ -107,6 +118,7 @@ COMPONENT = "kubelet"
 LEASE_RENEWAL = "lease renewal"
 EVICTION_MANAGER = "eviction manager"
 NODE_STATUS_UPDATE = "node status update"
+IMAGE_GC = "image garbage collection"
 """The agent's loops, as its log names them (and `status_manager.POD_STATUS_WRITE`)."""
 FAILED_SYNC = "FailedSync"
 """The reason of the event on a pod whose sync failed, as the kubelet's."""
@@ -136,7 +148,12 @@ class NodeAgent:
         self.config = config
         self.name = config.name
         self.machine = machine(config)
-        self.runtime = runtime or SimulatedRuntime(self.clock, config.name, self.machine)
+        self.runtime = runtime or SimulatedRuntime(
+            self.clock,
+            config.name,
+            self.machine,
+            LogRotation(config.container_log_max_size, config.container_log_max_files),
+        )
         self.recorder = recorder or EventRecorder(client, COMPONENT, config.name)
         self.failures = LoopFailures(config.name)
         self.host_ip = config.internal_ip
@@ -156,6 +173,16 @@ class NodeAgent:
         """The service account tokens of its pods' projected volumes."""
         self.services: ServiceLookup = no_services
         """The Services the node's informer has, for containers' environment."""
+        self.pods: PodLookup = no_pods
+        """The pods bound to nodes, by namespace: a Service's endpoints, for `wget`."""
+        self.unknown_command = UnknownOutcome(
+            UNKNOWN_COMMAND_SECONDS
+            if config.unknown_command_seconds is None
+            else config.unknown_command_seconds,
+            config.unknown_command_exit_code or 0,
+        )
+        """What a program the shell model does not know does in a container that is to
+        finish."""
         self.packed_pod: PackedLookup = _not_packed
         """The compact form a pod informer's cache holds of a version of a pod
         (`Informer.packed`), set by whoever runs this: workers keep those bytes."""
@@ -178,9 +205,27 @@ class NodeAgent:
         self.image_service = self.images.service
         self.cpu_manager = static_policy(config)
         """The static CPU manager, when cpuManagerPolicy is static."""
-        self.eviction = EvictionManager(
-            config, self, NodeGC(self.runtime, self.workers, self.images)
+        policy = ImageGCPolicy(
+            config.image_gc_high_threshold_percent,
+            config.image_gc_low_threshold_percent,
+            config.image_minimum_gc_age,
+            config.image_maximum_gc_age,
         )
+        self.gc = NodeGC(
+            self.runtime,
+            self.workers,
+            self.images,
+            ImageGCManager(policy, self.clock.now()),
+            self.clock.now,
+        )
+        self._image_gc_at = self.clock.now()
+        """When image GC last ran: it starts with the agent, and runs every IMAGE_GC_PERIOD."""
+        self._image_gc_failed = False
+        self._image_gc_pending = False
+        """Its next pass may free something (images past imageMaximumGCAge, or the image
+        filesystem above imageGCHighThresholdPercent at the last pass): the agent must wake
+        for it."""
+        self.eviction = EvictionManager(config, self, self.gc)
         self._evicting: asyncio.Task[None] | None = None
         """While an evicted pod is being cleaned up, the eviction manager's wait for it."""
         self._ceiling = UsageCeiling()
@@ -256,6 +301,7 @@ class NodeAgent:
             and self._evicting is None
             and self.images.static_status is self._eviction_basis
             and self.eviction.may_skip(self._ceiling)
+            and not self._image_gc_pending
         )
 
     def beats_missed(self, beats: Iterable[float]) -> None:
@@ -294,6 +340,37 @@ class NodeAgent:
             self._status_synced = now
             with self.failures.guard(NODE_STATUS_UPDATE):
                 await self.sync_node_status()
+        if now - self._image_gc_at >= IMAGE_GC_PERIOD - slack:
+            self._image_gc_at = now
+            with self.failures.guard(IMAGE_GC):
+                self.collect_images()
+
+    def collect_images(self) -> None:
+        """A pass of the image garbage collector; an ImageGCFailed event when it fails twice
+        in a row (the kubelet's StartGarbageCollection)."""
+        high = False
+
+        def filesystem() -> tuple[int, int]:
+            nonlocal high
+            node = self.summary().node
+            capacity, available = node.imagefs_capacity_bytes, node.imagefs_available_bytes
+            high = capacity > 0 and 100 - available * 100 // capacity >= (
+                self.config.image_gc_high_threshold_percent
+            )
+            return capacity, available
+
+        try:
+            self.gc.garbage_collect_images(filesystem)
+        except ImageGCError as e:
+            self.node_event("Warning", e.reason, str(e))
+            if self._image_gc_failed:
+                self.node_event("Warning", IMAGE_GC_FAILED, str(e))
+            self._image_gc_failed = True
+        else:
+            self._image_gc_failed = False
+        self._image_gc_pending = high or (
+            self.config.image_maximum_gc_age > 0 and self.gc.images_to_collect()
+        )
 
     async def sync_node_status(self) -> None:
         """updateNodeStatus: up to NODE_STATUS_UPDATE_RETRY tries in a row, the first on the
@@ -670,6 +747,9 @@ class NodeAgent:
                 return container_environment(pod, c, node, pod_ip)
         return {}
 
+    def web(self, namespace: str) -> WebGet:
+        return service_web(namespace, self.services, self.pods)
+
     def container_resources(
         self, pod: Mapping[str, Any], container: str
     ) -> LinuxContainerResources:
@@ -832,6 +912,7 @@ class NodeAgent:
             namespace_index=False,
         )
         self.packed_pod = pods.packed
+        self.pods = pods.list  # alone, it knows its own pods: a Service's endpoints among them
         pods.add_event_handler(self.pod_added, self.pod_updated, self.pod_deleted)
         informers = (nodes, services, pods)
         for informer in informers:

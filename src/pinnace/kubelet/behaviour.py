@@ -15,6 +15,9 @@ same key followed by `.<container name>` applies to that container only and wins
                                       limit it is OOMKilled
     sim.pinnace.dev/ephemeral-storage what it writes to its writable layer over time (0)
     sim.pinnace.dev/pids              how many processes it runs over time (1)
+    sim.pinnace.dev/unknown-run-seconds  how long a program the shell model does not know
+                                      runs: seconds, or "forever" (see below)
+    sim.pinnace.dev/unknown-exit-code the code such a program exits with (0)
 
 The usage keys take a constant or a shape (see `pinnace.kubelet.usage`), counted from each
 start of the container, so a restarted container starts its ramp again:
@@ -38,18 +41,33 @@ shell script runs with that environment and the files of its volumes (`pinnace.k
 so `sh -c "cat /etc/config/keys"` prints the mounted ConfigMap key. A container with no command of
 its own runs its image's entrypoint: `vish/stress` with args `-cpus 2` is `stress -cpus 2`.
 
+A container with neither command nor args runs its image's default command when the image is
+a well-known one (`IMAGE_COMMANDS`): busybox's and alpine's `sh`, which with no terminal reads
+nothing and exits 0 at once; nginx, httpd and redis serve until stopped.
+
+A program the model does not know (`python3 worker.py`, a script it cannot parse) has an
+explicit outcome rather than none: it runs as long as `unknown-run-seconds` says and exits with
+`unknown-exit-code`; without them, a container that is to finish (every container of a pod
+with restartPolicy Never or OnFailure, such as a Job's, and every init container but a
+sidecar) runs its node's `unknownCommands.runSeconds` (UNKNOWN_COMMAND_SECONDS unless the
+cluster file says) and exits with its `exitCode` (0), while one that restarts Always (a
+Deployment's server) serves until stopped. The node agent says which in an event
+(CommandNotModelled) when the container starts.
+
 A value that does not parse keeps the container from being created: it waits with the reason
 CreateContainerConfigError and a message naming the annotation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping
+import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinnace.kubelet.commands import CommandRun
+from pinnace.kubelet.commands import CommandRun, UnknownOutcome
 from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import image_repository
@@ -65,10 +83,30 @@ CPU = ANNOTATION_PREFIX + "cpu"
 MEMORY = ANNOTATION_PREFIX + "memory"
 EPHEMERAL_STORAGE = ANNOTATION_PREFIX + "ephemeral-storage"
 PIDS = ANNOTATION_PREFIX + "pids"
+UNKNOWN_RUN_SECONDS = ANNOTATION_PREFIX + "unknown-run-seconds"
+UNKNOWN_EXIT_CODE = ANNOTATION_PREFIX + "unknown-exit-code"
 FOREVER = "forever"
+UNKNOWN_COMMAND_SECONDS = 10.0
+"""How long a program the model does not know runs in a container that is to finish, unless
+the cluster file says otherwise."""
+COMMAND_NOT_MODELLED = "CommandNotModelled"
+"""The reason of the event that says what became of a command the model does not know."""
 
 ENTRYPOINTS: Mapping[str, tuple[str, ...]] = {"docker.io/vish/stress": ("/stress",)}
 """The entrypoints of the images Kubernetes' documentation runs with args only."""
+IMAGE_COMMANDS: Mapping[str, tuple[str, ...]] = {
+    "docker.io/library/busybox": ("sh",),
+    "docker.io/library/alpine": ("/bin/sh",),
+    "docker.io/library/ubuntu": ("/bin/bash",),
+    "docker.io/library/debian": ("bash",),
+    "docker.io/library/bash": ("bash",),
+    "docker.io/library/nginx": ("nginx", "-g", "daemon off;"),
+    "docker.io/library/httpd": ("httpd-foreground",),
+    "docker.io/library/redis": ("redis-server",),
+    "registry.k8s.io/pause": ("/pause",),
+}
+"""The commands well-known images run when a container gives neither command nor args (their
+entrypoint and CMD)."""
 
 
 class BehaviourError(ValueError):
@@ -100,14 +138,21 @@ class ContainerBehaviour:
     usage: ContainerUsage = ContainerUsage()
     later: LogStream | None = field(default=None, compare=False)
     """What its command prints after it starts (after a sleep, in an endless loop)."""
+    not_modelled: str = ""
+    """What of its command the model does not know and what became of it, for an event."""
 
 
 def container_behaviour(
-    pod: Mapping[str, Any], container: str, context: ShellContext | None = None
+    pod: Mapping[str, Any],
+    container: str,
+    context: ShellContext | None = None,
+    unknown: UnknownOutcome | None = None,
 ) -> ContainerBehaviour:
     """The model of `container` in `pod`, its command run in `context` (its environment,
-    which `$(VAR)` in its command and args also refer to, and its files). Raises
-    BehaviourError for a value that does not parse."""
+    which `$(VAR)` in its command and args also refer to, and its files), a program it does
+    not know taking `unknown` (the node's default for a container that is to finish) unless
+    the pod's annotations say otherwise. Raises BehaviourError for a value that does not
+    parse."""
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
 
     def value(key: str) -> tuple[str, str] | None:
@@ -121,10 +166,19 @@ def container_behaviour(
     stop = value(STOP_SECONDS)
     log = value(LOG)
     argv = container_argv(pod, container)
+    outcome = _unknown_outcome(pod, container, value, unknown)
     if context is not None:
         argv = expand_command(argv, context.environment)
+        context = dataclasses.replace(context, unknown=outcome)
     script = script_run(argv, context)
-    command = CommandRun(seconds=math.inf) if script is None else script.run
+    not_modelled = ""
+    if script is None:
+        command = CommandRun(seconds=outcome.seconds, exit_code=outcome.exit_code)
+        not_modelled = _not_modelled(shlex.join(argv) or "its image's command", outcome)
+    else:
+        command = script.run
+        if script.unknown:
+            not_modelled = _not_modelled("; ".join(script.unknown), outcome)
 
     def usage(key: str, resource: str, given: float | Curve) -> Curve:
         found = value(key)
@@ -148,6 +202,7 @@ def container_behaviour(
             ephemeral_storage=usage(EPHEMERAL_STORAGE, "ephemeral-storage", command.storage_bytes),
             pids=usage(PIDS, "pids", command.pids),
         ),
+        not_modelled=not_modelled,
     )
     # The runtime keeps one for every container a node runs: equal ones are one object, but
     # for those whose command prints later (a stream of its own).
@@ -155,6 +210,46 @@ def container_behaviour(
 
 
 _SHARED: Interned[ContainerBehaviour] = Interned()
+
+
+def _unknown_outcome(
+    pod: Mapping[str, Any],
+    container: str,
+    value: Callable[[str], tuple[str, str] | None],
+    default: UnknownOutcome | None,
+) -> UnknownOutcome:
+    """What a program the model does not know does in `container`: as its annotations say,
+    else the node's default for a container that is to finish, else (restarted Always) it
+    serves until stopped."""
+    seconds, code = value(UNKNOWN_RUN_SECONDS), value(UNKNOWN_EXIT_CODE)
+    default = default or UnknownOutcome(UNKNOWN_COMMAND_SECONDS)
+    if seconds is None and _restarts_always(pod, container):
+        fallback = UnknownOutcome(math.inf, default.exit_code)
+    else:
+        fallback = default
+    return UnknownOutcome(
+        fallback.seconds if seconds is None else _run_seconds(*seconds),
+        fallback.exit_code if code is None else _exit_code(*code),
+    )
+
+
+def _restarts_always(pod: Mapping[str, Any], container: str) -> bool:
+    """Whether the container is restarted whenever it exits: an app container of a pod with
+    restartPolicy Always, or a sidecar."""
+    spec = pod.get("spec") or {}
+    for c in spec.get("initContainers") or ():
+        if c.get("name") == container:
+            return bool(c.get("restartPolicy") == "Always")
+    return (spec.get("restartPolicy") or "Always") == "Always"
+
+
+def _not_modelled(command: str, outcome: UnknownOutcome) -> str:
+    ran = (
+        "it runs until stopped"
+        if math.isinf(outcome.seconds)
+        else f"it runs {seconds_value(outcome.seconds)}s, then exits {outcome.exit_code}"
+    )
+    return f'Pinnace does not model "{command}": {ran}'
 
 
 def seconds_value(seconds: float) -> str:
@@ -169,8 +264,10 @@ def container_argv(pod: Mapping[str, Any], container: str) -> list[str]:
     spec = pod.get("spec") or {}
     for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
         if c.get("name") == container:
-            image = str(c.get("image") or "")
-            command = c.get("command") or list(ENTRYPOINTS.get(image_repository(image), ()))
+            image = image_repository(str(c.get("image") or ""))
+            if not c.get("command") and not c.get("args") and image in IMAGE_COMMANDS:
+                return list(IMAGE_COMMANDS[image])
+            command = c.get("command") or list(ENTRYPOINTS.get(image, ()))
             return [str(word) for word in command + (c.get("args") or [])]
     return []
 
@@ -194,7 +291,7 @@ def _seconds(key: str, text: str) -> float:
     if not 0 <= seconds < math.inf:
         raise BehaviourError(
             f'annotation {key}: invalid value "{text}": must be a non-negative number of seconds'
-            + (f' or "{FOREVER}"' if key.startswith(RUN_SECONDS) else "")
+            + (f' or "{FOREVER}"' if key.startswith((RUN_SECONDS, UNKNOWN_RUN_SECONDS)) else "")
         )
     return seconds
 

@@ -14,6 +14,13 @@ field names (docs/nodes.md).
       minSize: 0           # with maxSize, the cluster autoscaler grows and shrinks the pool
       maxSize: 6           # within these bounds (docs/autoscaling.md); without, it does not
       cost: 3.2            # per node and hour, for the simulation's report
+      unknownCommands: {runSeconds: 30, exitCode: 0}   # see below
+      imagefs: {capacity: 200Gi}   # images and writable layers on a filesystem of their own
+    unknownCommands: {runSeconds: 10}   # every pool's unless it says
+
+`unknownCommands` is what a program the node's shell model does not know does in a container
+that is to finish (a Job's, an init container): it runs `runSeconds`, then exits `exitCode`
+(`pinnace.kubelet.behaviour`).
 
 A bad file is refused with a `ClusterConfigError` whose message names the file, the line and
 the field (`cluster.yaml:9: nodePools[1].capacity.cpu: Invalid value: "x": ...`). The pools
@@ -64,6 +71,8 @@ _POOL_FIELDS = (
     "minSize",
     "maxSize",
     "cost",
+    "unknownCommands",
+    "imagefs",
 )
 _RESERVABLE = (CPU, MEMORY, EPHEMERAL_STORAGE, PIDS)
 """What kubeReserved and systemReserved may hold, as the kubelet validates them."""
@@ -146,10 +155,39 @@ def from_mapping(raw: Any) -> list[NodePool]:
         raise ClusterConfigError(f"a {KIND} must be a YAML mapping")
     _expect(raw, "apiVersion", API_VERSION, Path("apiVersion"))
     _expect(raw, "kind", KIND, Path("kind"))
-    _unknown(raw, ("apiVersion", "kind", "nodePools", "registry"), Path())
+    _unknown(raw, ("apiVersion", "kind", "nodePools", "registry", "unknownCommands"), Path())
     registry = _registry(raw.get("registry"), Path("registry"))
+    unknown = _unknown_commands(raw.get("unknownCommands"), Path("unknownCommands"))
     pools = parse_pools(raw.get("nodePools"), Path("nodePools"))
-    return [replace(p, node=replace(p.node, **registry)) for p in pools]
+    return [
+        replace(
+            p,
+            node=replace(
+                p.node,
+                **registry,
+                **{k: v for k, v in unknown.items() if getattr(p.node, k) is None},
+            ),
+        )
+        for p in pools
+    ]
+
+
+def _unknown_commands(raw: Any, path: Path) -> dict[str, Any]:
+    """unknownCommands: runSeconds and exitCode, as NodeConfig fields."""
+    given = _mapping(raw, path)
+    _unknown(given, ("runSeconds", "exitCode"), path)
+    settings: dict[str, Any] = {}
+    seconds = given.get("runSeconds")
+    if seconds is not None:
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+            _fail(field.invalid(path.child("runSeconds"), seconds, "must be a number, at least 0"))
+        settings["unknown_command_seconds"] = float(seconds)
+    code = given.get("exitCode")
+    if code is not None:
+        if not is_int(code) or not 0 <= code <= 255:
+            _fail(field.invalid(path.child("exitCode"), code, "must be 0 to 255"))
+        settings["unknown_command_exit_code"] = int(code)
+    return settings
 
 
 def _registry(raw: Any, path: Path) -> dict[str, Any]:
@@ -219,8 +257,14 @@ def _pool(raw: Any, path: Path) -> NodePool:
         labels={NODE_POOL_LABEL: name, **labels},
         taints=tuple(dict(t) for t in taints),
         images=_images(raw.get("images"), path.child("images")),
+        **_unknown_commands(raw.get("unknownCommands"), path.child("unknownCommands")),
         **{k: v for k, v in kubelet.items() if k != "max_pods"},
     )
+    imagefs = _mapping(raw.get("imagefs"), path.child("imagefs"))
+    _unknown(imagefs, ("capacity",), path.child("imagefs"))
+    if imagefs:
+        at = path.child("imagefs", "capacity")
+        node = replace(node, imagefs_capacity=_bytes(imagefs.get("capacity"), at))
     bandwidth = raw.get("imagePullBandwidth")
     if bandwidth is not None:
         at = path.child("imagePullBandwidth")
@@ -337,6 +381,15 @@ def _kubelet(raw: Any, path: Path) -> dict[str, Any]:
             path.child("maxParallelImagePulls"),
             f"{parallel} must be 1 or unset when serializeImagePulls is true",
         )
+    high = settings.get("image_gc_high_threshold_percent", 85)
+    low = settings.get("image_gc_low_threshold_percent", 80)
+    if low >= high:
+        # As the kubelet's configuration validation has it.
+        _fail_at(
+            path.child("imageGCLowThresholdPercent"),
+            f"imageGCLowThresholdPercent (--image-gc-low-threshold) {low} must be less than "
+            f"imageGCHighThresholdPercent (--image-gc-high-threshold) {high}",
+        )
     if "nodeStatusUpdateFrequency" in given and "nodeStatusReportFrequency" not in given:
         # As the kubelet defaults it, for compatibility with kubelets from before the split.
         settings["node_status_report_frequency"] = settings["node_status_update_frequency"]
@@ -416,6 +469,12 @@ def _integer(minimum: int) -> Callable[[Any, Path], int]:
     return convert
 
 
+def _percent(value: Any, path: Path) -> int:
+    if not is_int(value) or not 0 <= value <= 100:
+        _fail(field.invalid(path, value, "must be between 0 and 100, inclusive"))
+    return int(value)
+
+
 def _boolean(value: Any, path: Path) -> bool:
     if not isinstance(value, bool):
         _fail(field.type_invalid(path, value, "must be of type boolean"))
@@ -453,6 +512,12 @@ _KUBELET_FIELDS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
     "nodeLeaseDurationSeconds": ("lease_duration_seconds", _integer(1)),
     "serializeImagePulls": ("serialize_image_pulls", _boolean),
     "maxParallelImagePulls": ("max_parallel_image_pulls", _integer(1)),
+    "containerLogMaxSize": ("container_log_max_size", _bytes),
+    "imageGCHighThresholdPercent": ("image_gc_high_threshold_percent", _percent),
+    "imageGCLowThresholdPercent": ("image_gc_low_threshold_percent", _percent),
+    "imageMinimumGCAge": ("image_minimum_gc_age", _duration),
+    "imageMaximumGCAge": ("image_maximum_gc_age", _duration),
+    "containerLogMaxFiles": ("container_log_max_files", _integer(2)),
 }
 """KubeletConfiguration field -> (NodeConfig attribute, how its value is checked and read)."""
 

@@ -2,10 +2,16 @@
 documentation says: `sleep 30` runs 30 s and exits 0, `sh -c "exit 1"` fails at once,
 `sh -c "echo hello; sleep 5"` prints hello and ends after 5 s, `sleep infinity` never ends.
 
-The programs `sleep`, `exit`, `true`, `false` and `stress` give their run time, exit code,
-output and what they use (the most any of them uses); `pinnace.kubelet.shell` runs them, alone
-or in `sh -c` scripts, with the shell's own commands (echo, cat, loops ...). Anything else (a
-server) is not understood and runs forever.
+The programs `sleep`, `exit`, `true`, `false`, `stress`, `perl` (the documentation's pi Job)
+and the servers of well-known images give their run time, exit code, output and what they use
+(the most any of them uses); `pinnace.kubelet.shell` runs them, alone or in `sh -c` scripts,
+with the shell's own commands (echo, cat, loops ...). Any other program takes the outcome the
+node gives unknown programs (`UnknownOutcome`).
+
+    perl -Mbignum=bpi -wle "print bpi(N)"      prints pi to N digits; 5 s for N = 2000
+                                               (growing with N squared), exit 0
+    nginx, httpd(-foreground), redis-server,   serve until stopped
+    pause, agnhost, ...  (SERVERS)
 
 `stress` is the load generator of the polinux/stress and vish/stress images the Kubernetes
 documentation runs:
@@ -30,13 +36,43 @@ stress process itself.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from pinnace.clock import parse_duration
 from pinnace.resources.lists import parse_quantity
 
 SHELLS = ("sh", "bash", "ash", "dash")
+SERVERS = frozenset(
+    {
+        "nginx",
+        "httpd",
+        "httpd-foreground",
+        "apache2-foreground",
+        "redis-server",
+        "pause",
+        "agnhost",
+        "serve_hostname",
+        "mysqld",
+        "postgres",
+        "docker-entrypoint.sh",
+    }
+)
+"""The daemons of well-known images (and their entrypoints): they serve until stopped."""
+PI_SECONDS = 5.0
+"""How long `perl -Mbignum=bpi -wle "print bpi(2000)"` takes, as the documentation's pi Job
+does it in a few seconds."""
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_BPI = re.compile(r"\s*print\s+bpi\((\d{1,5})\)\s*;?\s*")
+
+
+@dataclass(frozen=True)
+class UnknownOutcome:
+    """What a program the model does not know does: runs `seconds` (inf: until stopped), then
+    exits with `exit_code`."""
+
+    seconds: float
+    exit_code: int = 0
 
 
 @dataclass
@@ -73,7 +109,45 @@ def simple_command(words: list[str], run: CommandRun) -> int | None:
         return 1
     if name == "stress":
         return _stress(args, run)
+    if name in SERVERS:
+        run.seconds = math.inf
+        return 0
+    if name.startswith("perl"):
+        return _perl(args, run)
     return None
+
+
+def _perl(args: list[str], run: CommandRun) -> int | None:
+    """The pi one-liner of the documentation's Job; no other perl."""
+    if "-Mbignum=bpi" not in args or not args[-1:] or not _BPI.fullmatch(args[-1]):
+        return None
+    if any(a not in ("-Mbignum=bpi", "-wle", "-lwe", "-le", "-e", "-w", "-l") for a in args[:-1]):
+        return None
+    found = _BPI.fullmatch(args[-1])
+    assert found is not None
+    digits = int(found.group(1))
+    run.output.append(pi_digits(digits))
+    run.seconds += max(0.1, PI_SECONDS * (digits / 2000) ** 2)
+    return 0
+
+
+def pi_digits(digits: int) -> str:
+    """Pi to `digits` significant digits, rounded, as Math::BigFloat's bpi prints it."""
+    digits = max(digits, 1)
+    scale = 10 ** (digits + 10)
+
+    def arccot(x: int) -> int:
+        total = term = scale // x
+        k, sign = 3, -1
+        while term:
+            term //= x * x
+            total += sign * (term // k)
+            sign, k = -sign, k + 2
+        return total
+
+    pi = 4 * (4 * arccot(5) - arccot(239))  # pi * 10**(digits + 10), to a few units
+    text = str((pi // 10**10 + 5) // 10)  # `digits` digits, the last one rounded
+    return text if digits == 1 else f"{text[0]}.{text[1:]}"
 
 
 def duration(text: str) -> float | None:

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pinnace.kubelet.image_service import DEFAULT_PULL_BANDWIDTH
+from pinnace.kubelet.runtime import CONTAINER_LOG_MAX_FILES, CONTAINER_LOG_MAX_SIZE
 from pinnace.resources.lists import ResourceList, parse_resource_list
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.node import node_allocatable
@@ -103,6 +104,27 @@ class NodeConfig:
     """Images the simulated registry does not have (the cluster file's registry.missing)."""
     image_sizes: Mapping[str, int] = field(default_factory=dict)
     """Image sizes by `images.size_key` (the cluster file's registry.sizes)."""
+    image_gc_high_threshold_percent: int = 85
+    """Image filesystem usage at which image GC starts (imageGCHighThresholdPercent)."""
+    image_gc_low_threshold_percent: int = 80
+    """...and which it frees down to (imageGCLowThresholdPercent)."""
+    image_minimum_gc_age: float = 120.0
+    """Seconds an image must have been on the node before GC deletes it (imageMinimumGCAge)."""
+    image_maximum_gc_age: float = 0.0
+    """Seconds unused after which GC deletes an image (imageMaximumGCAge; 0: never)."""
+    imagefs_capacity: int | None = None
+    """The bytes of a filesystem of its own for images and writable layers (the pool's
+    imagefs.capacity); None: they share the node's ephemeral storage (nodefs)."""
+    container_log_max_size: int = CONTAINER_LOG_MAX_SIZE
+    """Bytes a container's log file grows to before it is rotated (containerLogMaxSize)."""
+    container_log_max_files: int = CONTAINER_LOG_MAX_FILES
+    """The most log files a container keeps, the current one included
+    (containerLogMaxFiles)."""
+    unknown_command_seconds: float | None = None
+    """How long a program the model does not know runs in a container that is to finish (the
+    cluster file's unknownCommands.runSeconds; None: `UNKNOWN_COMMAND_SECONDS`)."""
+    unknown_command_exit_code: int | None = None
+    """The code it then exits with (unknownCommands.exitCode; None: 0)."""
     lease_duration_seconds: int = LEASE_DURATION_SECONDS
     node_status_update_frequency: float = NODE_STATUS_UPDATE_FREQUENCY
     node_status_report_frequency: float = NODE_STATUS_REPORT_FREQUENCY

@@ -15,7 +15,7 @@ from typing import Any
 
 from pinnace.clock import Clock
 from pinnace.kubelet.config import NodeConfig
-from pinnace.kubelet.image_service import ImageService
+from pinnace.kubelet.image_service import ImageService, image_size
 from pinnace.kubelet.node_status import static_status
 
 
@@ -28,8 +28,8 @@ class NodeImages:
 
     def __init__(self, config: NodeConfig, clock: Clock) -> None:
         self.config = config
-        self._pulled: dict[str, None] = {}
-        """The images of the containers this node has run, in order."""
+        self._pulled: dict[str, float] = {}
+        """The images of the containers this node has run, in order, with when each came."""
         self.static_status: Mapping[str, Any] = static_status(config)
         """What of the node status changes only when the node pulls an image (or forgets
         one): a new mapping on each change."""
@@ -47,7 +47,7 @@ class NodeImages:
     def pulled(self, image: str) -> None:
         """`image` is on the node from now on: the next status sync reports it."""
         if image not in self._pulled:
-            self._pulled[image] = None
+            self._pulled[image] = self.service.clock.now()
             self.static_status = static_status(self.config, self._pulled)
 
     def pull(self, pod: Mapping[str, Any]) -> None:
@@ -59,8 +59,10 @@ class NodeImages:
                 self.service.add((c["image"],))
                 self.pulled(c["image"])
 
-    def pulled_images(self) -> list[str]:
-        return list(self._pulled)
+    def pulled_images(self) -> dict[str, tuple[int, float]]:
+        """The images the node pulled, as the pods name them: their sizes and when they came."""
+        sizes = self.config.image_sizes
+        return {image: (image_size(image, sizes), at) for image, at in self._pulled.items()}
 
     def forget_images(self, images: Iterable[str]) -> None:
         """Image garbage collection deleted these: status.images no longer lists them, and a

@@ -1,6 +1,9 @@
-"""A container's log as the kubelet serves /containerLogs: the lines since sinceSeconds or
+"""A container's log as the kubelet serves /containerLogs: the lines of its current log file
+(`pinnace.kubelet.runtime`: CRI log files rotated by containerLogMaxSize and
+containerLogMaxFiles, of which the kubelet reads only the current one) since sinceSeconds or
 sinceTime, the last tailLines of them, with timestamps if asked, cut at limitBytes; with
-follow, new lines as the container prints them until it exits."""
+follow, new lines as the container prints them until it exits, reading on in the new file
+after a rotation."""
 
 from __future__ import annotations
 
@@ -25,7 +28,8 @@ async def container_log(
     if options.tail_lines is not None:
         lines = lines[-options.tail_lines :] if options.tail_lines > 0 else []
     budget = options.limit_bytes
-    sent = len(run.log)
+    log = run.log
+    sent = len(log)
     while True:
         text = "".join(_format(t, line, options.timestamps) for t, line in lines)
         if budget is not None:
@@ -36,7 +40,10 @@ async def container_log(
         if not options.follow or budget == 0 or run.state is not ContainerState.RUNNING:
             return
         await clock.sleep(FOLLOW_POLL_SECONDS)
-        lines, sent = run.log[sent:], len(run.log)
+        # A rotation starts a new file: the rest of the old one, then the new one.
+        lines = [*log[sent:], *run.log] if run.log is not log else log[sent:]
+        log = run.log
+        sent = len(log)
 
 
 def _since(options: LogOptions, now: float) -> float | None:

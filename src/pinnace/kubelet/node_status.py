@@ -188,11 +188,14 @@ def node_status(
 ) -> dict[str, Any]:
     """The status to post over `current` (the node's status as read; empty for a new node):
     `static_status` with the extended resources others advertised, and the conditions as of
-    `now`, under the `pressure` conditions."""
+    `now`, under the `pressure` conditions. Images all gone (collected) are images: null,
+    which a merge patch removes."""
     previous = current.get("conditions") or []
     conditions = condition_entries(node_conditions(pressure), previous, now)
+    gone = {"images": None} if current.get("images") and "images" not in static else {}
     return {
         **static,
+        **gone,
         **advertised_resources(static, current),
         "conditions": [network_condition(previous, now), *conditions],
     }

@@ -171,6 +171,7 @@ class NodeAgentPool:
         )
         agent.sources = self._sources.lookup
         agent.services = self._services.list
+        agent.pods = self._pods.list
         agent.packed_pod = self._pods.packed
         agent.node_lease.write_renewals = agent.post_unchanged_status = not self.simulated
         return agent

@@ -53,7 +53,7 @@ from pinnace.resources.pod import containers
 
 if TYPE_CHECKING:
     from pinnace.kubelet.behaviour import ContainerBehaviour, ContainerUsage
-    from pinnace.kubelet.shell import LogStream
+    from pinnace.kubelet.shell import LogStream, Output
 
 EXIT_CODE_SIGKILL = 137
 EXIT_CODE_SIGTERM = 143
@@ -63,6 +63,28 @@ REASON_OOM_KILLED = "OOMKilled"
 CONTAINER_ID_SCHEME = "containerd://"
 CRI_LOG_PREFIX_BYTES = len("2006-01-02T15:04:05.999999999Z stdout F ")
 """What the CRI log format adds to every line a container prints (timestamp, stream, tag)."""
+CRI_MAX_LINE_BYTES = 16 * 1024
+"""containerd's max_container_log_line_size: a longer line is written as partial lines (tag
+P) of this many bytes, then the rest (tag F), each with its own prefix."""
+CONTAINER_LOG_MAX_SIZE = 10 * 1024 * 1024
+"""The kubelet's default containerLogMaxSize (10Mi)."""
+CONTAINER_LOG_MAX_FILES = 5
+"""The kubelet's default containerLogMaxFiles."""
+
+
+@dataclass(frozen=True)
+class LogRotation:
+    """The kubelet's container log rotation (containerLogMaxSize, containerLogMaxFiles)."""
+
+    max_size: int = CONTAINER_LOG_MAX_SIZE
+    max_files: int = CONTAINER_LOG_MAX_FILES
+
+
+def cri_log_bytes(line: str) -> int:
+    """What one printed line takes in a CRI log file: its bytes and newline, split into
+    partial lines of CRI_MAX_LINE_BYTES, each with a timestamp, stream and tag."""
+    size = len(line.encode()) + 1
+    return size + CRI_LOG_PREFIX_BYTES * max(1, -(-size // CRI_MAX_LINE_BYTES))
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,10 +335,17 @@ class SimulatedRuntime(ContainerRuntime):
     """Containers that follow their behaviour model on `clock`, on `machine`; `node` makes IDs
     unique."""
 
-    def __init__(self, clock: Clock, node: str, machine: Machine | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        node: str,
+        machine: Machine | None = None,
+        log_rotation: LogRotation | None = None,
+    ) -> None:
         self._clock = clock
         self._node = node
         self.machine = machine or Machine()
+        self.log_rotation = log_rotation or LogRotation()
         self._timers: dict[ContainerKey, Timer] = {}
         self._oom_timers: dict[ContainerKey, Timer] = {}
         self._term_sent: dict[ContainerKey, float] = {}
@@ -331,8 +360,9 @@ class SimulatedRuntime(ContainerRuntime):
         """The running containers' highest working sets, each at most its limit: while the
         system's memory and these fit in the machine, the node cannot run out of memory."""
         self._node_oom_timer: Timer | None = None
-        self._later: dict[ContainerKey, tuple[Timer, float, list[str]]] = {}
-        """By container: the timer of the next lines it prints, when, and the lines."""
+        self._later: dict[ContainerKey, tuple[Timer, float, list[Output]]] = {}
+        """By container: the timer of the next lines it prints (and files it writes), when,
+        and the lines."""
         self._exited: dict[ContainerKey, ContainerStats] = {}
         """What exited containers leave on disk until they are removed."""
         self._started = 0
@@ -354,6 +384,7 @@ class SimulatedRuntime(ContainerRuntime):
         running = _Running.of(key, sandbox, name, image, now, behaviour, on_exit, resources)
         if behaviour.log:
             running.print((now, line) for line in behaviour.log.splitlines())
+            running.rotate(self.log_rotation)
         self._run(running, behaviour)
         if behaviour.run_seconds <= 0:
             self._over_at_start(running, behaviour.exit_code)
@@ -562,9 +593,11 @@ class SimulatedRuntime(ContainerRuntime):
             timer = self._clock.call_at(when, self._print, status, stream, batch[1])
             self._later[status.key] = (timer, when, batch[1])
 
-    def _print(self, status: ContainerStatus, stream: LogStream, lines: list[str]) -> None:
+    def _print(self, status: ContainerStatus, stream: LogStream, lines: list[Output]) -> None:
         del self._later[status.key]
-        status.print((self._clock.now(), line) for line in lines)
+        _due(status, self._clock.now(), lines)
+        if isinstance(status, _Running):
+            status.rotate(self.log_rotation)
         self._print_later(status, stream, self._clock.now())
 
     def _stopped(self, key: ContainerKey) -> None:
@@ -579,7 +612,7 @@ class SimulatedRuntime(ContainerRuntime):
             later[0].cancel()
             if running is not None and later[1] <= self._clock.now() + 1e-6:
                 # due as it exits (`echo done` as a script's last word): printed first
-                running.print((later[1], line) for line in later[2])
+                _due(running, later[1], later[2])
         if running is None:
             return
         self._exited_runs[key] = running
@@ -634,6 +667,14 @@ class SimulatedRuntime(ContainerRuntime):
         self._exit(container_key(victim), EXIT_CODE_SIGKILL, REASON_OOM_KILLED)
 
 
+def _due(status: ContainerStatus, when: float, lines: list[Output]) -> None:
+    """What a container's script does at `when`: print lines, write files."""
+    for line in lines:
+        if not isinstance(line, str):
+            line()
+    status.print((when, line) for line in lines if isinstance(line, str))
+
+
 _UNLIMITED = LinuxContainerResources()
 
 
@@ -649,7 +690,10 @@ class _Running(ContainerStatus):
     """How long it takes to exit after SIGTERM."""
     on_exit: OnExit = field(kw_only=True)
     _log_bytes: int = 0
-    """What its log takes on disk in the CRI log format, counted as lines are printed."""
+    """What its current log file takes on disk in the CRI log format, counted as lines are
+    printed."""
+    _rotated: tuple[int, ...] = ()
+    """The sizes of its rotated log files, oldest first."""
 
     @classmethod
     def of(
@@ -693,10 +737,20 @@ class _Running(ContainerStatus):
     def print(self, lines: Iterable[tuple[float, str]]) -> None:
         printed = len(self.log)
         ContainerStatus.print(self, lines)
-        self._log_bytes += sum(
-            CRI_LOG_PREFIX_BYTES + len(line.encode()) + 1 for _, line in self.log[printed:]
-        )
+        self._log_bytes += sum(cri_log_bytes(line) for _, line in self.log[printed:])
+
+    def rotate(self, rotation: LogRotation) -> None:
+        """The container log manager's rotation: once the current file is above the maximum
+        size it becomes the newest rotated file, the oldest ones go so that at most
+        max_files files are left with the new (empty) current one, and `kubectl logs` reads
+        the new one (a new list: a reader following the log finishes the old one first)."""
+        if self._log_bytes <= rotation.max_size:
+            return
+        kept = rotation.max_files - 1
+        self._rotated = (*self._rotated, self._log_bytes)[-kept:] if kept > 0 else ()
+        self._log_bytes = 0
+        self.log = []
 
     def log_bytes(self) -> int:
-        """What its log takes on disk in the CRI log format."""
-        return self._log_bytes
+        """What its log files take on disk in the CRI log format."""
+        return self._log_bytes + sum(self._rotated)

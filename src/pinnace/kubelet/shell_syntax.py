@@ -1,7 +1,9 @@
 """The syntax of the `sh -c` scripts `pinnace.kubelet.shell` runs: lists joined by `;`,
-newlines, `&&` and `||`; `while`/`until`/`for` loops; words with quoting and `$` expansions
-(variables, command substitution, arithmetic), kept apart until they are expanded. Anything
-else (pipes, redirections, `if`, `case`, functions, subshells) raises NotUnderstood.
+newlines, `&&` and `||`; pipelines (`a | b`, `! a`); `while`/`until`/`for` loops and
+`if`/`elif`/`else`; redirections of a simple command (`>`, `>>`, `<`, `2>`, `2>&1`); bash
+array assignments (`arr=(a b c)`); words with quoting and `$` expansions (variables, array
+elements, lengths, command substitution, arithmetic), kept apart until they are expanded.
+Anything else (`case`, functions, subshells, background jobs) raises NotUnderstood.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PARAMETER = re.compile(r"#?[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]+\])?|[?#$]")
+"""What `${...}` may hold: a name, an array element (`arr[i]`, `arr[@]`), a length (`#name`,
+`#arr[@]`), or a special parameter."""
+_REDIRECTION = re.compile(r"(\d)?(>>|>&|>|<)")
 
 
 class NotUnderstood(Exception):
@@ -20,7 +26,7 @@ class NotUnderstood(Exception):
 # --- words and commands -------------------------------------------------------------------
 
 # A word is a list of parts, each (kind, text, quoted): kind "lit", "var", "sub" (command
-# substitution) or "arith".
+# substitution), "arith" or "array" (the text between the parentheses of `name=(...)`).
 Part = tuple[str, str, bool]
 Word = list[Part]
 
@@ -28,6 +34,8 @@ Word = list[Part]
 @dataclass
 class Simple:
     words: list[Word]
+    redirections: list[tuple[str, Word]] = field(default_factory=list)
+    """(operator with its file descriptor, as `>`, `>>`, `<`, `2>`, `2>&`; the target)."""
 
 
 @dataclass
@@ -39,7 +47,20 @@ class Loop:
     items: list[Word] = field(default_factory=list)
 
 
-Command = Simple | Loop
+@dataclass
+class If:
+    branches: list[tuple[list[AndOr], list[AndOr]]]
+    """(condition, body) of the `if` and each `elif`."""
+    otherwise: list[AndOr]
+
+
+@dataclass
+class Pipeline:
+    commands: list[Command]
+    negated: bool = False
+
+
+Command = Simple | Loop | If | Pipeline
 AndOr = list[tuple[str, Command]]
 """Commands with the operator before each ("" for the first, "&&" or "||")."""
 
@@ -73,14 +94,24 @@ class _Parser:
             if text.startswith(op, self.i):
                 self.i += 2
                 return op
-        if ch in "|&<>()":
+        if ch == "|":
+            self.i += 1
+            return "|"
+        redirection = _REDIRECTION.match(text, self.i)
+        if redirection is not None:
+            self.i = redirection.end()
+            return (redirection.group(1) or "") + redirection.group(2)
+        if ch in "&()":
             raise NotUnderstood(ch)
         return self.word()
 
     def word(self) -> Word:
         text, n = self.text, len(self.text)
         parts: Word = []
-        while self.i < n and text[self.i] not in " \t\n;&|<>()":
+        while self.i < n and (
+            text[self.i] not in " \t\n;&|<>()"
+            or (text[self.i] == "(" and len(parts) == 1 and _is_assignment_start(parts[0]))
+        ):
             ch = text[self.i]
             if ch == "'":
                 end = text.find("'", self.i + 1)
@@ -96,6 +127,10 @@ class _Parser:
                 self.i += 2
             elif ch in "$`":
                 parts.append(self.dollar(quoted=False))
+            elif ch == "(" and len(parts) == 1 and _is_assignment_start(parts[0]):
+                end = self.closing(self.i + 1, depth=1)
+                parts.append(("array", text[self.i + 1 : end], False))
+                self.i = end + 1
             else:
                 start = self.i
                 while self.i < n and text[self.i] not in " \t\n;&|<>()'\"\\$`":
@@ -145,7 +180,7 @@ class _Parser:
         if rest.startswith("{"):
             end = text.find("}", self.i)
             name = text[self.i + 2 : end]
-            if end < 0 or not (NAME.fullmatch(name) or name in ("?", "#", "$")):
+            if end < 0 or not PARAMETER.fullmatch(name):
                 raise NotUnderstood("${...}")
             self.i = end + 1
             return ("var", name, quoted)
@@ -202,12 +237,12 @@ class _Parser:
                 continue
             if self.keyword() in ends:
                 return commands
-            and_or: AndOr = [("", self.command())]
+            and_or: AndOr = [("", self.pipeline())]
             while self.pending in ("&&", "||"):
                 op = self.advance()
                 while self.pending == ";":
                     self.advance()
-                and_or.append((str(op), self.command()))
+                and_or.append((str(op), self.pipeline()))
             commands.append(and_or)
         if ends:
             raise NotUnderstood(f"missing {ends[0]}")
@@ -218,8 +253,41 @@ class _Parser:
             raise NotUnderstood(f"expected {keyword}")
         self.advance()
 
+    def pipeline(self) -> Command:
+        negated = self.keyword() == "!"
+        if negated:
+            self.advance()
+        commands = [self.command()]
+        while self.pending == "|":
+            self.advance()
+            while self.pending == ";":  # a newline after the pipe
+                self.advance()
+            commands.append(self.command())
+        if len(commands) == 1 and not negated:
+            return commands[0]
+        return Pipeline(commands, negated)
+
+    def if_command(self) -> If:
+        branches = []
+        while True:
+            self.advance()  # if or elif
+            condition = self.list_until(("then",))
+            self.expect("then")
+            body = self.list_until(("elif", "else", "fi"))
+            branches.append((condition, body))
+            if self.keyword() != "elif":
+                break
+        otherwise: list[AndOr] = []
+        if self.keyword() == "else":
+            self.advance()
+            otherwise = self.list_until(("fi",))
+        self.expect("fi")
+        return If(branches, otherwise)
+
     def command(self) -> Command:
         keyword = self.keyword()
+        if keyword == "if":
+            return self.if_command()
         if keyword in ("while", "until"):
             self.advance()
             condition = self.list_until(("do",))
@@ -244,13 +312,32 @@ class _Parser:
             body = self.list_until(("done",))
             self.expect("done")
             return Loop("for", [], body, name, items)
-        if keyword in ("if", "case", "function", "{", "}", "then", "do", "done", "!"):
+        if keyword in ("case", "function", "{", "}", "then", "do", "done", "!", "fi", "elif"):
             raise NotUnderstood(keyword)
-        words = []
-        while isinstance(self.pending, list):
-            words.append(self.pending)
-            self.advance()
-        return Simple(words)
+        command = Simple([])
+        while isinstance(self.pending, list) or _is_redirection(self.pending):
+            if isinstance(self.pending, list):
+                command.words.append(self.pending)
+                self.advance()
+                continue
+            operator = str(self.advance())
+            target = self.advance()
+            if not isinstance(target, list):
+                raise NotUnderstood("a redirection without a file")
+            command.redirections.append((operator, target))
+        if not command.words and not command.redirections:
+            raise NotUnderstood("unexpected token")
+        return command
+
+
+def _is_redirection(token: Word | str | None) -> bool:
+    return isinstance(token, str) and token[-1:] in "<>&" and token not in ("&&",)
+
+
+def _is_assignment_start(part: Part) -> bool:
+    """`name=` as a word's first part, unquoted: an array's parentheses may follow."""
+    kind, text, quoted = part
+    return kind == "lit" and not quoted and text.endswith("=") and bool(NAME.fullmatch(text[:-1]))
 
 
 def parse(text: str) -> list[AndOr]:

@@ -9,9 +9,11 @@ How the node figures are made:
   capacity.
 - nodefs: the node's ephemeral-storage capacity; used by the pods' writable layers, logs and
   local volumes, by what exited containers leave until they are removed, and by the node's
-  images. The images live on the same filesystem, as in a
-  default containerd setup, so imagefs shows the same filesystem: the same capacity, usage and
-  inodes as nodefs.
+  images. The images live on the same filesystem, as in a default containerd setup, so
+  imagefs shows the same filesystem: the same capacity, usage and inodes as nodefs.
+- unless the node's pool gives images a filesystem of their own (`imagefs.capacity`, as
+  containerd's root on a disk of its own): then imagefs holds the images and the containers'
+  writable layers, and nodefs the logs and local volumes.
 - inodes: one per 16 KiB of the filesystem (ext4's default ratio), used in the same ratio.
 - PIDs: pid_max is 4194304 (the kernel's limit on 64-bit, what systemd sets); in use, the sum
   of the pods', each pod at most podPidsLimit.
@@ -88,11 +90,15 @@ def node_summary(
     memory = capacity.get(MEMORY)
     storage = capacity.get(EPHEMERAL_STORAGE)
     fs_capacity = storage.value() if storage is not None else 0
-    fs_used = (
-        sum(p.ephemeral_storage_bytes for p in pods)
-        + sum(c.rootfs_used_bytes + c.logs_used_bytes for c in left_on_disk.values())
-        + image_bytes
-    )
+    every = [c for p in pods for c in p.containers] + list(left_on_disk.values())
+    rootfs = sum(c.rootfs_used_bytes for c in every)
+    logs = sum(c.logs_used_bytes for c in every)
+    if config.imagefs_capacity is None:
+        fs_used = rootfs + logs + image_bytes
+        image_fs = (fs_capacity, fs_used)
+    else:
+        fs_used = logs
+        image_fs = (config.imagefs_capacity, rootfs + image_bytes)
     inodes = fs_capacity // BYTES_PER_INODE
     inodes_used = -(-fs_used // BYTES_PER_INODE)
     node = NodeStats(
@@ -104,10 +110,10 @@ def node_summary(
         nodefs_used_bytes=fs_used,
         nodefs_inodes=inodes,
         nodefs_inodes_used=inodes_used,
-        imagefs_capacity_bytes=fs_capacity,
-        imagefs_used_bytes=fs_used,
-        imagefs_inodes=inodes,
-        imagefs_inodes_used=inodes_used,
+        imagefs_capacity_bytes=image_fs[0],
+        imagefs_used_bytes=image_fs[1],
+        imagefs_inodes=image_fs[0] // BYTES_PER_INODE,
+        imagefs_inodes_used=-(-image_fs[1] // BYTES_PER_INODE),
         pid_max=PID_MAX,
         pids=sum(p.pids for p in pods),
     )

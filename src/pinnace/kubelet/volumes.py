@@ -24,10 +24,15 @@ populator cannot take it before: the claim is missing, being deleted or not boun
 stays in ContainerCreating, and when a sync has waited podAttachAndMountTimeout (2 min 3 s) for
 it the kubelet records `Unable to attach or mount volumes: unmounted volumes=[data], unattached
 volumes=[], failed to process volumes=[data]: context deadline exceeded`. Once bound it mounts
-as an empty directory.
+as an empty directory the pod's containers write into, as an emptyDir (below); what they wrote
+goes with the pod.
 
-A container's files (`Filesystem`) are its mounts of the pod's volumes, nothing else: the
-image's own files are not modelled.
+An emptyDir volume starts empty and holds what the pod's containers write into it, shared by
+every container that mounts it (an init container's files are there for the app containers).
+A container's files (`Filesystem`) are its mounts of the pod's volumes over its own writable
+layer (what it writes elsewhere, gone when it restarts); the image's own files are not
+modelled. A written file keeps its last `KEPT_BYTES` in memory (what `cat` shows of a longer
+one), and counts every byte written (what `tail -F` follows).
 """
 
 from __future__ import annotations
@@ -44,7 +49,10 @@ from typing import Any
 from pinnace.kubelet.sources import CLAIM, SOURCE_KINDS, SourceKind, SourceLookup, SourceName
 
 FAILED_MOUNT = "FailedMount"
-_MODELLED = ("configMap", "secret", "downwardAPI", "projected", "persistentVolumeClaim")
+KEPT_BYTES = 64 * 1024
+"""What a written file keeps in memory of its end: a container appending to a log file for
+ever must not hold it all."""
+_MODELLED = ("configMap", "secret", "downwardAPI", "projected", "persistentVolumeClaim", "emptyDir")
 ATTACH_AND_MOUNT_TIMEOUT = 123.0
 """podAttachAndMountTimeout: 2 min 3 s, how long a sync waits for the volumes."""
 
@@ -58,6 +66,20 @@ _SUBSCRIPT = re.compile(r"metadata\.(labels|annotations)\['(.*)'\]")
 
 Files = dict[str, str]
 """Path relative to the volume -> content."""
+
+
+class WritableFiles(dict[str, str]):
+    """The files of an emptyDir volume or a container's writable layer: containers write them.
+    `sizes` counts what was written to each file in all, of which the content keeps the end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: dict[str, int] = {}
+
+    def write(self, relative: str, text: str, append: bool) -> None:
+        content = self.get(relative, "") + text if append else text
+        self[relative] = content[-KEPT_BYTES:]
+        self.sizes[relative] = (self.sizes.get(relative, 0) if append else 0) + len(text)
 
 
 @dataclass
@@ -82,6 +104,33 @@ class Filesystem:
         found = self._resolve(path)
         return None if found is None else found[0].get(found[1])
 
+    def write(self, path: str, text: str, append: bool) -> str | None:
+        """Write (or append) `text` to a file; busybox sh's error when it cannot be."""
+        failed = self.cannot_write(path)
+        found = self._resolve(path)
+        if failed is None and found is not None and isinstance(found[0], WritableFiles):
+            found[0].write(found[1], text, append)
+        return failed
+
+    def cannot_write(self, path: str) -> str | None:
+        """Why a file cannot be written (busybox sh's error), None if it can."""
+        found = self._resolve(path)
+        if found is None or not found[1] or self.is_dir(path):
+            return f"sh: can't create {path}: Is a directory"
+        if not isinstance(found[0], WritableFiles):
+            return f"sh: can't create {path}: Read-only file system"
+        return None
+
+    def size(self, path: str) -> int | None:
+        """How many bytes were written to a file in all (its length if it was never written);
+        None when there is no such file."""
+        found = self._resolve(path)
+        if found is None or found[1] not in found[0]:
+            return None
+        files, relative = found
+        sizes = files.sizes if isinstance(files, WritableFiles) else {}
+        return sizes.get(relative, len(files[relative]))
+
     def is_dir(self, path: str) -> bool:
         return self.list(path) is not None and self.read(path) is None
 
@@ -92,7 +141,7 @@ class Filesystem:
         names: set[str] = set()
         normal = _absolute(path)
         for mount, _ in self.mounts:  # mount points below `path` are directories in it
-            if mount.startswith(normal.rstrip("/") + "/"):
+            if mount != normal and mount.startswith(normal.rstrip("/") + "/"):
                 names.add(mount[len(normal.rstrip("/")) + 1 :].split("/", 1)[0])
         if found is not None:
             files, relative = found
@@ -230,14 +279,17 @@ def claim_payload(source: Mapping[str, Any], namespace: str, lookup: SourceLooku
         return Unprocessed(f"{prefix}: can't start pod because PVC is being deleted")
     if (claim.get("status") or {}).get("phase") != "Bound":
         return Unprocessed(f"{prefix}: PVC is not bound")
-    return {}
+    return WritableFiles()
 
 
 def volume_payload(
     volume: Mapping[str, Any], pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource
 ) -> Files | str | None:
     """The files of one of the volumes Pinnace models, or why its mount fails; None while a
-    token it holds is awaited."""
+    token it holds is awaited. An emptyDir's, and a bound claim's, are new `WritableFiles`:
+    what the containers write there."""
+    if volume.get("emptyDir") is not None:
+        return WritableFiles()
     namespace = (pod.get("metadata") or {}).get("namespace", "")
     if volume.get("persistentVolumeClaim") is not None:
         return claim_payload(volume["persistentVolumeClaim"], namespace, lookup)
@@ -313,6 +365,9 @@ class PodVolumes:
             if isinstance(payload, str):
                 failures.append(f'MountVolume.SetUp failed for volume "{volume}" : {payload}')
                 continue
+            if isinstance(payload, WritableFiles):
+                self.files.setdefault(volume, payload)  # what the containers wrote stays
+                continue
             files = self.files.setdefault(volume, {})
             if files != payload:
                 files.clear()
@@ -321,8 +376,9 @@ class PodVolumes:
         return failures
 
     def filesystem(self, container: Mapping[str, Any]) -> Filesystem:
-        """The files `container` sees through its volumeMounts, as it starts."""
-        mounts: list[tuple[str, Mapping[str, str]]] = []
+        """The files `container` sees through its volumeMounts over a writable layer of its
+        own, as it starts."""
+        mounts: list[tuple[str, Mapping[str, str]]] = [("/", WritableFiles())]
         for mount in container.get("volumeMounts") or ():
             files = self.files.get(mount.get("name", ""))
             if files is None:

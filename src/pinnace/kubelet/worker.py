@@ -38,6 +38,7 @@ waiting in CrashLoopBackOff restarts at once.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,11 +49,13 @@ from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time, parse_time
 from pinnace.kubelet.behaviour import (
+    COMMAND_NOT_MODELLED,
     BehaviourError,
     ContainerBehaviour,
     container_argv,
     container_behaviour,
 )
+from pinnace.kubelet.commands import UnknownOutcome
 from pinnace.kubelet.environment import ConfigError, expand_command
 from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.exec import Attached
@@ -98,7 +101,7 @@ from pinnace.kubelet.runtime import (
     LinuxContainerResources,
     OnExit,
 )
-from pinnace.kubelet.shell import ShellContext
+from pinnace.kubelet.shell import ShellContext, WebGet
 from pinnace.kubelet.sources import SourceLookup, SourceName, referenced_sources
 from pinnace.kubelet.volumes import ATTACH_AND_MOUNT_TIMEOUT, FAILED_MOUNT, PodVolumes, TokenSource
 from pinnace.resources.oom import is_critical_pod
@@ -109,6 +112,7 @@ if TYPE_CHECKING:
     from pinnace.kubelet.eviction import UsageCeiling
     from pinnace.kubelet.resize import PodAllocation
 
+_log = logging.getLogger(__name__)
 INITIAL_BACKOFF = 10.0
 MAX_BACKOFF = 300.0
 MINIMUM_GRACE_PERIOD = 2
@@ -139,6 +143,11 @@ class PodHost(Protocol):
     """The node's pod IPs: a sandbox's is allocated, a resumed pod's reserved."""
     image_service: ImageService
     """The node's image service: what its containers' images are pulled through."""
+    unknown_command: UnknownOutcome
+    """What a program the shell model does not know does in a container that is to finish."""
+
+    def web(self, namespace: str) -> WebGet:
+        """How a container of `namespace` reaches URLs (`wget`)."""
 
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
@@ -686,7 +695,7 @@ class PodWorker:
             now = self.host.clock.now
             context = self._shell_context(pod, c.name, spec)
             return _Plan(
-                container_behaviour(pod, c.name, context),
+                container_behaviour(pod, c.name, context, self.host.unknown_command),
                 hook_run(pod, spec, POST_START, now),
                 hook_run(pod, spec, PRE_STOP, now),
                 {
@@ -703,7 +712,14 @@ class PodWorker:
         """What container `name`'s commands see: its environment and files."""
         env = self.host.container_environment(pod, name, self.pod_ip)
         hostname = (pod.get("spec") or {}).get("hostname") or self.name
-        return ShellContext(env, self.volumes.filesystem(spec), self.host.clock.now, hostname)
+        return ShellContext(
+            env,
+            self.volumes.filesystem(spec),
+            self.host.clock.now,
+            hostname,
+            web=self.host.web(self.namespace),
+            stdin_open=bool(spec.get("stdin")),
+        )
 
     def exec_context(self, name: str) -> ShellContext | None:
         """What a command exec'd in container `name` sees; None unless it runs."""
@@ -768,6 +784,10 @@ class PodWorker:
         self._use_plan(c, plan)
         self._event(c, "Normal", "Created", f"Created container: {c.name}")
         self._event(c, "Normal", "Started", f"Started container {c.name}")
+        if plan.behaviour.not_modelled:
+            message = plan.behaviour.not_modelled
+            _log.info("%s/%s %s: %s", self.namespace, self.name, c.name, message)
+            self._event(c, "Normal", COMMAND_NOT_MODELLED, message)
         if plan.post_start is None:
             self._container_running(c)
             return

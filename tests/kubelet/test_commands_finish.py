@@ -1,0 +1,209 @@
+"""Workloads of the Kubernetes documentation whose commands must finish (or must not), on the
+virtual clock with the whole control plane: the pi Job, indexed Jobs (the `rev` example with
+its input from an init container, and one running a program the model does not know), and a
+Deployment whose server the model does not know, which keeps running."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.support import SimulatedCluster
+
+from pinnace.api import catalog
+from pinnace.api.options import LogOptions
+from pinnace.cluster import ClusterOptions
+from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.config import node_configs
+
+PODS = catalog.kind("", "pods")
+EVENTS = catalog.kind("", "events")
+JOBS = catalog.kind("batch", "jobs")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
+SERVICES = catalog.kind("", "services")
+
+
+@pytest.fixture
+def cluster() -> Iterator[SimulatedCluster]:
+    c = SimulatedCluster(ClusterOptions(nodes=node_configs(1), seed=1))
+    yield c
+    c.close()
+
+
+def job(name: str, spec: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", **spec}}, **more},
+    }
+
+
+def complete(cluster: SimulatedCluster, name: str) -> bool:
+    found = cluster.run(cluster.client.get(JOBS, "default", name))
+    conditions = (found.get("status") or {}).get("conditions") or ()
+    return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions)
+
+
+def read_log(cluster: SimulatedCluster, pod: dict[str, Any]) -> list[str]:
+    """What `kubectl logs` shows of the pod's first container."""
+
+    async def read() -> str:
+        container = pod["spec"]["containers"][0]["name"]
+        chunks = cluster.plane.nodes.read_log(pod, container, LogOptions())
+        return "".join([chunk async for chunk in chunks])
+
+    return cluster.run(read()).splitlines()
+
+
+def logs(cluster: SimulatedCluster, job_name: str) -> list[str]:
+    """The lines the Job's pods printed."""
+    pods = cluster.run(cluster.client.list(PODS, "default"))["items"]
+    return [
+        line
+        for pod in pods
+        if (pod["metadata"].get("labels") or {}).get("job-name") == job_name
+        for line in read_log(cluster, pod)
+    ]
+
+
+def test_the_pi_job_completes_and_prints_pi(cluster: SimulatedCluster) -> None:
+    pi = {
+        "name": "pi",
+        "image": "perl:5.34.0",
+        "command": ["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"],
+    }
+    cluster.run(cluster.client.create(JOBS, "default", job("pi", {"containers": [pi]})))
+    cluster.wait(30)
+    assert complete(cluster, "pi")
+    [digits] = logs(cluster, "pi")
+    assert digits.startswith("3.14159265358979323846") and len(digits) == 2001
+
+
+def test_the_indexed_job_reverses_what_its_init_container_wrote(cluster: SimulatedCluster) -> None:
+    mount = [{"mountPath": "/input", "name": "input"}]
+    script = "items=(foo bar baz qux xyz)\necho ${items[$JOB_COMPLETION_INDEX]} > /input/data.txt\n"
+    spec = {
+        "initContainers": [
+            {
+                "name": "input",
+                "image": "docker.io/library/bash",
+                "command": ["bash", "-c", script],
+                "volumeMounts": mount,
+            }
+        ],
+        "containers": [
+            {
+                "name": "worker",
+                "image": "docker.io/library/busybox",
+                "command": ["rev", "/input/data.txt"],
+                "volumeMounts": mount,
+            }
+        ],
+        "volumes": [{"name": "input", "emptyDir": {}}],
+    }
+    body = job("indexed-job", spec, completions=5, parallelism=3, completionMode="Indexed")
+    cluster.run(cluster.client.create(JOBS, "default", body))
+    cluster.wait(30)
+    assert complete(cluster, "indexed-job")
+    assert sorted(logs(cluster, "indexed-job")) == sorted(["oof", "rab", "zab", "xuq", "zyx"])
+
+
+def test_an_indexed_job_of_an_unknown_program_completes(cluster: SimulatedCluster) -> None:
+    worker = {"name": "worker", "image": "example.com/worker:1", "command": ["python3", "work.py"]}
+    body = job("work", {"containers": [worker]}, completions=3, completionMode="Indexed")
+    cluster.run(cluster.client.create(JOBS, "default", body))
+    cluster.wait(60)
+    assert complete(cluster, "work")
+    events = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+    said = {e["message"] for e in events if e["reason"] == "CommandNotModelled"}
+    assert said == {'Pinnace does not model "python3 work.py": it runs 10s, then exits 0'}
+
+
+def test_a_deployment_of_an_unknown_server_keeps_running(cluster: SimulatedCluster) -> None:
+    labels = {"app": "api"}
+    server = {"name": "api", "image": "example.com/api:2", "command": ["/usr/bin/api-server"]}
+    body = {
+        "metadata": {"name": "api"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [server]}},
+        },
+    }
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", body))
+    cluster.wait(600)
+    [pod] = cluster.run(cluster.client.list(PODS, "default"))["items"]
+    [status] = pod["status"]["containerStatuses"]
+    assert pod["status"]["phase"] == "Running" and status["restartCount"] == 0
+    assert "running" in status["state"]
+
+
+def test_an_annotation_gives_an_unknown_program_its_outcome(cluster: SimulatedCluster) -> None:
+    pod = {
+        "metadata": {
+            "name": "batch",
+            "annotations": {
+                "sim.pinnace.dev/unknown-run-seconds": "5",
+                "sim.pinnace.dev/unknown-exit-code": "3",
+            },
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "example.com/c", "command": ["crunch"]}],
+        },
+    }
+    cluster.run(cluster.client.create(PODS, "default", pod))
+    cluster.wait(10)
+    found = cluster.run(cluster.client.get(PODS, "default", "batch"))
+    [status] = found["status"]["containerStatuses"]
+    assert found["status"]["phase"] == "Failed"
+    assert status["state"]["terminated"]["exitCode"] == 3
+
+
+def test_wget_reaches_a_service_with_ready_endpoints(cluster: SimulatedCluster) -> None:
+    labels = {"app": "web"}
+    web = {
+        "metadata": {"name": "web", "labels": labels},
+        "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]},
+    }
+    service = {
+        "metadata": {"name": "web"},
+        "spec": {"selector": labels, "ports": [{"port": 80}]},
+    }
+    empty = {
+        "metadata": {"name": "nobody"},
+        "spec": {"selector": {"app": "x"}, "ports": [{"port": 80}]},
+    }
+    for kind, body in ((PODS, web), (SERVICES, service), (SERVICES, empty)):
+        cluster.run(cluster.client.create(kind, "default", body))
+    cluster.wait(5)
+    script = "wget -qO- http://web | head -n 4 | tail -n 1; wget -qO- http://nobody.default.svc"
+    client = {
+        "metadata": {"name": "client"},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox", "command": ["sh", "-c", script]}],
+        },
+    }
+    cluster.run(cluster.client.create(PODS, "default", client))
+    cluster.wait(5)
+    found = cluster.run(cluster.client.get(PODS, "default", "client"))
+    nobody = cluster.run(cluster.client.get(SERVICES, "default", "nobody"))["spec"]["clusterIP"]
+    assert found["status"]["phase"] == "Failed"
+    assert read_log(cluster, found) == [
+        "<title>Welcome to nginx!</title>",
+        f"wget: can't connect to remote host ({nobody}): Connection refused",
+    ]
+
+
+def test_a_bad_unknown_outcome_annotation_is_refused_naming_it() -> None:
+    body = {
+        "metadata": {"annotations": {"sim.pinnace.dev/unknown-run-seconds.c": "soon"}},
+        "spec": {"containers": [{"name": "c", "image": "x", "command": ["crunch"]}]},
+    }
+    with pytest.raises(BehaviourError) as refused:
+        container_behaviour(body, "c")
+    assert str(refused.value) == (
+        'annotation sim.pinnace.dev/unknown-run-seconds.c: invalid value "soon": '
+        'must be a non-negative number of seconds or "forever"'
+    )

@@ -375,10 +375,10 @@ class PodVolumes:
         self.mounted = len(self.files) == len(self.sources)
         return failures
 
-    def filesystem(self, container: Mapping[str, Any]) -> Filesystem:
-        """The files `container` sees through its volumeMounts over a writable layer of its
-        own, as it starts."""
-        mounts: list[tuple[str, Mapping[str, str]]] = [("/", WritableFiles())]
+    def filesystem(self, container: Mapping[str, Any], layer: WritableFiles) -> Filesystem:
+        """The files `container` sees through its volumeMounts over `layer`, the writable
+        layer of its run."""
+        mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
         for mount in container.get("volumeMounts") or ():
             files = self.files.get(mount.get("name", ""))
             if files is None:

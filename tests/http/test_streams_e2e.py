@@ -50,6 +50,17 @@ def test_kubectl_cp_copies_the_containers_files_out(cluster: Cluster) -> None:
     assert (cluster.workdir / "account" / "namespace").read_text() == "default"
 
 
+def test_kubectl_cp_copies_into_the_container_and_back_out(cluster: Cluster) -> None:
+    local = cluster.workdir / "upload"
+    (local / "sub").mkdir(parents=True)
+    (local / "sub" / "notes.txt").write_text("hello\n")
+    cluster.ok("cp", str(local), "box:/srv/upload")
+    assert cluster.ok("exec", "box", "--", "cat", "/srv/upload/sub/notes.txt") == "hello\n"
+    cluster.ok("exec", "box", "--", "sh", "-c", "echo more >> /srv/upload/sub/notes.txt")
+    cluster.ok("cp", "box:/srv/upload", str(cluster.workdir / "download"))
+    assert (cluster.workdir / "download" / "sub" / "notes.txt").read_text() == "hello\nmore\n"
+
+
 def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None:
     done = cluster.kubectl("exec", "-i", "box", "--", "sh", stdin="X=4\necho $X\nexit $X\n")
     assert (done.returncode, done.stdout) == (4, "4\n")

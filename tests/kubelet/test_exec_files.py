@@ -4,6 +4,8 @@ in the container's writable layer for the next exec until the container restarts
 
 from __future__ import annotations
 
+import io
+import tarfile
 from typing import Any
 
 from tests.kubelet.conftest import Node, pod
@@ -37,3 +39,16 @@ def test_what_an_exec_writes_stays_for_the_next_until_the_container_restarts(
     assert node.get_pod("web")["status"]["containerStatuses"][0]["restartCount"] == 1
     code, out = exec_(node, "web", "cat", "/tmp/x")
     assert (code, out.text(STDERR)) == (1, "cat: can't open '/tmp/x': No such file or directory\n")
+
+
+def test_tar_xf_on_stdin_unpacks_into_the_container_for_cat_and_tar_cf(node: Node) -> None:
+    node.create_pod(restarting("web", 600))
+    node.settle(5)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("notes.txt")
+        info.size = 6
+        tar.addfile(info, io.BytesIO(b"hello\n"))
+    code, _ = exec_(node, "web", "tar", "-xmf", "-", "-C", "/srv", stdin=buffer.getvalue())
+    assert code == 0
+    assert exec_(node, "web", "cat", "/srv/notes.txt")[1].text() == "hello\n"

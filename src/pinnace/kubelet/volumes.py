@@ -117,9 +117,14 @@ class Filesystem:
         found = self._resolve(path)
         if found is None or not found[1] or self.is_dir(path):
             return f"sh: can't create {path}: Is a directory"
-        if not isinstance(found[0], WritableFiles):
+        if not self.writable(path):
             return f"sh: can't create {path}: Read-only file system"
         return None
+
+    def writable(self, path: str) -> bool:
+        """Whether `path` is on writable files (the layer, an emptyDir or a claim)."""
+        found = self._resolve(path)
+        return found is not None and isinstance(found[0], WritableFiles)
 
     def size(self, path: str) -> int | None:
         """How many bytes were written to a file in all (its length if it was never written);

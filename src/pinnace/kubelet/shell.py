@@ -50,6 +50,7 @@ import contextlib
 import copy
 import dataclasses
 import functools
+import gzip
 import math
 import re
 import shlex
@@ -112,6 +113,9 @@ _PRINTING = frozenset(
         "head",
         "hostname",
         "wget",
+        "uptime",
+        "gzip",
+        "gunzip",
     }
 )
 _STANDARD_STREAMS = {
@@ -151,6 +155,8 @@ class ShellContext:
     """What a program the model does not know does; None: it is not understood."""
     web: WebGet | None = None
     """How `wget` reaches a URL (the cluster's Services); None: nothing answers."""
+    booted: float | None = None
+    """When its node started (what `uptime` counts from); None: when the shell started."""
     stdin_open: bool = False
     """The container keeps its stdin open (`stdin: true`): a shell with no script waits on
     it for ever rather than reading nothing and exiting."""
@@ -368,6 +374,8 @@ class _Shell:
         """Where output goes instead of the log: a pipe, a file, a command substitution."""
         self._err = "log"
         """Where error messages go: "log", "out" (2>&1) or "null" (2>/dev/null)."""
+        self._stdout = STDOUT
+        """The sink's stream output goes to: STDERR after `>&2`."""
         self._pending: dict[str, str] = {}
         """Files as this script wrote them after its start, before its writes are due."""
         self.unknown: list[str] = []
@@ -378,7 +386,7 @@ class _Shell:
             self._out.append(text)
             return
         if self.sink is not None:
-            self.sink(self.run.seconds, STDOUT, text)
+            self.sink(self.run.seconds, self._stdout, text)
             return
         *complete, self._partial = (self._partial + text).split("\n")
         self._lines.extend((self.run.seconds, line) for line in complete)
@@ -489,7 +497,7 @@ class _Shell:
             self.status = int(self.status == 0)
 
     def redirected(self, command: Simple) -> None:
-        saved = self.stdin, self._out, self._err
+        saved = self.stdin, self._out, self._err, self._stdout
         target: tuple[str, bool] | None = None
         try:
             for operator, word in command.redirections:
@@ -509,7 +517,7 @@ class _Shell:
                     if (fd or "1") == "2" and path == "1":
                         self._err = "out"
                     elif (fd or "1") == "1" and path == "2":
-                        self._out = None
+                        self._to_stderr()
                     else:
                         raise NotUnderstood("a redirection of another descriptor")
                 elif path in _STANDARD_STREAMS:
@@ -517,7 +525,7 @@ class _Shell:
                     if fd == "2" and stream == "1":
                         self._err = "out"
                     elif fd != "2" and stream == "2":
-                        self._out = None  # stderr: the log
+                        self._to_stderr()
                 elif fd == "2":
                     if path != "/dev/null":
                         raise NotUnderstood("stderr into a file")
@@ -531,7 +539,14 @@ class _Shell:
                 if not self.write_file(path, "".join(self._out or ()), append):
                     self.status = 1
         finally:
-            self.stdin, self._out, self._err = saved
+            self.stdin, self._out, self._err, self._stdout = saved
+
+    def _to_stderr(self) -> None:
+        """`>&2`: output goes where error messages go (the log, an exec's stderr)."""
+        if self._err == "null":
+            self._out = []  # discarded: no file to write it to
+        elif self._err == "log":
+            self._out, self._stdout = None, STDERR
 
     def loop(self, loop: Loop) -> None:
         if loop.kind == "for":
@@ -1144,6 +1159,41 @@ def _date(shell: _Shell, args: list[str]) -> int:
     return 0
 
 
+def _uptime(shell: _Shell, args: list[str]) -> int:
+    """busybox's uptime: the time, how long the node has been up, no users logged in, and
+    load averages of 0 (the node's load is not modelled)."""
+    if args:
+        raise NotUnderstood("uptime with options")
+    now = shell.started + shell.run.seconds
+    booted = shell.context.booted
+    minutes = int(now - (shell.started if booted is None else booted)) // 60
+    days, hours, minutes = minutes // 1440, minutes // 60 % 24, minutes % 60
+    up = (f"{days} day{'s' if days != 1 else ''}, " if days else "") + (
+        f"{hours:2}:{minutes:02}" if hours else f"{minutes} min"
+    )
+    clock = time.strftime("%H:%M:%S", time.gmtime(now))
+    shell.write(f" {clock} up {up},  0 users,  load average: 0.00, 0.00, 0.00\n")
+    return 0
+
+
+def _gzip(shell: _Shell, args: list[str]) -> int:
+    """gzip (`-d`: gunzip) from stdin to stdout, as in a pipe (`echo x | gzip`); the bytes
+    as text, undecodable ones kept as surrogates, as tar keeps them."""
+    flags = "".join(a.lstrip("-") for a in args if a.startswith("-") and a != "-")
+    if any(not a.startswith("-") for a in args) or set(flags) - set("cdf"):
+        raise NotUnderstood("gzip of files")
+    data = (shell.stdin or "").encode(errors="surrogateescape")
+    if "d" not in flags:
+        shell.write(gzip.compress(data, mtime=0).decode(errors="surrogateescape"))
+        return 0
+    try:
+        shell.write(gzip.decompress(data).decode(errors="surrogateescape"))
+    except (OSError, EOFError):
+        shell.error("gzip: invalid magic\n")
+        return 1
+    return 0
+
+
 def _export(shell: _Shell, args: list[str]) -> int:
     for arg in args:
         name, equals, value = arg.partition("=")
@@ -1178,6 +1228,9 @@ _BUILTINS: Mapping[str, Callable[[_Shell, list[str]], int]] = {
     "[": _bracket,
     "hostname": _hostname,
     "wget": _wget,
+    "uptime": _uptime,
+    "gzip": _gzip,
+    "gunzip": lambda shell, args: _gzip(shell, ["-d", *args]),
     **dict.fromkeys(SHELLS, _sh),
     "exec": _exec,
     ":": lambda shell, args: 0,

@@ -151,6 +151,8 @@ class PodHost(Protocol):
     """The node's image service: what its containers' images are pulled through."""
     unknown_command: UnknownOutcome
     """What a program the shell model does not know does in a container that is to finish."""
+    booted: float
+    """When the node started (what `uptime` in its containers counts from)."""
 
     def web(self, namespace: str) -> WebGet:
         """How a container of `namespace` reaches URLs (`wget`)."""
@@ -728,6 +730,7 @@ class PodWorker:
             self.host.clock.now,
             hostname,
             web=self.host.web(self.namespace),
+            booted=self.host.booted,
             stdin_open=bool(spec.get("stdin")),
         )
 

@@ -5,6 +5,7 @@ busybox and nginx containers."""
 
 from __future__ import annotations
 
+import gzip
 import re
 import subprocess
 import urllib.request
@@ -101,9 +102,13 @@ def test_the_python_clients_stream_runs_commands_and_reads_their_exit_code(
         tty=False,
         _preload_content=False,
     )
-    shell.write_stdin("echo $HOSTNAME\nexit 7\n")
+    shell.write_stdin("echo $HOSTNAME\necho oops >&2\nexit 7\n")
     shell.run_forever(timeout=10)
-    assert (shell.read_stdout(), shell.returncode) == ("box\n", 7)
+    assert (shell.read_stdout(), shell.read_stderr(), shell.returncode) == ("box\n", "oops\n", 7)
+    zipped = stream(
+        exec_, "box", "default", command=["sh", "-c", "echo -n hi | gzip"], stdout=True, binary=True
+    )
+    assert gzip.decompress(zipped) == b"hi"
 
 
 def test_kubectl_run_i_attaches_prints_what_follows_and_deletes_the_pod(cluster: Cluster) -> None:

@@ -18,14 +18,16 @@ Understood:
   pattern that matches nothing stays as written)
 - redirections: `> FILE`, `>> FILE` into the container's writable layer or an emptyDir
   (`pinnace.kubelet.volumes`; a write after the script's start is due when the script gets
-  there, for the runtime to make), `< FILE`, `2>/dev/null`, `2>&1`, `>&2`
+  there, for the runtime to make), `< FILE`, `2>/dev/null`, `2>&1`, `>&2` (an exec'd
+  command's stderr)
 - assignments (`i=0`, `export NAME=value`): variables of the shell, in the environment once
   exported. The environment starts as the runtime gives it: HOSTNAME (the pod's name), PATH
   (busybox's), the kubelet's variables (`pinnace.kubelet.environment`), HOME (/root)
 - `echo [-n] [-e]`, `env`, `printenv [NAME...]` (exit 1 when one is not set), `cat [FILE...]`,
   `ls [DIR]`, `rev`, `head`, `tail [-n N|+N] [-f|-F] [FILE]` (following a file looks for
   what was appended every TAIL_SLEEP_SECONDS), `wc [-lwc]`, `seq`, `expr`, `test`/`[ ]`,
-  `hostname`, `date` (busybox's format, or `date +FORMAT`), `wget -qO- URL` (through the
+  `hostname`, `date` (busybox's format, or `date +FORMAT`), `uptime`, `gzip`/`gunzip` (stdin
+  to stdout), `wget -qO- URL` (through the
   context's `web`), `sh`/`bash` (a script, or with no script an empty stdin: exit 0, unless
   the container keeps stdin open), `true`, `false`, `:`, `exec`, `tail -f /dev/null` (waits
   forever), and the programs of `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl`

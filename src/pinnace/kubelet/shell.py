@@ -27,11 +27,10 @@ Understood:
   `ls [DIR]`, `rev`, `head`, `tail [-n N|+N] [-f|-F] [FILE]` (following a file looks for
   what was appended every TAIL_SLEEP_SECONDS), `wc [-lwc]`, `seq`, `expr`, `test`/`[ ]`,
   `hostname`, `date` (busybox's format, or `date +FORMAT`), `uptime`, `gzip`/`gunzip` (stdin
-  to stdout), `wget -qO- URL` (through the
-  context's `web`), `sh`/`bash` (a script, or with no script an empty stdin: exit 0, unless
-  the container keeps stdin open), `true`, `false`, `:`, `exec`, `tail -f /dev/null` (waits
-  forever), and the programs of `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl`
-  pi, servers).
+  to stdout), `wget -qO- URL` (through the context's `web`), `sh`/`bash` (a script, or with
+  no script an empty stdin: exit 0, unless the container keeps stdin open), `true`, `false`,
+  `:`, `exec`, `tail -f /dev/null` (waits forever), and the programs of
+  `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl` pi, servers).
 
 A program it does not know takes the context's `unknown` outcome (a run time and exit code,
 `pinnace.kubelet.behaviour`), recorded in `ScriptRun.unknown`; without one, and for anything

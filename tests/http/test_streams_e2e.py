@@ -5,6 +5,7 @@ busybox and nginx containers."""
 
 from __future__ import annotations
 
+import gzip
 import re
 import subprocess
 import urllib.request
@@ -50,6 +51,17 @@ def test_kubectl_cp_copies_the_containers_files_out(cluster: Cluster) -> None:
     assert (cluster.workdir / "account" / "namespace").read_text() == "default"
 
 
+def test_kubectl_cp_copies_into_the_container_and_back_out(cluster: Cluster) -> None:
+    local = cluster.workdir / "upload"
+    (local / "sub").mkdir(parents=True)
+    (local / "sub" / "notes.txt").write_text("hello\n")
+    cluster.ok("cp", str(local), "box:/srv/upload")
+    assert cluster.ok("exec", "box", "--", "cat", "/srv/upload/sub/notes.txt") == "hello\n"
+    cluster.ok("exec", "box", "--", "sh", "-c", "echo more >> /srv/upload/sub/notes.txt")
+    cluster.ok("cp", "box:/srv/upload", str(cluster.workdir / "download"))
+    assert (cluster.workdir / "download" / "sub" / "notes.txt").read_text() == "hello\nmore\n"
+
+
 def test_kubectl_exec_i_feeds_sh_its_commands_on_stdin(cluster: Cluster) -> None:
     done = cluster.kubectl("exec", "-i", "box", "--", "sh", stdin="X=4\necho $X\nexit $X\n")
     assert (done.returncode, done.stdout) == (4, "4\n")
@@ -90,9 +102,13 @@ def test_the_python_clients_stream_runs_commands_and_reads_their_exit_code(
         tty=False,
         _preload_content=False,
     )
-    shell.write_stdin("echo $HOSTNAME\nexit 7\n")
+    shell.write_stdin("echo $HOSTNAME\necho oops >&2\nexit 7\n")
     shell.run_forever(timeout=10)
-    assert (shell.read_stdout(), shell.returncode) == ("box\n", 7)
+    assert (shell.read_stdout(), shell.read_stderr(), shell.returncode) == ("box\n", "oops\n", 7)
+    zipped = stream(
+        exec_, "box", "default", command=["sh", "-c", "echo -n hi | gzip"], stdout=True, binary=True
+    )
+    assert gzip.decompress(zipped) == b"hi"
 
 
 def test_kubectl_run_i_attaches_prints_what_follows_and_deletes_the_pod(cluster: Cluster) -> None:

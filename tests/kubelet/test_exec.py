@@ -4,6 +4,7 @@ print and when, their exit status, and an interactive shell on stdin with or wit
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -102,6 +103,35 @@ def test_cat_copies_stdin_to_stdout_until_it_ends(clock: VirtualClock) -> None:
     for argv in (["cat"], ["/bin/sh", "-c", "cat"], ["cat", "-"]):
         code, out = run(clock, argv, [b"one\n", b"two"])
         assert (code, out.text()) == (0, "one\ntwo")
+
+
+def test_output_redirected_to_stderr_comes_on_the_exec_stderr(clock: VirtualClock) -> None:
+    code, out = run(clock, ["sh"], [b"echo one\necho two >&2\necho three 1>&2 2>/dev/null\n"])
+    assert (code, out.text(), out.text(STDERR)) == (0, "one\n", "two\nthree\n")
+    quiet = run(clock, ["sh", "-c", "echo gone 2>/dev/null >&2; echo kept 2>&1 >&2"])[1]
+    assert (quiet.text(), quiet.text(STDERR)) == ("kept\n", "")
+
+
+def test_uptime_prints_busybox_s_line_counting_from_the_nodes_start(
+    clock: VirtualClock,
+) -> None:
+    now = 1_700_000_000.0  # 22:13:20 UTC
+    ups = {now - 59: "0 min", now - 3 * 3600 - 300: " 3:05", now - 2 * 86400 - 60: "2 days, 1 min"}
+    for booted, up in ups.items():
+        shell = ShellContext(now=lambda: now, booted=booted)
+        terminal = Terminal(clock)
+        assert clock.run(run_exec(["uptime"], shell, False, terminal, clock)) == 0
+        load = "0 users,  load average: 0.00, 0.00, 0.00"
+        assert terminal.text() == f" 22:13:20 up {up},  {load}\n"
+
+
+def test_gzip_compresses_stdin_to_binary_stdout_and_gunzip_undoes_it(clock: VirtualClock) -> None:
+    code, out = run(clock, ["sh", "-c", 'echo -n "This is a test string" | gzip'])
+    data = b"".join(d for _, s, d in out.written if s == STDOUT)
+    assert code == 0 and gzip.decompress(data) == b"This is a test string"
+    assert run(clock, ["sh", "-c", "echo hi | gzip | gunzip"])[1].text() == "hi\n"
+    code, out = run(clock, ["sh", "-c", "echo hi | gunzip"])
+    assert (code, out.text(STDERR)) == (1, "gzip: invalid magic\n")
 
 
 def test_a_tty_echoes_what_is_typed_with_a_prompt_and_crlf(clock: VirtualClock) -> None:

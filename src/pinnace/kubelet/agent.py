@@ -145,6 +145,8 @@ class NodeAgent:
         self.codec = codec if codec is not None else Codec()
         """What packs its pods (`PodWorker.pod`, its pod informer's cache): the cluster's."""
         self.clock = client.clock
+        self.booted = self.clock.now()
+        """When the node started (its containers' `uptime`)."""
         self.config = config
         self.name = config.name
         self.machine = machine(config)

@@ -8,7 +8,8 @@ with its environment and files.
   for ever (`sleep infinity`) lasts until the client goes away.
 - `cat` with no file copies stdin to stdout until stdin ends (v5's close signal, or the
   connection's end).
-- `tar cf - PATH` (`kubectl cp` from the pod) archives the container's files
+- `tar cf - PATH` (`kubectl cp` from the pod) archives the container's files, and
+  `tar xf - -C DIR` (`kubectl cp` into it) unpacks the archive on stdin into them
   (`pinnace.kubelet.tar`).
 - `sh` (bash, ash...) without `-c` reads command lines from stdin, one at a time, keeping
   its variables, until `exit` or the end of stdin. With a tty it is interactive as a
@@ -36,7 +37,7 @@ from pinnace.kubelet.commands import SHELLS
 from pinnace.kubelet.logs import FOLLOW_POLL_SECONDS
 from pinnace.kubelet.runtime import ContainerStatus
 from pinnace.kubelet.shell import ExecShell, ShellContext
-from pinnace.kubelet.tar import run_tar
+from pinnace.kubelet.tar import parse_tar
 
 PROMPT = "/ # "
 """busybox sh's prompt for root (PS1 `\\w \\$ ` in /)."""
@@ -69,7 +70,7 @@ class _Output:
     async def write(self, stream: int, text: str) -> None:
         if self.tty:  # one terminal: stderr is stdout, and it ends lines with CR LF
             stream, text = STDOUT, text.replace("\n", "\r\n")
-        await self.io.write(stream, text.encode())
+        await self.io.write(stream, text.encode(errors="surrogateescape"))  # bytes tar wrote
 
     async def _wait(self, seconds: float) -> None:
         if math.isinf(seconds):
@@ -102,11 +103,13 @@ async def run_exec(
             await io.write(STDOUT, data)
         return 0
     program = argv[0].rsplit("/", 1)[-1] if argv else ""
-    tar = run_tar(argv[1:], context.files, clock.now()) if program == "tar" else None
-    if tar is not None:  # `kubectl cp`: binary on stdout
-        await io.write(STDOUT, tar.stdout)
-        await output.write(STDERR, tar.stderr)
-        return tar.status
+    tar = parse_tar(argv[1:]) if program == "tar" else None
+    if tar is not None:  # `kubectl cp`: an archive, binary, on stdin or stdout
+        done = tar.run(context.files, clock.now(), await _read_all(io) if tar.extract else b"")
+        if done.stdout:
+            await io.write(STDOUT, done.stdout)
+        await output.write(STDERR, done.stderr)
+        return done.status
     return await _command(shell, output, argv)
 
 
@@ -141,6 +144,14 @@ async def run_attach(attached: Attached, stdin: bool, tty: bool, io: StreamIO, c
         if ended:
             return 0
         await clock.sleep(FOLLOW_POLL_SECONDS)
+
+
+async def _read_all(io: StreamIO) -> bytes:
+    """Stdin until it ends."""
+    chunks = []
+    while data := await io.read():
+        chunks.append(data)
+    return b"".join(chunks)
 
 
 def _cat_of_stdin(argv: Sequence[str]) -> bool:

@@ -54,6 +54,7 @@ from pinnace.resources.pod import containers
 if TYPE_CHECKING:
     from pinnace.kubelet.behaviour import ContainerBehaviour, ContainerUsage
     from pinnace.kubelet.shell import LogStream, Output
+    from pinnace.kubelet.volumes import WritableFiles
 
 EXIT_CODE_SIGKILL = 137
 EXIT_CODE_SIGTERM = 143
@@ -143,6 +144,9 @@ class ContainerStatus:
     print nothing, and an empty list for each would take more than the rest of the status)."""
     ended: Ended | None = None
     """How the run ended; None while it runs (one slot for what only an exited one has)."""
+    layer: WritableFiles | None = None
+    """Its writable layer: what its commands, and commands exec'd in it, write outside its
+    volumes (the kubelet gives it when it starts the run)."""
 
     @property
     def state(self) -> ContainerState:

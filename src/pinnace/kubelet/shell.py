@@ -18,18 +18,19 @@ Understood:
   pattern that matches nothing stays as written)
 - redirections: `> FILE`, `>> FILE` into the container's writable layer or an emptyDir
   (`pinnace.kubelet.volumes`; a write after the script's start is due when the script gets
-  there, for the runtime to make), `< FILE`, `2>/dev/null`, `2>&1`, `>&2`
+  there, for the runtime to make), `< FILE`, `2>/dev/null`, `2>&1`, `>&2` (an exec'd
+  command's stderr)
 - assignments (`i=0`, `export NAME=value`): variables of the shell, in the environment once
   exported. The environment starts as the runtime gives it: HOSTNAME (the pod's name), PATH
   (busybox's), the kubelet's variables (`pinnace.kubelet.environment`), HOME (/root)
 - `echo [-n] [-e]`, `env`, `printenv [NAME...]` (exit 1 when one is not set), `cat [FILE...]`,
   `ls [DIR]`, `rev`, `head`, `tail [-n N|+N] [-f|-F] [FILE]` (following a file looks for
   what was appended every TAIL_SLEEP_SECONDS), `wc [-lwc]`, `seq`, `expr`, `test`/`[ ]`,
-  `hostname`, `date` (busybox's format, or `date +FORMAT`), `wget -qO- URL` (through the
-  context's `web`), `sh`/`bash` (a script, or with no script an empty stdin: exit 0, unless
-  the container keeps stdin open), `true`, `false`, `:`, `exec`, `tail -f /dev/null` (waits
-  forever), and the programs of `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl`
-  pi, servers).
+  `hostname`, `date` (busybox's format, or `date +FORMAT`), `uptime`, `gzip`/`gunzip` (stdin
+  to stdout), `wget -qO- URL` (through the context's `web`), `sh`/`bash` (a script, or with
+  no script an empty stdin: exit 0, unless the container keeps stdin open), `true`, `false`,
+  `:`, `exec`, `tail -f /dev/null` (waits forever), and the programs of
+  `pinnace.kubelet.commands` (`sleep`, `exit`, `stress`, `perl` pi, servers).
 
 A program it does not know takes the context's `unknown` outcome (a run time and exit code,
 `pinnace.kubelet.behaviour`), recorded in `ScriptRun.unknown`; without one, and for anything
@@ -50,6 +51,7 @@ import contextlib
 import copy
 import dataclasses
 import functools
+import gzip
 import math
 import re
 import shlex
@@ -112,6 +114,9 @@ _PRINTING = frozenset(
         "head",
         "hostname",
         "wget",
+        "uptime",
+        "gzip",
+        "gunzip",
     }
 )
 _STANDARD_STREAMS = {
@@ -151,6 +156,8 @@ class ShellContext:
     """What a program the model does not know does; None: it is not understood."""
     web: WebGet | None = None
     """How `wget` reaches a URL (the cluster's Services); None: nothing answers."""
+    booted: float | None = None
+    """When its node started (what `uptime` counts from); None: when the shell started."""
     stdin_open: bool = False
     """The container keeps its stdin open (`stdin: true`): a shell with no script waits on
     it for ever rather than reading nothing and exiting."""
@@ -368,6 +375,8 @@ class _Shell:
         """Where output goes instead of the log: a pipe, a file, a command substitution."""
         self._err = "log"
         """Where error messages go: "log", "out" (2>&1) or "null" (2>/dev/null)."""
+        self._stdout = STDOUT
+        """The sink's stream output goes to: STDERR after `>&2`."""
         self._pending: dict[str, str] = {}
         """Files as this script wrote them after its start, before its writes are due."""
         self.unknown: list[str] = []
@@ -378,7 +387,7 @@ class _Shell:
             self._out.append(text)
             return
         if self.sink is not None:
-            self.sink(self.run.seconds, STDOUT, text)
+            self.sink(self.run.seconds, self._stdout, text)
             return
         *complete, self._partial = (self._partial + text).split("\n")
         self._lines.extend((self.run.seconds, line) for line in complete)
@@ -489,7 +498,7 @@ class _Shell:
             self.status = int(self.status == 0)
 
     def redirected(self, command: Simple) -> None:
-        saved = self.stdin, self._out, self._err
+        saved = self.stdin, self._out, self._err, self._stdout
         target: tuple[str, bool] | None = None
         try:
             for operator, word in command.redirections:
@@ -509,7 +518,7 @@ class _Shell:
                     if (fd or "1") == "2" and path == "1":
                         self._err = "out"
                     elif (fd or "1") == "1" and path == "2":
-                        self._out = None
+                        self._to_stderr()
                     else:
                         raise NotUnderstood("a redirection of another descriptor")
                 elif path in _STANDARD_STREAMS:
@@ -517,7 +526,7 @@ class _Shell:
                     if fd == "2" and stream == "1":
                         self._err = "out"
                     elif fd != "2" and stream == "2":
-                        self._out = None  # stderr: the log
+                        self._to_stderr()
                 elif fd == "2":
                     if path != "/dev/null":
                         raise NotUnderstood("stderr into a file")
@@ -531,7 +540,14 @@ class _Shell:
                 if not self.write_file(path, "".join(self._out or ()), append):
                     self.status = 1
         finally:
-            self.stdin, self._out, self._err = saved
+            self.stdin, self._out, self._err, self._stdout = saved
+
+    def _to_stderr(self) -> None:
+        """`>&2`: output goes where error messages go (the log, an exec's stderr)."""
+        if self._err == "null":
+            self._out = []  # discarded: no file to write it to
+        elif self._err == "log":
+            self._out, self._stdout = None, STDERR
 
     def loop(self, loop: Loop) -> None:
         if loop.kind == "for":
@@ -1144,6 +1160,41 @@ def _date(shell: _Shell, args: list[str]) -> int:
     return 0
 
 
+def _uptime(shell: _Shell, args: list[str]) -> int:
+    """busybox's uptime: the time, how long the node has been up, no users logged in, and
+    load averages of 0 (the node's load is not modelled)."""
+    if args:
+        raise NotUnderstood("uptime with options")
+    now = shell.started + shell.run.seconds
+    booted = shell.context.booted
+    minutes = int(now - (shell.started if booted is None else booted)) // 60
+    days, hours, minutes = minutes // 1440, minutes // 60 % 24, minutes % 60
+    up = (f"{days} day{'s' if days != 1 else ''}, " if days else "") + (
+        f"{hours:2}:{minutes:02}" if hours else f"{minutes} min"
+    )
+    clock = time.strftime("%H:%M:%S", time.gmtime(now))
+    shell.write(f" {clock} up {up},  0 users,  load average: 0.00, 0.00, 0.00\n")
+    return 0
+
+
+def _gzip(shell: _Shell, args: list[str]) -> int:
+    """gzip (`-d`: gunzip) from stdin to stdout, as in a pipe (`echo x | gzip`); the bytes
+    as text, undecodable ones kept as surrogates, as tar keeps them."""
+    flags = "".join(a.lstrip("-") for a in args if a.startswith("-") and a != "-")
+    if any(not a.startswith("-") for a in args) or set(flags) - set("cdf"):
+        raise NotUnderstood("gzip of files")
+    data = (shell.stdin or "").encode(errors="surrogateescape")
+    if "d" not in flags:
+        shell.write(gzip.compress(data, mtime=0).decode(errors="surrogateescape"))
+        return 0
+    try:
+        shell.write(gzip.decompress(data).decode(errors="surrogateescape"))
+    except (OSError, EOFError):
+        shell.error("gzip: invalid magic\n")
+        return 1
+    return 0
+
+
 def _export(shell: _Shell, args: list[str]) -> int:
     for arg in args:
         name, equals, value = arg.partition("=")
@@ -1178,6 +1229,9 @@ _BUILTINS: Mapping[str, Callable[[_Shell, list[str]], int]] = {
     "[": _bracket,
     "hostname": _hostname,
     "wget": _wget,
+    "uptime": _uptime,
+    "gzip": _gzip,
+    "gunzip": lambda shell, args: _gzip(shell, ["-d", *args]),
     **dict.fromkeys(SHELLS, _sh),
     "exec": _exec,
     ":": lambda shell, args: 0,

@@ -117,9 +117,14 @@ class Filesystem:
         found = self._resolve(path)
         if found is None or not found[1] or self.is_dir(path):
             return f"sh: can't create {path}: Is a directory"
-        if not isinstance(found[0], WritableFiles):
+        if not self.writable(path):
             return f"sh: can't create {path}: Read-only file system"
         return None
+
+    def writable(self, path: str) -> bool:
+        """Whether `path` is on writable files (the layer, an emptyDir or a claim)."""
+        found = self._resolve(path)
+        return found is not None and isinstance(found[0], WritableFiles)
 
     def size(self, path: str) -> int | None:
         """How many bytes were written to a file in all (its length if it was never written);
@@ -375,10 +380,10 @@ class PodVolumes:
         self.mounted = len(self.files) == len(self.sources)
         return failures
 
-    def filesystem(self, container: Mapping[str, Any]) -> Filesystem:
-        """The files `container` sees through its volumeMounts over a writable layer of its
-        own, as it starts."""
-        mounts: list[tuple[str, Mapping[str, str]]] = [("/", WritableFiles())]
+    def filesystem(self, container: Mapping[str, Any], layer: WritableFiles) -> Filesystem:
+        """The files `container` sees through its volumeMounts over `layer`, the writable
+        layer of its run."""
+        mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
         for mount in container.get("volumeMounts") or ():
             files = self.files.get(mount.get("name", ""))
             if files is None:

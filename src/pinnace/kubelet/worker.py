@@ -103,7 +103,13 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.shell import ShellContext, WebGet
 from pinnace.kubelet.sources import SourceLookup, SourceName, referenced_sources
-from pinnace.kubelet.volumes import ATTACH_AND_MOUNT_TIMEOUT, FAILED_MOUNT, PodVolumes, TokenSource
+from pinnace.kubelet.volumes import (
+    ATTACH_AND_MOUNT_TIMEOUT,
+    FAILED_MOUNT,
+    PodVolumes,
+    TokenSource,
+    WritableFiles,
+)
 from pinnace.resources.oom import is_critical_pod
 from pinnace.store.codec import Codec
 
@@ -145,6 +151,8 @@ class PodHost(Protocol):
     """The node's image service: what its containers' images are pulled through."""
     unknown_command: UnknownOutcome
     """What a program the shell model does not know does in a container that is to finish."""
+    booted: float
+    """When the node started (what `uptime` in its containers counts from)."""
 
     def web(self, namespace: str) -> WebGet:
         """How a container of `namespace` reaches URLs (`wget`)."""
@@ -686,14 +694,17 @@ class PodWorker:
         c.restart_count += 1
         self._start(c, wake)
 
-    def _plan(self, c: ContainerRecord, pod: Mapping[str, Any]) -> _Plan | str:
-        """What a run of `c` is given now, or why it cannot be created."""
+    def _plan(
+        self, c: ContainerRecord, pod: Mapping[str, Any], layer: WritableFiles
+    ) -> _Plan | str:
+        """What a run of `c` is given now, over its writable `layer`, or why it cannot be
+        created."""
         spec = _container_specs(pod).get(c.name) or {}
         probers = c.probers or _NO_PROBERS
         try:
             pod_ip = self.pod_ip
             now = self.host.clock.now
-            context = self._shell_context(pod, c.name, spec)
+            context = self._shell_context(pod, c.name, spec, layer)
             return _Plan(
                 container_behaviour(pod, c.name, context, self.host.unknown_command),
                 hook_run(pod, spec, POST_START, now),
@@ -707,17 +718,19 @@ class PodWorker:
             return str(e)
 
     def _shell_context(
-        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any]
+        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
     ) -> ShellContext:
-        """What container `name`'s commands see: its environment and files."""
+        """What container `name`'s commands see: its environment and files, over the
+        writable `layer` of its run."""
         env = self.host.container_environment(pod, name, self.pod_ip)
         hostname = (pod.get("spec") or {}).get("hostname") or self.name
         return ShellContext(
             env,
-            self.volumes.filesystem(spec),
+            self.volumes.filesystem(spec, layer),
             self.host.clock.now,
             hostname,
             web=self.host.web(self.namespace),
+            booted=self.host.booted,
             stdin_open=bool(spec.get("stdin")),
         )
 
@@ -739,8 +752,12 @@ class PodWorker:
         for c in self.inits + self.apps:
             if c.name == name and c.current is not None and c.current.ended is None:
                 pod = self.read_pod()
+                spec = _container_specs(pod).get(name) or {}
+                layer = c.current.layer
+                if layer is None:  # a run the kubelet did not start: none given
+                    layer = c.current.layer = WritableFiles()
                 try:
-                    context = self._shell_context(pod, name, _container_specs(pod).get(name) or {})
+                    context = self._shell_context(pod, name, spec, layer)
                 except ConfigError:
                     return None
                 argv = expand_command(container_argv(pod, name), context.environment)
@@ -757,7 +774,8 @@ class PodWorker:
         pod = self.read_pod()
         if not self._ensure_image(c, _container_specs(pod).get(c.name) or {}, wake):
             return
-        plan = self._plan(c, pod)
+        layer = WritableFiles()  # a new run's: what the last one wrote is gone
+        plan = self._plan(c, pod, layer)
         if isinstance(plan, str):
             if c.waiting != (CREATE_CONTAINER_CONFIG_ERROR, plan):
                 self._event(c, "Warning", "Failed", f"Error: {plan}")
@@ -775,6 +793,7 @@ class PodWorker:
             self.host.container_exited,
             self.host.container_resources(pod, c.name),
         )
+        c.current.layer = layer
         c.waiting = ("", "")
         c.startup_passed = ProbeType.STARTUP not in probers
         c.readiness_passed = ProbeType.READINESS not in probers
@@ -892,7 +911,8 @@ class PodWorker:
             bool(entry.get("ready")) if started else ProbeType.READINESS not in probers
         )
         pod = self.read_pod()
-        plan = self._plan(c, pod)
+        layer = WritableFiles()  # what it wrote before the agent restarted is not kept
+        plan = self._plan(c, pod, layer)
         if isinstance(plan, str):
             # It runs already: a model its pod no longer gives (a ConfigMap deleted while the
             # agent was down) does not stop it; it runs on until it is stopped.
@@ -909,6 +929,7 @@ class PodWorker:
             self.host.container_resources(pod, c.name),
             recorded.started_at,
         )
+        c.current.layer = layer
         readiness = probers.get(ProbeType.READINESS)
         if readiness is not None:
             readiness.resume(c.readiness_passed)

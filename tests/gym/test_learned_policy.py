@@ -98,13 +98,16 @@ def test_a_saved_maskable_ppo_model_places_pods_as_it_predicts(tmp_path: Path) -
     model.learn(total_timesteps=64)
     env.close()
     model.save(tmp_path / "ppo")
+    trained_on_both = f"{{model: '{tmp_path / 'ppo.zip'}', kind: maskable-ppo, features: both}}"
+    with pytest.raises(ConfigError, match=r'policy\.features: Invalid value: "both": the model'):
+        build_profiles(parse(config(trained_on_both)), print)
 
     def predict(observation: dict[str, np.ndarray], mask: np.ndarray) -> int:
         action, _ = model.predict(observation, action_masks=mask, deterministic=True)
         return int(action)
 
     places_as_the_model_says(
-        f"{{model: '{tmp_path / 'ppo.zip'}', kind: maskable-ppo, features: requests}}",
+        f"{{model: '{tmp_path / 'ppo.zip'}', kind: maskable-ppo}}",
         predict,
         3,
         ["900m", "1500m", "300m", "900m", "2", "700m"],

@@ -8,8 +8,8 @@ nodes, so a policy trained in simulation places pods live unchanged. The kinds:
 
 - `maskable-ppo`: a MaskablePPO model saved with `model.save(PATH)` (sb3-contrib, as
   examples/research/maskable_ppo.py saves it), asked for its deterministic action; its
-  observation space fixes `max_nodes`, and `features` (`both` by default, as the
-  environment's) must be the ones it trained on. Needs the `rl` extra.
+  observation space fixes `max_nodes` and, unless `features` names them, the features it
+  trained on (each set makes a different number of columns). Needs the `rl` extra.
 - `q-table`: a `pinnace.gym.qtable.QTable` saved with `save(PATH)` (examples/research/
   qlearning.py), greedy, the first of equally valued nodes; its observation is `requests`.
 """
@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from pinnace.gym.observation import BOTH, FEATURE_SETS, Observer
+from pinnace.gym.observation import FEATURE_SETS, Observer
 from pinnace.gym.qtable import FEATURES as QTABLE_FEATURES
 from pinnace.gym.qtable import QTable
 from pinnace.scheduler.nodetable import NodeTable
@@ -76,8 +76,8 @@ def load_model(spec: Mapping[str, Any]) -> LearnedPolicy:
     if kind not in KINDS:
         supported = ", ".join(f'"{k}"' for k in KINDS)
         raise ValueError(f'policy.kind: Unsupported value: "{kind}": supported values: {supported}')
-    features = spec.get("features", QTABLE_FEATURES if kind == Q_TABLE else BOTH)
-    if features not in FEATURE_SETS:
+    features = spec.get("features", QTABLE_FEATURES if kind == Q_TABLE else None)
+    if features is not None and features not in FEATURE_SETS:
         supported = ", ".join(f'"{f}"' for f in FEATURE_SETS)
         raise ValueError(
             f'policy.features: Unsupported value: "{features}": supported values: {supported}'
@@ -103,7 +103,7 @@ def _q_table(path: str) -> LearnedPolicy:
     )
 
 
-def _maskable_ppo(path: str, features: str) -> LearnedPolicy:
+def _maskable_ppo(path: str, features: str | None) -> LearnedPolicy:
     try:
         from sb3_contrib import MaskablePPO
     except ImportError:
@@ -123,11 +123,18 @@ def _maskable_ppo(path: str, features: str) -> LearnedPolicy:
     if nodes_space is None:
         raise ValueError(f'policy.model: Invalid value: "{path}": not trained in pinnace.gym')
     max_nodes, width = nodes_space.shape
-    columns = len(Observer(features, max_nodes).node_columns)
-    if width != columns:
+    columns = {f: len(Observer(f, max_nodes).node_columns) for f in FEATURE_SETS}
+    if features is None:
+        features = next((f for f, n in columns.items() if n == width), None)
+        if features is None:
+            raise ValueError(
+                f'policy.model: Invalid value: "{path}": its observation has {width} node '
+                f"columns, which no feature set makes"
+            )
+    elif width != columns[features]:
         raise ValueError(
             f'policy.features: Invalid value: "{features}": the model observes {width} node '
-            f'columns, "{features}" makes {columns}'
+            f'columns, "{features}" makes {columns[features]}'
         )
 
     def choose(observation: dict[str, np.ndarray], mask: np.ndarray) -> int:

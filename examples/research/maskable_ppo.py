@@ -7,8 +7,9 @@ The policy network sees the environment's whole observation (the node feature ma
 rows are nodes, the pod's features) through sb3's MultiInputPolicy, and MaskablePPO samples
 only among the feasible nodes: it asks the environment's `action_masks()`, the nodes the
 scheduler's Filter plugins let through. The reward is qlearning.py's (`packing`, `pending`),
-so the two examples compare. The trained model is saved (`--save`), and its greedy policy
-runs on the evaluation seeds beside the baselines.
+so the two examples compare. The trained model is saved (`--save`; PolicyPick loads it with
+`policy: {model: PATH.zip, kind: maskable-ppo}`, docs/research.md), and its
+greedy policy runs on the evaluation seeds beside the baselines.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ import yaml
 from tests.gym.scenarios import pod_template, scenario
 
 from pinnace.cli.main import main
+from pinnace.gym.env import scenario_of
+from pinnace.gym.evaluate import evaluate
 
 POLICY = """
 import numpy as np
@@ -88,3 +90,33 @@ def test_bench_gym_measures_steps_per_second(capsys: pytest.CaptureFixture[str])
     assert result["nodes"] == 3
     assert result["steps"] == 20
     assert result["steps_per_second"] > 0
+
+
+def test_the_default_baseline_schedules_with_the_scenarios_configuration() -> None:
+    """A scenario whose profile scores MostAllocated: kube-scheduler's baseline packs its pods
+    as the scenario's scheduler would (two nodes of four in use), not as the default profile
+    spreads them."""
+    pool = {"name": "pool", "count": 4, "capacity": {"cpu": "4", "memory": "8Gi"}}
+    workload = {
+        "name": "web",
+        "template": pod_template("500m", "512Mi"),
+        "arrivals": {"poisson": {"ratePerMinute": 6}},
+        "runTime": {"exponential": {"mean": "30m"}},
+    }
+    raw = scenario([pool], [workload], until="3m")
+    strategy = {
+        "type": "MostAllocated",
+        "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+    }
+    packing = {"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}}
+    raw["spec"]["cluster"]["schedulerConfig"] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": [packing]}],
+    }
+    spreading = scenario([pool], [workload], until="3m")
+    (packed,) = evaluate(scenario_of(raw), ["default"], reward="packing")
+    (spread,) = evaluate(scenario_of(spreading), ["default"], reward="packing")
+    assert packed.decisions == spread.decisions == [16]
+    assert packed.components["packing"] == [-2.0]  # 16 pods of 500m: two nodes of 4 cpu
+    assert spread.components["packing"] == [-4.0]

@@ -1,5 +1,6 @@
 """Usage-aware and learned policies in the real scheduler: `pinnace up --scheduler-config` with
-PolicyPick running a toy policy that always packs (the most requested node first), and with
+PolicyPick running a toy policy that always packs (the most requested node first) and a saved
+Q-table that packs, and with
 TargetLoadPacking on the usage the scheduler samples; kubectl-made pods placed by them, and
 `pinnace scheduler explain` showing their decisions like any plugin's."""
 
@@ -9,11 +10,13 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tests.http.conftest import launch, stop
 from tests.support import eventually
 
 from pinnace.cli.main import main
+from pinnace.gym.qtable import LOAD_BUCKETS, NODE_BUCKETS, POD_BUCKETS, QTable
 
 POLICY = '''
 def pack(pod, nodes):
@@ -87,6 +90,31 @@ def test_a_packing_policy_places_kubectl_pods(
         assert scores == {second: [("PolicyPick", 100)], third: [("PolicyPick", 0)]}
     finally:
         stop(cluster)
+
+
+def test_a_saved_q_table_places_kubectl_pods(tmp_path: Path) -> None:
+    """A table that values a node the more of its cpu is requested (and an empty one least)
+    packs: four pods of 900m fill the first node (the first of equals), the fifth opens the
+    next."""
+    values = np.tile(np.arange(NODE_BUCKETS, dtype=float), (LOAD_BUCKETS * POD_BUCKETS, 1))
+    QTable(values).save(tmp_path / "table.npy")
+    policy = f"{{model: {tmp_path / 'table.npy'}, kind: q-table}}"
+    (tmp_path / "scheduler.yaml").write_text(CONFIG.replace('"packing:pack"', policy))
+    cluster = launch(tmp_path, flags=("--nodes", "3", "--scheduler-config", "scheduler.yaml"))
+    try:
+        placed = []
+        for i in range(5):  # one at a time: each sees the last one placed
+            cluster.ok("create", "-f", "-", stdin=POD.format(name=f"web-{i}"))
+            placed.append(
+                eventually(
+                    lambda n=f"web-{i}": cluster.ok(
+                        "get", "pod", n, "-o", "jsonpath={.spec.nodeName}"
+                    )
+                )
+            )
+    finally:
+        stop(cluster)
+    assert placed == ["pinnace-node-1"] * 4 + ["pinnace-node-2"]
 
 
 TLP_CONFIG = """\

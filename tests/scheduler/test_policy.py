@@ -194,7 +194,8 @@ def config(args: str) -> str:
     [
         (
             "{}",
-            ': Invalid value: "PolicyPick": policy: Required value: module:function of the policy',
+            ': Invalid value: "PolicyPick": policy: Required value: '
+            "module:function of the policy, or {model, kind}",
         ),
         (
             "{policy: no_such_module:fn}",

@@ -22,6 +22,11 @@ and the others 0; with the other Score plugins disabled, or a weight that outwei
 node is the one chosen. A policy that raises, or returns something else, fails the cycle with
 a scheduler error naming the policy (`running Score plugins: plugin "PolicyScore" failed
 with: running policy ...`), and the pod is retried after a backoff.
+
+A policy trained in pinnace.gym runs from its saved file instead: `policy: {model: PATH,
+kind: maskable-ppo | q-table, features: ...}` (`pinnace.gym.learned`): the model sees the
+environment's observation of the node table and the feasible nodes as its action mask, and the
+node it picks gets 100, the others 0.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from pinnace.scheduler.podinfo import PodInfo
 
 if TYPE_CHECKING:
     from pinnace.forecast import UsageHistory
+    from pinnace.gym.learned import LearnedPolicy
 
 NODE_FEATURES = (
     "allocatable_cpu",  # millicores
@@ -115,17 +121,33 @@ def load_policy(path: str) -> Policy:
     return policy
 
 
+def load_learned(spec: Mapping[str, Any]) -> LearnedPolicy:
+    """The saved model `spec` names (`pinnace.gym.learned`)."""
+    try:
+        from pinnace.gym.learned import load_model
+    except ImportError as e:  # the gym extra is missing
+        raise ValueError(f"policy.model: {e}") from None
+    return load_model(spec)
+
+
 class PolicyScore:
     name = "PolicyScore"
     default_mode = SCORE
 
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:
         args = args or {}
-        path = args.get("policy")
-        if not isinstance(path, str) or not path:
-            raise ValueError("policy: Required value: module:function of the policy")
-        self.path = path
-        self.policy = load_policy(path)
+        policy = args.get("policy")
+        self.model: LearnedPolicy | None = None
+        if isinstance(policy, Mapping):
+            self.path = str(policy.get("model"))
+            self.model = load_learned(policy)
+        elif isinstance(policy, str) and policy:
+            self.path = policy
+            self.policy = load_policy(policy)
+        else:
+            raise ValueError(
+                "policy: Required value: module:function of the policy, or {model, kind}"
+            )
         self.mode = args.get("mode", self.default_mode)
         if self.mode not in (SCORE, PICK):
             raise ValueError(
@@ -147,8 +169,12 @@ class PolicyScore:
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray:
         try:
-            features = pod_features(pod, self._forecast(pod))
-            return self._scores(self.policy(features, node_features(table, nodes)), len(nodes))
+            forecast = self._forecast(pod)
+            if self.model is not None:
+                answer = self.model.pick(table, pod, nodes, forecast)
+            else:
+                answer = self.policy(pod_features(pod, forecast), node_features(table, nodes))
+            return self._scores(answer, len(nodes))
         except Exception as e:  # the user's policy may fail in any way
             raise ScoreFailed(
                 error(f'running policy "{self.path}": {type(e).__name__}: {e}')

@@ -417,19 +417,7 @@ nodePools:
     cluster = start(pools, unremovable_node_recheck_timeout=10)
     clusters.append(cluster)
     client = cluster.client
-    stuck = deployment("stuck", 1, "100m", "128Mi")
-    near = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
-                                  "values": ["work-1"]}]}  # fmt: skip
-    either = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
-                                    "values": ["work-1", "spare-1"]}]}  # fmt: skip
-    stuck["spec"]["template"]["spec"]["affinity"] = {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [either]},
-            "preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 100, "preference": near}
-            ],
-        }
-    }
+    stuck = _on_work_1_or_spare("stuck")
     cluster.run(client.create(DEPLOYMENTS, "default", stuck))
     cluster.run(client.create(DEPLOYMENTS, "default", _pinned("temp", "work-2")))
     cluster.wait(30)
@@ -475,6 +463,55 @@ nodePools:
     assert "work-2" not in node_names(cluster)
     (empty,) = events(cluster, "ScaleDownEmpty")
     assert _time(empty) >= _time(failed[0]) + 180
+
+
+def test_an_eviction_refused_past_the_max_pod_eviction_time_fails_the_drain(
+    clusters: list[SimulatedCluster],
+) -> None:
+    pools = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 1, capacity: {cpu: "2", memory: 4Gi}, maxSize: 1}
+- {name: spare, count: 1, capacity: {cpu: "2", memory: 4Gi}}
+"""
+    cluster = start(pools)
+    clusters.append(cluster)
+    client = cluster.client
+    # Two budgets, each with room, cover the pod: the eviction API refuses it (500) every time.
+    for name in ("first", "second"):
+        budget = {
+            "metadata": {"name": name},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "twice"}}},
+        }
+        cluster.run(client.create(PDBS, "default", budget))
+    cluster.run(client.create(DEPLOYMENTS, "default", _on_work_1_or_spare("twice")))
+    cluster.wait(620)  # unneeded for 10 minutes: the drain starts
+    (drain,) = [
+        e for e in events(cluster, "ScaleDown") if e["involvedObject"]["kind"] == "ConfigMap"
+    ]
+    started = _time(drain)
+    cluster.wait(started + 110 - cluster.clock.now())
+    assert not events(cluster, "ScaleDownFailed")  # still retrying, every 10 s
+    cluster.wait(20)
+    failed = {e["involvedObject"]["kind"]: e for e in events(cluster, "ScaleDownFailed")}
+    (pod,) = [p for p in _pods(cluster) if p["metadata"]["labels"]["app"] == "twice"]
+    assert failed["Pod"]["involvedObject"]["name"] == pod["metadata"]["name"]
+    assert failed["Pod"]["message"] == "failed to delete pod for ScaleDown"
+    assert failed["Node"]["message"] == (
+        "failed to drain and delete node: Failed to drain node /work-1, due to following "
+        f"errors: [failed to evict pod default/{pod['metadata']['name']} within allowed timeout "
+        "(last error: This pod has more than one PodDisruptionBudget, which the eviction "
+        "subresource does not support.)]"
+    )
+    assert started + 120 <= _time(failed["Node"]) <= started + 125
+    node = cluster.run(client.get(NODES, "", "work-1"))
+    assert "ToBeDeletedByClusterAutoscaler" not in [
+        t["key"] for t in node["spec"].get("taints") or []
+    ]
+    assert _node_of(cluster, "twice") == "work-1"
+    found = metrics(cluster)
+    assert value(found, "cluster_autoscaler_evicted_pods_total", eviction_result="failed") == 1
 
 
 def test_a_pod_can_ask_to_wait_longer_before_a_scale_up(
@@ -539,6 +576,24 @@ def _pinned(name: str, node: str, cpu: str = "100m", annotations: Any = None, **
     template["spec"] |= {"nodeSelector": {"kubernetes.io/hostname": node}, **spec}
     if annotations:
         template["metadata"]["annotations"] = annotations
+    return body
+
+
+def _on_work_1_or_spare(name: str) -> dict[str, Any]:
+    """A Deployment of one pod that prefers work-1 and may only move to spare-1."""
+    body = deployment(name, 1, "100m", "128Mi")
+    near = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                  "values": ["work-1"]}]}  # fmt: skip
+    either = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                    "values": ["work-1", "spare-1"]}]}  # fmt: skip
+    body["spec"]["template"]["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [either]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": near}
+            ],
+        }
+    }
     return body
 
 

@@ -229,7 +229,7 @@ class ControlPlane:
         self.server.log_source = self.nodes.read_log
         self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
-        self.server.custom_metrics = SimulatedMetricsAdapter(self.client())
+        self.server.custom_metrics = custom_metrics = SimulatedMetricsAdapter(self.client())
         self.scheduler: SchedulerService | None = None
         self.explainer: PodExplainer | None = None
         """What `pinnace scheduler explain` asks of the cluster's scheduler."""
@@ -240,6 +240,7 @@ class ControlPlane:
                 self.randomness,
                 self.nodes.summaries,
                 options.placer,
+                custom_metrics,
             )
             self.explainer = cluster_explainer(
                 self.client(), options.scheduler_config, self.scheduler

@@ -151,6 +151,25 @@ def test_eviction_spends_the_budget_then_refuses_with_429(api: Any) -> None:
     api.call(api.server.get, PODS, "default", "b")  # still there
 
 
+def test_a_pod_two_budgets_select_cannot_be_evicted(api: Any) -> None:
+    """A 500, as finishRequest makes of EvictionREST's Failure Status: not a success."""
+    api.call(api.server.create, PODS, "default", pod("a"))
+    make_running(api, "a")
+    budget(api, allowed=1)
+    second = {
+        "metadata": {"name": "also"},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    api.call(api.server.create, PDBS, "default", second)
+    e = refused(api, evict, api.server, "default", "a", eviction("a"))
+    assert (e.code, e.reason) == (500, "")
+    assert e.message == (
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does "
+        "not support."
+    )
+    api.call(api.server.get, PODS, "default", "a")  # still there
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

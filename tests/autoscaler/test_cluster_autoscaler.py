@@ -7,6 +7,7 @@ same seed makes the same choices. Behaviour as kubernetes/autoscaler's cluster-a
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -375,11 +376,142 @@ nodePools:
     cluster.wait(1300)  # work-1, empty, goes after 10 minutes; work-9, not Ready, after 20
     (failed,) = events(cluster, "ScaleDownFailed")
     assert failed["involvedObject"]["name"] == "work-9"
-    assert failed["message"].startswith("failed to delete the node: ")
+    assert failed["message"].startswith("failed to delete empty node: ")
     node = cluster.run(cluster.client.get(NODES, "", "work-9"))
     taints = [t["key"] for t in node["spec"].get("taints") or []]
     assert "ToBeDeletedByClusterAutoscaler" not in taints
     assert node_names(cluster) == ["work-9"]
+
+
+def test_removals_are_spaced_by_the_delay_after_delete(clusters: list[SimulatedCluster]) -> None:
+    pools = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 3, capacity: {cpu: "2", memory: 4Gi}, maxSize: 3}
+"""
+    cluster = start(pools, max_empty_bulk_delete=1, scale_down_delay_after_delete=120)
+    clusters.append(cluster)
+    cluster.wait(700)  # all three unneeded since the start: one goes at 10 minutes
+    assert len(node_names(cluster)) == 2
+    cluster.wait(120)
+    assert len(node_names(cluster)) == 1
+    cluster.wait(130)
+    assert node_names(cluster) == []
+    times = sorted(_time(e) for e in events(cluster, "ScaleDownEmpty"))
+    assert len(times) == 3
+    assert all(120 <= b - a <= 130 for a, b in pairwise(times))
+
+
+def test_a_pod_that_will_not_leave_fails_the_drain_and_delays_scale_down(
+    clusters: list[SimulatedCluster],
+) -> None:
+    pools = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 2, capacity: {cpu: "2", memory: 4Gi}, maxSize: 2}
+- {name: spare, count: 1, capacity: {cpu: "2", memory: 4Gi}}
+"""
+    # work-2 is looked at again each loop once its pinned pod goes
+    cluster = start(pools, unremovable_node_recheck_timeout=10)
+    clusters.append(cluster)
+    client = cluster.client
+    stuck = _on_work_1_or_spare("stuck")
+    cluster.run(client.create(DEPLOYMENTS, "default", stuck))
+    cluster.run(client.create(DEPLOYMENTS, "default", _pinned("temp", "work-2")))
+    cluster.wait(30)
+    assert _node_of(cluster, "stuck") == "work-1"
+    (pod,) = [p for p in _pods(cluster) if p["metadata"]["labels"]["app"] == "stuck"]
+
+    def hold(body: dict[str, Any]) -> dict[str, Any]:
+        body["metadata"]["finalizers"] = ["example.com/hold"]
+        return body
+
+    cluster.run(client.modify(PODS, "default", pod["metadata"]["name"], hold))
+    cluster.wait(600)  # work-1 unneeded for 10 minutes: its drain starts
+    (drain,) = [
+        e for e in events(cluster, "ScaleDown") if e["involvedObject"]["kind"] == "ConfigMap"
+    ]
+    assert drain["message"].startswith("Scale-down: removing node work-1,")
+    started = _time(drain)
+    cluster.wait(60)
+    cluster.run(client.delete(DEPLOYMENTS, "default", "temp"))  # work-2 empty from now on
+    cluster.wait(started + 600 - cluster.clock.now())
+    assert "work-1" in node_names(cluster)  # the pod is still there, the deadline is not
+    assert not events(cluster, "ScaleDownFailed")
+    # --max-graceful-termination-sec 600 and 30 s of headroom: the drain fails
+    cluster.wait(50)
+    failed = [
+        e for e in events(cluster, "ScaleDownFailed") if e["involvedObject"]["kind"] == "Node"
+    ]
+    assert [(e["involvedObject"]["name"], e["message"]) for e in failed] == [
+        ("work-1", "failed to drain and delete node: "
+                   "Failed to drain node /work-1: pods remaining after timeout")
+    ]  # fmt: skip
+    assert failed[0]["type"] == "Warning"
+    assert started + 630 <= _time(failed[0]) <= started + 640
+    node = cluster.run(client.get(NODES, "", "work-1"))
+    assert "ToBeDeletedByClusterAutoscaler" not in [
+        t["key"] for t in node["spec"].get("taints") or []
+    ]
+    # work-2, unneeded for 10 minutes since about started + 65, waits out
+    # --scale-down-delay-after-failure (3 minutes) after the failure
+    cluster.wait(_time(failed[0]) + 170 - cluster.clock.now())
+    assert "work-2" in node_names(cluster)
+    cluster.wait(20)
+    assert "work-2" not in node_names(cluster)
+    (empty,) = events(cluster, "ScaleDownEmpty")
+    assert _time(empty) >= _time(failed[0]) + 180
+
+
+def test_an_eviction_refused_past_the_max_pod_eviction_time_fails_the_drain(
+    clusters: list[SimulatedCluster],
+) -> None:
+    pools = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 1, capacity: {cpu: "2", memory: 4Gi}, maxSize: 1}
+- {name: spare, count: 1, capacity: {cpu: "2", memory: 4Gi}}
+"""
+    cluster = start(pools)
+    clusters.append(cluster)
+    client = cluster.client
+    # Two budgets, each with room, cover the pod: the eviction API refuses it (500) every time.
+    for name in ("first", "second"):
+        budget = {
+            "metadata": {"name": name},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "twice"}}},
+        }
+        cluster.run(client.create(PDBS, "default", budget))
+    cluster.run(client.create(DEPLOYMENTS, "default", _on_work_1_or_spare("twice")))
+    cluster.wait(620)  # unneeded for 10 minutes: the drain starts
+    (drain,) = [
+        e for e in events(cluster, "ScaleDown") if e["involvedObject"]["kind"] == "ConfigMap"
+    ]
+    started = _time(drain)
+    cluster.wait(started + 110 - cluster.clock.now())
+    assert not events(cluster, "ScaleDownFailed")  # still retrying, every 10 s
+    cluster.wait(20)
+    failed = {e["involvedObject"]["kind"]: e for e in events(cluster, "ScaleDownFailed")}
+    (pod,) = [p for p in _pods(cluster) if p["metadata"]["labels"]["app"] == "twice"]
+    assert failed["Pod"]["involvedObject"]["name"] == pod["metadata"]["name"]
+    assert failed["Pod"]["message"] == "failed to delete pod for ScaleDown"
+    assert failed["Node"]["message"] == (
+        "failed to drain and delete node: Failed to drain node /work-1, due to following "
+        f"errors: [failed to evict pod default/{pod['metadata']['name']} within allowed timeout "
+        "(last error: This pod has more than one PodDisruptionBudget, which the eviction "
+        "subresource does not support.)]"
+    )
+    assert started + 120 <= _time(failed["Node"]) <= started + 125
+    node = cluster.run(client.get(NODES, "", "work-1"))
+    assert "ToBeDeletedByClusterAutoscaler" not in [
+        t["key"] for t in node["spec"].get("taints") or []
+    ]
+    assert _node_of(cluster, "twice") == "work-1"
+    found = metrics(cluster)
+    assert value(found, "cluster_autoscaler_evicted_pods_total", eviction_result="failed") == 1
 
 
 def test_a_pod_can_ask_to_wait_longer_before_a_scale_up(
@@ -447,6 +579,24 @@ def _pinned(name: str, node: str, cpu: str = "100m", annotations: Any = None, **
     return body
 
 
+def _on_work_1_or_spare(name: str) -> dict[str, Any]:
+    """A Deployment of one pod that prefers work-1 and may only move to spare-1."""
+    body = deployment(name, 1, "100m", "128Mi")
+    near = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                  "values": ["work-1"]}]}  # fmt: skip
+    either = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                    "values": ["work-1", "spare-1"]}]}  # fmt: skip
+    body["spec"]["template"]["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [either]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": near}
+            ],
+        }
+    }
+    return body
+
+
 def _label(cluster: SimulatedCluster, name: str, **meta: dict[str, str]) -> None:
     node = cluster.run(cluster.client.get(NODES, "", name))
     for field, values in meta.items():
@@ -463,6 +613,10 @@ def _node_of(cluster: SimulatedCluster, app: str) -> str:
         and not p["metadata"].get("deletionTimestamp")
     ]
     return pod["spec"].get("nodeName", "")
+
+
+def _pods(cluster: SimulatedCluster) -> list[dict[str, Any]]:
+    return list(cluster.run(cluster.client.list(PODS, "default"))["items"])
 
 
 def _pod(name: str, namespace: str, meta: dict[str, Any], **spec: Any) -> dict[str, Any]:

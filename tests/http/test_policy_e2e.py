@@ -174,3 +174,69 @@ def test_target_load_packing_runs_on_sampled_usage_in_pinnace_up(
         assert raw == {**expected, placed[2]: [("TargetLoadPacking", 96)]}
     finally:
         stop(cluster)
+
+
+CUSTOM_TLP_CONFIG = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      disabled: [{name: "*"}]
+      enabled: [{name: TargetLoadPacking}]
+  pluginConfig:
+  - name: TargetLoadPacking
+    args:
+      usageWindow: 1s
+      usageSampleInterval: 1s
+      metricProvider: {type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}
+"""
+
+SERVING = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  annotations:
+    sim.pinnace.dev/cpu: 500m
+    metrics.sim.pinnace.dev/http_requests_per_second: "{rate}"
+spec:
+  nodeName: {node}
+  containers:
+  - name: app
+    image: nginx:1.27
+    resources:
+      limits: {{cpu: 100m, memory: 64Mi}}
+"""
+
+
+def test_target_load_packing_on_a_custom_metric_in_pinnace_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two pods of the same CPU use serving 80 and 20 requests a second on the two nodes: the
+    scheduler, on the CustomMetrics provider, places the next pod by that load."""
+    (tmp_path / "scheduler.yaml").write_text(CUSTOM_TLP_CONFIG)
+    cluster = launch(tmp_path, flags=("--nodes", "2", "--scheduler-config", "scheduler.yaml"))
+    try:
+        for name, node, rate in (("busy", "pinnace-node-1", 80), ("calm", "pinnace-node-2", 20)):
+            cluster.ok("create", "-f", "-", stdin=SERVING.format(name=name, node=node, rate=rate))
+
+        def explained() -> dict[str, int] | None:
+            code = main(
+                ["scheduler", "explain", "calm", "-o", "json",
+                 "--kubeconfig", str(cluster.kubeconfig)]
+            )  # fmt: skip
+            out, err = capsys.readouterr()
+            assert code == 0, err
+            raw = {n["name"]: n["scores"][0]["raw"] for n in json.loads(out)["nodes"]}
+            return raw if raw["pinnace-node-1"] < raw["pinnace-node-2"] else None
+
+        scores = eventually(explained)  # once a sample has both pods' loads
+        assert scores is not None
+        cluster.ok("create", "-f", "-", stdin=BURSTABLE.format(name="next"))
+        node = eventually(
+            lambda: cluster.ok("get", "pod", "next", "-o", "jsonpath={.spec.nodeName}")
+        )
+        assert node == "pinnace-node-2"
+    finally:
+        stop(cluster)

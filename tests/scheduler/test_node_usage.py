@@ -194,3 +194,54 @@ def test_each_nodes_forecast_is_the_ewma_of_its_samples_in_the_window() -> None:
         [ewma(np.array(cpu_a[1:])), ewma(np.array([70.0, 90.0]))]
     )
     assert table.usage_forecast[:, 1] == pytest.approx(2 * table.usage_forecast[:, 0])
+
+
+def test_target_load_packing_on_a_custom_metric_packs_by_its_load() -> None:
+    """Both nodes use the same CPU, but node-1's pods serve 80 of the 100 requests a second a
+    node can take and node-2's 20: on the CustomMetrics provider, node-1 is past the target
+    (80 % and the pod's own 2.5 %: 12) and node-2 below it (22.5 %: 74), so the next pod goes
+    to node-2."""
+    config = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      disabled: [{name: "*"}]
+      enabled: [{name: TargetLoadPacking}]
+  pluginConfig:
+  - name: TargetLoadPacking
+    args:
+      usageWindow: 1m
+      metricProvider:
+        type: CustomMetrics
+        metric: http_requests_per_second
+        nodeCapacity: "100"
+"""
+    options = ClusterOptions(nodes=node_configs(2), seed=1, scheduler_config=parse(config))
+    cluster = SimulatedCluster(options)
+    try:
+        for name, node, requests in (("busy", NODE_1, "80"), ("calm", NODE_2, "20")):
+            body = pod(name, "500m", node, "1")
+            body["metadata"]["annotations"]["metrics.sim.pinnace.dev/http_requests_per_second"] = (
+                requests
+            )
+            cluster.run(cluster.client.create(PODS, "default", body))
+        cluster.wait(120)  # the window's two samples both have the pods' loads
+        summaries = cluster.plane.nodes.summaries()  # what metrics.k8s.io serves
+        assert (
+            summaries[NODE_1].node.cpu_usage_nano_cores
+            == summaries[NODE_2].node.cpu_usage_nano_cores
+        )
+        cluster.run(cluster.client.create(PODS, "default", pod("next", "100m")))
+        cluster.wait(5)
+        placed = cluster.run(cluster.client.get(PODS, "default", "next"))["spec"]["nodeName"]
+        assert placed == NODE_2
+        assert cluster.plane.explainer is not None
+        cluster.run(cluster.client.create(PODS, "default", pod("another", "100m")))
+        explanation = cluster.run(cluster.plane.explainer("default", "another"))
+        scores = {n["name"]: [s["raw"] for s in n["scores"]] for n in explanation["nodes"]}
+        # node-2 with next's 2.5 % not measured yet: 25 %, round(60 * 25 / 40 + 40) = 78
+        assert scores == {NODE_1: [12], NODE_2: [78]}
+    finally:
+        cluster.close()

@@ -172,7 +172,24 @@ def test_target_load_packing_counts_pods_placed_since_shortly_before_the_last_sa
         (
             {"metricProvider": {"type": "Prometheus"}},
             'metricProvider.type: Unsupported value: "Prometheus": supported values: '
-            '"KubernetesMetricsServer"',
+            '"KubernetesMetricsServer", "CustomMetrics"',
+        ),
+        (
+            {"metricProvider": {"type": "CustomMetrics", "nodeCapacity": "100"}},
+            "metricProvider.metric: Required value: the Pods metric type CustomMetrics reads",
+        ),
+        (
+            {"metricProvider": {"type": "CustomMetrics", "metric": "rps", "nodeCapacity": "x"}},
+            "metricProvider.nodeCapacity: Invalid value: 'x': must be a quantity",
+        ),
+        (
+            {"metricProvider": {"type": "CustomMetrics", "metric": "rps"}},
+            "metricProvider.nodeCapacity: Invalid value: None: must be a positive quantity, "
+            "the metric's load one node can take",
+        ),
+        (
+            {"metricProvider": {"metric": "rps"}},
+            "metricProvider.metric: Invalid value: 'rps': only for type \"CustomMetrics\"",
         ),
     ],
 )

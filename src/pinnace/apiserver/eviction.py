@@ -60,13 +60,14 @@ async def evict(
         return dict(STATUS_SUCCESS)
     budgets = await _budgets_selecting(server, pod)
     if len(budgets) > 1:
-        return {
-            **STATUS_SUCCESS,
-            "status": "Failure",
-            "message": "This pod has more than one PodDisruptionBudget, which the eviction "
-            "subresource does not support.",
-            "code": 500,
-        }
+        # EvictionREST answers a Failure Status, which the handler's finishRequest makes the
+        # request's error: a 500, to the HTTP client and the in-process one alike.
+        raise status.StatusError(
+            500,
+            "",
+            "This pod has more than one PodDisruptionBudget, which the eviction subresource "
+            "does not support.",
+        )
     unready_may_go = bool(budgets) and _unready_may_go(pod, budgets[0])
     if budgets and not unready_may_go:
         await _spend(server, namespace, name, budgets[0], options.dry_run)

@@ -17,9 +17,10 @@ Each loop:
    (--scale-down-delay-after-add since the last scale-up, -after-delete since the last removal,
    -after-failure since the last failure) those unneeded long enough go: each is tainted
    `ToBeDeletedByClusterAutoscaler` (NoSchedule), its pods are evicted through the eviction API
-   (a budget's refusal is retried for up to 2 minutes; DaemonSet pods are evicted too, best
-   effort), and once they are gone (or their grace period and 30 s have passed) the node is
-   removed from its pool. Should the drain fail the taint is taken off again.
+   (a budget's refusal is retried every 10 s for up to --max-pod-eviction-time; DaemonSet pods
+   are evicted too, best effort), and once they are gone the node is removed from its pool.
+   Pods still there after --max-graceful-termination-sec and 30 s fail the drain
+   (core/scaledown/actuation/drain.go); a failed drain or deletion takes the taint off again.
 5. The status ConfigMap (`status`).
 """
 
@@ -81,8 +82,10 @@ COMPONENT = "cluster-autoscaler"
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
 UNSCHEDULABLE_POD_TIME_BUFFER = 2.0
 """All pending pods younger than this: wait a loop for more (allPodsAreNew)."""
-EVICTION_RETRY = 5.0
-"""Between a refused eviction and the next try, and between checks that pods are gone."""
+EVICTION_RETRY = 10.0
+"""Between a refused eviction and the next try (DefaultEvictionRetryTime)."""
+POD_GONE_POLL = 5.0
+"""Between checks that the evicted pods are gone."""
 POD_EVICTION_HEADROOM = 30.0
 """Beyond the longest grace period, how long a drain waits for its pods to go."""
 POD_SCALE_UP_DELAY = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
@@ -482,7 +485,6 @@ class ClusterAutoscaler:
     async def _remove(self, removal: Removal) -> None:
         """Taint, drain and remove the node; on failure, untaint it."""
         name = removal.node
-        step = "drain"
         try:
             node = await self._taint(name)
             self._recorder.event(
@@ -490,7 +492,6 @@ class ClusterAutoscaler:
             )
             if not removal.empty:
                 await self._drain(name, removal.move)
-            step = "delete"
             await self.provider.remove_node(name)
             self._recorder.event(
                 node, EVENT_TYPE_NORMAL, "ScaleDown", "nodes removed by cluster autoscaler"
@@ -503,11 +504,9 @@ class ClusterAutoscaler:
             self.last_scale_down_failure = self.clock.now()
             node_now = self._nodes.get("", name)
             if node_now is not None:
+                what = "delete empty node" if removal.empty else "drain and delete node"
                 self._recorder.event(
-                    node_now,
-                    EVENT_TYPE_WARNING,
-                    "ScaleDownFailed",
-                    f"failed to {step} the node: {message}",
+                    node_now, EVENT_TYPE_WARNING, "ScaleDownFailed", f"failed to {what}: {message}"
                 )
                 await self._untaint(name)
         finally:
@@ -541,7 +540,7 @@ class ClusterAutoscaler:
 
     async def _drain(self, node: str, move: list[Object]) -> None:
         """Evict the pods (those to move, retried while a budget refuses; the DaemonSet pods
-        once, best effort), then wait for them to be gone."""
+        once, best effort), then wait for those to move to be gone."""
         deadline = self.clock.now() + self.options.max_pod_eviction_time
         daemons = [p for p in self._pods.list() if _on(p, node) and _daemon(p)]
         for pod in daemons:
@@ -563,12 +562,19 @@ class ClusterAutoscaler:
                         break
                     if self.clock.now() >= deadline:
                         self.stats.evicted_pods["failed"] += 1
+                        self._recorder.event(
+                            pod,
+                            EVENT_TYPE_WARNING,
+                            "ScaleDownFailed",
+                            "failed to delete pod for ScaleDown",
+                        )
                         raise _DrainFailed(
-                            f"failed to evict pod {pod_key(pod)} within allowed timeout "
-                            f"(last error: {e.message})"
+                            f"Failed to drain node /{node}, due to following errors: "
+                            f"[failed to evict pod {pod_key(pod)} within allowed timeout "
+                            f"(last error: {e.message})]"
                         ) from None
                     await self.clock.sleep(EVICTION_RETRY)
-        await self._wait_gone(node, [*move, *daemons])
+        await self._wait_gone(node, move)
 
     async def _evict(self, pod: Object) -> None:
         grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
@@ -578,24 +584,27 @@ class ClusterAutoscaler:
         await self.client.evict(meta["namespace"], meta["name"], DeleteOptions(grace))
 
     async def _wait_gone(self, node: str, pods: list[Object]) -> None:
+        """Until the pods are gone; those still there at the deadline fail the drain."""
         deadline = (
             self.clock.now() + self.options.max_graceful_termination_sec + POD_EVICTION_HEADROOM
         )
         while self.clock.now() < deadline:
             if not any(self._still_on(pod, node) for pod in pods):
                 return
-            await self.clock.sleep(EVICTION_RETRY)
+            await self.clock.sleep(POD_GONE_POLL)
+        if any(self._still_on(pod, node) for pod in pods):
+            raise _DrainFailed(f"Failed to drain node /{node}: pods remaining after timeout")
 
     def _still_on(self, pod: Object, node: str) -> bool:
-        """The pod (this very one, by uid) is still on the node and not finished: looked up
-        by name, not found by listing every pod at each poll."""
+        """The pod (this very one, by uid) still exists on the node, finished or not (a
+        finalizer can keep it): looked up by name, not found by listing every pod at each
+        poll."""
         meta = pod["metadata"]
         current = self._pods.get(meta.get("namespace", ""), meta["name"])
         return (
             current is not None
             and current["metadata"].get("uid") == meta.get("uid")
             and _on(current, node)
-            and not _finished(current)
         )
 
     # --- status ----------------------------------------------------------------------------------

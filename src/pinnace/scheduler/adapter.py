@@ -21,7 +21,10 @@ around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
   is sampled every `usageSampleInterval` (30 s) from `node_metrics`, the node agents' stats
   summaries that the metrics API (metrics.k8s.io) serves, into the node table
   (`NodeTable.record_usage`), and, for plugins reading forecasts, the pods' usage per workload
-  into a `pinnace.forecast.UsageHistory`.
+  into a `pinnace.forecast.UsageHistory`. With the Trimaran CustomMetrics provider
+  (`trimaran.PodsMetricLoad`) a node's cpu is instead its pods' sum of a Pods custom metric,
+  from `custom_metrics` (custom.metrics.k8s.io's provider), as a share of the capacity the
+  arguments give, times the node's CPU capacity.
 - A `Placer` (the research environment, `pinnace.gym`) may finish each cycle that reaches the
   choice of a node among the feasible ones itself, now or later: the loop waits for it, as
   kube-scheduler's single scheduling goroutine would for a slow Score plugin.
@@ -42,6 +45,7 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
+from pinnace.apiserver.custom_metrics import ALL_OBJECTS, MetricsProvider
 from pinnace.apiserver.metrics import MetricsSource
 from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
 from pinnace.clock import Randomness
@@ -53,6 +57,7 @@ from pinnace.scheduler.events import ADD, DELETE, UPDATE, ClusterEvent
 from pinnace.scheduler.framework import CycleState, Plugin, ReadsNodeUsage, ReadsWorkloadUsage
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
+from pinnace.scheduler.plugins.trimaran import PodsMetricLoad
 from pinnace.scheduler.plugins.volume_listers import (
     CLAIMS,
     CLASSES,
@@ -115,6 +120,7 @@ class SchedulerService:
         randomness: Randomness | None = None,
         node_metrics: MetricsSource | None = None,
         placer: Placer | None = None,
+        custom_metrics: MetricsProvider | None = None,
     ) -> None:
         self.client = client
         self.clock = client.clock
@@ -138,6 +144,9 @@ class SchedulerService:
         self._connect_workload_selectors()
         self._connect_volumes()
         self._node_metrics = node_metrics
+        self._custom_metrics = custom_metrics
+        self._load_metric: PodsMetricLoad | None = None
+        """The custom metric node cpu is read from, when the plugins ask for one."""
         self.placer = placer
         self.workload_usage: UsageHistory | None = None
         """The pods' usage per workload, when a plugin reads forecasts."""
@@ -306,6 +315,7 @@ class SchedulerService:
             return
         first = readers[0]
         self.core.table.track_usage(first.usage_window, first.usage_interval, self.clock.now)
+        self._load_metric = getattr(first, "load_metric", None)
         forecasting: list[Any] = [
             p for p in all_plugins(self.core) if isinstance(p, ReadsWorkloadUsage)
         ]
@@ -318,21 +328,54 @@ class SchedulerService:
 
     async def _sample_usage_forever(self) -> None:
         while True:
-            self.sample_usage()
+            loads = await self._metric_loads() if self._load_metric is not None else None
+            self.sample_usage(loads)
             await asyncio.sleep(self.core.table.usage_interval)
 
-    def sample_usage(self) -> None:
-        """Record what every node (and pod, for forecasts) uses now."""
+    async def _metric_loads(self) -> dict[str, float]:
+        """Node name -> the sum of the Pods custom metric over its pods (those the adapter
+        has a value for), by namespace as custom.metrics.k8s.io serves them."""
+        assert self._load_metric is not None
+        loads: dict[str, float] = {}
+        if self._custom_metrics is None:
+            return loads
+        namespaces = {p["metadata"].get("namespace", "default") for p in self.pods.list()}
+        for namespace in sorted(namespaces):
+            try:
+                values = await self._custom_metrics.custom_values(
+                    namespace, PODS, ALL_OBJECTS, self._load_metric.metric, ""
+                )
+            except StatusError as e:
+                if e.code != 404:
+                    log.warning("reading custom metric %s: %s", self._load_metric.metric, e)
+                continue
+            for value in values:
+                pod = self.pods.get_by_key(f"{value.namespace}/{value.name}")
+                node = (pod.get("spec") or {}).get("nodeName") if pod is not None else None
+                if node:
+                    loads[node] = loads.get(node, 0.0) + value.milli / 1000
+        return loads
+
+    def sample_usage(self, loads: Mapping[str, float] | None = None) -> None:
+        """Record what every node (and pod, for forecasts) uses now; with `loads` (node ->
+        custom metric load), a node's cpu is its load's share of the capacity the
+        CustomMetrics provider gives, in millicores of the node's CPU capacity."""
         if self._node_metrics is None:
             return
         summaries = self._node_metrics()
         table = self.core.table
         now = self.clock.now()
         measured = [(name, summaries[name]) for name in table.names if name in summaries]
+        node_cpu = {name: s.node.cpu_usage_nano_cores / 1e6 for name, s in measured}
+        if loads is not None and self._load_metric is not None:
+            capacity = self._load_metric.node_capacity
+            for name in node_cpu:
+                share = loads.get(name, 0.0) / capacity
+                node_cpu[name] = share * float(table.capacity[table.index[name], 0])
         table.record_usage(
             now,
             {
-                name: (s.node.cpu_usage_nano_cores / 1e6, float(s.node.memory_working_set_bytes))
+                name: (node_cpu[name], float(s.node.memory_working_set_bytes))
                 for name, s in measured
             },
         )

@@ -342,6 +342,12 @@ def _check_usage_windows(config: SchedulerConfiguration, profiles: Sequence[Prof
                     f"({first.usage_window:g}s, {first.usage_interval:g}s): the scheduler "
                     "keeps one window of node usage"
                 )
+            elif getattr(plugin, "load_metric", None) != getattr(first, "load_metric", None):
+                raise ConfigError(
+                    f'{profile_config.path}.pluginConfig: Invalid value: "{plugin.name}": its '
+                    f"metricProvider differs from {first.name}'s: the scheduler keeps one "
+                    "window of node usage"
+                )
 
 
 @dataclass

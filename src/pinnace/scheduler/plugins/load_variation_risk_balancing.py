@@ -26,7 +26,12 @@ import numpy as np
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState
 from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, NodeTable
-from pinnace.scheduler.plugins.trimaran import go_number, go_round, usage_sampling
+from pinnace.scheduler.plugins.trimaran import (
+    go_number,
+    go_round,
+    pods_metric_load,
+    usage_sampling,
+)
 from pinnace.scheduler.podinfo import PodInfo
 
 NAME = "LoadVariationRiskBalancing"
@@ -41,6 +46,7 @@ class LoadVariationRiskBalancing:
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:
         args = args or {}
         self.usage_window, self.usage_interval = usage_sampling(args)
+        self.load_metric = pods_metric_load(args)
         margin = go_number(args, "safeVarianceMargin", ARGS, "float64")
         sensitivity = go_number(args, "safeVarianceSensitivity", ARGS, "float64")
         self.margin = margin if margin is not None and margin >= 0 else DEFAULT_SAFE_VARIANCE_MARGIN

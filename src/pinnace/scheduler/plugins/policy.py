@@ -41,7 +41,7 @@ from pinnace.forecast import EWMA, METHODS, workload_of
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.framework import CycleState, ScoreFailed, error
 from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN, NodeTable
-from pinnace.scheduler.plugins.trimaran import go_round, usage_sampling
+from pinnace.scheduler.plugins.trimaran import go_round, pods_metric_load, usage_sampling
 from pinnace.scheduler.podinfo import PodInfo
 
 if TYPE_CHECKING:
@@ -162,6 +162,7 @@ class PolicyScore:
             )
         self.season_length = int(args.get("seasonLength", 0))
         self.usage_window, self.usage_interval = usage_sampling(args)
+        self.load_metric = pods_metric_load(args)
         self.workload_usage: UsageHistory | None = None
         """Set by the scheduler that samples the pods' usage."""
 

@@ -29,7 +29,13 @@ from pinnace.resources.lists import parse_quantity, parse_resource_list
 from pinnace.resources.names import CPU
 from pinnace.scheduler.framework import MIN_NODE_SCORE, CycleState
 from pinnace.scheduler.nodetable import NodeTable, Placement
-from pinnace.scheduler.plugins.trimaran import go_number, go_round, go_string, usage_sampling
+from pinnace.scheduler.plugins.trimaran import (
+    go_number,
+    go_round,
+    go_string,
+    pods_metric_load,
+    usage_sampling,
+)
 from pinnace.scheduler.podinfo import PodInfo
 
 NAME = "TargetLoadPacking"
@@ -46,6 +52,7 @@ class TargetLoadPacking:
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:
         args = args or {}
         self.usage_window, self.usage_interval = usage_sampling(args)
+        self.load_metric = pods_metric_load(args)
         target = go_number(args, "targetUtilization", ARGS, "int64")
         self.target_utilization: int = (
             target if target is not None and target > 0 else DEFAULT_TARGET_UTILIZATION

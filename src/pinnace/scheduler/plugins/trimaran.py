@@ -6,23 +6,35 @@ metrics server's latest values, or Prometheus' averages and standard deviations 
 Here the usage is the metrics API's (metrics.k8s.io, what the node agents report), sampled by
 the scheduler every `usageSampleInterval` (a Pinnace argument, default 30s) and averaged over
 `usageWindow` (another, default 15m) in the node table (`NodeTable.track_usage`), the mean and
-standard deviation of every node kept as columns. `metricProvider.type` may only be
-KubernetesMetricsServer (the default), and `watcherAddress` must be empty: Pinnace runs no load
-watcher and no Prometheus of its own.
+standard deviation of every node kept as columns. `watcherAddress` must be empty: Pinnace runs
+no load watcher and no Prometheus of its own.
+
+`metricProvider.type` is KubernetesMetricsServer (the default) or Pinnace's own CustomMetrics.
+Upstream, every provider gives the same thing, each node's CPU utilisation in percent, which
+the plugins turn into millicores of the node's CPU capacity. CustomMetrics gives instead a
+node's load on a Pods metric of custom.metrics.k8s.io (Pinnace's simulated metrics adapter,
+`pinnace.metrics.custom`): the sum of `metricProvider.metric` over the node's pods, in percent
+of `metricProvider.nodeCapacity` (the load one node can take, a quantity), used where the CPU
+utilisation would be; memory stays the metrics API's. Prometheus and SignalFx are refused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pinnace.clock.duration import parse_duration
+from pinnace.resources.lists import parse_quantity
 
 KUBERNETES_METRICS_SERVER = "KubernetesMetricsServer"
-PROVIDER_TYPES = (KUBERNETES_METRICS_SERVER, "Prometheus", "SignalFx")
-"""The metric providers upstream knows; Pinnace serves the first."""
+CUSTOM_METRICS = "CustomMetrics"
+"""Pinnace's provider: a Pods custom metric summed per node."""
+PROVIDER_TYPES = (KUBERNETES_METRICS_SERVER, "Prometheus", "SignalFx", CUSTOM_METRICS)
+"""The metric providers upstream knows, and Pinnace's; Pinnace serves the first and last."""
+SERVED_PROVIDERS = (KUBERNETES_METRICS_SERVER, CUSTOM_METRICS)
 DEFAULT_SAMPLE_INTERVAL = "30s"
 """The time between usage samples by default (Trimaran's metricsUpdateIntervalSeconds)."""
 DEFAULT_USAGE_WINDOW = "15m"
@@ -48,10 +60,10 @@ def usage_sampling(args: Mapping[str, Any]) -> tuple[float, float]:
         )
     if kind not in PROVIDER_TYPES:
         raise ValueError(f"invalid MetricProvider.Type, got {kind}")  # checkSpecs' wording
-    if kind != KUBERNETES_METRICS_SERVER:
+    if kind not in SERVED_PROVIDERS:
         raise ValueError(
             f'metricProvider.type: Unsupported value: "{kind}": supported values: '
-            f'"{KUBERNETES_METRICS_SERVER}"'
+            + ", ".join(f'"{t}"' for t in SERVED_PROVIDERS)
         )
     window = _duration(args, "usageWindow", DEFAULT_USAGE_WINDOW)
     interval = _duration(args, "usageSampleInterval", DEFAULT_SAMPLE_INTERVAL)
@@ -65,6 +77,47 @@ def usage_sampling(args: Mapping[str, Any]) -> tuple[float, float]:
             "must be at least the sample interval"
         )
     return window, interval
+
+
+@dataclass(frozen=True)
+class PodsMetricLoad:
+    """The CustomMetrics provider: a node's load is the sum of the Pods custom metric `metric`
+    over its pods, out of `node_capacity` (in the metric's units)."""
+
+    metric: str
+    node_capacity: float
+
+
+def pods_metric_load(args: Mapping[str, Any]) -> PodsMetricLoad | None:
+    """The CustomMetrics provider of the (checked) TrimaranSpec arguments, or None for the
+    metrics API's CPU usage."""
+    provider = args.get("metricProvider") or {}
+    if provider.get("type") != CUSTOM_METRICS:
+        for key in ("metric", "nodeCapacity"):
+            if key in provider:
+                raise ValueError(
+                    f"metricProvider.{key}: Invalid value: {provider[key]!r}: only for type "
+                    f'"{CUSTOM_METRICS}"'
+                )
+        return None
+    metric = provider.get("metric")
+    if not isinstance(metric, str) or not metric:
+        raise ValueError(
+            f"metricProvider.metric: Required value: the Pods metric type {CUSTOM_METRICS} reads"
+        )
+    text = provider.get("nodeCapacity")
+    try:
+        capacity = float(parse_quantity(str(text)).as_fraction()) if text is not None else 0.0
+    except ValueError:
+        raise ValueError(
+            f"metricProvider.nodeCapacity: Invalid value: {text!r}: must be a quantity"
+        ) from None
+    if capacity <= 0:
+        raise ValueError(
+            f"metricProvider.nodeCapacity: Invalid value: {text!r}: must be a positive quantity, "
+            "the metric's load one node can take"
+        )
+    return PodsMetricLoad(metric, capacity)
 
 
 def _duration(args: Mapping[str, Any], key: str, default: str) -> float:

@@ -1,5 +1,7 @@
-// The Pinnace dashboard: renders /dashboard/api/snapshot, and fetches it again when the
-// server-sent events at /dashboard/events say something changed (at most every REFRESH_MS).
+// The Pinnace dashboard: renders /dashboard/api/snapshot. When the server-sent events at
+// /dashboard/events say something changed, it fetches (at most every REFRESH_MS) the snapshot
+// of only the nodes the changes named and rebuilds only the cards that differ; the whole
+// snapshot again every HISTORY_MS, as the nodes' usage moves with each sample.
 "use strict";
 
 const REFRESH_MS = 500;
@@ -8,6 +10,8 @@ const HISTORY_MS = 10000;
 const RESOURCES = ["cpu", "memory", "pods"];
 const EVENTS_KEPT = 50;
 let refreshTimer = null;
+let changedNodes = new Set();
+const cards = new Map(); // node name -> {json, view, element}
 let podTimer = null;
 let liveEvents = [];
 
@@ -38,6 +42,10 @@ function resourceBar(resource, r) {
   return [label, bar];
 }
 
+function resourceBars(n) {
+  return RESOURCES.flatMap((resource) => resourceBar(resource, n.resources[resource]));
+}
+
 function podLink(p) {
   return el("a", { href: `#/pods/${p.namespace}/${p.name}` }, `${p.namespace}/${p.name}`);
 }
@@ -50,7 +58,7 @@ function nodeCard(n) {
   if (n.unschedulable) title.append(el("span", { class: "marker" }, "cordoned"));
   const card = el("div", { class: classes.join(" ").trim(), "data-node": n.name }, title);
   for (const t of n.taints) card.append(el("div", { class: "taint" }, t));
-  for (const resource of RESOURCES) card.append(...resourceBar(resource, n.resources[resource]));
+  card.append(el("div", { class: "resources" }, ...resourceBars(n)));
   const pods = el("div", { class: "pods" });
   for (const p of n.pods) {
     const link = el("a", { href: `#/pods/${p.namespace}/${p.name}`, class: `pod ${p.qos}`, title: `${p.namespace}/${p.name} (${p.qos}, ${p.phase})`, "data-pod": `${p.namespace}/${p.name}` });
@@ -63,6 +71,40 @@ function nodeCard(n) {
 function table(target, header, rows) {
   target.replaceChildren(el("tr", {}, ...header.map((h) => el("th", {}, h))));
   for (const [cells, cls] of rows) target.append(el("tr", { class: cls || "" }, ...cells.map((c) => el("td", {}, c))));
+}
+
+function nextCard(grid, name) {
+  const last = grid.lastElementChild;
+  if (last === null || last.dataset.node < name) return null;
+  return [...grid.children].find((c) => c.dataset.node > name) || null;
+}
+
+// `views`: the nodes' cards as the server has them; `asked`: the nodes asked for (all when
+// null), so that those missing from `views` are gone.
+function renderNodes(views, asked) {
+  const grid = document.getElementById("nodes");
+  for (const view of views) {
+    const { resources, ...rest } = view;
+    const json = JSON.stringify(rest);
+    const bars = JSON.stringify(resources);
+    const old = cards.get(view.name);
+    if (old && old.json === json) {
+      // The usage moves at every sample: its bars change, the card and its pods stay.
+      if (old.bars !== bars) old.element.querySelector(".resources").replaceChildren(...resourceBars(view));
+      cards.set(view.name, { json, bars, view, element: old.element });
+      continue;
+    }
+    const element = nodeCard(view);
+    if (old) old.element.replaceWith(element);
+    else grid.insertBefore(element, nextCard(grid, view.name));
+    cards.set(view.name, { json, bars, view, element });
+  }
+  const shown = new Set(views.map((v) => v.name));
+  for (const name of asked || [...cards.keys()]) {
+    if (shown.has(name) || !cards.has(name)) continue;
+    cards.get(name).element.remove();
+    cards.delete(name);
+  }
 }
 
 function renderUtilisation(nodes) {
@@ -130,24 +172,28 @@ function renderEvents() {
     liveEvents.slice().reverse().map((e) => [[e.time, e.type, e.reason, `${e.namespace}/${e.object}`, e.message], e.type]));
 }
 
-function render(snapshot) {
-  document.getElementById("nodes").replaceChildren(...snapshot.nodes.map(nodeCard));
+function render(snapshot, asked) {
+  renderNodes(snapshot.nodes, asked);
   table(document.getElementById("pending"), ["pod", "QoS", "reason", "message"],
     snapshot.pending.map((p) => [[podLink(p), p.qos, p.reason, p.message]]));
   renderWorkloads(snapshot.workloads);
-  renderUtilisation(snapshot.nodes);
+  renderUtilisation([...cards.values()].map((c) => c.view));
   liveEvents = snapshot.events;
   renderEvents();
 }
 
-async function refresh() {
+// The whole snapshot (`all`), else the nodes changed since the last refresh.
+async function refresh(all) {
+  clearTimeout(refreshTimer);
   refreshTimer = null;
-  const response = await fetch("api/snapshot");
-  if (response.ok) render(await response.json());
+  const asked = all ? null : [...changedNodes];
+  changedNodes = new Set();
+  const response = await fetch(asked ? `api/snapshot/${asked.map(encodeURIComponent).join(",")}` : "api/snapshot");
+  if (response.ok) render(await response.json(), asked);
 }
 
 function scheduleRefresh() {
-  if (refreshTimer === null) refreshTimer = setTimeout(refresh, REFRESH_MS);
+  if (refreshTimer === null) refreshTimer = setTimeout(refresh, REFRESH_MS, false);
 }
 
 function onChange(message) {
@@ -156,13 +202,15 @@ function onChange(message) {
     liveEvents = [...liveEvents, message.event].slice(-EVENTS_KEPT);
     renderEvents();
   }
+  if (message.kind === "nodes") changedNodes.add(message.name);
+  if (message.kind === "pods" && message.node) changedNodes.add(message.node);
   scheduleRefresh();
 }
 
 function connect() {
   const source = new EventSource("events");
   const status = document.getElementById("status");
-  source.onopen = () => { status.textContent = "live"; refresh(); };
+  source.onopen = () => { status.textContent = "live"; refresh(true); };
   source.onerror = () => { status.textContent = "reconnecting…"; };
   source.onmessage = (e) => onChange(JSON.parse(e.data));
 }
@@ -247,4 +295,4 @@ window.addEventListener("hashchange", route);
 route();
 connect();
 refreshHistory();
-setInterval(refreshHistory, HISTORY_MS);
+setInterval(() => { refreshHistory(); refresh(true); }, HISTORY_MS);

@@ -41,6 +41,8 @@ def test_the_dashboard_shows_the_nodes_and_new_pods_appear_live(
     assert browser.find_elements(By.CSS_SELECTOR, "#utilisation .main-svg")
     for chart in ("history-utilisation", "history-pods", "history-churn", "history-fragmentation"):
         wait.until(lambda d, c=chart: d.find_elements(By.CSS_SELECTOR, f"#{c} .main-svg"))
+    title = browser.find_element(By.CSS_SELECTOR, "#history-churn .gtitle").text
+    assert title == "scheduling, evictions and OOM kills"  # as the simulation's report has it
     browser.execute_script("window.notReloaded = true")
 
     cluster.ok("create", "deployment", "web", "--image=nginx", "--replicas=3")

@@ -9,7 +9,8 @@ pods, Events, Deployments, Jobs, DaemonSets, HPAs), as kube-state-metrics keeps 
   cards of the nodes a change touched without reading the others;
 - `/api/pods/NAMESPACE/NAME`: one pod's requests, limits and usage now, and its usage
   history;
-- `/api/history`: the cluster's series over the history's window (`metrics.history`);
+- `/api/history`: the cluster's series over the history's window (`metrics.history`), and
+  the charts of them (`dashboard.charts`, as the simulation's report draws them);
 - `/api/workloads/KIND/NAMESPACE/NAME`: a workload's replicas over the history's window (a
   VerticalPodAutoscaler's, `vpas`: its target CPU and memory);
 - `/events`: server-sent events, one per change the informers see (watch-driven), so the
@@ -37,7 +38,7 @@ from pinnace.apiserver.http.responses import Response, json_response
 from pinnace.apiserver.http.routes import not_found
 from pinnace.client import Client, Informer, object_key
 from pinnace.clock.component import StartedOnFirstUse
-from pinnace.dashboard import snapshot
+from pinnace.dashboard import charts, snapshot
 from pinnace.metrics.history import UsageHistory
 from pinnace.metrics.recorder import VPAS, WORKLOADS
 from pinnace.store.codec import Codec
@@ -176,10 +177,15 @@ class Dashboard:
         return view
 
     def cluster_history(self) -> dict[str, Any]:
+        """The series, and the charts of them (`charts`; x: seconds since the epoch)."""
+        series, fragmentation = self.history.cluster_series(), self.history.fragmentation()
         return {
             "resolution": self.history.resolution,
-            "series": self.history.cluster_series(),
-            "fragmentation": self.history.fragmentation(),
+            "series": series,
+            "fragmentation": fragmentation,
+            "charts": charts.over_time(
+                series, fragmentation, self.history.resolution, {"type": "date"}
+            ),
         }
 
     def workload_history(self, kind: str, namespace: str, name: str) -> dict[str, Any]:

@@ -116,37 +116,15 @@ function renderUtilisation(nodes) {
 
 const times = (seconds) => seconds.map((t) => t === null ? null : new Date(t * 1000));
 const line = (x, y, name, extra) => ({ x, y, name, mode: "lines", connectgaps: false, ...extra });
-const share = (part, whole) => part.map((p, i) => (p === null || !whole[i]) ? null : (100 * p) / whole[i]);
 
+// The charts over time come drawn by the server (pinnace.dashboard.charts, shared with the
+// simulation's report); their x is seconds since the epoch, shown in the browser's time.
 function renderHistory(history) {
-  const s = history.series;
-  if (!s.time || !s.time.length) return;
-  const x = times(s.time);
-  const margin = { t: 30, r: 10 };
-  const options = { displayModeBar: false };
-  const utilisation = [];
-  for (const r of ["cpu", "memory"]) {
-    if (s[`${r}_allocatable`]) {
-      utilisation.push(line(x, share(s[`${r}_requested`], s[`${r}_allocatable`]), `${r} requested`));
-      utilisation.push(line(x, share(s[`${r}_used`], s[`${r}_allocatable`]), `${r} used`, { line: { dash: "dot" } }));
-    }
+  if (!history.series.time || !history.series.time.length) return;
+  for (const [id, chart] of Object.entries(history.charts)) {
+    const data = chart.data.map((trace) => ({ ...trace, x: times(trace.x) }));
+    Plotly.react(id, data, chart.layout, { displayModeBar: false });
   }
-  Plotly.react("history-utilisation", utilisation, { title: "% of allocatable", margin, yaxis: { rangemode: "tozero" } }, options);
-  const pods = [line(x, s.pods_running, "running")];
-  if (s.pods_pending) pods.push(line(x, s.pods_pending, "pending"));
-  Plotly.react("history-pods", pods, { title: "pods", margin, yaxis: { rangemode: "tozero" } }, options);
-  const per = ` per ${history.resolution} s`;
-  const churn = [line(x, s.evictions, "evictions" + per), line(x, s.oom_kills, "OOM kills" + per)];
-  if (s.pods_scheduled) churn.unshift(line(x, s.pods_scheduled, "pods scheduled" + per));
-  Plotly.react("history-churn", churn, { title: "scheduling, evictions and OOM kills", margin, yaxis: { rangemode: "tozero" } }, options);
-  const stranded = [];
-  for (const [shape, f] of Object.entries(history.fragmentation || {})) {
-    const at = times(f.time);
-    for (const r of ["cpu", "memory"]) {
-      if (f[r].some((v) => v !== null)) stranded.push(line(at, f[r].map((v) => v === null ? null : 100 * v), `${shape} ${r}`));
-    }
-  }
-  Plotly.react("history-fragmentation", stranded, { title: "free capacity that cannot hold one more pod of each shape", margin, yaxis: { title: "% of free", rangemode: "tozero" } }, options);
 }
 
 async function refreshHistory() {

@@ -1,6 +1,7 @@
 """The dashboard in Chromium against `pinnace up --nodes 2`: the nodes it shows are
 kubectl's, a Deployment created with kubectl appears without a reload, and the charts over
-time, a pod's usage and a workload's replicas come from the usage history."""
+time, a pod's usage and a workload's replicas come from the usage history; a new pod redraws
+only its node's card."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ def test_the_dashboard_shows_the_nodes_and_new_pods_appear_live(
     assert browser.find_elements(By.CSS_SELECTOR, "#utilisation .main-svg")
     for chart in ("history-utilisation", "history-pods", "history-churn", "history-fragmentation"):
         wait.until(lambda d, c=chart: d.find_elements(By.CSS_SELECTOR, f"#{c} .main-svg"))
+    title = browser.find_element(By.CSS_SELECTOR, "#history-churn .gtitle").text
+    assert title == "scheduling, evictions and OOM kills"  # as the simulation's report has it
     browser.execute_script("window.notReloaded = true")
 
     cluster.ok("create", "deployment", "web", "--image=nginx", "--replicas=3")
@@ -52,6 +55,14 @@ def test_the_dashboard_shows_the_nodes_and_new_pods_appear_live(
     )
     assert "default/web" in browser.find_element(By.ID, "workloads").text
     assert browser.execute_script("return window.notReloaded") is True
+
+    kept, other = nodes
+    browser.execute_script(f"window.kept = document.querySelector('[data-node=\"{kept}\"]')")
+    overrides = f'{{"spec": {{"nodeName": "{other}"}}}}'
+    cluster.ok("run", "pinned", "--image=nginx", f"--overrides={overrides}")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '[data-pod="default/pinned"]'))
+    unchanged = f"return window.kept === document.querySelector('[data-node=\"{kept}\"]')"
+    assert browser.execute_script(unchanged) is True, "a pod on another node re-rendered the card"
 
     browser.find_element(By.CSS_SELECTOR, f'[data-pod="{expected[0]}"]').click()
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#explain-nodes tr"))

@@ -89,6 +89,25 @@ def test_each_change_is_pushed_to_the_events_stream(cluster: SimulatedCluster) -
 
     message = cluster.run(asyncio.wait_for(first_pod_message(), 60))
     assert (message["type"], message["namespace"], message["name"]) == ("ADDED", "default", "web")
+    assert message["node"] == ""  # not bound yet
+
+
+def test_a_snapshot_of_some_nodes_has_only_their_cards_and_every_pending_pod(
+    cluster: SimulatedCluster,
+) -> None:
+    cluster.run(cluster.client.create(PODS, "default", pod("web", "250m")))
+    cluster.run(cluster.client.create(PODS, "default", pod("huge", "100")))
+    cluster.wait(30)
+    dashboard = dashboard_of(cluster)
+
+    (node,) = dashboard.snapshot(["pinnace-node-1", "gone"])["nodes"]
+    assert node == dashboard.snapshot()["nodes"][0]
+    assert [p["name"] for p in node["pods"]] == ["web"]
+    none = dashboard.snapshot([])
+    assert none["nodes"] == [] and [p["name"] for p in none["pending"]] == ["huge"]
+    cluster.run(cluster.client.delete(PODS, "default", "web"))
+    cluster.wait(30)
+    assert dashboard.snapshot(["pinnace-node-1"])["nodes"][0]["pods"] == []
 
 
 def test_the_http_front_end_serves_the_page_plotly_and_the_snapshot(
@@ -102,5 +121,9 @@ def test_the_http_front_end_serves_the_page_plotly_and_the_snapshot(
     assert status == 200 and b"plotly.js" in plotly[:500]
     status, body = cluster.run(call(app, "GET", "/dashboard/api/snapshot"))
     assert status == 200 and [n["name"] for n in orjson.loads(body)["nodes"]] == ["pinnace-node-1"]
+    status, body = cluster.run(call(app, "GET", "/dashboard/api/snapshot/pinnace-node-1,other"))
+    assert status == 200 and [n["name"] for n in orjson.loads(body)["nodes"]] == ["pinnace-node-1"]
+    status, body = cluster.run(call(app, "GET", "/dashboard/api/snapshot/"))
+    assert status == 200 and orjson.loads(body)["nodes"] == []
     assert cluster.run(call(app, "GET", "/dashboard/nothing"))[0] == 404
     assert cluster.run(call(app, "POST", "/dashboard/api/snapshot"))[0] == 405

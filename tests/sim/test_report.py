@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from tests.sim.scenario import GI, MI, Run, run
 
+from pinnace.dashboard import charts
+from pinnace.sim.html import dashboard_charts
 from pinnace.sim.report import FILES, Report
 
 SHA = "ab" * 32
@@ -163,3 +165,22 @@ def test_the_same_seed_gives_the_same_report(report: Report, tmp_path: Path) -> 
     first_files, second_files = report.write(tmp_path / "1"), second.write(tmp_path / "2")
     for a, b in zip(first_files, second_files, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_the_dashboards_charts_over_time_drawn_from_the_samples(report: Report) -> None:
+    drawn = dict(dashboard_charts(report))
+    live = charts.over_time({}, {}, 10, {})  # what the dashboard's page draws
+    assert list(drawn) == list(live)
+    for chart_id, figure in drawn.items():
+        assert figure.layout.title.text == live[chart_id]["layout"]["title"]["text"], chart_id
+    churn = {t.name: sum(t.y) for t in drawn["history-churn"].data}
+    # the 5 pods bound, the web pod the taint manager evicted, the hog's 5 OOM kills
+    assert churn == {"pods scheduled per 10 s": 5, "evictions per 10 s": 1,
+                     "OOM kills per 10 s": 5}  # fmt: skip
+    utilisation = {t.name: t.y[-1] for t in drawn["history-utilisation"].data}
+    assert utilisation["cpu requested"] == pytest.approx(100 * 5 / 12)
+    assert utilisation["cpu used"] == pytest.approx(100 * 3 / 12)
+    pods = {t.name: list(t.y) for t in drawn["history-pods"].data}
+    assert pods == {"running": list(report.timeseries.column("pods.Running")),
+                    "pending": list(report.timeseries.column("pods.Pending"))}  # fmt: skip
+    assert drawn["history-fragmentation"].data  # a trace per shape and resource stranded

@@ -51,5 +51,7 @@ def test_the_page_loads_without_errors_and_draws_every_plot(
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
     assert browser.find_element("css selector", "h1").text == "Pinnace simulation: small"
+    title = browser.find_element("css selector", "#history-churn .gtitle").text
+    assert title == "scheduling, evictions and OOM kills"  # as the dashboard has it
     cells = [td.text for td in browser.find_elements("css selector", "table td")]
     assert "DeletionByTaintManager" in " ".join(cells)

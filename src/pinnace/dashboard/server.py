@@ -4,14 +4,18 @@ pods, Events, Deployments, Jobs, DaemonSets, HPAs), as kube-state-metrics keeps 
 
 - `/` and its static files, with the plotly.js the `plotly` package ships (nothing is fetched
   from the network);
-- `/api/snapshot`: the snapshot (`dashboard.snapshot`) as JSON;
+- `/api/snapshot`: the snapshot (`dashboard.snapshot`) as JSON; `/api/snapshot/NODE,NODE`:
+  the same with only the nodes named (none for `/api/snapshot/`), so that a page updates the
+  cards of the nodes a change touched without reading the others;
 - `/api/pods/NAMESPACE/NAME`: one pod's requests, limits and usage now, and its usage
   history;
-- `/api/history`: the cluster's series over the history's window (`metrics.history`);
+- `/api/history`: the cluster's series over the history's window (`metrics.history`), and
+  the charts of them (`dashboard.charts`, as the simulation's report draws them);
 - `/api/workloads/KIND/NAMESPACE/NAME`: a workload's replicas over the history's window (a
   VerticalPodAutoscaler's, `vpas`: its target CPU and memory);
 - `/events`: server-sent events, one per change the informers see (watch-driven), so the
-  page refreshes only when something changed; Events go with their reason and message.
+  page refreshes only when something changed; Events go with their reason and message, pods
+  with the node they are bound to ("" for none).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any
 
@@ -34,7 +38,7 @@ from pinnace.apiserver.http.responses import Response, json_response
 from pinnace.apiserver.http.routes import not_found
 from pinnace.client import Client, Informer, object_key
 from pinnace.clock.component import StartedOnFirstUse
-from pinnace.dashboard import snapshot
+from pinnace.dashboard import charts, snapshot
 from pinnace.metrics.history import UsageHistory
 from pinnace.metrics.recorder import VPAS, WORKLOADS
 from pinnace.store.codec import Codec
@@ -79,6 +83,8 @@ class Dashboard:
         self.summaries = summaries
         self.history = history
         self._rows: dict[str, snapshot.PodRow] = {}
+        self._on_node: dict[str, dict[str, snapshot.PodRow]] = {}
+        """The rows by node ("": pods not bound), so that a node's card reads only its pods."""
         self.pods = Informer(client, catalog.kind("", "pods"), codec=codec, namespace_index=False)
         self.nodes = Informer(client, catalog.kind("", "nodes"))
         self.events = Informer(client, EVENT, namespace_index=False)
@@ -116,19 +122,31 @@ class Dashboard:
 
     def _pod_changed(self, pod: Object) -> None:
         row = snapshot.pod_row(pod)
-        if row is None:
-            self._rows.pop(object_key(pod), None)
-        else:
+        self._pod_deleted(pod)
+        if row is not None:
             self._rows[row.key] = row
+            self._on_node.setdefault(row.node, {})[row.key] = row
 
     def _pod_deleted(self, pod: Object) -> None:
-        self._rows.pop(object_key(pod), None)
+        row = self._rows.pop(object_key(pod), None)
+        if row is not None:
+            on_node = self._on_node[row.node]
+            del on_node[row.key]
+            if not on_node:
+                del self._on_node[row.node]
 
     # --- what the page reads -------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, only: list[str] | None = None) -> dict[str, Any]:
+        """What the page shows; of the nodes, only those named in `only` when given."""
+        rows: Iterable[snapshot.PodRow]
+        if only is None:
+            nodes, rows = self.nodes.list(), self._rows.values()
+        else:
+            nodes = [n for n in (self.nodes.get("", name) for name in only) if n is not None]
+            rows = [r for name in ("", *only) for r in self._on_node.get(name, {}).values()]
         nodes, pending = snapshot.nodes_and_pending(
-            self.nodes.list(), self._rows.values(), self._last_failed, self.history.last_nodes()
+            nodes, rows, self._last_failed, self.history.last_nodes()
         )
         return {
             "nodes": nodes,
@@ -159,10 +177,15 @@ class Dashboard:
         return view
 
     def cluster_history(self) -> dict[str, Any]:
+        """The series, and the charts of them (`charts`; x: seconds since the epoch)."""
+        series, fragmentation = self.history.cluster_series(), self.history.fragmentation()
         return {
             "resolution": self.history.resolution,
-            "series": self.history.cluster_series(),
-            "fragmentation": self.history.fragmentation(),
+            "series": series,
+            "fragmentation": fragmentation,
+            "charts": charts.over_time(
+                series, fragmentation, self.history.resolution, {"type": "date"}
+            ),
         }
 
     def workload_history(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
@@ -191,6 +214,9 @@ class Dashboard:
             return Response(200, self._plotly_js(), "text/javascript; charset=utf-8")
         if path == "/api/snapshot":
             return json_response(self.snapshot())
+        if path.startswith("/api/snapshot/"):
+            names = path[len("/api/snapshot/") :].split(",")
+            return json_response(self.snapshot([name for name in names if name]))
         if path.startswith("/api/pods/"):
             parts = path[len("/api/pods/") :].split("/")
             if len(parts) != 2 or not all(parts):
@@ -225,6 +251,8 @@ class Dashboard:
             return
         message: dict[str, Any] = {"kind": kind, "type": change, "name": obj["metadata"]["name"]}
         message["namespace"] = obj["metadata"].get("namespace", "")
+        if kind == "pods":
+            message["node"] = (obj.get("spec") or {}).get("nodeName", "")
         if kind == "events" and change != "DELETED":
             message["event"] = snapshot.event_view(obj)
         data = b"data: " + orjson.dumps(message) + b"\n\n"

@@ -3,7 +3,10 @@ the summary and the plots a capacity planner reads: utilisation over time per re
 (requested and used, over the cluster and per pool), pods pending over time, the nodes of each
 pool over time (and what they cost an hour, when the pools have a cost), requested over
 allocatable per node at the end, evictions and failures on the timeline, FailedScheduling
-reasons per interval, and fragmentation over time.
+reasons per interval, and the dashboard's charts over time (`pinnace.dashboard.charts`: the
+cluster's utilisation, pods running and pending, scheduling, evictions and OOM kills per
+interval, fragmentation per shape), drawn from the samples with the same titles, axes and
+series names.
 
 Plotly writes the figures; every plot's element has a fixed id (PLOT_IDS, plus one
 `utilisation-<n>` per resource), so the page is the same for the same report.
@@ -20,12 +23,13 @@ import plotly.graph_objects as go  # type: ignore[import-untyped]
 import plotly.io as pio  # type: ignore[import-untyped]
 from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
 
+from pinnace.dashboard import charts
 from pinnace.sim.tables import CLUSTER, Table, scope_name
 
 if TYPE_CHECKING:
     from pinnace.sim.report import Report
 
-PLOT_IDS = ("pods", "nodes", "nodes-heatmap", "timeline", "failed-scheduling", "fragmentation")
+PLOT_IDS = ("pods", "nodes", "nodes-heatmap", "timeline", "failed-scheduling", *charts.CHART_IDS)
 """The plots besides utilisation, one per resource (`utilisation-1`, ...)."""
 CONFIG = {"displaylogo": False, "responsive": True}
 STYLE = """
@@ -48,7 +52,7 @@ def render(report: Report) -> str:
         ("nodes-heatmap", _heatmap(report.nodes, summary)),
         ("timeline", _timeline(report.incidents)),
         ("failed-scheduling", _failed_scheduling(report.timeseries)),
-        ("fragmentation", _fragmentation(report.timeseries)),
+        *dashboard_charts(report),
     ]
     return page(title, _summary_tables(summary), plots)
 
@@ -296,13 +300,52 @@ def _failed_scheduling(series: Table) -> go.Figure:
     return layout(figure, "FailedScheduling reasons per interval", "events")
 
 
-def _fragmentation(series: Table) -> go.Figure:
-    figure = go.Figure()
+def dashboard_charts(report: Report) -> list[tuple[str, go.Figure]]:
+    """The dashboard's charts over time, of the samples: the counts are of what happened in
+    the interval each sample ends (pods bound; disruptions; containers OOM-killed)."""
+    series = report.timeseries
     time = series.column("time")
-    prefix = "stranded."
+    found: dict[str, Any] = {"time": time}
+    for resource in ("cpu", "memory"):
+        for what in ("requested", "used", "allocatable"):
+            column = f"{CLUSTER}.{resource}.{what}"
+            if column in series.columns:
+                found[f"{resource}_{what}"] = series.column(column)
+    for name, column in (("pods_running", "pods.Running"), ("pods_pending", "pods.Pending")):
+        if column in series.columns:
+            found[name] = series.column(column)
+    incidents = [(float(at), str(kind)) for at, kind, _ in report.incidents.rows]  # type: ignore[arg-type]
+    ooms = [at for at, kind in incidents if kind == "OOMKilled"]
+    disrupted = [at for at, kind in incidents if kind not in NOT_DISRUPTIONS]
+    found["pods_scheduled"] = _per_interval(report.pods.column("scheduled"), time)
+    found["evictions"] = _per_interval(np.array(disrupted, dtype=float), time)
+    found["oom_kills"] = _per_interval(np.array(ooms, dtype=float), time)
+    stranded: dict[str, dict[str, Any]] = {}
     for name in series.columns:
-        if name.startswith(prefix):
-            y = 100 * series.column(name)
-            figure.add_trace(go.Scatter(x=time, y=y, name=name[len(prefix) :]))
-    title = "Free capacity that cannot hold one more pod of each shape"
-    return layout(figure, title, "% of free")
+        if name.startswith("stranded."):
+            shape, resource = name.removeprefix("stranded.").rsplit(".", 1)
+            if resource in ("cpu", "memory"):
+                stranded.setdefault(shape, {"time": time, "cpu": [], "memory": []})
+                stranded[shape][resource] = series.column(name)
+    xaxis = {"title": {"text": "simulated seconds"}}
+    interval = report.summary["sampleIntervalSeconds"]
+    specs = charts.over_time(_plain(found), {k: _plain(v) for k, v in stranded.items()},
+                             interval, xaxis)  # fmt: skip
+    return [(i, go.Figure(f).update_layout(template="plotly_white")) for i, f in specs.items()]
+
+
+NOT_DISRUPTIONS = ("OOMKilled", "PodFailed", "NodeAdded", "NodeReady", "NodeNotReady",
+                   "NodeDeleted")  # fmt: skip
+"""The incidents that are not a pod evicted, preempted or deleted by a controller."""
+
+
+def _per_interval(times: Any, samples: Any) -> Any:
+    """How many of `times` (NaN: never) fall in each interval a sample ends."""
+    done = np.sort(times[~np.isnan(times)])
+    return np.diff(np.searchsorted(done, samples, side="right"), prepend=0).astype(float)
+
+
+def _plain(columns: dict[str, Any]) -> dict[str, list[float | None]]:
+    """JSON-ready: NaN becomes None."""
+    return {name: [None if np.isnan(v) else float(v) for v in values]
+            for name, values in columns.items()}  # fmt: skip

@@ -1,5 +1,7 @@
-// The Pinnace dashboard: renders /dashboard/api/snapshot, and fetches it again when the
-// server-sent events at /dashboard/events say something changed (at most every REFRESH_MS).
+// The Pinnace dashboard: renders /dashboard/api/snapshot. When the server-sent events at
+// /dashboard/events say something changed, it fetches (at most every REFRESH_MS) the snapshot
+// of only the nodes the changes named and rebuilds only the cards that differ; the whole
+// snapshot again every HISTORY_MS, as the nodes' usage moves with each sample.
 "use strict";
 
 const REFRESH_MS = 500;
@@ -8,6 +10,8 @@ const HISTORY_MS = 10000;
 const RESOURCES = ["cpu", "memory", "pods"];
 const EVENTS_KEPT = 50;
 let refreshTimer = null;
+let changedNodes = new Set();
+const cards = new Map(); // node name -> {json, view, element}
 let podTimer = null;
 let liveEvents = [];
 
@@ -38,6 +42,10 @@ function resourceBar(resource, r) {
   return [label, bar];
 }
 
+function resourceBars(n) {
+  return RESOURCES.flatMap((resource) => resourceBar(resource, n.resources[resource]));
+}
+
 function podLink(p) {
   return el("a", { href: `#/pods/${p.namespace}/${p.name}` }, `${p.namespace}/${p.name}`);
 }
@@ -50,7 +58,7 @@ function nodeCard(n) {
   if (n.unschedulable) title.append(el("span", { class: "marker" }, "cordoned"));
   const card = el("div", { class: classes.join(" ").trim(), "data-node": n.name }, title);
   for (const t of n.taints) card.append(el("div", { class: "taint" }, t));
-  for (const resource of RESOURCES) card.append(...resourceBar(resource, n.resources[resource]));
+  card.append(el("div", { class: "resources" }, ...resourceBars(n)));
   const pods = el("div", { class: "pods" });
   for (const p of n.pods) {
     const link = el("a", { href: `#/pods/${p.namespace}/${p.name}`, class: `pod ${p.qos}`, title: `${p.namespace}/${p.name} (${p.qos}, ${p.phase})`, "data-pod": `${p.namespace}/${p.name}` });
@@ -65,6 +73,40 @@ function table(target, header, rows) {
   for (const [cells, cls] of rows) target.append(el("tr", { class: cls || "" }, ...cells.map((c) => el("td", {}, c))));
 }
 
+function nextCard(grid, name) {
+  const last = grid.lastElementChild;
+  if (last === null || last.dataset.node < name) return null;
+  return [...grid.children].find((c) => c.dataset.node > name) || null;
+}
+
+// `views`: the nodes' cards as the server has them; `asked`: the nodes asked for (all when
+// null), so that those missing from `views` are gone.
+function renderNodes(views, asked) {
+  const grid = document.getElementById("nodes");
+  for (const view of views) {
+    const { resources, ...rest } = view;
+    const json = JSON.stringify(rest);
+    const bars = JSON.stringify(resources);
+    const old = cards.get(view.name);
+    if (old && old.json === json) {
+      // The usage moves at every sample: its bars change, the card and its pods stay.
+      if (old.bars !== bars) old.element.querySelector(".resources").replaceChildren(...resourceBars(view));
+      cards.set(view.name, { json, bars, view, element: old.element });
+      continue;
+    }
+    const element = nodeCard(view);
+    if (old) old.element.replaceWith(element);
+    else grid.insertBefore(element, nextCard(grid, view.name));
+    cards.set(view.name, { json, bars, view, element });
+  }
+  const shown = new Set(views.map((v) => v.name));
+  for (const name of asked || [...cards.keys()]) {
+    if (shown.has(name) || !cards.has(name)) continue;
+    cards.get(name).element.remove();
+    cards.delete(name);
+  }
+}
+
 function renderUtilisation(nodes) {
   const sum = (field, resource) => nodes.reduce((t, n) => t + (n.resources[resource][field] || 0), 0);
   const share = (field) => RESOURCES.map((r) => percent(sum(field, r), sum("allocatable", r)));
@@ -74,37 +116,15 @@ function renderUtilisation(nodes) {
 
 const times = (seconds) => seconds.map((t) => t === null ? null : new Date(t * 1000));
 const line = (x, y, name, extra) => ({ x, y, name, mode: "lines", connectgaps: false, ...extra });
-const share = (part, whole) => part.map((p, i) => (p === null || !whole[i]) ? null : (100 * p) / whole[i]);
 
+// The charts over time come drawn by the server (pinnace.dashboard.charts, shared with the
+// simulation's report); their x is seconds since the epoch, shown in the browser's time.
 function renderHistory(history) {
-  const s = history.series;
-  if (!s.time || !s.time.length) return;
-  const x = times(s.time);
-  const margin = { t: 30, r: 10 };
-  const options = { displayModeBar: false };
-  const utilisation = [];
-  for (const r of ["cpu", "memory"]) {
-    if (s[`${r}_allocatable`]) {
-      utilisation.push(line(x, share(s[`${r}_requested`], s[`${r}_allocatable`]), `${r} requested`));
-      utilisation.push(line(x, share(s[`${r}_used`], s[`${r}_allocatable`]), `${r} used`, { line: { dash: "dot" } }));
-    }
+  if (!history.series.time || !history.series.time.length) return;
+  for (const [id, chart] of Object.entries(history.charts)) {
+    const data = chart.data.map((trace) => ({ ...trace, x: times(trace.x) }));
+    Plotly.react(id, data, chart.layout, { displayModeBar: false });
   }
-  Plotly.react("history-utilisation", utilisation, { title: "% of allocatable", margin, yaxis: { rangemode: "tozero" } }, options);
-  const pods = [line(x, s.pods_running, "running")];
-  if (s.pods_pending) pods.push(line(x, s.pods_pending, "pending"));
-  Plotly.react("history-pods", pods, { title: "pods", margin, yaxis: { rangemode: "tozero" } }, options);
-  const per = ` per ${history.resolution} s`;
-  const churn = [line(x, s.evictions, "evictions" + per), line(x, s.oom_kills, "OOM kills" + per)];
-  if (s.pods_scheduled) churn.unshift(line(x, s.pods_scheduled, "pods scheduled" + per));
-  Plotly.react("history-churn", churn, { title: "scheduling, evictions and OOM kills", margin, yaxis: { rangemode: "tozero" } }, options);
-  const stranded = [];
-  for (const [shape, f] of Object.entries(history.fragmentation || {})) {
-    const at = times(f.time);
-    for (const r of ["cpu", "memory"]) {
-      if (f[r].some((v) => v !== null)) stranded.push(line(at, f[r].map((v) => v === null ? null : 100 * v), `${shape} ${r}`));
-    }
-  }
-  Plotly.react("history-fragmentation", stranded, { title: "free capacity that cannot hold one more pod of each shape", margin, yaxis: { title: "% of free", rangemode: "tozero" } }, options);
 }
 
 async function refreshHistory() {
@@ -130,24 +150,28 @@ function renderEvents() {
     liveEvents.slice().reverse().map((e) => [[e.time, e.type, e.reason, `${e.namespace}/${e.object}`, e.message], e.type]));
 }
 
-function render(snapshot) {
-  document.getElementById("nodes").replaceChildren(...snapshot.nodes.map(nodeCard));
+function render(snapshot, asked) {
+  renderNodes(snapshot.nodes, asked);
   table(document.getElementById("pending"), ["pod", "QoS", "reason", "message"],
     snapshot.pending.map((p) => [[podLink(p), p.qos, p.reason, p.message]]));
   renderWorkloads(snapshot.workloads);
-  renderUtilisation(snapshot.nodes);
+  renderUtilisation([...cards.values()].map((c) => c.view));
   liveEvents = snapshot.events;
   renderEvents();
 }
 
-async function refresh() {
+// The whole snapshot (`all`), else the nodes changed since the last refresh.
+async function refresh(all) {
+  clearTimeout(refreshTimer);
   refreshTimer = null;
-  const response = await fetch("api/snapshot");
-  if (response.ok) render(await response.json());
+  const asked = all ? null : [...changedNodes];
+  changedNodes = new Set();
+  const response = await fetch(asked ? `api/snapshot/${asked.map(encodeURIComponent).join(",")}` : "api/snapshot");
+  if (response.ok) render(await response.json(), asked);
 }
 
 function scheduleRefresh() {
-  if (refreshTimer === null) refreshTimer = setTimeout(refresh, REFRESH_MS);
+  if (refreshTimer === null) refreshTimer = setTimeout(refresh, REFRESH_MS, false);
 }
 
 function onChange(message) {
@@ -156,13 +180,15 @@ function onChange(message) {
     liveEvents = [...liveEvents, message.event].slice(-EVENTS_KEPT);
     renderEvents();
   }
+  if (message.kind === "nodes") changedNodes.add(message.name);
+  if (message.kind === "pods" && message.node) changedNodes.add(message.node);
   scheduleRefresh();
 }
 
 function connect() {
   const source = new EventSource("events");
   const status = document.getElementById("status");
-  source.onopen = () => { status.textContent = "live"; refresh(); };
+  source.onopen = () => { status.textContent = "live"; refresh(true); };
   source.onerror = () => { status.textContent = "reconnecting…"; };
   source.onmessage = (e) => onChange(JSON.parse(e.data));
 }
@@ -247,4 +273,4 @@ window.addEventListener("hashchange", route);
 route();
 connect();
 refreshHistory();
-setInterval(refreshHistory, HISTORY_MS);
+setInterval(() => { refreshHistory(); refresh(true); }, HISTORY_MS);

@@ -125,6 +125,8 @@ class APIServer:
         self, kind: Kind, namespace: str, name: str, resource_version: str = ""
     ) -> Object:
         revision = parse_resource_version(resource_version) if resource_version != "0" else 0
+        if not resource_version:
+            await self.store.sync()  # a consistent read, as kube-apiserver's from etcd
         try:
             return await self.store.get(object_key(kind, namespace, name), revision or None)
         except KeyNotFoundError:
@@ -165,6 +167,8 @@ class APIServer:
         # cluster-scoped kind includes the empty namespace segment (`keys`).
         relative_to = prefix if kind.namespaced else object_key(kind, "", "")
         revision, start_after = self._list_start(options, relative_to)
+        if not options.resource_version and not options.continue_token:
+            await self.store.sync()  # a consistent read (kube-apiserver's ConsistentListFromCache)
         try:
             page = await self.store.list(
                 prefix,

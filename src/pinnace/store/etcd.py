@@ -63,6 +63,11 @@ PAGE = 10_000
 """Keys read per range request when the store opens (kube-apiserver reads its lists in pages)."""
 RETRY_SECONDS = 1.0
 """How long the store waits before it watches etcd again after the watch failed."""
+FRESH_SECONDS = 3.0
+"""How long a consistent read waits for the copy to reach etcd's revision (the watch cache's
+blockTimeout) before it fails."""
+EVERY_KEY = b"\0"
+"""etcd's range of every key, as key and range_end."""
 CHANNEL_OPTIONS = (
     ("grpc.max_receive_message_length", -1),
     ("grpc.max_send_message_length", -1),
@@ -191,6 +196,8 @@ class EtcdStore(MvccStore):
         self._layout = layout
         self._waiters: dict[int, asyncio.Future[Object]] = {}
         """Writes waiting for the watch to bring back their revision."""
+        self._readers: dict[int, asyncio.Future[None]] = {}
+        """Consistent reads waiting for the watch to reach a revision."""
         self._follower: asyncio.Task[None] | None = None
         self._watching: asyncio.Future[None] | None = None
         """Done once etcd has created the store's first watch."""
@@ -326,6 +333,26 @@ class EtcdStore(MvccStore):
         except rpc.AioRpcError as e:
             raise StorageError(f"etcdserver: {e.details()}") from None
 
+    async def sync(self) -> None:
+        """etcd's current revision, read with a quorum range that counts nothing, then until
+        the copy has reached it (the watch brings every revision: see `_watch_etcd`)."""
+        self._check_open()
+        start, _ = self._layout.range
+        request = rpc.RangeRequest(key=start, count_only=True, limit=1)
+        revision = (await self._call(self._kv.Range(request))).header.revision
+        if revision <= self._state.revision:
+            return
+        reader = self._readers.get(revision)
+        if reader is None:
+            reader = self._readers[revision] = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(reader), FRESH_SECONDS)
+        except TimeoutError:
+            raise StorageError(
+                f"etcdserver: the store did not reach revision {revision} (it is at "
+                f"{self._state.revision}) within {FRESH_SECONDS:g}s"
+            ) from None
+
     async def _seen(self, revision: int) -> None:
         """Until the watch has brought the change made at `revision` (to one of the store's
         keys): a writer that learns of another server's write, by a conflict, then reads it."""
@@ -361,11 +388,13 @@ class EtcdStore(MvccStore):
             await asyncio.sleep(RETRY_SECONDS)
 
     async def _watch_etcd(self) -> None:
-        start, end = self._layout.range
         call = self._watch_stub.Watch()
         try:
+            # Every key, not only the store's: each of etcd's revisions then comes back, so
+            # the copy reaches any revision a consistent read asks for without etcd's
+            # progress notifications (unreliable before etcd 3.4.31, etcd-io/etcd#15220).
             create = rpc.WatchCreateRequest(
-                key=start, range_end=end, start_revision=self._state.revision + 1
+                key=EVERY_KEY, range_end=EVERY_KEY, start_revision=self._state.revision + 1
             )
             await call.write(rpc.WatchRequest(create_request=create))
             while True:
@@ -392,21 +421,31 @@ class EtcdStore(MvccStore):
         kv = change.kv
         revision = kv.mod_revision
         state = self._state
-        if revision <= state.revision:
-            log.error("two keys changed at revision %d; only the first is kept", revision)
-            return
         key = self._layout.to_store(kv.key)
+        if revision <= state.revision:
+            if key is not None:
+                log.error("two keys changed at revision %d; only the first is kept", revision)
+            return
         event = self._event(key, change, revision) if key is not None else None
         waiter = self._waiters.pop(revision, None)
         if event is None:
             state.skip(revision)
             if waiter is not None and not waiter.done():
                 waiter.set_exception(StoreError(f"etcd's change at {revision} is not the store's"))
-            return
-        state.skip(revision - 1)
-        self._commit(event)
-        if waiter is not None and not waiter.done():
-            waiter.set_result(event.object)
+        else:
+            state.skip(revision - 1)
+            self._commit(event)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(event.object)
+        if self._readers:
+            self._release_readers()
+
+    def _release_readers(self) -> None:
+        """Wake the consistent reads whose revision the copy has reached."""
+        for revision in [r for r in self._readers if r <= self._state.revision]:
+            reader = self._readers.pop(revision)
+            if not reader.done():
+                reader.set_result(None)
 
     def _event(self, key: str, change: Any, revision: int) -> WatchEvent | None:
         latest = self._state.latest(key)
@@ -448,10 +487,11 @@ class EtcdStore(MvccStore):
     def _fail(self, error: StoreError) -> None:
         """End every watch and every write still waiting for its revision with `error`."""
         self._close_watches()
-        for waiter in self._waiters.values():
-            if not waiter.done():
-                waiter.set_exception(error)
-        self._waiters.clear()
+        for waiting in (self._waiters, self._readers):
+            for waiter in waiting.values():
+                if not waiter.done():
+                    waiter.set_exception(error)
+            waiting.clear()
 
 
 class _Compacted(Exception):

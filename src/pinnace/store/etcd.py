@@ -14,7 +14,11 @@ Reads and watches are served as kube-apiserver's watch cache serves them
 other stores keep, fed in revision order by one etcd watch over the store's whole prefix. A
 write returns once that watch has brought it back, so it is visible to this store's readers and
 watchers then, and its own writer reads it. Another API server's writes become visible here as
-soon as the watch brings them. A store opened on an etcd that holds keys starts from their
+soon as the watch brings them; `sync` (a consistent read's start) reads etcd's current
+revision with a count-only range and waits until the copy has it, as the watch cache does for
+ConsistentListFromCache (cacher.go's waitUntilFreshAndBlock). The watch covers every key of
+etcd, not only the store's, so that each of etcd's revisions comes back to the copy without
+etcd's progress notifications (unreliable before etcd 3.4.31). A store opened on an etcd that holds keys starts from their
 state at that revision: the history before it is not loaded (a watch from an older
 resourceVersion gets 410 Gone, and lists again). Compaction is etcd's own (`Compact`) and then
 the copy's. When the watch fails (etcd restarts), the store watches again from the revision it

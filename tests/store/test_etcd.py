@@ -68,11 +68,15 @@ def test_a_consistent_read_waits_for_every_write_etcd_has(etcd: EtcdServer, run:
                 created = await a.create(f"cm/ns/x{n}", {"v": n})
                 await b.sync()
                 assert await b.get(f"cm/ns/x{n}") == created
+            # A read at a revision another server returned waits for it too.
+            created = await a.create("cm/ns/y", {"v": 9})
+            await b.sync(5)
+            assert await b.get("cm/ns/y", 5) == created
             # A key outside the store takes a revision of etcd's too: the copy reaches it.
             kv = rpc.KVStub(b._channel)
             await kv.Put(rpc.PutRequest(key=b"/elsewhere/k", value=b"x"))
             await b.sync()
-            assert b.revision == 5
+            assert b.revision == 6
         finally:
             lagging.cancel()
             await a.close()

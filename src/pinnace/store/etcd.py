@@ -11,19 +11,19 @@ Pinnace stores everywhere, not the protobuf kube-apiserver writes for built-in k
 
 Reads and watches are served as kube-apiserver's watch cache serves them
 (k8s.io/apiserver/pkg/storage/cacher): from a copy of the keys in memory, the `MvccState` the
-other stores keep, fed in revision order by one etcd watch over the store's whole prefix. A
-write returns once that watch has brought it back, so it is visible to this store's readers and
-watchers then, and its own writer reads it. Another API server's writes become visible here as
-soon as the watch brings them; `sync` (a consistent read's start) reads etcd's current
-revision with a count-only range and waits until the copy has it, as the watch cache does for
-ConsistentListFromCache (cacher.go's waitUntilFreshAndBlock). The watch covers every key of
-etcd, not only the store's, so that each of etcd's revisions comes back to the copy without
-etcd's progress notifications (unreliable before etcd 3.4.31). A store opened on an etcd that holds keys starts from their
-state at that revision: the history before it is not loaded (a watch from an older
-resourceVersion gets 410 Gone, and lists again). Compaction is etcd's own (`Compact`) and then
-the copy's. When the watch fails (etcd restarts), the store watches again from the revision it
-has, every second; if etcd has compacted that revision meanwhile (another server's compaction,
-during a long outage), the store ends its watches and refuses everything: open it again.
+other stores keep, fed in revision order by one etcd watch. A write returns once that watch has
+brought it back, so it is visible to this store's readers and watchers then, and its own writer
+reads it. Another API server's writes become visible here as soon as the watch brings them;
+`sync` (a consistent read's start) reads etcd's current revision with a count-only range and
+waits until the copy has it, as the watch cache does for ConsistentListFromCache (cacher.go's
+waitUntilFreshAndBlock). The watch covers every key of etcd, not only the store's, so that each
+of etcd's revisions comes back to the copy without etcd's progress notifications (unreliable
+before etcd 3.4.31). A store opened on an etcd that holds keys starts from their state at that
+revision: the history before it is not loaded (a watch from an older resourceVersion gets 410
+Gone, and lists again). Compaction is etcd's own (`Compact`) and then the copy's. When the
+watch fails (etcd restarts), the store watches again from the revision it has, every second; if
+etcd has compacted that revision meanwhile (another server's compaction, during a long outage),
+the store ends its watches and refuses everything: open it again.
 
 A revision of a key outside the store (etcd counts every key's writes) changes nothing here.
 Only Pinnace may write under the store's prefix, one key per revision, as kube-apiserver does.
@@ -337,13 +337,16 @@ class EtcdStore(MvccStore):
         except rpc.AioRpcError as e:
             raise StorageError(f"etcdserver: {e.details()}") from None
 
-    async def sync(self) -> None:
-        """etcd's current revision, read with a quorum range that counts nothing, then until
-        the copy has reached it (the watch brings every revision: see `_watch_etcd`)."""
+    async def sync(self, revision: int | None = None) -> None:
+        """Without `revision`, etcd's current one, read with a quorum range that counts
+        nothing; then until the copy has reached it (the watch brings every revision: see
+        `_watch_etcd`)."""
         self._check_open()
-        start, _ = self._layout.range
-        request = rpc.RangeRequest(key=start, count_only=True, limit=1)
-        revision = (await self._call(self._kv.Range(request))).header.revision
+        consistent = revision is None
+        if revision is None:
+            start, _ = self._layout.range
+            request = rpc.RangeRequest(key=start, count_only=True, limit=1)
+            revision = (await self._call(self._kv.Range(request))).header.revision
         if revision <= self._state.revision:
             return
         reader = self._readers.get(revision)
@@ -352,6 +355,8 @@ class EtcdStore(MvccStore):
         try:
             await asyncio.wait_for(asyncio.shield(reader), FRESH_SECONDS)
         except TimeoutError:
+            if not consistent:
+                return
             raise StorageError(
                 f"etcdserver: the store did not reach revision {revision} (it is at "
                 f"{self._state.revision}) within {FRESH_SECONDS:g}s"

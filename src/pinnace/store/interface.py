@@ -270,10 +270,12 @@ class Store(ABC):
         key's latest object) readable. Compacting to or below `compacted_revision` does
         nothing; FutureRevisionError above the current revision."""
 
-    async def sync(self) -> None:
+    async def sync(self, revision: int | None = None) -> None:
         """Until this store's reads show every write its storage had committed when called,
-        whichever server made it: what a consistent read (resourceVersion unset) waits for.
-        A store that is its storage's only writer has nothing to wait for."""
+        whichever server made it (what a consistent read, resourceVersion unset, waits for),
+        or, given `revision`, until they show that revision, for a while at most (a read
+        then finds it too new). A store that is its storage's only writer has nothing to
+        wait for."""
         return None
 
     async def write_failure(self) -> str | None:

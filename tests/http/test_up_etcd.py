@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import socket
+import ssl
 import subprocess
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.etcd import EtcdServer
@@ -108,3 +117,134 @@ def test_an_etcd_that_cannot_be_used_stops_pinnace_up_in_one_line(
     assert capsys.readouterr().err == (
         "pinnace up: --etcd-servers and --in-memory exclude each other\n"
     )
+
+
+def test_two_api_servers_on_one_etcd_serve_one_cluster_when_one_is_killed(
+    tmp_path: Path,
+) -> None:
+    """Writers and watchers spread over two API servers sharing etcd and the cluster CA (as
+    kubeadm's control-plane nodes share /etc/kubernetes/pki); one server is killed -9
+    mid-run. A consistent GET on the other server returns each acknowledged create at once,
+    nothing acknowledged is lost, and the watches of the killed server resume on the other
+    from their last resourceVersion with nothing missed or repeated."""
+    with EtcdServer() as etcd:
+        first = _api_server(tmp_path / "a", etcd)
+        try:
+            shared = tmp_path / "b" / "data" / "pki"
+            shared.mkdir(parents=True)
+            for name in ("ca.crt", "ca.key", "sa.key", "sa.pub"):
+                shutil.copy(tmp_path / "a" / "data" / "pki" / name, shared / name)
+            second = _api_server(tmp_path / "b", etcd)
+        except BaseException:
+            first.process.kill()
+            raise
+        try:
+            _run_across_a_kill(_Api(tmp_path / "a" / "data" / "pki"), first, second)
+        finally:
+            first.process.kill()
+            first.process.wait()
+            stop(second)
+
+
+def _api_server(workdir: Path, etcd: EtcdServer) -> Cluster:
+    workdir.mkdir(exist_ok=True)
+    storage = ("--data-dir", str(workdir / "data"), "--etcd-servers", etcd.url)
+    flags = ("--tls", "--no-scheduler", "--no-controllers", "--nodes", "0")
+    return launch(workdir, *storage, flags=flags)
+
+
+class _Api:
+    """Requests with the first server's admin credentials, to either server."""
+
+    def __init__(self, pki: Path) -> None:
+        self.tls = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+        self.tls.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+
+    def call(self, url: str, method: str = "GET", body: object = None, timeout: float = 10) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(url, data, method=method)
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=timeout, context=self.tls) as response:
+            return json.loads(response.read())
+
+    def watch(self, url: str, version: str) -> Any:
+        query = urllib.parse.urlencode({"watch": "1", "resourceVersion": version})
+        return urllib.request.urlopen(f"{url}?{query}", timeout=1, context=self.tls)
+
+
+WRITERS, WATCHERS, CREATES = 4, 4, 40
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+
+
+def _run_across_a_kill(api: _Api, first: Cluster, second: Cluster) -> None:
+    servers = [first.url, second.url]
+    start = api.call(second.url + CONFIGMAPS)["metadata"]["resourceVersion"]
+    acknowledged: list[str] = []
+    expected: set[str] = set()
+    watched: list[list[tuple[int, str]]] = [[] for _ in range(WATCHERS)]
+    halfway, done = threading.Barrier(WRITERS + 1), threading.Event()
+    failures: list[str] = []
+
+    def write(writer: int) -> None:
+        for n in range(CREATES):
+            if n == CREATES // 2:
+                halfway.wait(timeout=30)  # the first server dies here
+            name = f"w{writer}-{n}"
+            for attempt, url in enumerate((servers[(writer + n) % 2], second.url)):
+                try:
+                    api.call(url + CONFIGMAPS, "POST", {"metadata": {"name": name}})
+                except urllib.error.HTTPError as e:
+                    if e.code != 409 or attempt == 0:
+                        failures.append(f"create {name}: {e.code}")
+                    break  # 409: the killed server committed it without answering
+                except (urllib.error.URLError, ConnectionError):
+                    continue  # the killed server's: not acknowledged; the other takes it
+                acknowledged.append(name)
+                # A consistent read on the other server has it at once.
+                other = servers[(writer + n + 1) % 2] if n < CREATES // 2 else second.url
+                try:
+                    api.call(f"{other}{CONFIGMAPS}/{name}")
+                except urllib.error.HTTPError as e:
+                    failures.append(f"get {name} from {other}: {e.code}")
+                break
+
+    def follow(watcher: int) -> None:
+        url, version = servers[watcher % 2], start
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+            not done.is_set() or not expected <= {name for _, name in watched[watcher]}
+        ):
+            try:
+                with api.watch(url + CONFIGMAPS, version) as stream:
+                    for line in stream:
+                        event = json.loads(line)
+                        if event["type"] == "ERROR":
+                            failures.append(f"watch from {version}: {event}")
+                            return
+                        version = event["object"]["metadata"]["resourceVersion"]
+                        watched[watcher].append((int(version), event["object"]["metadata"]["name"]))
+            except (urllib.error.URLError, OSError):
+                if url == first.url and first.process.poll() is not None:
+                    url = second.url  # resume on the other, from the last resourceVersion
+
+    threads = [threading.Thread(target=write, args=(w,), daemon=True) for w in range(WRITERS)]
+    threads += [threading.Thread(target=follow, args=(w,), daemon=True) for w in range(WATCHERS)]
+    for thread in threads:
+        thread.start()
+    halfway.wait(timeout=30)
+    first.process.send_signal(signal.SIGKILL)
+    first.process.wait()
+    for thread in threads[:WRITERS]:
+        thread.join(timeout=60)
+    listed = api.call(second.url + CONFIGMAPS)["items"]
+    expected.update(name for item in listed if (name := item["metadata"]["name"])[0] == "w")
+    done.set()
+    for thread in threads[WRITERS:]:
+        thread.join(timeout=60)
+    assert not failures
+    assert set(acknowledged) <= expected
+    names = sorted(expected)
+    for events in watched:
+        versions = [version for version, _ in events]
+        assert versions == sorted(set(versions))  # never backwards, never repeated
+        assert sorted(name for _, name in events) == names  # nothing missed

@@ -8,8 +8,10 @@ import asyncio
 import re
 import socket
 from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 import pytest
+from aetcd import rpc
 from tests.etcd import EtcdServer, EtcdServers
 
 from pinnace.store import CompactedError, ConflictError, KeyExistsError, StorageError, WatchEvent
@@ -55,6 +57,47 @@ def test_two_stores_on_one_etcd_see_each_others_writes(etcd: EtcdServer, run: Ru
             await b.close()
 
     run(body, etcd)
+
+
+def test_a_consistent_read_waits_for_every_write_etcd_has(etcd: EtcdServer, run: Runner) -> None:
+    async def body(etcd: EtcdServer) -> None:
+        a, b = await EtcdStore.open([etcd.url]), await EtcdStore.open([etcd.url])
+        lagging = _lag(b)
+        try:
+            for n in range(3):
+                created = await a.create(f"cm/ns/x{n}", {"v": n})
+                await b.sync()
+                assert await b.get(f"cm/ns/x{n}") == created
+            # A read at a revision another server returned waits for it too.
+            created = await a.create("cm/ns/y", {"v": 9})
+            await b.sync(5)
+            assert await b.get("cm/ns/y", 5) == created
+            # A key outside the store takes a revision of etcd's too: the copy reaches it.
+            kv = rpc.KVStub(b._channel)
+            await kv.Put(rpc.PutRequest(key=b"/elsewhere/k", value=b"x"))
+            await b.sync()
+            assert b.revision == 6
+        finally:
+            lagging.cancel()
+            await a.close()
+            await b.close()
+
+    run(body, etcd)
+
+
+def _lag(store: EtcdStore) -> asyncio.Task[None]:
+    """Have `store` apply etcd's changes 50 ms late, in order, as a busy server would."""
+    changes: asyncio.Queue[Any] = asyncio.Queue()
+    apply = store._apply
+    store._apply = changes.put_nowait  # type: ignore[method-assign,assignment]
+
+    async def late() -> None:
+        while True:
+            change = await changes.get()
+            await asyncio.sleep(0.05)
+            apply(change)
+
+    return asyncio.get_running_loop().create_task(late())
 
 
 def test_a_store_goes_on_when_etcd_restarts(etcd: EtcdServer, run: Runner) -> None:

@@ -125,6 +125,7 @@ class APIServer:
         self, kind: Kind, namespace: str, name: str, resource_version: str = ""
     ) -> Object:
         revision = parse_resource_version(resource_version) if resource_version != "0" else 0
+        await self._fresh(resource_version)
         try:
             return await self.store.get(object_key(kind, namespace, name), revision or None)
         except KeyNotFoundError:
@@ -164,6 +165,8 @@ class APIServer:
         # Continue tokens hold keys relative to the items' common prefix, which for a
         # cluster-scoped kind includes the empty namespace segment (`keys`).
         relative_to = prefix if kind.namespaced else object_key(kind, "", "")
+        if not options.continue_token:
+            await self._fresh(options.resource_version)
         revision, start_after = self._list_start(options, relative_to)
         try:
             page = await self.store.list(
@@ -191,6 +194,18 @@ class APIServer:
             "metadata": list_meta,
             "items": page.items,
         }
+
+    async def _fresh(self, resource_version: str) -> None:
+        """Wait for the store before a read, as kube-apiserver's watch cache does
+        (waitUntilFreshAndBlock): without a resourceVersion until it has every write committed
+        anywhere (a consistent read), with one until it has reached it (another API server on
+        the same etcd may have made it); "0" is any state."""
+        if not resource_version:
+            await self.store.sync()
+            return
+        revision = parse_resource_version(resource_version)
+        if revision > self.store.revision:
+            await self.store.sync(revision)
 
     def _list_start(self, options: ListOptions, prefix: str) -> tuple[int, str | None]:
         if options.continue_token:

@@ -11,15 +11,19 @@ Pinnace stores everywhere, not the protobuf kube-apiserver writes for built-in k
 
 Reads and watches are served as kube-apiserver's watch cache serves them
 (k8s.io/apiserver/pkg/storage/cacher): from a copy of the keys in memory, the `MvccState` the
-other stores keep, fed in revision order by one etcd watch over the store's whole prefix. A
-write returns once that watch has brought it back, so it is visible to this store's readers and
-watchers then, and its own writer reads it. Another API server's writes become visible here as
-soon as the watch brings them. A store opened on an etcd that holds keys starts from their
-state at that revision: the history before it is not loaded (a watch from an older
-resourceVersion gets 410 Gone, and lists again). Compaction is etcd's own (`Compact`) and then
-the copy's. When the watch fails (etcd restarts), the store watches again from the revision it
-has, every second; if etcd has compacted that revision meanwhile (another server's compaction,
-during a long outage), the store ends its watches and refuses everything: open it again.
+other stores keep, fed in revision order by one etcd watch. A write returns once that watch has
+brought it back, so it is visible to this store's readers and watchers then, and its own writer
+reads it. Another API server's writes become visible here as soon as the watch brings them;
+`sync` (a consistent read's start) reads etcd's current revision with a count-only range and
+waits until the copy has it, as the watch cache does for ConsistentListFromCache (cacher.go's
+waitUntilFreshAndBlock). The watch covers every key of etcd, not only the store's, so that each
+of etcd's revisions comes back to the copy without etcd's progress notifications (unreliable
+before etcd 3.4.31). A store opened on an etcd that holds keys starts from their state at that
+revision: the history before it is not loaded (a watch from an older resourceVersion gets 410
+Gone, and lists again). Compaction is etcd's own (`Compact`) and then the copy's. When the
+watch fails (etcd restarts), the store watches again from the revision it has, every second; if
+etcd has compacted that revision meanwhile (another server's compaction, during a long outage),
+the store ends its watches and refuses everything: open it again.
 
 A revision of a key outside the store (etcd counts every key's writes) changes nothing here.
 Only Pinnace may write under the store's prefix, one key per revision, as kube-apiserver does.
@@ -63,6 +67,11 @@ PAGE = 10_000
 """Keys read per range request when the store opens (kube-apiserver reads its lists in pages)."""
 RETRY_SECONDS = 1.0
 """How long the store waits before it watches etcd again after the watch failed."""
+FRESH_SECONDS = 3.0
+"""How long a consistent read waits for the copy to reach etcd's revision (the watch cache's
+blockTimeout) before it fails."""
+EVERY_KEY = b"\0"
+"""etcd's range of every key, as key and range_end."""
 CHANNEL_OPTIONS = (
     ("grpc.max_receive_message_length", -1),
     ("grpc.max_send_message_length", -1),
@@ -191,6 +200,8 @@ class EtcdStore(MvccStore):
         self._layout = layout
         self._waiters: dict[int, asyncio.Future[Object]] = {}
         """Writes waiting for the watch to bring back their revision."""
+        self._readers: dict[int, asyncio.Future[None]] = {}
+        """Consistent reads waiting for the watch to reach a revision."""
         self._follower: asyncio.Task[None] | None = None
         self._watching: asyncio.Future[None] | None = None
         """Done once etcd has created the store's first watch."""
@@ -326,6 +337,31 @@ class EtcdStore(MvccStore):
         except rpc.AioRpcError as e:
             raise StorageError(f"etcdserver: {e.details()}") from None
 
+    async def sync(self, revision: int | None = None) -> None:
+        """Without `revision`, etcd's current one, read with a quorum range that counts
+        nothing; then until the copy has reached it (the watch brings every revision: see
+        `_watch_etcd`)."""
+        self._check_open()
+        consistent = revision is None
+        if revision is None:
+            start, _ = self._layout.range
+            request = rpc.RangeRequest(key=start, count_only=True, limit=1)
+            revision = (await self._call(self._kv.Range(request))).header.revision
+        if revision <= self._state.revision:
+            return
+        reader = self._readers.get(revision)
+        if reader is None:
+            reader = self._readers[revision] = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(reader), FRESH_SECONDS)
+        except TimeoutError:
+            if not consistent:
+                return
+            raise StorageError(
+                f"etcdserver: the store did not reach revision {revision} (it is at "
+                f"{self._state.revision}) within {FRESH_SECONDS:g}s"
+            ) from None
+
     async def _seen(self, revision: int) -> None:
         """Until the watch has brought the change made at `revision` (to one of the store's
         keys): a writer that learns of another server's write, by a conflict, then reads it."""
@@ -361,11 +397,13 @@ class EtcdStore(MvccStore):
             await asyncio.sleep(RETRY_SECONDS)
 
     async def _watch_etcd(self) -> None:
-        start, end = self._layout.range
         call = self._watch_stub.Watch()
         try:
+            # Every key, not only the store's: each of etcd's revisions then comes back, so
+            # the copy reaches any revision a consistent read asks for without etcd's
+            # progress notifications (unreliable before etcd 3.4.31, etcd-io/etcd#15220).
             create = rpc.WatchCreateRequest(
-                key=start, range_end=end, start_revision=self._state.revision + 1
+                key=EVERY_KEY, range_end=EVERY_KEY, start_revision=self._state.revision + 1
             )
             await call.write(rpc.WatchRequest(create_request=create))
             while True:
@@ -392,21 +430,31 @@ class EtcdStore(MvccStore):
         kv = change.kv
         revision = kv.mod_revision
         state = self._state
-        if revision <= state.revision:
-            log.error("two keys changed at revision %d; only the first is kept", revision)
-            return
         key = self._layout.to_store(kv.key)
+        if revision <= state.revision:
+            if key is not None:
+                log.error("two keys changed at revision %d; only the first is kept", revision)
+            return
         event = self._event(key, change, revision) if key is not None else None
         waiter = self._waiters.pop(revision, None)
         if event is None:
             state.skip(revision)
             if waiter is not None and not waiter.done():
                 waiter.set_exception(StoreError(f"etcd's change at {revision} is not the store's"))
-            return
-        state.skip(revision - 1)
-        self._commit(event)
-        if waiter is not None and not waiter.done():
-            waiter.set_result(event.object)
+        else:
+            state.skip(revision - 1)
+            self._commit(event)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(event.object)
+        if self._readers:
+            self._release_readers()
+
+    def _release_readers(self) -> None:
+        """Wake the consistent reads whose revision the copy has reached."""
+        for revision in [r for r in self._readers if r <= self._state.revision]:
+            reader = self._readers.pop(revision)
+            if not reader.done():
+                reader.set_result(None)
 
     def _event(self, key: str, change: Any, revision: int) -> WatchEvent | None:
         latest = self._state.latest(key)
@@ -448,10 +496,11 @@ class EtcdStore(MvccStore):
     def _fail(self, error: StoreError) -> None:
         """End every watch and every write still waiting for its revision with `error`."""
         self._close_watches()
-        for waiter in self._waiters.values():
-            if not waiter.done():
-                waiter.set_exception(error)
-        self._waiters.clear()
+        for waiting in (self._waiters, self._readers):
+            for waiter in waiting.values():
+                if not waiter.done():
+                    waiter.set_exception(error)
+            waiting.clear()
 
 
 class _Compacted(Exception):

@@ -270,6 +270,14 @@ class Store(ABC):
         key's latest object) readable. Compacting to or below `compacted_revision` does
         nothing; FutureRevisionError above the current revision."""
 
+    async def sync(self, revision: int | None = None) -> None:
+        """Until this store's reads show every write its storage had committed when called,
+        whichever server made it (what a consistent read, resourceVersion unset, waits for),
+        or, given `revision`, until they show that revision, for a while at most (a read
+        then finds it too new). A store that is its storage's only writer has nothing to
+        wait for."""
+        return None
+
     async def write_failure(self) -> str | None:
         """Why the store cannot write now (what its storage said of the last write it
         refused, while that lasts), or None when it can: for the API server's readiness."""

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pinnace.api.labels import selector_from_set
+from pinnace.kubelet.listeners import NGINX_WELCOME
 from pinnace.kubelet.runtime import image_repository
 from pinnace.kubelet.service_links import ServiceLookup
 from pinnace.kubelet.shell import WebGet
@@ -29,31 +30,6 @@ def no_pods(namespace: str) -> Sequence[Mapping[str, Any]]:
     return ()
 
 
-NGINX_WELCOME = """\
-<!DOCTYPE html>
-<html>
-<head>
-<title>Welcome to nginx!</title>
-<style>
-html { color-scheme: light dark; }
-body { width: 35em; margin: 0 auto;
-font-family: Tahoma, Verdana, Arial, sans-serif; }
-</style>
-</head>
-<body>
-<h1>Welcome to nginx!</h1>
-<p>If you see this page, the nginx web server is successfully installed and
-working. Further configuration is required.</p>
-
-<p>For online documentation and support please refer to
-<a href="http://nginx.org/">nginx.org</a>.<br/>
-Commercial support is available at
-<a href="http://nginx.com/">nginx.com</a>.</p>
-
-<p><em>Thank you for using nginx.</em></p>
-</body>
-</html>
-"""
 HTTPD_WELCOME = "<html><body><h1>It works!</h1></body></html>\n"
 PAGES: Mapping[str, str] = {
     "docker.io/library/nginx": NGINX_WELCOME,

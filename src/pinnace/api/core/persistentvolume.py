@@ -21,7 +21,7 @@ from pinnace.api.core.pod_containers import validate_path_no_backsteps
 from pinnace.api.core.pod_fields import read_dict, read_list, read_str
 from pinnace.api.core.pod_scheduling import validate_node_selector_terms
 from pinnace.api.core.pod_shape import as_dict, child_dict
-from pinnace.api.core.pod_volumes import HOST_PATH_TYPES
+from pinnace.api.core.pod_volumes import HOST_PATH_TYPES, validate_nfs
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.labels import validate_label_selector
@@ -191,13 +191,7 @@ def _validate_source(source: str, body: dict[str, Any], path: Path) -> list[Fiel
             return [*errs, field.required(path.child("path"))]
         errs += validate_path_no_backsteps(local_path, path.child("path"))
     elif source == "nfs":
-        if not read_str(body, "server", path, errs):
-            errs.append(field.required(path.child("server")))
-        nfs_path = read_str(body, "path", path, errs)
-        if not nfs_path:
-            errs.append(field.required(path.child("path")))
-        if not nfs_path.startswith("/"):
-            errs.append(field.invalid(path.child("path"), nfs_path, "must be an absolute path"))
+        errs += validate_nfs(body, path)
     elif source == "csi":
         if not read_str(body, "driver", path, errs):
             errs.append(field.required(path.child("driver")))

@@ -166,13 +166,7 @@ def _validate_source(source: str, body: dict[str, Any], path: Path) -> list[Fiel
         errs += _validate_mode(body, "defaultMode", path)
         errs += _validate_projection_sources(body, path)
     elif source == "nfs":
-        if not read_str(body, "server", path, errs):
-            errs.append(field.required(path.child("server")))
-        nfs_path = read_str(body, "path", path, errs)
-        if not nfs_path:
-            errs.append(field.required(path.child("path")))
-        if not nfs_path.startswith("/"):
-            errs.append(field.invalid(path.child("path"), nfs_path, "must be an absolute path"))
+        errs += validate_nfs(body, path)
     elif source == "gitRepo":
         if not read_str(body, "repository", path, errs):
             errs.append(field.required(path.child("repository")))
@@ -181,6 +175,19 @@ def _validate_source(source: str, body: dict[str, Any], path: Path) -> list[Fiel
         )
     elif source == "csi" and not read_str(body, "driver", path, errs):
         errs.append(field.required(path.child("driver")))
+    return errs
+
+
+def validate_nfs(body: dict[str, Any], path: Path) -> list[FieldError]:
+    """validateNFSVolumeSource: a pod's nfs volume and a PersistentVolume's."""
+    errs: list[FieldError] = []
+    if not read_str(body, "server", path, errs):
+        errs.append(field.required(path.child("server")))
+    nfs_path = read_str(body, "path", path, errs)
+    if not nfs_path:
+        errs.append(field.required(path.child("path")))
+    if not nfs_path.startswith("/"):
+        errs.append(field.invalid(path.child("path"), nfs_path, "must be an absolute path"))
     return errs
 
 

@@ -84,6 +84,12 @@ def test_pods_share_a_series_and_a_ramp_counts_from_the_pod_start(cluster: Clust
     assert item["describedObject"]["kind"] == "Pod"
     assert item["describedObject"]["apiVersion"] == "/v1"
     assert item["metric"] == {"name": "http_requests_per_second", "selector": None}
+    # A declared metric has no labels: a metric selector keeps it only if it matches none.
+    path = f"{CUSTOM}/namespaces/default/pods/*/http_requests_per_second"
+    assert values(cluster.get(path, "metricLabelSelector=!verb")[1]) == ["30", "30", "30"]
+    assert values(cluster.get(path, "metricLabelSelector=verb%3DGET")[1]) == []
+    code, bad = cluster.get(path, "metricLabelSelector=a%3D%3D%3Db")
+    assert code == 400, bad
 
     [ramp] = {v for v in values(cluster.get(f"{CUSTOM}/namespaces/default/pods/*/queue_depth")[1])}
     assert 4 < float(ramp) <= 5  # up to 50 s after the pods started

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pinnace.api import catalog, status
 from pinnace.api.kind import Kind
+from pinnace.api.labels import SelectorError, parse_selector
 from pinnace.api.objects import Object
 from pinnace.clock.rfc3339 import format_time
 from pinnace.resources.quantity import Quantity
@@ -165,9 +166,19 @@ async def custom_metric_list(
     name: str,
     metric: str,
     label_selector: str = "",
+    metric_selector: str = "",
 ) -> Object:
-    """GET …/namespaces/<ns>/<resource>/<name or *>/<metric>: a MetricValueList."""
+    """GET …/namespaces/<ns>/<resource>/<name or *>/<metric>: a MetricValueList. A declared
+    metric has no labels of its own, so a `metric_selector` (metricLabelSelector) keeps its
+    values only when it matches an empty label set."""
     values = await provider(server).custom_values(namespace, kind, name, metric, label_selector)
+    if metric_selector:
+        try:
+            wanted = parse_selector(metric_selector)
+        except SelectorError as e:
+            raise status.bad_request(str(e)) from None
+        if not wanted.matches({}):
+            values = []
     items = [_metric_value(version, v, metric) for v in values]
     return {
         "kind": "MetricValueList",
@@ -232,14 +243,21 @@ class LocalMetricsClient:
     ) -> Object:
         pods = catalog.kind("", "pods")
         return await custom_metric_list(
-            self._server, CUSTOM_VERSIONS[0], namespace, pods, ALL_OBJECTS, metric, selector
+            self._server,
+            CUSTOM_VERSIONS[0],
+            namespace,
+            pods,
+            ALL_OBJECTS,
+            metric,
+            selector,
+            metric_selector,
         )
 
     async def object(
         self, namespace: str, kind: Kind, name: str, metric: str, metric_selector: str
     ) -> Object:
         return await custom_metric_list(
-            self._server, CUSTOM_VERSIONS[0], namespace, kind, name, metric
+            self._server, CUSTOM_VERSIONS[0], namespace, kind, name, metric, "", metric_selector
         )
 
     async def external(self, namespace: str, metric: str, selector: str) -> Object:

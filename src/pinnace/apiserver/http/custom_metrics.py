@@ -69,7 +69,8 @@ async def handle(server: APIServer, request: Request, target: MetricTarget) -> R
     kind = custom_metrics.kind_of_resource(resource)
     if kind is None or not kind.namespaced:
         raise not_found()
+    metric_selector = params.first(request.query, "metricLabelSelector") or ""
     listed = await custom_metrics.custom_metric_list(
-        server, target.version, namespace, kind, name, metric, label_selector
+        server, target.version, namespace, kind, name, metric, label_selector, metric_selector
     )
     return json_response(listed)

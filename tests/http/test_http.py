@@ -1,5 +1,6 @@
 """The HTTP API as kube-apiserver answers it: status codes, Status bodies, headers,
-discovery, tables, watch streams and subresources, seen with a plain HTTP client."""
+discovery, tables, watch streams and subresources, seen with a plain HTTP client; on the
+memory store and on etcd (`pinnace up --etcd-servers`), which must answer alike."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from tests.http.conftest import Cluster
+from tests.etcd import EtcdServer
+from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
@@ -53,6 +55,25 @@ class HTTP:
             return Answer(response.status, response.headers, response.read())
         finally:
             connection.close()
+
+
+@pytest.fixture(scope="module", params=["memory", "etcd"])
+def cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    # These tests bind pods themselves and read pods as Pending: no scheduler.
+    flags = ("--no-scheduler",)
+    if request.param == "memory":
+        running = launch(tmp_path_factory.mktemp("pinnace-up"), flags=flags)
+        yield running
+        stop(running)
+        return
+    with EtcdServer() as etcd:
+        workdir = tmp_path_factory.mktemp("pinnace-up-etcd")
+        storage = ("--data-dir", str(workdir / "data"), "--etcd-servers", etcd.url)
+        running = launch(workdir, *storage, flags=flags)
+        yield running
+        stop(running)
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -46,7 +46,6 @@ from pinnace.scheduler.podinfo import PodInfo
 
 if TYPE_CHECKING:
     from pinnace.forecast import UsageHistory
-    from pinnace.gym.learned import LearnedPolicy
 
 NODE_FEATURES = (
     "allocatable_cpu",  # millicores
@@ -121,13 +120,29 @@ def load_policy(path: str) -> Policy:
     return policy
 
 
+class LearnedPolicy(Protocol):
+    """A saved model as a policy: one-hot over `nodes`, the feasible rows of `table`."""
+
+    def pick(
+        self,
+        table: NodeTable,
+        pod: PodInfo,
+        nodes: np.ndarray,
+        forecast: tuple[float, float] | None,
+    ) -> np.ndarray: ...
+
+
+MODEL_LOADER = "pinnace.gym.learned:load_model"
+"""What reads a saved model: the research environment's, which builds the observations the
+model was trained on. Found by name at run time, as a policy function is: the environment is
+built on the scheduler, not the other way round."""
+
+
 def load_learned(spec: Mapping[str, Any]) -> LearnedPolicy:
-    """The saved model `spec` names (`pinnace.gym.learned`)."""
-    try:
-        from pinnace.gym.learned import load_model
-    except ImportError as e:  # the gym extra is missing
-        raise ValueError(f"policy.model: {e}") from None
-    return load_model(spec)
+    """The saved model `spec` names (`model`, `kind`, `features`)."""
+    loader: Callable[..., Any] = load_policy(MODEL_LOADER)
+    model: LearnedPolicy = loader(spec)
+    return model
 
 
 class PolicyScore:

@@ -143,6 +143,9 @@ class VerticalPodAutoscaling:
         self._clock = client.clock
         self._metrics = metrics
         self._history = history if options.storage == PROMETHEUS else None
+        if options.storage == PROMETHEUS and history is None:
+            # upstream's recommender too goes on without the history it cannot get
+            log.error("vpa recommender: cannot get cluster history: no usage history here")
         self.options = options
         self._informers = InformerFactory(client)
         self._vpas: Informer = self._informers.informer(VPAS)

@@ -47,7 +47,12 @@ from pinnace.controllers.rootcacertpublisher import RootCACertPublisher, self_si
 from pinnace.controllers.serviceaccount_tokens import TokensController
 from pinnace.controllers.serviceaccounts import ServiceAccountsController
 from pinnace.controllers.taint_eviction import TaintEvictionController
-from pinnace.controllers.vpa import VerticalPodAutoscaling, VPAOptions
+from pinnace.controllers.vpa import (
+    PROMETHEUS,
+    UsageHistoryReader,
+    VerticalPodAutoscaling,
+    VPAOptions,
+)
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
@@ -100,8 +105,9 @@ class ClusterOptions:
     workloads); a simulation, which nobody looks at live, goes without."""
     usage_history: UsageHistory | None = None
     """Where to keep samples of the cluster (`metrics.history`), read by the dashboard's
-    charts: a history of the default resolution and windows when None and the dashboard is
-    served; a simulation keeps its own samples (`sim.observe`)."""
+    charts and the VPA's prometheus storage: a history of the default resolution and windows
+    when None and the dashboard is served or the VPA reads it; a simulation keeps its own
+    samples (`sim.observe`)."""
     node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
     workloads: WorkloadOptions = field(default_factory=WorkloadOptions)
     services: ServiceNetwork = field(default_factory=ServiceNetwork)
@@ -148,7 +154,8 @@ class ControllerManager:
     one of their own against a remote API server (`pinnace controller-manager`). `pod_metrics`
     lists metrics.k8s.io's PodMetrics for the autoscalers; `custom_metrics` reads the custom
     and external metrics APIs for the HPA (None: as on a cluster without an adapter);
-    `heartbeats` is the simulated mode's account of lease renewals."""
+    `heartbeats` is the simulated mode's account of lease renewals; `history` is the usage
+    history the VPA's prometheus storage reads (None: none, as out of `pinnace up`'s process)."""
 
     def __init__(
         self,
@@ -158,6 +165,7 @@ class ControllerManager:
         *,
         custom_metrics: CustomMetricsClient | None = None,
         heartbeats: NodeHeartbeats | None = None,
+        history: UsageHistoryReader | None = None,
     ) -> None:
         self.node_lifecycle = NodeLifecycleController(
             client(), options.node_lifecycle, heartbeats=heartbeats
@@ -170,7 +178,10 @@ class ControllerManager:
         if options.vertical_pod_autoscaler is not None:
             in_place = options.features.in_place_pod_vertical_scaling
             self.vertical_pod_autoscaler = VerticalPodAutoscaling(
-                client(), pod_metrics, replace(options.vertical_pod_autoscaler, in_place=in_place)
+                client(),
+                pod_metrics,
+                replace(options.vertical_pod_autoscaler, in_place=in_place),
+                history,
             )
 
     def components(self) -> list[Component]:
@@ -249,6 +260,12 @@ class ControlPlane:
         self.taint_eviction: TaintEvictionController | None = None
         self.workloads: WorkloadControllers | None = None
         self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
+        self.history: UsageHistory | None = options.usage_history
+        vpa = options.vertical_pod_autoscaler
+        if self.history is None and (
+            options.dashboard or (vpa is not None and vpa.storage == PROMETHEUS)
+        ):
+            self.history = UsageHistory()
         if options.controllers:
             manager = ControllerManager(
                 self.client,
@@ -256,6 +273,7 @@ class ControlPlane:
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 custom_metrics=LocalMetricsClient(self.server),
                 heartbeats=self.nodes if options.simulated else None,
+                history=self.history,
             )
             self.node_lifecycle = manager.node_lifecycle
             self.taint_eviction = manager.taint_eviction
@@ -279,9 +297,6 @@ class ControlPlane:
             self.kube_state = KubeStateMetrics(self.client(), self.codec)
             self.registries[KUBE_STATE_PATH] = CollectorRegistry()
             self.registries[KUBE_STATE_PATH].register(self.kube_state)
-        self.history: UsageHistory | None = options.usage_history
-        if self.history is None and options.dashboard:
-            self.history = UsageHistory()
         self.history_recorder: HistoryRecorder | None = None
         if self.history is not None:
             self.history_recorder = HistoryRecorder(

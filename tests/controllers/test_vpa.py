@@ -16,6 +16,7 @@ from pinnace.cluster import ClusterOptions
 from pinnace.controllers.vpa import VPAOptions
 from pinnace.controllers.vpa_model import RecommenderConfig
 from pinnace.kubelet import node_configs
+from pinnace.resources.lists import parse_quantity
 
 PODS = catalog.kind("", "pods")
 DEPLOYMENTS = catalog.kind("apps", "deployments")
@@ -313,3 +314,43 @@ def test_a_pod_within_the_range_goes_once_it_has_lived_twelve_hours() -> None:
         assert [app(p)["resources"]["requests"] for p in cluster.pods()] == [within["target"]] * 2
     finally:
         cluster.close()
+
+
+def _first_recommendation_after_an_hour(storage: str) -> Object:
+    """A one-container Deployment busy from its 10th to its 30th minute, then a VPA created
+    at its 60th: its recommendation one recommender interval later."""
+    options = VPAOptions(updater_interval=NEVER, storage=storage, history_resolution=60.0)
+    cluster = Cluster(options)
+    try:
+        annotations = {
+            "sim.pinnace.dev/cpu.app": "spike 100m 900m at 10m for 20m",
+            "sim.pinnace.dev/memory.app": "spike 100Mi 600Mi at 10m for 20m",
+        }
+        template = {
+            "metadata": {"labels": {"app": "web"}, "annotations": annotations},
+            "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+        }
+        spec = {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": template}
+        body = {"metadata": {"name": "web"}, "spec": spec}
+        cluster.run(cluster.client.create(DEPLOYMENTS, "default", body))
+        cluster.wait(3600)
+        cluster.autoscale(updatePolicy={"updateMode": "Off"})
+        cluster.wait(60)
+        [entry] = cluster.vpa()["status"]["recommendation"]["containerRecommendations"]
+        return entry
+    finally:
+        cluster.close()
+
+
+def test_the_prometheus_storage_recommends_at_once_from_the_usage_history() -> None:
+    """--storage=prometheus: the first recommendation of a VPA created after its workload ran
+    an hour reflects that hour's usage, read from the cluster's history; the checkpoint
+    storage's has only the one sample the recommender took."""
+    checkpoint = _first_recommendation_after_an_hour("checkpoint")
+    prometheus = _first_recommendation_after_an_hour("prometheus")
+    cpu = {name: parse_quantity(e["target"]["cpu"]).milli_value() for name, e in
+           (("checkpoint", checkpoint), ("prometheus", prometheus))}  # fmt: skip
+    memory = {name: parse_quantity(e["target"]["memory"]).value() for name, e in
+              (("checkpoint", checkpoint), ("prometheus", prometheus))}  # fmt: skip
+    assert cpu["checkpoint"] < 200 and cpu["prometheus"] > 900, cpu
+    assert memory["checkpoint"] < 300 * 2**20 < 600 * 2**20 < memory["prometheus"], memory

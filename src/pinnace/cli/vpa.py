@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 
 from pinnace.cli.arguments import add_durations
-from pinnace.controllers.vpa import VPAOptions
+from pinnace.controllers.vpa import CHECKPOINT, PROMETHEUS, VPAOptions
 from pinnace.controllers.vpa_model import RecommenderConfig
 
 _VPA = VPAOptions()
@@ -23,6 +23,14 @@ DURATIONS = {
     "confidence-interval-memory": (
         _RECOMMENDATION.confidence_interval_memory,
         "the history that makes the memory bounds' confidence 1",
+    ),
+    "history-length": (
+        _VPA.history_length,
+        "how far back the prometheus storage reads the usage history",
+    ),
+    "history-resolution": (
+        _VPA.history_resolution,
+        "the step at which the prometheus storage reads the usage history",
     ),
     "in-recommendation-bounds-eviction-lifetime-threshold": (
         _VPA.in_recommendation_bounds_eviction_lifetime_threshold,
@@ -41,6 +49,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help="do not run the VPA's recommender and updater",
     )
     add_durations(group, DURATIONS, "1m", prefix="vpa-")
+    group.add_argument(
+        "--vpa-storage",
+        choices=(CHECKPOINT, PROMETHEUS),
+        default=_VPA.storage,
+        help="where the recommender's initial history comes from: prometheus reads each pod's "
+        f"past usage from the cluster's usage history when it first sees it ({_VPA.storage})",
+    )
     group.add_argument(
         "--vpa-min-replicas",
         type=int,
@@ -83,6 +98,9 @@ def options(args: argparse.Namespace) -> VPAOptions | None:
         eviction_tolerance=args.vpa_eviction_tolerance,
         eviction_rate_limit=args.vpa_eviction_rate_limit,
         eviction_rate_burst=args.vpa_eviction_rate_burst,
+        storage=args.vpa_storage,
+        history_length=args.vpa_history_length,
+        history_resolution=args.vpa_history_resolution,
         in_recommendation_bounds_eviction_lifetime_threshold=(
             args.vpa_in_recommendation_bounds_eviction_lifetime_threshold
         ),

@@ -7,6 +7,15 @@ into per-container decaying histograms (`vpa_model`); each VPA's status gets a r
 per container (target, lowerBound, upperBound capped to the container policy, uncappedTarget)
 and its conditions (RecommendationProvided, NoPodsMatched).
 
+With --storage=prometheus (`VPAOptions.storage`), as upstream's recommender loads its initial
+history from Prometheus (pkg/recommender/input/history/history_provider.go and the cluster
+feeder's InitFromHistoryProvider), the first time the recommender sees a pod under a VPA it
+first feeds that pod's past usage from the cluster's usage history (`UsageHistoryReader`, the
+cluster's in-process Prometheus): over --history-length, one sample every --history-resolution,
+CPU the mean over the step before (upstream's `rate(container_cpu_usage_seconds_total[step])`),
+memory the last value within Prometheus' 5-minute lookback. The history keeps pods' totals, not
+their containers', so it feeds only pods of one container, for whom the two are the same.
+
 Updater, every --updater-interval (1 min): for VPAs in Recreate or Auto mode with a
 recommendation, the live pods of each controller (at least --min-replicas, 2, or the VPA's
 updatePolicy.minReplicas), whose requests lie outside [lowerBound, upperBound], or that have
@@ -29,9 +38,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pinnace.api import catalog
 from pinnace.api.autoscaling.vpa_policy import (
@@ -83,6 +93,18 @@ the pod instead (DeferredResizeUpdateTimeout, InProgressResizeUpdateTimeout)."""
 IN_PLACE_UPDATED_ANNOTATION = "vpaInPlaceUpdated"
 PodMetricsLister = Callable[[str, str], Awaitable[Object]]
 """(namespace, label selector) -> the PodMetricsList of metrics.k8s.io."""
+CHECKPOINT, PROMETHEUS = "checkpoint", "prometheus"
+"""The recommender's --storage: where its initial history comes from."""
+LOOKBACK = 300.0
+"""How far back Prometheus looks for an instant value (its --query.lookback-delta, 5 min)."""
+
+
+class UsageHistoryReader(Protocol):
+    """The usage history the recommender's prometheus storage reads (`metrics.history`)."""
+
+    def pod(self, key: str) -> Mapping[str, Sequence[float | None]] | None:
+        """For "namespace/name": "time", "cpu" (cores) and "memory" (bytes), oldest first,
+        None where the pod had no sample; None for a pod the history does not hold."""
 
 
 @dataclass(frozen=True)
@@ -101,17 +123,29 @@ class VPAOptions:
     recommendation: RecommenderConfig = field(default_factory=RecommenderConfig)
     in_place: bool = False
     """InPlaceOrRecreate resizes in place: the cluster has InPlacePodVerticalScaling on."""
+    storage: str = CHECKPOINT
+    """prometheus: a pod's first samples come from the cluster's usage history."""
+    history_length: float = 8 * 24 * 3600.0
+    history_resolution: float = 3600.0
 
 
 class VerticalPodAutoscaling:
     """The recommender and the updater, sharing one set of informers."""
 
     def __init__(
-        self, client: Client, metrics: PodMetricsLister, options: VPAOptions = VPAOptions()
+        self,
+        client: Client,
+        metrics: PodMetricsLister,
+        options: VPAOptions = VPAOptions(),
+        history: UsageHistoryReader | None = None,
     ) -> None:
         self._client = client
         self._clock = client.clock
         self._metrics = metrics
+        self._history = history if options.storage == PROMETHEUS else None
+        if options.storage == PROMETHEUS and history is None:
+            # upstream's recommender too goes on without the history it cannot get
+            log.error("vpa recommender: cannot get cluster history: no usage history here")
         self.options = options
         self._informers = InformerFactory(client)
         self._vpas: Informer = self._informers.informer(VPAS)
@@ -234,9 +268,41 @@ class VerticalPodAutoscaling:
             state = self._containers.get((uid, name))
             if state is None or state.aggregate is not aggregate:
                 state = self._containers[(uid, name)] = ContainerState(aggregate)
+                self._read_history(pod, state)
             used = container.get("usage") or {}
             state.add_cpu_sample(parse_quantity(used.get("cpu")).milli_value() / 1000.0, time)
             state.add_memory_sample(float(parse_quantity(used.get("memory")).value()), time)
+
+    def _read_history(self, pod: Object, state: ContainerState) -> None:
+        """GetClusterHistory's samples of the pod, for a pod of one container (the history
+        has pods' totals): those since the pod started, as the query range steps them."""
+        if self._history is None or len(pod["spec"].get("containers") or ()) != 1:
+            return
+        meta = pod["metadata"]
+        read = self._history.pod(f"{meta['namespace']}/{meta['name']}")
+        if read is None:
+            return
+        started = (pod.get("status") or {}).get("startTime")
+        since = parse_time(started) if started else float("-inf")
+        samples = [
+            (time, cpu, memory)
+            for time, cpu, memory in zip(read["time"], read["cpu"], read["memory"], strict=True)
+            if time is not None and time >= since
+        ]
+        if not samples:
+            return
+        end = self._clock.now()
+        step = self.options.history_resolution
+        start = end - self.options.history_length
+        at = start + max(0, math.floor((samples[0][0] - start) / step)) * step
+        while at <= end:
+            cpu = [c for t, c, _ in samples if at - step < t <= at and c is not None]
+            memory = [m for t, _, m in samples if at - LOOKBACK < t <= at and m is not None]
+            if cpu:
+                state.add_cpu_sample(sum(cpu) / len(cpu), at)
+            if memory:
+                state.add_memory_sample(memory[-1], at)
+            at += step
 
     def _recommendation(self, vpa: Object) -> list[Object]:
         """GetRecommendedPodResources then the policy's capping, per container with samples."""

@@ -164,12 +164,16 @@ def test_attach_streams_the_containers_lines_as_they_come(
     assert set(seen.splitlines()) == {"tick"}
 
 
-def test_kubectl_port_forward_reaches_nginxs_welcome_page(cluster: Cluster) -> None:
+@pytest.mark.parametrize("websockets", ["true", "false"])  # false: plain SPDY
+def test_kubectl_port_forward_reaches_nginxs_welcome_page(
+    cluster: Cluster, websockets: str
+) -> None:
     forwarding = subprocess.Popen(
         [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "port-forward", "pod/web", "0:80"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "KUBECTL_PORT_FORWARD_WEBSOCKETS": websockets},
     )
     try:
         assert forwarding.stdout is not None

@@ -18,13 +18,15 @@ kube-apiserver proxies to the kubelet's remotecommand server
 X-Stream-Protocol-Version handshake (v4, v3, v2 or the first `channel.k8s.io`), a 101, then
 one SPDY stream per `streamType` the client opens (error, stdin, stdout, stderr, resize); the
 command runs once all it should open are there, and its Status (JSON from v4, the error's
-text before) goes on the error stream. Port-forward over plain SPDY is not served (400).
+text before) goes on the error stream. Port-forward over plain SPDY (`portforward.k8s.io`) is
+the kubelet's too: the client's stream pairs, as in the tunnelled kind (`portforward`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import status
@@ -140,15 +142,21 @@ def _start(
 
 async def plain(server: APIServer, request: Request, target: ResourceTarget) -> Response:
     """A streaming subresource asked for without a WebSocket upgrade: kube-apiserver's checks
-    first (a missing pod or container is what the client should hear of), then exec and
-    attach upgrade to SPDY/3.1 as the kubelet's remotecommand server does (`_spdy_upgrade`);
-    port-forward, or a server that cannot hand a connection over, answers 400."""
+    first (a missing pod or container is what the client should hear of), then the upgrade
+    to SPDY/3.1 the kubelet's streaming server makes (`_spdy_upgrade`); a 400 where the
+    server cannot hand a connection over (in process)."""
     if request.method not in ("GET", "POST"):
         raise method_not_allowed()
     if target.subresource == "portforward":
         portforward.ports(request.query)
-        await stream_pod(server, target.namespace, target.name, None)
-        raise status.bad_request(SPDY_NOT_SERVED)
+        pod, _ = await stream_pod(server, target.namespace, target.name, None)
+        if request.upgrade is None:
+            raise status.bad_request(SPDY_NOT_SERVED)
+
+        async def forward(protocol: str, connection: Upgraded) -> None:
+            await portforward.plain(server, pod, connection)
+
+        return _spdy_upgrade(request, (portforward.SPDY_PROTOCOL,), forward)
     options = _options(request.query, target.subresource)
     pod, container = await stream_pod(server, target.namespace, target.name, options.container)
     if request.upgrade is None:
@@ -159,23 +167,31 @@ async def plain(server: APIServer, request: Request, target: ResourceTarget) -> 
     except Refused as e:
         return e.response()
     assert not isinstance(session, dict)  # untranslated: a failure to start raised
-    return _spdy_upgrade(request, options, session)
+
+    async def execute(protocol: str, connection: Upgraded) -> None:
+        await _spdy_session(connection, protocol, options, session)
+
+    return _spdy_upgrade(request, SPDY_REMOTE_COMMAND, execute)
 
 
-def _spdy_upgrade(request: Request, options: StreamOptions, session: Session) -> Response:
+def _spdy_upgrade(
+    request: Request,
+    supported: tuple[str, ...],
+    speak: Callable[[str, Upgraded], Awaitable[None]],
+) -> Response:
     """The kubelet's handshake (httpstream.Handshake: the client's first protocol the server
-    speaks) and SPDY upgrade, or their plain-text refusals."""
+    speaks) and SPDY upgrade (the 101 `speak`s the protocol), or their plain-text refusals."""
     offered = [p.strip() for p in request.header("x-stream-protocol-version").split(",")]
     offered = [p for p in offered if p]
     if not offered:
         return _plain_error(400, "unable to upgrade: X-Stream-Protocol-Version is required")
-    protocol = next((p for p in offered if p in SPDY_REMOTE_COMMAND), None)
+    protocol = next((p for p in offered if p in supported), None)
     if protocol is None:
         message = (
             "unable to upgrade: unable to negotiate protocol: client supports "
-            f"[{' '.join(offered)}], server accepts [{' '.join(SPDY_REMOTE_COMMAND)}]"
+            f"[{' '.join(offered)}], server accepts [{' '.join(supported)}]"
         )
-        accepted = [("X-Accepted-Stream-Protocol-Versions", p) for p in SPDY_REMOTE_COMMAND]
+        accepted = [("X-Accepted-Stream-Protocol-Versions", p) for p in supported]
         return dataclasses.replace(_plain_error(403, message), headers=accepted)
     connection = [t.strip().lower() for t in request.header("connection").split(",")]
     if "upgrade" not in connection or request.header("upgrade").lower() != "spdy/3.1":
@@ -186,10 +202,10 @@ def _spdy_upgrade(request: Request, options: StreamOptions, session: Session) ->
         ("Upgrade", "SPDY/3.1"),
     ]
 
-    async def speak(connection: Upgraded) -> None:
-        await _spdy_session(connection, protocol, options, session)
+    async def upgraded(connection: Upgraded) -> None:
+        await speak(protocol, connection)
 
-    return Response(101, headers=headers, upgraded=speak)
+    return Response(101, headers=headers, upgraded=upgraded)
 
 
 def _plain_error(code: int, message: str) -> Response:

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
 
@@ -91,8 +92,8 @@ class Upgraded:
     """A connection answered 101 and handed over: what the client sends, and a way to send.
     uvicorn's parser and request cycle no longer see it."""
 
-    def __init__(self, transport: asyncio.Transport) -> None:
-        self._transport = transport
+    def __init__(self, transport: asyncio.Transport, flow: FlowControl) -> None:
+        self._transport, self._flow = transport, flow
         self._incoming: asyncio.Queue[bytes] = asyncio.Queue()
 
     def received(self, data: bytes) -> None:
@@ -112,6 +113,7 @@ class Upgraded:
         if self._transport.is_closing():
             raise ConnectionResetError("the client has gone away")
         self._transport.write(data)
+        await self._flow.drain()  # while the client reads slower than the session writes
 
     def close(self) -> None:
         self._transport.close()
@@ -220,7 +222,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         lines = [f"HTTP/1.1 {status} Switching Protocols\r\n".encode()]
         lines += [name + b": " + value + b"\r\n" for name, value in headers]
         self.transport.write(b"".join(lines) + b"\r\n")
-        self._upgraded = Upgraded(self.transport)
+        self._upgraded = Upgraded(self.transport, self.flow)
         return self._upgraded
 
     def _start_header_deadline(self) -> None:

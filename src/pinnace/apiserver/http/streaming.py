@@ -72,8 +72,8 @@ if TYPE_CHECKING:
 STREAMING = ("exec", "attach", "portforward")
 """The subresources of pods served here."""
 SPDY_NOT_SERVED = (
-    "unable to upgrade: Pinnace serves streams over WebSockets only "
-    "(kubectl 1.30 and later, the Python client), not SPDY"
+    "unable to upgrade: this server cannot hand a connection over to SPDY "
+    "(`pinnace up`'s can); use WebSockets"
 )
 SPDY_REMOTE_COMMAND = (V4, V3, V2, V1)
 """What the kubelet's remotecommand server speaks over SPDY, in its order."""
@@ -144,14 +144,13 @@ async def plain(server: APIServer, request: Request, target: ResourceTarget) -> 
     """A streaming subresource asked for without a WebSocket upgrade: kube-apiserver's checks
     first (a missing pod or container is what the client should hear of), then the upgrade
     to SPDY/3.1 the kubelet's streaming server makes (`_spdy_upgrade`); a 400 where the
-    server cannot hand a connection over (in process)."""
+    server cannot hand the connection over (in process)."""
     if request.method not in ("GET", "POST"):
         raise method_not_allowed()
     if target.subresource == "portforward":
         portforward.ports(request.query)
         pod, _ = await stream_pod(server, target.namespace, target.name, None)
-        if request.upgrade is None:
-            raise status.bad_request(SPDY_NOT_SERVED)
+        _require_upgrade(request)
 
         async def forward(protocol: str, connection: Upgraded) -> None:
             await portforward.plain(server, pod, connection)
@@ -159,8 +158,7 @@ async def plain(server: APIServer, request: Request, target: ResourceTarget) -> 
         return _spdy_upgrade(request, (portforward.SPDY_PROTOCOL,), forward)
     options = _options(request.query, target.subresource)
     pod, container = await stream_pod(server, target.namespace, target.name, options.container)
-    if request.upgrade is None:
-        raise status.bad_request(SPDY_NOT_SERVED)
+    _require_upgrade(request)
     options = dataclasses.replace(options, container=container)
     try:
         session = _start(server, target.subresource, pod, options, translated=False)
@@ -172,6 +170,13 @@ async def plain(server: APIServer, request: Request, target: ResourceTarget) -> 
         await _spdy_session(connection, protocol, options, session)
 
     return _spdy_upgrade(request, SPDY_REMOTE_COMMAND, execute)
+
+
+def _require_upgrade(request: Request) -> None:
+    """kube-apiserver's proxy to the kubelet takes upgrade requests only (UpgradeRequired:
+    httpstream.IsUpgradeRequest, a Connection header naming Upgrade)."""
+    if "upgrade" not in request.header("connection").lower():
+        raise status.bad_request("Upgrade request required")
 
 
 def _spdy_upgrade(
@@ -196,6 +201,8 @@ def _spdy_upgrade(
     connection = [t.strip().lower() for t in request.header("connection").split(",")]
     if "upgrade" not in connection or request.header("upgrade").lower() != "spdy/3.1":
         return _plain_error(400, "unable to upgrade: missing upgrade headers in request")
+    if request.upgrade is None:
+        raise status.bad_request(SPDY_NOT_SERVED)
     headers = [
         ("X-Stream-Protocol-Version", protocol),
         ("Connection", "Upgrade"),

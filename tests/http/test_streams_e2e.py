@@ -45,7 +45,9 @@ def test_kubectl_exec_prints_output_and_exits_with_the_commands_status(cluster: 
     assert done.stderr == "sh: frobnicate: not found\ncommand terminated with exit code 3\n"
 
 
-def test_kubectl_exec_over_spdy_when_told_not_to_use_websockets(cluster: Cluster) -> None:
+def test_kubectl_exec_and_attach_over_spdy_when_told_not_to_use_websockets(
+    cluster: Cluster,
+) -> None:
     def spdy(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "--request-timeout=20s", *args],
@@ -63,6 +65,11 @@ def test_kubectl_exec_over_spdy_when_told_not_to_use_websockets(cluster: Cluster
     # stdin's end is its stream's FIN.
     echoed = spdy("exec", "-i", "box", "--", "cat", stdin="hello\n")
     assert (echoed.returncode, echoed.stdout) == (0, "hello\n")
+    script = "sleep 1; echo hi; exit 2"
+    attached = spdy(
+        "run", "-i", "--restart=Never", "--image=busybox", "spdy", "--", "sh", "-c", script
+    )
+    assert (attached.returncode, attached.stdout) == (2, "hi\n")
 
 
 def test_kubectl_cp_copies_the_containers_files_out(cluster: Cluster) -> None:

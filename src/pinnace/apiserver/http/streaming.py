@@ -237,6 +237,25 @@ async def _spdy_session(
         connection.close()
 
 
+class _Stdin:
+    """What the client sends the command's stdin, b"" once it has ended (at once when the
+    session has none)."""
+
+    def __init__(self, wanted: bool) -> None:
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._ended = not wanted
+
+    def put(self, data: bytes) -> None:
+        self._queue.put_nowait(data)
+
+    async def read(self) -> bytes:
+        if self._ended and self._queue.empty():
+            return b""
+        data = await self._queue.get()
+        self._ended = self._ended or not data
+        return data
+
+
 class _SpdyStreams:
     """The session's streams as SPDY streams, each opened by the client with a `streamType`
     header (remotecommand's httpstream.go: waitForStreams)."""
@@ -257,8 +276,7 @@ class _SpdyStreams:
             if wanted
         }
         self.ready = asyncio.Event()
-        self._stdin: asyncio.Queue[bytes] = asyncio.Queue()
-        self._stdin_ended = not options.stdin
+        self.stdin = _Stdin(options.stdin)
 
     def started(self, session: Session) -> Session:
         async def once_ready(io: StreamIO) -> int:
@@ -268,11 +286,7 @@ class _SpdyStreams:
         return once_ready
 
     async def read(self) -> bytes:
-        if self._stdin_ended and self._stdin.empty():
-            return b""
-        data = await self._stdin.get()
-        self._stdin_ended = self._stdin_ended or not data
-        return data
+        return await self.stdin.read()
 
     async def write(self, stream: int, data: bytes) -> None:
         name = "stdout" if stream == STDOUT else "stderr"
@@ -285,10 +299,10 @@ class _SpdyStreams:
         while data := await self.connection.read():
             for event in self.spdy.feed(data):
                 await self._take(event)
-        self._stdin.put_nowait(b"")
+        self.stdin.put(b"")
 
     async def _take(self, event: spdy.Event) -> None:
-        stdin = self.ids.get("stdin")
+        stdin_id = self.ids.get("stdin")
         if isinstance(event, spdy.Opened):
             kind = {k.lower(): v for k, v in event.headers.items()}.get("streamtype", "")
             await self.spdy.reply(event.stream)
@@ -296,13 +310,13 @@ class _SpdyStreams:
                 self.ids[kind] = event.stream
             if self.expected <= self.ids.keys():
                 self.ready.set()
-        elif isinstance(event, spdy.Data) and event.stream == stdin:
+        elif isinstance(event, spdy.Data) and event.stream == stdin_id:
             if event.data:
-                self._stdin.put_nowait(event.data)
+                self.stdin.put(event.data)
             if event.fin:
-                self._stdin.put_nowait(b"")
-        elif isinstance(event, spdy.Reset) and event.stream == stdin:
-            self._stdin.put_nowait(b"")
+                self.stdin.put(b"")
+        elif isinstance(event, spdy.Reset) and event.stream == stdin_id:
+            self.stdin.put(b"")
         elif isinstance(event, spdy.Ping):
             await self.spdy.pong(event)
 
@@ -344,15 +358,10 @@ class _Channels:
 
     def __init__(self, ws: WebSocket, framing: Framing, options: StreamOptions) -> None:
         self.ws, self.framing, self.options = ws, framing, options
-        self._stdin: asyncio.Queue[bytes] = asyncio.Queue()
-        self._stdin_ended = not options.stdin
+        self.stdin = _Stdin(options.stdin)
 
     async def read(self) -> bytes:
-        if self._stdin_ended and self._stdin.empty():
-            return b""
-        data = await self._stdin.get()
-        self._stdin_ended = self._stdin_ended or not data
-        return data
+        return await self.stdin.read()
 
     async def write(self, stream: int, data: bytes) -> None:
         wanted = self.options.stdout if stream == STDOUT else self.options.stderr
@@ -368,10 +377,10 @@ class _Channels:
                 continue
             channel, data = decoded
             if channel == STREAM_CLOSE and self.framing.closes and data[:1] == bytes([STDIN]):
-                self._stdin.put_nowait(b"")
+                self.stdin.put(b"")
             elif channel == STDIN and self.options.stdin and data:
-                self._stdin.put_nowait(data)
-        self._stdin.put_nowait(b"")
+                self.stdin.put(data)
+        self.stdin.put(b"")
 
 
 async def _run(channels: _Channels | _SpdyStreams, session: Session) -> int | None:

@@ -1,11 +1,13 @@
 """The streaming subresources through `pinnace up`, as users meet them: real kubectl (which
-speaks WebSocket v5.channel.k8s.io, and tunnels SPDY through a WebSocket for port-forward)
+speaks WebSocket v5.channel.k8s.io, plain SPDY/3.1 when told not to, and tunnels SPDY through
+a WebSocket for port-forward)
 and the Python client's `stream()` and `portforward()` (v4.channel.k8s.io), on simulated
 busybox and nginx containers."""
 
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import subprocess
 import urllib.request
@@ -41,6 +43,33 @@ def test_kubectl_exec_prints_output_and_exits_with_the_commands_status(cluster: 
     done = cluster.kubectl("exec", "box", "--", "sh", "-c", script)
     assert (done.returncode, done.stdout) == (3, "hello 10.96.0.1\n")
     assert done.stderr == "sh: frobnicate: not found\ncommand terminated with exit code 3\n"
+
+
+def test_kubectl_exec_and_attach_over_spdy_when_told_not_to_use_websockets(
+    cluster: Cluster,
+) -> None:
+    def spdy(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "--request-timeout=20s", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"},
+        )
+
+    printed = spdy("exec", "box", "--", "printenv", "HOSTNAME")
+    assert (printed.returncode, printed.stdout) == (0, "box\n")
+    failed = spdy("exec", "box", "--", "false")
+    assert (failed.returncode, failed.stderr) == (1, "command terminated with exit code 1\n")
+    # stdin's end is its stream's FIN.
+    echoed = spdy("exec", "-i", "box", "--", "cat", stdin="hello\n")
+    assert (echoed.returncode, echoed.stdout) == (0, "hello\n")
+    script = "sleep 1; echo hi; exit 2"
+    attached = spdy(
+        "run", "-i", "--restart=Never", "--image=busybox", "spdy", "--", "sh", "-c", script
+    )
+    assert (attached.returncode, attached.stdout) == (2, "hi\n")
 
 
 def test_kubectl_cp_copies_the_containers_files_out(cluster: Cluster) -> None:
@@ -142,12 +171,16 @@ def test_attach_streams_the_containers_lines_as_they_come(
     assert set(seen.splitlines()) == {"tick"}
 
 
-def test_kubectl_port_forward_reaches_nginxs_welcome_page(cluster: Cluster) -> None:
+@pytest.mark.parametrize("websockets", ["true", "false"])  # false: plain SPDY
+def test_kubectl_port_forward_reaches_nginxs_welcome_page(
+    cluster: Cluster, websockets: str
+) -> None:
     forwarding = subprocess.Popen(
         [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "port-forward", "pod/web", "0:80"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "KUBECTL_PORT_FORWARD_WEBSOCKETS": websockets},
     )
     try:
         assert forwarding.stdout is not None

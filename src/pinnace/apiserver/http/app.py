@@ -159,7 +159,15 @@ class APIApp:
             if acting is not None:
                 REQUESTER.reset(acting)
         labels = request_labels(request)
-        if response.stream is None:
+        if response.upgraded is not None and request.upgrade is not None:
+            self.requests.streaming(labels, 1)
+            try:
+                head = [(name.encode(), value.encode()) for name, value in response.headers]
+                connection = request.upgrade(response.status, head)
+                await response.upgraded(connection)
+            finally:
+                self.requests.streaming(labels, -1)
+        elif response.stream is None:
             await _send(response, send, receive, self._ending)
         else:
             self.requests.streaming(labels, 1)

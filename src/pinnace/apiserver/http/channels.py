@@ -29,6 +29,8 @@ from pinnace.apiserver.http.responses import go_json
 V5 = "v5.channel.k8s.io"
 V4 = "v4.channel.k8s.io"
 V4_BASE64 = "v4.base64.channel.k8s.io"
+V3 = "v3.channel.k8s.io"
+V2 = "v2.channel.k8s.io"
 V1 = "channel.k8s.io"
 V1_BASE64 = "base64.channel.k8s.io"
 REMOTE_COMMAND = (V4, V4_BASE64, V1, V1_BASE64, "")

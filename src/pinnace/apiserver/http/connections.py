@@ -11,6 +11,9 @@ cap on open connections so the process never runs out of file descriptors.
 - Pinnace's own: at most `max_connections` are open at once (a cap below the open-file
   limit); one past it is answered a 503 Status with Retry-After and closed, so clients retry
   and the server keeps its descriptors; in a flood, those far past it are closed unanswered.
+- An upgrade to anything but WebSocket (SPDY/3.1, kubectl's fallback for pods/exec) goes
+  to the app as a plain request, with the `UPGRADE` extension in its scope: the app answers
+  101 through it and then owns the connection's bytes both ways (`Upgraded`).
 - asyncio reports a failed accept (EMFILE …) once per connection waiting in the backlog, each
   with a traceback, and retries a second later; `quiet_accept_failures` makes that one line.
 """
@@ -20,9 +23,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
 
@@ -43,6 +48,9 @@ _HTTPTOOLS_MAX_URL = 65535
 _LINGER_SECONDS = 0.5  # Go's rstAvoidanceDelay
 _ACCEPT_FAILED = "socket.accept() out of system resource"
 _ACCEPT_RETRY_SECONDS = 1  # asyncio's ACCEPT_RETRY_DELAY
+
+UPGRADE = "pinnace.upgrade"
+"""The ASGI scope extension handing an upgraded connection over: `Upgrade`."""
 
 _TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
@@ -80,9 +88,45 @@ def protocol(
     )
 
 
+class Upgraded:
+    """A connection answered 101 and handed over: what the client sends, and a way to send.
+    uvicorn's parser and request cycle no longer see it."""
+
+    def __init__(self, transport: asyncio.Transport, flow: FlowControl) -> None:
+        self._transport, self._flow = transport, flow
+        self._incoming: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def received(self, data: bytes) -> None:
+        self._incoming.put_nowait(data)
+
+    def lost(self) -> None:
+        self._incoming.put_nowait(b"")
+
+    async def read(self) -> bytes:
+        """The client's next bytes; b"" once it has closed (and from then on)."""
+        data = await self._incoming.get()
+        if not data:
+            self._incoming.put_nowait(b"")
+        return data
+
+    async def write(self, data: bytes) -> None:
+        if self._transport.is_closing():
+            raise ConnectionResetError("the client has gone away")
+        self._transport.write(data)
+        await self._flow.drain()  # while the client reads slower than the session writes
+
+    def close(self) -> None:
+        self._transport.close()
+
+
+Upgrade = Callable[[int, list[tuple[bytes, bytes]]], Upgraded]
+"""Answers the request with `status` (101) and these headers, and hands the connection over."""
+
+
 class LimitedHttpToolsProtocol(HttpToolsProtocol):
     max_connections = 10_000
     read_header_timeout = READ_HEADER_TIMEOUT
+    _upgraded: Upgraded | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -108,9 +152,14 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_deadline()
+        if self._upgraded is not None:
+            self._upgraded.lost()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._upgraded is not None:
+            self._upgraded.received(data)
+            return
         if self._answered_early:
             return  # read and dropped, so closing sends no reset ahead of the answer
         if self._reading_headers:
@@ -136,6 +185,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if size > MAX_HEADER_BYTES + HEADER_READ_SLACK:
             self._answer_and_close(_TOO_LARGE)
             return
+        if self.parser.should_upgrade() and not self._should_upgrade():
+            extensions: dict[str, Any] = self.scope.setdefault("extensions", {})
+            extensions[UPGRADE] = self._upgrade
         if len(self.url) <= _HTTPTOOLS_MAX_URL:
             super().on_headers_complete()
             return
@@ -158,8 +210,20 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             super().on_message_complete()
 
     def _unsupported_upgrade_warning(self) -> None:
-        """An upgrade other than WebSocket's (kubectl's SPDY fallback) is answered as a plain
-        request (`streaming.refuse`), without uvicorn's warning for each."""
+        """An upgrade other than WebSocket's (kubectl's SPDY fallback) goes to the app as a
+        plain request (`streaming.plain`), without uvicorn's warning for each."""
+
+    def _upgrade(self, status: int, headers: list[tuple[bytes, bytes]]) -> Upgraded:
+        """Answer the request's upgrade and hand the connection over: uvicorn's cycle is
+        marked answered, so it neither writes nor waits for a response of its own."""
+        cycle = self.cycle
+        cycle.response_started = cycle.response_complete = True
+        cycle.on_response = lambda: None
+        lines = [f"HTTP/1.1 {status} Switching Protocols\r\n".encode()]
+        lines += [name + b": " + value + b"\r\n" for name, value in headers]
+        self.transport.write(b"".join(lines) + b"\r\n")
+        self._upgraded = Upgraded(self.transport, self.flow)
+        return self._upgraded
 
     def _start_header_deadline(self) -> None:
         self._stop_header_deadline()

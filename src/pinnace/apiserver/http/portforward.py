@@ -9,12 +9,16 @@
   kubelet's WebSocket server: port i has a data channel 2i and an error channel 2i+1, each
   starting with the port as two little-endian bytes; one connection per port, and the
   WebSocket closes when they have all ended.
+- Without a WebSocket (kubectl's fallback, KUBECTL_PORT_FORWARD_WEBSOCKETS=false), the same
+  SPDY session on the connection itself, upgraded with `portforward.k8s.io` as the kubelet's
+  port-forward server does (pkg/kubelet/cri/streaming/portforward/httpstream.go).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -28,9 +32,12 @@ from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.streams import source
 
 if TYPE_CHECKING:
+    from pinnace.apiserver.http.connections import Upgraded
     from pinnace.apiserver.server import APIServer
 
 TUNNEL = "SPDY/3.1+portforward.k8s.io"
+SPDY_PROTOCOL = "portforward.k8s.io"
+"""The kubelet's port-forward protocol over a plain SPDY/3.1 upgrade (`plain`)."""
 
 
 def ports(query: Query) -> list[int]:
@@ -167,7 +174,41 @@ class _Pair:
 
 async def _tunnel(server: APIServer, ws: WebSocket, pod: Object) -> None:
     await ws.accept(TUNNEL)
-    session = spdy.SpdySession(ws.send)
+
+    async def receive() -> bytes | None:
+        message = await ws.receive()
+        return message.encode() if isinstance(message, str) else message
+
+    try:
+        await _pairs(server, pod, ws.send, receive)
+    except spdy.ProtocolError:
+        await ws.close(1002)
+    await ws.close()
+
+
+async def plain(server: APIServer, pod: Object, connection: Upgraded) -> None:
+    """Port-forward over a plain SPDY/3.1 connection (kubectl with
+    KUBECTL_PORT_FORWARD_WEBSOCKETS=false, older clients): the same stream pairs."""
+
+    async def receive() -> bytes | None:
+        return await connection.read() or None  # b"": the client has closed
+
+    try:
+        await _pairs(server, pod, connection.write, receive)
+    except (spdy.ProtocolError, OSError):
+        pass  # the client spoke something else, or went away: nothing to tell it
+    finally:
+        connection.close()
+
+
+async def _pairs(
+    server: APIServer,
+    pod: Object,
+    send: spdy.Send,
+    receive: Callable[[], Awaitable[bytes | None]],
+) -> None:
+    """Serve a SPDY session's stream pairs until the client closes (`receive` gives None)."""
+    session = spdy.SpdySession(send)
     pairs: dict[str, _Pair] = {}
     by_stream: dict[int, _Pair] = {}
     tasks: set[asyncio.Task[None]] = set()
@@ -210,8 +251,7 @@ async def _tunnel(server: APIServer, ws: WebSocket, pod: Object) -> None:
             pair.connection.incoming.put_nowait(b"")
 
     try:
-        while (message := await ws.receive()) is not None:
-            data = message if isinstance(message, bytes) else message.encode()
+        while (data := await receive()) is not None:
             for event in session.feed(data):
                 if isinstance(event, spdy.Opened):
                     await opened(event)
@@ -228,10 +268,7 @@ async def _tunnel(server: APIServer, ws: WebSocket, pod: Object) -> None:
                     await session.pong(event)
                 else:
                     break
-    except spdy.ProtocolError:
-        await ws.close(1002)
     finally:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    await ws.close()

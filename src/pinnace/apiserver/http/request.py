@@ -9,10 +9,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs
 
 from pinnace.apiserver.http.bodies import Receive, parse_json, read_body
+
+if TYPE_CHECKING:
+    from pinnace.apiserver.http.connections import Upgrade
 
 T = TypeVar("T")
 
@@ -32,6 +35,9 @@ class Request:
     """Lower-case names; repeated headers joined with ", "."""
     receive: Receive
     _body: bytes | None = field(default=None, repr=False)
+    upgrade: Upgrade | None = field(default=None, repr=False)
+    """How to hand over a connection that asks to upgrade to anything but WebSocket (SPDY);
+    None when the server cannot."""
 
     @classmethod
     def from_scope(cls, scope: dict[str, Any], receive: Receive) -> Request:
@@ -40,7 +46,8 @@ class Request:
             name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        return cls(scope["method"].upper(), scope["path"], query, headers, receive)
+        upgrade = scope.get("extensions", {}).get("pinnace.upgrade")
+        return cls(scope["method"].upper(), scope["path"], query, headers, receive, upgrade=upgrade)
 
     def header(self, name: str) -> str:
         return self.headers.get(name, "")

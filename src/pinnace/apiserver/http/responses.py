@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import builtins
 import unicodedata
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import yaml
@@ -20,6 +20,9 @@ from pinnace.api.tables import IncludeObject, to_table
 from pinnace.api.versions import ServedVersion
 from pinnace.apiserver.http import negotiation
 from pinnace.apiserver.http.negotiation import Negotiated, Output
+
+if TYPE_CHECKING:
+    from pinnace.apiserver.http.connections import Upgraded
 
 Headers = list[tuple[str, str]]
 
@@ -34,6 +37,8 @@ class Response:
     """A watch or a followed log: chunks sent as they come, until the stream ends or `timeout`
     passes (None: no time limit)."""
     timeout: float | None = 0.0
+    upgraded: Callable[[Upgraded], Awaitable[None]] | None = None
+    """A 101's protocol, spoken on the connection once the answer is sent (`Request.upgrade`)."""
 
 
 _GO_ESCAPES = tuple(

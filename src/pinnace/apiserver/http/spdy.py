@@ -1,11 +1,12 @@
 """The server side of SPDY/3.1 framing, as much of it as a port-forward session needs
 (SPDY Protocol draft 3.1; kubectl speaks it through github.com/moby/spdystream, tunnelled in
-WebSocket binary messages since kubectl 1.31's PortForwardWebsockets).
+WebSocket binary messages since kubectl 1.31's PortForwardWebsockets), and as much as
+pods/exec and pods/attach over a plain upgraded connection need (`streaming`).
 
 `SpdySession.feed` takes the bytes the client sends, in any pieces, and returns what they
 mean: streams opened (SYN_STREAM, with their headers), data (DATA, FIN ending a stream's
 client half), streams reset (RST_STREAM), pings, and the client going away (GOAWAY). The
-session's methods answer: SYN_REPLY, DATA (FIN ends the server half), PING echoed. SETTINGS,
+session's methods answer: SYN_REPLY, DATA (FIN ends the server half), PING echoed, GOAWAY. SETTINGS,
 WINDOW_UPDATE and HEADERS are read and ignored: a session's answers are small enough to stay
 within the initial 64 KiB window of flow control.
 
@@ -172,6 +173,10 @@ class SpdySession:
 
     async def reset(self, stream: int) -> None:
         await self._send(_control(RST_STREAM, 0, struct.pack(">II", stream, CANCEL)))
+
+    async def goaway(self, last_stream: int) -> None:
+        """GOAWAY (status OK): no more streams; those up to `last_stream` were taken."""
+        await self._send(_control(GOAWAY, 0, struct.pack(">II", last_stream, 0)))
 
     async def pong(self, ping: Ping) -> None:
         await self._send(_control(PING, 0, struct.pack(">I", ping.id)))

@@ -10,14 +10,23 @@ v1.32 serves them, and pods/portforward (`portforward`).
   server: a failure to start is the kubelet's plain-text HTTP 500 instead of the upgrade.
 
 Either way the session ends with the command's Status on the error channel and a close.
-SPDY (kubectl's fallback when the WebSocket upgrade fails, older clients) is not served: a
-request that is not a WebSocket one is answered after the same checks with a 400.
+
+A request for exec or attach that is not a WebSocket one is SPDY/3.1 (kubectl's fallback when
+the WebSocket upgrade fails, `KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false`, older clients), which
+kube-apiserver proxies to the kubelet's remotecommand server
+(pkg/kubelet/cri/streaming/remotecommand/httpstream.go): after the same checks, the
+X-Stream-Protocol-Version handshake (v4, v3, v2 or the first `channel.k8s.io`), a 101, then
+one SPDY stream per `streamType` the client opens (error, stdin, stdout, stderr, resize); the
+command runs once all it should open are there, and its Status (JSON from v4, the error's
+text before) goes on the error stream. Port-forward over plain SPDY (`portforward.k8s.io`) is
+the kubelet's too: the client's stream pairs, as in the tunnelled kind (`portforward`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import status
@@ -30,14 +39,19 @@ from pinnace.api.streams import (
     STDOUT,
     Session,
     StreamError,
+    StreamIO,
     StreamOptions,
     Unreachable,
 )
-from pinnace.apiserver.http import params, portforward
+from pinnace.apiserver.http import params, portforward, spdy
 from pinnace.apiserver.http.channels import (
     REMOTE_COMMAND,
     STREAM_CLOSE,
     SUCCESS,
+    V1,
+    V2,
+    V3,
+    V4,
     V5,
     Framing,
     exit_status,
@@ -46,20 +60,23 @@ from pinnace.apiserver.http.channels import (
     unsupported,
 )
 from pinnace.apiserver.http.request import Query, Request
-from pinnace.apiserver.http.responses import Response
+from pinnace.apiserver.http.responses import TEXT_PLAIN, Response
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.streams import source, stream_pod
 
 if TYPE_CHECKING:
+    from pinnace.apiserver.http.connections import Upgraded
     from pinnace.apiserver.server import APIServer
 
 STREAMING = ("exec", "attach", "portforward")
 """The subresources of pods served here."""
 SPDY_NOT_SERVED = (
-    "unable to upgrade: Pinnace serves streams over WebSockets only "
-    "(kubectl 1.30 and later, the Python client), not SPDY"
+    "unable to upgrade: this server cannot hand a connection over to SPDY "
+    "(`pinnace up`'s can); use WebSockets"
 )
+SPDY_REMOTE_COMMAND = (V4, V3, V2, V1)
+"""What the kubelet's remotecommand server speaks over SPDY, in its order."""
 Status = dict[str, Any]
 
 
@@ -94,7 +111,7 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
     if isinstance(session, dict):
         outcome = session
     else:
-        code = await _run(ws, framing, options, session)
+        code = await _run(_Channels(ws, framing, options), session)
         if code is None:
             return  # the client went away
         outcome = SUCCESS if code == 0 else exit_status(options.command, code, translated)
@@ -123,18 +140,194 @@ def _start(
         return internal_error(f"unable to upgrade connection: {e}")
 
 
-async def refuse(server: APIServer, request: Request, target: ResourceTarget) -> Response:
+async def plain(server: APIServer, request: Request, target: ResourceTarget) -> Response:
     """A streaming subresource asked for without a WebSocket upgrade: kube-apiserver's checks
-    first (a missing pod or container is what the client should hear of), then 400."""
+    first (a missing pod or container is what the client should hear of), then the upgrade
+    to SPDY/3.1 the kubelet's streaming server makes (`_spdy_upgrade`); a 400 where the
+    server cannot hand the connection over (in process)."""
     if request.method not in ("GET", "POST"):
         raise method_not_allowed()
     if target.subresource == "portforward":
         portforward.ports(request.query)
-        await stream_pod(server, target.namespace, target.name, None)
-    else:
-        options = _options(request.query, target.subresource)
-        await stream_pod(server, target.namespace, target.name, options.container)
-    raise status.bad_request(SPDY_NOT_SERVED)
+        pod, _ = await stream_pod(server, target.namespace, target.name, None)
+        _require_upgrade(request)
+
+        async def forward(protocol: str, connection: Upgraded) -> None:
+            await portforward.plain(server, pod, connection)
+
+        return _spdy_upgrade(request, (portforward.SPDY_PROTOCOL,), forward)
+    options = _options(request.query, target.subresource)
+    pod, container = await stream_pod(server, target.namespace, target.name, options.container)
+    _require_upgrade(request)
+    options = dataclasses.replace(options, container=container)
+    try:
+        session = _start(server, target.subresource, pod, options, translated=False)
+    except Refused as e:
+        return e.response()
+    assert not isinstance(session, dict)  # untranslated: a failure to start raised
+
+    async def execute(protocol: str, connection: Upgraded) -> None:
+        await _spdy_session(connection, protocol, options, session)
+
+    return _spdy_upgrade(request, SPDY_REMOTE_COMMAND, execute)
+
+
+def _require_upgrade(request: Request) -> None:
+    """kube-apiserver's proxy to the kubelet takes upgrade requests only (UpgradeRequired:
+    httpstream.IsUpgradeRequest, a Connection header naming Upgrade)."""
+    if "upgrade" not in request.header("connection").lower():
+        raise status.bad_request("Upgrade request required")
+
+
+def _spdy_upgrade(
+    request: Request,
+    supported: tuple[str, ...],
+    speak: Callable[[str, Upgraded], Awaitable[None]],
+) -> Response:
+    """The kubelet's handshake (httpstream.Handshake: the client's first protocol the server
+    speaks) and SPDY upgrade (the 101 `speak`s the protocol), or their plain-text refusals."""
+    offered = [p.strip() for p in request.header("x-stream-protocol-version").split(",")]
+    offered = [p for p in offered if p]
+    if not offered:
+        return _plain_error(400, "unable to upgrade: X-Stream-Protocol-Version is required")
+    protocol = next((p for p in offered if p in supported), None)
+    if protocol is None:
+        message = (
+            "unable to upgrade: unable to negotiate protocol: client supports "
+            f"[{' '.join(offered)}], server accepts [{' '.join(supported)}]"
+        )
+        accepted = [("X-Accepted-Stream-Protocol-Versions", p) for p in supported]
+        return dataclasses.replace(_plain_error(403, message), headers=accepted)
+    connection = [t.strip().lower() for t in request.header("connection").split(",")]
+    if "upgrade" not in connection or request.header("upgrade").lower() != "spdy/3.1":
+        return _plain_error(400, "unable to upgrade: missing upgrade headers in request")
+    if request.upgrade is None:
+        raise status.bad_request(SPDY_NOT_SERVED)
+    headers = [
+        ("X-Stream-Protocol-Version", protocol),
+        ("Connection", "Upgrade"),
+        ("Upgrade", "SPDY/3.1"),
+    ]
+
+    async def upgraded(connection: Upgraded) -> None:
+        await speak(protocol, connection)
+
+    return Response(101, headers=headers, upgraded=upgraded)
+
+
+def _plain_error(code: int, message: str) -> Response:
+    """Go's http.Error, as the kubelet answers a failed handshake."""
+    return Response(code, message.encode() + b"\n", TEXT_PLAIN)
+
+
+async def _spdy_session(
+    connection: Upgraded, protocol: str, options: StreamOptions, session: Session
+) -> None:
+    """Take the client's streams, run the session once all it should open are there, then
+    send the outcome on the error stream, end every stream and go away."""
+    streams = _SpdyStreams(connection, options, protocol)
+    try:
+        code = await _run(streams, streams.started(session))
+        if code is not None:
+            outcome = SUCCESS if code == 0 else exit_status(options.command, code, False)
+            await streams.finish(Framing(protocol).status(outcome))
+    except (OSError, spdy.ProtocolError):
+        pass  # the client went away, or spoke something else: nothing to tell it
+    finally:
+        connection.close()
+
+
+class _Stdin:
+    """What the client sends the command's stdin, b"" once it has ended (at once when the
+    session has none)."""
+
+    def __init__(self, wanted: bool) -> None:
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._ended = not wanted
+
+    def put(self, data: bytes) -> None:
+        self._queue.put_nowait(data)
+
+    async def read(self) -> bytes:
+        if self._ended and self._queue.empty():
+            return b""
+        data = await self._queue.get()
+        self._ended = self._ended or not data
+        return data
+
+
+class _SpdyStreams:
+    """The session's streams as SPDY streams, each opened by the client with a `streamType`
+    header (remotecommand's httpstream.go: waitForStreams)."""
+
+    def __init__(self, connection: Upgraded, options: StreamOptions, protocol: str) -> None:
+        self.connection, self.options = connection, options
+        self.spdy = spdy.SpdySession(connection.write)
+        self.ids: dict[str, int] = {}
+        self.expected = {"error"} | {
+            name
+            for name, wanted in (
+                ("stdin", options.stdin),
+                ("stdout", options.stdout),
+                ("stderr", options.stderr),
+                # v2 and the first protocol have no resize stream.
+                ("resize", options.tty and protocol in (V4, V3)),
+            )
+            if wanted
+        }
+        self.ready = asyncio.Event()
+        self.stdin = _Stdin(options.stdin)
+
+    def started(self, session: Session) -> Session:
+        async def once_ready(io: StreamIO) -> int:
+            await self.ready.wait()
+            return await session(io)
+
+        return once_ready
+
+    async def read(self) -> bytes:
+        return await self.stdin.read()
+
+    async def write(self, stream: int, data: bytes) -> None:
+        name = "stdout" if stream == STDOUT else "stderr"
+        if data and name in self.ids:
+            await self.spdy.data(self.ids[name], data)
+
+    async def receive(self) -> None:
+        """Take the client's frames until it closes: streams opened (each answered at once),
+        stdin's data and end; a resize stream's sizes are read and dropped."""
+        while data := await self.connection.read():
+            for event in self.spdy.feed(data):
+                await self._take(event)
+        self.stdin.put(b"")
+
+    async def _take(self, event: spdy.Event) -> None:
+        stdin_id = self.ids.get("stdin")
+        if isinstance(event, spdy.Opened):
+            kind = {k.lower(): v for k, v in event.headers.items()}.get("streamtype", "")
+            await self.spdy.reply(event.stream)
+            if kind in self.expected:
+                self.ids[kind] = event.stream
+            if self.expected <= self.ids.keys():
+                self.ready.set()
+        elif isinstance(event, spdy.Data) and event.stream == stdin_id:
+            if event.data:
+                self.stdin.put(event.data)
+            if event.fin:
+                self.stdin.put(b"")
+        elif isinstance(event, spdy.Reset) and event.stream == stdin_id:
+            self.stdin.put(b"")
+        elif isinstance(event, spdy.Ping):
+            await self.spdy.pong(event)
+
+    async def finish(self, status: bytes) -> None:
+        """The outcome on the error stream, the server's half of each stream ended, GOAWAY
+        (spdystream's Close, as the kubelet closes the connection)."""
+        if status:
+            await self.spdy.data(self.ids["error"], status)
+        for stream in sorted(self.ids.values()):
+            await self.spdy.data(stream, b"", fin=True)
+        await self.spdy.goaway(max(self.ids.values(), default=0))
 
 
 def _options(query: Query, subresource: str) -> StreamOptions:
@@ -165,15 +358,10 @@ class _Channels:
 
     def __init__(self, ws: WebSocket, framing: Framing, options: StreamOptions) -> None:
         self.ws, self.framing, self.options = ws, framing, options
-        self._stdin: asyncio.Queue[bytes] = asyncio.Queue()
-        self._stdin_ended = not options.stdin
+        self.stdin = _Stdin(options.stdin)
 
     async def read(self) -> bytes:
-        if self._stdin_ended and self._stdin.empty():
-            return b""
-        data = await self._stdin.get()
-        self._stdin_ended = self._stdin_ended or not data
-        return data
+        return await self.stdin.read()
 
     async def write(self, stream: int, data: bytes) -> None:
         wanted = self.options.stdout if stream == STDOUT else self.options.stderr
@@ -189,17 +377,14 @@ class _Channels:
                 continue
             channel, data = decoded
             if channel == STREAM_CLOSE and self.framing.closes and data[:1] == bytes([STDIN]):
-                self._stdin.put_nowait(b"")
+                self.stdin.put(b"")
             elif channel == STDIN and self.options.stdin and data:
-                self._stdin.put_nowait(data)
-        self._stdin.put_nowait(b"")
+                self.stdin.put(data)
+        self.stdin.put(b"")
 
 
-async def _run(
-    ws: WebSocket, framing: Framing, options: StreamOptions, session: Session
-) -> int | None:
+async def _run(channels: _Channels | _SpdyStreams, session: Session) -> int | None:
     """Run the session until it ends (its exit status) or the client goes away (None)."""
-    channels = _Channels(ws, framing, options)
     running = asyncio.ensure_future(session(channels))
     receiving = asyncio.ensure_future(channels.receive())
     try:

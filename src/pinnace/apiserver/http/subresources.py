@@ -60,7 +60,7 @@ async def handle(
         answer = await binding.bind(server, target.namespace, target.name, body, options)
         return json_response(answer, 201)
     elif streaming.is_streaming(target):
-        return await streaming.refuse(server, request, target)
+        return await streaming.plain(server, request, target)
     elif sub == "eviction" and method == "POST":
         body = await request.parsed(parse_json, request.header("content-type"))
         dry_run = bool(request.query.get("dryRun"))

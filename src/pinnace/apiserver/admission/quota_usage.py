@@ -14,6 +14,12 @@ for a LoadBalancer, and in `services.nodeports` for each of its ports when it is
 a LoadBalancer (only the ports asking for a node port by number when the LoadBalancer
 allocates none).
 
+A PersistentVolumeClaim counts once in `count/persistentvolumeclaims` and
+`persistentvolumeclaims`, and for its storage request (or, when larger, the storage its
+status says is allocated) in `requests.storage`; each also under its storage class,
+`<class>.storageclass.storage.k8s.io/persistentvolumeclaims` and `…/requests.storage`
+(pkg/quota/v1/evaluator/core/persistent_volume_claims.go).
+
 Any other object counts once in `count/<resource>` (`count/<resource>.<group>` outside the
 core group), and configmaps, secrets, resourcequotas and replicationcontrollers also under
 their old names. Such objects match no scope, so a quota with scopes never counts them.
@@ -89,6 +95,12 @@ _SCOPE_OPERATORS = {
 }
 
 
+CLAIM_RESOURCES = ("count/persistentvolumeclaims", "persistentvolumeclaims", "requests.storage")
+_CLASS_SUFFIX = ".storageclass.storage.k8s.io/"
+_BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+STORAGE = "storage"
+
+
 def is_pods(resource: str, group: str) -> bool:
     return resource == "pods" and not group
 
@@ -113,6 +125,8 @@ def usage(
     """
     if _is_services(resource, group):
         return _service_usage(obj)
+    if _is_claims(resource, group):
+        return _claim_usage(obj)
     if not is_pods(resource, group):
         return dict.fromkeys(_count_names(resource, group), _ONE)
     result: ResourceList = {POD_OBJECT_COUNT: _ONE}
@@ -147,6 +161,31 @@ def _service_usage(service: Mapping[str, Any]) -> ResourceList:
     }
 
 
+def _is_claims(resource: str, group: str) -> bool:
+    return resource == "persistentvolumeclaims" and not group
+
+
+def _claim_usage(claim: Mapping[str, Any]) -> ResourceList:
+    """The claim evaluator's Usage: the request, or what is allocated when that is larger
+    (as with RecoverVolumeExpansionFailure, beta in v1.32)."""
+    spec = as_dict(claim.get("spec"))
+    requested = as_dict(as_dict(spec.get("resources")).get("requests")).get(STORAGE)
+    allocated = as_dict(as_dict(claim.get("status")).get("allocatedResources")).get(STORAGE)
+    amounts = [Quantity(q) for q in (requested, allocated) if isinstance(q, str)]
+    result: ResourceList = {"count/persistentvolumeclaims": _ONE, "persistentvolumeclaims": _ONE}
+    storage = max(amounts, default=None)
+    if storage is not None:
+        result["requests.storage"] = storage
+    annotations = as_dict(as_dict(claim.get("metadata")).get("annotations"))
+    class_name = annotations.get(_BETA_CLASS_ANNOTATION) or spec.get("storageClassName")
+    if isinstance(class_name, str) and class_name:
+        prefix = class_name + _CLASS_SUFFIX
+        result[prefix + "persistentvolumeclaims"] = _ONE
+        if storage is not None:
+            result[prefix + "requests.storage"] = storage
+    return result
+
+
 def _pod_is_charged(pod: Mapping[str, Any], now: float | None) -> bool:
     if as_dict(pod.get("status")).get("phase") in ("Succeeded", "Failed"):
         return False
@@ -176,6 +215,16 @@ def matching_resources(resource: str, group: str, names: Iterable[str]) -> list[
     """Those of `names` (a quota's hard resources) that objects of `resource` count for."""
     if _is_services(resource, group):
         return [name for name in names if name in SERVICE_RESOURCES]
+    if _is_claims(resource, group):
+        return [
+            name
+            for name in names
+            if name in CLAIM_RESOURCES
+            or (
+                _CLASS_SUFFIX in name
+                and name.endswith(("/persistentvolumeclaims", "/requests.storage"))
+            )
+        ]
     if not is_pods(resource, group):
         counted = _count_names(resource, group)
         return [name for name in names if name in counted]

@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from pinnace.api.core.event import EVENT
 from pinnace.api.features import FeatureGates
+from pinnace.api.objects import Object
 from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER, service_account_issuer
@@ -26,6 +27,7 @@ from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.custom_metrics import LocalMetricsClient
 from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
+from pinnace.apiserver.kubelet_client import KubeletClient
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
 from pinnace.apiserver.service_allocation import ServiceNetwork
@@ -51,6 +53,7 @@ from pinnace.controllers.vpa import VerticalPodAutoscaling, VPAOptions
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
+from pinnace.kubelet.config import AGENT_LABEL
 from pinnace.kubelet.faults import inject
 from pinnace.metrics import HistoryRecorder, KubeStateMetrics, UsageHistory
 from pinnace.metrics.custom import SimulatedMetricsAdapter
@@ -75,6 +78,11 @@ def settle_garbage_collection() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLD)
+
+
+def _agent_process_node(node: Object) -> bool:
+    """Whether a `pinnace agent` process runs the Node, not this process's pool."""
+    return AGENT_LABEL in (node["metadata"].get("labels") or {})
 
 
 @dataclass(frozen=True)
@@ -227,6 +235,7 @@ class ControlPlane:
             features=options.features,
         )
         self.server.log_source = self.nodes.read_log
+        self.server.kubelets = KubeletClient(remote=_agent_process_node)
         self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
         self.server.custom_metrics = custom_metrics = SimulatedMetricsAdapter(self.client())

@@ -1,5 +1,6 @@
 """The control plane's components as processes of their own against one `pinnace up --tls`,
-each with the credentials it writes: two `pinnace agent`s hosting nodes as their kubelets,
+each with the credentials it writes: two `pinnace agent`s hosting nodes as their kubelets
+(and serving their pods' logs to the API server),
 `pinnace controller-manager`, and two `pinnace scheduler`s with leader election (one acts;
 kill -9 it mid-burst and the other takes over, no pod bound twice). One cluster for all, as
 each process takes seconds to start."""
@@ -112,7 +113,7 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
 
     try:
         for prefix, first in (("east", 101), ("west", 201)):
-            start(f"agent-{prefix}", "agent", "agent.conf", "--nodes", "2",
+            start(f"agent-{prefix}", "agent", "agent.conf", "--nodes", "2", "--port", "0",
                   "--name-prefix", prefix, "--first-index", str(first))  # fmt: skip
         start("controller-manager", "controller-manager", "controller-manager.conf", *SHORT_LEASE)
         schedulers = [
@@ -165,6 +166,13 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
                 == BURST + 2
             ),
         )
+
+        # pods/log of a pod on an agent process's node: the API server proxies it there
+        cluster.ok("run", "hello", "--image=busybox", "--command",
+                   '--overrides={"spec": {"nodeName": "west-2"}}', "--", "sh", "-c",
+                   "echo hello; sleep 3600")  # fmt: skip
+        cluster.ok("wait", "pod/hello", "--for=condition=Ready", f"--timeout={WAIT:g}s")
+        assert cluster.ok("logs", "hello") == "hello\n"
 
         processes.remove(leader)
         for process in processes:

@@ -1,6 +1,6 @@
 """The control plane's components as processes of their own against one `pinnace up --tls`,
 each with the credentials it writes: two `pinnace agent`s hosting nodes as their kubelets
-(and serving their pods' logs to the API server),
+(serving their pods' logs and their nodes' stats to the API server),
 `pinnace controller-manager`, and two `pinnace scheduler`s with leader election (one acts;
 kill -9 it mid-burst and the other takes over, no pod bound twice). One cluster for all, as
 each process takes seconds to start."""
@@ -167,12 +167,18 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
             ),
         )
 
-        # pods/log of a pod on an agent process's node: the API server proxies it there
+        # pods/log and metrics of a pod on an agent process's node: the API server proxies
+        # them there
         cluster.ok("run", "hello", "--image=busybox", "--command",
-                   '--overrides={"spec": {"nodeName": "west-2"}}', "--", "sh", "-c",
-                   "echo hello; sleep 3600")  # fmt: skip
+                   '--overrides={"spec": {"nodeName": "west-2"}}',
+                   "--annotations=sim.pinnace.dev/cpu=250m",
+                   "--annotations=sim.pinnace.dev/memory=100Mi",
+                   "--", "sh", "-c", "echo hello; sleep 3600")  # fmt: skip
         cluster.ok("wait", "pod/hello", "--for=condition=Ready", f"--timeout={WAIT:g}s")
         assert cluster.ok("logs", "hello") == "hello\n"
+        top = cluster.ok("top", "pod", "hello", "--no-headers")
+        assert top.split() == ["hello", "250m", "100Mi"]
+        assert cluster.ok("top", "node", "west-2", "--no-headers").split()[:2] == ["west-2", "250m"]
 
         processes.remove(leader)
         for process in processes:

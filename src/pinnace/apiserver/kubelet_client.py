@@ -20,8 +20,11 @@ import asyncio
 import ssl
 from collections.abc import AsyncIterator, Callable
 
+import orjson
+
 from pinnace.api import status
 from pinnace.api.objects import Object
+from pinnace.api.stats import Summary, summary_of
 from pinnace.api.status import StatusError
 from pinnace.client.transport import Connection, HTTPError
 
@@ -30,6 +33,9 @@ DEFAULT_KUBELET_PORT = 10250
 DIAL_TIMEOUT = 30.0
 """Seconds the dial of a kubelet may take (the kubelet client's dialer)."""
 MAX_ERROR_BYTES = 1 << 20
+NODE_HEADER = "Pinnace-Node"
+"""Which of an agent process's nodes a request is for, where the path does not say (a
+kubelet serves one node; the process all of its own on one port)."""
 
 
 class KubeletClient:
@@ -53,13 +59,19 @@ class KubeletClient:
         scheme = "http" if self.tls is None else "https"
         return f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
 
+    async def summary(self, node: Object) -> Summary:
+        """The node's stats summary (/stats/summary): what metrics-server scrapes."""
+        body = await self.get(node, "/stats/summary")
+        return summary_of(orjson.loads(b"".join([chunk async for chunk in body])))
+
     async def get(self, node: Object, path: str) -> AsyncIterator[bytes]:
         """GET `path` of the node's kubelet: its body as it comes, once the answer is a 200."""
         base = self.location(node)
         url = base + path
         connection = await self._dial(base, url)
         try:
-            code, body = await connection.body(path)
+            headers = f"{NODE_HEADER}: {node['metadata']['name']}\r\n"
+            code, body = await connection.body(path, headers)
         except HTTPError as e:
             connection.close()
             raise status.internal_error(f'Get "{url}": {e}') from None

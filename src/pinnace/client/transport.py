@@ -89,10 +89,10 @@ class Connection:
             body = await self._read(length) if length is not None else b""
             raise HTTPError(f"GET {path} answered {status}: {body[:200]!r}")
 
-    async def body(self, path: str) -> tuple[int, AsyncIterator[bytes]]:
+    async def body(self, path: str, headers: str = "") -> tuple[int, AsyncIterator[bytes]]:
         """GET `path`: the answer's status once its head is read, and its body as it arrives
         (one piece, or the chunks of a streamed answer)."""
-        self.send("GET", path)
+        self.send("GET", path, headers=headers)
         status, length = await self._head()
         return status, (self._chunks() if length is None else self._whole(length))
 

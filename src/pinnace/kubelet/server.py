@@ -4,7 +4,9 @@ server reaches them (pkg/kubelet/server/server.go's /containerLogs).
 A kubelet serves its node alone on port 10250; an agent process serves every node it runs on
 one port of its own, which each Node publishes (its Hostname address and
 `daemonEndpoints.kubeletEndpoint.Port`, `NodeConfig.kubelet_endpoint`). A pod's path names its
-node: the process answers for the pods bound to any of its nodes.
+node: the process answers for the pods bound to any of its nodes. The node's own paths
+(/stats/summary, /metrics/resource, /metrics/cadvisor, /metrics, `kubelet.endpoints`) are
+answered for the node the request's `Pinnace-Node` header names.
 
 Over TLS (the agent's kubeconfig names an https server) the endpoint serves a self-signed
 certificate made at start, as a kubelet without --tls-cert-file does, and requires a client
@@ -30,7 +32,10 @@ import uvicorn
 
 from pinnace.api.status import StatusError
 from pinnace.apiserver.auth import certs
+from pinnace.apiserver.http.connections import Server
+from pinnace.apiserver.kubelet_client import NODE_HEADER
 from pinnace.apiserver.logs import log_options
+from pinnace.kubelet.endpoints import PATHS
 from pinnace.kubelet.pool import NodeAgentPool
 
 Scope = MutableMapping[str, Any]
@@ -53,7 +58,7 @@ class KubeletServer:
         self.port: int = self._socket.getsockname()[1]
         self._tls = tls
         self._files: tempfile.TemporaryDirectory[str] | None = None
-        self._server: uvicorn.Server | None = None
+        self._server: Server | None = None
         self._serving: asyncio.Task[None] | None = None
 
     @property
@@ -64,15 +69,14 @@ class KubeletServer:
         return (socket.gethostname() if unspecified else self.address), self.port
 
     async def start(self) -> None:
-        self._server = uvicorn.Server(self._config())
-        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._server = Server(self._config())
         self._serving = asyncio.create_task(self._server.serve(sockets=[self._socket]))
         while not self._server.started and not self._serving.done():
             await asyncio.sleep(0.02)
 
     async def stop(self) -> None:
         if self._server is not None and self._serving is not None:
-            self._server.should_exit = True
+            self._server.stop()
             await self._serving
         self._socket.close()
         if self._files is not None:
@@ -111,6 +115,9 @@ class KubeletServer:
         if scope["type"] != "http":
             return
         parts = scope["path"].strip("/").split("/")
+        if scope["method"] == "GET" and scope["path"] in PATHS:
+            await self._monitoring(scope, send)
+            return
         if scope["method"] != "GET" or len(parts) != 4 or parts[0] != "containerLogs":
             await _answer(send, 404, "404 page not found\n")
             return
@@ -122,6 +129,22 @@ class KubeletServer:
             await _answer(send, e.code, e.message)
             return
         await _stream(send, receive, chunks)
+
+    async def _monitoring(self, scope: Scope, send: Send) -> None:
+        """/stats/summary and the metrics of the node the Pinnace-Node header names."""
+        headers = dict(scope.get("headers") or [])
+        node = headers.get(NODE_HEADER.lower().encode(), b"").decode("latin-1")
+        if self.pool is None or not node:
+            await _answer(send, 400, f"no {NODE_HEADER} header: which node's {scope['path']}")
+            return
+        try:
+            body, content_type = self.pool.proxy(node, scope["path"])
+        except StatusError as e:
+            await _answer(send, e.code, e.message)
+            return
+        head = [(b"content-type", content_type.encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        await send({"type": "http.response.body", "body": body})
 
     def _container_log(
         self, namespace: str, name: str, container: str, query: dict[str, list[str]]

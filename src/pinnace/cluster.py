@@ -27,7 +27,6 @@ from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.custom_metrics import LocalMetricsClient
 from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
-from pinnace.apiserver.kubelet_client import KubeletClient
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
 from pinnace.apiserver.service_allocation import ServiceNetwork
@@ -36,6 +35,7 @@ from pinnace.autoscaler.autoscaler import ClusterAutoscaler
 from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import Client, LocalClient
+from pinnace.client.kubelet import KubeletClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
 from pinnace.controllers.hpa import CustomMetricsClient, PodMetricsLister
@@ -235,7 +235,9 @@ class ControlPlane:
             features=options.features,
         )
         self.server.log_source = self.nodes.read_log
-        self.server.kubelets = KubeletClient(remote=_agent_process_node)
+        self.kubelets = KubeletClient(remote=_agent_process_node)
+        """The kubelets of `pinnace agent` processes, as the API server reaches them."""
+        self.server.kubelets = self.kubelets
         self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
         self.server.custom_metrics = custom_metrics = SimulatedMetricsAdapter(self.client())

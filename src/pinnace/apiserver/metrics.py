@@ -18,16 +18,19 @@ from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+import orjson
+
 from pinnace.api import catalog, status
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions
+from pinnace.api.stats import summary_of
 from pinnace.clock.rfc3339 import format_time
 from pinnace.resources.quantity import BINARY_SI, Quantity
 
 if TYPE_CHECKING:
     from pinnace.api.stats import ContainerStats, PodStats, Summary
-    from pinnace.apiserver.kubelet_client import KubeletClient
+    from pinnace.apiserver.kubelets import Kubelets
     from pinnace.apiserver.server import APIServer
 
 log = logging.getLogger(__name__)
@@ -82,9 +85,11 @@ async def _summaries(server: APIServer, nodes: Iterable[Object]) -> Mapping[str,
     return ChainMap(found, local)  # type: ignore[arg-type]
 
 
-async def _scrape(kubelets: KubeletClient, node: Object) -> Summary | None:
+async def _scrape(kubelets: Kubelets, node: Object) -> Summary | None:
+    """The node's /stats/summary, what metrics-server scrapes."""
     try:
-        return await kubelets.summary(node)
+        body = await kubelets.get(node, "/stats/summary")
+        return summary_of(orjson.loads(b"".join([chunk async for chunk in body])))
     except (status.StatusError, ValueError, KeyError) as e:
         log.warning("Failed to scrape node %s: %s", node["metadata"]["name"], e)
         return None

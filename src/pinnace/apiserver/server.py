@@ -61,7 +61,7 @@ from pinnace.store import (
 )
 
 if TYPE_CHECKING:
-    from pinnace.apiserver.kubelet_client import KubeletClient
+    from pinnace.apiserver.kubelets import Kubelets
 
 GENERATE_NAME_MAX_BASE = 58
 GENERATE_NAME_ATTEMPTS = 8
@@ -114,7 +114,7 @@ class APIServer:
         """Signs the tokens serviceaccounts/token hands out, and checks them."""
         self.log_source: LogSource | None = None
         """Set by the node agents: serves pods/log."""
-        self.kubelets: KubeletClient | None = None
+        self.kubelets: Kubelets | None = None
         """Set by the cluster: the kubelets of nodes its own agents do not run."""
         self.metrics_source: MetricsSource | None = None
         """Set by the node agents: serves metrics.k8s.io."""

@@ -752,8 +752,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
     tls_serving = None
     if options.tls is not None and pki is not None:
         tls_serving = secure.secure_serving(options.tls, pki, host, plane.server)
-        if plane.server.kubelets is not None:
-            plane.server.kubelets.tls = tls_serving.kubelet_tls()
+        plane.kubelets.tls = tls_serving.kubelet_tls()
         if ipaddress.ip_address(host).is_unspecified:
             host = "127.0.0.1" if ":" not in host else "::1"  # an address the certificate names
     scheme = "http" if tls_serving is None else "https"

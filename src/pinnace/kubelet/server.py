@@ -33,8 +33,8 @@ import uvicorn
 from pinnace.api.status import StatusError
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.http.connections import Server
-from pinnace.apiserver.kubelet_client import NODE_HEADER
 from pinnace.apiserver.logs import log_options
+from pinnace.client.kubelet import NODE_HEADER
 from pinnace.kubelet.endpoints import PATHS
 from pinnace.kubelet.pool import NodeAgentPool
 

@@ -1,5 +1,6 @@
 """The API server's connection to kubelets it does not run itself (kube-apiserver's
-pkg/kubelet/client and the pods/log proxy of pkg/registry/core/pod/rest/log.go).
+pkg/kubelet/client and the pods/log proxy of pkg/registry/core/pod/rest/log.go), its
+`pinnace.apiserver.kubelets.Kubelets`.
 
 A `pinnace agent` process serves the kubelet API of its nodes (`pinnace.kubelet.server`) and
 publishes where in each Node's status: the address chosen by kube-apiserver's default
@@ -20,11 +21,8 @@ import asyncio
 import ssl
 from collections.abc import AsyncIterator, Callable
 
-import orjson
-
 from pinnace.api import status
 from pinnace.api.objects import Object
-from pinnace.api.stats import Summary, summary_of
 from pinnace.api.status import StatusError
 from pinnace.client.transport import Connection, HTTPError
 
@@ -58,11 +56,6 @@ class KubeletClient:
         port = (endpoints.get("kubeletEndpoint") or {}).get("Port") or DEFAULT_KUBELET_PORT
         scheme = "http" if self.tls is None else "https"
         return f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
-
-    async def summary(self, node: Object) -> Summary:
-        """The node's stats summary (/stats/summary): what metrics-server scrapes."""
-        body = await self.get(node, "/stats/summary")
-        return summary_of(orjson.loads(b"".join([chunk async for chunk in body])))
 
     async def get(self, node: Object, path: str) -> AsyncIterator[bytes]:
         """GET `path` of the node's kubelet: its body as it comes, once the answer is a 200."""

@@ -185,6 +185,13 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
             assert process.terminate() == 0
             # system:kube-scheduler's roles sufficed; the Node authorizer allowed the nodes
             assert "Forbidden" not in process.log.read_text()
+        # the agent processes are gone: pods/log is the API server's dial error
+        port = cluster.ok("get", "node", "west-2", "-o",
+                          "jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}")  # fmt: skip
+        gone = cluster.kubectl("logs", "hello")
+        url = f"https://127.0.0.1:{port}/containerLogs/default/hello/hello"
+        refused = f"dial tcp 127.0.0.1:{port}: connect: connection refused"
+        assert gone.stderr == f'Error from server: Get "{url}": {refused}\n'
         released = "jsonpath={.spec.holderIdentity}"
         assert (
             cluster.ok("get", "lease", "-n", "kube-system", "kube-scheduler", "-o", released) == ""

@@ -17,9 +17,11 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from pinnace.api import catalog
 from pinnace.api.core.event import EVENT
 from pinnace.api.features import FeatureGates
 from pinnace.api.objects import Object
+from pinnace.api.status import StatusError
 from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER, service_account_issuer
@@ -324,7 +326,16 @@ class ControlPlane:
         return await inject(self.nodes, node, fault, query)
 
     async def node_proxy(self, node: str, path: str) -> tuple[bytes, str]:
-        """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`)."""
+        """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`):
+        in-process for this process's nodes, over the network for an agent process's."""
+        try:
+            found = await self.server.get(catalog.kind("", "nodes"), "", node)
+        except StatusError as e:
+            if e.code != 404:
+                raise
+            found = None
+        if found is not None and self.kubelets.remote(found):
+            return await self.kubelets.fetch(found, path)
         return self.nodes.proxy(node, path)
 
     def http_app(self, server_address: str = "", security: Security | None = None) -> APIApp:

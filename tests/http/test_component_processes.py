@@ -167,8 +167,8 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
             ),
         )
 
-        # pods/log and metrics of a pod on an agent process's node: the API server proxies
-        # them there
+        # pods/log, metrics and the node proxy of an agent process's node: the API server
+        # reaches its kubelet endpoint
         cluster.ok("run", "hello", "--image=busybox", "--command",
                    '--overrides={"spec": {"nodeName": "west-2"}}',
                    "--annotations=sim.pinnace.dev/cpu=250m",
@@ -179,6 +179,8 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
         top = cluster.ok("top", "pod", "hello", "--no-headers")
         assert top.split() == ["hello", "250m", "100Mi"]
         assert cluster.ok("top", "node", "west-2", "--no-headers").split()[:2] == ["west-2", "250m"]
+        summary = json.loads(cluster.ok("get", "--raw", "/api/v1/nodes/west-2/proxy/stats/summary"))
+        assert "hello" in [pod["podRef"]["name"] for pod in summary["pods"]]
 
         processes.remove(leader)
         for process in processes:

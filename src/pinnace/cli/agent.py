@@ -93,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
     prefix = args.name_prefix
     try:
         kubelet = KubeletServer(args.address, args.port, component.kubeconfig(args).tls)
-    except (KubeconfigError, OSError) as e:
+    except KubeconfigError as e:
         print(f"pinnace agent: {e}", file=sys.stderr)
+        return 1
+    except (OSError, OverflowError) as e:
+        where = f"{args.address}:{args.port}"
+        why = e.strerror if isinstance(e, OSError) else e
+        print(f"pinnace agent: cannot serve the kubelet API on {where}: {why}", file=sys.stderr)
         return 1
     configs = [dataclasses.replace(c, kubelet_endpoint=kubelet.endpoint) for c in configs]
 

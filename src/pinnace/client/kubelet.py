@@ -59,6 +59,15 @@ class KubeletClient:
 
     async def get(self, node: Object, path: str) -> AsyncIterator[bytes]:
         """GET `path` of the node's kubelet: its body as it comes, once the answer is a 200."""
+        return (await self._get(node, path))[1]
+
+    async def fetch(self, node: Object, path: str) -> tuple[bytes, str]:
+        """GET `path` of the node's kubelet whole: (body, content type), as the API server's
+        node proxy relays it."""
+        connection, body = await self._get(node, path)
+        return b"".join([chunk async for chunk in body]), connection.content_type
+
+    async def _get(self, node: Object, path: str) -> tuple[Connection, AsyncIterator[bytes]]:
         base = self.location(node)
         url = base + path
         connection = await self._dial(base, url)
@@ -72,7 +81,7 @@ class KubeletClient:
             text = b"".join([chunk async for chunk in body])[:MAX_ERROR_BYTES]
             connection.close()
             raise _relayed(code, text.decode("utf-8", "replace"))
-        return _closing(connection, body)
+        return connection, _closing(connection, body)
 
     async def _dial(self, base: str, url: str) -> Connection:
         host_port = base.split("://", 1)[1]

@@ -29,6 +29,8 @@ class Connection:
         self._reader = reader
         self._writer = writer
         self._host = host
+        self.content_type = ""
+        """The Content-Type of the last answer read."""
 
     @classmethod
     async def open(cls, url: str, tls: ssl.SSLContext | None = None) -> Connection:
@@ -123,10 +125,13 @@ class Connection:
         except (IndexError, ValueError):
             raise HTTPError(f"not an HTTP status line: {status_line!r}") from None
         length: int | None = 0
+        self.content_type = ""
         for field in fields:
             name, _, value = field.partition(":")
             name = name.strip().lower()
-            if name == "content-length":
+            if name == "content-type":
+                self.content_type = value.strip()
+            elif name == "content-length":
                 if not value.strip().isdigit():
                     raise HTTPError(f"not a Content-Length: {value!r}")
                 length = int(value)

@@ -5,6 +5,7 @@ pods/log to the kubelet's /containerLogs (pkg/registry/core/pod/rest/log.go)."""
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
@@ -42,12 +43,23 @@ async def read_log(
         path = f"/containerLogs/{meta['namespace']}/{meta['name']}/{quote(container)}"
         query = log_query(options)
         chunks = await server.kubelets.get(node, path + (f"?{query}" if query else ""))
-        return (chunk.decode("utf-8", "replace") async for chunk in chunks)
+        return _decoded(chunks)
     if server.log_source is None:
         raise status.bad_request(
             f'container "{container}" in pod "{name}" is not available: no node agent serves logs'
         )
     return server.log_source(pod, container, options)
+
+
+async def _decoded(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The text of a kubelet's answer, a character split between chunks kept whole."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    async for chunk in chunks:
+        text = decoder.decode(chunk)
+        if text:
+            yield text
+    if rest := decoder.decode(b"", final=True):
+        yield rest
 
 
 async def _node(server: APIServer, name: str) -> Object | None:

@@ -17,8 +17,11 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from pinnace.api import catalog
 from pinnace.api.core.event import EVENT
 from pinnace.api.features import FeatureGates
+from pinnace.api.objects import Object
+from pinnace.api.status import StatusError
 from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER, service_account_issuer
@@ -34,6 +37,7 @@ from pinnace.autoscaler.autoscaler import ClusterAutoscaler
 from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import Client, LocalClient
+from pinnace.client.kubelet import KubeletClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
 from pinnace.controllers.hpa import CustomMetricsClient, PodMetricsLister
@@ -56,6 +60,7 @@ from pinnace.controllers.vpa import (
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
+from pinnace.kubelet.config import AGENT_LABEL
 from pinnace.kubelet.faults import inject
 from pinnace.metrics import HistoryRecorder, KubeStateMetrics, UsageHistory
 from pinnace.metrics.custom import SimulatedMetricsAdapter
@@ -80,6 +85,11 @@ def settle_garbage_collection() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLD)
+
+
+def _agent_process_node(node: Object) -> bool:
+    """Whether a `pinnace agent` process runs the Node, not this process's pool."""
+    return AGENT_LABEL in (node["metadata"].get("labels") or {})
 
 
 @dataclass(frozen=True)
@@ -238,6 +248,9 @@ class ControlPlane:
             features=options.features,
         )
         self.server.log_source = self.nodes.read_log
+        self.kubelets = KubeletClient(remote=_agent_process_node)
+        """The kubelets of `pinnace agent` processes, as the API server reaches them."""
+        self.server.kubelets = self.kubelets
         self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
         self.server.custom_metrics = custom_metrics = SimulatedMetricsAdapter(self.client())
@@ -328,7 +341,16 @@ class ControlPlane:
         return await inject(self.nodes, node, fault, query)
 
     async def node_proxy(self, node: str, path: str) -> tuple[bytes, str]:
-        """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`)."""
+        """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`):
+        in-process for this process's nodes, over the network for an agent process's."""
+        try:
+            found = await self.server.get(catalog.kind("", "nodes"), "", node)
+        except StatusError as e:
+            if e.code != 404:
+                raise
+            found = None
+        if found is not None and self.kubelets.remote(found):
+            return await self.kubelets.fetch(found, path)
         return self.nodes.proxy(node, path)
 
     def http_app(self, server_address: str = "", security: Security | None = None) -> APIApp:

@@ -1,5 +1,6 @@
 """The control plane's components as processes of their own against one `pinnace up --tls`,
-each with the credentials it writes: two `pinnace agent`s hosting nodes as their kubelets,
+each with the credentials it writes: two `pinnace agent`s hosting nodes as their kubelets
+(serving their pods' logs and their nodes' stats to the API server),
 `pinnace controller-manager`, and two `pinnace scheduler`s with leader election (one acts;
 kill -9 it mid-burst and the other takes over, no pod bound twice). One cluster for all, as
 each process takes seconds to start."""
@@ -112,7 +113,7 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
 
     try:
         for prefix, first in (("east", 101), ("west", 201)):
-            start(f"agent-{prefix}", "agent", "agent.conf", "--nodes", "2",
+            start(f"agent-{prefix}", "agent", "agent.conf", "--nodes", "2", "--port", "0",
                   "--name-prefix", prefix, "--first-index", str(first))  # fmt: skip
         start("controller-manager", "controller-manager", "controller-manager.conf", *SHORT_LEASE)
         schedulers = [
@@ -166,11 +167,33 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
             ),
         )
 
+        # pods/log, metrics and the node proxy of an agent process's node: the API server
+        # reaches its kubelet endpoint
+        cluster.ok("run", "hello", "--image=busybox", "--command",
+                   '--overrides={"spec": {"nodeName": "west-2"}}',
+                   "--annotations=sim.pinnace.dev/cpu=250m",
+                   "--annotations=sim.pinnace.dev/memory=100Mi",
+                   "--", "sh", "-c", "echo hello; sleep 3600")  # fmt: skip
+        cluster.ok("wait", "pod/hello", "--for=condition=Ready", f"--timeout={WAIT:g}s")
+        assert cluster.ok("logs", "hello") == "hello\n"
+        top = cluster.ok("top", "pod", "hello", "--no-headers")
+        assert top.split() == ["hello", "250m", "100Mi"]
+        assert cluster.ok("top", "node", "west-2", "--no-headers").split()[:2] == ["west-2", "250m"]
+        summary = json.loads(cluster.ok("get", "--raw", "/api/v1/nodes/west-2/proxy/stats/summary"))
+        assert "hello" in [pod["podRef"]["name"] for pod in summary["pods"]]
+
         processes.remove(leader)
         for process in processes:
             assert process.terminate() == 0
             # system:kube-scheduler's roles sufficed; the Node authorizer allowed the nodes
             assert "Forbidden" not in process.log.read_text()
+        # the agent processes are gone: pods/log is the API server's dial error
+        port = cluster.ok("get", "node", "west-2", "-o",
+                          "jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}")  # fmt: skip
+        gone = cluster.kubectl("logs", "hello")
+        url = f"https://127.0.0.1:{port}/containerLogs/default/hello/hello"
+        refused = f"dial tcp 127.0.0.1:{port}: connect: connection refused"
+        assert gone.stderr == f'Error from server: Get "{url}": {refused}\n'
         released = "jsonpath={.spec.holderIdentity}"
         assert (
             cluster.ok("get", "lease", "-n", "kube-system", "kube-scheduler", "-o", released) == ""

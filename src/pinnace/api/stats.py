@@ -8,7 +8,11 @@ units the kubelet's summary API uses: CPU in nanocores, memory and disk in bytes
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from pinnace.clock.rfc3339 import parse_time
 
 
 @dataclass
@@ -99,3 +103,29 @@ class Summary:
     time: float
     node: NodeStats
     pods: list[PodStats] = field(default_factory=list)
+
+
+def summary_of(document: Mapping[str, Any]) -> Summary:
+    """A kubelet's /stats/summary JSON as the `Summary` of what the metrics API reads: the
+    CPU and memory working set of the node, its pods and their containers."""
+    node = document["node"]
+
+    def usage(stats: Mapping[str, Any]) -> tuple[int, int]:
+        cpu = (stats.get("cpu") or {}).get("usageNanoCores", 0)
+        return cpu, (stats.get("memory") or {}).get("workingSetBytes", 0)
+
+    def container(stats: Mapping[str, Any]) -> ContainerStats:
+        return ContainerStats(stats["name"], *usage(stats))
+
+    def pod(stats: Mapping[str, Any]) -> PodStats:
+        ref = stats["podRef"]
+        containers = [container(c) for c in stats.get("containers") or []]
+        return PodStats(ref["uid"], ref["namespace"], ref["name"], containers)
+
+    pods = [pod(p) for p in document.get("pods") or []]
+    cpu, memory = usage(node)
+    return Summary(
+        parse_time(node["cpu"]["time"]),
+        NodeStats(cpu_usage_nano_cores=cpu, memory_working_set_bytes=memory),
+        pods,
+    )

@@ -1,15 +1,20 @@
 """pods/log: the API server finds the pod and its container, and the node agent running the pod
-serves the text (in Kubernetes the apiserver proxies to the kubelet; here node agents register
-a `LogSource` with the server)."""
+serves the text: the agents of the server's own process through the `LogSource` they register,
+those of a `pinnace agent` process through its kubelet endpoint, as kube-apiserver proxies
+pods/log to the kubelet's /containerLogs (pkg/registry/core/pod/rest/log.go)."""
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
+from urllib.parse import quote, urlencode
 
 from pinnace.api import catalog, field, status
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
+from pinnace.apiserver.http import params
+from pinnace.clock.rfc3339 import format_time, parse_time
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
@@ -32,11 +37,73 @@ async def read_log(
     container = _container(pod, options.container)
     if not (pod.get("spec") or {}).get("nodeName"):
         return _nothing()  # no node runs it yet: kube-apiserver answers with an empty log
+    node = await _node(server, pod["spec"]["nodeName"])
+    if node is not None and server.kubelets is not None and server.kubelets.remote(node):
+        meta = pod["metadata"]
+        path = f"/containerLogs/{meta['namespace']}/{meta['name']}/{quote(container)}"
+        query = log_query(options)
+        chunks = await server.kubelets.get(node, path + (f"?{query}" if query else ""))
+        return _decoded(chunks)
     if server.log_source is None:
         raise status.bad_request(
             f'container "{container}" in pod "{name}" is not available: no node agent serves logs'
         )
     return server.log_source(pod, container, options)
+
+
+async def _decoded(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The text of a kubelet's answer, a character split between chunks kept whole."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    async for chunk in chunks:
+        text = decoder.decode(chunk)
+        if text:
+            yield text
+    if rest := decoder.decode(b"", final=True):
+        yield rest
+
+
+async def _node(server: APIServer, name: str) -> Object | None:
+    try:
+        return await server.get(catalog.kind("", "nodes"), "", name)
+    except status.StatusError as e:
+        if e.code == 404:
+            return None
+        raise
+
+
+def log_options(query: params.Query) -> LogOptions:
+    """PodLogOptions from a request's query (the API server's and the kubelet's)."""
+    since_time = params.first(query, "sinceTime")
+    try:
+        since = parse_time(since_time) if since_time else None
+    except ValueError:
+        raise status.bad_request(
+            f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse'
+        ) from None
+    return LogOptions(
+        container=params.first(query, "container") or "",
+        previous=bool(params.go_bool(query, "previous")),
+        tail_lines=params.go_int(query, "tailLines"),
+        timestamps=bool(params.go_bool(query, "timestamps")),
+        follow=bool(params.go_bool(query, "follow")),
+        since_seconds=params.go_int(query, "sinceSeconds"),
+        since_time=since,
+        limit_bytes=params.go_int(query, "limitBytes"),
+    )
+
+
+def log_query(options: LogOptions) -> str:
+    """The query of the kubelet's /containerLogs for `options` (LogLocation's)."""
+    fields: dict[str, object] = {
+        "follow": options.follow and "true",
+        "previous": options.previous and "true",
+        "timestamps": options.timestamps and "true",
+        "tailLines": options.tail_lines,
+        "sinceSeconds": options.since_seconds,
+        "sinceTime": None if options.since_time is None else format_time(options.since_time),
+        "limitBytes": options.limit_bytes,
+    }
+    return urlencode({k: v for k, v in fields.items() if v is not None and v is not False})
 
 
 async def log_text(server: APIServer, namespace: str, name: str, options: LogOptions) -> str:

@@ -2,7 +2,8 @@
 
 In Kubernetes metrics-server scrapes every kubelet and kube-apiserver proxies the group to it;
 here the node agents register a `MetricsSource` with the server, which answers from their stats
-summaries. NodeMetrics and PodMetrics carry CPU in nanocores (`123456789n`, or a shorter form
+summaries, and the nodes of `pinnace agent` processes are scraped (their /stats/summary) when
+asked for. NodeMetrics and PodMetrics carry CPU in nanocores (`123456789n`, or a shorter form
 when exact, as resource.NewScaledQuantity writes it) and the memory working set in bytes as a
 BinarySI quantity (`1442164Ki`). A node or pod without stats is left out of lists, and a get of
 it answers NotFound, as metrics-server does. Pods are reported only while Running.
@@ -10,19 +11,29 @@ it answers NotFound, as metrics-server does. Pods are reported only while Runnin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+import contextlib
+import logging
+from collections import ChainMap
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
+
+import orjson
 
 from pinnace.api import catalog, status
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions
+from pinnace.api.stats import summary_of
 from pinnace.clock.rfc3339 import format_time
 from pinnace.resources.quantity import BINARY_SI, Quantity
 
 if TYPE_CHECKING:
     from pinnace.api.stats import ContainerStats, PodStats, Summary
+    from pinnace.apiserver.kubelets import Kubelets
     from pinnace.apiserver.server import APIServer
+
+log = logging.getLogger(__name__)
 
 MetricsSource = Callable[[], "Mapping[str, Summary]"]
 """() -> the latest stats summary of every node, by node name. Pod metrics look up only the
@@ -58,6 +69,45 @@ def _source(server: APIServer) -> MetricsSource:
             404, "NotFound", "the server could not find the requested resource", {}
         )
     return server.metrics_source
+
+
+async def _summaries(server: APIServer, nodes: Iterable[Object]) -> Mapping[str, Summary]:
+    """The registered source's summaries, and those of the `nodes` a `pinnace agent` process
+    runs, scraped from their kubelets now (`APIServer.kubelets`); a node whose scrape fails
+    is left out, as metrics-server leaves out a node it could not scrape."""
+    local = _source(server)()
+    kubelets = server.kubelets
+    remote = [n for n in nodes if kubelets is not None and kubelets.remote(n)]
+    if kubelets is None or not remote:
+        return local
+    scraped = await asyncio.gather(*(_scrape(kubelets, n) for n in remote))
+    found = {n["metadata"]["name"]: s for n, s in zip(remote, scraped, strict=True) if s}
+    return ChainMap(found, local)  # type: ignore[arg-type]
+
+
+async def _scrape(kubelets: Kubelets, node: Object) -> Summary | None:
+    """The node's /stats/summary, what metrics-server scrapes."""
+    try:
+        body = await kubelets.get(node, "/stats/summary")
+        return summary_of(orjson.loads(b"".join([chunk async for chunk in body])))
+    except (status.StatusError, ValueError, KeyError) as e:
+        log.warning("Failed to scrape node %s: %s", node["metadata"]["name"], e)
+        return None
+
+
+async def _pods_summaries(server: APIServer, pods: list[Object]) -> Mapping[str, Summary]:
+    """The summaries of the nodes `pods` run on: those the source has not, scraped."""
+    local = _source(server)()
+    others = {
+        node
+        for pod in pods
+        if (node := (pod.get("spec") or {}).get("nodeName")) and node not in local
+    }
+    nodes = []
+    for name in sorted(others):
+        with contextlib.suppress(status.StatusError):
+            nodes.append(await server.get(catalog.kind("", "nodes"), "", name))
+    return await _summaries(server, nodes)
 
 
 def _node_metrics(node: Object, summary: Summary, now: float) -> Object:
@@ -108,9 +158,9 @@ async def list_node_metrics(
     server: APIServer, label_selector: str = "", field_selector: str = ""
 ) -> Object:
     """NodeMetricsList of the nodes the selectors match that have stats, by name."""
-    summaries = _source(server)()
     options = ListOptions(label_selector=label_selector, field_selector=field_selector)
     nodes = (await server.list(catalog.kind("", "nodes"), "", options))["items"]
+    summaries = await _summaries(server, nodes)
     now = server.clock.now()
     items = [
         _node_metrics(node, summaries[node["metadata"]["name"]], now)
@@ -121,14 +171,13 @@ async def list_node_metrics(
 
 
 async def get_node_metrics(server: APIServer, name: str) -> Object:
-    summaries = _source(server)()
     try:
         node = await server.get(catalog.kind("", "nodes"), "", name)
     except status.StatusError as e:
         if e.code == 404:
             raise status.not_found("node", name) from None
         raise
-    summary = summaries.get(name)
+    summary = (await _summaries(server, [node])).get(name)
     if summary is None:
         raise status.not_found("nodemetrics", name, GROUP)
     return _with_kind(NODE_METRICS, _node_metrics(node, summary, server.clock.now()))
@@ -159,22 +208,21 @@ async def list_pod_metrics(
 ) -> Object:
     """PodMetricsList of the Running pods in `namespace` ("" for all) the selectors match
     that have stats, by namespace and name."""
-    summaries = _source(server)()
     options = ListOptions(label_selector=label_selector, field_selector=field_selector)
     pods = (await server.list(catalog.kind("", "pods"), namespace, options))["items"]
+    summaries = await _pods_summaries(server, pods)
     ordered = sorted(pods, key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
     return _list(POD_METRICS, _pod_metrics_of(ordered, summaries, server.clock.now()))
 
 
 async def get_pod_metrics(server: APIServer, namespace: str, name: str) -> Object:
-    summaries = _source(server)()
     try:
         pod = await server.get(catalog.kind("", "pods"), namespace, name)
     except status.StatusError as e:
         if e.code == 404:
             raise status.not_found("pod", name) from None
         raise
-    found = _pod_metrics_of([pod], summaries, server.clock.now())
+    found = _pod_metrics_of([pod], await _pods_summaries(server, [pod]), server.clock.now())
     if not found:
         raise status.not_found("podmetrics", f"{namespace}/{name}", GROUP)
     return _with_kind(POD_METRICS, found[0])

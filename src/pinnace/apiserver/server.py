@@ -14,7 +14,7 @@ import builtins
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
 from pinnace.api.decode import decode
@@ -59,6 +59,9 @@ from pinnace.store import (
     KeyNotFoundError,
     Store,
 )
+
+if TYPE_CHECKING:
+    from pinnace.apiserver.kubelets import Kubelets
 
 GENERATE_NAME_MAX_BASE = 58
 GENERATE_NAME_ATTEMPTS = 8
@@ -111,6 +114,8 @@ class APIServer:
         """Signs the tokens serviceaccounts/token hands out, and checks them."""
         self.log_source: LogSource | None = None
         """Set by the node agents: serves pods/log."""
+        self.kubelets: Kubelets | None = None
+        """Set by the cluster: the kubelets of nodes its own agents do not run."""
         self.metrics_source: MetricsSource | None = None
         """Set by the node agents: serves metrics.k8s.io."""
         self.custom_metrics: MetricsProvider | None = None

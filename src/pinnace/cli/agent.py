@@ -22,11 +22,13 @@ from pinnace.cli import component
 from pinnace.cli.arguments import whole
 from pinnace.client import Client
 from pinnace.client.http import HTTPClient
+from pinnace.client.kubeconfig import KubeconfigError
 from pinnace.clock.component import Component
 from pinnace.kubelet import NodeAgentPool, NodeConfig
 from pinnace.kubelet.cluster_config import ClusterConfigError, load_pools
 from pinnace.kubelet.cluster_config import node_configs as pool_node_configs
 from pinnace.kubelet.config import AGENT_LABEL
+from pinnace.kubelet.server import KubeletServer
 
 
 def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,6 +68,19 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the index of the first node, from which node and pod addresses follow (1); "
         "pinnace up's nodes count from 1",
     )
+    agent.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="the address the nodes' kubelet API is served on, for the API server's pods/log "
+        "(127.0.0.1; 0.0.0.0 serves every address and publishes the machine's name)",
+    )
+    agent.add_argument(
+        "--port",
+        type=int,
+        default=10250,
+        help="the port of the nodes' kubelet API (10250, the kubelet's; 0: any free port); "
+        "give each agent process on a machine its own",
+    )
     agent.set_defaults(run=run)
 
 
@@ -76,10 +91,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"pinnace agent: {e}", file=sys.stderr)
         return 1
     prefix = args.name_prefix
+    try:
+        kubelet = KubeletServer(args.address, args.port, component.kubeconfig(args).tls)
+    except KubeconfigError as e:
+        print(f"pinnace agent: {e}", file=sys.stderr)
+        return 1
+    except (OSError, OverflowError) as e:
+        where = f"{args.address}:{args.port}"
+        why = e.strerror if isinstance(e, OSError) else e
+        print(f"pinnace agent: cannot serve the kubelet API on {where}: {why}", file=sys.stderr)
+        return 1
+    configs = [dataclasses.replace(c, kubelet_endpoint=kubelet.endpoint) for c in configs]
 
     def build(client: Callable[[], HTTPClient]) -> list[Component]:
         process = client()
-        return [NodeAgentPool(process, configs, process=prefix, node_client=as_node(process))]
+        pool = NodeAgentPool(process, configs, process=prefix, node_client=as_node(process))
+        kubelet.pool = pool
+        return [kubelet, pool]
 
     return component.run("agent", "kubelet", args, build)
 

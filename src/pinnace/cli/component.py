@@ -173,14 +173,17 @@ def run(
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("pinnace.client.leaderelection").setLevel(logging.INFO)
     try:
-        config = load_kubeconfig(
-            args.kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
-        )
+        config = kubeconfig(args)
         elected = election(args, component, configured) if hasattr(args, "leader_elect") else None
     except (KubeconfigError, ValueError) as e:
         print(f"pinnace {command}: {e}", file=sys.stderr)
         return 1
     return asyncio.run(_serve(component, config, elected, build))
+
+
+def kubeconfig(args: argparse.Namespace) -> RestConfig:
+    """The RestConfig of --kubeconfig, else $KUBECONFIG, else ~/.pinnace/kubeconfig."""
+    return load_kubeconfig(args.kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG)
 
 
 async def _serve(component: str, config: RestConfig, elected: Election | None, build: Build) -> int:

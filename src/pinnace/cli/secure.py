@@ -178,6 +178,18 @@ class SecureServing:
     security: Security
     components: dict[str, certs.KeyPair]
     """Each component kubeconfig's client certificate (`COMPONENT_KUBECONFIGS`)."""
+    kubelet_client: certs.KeyPair
+    """What the API server presents to the kubelets of `pinnace agent` processes
+    (kube-apiserver's --kubelet-client-certificate, kubeadm's apiserver-kubelet-client)."""
+
+    def kubelet_tls(self) -> ssl.SSLContext:
+        """The API server's TLS to kubelets: its client certificate, and no verification of
+        theirs, as kube-apiserver without --kubelet-certificate-authority."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        context.load_cert_chain(self.kubelet_client.cert, self.kubelet_client.key)
+        return context
 
     def uvicorn_options(self) -> dict[str, Any]:
         return {
@@ -219,6 +231,10 @@ def secure_serving(tls: TLSOptions, directory: Path, host: str, server: APIServe
         file: certs.ensure_client(ca, directory, stem, user, groups)
         for file, (stem, user, groups) in COMPONENT_KUBECONFIGS.items()
     }
+    kubelet_client = certs.ensure_client(
+        ca, directory, "apiserver-kubelet-client", "kube-apiserver-kubelet-client",
+        ["kubeadm:cluster-admins"],
+    )  # fmt: skip
     try:
         tokens = load_token_file(tls.token_auth_file) if tls.token_auth_file else {}
     except TokenFileError as e:
@@ -233,4 +249,4 @@ def secure_serving(tls: TLSOptions, directory: Path, host: str, server: APIServe
     )
     security = Security(authorizer, authenticator)
     client_ca = tls.client_ca_file or str(ca.cert)
-    return SecureServing(ca, serving, client_ca, admin, security, components)
+    return SecureServing(ca, serving, client_ca, admin, security, components, kubelet_client)

@@ -752,6 +752,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
     tls_serving = None
     if options.tls is not None and pki is not None:
         tls_serving = secure.secure_serving(options.tls, pki, host, plane.server)
+        plane.kubelets.tls = tls_serving.kubelet_tls()
         if ipaddress.ip_address(host).is_unspecified:
             host = "127.0.0.1" if ":" not in host else "::1"  # an address the certificate names
     scheme = "http" if tls_serving is None else "https"
@@ -780,7 +781,7 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
         **({} if tls_serving is None else tls_serving.uvicorn_options()),
     )
-    http = _Server(config)
+    http = connections.Server(config)
     loop = asyncio.get_running_loop()
     connections.quiet_accept_failures(loop)
 
@@ -807,18 +808,6 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         await store.close()
         sock.close()
         print("Pinnace stopped.", flush=True)
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, with `pinnace up` owning the signals: uvicorn's own handling raises
-    the signal again when it stops, which would end the process before the store closes."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-    def stop(self) -> None:
-        self.should_exit = True
 
 
 def _write_kubeconfig(path: Path, config: dict[str, Any]) -> None:

@@ -29,6 +29,8 @@ class Connection:
         self._reader = reader
         self._writer = writer
         self._host = host
+        self.content_type = ""
+        """The Content-Type of the last answer read."""
 
     @classmethod
     async def open(cls, url: str, tls: ssl.SSLContext | None = None) -> Connection:
@@ -89,6 +91,16 @@ class Connection:
             body = await self._read(length) if length is not None else b""
             raise HTTPError(f"GET {path} answered {status}: {body[:200]!r}")
 
+    async def body(self, path: str, headers: str = "") -> tuple[int, AsyncIterator[bytes]]:
+        """GET `path`: the answer's status once its head is read, and its body as it arrives
+        (one piece, or the chunks of a streamed answer)."""
+        self.send("GET", path, headers=headers)
+        status, length = await self._head()
+        return status, (self._chunks() if length is None else self._whole(length))
+
+    async def _whole(self, length: int) -> AsyncIterator[bytes]:
+        yield await self._read(length)
+
     async def lines(self) -> AsyncIterator[bytes]:
         """The lines of the streamed answer opened with `stream`, as they arrive."""
         pending = b""
@@ -113,10 +125,13 @@ class Connection:
         except (IndexError, ValueError):
             raise HTTPError(f"not an HTTP status line: {status_line!r}") from None
         length: int | None = 0
+        self.content_type = ""
         for field in fields:
             name, _, value = field.partition(":")
             name = name.strip().lower()
-            if name == "content-length":
+            if name == "content-type":
+                self.content_type = value.strip()
+            elif name == "content-length":
                 if not value.strip().isdigit():
                     raise HTTPError(f"not a Content-Length: {value!r}")
                 length = int(value)

@@ -108,6 +108,10 @@ class NodeConfig:
     """Image filesystem usage at which image GC starts (imageGCHighThresholdPercent)."""
     image_gc_low_threshold_percent: int = 80
     """...and which it frees down to (imageGCLowThresholdPercent)."""
+    kubelet_endpoint: tuple[str, int] | None = None
+    """Where the API server reaches the node's kubelet, published as the Node's Hostname
+    address and daemonEndpoints port: a `pinnace agent` process's endpoint (None: the node's
+    name and port 10250, for the nodes the API server's own process runs)."""
     image_minimum_gc_age: float = 120.0
     """Seconds an image must have been on the node before GC deletes it (imageMinimumGCAge)."""
     image_maximum_gc_age: float = 0.0

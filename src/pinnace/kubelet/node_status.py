@@ -240,15 +240,16 @@ def static_status(config: NodeConfig, pulled: Iterable[str] = ()) -> dict[str, A
     the images (`config.images` and those `pulled` for containers)."""
     machine = _stable_id(config, "machine")
     images = node_images(config.images, pulled, config.image_sizes)
+    host, port = config.kubelet_endpoint or (config.name, KUBELET_PORT)
     return {
         **({"images": images} if images else {}),
         "capacity": _quantities(config.capacity_list()),
         "allocatable": _quantities(config.allocatable_list()),
         "addresses": [
             {"type": "InternalIP", "address": config.internal_ip},
-            {"type": "Hostname", "address": config.name},
+            {"type": "Hostname", "address": host},
         ],
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": KUBELET_PORT}},
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
         "nodeInfo": {
             "machineID": machine,
             "systemUUID": f"{machine[:8]}-{machine[8:12]}-{machine[12:16]}-{machine[16:20]}-"

@@ -296,6 +296,13 @@ class NodeAgentPool:
             if agent.workers and _link(agent).connected  # a node without pods uses nothing
         }
 
+    def pod(self, namespace: str, name: str) -> Object | None:
+        """The bound pod `namespace/name`, if one of the pool's nodes runs it."""
+        pod = self._pods.get(namespace, name)
+        if pod is None or (pod.get("spec") or {}).get("nodeName") not in self.agents:
+            return None
+        return pod
+
     def read_log(self, pod: Object, container: str, options: LogOptions) -> AsyncIterator[str]:
         """The API server's pods/log source for every node of the pool."""
         try:

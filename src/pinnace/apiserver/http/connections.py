@@ -21,12 +21,14 @@ cap on open connections so the process never runs out of file descriptors.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
+import uvicorn
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
@@ -307,3 +309,16 @@ def quiet_accept_failures(loop: asyncio.AbstractEventLoop) -> None:
         )
 
     loop.set_exception_handler(handle)
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, with the process owning the signals: uvicorn's own handling raises
+    the signal again when it stops, which would end the process before it has cleaned up
+    (`pinnace up` closing its store, `pinnace agent` releasing its nodes)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    def stop(self) -> None:
+        self.should_exit = True

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pinnace.api import status
-from pinnace.api.options import LogOptions
 from pinnace.api.patch import PatchType
 from pinnace.apiserver import binding, eviction, token_request
 from pinnace.apiserver.http import negotiation, params, streaming
@@ -25,10 +23,9 @@ from pinnace.apiserver.http.responses import (
     warning_headers,
 )
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
-from pinnace.apiserver.logs import log_text, read_log
+from pinnace.apiserver.logs import log_options, log_text, read_log
 from pinnace.apiserver.patching import patcher
 from pinnace.apiserver.scale import ScaleChange, read_scale, update_scale
-from pinnace.clock.rfc3339 import parse_time
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.resources import ResourceHandler
@@ -78,33 +75,12 @@ async def handle(
 async def log(server: APIServer, request: Request, target: ResourceTarget) -> Response:
     if request.method != "GET":
         raise method_not_allowed()
-    options = _log_options(request)
+    options = log_options(request.query)
     if not options.follow:
         return text_response(await log_text(server, target.namespace, target.name, options))
     chunks = await read_log(server, target.namespace, target.name, options)
     encoded = (chunk.encode() async for chunk in chunks)
     return Response(200, content_type=TEXT_PLAIN, stream=encoded, timeout=None)
-
-
-def _log_options(request: Request) -> LogOptions:
-    query = request.query
-    since_time = params.first(query, "sinceTime")
-    try:
-        since = parse_time(since_time) if since_time else None
-    except ValueError:
-        raise status.bad_request(
-            f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse'
-        ) from None
-    return LogOptions(
-        container=params.first(query, "container") or "",
-        previous=bool(params.go_bool(query, "previous")),
-        tail_lines=params.go_int(query, "tailLines"),
-        timestamps=bool(params.go_bool(query, "timestamps")),
-        follow=bool(params.go_bool(query, "follow")),
-        since_seconds=params.go_int(query, "sinceSeconds"),
-        since_time=since,
-        limit_bytes=params.go_int(query, "limitBytes"),
-    )
 
 
 async def _scale(handler: ResourceHandler, request: Request, target: ResourceTarget) -> Response:

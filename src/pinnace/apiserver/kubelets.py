@@ -1,0 +1,20 @@
+"""What the API server asks of kubelets it does not run itself: pods/log and the stats the
+metrics API reads (kube-apiserver's pkg/kubelet/client); `pinnace.client.kubelet` dials them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from pinnace.api.objects import Object
+
+
+class Kubelets(Protocol):
+    def remote(self, node: Object) -> bool:
+        """Whether the Node's kubelet runs outside the API server's process."""
+        ...
+
+    async def get(self, node: Object, path: str) -> AsyncIterator[bytes]:
+        """GET `path` of the node's kubelet: its body as it comes; the API server's
+        StatusError when the kubelet cannot be reached or refuses."""
+        ...

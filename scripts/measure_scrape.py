@@ -6,8 +6,9 @@ running `pinnace up`, and whether it slows scheduling and the API (docs/monitori
     python scripts/measure_scrape.py http://127.0.0.1:PORT [PODS] [INTERVAL] [SCRAPERS]
 
 Three phases of PODS pods each (1000), each in its own namespace: without scraping, while
-SCRAPERS (8) threads scrape all nodes every INTERVAL seconds (15), and without scraping again
-(the later phases run with more pods on the nodes, so the third shows what that alone does).
+SCRAPERS (8) threads of another process scrape all nodes every INTERVAL seconds (15), and
+without scraping again (the later phases run with more pods on the nodes, so the third shows
+what that alone does).
 While scraping, each pass spreads the nodes' scrapes evenly over the interval, as Prometheus
 spreads its targets (a pass still under way when the phase ends is cut short). In each phase 4
 threads create the pods and a probe GETs a namespace every 0.1 s; printed: pods/s (first create
@@ -18,11 +19,14 @@ time and bytes. Before and after, one full scrape of every node as fast as SCRAP
 from __future__ import annotations
 
 import json
+import multiprocessing
 import statistics
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Event as Stop
 
 import urllib3
 
@@ -69,7 +73,7 @@ def full_scrape(nodes: list[str]) -> tuple[float, int]:
     return time.perf_counter() - start, size
 
 
-def paced_scrape(nodes: list[str], stop: threading.Event) -> tuple[float, int, int]:
+def paced_scrape(nodes: list[str], stop: Stop) -> tuple[float, int, int]:
     """One pass over every node, spread evenly over INTERVAL as Prometheus spreads its
     targets' scrapes (each at its own offset in the interval); a scrape that falls behind
     its offset goes at once."""
@@ -86,14 +90,18 @@ def paced_scrape(nodes: list[str], stop: threading.Event) -> tuple[float, int, i
     return time.perf_counter() - start, len(sizes), sum(sizes)
 
 
-def scraping(nodes: list[str], stop: threading.Event, passes: list[tuple[float, int, int]]) -> None:
+def scraping(nodes: list[str], stop: Stop, passes: Queue[tuple[float, int, int]]) -> None:
+    """Runs in its own process, as Prometheus would, so that its work does not hold the
+    creators' GIL; with its own connections."""
+    global HTTP
+    HTTP = urllib3.PoolManager(maxsize=32)
     while not stop.is_set():
         began = time.perf_counter()
-        passes.append(paced_scrape(nodes, stop))
+        passes.put(paced_scrape(nodes, stop))
         stop.wait(max(0.0, INTERVAL - (time.perf_counter() - began)))
 
 
-def probing(stop: threading.Event, latencies: list[float]) -> None:
+def probing(stop: Stop, latencies: list[float]) -> None:
     while not stop.is_set():
         latencies.append(request("GET", "/api/v1/namespaces/default")[0])
         stop.wait(PROBE_EVERY)
@@ -116,12 +124,14 @@ def unbound(namespace: str) -> int:
 def phase(name: str, nodes: list[str], scrape: bool) -> None:
     namespace = f"scrape-{name}"
     request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
-    stop = threading.Event()
+    stop = multiprocessing.Event()
     probe: list[float] = []
-    passes: list[tuple[float, int, int]] = []
-    workers = [threading.Thread(target=probing, args=(stop, probe))]
+    passes: Queue[tuple[float, int, int]] = multiprocessing.Queue()
+    workers: list[threading.Thread | multiprocessing.Process] = [
+        threading.Thread(target=probing, args=(stop, probe))
+    ]
     if scrape:
-        workers.append(threading.Thread(target=scraping, args=(nodes, stop, passes)))
+        workers.append(multiprocessing.Process(target=scraping, args=(nodes, stop, passes)))
     for worker in workers:
         worker.start()
     start = time.perf_counter()
@@ -137,7 +147,8 @@ def phase(name: str, nodes: list[str], scrape: bool) -> None:
         worker.join()
     print(f"{name}: {PODS / seconds:.0f} pods/s; creates {percentiles(creates)}; "
           f"probe GET {percentiles(probe)}")  # fmt: skip
-    for took, scraped, size in passes:
+    while not passes.empty():
+        took, scraped, size = passes.get()
         print(f"  scraping pass: {scraped} of {len(nodes)} nodes in {took:.2f} s, "
               f"{size / 1e6:.1f} MB")  # fmt: skip
 

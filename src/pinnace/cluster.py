@@ -14,6 +14,7 @@ import gc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from prometheus_client import CollectorRegistry
 
@@ -37,7 +38,7 @@ from pinnace.autoscaler.autoscaler import ClusterAutoscaler
 from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import Client, LocalClient
-from pinnace.client.kubelet import KubeletClient
+from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
 from pinnace.controllers.hpa import CustomMetricsClient, PodMetricsLister
@@ -337,21 +338,33 @@ class ControlPlane:
     async def node_fault(
         self, node: str, fault: str, query: Mapping[str, Sequence[str]]
     ) -> dict[str, Any]:
-        """What `pinnace node FAULT NODE` asks of the cluster's nodes (`kubelet.faults`)."""
+        """What `pinnace node FAULT NODE` asks of the cluster's nodes (`kubelet.faults`): of
+        this process's pool, or relayed to the agent process running the node."""
+        found = await self._remote_node(node)
+        if found is not None:
+            parameters = {k: list(v) for k, v in query.items()}
+            suffix = f"?{urlencode(parameters, doseq=True)}" if parameters else ""
+            path = f"{FAULTS_PATH}/{quote(fault, safe='')}{suffix}"
+            return await self.kubelets.post(found, path)
         return await inject(self.nodes, node, fault, query)
 
     async def node_proxy(self, node: str, path: str) -> tuple[bytes, str]:
         """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`):
         in-process for this process's nodes, over the network for an agent process's."""
+        found = await self._remote_node(node)
+        if found is not None:
+            return await self.kubelets.fetch(found, path)
+        return self.nodes.proxy(node, path)
+
+    async def _remote_node(self, node: str) -> Object | None:
+        """The Node, if an agent process runs its kubelet."""
         try:
             found = await self.server.get(catalog.kind("", "nodes"), "", node)
         except StatusError as e:
             if e.code != 404:
                 raise
-            found = None
-        if found is not None and self.kubelets.remote(found):
-            return await self.kubelets.fetch(found, path)
-        return self.nodes.proxy(node, path)
+            return None
+        return found if self.kubelets.remote(found) else None
 
     def http_app(self, server_address: str = "", security: Security | None = None) -> APIApp:
         """The HTTP front end of the cluster's API server, with every path the cluster serves

@@ -1,6 +1,7 @@
 """The control plane's components as processes of their own against one `pinnace up --tls`,
 each with the credentials it writes: two `pinnace agent`s hosting nodes as their kubelets
-(serving their pods' logs and their nodes' stats to the API server),
+(serving their pods' logs and their nodes' stats to the API server, and taking their nodes'
+faults from it),
 `pinnace controller-manager`, and two `pinnace scheduler`s with leader election (one acts;
 kill -9 it mid-burst and the other takes over, no pod bound twice). One cluster for all, as
 each process takes seconds to start."""
@@ -181,6 +182,24 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
         assert cluster.ok("top", "node", "west-2", "--no-headers").split()[:2] == ["west-2", "250m"]
         summary = json.loads(cluster.ok("get", "--raw", "/api/v1/nodes/west-2/proxy/stats/summary"))
         assert "hello" in [pod["podRef"]["name"] for pod in summary["pods"]]
+
+        # `pinnace node FAULT` of an agent process's node: the API server relays it there
+        empty = tmp_path / "empty"
+        empty.write_text("")
+
+        def fault(path: str) -> subprocess.CompletedProcess[str]:
+            return cluster.kubectl("create", "--raw", f"/pinnace/nodes/{path}", "-f", str(empty))
+
+        slowed = json.loads(fault("west-1/slow?factor=2").stdout)
+        assert slowed == {"node": "west-1", "state": "Running", "slowness": 2}
+        assert json.loads(fault("west-1/stop").stdout)["state"] == "Stopped"
+        again = "its kubelet is stopped: start it first"
+        assert fault("west-1/partition").stderr == (
+            f'Error from server (Conflict): Operation cannot be fulfilled on nodes "west-1": '
+            f"{again}\n"
+        )
+        started = json.loads(fault("west-1/start").stdout)
+        assert started == {"node": "west-1", "state": "Running", "slowness": 1}
 
         processes.remove(leader)
         for process in processes:

@@ -18,8 +18,10 @@ refused`).
 from __future__ import annotations
 
 import asyncio
+import json
 import ssl
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from pinnace.api import status
 from pinnace.api.objects import Object
@@ -34,6 +36,10 @@ MAX_ERROR_BYTES = 1 << 20
 NODE_HEADER = "Pinnace-Node"
 """Which of an agent process's nodes a request is for, where the path does not say (a
 kubelet serves one node; the process all of its own on one port)."""
+FAULTS_PATH = "/pinnace/faults"
+"""`POST <FAULTS_PATH>/<fault>` (stop, start, partition, slow?factor=F) of an agent process:
+the fault of its node the Pinnace-Node header names (Pinnace's own path, where the API server
+relays `pinnace node` for an agent's nodes); the node's state, or a Status, as JSON."""
 
 
 class KubeletClient:
@@ -67,13 +73,30 @@ class KubeletClient:
         connection, body = await self._get(node, path)
         return b"".join([chunk async for chunk in body]), connection.content_type
 
+    async def post(self, node: Object, path: str) -> dict[str, Any]:
+        """POST `path` of the node's agent process (FAULTS_PATH): its JSON answer; its Status
+        answer as the API server's StatusError."""
+        base = self.location(node)
+        url = base + path
+        connection = await self._dial(base, url)
+        try:
+            code, body = await connection.request("POST", path, headers=_node_header(node))
+        except HTTPError as e:
+            raise status.internal_error(f'Post "{url}": {e}') from None
+        finally:
+            connection.close()
+        answer: dict[str, Any] = json.loads(body)
+        if code != 200:
+            reason, message = answer.get("reason", ""), answer.get("message", "")
+            raise StatusError(code, reason, message, answer.get("details"))
+        return answer
+
     async def _get(self, node: Object, path: str) -> tuple[Connection, AsyncIterator[bytes]]:
         base = self.location(node)
         url = base + path
         connection = await self._dial(base, url)
         try:
-            headers = f"{NODE_HEADER}: {node['metadata']['name']}\r\n"
-            code, body = await connection.body(path, headers)
+            code, body = await connection.body(path, _node_header(node))
         except HTTPError as e:
             connection.close()
             raise status.internal_error(f'Get "{url}": {e}') from None
@@ -97,6 +120,10 @@ class KubeletClient:
         except OSError as e:
             raise _unreachable(url, host_port, f"connect: {e.strerror or e}") from None
         return Connection(reader, writer, host_port)
+
+
+def _node_header(node: Object) -> str:
+    return f"{NODE_HEADER}: {node['metadata']['name']}\r\n"
 
 
 def _unreachable(url: str, address: str, why: str) -> StatusError:

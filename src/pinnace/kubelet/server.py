@@ -6,7 +6,9 @@ one port of its own, which each Node publishes (its Hostname address and
 `daemonEndpoints.kubeletEndpoint.Port`, `NodeConfig.kubelet_endpoint`). A pod's path names its
 node: the process answers for the pods bound to any of its nodes. The node's own paths
 (/stats/summary, /metrics/resource, /metrics/cadvisor, /metrics, `kubelet.endpoints`) are
-answered for the node the request's `Pinnace-Node` header names.
+answered for the node the request's `Pinnace-Node` header names, as is Pinnace's own
+`POST /pinnace/faults/<fault>` (`pinnace node stop|start|partition|slow`, relayed by the API
+server; `kubelet.faults`).
 
 Over TLS (the agent's kubeconfig names an https server) the endpoint serves a self-signed
 certificate made at start, as a kubelet without --tls-cert-file does, and requires a client
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import ssl
 import tempfile
@@ -34,8 +37,9 @@ from pinnace.api.status import StatusError
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.http.connections import Server
 from pinnace.apiserver.logs import log_options
-from pinnace.client.kubelet import NODE_HEADER
+from pinnace.client.kubelet import FAULTS_PATH, NODE_HEADER
 from pinnace.kubelet.endpoints import PATHS
+from pinnace.kubelet.faults import inject
 from pinnace.kubelet.pool import NodeAgentPool
 
 Scope = MutableMapping[str, Any]
@@ -118,6 +122,10 @@ class KubeletServer:
         if scope["method"] == "GET" and scope["path"] in PATHS:
             await self._monitoring(scope, send)
             return
+        fault_path, _, fault = scope["path"].rpartition("/")
+        if scope["method"] == "POST" and fault_path == FAULTS_PATH:
+            await self._fault(scope, send, unquote(fault))
+            return
         if scope["method"] != "GET" or len(parts) != 4 or parts[0] != "containerLogs":
             await _answer(send, 404, "404 page not found\n")
             return
@@ -130,10 +138,25 @@ class KubeletServer:
             return
         await _stream(send, receive, chunks)
 
+    async def _fault(self, scope: Scope, send: Send, fault: str) -> None:
+        """`pinnace node FAULT` of the node the Pinnace-Node header names, relayed by the API
+        server: the node's state, or the Status of the refusal, as JSON."""
+        node = _node_of(scope)
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        code, answer = 200, {}
+        try:
+            if self.pool is None or not node:
+                raise StatusError(400, "BadRequest", f"no {NODE_HEADER} header: which node")
+            answer = await inject(self.pool, node, fault, query)
+        except StatusError as e:
+            code, answer = e.code, e.status()
+        head = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": code, "headers": head})
+        await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+
     async def _monitoring(self, scope: Scope, send: Send) -> None:
         """/stats/summary and the metrics of the node the Pinnace-Node header names."""
-        headers = dict(scope.get("headers") or [])
-        node = headers.get(NODE_HEADER.lower().encode(), b"").decode("latin-1")
+        node = _node_of(scope)
         if self.pool is None or not node:
             await _answer(send, 400, f"no {NODE_HEADER} header: which node's {scope['path']}")
             return
@@ -154,6 +177,12 @@ class KubeletServer:
         if pod is None:
             raise StatusError(404, "NotFound", f'pod "{name}" does not exist\n')
         return self.pool.read_log(pod, container, log_options(query))  # type: ignore[union-attr]
+
+
+def _node_of(scope: Scope) -> str:
+    """The node the request's Pinnace-Node header names ("" when none)."""
+    headers = dict(scope.get("headers") or [])
+    return headers.get(NODE_HEADER.lower().encode(), b"").decode("latin-1")
 
 
 async def _answer(send: Send, code: int, text: str) -> None:

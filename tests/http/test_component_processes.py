@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from tests.http.conftest import KUBECTL, Cluster, launch, stop
 
+from pinnace.cli.main import main
+
 SHORT_LEASE = (
     "--leader-elect-lease-duration=4s",
     "--leader-elect-renew-deadline=3s",
@@ -101,7 +103,7 @@ def ready_nodes(cluster: Cluster) -> list[str]:
 
 
 def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
-    tmp_path: Path, processes: list[Process]
+    tmp_path: Path, processes: list[Process], capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "data"
     flags = ("--tls", "--authorization-mode=Node,RBAC", "--no-scheduler", "--no-controllers")
@@ -186,20 +188,25 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
         # `pinnace node FAULT` of an agent process's node: the API server relays it there
         empty = tmp_path / "empty"
         empty.write_text("")
-
-        def fault(path: str) -> subprocess.CompletedProcess[str]:
-            return cluster.kubectl("create", "--raw", f"/pinnace/nodes/{path}", "-f", str(empty))
-
-        slowed = json.loads(fault("west-1/slow?factor=2").stdout)
+        slow = ("create", "--raw", "/pinnace/nodes/west-1/slow?factor=2", "-f", str(empty))
+        slowed = json.loads(cluster.ok(*slow))
         assert slowed == {"node": "west-1", "state": "Running", "slowness": 2}
-        assert json.loads(fault("west-1/stop").stdout)["state"] == "Stopped"
-        again = "its kubelet is stopped: start it first"
-        assert fault("west-1/partition").stderr == (
-            f'Error from server (Conflict): Operation cannot be fulfilled on nodes "west-1": '
-            f"{again}\n"
+
+        def node(*args: str) -> tuple[int, str]:
+            code = main(["node", *args, "--kubeconfig", str(cluster.kubeconfig)])
+            out, err = capsys.readouterr()
+            return code, out + err
+
+        assert node("stop", "west-1") == (
+            0,
+            "node/west-1 stopped (heartbeats 2 times less often)\n",
         )
-        started = json.loads(fault("west-1/start").stdout)
-        assert started == {"node": "west-1", "state": "Running", "slowness": 1}
+        assert node("partition", "west-1") == (
+            1,
+            'Error from server (Conflict): Operation cannot be fulfilled on nodes "west-1": '
+            "its kubelet is stopped: start it first\n",
+        )
+        assert node("start", "west-1") == (0, "node/west-1 started\n")
 
         processes.remove(leader)
         for process in processes:

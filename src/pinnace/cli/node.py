@@ -1,6 +1,7 @@
 """`pinnace node stop|start|partition|slow NAME`: fail a simulated node of a running
 `pinnace up` on purpose, and bring it back (docs/nodes.md). The server does it: these post to
-its Pinnace-only path (`pinnace.apiserver.http.app.NODES_PATH`)."""
+its Pinnace-only path (`pinnace.apiserver.http.app.NODES_PATH`), with the kubeconfig's
+credentials and trust (those of a `pinnace up --tls` are needed)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from urllib.parse import quote, urlencode
 
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import NODES_PATH
-from pinnace.cli.scheduler import server_url
+from pinnace.cli.component import kubeconfig
 from pinnace.client.http import HTTPClient
 from pinnace.client.transport import HTTPError
 from pinnace.clock import Clock
@@ -49,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if query:
         path += f"?{urlencode(query)}"
     try:
-        url = args.server or server_url(args.kubeconfig)
-        state = asyncio.run(_post(url, path))
+        state = asyncio.run(_post(args, path))
     except ValueError as e:
         print(f"pinnace node {args.fault}: {e}", file=sys.stderr)
         return 1
@@ -64,8 +64,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _post(url: str, path: str) -> dict[str, Any]:
-    client = HTTPClient(url, Clock(asyncio.get_running_loop()))
+async def _post(args: argparse.Namespace, path: str) -> dict[str, Any]:
+    clock = Clock(asyncio.get_running_loop())
+    if args.server:
+        client = HTTPClient(args.server, clock)
+    else:
+        client = HTTPClient.from_config(kubeconfig(args), clock)
     try:
         return await client.post_path(path)
     finally:

@@ -1,10 +1,11 @@
-"""What the API server asks of kubelets it does not run itself: pods/log and the stats the
-metrics API reads (kube-apiserver's pkg/kubelet/client); `pinnace.client.kubelet` dials them."""
+"""What the API server asks of kubelets it does not run itself: pods/log, non-interactive
+pods/exec (`/run`) and the stats the metrics API reads (kube-apiserver's pkg/kubelet/client);
+`pinnace.client.kubelet` dials them."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from pinnace.api.objects import Object
 
@@ -17,4 +18,9 @@ class Kubelets(Protocol):
     async def get(self, node: Object, path: str) -> AsyncIterator[bytes]:
         """GET `path` of the node's kubelet: its body as it comes; the API server's
         StatusError when the kubelet cannot be reached or refuses."""
+        ...
+
+    async def post(self, node: Object, path: str) -> dict[str, Any]:
+        """POST `path` of the node's kubelet: its JSON answer; its Status answer as the API
+        server's StatusError."""
         ...

@@ -37,8 +37,8 @@ async def read_log(
     container = _container(pod, options.container)
     if not (pod.get("spec") or {}).get("nodeName"):
         return _nothing()  # no node runs it yet: kube-apiserver answers with an empty log
-    node = await _node(server, pod["spec"]["nodeName"])
-    if node is not None and server.kubelets is not None and server.kubelets.remote(node):
+    node = await remote_node(server, pod)
+    if node is not None and server.kubelets is not None:
         meta = pod["metadata"]
         path = f"/containerLogs/{meta['namespace']}/{meta['name']}/{quote(container)}"
         query = log_query(options)
@@ -62,13 +62,18 @@ async def _decoded(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
         yield rest
 
 
-async def _node(server: APIServer, name: str) -> Object | None:
+async def remote_node(server: APIServer, pod: Object) -> Object | None:
+    """The Node of the bound `pod` when its kubelet runs outside the API server's process
+    (a `pinnace agent` process's): the API server reaches it over HTTP."""
+    if server.kubelets is None:
+        return None
     try:
-        return await server.get(catalog.kind("", "nodes"), "", name)
+        node = await server.get(catalog.kind("", "nodes"), "", pod["spec"]["nodeName"])
     except status.StatusError as e:
         if e.code == 404:
             return None
         raise
+    return node if server.kubelets.remote(node) else None
 
 
 def log_options(query: params.Query) -> LogOptions:

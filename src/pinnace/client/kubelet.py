@@ -40,6 +40,12 @@ FAULTS_PATH = "/pinnace/faults"
 """`POST <FAULTS_PATH>/<fault>` (stop, start, partition, slow?factor=F) of an agent process:
 the fault of its node the Pinnace-Node header names (Pinnace's own path, where the API server
 relays `pinnace node` for an agent's nodes); the node's state, or a Status, as JSON."""
+RUN_PATH = "/run"
+"""`POST <RUN_PATH>/<namespace>/<pod>/<container>?command=…` (one `command` per argument) of an
+agent process, the kubelet's /run: runs the command in the container, and answers with
+Pinnace's form of the result, `{"stdout": …, "stderr": …, "exitCode": N}` as JSON (the
+kubelet's answers with the combined output alone), or a Status; how the API server serves a
+non-interactive pods/exec on the process's nodes."""
 
 
 class KubeletClient:
@@ -74,8 +80,8 @@ class KubeletClient:
         return b"".join([chunk async for chunk in body]), connection.content_type
 
     async def post(self, node: Object, path: str) -> dict[str, Any]:
-        """POST `path` of the node's agent process (FAULTS_PATH): its JSON answer; its Status
-        answer as the API server's StatusError."""
+        """POST `path` of the node's agent process (FAULTS_PATH, RUN_PATH): its JSON answer;
+        its Status answer as the API server's StatusError."""
         base = self.location(node)
         url = base + path
         connection = await self._dial(base, url)

@@ -1,6 +1,10 @@
 """The kubelet API of a `pinnace agent` process: one endpoint for all its nodes, where the API
 server reaches them (pkg/kubelet/server/server.go's /containerLogs).
 
+`POST /run/<namespace>/<pod>/<container>?command=…` runs a command in a pod's container as the
+kubelet's /run does, answering with its stdout, stderr and exit code as JSON (Pinnace's form:
+the kubelet's answer is the combined output alone; `pinnace.client.kubelet.RUN_PATH`).
+
 A kubelet serves its node alone on port 10250; an agent process serves every node it runs on
 one port of its own, which each Node publishes (its Hostname address and
 `daemonEndpoints.kubeletEndpoint.Port`, `NodeConfig.kubelet_endpoint`). A pod's path names its
@@ -33,11 +37,13 @@ from urllib.parse import parse_qs, unquote
 
 import uvicorn
 
+from pinnace.api import status
 from pinnace.api.status import StatusError
+from pinnace.api.streams import STDERR, STDOUT, StreamError, StreamOptions
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.http.connections import Server
 from pinnace.apiserver.logs import log_options
-from pinnace.client.kubelet import FAULTS_PATH, NODE_HEADER
+from pinnace.client.kubelet import FAULTS_PATH, NODE_HEADER, RUN_PATH
 from pinnace.kubelet.endpoints import PATHS
 from pinnace.kubelet.faults import inject
 from pinnace.kubelet.pool import NodeAgentPool
@@ -126,6 +132,9 @@ class KubeletServer:
         if scope["method"] == "POST" and fault_path == FAULTS_PATH:
             await self._fault(scope, send, unquote(fault))
             return
+        if scope["method"] == "POST" and len(parts) == 4 and f"/{parts[0]}" == RUN_PATH:
+            await self._run(scope, send, *(unquote(p) for p in parts[1:]))
+            return
         if scope["method"] != "GET" or len(parts) != 4 or parts[0] != "containerLogs":
             await _answer(send, 404, "404 page not found\n")
             return
@@ -150,9 +159,35 @@ class KubeletServer:
             answer = await inject(self.pool, node, fault, query)
         except StatusError as e:
             code, answer = e.code, e.status()
-        head = [(b"content-type", b"application/json")]
-        await send({"type": "http.response.start", "status": code, "headers": head})
-        await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+        await _json(send, code, answer)
+
+    async def _run(
+        self, scope: Scope, send: Send, namespace: str, name: str, container: str
+    ) -> None:
+        """The kubelet's getRun: the command run to its end in the container; its output and
+        exit code, or the Status of the refusal, as JSON."""
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        command = tuple(query.get("command") or ())
+        pod = self.pool.pod(namespace, name) if self.pool is not None else None
+        code, answer = 200, {}
+        try:
+            if self.pool is None or pod is None:
+                raise StatusError(404, "NotFound", f'pod "{name}" does not exist')
+            options = StreamOptions(container, command, stdout=True, stderr=True)
+            try:
+                session = self.pool.exec(pod, options)
+            except StreamError as e:
+                raise status.internal_error(str(e)) from None
+            output = _Output()
+            exit_code = await session(output)
+            answer = {
+                "stdout": output.text(STDOUT),
+                "stderr": output.text(STDERR),
+                "exitCode": exit_code,
+            }
+        except StatusError as e:
+            code, answer = e.code, e.status()
+        await _json(send, code, answer)
 
     async def _monitoring(self, scope: Scope, send: Send) -> None:
         """/stats/summary and the metrics of the node the Pinnace-Node header names."""
@@ -183,6 +218,30 @@ def _node_of(scope: Scope) -> str:
     """The node the request's Pinnace-Node header names ("" when none)."""
     headers = dict(scope.get("headers") or [])
     return headers.get(NODE_HEADER.lower().encode(), b"").decode("latin-1")
+
+
+class _Output:
+    """A /run command's streams: no stdin, its stdout and stderr kept."""
+
+    def __init__(self) -> None:
+        self.written = {STDOUT: bytearray(), STDERR: bytearray()}
+
+    async def read(self) -> bytes:
+        return b""
+
+    async def write(self, stream: int, data: bytes) -> None:
+        self.written[stream] += data
+
+    def text(self, stream: int) -> str:
+        """What went to `stream`, bytes that are not UTF-8 kept as surrogates (JSON carries
+        them as escapes, and the API server's encoding gives them back)."""
+        return self.written[stream].decode("utf-8", "surrogateescape")
+
+
+async def _json(send: Send, code: int, answer: dict[str, Any]) -> None:
+    head = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": code, "headers": head})
+    await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
 
 
 async def _answer(send: Send, code: int, text: str) -> None:

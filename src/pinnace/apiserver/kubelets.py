@@ -9,6 +9,13 @@ from typing import Any, Protocol
 
 from pinnace.api.objects import Object
 
+RUN_PATH = "/run"
+"""`POST <RUN_PATH>/<namespace>/<pod>/<container>?command=…` (one `command` per argument) of an
+agent process, the kubelet's /run: runs the command in the container, and answers with
+Pinnace's form of the result, `{"stdout": …, "stderr": …, "exitCode": N}` as JSON (the
+kubelet's answers with the combined output alone), or a Status; how the API server serves a
+non-interactive pods/exec on the process's nodes."""
+
 
 class Kubelets(Protocol):
     def remote(self, node: Object) -> bool:

@@ -40,12 +40,6 @@ FAULTS_PATH = "/pinnace/faults"
 """`POST <FAULTS_PATH>/<fault>` (stop, start, partition, slow?factor=F) of an agent process:
 the fault of its node the Pinnace-Node header names (Pinnace's own path, where the API server
 relays `pinnace node` for an agent's nodes); the node's state, or a Status, as JSON."""
-RUN_PATH = "/run"
-"""`POST <RUN_PATH>/<namespace>/<pod>/<container>?command=…` (one `command` per argument) of an
-agent process, the kubelet's /run: runs the command in the container, and answers with
-Pinnace's form of the result, `{"stdout": …, "stderr": …, "exitCode": N}` as JSON (the
-kubelet's answers with the combined output alone), or a Status; how the API server serves a
-non-interactive pods/exec on the process's nodes."""
 
 
 class KubeletClient:

@@ -3,7 +3,7 @@ server reaches them (pkg/kubelet/server/server.go's /containerLogs).
 
 `POST /run/<namespace>/<pod>/<container>?command=…` runs a command in a pod's container as the
 kubelet's /run does, answering with its stdout, stderr and exit code as JSON (Pinnace's form:
-the kubelet's answer is the combined output alone; `pinnace.client.kubelet.RUN_PATH`).
+the kubelet's answer is the combined output alone; `pinnace.apiserver.kubelets.RUN_PATH`).
 
 A kubelet serves its node alone on port 10250; an agent process serves every node it runs on
 one port of its own, which each Node publishes (its Hostname address and
@@ -42,8 +42,9 @@ from pinnace.api.status import StatusError
 from pinnace.api.streams import STDERR, STDOUT, StreamError, StreamOptions
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.http.connections import Server
+from pinnace.apiserver.kubelets import RUN_PATH
 from pinnace.apiserver.logs import log_options
-from pinnace.client.kubelet import FAULTS_PATH, NODE_HEADER, RUN_PATH
+from pinnace.client.kubelet import FAULTS_PATH, NODE_HEADER
 from pinnace.kubelet.endpoints import PATHS
 from pinnace.kubelet.faults import inject
 from pinnace.kubelet.pool import NodeAgentPool

@@ -13,7 +13,7 @@ Either way the session ends with the command's Status on the error channel and a
 
 A pod on a node of a `pinnace agent` process is exec'd through the process's kubelet endpoint:
 a command without stdin or tty runs there to its end (the kubelet's `POST /run`, in Pinnace's
-form with stdout, stderr and the exit code, `pinnace.client.kubelet.RUN_PATH`), and the session
+form with stdout, stderr and the exit code, `pinnace.apiserver.kubelets.RUN_PATH`), and the session
 replays what it printed and ends with its exit code. Interactive exec (stdin, tty) and attach
 to such a node are refused with a 400 before the upgrade: the process serves no streaming
 sessions yet.
@@ -71,9 +71,9 @@ from pinnace.apiserver.http.request import Query, Request
 from pinnace.apiserver.http.responses import TEXT_PLAIN, Response
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.http.websocket import Refused, WebSocket
+from pinnace.apiserver.kubelets import RUN_PATH
 from pinnace.apiserver.logs import remote_node
 from pinnace.apiserver.streams import source, stream_pod
-from pinnace.client.kubelet import RUN_PATH
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.connections import Upgraded

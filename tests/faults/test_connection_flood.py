@@ -16,7 +16,6 @@ from tests.support import eventually
 
 from pinnace.apiserver.http import connections
 
-
 SETTLING_FILES = 16
 
 

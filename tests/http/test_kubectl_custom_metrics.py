@@ -95,6 +95,9 @@ def test_an_hpa_on_a_pods_metric_scales_through_kubectl(cluster: Cluster) -> Non
         )
     )
     assert [item["value"] for item in listed["items"]] == ["10"] * 4
+    path = f"{CUSTOM}/namespaces/default/pods/*/http_requests_per_second"
+    verb_get = json.loads(cluster.ok("get", "--raw", f"{path}?metricLabelSelector=verb%3DGET"))
+    assert verb_get["items"] == []  # declared metrics have no labels
 
     external = json.loads(
         cluster.ok(

@@ -132,3 +132,24 @@ def test_a_pod_naming_a_missing_claim_stays_pending(cluster: Cluster) -> None:
         '0/1 nodes are available: persistentvolumeclaim "nowhere" not found.'
     )
     assert rows(cluster, "pod", "orphan")[1][2] == "Pending"
+
+
+def test_a_quota_on_claims_refuses_one_over_it(cluster: Cluster) -> None:
+    cluster.ok("create", "namespace", "quota-demo")
+    cluster.ok("create", "quota", "storage", "-n", "quota-demo",
+               "--hard=persistentvolumeclaims=1,requests.storage=2Gi")  # fmt: skip
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "first", "namespace": "quota-demo"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    cluster.ok("apply", "-f", "-", stdin=json.dumps(claim))
+    claim["metadata"]["name"] = "second"
+    done = cluster.kubectl("apply", "-f", "-", stdin=json.dumps(claim))
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        'Error from server (Forbidden): error when creating "STDIN": persistentvolumeclaims '
+        '"second" is forbidden: exceeded quota: storage, requested: persistentvolumeclaims=1, '
+        "used: persistentvolumeclaims=1, limited: persistentvolumeclaims=1"
+    )

@@ -108,6 +108,7 @@ class HistoryRecorder:
         self._last_scheduled = 0
         self._last_oom_kills = 0
         self._tasks = HeldTasks()
+        self._shapes: dict[tuple[str, str], tuple[str, Shape | None]] = {}
 
     async def start(self) -> None:
         for informer in (self.events, self.vpas, *self.workloads.values()):
@@ -212,17 +213,18 @@ class HistoryRecorder:
         """The pod shapes of the workloads' templates, each named after the first workload
         (in kind, then key order) asking for it. A shape that does not request CPU (memory)
         has no share of it (NaN)."""
-        named: dict[tuple[tuple[str, int], ...], str] = {}
+        named: dict[Shape, str] = {}
+        seen: dict[tuple[str, str], tuple[str, Shape | None]] = {}
         for kind, informer in self.workloads.items():
             for obj in sorted(informer.list(), key=object_key):
-                template = (obj.get("spec") or {}).get("template")
-                if template is None:
-                    continue
-                requests = pod_requests({"spec": template.get("spec") or {}})
-                amounts = {r: scheduler_value(r, q) for r, q in requests.items()}
-                shape = {r: v for r, v in amounts.items() if v > 0} | {PODS: 1}
-                named.setdefault(tuple(sorted(shape.items())), f"{kind}/{object_key(obj)}")
-        return {name: dict(key) for key, name in named.items()}
+                key, version = object_key(obj), obj["metadata"].get("resourceVersion", "")
+                cached = self._shapes.get((kind, key))
+                shape = cached[1] if cached and cached[0] == version else _template_shape(obj)
+                seen[kind, key] = (version, shape)
+                if shape is not None:
+                    named.setdefault(shape, f"{kind}/{key}")
+        self._shapes = seen  # each workload's template read once a version
+        return {name: dict(shape) for shape, name in named.items()}
 
     def _scheduled(self) -> int:
         if self.scheduler is None:
@@ -237,6 +239,19 @@ class HistoryRecorder:
     def _event_updated(self, old: Object, new: Object) -> None:
         if new.get("reason") in EVICTION_REASONS:
             self._evictions += max(0, _count(new) - _count(old))
+
+
+Shape = tuple[tuple[str, int], ...]
+"""A pod shape: its requests in the scheduler's units (one pod among them), sorted."""
+
+
+def _template_shape(workload: Object) -> Shape | None:
+    template = (workload.get("spec") or {}).get("template")
+    if template is None:
+        return None
+    requests = pod_requests({"spec": template.get("spec") or {}})
+    amounts = {r: scheduler_value(r, q) for r, q in requests.items()}
+    return tuple(sorted(({r: v for r, v in amounts.items() if v > 0} | {PODS: 1}).items()))
 
 
 def _count(event: Mapping[str, Any]) -> int:

@@ -27,14 +27,22 @@ class Decoded:
     the Warning header."""
 
 
-def decode(obj: Any, kind: Kind, *, strict: bool = False, json_text: bool = False) -> Decoded:
-    """`json_text`: `obj` was parsed from JSON text (see `normalize`)."""
+def decode(
+    obj: Any,
+    kind: Kind,
+    *,
+    strict: bool = False,
+    json_text: bool = False,
+    basis: dict[str, Any] | None = None,
+) -> Decoded:
+    """`json_text`: `obj` was parsed from JSON text; `basis`: the stored object `obj` changes
+    (see `normalize`)."""
     body_kind, body_api_version = _type_meta(obj, kind)
     group, _, version = body_api_version.rpartition("/")
     if body_kind != kind.kind or body_api_version != kind.api_version:
         raise _mismatch(body_kind, group, version, kind)
     try:
-        normalized = normalize(kind, obj, json_text=json_text)
+        normalized = normalize(kind, obj, json_text=json_text, basis=basis)
     except SchemaError as e:
         raise _cannot_handle(body_kind, version, kind, str(e)) from None
     warnings = [f"unknown field {quote(path)}" for path in normalized.unknown_fields]

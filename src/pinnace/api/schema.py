@@ -290,19 +290,27 @@ specs that normalized cleanly (no unknown field, no type error): every pod of a 
 sends the same spec, and normalizing a pod's spec takes tens of microseconds."""
 
 
-def normalize(kind: Kind, obj: Any, *, json_text: bool = False) -> Normalized:
+def normalize(
+    kind: Kind, obj: Any, *, json_text: bool = False, basis: dict[str, Any] | None = None
+) -> Normalized:
     """A new object holding what Go would decode from `obj`; raises SchemaError.
 
     `json_text`: `obj` was parsed from JSON text, so it holds JSON's own types only (no
     tuple, enum or NaN that would write as the same text as a list, string or null): its
-    spec, if one sent before normalized cleanly, then normalizes from memory."""
+    spec, if one sent before normalized cleanly, then normalizes from memory.
+
+    `basis`: the stored object an update changes, which went through this on its way in.
+    A part of `obj` with the same JSON text as the part of `basis` at its place is kept as
+    stored (a copy of that text) rather than walked again: a status patch walks only what it
+    changed. (What the API server itself wrote, such as the binding's PodScheduled condition
+    with its `lastProbeTime: null` as Go writes a zero time, stays as written.)"""
     walk = _Walk(json_text)
     root = schema_of(kind)
     if not isinstance(obj, dict):
         raise SchemaError(
             f"json: cannot unmarshal {json_type(obj)} into Go value of type {root.go_type}"
         )
-    out = walk.struct(root, obj, "", "", 1)
+    out = walk.struct(root, obj, "", "", 1, basis)
     if walk.type_error:
         raise SchemaError(walk.type_error)
     return Normalized(out, walk.unknown)
@@ -402,11 +410,21 @@ class _Walk:
                 f"{owner}.{go_path} of type {t.go_type}"
             )
 
-    def struct(self, s: Struct, value: dict[str, Any], path: str, go_path: str, depth: int) -> Any:
+    def struct(
+        self,
+        s: Struct,
+        value: dict[str, Any],
+        path: str,
+        go_path: str,
+        depth: int,
+        basis: Any = None,
+    ) -> Any:
         if depth > MAX_DEPTH:
             raise SchemaError("json: exceeded max depth")
         fields = s.fields
         out: dict[str, Any] = {}
+        if type(basis) is not dict:
+            basis = None
         for key, item in value.items():
             t = fields.get(key)
             if t is None:
@@ -417,12 +435,16 @@ class _Walk:
             if t is _STRING and isinstance(item, str):
                 out[key] = item  # the commonest field, without building its paths
                 continue
+            was = None if basis is None else basis.get(key)
+            if was is not None and (same := _as_before(item, was)) is not _MISMATCH:
+                out[key] = same
+                continue
             child = f"{path}.{key}" if path else key
             child_go = f"{go_path}.{key}" if go_path else key
             if depth == 1 and key == "spec" and self.remember_spec and type(item) is dict:
                 converted = self.spec(s, t, item, depth + 1)
             else:
-                converted = self.value(t, item, child, s.go_name, child_go, depth + 1)
+                converted = self.value(t, item, child, s.go_name, child_go, depth + 1, was)
             if converted is not _MISMATCH:
                 out[key] = converted
         for key in _ALWAYS_WRITTEN.get(s.model, ()):
@@ -443,23 +465,45 @@ class _Walk:
             _specs.put(key, orjson.dumps(converted))
         return converted
 
-    def value(self, t: Type, value: Any, path: str, owner: str, go_path: str, depth: int) -> Any:
+    def value(
+        self,
+        t: Type,
+        value: Any,
+        path: str,
+        owner: str,
+        go_path: str,
+        depth: int,
+        basis: Any = None,
+    ) -> Any:
         if value is None:
             return _zero(t)
         if isinstance(t, Struct):
             if not isinstance(value, dict):
                 self.mismatch(value, owner, go_path, t)
                 return _MISMATCH
-            return self.struct(t, value, path, go_path, depth)
+            return self.struct(t, value, path, go_path, depth, basis)
         if isinstance(t, ListOf):
             if not isinstance(value, list):
                 self.mismatch(value, owner, go_path, t)
                 return _MISMATCH
             if depth > MAX_DEPTH:
                 raise SchemaError("json: exceeded max depth")
+            # An item keeps its place's basis, unless items were inserted or removed.
+            was = basis if type(basis) is list and len(basis) == len(value) else None
             items = []
             for i, item in enumerate(value):
-                converted = self.value(t.item, item, f"{path}[{i}]", owner, go_path, depth + 1)
+                if was is not None and (same := _as_before(item, was[i])) is not _MISMATCH:
+                    items.append(same)
+                    continue
+                converted = self.value(
+                    t.item,
+                    item,
+                    f"{path}[{i}]",
+                    owner,
+                    go_path,
+                    depth + 1,
+                    None if was is None else was[i],
+                )
                 items.append(_zero(t.item) if converted is _MISMATCH else converted)
             return items
         if isinstance(t, MapOf):
@@ -533,6 +577,19 @@ def _fits_int32(value: int) -> bool:
 
 
 _MISMATCH: Any = object()
+
+
+def _as_before(value: Any, basis: Any) -> Any:
+    """A new copy of `basis` (a normalized object or array) when `value` writes as the same
+    JSON text, which it then normalizes to; else `_MISMATCH`. Texts are compared rather than
+    values, which mix types (True == 1 in Python); a part whose text cannot be written is
+    walked."""
+    if not isinstance(basis, _CONTAINERS) or type(value) is not type(basis):
+        return _MISMATCH
+    text = plain_json(value)
+    if text is None or text != plain_json(basis):
+        return _MISMATCH
+    return orjson.loads(text)
 
 
 _CONTAINERS = (dict, list)

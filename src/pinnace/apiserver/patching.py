@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pinnace.api.decode import decode
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.patch import (
@@ -63,18 +62,3 @@ def apply_create(applied: Any, manager: str, now: str) -> Object:
 def converted(mutation: Mutation, conversion: ServedVersion) -> Mutation:
     """`mutation` written against the served version, run on the stored one."""
     return lambda stored: conversion.to_stored(mutation(conversion.from_stored(stored)))
-
-
-def validated(kind: Kind, mutation: Mutation, validation: str, warnings: list[str]) -> Mutation:
-    """`mutation`, with the patched object's unknown fields checked as fieldValidation says:
-    refused (Strict, 400), reported into `warnings` (Warn) or let go (Ignore)."""
-    if validation == "Ignore":
-        return mutation
-
-    def mutate(old: Object) -> Object:
-        new = mutation(old)
-        if isinstance(new, dict):
-            warnings[:] = decode(new, kind, strict=validation == "Strict").warnings
-        return new
-
-    return mutate

@@ -408,23 +408,28 @@ class APIServer:
         mutate: Callable[[Object], Object],
         options: WriteOptions | None = None,
         subresource: str = "",
+        unknown_fields: builtins.list[str] | None = None,
     ) -> Result:
         """Read, change, write, retrying on conflicts: `mutate` gets a copy of the stored
         object and returns the new one (a patch, a scale, a component's read-modify-write).
         A resourceVersion the result carries that differs from the stored one is a
-        precondition, as in a patch that sets metadata.resourceVersion."""
+        precondition, as in a patch that sets metadata.resourceVersion. With `unknown_fields`
+        (a patch), the new object's unknown fields are refused or reported into it, as
+        `options.field_validation` says."""
+        options = options or WriteOptions()
+        validation = "Ignore" if unknown_fields is None else options.field_validation
 
         def build(old: Object) -> Object:
             new = mutate(clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            decoded = decode(new, kind, strict=False)
+            decoded = decode(new, kind, strict=validation == "Strict", basis=old)
+            if unknown_fields is not None and validation == "Warn":
+                unknown_fields[:] = decoded.warnings
             self._default(kind, decoded.obj)
             return decoded.obj
 
-        return await self._write(
-            kind, namespace, name, build, None, options or WriteOptions(), subresource, []
-        )
+        return await self._write(kind, namespace, name, build, None, options, subresource, [])
 
     async def patch(
         self,
@@ -460,9 +465,10 @@ class APIServer:
         if conversion is not None:
             mutate = patching.converted(mutate, conversion)
         unknown_fields: list[str] = []
-        mutate = patching.validated(kind, mutate, options.field_validation, unknown_fields)
         try:
-            result = await self.modify(kind, namespace, name, mutate, options, subresource)
+            result = await self.modify(
+                kind, namespace, name, mutate, options, subresource, unknown_fields
+            )
         except StatusError as e:
             if not (apply and e.code == 404 and e.reason == "NotFound" and not subresource):
                 raise

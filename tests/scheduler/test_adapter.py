@@ -128,6 +128,22 @@ def test_an_unschedulable_pod_gets_the_condition_and_failed_scheduling(
     assert cluster.events("big") == [("Warning", "FailedScheduling", message, "default-scheduler")]
 
 
+def test_a_parked_pod_is_tried_again_after_five_minutes_with_nothing_else_happening(
+    cluster: Running,
+) -> None:
+    cluster.create(NODES, node("n1"))
+    cluster.create(PODS, pod("big", cpu="3"))
+    cluster.wait(2.0)
+    listed = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+    assert [e.get("count", 1) for e in listed if e["reason"] == "FailedScheduling"] == [1]
+    cluster.wait(297.0)  # no event a rejecting plugin registered for: parked
+    listed = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+    assert [e.get("count", 1) for e in listed if e["reason"] == "FailedScheduling"] == [1]
+    cluster.wait(2.0)  # parked for more than 5 minutes: flushed back and tried again
+    listed = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+    assert [e.get("count", 1) for e in listed if e["reason"] == "FailedScheduling"] == [2]
+
+
 def test_no_nodes_is_a_scheduler_error(cluster: Running) -> None:
     cluster.create(PODS, pod("lonely"))
     cluster.settle()

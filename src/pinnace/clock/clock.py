@@ -55,12 +55,17 @@ class Clock:
         """Seconds on a clock that never goes back; only differences mean anything."""
         return self._loop.time()
 
+    def loop_time(self, when: float) -> float:
+        """`when`, seconds since the Unix epoch, on the loop's clock (`asyncio.timeout_at`);
+        exactly `when` on the virtual loop."""
+        return when - self._offset
+
     def call_later(self, delay: float, callback: Callable[[*_Ts], object], *args: *_Ts) -> Timer:
         return self._loop.call_later(delay, callback, *args)
 
     def call_at(self, when: float, callback: Callable[[*_Ts], object], *args: *_Ts) -> Timer:
         """Run `callback(*args)` at `when`, seconds since the Unix epoch."""
-        return self._loop.call_at(when - self._offset, callback, *args)
+        return self._loop.call_at(self.loop_time(when), callback, *args)
 
     async def sleep(self, delay: float) -> None:
         await asyncio.sleep(delay)

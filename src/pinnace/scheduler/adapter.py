@@ -93,8 +93,6 @@ VOLUME_KINDS = (
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 """kube-scheduler's pod informer selection: finished pods hold no resources."""
-FLUSH_PERIOD = 1.0
-"""Seconds between queue flushes when nothing else wakes the loop (backoffQ's period)."""
 CYCLES_PER_TURN = 64
 """Scheduling cycles run before the loop lets informers and binds have a turn."""
 MAX_MESSAGE_LENGTH = 1024
@@ -177,15 +175,23 @@ class SchedulerService:
                 self._wake.clear()
                 await self._schedule_pending()
                 if not self._wake.is_set():
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(FLUSH_PERIOD):
-                            await self._wake.wait()
+                    await self._wait_for_work()
         finally:
             if sampling is not None:
                 await cancel_and_wait([sampling])
             await self.factory.stop()
             for task in self._tasks:
                 task.cancel()
+
+    async def _wait_for_work(self) -> None:
+        """Until an informer event, or until the queue has a pod whose wait is over."""
+        due = self.core.queue.next_due()
+        if due is None:
+            await self._wake.wait()
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout_at(self.clock.loop_time(due)):
+                await self._wake.wait()
 
     async def _schedule_pending(self) -> None:
         cycles = 0

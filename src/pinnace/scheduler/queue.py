@@ -10,7 +10,8 @@
 
 Time comes from a Clock. kube-scheduler moves due pods from backoffQ every second and flushes
 5-minute leftovers every 30 seconds; this queue does both whenever it is asked to `pop` or
-`flush`, so a pod is never kept waiting past its due time.
+`flush`, so a pod is never kept waiting past its due time, and tells when that next is
+(`next_due`), so that nothing need poll it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from pinnace.scheduler.podinfo import PodInfo
 POD_INITIAL_BACKOFF = 1.0
 POD_MAX_BACKOFF = 10.0
 POD_MAX_IN_UNSCHEDULABLE_PODS = 300.0
+PARKED_MARGIN = 0.001
+"""How long past the 5 minutes a parked pod is due: well inside the 30 s that kube-scheduler's
+own flush of leftovers may take."""
 
 
 @dataclass(eq=False)
@@ -196,6 +200,17 @@ class SchedulingQueue:
         for queued in expired:
             self._remove(queued.pod.key)
             self._requeue(queued, UNSCHEDULABLE_TIMEOUT)
+
+    def next_due(self) -> float | None:
+        """When `flush` next has something to move (a backoff ending; a millisecond after a
+        pod has been parked for 5 minutes, since it must be parked for longer), or None when
+        nothing waits on time: who runs the queue need not look before then. (A backoff
+        entry gone stale may make it early.)"""
+        due = [self._backoff[0][0]] if self._backoff else []
+        parked = next(iter(self._unschedulable.values()), None)
+        if parked is not None:
+            due.append(parked.timestamp + POD_MAX_IN_UNSCHEDULABLE_PODS + PARKED_MARGIN)
+        return min(due, default=None)
 
     def pending(self) -> dict[str, list[str]]:
         """Pod keys by where they wait: activeQ, backoffQ, unschedulable (gated included)."""

@@ -116,6 +116,15 @@ def test_exec_streams_a_commands_output_before_it_ends(cluster: Cluster) -> None
         ended(running)
 
 
+def test_cp_copies_into_the_container_and_back_out(cluster: Cluster) -> None:
+    local = cluster.workdir / "upload"
+    local.mkdir()
+    (local / "notes.txt").write_text("hello\n")
+    cluster.ok("cp", str(local), "box:/srv/upload")
+    cluster.ok("cp", "box:/srv/upload", str(cluster.workdir / "download"))
+    assert (cluster.workdir / "download" / "notes.txt").read_text() == "hello\n"
+
+
 def test_attach_prints_what_the_container_writes(cluster: Cluster) -> None:
     attached = kubectl(cluster, "attach", "ticker")
     try:

@@ -1,6 +1,6 @@
 """The control plane's components as processes of their own against one `pinnace up --tls`,
 each with the credentials it writes: two `pinnace agent`s hosting nodes as their kubelets
-(serving their pods' logs, non-interactive exec and their nodes' stats to the API server, and
+(serving their pods' logs, exec and their nodes' stats to the API server, and
 taking their nodes' faults from it),
 `pinnace controller-manager`, and two `pinnace scheduler`s with leader election (one acts;
 kill -9 it mid-burst and the other takes over, no pod bound twice). One cluster for all, as
@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 from tests.http.conftest import KUBECTL, Cluster, launch, stop
 
-from pinnace.apiserver.http.streaming import INTERACTIVE_REMOTE
 from pinnace.cli.main import main
 
 SHORT_LEASE = (
@@ -185,12 +184,11 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
         assert cluster.ok("top", "node", "west-2", "--no-headers").split()[:2] == ["west-2", "250m"]
         summary = json.loads(cluster.ok("get", "--raw", "/api/v1/nodes/west-2/proxy/stats/summary"))
         assert "hello" in [pod["podRef"]["name"] for pod in summary["pods"]]
-        # exec without stdin or tty there: the command runs through the kubelet endpoint
+        # exec there: the API server proxies the session to the kubelet endpoint (more in
+        # test_agent_streams.py)
         assert cluster.ok("exec", "hello", "--", "printenv", "HOSTNAME") == "hello\n"
         assert cluster.kubectl("exec", "hello", "--", "false").returncode == 1
-        interactive = cluster.kubectl("exec", "-i", "hello", "--", "cat", stdin="")
-        interactive_refused = f"Error from server (BadRequest): {INTERACTIVE_REMOTE}\n"
-        assert (interactive.returncode, interactive.stderr) == (1, interactive_refused)
+        assert cluster.ok("exec", "-i", "hello", "--", "cat", stdin="hi\n") == "hi\n"
 
         # `pinnace node FAULT` of an agent process's node: the API server relays it there
         empty = tmp_path / "empty"

@@ -1,20 +1,28 @@
-"""What the API server asks of kubelets it does not run itself: pods/log, non-interactive
-pods/exec (`/run`) and the stats the metrics API reads (kube-apiserver's pkg/kubelet/client);
-`pinnace.client.kubelet` dials them."""
+"""What the API server asks of kubelets it does not run itself: pods/log, the upgraded
+connections of pods/exec, pods/attach and pods/portforward, and the stats the metrics API
+reads (kube-apiserver's pkg/kubelet/client); `pinnace.client.kubelet` dials them."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pinnace.api.objects import Object
 
-RUN_PATH = "/run"
-"""`POST <RUN_PATH>/<namespace>/<pod>/<container>?command=…` (one `command` per argument) of an
-agent process, the kubelet's /run: runs the command in the container, and answers with
-Pinnace's form of the result, `{"stdout": …, "stderr": …, "exitCode": N}` as JSON (the
-kubelet's answers with the combined output alone), or a Status; how the API server serves a
-non-interactive pods/exec on the process's nodes."""
+
+@dataclass
+class Upgrading:
+    """A kubelet's answer to an upgrade request, read before the API server answers its
+    client (kube-apiserver's UpgradeAwareHandler): the status and headers, the body of a
+    refusal, and the connection, whose bytes are the upgraded protocol's after a 101."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
 
 
 class Kubelets(Protocol):
@@ -30,4 +38,11 @@ class Kubelets(Protocol):
     async def post(self, node: Object, path: str) -> dict[str, Any]:
         """POST `path` of the node's kubelet: its JSON answer; its Status answer as the API
         server's StatusError."""
+        ...
+
+    async def upgrade(
+        self, node: Object, method: str, path: str, headers: list[tuple[str, str]]
+    ) -> Upgrading:
+        """Send the node's kubelet a request for `path` with these headers (an upgrade's) and
+        read its answer; `pinnace.api.streams.Unreachable` when it cannot be dialled."""
         ...

@@ -1,8 +1,10 @@
 """pods/exec, pods/attach and pods/portforward: the API server finds the pod and its
 container as kube-apiserver's ExecLocation, AttachLocation and PortForwardLocation do
-(pkg/registry/core/pod/strategy.go), and the node agent running the pod serves the session
-(in Kubernetes the apiserver proxies to the kubelet's streaming server; here node agents
-register a `StreamSource` with the server, as they register a `LogSource` for pods/log).
+(pkg/registry/core/pod/strategy.go), and the node agent running the pod serves the session:
+the nodes `pinnace up` runs itself register a `StreamSource` with the server (as they
+register a `LogSource` for pods/log), and a `pinnace agent` process serves its nodes' sessions
+on its kubelet endpoint, to which the API server proxies them as kube-apiserver proxies them to
+the kubelet's streaming server (`pinnace.apiserver.http.kubelet_proxy`).
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pinnace.api.rbac.kinds import CLUSTER_ROLE_BINDING, GROUP
+from pinnace.api.status import StatusError
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.auth.authentication import Authenticator, TokenFileError, load_token_file
 from pinnace.apiserver.auth.authorizer import MODES, RBAC
@@ -213,8 +215,28 @@ class SecureServing:
         )
 
 
+async def ensure_cluster_admins(server: APIServer) -> None:
+    """kubeadm init's ClusterRoleBinding of its `kubeadm:cluster-admins` group to
+    cluster-admin (kubeadm's EnsureAdminClusterRoleBinding), which the API server's kubelet
+    client certificate is in: a kubelet (`pinnace agent`) lets it open sessions because RBAC
+    allows it nodes/proxy."""
+    binding = {
+        "metadata": {"name": CLUSTER_ADMINS},
+        "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": GROUP, "kind": "Group", "name": CLUSTER_ADMINS}],
+    }
+    try:
+        await server.create(CLUSTER_ROLE_BINDING, "", binding)
+    except StatusError as e:
+        if e.code != 409:  # there already, from an earlier start
+            raise
+
+
 def _base64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+CLUSTER_ADMINS = "kubeadm:cluster-admins"
 
 
 def secure_serving(tls: TLSOptions, directory: Path, host: str, server: APIServer) -> SecureServing:
@@ -233,7 +255,7 @@ def secure_serving(tls: TLSOptions, directory: Path, host: str, server: APIServe
     }
     kubelet_client = certs.ensure_client(
         ca, directory, "apiserver-kubelet-client", "kube-apiserver-kubelet-client",
-        ["kubeadm:cluster-admins"],
+        [CLUSTER_ADMINS],
     )  # fmt: skip
     try:
         tokens = load_token_file(tls.token_auth_file) if tls.token_auth_file else {}

@@ -759,6 +759,8 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
     url = f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
     try:
         await plane.start()
+        if tls_serving is not None:
+            await secure.ensure_cluster_admins(plane.server)
     except StorageError as e:
         await plane.stop()
         await store.close()

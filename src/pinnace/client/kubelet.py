@@ -9,6 +9,9 @@ ExternalIP) and `daemonEndpoints.kubeletEndpoint.Port`. Over TLS the API server 
 kubelet client certificate (--kubelet-client-certificate) and, as kube-apiserver without
 --kubelet-certificate-authority, does not verify the kubelet's serving certificate.
 
+The streaming subresources are upgraded connections: the request goes to the kubelet as the
+client sent it (`upgrade`), and the API server relays its answer.
+
 A kubelet's error answer is relayed as GenericHttpResponseChecker relays it (400 BadRequest and
 500 InternalError with the kubelet's text); a kubelet that cannot be dialled is the error of
 the Go client's Get (`Get "https://…/containerLogs/…": dial tcp …: connect: connection
@@ -26,6 +29,8 @@ from typing import Any
 from pinnace.api import status
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
+from pinnace.api.streams import Unreachable
+from pinnace.apiserver.kubelets import Upgrading
 from pinnace.client.transport import Connection, HTTPError
 
 PREFERRED_ADDRESS_TYPES = ("Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP")
@@ -74,7 +79,7 @@ class KubeletClient:
         return b"".join([chunk async for chunk in body]), connection.content_type
 
     async def post(self, node: Object, path: str) -> dict[str, Any]:
-        """POST `path` of the node's agent process (FAULTS_PATH, RUN_PATH): its JSON answer;
+        """POST `path` of the node's agent process (FAULTS_PATH): its JSON answer;
         its Status answer as the API server's StatusError."""
         base = self.location(node)
         url = base + path
@@ -106,29 +111,75 @@ class KubeletClient:
             raise _relayed(code, text.decode("utf-8", "replace"))
         return connection, _closing(connection, body)
 
+    async def upgrade(
+        self, node: Object, method: str, path: str, headers: list[tuple[str, str]]
+    ) -> Upgrading:
+        """Send `method path` with these headers to the node's kubelet, as kube-apiserver's
+        UpgradeAwareHandler forwards an upgrade request, and read the answer's head (and a
+        refusal's body)."""
+        host_port = self.location(node).split("://", 1)[1]
+        reader, writer = await self._open(host_port)
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {host_port}"]
+        lines += [f"{name}: {value}" for name, value in headers]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        try:
+            code, fields = _head(await reader.readuntil(b"\r\n\r\n"))
+            body = b""
+            if code != 101:
+                length = next((v for n, v in fields if n.lower() == "content-length"), "")
+                if length.isdigit():
+                    body = await reader.readexactly(min(int(length), MAX_ERROR_BYTES))
+                else:
+                    body = await _until_closed(reader)
+        except asyncio.IncompleteReadError:  # it closed without an answer, as Go reports it
+            writer.close()
+            raise StatusError(500, "", "unexpected EOF") from None
+        except (asyncio.LimitOverrunError, OSError, ValueError, IndexError) as e:
+            writer.close()
+            raise StatusError(500, "", str(e)) from None
+        return Upgrading(code, fields, body, reader, writer)
+
     async def _dial(self, base: str, url: str) -> Connection:
         host_port = base.split("://", 1)[1]
+        try:
+            reader, writer = await self._open(host_port)
+        except Unreachable as e:
+            raise StatusError(500, "", f'Get "{url}": {e}') from None
+        return Connection(reader, writer, host_port)
+
+    async def _open(self, host_port: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to the kubelet; Unreachable with the dial's error."""
         host, _, port = host_port.rpartition(":")
         try:
-            reader, writer = await asyncio.wait_for(
+            return await asyncio.wait_for(
                 asyncio.open_connection(host.strip("[]"), int(port), ssl=self.tls), DIAL_TIMEOUT
             )
         except TimeoutError:
-            raise _unreachable(url, host_port, "i/o timeout") from None
+            raise Unreachable(host_port, "i/o timeout") from None
         except ConnectionRefusedError:
-            raise _unreachable(url, host_port, "connect: connection refused") from None
+            raise Unreachable(host_port, "connect: connection refused") from None
         except OSError as e:
-            raise _unreachable(url, host_port, f"connect: {e.strerror or e}") from None
-        return Connection(reader, writer, host_port)
+            raise Unreachable(host_port, f"connect: {e.strerror or e}") from None
 
 
 def _node_header(node: Object) -> str:
     return f"{NODE_HEADER}: {node['metadata']['name']}\r\n"
 
 
-def _unreachable(url: str, address: str, why: str) -> StatusError:
-    """What kube-apiserver answers when its Get of the kubelet fails to dial."""
-    return StatusError(500, "", f'Get "{url}": dial tcp {address}: {why}')
+async def _until_closed(reader: asyncio.StreamReader) -> bytes:
+    """An answer's body without a Content-Length: what comes until the kubelet closes."""
+    body = b""
+    while len(body) < MAX_ERROR_BYTES and (chunk := await reader.read(MAX_ERROR_BYTES)):
+        body += chunk
+    return body[:MAX_ERROR_BYTES]
+
+
+def _head(head: bytes) -> tuple[int, list[tuple[str, str]]]:
+    """The status and header fields of an answer's head (ValueError when it is none)."""
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    code = int(status_line.split(" ", 2)[1])
+    fields = [line.partition(":") for line in lines if line]
+    return code, [(name.strip(), value.strip()) for name, _, value in fields]
 
 
 def _relayed(code: int, text: str) -> StatusError:

@@ -1,9 +1,12 @@
 """The kubelet API of a `pinnace agent` process: one endpoint for all its nodes, where the API
-server reaches them (pkg/kubelet/server/server.go's /containerLogs).
+server reaches them (pkg/kubelet/server/server.go's /containerLogs, /exec, /attach and
+/portForward).
 
-`POST /run/<namespace>/<pod>/<container>?command=…` runs a command in a pod's container as the
-kubelet's /run does, answering with its stdout, stderr and exit code as JSON (Pinnace's form:
-the kubelet's answer is the combined output alone; `pinnace.apiserver.kubelets.RUN_PATH`).
+`/exec/<namespace>/<pod>/<container>`, `/attach/<namespace>/<pod>/<container>` and
+`/portForward/<namespace>/<pod>` serve the streaming sessions the API server proxies to them
+(its `kubelet_proxy`), with the query the client gave it: over WebSocket and over SPDY/3.1,
+as `pinnace up` serves the sessions of its own nodes and with the same functions
+(`pinnace.apiserver.http.streaming`, `portforward`).
 
 A kubelet serves its node alone on port 10250; an agent process serves every node it runs on
 one port of its own, which each Node publishes (its Hostname address and
@@ -17,42 +20,55 @@ server; `kubelet.faults`).
 Over TLS (the agent's kubeconfig names an https server) the endpoint serves a self-signed
 certificate made at start, as a kubelet without --tls-cert-file does, and requires a client
 certificate signed by the cluster's CA (the one the kubeconfig trusts), such as the API
-server's kubelet client certificate. A kubelet would also ask the API server whether the
-certificate's user may read the node's logs (SubjectAccessReview on nodes/log); this endpoint
-trusts any certificate of the cluster's CA.
+server's kubelet client certificate. The streaming paths are authorized as the kubelet's
+webhook authorizer does it (pkg/kubelet/server/auth.go): a SubjectAccessReview of the
+certificate's user for `nodes/proxy` of the pod's node (get for a WebSocket, create for a
+POST), refused with the kubelet's 403 `Forbidden (user=…, verb=…, resource=nodes,
+subresource=proxy)`; kubeadm's RBAC allows it to the API server's kubelet client
+(cluster-admin). The other paths trust any certificate of the cluster's CA (a kubelet asks
+about nodes/log, nodes/stats … there too).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import socket
 import ssl
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
 import uvicorn
 
-from pinnace.api import status
+from pinnace.api.authorization.reviews import SUBJECT_ACCESS_REVIEW
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
-from pinnace.api.streams import STDERR, STDOUT, StreamError, StreamOptions
+from pinnace.api.streams import StreamOptions
 from pinnace.apiserver.auth import certs
-from pinnace.apiserver.http.connections import Server
-from pinnace.apiserver.kubelets import RUN_PATH
+from pinnace.apiserver.auth.authentication import certificate_user
+from pinnace.apiserver.http import connections, portforward, streaming
+from pinnace.apiserver.http.request import Request
+from pinnace.apiserver.http.responses import TEXT_PLAIN, Response
+from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.logs import log_options
 from pinnace.client.kubelet import FAULTS_PATH, NODE_HEADER
 from pinnace.kubelet.endpoints import PATHS
 from pinnace.kubelet.faults import inject
 from pinnace.kubelet.pool import NodeAgentPool
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+TEXT = [(b"content-type", TEXT_PLAIN.encode())]
+KUBELET_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch"}
+"""The kubelet's request verbs (pkg/kubelet/server/auth.go), by HTTP method."""
+STREAMING = {"exec": "exec", "attach": "attach", "portForward": "portforward"}
+"""The kubelet's streaming paths, and the subresource each serves."""
 
 
 class KubeletServer:
@@ -69,7 +85,7 @@ class KubeletServer:
         self.port: int = self._socket.getsockname()[1]
         self._tls = tls
         self._files: tempfile.TemporaryDirectory[str] | None = None
-        self._server: Server | None = None
+        self._server: connections.Server | None = None
         self._serving: asyncio.Task[None] | None = None
 
     @property
@@ -80,7 +96,7 @@ class KubeletServer:
         return (socket.gethostname() if unspecified else self.address), self.port
 
     async def start(self) -> None:
-        self._server = Server(self._config())
+        self._server = connections.Server(self._config())
         self._serving = asyncio.create_task(self._server.serve(sockets=[self._socket]))
         while not self._server.started and not self._serving.done():
             await asyncio.sleep(0.02)
@@ -118,23 +134,28 @@ class KubeletServer:
             log_level="warning",
             access_log=False,
             server_header=False,
+            http=connections.LimitedHttpToolsProtocol,  # SPDY upgrades handed to `_app`
+            ws=connections.CertifiedWSProtocol,
             timeout_graceful_shutdown=1,
             **options,
         )
 
     async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             return
         parts = scope["path"].strip("/").split("/")
+        if parts[0] in STREAMING:
+            await self._spdy(scope, receive, send)
+            return
         if scope["method"] == "GET" and scope["path"] in PATHS:
             await self._monitoring(scope, send)
             return
         fault_path, _, fault = scope["path"].rpartition("/")
         if scope["method"] == "POST" and fault_path == FAULTS_PATH:
             await self._fault(scope, send, unquote(fault))
-            return
-        if scope["method"] == "POST" and len(parts) == 4 and f"/{parts[0]}" == RUN_PATH:
-            await self._run(scope, send, *(unquote(p) for p in parts[1:]))
             return
         if scope["method"] != "GET" or len(parts) != 4 or parts[0] != "containerLogs":
             await _answer(send, 404, "404 page not found\n")
@@ -148,6 +169,96 @@ class KubeletServer:
             return
         await _stream(send, receive, chunks)
 
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A streaming session over a WebSocket; a refusal as the kubelet's plain text."""
+        ws = WebSocket(scope, receive, send)
+        if not await ws.connect():
+            return
+        request = Request.from_scope({**scope, "method": "GET"}, receive)
+        try:
+            subresource, pod, options = await self._session(scope, request)
+            if subresource == "portforward":
+                await portforward.serve(self._pool(), ws, request.query, pod)
+            else:
+                await streaming.serve_session(self._pool(), ws, subresource, pod, options)
+        except StatusError as e:
+            refusal = Refused(e.message, e.code).response()
+            await ws.refuse(refusal, _head(refusal))
+        except Refused as e:
+            await ws.refuse(e.response(), _head(e.response()))
+        except OSError:  # the API server went away
+            await ws.close(1011)
+
+    async def _spdy(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A streaming session over SPDY/3.1: the kubelet's upgrade and the session on the
+        connection handed over, or its refusal."""
+        request = Request.from_scope(scope, receive)
+        try:
+            subresource, pod, options = await self._session(scope, request)
+            if subresource == "portforward":
+                response = streaming.plain_forward(self._pool(), request, pod)
+            else:
+                response = streaming.plain_session(self._pool(), request, subresource, pod, options)
+        except StatusError as e:
+            response = Refused(e.message, e.code).response()
+        if response.upgraded is not None and request.upgrade is not None:
+            head = [(name.encode(), value.encode()) for name, value in response.headers]
+            await response.upgraded(request.upgrade(response.status, head))
+            return
+        start = {"type": "http.response.start", "status": response.status}
+        await send({**start, "headers": _head(response)})
+        await send({"type": "http.response.body", "body": response.body})
+
+    async def _session(self, scope: Scope, request: Request) -> tuple[str, Object, StreamOptions]:
+        """The subresource, pod and options the streaming path names, once the caller may
+        have them (the kubelet's getExec, getAttach, getPortForward)."""
+        parts = [unquote(p) for p in scope["path"].strip("/").split("/")]
+        subresource = STREAMING[parts[0]]
+        if len(parts) != (3 if subresource == "portforward" else 4):
+            raise StatusError(404, "NotFound", "404 page not found\n")
+        pod = self.pool.pod(parts[1], parts[2]) if self.pool is not None else None
+        node = (pod or {}).get("spec", {}).get("nodeName", "")
+        await self._authorize(scope, request.method, node)
+        if pod is None:
+            raise StatusError(404, "NotFound", "pod does not exist")
+        options = streaming.stream_options(request.query, subresource)
+        if subresource != "portforward":
+            options = dataclasses.replace(options, container=parts[3])
+        return subresource, pod, options
+
+    async def _authorize(self, scope: Scope, method: str, node: str) -> None:
+        """The kubelet's webhook authorization of a streaming request, over TLS: may the
+        certificate's user reach `nodes/proxy` of the node?"""
+        if self._tls is None or self.pool is None:
+            return
+        certificate = ((scope.get("extensions") or {}).get("tls") or {}).get("client_cert")
+        found = certificate_user(certificate or {})
+        if found is None:
+            raise StatusError(401, "Unauthorized", "Unauthorized")
+        user = found.with_authenticated_group()
+        verb = KUBELET_VERBS.get(method, "*")
+        attributes = {"verb": verb, "version": "v1", "resource": "nodes", "name": node}
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": user.name,
+                "groups": list(user.groups),
+                "resourceAttributes": {**attributes, "subresource": "proxy"},
+            },
+        }
+        what = f"user={user.name}, verb={verb}, resource=nodes, subresource=proxy"
+        try:
+            answer = await self.pool.client.create(SUBJECT_ACCESS_REVIEW, "", review)
+        except StatusError:
+            raise StatusError(500, "InternalError", f"Authorization error ({what})") from None
+        if not (answer.get("status") or {}).get("allowed"):
+            raise StatusError(403, "Forbidden", f"Forbidden ({what})")
+
+    def _pool(self) -> NodeAgentPool:
+        assert self.pool is not None  # a pod was found in it
+        return self.pool
+
     async def _fault(self, scope: Scope, send: Send, fault: str) -> None:
         """`pinnace node FAULT` of the node the Pinnace-Node header names, relayed by the API
         server: the node's state, or the Status of the refusal, as JSON."""
@@ -158,34 +269,6 @@ class KubeletServer:
             if self.pool is None or not node:
                 raise StatusError(400, "BadRequest", f"no {NODE_HEADER} header: which node")
             answer = await inject(self.pool, node, fault, query)
-        except StatusError as e:
-            code, answer = e.code, e.status()
-        await _json(send, code, answer)
-
-    async def _run(
-        self, scope: Scope, send: Send, namespace: str, name: str, container: str
-    ) -> None:
-        """The kubelet's getRun: the command run to its end in the container; its output and
-        exit code, or the Status of the refusal, as JSON."""
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        command = tuple(query.get("command") or ())
-        pod = self.pool.pod(namespace, name) if self.pool is not None else None
-        code, answer = 200, {}
-        try:
-            if self.pool is None or pod is None:
-                raise StatusError(404, "NotFound", f'pod "{name}" does not exist')
-            options = StreamOptions(container, command, stdout=True, stderr=True)
-            try:
-                session = self.pool.exec(pod, options)
-            except StreamError as e:
-                raise status.internal_error(str(e)) from None
-            output = _Output()
-            exit_code = await session(output)
-            answer = {
-                "stdout": output.text(STDOUT),
-                "stderr": output.text(STDERR),
-                "exitCode": exit_code,
-            }
         except StatusError as e:
             code, answer = e.code, e.status()
         await _json(send, code, answer)
@@ -221,22 +304,11 @@ def _node_of(scope: Scope) -> str:
     return headers.get(NODE_HEADER.lower().encode(), b"").decode("latin-1")
 
 
-class _Output:
-    """A /run command's streams: no stdin, its stdout and stderr kept."""
-
-    def __init__(self) -> None:
-        self.written = {STDOUT: bytearray(), STDERR: bytearray()}
-
-    async def read(self) -> bytes:
-        return b""
-
-    async def write(self, stream: int, data: bytes) -> None:
-        self.written[stream] += data
-
-    def text(self, stream: int) -> str:
-        """What went to `stream`, bytes that are not UTF-8 kept as surrogates (JSON carries
-        them as escapes, and the API server's encoding gives them back)."""
-        return self.written[stream].decode("utf-8", "surrogateescape")
+def _head(response: Response) -> list[tuple[bytes, bytes]]:
+    """A refusal's header lines."""
+    head = [(b"content-type", response.content_type.encode())]
+    head += [(name.lower().encode(), value.encode()) for name, value in response.headers]
+    return [*head, (b"content-length", str(len(response.body)).encode())]
 
 
 async def _json(send: Send, code: int, answer: dict[str, Any]) -> None:

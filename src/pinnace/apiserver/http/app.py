@@ -193,7 +193,7 @@ class APIApp:
             target = route(request.path)
             if isinstance(target, Discovery):
                 raise method_not_allowed()
-            await streaming.serve(self.server, ws, request.query, target)
+            await streaming.serve(self.server, ws, request, target)
         except StatusError as e:
             await _refuse(ws, status_response(e))
         except Refused as e:
@@ -332,15 +332,7 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 
 async def _refuse(ws: WebSocket, response: Response) -> None:
-    """Answer a failed upgrade with `response`, or end the session with an internal error
-    when it had started."""
-    try:
-        if not ws.answered:
-            await ws.answer(response, _headers(response))
-        else:
-            await ws.close(1011)
-    except OSError:
-        pass  # the client went away
+    await ws.refuse(response, _headers(response))
 
 
 def _headers(response: Response) -> list[tuple[bytes, bytes]]:

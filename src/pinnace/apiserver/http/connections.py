@@ -13,7 +13,9 @@ cap on open connections so the process never runs out of file descriptors.
   and the server keeps its descriptors; in a flood, those far past it are closed unanswered.
 - An upgrade to anything but WebSocket (SPDY/3.1, kubectl's fallback for pods/exec) goes
   to the app as a plain request, with the `UPGRADE` extension in its scope: the app answers
-  101 through it and then owns the connection's bytes both ways (`Upgraded`).
+  101 through it and then owns the connection's bytes both ways (`Upgraded`). A WebSocket's
+  scope has it too, for a proxy that relays the handshake and the frames as bytes (a session
+  on a `pinnace agent`'s node, which the agent's kubelet endpoint accepts).
 - asyncio reports a failed accept (EMFILE …) once per connection waiting in the backlog, each
   with a traceback, and retries a second later; `quiet_accept_failures` makes that one line.
 """
@@ -24,12 +26,11 @@ import asyncio
 import contextlib
 import logging
 import resource
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, cast
 from urllib.parse import unquote
 
 import uvicorn
-from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
 
@@ -94,8 +95,10 @@ class Upgraded:
     """A connection answered 101 and handed over: what the client sends, and a way to send.
     uvicorn's parser and request cycle no longer see it."""
 
-    def __init__(self, transport: asyncio.Transport, flow: FlowControl) -> None:
-        self._transport, self._flow = transport, flow
+    def __init__(
+        self, transport: asyncio.Transport, drain: Callable[[], Awaitable[object]]
+    ) -> None:
+        self._transport, self._drain = transport, drain
         self._incoming: asyncio.Queue[bytes] = asyncio.Queue()
 
     def received(self, data: bytes) -> None:
@@ -115,7 +118,7 @@ class Upgraded:
         if self._transport.is_closing():
             raise ConnectionResetError("the client has gone away")
         self._transport.write(data)
-        await self._flow.drain()  # while the client reads slower than the session writes
+        await self._drain()  # while the client reads slower than the session writes
 
     def close(self) -> None:
         self._transport.close()
@@ -221,10 +224,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         cycle = self.cycle
         cycle.response_started = cycle.response_complete = True
         cycle.on_response = lambda: None
-        lines = [f"HTTP/1.1 {status} Switching Protocols\r\n".encode()]
-        lines += [name + b": " + value + b"\r\n" for name, value in headers]
-        self.transport.write(b"".join(lines) + b"\r\n")
-        self._upgraded = Upgraded(self.transport, self.flow)
+        self._upgraded = _switch(self.transport, status, headers, self.flow.drain)
         return self._upgraded
 
     def _start_header_deadline(self) -> None:
@@ -254,9 +254,25 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self.loop.call_later(_LINGER_SECONDS, self.transport.close)
 
 
+def _switch(
+    transport: asyncio.Transport,
+    status: int,
+    headers: list[tuple[bytes, bytes]],
+    drain: Callable[[], Awaitable[object]],
+) -> Upgraded:
+    """Answer `status` (101) with `headers` and hand the connection over."""
+    lines = [f"HTTP/1.1 {status} Switching Protocols\r\n".encode()]
+    lines += [name + b": " + value + b"\r\n" for name, value in headers]
+    transport.write(b"".join(lines) + b"\r\n")
+    return Upgraded(transport, drain)
+
+
 class CertifiedWSProtocol(WSProtocol):
     """uvicorn's WebSocket protocol (pods/exec …), its scope carrying the client certificate
-    as the HTTP protocol's does, for authentication."""
+    as the HTTP protocol's does, for authentication, and the `UPGRADE` extension: a handshake
+    answered through it is no longer uvicorn's WebSocket but the app's bytes."""
+
+    _upgraded: Upgraded | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -264,8 +280,35 @@ class CertifiedWSProtocol(WSProtocol):
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
-        if self._client_cert is not None:  # the ASGI task has not run yet: it sees this
-            self.scope["extensions"]["tls"] = {"client_cert": self._client_cert}
+        # The ASGI task has not run yet: it sees these.
+        extensions = cast(dict[str, Any], self.scope["extensions"])
+        if self._client_cert is not None:
+            extensions["tls"] = {"client_cert": self._client_cert}
+        extensions[UPGRADE] = self._upgrade
+
+    def data_received(self, data: bytes) -> None:
+        if self._upgraded is not None:
+            self._upgraded.received(data)
+            return
+        super().data_received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._upgraded is not None:
+            self._upgraded.lost()
+        super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        if self._upgraded is not None:  # no WebSocket of uvicorn's to close
+            self.transport.close()
+            return
+        super().shutdown()
+
+    def _upgrade(self, status: int, headers: list[tuple[bytes, bytes]]) -> Upgraded:
+        """Answer the handshake with these headers (another server's, relayed) and hand the
+        connection over; uvicorn takes the handshake as done, so it answers nothing more."""
+        self.handshake_complete = True
+        self._upgraded = _switch(self.transport, status, headers, self.writable.wait)
+        return self._upgraded
 
 
 def _over_cap(max_connections: int) -> bytes:

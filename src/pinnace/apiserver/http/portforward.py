@@ -29,11 +29,10 @@ from pinnace.apiserver.http import spdy
 from pinnace.apiserver.http.channels import PORT_FORWARD, Framing, negotiate, unsupported
 from pinnace.apiserver.http.request import Query
 from pinnace.apiserver.http.websocket import Refused, WebSocket
-from pinnace.apiserver.streams import source
+from pinnace.apiserver.streams import StreamSource
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.connections import Upgraded
-    from pinnace.apiserver.server import APIServer
 
 TUNNEL = "SPDY/3.1+portforward.k8s.io"
 SPDY_PROTOCOL = "portforward.k8s.io"
@@ -61,9 +60,9 @@ def forwarding_error(pod: Object, port: int, why: str) -> str:
     return f"error forwarding port {port} to pod {pod['metadata'].get('uid', '')}, uid : {why}"
 
 
-async def serve(server: APIServer, ws: WebSocket, query: Query, pod: Object) -> None:
+async def serve(node: StreamSource, ws: WebSocket, query: Query, pod: Object) -> None:
     if TUNNEL in ws.subprotocols:
-        await _tunnel(server, ws, pod)
+        await _tunnel(node, ws, pod)
         return
     wanted = ports(query)
     if not wanted:
@@ -73,7 +72,7 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, pod: Object) -> 
     protocol = negotiate(ws.subprotocols, PORT_FORWARD, translated=False)
     if protocol is None:
         raise unsupported(ws.subprotocols)
-    await _channels(server, ws, Framing(protocol), pod, wanted)
+    await _channels(node, ws, Framing(protocol), pod, wanted)
 
 
 # --- the kubelet's WebSocket protocol ---------------------------------------------------
@@ -108,16 +107,16 @@ async def _forward(pod: Object, port: int, forward: Forward | str, io: _Connecti
     return ""
 
 
-def _open(server: APIServer, pod: Object, port: int) -> Forward | str:
+def _open(node: StreamSource, pod: Object, port: int) -> Forward | str:
     """The node's connection to the port, or why there is none."""
     try:
-        return source(server).port_forward(pod, port)
+        return node.port_forward(pod, port)
     except StreamError as e:  # Unreachable among them: the tunnel's dial failed
         return str(e)
 
 
 async def _channels(
-    server: APIServer, ws: WebSocket, framing: Framing, pod: Object, wanted: list[int]
+    node: StreamSource, ws: WebSocket, framing: Framing, pod: Object, wanted: list[int]
 ) -> None:
     await ws.accept(framing.protocol)
     connections = []
@@ -132,7 +131,7 @@ async def _channels(
         connections.append(_Connection(send))
 
     async def one(i: int, port: int) -> None:
-        error = await _forward(pod, port, _open(server, pod, port), connections[i])
+        error = await _forward(pod, port, _open(node, pod, port), connections[i])
         if error:
             await ws.send(framing.encode(2 * i + 1, error.encode()))
 
@@ -172,7 +171,7 @@ class _Pair:
     connection: _Connection | None = None
 
 
-async def _tunnel(server: APIServer, ws: WebSocket, pod: Object) -> None:
+async def _tunnel(node: StreamSource, ws: WebSocket, pod: Object) -> None:
     await ws.accept(TUNNEL)
 
     async def receive() -> bytes | None:
@@ -180,13 +179,13 @@ async def _tunnel(server: APIServer, ws: WebSocket, pod: Object) -> None:
         return message.encode() if isinstance(message, str) else message
 
     try:
-        await _pairs(server, pod, ws.send, receive)
+        await _pairs(node, pod, ws.send, receive)
     except spdy.ProtocolError:
         await ws.close(1002)
     await ws.close()
 
 
-async def plain(server: APIServer, pod: Object, connection: Upgraded) -> None:
+async def plain(node: StreamSource, pod: Object, connection: Upgraded) -> None:
     """Port-forward over a plain SPDY/3.1 connection (kubectl with
     KUBECTL_PORT_FORWARD_WEBSOCKETS=false, older clients): the same stream pairs."""
 
@@ -194,7 +193,7 @@ async def plain(server: APIServer, pod: Object, connection: Upgraded) -> None:
         return await connection.read() or None  # b"": the client has closed
 
     try:
-        await _pairs(server, pod, connection.write, receive)
+        await _pairs(node, pod, connection.write, receive)
     except (spdy.ProtocolError, OSError):
         pass  # the client spoke something else, or went away: nothing to tell it
     finally:
@@ -202,7 +201,7 @@ async def plain(server: APIServer, pod: Object, connection: Upgraded) -> None:
 
 
 async def _pairs(
-    server: APIServer,
+    node: StreamSource,
     pod: Object,
     send: spdy.Send,
     receive: Callable[[], Awaitable[bytes | None]],
@@ -217,7 +216,7 @@ async def _pairs(
         assert pair.connection is not None
         error = ""
         try:
-            error = await _forward(pod, pair.port, _open(server, pod, pair.port), pair.connection)
+            error = await _forward(pod, pair.port, _open(node, pod, pair.port), pair.connection)
         finally:
             with contextlib.suppress(OSError):
                 if error:

@@ -11,13 +11,6 @@ v1.32 serves them, and pods/portforward (`portforward`).
 
 Either way the session ends with the command's Status on the error channel and a close.
 
-A pod on a node of a `pinnace agent` process is exec'd through the process's kubelet endpoint:
-a command without stdin or tty runs there to its end (the kubelet's `POST /run`, in Pinnace's
-form with stdout, stderr and the exit code, `pinnace.apiserver.kubelets.RUN_PATH`), and the session
-replays what it printed and ends with its exit code. Interactive exec (stdin, tty) and attach
-to such a node are refused with a 400 before the upgrade: the process serves no streaming
-sessions yet.
-
 A request for exec or attach that is not a WebSocket one is SPDY/3.1 (kubectl's fallback when
 the WebSocket upgrade fails, `KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false`, older clients), which
 kube-apiserver proxies to the kubelet's remotecommand server
@@ -27,6 +20,11 @@ one SPDY stream per `streamType` the client opens (error, stdin, stdout, stderr,
 command runs once all it should open are there, and its Status (JSON from v4, the error's
 text before) goes on the error stream. Port-forward over plain SPDY (`portforward.k8s.io`) is
 the kubelet's too: the client's stream pairs, as in the tunnelled kind (`portforward`).
+
+The API server serves the sessions of the nodes it runs itself (`serve_session`, `plain_session`,
+`plain_forward`, with the node pool as the `StreamSource`); a pod on a node of a `pinnace
+agent` process is proxied to the process's kubelet endpoint (`kubelet_proxy`), which serves
+the same sessions with the same functions (`pinnace.kubelet.server`).
 """
 
 from __future__ import annotations
@@ -35,7 +33,6 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode
 
 from pinnace.api import status
 from pinnace.api.objects import Object
@@ -51,7 +48,7 @@ from pinnace.api.streams import (
     StreamOptions,
     Unreachable,
 )
-from pinnace.apiserver.http import params, portforward, spdy
+from pinnace.apiserver.http import kubelet_proxy, params, portforward, spdy
 from pinnace.apiserver.http.channels import (
     REMOTE_COMMAND,
     STREAM_CLOSE,
@@ -70,10 +67,9 @@ from pinnace.apiserver.http.channels import (
 from pinnace.apiserver.http.request import Query, Request
 from pinnace.apiserver.http.responses import TEXT_PLAIN, Response
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
-from pinnace.apiserver.http.websocket import Refused, WebSocket
-from pinnace.apiserver.kubelets import RUN_PATH
+from pinnace.apiserver.http.websocket import Refused, Relayed, WebSocket
 from pinnace.apiserver.logs import remote_node
-from pinnace.apiserver.streams import source, stream_pod
+from pinnace.apiserver.streams import StreamSource, source, stream_pod
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.connections import Upgraded
@@ -85,9 +81,9 @@ SPDY_NOT_SERVED = (
     "unable to upgrade: this server cannot hand a connection over to SPDY "
     "(`pinnace up`'s can); use WebSockets"
 )
-INTERACTIVE_REMOTE = (
-    "interactive exec and attach to the nodes of `pinnace agent` processes are not supported "
-    "yet: exec without stdin and tty (no -i, -t)"
+PROXY_NOT_SERVED = (
+    "unable to upgrade: this server cannot hand a connection over to the node's kubelet "
+    "(`pinnace up`'s can)"
 )
 SPDY_REMOTE_COMMAND = (V4, V3, V2, V1)
 """What the kubelet's remotecommand server speaks over SPDY, in its order."""
@@ -99,20 +95,35 @@ def is_streaming(target: ResourceTarget) -> bool:
     return not kind.group and kind.plural == "pods" and target.subresource in STREAMING
 
 
-async def serve(server: APIServer, ws: WebSocket, query: Query, target: ResourceTarget) -> None:
+async def serve(server: APIServer, ws: WebSocket, request: Request, target: ResourceTarget) -> None:
     """A WebSocket request for `target`, one of the streaming subresources."""
     if not is_streaming(target):
         raise status.bad_request(
             "WebSocket requests are served for pods/exec, pods/attach and pods/portforward only"
         )
-    if target.subresource == "portforward":
+    subresource = target.subresource
+    if subresource == "portforward":
         pod, _ = await stream_pod(server, target.namespace, target.name, None)
-        await portforward.serve(server, ws, query, pod)
+        node = await remote_node(server, pod)
+        if node is None:
+            await portforward.serve(source(server), ws, request.query, pod)
+            return
+        await _proxy_websocket(server, ws, request, node, subresource, pod, StreamOptions())
         return
-    options = _options(query, target.subresource)
+    options = stream_options(request.query, subresource)
     pod, container = await stream_pod(server, target.namespace, target.name, options.container)
     options = dataclasses.replace(options, container=container)
-    node = await _remote(server, target.subresource, pod, options)
+    node = await remote_node(server, pod)
+    if node is None:
+        await serve_session(source(server), ws, subresource, pod, options)
+    else:
+        await _proxy_websocket(server, ws, request, node, subresource, pod, options)
+
+
+async def serve_session(
+    node: StreamSource, ws: WebSocket, subresource: str, pod: Object, options: StreamOptions
+) -> None:
+    """An exec or attach session over a WebSocket, served by `node`."""
     protocol = negotiate(ws.subprotocols, REMOTE_COMMAND, translated=True)
     if protocol is None:
         raise unsupported(ws.subprotocols)
@@ -120,58 +131,79 @@ async def serve(server: APIServer, ws: WebSocket, query: Query, target: Resource
     translated = protocol == V5
     if translated:
         await _open(ws, framing, options)
-    session = await _start(server, target.subresource, pod, options, translated, node)
+    started = _start(node, subresource, pod, options, translated)
     if not translated:
         await _open(ws, framing, options)
-    if isinstance(session, dict):
-        outcome = session
+    if isinstance(started, dict):
+        outcome = started
     else:
-        code = await _run(_Channels(ws, framing, options), session)
+        code = await _run(_Channels(ws, framing, options), started)
         if code is None:
             return  # the client went away
         outcome = SUCCESS if code == 0 else exit_status(options.command, code, translated)
+    await _end(ws, framing, outcome)
+
+
+async def _end(ws: WebSocket, framing: Framing, outcome: Status) -> None:
+    """The session's outcome on the error channel, and the close."""
     data = framing.status(outcome)
     if data:
         await ws.send(framing.encode(ERROR, data))
     await ws.close()
 
 
-async def _remote(
-    server: APIServer, subresource: str, pod: Object, options: StreamOptions
-) -> Object | None:
-    """The pod's node when a `pinnace agent` process runs it (None for the server's own),
-    refusing what such a node cannot serve yet."""
-    node = await remote_node(server, pod)
-    if node is not None and (subresource != "exec" or options.stdin or options.tty):
-        raise status.bad_request(INTERACTIVE_REMOTE)
-    return node
-
-
-async def _start(
+async def _proxy_websocket(
     server: APIServer,
+    ws: WebSocket,
+    request: Request,
+    node: Object,
+    subresource: str,
+    pod: Object,
+    options: StreamOptions,
+) -> None:
+    """Relay the WebSocket to the node's kubelet endpoint (`kubelet_proxy`). A kubelet that
+    cannot be dialled is, to a client kube-apiserver's translator serves (v5), the dial's
+    error on the error channel; to any other, the proxy's."""
+    if request.upgrade is None:
+        raise status.bad_request(PROXY_NOT_SERVED)
+    path = kubelet_proxy.location(subresource, pod, options.container, request)
+    try:
+        answer = await kubelet_proxy.dial(server, node, path, request)
+    except Unreachable as e:
+        protocol = negotiate(ws.subprotocols, REMOTE_COMMAND, translated=True)
+        if subresource == "portforward" or protocol != V5:
+            raise _dial_error(e) from None
+        framing = Framing(protocol)
+        await _open(ws, framing, options)
+        await _end(ws, framing, internal_error(str(e)))
+        return
+    if answer.status != 101:
+        raise Relayed(kubelet_proxy.refusal(answer))
+    connection = request.upgrade(answer.status, kubelet_proxy.switching(answer))
+    ws.handed_over()
+    await kubelet_proxy.relay(answer, connection)
+
+
+def _dial_error(e: Unreachable) -> StatusError:
+    """The proxy's dial, as kube-apiserver reports it."""
+    return StatusError(500, "", f"error dialing backend: {e}")
+
+
+def _start(
+    node: StreamSource,
     subresource: str,
     pod: Object,
     options: StreamOptions,
     translated: bool,
-    remote: Object | None,
 ) -> Session | Status:
-    """The node's session (run on the `remote` node's kubelet when there is one); when it
-    cannot start one, the Status kube-apiserver's translator sends instead (`translated`),
-    or the kubelet's refusal of the upgrade (raised)."""
-    if remote is not None:
-        try:
-            return await _run_remote(server, remote, pod, options)
-        except StatusError as e:
-            if not translated:
-                raise
-            return internal_error(e.message)
-    node = source(server)
+    """The node's session; when it cannot start one, the Status kube-apiserver's translator
+    sends instead (`translated`), or the kubelet's refusal of the upgrade (raised)."""
     start = node.exec if subresource == "exec" else node.attach
     try:
         return start(pod, options)
     except Unreachable as e:
-        if not translated:  # the proxy's dial, as kube-apiserver reports it
-            raise StatusError(500, "", f"error dialing backend: {e}") from None
+        if not translated:
+            raise _dial_error(e) from None
         return internal_error(str(e))
     except StreamError as e:
         if not translated:
@@ -186,52 +218,73 @@ async def plain(server: APIServer, request: Request, target: ResourceTarget) -> 
     server cannot hand the connection over (in process)."""
     if request.method not in ("GET", "POST"):
         raise method_not_allowed()
-    if target.subresource == "portforward":
+    subresource = target.subresource
+    if subresource == "portforward":
         portforward.ports(request.query)
         pod, _ = await stream_pod(server, target.namespace, target.name, None)
-        _require_upgrade(request)
-
-        async def forward(protocol: str, connection: Upgraded) -> None:
-            await portforward.plain(server, pod, connection)
-
-        return _spdy_upgrade(request, (portforward.SPDY_PROTOCOL,), forward)
-    options = _options(request.query, target.subresource)
-    pod, container = await stream_pod(server, target.namespace, target.name, options.container)
-    options = dataclasses.replace(options, container=container)
-    node = await _remote(server, target.subresource, pod, options)
+        options = StreamOptions()
+    else:
+        options = stream_options(request.query, subresource)
+        pod, container = await stream_pod(server, target.namespace, target.name, options.container)
+        options = dataclasses.replace(options, container=container)
+    node = await remote_node(server, pod)
     _require_upgrade(request)
+    if node is not None:
+        return await _proxy_plain(server, request, node, subresource, pod, options)
+    if subresource == "portforward":
+        return plain_forward(source(server), request, pod)
+    return plain_session(source(server), request, subresource, pod, options)
+
+
+def plain_session(
+    node: StreamSource, request: Request, subresource: str, pod: Object, options: StreamOptions
+) -> Response:
+    """An exec or attach session over SPDY, served by `node`: the 101 that starts it, or the
+    kubelet's refusal."""
     try:
-        session = await _start(server, target.subresource, pod, options, False, node)
+        started = _start(node, subresource, pod, options, False)
     except Refused as e:
         return e.response()
-    assert not isinstance(session, dict)  # untranslated: a failure to start raised
+    assert not isinstance(started, dict)  # untranslated: a failure to start raised
 
     async def execute(protocol: str, connection: Upgraded) -> None:
-        await _spdy_session(connection, protocol, options, session)
+        await _spdy_session(connection, protocol, options, started)
 
     return _spdy_upgrade(request, SPDY_REMOTE_COMMAND, execute)
 
 
-async def _run_remote(
-    server: APIServer, node: Object, pod: Object, options: StreamOptions
-) -> Session:
-    """Run the command on the node's kubelet to its end; the session that prints what it
-    printed and ends with its exit code."""
-    assert server.kubelets is not None  # the node is remote
-    meta = pod["metadata"]
-    where = "/".join(
-        quote(p, safe="") for p in (meta["namespace"], meta["name"], options.container)
-    )
-    query = urlencode([("command", arg) for arg in options.command])
-    ran = await server.kubelets.post(node, f"{RUN_PATH}/{where}?{query}")
+def plain_forward(node: StreamSource, request: Request, pod: Object) -> Response:
+    """Port-forward over SPDY, served by `node`."""
 
-    async def replay(io: StreamIO) -> int:
-        for stream, key in ((STDOUT, "stdout"), (STDERR, "stderr")):
-            if text := ran.get(key):
-                await io.write(stream, str(text).encode("utf-8", "surrogateescape"))
-        return int(ran.get("exitCode", 0))
+    async def forward(protocol: str, connection: Upgraded) -> None:
+        await portforward.plain(node, pod, connection)
 
-    return replay
+    return _spdy_upgrade(request, (portforward.SPDY_PROTOCOL,), forward)
+
+
+async def _proxy_plain(
+    server: APIServer,
+    request: Request,
+    node: Object,
+    subresource: str,
+    pod: Object,
+    options: StreamOptions,
+) -> Response:
+    """The SPDY upgrade proxied to the node's kubelet endpoint (`kubelet_proxy`)."""
+    if request.upgrade is None:
+        raise status.bad_request(PROXY_NOT_SERVED)
+    path = kubelet_proxy.location(subresource, pod, options.container, request)
+    try:
+        answer = await kubelet_proxy.dial(server, node, path, request)
+    except Unreachable as e:
+        raise _dial_error(e) from None
+    if answer.status != 101:
+        return kubelet_proxy.refusal(answer)
+
+    async def relay(connection: Upgraded) -> None:
+        await kubelet_proxy.relay(answer, connection)
+
+    return Response(101, headers=answer.headers, upgraded=relay)
 
 
 def _require_upgrade(request: Request) -> None:
@@ -392,7 +445,7 @@ class _SpdyStreams:
         await self.spdy.goaway(max(self.ids.values(), default=0))
 
 
-def _options(query: Query, subresource: str) -> StreamOptions:
+def stream_options(query: Query, subresource: str) -> StreamOptions:
     """PodExecOptions or PodAttachOptions from the query, as kube-apiserver converts them
     (booleans as Go's query conversion reads them: anything but 0 and false is true)."""
     tty = bool(params.go_bool(query, "tty"))

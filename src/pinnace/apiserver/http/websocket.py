@@ -26,6 +26,17 @@ class Refused(Exception):
         return Response(self.code, str(self.args[0]).encode(), TEXT_PLAIN)
 
 
+class Relayed(Refused):
+    """The kubelet's answer to an upgrade it refused, relayed as it is."""
+
+    def __init__(self, answer: Response) -> None:
+        super().__init__(answer.body.decode("utf-8", "replace"), answer.status)
+        self.answer = answer
+
+    def response(self) -> Response:
+        return self.answer
+
+
 class WebSocket:
     def __init__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         self.subprotocols: list[str] = list(scope.get("subprotocols") or ())
@@ -47,6 +58,12 @@ class WebSocket:
         self.status = 101
         await self._send({"type": "websocket.accept", "subprotocol": subprotocol or None})
 
+    def handed_over(self) -> None:
+        """The handshake was answered with the connection handed over (relayed as bytes):
+        nothing more goes through this WebSocket."""
+        self.accepted = self.answered = self.closed = True
+        self.status = 101
+
     async def answer(self, response: Response, headers: list[tuple[bytes, bytes]]) -> None:
         """Refuse the upgrade with an HTTP response (`headers` its encoded header lines)."""
         self.answered = True
@@ -54,6 +71,17 @@ class WebSocket:
         start = {"type": "websocket.http.response.start", "status": response.status}
         await self._send({**start, "headers": headers})
         await self._send({"type": "websocket.http.response.body", "body": response.body})
+
+    async def refuse(self, response: Response, headers: list[tuple[bytes, bytes]]) -> None:
+        """Answer a failed upgrade with `response`, or end the session with an internal error
+        when it had started."""
+        try:
+            if not self.answered:
+                await self.answer(response, headers)
+            else:
+                await self.close(1011)
+        except OSError:
+            pass  # the client went away
 
     async def receive(self) -> Message | None:
         """The client's next message; None once the connection has closed."""

@@ -54,7 +54,7 @@ from pinnace.controllers.serviceaccounts import ServiceAccountsController
 from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.vpa import (
     PROMETHEUS,
-    UsageHistoryReader,
+    PodHistory,
     VerticalPodAutoscaling,
     VPAOptions,
 )
@@ -176,7 +176,7 @@ class ControllerManager:
         *,
         custom_metrics: CustomMetricsClient | None = None,
         heartbeats: NodeHeartbeats | None = None,
-        history: UsageHistoryReader | None = None,
+        history: PodHistory | None = None,
     ) -> None:
         self.node_lifecycle = NodeLifecycleController(
             client(), options.node_lifecycle, heartbeats=heartbeats
@@ -287,7 +287,7 @@ class ControlPlane:
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 custom_metrics=LocalMetricsClient(self.server),
                 heartbeats=self.nodes if options.simulated else None,
-                history=self.history,
+                history=None if self.history is None else self.pod_history,
             )
             self.node_lifecycle = manager.node_lifecycle
             self.taint_eviction = manager.taint_eviction
@@ -382,7 +382,17 @@ class ControlPlane:
             node_proxy=self.node_proxy,
             dashboard=None if self.dashboard is None else self.dashboard.respond,
             security=security,
+            history=(
+                None
+                if self.history is None
+                else lambda namespace, name: self.pod_history(f"{namespace}/{name}")
+            ),
         )
+
+    async def pod_history(self, key: str) -> dict[str, list[float | None]] | None:
+        """The usage history's series of the pod "namespace/name" (None: not held)."""
+        assert self.history is not None
+        return self.history.pod(key)
 
     async def metrics_ready(self, path: str) -> None:
         """Start what a scrape of `path` reads, if it has not been (kube-state-metrics' caches

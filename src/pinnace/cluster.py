@@ -38,10 +38,11 @@ from pinnace.autoscaler.autoscaler import ClusterAutoscaler
 from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import Client, LocalClient
+from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
-from pinnace.controllers.hpa import CustomMetricsClient, PodMetricsLister
+from pinnace.controllers.hpa import PodMetricsLister
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import (
     NodeHeartbeats,
@@ -254,7 +255,7 @@ class ControlPlane:
         self.server.kubelets = self.kubelets
         self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
-        self.server.custom_metrics = custom_metrics = SimulatedMetricsAdapter(self.client())
+        self.server.custom_metrics = SimulatedMetricsAdapter(self.client())
         self.scheduler: SchedulerService | None = None
         self.explainer: PodExplainer | None = None
         """What `pinnace scheduler explain` asks of the cluster's scheduler."""
@@ -265,7 +266,7 @@ class ControlPlane:
                 self.randomness,
                 self.nodes.summaries,
                 options.placer,
-                custom_metrics,
+                LocalMetricsClient(self.server),
             )
             self.explainer = cluster_explainer(
                 self.client(), options.scheduler_config, self.scheduler

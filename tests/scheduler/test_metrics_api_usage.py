@@ -3,7 +3,8 @@
 given only the metrics API's lists, keeps the same usage in its node table as the in-process
 one and places a pod as TargetLoadPacking would there; a node the metrics leave out gets no
 sample, and a poll that fails keeps the samples the table had, as Trimaran's collector keeps
-the load watcher's last metrics."""
+the load watcher's last metrics. Its CustomMetrics provider reads custom.metrics.k8s.io over
+HTTP (here the cluster's HTTP app in process) to the same effect."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.controllers.test_remote_controller_manager import AppClient
 from tests.scheduler.test_node_usage import NODE_1, NODE_2, PODS, pod, tlp_config
 from tests.support import SimulatedCluster
 
@@ -20,6 +22,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.apiserver.metrics import NODE_METRICS, list_node_metrics, list_pod_metrics
+from pinnace.client.custom_metrics import HTTPMetricsClient
 from pinnace.clock import Randomness
 from pinnace.cluster import ClusterOptions
 from pinnace.kubelet import node_configs
@@ -65,13 +68,21 @@ def metrics(cluster: SimulatedCluster) -> MetricsAPI:
     return MetricsAPI(cluster)
 
 
-@pytest.fixture
-def remote(cluster: SimulatedCluster, metrics: MetricsAPI) -> Iterator[SchedulerService]:
-    config = tlp_config("1m").replace("profiles:\n-", f"profiles:\n- schedulerName: {REMOTE}\n ")
+def start_remote(
+    cluster: SimulatedCluster, config: str, metrics: MetricsAPI, **more: Any
+) -> SchedulerService:
+    """A scheduler of its own for the pods of schedulerName REMOTE, with `config`'s plugins."""
+    config = config.replace("profiles:\n-", f"profiles:\n- schedulerName: {REMOTE}\n ")
     service = SchedulerService(
-        cluster.plane.client(), parse(config), Randomness(2), metrics_api=metrics
+        cluster.plane.client(), parse(config), Randomness(2), metrics_api=metrics, **more
     )
     cluster.run(service.start())
+    return service
+
+
+@pytest.fixture
+def remote(cluster: SimulatedCluster, metrics: MetricsAPI) -> Iterator[SchedulerService]:
+    service = start_remote(cluster, tlp_config("1m"), metrics)
     yield service
     cluster.run(service.stop())
 
@@ -124,3 +135,55 @@ def test_a_node_left_out_gets_no_sample_and_a_failed_poll_keeps_the_samples(
     assert table.usage_samples_taken == taken
     assert usage(remote)["count"] == [2, 0]
     assert "Unable to update metrics" in caplog.text
+
+
+CUSTOM_METRIC_CONFIG = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      disabled: [{name: "*"}]
+      enabled: [{name: TargetLoadPacking}]
+  pluginConfig:
+  - name: TargetLoadPacking
+    args:
+      usageWindow: 1m
+      metricProvider: {type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}
+"""
+
+
+def test_the_custom_metrics_provider_reads_custom_metrics_through_the_api() -> None:
+    """Trimaran's CustomMetrics provider in a scheduler of its own: the pods' metric read from
+    custom.metrics.k8s.io over the cluster's HTTP app gives the node table the in-process
+    scheduler's loads, and a pod goes to the node whose pods serve less (test_node_usage's
+    in-process case)."""
+    options = ClusterOptions(
+        nodes=node_configs(2), seed=1, scheduler_config=parse(CUSTOM_METRIC_CONFIG)
+    )
+    cluster = SimulatedCluster(options)
+    http = AppClient(cluster.plane.http_app())
+    custom = HTTPMetricsClient(http)  # type: ignore[arg-type]
+    remote = start_remote(cluster, CUSTOM_METRIC_CONFIG, MetricsAPI(cluster), custom_metrics=custom)
+    try:
+        for name, node, requests in (("busy", NODE_1, "80"), ("calm", NODE_2, "20")):
+            body = pod(name, "500m", node, "1")
+            body["metadata"]["annotations"]["metrics.sim.pinnace.dev/http_requests_per_second"] = (
+                requests
+            )
+            cluster.run(cluster.client.create(PODS, "default", body))
+        cluster.wait(120)
+        seen = usage(remote)
+        assert seen == usage(cluster.plane.scheduler)
+        assert [round(m[0]) for m in seen["mean"]] == [3200, 800]  # 80 % and 20 % of 4 cores
+        assert any("/pods/*/http_requests_per_second" in path for path in http.paths)
+        placed = pod("next", "100m")
+        placed["spec"]["schedulerName"] = REMOTE
+        cluster.run(cluster.client.create(PODS, "default", placed))
+        cluster.wait(5)
+        assert (
+            cluster.run(cluster.client.get(PODS, "default", "next"))["spec"]["nodeName"] == NODE_2
+        )
+    finally:
+        cluster.run(remote.stop())
+        cluster.close()

@@ -1,7 +1,8 @@
 """`pinnace scheduler`: kube-scheduler in a process of its own, against the API server its
 kubeconfig names (`pinnace up --no-scheduler`'s, over HTTPS with scheduler.conf's credentials),
 with leader election (`pinnace.cli.component`), its usage-aware plugins reading node usage
-through the metrics API (`pinnace.scheduler.metrics_api`); and `pinnace scheduler explain
+through the metrics API (`pinnace.scheduler.metrics_api`) and custom metrics through
+custom.metrics.k8s.io; and `pinnace scheduler explain
 POD`: why the scheduler would place a pod where it does, asked of a running `pinnace up` (or
 any API server) over HTTP. Nothing is written.
 
@@ -27,6 +28,7 @@ import yaml
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import EXPLAIN_PATH
 from pinnace.cli import component
+from pinnace.client.custom_metrics import HTTPMetricsClient
 from pinnace.client.http import HTTPClient
 from pinnace.client.transport import HTTPError
 from pinnace.clock import Clock, Randomness
@@ -94,8 +96,16 @@ def run_scheduler(args: argparse.Namespace) -> int:
         return 1
 
     def build(client: Callable[[], HTTPClient]) -> list[Component]:
-        metrics = metrics_api.lister(client())
-        return [SchedulerService(client(), config, Randomness(), metrics_api=metrics)]
+        metrics = client()
+        return [
+            SchedulerService(
+                client(),
+                config,
+                Randomness(),
+                custom_metrics=HTTPMetricsClient(metrics),
+                metrics_api=metrics_api.lister(metrics),
+            )
+        ]
 
     configured = config.leader_election if config is not None else None
     return component.run("scheduler", LEASE, args, build, configured)

@@ -1,6 +1,8 @@
 """client-go's custom and external metrics clients (k8s.io/metrics/pkg/client/custom_metrics and
-external_metrics) over HTTP: what the HPA of a `pinnace controller-manager` process reads, as
-kube-controller-manager's reads the groups kube-apiserver proxies to an adapter.
+external_metrics): what they ask (`CustomMetricsClient`, read by the HPA and by the scheduler's
+Trimaran CustomMetrics provider), and `HTTPMetricsClient`, asking it over HTTP for the
+components of `pinnace controller-manager` and `pinnace scheduler` processes, as
+kube-controller-manager reads the groups kube-apiserver proxies to an adapter.
 
 The paths are the clients':
 
@@ -15,6 +17,7 @@ list (MetricValueList, ExternalMetricValueList) or raises the server's StatusErr
 
 from __future__ import annotations
 
+from typing import Protocol
 from urllib.parse import quote, urlencode
 
 from pinnace.api import catalog
@@ -33,8 +36,23 @@ from pinnace.client.http import HTTPClient
 PODS = catalog.kind("", "pods")
 
 
+class CustomMetricsClient(Protocol):
+    """What client-go's custom and external metrics clients ask of the adapter; each answers
+    the group's list (MetricValueList, ExternalMetricValueList) or raises its StatusError."""
+
+    async def pods(
+        self, namespace: str, selector: str, metric: str, metric_selector: str
+    ) -> Object: ...
+
+    async def object(
+        self, namespace: str, kind: Kind, name: str, metric: str, metric_selector: str
+    ) -> Object: ...
+
+    async def external(self, namespace: str, metric: str, selector: str) -> Object: ...
+
+
 class HTTPMetricsClient:
-    """The custom and external metrics clients of a component in another process."""
+    """The `CustomMetricsClient` of a component in another process than the server's."""
 
     def __init__(self, client: HTTPClient) -> None:
         self._client = client

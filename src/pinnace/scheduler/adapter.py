@@ -24,8 +24,8 @@ around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
   (`NodeTable.record_usage`), and, for plugins reading forecasts, the pods' usage per workload
   into a `pinnace.forecast.UsageHistory`. With the Trimaran CustomMetrics provider
   (`trimaran.PodsMetricLoad`) a node's cpu is instead its pods' sum of a Pods custom metric,
-  from `custom_metrics` (custom.metrics.k8s.io's provider), as a share of the capacity the
-  arguments give, times the node's CPU capacity.
+  read from custom.metrics.k8s.io through `custom_metrics` (in the server's process or over
+  HTTP), as a share of the capacity the arguments give, times the node's CPU capacity.
 - A `Placer` (the research environment, `pinnace.gym`) may finish each cycle that reaches the
   choice of a node among the feasible ones itself, now or later: the loop waits for it, as
   kube-scheduler's single scheduling goroutine would for a slow Score plugin.
@@ -47,12 +47,13 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
-from pinnace.apiserver.custom_metrics import ALL_OBJECTS, MetricsProvider
 from pinnace.apiserver.metrics import MetricsSource
 from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
+from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.clock import Randomness
 from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.forecast import UsageHistory, workload_of
+from pinnace.resources.lists import parse_quantity
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.events import ADD, DELETE, UPDATE, ClusterEvent
@@ -124,7 +125,7 @@ class SchedulerService:
         randomness: Randomness | None = None,
         node_metrics: MetricsSource | None = None,
         placer: Placer | None = None,
-        custom_metrics: MetricsProvider | None = None,
+        custom_metrics: CustomMetricsClient | None = None,
         metrics_api: MetricsLister | None = None,
     ) -> None:
         self.client = client
@@ -362,18 +363,19 @@ class SchedulerService:
         namespaces = {p["metadata"].get("namespace", "default") for p in self.pods.list()}
         for namespace in sorted(namespaces):
             try:
-                values = await self._custom_metrics.custom_values(
-                    namespace, PODS, ALL_OBJECTS, self._load_metric.metric, ""
+                listed = await self._custom_metrics.pods(
+                    namespace, "", self._load_metric.metric, ""
                 )
             except StatusError as e:
                 if e.code != 404:
                     log.warning("reading custom metric %s: %s", self._load_metric.metric, e)
                 continue
-            for value in values:
-                pod = self.pods.get_by_key(f"{value.namespace}/{value.name}")
-                node = (pod.get("spec") or {}).get("nodeName") if pod is not None else None
+            for value in listed.get("items") or ():
+                described = value["describedObject"]
+                node = self._node_of(f"{described['namespace']}/{described['name']}")
                 if node:
-                    loads[node] = loads.get(node, 0.0) + value.milli / 1000
+                    milli = parse_quantity(value["value"]).milli_value()
+                    loads[node] = loads.get(node, 0.0) + milli / 1000
         return loads
 
     def sample_usage(

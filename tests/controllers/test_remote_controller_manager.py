@@ -22,6 +22,7 @@ from tests.http.test_app import call
 from tests.support import SimulatedCluster
 
 from pinnace.api.objects import Object
+from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import APIApp
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.cli.controller_manager import pod_history
@@ -203,6 +204,39 @@ def test_the_vpa_recommender_reads_the_usage_history_over_http(
             "/pinnace/history/namespaces/default/pods/web-"
         )
         assert "cannot get cluster history" not in caplog.text
+        # a pod the history does not hold: a 404 of its own, which the reader takes as none
+        with pytest.raises(StatusError) as missing:
+            cluster.run(http.get_path("/pinnace/history/namespaces/default/pods/gone"))
+        assert (missing.value.code, missing.value.message) == (
+            404,
+            'the usage history holds no pod "gone" in namespace "default"',
+        )
+        assert cluster.run(pod_history(http)("default/gone")) is None  # type: ignore[arg-type]
+        assert "cannot get cluster history" not in caplog.text
+    finally:
+        cluster.run(stop())
+        cluster.close()
+
+
+def test_without_the_history_the_recommender_says_so_and_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server that keeps no usage history (no dashboard, no VPA of its own reading it): the
+    path is not served, and the recommender logs that it cannot get the cluster history, as
+    upstream's does when Prometheus cannot be queried, and recommends from its own samples."""
+    nodes = node_configs(2, {"cpu": "16", "memory": "32Gi", "pods": "50"})
+    options = ClusterOptions(nodes=nodes, seed=3, controllers=False, dashboard=False)
+    cluster = SimulatedCluster(options)
+    vpa = VPAOptions(updater_interval=NEVER, storage=PROMETHEUS, history_resolution=60.0)
+    stop, _ = start_manager(cluster, ClusterOptions(seed=3, vertical_pod_autoscaler=vpa))
+    try:
+        with caplog.at_level(logging.ERROR):
+            entry = first_recommendation(cluster)
+        assert parse_quantity(entry["target"]["cpu"]).milli_value() < 200
+        assert (
+            "vpa recommender: cannot get cluster history: the server could not find the "
+            "requested resource" in caplog.text
+        )
     finally:
         cluster.run(stop())
         cluster.close()

@@ -25,6 +25,7 @@ from pinnace.apiserver.metrics import NODE_METRICS, list_node_metrics, list_pod_
 from pinnace.client.custom_metrics import HTTPMetricsClient
 from pinnace.clock import Randomness
 from pinnace.cluster import ClusterOptions
+from pinnace.forecast import UsageHistory
 from pinnace.kubelet import node_configs
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import parse
@@ -187,3 +188,26 @@ def test_the_custom_metrics_provider_reads_custom_metrics_through_the_api() -> N
     finally:
         cluster.run(remote.stop())
         cluster.close()
+
+
+def test_forecasting_plugins_get_the_pods_usage_from_pod_metrics(
+    cluster: SimulatedCluster, remote: SchedulerService
+) -> None:
+    """For plugins reading forecasts (the policy plugins), each sample also lists PodMetrics:
+    the workloads' usage series match the in-process scheduler's. (The histories are given
+    here by hand, as the scheduler gives them when a configured plugin reads forecasts.)"""
+    in_process = cluster.plane.scheduler
+    assert in_process is not None
+    remote.workload_usage, in_process.workload_usage = UsageHistory(), UsageHistory()
+    for name, used in (("a", "700m"), ("b", "300m")):
+        cluster.run(cluster.client.create(PODS, "default", pod(name, used, NODE_1, "1")))
+    cluster.wait(90)
+    workloads = in_process.workload_usage.workloads()
+    assert len(workloads) == 2 and remote.workload_usage.workloads() == workloads
+    for workload in workloads:
+        theirs, ours = (
+            in_process.workload_usage.series(workload),
+            remote.workload_usage.series(workload),
+        )
+        assert ours[-2:, 1:].tolist() == theirs[-2:, 1:].tolist()  # cpu, memory
+    assert {round(remote.workload_usage.series(w)[-1, 1]) for w in workloads} == {700, 300}

@@ -38,10 +38,11 @@ from pinnace.autoscaler.autoscaler import ClusterAutoscaler
 from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import Client, LocalClient
+from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
-from pinnace.controllers.hpa import CustomMetricsClient, PodMetricsLister
+from pinnace.controllers.hpa import PodMetricsLister
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import (
     NodeHeartbeats,
@@ -54,7 +55,7 @@ from pinnace.controllers.serviceaccounts import ServiceAccountsController
 from pinnace.controllers.taint_eviction import TaintEvictionController
 from pinnace.controllers.vpa import (
     PROMETHEUS,
-    UsageHistoryReader,
+    PodHistory,
     VerticalPodAutoscaling,
     VPAOptions,
 )
@@ -176,7 +177,7 @@ class ControllerManager:
         *,
         custom_metrics: CustomMetricsClient | None = None,
         heartbeats: NodeHeartbeats | None = None,
-        history: UsageHistoryReader | None = None,
+        history: PodHistory | None = None,
     ) -> None:
         self.node_lifecycle = NodeLifecycleController(
             client(), options.node_lifecycle, heartbeats=heartbeats
@@ -254,7 +255,7 @@ class ControlPlane:
         self.server.kubelets = self.kubelets
         self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
-        self.server.custom_metrics = custom_metrics = SimulatedMetricsAdapter(self.client())
+        self.server.custom_metrics = SimulatedMetricsAdapter(self.client())
         self.scheduler: SchedulerService | None = None
         self.explainer: PodExplainer | None = None
         """What `pinnace scheduler explain` asks of the cluster's scheduler."""
@@ -265,7 +266,7 @@ class ControlPlane:
                 self.randomness,
                 self.nodes.summaries,
                 options.placer,
-                custom_metrics,
+                LocalMetricsClient(self.server),
             )
             self.explainer = cluster_explainer(
                 self.client(), options.scheduler_config, self.scheduler
@@ -287,7 +288,7 @@ class ControlPlane:
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 custom_metrics=LocalMetricsClient(self.server),
                 heartbeats=self.nodes if options.simulated else None,
-                history=self.history,
+                history=None if self.history is None else self.pod_history,
             )
             self.node_lifecycle = manager.node_lifecycle
             self.taint_eviction = manager.taint_eviction
@@ -382,7 +383,17 @@ class ControlPlane:
             node_proxy=self.node_proxy,
             dashboard=None if self.dashboard is None else self.dashboard.respond,
             security=security,
+            history=(
+                None
+                if self.history is None
+                else lambda namespace, name: self.pod_history(f"{namespace}/{name}")
+            ),
         )
+
+    async def pod_history(self, key: str) -> dict[str, list[float | None]] | None:
+        """The usage history's series of the pod "namespace/name" (None: not held)."""
+        assert self.history is not None
+        return self.history.pod(key)
 
     async def metrics_ready(self, path: str) -> None:
         """Start what a scrape of `path` reads, if it has not been (kube-state-metrics' caches

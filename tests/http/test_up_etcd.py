@@ -73,6 +73,50 @@ def test_kubectl_creates_lists_watches_and_deletes_through_etcd_across_a_restart
             stop(again)
 
 
+def test_a_read_ahead_of_the_servers_copy_of_etcd_waits_3s_then_answers_504(
+    tmp_path: Path,
+) -> None:
+    """A GET or LIST at a resourceVersion etcd has not reached: as kube-apiserver's watch cache,
+    the server waits 3 s for its copy, then answers storage.NewTooLargeResourceVersionError,
+    every field of it, and Retry-After."""
+    with EtcdServer() as etcd:
+        storage = ("--data-dir", str(tmp_path / "data"), "--etcd-servers", etcd.url)
+        cluster = launch(tmp_path, *storage, flags=("--no-scheduler", "--nodes", "0"))
+        try:
+            cluster.ok("create", "configmap", "a", "--from-literal=k=1")
+            current = json.loads(cluster.ok("get", "--raw", CONFIGMAPS))["metadata"]
+            ahead = int(current["resourceVersion"]) + 1000
+            for path in (CONFIGMAPS, f"{CONFIGMAPS}/a"):
+                started = time.monotonic()
+                with pytest.raises(urllib.error.HTTPError) as refused:
+                    urllib.request.urlopen(f"{cluster.url}{path}?resourceVersion={ahead}")
+                assert time.monotonic() - started >= 3.0
+                assert refused.value.code == 504
+                assert refused.value.headers["Retry-After"] == "1"
+                status = json.loads(refused.value.read())
+                assert status["message"].startswith(
+                    f"Timeout: Too large resource version: {ahead}, current: "
+                )
+                del status["message"]
+                assert status == {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Failure",
+                    "reason": "Timeout",
+                    "details": {
+                        "causes": [
+                            {"reason": "ResourceVersionTooLarge",
+                             "message": "Too large resource version"}
+                        ],
+                        "retryAfterSeconds": 1,
+                    },
+                    "code": 504,
+                }  # fmt: skip
+        finally:
+            stop(cluster)
+
+
 def _watch(cluster: Cluster, namespace: str, version: str) -> subprocess.Popen[str]:
     """kubectl's raw watch of the namespace's ConfigMaps from `version`, one event a line."""
     path = f"/api/v1/namespaces/{namespace}/configmaps?watch=1&resourceVersion={version}"

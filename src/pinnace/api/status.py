@@ -182,6 +182,12 @@ def unsupported_media_type(content_type: str) -> StatusError:
     )
 
 
+def timeout(message: str, retry_after_seconds: int = 0) -> StatusError:
+    """errors.NewTimeoutError: the request did not finish in time; clients may retry."""
+    details = {"retryAfterSeconds": retry_after_seconds} if retry_after_seconds else {}
+    return StatusError(504, "Timeout", f"Timeout: {message}", details)
+
+
 def too_many_requests(message: str, retry_after_seconds: int = 0) -> StatusError:
     details = {"retryAfterSeconds": retry_after_seconds} if retry_after_seconds else None
     return StatusError(429, "TooManyRequests", message, details)

@@ -218,12 +218,7 @@ async def _spend(
             if e.current is None:
                 raise status.not_found(kind.plural, name, kind.group) from None
             budget = e.current
-    raise status.StatusError(
-        504,
-        "Timeout",
-        f'couldn\'t update PodDisruptionBudget "{name}" due to conflicts',
-        {"retryAfterSeconds": 10},
-    )
+    raise status.timeout(f'couldn\'t update PodDisruptionBudget "{name}" due to conflicts', 10)
 
 
 def _check(budget: Object) -> None:

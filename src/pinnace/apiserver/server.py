@@ -10,6 +10,7 @@ Nothing is stored when any step fails.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -67,6 +68,9 @@ GENERATE_NAME_MAX_BASE = 58
 GENERATE_NAME_ATTEMPTS = 8
 """The first try and the 7 retries of the RetryGenerateName feature (on in v1.32)."""
 MAX_CONFLICT_RETRIES = 16
+BLOCK_SECONDS = 3.0
+"""How long a read at a resourceVersion waits for the store to reach it (the watch cache's
+blockTimeout) before it is answered 504 "Too large resource version"."""
 
 
 @dataclass
@@ -204,13 +208,16 @@ class APIServer:
         """Wait for the store before a read, as kube-apiserver's watch cache does
         (waitUntilFreshAndBlock): without a resourceVersion until it has every write committed
         anywhere (a consistent read), with one until it has reached it (another API server on
-        the same etcd may have made it); "0" is any state."""
+        the same etcd, or a write of this one, may be making it), for BLOCK_SECONDS at most;
+        "0" is any state."""
         if not resource_version:
             await self.store.sync()
             return
         revision = parse_resource_version(resource_version)
         if revision > self.store.revision:
-            await self.store.sync(revision)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(BLOCK_SECONDS):
+                    await self.store.sync(revision)
 
     def _list_start(self, options: ListOptions, prefix: str) -> tuple[int, str | None]:
         if options.continue_token:
@@ -835,17 +842,14 @@ def _too_old(e: CompactedError) -> StatusError:
 
 
 def _too_large(e: FutureRevisionError) -> StatusError:
-    return StatusError(
-        504,
-        "Timeout",
-        f"Too large resource version: {e.requested}, current: {e.current}",
-        {
-            "causes": [
-                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
-            ],
-            "retryAfterSeconds": 1,
-        },
-    )
+    """storage.NewTooLargeResourceVersionError, as the watch cache answers a read it could not
+    serve within BLOCK_SECONDS: retry after a second."""
+    error = status.timeout(f"Too large resource version: {e.requested}, current: {e.current}", 1)
+    assert error.details is not None
+    error.details["causes"] = [
+        {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+    ]
+    return error
 
 
 def _continue_expired() -> StatusError:

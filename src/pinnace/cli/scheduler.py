@@ -1,8 +1,10 @@
 """`pinnace scheduler`: kube-scheduler in a process of its own, against the API server its
 kubeconfig names (`pinnace up --no-scheduler`'s, over HTTPS with scheduler.conf's credentials),
-with leader election (`pinnace.cli.component`); and `pinnace scheduler explain POD`: why the
-scheduler would place a pod where it does, asked of a running `pinnace up` (or any API server)
-over HTTP. Nothing is written.
+with leader election (`pinnace.cli.component`), its usage-aware plugins reading node usage
+through the metrics API (`pinnace.scheduler.metrics_api`) and custom metrics through
+custom.metrics.k8s.io; and `pinnace scheduler explain
+POD`: why the scheduler would place a pod where it does, asked of a running `pinnace up` (or
+any API server) over HTTP. Nothing is written.
 
 The cluster's scheduler explains, with the configuration (and the plugins) it runs, when the
 server offers that (`pinnace up` with its scheduler). `--scheduler-config FILE` explains with
@@ -26,10 +28,12 @@ import yaml
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import EXPLAIN_PATH
 from pinnace.cli import component
+from pinnace.client.custom_metrics import HTTPMetricsClient
 from pinnace.client.http import HTTPClient
 from pinnace.client.transport import HTTPError
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
+from pinnace.scheduler import metrics_api
 from pinnace.scheduler.adapter import SchedulerService
 from pinnace.scheduler.config import DEFAULTS, ConfigError, SchedulerConfiguration, load_file
 from pinnace.scheduler.explain import explain_pod, render
@@ -92,7 +96,16 @@ def run_scheduler(args: argparse.Namespace) -> int:
         return 1
 
     def build(client: Callable[[], HTTPClient]) -> list[Component]:
-        return [SchedulerService(client(), config, Randomness())]
+        metrics = client()
+        return [
+            SchedulerService(
+                client(),
+                config,
+                Randomness(),
+                custom_metrics=HTTPMetricsClient(metrics),
+                metrics_api=metrics_api.lister(metrics),
+            )
+        ]
 
     configured = config.leader_election if config is not None else None
     return component.run("scheduler", LEASE, args, build, configured)

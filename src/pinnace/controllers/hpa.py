@@ -21,7 +21,6 @@ import copy
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
@@ -30,6 +29,7 @@ from pinnace.api.labels import LabelSelector, SelectorError, parse_selector, sel
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
+from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.clock.rfc3339 import format_time
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 from pinnace.controllers.hpa_behavior import (
@@ -61,21 +61,6 @@ NO_CUSTOM_METRICS = "no custom metrics API (custom.metrics.k8s.io) registered"
 NO_EXTERNAL_METRICS = "no external metrics API (external.metrics.k8s.io) registered"
 UNSERVED = "the server could not find the requested resource"
 """The message of a 404 for a path no one serves."""
-
-
-class CustomMetricsClient(Protocol):
-    """What client-go's custom and external metrics clients ask of the adapter; each answers
-    the group's list (MetricValueList, ExternalMetricValueList) or raises its StatusError."""
-
-    async def pods(
-        self, namespace: str, selector: str, metric: str, metric_selector: str
-    ) -> Object: ...
-
-    async def object(
-        self, namespace: str, kind: Kind, name: str, metric: str, metric_selector: str
-    ) -> Object: ...
-
-    async def external(self, namespace: str, metric: str, selector: str) -> Object: ...
 
 
 HPAS = catalog.kind("autoscaling", "horizontalpodautoscalers")

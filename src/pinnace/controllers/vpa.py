@@ -10,11 +10,12 @@ and its conditions (RecommendationProvided, NoPodsMatched).
 With --storage=prometheus (`VPAOptions.storage`), as upstream's recommender loads its initial
 history from Prometheus (pkg/recommender/input/history/history_provider.go and the cluster
 feeder's InitFromHistoryProvider), the first time the recommender sees a pod under a VPA it
-first feeds that pod's past usage from the cluster's usage history (`UsageHistoryReader`, the
-cluster's in-process Prometheus): over --history-length, one sample every --history-resolution,
-CPU the mean over the step before (upstream's `rate(container_cpu_usage_seconds_total[step])`),
-memory the last value within Prometheus' 5-minute lookback. The history keeps pods' totals, not
-their containers', so it feeds only pods of one container, for whom the two are the same.
+first feeds that pod's past usage from the cluster's usage history (`PodHistory`: the
+cluster's in-process Prometheus, read in the API server's process or over HTTP): over
+--history-length, one sample every --history-resolution, CPU the mean over the step before
+(upstream's `rate(container_cpu_usage_seconds_total[step])`), memory the last value within
+Prometheus' 5-minute lookback. The history keeps pods' totals, not their containers', so it
+feeds only pods of one container, for whom the two are the same.
 
 Updater, every --updater-interval (1 min): for VPAs in Recreate or Auto mode with a
 recommendation, the live pods of each controller (at least --min-replicas, 2, or the VPA's
@@ -41,7 +42,7 @@ import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.autoscaling.vpa_policy import (
@@ -99,12 +100,10 @@ LOOKBACK = 300.0
 """How far back Prometheus looks for an instant value (its --query.lookback-delta, 5 min)."""
 
 
-class UsageHistoryReader(Protocol):
-    """The usage history the recommender's prometheus storage reads (`metrics.history`)."""
-
-    def pod(self, key: str) -> Mapping[str, Sequence[float | None]] | None:
-        """For "namespace/name": "time", "cpu" (cores) and "memory" (bytes), oldest first,
-        None where the pod had no sample; None for a pod the history does not hold."""
+PodHistory = Callable[[str], Awaitable[Mapping[str, Sequence[float | None]] | None]]
+"""The usage history the recommender's prometheus storage reads (`metrics.history`, in the
+API server's process or over HTTP): for "namespace/name", "time", "cpu" (cores) and "memory"
+(bytes), oldest first, None where the pod had no sample; None for a pod it does not hold."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +136,7 @@ class VerticalPodAutoscaling:
         client: Client,
         metrics: PodMetricsLister,
         options: VPAOptions = VPAOptions(),
-        history: UsageHistoryReader | None = None,
+        history: PodHistory | None = None,
     ) -> None:
         self._client = client
         self._clock = client.clock
@@ -232,7 +231,7 @@ class VerticalPodAutoscaling:
             if running and namespace not in usage:
                 usage[namespace] = await self._pod_usage(namespace)
             for pod in running:
-                self._sample(vpa, pod, usage.get(namespace, {}))
+                await self._sample(vpa, pod, usage.get(namespace, {}))
                 sampled.add(pod["metadata"].get("uid", ""))
             await self._write_status(vpa, bool(pods))
         self._collect_garbage({_key(vpa) for vpa in vpas}, sampled)
@@ -253,7 +252,7 @@ class VerticalPodAutoscaling:
             return {}
         return {m["metadata"]["name"]: m for m in listed.get("items") or ()}
 
-    def _sample(self, vpa: Object, pod: Object, usage: dict[str, Object]) -> None:
+    async def _sample(self, vpa: Object, pod: Object, usage: dict[str, Object]) -> None:
         metrics = usage.get(pod["metadata"]["name"])
         if metrics is None:
             return
@@ -268,18 +267,18 @@ class VerticalPodAutoscaling:
             state = self._containers.get((uid, name))
             if state is None or state.aggregate is not aggregate:
                 state = self._containers[(uid, name)] = ContainerState(aggregate)
-                self._read_history(pod, state)
+                await self._read_history(pod, state)
             used = container.get("usage") or {}
             state.add_cpu_sample(parse_quantity(used.get("cpu")).milli_value() / 1000.0, time)
             state.add_memory_sample(float(parse_quantity(used.get("memory")).value()), time)
 
-    def _read_history(self, pod: Object, state: ContainerState) -> None:
+    async def _read_history(self, pod: Object, state: ContainerState) -> None:
         """GetClusterHistory's samples of the pod, for a pod of one container (the history
         has pods' totals): those since the pod started, as the query range steps them."""
         if self._history is None or len(pod["spec"].get("containers") or ()) != 1:
             return
         meta = pod["metadata"]
-        read = self._history.pod(f"{meta['namespace']}/{meta['name']}")
+        read = await self._history(f"{meta['namespace']}/{meta['name']}")
         if read is None:
             return
         started = (pod.get("status") or {}).get("startTime")

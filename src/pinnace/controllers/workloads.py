@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import dataclass
 
 from pinnace.client import Client, InformerFactory
+from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.clock.component import cancel_and_wait
 from pinnace.controllers import hpa, podgc
 from pinnace.controllers.clusterrole_aggregation import ClusterRoleAggregationController
@@ -18,7 +19,7 @@ from pinnace.controllers.endpoints import EndpointsController
 from pinnace.controllers.endpointslice import EndpointSliceController
 from pinnace.controllers.endpointslice_mirroring import EndpointSliceMirroringController
 from pinnace.controllers.garbage_collector import GarbageCollector
-from pinnace.controllers.hpa import CustomMetricsClient, HorizontalController, PodMetricsLister
+from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
 from pinnace.controllers.persistentvolume import PersistentVolumeController
 from pinnace.controllers.podgc import PodGCController

@@ -19,12 +19,13 @@ around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
   event; lower-priority pods nominated to the node lose their nomination.
 - When a plugin reads node usage (the Trimaran plugins, the policy plugins), the nodes' usage
   is sampled every `usageSampleInterval` (30 s) from `node_metrics`, the node agents' stats
-  summaries that the metrics API (metrics.k8s.io) serves, into the node table
+  summaries that the metrics API (metrics.k8s.io) serves, or, in a process of its own, from
+  that API's NodeMetrics and PodMetrics (`metrics_api`), into the node table
   (`NodeTable.record_usage`), and, for plugins reading forecasts, the pods' usage per workload
   into a `pinnace.forecast.UsageHistory`. With the Trimaran CustomMetrics provider
   (`trimaran.PodsMetricLoad`) a node's cpu is instead its pods' sum of a Pods custom metric,
-  from `custom_metrics` (custom.metrics.k8s.io's provider), as a share of the capacity the
-  arguments give, times the node's CPU capacity.
+  read from custom.metrics.k8s.io through `custom_metrics` (in the server's process or over
+  HTTP), as a share of the capacity the arguments give, times the node's CPU capacity.
 - A `Placer` (the research environment, `pinnace.gym`) may finish each cycle that reaches the
   choice of a node among the feasible ones itself, now or later: the loop waits for it, as
   kube-scheduler's single scheduling goroutine would for a slow Score plugin.
@@ -44,17 +45,20 @@ from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
+from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
-from pinnace.apiserver.custom_metrics import ALL_OBJECTS, MetricsProvider
 from pinnace.apiserver.metrics import MetricsSource
 from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
+from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.clock import Randomness
 from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.forecast import UsageHistory, workload_of
+from pinnace.resources.lists import parse_quantity
 from pinnace.scheduler import schedule_one
 from pinnace.scheduler.config import SchedulerConfiguration, build_profiles
 from pinnace.scheduler.events import ADD, DELETE, UPDATE, ClusterEvent
 from pinnace.scheduler.framework import CycleState, Plugin, ReadsNodeUsage, ReadsWorkloadUsage
+from pinnace.scheduler.metrics_api import MetricsLister, read_usage
 from pinnace.scheduler.plugins.default_binder import Binding
 from pinnace.scheduler.plugins.pod_topology_spread import WorkloadSelector
 from pinnace.scheduler.plugins.trimaran import PodsMetricLoad
@@ -108,8 +112,9 @@ class SchedulerService:
 
     `config` gives the profiles (kube-scheduler's defaults when None); `randomness` seeds the
     tie-breaks between equally scored nodes; `node_metrics` is where plugins reading usage get
-    it from (without it they see no usage); `placer`, when given, finishes the cycles that
-    reach the choice of a node."""
+    it from in the API server's process, `metrics_api` the metrics API's lists they read it
+    from in another (without either they see no usage); `placer`, when given, finishes the
+    cycles that reach the choice of a node."""
 
     def __init__(
         self,
@@ -118,7 +123,8 @@ class SchedulerService:
         randomness: Randomness | None = None,
         node_metrics: MetricsSource | None = None,
         placer: Placer | None = None,
-        custom_metrics: MetricsProvider | None = None,
+        custom_metrics: CustomMetricsClient | None = None,
+        metrics_api: MetricsLister | None = None,
     ) -> None:
         self.client = client
         self.clock = client.clock
@@ -142,6 +148,7 @@ class SchedulerService:
         self._connect_workload_selectors()
         self._connect_volumes()
         self._node_metrics = node_metrics
+        self._metrics_api = metrics_api
         self._custom_metrics = custom_metrics
         self._load_metric: PodsMetricLoad | None = None
         """The custom metric node cpu is read from, when the plugins ask for one."""
@@ -317,7 +324,7 @@ class SchedulerService:
         readers: list[Any] = [p for p in all_plugins(self.core) if isinstance(p, ReadsNodeUsage)]
         if isinstance(self.placer, ReadsNodeUsage):
             readers.append(self.placer)
-        if not readers or self._node_metrics is None:
+        if not readers or (self._node_metrics is None and self._metrics_api is None):
             return
         first = readers[0]
         self.core.table.track_usage(first.usage_window, first.usage_interval, self.clock.now)
@@ -335,8 +342,22 @@ class SchedulerService:
     async def _sample_usage_forever(self) -> None:
         while True:
             loads = await self._metric_loads() if self._load_metric is not None else None
-            self.sample_usage(loads)
+            summaries = await self._node_usage()
+            if summaries is not None:
+                self.sample_usage(summaries, loads)
             await asyncio.sleep(self.core.table.usage_interval)
+
+    async def _node_usage(self) -> Mapping[str, Summary] | None:
+        """Every node's stats summary now: the node agents' in the API server's process, else
+        as the metrics API serves them; None when they could not be read."""
+        if self._node_metrics is not None:
+            return self._node_metrics()
+        assert self._metrics_api is not None
+        return await read_usage(self._metrics_api, self._node_of, self.workload_usage is not None)
+
+    def _node_of(self, key: str) -> str | None:
+        pod = self.pods.get_by_key(key)
+        return (pod.get("spec") or {}).get("nodeName") if pod is not None else None
 
     async def _metric_loads(self) -> dict[str, float]:
         """Node name -> the sum of the Pods custom metric over its pods (those the adapter
@@ -348,27 +369,27 @@ class SchedulerService:
         namespaces = {p["metadata"].get("namespace", "default") for p in self.pods.list()}
         for namespace in sorted(namespaces):
             try:
-                values = await self._custom_metrics.custom_values(
-                    namespace, PODS, ALL_OBJECTS, self._load_metric.metric, ""
+                listed = await self._custom_metrics.pods(
+                    namespace, "", self._load_metric.metric, ""
                 )
             except StatusError as e:
                 if e.code != 404:
                     log.warning("reading custom metric %s: %s", self._load_metric.metric, e)
                 continue
-            for value in values:
-                pod = self.pods.get_by_key(f"{value.namespace}/{value.name}")
-                node = (pod.get("spec") or {}).get("nodeName") if pod is not None else None
+            for value in listed.get("items") or ():
+                described = value["describedObject"]
+                node = self._node_of(f"{described['namespace']}/{described['name']}")
                 if node:
-                    loads[node] = loads.get(node, 0.0) + value.milli / 1000
+                    milli = parse_quantity(value["value"]).milli_value()
+                    loads[node] = loads.get(node, 0.0) + milli / 1000
         return loads
 
-    def sample_usage(self, loads: Mapping[str, float] | None = None) -> None:
-        """Record what every node (and pod, for forecasts) uses now; with `loads` (node ->
-        custom metric load), a node's cpu is its load's share of the capacity the
-        CustomMetrics provider gives, in millicores of the node's CPU capacity."""
-        if self._node_metrics is None:
-            return
-        summaries = self._node_metrics()
+    def sample_usage(
+        self, summaries: Mapping[str, Summary], loads: Mapping[str, float] | None = None
+    ) -> None:
+        """Record what every node (and pod, for forecasts) uses now, by their `summaries`;
+        with `loads` (node -> custom metric load), a node's cpu is its load's share of the
+        capacity the CustomMetrics provider gives, in millicores of the node's CPU capacity."""
         table = self.core.table
         now = self.clock.now()
         measured = [(name, summaries[name]) for name in table.names if name in summaries]

@@ -60,6 +60,8 @@ class MvccStore(Store):
         self._state = MvccState(recent_versions, settled_block, segment_bytes, self.codec)
         self._hub = WatchHub(self._state, watch_buffer)
         self._observers: list[Callable[[WatchEvent], None]] = []
+        self._reaching: list[tuple[int, asyncio.Future[None]]] = []
+        """The `sync` calls waiting for a revision, and what wakes each."""
         self._closed = False
 
     @property
@@ -97,7 +99,27 @@ class MvccStore(Store):
         self._state.apply(event)
         for observer in self._observers:
             observer(event)
+        if self._reaching:
+            self._wake_reached()
         return self._hub.publish(event)
+
+    async def sync(self, revision: int | None = None) -> None:
+        """This store is its storage's only writer: a consistent read has nothing to wait
+        for; a later `revision`, until this store's writes reach it (the caller bounds the
+        wait)."""
+        if revision is None or revision <= self.revision:
+            return
+        waiter = (revision, asyncio.get_running_loop().create_future())
+        self._reaching.append(waiter)
+        try:
+            await waiter[1]
+        finally:
+            self._reaching.remove(waiter)
+
+    def _wake_reached(self) -> None:
+        for revision, reached in self._reaching:
+            if revision <= self.revision and not reached.done():
+                reached.set_result(None)
 
     def observe(self, observer: Callable[[WatchEvent], None]) -> Callable[[], None]:
         self._observers.append(observer)

@@ -274,8 +274,9 @@ class Store(ABC):
         """Until this store's reads show every write its storage had committed when called,
         whichever server made it (what a consistent read, resourceVersion unset, waits for),
         or, given `revision`, until they show that revision, for a while at most (a read
-        then finds it too new). A store that is its storage's only writer has nothing to
-        wait for."""
+        then finds it too new; the caller may wait less). A store that is its storage's only
+        writer has nothing to wait for without `revision`, and with one waits for its own
+        writes to reach it."""
         return None
 
     async def write_failure(self) -> str | None:

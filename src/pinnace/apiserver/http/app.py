@@ -68,6 +68,13 @@ NodeProxy = Callable[[str, str], Awaitable[tuple[bytes, str]]]
 """(node, path below `proxy`) -> (body, content type): what the node's kubelet serves there
 (`/api/v1/nodes/<node>/proxy/metrics/cadvisor` …); a 404 StatusError for a path it does not."""
 NODE_PROXY_PREFIX = "/api/v1/nodes/"
+HISTORY_PATH = "/pinnace/history"
+"""`<HISTORY_PATH>/namespaces/<namespace>/pods/<name>`: the pod's usage in the cluster's usage
+history (`metrics.history`), `{"time": [...], "cpu": [...], "memory": [...]}` oldest first,
+where the cluster keeps one (Pinnace's own path; the VPA recommender of a `pinnace
+controller-manager` reads it with --vpa-storage prometheus, as upstream's reads Prometheus)."""
+PodHistory = Callable[[str, str], Awaitable[Mapping[str, Any] | None]]
+"""(namespace, pod name) -> the pod's series; None for a pod the history does not hold."""
 DASHBOARD_PATH = "/dashboard"
 DashboardPages = Callable[[str], Awaitable[Response]]
 """(path below DASHBOARD_PATH) -> the web dashboard's answer there (`pinnace.dashboard`)."""
@@ -88,6 +95,7 @@ class APIApp:
         node_proxy: NodeProxy | None = None,
         dashboard: DashboardPages | None = None,
         security: Security | None = None,
+        history: PodHistory | None = None,
     ) -> None:
         self.server = server
         self.security = security or Security(server.authorizer)
@@ -109,6 +117,8 @@ class APIApp:
             self.metrics[METRICS_PATH].register(self.requests)
         self.node_proxy = node_proxy
         self.dashboard = dashboard
+        self.history = history
+        """The cluster's usage history of pods, served at HISTORY_PATH."""
         generator: random.Random = (rand or Randomness()).child("http").random
         tokens = self.security.authenticator or Authenticator(
             anonymous=False,
@@ -244,6 +254,9 @@ class APIApp:
         if self.explainer is not None and path.startswith(EXPLAIN_PATH + "/"):
             _only_get(request)
             return json_response(await self.explainer(*_pod_of(path[len(EXPLAIN_PATH) :])))
+        if self.history is not None and path.startswith(HISTORY_PATH + "/"):
+            _only_get(request)
+            return json_response(await _pod_history(self.history, path[len(HISTORY_PATH) :]))
         if self.node_faults is not None and path.startswith(NODES_PATH + "/"):
             if request.method != "POST":
                 raise method_not_allowed()
@@ -275,6 +288,7 @@ class APIApp:
         paths += ["/readyz", "/version"]
         paths += [EXPLAIN_PATH] if self.explainer is not None else []
         paths += [NODES_PATH] if self.node_faults is not None else []
+        paths += [HISTORY_PATH] if self.history is not None else []
         paths += list(self.metrics)
         paths += [DASHBOARD_PATH] if self.dashboard is not None else []
         return sorted(paths)
@@ -285,6 +299,19 @@ class APIApp:
         registered."""
         kinds = tuple(map(self.server.served, catalog.kinds() + other_versions()))
         return kinds if self.server.metrics_source is None else kinds + metrics.KINDS
+
+
+async def _pod_history(history: PodHistory, path: str) -> Mapping[str, Any]:
+    namespace, name = _pod_of(path)
+    found = await history(namespace, name)
+    if found is None:
+        raise StatusError(
+            404,
+            "NotFound",
+            f'the usage history holds no pod "{name}" in namespace "{namespace}"',
+            {"name": name, "kind": "pods"},
+        )
+    return found
 
 
 def _pod_of(path: str) -> tuple[str, str]:

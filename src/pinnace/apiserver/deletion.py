@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pinnace.api import status
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
-from pinnace.api.objects import Object, clone, meta
+from pinnace.api.objects import Object, meta
 from pinnace.api.options import DeleteOptions
 from pinnace.clock.rfc3339 import format_time
 
@@ -115,7 +115,7 @@ def _namespace_decision(obj: Object, finalizers: list[str], now: float) -> Decis
     if m.get("deletionTimestamp"):
         return Decision(False, None)
     updated = _marked(obj, finalizers, 0, now)
-    updated.setdefault("status", {})["phase"] = "Terminating"
+    updated["status"] = {**(updated.get("status") or {}), "phase": "Terminating"}
     return Decision(False, updated)
 
 
@@ -126,9 +126,9 @@ def _spec_finalizers(obj: Object) -> list[str]:
 
 
 def _with_finalizers(obj: Object, finalizers: list[str]) -> Object:
-    updated = clone(obj)
-    meta(updated)["finalizers"] = finalizers
-    return updated
+    """The object with new metadata; what else it holds is the stored object's, shared and
+    read-only as the store's objects are."""
+    return {**obj, "metadata": {**(obj.get("metadata") or {}), "finalizers": finalizers}}
 
 
 def _marked(obj: Object, finalizers: list[str], grace: int, now: float) -> Object:

@@ -202,6 +202,15 @@ def test_events_about_cluster_scoped_objects_go_to_default(cluster: Cluster) -> 
 def test_same_instant_events_about_one_object_are_all_kept(cluster: Cluster) -> None:
     scheduler = EventRecorder(cluster.client, "default-scheduler")
     kubelet = EventRecorder(cluster.client, "kubelet", "n1")
+    creates: list[str] = []
+    create = cluster.client.create
+
+    async def counted(kind, namespace, obj, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if kind == EVENTS:
+            creates.append(obj["metadata"]["name"])
+        return await create(kind, namespace, obj, *args, **kwargs)
+
+    cluster.client.create = counted  # type: ignore[method-assign]
 
     async def scenario() -> None:
         created = await cluster.client.create(PODS, "default", pod("web"))
@@ -218,6 +227,8 @@ def test_same_instant_events_about_one_object_are_all_kept(cluster: Cluster) -> 
             ("Scheduled", ""),
             ("Started", ""),
         ]
+        # the recorders of one cluster share the names they gave: one create an event
+        assert len(creates) == len(set(creates)) == 3
 
     cluster.run(scenario())
 

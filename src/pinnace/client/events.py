@@ -9,7 +9,8 @@ a few times first).
 One deliberate difference: client-go names an Event `<object>.<nanoseconds, hex>` and drops
 the second of two events about one object created in the same nanosecond (AlreadyExists).
 On a virtual clock many things happen in the same instant, so the recorder moves the name on
-by a nanosecond instead.
+by a nanosecond instead; the recorders of one cluster (one clock) share the stamps they gave,
+so that a kubelet's event seldom needs a second try after the scheduler's about the same pod.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import weakref
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
@@ -27,6 +29,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client.correlator import EventCorrelator
 from pinnace.client.interface import Client, PatchType
+from pinnace.clock import Clock
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,46 @@ def _shared(text: str) -> str:
     return sys.intern(text) if type(text) is str else text
 
 
+class _NameStamps:
+    """The last name stamp (nanoseconds) given per object by the recorders of one clock (one
+    cluster), so that events about one object in the same instant, from the scheduler and a
+    kubelet alike, get distinct names without a failed create each. Only the objects of the
+    latest instant are kept: an earlier stamp cannot collide any more."""
+
+    __slots__ = ("_instant", "_last")
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str], int] = {}
+        self._instant = 0
+
+    def give(self, namespace: str, name: str, nanos: int) -> int:
+        """A stamp for an event about `name` now (`nanos`): `nanos`, or past the last given."""
+        if nanos > self._instant:
+            self._last.clear()
+            self._instant = nanos
+        last = self._last.get((namespace, name))
+        if last is not None and nanos <= last:
+            nanos = last + 1
+        self._last[namespace, name] = nanos
+        return nanos
+
+    def taken(self, namespace: str, name: str, nanos: int) -> None:
+        """`nanos` names an event about `name` after all (moved on after a collision)."""
+        key = (namespace, name)
+        if nanos > self._last.get(key, nanos - 1):
+            self._last[key] = nanos
+
+
+_STAMPS: weakref.WeakKeyDictionary[Clock, _NameStamps] = weakref.WeakKeyDictionary()
+
+
+def _stamps_of(clock: Clock) -> _NameStamps:
+    stamps = _STAMPS.get(clock)
+    if stamps is None:
+        stamps = _STAMPS[clock] = _NameStamps()
+    return stamps
+
+
 class EventRecorder:
     """Events from one source: `component` (e.g. "default-scheduler", "kubelet") on `host`."""
 
@@ -66,11 +109,7 @@ class EventRecorder:
         self._correlator = EventCorrelator(client.clock)
         self._queue: deque[Object] = deque()
         self._writer: asyncio.Task[None] | None = None
-        self._last_stamp: dict[tuple[str, str], int] = {}
-        """The last name stamp (nanoseconds) given per object, so events recorded about one
-        object in the same instant get distinct names without a failed create each; only for
-        the objects of the latest instant, as an earlier stamp cannot collide any more."""
-        self._latest_stamp = 0
+        self._stamps = _stamps_of(client.clock)
 
     def event(
         self,
@@ -98,14 +137,7 @@ class EventRecorder:
     def _make(self, involved: Object, event_type: str, reason: str, message: str) -> Object:
         clock = self._client.clock
         namespace, name = involved.get("namespace") or "default", involved.get("name", "")
-        nanos = round(clock.now() * 1e9)
-        if nanos > self._latest_stamp:
-            self._last_stamp.clear()  # every stamp given is past: none can collide
-        last = self._last_stamp.get((namespace, name))
-        if last is not None and nanos <= last:
-            nanos = last + 1
-        self._last_stamp[namespace, name] = nanos
-        self._latest_stamp = max(self._latest_stamp, nanos)
+        nanos = self._stamps.give(namespace, name, round(clock.now() * 1e9))
         stamp = clock.now_rfc3339()
         return {
             "apiVersion": "v1",
@@ -172,4 +204,5 @@ class EventRecorder:
                 if not taken or attempts == NAME_ATTEMPTS:
                     raise
             nanos, attempts = nanos + 1, attempts + 1
+            self._stamps.taken(m["namespace"], base, nanos)
             m["name"] = f"{base}.{nanos:x}"

@@ -633,7 +633,7 @@ class NodeLifecycleController:
     # --- zones -------------------------------------------------------------------------------
 
     def _zone_state(self, statuses: list[str]) -> ZoneState:
-        ready = sum(1 for s in statuses if s == "True")
+        ready = statuses.count("True")
         not_ready = len(statuses) - ready
         if ready == 0 and not_ready > 0:
             return ZoneState.FULL_DISRUPTION

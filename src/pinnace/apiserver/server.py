@@ -427,10 +427,11 @@ class APIServer:
         validation = "Ignore" if unknown_fields is None else options.field_validation
 
         def build(old: Object) -> Object:
-            new = mutate(clone(old))
+            copy = clone(old)
+            new = mutate(copy)
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            decoded = decode(new, kind, strict=validation == "Strict", basis=old)
+            decoded = decode(new, kind, strict=validation == "Strict", basis=old, owned=copy)
             if unknown_fields is not None and validation == "Warn":
                 unknown_fields[:] = decoded.warnings
             self._default(kind, decoded.obj)

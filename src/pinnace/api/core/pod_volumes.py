@@ -63,6 +63,7 @@ HOST_PATH_TYPES = (
     "FileOrCreate",
     "Socket",
 )
+_SOURCE_ORDER = {source: i for i, source in enumerate(VOLUME_SOURCES)}
 _VOLUME_FIELD_PATHS = (
     "metadata.annotations",
     "metadata.labels",
@@ -99,9 +100,8 @@ def validate_volumes(
 def _validate_volume_source(volume: dict[str, Any], path: Path, pod_name: str) -> list[FieldError]:
     errs: list[FieldError] = []
     chosen = ""
-    for source in VOLUME_SOURCES:
-        if volume.get(source) is None:
-            continue
+    given = [k for k, v in volume.items() if v is not None and k in _SOURCE_ORDER]
+    for source in sorted(given, key=_SOURCE_ORDER.__getitem__) if len(given) > 1 else given:
         if chosen:
             errs.append(
                 field.forbidden(

@@ -76,13 +76,14 @@ def prepare_pod_for_create(pod: dict[str, Any]) -> None:
 
 
 _qos_classes: Remembered[str] = Remembered(1024)
-"""By the plain JSON text of a pod's containers and init containers, its QoS class."""
+"""By the plain JSON text of the resources of a pod's containers and init containers, its QoS
+class."""
 
 
 def _qos_class(spec: dict[str, Any]) -> str:
-    """The QoS class of the pod with this spec, which depends on its containers only."""
-    containers = (spec.get("containers"), spec.get("initContainers"))
-    key = plain_json(containers)
+    """The QoS class of the pod with this spec, which depends on its containers' resources
+    only."""
+    key = _resources_text(spec)
     qos = _qos_classes.get(key) if key is not None else None
     if qos is None:
         try:
@@ -93,6 +94,27 @@ def _qos_class(spec: dict[str, Any]) -> str:
         if key is not None:
             _qos_classes.put(key, qos)
     return qos
+
+
+def _resources_text(spec: dict[str, Any]) -> bytes | None:
+    """The text of the containers' and init containers' resources, in order; None for a spec
+    whose containers are not well-formed enough to be read (their class is worked out, and
+    the validation refuses them). The containers themselves differ from pod to pod (a volume
+    mount of the pod's own kube-api-access volume), their resources seldom."""
+    shapes: list[list[Any] | None] = []
+    for items in (spec.get("containers"), spec.get("initContainers")):
+        if items is None:
+            shapes.append(None)
+            continue
+        if not isinstance(items, list):
+            return None
+        shape = []
+        for container in items:
+            if not isinstance(container, dict) or not isinstance(container.get("name", ""), str):
+                return None
+            shape.append(container.get("resources"))
+        shapes.append(shape)
+    return plain_json(shapes)
 
 
 def _apply_match_label_keys(pod: dict[str, Any]) -> None:

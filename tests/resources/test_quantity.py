@@ -352,8 +352,20 @@ def test_string_round_trips_and_is_stable(q: Quantity) -> None:
     text = str(q)
     again = Quantity(text)
     assert again == q
-    assert str(again) == text
-    assert canonical_quantity(text) == text
+    # Stable from the first parse on: a BinarySI amount that no binary suffix writes exactly
+    # (29000) prints as a plain number, which parses as DecimalSI ("29k"), as in apimachinery.
+    stable = str(again)
+    assert Quantity(stable) == q
+    assert str(Quantity(stable)) == stable
+    assert canonical_quantity(stable) == stable
+    if q.format != "BinarySI":
+        assert stable == text
+
+
+def test_a_binary_amount_without_an_exact_suffix_prints_plain_then_parses_as_decimal() -> None:
+    q = Quantity.from_milli(29000 * 1000, "BinarySI")
+    assert str(q) == "29000"
+    assert str(Quantity(str(q))) == "29k"
 
 
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}

@@ -157,12 +157,13 @@ class Episode:
 
     def _finish(self, core: Scheduler, pending: Pending, node_name: str | None) -> ScheduleResult:
         which = self.measured
-        before = rewards.measure(core.table, pending.pod, which) if which else None
+        gauge = rewards.Gauge(core.table, pending.pod, which) if which else None
+        before = gauge.measures() if gauge is not None else None
         result = core.finish(pending, node_name)
         if result.node_name is not None:
             self.decisions += 1
-            if before is not None:
-                after = rewards.measure(core.table, pending.pod, which)
+            if gauge is not None and before is not None:
+                after = gauge.remeasure()  # only the node the pod went to changed
                 self._add(rewards.decision_rewards(before, after, which))
         self._count(core)
         return result

@@ -41,7 +41,11 @@ def test_an_observer_following_the_table_sees_what_a_new_one_sees() -> None:
         if step % 40 == 39:  # a node resized and tainted, a node added
             table.update_node(node(f"n{step % 30}", "z1", cpu=16, tainted=True))
             table.add_node(node(f"m{step}", "z2"))
+        if step == 100:  # a node replaced: its row goes to the last node, a node added
+            table.remove_node("n5")
+            table.add_node(node("r", "z0"))
         seen = following.observe(table, shape, (250.0, 2.0**28))
         fresh = Observer(BOTH, 40).observe(table, shape, (250.0, 2.0**28))
         for key in ("nodes", "present", "pod"):
             assert np.array_equal(seen[key], fresh[key]), (step, key)
+        assert following.row_names == tuple(table.names)

@@ -111,6 +111,8 @@ class Observer:
         # What `_nodes` was last made of: the table's epoch, its changes logged by then, its
         # nodes and its usage samples; only the rows changed since are made again.
         self._made_of: tuple[int, int, int, tuple[int, float | None]] | None = None
+        self.row_names: tuple[str, ...] = ()
+        """The node of each row of the last observation."""
 
     @property
     def uses_usage(self) -> bool:
@@ -152,6 +154,7 @@ class Observer:
         rows: Rows
         if made_of is None or made_of[0] != table.epoch or made_of[2] != n or made_of[3] != usage:
             rows = slice(0, n)
+            self.row_names = tuple(table.names)
             self._nodes[n:] = 0
             self._present[:n] = 1
             self._present[n:] = 0
@@ -160,6 +163,8 @@ class Observer:
         else:
             changed = set(table.changed_rows[made_of[1] :])
             rows = np.fromiter(changed, np.intp, len(changed))
+            if any(table.names[i] != self.row_names[i] for i in changed):  # a node replaced
+                self.row_names = tuple(table.names)
         self._made_of = (table.epoch, logged, n, usage)
         width = len(self.node_names)
         raw = node_features(table, every_row(n)[rows])

@@ -14,6 +14,7 @@ PostFilter's preemption), and so is a pod going to the node preemption nominated
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Any
@@ -91,6 +92,10 @@ class Episode:
         self._started = False
         self.sim = Simulation(scenario, seed=seed, placer=self)
         self._started = True
+        # The cluster just built lives as long as the episode: keep it out of the garbage
+        # collector's passes until `close` (they took 8 % of a step at 100 nodes and 13 % at
+        # 5,000, scanning it; half as much without).
+        gc.freeze()
         assert self.sim.plane.scheduler is not None
         self.core = self.sim.plane.scheduler.core
 
@@ -152,6 +157,7 @@ class Episode:
 
     def close(self) -> None:
         self.sim.close()
+        gc.unfreeze()
 
     # --- accounting ------------------------------------------------------------------------
 

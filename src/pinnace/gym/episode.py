@@ -175,7 +175,8 @@ class Episode:
         return result
 
     def _elapse(self, core: Scheduler) -> None:
-        """Accrue the time components since the last decision."""
+        """Accrue the time components since the last decision, at the counts `_finish` took
+        right after it."""
         now = core.clock.now()
         if self._last_time is None:
             self._last_time = now
@@ -189,7 +190,6 @@ class Episode:
         seconds = now - self._last_time
         self._last_time = now
         self._add(rewards.time_rewards(self._pending, self._in_system, seconds, disruptions))
-        self._count(core)
 
     def _count(self, core: Scheduler) -> None:
         self._pending = len(core.queue)

@@ -90,6 +90,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             seed = int(self.np_random.integers(2**31))
         if self.episode is not None:
             self.episode.close()
+            self.episode = None  # free to be collected while the next one is made
         self.episode = Episode(
             self.scenario,
             seed,

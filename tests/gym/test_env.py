@@ -3,6 +3,8 @@ environment passes Gymnasium's checker, and the rewards add up as documented."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +168,19 @@ def test_an_action_outside_the_mask_fails_the_cycle_and_the_pod_waits() -> None:
         assert not info["invalid_action"]
     finally:
         env.close()
+
+
+def test_an_episode_s_cluster_is_freed_by_the_next_reset() -> None:
+    env = NodePlacementEnv(two_pods_on_two_nodes())
+    try:
+        env.reset(seed=1)
+        assert env.episode is not None
+        first = weakref.ref(env.episode.sim)
+        env.reset(seed=2)
+        assert first() is None
+    finally:
+        env.close()
+    assert gc.get_freeze_count() == 0
 
 
 def test_an_episode_replays_a_trace_its_nodes_and_gpu_requests_filtered() -> None:

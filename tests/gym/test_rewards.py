@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from pinnace.gym import rewards
-from pinnace.scheduler.nodetable import NodeTable
+from pinnace.metrics.fragmentation import fragmentation, free_capacity
+from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN, NodeTable
 from pinnace.scheduler.podinfo import PodInfo
 
 GI = 2**30
@@ -67,7 +68,47 @@ def test_fragmentation_is_the_stranded_share_for_the_pods_shape() -> None:
     # One placed: 2500m and 7Gi free, one more fits: 1000m of 2500m (40 %), 6Gi of 7Gi.
     t.add_pod(pod("p1", "1500m", "1Gi"), "a")
     assert rewards.measure(t, shape).fragmentation == pytest.approx((0.4 + 6 / 7) / 2)
-    assert rewards.stranded_share(np.zeros((0, 3)), np.zeros((0, 3)), np.ones(3)) == 0.0
+    assert rewards.measure(NodeTable(), shape) == rewards.Measures(0.0, 0.0, 0.0)
+
+
+def reference(t: NodeTable, shape: PodInfo) -> tuple[float, float, float]:
+    """The measures worked out over the whole table by their definitions."""
+    allocatable = t.allocatable[:, [CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN]]
+    requested = t.requested[:, [CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN]]
+    present = (allocatable[:, :2] > 0).all(axis=1)
+    ratios = requested[present, :2] / allocatable[present, :2]
+    free = free_capacity(allocatable, requested)
+    share = fragmentation(free, rewards.pod_shape(shape)[None, :]).share[0, :2]
+    return (
+        float(ratios.std(axis=0).mean()),
+        float(np.nan_to_num(share, nan=0.0).mean()),
+        float(np.count_nonzero(requested[:, 2])),
+    )
+
+
+def test_remeasuring_after_changes_gives_the_measures_of_the_whole_table() -> None:
+    rng = np.random.default_rng(7)
+    t = table(
+        *(node(f"n{i}", str(rng.integers(2, 9)), f"{rng.integers(4, 33)}Gi") for i in range(40))
+    )
+    shape = pod("x", "700m", "3Gi")
+    gauge = rewards.Gauge(t, shape)
+    placed: list[tuple[str, str]] = []
+    for step in range(200):
+        if placed and rng.random() < 0.3:  # a pod goes
+            key, name = placed.pop(int(rng.integers(len(placed))))
+            t.remove_pod(key, name)
+        else:
+            name = f"n{rng.integers(40)}"
+            p = pod(f"p{step}", f"{rng.integers(1, 20) * 100}m", f"{rng.integers(1, 5)}Gi")
+            t.add_pod(p, name)
+            placed.append((p.key, name))
+        if step % 50 == 49:  # a node resized
+            t.update_node(node(f"n{step % 40}", "16", "64Gi"))
+        measured = gauge.remeasure()
+        assert (measured.balance, measured.fragmentation, measured.packing) == pytest.approx(
+            reference(t, shape), rel=1e-12
+        )
 
 
 def test_time_components_charge_pods_by_the_second() -> None:

@@ -90,6 +90,7 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             seed = int(self.np_random.integers(2**31))
         if self.episode is not None:
             self.episode.close()
+            self.episode = None  # free to be collected while the next one is made
         self.episode = Episode(
             self.scenario,
             seed,
@@ -142,6 +143,8 @@ class NodePlacementEnv(gymnasium.Env[dict[str, np.ndarray], np.int64]):
             "reward_components": {name: components.get(name, 0.0) for name in rewards.COMPONENTS},
             "pod": decision.pending.pod.key if decision is not None else None,
             "time": self.episode.sim.elapsed,
-            "node_names": list(self.episode.core.table.names),
+            "node_names": self.observer.row_names
+            if decision is not None
+            else tuple(self.episode.core.table.names),
             "invalid_action": invalid,
         }

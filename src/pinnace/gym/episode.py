@@ -14,6 +14,7 @@ PostFilter's preemption), and so is a pod going to the node preemption nominated
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Any
@@ -91,6 +92,12 @@ class Episode:
         self._started = False
         self.sim = Simulation(scenario, seed=seed, placer=self)
         self._started = True
+        # The cluster just built lives as long as the episode: keep it out of the garbage
+        # collector's passes until `close` (they took 8 % of a step at 100 nodes and 13 % at
+        # 5,000, scanning it; half as much without). Collect first, so that a closed
+        # episode's cluster is freed rather than kept with this one.
+        gc.collect()
+        gc.freeze()
         assert self.sim.plane.scheduler is not None
         self.core = self.sim.plane.scheduler.core
 
@@ -152,23 +159,26 @@ class Episode:
 
     def close(self) -> None:
         self.sim.close()
+        gc.unfreeze()
 
     # --- accounting ------------------------------------------------------------------------
 
     def _finish(self, core: Scheduler, pending: Pending, node_name: str | None) -> ScheduleResult:
         which = self.measured
-        before = rewards.measure(core.table, pending.pod, which) if which else None
+        gauge = rewards.Gauge(core.table, pending.pod, which) if which else None
+        before = gauge.measures() if gauge is not None else None
         result = core.finish(pending, node_name)
         if result.node_name is not None:
             self.decisions += 1
-            if before is not None:
-                after = rewards.measure(core.table, pending.pod, which)
+            if gauge is not None and before is not None:
+                after = gauge.remeasure()  # only the node the pod went to changed
                 self._add(rewards.decision_rewards(before, after, which))
         self._count(core)
         return result
 
     def _elapse(self, core: Scheduler) -> None:
-        """Accrue the time components since the last decision."""
+        """Accrue the time components since the last decision, at the counts `_finish` took
+        right after it."""
         now = core.clock.now()
         if self._last_time is None:
             self._last_time = now
@@ -182,7 +192,6 @@ class Episode:
         seconds = now - self._last_time
         self._last_time = now
         self._add(rewards.time_rewards(self._pending, self._in_system, seconds, disruptions))
-        self._count(core)
 
     def _count(self, core: Scheduler) -> None:
         self._pending = len(core.queue)

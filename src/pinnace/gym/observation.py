@@ -108,6 +108,11 @@ class Observer:
         self._one_hots = RowCache(limit=1)
         self._nodes = np.zeros((max_nodes, len(self.node_columns)), np.float32)
         self._present = np.zeros(max_nodes, np.int8)
+        # What `_nodes` was last made of: the table's epoch, its changes logged by then, its
+        # nodes and its usage samples; only the rows changed since are made again.
+        self._made_of: tuple[int, int, int, tuple[int, float | None]] | None = None
+        self.row_names: tuple[str, ...] = ()
+        """The node of each row of the last observation."""
 
     @property
     def uses_usage(self) -> bool:
@@ -130,23 +135,42 @@ class Observer:
                 f"the cluster has {n} nodes, more than the environment's max_nodes "
                 f"({self.max_nodes}): make the environment with a larger max_nodes"
             )
-        width = len(self.node_names)
-        nodes = self._nodes
-        raw = node_features(table, every_row(n))
-        nodes[:n, :width] = raw[:, self._node_columns] / self._node_scale
-        nodes[:n, width:] = self._one_hots.get(
-            table, "one-hot", lambda rows: self._one_hot(table, rows)
-        )
-        nodes[n:] = 0
-        self._present[:n] = 1
-        self._present[n:] = 0
+        self._refresh(table, n)
         features = pod_features(pod, forecast)[self._pod_columns] / self._pod_scale
         features[np.isnan(features)] = NO_FORECAST
         return {
-            "nodes": nodes.copy(),
+            "nodes": self._nodes.copy(),
             "present": self._present.copy(),
             "pod": features.astype(np.float32),
         }
+
+    def _refresh(self, table: NodeTable, n: int) -> None:
+        """Bring the node rows up to date with `table`: every row after a new epoch, a change
+        in the nodes or a usage sample (which changes every row's usage), else the rows the
+        table logged as changed (a pod placed or gone, a node updated)."""
+        usage = (table.usage_samples_taken, table.usage_time)
+        made_of = self._made_of
+        logged = len(table.changed_rows)
+        rows: Rows
+        if made_of is None or made_of[0] != table.epoch or made_of[2] != n or made_of[3] != usage:
+            rows = slice(0, n)
+            self.row_names = tuple(table.names)
+            self._nodes[n:] = 0
+            self._present[:n] = 1
+            self._present[n:] = 0
+        elif made_of[1] == logged:
+            return
+        else:
+            changed = set(table.changed_rows[made_of[1] :])
+            rows = np.fromiter(changed, np.intp, len(changed))
+            if any(table.names[i] != self.row_names[i] for i in changed):  # a node replaced
+                self.row_names = tuple(table.names)
+        self._made_of = (table.epoch, logged, n, usage)
+        width = len(self.node_names)
+        raw = node_features(table, every_row(n)[rows])
+        self._nodes[rows, :width] = raw[:, self._node_columns] / self._node_scale
+        one_hots = self._one_hots.get(table, "one-hot", lambda some: self._one_hot(table, some))
+        self._nodes[rows, width:] = one_hots[rows]
 
     def _one_hot(self, table: NodeTable, rows: Rows) -> np.ndarray:
         index = range(len(table))[rows] if isinstance(rows, slice) else rows.tolist()

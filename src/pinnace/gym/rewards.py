@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pinnace.metrics.fragmentation import fragmentation, free_capacity
+from pinnace.metrics.fragmentation import free_capacity
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN, NodeTable
 from pinnace.scheduler.podinfo import PodInfo
@@ -81,40 +81,96 @@ def measure(
 ) -> Measures:
     """The measures of `table` (`pod` gives the shape for fragmentation); those not in
     `which` are left 0."""
-    allocatable = table.allocatable[:, _RESOURCES]
-    requested = table.requested[:, _RESOURCES]
-    return Measures(
-        balance=imbalance(allocatable[:, :2], requested[:, :2]) if BALANCE in which else 0.0,
-        fragmentation=stranded_share(allocatable, requested, pod_shape(pod))
-        if FRAGMENTATION in which
-        else 0.0,
-        packing=float(np.count_nonzero(requested[:, 2])) if PACKING in which else 0.0,
-    )
+    return Gauge(table, pod, which).measures()
 
 
-def imbalance(allocatable: np.ndarray, requested: np.ndarray) -> float:
-    """The mean over the columns of the standard deviation across the rows of requested /
-    allocatable, over the rows with every column allocatable."""
-    present = (allocatable > 0).all(axis=1)
-    if not present.any():
-        return 0.0
-    ratios = requested[present] / allocatable[present]
-    return float(ratios.std(axis=0).mean())
+class Gauge:
+    """The measures of `table` for `pod`'s shape, from per-node figures kept so that
+    `remeasure`, after a decision, recomputes only the nodes the table logged as changed (the
+    figures of the others are the same, so the measures are those `measure` would give)."""
+
+    def __init__(
+        self, table: NodeTable, pod: PodInfo, which: Collection[str] = DECISION_COMPONENTS
+    ) -> None:
+        self.table = table
+        self.which = which
+        self.shape = pod_shape(pod)
+        self._asked = self.shape > 0
+        self._take(slice(None))
+
+    def measures(self) -> Measures:
+        which = self.which
+        return Measures(
+            balance=self._balance() if BALANCE in which else 0.0,
+            fragmentation=self._fragmentation() if FRAGMENTATION in which else 0.0,
+            packing=float(np.count_nonzero(self._requested[2])) if PACKING in which else 0.0,
+        )
+
+    def remeasure(self) -> Measures:
+        """The measures of the table now."""
+        table = self.table
+        if table.epoch != self._epoch or len(table) != self._allocatable.shape[1]:
+            self._take(slice(None))
+        else:
+            changed = set(table.changed_rows[self._logged :])
+            self._take(np.fromiter(changed, np.intp, len(changed)))
+        return self.measures()
+
+    def _take(self, rows: slice | np.ndarray) -> None:
+        """Read `rows` of the table (every row: a slice) and compute their figures. Nodes
+        are columns here, so that each measure reduces contiguous rows."""
+        table = self.table
+        self._epoch, self._logged = table.epoch, len(table.changed_rows)
+        allocatable = table.allocatable[rows][:, _RESOURCES].T
+        requested = table.requested[rows][:, _RESOURCES].T
+        if isinstance(rows, slice):
+            self._allocatable = np.ascontiguousarray(allocatable)
+            self._requested = np.ascontiguousarray(requested)
+            self._ratios = np.zeros((2, len(table)))
+            self._free = np.zeros((3, len(table)), np.int64)
+            self._stranded = np.zeros((3, len(table)), np.int64)
+        else:
+            self._allocatable[:, rows] = allocatable
+            self._requested[:, rows] = requested
+        if BALANCE in self.which:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self._ratios[:, rows] = requested[:2] / allocatable[:2]
+        if FRAGMENTATION in self.which:
+            free = free_capacity(allocatable, requested)
+            shape = self.shape[:, None]
+            room = np.where(
+                self._asked[:, None], free // np.maximum(shape, 1), np.iinfo(np.int64).max
+            )
+            self._free[:, rows] = free
+            self._stranded[:, rows] = free - room.min(axis=0) * shape
+
+    def _balance(self) -> float:
+        """The mean over cpu and memory of the standard deviation across the nodes (with
+        both allocatable) of requested / allocatable."""
+        present = (self._allocatable[:2] > 0).all(axis=0)
+        if not present.any():
+            return 0.0
+        ratios = self._ratios if present.all() else self._ratios[:, present]
+        return float(ratios.std(axis=1).mean())
+
+    def _fragmentation(self) -> float:
+        """The share of free capacity no pod of the shape can use, the mean over cpu and
+        memory where the shape asks for them (0 where nothing is free):
+        `pinnace.metrics.fragmentation`'s share, from the per-node stranded and free capacity
+        summed."""
+        asked = self._asked[:2]
+        if not self._free.shape[1] or not asked.any():
+            return 0.0
+        free = self._free[:2].sum(axis=1)
+        stranded = self._stranded[:2].sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(free > 0, stranded / free, 0.0)
+        return float(share[asked].mean())
 
 
 def pod_shape(pod: PodInfo) -> np.ndarray:
     """cpu, memory and pods the pod asks for, in the columns `measure` uses."""
     return np.array([pod.requests.get(CPU, 0), pod.requests.get(MEMORY, 0), 1], np.int64)
-
-
-def stranded_share(allocatable: np.ndarray, requested: np.ndarray, shape: np.ndarray) -> float:
-    """The share of free capacity no pod of `shape` can use (columns cpu, memory, pods), the
-    mean over cpu and memory where the shape asks for them (0 where nothing is free)."""
-    asked = shape[:2] > 0
-    if not len(allocatable) or not asked.any():
-        return 0.0
-    share = fragmentation(free_capacity(allocatable, requested), shape[None, :]).share[0]
-    return float(np.nan_to_num(share[:2][asked], nan=0.0).mean())
 
 
 def decision_rewards(

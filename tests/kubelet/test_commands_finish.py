@@ -119,6 +119,21 @@ def test_an_indexed_job_of_an_unknown_program_completes(cluster: SimulatedCluste
     assert said == {'Pinnace does not model "python3 work.py": it runs 10s, then exits 0'}
 
 
+def test_an_unknown_program_with_its_run_time_annotated_is_not_said_to_be_guessed(
+    cluster: SimulatedCluster,
+) -> None:
+    worker = {"name": "worker", "image": "example.com/worker:1", "command": ["python3", "work.py"]}
+    body = job("timed", {"containers": [worker]}, completions=1)
+    body["spec"]["template"]["metadata"] = {"annotations": {"sim.pinnace.dev/run-seconds": "30"}}
+    cluster.run(cluster.client.create(JOBS, "default", body))
+    cluster.wait(20)
+    assert not complete(cluster, "timed")  # the annotation's 30 s, not the unknown program's 10
+    cluster.wait(20)
+    assert complete(cluster, "timed")
+    events = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+    assert [e for e in events if e["reason"] == "CommandNotModelled"] == []
+
+
 def test_a_deployment_of_an_unknown_server_keeps_running(cluster: SimulatedCluster) -> None:
     labels = {"app": "api"}
     server = {"name": "api", "image": "example.com/api:2", "command": ["/usr/bin/api-server"]}

@@ -52,7 +52,7 @@ with restartPolicy Never or OnFailure, such as a Job's, and every init container
 sidecar) runs its node's `unknownCommands.runSeconds` (UNKNOWN_COMMAND_SECONDS unless the
 cluster file says) and exits with its `exitCode` (0), while one that restarts Always (a
 Deployment's server) serves until stopped. The node agent says which in an event
-(CommandNotModelled) when the container starts.
+(CommandNotModelled) when the container starts, unless `run-seconds` says how long it runs.
 
 A value that does not parse keeps the container from being created: it waits with the reason
 CreateContainerConfigError and a message naming the annotation.
@@ -179,6 +179,8 @@ def container_behaviour(
         command = script.run
         if script.unknown:
             not_modelled = _not_modelled("; ".join(script.unknown), outcome)
+    if run is not None:
+        not_modelled = ""  # its annotation says how long it runs: nothing is guessed
 
     def usage(key: str, resource: str, given: float | Curve) -> Curve:
         found = value(key)

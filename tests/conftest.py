@@ -6,7 +6,13 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 from tests.apiserver.conftest import Harness
+
+# Speed is the benchmarks' to judge, never a test's: no example fails for taking long (on two
+# busy cores a property's example may take over hypothesis's default 200 ms).
+settings.register_profile("pinnace", deadline=None)
+settings.load_profile("pinnace")
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 import uvicorn
-from uvicorn.server import ServerState
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
+from uvicorn.server import ServerState
 
 from pinnace.apiserver.http import connections
 

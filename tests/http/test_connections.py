@@ -123,6 +123,36 @@ def test_a_client_that_does_not_finish_its_headers_is_disconnected() -> None:
     assert asyncio.run(scenario()) == b""
 
 
+def test_a_kept_alive_client_that_does_not_finish_its_next_headers_is_disconnected() -> None:
+    async def scenario() -> tuple[bytes, bytes]:
+        async def app(scope: dict[str, Any], receive: object, send: Any) -> None:
+            headers = [(b"content-length", b"2")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": b"ok"})
+
+        protocol = connections.protocol(max_connections=10, read_header_timeout=0.05)
+        config = uvicorn.Config(app, lifespan="off", http=protocol, log_level="warning")
+        server = uvicorn.Server(config)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            await asyncio.sleep(0.01)
+        reader, writer = await asyncio.open_connection(*sock.getsockname())
+        writer.write(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = await asyncio.wait_for(reader.readuntil(b"ok"), 20)
+        writer.write(b"GET /readyz HTTP/1.1\r\nHo")
+        rest = await asyncio.wait_for(reader.read(), 20)  # b"": the server hung up
+        writer.close()
+        server.should_exit = True
+        await serving
+        return first, rest
+
+    first, rest = asyncio.run(scenario())
+    assert first.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert rest == b""
+
+
 def test_accept_failures_are_one_line_each_retry(caplog: pytest.LogCaptureFixture) -> None:
     async def scenario() -> None:
         loop = asyncio.get_running_loop()

@@ -172,8 +172,14 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self._reading_headers:
             self._header_bytes += len(data)
         super().data_received(data)
-        if self._reading_headers and self._header_bytes > MAX_HEADER_BYTES + HEADER_READ_SLACK:
+        if not self._reading_headers or self._answered_early:
+            return
+        if self._header_bytes > MAX_HEADER_BYTES + HEADER_READ_SLACK:
             self._answer_and_close(_TOO_LARGE)
+        elif self._header_deadline is None:
+            # A request whose headers came whole never needs its deadline: it is only set
+            # once they are seen to take more than one read.
+            self._start_header_deadline()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -181,7 +187,6 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.scope["extensions"] = {"tls": {"client_cert": self._client_cert}}
         if not self._reading_headers:  # the next request on a kept-alive connection
             self._reading_headers, self._header_bytes = True, 0
-            self._start_header_deadline()
 
     def on_headers_complete(self) -> None:
         self._reading_headers = False

@@ -274,18 +274,20 @@ class _HeadWithBody:
     known length is held back and sent with the body's first bytes. Anything else (a watch's
     head, which its client waits for, a HEAD's, a 100 Continue) is written at once."""
 
-    __slots__ = ("_cycle", "_head", "_held", "_transport")
+    __slots__ = ("_cycle", "_head", "_started", "_transport")
 
     def __init__(self, transport: asyncio.Transport, cycle: RequestResponseCycle) -> None:
         self._transport, self._cycle = transport, cycle
         self._head: bytes | None = None
-        self._held = False
+        self._started = False
+        """Whether the response's head has been written (or held)."""
 
     def write(self, data: bytes) -> None:
-        cycle = self._cycle
-        if not self._held and cycle.response_started and _known_length_body(cycle):
-            self._head, self._held = data, True
-            return
+        if not self._started and self._cycle.response_started:
+            self._started = True
+            if _known_length_body(self._cycle):
+                self._head = data
+                return
         if self._head is not None:
             data, self._head = self._head + data, None
         self._transport.write(data)

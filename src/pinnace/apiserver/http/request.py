@@ -47,7 +47,8 @@ class Request:
         for raw_name, raw_value in scope.get("headers", ()):
             name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        raw_query = scope.get("query_string", b"")
+        query = parse_qs(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else {}
         upgrade = scope.get("extensions", {}).get("pinnace.upgrade")
         return cls(scope["method"].upper(), scope["path"], query, headers, receive, upgrade=upgrade)
 

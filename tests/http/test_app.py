@@ -15,7 +15,7 @@ from pinnace.api import catalog
 from pinnace.api.options import LogOptions
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.http.app import APIApp
-from pinnace.apiserver.http.responses import warning_headers
+from pinnace.apiserver.http.responses import go_json, warning_headers
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Clock, Randomness
 from pinnace.store import MemoryStore, SQLiteStore
@@ -150,6 +150,15 @@ def test_json_bodies_are_the_bytes_kube_apiserver_writes() -> None:
     assert namespace[1].endswith(b"}\n") and json.loads(namespace[1])["kind"] == "Namespace"
     # /version is WriteRawJSON's: indented, no final newline.
     assert version[1].startswith(b'{\n  "major": "1",\n') and version[1].endswith(b"\n}")
+
+
+def test_go_json_escapes_as_go_s_encoder_and_nothing_else() -> None:
+    assert go_json({"a": "x<y>&z"}) == b'{"a":"x\\u003cy\\u003e\\u0026z"}'
+    # U+2028 and U+2029 are escaped; other characters whose UTF-8 starts as theirs are not.
+    assert go_json(["\u2028", "\u20ac", "\u2029\u2026"]) == (
+        b'["\\u2028","\xe2\x82\xac","\\u2029\xe2\x80\xa6"]'
+    )
+    assert go_json({"a": "\u20ac<"}) == b'{"a":"\xe2\x82\xac\\u003c"}'
 
 
 def test_warnings_are_headers_as_kube_apiserver_writes_them() -> None:

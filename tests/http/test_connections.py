@@ -10,11 +10,13 @@ import logging
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
+from uvicorn.server import ServerState
 
 from pinnace.apiserver.http import connections
 
@@ -121,6 +123,36 @@ def test_a_client_that_does_not_finish_its_headers_is_disconnected() -> None:
     assert asyncio.run(scenario()) == b""
 
 
+def test_a_kept_alive_client_that_does_not_finish_its_next_headers_is_disconnected() -> None:
+    async def scenario() -> tuple[bytes, bytes]:
+        async def app(scope: dict[str, Any], receive: object, send: Any) -> None:
+            headers = [(b"content-length", b"2")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": b"ok"})
+
+        protocol = connections.protocol(max_connections=10, read_header_timeout=0.05)
+        config = uvicorn.Config(app, lifespan="off", http=protocol, log_level="warning")
+        server = uvicorn.Server(config)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            await asyncio.sleep(0.01)
+        reader, writer = await asyncio.open_connection(*sock.getsockname())
+        writer.write(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = await asyncio.wait_for(reader.readuntil(b"ok"), 20)
+        writer.write(b"GET /readyz HTTP/1.1\r\nHo")
+        rest = await asyncio.wait_for(reader.read(), 20)  # b"": the server hung up
+        writer.close()
+        server.should_exit = True
+        await serving
+        return first, rest
+
+    first, rest = asyncio.run(scenario())
+    assert first.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert rest == b""
+
+
 def test_accept_failures_are_one_line_each_retry(caplog: pytest.LogCaptureFixture) -> None:
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
@@ -139,3 +171,83 @@ def test_accept_failures_are_one_line_each_retry(caplog: pytest.LogCaptureFixtur
         "cannot accept connections ([Errno 24] Too many open files): retrying in 1s"
     ]
     assert caplog.records[0].exc_info is None
+
+
+class _RecordingTransport(asyncio.Transport):
+    """What the server writes to one connection, write by write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return {"sockname": ("127.0.0.1", 6443), "peername": ("127.0.0.1", 50000)}.get(
+            name, default
+        )
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.writes.append(bytes(data))
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def _writes_of(request: bytes, body_sent: asyncio.Event | None = None) -> list[bytes]:
+    """The writes answering `request` on one connection; the app answers `/stream` with a
+    chunked body sent only once `body_sent` is set, everything else with a 2-byte JSON body."""
+
+    async def app(scope: dict[str, object], receive: object, send: Any) -> None:
+        if scope["path"] == "/stream":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            assert body_sent is not None
+            await body_sent.wait()
+            await send({"type": "http.response.body", "body": b"{}\n", "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"2")]
+        await send({"type": "http.response.start", "status": 201, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def scenario() -> list[bytes]:
+        config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
+        config.load()
+        protocol = connections.protocol(max_connections=10)(config, ServerState(), {})
+        transport = _RecordingTransport()
+        protocol.connection_made(transport)
+        protocol.data_received(request)
+        while protocol.tasks:
+            await asyncio.sleep(0)
+            if body_sent is not None and not body_sent.is_set() and transport.writes:
+                writes_before_body = list(transport.writes)
+                body_sent.set()
+                assert len(writes_before_body) == 1  # the head, at once
+        protocol.connection_lost(None)
+        return transport.writes
+
+    return asyncio.run(scenario())
+
+
+def test_an_answer_of_known_length_is_one_write_of_head_and_body() -> None:
+    writes = _writes_of(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+    assert len(writes) == 1
+    assert writes[0].startswith(b"HTTP/1.1 201 Created\r\n")
+    assert writes[0].endswith(b"content-length: 2\r\n\r\n{}")
+
+
+def test_a_head_request_and_a_stream_get_their_head_at_once() -> None:
+    head = _writes_of(b"HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert len(head) == 1
+    assert head[0].startswith(b"HTTP/1.1 201 Created\r\n") and head[0].endswith(b"\r\n\r\n")
+    streamed = _writes_of(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", asyncio.Event())
+    assert streamed[0].startswith(b"HTTP/1.1 200 OK\r\n")
+    assert b"".join(streamed[1:]) == b"3\r\n{}\n\r\n0\r\n\r\n"

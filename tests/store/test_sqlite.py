@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from pinnace.store import (
     WatchEvent,
     mvcc,
 )
+from pinnace.store.codec import Codec
 from pinnace.store.sqlitelog import SQLiteLog
 
 
@@ -240,6 +242,42 @@ def test_concurrent_writes_are_group_committed_without_locking_errors(tmp_path: 
         await store.close()
 
     run(main())
+
+
+class _ThreadNoting(Codec):
+    """A codec that notes which threads pack."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[int] = set()
+
+    def pack_json(self, data: bytes, kind: str | None = None) -> bytes:
+        self.threads.add(threading.get_ident())
+        return super().pack_json(data, kind)
+
+
+def test_objects_are_packed_off_the_event_loop_and_read_back_as_written(tmp_path: Path) -> None:
+    codec = _ThreadNoting()
+
+    async def main() -> None:
+        store = SQLiteStore(tmp_path / "db", recent_versions=4, codec=codec)
+        written = [
+            await store.create(f"pods/ns/{i}", {"kind": "Pod", "metadata": {"name": f"<{i}>"}})
+            for i in range(20)
+        ]
+        deleted = await store.delete("pods/ns/0")
+        for obj in written:  # all but the last four changes are kept packed now
+            revision = int(obj["metadata"]["resourceVersion"])
+            name = obj["metadata"]["name"]
+            assert await store.get(f"pods/ns/{name[1:-1]}", revision=revision) == obj
+        history = store.watch("pods/", store.compacted_revision)
+        events = [await anext(history) for _ in range(21)]
+        assert [e.object for e in events] == [*written, deleted]
+        history.close()
+        await store.close()
+
+    run(main())
+    assert threading.get_ident() not in codec.threads
 
 
 def test_an_error_that_depends_on_a_pending_write_waits_until_it_is_durable(

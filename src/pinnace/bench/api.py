@@ -11,6 +11,8 @@ beforehand): about a tenth of the server's CPU.
 
 - Creates: `clients` keep-alive connections POST pods (two containers with requests and
   limits) as fast as the server answers; a create's latency runs from sending it to its 201.
+  The server's CPU time per create (its process, every thread, user and system) is what the
+  machine's other work does not change, where creates/s does.
 - List: the median time of a few full LISTs of the namespace's pods, from sending the
   request to the last byte of the answer; then of a few LISTs with a label selector that picks
   one of the ten ReplicaSets the pods belong to (a tenth of them), as the ReplicaSet
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import shutil
 import signal
@@ -73,6 +76,7 @@ def figures(pods: int, watchers: int) -> tuple[Figure, ...]:
         Figure("creates_per_second", "pod creates/s"),
         Figure("create_p50_ms", "create latency p50 (ms)"),
         Figure("create_p99_ms", "create latency p99 (ms)"),
+        Figure("create_server_cpu_ms", "server CPU per create (ms)"),
         Figure("list_10k_seconds", f"list of {pods} pods (s)"),
         Figure("list_bytes", "list response size (bytes)"),
         Figure("list_10k_selector_seconds", f"list by label selector, 1 in 10 of {pods} pods (s)"),
@@ -132,15 +136,21 @@ async def _run(
     watch_writes: int,
     watch_rate: float,
 ) -> Figures:
-    async with _server(directory, backend) as url:
+    async with _server(directory, backend) as (url, pid):
         try:
-            return await _measure(url, pods, clients, watchers, watch_writes, watch_rate)
+            return await _measure(url, pid, pods, clients, watchers, watch_writes, watch_rate)
         except HTTPError as e:
             raise BenchError(str(e)) from None
 
 
 async def _measure(
-    url: str, pods: int, clients: int, watchers: int, watch_writes: int, watch_rate: float
+    url: str,
+    pid: int,
+    pods: int,
+    clients: int,
+    watchers: int,
+    watch_writes: int,
+    watch_rate: float,
 ) -> Figures:
     """Each phase on connections of its own: the server closes connections left idle."""
     async with _connections(url, 1) as (connection,):
@@ -155,7 +165,9 @@ async def _measure(
         latencies.append(time.perf_counter() - start)
 
     async with _phase("the creates"), _connections(url, clients) as connections:
+        cpu_before = _cpu_seconds(pid)
         create_seconds = await _as_fast_as_possible(connections, pods, create)
+        create_cpu = _cpu_seconds(pid) - cpu_before
 
     async with _phase("the lists"), _connections(url, 1) as (connection,):
         list_seconds, listed = await _list(connection, PODS_PATH, pods)
@@ -172,6 +184,7 @@ async def _measure(
         "creates_per_second": per_second(pods, create_seconds),
         "create_p50_ms": percentile(latencies, 50) * 1000,
         "create_p99_ms": percentile(latencies, 99) * 1000,
+        "create_server_cpu_ms": create_cpu / pods * 1000,
         "list_10k_seconds": statistics.median(list_seconds),
         "list_bytes": len(listed),
         "list_10k_selector_seconds": statistics.median(selector_seconds),
@@ -296,21 +309,28 @@ async def _phase(name: str) -> AsyncIterator[None]:
         raise BenchError(f"{name} took longer than {PHASE_TIMEOUT:g} s") from None
 
 
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time process `pid` has used so far, user and system, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime = int(fields[11]), int(fields[12])
+    return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.asynccontextmanager
-async def _server(directory: Path, backend: str) -> AsyncIterator[str]:
-    """`pinnace up` in its own process; its URL while it runs."""
+async def _server(directory: Path, backend: str) -> AsyncIterator[tuple[str, int]]:
+    """`pinnace up` in its own process; its URL and process id while it runs."""
     async with contextlib.AsyncExitStack() as stack:
         storage = (
             ["--in-memory"] if backend == "memory" else ["--data-dir", str(directory / "data")]
         )
         if backend == "etcd":
             storage += ["--etcd-servers", await stack.enter_async_context(_etcd(directory))]
-        async with _pinnace_up(directory, storage) as url:
-            yield url
+        async with _pinnace_up(directory, storage) as served:
+            yield served
 
 
 @contextlib.asynccontextmanager
-async def _pinnace_up(directory: Path, storage: list[str]) -> AsyncIterator[str]:
+async def _pinnace_up(directory: Path, storage: list[str]) -> AsyncIterator[tuple[str, int]]:
     kubeconfig = directory / "kubeconfig"
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -330,7 +350,7 @@ async def _pinnace_up(directory: Path, storage: list[str]) -> AsyncIterator[str]
     try:
         await _until_ready(process)
         config = yaml.safe_load(kubeconfig.read_text())
-        yield config["clusters"][0]["cluster"]["server"]
+        yield config["clusters"][0]["cluster"]["server"], process.pid
     finally:
         await _stop(process)
 

@@ -94,9 +94,10 @@ class MvccStore(Store):
     async def _write(self, key: str, build: Build) -> Object:
         """Build the change against the key's latest state, commit it, return its object."""
 
-    def _commit(self, event: WatchEvent) -> bool:
-        """Make a durable change visible to readers and watchers; True if watchers lag."""
-        self._state.apply(event)
+    def _commit(self, event: WatchEvent, packed: bytes | None = None) -> bool:
+        """Make a durable change visible to readers and watchers; True if watchers lag.
+        `packed`: the object as the codec packs it, if that was done ahead."""
+        self._state.apply(event, packed)
         for observer in self._observers:
             observer(event)
         if self._reaching:

@@ -125,10 +125,13 @@ class Version:
             return _json(data, codec)
         return orjson.dumps(data)
 
-    def pack(self, codec: Codec) -> Packed:
+    def pack(self, codec: Codec, packed: bytes | None = None) -> Packed:
+        """The change's packed form, from now on; `packed`: its object as `codec` packs it,
+        if that is at hand."""
         data = self._data
         if not isinstance(data, bytes):
-            data = self._data = _packed(self.type, self.revision, codec.pack(data))
+            obj = packed if packed is not None else codec.pack(data)
+            data = self._data = _packed(self.type, self.revision, obj)
         return data
 
 
@@ -207,8 +210,9 @@ class MvccState:
         # The key of every change with a revision in (compacted_revision, revision], in order;
         # None for a revision that changed nothing here (see `skip`).
         self._log: list[str | None] = []
-        # The last `recent_versions` of _log, unpacked; compaction takes the versions it passes.
-        self._recent: deque[Version] = deque()
+        # The last `recent_versions` of _log, unpacked, each with its object packed if that was
+        # done ahead (off the event loop); compaction takes the versions it passes.
+        self._recent: deque[tuple[Version, bytes | None]] = deque()
         self._recent_versions = recent_versions
         self._versions = 0
         # The object `get` read last, by key and revision: a write reads its key again at
@@ -357,12 +361,14 @@ class MvccState:
             )
         return live
 
-    def apply(self, event: WatchEvent) -> None:
-        """Commit the next change; its revision must be `revision + 1`."""
+    def apply(self, event: WatchEvent, packed: bytes | None = None) -> None:
+        """Commit the next change; its revision must be `revision + 1`. `packed`: its object
+        as the codec packs it, when that was done elsewhere (the SQLite store's writer thread
+        does it), for when the change leaves the recent ones."""
         version = Version(event.type, event.key, event.object, event.revision)
         self._record(version)
         self._log.append(version.key)
-        self._keep_recent(version)
+        self._keep_recent(version, packed)
         self.revision = event.revision
 
     def skip(self, revision: int) -> None:
@@ -439,26 +445,26 @@ class MvccState:
         history.append(version.stored)
         self._versions += 1
 
-    def _keep_recent(self, version: Version) -> None:
+    def _keep_recent(self, version: Version, packed: bytes | None) -> None:
         recent = self._recent
-        recent.append(version)
+        recent.append((version, packed))
         if len(recent) > self._recent_versions:
-            self._pack(recent.popleft())
+            self._pack(*recent.popleft())
 
-    def _pack(self, version: Version) -> None:
+    def _pack(self, version: Version, packed: bytes | None) -> None:
         """Keep only the packed form of a version leaving the recent ones, if it is still in
         its key's history: in the segments, unless compaction has passed it."""
         history = self._history.get(version.key)
         if history is version:
-            self._history[version.key] = self._packed(version)
+            self._history[version.key] = self._packed(version, packed)
         elif isinstance(history, list):
             for i, change in enumerate(history):
                 if change is version:
-                    history[i] = self._packed(version)
+                    history[i] = self._packed(version, packed)
                     break
 
-    def _packed(self, version: Version) -> Change:
-        packed = version.pack(self._codec)
+    def _packed(self, version: Version, packed_object: bytes | None) -> Change:
+        packed = version.pack(self._codec, packed_object)
         if version.revision > self.compacted_revision:
             ref = self._segments.add(packed, version.revision)
             if ref is not None:
@@ -504,9 +510,9 @@ class MvccState:
                     self._unsettled.append(key)
         self._versions -= len(dropped)
         recent = self._recent
-        while recent and recent[0].revision <= revision:
-            version = recent.popleft()
-            self._pack(version)
+        while recent and recent[0][0].revision <= revision:
+            version, packed = recent.popleft()
+            self._pack(version, packed)
             if isinstance(self._history.get(version.key), bytes):
                 self._unsettled.append(version.key)
         return dropped

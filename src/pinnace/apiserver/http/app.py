@@ -269,7 +269,7 @@ class APIApp:
         custom_target = custom_metric_paths.route(path)
         if custom_target is not None:
             return await custom_metric_paths.handle(self.server, request, custom_target)
-        target = route(path)
+        target = request.route()
         if isinstance(target, Discovery):
             _only_get(request)
             address = self.server_address or request.header("host")

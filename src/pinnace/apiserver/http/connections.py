@@ -16,6 +16,8 @@ cap on open connections so the process never runs out of file descriptors.
   101 through it and then owns the connection's bytes both ways (`Upgraded`). A WebSocket's
   scope has it too, for a proxy that relays the handshake and the frames as bytes (a session
   on a `pinnace agent`'s node, which the agent's kubelet endpoint accepts).
+- A response of known length goes out in one write, its head with its body: uvicorn writes
+  them apart, two sends (and two wake-ups of the client) for every answer.
 - asyncio reports a failed accept (EMFILE …) once per connection waiting in the backlog, each
   with a traceback, and retries a second later; `quiet_accept_failures` makes that one line.
 """
@@ -31,7 +33,7 @@ from typing import Any, cast
 from urllib.parse import unquote
 
 import uvicorn
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
 
 from pinnace.api.status import StatusError
@@ -170,8 +172,14 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self._reading_headers:
             self._header_bytes += len(data)
         super().data_received(data)
-        if self._reading_headers and self._header_bytes > MAX_HEADER_BYTES + HEADER_READ_SLACK:
+        if not self._reading_headers or self._answered_early:
+            return
+        if self._header_bytes > MAX_HEADER_BYTES + HEADER_READ_SLACK:
             self._answer_and_close(_TOO_LARGE)
+        elif self._header_deadline is None:
+            # A request whose headers came whole never needs its deadline: it is only set
+            # once they are seen to take more than one read.
+            self._start_header_deadline()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -179,7 +187,6 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.scope["extensions"] = {"tls": {"client_cert": self._client_cert}}
         if not self._reading_headers:  # the next request on a kept-alive connection
             self._reading_headers, self._header_bytes = True, 0
-            self._start_header_deadline()
 
     def on_headers_complete(self) -> None:
         self._reading_headers = False
@@ -195,6 +202,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             extensions[UPGRADE] = self._upgrade
         if len(self.url) <= _HTTPTOOLS_MAX_URL:
             super().on_headers_complete()
+            self._write_once()
             return
         # httptools cannot split a longer URL: let it handle a short one, then give the
         # request (not started yet) the real path and query.
@@ -205,6 +213,13 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self.scope["path"] = unquote(path) if "%" in path else path
         self.scope["raw_path"] = raw_path
         self.scope["query_string"] = query
+        self._write_once()
+
+    def _write_once(self) -> None:
+        """The new request's cycle writes through a `_HeadWithBody`."""
+        cycle = self.cycle
+        if cycle is not None and cycle.transport is self.transport:
+            cycle.transport = cast(asyncio.Transport, _HeadWithBody(self.transport, cycle))
 
     def on_body(self, body: bytes) -> None:
         if not self._answered_early:
@@ -252,6 +267,48 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(_LINGER_SECONDS, self.transport.close)
+
+
+class _HeadWithBody:
+    """The transport as one request's cycle sees it: the head of a response with a body of
+    known length is held back and sent with the body's first bytes. Anything else (a watch's
+    head, which its client waits for, a HEAD's, a 100 Continue) is written at once."""
+
+    __slots__ = ("_cycle", "_head", "_started", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, cycle: RequestResponseCycle) -> None:
+        self._transport, self._cycle = transport, cycle
+        self._head: bytes | None = None
+        self._started = False
+        """Whether the response's head has been written (or held)."""
+
+    def write(self, data: bytes) -> None:
+        if not self._started and self._cycle.response_started:
+            self._started = True
+            if _known_length_body(self._cycle):
+                self._head = data
+                return
+        if self._head is not None:
+            data, self._head = self._head + data, None
+        self._transport.write(data)
+
+    def close(self) -> None:
+        if self._head is not None:  # answered without its body: the head alone, as uvicorn
+            self._transport.write(self._head)
+            self._head = None
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def _known_length_body(cycle: RequestResponseCycle) -> bool:
+    """Whether the response just started has a Content-Length and a body to send."""
+    return (
+        cycle.chunked_encoding is False
+        and cycle.expected_content_length > 0
+        and cycle.scope["method"] != "HEAD"
+    )
 
 
 def _switch(

@@ -30,7 +30,7 @@ from prometheus_client.registry import Collector
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.params import go_bool
 from pinnace.apiserver.http.request import Request
-from pinnace.apiserver.http.routes import ResourceTarget, route
+from pinnace.apiserver.http.routes import ResourceTarget
 
 DURATION_BUCKETS = (
     0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
@@ -51,7 +51,7 @@ def request_labels(request: Request) -> RequestLabels:
     """kube-apiserver's RequestInfo of `request`, as the metrics label it."""
     dry_run = ",".join(sorted(request.query.get("dryRun", ())))
     try:
-        target = route(request.path)
+        target = request.route()
     except StatusError:
         target = None
     if not isinstance(target, ResourceTarget):

@@ -7,6 +7,7 @@ JSON as a fallback (client-go, kubectl); one that accepts nothing Pinnace can se
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
 
@@ -80,8 +81,10 @@ def _is_json(media_type: str) -> bool:
     return media_type in (JSON, "application/*", "*/*")
 
 
+@functools.lru_cache(maxsize=256)
 def negotiate_resource(accept: str) -> Negotiated:
-    """The output for a resource request (get, list, watch, writes)."""
+    """The output for a resource request (get, list, watch, writes); remembered, as clients
+    send the same few Accept headers again and again."""
     if not accept:
         return Negotiated(Output.JSON)
     for media in parse_media_types(accept):

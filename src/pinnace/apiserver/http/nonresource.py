@@ -23,6 +23,7 @@ HEALTH_CHECKS = {
     "/livez": ("ping", "log", "etcd", "poststarthook/bootstrap-controller"),
     "/readyz": ("ping", "log", "etcd", "informer-sync", "poststarthook/bootstrap-controller"),
 }
+_HEALTH_PREFIXES = tuple(HEALTH_CHECKS)
 
 
 def discovery_document(
@@ -59,6 +60,8 @@ def health(
     paths. `failing` holds the checks that fail now, with why; every other check passes (the
     store is in process). As k8s.io/apiserver's healthz: a failure is a 500 that lists every
     check, the reason withheld (a single check's own path gives it)."""
+    if not path.startswith(_HEALTH_PREFIXES):
+        return None
     failing = failing or {}
     for prefix, checks in HEALTH_CHECKS.items():
         failed = [check for check in checks if check in failing]

@@ -161,10 +161,15 @@ def _field_manager(manager: str) -> list[FieldError]:
     return []
 
 
+_NO_WRITE_OPTIONS = WriteOptions()
+
+
 def write_options(
     query: Query, options_kind: str, *, apply: bool = False, patch: bool = False
 ) -> WriteOptions:
     """CreateOptions, UpdateOptions or PatchOptions from the query, validated."""
+    if not query and not apply:
+        return _NO_WRITE_OPTIONS  # most writes: nothing to read or check
     dry_run = list(query.get("dryRun", ()))
     manager = first(query, "fieldManager") or ""
     validation = first(query, "fieldValidation") or ""

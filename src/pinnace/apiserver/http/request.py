@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs
 
 from pinnace.apiserver.http.bodies import Receive, parse_json, read_body
+from pinnace.apiserver.http.routes import Route, route
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.connections import Upgrade
@@ -38,6 +39,7 @@ class Request:
     upgrade: Upgrade | None = field(default=None, repr=False)
     """How to hand over a connection that asks to upgrade to anything but WebSocket (SPDY);
     None when the server cannot."""
+    _route: Route | None = field(default=None, repr=False)
 
     @classmethod
     def from_scope(cls, scope: dict[str, Any], receive: Receive) -> Request:
@@ -45,9 +47,17 @@ class Request:
         for raw_name, raw_value in scope.get("headers", ()):
             name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        raw_query = scope.get("query_string", b"")
+        query = parse_qs(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else {}
         upgrade = scope.get("extensions", {}).get("pinnace.upgrade")
         return cls(scope["method"].upper(), scope["path"], query, headers, receive, upgrade=upgrade)
+
+    def route(self) -> Route:
+        """The discovery document or resource the path names (a 404 StatusError otherwise),
+        worked out once: the handler and the request metrics both ask."""
+        if self._route is None:
+            self._route = route(self.path)
+        return self._route
 
     def header(self, name: str) -> str:
         return self.headers.get(name, "")

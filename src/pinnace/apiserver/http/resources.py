@@ -225,6 +225,8 @@ def _replace_field_selector(options: ListOptions, selector: str) -> ListOptions:
 def _with_manager(options: WriteOptions, request: Request) -> WriteOptions:
     """The options with the write's manager: fieldManager, else the User-Agent's product."""
     manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
+    if manager == options.field_manager:
+        return options
     return dataclasses.replace(options, field_manager=manager)
 
 

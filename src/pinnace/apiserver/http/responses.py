@@ -44,6 +44,9 @@ class Response:
 _GO_ESCAPES = tuple(
     (raw.encode(), f"\\u{ord(raw):04x}".encode()) for raw in ("<", ">", "&", "\u2028", "\u2029")
 )
+_LINE_SEPARATORS_LEAD = "\u2028".encode()[:1]
+"""The first byte of U+2028 and U+2029 in UTF-8: looking for one byte first is several times
+faster than for their three, in text that mostly holds neither."""
 
 
 def go_json(value: Any, *, indent: bool = False) -> bytes:
@@ -51,7 +54,8 @@ def go_json(value: Any, *, indent: bool = False) -> bytes:
     MarshalIndent), with `<`, `>`, `&`, U+2028 and U+2029 escaped. These characters only
     occur inside strings, so escaping them in the encoded text is exact."""
     data = orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0)
-    for raw, escaped in _GO_ESCAPES:
+    escapes = _GO_ESCAPES if _LINE_SEPARATORS_LEAD in data else _GO_ESCAPES[:3]
+    for raw, escaped in escapes:
         if raw in data:
             data = data.replace(raw, escaped)
     return data

@@ -13,8 +13,9 @@ feeder's InitFromHistoryProvider), the first time the recommender sees a pod und
 first feeds that pod's past usage from the cluster's usage history (`UsageHistoryReader`, the
 cluster's in-process Prometheus): over --history-length, one sample every --history-resolution,
 CPU the mean over the step before (upstream's `rate(container_cpu_usage_seconds_total[step])`),
-memory the last value within Prometheus' 5-minute lookback. The history keeps pods' totals, not
-their containers', so it feeds only pods of one container, for whom the two are the same.
+memory the last value within Prometheus' 5-minute lookback, each container from its own
+series (the history keeps containers' usage, as upstream's queries read
+container_cpu_usage_seconds_total and container_memory_working_set_bytes by container).
 
 Updater, every --updater-interval (1 min): for VPAs in Recreate or Auto mode with a
 recommendation, the live pods of each controller (at least --min-replicas, 2, or the VPA's
@@ -102,9 +103,10 @@ LOOKBACK = 300.0
 class UsageHistoryReader(Protocol):
     """The usage history the recommender's prometheus storage reads (`metrics.history`)."""
 
-    def pod(self, key: str) -> Mapping[str, Sequence[float | None]] | None:
-        """For "namespace/name": "time", "cpu" (cores) and "memory" (bytes), oldest first,
-        None where the pod had no sample; None for a pod the history does not hold."""
+    def container(self, pod: str, name: str) -> Mapping[str, Sequence[float | None]] | None:
+        """For the container `name` of the pod "namespace/name": "time", "cpu" (cores) and
+        "memory" (bytes), oldest first, None where it had no sample; None for a container the
+        history does not hold."""
 
 
 @dataclass(frozen=True)
@@ -268,18 +270,18 @@ class VerticalPodAutoscaling:
             state = self._containers.get((uid, name))
             if state is None or state.aggregate is not aggregate:
                 state = self._containers[(uid, name)] = ContainerState(aggregate)
-                self._read_history(pod, state)
+                self._read_history(pod, name, state)
             used = container.get("usage") or {}
             state.add_cpu_sample(parse_quantity(used.get("cpu")).milli_value() / 1000.0, time)
             state.add_memory_sample(float(parse_quantity(used.get("memory")).value()), time)
 
-    def _read_history(self, pod: Object, state: ContainerState) -> None:
-        """GetClusterHistory's samples of the pod, for a pod of one container (the history
-        has pods' totals): those since the pod started, as the query range steps them."""
-        if self._history is None or len(pod["spec"].get("containers") or ()) != 1:
+    def _read_history(self, pod: Object, container: str, state: ContainerState) -> None:
+        """GetClusterHistory's samples of the pod's container: those since the pod started,
+        as the query range steps them."""
+        if self._history is None:
             return
         meta = pod["metadata"]
-        read = self._history.pod(f"{meta['namespace']}/{meta['name']}")
+        read = self._history.container(f"{meta['namespace']}/{meta['name']}", container)
         if read is None:
             return
         started = (pod.get("status") or {}).get("startTime")

@@ -17,6 +17,7 @@ const tableRows = new WeakMap(); // table -> {header, rows: Map(key -> {json, el
 const workloadSections = new Map(); // kind -> its heading and table, in a div
 let podTimer = null;
 let liveEvents = [];
+let eventsFrame = null;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -242,7 +243,8 @@ function onChange(message) {
   if (message.event) {
     liveEvents = liveEvents.filter((e) => e.uid !== message.event.uid);
     liveEvents = [...liveEvents, message.event].slice(-EVENTS_KEPT);
-    renderEvents();
+    // Events come by the hundred a second while pods start: draw them once a frame.
+    if (eventsFrame === null) eventsFrame = requestAnimationFrame(() => { eventsFrame = null; renderEvents(); });
   }
   if (message.kind === "nodes") changedNodes.add(message.name);
   if (message.kind === "pods" && message.node) changedNodes.add(message.node);

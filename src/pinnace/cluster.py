@@ -386,14 +386,19 @@ class ControlPlane:
             history=(
                 None
                 if self.history is None
-                else lambda namespace, name: self.pod_history(f"{namespace}/{name}")
+                else lambda namespace, name, container: self.pod_history(
+                    f"{namespace}/{name}", container
+                )
             ),
         )
 
-    async def pod_history(self, key: str) -> dict[str, list[float | None]] | None:
-        """The usage history's series of the pod "namespace/name" (None: not held)."""
+    async def pod_history(
+        self, key: str, container: str = ""
+    ) -> dict[str, list[float | None]] | None:
+        """The usage history's series of the pod "namespace/name", or of its `container`
+        (None: not held)."""
         assert self.history is not None
-        return self.history.pod(key)
+        return self.history.container(key, container) if container else self.history.pod(key)
 
     async def metrics_ready(self, path: str) -> None:
         """Start what a scrape of `path` reads, if it has not been (kube-state-metrics' caches

@@ -21,6 +21,7 @@ from tests.controllers.test_vpa import DEPLOYMENTS, NEVER, VPAS
 from tests.http.test_app import call
 from tests.support import SimulatedCluster
 
+from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import APIApp
@@ -211,7 +212,11 @@ def test_the_vpa_recommender_reads_the_usage_history_over_http(
             404,
             'the usage history holds no pod "gone" in namespace "default"',
         )
-        assert cluster.run(pod_history(http)("default/gone")) is None  # type: ignore[arg-type]
+        assert cluster.run(pod_history(http)("default/gone", "app")) is None  # type: ignore[arg-type]
+        [web] = cluster.run(cluster.client.list(catalog.kind("", "pods"), "default"))["items"]
+        key = f"default/{web['metadata']['name']}"
+        assert cluster.run(pod_history(http)(key, "nope")) is None  # type: ignore[arg-type]
+        assert read[0].endswith("/containers/app")  # each container read from its own series
         assert "cannot get cluster history" not in caplog.text
     finally:
         cluster.run(stop())

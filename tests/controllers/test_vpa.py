@@ -316,9 +316,10 @@ def test_a_pod_within_the_range_goes_once_it_has_lived_twelve_hours() -> None:
         cluster.close()
 
 
-def _first_recommendation_after_an_hour(storage: str) -> Object:
-    """A one-container Deployment busy from its 10th to its 30th minute, then a VPA created
-    at its 60th: its recommendation one recommender interval later."""
+def _first_recommendation_after_an_hour(storage: str, sidecar: bool = False) -> dict[str, Object]:
+    """A Deployment whose container `app` is busy from its 10th to its 30th minute (and, with
+    `sidecar`, a second container using a steady 20m CPU and 50Mi), then a VPA created at its
+    60th: its recommendation one recommender interval later, by container."""
     options = VPAOptions(updater_interval=NEVER, storage=storage, history_resolution=60.0)
     cluster = Cluster(options)
     try:
@@ -326,9 +327,13 @@ def _first_recommendation_after_an_hour(storage: str) -> Object:
             "sim.pinnace.dev/cpu.app": "spike 100m 900m at 10m for 20m",
             "sim.pinnace.dev/memory.app": "spike 100Mi 600Mi at 10m for 20m",
         }
+        containers = [{"name": "app", "image": "nginx"}]
+        if sidecar:
+            annotations |= {"sim.pinnace.dev/cpu.log": "20m", "sim.pinnace.dev/memory.log": "50Mi"}
+            containers.append({"name": "log", "image": "nginx"})
         template = {
             "metadata": {"labels": {"app": "web"}, "annotations": annotations},
-            "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+            "spec": {"containers": containers},
         }
         spec = {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": template}
         body = {"metadata": {"name": "web"}, "spec": spec}
@@ -336,21 +341,36 @@ def _first_recommendation_after_an_hour(storage: str) -> Object:
         cluster.wait(3600)
         cluster.autoscale(updatePolicy={"updateMode": "Off"})
         cluster.wait(60)
-        [entry] = cluster.vpa()["status"]["recommendation"]["containerRecommendations"]
-        return entry
+        entries = cluster.vpa()["status"]["recommendation"]["containerRecommendations"]
+        return {e["containerName"]: e for e in entries}
     finally:
         cluster.close()
+
+
+def _target(entry: Object) -> tuple[int, int]:
+    """The target's CPU (millicores) and memory (bytes)."""
+    target = entry["target"]
+    return parse_quantity(target["cpu"]).milli_value(), parse_quantity(target["memory"]).value()
 
 
 def test_the_prometheus_storage_recommends_at_once_from_the_usage_history() -> None:
     """--storage=prometheus: the first recommendation of a VPA created after its workload ran
     an hour reflects that hour's usage, read from the cluster's history; the checkpoint
     storage's has only the one sample the recommender took."""
-    checkpoint = _first_recommendation_after_an_hour("checkpoint")
-    prometheus = _first_recommendation_after_an_hour("prometheus")
-    cpu = {name: parse_quantity(e["target"]["cpu"]).milli_value() for name, e in
-           (("checkpoint", checkpoint), ("prometheus", prometheus))}  # fmt: skip
-    memory = {name: parse_quantity(e["target"]["memory"]).value() for name, e in
-              (("checkpoint", checkpoint), ("prometheus", prometheus))}  # fmt: skip
+    (checkpoint,) = _first_recommendation_after_an_hour("checkpoint").values()
+    (prometheus,) = _first_recommendation_after_an_hour("prometheus").values()
+    cpu = {"checkpoint": _target(checkpoint)[0], "prometheus": _target(prometheus)[0]}
+    memory = {"checkpoint": _target(checkpoint)[1], "prometheus": _target(prometheus)[1]}
     assert cpu["checkpoint"] < 200 and cpu["prometheus"] > 900, cpu
     assert memory["checkpoint"] < 300 * 2**20 < 600 * 2**20 < memory["prometheus"], memory
+
+
+def test_the_prometheus_storage_reads_each_containers_own_history() -> None:
+    """A pod of two containers using very different CPU: each container's first
+    recommendation comes from its own past hour, as upstream's per-container queries give."""
+    found = _first_recommendation_after_an_hour("prometheus", sidecar=True)
+    assert set(found) == {"app", "log"}
+    (app_cpu, app_memory), (log_cpu, log_memory) = _target(found["app"]), _target(found["log"])
+    assert app_cpu > 900 and app_memory > 600 * 2**20, found["app"]  # its busy 20 minutes
+    assert log_cpu < 100, found["log"]  # steady and small: 20m, and its memory the least a
+    assert log_memory <= 125 * 2**20, found["log"]  # pod gets (250Mi) shared by two containers

@@ -1,7 +1,7 @@
 """The dashboard in Chromium against `pinnace up --nodes 2`: the nodes it shows are
 kubectl's, a Deployment created with kubectl appears without a reload, and the charts over
 time, a pod's usage and a workload's replicas come from the usage history; a new pod redraws
-only its node's card."""
+only its node's card, and a change to a pending pod, workload or Event only its row."""
 
 from __future__ import annotations
 
@@ -73,5 +73,79 @@ def test_the_dashboard_shows_the_nodes_and_new_pods_appear_live(
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#workload-replicas .main-svg"))
     assert "default/web" in browser.find_element(By.ID, "workload-title").text
 
+    severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not severe, severe
+
+
+def row_keys(driver: webdriver.Chrome, table: str) -> list[str]:
+    rows = f"document.querySelectorAll('{table} tr[data-key]')"
+    script = f"return [...{rows}].map(r => r.dataset.key)"
+    result: list[str] = driver.execute_script(script)
+    return result
+
+
+def mark_rows(driver: webdriver.Chrome, table: str) -> None:
+    driver.execute_script(
+        f"document.querySelectorAll('{table} tr[data-key]').forEach(r => r.marked = true)"
+    )
+
+
+def marked(driver: webdriver.Chrome, table: str) -> list[str]:
+    """The keys of the rows whose elements are still those `mark_rows` marked."""
+    script = (
+        f"return [...document.querySelectorAll('{table} tr[data-key]')]"
+        ".filter(r => r.marked).map(r => r.dataset.key)"
+    )
+    result: list[str] = driver.execute_script(script)
+    return result
+
+
+def row_text(driver: webdriver.Chrome, table: str, key: str) -> str:
+    found = driver.find_elements(By.CSS_SELECTOR, f'{table} tr[data-key="{key}"]')
+    return found[0].text if found else ""
+
+
+def test_a_change_replaces_only_its_rows_in_the_tables(
+    cluster: Cluster, browser: webdriver.Chrome
+) -> None:
+    wait = WebDriverWait(browser, RENDER_TIMEOUT)
+    browser.get(cluster.url + "/dashboard/")
+    wait.until(lambda d: d.find_element(By.ID, "status").text == "live")
+    gated = '{"spec": {"schedulingGates": [{"name": "example.com/hold"}], ' \
+        '"nodeSelector": {"example.com/none": "x"}}}'  # fmt: skip
+    for name in ("gated-a", "gated-b", "gated-c"):
+        cluster.ok("run", name, "--image=nginx", f"--overrides={gated}")
+    pending = [f"default/gated-{x}" for x in "abc"]
+    wait.until(lambda d: row_keys(d, "#pending") == pending)
+    assert "SchedulingGated" in row_text(browser, "#pending", "default/gated-b")
+    for name in ("wa", "wb"):
+        cluster.ok("create", "deployment", name, "--image=nginx", "--replicas=0")
+    wait.until(lambda d: {"default/wa", "default/wb"} <= set(row_keys(d, "#workloads table")))
+    wait.until(lambda d: row_keys(d, "#events"))
+    events = row_keys(browser, "#events")
+    for table in ("#pending", "#workloads table", "#events"):
+        mark_rows(browser, table)
+
+    # Ungated, gated-b fails its node selector: its row says so, the others stay as they were.
+    cluster.ok("patch", "pod", "gated-b", "--type=json",
+               "-p", '[{"op": "remove", "path": "/spec/schedulingGates"}]')  # fmt: skip
+    wait.until(lambda d: "FailedScheduling" in row_text(d, "#pending", "default/gated-b"))
+    assert marked(browser, "#pending") == ["default/gated-a", "default/gated-c"]
+    assert set(events) <= set(marked(browser, "#events")), "a new Event replaced the others"
+    assert len(row_keys(browser, "#events")) > len(events)
+
+    cluster.ok("run", "gated-0", "--image=nginx", f"--overrides={gated}")
+    cluster.ok("delete", "pod", "gated-a", "--wait=false")
+    wait.until(lambda d: row_keys(d, "#pending") == ["default/gated-0", *pending[1:]])
+    assert marked(browser, "#pending") == ["default/gated-c"]
+
+    cluster.ok("scale", "deployment", "wb", "--replicas=1")
+    wait.until(lambda d: row_text(d, "#workloads table", "default/wb").split()[1:2] == ["1"])
+    assert "default/wa" in marked(browser, "#workloads table")
+    assert "default/wb" not in marked(browser, "#workloads table")
+
+    cluster.ok("delete", "deployment", "wa", "wb")
+    cluster.ok("delete", "pod", "gated-0", "gated-b", "gated-c")
+    wait.until(lambda d: not row_keys(d, "#pending"))
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, severe

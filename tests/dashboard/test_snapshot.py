@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
+from tests.client.conftest import EVENTS
 from tests.metrics.test_apiserver_metrics import call
 from tests.support import SimulatedCluster
 
@@ -127,3 +129,40 @@ def test_the_http_front_end_serves_the_page_plotly_and_the_snapshot(
     assert status == 200 and orjson.loads(body)["nodes"] == []
     assert cluster.run(call(app, "GET", "/dashboard/nothing"))[0] == 404
     assert cluster.run(call(app, "POST", "/dashboard/api/snapshot"))[0] == 405
+
+
+def test_the_latest_events_follow_the_events_as_they_come_change_and_go(
+    cluster: SimulatedCluster,
+) -> None:
+    """The snapshot's latest Events, kept from the informer's notifications, are what sorting
+    every Event gives: after more than twice as many as it shows, an older one updated to the
+    latest time, and deletions of those it showed."""
+    dashboard = dashboard_of(cluster)
+
+    def event(i: int, second: int) -> dict[str, Any]:
+        return {
+            "metadata": {"name": f"e{i:03d}"},
+            "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p"},
+            "reason": f"r{i:03d}",
+            "type": "Normal",
+            "lastTimestamp": f"2999-01-01T00:{second // 60:02d}:{second % 60:02d}Z",
+        }
+
+    def reasons() -> list[str]:
+        return [e["reason"] for e in dashboard.snapshot()["events"]]
+
+    for i in range(120):
+        cluster.run(cluster.client.create(EVENTS, "default", event(i, i)))
+    cluster.wait(1)
+    assert reasons() == [f"r{i:03d}" for i in range(70, 120)]
+
+    oldest = copy.deepcopy(cluster.run(cluster.client.get(EVENTS, "default", "e000")))
+    oldest["lastTimestamp"] = event(0, 150)["lastTimestamp"]  # repeated: the latest now
+    cluster.run(cluster.client.update(EVENTS, oldest))
+    cluster.wait(1)
+    assert reasons() == [f"r{i:03d}" for i in (*range(71, 120), 0)]
+
+    for i in (0, *range(119, 99, -1)):
+        cluster.run(cluster.client.delete(EVENTS, "default", f"e{i:03d}"))
+    cluster.wait(1)
+    assert reasons() == [f"r{i:03d}" for i in range(50, 100)]

@@ -43,32 +43,55 @@ def test_a_series_seen_late_has_nothing_before_it() -> None:
 
 def test_a_pod_has_samples_only_while_it_ran_and_its_row_is_reused_a_window_later() -> None:
     history = UsageHistory(resolution=10, window=40, object_window=20)
-    history.record(0, {}, {"ns/a": (0.5, 100.0)}, {})
-    history.record(10, {}, {"ns/a": (0.25, 200.0), "ns/b": (1.0, 1.0)}, {})
+    history.record(0, {}, {"ns/a": {"c": (0.5, 100.0)}}, {})
+    history.record(10, {}, {"ns/a": {"c": (0.25, 200.0)}, "ns/b": {"c": (1.0, 1.0)}}, {})
     assert history.pod("ns/a") == {
         "time": [0.0, 10.0],
         "cpu": [0.5, 0.25],
         "memory": [100.0, 200.0],
     }
-    history.record(20, {}, {"ns/b": (1.0, 1.0)}, {})
+    history.record(20, {}, {"ns/b": {"c": (1.0, 1.0)}}, {})
     assert history.pod("ns/a") == {
         "time": [10.0, 20.0],
         "cpu": [0.25, None],
         "memory": [200.0, None],
     }
-    history.record(30, {}, {"ns/b": (1.0, 1.0)}, {})
-    history.record(40, {}, {"ns/b": (1.0, 1.0)}, {})  # a whole window since ns/a was seen
+    history.record(30, {}, {"ns/b": {"c": (1.0, 1.0)}}, {})
+    history.record(40, {}, {"ns/b": {"c": (1.0, 1.0)}}, {})  # a whole window since ns/a
     assert history.pod("ns/a") is None
-    history.record(50, {}, {"ns/c": (2.0, 2.0)}, {})
-    assert len(history.pods) == 2  # ns/b and ns/c, ns/c in ns/a's old row
+    history.record(50, {}, {"ns/c": {"c": (2.0, 2.0)}}, {})
+    assert len(history.containers) == 2  # ns/b's and ns/c's, ns/c's in ns/a's old row
     assert history.pod("ns/c") == {"time": [40.0, 50.0], "cpu": [None, 2.0], "memory": [None, 2.0]}
 
 
-def test_a_pod_costs_its_window_of_two_float32_fields() -> None:
+def test_a_pods_usage_is_kept_per_container_and_summed_when_read() -> None:
+    history = UsageHistory(resolution=10, window=40, object_window=30)
+    history.record(0, {}, {"ns/a": {"app": (0.5, 100.0), "log": (0.01, 10.0)}}, {})
+    history.record(10, {}, {"ns/a": {"app": (0.25, 200.0)}}, {})  # log not sampled
+    history.record(20, {}, {}, {})
+    assert history.container("ns/a", "app") == {
+        "time": [0.0, 10.0, 20.0],
+        "cpu": [0.5, 0.25, None],
+        "memory": [100.0, 200.0, None],
+    }
+    log = history.container("ns/a", "log")
+    assert log is not None and log["memory"] == [10.0, None, None]
+    total = history.pod("ns/a")
+    assert total is not None
+    assert total["cpu"] == [pytest.approx(0.51), 0.25, None]
+    assert total["memory"] == [110.0, 200.0, None]
+    assert history.container("ns/a", "none") is None
+    for time in (30, 40, 50, 60):  # the rows are freed at the first tick of a window
+        history.record(time, {}, {}, {})  # a whole window after ns/a was last seen
+    assert history.pod("ns/a") is None and history.container("ns/a", "app") is None
+
+
+def test_a_container_costs_its_window_of_two_float32_fields() -> None:
     history = UsageHistory()  # 10 s for an hour: 360 samples
-    history.record(0, {}, {f"ns/p{i}": (0.1, 1.0) for i in range(1000)}, {})
-    row = 360 * 2 * 4 + 8  # the samples, and when the pod was last seen
-    assert 1000 * row <= history.pods.nbytes <= 1024 * row  # rows grow by doubling
+    two = {"app": (0.1, 1.0), "sidecar": (0.01, 1.0)}
+    history.record(0, {}, {f"ns/p{i}": two for i in range(1000)}, {})
+    row = 360 * 2 * 4 + 8  # the samples, and when the container was last seen
+    assert 2000 * row <= history.containers.nbytes <= 2048 * row  # rows grow by doubling
 
 
 def test_a_window_shorter_than_the_resolution_is_refused() -> None:

@@ -77,13 +77,16 @@ def pod_metrics(client: Client) -> PodMetricsLister:
 
 
 def pod_history(client: HTTPClient) -> PodHistory:
-    """A pod's series in the API server's usage history; None for a pod it does not hold,
-    and when it cannot be read (logged, as upstream's recommender logs a Prometheus it
+    """A container's series in the API server's usage history; None for one it does not
+    hold, and when it cannot be read (logged, as upstream's recommender logs a Prometheus it
     cannot query and goes on without the history)."""
 
-    async def read(key: str) -> Mapping[str, Sequence[float | None]] | None:
+    async def read(key: str, container: str) -> Mapping[str, Sequence[float | None]] | None:
         namespace, _, name = key.partition("/")
-        path = f"{HISTORY_PATH}/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}"
+        path = (
+            f"{HISTORY_PATH}/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}"
+            f"/containers/{quote(container, safe='')}"
+        )
         try:
             return await client.get_path(path)
         except StatusError as e:

@@ -14,8 +14,9 @@ first feeds that pod's past usage from the cluster's usage history (`PodHistory`
 cluster's in-process Prometheus, read in the API server's process or over HTTP): over
 --history-length, one sample every --history-resolution, CPU the mean over the step before
 (upstream's `rate(container_cpu_usage_seconds_total[step])`), memory the last value within
-Prometheus' 5-minute lookback. The history keeps pods' totals, not their containers', so it
-feeds only pods of one container, for whom the two are the same.
+Prometheus' 5-minute lookback, each container from its own series (the history keeps
+containers' usage, as upstream's queries read container_cpu_usage_seconds_total and
+container_memory_working_set_bytes by container).
 
 Updater, every --updater-interval (1 min): for VPAs in Recreate or Auto mode with a
 recommendation, the live pods of each controller (at least --min-replicas, 2, or the VPA's
@@ -100,10 +101,11 @@ LOOKBACK = 300.0
 """How far back Prometheus looks for an instant value (its --query.lookback-delta, 5 min)."""
 
 
-PodHistory = Callable[[str], Awaitable[Mapping[str, Sequence[float | None]] | None]]
+PodHistory = Callable[[str, str], Awaitable[Mapping[str, Sequence[float | None]] | None]]
 """The usage history the recommender's prometheus storage reads (`metrics.history`, in the
-API server's process or over HTTP): for "namespace/name", "time", "cpu" (cores) and "memory"
-(bytes), oldest first, None where the pod had no sample; None for a pod it does not hold."""
+API server's process or over HTTP): for the pod "namespace/name" and the name of one of its
+containers, "time", "cpu" (cores) and "memory" (bytes), oldest first, None where it had no
+sample; None for a container it does not hold."""
 
 
 @dataclass(frozen=True)
@@ -267,18 +269,18 @@ class VerticalPodAutoscaling:
             state = self._containers.get((uid, name))
             if state is None or state.aggregate is not aggregate:
                 state = self._containers[(uid, name)] = ContainerState(aggregate)
-                await self._read_history(pod, state)
+                await self._read_history(pod, name, state)
             used = container.get("usage") or {}
             state.add_cpu_sample(parse_quantity(used.get("cpu")).milli_value() / 1000.0, time)
             state.add_memory_sample(float(parse_quantity(used.get("memory")).value()), time)
 
-    async def _read_history(self, pod: Object, state: ContainerState) -> None:
-        """GetClusterHistory's samples of the pod, for a pod of one container (the history
-        has pods' totals): those since the pod started, as the query range steps them."""
-        if self._history is None or len(pod["spec"].get("containers") or ()) != 1:
+    async def _read_history(self, pod: Object, container: str, state: ContainerState) -> None:
+        """GetClusterHistory's samples of the pod's container: those since the pod started,
+        as the query range steps them."""
+        if self._history is None:
             return
         meta = pod["metadata"]
-        read = await self._history(f"{meta['namespace']}/{meta['name']}")
+        read = await self._history(f"{meta['namespace']}/{meta['name']}", container)
         if read is None:
             return
         started = (pod.get("status") or {}).get("startTime")

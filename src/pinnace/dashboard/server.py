@@ -89,6 +89,7 @@ class Dashboard:
         self.nodes = Informer(client, catalog.kind("", "nodes"))
         self.events = Informer(client, EVENT, namespace_index=False)
         self.events.add_indexer(FAILED_SCHEDULING, _failed_scheduling)
+        self._recent = RecentEvents(self.events, RECENT_EVENTS)
         self.workloads = {name: Informer(client, kind) for name, kind in WORKLOADS.items()}
         self.workloads[RECOMMENDED] = Informer(client, VPAS)
         self.informers = (self.pods, self.nodes, self.events, *self.workloads.values())
@@ -162,8 +163,7 @@ class Dashboard:
         return max(self.events.by_index(FAILED_SCHEDULING, key), key=_event_time, default=None)
 
     def recent_events(self) -> list[dict[str, Any]]:
-        latest = heapq.nlargest(RECENT_EVENTS, self.events.list(), key=_event_time)
-        return [snapshot.event_view(e) for e in reversed(latest)]
+        return [snapshot.event_view(e) for e in self._recent.latest()]
 
     def pod(self, namespace: str, name: str) -> dict[str, Any]:
         pod = self.pods.get(namespace, name)
@@ -273,6 +273,54 @@ class Dashboard:
 def _offer(queue: asyncio.Queue[bytes | None], item: bytes | None) -> None:
     with contextlib.suppress(asyncio.QueueFull):
         queue.put_nowait(item)
+
+
+Order = tuple[str, int]
+"""An Event's place in time: its last time, then its resourceVersion (the later write)."""
+LEAST: Order = ("", -1)
+
+
+class RecentEvents:
+    """The latest `size` Events of an informer, kept from its notifications, so that a
+    snapshot (twice a second while the cluster changes) does not sort every Event held (one
+    or more per pod). Holds up to twice `size`, and every Event it does not hold is no later
+    than `floor`."""
+
+    def __init__(self, informer: Informer, size: int) -> None:
+        self.size = size
+        self._informer = informer
+        self._held: dict[str, tuple[Order, Object]] = {}
+        self._floor = LEAST
+        informer.add_event_handler(self._seen, lambda _, new: self._seen(new), self._gone)
+
+    def latest(self) -> list[Object]:
+        """Oldest first."""
+        held = heapq.nlargest(self.size, self._held.values(), key=lambda h: h[0])
+        return [event for _, event in reversed(held)]
+
+    def _seen(self, event: Object) -> None:
+        key, order = object_key(event), _order(event)
+        if key in self._held or order > self._floor:
+            self._held[key] = (order, event)
+            if len(self._held) > 2 * self.size:
+                self._keep(list(self._held.items()))
+
+    def _gone(self, event: Object) -> None:
+        if self._held.pop(object_key(event), None) is None or len(self._held) >= self.size:
+            return
+        if len(self._informer.keys()) > len(self._held):  # some not held may be among the latest
+            self._floor = LEAST
+            self._keep([(object_key(e), (_order(e), e)) for e in self._informer.list()])
+
+    def _keep(self, events: list[tuple[str, tuple[Order, Object]]]) -> None:
+        kept = heapq.nlargest(self.size, events, key=lambda item: item[1][0])
+        self._held = dict(kept)
+        if len(kept) < len(events):
+            self._floor = max(self._floor, min(order for _, (order, _) in kept))
+
+
+def _order(event: Object) -> Order:
+    return _event_time(event), int(event["metadata"].get("resourceVersion") or 0)
 
 
 def _by_name(objs: list[Object]) -> list[Object]:

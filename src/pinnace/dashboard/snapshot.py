@@ -215,6 +215,7 @@ def workload_view(kind: str, obj: Object) -> dict[str, Any]:
 def event_view(event: Object) -> dict[str, Any]:
     involved = event.get("involvedObject") or {}
     return {
+        "uid": event["metadata"].get("uid", ""),
         "time": event.get("lastTimestamp") or event.get("eventTime") or "",
         "type": event.get("type", ""),
         "reason": event.get("reason", ""),

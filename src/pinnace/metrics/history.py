@@ -4,18 +4,22 @@ memory stays what the window needs however long the cluster runs).
 
 Two kinds of series:
 - the cluster's (`cluster_series`): one value per sample, such as CPU used or pods pending;
-- an object's (`ObjectRows`: a pod's CPU and memory used, a workload's replicas): rows of a
-  NumPy matrix per field, a row per object, NaN where the object had no value at a sample; the
-  rows of objects not seen for a whole window are reused.
+- an object's (`ObjectRows`: a container's CPU and memory used, a workload's replicas): rows of
+  a NumPy matrix per field, a row per object, NaN where the object had no value at a sample;
+  the rows of objects not seen for a whole window are reused.
 
-Costs, float32 per value: a pod's usage row is 2 fields x (window / resolution) x 4 bytes, so
-2.9 KiB for the default hour at 10 s; the cluster's series are float64 over 6 hours (17 KiB
-each).
+Usage is kept per container, as cAdvisor's `container_cpu_usage_seconds_total` and
+`container_memory_working_set_bytes` are, and a pod's is the sum of its containers' when read
+(so a pod of one container costs what it did when pods' totals were kept).
+
+Costs, float32 per value: a container's usage row is 2 fields x (window / resolution) x 4
+bytes, so 2.9 KiB for the default hour at 10 s; the cluster's series are float64 over 6 hours
+(17 KiB each).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -88,6 +92,17 @@ class ObjectRows:
         order = self.ring.order(ticks)
         return {f: _plain(self._values[i, row, order]) for i, f in enumerate(self.fields)}
 
+    def read_sum(self, keys: Iterable[str], ticks: int) -> dict[str, list[float | None]] | None:
+        """The sum of the objects' samples, field by field in time order (None where none of
+        them had one), or None when none of them is held."""
+        rows = [row for row in (self.rows.get(key) for key in keys) if row is not None]
+        if not rows:
+            return None
+        values = self._values[:, rows][:, :, self.ring.order(ticks)]
+        missing = np.isnan(values).all(axis=1)
+        total = np.where(missing, np.nan, np.nansum(values, axis=1))
+        return {f: _plain(total[i]) for i, f in enumerate(self.fields)}
+
     def _row(self, key: str) -> int:
         row = self.rows.get(key)
         if row is None:
@@ -137,8 +152,10 @@ class UsageHistory:
         self._times = np.full(self.ring.slots, np.nan)
         self._object_times = np.full(object_slots, np.nan)
         self._cluster: dict[str, Floats] = {}
-        self.pods = ObjectRows(("cpu", "memory"), object_slots)
-        """namespace/name -> CPU used (cores) and memory working set (bytes)."""
+        self.containers = ObjectRows(("cpu", "memory"), object_slots)
+        """namespace/pod/container -> CPU used (cores) and memory working set (bytes)."""
+        self._pod_containers: dict[str, tuple[str, ...]] = {}
+        """namespace/name -> the names of its containers held."""
         self.workloads = ObjectRows(("desired", "ready"), object_slots)
         """kind/namespace/name -> the replicas wanted and the replicas ready."""
         self.recommendations = ObjectRows(("cpu", "memory"), object_slots)
@@ -153,26 +170,45 @@ class UsageHistory:
         self,
         time: float,
         cluster: Mapping[str, float],
-        pods: Mapping[str, Sequence[float]],
+        pods: Mapping[str, Mapping[str, Sequence[float]]],
         workloads: Mapping[str, Sequence[float]],
         nodes: Mapping[str, Sequence[float]] | None = None,
         recommendations: Mapping[str, Sequence[float]] | None = None,
         stranded: Mapping[str, Sequence[float]] | None = None,
     ) -> None:
-        """One sample, taken at `time` (seconds since the epoch)."""
+        """One sample, taken at `time` (seconds since the epoch); `pods`: by namespace/name,
+        by container name, its CPU (cores) and memory working set (bytes)."""
         slot = self.ticks % self.ring.slots
         self._times[slot] = time
-        self._object_times[self.ticks % self.pods.ring.slots] = time
+        self._object_times[self.ticks % self.containers.ring.slots] = time
         for name in cluster.keys() - self._cluster.keys():
             self._cluster[name] = np.full(self.ring.slots, np.nan)
         for name, series in self._cluster.items():
             series[slot] = cluster.get(name, np.nan)
-        self.pods.record(self.ticks, pods)
+        self._record_containers(pods)
         self.workloads.record(self.ticks, workloads)
         self.nodes.record(self.ticks, nodes or {})
         self.recommendations.record(self.ticks, recommendations or {})
         self.stranded.record(self.ticks, stranded or {})
         self.ticks += 1
+
+    def _record_containers(self, pods: Mapping[str, Mapping[str, Sequence[float]]]) -> None:
+        usage = {}
+        for pod, containers in pods.items():
+            names = tuple(containers)
+            known = self._pod_containers.get(pod)
+            if known != names:
+                self._pod_containers[pod] = tuple(dict.fromkeys((*(known or ()), *names)))
+            for name, values in containers.items():
+                usage[f"{pod}/{name}"] = values
+        self.containers.record(self.ticks, usage)
+        if self.ticks % self.containers.ring.slots == 0:  # when the rows forget
+            held = self.containers.rows
+            kept = {
+                pod: tuple(name for name in names if f"{pod}/{name}" in held)
+                for pod, names in self._pod_containers.items()
+            }
+            self._pod_containers = {pod: names for pod, names in kept.items() if names}
 
     def last_nodes(self) -> dict[str, tuple[float, ...]]:
         """Each node's CPU, memory and pods at the last sample."""
@@ -191,8 +227,15 @@ class UsageHistory:
         return series
 
     def pod(self, key: str) -> dict[str, list[float | None]] | None:
-        """ "time" and the pod's CPU and memory, oldest first; None for a pod not held."""
-        return self._object(self.pods.read(key, self.ticks))
+        """ "time" and the pod's CPU and memory (its containers' sum), oldest first; None for
+        a pod not held."""
+        names = self._pod_containers.get(key, ())
+        return self._object(self.containers.read_sum((f"{key}/{n}" for n in names), self.ticks))
+
+    def container(self, pod: str, name: str) -> dict[str, list[float | None]] | None:
+        """ "time" and the CPU and memory of the container `name` of the pod `pod`
+        (namespace/name), oldest first; None for a container not held."""
+        return self._object(self.containers.read(f"{pod}/{name}", self.ticks))
 
     def workload(self, key: str) -> dict[str, list[float | None]] | None:
         """ "time" and the workload's replicas wanted and ready; None for one not held."""
@@ -213,7 +256,8 @@ class UsageHistory:
     ) -> dict[str, list[float | None]] | None:
         if read is None:
             return None
-        return {"time": _plain(self._object_times[self.pods.ring.order(self.ticks)])} | read
+        times = self._object_times[self.containers.ring.order(self.ticks)]
+        return {"time": _plain(times)} | read
 
 
 def _plain(values: npt.NDArray[np.floating]) -> list[float | None]:

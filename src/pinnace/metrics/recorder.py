@@ -2,7 +2,7 @@
 clock, a sample of
 
 - usage, as metrics-server reads it from the kubelets' stats summaries: CPU and memory used
-  per pod and over the cluster, and the pods running;
+  per container and over the cluster, and the pods running;
 - requests and allocatable as the scheduler accounts them (its node table: every pod bound or
   assumed), and the pods waiting in its queue, and the pods it placed since the last sample;
 - evictions (the Events of kubelets' node-pressure evictions, the taint manager's and
@@ -139,7 +139,7 @@ class HistoryRecorder:
         """Take one sample, stamped with the time it starts; the nodes' usage is read a slice
         of nodes at a time, so that the API server answers in between."""
         now = self.clock.now()
-        pods: dict[str, tuple[float, float]] = {}
+        pods: dict[str, dict[str, tuple[float, float]]] = {}
         nodes: dict[str, tuple[float, float, float]] = {}
         summaries = self.summaries()
         for i, name in enumerate(summaries):
@@ -152,9 +152,10 @@ class HistoryRecorder:
             nodes[name] = (node.cpu_usage_nano_cores / 1e9, float(node.memory_working_set_bytes),
                            float(len(summary.pods)))  # fmt: skip
             for pod in summary.pods:
-                cpu = sum(c.cpu_usage_nano_cores for c in pod.containers) / 1e9
-                memory = sum(c.memory_working_set_bytes for c in pod.containers)
-                pods[f"{pod.namespace}/{pod.name}"] = (cpu, float(memory))
+                pods[f"{pod.namespace}/{pod.name}"] = {
+                    c.name: (c.cpu_usage_nano_cores / 1e9, float(c.memory_working_set_bytes))
+                    for c in pod.containers
+                }
         totals = np.sum(list(nodes.values()), axis=0) if nodes else np.zeros(3)
         cluster = dict(zip(USED, totals.tolist(), strict=True))
         if self.scheduler is not None:

@@ -69,12 +69,14 @@ NodeProxy = Callable[[str, str], Awaitable[tuple[bytes, str]]]
 (`/api/v1/nodes/<node>/proxy/metrics/cadvisor` …); a 404 StatusError for a path it does not."""
 NODE_PROXY_PREFIX = "/api/v1/nodes/"
 HISTORY_PATH = "/pinnace/history"
-"""`<HISTORY_PATH>/namespaces/<namespace>/pods/<name>`: the pod's usage in the cluster's usage
-history (`metrics.history`), `{"time": [...], "cpu": [...], "memory": [...]}` oldest first,
-where the cluster keeps one (Pinnace's own path; the VPA recommender of a `pinnace
-controller-manager` reads it with --vpa-storage prometheus, as upstream's reads Prometheus)."""
-PodHistory = Callable[[str, str], Awaitable[Mapping[str, Any] | None]]
-"""(namespace, pod name) -> the pod's series; None for a pod the history does not hold."""
+"""`<HISTORY_PATH>/namespaces/<namespace>/pods/<name>[/containers/<container>]`: the usage of
+the pod (its containers' sum) or of one of its containers in the cluster's usage history
+(`metrics.history`), `{"time": [...], "cpu": [...], "memory": [...]}` oldest first, where the
+cluster keeps one (Pinnace's own path; the VPA recommender of a `pinnace controller-manager`
+reads it with --vpa-storage prometheus, as upstream's reads Prometheus)."""
+PodHistory = Callable[[str, str, str], Awaitable[Mapping[str, Any] | None]]
+"""(namespace, pod name, container name or "" for the whole pod) -> the series; None for
+what the history does not hold."""
 DASHBOARD_PATH = "/dashboard"
 DashboardPages = Callable[[str], Awaitable[Response]]
 """(path below DASHBOARD_PATH) -> the web dashboard's answer there (`pinnace.dashboard`)."""
@@ -302,13 +304,17 @@ class APIApp:
 
 
 async def _pod_history(history: PodHistory, path: str) -> Mapping[str, Any]:
-    namespace, name = _pod_of(path)
-    found = await history(namespace, name)
+    pod, _, container = path.partition("/containers/")
+    namespace, name = _pod_of(pod)
+    if "/containers/" in path and (not container or "/" in container):
+        raise not_found()
+    found = await history(namespace, name, container)
     if found is None:
+        what = f'container "{container}" of pod "{name}"' if container else f'pod "{name}"'
         raise StatusError(
             404,
             "NotFound",
-            f'the usage history holds no pod "{name}" in namespace "{namespace}"',
+            f'the usage history holds no {what} in namespace "{namespace}"',
             {"name": name, "kind": "pods"},
         )
     return found

@@ -1,7 +1,8 @@
 // The Pinnace dashboard: renders /dashboard/api/snapshot. When the server-sent events at
 // /dashboard/events say something changed, it fetches (at most every REFRESH_MS) the snapshot
-// of only the nodes the changes named and rebuilds only the cards that differ; the whole
-// snapshot again every HISTORY_MS, as the nodes' usage moves with each sample.
+// of only the nodes the changes named and rebuilds only the cards that differ, and of the
+// tables (pending pods, workloads, Events) only the rows that differ; the whole snapshot again
+// every HISTORY_MS, as the nodes' usage moves with each sample.
 "use strict";
 
 const REFRESH_MS = 500;
@@ -12,8 +13,11 @@ const EVENTS_KEPT = 50;
 let refreshTimer = null;
 let changedNodes = new Set();
 const cards = new Map(); // node name -> {json, view, element}
+const tableRows = new WeakMap(); // table -> {header, rows: Map(key -> {json, element})}
+const workloadSections = new Map(); // kind -> its heading and table, in a div
 let podTimer = null;
 let liveEvents = [];
+let eventsFrame = null;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -68,9 +72,52 @@ function nodeCard(n) {
   return card;
 }
 
+function row(cells, cls) {
+  return el("tr", { class: cls || "" }, ...cells.map((c) => el("td", {}, c)));
+}
+
 function table(target, header, rows) {
   target.replaceChildren(el("tr", {}, ...header.map((h) => el("th", {}, h))));
-  for (const [cells, cls] of rows) target.append(el("tr", { class: cls || "" }, ...cells.map((c) => el("td", {}, c))));
+  for (const [cells, cls] of rows) target.append(row(cells, cls));
+}
+
+// Put `elements` in this order after `after` (null: from the first child), moving only those
+// out of place, so that the others keep their place and their state.
+function keepOrder(parent, elements, after) {
+  let at = after ? after.nextElementSibling : parent.firstElementChild;
+  for (const element of elements) {
+    if (element === at) at = at.nextElementSibling;
+    else parent.insertBefore(element, at);
+  }
+}
+
+// A table of `rows` ({key, data, cells: () => [cells, class]}) in their order: a row is built
+// again only when its data changed, inserted when new and removed when gone; the other rows'
+// elements stay as they are.
+function syncTable(target, header, rows) {
+  const headerJson = JSON.stringify(header);
+  let state = tableRows.get(target);
+  if (!state || state.header !== headerJson) {
+    target.replaceChildren(el("tr", {}, ...header.map((h) => el("th", {}, h))));
+    state = { header: headerJson, rows: new Map() };
+    tableRows.set(target, state);
+  }
+  const kept = new Map();
+  for (const { key, data, cells } of rows) {
+    const json = JSON.stringify(data);
+    const old = state.rows.get(key);
+    if (old && old.json === json) {
+      kept.set(key, old);
+      continue;
+    }
+    const element = row(...cells());
+    element.dataset.key = key;
+    if (old) old.element.replaceWith(element);
+    kept.set(key, { json, element });
+  }
+  for (const [key, old] of state.rows) if (!kept.has(key)) old.element.remove();
+  state.rows = kept;
+  keepOrder(target, [...kept.values()].map((r) => r.element), target.firstElementChild);
 }
 
 function nextCard(grid, name) {
@@ -132,28 +179,46 @@ async function refreshHistory() {
   if (response.ok) renderHistory(await response.json());
 }
 
+// A table per kind that has any, in the snapshot's order of kinds.
 function renderWorkloads(workloads) {
-  const target = document.getElementById("workloads");
-  target.replaceChildren();
+  const shown = [];
   for (const [kind, items] of Object.entries(workloads)) {
-    if (!items.length) continue;
+    let section = workloadSections.get(kind);
+    if (!items.length) {
+      if (section) section.element.remove();
+      workloadSections.delete(kind);
+      continue;
+    }
+    if (!section) {
+      const t = el("table", { "data-kind": kind });
+      section = { element: el("div", {}, el("h3", {}, kind), t), table: t };
+      workloadSections.set(kind, section);
+    }
+    shown.push(section.element);
     const columns = Object.keys(items[0]).filter((c) => c !== "namespace" && c !== "name");
-    const t = el("table", { "data-kind": kind });
     const link = (w) => el("a", { href: `#/workloads/${kind}/${w.namespace}/${w.name}` }, `${w.namespace}/${w.name}`);
-    table(t, ["name", ...columns], items.map((w) => [[link(w), ...columns.map((c) => w[c])]]));
-    target.append(el("h3", {}, kind), t);
+    syncTable(section.table, ["name", ...columns], items.map((w) => ({
+      key: `${w.namespace}/${w.name}`, data: w, cells: () => [[link(w), ...columns.map((c) => w[c])]],
+    })));
   }
+  keepOrder(document.getElementById("workloads"), shown, null);
 }
 
 function renderEvents() {
-  table(document.getElementById("events"), ["time", "type", "reason", "object", "message"],
-    liveEvents.slice().reverse().map((e) => [[e.time, e.type, e.reason, `${e.namespace}/${e.object}`, e.message], e.type]));
+  syncTable(document.getElementById("events"), ["time", "type", "reason", "object", "message"],
+    liveEvents.slice().reverse().map((e) => ({
+      key: e.uid, data: e, cells: () => [[e.time, e.type, e.reason, `${e.namespace}/${e.object}`, e.message], e.type],
+    })));
+}
+
+function renderPending(pending) {
+  syncTable(document.getElementById("pending"), ["pod", "QoS", "reason", "message"],
+    pending.map((p) => ({ key: `${p.namespace}/${p.name}`, data: p, cells: () => [[podLink(p), p.qos, p.reason, p.message]] })));
 }
 
 function render(snapshot, asked) {
   renderNodes(snapshot.nodes, asked);
-  table(document.getElementById("pending"), ["pod", "QoS", "reason", "message"],
-    snapshot.pending.map((p) => [[podLink(p), p.qos, p.reason, p.message]]));
+  renderPending(snapshot.pending);
   renderWorkloads(snapshot.workloads);
   renderUtilisation([...cards.values()].map((c) => c.view));
   liveEvents = snapshot.events;
@@ -176,9 +241,10 @@ function scheduleRefresh() {
 
 function onChange(message) {
   if (message.event) {
-    liveEvents = liveEvents.filter((e) => !(e.namespace === message.namespace && e.object === message.event.object && e.reason === message.event.reason));
+    liveEvents = liveEvents.filter((e) => e.uid !== message.event.uid);
     liveEvents = [...liveEvents, message.event].slice(-EVENTS_KEPT);
-    renderEvents();
+    // Events come by the hundred a second while pods start: draw them once a frame.
+    if (eventsFrame === null) eventsFrame = requestAnimationFrame(() => { eventsFrame = null; renderEvents(); });
   }
   if (message.kind === "nodes") changedNodes.add(message.name);
   if (message.kind === "pods" && message.node) changedNodes.add(message.node);

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pinnace.api import catalog
+from pinnace.api.status import StatusError
 from pinnace.apiserver.keys import object_key
 
 CONFIGMAPS = catalog.kind("", "configmaps")
@@ -39,7 +42,7 @@ def test_a_part_the_caller_holds_is_not_stored_itself(api: Any) -> None:
     assert result.obj["metadata"]["labels"] == {"app": "web"}
 
 
-def test_a_part_with_the_stored_text_but_other_types_is_stored_as_json(api: Any) -> None:
+def test_a_part_with_the_stored_text_but_other_types_is_refused_as_without_it(api: Any) -> None:
     api.call(api.server.create, CONFIGMAPS, "default", configmap())
 
     def mutate(cm: Any) -> Any:
@@ -47,7 +50,9 @@ def test_a_part_with_the_stored_text_but_other_types_is_stored_as_json(api: Any)
         cm["data"]["k"] = "w"
         return cm
 
-    api.call(api.server.modify, CONFIGMAPS, "default", "cm", mutate)
+    with pytest.raises(StatusError) as e:
+        api.call(api.server.modify, CONFIGMAPS, "default", "cm", mutate)
+    assert e.value.code == 400
     finalizers = stored(api)["metadata"]["finalizers"]
     assert type(finalizers) is list
     assert finalizers == ["example.com/keep"]

@@ -581,15 +581,17 @@ _MISMATCH: Any = object()
 
 def _as_before(value: Any, basis: Any) -> Any:
     """A new copy of `basis` (a normalized object or array) when `value` writes as the same
-    JSON text, which it then normalizes to; else `_MISMATCH`. Texts are compared rather than
-    values, which mix types (True == 1 in Python); a part whose text cannot be written is
-    walked."""
+    JSON text, which it then normalizes to; else `_MISMATCH`. Texts are compared, as values
+    mix types (True == 1 in Python), and then values, as texts do too: a NaN or an infinity
+    writes as null, a tuple as a list, an enum as its value, and the walk refuses them (a
+    part whose text cannot be written is walked too)."""
     if not isinstance(basis, _CONTAINERS) or type(value) is not type(basis):
         return _MISMATCH
     text = plain_json(value)
     if text is None or text != plain_json(basis):
         return _MISMATCH
-    return orjson.loads(text)
+    copy = orjson.loads(text)
+    return copy if copy == value else _MISMATCH
 
 
 _CONTAINERS = (dict, list)

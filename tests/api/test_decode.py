@@ -386,3 +386,44 @@ def test_times_out_of_range() -> None:
     assert bad_request({"spec": {"renewTime": "2024-01-01T25:00:00Z"}}, LEASE) == (
         f'{prefix} "2024-01-01T25:00:00Z": hour out of range'
     )
+
+
+def _bound_pod() -> dict[str, Any]:
+    """A pod as stored after its binding: the API server writes lastProbeTime as Go writes a
+    zero time, null."""
+    condition = {
+        "type": "PodScheduled",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": "2025-01-01T00:00:00Z",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "finalizers": ["example.com/keep"]},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}], "nodeName": "n1"},
+        "status": {"phase": "Pending", "conditions": [condition]},
+    }
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # NaN and infinities write as null, the text the stored part has there.
+        lambda p: p["status"]["conditions"][0].__setitem__("lastProbeTime", float("nan")),
+        lambda p: p["status"]["conditions"][0].__setitem__("lastProbeTime", float("inf")),
+        # A tuple writes as the stored list.
+        lambda p: p["metadata"].__setitem__("finalizers", ("example.com/keep",)),
+    ],
+)
+def test_an_update_on_a_stored_object_refuses_what_a_decode_without_it_refuses(
+    change: Any,
+) -> None:
+    stored = _bound_pod()
+    new = _bound_pod()
+    change(new)
+    with pytest.raises(StatusError) as without:
+        decode(new, POD)
+    with pytest.raises(StatusError) as with_basis:
+        decode(new, POD, basis=stored)
+    assert with_basis.value.message == without.value.message

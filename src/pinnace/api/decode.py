@@ -34,16 +34,15 @@ def decode(
     strict: bool = False,
     json_text: bool = False,
     basis: dict[str, Any] | None = None,
-    owned: dict[str, Any] | None = None,
 ) -> Decoded:
-    """`json_text`: `obj` was parsed from JSON text; `basis`: the stored object `obj` changes,
-    `owned`: the caller's own copy of it that `obj` was made from (see `normalize`)."""
+    """`json_text`: `obj` was parsed from JSON text; `basis`: the stored object `obj` changes
+    (see `normalize`)."""
     body_kind, body_api_version = _type_meta(obj, kind)
     group, _, version = body_api_version.rpartition("/")
     if body_kind != kind.kind or body_api_version != kind.api_version:
         raise _mismatch(body_kind, group, version, kind)
     try:
-        normalized = normalize(kind, obj, json_text=json_text, basis=basis, owned=owned)
+        normalized = normalize(kind, obj, json_text=json_text, basis=basis)
     except SchemaError as e:
         raise _cannot_handle(body_kind, version, kind, str(e)) from None
     warnings = [f"unknown field {quote(path)}" for path in normalized.unknown_fields]

@@ -291,12 +291,7 @@ sends the same spec, and normalizing a pod's spec takes tens of microseconds."""
 
 
 def normalize(
-    kind: Kind,
-    obj: Any,
-    *,
-    json_text: bool = False,
-    basis: dict[str, Any] | None = None,
-    owned: dict[str, Any] | None = None,
+    kind: Kind, obj: Any, *, json_text: bool = False, basis: dict[str, Any] | None = None
 ) -> Normalized:
     """A new object holding what Go would decode from `obj`; raises SchemaError.
 
@@ -308,16 +303,14 @@ def normalize(
     A part of `obj` with the same JSON text as the part of `basis` at its place is kept as
     stored (a copy of that text) rather than walked again: a status patch walks only what it
     changed. (What the API server itself wrote, such as the binding's PodScheduled condition
-    with its `lastProbeTime: null` as Go writes a zero time, stays as written.) `owned`: a
-    copy of `basis` that `obj` was made from and that nothing else holds; a part of `obj` that
-    is still that copy's own part is kept itself, not copied again."""
+    with its `lastProbeTime: null` as Go writes a zero time, stays as written.)"""
     walk = _Walk(json_text)
     root = schema_of(kind)
     if not isinstance(obj, dict):
         raise SchemaError(
             f"json: cannot unmarshal {json_type(obj)} into Go value of type {root.go_type}"
         )
-    out = walk.struct(root, obj, "", "", 1, basis, owned)
+    out = walk.struct(root, obj, "", "", 1, basis)
     if walk.type_error:
         raise SchemaError(walk.type_error)
     return Normalized(out, walk.unknown)
@@ -425,7 +418,6 @@ class _Walk:
         go_path: str,
         depth: int,
         basis: Any = None,
-        owned: Any = None,
     ) -> Any:
         if depth > MAX_DEPTH:
             raise SchemaError("json: exceeded max depth")
@@ -433,8 +425,6 @@ class _Walk:
         out: dict[str, Any] = {}
         if type(basis) is not dict:
             basis = None
-        if type(owned) is not dict:
-            owned = None
         for key, item in value.items():
             t = fields.get(key)
             if t is None:
@@ -446,8 +436,7 @@ class _Walk:
                 out[key] = item  # the commonest field, without building its paths
                 continue
             was = None if basis is None else basis.get(key)
-            own = None if owned is None else owned.get(key)
-            if was is not None and (same := _as_before(item, was, own)) is not _MISMATCH:
+            if was is not None and (same := _as_before(item, was)) is not _MISMATCH:
                 out[key] = same
                 continue
             child = f"{path}.{key}" if path else key
@@ -455,7 +444,7 @@ class _Walk:
             if depth == 1 and key == "spec" and self.remember_spec and type(item) is dict:
                 converted = self.spec(s, t, item, depth + 1)
             else:
-                converted = self.value(t, item, child, s.go_name, child_go, depth + 1, was, own)
+                converted = self.value(t, item, child, s.go_name, child_go, depth + 1, was)
             if converted is not _MISMATCH:
                 out[key] = converted
         for key in _ALWAYS_WRITTEN.get(s.model, ()):
@@ -485,7 +474,6 @@ class _Walk:
         go_path: str,
         depth: int,
         basis: Any = None,
-        owned: Any = None,
     ) -> Any:
         if value is None:
             return _zero(t)
@@ -493,7 +481,7 @@ class _Walk:
             if not isinstance(value, dict):
                 self.mismatch(value, owner, go_path, t)
                 return _MISMATCH
-            return self.struct(t, value, path, go_path, depth, basis, owned)
+            return self.struct(t, value, path, go_path, depth, basis)
         if isinstance(t, ListOf):
             if not isinstance(value, list):
                 self.mismatch(value, owner, go_path, t)
@@ -502,11 +490,9 @@ class _Walk:
                 raise SchemaError("json: exceeded max depth")
             # An item keeps its place's basis, unless items were inserted or removed.
             was = basis if type(basis) is list and len(basis) == len(value) else None
-            own = owned if type(owned) is list and len(owned) == len(value) else None
             items = []
             for i, item in enumerate(value):
-                mine = None if own is None else own[i]
-                if was is not None and (same := _as_before(item, was[i], mine)) is not _MISMATCH:
+                if was is not None and (same := _as_before(item, was[i])) is not _MISMATCH:
                     items.append(same)
                     continue
                 converted = self.value(
@@ -517,7 +503,6 @@ class _Walk:
                     go_path,
                     depth + 1,
                     None if was is None else was[i],
-                    mine,
                 )
                 items.append(_zero(t.item) if converted is _MISMATCH else converted)
             return items
@@ -594,18 +579,19 @@ def _fits_int32(value: int) -> bool:
 _MISMATCH: Any = object()
 
 
-def _as_before(value: Any, basis: Any, owned: Any) -> Any:
-    """When `value` writes as the same JSON text as `basis` (a normalized object or array),
-    which it then normalizes to: `value` itself if it is `owned` (the caller's own copy),
-    else a new copy of that text; otherwise `_MISMATCH`. Texts are compared rather than
-    values, which mix types (True == 1 in Python); a part whose text cannot be written is
-    walked."""
+def _as_before(value: Any, basis: Any) -> Any:
+    """A new copy of `basis` (a normalized object or array) when `value` writes as the same
+    JSON text, which it then normalizes to; else `_MISMATCH`. Texts are compared, as values
+    mix types (True == 1 in Python), and then values, as texts do too: a NaN or an infinity
+    writes as null, a tuple as a list, an enum as its value, and the walk refuses them (a
+    part whose text cannot be written is walked too)."""
     if not isinstance(basis, _CONTAINERS) or type(value) is not type(basis):
         return _MISMATCH
     text = plain_json(value)
     if text is None or text != plain_json(basis):
         return _MISMATCH
-    return value if value is owned else orjson.loads(text)
+    copy = orjson.loads(text)
+    return copy if copy == value else _MISMATCH
 
 
 _CONTAINERS = (dict, list)

@@ -427,11 +427,10 @@ class APIServer:
         validation = "Ignore" if unknown_fields is None else options.field_validation
 
         def build(old: Object) -> Object:
-            copy = clone(old)
-            new = mutate(copy)
+            new = mutate(clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            decoded = decode(new, kind, strict=validation == "Strict", basis=old, owned=copy)
+            decoded = decode(new, kind, strict=validation == "Strict", basis=old)
             if unknown_fields is not None and validation == "Warn":
                 unknown_fields[:] = decoded.warnings
             self._default(kind, decoded.obj)

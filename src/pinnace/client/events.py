@@ -63,24 +63,25 @@ def _shared(text: str) -> str:
 class _NameStamps:
     """The last name stamp (nanoseconds) given per object by the recorders of one clock (one
     cluster), so that events about one object in the same instant, from the scheduler and a
-    kubelet alike, get distinct names without a failed create each. Only the objects of the
-    latest instant are kept: an earlier stamp cannot collide any more."""
+    kubelet alike, get distinct names without a failed create each. They are forgotten once
+    the clock is past the latest of them: an earlier stamp cannot collide any more. (Stamps
+    moved on past a collision may reach beyond the next instant.)"""
 
-    __slots__ = ("_instant", "_last")
+    __slots__ = ("_last", "_latest")
 
     def __init__(self) -> None:
         self._last: dict[tuple[str, str], int] = {}
-        self._instant = 0
+        self._latest = 0
 
     def give(self, namespace: str, name: str, nanos: int) -> int:
         """A stamp for an event about `name` now (`nanos`): `nanos`, or past the last given."""
-        if nanos > self._instant:
-            self._last.clear()
-            self._instant = nanos
+        if nanos > self._latest:
+            self._last.clear()  # every stamp given is past: none can collide
         last = self._last.get((namespace, name))
         if last is not None and nanos <= last:
             nanos = last + 1
         self._last[namespace, name] = nanos
+        self._latest = max(self._latest, nanos)
         return nanos
 
     def taken(self, namespace: str, name: str, nanos: int) -> None:
@@ -88,6 +89,7 @@ class _NameStamps:
         key = (namespace, name)
         if nanos > self._last.get(key, nanos - 1):
             self._last[key] = nanos
+        self._latest = max(self._latest, nanos)
 
 
 _STAMPS: weakref.WeakKeyDictionary[Clock, _NameStamps] = weakref.WeakKeyDictionary()

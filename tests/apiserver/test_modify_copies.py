@@ -1,0 +1,58 @@
+"""An update through `modify` stores its own copy of what the mutation returned: nothing the
+caller still holds, and only JSON's own types, even in the parts whose text did not change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pinnace.api import catalog
+from pinnace.api.status import StatusError
+from pinnace.apiserver.keys import object_key
+
+CONFIGMAPS = catalog.kind("", "configmaps")
+
+
+def configmap() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cm", "labels": {"app": "web"}, "finalizers": ["example.com/keep"]},
+        "data": {"k": "v"},
+    }
+
+
+def stored(api: Any) -> Any:
+    return api.call(api.server.store.get, object_key(CONFIGMAPS, "default", "cm"))
+
+
+def test_a_part_the_caller_holds_is_not_stored_itself(api: Any) -> None:
+    api.call(api.server.create, CONFIGMAPS, "default", configmap())
+    held = {"app": "web"}  # the same labels, in the caller's own dict
+
+    def mutate(cm: Any) -> Any:
+        cm["metadata"]["labels"] = held
+        cm["data"]["k"] = "w"
+        return cm
+
+    result = api.call(api.server.modify, CONFIGMAPS, "default", "cm", mutate)
+    held["app"] = "changed later"
+    assert stored(api)["metadata"]["labels"] == {"app": "web"}
+    assert result.obj["metadata"]["labels"] == {"app": "web"}
+
+
+def test_a_part_with_the_stored_text_but_other_types_is_refused_as_without_it(api: Any) -> None:
+    api.call(api.server.create, CONFIGMAPS, "default", configmap())
+
+    def mutate(cm: Any) -> Any:
+        cm["metadata"]["finalizers"] = ("example.com/keep",)  # writes as the stored list
+        cm["data"]["k"] = "w"
+        return cm
+
+    with pytest.raises(StatusError) as e:
+        api.call(api.server.modify, CONFIGMAPS, "default", "cm", mutate)
+    assert e.value.code == 400
+    finalizers = stored(api)["metadata"]["finalizers"]
+    assert type(finalizers) is list
+    assert finalizers == ["example.com/keep"]

@@ -28,6 +28,7 @@ runs in a fork of the process holding it, so the cluster is loaded and settled o
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import os
 import random
@@ -65,12 +66,15 @@ from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.preemption import PREEMPTION_BY_SCHEDULER
 from pinnace.sim import Simulation
-from pinnace.sim.scenario import ClusterSpec, FailNode, Scenario
+from pinnace.sim.lifecycle import PodRecord
+from pinnace.sim.scenario import ClusterSpec, FailNode, MetricsSpec, Scenario
 from pinnace.sim.settle import until_settled
 
 POLL_SECONDS = 10.0
 DEFAULT_CAP = 3600.0
 """Simulated seconds after the failure the simulation runs at most."""
+NO_SAMPLES = 1e9
+"""The observer's sampling interval: longer than any plan runs."""
 SETTLE_CAP = 1800.0
 """Simulated seconds the loaded cluster gets to settle before the failure."""
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -115,8 +119,6 @@ def failure(
     finally:
         sim.close()
     sections = results[0].pop("sections")
-    for result in results[1:]:
-        result.pop("sections")
     body = {
         "trials": results,
         "summary": _summary(results),
@@ -164,7 +166,9 @@ def _losses(
 def _scenario(snapshot: Snapshot, config: SchedulerConfiguration | None, seed: int) -> Scenario:
     configs = [_node_config(node, i) for i, node in enumerate(snapshot.nodes, start=1)]
     cluster = ClusterSpec(nodes=configs, scheduler_config=config or snapshot.scheduler_config)
-    return Scenario(name="plan-failure", seed=seed, cluster=cluster)
+    # Nothing here reads the observer's samples (each a pass over every pod): one at the end.
+    metrics = MetricsSpec(interval=NO_SAMPLES)
+    return Scenario(name="plan-failure", seed=seed, cluster=cluster, metrics=metrics)
 
 
 def _node_config(node: Mapping[str, Any], index: int) -> NodeConfig:
@@ -292,12 +296,20 @@ async def _settle(sim: Simulation) -> None:
 def _run_trials(
     sim: Simulation, snapshot: Snapshot, losses: list[Loss], cap: float
 ) -> list[dict[str, Any]]:
+    """Each trial's answer; only the first's with the cluster's `sections` at its end (the
+    report shows those of the first trial)."""
     if len(losses) == 1 or not hasattr(os, "fork"):
-        return [_trial(sim, snapshot, loss, cap) for loss in losses]
-    return [_forked(sim, snapshot, loss, cap) for loss in losses]
+        return [_trial(sim, snapshot, loss, cap, i == 0) for i, loss in enumerate(losses)]
+    # The settled cluster is never collected in a child: frozen, its objects are not walked
+    # by the children's collections, whose writes would copy every page of it.
+    gc.collect()
+    gc.freeze()
+    return [_forked(sim, snapshot, loss, cap, i == 0) for i, loss in enumerate(losses)]
 
 
-def _forked(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict[str, Any]:
+def _forked(
+    sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float, sections: bool
+) -> dict[str, Any]:
     """The trial in a child process holding a copy of the settled cluster."""
     read, write = os.pipe()
     pid = os.fork()
@@ -305,7 +317,7 @@ def _forked(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict
         os.close(read)
         status = 0
         try:
-            answer = json.dumps(_trial(sim, snapshot, loss, cap)).encode()
+            answer = json.dumps(_trial(sim, snapshot, loss, cap, sections)).encode()
         except BaseException as e:  # the parent reports it
             answer, status = json.dumps({"error": f"{type(e).__name__}: {e}"}).encode(), 1
         with os.fdopen(write, "wb") as out:
@@ -321,18 +333,21 @@ def _forked(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict
     return result
 
 
-def _trial(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict[str, Any]:
+def _trial(
+    sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float, sections: bool
+) -> dict[str, Any]:
     began_wall = time.perf_counter()
     failed_at = sim.elapsed
     for node in loss.nodes:
         sim.run_coroutine(sim.actions.take(FailNode(node)))
-    watched = _evictable(snapshot, set(loss.nodes))
+    keys = _evictable(snapshot, set(loss.nodes))
+    watched = [r for r in sim.observer.pods.values() if r.key in keys]
     deficits: dict[str, dict[str, Any]] = {}
     done = False
     while sim.elapsed - failed_at < cap:
         sim.advance(min(sim.elapsed + POLL_SECONDS, failed_at + cap))
         _note_budgets(sim, deficits)
-        if _everything_happened(sim, watched, set(loss.nodes)):
+        if _everything_happened(sim, keys, watched, set(loss.nodes)):
             done = True
             break
     records = list(sim.observer.pods.values())
@@ -351,7 +366,7 @@ def _trial(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict[
     evictions = Counter(
         i.kind for i in sim.observer.incidents if i.time >= since and not i.kind.startswith("Node")
     )
-    return {
+    answer = {
         "lostNodes": list(loss.nodes),
         "failedAtSeconds": round(failed_at, 3),
         "settled": done,
@@ -369,8 +384,10 @@ def _trial(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict[
         "evictions": dict(sorted(evictions.items())),
         "lost": lost,
         "pdbViolations": sorted(deficits.values(), key=lambda d: d["pdb"]),
-        "sections": _sections(sim, snapshot),
     }
+    if sections:
+        answer["sections"] = _sections(sim, snapshot)
+    return answer
 
 
 def _evictable(snapshot: Snapshot, lost: set[str]) -> set[str]:
@@ -398,16 +415,20 @@ def _tolerates_for_ever(pod: Object) -> bool:
     return False
 
 
-def _everything_happened(sim: Simulation, watched: set[str], lost: set[str]) -> bool:
-    evicted = set()
+def _everything_happened(
+    sim: Simulation, keys: set[str], watched: Sequence[PodRecord], lost: set[str]
+) -> bool:
+    """Whether every pod of `keys` (whose records at the failure are `watched`) has been
+    evicted, and every pod runs or waits after kube-scheduler said it fits nowhere."""
+    evicted = {r.key for r in watched if r.evicted or r.deleted is not None}
+    if not evicted >= keys:
+        return False  # the cheaper question first: the other looks at every pod
     for record in sim.observer.pods.values():
-        if record.key in watched and (record.evicted or record.deleted is not None):
-            evicted.add(record.key)
         if record.deleted is not None or record.phase != "Pending" or record.node in lost:
             continue
         if record.node or not record.failed_scheduling:
             return False  # starting, or not yet tried
-    return evicted >= watched
+    return True
 
 
 def _note_budgets(sim: Simulation, deficits: dict[str, dict[str, Any]]) -> None:

@@ -45,7 +45,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import LocalClient, PatchType
-from pinnace.controllers.controller_utils import controller_ref
+from pinnace.controllers.controller_utils import controller_ref, owner_reference
 from pinnace.controllers.daemonset_util import CONTROLLER_REVISION_HASH, current_hash
 from pinnace.controllers.node_lifecycle import ZONE_LABEL
 from pinnace.kubelet.config import NodeConfig
@@ -79,13 +79,15 @@ SETTLE_CAP = 1800.0
 """Simulated seconds the loaded cluster gets to settle before the failure."""
 UNREACHABLE = "node.kubernetes.io/unreachable"
 RESERVABLE = (CPU, MEMORY, EPHEMERAL_STORAGE)
-OWNER_ORDER = ("replicasets", "daemonsets", "jobs", "deployments")
-"""Owners are created after their pods, the inner ones first, so each adopts what it owns."""
+OWNER_ORDER = ("deployments", "replicasets", "daemonsets", "jobs")
+"""Owners are created before what they own, the outer ones first."""
 STATE = ("namespaces", "priorityclasses", "limitranges", "runtimeclasses")
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
 PDBS = catalog.kind("policy", "poddisruptionbudgets")
 JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+Loaded = Mapping[str, tuple[Kind, Object]]
+"""The snapshot's uid of an owner -> its kind and the owner as loaded."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def failure(
     began = time.perf_counter()
     sim = Simulation(_scenario(snapshot, config, seed), seed=seed)
     try:
-        sim.run_coroutine(_load(sim.client, snapshot))
+        sim.run_coroutine(_load(sim, snapshot))
         sim.run_coroutine(_settle(sim))
         setup = time.perf_counter() - began
         results = _run_trials(sim, snapshot, losses, cap)
@@ -206,37 +208,46 @@ def _amount(resource: str, text: Any) -> int:
     return scheduler_value(resource, parse_resource_list({resource: text}, "node")[resource])
 
 
-async def _load(client: LocalClient, snapshot: Snapshot) -> None:
+async def _load(sim: Simulation, snapshot: Snapshot) -> None:
+    client = sim.client
     for resource in STATE:
         await _create_all(client, resource, snapshot.of(resource))
     for node in snapshot.nodes:
         if (node.get("spec") or {}).get("unschedulable"):
             patch = {"spec": {"unschedulable": True}}
             await client.patch(NODES, "", node["metadata"]["name"], patch, PatchType.MERGE)
+    workloads = sim.plane.workloads
+    if workloads is not None:  # held while what they would act on is half loaded
+        await workloads.stop()
+    uids: dict[str, tuple[Kind, Object]] = {}  # the snapshot's uid -> the owner as loaded
+    for resource in OWNER_ORDER:
+        kind = _kind(resource)
+        for obj in snapshot.of(resource):
+            made = await _create(client, kind, _owner(obj, resource, uids))
+            if made is not None:
+                uids[obj["metadata"]["uid"]] = (kind, made)
     hashes = {ds["metadata"]["uid"]: current_hash(_fresh(ds)) for ds in snapshot.of("daemonsets")}
     for pod in snapshot.pods:
-        await _create(client, PODS, _orphan_pod(pod, hashes))
-    for resource in OWNER_ORDER:
-        owners = [_owner(o, resource) for o in snapshot.of(resource)]
-        await _create_all(client, resource, owners)
+        await _create(client, PODS, _owned(pod, hashes, uids))
+    if workloads is not None:
+        await workloads.start()
     await _create_all(client, "poddisruptionbudgets", snapshot.of("poddisruptionbudgets"))
 
 
-def _orphan_pod(pod: Object, hashes: Mapping[str, str]) -> Object:
-    """The pod as it runs, without its owners (its controller adopts it once made); a
-    DaemonSet's pod labelled with the revision hash Pinnace's controller gives the DaemonSet."""
-    fresh = _fresh(pod)
+def _owned(pod: Object, hashes: Mapping[str, str], uids: Loaded) -> Object:
+    """The pod as it runs, controlled by its owner as loaded (an orphan when that is not
+    loaded); a DaemonSet's pod labelled with the revision hash Pinnace's controller gives the
+    DaemonSet."""
+    fresh = _with_owner(_fresh(pod), uids)
     ref = controller_ref(pod)
-    fresh["metadata"].pop("ownerReferences", None)
     if ref is not None and ref.get("kind") == "DaemonSet" and ref.get("uid") in hashes:
         labels = fresh["metadata"].setdefault("labels", {})
         labels[CONTROLLER_REVISION_HASH] = hashes[ref["uid"]]
     return fresh
 
 
-def _owner(obj: Object, resource: str) -> Object:
-    fresh = _fresh(obj)
-    fresh["metadata"].pop("ownerReferences", None)
+def _owner(obj: Object, resource: str, uids: Loaded) -> Object:
+    fresh = _with_owner(_fresh(obj), uids)
     if resource == "jobs":
         spec = fresh["spec"]
         labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
@@ -245,6 +256,17 @@ def _owner(obj: Object, resource: str) -> Object:
         if selected:
             spec["manualSelector"] = True
             spec["selector"] = {"matchLabels": selected}
+    return fresh
+
+
+def _with_owner(fresh: Object, uids: Loaded) -> Object:
+    """`fresh` with, for owner references, the controller reference its controller would
+    put on it adopting it, when that controller is loaded: none otherwise."""
+    ref = controller_ref(fresh)
+    fresh["metadata"].pop("ownerReferences", None)
+    owner = uids.get((ref or {}).get("uid", ""))
+    if owner is not None:
+        fresh["metadata"]["ownerReferences"] = [owner_reference(owner[1], owner[0])]
     return fresh
 
 
@@ -263,14 +285,16 @@ async def _create_all(client: LocalClient, resource: str, objects: Sequence[Obje
         await _create(client, kind, _fresh(obj))
 
 
-async def _create(client: LocalClient, kind: Kind, obj: Object) -> None:
+async def _create(client: LocalClient, kind: Kind, obj: Object) -> Object | None:
+    """`obj` as created; None when one of its name exists already."""
     namespace = (obj["metadata"].get("namespace") or "default") if kind.namespaced else ""
     try:
-        await client.create(kind, namespace, obj)
+        return await client.create(kind, namespace, obj)
     except StatusError as e:
         if e.code != 409:  # what exists (the system namespaces, classes) stays
             name = obj["metadata"].get("name", "")
             raise PlanError(f"loading {kind.kind} {name}: {e.message}") from None
+        return None
 
 
 def _kind(resource: str) -> Kind:

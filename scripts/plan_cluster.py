@@ -1,9 +1,9 @@
-"""A synthetic cluster for measuring `pinnace plan`: a Scenario file of NODES nodes (16 CPUs,
-64Gi, 110 pods) running ten Deployments of PODS pods in all, of ten shapes (100m to 1500m
+"""A synthetic cluster for measuring `pinnace plan`: a Scenario file of NODES nodes (by default
+16 CPUs, 64Gi, 110 pods) running ten Deployments of PODS pods in all, of ten shapes (100m to 1500m
 CPU), so `plan headroom`, `plan failure` and the others can be timed at the size issue 17
 names (1,000 nodes, 20,000 running pods; `plan nodes` on 5,000).
 
-    python scripts/plan_cluster.py OUT.yaml [--nodes 1000] [--pods 20000]
+    python scripts/plan_cluster.py OUT.yaml [--nodes 1000] [--pods 20000] [--cpu 16 --memory 64Gi]
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ SHAPES = (
 )
 
 
-def scenario(nodes: int, pods: int) -> dict[str, Any]:
+def scenario(nodes: int, pods: int, cpu: str = "16", memory: str = "64Gi") -> dict[str, Any]:
     pool = {
         "name": "general",
         "count": nodes,
-        "capacity": {"cpu": "16", "memory": "64Gi", "pods": "110"},
+        "capacity": {"cpu": cpu, "memory": memory, "pods": "110"},
     }
     replicas = [pods // len(SHAPES) + (i < pods % len(SHAPES)) for i in range(len(SHAPES))]
     objects = [_deployment(f"app-{i}", n, *SHAPES[i]) for i, n in enumerate(replicas)]
@@ -58,7 +58,10 @@ def _deployment(name: str, replicas: int, cpu: str, memory: str) -> dict[str, An
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [container]}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [container]},
+            },
         },
     }
 
@@ -68,8 +71,11 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=20000)
+    parser.add_argument("--cpu", default="16", help="each node's CPUs")
+    parser.add_argument("--memory", default="64Gi", help="each node's memory")
     args = parser.parse_args()
-    args.out.write_text(yaml.safe_dump(scenario(args.nodes, args.pods), sort_keys=False))
+    doc = scenario(args.nodes, args.pods, args.cpu, args.memory)
+    args.out.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
 if __name__ == "__main__":

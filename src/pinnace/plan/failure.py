@@ -5,12 +5,14 @@ v1.32's timings: node lifecycle (NotReady after 50 s, the unreachable taint), ta
 replacements and kube-scheduler placing them, preempting where priorities say so.
 
 The snapshot is loaded into the simulation as it is: a simulated node for each of its nodes
-(their allocatable, labels and taints), its pods bound where they run, then their owners, so
-each controller adopts its pods instead of making new ones (ReplicaSets, Deployments,
-DaemonSets, Jobs with their own selector); Namespaces, PriorityClasses, LimitRanges,
-RuntimeClasses and PodDisruptionBudgets come before. StatefulSets are not loaded (their
-controller would take the real cluster's revision hashes on the pods for an update): a
-StatefulSet's pods run as pods of their own and are not replaced when lost.
+(their allocatable, labels and taints), Namespaces, PriorityClasses, LimitRanges and
+RuntimeClasses; then, with the workload controllers held, the owners (Deployments,
+ReplicaSets, DaemonSets, Jobs with their own selector), each before what it owns, and the pods
+bound where they run, each already controlled by its owner as loaded (the reference the
+controller would put on it adopting it: so none is adopted by a patch, and no controller makes
+a pod of its own); then the controllers go on, and the PodDisruptionBudgets come. StatefulSets
+are not loaded (their controller would take the real cluster's revision hashes on the pods for
+an update): a StatefulSet's pods run as pods of their own and are not replaced when lost.
 
 Once the cluster has settled, the nodes fail (their kubelets stop) and the simulation runs, every
 POLL_SECONDS of simulated time checking whether everything has happened: every pod the lost

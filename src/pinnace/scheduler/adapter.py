@@ -176,10 +176,14 @@ class SchedulerService:
             while True:
                 self._wake.clear()
                 await self._schedule_pending()
-                if not self._wake.is_set():
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(FLUSH_PERIOD):
-                            await self._wake.wait()
+                if self._wake.is_set():
+                    continue
+                if self.core.queue.idle():  # no flush to do until a pod comes, which wakes it
+                    await self._wake.wait()
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(FLUSH_PERIOD):
+                        await self._wake.wait()
         finally:
             if sampling is not None:
                 await cancel_and_wait([sampling])

@@ -83,6 +83,11 @@ class SchedulingQueue:
     def __len__(self) -> int:
         return len(self._where)
 
+    def idle(self) -> bool:
+        """No pod waits in any queue or is in flight: a flush has nothing to do until one
+        comes."""
+        return not self._where and not self._in_flight
+
     def pending_counts(self) -> dict[str, int]:
         """How many pods wait in each queue: active, backoff, unschedulable, and gated (the
         unschedulable ones a PreEnqueue plugin keeps out)."""

@@ -500,3 +500,23 @@ def test_a_cache_without_a_namespace_index_still_lists_by_namespace(cluster: Clu
         await informer.stop()
 
     cluster.run(scenario())
+
+
+def test_a_restarted_informer_has_synced_once_it_has_listed_anew(cluster: Cluster) -> None:
+    """A controller started again waits for its informers to sync: it must not act on what
+    they held when they stopped."""
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default")
+
+    async def scenario() -> None:
+        informer.start()
+        await informer.wait_for_sync()
+        await informer.stop()
+        assert not informer.has_synced
+        await client.create(CONFIG_MAPS, "default", config_map("made-while-stopped", v="1"))
+        informer.start()
+        await informer.wait_for_sync()
+        assert [o["metadata"]["name"] for o in informer.list()] == ["made-while-stopped"]
+        await informer.stop()
+
+    cluster.run(scenario())

@@ -287,3 +287,21 @@ def test_creates_refused_by_a_quota_are_reported_as_replica_failure(cluster: Wor
     cluster.run(cluster.client.update_scale(REPLICA_SETS, "default", "web", 2))
     cluster.settle()
     assert "conditions" not in cluster.get(REPLICA_SETS, "web")["status"]
+
+
+def test_an_orphan_of_another_namespace_is_neither_adopted_nor_counted(cluster: Workloads):
+    namespaces = catalog.kind("", "namespaces")
+    cluster.run(cluster.client.create(namespaces, "", {"metadata": {"name": "other"}}))
+    cluster.settle()
+    elsewhere = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "elsewhere", "namespace": "other", "labels": {"app": "web"}},
+        "spec": template()["spec"],
+    }
+    cluster.run(cluster.client.create(PODS, "other", elsewhere))
+    cluster.run(cluster.client.create(REPLICA_SETS, "default", replica_set()))
+    cluster.settle()
+    assert len(cluster.pods(app="web")) == 3
+    pod = cluster.run(cluster.client.get(PODS, "other", "elsewhere"))
+    assert not pod["metadata"].get("ownerReferences")

@@ -6,10 +6,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.plan.manifests import deployment, pod, pool, snapshot
+from tests.plan.manifests import deployment, job, pod, pool, snapshot
 
+from pinnace.api import catalog
+from pinnace.controllers.controller_utils import controller_ref
 from pinnace.plan import PlanError
-from pinnace.plan.failure import failure
+from pinnace.plan.failure import PODS, _load, _scenario, _settle, failure
+from pinnace.sim import Simulation
+
+REPLICA_SETS = catalog.kind("apps", "replicasets")
+DAEMON_SETS = catalog.kind("apps", "daemonsets")
+JOBS = catalog.kind("batch", "jobs")
 
 BUDGET = {
     "apiVersion": "policy/v1",
@@ -72,3 +79,37 @@ def test_say_what_is_lost(tmp_path: Path) -> None:
         failure(_cluster(tmp_path))
     with pytest.raises(PlanError, match='no node in zone "a"'):
         failure(_cluster(tmp_path), zone="a")
+
+
+def test_the_loaded_cluster_runs_the_snapshots_pods_each_controlled_by_its_owner(
+    tmp_path: Path,
+) -> None:
+    agent = deployment("agent", 0, "100m")
+    agent["kind"] = "DaemonSet"
+    del agent["spec"]["replicas"]
+    objects = [deployment("web", 4, "1"), agent, job("batch", 2, "500m")]
+    cluster = snapshot(tmp_path, pool("general", 3), objects=objects)
+    sim = Simulation(_scenario(cluster, None, 0), seed=0)
+    try:
+        sim.run_coroutine(_load(sim, cluster))
+        sim.run_coroutine(_settle(sim))
+        pods = sim.run_coroutine(sim.client.list(PODS, "default"))["items"]
+        owners = {
+            o["metadata"]["uid"]: f"{kind}/{o['metadata']['name']}"
+            for kind, resource in (
+                ("ReplicaSet", REPLICA_SETS),
+                ("DaemonSet", DAEMON_SETS),
+                ("Job", JOBS),
+            )
+            for o in sim.run_coroutine(sim.client.list(resource, "default"))["items"]
+        }
+    finally:
+        sim.close()
+
+    def owned(pods: list[Any]) -> dict[str, str]:
+        return {p["metadata"]["name"]: "{kind}/{name}".format(**controller_ref(p)) for p in pods}
+
+    # No controller made or deleted a pod: each runs as it ran, under its loaded owner.
+    assert owned(pods) == owned(cluster.pods)
+    assert all(controller_ref(p)["uid"] in owners for p in pods)
+    assert all(p["status"]["phase"] == "Running" for p in pods)

@@ -190,7 +190,9 @@ class Informer:
         self._tasks = [loop.create_task(self._reflect()), loop.create_task(self._dispatch())]
 
     async def stop(self) -> None:
-        """Stop listing and watching, and return once its tasks have ended."""
+        """Stop listing and watching, and return once its tasks have ended. Started again, it
+        has synced once it has listed anew (what it holds meanwhile may be stale)."""
+        self._synced.clear()
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()

@@ -67,7 +67,12 @@ from pinnace.controllers.daemonset_util import (
     target_node_name,
     template_generation_of,
 )
-from pinnace.controllers.ownership import ControlledPodEvents, claim_pods
+from pinnace.controllers.ownership import (
+    ControlledPodEvents,
+    claim_candidates,
+    claim_pods,
+    index_pods_by_controller,
+)
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +82,6 @@ CONTROLLER_NAME = "daemonset-controller"
 FAILED_DAEMON_POD = "FailedDaemonPod"
 SUCCEEDED_DAEMON_POD = "SucceededDaemonPod"
 STATUS_UPDATE_RETRIES = 1
-CLAIM_INDEX = "daemonSetClaim"
-"""Pods by the uid of their controller, "" for orphans: the pods a DaemonSet may claim."""
 _OMITTED_WHEN_ZERO = (
     "observedGeneration",
     "updatedNumberScheduled",
@@ -90,10 +93,6 @@ _OMITTED_WHEN_ZERO = (
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
 DAEMON_SETS = catalog.kind("apps", "daemonsets")
-
-
-def _controller_uid(pod: Object) -> list[str]:
-    return [(controller_ref(pod) or {}).get("uid", "")]
 
 
 def _true_conditions(node: Object) -> set[str]:
@@ -132,7 +131,7 @@ class DaemonSetController(ControlledPodEvents):
         self._placements: dict[str, tuple[int, DaemonPlacement]] = {}
         self._daemon_sets: Informer = informers.informer(DAEMON_SETS)
         self._pods: Informer = informers.informer(PODS)
-        self._pods.add_indexer(CLAIM_INDEX, _controller_uid)
+        index_pods_by_controller(self._pods)
         self._nodes: Informer = informers.informer(NODES)
         self._history = DaemonSetHistory(client, informers)
         self._daemon_sets.add_event_handler(
@@ -253,17 +252,8 @@ class DaemonSetController(ControlledPodEvents):
     async def _claim(self, ds: Object, selector: LabelSelector) -> list[Object]:
         """ClaimPods: the pods this DaemonSet owns and its selector matches, adopting matching
         orphans and releasing owned pods that no longer match."""
-        namespace = ds["metadata"]["namespace"]
-        candidates = self._pods.by_index(CLAIM_INDEX, ds["metadata"]["uid"])
-        candidates += self._pods.by_index(CLAIM_INDEX, "")
-
-        return await claim_pods(
-            self._client,
-            ds,
-            DAEMON_SETS,
-            selector,
-            (pod for pod in candidates if pod["metadata"]["namespace"] == namespace),
-        )
+        candidates = claim_candidates(self._pods, ds)
+        return await claim_pods(self._client, ds, DAEMON_SETS, selector, candidates)
 
     # --- manage ------------------------------------------------------------------------------
 

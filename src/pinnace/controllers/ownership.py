@@ -4,6 +4,7 @@ helpers of kube-controller-manager)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from typing import ClassVar
 
@@ -23,6 +24,9 @@ from pinnace.controllers.controller_utils import (
 )
 
 SelectorOf = Callable[[Object], LabelSelector | None]
+
+CONTROLLER_UID_INDEX = "podControllerUID"
+"""Pods by the uid of their controller, "" for orphans: the pods an owner may claim."""
 
 
 def resolve_controller_ref(
@@ -87,6 +91,28 @@ async def claim(
             if adopted is not None:
                 claimed.append(adopted)
     return claimed
+
+
+def index_pods_by_controller(pods: Informer) -> None:
+    """File the pods of the (shared) informer by their controller's uid, for
+    `claim_candidates`; once, whichever controller asks first."""
+    with contextlib.suppress(ValueError):  # another controller on this informer did it
+        pods.add_indexer(CONTROLLER_UID_INDEX, _controller_uid)
+
+
+def _controller_uid(pod: Object) -> list[str]:
+    return [(controller_ref(pod) or {}).get("uid", "")]
+
+
+def claim_candidates(pods: Informer, owner: Object) -> list[Object]:
+    """The pods of `owner`'s namespace it may claim: those it controls and the orphans. A pod
+    controlled by another owner is left alone by `claim` whatever its labels, so this is what
+    listing the namespace's pods gives `claim` to work on, without reading the others
+    (v1.33's ReplicaSet controller finds its pods by this index too)."""
+    namespace = owner["metadata"]["namespace"]
+    candidates = pods.by_index(CONTROLLER_UID_INDEX, owner["metadata"]["uid"])
+    candidates += pods.by_index(CONTROLLER_UID_INDEX, "")
+    return [pod for pod in candidates if pod["metadata"]["namespace"] == namespace]
 
 
 async def claim_pods(

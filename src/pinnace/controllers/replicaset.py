@@ -44,7 +44,12 @@ from pinnace.controllers.controller_utils import (
     slow_start_batch,
     template_labels_match,
 )
-from pinnace.controllers.ownership import ControlledPodEvents, claim
+from pinnace.controllers.ownership import (
+    ControlledPodEvents,
+    claim,
+    claim_candidates,
+    index_pods_by_controller,
+)
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +86,7 @@ class ReplicaSetController(ControlledPodEvents):
         self._pod_control = PodControl(client, self._recorder, self.expectations, self._requests)
         self._replica_sets: Informer = informers.informer(self.OWNERS)
         self._pods: Informer = informers.informer(PODS)
+        index_pods_by_controller(self._pods)
         self._replica_sets.add_event_handler(
             on_add=self._enqueue,
             on_update=lambda old, new: self._enqueue(new),
@@ -129,7 +135,7 @@ class ReplicaSetController(ControlledPodEvents):
         async def adopt(pod: Object) -> Object | None:
             return pod if await self._patch_pod(pod, adopt_patch(pod, rs, self.OWNERS)) else None
 
-        active = filter(is_pod_active, self._pods.list(rs["metadata"]["namespace"]))
+        active = filter(is_pod_active, claim_candidates(self._pods, rs))
         return await claim(
             rs, selector, active, adopt, lambda pod: self._patch_pod(pod, release_patch(pod, rs))
         )

@@ -5,12 +5,14 @@ v1.32's timings: node lifecycle (NotReady after 50 s, the unreachable taint), ta
 replacements and kube-scheduler placing them, preempting where priorities say so.
 
 The snapshot is loaded into the simulation as it is: a simulated node for each of its nodes
-(their allocatable, labels and taints), its pods bound where they run, then their owners, so
-each controller adopts its pods instead of making new ones (ReplicaSets, Deployments,
-DaemonSets, Jobs with their own selector); Namespaces, PriorityClasses, LimitRanges,
-RuntimeClasses and PodDisruptionBudgets come before. StatefulSets are not loaded (their
-controller would take the real cluster's revision hashes on the pods for an update): a
-StatefulSet's pods run as pods of their own and are not replaced when lost.
+(their allocatable, labels and taints), Namespaces, PriorityClasses, LimitRanges and
+RuntimeClasses; then, with the workload controllers held, the owners (Deployments,
+ReplicaSets, DaemonSets, Jobs with their own selector), each before what it owns, and the pods
+bound where they run, each already controlled by its owner as loaded (the reference the
+controller would put on it adopting it: so none is adopted by a patch, and no controller makes
+a pod of its own); then the controllers go on, and the PodDisruptionBudgets come. StatefulSets
+are not loaded (their controller would take the real cluster's revision hashes on the pods for
+an update): a StatefulSet's pods run as pods of their own and are not replaced when lost.
 
 Once the cluster has settled, the nodes fail (their kubelets stop) and the simulation runs, every
 POLL_SECONDS of simulated time checking whether everything has happened: every pod the lost
@@ -28,6 +30,7 @@ runs in a fork of the process holding it, so the cluster is loaded and settled o
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import os
 import random
@@ -44,7 +47,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import LocalClient, PatchType
-from pinnace.controllers.controller_utils import controller_ref
+from pinnace.controllers.controller_utils import controller_ref, owner_reference
 from pinnace.controllers.daemonset_util import CONTROLLER_REVISION_HASH, current_hash
 from pinnace.controllers.node_lifecycle import ZONE_LABEL
 from pinnace.kubelet.config import NodeConfig
@@ -65,23 +68,28 @@ from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.scheduler.preemption import PREEMPTION_BY_SCHEDULER
 from pinnace.sim import Simulation
-from pinnace.sim.scenario import ClusterSpec, FailNode, Scenario
+from pinnace.sim.lifecycle import PodRecord
+from pinnace.sim.scenario import ClusterSpec, FailNode, MetricsSpec, Scenario
 from pinnace.sim.settle import until_settled
 
 POLL_SECONDS = 10.0
 DEFAULT_CAP = 3600.0
 """Simulated seconds after the failure the simulation runs at most."""
+NO_SAMPLES = 1e9
+"""The observer's sampling interval: longer than any plan runs."""
 SETTLE_CAP = 1800.0
 """Simulated seconds the loaded cluster gets to settle before the failure."""
 UNREACHABLE = "node.kubernetes.io/unreachable"
 RESERVABLE = (CPU, MEMORY, EPHEMERAL_STORAGE)
-OWNER_ORDER = ("replicasets", "daemonsets", "jobs", "deployments")
-"""Owners are created after their pods, the inner ones first, so each adopts what it owns."""
+OWNER_ORDER = ("deployments", "replicasets", "daemonsets", "jobs")
+"""Owners are created before what they own, the outer ones first."""
 STATE = ("namespaces", "priorityclasses", "limitranges", "runtimeclasses")
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
 PDBS = catalog.kind("policy", "poddisruptionbudgets")
 JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+Loaded = Mapping[str, tuple[Kind, Object]]
+"""The snapshot's uid of an owner -> its kind and the owner as loaded."""
 
 
 @dataclass(frozen=True)
@@ -108,15 +116,13 @@ def failure(
     began = time.perf_counter()
     sim = Simulation(_scenario(snapshot, config, seed), seed=seed)
     try:
-        sim.run_coroutine(_load(sim.client, snapshot))
+        sim.run_coroutine(_load(sim, snapshot))
         sim.run_coroutine(_settle(sim))
         setup = time.perf_counter() - began
         results = _run_trials(sim, snapshot, losses, cap)
     finally:
         sim.close()
     sections = results[0].pop("sections")
-    for result in results[1:]:
-        result.pop("sections")
     body = {
         "trials": results,
         "summary": _summary(results),
@@ -164,7 +170,9 @@ def _losses(
 def _scenario(snapshot: Snapshot, config: SchedulerConfiguration | None, seed: int) -> Scenario:
     configs = [_node_config(node, i) for i, node in enumerate(snapshot.nodes, start=1)]
     cluster = ClusterSpec(nodes=configs, scheduler_config=config or snapshot.scheduler_config)
-    return Scenario(name="plan-failure", seed=seed, cluster=cluster)
+    # Nothing here reads the observer's samples (each a pass over every pod): one at the end.
+    metrics = MetricsSpec(interval=NO_SAMPLES)
+    return Scenario(name="plan-failure", seed=seed, cluster=cluster, metrics=metrics)
 
 
 def _node_config(node: Mapping[str, Any], index: int) -> NodeConfig:
@@ -202,37 +210,46 @@ def _amount(resource: str, text: Any) -> int:
     return scheduler_value(resource, parse_resource_list({resource: text}, "node")[resource])
 
 
-async def _load(client: LocalClient, snapshot: Snapshot) -> None:
+async def _load(sim: Simulation, snapshot: Snapshot) -> None:
+    client = sim.client
     for resource in STATE:
         await _create_all(client, resource, snapshot.of(resource))
     for node in snapshot.nodes:
         if (node.get("spec") or {}).get("unschedulable"):
             patch = {"spec": {"unschedulable": True}}
             await client.patch(NODES, "", node["metadata"]["name"], patch, PatchType.MERGE)
+    workloads = sim.plane.workloads
+    if workloads is not None:  # held while what they would act on is half loaded
+        await workloads.stop()
+    uids: dict[str, tuple[Kind, Object]] = {}  # the snapshot's uid -> the owner as loaded
+    for resource in OWNER_ORDER:
+        kind = _kind(resource)
+        for obj in snapshot.of(resource):
+            made = await _create(client, kind, _owner(obj, resource, uids))
+            if made is not None:
+                uids[obj["metadata"]["uid"]] = (kind, made)
     hashes = {ds["metadata"]["uid"]: current_hash(_fresh(ds)) for ds in snapshot.of("daemonsets")}
     for pod in snapshot.pods:
-        await _create(client, PODS, _orphan_pod(pod, hashes))
-    for resource in OWNER_ORDER:
-        owners = [_owner(o, resource) for o in snapshot.of(resource)]
-        await _create_all(client, resource, owners)
+        await _create(client, PODS, _owned(pod, hashes, uids))
+    if workloads is not None:
+        await workloads.start()
     await _create_all(client, "poddisruptionbudgets", snapshot.of("poddisruptionbudgets"))
 
 
-def _orphan_pod(pod: Object, hashes: Mapping[str, str]) -> Object:
-    """The pod as it runs, without its owners (its controller adopts it once made); a
-    DaemonSet's pod labelled with the revision hash Pinnace's controller gives the DaemonSet."""
-    fresh = _fresh(pod)
+def _owned(pod: Object, hashes: Mapping[str, str], uids: Loaded) -> Object:
+    """The pod as it runs, controlled by its owner as loaded (an orphan when that is not
+    loaded); a DaemonSet's pod labelled with the revision hash Pinnace's controller gives the
+    DaemonSet."""
+    fresh = _with_owner(_fresh(pod), uids)
     ref = controller_ref(pod)
-    fresh["metadata"].pop("ownerReferences", None)
     if ref is not None and ref.get("kind") == "DaemonSet" and ref.get("uid") in hashes:
         labels = fresh["metadata"].setdefault("labels", {})
         labels[CONTROLLER_REVISION_HASH] = hashes[ref["uid"]]
     return fresh
 
 
-def _owner(obj: Object, resource: str) -> Object:
-    fresh = _fresh(obj)
-    fresh["metadata"].pop("ownerReferences", None)
+def _owner(obj: Object, resource: str, uids: Loaded) -> Object:
+    fresh = _with_owner(_fresh(obj), uids)
     if resource == "jobs":
         spec = fresh["spec"]
         labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
@@ -241,6 +258,17 @@ def _owner(obj: Object, resource: str) -> Object:
         if selected:
             spec["manualSelector"] = True
             spec["selector"] = {"matchLabels": selected}
+    return fresh
+
+
+def _with_owner(fresh: Object, uids: Loaded) -> Object:
+    """`fresh` with, for owner references, the controller reference its controller would
+    put on it adopting it, when that controller is loaded: none otherwise."""
+    ref = controller_ref(fresh)
+    fresh["metadata"].pop("ownerReferences", None)
+    owner = uids.get((ref or {}).get("uid", ""))
+    if owner is not None:
+        fresh["metadata"]["ownerReferences"] = [owner_reference(owner[1], owner[0])]
     return fresh
 
 
@@ -259,14 +287,16 @@ async def _create_all(client: LocalClient, resource: str, objects: Sequence[Obje
         await _create(client, kind, _fresh(obj))
 
 
-async def _create(client: LocalClient, kind: Kind, obj: Object) -> None:
+async def _create(client: LocalClient, kind: Kind, obj: Object) -> Object | None:
+    """`obj` as created; None when one of its name exists already."""
     namespace = (obj["metadata"].get("namespace") or "default") if kind.namespaced else ""
     try:
-        await client.create(kind, namespace, obj)
+        return await client.create(kind, namespace, obj)
     except StatusError as e:
         if e.code != 409:  # what exists (the system namespaces, classes) stays
             name = obj["metadata"].get("name", "")
             raise PlanError(f"loading {kind.kind} {name}: {e.message}") from None
+        return None
 
 
 def _kind(resource: str) -> Kind:
@@ -292,12 +322,20 @@ async def _settle(sim: Simulation) -> None:
 def _run_trials(
     sim: Simulation, snapshot: Snapshot, losses: list[Loss], cap: float
 ) -> list[dict[str, Any]]:
+    """Each trial's answer; only the first's with the cluster's `sections` at its end (the
+    report shows those of the first trial)."""
     if len(losses) == 1 or not hasattr(os, "fork"):
-        return [_trial(sim, snapshot, loss, cap) for loss in losses]
-    return [_forked(sim, snapshot, loss, cap) for loss in losses]
+        return [_trial(sim, snapshot, loss, cap, i == 0) for i, loss in enumerate(losses)]
+    # The settled cluster is never collected in a child: frozen, its objects are not walked
+    # by the children's collections, whose writes would copy every page of it.
+    gc.collect()
+    gc.freeze()
+    return [_forked(sim, snapshot, loss, cap, i == 0) for i, loss in enumerate(losses)]
 
 
-def _forked(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict[str, Any]:
+def _forked(
+    sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float, sections: bool
+) -> dict[str, Any]:
     """The trial in a child process holding a copy of the settled cluster."""
     read, write = os.pipe()
     pid = os.fork()
@@ -305,7 +343,7 @@ def _forked(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict
         os.close(read)
         status = 0
         try:
-            answer = json.dumps(_trial(sim, snapshot, loss, cap)).encode()
+            answer = json.dumps(_trial(sim, snapshot, loss, cap, sections)).encode()
         except BaseException as e:  # the parent reports it
             answer, status = json.dumps({"error": f"{type(e).__name__}: {e}"}).encode(), 1
         with os.fdopen(write, "wb") as out:
@@ -321,18 +359,21 @@ def _forked(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict
     return result
 
 
-def _trial(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict[str, Any]:
+def _trial(
+    sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float, sections: bool
+) -> dict[str, Any]:
     began_wall = time.perf_counter()
     failed_at = sim.elapsed
     for node in loss.nodes:
         sim.run_coroutine(sim.actions.take(FailNode(node)))
-    watched = _evictable(snapshot, set(loss.nodes))
+    keys = _evictable(snapshot, set(loss.nodes))
+    watched = [r for r in sim.observer.pods.values() if r.key in keys]
     deficits: dict[str, dict[str, Any]] = {}
     done = False
     while sim.elapsed - failed_at < cap:
         sim.advance(min(sim.elapsed + POLL_SECONDS, failed_at + cap))
         _note_budgets(sim, deficits)
-        if _everything_happened(sim, watched, set(loss.nodes)):
+        if _everything_happened(sim, keys, watched, set(loss.nodes)):
             done = True
             break
     records = list(sim.observer.pods.values())
@@ -351,7 +392,7 @@ def _trial(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict[
     evictions = Counter(
         i.kind for i in sim.observer.incidents if i.time >= since and not i.kind.startswith("Node")
     )
-    return {
+    answer = {
         "lostNodes": list(loss.nodes),
         "failedAtSeconds": round(failed_at, 3),
         "settled": done,
@@ -369,8 +410,10 @@ def _trial(sim: Simulation, snapshot: Snapshot, loss: Loss, cap: float) -> dict[
         "evictions": dict(sorted(evictions.items())),
         "lost": lost,
         "pdbViolations": sorted(deficits.values(), key=lambda d: d["pdb"]),
-        "sections": _sections(sim, snapshot),
     }
+    if sections:
+        answer["sections"] = _sections(sim, snapshot)
+    return answer
 
 
 def _evictable(snapshot: Snapshot, lost: set[str]) -> set[str]:
@@ -398,16 +441,20 @@ def _tolerates_for_ever(pod: Object) -> bool:
     return False
 
 
-def _everything_happened(sim: Simulation, watched: set[str], lost: set[str]) -> bool:
-    evicted = set()
+def _everything_happened(
+    sim: Simulation, keys: set[str], watched: Sequence[PodRecord], lost: set[str]
+) -> bool:
+    """Whether every pod of `keys` (whose records at the failure are `watched`) has been
+    evicted, and every pod runs or waits after kube-scheduler said it fits nowhere."""
+    evicted = {r.key for r in watched if r.evicted or r.deleted is not None}
+    if not evicted >= keys:
+        return False  # the cheaper question first: the other looks at every pod
     for record in sim.observer.pods.values():
-        if record.key in watched and (record.evicted or record.deleted is not None):
-            evicted.add(record.key)
         if record.deleted is not None or record.phase != "Pending" or record.node in lost:
             continue
         if record.node or not record.failed_scheduling:
             return False  # starting, or not yet tried
-    return evicted >= watched
+    return True
 
 
 def _note_budgets(sim: Simulation, deficits: dict[str, dict[str, Any]]) -> None:

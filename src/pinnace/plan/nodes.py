@@ -13,8 +13,10 @@ its daemon pods are placed, rounded up; the pod count is one of the resources. S
 the pods of one workload and shape that the cluster's nodes cannot hold, counted as `plan
 headroom` counts copies (for a shape whose count it computes), over how many one new node holds,
 rounded up. No fewer nodes can hold the pods whatever the scheduler does. From the larger it
-gallops (bound, then steps of a 32nd of it, at least 1, doubling) to the first count that fits,
-then halves the gap between it and the last count that did not. This takes for granted that more
+gallops (bound, then steps of a 32nd of it, at least 1, doubling; after a count whose pods left
+over would fill at least m more new nodes by what they ask for, m more, or steps from 1,
+doubling, when larger) to the first count that fits, then halves the gap between it and the
+last count that did not. This takes for granted that more
 nodes never make a pod fit less, which holds for the default plugins' filters (a node more only
 adds room) though a scorer's choices could in principle differ.
 
@@ -81,6 +83,9 @@ class Trial:
     """(pod, FailedScheduling message) of the pods that did not fit."""
     lost: tuple[str, ...] = ()
     """The nodes taken away for a spare check that failed."""
+    short: int = 0
+    """How many more new nodes the pods that did not fit would fill at least, by what they
+    ask for (0 when unknown: a spare check)."""
 
 
 def nodes_needed(
@@ -235,8 +240,10 @@ class _Search:
 
     def smallest(self, start: int, most: int, works: Any) -> int | None:
         """The smallest count from `start` up to `most` that `works`: gallop (steps from a
-        32nd of `start`, doubling), then halve."""
+        32nd of `start`, doubling; after a count whose left-over pods say how many more nodes
+        they would fill at least, that many more, or steps from 1 when larger), then halve."""
         failed, step, k = start - 1, max(1, start // GALLOP_FRACTION), start
+        guided = False
         while True:
             k = min(k, most)
             if works(k):
@@ -244,7 +251,13 @@ class _Search:
             failed = k
             if k >= most:
                 return None
-            k, step = k + step, step * 2
+            short = self.tried[-1].short
+            if short:
+                step = step * 2 if guided else 1
+                guided = True
+                k += max(short, step)
+            else:
+                k, step = k + step, step * 2
         found = k
         while found - failed > 1:
             middle = (failed + found) // 2
@@ -319,7 +332,20 @@ class _Search:
         # a pending pod no profile here serves gets no outcome: it is not this scheduler's
         tried = [placer.outcomes[k] for k in others if k in placer.outcomes]
         failed += [o for o in tried if not o.node]
-        return Trial(k, FIT, not failed, _said(failed))
+        return Trial(k, FIT, not failed, _said(failed), short=self._short(failed))
+
+    def _short(self, failed: list[Outcome]) -> int:
+        """ceil(what the pods that did not fit ask for / what a new node offers), the most
+        over the resources (the pod count among them)."""
+        asked: dict[str, int] = {}
+        for outcome in failed:
+            for resource, value in {**PodInfo.from_pod(outcome.pod).requests, PODS: 1}.items():
+                asked[resource] = asked.get(resource, 0) + value
+        offered = self._per_new_node()
+        return max(
+            (math.ceil(v / offered[r]) for r, v in asked.items() if offered.get(r, 0) > 0),
+            default=0,
+        )
 
     def _lose(self, k: int, lost: tuple[str, ...]) -> Trial:
         placer = self.placer

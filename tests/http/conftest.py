@@ -57,11 +57,12 @@ def launch(
     flags: tuple[str, ...] = (),
     open_files: tuple[int, int] | None = None,
     preexec_fn: Callable[[], None] | None = None,
+    command: str = "up",
 ) -> Cluster:
-    """`pinnace up --port 0 [flags]` in `workdir` (memory store unless `storage` says
-    otherwise), returned once it reports readiness; `open_files`: its (soft, hard)
-    RLIMIT_NOFILE; `preexec_fn` runs in the child before it starts (to set another resource
-    limit)."""
+    """`pinnace up --port 0 [flags]` (or `pinnace apiserver`, the `command`) in `workdir`
+    (memory store unless `storage` says otherwise), returned once it reports readiness;
+    `open_files`: its (soft, hard) RLIMIT_NOFILE; `preexec_fn` runs in the child before it
+    starts (to set another resource limit)."""
     if open_files is not None:
         assert preexec_fn is None, "one resource limit at a time"
         preexec_fn = functools.partial(_limit_open_files, open_files)
@@ -72,7 +73,7 @@ def launch(
             sys.executable,
             "-m",
             "pinnace.cli.main",
-            "up",
+            command,
             "--port",
             "0",
             *(storage or ("--in-memory",)),
@@ -135,3 +136,35 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     running = launch(tmp_path_factory.mktemp("pinnace-up"), flags=("--no-scheduler",))
     yield running
     stop(running)
+
+
+class Process:
+    """A `pinnace` command running beside the cluster, its log in a file."""
+
+    def __init__(self, workdir: Path, name: str, *args: str) -> None:
+        self.log = workdir / f"{name}.log"
+        with open(self.log, "w") as log:
+            self.popen = subprocess.Popen(
+                [sys.executable, "-m", "pinnace.cli.main", *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+            )
+
+    def said(self, text: str) -> bool:
+        return text in self.log.read_text()
+
+    def terminate(self) -> int:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+        return self.popen.wait(timeout=20)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[Process]]:
+    started: list[Process] = []
+    yield started
+    for process in started:
+        if process.popen.poll() is None:
+            process.popen.kill()
+            process.popen.wait()

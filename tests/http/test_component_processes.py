@@ -1,24 +1,21 @@
-"""The control plane's components as processes of their own against one `pinnace up --tls`,
-each with the credentials it writes: two `pinnace agent`s hosting nodes as their kubelets
-(serving their pods' logs, exec and their nodes' stats to the API server, and
-taking their nodes' faults from it),
-`pinnace controller-manager`, and two `pinnace scheduler`s with leader election (one acts;
-kill -9 it mid-burst and the other takes over, no pod bound twice). One cluster for all, as
-each process takes seconds to start."""
+"""The control plane's components as processes of their own against one `pinnace apiserver
+--tls`, each with the credentials it writes: two `pinnace agent`s hosting nodes as their
+kubelets (serving their pods' logs, exec and their nodes' stats to the API server, and
+taking their nodes' faults from it), `pinnace controller-manager`, and two `pinnace
+scheduler`s with leader election (one acts; kill -9 it mid-burst and the other takes over,
+no pod bound twice). One cluster for all, as each process takes seconds to start."""
 
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.http.conftest import KUBECTL, Cluster, launch, stop
+from tests.http.conftest import KUBECTL, Cluster, Process, launch, stop
 
 from pinnace.cli.main import main
 
@@ -30,38 +27,6 @@ SHORT_LEASE = (
 """Leader election's timings cut down (15 s, 10 s, 2 s by default), so the test is short."""
 WAIT = 60.0
 BURST = 40
-
-
-class Process:
-    """A `pinnace` command running beside the cluster, its log in a file."""
-
-    def __init__(self, workdir: Path, name: str, *args: str) -> None:
-        self.log = workdir / f"{name}.log"
-        with open(self.log, "w") as log:
-            self.popen = subprocess.Popen(
-                [sys.executable, "-m", "pinnace.cli.main", *args],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=workdir,
-            )
-
-    def said(self, text: str) -> bool:
-        return text in self.log.read_text()
-
-    def terminate(self) -> int:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-        return self.popen.wait(timeout=20)
-
-
-@pytest.fixture
-def processes() -> Iterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    for process in started:
-        if process.popen.poll() is None:
-            process.popen.kill()
-            process.popen.wait()
 
 
 def eventually(what: str, check: Callable[[], bool]) -> None:
@@ -106,8 +71,8 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
     tmp_path: Path, processes: list[Process], capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "data"
-    flags = ("--tls", "--authorization-mode=Node,RBAC", "--no-scheduler", "--no-controllers")
-    cluster = launch(tmp_path, "--data-dir", str(data), flags=flags)
+    flags = ("--tls", "--authorization-mode=Node,RBAC")
+    cluster = launch(tmp_path, "--data-dir", str(data), flags=flags, command="apiserver")
 
     def start(name: str, command: str, kubeconfig: str, *args: str) -> Process:
         process = Process(tmp_path, name, command, "--kubeconfig", str(data / kubeconfig), *args)

@@ -1,5 +1,5 @@
 """`pinnace up --etcd-servers`: the cluster kept in a real etcd, driven by kubectl, and still
-there when pinnace up starts again on the same etcd."""
+there when pinnace up starts again on the same etcd; two `pinnace apiserver`s on one etcd."""
 
 from __future__ import annotations
 
@@ -193,8 +193,7 @@ def test_two_api_servers_on_one_etcd_serve_one_cluster_when_one_is_killed(
 def _api_server(workdir: Path, etcd: EtcdServer) -> Cluster:
     workdir.mkdir(exist_ok=True)
     storage = ("--data-dir", str(workdir / "data"), "--etcd-servers", etcd.url)
-    flags = ("--tls", "--no-scheduler", "--no-controllers", "--nodes", "0")
-    return launch(workdir, *storage, flags=flags)
+    return launch(workdir, *storage, flags=("--tls",), command="apiserver")
 
 
 class _Api:

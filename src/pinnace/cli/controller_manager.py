@@ -52,7 +52,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def run(args: argparse.Namespace) -> int:
-    options = ClusterOptions(**controller_options(args))
+    options = ClusterOptions(**controller_options(args), features=args.feature_gates)
 
     def build(client: Callable[[], HTTPClient]) -> list[Component]:
         metrics = client()

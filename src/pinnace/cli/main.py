@@ -16,6 +16,7 @@ from pinnace.bench import simulate as simulate_bench
 from pinnace.bench import store as store_bench
 from pinnace.cli import (
     agent,
+    apiserver,
     controller_manager,
     deschedule,
     gym,
@@ -275,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     version.set_defaults(run=_version)
     _add_bench(subcommands)
     up.register(subcommands)
+    apiserver.register(subcommands)
     scheduler.register(subcommands)
     controller_manager.register(subcommands)
     agent.register(subcommands)

@@ -11,7 +11,8 @@ temporary directory removed on exit, as nothing of such a run is kept); and serv
 SIGINT or SIGTERM, then stops cleanly. A restart on the same data directory keeps all state.
 With --no-scheduler and --no-controllers those run as processes of their own (`pinnace
 scheduler`, `pinnace controller-manager`; docs/processes.md), with --tls on the kubeconfigs
-it writes beside the admin's.
+it writes beside the admin's; `pinnace apiserver` serves the API alone with the same API
+server flags (`api_server_flags`, `serve_api`).
 
 A start that cannot work (a busy port, a data directory another `pinnace up` holds) says so
 in one line and exits with status 1.
@@ -106,53 +107,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "with Ctrl-C."
         ),
     )
-    up.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    up.add_argument(
-        "--port",
-        type=int,
-        default=DEFAULT_PORT,
-        help=f"port to listen on ({DEFAULT_PORT}); 0 picks a free one",
-    )
-    storage = up.add_mutually_exclusive_group()
-    storage.add_argument(
-        "--data-dir",
-        default=str(DEFAULT_DATA_DIR),
-        help="directory of the SQLite store and the kubeconfig (default ~/.pinnace)",
-    )
-    storage.add_argument(
-        "--in-memory", action="store_true", help="keep everything in memory, lost on exit"
-    )
-    up.add_argument(
-        "--etcd-servers",
-        type=_etcd_servers,
-        metavar="URL[,URL...]",
-        help="keep the cluster in etcd v3 at these client URLs (http://127.0.0.1:2379), as "
-        "kube-apiserver's --etcd-servers, rather than in the data directory's SQLite store "
-        "(needs pip install 'pinnace[etcd]')",
-    )
-    up.add_argument(
-        "--kubeconfig",
-        help=f"where to write the kubeconfig (default <data dir>/{KUBECONFIG_FILE}; with "
-        "--in-memory, a temporary file removed on exit)",
-    )
-    secure.add_flags(up.add_argument_group("security (kube-apiserver's flags, and --tls)"))
-    up.add_argument(
-        "--compaction-interval",
-        type=positive_seconds,
-        default=DEFAULT_COMPACTION_INTERVAL,
-        metavar="SECONDS",
-        help="how often old revisions are compacted away, as kube-apiserver's "
-        f"--etcd-compaction-interval ({DEFAULT_COMPACTION_INTERVAL:g})",
-    )
-    up.add_argument(
-        "--event-ttl",
-        type=positive_duration("40s"),
-        default=DEFAULT_EVENT_TTL,
-        metavar="DURATION",
-        help="how long Events are kept after their last write, as kube-apiserver's --event-ttl "
-        f"({DEFAULT_EVENT_TTL:g}s); a Go duration such as 1h",
-    )
-    _service_flags(up.add_argument_group("services (kube-apiserver's flags)"))
+    api_server_flags(up)
     nodes = up.add_argument_group("simulated nodes")
     nodes.add_argument(
         "--nodes",
@@ -194,15 +149,67 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="FILE",
         help="the scheduler's KubeSchedulerConfiguration (kube-scheduler's defaults if absent)",
     )
-    feature_gates_flag(up)
-    up.add_argument(
+    up.set_defaults(run=run)
+
+
+def api_server_flags(parser: argparse.ArgumentParser) -> None:
+    """The API server's flags (kube-apiserver's where it has them), which `pinnace up` and
+    `pinnace apiserver` share; `serve_api` reads them."""
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port to listen on ({DEFAULT_PORT}); 0 picks a free one",
+    )
+    storage = parser.add_mutually_exclusive_group()
+    storage.add_argument(
+        "--data-dir",
+        default=str(DEFAULT_DATA_DIR),
+        help="directory of the SQLite store and the kubeconfig (default ~/.pinnace)",
+    )
+    storage.add_argument(
+        "--in-memory", action="store_true", help="keep everything in memory, lost on exit"
+    )
+    parser.add_argument(
+        "--etcd-servers",
+        type=_etcd_servers,
+        metavar="URL[,URL...]",
+        help="keep the cluster in etcd v3 at these client URLs (http://127.0.0.1:2379), as "
+        "kube-apiserver's --etcd-servers, rather than in the data directory's SQLite store "
+        "(needs pip install 'pinnace[etcd]')",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        help=f"where to write the kubeconfig (default <data dir>/{KUBECONFIG_FILE}; with "
+        "--in-memory, a temporary file removed on exit)",
+    )
+    secure.add_flags(parser.add_argument_group("security (kube-apiserver's flags, and --tls)"))
+    parser.add_argument(
+        "--compaction-interval",
+        type=positive_seconds,
+        default=DEFAULT_COMPACTION_INTERVAL,
+        metavar="SECONDS",
+        help="how often old revisions are compacted away, as kube-apiserver's "
+        f"--etcd-compaction-interval ({DEFAULT_COMPACTION_INTERVAL:g})",
+    )
+    parser.add_argument(
+        "--event-ttl",
+        type=positive_duration("40s"),
+        default=DEFAULT_EVENT_TTL,
+        metavar="DURATION",
+        help="how long Events are kept after their last write, as kube-apiserver's --event-ttl "
+        f"({DEFAULT_EVENT_TTL:g}s); a Go duration such as 1h",
+    )
+    _service_flags(parser.add_argument_group("services (kube-apiserver's flags)"))
+    feature_gates_flag(parser)
+    parser.add_argument(
         "--seed",
         type=_count("a seed"),
         metavar="N",
         help="the root of every random choice (generated names, the scheduler's tie-breaks), "
         "to make the same choices again; drawn afresh when absent",
     )
-    up.set_defaults(run=run)
 
 
 def feature_gates_flag(parser: argparse.ArgumentParser) -> None:
@@ -271,8 +278,7 @@ def controller_flags(group: argparse._ArgumentGroup) -> None:
 
 
 def controller_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The ClusterOptions fields of the flags `controller_flags`, `vpa.add_flags` and
-    `feature_gates_flag` added."""
+    """The ClusterOptions fields of the flags `controller_flags` and `vpa.add_flags` added."""
     return {
         "node_lifecycle": dataclasses.replace(
             _LIFECYCLE,
@@ -289,7 +295,6 @@ def controller_options(args: argparse.Namespace) -> dict[str, Any]:
             ),
         ),
         "vertical_pod_autoscaler": vpa.options(args),
-        "features": args.feature_gates,
     }
 
 
@@ -540,16 +545,32 @@ def run(args: argparse.Namespace) -> int:
             "nothing to scale",
             file=sys.stderr,
         )
+    return serve_api(
+        args,
+        "pinnace up",
+        nodes=nodes,
+        scheduler=args.scheduler,
+        scheduler_config=scheduler_config,
+        controllers=args.controllers,
+        cluster_autoscaler=autoscaler_options(args, pools) if args.cluster_autoscaler else None,
+        **controller_options(args),
+    )
+
+
+def serve_api(args: argparse.Namespace, command: str, **components: Any) -> int:
+    """Serve the API as the flags of `api_server_flags` say, with the cluster's `components`
+    (ClusterOptions fields: its nodes, scheduler, controllers), until SIGINT or SIGTERM; a
+    start that cannot work is said in one line after `command`, with status 1."""
     try:
         tls = secure.tls_options(args)
     except secure.SecureServingError as e:
-        print(f"pinnace up: {e}", file=sys.stderr)
+        print(f"{command}: {e}", file=sys.stderr)
         return 1
     if tls is None and not args.insecure and not _loopback(args.host):
-        print(f"pinnace up: {secure.refusal(args.host)}", file=sys.stderr)
+        print(f"{command}: {secure.refusal(args.host)}", file=sys.stderr)
         return 1
     if args.etcd_servers and args.in_memory:
-        print("pinnace up: --etcd-servers and --in-memory exclude each other", file=sys.stderr)
+        print(f"{command}: --etcd-servers and --in-memory exclude each other", file=sys.stderr)
         return 1
     options = UpOptions(
         etcd_servers=args.etcd_servers or (),
@@ -564,26 +585,22 @@ def run(args: argparse.Namespace) -> int:
             event_ttl=args.event_ttl,
             service_account_issuer=args.service_account_issuer,
             service_account_max_token_expiration=args.service_account_max_token_expiration,
-            nodes=nodes,
-            scheduler=args.scheduler,
-            scheduler_config=scheduler_config,
             services=ServiceNetwork(
                 cluster_ip_range=args.service_cluster_ip_range,
                 node_port_range=args.service_node_port_range,
                 advertise_address=args.advertise_address,
             ),
-            controllers=args.controllers,
-            cluster_autoscaler=autoscaler_options(args, pools) if args.cluster_autoscaler else None,
             default_storage_class=True,
             seed=args.seed,
-            **controller_options(args),
+            features=args.feature_gates,
+            **components,
         ),
     )
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     try:
         asyncio.run(serve(options))
     except (StartError, secure.SecureServingError, OSError) as e:
-        print(f"pinnace up: {e}", file=sys.stderr)
+        print(f"{command}: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -352,6 +352,8 @@ class ControlPlane:
     async def node_proxy(self, node: str, path: str) -> tuple[bytes, str]:
         """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`):
         in-process for this process's nodes, over the network for an agent process's."""
+        if node in self.nodes.agents:  # its kubelet is here: no need to read its address
+            return self.nodes.proxy(node, path)
         found = await self._remote_node(node)
         if found is not None:
             return await self.kubelets.fetch(found, path)

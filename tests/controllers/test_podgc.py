@@ -9,13 +9,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.client.conftest import NODES, PODS, Cluster, pod
 from tests.controllers.workloads import Workloads, template
 
 from pinnace.api.objects import Object
 from pinnace.client import InformerFactory
 from pinnace.controllers.daemonset import DAEMON_SETS
-from pinnace.controllers.podgc import PodGCController
+from pinnace.controllers.podgc import PodGCController, TerminatedPods
 
 FINALIZER = "example.com/keep"
 
@@ -197,3 +199,33 @@ def test_a_daemon_pod_on_a_deleted_node_is_collected_and_the_status_follows():
         assert status["numberReady"] == 1
     finally:
         cluster.close()
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["put", "put", "put", "discard", "first"]),
+            st.integers(0, 30),
+            st.tuples(st.booleans(), st.integers(0, 5).map(float), st.sampled_from("ab")),
+        ),
+        max_size=200,
+    )
+)
+def test_the_terminated_pods_come_first_in_order_ties_as_they_first_finished(
+    steps: list[tuple[str, int, tuple[bool, float, str]]],
+) -> None:
+    """What a pass deletes: the first pods by byEvictionAndCreationTimestamp, equal ones in the
+    order they finished (a stable sort of every terminated pod, as before)."""
+    pods = TerminatedPods()
+    held: dict[str, tuple[bool, float, str]] = {}
+    for action, n, order in steps:
+        key = f"ns/pod-{n}"
+        if action == "put":
+            pods.put(key, order)
+            held[key] = order
+        elif action == "discard":
+            pods.discard(key)
+            held.pop(key, None)
+        else:
+            assert pods.first(n) == sorted(held, key=held.__getitem__)[:n]
+        assert len(pods) == len(held)

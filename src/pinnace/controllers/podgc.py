@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import itertools
 import logging
 from collections.abc import Callable, Iterable
 
@@ -84,6 +85,48 @@ def is_out_of_service(node: Object) -> bool:
     return not is_node_ready(node) and any(t.get("key") == OUT_OF_SERVICE for t in taints)
 
 
+class TerminatedPods:
+    """The terminated pods by key, each with its place in byEvictionAndCreationTimestamp
+    (worked out once per change of the pod), ties kept in the order the pods first finished;
+    `first(n)` reads only about the n it gives, from a heap whose entries for pods changed or
+    gone since are skipped (and dropped when they outnumber the pods)."""
+
+    __slots__ = ("_heap", "_places", "_sequence")
+
+    def __init__(self) -> None:
+        self._places: dict[str, tuple[Order, int]] = {}
+        self._heap: list[tuple[Order, int, str]] = []
+        self._sequence = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def put(self, key: str, order: Order) -> None:
+        known = self._places.get(key)
+        if known is not None and known[0] == order:
+            return
+        place = (order, next(self._sequence) if known is None else known[1])
+        self._places[key] = place
+        heapq.heappush(self._heap, (*place, key))
+
+    def discard(self, key: str) -> None:
+        self._places.pop(key, None)
+        if len(self._heap) > 2 * len(self._places) + 64:
+            self._heap = [(*place, key) for key, place in self._places.items()]
+            heapq.heapify(self._heap)
+
+    def first(self, n: int) -> list[str]:
+        """The keys of the first `n` pods, in order; they stay until discarded."""
+        taken: list[tuple[Order, int, str]] = []
+        while len(taken) < n and self._heap:
+            entry = heapq.heappop(self._heap)
+            if self._places.get(entry[2]) == entry[:2]:
+                taken.append(entry)
+        for entry in taken:
+            heapq.heappush(self._heap, entry)
+        return [key for _, _, key in taken]
+
+
 class PodGCController:
     def __init__(
         self,
@@ -103,10 +146,7 @@ class PodGCController:
         self._nodes: Informer = informers.informer(NODES)
         self._quarantine: dict[str, float] = {}
         """Missing nodes by name: when (clock seconds) to check whether they are really gone."""
-        self._terminated: dict[str, Order] = {}
-        """The terminated pods by key, in the order they finished, with their place in
-        byEvictionAndCreationTimestamp: worked out once per change of the pod, so that a pass
-        reads only the pods it deletes."""
+        self._terminated = TerminatedPods()
 
     async def run(self) -> None:
         """Collect every GC_CHECK_PERIOD forever; cancel the task to stop."""
@@ -145,18 +185,17 @@ class PodGCController:
         if excess <= 0:
             return
         log.info("garbage collecting %d terminated pods", excess)
-        first = heapq.nsmallest(excess, self._terminated, key=self._terminated.__getitem__)
-        doomed = (self._pods.get_by_key(key) for key in first)
+        doomed = (self._pods.get_by_key(key) for key in self._terminated.first(excess))
         await self._delete_all(pod for pod in doomed if pod is not None)
 
     def _pod_changed(self, pod: Object) -> None:
         if is_terminated(pod):
-            self._terminated[object_key(pod)] = eviction_and_creation_order(pod)
+            self._terminated.put(object_key(pod), eviction_and_creation_order(pod))
         else:
-            self._terminated.pop(object_key(pod), None)
+            self._terminated.discard(object_key(pod))
 
     def _pod_deleted(self, pod: Object) -> None:
-        self._terminated.pop(object_key(pod), None)
+        self._terminated.discard(object_key(pod))
 
     async def _gc_terminating(self, pods: list[Object]) -> None:
         doomed = []

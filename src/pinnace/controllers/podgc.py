@@ -210,12 +210,10 @@ class PodGCController:
 
     async def _gc_orphaned(self, pods: Callable[[], list[Object]], bound_to: list[str]) -> None:
         """`bound_to`: the nodes the pods are bound to."""
-        existing = set(self._nodes.keys())
         now = self._clock.now()
-        for node in bound_to:
-            if node and node not in existing:
-                self._quarantine.setdefault(node, now + QUARANTINE_TIME)
-        deleted = await self._deleted_nodes(existing, now)
+        for node in set(bound_to).difference(self._nodes.keys(), ("",)):
+            self._quarantine.setdefault(node, now + QUARANTINE_TIME)
+        deleted = await self._deleted_nodes(now)
         if not deleted:
             return
         gone = {
@@ -229,7 +227,7 @@ class PodGCController:
                 log.info("deleting pod %s: its node is gone", object_key(pod))
                 await self._mark_failed_and_delete(pod, gone)
 
-    async def _deleted_nodes(self, existing: set[str], now: float) -> set[str]:
+    async def _deleted_nodes(self, now: float) -> set[str]:
         """The quarantined nodes whose time is up and that the API confirms are gone; each
         leaves the quarantine (a pod still bound to one puts it back next time)."""
         deleted: set[str] = set()
@@ -237,7 +235,7 @@ class PodGCController:
             if due > now:
                 continue
             del self._quarantine[name]
-            if name in existing:
+            if self._nodes.get("", name) is not None:
                 continue
             try:
                 await self._client.get(NODES, "", name)

@@ -17,6 +17,7 @@ end, which earlier versions cannot tell but by closing the connection).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 from collections.abc import Sequence
@@ -137,3 +138,22 @@ def internal_error(message: str) -> dict[str, Any]:
         "details": {"causes": [{"message": message}]},
         "code": 500,
     }
+
+
+class Inbox:
+    """What a client sends one stream, in order: a session's stdin, a forwarded port's
+    connection; b"" once it has ended (at once when `ended` from the start)."""
+
+    def __init__(self, ended: bool = False) -> None:
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._ended = ended
+
+    def put(self, data: bytes) -> None:
+        self._queue.put_nowait(data)
+
+    async def read(self) -> bytes:
+        if self._ended and self._queue.empty():
+            return b""
+        data = await self._queue.get()
+        self._ended = self._ended or not data
+        return data

@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pinnace.api import status
 from pinnace.api.objects import Object
 from pinnace.api.streams import Forward, StreamError
 from pinnace.apiserver.http import spdy
-from pinnace.apiserver.http.channels import PORT_FORWARD, Framing, negotiate, unsupported
+from pinnace.apiserver.http.channels import PORT_FORWARD, Framing, Inbox, negotiate, unsupported
 from pinnace.apiserver.http.request import Query
 from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.streams import StreamSource
@@ -78,21 +78,13 @@ async def serve(node: StreamSource, ws: WebSocket, query: Query, pod: Object) ->
 # --- the kubelet's WebSocket protocol ---------------------------------------------------
 
 
-@dataclass
-class _Connection:
+class _Connection(Inbox):
     """One connection to a port, as a StreamIO: what the client sends it, and its answers
     through `send`."""
 
-    send: spdy.Send
-    incoming: asyncio.Queue[bytes] = field(default_factory=asyncio.Queue)
-    ended: bool = False
-
-    async def read(self) -> bytes:
-        if self.ended and self.incoming.empty():
-            return b""
-        data = await self.incoming.get()
-        self.ended = self.ended or not data
-        return data
+    def __init__(self, send: spdy.Send) -> None:
+        super().__init__()
+        self.send = send
 
     async def write(self, stream: int, data: bytes) -> None:
         if data:
@@ -139,9 +131,9 @@ async def _channels(
         while (message := await ws.receive()) is not None:
             decoded = framing.decode(message)
             if decoded is not None and decoded[0] % 2 == 0 and decoded[0] // 2 < len(wanted):
-                connections[decoded[0] // 2].incoming.put_nowait(decoded[1])
+                connections[decoded[0] // 2].put(decoded[1])
         for connection in connections:
-            connection.incoming.put_nowait(b"")
+            connection.put(b"")
 
     async def every_port() -> None:
         await asyncio.gather(*(one(i, port) for i, port in enumerate(wanted)))
@@ -247,7 +239,7 @@ async def _pairs(
     def ended(stream: int) -> None:
         pair = by_stream.get(stream)
         if pair is not None and stream == pair.data and pair.connection is not None:
-            pair.connection.incoming.put_nowait(b"")
+            pair.connection.put(b"")
 
     try:
         while (data := await receive()) is not None:
@@ -258,7 +250,7 @@ async def _pairs(
                     pair = by_stream.get(event.stream)
                     if pair is not None and event.stream == pair.data and pair.connection:
                         if event.data:
-                            pair.connection.incoming.put_nowait(event.data)
+                            pair.connection.put(event.data)
                         if event.fin:
                             ended(event.stream)
                 elif isinstance(event, spdy.Reset):

@@ -59,6 +59,7 @@ from pinnace.apiserver.http.channels import (
     V4,
     V5,
     Framing,
+    Inbox,
     exit_status,
     internal_error,
     negotiate,
@@ -352,25 +353,6 @@ async def _spdy_session(
         connection.close()
 
 
-class _Stdin:
-    """What the client sends the command's stdin, b"" once it has ended (at once when the
-    session has none)."""
-
-    def __init__(self, wanted: bool) -> None:
-        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
-        self._ended = not wanted
-
-    def put(self, data: bytes) -> None:
-        self._queue.put_nowait(data)
-
-    async def read(self) -> bytes:
-        if self._ended and self._queue.empty():
-            return b""
-        data = await self._queue.get()
-        self._ended = self._ended or not data
-        return data
-
-
 class _SpdyStreams:
     """The session's streams as SPDY streams, each opened by the client with a `streamType`
     header (remotecommand's httpstream.go: waitForStreams)."""
@@ -391,7 +373,7 @@ class _SpdyStreams:
             if wanted
         }
         self.ready = asyncio.Event()
-        self.stdin = _Stdin(options.stdin)
+        self.stdin = Inbox(ended=not options.stdin)
 
     def started(self, session: Session) -> Session:
         async def once_ready(io: StreamIO) -> int:
@@ -473,7 +455,7 @@ class _Channels:
 
     def __init__(self, ws: WebSocket, framing: Framing, options: StreamOptions) -> None:
         self.ws, self.framing, self.options = ws, framing, options
-        self.stdin = _Stdin(options.stdin)
+        self.stdin = Inbox(ended=not options.stdin)
 
     async def read(self) -> bytes:
         return await self.stdin.read()

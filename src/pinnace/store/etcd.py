@@ -200,8 +200,6 @@ class EtcdStore(MvccStore):
         self._layout = layout
         self._waiters: dict[int, asyncio.Future[Object]] = {}
         """Writes waiting for the watch to bring back their revision."""
-        self._readers: dict[int, asyncio.Future[None]] = {}
-        """Consistent reads waiting for the watch to reach a revision."""
         self._follower: asyncio.Task[None] | None = None
         self._watching: asyncio.Future[None] | None = None
         """Done once etcd has created the store's first watch."""
@@ -347,13 +345,8 @@ class EtcdStore(MvccStore):
             start, _ = self._layout.range
             request = rpc.RangeRequest(key=start, count_only=True, limit=1)
             revision = (await self._call(self._kv.Range(request))).header.revision
-        if revision <= self._state.revision:
-            return
-        reader = self._readers.get(revision)
-        if reader is None:
-            reader = self._readers[revision] = asyncio.get_running_loop().create_future()
         try:
-            await asyncio.wait_for(asyncio.shield(reader), FRESH_SECONDS)
+            await asyncio.wait_for(super().sync(revision), FRESH_SECONDS)
         except TimeoutError:
             if not consistent:
                 return
@@ -439,22 +432,15 @@ class EtcdStore(MvccStore):
         waiter = self._waiters.pop(revision, None)
         if event is None:
             state.skip(revision)
+            if self._reaching:
+                self._wake_reached()  # `_commit` does when the change is the store's
             if waiter is not None and not waiter.done():
                 waiter.set_exception(StoreError(f"etcd's change at {revision} is not the store's"))
-        else:
-            state.skip(revision - 1)
-            self._commit(event)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(event.object)
-        if self._readers:
-            self._release_readers()
-
-    def _release_readers(self) -> None:
-        """Wake the consistent reads whose revision the copy has reached."""
-        for revision in [r for r in self._readers if r <= self._state.revision]:
-            reader = self._readers.pop(revision)
-            if not reader.done():
-                reader.set_result(None)
+            return
+        state.skip(revision - 1)
+        self._commit(event)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(event.object)
 
     def _event(self, key: str, change: Any, revision: int) -> WatchEvent | None:
         latest = self._state.latest(key)
@@ -494,13 +480,14 @@ class EtcdStore(MvccStore):
         await self._channel.close()  # idempotent: a store failed by compaction is closed too
 
     def _fail(self, error: StoreError) -> None:
-        """End every watch and every write still waiting for its revision with `error`."""
+        """End every watch, every write still waiting for its revision and every read
+        waiting for the copy to reach one (`sync`) with `error`."""
         self._close_watches()
-        for waiting in (self._waiters, self._readers):
-            for waiter in waiting.values():
-                if not waiter.done():
-                    waiter.set_exception(error)
-            waiting.clear()
+        waiting: list[asyncio.Future[Any]] = [*self._waiters.values()]
+        for waiter in waiting + [reached for _, reached in self._reaching]:
+            if not waiter.done():
+                waiter.set_exception(error)
+        self._waiters.clear()
 
 
 class _Compacted(Exception):

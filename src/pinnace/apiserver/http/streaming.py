@@ -74,7 +74,6 @@ from pinnace.apiserver.streams import StreamSource, source, stream_pod
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.connections import Upgraded
-    from pinnace.apiserver.kubelets import Upgrading
     from pinnace.apiserver.server import APIServer
 
 STREAMING = ("exec", "attach", "portforward")
@@ -166,8 +165,11 @@ async def _proxy_websocket(
     """Relay the WebSocket to the node's kubelet endpoint (`kubelet_proxy`). A kubelet that
     cannot be dialled is, to a client kube-apiserver's translator serves (v5), the dial's
     error on the error channel; to any other, the proxy's."""
+    if request.upgrade is None:
+        raise status.bad_request(PROXY_NOT_SERVED)
+    path = kubelet_proxy.location(subresource, pod, options.container, request)
     try:
-        answer = await _dial(server, request, node, subresource, pod, options)
+        answer = await kubelet_proxy.dial(server, node, path, request)
     except Unreachable as e:
         protocol = negotiate(ws.subprotocols, REMOTE_COMMAND, translated=True)
         if subresource == "portforward" or protocol != V5:
@@ -181,22 +183,6 @@ async def _proxy_websocket(
     connection = request.upgrade(answer.status, kubelet_proxy.switching(answer))
     ws.handed_over()
     await kubelet_proxy.relay(answer, connection)
-
-
-async def _dial(
-    server: APIServer,
-    request: Request,
-    node: Object,
-    subresource: str,
-    pod: Object,
-    options: StreamOptions,
-) -> Upgrading:
-    """The node's kubelet endpoint's answer to the session's request (`kubelet_proxy`), when
-    this server can hand the connection over; Unreachable when it cannot be dialled."""
-    if request.upgrade is None:
-        raise status.bad_request(PROXY_NOT_SERVED)
-    path = kubelet_proxy.location(subresource, pod, options.container, request)
-    return await kubelet_proxy.dial(server, node, path, request)
 
 
 def _dial_error(e: Unreachable) -> StatusError:
@@ -286,8 +272,11 @@ async def _proxy_plain(
     options: StreamOptions,
 ) -> Response:
     """The SPDY upgrade proxied to the node's kubelet endpoint (`kubelet_proxy`)."""
+    if request.upgrade is None:
+        raise status.bad_request(PROXY_NOT_SERVED)
+    path = kubelet_proxy.location(subresource, pod, options.container, request)
     try:
-        answer = await _dial(server, request, node, subresource, pod, options)
+        answer = await kubelet_proxy.dial(server, node, path, request)
     except Unreachable as e:
         raise _dial_error(e) from None
     if answer.status != 101:

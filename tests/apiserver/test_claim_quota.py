@@ -10,6 +10,7 @@ from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
+from pinnace.apiserver.admission.quota_usage import usage
 
 QUOTAS = catalog.kind("", "resourcequotas")
 CLAIMS = catalog.kind("", "persistentvolumeclaims")
@@ -60,3 +61,13 @@ def test_claims_and_their_storage_are_counted_per_class(api: Harness) -> None:
         api.call(api.server.create, CLAIMS, "default", claim("big", "3Gi"))
     assert "exceeded quota: storage, requested: requests.storage=3Gi" in str(e.value)
     assert api.call(api.server.get, QUOTAS, "default", "storage")["status"]["used"] == used
+
+
+def test_the_beta_class_annotation_wins_even_when_empty() -> None:
+    """GetPersistentVolumeClaimClass: an empty beta annotation is the claim's class (none)."""
+    claim = {
+        "metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": ""}},
+        "spec": {"storageClassName": "fast", "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    counted = usage("persistentvolumeclaims", "", claim)
+    assert not [name for name in counted if ".storageclass.storage.k8s.io/" in name]

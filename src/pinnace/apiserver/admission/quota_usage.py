@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pinnace.api import labels
+from pinnace.api.core.persistentvolume import BETA_STORAGE_CLASS_ANNOTATION
 from pinnace.api.core.pod_shape import as_dict, as_list, dict_items
 from pinnace.api.core.resourcequota import (
     SCOPE_BEST_EFFORT,
@@ -97,7 +98,6 @@ _SCOPE_OPERATORS = {
 
 CLAIM_RESOURCES = ("count/persistentvolumeclaims", "persistentvolumeclaims", "requests.storage")
 _CLASS_SUFFIX = ".storageclass.storage.k8s.io/"
-_BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 STORAGE = "storage"
 
 
@@ -177,7 +177,10 @@ def _claim_usage(claim: Mapping[str, Any]) -> ResourceList:
     if storage is not None:
         result["requests.storage"] = storage
     annotations = as_dict(as_dict(claim.get("metadata")).get("annotations"))
-    class_name = annotations.get(_BETA_CLASS_ANNOTATION) or spec.get("storageClassName")
+    # GetPersistentVolumeClaimClass: the beta annotation when it is there, even empty.
+    class_name = annotations.get(BETA_STORAGE_CLASS_ANNOTATION)
+    if class_name is None:
+        class_name = spec.get("storageClassName")
     if isinstance(class_name, str) and class_name:
         prefix = class_name + _CLASS_SUFFIX
         result[prefix + "persistentvolumeclaims"] = _ONE

@@ -71,11 +71,14 @@ def _source(server: APIServer) -> MetricsSource:
     return server.metrics_source
 
 
-async def _summaries(server: APIServer, nodes: Iterable[Object]) -> Mapping[str, Summary]:
-    """The registered source's summaries, and those of the `nodes` a `pinnace agent` process
-    runs, scraped from their kubelets now (`APIServer.kubelets`); a node whose scrape fails
-    is left out, as metrics-server leaves out a node it could not scrape."""
-    local = _source(server)()
+async def _summaries(
+    server: APIServer, nodes: Iterable[Object], local: Mapping[str, Summary] | None = None
+) -> Mapping[str, Summary]:
+    """The registered source's summaries (`local` when the caller has them), and those of the
+    `nodes` a `pinnace agent` process runs, scraped from their kubelets now
+    (`APIServer.kubelets`); a node whose scrape fails is left out, as metrics-server leaves
+    out a node it could not scrape."""
+    local = _source(server)() if local is None else local
     kubelets = server.kubelets
     remote = [n for n in nodes if kubelets is not None and kubelets.remote(n)]
     if kubelets is None or not remote:
@@ -107,7 +110,7 @@ async def _pods_summaries(server: APIServer, pods: list[Object]) -> Mapping[str,
     for name in sorted(others):
         with contextlib.suppress(status.StatusError):
             nodes.append(await server.get(catalog.kind("", "nodes"), "", name))
-    return await _summaries(server, nodes)
+    return await _summaries(server, nodes, local)
 
 
 def _node_metrics(node: Object, summary: Summary, now: float) -> Object:

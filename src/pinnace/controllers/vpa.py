@@ -39,6 +39,7 @@ VPAs evict as Recreate does.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -296,9 +297,13 @@ class VerticalPodAutoscaling:
         step = self.options.history_resolution
         start = end - self.options.history_length
         at = start + max(0, math.floor((samples[0][0] - start) / step)) * step
+        times = [t for t, _, _ in samples]  # oldest first: each step's window by bisection
         while at <= end:
-            cpu = [c for t, c, _ in samples if at - step < t <= at and c is not None]
-            memory = [m for t, _, m in samples if at - LOOKBACK < t <= at and m is not None]
+            upto = bisect.bisect_right(times, at)
+            window = samples[bisect.bisect_right(times, at - step) : upto]
+            cpu = [c for _, c, _ in window if c is not None]
+            lookback = samples[bisect.bisect_right(times, at - LOOKBACK) : upto]
+            memory = [m for _, _, m in lookback if m is not None]
             if cpu:
                 state.add_cpu_sample(sum(cpu) / len(cpu), at)
             if memory:

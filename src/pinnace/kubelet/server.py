@@ -100,6 +100,10 @@ class KubeletServer:
         self._serving = asyncio.create_task(self._server.serve(sockets=[self._socket]))
         while not self._server.started and not self._serving.done():
             await asyncio.sleep(0.02)
+        if self._serving.done():  # it could not serve (its TLS, say): not a socket that hangs
+            failed, self._serving = self._serving, None
+            await self.stop()
+            failed.result()
 
     async def stop(self) -> None:
         if self._server is not None and self._serving is not None:

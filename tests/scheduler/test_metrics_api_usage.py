@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 import pytest
 from tests.controllers.test_remote_controller_manager import AppClient
-from tests.scheduler.test_node_usage import NODE_1, NODE_2, PODS, pod, tlp_config
+from tests.scheduler.test_node_usage import (
+    CUSTOM_METRIC_CONFIG,
+    NODE_1,
+    NODE_2,
+    PODS,
+    pod,
+    tlp_config,
+)
 from tests.support import SimulatedCluster
 
 from pinnace.api.kind import Kind
@@ -136,22 +143,6 @@ def test_a_node_left_out_gets_no_sample_and_a_failed_poll_keeps_the_samples(
     assert table.usage_samples_taken == taken
     assert usage(remote)["count"] == [2, 0]
     assert "Unable to update metrics" in caplog.text
-
-
-CUSTOM_METRIC_CONFIG = """
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    score:
-      disabled: [{name: "*"}]
-      enabled: [{name: TargetLoadPacking}]
-  pluginConfig:
-  - name: TargetLoadPacking
-    args:
-      usageWindow: 1m
-      metricProvider: {type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}
-"""
 
 
 def test_the_custom_metrics_provider_reads_custom_metrics_through_the_api() -> None:

@@ -38,6 +38,24 @@ profiles:
 """
 
 
+CUSTOM_METRIC_CONFIG = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      disabled: [{name: "*"}]
+      enabled: [{name: TargetLoadPacking}]
+  pluginConfig:
+  - name: TargetLoadPacking
+    args:
+      usageWindow: 1m
+      metricProvider: {type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}
+"""
+"""TargetLoadPacking as the only Score plugin, on the CustomMetrics provider: a node takes 100
+requests a second."""
+
+
 def pod(name: str, cpu_used: str, node: str = "", limit: str = "100m") -> dict[str, Any]:
     spec: dict[str, Any] = {
         "containers": [
@@ -201,24 +219,9 @@ def test_target_load_packing_on_a_custom_metric_packs_by_its_load() -> None:
     node can take and node-2's 20: on the CustomMetrics provider, node-1 is past the target
     (80 % and the pod's own 2.5 %: 12) and node-2 below it (22.5 %: 74), so the next pod goes
     to node-2."""
-    config = """
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    score:
-      disabled: [{name: "*"}]
-      enabled: [{name: TargetLoadPacking}]
-  pluginConfig:
-  - name: TargetLoadPacking
-    args:
-      usageWindow: 1m
-      metricProvider:
-        type: CustomMetrics
-        metric: http_requests_per_second
-        nodeCapacity: "100"
-"""
-    options = ClusterOptions(nodes=node_configs(2), seed=1, scheduler_config=parse(config))
+    options = ClusterOptions(
+        nodes=node_configs(2), seed=1, scheduler_config=parse(CUSTOM_METRIC_CONFIG)
+    )
     cluster = SimulatedCluster(options)
     try:
         for name, node, requests in (("busy", NODE_1, "80"), ("calm", NODE_2, "20")):

@@ -106,6 +106,35 @@ def test_unschedulable_pods_are_retried_after_five_minutes(clock: VirtualClock) 
     assert popped_names(queue) == ["p"]
 
 
+def test_next_due_is_when_a_backoff_ends_or_a_parked_pod_is_past_five_minutes(
+    clock: VirtualClock,
+) -> None:
+    """The scheduler sleeps until `next_due` when no event wakes it: a pod is ready by then, and
+    not a wait earlier; a gated pod waits on no time."""
+    queue = make_queue(clock)
+    start = clock.now()
+    assert queue.next_due() is None
+    queue.add(pod("gated", gates=("g",)))
+    assert queue.next_due() is None
+    queue.add(pod("errs"))
+    queue.add(pod("parked"))
+    queue.add_unschedulable(queue.pop(), ())  # errs: backs off 1 s
+    clock.advance(0.5)
+    queue.add_unschedulable(queue.pop(), {"NodeResourcesFit"})  # parked at 0.5
+    assert queue.next_due() == start + 1.0
+    clock.advance(0.5 - 0.001)
+    assert queue.pop() is None
+    clock.advance(start + 1.0 - clock.now())
+    assert popped_names(queue) == ["errs"]
+    due = queue.next_due()
+    assert due is not None and start + 300.5 < due <= start + 300.5 + 0.001
+    clock.advance(299)  # parked for 299.5 s
+    assert queue.pop() is None
+    clock.advance(due - clock.now())
+    assert popped_names(queue) == ["parked"]
+    assert queue.next_due() is None
+
+
 def test_gated_pods_stay_out_until_their_gates_are_removed(clock: VirtualClock) -> None:
     queue = make_queue(clock)
     queue.add(pod("gated", gates=("example.com/quota",)))

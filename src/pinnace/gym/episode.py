@@ -158,8 +158,10 @@ class Episode:
         return accrued
 
     def close(self) -> None:
-        self.sim.close()
-        gc.unfreeze()
+        try:
+            self.sim.close()
+        finally:
+            gc.unfreeze()  # even when closing failed: the cluster must not stay frozen
 
     # --- accounting ------------------------------------------------------------------------
 

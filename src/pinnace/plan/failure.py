@@ -330,7 +330,10 @@ def _run_trials(
     # by the children's collections, whose writes would copy every page of it.
     gc.collect()
     gc.freeze()
-    return [_forked(sim, snapshot, loss, cap, i == 0) for i, loss in enumerate(losses)]
+    try:
+        return [_forked(sim, snapshot, loss, cap, i == 0) for i, loss in enumerate(losses)]
+    finally:
+        gc.unfreeze()  # the cluster is closed next: its cycles are the collector's again
 
 
 def _forked(

@@ -87,7 +87,7 @@ class Dashboard:
         """The rows by node ("": pods not bound), so that a node's card reads only its pods."""
         self.pods = Informer(client, catalog.kind("", "pods"), codec=codec, namespace_index=False)
         self.nodes = Informer(client, catalog.kind("", "nodes"))
-        self.events = Informer(client, EVENT, namespace_index=False)
+        self.events = Informer(client, EVENT, codec=codec, namespace_index=False)
         self.events.add_indexer(FAILED_SCHEDULING, _failed_scheduling)
         self._recent = RecentEvents(self.events, RECENT_EVENTS)
         self.workloads = {name: Informer(client, kind) for name, kind in WORKLOADS.items()}

@@ -114,6 +114,10 @@ SourceLookup = Callable[[SourceKind, str, str], Mapping[str, Any] | None]
 
 SourceName = tuple[str, str]
 """(resource, name) of a source a pod uses."""
+SourceKey = tuple[str, str, str]
+"""(namespace, resource, name) of a source."""
+FollowedChanged = Callable[[SourceKey, bool], None]
+"""(source, followed): whether pods of a node now follow the source's changes."""
 
 
 def no_sources(kind: SourceKind, namespace: str, name: str) -> None:

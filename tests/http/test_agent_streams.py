@@ -177,6 +177,27 @@ def test_the_python_clients_v4_exec_reaches_the_agent(cluster: Cluster) -> None:
     assert out == "hi\n"
 
 
+def test_a_websocket_gets_the_subprotocol_the_agent_picked(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The API server sends the client's offer on to the agent and relays its choice: a 101
+    without it is no WebSocket session to kubectl, which would fall back to SPDY."""
+    admin = client_tls(cluster.kubeconfig, tmp_path)
+    port = int(cluster.url.rsplit(":", 1)[1])
+    connection = http.client.HTTPSConnection("127.0.0.1", port, context=admin, timeout=30)
+    handshake = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                 "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(),
+                 "Sec-WebSocket-Protocol": "v5.channel.k8s.io, v4.channel.k8s.io"}  # fmt: skip
+    try:
+        path = "/api/v1/namespaces/default/pods/box/exec?command=true&stdout=true"
+        connection.request("GET", path, headers=handshake)
+        answer = connection.getresponse()
+        assert answer.status == 101
+        assert answer.getheader("Sec-WebSocket-Protocol") == "v5.channel.k8s.io"
+    finally:
+        connection.close()
+
+
 SPDY_V4 = {"X-Stream-Protocol-Version": "v4.channel.k8s.io"}
 
 

@@ -109,6 +109,7 @@ from pinnace.kubelet.sources import (
     SourceKind,
     SourceLookup,
     no_sources,
+    source_key,
 )
 from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
@@ -784,9 +785,7 @@ class NodeAgent:
         """Retry the containers that wait for this ConfigMap or Secret, update the files of
         its volumes. A pod that fails at it fails alone (`pod_failed`): the other pods, and
         in a pool the other nodes, still hear of the change."""
-        m = source["metadata"]
-        key = (m.get("namespace") or "", kind.resource, m.get("name") or "")
-        for worker in list(self._followers.get(key, {}).values()):
+        for worker in list(self._followers.get(source_key(kind, source), {}).values()):
             try:
                 worker.source_changed()
             except Exception as e:

@@ -71,7 +71,7 @@ from pinnace.kubelet.config import (
 from pinnace.kubelet.link import Link
 from pinnace.kubelet.listeners import refused
 from pinnace.kubelet.node_status import KUBELET_PORT
-from pinnace.kubelet.sources import SourceInformers, SourceKey, SourceKind
+from pinnace.kubelet.sources import SourceInformers, SourceKey, SourceKind, source_key
 from pinnace.kubelet.summary import NodeSummaries
 from pinnace.store.codec import Codec
 
@@ -164,8 +164,9 @@ class NodeAgentPool:
         self._wheel: asyncio.Task[None] | None = None
         self.renewals = 0
         """Heartbeats done so far (one lease renewal each)."""
-        self._followed: dict[SourceKey, set[str]] = {}
-        """The nodes whose pods follow each ConfigMap, Secret and claim (`_source_changed`)."""
+        self._followed: dict[SourceKey, dict[str, None]] = {}
+        """The nodes whose pods follow each ConfigMap, Secret and claim (`_source_changed`), in
+        the order they began to (a set's would vary from run to run)."""
 
     def _new_agent(self, config: NodeConfig) -> NodeAgent:
         client = self._node_client(config.name)
@@ -603,19 +604,17 @@ class NodeAgentPool:
 
     def _source_changed(self, kind: SourceKind, source: Mapping[str, Any]) -> None:
         """Tell the nodes whose pods follow the source, and no other."""
-        m = source["metadata"]
-        key = (m.get("namespace") or "", kind.resource, m.get("name") or "")
-        for name in list(self._followed.get(key, ())):
+        for name in list(self._followed.get(source_key(kind, source), ())):
             agent = self.agents.get(name)
             if agent is not None and _link(agent).connected:
                 agent.source_changed(kind, source)
 
     def _followed_by(self, node: str, key: SourceKey, followed: bool) -> None:
-        nodes = self._followed.setdefault(key, set())
+        nodes = self._followed.setdefault(key, {})
         if followed:
-            nodes.add(node)
+            nodes[node] = None
             return
-        nodes.discard(node)
+        nodes.pop(node, None)
         if not nodes:
             del self._followed[key]
 

@@ -124,6 +124,11 @@ def no_sources(kind: SourceKind, namespace: str, name: str) -> None:
     return None
 
 
+def source_key(kind: SourceKind, source: Mapping[str, Any]) -> SourceKey:
+    m = source["metadata"]
+    return m.get("namespace") or "", kind.resource, m.get("name") or ""
+
+
 def _env_references(pod: Mapping[str, Any]) -> Iterator[SourceName]:
     spec = pod.get("spec") or {}
     for containers in ("initContainers", "containers"):

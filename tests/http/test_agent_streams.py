@@ -20,6 +20,7 @@ import pytest
 import yaml
 from kubernetes import client, config
 from kubernetes.stream import stream
+from prometheus_client.parser import text_string_to_metric_families
 from tests.http.conftest import KUBECTL, Cluster, launch, stop
 from tests.http.test_component_processes import Process, eventually, ready_nodes
 
@@ -175,6 +176,48 @@ def test_the_python_clients_v4_exec_reaches_the_agent(cluster: Cluster) -> None:
     exec_ = core.connect_get_namespaced_pod_exec
     out = stream(exec_, "box", "default", command=["echo", "hi"], stderr=True, stdout=True)
     assert out == "hi\n"
+
+
+def test_a_websocket_gets_the_subprotocol_the_agent_picked(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The API server sends the client's offer on to the agent and relays its choice: a 101
+    without it is no WebSocket session to kubectl, which would fall back to SPDY."""
+    admin = client_tls(cluster.kubeconfig, tmp_path)
+    port = int(cluster.url.rsplit(":", 1)[1])
+    connection = http.client.HTTPSConnection("127.0.0.1", port, context=admin, timeout=30)
+    handshake = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                 "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(),
+                 "Sec-WebSocket-Protocol": "v5.channel.k8s.io, v4.channel.k8s.io"}  # fmt: skip
+    try:
+        path = "/api/v1/namespaces/default/pods/box/exec?command=true&stdout=true"
+        connection.request("GET", path, headers=handshake)
+        answer = connection.getresponse()
+        assert answer.status == 101
+        assert answer.getheader("Sec-WebSocket-Protocol") == "v5.channel.k8s.io"
+    finally:
+        connection.close()
+
+
+def reviews_answered(cluster: Cluster) -> float:
+    """The SubjectAccessReviews the API server has answered so far, as its /metrics counts."""
+    families = text_string_to_metric_families(cluster.ok("get", "--raw", "/metrics"))
+    return sum(
+        sample.value
+        for family in families
+        for sample in family.samples
+        if sample.name == "apiserver_request_total"
+        and sample.labels.get("resource") == "subjectaccessreviews"
+    )
+
+
+def test_the_agent_keeps_the_api_servers_answer_as_a_kubelet_does(cluster: Cluster) -> None:
+    """A kubelet keeps an allowed SubjectAccessReview 5 minutes: execs in a row are asked
+    about once at most (once when the answer of an earlier test's expired meanwhile)."""
+    before = reviews_answered(cluster)
+    for _ in range(3):
+        assert cluster.ok("exec", "box", "--", "true") == ""
+    assert reviews_answered(cluster) - before <= 1
 
 
 SPDY_V4 = {"X-Stream-Protocol-Version": "v4.channel.k8s.io"}

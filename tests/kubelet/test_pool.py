@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from tests.client.conftest import CONFIG_MAPS, config_map
 from tests.kubelet.conftest import LEASES, NODES, PODS, pod
@@ -10,9 +11,12 @@ from tests.support import SimulatedCluster
 
 from pinnace.api.options import LogOptions
 from pinnace.apiserver.logs import log_text
+from pinnace.client import PatchType
 from pinnace.clock import parse_time
 from pinnace.cluster import ClusterOptions
 from pinnace.kubelet import NodeConfig, node_configs
+from pinnace.kubelet.agent import NodeAgent
+from pinnace.kubelet.sources import SourceKind
 
 
 def nodes_only(nodes: Sequence[NodeConfig]) -> SimulatedCluster:
@@ -106,5 +110,55 @@ def test_pool_nodes_start_containers_once_their_config_map_appears() -> None:
         cluster.wait(1)
         app = cluster.run(cluster.client.get(PODS, "default", "app"))["status"]
         assert app["phase"] == "Running"
+    finally:
+        cluster.close()
+
+
+def recording(agent: NodeAgent, told: list[str]) -> Callable[[SourceKind, Mapping[str, Any]], None]:
+    """The agent's `source_changed`, noting in `told` each time its node is told."""
+    heard = agent.source_changed
+
+    def source_changed(kind: SourceKind, source: Mapping[str, Any]) -> None:
+        told.append(agent.name)
+        heard(kind, source)
+
+    return source_changed
+
+
+def test_a_config_map_change_reaches_only_the_nodes_whose_pods_use_it() -> None:
+    cluster = nodes_only(node_configs(3))
+    try:
+        pool = cluster.plane.nodes
+        create = cluster.client.create
+        cluster.run(create(CONFIG_MAPS, "default", config_map("sport", sport="football")))
+        waiting = pod("waiting", node="pinnace-node-1")
+        waiting["spec"]["containers"][0]["envFrom"] = [{"configMapRef": {"name": "settings"}}]
+        reader = pod("reader", node="pinnace-node-2")
+        reader["spec"]["containers"][0].update(
+            image="busybox",
+            command=["sh", "-c", "while true; do cat /etc/config/sport; echo; sleep 10; done"],
+            volumeMounts=[{"name": "config", "mountPath": "/etc/config"}],
+        )
+        reader["spec"]["volumes"] = [{"name": "config", "configMap": {"name": "sport"}}]
+        for body in (waiting, reader, pod("plain", node="pinnace-node-3")):
+            cluster.run(create(PODS, "default", body))
+        cluster.wait(15)
+        told: list[str] = []
+        for agent in pool.agents.values():
+            agent.source_changed = recording(agent, told)  # type: ignore[method-assign,assignment]
+
+        cluster.run(create(CONFIG_MAPS, "default", config_map("settings", a="1")))
+        cluster.wait(1)
+        assert told == ["pinnace-node-1"]
+        app = cluster.run(cluster.client.get(PODS, "default", "waiting"))["status"]
+        assert app["phase"] == "Running"
+
+        told.clear()
+        patch = {"data": {"sport": "cricket"}}
+        cluster.run(cluster.client.patch(CONFIG_MAPS, "default", "sport", patch, PatchType.MERGE))
+        cluster.wait(20)
+        assert told == ["pinnace-node-2"]
+        printed = cluster.run(log_text(cluster.server, "default", "reader", LogOptions()))
+        assert printed.split()[0] == "football" and printed.split()[-1] == "cricket"
     finally:
         cluster.close()

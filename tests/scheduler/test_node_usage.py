@@ -248,3 +248,42 @@ def test_target_load_packing_on_a_custom_metric_packs_by_its_load() -> None:
         assert scores == {NODE_1: [12], NODE_2: [78]}
     finally:
         cluster.close()
+
+
+def test_custom_metric_loads_are_read_in_every_namespace_with_pods_without_listing_them() -> None:
+    """The CustomMetrics provider asks custom.metrics.k8s.io namespace by namespace; the
+    namespaces come from the pod cache's index, not from listing every pod each sample."""
+    options = ClusterOptions(
+        nodes=node_configs(2), seed=1, scheduler_config=parse(CUSTOM_METRIC_CONFIG)
+    )
+    cluster = SimulatedCluster(options)
+    try:
+        scheduler = cluster.plane.scheduler
+        assert scheduler is not None
+        listed = 0
+        whole_list = scheduler.pods.list
+
+        def counting_list(*args: Any, **kwargs: Any) -> Any:
+            nonlocal listed
+            listed += 1
+            return whole_list(*args, **kwargs)
+
+        scheduler.pods.list = counting_list  # type: ignore[method-assign]
+        namespace = {"metadata": {"name": "shop"}}
+        cluster.run(cluster.client.create(catalog.kind("", "namespaces"), "", namespace))
+        for name, node, requests, where in (
+            ("busy", NODE_1, "80", "shop"),
+            ("calm", NODE_2, "20", "default"),
+        ):
+            body = pod(name, "500m", node, "1")
+            body["metadata"]["annotations"]["metrics.sim.pinnace.dev/http_requests_per_second"] = (
+                requests
+            )
+            cluster.run(cluster.client.create(PODS, where, body))
+        cluster.wait(120)
+        table = core(cluster).table
+        means = [round(table.usage_mean[table.index[n], 0]) for n in (NODE_1, NODE_2)]
+        assert means == [3200, 800]  # 80 % and 20 % of 4 cores
+        assert listed == 0
+    finally:
+        cluster.close()

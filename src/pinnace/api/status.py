@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pinnace.api import goquote
 from pinnace.api.field import FieldError, aggregate_message
 
 
@@ -200,3 +201,70 @@ def internal_error(message: str) -> StatusError:
         f"Internal error occurred: {message}",
         {"causes": [{"message": message}]},
     )
+
+
+_GENERIC_ANSWERS = {
+    400: ("BadRequest", "the server rejected our request for an unknown reason"),
+    401: ("Unauthorized", "the server has asked for the client to provide credentials"),
+    404: ("NotFound", PATH_NOT_FOUND_MESSAGE),
+    405: ("MethodNotAllowed", "the server does not allow this method on the requested resource"),
+    409: ("Conflict", "the server reported a conflict"),
+    422: ("Invalid", "the server rejected our request due to an error in our request"),
+    429: (
+        "TooManyRequests",
+        "the server has received too many requests and has asked us to try again later",
+    ),
+    503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
+    504: (
+        "Timeout",
+        "the server was unable to return a response in the time allotted, but may still be "
+        "processing the request",
+    ),
+}
+"""NewGenericServerResponse's reason and message by status code, where the answer's text
+has no part in them."""
+NOT_ACCEPTABLE_MESSAGE = (
+    "the server was unable to respond with a content type that the client supports"
+)
+_KEEPING_THE_SERVERS_MESSAGE = {403: "Forbidden", 406: "NotAcceptable", 415: "UnsupportedMediaType"}
+"""The reasons of the codes whose answer's text says more (who may not do what, which types
+are acceptable)."""
+
+
+def generic_server_response(
+    code: int,
+    method: str,
+    server_message: str,
+    resource: str = "",
+    group: str = "",
+    name: str = "",
+    retry_after_seconds: int = 0,
+    unexpected: bool = True,
+) -> StatusError:
+    """errors.NewGenericServerResponse: an answer that is not a Status (a proxy's plain-text
+    502, say) as the error client-go makes of it, its reason by the status code. `resource`,
+    `group`: what was asked for ("" outside the resources), `name` its object's; `unexpected`
+    records the answer's text as a cause of type UnexpectedServerResponse."""
+    reason, message = _GENERIC_ANSWERS.get(code, ("", ""))
+    if code == 409:
+        reason = "AlreadyExists" if method == "POST" else "Conflict"
+    elif code in _KEEPING_THE_SERVERS_MESSAGE:
+        reason, message = _KEEPING_THE_SERVERS_MESSAGE[code], server_message
+        if code == 406 and server_message in ("", "unknown"):
+            message = NOT_ACCEPTABLE_MESSAGE
+    elif not reason and code >= 500:
+        reason = "InternalError"
+        quoted = goquote.quote(server_message)
+        message = f"an error on the server ({quoted}) has prevented the request from succeeding"
+    elif not reason:
+        message = f"the server responded with the status code {code} but did not return more "
+        message += "information"
+    if resource:
+        asked = " ".join(filter(None, (qualified_resource(resource, group), name)))
+        message += f" ({method.lower()} {asked})"
+    details: dict[str, Any] = {"name": name, "group": group, "kind": resource}
+    if unexpected:
+        details["causes"] = [{"reason": "UnexpectedServerResponse", "message": server_message}]
+    if retry_after_seconds:
+        details["retryAfterSeconds"] = retry_after_seconds
+    return StatusError(code, reason, message, details)

@@ -5,8 +5,10 @@ Requests go over keep-alive HTTP/1.1 connections (one per request in flight, at 
 flight, up to 25 kept for reuse after); each watch holds a connection of its own. Over HTTPS
 (`from_config`, a kubeconfig's server) it authenticates with the client certificate or bearer
 token the kubeconfig gives; `acting_as` makes a client that impersonates another user over
-the same connections. A connection failure is an `HTTPError`; every answer the server refuses is the
-`StatusError` its Status body describes.
+the same connections. A connection failure is an `HTTPError`. As client-go's rest client
+(transformResponse), a 2xx up to 206 is an answer, and anything else the `StatusError` its
+Status body describes or, for a body that is none (a proxy's plain-text 502), the one
+NewGenericServerResponse makes of the status code and text.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ import asyncio
 import json
 import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
-from pinnace.api.status import StatusError
+from pinnace.api.status import StatusError, generic_server_response
 from pinnace.client.interface import (
     Client,
     PatchType,
@@ -31,7 +33,7 @@ from pinnace.client.interface import (
     eviction_body,
 )
 from pinnace.client.kubeconfig import RestConfig
-from pinnace.client.transport import JSON, Connection, HTTPError
+from pinnace.client.transport import JSON, Connection, HTTPError, NotStreamed
 from pinnace.clock import Clock
 
 PODS = catalog.kind("", "pods")
@@ -43,6 +45,18 @@ MAX_REQUESTS_IN_FLIGHT = 50
 """Requests (watches aside) a client and those acting as others through it have open at
 once; more wait their turn. A process of a thousand node agents would otherwise open a
 connection per node in a burst, and the memory of their buffers stays with the process."""
+SUCCESS = range(200, 207)
+"""The status codes client-go takes for an answer (200 OK to 206 Partial Content)."""
+MAX_UNSTRUCTURED_TEXT = 2048
+"""client-go's maxUnstructuredResponseTextBytes: how much of an answer that is not a Status
+its error quotes."""
+
+
+class Answer(NamedTuple):
+    code: int
+    body: bytes
+    content_type: str = ""
+    retry_after: int = 0
 
 
 def resource_path(kind: Kind, namespace: str = "", name: str = "", subresource: str = "") -> str:
@@ -63,8 +77,19 @@ def _with_query(path: str, **params: Any) -> str:
     return f"{path}?{urlencode(present)}" if present else path
 
 
-def status_error(code: int, body: bytes) -> StatusError:
-    """The StatusError a refused request's answer describes."""
+def status_error(
+    code: int,
+    body: bytes,
+    method: str = "GET",
+    content_type: str = "",
+    retry_after: int = 0,
+    *,
+    kind: Kind | None = None,
+    name: str = "",
+) -> StatusError:
+    """The StatusError a refused request's answer describes: its Status, else client-go's
+    newUnstructuredResponseError of the answer (its text when the answer is text, "unknown"
+    when not) for the `kind` and `name` asked for."""
     try:
         answer = json.loads(body)
     except ValueError:
@@ -76,7 +101,17 @@ def status_error(code: int, body: bytes) -> StatusError:
             str(answer.get("message") or ""),
             answer.get("details"),
         )
-    return StatusError(code, "", body.decode("utf-8", "replace").strip())
+    text = "unknown"
+    if _is_text(content_type):
+        text = body[:MAX_UNSTRUCTURED_TEXT].decode("utf-8", "replace").strip()
+    resource, group = (kind.plural, kind.group) if kind is not None else ("", "")
+    return generic_server_response(code, method, text, resource, group, name, retry_after)
+
+
+def _is_text(content_type: str) -> bool:
+    """client-go's isTextResponse: no Content-Type, or a text/ one."""
+    media = content_type.partition(";")[0].strip().lower()
+    return not content_type or media.startswith("text/")
 
 
 class HTTPClient(Client):
@@ -144,23 +179,31 @@ class HTTPClient(Client):
         self._idle.clear()
 
     async def _call(
-        self, method: str, path: str, body: Any = None, content_type: str = JSON
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = JSON,
+        *,
+        kind: Kind | None = None,
+        name: str = "",
     ) -> Object:
+        """`kind` and `name`: what the path asks for, for the error of an answer that is not
+        a Status."""
         payload = b"" if body is None else json.dumps(body).encode()
         async with self._in_flight:
-            code, answer = await self._exchange(method, path, payload, content_type)
-        if code >= 400:
-            raise status_error(code, answer)
-        return json.loads(answer) if answer else {}
+            answer = await self._exchange(method, path, payload, content_type)
+        if answer.code not in SUCCESS:
+            code, text, content_type, retry_after = answer
+            raise status_error(code, text, method, content_type, retry_after, kind=kind, name=name)
+        return json.loads(answer.body) if answer.body else {}
 
-    async def _exchange(
-        self, method: str, path: str, payload: bytes, content_type: str
-    ) -> tuple[int, bytes]:
+    async def _exchange(self, method: str, path: str, payload: bytes, content_type: str) -> Answer:
         """One request on an idle connection (or a new one), and its answer."""
         reused = bool(self._idle)
         connection = self._idle.pop() if reused else await self._open()
         try:
-            code, answer = await connection.request(method, path, payload, content_type, self._head)
+            code, body = await connection.request(method, path, payload, content_type, self._head)
         except HTTPError:
             connection.close()
             if not reused:
@@ -168,7 +211,7 @@ class HTTPClient(Client):
             # The server may close a keep-alive connection it found idle: try a fresh one.
             connection = await self._open()
             try:
-                code, answer = await connection.request(
+                code, body = await connection.request(
                     method, path, payload, content_type, self._head
                 )
             except BaseException:
@@ -177,11 +220,12 @@ class HTTPClient(Client):
         except BaseException:
             connection.close()
             raise
+        answer = Answer(code, body, connection.content_type, connection.retry_after)
         if len(self._idle) < MAX_IDLE_CONNECTIONS:
             self._idle.append(connection)
         else:
             connection.close()
-        return code, answer
+        return answer
 
     async def _open(self) -> Connection:
         return await Connection.open(self._url, self._tls)
@@ -192,7 +236,7 @@ class HTTPClient(Client):
     # --- reads -------------------------------------------------------------------------------
 
     async def get(self, kind: Kind, namespace: str, name: str) -> Object:
-        return await self._call("GET", resource_path(kind, namespace, name))
+        return await self._call("GET", resource_path(kind, namespace, name), kind=kind, name=name)
 
     async def get_path(self, path: str) -> Object:
         """The JSON at a path outside the resources (as `kubectl get --raw PATH`)."""
@@ -221,7 +265,7 @@ class HTTPClient(Client):
             resourceVersion=resource_version,
             **{"continue": continue_token},
         )
-        return await self._call("GET", path)
+        return await self._call("GET", path, kind=kind)
 
     async def watch(
         self,
@@ -242,7 +286,15 @@ class HTTPClient(Client):
         )
         connection = await self._open()
         try:
-            await connection.stream(path, self._head)
+            try:
+                await connection.stream(path, self._head)
+            except NotStreamed as e:
+                if e.status == 200:
+                    raise
+                content_type, retry_after = connection.content_type, connection.retry_after
+                raise status_error(
+                    e.status, e.body, "GET", content_type, retry_after, kind=kind
+                ) from None
             async for line in connection.lines():
                 if line.strip():
                     yield json.loads(line)
@@ -252,7 +304,8 @@ class HTTPClient(Client):
     # --- writes ------------------------------------------------------------------------------
 
     async def create(self, kind: Kind, namespace: str, obj: Object) -> Object:
-        return await self._call("POST", self._write_path(resource_path(kind, namespace)), obj)
+        path = self._write_path(resource_path(kind, namespace))
+        return await self._call("POST", path, obj, kind=kind)
 
     async def update(self, kind: Kind, obj: Object) -> Object:
         return await self._put(kind, obj, "")
@@ -265,8 +318,9 @@ class HTTPClient(Client):
 
     async def _put(self, kind: Kind, obj: Object, subresource: str) -> Object:
         m = obj.get("metadata") or {}
-        path = resource_path(kind, m.get("namespace") or "", m.get("name") or "", subresource)
-        return await self._call("PUT", self._write_path(path), obj)
+        name = m.get("name") or ""
+        path = resource_path(kind, m.get("namespace") or "", name, subresource)
+        return await self._call("PUT", self._write_path(path), obj, kind=kind, name=name)
 
     async def patch(
         self,
@@ -279,13 +333,14 @@ class HTTPClient(Client):
         subresource: str = "",
     ) -> Object:
         path = self._write_path(resource_path(kind, namespace, name, subresource))
-        return await self._call("PATCH", path, patch, patch_type.value)
+        return await self._call("PATCH", path, patch, patch_type.value, kind=kind, name=name)
 
     async def delete(
         self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None = None
     ) -> Object:
         body = delete_options_body(options) if options is not None else None
-        return await self._call("DELETE", resource_path(kind, namespace, name), body)
+        path = resource_path(kind, namespace, name)
+        return await self._call("DELETE", path, body, kind=kind, name=name)
 
     async def delete_collection(
         self,
@@ -302,25 +357,27 @@ class HTTPClient(Client):
             fieldSelector=field_selector,
         )
         body = delete_options_body(options) if options is not None else None
-        return await self._call("DELETE", path, body)
+        return await self._call("DELETE", path, body, kind=kind)
 
     # --- subresources ------------------------------------------------------------------------
 
     async def bind(self, pod: Mapping[str, Any], node: str) -> None:
         m = pod["metadata"]
         path = resource_path(PODS, m["namespace"], m["name"], "binding")
-        await self._call("POST", path, binding_body(pod, node))
+        await self._call("POST", path, binding_body(pod, node), kind=PODS, name=m["name"])
 
     async def evict(self, namespace: str, name: str, options: DeleteOptions | None = None) -> None:
         path = resource_path(PODS, namespace, name, "eviction")
-        await self._call("POST", path, eviction_body(namespace, name, options))
+        body = eviction_body(namespace, name, options)
+        await self._call("POST", path, body, kind=PODS, name=name)
 
     async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
         path = resource_path(SERVICE_ACCOUNTS, namespace, name, "token")
-        return await self._call("POST", path, dict(request))
+        return await self._call("POST", path, dict(request), kind=SERVICE_ACCOUNTS, name=name)
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
-        return await self._call("GET", resource_path(kind, namespace, name, "scale"))
+        path = resource_path(kind, namespace, name, "scale")
+        return await self._call("GET", path, kind=kind, name=name)
 
     async def update_scale(self, kind: Kind, namespace: str, name: str, replicas: int) -> Object:
         return await self.patch(

@@ -31,6 +31,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.streams import Unreachable
 from pinnace.apiserver.kubelets import Upgrading
+from pinnace.client.http import SUCCESS, status_error
 from pinnace.client.transport import Connection, HTTPError
 
 PREFERRED_ADDRESS_TYPES = ("Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP")
@@ -69,7 +70,7 @@ class KubeletClient:
         return f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
 
     async def get(self, node: Object, path: str) -> AsyncIterator[bytes]:
-        """GET `path` of the node's kubelet: its body as it comes, once the answer is a 200."""
+        """GET `path` of the node's kubelet: its body as it comes, once the answer is a 2xx."""
         return (await self._get(node, path))[1]
 
     async def fetch(self, node: Object, path: str) -> tuple[bytes, str]:
@@ -79,8 +80,8 @@ class KubeletClient:
         return b"".join([chunk async for chunk in body]), connection.content_type
 
     async def post(self, node: Object, path: str) -> dict[str, Any]:
-        """POST `path` of the node's agent process (FAULTS_PATH): its JSON answer;
-        its Status answer as the API server's StatusError."""
+        """POST `path` of the node's agent process (FAULTS_PATH): its JSON answer; a refusal
+        as the StatusError its Status (or, for a body that is none, its code) describes."""
         base = self.location(node)
         url = base + path
         connection = await self._dial(base, url)
@@ -90,10 +91,9 @@ class KubeletClient:
             raise status.internal_error(f'Post "{url}": {e}') from None
         finally:
             connection.close()
+        if code not in SUCCESS:
+            raise status_error(code, body, "POST", connection.content_type, connection.retry_after)
         answer: dict[str, Any] = json.loads(body)
-        if code != 200:
-            reason, message = answer.get("reason", ""), answer.get("message", "")
-            raise StatusError(code, reason, message, answer.get("details"))
         return answer
 
     async def _get(self, node: Object, path: str) -> tuple[Connection, AsyncIterator[bytes]]:
@@ -105,7 +105,7 @@ class KubeletClient:
         except HTTPError as e:
             connection.close()
             raise status.internal_error(f'Get "{url}": {e}') from None
-        if code != 200:
+        if code not in SUCCESS:  # GenericHttpResponseChecker's 200 to 206
             text = b"".join([chunk async for chunk in body])[:MAX_ERROR_BYTES]
             connection.close()
             raise _relayed(code, text.decode("utf-8", "replace"))

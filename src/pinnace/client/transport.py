@@ -22,6 +22,16 @@ class HTTPError(Exception):
     """The connection failed or the answer was not HTTP/1.1 as this client reads it."""
 
 
+class NotStreamed(HTTPError):
+    """A streamed answer asked for (`Connection.stream`) and another given: its status and
+    body (an error's, most often)."""
+
+    def __init__(self, path: str, status: int, body: bytes) -> None:
+        super().__init__(f"GET {path} answered {status}: {body[:200]!r}")
+        self.status = status
+        self.body = body
+
+
 class Connection:
     def __init__(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str
@@ -31,6 +41,8 @@ class Connection:
         self._host = host
         self.content_type = ""
         """The Content-Type of the last answer read."""
+        self.retry_after = 0
+        """The Retry-After seconds of the last answer read (0: none)."""
 
     @classmethod
     async def open(cls, url: str, tls: ssl.SSLContext | None = None) -> Connection:
@@ -83,13 +95,16 @@ class Connection:
         return status, b"".join([chunk async for chunk in self._chunks()])
 
     async def stream(self, path: str, headers: str = "") -> None:
-        """GET a streamed (chunked) answer, such as a watch, and read its head; HTTPError if
-        the answer is not a 200. Its lines then come from `lines`."""
+        """GET a streamed (chunked) answer, such as a watch, and read its head; NotStreamed
+        if the answer is not a 200 or not streamed. Its lines then come from `lines`."""
         self.send("GET", path, headers=headers)
         status, length = await self._head()
         if status != 200 or length is not None:
-            body = await self._read(length) if length is not None else b""
-            raise HTTPError(f"GET {path} answered {status}: {body[:200]!r}")
+            if length is None:  # a refusal sent in chunks
+                body = b"".join([chunk async for chunk in self._chunks()])
+            else:
+                body = await self._read(length)
+            raise NotStreamed(path, status, body)
 
     async def body(self, path: str, headers: str = "") -> tuple[int, AsyncIterator[bytes]]:
         """GET `path`: the answer's status once its head is read, and its body as it arrives
@@ -125,12 +140,14 @@ class Connection:
         except (IndexError, ValueError):
             raise HTTPError(f"not an HTTP status line: {status_line!r}") from None
         length: int | None = 0
-        self.content_type = ""
+        self.content_type, self.retry_after = "", 0
         for field in fields:
             name, _, value = field.partition(":")
             name = name.strip().lower()
             if name == "content-type":
                 self.content_type = value.strip()
+            elif name == "retry-after" and value.strip().isdigit():
+                self.retry_after = int(value)
             elif name == "content-length":
                 if not value.strip().isdigit():
                     raise HTTPError(f"not a Content-Length: {value!r}")

@@ -102,7 +102,15 @@ from pinnace.kubelet.runtime import (
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
 from pinnace.kubelet.shell import ShellContext, WebGet
-from pinnace.kubelet.sources import SourceInformers, SourceKind, SourceLookup, no_sources
+from pinnace.kubelet.sources import (
+    FollowedChanged,
+    SourceInformers,
+    SourceKey,
+    SourceKind,
+    SourceLookup,
+    no_sources,
+    source_key,
+)
 from pinnace.kubelet.status_manager import PODS, StatusManager
 from pinnace.kubelet.summary import machine, node_summary
 from pinnace.kubelet.tokens import TokenManager
@@ -188,9 +196,12 @@ class NodeAgent:
         self.packed_pod: PackedLookup = _not_packed
         """The compact form a pod informer's cache holds of a version of a pod
         (`Informer.packed`), set by whoever runs this: workers keep those bytes."""
-        self.config_blocked: dict[str, PodWorker] = {}
-        """Workers that hear of ConfigMap and Secret changes (a container waits for one, or a
-        volume holds one's files), by pod uid."""
+        self._followers: dict[SourceKey, dict[str, PodWorker]] = {}
+        """The workers that hear of a ConfigMap's, Secret's or claim's changes (a container
+        waits for one, or a volume holds one's files), by the source and pod uid."""
+        self.sources_followed: FollowedChanged = _unheard
+        """Told when a source gets its first follower here, or loses its last (a pool
+        routes source changes by it)."""
         self._rejected: set[str] = set()
         self._deferred: dict[str, PodWorker] = {}
         """Pods whose resize waits for room on the node (Deferred), by uid."""
@@ -513,7 +524,7 @@ class NodeAgent:
         if worker is not None:
             self._release(worker)
             self._drop_ceiling(worker)
-            self.config_blocked.pop(uid, None)
+            self._follow(worker, False)
             self.status_manager.pod_deleted(worker)
             worker.forget()
         self.token_manager.forget(uid)
@@ -530,7 +541,9 @@ class NodeAgent:
         if self._evicting is not None:
             self._evicting.cancel()
         self.workers.clear()
-        self.config_blocked.clear()
+        for key in self._followers:
+            self.sources_followed(key, False)
+        self._followers.clear()
         self.usage = NodeUsage()
         self._ceiling = UsageCeiling()
 
@@ -772,14 +785,27 @@ class NodeAgent:
         """Retry the containers that wait for this ConfigMap or Secret, update the files of
         its volumes. A pod that fails at it fails alone (`pod_failed`): the other pods, and
         in a pool the other nodes, still hear of the change."""
-        m = source["metadata"]
-        name = (kind.resource, m.get("name"))
-        for worker in list(self.config_blocked.values()):
-            if worker.namespace == m.get("namespace") and name in worker.source_names:
-                try:
-                    worker.source_changed()
-                except Exception as e:
-                    self.pod_failed(worker, e)
+        for worker in list(self._followers.get(source_key(kind, source), {}).values()):
+            try:
+                worker.source_changed()
+            except Exception as e:
+                self.pod_failed(worker, e)
+
+    def _follow(self, worker: PodWorker, follows: bool) -> None:
+        """File the worker under the sources it uses, or take it off them."""
+        for resource, name in worker.source_names:
+            key = (worker.namespace, resource, name)
+            followers = self._followers.get(key)
+            if follows and followers is None:
+                followers = self._followers[key] = {}
+                self.sources_followed(key, True)
+            if followers is None:
+                continue
+            if follows:
+                followers[worker.uid] = worker
+            elif followers.pop(worker.uid, None) is not None and not followers:
+                del self._followers[key]
+                self.sources_followed(key, False)
 
     def _token_due(self, uid: str) -> None:
         """A token of the pod's volumes came, or is due for refreshing: set them up again."""
@@ -807,10 +833,8 @@ class NodeAgent:
                 self.pod_failed(worker, e)
 
     def status_changed(self, worker: PodWorker) -> None:
-        if worker.follows_sources and not worker.terminating:
-            self.config_blocked[worker.uid] = worker
-        else:
-            self.config_blocked.pop(worker.uid, None)
+        if worker.source_names:
+            self._follow(worker, worker.follows_sources and not worker.terminating)
         if worker.finished:
             self._release(worker)
         self.status_manager.sync(worker)
@@ -936,6 +960,10 @@ _RESOURCES: Interned[LinuxContainerResources] = Interned()
 
 
 def _not_packed(pod: Mapping[str, Any]) -> None:
+    return None
+
+
+def _unheard(key: SourceKey, followed: bool) -> None:
     return None
 
 

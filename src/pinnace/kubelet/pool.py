@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -70,7 +71,7 @@ from pinnace.kubelet.config import (
 from pinnace.kubelet.link import Link
 from pinnace.kubelet.listeners import refused
 from pinnace.kubelet.node_status import KUBELET_PORT
-from pinnace.kubelet.sources import SourceInformers, SourceKind
+from pinnace.kubelet.sources import SourceInformers, SourceKey, SourceKind, source_key
 from pinnace.kubelet.summary import NodeSummaries
 from pinnace.store.codec import Codec
 
@@ -163,6 +164,9 @@ class NodeAgentPool:
         self._wheel: asyncio.Task[None] | None = None
         self.renewals = 0
         """Heartbeats done so far (one lease renewal each)."""
+        self._followed: dict[SourceKey, dict[str, None]] = {}
+        """The nodes whose pods follow each ConfigMap, Secret and claim (`_source_changed`), in
+        the order they began to (a set's would vary from run to run)."""
 
     def _new_agent(self, config: NodeConfig) -> NodeAgent:
         client = self._node_client(config.name)
@@ -173,6 +177,7 @@ class NodeAgentPool:
         agent.services = self._services.list
         agent.pods = self._pods.list
         agent.packed_pod = self._pods.packed
+        agent.sources_followed = functools.partial(self._followed_by, config.name)
         agent.node_lease.write_renewals = agent.post_unchanged_status = not self.simulated
         return agent
 
@@ -598,9 +603,20 @@ class NodeAgentPool:
             log.warning("node %s: not adopted: %s", config.name, e.message)
 
     def _source_changed(self, kind: SourceKind, source: Mapping[str, Any]) -> None:
-        for agent in self.agents.values():
-            if agent.config_blocked and _link(agent).connected:
+        """Tell the nodes whose pods follow the source, and no other."""
+        for name in list(self._followed.get(source_key(kind, source), ())):
+            agent = self.agents.get(name)
+            if agent is not None and _link(agent).connected:
                 agent.source_changed(kind, source)
+
+    def _followed_by(self, node: str, key: SourceKey, followed: bool) -> None:
+        nodes = self._followed.setdefault(key, {})
+        if followed:
+            nodes[node] = None
+            return
+        nodes.pop(node, None)
+        if not nodes:
+            del self._followed[key]
 
     def _node_updated(self, old: Object, new: Object) -> None:
         self._node(new)

@@ -23,8 +23,9 @@ certificate signed by the cluster's CA (the one the kubeconfig trusts), such as 
 server's kubelet client certificate. The streaming paths are authorized as the kubelet's
 webhook authorizer does it (pkg/kubelet/server/auth.go): a SubjectAccessReview of the
 certificate's user for `nodes/proxy` of the pod's node (get for a WebSocket, create for a
-POST), refused with the kubelet's 403 `Forbidden (user=…, verb=…, resource=nodes,
-subresource=proxy)`; kubeadm's RBAC allows it to the API server's kubelet client
+POST), its answer kept 5 min when allowed and 30 s when not (`kubelet.webhook_authorizer`),
+refused with the kubelet's 403 `Forbidden (user=…, verb=…, resource=nodes, subresource=proxy)`;
+kubeadm's RBAC allows it to the API server's kubelet client
 (cluster-admin). The other paths trust any certificate of the cluster's CA (a kubelet asks
 about nodes/log, nodes/stats … there too).
 """
@@ -45,7 +46,6 @@ from urllib.parse import parse_qs, unquote
 
 import uvicorn
 
-from pinnace.api.authorization.reviews import SUBJECT_ACCESS_REVIEW
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.streams import StreamOptions
@@ -60,6 +60,7 @@ from pinnace.client.kubelet import FAULTS_PATH, NODE_HEADER
 from pinnace.kubelet.endpoints import PATHS
 from pinnace.kubelet.faults import inject
 from pinnace.kubelet.pool import NodeAgentPool
+from pinnace.kubelet.webhook_authorizer import WebhookAuthorizer
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -87,6 +88,8 @@ class KubeletServer:
         self._files: tempfile.TemporaryDirectory[str] | None = None
         self._server: connections.Server | None = None
         self._serving: asyncio.Task[None] | None = None
+        self._authorizer: WebhookAuthorizer | None = None
+        """The streaming paths' authorizer, on the pool's client once a request needs it."""
 
     @property
     def endpoint(self) -> tuple[str, int]:
@@ -242,21 +245,19 @@ class KubeletServer:
         user = found.with_authenticated_group()
         verb = KUBELET_VERBS.get(method, "*")
         attributes = {"verb": verb, "version": "v1", "resource": "nodes", "name": node}
-        review = {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SubjectAccessReview",
-            "spec": {
-                "user": user.name,
-                "groups": list(user.groups),
-                "resourceAttributes": {**attributes, "subresource": "proxy"},
-            },
+        spec = {
+            "user": user.name,
+            "groups": list(user.groups),
+            "resourceAttributes": {**attributes, "subresource": "proxy"},
         }
         what = f"user={user.name}, verb={verb}, resource=nodes, subresource=proxy"
+        if self._authorizer is None:
+            self._authorizer = WebhookAuthorizer(self.pool.client)
         try:
-            answer = await self.pool.client.create(SUBJECT_ACCESS_REVIEW, "", review)
+            answer = await self._authorizer.review(spec)
         except StatusError:
             raise StatusError(500, "InternalError", f"Authorization error ({what})") from None
-        if not (answer.get("status") or {}).get("allowed"):
+        if not answer.get("allowed"):
             raise StatusError(403, "Forbidden", f"Forbidden ({what})")
 
     def _pool(self) -> NodeAgentPool:

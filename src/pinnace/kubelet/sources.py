@@ -114,10 +114,19 @@ SourceLookup = Callable[[SourceKind, str, str], Mapping[str, Any] | None]
 
 SourceName = tuple[str, str]
 """(resource, name) of a source a pod uses."""
+SourceKey = tuple[str, str, str]
+"""(namespace, resource, name) of a source."""
+FollowedChanged = Callable[[SourceKey, bool], None]
+"""(source, followed): whether pods of a node now follow the source's changes."""
 
 
 def no_sources(kind: SourceKind, namespace: str, name: str) -> None:
     return None
+
+
+def source_key(kind: SourceKind, source: Mapping[str, Any]) -> SourceKey:
+    m = source["metadata"]
+    return m.get("namespace") or "", kind.resource, m.get("name") or ""
 
 
 def _env_references(pod: Mapping[str, Any]) -> Iterator[SourceName]:

@@ -50,6 +50,7 @@ from pinnace.api.status import StatusError
 from pinnace.apiserver.metrics import MetricsSource
 from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
 from pinnace.client.custom_metrics import CustomMetricsClient
+from pinnace.client.informer import NAMESPACE_INDEX
 from pinnace.clock import Randomness
 from pinnace.clock.component import HeldTasks, cancel_and_wait
 from pinnace.forecast import UsageHistory, workload_of
@@ -366,8 +367,8 @@ class SchedulerService:
         loads: dict[str, float] = {}
         if self._custom_metrics is None:
             return loads
-        namespaces = {p["metadata"].get("namespace", "default") for p in self.pods.list()}
-        for namespace in sorted(namespaces):
+        # The namespaces with pods, as the pod informer files them (not every pod listed).
+        for namespace in sorted(self.pods.index_values(NAMESPACE_INDEX)):
             try:
                 listed = await self._custom_metrics.pods(
                     namespace, "", self._load_metric.metric, ""

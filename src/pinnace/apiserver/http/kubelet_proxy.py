@@ -22,7 +22,7 @@ from urllib.parse import quote, urlencode
 
 from pinnace.api.objects import Object
 from pinnace.apiserver.http.request import Request
-from pinnace.apiserver.http.responses import TEXT_PLAIN, Response
+from pinnace.apiserver.http.responses import TEXT_PLAIN, Headers, Response
 from pinnace.apiserver.kubelets import Upgrading
 
 if TYPE_CHECKING:
@@ -53,9 +53,9 @@ async def dial(server: APIServer, node: Object, path: str, request: Request) -> 
     return await server.kubelets.upgrade(node, request.method, path, headers)
 
 
-def switching(answer: Upgrading) -> list[tuple[bytes, bytes]]:
+def switching(headers: Headers) -> list[tuple[bytes, bytes]]:
     """The kubelet's 101 headers, for the client."""
-    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers]
+    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
 
 
 def refusal(answer: Upgrading) -> Response:

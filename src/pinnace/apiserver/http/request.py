@@ -25,6 +25,7 @@ PARSE_ON_LOOP_BYTES = 64 * 1024
 JSON); larger ones in a worker thread."""
 
 Query = dict[str, list[str]]
+PROTOCOL_HEADER = "sec-websocket-protocol"
 
 
 @dataclass
@@ -47,6 +48,10 @@ class Request:
         for raw_name, raw_value in scope.get("headers", ()):
             name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        if scope.get("subprotocols"):
+            # A WebSocket's, which uvicorn's wsproto takes out of the headers: as the client
+            # sent it, for a proxy to send on (the kubelet picks the protocol).
+            headers[PROTOCOL_HEADER] = ", ".join(scope["subprotocols"])
         raw_query = scope.get("query_string", b"")
         query = parse_qs(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else {}
         upgrade = scope.get("extensions", {}).get("pinnace.upgrade")

@@ -162,14 +162,11 @@ async def _proxy_websocket(
     pod: Object,
     options: StreamOptions,
 ) -> None:
-    """Relay the WebSocket to the node's kubelet endpoint (`kubelet_proxy`). A kubelet that
+    """Relay the WebSocket to the node's kubelet endpoint (`_proxied`). A kubelet that
     cannot be dialled is, to a client kube-apiserver's translator serves (v5), the dial's
     error on the error channel; to any other, the proxy's."""
-    if request.upgrade is None:
-        raise status.bad_request(PROXY_NOT_SERVED)
-    path = kubelet_proxy.location(subresource, pod, options.container, request)
     try:
-        answer = await kubelet_proxy.dial(server, node, path, request)
+        answer = await _proxied(server, request, node, subresource, pod, options)
     except Unreachable as e:
         protocol = negotiate(ws.subprotocols, REMOTE_COMMAND, translated=True)
         if subresource == "portforward" or protocol != V5:
@@ -178,11 +175,12 @@ async def _proxy_websocket(
         await _open(ws, framing, options)
         await _end(ws, framing, internal_error(str(e)))
         return
-    if answer.status != 101:
-        raise Relayed(kubelet_proxy.refusal(answer))
-    connection = request.upgrade(answer.status, kubelet_proxy.switching(answer))
+    if answer.upgraded is None:
+        raise Relayed(answer)
+    assert request.upgrade is not None  # `_proxied` answers a 101 to an upgradable request only
+    connection = request.upgrade(answer.status, kubelet_proxy.switching(answer.headers))
     ws.handed_over()
-    await kubelet_proxy.relay(answer, connection)
+    await answer.upgraded(connection)
 
 
 def _dial_error(e: Unreachable) -> StatusError:
@@ -271,14 +269,28 @@ async def _proxy_plain(
     pod: Object,
     options: StreamOptions,
 ) -> Response:
-    """The SPDY upgrade proxied to the node's kubelet endpoint (`kubelet_proxy`)."""
+    """The SPDY upgrade proxied to the node's kubelet endpoint (`_proxied`)."""
+    try:
+        return await _proxied(server, request, node, subresource, pod, options)
+    except Unreachable as e:
+        raise _dial_error(e) from None
+
+
+async def _proxied(
+    server: APIServer,
+    request: Request,
+    node: Object,
+    subresource: str,
+    pod: Object,
+    options: StreamOptions,
+) -> Response:
+    """The client's upgrade request (a WebSocket or SPDY one) sent on to the node's kubelet
+    endpoint (`kubelet_proxy`): the kubelet's 101, whose `upgraded` relays the connection
+    both ways, or its refusal as it is; Unreachable when the kubelet cannot be dialled."""
     if request.upgrade is None:
         raise status.bad_request(PROXY_NOT_SERVED)
     path = kubelet_proxy.location(subresource, pod, options.container, request)
-    try:
-        answer = await kubelet_proxy.dial(server, node, path, request)
-    except Unreachable as e:
-        raise _dial_error(e) from None
+    answer = await kubelet_proxy.dial(server, node, path, request)
     if answer.status != 101:
         return kubelet_proxy.refusal(answer)
 

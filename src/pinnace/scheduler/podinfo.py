@@ -77,6 +77,58 @@ class PodInfo:
             labels=meta.get("labels") or {},
         )
 
+    def updated(self, pod: Mapping[str, Any]) -> PodInfo:
+        """`from_pod` of a newer version of this pod: what was read from this one is kept
+        when what it was read from is unchanged, as a binding leaves it (spec.nodeName and a
+        status condition are all it sets)."""
+        if not _read_alike(self.pod, pod):
+            return PodInfo.from_pod(pod)
+        return PodInfo(
+            pod=pod,
+            key=self.key,
+            namespace=self.namespace,
+            name=self.name,
+            uid=self.uid,
+            node_name=(pod.get("spec") or {}).get("nodeName") or "",
+            scheduler_name=self.scheduler_name,
+            priority=self.priority,
+            requests=self.requests,
+            non_zero_cpu=self.non_zero_cpu,
+            non_zero_memory=self.non_zero_memory,
+            tolerations=self.tolerations,
+            host_ports=self.host_ports,
+            images=self.images,
+            scheduling_gates=self.scheduling_gates,
+            labels=self.labels,
+        )
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    """The `key` of the pod's PodInfo."""
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+
+
+_READ_METADATA = ("namespace", "name", "uid", "labels")
+_READ_STATUS = ("containerStatuses", "resize")
+"""What `from_pod` reads of a pod's metadata and status; of its spec it reads all but
+nodeName, which is read on its own."""
+_ABSENT = object()
+
+
+def _read_alike(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether `from_pod` reads the same of both pods, but for spec.nodeName."""
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    if any(old_meta.get(k) != new_meta.get(k) for k in _READ_METADATA):
+        return False
+    old_status, new_status = old.get("status") or {}, new.get("status") or {}
+    if any(old_status.get(k) != new_status.get(k) for k in _READ_STATUS):
+        return False
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    if len(old_spec) - ("nodeName" in old_spec) != len(new_spec) - ("nodeName" in new_spec):
+        return False
+    return all(k == "nodeName" or new_spec.get(k, _ABSENT) == v for k, v in old_spec.items())
+
 
 def normalized_image_name(name: str) -> str:
     """An image without a tag means `:latest` (ImageLocality's normalizedImageName)."""

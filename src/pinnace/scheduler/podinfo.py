@@ -110,24 +110,33 @@ def pod_key(pod: Mapping[str, Any]) -> str:
 
 
 _READ_METADATA = ("namespace", "name", "uid", "labels")
+_READ_SPEC = (
+    "containers",
+    "initContainers",
+    "overhead",
+    "tolerations",
+    "schedulerName",
+    "priority",
+    "schedulingGates",
+)
 _READ_STATUS = ("containerStatuses", "resize")
-"""What `from_pod` reads of a pod's metadata and status; of its spec it reads all but
-nodeName, which is read on its own."""
-_ABSENT = object()
+"""What `from_pod` reads of a pod, but for spec.nodeName."""
 
 
 def _read_alike(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     """Whether `from_pod` reads the same of both pods, but for spec.nodeName."""
-    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
-    if any(old_meta.get(k) != new_meta.get(k) for k in _READ_METADATA):
-        return False
-    old_status, new_status = old.get("status") or {}, new.get("status") or {}
-    if any(old_status.get(k) != new_status.get(k) for k in _READ_STATUS):
-        return False
-    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
-    if len(old_spec) - ("nodeName" in old_spec) != len(new_spec) - ("nodeName" in new_spec):
-        return False
-    return all(k == "nodeName" or new_spec.get(k, _ABSENT) == v for k, v in old_spec.items())
+    return (
+        _alike(old.get("metadata"), new.get("metadata"), _READ_METADATA)
+        and _alike(old.get("spec"), new.get("spec"), _READ_SPEC)
+        and _alike(old.get("status"), new.get("status"), _READ_STATUS)
+    )
+
+
+def _alike(
+    old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, keys: tuple[str, ...]
+) -> bool:
+    old, new = old or {}, new or {}
+    return all(old.get(k) == new.get(k) for k in keys)
 
 
 def normalized_image_name(name: str) -> str:

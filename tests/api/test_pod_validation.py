@@ -179,6 +179,58 @@ def test_a_spec_found_valid_is_checked_again_for_what_else_it_depends_on() -> No
     assert errors(pod) == []
 
 
+def token_volume_pod(volume: str, mount: str | None = None) -> dict[str, Any]:
+    """A pod of one template, with its own kube-api-access volume as every pod gets one."""
+    pod = pod_with(volumes=[{"name": volume, "projected": {"sources": []}}])
+    mount = {"name": volume if mount is None else mount, "mountPath": "/var/run/secrets"}
+    pod["spec"]["containers"][0]["volumeMounts"] = [mount]
+    return pod
+
+
+def test_a_template_spec_found_valid_is_checked_again_for_its_own_volume_names() -> None:
+    """The pods of a template differ in the name of their token volume only, and are
+    remembered as one: each pod's volume name is still its own to get wrong."""
+    assert errors(token_volume_pod("kube-api-access-abcde")) == []
+    assert errors(token_volume_pod("kube-api-access-fghjk")) == []
+    assert errors(token_volume_pod("Kube-Api-Access")) == [
+        f'spec.volumes[0].name: Invalid value: "Kube-Api-Access": {DNS_LABEL_MSG}',
+        'spec.containers[0].volumeMounts[0].name: Not found: "Kube-Api-Access"',
+    ]
+    assert errors(token_volume_pod("kube-api-access-abcde", mount="kube-api-access-xyz")) == [
+        'spec.containers[0].volumeMounts[0].name: Not found: "kube-api-access-xyz"'
+    ]
+    duplicate = token_volume_pod("kube-api-access-lmnpq")
+    duplicate["spec"]["volumes"].append({"name": "kube-api-access-lmnpq", "emptyDir": {}})
+    assert errors(duplicate) == ['spec.volumes[1].name: Duplicate value: "kube-api-access-lmnpq"']
+    other = token_volume_pod("kube-api-access-rstvw")
+    other["spec"]["volumes"].append({"name": "cache", "emptyDir": {}})
+    assert errors(other) == []
+    swapped = copy.deepcopy(other)
+    swapped["spec"]["volumes"].reverse()
+    swapped["spec"]["volumes"][0]["emptyDir"] = {"sizeLimit": "-1Gi"}
+    assert errors(swapped) == [
+        "spec.volumes[0].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid "
+        "resource quantity"
+    ]
+
+
+def test_a_template_spec_found_valid_is_checked_again_for_a_changed_container() -> None:
+    assert errors(token_volume_pod("kube-api-access-abcde")) == []
+    changed = token_volume_pod("kube-api-access-zzzzz")
+    changed["spec"]["containers"][0]["imagePullPolicy"] = "Sometimes"
+    assert errors(changed) == [
+        'spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: '
+        '"Always", "IfNotPresent", "Never"'
+    ]
+    mounted_twice = token_volume_pod("kube-api-access-qqqqq")
+    mounts = mounted_twice["spec"]["containers"][0]["volumeMounts"]
+    mounts.append(dict(mounts[0]))
+    assert errors(mounted_twice) == [
+        'spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/var/run/secrets": '
+        "must be unique"
+    ]
+
+
 @pytest.mark.parametrize(
     ("resources", "expected"),
     [

@@ -100,3 +100,34 @@ def test_a_failed_bind_forgets_the_pod_and_retries_after_backoff() -> None:
         clock.advance(1)
         assert scheduler.schedule_one().node_name == "n"
     assert calls[1]["target"] == {"kind": "Node", "name": "n"}
+
+
+def test_a_bound_pod_seen_again_is_read_again_for_what_changed() -> None:
+    """The scheduler keeps what it read of an assumed pod when the binding comes back, and
+    reads anew whatever else changed: a bound pod updated later counts its new requests."""
+    with VirtualClock() as clock:
+        scheduler = Scheduler([default_profile(lambda binding: None)], clock)
+        scheduler.add_node(node("n", cpu="2"))
+        pending = pod("p")
+        scheduler.add_pod(pending)
+        (placed,) = scheduler.schedule_pending()
+        assert placed.node_name == "n"
+        bound = {**pending, "spec": {**pending["spec"], "nodeName": "n"}}
+        bound["status"] = {"conditions": [{"type": "PodScheduled", "status": "True"}]}
+        scheduler.update_pod(pending, bound)
+        assert scheduler.cache.pod("ns/p") == PodInfo.from_pod(bound)
+        assert scheduler.cache.table.node_info(0).requested["cpu"] == 600
+        grown = pod("p", cpu="1500m", node_name="n")
+        grown["metadata"]["labels"] = {"app": "web"}
+        scheduler.update_pod(bound, grown)
+        assert scheduler.cache.pod("ns/p") == PodInfo.from_pod(grown)
+        assert scheduler.cache.table.node_info(0).requested["cpu"] == 1500
+        resized = {
+            **grown,
+            "status": {
+                "containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "1800m"}}}]
+            },
+        }
+        scheduler.update_pod(grown, resized)
+        assert scheduler.cache.pod("ns/p") == PodInfo.from_pod(resized)
+        assert scheduler.cache.table.node_info(0).requested["cpu"] == 1800

@@ -35,6 +35,11 @@ class Cache:
     def node_of(self, key: str) -> str | None:
         return self._assumed.get(key) or self._bound.get(key)
 
+    def pod(self, key: str) -> PodInfo | None:
+        """The assumed or bound pod of `key`, as the cache holds it."""
+        node_name = self.node_of(key)
+        return None if node_name is None else self.table.pod(key, node_name)
+
     def assume(self, pod: PodInfo, node_name: str) -> None:
         if self.knows(pod.key):
             raise CacheError(f"pod {pod.key} is in the cache, so can't be assumed")

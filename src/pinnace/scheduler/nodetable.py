@@ -264,6 +264,13 @@ class NodeTable:
         for port in pod.host_ports:
             ports[port] = ports.get(port, 0) + 1
 
+    def pod(self, pod_key: str, node_name: str) -> PodInfo | None:
+        """The pod accounted on `node_name` under `pod_key`, if any."""
+        i = self.index.get(node_name)
+        if i is None:
+            return self._orphans.get(node_name, {}).get(pod_key)
+        return self.pods[i].get(pod_key)
+
     def remove_pod(self, pod_key: str, node_name: str) -> PodInfo | None:
         i = self.index.get(node_name)
         if i is None:

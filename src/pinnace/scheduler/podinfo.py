@@ -77,6 +77,67 @@ class PodInfo:
             labels=meta.get("labels") or {},
         )
 
+    def updated(self, pod: Mapping[str, Any]) -> PodInfo:
+        """`from_pod` of a newer version of this pod: what was read from this one is kept
+        when what it was read from is unchanged, as a binding leaves it (spec.nodeName and a
+        status condition are all it sets)."""
+        if not _read_alike(self.pod, pod):
+            return PodInfo.from_pod(pod)
+        return PodInfo(
+            pod=pod,
+            key=self.key,
+            namespace=self.namespace,
+            name=self.name,
+            uid=self.uid,
+            node_name=(pod.get("spec") or {}).get("nodeName") or "",
+            scheduler_name=self.scheduler_name,
+            priority=self.priority,
+            requests=self.requests,
+            non_zero_cpu=self.non_zero_cpu,
+            non_zero_memory=self.non_zero_memory,
+            tolerations=self.tolerations,
+            host_ports=self.host_ports,
+            images=self.images,
+            scheduling_gates=self.scheduling_gates,
+            labels=self.labels,
+        )
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    """The `key` of the pod's PodInfo."""
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+
+
+_READ_METADATA = ("namespace", "name", "uid", "labels")
+_READ_SPEC = (
+    "containers",
+    "initContainers",
+    "overhead",
+    "tolerations",
+    "schedulerName",
+    "priority",
+    "schedulingGates",
+)
+_READ_STATUS = ("containerStatuses", "resize")
+"""What `from_pod` reads of a pod, but for spec.nodeName."""
+
+
+def _read_alike(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether `from_pod` reads the same of both pods, but for spec.nodeName."""
+    return (
+        _alike(old.get("metadata"), new.get("metadata"), _READ_METADATA)
+        and _alike(old.get("spec"), new.get("spec"), _READ_SPEC)
+        and _alike(old.get("status"), new.get("status"), _READ_STATUS)
+    )
+
+
+def _alike(
+    old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, keys: tuple[str, ...]
+) -> bool:
+    old, new = old or {}, new or {}
+    return all(old.get(k) == new.get(k) for k in keys)
+
 
 def normalized_image_name(name: str) -> str:
     """An image without a tag means `:latest` (ImageLocality's normalizedImageName)."""

@@ -66,7 +66,7 @@ from pinnace.scheduler.plugin_metrics import (
     SCORE,
     FrameworkMetrics,
 )
-from pinnace.scheduler.podinfo import PodInfo
+from pinnace.scheduler.podinfo import PodInfo, pod_key
 from pinnace.scheduler.profile import FilterTrace, Profile
 from pinnace.scheduler.queue import QueuedPodInfo, SchedulingQueue
 
@@ -267,7 +267,8 @@ class Scheduler:
             self.queue.add(info)
 
     def update_pod(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        info = PodInfo.from_pod(new)
+        known = self.cache.pod(pod_key(new))
+        info = PodInfo.from_pod(new) if known is None else known.updated(new)
         if _terminal(new):
             self.delete_pod(new)
         elif info.node_name:

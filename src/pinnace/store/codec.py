@@ -220,13 +220,17 @@ _PHRASES = (
     "ScalingReplicaSet",
 )
 _DICTIONARY = orjson.dumps(_PHRASES) + b"".join(orjson.dumps(sample) for sample in _SAMPLES)
-# Raw deflate (no header or checksum: the bytes never leave memory) and a small hash table,
-# which makes copying a primed compressor (below) cheap. On objects this small the default
-# level costs no more time than the fastest and leaves a quarter fewer bytes.
-_WINDOW_BITS = -15
+# Raw deflate (no header or checksum: the bytes never leave memory), a small hash table and an
+# 8 KiB window, which make copying a primed compressor (below) cheap: every pack copies its
+# window and hash chains, and a 32 KiB window's 144 KB copy cost a twentieth of a pod's trip
+# through the API (`pinnace bench scheduler --through-api`: 494-500 us of CPU a pod against
+# 467-471) while the learned dictionaries (a few objects of a kind, see LEARN_AT) fit in 8 KiB
+# and packed objects stay the size they were. On objects this small the default level costs
+# little more time than the fastest and leaves a quarter fewer bytes.
+_WINDOW_BITS = -13
 _LEVEL = 6
 _MEM_LEVEL = 5
-_MAX_DICTIONARY = 32768
+_MAX_DICTIONARY = 8192
 """Deflate reaches no further back."""
 LEARN_AT = frozenset(8**n for n in range(2, 7))
 """The counts of objects of one kind packed (64, 512, ... 262,144) at which the kind gets a new

@@ -56,9 +56,11 @@ _IMAGE_REFERENCE = re.compile(
 _MAX_IMAGE_NAME_LENGTH = 255
 
 
+@lru_cache(maxsize=1024)
 def image_tag(image: str) -> str:
     """The tag the runtime pulls: "latest" for a bare name, "" when only a digest pins it or
-    the reference does not parse."""
+    the reference does not parse. Remembered: the pods of a template share their images, and
+    matching the reference is most of defaulting a container."""
     match = _IMAGE_REFERENCE.fullmatch(image)
     if match is None or len(match["name"]) > _MAX_IMAGE_NAME_LENGTH:
         return ""

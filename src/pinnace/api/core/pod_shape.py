@@ -34,11 +34,12 @@ def as_int(value: Any) -> int | None:
     return None
 
 
-def dict_items(value: Any) -> Iterator[tuple[int, Obj]]:
-    """(index, element) for every element of a list that is an object."""
-    for i, item in enumerate(as_list(value)):
-        if isinstance(item, dict):
-            yield i, item
+def dict_items(value: Any) -> list[tuple[int, Obj]]:
+    """(index, element) for every element of a list that is an object. A list, not a
+    generator: a pod's create asks for a dozen lists, most of them absent."""
+    if not isinstance(value, list) or not value:
+        return []
+    return [(i, item) for i, item in enumerate(value) if isinstance(item, dict)]
 
 
 def child_dict(obj: Obj, name: str) -> Obj | None:

@@ -239,23 +239,96 @@ def validate_pod_metadata_and_spec(pod: Any) -> list[FieldError]:
 
 
 _valid_specs: Remembered[bool] = Remembered(1024)
-"""The plain JSON texts of pod specs found valid: checking a spec takes ~30 us."""
+"""The plain JSON texts of pod specs found valid (their volumes renamed, see `_spec_key`):
+checking a spec takes ~30 us."""
 
 
 def _pod_spec_errors(spec: Any, pod_name: str) -> list[FieldError]:
     """validate_pod_spec of a pod's spec, answered from memory for a spec found valid
     before: the checks depend on nothing else, but for the pod's name, which only its
-    volumes' checks read."""
-    text = plain_json(spec)
-    if text is None:
+    ephemeral volumes' checks read."""
+    key = _spec_key(spec, pod_name)
+    if key is None:
         return validate_pod_spec(spec, SPEC, is_pod=True, pod_name=pod_name)
-    key = (text, pod_name) if isinstance(spec, dict) and spec.get("volumes") else text
     if _valid_specs.get(key):
         return []
     errs = validate_pod_spec(spec, SPEC, is_pod=True, pod_name=pod_name)
     if not errs:
         _valid_specs.put(key, True)
     return errs
+
+
+def _spec_key(spec: Any, pod_name: str) -> bytes | tuple[bytes, str] | None:
+    """What `_valid_specs` knows a spec by, None for a spec it cannot remember.
+
+    Every pod gets a volume of its own name (the ServiceAccount admission's
+    kube-api-access-<random>), mounted in each container, so a template's pods differ in
+    nothing else. The checks read a volume's name only to see that it is a DNS label, unique
+    and what mounts name (and, for an ephemeral volume, with the pod's name): a spec whose
+    volumes have good, distinct names that every mount and device names is valid exactly when
+    the same spec with its volumes named by their index is, and is known by that one's text.
+    Any other spec is known by its own text (and the pod's name, with volumes)."""
+    if not isinstance(spec, dict) or not spec.get("volumes"):
+        return plain_json(spec)
+    renamed = _volumes_renamed(spec)
+    if renamed is not None:
+        return plain_json(renamed)
+    text = plain_json(spec)
+    return None if text is None else (text, pod_name)
+
+
+_MOUNT_LISTS = ("volumeMounts", "volumeDevices")
+
+
+def _volumes_renamed(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The spec with its volumes named by their index in spec.volumes, in the volumes and in
+    every container's mounts and devices; None when a name is not a good, distinct DNS label,
+    a mount or device names no volume, or a volume is ephemeral (its claim's name is the pod's
+    and the volume's). Shares what it does not rename with `spec`."""
+    volumes = spec["volumes"]
+    if not isinstance(volumes, list):
+        return None
+    index: dict[str, str] = {}
+    for i, volume in enumerate(volumes):
+        if not isinstance(volume, dict) or volume.get("ephemeral") is not None:
+            return None
+        name = volume.get("name")
+        if not isinstance(name, str) or not name or name in index or is_dns1123_label(name):
+            return None
+        index[name] = str(i)
+    renamed = {**spec, "volumes": [{**v, "name": index[v["name"]]} for v in volumes]}
+    for list_name in ("containers", "initContainers", "ephemeralContainers"):
+        containers = spec.get(list_name)
+        if containers is not None:
+            if not isinstance(containers, list):
+                return None
+            renamed_containers = [_mounts_renamed(c, index) for c in containers]
+            if None in renamed_containers:
+                return None
+            renamed[list_name] = renamed_containers
+    return renamed
+
+
+def _mounts_renamed(container: Any, index: dict[str, str]) -> dict[str, Any] | None:
+    """The container with the volumes its mounts and devices name renamed by `index`; None
+    when one names a volume not in it."""
+    if not isinstance(container, dict):
+        return None
+    container = dict(container)
+    for mount_list in _MOUNT_LISTS:
+        mounts = container.get(mount_list)
+        if mounts is None:
+            continue
+        if not isinstance(mounts, list):
+            return None
+        renamed = []
+        for mount in mounts:
+            name = mount.get("name") if isinstance(mount, dict) else None
+            if not isinstance(name, str) or name not in index:
+                return None
+            renamed.append({**mount, "name": index[name]})
+        container[mount_list] = renamed
+    return container
 
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"

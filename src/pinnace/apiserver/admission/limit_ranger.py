@@ -13,7 +13,7 @@ Pinnace has no PersistentVolumeClaims, the other kind LimitRanger checks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pinnace.api.core.limitrange import LIMIT_TYPE_CONTAINER, LIMIT_TYPE_POD
@@ -58,7 +58,7 @@ def mutate(kind_name: str, obj: dict[str, Any], limit_ranges: list[dict[str, Any
             }
 
 
-def _items(limit_range: Mapping[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _items(limit_range: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return dict_items(as_dict(limit_range.get("spec")).get("limits"))
 
 

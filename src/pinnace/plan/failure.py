@@ -94,9 +94,10 @@ Loaded = Mapping[str, tuple[Kind, Object]]
 
 @dataclass(frozen=True)
 class Loss:
-    """The nodes one trial takes away."""
+    """The nodes one trial takes away, and the snapshot's pods bound to them (in its order)."""
 
     nodes: tuple[str, ...]
+    pods: tuple[Object, ...]
 
 
 def failure(
@@ -142,13 +143,23 @@ def _losses(
     seed: int,
 ) -> list[Loss]:
     names = sorted(n["metadata"]["name"] for n in snapshot.nodes)
+    on_node: dict[str, list[int]] = {}  # node -> its pods' places in the snapshot
+    for place, pod in enumerate(snapshot.pods):
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            on_node.setdefault(node, []).append(place)
+
+    def loss(lost: Sequence[str]) -> Loss:
+        places = sorted(place for node in set(lost) for place in on_node.get(node, ()))
+        return Loss(tuple(lost), tuple(snapshot.pods[place] for place in places))
+
     if sum(bool(x) for x in (nodes, zone, random_nodes)) != 1:
         raise PlanError("say which capacity is lost: --node, --zone or --random")
     if nodes:
         unknown = [n for n in nodes if n not in names]
         if unknown:
             raise PlanError(f"no node {', '.join(unknown)} in {snapshot.source}")
-        return [Loss(tuple(nodes))]
+        return [loss(nodes)]
     if zone:
         found = tuple(
             n["metadata"]["name"]
@@ -157,11 +168,11 @@ def _losses(
         )
         if not found:
             raise PlanError(f'no node in zone "{zone}" (label {ZONE_LABEL})')
-        return [Loss(tuple(sorted(found)))]
+        return [loss(sorted(found))]
     if not 0 < random_nodes <= len(names) or trials < 1:
         raise PlanError(f"--random takes 1 to {len(names)} nodes, --trials at least 1")
     rng = random.Random(seed)
-    return [Loss(tuple(sorted(rng.sample(names, random_nodes)))) for _ in range(trials)]
+    return [loss(sorted(rng.sample(names, random_nodes))) for _ in range(trials)]
 
 
 # --- the simulated cluster -----------------------------------------------------------------------
@@ -369,7 +380,7 @@ def _trial(
     failed_at = sim.elapsed
     for node in loss.nodes:
         sim.run_coroutine(sim.actions.take(FailNode(node)))
-    keys = _evictable(snapshot, set(loss.nodes))
+    keys = _evictable(loss)
     watched = [r for r in sim.observer.pods.values() if r.key in keys]
     deficits: dict[str, dict[str, Any]] = {}
     done = False
@@ -387,11 +398,7 @@ def _trial(
         if r.deleted is None and not r.node and r.phase == "Pending"
     ]
     replaced = [r.running for r in records if r.created >= since and r.running is not None]
-    lost = [
-        pod_key(p)
-        for p in snapshot.bound_pods()
-        if p["spec"]["nodeName"] in loss.nodes and controller_ref(p) is None
-    ]
+    lost = [pod_key(p) for p in loss.pods if controller_ref(p) is None]
     evictions = Counter(
         i.kind for i in sim.observer.incidents if i.time >= since and not i.kind.startswith("Node")
     )
@@ -419,13 +426,13 @@ def _trial(
     return answer
 
 
-def _evictable(snapshot: Snapshot, lost: set[str]) -> set[str]:
+def _evictable(loss: Loss) -> set[str]:
     """The pods on the lost nodes that are evicted and replaced: with a controller other than
     a DaemonSet, not tolerating the unreachable taint for ever."""
     found = set()
-    for pod in snapshot.bound_pods():
+    for pod in loss.pods:
         ref = controller_ref(pod)
-        if pod["spec"]["nodeName"] not in lost or ref is None or ref.get("kind") == "DaemonSet":
+        if ref is None or ref.get("kind") == "DaemonSet":
             continue
         if ref.get("kind") == "StatefulSet" or _tolerates_for_ever(pod):
             continue

@@ -1,7 +1,8 @@
 """The node table's pods grouped by labels, kept bind by bind, count on every node the pods a
-selector matches (PodTopologySpread's counts) as looking at each pod does, whatever nodes and
-pods come and go: pods on a node the table does not have yet, pods being deleted, nodes
-removed with their pods on them and added back."""
+selector matches (PodTopologySpread's counts) as looking at each pod does, and its pods with
+inter-pod affinity terms are those of its pods that have some, whatever nodes and pods come and
+go: pods on a node the table does not have yet, pods being deleted, nodes removed with their
+pods on them and added back."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from pinnace.api.labels import selector_from_dict
 from pinnace.scheduler import NodeTable, PodInfo
 from pinnace.scheduler.plugins.label_index import _matching_by_labels, counts_for
+from pinnace.scheduler.plugins.pod_affinity_terms import pod_affinity_terms
 
 SELECTORS = [
     selector_from_dict({"matchLabels": {"app": "x"}}),
@@ -26,7 +28,12 @@ def _pod(rng: random.Random, name: str, node: str) -> PodInfo:
     meta = {"name": name, "namespace": rng.choice(["default", "other"]), "labels": labels}
     if rng.random() < 0.15:
         meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
-    return PodInfo.from_pod({"metadata": meta, "spec": {"nodeName": node, "containers": []}})
+    spec: dict[str, object] = {"nodeName": node, "containers": []}
+    if rng.random() < 0.3:
+        term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "zone"}
+        kind = rng.choice(["podAffinity", "podAntiAffinity", "nodeAffinity"])
+        spec["affinity"] = {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return PodInfo.from_pod({"metadata": meta, "spec": spec})
 
 
 def _node(name: str) -> dict[str, object]:
@@ -57,6 +64,9 @@ def test_counts_from_label_groups_equal_counting_each_pod(seed: int) -> None:
                 table.remove_pod(f"other/{name}", where[name])
             where[name] = node
             table.add_pod(_pod(rng, name, node), node)
+        for i in range(len(table)):
+            with_terms = {k: p for k, p in table.pods[i].items() if pod_affinity_terms(p)}
+            assert table.pods_with_affinity[i] == with_terms
         for namespace in ("default", "other"):
             for selector in SELECTORS:
                 each = [

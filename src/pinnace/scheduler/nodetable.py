@@ -15,6 +15,9 @@ vectorised operations, and updates one row after each bind instead of rebuilding
   per distinct set of taints rather than once per node.
 - Per-node Python lists for what plugins read one node at a time: node objects, labels, taints,
   pods, host ports; `image_states` maps each image name to the nodes holding it.
+- `pods_with_affinity`: per node, its pods with inter-pod affinity or anti-affinity terms (as
+  NodeInfo.PodsWithAffinity), the only ones InterPodAffinity reads its existing pods' terms
+  from.
 - `pods_by_labels`: the pods on the table's nodes not being deleted, by namespace and labels,
   and how many of each are on which node: the pods of a workload share their labels, so the pods
   a selector matches on every node are counted by matching each set of labels once.
@@ -106,6 +109,7 @@ class NodeTable:
         self.labels: list[Mapping[str, str]] = []
         self.taints: list[tuple[Taint, ...]] = []
         self.pods: list[dict[str, PodInfo]] = []
+        self.pods_with_affinity: list[dict[str, PodInfo]] = []
         self.host_ports: list[dict[HostPort, int]] = []  # port -> pods using it
         self.image_states: dict[str, dict[str, int]] = {}  # image name -> node name -> size
         # namespace -> sorted labels -> (the labels, node name -> pods not being deleted)
@@ -222,6 +226,7 @@ class NodeTable:
         self.labels.append({})
         self.taints.append(())
         self.pods.append({})
+        self.pods_with_affinity.append({})
         self.host_ports.append({})
         self._images.append({})
         self._set_node(i, node)
@@ -263,6 +268,8 @@ class NodeTable:
             return
         self._account(i, pod, 1)
         self.pods[i][pod.key] = pod
+        if _has_pod_affinity(pod):
+            self.pods_with_affinity[i][pod.key] = pod
         self._file_labels(pod, node_name, 1)
         if self._now is not None:
             placement = Placement(self._now(), node_name, pod)
@@ -280,6 +287,7 @@ class NodeTable:
         pod = self.pods[i].pop(pod_key, None)
         if pod is None:
             return None
+        self.pods_with_affinity[i].pop(pod_key, None)
         self._forget_placement(pod_key)
         self._account(i, pod, -1)
         self._unindex(pod)
@@ -567,6 +575,7 @@ class NodeTable:
             self.labels,
             self.taints,
             self.pods,
+            self.pods_with_affinity,
             self.host_ports,
             self._images,
         )
@@ -642,6 +651,11 @@ class RowCache:
 
 
 _NO_KEY = object()
+
+
+def _has_pod_affinity(pod: PodInfo) -> bool:
+    affinity = (pod.pod.get("spec") or {}).get("affinity") or {}
+    return bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
 
 
 @functools.lru_cache(maxsize=8)

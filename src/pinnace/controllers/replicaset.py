@@ -77,23 +77,32 @@ REPLICATION_CONTROLLERS = catalog.kind("", "replicationcontrollers")
 @dataclass(frozen=True)
 class Claimed:
     """What a sync takes from the pods a replica set claimed: how many, how many carry every
-    label of its template, since when each ready one is ready (None: no time given), and the
-    pods themselves when they were claimed one by one."""
+    label of its template, how many are ready and, with minReadySeconds, since when each ready
+    one is ready (None: no time given), and the pods themselves when they were claimed one by
+    one."""
 
     replicas: int
     fully_labeled: int
+    ready: int
     ready_since: list[float | None]
     pods: list[Object] | None = None
 
     @staticmethod
     def of(pods: list[Object], template: Object) -> Claimed:
         labels = [p["metadata"].get("labels") or {} for p in pods]
+        since = [ready_since(p) for p in pods if is_pod_ready(p)]
         return Claimed(
             len(pods),
             sum(template_labels_match(x, template) for x in labels),
-            [ready_since(p) for p in pods if is_pod_ready(p)],
+            len(since),
+            since,
             pods,
         )
+
+    def available(self, min_ready_seconds: int, now: float) -> int:
+        if not min_ready_seconds:
+            return self.ready
+        return sum(is_available_since(s, min_ready_seconds, now) for s in self.ready_since)
 
 
 class ReplicaSetController(ControlledPodEvents):
@@ -169,7 +178,8 @@ class ReplicaSetController(ControlledPodEvents):
         ):
             return None
         template = rs["spec"].get("template") or {}
-        replicas = fully_labeled = 0
+        min_ready = rs["spec"].get("minReadySeconds") or 0
+        replicas = fully_labeled = ready = 0
         since: list[float | None] = []
         for group in self._groups.groups(meta["uid"], namespace):
             if not selects(selector, group.labels):
@@ -178,8 +188,10 @@ class ReplicaSetController(ControlledPodEvents):
                 return None
             replicas += len(group.pods)
             fully_labeled += len(group.pods) * template_labels_match(group.labels, template)
-            since.extend(group.ready.values())
-        return Claimed(replicas, fully_labeled, since)
+            ready += len(group.ready)
+            if min_ready:
+                since.extend(group.ready.values())
+        return Claimed(replicas, fully_labeled, ready, since)
 
     async def _claim(self, rs: Object, selector: LabelSelector) -> list[Object]:
         """The active pods this replica set owns once orphans are adopted and pods that no
@@ -249,10 +261,8 @@ class ReplicaSetController(ControlledPodEvents):
         status = clone(rs.get("status") or {})
         status["replicas"] = claimed.replicas
         status["fullyLabeledReplicas"] = claimed.fully_labeled
-        status["readyReplicas"] = len(claimed.ready_since)
-        status["availableReplicas"] = sum(
-            is_available_since(since, min_ready, now) for since in claimed.ready_since
-        )
+        status["readyReplicas"] = claimed.ready
+        status["availableReplicas"] = claimed.available(min_ready, now)
         status["observedGeneration"] = rs["metadata"].get("generation", 0)
         conditions = status.get("conditions") or []
         failing = any(c["type"] == REPLICA_FAILURE for c in conditions)

@@ -1,6 +1,7 @@
 """Measures what a `pinnace plan failure` trial costs (docs/planning.md, "What a node-loss trial
 costs"): loads and settles a cluster file's snapshot once, then runs each trial in a fork of it as
-the command does, and prints each trial's wall and CPU time (the child's user + system) with what
+the command does, and prints each trial's wall and CPU time (the child's user + system) and page
+faults (mostly pages of the settled cluster the fork copied as it wrote to them) with what
 it reported, so two versions can be compared on the same losses.
 
     python scripts/plan_cluster.py /tmp/c.yaml
@@ -65,10 +66,11 @@ def main() -> None:
         def trial(loss: Any = loss) -> dict[str, Any]:
             return _trial(sim, snapshot, loss, DEFAULT_CAP, False)
 
-        answer, wall, cpu = _forked(trial, args.profile, i)
+        answer, wall, cpu, faults = _forked(trial, args.profile, i)
         answers.append(answer)
         print(
-            f"trial {i} {','.join(loss.nodes)}: wall {wall:.2f} s, CPU {cpu:.2f} s; "
+            f"trial {i} {','.join(loss.nodes)}: wall {wall:.2f} s, CPU {cpu:.2f} s, "
+            f"{faults} page faults (pages copied from the settled cluster, mostly); "
             f"rescheduled after {answer['rescheduledAfterSeconds']} s, "
             f"{len(answer['pending'])} pending, {len(answer['preemptions'])} preemptions",
             file=sys.stderr,
@@ -79,7 +81,7 @@ def main() -> None:
         args.answers.write_text(json.dumps(answers, indent=1, sort_keys=True))
 
 
-def _forked(run: Any, profile: Path | None, index: int) -> tuple[dict[str, Any], float, float]:
+def _forked(run: Any, profile: Path | None, index: int) -> tuple[dict[str, Any], float, float, int]:
     read, write = os.pipe()
     began = time.perf_counter()
     pid = os.fork()
@@ -100,7 +102,7 @@ def _forked(run: Any, profile: Path | None, index: int) -> tuple[dict[str, Any],
         answer = pickle.loads(answer_in.read())
     _, _, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - began
-    return answer, wall, usage.ru_utime + usage.ru_stime
+    return answer, wall, usage.ru_utime + usage.ru_stime, usage.ru_minflt
 
 
 if __name__ == "__main__":

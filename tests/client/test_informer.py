@@ -171,6 +171,50 @@ def test_informer_recovers_from_compaction_while_disconnected(
     cluster.run(scenario())
 
 
+def test_a_listener_keeps_in_step_with_the_cache_through_a_relist(cluster: Cluster) -> None:
+    """A listener hears each change to the cache as (key, old, new), the objects cached before
+    it came as added, so what it keeps from them is what the cache holds."""
+    client = FlakyClient(cluster.server)
+    informer = Informer(client, CONFIG_MAPS, "default", codec=Codec())
+    kept: dict[str, str] = {}
+
+    def listen(key: str, old: Object | None, new: Object | None) -> None:
+        assert (old is None) == (key not in kept)
+        if old is not None:
+            assert kept.pop(key) == _data(old)
+        if new is not None:
+            kept[key] = _data(new)
+
+    def cached() -> dict[str, str]:
+        return {f"default/{o['metadata']['name']}": _data(o) for o in informer.list()}
+
+    async def scenario() -> None:
+        for name in ("same", "changed", "vanished"):
+            await client.create(CONFIG_MAPS, "default", config_map(name, v="1"))
+        informer.start()
+        await informer.wait_for_sync()
+        informer.add_listener(listen)
+        assert kept == cached() != {}
+        await client.patch(CONFIG_MAPS, "default", "same", {"data": {"v": "2"}}, PatchType.MERGE)
+        client.disconnect()
+        await asyncio.sleep(SETTLE)
+        await client.patch(CONFIG_MAPS, "default", "changed", {"data": {"v": "2"}}, PatchType.MERGE)
+        await client.delete(CONFIG_MAPS, "default", "vanished")
+        await client.create(CONFIG_MAPS, "default", config_map("new", v="1"))
+        await cluster.store.compact(cluster.store.revision)
+        client.reconnect()
+        await asyncio.sleep(SETTLE)
+        assert kept == cached()
+        assert kept == {
+            "default/same": "v=2",
+            "default/changed": "v=2",
+            "default/new": "v=1",
+        }
+        await informer.stop()
+
+    cluster.run(scenario())
+
+
 def test_a_broken_watch_resumes_from_the_last_resource_version(cluster: Cluster) -> None:
     """Without compaction nothing is listed again: every change made while disconnected
     arrives as it happened, intermediate states included."""

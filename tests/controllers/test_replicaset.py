@@ -305,3 +305,31 @@ def test_an_orphan_of_another_namespace_is_neither_adopted_nor_counted(cluster: 
     assert len(cluster.pods(app="web")) == 3
     pod = cluster.run(cluster.client.get(PODS, "other", "elsewhere"))
     assert not pod["metadata"].get("ownerReferences")
+
+
+def test_status_counts_pods_missing_template_labels_and_pods_not_yet_ready_long_enough(
+    cluster: Workloads,
+):
+    """fullyLabeledReplicas leaves out an adopted pod without every template label, and
+    availableReplicas counts a ready pod only once minReadySeconds have passed."""
+    orphan = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "orphan", "labels": {"app": "web"}},
+        "spec": template()["spec"],
+    }
+    cluster.run(cluster.client.create(PODS, "default", orphan))
+    rs = replica_set()
+    rs["spec"]["template"]["metadata"]["labels"]["tier"] = "front"
+    rs["spec"]["minReadySeconds"] = 30
+    cluster.run(cluster.client.create(REPLICA_SETS, "default", rs))
+    cluster.settle(5)
+    status = cluster.get(REPLICA_SETS, "web")["status"]
+    assert (status["replicas"], status["fullyLabeledReplicas"], status["readyReplicas"]) == (
+        3,
+        2,
+        3,
+    )
+    assert "availableReplicas" not in status
+    cluster.settle(40)
+    assert cluster.get(REPLICA_SETS, "web")["status"]["availableReplicas"] == 3

@@ -152,3 +152,24 @@ def test_a_failed_sync_is_retried_with_back_off_and_forgotten_once_it_succeeds(
     queue.add("fails")
     run_for(clock, queue, sync, 60)
     assert len(synced) == 4  # the first attempt and 3 retries, then dropped until added again
+
+
+def test_a_key_added_again_while_queued_is_synced_once_and_once_more_if_added_during_its_sync(
+    clock: VirtualClock,
+) -> None:
+    """client-go's queue: a key is held once while it waits (its adds collapse into one sync);
+    one added while it is being synced is synced once more after."""
+    queue = WorkQueue(clock)
+    synced: list[str] = []
+
+    async def sync(key: str) -> None:
+        synced.append(key)
+        if synced.count(key) == 1 and key == "a":
+            for _ in range(3):  # as an informer's handler would, while "a" is being synced
+                clock.loop.call_soon(queue.add, "a")
+            await asyncio.sleep(1)
+
+    for key in ("a", "b", "a", "a", "b"):
+        queue.add(key)
+    run_for(clock, queue, sync, 60)
+    assert synced == ["a", "b", "a"]

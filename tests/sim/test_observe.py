@@ -162,3 +162,32 @@ def test_a_preempted_pod_and_the_wait_of_the_pod_that_preempted_it() -> None:
     assert (preemptor.created, preemptor.scheduled, preemptor.node) == (5.0, 6.0, "pinnace-node-1")
     assert observer.shapes[preemptor.shape].name == "Pod default/low (+1 more)"
     assert observer.failed_scheduling == {"Insufficient cpu": 1}
+
+
+def test_the_pending_records_are_the_pods_that_exist_and_are_pending() -> None:
+    """`Observer.pending`, kept as pods change, is what a pass over every record gives, in the
+    order first seen."""
+    cluster = SimulatedCluster(ClusterOptions(nodes=node_configs(1), seed=1))
+    observer = Observer(cluster.plane, INTERVAL)
+
+    def pending() -> list[str]:
+        afresh = [
+            r.name for r in observer.pods.values() if r.deleted is None and r.phase == "Pending"
+        ]
+        assert [r.name for r in observer.pending.values()] == afresh
+        return afresh
+
+    try:
+        cluster.run(observer.start())
+        for name, cpu in (("fits", "1"), ("too-big", "30"), ("also-fits", "1"), ("huge", "40")):
+            pod = {"metadata": {"name": name}, "spec": {"containers": [container(cpu, "1Gi")]}}
+            cluster.run(cluster.client.create(PODS, "default", pod))
+            pending()
+        cluster.wait(30)
+        assert pending() == ["too-big", "huge"]
+        cluster.run(cluster.client.delete(PODS, "default", "too-big"))
+        cluster.wait(5)
+        assert pending() == ["huge"]
+        cluster.run(observer.stop())
+    finally:
+        cluster.close()

@@ -467,6 +467,14 @@ def test_a_step_that_fails_stops_the_run_naming_the_step(simulations: list[Simul
     assert str(failed.value) == 'spec.timeline[1].scale: deployments.apps "nope" not found'
 
 
+def test_only_a_node_of_the_cluster_can_fail(simulations: list[Simulation]) -> None:
+    sim = simulate(simulations, scenario())
+    with pytest.raises(ActionError, match=r'^node "nope-1" is not a node of this cluster$'):
+        sim.run_coroutine(sim.actions.take(FailNode("nope-1")))
+    sim.run_coroutine(sim.actions.take(FailNode("general-2")))
+    assert sim.plane.nodes.failed == {"general-2"}
+
+
 def test_an_object_the_api_server_refuses_fails_the_start_and_leaves_nothing_running(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -67,28 +67,35 @@ class _NameStamps:
     the clock is past the latest of them: an earlier stamp cannot collide any more. (Stamps
     moved on past a collision may reach beyond the next instant.)"""
 
-    __slots__ = ("_last", "_latest")
+    __slots__ = ("_base", "_last", "_latest")
 
     def __init__(self) -> None:
-        self._last: dict[tuple[str, str], int] = {}
+        # namespace -> name -> the last stamp given less _base: mostly small numbers, which
+        # Python does not allocate, and no key tuple per object, so forgetting them frees
+        # little (in a fork sharing the cluster's memory, freeing an object copies its page).
+        self._last: dict[str, dict[str, int]] = {}
         self._latest = 0
+        self._base = 0
 
     def give(self, namespace: str, name: str, nanos: int) -> int:
         """A stamp for an event about `name` now (`nanos`): `nanos`, or past the last given."""
         if nanos > self._latest:
             self._last.clear()  # every stamp given is past: none can collide
-        last = self._last.get((namespace, name))
-        if last is not None and nanos <= last:
-            nanos = last + 1
-        self._last[namespace, name] = nanos
+            self._base = nanos
+        names = self._last.setdefault(namespace, {})
+        last = names.get(name)
+        if last is not None and nanos <= last + self._base:
+            nanos = last + self._base + 1
+        names[name] = nanos - self._base
         self._latest = max(self._latest, nanos)
         return nanos
 
     def taken(self, namespace: str, name: str, nanos: int) -> None:
         """`nanos` names an event about `name` after all (moved on after a collision)."""
-        key = (namespace, name)
-        if nanos > self._last.get(key, nanos - 1):
-            self._last[key] = nanos
+        names = self._last.setdefault(namespace, {})
+        last = names.get(name)
+        if last is None or nanos > last + self._base:
+            names[name] = nanos - self._base
         self._latest = max(self._latest, nanos)
 
 

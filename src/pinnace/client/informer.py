@@ -43,6 +43,9 @@ MAX_BACKOFF = 30.0
 """The reflector's backoff between list-and-watch attempts, as client-go's (without jitter)."""
 
 Indexer = Callable[[Object], Iterable[str]]
+Listener = Callable[[str, Object | None, Object | None], None]
+"""Told (key, old, new) of each change to the cache as it is made: old None for an object
+added, new None for one removed."""
 Call = tuple[Callable[..., Any], tuple[Object, ...]]
 """A handler and the objects to call it with."""
 """An object -> the index values it is filed under (none, one or several)."""
@@ -143,6 +146,7 @@ class Informer:
         # index name -> value -> keys (dicts as ordered sets, so reads are reproducible; each key
         # maps to itself, so an update files the object again under the cache's own string)
         self._indices: dict[str, dict[str, dict[str, str]]] = {}
+        self._listeners: list[Listener] = []
         self._handlers: list[EventHandlers] = []
         self._notifications: deque[Notification] = deque()
         self._wake = asyncio.Event()
@@ -181,6 +185,14 @@ class Informer:
         self._indices[name] = {}
         for key, cached in self._cache.items():
             self._file(name, key, self._unpack(cached))
+
+    def add_listener(self, listener: Listener) -> None:
+        """Tell `listener` of every change to the cache, as it is made (before any handler
+        hears of it), starting with every object cached as added: for structures kept in step
+        with the cache, as indices are."""
+        self._listeners.append(listener)
+        for key, cached in self._cache.items():
+            listener(key, None, self._unpack(cached))
 
     def start(self) -> None:
         """List and watch on the clock's loop; does nothing if already running."""
@@ -281,6 +293,8 @@ class Informer:
         self._cache[key] = obj if self._codec is None else self._codec.pack(obj)
         for name in self._indexers:
             self._file(name, key, obj)
+        for listener in self._listeners:
+            listener(key, old, obj)
         return old
 
     def _remove(self, key: str) -> Object | None:
@@ -289,6 +303,8 @@ class Informer:
             return None
         old = self._unpack(cached)
         self._unfile(key, old)
+        for listener in self._listeners:
+            listener(key, old, None)
         return old
 
     def _file(self, name: str, key: str, obj: Object) -> None:

@@ -8,7 +8,7 @@ import asyncio
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
@@ -472,19 +472,18 @@ def ready_since(pod: Object) -> float | None:
 
 def is_pod_available(pod: Object, min_ready_seconds: int, now: float) -> bool:
     """Ready for at least minReadySeconds (IsPodAvailable)."""
-    if not is_pod_ready(pod):
-        return False
-    if min_ready_seconds == 0:
-        return True
-    since = ready_since(pod)
-    return since is not None and since + min_ready_seconds <= now
+    return is_pod_ready(pod) and is_available_since(ready_since(pod), min_ready_seconds, now)
 
 
-def template_labels_match(pod: Object, template: Object) -> bool:
-    """Every label of the template is on the pod (fullyLabeledReplicas)."""
+def is_available_since(since: float | None, min_ready_seconds: int, now: float) -> bool:
+    """Whether a pod ready `since` then (None: no time given) is available by `now`."""
+    return min_ready_seconds == 0 or (since is not None and since + min_ready_seconds <= now)
+
+
+def template_labels_match(labels: Mapping[str, str], template: Object) -> bool:
+    """Every label of the template is among a pod's `labels` (fullyLabeledReplicas)."""
     want = ((template or {}).get("metadata") or {}).get("labels") or {}
-    have = pod["metadata"].get("labels") or {}
-    return all(have.get(k) == v for k, v in want.items())
+    return all(labels.get(k) == v for k, v in want.items())
 
 
 def pod_from_template(template: Object, owner: Object, kind: Kind) -> Object:

@@ -5,7 +5,9 @@ helpers of kube-controller-manager)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Iterable
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from pinnace.api.kind import Kind
@@ -17,13 +19,16 @@ from pinnace.controllers.controller_utils import (
     WorkQueue,
     adopt_patch,
     controller_ref,
+    is_pod_active,
     is_pod_ready,
     patch_pod,
+    ready_since,
     release_patch,
     spec_selector,
 )
 
 SelectorOf = Callable[[Object], LabelSelector | None]
+Labels = tuple[tuple[str, str], ...]
 
 CONTROLLER_UID_INDEX = "podControllerUID"
 """Pods by the uid of their controller, "" for orphans: the pods an owner may claim."""
@@ -75,8 +80,7 @@ async def claim(
     uid = owner["metadata"]["uid"]
     claimed: list[Object] = []
     for obj in candidates:
-        labels = obj["metadata"].get("labels") or {}
-        matches = selector is not None and not selector.empty and selector.matches(labels)
+        matches = selects(selector, obj["metadata"].get("labels") or {})
         ref = controller_ref(obj)
         if ref is not None:
             if ref.get("uid") != uid:
@@ -91,6 +95,12 @@ async def claim(
             if adopted is not None:
                 claimed.append(adopted)
     return claimed
+
+
+def selects(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
+    """Whether an owner with `selector` claims an object with `labels`: an empty selector
+    claims nothing."""
+    return selector is not None and not selector.empty and selector.matches(labels)
 
 
 def index_pods_by_controller(pods: Informer) -> None:
@@ -113,6 +123,81 @@ def claim_candidates(pods: Informer, owner: Object) -> list[Object]:
     candidates = pods.by_index(CONTROLLER_UID_INDEX, owner["metadata"]["uid"])
     candidates += pods.by_index(CONTROLLER_UID_INDEX, "")
     return [pod for pod in candidates if pod["metadata"]["namespace"] == namespace]
+
+
+@dataclass
+class PodGroup:
+    """The active pods (IsPodActive) of one namespace with the same controller uid and the same
+    labels: their keys, and of those that are ready, since when (None: no time given)."""
+
+    namespace: str
+    labels: Mapping[str, str]
+    pods: dict[str, None] = field(default_factory=dict)
+    ready: dict[str, float | None] = field(default_factory=dict)
+
+
+class ActivePodGroups:
+    """An informer's active pods grouped by their controller's uid ("" for orphans), namespace
+    and labels, kept in step with its cache. The pods of a workload mostly share their labels,
+    so an owner claiming its pods, or counting its ready ones, looks at a few groups (its
+    selector matched once for each) instead of every pod, and a pod's change costs one move
+    between groups."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, dict[str, dict[Labels, PodGroup]]] = {}
+        """uid -> namespace -> sorted labels -> group"""
+        self._filed: dict[str, tuple[str, str, Labels]] = {}
+        """An active pod's key -> where its group is"""
+
+    def groups(self, uid: str, namespace: str) -> list[PodGroup]:
+        """The groups of the pods `uid` controls (the orphans', for "") in `namespace`."""
+        return list(self._groups.get(uid, {}).get(namespace, {}).values())
+
+    def changed(self, key: str, old: Object | None, new: Object | None) -> None:
+        """An informer listener: the pod of `key` went from `old` to `new`."""
+        where = self._filed.pop(key, None)
+        if where is not None:
+            self._unfile(key, *where)
+        if new is None or not is_pod_active(new):
+            return
+        meta = new["metadata"]
+        uid, namespace = _controller_uid(new)[0], meta.get("namespace") or ""
+        labels = meta.get("labels") or {}
+        sorted_labels = tuple(sorted(labels.items()))
+        by_labels = self._groups.setdefault(uid, {}).setdefault(namespace, {})
+        group = by_labels.get(sorted_labels)
+        if group is None:
+            group = by_labels[sorted_labels] = PodGroup(namespace, dict(labels))
+        group.pods[key] = None
+        if is_pod_ready(new):
+            group.ready[key] = ready_since(new)
+        self._filed[key] = (uid, namespace, sorted_labels)
+
+    def _unfile(self, key: str, uid: str, namespace: str, labels: Labels) -> None:
+        namespaces = self._groups[uid]
+        by_labels = namespaces[namespace]
+        group = by_labels[labels]
+        del group.pods[key]
+        group.ready.pop(key, None)
+        if group.pods:
+            return
+        del by_labels[labels]
+        if not by_labels:
+            del namespaces[namespace]
+            if not namespaces:
+                del self._groups[uid]
+
+
+_GROUPS: weakref.WeakKeyDictionary[Informer, ActivePodGroups] = weakref.WeakKeyDictionary()
+
+
+def active_pod_groups(pods: Informer) -> ActivePodGroups:
+    """The `ActivePodGroups` of the (shared) pod informer `pods`, kept from the first ask on."""
+    groups = _GROUPS.get(pods)
+    if groups is None:
+        groups = _GROUPS[pods] = ActivePodGroups()
+        pods.add_listener(groups.changed)
+    return groups
 
 
 async def claim_pods(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from pinnace.api import catalog
 from pinnace.api.core.replicationcontroller import selector_of
@@ -33,22 +34,25 @@ from pinnace.controllers.controller_utils import (
     WorkQueue,
     adopt_patch,
     controller_ref,
+    is_available_since,
     is_pod_active,
-    is_pod_available,
     is_pod_ready,
     patch_pod,
     pod_from_template,
     pod_owner_to_sync,
     pods_to_delete,
+    ready_since,
     release_patch,
     slow_start_batch,
     template_labels_match,
 )
 from pinnace.controllers.ownership import (
     ControlledPodEvents,
+    active_pod_groups,
     claim,
     claim_candidates,
     index_pods_by_controller,
+    selects,
 )
 
 log = logging.getLogger(__name__)
@@ -70,6 +74,37 @@ REPLICA_SETS = catalog.kind("apps", "replicasets")
 REPLICATION_CONTROLLERS = catalog.kind("", "replicationcontrollers")
 
 
+@dataclass(frozen=True)
+class Claimed:
+    """What a sync takes from the pods a replica set claimed: how many, how many carry every
+    label of its template, how many are ready and, with minReadySeconds, since when each ready
+    one is ready (None: no time given), and the pods themselves when they were claimed one by
+    one."""
+
+    replicas: int
+    fully_labeled: int
+    ready: int
+    ready_since: list[float | None]
+    pods: list[Object] | None = None
+
+    @staticmethod
+    def of(pods: list[Object], template: Object) -> Claimed:
+        labels = [p["metadata"].get("labels") or {} for p in pods]
+        since = [ready_since(p) for p in pods if is_pod_ready(p)]
+        return Claimed(
+            len(pods),
+            sum(template_labels_match(x, template) for x in labels),
+            len(since),
+            since,
+            pods,
+        )
+
+    def available(self, min_ready_seconds: int, now: float) -> int:
+        if not min_ready_seconds:
+            return self.ready
+        return sum(is_available_since(s, min_ready_seconds, now) for s in self.ready_since)
+
+
 class ReplicaSetController(ControlledPodEvents):
     OWNER_KIND = "ReplicaSet"
     OWNERS: Kind = REPLICA_SETS
@@ -87,6 +122,7 @@ class ReplicaSetController(ControlledPodEvents):
         self._replica_sets: Informer = informers.informer(self.OWNERS)
         self._pods: Informer = informers.informer(PODS)
         index_pods_by_controller(self._pods)
+        self._groups = active_pod_groups(self._pods)
         self._replica_sets.add_event_handler(
             on_add=self._enqueue,
             on_update=lambda old, new: self._enqueue(new),
@@ -119,14 +155,43 @@ class ReplicaSetController(ControlledPodEvents):
         if found is None:
             return
         rs, selector = found
-        needs_sync = self.expectations.satisfied(key)
-        pods = await self._claim(rs, selector)
+        manage = self.expectations.satisfied(key) and not rs["metadata"].get("deletionTimestamp")
+        claimed = self._counted(rs, selector)
+        # Deleting the surplus ranks the pods themselves.
+        if claimed is None or (manage and claimed.replicas > (rs["spec"].get("replicas") or 0)):
+            claimed = Claimed.of(await self._claim(rs, selector), rs["spec"].get("template") or {})
         error: StatusError | None = None
-        if needs_sync and not rs["metadata"].get("deletionTimestamp"):
-            error = await self._manage_replicas(rs, pods)
-        await self._update_status(rs, pods, error)
+        if manage:
+            error = await self._manage_replicas(rs, claimed)
+        await self._update_status(rs, claimed, error)
         if error is not None:
             raise error  # retried with backoff
+
+    def _counted(self, rs: Object, selector: LabelSelector) -> Claimed | None:
+        """What claiming would give, counted from the active pod groups, when it would only
+        keep the replica set's own matching pods; None when it would adopt or release one."""
+        meta = rs["metadata"]
+        deleting = bool(meta.get("deletionTimestamp"))  # adopts and releases nothing
+        namespace = meta["namespace"]
+        if not deleting and any(
+            selects(selector, g.labels) for g in self._groups.groups("", namespace)
+        ):
+            return None
+        template = rs["spec"].get("template") or {}
+        min_ready = rs["spec"].get("minReadySeconds") or 0
+        replicas = fully_labeled = ready = 0
+        since: list[float | None] = []
+        for group in self._groups.groups(meta["uid"], namespace):
+            if not selects(selector, group.labels):
+                if deleting:
+                    continue
+                return None
+            replicas += len(group.pods)
+            fully_labeled += len(group.pods) * template_labels_match(group.labels, template)
+            ready += len(group.ready)
+            if min_ready:
+                since.extend(group.ready.values())
+        return Claimed(replicas, fully_labeled, ready, since)
 
     async def _claim(self, rs: Object, selector: LabelSelector) -> list[Object]:
         """The active pods this replica set owns once orphans are adopted and pods that no
@@ -144,9 +209,9 @@ class ReplicaSetController(ControlledPodEvents):
         await self._requests.wait()
         return await patch_pod(self._client, pod, patch)
 
-    async def _manage_replicas(self, rs: Object, pods: list[Object]) -> StatusError | None:
+    async def _manage_replicas(self, rs: Object, claimed: Claimed) -> StatusError | None:
         key = object_key(rs)
-        diff = len(pods) - (rs["spec"].get("replicas") or 0)
+        diff = claimed.replicas - (rs["spec"].get("replicas") or 0)
         if diff < 0:
             count = min(-diff, BURST_REPLICAS)
             self.expectations.expect(key, adds=count)
@@ -155,6 +220,8 @@ class ReplicaSetController(ControlledPodEvents):
                 self.expectations.creation_observed(key)
             return error
         if diff > 0:
+            pods = claimed.pods
+            assert pods is not None, "a surplus is claimed pod by pod"
             count = min(diff, BURST_REPLICAS)
             victims = pods_to_delete(pods, self._related_pods(rs), count, self._clock.now())
             self.expectations.expect(key, deletes=[object_key(p) for p in victims])
@@ -188,24 +255,21 @@ class ReplicaSetController(ControlledPodEvents):
 
     # --- status ------------------------------------------------------------------------------
 
-    async def _update_status(
-        self, rs: Object, pods: list[Object], error: StatusError | None
-    ) -> None:
+    async def _update_status(self, rs: Object, claimed: Claimed, error: StatusError | None) -> None:
         min_ready = rs["spec"].get("minReadySeconds") or 0
         now = self._clock.now()
-        template = rs["spec"].get("template") or {}
         status = clone(rs.get("status") or {})
-        status["replicas"] = len(pods)
-        status["fullyLabeledReplicas"] = sum(template_labels_match(p, template) for p in pods)
-        status["readyReplicas"] = sum(is_pod_ready(p) for p in pods)
-        status["availableReplicas"] = sum(is_pod_available(p, min_ready, now) for p in pods)
+        status["replicas"] = claimed.replicas
+        status["fullyLabeledReplicas"] = claimed.fully_labeled
+        status["readyReplicas"] = claimed.ready
+        status["availableReplicas"] = claimed.available(min_ready, now)
         status["observedGeneration"] = rs["metadata"].get("generation", 0)
         conditions = status.get("conditions") or []
         failing = any(c["type"] == REPLICA_FAILURE for c in conditions)
         if error is None:
             conditions = [c for c in conditions if c["type"] != REPLICA_FAILURE]
         elif not failing:  # set once: a message naming each refused pod would churn status
-            diff = len(pods) - (rs["spec"].get("replicas") or 0)
+            diff = claimed.replicas - (rs["spec"].get("replicas") or 0)
             conditions.append(
                 {
                     "type": REPLICA_FAILURE,

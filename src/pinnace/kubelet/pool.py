@@ -224,6 +224,10 @@ class NodeAgentPool:
         """Every node of the pool, its agent running or stopped."""
         return [a.config for a in (*self.agents.values(), *self._stopped.values())]
 
+    def has(self, name: str) -> bool:
+        """Whether `name` is a node of the pool, its agent running or stopped."""
+        return name in self.agents or name in self._stopped
+
     @property
     def failed(self) -> frozenset[str]:
         """The nodes whose agent stopped (`fail_node`) and has not started again."""

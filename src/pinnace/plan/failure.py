@@ -38,6 +38,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any
 
 import plotly.graph_objects as go  # type: ignore[import-untyped]
@@ -94,9 +95,10 @@ Loaded = Mapping[str, tuple[Kind, Object]]
 
 @dataclass(frozen=True)
 class Loss:
-    """The nodes one trial takes away."""
+    """The nodes one trial takes away, and the snapshot's pods bound to them (in its order)."""
 
     nodes: tuple[str, ...]
+    pods: tuple[Object, ...]
 
 
 def failure(
@@ -142,13 +144,23 @@ def _losses(
     seed: int,
 ) -> list[Loss]:
     names = sorted(n["metadata"]["name"] for n in snapshot.nodes)
+    on_node: dict[str, list[int]] = {}  # node -> its pods' places in the snapshot
+    for place, pod in enumerate(snapshot.pods):
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            on_node.setdefault(node, []).append(place)
+
+    def loss(lost: Sequence[str]) -> Loss:
+        places = sorted(place for node in set(lost) for place in on_node.get(node, ()))
+        return Loss(tuple(lost), tuple(snapshot.pods[place] for place in places))
+
     if sum(bool(x) for x in (nodes, zone, random_nodes)) != 1:
         raise PlanError("say which capacity is lost: --node, --zone or --random")
     if nodes:
         unknown = [n for n in nodes if n not in names]
         if unknown:
             raise PlanError(f"no node {', '.join(unknown)} in {snapshot.source}")
-        return [Loss(tuple(nodes))]
+        return [loss(nodes)]
     if zone:
         found = tuple(
             n["metadata"]["name"]
@@ -157,11 +169,11 @@ def _losses(
         )
         if not found:
             raise PlanError(f'no node in zone "{zone}" (label {ZONE_LABEL})')
-        return [Loss(tuple(sorted(found)))]
+        return [loss(sorted(found))]
     if not 0 < random_nodes <= len(names) or trials < 1:
         raise PlanError(f"--random takes 1 to {len(names)} nodes, --trials at least 1")
     rng = random.Random(seed)
-    return [Loss(tuple(sorted(rng.sample(names, random_nodes)))) for _ in range(trials)]
+    return [loss(sorted(rng.sample(names, random_nodes))) for _ in range(trials)]
 
 
 # --- the simulated cluster -----------------------------------------------------------------------
@@ -369,8 +381,8 @@ def _trial(
     failed_at = sim.elapsed
     for node in loss.nodes:
         sim.run_coroutine(sim.actions.take(FailNode(node)))
-    keys = _evictable(snapshot, set(loss.nodes))
-    watched = [r for r in sim.observer.pods.values() if r.key in keys]
+    keys = _evictable(loss)
+    watched = _records(sim, keys)
     deficits: dict[str, dict[str, Any]] = {}
     done = False
     while sim.elapsed - failed_at < cap:
@@ -379,22 +391,18 @@ def _trial(
         if _everything_happened(sim, keys, watched, set(loss.nodes)):
             done = True
             break
-    records = list(sim.observer.pods.values())
     since = failed_at  # the observer's times count from the simulation's start too
     pending = [
         {"pod": r.key, "workload": r.workload, "message": r.last_failed_scheduling}
-        for r in records
-        if r.deleted is None and not r.node and r.phase == "Pending"
+        for r in sim.observer.pending.values()
+        if not r.node
     ]
-    replaced = [r.running for r in records if r.created >= since and r.running is not None]
-    lost = [
-        pod_key(p)
-        for p in snapshot.bound_pods()
-        if p["spec"]["nodeName"] in loss.nodes and controller_ref(p) is None
-    ]
-    evictions = Counter(
-        i.kind for i in sim.observer.incidents if i.time >= since and not i.kind.startswith("Node")
-    )
+    # The records made since the failure are the last ones: the replacements.
+    made = takewhile(lambda r: r.created >= since, reversed(sim.observer.pods.values()))
+    replaced = [r.running for r in made if r.running is not None]
+    lost = [pod_key(p) for p in loss.pods if controller_ref(p) is None]
+    incidents = list(takewhile(lambda i: i.time >= since, reversed(sim.observer.incidents)))
+    evictions = Counter(i.kind for i in incidents if not i.kind.startswith("Node"))
     answer = {
         "lostNodes": list(loss.nodes),
         "failedAtSeconds": round(failed_at, 3),
@@ -405,11 +413,7 @@ def _trial(
             round(max(replaced, default=since) - since, 3) if done and not pending else None
         ),
         "pending": pending,
-        "preemptions": [
-            r.key
-            for r in records
-            if r.evicted == PREEMPTION_BY_SCHEDULER and (r.evicted_at or 0) >= since
-        ],
+        "preemptions": _preemptions(sim, since) if PREEMPTION_BY_SCHEDULER in evictions else [],
         "evictions": dict(sorted(evictions.items())),
         "lost": lost,
         "pdbViolations": sorted(deficits.values(), key=lambda d: d["pdb"]),
@@ -419,13 +423,38 @@ def _trial(
     return answer
 
 
-def _evictable(snapshot: Snapshot, lost: set[str]) -> set[str]:
+def _records(sim: Simulation, keys: set[str]) -> list[PodRecord]:
+    """The observer's records of the pods of `keys` (found by their uids, not by a pass over
+    every record: a trial's fork would copy every page holding one)."""
+    found = []
+    for key in sorted(keys):
+        namespace, name = key.split("/", 1)
+        try:
+            pod = sim.run_coroutine(sim.client.get(PODS, namespace, name))
+        except StatusError:
+            continue
+        record = sim.observer.pods.get(pod["metadata"]["uid"])
+        if record is not None:
+            found.append(record)
+    return found
+
+
+def _preemptions(sim: Simulation, since: float) -> list[str]:
+    """The pods kube-scheduler preempted since then, in the order first seen."""
+    return [
+        r.key
+        for r in sim.observer.pods.values()
+        if r.evicted == PREEMPTION_BY_SCHEDULER and (r.evicted_at or 0) >= since
+    ]
+
+
+def _evictable(loss: Loss) -> set[str]:
     """The pods on the lost nodes that are evicted and replaced: with a controller other than
     a DaemonSet, not tolerating the unreachable taint for ever."""
     found = set()
-    for pod in snapshot.bound_pods():
+    for pod in loss.pods:
         ref = controller_ref(pod)
-        if pod["spec"]["nodeName"] not in lost or ref is None or ref.get("kind") == "DaemonSet":
+        if ref is None or ref.get("kind") == "DaemonSet":
             continue
         if ref.get("kind") == "StatefulSet" or _tolerates_for_ever(pod):
             continue
@@ -451,9 +480,9 @@ def _everything_happened(
     evicted, and every pod runs or waits after kube-scheduler said it fits nowhere."""
     evicted = {r.key for r in watched if r.evicted or r.deleted is not None}
     if not evicted >= keys:
-        return False  # the cheaper question first: the other looks at every pod
-    for record in sim.observer.pods.values():
-        if record.deleted is not None or record.phase != "Pending" or record.node in lost:
+        return False
+    for record in sim.observer.pending.values():
+        if record.node in lost:
             continue
         if record.node or not record.failed_scheduling:
             return False  # starting, or not yet tried

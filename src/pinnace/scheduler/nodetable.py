@@ -15,6 +15,12 @@ vectorised operations, and updates one row after each bind instead of rebuilding
   per distinct set of taints rather than once per node.
 - Per-node Python lists for what plugins read one node at a time: node objects, labels, taints,
   pods, host ports; `image_states` maps each image name to the nodes holding it.
+- `pods_with_affinity`: per node, its pods with inter-pod affinity or anti-affinity terms (as
+  NodeInfo.PodsWithAffinity), the only ones InterPodAffinity reads its existing pods' terms
+  from.
+- `pods_by_labels`: the pods on the table's nodes not being deleted, by namespace and labels,
+  and how many of each are on which node: the pods of a workload share their labels, so the pods
+  a selector matches on every node are counted by matching each set of labels once.
 - `capacity` (n_nodes x 2): cpu millicores and memory bytes of `status.capacity`.
 - Usage, once a usage-aware plugin asks for it (`track_usage`): each node's cpu (millicores)
   and memory working set (bytes) as sampled from the metrics API every `interval` seconds,
@@ -65,6 +71,7 @@ RECENT_SECONDS = 60.0
 metricsAgentReportingIntervalSeconds: a metrics agent reports once a minute)."""
 
 Rows = np.ndarray | slice
+LabelSet = tuple[tuple[str, str], ...]
 """Node rows to compute: an array of row numbers, or a slice of all of them."""
 
 
@@ -102,8 +109,12 @@ class NodeTable:
         self.labels: list[Mapping[str, str]] = []
         self.taints: list[tuple[Taint, ...]] = []
         self.pods: list[dict[str, PodInfo]] = []
+        self.pods_with_affinity: list[dict[str, PodInfo]] = []
         self.host_ports: list[dict[HostPort, int]] = []  # port -> pods using it
         self.image_states: dict[str, dict[str, int]] = {}  # image name -> node name -> size
+        # namespace -> sorted labels -> (the labels, node name -> pods not being deleted)
+        self.pods_by_labels: dict[str, dict[LabelSet, tuple[Mapping[str, str], dict[str, int]]]]
+        self.pods_by_labels = {}
         self.taint_groups: list[tuple[Taint, ...]] = [()]  # group 0: no taints
         self._taint_group_ids: dict[tuple[Taint, ...], int] = {(): 0}
         self._images: list[dict[str, int]] = []
@@ -215,6 +226,7 @@ class NodeTable:
         self.labels.append({})
         self.taints.append(())
         self.pods.append({})
+        self.pods_with_affinity.append({})
         self.host_ports.append({})
         self._images.append({})
         self._set_node(i, node)
@@ -233,6 +245,7 @@ class NodeTable:
             self._orphans[name] = self.pods[i]
             for pod in self.pods[i].values():
                 self._unindex(pod)
+                self._file_labels(pod, name, -1)
                 self._forget_placement(pod.key)
         self.unschedulable_nodes -= int(self._unschedulable[i])
         last = len(self.names) - 1
@@ -255,6 +268,9 @@ class NodeTable:
             return
         self._account(i, pod, 1)
         self.pods[i][pod.key] = pod
+        if _has_pod_affinity(pod):
+            self.pods_with_affinity[i][pod.key] = pod
+        self._file_labels(pod, node_name, 1)
         if self._now is not None:
             placement = Placement(self._now(), node_name, pod)
             self.recent_placements[pod.key] = placement
@@ -278,9 +294,11 @@ class NodeTable:
         pod = self.pods[i].pop(pod_key, None)
         if pod is None:
             return None
+        self.pods_with_affinity[i].pop(pod_key, None)
         self._forget_placement(pod_key)
         self._account(i, pod, -1)
         self._unindex(pod)
+        self._file_labels(pod, node_name, -1)
         ports = self.host_ports[i]
         for port in pod.host_ports:
             if ports[port] == 1:
@@ -444,6 +462,25 @@ class NodeTable:
         if not same:
             del self._by_priority[pod.priority]
 
+    def _file_labels(self, pod: PodInfo, node_name: str, sign: int) -> None:
+        if (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        by_labels = self.pods_by_labels.setdefault(pod.namespace, {})
+        label_set = tuple(sorted(pod.labels.items()))
+        found = by_labels.get(label_set)
+        if found is None:
+            found = by_labels[label_set] = (pod.labels, {})
+        on_nodes = found[1]
+        count = on_nodes.get(node_name, 0) + sign
+        if count:
+            on_nodes[node_name] = count
+            return
+        del on_nodes[node_name]
+        if not on_nodes:
+            del by_labels[label_set]
+            if not by_labels:
+                del self.pods_by_labels[pod.namespace]
+
     def _new_epoch(self) -> None:
         self.epoch = next(_EPOCHS)
         self.changed_rows.clear()
@@ -545,6 +582,7 @@ class NodeTable:
             self.labels,
             self.taints,
             self.pods,
+            self.pods_with_affinity,
             self.host_ports,
             self._images,
         )
@@ -620,6 +658,11 @@ class RowCache:
 
 
 _NO_KEY = object()
+
+
+def _has_pod_affinity(pod: PodInfo) -> bool:
+    affinity = (pod.pod.get("spec") or {}).get("affinity") or {}
+    return bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
 
 
 @functools.lru_cache(maxsize=8)

@@ -150,7 +150,7 @@ class Actions:
                 await asyncio.sleep(EVICTION_RETRY_SECONDS)
 
     def _known(self, node: str) -> str:
-        if not any(c.name == node for c in self._plane.nodes.configs()):
+        if not self._plane.nodes.has(node):
             raise ActionError(f'node "{node}" is not a node of this cluster')
         return node
 

@@ -144,6 +144,9 @@ class Observer:
         self.ledger = Ledger()
         self.pods: dict[str, PodRecord] = {}
         """By uid, in the order first seen."""
+        self.pending: dict[str, PodRecord] = {}
+        """The records of the pods that exist and are Pending, by uid, in the order first seen:
+        what is waiting, without a pass over every pod."""
         self.shapes: list[Shape] = []
         self.samples: list[Sample] = []
         self.incidents: list[Incident] = []
@@ -244,6 +247,7 @@ class Observer:
             self._account(record, -1)
         self._update(record, pod)
         self._account(record, 1)
+        self._note_pending(record)
 
     def _deleted(self, pod: Object) -> None:
         record = self.pods.get(pod["metadata"].get("uid", ""))
@@ -253,6 +257,7 @@ class Observer:
         self._update(record, pod)
         record.deleted = self.elapsed()
         self._account(record, 1)
+        self._note_pending(record)
 
     def _record(self, pod: Object) -> PodRecord:
         meta = pod["metadata"]
@@ -306,6 +311,12 @@ class Observer:
             self._incident(reason, record.key)
         elif phase == FAILED and record.finished == now and not record.evicted:
             self._incident("PodFailed", record.key)
+
+    def _note_pending(self, record: PodRecord) -> None:
+        if record.deleted is None and record.phase == PENDING:
+            self.pending.setdefault(record.uid, record)  # a pod never goes back to Pending
+        else:
+            self.pending.pop(record.uid, None)
 
     def _account(self, record: PodRecord, sign: int) -> None:
         """Count the record (1) or take it out (-1) of the phases and its node's requests."""

@@ -61,7 +61,9 @@ class LabelIndex:
             return sum(1 for pod in table.pods[i].values() if counts_for(pod, namespace, selector))
 
         def compute(rows: Rows) -> np.ndarray:
-            return np.array([count(i) for i in _row_numbers(table, rows)], np.int64)
+            if isinstance(rows, slice):
+                return _matching_by_labels(table, namespace, selector)[rows]
+            return np.array([count(i) for i in rows.tolist()], np.int64)
 
         key: Hashable = (namespace, selector)
         return self._counts.get(table, key, compute, count)
@@ -101,6 +103,17 @@ def label_index(table: NodeTable) -> LabelIndex:
     if index is None:
         index = _INDEXES[table] = LabelIndex(table)
     return index
+
+
+def _matching_by_labels(table: NodeTable, namespace: str, selector: LabelSelector) -> np.ndarray:
+    """`matching_pods` on every node, from the table's pods grouped by labels: the selector
+    is matched once per set of labels."""
+    counts = np.zeros(len(table), np.int64)
+    for labels, on_nodes in table.pods_by_labels.get(namespace, {}).values():
+        if selector.matches(labels):
+            rows = np.fromiter(map(table.index.__getitem__, on_nodes), np.intp, len(on_nodes))
+            counts[rows] += np.fromiter(on_nodes.values(), np.int64, len(on_nodes))
+    return counts
 
 
 def _row_numbers(table: NodeTable, rows: Rows) -> range | list[int]:

@@ -204,7 +204,7 @@ def _index_keys(pod: PodInfo) -> tuple[IndexKey, ...]:
 
 class ExistingPodTerms:
     """Per node row, how many placed pods carry each affinity term, kept in step with the node
-    table by re-reading only the rows it logged as changed."""
+    table by re-reading only the rows it logged as changed (of each row, the pods with terms)."""
 
     def __init__(self) -> None:
         self._table: NodeTable | None = None
@@ -243,7 +243,7 @@ class ExistingPodTerms:
     def _resync_row(self, table: NodeTable, i: int) -> None:
         """Count the terms of the row's pods that are new or replaced, uncount those of pods
         gone or replaced; a pod object seen before keeps its parsed terms."""
-        old, current = self._rows[i], table.pods[i]
+        old, current = self._rows[i], table.pods_with_affinity[i]
         rows: dict[str, tuple[PodInfo, tuple[IndexKey, ...]]] = {}
         gained: list[tuple[IndexKey, ...]] = []
         lost: list[tuple[IndexKey, ...]] = []

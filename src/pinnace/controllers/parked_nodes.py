@@ -7,15 +7,16 @@ So in the simulated mode, where the renewals are kept in the node pool's account
 is parked: the passes leave it out until it is due (it could go stale by then: its kubelet
 does not renew on time, so its probe timestamp plus the grace period), its Node or Lease
 changes (stirred), or its kubelet stops renewing on time. Before it is looked at again the
-controller catches up with its renewals: the latest, first seen by the first pass after it
-(`first_pass_after`).
+controller catches up with its renewals: the latest, first seen by the first pass after it.
+While every node is parked, the passes themselves are skipped until the first is due
+(`next_outcome`), or a node is stirred or stops renewing.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -29,9 +30,7 @@ class _Parked:
 
 
 class ParkedNodes:
-    def __init__(self, passes_kept: int) -> None:
-        """`passes_kept`: how many of the last passes' times to keep, enough to reach back
-        to a parked node's latest renewal."""
+    def __init__(self) -> None:
         self._parked: dict[str, _Parked] = {}
         self._unparked: set[str] = set()
         """The nodes followed (`follow`) and not parked: every pass looks at them."""
@@ -40,7 +39,6 @@ class ParkedNodes:
         self._due: list[tuple[float, str]] = []
         """(due, node) of the nodes parked with a due time, earliest first; an entry whose
         node was parked again or unparked since is stale."""
-        self._passes: deque[float] = deque(maxlen=passes_kept)
 
     def __contains__(self, name: str) -> bool:
         return name in self._parked
@@ -53,14 +51,6 @@ class ParkedNodes:
         """The node is gone."""
         self.unpark(name)
         self._unparked.discard(name)
-
-    def passed(self, now: float) -> None:
-        """A pass begins at `now`."""
-        self._passes.append(now)
-
-    def first_pass_after(self, t: float, now: float) -> float:
-        """When the first pass after `t` was (`now`, this pass's time, when none was)."""
-        return next((p for p in self._passes if p > t), now)
 
     def park(self, name: str, due: float, zone: str | None) -> None:
         self.unpark(name)
@@ -84,10 +74,27 @@ class ParkedNodes:
             if parked.zone is not None:
                 self._zones[parked.zone] -= 1
 
-    def stir(self, name: str) -> None:
-        """The node's Node or Lease changed: the next pass looks at it."""
+    def stir(self, name: str) -> bool:
+        """The node's Node or Lease changed: the next pass looks at it. Whether it was
+        parked."""
         if name in self._parked:
             self._stirred.add(name)
+            return True
+        return False
+
+    def next_outcome(self) -> float | None:
+        """When the next pass could do more than count the parked nodes ready: None when it
+        looks at a node (one is not parked, or stirred), else just after the earliest due
+        time (`due` takes those before a pass), infinite when no parked node is due."""
+        if self._unparked or self._stirred:
+            return None
+        while self._due:
+            due, name = self._due[0]
+            parked = self._parked.get(name)
+            if parked is not None and parked.due == due:
+                return math.nextafter(due, math.inf)
+            heapq.heappop(self._due)
+        return math.inf
 
     def due(self, now: float, stopped: Iterable[str]) -> list[str]:
         """The parked nodes to catch up with before a pass at `now`: those due before it (they

@@ -20,9 +20,12 @@ so the load is even and there is a single timer however many nodes there are.
 
 In the simulated mode (`simulated`) the pool keeps the lease renewals of its healthy agents in
 an account instead of having each written (`last_renewal`, `renewal_interval`, `stopped`: what
-the node lifecycle controller reads as its `NodeHeartbeats`), and the wheel leaves out the
+the node lifecycle controller reads as its `NodeHeartbeats`; a Lease read through the API
+server is written first with the last of them, `before_read`), and the wheel leaves out the
 agents whose heartbeat would do nothing more (quiet) until a pod or their Node changes, or they
-fail, are partitioned or slowed (docs/simulation.md, "What the simulated mode skips").
+fail, are partitioned or slowed: a tick of a slot with no agent awake is skipped, and when no
+slot has one the wheel sleeps until an agent wakes (docs/simulation.md, "What the simulated
+mode skips").
 
 Faults and changes while it runs, as the simulation's timeline and `pinnace node` inject them:
 - `fail_node`: the node's kubelet stops (it died, or the node went down): no lease renewal, no
@@ -51,6 +54,7 @@ from typing import Any
 
 from pinnace.api import status
 from pinnace.api.features import FeatureGates
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
@@ -64,12 +68,14 @@ from pinnace.kubelet.agent import NODES, PODS, SERVICES, NodeAgent
 from pinnace.kubelet.config import (
     AGENT_LABEL,
     DEFAULT_CAPACITY,
+    NODE_LEASE_NAMESPACE,
     SIMULATED_LABEL,
     NodeConfig,
     common_period,
 )
 from pinnace.kubelet.link import Link
 from pinnace.kubelet.listeners import refused
+from pinnace.kubelet.node_lease import LEASES
 from pinnace.kubelet.node_status import KUBELET_PORT
 from pinnace.kubelet.sources import SourceInformers, SourceKind
 from pinnace.kubelet.summary import NodeSummaries
@@ -264,6 +270,21 @@ class NodeAgentPool:
         """The nodes whose kubelets stopped renewing in the account (failed, partitioned,
         slowed, gone) after the first `since` such stops, and how many there were."""
         return self._stops[since:], len(self._stops)
+
+    async def before_read(self, kind: Kind, namespace: str, name: str) -> None:
+        """Before a read of Leases in kube-node-lease (`DeferredWrites`): the last renewal
+        in the account of each healthy node read is written, so its Lease shows it."""
+        leases = kind.plural == LEASES.plural and kind.group == LEASES.group
+        if not leases or namespace not in ("", NODE_LEASE_NAMESPACE):
+            return
+        agents = [self.agents.get(name)] if name else list(self.agents.values())
+        for agent in agents:
+            if agent is None or agent.node_lease.write_renewals or not self._accounted(agent):
+                continue
+            renewed = self.last_renewal(agent.name)
+            if renewed is not None:
+                with contextlib.suppress(StatusError):  # the Lease shows what it shows
+                    await agent.node_lease.show_renewal(renewed, agent.node)
 
     def on_stop(self, callback: Callable[[], None]) -> None:
         """Call `callback` whenever a kubelet stops renewing in the account (`stopped`)."""

@@ -135,6 +135,9 @@ class NodeAgentPool:
         them in)."""
         self._awake: list[dict[int, NodeAgent]] = [{} for _ in self._slots]
         """Of those, the ones the wheel calls (not quiet)."""
+        self._awake_since = [-math.inf] * len(self._slots)
+        """When each slot last went from no agent awake to one: its ticks before were
+        skipped, those after are run, late (the loop was busy) or not."""
         self._slot_of: dict[str, tuple[int, int]] = {}
         """Each agent's slot, and its place in it."""
         self._joined = 0
@@ -544,9 +547,16 @@ class NodeAgentPool:
 
     def _join_slot(self, agent: NodeAgent, slot: int) -> None:
         self._joined += 1
-        self._slots[slot][self._joined] = self._awake[slot][self._joined] = agent
+        self._slots[slot][self._joined] = agent
         self._slot_of[agent.name] = (slot, self._joined)
-        self._alarm.ring()
+        self._awaken(slot, self._joined, agent)
+
+    def _awaken(self, slot: int, order: int, agent: NodeAgent) -> None:
+        """The wheel calls the agent from the slot's next tick on."""
+        if not self._awake[slot]:
+            self._awake_since[slot] = self.clock.now()
+            self._alarm.ring()
+        self._awake[slot][order] = agent
 
     async def _turn(self) -> None:
         """Tick by tick, each slot's awake agents' heartbeats; a tick of a slot with none
@@ -600,14 +610,24 @@ class NodeAgentPool:
         return max(self._tick, behind)
 
     def _next_tick(self) -> int | None:
-        """The next tick to run: the first after those passed whose slot has an agent
-        awake, at or after now; None when no slot has one."""
-        n = len(self._slots)
-        first = self._passed() + 1
-        for tick in range(first, first + n):
-            if self._awake[tick % n]:
-                return tick
-        return None
+        """The next tick to run: the first after the last run whose slot has had an agent
+        awake since before it; None when no slot has one."""
+        n, following = len(self._slots), None
+        for slot, awake in enumerate(self._awake):
+            if not awake:
+                continue
+            tick = self._tick + 1 + (slot - self._tick - 1) % n
+            since = self._awake_since[slot]
+            if self._tick_time(tick) < since:
+                behind = math.ceil((since - self._tick_time(tick)) / (n * self._step))
+                tick += n * behind
+                while tick - n > self._tick and self._tick_time(tick - n) >= since:
+                    tick -= n  # rounding
+                while self._tick_time(tick) < since:
+                    tick += n
+            if following is None or tick < following:
+                following = tick
+        return following
 
     def _missed(self, agent: NodeAgent) -> list[float]:
         """The beats of its slot a quiet agent was left out of (the last two at most, all it
@@ -628,9 +648,7 @@ class NodeAgentPool:
             agent.beats_missed(self._missed(agent))
             del self._quiet[agent.name]
             slot, order = self._slot_of[agent.name]
-            if not self._awake[slot]:
-                self._alarm.ring()
-            self._awake[slot][order] = agent
+            self._awaken(slot, order, agent)
 
     def _slow_beat(self, name: str) -> bool:
         """Whether a slowed agent's heartbeat is due at this beat of its slot."""

@@ -74,6 +74,21 @@ def test_an_idle_day_writes_nothing_and_wakes_the_cluster_only_now_and_then() ->
     assert woken < 2_000
 
 
+def test_a_node_left_failed_for_a_day_is_not_looked_at_every_5_s_and_recovers() -> None:
+    with Simulation(scenario(fail_at=30 * 60)) as sim:
+        sim.advance(3 * HOUR)  # Unknown, tainted, its pod evicted
+        callbacks = sim.loop.events_processed
+        sim.advance(3 * HOUR + DAY)
+        woken = sim.loop.events_processed - callbacks
+        sim.run_coroutine(sim.plane.nodes.recover_node(FAILED))
+        sim.advance(3 * HOUR + DAY + 60)
+        node = sim.run_coroutine(sim.client.get(NODES, "", FAILED))
+    assert woken < 2_000  # not a node lifecycle pass every 5 s
+    ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "True"
+    assert not node["spec"].get("taints")
+
+
 def test_a_lease_read_after_30_idle_days_shows_a_renewal_seconds_ago() -> None:
     with Simulation(scenario(nodes=3)) as sim:
         sim.advance(30 * DAY)

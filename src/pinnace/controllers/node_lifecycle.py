@@ -401,8 +401,8 @@ class NodeLifecycleController:
                 await self._look_at(node, zone_conditions)
         for _ in range(yielded, len(order) // NODES_PER_TURN):
             await asyncio.sleep(0)
-        for zone, count in self._parked.ready_zones().items():
-            zone_conditions.setdefault(zone, []).extend(["True"] * count)
+        for zone, statuses in self._parked.zone_statuses().items():
+            zone_conditions.setdefault(zone, []).extend(statuses)
         await self._handle_disruption(None, zone_conditions)
 
     def _park(self, node: Object, observed: str, current: str) -> None:
@@ -410,14 +410,19 @@ class NodeLifecycleController:
         can be seen: it is Ready (was at the start of this pass too) and has no NoExecute taint
         of this controller (so none to take off, and it is queued for none). Until it could go
         stale, or for as long as its kubelet renews on time when it does so more often than
-        the grace period, each pass would only count it ready and note its renewals."""
-        if observed != "True" or current != "True":
-            return
-        if has_taint(node, UNREACHABLE, NO_EXECUTE) or has_taint(node, NOT_READY, NO_EXECUTE):
-            return
+        the grace period, each pass would only count it ready and note its renewals. Or it is
+        Unknown (was at the start of this pass too) with the unreachable NoExecute taint and
+        not the not-ready one: until its Node or Lease changes, a pass would only count it not
+        ready."""
+        not_ready = has_taint(node, NOT_READY, NO_EXECUTE)
+        unreachable = has_taint(node, UNREACHABLE, NO_EXECUTE)
         name = node["metadata"]["name"]
         excluded = EXCLUDE_DISRUPTION_LABEL in (node["metadata"].get("labels") or {})
-        self._parked.park(name, self._due(name), None if excluded else zone_key(node))
+        zone = None if excluded else zone_key(node)
+        if observed == current == "True" and not not_ready and not unreachable:
+            self._parked.park(name, self._due(name), zone)
+        elif observed == current == "Unknown" and unreachable and not not_ready:
+            self._parked.park(name, math.inf, zone, "Unknown")
 
     def _due(self, name: str) -> float:
         """When a parked node is looked at again: once it could go stale, unless its kubelet

@@ -14,9 +14,10 @@ Every 20 s (gcCheckPeriod) it force-deletes (grace period 0), in this order:
 A pod that is not yet Succeeded or Failed is first marked Failed through its status, since no
 kubelet may be left to finish it.
 
-A pass that would find nothing is skipped (`pinnace.clock.periodic`): while no pod is
-terminating, the terminated pods are within the threshold and no missing node's quarantine is
-up, the passes wait for a pod or node change that could give them work.
+A pass that would find nothing is skipped (`pinnace.clock.periodic`): while no terminating pod
+is unscheduled or on an out-of-service node, the terminated pods are within the threshold and
+no missing node's quarantine is up, the passes wait for a pod or node change that could give
+them work.
 """
 
 from __future__ import annotations
@@ -148,7 +149,9 @@ class PodGCController:
         """Missing nodes by name: when (clock seconds) to check whether they are really gone."""
         self._terminated = TerminatedPods()
         self._nodes: Informer = informers.informer(NODES)
-        self._nodes.add_event_handler(on_delete=lambda _: self._passes.wake())
+        self._nodes.add_event_handler(
+            on_update=self._node_updated, on_delete=lambda _: self._passes.wake()
+        )
         self._pods: Informer = informers.informer(PODS)
         self._pods.add_indexer(TERMINATING, _terminating)
         self._pods.add_indexer(NODE_NAME, lambda pod: [pod["spec"].get("nodeName") or ""])
@@ -172,11 +175,25 @@ class PodGCController:
 
     def _next_outcome(self) -> float | None:
         """When a pass could next do something, unless a pod or node changes first: None
-        (the next period) while pods are terminating or terminated ones beyond the threshold
-        are left, the end of the earliest quarantine, else never."""
-        if self._pods.index_values(TERMINATING) or self._excess() > 0:
+        (the next period) while terminated pods beyond the threshold are left, or terminating
+        ones unscheduled or on an out-of-service node; the end of the earliest quarantine;
+        else never."""
+        if self._excess() > 0 or any(
+            map(self._collectable, self._pods.by_index(TERMINATING, "true"))
+        ):
             return None
         return min(self._quarantine.values(), default=math.inf)
+
+    def _collectable(self, terminating: Object) -> bool:
+        """Whether a pass deletes the terminating pod: it is unscheduled, or its node is out
+        of service."""
+        name = terminating["spec"].get("nodeName")
+        node = self._nodes.get("", name) if name else None
+        return not name or (node is not None and is_out_of_service(node))
+
+    def _node_updated(self, old: Object, new: Object) -> None:
+        if is_out_of_service(new):
+            self._passes.wake()
 
     async def gc(self) -> None:
         """One pass, reading from the cache as one listing of every pod would: each part

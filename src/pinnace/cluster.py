@@ -250,6 +250,8 @@ class ControlPlane:
             features=options.features,
         )
         self.server.log_source = self.nodes.read_log
+        if options.simulated:
+            self.server.deferred_writes = self.nodes
         self.kubelets = KubeletClient(remote=_agent_process_node)
         """The kubelets of `pinnace agent` processes, as the API server reaches them."""
         self.server.kubelets = self.kubelets

@@ -62,6 +62,7 @@ from pinnace.store import (
 )
 
 if TYPE_CHECKING:
+    from pinnace.apiserver.deferred import DeferredWrites
     from pinnace.apiserver.kubelets import Kubelets
 
 GENERATE_NAME_MAX_BASE = 58
@@ -127,6 +128,9 @@ class APIServer:
         external.metrics.k8s.io."""
         self.stream_source: StreamSource | None = None
         """Set by the node agents: serves pods/exec, pods/attach and pods/portforward."""
+        self.deferred_writes: DeferredWrites | None = None
+        """Set by the simulated mode's node agents: the writes they keep back until a read
+        would show them (`pinnace.apiserver.deferred`)."""
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -134,6 +138,8 @@ class APIServer:
         self, kind: Kind, namespace: str, name: str, resource_version: str = ""
     ) -> Object:
         revision = parse_resource_version(resource_version) if resource_version != "0" else 0
+        if self.deferred_writes is not None and not revision:
+            await self.deferred_writes.before_read(kind, namespace, name)
         await self._fresh(resource_version)
         try:
             return await self.store.get(object_key(kind, namespace, name), revision or None)
@@ -175,6 +181,8 @@ class APIServer:
         # cluster-scoped kind includes the empty namespace segment (`keys`).
         relative_to = prefix if kind.namespaced else object_key(kind, "", "")
         if not options.continue_token:
+            if self.deferred_writes is not None and options.resource_version in ("", "0"):
+                await self.deferred_writes.before_read(kind, namespace, "")
             await self._fresh(options.resource_version)
         revision, start_after = self._list_start(options, relative_to)
         try:

@@ -69,3 +69,22 @@ class Clock:
 
     async def sleep(self, delay: float) -> None:
         await asyncio.sleep(delay)
+
+    async def sleep_until(self, when: float) -> None:
+        """Sleep until `when`, seconds since the Unix epoch (exactly `when` on the virtual
+        loop, where `sleep(when - now())` may be off by a rounding)."""
+        if when <= self.now():
+            await asyncio.sleep(0)
+            return
+        waiter = self._loop.create_future()
+        timer = self.call_at(when, resolve, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+
+
+def resolve(waiter: asyncio.Future[None]) -> None:
+    """Let whoever awaits `waiter` go on, unless it has been already (a timer's callback)."""
+    if not waiter.done():
+        waiter.set_result(None)

@@ -45,6 +45,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Clock, parse_time
+from pinnace.clock.periodic import Periodic
 from pinnace.controllers.controller_utils import TokenBucket
 from pinnace.controllers.parked_nodes import ParkedNodes
 
@@ -88,6 +89,10 @@ class NodeHeartbeats(Protocol):
     def last_renewal(self, node: str) -> float | None:
         """When the node's kubelet last renewed its Lease before now (clock seconds, as the
         Lease's renewTime holds them); None when the account holds no renewal of it."""
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Call `callback` whenever a node's kubelet stops renewing on time (`stopped` then
+        names it)."""
 
     def renewal_interval(self, node: str) -> float | None:
         """How often the node's kubelet renews while it renews on time, in the account (so
@@ -243,11 +248,10 @@ class NodeLifecycleController:
         self._pods.add_indexer("nodeName", lambda p: [p["spec"]["nodeName"]])
         self._known: dict[str, Object] = {}
         self._health: dict[str, _Health] = {}
-        # A node is parked for no longer than a grace period and a pass before it is looked
-        # at again, its latest renewal at most a pass older than the probe it was parked on.
-        config = self.config
-        kept = math.ceil(config.node_monitor_grace_period / config.node_monitor_period) + 4
-        self._parked = ParkedNodes(kept)
+        self._monitor = Periodic(self._clock, self.config.node_monitor_period, self._monitor_pass)
+        """The monitor passes; in the simulated mode those that would only count the parked
+        nodes ready are skipped."""
+        self._parked = ParkedNodes()
         """The healthy nodes the passes leave out (the simulated mode)."""
         self._stops_seen = 0
         self._membership_changed = False
@@ -272,15 +276,14 @@ class NodeLifecycleController:
         if self._heartbeats is not None:
             self._leases.add_event_handler(self._stir, lambda _, new: self._stir(new))
             self._nodes.add_event_handler(self._membership, None, self._membership)
+            self._heartbeats.on_stop(self._monitor.wake)
         for informer in (self._nodes, self._leases, self._pods):
             informer.start()
         for informer in (self._nodes, self._leases, self._pods):
             await informer.wait_for_sync()
         loop = self._clock.loop
         self._tasks = [
-            loop.create_task(
-                self._every(self.config.node_monitor_period, self.monitor_node_health)
-            ),
+            loop.create_task(self._monitor.run()),
             loop.create_task(self._tainting()),
             loop.create_task(self._no_schedule_worker()),
         ]
@@ -295,10 +298,13 @@ class NodeLifecycleController:
                 await task
         self._tasks = []
 
-    async def _every(self, period: float, work: Callable[[], Any]) -> None:
-        while True:
-            await self._attempt(work)
-            await self._clock.sleep(period)
+    async def _monitor_pass(self) -> float | None:
+        """A monitor pass; when the next could change something (`Periodic`)."""
+        try:
+            return await self.monitor_node_health()
+        except Exception:  # one failed pass must not end the controller
+            log.exception("node lifecycle controller: pass failed")
+            return None
 
     async def _attempt(self, work: Callable[[], Any]) -> None:
         try:
@@ -325,10 +331,12 @@ class NodeLifecycleController:
 
     # --- health ------------------------------------------------------------------------------
 
-    async def monitor_node_health(self) -> None:
+    async def monitor_node_health(self) -> float | None:
+        """monitorNodeHealth; when the next pass could change something (None: the next
+        period, as in v1.32; only the simulated mode's passes tell)."""
         if self._heartbeats is not None:
             await self._monitor_parked(self._heartbeats)
-            return
+            return self._parked.next_outcome()
         nodes = self._nodes.list()
         await self._follow_membership(nodes)
         zone_conditions: dict[str, list[str]] = {}
@@ -337,6 +345,7 @@ class NodeLifecycleController:
                 await asyncio.sleep(0)
             await self._look_at(node, zone_conditions)
         await self._handle_disruption(nodes, zone_conditions)
+        return None
 
     async def _follow_membership(self, nodes: list[Object]) -> None:
         """Register the nodes new to the controller, remove those gone."""
@@ -373,7 +382,6 @@ class NodeLifecycleController:
         """The pass of the simulated mode: it looks only at the nodes not parked, in the order
         of a pass over every node and with its yields to the loop, and counts the parked ones
         ready in their zones."""
-        self._parked.passed(self._clock.now())
         self._revisit(heartbeats)
         if self._membership_changed:
             self._membership_changed = False
@@ -393,8 +401,8 @@ class NodeLifecycleController:
                 await self._look_at(node, zone_conditions)
         for _ in range(yielded, len(order) // NODES_PER_TURN):
             await asyncio.sleep(0)
-        for zone, count in self._parked.ready_zones().items():
-            zone_conditions.setdefault(zone, []).extend(["True"] * count)
+        for zone, statuses in self._parked.zone_statuses().items():
+            zone_conditions.setdefault(zone, []).extend(statuses)
         await self._handle_disruption(None, zone_conditions)
 
     def _park(self, node: Object, observed: str, current: str) -> None:
@@ -402,14 +410,19 @@ class NodeLifecycleController:
         can be seen: it is Ready (was at the start of this pass too) and has no NoExecute taint
         of this controller (so none to take off, and it is queued for none). Until it could go
         stale, or for as long as its kubelet renews on time when it does so more often than
-        the grace period, each pass would only count it ready and note its renewals."""
-        if observed != "True" or current != "True":
-            return
-        if has_taint(node, UNREACHABLE, NO_EXECUTE) or has_taint(node, NOT_READY, NO_EXECUTE):
-            return
+        the grace period, each pass would only count it ready and note its renewals. Or it is
+        Unknown (was at the start of this pass too) with the unreachable NoExecute taint and
+        not the not-ready one: until its Node or Lease changes, a pass would only count it not
+        ready."""
+        not_ready = has_taint(node, NOT_READY, NO_EXECUTE)
+        unreachable = has_taint(node, UNREACHABLE, NO_EXECUTE)
         name = node["metadata"]["name"]
         excluded = EXCLUDE_DISRUPTION_LABEL in (node["metadata"].get("labels") or {})
-        self._parked.park(name, self._due(name), None if excluded else zone_key(node))
+        zone = None if excluded else zone_key(node)
+        if observed == current == "True" and not not_ready and not unreachable:
+            self._parked.park(name, self._due(name), zone)
+        elif observed == current == "Unknown" and unreachable and not not_ready:
+            self._parked.park(name, math.inf, zone, "Unknown")
 
     def _due(self, name: str) -> float:
         """When a parked node is looked at again: once it could go stale, unless its kubelet
@@ -444,15 +457,17 @@ class NodeLifecycleController:
         if health.lease_renew is not None and renewed <= health.lease_renew:
             return
         health.lease_renew = renewed
-        seen = self._parked.first_pass_after(renewed, self._clock.now())
+        seen = self._monitor.pass_after(renewed)
         health.probe_timestamp = max(health.probe_timestamp, seen)
 
     def _stir(self, obj: Object) -> None:
         """A parked node's Node or Lease changed: the next pass looks at it."""
-        self._parked.stir(obj["metadata"]["name"])
+        if self._parked.stir(obj["metadata"]["name"]):
+            self._monitor.wake()
 
     def _membership(self, node: Object) -> None:
         self._membership_changed = True
+        self._monitor.wake()
 
     async def _node_added(self, node: Object) -> None:
         name = node["metadata"]["name"]

@@ -1,5 +1,6 @@
-"""The healthy nodes the node lifecycle controller's monitor passes leave out in the simulated
-mode (`pinnace.controllers.node_lifecycle`).
+"""The nodes the node lifecycle controller's monitor passes leave out in the simulated mode
+(`pinnace.controllers.node_lifecycle`): the healthy ones, and the unreachable ones already
+tainted.
 
 A pass over a Ready, untainted node whose kubelet renews its Lease on time only counts the node
 ready in its zone and notes its latest renewal, which shows nowhere until the node goes stale.
@@ -7,15 +8,18 @@ So in the simulated mode, where the renewals are kept in the node pool's account
 is parked: the passes leave it out until it is due (it could go stale by then: its kubelet
 does not renew on time, so its probe timestamp plus the grace period), its Node or Lease
 changes (stirred), or its kubelet stops renewing on time. Before it is looked at again the
-controller catches up with its renewals: the latest, first seen by the first pass after it
-(`first_pass_after`).
+controller catches up with its renewals: the latest, first seen by the first pass after it.
+A node gone Unknown that has its unreachable NoExecute taint is parked as well (counted not
+ready in its zone), until its Node or Lease changes: its kubelet is silent, so a pass would
+find it as the last one did. While every node is parked, the passes themselves are skipped
+until the first is due (`next_outcome`), or a node is stirred or stops renewing.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -25,22 +29,22 @@ class _Parked:
     due: float
     """The first pass after this looks at the node again (inf: not until something happens)."""
     zone: str | None
-    """The zone it counts as ready in (None: excluded from disruption)."""
+    """The zone it counts in (None: excluded from disruption)."""
+    ready: str
+    """Its Ready status, as the zone counts it ("True", or "Unknown")."""
 
 
 class ParkedNodes:
-    def __init__(self, passes_kept: int) -> None:
-        """`passes_kept`: how many of the last passes' times to keep, enough to reach back
-        to a parked node's latest renewal."""
+    def __init__(self) -> None:
         self._parked: dict[str, _Parked] = {}
         self._unparked: set[str] = set()
         """The nodes followed (`follow`) and not parked: every pass looks at them."""
         self._stirred: set[str] = set()
-        self._zones: Counter[str] = Counter()
+        self._zones: Counter[tuple[str, str]] = Counter()
+        """The parked nodes of each (zone, Ready status)."""
         self._due: list[tuple[float, str]] = []
         """(due, node) of the nodes parked with a due time, earliest first; an entry whose
         node was parked again or unparked since is stale."""
-        self._passes: deque[float] = deque(maxlen=passes_kept)
 
     def __contains__(self, name: str) -> bool:
         return name in self._parked
@@ -54,26 +58,19 @@ class ParkedNodes:
         self.unpark(name)
         self._unparked.discard(name)
 
-    def passed(self, now: float) -> None:
-        """A pass begins at `now`."""
-        self._passes.append(now)
-
-    def first_pass_after(self, t: float, now: float) -> float:
-        """When the first pass after `t` was (`now`, this pass's time, when none was)."""
-        return next((p for p in self._passes if p > t), now)
-
-    def park(self, name: str, due: float, zone: str | None) -> None:
+    def park(self, name: str, due: float, zone: str | None, ready: str = "True") -> None:
         self.unpark(name)
         self._unparked.discard(name)
-        self._parked[name] = _Parked(due, zone)
+        self._parked[name] = _Parked(due, zone, ready)
         if zone is not None:
-            self._zones[zone] += 1
+            self._zones[zone, ready] += 1
         if due < math.inf:
             heapq.heappush(self._due, (due, name))
 
     def repark(self, name: str, due: float) -> None:
         """Park the node again (it is parked), due at `due`."""
-        self.park(name, due, self._parked[name].zone)
+        parked = self._parked[name]
+        self.park(name, due, parked.zone, parked.ready)
 
     def unpark(self, name: str) -> None:
         """The passes look at the node again."""
@@ -82,12 +79,29 @@ class ParkedNodes:
         if parked is not None:
             self._unparked.add(name)
             if parked.zone is not None:
-                self._zones[parked.zone] -= 1
+                self._zones[parked.zone, parked.ready] -= 1
 
-    def stir(self, name: str) -> None:
-        """The node's Node or Lease changed: the next pass looks at it."""
+    def stir(self, name: str) -> bool:
+        """The node's Node or Lease changed: the next pass looks at it. Whether it was
+        parked."""
         if name in self._parked:
             self._stirred.add(name)
+            return True
+        return False
+
+    def next_outcome(self) -> float | None:
+        """When the next pass could do more than count the parked nodes ready: None when it
+        looks at a node (one is not parked, or stirred), else just after the earliest due
+        time (`due` takes those before a pass), infinite when no parked node is due."""
+        if self._unparked or self._stirred:
+            return None
+        while self._due:
+            due, name = self._due[0]
+            parked = self._parked.get(name)
+            if parked is not None and parked.due == due:
+                return math.nextafter(due, math.inf)
+            heapq.heappop(self._due)
+        return math.inf
 
     def due(self, now: float, stopped: Iterable[str]) -> list[str]:
         """The parked nodes to catch up with before a pass at `now`: those due before it (they
@@ -107,6 +121,10 @@ class ParkedNodes:
             self.unpark(name)
         return set(self._unparked)
 
-    def ready_zones(self) -> dict[str, int]:
-        """The parked nodes (counted ready) of each zone."""
-        return {zone: count for zone, count in self._zones.items() if count}
+    def zone_statuses(self) -> dict[str, list[str]]:
+        """The Ready statuses of the parked nodes of each zone."""
+        statuses: dict[str, list[str]] = {}
+        for (zone, ready), count in self._zones.items():
+            if count:
+                statuses.setdefault(zone, []).extend([ready] * count)
+        return statuses

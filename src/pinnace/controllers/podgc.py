@@ -13,6 +13,11 @@ Every 20 s (gcCheckPeriod) it force-deletes (grace period 0), in this order:
 
 A pod that is not yet Succeeded or Failed is first marked Failed through its status, since no
 kubelet may be left to finish it.
+
+A pass that would find nothing is skipped (`pinnace.clock.periodic`): while no terminating pod
+is unscheduled or on an out-of-service node, the terminated pods are within the threshold and
+no missing node's quarantine is up, the passes wait for a pod or node change that could give
+them work.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import asyncio
 import heapq
 import itertools
 import logging
+import math
 from collections.abc import Callable, Iterable
 
 from pinnace.api import catalog
@@ -28,6 +34,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory, PatchType, object_key
+from pinnace.clock.periodic import Periodic
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.node_lifecycle import condition
 
@@ -137,27 +144,56 @@ class PodGCController:
         self._client = client
         self._clock = client.clock
         self.terminated_pod_threshold = terminated_pod_threshold
+        self._passes = Periodic(self._clock, GC_CHECK_PERIOD, self._pass)
+        self._quarantine: dict[str, float] = {}
+        """Missing nodes by name: when (clock seconds) to check whether they are really gone."""
+        self._terminated = TerminatedPods()
+        self._nodes: Informer = informers.informer(NODES)
+        self._nodes.add_event_handler(
+            on_update=self._node_updated, on_delete=lambda _: self._passes.wake()
+        )
         self._pods: Informer = informers.informer(PODS)
         self._pods.add_indexer(TERMINATING, _terminating)
         self._pods.add_indexer(NODE_NAME, lambda pod: [pod["spec"].get("nodeName") or ""])
         self._pods.add_event_handler(
             self._pod_changed, lambda _, new: self._pod_changed(new), self._pod_deleted
         )
-        self._nodes: Informer = informers.informer(NODES)
-        self._quarantine: dict[str, float] = {}
-        """Missing nodes by name: when (clock seconds) to check whether they are really gone."""
-        self._terminated = TerminatedPods()
 
     async def run(self) -> None:
         """Collect every GC_CHECK_PERIOD forever; cancel the task to stop."""
         await self._pods.wait_for_sync()
         await self._nodes.wait_for_sync()
-        while True:
-            try:
-                await self.gc()
-            except StatusError as e:
-                log.warning("pod garbage collection: %s", e.message)
-            await self._clock.sleep(GC_CHECK_PERIOD)
+        await self._passes.run()
+
+    async def _pass(self) -> float | None:
+        try:
+            await self.gc()
+        except StatusError as e:
+            log.warning("pod garbage collection: %s", e.message)
+            return None
+        return self._next_outcome()
+
+    def _next_outcome(self) -> float | None:
+        """When a pass could next do something, unless a pod or node changes first: None
+        (the next period) while terminated pods beyond the threshold are left, or terminating
+        ones unscheduled or on an out-of-service node; the end of the earliest quarantine;
+        else never."""
+        if self._excess() > 0 or any(
+            map(self._collectable, self._pods.by_index(TERMINATING, "true"))
+        ):
+            return None
+        return min(self._quarantine.values(), default=math.inf)
+
+    def _collectable(self, terminating: Object) -> bool:
+        """Whether a pass deletes the terminating pod: it is unscheduled, or its node is out
+        of service."""
+        name = terminating["spec"].get("nodeName")
+        node = self._nodes.get("", name) if name else None
+        return not name or (node is not None and is_out_of_service(node))
+
+    def _node_updated(self, old: Object, new: Object) -> None:
+        if is_out_of_service(new):
+            self._passes.wake()
 
     async def gc(self) -> None:
         """One pass, reading from the cache as one listing of every pod would: each part
@@ -180,8 +216,14 @@ class PodGCController:
         if terminating:
             await self._gc_unscheduled_terminating(pods())
 
+    def _excess(self) -> int:
+        """The terminated pods beyond the threshold (none when it is off)."""
+        if self.terminated_pod_threshold <= 0:
+            return 0
+        return len(self._terminated) - self.terminated_pod_threshold
+
     async def _gc_terminated(self) -> None:
-        excess = len(self._terminated) - self.terminated_pod_threshold
+        excess = self._excess()
         if excess <= 0:
             return
         log.info("garbage collecting %d terminated pods", excess)
@@ -193,6 +235,13 @@ class PodGCController:
             self._terminated.put(object_key(pod), eviction_and_creation_order(pod))
         else:
             self._terminated.discard(object_key(pod))
+        node = pod["spec"].get("nodeName") or ""
+        if (
+            pod["metadata"].get("deletionTimestamp")
+            or self._excess() > 0
+            or (node and self._nodes.get("", node) is None)
+        ):
+            self._passes.wake()  # work for the next pass
 
     def _pod_deleted(self, pod: Object) -> None:
         self._terminated.discard(object_key(pod))

@@ -66,6 +66,7 @@ from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, PatchType
 from pinnace.clock.component import cancel_and_wait
+from pinnace.clock.periodic import Periodic
 from pinnace.clock.rfc3339 import parse_time
 from pinnace.controllers.vpa_model import (
     AggregateContainerState,
@@ -151,6 +152,8 @@ class VerticalPodAutoscaling:
         self.options = options
         self._informers = InformerFactory(client)
         self._vpas: Informer = self._informers.informer(VPAS)
+        self._vpas.add_event_handler(on_add=self._vpa_added)
+        self._passes: list[Periodic] = []
         # Pods and workloads are watched only once a VPA exists: a cluster without one (most
         # simulations) keeps no second copy of every pod.
         self._workloads = InformerFactory(client)
@@ -186,21 +189,32 @@ class VerticalPodAutoscaling:
         await self._informers.stop()
 
     async def _every(self, interval: float, work: Callable[[], Awaitable[None]]) -> None:
+        """`work` every `interval`, the first an interval from now; while there is no VPA
+        the passes are skipped until one is made (`Periodic`)."""
+        passes = Periodic(self._clock, interval, lambda: self._pass(work))
+        self._passes.append(passes)
         await self._vpas.wait_for_sync()
-        while True:
-            await self._clock.sleep(interval)
-            if not self._vpas.list():
-                continue
-            if not self._watching:
-                self._watching = True
-                self._workloads.start()
-            await self._workloads.wait_for_sync()
-            try:
-                await work()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("vertical pod autoscaling failed")
+        await self._clock.sleep(interval)
+        await passes.run()
+
+    def _vpa_added(self, vpa: Object) -> None:
+        for passes in self._passes:
+            passes.wake()
+
+    async def _pass(self, work: Callable[[], Awaitable[None]]) -> float | None:
+        if not self._vpas.list():
+            return math.inf  # until a VPA is made
+        if not self._watching:
+            self._watching = True
+            self._workloads.start()
+        await self._workloads.wait_for_sync()
+        try:
+            await work()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("vertical pod autoscaling failed")
+        return None
 
     # --- which pods a VPA controls ------------------------------------------------------------
 

@@ -9,7 +9,8 @@ Lease read again after a conflict (someone else wrote it).
 The simulated mode keeps the renewals of a healthy node in an account instead of writing each
 (`write_renewals` off): the Lease once written stays, `renewed_before` says when it was last
 renewed, and `write_last_renewal` writes that renewal when the Lease must show it (the node
-stops renewing on time). docs/simulation.md, "What the simulated mode skips".
+stops renewing on time), `show_renewal` a renewal when someone reads the Lease.
+docs/simulation.md, "What the simulated mode skips".
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client
 from pinnace.client.retry import is_conflict
-from pinnace.clock import format_micro_time
+from pinnace.clock import format_micro_time, parse_time
 from pinnace.kubelet.config import LEASE_UPDATE_RETRIES, NODE_LEASE_NAMESPACE, NodeConfig
 from pinnace.kubelet.node_status import lease_object
 
@@ -83,6 +84,15 @@ class NodeLease:
         if self._unwritten and self.lease is not None:
             await self._renew(self.lease, node, self._renewals[1])
             self._unwritten = False
+
+    async def show_renewal(self, at: float, node: Mapping[str, Any] | None) -> None:
+        """Write the renewal at `at`, kept in the account, if the Lease shows an earlier one:
+        someone reads it."""
+        if self.lease is None:
+            return
+        shown = (self.lease.get("spec") or {}).get("renewTime")
+        if shown is None or parse_time(shown) < at:
+            await self._renew(self.lease, node, at)
 
     def _renewed_at(self, now: float, written: bool) -> None:
         if now != self._renewals[1]:

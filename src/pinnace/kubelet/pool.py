@@ -20,9 +20,12 @@ so the load is even and there is a single timer however many nodes there are.
 
 In the simulated mode (`simulated`) the pool keeps the lease renewals of its healthy agents in
 an account instead of having each written (`last_renewal`, `renewal_interval`, `stopped`: what
-the node lifecycle controller reads as its `NodeHeartbeats`), and the wheel leaves out the
+the node lifecycle controller reads as its `NodeHeartbeats`; a Lease read through the API
+server is written first with the last of them, `before_read`), and the wheel leaves out the
 agents whose heartbeat would do nothing more (quiet) until a pod or their Node changes, or they
-fail, are partitioned or slowed (docs/simulation.md, "What the simulated mode skips").
+fail, are partitioned or slowed: a tick of a slot with no agent awake is skipped, and when no
+slot has one the wheel sleeps until an agent wakes (docs/simulation.md, "What the simulated
+mode skips").
 
 Faults and changes while it runs, as the simulation's timeline and `pinnace node` inject them:
 - `fail_node`: the node's kubelet stops (it died, or the node went down): no lease renewal, no
@@ -52,6 +55,7 @@ from typing import Any
 
 from pinnace.api import status
 from pinnace.api.features import FeatureGates
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
 from pinnace.api.stats import Summary
@@ -59,17 +63,20 @@ from pinnace.api.status import StatusError
 from pinnace.api.streams import Forward, Session, StreamError, StreamOptions, Unreachable
 from pinnace.client import Client, Informer
 from pinnace.clock import micro_instant
+from pinnace.clock.periodic import Alarm
 from pinnace.kubelet import endpoints
 from pinnace.kubelet.agent import NODES, PODS, SERVICES, NodeAgent
 from pinnace.kubelet.config import (
     AGENT_LABEL,
     DEFAULT_CAPACITY,
+    NODE_LEASE_NAMESPACE,
     SIMULATED_LABEL,
     NodeConfig,
     common_period,
 )
 from pinnace.kubelet.link import Link
 from pinnace.kubelet.listeners import refused
+from pinnace.kubelet.node_lease import LEASES
 from pinnace.kubelet.node_status import KUBELET_PORT
 from pinnace.kubelet.sources import SourceInformers, SourceKey, SourceKind, source_key
 from pinnace.kubelet.summary import NodeSummaries
@@ -129,18 +136,28 @@ class NodeAgentPool:
         them in)."""
         self._awake: list[dict[int, NodeAgent]] = [{} for _ in self._slots]
         """Of those, the ones the wheel calls (not quiet)."""
+        self._awake_since = [-math.inf] * len(self._slots)
+        """When each slot last went from no agent awake to one: its ticks before were
+        skipped, those after are run, late (the loop was busy) or not."""
         self._slot_of: dict[str, tuple[int, int]] = {}
         """Each agent's slot, and its place in it."""
         self._joined = 0
+        self._alarm = Alarm(self.clock)
+        """Wakes the wheel when an agent of a slot it would skip wakes."""
         for i, agent in enumerate(self.agents.values()):
             self._join_slot(agent, i % len(self._slots))
-        self._beats: list[tuple[float, float]] = [(-math.inf, -math.inf)] * len(self._slots)
-        """Each slot's last two beats (the one before, the last)."""
+        self._start = 0.0
+        """When the wheel's tick 0 was (clock seconds): tick k comes `step` × k later."""
+        self._step = 0.0
+        self._tick = 0
+        """The last tick the wheel ran; those after it and before now it skipped (no agent of
+        their slot was awake), which were beats all the same for the quiet agents."""
         self._quiet: dict[str, float] = {}
         """The agents the wheel leaves out (the simulated mode), by name: `idle` since the
         beat (its time) after which they went quiet, until a pod or their Node changes."""
         self._stops: list[str] = []
         """The nodes whose agents stopped renewing in the account, in order (`stopped`)."""
+        self._stop_listeners: list[Callable[[], None]] = []
         self.interval = (
             common_period(*(c.heartbeat_interval for c in configs))
             if configs
@@ -265,6 +282,30 @@ class NodeAgentPool:
         """The nodes whose kubelets stopped renewing in the account (failed, partitioned,
         slowed, gone) after the first `since` such stops, and how many there were."""
         return self._stops[since:], len(self._stops)
+
+    async def before_read(self, kind: Kind, namespace: str, name: str) -> None:
+        """Before a read of Leases in kube-node-lease (`DeferredWrites`): the last renewal
+        in the account of each healthy node read is written, so its Lease shows it."""
+        leases = kind.plural == LEASES.plural and kind.group == LEASES.group
+        if not leases or namespace not in ("", NODE_LEASE_NAMESPACE):
+            return
+        agents = [self.agents.get(name)] if name else list(self.agents.values())
+        for agent in agents:
+            if agent is None or agent.node_lease.write_renewals or not self._accounted(agent):
+                continue
+            renewed = self.last_renewal(agent.name)
+            if renewed is not None:
+                with contextlib.suppress(StatusError):  # the Lease shows what it shows
+                    await agent.node_lease.show_renewal(renewed, agent.node)
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Call `callback` whenever a kubelet stops renewing in the account (`stopped`)."""
+        self._stop_listeners.append(callback)
+
+    def _stopped_renewing(self, name: str) -> None:
+        self._stops.append(name)
+        for callback in self._stop_listeners:
+            callback()
 
     def slowness(self, name: str) -> float:
         """How many times less often than its own the node's heartbeats come (1: as usual)."""
@@ -450,7 +491,7 @@ class NodeAgentPool:
         self.agents.pop(agent.name, None)
         self._quiet.pop(agent.name, None)
         if not agent.node_lease.write_renewals:
-            self._stops.append(agent.name)
+            self._stopped_renewing(agent.name)
         place = self._slot_of.pop(agent.name, None)
         if place is not None:
             slot, order = place
@@ -466,7 +507,7 @@ class NodeAgentPool:
         await agent.node_lease.write_last_renewal(agent.node)
         if not agent.node_lease.write_renewals:
             agent.node_lease.write_renewals = True
-            self._stops.append(agent.name)
+            self._stopped_renewing(agent.name)
 
     def _accounted(self, agent: NodeAgent) -> bool:
         """Whether the agent's renewals are kept in the account only: in the simulated mode,
@@ -515,36 +556,87 @@ class NodeAgentPool:
 
     def _join_slot(self, agent: NodeAgent, slot: int) -> None:
         self._joined += 1
-        self._slots[slot][self._joined] = self._awake[slot][self._joined] = agent
+        self._slots[slot][self._joined] = agent
         self._slot_of[agent.name] = (slot, self._joined)
+        self._awaken(slot, self._joined, agent)
+
+    def _awaken(self, slot: int, order: int, agent: NodeAgent) -> None:
+        """The wheel calls the agent from the slot's next tick on."""
+        if not self._awake[slot]:
+            self._awake_since[slot] = self.clock.now()
+            self._alarm.ring()
+        self._awake[slot][order] = agent
 
     async def _turn(self) -> None:
-        step = self.interval / len(self._slots)
-        start = self.clock.monotonic()
-        tick = 0
+        """Tick by tick, each slot's awake agents' heartbeats; a tick of a slot with none
+        awake is skipped, and when no slot has one the wheel sleeps until an agent wakes."""
+        self._start, self._step = self.clock.now(), self.interval / len(self._slots)
         while True:
-            if step != self.interval / len(self._slots):  # nodes added that beat more often
-                start, tick, step = start + tick * step, 0, self.interval / len(self._slots)
+            if self._step != self.interval / len(self._slots):  # nodes added that beat more often
                 for name in list(self._quiet):
                     self._wake(self.agents[name])
-            tick += 1
-            await asyncio.sleep(max(start + tick * step - self.clock.monotonic(), 0.0))
-            slot = tick % len(self._slots)
-            self._beats[slot] = (self._beats[slot][1], self.clock.now())
-            awake = self._awake[slot]
-            for agent in [awake[order] for order in sorted(awake)]:
-                if agent.name in self._quiet or self.agents.get(agent.name) is not agent:
-                    continue  # gone quiet, or its Node was deleted, meanwhile
-                if agent.name in self._slowness and not self._slow_beat(agent.name):
+                passed = self._passed()
+                self._start, self._step = self._tick_time(passed), self.interval / len(self._slots)
+                self._tick = 0
+            tick = self._next_tick()
+            if tick is None or tick > self._tick + 1:
+                # skipping ticks: until the next tick of an awake slot, or a wake before
+                rung = await self._alarm.sleep_until(self._tick_time(tick))
+                if rung or tick is None:
                     continue
-                # it logs what fails in it
-                await agent.heartbeat(self.interval * self._slowness.get(agent.name, 1.0))
-                self.renewals += 1
-                if agent.node_lease.write_renewals and self._accounted(agent):
-                    agent.node_lease.write_renewals = False  # healthy again, its last written
-                elif agent.beats_every(self.interval) and agent.idle():
-                    self._quiet[agent.name] = self._beats[slot][1]
-                    del awake[self._slot_of[agent.name][1]]
+            else:
+                await self.clock.sleep_until(self._tick_time(tick))
+            self._tick = tick
+            await self._beat(tick % len(self._slots))
+
+    async def _beat(self, slot: int) -> None:
+        now = self.clock.now()
+        awake = self._awake[slot]
+        for agent in [awake[order] for order in sorted(awake)]:
+            if agent.name in self._quiet or self.agents.get(agent.name) is not agent:
+                continue  # gone quiet, or its Node was deleted, meanwhile
+            if agent.name in self._slowness and not self._slow_beat(agent.name):
+                continue
+            # it logs what fails in it
+            await agent.heartbeat(self.interval * self._slowness.get(agent.name, 1.0))
+            self.renewals += 1
+            if agent.node_lease.write_renewals and self._accounted(agent):
+                agent.node_lease.write_renewals = False  # healthy again, its last written
+            elif agent.beats_every(self.interval) and agent.idle():
+                self._quiet[agent.name] = now
+                del awake[self._slot_of[agent.name][1]]
+
+    def _tick_time(self, tick: int | None) -> float:
+        return math.inf if tick is None else self._start + tick * self._step
+
+    def _passed(self) -> int:
+        """The last tick passed by now: run, or skipped before now."""
+        behind = math.ceil((self.clock.now() - self._start) / self._step) - 1
+        while self._tick_time(behind + 1) < self.clock.now():
+            behind += 1
+        while behind > 0 and self._tick_time(behind) >= self.clock.now():
+            behind -= 1
+        return max(self._tick, behind)
+
+    def _next_tick(self) -> int | None:
+        """The next tick to run: the first after the last run whose slot has had an agent
+        awake since before it; None when no slot has one."""
+        n, following = len(self._slots), None
+        for slot, awake in enumerate(self._awake):
+            if not awake:
+                continue
+            tick = self._tick + 1 + (slot - self._tick - 1) % n
+            since = self._awake_since[slot]
+            if self._tick_time(tick) < since:
+                behind = math.ceil((since - self._tick_time(tick)) / (n * self._step))
+                tick += n * behind
+                while tick - n > self._tick and self._tick_time(tick - n) >= since:
+                    tick -= n  # rounding
+                while self._tick_time(tick) < since:
+                    tick += n
+            if following is None or tick < following:
+                following = tick
+        return following
 
     def _missed(self, agent: NodeAgent) -> list[float]:
         """The beats of its slot a quiet agent was left out of (the last two at most, all it
@@ -552,7 +644,11 @@ class NodeAgentPool:
         since = self._quiet.get(agent.name)
         if since is None:
             return []
-        return [b for b in self._beats[self._slot_of[agent.name][0]] if b > since]
+        n, slot = len(self._slots), self._slot_of[agent.name][0]
+        passed = self._passed()
+        last = passed - (passed - slot) % n
+        ticks = [t for t in (last - n, last) if t >= 1]
+        return [b for b in map(self._tick_time, ticks) if b > since]
 
     def _wake(self, agent: NodeAgent) -> None:
         """The wheel calls the agent again, told of the beats it was left out of: something
@@ -561,7 +657,7 @@ class NodeAgentPool:
             agent.beats_missed(self._missed(agent))
             del self._quiet[agent.name]
             slot, order = self._slot_of[agent.name]
-            self._awake[slot][order] = agent
+            self._awaken(slot, order, agent)
 
     def _slow_beat(self, name: str) -> bool:
         """Whether a slowed agent's heartbeat is due at this beat of its slot."""

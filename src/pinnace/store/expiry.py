@@ -7,11 +7,16 @@ of the TTL) and grants it for the TTL plus that window, writes are grouped in su
 a key goes when the lease of the window of its last write does: between one TTL and one TTL
 plus a window after that write. Leases do not outlive the process: keys already stored at start
 get theirs then.
+
+The windows follow one another from the start on, but one is opened only when a key is written
+in it, and the only timer is the expiry of the earliest: a store in which nothing is written
+costs nothing however long it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,8 +38,10 @@ LEASE_REUSE_SHARE = 0.05
 
 @dataclass
 class _Window:
-    """The keys written while one lease was handed out; it expires at `expires_at`."""
+    """The keys written while one lease was handed out, from `opened_at` on for the window's
+    length; it expires at `expires_at`."""
 
+    opened_at: float
     expires_at: float
     last_revision: int = 0
     keys: list[str] = field(default_factory=list)
@@ -53,6 +60,8 @@ class Expiry:
         self._ttl = ttl
         self._window_length = min(LEASE_REUSE_SECONDS, ttl * LEASE_REUSE_SHARE)
         self._windows: deque[_Window] = deque()
+        self._origin = 0.0
+        """When the first window opened: the others open a whole number of windows later."""
         self._stop_observing: Callable[[], None] | None = None
         self._timer: Timer | None = None
         self._expiring: asyncio.Task[None] | None = None
@@ -61,12 +70,12 @@ class Expiry:
         """Every key stored now goes into the first window, and each write from now on into
         the window open when it commits (the store's observer sees it then, as a lease is
         attached to the write itself)."""
-        window = self._open_window()
+        self._origin = self._clock.now()
+        window = self._current_window()
         self._stop_observing = self._store.observe(self._record)
         listed = await self._store.list(self._prefix)
         window.keys.extend(self._key(obj) for obj in listed.items)
         window.last_revision = max(window.last_revision, listed.revision)
-        self._timer = self._clock.call_later(self._window_length, self._tick)
 
     async def stop(self) -> None:
         if self._stop_observing is not None:
@@ -83,29 +92,44 @@ class Expiry:
         metadata = obj["metadata"]
         return f"{self._prefix}{metadata.get('namespace') or ''}/{metadata['name']}"
 
-    def _open_window(self) -> _Window:
-        window = _Window(self._clock.now() + self._ttl + self._window_length)
+    def _current_window(self) -> _Window:
+        """The window open now, opened now if none is."""
+        now, length = self._clock.now(), self._window_length
+        if self._windows and now < self._windows[-1].opened_at + length:
+            return self._windows[-1]
+        opened = self._origin + math.floor((now - self._origin) / length) * length
+        if opened + length <= now:  # rounding
+            opened += length
+        window = _Window(opened, opened + self._ttl + length)
         self._windows.append(window)
+        if self._timer is None and (self._expiring is None or self._expiring.done()):
+            self._arm()
         return window
+
+    def _arm(self) -> None:
+        """The timer at the earliest window's expiry, if there is a window."""
+        if self._windows:
+            self._timer = self._clock.call_at(self._windows[0].expires_at, self._due)
 
     def _record(self, event: WatchEvent) -> None:
         if event.type != "DELETED" and event.key.startswith(self._prefix):
-            window = self._windows[-1]
+            window = self._current_window()
             window.keys.append(event.key)
             window.last_revision = event.revision
 
-    def _tick(self) -> None:
-        self._timer = self._clock.call_later(self._window_length, self._tick)
-        self._open_window()
+    def _due(self) -> None:
+        self._timer = None
         if self._expiring is None or self._expiring.done():
             self._expiring = self._clock.loop.create_task(self._expire())
 
     async def _expire(self) -> None:
         windows = self._windows
-        while len(windows) > 1 and windows[0].expires_at <= self._clock.now():
+        while windows and windows[0].expires_at <= self._clock.now():
             window = windows.popleft()
             for key in window.keys:
                 await self._delete_unless_written_since(key, window.last_revision)
+        if self._timer is None:
+            self._arm()
 
     async def _delete_unless_written_since(self, key: str, last_revision: int) -> None:
         try:

@@ -43,12 +43,12 @@ MAX_BACKOFF = 30.0
 """The reflector's backoff between list-and-watch attempts, as client-go's (without jitter)."""
 
 Indexer = Callable[[Object], Iterable[str]]
+"""An object -> the index values it is filed under (none, one or several)."""
 Listener = Callable[[str, Object | None, Object | None], None]
 """Told (key, old, new) of each change to the cache as it is made: old None for an object
 added, new None for one removed."""
 Call = tuple[Callable[..., Any], tuple[Object, ...]]
 """A handler and the objects to call it with."""
-"""An object -> the index values it is filed under (none, one or several)."""
 
 
 @dataclass(frozen=True)

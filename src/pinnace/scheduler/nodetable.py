@@ -71,8 +71,9 @@ RECENT_SECONDS = 60.0
 metricsAgentReportingIntervalSeconds: a metrics agent reports once a minute)."""
 
 Rows = np.ndarray | slice
-LabelSet = tuple[tuple[str, str], ...]
 """Node rows to compute: an array of row numbers, or a slice of all of them."""
+LabelSet = tuple[tuple[str, str], ...]
+"""A pod's labels, sorted: the key of `NodeTable.pods_by_labels`."""
 
 
 @dataclass(frozen=True, slots=True)

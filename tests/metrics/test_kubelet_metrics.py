@@ -157,6 +157,30 @@ def test_a_node_is_read_once_per_housekeeping_interval() -> None:
                - 0.150 * 10) < 1e-6  # fmt: skip
 
 
+def test_a_container_started_within_the_interval_is_read_at_once() -> None:
+    async def scenario() -> tuple[bytes, bytes]:
+        options = ClusterOptions(nodes=node_configs(1), controllers=False)
+        plane = ControlPlane(MemoryStore(), clock, options)
+        await plane.start()
+        app, client = plane.http_app(), plane.client()
+        await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        await asyncio.sleep(30)
+        (node,) = plane.nodes.agents
+        summary = f"/api/v1/nodes/{node}/proxy/stats/summary"
+        _, before = await call(app, "GET", summary)
+        await client.create(PODS, "default", pod("late", "250m", {"memory": "64Mi"}))
+        await asyncio.sleep(3)
+        _, after = await call(app, "GET", summary)
+        await plane.stop()
+        return before, after
+
+    with VirtualClock() as clock:
+        before, after = clock.run(scenario())
+    assert [p["podRef"]["name"] for p in json.loads(before)["pods"]] == ["steady"]
+    pods = {p["podRef"]["name"]: p for p in json.loads(after)["pods"]}
+    assert pods["late"]["cpu"]["usageNanoCores"] == 250_000_000
+
+
 def test_the_text_is_what_prometheus_client_writes_of_the_same_families() -> None:
     """The endpoints write the text format themselves: parsed and written again by
     prometheus_client, it comes out byte for byte the same (HELP, TYPE, label order, value

@@ -15,8 +15,9 @@ proxy (`/api/v1/nodes/NAME/proxy/...`):
 Everything comes from a reading of the node's stats summary (the usage model, CPU sharing and
 the CFS quota), so it agrees with what the metrics API, the eviction manager and the OOM killer
 see. As cAdvisor reads a node's containers every housekeeping interval (10 s) and serves its
-latest reading, a node's stats are read at a request when the last reading is that old
-(`NodeEndpoints`), and every path serves the latest reading, rendered once. The cumulative
+latest reading, a node's stats are read at a request when the last reading is that old, or a
+container has started or ended since (`NodeEndpoints`), and every path serves the latest
+reading, rendered once. The cumulative
 counters are integrated between readings (`Counters`): the usage over an interval is taken as
 the mean of the rates at its ends, exact for steady usage; a container first read is credited
 its current rate since it started. CFS periods are 100 ms, and a period is throttled while the
@@ -330,19 +331,22 @@ def stats_summary(node_name: str, summary: Summary, samples: list[ContainerSampl
 
 @dataclass
 class _Reading:
-    """A node's stats as read at `summary.time`, and what each path has rendered of them."""
+    """A node's stats as read at `summary.time`, after the runtime's `changes`th change, and
+    what each path has rendered of them."""
 
     summary: Summary
+    changes: int
     samples: list[ContainerSample]
     node_cpu: float
     bodies: dict[str, bytes] = field(default_factory=dict)
 
 
 class NodeEndpoints:
-    """What one node's kubelet serves to monitoring. Its stats are read at most once every
-    HOUSEKEEPING_INTERVAL, on demand, and every path serves the latest reading, each body
-    rendered once per reading: scrapes of several paths, or by several scrapers, within an
-    interval cost a reading and a rendering, not one each."""
+    """What one node's kubelet serves to monitoring. Its stats are read on demand, at most once
+    every HOUSEKEEPING_INTERVAL unless a container started or ended meanwhile (cAdvisor sees a
+    new cgroup at once), and every path serves the latest reading, each body rendered once per
+    reading: scrapes of several paths, or by several scrapers, within an interval cost a
+    reading and a rendering, not one each."""
 
     def __init__(self) -> None:
         self.counters = Counters()
@@ -357,12 +361,15 @@ class NodeEndpoints:
         if content_type is None:
             return None
         reading = self._reading
-        if reading is None or now - reading.summary.time >= HOUSEKEEPING_INTERVAL:
+        if (
+            reading is None
+            or reading.changes != runtime.changes
+            or now - reading.summary.time >= HOUSEKEEPING_INTERVAL
+        ):
             summary = summarize()
             samples = self.counters.read(summary, runtime)
-            node = self.counters.node
-            reading = _Reading(summary, samples, node.cpu_seconds if node is not None else 0.0)
-            self._reading = reading
+            node_cpu = self.counters.node.cpu_seconds if self.counters.node is not None else 0.0
+            reading = self._reading = _Reading(summary, runtime.changes, samples, node_cpu)
         body = reading.bodies.get(path)
         if body is None:
             body = reading.bodies[path] = _render(node_name, path, reading)

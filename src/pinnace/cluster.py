@@ -30,7 +30,7 @@ from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.custom_metrics import LocalMetricsClient
 from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
-from pinnace.apiserver.metrics import list_pod_metrics
+from pinnace.apiserver.metrics import fetch_summary, list_pod_metrics
 from pinnace.apiserver.server import APIServer
 from pinnace.apiserver.service_allocation import ServiceNetwork
 from pinnace.apiserver.storage_metrics import StorageObjects
@@ -322,6 +322,8 @@ class ControlPlane:
                 self.nodes.summaries,
                 None if self.scheduler is None else self.scheduler.core,
                 self.nodes.oom_kills,
+                # agent processes' nodes, scraped as metrics-server scrapes (none when simulated)
+                None if options.simulated else lambda node: fetch_summary(self.kubelets, node),
             )
         self.dashboard: Dashboard | None = None
         if options.dashboard and self.history is not None:  # the history is kept for it

@@ -5,21 +5,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import pytest
 
 from pinnace.api import catalog
+from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
+from pinnace.api.status import StatusError
 from pinnace.clock.virtual import VirtualClock
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.kubelet.config import node_configs
 from pinnace.metrics.history import UsageHistory
+from pinnace.metrics.recorder import HistoryRecorder
 from pinnace.store import MemoryStore
 
 from .test_apiserver_metrics import call
 
 PODS = catalog.kind("", "pods")
 DEPLOYMENTS = catalog.kind("apps", "deployments")
+NODES = catalog.kind("", "nodes")
 MI = 1024 * 1024
 GI = 1024 * MI
 
@@ -275,3 +280,51 @@ def test_a_vpas_recommendation_is_kept_and_served() -> None:
         1.25,
         128 * MI,
     )
+
+
+def test_the_recorder_scrapes_agents_nodes_and_samples_on_without_those_that_do_not_answer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The nodes of `pinnace agent` processes (labelled pinnace.dev/agent) are scraped every
+    sample; one whose kubelet refuses, or does not answer, is left out, told once, and the
+    samples keep their resolution."""
+    history = UsageHistory(resolution=10, window=600, object_window=300)
+    hello = PodStats("uid-1", "default", "hello", [ContainerStats("hello", 250_000_000, 100 * MI)])
+
+    async def scrape(node: dict[str, Any]) -> Summary:
+        name = node["metadata"]["name"]
+        if name == "far-2":
+            raise StatusError(500, "", 'Get "http://far:10250/stats/summary": connection refused')
+        if name == "far-3":
+            await asyncio.Event().wait()  # never answers
+        return Summary(
+            clock.now(), NodeStats(250_000_000, memory_working_set_bytes=100 * MI), [hello]
+        )
+
+    async def scenario() -> None:
+        options = ClusterOptions(nodes=[], scheduler=False, controllers=False, dashboard=False)
+        plane = ControlPlane(MemoryStore(), clock, options)
+        await plane.start()
+        client = plane.client()
+        for i in (1, 2, 3):
+            labels = {"pinnace.dev/agent": "far"}
+            await client.create(NODES, "", {"metadata": {"name": f"far-{i}", "labels": labels}})
+        recorder = HistoryRecorder(client, history, dict, None, lambda: 0, scrape)
+        await recorder.start()
+        await asyncio.sleep(60)
+        await recorder.stop()
+        await plane.stop()
+
+    with VirtualClock() as clock, caplog.at_level(logging.WARNING):
+        clock.run(scenario())
+    series = history.container("default/hello", "hello")
+    assert series is not None and len(series["time"]) >= 6
+    assert set(series["cpu"]) == {0.25} and set(series["memory"]) == {100 * MI}
+    first = series["time"][0]
+    assert first is not None
+    assert series["time"] == [first + 10.0 * i for i in range(len(series["time"]))]
+    assert history.cluster_series()["pods_running"][-1] == 1
+    told = [r.getMessage() for r in caplog.records if "for the usage history" in r.getMessage()]
+    assert len(told) == 2
+    assert "far-2" in told[0] and "connection refused" in told[0]
+    assert "far-3" in told[1] and "no answer in time" in told[1]

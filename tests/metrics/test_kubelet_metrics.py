@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from typing import Any
+
+from prometheus_client import CollectorRegistry, Metric, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.registry import Collector
 
 from pinnace.api import catalog
 from pinnace.clock.virtual import VirtualClock
@@ -118,3 +123,101 @@ def test_cadvisor_samples_carry_the_time_of_their_stats() -> None:
     for line in lines:
         stamp = int(line.rsplit(" ", 1)[1])
         assert now * 1000 - 10_000 <= stamp <= now * 1000  # milliseconds, within a sync
+
+
+def test_a_node_is_read_once_per_housekeeping_interval() -> None:
+    """As cAdvisor reads a node's containers every housekeeping interval (10 s) and serves its
+    last reading: every path, and every scrape within the interval, has the same reading; a
+    scrape after it, a new one."""
+
+    async def scenario() -> tuple[bytes, bytes, bytes, bytes]:
+        options = ClusterOptions(nodes=node_configs(1), controllers=False)
+        plane = ControlPlane(MemoryStore(), clock, options)
+        await plane.start()
+        app = plane.http_app()
+        await plane.client().create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        await asyncio.sleep(30)
+        (node,) = plane.nodes.agents
+        proxy = f"/api/v1/nodes/{node}/proxy"
+        _, first = await call(app, "GET", f"{proxy}/metrics/cadvisor")
+        await asyncio.sleep(9)
+        _, again = await call(app, "GET", f"{proxy}/metrics/cadvisor")
+        _, resource = await call(app, "GET", f"{proxy}/metrics/resource")
+        await asyncio.sleep(1)
+        _, later = await call(app, "GET", f"{proxy}/metrics/cadvisor")
+        await plane.stop()
+        return first, again, resource, later
+
+    with VirtualClock() as clock:
+        first, again, resource, later = clock.run(scenario())
+    assert again == first
+    cpu = "container_cpu_usage_seconds_total"
+    assert series(samples(resource), cpu, "steady")[0] == series(samples(first), cpu, "steady")[0]
+    assert abs(series(samples(later), cpu, "steady")[0] - series(samples(first), cpu, "steady")[0]
+               - 0.150 * 10) < 1e-6  # fmt: skip
+
+
+def test_a_container_started_within_the_interval_is_read_at_once() -> None:
+    async def scenario() -> tuple[bytes, bytes]:
+        options = ClusterOptions(nodes=node_configs(1), controllers=False)
+        plane = ControlPlane(MemoryStore(), clock, options)
+        await plane.start()
+        app, client = plane.http_app(), plane.client()
+        await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        await asyncio.sleep(30)
+        (node,) = plane.nodes.agents
+        summary = f"/api/v1/nodes/{node}/proxy/stats/summary"
+        _, before = await call(app, "GET", summary)
+        await client.create(PODS, "default", pod("late", "250m", {"memory": "64Mi"}))
+        await asyncio.sleep(3)
+        _, after = await call(app, "GET", summary)
+        await plane.stop()
+        return before, after
+
+    with VirtualClock() as clock:
+        before, after = clock.run(scenario())
+    assert [p["podRef"]["name"] for p in json.loads(before)["pods"]] == ["steady"]
+    pods = {p["podRef"]["name"]: p for p in json.loads(after)["pods"]}
+    assert pods["late"]["cpu"]["usageNanoCores"] == 250_000_000
+
+
+def test_the_text_is_what_prometheus_client_writes_of_the_same_families() -> None:
+    """The endpoints write the text format themselves: parsed and written again by
+    prometheus_client, it comes out byte for byte the same (HELP, TYPE, label order, value
+    and timestamp formats)."""
+
+    async def scenario() -> list[bytes]:
+        options = ClusterOptions(nodes=node_configs(1), controllers=False)
+        plane = ControlPlane(MemoryStore(), clock, options)
+        await plane.start()
+        app = plane.http_app()
+        client = plane.client()
+        await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        await client.create(
+            PODS, "default", pod("hungry", "periodic 100m 900m 60s", {"cpu": "300m"})
+        )
+        await asyncio.sleep(97.3)
+        (node,) = plane.nodes.agents
+        bodies = []
+        for path in ("/metrics/cadvisor", "/metrics/resource", "/metrics"):
+            _, body = await call(app, "GET", f"/api/v1/nodes/{node}/proxy{path}")
+            bodies.append(body)
+        await plane.stop()
+        return bodies
+
+    with VirtualClock() as clock:
+        bodies = clock.run(scenario())
+    for body in bodies:
+        families = list(text_string_to_metric_families(body.decode()))
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_Parsed(families))
+        assert generate_latest(registry) == body
+    assert b"container_cpu_cfs_throttled_periods_total{" in bodies[0]
+
+
+class _Parsed(Collector):
+    def __init__(self, families: list[Metric]) -> None:
+        self.families = families
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self.families

@@ -88,11 +88,16 @@ async def _summaries(
     return ChainMap(found, local)  # type: ignore[arg-type]
 
 
+async def fetch_summary(kubelets: Kubelets, node: Object) -> Summary:
+    """The node's /stats/summary, what metrics-server scrapes: a StatusError when its kubelet
+    cannot be reached or refuses, a ValueError or KeyError when its answer is no summary."""
+    body = await kubelets.get(node, "/stats/summary")
+    return summary_of(orjson.loads(b"".join([chunk async for chunk in body])))
+
+
 async def _scrape(kubelets: Kubelets, node: Object) -> Summary | None:
-    """The node's /stats/summary, what metrics-server scrapes."""
     try:
-        body = await kubelets.get(node, "/stats/summary")
-        return summary_of(orjson.loads(b"".join([chunk async for chunk in body])))
+        return await fetch_summary(kubelets, node)
     except (status.StatusError, ValueError, KeyError) as e:
         log.warning("Failed to scrape node %s: %s", node["metadata"]["name"], e)
         return None

@@ -12,24 +12,27 @@ proxy (`/api/v1/nodes/NAME/proxy/...`):
 - `/metrics`: the kubelet's own (`kubelet_running_pods`, `kubelet_running_containers`);
 - `/stats/summary`: the stats summary as JSON (k8s.io/kubelet/pkg/apis/stats/v1alpha1).
 
-Everything comes from the node's stats summary at the moment of the request (the usage model,
-CPU sharing and the CFS quota), so it agrees with what the metrics API, the eviction manager and
-the OOM killer see. The cumulative counters are integrated between reads (`Counters`): the
-usage over an interval is taken as the mean of the rates at its ends, exact for steady usage;
-a container first read is credited its current rate since it started. CFS periods are 100 ms,
-and a period is throttled while the container demands more than its quota.
+Everything comes from a reading of the node's stats summary (the usage model, CPU sharing and
+the CFS quota), so it agrees with what the metrics API, the eviction manager and the OOM killer
+see. As cAdvisor reads a node's containers every housekeeping interval (10 s) and serves its
+latest reading, a node's stats are read at a request when the last reading is that old, or a
+container has started or ended since (`NodeEndpoints`), and every path serves the latest
+reading, rendered once. The cumulative
+counters are integrated between readings (`Counters`): the usage over an interval is taken as
+the mean of the rates at its ends, exact for steady usage; a container first read is credited
+its current rate since it started. CFS periods are 100 ms, and a period is throttled while the
+container demands more than its quota. The text is the Prometheus text format 0.0.4, written
+directly (as prometheus_client's `generate_latest` writes the same families, for less).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from pinnace.api.stats import ContainerStats, Summary
 from pinnace.clock.rfc3339 import format_time
@@ -39,7 +42,13 @@ from pinnace.kubelet.usage import NANO
 CFS_PERIOD_SECONDS = 0.1
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 JSON = "application/json"
-CADVISOR_LABELS = ["container", "id", "image", "name", "namespace", "pod"]
+HOUSEKEEPING_INTERVAL = 10.0
+"""How often, at most, a node's container stats are read: cAdvisor's housekeeping interval as
+the kubelet sets it (pkg/kubelet/cadvisor, 10 s). Between readings every endpoint serves the
+last one, its samples stamped with its time."""
+CADVISOR_LABELS = ("container", "id", "image", "name", "namespace", "pod")
+CONTAINER_LABELS = ("container", "namespace", "pod")
+POD_LABELS = ("namespace", "pod")
 
 
 @dataclass
@@ -69,6 +78,23 @@ class _Cumulative:
 
 
 @dataclass(frozen=True)
+class Labels:
+    """A container's label sets in the text format (`{name="value",...}`), written once for
+    its life: cAdvisor's, and the resource metrics'."""
+
+    cadvisor: str
+    resource: str
+
+    @staticmethod
+    def of(cid: str, status: ContainerStatus, uid: str, namespace: str, pod: str) -> Labels:
+        runtime_id = cid.split("://", 1)[-1]
+        cgroup = f"/kubepods/pod{uid}/{runtime_id}"
+        values = (status.name, cgroup, status.image, runtime_id, namespace, pod)
+        resource = (status.name, namespace, pod)
+        return Labels(_labels(CADVISOR_LABELS, values), _labels(CONTAINER_LABELS, resource))
+
+
+@dataclass(frozen=True)
 class ContainerSample:
     uid: str
     namespace: str
@@ -77,22 +103,22 @@ class ContainerSample:
     stats: ContainerStats
     counters: _Cumulative
     memory_limit_bytes: int
+    labels: Labels
 
 
 class Counters:
     """A node's cumulative CPU counters, advanced at every read; those of containers that no
-    longer run are dropped, as cAdvisor drops a removed cgroup's series."""
+    longer run are dropped, as cAdvisor drops a removed cgroup's series. With them, each
+    container's labels."""
 
     def __init__(self) -> None:
-        self._containers: dict[str, _Cumulative] = {}
+        self._containers: dict[str, tuple[_Cumulative, Labels]] = {}
         self.node: _Cumulative | None = None
 
     def read(self, summary: Summary, runtime: ContainerRuntime) -> list[ContainerSample]:
         now = summary.time
-        statuses = {container_id_of(s.key): s for s in runtime.list_containers()}
-        by_pod_and_name = {
-            (s.sandbox, s.name): cid for cid, s in statuses.items() if s.ended is None
-        }
+        statuses = {container_id_of(s.key): s for s in runtime.list_containers() if s.ended is None}
+        by_pod_and_name = {(s.sandbox, s.name): cid for cid, s in statuses.items()}
         samples, seen = [], set()
         for pod in summary.pods:
             for stats in pod.containers:
@@ -102,17 +128,21 @@ class Counters:
                 status = statuses[cid]
                 resources = runtime.resources_of(status)
                 quota = resources is not None and resources.cpu_limit_nano_cores > 0
-                counters = self._containers.get(cid)
-                if counters is None:
+                known = self._containers.get(cid)
+                if known is None:
                     rate = stats.cpu_usage_nano_cores / NANO
-                    counters = _Cumulative(status.started_at, rate, 0.0)
-                    self._containers[cid] = counters
+                    known = (
+                        _Cumulative(status.started_at, rate, 0.0),
+                        Labels.of(cid, status, pod.uid, pod.namespace, pod.name),
+                    )
+                    self._containers[cid] = known
+                counters, labels = known
                 counters.advance(now, stats, quota)
                 seen.add(cid)
                 limit = resources.memory_limit_bytes if resources is not None else 0
                 samples.append(
                     ContainerSample(
-                        pod.uid, pod.namespace, pod.name, status, stats, counters, limit
+                        pod.uid, pod.namespace, pod.name, status, stats, counters, limit, labels
                     )
                 )
         for gone in set(self._containers) - seen:
@@ -124,111 +154,128 @@ class Counters:
         return samples
 
 
-class _Families(Collector):
-    def __init__(self, families: Iterable[CounterMetricFamily | GaugeMetricFamily]) -> None:
-        self.families = list(families)
-
-    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
-        yield from self.families
+def _escape(value: str) -> str:
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
 
 
-def exposition(families: Iterable[CounterMetricFamily | GaugeMetricFamily]) -> bytes:
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(families))
-    return generate_latest(registry)
+def _header(name: str, kind: str, help_text: str) -> str:
+    """A family's HELP and TYPE lines (a counter's samples are named `<name>_total`)."""
+    name += "_total" if kind == "counter" else ""
+    help_text = help_text.replace("\\", r"\\").replace("\n", r"\n")
+    return f"# HELP {name} {help_text}\n# TYPE {name} {kind}\n"
+
+
+def _labels(names: tuple[str, ...], values: Iterable[str]) -> str:
+    """`{name="value",...}` of labels whose names are in sorted order."""
+    pairs = ",".join(f'{n}="{_escape(v)}"' for n, v in zip(names, values, strict=True))
+    return "{" + pairs + "}"
+
+
+def _line(name: str, labels: str, value: float) -> str:
+    """One sample without a timestamp."""
+    return f"{name}{labels} {_go(value)}\n"
+
+
+_go = floatToGoString
+"""A value as the text format has it (as Go formats a float64)."""
+
+
+CADVISOR_HEADERS = (
+    _header("container_cpu_usage_seconds", "counter", "Cumulative cpu time consumed in seconds."),
+    _header("container_memory_working_set_bytes", "gauge", "Current working set in bytes."),
+    _header("container_cpu_cfs_periods", "counter",
+            "Number of elapsed enforcement period intervals."),
+    _header("container_cpu_cfs_throttled_periods", "counter",
+            "Number of throttled period intervals."),
+    _header("container_cpu_cfs_throttled_seconds", "counter",
+            "Total time duration the container has been throttled."),
+    _header("container_oom_events", "counter",
+            "Count of out of memory events observed for the container"),
+    _header("container_spec_memory_limit_bytes", "gauge", "Memory limit for the container."),
+)  # fmt: skip
 
 
 def cadvisor(samples: list[ContainerSample]) -> bytes:
-    def family(kind: type, name: str, help_text: str) -> Any:
-        return kind(name, help_text, labels=CADVISOR_LABELS)
-
-    cpu = family(CounterMetricFamily, "container_cpu_usage_seconds",
-                 "Cumulative cpu time consumed in seconds.")  # fmt: skip
-    memory = family(GaugeMetricFamily, "container_memory_working_set_bytes",
-                    "Current working set in bytes.")  # fmt: skip
-    periods = family(CounterMetricFamily, "container_cpu_cfs_periods",
-                     "Number of elapsed enforcement period intervals.")  # fmt: skip
-    throttled = family(CounterMetricFamily, "container_cpu_cfs_throttled_periods",
-                       "Number of throttled period intervals.")  # fmt: skip
-    throttled_seconds = family(CounterMetricFamily, "container_cpu_cfs_throttled_seconds",
-                               "Total time duration the container has been throttled.")  # fmt: skip
-    oom = family(CounterMetricFamily, "container_oom_events",
-                 "Count of out of memory events observed for the container")  # fmt: skip
-    limit = family(GaugeMetricFamily, "container_spec_memory_limit_bytes",
-                   "Memory limit for the container.")  # fmt: skip
+    """cAdvisor's families in the Prometheus text format, each sample stamped with the time of
+    its stats (as cAdvisor's are, so that Prometheus computes rates from when the usage was
+    read, not from when its scrape happened to be answered)."""
+    cpu, memory, periods, throttled, throttled_seconds, oom, limit = (
+        [header] for header in CADVISOR_HEADERS
+    )
     for s in samples:
-        cid = container_id_of(s.status.key)
-        runtime_id = cid.split("://", 1)[-1]
-        labels = [s.status.name, f"/kubepods/pod{s.uid}/{runtime_id}", s.status.image,
-                  runtime_id, s.namespace, s.pod]  # fmt: skip
-        c = s.counters
-        at = c.time  # cAdvisor stamps each sample with its stats' time, and Prometheus keeps it
-        cpu.add_metric(labels, c.cpu_seconds, timestamp=at)
-        memory.add_metric(labels, s.stats.memory_working_set_bytes, timestamp=at)
+        c, labels = s.counters, s.labels.cadvisor
+        stamp = f" {int(c.time * 1000):d}\n"
+        cpu.append(f"container_cpu_usage_seconds_total{labels} {_go(c.cpu_seconds)}{stamp}")
+        memory.append(f"container_memory_working_set_bytes{labels} "
+                      f"{_go(s.stats.memory_working_set_bytes)}{stamp}")  # fmt: skip
         if c.periods:
-            periods.add_metric(labels, int(c.periods), timestamp=at)
-            throttled.add_metric(labels, int(c.throttled_periods), timestamp=at)
-            throttled_seconds.add_metric(labels, c.throttled_seconds, timestamp=at)
+            periods.append(f"container_cpu_cfs_periods_total{labels} "
+                           f"{_go(int(c.periods))}{stamp}")  # fmt: skip
+            throttled.append(f"container_cpu_cfs_throttled_periods_total{labels} "
+                             f"{_go(int(c.throttled_periods))}{stamp}")  # fmt: skip
+            throttled_seconds.append(f"container_cpu_cfs_throttled_seconds_total{labels} "
+                                     f"{_go(c.throttled_seconds)}{stamp}")  # fmt: skip
         # A container killed for memory is replaced by a new one: the running one has seen none.
-        oom.add_metric(labels, 0, timestamp=at)
-        limit.add_metric(labels, s.memory_limit_bytes, timestamp=at)
-    return exposition([cpu, memory, periods, throttled, throttled_seconds, oom, limit])
+        oom.append(f"container_oom_events_total{labels} 0.0{stamp}")
+        limit.append(f"container_spec_memory_limit_bytes{labels} "
+                     f"{_go(s.memory_limit_bytes)}{stamp}")  # fmt: skip
+    families = (cpu, memory, periods, throttled, throttled_seconds, oom, limit)
+    return "".join(line for family in families for line in family).encode()
+
+
+RESOURCE_HEADERS = (
+    _header("node_cpu_usage_seconds", "counter",
+            "Cumulative cpu time consumed by the node in core-seconds"),
+    _header("node_memory_working_set_bytes", "gauge", "Current working set of the node in bytes"),
+    _header("container_cpu_usage_seconds", "counter",
+            "Cumulative cpu time consumed by the container in core-seconds"),
+    _header("container_memory_working_set_bytes", "gauge",
+            "Current working set of the container in bytes"),
+    _header("pod_cpu_usage_seconds", "counter",
+            "Cumulative cpu time consumed by the pod in core-seconds"),
+    _header("pod_memory_working_set_bytes", "gauge", "Current working set of the pod in bytes"),
+)  # fmt: skip
 
 
 def resource_metrics(summary: Summary, samples: list[ContainerSample], node_cpu: float) -> bytes:
-    node_cpu_family = CounterMetricFamily(
-        "node_cpu_usage_seconds", "Cumulative cpu time consumed by the node in core-seconds"
+    node_cpu_family, node_memory, cpu, memory, pod_cpu, pod_memory = (
+        [header] for header in RESOURCE_HEADERS
     )
-    node_cpu_family.add_metric([], node_cpu)
-    node_memory = GaugeMetricFamily(
-        "node_memory_working_set_bytes", "Current working set of the node in bytes"
-    )
-    node_memory.add_metric([], summary.node.memory_working_set_bytes)
-    labels = ["container", "namespace", "pod"]
-    cpu = CounterMetricFamily(
-        "container_cpu_usage_seconds",
-        "Cumulative cpu time consumed by the container in core-seconds",
-        labels=labels,
-    )
-    memory = GaugeMetricFamily(
-        "container_memory_working_set_bytes",
-        "Current working set of the container in bytes",
-        labels=labels,
-    )
-    pod_cpu = CounterMetricFamily(
-        "pod_cpu_usage_seconds",
-        "Cumulative cpu time consumed by the pod in core-seconds",
-        labels=["namespace", "pod"],
-    )
-    pod_memory = GaugeMetricFamily(
-        "pod_memory_working_set_bytes",
-        "Current working set of the pod in bytes",
-        labels=["namespace", "pod"],
+    node_cpu_family.append(_line("node_cpu_usage_seconds_total", "", node_cpu))
+    node_memory.append(
+        _line("node_memory_working_set_bytes", "", summary.node.memory_working_set_bytes)
     )
     pods: dict[tuple[str, str], list[float]] = {}
     for s in samples:
-        cpu.add_metric([s.status.name, s.namespace, s.pod], s.counters.cpu_seconds)
-        memory.add_metric([s.status.name, s.namespace, s.pod], s.stats.memory_working_set_bytes)
+        labels = s.labels.resource
+        cpu.append(_line("container_cpu_usage_seconds_total", labels, s.counters.cpu_seconds))
+        memory.append(_line("container_memory_working_set_bytes", labels,
+                            s.stats.memory_working_set_bytes))  # fmt: skip
         totals = pods.setdefault((s.namespace, s.pod), [0.0, 0.0])
         totals[0] += s.counters.cpu_seconds
         totals[1] += s.stats.memory_working_set_bytes
-    for (namespace, pod), (pod_seconds, pod_bytes) in pods.items():
-        pod_cpu.add_metric([namespace, pod], pod_seconds)
-        pod_memory.add_metric([namespace, pod], pod_bytes)
-    return exposition([node_cpu_family, node_memory, cpu, memory, pod_cpu, pod_memory])
+    for pod, (pod_seconds, pod_bytes) in pods.items():
+        labels = _labels(POD_LABELS, pod)
+        pod_cpu.append(_line("pod_cpu_usage_seconds_total", labels, pod_seconds))
+        pod_memory.append(_line("pod_memory_working_set_bytes", labels, pod_bytes))
+    families = (node_cpu_family, node_memory, cpu, memory, pod_cpu, pod_memory)
+    return "".join(line for family in families for line in family).encode()
+
+
+KUBELET_HEADERS = (
+    _header("kubelet_running_pods", "gauge", "Number of pods that have a running pod sandbox"),
+    _header("kubelet_running_containers", "gauge", "Number of containers currently running"),
+)
 
 
 def kubelet_metrics(summary: Summary) -> bytes:
-    pods = GaugeMetricFamily(
-        "kubelet_running_pods", "Number of pods that have a running pod sandbox"
-    )
-    pods.add_metric([], len(summary.pods))
-    containers = GaugeMetricFamily(
-        "kubelet_running_containers", "Number of containers currently running",
-        labels=["container_state"],
-    )  # fmt: skip
-    containers.add_metric(["running"], sum(len(p.containers) for p in summary.pods))
-    return exposition([pods, containers])
+    containers = sum(len(p.containers) for p in summary.pods)
+    return "".join((
+        KUBELET_HEADERS[0],
+        _line("kubelet_running_pods", "", len(summary.pods)),
+        KUBELET_HEADERS[1],
+        _line("kubelet_running_containers", '{container_state="running"}', containers),
+    )).encode()  # fmt: skip
 
 
 def stats_summary(node_name: str, summary: Summary, samples: list[ContainerSample],
@@ -282,21 +329,67 @@ def stats_summary(node_name: str, summary: Summary, samples: list[ContainerSampl
     return orjson.dumps(document)
 
 
-def serve(node_name: str, path: str, summary: Summary, runtime: ContainerRuntime,
-          counters: Counters) -> tuple[bytes, str] | None:  # fmt: skip
-    """(body, content type) of what the kubelet serves at `path`; None for a path it does
-    not."""
-    if path not in PATHS:
-        return None
-    samples = counters.read(summary, runtime)
-    node_cpu = counters.node.cpu_seconds if counters.node is not None else 0.0
+@dataclass
+class _Reading:
+    """A node's stats as read at `summary.time`, after the runtime's `changes`th change, and
+    what each path has rendered of them."""
+
+    summary: Summary
+    changes: int
+    samples: list[ContainerSample]
+    node_cpu: float
+    bodies: dict[str, bytes] = field(default_factory=dict)
+
+
+class NodeEndpoints:
+    """What one node's kubelet serves to monitoring. Its stats are read on demand, at most once
+    every HOUSEKEEPING_INTERVAL unless a container started or ended meanwhile (cAdvisor sees a
+    new cgroup at once), and every path serves the latest reading, each body rendered once per
+    reading: scrapes of several paths, or by several scrapers, within an interval cost a
+    reading and a rendering, not one each."""
+
+    def __init__(self) -> None:
+        self.counters = Counters()
+        self._reading: _Reading | None = None
+
+    def serve(self, node_name: str, path: str, now: float, summarize: Callable[[], Summary],
+              runtime: ContainerRuntime) -> tuple[bytes, str] | None:  # fmt: skip
+        """(body, content type) of what the kubelet serves at `path` at `now`, `summarize`
+        giving the node's stats summary when a new reading is due; None for a path it does
+        not serve."""
+        content_type = CONTENT_TYPES.get(path)
+        if content_type is None:
+            return None
+        reading = self._reading
+        if (
+            reading is None
+            or reading.changes != runtime.changes
+            or now - reading.summary.time >= HOUSEKEEPING_INTERVAL
+        ):
+            summary = summarize()
+            samples = self.counters.read(summary, runtime)
+            node_cpu = self.counters.node.cpu_seconds if self.counters.node is not None else 0.0
+            reading = self._reading = _Reading(summary, runtime.changes, samples, node_cpu)
+        body = reading.bodies.get(path)
+        if body is None:
+            body = reading.bodies[path] = _render(node_name, path, reading)
+        return body, content_type
+
+
+def _render(node_name: str, path: str, reading: _Reading) -> bytes:
     if path == "/metrics/cadvisor":
-        return cadvisor(samples), PROMETHEUS_TEXT
+        return cadvisor(reading.samples)
     if path == "/metrics/resource":
-        return resource_metrics(summary, samples, node_cpu), PROMETHEUS_TEXT
+        return resource_metrics(reading.summary, reading.samples, reading.node_cpu)
     if path == "/metrics":
-        return kubelet_metrics(summary), PROMETHEUS_TEXT
-    return stats_summary(node_name, summary, samples, node_cpu), JSON
+        return kubelet_metrics(reading.summary)
+    return stats_summary(node_name, reading.summary, reading.samples, reading.node_cpu)
 
 
-PATHS = ("/metrics/cadvisor", "/metrics/resource", "/metrics", "/stats/summary")
+CONTENT_TYPES = {
+    "/metrics/cadvisor": PROMETHEUS_TEXT,
+    "/metrics/resource": PROMETHEUS_TEXT,
+    "/metrics": PROMETHEUS_TEXT,
+    "/stats/summary": JSON,
+}
+PATHS = tuple(CONTENT_TYPES)

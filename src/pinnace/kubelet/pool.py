@@ -173,8 +173,9 @@ class NodeAgentPool:
         self._removing: set[str] = set()
         """Nodes whose Node this pool deleted, until the deletion is heard of: not adopted."""
         self._slowness: dict[str, float] = {}
-        self._counters: dict[str, endpoints.Counters] = {}
-        """Each node's cumulative CPU counters, as its kubelet's endpoints have read them."""
+        self._endpoints: dict[str, endpoints.NodeEndpoints] = {}
+        """What each node's kubelet serves to monitoring: its cumulative CPU counters and its
+        latest stats reading."""
         self._next_heartbeat: dict[str, float] = {}
         """For a slowed agent, when its next heartbeat is due."""
         self._pods_started = False
@@ -326,8 +327,10 @@ class NodeAgentPool:
                               {"name": node, "kind": "nodes"})  # fmt: skip
         if not _link(agent).connected:
             raise StatusError(503, "ServiceUnavailable", f'no route to node "{node}"')
-        counters = self._counters.setdefault(node, endpoints.Counters())
-        served = endpoints.serve(node, path, agent.summary(), agent.runtime, counters)
+        served_by = self._endpoints.get(node)
+        if served_by is None:
+            served_by = self._endpoints[node] = endpoints.NodeEndpoints()
+        served = served_by.serve(node, path, self.clock.now(), agent.summary, agent.runtime)
         if served is None:
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         return served

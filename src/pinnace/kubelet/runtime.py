@@ -207,6 +207,9 @@ OnExit = Callable[[ContainerStatus], object]
 class ContainerRuntime(ABC):
     oom_kills = 0
     """Containers the OOM killer has ended on this node (what cAdvisor counts as OOM events)."""
+    changes = 0
+    """How many times the running containers have changed (one started, ended, or got new
+    limits): stats read before the last change miss something."""
 
     @abstractmethod
     def start_container(
@@ -421,6 +424,7 @@ class SimulatedRuntime(ContainerRuntime):
             self._print_later(running, behaviour.later, started)
         memory, limit = behaviour.usage.memory, running.resources.memory_limit_bytes
         self._running[cid] = running
+        self.changes += 1
         if behaviour.run_seconds < math.inf:
             end = started + behaviour.run_seconds
             self._timers[cid] = self._clock.call_at(
@@ -446,6 +450,7 @@ class SimulatedRuntime(ContainerRuntime):
             return
         self._memory_peaks -= running.memory_peak
         running.resources = resources
+        self.changes += 1
         self._memory_peaks += running.memory_peak
         timer = self._oom_timers.pop(key, None)
         if timer is not None:
@@ -619,6 +624,7 @@ class SimulatedRuntime(ContainerRuntime):
                 _due(running, later[1], later[2])
         if running is None:
             return
+        self.changes += 1
         self._exited_runs[key] = running
         age = self._clock.now() - running.started_at
         self._exited[key] = ContainerStats(

@@ -116,8 +116,10 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
         steady = 'sum(rate(container_cpu_usage_seconds_total{pod="steady"}[1m]))'
         hungry = 'sum(rate(container_cpu_usage_seconds_total{pod="hungry"}[1m]))'
         throttled = 'sum(rate(container_cpu_cfs_throttled_periods_total{pod="hungry"}[1m]))'
-        # rate() divides by the whole window: wait until a minute of samples fills it.
-        filled = 'count_over_time(container_cpu_usage_seconds_total{pod="steady"}[1m]) >= 55'
+        # rate() divides by the whole window: wait until a minute of samples fills it. The
+        # samples carry the time of cAdvisor's reading, one each housekeeping interval (10 s),
+        # so the 1 s scrapes store six of them a minute.
+        filled = 'count_over_time(container_cpu_usage_seconds_total{pod="steady"}[1m]) >= 6'
         found: dict[str, float | None] = {}
         deadline = time.monotonic() + DEADLINE_SECONDS
         while time.monotonic() < deadline:

@@ -190,7 +190,7 @@ _NEW = Record((_HEAD.pack(SPAM_BURST, float("-inf"), 0, 0),))
 """A record with no entries: a full bucket at minus infinity stands for none."""
 
 
-class Remembered(NamedTuple):
+class LastWrite(NamedTuple):
     """What `correlate` remembered of the Event it returned as its last write: the record it
     left and the last write's key, name, count and firstTimestamp."""
 
@@ -208,7 +208,7 @@ class Correlated:
 
     event: Object
     patch: Object | None
-    remembered: Remembered | None = None
+    last_write: LastWrite | None = None
 
 
 class EventCorrelator:
@@ -244,20 +244,21 @@ class EventCorrelator:
             return None
         name, count = event["metadata"]["name"], event.get("count") or 0
         first_timestamp = event.get("firstTimestamp") or ""
-        remembered = Remembered(source_and_object, record, key, name, count, first_timestamp)
-        return Correlated(event, patch, remembered)
+        last_write = LastWrite(source_and_object, record, key, name, count, first_timestamp)
+        return Correlated(event, patch, last_write)
 
     def written(self, event: Object, sent: Correlated | None = None) -> None:
         """Remember the Event as the server stored it, for the next repeat's patch. `sent`: what
-        `correlate` returned for it, when nothing was correlated since."""
-        if sent is not None and self._as_remembered(event, sent.remembered):
+        `correlate` returned for it; when the server stored it as sent and nothing was
+        correlated since, there is nothing new to remember."""
+        if sent is not None and self._as_remembered(event, sent.last_write):
             return
         source_and_object = self._source_and_object(event)
         record = self._use(source_and_object)
         self._records[source_and_object] = self._remember(record, self._event_key(event), event)
         self._evict()
 
-    def _as_remembered(self, event: Object, remembered: Remembered | None) -> bool:
+    def _as_remembered(self, event: Object, remembered: LastWrite | None) -> bool:
         """Whether the stored `event` is what `correlate` remembered, in the record it left as
         the most recently used: the server wrote it as sent (under its name, not one moved on
         after a collision), so remembering it again would change nothing."""

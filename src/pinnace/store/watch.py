@@ -5,7 +5,8 @@ from the log, and joins the live fan-out only when it has caught up: the catch-u
 registration happen in one step of the event loop, as do a commit and its fan-out, so no
 change falls between replay and live delivery. Live events go to a bounded per-watch buffer; a
 watch whose buffer overflows is ended with WatchClosedError, so a slow consumer can neither
-block writers nor grow memory.
+block writers nor grow memory. A watch that says which changes it wants (the API server's
+watches with selectors) gets only those: the others neither wake it nor take buffer room.
 """
 
 from __future__ import annotations

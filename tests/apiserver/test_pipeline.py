@@ -335,6 +335,37 @@ def test_object_leaving_a_label_selector_is_deleted_for_that_watch(api: Any) -> 
     assert api.run(scenario()) == ["DELETED", "a"]
 
 
+def test_a_live_field_selected_watch_sees_what_enters_and_leaves_its_selection(api: Any) -> None:
+    """Changes a watch's selector leaves out are not handed to it at all; an object that starts
+    or stops matching still is, as ADDED or DELETED."""
+    events = catalog.kind("", "events")
+
+    def event(name: str, reason: str) -> dict[str, Any]:
+        involved = {"kind": "Pod", "namespace": "default", "name": name}
+        return {"metadata": {"name": name}, "involvedObject": involved, "reason": reason}
+
+    async def scenario() -> list[tuple[str, str, str]]:
+        options = ListOptions(field_selector="reason=FailedScheduling")
+        stream = api.server.watch(events, "default", options)
+        got = asyncio.ensure_future(anext(stream))
+        await asyncio.sleep(0)  # listed nothing; the watch waits for live changes
+        await api.server.create(events, "default", event("a", "Scheduled"))
+        await api.server.create(events, "default", event("b", "FailedScheduling"))
+        await api.server.update(events, "default", "b", event("b", "Scheduled"))
+        await api.server.update(events, "default", "a", event("a", "FailedScheduling"))
+        await api.server.delete(events, "default", "a")
+        seen = [await got] + [await anext(stream) for _ in range(3)]
+        await stream.aclose()
+        return [(e["type"], e["object"]["metadata"]["name"], e["object"]["reason"]) for e in seen]
+
+    assert api.run(scenario()) == [
+        ("ADDED", "b", "FailedScheduling"),
+        ("DELETED", "b", "FailedScheduling"),
+        ("ADDED", "a", "FailedScheduling"),
+        ("DELETED", "a", "FailedScheduling"),
+    ]
+
+
 def test_watch_from_a_compacted_revision_gets_a_410_error_event(api: Any) -> None:
     first = api.call(api.server.create, CONFIGMAPS, "default", cm("a")).obj
     for i in range(3):

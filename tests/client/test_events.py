@@ -233,6 +233,36 @@ def test_same_instant_events_about_one_object_are_all_kept(cluster: Cluster) -> 
     cluster.run(scenario())
 
 
+def test_a_repeat_of_an_event_whose_name_was_taken_counts_on_the_name_it_got(
+    cluster: Cluster,
+) -> None:
+    """The recorder remembers the Event as the server stored it: one written under a name moved
+    on past another's is the one a repeat patches, not the other."""
+    recorder = EventRecorder(cluster.client, "kubelet", "n1")
+
+    async def scenario() -> None:
+        created = await cluster.client.create(PODS, "default", pod("web"))
+        nanos = round(cluster.server.clock.now() * 1e9)
+        taken = {
+            "metadata": {"name": f"web.{nanos:x}"},
+            "involvedObject": {"kind": "Pod", "namespace": "default", "name": "web"},
+            "reason": "Other",
+            "message": "written by someone else",
+        }
+        await cluster.client.create(EVENTS, "default", taken)
+        recorder.event(created, "Warning", "BackOff", "Back-off restarting failed container")
+        await recorder.flush()
+        await asyncio.sleep(10)
+        recorder.event(created, "Warning", "BackOff", "Back-off restarting failed container")
+        await recorder.flush()
+        counts = {
+            e["metadata"]["name"]: (e["reason"], e.get("count")) for e in await events(cluster)
+        }
+        assert counts == {f"web.{nanos:x}": ("Other", None), f"web.{nanos + 1:x}": ("BackOff", 2)}
+
+    cluster.run(scenario())
+
+
 def test_an_unknown_event_type_is_logged_and_dropped(
     cluster: Cluster, caplog: pytest.LogCaptureFixture
 ) -> None:

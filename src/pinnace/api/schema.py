@@ -439,11 +439,13 @@ class _Walk:
             if was is not None and (same := _as_before(item, was)) is not _MISMATCH:
                 out[key] = same
                 continue
-            child = f"{path}.{key}" if path else key
             child_go = f"{go_path}.{key}" if go_path else key
-            if depth == 1 and key == "spec" and self.remember_spec and type(item) is dict:
+            if type(t) is Scalar:  # what `value` does for it, without the JSON path it needs not
+                converted = self.scalar(t, item, s.go_name, child_go, depth + 1)
+            elif depth == 1 and key == "spec" and self.remember_spec and type(item) is dict:
                 converted = self.spec(s, t, item, depth + 1)
             else:
+                child = f"{path}.{key}" if path else key
                 converted = self.value(t, item, child, s.go_name, child_go, depth + 1, was)
             if converted is not _MISMATCH:
                 out[key] = converted

@@ -90,8 +90,10 @@ async def _watch_batches(
             yield [_bookmark(kind, start, {INITIAL_EVENTS_END_ANNOTATION: "true"})]
     else:
         start = parse_resource_version(options.resource_version)
+    # Changes the filter leaves out neither wake this watch nor fill its buffer.
+    wanted = None if selected.everything else selected.touches
     try:
-        stream = server.store.watch(prefix, start)
+        stream = server.store.watch(prefix, start, wanted)
     except CompactedError as e:
         yield [_expired(e)]
         return

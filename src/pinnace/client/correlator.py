@@ -27,6 +27,7 @@ from __future__ import annotations
 import struct
 import sys
 from dataclasses import dataclass
+from typing import NamedTuple, cast
 
 from pinnace.api.objects import Object
 from pinnace.clock import Clock, format_time
@@ -123,13 +124,13 @@ class Record(tuple[Slot, ...]):
     def with_similar(self, j: int, key: EntryKey, messages: Messages, seen: float) -> Record:
         """With aggregation record `j` (a new one after the others when -1) of `key`,
         `messages` (at least one), last seen at `seen`."""
-        numbers, similars = self._numbers, self.similar_count
+        numbers = self._numbers
+        tokens, last, base, similars = _HEAD.unpack_from(numbers)
         entry = (key, messages[0] if len(messages) == 1 else messages)
         at = _HEAD.size + _SEEN.size * (similars if j < 0 else j)
         numbers = _spliced(numbers, at, 0 if j < 0 else _SEEN.size, _SEEN.pack(seen))
         if j >= 0:
             return Record((numbers, *self[1 : 1 + 2 * j], *entry, *self[3 + 2 * j :]))
-        tokens, last, base, _ = _HEAD.unpack_from(numbers)
         numbers = _spliced(numbers, 0, _HEAD.size, _HEAD.pack(tokens, last, base, similars + 1))
         end = 1 + 2 * similars
         return Record((numbers, *self[1:end], *entry, *self[end:]))
@@ -138,12 +139,13 @@ class Record(tuple[Slot, ...]):
 
     def observed(self, key: EntryKey) -> int:
         """Which last write is of `key`, or -1."""
-        return self._find(key, self.similar_count, self.observed_count)
+        similars = self.similar_count
+        return self._find(key, similars, (len(self) - 1) // 2 - similars)
 
     def last_write(self, j: int) -> tuple[int, int, str]:
         """Last write `j`'s count, stamp and firstTimestamp."""
-        numbers, similars = self._numbers, self.similar_count
-        base = _HEAD.unpack_from(numbers)[2]
+        numbers = self._numbers
+        _, _, base, similars = _HEAD.unpack_from(numbers)
         at = _HEAD.size + _SEEN.size * similars + _WRITE.size * j
         count, stamp = _WRITE.unpack_from(numbers, at)
         first_timestamp = self[2 + 2 * (similars + j)]
@@ -156,9 +158,9 @@ class Record(tuple[Slot, ...]):
         """With last write `j` (a new one after the others when -1) of `key`: `count`, the
         Event's name's `stamp` and `first_timestamp`. The first write of a record sets its
         base."""
-        numbers, similars = self._numbers, self.similar_count
-        tokens, last, base, _ = _HEAD.unpack_from(numbers)
-        if self.observed_count == 0:
+        numbers = self._numbers
+        tokens, last, base, similars = _HEAD.unpack_from(numbers)
+        if len(self) == 1 + 2 * similars:  # no last write yet
             base = stamp
             numbers = _spliced(numbers, 0, _HEAD.size, _HEAD.pack(tokens, last, base, similars))
         write = _WRITE.pack(count, stamp - base)
@@ -174,9 +176,7 @@ class Record(tuple[Slot, ...]):
 
     @property
     def _numbers(self) -> bytes:
-        numbers = self[0]
-        assert isinstance(numbers, bytes), "a record starts with its numbers"
-        return numbers
+        return cast(bytes, self[0])  # a record starts with its numbers
 
     def _find(self, key: EntryKey, first: int, count: int) -> int:
         """Which of the `count` entries from entry `first` on is of `key`, or -1."""
@@ -190,12 +190,25 @@ _NEW = Record((_HEAD.pack(SPAM_BURST, float("-inf"), 0, 0),))
 """A record with no entries: a full bucket at minus infinity stands for none."""
 
 
-@dataclass(frozen=True)
+class LastWrite(NamedTuple):
+    """What `correlate` remembered of the Event it returned as its last write: the record it
+    left and the last write's key, name, count and firstTimestamp."""
+
+    source_and_object: SourceAndObject
+    record: Record
+    key: EntryKey
+    name: str
+    event_count: int
+    first_timestamp: str
+
+
+@dataclass(frozen=True, slots=True)
 class Correlated:
     """The Event to write and, for a repeat, the patch that updates the existing one."""
 
     event: Object
     patch: Object | None
+    last_write: LastWrite | None = None
 
 
 class EventCorrelator:
@@ -217,19 +230,67 @@ class EventCorrelator:
         now = self._clock.now()
         source_and_object = self._source_and_object(event)
         record = self._use(source_and_object)
-        event, key, record = self._aggregate(record, event, now)
-        correlated, record = self._observe(record, event, key)
-        allowed, record = _allow(record, now)
+        patch = None
+        if record is _NEW:
+            key, record = self._first(event, now)
+            allowed = True
+        else:
+            event, key, record = self._aggregate(record, event, now)
+            patch, record = self._observe(record, event, key)
+            allowed, record = _allow(record, now)
         self._records[source_and_object] = record
         self._evict()
-        return correlated if allowed else None
+        if not allowed:
+            return None
+        name, count = event["metadata"]["name"], event.get("count") or 0
+        first_timestamp = event.get("firstTimestamp") or ""
+        last_write = LastWrite(source_and_object, record, key, name, count, first_timestamp)
+        return Correlated(event, patch, last_write)
 
-    def written(self, event: Object) -> None:
-        """Remember the Event as the server stored it, for the next repeat's patch."""
+    def written(self, event: Object, sent: Correlated | None = None) -> None:
+        """Remember the Event as the server stored it, for the next repeat's patch. `sent`: what
+        `correlate` returned for it; when the server stored it as sent and nothing was
+        correlated since, there is nothing new to remember."""
+        if sent is not None and self._as_remembered(event, sent.last_write):
+            return
         source_and_object = self._source_and_object(event)
         record = self._use(source_and_object)
         self._records[source_and_object] = self._remember(record, self._event_key(event), event)
         self._evict()
+
+    def _as_remembered(self, event: Object, remembered: LastWrite | None) -> bool:
+        """Whether the stored `event` is what `correlate` remembered, in the record it left as
+        the most recently used: the server wrote it as sent (under its name, not one moved on
+        after a collision), so remembering it again would change nothing."""
+        if remembered is None:
+            return False
+        records, source_and_object = self._records, remembered.source_and_object
+        if records.get(source_and_object) is not remembered.record:
+            return False
+        if next(reversed(records)) != source_and_object:
+            return False
+        return (
+            event["metadata"].get("name") == remembered.name
+            and (event.get("count") or 0) == remembered.event_count
+            and (event.get("firstTimestamp") or "") == remembered.first_timestamp
+            and _event_key_of(event) == remembered.key
+        )
+
+    def _first(self, event: Object, now: float) -> tuple[EntryKey, Record]:
+        """The key and record of the first event of a source about an object: what
+        `_aggregate`, `_observe` and `_allow` make of an empty record, built at once (every
+        pod's first event from each source has one)."""
+        key = self._event_key(event)
+        numbers = (
+            _HEAD.pack(SPAM_BURST - 1, now, _stamp(event), 1)
+            + _SEEN.pack(now)
+            + _WRITE.pack(event.get("count") or 0, 0)
+        )
+        first_timestamp = sys.intern(event.get("firstTimestamp") or "")
+        self._similar += 1
+        self._observed += 1
+        similar = self._aggregate_key(event)
+        return key, Record((numbers, similar, event.get("message", ""), key, first_timestamp))
 
     def _use(self, source_and_object: SourceAndObject) -> Record:
         """The record of `source_and_object`, now the most recently used (its caller puts it
@@ -269,19 +330,10 @@ class EventCorrelator:
         return (shared, involved.get("name", ""), involved.get("uid", ""))
 
     def _event_key(self, event: Object) -> EntryKey:
-        return self._shared(
-            (
-                event["involvedObject"].get("fieldPath", ""),
-                event.get("type", ""),
-                event.get("reason", ""),
-                event.get("message", ""),
-            )
-        )
+        return self._shared(_event_key_of(event))
 
-    def _aggregate(
-        self, record: Record, event: Object, now: float
-    ) -> tuple[Object, EntryKey, Record]:
-        key = self._shared(
+    def _aggregate_key(self, event: Object) -> EntryKey:
+        return self._shared(
             (
                 event.get("type", ""),
                 event.get("reason", ""),
@@ -289,6 +341,11 @@ class EventCorrelator:
                 event.get("reportingInstance", ""),
             )
         )
+
+    def _aggregate(
+        self, record: Record, event: Object, now: float
+    ) -> tuple[Object, EntryKey, Record]:
+        key = self._aggregate_key(event)
         j = record.similar(key)
         messages: Messages = ()
         if j >= 0 and now - record.seen(j) <= AGGREGATE_INTERVAL:
@@ -325,7 +382,9 @@ class EventCorrelator:
         }
         return combined, key, record
 
-    def _observe(self, record: Record, event: Object, key: EntryKey) -> tuple[Correlated, Record]:
+    def _observe(
+        self, record: Record, event: Object, key: EntryKey
+    ) -> tuple[Object | None, Record]:
         j = record.observed(key)
         patch = None
         if j >= 0:
@@ -339,16 +398,33 @@ class EventCorrelator:
                 "lastTimestamp": event["lastTimestamp"],
                 "message": event.get("message", ""),
             }
-        return Correlated(event, patch), self._remember(record, key, event)
+        return patch, self._remember(record, key, event, j)
 
-    def _remember(self, record: Record, key: EntryKey, event: Object) -> Record:
-        """`record` with `event` as the last write of `key`."""
-        j = record.observed(key)
+    def _remember(
+        self, record: Record, key: EntryKey, event: Object, j: int | None = None
+    ) -> Record:
+        """`record` with `event` as the last write of `key` (which is last write `j`, when the
+        caller has looked)."""
+        if j is None:
+            j = record.observed(key)
         if j < 0:
             self._observed += 1
-        stamp = int(event["metadata"]["name"].rpartition(".")[2], 16)
         count, first_timestamp = event.get("count") or 0, event.get("firstTimestamp") or ""
-        return record.with_observed(j, key, count, stamp, first_timestamp)
+        return record.with_observed(j, key, count, _stamp(event), first_timestamp)
+
+
+def _event_key_of(event: Object) -> EntryKey:
+    return (
+        event["involvedObject"].get("fieldPath", ""),
+        event.get("type", ""),
+        event.get("reason", ""),
+        event.get("message", ""),
+    )
+
+
+def _stamp(event: Object) -> int:
+    """The stamp of the Event's name, `<involved object's name>.<stamp, hex>`."""
+    return int(event["metadata"]["name"].rpartition(".")[2], 16)
 
 
 def _spliced(numbers: bytes, at: int, size: int, new: bytes) -> bytes:

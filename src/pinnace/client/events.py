@@ -190,7 +190,7 @@ class EventRecorder:
                     e,
                 )
                 continue
-            self._correlator.written(written)
+            self._correlator.written(written, correlated)
 
     async def _write(self, event: Object, patch: Object | None) -> Object:
         m = event["metadata"]

@@ -148,9 +148,11 @@ class MvccStore(Store):
         state = self._state
         return state.list(prefix, state.read_revision(revision), limit, start_after, select)
 
-    def watch(self, prefix: str, from_revision: int) -> Watch:
+    def watch(
+        self, prefix: str, from_revision: int, wanted: Callable[[WatchEvent], bool] | None = None
+    ) -> Watch:
         self._check_open()
-        return self._hub.watch(prefix, from_revision)
+        return self._hub.watch(prefix, from_revision, wanted)
 
     def count(self, prefix: str) -> int:
         self._check_open()

@@ -251,12 +251,15 @@ class Store(ABC):
         state with the deletion revision as its resourceVersion."""
 
     @abstractmethod
-    def watch(self, prefix: str, from_revision: int) -> Watch:
+    def watch(
+        self, prefix: str, from_revision: int, wanted: Callable[[WatchEvent], bool] | None = None
+    ) -> Watch:
         """Every change under `prefix` with a revision greater than `from_revision`, in order:
         first the retained history, then live changes. `from_revision` 0 means now: changes
         after the current revision. Raises CompactedError at once if `from_revision` is below
         `compacted_revision`. A `from_revision` above the current revision is allowed (as in
-        etcd): the watch delivers changes after it."""
+        etcd): the watch delivers changes after it. `wanted`: only the changes it accepts are
+        delivered (the others neither wake the watcher nor fill its buffer)."""
 
     @abstractmethod
     def observe(self, observer: Callable[[WatchEvent], None]) -> Callable[[], None]:

@@ -5,13 +5,15 @@ from the log, and joins the live fan-out only when it has caught up: the catch-u
 registration happen in one step of the event loop, as do a commit and its fan-out, so no
 change falls between replay and live delivery. Live events go to a bounded per-watch buffer; a
 watch whose buffer overflows is ended with WatchClosedError, so a slow consumer can neither
-block writers nor grow memory.
+block writers nor grow memory. A watch that says which changes it wants (the API server's
+watches with selectors) gets only those: the others neither wake it nor take buffer room.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 
 from pinnace.store.interface import CompactedError, StoreError, Watch, WatchClosedError, WatchEvent
 from pinnace.store.mvcc import MvccState
@@ -34,12 +36,14 @@ class WatchHub:
         self._overflowed: list[BufferedWatch] = []
         self.closed: StoreError | None = None
 
-    def watch(self, prefix: str, from_revision: int) -> BufferedWatch:
+    def watch(
+        self, prefix: str, from_revision: int, wanted: Callable[[WatchEvent], bool] | None = None
+    ) -> BufferedWatch:
         if from_revision == 0:
             from_revision = self._state.revision
         if from_revision < self._state.compacted_revision:
             raise CompactedError(from_revision, self._state.compacted_revision)
-        return BufferedWatch(self, self._state, prefix, from_revision, self._buffer)
+        return BufferedWatch(self, self._state, prefix, from_revision, self._buffer, wanted)
 
     def publish(self, event: WatchEvent) -> bool:
         """Hand a committed change to every live watch of its key. True when some watch's
@@ -81,9 +85,16 @@ class WatchHub:
 
 class BufferedWatch(Watch):
     def __init__(
-        self, hub: WatchHub, state: MvccState, prefix: str, from_revision: int, buffer: int
+        self,
+        hub: WatchHub,
+        state: MvccState,
+        prefix: str,
+        from_revision: int,
+        buffer: int,
+        wanted: Callable[[WatchEvent], bool] | None = None,
     ) -> None:
         self.prefix = prefix
+        self._wanted = wanted
         self._hub = hub
         self._state = state
         self._from = from_revision
@@ -144,6 +155,8 @@ class BufferedWatch(Watch):
 
     def _push(self, event: WatchEvent) -> bool:
         if event.revision <= self._from:
+            return False
+        if self._wanted is not None and not self._wanted(event):
             return False
         buffer = self._buffer
         if len(buffer) >= self._limit:

@@ -426,6 +426,10 @@ def test_the_synthetic_openb_trace_for_the_benchmark_reads_as_a_trace(tmp_path: 
 # --- pinnace record against pinnace up -------------------------------------------------------
 
 
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_pinnace_record_against_pinnace_up_then_replayed(tmp_path: Path) -> None:
     cluster = launch(tmp_path, flags=("--nodes", "2"))
     out = tmp_path / "trace.jsonl"
@@ -443,6 +447,9 @@ def test_pinnace_record_against_pinnace_up_then_replayed(tmp_path: Path) -> None
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C in a terminal: a process started while another thread of this one is in C's
+        # system() inherits SIGINT ignored, and would record on after the interrupt below.
+        preexec_fn=_interruptible,
     )
     try:
         eventually(lambda: '"kind":"Node"' in _text(out))

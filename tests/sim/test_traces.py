@@ -462,8 +462,11 @@ def test_pinnace_record_against_pinnace_up_then_replayed(tmp_path: Path) -> None
         eventually(lambda: _seen(out, "Pod", "solo", "DELETED"))
     finally:
         recorder.send_signal(signal.SIGINT)
-        printed, errors = recorder.communicate(timeout=30)
-        stop(cluster)
+        try:
+            printed, errors = recorder.communicate(timeout=30)
+        finally:  # a recorder that outlived the interrupt leaves no process behind either
+            recorder.kill()
+            stop(cluster)
     assert recorder.returncode == 0, errors
     assert printed.startswith("Recorded ")
     lines = [json.loads(line) for line in out.read_text().splitlines()]

@@ -86,3 +86,20 @@ async def cancel_the_rest() -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def target_load_packing_config(args: str = "") -> str:
+    """A KubeSchedulerConfiguration whose only Score plugin is TargetLoadPacking, with `args`
+    (a YAML flow mapping such as `{usageWindow: 1m}`) as its pluginConfig when given."""
+    config = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      disabled: [{name: "*"}]
+      enabled: [{name: TargetLoadPacking}]
+"""
+    if args:
+        config += f"  pluginConfig:\n  - name: TargetLoadPacking\n    args: {args}\n"
+    return config

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tests.http.conftest import launch, stop
-from tests.support import eventually
+from tests.support import eventually, target_load_packing_config
 
 from pinnace.cli.main import main
 from pinnace.gym.qtable import LOAD_BUCKETS, NODE_BUCKETS, POD_BUCKETS, QTable
@@ -117,15 +117,7 @@ def test_a_saved_q_table_places_kubectl_pods(tmp_path: Path) -> None:
     assert placed == ["pinnace-node-1"] * 4 + ["pinnace-node-2"]
 
 
-TLP_CONFIG = """\
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    score:
-      disabled: [{name: "*"}]
-      enabled: [{name: TargetLoadPacking}]
-"""
+TLP_CONFIG = target_load_packing_config()
 
 BURSTABLE = """\
 apiVersion: v1
@@ -176,21 +168,10 @@ def test_target_load_packing_runs_on_sampled_usage_in_pinnace_up(
         stop(cluster)
 
 
-CUSTOM_TLP_CONFIG = """\
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    score:
-      disabled: [{name: "*"}]
-      enabled: [{name: TargetLoadPacking}]
-  pluginConfig:
-  - name: TargetLoadPacking
-    args:
-      usageWindow: 1s
-      usageSampleInterval: 1s
-      metricProvider: {type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}
-"""
+CUSTOM_TLP_CONFIG = target_load_packing_config(
+    "{usageWindow: 1s, usageSampleInterval: 1s, metricProvider: "
+    '{type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}}'
+)
 
 SERVING = """\
 apiVersion: v1

@@ -11,20 +11,11 @@ import time
 from pathlib import Path
 
 from tests.http.conftest import launch, stop
-from tests.support import eventually
+from tests.support import eventually, target_load_packing_config
 
-CONFIG = """\
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    score:
-      disabled: [{name: "*"}]
-      enabled: [{name: TargetLoadPacking}]
-  pluginConfig:
-  - name: TargetLoadPacking
-    args: {usageWindow: 1s, usageSampleInterval: 1s, defaultRequests: {cpu: "0"}}
-"""
+CONFIG = target_load_packing_config(
+    '{usageWindow: 1s, usageSampleInterval: 1s, defaultRequests: {cpu: "0"}}'
+)
 SAMPLE_INTERVAL = 1.0
 NODE = "jsonpath={.spec.nodeName}"
 

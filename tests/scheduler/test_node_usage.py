@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.support import SimulatedCluster
+from tests.support import SimulatedCluster, target_load_packing_config
 
 from pinnace.api import catalog
 from pinnace.cluster import ClusterOptions
@@ -24,34 +24,15 @@ NODE_1, NODE_2 = "pinnace-node-1", "pinnace-node-2"
 
 def tlp_config(window: str, interval: str = "30s") -> str:
     """TargetLoadPacking as the only Score plugin."""
-    return f"""
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    score:
-      disabled: [{{name: "*"}}]
-      enabled: [{{name: TargetLoadPacking}}]
-  pluginConfig:
-  - name: TargetLoadPacking
-    args: {{usageWindow: {window}, usageSampleInterval: {interval}}}
-"""
+    return target_load_packing_config(
+        f"{{usageWindow: {window}, usageSampleInterval: {interval}}}"
+    )
 
 
-CUSTOM_METRIC_CONFIG = """
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    score:
-      disabled: [{name: "*"}]
-      enabled: [{name: TargetLoadPacking}]
-  pluginConfig:
-  - name: TargetLoadPacking
-    args:
-      usageWindow: 1m
-      metricProvider: {type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}
-"""
+CUSTOM_METRIC_CONFIG = target_load_packing_config(
+    "{usageWindow: 1m, metricProvider: "
+    '{type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}}'
+)
 """TargetLoadPacking as the only Score plugin, on the CustomMetrics provider: a node takes 100
 requests a second."""
 

@@ -23,8 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import orjson
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from dashboard_browser import PROBE, browser
 from selenium.webdriver.common.by import By
 
 from pinnace.dashboard import server, snapshot
@@ -144,30 +143,13 @@ new MutationObserver((_, observer) => {
 }).observe(document.getElementById("nodes"), {childList: true, subtree: true});
 fetch(url);
 """
-PROBE = """
-window.lag = 0; window.longTasks = 0;
-let last = performance.now();
-window.probe = setInterval(() => {
-  const now = performance.now();
-  window.lag = Math.max(window.lag, now - last - 50);
-  last = now;
-}, 50);
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) window.longTasks += e.duration;
-}).observe({entryTypes: ["longtask"]});
-"""
 
 
 def main() -> None:
     http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=http.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{http.server_address[1]}/dashboard/"
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.set_script_timeout(120)
+    driver = browser()
     try:
         start = time.monotonic()
         driver.get(base)

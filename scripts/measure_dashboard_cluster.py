@@ -33,8 +33,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import urllib3
+from dashboard_browser import PROBE, browser
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
 SERVER = sys.argv[1].rstrip("/")
 PODS = int(sys.argv[2]) if len(sys.argv) > 2 else 30_000
@@ -46,18 +46,6 @@ SINGLES = 5
 CONTROL = sys.argv[4:5] == ["control"]
 HTTP = urllib3.PoolManager(maxsize=16)
 
-PROBE = """
-window.lag = 0; window.longTasks = 0;
-let last = performance.now();
-window.probe = setInterval(() => {
-  const now = performance.now();
-  window.lag = Math.max(window.lag, now - last - 50);
-  last = now;
-}, 50);
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) window.longTasks += e.duration;
-}).observe({entryTypes: ["longtask"]});
-"""
 WATCH_FOR = """
 const key = arguments[0];
 window.shownAt = window.shownAt || {};
@@ -136,17 +124,6 @@ def fill() -> None:
         print(f"no dashboard, run {run}: {rate:.0f} pods/s ({BATCH} pods), {load()}", flush=True)
 
 
-def browser() -> webdriver.Chrome:
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.set_script_timeout(120)
-    return driver
-
-
 def first_render(driver: webdriver.Chrome, nodes: int) -> None:
     pods = bound_pods()
     start = time.monotonic()
@@ -220,7 +197,7 @@ def main() -> None:
     if CONTROL:
         control()
         return
-    driver = browser()
+    driver = browser(console_log=True)
     try:
         first_render(driver, nodes)
         singles(driver)

@@ -327,7 +327,7 @@ class NodeLifecycleController:
             await self._queued.wait()
             while at < self._clock.now():
                 at += period
-            await self._clock.sleep(at - self._clock.now())  # exact: the times are close
+            await self._clock.sleep_until(at)
 
     # --- health ------------------------------------------------------------------------------
 

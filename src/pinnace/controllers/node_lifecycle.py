@@ -300,17 +300,16 @@ class NodeLifecycleController:
 
     async def _monitor_pass(self) -> float | None:
         """A monitor pass; when the next could change something (`Periodic`)."""
+        outcome: float | None = await self._attempt(self.monitor_node_health)
+        return outcome
+
+    async def _attempt(self, work: Callable[[], Any]) -> Any:
+        """`work`'s result; None when it failed."""
         try:
-            return await self.monitor_node_health()
+            return await work()
         except Exception:  # one failed pass must not end the controller
             log.exception("node lifecycle controller: pass failed")
             return None
-
-    async def _attempt(self, work: Callable[[], Any]) -> None:
-        try:
-            await work()
-        except Exception:  # one failed pass must not end the controller
-            log.exception("node lifecycle controller: pass failed")
 
     async def _tainting(self) -> None:
         """A NoExecute tainting pass every node_eviction_period. While no zone has a node
@@ -327,7 +326,7 @@ class NodeLifecycleController:
             await self._queued.wait()
             while at < self._clock.now():
                 at += period
-            await self._clock.sleep(at - self._clock.now())  # exact: the times are close
+            await self._clock.sleep_until(at)
 
     # --- health ------------------------------------------------------------------------------
 

@@ -171,9 +171,10 @@ def _labels(names: tuple[str, ...], values: Iterable[str]) -> str:
     return "{" + pairs + "}"
 
 
-def _line(name: str, labels: str, value: float) -> str:
-    """One sample without a timestamp."""
-    return f"{name}{labels} {_go(value)}\n"
+def _line(name: str, labels: str, value: float, at: float | None = None) -> str:
+    """One sample, stamped with `at` (clock seconds) when given."""
+    stamp = "" if at is None else f" {int(at * 1000):d}"
+    return f"{name}{labels} {_go(value)}{stamp}\n"
 
 
 _go = floatToGoString
@@ -241,23 +242,25 @@ def resource_metrics(summary: Summary, samples: list[ContainerSample], node_cpu:
     node_cpu_family, node_memory, cpu, memory, pod_cpu, pod_memory = (
         [header] for header in RESOURCE_HEADERS
     )
-    node_cpu_family.append(_line("node_cpu_usage_seconds_total", "", node_cpu))
+    # The kubelet stamps each sample with the time of its stats (NewLazyMetricWithTimestamp).
+    at = summary.time
+    node_cpu_family.append(_line("node_cpu_usage_seconds_total", "", node_cpu, at))
     node_memory.append(
-        _line("node_memory_working_set_bytes", "", summary.node.memory_working_set_bytes)
+        _line("node_memory_working_set_bytes", "", summary.node.memory_working_set_bytes, at)
     )
     pods: dict[tuple[str, str], list[float]] = {}
     for s in samples:
         labels = s.labels.resource
-        cpu.append(_line("container_cpu_usage_seconds_total", labels, s.counters.cpu_seconds))
+        cpu.append(_line("container_cpu_usage_seconds_total", labels, s.counters.cpu_seconds, at))
         memory.append(_line("container_memory_working_set_bytes", labels,
-                            s.stats.memory_working_set_bytes))  # fmt: skip
+                            s.stats.memory_working_set_bytes, at))  # fmt: skip
         totals = pods.setdefault((s.namespace, s.pod), [0.0, 0.0])
         totals[0] += s.counters.cpu_seconds
         totals[1] += s.stats.memory_working_set_bytes
     for pod, (pod_seconds, pod_bytes) in pods.items():
         labels = _labels(POD_LABELS, pod)
-        pod_cpu.append(_line("pod_cpu_usage_seconds_total", labels, pod_seconds))
-        pod_memory.append(_line("pod_memory_working_set_bytes", labels, pod_bytes))
+        pod_cpu.append(_line("pod_cpu_usage_seconds_total", labels, pod_seconds, at))
+        pod_memory.append(_line("pod_memory_working_set_bytes", labels, pod_bytes, at))
     families = (node_cpu_family, node_memory, cpu, memory, pod_cpu, pod_memory)
     return "".join(line for family in families for line in family).encode()
 

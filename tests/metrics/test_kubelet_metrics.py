@@ -39,6 +39,14 @@ def pod(name: str, uses: str, limits: dict[str, str]) -> dict[str, Any]:
     }
 
 
+async def one_node(clock: VirtualClock) -> ControlPlane:
+    """A started cluster of one node and no controllers, on the virtual clock."""
+    options = ClusterOptions(nodes=node_configs(1), controllers=False)
+    plane = ControlPlane(MemoryStore(), clock, options)
+    await plane.start()
+    return plane
+
+
 def series(found: Samples, name: str, pod: str) -> tuple[float, dict[str, str]]:
     for (sample, labels), value in found.items():
         if sample == name and dict(labels).get("pod") == pod:
@@ -48,9 +56,7 @@ def series(found: Samples, name: str, pod: str) -> tuple[float, dict[str, str]]:
 
 def test_cadvisor_and_resource_metrics_follow_the_usage_model() -> None:
     async def scenario() -> tuple[Samples, Samples, Samples, dict[str, Any]]:
-        options = ClusterOptions(nodes=node_configs(1), controllers=False)
-        plane = ControlPlane(MemoryStore(), clock, options)
-        await plane.start()
+        plane = await one_node(clock)
         app = plane.http_app()
         client = plane.client()
         await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
@@ -104,9 +110,7 @@ def test_cadvisor_samples_carry_the_time_of_their_stats() -> None:
     from when its scrape happened to be answered."""
 
     async def scenario() -> tuple[bytes, float]:
-        options = ClusterOptions(nodes=node_configs(1), controllers=False)
-        plane = ControlPlane(MemoryStore(), clock, options)
-        await plane.start()
+        plane = await one_node(clock)
         app = plane.http_app()
         await plane.client().create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
         await asyncio.sleep(30)
@@ -134,9 +138,7 @@ def test_a_node_is_read_once_per_housekeeping_interval() -> None:
     scrape after it, a new one."""
 
     async def scenario() -> tuple[bytes, bytes, bytes, bytes]:
-        options = ClusterOptions(nodes=node_configs(1), controllers=False)
-        plane = ControlPlane(MemoryStore(), clock, options)
-        await plane.start()
+        plane = await one_node(clock)
         app = plane.http_app()
         await plane.client().create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
         await asyncio.sleep(30)
@@ -162,9 +164,7 @@ def test_a_node_is_read_once_per_housekeeping_interval() -> None:
 
 def test_a_container_started_within_the_interval_is_read_at_once() -> None:
     async def scenario() -> tuple[bytes, bytes]:
-        options = ClusterOptions(nodes=node_configs(1), controllers=False)
-        plane = ControlPlane(MemoryStore(), clock, options)
-        await plane.start()
+        plane = await one_node(clock)
         app, client = plane.http_app(), plane.client()
         await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
         await asyncio.sleep(30)
@@ -190,9 +190,7 @@ def test_the_text_is_what_prometheus_client_writes_of_the_same_families() -> Non
     and timestamp formats)."""
 
     async def scenario() -> list[bytes]:
-        options = ClusterOptions(nodes=node_configs(1), controllers=False)
-        plane = ControlPlane(MemoryStore(), clock, options)
-        await plane.start()
+        plane = await one_node(clock)
         app = plane.http_app()
         client = plane.client()
         await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))

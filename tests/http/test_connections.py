@@ -99,20 +99,27 @@ def test_connections_past_the_cap_get_a_503_until_some_close(limited: Cluster) -
     assert "Traceback" not in (limited.workdir / "server.log").read_text()
 
 
+async def serve_impatiently(app: Any) -> tuple[uvicorn.Server, asyncio.Task[None], Any]:
+    """`app` served on 127.0.0.1 by a server that waits 50 ms for a request's headers: the
+    server, its task and its address, once it accepts."""
+    protocol = connections.protocol(max_connections=10, read_header_timeout=0.05)
+    config = uvicorn.Config(app, lifespan="off", http=protocol, log_level="warning")
+    server = uvicorn.Server(config)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    return server, serving, sock.getsockname()
+
+
 def test_a_client_that_does_not_finish_its_headers_is_disconnected() -> None:
     async def scenario() -> bytes:
         async def app(scope: object, receive: object, send: object) -> None:
             raise AssertionError("no request should reach the app")
 
-        protocol = connections.protocol(max_connections=10, read_header_timeout=0.05)
-        config = uvicorn.Config(app, lifespan="off", http=protocol, log_level="warning")
-        server = uvicorn.Server(config)
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        serving = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started:
-            await asyncio.sleep(0.01)
-        reader, writer = await asyncio.open_connection(*sock.getsockname())
+        server, serving, address = await serve_impatiently(app)
+        reader, writer = await asyncio.open_connection(*address)
         writer.write(b"GET /readyz HTTP/1.1\r\nHost: x\r\n")
         answer = await asyncio.wait_for(reader.read(), 20)  # b"": the server hung up
         writer.close()
@@ -130,15 +137,8 @@ def test_a_kept_alive_client_that_does_not_finish_its_next_headers_is_disconnect
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             await send({"type": "http.response.body", "body": b"ok"})
 
-        protocol = connections.protocol(max_connections=10, read_header_timeout=0.05)
-        config = uvicorn.Config(app, lifespan="off", http=protocol, log_level="warning")
-        server = uvicorn.Server(config)
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        serving = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started:
-            await asyncio.sleep(0.01)
-        reader, writer = await asyncio.open_connection(*sock.getsockname())
+        server, serving, address = await serve_impatiently(app)
+        reader, writer = await asyncio.open_connection(*address)
         writer.write(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
         first = await asyncio.wait_for(reader.readuntil(b"ok"), 20)
         writer.write(b"GET /readyz HTTP/1.1\r\nHo")

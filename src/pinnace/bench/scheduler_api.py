@@ -4,9 +4,11 @@ is created through the in-process API server (decoding, defaulting, admission, v
 managedFields, the store and its watch fan-out) and bound by the scheduler service through the
 binding subresource, which also records its Scheduled event.
 
-The cluster is the `ControlPlane` on the memory store and the virtual clock, with the scheduler
-and no controllers or node agents: nodes are bare Node objects with their capacity in their
-status, as scheduler_perf's hollow nodes are. Every node is scored, as in the core benchmark.
+The cluster is the `ControlPlane` on the memory store and the virtual clock, as the simulated
+mode assembles it (the store keeps objects as plain JSON rather than deflated: packing for
+memory is what a simulation skips), with the scheduler and no controllers or node agents:
+nodes are bare Node objects with their capacity in their status, as scheduler_perf's hollow
+nodes are. Every node is scored, as in the core benchmark.
 Nodes, namespaces and a workload's initial pods are created and bound first (not timed); then
 the measured pods are created one after another. pods/s counts the measured pods, from the
 first create call to the last binding committed; a pod's latency runs from its create call's
@@ -35,6 +37,7 @@ from pinnace.clock import VirtualClock
 from pinnace.cluster import ClusterOptions, ControlPlane, settle_garbage_collection
 from pinnace.scheduler.config import SchedulerConfiguration
 from pinnace.store import MemoryStore, WatchEvent
+from pinnace.store.codec import Codec
 
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
@@ -133,7 +136,7 @@ async def _measure(
 ) -> Figures:
     config = SchedulerConfiguration(percentage_of_nodes_to_score=100)
     options = ClusterOptions(scheduler_config=config, controllers=False, seed=seed)
-    plane = ControlPlane(MemoryStore(), clock, options)
+    plane = ControlPlane(MemoryStore(codec=Codec(deflate=False)), clock, options)
     bindings = _Bindings()
     stop_observing = plane.store.observe(bindings.observe)
     await plane.start()

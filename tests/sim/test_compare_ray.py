@@ -5,12 +5,14 @@ gives the comparison the runs give one after another in this process, event log 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from tests.sim.test_compare import files, without_wall_times  # noqa: F401
 
 from pinnace.cli.main import main
+from pinnace.sim import compare_ray
 from pinnace.sim.compare import compare
 
 VARIANTS = """\
@@ -59,3 +61,54 @@ def test_ray_is_for_comparisons_and_a_ray_cluster_sizes_itself(
     assert capsys.readouterr().err == (
         "pinnace simulate: --jobs sizes a local Ray: a Ray cluster's own CPUs run the runs\n"
     )
+
+
+class _LateRaylet:
+    """A Ray whose local start fails as Ray's does when its raylet registers after 30 s."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.starts = 0
+        self.stops = 0
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, *args: object, **kwargs: object) -> None:
+        self.starts += 1
+        if self.starts <= self.failures:
+            raise Exception("The current node timed out during startup.")
+
+    def shutdown(self) -> None:
+        self.stops += 1
+
+
+def test_a_local_ray_that_starts_late_is_started_again_then_reported(
+    files: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(files)
+    late = _LateRaylet(failures=2)
+    monkeypatch.setitem(sys.modules, "ray", late)
+    command = [
+        "simulate",
+        "tiny.yaml",
+        "--compare",
+        "variants.yaml",
+        "--ray",
+        "--jobs",
+        "2",
+        "--json",
+    ]
+    assert main(command) == 1
+    assert capsys.readouterr().err == (
+        "pinnace simulate: a local Ray did not start: The current node timed out during startup.\n"
+    )
+    assert (late.starts, late.stops) == (2, 2)
+
+    once = _LateRaylet(failures=1)
+    monkeypatch.setitem(sys.modules, "ray", once)
+    monkeypatch.setattr(compare_ray, "_gathered", lambda ray, tasks, done: [])
+    assert compare_ray.run_on_ray([], cpus=2) == []
+    assert (once.starts, once.stops) == (2, 2)  # the second start ran the runs, then stopped

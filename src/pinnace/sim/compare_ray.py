@@ -21,8 +21,13 @@ LOCAL = "local"
 """Ray's address for a new local cluster, made for the comparison and stopped after it."""
 
 
+STARTS = 2
+"""Tries at starting a local Ray: its raylet must register within a fixed 30 s, which a loaded
+2-core machine can miss once (its processes start while the runs' own imports compete)."""
+
+
 class RayUnavailableError(RuntimeError):
-    """Ray is not installed."""
+    """Ray is not installed, or a local Ray did not start."""
 
 
 def run_on_ray(
@@ -40,13 +45,26 @@ def run_on_ray(
         raise RayUnavailableError("--ray needs Ray: pip install 'pinnace[ray]'") from None
     started = not ray.is_initialized()
     if started:
-        options: dict[str, Any] = {"num_cpus": cpus} if address == LOCAL else {}
-        ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, **options)
+        _init(ray, address, cpus)
     try:
         return _gathered(ray, tasks, progress or (lambda: None))
     finally:
         if started:
             ray.shutdown()
+
+
+def _init(ray: Any, address: str, cpus: int | None) -> None:
+    if address != LOCAL:
+        ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
+        return
+    for attempt in range(1, STARTS + 1):
+        try:
+            ray.init(LOCAL, include_dashboard=False, logging_level=logging.WARNING, num_cpus=cpus)
+            return
+        except Exception as error:  # Ray raises a bare Exception when its raylet registers late
+            ray.shutdown()
+            if attempt == STARTS:
+                raise RayUnavailableError(f"a local Ray did not start: {error}") from None
 
 
 def _gathered(ray: Any, tasks: Sequence[Task], done: Callable[[], None]) -> list[Run]:

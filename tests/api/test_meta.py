@@ -93,6 +93,18 @@ def test_labels_are_checked() -> None:
     assert [e.field for e in errs] == ["metadata.labels"]
 
 
+def test_objects_with_the_same_labels_each_get_their_errors() -> None:
+    """Objects of one workload share their labels: each is checked, and told on its own."""
+    first = validate_object_meta(obj(name="a", labels={"app": "-x"}), namespaced=False)
+    first.append("changed by its caller")
+    again = validate_object_meta(obj(name="b", labels={"app": "-x"}), namespaced=False)
+    assert messages(again) == messages(first[:1])
+    assert validate_object_meta(obj(name="c", labels={"app": "1"}), namespaced=False) == []
+    assert messages(validate_object_meta(obj(name="d", labels={"app": 1}), namespaced=False)) == [
+        "metadata.labels[app]: Invalid value: 1: must be of type string"
+    ]
+
+
 def test_finalizers() -> None:
     ok = obj(name="a", finalizers=["kubernetes", "orphan", "example.com/cleanup"])
     assert validate_object_meta(ok, namespaced=False) == []

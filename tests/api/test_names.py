@@ -1,12 +1,14 @@
 """Name and key format checks, with vectors from apimachinery's validation_test.go."""
 
 from collections.abc import Callable
+from random import Random
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pinnace.api.names import (
+    NAME_SUFFIX_ALPHABET,
     is_c_identifier,
     is_config_map_key,
     is_dns1035_label,
@@ -18,6 +20,7 @@ from pinnace.api.names import (
     is_valid_percent,
     is_valid_port_name,
     is_valid_port_num,
+    random_suffix,
 )
 
 COMMON_BAD = [
@@ -282,3 +285,12 @@ def test_a_repeated_check_gives_the_same_answer_in_a_list_of_its_own(
     again = check("Not_Valid/a/b")
     assert again == first[:-1]
     assert again
+
+
+def test_a_random_suffix_is_what_random_choice_draws_from_the_alphabet() -> None:
+    """The names a seed generates stay the same: each character is `random.choice`'s."""
+    for seed in range(200):
+        ours, theirs = Random(seed), Random(seed)
+        expected = "".join(theirs.choice(NAME_SUFFIX_ALPHABET) for _ in range(5))
+        assert random_suffix(ours) == expected
+        assert ours.random() == theirs.random()  # the same bits were drawn

@@ -131,3 +131,40 @@ def test_a_bound_pod_seen_again_is_read_again_for_what_changed() -> None:
         scheduler.update_pod(grown, resized)
         assert scheduler.cache.pod("ns/p") == PodInfo.from_pod(resized)
         assert scheduler.cache.table.node_info(0).requested["cpu"] == 1800
+
+
+def test_a_confirmed_pod_with_anti_affinity_still_keeps_others_off_its_node() -> None:
+    """Confirming an assumed pod leaves its node's amounts alone; the terms of a pod with
+    (anti-)affinity are read again, so they hold for the pods that come after."""
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "host"}
+            ]
+        }
+    }
+    with VirtualClock() as clock:
+        scheduler = Scheduler([default_profile(lambda binding: None)], clock)
+        for name in ("n1", "n2"):
+            scheduler.add_node(
+                {**node(name, cpu="4"), "metadata": {"name": name, "labels": {"host": name}}}
+            )
+        first = pod("a")
+        first["metadata"]["labels"] = {"app": "web"}
+        first["spec"]["affinity"] = anti
+        scheduler.add_pod(first)
+        (placed,) = scheduler.schedule_pending()
+        bound = {**first, "spec": {**first["spec"], "nodeName": placed.node_name}}
+        scheduler.update_pod(first, bound)
+        assert scheduler.cache.pod("ns/a") == PodInfo.from_pod(bound)
+        assert (
+            scheduler.cache.table.node_info(scheduler.table.index[placed.node_name]).requested[
+                "cpu"
+            ]
+            == 600
+        )
+        second = pod("b")
+        second["metadata"]["labels"] = {"app": "web"}
+        scheduler.add_pod(second)
+        (other,) = scheduler.schedule_pending()
+        assert other.node_name not in (None, placed.node_name)

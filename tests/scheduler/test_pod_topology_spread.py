@@ -345,6 +345,26 @@ def test_workload_selector_merges_services_and_the_controlling_replica_set() -> 
     assert workloads(pod("lonely", {"z": "1"})).empty
 
 
+def test_workload_selector_follows_services_as_they_change() -> None:
+    """A Service counts from when it selects the pod until it stops selecting or is gone."""
+    workloads = WorkloadSelectors()
+    web = {
+        "metadata": {"namespace": "default", "name": "web"},
+        "spec": {"selector": {"app": "web"}},
+    }
+    p = PodInfo.from_pod(
+        {"metadata": {"namespace": "default", "name": "p", "labels": {"app": "web"}}}
+    )
+    workloads.set(SERVICE, {**web, "spec": {}})
+    assert workloads(p).empty
+    workloads.set(SERVICE, web)
+    assert str(workloads(p)) == "app=web"
+    workloads.delete(SERVICE, "default", "web")
+    assert workloads(p).empty
+    workloads.delete(SERVICE, "default", "web")  # already gone: nothing to do
+    assert workloads(p).empty
+
+
 def test_pods_added_or_removed_by_preemption_update_a_clone_of_the_state() -> None:
     # TestPreFilterStateAddPod / RemovePod in spirit: node-a holds 2 matching pods, the others
     # 1 each, so with maxSkew 1 the pod fits anywhere but node-a.

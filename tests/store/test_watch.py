@@ -80,6 +80,41 @@ def test_a_watch_sees_only_its_prefix(backend) -> None:
     backend.run(body)
 
 
+def test_live_changes_reach_every_watch_whose_prefix_they_start_with(backend) -> None:
+    """Prefixes of any shape, shorter or longer than a kind's, also ones first watched after
+    changes have flowed, and after the last watch of a prefix has gone."""
+    keys = ["pods/default/a", "pods/defaultx/b", "pods/other/c", "nodes/n", "loose", "pods/", "x/y"]
+    prefixes = ["", "p", "pods/", "pods/default", "pods/default/", "nodes/n", "loose", "x/"]
+
+    async def body(store: Store) -> None:
+        async def live(prefix: str) -> Watch:
+            watch = store.watch(prefix, store.revision)
+            task = asyncio.ensure_future(anext(watch))
+            await store.create(f"{prefix}~probe", {})  # the watch is live once it sees this
+            await task
+            return watch
+
+        first = {prefix: await live(prefix) for prefix in prefixes[:4]}
+        await store.create("pods/default/early", {})
+        later = {prefix: await live(prefix) for prefix in prefixes[4:]}
+        first.pop("p").close()
+        watches = {**first, **later}
+        start = store.revision
+        for key in keys:
+            await store.create(key, {})
+        for prefix, watch in watches.items():
+            wanted = [key for key in keys if key.startswith(prefix)]
+            seen: list[str] = []
+            while wanted[-1] not in seen:
+                event = await anext(watch)
+                if event.revision > start:
+                    seen.append(event.key)
+            assert seen == wanted, prefix
+            watch.close()
+
+    backend.run(body)
+
+
 def test_concurrent_watchers_see_every_change_once_in_the_same_order(backend) -> None:
     writers, writes_each = 8, 25
 

@@ -11,6 +11,7 @@ from pinnace.api import field
 from pinnace.api.field import FieldError, Path
 from pinnace.api.labels import validate_labels
 from pinnace.api.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from pinnace.api.objects import Remembered, plain_json
 from pinnace.api.validation import (
     IS_NEGATIVE_ERROR_MSG,
     go_slice,
@@ -152,7 +153,26 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
     return errs + _validate_common(new_meta)
 
 
+_COMMON_FIELDS = ("labels", "annotations", "ownerReferences", "finalizers", "managedFields")
+_MAX_REMEMBERED_TEXT = 4096
+"""Longer texts (a kubectl last-applied annotation, large managedFields) are one object's."""
+_common_errors: Remembered[tuple[FieldError, ...]] = Remembered(1024)
+"""By the JSON text of the metadata fields `_validate_common` reads, what it found: the
+objects of one workload share their labels, annotations and owners."""
+
+
 def _validate_common(meta: dict[str, Any]) -> list[FieldError]:
+    text = plain_json([meta.get(name) for name in _COMMON_FIELDS])
+    if text is None or len(text) > _MAX_REMEMBERED_TEXT:
+        return _common_errors_of(meta)
+    known = _common_errors.get(text)
+    if known is None:
+        known = tuple(_common_errors_of(meta))
+        _common_errors.put(text, known)
+    return list(known)
+
+
+def _common_errors_of(meta: dict[str, Any]) -> list[FieldError]:
     labels, errs = string_map(meta.get("labels"), _LABELS)
     errs += validate_labels(labels, _LABELS)
     annotations, e = string_map(meta.get("annotations"), _ANNOTATIONS)

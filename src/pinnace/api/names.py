@@ -290,6 +290,21 @@ NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """utilrand's alphabet: no vowels (no words) and no look-alike characters."""
 
 
+_SUFFIX_BITS = len(NAME_SUFFIX_ALPHABET).bit_length()
+
+
 def random_suffix(random: Random, length: int = 5) -> str:
-    """utilrand.String(length), as names.SimpleNameGenerator appends to a generateName."""
-    return "".join(random.choice(NAME_SUFFIX_ALPHABET) for _ in range(length))
+    """utilrand.String(length), as names.SimpleNameGenerator appends to a generateName.
+
+    The characters are those `random.choice` would draw, from the same bits (every create
+    of a pod draws one, for its service account token's volume): `choice` draws
+    `len(alphabet).bit_length()` bits until they index the alphabet."""
+    draw = random.getrandbits
+    alphabet, n = NAME_SUFFIX_ALPHABET, len(NAME_SUFFIX_ALPHABET)
+    chars = []
+    for _ in range(length):
+        i = draw(_SUFFIX_BITS)
+        while i >= n:
+            i = draw(_SUFFIX_BITS)
+        chars.append(alphabet[i])
+    return "".join(chars)

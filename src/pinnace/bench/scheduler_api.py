@@ -6,9 +6,10 @@ binding subresource, which also records its Scheduled event.
 
 The cluster is the `ControlPlane` on the memory store and the virtual clock, as the simulated
 mode assembles it (the store keeps objects as plain JSON rather than deflated: packing for
-memory is what a simulation skips), with the scheduler and no controllers or node agents:
-nodes are bare Node objects with their capacity in their status, as scheduler_perf's hollow
-nodes are. Every node is scored, as in the core benchmark.
+memory is what a simulation skips), with the scheduler and no controllers, node agents,
+dashboard or kube-state-metrics (a simulation goes without their informers too, and
+scheduler_perf runs none): nodes are bare Node objects with their capacity in their status, as
+scheduler_perf's hollow nodes are. Every node is scored, as in the core benchmark.
 Nodes, namespaces and a workload's initial pods are created and bound first (not timed); then
 the measured pods are created one after another. pods/s counts the measured pods, from the
 first create call to the last binding committed; a pod's latency runs from its create call's
@@ -135,7 +136,13 @@ async def _measure(
     workload: Workload, node_count: int, pod_count: int, seed: int, clock: VirtualClock
 ) -> Figures:
     config = SchedulerConfiguration(percentage_of_nodes_to_score=100)
-    options = ClusterOptions(scheduler_config=config, controllers=False, seed=seed)
+    options = ClusterOptions(
+        scheduler_config=config,
+        controllers=False,
+        kube_state_metrics=False,
+        dashboard=False,
+        seed=seed,
+    )
     plane = ControlPlane(MemoryStore(codec=Codec(deflate=False)), clock, options)
     bindings = _Bindings()
     stop_observing = plane.store.observe(bindings.observe)

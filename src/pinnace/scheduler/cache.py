@@ -57,12 +57,13 @@ class Cache:
     def add_pod(self, pod: PodInfo) -> None:
         """The API shows the pod bound: confirm the assumption, or account a pod bound
         elsewhere."""
-        assumed_on = self._assumed.pop(pod.key, None)
-        if assumed_on is not None:
-            self.table.remove_pod(pod.key, assumed_on)
-        elif pod.key in self._bound:
-            self.table.remove_pod(pod.key, self._bound[pod.key])
-        self.table.add_pod(pod, pod.node_name)
+        placed_on = self._assumed.pop(pod.key, None) or self._bound.get(pod.key)
+        if placed_on == pod.node_name:
+            self.table.replace_pod(pod, pod.node_name)
+        else:
+            if placed_on is not None:
+                self.table.remove_pod(pod.key, placed_on)
+            self.table.add_pod(pod, pod.node_name)
         self._bound[pod.key] = pod.node_name
 
     def update_pod(self, pod: PodInfo) -> None:

@@ -268,6 +268,26 @@ class NodeTable:
             self._orphans.setdefault(node_name, {})[pod.key] = pod
             return
         self._account(i, pod, 1)
+        self._place(i, pod, node_name)
+
+    def replace_pod(self, pod: PodInfo, node_name: str) -> None:
+        """`remove_pod` of the pod of `pod.key` on `node_name`, then `add_pod` of `pod`, as an
+        assumed pod's binding is confirmed. When `pod` takes what the pod it replaces took
+        (a binding changes no request), the node's amounts are left as they are, so nothing
+        worked out from them is worked out again."""
+        i = self.index.get(node_name)
+        old = None if i is None else self.pods[i].get(pod.key)
+        if i is None or old is None or not _takes_the_same(old, pod):
+            self.remove_pod(pod.key, node_name)
+            self.add_pod(pod, node_name)
+            return
+        self._unplace(i, old, node_name)
+        self._place(i, pod, node_name)
+        if _has_pod_affinity(old) or _has_pod_affinity(pod):
+            self._changed(i)  # the row's pods with terms are read again (see ExistingPodTerms)
+
+    def _place(self, i: int, pod: PodInfo, node_name: str) -> None:
+        """File `pod` on row `i`, whose amounts count it."""
         self.pods[i][pod.key] = pod
         if _has_pod_affinity(pod):
             self.pods_with_affinity[i][pod.key] = pod
@@ -292,12 +312,18 @@ class NodeTable:
         i = self.index.get(node_name)
         if i is None:
             return self._orphans.get(node_name, {}).pop(pod_key, None)
-        pod = self.pods[i].pop(pod_key, None)
+        pod = self.pods[i].get(pod_key)
         if pod is None:
             return None
-        self.pods_with_affinity[i].pop(pod_key, None)
-        self._forget_placement(pod_key)
+        self._unplace(i, pod, node_name)
         self._account(i, pod, -1)
+        return pod
+
+    def _unplace(self, i: int, pod: PodInfo, node_name: str) -> None:
+        """Take `pod` off row `i`, whose amounts still count it."""
+        del self.pods[i][pod.key]
+        self.pods_with_affinity[i].pop(pod.key, None)
+        self._forget_placement(pod.key)
         self._unindex(pod)
         self._file_labels(pod, node_name, -1)
         ports = self.host_ports[i]
@@ -306,7 +332,6 @@ class NodeTable:
                 del ports[port]
             else:
                 ports[port] -= 1
-        return pod
 
     # Usage.
     def track_usage(self, window: float, interval: float, now: Callable[[], float]) -> None:
@@ -659,6 +684,15 @@ class RowCache:
 
 
 _NO_KEY = object()
+
+
+def _takes_the_same(old: PodInfo, new: PodInfo) -> bool:
+    """Whether the two pods count the same in a node's amounts."""
+    return (
+        (old.requests is new.requests or old.requests == new.requests)
+        and old.non_zero_cpu == new.non_zero_cpu
+        and old.non_zero_memory == new.non_zero_memory
+    )
 
 
 def _has_pod_affinity(pod: PodInfo) -> bool:

@@ -173,6 +173,8 @@ class SchedulingQueue:
     def move_all_to_active_or_backoff(self, event: ClusterEvent) -> None:
         """A cluster event: parked pods that one of their rejecting plugins registered it for
         get another chance."""
+        if not self._unschedulable:
+            return  # nothing parked (as after most binds)
         if not any(registered.matches(event) for registered in self._registered):
             return  # no plugin cares: nothing parked can be helped
         moved = [

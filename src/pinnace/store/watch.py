@@ -20,6 +20,8 @@ from pinnace.store.mvcc import MvccState
 
 DEFAULT_WATCH_BUFFER = 10_000
 """Live events a watch may hold undelivered before it is ended."""
+MAX_ROUTES = 1024
+"""Key starts whose watches a hub remembers (the API server's keys have one per kind)."""
 
 
 class WatchHub:
@@ -33,6 +35,10 @@ class WatchHub:
         # Live watches by prefix; dicts as ordered sets, so a simulation wakes watchers in
         # the same order on every run.
         self._live: dict[str, dict[BufferedWatch, None]] = {}
+        # By the start of a key up to its second "/" (a kind's prefix, "core/pods/"), the live
+        # watches whose prefix may match keys starting so, in the order of `_live`: a change
+        # is offered to those, not to every prefix watched. Rebuilt when prefixes come or go.
+        self._routes: dict[str, tuple[tuple[str, dict[BufferedWatch, None]], ...]] = {}
         self._overflowed: list[BufferedWatch] = []
         self.closed: StoreError | None = None
 
@@ -50,7 +56,17 @@ class WatchHub:
         buffer is more than half full: the writer should let consumers run."""
         congested = False
         key = event.key
-        for prefix, watches in self._live.items():
+        start = key[: key.find("/", key.find("/") + 1) + 1] or key
+        routes = self._routes.get(start)
+        if routes is None:
+            if len(self._routes) >= MAX_ROUTES:  # keys not shaped as the API server's
+                self._routes.clear()
+            routes = self._routes[start] = tuple(
+                (prefix, watches)
+                for prefix, watches in self._live.items()
+                if prefix.startswith(start) or start.startswith(prefix)
+            )
+        for prefix, watches in routes:
             if key.startswith(prefix):
                 for watch in watches:
                     congested |= watch._push(event)
@@ -67,9 +83,14 @@ class WatchHub:
             for watch in list(watches):
                 watch._end(error)
         self._live.clear()
+        self._routes.clear()
 
     def register(self, watch: BufferedWatch) -> None:
-        self._live.setdefault(watch.prefix, {})[watch] = None
+        watches = self._live.get(watch.prefix)
+        if watches is None:
+            watches = self._live[watch.prefix] = {}
+            self._routes.clear()
+        watches[watch] = None
 
     def unregister(self, watch: BufferedWatch) -> None:
         watches = self._live.get(watch.prefix)
@@ -78,6 +99,7 @@ class WatchHub:
         watches.pop(watch, None)
         if not watches:
             del self._live[watch.prefix]
+            self._routes.clear()
 
     def overflowed(self, watch: BufferedWatch) -> None:
         self._overflowed.append(watch)

@@ -30,29 +30,38 @@ class WorkloadSelectors:
     def __init__(self) -> None:
         # kind -> (namespace, name) -> object
         self._objects: dict[str, dict[tuple[str, str], Mapping[str, Any]]] = {
-            kind: {} for kind in (SERVICE, REPLICATION_CONTROLLER, REPLICA_SET, STATEFUL_SET)
+            kind: {} for kind in (REPLICATION_CONTROLLER, REPLICA_SET, STATEFUL_SET)
         }
+        # namespace -> name -> a Service's selector and what it compiles to (None: it has
+        # none), as GetPodServices lists a namespace's: every pod scheduled looks them up.
+        self._services: dict[str, dict[str, tuple[Mapping[str, str], LabelSelector] | None]] = {}
 
     def set(self, kind: str, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
-        key = (meta.get("namespace") or "default", meta.get("name") or "")
-        self._objects[kind][key] = obj
+        namespace, name = meta.get("namespace") or "default", meta.get("name") or ""
+        if kind == SERVICE:
+            selector = (obj.get("spec") or {}).get("selector")
+            compiled = (selector, selector_from_set(selector)) if selector else None
+            self._services.setdefault(namespace, {})[name] = compiled
+            return
+        self._objects[kind][(namespace, name)] = obj
 
     def delete(self, kind: str, namespace: str, name: str) -> None:
-        self._objects[kind].pop((namespace, name), None)
+        if kind != SERVICE:
+            self._objects[kind].pop((namespace, name), None)
+            return
+        services = self._services.get(namespace, {})
+        services.pop(name, None)
+        if not services:
+            self._services.pop(namespace, None)
 
     def __call__(self, pod: PodInfo) -> LabelSelector:
         """DefaultSelector(pod): empty when nothing selects or controls the pod."""
         label_set: dict[str, str] = {}
-        for (namespace, _), service in self._objects[SERVICE].items():
-            selector = (service.get("spec") or {}).get("selector")
-            if (
-                namespace == pod.namespace
-                and selector
-                and selector_from_set(selector).matches(pod.labels)
-            ):
-                label_set.update(selector)
-        selector = selector_from_set(label_set)
+        for compiled in self._services.get(pod.namespace, {}).values():
+            if compiled is not None and compiled[1].matches(pod.labels):
+                label_set.update(compiled[0])
+        selector = selector_from_set(label_set) if label_set else _EVERYTHING
         owner = _controller_of(pod)
         if owner is None or (owner.get("apiVersion"), owner.get("kind")) not in _OWNER_KINDS:
             return selector
@@ -69,6 +78,9 @@ class WorkloadSelectors:
         except SelectorError:
             return selector
         return LabelSelector((*selector.requirements, *other.requirements))
+
+
+_EVERYTHING = selector_from_set({})
 
 
 def _controller_of(pod: PodInfo) -> Mapping[str, Any] | None:

@@ -178,7 +178,9 @@ class NodeAgent:
         self.sources: SourceLookup = no_sources
         """Where ConfigMaps and Secrets are looked up (informers' caches), set by whoever runs
         this."""
-        self.token_manager = TokenManager(client, self._token_due, self._syncs_volumes)
+        self.token_manager = TokenManager(
+            client, self._token_due, self._syncs_volumes, self._only_files_change
+        )
         self.tokens: TokenSource = self.token_manager.token
         """The service account tokens of its pods' projected volumes."""
         self.services: ServiceLookup = no_services
@@ -819,6 +821,18 @@ class NodeAgent:
     def _syncs_volumes(self, uid: str) -> bool:
         worker = self.workers.get(uid)
         return worker is not None and not (worker.terminating or worker.finished)
+
+    def _only_files_change(self, uid: str) -> bool:
+        """Setting the pod's volumes up again would change nothing but their files: no
+        container waits for its configuration (`PodWorker.source_changed`)."""
+        worker = self.workers.get(uid)
+        return worker is not None and not worker.config_blocked
+
+    def files_read(self, worker: PodWorker) -> None:
+        """Set up the pod's token volumes again if refreshes were made since (the simulated
+        mode's, `TokenManager.defer`)."""
+        if self.token_manager.files_stale(worker.uid):
+            worker.volumes.renew_tokens(worker.read_pod(), self.sources, self.tokens)
 
     @property
     def container_exited(self) -> OnExit:

@@ -37,7 +37,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client
 from pinnace.clock import Clock, Timer
-from pinnace.clock.rfc3339 import format_time, parse_time
+from pinnace.clock.rfc3339 import parse_time, second_instant
 
 _log = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ class TokenManager:
         now = self.clock.now()
         expiration = key[5]
         entry.deferred_at = now
-        entry.expires = parse_time(format_time(now + entry.granted))
+        entry.expires = second_instant(now + entry.granted)
         entry.issued = entry.expires - expiration
         wake = _refresh_time(entry, expiration)
         entry.timer = self.clock.call_at(wake, self._refresh, key, entry)

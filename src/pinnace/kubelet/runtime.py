@@ -533,13 +533,12 @@ class SimulatedRuntime(ContainerRuntime):
     def disk_usage(self) -> tuple[int, int]:
         # The sums of list_container_stats' two figures, without their CPU shares.
         now = self._clock.now()
-        running = {r.id: r for r in self._running.values()}
         rootfs = logs = 0
         for key, stats in self._exited.items():
-            if container_id_of(key) not in running:
+            if key not in self._running:
                 rootfs += stats.rootfs_used_bytes
                 logs += stats.logs_used_bytes
-        for r in running.values():
+        for r in self._running.values():
             rootfs += round(r.usage.ephemeral_storage.at(now - r.started_at))
             logs += r.log_bytes()
         return rootfs, logs

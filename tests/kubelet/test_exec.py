@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from pinnace.api.streams import STDERR, STDOUT
-from pinnace.clock import VirtualClock
+from pinnace.clock import Clock, VirtualClock
 from pinnace.kubelet.exec import Attached, run_attach, run_exec
 from pinnace.kubelet.runtime import ContainerStatus, Ended
 from pinnace.kubelet.shell import ShellContext
@@ -20,7 +20,7 @@ from pinnace.kubelet.volumes import Filesystem
 class Terminal:
     """A session's streams: stdin given up front, what is written kept with the time."""
 
-    def __init__(self, clock: VirtualClock, stdin: Sequence[bytes] = ()) -> None:
+    def __init__(self, clock: Clock, stdin: Sequence[bytes] = ()) -> None:
         self.clock = clock
         self.stdin = list(stdin)
         self.written: list[tuple[float, int, bytes]] = []

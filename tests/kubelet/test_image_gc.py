@@ -141,3 +141,16 @@ def test_a_separate_image_filesystem_has_its_own_signal(make_node: Any) -> None:
     status = node.get_pod("writer")["status"]
     assert (status["phase"], status["reason"]) == ("Failed", "Evicted")
     assert "The node was low on resource: ephemeral-storage." in status["message"]
+
+
+def test_what_containers_write_counts_toward_the_high_threshold(make_node: Any) -> None:
+    node = make_node()
+    run(node, "old", "a:1")
+    node.settle(5)
+    delete(node, "old")
+    run(node, "writer", "b:1", ephemeral_storage="350Mi")
+    node.settle(5)
+    # 580Mi of images and 350Mi of b's writable layer: 93 %; a's 290Mi bring it to 64 %
+    node.settle(300)
+    assert images(node) == ["b:1"]
+    assert node_events(node) == []

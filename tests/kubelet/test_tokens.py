@@ -12,9 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.kubelet.test_exec import Terminal
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
+from pinnace.api.streams import StreamOptions
 from pinnace.apiserver.auth.tokens import TokenError
 from pinnace.cluster import ClusterOptions
 from pinnace.kubelet import node_configs
@@ -129,3 +131,113 @@ def test_a_token_that_cannot_be_had_fails_the_mount_until_it_can(
     cluster.wait(130)  # the mount's back-off, at most 2 min 2 s
     [token] = printed(cluster, "job")
     assert who(cluster, token).name == "system:serviceaccount:default:robot"
+
+
+# --- the simulated mode: refreshes nobody reads are made when read ----------------------------
+
+PERIOD = 3607 - 3607 * 20 // 100 + 1
+"""A kube-api-access token's refresh period: the first whole second past 80% of 3607 s."""
+
+
+def _cluster(simulated: bool) -> SimulatedCluster:
+    options = ClusterOptions(nodes=node_configs(1), seed=11, simulated=simulated)
+    return SimulatedCluster(options)
+
+
+def _exec_cat(cluster: SimulatedCluster, name: str, path: str) -> str:
+    pod = cluster.run(cluster.client.get(PODS, "default", name))
+    [agent] = cluster.plane.nodes.agents.values()
+    session = agent.exec(pod, StreamOptions("app", ("cat", path)))
+    terminal = Terminal(cluster.clock, [])
+    assert cluster.run(session(terminal)) == 0
+    return terminal.text()
+
+
+def _sleeper(name: str) -> dict[str, Any]:
+    container = {"name": "app", "image": "busybox", "command": ["sleep", "1000000"]}
+    return {"metadata": {"name": name}, "spec": {"containers": [container]}}
+
+
+def _times(token: str) -> tuple[int, int, int, int]:
+    c = claims(token)
+    return c["iat"], c["nbf"], c["exp"], c["kubernetes.io"]["warnafter"]
+
+
+def _exec_reads(simulated: bool, gaps: list[int]) -> tuple[float, list[tuple[float, str]]]:
+    """When the pod's first token came, and (time, token) of `cat` through exec after each
+    gap."""
+    cluster = _cluster(simulated)
+    try:
+        cluster.run(cluster.client.create(PODS, "default", _sleeper("idle")))
+        cluster.wait(2)
+        started = cluster.clock.now()
+        reads = []
+        for gap in gaps:
+            cluster.wait(gap)
+            reads.append((cluster.clock.now(), _exec_cat(cluster, "idle", ACCESS)))
+        return started, reads
+    finally:
+        cluster.close()
+
+
+def test_a_token_read_after_refreshes_nobody_read_has_the_times_of_the_last_refresh() -> None:
+    gaps = [10, 3 * PERIOD + 500, 7 * PERIOD + 100, 30 * 3600]
+    started, reads = _exec_reads(True, gaps)
+    first_iat = _times(reads[0][1])[0]
+    assert started - 2 <= first_iat <= started
+    for at, token in reads:
+        iat, nbf, exp, warn_after = _times(token)
+        # requiresRefresh: refreshed at the first whole second past 80% of 3607 s, each time
+        assert iat == first_iat + (int(at) - first_iat) // PERIOD * PERIOD
+        assert (nbf, exp, warn_after) == (iat, iat + 365 * 24 * 3600, iat + 3607)
+    _, live = _exec_reads(False, gaps)
+    assert [_times(t) for _, t in reads] == [_times(t) for _, t in live]
+    again = _exec_reads(True, gaps)[1]  # the same seed: the same claims, jti included
+    assert [claims(t) for _, t in again] == [claims(t) for _, t in reads]
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_container_reading_its_token_now_and_then_sees_what_the_live_mode_shows(
+    partitioned: bool,
+) -> None:
+    script = f"while true; do cat {SHORT}; echo; sleep 700; done"  # refreshed every 481 s
+
+    def seen(simulated: bool) -> list[tuple[int, int]]:
+        cluster = _cluster(simulated)
+        try:
+            cluster.run(cluster.client.create(PODS, "default", reader("loop", script)))
+            cluster.wait(3 * 3600)
+            if partitioned:  # refreshes fail, the old token is kept, then it expires
+                [node] = cluster.plane.nodes.agents
+                cluster.run(cluster.plane.nodes.partition(node))
+                cluster.wait(1800)
+                cluster.run(cluster.plane.nodes.recover_node(node))
+            cluster.wait(3 * 3600)
+            return [(c["iat"], c["exp"]) for c in map(claims, printed(cluster, "loop"))]
+        finally:
+            cluster.close()
+
+    simulated = seen(True)
+    assert len(simulated) > 25 and len(set(simulated)) > 20
+    assert simulated == seen(False)
+
+
+def test_refreshes_nobody_reads_are_not_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = _cluster(True)
+    try:
+        signed = 0
+        sign = cluster.server.service_account_tokens.key.sign
+
+        def counted(token_claims: Any) -> str:
+            nonlocal signed
+            signed += 1
+            return sign(token_claims)
+
+        monkeypatch.setattr(cluster.server.service_account_tokens.key, "sign", counted)
+        cluster.run(cluster.client.create(PODS, "default", _sleeper("idle")))
+        cluster.wait(24 * 3600)
+        assert signed == 1  # the first, which the mount waits for
+        token = _exec_cat(cluster, "idle", ACCESS)
+        assert signed == 2 and who(cluster, token).name == "system:serviceaccount:default:default"
+    finally:
+        cluster.close()

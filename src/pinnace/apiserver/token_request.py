@@ -72,9 +72,11 @@ def _must_match(request: Object, key: str, value: str, what: str) -> None:
         raise status.invalid(TOKEN_REQUEST.kind, value, errs, AUTHENTICATION)
 
 
-async def request_token(server: APIServer, namespace: str, name: str, body: Any) -> Result:
+async def request_token(
+    server: APIServer, namespace: str, name: str, body: Any, issued_at: float | None = None
+) -> Result:
     """The TokenRequest with its status: the token and when the kubelet should consider it
-    expired."""
+    expired; issued now, or at `issued_at` (the simulated mode's deferred refreshes)."""
     request = _decoded(body)
     _must_match(request, "name", name, "name")
     _must_match(request, "namespace", namespace, "namespace")
@@ -86,7 +88,7 @@ async def request_token(server: APIServer, namespace: str, name: str, body: Any)
     spec = request["spec"]
     if not spec.get("audiences"):
         spec["audiences"] = list(tokens.audiences)
-    now = server.clock.now()
+    now = server.clock.now() if issued_at is None else issued_at
     request["metadata"] = {
         **(request.get("metadata") or {}),
         "name": name,

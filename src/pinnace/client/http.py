@@ -371,7 +371,16 @@ class HTTPClient(Client):
         body = eviction_body(namespace, name, options)
         await self._call("POST", path, body, kind=PODS, name=name)
 
-    async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
+    async def request_token(
+        self,
+        namespace: str,
+        name: str,
+        request: Mapping[str, Any],
+        *,
+        issued_at: float | None = None,
+    ) -> Object:
+        if issued_at is not None:
+            raise ValueError("a token issued at an earlier time is asked for in process only")
         path = resource_path(SERVICE_ACCOUNTS, namespace, name, "token")
         return await self._call("POST", path, dict(request), kind=SERVICE_ACCOUNTS, name=name)
 

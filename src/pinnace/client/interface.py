@@ -133,8 +133,18 @@ class Client(ABC):
         """pods/eviction: delete the pod if its disruption budget allows; 429 if not."""
 
     @abstractmethod
-    async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
-        """serviceaccounts/token: the TokenRequest `request` answered with a token."""
+    async def request_token(
+        self,
+        namespace: str,
+        name: str,
+        request: Mapping[str, Any],
+        *,
+        issued_at: float | None = None,
+    ) -> Object:
+        """serviceaccounts/token: the TokenRequest `request` answered with a token.
+        `issued_at`: the answer the request would have had at that earlier time, issued then
+        (the simulated mode's deferred token refreshes, docs/simulation.md); in process
+        only."""
 
     @abstractmethod
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:

@@ -134,8 +134,16 @@ class LocalClient(Client):
         body = eviction_body(namespace, name, options)
         await eviction.evict(self._server, namespace, name, body)
 
-    async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
-        return (await token_request.request_token(self._server, namespace, name, request)).obj
+    async def request_token(
+        self,
+        namespace: str,
+        name: str,
+        request: Mapping[str, Any],
+        *,
+        issued_at: float | None = None,
+    ) -> Object:
+        server = self._server
+        return (await token_request.request_token(server, namespace, name, request, issued_at)).obj
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         return await scale.read_scale(self._server, kind, namespace, name)

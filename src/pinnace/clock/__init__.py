@@ -8,7 +8,13 @@ from pinnace.clock.clock import Clock, Timer
 from pinnace.clock.duration import parse_duration
 from pinnace.clock.loop import DEFAULT_EPOCH, DeadlockError, VirtualEventLoop, VirtualModeError
 from pinnace.clock.rand import Randomness
-from pinnace.clock.rfc3339 import format_micro_time, format_time, micro_instant, parse_time
+from pinnace.clock.rfc3339 import (
+    format_micro_time,
+    format_time,
+    micro_instant,
+    parse_time,
+    second_instant,
+)
 from pinnace.clock.virtual import VirtualClock
 
 __all__ = [
@@ -25,4 +31,5 @@ __all__ = [
     "micro_instant",
     "parse_duration",
     "parse_time",
+    "second_instant",
 ]

@@ -40,6 +40,11 @@ def _format_second(second: int) -> str:
     return _seconds(_EPOCH + timedelta(seconds=second)) + "Z"
 
 
+def second_instant(t: float) -> float:
+    """`t` as a Time holds it: `parse_time(format_time(t))`, without the text."""
+    return float(round(t * 1_000_000) // 1_000_000)
+
+
 def format_micro_time(t: float) -> str:
     """`metav1.MicroTime` for `t` seconds since the Unix epoch: `2025-01-01T00:00:00.000000Z`."""
     d, micros = _utc(t)

@@ -112,7 +112,7 @@ from pinnace.kubelet.sources import (
     source_key,
 )
 from pinnace.kubelet.status_manager import PODS, StatusManager
-from pinnace.kubelet.summary import machine, node_summary
+from pinnace.kubelet.summary import filesystems, machine, node_summary
 from pinnace.kubelet.tokens import TokenManager
 from pinnace.kubelet.volumes import TokenSource
 from pinnace.kubelet.web import PodLookup, no_pods, service_web
@@ -178,7 +178,9 @@ class NodeAgent:
         self.sources: SourceLookup = no_sources
         """Where ConfigMaps and Secrets are looked up (informers' caches), set by whoever runs
         this."""
-        self.token_manager = TokenManager(client, self._token_due, self._syncs_volumes)
+        self.token_manager = TokenManager(
+            client, self._token_due, self._syncs_volumes, self._only_files_change
+        )
         self.tokens: TokenSource = self.token_manager.token
         """The service account tokens of its pods' projected volumes."""
         self.services: ServiceLookup = no_services
@@ -365,8 +367,7 @@ class NodeAgent:
 
         def filesystem() -> tuple[int, int]:
             nonlocal high
-            node = self.summary().node
-            capacity, available = node.imagefs_capacity_bytes, node.imagefs_available_bytes
+            capacity, available = self._image_filesystem()
             high = capacity > 0 and 100 - available * 100 // capacity >= (
                 self.config.image_gc_high_threshold_percent
             )
@@ -820,6 +821,18 @@ class NodeAgent:
         worker = self.workers.get(uid)
         return worker is not None and not (worker.terminating or worker.finished)
 
+    def _only_files_change(self, uid: str) -> bool:
+        """Setting the pod's volumes up again would change nothing but their files: no
+        container waits for its configuration (`PodWorker.source_changed`)."""
+        worker = self.workers.get(uid)
+        return worker is not None and not worker.config_blocked
+
+    def files_read(self, worker: PodWorker) -> None:
+        """Set up the pod's token volumes again if refreshes were made since (the simulated
+        mode's, `TokenManager.defer`)."""
+        if self.token_manager.files_stale(worker.uid):
+            worker.volumes.renew_tokens(worker.read_pod(), self.sources, self.tokens)
+
     @property
     def container_exited(self) -> OnExit:
         return self._container_exited
@@ -844,16 +857,23 @@ class NodeAgent:
     def summary(self) -> Summary:
         """What the node and its pods use now (the kubelet's /stats/summary), for the eviction
         manager and the metrics API; see `pinnace.kubelet.summary`."""
-        stats = self.runtime.list_container_stats()
-        images = sum(i["sizeBytes"] for i in self.images.static_status.get("images", ()))
         return node_summary(
             self.config,
             self.workers.values(),
-            stats,
+            self.runtime.list_container_stats(),
             self.machine.system_memory_bytes,
-            images,
+            self._image_bytes(),
             self.clock.now(),
         )
+
+    def _image_filesystem(self) -> tuple[int, int]:
+        """The imagefs' capacity and available bytes, as `summary` has them, for less."""
+        rootfs, logs = self.runtime.disk_usage()
+        _, _, (capacity, used) = filesystems(self.config, rootfs, logs, self._image_bytes())
+        return capacity, max(0, capacity - used)
+
+    def _image_bytes(self) -> int:
+        return sum(i["sizeBytes"] for i in self.images.static_status.get("images", ()))
 
     def pods_usage(self) -> tuple[int, int]:
         """What its pods use now, as `summary` has it, for less: the CPU (nano-cores) and the

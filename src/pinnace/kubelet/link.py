@@ -144,9 +144,16 @@ class Link(Client):
         self._check()
         await self._client.evict(namespace, name, options)
 
-    async def request_token(self, namespace: str, name: str, request: Mapping[str, Any]) -> Object:
+    async def request_token(
+        self,
+        namespace: str,
+        name: str,
+        request: Mapping[str, Any],
+        *,
+        issued_at: float | None = None,
+    ) -> Object:
         self._check()
-        return await self._client.request_token(namespace, name, request)
+        return await self._client.request_token(namespace, name, request, issued_at=issued_at)
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         self._check()

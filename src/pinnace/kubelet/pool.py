@@ -24,8 +24,9 @@ the node lifecycle controller reads as its `NodeHeartbeats`; a Lease read throug
 server is written first with the last of them, `before_read`), and the wheel leaves out the
 agents whose heartbeat would do nothing more (quiet) until a pod or their Node changes, or they
 fail, are partitioned or slowed: a tick of a slot with no agent awake is skipped, and when no
-slot has one the wheel sleeps until an agent wakes (docs/simulation.md, "What the simulated
-mode skips").
+slot has one the wheel sleeps until an agent wakes; the token refreshes of pods nobody reads
+are accounted for until read (`TokenManager.defer`), while the agent reaches the API server
+(docs/simulation.md, "What the simulated mode skips").
 
 Faults and changes while it runs, as the simulation's timeline and `pinnace node` inject them:
 - `fail_node`: the node's kubelet stops (it died, or the node went down): no lease renewal, no
@@ -197,6 +198,7 @@ class NodeAgentPool:
         agent.packed_pod = self._pods.packed
         agent.sources_followed = functools.partial(self._followed_by, config.name)
         agent.node_lease.write_renewals = agent.post_unchanged_status = not self.simulated
+        agent.token_manager.defer = self.simulated
         return agent
 
     async def start(self) -> None:
@@ -433,6 +435,7 @@ class NodeAgentPool:
         link = _link(agent)
         if not link.connected:
             link.connected = True
+            agent.token_manager.defer = self.simulated
             self._reconcile(agent)
 
     async def partition(self, name: str) -> None:
@@ -440,6 +443,8 @@ class NodeAgentPool:
         (and are tried again as the kubelet tries them) and it hears of no change."""
         agent = self._running(name)
         await self._write_renewals(agent)
+        agent.token_manager.settle()  # the refreshes it accounted for, while it can ask
+        agent.token_manager.defer = False
         _link(agent).connected = False
 
     async def slow(self, name: str, factor: float) -> None:

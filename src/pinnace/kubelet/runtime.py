@@ -267,6 +267,12 @@ class ContainerRuntime(ABC):
         """What one container uses now; None once it is removed."""
         return self.list_container_stats().get(container_id)
 
+    def disk_usage(self) -> tuple[int, int]:
+        """The bytes of the writable layers and of the logs of every container the runtime
+        holds, in all, as their stats say."""
+        stats = self.list_container_stats().values()
+        return sum(s.rootfs_used_bytes for s in stats), sum(s.logs_used_bytes for s in stats)
+
     @abstractmethod
     def cpu_and_memory(self, container_ids: Iterable[str]) -> tuple[int, int]:
         """The CPU (nano-cores) and memory working set (bytes) these running containers use
@@ -523,6 +529,19 @@ class SimulatedRuntime(ContainerRuntime):
                 pids=round(r.usage.pids.at(age)),
             )
         return found
+
+    def disk_usage(self) -> tuple[int, int]:
+        # The sums of list_container_stats' two figures, without their CPU shares.
+        now = self._clock.now()
+        rootfs = logs = 0
+        for key, stats in self._exited.items():
+            if key not in self._running:
+                rootfs += stats.rootfs_used_bytes
+                logs += stats.logs_used_bytes
+        for r in self._running.values():
+            rootfs += round(r.usage.ephemeral_storage.at(now - r.started_at))
+            logs += r.log_bytes()
+        return rootfs, logs
 
     def cpu_and_memory(self, container_ids: Iterable[str]) -> tuple[int, int]:
         # The figures of list_container_stats, but only the two, and of running containers.

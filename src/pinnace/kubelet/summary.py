@@ -86,19 +86,11 @@ def node_summary(
         if config.pod_pids_limit > 0:
             pids = min(pids, config.pod_pids_limit)
         pods.append(PodStats(worker.uid, worker.namespace, worker.name, containers, pids=pids))
-    capacity = config.capacity_list()
-    memory = capacity.get(MEMORY)
-    storage = capacity.get(EPHEMERAL_STORAGE)
-    fs_capacity = storage.value() if storage is not None else 0
+    memory = config.capacity_list().get(MEMORY)
     every = [c for p in pods for c in p.containers] + list(left_on_disk.values())
     rootfs = sum(c.rootfs_used_bytes for c in every)
     logs = sum(c.logs_used_bytes for c in every)
-    if config.imagefs_capacity is None:
-        fs_used = rootfs + logs + image_bytes
-        image_fs = (fs_capacity, fs_used)
-    else:
-        fs_used = logs
-        image_fs = (config.imagefs_capacity, rootfs + image_bytes)
+    fs_capacity, fs_used, image_fs = filesystems(config, rootfs, logs, image_bytes)
     inodes = fs_capacity // BYTES_PER_INODE
     inodes_used = -(-fs_used // BYTES_PER_INODE)
     node = NodeStats(
@@ -118,6 +110,21 @@ def node_summary(
         pids=sum(p.pids for p in pods),
     )
     return Summary(now, node, pods)
+
+
+def filesystems(
+    config: NodeConfig, rootfs: int, logs: int, image_bytes: int
+) -> tuple[int, int, tuple[int, int]]:
+    """The nodefs' capacity and use, and the imagefs' (capacity, use), of a node whose
+    containers' writable layers take `rootfs` bytes, their logs `logs` and its images
+    `image_bytes`: one filesystem, the node's ephemeral storage, unless the node has an imagefs
+    of its own, which holds the images and the writable layers."""
+    storage = config.capacity_list().get(EPHEMERAL_STORAGE)
+    fs_capacity = storage.value() if storage is not None else 0
+    if config.imagefs_capacity is None:
+        fs_used = rootfs + logs + image_bytes
+        return fs_capacity, fs_used, (fs_capacity, fs_used)
+    return fs_capacity, logs, (config.imagefs_capacity, rootfs + image_bytes)
 
 
 class Summarized(Protocol):

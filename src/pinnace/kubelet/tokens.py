@@ -13,19 +13,33 @@ The kubelet notices that a token needs refreshing when it sets the pod's volumes
 each sync of the pod (not once the pod has finished); here a timer at the refresh time stands
 for that sync, so the token is requested at the moment the kubelet would first consider it
 due (its 10 s of jitter left out), and the volume set up again once it has come.
+
+In the simulated mode (`defer`) a refresh nobody observes is accounted for rather than made.
+When one is due for a pod whose volumes, set up again, would change only their files (no
+container of it waits for its configuration), on a node that reaches the API server, the
+manager takes the token a request then would have got as its own (its issue time and expiry,
+so the schedule goes on as it would) without asking, and leaves the pod's files as they were.
+It asks when the token is read: a mount (`token`), a container about to read its files
+(`files_stale`, then `token`), or before the node is cut off (`settle`), asking the API server
+for the token as issued at the refresh's time (`Client.request_token`'s `issued_at`), which the
+in-process API server answers at once. docs/simulation.md says what this leaves out.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client
 from pinnace.clock import Clock, Timer
-from pinnace.clock.rfc3339 import parse_time
+from pinnace.clock.rfc3339 import parse_time, second_instant
+
+_log = logging.getLogger(__name__)
 
 MAX_TTL = 24 * 60 * 60
 """A token older than this is refreshed, whatever its expiry."""
@@ -50,22 +64,39 @@ class _Token:
     backoff: float = 0.0
     fetching: bool = False
     timer: Timer | None = None
+    granted: int = 0
+    """The lifetime the last answer gave (its spec.expirationSeconds: the one asked for, or
+    the API server's maximum)."""
+    deferred_at: float | None = None
+    """When a refresh accounted for (`defer`) but not yet asked for was due: `token` is the
+    one before it, `issued` and `expires` already its."""
 
 
 class TokenManager:
     """The tokens of one kubelet's pods; `due(pod_uid)` is called when a pod's volumes should
     be set up again (a token came, or a request failed and may be retried); `syncing(pod_uid)`
-    tells whether the kubelet still sets the pod's volumes up (it has not finished)."""
+    tells whether the kubelet still sets the pod's volumes up (it has not finished);
+    `files_only(pod_uid)` whether setting them up again would change only their files."""
 
     def __init__(
-        self, client: Client, due: Callable[[str], None], syncing: Callable[[str], bool]
+        self,
+        client: Client,
+        due: Callable[[str], None],
+        syncing: Callable[[str], bool],
+        files_only: Callable[[str], bool],
     ) -> None:
         self.client = client
         self.clock: Clock = client.clock
         self._due = due
         self._syncing = syncing
+        self._files_only = files_only
         self._tokens: dict[TokenKey, _Token] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self.defer = False
+        """Account for the refreshes nobody observes, asking for them when read (the
+        simulated mode, while the node reaches the API server)."""
+        self._unseen: set[str] = set()
+        """The pods with refreshes accounted for since their volumes were last set up."""
 
     def token(self, pod: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[str, str]:
         """(token, "") when there is one to mount; ("", why) when the mount fails; ("", "")
@@ -81,6 +112,8 @@ class TokenManager:
             expiration,
         )
         entry = self._tokens.setdefault(key, _Token())
+        if entry.deferred_at is not None:
+            self._ask_deferred(key, entry)
         now = self.clock.now()
         if entry.token and not self._requires_refresh(entry, expiration, now):
             return entry.token, ""
@@ -94,8 +127,24 @@ class TokenManager:
             return "", f"failed to fetch token: {entry.error}"
         return "", ""
 
+    def files_stale(self, pod_uid: str) -> bool:
+        """Whether refreshes of the pod's tokens were accounted for since its volumes were set
+        up (then once only): they are to be set up again before its files are read."""
+        if pod_uid not in self._unseen:
+            return False
+        self._unseen.discard(pod_uid)
+        return True
+
+    def settle(self) -> None:
+        """Ask for every refresh accounted for: the node is about to be cut off from the API
+        server, which could not answer them later."""
+        for key, entry in list(self._tokens.items()):
+            if entry.deferred_at is not None:
+                self._ask_deferred(key, entry)
+
     def forget(self, pod_uid: str) -> None:
         """The pod is gone: its tokens are dropped (DeleteServiceAccountToken)."""
+        self._unseen.discard(pod_uid)
         for key in [k for k in self._tokens if k[3] == pod_uid]:
             entry = self._tokens.pop(key)
             if entry.timer is not None:
@@ -108,6 +157,7 @@ class TokenManager:
             if entry.timer is not None:
                 entry.timer.cancel()
         self._tokens.clear()
+        self._unseen.clear()
 
     @staticmethod
     def _requires_refresh(entry: _Token, expiration: int, now: float) -> bool:
@@ -120,16 +170,9 @@ class TokenManager:
         task.add_done_callback(self._tasks.discard)
 
     async def _request(self, key: TokenKey, entry: _Token) -> None:
-        namespace, account, pod, uid, audience, expiration = key
-        spec: dict[str, Any] = {
-            "expirationSeconds": expiration,
-            "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid},
-        }
-        if audience:
-            spec["audiences"] = [audience]
-        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}
+        namespace, account, _, uid, _, expiration = key
         try:
-            answer = await self.client.request_token(namespace, account, request)
+            answer = await self.client.request_token(namespace, account, _token_request(key))
         except StatusError as e:
             entry.error = e.message
             entry.backoff = min(entry.backoff * 2 or RETRY_FIRST, RETRY_MAX)
@@ -140,10 +183,11 @@ class TokenManager:
             entry.token = answer["status"]["token"]
             entry.expires = parse_time(answer["status"]["expirationTimestamp"])
             entry.issued = entry.expires - expiration
+            entry.granted = int(answer["spec"].get("expirationSeconds") or expiration)
+            entry.deferred_at = None
             entry.error, entry.backoff, entry.retry_at = "", 0.0, 0.0
-            refresh = min(entry.issued + MAX_TTL, entry.expires - expiration * 20 // 100)
             retry = False
-            wake = refresh + 1  # the first whole second past it, when `token` refreshes
+            wake = _refresh_time(entry, expiration)
         finally:
             entry.fetching = False
         if self._tokens.get(key) is not entry:
@@ -157,10 +201,70 @@ class TokenManager:
         self._due(uid)
 
     def _refresh(self, key: TokenKey, entry: _Token) -> None:
-        """The token is due for a refresh: ask for the next one, if the pod still syncs."""
+        """The token is due for a refresh: ask for the next one (or account for it), if the
+        pod still syncs."""
         entry.timer = None
-        if self._tokens.get(key) is entry and not entry.fetching and self._syncing(key[3]):
+        uid = key[3]
+        if self._tokens.get(key) is not entry or entry.fetching or not self._syncing(uid):
+            return
+        if self.defer and self._files_only(uid):
+            self._defer(key, entry)
+        else:
             self._fetch(key, entry)
+
+    def _defer(self, key: TokenKey, entry: _Token) -> None:
+        """Take the token a request now would get as the pod's, without asking for it: its
+        expiry is the answer's (now plus the lifetime granted, to the second)."""
+        now = self.clock.now()
+        expiration = key[5]
+        entry.deferred_at = now
+        entry.expires = second_instant(now + entry.granted)
+        entry.issued = entry.expires - expiration
+        wake = _refresh_time(entry, expiration)
+        entry.timer = self.clock.call_at(wake, self._refresh, key, entry)
+        self._unseen.add(key[3])
+
+    def _ask_deferred(self, key: TokenKey, entry: _Token) -> None:
+        """Ask for the token of the refresh accounted for, as issued when it was due. Should
+        the API server refuse it now (the ServiceAccount has gone since), the token before
+        it stays."""
+        issued_at, entry.deferred_at = entry.deferred_at, None
+        request = self.client.request_token(
+            key[0], key[1], _token_request(key), issued_at=issued_at
+        )
+        try:
+            entry.token = _at_once(request)["status"]["token"]
+        except StatusError as e:
+            _log.info("deferred token refresh for %s failed: %s", _key_text(key), e.message)
+
+
+def _token_request(key: TokenKey) -> dict[str, Any]:
+    _, _, pod, uid, audience, expiration = key
+    spec: dict[str, Any] = {
+        "expirationSeconds": expiration,
+        "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid},
+    }
+    if audience:
+        spec["audiences"] = [audience]
+    return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}
+
+
+def _refresh_time(entry: _Token, expiration: int) -> float:
+    """When the token is next refreshed (requiresRefresh): the first whole second past 24 hours
+    of age or 80% of its lifetime, when `token` would find it due."""
+    return min(entry.issued + MAX_TTL, entry.expires - expiration * 20 // 100) + 1
+
+
+def _at_once(request: Coroutine[Any, Any, Object]) -> Object:
+    """The answer of an in-process request that does not wait (the simulated mode's API
+    server on its memory store answers at once), for a container reading its files now."""
+    try:
+        request.send(None)
+    except StopIteration as done:
+        answer: Object = done.value
+        return answer
+    request.close()
+    raise RuntimeError("a deferred token request waited for an answer")
 
 
 def _key_text(key: TokenKey) -> str:

@@ -82,14 +82,22 @@ class WritableFiles(dict[str, str]):
         self.sizes[relative] = (self.sizes.get(relative, 0) if append else 0) + len(text)
 
 
+def _nothing() -> None:
+    pass
+
+
 @dataclass
 class Filesystem:
     """A container's files: (mount path, files) pairs, the later mount winning where two
-    overlap. The files of a volume are the pod's live ones, updated in place."""
+    overlap. The files of a volume are the pod's live ones, updated in place; `before_read`
+    brings them up to date before each look at them (the simulated mode's token refreshes,
+    `PodVolumes.renew_tokens`)."""
 
     mounts: list[tuple[str, Mapping[str, str]]] = field(default_factory=list)
+    before_read: Callable[[], None] = _nothing
 
     def _resolve(self, path: str) -> tuple[Mapping[str, str], str] | None:
+        self.before_read()
         path = _absolute(path)
         best: tuple[Mapping[str, str], str] | None = None
         best_length = -1
@@ -142,7 +150,7 @@ class Filesystem:
     def list(self, path: str) -> list[str] | None:
         """What `ls` prints for `path`: the sorted names in a directory, the path of a file;
         None when there is nothing there."""
-        found = self._resolve(path)
+        found = self._resolve(path)  # brings the files up to date
         names: set[str] = set()
         normal = _absolute(path)
         for mount, _ in self.mounts:  # mount points below `path` are directories in it
@@ -162,6 +170,7 @@ class Filesystem:
     def glob(self, pattern: str) -> builtins.list[str]:
         """The sorted paths that match a shell pattern, hidden names only by a pattern that
         starts them with a dot."""
+        self.before_read()
         parts = _absolute(pattern).split("/")
         found: set[str] = set()
         for mount, files in self.mounts:
@@ -308,6 +317,11 @@ def volume_payload(
     return _projected_payload(volume, pod, lookup, tokens)
 
 
+def _holds_token(volume: Mapping[str, Any]) -> bool:
+    sources = (volume.get("projected") or {}).get("sources") or ()
+    return any(source.get("serviceAccountToken") is not None for source in sources)
+
+
 def _modelled(volume: Mapping[str, Any]) -> bool:
     return any(volume.get(field) is not None for field in _MODELLED)
 
@@ -358,9 +372,32 @@ class PodVolumes:
     def mount(self, pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource) -> list[str]:
         """Set up (or bring up to date) every volume; the FailedMount messages of those that
         fail. A volume that fails, or waits for a token, keeps the files it had."""
-        failures = []
         self.unprocessed = []
-        for volume, source in self.sources.items():
+        failures = self._set_up(self.sources, pod, lookup, tokens)
+        self.mounted = len(self.files) == len(self.sources)
+        return failures
+
+    def renew_tokens(
+        self, pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource
+    ) -> None:
+        """Set up again the volumes set up so far that hold a service account token, with the
+        token `tokens` has now."""
+        holding = {
+            name: volume
+            for name, volume in self.sources.items()
+            if name in self.files and _holds_token(volume)
+        }
+        self._set_up(holding, pod, lookup, tokens)
+
+    def _set_up(
+        self,
+        volumes: Mapping[str, Mapping[str, Any]],
+        pod: Mapping[str, Any],
+        lookup: SourceLookup,
+        tokens: TokenSource,
+    ) -> list[str]:
+        failures = []
+        for volume, source in volumes.items():
             payload = volume_payload(source, pod, lookup, tokens)
             if isinstance(payload, Unprocessed):
                 self.unprocessed.append(volume)
@@ -377,12 +414,18 @@ class PodVolumes:
             if files != payload:
                 files.clear()
                 files.update(payload)
-        self.mounted = len(self.files) == len(self.sources)
         return failures
 
-    def filesystem(self, container: Mapping[str, Any], layer: WritableFiles) -> Filesystem:
+    def filesystem(
+        self,
+        container: Mapping[str, Any],
+        layer: WritableFiles,
+        before_read: Callable[[], None] = _nothing,
+    ) -> Filesystem:
         """The files `container` sees through its volumeMounts over `layer`, the writable
-        layer of its run."""
+        layer of its run; `before_read` brings the volumes up to date before they are read
+        (here too: a subPath mount is a copy)."""
+        before_read()
         mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
         for mount in container.get("volumeMounts") or ():
             files = self.files.get(mount.get("name", ""))
@@ -399,7 +442,7 @@ class PodVolumes:
                 prefix = sub_path + "/"
                 below = {p[len(prefix) :]: c for p, c in files.items() if p.startswith(prefix)}
                 mounts.append((path, below))
-        return Filesystem(mounts)
+        return Filesystem(mounts, before_read)
 
 
 _NO_VOLUMES = PodVolumes({})

@@ -167,6 +167,10 @@ class PodHost(Protocol):
     ) -> LinuxContainerResources:
         """The cgroup settings the container runs under."""
 
+    def files_read(self, worker: PodWorker) -> None:
+        """A container of the worker's pod is about to read its files: bring them up to date
+        (the token refreshes the simulated mode made no one see yet)."""
+
     def status_changed(self, worker: PodWorker) -> None:
         """The worker's status() changed: write it (and delete the pod once terminated)."""
 
@@ -726,13 +730,16 @@ class PodWorker:
         hostname = (pod.get("spec") or {}).get("hostname") or self.name
         return ShellContext(
             env,
-            self.volumes.filesystem(spec, layer),
+            self.volumes.filesystem(spec, layer, self._files_read),
             self.host.clock.now,
             hostname,
             web=self.host.web(self.namespace),
             booted=self.host.booted,
             stdin_open=bool(spec.get("stdin")),
         )
+
+    def _files_read(self) -> None:
+        self.host.files_read(self)
 
     def exec_context(self, name: str) -> ShellContext | None:
         """What a command exec'd in container `name` sees; None unless it runs."""

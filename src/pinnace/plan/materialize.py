@@ -75,7 +75,10 @@ LISTED = (
 )
 """What is read back after the controllers have settled."""
 NO_NODE_FAILURE = 10**9
-"""The nodes here have no kubelet: the node lifecycle controller must not take them for lost."""
+"""The nodes here have no kubelet: the node lifecycle controller must not take them for lost,
+nor look at them every few seconds (a pass over thousands of nodes costs a good part of a second,
+and with no grace period ever running out it could only see what the node watch shows it
+anyway: the taints follow the nodes' conditions on every change of a node all the same)."""
 SETTLE_CAP = 3600.0
 """Simulated seconds the controllers get to settle."""
 
@@ -119,7 +122,9 @@ async def _materialize(
     options = ClusterOptions(
         scheduler=False,
         node_lifecycle=NodeLifecycleConfig(
-            node_monitor_grace_period=NO_NODE_FAILURE, node_startup_grace_period=NO_NODE_FAILURE
+            node_monitor_period=NO_NODE_FAILURE,
+            node_monitor_grace_period=NO_NODE_FAILURE,
+            node_startup_grace_period=NO_NODE_FAILURE,
         ),
         seed=seed,
     )

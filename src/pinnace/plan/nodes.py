@@ -157,6 +157,7 @@ class _Search:
         self.last_failure: Trial | None = None
         self._open: Trial | None = None
         self._spare_method = ""
+        self._made: list[Object] = []
 
     # --- the bound -----------------------------------------------------------------------------
 
@@ -315,9 +316,14 @@ class _Search:
         return trial.fits
 
     def _new_nodes(self, k: int) -> list[Object]:
-        return [
-            new_node(self.template, f"{self.pool}-{NEW_NODE_INFIX}-{i}") for i in range(1, k + 1)
+        """The first `k` new nodes: made once, and the same objects in every trial (nothing
+        changes a node once made, and thousands of copies of the template are not cheap)."""
+        made = self._made
+        made += [
+            new_node(self.template, f"{self.pool}-{NEW_NODE_INFIX}-{i}")
+            for i in range(len(made) + 1, k + 1)
         ]
+        return made[:k]
 
     def _place(self, k: int) -> Trial:
         placer = self.placer

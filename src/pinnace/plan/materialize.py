@@ -3,7 +3,8 @@
 `materialize` starts a control plane on a virtual clock with the controllers and no scheduler
 and no kubelets, holding the snapshot's Namespaces, PriorityClasses, LimitRanges,
 RuntimeClasses and Nodes (as the API serves them, so the DaemonSet controller sees the nodes, but
-without the label that would have simulated kubelets run them);
+without the label that would have simulated kubelets run them, and with the node lifecycle
+controller making no periodic passes over them: no grace period runs out where nothing runs);
 applies the manifests as `kubectl apply --server-side` does; waits until the controllers have
 settled; and lists what they made. A Deployment's pods come through its ReplicaSet, a Job's as
 its parallelism says, a DaemonSet's one per node it should run on (pinned to the node by node

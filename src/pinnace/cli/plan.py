@@ -125,11 +125,14 @@ def _run(
 ) -> int:
     # The cyclic collector as rare as in `pinnace up` meanwhile: a plan holds hundreds of
     # thousands of acyclic objects, which the default thresholds walk again and again (a
-    # third of the CPU of a 5,000-node `plan nodes`).
+    # third of the CPU of a 5,000-node `plan nodes`). Once, though, when the snapshot is
+    # loaded: the control plane that made a file's pods into a cluster is gone, but its
+    # components hold one another in cycles, and with them every object it stored.
     thresholds = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLD)
     try:
         snapshot = _snapshot(args)
+        gc.collect()
         plan = run(args, snapshot)
         if args.html:
             plan.write_html(args.html)

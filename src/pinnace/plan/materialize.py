@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import gc
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -110,10 +109,6 @@ def materialize(
     finally:
         loop.close()
         asyncio.set_event_loop(None)
-        # The control plane is gone, but its components hold one another in cycles: freed
-        # now, with every object it stored, rather than whenever the collector next looks at
-        # the oldest objects (rarely, in `pinnace plan`).
-        gc.collect()
 
 
 async def _materialize(

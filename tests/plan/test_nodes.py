@@ -27,10 +27,26 @@ def test_a_full_cluster_needs_four_nodes_for_eight_pods_of_1500m(tmp_path: Path)
     assert [n["requested"]["cpu"] for n in new] == ["3", "3", "3", "3"]
 
 
+def test_pods_left_pending_and_new_pods_as_large_bound_the_count_together(
+    tmp_path: Path,
+) -> None:
+    # Two nodes of 4 CPUs hold four of the six old 1.5 CPU pods; two stay pending. Four new
+    # ones of another workload, and two of 1.6 CPUs: eight pods of at least 1.5 CPUs, two a
+    # new node: no fewer than 4 nodes, whichever workload each pod is of.
+    cluster = snapshot(tmp_path, pool("general", 2), objects=[deployment("old", 6, "1500m")])
+    assert len(cluster.pending_pods()) == 2
+    workloads = [deployment("web", 4, "1500m"), deployment("big", 2, "1600m")]
+    plan = nodes_needed(cluster, workloads, "general").document
+    assert plan["shapeBound"] == 4
+    assert plan["nodesToAdd"] == 4
+    assert [(t["nodes"], t["fits"]) for t in plan["tried"]] == [(4, True)]
+
+
 @pytest.mark.parametrize(
     "workloads",
     [
         [deployment("web", 11, "1500m")],
+        [deployment("web", 4, "1500m"), deployment("big", 2, "1600m")],
         [deployment("web", 5, "2500m"), job("batch", 6, "700m"), pod("one", "3")],
         [
             deployment(

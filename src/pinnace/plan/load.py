@@ -168,10 +168,19 @@ def from_file(
     templates = {p.name: as_template(node_object(p.numbered(0, 0), now)) for p in pools}
     made = materialize(objects, nodes=nodes, seed=seed)
     settled = Snapshot(source, nodes, [], made.objects, templates, config, DEFAULT_EPOCH)
-    placer = Placer(settled, seed=seed)
+    placer = Placer(settled, seed=seed, preemption=_may_preempt(made.pods))
     placer.place(made.pods)
     settled.pods = [_started(p, now) for p in placer.pods.values()]
     return settled
+
+
+def _may_preempt(pods: Sequence[Object]) -> bool:
+    """Whether placing `pods`, on nodes running nothing else, could preempt any of them: not
+    when they are all of one priority, as only a pod of lower priority than the preemptor is
+    ever a victim. Preemption that finds no victim changes nothing but the FailedScheduling
+    message, which the snapshot does not keep; and trying it costs a pass over every pod for
+    each pod left pending."""
+    return len({p["spec"].get("priority") or 0 for p in pods}) > 1
 
 
 def _started(pod: Object, now: str) -> Object:

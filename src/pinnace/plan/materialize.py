@@ -3,7 +3,8 @@
 `materialize` starts a control plane on a virtual clock with the controllers and no scheduler
 and no kubelets, holding the snapshot's Namespaces, PriorityClasses, LimitRanges,
 RuntimeClasses and Nodes (as the API serves them, so the DaemonSet controller sees the nodes, but
-without the label that would have simulated kubelets run them);
+without the label that would have simulated kubelets run them, and with the node lifecycle
+controller making no periodic passes over them: no grace period runs out where nothing runs);
 applies the manifests as `kubectl apply --server-side` does; waits until the controllers have
 settled; and lists what they made. A Deployment's pods come through its ReplicaSet, a Job's as
 its parallelism says, a DaemonSet's one per node it should run on (pinned to the node by node
@@ -75,7 +76,10 @@ LISTED = (
 )
 """What is read back after the controllers have settled."""
 NO_NODE_FAILURE = 10**9
-"""The nodes here have no kubelet: the node lifecycle controller must not take them for lost."""
+"""The nodes here have no kubelet: the node lifecycle controller must not take them for lost,
+nor look at them every few seconds (a pass over thousands of nodes costs a good part of a second,
+and with no grace period ever running out it could only see what the node watch shows it
+anyway: the taints follow the nodes' conditions on every change of a node all the same)."""
 SETTLE_CAP = 3600.0
 """Simulated seconds the controllers get to settle."""
 
@@ -119,7 +123,9 @@ async def _materialize(
     options = ClusterOptions(
         scheduler=False,
         node_lifecycle=NodeLifecycleConfig(
-            node_monitor_grace_period=NO_NODE_FAILURE, node_startup_grace_period=NO_NODE_FAILURE
+            node_monitor_period=NO_NODE_FAILURE,
+            node_monitor_grace_period=NO_NODE_FAILURE,
+            node_startup_grace_period=NO_NODE_FAILURE,
         ),
         seed=seed,
     )

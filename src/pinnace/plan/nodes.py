@@ -12,7 +12,10 @@ beyond what the cluster has free (on Ready, uncordoned nodes), over what one new
 its daemon pods are placed, rounded up; the pod count is one of the resources. Shape by shape:
 the pods of one workload and shape that the cluster's nodes cannot hold, counted as `plan
 headroom` counts copies (for a shape whose count it computes), over how many one new node holds,
-rounded up. No fewer nodes can hold the pods whatever the scheduler does. From the larger it
+rounded up; and request by request, the pods to place (new or pending, of any workload) asking
+for at least as much of every resource, less as many as the free room of the cluster's nodes
+holds, over how many one new node holds, rounded up. No fewer nodes can hold the pods whatever
+the scheduler does. From the larger it
 gallops (bound, then steps of a 32nd of it, at least 1, doubling; after a count whose pods left
 over would fill at least m more new nodes by what they ask for, m more, or steps from 1,
 doubling, when larger) to the first count that fits, then halves the gap between it and the
@@ -157,6 +160,7 @@ class _Search:
         self.last_failure: Trial | None = None
         self._open: Trial | None = None
         self._spare_method = ""
+        self._made: list[Object] = []
 
     # --- the bound -----------------------------------------------------------------------------
 
@@ -184,10 +188,7 @@ class _Search:
         for pod in [*self.new_pods, *self.pending]:
             for resource, value in {**PodInfo.from_pod(pod).requests, PODS: 1}.items():
                 asked[resource] = asked.get(resource, 0) + value
-        usable = np.array(
-            [is_ready(n) and not (n.get("spec") or {}).get("unschedulable") for n in table.nodes],
-            dtype=bool,
-        )
+        usable = self._usable()
         offered = self._per_new_node()
         bound = 0
         for resource, total in asked.items():
@@ -205,9 +206,9 @@ class _Search:
         """A tighter bound, shape by shape: the pods of one shape that the cluster's nodes
         cannot hold (counted as `plan headroom` counts copies) over how many one new node
         holds, rounded up; the most over the shapes (0 for a shape whose count only placing
-        copies tells)."""
+        copies tells), and over the requests of the pods to place (`_requests_bound`)."""
         offered = self._per_new_node()
-        bound = 0
+        bound = self._requests_bound(offered)
         for pods in _by_shape(self.new_pods).values():
             held = computed_copies(self.placer, pods[0])
             if held is None:
@@ -218,6 +219,49 @@ class _Search:
             if short > 0 and per_node > 0:
                 bound = max(bound, math.ceil(short / per_node))
         return bound
+
+    def _requests_bound(self, offered: Mapping[str, int]) -> int:
+        """For the requests of each pod to place (new or pending, not yet bound, one this
+        scheduler will try): the pods asking for at least as much of every resource, less as
+        many as the free room of the cluster's Ready, uncordoned nodes holds, over how many one
+        new node holds, rounded up; the most over the requests. Whatever their workloads and
+        constraints, such pods each take at least those requests from the node they go to."""
+        infos = [PodInfo.from_pod(p) for p in [*self.new_pods, *self.pending]]
+        profiles = self.placer.core.profiles
+        asked = [
+            {**info.requests, PODS: 1}
+            for info in infos
+            if not info.node_name and info.scheduler_name in profiles and not info.scheduling_gates
+        ]
+        resources = sorted({r for a in asked for r in a})
+        if not resources:
+            return 0
+        matrix = np.array([[a.get(r, 0) for r in resources] for a in asked], dtype=np.int64)
+        table = self.placer.core.table
+        free = np.maximum(table.allocatable - table.requested, 0)[self._usable()]
+        bound = 0
+        for row in np.unique(matrix, axis=0):
+            requests = {i: int(v) for i, v in enumerate(row) if v}
+            per_node = min(offered.get(resources[i], 0) // v for i, v in requests.items())
+            if per_node <= 0:
+                continue  # too_large() names the pods no count helps
+            held = np.full(len(free), np.iinfo(np.int64).max)
+            for i, value in requests.items():
+                column = table.columns.get(resources[i])
+                room = free[:, column] if column is not None else np.zeros(len(free), np.int64)
+                held = np.minimum(held, room // value)
+            short = int((matrix >= row).all(axis=1).sum()) - int(held.sum())
+            if short > 0:
+                bound = max(bound, math.ceil(short / per_node))
+        return bound
+
+    def _usable(self) -> np.ndarray:
+        """Which of the scheduler's nodes are Ready and uncordoned."""
+        nodes = self.placer.core.table.nodes
+        return np.array(
+            [is_ready(n) and not (n.get("spec") or {}).get("unschedulable") for n in nodes],
+            dtype=bool,
+        )
 
     def _per_new_node(self) -> dict[str, int]:
         """What one new node offers once its daemon pods are placed."""
@@ -315,9 +359,14 @@ class _Search:
         return trial.fits
 
     def _new_nodes(self, k: int) -> list[Object]:
-        return [
-            new_node(self.template, f"{self.pool}-{NEW_NODE_INFIX}-{i}") for i in range(1, k + 1)
+        """The first `k` new nodes: made once, and the same objects in every trial (nothing
+        changes a node once made, and thousands of copies of the template are not cheap)."""
+        made = self._made
+        made += [
+            new_node(self.template, f"{self.pool}-{NEW_NODE_INFIX}-{i}")
+            for i in range(len(made) + 1, k + 1)
         ]
+        return made[:k]
 
     def _place(self, k: int) -> Trial:
         placer = self.placer

@@ -24,7 +24,7 @@ import builtins
 import inspect
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -440,20 +440,32 @@ class Informer:
                 self._dispatched = None if packed is None else (objs[-1], packed)
                 try:
                     for h in handlers:
-                        await self._call(h, what, objs)
+                        pending = self._call(h, what, objs)
+                        if pending is not None:
+                            await self._finish(pending)
                 finally:
                     self._dispatched = None
             self._wake.clear()
             await self._wake.wait()
 
-    async def _call(self, handlers: EventHandlers, what: str, objs: tuple[Object, ...]) -> None:
+    def _call(
+        self, handlers: EventHandlers, what: str, objs: tuple[Object, ...]
+    ) -> Awaitable[Any] | None:
+        """Call the handler; what it returned to await, if anything (most handlers are plain
+        functions: no coroutine is made for them)."""
         try:
             call = handlers.calls(what, objs)
             if call is None:
-                return
+                return None
             result = call[0](*call[1])
-            if inspect.isawaitable(result):
-                await result
+            return result if result is not None and inspect.isawaitable(result) else None
+        except Exception:
+            log.exception("%s informer: a handler failed", self.kind.plural)
+            return None
+
+    async def _finish(self, pending: Awaitable[Any]) -> None:
+        try:
+            await pending
         except Exception:
             log.exception("%s informer: a handler failed", self.kind.plural)
 

@@ -1,10 +1,8 @@
 """What a simulation records while it runs: every pod's lifecycle, and samples of the cluster.
 
-An `Observer` is a client of the cluster like any component: an informer each for Nodes and
-FailedScheduling Events, and a feed of the store's commits for Pods (`pinnace.sim.feed`: a
-pod's changes reach it as they are made, without a watch), whose handlers keep the pods'
-records (`pinnace.sim.lifecycle`) and the nodes' allocatable and requested
-(`pinnace.sim.ledger`) current. Every `interval`
+An `Observer` is a client of the cluster like any component: one informer each for Pods, Nodes
+and FailedScheduling Events, whose handlers keep the pods' records (`pinnace.sim.lifecycle`)
+and the nodes' allocatable and requested (`pinnace.sim.ledger`) current. Every `interval`
 seconds of the cluster's clock it takes a `Sample`: per resource, over the cluster and per
 node pool (the pinnace.dev/node-pool label), allocatable, requested and used (the pods' usage,
 as the metrics API reports it from the nodes' stats summaries, for cpu and memory); pods by
@@ -32,7 +30,6 @@ from pinnace.kubelet.config import NODE_POOL_LABEL
 from pinnace.metrics.fragmentation import Fragmentation, fragmentation, free_capacity
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.schedule_one import FAILED_SCHEDULING
-from pinnace.sim.feed import CommitFeed
 from pinnace.sim.ledger import Amounts, Ledger
 from pinnace.sim.lifecycle import (
     FAILED,
@@ -169,7 +166,7 @@ class Observer:
         self._ever_ready: set[str] = set()
         self._synced = False
         client = plane.client()
-        self._pods = CommitFeed(plane.store, client, PODS, self._pod_changed)
+        self._pods = Informer(client, PODS, codec=plane.codec, namespace_index=False)
         self._nodes = Informer(client, NODES, namespace_index=False)
         self._events = Informer(
             client, EVENTS, field_selector=f"reason={FAILED_SCHEDULING}", namespace_index=False
@@ -186,11 +183,11 @@ class Observer:
         """Sync the informers, take the first sample, and sample every interval from now."""
         self.origin = self.clock.now()
         self._nodes.add_event_handler(self._on_node, lambda _, n: self._on_node(n), self._gone)
+        self._pods.add_event_handler(self._on_pod, lambda _, p: self._on_pod(p), self._deleted)
         self._events.add_event_handler(self._on_event, lambda _, e: self._on_event(e))
-        informers = (self._nodes, self._events)
+        informers = (self._nodes, self._pods, self._events)
         for informer in informers:
             informer.start()
-        await self._pods.start()
         await asyncio.gather(*(i.wait_for_sync() for i in informers))
         self._synced = True
         self.sample()
@@ -204,8 +201,7 @@ class Observer:
             self._task = None
             if not self.samples or self.samples[-1].time < self.elapsed():
                 self.sample()
-        self._pods.stop()
-        for informer in (self._events, self._nodes):
+        for informer in (self._events, self._pods, self._nodes):
             await informer.stop()
 
     async def _sample_every_interval(self) -> None:
@@ -242,12 +238,6 @@ class Observer:
         self._incident("NodeDeleted", name)
 
     # --- pods --------------------------------------------------------------------------------
-
-    def _pod_changed(self, change: str, pod: Object) -> None:
-        if change == "DELETED":
-            self._deleted(pod)
-        else:
-            self._on_pod(pod)
 
     def _on_pod(self, pod: Object) -> None:
         record = self.pods.get(pod["metadata"].get("uid", ""))

@@ -42,6 +42,7 @@ from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
+from pinnace.controllers.controller_utils import pods_on_nodes
 from pinnace.controllers.hpa import PodMetricsLister
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import (
@@ -179,10 +180,11 @@ class ControllerManager:
         heartbeats: NodeHeartbeats | None = None,
         history: PodHistory | None = None,
     ) -> None:
+        pods = pods_on_nodes(client())
         self.node_lifecycle = NodeLifecycleController(
-            client(), options.node_lifecycle, heartbeats=heartbeats
+            client(), options.node_lifecycle, heartbeats=heartbeats, pods=pods
         )
-        self.taint_eviction = TaintEvictionController(client())
+        self.taint_eviction = TaintEvictionController(client(), pods)
         self.workloads = WorkloadControllers(
             client(), pod_metrics, options.workloads, custom_metrics
         )

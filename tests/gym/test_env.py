@@ -171,6 +171,7 @@ def test_an_action_outside_the_mask_fails_the_cycle_and_the_pod_waits() -> None:
 
 
 def test_an_episode_s_cluster_is_freed_by_the_next_reset() -> None:
+    thresholds = gc.get_threshold()
     env = NodePlacementEnv(two_pods_on_two_nodes())
     try:
         env.reset(seed=1)
@@ -181,6 +182,7 @@ def test_an_episode_s_cluster_is_freed_by_the_next_reset() -> None:
     finally:
         env.close()
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == thresholds  # the caller's, as before the episode
 
 
 def test_an_episode_replays_a_trace_its_nodes_and_gpu_requests_filtered() -> None:

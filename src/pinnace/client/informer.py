@@ -424,6 +424,8 @@ class Informer:
         *objs: Object,
         packed: bytes | None = None,
     ) -> None:
+        if not handlers and what != _SYNCED:
+            return  # a cache nobody listens to (node lifecycle's pods): no turn of the dispatch
         self._notifications.append((handlers, what, objs, packed))
         self._wake.set()
 

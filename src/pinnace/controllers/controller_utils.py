@@ -355,6 +355,17 @@ class PodControl:
 
 
 _PODS = catalog.kind("", "pods")
+POD_NODE_INDEX = "nodeName"
+
+
+def pods_on_nodes(client: Client) -> Informer:
+    """An informer on the pods bound to a node, filed by node name (POD_NODE_INDEX): the node
+    lifecycle and taint eviction controllers share one, as kube-controller-manager's share
+    its pod informer, so that every change of a bound pod is watched and cached once for
+    both."""
+    pods = Informer(client, _PODS, field_selector="spec.nodeName!=")
+    pods.add_indexer(POD_NODE_INDEX, lambda p: [p["spec"]["nodeName"]])
+    return pods
 
 
 # --- ownership --------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Clock, parse_time
 from pinnace.clock.periodic import Periodic
-from pinnace.controllers.controller_utils import TokenBucket
+from pinnace.controllers.controller_utils import POD_NODE_INDEX, TokenBucket, pods_on_nodes
 from pinnace.controllers.parked_nodes import ParkedNodes
 
 log = logging.getLogger(__name__)
@@ -235,8 +235,11 @@ class NodeLifecycleController:
         config: NodeLifecycleConfig | None = None,
         *,
         heartbeats: NodeHeartbeats | None = None,
+        pods: Informer | None = None,
     ) -> None:
-        """`heartbeats`: the account of lease renewals not written (the simulated mode)."""
+        """`heartbeats`: the account of lease renewals not written (the simulated mode);
+        `pods`: the informer on pods bound to nodes it shares (`pods_on_nodes`; its own when
+        None)."""
         self.config = config or NodeLifecycleConfig()
         self._heartbeats = heartbeats
         self._client = client
@@ -244,8 +247,7 @@ class NodeLifecycleController:
         self._recorder = EventRecorder(client, COMPONENT)
         self._nodes = Informer(client, NODES)
         self._leases = Informer(client, LEASES, NODE_LEASE_NAMESPACE)
-        self._pods = Informer(client, PODS, field_selector="spec.nodeName!=")
-        self._pods.add_indexer("nodeName", lambda p: [p["spec"]["nodeName"]])
+        self._pods = pods if pods is not None else pods_on_nodes(client)
         self._known: dict[str, Object] = {}
         self._health: dict[str, _Health] = {}
         self._monitor = Periodic(self._clock, self.config.node_monitor_period, self._monitor_pass)
@@ -548,7 +550,7 @@ class NodeLifecycleController:
 
     async def _mark_pods_not_ready(self, node_name: str) -> None:
         """MarkPodsNotReady: Ready False on every pod of the node that says Ready True."""
-        for pod in self._pods.by_index("nodeName", node_name):
+        for pod in self._pods.by_index(POD_NODE_INDEX, node_name):
             ready = next(
                 (
                     c

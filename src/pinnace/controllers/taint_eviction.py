@@ -24,6 +24,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, PatchType, object_key
 from pinnace.clock import Timer
 from pinnace.clock.component import HeldTasks, cancel_and_wait
+from pinnace.controllers.controller_utils import POD_NODE_INDEX, pods_on_nodes
 from pinnace.scheduling.taints import Toleration
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,6 @@ EVICTION_REASON = "TaintManagerEviction"
 DISRUPTION_TARGET = "DisruptionTarget"
 DELETION_BY_TAINT_MANAGER = "DeletionByTaintManager"
 DISRUPTION_MESSAGE = "Taint manager: deleting due to NoExecute taint"
-NODE_NAME_INDEX = "nodeName"
 
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
@@ -81,13 +81,15 @@ class _Scheduled:
 
 
 class TaintEvictionController:
-    def __init__(self, client: Client) -> None:
+    """`pods`: the informer on pods bound to nodes it shares (`pods_on_nodes`; its own when
+    None)."""
+
+    def __init__(self, client: Client, pods: Informer | None = None) -> None:
         self._client = client
         self._clock = client.clock
         self._recorder = EventRecorder(client, COMPONENT)
         self._nodes = Informer(client, NODES)
-        self._pods = Informer(client, PODS, field_selector="spec.nodeName!=")
-        self._pods.add_indexer(NODE_NAME_INDEX, lambda p: [p["spec"]["nodeName"]])
+        self._pods = pods if pods is not None else pods_on_nodes(client)
         self._scheduled: dict[str, _Scheduled] = {}
         self._fired: set[str] = set()
         """Pods whose deletion was carried out: never scheduled again while they exist."""
@@ -120,7 +122,7 @@ class TaintEvictionController:
             self._node_changed(new)
 
     def _node_changed(self, node: Object) -> None:
-        for pod in self._pods.by_index(NODE_NAME_INDEX, node["metadata"]["name"]):
+        for pod in self._pods.by_index(POD_NODE_INDEX, node["metadata"]["name"]):
             self._process(pod, node)
 
     def _pod_updated(self, old: Object, new: Object) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pinnace.clock import VirtualEventLoop
+from pinnace.cluster import GC_THRESHOLD
 from pinnace.forecast import EWMA, UsageHistory, workload_of
 from pinnace.gym import rewards
 from pinnace.gym.observation import Observer
@@ -95,9 +96,14 @@ class Episode:
         # The cluster just built lives as long as the episode: keep it out of the garbage
         # collector's passes until `close` (they took 8 % of a step at 100 nodes and 13 % at
         # 5,000, scanning it; half as much without). Collect first, so that a closed
-        # episode's cluster is freed rather than kept with this one.
+        # episode's cluster is freed rather than kept with this one. The collector keeps the
+        # cluster's thresholds meanwhile, between steps too: restored to the caller's after
+        # each run of the loop, they made the pod objects of the steps so far be scanned
+        # again every hundred young collections (7 % of a step).
         gc.collect()
         gc.freeze()
+        self._thresholds = gc.get_threshold()
+        gc.set_threshold(*GC_THRESHOLD)
         assert self.sim.plane.scheduler is not None
         self.core = self.sim.plane.scheduler.core
 
@@ -161,7 +167,9 @@ class Episode:
         try:
             self.sim.close()
         finally:
-            gc.unfreeze()  # even when closing failed: the cluster must not stay frozen
+            # Even when closing failed: the cluster must not stay frozen.
+            gc.unfreeze()
+            gc.set_threshold(*self._thresholds)
 
     # --- accounting ------------------------------------------------------------------------
 

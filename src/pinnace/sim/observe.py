@@ -243,10 +243,14 @@ class Observer:
         record = self.pods.get(pod["metadata"].get("uid", ""))
         if record is None:
             record = self._record(pod)  # not counted yet
+            self._update(record, pod)
+            self._account(record, 1)
         else:
-            self._account(record, -1)
-        self._update(record, pod)
-        self._account(record, 1)
+            counted = (record.phase, record.node)
+            self._update(record, pod)
+            if (record.phase, record.node) != counted:  # else its counts stay as they are
+                self._count(record, *counted, -1)
+                self._account(record, 1)
         self._note_pending(record)
 
     def _deleted(self, pod: Object) -> None:
@@ -320,13 +324,17 @@ class Observer:
 
     def _account(self, record: PodRecord, sign: int) -> None:
         """Count the record (1) or take it out (-1) of the phases and its node's requests."""
+        self._count(record, record.phase, record.node, sign)
+
+    def _count(self, record: PodRecord, phase: str, node: str, sign: int) -> None:
+        """`_account` of the record as in `phase` on `node`."""
         if record.deleted is not None:
             return
-        self._phases[record.phase] += sign
-        if not record.node and record.phase not in FINISHED:
+        self._phases[phase] += sign
+        if not node and phase not in FINISHED:
             self._unscheduled += sign
-        if record.node and record.phase not in FINISHED:
-            self.ledger.charge(record.node, self._vector(record.shape), sign)
+        if node and phase not in FINISHED:
+            self.ledger.charge(node, self._vector(record.shape), sign)
 
     def _vector(self, shape: int) -> Amounts:
         cached = self._vectors.get(shape)

@@ -87,6 +87,17 @@ def test_a_higher_priority_pod_preempts_and_the_victim_is_replaced(tmp_path: Pat
     assert not plan["fits"]
 
 
+def test_every_preemption_decided_is_carried_out(tmp_path: Path) -> None:
+    # Two nodes each full of a bare pod of priority 0: the first 1 CPU pod of priority 1000
+    # preempts one, three more join it there, and the fifth preempts the other.
+    bare = [pod(f"bare-{i}", "4") for i in range(2)]
+    cluster = snapshot(tmp_path, pool("general", 2), objects=[priority_class("high", 1000), *bare])
+    plan = fit(cluster, [deployment("web", 8, "1", priorityClassName="high")]).document
+    assert plan["fits"]
+    assert sorted(p["victim"] for p in plan["preemptions"]) == ["default/bare-0", "default/bare-1"]
+    assert all(p["replacement"] == "" for p in plan["preemptions"])  # bare pods are lost
+
+
 def test_the_clusters_pending_pods_are_placed_first(tmp_path: Path) -> None:
     waiting = pod("waiting", "3")
     waiting["spec"]["nodeSelector"] = {"disk": "ssd"}

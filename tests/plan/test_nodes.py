@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.plan.manifests import deployment, job, pod, pool, snapshot
+from tests.plan.manifests import deployment, job, pod, pool, priority_class, snapshot
 
 from pinnace.plan import PlanError, Snapshot, fit
 from pinnace.plan.cluster import new_node
@@ -74,6 +74,22 @@ def test_the_count_is_the_smallest_that_fits_trying_every_count(
     found = nodes_needed(cluster, workloads, "general").document["nodesToAdd"]
     every = next(k for k in range(20) if fit(_with_nodes(cluster, k), workloads).document["fits"])
     assert found == every
+
+
+def test_room_that_preempting_bare_pods_frees_counts_against_the_bounds(tmp_path: Path) -> None:
+    # Two nodes full of bare pods of priority 0: the new workload's pods (priority 1000)
+    # preempt them, and nothing brings them back, so its eight 1 CPU pods need no node added
+    # (four to a node once its bare pod has gone).
+    running = [pod(f"bare-{i}", "4") for i in range(2)]
+    cluster = snapshot(
+        tmp_path, pool("general", 2), objects=[priority_class("high", 1000), *running]
+    )
+    workloads = [deployment("web", 8, "1", priorityClassName="high")]
+    plan = nodes_needed(cluster, workloads, "general").document
+    every = next(k for k in range(20) if fit(_with_nodes(cluster, k), workloads).document["fits"])
+    assert every == 0
+    assert plan["nodesToAdd"] == 0
+    assert plan["lowerBound"] == plan["shapeBound"] == 0
 
 
 def _with_nodes(cluster: Snapshot, k: int) -> Snapshot:

@@ -396,7 +396,7 @@ def owner_reference(owner: Object, kind: Kind) -> Object:
     }
 
 
-def controller_ref(obj: Object) -> Object | None:
+def controller_ref(obj: Mapping[str, Any]) -> Object | None:
     for ref in obj["metadata"].get("ownerReferences") or []:
         if ref.get("controller"):
             return ref

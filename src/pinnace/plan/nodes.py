@@ -14,8 +14,9 @@ the pods of one workload and shape that the cluster's nodes cannot hold, counted
 headroom` counts copies (for a shape whose count it computes), over how many one new node holds,
 rounded up; and request by request, the pods to place (new or pending, of any workload) asking
 for at least as much of every resource, less as many as the free room of the cluster's nodes
-holds, over how many one new node holds, rounded up. No fewer nodes can hold the pods whatever
-the scheduler does. From the larger it
+holds, over how many one new node holds, rounded up; where a pod to place may preempt, what
+preemption could take counts as free (docs/planning.md). No fewer nodes can hold the pods
+whatever the scheduler does. From the larger it
 gallops (bound, then steps of a 32nd of it, at least 1, doubling; after a count whose pods left
 over would fill at least m more new nodes by what they ask for, m more, or steps from 1,
 doubling, when larger) to the first count that fits, then halves the gap between it and the
@@ -35,6 +36,7 @@ spare count starts at the count without spare plus N, and gallops and halves as 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -63,6 +65,7 @@ from pinnace.plan.report import PlanReport, Table
 from pinnace.resources.lists import parse_resource_list, scheduler_value
 from pinnace.resources.names import PODS
 from pinnace.scheduler.config import SchedulerConfiguration
+from pinnace.scheduler.nodetable import PODS_COLUMN
 from pinnace.scheduler.podinfo import PodInfo
 
 DEFAULT_MAX_NODES = 10_000
@@ -139,6 +142,12 @@ def nodes_needed(
     return PlanReport(doc, _headline(doc, max_nodes), _tables(doc))
 
 
+@dataclass(frozen=True)
+class _Preemptible:
+    every: np.ndarray
+    bare: np.ndarray
+
+
 class _Search:
     def __init__(
         self,
@@ -190,10 +199,11 @@ class _Search:
                 asked[resource] = asked.get(resource, 0) + value
         usable = self._usable()
         offered = self._per_new_node()
+        lost = self._preemptible.bare
         bound = 0
         for resource, total in asked.items():
             column = table.column(resource)
-            free = table.allocatable[:, column] - table.requested[:, column]
+            free = table.allocatable[:, column] - table.requested[:, column] + lost[:, column]
             short = total - int(np.maximum(free, 0)[usable].sum())
             if short <= 0:
                 continue
@@ -209,6 +219,8 @@ class _Search:
         copies tells), and over the requests of the pods to place (`_requests_bound`)."""
         offered = self._per_new_node()
         bound = self._requests_bound(offered)
+        if self._preemptible.every.any():
+            return bound  # copies counted in the free room alone could undercount the room
         for pods in _by_shape(self.new_pods).values():
             held = computed_copies(self.placer, pods[0])
             if held is None:
@@ -238,7 +250,8 @@ class _Search:
             return 0
         matrix = np.array([[a.get(r, 0) for r in resources] for a in asked], dtype=np.int64)
         table = self.placer.core.table
-        free = np.maximum(table.allocatable - table.requested, 0)[self._usable()]
+        kept = table.requested - self._preemptible.every
+        free = np.maximum(table.allocatable - kept, 0)[self._usable()]
         bound = 0
         for row in np.unique(matrix, axis=0):
             requests = {i: int(v) for i, v in enumerate(row) if v}
@@ -254,6 +267,34 @@ class _Search:
             if short > 0:
                 bound = max(bound, math.ceil(short / per_node))
         return bound
+
+    @functools.cached_property
+    def _preemptible(self) -> _Preemptible:
+        """What the pods to place could take from the cluster's pods by preemption: every pod
+        of lower priority than the highest a pod to place preempts with (a replacement of
+        one with a controller comes back, though maybe elsewhere), and the bare ones among
+        them (lost for good), as `requested` columns."""
+        table = self.placer.core.table
+        every, bare = np.zeros_like(table.requested), np.zeros_like(table.requested)
+        infos = [PodInfo.from_pod(p) for p in [*self.new_pods, *self.pending]]
+        top = max(
+            (i.priority for i in infos if i.pod["spec"].get("preemptionPolicy") != "Never"),
+            default=None,
+        )
+        if top is None:
+            return _Preemptible(every, bare)
+        for row, pods in enumerate(table.pods):
+            for info in pods.values():
+                if info.priority >= top:
+                    continue
+                taken = np.zeros(table.requested.shape[1], dtype=table.requested.dtype)
+                for resource, value in info.requests.items():
+                    taken[table.columns[resource]] += value
+                taken[PODS_COLUMN] += 1
+                every[row] += taken
+                if controller_ref(info.pod) is None:
+                    bare[row] += taken
+        return _Preemptible(every, bare)
 
     def _usable(self) -> np.ndarray:
         """Which of the scheduler's nodes are Ready and uncordoned."""

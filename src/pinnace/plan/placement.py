@@ -257,7 +257,9 @@ class Placer:
             outcome.nominated = result.nominated_node_name or outcome.nominated
 
     def _carry_out_preemptions(self) -> None:
-        decisions, self._decisions = self._decisions, []
+        # Emptied in place: the preemption plugins hold the list's append.
+        decisions = self._decisions.copy()
+        self._decisions.clear()
         for decision in decisions:
             for victim in decision.victims:
                 self._preempt(victim, decision)

@@ -19,6 +19,7 @@ from tests.support import eventually
 from uvicorn.server import ServerState
 
 from pinnace.apiserver.http import connections
+from pinnace.clock import VirtualEventLoop
 
 
 @pytest.fixture(scope="module")
@@ -251,3 +252,42 @@ def test_a_head_request_and_a_stream_get_their_head_at_once() -> None:
     streamed = _writes_of(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", asyncio.Event())
     assert streamed[0].startswith(b"HTTP/1.1 200 OK\r\n")
     assert b"".join(streamed[1:]) == b"3\r\n{}\n\r\n0\r\n\r\n"
+
+
+def test_an_idle_connection_is_closed_the_keep_alive_timeout_after_its_last_answer() -> None:
+    async def app(scope: dict[str, object], receive: object, send: Any) -> None:
+        headers = [(b"content-length", b"2")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def scenario() -> list[tuple[float, bool]]:
+        loop = asyncio.get_running_loop()
+        config = uvicorn.Config(app, lifespan="off", access_log=False, timeout_keep_alive=90)
+        config.load()
+        protocol = connections.protocol(max_connections=10)(config, ServerState(), {})
+        transport = _RecordingTransport()
+        protocol.connection_made(transport)
+        start, seen = loop.time(), []
+
+        async def request_at(elapsed: float) -> None:
+            await asyncio.sleep(start + elapsed - loop.time())
+            protocol.data_received(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+            while protocol.tasks:
+                await asyncio.sleep(0)
+
+        async def closed_at(elapsed: float) -> None:
+            await asyncio.sleep(start + elapsed - loop.time())
+            seen.append((elapsed, transport.closed))
+
+        await request_at(0)
+        await request_at(60)  # within the first answer's 90 s: its wait starts again
+        await closed_at(149)
+        await closed_at(151)
+        protocol.connection_lost(None)
+        return seen
+
+    loop = VirtualEventLoop()
+    try:
+        assert loop.run_until_complete(scenario()) == [(149, False), (151, True)]
+    finally:
+        loop.close()

@@ -794,6 +794,9 @@ async def _serve(options: UpOptions, sock: socket.socket, store: Store, kubeconf
         log_level="warning",
         access_log=False,
         server_header=False,
+        # Nothing reads the client's address or scheme from the scope, so uvicorn's
+        # X-Forwarded-* rewriting of them would be work for every request to no end.
+        proxy_headers=False,
         http=connections.protocol(connections.connection_cap(connections.raise_open_file_limit())),
         ws=connections.CertifiedWSProtocol,  # the streaming subresources are WebSockets
         timeout_keep_alive=KEEP_ALIVE_SECONDS,

@@ -22,6 +22,7 @@ from pinnace.apiserver.auth.user import (
     split_service_account_username,
 )
 
+HEADER_PREFIX = "impersonate-"
 USER_HEADER = "impersonate-user"
 GROUP_HEADER = "impersonate-group"
 UID_HEADER = "impersonate-uid"
@@ -33,7 +34,7 @@ Check = Callable[[Attributes], Awaitable[None]]
 
 
 def requested(headers: Sequence[tuple[str, str]]) -> bool:
-    return any(name.startswith("impersonate-") for name, _ in headers)
+    return any(name.startswith(HEADER_PREFIX) for name, _ in headers)
 
 
 async def impersonate(

@@ -11,7 +11,7 @@ may impersonate anyone (so `kubectl auth can-i --as` answers for that user).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pinnace.api.status import StatusError, forbidden
@@ -46,11 +46,17 @@ class Security:
             raise forbidden_error(attributes, decision.reason)
 
     async def admit(
-        self, method: str, path: str, query: Mapping[str, Sequence[str]], scope: dict[str, Any]
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, Sequence[str]],
+        header_names: Iterable[str],
+        scope: dict[str, Any],
     ) -> UserInfo:
         """The user the ASGI request acts as, once it may do what it asks; a Status error
-        else."""
-        if self.authenticator is None and not _impersonating(scope):
+        else. `header_names` are its headers' names in lower case (the request's, already
+        decoded)."""
+        if self.authenticator is None and not _impersonating(header_names):
             return UNSECURED_USER
         headers = _headers(scope)
         if self.authenticator is None:
@@ -63,8 +69,8 @@ class Security:
         return user
 
 
-def _impersonating(scope: dict[str, Any]) -> bool:
-    return any(name.lower().startswith(b"impersonate-") for name, _ in scope.get("headers", ()))
+def _impersonating(header_names: Iterable[str]) -> bool:
+    return any(name.startswith(impersonation.HEADER_PREFIX) for name in header_names)
 
 
 def _headers(scope: dict[str, Any]) -> list[tuple[str, str]]:

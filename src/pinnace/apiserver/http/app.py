@@ -148,7 +148,9 @@ class APIApp:
         started, request_kind = self.server.clock.now(), self.requests.started(request)
         acting = None
         try:
-            user = await self.security.admit(request.method, request.path, request.query, scope)
+            user = await self.security.admit(
+                request.method, request.path, request.query, request.headers, scope
+            )
             acting = REQUESTER.set(Requester(user))
             response = await self.respond(request)
         except StatusError as e:
@@ -200,7 +202,9 @@ class APIApp:
         self.requests.streaming(labels, 1)  # long-running, as kube-apiserver counts it
         acting = None
         try:
-            user = await self.security.admit("GET", request.path, request.query, scope)
+            user = await self.security.admit(
+                "GET", request.path, request.query, request.headers, scope
+            )
             acting = REQUESTER.set(Requester(user))
             target = route(request.path)
             if isinstance(target, Discovery):

@@ -18,6 +18,9 @@ cap on open connections so the process never runs out of file descriptors.
   on a `pinnace agent`'s node, which the agent's kubelet endpoint accepts).
 - A response of known length goes out in one write, its head with its body: uvicorn writes
   them apart, two sends (and two wake-ups of the client) for every answer.
+- An idle connection is closed `timeout_keep_alive` after its last answer, as uvicorn closes
+  it, but with one timer per connection rather than a new one for every answer: the timer
+  looks at when the connection last went idle, and waits again for what is left.
 - asyncio reports a failed accept (EMFILE …) once per connection waiting in the backlog, each
   with a traceback, and retries a second later; `quiet_accept_failures` makes that one line.
 """
@@ -142,6 +145,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._header_deadline: asyncio.TimerHandle | None = None
         self._answered_early = False
         self._client_cert: dict[str, Any] | None = None
+        self._idle_since: float | None = None
+        """When the connection last went idle (its last answer sent); None while a request
+        is read or served."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]
@@ -159,9 +165,46 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_deadline()
+        if self.timeout_keep_alive_task is not None:
+            self.timeout_keep_alive_task.cancel()
+            self.timeout_keep_alive_task = None
         if self._upgraded is not None:
             self._upgraded.lost()
         super().connection_lost(exc)
+
+    def _unset_keepalive_if_required(self) -> None:
+        """uvicorn calls this as bytes arrive: the connection is busy, not idle."""
+        self._idle_since = None
+
+    def on_response_complete(self) -> None:
+        """uvicorn's, but the keep-alive timer is only armed when none is."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._idle_since = None
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+            return
+        self._idle_since = self.loop.time()
+        if self.timeout_keep_alive_task is None:
+            self._keep_alive_after(self.timeout_keep_alive)
+
+    def _keep_alive_after(self, seconds: float) -> None:
+        self.timeout_keep_alive_task = self.loop.call_later(seconds, self._keep_alive_due)
+
+    def _keep_alive_due(self) -> None:
+        """Close the connection if it has been idle `timeout_keep_alive`; wait for the rest
+        of it if it went idle later; let go while it is busy (its answer arms it again)."""
+        self.timeout_keep_alive_task = None
+        if self._idle_since is None:
+            return
+        left = self._idle_since + self.timeout_keep_alive - self.loop.time()
+        if left > 0:
+            self._keep_alive_after(left)
+        else:
+            self.timeout_keep_alive_handler()
 
     def data_received(self, data: bytes) -> None:
         if self._upgraded is not None:

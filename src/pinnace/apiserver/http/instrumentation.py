@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
-from pinnace.api.status import StatusError
 from pinnace.apiserver.http.params import go_bool
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.routes import ResourceTarget
@@ -50,10 +49,7 @@ RequestLabels = tuple[str, str, str, str, str, str, str]
 def request_labels(request: Request) -> RequestLabels:
     """kube-apiserver's RequestInfo of `request`, as the metrics label it."""
     dry_run = ",".join(sorted(request.query.get("dryRun", ())))
-    try:
-        target = request.route()
-    except StatusError:
-        target = None
+    target = request.target()
     if not isinstance(target, ResourceTarget):
         return (request.method, dry_run, "", "", "", request.path, "")
     kind = target.kind

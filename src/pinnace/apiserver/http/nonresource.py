@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 
 from pinnace.api import discovery
 from pinnace.api.kind import Kind
@@ -50,7 +51,14 @@ def discovery_document(
 
 
 def version() -> Response:
-    return raw_json_response(discovery.version_info())
+    return Response(200, _version_body())
+
+
+@cache
+def _version_body() -> bytes:
+    """/version's body, as raw_json_response writes it: the build and the platform do not
+    change while the process runs."""
+    return raw_json_response(discovery.version_info()).body
 
 
 def health(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs
 
 from pinnace.apiserver.http.bodies import Receive, parse_json, read_body
-from pinnace.apiserver.http.routes import Route, route
+from pinnace.apiserver.http.routes import Route, find, not_found
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.connections import Upgrade
@@ -41,6 +41,7 @@ class Request:
     """How to hand over a connection that asks to upgrade to anything but WebSocket (SPDY);
     None when the server cannot."""
     _route: Route | None = field(default=None, repr=False)
+    _routed: bool = field(default=False, repr=False)
 
     @classmethod
     def from_scope(cls, scope: dict[str, Any], receive: Receive) -> Request:
@@ -57,12 +58,19 @@ class Request:
         upgrade = scope.get("extensions", {}).get("pinnace.upgrade")
         return cls(scope["method"].upper(), scope["path"], query, headers, receive, upgrade=upgrade)
 
-    def route(self) -> Route:
-        """The discovery document or resource the path names (a 404 StatusError otherwise),
-        worked out once: the handler and the request metrics both ask."""
-        if self._route is None:
-            self._route = route(self.path)
+    def target(self) -> Route | None:
+        """The discovery document or resource the path names (None: nothing served), worked
+        out once: the handler and the request metrics both ask."""
+        if not self._routed:
+            self._route, self._routed = find(self.path), True
         return self._route
+
+    def route(self) -> Route:
+        """`target`; a 404 StatusError when the path names nothing."""
+        target = self.target()
+        if target is None:
+            raise not_found()
+        return target
 
     def header(self, name: str) -> str:
         return self.headers.get(name, "")

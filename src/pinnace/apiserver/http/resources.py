@@ -191,11 +191,12 @@ def _written(encoder: Encoder, result: Result, validation: str, code: int) -> Re
     return response
 
 
+_COLLECTION_VERBS = {"GET": "list", "POST": "create", "DELETE": "deletecollection"}
+_OBJECT_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
 def _verb(method: str, target: ResourceTarget) -> str:
-    if target.collection:
-        verbs = {"GET": "list", "POST": "create", "DELETE": "deletecollection"}
-    else:
-        verbs = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+    verbs = _COLLECTION_VERBS if target.collection else _OBJECT_VERBS
     verb = verbs.get(method)
     if verb is None or (target.watch_path and verb not in ("list", "get")):
         raise method_not_allowed()

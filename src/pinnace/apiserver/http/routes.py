@@ -61,14 +61,23 @@ Route = Discovery | ResourceTarget
 
 def route(path: str) -> Route:
     """The discovery document or resource `path` names; a 404 StatusError otherwise."""
+    target = find(path)
+    if target is None:
+        raise not_found()
+    return target
+
+
+def find(path: str) -> Route | None:
+    """The discovery document or resource `path` names; None when it names nothing served
+    (the request metrics ask of every path, most of those outside /api and /apis)."""
     parts = [p for p in path.split("/") if p]
     if not parts or parts[0] not in ("api", "apis"):
-        raise not_found()
+        return None
     if parts[0] == "api":
         if len(parts) == 1:
             return Discovery(core=True)
         if parts[1] != "v1":
-            raise not_found()
+            return None
         group, version, rest = "", "v1", parts[2:]
     else:
         if len(parts) == 1:
@@ -81,22 +90,22 @@ def route(path: str) -> Route:
     return _resource(group, version, rest)
 
 
-def _kind(group: str, version: str, plural: str) -> tuple[Kind, ServedVersion | None]:
+def _kind(group: str, version: str, plural: str) -> tuple[Kind, ServedVersion | None] | None:
     kind = catalog.by_resource(group, plural)
     if kind is not None and kind.version == version:
         return kind, None
     other = served_version(group, version, plural)
     if other is None:
-        raise not_found()
+        return None
     return other.stored, other
 
 
-def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget:
+def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget | None:
     watch_path = rest[0] == "watch"
     if watch_path:
         rest = rest[1:]
         if not rest:
-            raise not_found()
+            return None
     namespace = ""
     if rest[0] == "namespaces" and len(rest) >= 3:
         namespaces = catalog.kind("", "namespaces")
@@ -106,14 +115,17 @@ def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget:
         if not is_namespace_subresource:
             namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
-        raise not_found()
-    kind, conversion = _kind(group, version, rest[0])
+        return None
+    found = _kind(group, version, rest[0])
+    if found is None:
+        return None
+    kind, conversion = found
     if namespace and not kind.namespaced:
-        raise not_found()
+        return None
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
     if subresource and (subresource not in kind.subresources or watch_path):
-        raise not_found()
+        return None
     if kind.namespaced and name and not namespace:
-        raise not_found()  # a namespaced object is only reachable inside its namespace
+        return None  # a namespaced object is only reachable inside its namespace
     return ResourceTarget(kind, namespace, name, subresource, watch_path, conversion)

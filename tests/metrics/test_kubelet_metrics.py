@@ -222,3 +222,32 @@ class _Parsed(Collector):
 
     def collect(self) -> Iterator[Metric]:
         yield from self.families
+
+
+def test_a_scrape_through_the_node_proxy_is_counted_as_kube_apiserver_counts_it() -> None:
+    # kube-apiserver's RequestInfo stops at the `proxy` subresource: every node's scrape of
+    # every path counts in one series, verb CONNECT, not one series per node and path.
+    async def scenario() -> Samples:
+        plane = await one_node(clock)
+        app = plane.http_app()
+        (node,) = plane.nodes.agents
+        for path in ("metrics/cadvisor", "metrics/cadvisor", "metrics/resource", "stats/summary"):
+            assert (await call(app, "GET", f"/api/v1/nodes/{node}/proxy/{path}"))[0] == 200
+        _, text = await call(app, "GET", "/metrics")
+        await plane.stop()
+        return samples(text)
+
+    with VirtualClock() as clock:
+        found = clock.run(scenario())
+    proxied = {
+        "verb": "CONNECT",
+        "dry_run": "",
+        "group": "",
+        "version": "v1",
+        "resource": "nodes",
+        "subresource": "proxy",
+        "scope": "resource",
+        "component": "apiserver",
+    }
+    assert found["apiserver_request_total", frozenset({**proxied, "code": "200"}.items())] == 4
+    assert not any("proxy/" in dict(labels).get("subresource", "") for _, labels in found)

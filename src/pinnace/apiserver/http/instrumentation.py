@@ -12,7 +12,8 @@
 The verb is kube-apiserver's: GET, LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE,
 DELETECOLLECTION, and CONNECT for the log, exec, attach, portforward and proxy subresources (a
 WebSocket session is long-running while it lasts, its code 101 once upgraded); a path that is
-not a resource has empty group, version and resource and its path as subresource. Counts live
+not a resource has empty group, version and resource and its path as subresource (a proxy
+subresource's path beyond `proxy` is not part of it). Counts live
 in plain dicts updated once per request (cheaper than a client-library metric each); the
 families are built when `/metrics` is read, into the registry of the cluster the app serves,
 never the process-wide default one.
@@ -29,7 +30,7 @@ from prometheus_client.registry import Collector
 
 from pinnace.apiserver.http.params import go_bool
 from pinnace.apiserver.http.request import Request
-from pinnace.apiserver.http.routes import ResourceTarget
+from pinnace.apiserver.http.routes import ResourceTarget, Route, find
 
 DURATION_BUCKETS = (
     0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
@@ -49,7 +50,7 @@ RequestLabels = tuple[str, str, str, str, str, str, str]
 def request_labels(request: Request) -> RequestLabels:
     """kube-apiserver's RequestInfo of `request`, as the metrics label it."""
     dry_run = ",".join(sorted(request.query.get("dryRun", ())))
-    target = request.target()
+    target = request.target() or _proxied(request.path)
     if not isinstance(target, ResourceTarget):
         return (request.method, dry_run, "", "", "", request.path, "")
     kind = target.kind
@@ -63,6 +64,14 @@ def request_labels(request: Request) -> RequestLabels:
         target.subresource,
         scope,
     )
+
+
+def _proxied(path: str) -> Route | None:
+    """The resource whose proxy subresource `path` goes through with a path of its own
+    (`/api/v1/nodes/NAME/proxy/metrics/cadvisor`): kube-apiserver's RequestInfo names the
+    subresource `proxy` and leaves the rest out, so a scrape of every node is one series."""
+    head, found, _ = path.partition("/proxy/")
+    return find(head + "/proxy") if found else None
 
 
 def _verb(request: Request, target: ResourceTarget) -> str:

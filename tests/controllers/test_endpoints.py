@@ -252,3 +252,29 @@ def test_endpoints_written_for_a_service_without_selector_are_mirrored(
         )
     )
     assert listed["items"] == []
+
+
+def test_only_a_pod_change_an_endpoint_shows_syncs_its_service(cluster: Workloads) -> None:
+    """podEndpointsChanged: a pod status change that no endpoint shows (a condition of its
+    own) syncs no Service, so the Endpoints stay as someone left them; a readiness change
+    syncs it and the controller writes them back."""
+    cluster.run(cluster.client.create(PODS, "default", pod("a")))
+    flaky = pod("b", **{"sim.pinnace.dev/readiness-fails-after": "30s"})
+    cluster.run(cluster.client.create(PODS, "default", flaky))
+    cluster.run(cluster.client.create(SERVICES, "default", web_service()))
+    cluster.settle(10)
+    ep = endpoints(cluster)
+    edited = {**ep, "metadata": {**ep["metadata"], "labels": {"edited": "by-hand"}}}
+    edited = cluster.run(cluster.client.update(ENDPOINTS, edited))
+    a = cluster.run(cluster.client.get(PODS, "default", "a"))
+    extra = {"type": "example.com/Audited", "status": "True"}
+    conditions_of_a = [*a["status"]["conditions"], extra]
+    a = {**a, "status": {**a["status"], "conditions": conditions_of_a}}
+    cluster.run(cluster.client.update_status(PODS, a))
+    cluster.settle(5)
+    version = endpoints(cluster)["metadata"]["resourceVersion"]
+    assert version == edited["metadata"]["resourceVersion"], "no Service synced: the edit stays"
+    cluster.settle(60)  # b's readiness probe fails
+    ep = endpoints(cluster)
+    assert ep["metadata"]["labels"] == {"tier": "front"}
+    assert addresses(ep, "notReadyAddresses") == ["b"]

@@ -1,5 +1,9 @@
 """The node table: rows per node, a column per resource, incremental pod accounting."""
 
+import random
+
+import numpy as np
+
 from pinnace.scheduler import NodeTable, PodInfo
 from pinnace.scheduler.nodetable import RowCache
 
@@ -138,3 +142,61 @@ def test_what_pods_of_at_least_a_priority_request_follows_pods_and_nodes() -> No
     assert table.requested_at_or_above(0)[:, cpu].tolist() == [500]
     table.add_node(node("b"))  # the orphans come back with it
     assert table.requested_at_or_above(10)[:, cpu].tolist() == [0, 1000]
+
+
+def test_requests_by_priority_kept_up_to_date_match_a_recount() -> None:
+    """The per-priority amounts are kept incrementally; after any sequence of changes they are
+    what a pass over every pod on every row would count."""
+    rng = random.Random(7)
+    table = NodeTable()
+    where: dict[str, str] = {}  # pod key -> node name, orphans included
+    resources = ("cpu", "memory", "example.com/a", "example.com/b")
+
+    def random_pod(name: str, node_name: str) -> PodInfo:
+        requests = {r: str(rng.randint(1, 9)) for r in rng.sample(resources, rng.randint(0, 3))}
+        info = pod(name, node_name, **requests)
+        spec = {**info.pod["spec"], "priority": rng.choice((-5, 0, 0, 3, 10, 1000))}
+        return PodInfo.from_pod({**info.pod, "spec": spec})
+
+    for step in range(1500):
+        node_names = [f"n{k}" for k in range(30)]
+        op = rng.random()
+        if op < 0.08:
+            table.add_node(node(rng.choice(node_names)))
+        elif op < 0.12 and len(table):
+            table.remove_node(rng.choice(table.names))
+        elif op < 0.55 or not where:
+            name = f"p{step}"
+            node_name = rng.choice(node_names)
+            table.add_pod(random_pod(name, node_name), node_name)
+            where[f"ns/{name}"] = node_name
+        elif op < 0.7:
+            key = rng.choice(sorted(where))
+            assert table.remove_pod(key, where.pop(key)) is not None
+        elif op < 0.85:  # moved to another node
+            key = rng.choice(sorted(where))
+            table.remove_pod(key, where[key])
+            where[key] = rng.choice(node_names)
+            table.add_pod(random_pod(key[3:], where[key]), where[key])
+        else:  # updated in place: another priority, maybe other requests
+            key = rng.choice(sorted(where))
+            old = table.pod(key, where[key])
+            assert old is not None
+            new = random_pod(key[3:], where[key])
+            if rng.random() < 0.5:
+                spec = {**old.pod["spec"], "priority": new.priority}
+                new = PodInfo.from_pod({**old.pod, "spec": spec})
+            table.replace_pod(new, where[key])
+        for priority in (-10, -5, 0, 1, 10, 1000, 2000):
+            kept = np.zeros_like(table.requested)
+            lower = np.zeros(len(table), np.int64)
+            for i, pods in enumerate(table.pods):
+                for p in pods.values():
+                    if p.priority < priority:
+                        lower[i] += 1
+                        continue
+                    for resource, value in p.requests.items():
+                        kept[i, table.columns[resource]] += value
+                    kept[i, table.columns["pods"]] += 1
+            assert table.requested_at_or_above(priority).tolist() == kept.tolist(), step
+            assert table.lower_priority_pods(priority).tolist() == lower.tolist(), step

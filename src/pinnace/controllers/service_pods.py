@@ -2,8 +2,10 @@
 (staging/src/k8s.io/endpointslice/util, pkg/api/v1/pod FindPort): which Services a pod
 belongs to, which pods may be endpoints, and the port a Service port reaches on a pod.
 
-Both controllers watch Services and pods and sync a Service's key whenever it or one of its
-pods (before or after the change) changes.
+Both controllers watch Services and pods and sync a Service's key whenever it changes, or a
+pod it selects (before or after the change) comes, goes or changes in a way an endpoint shows
+(GetServicesToUpdateOnPodChange, podEndpointsChanged): other pod updates, such as a container's
+restart count, sync nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pinnace.api.labels import LabelSelector, selector_from_set
 from pinnace.api.objects import Object
 from pinnace.client import Informer, object_key
 from pinnace.clock.rfc3339 import parse_time
+from pinnace.controllers.controller_utils import is_pod_ready
 
 SERVICES = catalog.kind("", "services")
 PODS = catalog.kind("", "pods")
@@ -120,8 +123,43 @@ class ServicePodWatch:
     def _pod_updated(self, old: Object, new: Object) -> None:
         if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
             return  # a resync
-        for key in sorted(self._memberships(old) | self._memberships(new)):
+        changed, relabelled = _endpoints_changed(old, new)
+        if not changed and not relabelled:
+            return
+        services = self._memberships(new)
+        if relabelled:
+            before = self._memberships(old)
+            # determineNeededServiceUpdates: a pod whose endpoint is unchanged concerns only
+            # the Services it joined or left.
+            services = services | before if changed else services ^ before
+        for key in sorted(services):
             self._enqueue(key)
+
+
+def _endpoints_changed(old: Object, new: Object) -> tuple[bool, bool]:
+    """podEndpointsChanged: whether the pod's endpoint may differ (its deletion, readiness or
+    IPs changed), and whether the Services it belongs to may (its labels, hostname or
+    subdomain changed). Its name, namespace and uid never change, nor its node once it has an
+    IP. kube-controller-manager compares deletionTimestamp pointers, which differ whenever one
+    is set."""
+    old_meta, new_meta = old["metadata"], new["metadata"]
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    relabelled = (
+        (old_meta.get("labels") or {}) != (new_meta.get("labels") or {})
+        or old_spec.get("hostname") != new_spec.get("hostname")
+        or old_spec.get("subdomain") != new_spec.get("subdomain")
+    )
+    changed = (
+        bool(old_meta.get("deletionTimestamp") or new_meta.get("deletionTimestamp"))
+        or is_pod_ready(old) != is_pod_ready(new)
+        or _ips(old) != _ips(new)
+    )
+    return changed, relabelled
+
+
+def _ips(pod: Object) -> tuple[str, list[str]]:
+    status = pod.get("status") or {}
+    return pod_ip(pod), [entry.get("ip") for entry in status.get("podIPs") or ()]
 
 
 class TriggerTimeTracker:

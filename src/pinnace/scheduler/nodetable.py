@@ -21,6 +21,10 @@ vectorised operations, and updates one row after each bind instead of rebuilding
 - `pods_by_labels`: the pods on the table's nodes not being deleted, by namespace and labels,
   and how many of each are on which node: the pods of a workload share their labels, so the pods
   a selector matches on every node are counted by matching each set of labels once.
+- `_by_level`: per priority level of the pods on the table's nodes, what they request on each
+  node (n_nodes x n_resources, the `pods` column counting them), kept up to date as pods come
+  and go, so preemption learns what evicting every pod below a priority would free by summing
+  the few levels, without a pass over the pods.
 - `capacity` (n_nodes x 2): cpu millicores and memory bytes of `status.capacity`.
 - Usage, once a usage-aware plugin asks for it (`track_usage`): each node's cpu (millicores)
   and memory working set (bytes) as sampled from the metrics API every `interval` seconds,
@@ -123,6 +127,8 @@ class NodeTable:
         self._orphans: dict[str, dict[str, PodInfo]] = {}
         # The pods on the table's nodes by priority: pod key -> node name.
         self._by_priority: dict[int, dict[str, str]] = {}
+        # What they request, by priority level (see the module docstring).
+        self._by_level: dict[int, np.ndarray] = {}
         # Rows whose contents changed are logged (a removed node's row takes the last node, so
         # that row changes too); a new resource column starts a new epoch. Epochs are unique
         # across tables, so vectors kept for one table are never taken for another's.
@@ -209,6 +215,7 @@ class NodeTable:
             column = self.columns[resource] = len(self.columns)
             self._allocatable = _widen(self._allocatable)
             self._requested = _widen(self._requested)
+            self._by_level = {level: _widen(m) for level, m in self._by_level.items()}
             self._new_epoch()
         return column
 
@@ -250,7 +257,7 @@ class NodeTable:
                 self._forget_placement(pod.key)
         self.unschedulable_nodes -= int(self._unschedulable[i])
         last = len(self.names) - 1
-        for array in self._arrays():
+        for array in (*self._arrays(), *self._by_level.values()):
             array[i] = array[last]
             array[last] = 0
         for values in self._lists():
@@ -259,6 +266,8 @@ class NodeTable:
         if i != last:
             self.index[self.names[i]] = i
             self._changed(i)
+        for level in [level for level in self._by_level if level not in self._by_priority]:
+            del self._by_level[level]  # its only pods were on the node
 
     # Pods.
     def add_pod(self, pod: PodInfo, node_name: str) -> None:
@@ -297,6 +306,7 @@ class NodeTable:
             self.recent_placements[pod.key] = placement
             self.placement_log.append((pod.key, placement))
         self._by_priority.setdefault(pod.priority, {})[pod.key] = node_name
+        self._count_at_level(i, pod, 1)
         ports = self.host_ports[i]
         for port in pod.host_ports:
             ports[port] = ports.get(port, 0) + 1
@@ -325,6 +335,7 @@ class NodeTable:
         self.pods_with_affinity[i].pop(pod.key, None)
         self._forget_placement(pod.key)
         self._unindex(pod)
+        self._count_at_level(i, pod, -1)
         self._file_labels(pod, node_name, -1)
         ports = self.host_ports[i]
         for port in pod.host_ports:
@@ -436,16 +447,21 @@ class NodeTable:
     def requested_at_or_above(self, priority: int) -> np.ndarray:
         """What the pods of at least `priority` request on each node (the `requested`
         columns): the rest is what evicting every pod of lower priority would free."""
+        n = len(self.names)
         kept = np.zeros_like(self.requested)
-        for level, pods in self._by_priority.items():
-            if level < priority:
-                continue
-            for key, node_name in pods.items():
-                i = self.index[node_name]
-                for resource, value in self.pods[i][key].requests.items():
-                    kept[i, self.columns[resource]] += value
-                kept[i, PODS_COLUMN] += 1
+        for level, requested in self._by_level.items():
+            if level >= priority:
+                kept += requested[:n]
         return kept
+
+    def lower_priority_pods(self, priority: int) -> np.ndarray:
+        """How many pods of priority below `priority` each node has."""
+        n = len(self.names)
+        count = np.zeros(n, np.int64)
+        for level, requested in self._by_level.items():
+            if level < priority:
+                count += requested[:n, PODS_COLUMN]
+        return count
 
     def amounts(self, i: int) -> tuple[list[int], list[int], list[int]]:
         """Row `i`'s allocatable, requested and non-zero requested amounts as Python integers,
@@ -487,6 +503,20 @@ class NodeTable:
         del same[pod.key]
         if not same:
             del self._by_priority[pod.priority]
+
+    def _count_at_level(self, i: int, pod: PodInfo, sign: int) -> None:
+        """Count `pod`'s requests in (sign 1) or out of (-1) row `i` of its level's matrix; a
+        level left with no pod is dropped."""
+        level = self._by_level.get(pod.priority)
+        if level is None:
+            level = self._by_level[pod.priority] = np.zeros_like(self._requested)
+        row = level[i]
+        columns = self.columns
+        for resource, value in pod.requests.items():
+            row[columns[resource]] += sign * value
+        row[PODS_COLUMN] += sign
+        if pod.priority not in self._by_priority:
+            del self._by_level[pod.priority]
 
     def _file_labels(self, pod: PodInfo, node_name: str, sign: int) -> None:
         if (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
@@ -629,6 +659,7 @@ class NodeTable:
             self._usage_count,
             self._usage_forecast,
         ) = (_double(array) for array in self._arrays())
+        self._by_level = {level: _double(m) for level, m in self._by_level.items()}
 
 
 class RowCache:

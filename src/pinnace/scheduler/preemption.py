@@ -199,6 +199,7 @@ class Evaluator:
             names = map(self.table.names.__getitem__, hopeless)
             statuses.update(zip(names, hopeless.values(), strict=True))
             order = [i for i in order if i not in hopeless]
+        lower = self.table.lower_priority_pods(pod.priority)
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         start = 0
@@ -212,13 +213,13 @@ class Evaluator:
                 simple = [i for i in rows if i in by_requests.room]
                 found = dict(zip(simple, by_requests.select_victims(simple, budgets), strict=True))
                 rest = [i for i in rows if i not in by_requests.room]
-                outcomes_of_rest = self._select_victims_batch(state, pod, rest, budgets)
+                outcomes_of_rest = self._select_victims_batch(state, pod, rest, budgets, lower)
                 found.update(zip(rest, outcomes_of_rest, strict=True))
                 outcomes = [found[i] for i in rows]
             elif batched:
-                outcomes = self._select_victims_batch(state, pod, rows, budgets)
+                outcomes = self._select_victims_batch(state, pod, rows, budgets, lower)
             else:
-                outcomes = [self._select_victims(state.clone(), pod, rows[0], budgets)]
+                outcomes = [self._select_victims(state.clone(), pod, rows[0], budgets, lower)]
             for i, (victims, violations, status) in zip(rows, outcomes, strict=True):
                 name = self.table.names[i]
                 if status.is_success() and victims:
@@ -234,12 +235,13 @@ class Evaluator:
         return non_violating + violating, statuses
 
     def _select_victims(
-        self, state: CycleState, pod: PodInfo, i: int, budgets: _Budgets
+        self, state: CycleState, pod: PodInfo, i: int, budgets: _Budgets, lower: np.ndarray
     ) -> tuple[tuple[PodInfo, ...], int, Status]:
         """SelectVictimsOnNode on node row `i`: the fewest victims, highest priority first,
-        and how many of them violate a PodDisruptionBudget."""
+        and how many of them violate a PodDisruptionBudget. `lower`: each row's count of pods
+        of lower priority than `pod`'s."""
         table, profile = self.table, self.profile
-        potential = [p for p in table.pods[i].values() if p.priority < pod.priority]
+        potential = _lower_priority_pods(table, i, pod, lower)
         if not potential:
             return (), 0, unresolvable(NO_VICTIMS)
         removed: dict[str, PodInfo] = {}
@@ -282,7 +284,12 @@ class Evaluator:
                 table.add_pod(p, table.names[i])
 
     def _select_victims_batch(
-        self, state: CycleState, pod: PodInfo, rows: list[int], budgets: _Budgets
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        rows: list[int],
+        budgets: _Budgets,
+        lower: np.ndarray,
     ) -> list[tuple[tuple[PodInfo, ...], int, Status]]:
         """SelectVictimsOnNode on many node rows at once, when every Filter that runs judges a
         node by that node alone (PER_NODE_FILTERS): the same victims as node by node, each
@@ -298,7 +305,7 @@ class Evaluator:
         try:
             for k, i in enumerate(rows):
                 name = table.names[i]
-                potential = [p for p in table.pods[i].values() if p.priority < pod.priority]
+                potential = _lower_priority_pods(table, i, pod, lower)
                 if not potential:
                     outcomes[k] = ((), 0, unresolvable(NO_VICTIMS))
                     continue
@@ -564,6 +571,16 @@ class _Budgets:
                     violated |= allowed[k] < 0
             (violating if violated else non_violating).append(pod)
         return violating, non_violating
+
+
+def _lower_priority_pods(
+    table: NodeTable, i: int, pod: PodInfo, lower: np.ndarray
+) -> list[PodInfo]:
+    """The pods on row `i` of lower priority than `pod`, not looked for where `lower` (each
+    row's count of them) says there are none."""
+    if not lower[i]:
+        return []
+    return [p for p in table.pods[i].values() if p.priority < pod.priority]
 
 
 def _fit_error(table: NodeTable, statuses: Mapping[str, Status]) -> str:

@@ -283,17 +283,13 @@ class _Search:
         )
         if top is None:
             return _Preemptible(every, bare)
-        for row, pods in enumerate(table.pods):
-            for info in pods.values():
-                if info.priority >= top:
-                    continue
-                taken = np.zeros(table.requested.shape[1], dtype=table.requested.dtype)
-                for resource, value in info.requests.items():
-                    taken[table.columns[resource]] += value
-                taken[PODS_COLUMN] += 1
-                every[row] += taken
-                if controller_ref(info.pod) is None:
-                    bare[row] += taken
+        every = table.requested - table.requested_at_or_above(top)
+        for row in np.flatnonzero(table.lower_priority_pods(top)).tolist():
+            for info in table.pods[row].values():
+                if info.priority < top and controller_ref(info.pod) is None:
+                    for resource, value in info.requests.items():
+                        bare[row, table.columns[resource]] += value
+                    bare[row, PODS_COLUMN] += 1
         return _Preemptible(every, bare)
 
     def _usable(self) -> np.ndarray:

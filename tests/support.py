@@ -88,18 +88,18 @@ async def cancel_the_rest() -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def target_load_packing_config(args: str = "") -> str:
-    """A KubeSchedulerConfiguration whose only Score plugin is TargetLoadPacking, with `args`
-    (a YAML flow mapping such as `{usageWindow: 1m}`) as its pluginConfig when given."""
-    config = """\
+def score_only_config(plugin: str, args: str = "") -> str:
+    """A KubeSchedulerConfiguration whose only Score plugin is `plugin`, with `args` (a YAML
+    flow mapping such as `{usageWindow: 1m}`) as its pluginConfig when given."""
+    config = f"""\
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - plugins:
     score:
-      disabled: [{name: "*"}]
-      enabled: [{name: TargetLoadPacking}]
+      disabled: [{{name: "*"}}]
+      enabled: [{{name: {plugin}}}]
 """
     if args:
-        config += f"  pluginConfig:\n  - name: TargetLoadPacking\n    args: {args}\n"
+        config += f"  pluginConfig:\n  - name: {plugin}\n    args: {args}\n"
     return config

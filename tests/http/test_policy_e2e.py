@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tests.http.conftest import launch, stop
-from tests.support import eventually, target_load_packing_config
+from tests.support import eventually, score_only_config
 
 from pinnace.cli.main import main
 from pinnace.gym.qtable import LOAD_BUCKETS, NODE_BUCKETS, POD_BUCKETS, QTable
@@ -24,18 +24,7 @@ def pack(pod, nodes):
     return nodes[:, 2] / nodes[:, 0]
 '''
 
-CONFIG = """\
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    score:
-      disabled: [{name: "*"}]
-      enabled: [{name: PolicyPick}]
-  pluginConfig:
-  - name: PolicyPick
-    args: {policy: "packing:pack"}
-"""
+CONFIG = score_only_config("PolicyPick", '{policy: "packing:pack"}')
 
 POD = """\
 apiVersion: v1
@@ -117,7 +106,7 @@ def test_a_saved_q_table_places_kubectl_pods(tmp_path: Path) -> None:
     assert placed == ["pinnace-node-1"] * 4 + ["pinnace-node-2"]
 
 
-TLP_CONFIG = target_load_packing_config()
+TLP_CONFIG = score_only_config("TargetLoadPacking")
 
 BURSTABLE = """\
 apiVersion: v1
@@ -168,9 +157,10 @@ def test_target_load_packing_runs_on_sampled_usage_in_pinnace_up(
         stop(cluster)
 
 
-CUSTOM_TLP_CONFIG = target_load_packing_config(
+CUSTOM_TLP_CONFIG = score_only_config(
+    "TargetLoadPacking",
     "{usageWindow: 1s, usageSampleInterval: 1s, metricProvider: "
-    '{type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}}'
+    '{type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}}',
 )
 
 SERVING = """\

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 from tests.http.conftest import launch, stop
-from tests.support import eventually, target_load_packing_config
+from tests.support import eventually, score_only_config
 
-CONFIG = target_load_packing_config(
-    '{usageWindow: 1s, usageSampleInterval: 1s, defaultRequests: {cpu: "0"}}'
+CONFIG = score_only_config(
+    "TargetLoadPacking", '{usageWindow: 1s, usageSampleInterval: 1s, defaultRequests: {cpu: "0"}}'
 )
 SAMPLE_INTERVAL = 1.0
 NODE = "jsonpath={.spec.nodeName}"

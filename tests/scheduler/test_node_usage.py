@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.support import SimulatedCluster, target_load_packing_config
+from tests.support import SimulatedCluster, score_only_config
 
 from pinnace.api import catalog
 from pinnace.cluster import ClusterOptions
@@ -24,14 +24,15 @@ NODE_1, NODE_2 = "pinnace-node-1", "pinnace-node-2"
 
 def tlp_config(window: str, interval: str = "30s") -> str:
     """TargetLoadPacking as the only Score plugin."""
-    return target_load_packing_config(
-        f"{{usageWindow: {window}, usageSampleInterval: {interval}}}"
+    return score_only_config(
+        "TargetLoadPacking", f"{{usageWindow: {window}, usageSampleInterval: {interval}}}"
     )
 
 
-CUSTOM_METRIC_CONFIG = target_load_packing_config(
+CUSTOM_METRIC_CONFIG = score_only_config(
+    "TargetLoadPacking",
     "{usageWindow: 1m, metricProvider: "
-    '{type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}}'
+    '{type: CustomMetrics, metric: http_requests_per_second, nodeCapacity: "100"}}',
 )
 """TargetLoadPacking as the only Score plugin, on the CustomMetrics provider: a node takes 100
 requests a second."""

@@ -72,6 +72,7 @@ def prometheus_config(api_server: str, nodes: list[str], targets: Path) -> dict[
                 "metrics_path": "/metrics/scheduler",
                 "static_configs": [{"targets": [host]}],
             },
+            {"job_name": "apiserver", "static_configs": [{"targets": [host]}]},
         ],
     }
 
@@ -148,6 +149,11 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
             'sum(scheduler_plugin_execution_duration_seconds_count{plugin="NodeResourcesFit"})'
         )
         assert (query(base, sampled) or 0) >= 1
+        # kube-apiserver counts the node-proxy scrapes as its RequestInfo names them: one
+        # series (per code) for every node and path, not a series each.
+        proxied = 'apiserver_request_total{verb="CONNECT",resource="nodes",subresource="proxy"}'
+        assert (query(base, f"sum({proxied})") or 0) > 0
+        assert query(base, 'count(apiserver_request_total{subresource=~".*proxy/.*"})') is None
         grafana = {"$__rate_interval": "1m", "$namespace": ".*", "$pod": ".*"}
         for promql in queries():  # the Grafana dashboard's: Prometheus answers 400 if one is bad
             for variable, value in grafana.items():

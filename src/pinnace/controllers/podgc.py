@@ -125,10 +125,14 @@ class TerminatedPods:
     def first(self, n: int) -> list[str]:
         """The keys of the first `n` pods, in order; they stay until discarded."""
         taken: list[tuple[Order, int, str]] = []
+        seen: set[str] = set()
         while len(taken) < n and self._heap:
             entry = heapq.heappop(self._heap)
-            if self._places.get(entry[2]) == entry[:2]:
+            key = entry[2]
+            # A pod whose order changed and changed back has two current entries: one is kept.
+            if key not in seen and self._places.get(key) == entry[:2]:
                 taken.append(entry)
+                seen.add(key)
         for entry in taken:
             heapq.heappush(self._heap, entry)
         return [key for _, _, key in taken]

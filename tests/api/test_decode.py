@@ -378,6 +378,23 @@ def test_binary_data_is_base64() -> None:
     )
 
 
+def test_times_in_canonical_form_stay_as_sent() -> None:
+    decoded = decode(
+        {
+            "metadata": {"creationTimestamp": "2024-02-29T23:59:59Z"},
+            "spec": {"renewTime": "2024-02-29T23:59:59.000001Z"},
+        },
+        LEASE,
+    )
+    assert decoded.obj["metadata"]["creationTimestamp"] == "2024-02-29T23:59:59Z"
+    assert decoded.obj["spec"]["renewTime"] == "2024-02-29T23:59:59.000001Z"
+    # Canonical in shape but not a moment: refused as any such time is.
+    assert bad_request({"spec": {"renewTime": "2023-02-29T00:00:00.000000Z"}}, LEASE) == (
+        'Lease in version "v1" cannot be handled as a Lease: parsing time '
+        '"2023-02-29T00:00:00.000000Z": day out of range'
+    )
+
+
 def test_times_out_of_range() -> None:
     prefix = 'Lease in version "v1" cannot be handled as a Lease: parsing time'
     assert bad_request({"spec": {"renewTime": "2024-02-30T00:00:00Z"}}, LEASE) == (

@@ -147,6 +147,8 @@ def test_event_fields() -> None:
     assert fields["involvedObject.fieldPath"] == ""
     assert fields["source"] == "default-scheduler"
     assert fields["reason"] == "Scheduled"
+    assert fields["type"] == "Normal"
+    assert field_set("", "Event", {"metadata": {"name": "e2"}})["type"] == ""
 
 
 def test_job_successful() -> None:

@@ -89,3 +89,45 @@ def test_keys_stored_before_the_start_get_a_full_ttl_from_then() -> None:
             return states
 
         assert clock.run(scenario()) == [True, False]
+
+
+def test_a_window_deletes_its_keys_in_the_order_they_were_first_written() -> None:
+    """A key written twice in a window goes where it was first written (the order of the
+    DELETED events watchers see, and of the revisions they take); one written again in a
+    later window stays until that window's turn."""
+    with VirtualClock() as clock:
+        store = MemoryStore()
+
+        def key(name: str) -> str:
+            return f"{PREFIX}default/{name}"
+
+        async def write(name: str) -> None:
+            obj = {"metadata": {"name": name, "namespace": "default"}}
+            try:
+                await store.update(key(name), obj, None)
+            except KeyNotFoundError:
+                await store.create(key(name), obj)
+
+        async def scenario() -> list[str]:
+            deleted: list[str] = []
+
+            async def watch_all() -> None:
+                async for event in store.watch(PREFIX, 0):
+                    if event.type == "DELETED":
+                        deleted.append(event.key)
+
+            watching = asyncio.create_task(watch_all())
+            expiry = Expiry(store, clock, PREFIX, TTL)
+            await expiry.start()
+            for name in ("a", "b", "a", "c", "b", "later"):
+                await write(name)
+            await clock.sleep(WINDOW)
+            await write("later")
+            await clock.sleep(TTL + WINDOW)
+            first = list(deleted)
+            await clock.sleep(WINDOW)
+            await expiry.stop()
+            watching.cancel()
+            return [*first, "|", *deleted[len(first) :]]
+
+        assert clock.run(scenario()) == [key("a"), key("b"), key("c"), "|", key("later")]

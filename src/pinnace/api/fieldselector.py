@@ -144,6 +144,8 @@ _Getter = Callable[[Mapping[str, Any]], str]
 
 
 def _at(*path: str) -> _Getter:
+    if len(path) == 1:
+        return _top_level(path[0])
     if len(path) != 2:
         return lambda obj: _text(obj, *path)
     outer, inner = path
@@ -157,6 +159,15 @@ def _at(*path: str) -> _Getter:
         if isinstance(value, bool):
             return "true" if value else "false"
         return "" if value is None else str(value)
+
+    return read
+
+
+def _top_level(key: str) -> _Getter:
+    def read(obj: Mapping[str, Any]) -> str:
+        # _text of a top-level field (an Event's reason): a string as it is.
+        value = obj.get(key)
+        return value if type(value) is str else _text(obj, key)
 
     return read
 

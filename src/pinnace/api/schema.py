@@ -340,10 +340,20 @@ def _canonical_time_text(value: str, micro: bool) -> str:
     return _canonical_time(value, micro)
 
 
+_CANONICAL_TIME = {
+    False: re.compile(r"[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", re.ASCII),
+    True: re.compile(r"[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z", re.ASCII),
+}
+"""A Time (False) or MicroTime (True) as `_canonical_time` writes it, from the year 1000 on
+(strftime writes earlier years with fewer digits)."""
+
+
 def _canonical_time(value: Any, micro: bool) -> str:
     """metav1.Time re-encodes in UTC to the second, MicroTime to the microsecond."""
     if not isinstance(value, str):
         raise SchemaError(f"json: cannot unmarshal {json_type(value)} into Go value of type string")
+    if _CANONICAL_TIME[micro].fullmatch(value) and _in_range(value[:-1]):
+        return value  # what it re-encodes to: most times were written by a clock, in UTC
     if not _RFC3339.fullmatch(value):
         raise SchemaError(
             f'parsing time "{value}" as "{_RFC3339_LAYOUT}": cannot parse "{value}" as "2006"'
@@ -362,6 +372,15 @@ def _canonical_time(value: Any, micro: bool) -> str:
     if micro:
         return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _in_range(text: str) -> bool:
+    """Whether a date and time of day without offset names a moment (day 31 of June does not)."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 _BASE64_ALPHABET = frozenset(string.ascii_letters + string.digits + "+/")

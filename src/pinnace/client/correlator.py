@@ -52,6 +52,12 @@ and for the combined event that stands in for it (client-go's aggregate key)."""
 Messages = tuple[str, ...]
 """The distinct messages of an aggregation record, oldest first (at most AGGREGATE_MAX_EVENTS -
 1)."""
+SimilarChange = tuple[int, EntryKey, Messages, float]
+"""An aggregation record to set: which (-1: a new one after the others), its key, its messages
+(at least one) and when its key was last seen."""
+WriteChange = tuple[int, EntryKey, int, int, str]
+"""A last write to set: which (-1: a new one after the others), its key, count, the Event's
+name's stamp and its firstTimestamp."""
 Slot = bytes | str | tuple[str, ...]
 """What a record holds: its numbers, entry keys, messages (one, or a tuple of them when
 several, as almost every key has one) and first timestamps."""
@@ -97,12 +103,6 @@ class Record(tuple[Slot, ...]):
         tokens, last, _, _ = _HEAD.unpack_from(self._numbers)
         return tokens, last
 
-    def with_bucket(self, tokens: float, last: float) -> Record:
-        numbers = self._numbers
-        _, _, base, similars = _HEAD.unpack_from(numbers)
-        head = _HEAD.pack(tokens, last, base, similars)
-        return Record((_spliced(numbers, 0, _HEAD.size, head), *self[1:]))
-
     # --- aggregation records -----------------------------------------------------------------
 
     def similar(self, key: EntryKey) -> int:
@@ -121,20 +121,6 @@ class Record(tuple[Slot, ...]):
         assert isinstance(messages, tuple), "a record's messages are strings"
         return messages
 
-    def with_similar(self, j: int, key: EntryKey, messages: Messages, seen: float) -> Record:
-        """With aggregation record `j` (a new one after the others when -1) of `key`,
-        `messages` (at least one), last seen at `seen`."""
-        numbers = self._numbers
-        tokens, last, base, similars = _HEAD.unpack_from(numbers)
-        entry = (key, messages[0] if len(messages) == 1 else messages)
-        at = _HEAD.size + _SEEN.size * (similars if j < 0 else j)
-        numbers = _spliced(numbers, at, 0 if j < 0 else _SEEN.size, _SEEN.pack(seen))
-        if j >= 0:
-            return Record((numbers, *self[1 : 1 + 2 * j], *entry, *self[3 + 2 * j :]))
-        numbers = _spliced(numbers, 0, _HEAD.size, _HEAD.pack(tokens, last, base, similars + 1))
-        end = 1 + 2 * similars
-        return Record((numbers, *self[1:end], *entry, *self[end:]))
-
     # --- last writes -------------------------------------------------------------------------
 
     def observed(self, key: EntryKey) -> int:
@@ -152,25 +138,42 @@ class Record(tuple[Slot, ...]):
         assert isinstance(first_timestamp, str), "a record's timestamps are strings"
         return count, base + stamp, first_timestamp
 
-    def with_observed(
-        self, j: int, key: EntryKey, count: int, stamp: int, first_timestamp: str
+    # --- changes -----------------------------------------------------------------------------
+
+    def changed(
+        self, write: WriteChange, bucket: tuple[float, float], similar: SimilarChange | None = None
     ) -> Record:
-        """With last write `j` (a new one after the others when -1) of `key`: `count`, the
-        Event's name's `stamp` and `first_timestamp`. The first write of a record sets its
-        base."""
+        """With `write` set, the spam filter's `bucket` (tokens, when last taken) and, if given,
+        `similar` set: what an event makes of the record, in one new record. The first write of
+        a record sets its base."""
         numbers = self._numbers
-        tokens, last, base, similars = _HEAD.unpack_from(numbers)
-        if len(self) == 1 + 2 * similars:  # no last write yet
+        _, _, base, similars = _HEAD.unpack_from(numbers)
+        writes_at = _HEAD.size + _SEEN.size * similars
+        seens, writes = numbers[_HEAD.size : writes_at], numbers[writes_at:]
+        entries = list(self[1:])  # the aggregation records' slots, then the last writes'
+        if similar is not None:
+            j, key, messages, seen = similar
+            entry = (key, messages[0] if len(messages) == 1 else messages)
+            if j < 0:
+                entries[2 * similars : 2 * similars] = entry
+                seens += _SEEN.pack(seen)
+                similars += 1
+            else:
+                entries[2 * j : 2 * j + 2] = entry
+                seens = _spliced(seens, _SEEN.size * j, _SEEN.size, _SEEN.pack(seen))
+        j, key, count, stamp, first_timestamp = write
+        if not writes:
             base = stamp
-            numbers = _spliced(numbers, 0, _HEAD.size, _HEAD.pack(tokens, last, base, similars))
-        write = _WRITE.pack(count, stamp - base)
         entry = (key, sys.intern(first_timestamp))
+        packed = _WRITE.pack(count, stamp - base)
         if j < 0:
-            return Record((numbers + write, *self[1:], *entry))
-        at = _HEAD.size + _SEEN.size * similars + _WRITE.size * j
-        numbers = _spliced(numbers, at, _WRITE.size, write)
-        i = 1 + 2 * (similars + j)
-        return Record((numbers, *self[1:i], *entry, *self[i + 2 :]))
+            entries += entry
+            writes += packed
+        else:
+            entries[2 * (similars + j) : 2 * (similars + j) + 2] = entry
+            writes = _spliced(writes, _WRITE.size * j, _WRITE.size, packed)
+        head = _HEAD.pack(*bucket, base, similars)
+        return Record((head + seens + writes, *entries))
 
     # --- the slots ---------------------------------------------------------------------------
 
@@ -235,9 +238,10 @@ class EventCorrelator:
             key, record = self._first(event, now)
             allowed = True
         else:
-            event, key, record = self._aggregate(record, event, now)
-            patch, record = self._observe(record, event, key)
-            allowed, record = _allow(record, now)
+            event, key, similar = self._aggregate(record, event, now)
+            patch, write = self._observe(record, event, key)
+            allowed, bucket = _allow(record, now)
+            record = record.changed(write, bucket, similar)
         self._records[source_and_object] = record
         self._evict()
         if not allowed:
@@ -255,7 +259,9 @@ class EventCorrelator:
             return
         source_and_object = self._source_and_object(event)
         record = self._use(source_and_object)
-        self._records[source_and_object] = self._remember(record, self._event_key(event), event)
+        key = self._event_key(event)
+        write = self._last_write(record.observed(key), key, event)
+        self._records[source_and_object] = record.changed(write, record.bucket())
         self._evict()
 
     def _as_remembered(self, event: Object, remembered: LastWrite | None) -> bool:
@@ -344,7 +350,9 @@ class EventCorrelator:
 
     def _aggregate(
         self, record: Record, event: Object, now: float
-    ) -> tuple[Object, EntryKey, Record]:
+    ) -> tuple[Object, EntryKey, SimilarChange]:
+        """The event to write (`event`, or the combined one standing in for it), its entry key,
+        and what becomes of its aggregation record."""
         key = self._aggregate_key(event)
         j = record.similar(key)
         messages: Messages = ()
@@ -360,9 +368,9 @@ class EventCorrelator:
             messages = messages[1:]
         if j < 0:
             self._similar += 1
-        record = record.with_similar(j, key, messages, now)
+        similar = (j, key, messages, now)
         if not combine:
-            return event, self._event_key(event), record
+            return event, self._event_key(event), similar
         stamp = format_time(now)
         combined = {
             "apiVersion": "v1",
@@ -380,11 +388,13 @@ class EventCorrelator:
             "count": 1,
             "type": event.get("type", ""),
         }
-        return combined, key, record
+        return combined, key, similar
 
     def _observe(
         self, record: Record, event: Object, key: EntryKey
-    ) -> tuple[Object | None, Record]:
+    ) -> tuple[Object | None, WriteChange]:
+        """A repeat becomes a patch of the Event written before (`event` takes its name, count
+        and firstTimestamp); and `event` becomes the last write of `key`."""
         j = record.observed(key)
         patch = None
         if j >= 0:
@@ -398,19 +408,14 @@ class EventCorrelator:
                 "lastTimestamp": event["lastTimestamp"],
                 "message": event.get("message", ""),
             }
-        return patch, self._remember(record, key, event, j)
+        return patch, self._last_write(j, key, event)
 
-    def _remember(
-        self, record: Record, key: EntryKey, event: Object, j: int | None = None
-    ) -> Record:
-        """`record` with `event` as the last write of `key` (which is last write `j`, when the
-        caller has looked)."""
-        if j is None:
-            j = record.observed(key)
+    def _last_write(self, j: int, key: EntryKey, event: Object) -> WriteChange:
+        """`event` as last write `j` (a new one when -1) of `key`."""
         if j < 0:
             self._observed += 1
         count, first_timestamp = event.get("count") or 0, event.get("firstTimestamp") or ""
-        return record.with_observed(j, key, count, _stamp(event), first_timestamp)
+        return j, key, count, _stamp(event), first_timestamp
 
 
 def _event_key_of(event: Object) -> EntryKey:
@@ -432,10 +437,10 @@ def _spliced(numbers: bytes, at: int, size: int, new: bytes) -> bytes:
     return numbers[:at] + new + numbers[at + size :]
 
 
-def _allow(record: Record, now: float) -> tuple[bool, Record]:
-    """The spam filter: the combined event of an aggregation has the same source and object as
-    the event it stands in for, so its bucket is the record's."""
+def _allow(record: Record, now: float) -> tuple[bool, tuple[float, float]]:
+    """The spam filter, and its bucket after: the combined event of an aggregation has the same
+    source and object as the event it stands in for, so its bucket is the record's."""
     tokens, last = record.bucket()
     tokens = min(SPAM_BURST, tokens + (now - last) * SPAM_QPS)
     allowed = tokens >= 1
-    return allowed, record.with_bucket(tokens - 1 if allowed else tokens, now)
+    return allowed, (tokens - 1 if allowed else tokens, now)

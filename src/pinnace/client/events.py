@@ -29,7 +29,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client.correlator import EventCorrelator
 from pinnace.client.interface import Client, PatchType
-from pinnace.clock import Clock
+from pinnace.clock import Clock, format_time
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +114,9 @@ class EventRecorder:
 
     def __init__(self, client: Client, component: str, host: str = "") -> None:
         self._client = client
+        self._clock = client.clock
+        self._component = component
+        self._host = host
         self._source = {"component": component, **({"host": host} if host else {})}
         self._correlator = EventCorrelator(client.clock)
         self._queue: deque[Object] = deque()
@@ -136,7 +139,7 @@ class EventRecorder:
         involved = object_reference(obj, _shared(field_path))
         self._queue.append(self._make(involved, event_type, reason, _shared(message)))
         if self._writer is None or self._writer.done():
-            self._writer = self._client.clock.loop.create_task(self._write_all())
+            self._writer = self._clock.loop.create_task(self._write_all())
 
     async def flush(self) -> None:
         """Wait until every event recorded so far is written (or dropped)."""
@@ -144,10 +147,10 @@ class EventRecorder:
             await asyncio.shield(self._writer)
 
     def _make(self, involved: Object, event_type: str, reason: str, message: str) -> Object:
-        clock = self._client.clock
+        now = self._clock.now()  # one reading: the name's stamp and the timestamps agree
         namespace, name = involved.get("namespace") or "default", involved.get("name", "")
-        nanos = self._stamps.give(namespace, name, round(clock.now() * 1e9))
-        stamp = clock.now_rfc3339()
+        nanos = self._stamps.give(namespace, name, round(now * 1e9))
+        stamp = format_time(now)
         return {
             "apiVersion": "v1",
             "kind": "Event",
@@ -161,8 +164,8 @@ class EventRecorder:
             "count": 1,
             "type": event_type,
             "source": dict(self._source),
-            "reportingComponent": self._source["component"],
-            "reportingInstance": self._source.get("host", ""),
+            "reportingComponent": self._component,
+            "reportingInstance": self._host,
         }
 
     async def _write_all(self) -> None:

@@ -11,14 +11,20 @@ get theirs then.
 The windows follow one another from the start on, but one is opened only when a key is written
 in it, and the only timer is the expiry of the earliest: a store in which nothing is written
 costs nothing however long it runs.
+
+A window keeps each write's key and revision: at its expiry each of its keys goes, in the order
+they were first written in it, by a delete conditional on the revision of its last write there;
+one written or deleted since (a later lease holds it) stays, without a read first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+from array import array
 from collections import deque
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from pinnace.clock import Clock, Timer
@@ -38,13 +44,13 @@ LEASE_REUSE_SHARE = 0.05
 
 @dataclass
 class _Window:
-    """The keys written while one lease was handed out, from `opened_at` on for the window's
-    length; it expires at `expires_at`."""
+    """The writes made while one lease was handed out, from `opened_at` on for the window's
+    length: the key and revision of each; it expires at `expires_at`."""
 
     opened_at: float
     expires_at: float
-    last_revision: int = 0
     keys: list[str] = field(default_factory=list)
+    revisions: array[int] = field(default_factory=lambda: array("q"))
 
 
 class Expiry:
@@ -74,8 +80,9 @@ class Expiry:
         window = self._current_window()
         self._stop_observing = self._store.observe(self._record)
         listed = await self._store.list(self._prefix)
-        window.keys.extend(self._key(obj) for obj in listed.items)
-        window.last_revision = max(window.last_revision, listed.revision)
+        for obj in listed.items:
+            window.keys.append(self._key(obj))
+            window.revisions.append(int(obj["metadata"]["resourceVersion"]))
 
     async def stop(self) -> None:
         if self._stop_observing is not None:
@@ -115,7 +122,7 @@ class Expiry:
         if event.type != "DELETED" and event.key.startswith(self._prefix):
             window = self._current_window()
             window.keys.append(event.key)
-            window.last_revision = event.revision
+            window.revisions.append(event.revision)
 
     def _due(self) -> None:
         self._timer = None
@@ -126,16 +133,10 @@ class Expiry:
         windows = self._windows
         while windows and windows[0].expires_at <= self._clock.now():
             window = windows.popleft()
-            for key in window.keys:
-                await self._delete_unless_written_since(key, window.last_revision)
+            # Each key once, where it was first written, with the revision of its last write.
+            last_writes = dict(zip(window.keys, window.revisions, strict=True))
+            for key, revision in last_writes.items():
+                with suppress(KeyNotFoundError, ConflictError):  # deleted or written since
+                    await self._store.delete(key, revision)
         if self._timer is None:
             self._arm()
-
-    async def _delete_unless_written_since(self, key: str, last_revision: int) -> None:
-        try:
-            obj = await self._store.get(key)
-            revision = int(obj["metadata"]["resourceVersion"])
-            if revision <= last_revision:
-                await self._store.delete(key, revision)
-        except (KeyNotFoundError, ConflictError):
-            pass  # deleted or written again meanwhile

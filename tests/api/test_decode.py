@@ -403,6 +403,11 @@ def test_times_out_of_range() -> None:
     assert bad_request({"spec": {"renewTime": "2024-01-01T25:00:00Z"}}, LEASE) == (
         f'{prefix} "2024-01-01T25:00:00Z": hour out of range'
     )
+    # In UTC before year 1 or after 9999: Go keeps them, Pinnace refuses (docs/differences.md).
+    for moment in ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59.5-07:30"):
+        assert bad_request({"spec": {"renewTime": moment}}, LEASE) == (
+            f'{prefix} "{moment}": year out of range'
+        )
 
 
 def _bound_pod() -> dict[str, Any]:

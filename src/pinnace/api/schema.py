@@ -369,6 +369,8 @@ def _canonical_time(value: Any, micro: bool) -> str:
     except ValueError as e:
         unit = next((u for u in ("day", "month", "hour", "minute", "second") if u in str(e)), "")
         raise SchemaError(f'parsing time "{value}": {unit or "value"} out of range') from None
+    except OverflowError:  # its offset carries it to year 0 or 10000 (docs/differences.md)
+        raise SchemaError(f'parsing time "{value}": year out of range') from None
     if micro:
         return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

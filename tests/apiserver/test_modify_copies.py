@@ -3,11 +3,13 @@ caller still holds, and only JSON's own types, even in the parts whose text did 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from pinnace.api import catalog
+from pinnace.api.patch import PatchType
 from pinnace.api.status import StatusError
 from pinnace.apiserver.keys import object_key
 
@@ -56,3 +58,24 @@ def test_a_part_with_the_stored_text_but_other_types_is_refused_as_without_it(ap
     finalizers = stored(api)["metadata"]["finalizers"]
     assert type(finalizers) is list
     assert finalizers == ["example.com/keep"]
+
+
+@pytest.mark.parametrize(
+    ("patch_type", "patch"),
+    [
+        (PatchType.MERGE, {"metadata": {"labels": {"app": "db"}}, "data": {"k": None, "n": "1"}}),
+        (PatchType.STRATEGIC_MERGE, {"metadata": {"finalizers": ["example.com/more"]}}),
+        (PatchType.JSON, [{"op": "replace", "path": "/data/k", "value": "w"}]),
+    ],
+)
+def test_a_patch_leaves_the_object_it_read_as_stored(
+    api: Any, patch_type: PatchType, patch: Any
+) -> None:
+    # The patch is applied to the stored object itself (not a copy), which readers share.
+    api.call(api.server.create, CONFIGMAPS, "default", configmap())
+    read = stored(api)
+    before = copy.deepcopy(read)
+    result = api.call(api.server.patch, CONFIGMAPS, "default", "cm", patch_type, patch)
+    assert read == before
+    assert result.obj != before
+    assert result.obj["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]

@@ -424,18 +424,22 @@ class APIServer:
         options: WriteOptions | None = None,
         subresource: str = "",
         unknown_fields: builtins.list[str] | None = None,
+        *,
+        pure: bool = False,
     ) -> Result:
         """Read, change, write, retrying on conflicts: `mutate` gets a copy of the stored
         object and returns the new one (a patch, a scale, a component's read-modify-write).
         A resourceVersion the result carries that differs from the stored one is a
         precondition, as in a patch that sets metadata.resourceVersion. With `unknown_fields`
         (a patch), the new object's unknown fields are refused or reported into it, as
-        `options.field_validation` says."""
+        `options.field_validation` says. `pure`: `mutate` changes nothing it is given (a
+        json, merge or strategic merge patch), so it gets the stored object itself; what it
+        returns may share parts with it until decoding copies them."""
         options = options or WriteOptions()
         validation = "Ignore" if unknown_fields is None else options.field_validation
 
         def build(old: Object) -> Object:
-            new = mutate(clone(old))
+            new = mutate(old if pure else clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
             decoded = decode(new, kind, strict=validation == "Strict", basis=old)
@@ -477,12 +481,14 @@ class APIServer:
             mutate = patching.patcher(kind, patch_type, patch)
             if manager:
                 mutate = patching.tracked(mutate, manager, subresource, now)
+        # A bare patch leaves the stored object alone (patching.patcher).
+        pure = not apply and not manager and conversion is None
         if conversion is not None:
             mutate = patching.converted(mutate, conversion)
         unknown_fields: list[str] = []
         try:
             result = await self.modify(
-                kind, namespace, name, mutate, options, subresource, unknown_fields
+                kind, namespace, name, mutate, options, subresource, unknown_fields, pure=pure
             )
         except StatusError as e:
             if not (apply and e.code == 404 and e.reason == "NotFound" and not subresource):

@@ -393,7 +393,7 @@ class APIServer:
         new = decoded.obj
         self._check_namespace(kind, new, namespace)
         _check_name(new, name)
-        self._default(kind, new)
+        self._default(kind, new, subresource)
         expected = parse_resource_version(str(meta(new).get("resourceVersion") or ""))
 
         def build(old: Object) -> Object:
@@ -445,7 +445,7 @@ class APIServer:
             decoded = decode(new, kind, strict=validation == "Strict", basis=old)
             if unknown_fields is not None and validation == "Warn":
                 unknown_fields[:] = decoded.warnings
-            self._default(kind, decoded.obj)
+            self._default(kind, decoded.obj, subresource)
             return decoded.obj
 
         return await self._write(kind, namespace, name, build, None, options, subresource, [])
@@ -562,7 +562,9 @@ class APIServer:
             return Result(stored, warnings)
         raise _conflict(kind, name)
 
-    def _default(self, kind: Kind, obj: Object) -> None:
+    def _default(self, kind: Kind, obj: Object, subresource: str = "") -> None:
+        if subresource == "status" and kind.status_write_discards_defaults:
+            return
         kind.default(obj)
         kind.default_with_features(obj, self.features)
 

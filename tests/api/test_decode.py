@@ -427,3 +427,14 @@ def test_an_update_on_a_stored_object_refuses_what_a_decode_without_it_refuses(
     with pytest.raises(StatusError) as with_basis:
         decode(new, POD, basis=stored)
     assert with_basis.value.message == without.value.message
+
+
+def test_a_shared_decode_keeps_the_stored_parts_left_alone_but_the_metadata_dict() -> None:
+    stored = _bound_pod()
+    new = {**stored, "status": {"phase": "Running"}}  # as a merge patch of the status makes it
+    decoded = decode(new, POD, basis=stored, share=True).obj
+    assert decoded == {**stored, "status": {"phase": "Running"}}
+    assert decoded["spec"] is stored["spec"]
+    # The update path sets resourceVersion and generation in the metadata dict itself.
+    assert decoded["metadata"] is not stored["metadata"]
+    assert decode(new, POD, basis=stored).obj["spec"] is not stored["spec"]

@@ -14,6 +14,7 @@ from pinnace.api.status import StatusError
 from pinnace.apiserver.keys import object_key
 
 CONFIGMAPS = catalog.kind("", "configmaps")
+PODS = catalog.kind("", "pods")
 
 
 def configmap() -> dict[str, Any]:
@@ -78,4 +79,27 @@ def test_a_patch_leaves_the_object_it_read_as_stored(
     result = api.call(api.server.patch, CONFIGMAPS, "default", "cm", patch_type, patch)
     assert read == before
     assert result.obj != before
+    assert result.obj["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]
+
+
+def test_a_pod_status_patch_leaves_the_pod_it_read_as_stored(api: Any) -> None:
+    # pods/status runs no defaults, so what the patch left alone stays the stored pod's own.
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}], "nodeName": "n1"},
+    }
+    api.call(api.server.create, PODS, "default", pod)
+    read = api.call(api.server.store.get, object_key(PODS, "default", "p"))
+    before = copy.deepcopy(read)
+    status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    for patch_type in (PatchType.MERGE, PatchType.STRATEGIC_MERGE):
+        result = api.call(
+            api.server.patch, PODS, "default", "p", patch_type, {"status": status}, None, "status"
+        )
+        assert read == before
+        assert result.obj["status"]["phase"] == "Running"
+        assert result.obj["spec"] == before["spec"]
+        assert result.obj["metadata"]["labels"] == {"app": "web"}
     assert result.obj["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]

@@ -291,7 +291,12 @@ sends the same spec, and normalizing a pod's spec takes tens of microseconds."""
 
 
 def normalize(
-    kind: Kind, obj: Any, *, json_text: bool = False, basis: dict[str, Any] | None = None
+    kind: Kind,
+    obj: Any,
+    *,
+    json_text: bool = False,
+    basis: dict[str, Any] | None = None,
+    share: bool = False,
 ) -> Normalized:
     """A new object holding what Go would decode from `obj`; raises SchemaError.
 
@@ -303,8 +308,14 @@ def normalize(
     A part of `obj` with the same JSON text as the part of `basis` at its place is kept as
     stored (a copy of that text) rather than walked again: a status patch walks only what it
     changed. (What the API server itself wrote, such as the binding's PodScheduled condition
-    with its `lastProbeTime: null` as Go writes a zero time, stays as written.)"""
-    walk = _Walk(json_text)
+    with its `lastProbeTime: null` as Go writes a zero time, stays as written.)
+
+    `share`: a part of `obj` that is the very object at its place in `basis` (one a patch
+    left alone) is kept itself, shared with the stored object, rather than copied; for a
+    caller that changes none of the result's parts in place but its metadata's own fields
+    (the update path sets resourceVersion and generation there): the metadata is always
+    copied."""
+    walk = _Walk(json_text, share)
     root = schema_of(kind)
     if not isinstance(obj, dict):
         raise SchemaError(
@@ -391,12 +402,13 @@ def _zero(t: Type) -> Any:
 
 
 class _Walk:
-    __slots__ = ("remember_spec", "type_error", "unknown")
+    __slots__ = ("remember_spec", "share", "type_error", "unknown")
 
-    def __init__(self, remember_spec: bool = False) -> None:
+    def __init__(self, remember_spec: bool = False, share: bool = False) -> None:
         self.unknown: list[str] = []
         self.type_error = ""
         self.remember_spec = remember_spec
+        self.share = share
 
     def mismatch(self, value: Any, owner: str, go_path: str, t: Type) -> None:
         # Go keeps decoding after a type mismatch and reports the first one at the end.
@@ -436,6 +448,9 @@ class _Walk:
                 out[key] = item  # the commonest field, without building its paths
                 continue
             was = None if basis is None else basis.get(key)
+            if item is was and self.share and (depth > 1 or key != "metadata"):
+                out[key] = was
+                continue
             if was is not None and (same := _as_before(item, was)) is not _MISMATCH:
                 out[key] = same
                 continue
@@ -494,6 +509,9 @@ class _Walk:
             was = basis if type(basis) is list and len(basis) == len(value) else None
             items = []
             for i, item in enumerate(value):
+                if was is not None and item is was[i] and self.share:
+                    items.append(item)
+                    continue
                 if was is not None and (same := _as_before(item, was[i])) is not _MISMATCH:
                     items.append(same)
                     continue

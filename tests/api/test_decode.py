@@ -438,3 +438,9 @@ def test_a_shared_decode_keeps_the_stored_parts_left_alone_but_the_metadata_dict
     # The update path sets resourceVersion and generation in the metadata dict itself.
     assert decoded["metadata"] is not stored["metadata"]
     assert decode(new, POD, basis=stored).obj["spec"] is not stored["spec"]
+    # A part with the stored text is the stored one too: a kubelet sends its whole status.
+    conditions = [dict(c) for c in stored["status"]["conditions"]]
+    new = {**stored, "status": {"phase": "Running", "conditions": conditions}}
+    decoded = decode(new, POD, basis=stored, share=True).obj
+    assert decoded["status"]["conditions"][0] is stored["status"]["conditions"][0]
+    assert decoded["status"]["conditions"] is not conditions

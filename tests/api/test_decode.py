@@ -449,3 +449,20 @@ def test_an_update_on_a_stored_object_refuses_what_a_decode_without_it_refuses(
     with pytest.raises(StatusError) as with_basis:
         decode(new, POD, basis=stored)
     assert with_basis.value.message == without.value.message
+
+
+def test_a_shared_decode_keeps_the_stored_parts_left_alone_but_the_metadata_dict() -> None:
+    stored = _bound_pod()
+    new = {**stored, "status": {"phase": "Running"}}  # as a merge patch of the status makes it
+    decoded = decode(new, POD, basis=stored, share=True).obj
+    assert decoded == {**stored, "status": {"phase": "Running"}}
+    assert decoded["spec"] is stored["spec"]
+    # The update path sets resourceVersion and generation in the metadata dict itself.
+    assert decoded["metadata"] is not stored["metadata"]
+    assert decode(new, POD, basis=stored).obj["spec"] is not stored["spec"]
+    # A part with the stored text is the stored one too: a kubelet sends its whole status.
+    conditions = [dict(c) for c in stored["status"]["conditions"]]
+    new = {**stored, "status": {"phase": "Running", "conditions": conditions}}
+    decoded = decode(new, POD, basis=stored, share=True).obj
+    assert decoded["status"]["conditions"][0] is stored["status"]["conditions"][0]
+    assert decoded["status"]["conditions"] is not conditions

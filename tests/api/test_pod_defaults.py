@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from pinnace.api.core.pod import POD, default_pod_template
+from pinnace.api.features import FeatureGates
 
 DIGEST = "sha256:" + "a" * 64
 
@@ -252,3 +253,43 @@ def test_match_label_keys_become_selector_requirements() -> None:
         {"key": "tenant", "operator": "NotIn", "values": ["t1"]},
     ]
     assert stored["matchLabelKeys"] == ["pod-template-hash", "absent"]
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        minimal_pod(),
+        minimal_pod(
+            hostNetwork=True,
+            overhead={"cpu": "0.1"},
+            serviceAccount="builder",
+            initContainers=[{"name": "init", "image": "busybox", "restartPolicy": "Always"}],
+            volumes=[{"name": "v", "secret": {"secretName": "s"}}],
+        ),
+        {
+            **minimal_pod(),
+            "spec": {
+                "containers": [
+                    {
+                        "name": "app",
+                        "image": "app:1",
+                        "ports": [{"containerPort": 80}],
+                        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+                    }
+                ]
+            },
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        },
+    ],
+)
+def test_pod_defaults_fill_in_the_spec_alone(pod: dict[str, Any]) -> None:
+    # What lets a write to pods/status skip them (Kind.status_write_discards_defaults): the
+    # status strategy puts the stored spec back.
+    defaulted = copy.deepcopy(pod)
+    POD.default(defaulted)
+    POD.default_with_features(defaulted, FeatureGates(in_place_pod_vertical_scaling=True))
+    assert defaulted["spec"] != pod["spec"]
+    assert {k: v for k, v in defaulted.items() if k != "spec"} == {
+        k: v for k, v in pod.items() if k != "spec"
+    }
+    assert POD.status_write_discards_defaults

@@ -171,6 +171,18 @@ def test_status_conditions_and_ips() -> None:
         'status.podIPs: Invalid value: [map[ip:"10.0.0.1"] map[ip:"10.0.0.2"]]: '
         "may specify no more than one IP for each IP family"
     )
+    for _ in range(2):  # the second time, the addresses are known
+        assert (
+            status_errors(
+                old,
+                lambda p: p["status"].update(hostIP="10.0.0.9", hostIPs=[{"ip": "10.0.0.9"}]),
+            )
+            == []
+        )
+        assert status_errors(old, lambda p: p["status"].update(podIPs=[{"ip": "10.0.0.256"}])) == [
+            'status.podIPs[0]: Invalid value: "10.0.0.256": '
+            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+        ]
 
 
 def test_terminated_containers_stay_terminated_unless_restarted() -> None:

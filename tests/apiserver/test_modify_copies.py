@@ -3,15 +3,18 @@ caller still holds, and only JSON's own types, even in the parts whose text did 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from pinnace.api import catalog
+from pinnace.api.patch import PatchType
 from pinnace.api.status import StatusError
 from pinnace.apiserver.keys import object_key
 
 CONFIGMAPS = catalog.kind("", "configmaps")
+PODS = catalog.kind("", "pods")
 
 
 def configmap() -> dict[str, Any]:
@@ -56,3 +59,47 @@ def test_a_part_with_the_stored_text_but_other_types_is_refused_as_without_it(ap
     finalizers = stored(api)["metadata"]["finalizers"]
     assert type(finalizers) is list
     assert finalizers == ["example.com/keep"]
+
+
+@pytest.mark.parametrize(
+    ("patch_type", "patch"),
+    [
+        (PatchType.MERGE, {"metadata": {"labels": {"app": "db"}}, "data": {"k": None, "n": "1"}}),
+        (PatchType.STRATEGIC_MERGE, {"metadata": {"finalizers": ["example.com/more"]}}),
+        (PatchType.JSON, [{"op": "replace", "path": "/data/k", "value": "w"}]),
+    ],
+)
+def test_a_patch_leaves_the_object_it_read_as_stored(
+    api: Any, patch_type: PatchType, patch: Any
+) -> None:
+    # The patch is applied to the stored object itself (not a copy), which readers share.
+    api.call(api.server.create, CONFIGMAPS, "default", configmap())
+    read = stored(api)
+    before = copy.deepcopy(read)
+    result = api.call(api.server.patch, CONFIGMAPS, "default", "cm", patch_type, patch)
+    assert read == before
+    assert result.obj != before
+    assert result.obj["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]
+
+
+def test_a_pod_status_patch_leaves_the_pod_it_read_as_stored(api: Any) -> None:
+    # pods/status runs no defaults, so what the patch left alone stays the stored pod's own.
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}], "nodeName": "n1"},
+    }
+    api.call(api.server.create, PODS, "default", pod)
+    read = api.call(api.server.store.get, object_key(PODS, "default", "p"))
+    before = copy.deepcopy(read)
+    status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    for patch_type in (PatchType.MERGE, PatchType.STRATEGIC_MERGE):
+        result = api.call(
+            api.server.patch, PODS, "default", "p", patch_type, {"status": status}, None, "status"
+        )
+        assert read == before
+        assert result.obj["status"]["phase"] == "Running"
+        assert result.obj["spec"] == before["spec"]
+        assert result.obj["metadata"]["labels"] == {"app": "web"}
+    assert result.obj["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]

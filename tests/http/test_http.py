@@ -354,6 +354,38 @@ def test_pod_subresources(api: HTTP) -> None:
     assert api.request("GET", PODS + "/bound/proxy").status == 405
 
 
+def test_pod_status_patches_change_the_status_alone(api: HTTP) -> None:
+    pod = {**POD, "metadata": {"name": "status-only"}, "spec": {**POD["spec"], "nodeName": "n"}}
+    assert api.request("POST", PODS, pod).status == 201
+    path = PODS + "/status-only/status"
+    for phase, content_type in (
+        ("Running", "application/merge-patch+json"),
+        ("Succeeded", "application/strategic-merge-patch+json"),
+    ):
+        patch = {
+            "spec": {"containers": [{"name": "main", "image": "other"}]},
+            "status": {"phase": phase, "podIP": "10.0.0.7", "podIPs": [{"ip": "10.0.0.7"}]},
+        }
+        patched = api.request("PATCH", path, patch, content_type).json()
+        assert patched["spec"] == api.request("GET", PODS + "/status-only").json()["spec"]
+        assert patched["spec"]["containers"][0]["image"] == "nginx"
+        assert patched["status"]["phase"] == phase
+        assert patched["status"]["podIPs"] == [{"ip": "10.0.0.7"}]
+    wrong = {"spec": {"containers": "main"}}
+    assert status_of(api.request("PATCH", path, wrong, "application/merge-patch+json")) == (
+        400,
+        "BadRequest",
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into '
+        "Go struct field PodSpec.spec.containers of type []v1.Container",
+    )
+    bad_ip = {"status": {"podIPs": [{"ip": "10.0.0.256"}]}}
+    code, reason, message = status_of(
+        api.request("PATCH", path, bad_ip, "application/merge-patch+json")
+    )
+    assert (code, reason) == (422, "Invalid")
+    assert 'status.podIPs[0]: Invalid value: "10.0.0.256": must be a valid IP address' in message
+
+
 def test_scale_subresource(api: HTTP) -> None:
     deployment = {
         "apiVersion": "apps/v1",

@@ -34,15 +34,16 @@ def decode(
     strict: bool = False,
     json_text: bool = False,
     basis: dict[str, Any] | None = None,
+    share: bool = False,
 ) -> Decoded:
-    """`json_text`: `obj` was parsed from JSON text; `basis`: the stored object `obj` changes
-    (see `normalize`)."""
+    """`json_text`: `obj` was parsed from JSON text; `basis`: the stored object `obj` changes;
+    `share`: what `obj` holds of `basis` itself may stay shared (see `normalize`)."""
     body_kind, body_api_version = _type_meta(obj, kind)
     group, _, version = body_api_version.rpartition("/")
     if body_kind != kind.kind or body_api_version != kind.api_version:
         raise _mismatch(body_kind, group, version, kind)
     try:
-        normalized = normalize(kind, obj, json_text=json_text, basis=basis)
+        normalized = normalize(kind, obj, json_text=json_text, basis=basis, share=share)
     except SchemaError as e:
         raise _cannot_handle(body_kind, version, kind, str(e)) from None
     warnings = [f"unknown field {quote(path)}" for path in normalized.unknown_fields]

@@ -101,6 +101,10 @@ class Kind:
     others answer 404 as an unknown path."""
     default_with_features: FeatureDefaulter = field(default=_no_feature_defaults, compare=False)
     """The defaults that depend on the cluster's feature gates, run after `default`."""
+    status_write_discards_defaults: bool = False
+    """`prepare_for_status_update` puts back from the stored object all that `default` and
+    `default_with_features` fill in (a pod's spec): a write to the status subresource skips
+    them, as nothing they would do to it is kept."""
     drop_disabled: FieldDropper = field(default=_nothing_to_drop, compare=False)
     """Drop the fields of disabled features (new, old or None on create), in place: run after
     every prepare step, as the strategies call DropDisabledPodFields."""

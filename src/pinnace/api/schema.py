@@ -291,7 +291,12 @@ sends the same spec, and normalizing a pod's spec takes tens of microseconds."""
 
 
 def normalize(
-    kind: Kind, obj: Any, *, json_text: bool = False, basis: dict[str, Any] | None = None
+    kind: Kind,
+    obj: Any,
+    *,
+    json_text: bool = False,
+    basis: dict[str, Any] | None = None,
+    share: bool = False,
 ) -> Normalized:
     """A new object holding what Go would decode from `obj`; raises SchemaError.
 
@@ -303,8 +308,13 @@ def normalize(
     A part of `obj` with the same JSON text as the part of `basis` at its place is kept as
     stored (a copy of that text) rather than walked again: a status patch walks only what it
     changed. (What the API server itself wrote, such as the binding's PodScheduled condition
-    with its `lastProbeTime: null` as Go writes a zero time, stays as written.)"""
-    walk = _Walk(json_text)
+    with its `lastProbeTime: null` as Go writes a zero time, stays as written.)
+
+    `share`: such a part (say, one a patch left alone, the very object at its place in
+    `basis`) is the stored one itself, shared rather than copied; for a caller that changes
+    none of the result's parts in place but its metadata's own fields (the update path sets
+    resourceVersion and generation there): the metadata is always copied."""
+    walk = _Walk(json_text, share)
     root = schema_of(kind)
     if not isinstance(obj, dict):
         raise SchemaError(
@@ -412,12 +422,13 @@ def _zero(t: Type) -> Any:
 
 
 class _Walk:
-    __slots__ = ("remember_spec", "type_error", "unknown")
+    __slots__ = ("remember_spec", "share", "type_error", "unknown")
 
-    def __init__(self, remember_spec: bool = False) -> None:
+    def __init__(self, remember_spec: bool = False, share: bool = False) -> None:
         self.unknown: list[str] = []
         self.type_error = ""
         self.remember_spec = remember_spec
+        self.share = share
 
     def mismatch(self, value: Any, owner: str, go_path: str, t: Type) -> None:
         # Go keeps decoding after a type mismatch and reports the first one at the end.
@@ -457,9 +468,11 @@ class _Walk:
                 out[key] = item  # the commonest field, without building its paths
                 continue
             was = None if basis is None else basis.get(key)
-            if was is not None and (same := _as_before(item, was)) is not _MISMATCH:
-                out[key] = same
-                continue
+            if was is not None:
+                share = self.share and (depth > 1 or key != "metadata")
+                if (same := _as_before(item, was, share)) is not _MISMATCH:
+                    out[key] = same
+                    continue
             child_go = f"{go_path}.{key}" if go_path else key
             if type(t) is Scalar:  # what `value` does for it, without the JSON path it needs not
                 converted = self.scalar(t, item, s.go_name, child_go, depth + 1)
@@ -515,7 +528,10 @@ class _Walk:
             was = basis if type(basis) is list and len(basis) == len(value) else None
             items = []
             for i, item in enumerate(value):
-                if was is not None and (same := _as_before(item, was[i])) is not _MISMATCH:
+                if (
+                    was is not None
+                    and (same := _as_before(item, was[i], self.share)) is not _MISMATCH
+                ):
                     items.append(same)
                     continue
                 converted = self.value(
@@ -602,18 +618,22 @@ def _fits_int32(value: int) -> bool:
 _MISMATCH: Any = object()
 
 
-def _as_before(value: Any, basis: Any) -> Any:
-    """A new copy of `basis` (a normalized object or array) when `value` writes as the same
-    JSON text, which it then normalizes to; else `_MISMATCH`. Texts are compared, as values
-    mix types (True == 1 in Python), and then values, as texts do too: a NaN or an infinity
-    writes as null, a tuple as a list, an enum as its value, and the walk refuses them (a
-    part whose text cannot be written is walked too)."""
+def _as_before(value: Any, basis: Any, share: bool = False) -> Any:
+    """`basis` (a normalized object or array), or with `share` false a new copy of it, when
+    `value` writes as the same JSON text, which it then normalizes to; else `_MISMATCH`.
+    Texts are compared, as values mix types (True == 1 in Python), and then values, as texts
+    do too: a NaN or an infinity writes as null, a tuple as a list, an enum as its value, and
+    the walk refuses them (a part whose text cannot be written is walked too)."""
+    if share and value is basis:
+        return basis
     if not isinstance(basis, _CONTAINERS) or type(value) is not type(basis):
         return _MISMATCH
     text = plain_json(value)
-    if text is None or text != plain_json(basis):
+    # A part a patch left alone is the stored one itself (APIServer.modify's `pure`).
+    if text is None or (value is not basis and text != plain_json(basis)):
         return _MISMATCH
-    copy = orjson.loads(text)
+    # `basis` holds JSON's own types only, so it equals what its text reads back as.
+    copy = basis if share else orjson.loads(text)
     return copy if copy == value else _MISMATCH
 
 

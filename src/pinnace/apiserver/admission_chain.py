@@ -209,14 +209,18 @@ class AdmissionChain:
             or (kind.group, kind.plural) in resource_quota.IGNORED_RESOURCES
         ):
             return _NOTHING_CHARGED
-        if (
+        if self._no_quota_at_once(namespace):
+            return _NOTHING_CHARGED
+        return self._charged(kind, obj, old, namespace)
+
+    def _no_quota_at_once(self, namespace: str) -> bool:
+        """What the namespace's turn would find at once, without waiting for it: no quota
+        to charge or recount (so taking the turn would change nothing)."""
+        return (
             self._objects.loaded
             and self._quota_gate.idle(namespace)
             and not self._objects.list(RESOURCE_QUOTAS, namespace)
-        ):
-            # What the namespace's turn would find at once: no quota to charge.
-            return _NOTHING_CHARGED
-        return self._charged(kind, obj, old, namespace)
+        )
 
     @asynccontextmanager
     async def _charged(
@@ -278,6 +282,8 @@ class AdmissionChain:
         await self._recount(namespace)
 
     async def _recount(self, namespace: str) -> None:
+        if self._no_quota_at_once(namespace):
+            return  # every pod update of a namespace without quotas gets here
         async with self._quota_gate.recount(namespace):
             for quota in (await self._stored()).list(RESOURCE_QUOTAS, namespace):
                 await self._recalculate(RESOURCE_QUOTAS, namespace, quota)

@@ -23,7 +23,8 @@ Mutation = Callable[[Object], Object]
 
 
 def patcher(kind: Kind, patch_type: PatchType, patch: Any) -> Mutation:
-    """old object -> patched object, for a json, merge or strategic merge patch."""
+    """old object -> patched object, for a json, merge or strategic merge patch; the old
+    object is left as it is (the result may share what the patch did not touch with it)."""
     if patch_type is PatchType.JSON:
         return lambda old: apply_json_patch(old, patch)
     if patch_type is PatchType.MERGE:

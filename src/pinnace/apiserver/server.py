@@ -393,7 +393,8 @@ class APIServer:
         new = decoded.obj
         self._check_namespace(kind, new, namespace)
         _check_name(new, name)
-        self._default(kind, new)
+        if self._defaulted(kind, subresource):
+            self._default(kind, new)
         expected = parse_resource_version(str(meta(new).get("resourceVersion") or ""))
 
         def build(old: Object) -> Object:
@@ -424,24 +425,33 @@ class APIServer:
         options: WriteOptions | None = None,
         subresource: str = "",
         unknown_fields: builtins.list[str] | None = None,
+        *,
+        pure: bool = False,
     ) -> Result:
         """Read, change, write, retrying on conflicts: `mutate` gets a copy of the stored
         object and returns the new one (a patch, a scale, a component's read-modify-write).
         A resourceVersion the result carries that differs from the stored one is a
         precondition, as in a patch that sets metadata.resourceVersion. With `unknown_fields`
         (a patch), the new object's unknown fields are refused or reported into it, as
-        `options.field_validation` says."""
+        `options.field_validation` says. `pure`: `mutate` changes nothing it is given (a
+        json, merge or strategic merge patch), so it gets the stored object itself; what it
+        returns may share parts with it, which decoding copies unless nothing would change
+        them in place before they are stored (no defaulting: the update path after it leaves
+        the stored object's parts alone)."""
         options = options or WriteOptions()
         validation = "Ignore" if unknown_fields is None else options.field_validation
+        defaulted = self._defaulted(kind, subresource)
 
         def build(old: Object) -> Object:
-            new = mutate(clone(old))
+            new = mutate(old if pure else clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            decoded = decode(new, kind, strict=validation == "Strict", basis=old)
+            strict = validation == "Strict"
+            decoded = decode(new, kind, strict=strict, basis=old, share=pure and not defaulted)
             if unknown_fields is not None and validation == "Warn":
                 unknown_fields[:] = decoded.warnings
-            self._default(kind, decoded.obj)
+            if defaulted:
+                self._default(kind, decoded.obj)
             return decoded.obj
 
         return await self._write(kind, namespace, name, build, None, options, subresource, [])
@@ -477,12 +487,14 @@ class APIServer:
             mutate = patching.patcher(kind, patch_type, patch)
             if manager:
                 mutate = patching.tracked(mutate, manager, subresource, now)
+        # A bare patch leaves the stored object alone (patching.patcher).
+        pure = not apply and not manager and conversion is None
         if conversion is not None:
             mutate = patching.converted(mutate, conversion)
         unknown_fields: list[str] = []
         try:
             result = await self.modify(
-                kind, namespace, name, mutate, options, subresource, unknown_fields
+                kind, namespace, name, mutate, options, subresource, unknown_fields, pure=pure
             )
         except StatusError as e:
             if not (apply and e.code == 404 and e.reason == "NotFound" and not subresource):
@@ -559,6 +571,12 @@ class APIServer:
     def _default(self, kind: Kind, obj: Object) -> None:
         kind.default(obj)
         kind.default_with_features(obj, self.features)
+
+    @staticmethod
+    def _defaulted(kind: Kind, subresource: str) -> bool:
+        """Whether a write to `subresource` runs the kind's defaults: not one whose strategy
+        puts back all they would fill in."""
+        return not (subresource == "status" and kind.status_write_discards_defaults)
 
     def served(self, kind: Kind) -> Kind:
         """`kind` as discovery lists it: without the subresources its feature gates leave

@@ -202,6 +202,7 @@ POD = Kind(
     subresource_updates={"resize": (prepare_pod_for_resize, validate_pod_resize)},
     subresource_gates={"resize": lambda gates: gates.in_place_pod_vertical_scaling},
     default_with_features=default_resize_policy,
+    status_write_discards_defaults=True,
     drop_disabled=drop_disabled_pod_fields,
     default=default_pod,
     prepare_for_create=prepare_pod_for_create,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import ipaddress
+from functools import lru_cache
 from typing import Any
 
 from pinnace.api import field
@@ -345,9 +346,10 @@ def _validate_ips(status: dict[str, Any], key: str) -> list[FieldError]:
     families = []
     for i, entry in entries:
         ip = entry.get("ip")
-        try:
-            families.append(ipaddress.ip_address(ip if isinstance(ip, str) else "").version)
-        except ValueError:
+        family = _ip_family(ip if isinstance(ip, str) else "")
+        if family is not None:
+            families.append(family)
+        else:
             errs.append(
                 field.invalid(
                     path.index(i),
@@ -370,3 +372,13 @@ def _validate_ips(status: dict[str, Any], key: str) -> list[FieldError]:
                 errs.append(field.duplicate(path.index(i), entry))
             seen.add(entry.get("ip"))
     return errs
+
+
+@lru_cache(maxsize=4096)
+def _ip_family(text: str) -> int | None:
+    """4 or 6; None for text that is no IP address. Remembered: every status write of a pod
+    carries its IPs and its node's again."""
+    try:
+        return ipaddress.ip_address(text).version
+    except ValueError:
+        return None

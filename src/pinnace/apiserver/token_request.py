@@ -17,6 +17,8 @@ token signed when it is read (docs/simulation.md).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +27,7 @@ from pinnace.api.decode import decode
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
-from pinnace.apiserver.auth.tokens import (
-    EXPIRATION_EXTENSION,
-    WARN_ONLY_EXPIRATION,
-    Bound,
-    SigningKey,
-)
+from pinnace.apiserver.auth.tokens import EXPIRATION_EXTENSION, WARN_ONLY_EXPIRATION, Bound
 from pinnace.apiserver.server import Result
 from pinnace.clock.rfc3339 import format_time
 
@@ -85,15 +82,12 @@ def _must_match(request: Object, key: str, value: str, what: str) -> None:
 @dataclass(frozen=True)
 class Grant:
     """A TokenRequest answered but for its token's signature: every check made, the claims
-    set; `request` has the status with an empty token, which `sign` makes."""
+    set; `request` has the status with an empty token, which `sign()` makes (holding the
+    claims only)."""
 
     request: Object
     warnings: list[str]
-    claims: dict[str, Any]
-    key: SigningKey
-
-    def sign(self) -> str:
-        return self.key.sign(self.claims)
+    sign: Callable[[], str]
 
 
 async def request_token(
@@ -150,7 +144,7 @@ async def grant_token(
         "token": "",
         "expirationTimestamp": format_time(now + spec["expirationSeconds"]),
     }
-    return Grant(request, warnings, claims, tokens.key)
+    return Grant(request, warnings, functools.partial(tokens.key.sign, claims))
 
 
 async def _bound(server: APIServer, namespace: str, account: str, ref: Any) -> Bound:

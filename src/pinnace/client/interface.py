@@ -32,8 +32,10 @@ class TokenGrant(Protocol):
     def request(self) -> Object:
         """The TokenRequest with its status, of which the token is empty."""
 
-    def sign(self) -> str:
-        """The token, signed now with the claims set when the request was answered."""
+    @property
+    def sign(self) -> Callable[[], str]:
+        """Signs the token now with the claims set when the request was answered; it holds
+        nothing else of the request."""
 
 
 Mutation = Callable[[Object], Object]

@@ -40,7 +40,6 @@ from typing import Any
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client
-from pinnace.client.interface import TokenGrant
 from pinnace.clock import Clock, Timer
 from pinnace.clock.rfc3339 import parse_time, second_instant
 
@@ -53,7 +52,7 @@ RETRY_MAX = 2 * 60 + 2
 """The volume manager's back-off between failed mounts (nestedpendingoperations)."""
 
 UNSIGNED = "unsigned"
-"""What stands for a granted token not yet signed (`_Token.grant`); no one reads it: a read
+"""What stands for a granted token not yet signed (`_Token.unsigned`); no one reads it: a read
 signs the token first."""
 
 TokenKey = tuple[str, str, str, str, str, int]
@@ -79,8 +78,8 @@ class _Token:
     deferred_at: float | None = None
     """When a refresh accounted for (`defer`) but not yet asked for was due: `token` is the
     one before it, `issued` and `expires` already its."""
-    grant: TokenGrant | None = None
-    """The first token, granted (`defer`) but not yet signed: `token` is `UNSIGNED`."""
+    unsigned: Callable[[], str] | None = None
+    """Signs the first token, granted (`defer`) but not yet signed: `token` is `UNSIGNED`."""
 
 
 class TokenManager:
@@ -193,7 +192,7 @@ class TokenManager:
             if self.defer and not entry.token:  # the first: signed when read
                 grant = await self.client.grant_token(namespace, account, body)
                 self._answered(key, entry, UNSIGNED, grant.request)
-                entry.grant = grant
+                entry.unsigned = grant.sign
                 self._unseen.add(uid)
             else:
                 answer = await self.client.request_token(namespace, account, body)
@@ -213,7 +212,7 @@ class TokenManager:
         entry.expires = parse_time(answer["status"]["expirationTimestamp"])
         entry.issued = entry.expires - expiration
         entry.granted = int(answer["spec"].get("expirationSeconds") or expiration)
-        entry.deferred_at = entry.grant = None
+        entry.deferred_at = entry.unsigned = None
         entry.error, entry.backoff, entry.retry_at = "", 0.0, 0.0
 
     def _refused(self, entry: _Token, e: StatusError) -> None:
@@ -261,13 +260,13 @@ class TokenManager:
         """The token is about to be read: make the one accounted for."""
         if entry.deferred_at is not None:
             self._ask_deferred(key, entry)
-        if entry.grant is not None:
-            entry.token, entry.grant = entry.grant.sign(), None
+        if entry.unsigned is not None:
+            entry.token, entry.unsigned = entry.unsigned(), None
 
     def _ask_deferred(self, key: TokenKey, entry: _Token) -> None:
         """Ask for the token of the refresh accounted for, as issued when it was due. Should
         the API server refuse it now (the ServiceAccount has gone since), the token before
-        it stays (the first one, signed when `grant` still holds it)."""
+        it stays (the first one, signed if it is still `unsigned`)."""
         issued_at, entry.deferred_at = entry.deferred_at, None
         request = self.client.request_token(
             key[0], key[1], _token_request(key), issued_at=issued_at
@@ -277,7 +276,7 @@ class TokenManager:
         except StatusError as e:
             _log.info("deferred token refresh for %s failed: %s", _key_text(key), e.message)
         else:
-            entry.grant = None
+            entry.unsigned = None
 
 
 def _token_request(key: TokenKey) -> dict[str, Any]:

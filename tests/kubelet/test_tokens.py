@@ -389,3 +389,26 @@ def test_a_first_token_that_cannot_be_had_fails_as_in_the_live_mode(case: str) -
     ) in messages
     if case != "deleted":
         assert isinstance(simulated[-1], dict)  # it started once it could have its token
+
+
+@pytest.mark.parametrize("simulated", [False, True], ids=["live", "simulated"])
+def test_a_pod_deleted_as_it_reaches_the_kubelet_starts_nothing(simulated: bool) -> None:
+    # Its deletion reaches the kubelet before the answer to its first TokenRequest does, in
+    # both modes: the simulated one asks for its token as the live one does, not at once.
+    cluster = _cluster(simulated)
+    try:
+        [node] = cluster.plane.nodes.agents
+        body = _sleeper("gone")
+        body["spec"]["nodeName"] = node
+
+        async def create_and_delete() -> None:
+            await cluster.client.create(PODS, "default", body)
+            await cluster.client.delete(PODS, "default", "gone")
+
+        cluster.run(create_and_delete())
+        cluster.wait(60)
+        events = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+        assert not [e for e in events if e["involvedObject"]["kind"] == "Pod"]
+        assert cluster.run(cluster.client.list(PODS, "default"))["items"] == []
+    finally:
+        cluster.close()

@@ -222,22 +222,193 @@ def test_a_container_reading_its_token_now_and_then_sees_what_the_live_mode_show
     assert simulated == seen(False)
 
 
-def test_refreshes_nobody_reads_are_not_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+def _count_signatures(cluster: SimulatedCluster, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """[the number of tokens signed so far], kept up to date."""
+    signed = [0]
+    key = cluster.server.service_account_tokens.key
+    sign = key.sign
+
+    def counted(token_claims: Any) -> str:
+        signed[0] += 1
+        return sign(token_claims)
+
+    monkeypatch.setattr(key, "sign", counted)
+    return signed
+
+
+def test_tokens_nobody_reads_are_not_signed(monkeypatch: pytest.MonkeyPatch) -> None:
     cluster = _cluster(True)
     try:
-        signed = 0
-        sign = cluster.server.service_account_tokens.key.sign
-
-        def counted(token_claims: Any) -> str:
-            nonlocal signed
-            signed += 1
-            return sign(token_claims)
-
-        monkeypatch.setattr(cluster.server.service_account_tokens.key, "sign", counted)
+        signed = _count_signatures(cluster, monkeypatch)
         cluster.run(cluster.client.create(PODS, "default", _sleeper("idle")))
         cluster.wait(24 * 3600)
-        assert signed == 1  # the first, which the mount waits for
+        assert signed == [0]  # the first token granted, its refreshes accounted for
         token = _exec_cat(cluster, "idle", ACCESS)
-        assert signed == 2 and who(cluster, token).name == "system:serviceaccount:default:default"
+        assert signed == [1]  # the last refresh, asked for when read
+        assert who(cluster, token).name == "system:serviceaccount:default:default"
+    finally:
+        cluster.close()
+
+
+# --- the simulated mode: a pod's first token is signed when read ------------------------------
+
+
+VAULT = "/var/run/secrets/tokens/vault"
+
+
+def _first_tokens(simulated: bool, read: str, max_expiration: int = 0) -> list[dict[str, Any]]:
+    """The claims of the tokens a pod reads (its kube-api-access one, a 600 s one and one for
+    the audience `vault` asking 7200 s): its container at its start, an exec'd `cat` a while
+    later (`exec`; `recreated`: after its ServiceAccount was deleted, and made again by the
+    ServiceAccount controller), or through a subPath mount, which copies the file at the
+    container's start; the API server's --service-account-max-token-expiration
+    `max_expiration`."""
+    options = ClusterOptions(
+        nodes=node_configs(1),
+        seed=11,
+        simulated=simulated,
+        service_account_max_token_expiration=max_expiration,
+    )
+    cluster = SimulatedCluster(options)
+    paths = (SHORT, VAULT, ACCESS)
+    try:
+        script = "; ".join(f"cat {p}; echo" for p in paths) if read == "command" else "sleep 9999"
+        body = reader("first", script)
+        vault = {"audience": "vault", "path": "vault", "expirationSeconds": 7200}
+        body["spec"]["volumes"][0]["projected"]["sources"].append({"serviceAccountToken": vault})
+        if read == "subPath":
+            mount = {"name": "tokens", "mountPath": "/etc/short", "subPath": "short"}
+            body["spec"]["containers"][0]["volumeMounts"] = [mount]
+            paths = ("/etc/short",)
+        cluster.run(cluster.client.create(PODS, "default", body))
+        cluster.wait(100)
+        if read == "recreated":
+            cluster.run(cluster.client.delete(SERVICE_ACCOUNTS, "default", "default"))
+        cluster.wait(100)  # before the 600 s token's refresh, at 481 s
+        if read == "command":
+            tokens = printed(cluster, "first")
+        else:
+            tokens = [_exec_cat(cluster, "first", path) for path in paths]
+        assert len(tokens) == len(paths)
+        return [claims(t) for t in tokens]
+    finally:
+        cluster.close()
+
+
+@pytest.mark.parametrize(
+    ("read", "max_expiration"),
+    [("command", 0), ("exec", 0), ("subPath", 0), ("exec", 4000), ("recreated", 0)],
+)
+def test_a_first_token_read_has_the_claims_the_live_mode_gives(
+    read: str, max_expiration: int
+) -> None:
+    simulated = _first_tokens(True, read, max_expiration)
+    # the same claims, jti included: granted when and as the live mode asks, signed when read
+    assert simulated == _first_tokens(False, read, max_expiration)
+    assert all(c["kubernetes.io"]["pod"]["name"] == "first" for c in simulated)
+    if read != "subPath":
+        lifetimes = [c["exp"] - c["iat"] for c in simulated]
+        longest = max_expiration or 365 * 24 * 3600
+        assert lifetimes == [600, min(7200, longest), longest]
+        assert simulated[1]["aud"] == ["vault"]
+
+
+def test_a_first_token_is_signed_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = _cluster(True)
+    try:
+        signed = _count_signatures(cluster, monkeypatch)
+        cluster.run(cluster.client.create(PODS, "default", reader("first", "sleep 9999")))
+        cluster.wait(60)
+        assert signed == [0]
+        pod = cluster.run(cluster.client.get(PODS, "default", "first"))
+        assert pod["status"]["phase"] == "Running"  # its volume set up, without a signature
+        token = _exec_cat(cluster, "first", SHORT)
+        assert signed == [2]  # the pod's two tokens, as its files are read
+        assert token == _exec_cat(cluster, "first", SHORT) and signed == [2]
+    finally:
+        cluster.close()
+
+
+def _failing_start(simulated: bool, case: str) -> list[Any]:
+    """What a user sees of a pod whose first token cannot be had at its start (its
+    ServiceAccount is gone), every 7 s: its state and its events; then the claims of the
+    token it reads once it starts. `case`: the ServiceAccount comes back later; it comes back
+    while the node is cut off from the API server; or the pod is deleted meanwhile."""
+    cluster = _cluster(simulated)
+    client = cluster.client
+    account = {"metadata": {"name": "robot"}}
+    [node] = cluster.plane.nodes.agents
+    seen: list[Any] = []
+
+    def look() -> None:
+        pods = cluster.run(client.list(PODS, "default"))["items"]
+        events = cluster.run(client.list(EVENTS, "default"))["items"]
+        seen.append(
+            (
+                [(p["metadata"]["uid"], p["status"]) for p in pods],
+                [
+                    (e["reason"], e["message"], e["count"], e["firstTimestamp"], e["lastTimestamp"])
+                    for e in events
+                ],
+            )
+        )
+
+    try:
+        cluster.run(client.create(SERVICE_ACCOUNTS, "default", account))
+        body = reader("job", f"cat {SHORT}; echo; sleep 9999", "robot")
+        body["spec"]["nodeName"] = node
+        cluster.run(client.create(PODS, "default", body))
+        cluster.run(client.delete(SERVICE_ACCOUNTS, "default", "robot"))
+        for step in range(40):
+            cluster.wait(7)
+            if step == 5 and case == "partitioned":
+                cluster.run(cluster.plane.nodes.partition(node))
+            if step == 12 and case == "partitioned":
+                cluster.run(cluster.plane.nodes.recover_node(node))
+            if step == 15 and case == "deleted":
+                cluster.run(client.delete(PODS, "default", "job"))
+            if step == (8 if case == "partitioned" else 20):
+                cluster.run(client.create(SERVICE_ACCOUNTS, "default", account))
+            look()
+        pods = cluster.run(client.list(PODS, "default"))["items"]
+        if pods and pods[0]["status"]["phase"] == "Running":
+            seen.append(claims(printed(cluster, "job")[0]))
+        return seen
+    finally:
+        cluster.close()
+
+
+@pytest.mark.parametrize("case", ["missing", "partitioned", "deleted"])
+def test_a_first_token_that_cannot_be_had_fails_as_in_the_live_mode(case: str) -> None:
+    simulated = _failing_start(True, case)
+    assert simulated == _failing_start(False, case)
+    messages = {m for _, events in simulated[:40] for _, m, *_ in events}
+    assert (
+        'MountVolume.SetUp failed for volume "tokens" : failed to fetch token: '
+        'serviceaccounts "robot" not found'
+    ) in messages
+    if case != "deleted":
+        assert isinstance(simulated[-1], dict)  # it started once it could have its token
+
+
+@pytest.mark.parametrize("simulated", [False, True], ids=["live", "simulated"])
+def test_a_pod_deleted_as_it_reaches_the_kubelet_starts_nothing(simulated: bool) -> None:
+    # Its deletion reaches the kubelet before the answer to its first TokenRequest does, in
+    # both modes: the simulated one asks for its token as the live one does, not at once.
+    cluster = _cluster(simulated)
+    try:
+        [node] = cluster.plane.nodes.agents
+        body = _sleeper("gone")
+        body["spec"]["nodeName"] = node
+
+        async def create_and_delete() -> None:
+            await cluster.client.create(PODS, "default", body)
+            await cluster.client.delete(PODS, "default", "gone")
+
+        cluster.run(create_and_delete())
+        cluster.wait(60)
+        events = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+        assert not [e for e in events if e["involvedObject"]["kind"] == "Pod"]
+        assert cluster.run(cluster.client.list(PODS, "default"))["items"] == []
     finally:
         cluster.close()

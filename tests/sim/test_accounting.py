@@ -1,6 +1,7 @@
 """The simulated mode accounts for what nobody observes (healthy nodes' lease renewals, unchanged
-node statuses) instead of writing it: the same cluster through the same faults gives the same
-conditions, taints, pod placements, evictions and events, at the same times, as the live mode."""
+node statuses, service account tokens nobody reads) instead of writing it: the same cluster
+through the same faults gives the same conditions, taints, pod placements, evictions and
+events, at the same times, as the live mode."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from tests.controllers.lifecycle_cluster import EVENTS, NODES, PODS, LifecycleCl
 from tests.controllers.test_replicaset import replica_set
 from tests.controllers.workloads import REPLICA_SETS
 
+from pinnace.api import catalog
 from pinnace.controllers import node_lifecycle
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
+SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
 
 
 def observed(cluster: LifecycleCluster) -> dict[str, Any]:
@@ -73,9 +76,21 @@ def run(simulated: bool) -> list[dict[str, Any]]:
     tolerate = {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute"}
     late = pod("late", "b-1")
     late["spec"]["containers"][0]["image"] = "redis"
+    robot = pod("robot", "a-0")
+    robot["spec"]["serviceAccountName"] = "robot"
+    account = {"metadata": {"name": "robot"}}
+
+    async def without_its_account() -> None:
+        """A pod whose first service account token cannot be had: its mount fails."""
+        await client.create(SERVICE_ACCOUNTS, "default", account)
+        await client.create(PODS, "default", robot)
+        await client.delete(SERVICE_ACCOUNTS, "default", "robot")
+
     timeline: list[tuple[float, Callable[[], Awaitable[Any]]]] = [
         (0, lambda: client.create(REPLICA_SETS, "default", replica_set(replicas=8))),
         (23, lambda: client.create(PODS, "default", pod("stays", "a-1", [tolerate]))),
+        (60, without_its_account),
+        (250, lambda: client.create(SERVICE_ACCOUNTS, "default", account)),
         (300, lambda: pool.fail_node("a-1")),
         (430, lambda: pool.partition("b-0")),
         (447, lambda: pool.slow("a-2", 3)),
@@ -118,6 +133,10 @@ def test_the_simulated_mode_observes_as_the_live_one(
     live, simulated = run(False), run(True)
     for step, (want, got) in enumerate(zip(live, simulated, strict=True)):
         assert got == want, f"at the {step + 1}. look"
-    # the faults did make nodes unknown and evict pods
+    # the faults did make nodes unknown and evict pods, and a pod's mount fail for its token
+    assert any(
+        e[0] == "FailedMount" and "failed to fetch token" in e[2] for e in live[-1]["events"]
+    )
+    assert live[-1]["pods"]["robot"][1] == "Running"  # once its ServiceAccount was back
     assert any(c[1] == "Unknown" for seen in live for cs, _ in seen["nodes"].values() for c in cs)
     assert any(deleted for seen in live for _, _, deleted, _ in seen["pods"].values())

@@ -9,10 +9,17 @@ also names its node) or a Secret that must exist, with the uid given if one is. 
 token asked for 3607 s, for the API audiences (the kube-api-access volume's), is extended to a
 year (or the maximum expiration) with `warnafter` at 3607 s, while the answer's
 expirationTimestamp says 3607 s, so the kubelet renews it as if it expired then.
+
+`grant_token` answers a request but for its token's signature (an ES256 signature, most of a
+request's cost), which `Grant.sign` makes later: the simulated mode's kubelet has a pod's first
+token signed when it is read (docs/simulation.md).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, field, status
@@ -72,11 +79,32 @@ def _must_match(request: Object, key: str, value: str, what: str) -> None:
         raise status.invalid(TOKEN_REQUEST.kind, value, errs, AUTHENTICATION)
 
 
+@dataclass(frozen=True)
+class Grant:
+    """A TokenRequest answered but for its token's signature: every check made, the claims
+    set; `request` has the status with an empty token, which `sign()` makes (holding the
+    claims only)."""
+
+    request: Object
+    warnings: list[str]
+    sign: Callable[[], str]
+
+
 async def request_token(
     server: APIServer, namespace: str, name: str, body: Any, issued_at: float | None = None
 ) -> Result:
     """The TokenRequest with its status: the token and when the kubelet should consider it
     expired; issued now, or at `issued_at` (the simulated mode's deferred refreshes)."""
+    grant = await grant_token(server, namespace, name, body, issued_at)
+    grant.request["status"]["token"] = grant.sign()
+    return Result(grant.request, grant.warnings, created=True)
+
+
+async def grant_token(
+    server: APIServer, namespace: str, name: str, body: Any, issued_at: float | None = None
+) -> Grant:
+    """The TokenRequest answered as `request_token` answers it, but for the token's
+    signature, the costly part (the simulated mode's first tokens, signed when read)."""
     request = _decoded(body)
     _must_match(request, "name", name, "name")
     _must_match(request, "namespace", namespace, "namespace")
@@ -113,10 +141,10 @@ async def request_token(
         expiration = tokens.max_expiration or EXPIRATION_EXTENSION
     claims = tokens.claims(account, bound, now, expiration, warn_after, spec["audiences"])
     request["status"] = {
-        "token": tokens.key.sign(claims),
+        "token": "",
         "expirationTimestamp": format_time(now + spec["expirationSeconds"]),
     }
-    return Result(request, warnings, created=True)
+    return Grant(request, warnings, functools.partial(tokens.key.sign, claims))
 
 
 async def _bound(server: APIServer, namespace: str, account: str, ref: Any) -> Bound:

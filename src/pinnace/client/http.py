@@ -28,6 +28,7 @@ from pinnace.api.status import StatusError, generic_server_response
 from pinnace.client.interface import (
     Client,
     PatchType,
+    TokenGrant,
     binding_body,
     delete_options_body,
     eviction_body,
@@ -383,6 +384,11 @@ class HTTPClient(Client):
             raise ValueError("a token issued at an earlier time is asked for in process only")
         path = resource_path(SERVICE_ACCOUNTS, namespace, name, "token")
         return await self._call("POST", path, dict(request), kind=SERVICE_ACCOUNTS, name=name)
+
+    async def grant_token(
+        self, namespace: str, name: str, request: Mapping[str, Any]
+    ) -> TokenGrant:
+        raise ValueError("a token signed later is asked for in process only")
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         path = resource_path(kind, namespace, name, "scale")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, clone
@@ -23,6 +23,20 @@ from pinnace.api.options import DeleteOptions
 from pinnace.api.patch import PatchType
 from pinnace.client.retry import retry_on_conflict
 from pinnace.clock import Clock
+
+
+class TokenGrant(Protocol):
+    """A TokenRequest the API server answered but for its token's signature."""
+
+    @property
+    def request(self) -> Object:
+        """The TokenRequest with its status, of which the token is empty."""
+
+    @property
+    def sign(self) -> Callable[[], str]:
+        """Signs the token now with the claims set when the request was answered; it holds
+        nothing else of the request."""
+
 
 Mutation = Callable[[Object], Object]
 """Gets a copy of the latest object and returns the object to write."""
@@ -144,6 +158,15 @@ class Client(ABC):
         """serviceaccounts/token: the TokenRequest `request` answered with a token.
         `issued_at`: the answer the request would have had at that earlier time, issued then
         (the simulated mode's deferred token refreshes, docs/simulation.md); in process
+        only."""
+
+    @abstractmethod
+    async def grant_token(
+        self, namespace: str, name: str, request: Mapping[str, Any]
+    ) -> TokenGrant:
+        """serviceaccounts/token as `request_token` answers it now, every check made and the
+        claims set, but for the token's signature, made by `TokenGrant.sign` when called (the
+        simulated mode's first tokens, signed when read, docs/simulation.md); in process
         only."""
 
     @abstractmethod

@@ -11,7 +11,13 @@ from pinnace.api.objects import Object, meta
 from pinnace.api.options import DeleteOptions, ListOptions, WriteOptions
 from pinnace.apiserver import binding, eviction, scale, token_request
 from pinnace.apiserver.server import APIServer
-from pinnace.client.interface import Client, PatchType, binding_body, eviction_body
+from pinnace.client.interface import (
+    Client,
+    PatchType,
+    TokenGrant,
+    binding_body,
+    eviction_body,
+)
 from pinnace.clock import Clock
 
 
@@ -144,6 +150,11 @@ class LocalClient(Client):
     ) -> Object:
         server = self._server
         return (await token_request.request_token(server, namespace, name, request, issued_at)).obj
+
+    async def grant_token(
+        self, namespace: str, name: str, request: Mapping[str, Any]
+    ) -> TokenGrant:
+        return await token_request.grant_token(self._server, namespace, name, request)
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         return await scale.read_scale(self._server, kind, namespace, name)

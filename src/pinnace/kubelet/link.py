@@ -19,7 +19,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.patch import PatchType
 from pinnace.api.status import StatusError
-from pinnace.client.interface import Client
+from pinnace.client.interface import Client, TokenGrant
 from pinnace.clock import Clock
 
 
@@ -154,6 +154,12 @@ class Link(Client):
     ) -> Object:
         self._check()
         return await self._client.request_token(namespace, name, request, issued_at=issued_at)
+
+    async def grant_token(
+        self, namespace: str, name: str, request: Mapping[str, Any]
+    ) -> TokenGrant:
+        self._check()
+        return await self._client.grant_token(namespace, name, request)
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         self._check()

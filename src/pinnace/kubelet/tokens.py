@@ -22,7 +22,11 @@ so the schedule goes on as it would) without asking, and leaves the pod's files 
 It asks when the token is read: a mount (`token`), a container about to read its files
 (`files_stale`, then `token`), or before the node is cut off (`settle`), asking the API server
 for the token as issued at the refresh's time (`Client.request_token`'s `issued_at`), which the
-in-process API server answers at once. docs/simulation.md says what this leaves out.
+in-process API server answers at once. A pod's first token is asked for when and as the live
+mode asks (so its mount fails, waits and is retried alike), but granted unsigned
+(`Client.grant_token`: every check made, the claims set): the volume is set up with a stand-in
+(`UNSIGNED`), and the token signed when a container is about to read the pod's files
+(`files_stale`). docs/simulation.md says what this leaves out.
 """
 
 from __future__ import annotations
@@ -47,6 +51,10 @@ RETRY_FIRST = 0.5
 RETRY_MAX = 2 * 60 + 2
 """The volume manager's back-off between failed mounts (nestedpendingoperations)."""
 
+UNSIGNED = "unsigned"
+"""What stands for a granted token not yet signed (`_Token.unsigned`); no one reads it: a read
+signs the token first."""
+
 TokenKey = tuple[str, str, str, str, str, int]
 """(namespace, service account, pod name, pod uid, audience, expirationSeconds)."""
 
@@ -70,6 +78,8 @@ class _Token:
     deferred_at: float | None = None
     """When a refresh accounted for (`defer`) but not yet asked for was due: `token` is the
     one before it, `issued` and `expires` already its."""
+    unsigned: Callable[[], str] | None = None
+    """Signs the first token, granted (`defer`) but not yet signed: `token` is `UNSIGNED`."""
 
 
 class TokenManager:
@@ -93,10 +103,12 @@ class TokenManager:
         self._tokens: dict[TokenKey, _Token] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.defer = False
-        """Account for the refreshes nobody observes, asking for them when read (the
-        simulated mode, while the node reaches the API server)."""
+        """Account for the refreshes nobody observes, asking for them when read, and have the
+        first tokens signed when read (the simulated mode, while the node reaches the API
+        server)."""
         self._unseen: set[str] = set()
-        """The pods with refreshes accounted for since their volumes were last set up."""
+        """The pods with first tokens unsigned, or refreshes accounted for, since their
+        volumes were last set up."""
 
     def token(self, pod: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[str, str]:
         """(token, "") when there is one to mount; ("", why) when the mount fails; ("", "")
@@ -128,11 +140,15 @@ class TokenManager:
         return "", ""
 
     def files_stale(self, pod_uid: str) -> bool:
-        """Whether refreshes of the pod's tokens were accounted for since its volumes were set
-        up (then once only): they are to be set up again before its files are read."""
+        """Whether the pod's first tokens are still unsigned, or refreshes of its tokens were
+        accounted for, since its volumes were set up (then once only): the first are signed
+        now, and the volumes are to be set up again before its files are read."""
         if pod_uid not in self._unseen:
             return False
         self._unseen.discard(pod_uid)
+        for key, entry in self._tokens.items():
+            if key[3] == pod_uid:
+                self._read(key, entry)
         return True
 
     def settle(self) -> None:
@@ -170,35 +186,51 @@ class TokenManager:
         task.add_done_callback(self._tasks.discard)
 
     async def _request(self, key: TokenKey, entry: _Token) -> None:
-        namespace, account, _, uid, _, expiration = key
+        namespace, account, _, uid, _, _ = key
+        body = _token_request(key)
         try:
-            answer = await self.client.request_token(namespace, account, _token_request(key))
+            if self.defer and not entry.token:  # the first: signed when read
+                grant = await self.client.grant_token(namespace, account, body)
+                self._answered(key, entry, UNSIGNED, grant.request)
+                entry.unsigned = grant.sign
+                self._unseen.add(uid)
+            else:
+                answer = await self.client.request_token(namespace, account, body)
+                self._answered(key, entry, answer["status"]["token"], answer)
         except StatusError as e:
-            entry.error = e.message
-            entry.backoff = min(entry.backoff * 2 or RETRY_FIRST, RETRY_MAX)
-            entry.retry_at = self.clock.now() + entry.backoff
-            retry = True
-            wake = entry.retry_at
-        else:
-            entry.token = answer["status"]["token"]
-            entry.expires = parse_time(answer["status"]["expirationTimestamp"])
-            entry.issued = entry.expires - expiration
-            entry.granted = int(answer["spec"].get("expirationSeconds") or expiration)
-            entry.deferred_at = None
-            entry.error, entry.backoff, entry.retry_at = "", 0.0, 0.0
-            retry = False
-            wake = _refresh_time(entry, expiration)
+            self._refused(entry, e)
         finally:
             entry.fetching = False
         if self._tokens.get(key) is not entry:
             return  # the pod went meanwhile
+        self._schedule(key, entry)
+        self._due(uid)
+
+    def _answered(self, key: TokenKey, entry: _Token, token: str, answer: Object) -> None:
+        expiration = key[5]
+        entry.token = token
+        entry.expires = parse_time(answer["status"]["expirationTimestamp"])
+        entry.issued = entry.expires - expiration
+        entry.granted = int(answer["spec"].get("expirationSeconds") or expiration)
+        entry.deferred_at = entry.unsigned = None
+        entry.error, entry.backoff, entry.retry_at = "", 0.0, 0.0
+
+    def _refused(self, entry: _Token, e: StatusError) -> None:
+        entry.error = e.message
+        entry.backoff = min(entry.backoff * 2 or RETRY_FIRST, RETRY_MAX)
+        entry.retry_at = self.clock.now() + entry.backoff
+
+    def _schedule(self, key: TokenKey, entry: _Token) -> None:
+        """After an answer: the mount is tried again once the back-off is over, or the token
+        refreshed when due."""
         if entry.timer is not None:
             entry.timer.cancel()
-        if retry:
-            entry.timer = self.clock.call_at(wake, self._due, uid)
+        if entry.error:
+            entry.timer = self.clock.call_at(entry.retry_at, self._due, key[3])
         else:
-            entry.timer = self.clock.call_at(wake, self._refresh, key, entry)
-        self._due(uid)
+            entry.timer = self.clock.call_at(
+                _refresh_time(entry, key[5]), self._refresh, key, entry
+            )
 
     def _refresh(self, key: TokenKey, entry: _Token) -> None:
         """The token is due for a refresh: ask for the next one (or account for it), if the
@@ -224,10 +256,17 @@ class TokenManager:
         entry.timer = self.clock.call_at(wake, self._refresh, key, entry)
         self._unseen.add(key[3])
 
+    def _read(self, key: TokenKey, entry: _Token) -> None:
+        """The token is about to be read: make the one accounted for."""
+        if entry.deferred_at is not None:
+            self._ask_deferred(key, entry)
+        if entry.unsigned is not None:
+            entry.token, entry.unsigned = entry.unsigned(), None
+
     def _ask_deferred(self, key: TokenKey, entry: _Token) -> None:
         """Ask for the token of the refresh accounted for, as issued when it was due. Should
         the API server refuse it now (the ServiceAccount has gone since), the token before
-        it stays."""
+        it stays (the first one, signed if it is still `unsigned`)."""
         issued_at, entry.deferred_at = entry.deferred_at, None
         request = self.client.request_token(
             key[0], key[1], _token_request(key), issued_at=issued_at
@@ -236,6 +275,8 @@ class TokenManager:
             entry.token = _at_once(request)["status"]["token"]
         except StatusError as e:
             _log.info("deferred token refresh for %s failed: %s", _key_text(key), e.message)
+        else:
+            entry.unsigned = None
 
 
 def _token_request(key: TokenKey) -> dict[str, Any]:

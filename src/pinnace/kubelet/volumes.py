@@ -424,10 +424,12 @@ class PodVolumes:
     ) -> Filesystem:
         """The files `container` sees through its volumeMounts over `layer`, the writable
         layer of its run; `before_read` brings the volumes up to date before they are read
-        (here too: a subPath mount is a copy)."""
-        before_read()
+        (here too when a subPath mount copies them)."""
+        volume_mounts = container.get("volumeMounts") or ()
+        if any(mount.get("subPath") for mount in volume_mounts):
+            before_read()
         mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
-        for mount in container.get("volumeMounts") or ():
+        for mount in volume_mounts:
             files = self.files.get(mount.get("name", ""))
             if files is None:
                 continue

@@ -119,16 +119,23 @@ _READ_SPEC = (
     "priority",
     "schedulingGates",
 )
-_READ_STATUS = ("containerStatuses", "resize")
-"""What `from_pod` reads of a pod, but for spec.nodeName."""
+"""What `from_pod` reads of a pod's metadata and spec; of its status, `_running` and the
+resize it reads only with them."""
 
 
 def _read_alike(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """Whether `from_pod` reads the same of both pods, but for spec.nodeName."""
-    return (
+    """Whether `from_pod` reads the same of both pods, but for spec.nodeName: a status
+    change reaches it only through what the containers run with (the kubelet's updates of
+    their state, the pod's phase and conditions leave it alone)."""
+    if not (
         _alike(old.get("metadata"), new.get("metadata"), _READ_METADATA)
         and _alike(old.get("spec"), new.get("spec"), _READ_SPEC)
-        and _alike(old.get("status"), new.get("status"), _READ_STATUS)
+    ):
+        return False
+    old_status, new_status = old.get("status") or {}, new.get("status") or {}
+    running = _running(old_status)
+    return running == _running(new_status) and (
+        not running or old_status.get("resize") == new_status.get("resize")
     )
 
 
@@ -152,17 +159,22 @@ _REQUESTS_CACHE: dict[str, tuple[Mapping[str, int], int, int]] = {}
 _REQUESTS_CACHE_LIMIT = 4096
 
 
+def _running(status: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    """(name, resources) of the containers the status shows the resources of."""
+    return [
+        (s.get("name"), s.get("resources"))
+        for s in status.get("containerStatuses") or ()
+        if s.get("resources") is not None
+    ]
+
+
 def _requests(pod: Mapping[str, Any]) -> tuple[Mapping[str, int], int, int]:
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     # A pod being resized in place counts what its status shows its containers run with too
     # (v1.32's PodRequests with UseStatusResources, set while InPlacePodVerticalScaling is
     # on): the API server keeps those fields out of pods while the gate is off.
-    running = [
-        (s.get("name"), s.get("resources"))
-        for s in status.get("containerStatuses") or ()
-        if s.get("resources") is not None
-    ]
+    running = _running(status)
     shape = repr(
         (
             [

@@ -367,9 +367,7 @@ class Informer:
                 self._notify(self._handlers, "on_add", obj, packed=self._cached_bytes(key))
             elif _resource_version(old) != _resource_version(obj):
                 self._store(key, obj)
-                self._notify(
-                    self._handlers, "on_update", old, obj, packed=self._cached_bytes(key)
-                )
+                self._notify(self._handlers, "on_update", old, obj, packed=self._cached_bytes(key))
         for key in [k for k in self._cache if k not in listed]:
             gone = self._remove(key)
             assert gone is not None

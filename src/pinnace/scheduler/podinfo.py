@@ -18,7 +18,7 @@ from typing import Any
 
 from pinnace.resources.lists import scheduler_value
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
-from pinnace.resources.pod import pod_non_zero_requests, pod_requests
+from pinnace.resources.pod import pod_non_zero_requests, pod_requests, spec_resources_key
 from pinnace.resources.quantity import Quantity
 from pinnace.scheduling.hostports import HostPort, pod_host_ports
 from pinnace.scheduling.taints import Toleration, pod_tolerations
@@ -175,18 +175,10 @@ def _requests(pod: Mapping[str, Any]) -> tuple[Mapping[str, int], int, int]:
     # (v1.32's PodRequests with UseStatusResources, set while InPlacePodVerticalScaling is
     # on): the API server keeps those fields out of pods while the gate is off.
     running = _running(status)
-    shape = repr(
-        (
-            [
-                (c.get("resources"), c.get("restartPolicy"))
-                for c in spec.get("initContainers") or ()
-            ],
-            [c.get("resources") for c in spec.get("containers") or ()],
-            spec.get("overhead"),
-            running and ([c.get("name") for c in spec.get("containers") or ()], running),
-            running and status.get("resize"),
-        )
-    )
+    shape = spec_resources_key(pod)
+    if running:
+        names = [c.get("name") for c in spec.get("containers") or ()]
+        shape += repr((names, running, status.get("resize")))
     cached = _REQUESTS_CACHE.get(shape)
     if cached is None:
         # Read-only and shared by every pod of the shape: a node agent keeps one per pod.

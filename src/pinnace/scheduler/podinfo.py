@@ -143,7 +143,10 @@ def _alike(
     old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, keys: tuple[str, ...]
 ) -> bool:
     old, new = old or {}, new or {}
-    return all(old.get(k) == new.get(k) for k in keys)
+    for k in keys:  # noqa: SIM110 - hot path (every update of a pod), no generator
+        if old.get(k) != new.get(k):
+            return False
+    return True
 
 
 def normalized_image_name(name: str) -> str:

@@ -61,6 +61,17 @@ class WatchEvents:
         await self._batches.aclose()
 
 
+def batches(events: AsyncIterator[Object]) -> AsyncIterator[list[Object]]:
+    """The events in batches: those of a `WatchEvents` as it has them at hand, any others one
+    at a time."""
+    return events.batches() if isinstance(events, WatchEvents) else _one_by_one(events)
+
+
+async def _one_by_one(events: AsyncIterator[Object]) -> AsyncIterator[list[Object]]:
+    async for event in events:
+        yield [event]
+
+
 def watch_events(
     server: APIServer, kind: Kind, namespace: str, options: ListOptions, selected: Filter
 ) -> WatchEvents:

@@ -31,6 +31,7 @@ from typing import Any
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
+from pinnace.apiserver.watching import batches
 from pinnace.client.interface import Client
 from pinnace.clock import Timer
 from pinnace.store.codec import Codec
@@ -147,9 +148,10 @@ class Informer:
         # maps to itself, so an update files the object again under the cache's own string)
         self._indices: dict[str, dict[str, dict[str, str]]] = {}
         self._listeners: list[Listener] = []
-        self._handlers: list[EventHandlers] = []
+        self._handlers: tuple[EventHandlers, ...] = ()
         self._notifications: deque[Notification] = deque()
-        self._wake = asyncio.Event()
+        self._waiting: asyncio.Future[None] | None = None
+        """What the dispatch task awaits while there is nothing to dispatch."""
         self._synced = asyncio.Event()
         self._last_resource_version = ""
         self._tasks: list[asyncio.Task[None]] = []
@@ -172,7 +174,7 @@ class Informer:
         """Call these on every change from now on; objects already cached come first, as
         on_add, so a handler added late sees the same story as one added at the start."""
         handlers = EventHandlers(on_add, on_update, on_delete, selects)
-        self._handlers.append(handlers)
+        self._handlers += (handlers,)
         for cached in self._cache.values():
             self._notify((handlers,), "on_add", self._unpack(cached), packed=_bytes(cached))
         return handlers
@@ -362,16 +364,14 @@ class Informer:
             old = self.get_by_key(key)
             if old is None:
                 self._store(key, obj)
-                self._notify(tuple(self._handlers), "on_add", obj, packed=self._cached_bytes(key))
+                self._notify(self._handlers, "on_add", obj, packed=self._cached_bytes(key))
             elif _resource_version(old) != _resource_version(obj):
                 self._store(key, obj)
-                self._notify(
-                    tuple(self._handlers), "on_update", old, obj, packed=self._cached_bytes(key)
-                )
+                self._notify(self._handlers, "on_update", old, obj, packed=self._cached_bytes(key))
         for key in [k for k in self._cache if k not in listed]:
             gone = self._remove(key)
             assert gone is not None
-            self._notify(tuple(self._handlers), "on_delete", gone)
+            self._notify(self._handlers, "on_delete", gone)
         self._last_resource_version = resource_version
         if not self._synced.is_set():
             self._notify((), _SYNCED)
@@ -380,27 +380,31 @@ class Informer:
         """Follow changes from the last resourceVersion; returns when a list is needed."""
         while True:
             received = False
-            async for event in self._client.watch(
+            events = self._client.watch(
                 self.kind,
                 self.namespace,
                 resource_version=self._last_resource_version,
                 label_selector=self.label_selector,
                 field_selector=self.field_selector,
-            ):
+            )
+            # A batch at a time: the in-process watch hands over what it has at once.
+            async for batch in batches(events):
                 received = True
-                kind, obj = event["type"], event["object"]
-                if kind == "ERROR":
-                    log.info("%s informer: watch ended: %s", self.kind.plural, obj.get("message"))
-                    return
-                if kind != "BOOKMARK":
-                    self._apply(kind, obj)
-                self._last_resource_version = _resource_version(obj)
+                for event in batch:
+                    kind, obj = event["type"], event["object"]
+                    if kind == "ERROR":
+                        message = obj.get("message")
+                        log.info("%s informer: watch ended: %s", self.kind.plural, message)
+                        return
+                    if kind != "BOOKMARK":
+                        self._apply(kind, obj)
+                    self._last_resource_version = _resource_version(obj)
             if not received:  # ended at once: do not spin
                 await self._clock.sleep(INITIAL_BACKOFF)
 
     def _apply(self, kind: str, obj: Object) -> None:
         key = object_key(obj)
-        handlers = tuple(self._handlers)
+        handlers = self._handlers
         if kind == "DELETED":
             if self._remove(key) is not None:
                 self._notify(handlers, "on_delete", obj)
@@ -427,7 +431,9 @@ class Informer:
         if not handlers and what != _SYNCED:
             return  # a cache nobody listens to (node lifecycle's pods): no turn of the dispatch
         self._notifications.append((handlers, what, objs, packed))
-        self._wake.set()
+        waiting = self._waiting
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
 
     async def _dispatch(self) -> None:
         while True:
@@ -445,8 +451,13 @@ class Informer:
                             await self._finish(pending)
                 finally:
                     self._dispatched = None
-            self._wake.clear()
-            await self._wake.wait()
+            # A future of its own rather than an asyncio.Event: the same single wake-up,
+            # without the event's list of waiters to keep at every change.
+            self._waiting = self._clock.loop.create_future()
+            try:
+                await self._waiting
+            finally:
+                self._waiting = None
 
     def _call(
         self, handlers: EventHandlers, what: str, objs: tuple[Object, ...]
@@ -454,10 +465,16 @@ class Informer:
         """Call the handler; what is left to await of a coroutine handler (most are plain
         functions, which are called without a coroutine of their own)."""
         try:
-            call = handlers.calls(what, objs)
-            if call is None:
-                return None
-            result = call[0](*call[1])
+            if handlers.selects is None:  # most: the handler of `what` with the objects given
+                handler = getattr(handlers, what)
+                if handler is None:
+                    return None
+                result = handler(*objs)
+            else:
+                call = handlers.calls(what, objs)
+                if call is None:
+                    return None
+                result = call[0](*call[1])
             if result is not None and inspect.isawaitable(result):
                 return result
         except Exception:
@@ -478,7 +495,7 @@ class Informer:
         """Hand every cached object to on_update again, so handlers can correct drift."""
         for cached in self._cache.values():
             obj = self._unpack(cached)
-            self._notify(tuple(self._handlers), "on_update", obj, obj, packed=_bytes(cached))
+            self._notify(self._handlers, "on_update", obj, obj, packed=_bytes(cached))
         self._schedule_resync()
 
 

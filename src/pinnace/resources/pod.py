@@ -109,6 +109,23 @@ def pod_requests(
     return total
 
 
+def spec_resources_key(pod: Mapping[str, Any]) -> str:
+    """What `pod_requests` and `pod_limits` read of the pod's spec, as written: pods of one
+    template share it, so that whoever reads their resources often can do it once per key
+    (their status resources, when used, are read besides)."""
+    spec = pod.get("spec") or {}
+    return repr(
+        (
+            [
+                (c.get("resources"), c.get("restartPolicy"))
+                for c in spec.get("initContainers") or ()
+            ],
+            [c.get("resources") for c in spec.get("containers") or ()],
+            spec.get("overhead"),
+        )
+    )
+
+
 def pod_limits(
     pod: Any, *, exclude_overhead: bool = False, use_status_resources: bool = False
 ) -> ResourceList:

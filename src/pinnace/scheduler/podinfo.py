@@ -18,7 +18,7 @@ from typing import Any
 
 from pinnace.resources.lists import scheduler_value
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
-from pinnace.resources.pod import pod_non_zero_requests, pod_requests
+from pinnace.resources.pod import pod_non_zero_requests, pod_requests, spec_resources_key
 from pinnace.resources.quantity import Quantity
 from pinnace.scheduling.hostports import HostPort, pod_host_ports
 from pinnace.scheduling.taints import Toleration, pod_tolerations
@@ -119,16 +119,23 @@ _READ_SPEC = (
     "priority",
     "schedulingGates",
 )
-_READ_STATUS = ("containerStatuses", "resize")
-"""What `from_pod` reads of a pod, but for spec.nodeName."""
+"""What `from_pod` reads of a pod's metadata and spec; of its status, `_running` and the
+resize it reads only with them."""
 
 
 def _read_alike(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """Whether `from_pod` reads the same of both pods, but for spec.nodeName."""
-    return (
+    """Whether `from_pod` reads the same of both pods, but for spec.nodeName: a status
+    change reaches it only through what the containers run with (the kubelet's updates of
+    their state, the pod's phase and conditions leave it alone)."""
+    if not (
         _alike(old.get("metadata"), new.get("metadata"), _READ_METADATA)
         and _alike(old.get("spec"), new.get("spec"), _READ_SPEC)
-        and _alike(old.get("status"), new.get("status"), _READ_STATUS)
+    ):
+        return False
+    old_status, new_status = old.get("status") or {}, new.get("status") or {}
+    running = _running(old_status)
+    return running == _running(new_status) and (
+        not running or old_status.get("resize") == new_status.get("resize")
     )
 
 
@@ -136,7 +143,10 @@ def _alike(
     old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, keys: tuple[str, ...]
 ) -> bool:
     old, new = old or {}, new or {}
-    return all(old.get(k) == new.get(k) for k in keys)
+    for k in keys:  # noqa: SIM110 - hot path (every update of a pod), no generator
+        if old.get(k) != new.get(k):
+            return False
+    return True
 
 
 def normalized_image_name(name: str) -> str:
@@ -152,29 +162,26 @@ _REQUESTS_CACHE: dict[str, tuple[Mapping[str, int], int, int]] = {}
 _REQUESTS_CACHE_LIMIT = 4096
 
 
+def _running(status: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    """(name, resources) of the containers the status shows the resources of."""
+    return [
+        (s.get("name"), s.get("resources"))
+        for s in status.get("containerStatuses") or ()
+        if s.get("resources") is not None
+    ]
+
+
 def _requests(pod: Mapping[str, Any]) -> tuple[Mapping[str, int], int, int]:
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     # A pod being resized in place counts what its status shows its containers run with too
     # (v1.32's PodRequests with UseStatusResources, set while InPlacePodVerticalScaling is
     # on): the API server keeps those fields out of pods while the gate is off.
-    running = [
-        (s.get("name"), s.get("resources"))
-        for s in status.get("containerStatuses") or ()
-        if s.get("resources") is not None
-    ]
-    shape = repr(
-        (
-            [
-                (c.get("resources"), c.get("restartPolicy"))
-                for c in spec.get("initContainers") or ()
-            ],
-            [c.get("resources") for c in spec.get("containers") or ()],
-            spec.get("overhead"),
-            running and ([c.get("name") for c in spec.get("containers") or ()], running),
-            running and status.get("resize"),
-        )
-    )
+    running = _running(status)
+    shape = spec_resources_key(pod)
+    if running:
+        names = [c.get("name") for c in spec.get("containers") or ()]
+        shape += repr((names, running, status.get("resize")))
     cached = _REQUESTS_CACHE.get(shape)
     if cached is None:
         # Read-only and shared by every pod of the shape: a node agent keeps one per pod.

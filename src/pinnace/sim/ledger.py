@@ -137,4 +137,10 @@ class Ledger:
         """Add (sign 1) or take away (-1) a pod's requests (a vector of the current columns)
         on its node."""
         row = self.row(node)  # first: a new row may grow the arrays
-        self._requested[row] += sign * requests
+        # In place on a view of the row: `requested[row] += sign * requests` would make a
+        # product array and write the row back, at every change of a pod's phase or node.
+        requested = self._requested[row]
+        if sign > 0:
+            requested += requests
+        else:
+            requested -= requests

@@ -25,7 +25,7 @@ from pinnace.kubelet.eviction import REASON as KUBELET_EVICTED
 from pinnace.kubelet.runtime import REASON_OOM_KILLED
 from pinnace.resources.lists import scheduler_value
 from pinnace.resources.names import PODS
-from pinnace.resources.pod import pod_requests
+from pinnace.resources.pod import pod_requests, spec_resources_key
 from pinnace.sim.ledger import tracked
 
 SUCCEEDED = "Succeeded"
@@ -161,9 +161,21 @@ class Shape:
 def requests_of(pod: Object) -> dict[str, int]:
     """The pod's requests as NodeResourcesFit counts them (one pod among them), in the
     scheduler's units, for the resources the ledger tracks; zero requests are left out."""
-    out = {
-        name: scheduler_value(name, q)
-        for name, q in pod_requests(pod).items()
-        if tracked(name) and name != PODS
-    }
-    return {**{n: v for n, v in sorted(out.items()) if v > 0}, PODS: 1}
+    key = spec_resources_key(pod)
+    known = _REQUESTS.get(key)
+    if known is None:
+        out = {
+            name: scheduler_value(name, q)
+            for name, q in pod_requests(pod).items()
+            if tracked(name) and name != PODS
+        }
+        known = {**{n: v for n, v in sorted(out.items()) if v > 0}, PODS: 1}
+        if len(_REQUESTS) >= _REQUESTS_LIMIT:
+            _REQUESTS.clear()
+        _REQUESTS[key] = known
+    return dict(known)
+
+
+# Pods of one template share their requests: each distinct resources section is parsed once.
+_REQUESTS: dict[str, dict[str, int]] = {}
+_REQUESTS_LIMIT = 4096

@@ -13,7 +13,7 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.negotiation import Output
 from pinnace.apiserver.http.responses import Encoder, encode_json
-from pinnace.apiserver.watching import WatchEvents
+from pinnace.apiserver.watching import batches
 
 OBJECT_EVENTS = ("ADDED", "MODIFIED", "DELETED")
 SHARED_LINES = 1024
@@ -54,7 +54,7 @@ async def watch_stream(events: AsyncIterator[Object], encoder: Encoder) -> Async
     partial = encoder.negotiated.output is Output.PARTIAL
     chunk: list[bytes] = []
     try:
-        async for batch in _batches(events):
+        async for batch in batches(events):
             for event in batch:
                 event_type = event["type"]
                 obj = event["object"]
@@ -73,15 +73,6 @@ async def watch_stream(events: AsyncIterator[Object], encoder: Encoder) -> Async
     except StatusError as e:
         chunk.append(_line("ERROR", e.status()))
         yield b"".join(chunk)
-
-
-def _batches(events: AsyncIterator[Object]) -> AsyncIterator[list[Object]]:
-    return events.batches() if isinstance(events, WatchEvents) else _one_by_one(events)
-
-
-async def _one_by_one(events: AsyncIterator[Object]) -> AsyncIterator[list[Object]]:
-    async for event in events:
-        yield [event]
 
 
 def _line(event_type: str, obj: Object) -> bytes:

@@ -5,6 +5,7 @@ vectors worked out from their source, over the node table's usage columns."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -139,10 +140,16 @@ def test_target_load_packing_counts_pods_placed_since_shortly_before_the_last_sa
     table.remove_pod(first.key, "node-1")  # deleted before its usage was measured
     assert scores(plugin, pod(guaranteed("500m"), name="second"), table) == [96, 59]
     table.add_pod(first, "node-1")
+    # Its kubelet's status updates do not make it recent again: Trimaran notes a pod when it
+    # is assigned, not when it changes.
+    clock.now += 50
+    table.replace_pod(dataclasses.replace(first), "node-1")
     # A sample 60 s after the bind has it measured: it is no longer added. The mean of the
     # window is (1000 + 1500) / 2: U = (1250 + 500) / 4000 = 43.75 % -> 40 * 56.25 / 60 = 37.5.
-    clock.now += 60
+    clock.now += 10
     table.record_usage(clock.now, {"node-1": (1500, 0), "node-2": (0, 0)})
+    assert table.recent_placements == {}
+    table.replace_pod(dataclasses.replace(first), "node-1")
     assert table.recent_placements == {}
     assert scores(plugin, pod(guaranteed("500m"), name="second"), table) == [38, 59]
 

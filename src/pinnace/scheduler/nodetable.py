@@ -278,19 +278,28 @@ class NodeTable:
             return
         self._account(i, pod, 1)
         self._place(i, pod, node_name)
+        if self._now is not None:
+            placement = Placement(self._now(), node_name, pod)
+            self.recent_placements[pod.key] = placement
+            self.placement_log.append((pod.key, placement))
 
     def replace_pod(self, pod: PodInfo, node_name: str) -> None:
         """`remove_pod` of the pod of `pod.key` on `node_name`, then `add_pod` of `pod`, as an
         assumed pod's binding is confirmed. When `pod` takes what the pod it replaces took
         (a binding changes no request), the node's amounts are left as they are, so nothing
-        worked out from them is worked out again."""
+        worked out from them is worked out again. The pod keeps its place in
+        `recent_placements`: Trimaran's cache notes a pod when it is assigned to a node, not
+        when its status or resources change."""
         i = self.index.get(node_name)
         old = None if i is None else self.pods[i].get(pod.key)
-        if i is None or old is None or not _takes_the_same(old, pod):
+        if i is None or old is None:
             self.remove_pod(pod.key, node_name)
             self.add_pod(pod, node_name)
             return
         self._unplace(i, old, node_name)
+        if not _takes_the_same(old, pod):
+            self._account(i, old, -1)
+            self._account(i, pod, 1)
         self._place(i, pod, node_name)
         if _has_pod_affinity(old) or _has_pod_affinity(pod):
             self._changed(i)  # the row's pods with terms are read again (see ExistingPodTerms)
@@ -301,10 +310,6 @@ class NodeTable:
         if _has_pod_affinity(pod):
             self.pods_with_affinity[i][pod.key] = pod
         self._file_labels(pod, node_name, 1)
-        if self._now is not None:
-            placement = Placement(self._now(), node_name, pod)
-            self.recent_placements[pod.key] = placement
-            self.placement_log.append((pod.key, placement))
         self._by_priority.setdefault(pod.priority, {})[pod.key] = node_name
         self._count_at_level(i, pod, 1)
         ports = self.host_ports[i]
@@ -327,13 +332,13 @@ class NodeTable:
             return None
         self._unplace(i, pod, node_name)
         self._account(i, pod, -1)
+        self._forget_placement(pod.key)
         return pod
 
     def _unplace(self, i: int, pod: PodInfo, node_name: str) -> None:
         """Take `pod` off row `i`, whose amounts still count it."""
         del self.pods[i][pod.key]
         self.pods_with_affinity[i].pop(pod.key, None)
-        self._forget_placement(pod.key)
         self._unindex(pod)
         self._count_at_level(i, pod, -1)
         self._file_labels(pod, node_name, -1)

@@ -52,6 +52,7 @@ ARGS.add_argument("scrapers", type=int, nargs="?", default=8, help="connections 
 ARGS.add_argument("pid", type=int, nargs="?", help="the API server's process")
 ARGS.add_argument("--direct", action="store_true", help="each node at its kubelet address")
 ARGS.add_argument("--agent-pid", type=int, help="the process that runs the nodes")
+ARGS.add_argument("--rounds", type=int, default=1, help="idle and paced windows, before and after")
 OPTIONS = ARGS.parse_args()
 SERVER = OPTIONS.server.rstrip("/")
 PODS = OPTIONS.pods
@@ -150,23 +151,47 @@ def cpu(pid: int | None) -> float:
 PROCESSES = {"server": SERVER_PID, "agent": AGENT_PID}
 
 
+def requests_served() -> float:
+    """The requests the API server has answered over HTTP so far (its apiserver_request_total),
+    this one included."""
+    _, text = request("GET", "/metrics")
+    lines = text.decode().splitlines()
+    return sum(
+        float(n.rsplit(" ", 1)[1]) for n in lines if n.startswith("apiserver_request_total{")
+    )
+
+
 def pass_cost(nodes: list[str]) -> None:
-    """Each process's CPU over INTERVAL idle seconds, then over one paced pass: what the pass
-    took beyond the idle rate, per scrape and as a share of one core at one pass per INTERVAL."""
+    """Each process's CPU over INTERVAL idle seconds, then over one paced pass, ROUNDS times:
+    what a pass took beyond the idle rate, per scrape and as a share of one core at one pass
+    per INTERVAL (the median over the rounds); and the requests the API server answered during
+    each pass."""
     measured = {name: pid for name, pid in PROCESSES.items() if pid is not None}
     if not measured:
         return
-    began, start = {n: cpu(p) for n, p in measured.items()}, time.perf_counter()
-    time.sleep(INTERVAL)
-    idle = {n: (cpu(p) - began[n]) / (time.perf_counter() - start) for n, p in measured.items()}
-    began = {n: cpu(p) for n, p in measured.items()}
-    took, scraped, _ = paced_scrape(nodes, multiprocessing.Event())
-    for name, pid in measured.items():
-        extra = cpu(pid) - began[name] - idle[name] * took
-        share = extra / INTERVAL
-        print(f"{name} CPU: idle {idle[name]:.1%} of a core; a paced pass of {scraped} scrapes "
-              f"in {took:.1f} s took {extra:.2f} s more, {extra / scraped * 1000:.3f} ms a "
-              f"scrape: {share:.1%} of a core at a pass every {INTERVAL:g} s")  # fmt: skip
+    extras: dict[str, list[float]] = {name: [] for name in measured}
+    for _ in range(OPTIONS.rounds):
+        began, start = {n: cpu(p) for n, p in measured.items()}, time.perf_counter()
+        time.sleep(INTERVAL)
+        seconds = time.perf_counter() - start
+        idle = {n: (cpu(p) - began[n]) / seconds for n, p in measured.items()}
+        served = requests_served()
+        began = {n: cpu(p) for n, p in measured.items()}
+        took, scraped, _ = paced_scrape(nodes, multiprocessing.Event())
+        ended = {n: cpu(p) for n, p in measured.items()}
+        served = requests_served() - served - 1  # less the first count's own request
+        for name in measured:
+            extra = ended[name] - began[name] - idle[name] * took
+            extras[name].append(extra / scraped)
+            print(f"  {name} CPU: idle {idle[name]:.1%} of a core; a paced pass of {scraped} "
+                  f"scrapes in {took:.1f} s took {extra:.2f} s more, "
+                  f"{extra / scraped * 1000:.3f} ms a scrape")  # fmt: skip
+        print(f"  the API server answered {served:.0f} requests over HTTP during the pass")
+    for name, per_scrape in extras.items():
+        middle = statistics.median(per_scrape)
+        share = middle * len(nodes) / INTERVAL
+        print(f"{name} CPU a scrape (median of {len(per_scrape)}): {middle * 1000:.3f} ms, "
+              f"{share:.1%} of a core at a pass every {INTERVAL:g} s")  # fmt: skip
 
 
 def probing(stop: Stop, latencies: list[float]) -> None:

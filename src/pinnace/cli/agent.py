@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 
 from pinnace.apiserver.auth.user import NODE_PREFIX, NODES_GROUP
+from pinnace.apiserver.http import connections
 from pinnace.cli import component
 from pinnace.cli.arguments import whole
 from pinnace.client import Client
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         own = {} if args.node_addresses is None else node_addresses(args.node_addresses, configs)
         tls = component.kubeconfig(args).tls
+        connections.raise_open_file_limit()  # as a Go kubelet does: a socket a node, with `own`
         kubelet = KubeletServer(args.address, args.port, tls, own)
     except (KubeconfigError, ValueError) as e:
         print(f"pinnace agent: {e}", file=sys.stderr)

@@ -22,7 +22,8 @@ to the last pod bound), the creates' and the probe's p50/p99 latency, and each s
 time and bytes. Before and after, one full scrape of every node as fast as SCRAPERS threads go.
 
 Given the server's PID (on Linux), each phase also prints the CPU the server's process took
-(share of one core), and at the start and the end it measures what a paced scraping pass
+(share of one core, and CPU time per pod created, which a machine shared with other work moves
+less than pods/s), and at the start and the end it measures what a paced scraping pass
 itself costs the server: its CPU over INTERVAL seconds with nothing else going on, then over one
 pass, the difference as a share of one core. With `--agent-pid`, the same for the process that
 runs the nodes (a `pinnace agent`).
@@ -235,11 +236,14 @@ def phase(name: str, nodes: list[str], scrape: bool) -> None:
     while unbound(namespace):
         time.sleep(0.05)
     seconds = time.perf_counter() - start
-    shares_of = {n: (cpu(p) - began[n]) / seconds for n, p in PROCESSES.items() if p is not None}
+    spent = {n: cpu(p) - began[n] for n, p in PROCESSES.items() if p is not None}
     stop.set()
     for worker in workers:
         worker.join()
-    shares = "".join(f"; {n} CPU {share:.0%} of a core" for n, share in shares_of.items())
+    shares = "".join(
+        f"; {n} CPU {used / seconds:.0%} of a core, {used / PODS * 1000:.1f} ms a pod"
+        for n, used in spent.items()
+    )
     print(f"{name}: {PODS / seconds:.0f} pods/s; creates {percentiles(creates)}; "
           f"probe GET {percentiles(probe)}{shares}")  # fmt: skip
     while not passes.empty():

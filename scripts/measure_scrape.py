@@ -23,10 +23,10 @@ time and bytes. Before and after, one full scrape of every node as fast as SCRAP
 
 Given the server's PID (on Linux), each phase also prints the CPU the server's process took
 (share of one core, and CPU time per pod created, which a machine shared with other work moves
-less than pods/s), and at the start and the end it measures what a paced scraping pass
-itself costs the server: its CPU over INTERVAL seconds with nothing else going on, then over one
-pass, the difference as a share of one core. With `--agent-pid`, the same for the process that
-runs the nodes (a `pinnace agent`).
+less than pods/s), and at the start and the end it measures what a paced scraping pass itself
+costs the server: its CPU over one pass against its rate over INTERVAL seconds with nothing
+going on before and after, `--rounds` times, and the requests its node proxy answered meanwhile.
+With `--agent-pid`, the same CPU figures for the process that runs the nodes (a `pinnace agent`).
 """
 
 from __future__ import annotations
@@ -152,42 +152,55 @@ def cpu(pid: int | None) -> float:
 PROCESSES = {"server": SERVER_PID, "agent": AGENT_PID}
 
 
-def requests_served() -> float:
-    """The requests the API server has answered over HTTP so far (its apiserver_request_total),
-    this one included."""
+PROXIED = 'resource="nodes",scope="resource",subresource="proxy",verb="CONNECT"'
+"""The labels of apiserver_request_total's series of node-proxy requests."""
+
+
+def proxied_so_far() -> float:
+    """The node-proxy requests the API server has answered so far."""
     _, text = request("GET", "/metrics")
-    lines = text.decode().splitlines()
     return sum(
-        float(n.rsplit(" ", 1)[1]) for n in lines if n.startswith("apiserver_request_total{")
+        float(line.rsplit(" ", 1)[1])
+        for line in text.decode().splitlines()
+        if line.startswith("apiserver_request_total{") and PROXIED in line
     )
 
 
+def idle_rates(measured: dict[str, int]) -> dict[str, float]:
+    """Each process's CPU a second over INTERVAL seconds with nothing scraping."""
+    began, start = {n: cpu(p) for n, p in measured.items()}, time.perf_counter()
+    time.sleep(INTERVAL)
+    seconds = time.perf_counter() - start
+    return {n: (cpu(p) - began[n]) / seconds for n, p in measured.items()}
+
+
 def pass_cost(nodes: list[str]) -> None:
-    """Each process's CPU over INTERVAL idle seconds, then over one paced pass, ROUNDS times:
-    what a pass took beyond the idle rate, per scrape and as a share of one core at one pass
-    per INTERVAL (the median over the rounds); and the requests the API server answered during
-    each pass."""
+    """Each process's CPU over one paced pass, ROUNDS times, against its idle rate over the
+    INTERVAL seconds before and after (the mean of the two, so that a drift in the idle rate
+    does not count): what a pass took beyond it, per scrape and as a share of one core at one
+    pass per INTERVAL (the median over the rounds); and the requests the API server's node
+    proxy answered during each pass (its apiserver_request_total)."""
     measured = {name: pid for name, pid in PROCESSES.items() if pid is not None}
     if not measured:
         return
     extras: dict[str, list[float]] = {name: [] for name in measured}
+    after = idle_rates(measured)
     for _ in range(OPTIONS.rounds):
-        began, start = {n: cpu(p) for n, p in measured.items()}, time.perf_counter()
-        time.sleep(INTERVAL)
-        seconds = time.perf_counter() - start
-        idle = {n: (cpu(p) - began[n]) / seconds for n, p in measured.items()}
-        served = requests_served()
+        before = after
+        proxied = proxied_so_far()
         began = {n: cpu(p) for n, p in measured.items()}
         took, scraped, _ = paced_scrape(nodes, multiprocessing.Event())
         ended = {n: cpu(p) for n, p in measured.items()}
-        served = requests_served() - served - 1  # less the first count's own request
+        proxied = proxied_so_far() - proxied
+        after = idle_rates(measured)
         for name in measured:
-            extra = ended[name] - began[name] - idle[name] * took
+            idle = (before[name] + after[name]) / 2
+            extra = ended[name] - began[name] - idle * took
             extras[name].append(extra / scraped)
-            print(f"  {name} CPU: idle {idle[name]:.1%} of a core; a paced pass of {scraped} "
+            print(f"  {name} CPU: idle {idle:.1%} of a core; a paced pass of {scraped} "
                   f"scrapes in {took:.1f} s took {extra:.2f} s more, "
                   f"{extra / scraped * 1000:.3f} ms a scrape")  # fmt: skip
-        print(f"  the API server answered {served:.0f} requests over HTTP during the pass")
+        print(f"  the API server's node proxy answered {proxied:.0f} requests during the pass")
     for name, per_scrape in extras.items():
         middle = statistics.median(per_scrape)
         share = middle * len(nodes) / INTERVAL

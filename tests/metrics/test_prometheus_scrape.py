@@ -212,9 +212,10 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
             query(base, 'count(container_cpu_usage_seconds_total{pod="far",node!="far-1"})') is None
         )
         active = api(base, "/api/v1/targets", state="any")["activeTargets"]
-        proxied = [t for t in active if t["labels"]["job"] == "kubernetes-cadvisor"]
-        assert sorted(t["labels"]["node"] for t in proxied) == ["pinnace-node-1", "pinnace-node-2"]
-        assert all(t["health"] == "up" for t in proxied)
+        via_proxy = [t for t in active if t["labels"]["job"] == "kubernetes-cadvisor"]
+        own = ["pinnace-node-1", "pinnace-node-2"]
+        assert sorted(t["labels"]["node"] for t in via_proxy) == own
+        assert all(t["health"] == "up" for t in via_proxy)
         direct = [t for t in active if t["labels"]["job"] == "kubelet-cadvisor"]
         assert [(t["labels"]["node"], t["health"]) for t in direct] == [("far-1", "up")]
         assert direct[0]["scrapeUrl"].startswith("http://127.43.0.3:")

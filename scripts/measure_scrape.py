@@ -1,9 +1,15 @@
-"""Measures what scraping every node's cAdvisor endpoint through the API server's node proxy
-(`/api/v1/nodes/NAME/proxy/metrics/cadvisor`, as Prometheus' node role reaches it) costs a
-running `pinnace up`, and whether it slows scheduling and the API (docs/monitoring.md).
+"""Measures what scraping every node's cAdvisor endpoint costs a running cluster, and whether
+it slows scheduling and the API (docs/monitoring.md): through the API server's node proxy
+(`/api/v1/nodes/NAME/proxy/metrics/cadvisor`), or with `--direct` at each node's own kubelet
+address as its Node publishes it (Hostname address, `daemonEndpoints.kubeletEndpoint.Port`:
+the nodes of `pinnace agent --node-addresses`), as Prometheus' node role reaches kubelets.
 
     pinnace up --in-memory --nodes 5000 --kubeconfig K &
     python scripts/measure_scrape.py http://127.0.0.1:PORT [PODS] [INTERVAL] [SCRAPERS] [PID]
+
+    pinnace up --in-memory --kubeconfig K &
+    pinnace agent --kubeconfig K --nodes 5000 --name-prefix far --node-addresses 127.1.0.0/16 &
+    python scripts/measure_scrape.py http://127.0.0.1:PORT 3000 15 8 PID --direct --agent-pid APID
 
 Three phases of PODS pods each (1000), each in its own namespace: without scraping, while
 SCRAPERS (8) threads of another process scrape all nodes every INTERVAL seconds (15), and
@@ -16,44 +22,60 @@ to the last pod bound), the creates' and the probe's p50/p99 latency, and each s
 time and bytes. Before and after, one full scrape of every node as fast as SCRAPERS threads go.
 
 Given the server's PID (on Linux), each phase also prints the CPU the server's process took
-(share of one core), and at the start and the end it measures what a paced scraping pass
-itself costs the server: its CPU over INTERVAL seconds with nothing else going on, then over one
-pass, the difference as a share of one core.
+(share of one core, and CPU time per pod created, which a machine shared with other work moves
+less than pods/s), and at the start and the end it measures what a paced scraping pass itself
+costs the server: its CPU over one pass against its rate over INTERVAL seconds with nothing
+going on before and after, `--rounds` times, and the requests its node proxy answered meanwhile.
+With `--agent-pid`, the same CPU figures for the process that runs the nodes (a `pinnace agent`).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import multiprocessing
 import os
 import statistics
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event as Stop
+from typing import Any
 
 import urllib3
 
-SERVER = sys.argv[1].rstrip("/")
-PODS = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
-INTERVAL = float(sys.argv[3]) if len(sys.argv) > 3 else 15.0
-SCRAPERS = int(sys.argv[4]) if len(sys.argv) > 4 else 8
-SERVER_PID = int(sys.argv[5]) if len(sys.argv) > 5 else None
+ARGS = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ARGS.add_argument("server", help="the API server's URL")
+ARGS.add_argument("pods", type=int, nargs="?", default=1000, help="pods a phase (1000)")
+ARGS.add_argument("interval", type=float, nargs="?", default=15.0, help="seconds a pass (15)")
+ARGS.add_argument("scrapers", type=int, nargs="?", default=8, help="connections (8)")
+ARGS.add_argument("pid", type=int, nargs="?", help="the API server's process")
+ARGS.add_argument("--direct", action="store_true", help="each node at its kubelet address")
+ARGS.add_argument("--agent-pid", type=int, help="the process that runs the nodes")
+ARGS.add_argument("--rounds", type=int, default=1, help="idle and paced windows, before and after")
+OPTIONS = ARGS.parse_args()
+SERVER = OPTIONS.server.rstrip("/")
+PODS = OPTIONS.pods
+INTERVAL = OPTIONS.interval
+SCRAPERS = OPTIONS.scrapers
+SERVER_PID = OPTIONS.pid
+AGENT_PID = OPTIONS.agent_pid
 CREATORS = 4
 PROBE_EVERY = 0.1
 HTTP = urllib3.PoolManager(maxsize=32)
 
 
 def request(method: str, path: str, body: object = None) -> tuple[float, bytes]:
+    """`path` of the API server, or a whole URL."""
     data = None if body is None else json.dumps(body).encode()
     headers = {"Content-Type": "application/json"}
+    url = path if "://" in path else SERVER + path
     start = time.perf_counter()
-    response = HTTP.request(method, SERVER + path, body=data, headers=headers)
+    response = HTTP.request(method, url, body=data, headers=headers)
     took = time.perf_counter() - start
     if response.status >= 300:
-        raise RuntimeError(f"{method} {path}: {response.status} {response.data[:200]!r}")
+        raise RuntimeError(f"{method} {url}: {response.status} {response.data[:200]!r}")
     return took, response.data
 
 
@@ -65,14 +87,24 @@ def percentiles(values: list[float]) -> str:
     return f"p50 {statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
 
 
-def node_names() -> list[str]:
+def cadvisor(node: dict[str, Any]) -> str:
+    """Where the node's cAdvisor is scraped: through the node proxy, or (--direct) at the
+    kubelet address its Node publishes."""
+    if not OPTIONS.direct:
+        return f"/api/v1/nodes/{node['metadata']['name']}/proxy/metrics/cadvisor"
+    status = node["status"]
+    host = next(a["address"] for a in status["addresses"] if a["type"] == "Hostname")
+    return f"http://{host}:{status['daemonEndpoints']['kubeletEndpoint']['Port']}/metrics/cadvisor"
+
+
+def node_urls() -> list[str]:
     _, data = request("GET", "/api/v1/nodes")
-    return [item["metadata"]["name"] for item in json.loads(data)["items"]]
+    return [cadvisor(item) for item in json.loads(data)["items"]]
 
 
 def full_scrape(nodes: list[str]) -> tuple[float, int]:
     def scrape(node: str) -> int:
-        return len(request("GET", f"/api/v1/nodes/{node}/proxy/metrics/cadvisor")[1])
+        return len(request("GET", node)[1])
 
     start = time.perf_counter()
     with ThreadPoolExecutor(SCRAPERS) as pool:
@@ -90,7 +122,7 @@ def paced_scrape(nodes: list[str], stop: Stop) -> tuple[float, int, int]:
     def scrape(i: int) -> int | None:
         if stop.wait(max(0.0, start + i * step - time.perf_counter())):
             return None
-        return len(request("GET", f"/api/v1/nodes/{nodes[i]}/proxy/metrics/cadvisor")[1])
+        return len(request("GET", nodes[i])[1])
 
     with ThreadPoolExecutor(SCRAPERS) as pool:
         sizes = [size for size in pool.map(scrape, range(len(nodes))) if size is not None]
@@ -108,29 +140,72 @@ def scraping(nodes: list[str], stop: Stop, passes: Queue[tuple[float, int, int]]
         stop.wait(max(0.0, INTERVAL - (time.perf_counter() - began)))
 
 
-def server_cpu() -> float:
-    """CPU seconds the server's process has taken so far (0 without its PID)."""
-    if SERVER_PID is None:
+def cpu(pid: int | None) -> float:
+    """CPU seconds the process has taken so far (0 without its PID)."""
+    if pid is None:
         return 0.0
-    with open(f"/proc/{SERVER_PID}/stat") as stat:
+    with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def pass_cost(nodes: list[str]) -> None:
-    """The server's CPU over INTERVAL idle seconds, then over one paced pass: what the pass
-    took beyond the idle rate, per scrape and as a share of one core at one pass per INTERVAL."""
-    if SERVER_PID is None:
-        return
-    began, start = server_cpu(), time.perf_counter()
+PROCESSES = {"server": SERVER_PID, "agent": AGENT_PID}
+
+
+PROXIED = 'resource="nodes",scope="resource",subresource="proxy",verb="CONNECT"'
+"""The labels of apiserver_request_total's series of node-proxy requests."""
+
+
+def proxied_so_far() -> float:
+    """The node-proxy requests the API server has answered so far."""
+    _, text = request("GET", "/metrics")
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.decode().splitlines()
+        if line.startswith("apiserver_request_total{") and PROXIED in line
+    )
+
+
+def idle_rates(measured: dict[str, int]) -> dict[str, float]:
+    """Each process's CPU a second over INTERVAL seconds with nothing scraping."""
+    began, start = {n: cpu(p) for n, p in measured.items()}, time.perf_counter()
     time.sleep(INTERVAL)
-    idle = (server_cpu() - began) / (time.perf_counter() - start)
-    began = server_cpu()
-    took, scraped, _ = paced_scrape(nodes, multiprocessing.Event())
-    extra = server_cpu() - began - idle * took
-    print(f"server CPU: idle {idle:.1%} of a core; a paced pass of {scraped} scrapes in "
-          f"{took:.1f} s took {extra:.2f} s more, {extra / scraped * 1000:.3f} ms a scrape: "
-          f"{extra / INTERVAL:.1%} of a core at a pass every {INTERVAL:g} s")  # fmt: skip
+    seconds = time.perf_counter() - start
+    return {n: (cpu(p) - began[n]) / seconds for n, p in measured.items()}
+
+
+def pass_cost(nodes: list[str]) -> None:
+    """Each process's CPU over one paced pass, ROUNDS times, against its idle rate over the
+    INTERVAL seconds before and after (the mean of the two, so that a drift in the idle rate
+    does not count): what a pass took beyond it, per scrape and as a share of one core at one
+    pass per INTERVAL (the median over the rounds); and the requests the API server's node
+    proxy answered during each pass (its apiserver_request_total)."""
+    measured = {name: pid for name, pid in PROCESSES.items() if pid is not None}
+    if not measured:
+        return
+    extras: dict[str, list[float]] = {name: [] for name in measured}
+    after = idle_rates(measured)
+    for _ in range(OPTIONS.rounds):
+        before = after
+        proxied = proxied_so_far()
+        began = {n: cpu(p) for n, p in measured.items()}
+        took, scraped, _ = paced_scrape(nodes, multiprocessing.Event())
+        ended = {n: cpu(p) for n, p in measured.items()}
+        proxied = proxied_so_far() - proxied
+        after = idle_rates(measured)
+        for name in measured:
+            idle = (before[name] + after[name]) / 2
+            extra = ended[name] - began[name] - idle * took
+            extras[name].append(extra / scraped)
+            print(f"  {name} CPU: idle {idle:.1%} of a core; a paced pass of {scraped} "
+                  f"scrapes in {took:.1f} s took {extra:.2f} s more, "
+                  f"{extra / scraped * 1000:.3f} ms a scrape")  # fmt: skip
+        print(f"  the API server's node proxy answered {proxied:.0f} requests during the pass")
+    for name, per_scrape in extras.items():
+        middle = statistics.median(per_scrape)
+        share = middle * len(nodes) / INTERVAL
+        print(f"{name} CPU a scrape (median of {len(per_scrape)}): {middle * 1000:.3f} ms, "
+              f"{share:.1%} of a core at a pass every {INTERVAL:g} s")  # fmt: skip
 
 
 def probing(stop: Stop, latencies: list[float]) -> None:
@@ -166,7 +241,7 @@ def phase(name: str, nodes: list[str], scrape: bool) -> None:
         workers.append(multiprocessing.Process(target=scraping, args=(nodes, stop, passes)))
     for worker in workers:
         worker.start()
-    start, cpu = time.perf_counter(), server_cpu()
+    start, began = time.perf_counter(), {n: cpu(p) for n, p in PROCESSES.items()}
     with ThreadPoolExecutor(CREATORS) as pool:
         path = f"/api/v1/namespaces/{namespace}/pods"
         creates = list(pool.map(lambda i: request("POST", path, pod(namespace, i))[0],
@@ -174,13 +249,16 @@ def phase(name: str, nodes: list[str], scrape: bool) -> None:
     while unbound(namespace):
         time.sleep(0.05)
     seconds = time.perf_counter() - start
-    cpu = server_cpu() - cpu
+    spent = {n: cpu(p) - began[n] for n, p in PROCESSES.items() if p is not None}
     stop.set()
     for worker in workers:
         worker.join()
+    shares = "".join(
+        f"; {n} CPU {used / seconds:.0%} of a core, {used / PODS * 1000:.1f} ms a pod"
+        for n, used in spent.items()
+    )
     print(f"{name}: {PODS / seconds:.0f} pods/s; creates {percentiles(creates)}; "
-          f"probe GET {percentiles(probe)}" + (f"; server CPU {cpu / seconds:.0%} of a core"
-                                                if SERVER_PID is not None else ""))  # fmt: skip
+          f"probe GET {percentiles(probe)}{shares}")  # fmt: skip
     while not passes.empty():
         took, scraped, size = passes.get()
         print(f"  scraping pass: {scraped} of {len(nodes)} nodes in {took:.2f} s, "
@@ -188,7 +266,7 @@ def phase(name: str, nodes: list[str], scrape: bool) -> None:
 
 
 def main() -> None:
-    nodes = node_names()
+    nodes = node_urls()
     took, size = full_scrape(nodes)
     print(f"idle full scrape of {len(nodes)} nodes: {took:.2f} s, {size / 1e6:.1f} MB")
     pass_cost(nodes)

@@ -1,10 +1,13 @@
-"""Debian's Prometheus server scrapes `pinnace up` as it scrapes a cluster: each kubelet's
-cAdvisor reached through the API server's node proxy; PromQL then gives the CPU the pods'
-behaviour annotations say, and shows throttling for the pod over its CPU limit."""
+"""Debian's Prometheus server scrapes `pinnace up` as it scrapes a cluster: the cAdvisor of
+each node the API server runs reached through its node proxy, and of each node of a `pinnace
+agent --node-addresses` at the node's own kubelet address, as Prometheus scrapes kubelets;
+PromQL then gives the CPU the pods' behaviour annotations say, and shows throttling for the
+pod over its CPU limit."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -15,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from tests.http.conftest import launch, stop
+from tests.http.conftest import Process, launch, stop
+from tests.http.test_component_processes import eventually, items, ready_nodes
 from tests.metrics.test_grafana_dashboard import queries
 
 DEADLINE_SECONDS = 120.0
@@ -47,25 +51,84 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def prometheus_config(api_server: str, nodes: list[str], targets: Path) -> dict[str, Any]:
-    """Each node's cAdvisor through the node proxy, as the usual `role: node` relabelling sets
-    it up. Debian's Prometheus is built without `kubernetes_sd_configs` (its Kubernetes
-    discovery is left out for want of client-go in Debian), so the nodes come from a file_sd
-    file listing what `kubectl get nodes` lists."""
+AGENT = ("--nodes", "1", "--name-prefix", "far", "--first-index", "3", "--port", "0",
+         "--node-addresses", "127.43.0.0/16")  # fmt: skip
+FAR = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: far
+  annotations: {sim.pinnace.dev/cpu: 250m}
+spec:
+  nodeName: far-1
+  containers:
+  - {name: main, image: busybox, command: [sleep, infinity]}
+"""
+
+
+def node_role(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The targets `kubernetes_sd_configs` with `role: node` finds (Prometheus'
+    discovery/kubernetes/node.go): each node at its InternalIP and kubelet port, with its name,
+    labels and addresses as meta labels."""
+    groups = []
+    for node in nodes:
+        status = node["status"]
+        addresses = {a["type"]: a["address"] for a in reversed(status["addresses"])}
+        port = status["daemonEndpoints"]["kubeletEndpoint"]["Port"]
+        labels = {"__meta_kubernetes_node_name": node["metadata"]["name"],
+                  "instance": node["metadata"]["name"]}  # fmt: skip
+        for name, value in node["metadata"].get("labels", {}).items():
+            labels["__meta_kubernetes_node_label_" + re.sub("[^a-zA-Z0-9_]", "_", name)] = value
+        for kind, address in addresses.items():
+            labels[f"__meta_kubernetes_node_address_{kind}"] = address
+        groups.append({"targets": [f"{addresses['InternalIP']}:{port}"], "labels": labels})
+    return groups
+
+
+def prometheus_config(
+    api_server: str, nodes: list[dict[str, Any]], targets: Path
+) -> dict[str, Any]:
+    """docs/monitoring.md's configuration: each node's cAdvisor through the node proxy, or for
+    an agent's nodes at their own addresses, by the `role: node` relabelling there. Debian's
+    Prometheus is built without `kubernetes_sd_configs` (its Kubernetes discovery is left out
+    for want of client-go in Debian), so the nodes come from a file_sd file listing the
+    targets that discovery would find."""
     host = urllib.parse.urlsplit(api_server).netloc
-    groups = [
-        {"targets": [host],
-         "labels": {"__metrics_path__": f"/api/v1/nodes/{node}/proxy/metrics/cadvisor",
-                    "node": node}}
-        for node in nodes
-    ]  # fmt: skip
-    targets.write_text(json.dumps(groups))
+    targets.write_text(json.dumps(node_role(nodes)))
+    discovery = [{"files": [str(targets)], "refresh_interval": "1s"}]
+    agent = "__meta_kubernetes_node_label_pinnace_dev_agent"
+    node = {"source_labels": ["__meta_kubernetes_node_name"], "target_label": "node"}
     return {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
         "scrape_configs": [
             {
                 "job_name": "kubernetes-cadvisor",
-                "file_sd_configs": [{"files": [str(targets)], "refresh_interval": "1s"}],
+                "file_sd_configs": discovery,
+                "relabel_configs": [
+                    {"source_labels": [agent], "regex": "", "action": "keep"},
+                    {"target_label": "__address__", "replacement": host},
+                    {
+                        "source_labels": ["__meta_kubernetes_node_name"],
+                        "target_label": "__metrics_path__",
+                        "replacement": "/api/v1/nodes/${1}/proxy/metrics/cadvisor",
+                    },
+                    node,
+                ],
+            },
+            {
+                "job_name": "kubelet-cadvisor",
+                "metrics_path": "/metrics/cadvisor",
+                "file_sd_configs": discovery,
+                "relabel_configs": [
+                    {"source_labels": [agent], "regex": ".+", "action": "keep"},
+                    {
+                        "source_labels": ["__meta_kubernetes_node_address_Hostname", "__address__"],
+                        "regex": r"(.+);.*:(\d+)",
+                        "target_label": "__address__",
+                        "replacement": "${1}:${2}",
+                    },
+                    node,
+                ],
             },
             {
                 "job_name": "scheduler",
@@ -92,13 +155,17 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
     binary = shutil.which("prometheus")
     assert binary is not None, "prometheus is missing: sh scripts/install-system-packages.sh"
     cluster = launch(tmp_path, flags=("--nodes", "2"))
-    prometheus = None
+    prometheus = agent = None
     try:
-        cluster.ok("apply", "-f", "-", stdin=PODS)
-        cluster.ok("wait", "--for=condition=Ready", "pod/steady", "pod/hungry", "--timeout=60s")
+        kubeconfig = str(cluster.kubeconfig)
+        agent = Process(tmp_path, "agent", "agent", "--kubeconfig", kubeconfig, *AGENT)
+        eventually("the agent's node is Ready", lambda: "far-1" in ready_nodes(cluster))
+        cluster.ok("apply", "-f", "-", stdin=PODS + "---" + FAR)
+        pods = ("pod/steady", "pod/hungry", "pod/far")
+        cluster.ok("wait", "--for=condition=Ready", *pods, "--timeout=60s")
         config = tmp_path / "prometheus.yml"
-        nodes = cluster.ok("get", "nodes", "-o", "jsonpath={.items[*].metadata.name}").split()
         targets = tmp_path / "nodes.json"
+        nodes = items(cluster, "nodes")
         config.write_text(yaml.safe_dump(prometheus_config(cluster.url, nodes, targets)))
         port = free_port()
         log = open(tmp_path / "prometheus.log", "w")  # noqa: SIM115
@@ -121,23 +188,37 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
         # samples carry the time of cAdvisor's reading, one each housekeeping interval (10 s),
         # so the 1 s scrapes store six of them a minute.
         filled = 'count_over_time(container_cpu_usage_seconds_total{pod="steady"}[1m]) >= 6'
+        # the agent's node, scraped at its own kubelet address
+        far = 'sum(rate(container_cpu_usage_seconds_total{pod="far",job="kubelet-cadvisor",node="far-1"}[1m]))'  # noqa: E501
+        far_filled = 'count_over_time(container_cpu_usage_seconds_total{pod="far"}[1m]) >= 6'
+        wanted = (filled, far_filled, steady, hungry, throttled, far)
         found: dict[str, float | None] = {}
         deadline = time.monotonic() + DEADLINE_SECONDS
         while time.monotonic() < deadline:
             try:
-                found = {q: query(base, q) for q in (filled, steady, hungry, throttled)}
+                found = {q: query(base, q) for q in wanted}
             except OSError:  # not listening yet
                 found = {}
-            if all(v is not None for v in found.values()) and len(found) == 4:
+            if all(v is not None for v in found.values()) and len(found) == len(wanted):
                 break
             time.sleep(1)
         assert found.get(steady) is not None, (tmp_path / "prometheus.log").read_text()[-3000:]
         assert abs(found[steady] - 0.3) < 0.03  # type: ignore[operator]
         assert abs(found[hungry] - 0.2) < 0.02  # type: ignore[operator]  # its limit
         assert found[throttled] is not None and found[throttled] > 5  # 10 periods a second
-        targets = api(base, "/api/v1/targets", state="any")
-        nodes = [t for t in targets["activeTargets"] if t["labels"]["job"] == "kubernetes-cadvisor"]
-        assert len(nodes) == 2 and all(t["health"] == "up" for t in nodes)
+        assert found.get(far) is not None, (tmp_path / "prometheus.log").read_text()[-3000:]
+        assert abs(found[far] - 0.25) < 0.025  # type: ignore[operator]
+        assert (
+            query(base, 'count(container_cpu_usage_seconds_total{pod="far",node!="far-1"})') is None
+        )
+        active = api(base, "/api/v1/targets", state="any")["activeTargets"]
+        via_proxy = [t for t in active if t["labels"]["job"] == "kubernetes-cadvisor"]
+        own = ["pinnace-node-1", "pinnace-node-2"]
+        assert sorted(t["labels"]["node"] for t in via_proxy) == own
+        assert all(t["health"] == "up" for t in via_proxy)
+        direct = [t for t in active if t["labels"]["job"] == "kubelet-cadvisor"]
+        assert [(t["labels"]["node"], t["health"]) for t in direct] == [("far-1", "up")]
+        assert direct[0]["scrapeUrl"].startswith("http://127.43.0.3:")
         # kube-scheduler's framework durations, scraped as a scheduler job scrapes them: the
         # two pods' Bind runs, and the plugins of the first (sampled) cycle.
         bind = (
@@ -163,4 +244,6 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
         if prometheus is not None:
             prometheus.terminate()
             prometheus.wait(timeout=20)
+        if agent is not None:
+            assert agent.terminate() == 0
         stop(cluster)

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ipaddress
 import sys
 from collections.abc import Callable
 
 from pinnace.apiserver.auth.user import NODE_PREFIX, NODES_GROUP
+from pinnace.apiserver.http import connections
 from pinnace.cli import component
 from pinnace.cli.arguments import whole
 from pinnace.client import Client
@@ -68,11 +70,21 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the index of the first node, from which node and pod addresses follow (1); "
         "pinnace up's nodes count from 1",
     )
-    agent.add_argument(
+    where = agent.add_mutually_exclusive_group()
+    where.add_argument(
         "--address",
         default="127.0.0.1",
         help="the address the nodes' kubelet API is served on, for the API server's pods/log "
         "(127.0.0.1; 0.0.0.0 serves every address and publishes the machine's name)",
+    )
+    where.add_argument(
+        "--node-addresses",
+        type=network,
+        metavar="NETWORK",
+        help="serve each node's kubelet API at an address of its own instead, all on --port: "
+        "node i (its index, from --first-index) at the i-th address of NETWORK, such as "
+        "127.1.0.0/16 (Linux routes all of 127.0.0.0/8 to the loopback), so a Prometheus "
+        "scrapes each node there as it scrapes kubelets, without the API server",
     )
     agent.add_argument(
         "--port",
@@ -92,16 +104,19 @@ def run(args: argparse.Namespace) -> int:
         return 1
     prefix = args.name_prefix
     try:
-        kubelet = KubeletServer(args.address, args.port, component.kubeconfig(args).tls)
-    except KubeconfigError as e:
+        own = {} if args.node_addresses is None else node_addresses(args.node_addresses, configs)
+        tls = component.kubeconfig(args).tls
+        connections.raise_open_file_limit()  # as a Go kubelet does: a socket a node, with `own`
+        kubelet = KubeletServer(args.address, args.port, tls, own)
+    except (KubeconfigError, ValueError) as e:
         print(f"pinnace agent: {e}", file=sys.stderr)
         return 1
     except (OSError, OverflowError) as e:
-        where = f"{args.address}:{args.port}"
+        where = getattr(e, "filename", None) or f"{args.address}:{args.port}"
         why = e.strerror if isinstance(e, OSError) else e
         print(f"pinnace agent: cannot serve the kubelet API on {where}: {why}", file=sys.stderr)
         return 1
-    configs = [dataclasses.replace(c, kubelet_endpoint=kubelet.endpoint) for c in configs]
+    configs = [dataclasses.replace(c, kubelet_endpoint=kubelet.endpoint(c.name)) for c in configs]
 
     def build(client: Callable[[], HTTPClient]) -> list[Component]:
         process = client()
@@ -127,6 +142,28 @@ def agent_nodes(args: argparse.Namespace) -> list[NodeConfig]:
         dataclasses.replace(c, index=args.first_index + i, labels={**c.labels, AGENT_LABEL: prefix})
         for i, c in enumerate(configs)
     ]
+
+
+def network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """--node-addresses: a network, its host bits zero."""
+    try:
+        return ipaddress.ip_network(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def node_addresses(
+    within: ipaddress.IPv4Network | ipaddress.IPv6Network, configs: list[NodeConfig]
+) -> dict[str, str]:
+    """Each node's kubelet address of its own: node i the i-th address of the network, as it
+    has the i-th of 10.0.0.0/8 for its InternalIP. ValueError for an index beyond it."""
+    addresses = {}
+    for config in configs:
+        if config.index >= within.num_addresses:
+            raise ValueError(f"--node-addresses {within} has no address for node "
+                             f"{config.name} (index {config.index})")  # fmt: skip
+        addresses[config.name] = str(within[config.index])
+    return addresses
 
 
 def as_node(process: HTTPClient) -> Callable[[str], Client]:

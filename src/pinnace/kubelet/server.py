@@ -1,6 +1,7 @@
-"""The kubelet API of a `pinnace agent` process: one endpoint for all its nodes, where the API
-server reaches them (pkg/kubelet/server/server.go's /containerLogs, /exec, /attach and
-/portForward).
+"""The kubelet API of a `pinnace agent` process: one endpoint for all its nodes, or an address
+of its own for each, where the API server (and a Prometheus) reaches them
+(pkg/kubelet/server/server.go's /containerLogs, /exec, /attach and /portForward, and the
+monitoring paths).
 
 `/exec/<namespace>/<pod>/<container>`, `/attach/<namespace>/<pod>/<container>` and
 `/portForward/<namespace>/<pod>` serve the streaming sessions the API server proxies to them
@@ -8,14 +9,17 @@ server reaches them (pkg/kubelet/server/server.go's /containerLogs, /exec, /atta
 as `pinnace up` serves the sessions of its own nodes and with the same functions
 (`pinnace.apiserver.http.streaming`, `portforward`).
 
-A kubelet serves its node alone on port 10250; an agent process serves every node it runs on
-one port of its own, which each Node publishes (its Hostname address and
-`daemonEndpoints.kubeletEndpoint.Port`, `NodeConfig.kubelet_endpoint`). A pod's path names its
-node: the process answers for the pods bound to any of its nodes. The node's own paths
-(/stats/summary, /metrics/resource, /metrics/cadvisor, /metrics, `kubelet.endpoints`) are
-answered for the node the request's `Pinnace-Node` header names, as is Pinnace's own
-`POST /pinnace/faults/<fault>` (`pinnace node stop|start|partition|slow`, relayed by the API
-server; `kubelet.faults`).
+A kubelet serves its node alone on port 10250 of the node's address; an agent process serves
+every node it runs either on one address and port of its own, or (given each node's own
+address) on one socket per node, all on one port, as kubelets on machines of their own. Each
+Node publishes where (its Hostname address and `daemonEndpoints.kubeletEndpoint.Port`,
+`NodeConfig.kubelet_endpoint`). A pod's path names its node: the process answers for the pods
+bound to any of its nodes. The node's own paths (/stats/summary, /metrics/resource,
+/metrics/cadvisor, /metrics, `kubelet.endpoints`) are answered for the node the request's
+`Pinnace-Node` header names (the API server sends it), or without one, for the node whose
+address the request came to (a Prometheus scraping each kubelet at its address), as is
+Pinnace's own `POST /pinnace/faults/<fault>` (`pinnace node stop|start|partition|slow`,
+relayed by the API server; `kubelet.faults`).
 
 Over TLS (the agent's kubeconfig names an https server) the endpoint serves a self-signed
 certificate made at start, as a kubelet without --tls-cert-file does, and requires a client
@@ -27,7 +31,9 @@ POST), its answer kept 5 min when allowed and 30 s when not (`kubelet.webhook_au
 refused with the kubelet's 403 `Forbidden (user=…, verb=…, resource=nodes, subresource=proxy)`;
 kubeadm's RBAC allows it to the API server's kubelet client
 (cluster-admin). The other paths trust any certificate of the cluster's CA (a kubelet asks
-about nodes/log, nodes/stats … there too).
+about nodes/log, nodes/stats … there too). With an address per node, the certificate names
+the machine (localhost, 127.0.0.1, its host name), not each node's address: the API server
+does not verify it, nor does kube-prometheus' kubelet scrape (`insecureSkipVerify`).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ import json
 import socket
 import ssl
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote
@@ -73,17 +79,28 @@ STREAMING = {"exec": "exec", "attach": "attach", "portForward": "portforward"}
 
 
 class KubeletServer:
-    """The process's kubelet endpoint, on a socket bound when made (so its port is known
+    """The process's kubelet endpoint, on sockets bound when made (so its port is known
     before the nodes register), serving from `start` to `stop`."""
 
-    def __init__(self, address: str, port: int, tls: ssl.SSLContext | None) -> None:
+    def __init__(
+        self,
+        address: str,
+        port: int,
+        tls: ssl.SSLContext | None,
+        own_addresses: Mapping[str, str] | None = None,
+    ) -> None:
         """`tls`: the trust of the agent's kubeconfig, whose CAs sign the clients allowed;
-        None serves plain HTTP to anyone."""
+        None serves plain HTTP to anyone. `own_addresses`: each node's address of its own
+        (node name -> address), each served on `port` (0: the free port the first one gets)
+        in place of the one endpoint at `address`. OSError, its `filename` the address and
+        port, when one cannot be bound."""
         self.pool: NodeAgentPool | None = None
         """The nodes served, set once the pool is made."""
         self.address = address
-        self._socket = socket.create_server((address, port))
-        self.port: int = self._socket.getsockname()[1]
+        self._own = dict(own_addresses or {})
+        self._nodes_at = {where: node for node, where in self._own.items()}
+        self._sockets = _bind(list(self._nodes_at) or [address], port)
+        self.port: int = self._sockets[0].getsockname()[1]
         self._tls = tls
         self._files: tempfile.TemporaryDirectory[str] | None = None
         self._server: connections.Server | None = None
@@ -91,16 +108,17 @@ class KubeletServer:
         self._authorizer: WebhookAuthorizer | None = None
         """The streaming paths' authorizer, on the pool's client once a request needs it."""
 
-    @property
-    def endpoint(self) -> tuple[str, int]:
-        """Where the API server reaches the process (the machine's name when bound to every
-        address), for the Nodes to publish."""
+    def endpoint(self, node: str) -> tuple[str, int]:
+        """Where the API server reaches the node's kubelet (its own address, or the process's;
+        the machine's name when bound to every address), for its Node to publish."""
+        if node in self._own:
+            return self._own[node], self.port
         unspecified = self.address in ("", "0.0.0.0", "::")
         return (socket.gethostname() if unspecified else self.address), self.port
 
     async def start(self) -> None:
         self._server = connections.Server(self._config())
-        self._serving = asyncio.create_task(self._server.serve(sockets=[self._socket]))
+        self._serving = asyncio.create_task(self._server.serve(sockets=self._sockets))
         while not self._server.started and not self._serving.done():
             await asyncio.sleep(0.02)
         if self._serving.done():  # it could not serve (its TLS, say): not a socket that hangs
@@ -112,7 +130,8 @@ class KubeletServer:
         if self._server is not None and self._serving is not None:
             self._server.stop()
             await self._serving
-        self._socket.close()
+        for bound in self._sockets:
+            bound.close()
         if self._files is not None:
             self._files.cleanup()
 
@@ -121,8 +140,9 @@ class KubeletServer:
         if self._tls is not None:
             self._files = tempfile.TemporaryDirectory(prefix="pinnace-kubelet-")
             directory = Path(self._files.name)
+            named = "" if self._own else self.address  # the machine's names only
             serving = certs.issue_serving(
-                certs.ensure_ca(directory), directory, certs.serving_hosts(self.address)
+                certs.ensure_ca(directory), directory, certs.serving_hosts(named)
             )
             clients = directory / "client-ca.crt"
             clients.write_text(
@@ -265,9 +285,9 @@ class KubeletServer:
         return self.pool
 
     async def _fault(self, scope: Scope, send: Send, fault: str) -> None:
-        """`pinnace node FAULT` of the node the Pinnace-Node header names, relayed by the API
-        server: the node's state, or the Status of the refusal, as JSON."""
-        node = _node_of(scope)
+        """`pinnace node FAULT` of the request's node (`node_of`), relayed by the API server:
+        the node's state, or the Status of the refusal, as JSON."""
+        node = node_of(scope, self._nodes_at)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         code, answer = 200, {}
         try:
@@ -279,8 +299,8 @@ class KubeletServer:
         await _json(send, code, answer)
 
     async def _monitoring(self, scope: Scope, send: Send) -> None:
-        """/stats/summary and the metrics of the node the Pinnace-Node header names."""
-        node = _node_of(scope)
+        """/stats/summary and the metrics of the request's node (`node_of`)."""
+        node = node_of(scope, self._nodes_at)
         if self.pool is None or not node:
             await _answer(send, 400, f"no {NODE_HEADER} header: which node's {scope['path']}")
             return
@@ -303,10 +323,33 @@ class KubeletServer:
         return self.pool.read_log(pod, container, log_options(query))  # type: ignore[union-attr]
 
 
-def _node_of(scope: Scope) -> str:
-    """The node the request's Pinnace-Node header names ("" when none)."""
+def node_of(scope: Scope, nodes_at: Mapping[str, str]) -> str:
+    """The node the request is for: the one its Pinnace-Node header names, else the one whose
+    own address it came to (`nodes_at`: address -> node); "" when neither says."""
     headers = dict(scope.get("headers") or [])
-    return headers.get(NODE_HEADER.lower().encode(), b"").decode("latin-1")
+    named = headers.get(NODE_HEADER.lower().encode())
+    if named is not None:
+        return named.decode("latin-1")
+    local = scope.get("server") or ("", None)
+    return nodes_at.get(local[0], "")
+
+
+def _bind(addresses: list[str], port: int) -> list[socket.socket]:
+    """A listening socket on each address, all on one port: `port`, or when it is 0 the free
+    one the first socket gets. OSError, its `filename` where, for one that cannot be bound."""
+    bound: list[socket.socket] = []
+    try:
+        for address in addresses:
+            try:
+                bound.append(socket.create_server((address, port)))
+            except OSError as e:
+                raise OSError(e.errno, e.strerror, f"{address}:{port}") from None
+            port = bound[0].getsockname()[1]
+    except BaseException:
+        for done in bound:
+            done.close()
+        raise
+    return bound
 
 
 def _head(response: Response) -> list[tuple[bytes, bytes]]:

@@ -3,6 +3,7 @@ caller still holds, and only JSON's own types, even in the parts whose text did 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any
 
@@ -103,3 +104,84 @@ def test_a_pod_status_patch_leaves_the_pod_it_read_as_stored(api: Any) -> None:
         assert result.obj["spec"] == before["spec"]
         assert result.obj["metadata"]["labels"] == {"app": "web"}
     assert result.obj["metadata"]["resourceVersion"] != before["metadata"]["resourceVersion"]
+
+
+_STATUS = {
+    "phase": "Running",
+    "podIPs": [{"ip": "10.0.0.1"}],
+    "conditions": [
+        {"type": "Ready", "status": "True"},
+        {"type": "PodScheduled", "status": "True"},
+        {"type": "Initialized", "status": "True"},
+    ],
+    "containerStatuses": [
+        {
+            "name": "c",
+            "image": "nginx",
+            "imageID": "",
+            "ready": True,
+            "restartCount": 0,
+            "state": {"running": {"startedAt": "2025-01-01T00:00:00Z"}},
+        }
+    ],
+}
+_ORDER = [{"type": "Initialized"}, {"type": "Ready"}, {"type": "PodScheduled"}]
+
+
+@pytest.mark.parametrize(
+    ("patch_type", "patch"),
+    [
+        (PatchType.MERGE, {"metadata": {"labels": {"new": "1"}, "annotations": None}}),
+        (PatchType.MERGE, {"status": {"qosClass": None, "phase": "Failed"}}),
+        (
+            PatchType.STRATEGIC_MERGE,
+            {"status": {"conditions": [{"type": "Ready", "$patch": "delete"}]}},
+        ),
+        (PatchType.STRATEGIC_MERGE, {"status": {"$setElementOrder/conditions": _ORDER}}),
+        (
+            PatchType.STRATEGIC_MERGE,
+            {
+                "status": {
+                    "containerStatuses": [
+                        {
+                            "name": "c",
+                            "state": {"$retainKeys": ["terminated"], "terminated": {"exitCode": 0}},
+                        }
+                    ]
+                }
+            },
+        ),
+        (PatchType.STRATEGIC_MERGE, {"metadata": {"$deleteFromPrimitiveList/finalizers": ["a/b"]}}),
+        (PatchType.STRATEGIC_MERGE, {"metadata": {"labels": {"$patch": "replace", "z": "1"}}}),
+        (PatchType.STRATEGIC_MERGE, {"status": {"$patch": "replace", "phase": "Pending"}}),
+        (
+            PatchType.JSON,
+            [{"op": "move", "from": "/status/conditions/0", "path": "/status/conditions/-"}],
+        ),
+        (PatchType.JSON, [{"op": "copy", "from": "/status/podIPs/0", "path": "/status/podIPs/-"}]),
+    ],
+)
+def test_pod_status_patches_leave_every_stored_version_as_written(
+    api: Any, patch_type: PatchType, patch: Any
+) -> None:
+    # What a status patch shares with the stored pod (all it left alone) is changed by no step
+    # of the update after it: each version read stays as it was, the patch itself too.
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"app": "web"}, "finalizers": ["a/b", "c/d"]},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}], "nodeName": "n1"},
+    }
+    api.call(api.server.create, PODS, "default", pod)
+    sent = copy.deepcopy(patch)
+    read = []
+    for step in ({"status": _STATUS}, patch, patch):
+        kind = PatchType.MERGE if step is not patch else patch_type
+        obj = api.call(api.server.store.get, object_key(PODS, "default", "p"))
+        read.append((obj, copy.deepcopy(obj)))
+        with contextlib.suppress(StatusError):
+            result = api.call(api.server.patch, PODS, "default", "p", kind, step, None, "status")
+            read.append((result.obj, copy.deepcopy(result.obj)))
+    assert patch == sent
+    for obj, as_read in read:
+        assert obj == as_read

@@ -4,6 +4,7 @@ renamed after a hash collision, deduplicated, and collected with their DaemonSet
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,7 @@ from tests.controllers.workloads import PODS, Workloads, template
 
 from pinnace.api.decode import decode
 from pinnace.api.objects import Object
+from pinnace.apiserver.keys import object_key
 from pinnace.client import PatchType
 from pinnace.controllers.daemonset import DAEMON_SETS
 from pinnace.controllers.daemonset_history import CONTROLLER_REVISIONS, get_patch
@@ -170,6 +172,11 @@ def test_a_name_taken_by_another_revision_bumps_the_collision_count(cluster: Wor
         "revision": 1,
     }
     cluster.run(cluster.client.create(CONTROLLER_REVISIONS, "default", squatter))
+    key = object_key(DAEMON_SETS, "default", "agent")
+    stored: list[tuple[int, Object]] = []
+    cluster.server.store.observe(
+        lambda e: stored.append((e.revision, copy.deepcopy(e.object))) if e.key == key else None
+    )
     cluster.run(cluster.client.create(DAEMON_SETS, "default", daemon_set()))
     cluster.settle(10)
     ds = cluster.get(DAEMON_SETS, "agent")
@@ -178,6 +185,9 @@ def test_a_name_taken_by_another_revision_bumps_the_collision_count(cluster: Wor
     assert [r["metadata"]["name"] for r in ours] == [f"agent-{current_hash(ds)}"]
     assert pod_hashes(cluster) == {current_hash(ds)}
     assert len(cluster.pods(app="agent")) == 2
+    # The bump is a write of its own: every version of the DaemonSet stays as it was stored.
+    for revision, written in stored:
+        assert cluster.run(cluster.server.store.get(key, revision)) == written
 
 
 def test_duplicates_of_the_current_revision_give_way_to_the_highest_numbered(cluster: Workloads):

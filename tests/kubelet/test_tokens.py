@@ -24,6 +24,7 @@ from pinnace.kubelet import node_configs
 PODS = catalog.kind("", "pods")
 SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
 EVENTS = catalog.kind("", "events")
+CONFIG_MAPS = catalog.kind("", "configmaps")
 ACCESS = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 SHORT = "/var/run/secrets/tokens/short"
 
@@ -412,3 +413,31 @@ def test_a_pod_deleted_as_it_reaches_the_kubelet_starts_nothing(simulated: bool)
         assert cluster.run(cluster.client.list(PODS, "default"))["items"] == []
     finally:
         cluster.close()
+
+
+def _token_beside_a_deleted_config_map(simulated: bool, later: int) -> str:
+    """The token a pod reads through exec `later` seconds after the ConfigMap of its projected
+    volume was deleted, once the volume was set up (setting it up again fails: its files stay
+    as they were)."""
+    cluster = _cluster(simulated)
+    try:
+        config = {"metadata": {"name": "cfg"}, "data": {"k": "v"}}
+        cluster.run(cluster.client.create(CONFIG_MAPS, "default", config))
+        body = reader("beside", "sleep 9999")
+        body["spec"]["volumes"][0]["projected"]["sources"].append({"configMap": {"name": "cfg"}})
+        cluster.run(cluster.client.create(PODS, "default", body))
+        cluster.wait(60)
+        cluster.run(cluster.client.delete(CONFIG_MAPS, "default", "cfg"))
+        cluster.wait(later)
+        assert _exec_cat(cluster, "beside", "/var/run/secrets/tokens/k") == "v"
+        return _exec_cat(cluster, "beside", SHORT)
+    finally:
+        cluster.close()
+
+
+@pytest.mark.parametrize("later", [60, 1000])  # before the 600 s token's refresh, after it
+def test_a_first_token_beside_a_source_gone_since_is_read_signed(later: int) -> None:
+    # The live mode wrote the signed token at the volume's first set-up, and keeps it when
+    # setting the volume up again fails; the simulated mode's stand-in is never read.
+    token = _token_beside_a_deleted_config_map(True, later)
+    assert claims(token) == claims(_token_beside_a_deleted_config_map(False, later))

@@ -124,8 +124,9 @@ class DaemonSetHistory:
             status = fresh.get("status") or {}
             if status.get("collisionCount") != (ds.get("status") or {}).get("collisionCount"):
                 raise  # our collisionCount was stale: retry with the fresh one
-            fresh["status"] = {**status, "collisionCount": (status.get("collisionCount") or 0) + 1}
-            await self._client.update_status(DAEMON_SETS, fresh)
+            bumped = {**status, "collisionCount": (status.get("collisionCount") or 0) + 1}
+            # A new object: `fresh` is the stored one, which readers share.
+            await self._client.update_status(DAEMON_SETS, {**fresh, "status": bumped})
             log.info("hash collision for daemon set %s: collisionCount bumped", name)
             raise
 

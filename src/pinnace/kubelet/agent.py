@@ -830,8 +830,10 @@ class NodeAgent:
     def files_read(self, worker: PodWorker) -> None:
         """Set up the pod's token volumes again if refreshes were made since (the simulated
         mode's, `TokenManager.defer`)."""
-        if self.token_manager.files_stale(worker.uid):
-            worker.volumes.renew_tokens(worker.read_pod(), self.sources, self.tokens)
+        manager = self.token_manager
+        if manager.files_stale(worker.uid):
+            pod = worker.read_pod()
+            worker.volumes.renew_tokens(pod, self.sources, self.tokens, manager.first_token)
 
     @property
     def container_exited(self) -> OnExit:

@@ -32,6 +32,7 @@ mode asks (so its mount fails, waits and is retried alike), but granted unsigned
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -79,7 +80,9 @@ class _Token:
     """When a refresh accounted for (`defer`) but not yet asked for was due: `token` is the
     one before it, `issued` and `expires` already its."""
     unsigned: Callable[[], str] | None = None
-    """Signs the first token, granted (`defer`) but not yet signed: `token` is `UNSIGNED`."""
+    """Signs the first token, granted (`defer`) but not yet signed (`token` is `UNSIGNED`
+    until read), the same text every time: kept until the refresh after the pod's files
+    were read, for the files set up with the stand-in (`first_token`)."""
 
 
 class TokenManager:
@@ -113,16 +116,8 @@ class TokenManager:
     def token(self, pod: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[str, str]:
         """(token, "") when there is one to mount; ("", why) when the mount fails; ("", "")
         while the first one is being fetched."""
-        m, spec = pod["metadata"], pod.get("spec") or {}
-        expiration = int(projection.get("expirationSeconds") or 3600)
-        key = (
-            m["namespace"],
-            spec.get("serviceAccountName") or "default",
-            m["name"],
-            m.get("uid", ""),
-            projection.get("audience") or "",
-            expiration,
-        )
+        key = _token_key(pod, projection)
+        expiration = key[5]
         entry = self._tokens.setdefault(key, _Token())
         if entry.deferred_at is not None:
             self._ask_deferred(key, entry)
@@ -150,6 +145,15 @@ class TokenManager:
             if key[3] == pod_uid:
                 self._read(key, entry)
         return True
+
+    def first_token(self, pod: Mapping[str, Any], projection: Mapping[str, Any]) -> str:
+        """The pod's first token, signed: what a file set up with its stand-in (`UNSIGNED`)
+        holds in the live mode, which wrote it there and keeps it while setting the volume up
+        again fails. Asked for as the files are read (`files_stale`)."""
+        entry = self._tokens.get(_token_key(pod, projection))
+        if entry is None or entry.unsigned is None:
+            return UNSIGNED  # no stand-in of this pod's was set up
+        return entry.unsigned()
 
     def settle(self) -> None:
         """Ask for every refresh accounted for: the node is about to be cut off from the API
@@ -192,7 +196,7 @@ class TokenManager:
             if self.defer and not entry.token:  # the first: signed when read
                 grant = await self.client.grant_token(namespace, account, body)
                 self._answered(key, entry, UNSIGNED, grant.request)
-                entry.unsigned = grant.sign
+                entry.unsigned = functools.cache(grant.sign)  # one text, however often read
                 self._unseen.add(uid)
             else:
                 answer = await self.client.request_token(namespace, account, body)
@@ -212,7 +216,7 @@ class TokenManager:
         entry.expires = parse_time(answer["status"]["expirationTimestamp"])
         entry.issued = entry.expires - expiration
         entry.granted = int(answer["spec"].get("expirationSeconds") or expiration)
-        entry.deferred_at = entry.unsigned = None
+        entry.deferred_at = None
         entry.error, entry.backoff, entry.retry_at = "", 0.0, 0.0
 
     def _refused(self, entry: _Token, e: StatusError) -> None:
@@ -237,6 +241,8 @@ class TokenManager:
         pod still syncs."""
         entry.timer = None
         uid = key[3]
+        if uid not in self._unseen:
+            entry.unsigned = None  # read since it was granted: no file holds its stand-in
         if self._tokens.get(key) is not entry or entry.fetching or not self._syncing(uid):
             return
         if self.defer and self._files_only(uid):
@@ -260,8 +266,8 @@ class TokenManager:
         """The token is about to be read: make the one accounted for."""
         if entry.deferred_at is not None:
             self._ask_deferred(key, entry)
-        if entry.unsigned is not None:
-            entry.token, entry.unsigned = entry.unsigned(), None
+        if entry.token == UNSIGNED and entry.unsigned is not None:
+            entry.token = entry.unsigned()
 
     def _ask_deferred(self, key: TokenKey, entry: _Token) -> None:
         """Ask for the token of the refresh accounted for, as issued when it was due. Should
@@ -275,8 +281,18 @@ class TokenManager:
             entry.token = _at_once(request)["status"]["token"]
         except StatusError as e:
             _log.info("deferred token refresh for %s failed: %s", _key_text(key), e.message)
-        else:
-            entry.unsigned = None
+
+
+def _token_key(pod: Mapping[str, Any], projection: Mapping[str, Any]) -> TokenKey:
+    m, spec = pod["metadata"], pod.get("spec") or {}
+    return (
+        m["namespace"],
+        spec.get("serviceAccountName") or "default",
+        m["name"],
+        m.get("uid", ""),
+        projection.get("audience") or "",
+        int(projection.get("expirationSeconds") or 3600),
+    )
 
 
 def _token_request(key: TokenKey) -> dict[str, Any]:

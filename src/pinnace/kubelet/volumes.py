@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.kubelet.sources import CLAIM, SOURCE_KINDS, SourceKind, SourceLookup, SourceName
+from pinnace.kubelet.tokens import UNSIGNED
 
 FAILED_MOUNT = "FailedMount"
 KEPT_BYTES = 64 * 1024
@@ -243,6 +244,9 @@ def _pod_field(pod: Mapping[str, Any], path: str) -> str:
 TokenSource = Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[str, str]]
 """(pod, serviceAccountToken projection) -> (token, "") to mount, ("", why) when the mount
 fails, ("", "") while the token is on its way (`TokenManager.token`)."""
+FirstToken = Callable[[Mapping[str, Any], Mapping[str, Any]], str]
+"""(pod, serviceAccountToken projection) -> the pod's first token, signed
+(`TokenManager.first_token`)."""
 
 
 def no_tokens(pod: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[str, str]:
@@ -378,16 +382,31 @@ class PodVolumes:
         return failures
 
     def renew_tokens(
-        self, pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource
+        self,
+        pod: Mapping[str, Any],
+        lookup: SourceLookup,
+        tokens: TokenSource,
+        first_token: FirstToken,
     ) -> None:
         """Set up again the volumes set up so far that hold a service account token, with the
-        token `tokens` has now."""
-        holding = {
-            name: volume
-            for name, volume in self.sources.items()
-            if name in self.files and _holds_token(volume)
-        }
-        self._set_up(holding, pod, lookup, tokens)
+        token `tokens` has now. One that fails to be set up keeps its files, but for the
+        stand-in of a first token not signed when it was set up (the simulated mode's): that
+        becomes `first_token`, as the live mode wrote the token signed."""
+        for name, volume in self.sources.items():
+            holds = name in self.files and _holds_token(volume)
+            if holds and self._set_up({name: volume}, pod, lookup, tokens):
+                self._sign_stand_ins(self.files[name], volume, pod, first_token)
+
+    @staticmethod
+    def _sign_stand_ins(
+        files: Files, volume: Mapping[str, Any], pod: Mapping[str, Any], first_token: FirstToken
+    ) -> None:
+        for source in (volume.get("projected") or {}).get("sources") or ():
+            projection = source.get("serviceAccountToken")
+            if projection is not None:
+                path = posixpath.normpath(projection.get("path", ""))
+                if files.get(path) == UNSIGNED:
+                    files[path] = first_token(pod, projection)
 
     def _set_up(
         self,

@@ -35,7 +35,7 @@ from pinnace.apiserver.http.responses import (
     raw_json_response,
     status_response,
 )
-from pinnace.apiserver.http.routes import Discovery, method_not_allowed, not_found, route
+from pinnace.apiserver.http.routes import Discovery, method_not_allowed, not_found
 from pinnace.apiserver.http.websocket import Refused, WebSocket
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Randomness
@@ -206,7 +206,7 @@ class APIApp:
                 "GET", request.path, request.query, request.headers, scope
             )
             acting = REQUESTER.set(Requester(user))
-            target = route(request.path)
+            target = request.route()  # worked out once, as request_labels found it
             if isinstance(target, Discovery):
                 raise method_not_allowed()
             await streaming.serve(self.server, ws, request, target)

@@ -275,14 +275,14 @@ class _Search:
         one with a controller comes back, though maybe elsewhere), and the bare ones among
         them (lost for good), as `requested` columns."""
         table = self.placer.core.table
-        every, bare = np.zeros_like(table.requested), np.zeros_like(table.requested)
+        bare = np.zeros_like(table.requested)
         infos = [PodInfo.from_pod(p) for p in [*self.new_pods, *self.pending]]
         top = max(
             (i.priority for i in infos if i.pod["spec"].get("preemptionPolicy") != "Never"),
             default=None,
         )
         if top is None:
-            return _Preemptible(every, bare)
+            return _Preemptible(np.zeros_like(bare), bare)
         every = table.requested - table.requested_at_or_above(top)
         for row in np.flatnonzero(table.lower_priority_pods(top)).tolist():
             for info in table.pods[row].values():

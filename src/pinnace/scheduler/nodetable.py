@@ -297,7 +297,7 @@ class NodeTable:
             self.add_pod(pod, node_name)
             return
         self._unplace(i, old, node_name)
-        if not _takes_the_same(old, pod):
+        if not _takes_the_same(old, pod) or old.priority != pod.priority:
             self._account(i, old, -1)
             self._account(i, pod, 1)
         self._place(i, pod, node_name)
@@ -311,7 +311,6 @@ class NodeTable:
             self.pods_with_affinity[i][pod.key] = pod
         self._file_labels(pod, node_name, 1)
         self._by_priority.setdefault(pod.priority, {})[pod.key] = node_name
-        self._count_at_level(i, pod, 1)
         ports = self.host_ports[i]
         for port in pod.host_ports:
             ports[port] = ports.get(port, 0) + 1
@@ -340,7 +339,6 @@ class NodeTable:
         del self.pods[i][pod.key]
         self.pods_with_affinity[i].pop(pod.key, None)
         self._unindex(pod)
-        self._count_at_level(i, pod, -1)
         self._file_labels(pod, node_name, -1)
         ports = self.host_ports[i]
         for port in pod.host_ports:
@@ -510,8 +508,9 @@ class NodeTable:
             del self._by_priority[pod.priority]
 
     def _count_at_level(self, i: int, pod: PodInfo, sign: int) -> None:
-        """Count `pod`'s requests in (sign 1) or out of (-1) row `i` of its level's matrix; a
-        level left with no pod is dropped."""
+        """Count `pod`'s requests in (sign 1) or out of (-1) row `i` of its level's matrix, as
+        its node's amounts (`_account`): a pod whose binding or status changes nothing it takes
+        is left alone. A level left with no pod (`_unindex` first) is dropped."""
         level = self._by_level.get(pod.priority)
         if level is None:
             level = self._by_level[pod.priority] = np.zeros_like(self._requested)
@@ -520,7 +519,7 @@ class NodeTable:
         for resource, value in pod.requests.items():
             row[columns[resource]] += sign * value
         row[PODS_COLUMN] += sign
-        if pod.priority not in self._by_priority:
+        if sign < 0 and pod.priority not in self._by_priority:
             del self._by_level[pod.priority]
 
     def _file_labels(self, pod: PodInfo, node_name: str, sign: int) -> None:
@@ -565,6 +564,7 @@ class NodeTable:
         non_zero = self._non_zero_requested[i]
         non_zero[0] += sign * pod.non_zero_cpu
         non_zero[1] += sign * pod.non_zero_memory
+        self._count_at_level(i, pod, sign)
 
     def _set_node(self, i: int, node: Mapping[str, Any]) -> None:
         name = node["metadata"]["name"]

@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from pinnace.api.core.pod_defaults import default_pod, default_pod_spec, default_pod_template
+from pinnace.api.core.pod_ephemeral import (
+    prepare_pod_for_ephemeral_containers,
+    validate_pod_ephemeral_containers_update,
+)
 from pinnace.api.core.pod_resize import (
     default_resize_policy,
     drop_disabled_pod_fields,
@@ -199,7 +203,13 @@ POD = Kind(
         "resize",
         "status",
     ),
-    subresource_updates={"resize": (prepare_pod_for_resize, validate_pod_resize)},
+    subresource_updates={
+        "ephemeralcontainers": (
+            prepare_pod_for_ephemeral_containers,
+            validate_pod_ephemeral_containers_update,
+        ),
+        "resize": (prepare_pod_for_resize, validate_pod_resize),
+    },
     subresource_gates={"resize": lambda gates: gates.in_place_pod_vertical_scaling},
     default_with_features=default_resize_policy,
     status_write_discards_defaults=True,

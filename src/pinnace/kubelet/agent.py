@@ -714,7 +714,7 @@ class NodeAgent:
 
     def _cleaned_up(self, uid: str) -> bool:
         worker = self.workers.get(uid)
-        return worker is None or not any(c.running for c in (*worker.inits, *worker.apps))
+        return worker is None or not any(c.running for c in worker.containers)
 
     def _set_ceiling(self, worker: PodWorker, pod: Mapping[str, Any]) -> None:
         """Count what the pod may use at most, again whenever its annotations change."""
@@ -755,7 +755,11 @@ class NodeAgent:
         self, pod: Mapping[str, Any], container: str, pod_ip: str
     ) -> dict[str, str]:
         spec = pod.get("spec") or {}
-        for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
+        for c in (
+            *(spec.get("initContainers") or ()),
+            *(spec.get("containers") or ()),
+            *(spec.get("ephemeralContainers") or ()),
+        ):
             if c.get("name") == container:
                 node = NodeInfo(
                     self.sources, self.config.allocatable_list, self.host_ip, self.services
@@ -883,7 +887,7 @@ class NodeAgent:
         running = [
             c.current.id
             for w in self.workers.values()
-            for c in (*w.inits, *w.apps)
+            for c in w.containers
             if c.running and c.current is not None
         ]
         return self.runtime.cpu_and_memory(running) if running else (0, 0)

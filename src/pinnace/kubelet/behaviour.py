@@ -237,11 +237,13 @@ def _unknown_outcome(
 
 def _restarts_always(pod: Mapping[str, Any], container: str) -> bool:
     """Whether the container is restarted whenever it exits: an app container of a pod with
-    restartPolicy Always, or a sidecar."""
+    restartPolicy Always, or a sidecar (an ephemeral container never is)."""
     spec = pod.get("spec") or {}
     for c in spec.get("initContainers") or ():
         if c.get("name") == container:
             return bool(c.get("restartPolicy") == "Always")
+    if any(c.get("name") == container for c in spec.get("ephemeralContainers") or ()):
+        return False
     return (spec.get("restartPolicy") or "Always") == "Always"
 
 
@@ -264,7 +266,11 @@ def container_argv(pod: Mapping[str, Any], container: str) -> list[str]:
     """The container's command then its args; without a command, the image's entrypoint when
     it is one of ENTRYPOINTS (others are unknown here)."""
     spec = pod.get("spec") or {}
-    for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
+    for c in (
+        *(spec.get("initContainers") or ()),
+        *(spec.get("containers") or ()),
+        *(spec.get("ephemeralContainers") or ()),
+    ):
         if c.get("name") == container:
             image = image_repository(str(c.get("image") or ""))
             if not c.get("command") and not c.get("args") and image in IMAGE_COMMANDS:

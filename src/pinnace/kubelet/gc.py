@@ -57,7 +57,7 @@ class NodeGC:
         for worker in self.workers.values():
             if not worker.finished:
                 continue
-            for c in (*worker.inits, *worker.apps):
+            for c in worker.containers:
                 for run in (c.previous, c.current):
                     if run is not None and run.state is ContainerState.EXITED:
                         self.runtime.remove_container(run.id)

@@ -61,7 +61,8 @@ class BitFlag:
     _PROBE_KILLED,
     _KILLING,
     _IMAGE_PULLED,
-) = (1 << i for i in range(8))
+    _EPHEMERAL,
+) = (1 << i for i in range(9))
 
 
 @dataclass(slots=True)
@@ -135,6 +136,7 @@ class ContainerRecord:
         *,
         init: bool,
         restartable: bool = False,
+        ephemeral: bool = False,
         waiting: tuple[str, str] = ("", ""),
     ) -> None:
         self.name, self.image = name, image
@@ -143,10 +145,11 @@ class ContainerRecord:
         self.waiting = waiting
         self.probers = self._seldom = None
         self.flags = _STARTUP_PASSED | _READINESS_PASSED
-        self.init, self.restartable = init, restartable
+        self.init, self.restartable, self.ephemeral = init, restartable, ephemeral
 
     init = BitFlag(_INIT, "An init container.")
     restartable = BitFlag(_RESTARTABLE, "A sidecar: an init container with restartPolicy Always.")
+    ephemeral = BitFlag(_EPHEMERAL, "An ephemeral container: started once, never restarted.")
     hook_running = BitFlag(
         _HOOK_RUNNING,
         "The current run's postStart hook has not completed: it does not count as started.",
@@ -206,8 +209,11 @@ class ContainerRecord:
     @property
     def ready(self) -> bool:
         """As the kubelet's prober manager reports it: an init container that is not a
-        sidecar once it has exited with 0; any other once started and its readiness probe
-        has passed (or it has none)."""
+        sidecar once it has exited with 0; an ephemeral container never (the prober manager
+        leaves its status alone); any other once started and its readiness probe has passed
+        (or it has none)."""
+        if self.ephemeral:
+            return False
         if self.init and not self.restartable:
             return self.succeeded
         return self.started and self.readiness_passed
@@ -230,7 +236,8 @@ def _waiting(reason: str, message: str) -> dict[str, Any]:
 
 
 def container_status_entry(c: ContainerRecord) -> dict[str, Any]:
-    """One entry of containerStatuses (or initContainerStatuses)."""
+    """One entry of containerStatuses (or initContainerStatuses, ephemeralContainerStatuses:
+    the prober manager sets `started` on the others only)."""
     cur = c.current
     last: dict[str, Any] = {}
     if cur is None:
@@ -255,8 +262,9 @@ def container_status_entry(c: ContainerRecord) -> dict[str, Any]:
         "restartCount": c.restart_count,
         "image": shown.image if shown else c.image,
         "imageID": shown.image_id if shown else "",
-        "started": c.started,
     }
+    if not c.ephemeral:
+        entry["started"] = c.started
     if shown is not None:
         entry["containerID"] = shown.id
     return entry

@@ -293,7 +293,7 @@ def linux_container_resources(
     """The cgroup settings the kubelet gives `container` of `pod` on a node of
     `memory_capacity` bytes: cpu.shares from its CPU request, the CFS quota from its CPU limit,
     its memory limit, and oom_score_adj by QoS class."""
-    for c in containers(pod, "containers", "initContainers"):
+    for c in containers(pod, "containers", "initContainers", "ephemeralContainers"):
         if c.name == container:
             cpu_request, cpu_limit = c.requests.get(CPU), c.limits.get(CPU)
             memory_limit = c.limits.get(MEMORY)

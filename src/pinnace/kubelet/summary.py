@@ -77,7 +77,7 @@ def node_summary(
     for worker in workers:
         containers = [
             left_on_disk.pop(c.current.id)
-            for c in (*worker.inits, *worker.apps)
+            for c in worker.containers
             if c.running and c.current is not None and c.current.id in left_on_disk
         ]
         if not containers and worker.finished:

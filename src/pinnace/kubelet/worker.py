@@ -207,7 +207,9 @@ class _Plan:
 def _container_specs(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     spec = pod.get("spec") or {}
     return {
-        c["name"]: c for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+        c["name"]: c
+        for key in ("initContainers", "containers", "ephemeralContainers")
+        for c in spec.get(key) or ()
     }
 
 
@@ -266,6 +268,7 @@ class PodWorker:
         "apps",
         "ceiling",
         "ceiling_annotations",
+        "ephemerals",
         "flags",
         "hold",
         "host",
@@ -337,6 +340,8 @@ class PodWorker:
             )
             for c in spec.get("containers") or ()
         )
+        self.ephemerals: tuple[ContainerRecord, ...] = ()
+        """Its ephemeral containers', in the order they were added (`set_pod`)."""
         self.volumes = PodVolumes.of(pod)
         names = referenced_sources(pod) | self.volumes.source_names()
         self.source_names = _SOURCE_NAMES(frozenset(names)) if names else _NO_NAMES
@@ -391,10 +396,36 @@ class PodWorker:
         self.storage_limited = has_storage_limit(pod)
         if not self._reported:
             self._transitions = _transitions(status.get("conditions") or ())
+        self._add_ephemerals(pod.get("spec") or {})
         # The status is the worker's to write: the API's is not read (nor kept in a pack of
         # the worker's own).
         shared = self.host.packed_pod(pod)
         self._packed = self.host.codec.pack({**pod, "status": {}}) if shared is None else shared
+
+    def _add_ephemerals(self, spec: Mapping[str, Any]) -> None:
+        """Records for the ephemeral containers added to the pod since (they are never
+        removed), waiting as convertToAPIContainerStatuses shows a container not yet made."""
+        added = spec.get("ephemeralContainers") or ()
+        if len(added) == len(self.ephemerals):
+            return
+        known = {c.name for c in self.ephemerals}
+        first_wait = POD_INITIALIZING if self.inits else CONTAINER_CREATING
+        self.ephemerals += tuple(
+            ContainerRecord(
+                sys.intern(c["name"]),
+                sys.intern(c.get("image", "")),
+                init=False,
+                ephemeral=True,
+                waiting=(first_wait, ""),
+            )
+            for c in added
+            if c["name"] not in known
+        )
+
+    @property
+    def containers(self) -> tuple[ContainerRecord, ...]:
+        """The records of its init, app and ephemeral containers."""
+        return self.inits + self.apps + self.ephemerals
 
     def requested(self, resource: str) -> int:
         """Its effective request of `resource`, as its agent admitted it (its `hold`); 0 once
@@ -480,14 +511,15 @@ class PodWorker:
             for e in (
                 *(status.get("initContainerStatuses") or ()),
                 *(status.get("containerStatuses") or ()),
+                *(status.get("ephemeralContainerStatuses") or ()),
             )
         }
-        for c in self.inits + self.apps:
+        for c in self.containers:
             entry = entries.get(c.name)
             if entry is not None:
                 restore_record(c, entry, now)
         self._begin()
-        for c in self.inits + self.apps:
+        for c in self.containers:
             entry = entries.get(c.name)
             if entry is not None and c.current is not None:
                 self._resume(c, entry)
@@ -521,12 +553,13 @@ class PodWorker:
             )
 
     def update(self, pod: Mapping[str, Any]) -> None:
+        ephemerals = len(self.ephemerals)
         self.set_pod(pod)
         grace = pod["metadata"].get("deletionGracePeriodSeconds")
         if self.deleting and (not self.terminating or (grace is not None and grace < self._grace)):
             self.terminate(grace)  # again when a second delete shortened the grace period
-        elif self.config_blocked:
-            self.sync()  # the annotations may be fixed now
+        elif self.config_blocked or len(self.ephemerals) > ephemerals:
+            self.sync()  # the annotations may be fixed now, or an ephemeral container added
 
     def terminate(self, grace: int | None) -> None:
         """The pod is being deleted: stop its containers within its grace period (its
@@ -536,7 +569,7 @@ class PodWorker:
         self._cancel_timer()
         self._grace = grace or 0
         self._stop_probers(ProbeType.LIVENESS, ProbeType.STARTUP)
-        for c in self.inits + self.apps:
+        for c in self.containers:
             c.waiting = ("", "") if c.current is not None else c.waiting
             if not c.running or c.current is None:
                 continue
@@ -556,14 +589,14 @@ class PodWorker:
         """The pod is gone from the API: drop its containers, its IP and its pull back-offs
         (a pull under way is then ignored)."""
         self.begun = False
-        self.host.image_service.forget(self._pull_key(c) for c in self.inits + self.apps)
+        self.host.image_service.forget(self._pull_key(c) for c in self.containers)
         self._cancel_timer()
         if self._deadline is not None:
             self._deadline.cancel()
         self._stop_probers(*ProbeType)
-        for c in self.inits + self.apps:
+        for c in self.containers:
             self._end_hooks(c)
-        for c in self.inits + self.apps:
+        for c in self.containers:
             for status in (c.current, c.previous):
                 if status is not None:
                     self.host.runtime.remove_container(status.id)
@@ -584,6 +617,9 @@ class PodWorker:
         if self._ip == "":  # the sandbox, once the volumes are mounted
             self._ip = self.host.pod_ips.allocate()
         wake: list[float] = []
+        for c in self.ephemerals:
+            if c.current is None:  # started once, even before initialization, never again
+                self._start(c, wake)
         if self._sync_init_containers(wake):
             for c in self.apps:
                 if c.current is None:
@@ -756,7 +792,7 @@ class PodWorker:
 
     def attach_target(self, name: str) -> Attached | None:
         """Container `name`'s run, its command and what that sees; None unless it runs."""
-        for c in self.inits + self.apps:
+        for c in self.containers:
             if c.name == name and c.current is not None and c.current.ended is None:
                 pod = self.read_pod()
                 spec = _container_specs(pod).get(name) or {}
@@ -1087,17 +1123,20 @@ class PodWorker:
         self.phase = FAILED
         self._failure = (reason, message, disruption)
         self._stop_probers(*ProbeType)
-        for c in self.inits + self.apps:
+        for c in self.containers:
             c.waiting = ("", "") if c.current is not None else c.waiting
             if c.running and c.current is not None and not c.killing:
                 self._kill(c, f"Stopping container {c.name}", grace)
         self.host.status_changed(self)
 
     def _stop_sidecars(self) -> None:
-        """The app containers are done for good: the sidecars go too."""
+        """The app containers are done for good: the sidecars and ephemeral containers go
+        too."""
         grace = None
-        for c in self.inits:
-            if c.restartable and c.running and c.current is not None and not c.killing:
+        for c in (*self.inits, *self.ephemerals):
+            if c.init and not c.restartable:
+                continue
+            if c.running and c.current is not None and not c.killing:
                 grace = self._pod_grace() if grace is None else grace
                 self._kill(c, f"Stopping container {c.name}", grace)
 
@@ -1105,7 +1144,7 @@ class PodWorker:
         """The runtime's word that the run `status` of one of its containers ended (through
         its agent: the runtime keeps the callback of every container a node runs, so it is
         one callable for all, not a method bound to each pod's worker)."""
-        c = next((c for c in (*self.inits, *self.apps) if c.current is status), None)
+        c = next((c for c in self.containers if c.current is status), None)
         if c is None:
             return  # an earlier run
         c.hook_running = False
@@ -1128,7 +1167,7 @@ class PodWorker:
         c.killing = False
 
     def _check_stopped(self) -> None:
-        if any(c.running for c in self.inits + self.apps):
+        if any(c.running for c in self.containers):
             return
         self.phase = pod_phase(self.inits, self.apps, self.restart_policy, terminal=True)
         self.terminated = True
@@ -1141,7 +1180,9 @@ class PodWorker:
             self._timer = None
 
     def _event(self, c: ContainerRecord, event_type: str, reason: str, message: str) -> None:
-        kind = "initContainers" if c.init else "containers"
+        kind = "containers"
+        if c.init or c.ephemeral:
+            kind = "initContainers" if c.init else "ephemeralContainers"
         self.host.recorder.event(
             self.reference(), event_type, reason, message, field_path=f"spec.{kind}{{{c.name}}}"
         )
@@ -1153,7 +1194,7 @@ class PodWorker:
         now = self.host.clock.now_rfc3339()
         # A pod the kubelet fails (deadline, eviction) shows its terminal phase only once its
         # containers have stopped, as the status manager holds the phase back until then.
-        stopping = self._failure is not None and any(c.running for c in self.inits + self.apps)
+        stopping = self._failure is not None and any(c.running for c in self.containers)
         phase = self._recorded_phase if stopping else self.phase
         previous = _conditions(self._transitions)
         conditions = pod_conditions(self.inits, self.apps, phase, previous, now)
@@ -1173,6 +1214,10 @@ class PodWorker:
         }
         if self.inits:
             status["initContainerStatuses"] = [container_status_entry(c) for c in self.inits]
+        if self.ephemerals:
+            # By name, as convertToAPIContainerStatuses sorts them (SortedContainerStatuses).
+            ephemerals = sorted(self.ephemerals, key=lambda c: c.name)
+            status["ephemeralContainerStatuses"] = [container_status_entry(c) for c in ephemerals]
         if self.qos_class:
             status["qosClass"] = self.qos_class
         if self.allocation is not None:
@@ -1186,7 +1231,7 @@ class PodWorker:
         return status
 
     def container_log(self, name: str, previous: bool) -> ContainerStatus | None:
-        for c in self.inits + self.apps:
+        for c in self.containers:
             if c.name == name:
                 return c.previous if previous else c.current
         return None

@@ -4,6 +4,7 @@ ValidatePodEphemeralContainersUpdate."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -160,3 +161,32 @@ def test_neither_create_nor_a_pod_update_sets_ephemeral_containers() -> None:
         )
     assert e.value.code == 422
     assert "spec: Forbidden: pod updates may not change fields other than" in e.value.message
+
+
+def test_limit_ranges_and_quotas_leave_ephemeral_containers_alone() -> None:
+    h = Harness()
+    limits = {
+        "metadata": {"name": "defaults", "namespace": "default"},
+        "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]},
+    }
+    h.call(h.server.create, catalog.kind("", "limitranges"), "default", limits)
+    quota = {
+        "metadata": {"name": "cpu", "namespace": "default"},
+        "spec": {"hard": {"limits.cpu": "1"}},
+    }
+    h.call(h.server.create, catalog.kind("", "resourcequotas"), "default", quota)
+    created(h)
+    # A LimitRange's defaults would give it resources, which it may not have; a quota on cpu
+    # limits would want them set.
+    result = add(h, debugger())
+    assert result["spec"]["ephemeralContainers"][0]["resources"] == {}
+
+
+def test_a_put_to_the_subresource_adds_one_too() -> None:
+    h = Harness()
+    body = copy.deepcopy(created(h))
+    body["spec"]["ephemeralContainers"] = [debugger()]
+    body["spec"]["containers"][0]["image"] = "nginx:1.27"  # not taken from this write
+    result = h.call(h.server.update, PODS, "default", "web", body, None, SUB).obj
+    assert [c["name"] for c in result["spec"]["ephemeralContainers"]] == ["debugger-abcde"]
+    assert result["spec"]["containers"][0]["image"] == "nginx"

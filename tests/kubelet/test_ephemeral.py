@@ -9,9 +9,11 @@ from typing import Any
 
 from tests.kubelet.conftest import EVENTS, PODS, Node, pod
 from tests.kubelet.test_agent_restart import restart
+from tests.kubelet.test_exec import Terminal
 
 from pinnace.api.options import DeleteOptions, LogOptions
 from pinnace.api.patch import PatchType
+from pinnace.api.streams import StreamOptions
 from pinnace.apiserver.logs import log_text
 
 
@@ -70,6 +72,10 @@ def test_an_added_ephemeral_container_runs_once_and_its_output_is_its_log(node: 
     ]
     logs = LogOptions(container="debugger")
     assert node.run(log_text(node.server, "default", "web", logs)) == "dbg\n"
+    command = StreamOptions(container="debugger", command=("printenv", "HOSTNAME"), stdout=True)
+    terminal = Terminal(node.client.clock)
+    node.run(node.agent.exec(node.get_pod("web"), command)(terminal))
+    assert terminal.text() == "web\n"
 
     node.settle(30 + 60)  # it exits; under restartPolicy Always it is not restarted
     done = ephemeral_status(node, "web", "debugger")

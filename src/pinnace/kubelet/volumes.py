@@ -46,6 +46,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pinnace.kubelet.environment import ConfigError, expand
 from pinnace.kubelet.sources import CLAIM, SOURCE_KINDS, SourceKind, SourceLookup, SourceName
 from pinnace.kubelet.tokens import UNSIGNED
 
@@ -438,14 +439,16 @@ class PodVolumes:
     def filesystem(
         self,
         container: Mapping[str, Any],
+        environment: Mapping[str, str],
         layer: WritableFiles,
         before_read: Callable[[], None] = _nothing,
     ) -> Filesystem:
-        """The files `container` sees through its volumeMounts over `layer`, the writable
-        layer of its run; `before_read` brings the volumes up to date before they are read
-        (here too when a subPath mount copies them)."""
+        """The files `container` (with `environment`, what its subPathExprs expand from) sees
+        through its volumeMounts over `layer`, the writable layer of its run; `before_read`
+        brings the volumes up to date before they are read (here too when a subPath mount
+        copies them). Raises ConfigError when a mount's subPathExpr cannot be expanded."""
         volume_mounts = container.get("volumeMounts") or ()
-        if any(mount.get("subPath") for mount in volume_mounts):
+        if any(mount.get("subPath") or mount.get("subPathExpr") for mount in volume_mounts):
             before_read()
         mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
         for mount in volume_mounts:
@@ -453,10 +456,12 @@ class PodVolumes:
             if files is None:
                 continue
             path = _absolute(str(mount.get("mountPath", "")))
-            sub_path = posixpath.normpath(mount["subPath"]) if mount.get("subPath") else ""
+            sub_path = mount_sub_path(mount, environment)
             if not sub_path:
                 mounts.append((path, files))
-            elif sub_path in files:  # a file of its own
+                continue
+            sub_path = posixpath.normpath(sub_path)
+            if sub_path in files:  # a file of its own
                 file = {posixpath.basename(path): files[sub_path]}
                 mounts.append((posixpath.dirname(path), file))
             else:
@@ -464,6 +469,33 @@ class PodVolumes:
                 below = {p[len(prefix) :]: c for p, c in files.items() if p.startswith(prefix)}
                 mounts.append((path, below))
         return Filesystem(mounts, before_read)
+
+
+def mount_sub_path(mount: Mapping[str, Any], environment: Mapping[str, str]) -> str:
+    """The path inside its volume a mount takes ("" for the whole volume): its `subPath`, or
+    its `subPathExpr` with `$(VAR)` references expanded from the container's environment
+    (ExpandContainerVolumeMounts, then makeMounts' checks). Raises ConfigError with the
+    kubelet's message when a variable it names is unset or empty, or when the path is
+    absolute or steps back."""
+    expression = mount.get("subPathExpr") or ""
+    if not expression:
+        return str(mount.get("subPath") or "")
+    missing: set[str] = set()
+
+    def value(name: str) -> str:
+        found = environment.get(name, "")
+        if not found:
+            missing.add(name)
+        return found
+
+    sub_path = expand(expression, value)
+    if missing:
+        raise ConfigError(f"missing value for {', '.join(sorted(missing))}")
+    if sub_path.startswith("/"):
+        raise ConfigError(f"error SubPath `{sub_path}` must not be an absolute path")
+    if ".." in sub_path.split("/"):
+        raise ConfigError(f"unable to provision SubPath `{sub_path}`: must not contain '..'")
+    return sub_path
 
 
 _NO_VOLUMES = PodVolumes({})

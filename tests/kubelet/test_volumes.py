@@ -175,3 +175,25 @@ def test_a_sub_path_expr_that_cannot_be_taken_fails_the_container_start(node: No
             if e["involvedObject"]["name"] == name and e["reason"] == "Failed"
         ]
         assert failed == [("Warning", f"Error: {message}")]
+
+
+def test_a_sub_path_of_an_empty_dir_is_the_volumes_own_directory(node: Node) -> None:
+    # The docs' "Using subPath with expanded environment variables", on an emptyDir: what the
+    # container writes below its subPathExpr mount is in the volume, under the pod's name.
+    script = "echo Hello >> /logs/hello.txt; ls /all; cat /all/pod1/hello.txt /logs/hello.txt"
+    body = pod("pod1", node="node-1")
+    body["spec"]["containers"][0].update(
+        image="busybox:1.28",
+        command=["sh", "-c", script],
+        env=[{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+        volumeMounts=[
+            {"name": "workdir1", "mountPath": "/logs", "subPathExpr": "$(POD_NAME)"},
+            {"name": "workdir1", "mountPath": "/all"},
+        ],
+    )
+    body["spec"]["volumes"] = [{"name": "workdir1", "emptyDir": {}}]
+    body["spec"]["restartPolicy"] = "Never"
+    node.create_pod(body)
+    node.settle()
+    assert printed(node, "pod1") == ["pod1", "Hello", "Hello"]
+    assert node.get_pod("pod1")["status"]["phase"] == "Succeeded"

@@ -11,7 +11,7 @@ import pytest
 from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
-from pinnace.api.objects import Object
+from pinnace.api.objects import Object, clone
 from pinnace.api.options import WriteOptions
 from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.apiserver.http.app import APIApp
@@ -73,7 +73,7 @@ class Metrics:
                 "containers": [{"name": "app", "image": "nginx"}, {"name": "side", "image": "b"}],
             },
         }
-        created = self.api.call(self.api.server.create, PODS, namespace, body).obj
+        created = clone(self.api.call(self.api.server.create, PODS, namespace, body).obj)
         created["status"] = {"phase": phase}
         self.api.call(
             self.api.server.update, PODS, namespace, name, created, WriteOptions(), "status"

@@ -14,7 +14,7 @@ from tests.controllers.test_hpa import NOW, pod
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
-from pinnace.api.objects import Object
+from pinnace.api.objects import Object, clone
 from pinnace.cluster import ClusterOptions
 from pinnace.controllers.hpa import go_label_selector
 from pinnace.controllers.hpa_replicas import (
@@ -116,7 +116,7 @@ class Cluster(SimulatedCluster):
     def load(self, **series: str) -> None:
         body = {"metadata": {"name": "loads", "labels": {SERIES_LABEL: ""}}, "data": series}
         try:
-            current = self.run(self.client.get(CONFIGMAPS, "default", "loads"))
+            current = clone(self.run(self.client.get(CONFIGMAPS, "default", "loads")))
         except Exception:
             self.run(self.client.create(CONFIGMAPS, "default", body))
             return

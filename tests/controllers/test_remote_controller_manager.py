@@ -22,7 +22,7 @@ from tests.http.test_app import call
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
-from pinnace.api.objects import Object
+from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import APIApp
 from pinnace.apiserver.metrics import list_pod_metrics
@@ -86,7 +86,7 @@ class RemoteMetricsCluster(MetricsCluster):
 
     def set_metrics(self, *metrics: Object) -> None:
         """The HPA's metrics replaced; then its next syncs."""
-        hpa = self.run(self.client.get(HPAS, "default", "web"))
+        hpa = clone(self.run(self.client.get(HPAS, "default", "web")))
         hpa["spec"]["metrics"] = list(metrics)
         self.run(self.client.update(HPAS, hpa))
         self.wait(20)

@@ -14,6 +14,7 @@ import pytest
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
+from pinnace.api.objects import clone
 from pinnace.api.status import StatusError
 from pinnace.apiserver.auth.tokens import TokenError
 from pinnace.cluster import ClusterOptions
@@ -74,7 +75,7 @@ def test_a_token_secret_is_filled_and_its_token_lasts_as_long_as_it(
     labels = get_secret(cluster, "robot-token")["metadata"]["labels"]
     assert labels == {"kubernetes.io/legacy-token-last-used": today}
 
-    changed = get_secret(cluster, "robot-token")
+    changed = clone(get_secret(cluster, "robot-token"))
     changed["data"]["token"] = base64.b64encode(b"something-else").decode()
     cluster.run(cluster.client.update(SECRETS, changed))
     assert refusal(cluster, data["token"]) == "token does not match server's copy"

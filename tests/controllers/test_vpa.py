@@ -11,7 +11,7 @@ from tests.client.conftest import EVENTS
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
-from pinnace.api.objects import Object
+from pinnace.api.objects import Object, clone
 from pinnace.cluster import ClusterOptions
 from pinnace.controllers.vpa import VPAOptions
 from pinnace.controllers.vpa_model import RecommenderConfig
@@ -57,7 +57,7 @@ class Cluster(SimulatedCluster):
     def autoscale(self, recommendation: dict[str, Any] | None = None, **spec: Any) -> None:
         target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
         body = {"metadata": {"name": "web"}, "spec": {"targetRef": target, **spec}}
-        created = self.run(self.client.create(VPAS, "default", body))
+        created = clone(self.run(self.client.create(VPAS, "default", body)))
         if recommendation is not None:
             entry = {"containerName": "app", **recommendation}
             created["status"] = {"recommendation": {"containerRecommendations": [entry]}}

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pinnace.api.status import StatusError
-from pinnace.apiserver.http.routes import Discovery, ResourceTarget, route
+from pinnace.apiserver.http.request import Request
+from pinnace.apiserver.http.routes import Discovery, ResourceTarget, Route
+
+
+def route(path: str) -> Route:
+    """What a GET of `path` is routed to, as the server finds it."""
+    return Request.from_scope({"method": "GET", "path": path}, _no_body).route()
+
+
+async def _no_body() -> dict[str, Any]:
+    return {"type": "http.request"}
 
 
 def target(path: str) -> tuple[str, str, str, str, str, bool]:

@@ -118,3 +118,82 @@ def test_mounted_files_follow_the_config_map_but_not_through_a_sub_path(node: No
     uid = node.get_pod("configmap-demo-pod")["metadata"]["uid"]
     frozen = node.agent.workers[uid].container_log("frozen", previous=False)
     assert frozen is not None and {line for _, line in frozen.log} == {"football"}
+
+
+def expression_pod(name: str, sub_path_expr: str, **env: str) -> dict[str, Any]:
+    """A pod whose container prints the files of its subPathExpr mount, with POD_NAME from
+    the downward API and `env`."""
+    items = [{"key": "greeting", "path": f"{name}/greeting"}]
+    body = volume_pod(
+        name,
+        "ls /etc/config; cat /etc/config/greeting",
+        {"name": "greetings", "items": items},
+        subPathExpr=sub_path_expr,
+    )
+    pod_name = {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    body["spec"]["containers"][0]["env"] = [
+        pod_name,
+        *({"name": k, "value": v} for k, v in env.items()),
+    ]
+    return body
+
+
+def test_a_sub_path_expr_takes_the_path_its_variables_name(node: Node) -> None:
+    node.run(node.client.create(CONFIG_MAPS, "default", config_map("greetings", greeting="hi")))
+    node.create_pod(expression_pod("web-0", "$(POD_NAME)"))
+    node.settle()
+    assert printed(node, "web-0") == ["greeting", "hi"]
+    assert node.get_pod("web-0")["status"]["phase"] == "Succeeded"
+
+
+def test_a_sub_path_expr_that_cannot_be_taken_fails_the_container_start(node: Node) -> None:
+    node.run(node.client.create(CONFIG_MAPS, "default", config_map("greetings", greeting="hi")))
+    refused = {
+        "unset": ("$(POD_NAME)/$(NOWHERE)/$(ALSO)", {}, "missing value for ALSO, NOWHERE"),
+        "empty": ("$(EMPTY)", {"EMPTY": ""}, "missing value for EMPTY"),
+        "absolute": (
+            "$(ROOT)",
+            {"ROOT": "/etc"},
+            "error SubPath `/etc` must not be an absolute path",
+        ),
+        "up": (
+            "$(UP)/$(POD_NAME)",
+            {"UP": ".."},
+            "unable to provision SubPath `../up`: must not contain '..'",
+        ),
+    }
+    for name, (expression, env, _) in refused.items():
+        node.create_pod(expression_pod(name, expression, **env))
+    node.settle()
+    events = node.run(node.client.list(EVENTS, "default"))["items"]
+    for name, (_, _, message) in refused.items():
+        waiting = node.get_pod(name)["status"]["containerStatuses"][0]["state"]["waiting"]
+        assert waiting == {"reason": "CreateContainerConfigError", "message": message}
+        failed = [
+            (e["type"], e["message"])
+            for e in events
+            if e["involvedObject"]["name"] == name and e["reason"] == "Failed"
+        ]
+        assert failed == [("Warning", f"Error: {message}")]
+
+
+def test_a_sub_path_of_an_empty_dir_is_the_volumes_own_directory(node: Node) -> None:
+    # The docs' "Using subPath with expanded environment variables", on an emptyDir: what the
+    # container writes below its subPathExpr mount is in the volume, under the pod's name.
+    script = "echo Hello >> /logs/hello.txt; ls /all; cat /all/pod1/hello.txt /logs/hello.txt"
+    body = pod("pod1", node="node-1")
+    body["spec"]["containers"][0].update(
+        image="busybox:1.28",
+        command=["sh", "-c", script],
+        env=[{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+        volumeMounts=[
+            {"name": "workdir1", "mountPath": "/logs", "subPathExpr": "$(POD_NAME)"},
+            {"name": "workdir1", "mountPath": "/all"},
+        ],
+    )
+    body["spec"]["volumes"] = [{"name": "workdir1", "emptyDir": {}}]
+    body["spec"]["restartPolicy"] = "Never"
+    node.create_pod(body)
+    node.settle()
+    assert printed(node, "pod1") == ["pod1", "Hello", "Hello"]
+    assert node.get_pod("pod1")["status"]["phase"] == "Succeeded"

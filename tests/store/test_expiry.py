@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from pinnace.clock import VirtualClock
 from pinnace.store import KeyNotFoundError, MemoryStore, Store
 from pinnace.store.expiry import Expiry
+from pinnace.store.interface import ListResult
 
 PREFIX = "core/events/"
 TTL = 600.0
@@ -131,3 +133,32 @@ def test_a_window_deletes_its_keys_in_the_order_they_were_first_written() -> Non
             return [*first, "|", *deleted[len(first) :]]
 
         assert clock.run(scenario()) == [key("a"), key("b"), key("c"), "|", key("later")]
+
+
+def test_a_key_written_while_the_start_lists_goes_a_ttl_after_that_write() -> None:
+    """A store that reads elsewhere (SQLite's worker thread, etcd) lets writes go on while the
+    start lists: the write seen then is the key's last, not the older one the listing read."""
+    with VirtualClock() as clock:
+        old = f"{PREFIX}default/old"
+
+        def body() -> dict[str, Any]:
+            return {"metadata": {"name": "old", "namespace": "default"}}
+
+        class ListingElsewhere(MemoryStore):
+            async def list(self, prefix: str, *args: Any, **kwargs: Any) -> ListResult:
+                listed = await super().list(prefix, *args, **kwargs)
+                await self.update(old, body(), None)  # meanwhile, another writer
+                return listed
+
+        store = ListingElsewhere()
+
+        async def scenario() -> list[bool]:
+            await store.create(old, body())
+            expiry = Expiry(store, clock, PREFIX, TTL)
+            await expiry.start()
+            await clock.sleep(TTL + 2 * WINDOW)
+            gone = not await exists(store, old)
+            await expiry.stop()
+            return [gone]
+
+        assert clock.run(scenario()) == [True]

@@ -117,7 +117,6 @@ class EventRecorder:
         self._clock = client.clock
         self._component = component
         self._host = host
-        self._source = {"component": component, **({"host": host} if host else {})}
         self._correlator = EventCorrelator(client.clock)
         self._queue: deque[Object] = deque()
         self._writer: asyncio.Task[None] | None = None
@@ -151,6 +150,9 @@ class EventRecorder:
         namespace, name = involved.get("namespace") or "default", involved.get("name", "")
         nanos = self._stamps.give(namespace, name, round(now * 1e9))
         stamp = format_time(now)
+        source = {"component": self._component}
+        if self._host:
+            source["host"] = self._host
         return {
             "apiVersion": "v1",
             "kind": "Event",
@@ -163,7 +165,7 @@ class EventRecorder:
             "lastTimestamp": stamp,
             "count": 1,
             "type": event_type,
-            "source": dict(self._source),
+            "source": source,
             "reportingComponent": self._component,
             "reportingInstance": self._host,
         }

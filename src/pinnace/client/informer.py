@@ -48,8 +48,6 @@ Indexer = Callable[[Object], Iterable[str]]
 Listener = Callable[[str, Object | None, Object | None], None]
 """Told (key, old, new) of each change to the cache as it is made: old None for an object
 added, new None for one removed."""
-Call = tuple[Callable[..., Any], tuple[Object, ...]]
-"""A handler and the objects to call it with."""
 
 
 @dataclass(frozen=True)
@@ -63,24 +61,25 @@ class EventHandlers:
     FilteringResourceEventHandler: an update that makes an object selected is an add, one
     that makes it unselected a delete (of the old state)."""
 
-    def calls(self, what: str, objs: tuple[Object, ...]) -> Call | None:
-        """The handler to call for a notification, and its arguments; None for none."""
+    def call(self, what: str, objs: tuple[Object, ...]) -> Any:
+        """Call the handler for a notification; what it returns (None when there is none)."""
         selects = self.selects
-        if what == "on_update" and selects is not None:
+        if selects is None:  # most: the handler of `what` with the objects given
+            handler = getattr(self, what)
+            return None if handler is None else handler(*objs)
+        if what == "on_update":
             old, new = objs
             before, now = selects(old), selects(new)
             if before and not now:
-                return _present(self.on_delete, (old,))
+                return _call(self.on_delete, old)
             if now and not before:
-                return _present(self.on_add, (new,))
-            return _present(self.on_update, objs) if now else None
-        if selects is not None and not selects(objs[0]):
-            return None
-        return _present(getattr(self, what), objs)
+                return _call(self.on_add, new)
+            return _call(self.on_update, old, new) if now else None
+        return _call(getattr(self, what), *objs) if selects(objs[0]) else None
 
 
-def _present(handler: Callable[..., Any] | None, objs: tuple[Object, ...]) -> Call | None:
-    return None if handler is None else (handler, objs)
+def _call(handler: Callable[..., Any] | None, *objs: Object) -> Any:
+    return None if handler is None else handler(*objs)
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
@@ -465,16 +464,7 @@ class Informer:
         """Call the handler; what is left to await of a coroutine handler (most are plain
         functions, which are called without a coroutine of their own)."""
         try:
-            if handlers.selects is None:  # most: the handler of `what` with the objects given
-                handler = getattr(handlers, what)
-                if handler is None:
-                    return None
-                result = handler(*objs)
-            else:
-                call = handlers.calls(what, objs)
-                if call is None:
-                    return None
-                result = call[0](*call[1])
+            result = handlers.call(what, objs)
             if result is not None and inspect.isawaitable(result):
                 return result
         except Exception:

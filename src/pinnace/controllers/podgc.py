@@ -92,47 +92,49 @@ def is_out_of_service(node: Object) -> bool:
     return not is_node_ready(node) and any(t.get("key") == OUT_OF_SERVICE for t in taints)
 
 
+_Entry = tuple[Order, int, str]
+"""A pod's order, its sequence among ties, its key."""
+
+
 class TerminatedPods:
     """The terminated pods by key, each with its place in byEvictionAndCreationTimestamp
     (worked out once per change of the pod), ties kept in the order the pods first finished;
     `first(n)` reads only about the n it gives, from a heap whose entries for pods changed or
     gone since are skipped (and dropped when they outnumber the pods)."""
 
-    __slots__ = ("_heap", "_places", "_sequence")
+    __slots__ = ("_entries", "_heap", "_sequence")
 
     def __init__(self) -> None:
-        self._places: dict[str, tuple[Order, int]] = {}
-        self._heap: list[tuple[Order, int, str]] = []
+        self._entries: dict[str, _Entry] = {}
+        """Each pod's current heap entry: the very tuple, so an entry left from an order the
+        pod had before (and may have again) is told apart by identity."""
+        self._heap: list[_Entry] = []
         self._sequence = itertools.count()
 
     def __len__(self) -> int:
-        return len(self._places)
+        return len(self._entries)
 
     def put(self, key: str, order: Order) -> None:
-        known = self._places.get(key)
+        known = self._entries.get(key)
         if known is not None and known[0] == order:
             return
-        place = (order, next(self._sequence) if known is None else known[1])
-        self._places[key] = place
-        heapq.heappush(self._heap, (*place, key))
+        entry = (order, next(self._sequence) if known is None else known[1], key)
+        self._entries[key] = entry
+        heapq.heappush(self._heap, entry)
 
     def discard(self, key: str) -> None:
-        self._places.pop(key, None)
-        if len(self._heap) > 2 * len(self._places) + 64:
-            self._heap = [(*place, key) for key, place in self._places.items()]
+        self._entries.pop(key, None)
+        if len(self._heap) > 2 * len(self._entries) + 64:
+            self._heap = list(self._entries.values())
             heapq.heapify(self._heap)
 
     def first(self, n: int) -> list[str]:
         """The keys of the first `n` pods, in order; they stay until discarded."""
-        taken: list[tuple[Order, int, str]] = []
-        seen: set[str] = set()
+        taken: list[_Entry] = []
         while len(taken) < n and self._heap:
             entry = heapq.heappop(self._heap)
-            key = entry[2]
-            # A pod whose order changed and changed back has two current entries: one is kept.
-            if key not in seen and self._places.get(key) == entry[:2]:
+            if self._entries.get(entry[2]) is entry:
                 taken.append(entry)
-                seen.add(key)
         for entry in taken:
             heapq.heappush(self._heap, entry)
         return [key for _, _, key in taken]

@@ -48,7 +48,8 @@ _DEFAULTED_LIMITS = (CPU, MEMORY, EPHEMERAL_STORAGE)
 
 
 class ConfigError(Exception):
-    """The container cannot be created: a ConfigMap, Secret or key it needs is missing."""
+    """The container cannot be created: a ConfigMap, Secret or key it needs is missing, or a
+    mount's subPathExpr does not expand to a path it may take (`pinnace.kubelet.volumes`)."""
 
 
 @dataclass(frozen=True)

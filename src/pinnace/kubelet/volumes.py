@@ -17,7 +17,8 @@ pod, `pinnace.kubelet.tokens`), `ca.crt` (from the namespace's kube-root-ca.crt 
 
 A mounted volume follows its ConfigMaps and Secrets: when one changes, the files change (the
 kubelet does it on its next sync of the pod), except where a container mounts it with a
-`subPath`, which keeps what it saw when it started.
+`subPath`, which keeps what it saw when it started. A `subPathExpr` is a subPath expanded from
+the container's environment (`mount_sub_path`, with the kubelet's errors).
 
 A persistentVolumeClaim volume waits for its claim to be bound (the volume manager's
 populator cannot take it before: the claim is missing, being deleted or not bound); the pod
@@ -28,7 +29,8 @@ as an empty directory the pod's containers write into, as an emptyDir (below); w
 goes with the pod.
 
 An emptyDir volume starts empty and holds what the pod's containers write into it, shared by
-every container that mounts it (an init container's files are there for the app containers).
+every container that mounts it (an init container's files are there for the app containers);
+a subPath mount of one of its directories is that directory itself (`Subdirectory`).
 A container's files (`Filesystem`) are its mounts of the pod's volumes over its own writable
 layer (what it writes elsewhere, gone when it restarts); the image's own files are not
 modelled. A written file keeps its last `KEPT_BYTES` in memory (what `cat` shows of a longer
@@ -42,10 +44,11 @@ import fnmatch
 import json
 import posixpath
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pinnace.kubelet.environment import ConfigError, expand
 from pinnace.kubelet.sources import CLAIM, SOURCE_KINDS, SourceKind, SourceLookup, SourceName
 from pinnace.kubelet.tokens import UNSIGNED
 
@@ -82,6 +85,39 @@ class WritableFiles(dict[str, str]):
         self[relative] = content[-KEPT_BYTES:]
         self.sizes[relative] = (self.sizes.get(relative, 0) if append else 0) + len(text)
 
+    def size(self, relative: str) -> int:
+        """What was written to a file in all (its length if it was never written)."""
+        return self.sizes.get(relative, len(self[relative]))
+
+
+class Subdirectory(Mapping[str, str]):
+    """The files below `directory` of writable files, live: what a subPath mount of an
+    emptyDir shows, a bind mount of the directory, so what the container writes there goes
+    into the volume."""
+
+    def __init__(self, files: WritableFiles, directory: str) -> None:
+        self._files = files
+        self._prefix = directory + "/"
+
+    def __getitem__(self, relative: str) -> str:
+        return self._files[self._prefix + relative]
+
+    def __iter__(self) -> Iterator[str]:
+        n = len(self._prefix)
+        return (path[n:] for path in self._files if path.startswith(self._prefix))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def write(self, relative: str, text: str, append: bool) -> None:
+        self._files.write(self._prefix + relative, text, append)
+
+    def size(self, relative: str) -> int:
+        return self._files.size(self._prefix + relative)
+
+
+_WRITABLE = (WritableFiles, Subdirectory)
+
 
 def _nothing() -> None:
     pass
@@ -117,7 +153,7 @@ class Filesystem:
         """Write (or append) `text` to a file; busybox sh's error when it cannot be."""
         failed = self.cannot_write(path)
         found = self._resolve(path)
-        if failed is None and found is not None and isinstance(found[0], WritableFiles):
+        if failed is None and found is not None and isinstance(found[0], _WRITABLE):
             found[0].write(found[1], text, append)
         return failed
 
@@ -133,7 +169,7 @@ class Filesystem:
     def writable(self, path: str) -> bool:
         """Whether `path` is on writable files (the layer, an emptyDir or a claim)."""
         found = self._resolve(path)
-        return found is not None and isinstance(found[0], WritableFiles)
+        return found is not None and isinstance(found[0], _WRITABLE)
 
     def size(self, path: str) -> int | None:
         """How many bytes were written to a file in all (its length if it was never written);
@@ -142,8 +178,7 @@ class Filesystem:
         if found is None or found[1] not in found[0]:
             return None
         files, relative = found
-        sizes = files.sizes if isinstance(files, WritableFiles) else {}
-        return sizes.get(relative, len(files[relative]))
+        return files.size(relative) if isinstance(files, _WRITABLE) else len(files[relative])
 
     def is_dir(self, path: str) -> bool:
         return self.list(path) is not None and self.read(path) is None
@@ -438,14 +473,16 @@ class PodVolumes:
     def filesystem(
         self,
         container: Mapping[str, Any],
+        environment: Mapping[str, str],
         layer: WritableFiles,
         before_read: Callable[[], None] = _nothing,
     ) -> Filesystem:
-        """The files `container` sees through its volumeMounts over `layer`, the writable
-        layer of its run; `before_read` brings the volumes up to date before they are read
-        (here too when a subPath mount copies them)."""
+        """The files `container` (with `environment`, what its subPathExprs expand from) sees
+        through its volumeMounts over `layer`, the writable layer of its run; `before_read`
+        brings the volumes up to date before they are read (here too when a subPath mount
+        copies them). Raises ConfigError when a mount's subPathExpr cannot be expanded."""
         volume_mounts = container.get("volumeMounts") or ()
-        if any(mount.get("subPath") for mount in volume_mounts):
+        if any(mount.get("subPath") or mount.get("subPathExpr") for mount in volume_mounts):
             before_read()
         mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
         for mount in volume_mounts:
@@ -453,9 +490,13 @@ class PodVolumes:
             if files is None:
                 continue
             path = _absolute(str(mount.get("mountPath", "")))
-            sub_path = posixpath.normpath(mount["subPath"]) if mount.get("subPath") else ""
+            sub_path = mount_sub_path(mount, environment)
             if not sub_path:
                 mounts.append((path, files))
+                continue
+            sub_path = posixpath.normpath(sub_path)
+            if isinstance(files, WritableFiles) and sub_path not in files:
+                mounts.append((path, Subdirectory(files, sub_path)))
             elif sub_path in files:  # a file of its own
                 file = {posixpath.basename(path): files[sub_path]}
                 mounts.append((posixpath.dirname(path), file))
@@ -464,6 +505,33 @@ class PodVolumes:
                 below = {p[len(prefix) :]: c for p, c in files.items() if p.startswith(prefix)}
                 mounts.append((path, below))
         return Filesystem(mounts, before_read)
+
+
+def mount_sub_path(mount: Mapping[str, Any], environment: Mapping[str, str]) -> str:
+    """The path inside its volume a mount takes ("" for the whole volume): its `subPath`, or
+    its `subPathExpr` with `$(VAR)` references expanded from the container's environment
+    (ExpandContainerVolumeMounts, then makeMounts' checks). Raises ConfigError with the
+    kubelet's message when a variable it names is unset or empty, or when the path is
+    absolute or steps back."""
+    expression = mount.get("subPathExpr") or ""
+    if not expression:
+        return str(mount.get("subPath") or "")
+    missing: set[str] = set()
+
+    def value(name: str) -> str:
+        found = environment.get(name, "")
+        if not found:
+            missing.add(name)
+        return found
+
+    sub_path = expand(expression, value)
+    if missing:
+        raise ConfigError(f"missing value for {', '.join(sorted(missing))}")
+    if sub_path.startswith("/"):
+        raise ConfigError(f"error SubPath `{sub_path}` must not be an absolute path")
+    if ".." in sub_path.split("/"):
+        raise ConfigError(f"unable to provision SubPath `{sub_path}`: must not contain '..'")
+    return sub_path
 
 
 _NO_VOLUMES = PodVolumes({})

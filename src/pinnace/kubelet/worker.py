@@ -766,7 +766,7 @@ class PodWorker:
         hostname = (pod.get("spec") or {}).get("hostname") or self.name
         return ShellContext(
             env,
-            self.volumes.filesystem(spec, layer, self._files_read),
+            self.volumes.filesystem(spec, env, layer, self._files_read),
             self.host.clock.now,
             hostname,
             web=self.host.web(self.namespace),

@@ -276,9 +276,12 @@ class _Search:
         them (lost for good), as `requested` columns."""
         table = self.placer.core.table
         bare = np.zeros_like(table.requested)
-        infos = [PodInfo.from_pod(p) for p in [*self.new_pods, *self.pending]]
         top = max(
-            (i.priority for i in infos if i.pod["spec"].get("preemptionPolicy") != "Never"),
+            (
+                int(p["spec"].get("priority") or 0)
+                for p in [*self.new_pods, *self.pending]
+                if p["spec"].get("preemptionPolicy") != "Never"
+            ),
             default=None,
         )
         if top is None:

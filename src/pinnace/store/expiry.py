@@ -79,10 +79,11 @@ class Expiry:
         self._origin = self._clock.now()
         window = self._current_window()
         self._stop_observing = self._store.observe(self._record)
-        listed = await self._store.list(self._prefix)
-        for obj in listed.items:
-            window.keys.append(self._key(obj))
-            window.revisions.append(int(obj["metadata"]["resourceVersion"]))
+        items = (await self._store.list(self._prefix)).items
+        # A store that reads elsewhere (SQLite's thread, etcd) lets writes go on while it
+        # lists: the listed keys go before those writes, which are their last.
+        window.keys[:0] = [self._key(obj) for obj in items]
+        window.revisions[:0] = array("q", [int(o["metadata"]["resourceVersion"]) for o in items])
 
     async def stop(self) -> None:
         if self._stop_observing is not None:

@@ -11,8 +11,7 @@ may impersonate anyone (so `kubectl auth can-i --as` answers for that user).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from pinnace.api.status import StatusError, forbidden
 from pinnace.apiserver.auth import impersonation
@@ -21,6 +20,7 @@ from pinnace.apiserver.auth.authentication import Authenticator
 from pinnace.apiserver.auth.authorizer import Authorizer, forbidden_message
 from pinnace.apiserver.auth.rules import Attributes
 from pinnace.apiserver.auth.user import ALL_AUTHENTICATED, SYSTEM_MASTERS, UserInfo
+from pinnace.apiserver.http.request import Request
 
 UNSECURED_USER = UserInfo("system:unsecured", groups=(SYSTEM_MASTERS, ALL_AUTHENTICATED))
 
@@ -45,46 +45,22 @@ class Security:
         if not decision.allowed:
             raise forbidden_error(attributes, decision.reason)
 
-    async def admit(
-        self,
-        method: str,
-        path: str,
-        query: Mapping[str, Sequence[str]],
-        header_names: Iterable[str],
-        scope: dict[str, Any],
-    ) -> UserInfo:
-        """The user the ASGI request acts as, once it may do what it asks; a Status error
-        else. `header_names` are its headers' names in lower case (the request's, already
-        decoded)."""
-        if self.authenticator is None and not _impersonating(header_names):
+    async def admit(self, request: Request) -> UserInfo:
+        """The user the request acts as, once it may do what it asks; a Status error else."""
+        if self.authenticator is None and not _impersonating(request.headers):
             return UNSECURED_USER
-        headers = _headers(scope)
+        headers = request.header_lines()
         if self.authenticator is None:
             user = UNSECURED_USER
         else:
-            user = await self.authenticator.authenticate(dict(headers), _client_certificate(scope))
+            user = await self.authenticator.authenticate(
+                dict(headers), request.client_certificate()
+            )
         if impersonation.requested(headers):
             user = await impersonation.impersonate(user, headers, self.check)
-        await self.check(request_attributes(user, method, path, query))
+        await self.check(request_attributes(user, request.method, request.path, request.query))
         return user
 
 
 def _impersonating(header_names: Iterable[str]) -> bool:
     return any(name.startswith(impersonation.HEADER_PREFIX) for name in header_names)
-
-
-def _headers(scope: dict[str, Any]) -> list[tuple[str, str]]:
-    """Every header line, names in lower case (repeated ones, such as Impersonate-Group, kept
-    apart)."""
-    return [
-        (name.decode("latin-1").lower(), value.decode("latin-1"))
-        for name, value in scope.get("headers", ())
-    ]
-
-
-def _client_certificate(scope: dict[str, Any]) -> dict[str, Any] | None:
-    """The client certificate the TLS handshake verified (`http.connections` puts it in the
-    scope's TLS extension)."""
-    tls = (scope.get("extensions") or {}).get("tls") or {}
-    certificate = tls.get("client_cert")
-    return certificate if isinstance(certificate, dict) else None

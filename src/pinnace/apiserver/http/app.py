@@ -148,9 +148,7 @@ class APIApp:
         started, request_kind = self.server.clock.now(), self.requests.started(request)
         acting = None
         try:
-            user = await self.security.admit(
-                request.method, request.path, request.query, request.headers, scope
-            )
+            user = await self.security.admit(request)
             acting = REQUESTER.set(Requester(user))
             response = await self.respond(request)
         except StatusError as e:
@@ -202,9 +200,7 @@ class APIApp:
         self.requests.streaming(labels, 1)  # long-running, as kube-apiserver counts it
         acting = None
         try:
-            user = await self.security.admit(
-                "GET", request.path, request.query, request.headers, scope
-            )
+            user = await self.security.admit(request)
             acting = REQUESTER.set(Requester(user))
             target = request.route()  # worked out once, as request_labels found it
             if isinstance(target, Discovery):

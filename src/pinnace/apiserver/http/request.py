@@ -40,6 +40,8 @@ class Request:
     upgrade: Upgrade | None = field(default=None, repr=False)
     """How to hand over a connection that asks to upgrade to anything but WebSocket (SPDY);
     None when the server cannot."""
+    scope: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The ASGI scope it came in (its header lines, its TLS extension)."""
     _route: Route | None = field(default=None, repr=False)
     _routed: bool = field(default=False, repr=False)
 
@@ -56,7 +58,8 @@ class Request:
         raw_query = scope.get("query_string", b"")
         query = parse_qs(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else {}
         upgrade = scope.get("extensions", {}).get("pinnace.upgrade")
-        return cls(scope["method"].upper(), scope["path"], query, headers, receive, upgrade=upgrade)
+        method, path = scope["method"].upper(), scope["path"]
+        return cls(method, path, query, headers, receive, upgrade=upgrade, scope=scope)
 
     def target(self) -> Route | None:
         """The discovery document or resource the path names (None: nothing served), worked
@@ -74,6 +77,21 @@ class Request:
 
     def header(self, name: str) -> str:
         return self.headers.get(name, "")
+
+    def header_lines(self) -> list[tuple[str, str]]:
+        """Every header line, names in lower case (repeated ones, such as Impersonate-Group,
+        kept apart)."""
+        return [
+            (name.decode("latin-1").lower(), value.decode("latin-1"))
+            for name, value in self.scope.get("headers", ())
+        ]
+
+    def client_certificate(self) -> dict[str, Any] | None:
+        """The client certificate the TLS handshake verified (`http.connections` puts it in
+        the scope's TLS extension)."""
+        tls = (self.scope.get("extensions") or {}).get("tls") or {}
+        certificate = tls.get("client_cert")
+        return certificate if isinstance(certificate, dict) else None
 
     async def body(self) -> bytes:
         """The whole body, read once (413 past 3 MiB)."""

@@ -59,14 +59,6 @@ class ResourceTarget:
 Route = Discovery | ResourceTarget
 
 
-def route(path: str) -> Route:
-    """The discovery document or resource `path` names; a 404 StatusError otherwise."""
-    target = find(path)
-    if target is None:
-        raise not_found()
-    return target
-
-
 def find(path: str) -> Route | None:
     """The discovery document or resource `path` names; None when it names nothing served
     (the request metrics ask of every path, most of those outside /api and /apis)."""

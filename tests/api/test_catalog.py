@@ -240,7 +240,9 @@ def test_resolve_names_kubectl_accepts(name: str, plural: str) -> None:
     assert kind.plural == plural
 
 
-@pytest.mark.parametrize("name", ["csistoragecapacities", "pods.apps", "deployments.v2.apps", "", "x.y.z"])
+@pytest.mark.parametrize(
+    "name", ["csistoragecapacities", "pods.apps", "deployments.v2.apps", "", "x.y.z"]
+)
 def test_resolve_unknown_names(name: str) -> None:
     assert catalog.resolve(name) is None
 

@@ -159,6 +159,27 @@ def test_a_bad_ingress_gets_kube_apiservers_error(applied: Cluster) -> None:
     )
 
 
+def test_kubectl_create_ingress_sends_protobuf(applied: Cluster) -> None:
+    created = applied.ok(
+        "create",
+        "ingress",
+        "simple",
+        "-n",
+        "shop",
+        "--class=nginx",
+        "--rule=foo.com/bar=svc1:8080,tls=my-cert",
+    )
+    assert created == "ingress.networking.k8s.io/simple created\n"
+    path = applied.ok(
+        "get", "ingress", "simple", "-n", "shop", "-o", "jsonpath={.spec.rules[0].http.paths[0]}"
+    )
+    assert path == (
+        '{"backend":{"service":{"name":"svc1","port":{"number":8080}}},"path":"/bar",'
+        '"pathType":"Exact"}'
+    )
+    applied.ok("delete", "ingress", "simple", "-n", "shop")
+
+
 def test_the_python_client_reads_them_back(applied: Cluster) -> None:
     api_client = config.new_client_from_config(str(applied.kubeconfig))
     try:

@@ -118,6 +118,13 @@ def test_the_class_annotation_must_agree_with_the_class_name() -> None:
         'annotations.kubernetes.io/ingress.class: Invalid value: "traefik": must match '
         "`ingressClassName` when both are specified"
     ]
+    obj["spec"].pop("ingressClassName")
+    assert INGRESS.warnings_on_create(obj) == [
+        'annotation "kubernetes.io/ingress.class" is deprecated, please use '
+        "'spec.ingressClassName' instead"
+    ]
+    obj["spec"]["ingressClassName"] = "nginx"
+    assert INGRESS.warnings_on_create(obj) == []
     # Only on create: an update keeps what was stored.
     stored = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "1"}}
     assert INGRESS.validate_update(stored, stored) == []

@@ -180,6 +180,25 @@ def test_kubectl_create_ingress_sends_protobuf(applied: Cluster) -> None:
     applied.ok("delete", "ingress", "simple", "-n", "shop")
 
 
+def test_the_deprecated_class_annotation_gets_a_warning(applied: Cluster) -> None:
+    annotated = (
+        BAD_INGRESS.replace("name: bad", "name: annotated")
+        .replace("path: app", "path: /app")
+        .replace(
+            "namespace: shop",
+            "namespace: shop\n  annotations:\n    kubernetes.io/ingress.class: nginx",
+        )
+    )
+    done = applied.kubectl("apply", "-f", "-", stdin=annotated)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ingress.networking.k8s.io/annotated created\n"
+    assert done.stderr == (
+        'Warning: annotation "kubernetes.io/ingress.class" is deprecated, please use '
+        "'spec.ingressClassName' instead\n"
+    )
+    applied.ok("delete", "ingress", "annotated", "-n", "shop")
+
+
 def test_the_python_client_reads_them_back(applied: Cluster) -> None:
     api_client = config.new_client_from_config(str(applied.kubeconfig))
     try:

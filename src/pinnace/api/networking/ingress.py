@@ -248,6 +248,18 @@ def validate_ingress(ingress: Any) -> list[FieldError]:
     return errs
 
 
+def ingress_warnings(ingress: Any) -> list[str]:
+    """The strategy's WarningsOnCreate: the class annotation is deprecated."""
+    annotations = as_dict(as_dict(as_dict(ingress).get("metadata")).get("annotations"))
+    class_name = as_dict(as_dict(ingress).get("spec")).get("ingressClassName")
+    if INGRESS_CLASS_ANNOTATION not in annotations or class_name is not None:
+        return []
+    return [
+        f'annotation "{INGRESS_CLASS_ANNOTATION}" is deprecated, please use '
+        "'spec.ingressClassName' instead"
+    ]
+
+
 def _has_invalid_secret_name(ingress: Any) -> bool:
     tls = as_list(as_dict(as_dict(ingress).get("spec")).get("tls"))
     return any(_secret_name_errors(as_str(as_dict(t).get("secretName"))) for t in tls)
@@ -306,4 +318,5 @@ INGRESS = Kind(
     validate=validate_ingress,
     validate_update=validate_ingress_update,
     validate_status_update=validate_ingress_status_update,
+    warnings_on_create=ingress_warnings,
 )

@@ -306,3 +306,24 @@ def test_a_bad_policy_is_refused_with_kube_apiservers_error(api: Any) -> None:
         'NetworkPolicy.networking.k8s.io "web" is invalid: spec.ingress[0].ports[0].port: '
         "Invalid value: 70000: must be between 1 and 65535, inclusive"
     )
+
+
+def test_default_ingress_class_admission(api: Any) -> None:
+    """DefaultIngressClass: the newest class annotated as default (not the first by name), on
+    create, for an Ingress that names no class."""
+    for name in ("a", "b"):
+        obj = {
+            "metadata": {
+                "name": name,
+                "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"},
+            },
+            "spec": {"controller": "example.com/lb"},
+        }
+        api.call(api.server.create, INGRESS_CLASS, "", obj)
+        api.call(api.server.clock.sleep, 5)
+    defaulted = api.call(api.server.create, INGRESS, "default", ingress(defaultBackend=BACKEND))
+    assert defaulted.obj["spec"]["ingressClassName"] == "b"
+    annotated = ingress(defaultBackend=BACKEND)
+    annotated["metadata"].update(name="annotated", annotations={"kubernetes.io/ingress.class": "x"})
+    kept = api.call(api.server.create, INGRESS, "default", annotated).obj
+    assert "ingressClassName" not in kept["spec"]

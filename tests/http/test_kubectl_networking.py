@@ -21,6 +21,8 @@ apiVersion: networking.k8s.io/v1
 kind: IngressClass
 metadata:
   name: nginx
+  annotations:
+    ingressclass.kubernetes.io/is-default-class: "true"
 spec:
   controller: k8s.io/ingress-nginx
 ---
@@ -159,17 +161,21 @@ def test_a_bad_ingress_gets_kube_apiservers_error(applied: Cluster) -> None:
     )
 
 
-def test_kubectl_create_ingress_sends_protobuf(applied: Cluster) -> None:
+def test_kubectl_create_ingress_sends_protobuf_and_gets_the_default_class(applied: Cluster) -> None:
     created = applied.ok(
         "create",
         "ingress",
         "simple",
         "-n",
         "shop",
-        "--class=nginx",
         "--rule=foo.com/bar=svc1:8080,tls=my-cert",
     )
     assert created == "ingress.networking.k8s.io/simple created\n"
+    # DefaultIngressClass gave it the default class.
+    class_name = applied.ok(
+        "get", "ingress", "simple", "-n", "shop", "-o", "jsonpath={.spec.ingressClassName}"
+    )
+    assert class_name == "nginx"
     path = applied.ok(
         "get", "ingress", "simple", "-n", "shop", "-o", "jsonpath={.spec.rules[0].http.paths[0]}"
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from pinnace.api import field
 from pinnace.api.apps import bump_generation, go_nil_slice, reset_for_create, spec_changed
-from pinnace.api.core.pod_shape import as_dict, as_list, as_str
+from pinnace.api.core.pod_shape import as_dict, as_int, as_list, as_str
 from pinnace.api.core.service import BAD_IP, is_ip
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
@@ -29,7 +29,7 @@ from pinnace.api.names import (
     regex_error,
 )
 from pinnace.api.strategy import keep_old, keep_spec
-from pinnace.api.validation import GoValue, is_int
+from pinnace.api.validation import GoValue
 
 INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
@@ -78,6 +78,7 @@ def _host_errors(host: str, path: Path) -> list[FieldError]:
 def _validate_service_backend(
     service: dict[str, Any], path: Path, backend_path: Path
 ) -> list[FieldError]:
+    """A Service backend: a Service name and one of a port name or number."""
     errs: list[FieldError] = []
     name = as_str(service.get("name"))
     if not name:
@@ -85,15 +86,13 @@ def _validate_service_backend(
     else:
         errs += [field.invalid(path.child("name"), name, m) for m in is_dns1035_label(name)]
     port = as_dict(service.get("port"))
-    port_name, number = as_str(port.get("name")), port.get("number")
-    has_number = is_int(number) and number != 0
-    if port_name and has_number:
+    port_name, number = as_str(port.get("name")), as_int(port.get("number")) or 0
+    if port_name and number:
         errs.append(field.invalid(backend_path, "", "cannot set both port name & port number"))
     elif port_name:
         port_path = path.child("port", "name")
         errs += [field.invalid(port_path, port_name, m) for m in is_valid_port_name(port_name)]
-    elif has_number:
-        assert is_int(number)
+    elif number:
         port_path = path.child("port", "number")
         errs += [field.invalid(port_path, number, m) for m in is_valid_port_num(number)]
     else:

@@ -27,6 +27,7 @@ DISCOVERY = [
     ),
     ("persistentvolumes", "", "v1", "PersistentVolume", False, ("pv",), False, ("status",)),
     ("pods", "", "v1", "Pod", True, ("po",), True, None),
+    ("podtemplates", "", "v1", "PodTemplate", True, (), False, ()),
     (
         "replicationcontrollers",
         "",
@@ -71,6 +72,18 @@ DISCOVERY = [
     ("jobs", "batch", "v1", "Job", True, (), True, ("status",)),
     ("leases", "coordination.k8s.io", "v1", "Lease", True, (), False, ()),
     ("endpointslices", "discovery.k8s.io", "v1", "EndpointSlice", True, (), False, ()),
+    ("ingressclasses", "networking.k8s.io", "v1", "IngressClass", False, (), False, ()),
+    ("ingresses", "networking.k8s.io", "v1", "Ingress", True, ("ing",), False, ("status",)),
+    (
+        "networkpolicies",
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        True,
+        ("netpol",),
+        False,
+        (),
+    ),
     ("runtimeclasses", "node.k8s.io", "v1", "RuntimeClass", False, (), False, ()),
     (
         "poddisruptionbudgets",
@@ -214,6 +227,11 @@ def test_kind_matches_discovery(row: tuple) -> None:  # type: ignore[type-arg]
         ("svc", "services"),
         ("ep", "endpoints"),
         ("endpointslices.discovery.k8s.io", "endpointslices"),
+        ("ing", "ingresses"),
+        ("ingresses.networking.k8s.io", "ingresses"),
+        ("netpol", "networkpolicies"),
+        ("ingressclass", "ingressclasses"),
+        ("podtemplates", "podtemplates"),
     ],
 )
 def test_resolve_names_kubectl_accepts(name: str, plural: str) -> None:
@@ -222,13 +240,15 @@ def test_resolve_names_kubectl_accepts(name: str, plural: str) -> None:
     assert kind.plural == plural
 
 
-@pytest.mark.parametrize("name", ["ingresses", "pods.apps", "deployments.v2.apps", "", "x.y.z"])
+@pytest.mark.parametrize(
+    "name", ["csistoragecapacities", "pods.apps", "deployments.v2.apps", "", "x.y.z"]
+)
 def test_resolve_unknown_names(name: str) -> None:
     assert catalog.resolve(name) is None
 
 
 def test_lookups_of_unknown_kinds() -> None:
-    assert catalog.by_kind("networking.k8s.io/v1", "Ingress") is None
+    assert catalog.by_kind("networking.k8s.io/v1beta1", "Ingress") is None
     assert catalog.by_kind("apps/v1", "Pod") is None
     assert catalog.by_resource("apps", "pods") is None
 

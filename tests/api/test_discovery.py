@@ -303,6 +303,7 @@ def test_every_served_group_in_kube_apiserver_order() -> None:
         "authorization.k8s.io",
         "autoscaling",
         "batch",
+        "networking.k8s.io",
         "policy",
         "rbac.authorization.k8s.io",
         "storage.k8s.io",
@@ -346,6 +347,22 @@ def test_apps_resources_and_scale_subresources() -> None:
     }
     assert resources["deployments"]["shortNames"] == ["deploy"]
     assert resources["deployments"]["categories"] == ["all"]
+
+
+def test_networking_resources_as_v1_32_lists_them() -> None:
+    doc = discovery.api_resource_list("networking.k8s.io", "v1")
+    assert doc is not None
+    resources = by_name(doc)
+    assert list(resources) == [
+        "ingressclasses",
+        "ingresses",
+        "ingresses/status",
+        "networkpolicies",
+    ]
+    assert resources["ingresses"]["shortNames"] == ["ing"]
+    assert resources["networkpolicies"]["shortNames"] == ["netpol"]
+    assert resources["ingressclasses"]["namespaced"] is False
+    assert resources["ingresses/status"]["verbs"] == STATUS_VERBS
 
 
 def test_aggregated_apis_lists_every_named_group() -> None:

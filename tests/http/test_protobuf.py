@@ -88,3 +88,32 @@ def test_zero_values_are_kept_only_where_json_has_them() -> None:
         "replicas": 0,
         "template": {"spec": {"containers": [{"name": "main"}]}},
     }
+
+
+def test_an_ingress_as_kubectl_create_ingress_sends_it() -> None:
+    port = field(2, field(2, 80))
+    backend = field(4, field(1, "web") + port)
+    path = field(1, "/") + field(3, "Exact") + field(2, backend)
+    rule = field(1, "shop.example.com") + field(2, field(1, field(1, path)))
+    spec = field(3, rule) + field(4, "nginx") + field(2, field(1, "shop.example.com"))
+    decoded = protobuf.decode(
+        envelope("networking.k8s.io/v1", "Ingress", field(1, field(1, "web")) + field(2, spec))
+    )
+    assert decoded["spec"] == {
+        "rules": [
+            {
+                "host": "shop.example.com",
+                "http": {
+                    "paths": [
+                        {
+                            "path": "/",
+                            "pathType": "Exact",
+                            "backend": {"service": {"name": "web", "port": {"number": 80}}},
+                        }
+                    ]
+                },
+            }
+        ],
+        "ingressClassName": "nginx",
+        "tls": [{"hosts": ["shop.example.com"]}],
+    }

@@ -44,6 +44,10 @@ def _any_update_valid(new: Object, old: Object) -> list[FieldError]:
     return []
 
 
+def _no_warnings(obj: Object) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True)
 class Kind:
     group: str
@@ -114,6 +118,8 @@ class Kind:
     """Update validation (new, old): immutability and transitions, metadata included."""
     validate_status_update: UpdateValidator = field(default=_any_update_valid, compare=False)
     """Validation of a write to the status subresource (new, old)."""
+    warnings_on_create: Callable[[Object], list[str]] = field(default=_no_warnings, compare=False)
+    """The strategy's WarningsOnCreate: `Warning` headers for a valid new object."""
 
     @property
     def api_version(self) -> str:

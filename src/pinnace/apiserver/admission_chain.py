@@ -4,7 +4,7 @@ their order, with what each needs looked up from the store.
 Mutating (before validation): NamespaceLifecycle, LimitRanger, ServiceAccount (where the
 ServiceAccount controller runs to create the accounts it requires: a cluster's API server),
 Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
-RuntimeClass. Validating (after validation, before storage):
+RuntimeClass, DefaultIngressClass. Validating (after validation, before storage):
 LimitRanger's, Priority's and RuntimeClass's checks, then ResourceQuota, which charges a
 create's usage to the quotas' status before the object is stored. Deletes (and pods that
 finish) free usage by recalculating the namespace's quotas afterwards, which is the resource
@@ -28,6 +28,7 @@ from pinnace.api.names import random_suffix
 from pinnace.api.objects import Object
 from pinnace.apiserver.admission import (
     default_tolerations,
+    ingress_class,
     limit_ranger,
     namespace_lifecycle,
     priority,
@@ -58,6 +59,7 @@ def _is(kind: Kind, group: str, name: str) -> bool:
 
 
 NAMESPACES = catalog.kind("", "namespaces")
+INGRESS_CLASSES = catalog.kind("networking.k8s.io", "ingressclasses")
 LIMIT_RANGES = catalog.kind("", "limitranges")
 PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
 RESOURCE_QUOTAS = catalog.kind("", "resourcequotas")
@@ -85,6 +87,7 @@ class AdmissionChain:
                 SERVICE_ACCOUNTS,
                 STORAGE_CLASSES,
                 VPAS,
+                INGRESS_CLASSES,
             ),
         )
         self._service_accounts = None if service_accounts is None else service_accounts.random
@@ -122,6 +125,8 @@ class AdmissionChain:
             )
         if operation == "CREATE" and not subresource:
             self._admit_storage(kind, obj, stored)
+            if _is(kind, "networking.k8s.io", "Ingress"):
+                ingress_class.admit_ingress(obj, stored.list(INGRESS_CLASSES, ""))
         if not _is(kind, "", "Pod") or subresource:
             return
         if operation == "CREATE":

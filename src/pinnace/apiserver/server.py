@@ -300,16 +300,17 @@ class APIServer:
         stored_ok = False
         try:
             self._validate(kind, obj, kind.validate(obj))
+            warnings = decoded.warnings + kind.warnings_on_create(obj)
             await self.admission.validate("CREATE", kind, obj)
             async with self.admission.quota_charged(kind, obj, options.dry_run):
                 if options.dry_run:
-                    return Result(obj, decoded.warnings, created=True)
+                    return Result(obj, warnings, created=True)
                 stored = await self._store_new(kind, namespace, obj, generate)
                 stored_ok = True
         finally:
             finish(stored_ok)
         await self.admission.after_write("CREATE", kind, namespace)
-        return Result(stored, decoded.warnings, created=True)
+        return Result(stored, warnings, created=True)
 
     async def _begin_create(self, kind: Kind, obj: Object, dry_run: bool) -> Finish:
         """The storage's own step before validation (kube-apiserver's BeginCreate): Services

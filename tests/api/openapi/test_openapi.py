@@ -113,12 +113,20 @@ def test_fields_and_kinds_carry_descriptions() -> None:
     assert container["image"]["description"].startswith("Container image name.")
 
 
+# Fields v1.32's OpenAPI leaves without a description (IngressRuleValue's inlined `http` has
+# no doc comment).
+UNDOCUMENTED = {("io.k8s.api.networking.v1.IngressRule", "http")}
+
+
 def test_every_field_of_every_served_kind_is_documented_as_v1_32_documents_it() -> None:
     for path in openapi_v3_index()["paths"]:
         schemas = _schemas(path)
         for name, schema in schemas.items():
             for field, prop in schema.get("properties", {}).items():
                 if name.endswith("List") or field in ("apiVersion", "kind"):
+                    continue
+                if (name, field) in UNDOCUMENTED:
+                    assert "description" not in prop
                     continue
                 assert prop.get("description"), f"{name}.{field} has no description"
     container = _schemas("api/v1")["io.k8s.api.core.v1.Container"]["properties"]

@@ -493,7 +493,7 @@ def _validate_load_balancer_fields(spec: dict[str, Any], kind: str) -> list[Fiel
         if kind != LOAD_BALANCER:
             errs.append(field.forbidden(path, only_lb))
         for i, cidr in enumerate(ranges):
-            errs += _validate_cidr(str(cidr).strip(), path.index(i))
+            errs += validate_cidr(str(cidr).strip(), path.index(i))
     if spec.get("allocateLoadBalancerNodePorts") is not None and kind != LOAD_BALANCER:
         errs.append(field.forbidden(_SPEC.child("allocateLoadBalancerNodePorts"), only_lb))
     if kind == LOAD_BALANCER and spec.get("allocateLoadBalancerNodePorts") is None:
@@ -508,7 +508,8 @@ def _validate_load_balancer_fields(spec: dict[str, Any], kind: str) -> list[Fiel
     return errs
 
 
-def _validate_cidr(cidr: str, path: Path) -> list[FieldError]:
+def validate_cidr(cidr: str, path: Path) -> list[FieldError]:
+    """validation.IsValidCIDR: an address with a prefix length, parsed leniently."""
     try:
         ipaddress.ip_network(cidr, strict=False)
     except ValueError:

@@ -29,16 +29,20 @@ ROOTS = {
     "Endpoints": "core.v1.Endpoints",
     "Event": "core.v1.Event",
     "HorizontalPodAutoscaler": "autoscaling.v2.HorizontalPodAutoscaler",
+    "Ingress": "networking.v1.Ingress",
+    "IngressClass": "networking.v1.IngressClass",
     "Job": "batch.v1.Job",
     "Lease": "coordination.v1.Lease",
     "LimitRange": "core.v1.LimitRange",
     "LocalSubjectAccessReview": "authorization.v1.LocalSubjectAccessReview",
     "Namespace": "core.v1.Namespace",
+    "NetworkPolicy": "networking.v1.NetworkPolicy",
     "Node": "core.v1.Node",
     "PersistentVolume": "core.v1.PersistentVolume",
     "PersistentVolumeClaim": "core.v1.PersistentVolumeClaim",
     "Pod": "core.v1.Pod",
     "PodDisruptionBudget": "policy.v1.PodDisruptionBudget",
+    "PodTemplate": "core.v1.PodTemplate",
     "PriorityClass": "scheduling.v1.PriorityClass",
     "ReplicaSet": "apps.v1.ReplicaSet",
     "ReplicationController": "core.v1.ReplicationController",
@@ -73,16 +77,20 @@ API_VERSIONS = {
     "Endpoints": "v1",
     "Event": "v1",
     "HorizontalPodAutoscaler": "autoscaling/v2",
+    "Ingress": "networking.k8s.io/v1",
+    "IngressClass": "networking.k8s.io/v1",
     "Job": "batch/v1",
     "Lease": "coordination.k8s.io/v1",
     "LimitRange": "v1",
     "LocalSubjectAccessReview": "authorization.k8s.io/v1",
     "Namespace": "v1",
+    "NetworkPolicy": "networking.k8s.io/v1",
     "Node": "v1",
     "PersistentVolume": "v1",
     "PersistentVolumeClaim": "v1",
     "Pod": "v1",
     "PodDisruptionBudget": "policy/v1",
+    "PodTemplate": "v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "ReplicaSet": "apps/v1",
     "ReplicationController": "v1",
@@ -120,6 +128,7 @@ ATOMIC_TYPES = frozenset([
     "discovery.v1.EndpointPort",
     "meta.v1.LabelSelector",
     "meta.v1.OwnerReference",
+    "networking.v1.ServiceBackendPort",
     "rbac.v1.RoleRef",
     "rbac.v1.Subject"
 ])
@@ -1805,6 +1814,14 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         },
         '',
     ),
+    'core.v1.PodTemplate': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'template': ('core.v1.PodTemplateSpec', '', '', '', ()),
+        },
+        '',
+    ),
     'core.v1.PodTemplateSpec': (
         '',
         {
@@ -2383,6 +2400,177 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
         },
         'apiVersion kind name uid',
+    ),
+    'networking.v1.HTTPIngressPath': (
+        'path pathType',
+        {
+            'backend': ('networking.v1.IngressBackend', '', '', '', ()),
+        },
+        'backend pathType',
+    ),
+    'networking.v1.HTTPIngressRuleValue': (
+        '',
+        {
+            'paths': ('[networking.v1.HTTPIngressPath', '', '', 'atomic', ()),
+        },
+        'paths',
+    ),
+    'networking.v1.IPBlock': (
+        'cidr',
+        {
+            'except': ('[', '', '', 'atomic', ()),
+        },
+        'cidr',
+    ),
+    'networking.v1.Ingress': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('networking.v1.IngressSpec', '', '', '', ()),
+            'status': ('networking.v1.IngressStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'networking.v1.IngressBackend': (
+        '',
+        {
+            'resource': ('core.v1.TypedLocalObjectReference', '', '', '', ()),
+            'service': ('networking.v1.IngressServiceBackend', '', '', '', ()),
+        },
+        '',
+    ),
+    'networking.v1.IngressClass': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('networking.v1.IngressClassSpec', '', '', '', ()),
+        },
+        '',
+    ),
+    'networking.v1.IngressClassParametersReference': (
+        'apiGroup kind name namespace scope',
+        {
+        },
+        'kind name',
+    ),
+    'networking.v1.IngressClassSpec': (
+        'controller',
+        {
+            'parameters': ('networking.v1.IngressClassParametersReference', '', '', '', ()),
+        },
+        '',
+    ),
+    'networking.v1.IngressLoadBalancerIngress': (
+        'hostname ip',
+        {
+            'ports': ('[networking.v1.IngressPortStatus', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'networking.v1.IngressLoadBalancerStatus': (
+        '',
+        {
+            'ingress': ('[networking.v1.IngressLoadBalancerIngress', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'networking.v1.IngressPortStatus': (
+        'error port protocol',
+        {
+        },
+        'port protocol',
+    ),
+    'networking.v1.IngressRule': (
+        'host',
+        {
+            'http': ('networking.v1.HTTPIngressRuleValue', '', '', '', ()),
+        },
+        '',
+    ),
+    'networking.v1.IngressServiceBackend': (
+        'name',
+        {
+            'port': ('networking.v1.ServiceBackendPort', '', '', '', ()),
+        },
+        'name',
+    ),
+    'networking.v1.IngressSpec': (
+        'ingressClassName',
+        {
+            'defaultBackend': ('networking.v1.IngressBackend', '', '', '', ()),
+            'rules': ('[networking.v1.IngressRule', '', '', 'atomic', ()),
+            'tls': ('[networking.v1.IngressTLS', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'networking.v1.IngressStatus': (
+        '',
+        {
+            'loadBalancer': ('networking.v1.IngressLoadBalancerStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'networking.v1.IngressTLS': (
+        'secretName',
+        {
+            'hosts': ('[', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'networking.v1.NetworkPolicy': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('networking.v1.NetworkPolicySpec', '', '', '', ()),
+        },
+        '',
+    ),
+    'networking.v1.NetworkPolicyEgressRule': (
+        '',
+        {
+            'ports': ('[networking.v1.NetworkPolicyPort', '', '', 'atomic', ()),
+            'to': ('[networking.v1.NetworkPolicyPeer', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'networking.v1.NetworkPolicyIngressRule': (
+        '',
+        {
+            'from': ('[networking.v1.NetworkPolicyPeer', '', '', 'atomic', ()),
+            'ports': ('[networking.v1.NetworkPolicyPort', '', '', 'atomic', ()),
+        },
+        '',
+    ),
+    'networking.v1.NetworkPolicyPeer': (
+        '',
+        {
+            'ipBlock': ('networking.v1.IPBlock', '', '', '', ()),
+            'namespaceSelector': ('meta.v1.LabelSelector', '', '', '', ()),
+            'podSelector': ('meta.v1.LabelSelector', '', '', '', ()),
+        },
+        '',
+    ),
+    'networking.v1.NetworkPolicyPort': (
+        'endPort port protocol',
+        {
+        },
+        '',
+    ),
+    'networking.v1.NetworkPolicySpec': (
+        '',
+        {
+            'egress': ('[networking.v1.NetworkPolicyEgressRule', '', '', 'atomic', ()),
+            'ingress': ('[networking.v1.NetworkPolicyIngressRule', '', '', 'atomic', ()),
+            'podSelector': ('meta.v1.LabelSelector', '', '', '', ()),
+            'policyTypes': ('[', '', '', 'atomic', ()),
+        },
+        'podSelector',
+    ),
+    'networking.v1.ServiceBackendPort': (
+        'name number',
+        {
+        },
+        '',
     ),
     'node.v1.Overhead': (
         '',

@@ -33,9 +33,11 @@ from pinnace.api.tables.core import (
 from pinnace.api.tables.default import DEFAULT
 from pinnace.api.tables.events import EVENTS
 from pinnace.api.tables.metrics import NODE_METRICS, POD_METRICS
+from pinnace.api.tables.networking import INGRESS_CLASSES, INGRESSES, NETWORK_POLICIES
 from pinnace.api.tables.node import RUNTIME_CLASSES
 from pinnace.api.tables.nodes import NODES
 from pinnace.api.tables.pods import PODS
+from pinnace.api.tables.podtemplates import POD_TEMPLATES
 from pinnace.api.tables.policy import POD_DISRUPTION_BUDGETS
 from pinnace.api.tables.rbac import BINDINGS
 from pinnace.api.tables.scheduling import PRIORITY_CLASSES
@@ -54,6 +56,7 @@ TABLE_API_VERSION = "meta.k8s.io/v1"
 
 PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "pods"): PODS,
+    ("", "podtemplates"): POD_TEMPLATES,
     ("", "nodes"): NODES,
     ("", "namespaces"): NAMESPACES,
     ("", "events"): EVENTS,
@@ -83,6 +86,9 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("coordination.k8s.io", "leases"): LEASES,
     ("node.k8s.io", "runtimeclasses"): RUNTIME_CLASSES,
     ("discovery.k8s.io", "endpointslices"): ENDPOINT_SLICES,
+    ("networking.k8s.io", "ingresses"): INGRESSES,
+    ("networking.k8s.io", "ingressclasses"): INGRESS_CLASSES,
+    ("networking.k8s.io", "networkpolicies"): NETWORK_POLICIES,
     ("rbac.authorization.k8s.io", "rolebindings"): BINDINGS,
     ("rbac.authorization.k8s.io", "clusterrolebindings"): BINDINGS,
     ("metrics.k8s.io", "nodes"): NODE_METRICS,

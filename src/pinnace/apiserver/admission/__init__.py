@@ -9,5 +9,6 @@ rejection raises `pinnace.api.status.StatusError` with kube-apiserver's status a
 - `priority`: a pod's priority from its PriorityClass; one globalDefault class.
 - `default_tolerations`: the not-ready/unreachable NoExecute tolerations of 300 s.
 - `runtime_class`: a pod's overhead and scheduling from its RuntimeClass, which must exist.
+- `storage`, `ingress_class`: the default StorageClass of a claim, IngressClass of an Ingress.
 - `resource_quota` (with `quota_usage`): ResourceQuota admission and recalculation.
 """

@@ -10,7 +10,7 @@ finalizer, which the pvc-protection and pv-protection controllers remove once no
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pinnace.api.core.persistentvolume import (
@@ -21,9 +21,12 @@ from pinnace.api.objects import Object
 from pinnace.api.storage.storageclass import is_default_class
 
 
-def default_class(classes: Iterable[Object]) -> Object | None:
-    """GetDefaultClass: the newest default class, by name among equally new ones."""
-    defaults = [c for c in classes if is_default_class(c)]
+def default_class(
+    classes: Iterable[Object], is_default: Callable[[Object], bool] = is_default_class
+) -> Object | None:
+    """GetDefaultClass: the newest default class, by name among equally new ones (of
+    StorageClasses unless `is_default` says which classes are defaults)."""
+    defaults = [c for c in classes if is_default(c)]
     if not defaults:
         return None
     defaults.sort(key=lambda c: c["metadata"]["name"])

@@ -3,7 +3,7 @@
 client-go's typed clients (`kubectl create namespace`, `create deployment`, `create job`,
 `create cronjob`, `create configmap`, `create secret`, `create serviceaccount`, `autoscale`,
 `drain`'s evictions, `create role` and the other RBAC kinds, `auth can-i` and `auth whoami`'s
-reviews, `create token`'s TokenRequest) send
+reviews, `create token`'s TokenRequest, `create ingress`) send
 `application/vnd.kubernetes.protobuf`: the magic `k8s\\x00`, then a runtime.Unknown whose
 `raw` is the object's message. Pinnace reads those
 bodies into the same JSON objects the JSON decoder gives, for the messages listed here (field
@@ -27,6 +27,7 @@ CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 # marks a repeated field, "!" a field whose zero value is kept. Go's protobuf encoding writes
 # every non-pointer field, zero or not, where JSON leaves zero values out (omitempty); so zero
 # scalars are dropped unless the field is a pointer (present means set) or always in JSON.
+# A message field without a name is an embedded struct whose fields JSON inlines.
 _SCHEMA: dict[str, dict[int, str]] = {
     "Unknown": {1: "typeMeta:TypeMeta", 2: "raw:bytes"},
     "TypeMeta": {1: "apiVersion:string", 2: "kind:string"},
@@ -294,6 +295,22 @@ _SCHEMA: dict[str, dict[int, str]] = {
     },
     "TokenReview": {1: "metadata:ObjectMeta", 2: "spec:TokenReviewSpec"},
     "TokenReviewSpec": {1: "token:string", 2: "audiences:string*"},
+    "Ingress": {1: "metadata:ObjectMeta", 2: "spec:IngressSpec"},
+    "IngressSpec": {
+        1: "defaultBackend:IngressBackend",
+        2: "tls:IngressTLS*",
+        3: "rules:IngressRule*",
+        4: "ingressClassName:string!",
+    },
+    "IngressTLS": {1: "hosts:string*", 2: "secretName:string"},
+    "IngressRule": {1: "host:string", 2: ":IngressRuleValue"},
+    "IngressRuleValue": {1: "http:HTTPIngressRuleValue"},
+    "HTTPIngressRuleValue": {1: "paths:HTTPIngressPath*"},
+    "HTTPIngressPath": {1: "path:string", 2: "backend:IngressBackend", 3: "pathType:string!"},
+    "IngressBackend": {3: "resource:TypedLocalObjectReference", 4: "service:IngressServiceBackend"},
+    "IngressServiceBackend": {1: "name:string", 2: "port:ServiceBackendPort"},
+    "ServiceBackendPort": {1: "name:string", 2: "number:int"},
+    "TypedLocalObjectReference": {1: "apiGroup:string!", 2: "kind:string", 3: "name:string"},
 }
 
 KINDS = {
@@ -323,6 +340,7 @@ KINDS = {
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
     ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
     ("authentication.k8s.io/v1", "TokenReview"): "TokenReview",
+    ("networking.k8s.io/v1", "Ingress"): "Ingress",
 }
 
 
@@ -423,7 +441,9 @@ def _message(data: memoryview, name: str) -> dict[str, Any]:
             obj.setdefault(known.name, {})[key] = item
             continue
         decoded = _value(value, wire, known.kind)
-        if known.repeated:
+        if not known.name:
+            obj.update(decoded)
+        elif known.repeated:
             obj.setdefault(known.name, []).append(decoded)
         elif decoded not in ("", 0, False, None) or known.keep_zero:
             obj[known.name] = decoded

@@ -174,13 +174,12 @@ def container_behaviour(
     not_modelled = ""
     if script is None:
         command = CommandRun(seconds=outcome.seconds, exit_code=outcome.exit_code)
-        not_modelled = _not_modelled(shlex.join(argv) or "its image's command", outcome)
+        not_known = shlex.join(argv) or "its image's command"
     else:
         command = script.run
-        if script.unknown:
-            not_modelled = _not_modelled("; ".join(script.unknown), outcome)
-    if run is not None:
-        not_modelled = ""  # its annotation says how long it runs: nothing is guessed
+        not_known = "; ".join(script.unknown)
+    if not_known and run is None:  # with its annotation's run time, nothing is guessed
+        not_modelled = _not_modelled(not_known, outcome)
 
     def usage(key: str, resource: str, given: float | Curve) -> Curve:
         found = value(key)

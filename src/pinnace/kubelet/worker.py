@@ -243,13 +243,13 @@ def go_duration(seconds: float) -> str:
 
 class _PodReader:
     """The worker's pod for one pass of its sync: unpacked at the first read (`read_pod`),
-    then the same dict for the rest of the pass, which only reads it."""
+    unless given, then the same dict for the rest of the pass, which only reads it."""
 
     __slots__ = ("_pod", "_read")
 
-    def __init__(self, read: Callable[[], Object]) -> None:
+    def __init__(self, read: Callable[[], Object], pod: Object | None = None) -> None:
         self._read = read
-        self._pod: Object | None = None
+        self._pod = pod
 
     def __call__(self) -> Object:
         pod = self._pod
@@ -271,6 +271,7 @@ class PodWorker:
     __slots__ = (
         "_deadline",
         "_failure",
+        "_given",
         "_grace",
         "_ip",
         "_mount_failures",
@@ -384,6 +385,9 @@ class PodWorker:
         """The agent's task writing its status, while it runs."""
         self.status_written: int | None = None
         """The resourceVersion of the agent's last write of its status."""
+        self._given: Mapping[str, Any] | None = None
+        """The pod as last given (`set_pod`) while the worker has not begun: its start reads it
+        rather than unpack it again (the pod's informer gave it just before)."""
         self.set_pod(pod)
 
     def read_pod(self) -> Object:
@@ -392,6 +396,11 @@ class PodWorker:
         pod = self.host.codec.unpack(self._packed)
         pod["status"] = {"qosClass": self.qos_class} if self.qos_class else {}
         return pod
+
+    def _as_read(self, pod: Mapping[str, Any]) -> Object:
+        """`pod`, the version the worker holds, as `read_pod` gives it: its parts shared with
+        `pod`, to be read only."""
+        return {**pod, "status": {"qosClass": self.qos_class} if self.qos_class else {}}
 
     def set_pod(self, pod: Mapping[str, Any]) -> None:
         """Take `pod` as its latest version (packed, and what is read often kept apart)."""
@@ -412,6 +421,7 @@ class PodWorker:
         # the worker's own).
         shared = self.host.packed_pod(pod)
         self._packed = self.host.codec.pack({**pod, "status": {}}) if shared is None else shared
+        self._given = pod if not self.begun else None
 
     def requested(self, resource: str) -> int:
         """Its effective request of `resource`, as its agent admitted it (its `hold`); 0 once
@@ -474,7 +484,8 @@ class PodWorker:
     def start(self) -> None:
         """Start what can start (`sync`)."""
         self.start_time = self.host.clock.now()
-        read = _PodReader(self.read_pod)
+        given, self._given = self._given, None
+        read = _PodReader(self.read_pod, self._as_read(given) if given is not None else None)
         self._begin(read())
         self._sync(read)
 
@@ -484,6 +495,7 @@ class PodWorker:
         containers carry on (a running one as of its start, completed init containers are not
         run again); then `sync`, or stop them if the pod is being deleted. `pod` is the one
         the worker was made with."""
+        self._given = None
         status = pod.get("status") or {}
         now = self.host.clock.now()
         try:
@@ -573,6 +585,7 @@ class PodWorker:
         """The pod is gone from the API: drop its containers, its IP and its pull back-offs
         (a pull under way is then ignored)."""
         self.begun = False
+        self._given = None
         self.host.image_service.forget(self._pull_key(c) for c in self.inits + self.apps)
         self._cancel_timer()
         if self._deadline is not None:

@@ -46,6 +46,20 @@ def test_a_container_key_wins_over_the_pod_key() -> None:
     assert (worker.run_seconds, worker.exit_code) == (math.inf, 3)
 
 
+def test_a_container_key_wins_whichever_comes_first() -> None:
+    pod = {
+        "metadata": {
+            "annotations": {
+                "sim.pinnace.dev/exit-code.worker": "3",
+                "sim.pinnace.dev/exit-code": "1",
+                "sim.pinnace.dev/exit-code.app-2": "2",
+            }
+        }
+    }
+    codes = [container_behaviour(pod, c).exit_code for c in ("app", "worker", "app-2")]
+    assert codes == [1, 3, 2]
+
+
 def test_defaults_run_forever_and_exit_0() -> None:
     model = container_behaviour({"metadata": {}}, "app")
     assert (model.run_seconds, model.exit_code, model.stop_seconds) == (math.inf, 0, 0.0)

@@ -153,13 +153,7 @@ def container_behaviour(
     not know taking `unknown` (the node's default for a container that is to finish) unless
     the pod's annotations say otherwise. Raises BehaviourError for a value that does not
     parse."""
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
-
-    def value(key: str) -> tuple[str, str] | None:
-        for name in (f"{key}.{container}", key):
-            if name in annotations:
-                return name, str(annotations[name])
-        return None
+    value = _model_annotations(pod, container).get
 
     run = value(RUN_SECONDS)
     exit_code = value(EXIT_CODE)
@@ -174,13 +168,12 @@ def container_behaviour(
     not_modelled = ""
     if script is None:
         command = CommandRun(seconds=outcome.seconds, exit_code=outcome.exit_code)
-        not_modelled = _not_modelled(shlex.join(argv) or "its image's command", outcome)
+        not_known = shlex.join(argv) or "its image's command"
     else:
         command = script.run
-        if script.unknown:
-            not_modelled = _not_modelled("; ".join(script.unknown), outcome)
-    if run is not None:
-        not_modelled = ""  # its annotation says how long it runs: nothing is guessed
+        not_known = "; ".join(script.unknown)
+    if not_known and run is None:  # with its annotation's run time, nothing is guessed
+        not_modelled = _not_modelled(not_known, outcome)
 
     def usage(key: str, resource: str, given: float | Curve) -> Curve:
         found = value(key)
@@ -212,6 +205,23 @@ def container_behaviour(
 
 
 _SHARED: Interned[ContainerBehaviour] = Interned()
+
+
+def _model_annotations(pod: Mapping[str, Any], container: str) -> dict[str, tuple[str, str]]:
+    """The model's annotations that apply to `container`, by key without the container's
+    suffix: (the annotation's name, its value), `<key>.<container>` winning over `<key>`.
+    (A container's name has no dot, so only its own suffix ends the name with it.)"""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    found: dict[str, tuple[str, str]] = {}
+    suffix = f".{container}"
+    for name, text in annotations.items():
+        if not name.startswith(ANNOTATION_PREFIX):
+            continue
+        if name.endswith(suffix):
+            found[name[: -len(suffix)]] = (name, str(text))
+        elif name not in found:
+            found[name] = (name, str(text))
+    return found
 
 
 def _unknown_outcome(

@@ -53,6 +53,8 @@ def has_storage_limit(pod: Mapping[str, Any]) -> bool:
 def storage_limit_reachable(pod: Mapping[str, Any], disk_peaks: Mapping[str, float]) -> bool:
     """Whether containers using up to `disk_peaks` (writable layer and log, by container
     name) could take the pod over one of its ephemeral-storage limits."""
+    if not has_storage_limit(pod):
+        return False
     limit = pod_limits(pod).get(EPHEMERAL_STORAGE)
     if limit is not None and sum(disk_peaks.values()) > limit.value():
         return True

@@ -118,7 +118,9 @@ class TokenManager:
         while the first one is being fetched."""
         key = _token_key(pod, projection)
         expiration = key[5]
-        entry = self._tokens.setdefault(key, _Token())
+        entry = self._tokens.get(key)
+        if entry is None:
+            entry = self._tokens[key] = _Token()
         if entry.deferred_at is not None:
             self._ask_deferred(key, entry)
         now = self.clock.now()

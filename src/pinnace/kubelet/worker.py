@@ -243,6 +243,23 @@ def go_duration(seconds: float) -> str:
     return f"{minutes}m{rest}s" if minutes else f"{rest}s"
 
 
+class _PodReader:
+    """The worker's pod for one pass of its sync: unpacked at the first read (`read_pod`),
+    unless given, then the same dict for the rest of the pass, which only reads it."""
+
+    __slots__ = ("_pod", "_read")
+
+    def __init__(self, read: Callable[[], Object], pod: Object | None = None) -> None:
+        self._read = read
+        self._pod = pod
+
+    def __call__(self) -> Object:
+        pod = self._pod
+        if pod is None:
+            pod = self._pod = self._read()
+        return pod
+
+
 class PodWorker:
     """The pod itself is kept packed (`read_pod` unpacks it), in the very bytes its informer's
     cache holds when it has them (`PodHost.packed_pod`): a node keeps a worker for every pod it
@@ -256,6 +273,7 @@ class PodWorker:
     __slots__ = (
         "_deadline",
         "_failure",
+        "_given",
         "_grace",
         "_ip",
         "_mount_failures",
@@ -372,6 +390,9 @@ class PodWorker:
         """The agent's task writing its status, while it runs."""
         self.status_written: int | None = None
         """The resourceVersion of the agent's last write of its status."""
+        self._given: Mapping[str, Any] | None = None
+        """The pod as last given (`set_pod`) while the worker has not begun: its start reads it
+        rather than unpack it again (the pod's informer gave it just before)."""
         self.set_pod(pod)
 
     def read_pod(self) -> Object:
@@ -380,6 +401,11 @@ class PodWorker:
         pod = self.host.codec.unpack(self._packed)
         pod["status"] = {"qosClass": self.qos_class} if self.qos_class else {}
         return pod
+
+    def _as_read(self, pod: Mapping[str, Any]) -> Object:
+        """`pod`, the version the worker holds, as `read_pod` gives it: its parts shared with
+        `pod`, to be read only."""
+        return {**pod, "status": {"qosClass": self.qos_class} if self.qos_class else {}}
 
     def set_pod(self, pod: Mapping[str, Any]) -> None:
         """Take `pod` as its latest version (packed, and what is read often kept apart)."""
@@ -401,6 +427,7 @@ class PodWorker:
         # the worker's own).
         shared = self.host.packed_pod(pod)
         self._packed = self.host.codec.pack({**pod, "status": {}}) if shared is None else shared
+        self._given = pod if not self.begun else None
 
     def _add_ephemerals(self, spec: Mapping[str, Any]) -> None:
         """Records for the ephemeral containers added to the pod since (they are never
@@ -488,8 +515,10 @@ class PodWorker:
     def start(self) -> None:
         """Start what can start (`sync`)."""
         self.start_time = self.host.clock.now()
-        self._begin()
-        self.sync()
+        given, self._given = self._given, None
+        read = _PodReader(self.read_pod, self._as_read(given) if given is not None else None)
+        self._begin(read())
+        self._sync(read)
 
     def resume(self, pod: Mapping[str, Any]) -> None:
         """Take the pod back where the status an earlier run of the agent wrote left it, as a
@@ -497,6 +526,7 @@ class PodWorker:
         containers carry on (a running one as of its start, completed init containers are not
         run again); then `sync`, or stop them if the pod is being deleted. `pod` is the one
         the worker was made with."""
+        self._given = None
         status = pod.get("status") or {}
         now = self.host.clock.now()
         try:
@@ -518,7 +548,7 @@ class PodWorker:
             entry = entries.get(c.name)
             if entry is not None:
                 restore_record(c, entry, now)
-        self._begin()
+        self._begin(self.read_pod())
         for c in self.containers:
             entry = entries.get(c.name)
             if entry is not None and c.current is not None:
@@ -537,11 +567,10 @@ class PodWorker:
         except Exception as e:
             self.host.pod_failed(self, e)
 
-    def _begin(self) -> None:
+    def _begin(self, pod: Mapping[str, Any]) -> None:
         """Probers for the containers that run on, and the active deadline, from the pod's
         start."""
         self.begun = True
-        pod = self.read_pod()
         specs = _container_specs(pod)
         for c in self.inits + self.apps:
             if not c.init or c.restartable:
@@ -589,6 +618,7 @@ class PodWorker:
         """The pod is gone from the API: drop its containers, its IP and its pull back-offs
         (a pull under way is then ignored)."""
         self.begun = False
+        self._given = None
         self.host.image_service.forget(self._pull_key(c) for c in self.containers)
         self._cancel_timer()
         if self._deadline is not None:
@@ -608,10 +638,14 @@ class PodWorker:
 
     def sync(self) -> None:
         """Start or restart what should run now; publish the status if it changed."""
+        self._sync(_PodReader(self.read_pod))
+
+    def _sync(self, read: _PodReader) -> None:
+        """`sync`, reading the pod through `read`: once at most in a pass."""
         if self.terminating or self.finished:
             return
         self._cancel_timer()
-        if not self.volumes.mounted and not self._mount():
+        if not self.volumes.mounted and not self._mount(read()):
             self.host.status_changed(self)
             return
         if self._ip == "":  # the sandbox, once the volumes are mounted
@@ -619,13 +653,13 @@ class PodWorker:
         wake: list[float] = []
         for c in self.ephemerals:
             if c.current is None:  # started once, even before initialization, never again
-                self._start(c, wake)
-        if self._sync_init_containers(wake):
+                self._start(c, wake, read)
+        if self._sync_init_containers(wake, read):
             for c in self.apps:
                 if c.current is None:
-                    self._start(c, wake)
+                    self._start(c, wake, read)
                 elif c.exited and self._should_restart(c.current.exit_code):
-                    self._restart(c, wake)
+                    self._restart(c, wake, read)
                 if c.hook_running:
                     break  # the kubelet starts the next container once the hook completes
         self.phase = pod_phase(self.inits, self.apps, self.restart_policy)
@@ -638,9 +672,9 @@ class PodWorker:
             )
         self.host.status_changed(self)
 
-    def _mount(self) -> bool:
+    def _mount(self, pod: Mapping[str, Any]) -> bool:
         """Set up the pod's volumes; a FailedMount event for each that fails anew."""
-        failures = self.volumes.mount(self.read_pod(), self.host.sources, self.host.tokens)
+        failures = self.volumes.mount(pod, self.host.sources, self.host.tokens)
         for message in failures:
             if message not in self._mount_failures:
                 self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
@@ -671,25 +705,25 @@ class PodWorker:
         self.host.recorder.event(self.reference(), "Warning", FAILED_MOUNT, message)
         self._wait_for_claims()
 
-    def _sync_init_containers(self, wake: list[float]) -> bool:
+    def _sync_init_containers(self, wake: list[float], read: _PodReader) -> bool:
         """Run the init containers in order; True once all have succeeded. A sidecar (an init
         container with restartPolicy Always) only has to be running for the next to start,
         and is restarted whenever it exits."""
         for c in self.inits:
             if c.restartable:
                 if c.current is None:
-                    self._start(c, wake)
+                    self._start(c, wake, read)
                 elif c.exited:
-                    self._restart(c, wake)
+                    self._restart(c, wake, read)
                 if not c.started:
                     return False
                 continue
             if c.succeeded:
                 continue
             if c.current is None:
-                self._start(c, wake)
+                self._start(c, wake, read)
             elif c.exited and self.restart_policy != "Never":
-                self._restart(c, wake)
+                self._restart(c, wake, read)
             return False
         return True
 
@@ -698,7 +732,7 @@ class PodWorker:
             self.restart_policy == "OnFailure" and exit_code != 0
         )
 
-    def _restart(self, c: ContainerRecord, wake: list[float]) -> None:
+    def _restart(self, c: ContainerRecord, wake: list[float], read: _PodReader) -> None:
         """Restart `c` now, or wait out its back-off (kuberuntime's doBackOff)."""
         assert c.current is not None
         last_exit = c.current
@@ -708,7 +742,7 @@ class PodWorker:
             c.probe_killed = False
             if c.previous is None:
                 c.restart_count += 1
-                self._start(c, wake)
+                self._start(c, wake, read)
                 return
             last_exit = c.previous
         finished = last_exit.finished_at
@@ -732,7 +766,7 @@ class PodWorker:
         c.backoff = INITIAL_BACKOFF if not c.backoff or expired else min(2 * c.backoff, MAX_BACKOFF)
         c.backoff_updated = finished
         c.restart_count += 1
-        self._start(c, wake)
+        self._start(c, wake, read)
 
     def _plan(
         self, c: ContainerRecord, pod: Mapping[str, Any], layer: WritableFiles
@@ -813,8 +847,8 @@ class PodWorker:
         for kind, outcomes in (plan.outcomes or {}).items():
             probers[kind].outcomes = outcomes
 
-    def _start(self, c: ContainerRecord, wake: list[float]) -> None:
-        pod = self.read_pod()
+    def _start(self, c: ContainerRecord, wake: list[float], read: _PodReader) -> None:
+        pod = read()
         if not self._ensure_image(c, _container_specs(pod).get(c.name) or {}, wake):
             return
         layer = WritableFiles()  # a new run's: what the last one wrote is gone

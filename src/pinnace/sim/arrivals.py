@@ -14,7 +14,10 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
@@ -41,6 +44,7 @@ async def run_arrivals(
     assert kind is not None, "the scenario parser checks the template's kind"
     clock = client.clock
     at = started_at + arrivals.start
+    copy_template = _copier(arrivals.template)
     created = 0
     while arrivals.count is None or created < arrivals.count:
         at += _gap(arrivals, rng) if created or isinstance(arrivals.process, Poisson) else 0.0
@@ -48,7 +52,7 @@ async def run_arrivals(
             return
         await asyncio.sleep(max(0.0, at - clock.now()))
         created += 1
-        obj = _arrival(arrivals, created, rng)
+        obj = _arrival(arrivals, copy_template(), created, rng)
         try:
             await client.create(kind, arrivals.namespace, obj)
         except StatusError:
@@ -62,8 +66,20 @@ def _gap(arrivals: Arrivals, rng: Any) -> float:
     return float(rng.exponential(1.0 / process.rate_per_second))
 
 
-def _arrival(arrivals: Arrivals, n: int, rng: Any) -> Object:
-    obj = copy.deepcopy(arrivals.template)
+def _copier(template: Object) -> Callable[[], Object]:
+    """Deep copies of `template`: read from its JSON text, several times quicker, when that
+    reads back as equal to it (a template of JSON values, as a scenario file gives)."""
+    try:
+        text = orjson.dumps(template)
+    except TypeError:
+        text = b""
+    if text and orjson.loads(text) == template:
+        return lambda: orjson.loads(text)
+    return lambda: copy.deepcopy(template)
+
+
+def _arrival(arrivals: Arrivals, obj: Object, n: int, rng: Any) -> Object:
+    """`obj`, a copy of the template, made the generator's `n`th arrival."""
     obj.setdefault("metadata", {})["name"] = f"{arrivals.name}-{n}"
     obj["metadata"].pop("generateName", None)
     pod_meta = obj["metadata"] if obj["kind"] == "Pod" else _template_metadata(obj)

@@ -103,12 +103,16 @@ def test_a_spec_sent_again_as_json_decodes_as_the_first_time() -> None:
         assert bad_request({"spec": {**spec, "hostname": 1}}).endswith(
             "PodSpec.spec.hostname of type string"
         )
-    # Written as the same JSON text, but a tuple is no list: only a body parsed from JSON
-    # text is answered from memory.
+    # Written as the same JSON text, but a tuple is no list (nor a NaN null): a body not
+    # parsed from JSON text is answered from memory only if it reads back the same.
     decode({"kind": "Pod", "spec": {"containers": [{"name": "c"}]}}, POD, json_text=True)
     with pytest.raises(StatusError) as refused:
         decode({"kind": "Pod", "spec": {"containers": ({"name": "c"},)}}, POD)
     assert "PodSpec.spec.containers of type []v1.Container" in refused.value.message
+    decode({"kind": "Pod", "spec": {"priority": None}}, POD)
+    with pytest.raises(StatusError) as refused:
+        decode({"kind": "Pod", "spec": {"priority": float("nan")}}, POD)
+    assert "PodSpec.spec.priority of type int32" in refused.value.message
 
 
 def test_strict_decoding_refuses_unknown_fields() -> None:

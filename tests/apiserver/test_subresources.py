@@ -96,6 +96,72 @@ def test_binding_a_missing_pod_is_404(api: Any) -> None:
     assert e.code == 404
 
 
+def test_binding_a_gated_pod_is_409(api: Any) -> None:
+    gates = [{"name": "example.com/wait"}]
+    api.call(api.server.create, PODS, "default", pod("web", schedulingGates=gates))
+    e = refused(api, bind, api.server, "default", "web", binding("web", "node-1"))
+    assert e.code == 409
+    assert e.message == (
+        'Operation cannot be fulfilled on pods/binding "web": '
+        "pod web has non-empty .spec.schedulingGates"
+    )
+    assert "nodeName" not in api.call(api.server.get, PODS, "default", "web")["spec"]
+
+
+def test_the_bindings_uid_and_resource_version_are_preconditions(api: Any) -> None:
+    created = api.call(api.server.create, PODS, "default", pod("web")).obj
+    uid, rv = created["metadata"]["uid"], created["metadata"]["resourceVersion"]
+    stale = binding("web", "node-1")
+    stale["metadata"].update(uid="0000-other", resourceVersion=rv)
+    e = refused(api, bind, api.server, "default", "web", stale)
+    assert e.code == 409
+    assert e.message == (
+        'Operation cannot be fulfilled on pods "web": StorageError: invalid object, Code: 4, '
+        "Key: /registry/pods/default/web, ResourceVersion: 0, AdditionalErrorMsg: "
+        f"Precondition failed: UID in precondition: 0000-other, UID in object meta: {uid}"
+    )
+    stale["metadata"].update(uid=uid, resourceVersion="1")
+    e = refused(api, bind, api.server, "default", "web", stale)
+    assert e.message.endswith(
+        f"ResourceVersion in precondition: 1, ResourceVersion in object meta: {rv}"
+    )
+    # The legacy POST .../bindings wipes the Binding's uid as any create's handler does.
+    stale["metadata"].update(uid="0000-other", resourceVersion=rv)
+    api.call(bind, api.server, "default", "", stale)
+    assert api.call(api.server.get, PODS, "default", "web")["spec"]["nodeName"] == "node-1"
+
+
+def test_binding_replaces_the_pod_scheduled_condition_in_place(api: Any) -> None:
+    api.call(api.server.create, PODS, "default", pod("web"))
+
+    def unschedulable(p: dict[str, Any]) -> dict[str, Any]:
+        p["status"] = {
+            "phase": "Pending",
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": "0/1 nodes are available",
+                    "lastTransitionTime": "2020-01-01T00:00:00Z",
+                },
+                {"type": "example.com/Ready", "status": "True"},
+            ],
+        }
+        return p
+
+    api.call(api.server.modify, PODS, "default", "web", unschedulable, subresource="status")
+    api.call(bind, api.server, "default", "web", binding("web", "node-1"))
+    conditions = api.call(api.server.get, PODS, "default", "web")["status"]["conditions"]
+    assert [c["type"] for c in conditions] == ["PodScheduled", "example.com/Ready"]
+    assert conditions[0] == {
+        "type": "PodScheduled",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": api.server.clock.now_rfc3339(),
+    }
+
+
 def test_dry_run_binding_changes_nothing(api: Any) -> None:
     api.call(api.server.create, PODS, "default", pod("web"))
     api.call(bind, api.server, "default", "web", binding("web", "n"), WriteOptions(dry_run=True))

@@ -321,6 +321,31 @@ POD = {
 PODS = "/api/v1/namespaces/default/pods"
 
 
+def test_binding_checks_gates_and_preconditions(api: HTTP) -> None:
+    gated = {**POD, "metadata": {"name": "gated"}}
+    gated["spec"] = {**POD["spec"], "schedulingGates": [{"name": "example.com/wait"}]}
+    uid = api.request("POST", PODS, gated).json()["metadata"]["uid"]
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "gated", "uid": "0000-other"},
+        "target": {"kind": "Node", "name": "node-1"},
+    }
+    answer = api.request("POST", PODS + "/gated/binding", binding)
+    assert status_of(answer)[:2] == (409, "Conflict")
+    assert answer.json()["message"].endswith(
+        f"UID in precondition: 0000-other, UID in object meta: {uid}"
+    )
+    binding["metadata"]["uid"] = uid
+    assert status_of(api.request("POST", PODS + "/gated/binding", binding)) == (
+        409,
+        "Conflict",
+        'Operation cannot be fulfilled on pods/binding "gated": '
+        "pod gated has non-empty .spec.schedulingGates",
+    )
+    assert api.request("DELETE", PODS + "/gated").status == 200
+
+
 def test_pod_subresources(api: HTTP) -> None:
     assert api.request("POST", PODS, POD).status == 201
     logs = api.request("GET", PODS + "/bound/log")

@@ -300,9 +300,10 @@ def normalize(
 ) -> Normalized:
     """A new object holding what Go would decode from `obj`; raises SchemaError.
 
-    `json_text`: `obj` was parsed from JSON text, so it holds JSON's own types only (no
-    tuple, enum or NaN that would write as the same text as a list, string or null): its
-    spec, if one sent before normalized cleanly, then normalizes from memory.
+    Its spec, if one with the same JSON text normalized cleanly before, normalizes from
+    memory. `json_text`: `obj` was parsed from JSON text, so it holds JSON's own types only;
+    else its spec is read back from its text first, to be sure that it holds no tuple, enum
+    or NaN that would write as the same text as a list, string or null.
 
     `basis`: the stored object an update changes, which went through this on its way in.
     A part of `obj` with the same JSON text as the part of `basis` at its place is kept as
@@ -422,12 +423,12 @@ def _zero(t: Type) -> Any:
 
 
 class _Walk:
-    __slots__ = ("remember_spec", "share", "type_error", "unknown")
+    __slots__ = ("json_text", "share", "type_error", "unknown")
 
-    def __init__(self, remember_spec: bool = False, share: bool = False) -> None:
+    def __init__(self, json_text: bool = False, share: bool = False) -> None:
         self.unknown: list[str] = []
         self.type_error = ""
-        self.remember_spec = remember_spec
+        self.json_text = json_text
         self.share = share
 
     def mismatch(self, value: Any, owner: str, go_path: str, t: Type) -> None:
@@ -476,7 +477,7 @@ class _Walk:
             child_go = f"{go_path}.{key}" if go_path else key
             if type(t) is Scalar:  # what `value` does for it, without the JSON path it needs not
                 converted = self.scalar(t, item, s.go_name, child_go, depth + 1)
-            elif depth == 1 and key == "spec" and self.remember_spec and type(item) is dict:
+            elif depth == 1 and key == "spec" and type(item) is dict:
                 converted = self.spec(s, t, item, depth + 1)
             else:
                 child = f"{path}.{key}" if path else key
@@ -491,6 +492,8 @@ class _Walk:
     def spec(self, root: Struct, t: Type, value: dict[str, Any], depth: int) -> Any:
         """The object's spec, normalized as `value` does, or from memory."""
         text = plain_json(value)
+        if text is not None and not self.json_text and orjson.loads(text) != value:
+            text = None  # not JSON's own types: walked every time
         key = (root.model, text)
         known = _specs.get(key) if text is not None else None
         if known is not None:

@@ -1,8 +1,13 @@
-"""pods/binding: the scheduler's write that puts a pod on a node.
+"""pods/binding: the scheduler's write that puts a pod on a node, as kube-apiserver v1.32's
+BindingREST does it (pkg/registry/core/pod/storage/storage.go).
 
-`spec.nodeName` goes from empty to a node exactly once: a pod that already has a node, or is
-being deleted, answers 409. The pod gets a PodScheduled=True condition and the binding's
-annotations, as kube-apiserver's BindingREST does.
+`spec.nodeName` goes from empty to a node exactly once, in a guaranteed update of the stored
+pod: a pod that already has a node, is being deleted or still has scheduling gates answers 409,
+and so does one whose uid or resourceVersion is not the Binding's when it gives them (storage
+preconditions; the Binding's uid only through the pods/binding subresource: the handler of the
+legacy POST .../bindings wipes it, as it does for any create). The pod gets the binding's
+annotations and PodScheduled=True, in place of the condition of that type it had (keeping its
+lastTransitionTime if it was True already), as podutil.UpdatePodCondition sets it.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ STATUS_SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status"
 async def bind(
     server: APIServer, namespace: str, name: str, body: Any, options: WriteOptions | None = None
 ) -> Object:
-    """Bind the pod `name` (from the URL of pods/{name}/binding, or the Binding's own name
-    for POST .../bindings) to the Binding's target node."""
+    """Bind the pod `name` (from the URL of pods/{name}/binding, or "" for POST .../bindings,
+    which binds the pod the Binding names) to the Binding's target node."""
     binding_kind = catalog.kind("", "bindings")
     pods = catalog.kind("", "pods")
     binding = decode(body, binding_kind).obj
@@ -34,7 +39,8 @@ async def bind(
             "the namespace of the provided object does not match the namespace sent on the request"
         )
     binding_meta["namespace"] = namespace
-    if name and binding_meta.get("name") != name:
+    subresource = bool(name)
+    if subresource and binding_meta.get("name") != name:
         raise status.bad_request("name in URL does not match name in Binding object")
     name = binding_meta.get("name") or ""
     errs = binding_kind.validate(binding)
@@ -56,6 +62,8 @@ async def bind(
             raise _binding_conflict(
                 name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
             )
+        if spec.get("schedulingGates"):
+            raise _binding_conflict(name, f"pod {name} has non-empty .spec.schedulingGates")
         bound = {**pod, "spec": {**spec, "nodeName": node}}
         if annotations:
             merged = {**(pod_meta.get("annotations") or {}), **annotations}
@@ -64,7 +72,13 @@ async def bind(
         return bound
 
     await server.guaranteed_update(
-        pods, namespace, name, assign, (options or WriteOptions()).dry_run
+        pods,
+        namespace,
+        name,
+        assign,
+        (options or WriteOptions()).dry_run,
+        precondition_uid=str(binding_meta.get("uid") or "") if subresource else "",
+        precondition_resource_version=str(binding_meta.get("resourceVersion") or ""),
     )
     return dict(STATUS_SUCCESS)
 
@@ -74,9 +88,18 @@ def _binding_conflict(name: str, why: str) -> status.StatusError:
 
 
 def _scheduled(pod_status: dict[str, Any], now: str) -> dict[str, Any]:
-    """The status with PodScheduled=True in place of any PodScheduled condition."""
-    conditions = [c for c in pod_status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-    conditions.append(
-        {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
-    )
+    """The status with PodScheduled=True in place of its first PodScheduled condition, or
+    added last (podutil.UpdatePodCondition): the condition loses any reason and message, and
+    keeps its lastTransitionTime only if it was True already."""
+    conditions = list(pod_status.get("conditions") or [])
+    scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
+    for i, condition in enumerate(conditions):
+        if condition.get("type") == "PodScheduled":
+            kept = condition.get("status") == "True"
+            scheduled["lastTransitionTime"] = condition.get("lastTransitionTime") if kept else now
+            conditions[i] = scheduled
+            break
+    else:
+        scheduled["lastTransitionTime"] = now
+        conditions.append(scheduled)
     return {**pod_status, "conditions": conditions}

@@ -758,17 +758,25 @@ class APIServer:
         name: str,
         mutate: Callable[[Object], Object],
         dry_run: bool = False,
+        *,
+        precondition_uid: str = "",
+        precondition_resource_version: str = "",
     ) -> Object:
         """The storage-level read-modify-write subresources use (pods/binding): no strategy,
         no validation; `mutate` gets the stored object, shared and read-only as the store's
         objects are, and returns the new one (which may share what it leaves unchanged), or
-        raises a StatusError to refuse. Retries when another write came first."""
+        raises a StatusError to refuse. Retries when another write came first. The
+        preconditions, when given, are the storage's on the stored object, checked before
+        `mutate`."""
         key = object_key(kind, namespace, name)
         for _ in range(MAX_CONFLICT_RETRIES):
             try:
                 old = await self.store.get(key)
             except KeyNotFoundError:
                 raise status.not_found(kind.plural, name, kind.group) from None
+            _check_stored_preconditions(
+                kind, namespace, name, old, precondition_uid, precondition_resource_version
+            )
             new = mutate(old)
             if dry_run:
                 return new

@@ -43,6 +43,7 @@ from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
 from pinnace.controllers.controller_utils import pods_on_nodes
+from pinnace.controllers.customresourcedefinitions import CustomResourceDefinitions
 from pinnace.controllers.hpa import PodMetricsLister
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import (
@@ -239,7 +240,13 @@ class ControlPlane:
         )
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
-        self.namespaces = NamespaceController(self.client())
+        self.custom_resource_definitions = CustomResourceDefinitions(
+            self.client(), self.server.kinds
+        )
+        """apiextensions-apiserver's controllers, in the API server's process."""
+        self.namespaces = NamespaceController(
+            self.client(), lambda: catalog.kinds() + self.server.kinds.added_kinds()
+        )
         self.service_accounts = ServiceAccountsController(self.client())
         root_ca = options.root_ca or self_signed_ca(self.randomness, clock.now())
         self.root_ca_publisher = RootCACertPublisher(self.client(), root_ca)
@@ -434,6 +441,7 @@ class ControlPlane:
         return [
             self.compactor,
             self.event_expiry,
+            self.custom_resource_definitions,
             self.namespaces,
             self.service_accounts,
             self.root_ca_publisher,

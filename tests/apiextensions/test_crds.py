@@ -354,3 +354,29 @@ def test_deleting_a_namespace_deletes_its_custom_resources(cluster: SimulatedClu
     cluster.run(cluster.client.delete(NAMESPACES, "", "team"))
     cluster.wait(3)
     assert cluster.run(cluster.client.list(kind, ""))["items"] == []
+
+
+def test_the_scale_subresource(cluster: SimulatedCluster) -> None:
+    body = crontab_crd()
+    body["spec"]["versions"][0]["subresources"]["scale"] = {
+        "specReplicasPath": ".spec.replicas",
+        "statusReplicasPath": ".status.replicas",
+        "labelSelectorPath": ".status.selector",
+    }
+    body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"][
+        "properties"
+    ] |= {"replicas": {"type": "integer"}, "selector": {"type": "string"}}
+    kind = established(cluster, body)
+    assert kind.subresources == ("status", "scale")
+    obj = cluster.run(cluster.client.create(kind, "default", crontab(replicas=2)))
+    cluster.run(
+        cluster.client.update_status(kind, {**obj, "status": {"replicas": 2, "selector": "a=b"}})
+    )
+    scale = cluster.run(cluster.client.get_scale(kind, "default", "a"))
+    assert scale["spec"] == {"replicas": 2}
+    assert scale["status"] == {"replicas": 2, "selector": "a=b"}
+    cluster.run(cluster.client.update_scale(kind, "default", "a", 4))
+    assert cluster.run(cluster.client.get(kind, "default", "a"))["spec"]["replicas"] == 4
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.client.update_scale(kind, "default", "a", 11))
+    assert "spec.replicas in body should be less than or equal to 10" in e.value.message

@@ -19,6 +19,8 @@ UpdateValidator = Callable[[Object, Object], list[FieldError]]
 UpdatePreparer = Callable[[Object, Object], None]
 FeatureDefaulter = Callable[[Object, FeatureGates], None]
 FieldDropper = Callable[[Object, Object | None, FeatureGates], None]
+ScaleReader = Callable[[Object], Object]
+ScaleWriter = Callable[[Object, Any], list[FieldError]]
 
 
 def _no_defaults(obj: Object) -> None:
@@ -131,6 +133,10 @@ class Kind:
     """Decoding without a Go struct (a custom resource's): drop, in place, what the kind's
     structural schema does not specify, returning the dropped fields' paths; None for kinds
     decoded by their model."""
+    scale: tuple[ScaleReader, ScaleWriter] | None = field(default=None, compare=False)
+    """The scale subresource of a kind that declares where its replicas are (a custom
+    resource's): (object -> its autoscaling/v1 Scale, (object, Scale) -> the errors of setting
+    the Scale's replicas on the object in place); None for the workload kinds' built-in one."""
     printer: Any = field(default=None, compare=False)
     """The kind's own table printer (`pinnace.api.tables.columns.Printer`, a custom
     resource's additionalPrinterColumns); None for the printer `pinnace.api.tables` keeps

@@ -10,6 +10,7 @@ converted with strategy None: only apiVersion changes.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable
@@ -17,12 +18,14 @@ from typing import Any
 
 from pinnace.api.apiextensions import schema
 from pinnace.api.apiextensions.crd import names_of, spec_of, storage_version, versions_of
-from pinnace.api.field import FieldError
-from pinnace.api.kind import Kind
+from pinnace.api.apps import SCALE_META_FIELDS
+from pinnace.api.field import FieldError, Path
+from pinnace.api.kind import Kind, ScaleReader, ScaleWriter
 from pinnace.api.meta import validate_generic_object_meta, validate_generic_object_meta_update
 from pinnace.api.objects import Object, meta
 from pinnace.api.tables.age import since
 from pinnace.api.tables.columns import Cell, Column, Printer, Row, name_column, name_of
+from pinnace.api.validation import is_int, validate_nonnegative
 from pinnace.api.versions import ServedVersion
 
 _CUSTOM_MODEL = "CustomResource"
@@ -45,6 +48,7 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
     subresources = version.get("subresources") or {}
     has_status = isinstance(subresources.get("status"), dict)
     namespaced = spec.get("scope") == "Namespaced"
+    scale = _scale(subresources.get("scale"))
     kept = (
         ("apiVersion", "kind", "metadata", "status")
         if has_status
@@ -99,7 +103,7 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         model=_CUSTOM_MODEL,
         short_names=tuple(names.get("shortNames") or ()),
         categories=tuple(names.get("categories") or ()),
-        subresources=("status",) if has_status else (),
+        subresources=("status",) * has_status + ("scale",) * (scale is not None),
         custom=True,
         default=default,
         prepare_for_create=prepare_for_create,
@@ -109,8 +113,62 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         validate_update=validate_update,
         validate_status_update=validate_update,
         prune=prune,
+        scale=scale,
         printer=printer(version.get("additionalPrinterColumns")),
     )
+
+
+def _steps(json_path: str) -> list[str]:
+    return [step for step in json_path.split(".") if step]
+
+
+def _read(obj: Object, json_path: str) -> Any:
+    value: Any = obj
+    for step in _steps(json_path):
+        value = value.get(step) if isinstance(value, dict) else None
+    return value
+
+
+def _scale(declared: Any) -> tuple[ScaleReader, ScaleWriter] | None:
+    """The scale subresource of CustomResourceSubresourceScale's paths (registry/customresource
+    scale): replicas read from and written to specReplicasPath, the observed count from
+    statusReplicasPath, the selector from labelSelectorPath."""
+    if not isinstance(declared, dict):
+        return None
+    spec_path = str(declared.get("specReplicasPath", ""))
+    status_path = str(declared.get("statusReplicasPath", ""))
+    selector_path = declared.get("labelSelectorPath")
+
+    def read(obj: Object) -> Object:
+        m = meta(obj)
+        spec_replicas, status_replicas = _read(obj, spec_path), _read(obj, status_path)
+        status: dict[str, Any] = {"replicas": status_replicas if is_int(status_replicas) else 0}
+        selector = _read(obj, str(selector_path)) if selector_path else None
+        if isinstance(selector, str) and selector:
+            status["selector"] = selector
+        return {
+            "apiVersion": "autoscaling/v1",
+            "kind": "Scale",
+            "metadata": {k: copy.deepcopy(m[k]) for k in SCALE_META_FIELDS if k in m},
+            "spec": {"replicas": spec_replicas} if is_int(spec_replicas) and spec_replicas else {},
+            "status": status,
+        }
+
+    def write(obj: Object, scale: Any) -> list[FieldError]:
+        scale_spec = scale.get("spec") if isinstance(scale, dict) else None
+        replicas = scale_spec.get("replicas") if isinstance(scale_spec, dict) else None
+        replicas = 0 if replicas is None else replicas
+        errs = validate_nonnegative(replicas, Path("spec", "replicas"))
+        if errs:
+            return errs
+        *parents, last = _steps(spec_path)
+        target = obj
+        for step in parents:
+            target = target.setdefault(step, {})
+        target[last] = replicas
+        return []
+
+    return read, write
 
 
 def _rewrite(api_version: str) -> Callable[[Object], Object]:

@@ -380,3 +380,22 @@ def test_the_scale_subresource(cluster: SimulatedCluster) -> None:
     with pytest.raises(StatusError) as e:
         cluster.run(cluster.client.update_scale(kind, "default", "a", 11))
     assert "spec.replicas in body should be less than or equal to 10" in e.value.message
+
+
+def test_a_terminating_crd_takes_no_creates(cluster: SimulatedCluster) -> None:
+    kind = established(cluster)
+    blocker = {**crontab("held"), "metadata": {"name": "held", "finalizers": ["example.com/x"]}}
+    cluster.run(cluster.client.create(kind, "default", blocker))
+    cluster.run(cluster.client.delete(CRDS, "", NAME))
+    cluster.wait(1)
+    served = cluster.server.kinds.by_resource("stable.example.com", "crontabs")
+    assert served is not None and "create" not in served.verbs
+    crd = cluster.run(cluster.client.get(CRDS, "", NAME))
+    terminating = [c for c in crd["status"]["conditions"] if c["type"] == "Terminating"]
+    assert terminating[0]["reason"] == "InstanceDeletionInProgress"
+    held = cluster.run(cluster.client.get(served, "default", "held"))
+    cluster.run(
+        cluster.client.update(served, {**held, "metadata": {**held["metadata"], "finalizers": []}})
+    )
+    cluster.wait(2)
+    assert cluster.run(cluster.client.list(CRDS, ""))["items"] == []

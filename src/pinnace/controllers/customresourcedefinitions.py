@@ -83,8 +83,13 @@ class CustomResourceDefinitions:
         self._running: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
+        """Serve the established CRDs' kinds (a restart's) before the API server takes
+        requests, then follow CRDs."""
         self._crds.start()
         await self._crds.wait_for_sync()
+        for crd in self._crds.list():
+            if crds.is_true(crd, crds.ESTABLISHED):
+                self._serve(crd)
         self._running.append(self._client.clock.loop.create_task(self._queue.run(self.sync)))
 
     async def stop(self) -> None:
@@ -165,6 +170,7 @@ class CustomResourceDefinitions:
         kind = self._kinds.added(name)
         now = self._client.clock.now_rfc3339()
         if kind is not None:
+            self._serve(crd)
             crd = await self._set_terminating(
                 crd, "InstanceDeletionInProgress", "CustomResource deletion is in progress", now
             )

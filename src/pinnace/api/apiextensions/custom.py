@@ -28,6 +28,7 @@ from pinnace.api.tables.columns import Cell, Column, Printer, Row, name_column, 
 from pinnace.api.validation import is_int, validate_nonnegative
 from pinnace.api.versions import ServedVersion
 
+_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 _CUSTOM_MODEL = "CustomResource"
 """A custom resource has no client model; discovery and routing only need this non-empty."""
 
@@ -104,6 +105,7 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         short_names=tuple(names.get("shortNames") or ()),
         categories=tuple(names.get("categories") or ()),
         subresources=("status",) * has_status + ("scale",) * (scale is not None),
+        verbs=_VERBS[1:] if meta(crd).get("deletionTimestamp") else _VERBS,
         custom=True,
         default=default,
         prepare_for_create=prepare_for_create,
@@ -179,7 +181,8 @@ def _rewrite(api_version: str) -> Callable[[Object], Object]:
 
 
 def served_kinds(crd: Object) -> tuple[Kind, list[ServedVersion]]:
-    """The storage version's kind, and each other served version converted to and from it."""
+    """The storage version's kind, and each other served version converted to and from it;
+    while the CRD is terminating they take no creates (405)."""
     stored_name = storage_version(crd)
     versions = versions_of(crd)
     stored = _make_kind(crd, next(v for v in versions if v.get("name") == stored_name))

@@ -14,6 +14,8 @@ from tests.support import SimulatedCluster
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
+from pinnace.api.options import WriteOptions
+from pinnace.api.patch import PatchType
 from pinnace.api.status import StatusError
 from pinnace.api.tables import to_table
 from pinnace.cluster import ClusterOptions
@@ -399,3 +401,16 @@ def test_a_terminating_crd_takes_no_creates(cluster: SimulatedCluster) -> None:
     )
     cluster.wait(2)
     assert cluster.run(cluster.client.list(CRDS, ""))["items"] == []
+
+
+def test_server_side_apply_of_a_crd(cluster: SimulatedCluster) -> None:
+    body = crontab_crd()
+    apply = WriteOptions(field_manager="kubectl")
+    cluster.run(cluster.server.patch(CRDS, "", NAME, PatchType.APPLY, body, apply))
+    cluster.wait(1)
+    body["spec"]["versions"][0]["additionalPrinterColumns"][1]["name"] = "Count"
+    cluster.run(cluster.server.patch(CRDS, "", NAME, PatchType.APPLY, body, apply))
+    crd = cluster.run(cluster.client.get(CRDS, "", NAME))
+    assert crd["spec"]["versions"][0]["additionalPrinterColumns"][1]["name"] == "Count"
+    assert crd["metadata"]["generation"] == 2
+    assert {c["type"] for c in crd["status"]["conditions"]} == {"NamesAccepted", "Established"}

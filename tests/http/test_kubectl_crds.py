@@ -125,6 +125,15 @@ def test_a_crd_and_its_custom_resources_through_kubectl(cluster: Cluster) -> Non
     )
     assert read["spec"]["image"] == "my-awesome-cron-image"
 
+    # Server-side apply of the CRD (prometheus-operator's install asks for it) takes the change.
+    renamed = CRD.replace("name: Replicas", "name: Count")
+    assert cluster.ok("apply", "--server-side", "-f", "-", stdin=renamed) == (
+        "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com "
+        "serverside-applied\n"
+    )
+    header = cluster.ok("get", "crontabs").splitlines()[0]
+    assert re.split(r"\s{2,}", header) == ["NAME", "SPEC", "COUNT"]
+
     cluster.ok("delete", "crd", "crontabs.stable.example.com")
     assert cluster.ok("get", "crd") == ""
     gone = cluster.kubectl("get", "--raw", "/apis/stable.example.com/v1/crontabs")

@@ -191,12 +191,25 @@ def test_a_name_another_crd_took_is_not_accepted(cluster: SimulatedCluster) -> N
             "spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: "
             "must not be empty for specified object fields",
         ),
+        (
+            {"spec": {"conversion": {"strategy": "Webhook"}}},
+            "spec.conversion.webhook: Required value: required when strategy is set to Webhook",
+        ),
+        (
+            {"columns": [{"name": "X", "type": "text", "jsonPath": ".spec.x"}]},
+            (
+                'spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: "text": '
+                'supported values: "boolean", "date", "integer", "number", "string"'
+            ),
+        ),
     ],
 )
 def test_crd_validation(cluster: SimulatedCluster, change: Object, message: str) -> None:
     body = crontab_crd()
     body["metadata"].update(change.get("metadata", {}))
     body["spec"].update(change.get("spec", {}))
+    if "columns" in change:
+        body["spec"]["versions"][0]["additionalPrinterColumns"] = change["columns"]
     assert message in invalid(cluster, CRDS, body)
 
 

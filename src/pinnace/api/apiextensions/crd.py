@@ -22,6 +22,18 @@ from pinnace.api.validation import validate_immutable
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 SCOPES = ("Cluster", "Namespaced")
+COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
+COLUMN_FORMATS = (
+    "byte",
+    "date",
+    "date-time",
+    "double",
+    "float",
+    "int32",
+    "int64",
+    "name",
+    "password",
+)
 ESTABLISHED = "Established"
 NAMES_ACCEPTED = "NamesAccepted"
 TERMINATING = "Terminating"
@@ -233,6 +245,7 @@ def _version_errors(crd: Object) -> list[FieldError]:
             _dict(version.get("schema")).get("openAPIV3Schema"), schema_path
         )
         errs += _scale_errors(_dict(version.get("subresources")).get("scale"), path.index(i))
+        errs += _column_errors(version.get("additionalPrinterColumns"), path.index(i))
     if len(set(names)) != len(names):
         errs.append(field.invalid(path, names, "must contain unique version names"))
     if sum(1 for v in versions if v.get("storage")) != 1:
@@ -241,6 +254,34 @@ def _version_errors(crd: Object) -> list[FieldError]:
         )
     if not any(v.get("served") for v in versions):
         errs.append(field.invalid(path, names, "must have at least one served version"))
+    return errs
+
+
+def _column_errors(columns: Any, path: Path) -> list[FieldError]:
+    """ValidateCustomResourceColumnDefinition."""
+    errs = []
+    for i, column in enumerate(_list(columns)):
+        column, column_path = _dict(column), path.child("additionalPrinterColumns").index(i)
+        if not column.get("name"):
+            errs.append(field.required(column_path.child("name")))
+        column_type = column.get("type")
+        if not column_type:
+            errs.append(field.required(column_path.child("type")))
+        elif column_type not in COLUMN_TYPES:
+            errs.append(field.not_supported(column_path.child("type"), column_type, COLUMN_TYPES))
+        column_format = column.get("format")
+        if column_format and column_format not in COLUMN_FORMATS:
+            errs.append(
+                field.not_supported(column_path.child("format"), column_format, COLUMN_FORMATS)
+            )
+        if not column.get("jsonPath"):
+            errs.append(field.required(column_path.child("jsonPath")))
+        if (column.get("priority") or 0) < 0:
+            errs.append(
+                field.invalid(
+                    column_path.child("priority"), column["priority"], "cannot be negative"
+                )
+            )
     return errs
 
 
@@ -256,6 +297,20 @@ def _scale_errors(scale: Any, path: Path) -> list[FieldError]:
         elif not str(value).startswith("."):
             errs.append(field.invalid(scale_path.child(key), value, "should be a json path"))
     return errs
+
+
+def _conversion_errors(conversion: dict[str, Any]) -> list[FieldError]:
+    path = _SPEC.child("conversion")
+    strategy = conversion.get("strategy")
+    if strategy not in ("None", "Webhook"):
+        return [field.not_supported(path.child("strategy"), strategy, ["None", "Webhook"])]
+    if strategy == "Webhook" and not isinstance(conversion.get("webhook"), dict):
+        detail = "required when strategy is set to Webhook"
+        return [field.required(path.child("webhook"), detail)]
+    if strategy == "None" and conversion.get("webhook") is not None:
+        detail = "should not be set when strategy is not set to Webhook"
+        return [field.forbidden(path.child("webhook"), detail)]
+    return []
 
 
 def validate_crd(crd: Any) -> list[FieldError]:
@@ -275,13 +330,7 @@ def validate_crd(crd: Any) -> list[FieldError]:
         if not names.get(key):
             errs.append(field.required(_SPEC.child("names", key)))
     errs += _names_errors(names, _SPEC.child("names"))
-    strategy = _dict(spec.get("conversion")).get("strategy")
-    if strategy not in ("None", "Webhook"):
-        errs.append(
-            field.not_supported(
-                _SPEC.child("conversion", "strategy"), strategy, ["None", "Webhook"]
-            )
-        )
+    errs += _conversion_errors(_dict(spec.get("conversion")))
     accepted = _dict(_dict(crd.get("status")).get("acceptedNames"))
     return errs + _names_errors(accepted, Path("status", "acceptedNames"))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import gc
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -21,6 +21,7 @@ from prometheus_client import CollectorRegistry
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT
 from pinnace.api.features import FeatureGates
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
@@ -169,7 +170,9 @@ class ControllerManager:
     lists metrics.k8s.io's PodMetrics for the autoscalers; `custom_metrics` reads the custom
     and external metrics APIs for the HPA (None: as on a cluster without an adapter);
     `heartbeats` is the simulated mode's account of lease renewals; `history` is the usage
-    history the VPA's prometheus storage reads (None: none, as out of `pinnace up`'s process)."""
+    history the VPA's prometheus storage reads (None: none, as out of `pinnace up`'s process);
+    `kinds` every kind the API server serves now, its CRDs' among them, for the garbage
+    collector (None: the catalog's, as out of `pinnace up`'s process)."""
 
     def __init__(
         self,
@@ -180,6 +183,7 @@ class ControllerManager:
         custom_metrics: CustomMetricsClient | None = None,
         heartbeats: NodeHeartbeats | None = None,
         history: PodHistory | None = None,
+        kinds: Callable[[], Iterable[Kind]] | None = None,
     ) -> None:
         pods = pods_on_nodes(client())
         self.node_lifecycle = NodeLifecycleController(
@@ -187,7 +191,7 @@ class ControllerManager:
         )
         self.taint_eviction = TaintEvictionController(client(), pods)
         self.workloads = WorkloadControllers(
-            client(), pod_metrics, options.workloads, custom_metrics
+            client(), pod_metrics, options.workloads, custom_metrics, kinds
         )
         self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
         if options.vertical_pod_autoscaler is not None:
@@ -244,9 +248,7 @@ class ControlPlane:
             self.client(), self.server.kinds
         )
         """apiextensions-apiserver's controllers, in the API server's process."""
-        self.namespaces = NamespaceController(
-            self.client(), lambda: catalog.kinds() + self.server.kinds.added_kinds()
-        )
+        self.namespaces = NamespaceController(self.client(), self._served_kinds)
         self.service_accounts = ServiceAccountsController(self.client())
         root_ca = options.root_ca or self_signed_ca(self.randomness, clock.now())
         self.root_ca_publisher = RootCACertPublisher(self.client(), root_ca)
@@ -300,6 +302,7 @@ class ControlPlane:
                 custom_metrics=LocalMetricsClient(self.server),
                 heartbeats=self.nodes if options.simulated else None,
                 history=None if self.history is None else self.pod_history,
+                kinds=self._served_kinds,
             )
             self.node_lifecycle = manager.node_lifecycle
             self.taint_eviction = manager.taint_eviction
@@ -420,6 +423,10 @@ class ControlPlane:
         start with the first scrape of /metrics/cluster)."""
         if path == KUBE_STATE_PATH and self.kube_state is not None:
             await self.kube_state.ready()
+
+    def _served_kinds(self) -> tuple[Kind, ...]:
+        """The catalog's kinds and those of the API server's established CRDs."""
+        return catalog.kinds() + self.server.kinds.added_kinds()
 
     def client(self) -> LocalClient:
         """A new in-process client of the API server, as each component has its own."""

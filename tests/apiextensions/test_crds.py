@@ -427,3 +427,45 @@ def test_server_side_apply_of_a_crd(cluster: SimulatedCluster) -> None:
     assert crd["spec"]["versions"][0]["additionalPrinterColumns"][1]["name"] == "Count"
     assert crd["metadata"]["generation"] == 2
     assert {c["type"] for c in crd["status"]["conditions"]} == {"NamesAccepted", "Established"}
+
+
+def test_the_garbage_collector_follows_custom_resources() -> None:
+    c = SimulatedCluster(ClusterOptions(scheduler=False))
+    try:
+        kind = established(c)
+        configmaps = catalog.kind("", "configmaps")
+        owner = c.run(c.client.create(kind, "default", crontab("owner")))
+        owned_by_crontab = {
+            "metadata": {
+                "name": "owned",
+                "ownerReferences": [
+                    {
+                        "apiVersion": "stable.example.com/v1",
+                        "kind": "CronTab",
+                        "name": "owner",
+                        "uid": owner["metadata"]["uid"],
+                    }
+                ],
+            }
+        }
+        c.run(c.client.create(configmaps, "default", owned_by_crontab))
+        config = c.run(c.client.create(configmaps, "default", {"metadata": {"name": "config"}}))
+        dependent = crontab("dependent")
+        dependent["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "name": "config",
+                "uid": config["metadata"]["uid"],
+            }
+        ]
+        c.run(c.client.create(kind, "default", dependent))
+        c.wait(31)  # the collector's discovery resync finds the new kind
+        c.run(c.client.delete(kind, "default", "owner"))
+        c.run(c.client.delete(configmaps, "default", "config"))
+        c.wait(5)
+        left = [o["metadata"]["name"] for o in c.run(c.client.list(configmaps, "default"))["items"]]
+        assert "owned" not in left
+        assert [o["metadata"]["name"] for o in c.run(c.client.list(kind, "default"))["items"]] == []
+    finally:
+        c.close()

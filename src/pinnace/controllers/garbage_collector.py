@@ -16,6 +16,7 @@ exists is decided by uid: from the caches, or, for one they do not hold, by a li
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
@@ -26,12 +27,15 @@ from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory, object_key
+from pinnace.clock.component import cancel_and_wait
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 
 OWNER_INDEX = "ownerUID"
 IGNORED_RESOURCES = frozenset({("", "events"), ("events.k8s.io", "events")})
 """Never owners or dependents worth tracking, as the collector's default ignore list has it."""
 _VERBS = frozenset({"list", "watch", "delete"})
+DISCOVERY_PERIOD = 30.0
+"""How often the collector looks for kinds served since (kube-controller-manager's 30 s)."""
 
 
 def owner_uids(obj: Object) -> list[str]:
@@ -56,10 +60,10 @@ def _kind_id(kind: Kind) -> str:
     return f"{kind.plural}.{kind.group}"
 
 
-def collected_kinds() -> list[Kind]:
+def collected_kinds(kinds: Iterable[Kind] | None = None) -> list[Kind]:
     return [
         kind
-        for kind in catalog.kinds()
+        for kind in (catalog.kinds() if kinds is None else kinds)
         if kind.namespaced
         and set(kind.verbs) >= _VERBS
         and (kind.group, kind.plural) not in IGNORED_RESOURCES
@@ -67,28 +71,55 @@ def collected_kinds() -> list[Kind]:
 
 
 class GarbageCollector:
-    def __init__(self, client: Client, informers: InformerFactory) -> None:
+    def __init__(
+        self,
+        client: Client,
+        informers: InformerFactory,
+        kinds: Callable[[], Iterable[Kind]] | None = None,
+    ) -> None:
+        """`kinds`: every kind served now, custom resources' among them, looked at again every
+        `DISCOVERY_PERIOD` as the collector resyncs discovery; None: the catalog's, once."""
         self._client = client
+        self._factory = informers
+        self._kinds = kinds
         self._queue = WorkQueue(client.clock)
         self._informers: dict[str, Informer] = {}
         self._uids: dict[str, str] = {}
         """uid -> queue key of every cached object."""
-        for kind in collected_kinds():
-            informer = informers.informer(kind)
-            informer.add_indexer(OWNER_INDEX, owner_uids)
-            kind_id = _kind_id(kind)
-            self._informers[kind_id] = informer
-            informer.add_event_handler(
-                on_add=partial(self._added, kind_id),
-                on_update=partial(self._updated, kind_id),
-                on_delete=partial(self._deleted, kind_id),
-            )
+        for kind in collected_kinds(None if kinds is None else kinds()):
+            self._follow(kind)
+
+    def _follow(self, kind: Kind) -> None:
+        informer = self._factory.informer(kind)
+        informer.add_indexer(OWNER_INDEX, owner_uids)
+        kind_id = _kind_id(kind)
+        self._informers[kind_id] = informer
+        informer.add_event_handler(
+            on_add=partial(self._added, kind_id),
+            on_update=partial(self._updated, kind_id),
+            on_delete=partial(self._deleted, kind_id),
+        )
 
     async def run(self) -> None:
         """Collect forever; cancel the task to stop."""
         for informer in self._informers.values():
             await informer.wait_for_sync()
-        await self._queue.run(self.sync)
+        if self._kinds is None:
+            await self._queue.run(self.sync)
+            return
+        discovery = self._client.clock.loop.create_task(self._resync_kinds(self._kinds))
+        try:
+            await self._queue.run(self.sync)
+        finally:
+            await cancel_and_wait([discovery])
+
+    async def _resync_kinds(self, kinds: Callable[[], Iterable[Kind]]) -> None:
+        """Follow the kinds that came since (a CRD's), as the collector's discovery resync."""
+        while True:
+            await self._client.clock.sleep(DISCOVERY_PERIOD)
+            for kind in collected_kinds(kinds()):
+                if _kind_id(kind) not in self._informers:
+                    self._follow(kind)
 
     # --- event handlers ----------------------------------------------------------------------
 
@@ -205,7 +236,7 @@ class GarbageCollector:
         cached = self._cached(key) if key is not None else None
         if cached is not None and cached[1]["metadata"]["uid"] == ref["uid"]:
             return cached[1]
-        kind = catalog.by_kind(ref.get("apiVersion", ""), ref.get("kind", ""))
+        kind = self._kind_of(ref.get("apiVersion", ""), ref.get("kind", ""))
         if kind is None:
             raise LookupError(f"owner kind {ref.get('apiVersion')}/{ref.get('kind')} is unknown")
         namespace = dependent["metadata"]["namespace"] if kind.namespaced else ""
@@ -216,6 +247,13 @@ class GarbageCollector:
                 return None
             raise
         return owner if owner["metadata"]["uid"] == ref["uid"] else None
+
+    def _kind_of(self, api_version: str, kind_name: str) -> Kind | None:
+        found = catalog.by_kind(api_version, kind_name)
+        if found is not None or self._kinds is None:
+            return found
+        group = api_version.rpartition("/")[0]
+        return next((k for k in self._kinds() if (k.group, k.kind) == (group, kind_name)), None)
 
     async def _remove_refs(self, kind: Kind, obj: Object, uids: set[str]) -> None:
         uid = obj["metadata"]["uid"]

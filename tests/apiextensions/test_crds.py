@@ -303,10 +303,12 @@ def test_generation_and_the_status_subresource(cluster: SimulatedCluster) -> Non
     )
     assert "status" not in created and created["metadata"]["generation"] == 1
     status_write = {**created, "status": {"phase": "Running"}, "spec": {"cronSpec": "1 * * * *"}}
+    status_write["metadata"] = {**created["metadata"], "labels": {"ignored": "yes"}}
     written = cluster.run(cluster.client.update_status(kind, status_write))
     assert written["status"] == {"phase": "Running"}
     assert written["spec"]["cronSpec"] == "* * * * */5"
     assert written["metadata"]["generation"] == 1
+    assert "labels" not in written["metadata"]
     spec_write = {**written, "spec": {**written["spec"], "replicas": 2}}
     updated = cluster.run(cluster.client.update(kind, spec_write))
     assert updated["metadata"]["generation"] == 2

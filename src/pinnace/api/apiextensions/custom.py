@@ -77,13 +77,14 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         meta(new)["generation"] = generation + 1 if _changed_beyond(new, old, kept) else generation
 
     def prepare_for_status_update(new: Object, old: Object) -> None:
-        status = new.get("status")
-        for key in list(new):
-            if key not in ("apiVersion", "kind", "metadata"):
-                del new[key]
-        new.update(
-            {k: v for k, v in old.items() if k not in ("apiVersion", "kind", "metadata", "status")}
-        )
+        """The old object with the new status (none if it has none) and managedFields."""
+        status, managed = new.get("status"), meta(new).get("managedFields")
+        new.clear()
+        new.update(copy.deepcopy({k: v for k, v in old.items() if k != "status"}))
+        if managed is None:
+            meta(new).pop("managedFields", None)
+        else:
+            meta(new)["managedFields"] = managed
         if status is not None:
             new["status"] = status
 

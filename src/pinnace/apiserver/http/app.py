@@ -297,8 +297,8 @@ class APIApp:
 
     def served_kinds(self) -> tuple[Kind, ...]:
         """The catalog's kinds (without the subresources the feature gates leave off), those
-        served at a second version, and the metrics API's while a metrics source is
-        registered."""
+        served at a second version, the established CRDs' kinds, and the metrics API's while a
+        metrics source is registered."""
         kinds = tuple(map(self.server.served, self.server.kinds.discovery_kinds()))
         return kinds if self.server.metrics_source is None else kinds + metrics.KINDS
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import gc
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -170,9 +170,7 @@ class ControllerManager:
     lists metrics.k8s.io's PodMetrics for the autoscalers; `custom_metrics` reads the custom
     and external metrics APIs for the HPA (None: as on a cluster without an adapter);
     `heartbeats` is the simulated mode's account of lease renewals; `history` is the usage
-    history the VPA's prometheus storage reads (None: none, as out of `pinnace up`'s process);
-    `kinds` every kind the API server serves now, its CRDs' among them, for the garbage
-    collector (None: the catalog's, as out of `pinnace up`'s process)."""
+    history the VPA's prometheus storage reads (None: none, as out of `pinnace up`'s process)."""
 
     def __init__(
         self,
@@ -183,7 +181,6 @@ class ControllerManager:
         custom_metrics: CustomMetricsClient | None = None,
         heartbeats: NodeHeartbeats | None = None,
         history: PodHistory | None = None,
-        kinds: Callable[[], Iterable[Kind]] | None = None,
     ) -> None:
         pods = pods_on_nodes(client())
         self.node_lifecycle = NodeLifecycleController(
@@ -191,7 +188,7 @@ class ControllerManager:
         )
         self.taint_eviction = TaintEvictionController(client(), pods)
         self.workloads = WorkloadControllers(
-            client(), pod_metrics, options.workloads, custom_metrics, kinds
+            client(), pod_metrics, options.workloads, custom_metrics
         )
         self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
         if options.vertical_pod_autoscaler is not None:
@@ -302,7 +299,6 @@ class ControlPlane:
                 custom_metrics=LocalMetricsClient(self.server),
                 heartbeats=self.nodes if options.simulated else None,
                 history=None if self.history is None else self.pod_history,
-                kinds=self._served_kinds,
             )
             self.node_lifecycle = manager.node_lifecycle
             self.taint_eviction = manager.taint_eviction

@@ -462,7 +462,7 @@ def test_the_garbage_collector_follows_custom_resources() -> None:
             }
         ]
         c.run(c.client.create(kind, "default", dependent))
-        c.wait(31)  # the collector's discovery resync finds the new kind
+        c.wait(1)
         c.run(c.client.delete(kind, "default", "owner"))
         c.run(c.client.delete(configmaps, "default", "config"))
         c.wait(5)

@@ -4,10 +4,8 @@ informers."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from pinnace.api.kind import Kind
 from pinnace.client import Client, InformerFactory
 from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.clock.component import cancel_and_wait
@@ -57,15 +55,13 @@ class WorkloadControllers:
         metrics: PodMetricsLister | None = None,
         options: WorkloadOptions = WorkloadOptions(),
         custom_metrics: CustomMetricsClient | None = None,
-        kinds: Callable[[], Iterable[Kind]] | None = None,
     ) -> None:
-        """`kinds`: every kind served now, for the garbage collector (see there)."""
         self._loop = client.clock.loop
         self.informers = informers = InformerFactory(client)
         self.replica_sets = ReplicaSetController(client, informers)
         self.replication_controllers = ReplicationManager(client, informers)
         self.deployments = DeploymentController(client, informers)
-        self.garbage_collector = GarbageCollector(client, informers, kinds)
+        self.garbage_collector = GarbageCollector(client, informers)
         self.disruption = DisruptionController(client, informers)
         self.jobs = JobController(client, informers)
         self.cron_jobs = CronJobController(client, informers)

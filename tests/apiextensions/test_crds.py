@@ -471,3 +471,15 @@ def test_the_garbage_collector_follows_custom_resources() -> None:
         assert [o["metadata"]["name"] for o in c.run(c.client.list(kind, "default"))["items"]] == []
     finally:
         c.close()
+
+
+def test_names_changed_after_establishing_are_accepted(cluster: SimulatedCluster) -> None:
+    established(cluster)
+    crd = copy.deepcopy(cluster.run(cluster.client.get(CRDS, "", NAME)))
+    crd["spec"]["names"]["shortNames"] = ["ct", "cron"]
+    cluster.run(cluster.client.update(CRDS, crd))
+    cluster.wait(1)
+    crd = cluster.run(cluster.client.get(CRDS, "", NAME))
+    assert crd["status"]["acceptedNames"]["shortNames"] == ["ct", "cron"]
+    kind = cluster.server.kinds.by_resource("stable.example.com", "crontabs")
+    assert kind is not None and kind.short_names == ("ct", "cron")

@@ -108,16 +108,20 @@ class CustomResourceDefinitions:
         if meta(crd).get("deletionTimestamp"):
             await self._finalize(crd)
             return
-        if crds.is_true(crd, crds.ESTABLISHED):
-            self._serve(crd)
-            return
-        await self._name_and_establish(crd)
+        named, accepted = await self._accept_names(crd)
+        if crds.is_true(named, crds.ESTABLISHED):
+            self._serve(named)
+        elif accepted:
+            await self._establish(named)
 
     def _serve(self, crd: Object) -> None:
         stored, others = served_kinds(crd)
         self._kinds.add(meta(crd)["name"], stored, others, served=stored_served(crd))
 
-    async def _name_and_establish(self, crd: Object) -> None:
+    async def _accept_names(self, crd: Object) -> tuple[Object, bool]:
+        """The naming controller: the CRD with its names accepted unless another CRD of its
+        group has them (an established CRD keeps being served by the names it had), and
+        whether they were."""
         now = self._client.clock.now_rfc3339()
         updated = clone(crd)
         conflict = name_conflict(crd, self._crds.list())
@@ -146,20 +150,23 @@ class CustomResourceDefinitions:
                 "message": "not all names are accepted",
             }
         crds.set_condition(updated, accepted, now)
-        crds.set_condition(updated, established, now)
+        if not crds.is_true(crd, crds.ESTABLISHED):
+            crds.set_condition(updated, established, now)
         if updated.get("status") != crd.get("status"):
             updated = await self._client.update_status(CRDS, updated)
-        if conflict is not None:
-            return
-        # The establishing controller: serve the kinds, then say so.
-        self._serve(updated)
+        return updated, conflict is None
+
+    async def _establish(self, crd: Object) -> None:
+        """The establishing controller: serve the kinds, then say so."""
+        now = self._client.clock.now_rfc3339()
+        self._serve(crd)
         established = {
             "type": crds.ESTABLISHED,
             "status": "True",
             "reason": "InitialNamesAccepted",
             "message": "the initial names have been accepted",
         }
-        final = clone(updated)
+        final = clone(crd)
         crds.set_condition(final, established, now)
         await self._client.update_status(CRDS, final)
 

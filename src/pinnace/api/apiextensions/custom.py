@@ -42,8 +42,14 @@ def _changed_beyond(new: Object, old: Object, skipped: tuple[str, ...]) -> bool:
     return any(new.get(k) != old.get(k) for k in keys)
 
 
+def _served_names(crd: Object) -> dict[str, Any]:
+    """The names the CRD is served by: those accepted, once some are."""
+    accepted = (crd.get("status") or {}).get("acceptedNames")
+    return accepted if isinstance(accepted, dict) and accepted.get("plural") else names_of(crd)
+
+
 def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
-    names, spec = names_of(crd), spec_of(crd)
+    names, spec = _served_names(crd), spec_of(crd)
     openapi = (version.get("schema") or {}).get("openAPIV3Schema")
     structural = openapi if isinstance(openapi, dict) else None
     subresources = version.get("subresources") or {}

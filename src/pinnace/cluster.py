@@ -21,6 +21,7 @@ from prometheus_client import CollectorRegistry
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT
 from pinnace.api.features import FeatureGates
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
@@ -43,6 +44,7 @@ from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
 from pinnace.controllers.controller_utils import pods_on_nodes
+from pinnace.controllers.customresourcedefinitions import CustomResourceDefinitions
 from pinnace.controllers.hpa import PodMetricsLister
 from pinnace.controllers.namespace import NamespaceController
 from pinnace.controllers.node_lifecycle import (
@@ -239,7 +241,11 @@ class ControlPlane:
         )
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
-        self.namespaces = NamespaceController(self.client())
+        self.custom_resource_definitions = CustomResourceDefinitions(
+            self.client(), self.server.kinds
+        )
+        """apiextensions-apiserver's controllers, in the API server's process."""
+        self.namespaces = NamespaceController(self.client(), self._served_kinds)
         self.service_accounts = ServiceAccountsController(self.client())
         root_ca = options.root_ca or self_signed_ca(self.randomness, clock.now())
         self.root_ca_publisher = RootCACertPublisher(self.client(), root_ca)
@@ -414,6 +420,10 @@ class ControlPlane:
         if path == KUBE_STATE_PATH and self.kube_state is not None:
             await self.kube_state.ready()
 
+    def _served_kinds(self) -> tuple[Kind, ...]:
+        """The catalog's kinds and those of the API server's established CRDs."""
+        return catalog.kinds() + self.server.kinds.added_kinds()
+
     def client(self) -> LocalClient:
         """A new in-process client of the API server, as each component has its own."""
         return LocalClient(self.server)
@@ -434,6 +444,7 @@ class ControlPlane:
         return [
             self.compactor,
             self.event_expiry,
+            self.custom_resource_definitions,
             self.namespaces,
             self.service_accounts,
             self.root_ca_publisher,

@@ -100,6 +100,16 @@ DISCOVERY = [
     # Pinnace does not.
     ("csidrivers", "storage.k8s.io", "v1", "CSIDriver", False, (), False, ()),
     ("csinodes", "storage.k8s.io", "v1", "CSINode", False, (), False, ()),
+    (
+        "customresourcedefinitions",
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        False,
+        ("crd", "crds"),
+        False,
+        ("status",),
+    ),
     ("storageclasses", "storage.k8s.io", "v1", "StorageClass", False, ("sc",), False, ()),
     (
         "selfsubjectreviews",

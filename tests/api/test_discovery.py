@@ -307,6 +307,7 @@ def test_every_served_group_in_kube_apiserver_order() -> None:
         "policy",
         "rbac.authorization.k8s.io",
         "storage.k8s.io",
+        "apiextensions.k8s.io",
         "scheduling.k8s.io",
         "coordination.k8s.io",
         "node.k8s.io",

@@ -32,6 +32,7 @@ _SERVED = (
     ("pinnace.api.core.secret", "SECRET"),
     ("pinnace.api.core.service", "SERVICE"),
     ("pinnace.api.core.serviceaccount", "SERVICE_ACCOUNT"),
+    ("pinnace.api.apiextensions.crd", "CUSTOM_RESOURCE_DEFINITION"),
     ("pinnace.api.apps.controllerrevision", "CONTROLLER_REVISION"),
     ("pinnace.api.apps.daemonset", "DAEMON_SET"),
     ("pinnace.api.apps.deployment", "DEPLOYMENT"),

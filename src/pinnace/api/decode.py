@@ -8,6 +8,7 @@ Every failure is a 400 worded as kube-apiserver words it.
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -42,16 +43,23 @@ def decode(
     group, _, version = body_api_version.rpartition("/")
     if body_kind != kind.kind or body_api_version != kind.api_version:
         raise _mismatch(body_kind, group, version, kind)
-    try:
-        normalized = normalize(kind, obj, json_text=json_text, basis=basis, share=share)
-    except SchemaError as e:
-        raise _cannot_handle(body_kind, version, kind, str(e)) from None
-    warnings = [f"unknown field {quote(path)}" for path in normalized.unknown_fields]
+    if kind.prune is not None:
+        if not isinstance(obj, dict):
+            raise _cannot_handle(body_kind, version, kind, "expected an object")
+        decoded_obj = copy.deepcopy(obj)
+        unknown_fields = kind.prune(decoded_obj)
+    else:
+        try:
+            normalized = normalize(kind, obj, json_text=json_text, basis=basis, share=share)
+        except SchemaError as e:
+            raise _cannot_handle(body_kind, version, kind, str(e)) from None
+        decoded_obj, unknown_fields = normalized.obj, normalized.unknown_fields
+    warnings = [f"unknown field {quote(path)}" for path in unknown_fields]
     if strict and warnings:
         raise _cannot_handle(
             body_kind, version, kind, "strict decoding error: " + ", ".join(warnings)
         )
-    decoded = normalized.obj
+    decoded = decoded_obj
     decoded["apiVersion"] = kind.api_version
     decoded["kind"] = kind.kind
     return Decoded(decoded, warnings)

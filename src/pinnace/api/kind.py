@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError
@@ -18,6 +19,8 @@ UpdateValidator = Callable[[Object, Object], list[FieldError]]
 UpdatePreparer = Callable[[Object, Object], None]
 FeatureDefaulter = Callable[[Object, FeatureGates], None]
 FieldDropper = Callable[[Object, Object | None, FeatureGates], None]
+ScaleReader = Callable[[Object], Object]
+ScaleWriter = Callable[[Object, Any], list[FieldError]]
 
 
 def _no_defaults(obj: Object) -> None:
@@ -120,6 +123,24 @@ class Kind:
     """Validation of a write to the status subresource (new, old)."""
     warnings_on_create: Callable[[Object], list[str]] = field(default=_no_warnings, compare=False)
     """The strategy's WarningsOnCreate: `Warning` headers for a valid new object."""
+    delete_finalizer: str = ""
+    """A finalizer the first DELETE adds (a CustomResourceDefinition's cleanup finalizer): the
+    object stays until its controller has finished and removed it."""
+    prepare_for_delete: Defaulter = field(default=_no_defaults, compare=False)
+    """In place on the copy the first DELETE marks with a deletion timestamp (a CRD's
+    Terminating condition)."""
+    prune: Callable[[Object], list[str]] | None = field(default=None, compare=False)
+    """Decoding without a Go struct (a custom resource's): drop, in place, what the kind's
+    structural schema does not specify, returning the dropped fields' paths; None for kinds
+    decoded by their model."""
+    scale: tuple[ScaleReader, ScaleWriter] | None = field(default=None, compare=False)
+    """The scale subresource of a kind that declares where its replicas are (a custom
+    resource's): (object -> its autoscaling/v1 Scale, (object, Scale) -> the errors of setting
+    the Scale's replicas on the object in place); None for the workload kinds' built-in one."""
+    printer: Any = field(default=None, compare=False)
+    """The kind's own table printer (`pinnace.api.tables.columns.Printer`, a custom
+    resource's additionalPrinterColumns); None for the printer `pinnace.api.tables` keeps
+    for it."""
 
     @property
     def api_version(self) -> str:

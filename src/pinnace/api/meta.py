@@ -268,10 +268,11 @@ def validate_finalizers(value: Any, path: Path) -> list[FieldError]:
     return errs
 
 
+_NOT_STANDARD_FINALIZER = "name is neither a standard finalizer name nor is it fully qualified"
+
+
 def _not_standard_finalizer(path: Path, name: str) -> FieldError:
-    return field.invalid(
-        path, name, "name is neither a standard finalizer name nor is it fully qualified"
-    )
+    return field.invalid(path, name, _NOT_STANDARD_FINALIZER)
 
 
 def _validate_managed_fields(value: Any, path: Path) -> list[FieldError]:
@@ -300,3 +301,22 @@ def validate_finalizer_name(name: str, path: Path) -> list[FieldError]:
     if "/" not in name and name not in _STANDARD_FINALIZERS:
         errs.append(_not_standard_finalizer(path, name))
     return errs
+
+
+def _core_finalizer_rule(error: FieldError) -> bool:
+    return error.detail == _NOT_STANDARD_FINALIZER and error.field.startswith(str(_FINALIZERS))
+
+
+def validate_generic_object_meta(
+    obj: Any, *, namespaced: bool, name_rule: NameRule = is_dns1123_subdomain
+) -> list[FieldError]:
+    """apimachinery's ValidateObjectMeta, as apiextensions-apiserver validates CRDs and custom
+    resources with it: without the core group's rule that a finalizer name without a '/' be
+    one Kubernetes defines."""
+    errs = validate_object_meta(obj, namespaced=namespaced, name_rule=name_rule)
+    return [e for e in errs if not _core_finalizer_rule(e)]
+
+
+def validate_generic_object_meta_update(new: Any, old: Any) -> list[FieldError]:
+    """apimachinery's ValidateObjectMetaUpdate (see `validate_generic_object_meta`)."""
+    return [e for e in validate_object_meta_update(new, old) if not _core_finalizer_rule(e)]

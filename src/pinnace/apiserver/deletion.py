@@ -78,6 +78,12 @@ def decide(kind: Kind, obj: Object, options: DeleteOptions, now: float) -> Decis
         finalizers.append(FINALIZER_DELETE_DEPENDENTS)
     if kind.kind == "Namespace" and not kind.group:
         return _namespace_decision(obj, finalizers, now)
+    if kind.delete_finalizer and not m.get("deletionTimestamp"):
+        if kind.delete_finalizer not in finalizers:
+            finalizers.append(kind.delete_finalizer)
+        marked = _marked(obj, finalizers, 0, now)
+        kind.prepare_for_delete(marked)
+        return Decision(False, marked)
     grace = graceful_period(kind, obj, options)
     current_grace = m.get("deletionGracePeriodSeconds")
     if m.get("deletionTimestamp"):

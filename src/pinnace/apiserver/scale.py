@@ -23,6 +23,8 @@ ScaleChange = Callable[[Object], Any]
 
 
 def _scale(kind: Kind, obj: Object) -> Object:
+    if kind.scale is not None:
+        return kind.scale[0](obj)
     return scale_of(obj, selector_of(obj) if kind == REPLICATION_CONTROLLER else None)
 
 
@@ -50,7 +52,7 @@ async def update_scale(
                 f"the name of the object ({wanted_meta['name']}) does not match the name on "
                 f"the URL ({name})"
             )
-        errs = apply_scale(obj, wanted)
+        errs = apply_scale(obj, wanted) if kind.scale is None else kind.scale[1](obj, wanted)
         if errs:
             raise status.invalid("Scale", name, errs, "autoscaling")
         if wanted_meta.get("resourceVersion"):

@@ -34,6 +34,7 @@ from pinnace.api.options import (
     parse_resource_version,
 )
 from pinnace.api.patch import PatchType, track_update
+from pinnace.api.registry import KindRegistry
 from pinnace.api.status import StatusError
 from pinnace.api.versions import ServedVersion
 from pinnace.apiserver import deletion, patching
@@ -128,6 +129,9 @@ class APIServer:
         external.metrics.k8s.io."""
         self.stream_source: StreamSource | None = None
         """Set by the node agents: serves pods/exec, pods/attach and pods/portforward."""
+        self.kinds = KindRegistry()
+        """What it serves: the catalog's kinds, and those its CustomResourceDefinitions add
+        (`pinnace.apiserver.customresources`)."""
         self.deferred_writes: DeferredWrites | None = None
         """Set by the simulated mode's node agents: the writes they keep back until a read
         would show them (`pinnace.apiserver.deferred`)."""
@@ -789,7 +793,7 @@ class APIServer:
         raise _conflict(kind, name)
 
     def kind_for(self, group: str, plural: str) -> Kind:
-        kind = catalog.by_resource(group, plural)
+        kind = self.kinds.by_resource(group, plural)
         if kind is None:
             raise status.not_found(plural, "", group)
         return kind

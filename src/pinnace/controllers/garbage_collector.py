@@ -10,28 +10,36 @@
   when no dependent with blockOwnerDeletion is left.
 
 It watches every namespaced kind that can be listed, watched and deleted (events aside, as in
-Kubernetes) and indexes objects by the uids their ownerReferences name. Whether an owner
+Kubernetes), the kinds of established CustomResourceDefinitions among them from when they
+are established until the CRD is gone (where kube-controller-manager finds them by
+resyncing discovery), and indexes objects by the uids their ownerReferences name. Whether an owner
 exists is decided by uid: from the caches, or, for one they do not hold, by a live read.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
 from pinnace.api import catalog
+from pinnace.api.apiextensions import crd as crds
+from pinnace.api.apiextensions.custom import served_kinds
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory, object_key
+from pinnace.clock.component import HeldTasks
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 
 OWNER_INDEX = "ownerUID"
 IGNORED_RESOURCES = frozenset({("", "events"), ("events.k8s.io", "events")})
 """Never owners or dependents worth tracking, as the collector's default ignore list has it."""
 _VERBS = frozenset({"list", "watch", "delete"})
+CRDS = catalog.kind("apiextensions.k8s.io", "customresourcedefinitions")
 
 
 def owner_uids(obj: Object) -> list[str]:
@@ -56,10 +64,10 @@ def _kind_id(kind: Kind) -> str:
     return f"{kind.plural}.{kind.group}"
 
 
-def collected_kinds() -> list[Kind]:
+def collected_kinds(kinds: Iterable[Kind] | None = None) -> list[Kind]:
     return [
         kind
-        for kind in catalog.kinds()
+        for kind in (catalog.kinds() if kinds is None else kinds)
         if kind.namespaced
         and set(kind.verbs) >= _VERBS
         and (kind.group, kind.plural) not in IGNORED_RESOURCES
@@ -73,22 +81,58 @@ class GarbageCollector:
         self._informers: dict[str, Informer] = {}
         self._uids: dict[str, str] = {}
         """uid -> queue key of every cached object."""
+        self._custom: dict[str, Kind] = {}
+        """CRD name -> the kind it serves (as stored), while it is established."""
+        self._stopping = HeldTasks()
         for kind in collected_kinds():
-            informer = informers.informer(kind)
-            informer.add_indexer(OWNER_INDEX, owner_uids)
-            kind_id = _kind_id(kind)
-            self._informers[kind_id] = informer
-            informer.add_event_handler(
-                on_add=partial(self._added, kind_id),
-                on_update=partial(self._updated, kind_id),
-                on_delete=partial(self._deleted, kind_id),
-            )
+            self._follow(kind, informers.informer(kind))
+        crds = informers.informer(CRDS)
+        crds.add_event_handler(
+            on_add=self._crd_changed,
+            on_update=lambda old, new: self._crd_changed(new),
+            on_delete=self._crd_deleted,
+        )
+
+    def _follow(self, kind: Kind, informer: Informer) -> None:
+        informer.add_indexer(OWNER_INDEX, owner_uids)
+        kind_id = _kind_id(kind)
+        self._informers[kind_id] = informer
+        informer.add_event_handler(
+            on_add=partial(self._added, kind_id),
+            on_update=partial(self._updated, kind_id),
+            on_delete=partial(self._deleted, kind_id),
+        )
 
     async def run(self) -> None:
         """Collect forever; cancel the task to stop."""
-        for informer in self._informers.values():
-            await informer.wait_for_sync()
-        await self._queue.run(self.sync)
+        try:
+            for informer in list(self._informers.values()):
+                await informer.wait_for_sync()
+            await self._queue.run(self.sync)
+        finally:
+            for kind in self._custom.values():
+                followed = self._informers.pop(_kind_id(kind), None)
+                if followed is not None:
+                    await followed.stop()
+            await asyncio.gather(*self._stopping)
+
+    def _crd_changed(self, crd: Object) -> None:
+        """Follow the kind of a CRD just established."""
+        name = crd["metadata"]["name"]
+        if name in self._custom or not crds.is_true(crd, crds.ESTABLISHED):
+            return
+        kind, _ = served_kinds(crd)
+        self._custom[name] = kind
+        if collected_kinds([kind]):
+            informer = Informer(self._client, kind)
+            self._follow(kind, informer)
+            informer.start()
+
+    def _crd_deleted(self, crd: Object) -> None:
+        kind = self._custom.pop(crd["metadata"]["name"], None)
+        informer = None if kind is None else self._informers.pop(_kind_id(kind), None)
+        if informer is not None:
+            self._stopping.hold(self._client.clock.loop.create_task(informer.stop()))
 
     # --- event handlers ----------------------------------------------------------------------
 
@@ -205,7 +249,7 @@ class GarbageCollector:
         cached = self._cached(key) if key is not None else None
         if cached is not None and cached[1]["metadata"]["uid"] == ref["uid"]:
             return cached[1]
-        kind = catalog.by_kind(ref.get("apiVersion", ""), ref.get("kind", ""))
+        kind = self._kind_of(ref.get("apiVersion", ""), ref.get("kind", ""))
         if kind is None:
             raise LookupError(f"owner kind {ref.get('apiVersion')}/{ref.get('kind')} is unknown")
         namespace = dependent["metadata"]["namespace"] if kind.namespaced else ""
@@ -216,6 +260,14 @@ class GarbageCollector:
                 return None
             raise
         return owner if owner["metadata"]["uid"] == ref["uid"] else None
+
+    def _kind_of(self, api_version: str, kind_name: str) -> Kind | None:
+        found = catalog.by_kind(api_version, kind_name)
+        if found is not None:
+            return found
+        group = api_version.rpartition("/")[0]
+        custom = self._custom.values()
+        return next((k for k in custom if (k.group, k.kind) == (group, kind_name)), None)
 
     async def _remove_refs(self, kind: Kind, obj: Object, uids: set[str]) -> None:
         uid = obj["metadata"]["uid"]

@@ -14,6 +14,7 @@ finalizers hold it, and whether deletions failed.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pinnace.api import catalog
@@ -56,8 +57,13 @@ NAMESPACES = catalog.kind("", "namespaces")
 
 
 class NamespaceController:
-    def __init__(self, client: Client) -> None:
+    def __init__(
+        self, client: Client, kinds: Callable[[], tuple[Kind, ...]] = catalog.kinds
+    ) -> None:
+        """`kinds`: every kind served now (the custom resources' among them, in the API
+        server's process), as the deleter asks discovery."""
         self._client = client
+        self._kinds = kinds
         self._queue = WorkQueue(client.clock, RateLimiter(client.clock, cap=MAX_FAILURE_BACKOFF))
         self._running: list[asyncio.Task[None]] = []
         self._namespaces = Informer(client, NAMESPACES)
@@ -102,7 +108,7 @@ class NamespaceController:
         """Delete everything in the namespace; what is left (being deleted, or held by
         finalizers) is counted."""
         content = _Content()
-        for kind in catalog.kinds():
+        for kind in self._kinds():
             if not kind.namespaced or "delete" not in kind.verbs:
                 continue
             try:

@@ -403,7 +403,7 @@ def keep_labels(new: Object, old: Object) -> None:
 
 # --- the scale subresource --------------------------------------------------------------------
 
-_SCALE_META_FIELDS = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+SCALE_META_FIELDS = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
 
 
 def scale_of(obj: Object, selector: LabelSelector | None = None) -> Object:
@@ -420,7 +420,7 @@ def scale_of(obj: Object, selector: LabelSelector | None = None) -> Object:
     return {
         "apiVersion": "autoscaling/v1",
         "kind": "Scale",
-        "metadata": {k: copy.deepcopy(meta[k]) for k in _SCALE_META_FIELDS if k in meta},
+        "metadata": {k: copy.deepcopy(meta[k]) for k in SCALE_META_FIELDS if k in meta},
         "spec": {"replicas": replicas} if replicas else {},
         "status": scale_status,
     }

@@ -98,6 +98,8 @@ PRINTERS: dict[tuple[str, str], Printer] = {
 
 
 def printer_for(kind: Kind) -> Printer:
+    if kind.printer is not None:
+        return kind.printer
     return PRINTERS.get((kind.group, kind.plural), DEFAULT)
 
 

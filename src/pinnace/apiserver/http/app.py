@@ -14,10 +14,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.status import StatusError
-from pinnace.api.versions import other_versions
 from pinnace.apiserver import custom_metrics, metrics
 from pinnace.apiserver.auth.authentication import Authenticator
 from pinnace.apiserver.auth.security import Security
@@ -145,6 +143,7 @@ class APIApp:
         if scope["type"] != "http":
             return
         request = Request.from_scope(scope, receive)
+        request.kinds = self.server.kinds
         started, request_kind = self.server.clock.now(), self.requests.started(request)
         acting = None
         try:
@@ -196,6 +195,7 @@ class APIApp:
         if not await ws.connect():
             return
         request = Request.from_scope({**scope, "method": "GET"}, receive)
+        request.kinds = self.server.kinds
         started, labels = self.server.clock.now(), request_labels(request)
         self.requests.streaming(labels, 1)  # long-running, as kube-apiserver counts it
         acting = None
@@ -297,9 +297,9 @@ class APIApp:
 
     def served_kinds(self) -> tuple[Kind, ...]:
         """The catalog's kinds (without the subresources the feature gates leave off), those
-        served at a second version, and the metrics API's while a metrics source is
-        registered."""
-        kinds = tuple(map(self.server.served, catalog.kinds() + other_versions()))
+        served at a second version, the established CRDs' kinds, and the metrics API's while a
+        metrics source is registered."""
+        kinds = tuple(map(self.server.served, self.server.kinds.discovery_kinds()))
         return kinds if self.server.metrics_source is None else kinds + metrics.KINDS
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs
 
+from pinnace.api.registry import KindRegistry
 from pinnace.apiserver.http.bodies import Receive, parse_json, read_body
 from pinnace.apiserver.http.routes import Route, find, not_found
 
@@ -42,6 +43,9 @@ class Request:
     None when the server cannot."""
     scope: dict[str, Any] = field(default_factory=dict, repr=False)
     """The ASGI scope it came in (its header lines, its TLS extension)."""
+    kinds: KindRegistry | None = field(default=None, repr=False)
+    """The kinds the server serves now (its custom resources' among them); None: the
+    catalog's."""
     _route: Route | None = field(default=None, repr=False)
     _routed: bool = field(default=False, repr=False)
 
@@ -65,7 +69,7 @@ class Request:
         """The discovery document or resource the path names (None: nothing served), worked
         out once: the handler and the request metrics both ask."""
         if not self._routed:
-            self._route, self._routed = find(self.path), True
+            self._route, self._routed = find(self.path, self.kinds), True
         return self._route
 
     def route(self) -> Route:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
+from pinnace.api.registry import KindRegistry
 from pinnace.api.status import StatusError, path_not_found
 from pinnace.api.versions import ServedVersion, served_version
 
@@ -59,9 +60,10 @@ class ResourceTarget:
 Route = Discovery | ResourceTarget
 
 
-def find(path: str) -> Route | None:
-    """The discovery document or resource `path` names; None when it names nothing served
-    (the request metrics ask of every path, most of those outside /api and /apis)."""
+def find(path: str, kinds: KindRegistry | None = None) -> Route | None:
+    """The discovery document or resource `path` names among `kinds` (the catalog's when
+    None); None when it names nothing served (the request metrics ask of every path, most of
+    those outside /api and /apis)."""
     parts = [p for p in path.split("/") if p]
     if not parts or parts[0] not in ("api", "apis"):
         return None
@@ -79,10 +81,14 @@ def find(path: str) -> Route | None:
         group, version, rest = parts[1], parts[2], parts[3:]
     if not rest:
         return Discovery(core=not group, group=group, version=version)
-    return _resource(group, version, rest)
+    return _resource(group, version, rest, kinds)
 
 
-def _kind(group: str, version: str, plural: str) -> tuple[Kind, ServedVersion | None] | None:
+def _kind(
+    group: str, version: str, plural: str, kinds: KindRegistry | None
+) -> tuple[Kind, ServedVersion | None] | None:
+    if kinds is not None:
+        return kinds.at_version(group, version, plural)
     kind = catalog.by_resource(group, plural)
     if kind is not None and kind.version == version:
         return kind, None
@@ -92,7 +98,9 @@ def _kind(group: str, version: str, plural: str) -> tuple[Kind, ServedVersion | 
     return other.stored, other
 
 
-def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget | None:
+def _resource(
+    group: str, version: str, rest: list[str], kinds: KindRegistry | None
+) -> ResourceTarget | None:
     watch_path = rest[0] == "watch"
     if watch_path:
         rest = rest[1:]
@@ -108,7 +116,7 @@ def _resource(group: str, version: str, rest: list[str]) -> ResourceTarget | Non
             namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
         return None
-    found = _kind(group, version, rest[0])
+    found = _kind(group, version, rest[0], kinds)
     if found is None:
         return None
     kind, conversion = found

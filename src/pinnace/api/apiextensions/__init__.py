@@ -1,0 +1,1 @@
+"""apiextensions.k8s.io: CustomResourceDefinitions and the custom resources they define."""

@@ -1,0 +1,389 @@
+"""CustomResourceDefinition (apiextensions.k8s.io/v1): defaulting, the registry strategy and
+validation as apiextensions-apiserver v1.32 (apis/apiextensions/v1/defaults.go,
+registry/customresourcedefinition/strategy.go and etcd.go's Delete,
+apis/apiextensions/validation/validation.go).
+
+The names a CRD asks for are accepted and the CRD established by
+`pinnace.apiserver.customresources`, which then serves its kind.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pinnace.api import field
+from pinnace.api.apiextensions import schema
+from pinnace.api.field import FieldError, Path
+from pinnace.api.kind import Kind
+from pinnace.api.meta import validate_generic_object_meta, validate_generic_object_meta_update
+from pinnace.api.names import is_dns1035_label, is_dns1123_subdomain
+from pinnace.api.objects import Object, meta
+from pinnace.api.validation import validate_immutable
+
+CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+SCOPES = ("Cluster", "Namespaced")
+COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
+COLUMN_FORMATS = (
+    "byte",
+    "date",
+    "date-time",
+    "double",
+    "float",
+    "int32",
+    "int64",
+    "name",
+    "password",
+)
+ESTABLISHED = "Established"
+NAMES_ACCEPTED = "NamesAccepted"
+TERMINATING = "Terminating"
+_SPEC = Path("spec")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def spec_of(crd: Object) -> dict[str, Any]:
+    return _dict(crd.get("spec"))
+
+
+def names_of(crd: Object) -> dict[str, Any]:
+    return _dict(spec_of(crd).get("names"))
+
+
+def versions_of(crd: Object) -> list[dict[str, Any]]:
+    return [v for v in _list(spec_of(crd).get("versions")) if isinstance(v, dict)]
+
+
+def storage_version(crd: Object) -> str:
+    return next((str(v.get("name")) for v in versions_of(crd) if v.get("storage")), "")
+
+
+def condition(crd: Object, kind: str) -> dict[str, Any] | None:
+    conditions = _list(_dict(crd.get("status")).get("conditions"))
+    return next((c for c in conditions if isinstance(c, dict) and c.get("type") == kind), None)
+
+
+def is_true(crd: Object, kind: str) -> bool:
+    found = condition(crd, kind)
+    return found is not None and found.get("status") == "True"
+
+
+def set_condition(crd: Object, new: dict[str, Any], now: str) -> None:
+    """SetCRDCondition: replace the condition of its type, keeping its transition time when
+    its status stays."""
+    status = crd.setdefault("status", {})
+    conditions = [c for c in _list(status.get("conditions")) if isinstance(c, dict)]
+    old = next((c for c in conditions if c.get("type") == new["type"]), None)
+    entry = dict(new)
+    entry["lastTransitionTime"] = (
+        old.get("lastTransitionTime", now) if old and old.get("status") == new["status"] else now
+    )
+    if old is None:
+        conditions.append(entry)
+    else:
+        conditions[conditions.index(old)] = entry
+    status["conditions"] = conditions
+
+
+# --- defaulting -------------------------------------------------------------------------------
+
+
+def default_crd(crd: Object) -> None:
+    """SetDefaults_CustomResourceDefinition(Spec): singular, listKind, the conversion
+    strategy, and the status's required names."""
+    spec = spec_of(crd)
+    if not spec:
+        return
+    names = spec.get("names")
+    if isinstance(names, dict):
+        if not names.get("singular") and names.get("kind"):
+            names["singular"] = str(names["kind"]).lower()
+        if not names.get("listKind") and names.get("kind"):
+            names["listKind"] = f"{names['kind']}List"
+    conversion = spec.get("conversion")
+    if not isinstance(conversion, dict):
+        spec["conversion"] = {"strategy": "None"}
+    elif not conversion.get("strategy"):
+        conversion["strategy"] = "None"
+    status = crd.get("status")
+    if isinstance(status, dict):
+        accepted = status.setdefault("acceptedNames", {})
+        if isinstance(accepted, dict):
+            accepted.setdefault("plural", "")
+            accepted.setdefault("kind", "")
+
+
+# --- strategy ---------------------------------------------------------------------------------
+
+
+def _empty_status(crd: Object) -> dict[str, Any]:
+    return {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": []}
+
+
+def _add_stored_version(crd: Object) -> None:
+    stored = storage_version(crd)
+    status = crd.setdefault("status", _empty_status(crd))
+    versions = status.setdefault("storedVersions", [])
+    if stored and stored not in versions:
+        versions.append(stored)
+
+
+def prepare_for_create(crd: Object) -> None:
+    crd["status"] = _empty_status(crd)
+    meta(crd)["generation"] = 1
+    _add_stored_version(crd)
+
+
+def prepare_for_update(new: Object, old: Object) -> None:
+    new["status"] = old.get("status") or _empty_status(old)
+    if new.get("spec") != old.get("spec"):
+        meta(new)["generation"] = int(meta(old).get("generation") or 0) + 1
+    _add_stored_version(new)
+
+
+def prepare_for_status_update(new: Object, old: Object) -> None:
+    new["spec"] = old.get("spec")
+    m, old_m = meta(new), meta(old)
+    for kept in ("labels", "annotations", "finalizers", "ownerReferences"):
+        if kept in old_m:
+            m[kept] = old_m[kept]
+        else:
+            m.pop(kept, None)
+
+
+def prepare_for_delete(crd: Object) -> None:
+    """What the CRD storage's Delete stores with the deletion timestamp and the cleanup
+    finalizer: the Terminating condition."""
+    set_condition(
+        crd,
+        {
+            "type": TERMINATING,
+            "status": "True",
+            "reason": "InstanceDeletionPending",
+            "message": "CustomResourceDefinition marked for deletion; CustomResource deletion "
+            "will begin soon",
+        },
+        str(meta(crd).get("deletionTimestamp") or ""),
+    )
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def _name_rule(crd: Object) -> Any:
+    names, group = names_of(crd), spec_of(crd).get("group")
+
+    def rule(name: str) -> list[str]:
+        errs = is_dns1123_subdomain(name)
+        if name != f"{names.get('plural', '')}.{group or ''}":
+            errs = [*errs, 'must be spec.names.plural+"."+spec.group']
+        return errs
+
+    return rule
+
+
+def _names_errors(names: dict[str, Any], path: Path) -> list[FieldError]:
+    """ValidateCustomResourceDefinitionNames."""
+    errs: list[FieldError] = []
+    for key, lower in (("plural", False), ("singular", False), ("kind", True), ("listKind", True)):
+        value = str(names.get(key) or "")
+        if not value:
+            continue
+        found = is_dns1035_label(value.lower() if lower else value)
+        if found:
+            prefix = "may have mixed case, but should otherwise match: " if lower else ""
+            errs.append(field.invalid(path.child(key), value, prefix + ",".join(found)))
+    for key in ("shortNames", "categories"):
+        for i, value in enumerate(_list(names.get(key))):
+            found = is_dns1035_label(str(value))
+            if found:
+                errs.append(field.invalid(path.child(key).index(i), value, ",".join(found)))
+    if names.get("kind") and names.get("kind") == names.get("listKind"):
+        errs.append(
+            field.invalid(
+                path.child("listKind"), names["listKind"], "kind and listKind may not be the same"
+            )
+        )
+    return errs
+
+
+def _group_errors(group: str) -> list[FieldError]:
+    path = _SPEC.child("group")
+    if not group:
+        return [field.required(path)]
+    found = is_dns1123_subdomain(group)
+    if found:
+        return [field.invalid(path, group, ",".join(found))]
+    if "." not in group:
+        return [field.invalid(path, group, "should be a domain with at least one dot")]
+    return []
+
+
+def _version_errors(crd: Object) -> list[FieldError]:
+    path = _SPEC.child("versions")
+    versions = versions_of(crd)
+    if not versions:
+        return [field.required(path, "must have at least one version")]
+    errs: list[FieldError] = []
+    names: list[str] = []
+    subresources_of = []
+    for i, version in enumerate(versions):
+        name = str(version.get("name") or "")
+        found = is_dns1035_label(name)
+        if found:
+            errs.append(field.invalid(path.index(i).child("name"), name, ",".join(found)))
+        names.append(name)
+        subresources_of.append(_dict(version.get("subresources")))
+        schema_path = path.index(i).child("schema", "openAPIV3Schema")
+        errs += schema.structural_errors(
+            _dict(version.get("schema")).get("openAPIV3Schema"), schema_path
+        )
+        errs += _scale_errors(_dict(version.get("subresources")).get("scale"), path.index(i))
+        errs += _column_errors(version.get("additionalPrinterColumns"), path.index(i))
+    if len(set(names)) != len(names):
+        errs.append(field.invalid(path, names, "must contain unique version names"))
+    if sum(1 for v in versions if v.get("storage")) != 1:
+        errs.append(
+            field.invalid(path, names, "must have exactly one version marked as storage version")
+        )
+    if not any(v.get("served") for v in versions):
+        errs.append(field.invalid(path, names, "must have at least one served version"))
+    return errs
+
+
+def _column_errors(columns: Any, path: Path) -> list[FieldError]:
+    """ValidateCustomResourceColumnDefinition."""
+    errs = []
+    for i, column in enumerate(_list(columns)):
+        column, column_path = _dict(column), path.child("additionalPrinterColumns").index(i)
+        if not column.get("name"):
+            errs.append(field.required(column_path.child("name")))
+        column_type = column.get("type")
+        if not column_type:
+            errs.append(field.required(column_path.child("type")))
+        elif column_type not in COLUMN_TYPES:
+            errs.append(field.not_supported(column_path.child("type"), column_type, COLUMN_TYPES))
+        column_format = column.get("format")
+        if column_format and column_format not in COLUMN_FORMATS:
+            errs.append(
+                field.not_supported(column_path.child("format"), column_format, COLUMN_FORMATS)
+            )
+        if not column.get("jsonPath"):
+            errs.append(field.required(column_path.child("jsonPath")))
+        if (column.get("priority") or 0) < 0:
+            errs.append(
+                field.invalid(
+                    column_path.child("priority"), column["priority"], "cannot be negative"
+                )
+            )
+    return errs
+
+
+def _scale_errors(scale: Any, path: Path) -> list[FieldError]:
+    if not isinstance(scale, dict):
+        return []
+    errs = []
+    scale_path = path.child("subresources", "scale")
+    for key in ("specReplicasPath", "statusReplicasPath"):
+        value = scale.get(key)
+        if not value:
+            errs.append(field.required(scale_path.child(key)))
+        elif not str(value).startswith("."):
+            errs.append(field.invalid(scale_path.child(key), value, "should be a json path"))
+    return errs
+
+
+def _conversion_errors(conversion: dict[str, Any]) -> list[FieldError]:
+    path = _SPEC.child("conversion")
+    strategy = conversion.get("strategy")
+    if strategy not in ("None", "Webhook"):
+        return [field.not_supported(path.child("strategy"), strategy, ["None", "Webhook"])]
+    if strategy == "Webhook" and not isinstance(conversion.get("webhook"), dict):
+        detail = "required when strategy is set to Webhook"
+        return [field.required(path.child("webhook"), detail)]
+    if strategy == "None" and conversion.get("webhook") is not None:
+        detail = "should not be set when strategy is not set to Webhook"
+        return [field.forbidden(path.child("webhook"), detail)]
+    return []
+
+
+def validate_crd(crd: Any) -> list[FieldError]:
+    errs = validate_generic_object_meta(crd, namespaced=False, name_rule=_name_rule(_dict(crd)))
+    if not isinstance(crd, dict):
+        return errs
+    spec = spec_of(crd)
+    errs += _group_errors(str(spec.get("group") or ""))
+    scope = spec.get("scope")
+    if not scope:
+        errs.append(field.required(_SPEC.child("scope")))
+    elif scope not in SCOPES:
+        errs.append(field.not_supported(_SPEC.child("scope"), scope, SCOPES))
+    errs += _version_errors(crd)
+    names = names_of(crd)
+    for key in ("plural", "singular", "kind", "listKind"):
+        if not names.get(key):
+            errs.append(field.required(_SPEC.child("names", key)))
+    errs += _names_errors(names, _SPEC.child("names"))
+    errs += _conversion_errors(_dict(spec.get("conversion")))
+    accepted = _dict(_dict(crd.get("status")).get("acceptedNames"))
+    return errs + _names_errors(accepted, Path("status", "acceptedNames"))
+
+
+def validate_crd_update(new: Any, old: Any) -> list[FieldError]:
+    errs = validate_generic_object_meta_update(new, old) + validate_crd(new)
+    if not isinstance(new, dict) or not isinstance(old, dict):
+        return errs
+    new_spec, old_spec = spec_of(new), spec_of(old)
+    if is_true(old, ESTABLISHED):
+        errs += validate_immutable(
+            new_spec.get("scope"), old_spec.get("scope"), _SPEC.child("scope")
+        )
+        errs += validate_immutable(
+            names_of(new).get("kind"), names_of(old).get("kind"), _SPEC.child("names", "kind")
+        )
+    errs += validate_immutable(new_spec.get("group"), old_spec.get("group"), _SPEC.child("group"))
+    errs += validate_immutable(
+        names_of(new).get("plural"), names_of(old).get("plural"), _SPEC.child("names", "plural")
+    )
+    served = {str(v.get("name")) for v in versions_of(new)}
+    stored = _list(_dict(new.get("status")).get("storedVersions"))
+    for i, version in enumerate(stored):
+        if version not in served:
+            path = Path("status", "storedVersions").index(i)
+            errs.append(field.invalid(path, version, "must appear in spec.versions"))
+    return errs
+
+
+def validate_crd_status_update(new: Any, old: Any) -> list[FieldError]:
+    accepted = _dict(_dict(_dict(new).get("status")).get("acceptedNames"))
+    return validate_generic_object_meta_update(new, old) + _names_errors(
+        accepted, Path("status", "acceptedNames")
+    )
+
+
+CUSTOM_RESOURCE_DEFINITION = Kind(
+    group="apiextensions.k8s.io",
+    version="v1",
+    kind="CustomResourceDefinition",
+    plural="customresourcedefinitions",
+    namespaced=False,
+    model="V1CustomResourceDefinition",
+    short_names=("crd", "crds"),
+    categories=("api-extensions",),
+    subresources=("status",),
+    default=default_crd,
+    prepare_for_create=prepare_for_create,
+    prepare_for_update=prepare_for_update,
+    prepare_for_status_update=prepare_for_status_update,
+    validate=validate_crd,
+    validate_update=validate_crd_update,
+    validate_status_update=validate_crd_status_update,
+    delete_finalizer=CLEANUP_FINALIZER,
+    prepare_for_delete=prepare_for_delete,
+)

@@ -1,0 +1,89 @@
+"""The kinds one API server serves: the catalog's built-in kinds, which never change, and the
+kinds added and removed at run time (those of established CustomResourceDefinitions), one
+registry per API server so two clusters in one process never share them.
+
+Routing, the API server's lookups and discovery ask the registry; code that names a built-in
+kind keeps asking `pinnace.api.catalog`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pinnace.api import catalog
+from pinnace.api.kind import Kind
+from pinnace.api.versions import ServedVersion, other_versions, served_version
+
+
+@dataclass(frozen=True)
+class _Added:
+    stored: Kind
+    served: bool
+    """Whether the stored version is served too (a CRD may store a version it no longer
+    serves)."""
+    others: tuple[ServedVersion, ...]
+
+
+class KindRegistry:
+    def __init__(self) -> None:
+        self._added: dict[str, _Added] = {}
+
+    def add(
+        self, owner: str, stored: Kind, others: Sequence[ServedVersion], *, served: bool = True
+    ) -> None:
+        """Serve `stored` and `others` for `owner` (a CRD's name), replacing what it served."""
+        self._added[owner] = _Added(stored, served, tuple(others))
+
+    def remove(self, owner: str) -> None:
+        self._added.pop(owner, None)
+
+    def added(self, owner: str) -> Kind | None:
+        """The stored kind `owner` serves, if any."""
+        found = self._added.get(owner)
+        return None if found is None else found.stored
+
+    def added_kinds(self) -> tuple[Kind, ...]:
+        """Every kind added at run time, as stored (for the controllers that go through every
+        kind: namespace deletion, garbage collection)."""
+        return tuple(a.stored for a in self._added.values())
+
+    def by_resource(self, group: str, plural: str) -> Kind | None:
+        """The stored kind behind a URL's group and resource."""
+        found = catalog.by_resource(group, plural)
+        if found is not None:
+            return found
+        for added in self._added.values():
+            if (added.stored.group, added.stored.plural) == (group, plural):
+                return added.stored
+        return None
+
+    def at_version(
+        self, group: str, version: str, plural: str
+    ) -> tuple[Kind, ServedVersion | None] | None:
+        """The stored kind served at `group`/`version`/`plural`, with the conversion when that
+        version is not the stored one."""
+        found = catalog.by_resource(group, plural)
+        if found is not None and found.version == version:
+            return found, None
+        other = served_version(group, version, plural)
+        if other is not None:
+            return other.stored, other
+        for added in self._added.values():
+            stored = added.stored
+            if (stored.group, stored.plural) != (group, plural):
+                continue
+            if stored.version == version and added.served:
+                return stored, None
+            for conversion in added.others:
+                if conversion.served.version == version:
+                    return stored, conversion
+        return None
+
+    def discovery_kinds(self) -> tuple[Kind, ...]:
+        """Every kind at every version it is served at, for discovery."""
+        added: list[Kind] = []
+        for entry in self._added.values():
+            added += [entry.stored] if entry.served else []
+            added += [c.served for c in entry.others]
+        return catalog.kinds() + other_versions() + tuple(added)

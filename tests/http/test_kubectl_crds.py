@@ -1,0 +1,141 @@
+"""The Kubernetes documentation's CronTab CustomResourceDefinition
+(tasks/extend-kubernetes/custom-resources/custom-resource-definitions) with real kubectl and
+the Python client against `pinnace up`: the CRD is applied and established, a custom resource
+is applied, listed with its printer columns and read by CustomObjectsApi, a bad one gets
+kube-apiserver v1.32's 422, and deleting the CRD removes its resources and its kind."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client, config
+from tests.http.conftest import Cluster, launch, stop
+
+CRD = r"""
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                cronSpec:
+                  type: string
+                image:
+                  type: string
+                replicas:
+                  type: integer
+                  minimum: 1
+                  default: 1
+            status:
+              type: object
+              properties:
+                phase:
+                  type: string
+      subresources:
+        status: {}
+      additionalPrinterColumns:
+        - name: Spec
+          type: string
+          jsonPath: .spec.cronSpec
+        - name: Replicas
+          type: integer
+          jsonPath: .spec.replicas
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+    shortNames:
+    - ct
+"""
+
+CRONTAB = """
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: {name}
+spec:
+  cronSpec: "* * * * */5"
+  image: my-awesome-cron-image
+  {extra}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-up-crds"))
+    yield running
+    stop(running)
+
+
+def test_a_crd_and_its_custom_resources_through_kubectl(cluster: Cluster) -> None:
+    assert cluster.ok("cluster-info").startswith("Kubernetes control plane is running at")
+    assert cluster.ok("apply", "-f", "-", stdin=CRD) == (
+        "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created\n"
+    )
+    cluster.ok("wait", "--for", "condition=established", "crd/crontabs.stable.example.com")
+
+    # A field the schema does not know: kubectl's strict validation refuses it, as v1.32 does.
+    pruned = CRONTAB.format(name="my-new-cron-object", extra="unknownField: drop-me")
+    refused = cluster.kubectl("apply", "-f", "-", stdin=pruned)
+    assert 'strict decoding error: unknown field "spec.unknownField"' in refused.stderr
+    assert cluster.ok("apply", "--validate=false", "-f", "-", stdin=pruned) == (
+        "crontab.stable.example.com/my-new-cron-object created\n"
+    )
+    stored = json.loads(cluster.ok("get", "ct", "my-new-cron-object", "-o", "json"))
+    assert "unknownField" not in stored["spec"]
+    assert stored["spec"]["replicas"] == 1  # the schema's default
+
+    lines = cluster.ok("get", "crontabs").splitlines()
+    assert re.split(r"\s{2,}", lines[0]) == ["NAME", "SPEC", "REPLICAS"]
+    assert re.split(r"\s{2,}", lines[1]) == ["my-new-cron-object", "* * * * */5", "1"]
+
+    bad = CRONTAB.format(name="bad", extra='replicas: "three"')
+    done = cluster.kubectl("apply", "-f", "-", stdin=bad)
+    assert done.returncode != 0
+    assert done.stderr.strip().endswith(
+        'The CronTab "bad" is invalid: spec.replicas: Invalid value: "string": '
+        'spec.replicas in body must be of type integer: "string"'
+    )
+
+    refused = cluster.kubectl("patch", "ct", "my-new-cron-object", "-p", '{"spec":{"x":1}}')
+    assert "application/strategic-merge-patch+json is not supported" in refused.stderr
+
+    resources = json.loads(cluster.ok("get", "--raw", "/apis/stable.example.com/v1"))
+    assert [r["name"] for r in resources["resources"]] == ["crontabs", "crontabs/status"]
+    assert "crontabs" in cluster.ok("api-resources", "--api-group", "stable.example.com")
+
+    api = client.CustomObjectsApi(config.new_client_from_config(str(cluster.kubeconfig)))
+    read = api.get_namespaced_custom_object(
+        "stable.example.com", "v1", "default", "crontabs", "my-new-cron-object"
+    )
+    assert read["spec"]["image"] == "my-awesome-cron-image"
+
+    # Server-side apply of the CRD (prometheus-operator's install asks for it) takes the change.
+    renamed = CRD.replace("name: Replicas", "name: Count")
+    assert cluster.ok("apply", "--server-side", "-f", "-", stdin=renamed) == (
+        "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com "
+        "serverside-applied\n"
+    )
+    header = cluster.ok("get", "crontabs").splitlines()[0]
+    assert re.split(r"\s{2,}", header) == ["NAME", "SPEC", "COUNT"]
+
+    cluster.ok("delete", "crd", "crontabs.stable.example.com")
+    assert cluster.ok("get", "crd") == ""
+    gone = cluster.kubectl("get", "--raw", "/apis/stable.example.com/v1/crontabs")
+    assert "NotFound" in gone.stderr
+    assert "stable.example.com" not in cluster.ok("api-versions")

@@ -14,6 +14,8 @@ from typing import Any
 from tests.http.conftest import Cluster, Process, launch, stop
 from tests.http.test_component_processes import eventually, ready_nodes
 
+from pinnace.api.stats import SUMMARIES_PATH, from_compact, summary_of
+
 MI = 1024 * 1024
 
 
@@ -65,6 +67,19 @@ def test_the_usage_history_samples_an_agent_process_s_pods(
             "250m",
             "100Mi",
         ]
+        # what the history and kubectl top read of the agent: its nodes' /stats/summary figures
+        bulk: dict[str, Any] = {}
+        for line in cluster.ok(
+            "get", "--raw", f"/api/v1/nodes/far-1/proxy{SUMMARIES_PATH}"
+        ).split():
+            bulk |= json.loads(line)["summaries"]
+        assert sorted(bulk) == ["far-1", "far-2"]
+        for node in bulk:
+            each = summary_of(
+                json.loads(cluster.ok("get", "--raw", f"/api/v1/nodes/{node}/proxy/stats/summary"))
+            )
+            read = from_compact(bulk[node])
+            assert (read.node, read.pods) == (each.node, each.pods) and read.pods
 
         # far-2 cut off from the API server: left out of the samples and of kubectl top
         empty = tmp_path / "empty"

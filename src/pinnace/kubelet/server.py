@@ -188,7 +188,7 @@ class KubeletServer:
             await self._monitoring(scope, send)
             return
         if scope["method"] == "GET" and scope["path"] == SUMMARIES_PATH:
-            await self._summaries(scope, send)
+            await self._summaries(scope, receive, send)
             return
         fault_path, _, fault = scope["path"].rpartition("/")
         if scope["method"] == "POST" and fault_path == FAULTS_PATH:
@@ -323,27 +323,33 @@ class KubeletServer:
         await send({"type": "http.response.start", "status": 200, "headers": head})
         await send({"type": "http.response.body", "body": body})
 
-    async def _summaries(self, scope: Scope, send: Send) -> None:
+    async def _summaries(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The summaries of the nodes the query names (`node=`), or of all (SUMMARIES_PATH): a
-        line a slice of nodes, each sent once read, the process's other work going on
-        between."""
+        line a slice of nodes, each sent once read, the process's other work going on between;
+        no more once the API server has gone (it waited long enough)."""
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         pool = self.pool
         nodes = (query.get("node") or list(pool.agents)) if pool is not None else []
         head = [(b"content-type", b"application/x-ndjson")]
         await send({"type": "http.response.start", "status": 200, "headers": head})
-        for start in range(0, len(nodes), SUMMARIES_PER_SLICE):
-            summaries, unreachable = {}, {}
-            for node in nodes[start : start + SUMMARIES_PER_SLICE]:
-                try:
-                    summaries[node] = compact(pool.served_summary(node))  # type: ignore[union-attr]
-                except StatusError as e:
-                    if e.code == 503:  # not one of the process's nodes (404): in neither
-                        unreachable[node] = e.message
-            line = orjson.dumps({"summaries": summaries, "unreachable": unreachable}) + b"\n"
-            await send({"type": "http.response.body", "body": line, "more_body": True})
-            await asyncio.sleep(0)
-        await send({"type": "http.response.body", "body": b""})
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            for start in range(0, len(nodes), SUMMARIES_PER_SLICE):
+                if gone.done():
+                    return
+                summaries, unreachable = {}, {}
+                for node in nodes[start : start + SUMMARIES_PER_SLICE]:
+                    try:
+                        summaries[node] = compact(pool.served_summary(node))  # type: ignore[union-attr]
+                    except StatusError as e:
+                        if e.code == 503:  # not one of the process's nodes (404): in neither
+                            unreachable[node] = e.message
+                line = orjson.dumps({"summaries": summaries, "unreachable": unreachable})
+                await send({"type": "http.response.body", "body": line + b"\n", "more_body": True})
+                await asyncio.sleep(0)
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            gone.cancel()
 
     def _container_log(
         self, namespace: str, name: str, container: str, query: dict[str, list[str]]
@@ -411,14 +417,16 @@ async def _stream(send: Send, receive: Receive, chunks: AsyncIterator[str]) -> N
             await send({"type": "http.response.body", "body": chunk.encode(), "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
-    async def disconnected() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-
     copying = asyncio.ensure_future(copy())
-    gone = asyncio.ensure_future(disconnected())
+    gone = asyncio.ensure_future(_disconnected(receive))
     await asyncio.wait((copying, gone), return_when=asyncio.FIRST_COMPLETED)
     for task in (copying, gone):
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Until the client has gone."""
+    while (await receive())["type"] != "http.disconnect":
+        pass

@@ -328,24 +328,17 @@ class KubeletServer:
         line a slice of nodes, each sent once read, the process's other work going on between;
         no more once the API server has gone (it waited long enough)."""
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        pool = self.pool
-        nodes = (query.get("node") or list(pool.agents)) if pool is not None else []
         head = [(b"content-type", b"application/x-ndjson")]
         await send({"type": "http.response.start", "status": 200, "headers": head})
+        pool = self.pool
+        nodes = [] if pool is None else query.get("node") or list(pool.agents)
         gone = asyncio.ensure_future(_disconnected(receive))
         try:
             for start in range(0, len(nodes), SUMMARIES_PER_SLICE):
-                if gone.done():
+                if gone.done() or pool is None:
                     return
-                summaries, unreachable = {}, {}
-                for node in nodes[start : start + SUMMARIES_PER_SLICE]:
-                    try:
-                        summaries[node] = compact(pool.served_summary(node))  # type: ignore[union-attr]
-                    except StatusError as e:
-                        if e.code == 503:  # not one of the process's nodes (404): in neither
-                            unreachable[node] = e.message
-                line = orjson.dumps({"summaries": summaries, "unreachable": unreachable})
-                await send({"type": "http.response.body", "body": line + b"\n", "more_body": True})
+                line = _summaries_line(pool, nodes[start : start + SUMMARIES_PER_SLICE])
+                await send({"type": "http.response.body", "body": line, "more_body": True})
                 await asyncio.sleep(0)
             await send({"type": "http.response.body", "body": b""})
         finally:
@@ -359,6 +352,19 @@ class KubeletServer:
         if pod is None:
             raise StatusError(404, "NotFound", f'pod "{name}" does not exist\n')
         return self.pool.read_log(pod, container, log_options(query))  # type: ignore[union-attr]
+
+
+def _summaries_line(pool: NodeAgentPool, nodes: list[str]) -> bytes:
+    """A line of SUMMARIES_PATH: the nodes' summaries, or why the API server cannot reach
+    them; a node the process does not run (404) is in neither."""
+    summaries, unreachable = {}, {}
+    for node in nodes:
+        try:
+            summaries[node] = compact(pool.served_summary(node))
+        except StatusError as e:
+            if e.code == 503:
+                unreachable[node] = e.message
+    return orjson.dumps({"summaries": summaries, "unreachable": unreachable}) + b"\n"
 
 
 def node_of(scope: Scope, nodes_at: Mapping[str, str]) -> str:

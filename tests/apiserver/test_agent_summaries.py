@@ -151,3 +151,23 @@ def test_an_agent_without_the_bulk_path_has_each_node_scraped() -> None:
         clock.run(scenario())
     assert scraped == {n: per_node(n, scraped[n].time) for n in ("old-1", "old-2")}
     assert [path for _, path in agents.asked].count("/stats/summary") == 2
+
+
+def test_nodes_first_seen_later_are_asked_with_the_rest_of_their_process() -> None:
+    """An agent's nodes register over time: once an answer for all of the process's nodes has
+    covered those first seen later, one request a turn reads them all."""
+    names = [f"a-{i}" for i in range(1, 2 * FEW + 20)]
+    last: dict[str, Summary] = {}
+
+    async def scenario() -> None:
+        reader = AgentSummaries(agents)
+        await reader.scrape(nodes(*names[: FEW + 5]))
+        await reader.scrape(nodes(*names))
+        agents.asked.clear()
+        last.update(await reader.scrape(nodes(*names)))
+
+    with VirtualClock() as clock:
+        agents = Agents(clock, {"a": names})
+        clock.run(scenario())
+    assert sorted(last) == sorted(names)
+    assert agents.asked == [("a", SUMMARIES_PATH)]

@@ -96,15 +96,16 @@ class AgentSummaries:
         pending = dict(wanted)
         while pending:
             groups = self._groups(pending)
-            covered = await asyncio.gather(*(self._ask(group, found, failed) for group in groups))
+            asked = (self._ask(group, wanted, found, failed) for group in groups)
+            covered = await asyncio.gather(*asked)
             for group, answered in zip(groups, covered, strict=True):
                 asked_with = group[0]["metadata"]["name"]
+                for name in answered:  # the group's, and others' the process turned out to run
+                    self._served_with[name] = asked_with
+                    pending.pop(name, None)
                 for node in group:
                     name = node["metadata"]["name"]
-                    if name in answered:
-                        self._served_with[name] = asked_with
-                        del pending[name]
-                    else:  # another process's: asked next round, by port
+                    if name in pending:  # another process's: asked next round, by port
                         self._served_with.pop(name, None)
 
     def _groups(self, pending: Mapping[str, Object]) -> list[list[Object]]:
@@ -126,10 +127,15 @@ class AgentSummaries:
         return groups
 
     async def _ask(
-        self, group: list[Object], found: dict[str, Summary], failed: dict[str, str]
+        self,
+        group: list[Object],
+        wanted: Mapping[str, Object],
+        found: dict[str, Summary],
+        failed: dict[str, str],
     ) -> set[str]:
-        """Ask the process at the group's first node for the group's summaries; the names it
-        answered for (the first node always, as not found if the process does not run it)."""
+        """Ask the process at the group's first node for the group's summaries (for all of its
+        nodes, when the group has more than FEW); the names of those wanted it answered for
+        (the first node's always, as not found if the process does not run it)."""
         names = [node["metadata"]["name"] for node in group]
         path = SUMMARIES_PATH
         if len(names) <= FEW:
@@ -141,9 +147,9 @@ class AgentSummaries:
             async for chunk in body:  # a line at a time, as the process reads its nodes
                 *lines, rest = (rest + chunk).split(b"\n")
                 for line in lines:
-                    answered |= _take(orjson.loads(line), names, found, failed)
+                    answered |= _take(orjson.loads(line), wanted, found, failed)
             if rest.strip():
-                answered |= _take(orjson.loads(rest), names, found, failed)
+                answered |= _take(orjson.loads(rest), wanted, found, failed)
         except StatusError as e:
             if e.code == 404:  # an agent without SUMMARIES_PATH: each node's kubelet path
                 return await self._each(group, found, failed)
@@ -190,14 +196,18 @@ class AgentSummaries:
 
 
 def _take(
-    line: Mapping[str, Any], names: list[str], found: dict[str, Summary], failed: dict[str, str]
+    line: Mapping[str, Any],
+    wanted: Mapping[str, Object],
+    found: dict[str, Summary],
+    failed: dict[str, str],
 ) -> set[str]:
-    """Take what a line of the answer says of the nodes asked: the names it answered for."""
+    """Take what a line of the answer says of the nodes wanted: the names it answered for."""
     summaries, unreachable = line["summaries"], line["unreachable"]
-    read = {name: from_compact(summaries[name]) for name in names if name in summaries}
+    read = {name: from_compact(row) for name, row in summaries.items() if name in wanted}
+    cut_off = {name: str(why) for name, why in unreachable.items() if name in wanted}
     found.update(read)
-    failed.update({name: str(unreachable[name]) for name in names if name in unreachable})
-    return set(read) | {name for name in names if name in unreachable}
+    failed.update(cut_off)
+    return read.keys() | cut_off.keys()
 
 
 def _port(node: Object) -> str:

@@ -25,13 +25,14 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
+from pinnace.apiserver.agent_summaries import AgentSummaries
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER, service_account_issuer
 from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.custom_metrics import LocalMetricsClient
 from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
-from pinnace.apiserver.metrics import fetch_summary, list_pod_metrics
+from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.server import APIServer
 from pinnace.apiserver.service_allocation import ServiceNetwork
 from pinnace.apiserver.storage_metrics import StorageObjects
@@ -263,6 +264,7 @@ class ControlPlane:
         self.kubelets = KubeletClient(remote=_agent_process_node)
         """The kubelets of `pinnace agent` processes, as the API server reaches them."""
         self.server.kubelets = self.kubelets
+        self.server.agent_summaries = AgentSummaries(self.kubelets)
         self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
         self.server.custom_metrics = SimulatedMetricsAdapter(self.client())
@@ -330,8 +332,10 @@ class ControlPlane:
                 self.nodes.summaries,
                 None if self.scheduler is None else self.scheduler.core,
                 self.nodes.oom_kills,
-                # agent processes' nodes, scraped as metrics-server scrapes (none when simulated)
-                None if options.simulated else lambda node: fetch_summary(self.kubelets, node),
+                # agent processes' nodes (none when simulated)
+                None
+                if options.simulated
+                else AgentSummaries(self.kubelets, " for the usage history").scrape,
             )
         self.dashboard: Dashboard | None = None
         if options.dashboard and self.history is not None:  # the history is kept for it

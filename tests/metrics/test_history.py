@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,9 +14,11 @@ import pytest
 from pinnace.api import catalog
 from pinnace.api.stats import ContainerStats, NodeStats, PodStats, Summary
 from pinnace.api.status import StatusError
+from pinnace.apiserver.agent_summaries import AgentSummaries
 from pinnace.clock.virtual import VirtualClock
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.kubelet.config import node_configs
+from pinnace.kubelet.endpoints import stats_summary
 from pinnace.metrics.history import UsageHistory
 from pinnace.metrics.recorder import HistoryRecorder
 from pinnace.store import MemoryStore
@@ -291,15 +294,26 @@ def test_the_recorder_scrapes_agents_nodes_and_samples_on_without_those_that_do_
     history = UsageHistory(resolution=10, window=600, object_window=300)
     hello = PodStats("uid-1", "default", "hello", [ContainerStats("hello", 250_000_000, 100 * MI)])
 
-    async def scrape(node: dict[str, Any]) -> Summary:
-        name = node["metadata"]["name"]
-        if name == "far-2":
-            raise StatusError(500, "", 'Get "http://far:10250/stats/summary": connection refused')
-        if name == "far-3":
-            await asyncio.Event().wait()  # never answers
-        return Summary(
-            clock.now(), NodeStats(250_000_000, memory_working_set_bytes=100 * MI), [hello]
-        )
+    class Kubelets:
+        """Kubelets of an agent that serves each node's /stats/summary only."""
+
+        def remote(self, node: dict[str, Any]) -> bool:
+            return True
+
+        async def get(self, node: dict[str, Any], path: str) -> AsyncIterator[bytes]:
+            name = node["metadata"]["name"]
+            if path != "/stats/summary":
+                raise StatusError(404, "NotFound", "404 page not found\n")
+            if name == "far-2":
+                raise StatusError(500, "", f'Get "http://far:10250{path}": connection refused')
+            if name == "far-3":
+                await asyncio.Event().wait()  # never answers
+            summary = Summary(
+                clock.now(), NodeStats(250_000_000, memory_working_set_bytes=100 * MI), [hello]
+            )
+            return _body(stats_summary(name, summary, [], 0.0))
+
+    scrape = AgentSummaries(Kubelets(), " for the usage history").scrape
 
     async def scenario() -> None:
         options = ClusterOptions(nodes=[], scheduler=False, controllers=False, dashboard=False)
@@ -328,3 +342,7 @@ def test_the_recorder_scrapes_agents_nodes_and_samples_on_without_those_that_do_
     assert len(told) == 2
     assert "far-2" in told[0] and "connection refused" in told[0]
     assert "far-3" in told[1] and "no answer in time" in told[1]
+
+
+async def _body(data: bytes) -> AsyncIterator[bytes]:
+    yield data

@@ -4,6 +4,10 @@
 The kubelet's simulated runtime produces a `Summary` from the behaviour model; the eviction
 manager, the OOM killer and the API server's metrics API read it. Amounts are integers in the
 units the kubelet's summary API uses: CPU in nanocores, memory and disk in bytes.
+
+A `pinnace agent` process also serves the summaries of all its nodes at once, in a compact form
+of what `summary_of` reads (`compact`, `from_compact`; `SUMMARIES_PATH`), so that the API server
+reads them with one request instead of one per node.
 """
 
 from __future__ import annotations
@@ -12,7 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinnace.clock.rfc3339 import parse_time
+from pinnace.clock.rfc3339 import parse_time, second_instant
+
+SUMMARIES_PATH = "/pinnace/summaries"
+"""`GET <SUMMARIES_PATH>[?node=NAME&node=…]` of an agent process: the summaries of its nodes
+(those named, or all), as lines of JSON sent as they are read, each `{"summaries": {node:
+compact(summary)}, "unreachable": {node: why}}` of some of them, a node the API server cannot
+reach (its /stats/summary answers 503) among the unreachable; a node the process does not run
+is in none (Pinnace's own path)."""
 
 
 @dataclass
@@ -129,3 +140,35 @@ def summary_of(document: Mapping[str, Any]) -> Summary:
         NodeStats(cpu_usage_nano_cores=cpu, memory_working_set_bytes=memory),
         pods,
     )
+
+
+Compact = list[Any]
+"""[time, node CPU, node memory, [[pod uid, namespace, name, [[container, CPU, memory], …]], …]]:
+the figures `summary_of` reads of a summary, CPU in nanocores and memory working sets in
+bytes, its time as /stats/summary writes it (to the second)."""
+
+
+def compact(summary: Summary) -> Compact:
+    node = summary.node
+    pods = [
+        [p.uid, p.namespace, p.name,
+         [[c.name, c.cpu_usage_nano_cores, c.memory_working_set_bytes] for c in p.containers]]
+        for p in summary.pods
+    ]  # fmt: skip
+    time = second_instant(summary.time)
+    return [time, node.cpu_usage_nano_cores, node.memory_working_set_bytes, pods]
+
+
+def from_compact(row: Compact) -> Summary:
+    """The `Summary` `summary_of` reads of the node's /stats/summary; a ValueError or TypeError
+    when `row` is none."""
+    time, cpu, memory, pods = row
+    return Summary(
+        float(time),
+        NodeStats(cpu_usage_nano_cores=int(cpu), memory_working_set_bytes=int(memory)),
+        [
+            PodStats(uid, namespace, name,
+                     [ContainerStats(c, int(c_cpu), int(c_memory)) for c, c_cpu, c_memory in cs])
+            for uid, namespace, name, cs in pods
+        ],
+    )  # fmt: skip

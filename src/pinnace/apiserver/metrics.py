@@ -2,38 +2,31 @@
 
 In Kubernetes metrics-server scrapes every kubelet and kube-apiserver proxies the group to it;
 here the node agents register a `MetricsSource` with the server, which answers from their stats
-summaries, and the nodes of `pinnace agent` processes are scraped (their /stats/summary) when
-asked for. NodeMetrics and PodMetrics carry CPU in nanocores (`123456789n`, or a shorter form
-when exact, as resource.NewScaledQuantity writes it) and the memory working set in bytes as a
-BinarySI quantity (`1442164Ki`). A node or pod without stats is left out of lists, and a get of
-it answers NotFound, as metrics-server does. Pods are reported only while Running.
+summaries, and the nodes of `pinnace agent` processes are scraped when asked for
+(`APIServer.agent_summaries`: one request an agent process). NodeMetrics and PodMetrics carry
+CPU in nanocores (`123456789n`, or a shorter form when exact, as resource.NewScaledQuantity
+writes it) and the memory working set in bytes as a BinarySI quantity (`1442164Ki`). A node
+or pod without stats is left out of lists, and a get of it answers NotFound, as metrics-server
+does. Pods are reported only while Running.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
-
-import orjson
 
 from pinnace.api import catalog, status
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions
-from pinnace.api.stats import summary_of
 from pinnace.clock.rfc3339 import format_time
 from pinnace.resources.quantity import BINARY_SI, Quantity
 
 if TYPE_CHECKING:
     from pinnace.api.stats import ContainerStats, PodStats, Summary
-    from pinnace.apiserver.kubelets import Kubelets
     from pinnace.apiserver.server import APIServer
-
-log = logging.getLogger(__name__)
 
 MetricsSource = Callable[[], "Mapping[str, Summary]"]
 """() -> the latest stats summary of every node, by node name. Pod metrics look up only the
@@ -75,32 +68,14 @@ async def _summaries(
     server: APIServer, nodes: Iterable[Object], local: Mapping[str, Summary] | None = None
 ) -> Mapping[str, Summary]:
     """The registered source's summaries (`local` when the caller has them), and those of the
-    `nodes` a `pinnace agent` process runs, scraped from their kubelets now
-    (`APIServer.kubelets`); a node whose scrape fails is left out, as metrics-server leaves
-    out a node it could not scrape."""
+    `nodes` a `pinnace agent` process runs, scraped now (`APIServer.agent_summaries`); a node
+    whose scrape fails is left out, as metrics-server leaves out a node it could not scrape."""
     local = _source(server)() if local is None else local
-    kubelets = server.kubelets
-    remote = [n for n in nodes if kubelets is not None and kubelets.remote(n)]
-    if kubelets is None or not remote:
+    agents = server.agent_summaries
+    remote = [n for n in nodes if agents is not None and agents.remote(n)]
+    if agents is None or not remote:
         return local
-    scraped = await asyncio.gather(*(_scrape(kubelets, n) for n in remote))
-    found = {n["metadata"]["name"]: s for n, s in zip(remote, scraped, strict=True) if s}
-    return ChainMap(found, local)  # type: ignore[arg-type]
-
-
-async def fetch_summary(kubelets: Kubelets, node: Object) -> Summary:
-    """The node's /stats/summary, what metrics-server scrapes: a StatusError when its kubelet
-    cannot be reached or refuses, a ValueError or KeyError when its answer is no summary."""
-    body = await kubelets.get(node, "/stats/summary")
-    return summary_of(orjson.loads(b"".join([chunk async for chunk in body])))
-
-
-async def _scrape(kubelets: Kubelets, node: Object) -> Summary | None:
-    try:
-        return await fetch_summary(kubelets, node)
-    except (status.StatusError, ValueError, KeyError) as e:
-        log.warning("Failed to scrape node %s: %s", node["metadata"]["name"], e)
-        return None
+    return ChainMap(await agents.scrape(remote), local)  # type: ignore[arg-type]
 
 
 async def _pods_summaries(server: APIServer, pods: list[Object]) -> Mapping[str, Summary]:

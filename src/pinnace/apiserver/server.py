@@ -63,6 +63,7 @@ from pinnace.store import (
 )
 
 if TYPE_CHECKING:
+    from pinnace.apiserver.agent_summaries import AgentSummaries
     from pinnace.apiserver.deferred import DeferredWrites
     from pinnace.apiserver.kubelets import Kubelets
 
@@ -122,6 +123,8 @@ class APIServer:
         """Set by the node agents: serves pods/log."""
         self.kubelets: Kubelets | None = None
         """Set by the cluster: the kubelets of nodes its own agents do not run."""
+        self.agent_summaries: AgentSummaries | None = None
+        """Set by the cluster with `kubelets`: how the metrics API reads their summaries."""
         self.metrics_source: MetricsSource | None = None
         """Set by the node agents: serves metrics.k8s.io."""
         self.custom_metrics: MetricsProvider | None = None

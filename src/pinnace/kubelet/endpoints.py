@@ -363,6 +363,19 @@ class NodeEndpoints:
         content_type = CONTENT_TYPES.get(path)
         if content_type is None:
             return None
+        reading = self._latest(now, summarize, runtime)
+        body = reading.bodies.get(path)
+        if body is None:
+            body = reading.bodies[path] = _render(node_name, path, reading)
+        return body, content_type
+
+    def summary(self, now: float, summarize: Callable[[], Summary],
+                runtime: ContainerRuntime) -> Summary:  # fmt: skip
+        """The stats summary every path serves at `now` (that of the latest reading)."""
+        return self._latest(now, summarize, runtime).summary
+
+    def _latest(self, now: float, summarize: Callable[[], Summary],
+                runtime: ContainerRuntime) -> _Reading:  # fmt: skip
         reading = self._reading
         if (
             reading is None
@@ -373,10 +386,7 @@ class NodeEndpoints:
             samples = self.counters.read(summary, runtime)
             node_cpu = self.counters.node.cpu_seconds if self.counters.node is not None else 0.0
             reading = self._reading = _Reading(summary, runtime.changes, samples, node_cpu)
-        body = reading.bodies.get(path)
-        if body is None:
-            body = reading.bodies[path] = _render(node_name, path, reading)
-        return body, content_type
+        return reading
 
 
 def _render(node_name: str, path: str, reading: _Reading) -> bytes:

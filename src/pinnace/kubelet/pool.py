@@ -323,6 +323,19 @@ class NodeAgentPool:
         """What the node's kubelet serves to monitoring at `path` (`kubelet.endpoints`), as the
         API server's node proxy reaches it; 404 for an unknown node or path, 503 for a node
         the API server cannot reach."""
+        agent, served_by = self._monitored(node)
+        served = served_by.serve(node, path, self.clock.now(), agent.summary, agent.runtime)
+        if served is None:
+            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+        return served
+
+    def served_summary(self, node: str) -> Summary:
+        """The stats summary the node's /stats/summary serves now (`proxy`), unrendered; 404
+        for an unknown node, 503 for a node the API server cannot reach."""
+        agent, served_by = self._monitored(node)
+        return served_by.summary(self.clock.now(), agent.summary, agent.runtime)
+
+    def _monitored(self, node: str) -> tuple[NodeAgent, endpoints.NodeEndpoints]:
         agent = self.agents.get(node)
         if agent is None:
             raise StatusError(404, "NotFound", f'nodes "{node}" not found',
@@ -332,10 +345,7 @@ class NodeAgentPool:
         served_by = self._endpoints.get(node)
         if served_by is None:
             served_by = self._endpoints[node] = endpoints.NodeEndpoints()
-        served = served_by.serve(node, path, self.clock.now(), agent.summary, agent.runtime)
-        if served is None:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
-        return served
+        return agent, served_by
 
     def oom_kills(self) -> int:
         """Containers the OOM killer has ended on every node so far."""

@@ -19,7 +19,10 @@ bound to any of its nodes. The node's own paths (/stats/summary, /metrics/resour
 `Pinnace-Node` header names (the API server sends it), or without one, for the node whose
 address the request came to (a Prometheus scraping each kubelet at its address), as is
 Pinnace's own `POST /pinnace/faults/<fault>` (`pinnace node stop|start|partition|slow`,
-relayed by the API server; `kubelet.faults`).
+relayed by the API server; `kubelet.faults`). Pinnace's own `GET /pinnace/summaries` answers
+for every node of the process, on any of its addresses: the stats summaries their
+/stats/summary serve, compact (`pinnace.api.stats.SUMMARIES_PATH`), which the API server's
+usage history and metrics API read in one request.
 
 Over TLS (the agent's kubeconfig names an https server) the endpoint serves a self-signed
 certificate made at start, as a kubelet without --tls-cert-file does, and requires a client
@@ -50,9 +53,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
+import orjson
 import uvicorn
 
 from pinnace.api.objects import Object
+from pinnace.api.stats import SUMMARIES_PATH, compact
 from pinnace.api.status import StatusError
 from pinnace.api.streams import StreamOptions
 from pinnace.apiserver.auth import certs
@@ -76,6 +81,8 @@ KUBELET_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patc
 """The kubelet's request verbs (pkg/kubelet/server/auth.go), by HTTP method."""
 STREAMING = {"exec": "exec", "attach": "attach", "portForward": "portforward"}
 """The kubelet's streaming paths, and the subresource each serves."""
+SUMMARIES_PER_SLICE = 250
+"""Nodes read for a line of `SUMMARIES_PATH`, between turns of the process's other work."""
 
 
 class KubeletServer:
@@ -179,6 +186,9 @@ class KubeletServer:
             return
         if scope["method"] == "GET" and scope["path"] in PATHS:
             await self._monitoring(scope, send)
+            return
+        if scope["method"] == "GET" and scope["path"] == SUMMARIES_PATH:
+            await self._summaries(scope, receive, send)
             return
         fault_path, _, fault = scope["path"].rpartition("/")
         if scope["method"] == "POST" and fault_path == FAULTS_PATH:
@@ -313,6 +323,27 @@ class KubeletServer:
         await send({"type": "http.response.start", "status": 200, "headers": head})
         await send({"type": "http.response.body", "body": body})
 
+    async def _summaries(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The summaries of the nodes the query names (`node=`), or of all (SUMMARIES_PATH): a
+        line a slice of nodes, each sent once read, the process's other work going on between;
+        no more once the API server has gone (it waited long enough)."""
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        head = [(b"content-type", b"application/x-ndjson")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        pool = self.pool
+        nodes = [] if pool is None else query.get("node") or list(pool.agents)
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            for start in range(0, len(nodes), SUMMARIES_PER_SLICE):
+                if gone.done() or pool is None:
+                    return
+                line = _summaries_line(pool, nodes[start : start + SUMMARIES_PER_SLICE])
+                await send({"type": "http.response.body", "body": line, "more_body": True})
+                await asyncio.sleep(0)
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            gone.cancel()
+
     def _container_log(
         self, namespace: str, name: str, container: str, query: dict[str, list[str]]
     ) -> AsyncIterator[str]:
@@ -321,6 +352,19 @@ class KubeletServer:
         if pod is None:
             raise StatusError(404, "NotFound", f'pod "{name}" does not exist\n')
         return self.pool.read_log(pod, container, log_options(query))  # type: ignore[union-attr]
+
+
+def _summaries_line(pool: NodeAgentPool, nodes: list[str]) -> bytes:
+    """A line of SUMMARIES_PATH: the nodes' summaries, or why the API server cannot reach
+    them; a node the process does not run (404) is in neither."""
+    summaries, unreachable = {}, {}
+    for node in nodes:
+        try:
+            summaries[node] = compact(pool.served_summary(node))
+        except StatusError as e:
+            if e.code == 503:
+                unreachable[node] = e.message
+    return orjson.dumps({"summaries": summaries, "unreachable": unreachable}) + b"\n"
 
 
 def node_of(scope: Scope, nodes_at: Mapping[str, str]) -> str:
@@ -379,14 +423,16 @@ async def _stream(send: Send, receive: Receive, chunks: AsyncIterator[str]) -> N
             await send({"type": "http.response.body", "body": chunk.encode(), "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
-    async def disconnected() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-
     copying = asyncio.ensure_future(copy())
-    gone = asyncio.ensure_future(disconnected())
+    gone = asyncio.ensure_future(_disconnected(receive))
     await asyncio.wait((copying, gone), return_when=asyncio.FIRST_COMPLETED)
     for task in (copying, gone):
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Until the client has gone."""
+    while (await receive())["type"] != "http.disconnect":
+        pass

@@ -4,10 +4,10 @@ clock, a sample of
 - usage, as metrics-server reads it from the kubelets' stats summaries: CPU and memory used
   per container and over the cluster, and the pods running. The nodes of the process are read
   in it; those of `pinnace agent` processes (the Nodes labelled `pinnace.dev/agent`) are
-  scraped (`scrape`: their kubelets' /stats/summary, as metrics-server scrapes every kubelet),
-  all at once, within an eighth of the resolution: a node whose scrape fails or takes longer
-  (its agent gone, or not serving yet) is left out of that sample, as metrics-server leaves out
-  a node it could not scrape;
+  scraped (`scrape`: `pinnace.apiserver.agent_summaries`, one request an agent process),
+  within an eighth of the resolution: a node whose scrape fails or takes longer (its agent
+  gone, or not serving yet) is left out of that sample, as metrics-server leaves out a node it
+  could not scrape;
 - requests and allocatable as the scheduler accounts them (its node table: every pod bound or
   assumed), and the pods waiting in its queue, and the pods it placed since the last sample;
 - evictions (the Events of kubelets' node-pressure evictions, the taint manager's and
@@ -38,7 +38,6 @@ from pinnace.api import catalog
 from pinnace.api.core.event import EVENT
 from pinnace.api.objects import Object
 from pinnace.api.stats import Summary
-from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, object_key
 from pinnace.clock import Clock
 from pinnace.clock.component import HeldTasks, cancel_and_wait
@@ -67,17 +66,15 @@ WORKLOADS = {
 
 VPAS = catalog.kind("autoscaling.k8s.io", "verticalpodautoscalers")
 NODES = catalog.kind("", "nodes")
-SCRAPES_AT_ONCE = 32
-"""How many agents' nodes are scraped at the same time."""
 SCRAPE_SHARE = 1 / (2 * PACE)
 """The share of the resolution a sample waits for agents' nodes to answer (1.25 s of 10 s):
 well within what keeps the sampling at its resolution (`PACE`)."""
 
 Summaries = Callable[[], Mapping[str, Summary]]
-Scrape = Callable[[Object], Awaitable[Summary]]
-"""A Node -> its kubelet's stats summary, fetched over the network; a StatusError or OSError
-when it cannot be reached, a ValueError, KeyError, TypeError or AttributeError when what it
-answers is no summary."""
+Scrape = Callable[[list[Object], float], Awaitable[Mapping[str, Summary]]]
+"""(agent processes' Nodes, seconds) -> the stats summaries of those that answered within the
+seconds, by node name, fetched over the network (`AgentSummaries.scrape`, which leaves out
+and tells of the others)."""
 
 
 def replicas(kind: str, obj: Object) -> tuple[float, float]:
@@ -117,15 +114,13 @@ class HistoryRecorder:
         oom_kills: Callable[[], int],
         scrape: Scrape | None = None,
     ) -> None:
-        """`summaries`: those of the process's own nodes; `scrape`: how to reach an agent
-        process's node (None: they are left out)."""
+        """`summaries`: those of the process's own nodes; `scrape`: how to reach agent
+        processes' nodes (None: they are left out)."""
         self.clock: Clock = client.clock
         self.history = history
         self.summaries = summaries
         self.scrape = scrape
         self.agent_nodes = Informer(client, NODES, label_selector=AGENT_LABEL)
-        self._unreachable: set[str] = set()
-        """The agents' nodes whose last scrape failed (told once, until one succeeds)."""
         self.scheduler = scheduler
         self.oom_kills = oom_kills
         self.events = Informer(client, EVENT, namespace_index=False)
@@ -205,47 +200,14 @@ class HistoryRecorder:
         stranded = {} if self.scheduler is None else self._stranded(self.scheduler.table)
         self.history.record(now, cluster, pods, workloads, nodes, recommendations, stranded)
 
-    async def _agents_summaries(self) -> dict[str, Summary]:
+    async def _agents_summaries(self) -> Mapping[str, Summary]:
         """The summaries of the agent processes' nodes scraped now: those that answered
         within SCRAPE_SHARE of the resolution, so that agents slow to answer, or gone, do not
         slow the sampling."""
-        nodes = {n["metadata"]["name"]: n for n in self.agent_nodes.list()} if self.scrape else {}
-        self._unreachable &= nodes.keys()
-        if not nodes:
+        nodes = self.agent_nodes.list() if self.scrape is not None else []
+        if self.scrape is None or not nodes:
             return {}
-        at_once = asyncio.Semaphore(SCRAPES_AT_ONCE)
-
-        async def scrape(name: str) -> Summary | None:
-            assert self.scrape is not None
-            async with at_once:
-                try:
-                    found = await self.scrape(nodes[name])
-                except (StatusError, OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-                    self._unanswered(name, e)  # unreachable, or what it answered is no summary
-                    return None
-            self._unreachable.discard(name)
-            return found
-
-        scrapes = {name: asyncio.ensure_future(scrape(name)) for name in nodes}
-        try:
-            await asyncio.wait(scrapes.values(), timeout=self.history.resolution * SCRAPE_SHARE)
-        finally:
-            late = {task for task in scrapes.values() if not task.done()}
-            for task in late:
-                task.cancel()
-            await asyncio.gather(*late, return_exceptions=True)
-        found = {}
-        for name, task in scrapes.items():
-            if task in late:
-                self._unanswered(name, "no answer in time")
-            elif (summary := task.result()) is not None:
-                found[name] = summary
-        return found
-
-    def _unanswered(self, name: str, why: object) -> None:
-        if name not in self._unreachable:  # told once, until it answers again
-            self._unreachable.add(name)
-            log.warning("Failed to scrape node %s for the usage history: %s", name, why)
+        return await self.scrape(nodes, self.history.resolution * SCRAPE_SHARE)
 
     def _scheduler_view(self, scheduler: Scheduler) -> dict[str, float]:
         table = scheduler.table

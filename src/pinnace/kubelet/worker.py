@@ -1226,9 +1226,10 @@ class PodWorker:
     def status(self) -> dict[str, Any]:
         """The pod's status as the kubelet reports it."""
         now = self.host.clock.now_rfc3339()
-        # A pod the kubelet fails (deadline, eviction) shows its terminal phase only once its
-        # containers have stopped, as the status manager holds the phase back until then.
-        stopping = self._failure is not None and any(c.running for c in self.containers)
+        # A pod shows its terminal phase only once its containers (sidecars, ephemeral ones,
+        # those the kubelet kills failing it) have stopped, as the status manager holds the
+        # phase back until then (mergePodStatus).
+        stopping = self.finished and any(c.running for c in self.containers)
         phase = self._recorded_phase if stopping else self.phase
         previous = _conditions(self._transitions)
         conditions = pod_conditions(self.inits, self.apps, phase, previous, now)

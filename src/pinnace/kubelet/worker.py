@@ -286,6 +286,7 @@ class PodWorker:
         "apps",
         "ceiling",
         "ceiling_annotations",
+        "ceiling_ephemerals",
         "ephemerals",
         "flags",
         "hold",
@@ -384,8 +385,10 @@ class PodWorker:
         """With in-place resize on: the resources its containers are allocated and run with
         (`pinnace.kubelet.resize`)."""
         self.ceiling: UsageCeiling | None = None
-        """The most the agent counts it as using, as of its annotations then."""
+        """The most the agent counts it as using, as of its annotations and ephemeral
+        containers then."""
         self.ceiling_annotations: tuple[tuple[str, str], ...] = ()
+        self.ceiling_ephemerals = 0
         self.writer: asyncio.Task[None] | None = None
         """The agent's task writing its status, while it runs."""
         self.status_written: int | None = None

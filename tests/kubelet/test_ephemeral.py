@@ -152,3 +152,19 @@ def test_a_restarted_agent_takes_its_ephemeral_containers_back(node: Node) -> No
     # Neither the one that ran nor the one running is started again.
     assert node.get_pod("web")["status"]["ephemeralContainerStatuses"] == before
     assert events_of(node, "spec.ephemeralContainers{done}").count("Started") == 1
+
+
+def test_a_finished_pod_shows_its_phase_once_its_ephemeral_container_has_stopped(
+    node: Node,
+) -> None:
+    # The status manager holds a terminal phase back while a container could still run
+    # (mergePodStatus): here the debugger takes 10 s to stop once its app container is done.
+    running_pod(node, "job", restart_policy="Never", run_seconds="20", stop_seconds="10")
+    debug(node, "job", "debugger", "sleep", "3600")
+    node.settle(20)
+    assert "Killing" in events_of(node, "spec.ephemeralContainers{debugger}")
+    assert state(node, "job", "debugger") == "running"
+    assert node.get_pod("job")["status"]["phase"] == "Running"
+    node.settle(15)
+    assert state(node, "job", "debugger") == "terminated"
+    assert node.get_pod("job")["status"]["phase"] == "Succeeded"

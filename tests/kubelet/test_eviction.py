@@ -446,3 +446,21 @@ def test_an_eviction_pass_unpacks_only_the_pod_it_evicts(node: Node) -> None:
     evictions = node.agent.eviction.synchronize(node.agent.clock.now())
     assert len(evictions) == 1
     assert unpacked == ["p5"]  # the largest use above its request goes first
+
+
+def test_an_ephemeral_containers_use_counts_toward_pressure(node: Node) -> None:
+    # The agent's ceiling of what its pods may use (which lets it skip eviction passes)
+    # takes in an ephemeral container once it is added.
+    from tests.kubelet.test_ephemeral import debug
+
+    body = pod("web", node="node-1")
+    body["metadata"]["annotations"]["sim.pinnace.dev/memory.debugger"] = "1Gi"
+    node.create_pod(body)
+    node.settle(30)
+    assert status(node, "web")["phase"] == "Running"
+    assert condition(node, "MemoryPressure")["status"] == "False"
+    debug(node, "web", "debugger", "sleep", "3600", image="nginx:1.27")  # no image pulled
+    node.settle(30)
+    web = status(node, "web")
+    assert (web["phase"], web["reason"]) == ("Failed", "Evicted")
+    assert condition(node, "MemoryPressure")["status"] == "True"

@@ -197,3 +197,17 @@ def test_a_sub_path_of_an_empty_dir_is_the_volumes_own_directory(node: Node) -> 
     node.settle()
     assert printed(node, "pod1") == ["pod1", "Hello", "Hello"]
     assert node.get_pod("pod1")["status"]["phase"] == "Succeeded"
+
+
+def test_a_sub_path_expr_is_checked_on_a_volume_the_model_has_no_files_for(node: Node) -> None:
+    # makeMounts expands every mount's subPathExpr, whatever its volume.
+    body = pod("host", node="node-1")
+    body["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "host", "mountPath": "/host", "subPathExpr": "$(NOWHERE)"}
+    ]
+    body["spec"]["volumes"] = [{"name": "host", "hostPath": {"path": "/var/log"}}]
+    node.create_pod(body)
+    node.settle()
+    waiting = node.get_pod("host")["status"]["containerStatuses"][0]["state"]["waiting"]
+    message = "missing value for NOWHERE"
+    assert waiting == {"reason": "CreateContainerConfigError", "message": message}

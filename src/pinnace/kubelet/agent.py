@@ -717,15 +717,22 @@ class NodeAgent:
         return worker is None or not any(c.running for c in worker.containers)
 
     def _set_ceiling(self, worker: PodWorker, pod: Mapping[str, Any]) -> None:
-        """Count what the pod may use at most, again whenever its annotations change."""
+        """Count what the pod may use at most, again whenever its annotations change or an
+        ephemeral container is added."""
         annotations = _ANNOTATIONS(
             tuple(sorted((pod["metadata"].get("annotations") or {}).items()))
         )
-        if worker.ceiling is not None and worker.ceiling_annotations == annotations:
+        ephemerals = len((pod.get("spec") or {}).get("ephemeralContainers") or ())
+        if (
+            worker.ceiling is not None
+            and worker.ceiling_annotations == annotations
+            and worker.ceiling_ephemerals == ephemerals
+        ):
             return
         self._drop_ceiling(worker)
         worker.ceiling = UsageCeiling.of(pod)
         worker.ceiling_annotations = annotations
+        worker.ceiling_ephemerals = ephemerals
         self._ceiling += worker.ceiling
 
     def _drop_ceiling(self, worker: PodWorker) -> None:

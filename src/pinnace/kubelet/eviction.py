@@ -175,7 +175,11 @@ class UsageCeiling:
         spec = pod_spec(pod)
         total = cls()
         disk_peaks: dict[str, float] = {}
-        for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ())):
+        for c in (
+            *(spec.get("initContainers") or ()),
+            *(spec.get("containers") or ()),
+            *(spec.get("ephemeralContainers") or ()),
+        ):
             name = c.get("name", "")
             try:
                 behaviour = container_behaviour(pod, name)

@@ -486,11 +486,12 @@ class PodVolumes:
             before_read()
         mounts: list[tuple[str, Mapping[str, str]]] = [("/", layer)]
         for mount in volume_mounts:
+            # Checked for every mount, as makeMounts does, modelled volume or not.
+            sub_path = mount_sub_path(mount, environment)
             files = self.files.get(mount.get("name", ""))
             if files is None:
                 continue
             path = _absolute(str(mount.get("mountPath", "")))
-            sub_path = mount_sub_path(mount, environment)
             if not sub_path:
                 mounts.append((path, files))
                 continue

@@ -286,6 +286,7 @@ class PodWorker:
         "apps",
         "ceiling",
         "ceiling_annotations",
+        "ceiling_ephemerals",
         "ephemerals",
         "flags",
         "hold",
@@ -384,8 +385,10 @@ class PodWorker:
         """With in-place resize on: the resources its containers are allocated and run with
         (`pinnace.kubelet.resize`)."""
         self.ceiling: UsageCeiling | None = None
-        """The most the agent counts it as using, as of its annotations then."""
+        """The most the agent counts it as using, as of its annotations and ephemeral
+        containers then."""
         self.ceiling_annotations: tuple[tuple[str, str], ...] = ()
+        self.ceiling_ephemerals = 0
         self.writer: asyncio.Task[None] | None = None
         """The agent's task writing its status, while it runs."""
         self.status_written: int | None = None
@@ -1226,9 +1229,10 @@ class PodWorker:
     def status(self) -> dict[str, Any]:
         """The pod's status as the kubelet reports it."""
         now = self.host.clock.now_rfc3339()
-        # A pod the kubelet fails (deadline, eviction) shows its terminal phase only once its
-        # containers have stopped, as the status manager holds the phase back until then.
-        stopping = self._failure is not None and any(c.running for c in self.containers)
+        # A pod shows its terminal phase only once its containers (sidecars, ephemeral ones,
+        # those the kubelet kills failing it) have stopped, as the status manager holds the
+        # phase back until then (mergePodStatus).
+        stopping = self.finished and any(c.running for c in self.containers)
         phase = self._recorded_phase if stopping else self.phase
         previous = _conditions(self._transitions)
         conditions = pod_conditions(self.inits, self.apps, phase, previous, now)

@@ -115,6 +115,22 @@ def test_a_node_back_within_the_quarantine_keeps_its_pods(gc: GC):
     assert gc.names() == {"a"}
 
 
+def test_pods_bound_to_a_node_that_never_was_or_went_twice_go_after_the_quarantine(gc: GC):
+    gc.create(pod("a", node="ghost"))
+    gc.create(pod("b", node="n1"))
+    gc.run(gc.client.delete(NODES, "", "n1"))
+    gc.wait(21)
+    gc.run(gc.client.create(NODES, "", node("n1")))
+    gc.wait(100)  # back within the quarantine: "b" stays, "ghost" has none left
+    assert gc.names() == {"b"}
+    gc.run(gc.client.delete(NODES, "", "n1"))
+    gc.wait(30)
+    gc.create(pod("c", node="ghost"))  # bound to it again after its pods went
+    assert gc.names() == {"b", "c"}
+    gc.wait(70)
+    assert gc.names() == set()
+
+
 def test_a_terminating_pod_never_scheduled_is_failed_and_deleted(gc: GC):
     gc.create(kept("pending"))
     gc.set_phase("pending", "Pending")

@@ -164,6 +164,12 @@ class PodGCController:
         self._pods.add_event_handler(
             self._pod_changed, lambda _, new: self._pod_changed(new), self._pod_deleted
         )
+        self._maybe_missing: dict[str, None] = {}
+        """The nodes a pod was bound to while not cached, and those gone from the cache, in
+        the order seen: the only ones a pass looks for among the pods' nodes, rather than
+        comparing every pod's node with every node (a set kept in step with both caches)."""
+        self._pods.add_listener(self._pod_cached)
+        self._nodes.add_listener(self._node_cached)
 
     async def run(self) -> None:
         """Collect every GC_CHECK_PERIOD forever; cancel the task to stop."""
@@ -213,12 +219,12 @@ class PodGCController:
             return listed
 
         terminating = bool(self._pods.index_values(TERMINATING))
-        bound_to = self._pods.index_values(NODE_NAME)
+        missing = self._missing_nodes()
         if self.terminated_pod_threshold > 0:
             await self._gc_terminated()
         if terminating:
             await self._gc_terminating(pods())
-        await self._gc_orphaned(pods, bound_to)
+        await self._gc_orphaned(pods, missing)
         if terminating:
             await self._gc_unscheduled_terminating(pods())
 
@@ -263,10 +269,29 @@ class PodGCController:
         doomed.sort(key=eviction_and_creation_order)
         await self._delete_all(doomed)
 
-    async def _gc_orphaned(self, pods: Callable[[], list[Object]], bound_to: list[str]) -> None:
-        """`bound_to`: the nodes the pods are bound to."""
+    def _pod_cached(self, key: str, old: Object | None, new: Object | None) -> None:
+        node = "" if new is None else new["spec"].get("nodeName") or ""
+        if node and self._nodes.get("", node) is None:
+            self._maybe_missing[node] = None
+
+    def _node_cached(self, name: str, old: Object | None, new: Object | None) -> None:
+        if new is None:
+            self._maybe_missing[name] = None
+
+    def _missing_nodes(self) -> list[str]:
+        """The nodes pods are bound to that are not in the node cache (those of
+        `_maybe_missing` that are; the others leave it until a pod bound to one, or its
+        removal from the cache, puts it back)."""
+        for node in list(self._maybe_missing):
+            if self._nodes.get("", node) is not None or not self._pods.by_index(NODE_NAME, node):
+                del self._maybe_missing[node]
+        return list(self._maybe_missing)
+
+    async def _gc_orphaned(self, pods: Callable[[], list[Object]], missing: list[str]) -> None:
+        """`missing`: the nodes pods were bound to, missing from the node cache at the start
+        of the pass (as v1.32 lists both then)."""
         now = self._clock.now()
-        for node in set(bound_to).difference(self._nodes.keys(), ("",)):
+        for node in missing:
             self._quarantine.setdefault(node, now + QUARANTINE_TIME)
         deleted = await self._deleted_nodes(now)
         if not deleted:

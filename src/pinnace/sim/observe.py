@@ -1,15 +1,16 @@
 """What a simulation records while it runs: every pod's lifecycle, and samples of the cluster.
 
-An `Observer` is a client of the cluster like any component: one informer each for Pods, Nodes
-and FailedScheduling Events, whose handlers keep the pods' records (`pinnace.sim.lifecycle`)
-and the nodes' allocatable and requested (`pinnace.sim.ledger`) current. Every `interval`
-seconds of the cluster's clock it takes a `Sample`: per resource, over the cluster and per
-node pool (the pinnace.dev/node-pool label), allocatable, requested and used (the pods' usage,
-as the metrics API reports it from the nodes' stats summaries, for cpu and memory); pods by
-phase; nodes ready and not; the FailedScheduling reasons since the last sample; and the
-fragmentation of free capacity on the ready, schedulable nodes for every pod shape seen so
-far. Times are seconds of simulated time since the observer started; start it before the
-workloads arrive, so that what it sees first is what happened first.
+An `Observer` is a client of the cluster like any component: one informer each for Pods (the
+controllers' shared one, when the cluster runs them), Nodes and FailedScheduling Events, whose
+handlers keep the pods' records (`pinnace.sim.lifecycle`) and the nodes' allocatable and
+requested (`pinnace.sim.ledger`) current. Every `interval` seconds of the cluster's clock it
+takes a `Sample`: per resource, over the cluster and per node pool (the pinnace.dev/node-pool
+label), allocatable, requested and used (the pods' usage, as the metrics API reports it from
+the nodes' stats summaries, for cpu and memory); pods by phase; nodes ready and not; the
+FailedScheduling reasons since the last sample; and the fragmentation of free capacity on the
+ready, schedulable nodes for every pod shape seen so far. Times are seconds of simulated time
+since the observer started; start it before the workloads arrive, so that what it sees first
+is what happened first.
 """
 
 from __future__ import annotations
@@ -166,7 +167,15 @@ class Observer:
         self._ever_ready: set[str] = set()
         self._synced = False
         client = plane.client()
-        self._pods = Informer(client, PODS, codec=plane.codec, namespace_index=False)
+        # The controllers' shared informer on every pod when the cluster runs them: one watch
+        # of every pod fewer to feed.
+        shared = None if plane.workloads is None else plane.workloads.informers.informer(PODS)
+        self._own_pods = shared is None
+        self._pods = (
+            Informer(client, PODS, codec=plane.codec, namespace_index=False)
+            if shared is None
+            else shared
+        )
         self._nodes = Informer(client, NODES, namespace_index=False)
         self._events = Informer(
             client, EVENTS, field_selector=f"reason={FAILED_SCHEDULING}", namespace_index=False
@@ -202,7 +211,8 @@ class Observer:
             if not self.samples or self.samples[-1].time < self.elapsed():
                 self.sample()
         for informer in (self._events, self._pods, self._nodes):
-            await informer.stop()
+            if informer is not self._pods or self._own_pods:
+                await informer.stop()
 
     async def _sample_every_interval(self) -> None:
         taken = 1

@@ -17,7 +17,8 @@ import asyncio
 import gc
 import time
 from collections import Counter, deque
-from collections.abc import Awaitable, Coroutine, Mapping
+from collections.abc import Awaitable, Coroutine, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -137,14 +138,7 @@ class Simulation:
         """Stop the cluster (the observer takes its last sample) and report on the whole run."""
         elapsed = self.elapsed
         self.close()
-        return Report.from_run(
-            self.observer,
-            scenario=self.scenario.name,
-            seed=self.seed,
-            simulated_seconds=elapsed,
-            wall_seconds=self._wall,
-            event_log_sha256=self.event_log.sha256(),
-        )
+        return self._report(elapsed)
 
     def step(self) -> float:
         """Run up to the next timer of any component, and what falls due then; the seconds
@@ -165,14 +159,7 @@ class Simulation:
 
     def report(self) -> Report:
         """The report of the run so far."""
-        return Report.from_run(
-            self.observer,
-            scenario=self.scenario.name,
-            seed=self.seed,
-            simulated_seconds=self.elapsed,
-            wall_seconds=self._wall,
-            event_log_sha256=self.event_log.sha256(),
-        )
+        return self._report(self.elapsed)
 
     def close(self) -> None:
         """Stop every component and the scenario's own tasks; the loop is closed after."""
@@ -180,7 +167,8 @@ class Simulation:
             return
         self._closed = True
         try:
-            self.loop.run_until_complete(self._stop())
+            with _rare_collections():
+                self.loop.run_until_complete(self._stop())
         finally:
             self.loop.close()
             asyncio.set_event_loop(None)
@@ -241,19 +229,27 @@ class Simulation:
         await self.plane.stop()
         self.event_log.close()
 
+    def _report(self, elapsed: float) -> Report:
+        with _rare_collections():  # a row per pod: the default thresholds would walk the heap
+            return Report.from_run(
+                self.observer,
+                scenario=self.scenario.name,
+                seed=self.seed,
+                simulated_seconds=elapsed,
+                wall_seconds=self._wall,
+                event_log_sha256=self.event_log.sha256(),
+            )
+
     def _timed(self, work: Any) -> Any:
         """Run `work` (a coroutine, or a callable running the loop), counting its wall time;
-        raise what made a step or a workload generator fail meanwhile. The cyclic garbage
-        collector runs as rarely as in `pinnace up` meanwhile: the cluster's objects are
-        acyclic, and its default thresholds walk all of them again and again (a fifth of the
-        CPU of loading 2,000 pods)."""
+        raise what made a step or a workload generator fail meanwhile."""
         began = time.perf_counter()
-        thresholds = gc.get_threshold()
-        gc.set_threshold(*GC_THRESHOLD)
         try:
-            result = self.loop.run_until_complete(work) if isinstance(work, Coroutine) else work()
+            with _rare_collections():
+                result = (
+                    self.loop.run_until_complete(work) if isinstance(work, Coroutine) else work()
+                )
         finally:
-            gc.set_threshold(*thresholds)
             self._wall += time.perf_counter() - began
         self._raise_failure()
         return result
@@ -264,6 +260,19 @@ class Simulation:
             if error is not None:
                 self._tasks.remove(task)
                 raise error
+
+
+@contextmanager
+def _rare_collections() -> Iterator[None]:
+    """The cyclic garbage collector runs as rarely as in `pinnace up` meanwhile: the cluster's
+    objects are acyclic, and its default thresholds walk all of them again and again (a fifth
+    of the CPU of loading 2,000 pods, nine tenths of building the report of a large run)."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 def _action_name(step: Step) -> str:

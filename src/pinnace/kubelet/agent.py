@@ -25,6 +25,7 @@ from typing import Any
 
 from pinnace.api import catalog, status
 from pinnace.api.core.pod_resize import same_resources
+from pinnace.api.core.pod_shape import container_named
 from pinnace.api.features import FeatureGates
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
@@ -761,18 +762,11 @@ class NodeAgent:
     def container_environment(
         self, pod: Mapping[str, Any], container: str, pod_ip: str
     ) -> dict[str, str]:
-        spec = pod.get("spec") or {}
-        for c in (
-            *(spec.get("initContainers") or ()),
-            *(spec.get("containers") or ()),
-            *(spec.get("ephemeralContainers") or ()),
-        ):
-            if c.get("name") == container:
-                node = NodeInfo(
-                    self.sources, self.config.allocatable_list, self.host_ip, self.services
-                )
-                return container_environment(pod, c, node, pod_ip)
-        return {}
+        c = container_named(pod.get("spec") or {}, container)
+        if c is None:
+            return {}
+        node = NodeInfo(self.sources, self.config.allocatable_list, self.host_ip, self.services)
+        return container_environment(pod, c, node, pod_ip)
 
     def web(self, namespace: str) -> WebGet:
         return service_web(namespace, self.services, self.pods)

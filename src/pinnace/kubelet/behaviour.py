@@ -67,6 +67,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pinnace.api.core.pod_shape import container_named
 from pinnace.kubelet.commands import CommandRun, UnknownOutcome
 from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.interning import Interned
@@ -275,19 +276,14 @@ def seconds_value(seconds: float) -> str:
 def container_argv(pod: Mapping[str, Any], container: str) -> list[str]:
     """The container's command then its args; without a command, the image's entrypoint when
     it is one of ENTRYPOINTS (others are unknown here)."""
-    spec = pod.get("spec") or {}
-    for c in (
-        *(spec.get("initContainers") or ()),
-        *(spec.get("containers") or ()),
-        *(spec.get("ephemeralContainers") or ()),
-    ):
-        if c.get("name") == container:
-            image = image_repository(str(c.get("image") or ""))
-            if not c.get("command") and not c.get("args") and image in IMAGE_COMMANDS:
-                return list(IMAGE_COMMANDS[image])
-            command = c.get("command") or list(ENTRYPOINTS.get(image, ()))
-            return [str(word) for word in command + (c.get("args") or [])]
-    return []
+    c = container_named(pod.get("spec") or {}, container)
+    if c is None:
+        return []
+    image = image_repository(str(c.get("image") or ""))
+    if not c.get("command") and not c.get("args") and image in IMAGE_COMMANDS:
+        return list(IMAGE_COMMANDS[image])
+    command = c.get("command") or list(ENTRYPOINTS.get(image, ()))
+    return [str(word) for word in command + (c.get("args") or [])]
 
 
 def _curve(key: str, text: str, resource: str) -> Curve:

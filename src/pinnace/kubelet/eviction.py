@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pinnace.api.core.pod_shape import pod_containers
 from pinnace.api.stats import PodStats, Summary
 from pinnace.kubelet.admission import ADMITTED, AdmitResult
 from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
@@ -175,11 +176,7 @@ class UsageCeiling:
         spec = pod_spec(pod)
         total = cls()
         disk_peaks: dict[str, float] = {}
-        for c in (
-            *(spec.get("initContainers") or ()),
-            *(spec.get("containers") or ()),
-            *(spec.get("ephemeralContainers") or ()),
-        ):
+        for c in pod_containers(spec):
             name = c.get("name", "")
             try:
                 behaviour = container_behaviour(pod, name)

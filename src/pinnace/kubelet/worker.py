@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pinnace.api.core.pod_shape import pod_containers
 from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
 from pinnace.clock import Clock, Timer, format_time, parse_time
@@ -205,12 +206,7 @@ class _Plan:
 
 
 def _container_specs(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    spec = pod.get("spec") or {}
-    return {
-        c["name"]: c
-        for key in ("initContainers", "containers", "ephemeralContainers")
-        for c in spec.get(key) or ()
-    }
+    return {c["name"]: c for c in pod_containers(pod.get("spec") or {})}
 
 
 def _transitions(conditions: Iterable[Mapping[str, Any]]) -> tuple[str | None, ...]:

@@ -7,7 +7,7 @@ empty (validation reports the shape elsewhere, or the decoder already has).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 Obj = dict[str, Any]
@@ -46,6 +46,16 @@ def child_dict(obj: Obj, name: str) -> Obj | None:
     """obj[name] when it is an object, else None."""
     value = obj.get(name)
     return value if isinstance(value, dict) else None
+
+
+def pod_containers(spec: Mapping[str, Any]) -> list[Obj]:
+    """The init, regular and ephemeral containers of a pod's spec, in that order."""
+    return [ctr for list_name in CONTAINER_LISTS for _, ctr in dict_items(spec.get(list_name))]
+
+
+def container_named(spec: Mapping[str, Any], name: str) -> Obj | None:
+    """The container (init, regular or ephemeral) called `name` in a pod's spec."""
+    return next((ctr for ctr in pod_containers(spec) if ctr.get("name") == name), None)
 
 
 def all_containers(spec: Obj) -> Iterator[tuple[str, int, Obj]]:

@@ -138,3 +138,46 @@ def test_the_status_subresource_applies(cluster: SimulatedCluster) -> None:
     assert obj["status"] == {"phase": "Running"}
     entry = _managers(obj)["controller"]
     assert (entry["subresource"], entry["fieldsV1"]) == ("status", {"f:status": {"f:phase": {}}})
+
+
+def test_fields_kept_by_preserve_unknown_fields_are_owned_one_by_one(
+    cluster: SimulatedCluster,
+) -> None:
+    _apply(cluster, "one", {"cronSpec": "* * * * */5", "extra": {"a": {"x": 1}}})
+    obj = _apply(cluster, "two", {"extra": {"b": 2}})
+    assert obj["spec"]["extra"] == {"a": {"x": 1}, "b": 2}
+    assert _managers(obj)["two"]["fieldsV1"] == {"f:spec": {"f:extra": {"f:b": {}}}}
+    with pytest.raises(StatusError) as e:
+        _apply(cluster, "two", {"extra": {"a": {"x": 2}}})
+    assert e.value.message == 'Apply failed with 1 conflict: conflict with "one": .spec.extra.a'
+
+
+def test_a_schema_that_keeps_unknown_fields_at_its_root(cluster: SimulatedCluster) -> None:
+    body = crontab_crd(
+        names={"plural": "things", "kind": "Thing"},
+        versions=[
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    )
+    body["metadata"]["name"] = "things.stable.example.com"
+    cluster.run(cluster.client.create(CRDS, "", body))
+    cluster.wait(1)
+    kind = cluster.server.kinds.by_resource("stable.example.com", "things")
+    assert kind is not None
+    thing = {"apiVersion": "stable.example.com/v1", "kind": "Thing", "metadata": {"name": "t"}}
+    options = WriteOptions(field_manager="flux")
+    applied = {**thing, "spec": {"size": 3}}
+    patch = cluster.server.patch(kind, "default", "t", PatchType.APPLY, applied, options)
+    obj = cluster.run(patch).obj
+    assert obj["spec"] == {"size": 3}
+    assert _managers(obj)["flux"]["operation"] == "Apply"

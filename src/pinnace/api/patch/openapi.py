@@ -56,6 +56,9 @@ class Shape:
     members: tuple[tuple[str, Field], ...] = ()
     """A struct's fields when it has no type in the table (a custom resource's, from its
     CRD's structural schema)."""
+    unknown_fields: bool = False
+    """A struct that keeps fields it does not declare (x-kubernetes-preserve-unknown-fields):
+    each of them is one atomic value."""
 
     @property
     def atomic(self) -> bool:

@@ -181,3 +181,30 @@ def test_a_schema_that_keeps_unknown_fields_at_its_root(cluster: SimulatedCluste
     obj = cluster.run(patch).obj
     assert obj["spec"] == {"size": 3}
     assert _managers(obj)["flux"]["operation"] == "Apply"
+
+
+def test_apply_at_a_second_served_version(cluster: SimulatedCluster) -> None:
+    body = crontab_crd(names={"plural": "betas", "kind": "Beta"})
+    body["metadata"]["name"] = "betas.stable.example.com"
+    v1 = body["spec"]["versions"][0]
+    body["spec"]["versions"] = [{**copy.deepcopy(v1), "name": "v1beta1", "storage": False}, v1]
+    cluster.run(cluster.client.create(CRDS, "", body))
+    cluster.wait(1)
+    found = cluster.server.kinds.at_version("stable.example.com", "v1beta1", "betas")
+    assert found is not None and found[1] is not None
+    stored, conversion = found
+    applied = {
+        "apiVersion": "stable.example.com/v1beta1",
+        "kind": "Beta",
+        "metadata": {"name": "b", "namespace": "default"},
+        "spec": {"cronSpec": "* * * * */5"},
+    }
+    options = WriteOptions(field_manager="flux")
+    patch = PatchType.APPLY
+    obj = cluster.run(
+        cluster.server.patch(stored, "default", "b", patch, applied, options, "", conversion)
+    ).obj
+    assert obj["apiVersion"] == "stable.example.com/v1"  # as stored
+    entry = _managers(obj)["flux"]
+    assert entry["apiVersion"] == "stable.example.com/v1beta1"
+    assert entry["fieldsV1"] == {"f:spec": {"f:cronSpec": {}}}

@@ -512,6 +512,8 @@ class APIServer:
                 raise
             # Apply creates what does not exist yet.
             created = patching.apply_create(served, patch, manager, now)
+            if conversion is not None:
+                created = conversion.to_stored(created)
             _check_name(created, name)
             recorded = replace(options, field_manager="")  # the apply recorded it
             return await self.create(kind, namespace, created, recorded)

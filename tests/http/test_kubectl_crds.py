@@ -1,8 +1,9 @@
 """The Kubernetes documentation's CronTab CustomResourceDefinition
 (tasks/extend-kubernetes/custom-resources/custom-resource-definitions) with real kubectl and
 the Python client against `pinnace up`: the CRD is applied and established, a custom resource
-is applied, listed with its printer columns and read by CustomObjectsApi, a bad one gets
-kube-apiserver v1.32's 422, and deleting the CRD removes its resources and its kind."""
+is applied (client-side and server-side), listed with its printer columns and read by
+CustomObjectsApi, a bad one gets kube-apiserver v1.32's 422, and deleting the CRD removes its
+resources and its kind."""
 
 from __future__ import annotations
 
@@ -124,6 +125,21 @@ def test_a_crd_and_its_custom_resources_through_kubectl(cluster: Cluster) -> Non
         "stable.example.com", "v1", "default", "crontabs", "my-new-cron-object"
     )
     assert read["spec"]["image"] == "my-awesome-cron-image"
+
+    # Server-side apply of a custom resource (Argo CD's, Flux's): managedFields name the
+    # manager at the resource's apiVersion, and another manager's change conflicts.
+    applied = CRONTAB.format(name="ssa-cron", extra="")
+    assert cluster.ok(
+        "apply", "--server-side", "--field-manager=argocd", "-f", "-", stdin=applied
+    ) == ("crontab.stable.example.com/ssa-cron serverside-applied\n")
+    shown = cluster.ok("get", "ct", "ssa-cron", "-o", "yaml", "--show-managed-fields")
+    assert "    manager: argocd\n    operation: Apply\n" in shown
+    assert "  - apiVersion: stable.example.com/v1\n    fieldsType: FieldsV1\n" in shown
+    changed = applied.replace("my-awesome-cron-image", "other-image")
+    conflict = cluster.kubectl(
+        "apply", "--server-side", "--field-manager=flux", "-f", "-", stdin=changed
+    )
+    assert 'Apply failed with 1 conflict: conflict with "argocd": .spec.image' in conflict.stderr
 
     # Server-side apply of the CRD (prometheus-operator's install asks for it) takes the change.
     renamed = CRD.replace("name: Replicas", "name: Count")

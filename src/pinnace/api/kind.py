@@ -137,6 +137,10 @@ class Kind:
     """The scale subresource of a kind that declares where its replicas are (a custom
     resource's): (object -> its autoscaling/v1 Scale, (object, Scale) -> the errors of setting
     the Scale's replicas on the object in place); None for the workload kinds' built-in one."""
+    apply_shape: Any = field(default=None, compare=False)
+    """How server-side apply and managedFields see the kind's fields (a
+    `pinnace.api.patch.openapi.Shape`) when the built-in table has no entry for it: a custom
+    resource's, from its served version's structural schema; None for the table's kinds."""
     printer: Any = field(default=None, compare=False)
     """The kind's own table printer (`pinnace.api.tables.columns.Printer`, a custom
     resource's additionalPrinterColumns); None for the printer `pinnace.api.tables` keeps

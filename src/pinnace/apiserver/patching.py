@@ -32,32 +32,40 @@ def patcher(kind: Kind, patch_type: PatchType, patch: Any) -> Mutation:
     return lambda old: apply_strategic_merge_patch(old, patch, kind)
 
 
-def tracked(mutation: Mutation, manager: str, subresource: str, now: str) -> Mutation:
-    """`mutation` (a patch) that also records `manager`."""
+def tracked(mutation: Mutation, kind: Kind, manager: str, subresource: str, now: str) -> Mutation:
+    """`mutation` (a patch of a `kind` object) that also records `manager`."""
 
     def mutate(old: Object) -> Object:
         new = mutation(old)
         if not isinstance(new, dict):
             return new
-        return track_update(old, new, manager=manager, subresource=subresource, now=now)
+        return track_update(old, new, manager=manager, subresource=subresource, now=now, kind=kind)
 
     return mutate
 
 
-def applier(applied: Any, manager: str, force: bool, subresource: str, now: str) -> Mutation:
-    """The server-side apply of `applied` by `manager` to the live object."""
+def applier(
+    kind: Kind, applied: Any, manager: str, force: bool, subresource: str, now: str
+) -> Mutation:
+    """The server-side apply of `applied` by `manager` to the live `kind` object."""
 
     def apply(live: Object) -> Object:
         return server_side_apply(
-            live, applied, manager=manager, force=force, now=now, subresource=subresource
+            live,
+            applied,
+            manager=manager,
+            force=force,
+            now=now,
+            subresource=subresource,
+            kind=kind,
         )
 
     return apply
 
 
-def apply_create(applied: Any, manager: str, now: str) -> Object:
-    """The object an apply creates when there is none yet."""
-    return server_side_apply(None, applied, manager=manager, force=False, now=now)
+def apply_create(kind: Kind, applied: Any, manager: str, now: str) -> Object:
+    """The `kind` object an apply creates when there is none yet."""
+    return server_side_apply(None, applied, manager=manager, force=False, now=now, kind=kind)
 
 
 def converted(mutation: Mutation, conversion: ServedVersion) -> Mutation:

@@ -287,7 +287,7 @@ class APIServer:
         self._default(kind, obj)
         now = self.clock.now_rfc3339()
         if options.field_manager:
-            obj = track_update(None, obj, manager=options.field_manager, now=now)
+            obj = track_update(None, obj, manager=options.field_manager, now=now, kind=kind)
         await self.admission.admit("CREATE", kind, obj, None)
         m = meta(obj)
         for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
@@ -410,7 +410,9 @@ class APIServer:
                 return clone(new)  # a create through PUT records its manager in create
             now = self.clock.now_rfc3339()
             manager = options.field_manager
-            return track_update(old, clone(new), manager=manager, subresource=subresource, now=now)
+            return track_update(
+                old, clone(new), manager=manager, subresource=subresource, now=now, kind=kind
+            )
 
         return await self._write(
             kind,
@@ -489,12 +491,13 @@ class APIServer:
             missing = required("fieldManager", "is required for apply patch")
             raise status.invalid("PatchOptions", "", [missing], "meta.k8s.io")
         now = self.clock.now_rfc3339() if manager else ""
+        served = kind if conversion is None else conversion.served
         if apply:
-            mutate = patching.applier(patch, manager, options.force, subresource, now)
+            mutate = patching.applier(served, patch, manager, options.force, subresource, now)
         else:
             mutate = patching.patcher(kind, patch_type, patch)
             if manager:
-                mutate = patching.tracked(mutate, manager, subresource, now)
+                mutate = patching.tracked(mutate, served, manager, subresource, now)
         # A bare patch leaves the stored object alone (patching.patcher).
         pure = not apply and not manager and conversion is None
         if conversion is not None:
@@ -508,7 +511,9 @@ class APIServer:
             if not (apply and e.code == 404 and e.reason == "NotFound" and not subresource):
                 raise
             # Apply creates what does not exist yet.
-            created = patching.apply_create(patch, manager, now)
+            created = patching.apply_create(served, patch, manager, now)
+            if conversion is not None:
+                created = conversion.to_stored(created)
             _check_name(created, name)
             recorded = replace(options, field_manager="")  # the apply recorded it
             return await self.create(kind, namespace, created, recorded)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pinnace.api.apiextensions import schema
+from pinnace.api.apiextensions import fields, schema
 from pinnace.api.apiextensions.crd import names_of, spec_of, storage_version, versions_of
 from pinnace.api.apps import SCALE_META_FIELDS
 from pinnace.api.field import FieldError, Path
@@ -124,6 +124,7 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         prune=prune,
         scale=scale,
         printer=printer(version.get("additionalPrinterColumns")),
+        apply_shape=fields.object_shape(structural),
     )
 
 

@@ -59,8 +59,8 @@ Step = tuple[str, Shape, bool]
 
 
 @cache
-def _struct_steps(type_name: str) -> dict[str, Step]:
-    fields = Shape("struct", type_name=type_name).fields()
+def _struct_steps(shape: Shape) -> dict[str, Step]:
+    fields = shape.fields()
     return {name: ("f:" + name, f.shape, f.shape.atomic) for name, f in fields.items()}
 
 
@@ -155,7 +155,7 @@ def _added(
             return {}
         missing = _missing_zero_fields(shape, value)
         # Struct fields are looked up once per type; a map's values all share one shape.
-        steps = _struct_steps(shape.type_name) if shape.kind == "struct" else None
+        steps = _struct_steps(shape) if shape.kind == "struct" else None
         element_shape = shape.element or SCALAR
         for name, child in [*value.items(), *missing] if missing else value.items():
             if steps is None:

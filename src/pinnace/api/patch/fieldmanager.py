@@ -28,7 +28,7 @@ from pinnace.api.patch.managed import (
     printable,
     strip_untracked,
 )
-from pinnace.api.patch.openapi import API_VERSIONS, Shape, kind_shape
+from pinnace.api.patch.openapi import Shape, object_shape
 from pinnace.api.patch.typed import ValidationErrors, compare, equal, to_field_set
 from pinnace.api.patch.updater import Conflicts, apply, update
 from pinnace.api.status import StatusError
@@ -51,10 +51,12 @@ def server_side_apply(
     force: bool,
     now: str,
     subresource: str = "",
+    kind: Any = None,
 ) -> dict[str, Any]:
     """The object after applying `applied` (a partial object, parsed or raw YAML/JSON
-    bytes) as `manager`; `live` is None when the object does not exist yet. Raises the
-    StatusError kube-apiserver answers with (400 for a bad body, 409 on conflicts)."""
+    bytes) as `manager`; `live` is None when the object does not exist yet. `kind` is the
+    served `Kind` (by default the one the objects name). Raises the StatusError
+    kube-apiserver answers with (400 for a bad body, 409 on conflicts)."""
     applied = yaml_body(applied)
     if applied is None:
         applied = {}
@@ -63,12 +65,12 @@ def server_side_apply(
             "error decoding YAML: json: cannot unmarshal "
             f"{_json_kind(applied)} into Go value of type map[string]interface {{}}"
         )
-    kind = (live or {}).get("kind") or applied.get("kind")
-    version = API_VERSIONS.get(kind) if isinstance(kind, str) else None
-    shape = kind_shape(kind) if version else None
+    name = (live or {}).get("kind") or applied.get("kind")
+    found = object_shape(name if kind is None else kind)
     gvk = (applied.get("apiVersion"), applied.get("kind"))
-    if version is None or shape is None or gvk != (version, kind):
+    if found is None or gvk != (found[0], name):
         raise errors.bad_request(f"invalid object type: {_gvk(applied)}")
+    version, shape = found
     if _metadata(applied).get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
 
@@ -167,18 +169,19 @@ def track_update(
     operation: str = "Update",
     subresource: str = "",
     now: str,
+    kind: Any = None,
 ) -> dict[str, Any]:
     """`new` with `metadata.managedFields` recording this create, update or patch by
-    `manager`: it owns what it set or changed, others lose that. `old` is None on create.
+    `manager`: it owns what it set or changed, others lose that. `old` is None on create;
+    `kind` is the `Kind` written (by default the one the objects name).
     Never fails: when the entries cannot be worked out, the old ones are kept.
 
     The result is a new object and metadata; what lies below them is `new`'s own."""
-    kind = new.get("kind") or (old or {}).get("kind")
-    shape = kind_shape(kind) if isinstance(kind, str) else None
-    version = API_VERSIONS.get(kind, "") if isinstance(kind, str) else ""
+    found = object_shape(new.get("kind") or (old or {}).get("kind") if kind is None else kind)
     old_entries = _metadata(old).get("managedFields")
-    if shape is None:
+    if found is None:
         return _with_entries(new, copy.deepcopy(old_entries))
+    version, shape = found
     managed = _starting_entries(old_entries, new, ignore_request=bool(subresource))
     manager_id = identifier(manager, operation, version, subresource)
     new_object = _without_managed_fields(new)

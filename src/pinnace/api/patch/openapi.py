@@ -15,7 +15,7 @@ from pinnace.api.apiextensions import patch_models as crd_models
 from pinnace.api.autoscaling import vpa_models
 from pinnace.api.patch import strategies
 
-__all__ = ["API_VERSIONS", "Field", "Shape", "field_of", "kind_shape", "root_type"]
+__all__ = ["API_VERSIONS", "Field", "Shape", "field_of", "kind_shape", "object_shape", "root_type"]
 
 # The generated table's kinds and types, those of the kinds Pinnace serves as custom resources,
 # whose shapes come from their CRDs' structural schemas, and the CustomResourceDefinition's.
@@ -53,13 +53,21 @@ class Shape:
     """Lists: "atomic", "set" or "map"; maps and structs: "atomic" or ""."""
     keys: tuple[str, ...] = ()
     """A list map's key fields."""
+    members: tuple[tuple[str, Field], ...] = ()
+    """A struct's fields when it has no type in the table (a custom resource's, from its
+    CRD's structural schema)."""
+    unknown_fields: bool = False
+    """A struct that keeps fields it does not declare (x-kubernetes-preserve-unknown-fields):
+    each of them is one atomic value."""
 
     @property
     def atomic(self) -> bool:
         return self.kind == "scalar" or self.relationship == "atomic"
 
     def fields(self) -> dict[str, Field]:
-        return _fields(self.type_name) if self.kind == "struct" else {}
+        if self.kind != "struct":
+            return {}
+        return _fields(self.type_name) if self.type_name else dict(self.members)
 
     def child(self, name: str) -> Shape | None:
         """The shape of a struct field or map value; None for an undeclared field."""
@@ -112,6 +120,20 @@ def kind_shape(kind: str) -> Shape | None:
     """The shape of a whole object of `kind` ("Pod", "Deployment"), None if not served."""
     name = root_type(kind)
     return _struct(name) if name else None
+
+
+def object_shape(kind: Any) -> tuple[str, Shape] | None:
+    """The apiVersion managedFields record and the shape of a whole object of `kind` (a
+    `pinnace.api.kind.Kind` or a kind's name), None if server-side apply does not know it.
+    A kind that brings its own shape (a custom resource's) has it; the others' are the
+    table's."""
+    own = getattr(kind, "apply_shape", None)
+    if own is not None:
+        return str(kind.api_version), own
+    name = getattr(kind, "kind", kind)
+    version = API_VERSIONS.get(name) if isinstance(name, str) else None
+    shape = kind_shape(name) if version else None
+    return (version, shape) if version and shape else None
 
 
 def field_of(type_name: str, name: str) -> Field | None:

@@ -142,8 +142,9 @@ def _collect(
         for name, child in value.items():
             declared = shape.kind == "struct" and name in shape.fields()
             if shape.kind == "struct" and not declared:
-                errors.append(_error((*path, "f:" + name), "field not declared in schema"))
-                if not strict:
+                if not shape.unknown_fields:
+                    errors.append(_error((*path, "f:" + name), "field not declared in schema"))
+                if shape.unknown_fields or not strict:
                     out.insert((*path, "f:" + name))
                 continue
             child_path = (*path, "f:" + name)

@@ -115,6 +115,21 @@ def test_a_spec_sent_again_as_json_decodes_as_the_first_time() -> None:
     assert "PodSpec.spec.priority of type int32" in refused.value.message
 
 
+def test_in_process_bodies_of_one_spec_share_nothing() -> None:
+    """The pods a controller creates from one template's spec, answered from memory, each get
+    their own spec: changing one (as defaulting and admission do in place) changes neither
+    the others, nor the body sent, nor what the next body decodes to."""
+    spec = {"containers": [{"name": "c", "resources": {"limits": {"cpu": "0.5"}}}]}
+    sent = {"containers": [{"name": "c", "resources": {"limits": {"cpu": "0.5"}}}]}
+    first, second, third = (decode({"kind": "Pod", "spec": spec}, POD).obj for _ in range(3))
+    assert first == second == third
+    second["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "2"
+    second["spec"]["nodeName"] = "n"
+    assert spec == sent
+    assert first == third == decode({"kind": "Pod", "spec": spec}, POD).obj
+    assert first["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "500m"}}
+
+
 def test_strict_decoding_refuses_unknown_fields() -> None:
     body = {"spec": {"foo": 1, "bar": 2}}
     assert bad_request(body, strict=True) == (

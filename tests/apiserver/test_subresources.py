@@ -534,3 +534,29 @@ def test_system_namespaces_cannot_be_deleted(api: Any) -> None:
     e = refused(api, api.server.delete, NAMESPACES, "", "kube-system")
     assert e.code == 403
     assert e.message == 'namespaces "kube-system" is forbidden: this namespace may not be deleted'
+
+
+def test_no_binding_in_a_terminating_or_missing_namespace() -> None:
+    """NamespaceLifecycle admits a Binding as any create: 403 while its namespace terminates
+    (`pods` through the subresource, `bindings` through the legacy POST), before the name
+    check; 404 for a namespace that does not exist."""
+    cluster = SimulatedCluster(ClusterOptions(scheduler=False, controllers=False))
+    server = cluster.server
+    try:
+        cluster.run(server.create(NAMESPACES, "", namespace("team")))
+        kept = pod("a")  # its finalizer keeps the namespace terminating
+        kept["metadata"]["finalizers"] = ["example.com/keep"]
+        cluster.run(server.create(PODS, "team", kept))
+        cluster.run(server.delete(NAMESPACES, "", "team"))
+        why = "unable to create new content in namespace team because it is being terminated"
+        for url_name, resource in (("a", "pods"), ("", "bindings"), ("other", "pods")):
+            with pytest.raises(StatusError) as e:
+                cluster.run(bind(server, "team", url_name, binding("a", "node-1")))
+            assert e.value.code == 403
+            assert e.value.message == f'{resource} "a" is forbidden: {why}'
+        assert "nodeName" not in cluster.run(server.get(PODS, "team", "a"))["spec"]
+        with pytest.raises(StatusError) as e:
+            cluster.run(bind(server, "nowhere", "a", binding("a", "node-1")))
+        assert (e.value.code, e.value.message) == (404, 'namespaces "nowhere" not found')
+    finally:
+        cluster.close()

@@ -8,6 +8,10 @@ preconditions; the Binding's uid only through the pods/binding subresource: the 
 legacy POST .../bindings wipes it, as it does for any create). The pod gets the binding's
 annotations and PodScheduled=True, in place of the condition of that type it had (keeping its
 lastTransitionTime if it was True already), as podutil.UpdatePodCondition sets it.
+
+Before BindingREST, the create handler's admission sees the Binding (of `pods` with subresource
+`binding`, or of `bindings`): NamespaceLifecycle refuses one in a namespace that is gone (404) or
+terminating (403), as it refuses any create there.
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ async def bind(
         )
     binding_meta["namespace"] = namespace
     subresource = bool(name)
+    if subresource:
+        await server.admission.admit("CREATE", pods, binding, None, "binding")
+    else:
+        await server.admission.admit("CREATE", binding_kind, binding, None)
     if subresource and binding_meta.get("name") != name:
         raise status.bad_request("name in URL does not match name in Binding object")
     name = binding_meta.get("name") or ""

@@ -367,6 +367,11 @@ def reset_for_create(obj: Object, empty_status: Object) -> None:
     """A new object starts with the status Kubernetes' empty struct serializes to, at
     generation 1."""
     obj["status"] = copy.deepcopy(empty_status)
+    start_generation(obj)
+
+
+def start_generation(obj: Object) -> None:
+    """The PrepareForCreate of a kind without a status: a new object is at generation 1."""
     meta = child_dict(obj, "metadata")
     if meta is not None:
         meta["generation"] = 1
@@ -387,6 +392,13 @@ def bump_generation(new: Object, old: Object) -> None:
         return
     old_generation = as_dict(as_dict(old).get("metadata")).get("generation")
     meta["generation"] = (old_generation if is_int(old_generation) else 0) + 1
+
+
+def bump_generation_on_spec_change(new: Object, old: Object) -> None:
+    """The PrepareForUpdate of a kind without a status: any change to the spec increments
+    the generation."""
+    if spec_changed(new, old):
+        bump_generation(new, old)
 
 
 def keep_labels(new: Object, old: Object) -> None:

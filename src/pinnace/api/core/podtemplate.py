@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pinnace.api.apps import bump_generation, changed, default_template
+from pinnace.api.apps import bump_generation, changed, default_template, start_generation
 from pinnace.api.core.pod_resize import template_dropper
-from pinnace.api.core.pod_shape import as_dict, child_dict
+from pinnace.api.core.pod_shape import as_dict
 from pinnace.api.core.pod_validation import validate_pod_template_spec
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
@@ -25,12 +25,6 @@ _TEMPLATE = Path("template")
 def default_pod_template_object(template: Any) -> None:
     if isinstance(template, dict):
         default_template(template)
-
-
-def prepare_pod_template_for_create(template: dict[str, Any]) -> None:
-    meta = child_dict(template, "metadata")
-    if meta is not None:
-        meta["generation"] = 1
 
 
 def prepare_pod_template_for_update(new: dict[str, Any], old: dict[str, Any]) -> None:
@@ -61,7 +55,7 @@ POD_TEMPLATE = Kind(
     namespaced=True,
     model="V1PodTemplate",
     default=default_pod_template_object,
-    prepare_for_create=prepare_pod_template_for_create,
+    prepare_for_create=start_generation,
     prepare_for_update=prepare_pod_template_for_update,
     validate=validate_pod_template,
     validate_update=validate_pod_template_update,

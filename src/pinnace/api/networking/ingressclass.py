@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from pinnace.api import field
-from pinnace.api.apps import bump_generation, spec_changed
+from pinnace.api.apps import bump_generation_on_spec_change, start_generation
 from pinnace.api.core.pod_shape import as_dict, as_str, child_dict
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
@@ -50,17 +50,6 @@ def default_ingress_class(ingress_class: Any) -> None:
     parameters = child_dict(spec, "parameters") if spec is not None else None
     if parameters is not None and parameters.get("scope") is None:
         parameters["scope"] = "Cluster"
-
-
-def prepare_ingress_class_for_create(ingress_class: dict[str, Any]) -> None:
-    meta = child_dict(ingress_class, "metadata")
-    if meta is not None:
-        meta["generation"] = 1
-
-
-def prepare_ingress_class_for_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    if spec_changed(new, old):
-        bump_generation(new, old)
 
 
 def _validate_parameters(parameters: dict[str, Any]) -> list[FieldError]:
@@ -118,8 +107,8 @@ INGRESS_CLASS = Kind(
     namespaced=False,
     model="V1IngressClass",
     default=default_ingress_class,
-    prepare_for_create=prepare_ingress_class_for_create,
-    prepare_for_update=prepare_ingress_class_for_update,
+    prepare_for_create=start_generation,
+    prepare_for_update=bump_generation_on_spec_change,
     validate=validate_ingress_class,
     validate_update=validate_ingress_class_update,
 )

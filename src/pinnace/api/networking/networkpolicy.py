@@ -13,7 +13,7 @@ import ipaddress
 from typing import Any
 
 from pinnace.api import field
-from pinnace.api.apps import bump_generation, spec_changed
+from pinnace.api.apps import bump_generation_on_spec_change, start_generation
 from pinnace.api.core.pod_shape import as_dict, as_list, as_str, child_dict, dict_items
 from pinnace.api.core.service import validate_cidr
 from pinnace.api.field import FieldError, Path
@@ -50,17 +50,6 @@ def default_network_policy(policy: Any) -> None:
                     port["protocol"] = "TCP"
     if not spec.get("policyTypes"):
         spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
-
-
-def prepare_network_policy_for_create(policy: dict[str, Any]) -> None:
-    meta = child_dict(policy, "metadata")
-    if meta is not None:
-        meta["generation"] = 1
-
-
-def prepare_network_policy_for_update(new: dict[str, Any], old: dict[str, Any]) -> None:
-    if spec_changed(new, old):
-        bump_generation(new, old)
 
 
 def _validate_port(port: dict[str, Any], path: Path) -> list[FieldError]:
@@ -202,8 +191,8 @@ NETWORK_POLICY = Kind(
     model="V1NetworkPolicy",
     short_names=("netpol",),
     default=default_network_policy,
-    prepare_for_create=prepare_network_policy_for_create,
-    prepare_for_update=prepare_network_policy_for_update,
+    prepare_for_create=start_generation,
+    prepare_for_update=bump_generation_on_spec_change,
     validate=validate_network_policy,
     validate_update=validate_network_policy_update,
 )

@@ -560,3 +560,31 @@ def test_no_binding_in_a_terminating_or_missing_namespace() -> None:
         assert (e.value.code, e.value.message) == (404, 'namespaces "nowhere" not found')
     finally:
         cluster.close()
+
+
+def test_no_eviction_in_a_terminating_namespace() -> None:
+    """NamespaceLifecycle admits an Eviction as any create: 403 with the NamespaceTerminating
+    cause (which kubectl drain takes as the pod going anyway), and the pod is not marked."""
+    cluster = SimulatedCluster(ClusterOptions(scheduler=False, controllers=False))
+    server = cluster.server
+    try:
+        cluster.run(server.create(NAMESPACES, "", namespace("team")))
+        kept = pod("a")
+        kept["metadata"]["finalizers"] = ["example.com/keep"]
+        cluster.run(server.create(PODS, "team", kept))
+        cluster.run(server.delete(NAMESPACES, "", "team"))
+        with pytest.raises(StatusError) as e:
+            cluster.run(evict(server, "team", "a", eviction("a")))
+        assert e.value.code == 403
+        assert e.value.message == (
+            'pods "a" is forbidden: unable to create new content in namespace team because it '
+            "is being terminated"
+        )
+        assert e.value.details and e.value.details["causes"][0]["reason"] == (
+            "NamespaceTerminating"
+        )
+        stored = cluster.run(server.get(PODS, "team", "a"))
+        conditions = (stored.get("status") or {}).get("conditions") or ()
+        assert "DisruptionTarget" not in {c["type"] for c in conditions}
+    finally:
+        cluster.close()

@@ -37,12 +37,8 @@ async def bind(
     binding_kind = catalog.kind("", "bindings")
     pods = catalog.kind("", "pods")
     binding = decode(body, binding_kind).obj
+    server.check_namespace(binding_kind, binding, namespace)
     binding_meta = meta(binding)
-    if binding_meta.get("namespace") and binding_meta["namespace"] != namespace:
-        raise status.bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request"
-        )
-    binding_meta["namespace"] = namespace
     subresource = bool(name)
     if subresource:
         await server.admission.admit("CREATE", pods, binding, None, "binding")

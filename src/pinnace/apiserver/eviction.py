@@ -9,6 +9,11 @@ go without spending the budget while enough healthy pods remain, or always under
 unhealthyPodEvictionPolicy AlwaysAllow. Before it is deleted (unless in a dry run) the pod is
 marked with the DisruptionTarget condition, reason EvictionByEvictionAPI, through its status,
 as v1.32's addConditionAndDeletePod does, so that whoever watches it can tell why it went.
+
+Before EvictionREST, the create handler's admission sees the Eviction (of `pods` with
+subresource `eviction`): NamespaceLifecycle refuses one in a terminating namespace (403, cause
+NamespaceTerminating, which `kubectl drain` takes as the pod going anyway), and NodeRestriction
+lets a node evict only the pods bound to it.
 """
 
 from __future__ import annotations
@@ -47,11 +52,20 @@ async def evict(
     server: APIServer, namespace: str, name: str, body: Any, dry_run: bool = False
 ) -> Object:
     eviction = _decoded(body)
+    server.check_namespace(EVICTION, eviction, namespace)
+    pods = catalog.kind("", "pods")
+    try:
+        target: Object | None = await server.get(pods, namespace, name)
+    except status.StatusError as e:
+        if e.code != 404:
+            raise
+        target = None
+    # The pod it acts on goes as the old object: NodeRestriction reads its nodeName.
+    await server.admission.admit("CREATE", pods, eviction, target, "eviction")
     if (eviction.get("metadata") or {}).get("name") != name:
         raise status.bad_request("name in URL does not match name in Eviction object")
     options = _delete_options(eviction.get("deleteOptions"), dry_run)
-    pods = catalog.kind("", "pods")
-    pod = await server.get(pods, namespace, name)
+    pod = target if target is not None else await server.get(pods, namespace, name)
     if _can_ignore_budget(pod):
         if _enforce_resource_version(pod) and not options.precondition_resource_version:
             rv = pod["metadata"]["resourceVersion"]

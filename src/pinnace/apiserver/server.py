@@ -283,7 +283,7 @@ class APIServer:
         strict = options.field_validation == "Strict"
         decoded = decode(body, kind, strict=strict, json_text=json_body)
         obj = decoded.obj
-        self._check_namespace(kind, obj, namespace)
+        self.check_namespace(kind, obj, namespace)
         self._default(kind, obj)
         now = self.clock.now_rfc3339()
         if options.field_manager:
@@ -351,7 +351,9 @@ class APIServer:
         return base[:GENERATE_NAME_MAX_BASE] + random_suffix(self._random)
 
     @staticmethod
-    def _check_namespace(kind: Kind, obj: Object, namespace: str) -> None:
+    def check_namespace(kind: Kind, obj: Object, namespace: str) -> None:
+        """The object takes the request's namespace (none for a cluster-scoped kind); a 400 when
+        it names another."""
         m = meta(obj)
         if not kind.namespaced:
             m.pop("namespace", None)
@@ -399,7 +401,7 @@ class APIServer:
         strict = options.field_validation == "Strict"
         decoded = decode(body, kind, strict=strict, json_text=json_body)
         new = decoded.obj
-        self._check_namespace(kind, new, namespace)
+        self.check_namespace(kind, new, namespace)
         _check_name(new, name)
         if self._defaulted(kind, subresource):
             self._default(kind, new)

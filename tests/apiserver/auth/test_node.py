@@ -13,6 +13,7 @@ from pinnace.api import catalog
 from pinnace.api.status import StatusError
 from pinnace.apiserver.auth.rules import Attributes
 from pinnace.apiserver.auth.user import UserInfo
+from pinnace.apiserver.eviction import evict
 
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
@@ -102,3 +103,23 @@ def test_node_restriction_keeps_a_node_to_its_own_objects(node_api: Harness) -> 
     )
     with acting_as(NODE_1):
         node_api.call(node_api.server.create, NODES, "", {"metadata": {"name": "n1"}})
+
+
+def test_node_restriction_lets_a_node_evict_only_its_own_pods(node_api: Harness) -> None:
+    for name, node in (("mine", "n1"), ("theirs", "n2")):
+        node_api.call(node_api.server.create, PODS, "default", pod(name, node))
+    with acting_as(NODE_1), pytest.raises(StatusError) as e:
+        node_api.call(evict, node_api.server, "default", "theirs", eviction("theirs"))
+    assert (e.value.code, e.value.message) == (
+        403,
+        'pods "theirs" is forbidden: node n1 can only evict pods with spec.nodeName set to '
+        "itself",
+    )
+    node_api.call(node_api.server.get, PODS, "default", "theirs")  # still there
+    with acting_as(NODE_1):
+        answer = node_api.call(evict, node_api.server, "default", "mine", eviction("mine"))
+    assert answer["status"] == "Success"
+
+
+def eviction(name: str) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}

@@ -276,6 +276,6 @@ def _restriction(
                     "set to itself"
                 )
             if subresource == "eviction":
-                return f'node "{node}" can only evict pods with spec.nodeName set to itself'
+                return f"node {node} can only evict pods with spec.nodeName set to itself"
             return f'node "{node}" can only delete pods with spec.nodeName set to itself'
     return ""

@@ -483,3 +483,24 @@ def test_names_changed_after_establishing_are_accepted(cluster: SimulatedCluster
     assert crd["status"]["acceptedNames"]["shortNames"] == ["ct", "cron"]
     kind = cluster.server.kinds.by_resource("stable.example.com", "crontabs")
     assert kind is not None and kind.short_names == ("ct", "cron")
+
+
+def test_a_quota_counts_custom_resources(cluster: SimulatedCluster) -> None:
+    """`count/<plural>.<group>` is recounted from the stored custom resources, so a delete
+    gives its count back (otherwise the quota's usage is never known and every create is
+    refused)."""
+    kind = established(cluster)
+    quotas = catalog.kind("", "resourcequotas")
+    resource = "count/crontabs.stable.example.com"
+    cluster.run(cluster.client.create(kind, "default", crontab("a")))
+    quota = {"metadata": {"name": "q"}, "spec": {"hard": {resource: "1"}}}
+    cluster.run(cluster.client.create(quotas, "default", quota))
+    used = cluster.run(cluster.client.get(quotas, "default", "q"))["status"]["used"]
+    assert used == {resource: "1"}
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.client.create(kind, "default", crontab("b")))
+    assert e.value.code == 403
+    cluster.run(cluster.client.delete(kind, "default", "a"))
+    used = cluster.run(cluster.client.get(quotas, "default", "q"))["status"]["used"]
+    assert used == {resource: "0"}
+    cluster.run(cluster.client.create(kind, "default", crontab("b")))

@@ -192,6 +192,24 @@ def test_a_name_another_crd_took_is_not_accepted(cluster: SimulatedCluster) -> N
             "must not be empty for specified object fields",
         ),
         (
+            {"metadata": {"name": "crontabs.stable.k8s.io"}, "spec": {"group": "stable.k8s.io"}},
+            "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups "
+            'must have approval annotation "api-approved.kubernetes.io", see '
+            "https://github.com/kubernetes/enhancements/pull/1111",
+        ),
+        (
+            {
+                "metadata": {
+                    "name": "crontabs.kubernetes.io",
+                    "annotations": {"api-approved.kubernetes.io": "bad value"},
+                },
+                "spec": {"group": "kubernetes.io"},
+            },
+            'metadata.annotations[api-approved.kubernetes.io]: Invalid value: "bad value": '
+            'protected groups must have approval annotation "api-approved.kubernetes.io" with '
+            'either a URL or a reason starting with "unapproved"',
+        ),
+        (
             {"spec": {"conversion": {"strategy": "Webhook"}}},
             "spec.conversion.webhook: Required value: required when strategy is set to Webhook",
         ),
@@ -211,6 +229,27 @@ def test_crd_validation(cluster: SimulatedCluster, change: Object, message: str)
     if "columns" in change:
         body["spec"]["versions"][0]["additionalPrinterColumns"] = change["columns"]
     assert message in invalid(cluster, CRDS, body)
+
+
+@pytest.mark.parametrize(
+    "approval", ["https://github.com/kubernetes/kubernetes/pull/78458", "unapproved, testing"]
+)
+def test_a_protected_group_with_an_approval(cluster: SimulatedCluster, approval: str) -> None:
+    body = crontab_crd(group="stable.k8s.io")
+    body["metadata"] = {
+        "name": "crontabs.stable.k8s.io",
+        "annotations": {"api-approved.kubernetes.io": approval},
+    }
+    cluster.run(cluster.client.create(CRDS, "", body))
+    cluster.wait(1)  # named and established
+    created = copy.deepcopy(cluster.run(cluster.client.get(CRDS, "", "crontabs.stable.k8s.io")))
+    created["metadata"]["annotations"]["api-approved.kubernetes.io"] = "unapproved, another"
+    cluster.run(cluster.client.update(CRDS, created))  # approved or bypassed: allowed
+    created = copy.deepcopy(cluster.run(cluster.client.get(CRDS, "", "crontabs.stable.k8s.io")))
+    del created["metadata"]["annotations"]
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.client.update(CRDS, created))
+    assert "protected groups must have approval annotation" in e.value.message
 
 
 # --- its custom resources ---------------------------------------------------------------------

@@ -543,3 +543,31 @@ def test_a_quota_counts_custom_resources(cluster: SimulatedCluster) -> None:
     used = cluster.run(cluster.client.get(quotas, "default", "q"))["status"]["used"]
     assert used == {resource: "0"}
     cluster.run(cluster.client.create(kind, "default", crontab("b")))
+
+
+def test_a_crd_of_a_built_in_resource_serves_nothing_and_deletes_nothing(
+    cluster: SimulatedCluster,
+) -> None:
+    """The VerticalPodAutoscaler's own CRD (as the autoscaler's install applies it): the
+    built-in kind keeps being served, and deleting the CRD leaves its objects alone."""
+    vpas = catalog.kind("autoscaling.k8s.io", "verticalpodautoscalers")
+    name = "verticalpodautoscalers.autoscaling.k8s.io"
+    body = crontab_crd(
+        group="autoscaling.k8s.io",
+        names={"plural": "verticalpodautoscalers", "kind": "VerticalPodAutoscaler"},
+    )
+    approval = "https://github.com/kubernetes/kubernetes/pull/63797"
+    body["metadata"] = {"name": name, "annotations": {"api-approved.kubernetes.io": approval}}
+    target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    vpa = {"metadata": {"name": "web"}, "spec": {"targetRef": target}}
+    cluster.run(cluster.client.create(vpas, "default", vpa))
+    cluster.run(cluster.client.create(CRDS, "", body))
+    cluster.wait(1)
+    assert cluster.server.kinds.added(name) is None
+    assert cluster.server.kinds.by_resource("autoscaling.k8s.io", "verticalpodautoscalers") is vpas
+    cluster.run(cluster.client.delete(CRDS, "", name))
+    cluster.wait(2)
+    assert cluster.run(cluster.client.list(CRDS, ""))["items"] == []
+    assert [v["metadata"]["name"] for v in cluster.run(cluster.client.list(vpas, ""))["items"]] == [
+        "web"
+    ]

@@ -14,7 +14,7 @@ from tests.support import SimulatedCluster
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
-from pinnace.api.options import WriteOptions
+from pinnace.api.options import ListOptions, WriteOptions
 from pinnace.api.patch import PatchType
 from pinnace.api.status import StatusError
 from pinnace.api.tables import to_table
@@ -571,3 +571,15 @@ def test_a_crd_of_a_built_in_resource_serves_nothing_and_deletes_nothing(
     assert [v["metadata"]["name"] for v in cluster.run(cluster.client.list(vpas, ""))["items"]] == [
         "web"
     ]
+
+
+def test_a_custom_resource_lists_by_metadata_fields_only(cluster: SimulatedCluster) -> None:
+    kind = established(cluster)
+    cluster.run(cluster.client.create(kind, "default", crontab("a")))
+    cluster.run(cluster.client.create(kind, "default", crontab("b")))
+    by_name = ListOptions(field_selector="metadata.name=b")
+    listed = cluster.run(cluster.server.list(kind, "default", by_name))["items"]
+    assert [o["metadata"]["name"] for o in listed] == ["b"]
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.server.list(kind, "", ListOptions(field_selector="spec.image=x")))
+    assert (e.value.code, e.value.message) == (400, "field label not supported: spec.image")

@@ -335,6 +335,26 @@ def test_unknown_fields_are_pruned_and_defaults_filled_in(cluster: SimulatedClus
     assert sorted(result.warnings) == ['unknown field "other"', 'unknown field "spec.unknown"']
 
 
+def test_metadata_is_decoded_as_an_object_meta(cluster: SimulatedCluster) -> None:
+    """Unknown metadata fields are dropped with a warning, mistyped ones are a 400, as for any
+    kind (v1.32's GetObjectMetaWithOptions), rather than stored as sent."""
+    kind = established(cluster)
+    body = crontab()
+    body["metadata"]["bogus"] = 1
+    result = cluster.run(cluster.server.create(kind, "default", body))
+    assert "bogus" not in result.obj["metadata"]
+    assert result.warnings == ['unknown field "metadata.bogus"']
+    body = crontab("b")
+    body["metadata"]["uid"] = 5
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.server.create(kind, "default", body))
+    assert (e.value.code, e.value.message) == (
+        400,
+        'CronTab in version "v1" cannot be handled as a CronTab: json: cannot unmarshal number '
+        "into Go struct field ObjectMeta.uid of type string",
+    )
+
+
 def test_generation_and_the_status_subresource(cluster: SimulatedCluster) -> None:
     kind = established(cluster)
     created = cluster.run(

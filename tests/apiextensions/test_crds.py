@@ -603,3 +603,17 @@ def test_a_custom_resource_lists_by_metadata_fields_only(cluster: SimulatedClust
     with pytest.raises(StatusError) as e:
         cluster.run(cluster.server.list(kind, "", ListOptions(field_selector="spec.image=x")))
     assert (e.value.code, e.value.message) == (400, "field label not supported: spec.image")
+
+
+def test_stored_custom_resources_are_counted_in_storage_metrics(cluster: SimulatedCluster) -> None:
+    kind = established(cluster)
+    cluster.run(cluster.client.create(kind, "default", crontab("a")))
+    families = cluster.plane.registries["/metrics"].collect()
+    counts = {
+        s.labels["resource"]: s.value
+        for family in families
+        if family.name == "apiserver_storage_objects"
+        for s in family.samples
+    }
+    assert counts["crontabs.stable.example.com"] == 1
+    assert counts["pods"] == 0

@@ -617,3 +617,21 @@ def test_stored_custom_resources_are_counted_in_storage_metrics(cluster: Simulat
     }
     assert counts["crontabs.stable.example.com"] == 1
     assert counts["pods"] == 0
+
+
+def test_a_custom_kind_named_as_a_built_in_one_gets_no_built_in_managed_fields(
+    cluster: SimulatedCluster,
+) -> None:
+    """stable.example.com's Deployment is not apps/v1's: its writes are not tracked with the
+    built-in kind's shape and apiVersion (Pinnace tracks no custom resource's fields)."""
+    body = crontab_crd(names={"plural": "deployments", "kind": "Deployment"})
+    body["metadata"]["name"] = "deployments.stable.example.com"
+    cluster.run(cluster.client.create(CRDS, "", body))
+    cluster.wait(1)
+    kind = cluster.server.kinds.by_resource("stable.example.com", "deployments")
+    assert kind is not None
+    obj = {**crontab("a"), "kind": "Deployment"}
+    created = cluster.run(
+        cluster.server.create(kind, "default", obj, WriteOptions(field_manager="me"))
+    )
+    assert "managedFields" not in created.obj["metadata"]

@@ -176,6 +176,8 @@ def track_update(
     kind = new.get("kind") or (old or {}).get("kind")
     shape = kind_shape(kind) if isinstance(kind, str) else None
     version = API_VERSIONS.get(kind, "") if isinstance(kind, str) else ""
+    if not _same_group(new.get("apiVersion") or (old or {}).get("apiVersion"), version):
+        shape = None  # a custom resource's kind named as a built-in one's
     old_entries = _metadata(old).get("managedFields")
     if shape is None:
         return _with_entries(new, copy.deepcopy(old_entries))
@@ -204,6 +206,14 @@ def track_update(
             owned = owned.union(managed[manager_id].fields)
         managed[manager_id] = _entry(owned, version, now)
     return _with_managed_fields(new_object, cap_update_managers(managed))
+
+
+def _same_group(api_version: Any, table_version: str) -> bool:
+    """Whether an object's apiVersion is of the group whose shape the table has for its kind
+    (any version of it: a patch through a served version tracks the stored one's shape)."""
+    if not isinstance(api_version, str):
+        return True
+    return api_version.rpartition("/")[0] == table_version.rpartition("/")[0]
 
 
 def conflict_error(conflicts: dict[str, FieldSet]) -> StatusError:

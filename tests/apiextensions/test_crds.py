@@ -301,8 +301,9 @@ def test_a_protected_group_with_an_approval(cluster: SimulatedCluster, approval:
             'string: "integer"',
         ),
         (
-            {"image": None},
-            'spec.image: Invalid value: "null": spec.image in body must be of type string: "null"',
+            {"args": [None]},  # a field's null is dropped or defaulted, a list item's is not
+            'spec.args[0]: Invalid value: "null": spec.args[0] in body must be of type string: '
+            '"null"',
         ),
     ],
 )
@@ -333,6 +334,20 @@ def test_unknown_fields_are_pruned_and_defaults_filled_in(cluster: SimulatedClus
     assert spec["extra"] == {"kept": {"deep": 1}}
     assert spec["note"] is None and spec["port"] == "http"
     assert sorted(result.warnings) == ['unknown field "other"', 'unknown field "spec.unknown"']
+
+
+def test_nulls_where_null_is_not_allowed(cluster: SimulatedCluster) -> None:
+    """As v1.32 decodes them (a Helm chart's `image: null`): a field with a default gets it,
+    one without is dropped (no warning), a nullable one stays null."""
+    kind = established(cluster)
+    result = cluster.run(
+        cluster.server.create(kind, "default", crontab(image=None, replicas=None, note=None))
+    )
+    spec = result.obj["spec"]
+    assert "image" not in spec
+    assert spec["replicas"] == 1
+    assert spec["note"] is None
+    assert result.warnings == []
 
 
 def test_metadata_is_decoded_as_an_object_meta(cluster: SimulatedCluster) -> None:

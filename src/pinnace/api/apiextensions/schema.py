@@ -123,6 +123,9 @@ def _prune_object(
         if key in kept and key not in properties:
             continue
         sub = properties.get(key)
+        if sub is not None and _non_nullable_null(obj[key], sub) and "default" not in sub:
+            del obj[key]  # PruneNonNullableNullsWithoutDefaults: dropped, not unknown
+            continue
         if sub is None and isinstance(additional, dict):
             sub = additional
         if sub is None:
@@ -133,11 +136,16 @@ def _prune_object(
         _prune(obj[key], sub, path, pruned)
 
 
+def _non_nullable_null(value: Any, schema: Schema) -> bool:
+    return value is None and not schema.get("nullable")
+
+
 # --- defaults ---------------------------------------------------------------------------------
 
 
 def apply_defaults(value: Any, schema: Schema | None) -> None:
-    """Fill in, in place, the `default` of every specified field that is missing."""
+    """Fill in, in place, the `default` of every specified field that is missing or null
+    where null is not allowed (structural defaulting's Default)."""
     if schema is None:
         return
     if isinstance(value, dict):
@@ -145,7 +153,8 @@ def apply_defaults(value: Any, schema: Schema | None) -> None:
         for key, sub in properties.items():
             if not isinstance(sub, dict):
                 continue
-            if key not in value and "default" in sub:
+            missing = key not in value or _non_nullable_null(value[key], sub)
+            if missing and "default" in sub:
                 value[key] = copy.deepcopy(sub["default"])
             if key in value:
                 apply_defaults(value[key], sub)
@@ -153,6 +162,8 @@ def apply_defaults(value: Any, schema: Schema | None) -> None:
         if isinstance(additional, dict):
             for key, item in value.items():
                 if key not in properties:
+                    if _non_nullable_null(item, additional) and "default" in additional:
+                        value[key] = item = copy.deepcopy(additional["default"])
                     apply_defaults(item, additional)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for item in value:

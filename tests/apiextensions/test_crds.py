@@ -210,6 +210,11 @@ def test_a_name_another_crd_took_is_not_accepted(cluster: SimulatedCluster) -> N
             'either a URL or a reason starting with "unapproved"',
         ),
         (
+            {"pattern": "+"},
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[image].pattern: "
+            'Invalid value: "+": must be a valid regular expression, but isn\'t: ',
+        ),
+        (
             {"spec": {"conversion": {"strategy": "Webhook"}}},
             "spec.conversion.webhook: Required value: required when strategy is set to Webhook",
         ),
@@ -228,6 +233,9 @@ def test_crd_validation(cluster: SimulatedCluster, change: Object, message: str)
     body["spec"].update(change.get("spec", {}))
     if "columns" in change:
         body["spec"]["versions"][0]["additionalPrinterColumns"] = change["columns"]
+    if "pattern" in change:
+        schema = body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        schema["properties"]["spec"]["properties"]["image"]["pattern"] = change["pattern"]
     assert message in invalid(cluster, CRDS, body)
 
 

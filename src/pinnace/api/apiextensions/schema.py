@@ -81,6 +81,7 @@ def _node_errors(schema: Schema, path: Path, *, root: bool = False) -> list[Fiel
         errs.append(field.required(path.child("items"), "must be specified"))
     if schema.get(EMBEDDED) and schema.get("type") != "object":
         errs.append(field.invalid(path.child("type"), schema.get("type"), "must be object"))
+    errs += _pattern_errors(schema.get("pattern"), path.child("pattern"))
     for name, sub in properties.items():
         if isinstance(sub, dict):
             errs += _node_errors(sub, path.child("properties").key(name))
@@ -89,6 +90,17 @@ def _node_errors(schema: Schema, path: Path, *, root: bool = False) -> list[Fiel
     if isinstance(schema.get("items"), dict):
         errs += _node_errors(schema["items"], path.child("items"))
     return errs
+
+
+def _pattern_errors(pattern: Any, path: Path) -> list[FieldError]:
+    """A pattern must compile (the error after the colon is Python's words, not Go's)."""
+    if not isinstance(pattern, str) or not pattern:
+        return []
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        return [field.invalid(path, pattern, f"must be a valid regular expression, but isn't: {e}")]
+    return []
 
 
 # --- pruning ----------------------------------------------------------------------------------

@@ -318,7 +318,7 @@ class ControlPlane:
         self.registries: dict[str, CollectorRegistry] = {"/metrics": CollectorRegistry()}
         """HTTP path -> the Prometheus registry served there (docs/monitoring.md): the
         cluster's own, so two clusters in one process never share one."""
-        self.registries["/metrics"].register(StorageObjects(store))
+        self.registries["/metrics"].register(StorageObjects(store, self._served_kinds))
         self.kube_state: KubeStateMetrics | None = None
         if options.kube_state_metrics:
             self.kube_state = KubeStateMetrics(self.client(), self.codec)

@@ -1,6 +1,8 @@
 """Field selectors and per-kind field labels, checked against apimachinery's pkg/fields and
 kube-apiserver's field label conversions."""
 
+from functools import partial
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -185,3 +187,23 @@ def test_every_kind_accepts_metadata_fields() -> None:
     for group, kind in [("", "ConfigMap"), ("apps", "Deployment"), ("", "Pod"), ("", "Event")]:
         sel = parse_field_selector("metadata.name=a,metadata.namespace=b")
         assert convert_field_selector(group, kind, sel) == sel
+
+
+@pytest.mark.parametrize(
+    ("namespaced", "selector", "message"),
+    [
+        (True, "spec.cronSpec=x", "field label not supported: spec.cronSpec"),
+        (False, "metadata.namespace=x", "field label not supported: metadata.namespace"),
+    ],
+)
+def test_a_custom_resource_selects_by_metadata_only(
+    namespaced: bool, selector: str, message: str
+) -> None:
+    """apiextensions-apiserver's crConverter, in its words."""
+    sel = parse_field_selector("metadata.name=a")
+    convert = partial(convert_field_selector, custom=True, namespaced=namespaced)
+    assert convert("stable.example.com", "CronTab", sel) == sel
+    with pytest.raises(StatusError) as err:
+        convert("stable.example.com", "CronTab", parse_field_selector(selector))
+    assert err.value.code == 400
+    assert err.value.message == message

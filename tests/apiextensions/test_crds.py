@@ -14,7 +14,7 @@ from tests.support import SimulatedCluster
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
-from pinnace.api.options import WriteOptions
+from pinnace.api.options import ListOptions, WriteOptions
 from pinnace.api.patch import PatchType
 from pinnace.api.status import StatusError
 from pinnace.api.tables import to_table
@@ -192,6 +192,29 @@ def test_a_name_another_crd_took_is_not_accepted(cluster: SimulatedCluster) -> N
             "must not be empty for specified object fields",
         ),
         (
+            {"metadata": {"name": "crontabs.stable.k8s.io"}, "spec": {"group": "stable.k8s.io"}},
+            "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups "
+            'must have approval annotation "api-approved.kubernetes.io", see '
+            "https://github.com/kubernetes/enhancements/pull/1111",
+        ),
+        (
+            {
+                "metadata": {
+                    "name": "crontabs.kubernetes.io",
+                    "annotations": {"api-approved.kubernetes.io": "bad value"},
+                },
+                "spec": {"group": "kubernetes.io"},
+            },
+            'metadata.annotations[api-approved.kubernetes.io]: Invalid value: "bad value": '
+            'protected groups must have approval annotation "api-approved.kubernetes.io" with '
+            'either a URL or a reason starting with "unapproved"',
+        ),
+        (
+            {"pattern": "+"},
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[image].pattern: "
+            'Invalid value: "+": must be a valid regular expression, but isn\'t: ',
+        ),
+        (
             {"spec": {"conversion": {"strategy": "Webhook"}}},
             "spec.conversion.webhook: Required value: required when strategy is set to Webhook",
         ),
@@ -210,7 +233,31 @@ def test_crd_validation(cluster: SimulatedCluster, change: Object, message: str)
     body["spec"].update(change.get("spec", {}))
     if "columns" in change:
         body["spec"]["versions"][0]["additionalPrinterColumns"] = change["columns"]
+    if "pattern" in change:
+        schema = body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        schema["properties"]["spec"]["properties"]["image"]["pattern"] = change["pattern"]
     assert message in invalid(cluster, CRDS, body)
+
+
+@pytest.mark.parametrize(
+    "approval", ["https://github.com/kubernetes/kubernetes/pull/78458", "unapproved, testing"]
+)
+def test_a_protected_group_with_an_approval(cluster: SimulatedCluster, approval: str) -> None:
+    body = crontab_crd(group="stable.k8s.io")
+    body["metadata"] = {
+        "name": "crontabs.stable.k8s.io",
+        "annotations": {"api-approved.kubernetes.io": approval},
+    }
+    cluster.run(cluster.client.create(CRDS, "", body))
+    cluster.wait(1)  # named and established
+    created = copy.deepcopy(cluster.run(cluster.client.get(CRDS, "", "crontabs.stable.k8s.io")))
+    created["metadata"]["annotations"]["api-approved.kubernetes.io"] = "unapproved, another"
+    cluster.run(cluster.client.update(CRDS, created))  # approved or bypassed: allowed
+    created = copy.deepcopy(cluster.run(cluster.client.get(CRDS, "", "crontabs.stable.k8s.io")))
+    del created["metadata"]["annotations"]
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.client.update(CRDS, created))
+    assert "protected groups must have approval annotation" in e.value.message
 
 
 # --- its custom resources ---------------------------------------------------------------------
@@ -262,8 +309,9 @@ def test_crd_validation(cluster: SimulatedCluster, change: Object, message: str)
             'string: "integer"',
         ),
         (
-            {"image": None},
-            'spec.image: Invalid value: "null": spec.image in body must be of type string: "null"',
+            {"args": [None]},  # a field's null is dropped or defaulted, a list item's is not
+            'spec.args[0]: Invalid value: "null": spec.args[0] in body must be of type string: '
+            '"null"',
         ),
     ],
 )
@@ -294,6 +342,40 @@ def test_unknown_fields_are_pruned_and_defaults_filled_in(cluster: SimulatedClus
     assert spec["extra"] == {"kept": {"deep": 1}}
     assert spec["note"] is None and spec["port"] == "http"
     assert sorted(result.warnings) == ['unknown field "other"', 'unknown field "spec.unknown"']
+
+
+def test_nulls_where_null_is_not_allowed(cluster: SimulatedCluster) -> None:
+    """As v1.32 decodes them (a Helm chart's `image: null`): a field with a default gets it,
+    one without is dropped (no warning), a nullable one stays null."""
+    kind = established(cluster)
+    result = cluster.run(
+        cluster.server.create(kind, "default", crontab(image=None, replicas=None, note=None))
+    )
+    spec = result.obj["spec"]
+    assert "image" not in spec
+    assert spec["replicas"] == 1
+    assert spec["note"] is None
+    assert result.warnings == []
+
+
+def test_metadata_is_decoded_as_an_object_meta(cluster: SimulatedCluster) -> None:
+    """Unknown metadata fields are dropped with a warning, mistyped ones are a 400, as for any
+    kind (v1.32's GetObjectMetaWithOptions), rather than stored as sent."""
+    kind = established(cluster)
+    body = crontab()
+    body["metadata"]["bogus"] = 1
+    result = cluster.run(cluster.server.create(kind, "default", body))
+    assert "bogus" not in result.obj["metadata"]
+    assert result.warnings == ['unknown field "metadata.bogus"']
+    body = crontab("b")
+    body["metadata"]["uid"] = 5
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.server.create(kind, "default", body))
+    assert (e.value.code, e.value.message) == (
+        400,
+        'CronTab in version "v1" cannot be handled as a CronTab: json: cannot unmarshal number '
+        "into Go struct field ObjectMeta.uid of type string",
+    )
 
 
 def test_generation_and_the_status_subresource(cluster: SimulatedCluster) -> None:
@@ -483,3 +565,98 @@ def test_names_changed_after_establishing_are_accepted(cluster: SimulatedCluster
     assert crd["status"]["acceptedNames"]["shortNames"] == ["ct", "cron"]
     kind = cluster.server.kinds.by_resource("stable.example.com", "crontabs")
     assert kind is not None and kind.short_names == ("ct", "cron")
+
+
+def test_a_quota_counts_custom_resources(cluster: SimulatedCluster) -> None:
+    """`count/<plural>.<group>` is recounted from the stored custom resources, so a delete
+    gives its count back (otherwise the quota's usage is never known and every create is
+    refused)."""
+    kind = established(cluster)
+    quotas = catalog.kind("", "resourcequotas")
+    resource = "count/crontabs.stable.example.com"
+    cluster.run(cluster.client.create(kind, "default", crontab("a")))
+    quota = {"metadata": {"name": "q"}, "spec": {"hard": {resource: "1"}}}
+    cluster.run(cluster.client.create(quotas, "default", quota))
+    used = cluster.run(cluster.client.get(quotas, "default", "q"))["status"]["used"]
+    assert used == {resource: "1"}
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.client.create(kind, "default", crontab("b")))
+    assert e.value.code == 403
+    cluster.run(cluster.client.delete(kind, "default", "a"))
+    used = cluster.run(cluster.client.get(quotas, "default", "q"))["status"]["used"]
+    assert used == {resource: "0"}
+    cluster.run(cluster.client.create(kind, "default", crontab("b")))
+
+
+def test_a_crd_of_a_built_in_resource_serves_nothing_and_deletes_nothing(
+    cluster: SimulatedCluster,
+) -> None:
+    """The VerticalPodAutoscaler's own CRD (as the autoscaler's install applies it): the
+    built-in kind keeps being served, and deleting the CRD leaves its objects alone."""
+    vpas = catalog.kind("autoscaling.k8s.io", "verticalpodautoscalers")
+    name = "verticalpodautoscalers.autoscaling.k8s.io"
+    body = crontab_crd(
+        group="autoscaling.k8s.io",
+        names={"plural": "verticalpodautoscalers", "kind": "VerticalPodAutoscaler"},
+    )
+    approval = "https://github.com/kubernetes/kubernetes/pull/63797"
+    body["metadata"] = {"name": name, "annotations": {"api-approved.kubernetes.io": approval}}
+    target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    vpa = {"metadata": {"name": "web"}, "spec": {"targetRef": target}}
+    cluster.run(cluster.client.create(vpas, "default", vpa))
+    cluster.run(cluster.client.create(CRDS, "", body))
+    cluster.wait(1)
+    assert cluster.server.kinds.added(name) is None
+    assert cluster.server.kinds.by_resource("autoscaling.k8s.io", "verticalpodautoscalers") is vpas
+    cluster.run(cluster.client.delete(CRDS, "", name))
+    cluster.wait(2)
+    assert cluster.run(cluster.client.list(CRDS, ""))["items"] == []
+    assert [v["metadata"]["name"] for v in cluster.run(cluster.client.list(vpas, ""))["items"]] == [
+        "web"
+    ]
+
+
+def test_a_custom_resource_lists_by_metadata_fields_only(cluster: SimulatedCluster) -> None:
+    kind = established(cluster)
+    cluster.run(cluster.client.create(kind, "default", crontab("a")))
+    cluster.run(cluster.client.create(kind, "default", crontab("b")))
+    by_name = ListOptions(field_selector="metadata.name=b")
+    listed = cluster.run(cluster.server.list(kind, "default", by_name))["items"]
+    assert [o["metadata"]["name"] for o in listed] == ["b"]
+    with pytest.raises(StatusError) as e:
+        cluster.run(cluster.server.list(kind, "", ListOptions(field_selector="spec.image=x")))
+    assert (e.value.code, e.value.message) == (400, "field label not supported: spec.image")
+
+
+def test_stored_custom_resources_are_counted_in_storage_metrics(cluster: SimulatedCluster) -> None:
+    kind = established(cluster)
+    cluster.run(cluster.client.create(kind, "default", crontab("a")))
+    families = cluster.plane.registries["/metrics"].collect()
+    counts = {
+        s.labels["resource"]: s.value
+        for family in families
+        if family.name == "apiserver_storage_objects"
+        for s in family.samples
+    }
+    assert counts["crontabs.stable.example.com"] == 1
+    assert counts["pods"] == 0
+
+
+def test_a_custom_kind_named_as_a_built_in_one_gets_no_built_in_managed_fields(
+    cluster: SimulatedCluster,
+) -> None:
+    """stable.example.com's Deployment is not apps/v1's: its writes are tracked with its own
+    schema's shape and apiVersion, not the built-in kind's."""
+    body = crontab_crd(names={"plural": "deployments", "kind": "Deployment"})
+    body["metadata"]["name"] = "deployments.stable.example.com"
+    cluster.run(cluster.client.create(CRDS, "", body))
+    cluster.wait(1)
+    kind = cluster.server.kinds.by_resource("stable.example.com", "deployments")
+    assert kind is not None
+    obj = {**crontab("a"), "kind": "Deployment"}
+    created = cluster.run(
+        cluster.server.create(kind, "default", obj, WriteOptions(field_manager="me"))
+    )
+    entries = created.obj["metadata"]["managedFields"]
+    assert [e["apiVersion"] for e in entries] == ["stable.example.com/v1"]
+    assert "f:cronSpec" in str(entries)

@@ -16,7 +16,7 @@ from typing import Any
 from pinnace.api import status
 from pinnace.api.goquote import quote
 from pinnace.api.kind import Kind
-from pinnace.api.schema import SchemaError, json_type, normalize
+from pinnace.api.schema import SchemaError, json_type, normalize, normalize_object_meta
 from pinnace.api.status import StatusError
 
 
@@ -47,7 +47,14 @@ def decode(
         if not isinstance(obj, dict):
             raise _cannot_handle(body_kind, version, kind, "expected an object")
         decoded_obj = copy.deepcopy(obj)
-        unknown_fields = kind.prune(decoded_obj)
+        unknown_fields = []
+        if "metadata" in decoded_obj:
+            try:
+                meta = normalize_object_meta(decoded_obj["metadata"], json_text=json_text)
+            except SchemaError as e:
+                raise _cannot_handle(body_kind, version, kind, str(e)) from None
+            decoded_obj["metadata"], unknown_fields = meta.obj, meta.unknown_fields
+        unknown_fields += kind.prune(decoded_obj)
     else:
         try:
             normalized = normalize(kind, obj, json_text=json_text, basis=basis, share=share)

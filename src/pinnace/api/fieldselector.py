@@ -332,12 +332,25 @@ def _nothing(obj: Mapping[str, Any]) -> str:
     return ""
 
 
-def convert_field_selector(group: str, kind: str, selector: FieldSelector) -> FieldSelector:
-    """Check every field label is one the kind supports, renaming legacy ones.
+_CUSTOM_REFUSAL = "field label not supported: {label}"
+_CUSTOM = _KindFields(_META, _CUSTOM_REFUSAL)
+_CUSTOM_CLUSTER_SCOPED = _KindFields((_NAME,), _CUSTOM_REFUSAL)
+"""A custom resource's (apiextensions-apiserver's crConverter): metadata.name, and
+metadata.namespace when it is namespaced."""
+
+
+def convert_field_selector(
+    group: str, kind: str, selector: FieldSelector, *, custom: bool = False, namespaced: bool = True
+) -> FieldSelector:
+    """Check every field label is one the kind supports (a `custom` resource's: its metadata's
+    only), renaming legacy ones.
 
     Raises a 400 BadRequest StatusError worded as kube-apiserver's for the first bad label.
     """
-    rules = _KINDS.get((group, kind), _DEFAULT)
+    if custom:
+        rules = _CUSTOM if namespaced else _CUSTOM_CLUSTER_SCOPED
+    else:
+        rules = _KINDS.get((group, kind), _DEFAULT)
     terms = []
     for name, equal, value in selector.terms:
         name = rules.aliases.get(name, name)

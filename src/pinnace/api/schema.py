@@ -327,6 +327,21 @@ def normalize(
     return Normalized(out, walk.unknown)
 
 
+def normalize_object_meta(value: Any, *, json_text: bool = False) -> Normalized:
+    """What Go decodes from a custom resource's `metadata` into an ObjectMeta (v1.32's
+    apiextensions-apiserver does, GetObjectMetaWithOptions, before pruning the rest by the
+    schema): unknown fields dropped (`metadata.x`), times canonical; raises SchemaError."""
+    if not isinstance(value, dict):
+        raise SchemaError(
+            f"json: cannot unmarshal {json_type(value)} into Go value of type v1.ObjectMeta"
+        )
+    walk = _Walk(json_text)
+    out = walk.struct(struct("V1ObjectMeta"), value, "metadata", "", 2)
+    if walk.type_error:
+        raise SchemaError(walk.type_error)
+    return Normalized(out, walk.unknown)
+
+
 def json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"

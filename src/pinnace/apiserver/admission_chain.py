@@ -97,8 +97,7 @@ class AdmissionChain:
         await self._objects.load()
         return self._objects
 
-    async def _list(self, group: str, plural: str, namespace: str) -> list[Object]:
-        kind = catalog.kind(group, plural)
+    async def _list(self, kind: Kind, namespace: str) -> list[Object]:
         return (await self._server.store.list(list_prefix(kind, namespace))).items
 
     async def _runtime_class(self, pod: Object) -> Object | None:
@@ -298,9 +297,9 @@ class AdmissionChain:
             objects: dict[str, list[Any]] = {}
             for resource in resource_quota.tracked_resources(quota):
                 group, _, plural = resource.rpartition("/")
-                kind = catalog.by_resource(group, plural)
-                if kind is not None:
-                    objects[resource] = await self._list(group, plural, namespace)
+                kind = self._server.kinds.by_resource(group, plural)
+                if kind is not None:  # a custom resource's too (`count/<plural>.<group>`)
+                    objects[resource] = await self._list(kind, namespace)
             updated = resource_quota.recalculate(quota, objects, now=self._server.clock.now())
             if updated == quota:
                 return

@@ -71,5 +71,11 @@ def filter_for(kind: Kind, options: ListOptions) -> Filter:
     labels = selectors.labels if selectors.labels and not selectors.labels.empty else None
     fields = None
     if selectors.fields is not None and not selectors.fields.empty:
-        fields = convert_field_selector(kind.group, kind.kind, selectors.fields)
+        fields = convert_field_selector(
+            kind.group,
+            kind.kind,
+            selectors.fields,
+            custom=kind.custom,
+            namespaced=kind.namespaced,
+        )
     return Filter(kind, labels, fields, required_json(labels) if labels is not None else ())

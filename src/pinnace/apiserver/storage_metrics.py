@@ -4,19 +4,22 @@ label is kube's group-resource string: `pods`, `deployments.apps`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from pinnace.api import catalog
+from pinnace.api.kind import Kind
 from pinnace.apiserver.keys import kind_prefix
 from pinnace.store import Store
 
 
 class StorageObjects(Collector):
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, kinds: Callable[[], Iterable[Kind]] = catalog.kinds) -> None:
+        """`kinds`: every kind stored now (the established CRDs' among them)."""
         self.store = store
+        self.kinds = kinds
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         family = GaugeMetricFamily(
@@ -25,7 +28,7 @@ class StorageObjects(Collector):
             "fetching error, the value will be -1.",
             labels=["resource"],
         )
-        for kind in catalog.kinds():
+        for kind in self.kinds():
             resource = f"{kind.plural}.{kind.group}" if kind.group else kind.plural
             family.add_metric([resource], self.store.count(kind_prefix(kind)))
         yield family

@@ -18,7 +18,7 @@ from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.apiextensions import crd as crds
-from pinnace.api.apiextensions.custom import served_kinds, stored_served
+from pinnace.api.apiextensions.custom import built_in, served_kinds, stored_served
 from pinnace.api.objects import Object, clone, meta
 from pinnace.api.registry import KindRegistry
 from pinnace.api.status import StatusError
@@ -115,6 +115,8 @@ class CustomResourceDefinitions:
             await self._establish(named)
 
     def _serve(self, crd: Object) -> None:
+        if built_in(crd):
+            return
         stored, others = served_kinds(crd)
         self._kinds.add(meta(crd)["name"], stored, others, served=stored_served(crd))
 

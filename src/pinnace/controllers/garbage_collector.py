@@ -25,7 +25,7 @@ from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.apiextensions import crd as crds
-from pinnace.api.apiextensions.custom import served_kinds
+from pinnace.api.apiextensions.custom import built_in, served_kinds
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
 from pinnace.api.objects import Object
@@ -119,8 +119,8 @@ class GarbageCollector:
     def _crd_changed(self, crd: Object) -> None:
         """Follow the kind of a CRD just established."""
         name = crd["metadata"]["name"]
-        if name in self._custom or not crds.is_true(crd, crds.ESTABLISHED):
-            return
+        if name in self._custom or not crds.is_true(crd, crds.ESTABLISHED) or built_in(crd):
+            return  # a built-in kind's informer is the catalog's
         kind, _ = served_kinds(crd)
         self._custom[name] = kind
         if collected_kinds([kind]):

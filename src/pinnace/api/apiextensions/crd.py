@@ -10,6 +10,7 @@ The names a CRD asks for are accepted and the CRD established by
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from pinnace.api import field
 from pinnace.api.apiextensions import schema
@@ -21,6 +22,7 @@ from pinnace.api.objects import Object, meta
 from pinnace.api.validation import validate_immutable
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+API_APPROVED_ANNOTATION = "api-approved.kubernetes.io"
 SCOPES = ("Cluster", "Namespaced")
 COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
 COLUMN_FORMATS = (
@@ -313,7 +315,53 @@ def _conversion_errors(conversion: dict[str, Any]) -> list[FieldError]:
     return []
 
 
+def _protected_group(group: str) -> bool:
+    """apihelpers.IsProtectedCommunityGroup: the groups of the Kubernetes project."""
+    return any(group == d or group.endswith("." + d) for d in ("k8s.io", "kubernetes.io"))
+
+
+def _approval(crd: Object) -> tuple[str, str]:
+    """apihelpers.GetAPIApprovalState: (state, reason) of the api-approved annotation."""
+    annotations = meta(crd).get("annotations")
+    value = annotations.get(API_APPROVED_ANNOTATION) if isinstance(annotations, dict) else None
+    value = value if isinstance(value, str) else ""
+    see = "see https://github.com/kubernetes/enhancements/pull/1111"
+    if not value:
+        return (
+            "missing",
+            f'protected groups must have approval annotation "{API_APPROVED_ANNOTATION}", {see}',
+        )
+    if value.startswith("unapproved"):
+        return "bypassed", f'not approved: "{value}"'
+    url = urlsplit(value) if not any(c.isspace() for c in value) else None
+    if url is not None and url.scheme and url.netloc:
+        return "approved", f"approved in {value}"
+    return "invalid", (
+        f'protected groups must have approval annotation "{API_APPROVED_ANNOTATION}" with '
+        f'either a URL or a reason starting with "unapproved", {see}'
+    )
+
+
+def _api_approval_errors(new: Object, old: Object | None) -> list[FieldError]:
+    """validateAPIApproval: a CRD of a group of the Kubernetes project (`*.k8s.io`,
+    `*.kubernetes.io`) needs the api-approved annotation, unless an update leaves its state
+    as it was."""
+    if not _protected_group(str(spec_of(new).get("group") or "")):
+        return []
+    state, reason = _approval(new)
+    if (old is not None and _approval(old)[0] == state) or state in ("approved", "bypassed"):
+        return []
+    path = Path("metadata", "annotations").key(API_APPROVED_ANNOTATION)
+    if state == "missing":
+        return [field.required(path, reason)]
+    return [field.invalid(path, meta(new)["annotations"][API_APPROVED_ANNOTATION], reason)]
+
+
 def validate_crd(crd: Any) -> list[FieldError]:
+    return _validate_crd(crd) + (_api_approval_errors(crd, None) if isinstance(crd, dict) else [])
+
+
+def _validate_crd(crd: Any) -> list[FieldError]:
     errs = validate_generic_object_meta(crd, namespaced=False, name_rule=_name_rule(_dict(crd)))
     if not isinstance(crd, dict):
         return errs
@@ -336,7 +384,7 @@ def validate_crd(crd: Any) -> list[FieldError]:
 
 
 def validate_crd_update(new: Any, old: Any) -> list[FieldError]:
-    errs = validate_generic_object_meta_update(new, old) + validate_crd(new)
+    errs = validate_generic_object_meta_update(new, old) + _validate_crd(new)
     if not isinstance(new, dict) or not isinstance(old, dict):
         return errs
     new_spec, old_spec = spec_of(new), spec_of(old)
@@ -357,7 +405,7 @@ def validate_crd_update(new: Any, old: Any) -> list[FieldError]:
         if version not in served:
             path = Path("status", "storedVersions").index(i)
             errs.append(field.invalid(path, version, "must appear in spec.versions"))
-    return errs
+    return errs + _api_approval_errors(new, old)
 
 
 def validate_crd_status_update(new: Any, old: Any) -> list[FieldError]:

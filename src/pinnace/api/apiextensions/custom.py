@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pinnace.api import catalog
 from pinnace.api.apiextensions import fields, schema
 from pinnace.api.apiextensions.crd import names_of, spec_of, storage_version, versions_of
 from pinnace.api.apps import SCALE_META_FIELDS
@@ -205,6 +206,15 @@ def served_kinds(crd: Object) -> tuple[Kind, list[ServedVersion]]:
             )
         )
     return stored, others
+
+
+def built_in(crd: Object) -> bool:
+    """Whether a built-in kind has the CRD's group and plural (the VerticalPodAutoscaler's,
+    or a `*.k8s.io` one's with the approval annotation): the built-in kind is served and the
+    CRD's is not, and deleting the CRD deletes none of the built-in kind's objects, which are
+    stored where the CRD's would be."""
+    group, plural = spec_of(crd).get("group"), names_of(crd).get("plural")
+    return catalog.by_resource(str(group or ""), str(plural or "")) is not None
 
 
 def stored_served(crd: Object) -> bool:

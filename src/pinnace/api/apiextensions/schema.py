@@ -81,6 +81,7 @@ def _node_errors(schema: Schema, path: Path, *, root: bool = False) -> list[Fiel
         errs.append(field.required(path.child("items"), "must be specified"))
     if schema.get(EMBEDDED) and schema.get("type") != "object":
         errs.append(field.invalid(path.child("type"), schema.get("type"), "must be object"))
+    errs += _pattern_errors(schema.get("pattern"), path.child("pattern"))
     for name, sub in properties.items():
         if isinstance(sub, dict):
             errs += _node_errors(sub, path.child("properties").key(name))
@@ -89,6 +90,17 @@ def _node_errors(schema: Schema, path: Path, *, root: bool = False) -> list[Fiel
     if isinstance(schema.get("items"), dict):
         errs += _node_errors(schema["items"], path.child("items"))
     return errs
+
+
+def _pattern_errors(pattern: Any, path: Path) -> list[FieldError]:
+    """A pattern must compile (the error after the colon is Python's words, not Go's)."""
+    if not isinstance(pattern, str) or not pattern:
+        return []
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        return [field.invalid(path, pattern, f"must be a valid regular expression, but isn't: {e}")]
+    return []
 
 
 # --- pruning ----------------------------------------------------------------------------------
@@ -123,6 +135,9 @@ def _prune_object(
         if key in kept and key not in properties:
             continue
         sub = properties.get(key)
+        if sub is not None and _non_nullable_null(obj[key], sub) and "default" not in sub:
+            del obj[key]  # PruneNonNullableNullsWithoutDefaults: dropped, not unknown
+            continue
         if sub is None and isinstance(additional, dict):
             sub = additional
         if sub is None:
@@ -133,11 +148,16 @@ def _prune_object(
         _prune(obj[key], sub, path, pruned)
 
 
+def _non_nullable_null(value: Any, schema: Schema) -> bool:
+    return value is None and not schema.get("nullable")
+
+
 # --- defaults ---------------------------------------------------------------------------------
 
 
 def apply_defaults(value: Any, schema: Schema | None) -> None:
-    """Fill in, in place, the `default` of every specified field that is missing."""
+    """Fill in, in place, the `default` of every specified field that is missing or null
+    where null is not allowed (structural defaulting's Default)."""
     if schema is None:
         return
     if isinstance(value, dict):
@@ -145,7 +165,8 @@ def apply_defaults(value: Any, schema: Schema | None) -> None:
         for key, sub in properties.items():
             if not isinstance(sub, dict):
                 continue
-            if key not in value and "default" in sub:
+            missing = key not in value or _non_nullable_null(value[key], sub)
+            if missing and "default" in sub:
                 value[key] = copy.deepcopy(sub["default"])
             if key in value:
                 apply_defaults(value[key], sub)
@@ -153,6 +174,8 @@ def apply_defaults(value: Any, schema: Schema | None) -> None:
         if isinstance(additional, dict):
             for key, item in value.items():
                 if key not in properties:
+                    if _non_nullable_null(item, additional) and "default" in additional:
+                        value[key] = item = copy.deepcopy(additional["default"])
                     apply_defaults(item, additional)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for item in value:

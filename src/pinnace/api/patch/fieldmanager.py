@@ -178,6 +178,10 @@ def track_update(
 
     The result is a new object and metadata; what lies below them is `new`'s own."""
     found = object_shape(new.get("kind") or (old or {}).get("kind") if kind is None else kind)
+    api_version = new.get("apiVersion") or (old or {}).get("apiVersion")
+    own = getattr(kind, "apply_shape", None) is not None
+    if found is not None and not own and not _same_group(api_version, found[0]):
+        found = None  # a custom resource's kind named as a built-in one's
     old_entries = _metadata(old).get("managedFields")
     if found is None:
         return _with_entries(new, copy.deepcopy(old_entries))
@@ -207,6 +211,14 @@ def track_update(
             owned = owned.union(managed[manager_id].fields)
         managed[manager_id] = _entry(owned, version, now)
     return _with_managed_fields(new_object, cap_update_managers(managed))
+
+
+def _same_group(api_version: Any, table_version: str) -> bool:
+    """Whether an object's apiVersion is of the group whose shape the table has for its kind
+    (any version of it: a patch through a served version tracks the stored one's shape)."""
+    if not isinstance(api_version, str):
+        return True
+    return api_version.rpartition("/")[0] == table_version.rpartition("/")[0]
 
 
 def conflict_error(conflicts: dict[str, FieldSet]) -> StatusError:

@@ -17,7 +17,7 @@ from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.registry import KindRegistry
 from pinnace.api.status import StatusError, path_not_found
-from pinnace.api.versions import ServedVersion, served_version
+from pinnace.api.versions import ServedVersion
 
 
 def not_found() -> StatusError:
@@ -84,18 +84,8 @@ def find(path: str, kinds: KindRegistry | None = None) -> Route | None:
     return _resource(group, version, rest, kinds)
 
 
-def _kind(
-    group: str, version: str, plural: str, kinds: KindRegistry | None
-) -> tuple[Kind, ServedVersion | None] | None:
-    if kinds is not None:
-        return kinds.at_version(group, version, plural)
-    kind = catalog.by_resource(group, plural)
-    if kind is not None and kind.version == version:
-        return kind, None
-    other = served_version(group, version, plural)
-    if other is None:
-        return None
-    return other.stored, other
+_BUILT_IN = KindRegistry()
+"""The catalog's kinds only, for a path looked up without a server's registry."""
 
 
 def _resource(
@@ -116,7 +106,7 @@ def _resource(
             namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
         return None
-    found = _kind(group, version, rest[0], kinds)
+    found = (kinds or _BUILT_IN).at_version(group, version, rest[0])
     if found is None:
         return None
     kind, conversion = found

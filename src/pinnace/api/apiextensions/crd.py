@@ -404,7 +404,13 @@ def validate_crd_update(new: Any, old: Any) -> list[FieldError]:
     for i, version in enumerate(stored):
         if version not in served:
             path = Path("status", "storedVersions").index(i)
-            errs.append(field.invalid(path, version, "must appear in spec.versions"))
+            detail = (
+                f"missing from spec.versions; {version} was previously a storage version, and "
+                f"must remain in spec.versions until a storage migration ensures no data "
+                f"remains persisted in {version} and removes {version} from "
+                "status.storedVersions"
+            )
+            errs.append(field.invalid(path, version, detail))
     return errs + _api_approval_errors(new, old)
 
 

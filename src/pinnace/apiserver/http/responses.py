@@ -130,7 +130,7 @@ class Encoder:
         if obj.get("kind") != self.kind.kind:
             return obj
         if output in (Output.JSON, Output.YAML):
-            return obj if self.conversion is None else self.conversion.from_stored(obj)
+            return self._at_version(obj)
         m = obj.get("metadata") or {}
         if output is Output.TABLE:
             rv = {"resourceVersion": m["resourceVersion"]} if m.get("resourceVersion") else {}
@@ -161,7 +161,19 @@ class Encoder:
             converted = [self.conversion.from_stored(i) for i in listed["items"]]
             api_version = self.conversion.served.api_version
             return {**listed, "apiVersion": api_version, "items": converted}
-        return listed
+        if not self.kind.custom:
+            return listed
+        return {**listed, "items": [self._at_version(i) for i in listed["items"]]}
+
+    def _at_version(self, obj: Object) -> Object:
+        """`obj` at the version it is served at. A custom resource written before its CRD's
+        storage version changed is still stored at the old one: apiextensions-apiserver
+        converts it on the way out (strategy None: only apiVersion changes)."""
+        if self.conversion is not None:
+            return self.conversion.from_stored(obj)
+        if not self.kind.custom or obj.get("apiVersion") == self.kind.api_version:
+            return obj
+        return {**obj, "apiVersion": self.kind.api_version}
 
     def _table(
         self, objects: builtins.list[Object], list_meta: dict[str, Any], no_headers: bool

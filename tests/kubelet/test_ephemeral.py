@@ -168,3 +168,26 @@ def test_a_finished_pod_shows_its_phase_once_its_ephemeral_container_has_stopped
     node.settle(15)
     assert state(node, "job", "debugger") == "terminated"
     assert node.get_pod("job")["status"]["phase"] == "Succeeded"
+
+
+def test_an_ephemeral_container_present_at_the_first_sync_starts_after_the_init_container(
+    node: Node,
+) -> None:
+    # computePodActions returns once it has planned the sandbox (and the first init
+    # container): the ephemeral container starts on the next sync.
+    body = pod("later")
+    body["spec"]["initContainers"] = [
+        {"name": "init", "image": "busybox", "command": ["sleep", "30"]}
+    ]
+    node.create_pod(body)
+    debug(node, "later", "debugger", "sleep", "3600")
+    node.run(node.client.bind(node.get_pod("later"), "node-1"))
+    node.settle(5)
+    assert state(node, "later", "debugger") == "running"
+    items = node.run(node.client.list(EVENTS, "default"))["items"]
+    started = [
+        e["involvedObject"].get("fieldPath")
+        for e in sorted(items, key=lambda e: e["metadata"]["name"])
+        if e["reason"] == "Started"
+    ]
+    assert started == ["spec.initContainers{init}", "spec.ephemeralContainers{debugger}"]

@@ -647,12 +647,17 @@ class PodWorker:
         if not self.volumes.mounted and not self._mount(read()):
             self.host.status_changed(self)
             return
+        wake: list[float] = []
         if self._ip == "":  # the sandbox, once the volumes are mounted
             self._ip = self.host.pod_ips.allocate()
-        wake: list[float] = []
-        for c in self.ephemerals:
-            if c.current is None:  # started once, even before initialization, never again
-                self._start(c, wake, read)
+            # computePodActions returns once it has planned the sandbox and first init
+            # container: ephemeral containers wait for the next sync.
+            if self.ephemerals:
+                wake.append(self.host.clock.now())
+        else:
+            for c in self.ephemerals:
+                if c.current is None:  # started once, even before initialization, never again
+                    self._start(c, wake, read)
         if self._sync_init_containers(wake, read):
             for c in self.apps:
                 if c.current is None:

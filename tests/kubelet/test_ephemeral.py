@@ -191,3 +191,32 @@ def test_an_ephemeral_container_present_at_the_first_sync_starts_after_the_init_
         if e["reason"] == "Started"
     ]
     assert started == ["spec.initContainers{init}", "spec.ephemeralContainers{debugger}"]
+
+
+def test_a_finished_pod_holds_its_resources_until_its_ephemeral_container_has_stopped(
+    node: Node,
+) -> None:
+    # filterOutInactivePods keeps a terminal pod whose termination is under way among the
+    # active pods that admission counts, until all of its containers have stopped.
+    node.create_pod(
+        pod(
+            "job",
+            node="node-1",
+            cpu="2",
+            restart_policy="Never",
+            run_seconds="20",
+            stop_seconds="10",
+        )
+    )
+    node.settle(5)
+    debug(node, "job", "debugger", "sleep", "3600")
+    node.settle(20)
+    assert state(node, "job", "debugger") == "running"  # being stopped
+    node.create_pod(pod("early", node="node-1", cpu="2"))
+    node.settle()
+    assert node.get_pod("early")["status"]["reason"] == "OutOfcpu"
+    node.settle(10)
+    assert node.get_pod("job")["status"]["phase"] == "Succeeded"
+    node.create_pod(pod("later", node="node-1", cpu="2"))
+    node.settle(5)
+    assert node.get_pod("later")["status"]["phase"] == "Running"

@@ -506,8 +506,15 @@ class PodWorker:
 
     @property
     def finished(self) -> bool:
-        """In a terminal phase: nothing more runs, it no longer holds node resources."""
+        """In a terminal phase: nothing more is started (its sidecars and ephemeral containers
+        may still be stopping)."""
         return self.phase in TERMINAL_PHASES
+
+    @property
+    def stopped(self) -> bool:
+        """Finished and none of its containers running: the v1.32 pod worker's terminated
+        pod, which no longer holds node resources (filterOutInactivePods) nor takes updates."""
+        return self.finished and not any(c.running for c in self.containers)
 
     # --- events ------------------------------------------------------------------------------
 

@@ -220,3 +220,17 @@ def test_a_finished_pod_holds_its_resources_until_its_ephemeral_container_has_st
     node.create_pod(pod("later", node="node-1", cpu="2"))
     node.settle(5)
     assert node.get_pod("later")["status"]["phase"] == "Running"
+
+
+def test_an_ephemeral_container_added_to_a_stopped_pod_gets_no_status(node: Node) -> None:
+    # The v1.32 pod worker takes no more updates once it has terminated a pod: the kubelet
+    # neither starts the container nor writes a status for it.
+    running_pod(node, "job", restart_policy="Never", run_seconds="8")
+    node.settle(10)
+    assert node.get_pod("job")["status"]["phase"] == "Succeeded"
+    debug(node, "job", "debugger", "sleep", "3600")
+    node.settle(10)
+    done = node.get_pod("job")
+    assert [c["name"] for c in done["spec"]["ephemeralContainers"]] == ["debugger"]
+    assert "ephemeralContainerStatuses" not in done["status"]
+    assert events_of(node, "spec.ephemeralContainers{debugger}") == []

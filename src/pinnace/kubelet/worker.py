@@ -430,9 +430,11 @@ class PodWorker:
 
     def _add_ephemerals(self, spec: Mapping[str, Any]) -> None:
         """Records for the ephemeral containers added to the pod since (they are never
-        removed), waiting as convertToAPIContainerStatuses shows a container not yet made."""
+        removed), waiting as convertToAPIContainerStatuses shows a container not yet made.
+        None once the pod has stopped: v1.32's pod worker takes no update of a terminated pod,
+        so the kubelet never gives such a container a status."""
         added = spec.get("ephemeralContainers") or ()
-        if len(added) == len(self.ephemerals):
+        if len(added) == len(self.ephemerals) or self.stopped:
             return
         known = {c.name for c in self.ephemerals}
         first_wait = POD_INITIALIZING if self.inits else CONTAINER_CREATING

@@ -168,3 +168,69 @@ def test_a_finished_pod_shows_its_phase_once_its_ephemeral_container_has_stopped
     node.settle(15)
     assert state(node, "job", "debugger") == "terminated"
     assert node.get_pod("job")["status"]["phase"] == "Succeeded"
+
+
+def test_an_ephemeral_container_present_at_the_first_sync_starts_after_the_init_container(
+    node: Node,
+) -> None:
+    # computePodActions returns once it has planned the sandbox (and the first init
+    # container): the ephemeral container starts on the next sync.
+    body = pod("later")
+    body["spec"]["initContainers"] = [
+        {"name": "init", "image": "busybox", "command": ["sleep", "30"]}
+    ]
+    node.create_pod(body)
+    debug(node, "later", "debugger", "sleep", "3600")
+    node.run(node.client.bind(node.get_pod("later"), "node-1"))
+    node.settle(5)
+    assert state(node, "later", "debugger") == "running"
+    items = node.run(node.client.list(EVENTS, "default"))["items"]
+    started = [
+        e["involvedObject"].get("fieldPath")
+        for e in sorted(items, key=lambda e: e["metadata"]["name"])
+        if e["reason"] == "Started"
+    ]
+    assert started == ["spec.initContainers{init}", "spec.ephemeralContainers{debugger}"]
+
+
+def test_a_finished_pod_holds_its_resources_until_its_ephemeral_container_has_stopped(
+    node: Node,
+) -> None:
+    # filterOutInactivePods keeps a terminal pod whose termination is under way among the
+    # active pods that admission counts, until all of its containers have stopped.
+    node.create_pod(
+        pod(
+            "job",
+            node="node-1",
+            cpu="2",
+            restart_policy="Never",
+            run_seconds="20",
+            stop_seconds="10",
+        )
+    )
+    node.settle(5)
+    debug(node, "job", "debugger", "sleep", "3600")
+    node.settle(20)
+    assert state(node, "job", "debugger") == "running"  # being stopped
+    node.create_pod(pod("early", node="node-1", cpu="2"))
+    node.settle()
+    assert node.get_pod("early")["status"]["reason"] == "OutOfcpu"
+    node.settle(10)
+    assert node.get_pod("job")["status"]["phase"] == "Succeeded"
+    node.create_pod(pod("later", node="node-1", cpu="2"))
+    node.settle(5)
+    assert node.get_pod("later")["status"]["phase"] == "Running"
+
+
+def test_an_ephemeral_container_added_to_a_stopped_pod_gets_no_status(node: Node) -> None:
+    # The v1.32 pod worker takes no more updates once it has terminated a pod: the kubelet
+    # neither starts the container nor writes a status for it.
+    running_pod(node, "job", restart_policy="Never", run_seconds="8")
+    node.settle(10)
+    assert node.get_pod("job")["status"]["phase"] == "Succeeded"
+    debug(node, "job", "debugger", "sleep", "3600")
+    node.settle(10)
+    done = node.get_pod("job")
+    assert [c["name"] for c in done["spec"]["ephemeralContainers"]] == ["debugger"]
+    assert "ephemeralContainerStatuses" not in done["status"]
+    assert events_of(node, "spec.ephemeralContainers{debugger}") == []

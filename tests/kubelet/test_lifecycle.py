@@ -234,6 +234,28 @@ def test_a_sidecar_runs_beside_the_app_and_stops_when_the_pod_completes(node: No
     assert proxy["state"]["terminated"]["exitCode"] == 143
 
 
+def test_a_completed_pod_holds_its_cpu_until_its_sidecar_has_stopped(node: Node) -> None:
+    # filterOutInactivePods counts a terminal pod whose termination is under way until the
+    # pod worker has stopped all of its containers.
+    body = pod("job", node="node-1", cpu="2", restart_policy="Never")
+    body["spec"]["initContainers"] = [
+        {"name": "proxy", "image": "envoy", "restartPolicy": "Always"},
+    ]
+    body["metadata"]["annotations"]["sim.pinnace.dev/run-seconds.app"] = "5"
+    body["metadata"]["annotations"]["sim.pinnace.dev/stop-seconds.proxy"] = "10"
+    node.create_pod(body)
+    node.settle(7)  # the app is done, the sidecar is being stopped
+    assert node.get_pod("job")["status"]["phase"] == "Running"
+    node.create_pod(pod("early", node="node-1", cpu="2"))
+    node.settle()
+    assert node.get_pod("early")["status"]["reason"] == "OutOfcpu"
+    node.settle(10)
+    assert node.get_pod("job")["status"]["phase"] == "Succeeded"
+    node.create_pod(pod("later", node="node-1", cpu="2"))
+    node.settle(5)
+    assert node.get_pod("later")["status"]["phase"] == "Running"
+
+
 def test_previous_log_is_the_last_run_before_the_restart(node: Node) -> None:
     node.create_pod(pod("flaky", node="node-1", run_seconds="2", exit_code="1", log="booting"))
     node.settle(2.5)  # the first run ended at 2 s, the second started at once

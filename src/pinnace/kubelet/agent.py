@@ -174,7 +174,7 @@ class NodeAgent:
         """Admitted pods by uid, until they are gone from the API."""
         self.status_manager = StatusManager(client, config.name, self.workers, self.failures)
         self.usage = NodeUsage()
-        """What the admitted pods that have not finished hold (each worker keeps its own
+        """What the admitted pods hold until they stop (each worker keeps its own
         `hold`, with the rest of what the agent keeps for one pod)."""
         self.sources: SourceLookup = no_sources
         """Where ConfigMaps and Secrets are looked up (informers' caches), set by whoever runs
@@ -855,7 +855,7 @@ class NodeAgent:
     def status_changed(self, worker: PodWorker) -> None:
         if worker.source_names:
             self._follow(worker, worker.follows_sources and not worker.terminating)
-        if worker.finished:
+        if worker.stopped:
             self._release(worker)
         self.status_manager.sync(worker)
 

@@ -430,9 +430,11 @@ class PodWorker:
 
     def _add_ephemerals(self, spec: Mapping[str, Any]) -> None:
         """Records for the ephemeral containers added to the pod since (they are never
-        removed), waiting as convertToAPIContainerStatuses shows a container not yet made."""
+        removed), waiting as convertToAPIContainerStatuses shows a container not yet made.
+        None once the pod has stopped: v1.32's pod worker takes no update of a terminated pod,
+        so the kubelet never gives such a container a status."""
         added = spec.get("ephemeralContainers") or ()
-        if len(added) == len(self.ephemerals):
+        if len(added) == len(self.ephemerals) or self.stopped:
             return
         known = {c.name for c in self.ephemerals}
         first_wait = POD_INITIALIZING if self.inits else CONTAINER_CREATING
@@ -506,8 +508,15 @@ class PodWorker:
 
     @property
     def finished(self) -> bool:
-        """In a terminal phase: nothing more runs, it no longer holds node resources."""
+        """In a terminal phase: nothing more is started (its sidecars and ephemeral containers
+        may still be stopping)."""
         return self.phase in TERMINAL_PHASES
+
+    @property
+    def stopped(self) -> bool:
+        """Finished and none of its containers running: the v1.32 pod worker's terminated
+        pod, which no longer holds node resources (filterOutInactivePods) nor takes updates."""
+        return self.finished and not any(c.running for c in self.containers)
 
     # --- events ------------------------------------------------------------------------------
 
@@ -647,12 +656,17 @@ class PodWorker:
         if not self.volumes.mounted and not self._mount(read()):
             self.host.status_changed(self)
             return
+        wake: list[float] = []
         if self._ip == "":  # the sandbox, once the volumes are mounted
             self._ip = self.host.pod_ips.allocate()
-        wake: list[float] = []
-        for c in self.ephemerals:
-            if c.current is None:  # started once, even before initialization, never again
-                self._start(c, wake, read)
+            # computePodActions returns once it has planned the sandbox and first init
+            # container: ephemeral containers wait for the next sync.
+            if self.ephemerals:
+                wake.append(self.host.clock.now())
+        else:
+            for c in self.ephemerals:
+                if c.current is None:  # started once, even before initialization, never again
+                    self._start(c, wake, read)
         if self._sync_init_containers(wake, read):
             for c in self.apps:
                 if c.current is None:

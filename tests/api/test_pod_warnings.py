@@ -1,0 +1,147 @@
+"""kube-apiserver v1.32's `Warning` headers for pods and pod templates (pkg/api/pod/warnings.go
+and the strategies' WarningsOnCreate/WarningsOnUpdate), in its exact words."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pinnace.api import catalog
+from pinnace.api.core.pod_warnings import pod_warnings
+from pinnace.api.options import WriteOptions
+
+PODS = catalog.kind("", "pods")
+DEPLOYMENTS = catalog.kind("apps", "deployments")
+ARCH = 'deprecated since v1.14; use "kubernetes.io/arch" instead'
+
+
+def pod_spec(**spec: Any) -> dict[str, Any]:
+    return {"containers": [{"name": "c", "image": "nginx"}], **spec}
+
+
+def pod(name: str = "web", **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": pod_spec(**spec)}
+
+
+def deployment(**spec: Any) -> dict[str, Any]:
+    labels = {"app": "web"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec(**spec)},
+        },
+    }
+
+
+def test_a_plain_pod_gets_no_warning() -> None:
+    assert pod_warnings(pod()) == []
+
+
+def test_deprecated_node_labels() -> None:
+    term = {"matchExpressions": [{"key": "beta.kubernetes.io/os", "operator": "Exists"}]}
+    obj = pod(
+        nodeSelector={"beta.kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"},
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]},
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "preference": term}
+                ],
+            }
+        },
+        topologySpreadConstraints=[
+            {
+                "maxSkew": 1,
+                "topologyKey": "failure-domain.beta.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+            }
+        ],
+    )
+    os_message = 'beta.kubernetes.io/os is deprecated since v1.14; use "kubernetes.io/os" instead'
+    assert pod_warnings(obj) == [
+        f"spec.nodeSelector[beta.kubernetes.io/arch]: {ARCH}",
+        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        f".nodeSelectorTerms[0].matchExpressions[0].key: {os_message}",
+        "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+        f".preference.matchExpressions[0].key: {os_message}",
+        "spec.topologySpreadConstraints[0].topologyKey: failure-domain.beta.kubernetes.io/zone"
+        ' is deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+        "spec.topologySpreadConstraints[0].labelSelector: a null labelSelector results in "
+        "matching no pod",
+    ]
+
+
+def test_fractional_bytes_duplicate_env_and_ports() -> None:
+    obj = pod()
+    obj["spec"]["containers"][0].update(
+        resources={"requests": {"memory": "100m"}, "limits": {"ephemeral-storage": "1.5"}},
+        env=[
+            {"name": "A", "value": "1"},
+            {"name": "A", "value": "$(A)-more"},  # extends the previous value: fine
+            {"name": "A", "value": "2"},
+        ],
+        ports=[{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 80, "protocol": "TCP"}],
+    )
+    assert pod_warnings(obj) == [
+        'spec.containers[0].resources.requests[memory]: fractional byte value "100m" is '
+        "invalid, must be an integer",
+        'spec.containers[0].resources.limits[ephemeral-storage]: fractional byte value "1500m"'
+        " is invalid, must be an integer",
+        'spec.containers[0].env[2]: hides previous definition of "A", which may be dropped when '
+        "using apply",
+        "spec.containers[0].ports[1]: duplicate port definition with spec.containers[0].ports[0]",
+    ]
+
+
+def test_deprecated_annotations_grace_period_and_pod_name() -> None:
+    obj = pod("web.example", terminationGracePeriodSeconds=-5)
+    obj["metadata"]["annotations"] = {
+        "scheduler.alpha.kubernetes.io/critical-pod": "",
+        "seccomp.security.alpha.kubernetes.io/pod": "runtime/default",
+    }
+    assert pod_warnings(obj) == [
+        "metadata.name: this is used in the Pod's hostname, which can result in surprising "
+        "behavior; a DNS label is recommended: [must not contain dots]",
+        "metadata.annotations[scheduler.alpha.kubernetes.io/critical-pod]: non-functional in "
+        'v1.16+; use the "priorityClassName" field instead',
+        "metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in "
+        'v1.27+; use the "seccompProfile" field instead',
+        "spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will "
+        "be treated as 1",
+    ]
+
+
+def test_pod_create_warns_and_pod_update_does_not(api: Any) -> None:
+    created = api.call(
+        api.server.create, PODS, "default", pod(nodeSelector={"beta.kubernetes.io/arch": "amd64"})
+    )
+    assert created.warnings == [f"spec.nodeSelector[beta.kubernetes.io/arch]: {ARCH}"]
+    changed = copy.deepcopy(created.obj)
+    changed["metadata"]["labels"] = {"x": "y"}
+    updated = api.call(api.server.update, PODS, "default", "web", changed)
+    assert updated.warnings == []
+
+
+def test_a_deployment_template_warns_on_create_and_on_a_spec_change(api: Any) -> None:
+    body = deployment(nodeSelector={"beta.kubernetes.io/arch": "amd64"})
+    warning = f"spec.template.spec.nodeSelector[beta.kubernetes.io/arch]: {ARCH}"
+    dry = api.call(api.server.create, DEPLOYMENTS, "default", body, WriteOptions(dry_run=True))
+    assert dry.warnings == [warning]
+    created = api.call(api.server.create, DEPLOYMENTS, "default", body)
+    assert created.warnings == [warning]
+    # Only a write that bumps the generation is checked: not a label change, nor the status.
+    relabelled = copy.deepcopy(created.obj)
+    relabelled["metadata"]["labels"] = {"x": "y"}
+    relabelled = api.call(api.server.update, DEPLOYMENTS, "default", "web", relabelled)
+    assert relabelled.warnings == []
+    status = copy.deepcopy(relabelled.obj)
+    status["status"] = {"observedGeneration": 1}
+    written = api.call(api.server.update, DEPLOYMENTS, "default", "web", status, None, "status")
+    assert written.warnings == []
+    scaled = copy.deepcopy(written.obj)
+    scaled["spec"]["replicas"] = 3
+    scaled = api.call(api.server.update, DEPLOYMENTS, "default", "web", scaled)
+    assert scaled.warnings == [warning]

@@ -145,3 +145,19 @@ def test_a_deployment_template_warns_on_create_and_on_a_spec_change(api: Any) ->
     scaled["spec"]["replicas"] = 3
     scaled = api.call(api.server.update, DEPLOYMENTS, "default", "web", scaled)
     assert scaled.warnings == [warning]
+
+
+def test_workloads_whose_pods_are_named_after_them_warn_of_a_dotted_name() -> None:
+    name_warning = (
+        "metadata.name: this is used in Pod names and hostnames, which can result in surprising "
+        "behavior; a DNS label is recommended: [must not contain dots]"
+    )
+    job = {"metadata": {"name": "pi.v1"}, "spec": {"template": {"spec": pod_spec()}}}
+    assert catalog.kind("batch", "jobs").warnings_on_create(job) == [name_warning]
+    # A StatefulSet's pods are named after it too, but v1.32 does not warn for it.
+    assert catalog.kind("apps", "statefulsets").warnings_on_create(job) == []
+    template = {"metadata": {"name": "t"}, "template": job["spec"]["template"]}
+    template["template"]["spec"]["nodeSelector"] = {"beta.kubernetes.io/arch": "amd64"}
+    assert catalog.kind("", "podtemplates").warnings_on_create(template) == [
+        f"template.spec.nodeSelector[beta.kubernetes.io/arch]: {ARCH}"
+    ]

@@ -225,5 +225,5 @@ DEPLOYMENT = Kind(
     validate_update=validate_deployment_update,
     validate_status_update=validate_deployment_status_update,
     drop_disabled=template_dropper("spec", "template"),
-    **template_warnings("spec", "template"),
+    **template_warnings("spec", "template", name=True),
 )

@@ -116,5 +116,5 @@ REPLICA_SET = Kind(
     validate_update=validate_replica_set_update,
     validate_status_update=validate_replica_set_status_update,
     drop_disabled=template_dropper("spec", "template"),
-    **template_warnings("spec", "template"),
+    **template_warnings("spec", "template", name=True),
 )

@@ -209,5 +209,5 @@ CRON_JOB = Kind(
     validate=validate_cron_job,
     validate_update=validate_cron_job_update,
     drop_disabled=template_dropper("spec", "jobTemplate", "spec", "template"),
-    **template_warnings("spec", "jobTemplate", "spec", "template"),
+    **template_warnings("spec", "jobTemplate", "spec", "template", name=True),
 )

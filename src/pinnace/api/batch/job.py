@@ -460,5 +460,5 @@ JOB = Kind(
     validate_update=validate_job_update,
     validate_status_update=validate_job_status_update,
     drop_disabled=template_dropper("spec", "template"),
-    **template_warnings("spec", "template"),
+    **template_warnings("spec", "template", name=True),
 )

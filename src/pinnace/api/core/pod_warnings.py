@@ -72,20 +72,26 @@ _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 def pod_warnings(pod: Any) -> list[str]:
     """The pod strategy's WarningsOnCreate."""
     pod = as_dict(pod)
-    warnings = []
-    label_errors = is_dns1123_label(as_str(as_dict(pod.get("metadata")).get("name")))
-    if label_errors:
-        warnings.append(
-            "metadata.name: this is used in the Pod's hostname, which can result in surprising "
-            f"behavior; a DNS label is recommended: [{' '.join(label_errors)}]"
-        )
+    warnings = _name_warnings(pod, "used in the Pod's hostname")
     return warnings + spec_and_meta_warnings(pod, "")
 
 
-def template_warnings(*path: str) -> dict[str, Callable[..., list[str]]]:
+def _name_warnings(obj: dict[str, Any], use: str) -> list[str]:
+    label_errors = is_dns1123_label(as_str(as_dict(obj.get("metadata")).get("name")))
+    if not label_errors:
+        return []
+    return [
+        f"metadata.name: this is {use}, which can result in surprising behavior; a DNS label "
+        f"is recommended: [{' '.join(label_errors)}]"
+    ]
+
+
+def template_warnings(*path: str, name: bool = False) -> dict[str, Callable[..., list[str]]]:
     """The Kind fields warnings_on_create and warnings_on_update of a kind whose pod template
     is at `path`: on update, only a write that bumped the generation (a changed spec) is
-    checked."""
+    checked. `name`: a create also warns of a name that is not a DNS label, as the pods'
+    names and hostnames are made from it (Deployment, ReplicaSet, ReplicationController, Job,
+    CronJob)."""
     prefix = ".".join(path) + "."
 
     def template_of(obj: Any) -> dict[str, Any]:
@@ -94,7 +100,8 @@ def template_warnings(*path: str) -> dict[str, Callable[..., list[str]]]:
         return as_dict(obj)
 
     def on_create(obj: Any) -> list[str]:
-        return spec_and_meta_warnings(template_of(obj), prefix)
+        warnings = _name_warnings(as_dict(obj), "used in Pod names and hostnames") if name else []
+        return warnings + spec_and_meta_warnings(template_of(obj), prefix)
 
     def on_update(new: Any, old: Any) -> list[str]:
         if _generation(new) == _generation(old):

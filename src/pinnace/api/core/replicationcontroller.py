@@ -133,5 +133,5 @@ REPLICATION_CONTROLLER = Kind(
     validate_update=validate_replication_controller_update,
     validate_status_update=validate_replica_set_status_update,
     drop_disabled=template_dropper("spec", "template"),
-    **template_warnings("spec", "template"),
+    **template_warnings("spec", "template", name=True),
 )

@@ -11,6 +11,7 @@ volume's claim template (pkg/api/persistentvolumeclaim).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -121,29 +122,36 @@ def spec_and_meta_warnings(obj: dict[str, Any], prefix: str) -> list[str]:
     spec = as_dict(obj.get("spec"))
     annotations = as_dict(as_dict(obj.get("metadata")).get("annotations"))
     spec_path = prefix + "spec"
-    warnings = _node_label_warnings(spec, spec_path)
+    warnings = []
+    if "nodeSelector" in spec or "affinity" in spec or "topologySpreadConstraints" in spec:
+        warnings += _node_label_warnings(spec, spec_path)
     if annotations:
         warnings += _annotation_warnings(annotations, prefix + "metadata.annotations")
     if spec.get("volumes"):
         warnings += _volume_warnings(as_list(spec.get("volumes")), spec_path + ".volumes")
-    warnings += _duplicate_warnings(spec, spec_path)
+    if "hostAliases" in spec or "imagePullSecrets" in spec:
+        warnings += _duplicate_warnings(spec, spec_path)
     overhead = as_dict(spec.get("overhead"))
     for resource in _BYTE_RESOURCES:
         if resource in overhead:
             warnings += _fractional(overhead[resource], f"{spec_path}.overhead[{resource}]")
     security = as_dict(spec.get("securityContext"))
-    if not security.get("seccompProfile") and _SECCOMP_POD in annotations:
+    if security.get("seccompProfile") is None and _SECCOMP_POD in annotations:
         warning = f"{prefix}metadata.annotations[{_SECCOMP_POD}]: {_SECCOMP_MESSAGE}"
         warnings.append(warning)
-    warnings += _container_warnings(spec, spec_path, annotations, prefix)
-    warnings += _port_warnings(spec, spec_path)
+    containers = _containers(spec, spec_path)
+    warnings += _container_warnings(spec, containers, annotations, prefix)
+    if any("ports" in container for container, _ in containers):
+        warnings += _port_warnings(containers)
     grace = spec.get("terminationGracePeriodSeconds")
     if isinstance(grace, int) and grace < 0:
         warnings.append(
             f"{spec_path}.terminationGracePeriodSeconds: must be >= 0; negative values are "
             "invalid and will be treated as 1"
         )
-    warnings += _pod_affinity_warnings(as_dict(spec.get("affinity")), spec_path + ".affinity")
+    if "affinity" in spec:
+        affinity = as_dict(spec.get("affinity"))
+        warnings += _pod_affinity_warnings(affinity, spec_path + ".affinity")
     return warnings
 
 
@@ -275,13 +283,25 @@ def _duplicate_warnings(spec: dict[str, Any], spec_path: str) -> list[str]:
 
 
 def _fractional(value: Any, path: str) -> list[str]:
+    shown = _fractional_text(value) if isinstance(value, str) else _fractional_value(value)
+    if shown is None:
+        return []
+    return [f"{path}: fractional byte value {quote(shown)} is invalid, must be an integer"]
+
+
+@functools.lru_cache(maxsize=256)
+def _fractional_text(value: str) -> str | None:
+    """Remembered: every pod of a workload carries the same few quantity strings."""
+    return _fractional_value(value)
+
+
+def _fractional_value(value: Any) -> str | None:
+    """The quantity's canonical text when it is not a whole number of bytes."""
     try:
         quantity = parse_quantity(value)
     except ValueError:
-        return []
-    if quantity.milli_value() % 1000 == 0:
-        return []
-    return [f"{path}: fractional byte value {quote(str(quantity))} is invalid, must be an integer"]
+        return None
+    return None if quantity.milli_value() % 1000 == 0 else str(quantity)
 
 
 def _containers(spec: dict[str, Any], spec_path: str) -> list[tuple[dict[str, Any], str]]:
@@ -294,11 +314,14 @@ def _containers(spec: dict[str, Any], spec_path: str) -> list[tuple[dict[str, An
 
 
 def _container_warnings(
-    spec: dict[str, Any], spec_path: str, annotations: dict[str, Any], prefix: str
+    spec: dict[str, Any],
+    containers: list[tuple[dict[str, Any], str]],
+    annotations: dict[str, Any],
+    prefix: str,
 ) -> list[str]:
     pod_apparmor = as_dict(spec.get("securityContext")).get("appArmorProfile") is not None
     warnings = []
-    for container, path in _containers(spec, spec_path):
+    for container, path in containers:
         name = as_str(container.get("name"))
         security = as_dict(container.get("securityContext"))
         if annotations:
@@ -342,10 +365,10 @@ def _env_warnings(env: list[Any], path: str) -> list[str]:
     return warnings
 
 
-def _port_warnings(spec: dict[str, Any], spec_path: str) -> list[str]:
+def _port_warnings(containers: list[tuple[dict[str, Any], str]]) -> list[str]:
     warnings = []
     seen: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for container, container_path in _containers(spec, spec_path):
+    for container, container_path in containers:
         for i, port in enumerate(map(as_dict, as_list(container.get("ports")))):
             path = f"{container_path}.ports[{i}]"
             host_ip = as_str(port.get("hostIP"))

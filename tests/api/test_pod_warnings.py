@@ -161,3 +161,35 @@ def test_workloads_whose_pods_are_named_after_them_warn_of_a_dotted_name() -> No
     assert catalog.kind("", "podtemplates").warnings_on_create(template) == [
         f"template.spec.nodeSelector[beta.kubernetes.io/arch]: {ARCH}"
     ]
+
+
+def test_claim_templates_with_fractional_storage() -> None:
+    claim = {"spec": {"resources": {"requests": {"storage": "1.5"}}}}
+    ephemeral = {"name": "scratch", "ephemeral": {"volumeClaimTemplate": claim}}
+    fraction = 'fractional byte value "1500m" is invalid, must be an integer'
+    assert pod_warnings(pod(volumes=[ephemeral])) == [
+        "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.requests[storage]: "
+        + fraction
+    ]
+    sts = {
+        "metadata": {"name": "db", "generation": 1},
+        "spec": {
+            "template": {"spec": pod_spec()},
+            "volumeClaimTemplates": [claim],
+            "revisionHistoryLimit": -1,
+        },
+    }
+    history = (
+        "spec.revisionHistoryLimit: a negative value retains all historical revisions; a value "
+        ">= 0 is recommended"
+    )
+    statefulsets = catalog.kind("apps", "statefulsets")
+    assert statefulsets.warnings_on_create(sts) == [
+        f"spec.volumeClaimTemplates[0].resources.requests[storage]: {fraction}",
+        history,
+    ]
+    # On update these come whether or not the generation moved, under v1.32's `Spec`.
+    assert statefulsets.warnings_on_update(sts, sts) == [
+        f"spec.volumeClaimTemplates[0].Spec.resources.requests[storage]: {fraction}",
+        history,
+    ]

@@ -54,6 +54,7 @@ _DEPRECATED_VOLUMES = (
     ("storageos", "deprecated in v1.22, non-functional in v1.25+"),
     ("quobyte", "deprecated in v1.22, non-functional in v1.25+"),
     ("glusterfs", "deprecated in v1.25, non-functional in v1.26+"),
+    ("ephemeral", ""),  # its claim template's own warnings come at this point
     ("cephfs", "deprecated in v1.28, non-functional in v1.31+"),
     ("rbd", "deprecated in v1.28, non-functional in v1.31+"),
 )
@@ -210,10 +211,29 @@ def _volume_warnings(volumes: list[Any], path: str) -> list[str]:
     for i, volume in enumerate(volumes):
         volume = as_dict(volume)
         for source, message in _DEPRECATED_VOLUMES:
-            if volume.get(source) is not None:
+            if volume.get(source) is None:
+                continue
+            if message:
                 name = _VOLUME_PATH_NAMES.get(source, source)
                 warnings.append(f"{path}[{i}].{name}: {message}")
+                continue
+            claim = as_dict(volume[source]).get("volumeClaimTemplate")
+            if claim is not None:
+                claim_path = f"{path}[{i}].ephemeral.volumeClaimTemplate.spec"
+                warnings += claim_spec_warnings(as_dict(claim).get("spec"), claim_path)
     return warnings + _token_path_warnings(volumes, path)
+
+
+def claim_spec_warnings(spec: Any, path: str) -> list[str]:
+    """pvcutil.GetWarningsForPersistentVolumeClaimSpec: a fractional storage request or
+    limit."""
+    resources = as_dict(as_dict(spec).get("resources"))
+    warnings = []
+    for bound in ("requests", "limits"):
+        values = as_dict(resources.get(bound))
+        if "storage" in values:
+            warnings += _fractional(values["storage"], f"{path}.resources.{bound}[storage]")
+    return warnings
 
 
 def _token_path_warnings(volumes: list[Any], path: str) -> list[str]:

@@ -193,3 +193,19 @@ def test_claim_templates_with_fractional_storage() -> None:
         f"spec.volumeClaimTemplates[0].Spec.resources.requests[storage]: {fraction}",
         history,
     ]
+
+
+def test_a_huge_indexed_job_warns_ahead_of_its_template() -> None:
+    spec = {
+        "completionMode": "Indexed",
+        "completions": 200_000,
+        "parallelism": 20_000,
+        "template": {"spec": pod_spec(nodeSelector={"beta.kubernetes.io/arch": "amd64"})},
+    }
+    cron_job = {"metadata": {"name": "nightly"}, "spec": {"jobTemplate": {"spec": spec}}}
+    assert catalog.kind("batch", "cronjobs").warnings_on_create(cron_job) == [
+        "spec.jobTemplate.spec: In Indexed Jobs with a number of completions higher than 10^5 "
+        "and a parallelism higher than 10^4, Kubernetes might not be able to track "
+        "completedIndexes when a big number of indexes fail",
+        f"spec.jobTemplate.spec.template.spec.nodeSelector[beta.kubernetes.io/arch]: {ARCH}",
+    ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 from pinnace.api.core.pod_shape import as_dict, as_list, as_str
 from pinnace.api.goquote import quote
@@ -88,12 +88,19 @@ def _name_warnings(obj: dict[str, Any], use: str) -> list[str]:
     ]
 
 
-def template_warnings(*path: str, name: bool = False) -> dict[str, Callable[..., list[str]]]:
+class TemplateWarnings(TypedDict):
+    warnings_on_create: Callable[[Any], list[str]]
+    warnings_on_update: Callable[[Any, Any], list[str]]
+
+
+def template_warnings(
+    *path: str, name: bool = False, spec: Callable[[Any], list[str]] | None = None
+) -> TemplateWarnings:
     """The Kind fields warnings_on_create and warnings_on_update of a kind whose pod template
     is at `path`: on update, only a write that bumped the generation (a changed spec) is
     checked. `name`: a create also warns of a name that is not a DNS label, as the pods'
     names and hostnames are made from it (Deployment, ReplicaSet, ReplicationController, Job,
-    CronJob)."""
+    CronJob). `spec`: the object's own warnings, ahead of its template's (a Job spec's)."""
     prefix = ".".join(path) + "."
 
     def template_of(obj: Any) -> dict[str, Any]:
@@ -101,14 +108,16 @@ def template_warnings(*path: str, name: bool = False) -> dict[str, Callable[...,
             obj = as_dict(obj).get(step)
         return as_dict(obj)
 
+    def of_spec(obj: Any) -> list[str]:
+        own = spec(obj) if spec is not None else []
+        return own + spec_and_meta_warnings(template_of(obj), prefix)
+
     def on_create(obj: Any) -> list[str]:
         warnings = _name_warnings(as_dict(obj), "used in Pod names and hostnames") if name else []
-        return warnings + spec_and_meta_warnings(template_of(obj), prefix)
+        return warnings + of_spec(obj)
 
     def on_update(new: Any, old: Any) -> list[str]:
-        if _generation(new) == _generation(old):
-            return []
-        return spec_and_meta_warnings(template_of(new), prefix)
+        return [] if _generation(new) == _generation(old) else of_spec(new)
 
     return {"warnings_on_create": on_create, "warnings_on_update": on_update}
 

@@ -51,6 +51,10 @@ def _no_warnings(obj: Object) -> list[str]:
     return []
 
 
+def _no_update_warnings(new: Object, old: Object) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True)
 class Kind:
     group: str
@@ -123,6 +127,11 @@ class Kind:
     """Validation of a write to the status subresource (new, old)."""
     warnings_on_create: Callable[[Object], list[str]] = field(default=_no_warnings, compare=False)
     """The strategy's WarningsOnCreate: `Warning` headers for a valid new object."""
+    warnings_on_update: Callable[[Object, Object], list[str]] = field(
+        default=_no_update_warnings, compare=False
+    )
+    """The strategy's WarningsOnUpdate (new, old): `Warning` headers for a valid update of the
+    object itself (not of a subresource)."""
     delete_finalizer: str = ""
     """A finalizer the first DELETE adds (a CustomResourceDefinition's cleanup finalizer): the
     object stays until its controller has finished and removed it."""

@@ -562,11 +562,12 @@ class APIServer:
                 if new == old:
                     return Result(old, warnings)  # what the storage filled in was all there
                 self._validate(kind, new, self._update_errors(kind, new, old, subresource))
+                written = warnings + ([] if subresource else kind.warnings_on_update(new, old))
                 await self.admission.validate("UPDATE", kind, new)
                 if options.dry_run:
-                    return Result(new, warnings)
+                    return Result(new, written)
                 if deletion.deletion_due(new):
-                    return Result(await self._remove(kind, key, name, old), warnings)
+                    return Result(await self._remove(kind, key, name, old), written)
                 async with self.admission.quota_charged(kind, new, False, old, subresource):
                     stored = await self.store.update(key, new, resource_version(old))
                 stored_ok = True
@@ -580,7 +581,7 @@ class APIServer:
             finally:
                 finish(stored_ok)
             await self.admission.after_write("UPDATE", kind, namespace)
-            return Result(stored, warnings)
+            return Result(stored, written)
         raise _conflict(kind, name)
 
     def _default(self, kind: Kind, obj: Object) -> None:

@@ -39,6 +39,7 @@ from pinnace.api.apps import (
 )
 from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
+from pinnace.api.core.pod_warnings import template_warnings
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
@@ -227,4 +228,5 @@ DAEMON_SET = Kind(
     validate_update=validate_daemon_set_update,
     validate_status_update=validate_daemon_set_status_update,
     drop_disabled=template_dropper("spec", "template"),
+    **template_warnings("spec", "template"),
 )

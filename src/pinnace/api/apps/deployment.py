@@ -34,6 +34,7 @@ from pinnace.api.apps import (
 )
 from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
+from pinnace.api.core.pod_warnings import template_warnings
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
@@ -224,4 +225,5 @@ DEPLOYMENT = Kind(
     validate_update=validate_deployment_update,
     validate_status_update=validate_deployment_status_update,
     drop_disabled=template_dropper("spec", "template"),
+    **template_warnings("spec", "template", name=True),
 )

@@ -22,6 +22,7 @@ from pinnace.api.apps import (
     validate_selector_unchanged,
 )
 from pinnace.api.core.pod_resize import template_dropper
+from pinnace.api.core.pod_warnings import template_warnings
 from pinnace.api.field import FieldError
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
@@ -115,4 +116,5 @@ REPLICA_SET = Kind(
     validate_update=validate_replica_set_update,
     validate_status_update=validate_replica_set_status_update,
     drop_disabled=template_dropper("spec", "template"),
+    **template_warnings("spec", "template", name=True),
 )

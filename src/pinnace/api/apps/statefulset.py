@@ -42,7 +42,8 @@ from pinnace.api.apps import (
     validate_selector_matches_template,
 )
 from pinnace.api.core.pod_resize import template_dropper
-from pinnace.api.core.pod_shape import as_dict, child_dict
+from pinnace.api.core.pod_shape import as_dict, as_list, child_dict
+from pinnace.api.core.pod_warnings import claim_spec_warnings, template_warnings
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.labels import validate_labels
@@ -335,6 +336,37 @@ def validate_stateful_set_status_update(new: Any, old: Any) -> list[FieldError]:
     return errs + validate_collision_count(new, old)
 
 
+_TEMPLATE_WARNINGS = template_warnings("spec", "template")
+
+
+def stateful_set_warnings(sts: Any) -> list[str]:
+    """WarningsOnCreate: the template's, the claim templates' and a negative history limit."""
+    warnings: list[str] = _TEMPLATE_WARNINGS["warnings_on_create"](sts)
+    return warnings + _claim_and_history_warnings(as_dict(sts), "")
+
+
+def stateful_set_update_warnings(new: Any, old: Any) -> list[str]:
+    """WarningsOnUpdate: the template's only when the generation moved, the rest always; the
+    claim templates' paths name a Go field, `Spec`, as v1.32's do."""
+    warnings: list[str] = _TEMPLATE_WARNINGS["warnings_on_update"](new, old)
+    return warnings + _claim_and_history_warnings(as_dict(new), ".Spec")
+
+
+def _claim_and_history_warnings(sts: Object, claim_spec: str) -> list[str]:
+    spec = as_dict(sts.get("spec"))
+    warnings = []
+    for i, claim in enumerate(as_list(spec.get("volumeClaimTemplates"))):
+        path = f"spec.volumeClaimTemplates[{i}]{claim_spec}"
+        warnings += claim_spec_warnings(as_dict(claim).get("spec"), path)
+    limit = spec.get("revisionHistoryLimit")
+    if isinstance(limit, int) and limit < 0:
+        warnings.append(
+            "spec.revisionHistoryLimit: a negative value retains all historical revisions; a "
+            "value >= 0 is recommended"
+        )
+    return warnings
+
+
 STATEFUL_SET = Kind(
     group="apps",
     version="v1",
@@ -353,4 +385,6 @@ STATEFUL_SET = Kind(
     validate_update=validate_stateful_set_update,
     validate_status_update=validate_stateful_set_status_update,
     drop_disabled=template_dropper("spec", "template"),
+    warnings_on_create=stateful_set_warnings,
+    warnings_on_update=stateful_set_update_warnings,
 )

@@ -27,9 +27,10 @@ from pinnace.api.apps import (
     validate_nonnegative_fields,
 )
 from pinnace.api.batch.cron import CronError, load_location, parse_standard
-from pinnace.api.batch.job import validate_job_spec
+from pinnace.api.batch.job import job_spec_warnings, validate_job_spec
 from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
+from pinnace.api.core.pod_warnings import template_warnings
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
@@ -208,4 +209,12 @@ CRON_JOB = Kind(
     validate=validate_cron_job,
     validate_update=validate_cron_job_update,
     drop_disabled=template_dropper("spec", "jobTemplate", "spec", "template"),
+    **template_warnings(
+        "spec",
+        "jobTemplate",
+        "spec",
+        "template",
+        name=True,
+        spec=lambda cron_job: job_spec_warnings(cron_job, "spec", "jobTemplate", "spec"),
+    ),
 )

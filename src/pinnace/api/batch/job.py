@@ -39,6 +39,7 @@ from pinnace.api.batch.pod_failure_policy import (
 from pinnace.api.core.pod import validate_pod_template_spec
 from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
+from pinnace.api.core.pod_warnings import template_warnings
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
@@ -66,6 +67,8 @@ POD_REPLACEMENT_POLICIES = (FAILED, TERMINATING_OR_FAILED)
 RESTART_POLICIES = ("OnFailure", "Never")
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
 MAX_FAILED_INDEXES_FOR_INDEXED_JOB = 100_000
+_COMPLETIONS_SOFT_LIMIT = 100_000
+_PARALLELISM_SOFT_LIMIT = 10_000
 MAX_MANAGED_BY_LENGTH = 63
 _HTTP_PATH = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 # JobStatus{} as batch/v1 serializes it: every field is omitempty.
@@ -442,6 +445,29 @@ def validate_job_status_update(new: Any, old: Any) -> list[FieldError]:
     return errs + e + validate_job_status(new, old)
 
 
+def job_spec_warnings(owner: Any, *path: str) -> list[str]:
+    """pkg/api/job WarningsForJobSpec's own check, for the Job spec at `path` ("spec" unless
+    given) in `owner`: an Indexed Job too big for its completed indexes to be tracked."""
+    path = path or ("spec",)
+    spec = as_dict(owner)
+    for step in path:
+        spec = as_dict(spec.get(step))
+    completions, parallelism = spec.get("completions"), spec.get("parallelism")
+    if (
+        spec.get("completionMode") == INDEXED
+        and isinstance(completions, int)
+        and completions > _COMPLETIONS_SOFT_LIMIT
+        and isinstance(parallelism, int)
+        and parallelism > _PARALLELISM_SOFT_LIMIT
+    ):
+        return [
+            f"{'.'.join(path)}: In Indexed Jobs with a number of completions higher "
+            "than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to "
+            "track completedIndexes when a big number of indexes fail"
+        ]
+    return []
+
+
 JOB = Kind(
     group="batch",
     version="v1",
@@ -459,4 +485,5 @@ JOB = Kind(
     validate_update=validate_job_update,
     validate_status_update=validate_job_status_update,
     drop_disabled=template_dropper("spec", "template"),
+    **template_warnings("spec", "template", name=True, spec=job_spec_warnings),
 )

@@ -35,6 +35,7 @@ from pinnace.api.core.pod_validation import (
     validate_pod_spec,
     validate_pod_template_spec,
 )
+from pinnace.api.core.pod_warnings import pod_warnings
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Remembered, plain_json
 from pinnace.resources.qos import qos_class
@@ -221,4 +222,5 @@ POD = Kind(
     validate=validate_pod_create,
     validate_update=validate_pod_update,
     validate_status_update=validate_pod_status_update,
+    warnings_on_create=pod_warnings,
 )

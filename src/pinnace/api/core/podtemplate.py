@@ -15,6 +15,7 @@ from pinnace.api.apps import bump_generation, changed, default_template, start_g
 from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict
 from pinnace.api.core.pod_validation import validate_pod_template_spec
+from pinnace.api.core.pod_warnings import template_warnings
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_object_meta, validate_object_meta_update
@@ -60,4 +61,5 @@ POD_TEMPLATE = Kind(
     validate=validate_pod_template,
     validate_update=validate_pod_template_update,
     drop_disabled=template_dropper("template"),
+    **template_warnings("template"),
 )

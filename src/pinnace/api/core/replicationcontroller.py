@@ -31,6 +31,7 @@ from pinnace.api.apps.replicaset import (
 )
 from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
+from pinnace.api.core.pod_warnings import template_warnings
 from pinnace.api.field import FieldError
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector, selector_from_dict
@@ -132,4 +133,5 @@ REPLICATION_CONTROLLER = Kind(
     validate_update=validate_replication_controller_update,
     validate_status_update=validate_replica_set_status_update,
     drop_disabled=template_dropper("spec", "template"),
+    **template_warnings("spec", "template", name=True),
 )

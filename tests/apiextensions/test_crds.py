@@ -215,6 +215,11 @@ def test_a_name_another_crd_took_is_not_accepted(cluster: SimulatedCluster) -> N
             'Invalid value: "+": must be a valid regular expression, but isn\'t: ',
         ),
         (
+            {"pattern": "(?<=a)b"},  # Go's regexp (RE2) has no lookbehind; Python's re has
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[image].pattern: "
+            'Invalid value: "(?<=a)b": must be a valid regular expression, but isn\'t: ',
+        ),
+        (
             {"spec": {"conversion": {"strategy": "Webhook"}}},
             "spec.conversion.webhook: Required value: required when strategy is set to Webhook",
         ),
@@ -660,3 +665,14 @@ def test_a_custom_kind_named_as_a_built_in_one_gets_no_built_in_managed_fields(
     entries = created.obj["metadata"]["managedFields"]
     assert [e["apiVersion"] for e in entries] == ["stable.example.com/v1"]
     assert "f:cronSpec" in str(entries)
+
+
+def test_a_pattern_is_matched_in_linear_time(cluster: SimulatedCluster) -> None:
+    """A nested quantifier that makes a backtracking matcher take 2^n steps is matched as Go's
+    regexp matches it (RE2, linear): the write is refused at once, the server stays live."""
+    body = crontab_crd()
+    schema = body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["properties"]["spec"]["properties"]["image"]["pattern"] = "^(a+)+$"
+    kind = established(cluster, body)
+    message = invalid(cluster, kind, crontab("a", image="a" * 64 + "!"))
+    assert "spec.image in body should match '^(a+)+$'" in message

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from tests.apiextensions.test_crds import CRDS, NAME, crontab, established, invalid
+from tests.apiextensions.test_crds import CRDS, NAME, crontab, established, following, invalid
 from tests.support import SimulatedCluster
 
 from pinnace.api.objects import Object
@@ -89,6 +89,17 @@ def test_a_new_storage_version_is_stored_and_recorded(cluster: SimulatedCluster)
     cluster.run(cluster.client.create(kind, "default", body))
     stored = cluster.run(cluster.store.list(f"{GROUP}/crontabs/")).items
     assert [o["apiVersion"] for o in stored] == [f"{GROUP}/v1beta1"]
+
+
+def test_a_spec_change_ends_the_watches_on_the_resources(cluster: SimulatedCluster) -> None:
+    kind = cluster.server.kinds.by_resource(GROUP, "crontabs")
+    assert kind is not None
+    cluster.run(cluster.client.create(kind, "default", crontab("a")))
+    watch = following(cluster, kind)
+    _update(cluster, lambda crd: crd["metadata"].update(labels={"a": "b"}))
+    assert not watch.done()
+    _update(cluster, _add_v1beta1)
+    assert watch.done() and watch.result() == ["ADDED"]
 
 
 def test_a_version_still_stored_cannot_leave_the_spec(cluster: SimulatedCluster) -> None:

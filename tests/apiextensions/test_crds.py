@@ -4,6 +4,7 @@ with the schema's validation, pruning and defaults, and deleting it deletes its 
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Iterator
 from typing import Any
@@ -101,6 +102,15 @@ def established(c: SimulatedCluster, body: Object | None = None) -> Kind:
     kind = c.server.kinds.by_resource("stable.example.com", "crontabs")
     assert kind is not None
     return kind
+
+
+def following(c: SimulatedCluster, kind: Kind) -> asyncio.Task[list[str]]:
+    """A watch of the kind's resources in "default": the types of its events once it ends."""
+
+    async def follow() -> list[str]:
+        return [event["type"] async for event in c.server.watch(kind, "default")]
+
+    return c.loop.create_task(follow())
 
 
 def invalid(c: SimulatedCluster, kind: Kind, body: Object) -> str:
@@ -449,6 +459,17 @@ def test_deleting_the_crd_deletes_its_resources_and_its_kind(cluster: SimulatedC
     assert cluster.run(cluster.client.list(CRDS, ""))["items"] == []
     assert cluster.server.kinds.by_resource("stable.example.com", "crontabs") is None
     assert cluster.run(cluster.store.list("stable.example.com/crontabs/")).items == []
+
+
+def test_deleting_the_crd_ends_the_watches_on_its_resources(cluster: SimulatedCluster) -> None:
+    kind = established(cluster)
+    cluster.run(cluster.client.create(kind, "default", crontab("a")))
+    watch = following(cluster, kind)
+    cluster.wait(1)
+    assert not watch.done()
+    cluster.run(cluster.client.delete(CRDS, "", NAME))
+    cluster.wait(2)
+    assert watch.done() and watch.result() == ["ADDED", "DELETED"]
 
 
 def test_deleting_a_namespace_deletes_its_custom_resources(cluster: SimulatedCluster) -> None:

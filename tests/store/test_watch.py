@@ -221,6 +221,30 @@ def test_closing_the_store_ends_every_watch(backend) -> None:
     backend.run(body)
 
 
+def test_ending_the_watches_of_a_prefix_delivers_what_they_hold_first(backend) -> None:
+    async def body(store: Store) -> None:
+        await store.create("k/ns/1", {})
+        live = store.watch("k/ns/", 1)
+        await anext(live)
+        other = store.watch("j/", 1)
+        await store.create("k/ns/2", {})
+        replaying = store.watch("k/", 1)  # not read yet
+        store.end_watches("k/")
+        assert (await anext(live)).key == "k/ns/2"
+        with pytest.raises(WatchClosedError):
+            await anext(live)
+        assert [e.key for e in await take(replaying, 2)] == ["k/ns/1", "k/ns/2"]
+        with pytest.raises(WatchClosedError):
+            await anext(replaying)
+        await store.create("j/1", {})
+        assert (await anext(other)).key == "j/1"
+        later = store.watch("k/", 0)
+        await store.create("k/ns/3", {})
+        assert (await anext(later)).key == "k/ns/3"
+
+    backend.run(body)
+
+
 def test_a_watch_from_a_future_revision_starts_after_it(backend) -> None:
     async def body(store: Store) -> None:
         watch = store.watch("", 3)

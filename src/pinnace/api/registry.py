@@ -3,13 +3,17 @@ kinds added and removed at run time (those of established CustomResourceDefiniti
 registry per API server so two clusters in one process never share them.
 
 Routing, the API server's lookups and discovery ask the registry; code that names a built-in
-kind keeps asking `pinnace.api.catalog`.
+kind keeps asking `pinnace.api.catalog`. When an added kind is removed, or replaced by kinds
+made from a different definition, the registry says so (the API server then ends the watches
+on it, as apiextensions-apiserver v1.32's crdHandler destroys a CRD's old storage in
+removeDeadStorage).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
@@ -23,20 +27,40 @@ class _Added:
     """Whether the stored version is served too (a CRD may store a version it no longer
     serves)."""
     others: tuple[ServedVersion, ...]
+    source: Any
 
 
 class KindRegistry:
-    def __init__(self) -> None:
+    def __init__(self, gone: Callable[[Kind], None] | None = None) -> None:
+        """`gone(kind)`: called with an added stored kind removed or replaced."""
         self._added: dict[str, _Added] = {}
+        self._gone = gone
 
     def add(
-        self, owner: str, stored: Kind, others: Sequence[ServedVersion], *, served: bool = True
+        self,
+        owner: str,
+        stored: Kind,
+        others: Sequence[ServedVersion],
+        *,
+        served: bool = True,
+        source: Any = None,
     ) -> None:
-        """Serve `stored` and `others` for `owner` (a CRD's name), replacing what it served."""
-        self._added[owner] = _Added(stored, served, tuple(others))
+        """Serve `stored` and `others` for `owner` (a CRD's name), replacing what it served.
+        `source`: what they were made from (a CRD's spec and accepted names); kinds from a
+        different source replace the previous ones, which are then gone."""
+        previous = self._added.get(owner)
+        self._added[owner] = _Added(stored, served, tuple(others), source)
+        if previous is not None and previous.source != source:
+            self._went(previous.stored)
 
     def remove(self, owner: str) -> None:
-        self._added.pop(owner, None)
+        previous = self._added.pop(owner, None)
+        if previous is not None:
+            self._went(previous.stored)
+
+    def _went(self, kind: Kind) -> None:
+        if self._gone is not None:
+            self._gone(kind)
 
     def added(self, owner: str) -> Kind | None:
         """The stored kind `owner` serves, if any."""

@@ -46,7 +46,7 @@ from pinnace.apiserver.auth.tokens import ServiceAccountTokens, service_account_
 from pinnace.apiserver.auth.user import UserInfo
 from pinnace.apiserver.custom_metrics import MetricsProvider
 from pinnace.apiserver.filters import Filter, filter_for
-from pinnace.apiserver.keys import etcd_key, list_prefix, object_key
+from pinnace.apiserver.keys import etcd_key, kind_prefix, list_prefix, object_key
 from pinnace.apiserver.logs import LogSource
 from pinnace.apiserver.metrics import MetricsSource
 from pinnace.apiserver.service_allocation import Finish, ServiceAllocations, ServiceNetwork
@@ -132,12 +132,18 @@ class APIServer:
         external.metrics.k8s.io."""
         self.stream_source: StreamSource | None = None
         """Set by the node agents: serves pods/exec, pods/attach and pods/portforward."""
-        self.kinds = KindRegistry()
+        self.kinds = KindRegistry(self._kind_gone)
         """What it serves: the catalog's kinds, and those its CustomResourceDefinitions add
         (`pinnace.apiserver.customresources`)."""
         self.deferred_writes: DeferredWrites | None = None
         """Set by the simulated mode's node agents: the writes they keep back until a read
         would show them (`pinnace.apiserver.deferred`)."""
+
+    def _kind_gone(self, kind: Kind) -> None:
+        """A custom kind is no longer served as it was: its watches end, as the old storage's
+        do when apiextensions-apiserver tears it down (a client watches again, at the new
+        kind, or gets 404 for a deleted one)."""
+        self.store.end_watches(kind_prefix(kind))
 
     # --- reads -------------------------------------------------------------------------------
 

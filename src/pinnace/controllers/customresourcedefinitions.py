@@ -118,7 +118,9 @@ class CustomResourceDefinitions:
         if built_in(crd):
             return
         stored, others = served_kinds(crd)
-        self._kinds.add(meta(crd)["name"], stored, others, served=stored_served(crd))
+        # What crdHandler compares to keep a CRD's storage: its spec and accepted names.
+        source = (crds.spec_of(crd), _names(crd, "status"))
+        self._kinds.add(meta(crd)["name"], stored, others, served=stored_served(crd), source=source)
 
     async def _accept_names(self, crd: Object) -> tuple[Object, bool]:
         """The naming controller: the CRD with its names accepted unless another CRD of its

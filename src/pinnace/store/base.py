@@ -154,6 +154,10 @@ class MvccStore(Store):
         self._check_open()
         return self._hub.watch(prefix, from_revision, wanted)
 
+    def end_watches(self, prefix: str) -> None:
+        if not self._closed:
+            self._hub.end(prefix, WatchClosedError(f"the watched resource {prefix!r} changed"))
+
     def count(self, prefix: str) -> int:
         self._check_open()
         return self._state.count(prefix)

@@ -262,6 +262,11 @@ class Store(ABC):
         delivered (the others neither wake the watcher nor fill its buffer)."""
 
     @abstractmethod
+    def end_watches(self, prefix: str) -> None:
+        """End every watch under `prefix` with WatchClosedError (the API server's, when the
+        kind stored there stops being served as it was)."""
+
+    @abstractmethod
     def observe(self, observer: Callable[[WatchEvent], None]) -> Callable[[], None]:
         """Call `observer(event)` with every change as it commits, in revision order, before
         any watcher has it; returns what stops it. Unlike a watch it has no buffer, no task

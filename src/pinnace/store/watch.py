@@ -41,6 +41,10 @@ class WatchHub:
         self._routes: dict[str, tuple[tuple[str, dict[BufferedWatch, None]], ...]] = {}
         self._overflowed: list[BufferedWatch] = []
         self.closed: StoreError | None = None
+        self.endings = 0
+        """How many times `end` has ended watches: a watch started before the latest one
+        checks, while it replays, whether that ending was meant for it."""
+        self._ended: dict[str, tuple[int, int, StoreError]] = {}
 
     def watch(
         self, prefix: str, from_revision: int, wanted: Callable[[WatchEvent], bool] | None = None
@@ -85,6 +89,25 @@ class WatchHub:
         self._live.clear()
         self._routes.clear()
 
+    def end(self, prefix: str, error: StoreError) -> None:
+        """End every watch of keys under `prefix` with `error` once it has delivered the
+        changes made so far: the live ones after the events they hold, those still replaying
+        their history when they reach the current revision."""
+        self.endings += 1
+        self._ended[prefix] = (self.endings, self._state.revision, error)
+        for watched in [p for p in self._live if p.startswith(prefix)]:
+            for watch in self._live.pop(watched):
+                watch._end(error, drain=True)
+        self._routes.clear()
+
+    def ended(self, prefix: str, since: int) -> tuple[int, StoreError] | None:
+        """The revision and error of an `end` after the `since`-th one that covers a watch
+        of `prefix`."""
+        for ended, (at, revision, error) in self._ended.items():
+            if at > since and prefix.startswith(ended):
+                return revision, error
+        return None
+
     def register(self, watch: BufferedWatch) -> None:
         watches = self._live.get(watch.prefix)
         if watches is None:
@@ -126,6 +149,7 @@ class BufferedWatch(Watch):
         self._limit = buffer
         self._waiter: asyncio.Future[None] | None = None
         self._error: BaseException | None = None
+        self._endings = hub.endings
 
     async def __anext__(self) -> WatchEvent:
         while True:
@@ -162,7 +186,9 @@ class BufferedWatch(Watch):
             return None
         state = self._state
         prefix = self.prefix
-        while self._next <= state.revision:
+        ending = self._hub.ended(prefix, self._endings) if self._hub.endings else None
+        last = state.revision if ending is None else min(state.revision, ending[0])
+        while self._next <= last:
             if self._next <= state.compacted_revision:
                 error = CompactedError(self._next - 1, state.compacted_revision)
                 self._error = error
@@ -171,6 +197,9 @@ class BufferedWatch(Watch):
             self._next += 1
             if event is not None and event.key.startswith(prefix):
                 return event
+        if ending is not None:
+            self._end(ending[1])
+            return None
         self._live = True
         self._hub.register(self)
         return None
@@ -195,10 +224,11 @@ class BufferedWatch(Watch):
             self._waiter.set_result(None)
         return len(buffer) * 2 > self._limit
 
-    def _end(self, error: BaseException) -> None:
+    def _end(self, error: BaseException, *, drain: bool = False) -> None:
         if self._error is None:
             self._error = error
-        self._buffer.clear()
+        if not drain:
+            self._buffer.clear()
         self._live = True  # never replay again
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
@@ -207,3 +237,4 @@ class BufferedWatch(Watch):
         if self._error is None:
             self._hub.unregister(self)
             self._end(StopAsyncIteration())
+        self._buffer.clear()  # what an ended watch still held

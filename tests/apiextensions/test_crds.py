@@ -581,6 +581,39 @@ def test_the_garbage_collector_follows_custom_resources() -> None:
         c.close()
 
 
+def test_the_garbage_collector_follows_a_new_storage_version() -> None:
+    c = SimulatedCluster(ClusterOptions(scheduler=False))
+    try:
+        established(c)
+        crd = copy.deepcopy(c.run(c.client.get(CRDS, "", NAME)))
+        versions = crd["spec"]["versions"]
+        versions[0]["storage"] = False
+        versions.append({**copy.deepcopy(versions[0]), "name": "v1beta1", "storage": True})
+        c.run(c.client.update(CRDS, crd))
+        c.wait(1)
+        kind = c.server.kinds.by_resource("stable.example.com", "crontabs")
+        assert kind is not None and kind.version == "v1beta1"
+        configmaps = catalog.kind("", "configmaps")
+        api_version = "stable.example.com/v1beta1"
+        refs = []
+        for name in ("kept", "owner"):
+            owner = c.run(c.client.create(configmaps, "default", {"metadata": {"name": name}}))
+            ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": name}
+            refs.append(ref | {"uid": owner["metadata"]["uid"]})
+        for name, owners in (("owned", refs[1:]), ("shared", refs)):
+            body = {**crontab(name), "apiVersion": api_version}
+            body["metadata"]["ownerReferences"] = owners
+            c.run(c.client.create(kind, "default", body))
+        c.wait(1)
+        c.run(c.client.delete(configmaps, "default", "owner"))
+        c.wait(5)
+        (shared,) = c.run(c.store.list("stable.example.com/crontabs/default/")).items
+        assert shared["metadata"]["ownerReferences"] == refs[:1]
+        assert shared["apiVersion"] == api_version
+    finally:
+        c.close()
+
+
 def test_names_changed_after_establishing_are_accepted(cluster: SimulatedCluster) -> None:
     established(cluster)
     crd = copy.deepcopy(cluster.run(cluster.client.get(CRDS, "", NAME)))

@@ -117,11 +117,15 @@ class GarbageCollector:
             await asyncio.gather(*self._stopping)
 
     def _crd_changed(self, crd: Object) -> None:
-        """Follow the kind of a CRD just established."""
+        """Follow the kind of an established CRD, anew when its storage version or names
+        change."""
         name = crd["metadata"]["name"]
-        if name in self._custom or not crds.is_true(crd, crds.ESTABLISHED) or built_in(crd):
+        if not crds.is_true(crd, crds.ESTABLISHED) or built_in(crd):
             return  # a built-in kind's informer is the catalog's
         kind, _ = served_kinds(crd)
+        if self._custom.get(name) == kind:
+            return
+        self._crd_deleted(crd)
         self._custom[name] = kind
         if collected_kinds([kind]):
             informer = Informer(self._client, kind)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.apiextensions.test_crds import crontab, established
 from tests.http.test_app import call
 from tests.support import SimulatedCluster
 
@@ -161,3 +162,22 @@ def test_object_and_external_metrics_and_discovery(cluster: Cluster) -> None:
     names = {g["name"]: g["preferredVersion"]["version"] for g in groups["groups"]}
     assert names["custom.metrics.k8s.io"] == "v1beta2"
     assert names["external.metrics.k8s.io"] == "v1beta1"
+
+
+def test_an_object_metric_of_a_custom_resource(cluster: Cluster) -> None:
+    kind = established(cluster)
+    body = crontab("nightly")
+    body["metadata"]["annotations"] = {"metrics.sim.pinnace.dev/queue-length": "3"}
+    cluster.run(cluster.client.create(kind, "default", body))
+    cluster.wait(20)
+
+    path = f"{CUSTOM}/namespaces/default/crontabs.stable.example.com/nightly/queue-length"
+    code, listed = cluster.get(path)
+    assert code == 200, listed
+    assert values(listed) == ["3"]
+    assert listed["items"][0]["describedObject"] == {
+        "kind": "CronTab",
+        "namespace": "default",
+        "name": "nightly",
+        "apiVersion": "stable.example.com/v1",
+    }

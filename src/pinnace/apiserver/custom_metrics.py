@@ -20,6 +20,7 @@ from pinnace.api import catalog, status
 from pinnace.api.kind import Kind
 from pinnace.api.labels import SelectorError, parse_selector
 from pinnace.api.objects import Object
+from pinnace.api.registry import KindRegistry
 from pinnace.clock.rfc3339 import format_time
 from pinnace.resources.quantity import Quantity
 
@@ -117,10 +118,11 @@ def group_resource(kind: Kind) -> str:
     return f"{kind.plural}.{kind.group}" if kind.group else kind.plural
 
 
-def kind_of_resource(text: str) -> Kind | None:
-    """The kind a path's group-resource names (`pods`, `deployments.apps`)."""
+def kind_of_resource(kinds: KindRegistry, text: str) -> Kind | None:
+    """The kind a path's group-resource names (`pods`, `deployments.apps`,
+    `crontabs.stable.example.com`), among those the server serves."""
     plural, _, group = text.partition(".")
-    return catalog.by_resource(group, plural)
+    return kinds.by_resource(group, plural)
 
 
 def provider(server: APIServer) -> MetricsProvider:

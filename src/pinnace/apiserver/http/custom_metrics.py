@@ -66,7 +66,7 @@ async def handle(server: APIServer, request: Request, target: MetricTarget) -> R
     if len(parts) != 5:
         raise not_found()
     resource, name, metric = parts[2:]
-    kind = custom_metrics.kind_of_resource(resource)
+    kind = custom_metrics.kind_of_resource(server.kinds, resource)
     if kind is None or not kind.namespaced:
         raise not_found()
     metric_selector = params.first(request.query, "metricLabelSelector") or ""

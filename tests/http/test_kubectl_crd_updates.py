@@ -7,12 +7,14 @@ still in storedVersions cannot leave spec.versions, and printer columns change."
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.http.conftest import Cluster, launch, stop
+from tests.http.conftest import KUBECTL, Cluster, launch, stop
 from tests.http.test_kubectl_crds import CRD, CRONTAB
 
 V1BETA1 = """\
@@ -85,3 +87,38 @@ def test_updating_a_crd_through_kubectl(cluster: Cluster) -> None:
         "migration ensures no data remains persisted in v1 and removes v1 from "
         "status.storedVersions"
     )
+
+
+def test_a_watch_ends_when_its_crd_is_deleted(cluster: Cluster) -> None:
+    """kubectl's watch of the custom resources sees its stream close, and a new watch gets
+    404, once the CRD is gone (runs after the update test: v1beta1 is the served version)."""
+    watching = subprocess.Popen(
+        [
+            KUBECTL,
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "get",
+            "crontabs.v1beta1.stable.example.com",
+            "-w",
+            "-o",
+            "name",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "KUBECACHEDIR": str(cluster.workdir / "cache")},
+    )
+    try:
+        assert watching.stdout is not None
+        first = watching.stdout.readline()
+        assert first == "crontab.stable.example.com/old\n", watching.communicate()
+        cluster.ok("delete", CRD_NAME)
+        out, _ = watching.communicate(timeout=30)
+    finally:
+        watching.kill()
+        watching.wait()
+    assert out == "crontab.stable.example.com/old\n"  # its deletion, then the stream closed
+    again = cluster.kubectl(
+        "get", "--raw", "/apis/stable.example.com/v1beta1/namespaces/default/crontabs?watch=1"
+    )
+    assert "(NotFound)" in again.stderr

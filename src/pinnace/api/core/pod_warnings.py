@@ -58,6 +58,7 @@ _DEPRECATED_VOLUMES = (
     ("cephfs", "deprecated in v1.28, non-functional in v1.31+"),
     ("rbd", "deprecated in v1.28, non-functional in v1.31+"),
 )
+_DEPRECATED_VOLUME_SOURCES = frozenset(source for source, _ in _DEPRECATED_VOLUMES)
 # The v1 JSON name of StorageOS is `storageos`; the message names the Go field, `storageOS`.
 _VOLUME_PATH_NAMES = {"storageos": "storageOS"}
 
@@ -144,7 +145,7 @@ def spec_and_meta_warnings(obj: dict[str, Any], prefix: str) -> list[str]:
     overhead = as_dict(spec.get("overhead"))
     for resource in _BYTE_RESOURCES:
         if resource in overhead:
-            warnings += _fractional(overhead[resource], f"{spec_path}.overhead[{resource}]")
+            warnings += _fractional(overhead[resource], spec_path, "overhead", resource)
     security = as_dict(spec.get("securityContext"))
     if security.get("seccompProfile") is None and _SECCOMP_POD in annotations:
         warning = f"{prefix}metadata.annotations[{_SECCOMP_POD}]: {_SECCOMP_MESSAGE}"
@@ -219,6 +220,8 @@ def _volume_warnings(volumes: list[Any], path: str) -> list[str]:
     warnings = []
     for i, volume in enumerate(volumes):
         volume = as_dict(volume)
+        if _DEPRECATED_VOLUME_SOURCES.isdisjoint(volume):
+            continue
         for source, message in _DEPRECATED_VOLUMES:
             if volume.get(source) is None:
                 continue
@@ -241,8 +244,16 @@ def claim_spec_warnings(spec: Any, path: str) -> list[str]:
     for bound in ("requests", "limits"):
         values = as_dict(resources.get(bound))
         if "storage" in values:
-            warnings += _fractional(values["storage"], f"{path}.resources.{bound}[storage]")
+            warnings += _fractional(values["storage"], path, "resources", bound, "storage")
     return warnings
+
+
+_PROJECTED_ITEMS = (
+    ("configMap", "configMap"),
+    ("secret", "secrets"),
+    ("downwardAPI", "downwardAPI"),
+)
+"""The projected sources with items, and the name each has in a warning's path."""
 
 
 def _token_path_warnings(volumes: list[Any], path: str) -> list[str]:
@@ -260,11 +271,10 @@ def _token_path_warnings(volumes: list[Any], path: str) -> list[str]:
     for i, sources in enumerate(projected):
         sources_path = f"{path}[{i}].projected.sources"
         for source in map(as_dict, sources):
-            for kind, name in (("configMap", "configMap"), ("secret", "secrets")):
+            for kind, name in _PROJECTED_ITEMS:
                 items = as_list(as_dict(source.get(kind)).get("items"))
-                warnings += _token_clashes(items, token_paths, f"{sources_path}.{name}")
-            items = as_list(as_dict(source.get("downwardAPI")).get("items"))
-            warnings += _token_clashes(items, token_paths, f"{sources_path}.downwardAPI")
+                if items:
+                    warnings += _token_clashes(items, token_paths, f"{sources_path}.{name}")
             bundle = source.get("clusterTrustBundle")
             bundle_path = as_str(as_dict(bundle).get("path"))
             if bundle is not None and bundle_path in token_paths:
@@ -311,11 +321,15 @@ def _duplicate_warnings(spec: dict[str, Any], spec_path: str) -> list[str]:
     return warnings
 
 
-def _fractional(value: Any, path: str) -> list[str]:
+def _fractional(value: Any, *path: str) -> list[str]:
+    """The warning for a fractional byte quantity at `path`: its parent's path, then the
+    field, then the key (`.field[key]`, the path built only when it is needed)."""
     shown = _fractional_text(value) if isinstance(value, str) else _fractional_value(value)
     if shown is None:
         return []
-    return [f"{path}: fractional byte value {quote(shown)} is invalid, must be an integer"]
+    *parents, key = path
+    where = ".".join(parents) + f"[{key}]"
+    return [f"{where}: fractional byte value {quote(shown)} is invalid, must be an integer"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -368,8 +382,7 @@ def _container_warnings(
         for resource in _BYTE_RESOURCES:
             for bound, values in bounds:
                 if resource in values:
-                    resource_path = f"{path}.resources.{bound}[{resource}]"
-                    warnings += _fractional(values[resource], resource_path)
+                    warnings += _fractional(values[resource], path, "resources", bound, resource)
         env = as_list(container.get("env"))
         if len(env) > 1:
             warnings += _env_warnings(env, path + ".env")

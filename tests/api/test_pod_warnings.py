@@ -209,3 +209,29 @@ def test_a_huge_indexed_job_warns_ahead_of_its_template() -> None:
         "completedIndexes when a big number of indexes fail",
         f"spec.jobTemplate.spec.template.spec.nodeSelector[beta.kubernetes.io/arch]: {ARCH}",
     ]
+
+
+def test_projected_paths_that_clash_with_a_service_account_token() -> None:
+    sources = [
+        {"serviceAccountToken": {"path": "token"}},
+        {
+            "configMap": {
+                "name": "cm",
+                "items": [{"key": "a", "path": "a"}, {"key": "t", "path": "token"}],
+            }
+        },
+        {"downwardAPI": {"items": [{"path": "token", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+        {"clusterTrustBundle": {"signerName": "x/y", "path": "token"}},
+    ]
+    volumes = [
+        {"name": "plain", "emptyDir": {}},
+        {"name": "access", "projected": {"sources": sources}},
+        {"name": "old", "gitRepo": {"repository": "r"}},
+    ]
+    clash = 'has duplicated path with ServiceAccountToken "token"'
+    assert pod_warnings(pod(volumes=volumes)) == [
+        "spec.volumes[2].gitRepo: deprecated in v1.11",
+        f"spec.volumes[1].projected.sources.configMap[1]: {clash}",
+        f"spec.volumes[1].projected.sources.downwardAPI[0]: {clash}",
+        f"spec.volumes[1].projected.sources.ClusterTrustBundle: {clash}",
+    ]

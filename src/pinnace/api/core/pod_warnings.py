@@ -248,11 +248,7 @@ def claim_spec_warnings(spec: Any, path: str) -> list[str]:
     return warnings
 
 
-_PROJECTED_ITEMS = (
-    ("configMap", "configMap"),
-    ("secret", "secrets"),
-    ("downwardAPI", "downwardAPI"),
-)
+_PROJECTED_ITEMS = {"configMap": "configMap", "secret": "secrets", "downwardAPI": "downwardAPI"}
 """The projected sources with items, and the name each has in a warning's path."""
 
 
@@ -269,19 +265,22 @@ def _token_path_warnings(volumes: list[Any], path: str) -> list[str]:
         return []
     warnings = []
     for i, sources in enumerate(projected):
-        sources_path = f"{path}[{i}].projected.sources"
+        # A projection has one source each (validation), so its keys' order is the checks'.
         for source in map(as_dict, sources):
-            for kind, name in _PROJECTED_ITEMS:
-                items = as_list(as_dict(source.get(kind)).get("items"))
-                if items:
-                    warnings += _token_clashes(items, token_paths, f"{sources_path}.{name}")
-            bundle = source.get("clusterTrustBundle")
-            bundle_path = as_str(as_dict(bundle).get("path"))
-            if bundle is not None and bundle_path in token_paths:
-                warnings.append(
-                    f"{sources_path}.ClusterTrustBundle: has duplicated path with "
-                    f"ServiceAccountToken {quote(bundle_path)}"
-                )
+            for kind, value in source.items():
+                name = _PROJECTED_ITEMS.get(kind)
+                if name is not None:
+                    items = as_list(as_dict(value).get("items"))
+                    if items:
+                        where = f"{path}[{i}].projected.sources.{name}"
+                        warnings += _token_clashes(items, token_paths, where)
+                elif kind == "clusterTrustBundle" and value is not None:
+                    bundle_path = as_str(as_dict(value).get("path"))
+                    if bundle_path in token_paths:
+                        warnings.append(
+                            f"{path}[{i}].projected.sources.ClusterTrustBundle: has duplicated "
+                            f"path with ServiceAccountToken {quote(bundle_path)}"
+                        )
     return warnings
 
 

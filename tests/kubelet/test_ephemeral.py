@@ -10,6 +10,7 @@ from typing import Any
 from tests.kubelet.conftest import EVENTS, PODS, Node, pod
 from tests.kubelet.test_agent_restart import restart
 from tests.kubelet.test_exec import Terminal
+from tests.kubelet.test_lifecycle import holds_its_cpu_until_stopped
 
 from pinnace.api.options import DeleteOptions, LogOptions
 from pinnace.api.patch import PatchType
@@ -212,14 +213,7 @@ def test_a_finished_pod_holds_its_resources_until_its_ephemeral_container_has_st
     debug(node, "job", "debugger", "sleep", "3600")
     node.settle(20)
     assert state(node, "job", "debugger") == "running"  # being stopped
-    node.create_pod(pod("early", node="node-1", cpu="2"))
-    node.settle()
-    assert node.get_pod("early")["status"]["reason"] == "OutOfcpu"
-    node.settle(10)
-    assert node.get_pod("job")["status"]["phase"] == "Succeeded"
-    node.create_pod(pod("later", node="node-1", cpu="2"))
-    node.settle(5)
-    assert node.get_pod("later")["status"]["phase"] == "Running"
+    holds_its_cpu_until_stopped(node)
 
 
 def test_an_ephemeral_container_added_to_a_stopped_pod_gets_no_status(node: Node) -> None:

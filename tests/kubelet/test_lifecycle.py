@@ -246,6 +246,12 @@ def test_a_completed_pod_holds_its_cpu_until_its_sidecar_has_stopped(node: Node)
     node.create_pod(body)
     node.settle(7)  # the app is done, the sidecar is being stopped
     assert node.get_pod("job")["status"]["phase"] == "Running"
+    holds_its_cpu_until_stopped(node)
+
+
+def holds_its_cpu_until_stopped(node: Node) -> None:
+    """The 2-CPU pod "job" on node-1's 2 CPUs, done but with a container still stopping for
+    the next 10 s, keeps its CPU for admission until then (v1.32's terminating pod worker)."""
     node.create_pod(pod("early", node="node-1", cpu="2"))
     node.settle()
     assert node.get_pod("early")["status"]["reason"] == "OutOfcpu"

@@ -59,3 +59,47 @@ def test_drain_waits_for_the_budget(nodes: Cluster) -> None:
         "jsonpath={.status.currentHealthy}/{.status.desiredHealthy}/{.status.expectedPods}",
     )
     assert status == "2/1/2"
+
+
+TERMINATING = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: leaving}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: kept, namespace: leaving, finalizers: [example.com/keep]}
+spec:
+  containers: [{name: app, image: nginx}]
+"""
+
+
+def test_no_eviction_in_a_terminating_namespace(nodes: Cluster) -> None:
+    """The create handler's admission sees an Eviction as any create: NamespaceLifecycle
+    refuses it while the namespace terminates (what kubectl drain takes as the pod going)."""
+    nodes.ok("apply", "-f", "-", stdin=TERMINATING)
+    nodes.ok("delete", "namespace", "leaving", "--wait=false")
+    eviction = '{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "kept"}}'
+    done = nodes.kubectl(
+        "create",
+        "--raw",
+        "/api/v1/namespaces/leaving/pods/kept/eviction",
+        "-f",
+        "-",
+        stdin=eviction,
+    )
+    assert done.returncode != 0
+    assert (
+        'pods "kept" is forbidden: unable to create new content in namespace leaving because it '
+        "is being terminated" in done.stderr
+    ), done.stderr
+    nodes.ok(
+        "patch",
+        "pod",
+        "kept",
+        "-n",
+        "leaving",
+        "--type=merge",
+        "-p",
+        '{"metadata": {"finalizers": null}}',
+    )

@@ -15,6 +15,8 @@ from tests.controllers.lifecycle_cluster import LifecycleCluster
 from tests.controllers.lifecycle_cluster import pod as lifecycle_pod
 from tests.kubelet.conftest import EVENTS, LEASES, NODES, PODS, Node, pod
 
+from pinnace.api.options import DeleteOptions
+from pinnace.api.status import StatusError
 from pinnace.clock import parse_time
 from pinnace.kubelet import NodeConfig
 
@@ -464,3 +466,56 @@ def test_an_ephemeral_containers_use_counts_toward_pressure(node: Node) -> None:
     web = status(node, "web")
     assert (web["phase"], web["reason"]) == ("Failed", "Evicted")
     assert condition(node, "MemoryPressure")["status"] == "True"
+
+
+def test_a_pod_being_deleted_is_still_a_candidate_and_is_killed_sooner(node: Node) -> None:
+    # filterOutInactivePods keeps a pod whose termination is under way until its containers
+    # have stopped: under pressure it is evicted again, with the eviction's shorter grace.
+    hog = memory_pod("hog", "1Gi", request="100Mi", grace=300)
+    hog["metadata"]["annotations"]["sim.pinnace.dev/stop-seconds"] = "300"  # ignores TERM
+    node.create_pod(hog)
+    node.create_pod(memory_pod("bystander", "10Mi", limit="100Mi"))
+    node.settle(5)  # both running, before the first synchronization at 10 s
+    node.run(node.client.delete(PODS, "default", "hog", DeleteOptions(grace_period_seconds=300)))
+    node.settle(10)  # under pressure at 10 s: the hog, still stopping, is evicted with 1 s
+    assert [n for n, _, _ in events(node, "Evicted")] == ["hog"]
+    node.settle(5)  # killed after the kubelet's least grace period (2 s), then deleted
+    with pytest.raises(StatusError):
+        node.get_pod("hog")
+    assert status(node, "bystander")["phase"] == "Running"
+
+
+def sidecar_job(name: str, app_exit_code: str) -> dict[str, Any]:
+    """A job whose app is done after 5 s, leaving its 1Gi sidecar to stop in its own good
+    time (300 s) within the pod's 600 s grace period."""
+    body = pod(name, node="node-1", restart_policy="Never")
+    body["spec"]["terminationGracePeriodSeconds"] = 600
+    body["spec"]["initContainers"] = [
+        {"name": "proxy", "image": "envoy", "restartPolicy": "Always"},
+    ]
+    annotations = body["metadata"]["annotations"]
+    annotations["sim.pinnace.dev/run-seconds.app"] = "5"
+    annotations["sim.pinnace.dev/exit-code.app"] = app_exit_code
+    annotations["sim.pinnace.dev/memory.proxy"] = "1Gi"
+    annotations["sim.pinnace.dev/stop-seconds.proxy"] = "300"
+    return body
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "phase", "reason"), [("0", "Succeeded", None), ("1", "Failed", "Evicted")]
+)
+def test_a_done_pod_whose_sidecar_is_stopping_is_evicted_with_a_shorter_grace(
+    node: Node, exit_code: str, phase: str, reason: str | None
+) -> None:
+    node.create_pod(sidecar_job("job", exit_code))
+    node.settle(8)  # the app is done; the sidecar, stopping, still uses its memory
+    assert status(node, "job")["phase"] == "Running"
+    node.settle(4)  # the synchronization at 10 s evicts it: the sidecar is killed 2 s later
+    assert [n for n, _, _ in events(node, "Evicted")] == ["job"]
+    job = status(node, "job")
+    [proxy] = job["initContainerStatuses"]
+    assert proxy["state"]["terminated"]["exitCode"] == 137
+    # The phase is worked out again from the containers once they have stopped: the
+    # eviction's reason stays only on a failed pod, its DisruptionTarget condition on both.
+    assert (job["phase"], job.get("reason")) == (phase, reason)
+    assert job["conditions"][-1]["type"] == "DisruptionTarget"

@@ -747,8 +747,10 @@ class NodeAgent:
             self._ceiling -= known
 
     def active_pods(self) -> list[PodWorker]:
-        """The workers of the admitted pods that have neither finished nor begun stopping."""
-        return [w for w in self.workers.values() if not w.finished and not w.terminating]
+        """The workers of the admitted pods but those whose containers have all stopped
+        (filterOutInactivePods): a pod being deleted, or done but for its sidecars and
+        ephemeral containers, is still active until they have stopped."""
+        return [w for w in self.workers.values() if not w.stopped]
 
     def evict_pod(self, pod: ActivePod, grace_period: int, message: str, disruption: bool) -> None:
         worker = self.workers.get(pod.uid)

@@ -11,7 +11,8 @@ Every synchronization (10 s, the kubelet's monitoring interval) it reads the sta
 3. acts only on thresholds met for their whole grace period (0 for hard ones), memory first;
 4. for disk, first deletes dead containers and unused images, and stops there if that is
    enough;
-5. ranks the active pods for the starved resource and evicts the first that is not critical:
+5. ranks the active pods (those with a container still running or to run, the ones being
+   stopped included) for the starved resource and evicts the first that is not critical:
    with a 1 s grace period for a hard threshold, or the shorter of evictionMaxPodGracePeriod
    and the pod's own for a soft one (the pod's own when the maximum is 0).
 
@@ -106,7 +107,8 @@ class EvictionHost(Protocol):
         """The node's stats now."""
 
     def active_pods(self) -> Sequence[ActivePod]:
-        """The admitted pods that are neither finished nor being stopped."""
+        """The admitted pods but those whose containers have all stopped: one being stopped
+        may be evicted too (with a shorter grace period, see `PodWorker.evict`)."""
 
     def evict_pod(self, pod: ActivePod, grace_period: int, message: str, disruption: bool) -> None:
         """Record the Evicted event and kill the pod's containers within `grace_period`

@@ -611,13 +611,7 @@ class PodWorker:
             if not c.running or c.current is None:
                 continue
             if again or c.killing:
-                # Already being killed: a shorter grace period (or the deletion's) cuts a
-                # preStop hook short and brings the kill forward.
-                if c.pre_stop_end is not None:
-                    c.pre_stop_end.cancel()
-                c.killing, c.pre_stop_end = True, None
-                grace = max(self._grace, MINIMUM_GRACE_PERIOD)
-                self.host.runtime.stop_container(c.current.id, grace)
+                self._kill_sooner(c, self._grace)
             else:
                 self._kill(c, f"Stopping container {c.name}", self._grace)
         self._check_stopped()
@@ -1128,6 +1122,15 @@ class PodWorker:
             waited, self._guarded, self._pre_stop_done, c, c.current, failed, left
         )
 
+    def _kill_sooner(self, c: ContainerRecord, grace: float) -> None:
+        """Already being killed: a shorter grace period (a deletion's, an eviction's) cuts a
+        preStop hook short and brings the kill forward."""
+        assert c.current is not None
+        if c.pre_stop_end is not None:
+            c.pre_stop_end.cancel()
+        c.killing, c.pre_stop_end = True, None
+        self.host.runtime.stop_container(c.current.id, max(grace, MINIMUM_GRACE_PERIOD))
+
     def _pre_stop_done(
         self, c: ContainerRecord, status: ContainerStatus, failed: bool, grace: float
     ) -> None:
@@ -1147,8 +1150,10 @@ class PodWorker:
     def evict(self, grace: float, message: str, disruption: bool) -> None:
         """The eviction manager chose this pod: it fails with reason Evicted and its
         containers are killed within `grace` seconds; with `disruption`, a DisruptionTarget
-        condition says why."""
-        if self.terminating or self.finished:
+        condition says why. A pod already stopping (deleted, or done but for its sidecars and
+        ephemeral containers) is killed again if `grace` is shorter than the one it is being
+        stopped with (`_evict_stopping`)."""
+        if self.stopped:
             return
         condition = None
         if disruption:
@@ -1160,7 +1165,29 @@ class PodWorker:
                 "reason": "TerminationByKubelet",
                 "message": message,
             }
-        self._fail("Evicted", message, grace, condition)
+        if self.terminating or self.finished:
+            self._evict_stopping(grace, message, condition)
+        else:
+            self._fail("Evicted", message, grace, condition)
+
+    def _evict_stopping(
+        self, grace: float, message: str, disruption: dict[str, Any] | None
+    ) -> None:
+        """v1.32's pod worker takes the eviction of a terminating pod as one more kill: the
+        grace period only ever shortens (calculateEffectiveGracePeriod), and the eviction's
+        status (Failed, Evicted, the DisruptionTarget condition) is what the status manager
+        holds until the containers have stopped. The phase is then worked out again from the
+        containers (getPhase of a terminal pod): the reason and message stay only if it is
+        still Failed; the condition stays in any case."""
+        self._failure = ("Evicted", message, disruption)
+        if not self.finished:
+            self.phase = FAILED
+        if grace < self._grace:
+            self._grace = int(grace)
+            for c in self.containers:
+                if c.running and c.current is not None:
+                    self._kill_sooner(c, grace)
+        self.host.status_changed(self)
 
     def _fail(
         self, reason: str, message: str, grace: float, disruption: dict[str, Any] | None = None
@@ -1168,6 +1195,7 @@ class PodWorker:
         """The kubelet ends the pod: Failed with `reason`, its containers killed."""
         self._cancel_timer()
         self.phase = FAILED
+        self._grace = int(grace)
         self._failure = (reason, message, disruption)
         self._stop_probers(*ProbeType)
         for c in self.containers:
@@ -1185,6 +1213,7 @@ class PodWorker:
                 continue
             if c.running and c.current is not None and not c.killing:
                 grace = self._pod_grace() if grace is None else grace
+                self._grace = grace
                 self._kill(c, f"Stopping container {c.name}", grace)
 
     def exited(self, status: ContainerStatus) -> None:
@@ -1273,7 +1302,9 @@ class PodWorker:
         if stopping:
             return status
         if self._failure is not None:
-            status["reason"], status["message"], disruption = self._failure
+            reason, message, disruption = self._failure
+            if phase == FAILED:
+                status["reason"], status["message"] = reason, message
             if disruption is not None:
                 status["conditions"] = [*conditions, disruption]
         return status

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.apiextensions.test_crds import crontab, established
 from tests.client.conftest import EVENTS
 from tests.controllers.test_hpa import NOW, pod
 from tests.support import SimulatedCluster
@@ -328,3 +329,54 @@ def test_a_metric_the_adapter_does_not_have_is_reported_with_its_words(cluster: 
         f"value: {error}"
     ]
     assert cluster.status()["currentMetrics"] == [{"type": ""}, {"type": ""}]
+
+
+def object_target(described: Object, metric: str, value: str) -> Object:
+    target = {"type": "Value", "value": value}
+    return {
+        "type": "Object",
+        "object": {"metric": {"name": metric}, "describedObject": described, "target": target},
+    }
+
+
+def test_an_object_metric_of_a_custom_resource(cluster: Cluster) -> None:
+    # The described object is named by group and kind, at any version, of whatever kind the
+    # server serves: the custom metrics client's RESTMapper sees the CRD's kind as well.
+    kind = established(cluster)
+    body = crontab("nightly")
+    body["metadata"]["annotations"] = {"metrics.sim.pinnace.dev/queue-length": "30"}
+    cluster.run(cluster.client.create(kind, "default", body))
+    cluster.deploy(1, rps="1")
+    described = {"apiVersion": "stable.example.com/v1beta9", "kind": "CronTab", "name": "nightly"}
+    cluster.autoscale(object_target(described, "queue-length", "10"))
+    cluster.wait(20)
+    assert cluster.replicas() == 3  # 30 against 10 on one pod
+    assert cluster.status()["currentMetrics"] == [
+        {
+            "type": "Object",
+            "object": {
+                "metric": {"name": "queue-length"},
+                "describedObject": described,
+                "current": {"value": "30"},
+            },
+        }
+    ]
+
+
+def test_an_object_metric_of_a_kind_the_server_does_not_serve(cluster: Cluster) -> None:
+    cluster.deploy(1, rps="1")
+    described = {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}
+    cluster.autoscale(object_target(described, "queue-length", "10"))
+    cluster.wait(20)
+    error = (
+        "unable to get metric queue-length: Widget on default w/unable to fetch metrics from "
+        "custom metrics API: unable to map kind Widget.example.com to resource: no matches for "
+        'kind "Widget" in group "example.com"'
+    )
+    assert cluster.condition("ScalingActive") == (
+        "False",
+        "FailedGetObjectMetric",
+        f"the HPA was unable to compute the replica count: {error}",
+    )
+    assert cluster.events("FailedGetObjectMetric") == [error]
+    assert cluster.replicas() == 1

@@ -15,7 +15,8 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from tests.controllers.test_hpa_custom_metrics import HPAS, SERVICES, pods_target
+from tests.apiextensions.test_crds import crontab, established
+from tests.controllers.test_hpa_custom_metrics import HPAS, SERVICES, object_target, pods_target
 from tests.controllers.test_hpa_custom_metrics import Cluster as MetricsCluster
 from tests.controllers.test_vpa import DEPLOYMENTS, NEVER, VPAS
 from tests.http.test_app import call
@@ -158,6 +159,32 @@ def test_the_hpa_reads_pods_object_and_external_metrics_through_the_api(
         "the HPA was unable to compute the replica count: unable to get external metric "
         "default/no_such_metric/nil: unable to fetch metrics from external metrics API: the "
         "server could not find the metric no_such_metric for provided labels",
+    )
+
+
+def test_the_hpa_maps_an_object_metrics_kind_through_discovery(
+    remote: RemoteMetricsCluster,
+) -> None:
+    # kube-controller-manager's custom metrics client maps the described object's group and
+    # kind to a resource with its discovery RESTMapper: a CRD's kind as a built-in one.
+    kind = established(remote)
+    body = crontab("nightly")
+    body["metadata"]["annotations"] = {"metrics.sim.pinnace.dev/queue-length": "30"}
+    remote.run(remote.client.create(kind, "default", body))
+    remote.deploy(1, rps="1")
+    described = {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "name": "nightly"}
+    remote.autoscale(object_target(described, "queue-length", "10"))
+    remote.wait(20)
+    assert remote.replicas() == 3
+    path = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/crontabs.stable.example.com"
+    assert f"{path}/nightly/queue-length" in remote.http.paths
+
+    # a kind no version of the group serves: the mapping's error, as in-process
+    described = {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w"}
+    remote.set_metrics(object_target(described, "queue-length", "10"))
+    assert remote.condition("ScalingActive")[2].endswith(
+        "unable to fetch metrics from custom metrics API: unable to map kind Widget.example.com "
+        'to resource: no matches for kind "Widget" in group "example.com"'
     )
 
 

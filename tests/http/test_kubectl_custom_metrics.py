@@ -115,3 +115,72 @@ def test_an_hpa_on_a_pods_metric_scales_through_kubectl(cluster: Cluster) -> Non
     assert "Error from server (NotFound): the server could not find the metric nope for pods" in (
         missing.stderr
     )
+
+
+CRONTABS = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: crontabs, singular: crontab, kind: CronTab}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"""
+ON_A_CRONTAB = """
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: nightly
+  annotations: {metrics.sim.pinnace.dev/queue-length: "30"}
+spec: {cronSpec: "0 3 * * *"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: batch
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: batch}
+  template:
+    metadata:
+      labels: {app: batch}
+    spec:
+      containers:
+      - {name: batch, image: nginx}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: batch
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: batch}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics:
+  - type: Object
+    object:
+      metric: {name: queue-length}
+      describedObject: {apiVersion: stable.example.com/v1, kind: CronTab, name: nightly}
+      target: {type: Value, value: "10"}
+"""
+
+
+def test_an_hpa_on_a_custom_resources_object_metric(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=CRONTABS)
+    cluster.ok("wait", "--for=condition=Established", "crd/crontabs.stable.example.com")
+    cluster.ok("apply", "-f", "-", stdin=ON_A_CRONTAB)
+
+    # the CronTab's 30 against 10: three times the one pod, at most 3
+    replicas = "jsonpath={.spec.replicas}"
+    eventually(lambda: cluster.ok("get", "deployment", "batch", "-o", replicas) == "3", 60, 0.5)
+    current = "jsonpath={.status.currentMetrics[0].object.current.value}"
+    assert eventually(lambda: cluster.ok("get", "hpa", "batch", "-o", current), 30, 0.5) == "30"
+    assert "ValidMetricFound" in cluster.ok("describe", "hpa", "batch")

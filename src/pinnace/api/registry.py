@@ -82,6 +82,19 @@ class KindRegistry:
                 return added.stored
         return None
 
+    def by_kind(self, group: str, kind: str) -> Kind | None:
+        """The stored kind served as `kind` in `group` at any version: a RESTMapper's mapping
+        of a group and kind (RESTMapping without versions), as the custom metrics client
+        resolves an object metric's described object."""
+        for found in catalog.kinds():
+            if (found.group, found.kind) == (group, kind):
+                return found
+        for added in self._added.values():
+            stored = added.stored
+            if (stored.group, stored.kind) == (group, kind) and (added.served or added.others):
+                return stored
+        return None
+
     def at_version(
         self, group: str, version: str, plural: str
     ) -> tuple[Kind, ServedVersion | None] | None:

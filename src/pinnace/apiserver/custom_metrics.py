@@ -106,6 +106,19 @@ def external_metric_not_found(metric: str) -> status.StatusError:
     )
 
 
+class UnmappedKind(Exception):
+    """What client-go's custom metrics client answers for an object of a kind the server does
+    not serve (qualResourceForKind, over the RESTMapper's NoKindMatchError): the object's
+    metric is never asked for."""
+
+    def __init__(self, group: str, kind: str) -> None:
+        group_kind = f"{kind}.{group}" if group else kind
+        super().__init__(
+            f"unable to map kind {group_kind} to resource: "
+            f'no matches for kind "{kind}" in group "{group}"'
+        )
+
+
 NOT_SERVED_MESSAGE = "the server could not find the requested resource"
 
 
@@ -256,10 +269,14 @@ class LocalMetricsClient:
         )
 
     async def object(
-        self, namespace: str, kind: Kind, name: str, metric: str, metric_selector: str
+        self, namespace: str, group: str, kind: str, name: str, metric: str, metric_selector: str
     ) -> Object:
+        provider(self._server)  # the group's client is found before the kind is mapped
+        found = self._server.kinds.by_kind(group, kind)
+        if found is None:
+            raise UnmappedKind(group, kind)
         return await custom_metric_list(
-            self._server, CUSTOM_VERSIONS[0], namespace, kind, name, metric, "", metric_selector
+            self._server, CUSTOM_VERSIONS[0], namespace, found, name, metric, "", metric_selector
         )
 
     async def external(self, namespace: str, metric: str, selector: str) -> Object:

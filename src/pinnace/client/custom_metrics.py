@@ -13,6 +13,11 @@ The paths are the clients':
 where <resource> is the kind's group-resource (`pods`, `deployments.apps`). Each answers the
 list (MetricValueList, ExternalMetricValueList) or raises the server's StatusError, as
 `apiserver.custom_metrics.LocalMetricsClient` does in the server's process.
+
+An object's metric names the object by group and kind, which the client maps to its resource
+as client-go's does with a RESTMapper (qualResourceForKind): through discovery here, in any
+version of the group, its preferred one first; a kind no version serves raises
+`UnmappedKind`.
 """
 
 from __future__ import annotations
@@ -21,19 +26,20 @@ from typing import Protocol
 from urllib.parse import quote, urlencode
 
 from pinnace.api import catalog
-from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
+from pinnace.api.status import StatusError
 from pinnace.apiserver.custom_metrics import (
     ALL_OBJECTS,
     CUSTOM_GROUP,
     CUSTOM_VERSIONS,
     EXTERNAL_GROUP,
     EXTERNAL_VERSION,
+    UnmappedKind,
     group_resource,
 )
 from pinnace.client.http import HTTPClient
 
-PODS = catalog.kind("", "pods")
+PODS = group_resource(catalog.kind("", "pods"))
 
 
 class CustomMetricsClient(Protocol):
@@ -45,8 +51,11 @@ class CustomMetricsClient(Protocol):
     ) -> Object: ...
 
     async def object(
-        self, namespace: str, kind: Kind, name: str, metric: str, metric_selector: str
-    ) -> Object: ...
+        self, namespace: str, group: str, kind: str, name: str, metric: str, metric_selector: str
+    ) -> Object:
+        """The metric of the object `name` of `kind` in `group` (any version); raises
+        UnmappedKind for a kind the server does not serve."""
+        ...
 
     async def external(self, namespace: str, metric: str, selector: str) -> Object: ...
 
@@ -63,9 +72,34 @@ class HTTPMetricsClient:
         return await self._custom(namespace, PODS, ALL_OBJECTS, metric, selector, metric_selector)
 
     async def object(
-        self, namespace: str, kind: Kind, name: str, metric: str, metric_selector: str
+        self, namespace: str, group: str, kind: str, name: str, metric: str, metric_selector: str
     ) -> Object:
-        return await self._custom(namespace, kind, name, metric, "", metric_selector)
+        resource = await self._resource_of(group, kind)
+        return await self._custom(namespace, resource, name, metric, "", metric_selector)
+
+    async def _resource_of(self, group: str, kind: str) -> str:
+        """The group-resource serving `kind`, found through discovery."""
+        for version in await self._versions(group):
+            path = f"/apis/{_segment(group)}/{_segment(version)}" if group else "/api/v1"
+            for resource in (await self._client.get_path(path)).get("resources") or []:
+                name = resource.get("name", "")
+                if resource.get("kind") == kind and "/" not in name:
+                    return f"{name}.{group}" if group else name
+        raise UnmappedKind(group, kind)
+
+    async def _versions(self, group: str) -> list[str]:
+        """The versions the server serves `group` at, the preferred one first."""
+        if not group:
+            return ["v1"]
+        try:
+            found = await self._client.get_path(f"/apis/{_segment(group)}")
+        except StatusError as e:
+            if e.code == 404:
+                return []
+            raise
+        preferred = (found.get("preferredVersion") or {}).get("version")
+        versions = [v.get("version", "") for v in found.get("versions") or []]
+        return sorted(versions, key=lambda v: v != preferred)
 
     async def external(self, namespace: str, metric: str, selector: str) -> Object:
         path = f"/apis/{EXTERNAL_GROUP}/{EXTERNAL_VERSION}/namespaces/{_segment(namespace)}"
@@ -74,7 +108,7 @@ class HTTPMetricsClient:
     async def _custom(
         self,
         namespace: str,
-        kind: Kind,
+        resource: str,
         name: str,
         metric: str,
         selector: str,
@@ -84,7 +118,7 @@ class HTTPMetricsClient:
             (
                 f"/apis/{CUSTOM_GROUP}/{CUSTOM_VERSIONS[0]}/namespaces",
                 _segment(namespace),
-                group_resource(kind),
+                resource,
                 name if name == ALL_OBJECTS else _segment(name),
                 _segment(metric),
             )

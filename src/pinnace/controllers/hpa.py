@@ -28,6 +28,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector, SelectorError, parse_selector, selector_from_dict
 from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
+from pinnace.apiserver.custom_metrics import UnmappedKind
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.clock.rfc3339 import format_time
@@ -502,17 +503,14 @@ class HorizontalController:
     async def _object_value(
         self, namespace: str, described: Object, metric: str, metric_selector: str
     ) -> int:
-        """GetObjectMetric: the described object's value in milli-units."""
+        """GetObjectMetric: the described object's value in milli-units. The object is named
+        by its group and kind, whatever its version, of any kind the server serves (custom
+        resources' too)."""
         api_version = described.get("apiVersion", "")
-        kind = catalog.by_kind(api_version, described.get("kind", ""))
-        if kind is None:
-            group = api_version.split("/", 1)[0] if "/" in api_version else ""
-            raise MetricError(
-                f"unable to fetch metrics from custom metrics API: no matches for kind "
-                f'"{described.get("kind", "")}" in group "{group}"'
-            )
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
+        kind, name = described.get("kind", ""), described.get("name", "")
         listed = await self._custom_call(
-            lambda c: c.object(namespace, kind, described.get("name", ""), metric, metric_selector)
+            lambda c: c.object(namespace, group, kind, name, metric, metric_selector)
         )
         items = listed.get("items") or []
         if len(items) != 1:
@@ -602,6 +600,8 @@ class HorizontalController:
         except StatusError as e:
             message = unserved if e.code == 404 and e.message == UNSERVED else e.message
             raise MetricError(f"{prefix}: {message}") from None
+        except UnmappedKind as e:
+            raise MetricError(f"{prefix}: {e}") from None
 
     async def _resource_proposal(
         self,

@@ -39,7 +39,7 @@ from pinnace.apiserver.storage_metrics import StorageObjects
 from pinnace.autoscaler.autoscaler import ClusterAutoscaler
 from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
-from pinnace.client import Client, LocalClient
+from pinnace.client import Client, Informer, LocalClient
 from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
 from pinnace.clock import Clock, Randomness
@@ -264,7 +264,8 @@ class ControlPlane:
         self.kubelets = KubeletClient(remote=_agent_process_node)
         """The kubelets of `pinnace agent` processes, as the API server reaches them."""
         self.server.kubelets = self.kubelets
-        self.server.agent_summaries = AgentSummaries(self.kubelets)
+        self.agent_summaries = AgentSummaries(self.kubelets, nodes=self._agent_nodes())
+        self.server.agent_summaries = self.agent_summaries
         self.server.stream_source = self.nodes
         self.server.metrics_source = self.nodes.summaries
         self.server.custom_metrics = SimulatedMetricsAdapter(self.client())
@@ -325,17 +326,21 @@ class ControlPlane:
             self.registries[KUBE_STATE_PATH] = CollectorRegistry()
             self.registries[KUBE_STATE_PATH].register(self.kube_state)
         self.history_recorder: HistoryRecorder | None = None
+        self.history_agent_summaries: AgentSummaries | None = None
         if self.history is not None:
+            if not options.simulated:  # agent processes' nodes (none join a simulated cluster)
+                self.history_agent_summaries = AgentSummaries(
+                    self.kubelets, " for the usage history", nodes=self._agent_nodes()
+                )
             self.history_recorder = HistoryRecorder(
                 self.client(),
                 self.history,
                 self.nodes.summaries,
                 None if self.scheduler is None else self.scheduler.core,
                 self.nodes.oom_kills,
-                # agent processes' nodes (none when simulated)
                 None
-                if options.simulated
-                else AgentSummaries(self.kubelets, " for the usage history").scrape,
+                if self.history_agent_summaries is None
+                else self.history_agent_summaries.scrape,
             )
         self.dashboard: Dashboard | None = None
         if options.dashboard and self.history is not None:  # the history is kept for it
@@ -424,6 +429,11 @@ class ControlPlane:
         if path == KUBE_STATE_PATH and self.kube_state is not None:
             await self.kube_state.ready()
 
+    def _agent_nodes(self) -> Informer:
+        """A watch of the `pinnace agent` processes' Nodes, for a reader of their summaries
+        to forget those gone."""
+        return Informer(self.client(), catalog.kind("", "nodes"), label_selector=AGENT_LABEL)
+
     def _served_kinds(self) -> tuple[Kind, ...]:
         """The catalog's kinds and those of the API server's established CRDs."""
         return catalog.kinds() + self.server.kinds.added_kinds()
@@ -442,6 +452,7 @@ class ControlPlane:
             self.cluster_autoscaler,
             self.vertical_pod_autoscaler,
             self.kube_state,
+            self.history_agent_summaries,  # before the recorder, which reads through it
             self.history_recorder,
             self.dashboard,
         )
@@ -454,6 +465,7 @@ class ControlPlane:
             self.root_ca_publisher,
             self.tokens_controller,
             self.nodes,
+            self.agent_summaries,
             *(c for c in optional if c is not None),
         ]
 

@@ -1,10 +1,11 @@
 """Reading the stats summaries of agent processes' nodes (`AgentSummaries`): one request an
 agent process for all its nodes, the same figures as each node's /stats/summary, a node its
-process cannot serve or a process gone left out and told once, and each node's kubelet path for
-an agent that does not serve the bulk one."""
+process cannot serve or a process gone left out and told once, each node's kubelet path for
+an agent that does not serve the bulk one, and nothing kept of a node once gone."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,8 +13,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 import pytest
+from tests.apiserver.conftest import Harness
 
-from pinnace.api.objects import Object
+from pinnace.api import catalog
+from pinnace.api.objects import Object, clone
 from pinnace.api.stats import (
     SUMMARIES_PATH,
     ContainerStats,
@@ -25,7 +28,9 @@ from pinnace.api.stats import (
 )
 from pinnace.api.status import StatusError
 from pinnace.apiserver.agent_summaries import FEW, AgentSummaries
+from pinnace.client import Informer, LocalClient
 from pinnace.clock.virtual import VirtualClock
+from pinnace.kubelet.config import AGENT_LABEL
 from pinnace.kubelet.endpoints import stats_summary
 
 MI = 1024 * 1024
@@ -42,7 +47,7 @@ class Agents:
     address, all on one port; a process answers SUMMARIES_PATH (unless `old`) and each node's
     /stats/summary, at any of its nodes' addresses."""
 
-    def __init__(self, clock: VirtualClock, processes: dict[str, list[str]]) -> None:
+    def __init__(self, clock: Any, processes: dict[str, list[str]]) -> None:
         self.clock = clock
         self.process_of = {node: p for p, nodes in processes.items() for node in nodes}
         self.nodes = processes
@@ -171,3 +176,49 @@ def test_nodes_first_seen_later_are_asked_with_the_rest_of_their_process() -> No
         clock.run(scenario())
     assert sorted(last) == sorted(names)
     assert agents.asked == [("a", SUMMARIES_PATH)]
+
+
+NODES = catalog.kind("", "nodes")
+
+
+def test_a_node_gone_is_forgotten_and_told_of_again_if_it_comes_back_failing(
+    api: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a reader learnt and told of a node goes with the node (deleted, or no longer an
+    agent process's), as its watch of the agent processes' Nodes reports it: a node of the
+    same name that fails later is told of again."""
+    client = LocalClient(api.server)
+    agents = Agents(api.server.clock, {"a": ["a-1", "a-2"]})
+    agents.cut_off.add("a-2")
+    watched = Informer(client, NODES, label_selector=AGENT_LABEL)
+    reader = AgentSummaries(agents, " for the test", nodes=watched)
+
+    def register(name: str) -> None:
+        body = {"metadata": {"name": name, "labels": {AGENT_LABEL: "a"}}}
+        api.run(client.create(NODES, "", body))
+
+    def scrape() -> set[str]:
+        listed = api.run(client.list(NODES, "", label_selector=AGENT_LABEL))["items"]
+        return set(api.run(reader.scrape(listed)))
+
+    register("a-1")
+    register("a-2")
+    with caplog.at_level(logging.WARNING):
+        assert scrape() == {"a-1"}
+        assert scrape() == {"a-1"}  # told once
+        api.run(client.delete(NODES, "", "a-2"))
+        api.run(asyncio.sleep(1))
+        assert "a-2" not in reader._served_with  # nothing is kept of a node gone
+        register("a-2")  # the same name, still failing
+        assert scrape() == {"a-1"}
+        node = clone(api.run(client.get(NODES, "", "a-2")))
+        del node["metadata"]["labels"][AGENT_LABEL]  # no longer an agent process's
+        api.run(client.update(NODES, node))
+        api.run(asyncio.sleep(1))
+        node = clone(api.run(client.get(NODES, "", "a-2")))
+        node["metadata"]["labels"][AGENT_LABEL] = "a"
+        api.run(client.update(NODES, node))
+        assert scrape() == {"a-1"}
+    api.run(reader.stop())
+    warning = 'Failed to scrape node a-2 for the test: no route to node "a-2"'
+    assert told(caplog) == [warning] * 3

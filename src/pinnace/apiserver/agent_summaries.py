@@ -10,6 +10,11 @@ group it did not cover (another process's, on another machine or address with th
 are asked next. A node the process cannot serve (the API server cannot reach it), or whose
 process fails or does not answer, is left out, as metrics-server leaves out a node it could
 not scrape, and told once until it answers again.
+
+What is learnt and told of a node is kept for as long as it is an agent process's: a watch of
+those Nodes (started at the first scrape) reports each one deleted, or no longer labelled as
+an agent's, and it is forgotten then, at no cost to the scrapes (told again if it comes back
+failing).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pinnace.api.objects import Object
 from pinnace.api.stats import SUMMARIES_PATH, Summary, from_compact, summary_of
 from pinnace.api.status import StatusError
 from pinnace.apiserver.kubelets import Kubelets
+from pinnace.client.informer import Informer
+from pinnace.clock.component import StartedOnFirstUse
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +59,17 @@ class AgentSummaries:
     """Reads the summaries of agent processes' nodes; one per reader, which keeps what it has
     learnt of the processes and told of the nodes."""
 
-    def __init__(self, kubelets: Kubelets, purpose: str = "") -> None:
-        """`purpose`: what the warnings say the scrape was for (" for the usage history")."""
+    def __init__(
+        self, kubelets: Kubelets, purpose: str = "", nodes: Informer | None = None
+    ) -> None:
+        """`purpose`: what the warnings say the scrape was for (" for the usage history");
+        `nodes`: the agent processes' Nodes, watched from the first scrape (until `stop`) to
+        forget those deleted."""
         self.kubelets = kubelets
         self.purpose = purpose
+        self._nodes = StartedOnFirstUse(() if nodes is None else (nodes,))
+        if nodes is not None:
+            nodes.add_event_handler(on_delete=self.forget)
         self._served_with: dict[str, str] = {}
         """Node -> the node it was last asked with, whose agent process answered for both."""
         self._unreachable: set[str] = set()
@@ -66,11 +80,25 @@ class AgentSummaries:
         """Whether a `pinnace agent` process runs the Node's kubelet."""
         return self.kubelets.remote(node)
 
+    async def start(self) -> None:
+        """Nothing: the watch of the Nodes starts with the first scrape."""
+
+    async def stop(self) -> None:
+        await self._nodes.stop()
+
+    def forget(self, node: Object) -> None:
+        """The Node is gone, or no longer an agent process's: what was learnt and told of it
+        goes (nodes asked with it are asked at another of their group next)."""
+        name = node["metadata"]["name"]
+        self._served_with.pop(name, None)
+        self._unreachable.discard(name)
+
     async def scrape(
         self, nodes: Iterable[Object], timeout: float | None = None
     ) -> dict[str, Summary]:
         """The summaries of those of `nodes` that answer within `timeout` seconds (None: as
         long as their agents take), by node name; the others are left out."""
+        await self._nodes.ready()
         wanted = {node["metadata"]["name"]: node for node in nodes}
         found: dict[str, Summary] = {}
         failed: dict[str, str] = {}

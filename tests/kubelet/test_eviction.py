@@ -519,3 +519,28 @@ def test_a_done_pod_whose_sidecar_is_stopping_is_evicted_with_a_shorter_grace(
     # eviction's reason stays only on a failed pod, its DisruptionTarget condition on both.
     assert (job["phase"], job.get("reason")) == (phase, reason)
     assert job["conditions"][-1]["type"] == "DisruptionTarget"
+
+
+def test_a_done_pod_whose_ephemeral_container_is_stopping_is_evicted(node: Node) -> None:
+    from tests.kubelet.test_ephemeral import debug
+
+    body = pod("job", node="node-1", restart_policy="Never", run_seconds="15")
+    body["spec"]["terminationGracePeriodSeconds"] = 600
+    annotations = body["metadata"]["annotations"]
+    # the debugger takes 300 s to stop, and holds 1Gi from 20 s after it starts
+    annotations["sim.pinnace.dev/memory.debugger"] = "spike 0 1Gi at 20s for 1h"
+    annotations["sim.pinnace.dev/stop-seconds.debugger"] = "300"
+    node.create_pod(body)
+    node.settle(5)
+    debug(node, "job", "debugger", "sleep", "3600", image="nginx:1.27")
+    node.settle(20)  # the app is done; the debugger, stopping, holds its memory
+    job = status(node, "job")
+    assert job["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+    assert list(job["ephemeralContainerStatuses"][0]["state"]) == ["running"]
+    node.settle(15)  # evicted at the next synchronization: the debugger is killed 2 s later
+    assert [n for n, _, _ in events(node, "Evicted")] == ["job"]
+    job = status(node, "job")
+    [debugger] = job["ephemeralContainerStatuses"]
+    assert debugger["state"]["terminated"]["exitCode"] == 137
+    assert (job["phase"], job.get("reason")) == ("Succeeded", None)
+    assert job["conditions"][-1]["type"] == "DisruptionTarget"

@@ -380,3 +380,11 @@ def test_an_object_metric_of_a_kind_the_server_does_not_serve(cluster: Cluster) 
     )
     assert cluster.events("FailedGetObjectMetric") == [error]
     assert cluster.replicas() == 1
+
+    # with no adapter, that no one serves the group is found first
+    cluster.server.custom_metrics = None
+    cluster.wait(15)
+    assert cluster.condition("ScalingActive")[2].endswith(
+        "unable to fetch metrics from custom metrics API: no custom metrics API "
+        "(custom.metrics.k8s.io) registered"
+    )

@@ -186,6 +186,12 @@ def test_the_hpa_maps_an_object_metrics_kind_through_discovery(
         "unable to fetch metrics from custom metrics API: unable to map kind Widget.example.com "
         'to resource: no matches for kind "Widget" in group "example.com"'
     )
+    remote.server.custom_metrics = None  # no adapter: that is found first
+    remote.wait(15)
+    assert remote.condition("ScalingActive")[2].endswith(
+        "unable to fetch metrics from custom metrics API: no custom metrics API "
+        "(custom.metrics.k8s.io) registered"
+    )
 
 
 def first_recommendation(cluster: SimulatedCluster) -> Object:

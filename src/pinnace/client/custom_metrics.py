@@ -36,6 +36,7 @@ from pinnace.apiserver.custom_metrics import (
     EXTERNAL_VERSION,
     UnmappedKind,
     group_resource,
+    not_served,
 )
 from pinnace.client.http import HTTPClient
 
@@ -85,6 +86,8 @@ class HTTPMetricsClient:
                 name = resource.get("name", "")
                 if resource.get("kind") == kind and "/" not in name:
                     return f"{name}.{group}" if group else name
+        if not await self._versions(CUSTOM_GROUP):
+            raise not_served()  # client-go finds the group's version before mapping the kind
         raise UnmappedKind(group, kind)
 
     async def _versions(self, group: str) -> list[str]:

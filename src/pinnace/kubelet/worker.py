@@ -368,6 +368,8 @@ class PodWorker:
         self.start_time = 0.0
         self.phase = "Pending"
         self._grace = 0
+        """The grace period its containers are being stopped with (its deletion's, its
+        failure's, or its own for its sidecars): a later kill may only shorten it."""
         self._transitions: tuple[str | None, ...] = ()
         """Of the conditions last reported, or the API's until then."""
         self._timer: Timer | None = None

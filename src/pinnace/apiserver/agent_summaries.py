@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 import orjson
@@ -31,7 +31,6 @@ from pinnace.api.objects import Object
 from pinnace.api.stats import SUMMARIES_PATH, Summary, from_compact, summary_of
 from pinnace.api.status import StatusError
 from pinnace.apiserver.kubelets import Kubelets
-from pinnace.client.informer import Informer
 from pinnace.clock.component import StartedOnFirstUse
 
 log = logging.getLogger(__name__)
@@ -48,6 +47,15 @@ UNANSWERED = (StatusError, OSError, ValueError, KeyError, TypeError, AttributeEr
 """What reading an agent raises when it cannot be reached, refuses, or answers no summaries."""
 
 
+class NodeWatch(Protocol):
+    """The agent processes' Nodes, as an informer of the client package watches them."""
+
+    def add_event_handler(self, *, on_delete: Callable[[Object], Any]) -> Any: ...
+    def start(self) -> Any: ...
+    async def wait_for_sync(self) -> Any: ...
+    async def stop(self) -> None: ...
+
+
 async def fetch_summary(kubelets: Kubelets, node: Object) -> Summary:
     """The node's /stats/summary, what metrics-server scrapes: a StatusError when its kubelet
     cannot be reached or refuses, a ValueError or KeyError when its answer is no summary."""
@@ -60,7 +68,7 @@ class AgentSummaries:
     learnt of the processes and told of the nodes."""
 
     def __init__(
-        self, kubelets: Kubelets, purpose: str = "", nodes: Informer | None = None
+        self, kubelets: Kubelets, purpose: str = "", nodes: NodeWatch | None = None
     ) -> None:
         """`purpose`: what the warnings say the scrape was for (" for the usage history");
         `nodes`: the agent processes' Nodes, watched from the first scrape (until `stop`) to

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.http.test_app import call
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
@@ -505,6 +507,28 @@ def test_the_scale_subresource(cluster: SimulatedCluster) -> None:
     with pytest.raises(StatusError) as e:
         cluster.run(cluster.client.update_scale(kind, "default", "a", 11))
     assert "spec.replicas in body should be less than or equal to 10" in e.value.message
+
+
+def test_a_subresource_the_crd_does_not_declare_is_its_objects_not_found(
+    cluster: SimulatedCluster,
+) -> None:
+    # apiextensions-apiserver's crdHandler: not a missing path, the object's 404
+    kind = established(cluster)
+    cluster.run(cluster.client.create(kind, "default", crontab("a")))
+    for request in (
+        cluster.client.get_scale(kind, "default", "a"),
+        cluster.client.update_scale(kind, "default", "a", 2),
+    ):
+        with pytest.raises(StatusError) as e:
+            cluster.run(request)
+        assert (e.value.code, e.value.message) == (404, 'crontabs.stable.example.com "a" not found')
+    assert cluster.run(cluster.client.get(kind, "default", "a"))["spec"]["replicas"] == 1
+    path = "/apis/stable.example.com/v1/namespaces/default/crontabs/a/scale"
+    code, body = cluster.run(call(cluster.plane.http_app(), "GET", path))
+    assert (code, json.loads(body)["details"]) == (
+        404,
+        {"name": "a", "group": "stable.example.com", "kind": "crontabs"},
+    )
 
 
 def test_a_terminating_crd_takes_no_creates(cluster: SimulatedCluster) -> None:

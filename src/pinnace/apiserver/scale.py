@@ -1,6 +1,7 @@
-"""The `scale` subresource of deployments, replicasets and replication controllers: an
-autoscaling/v1 Scale read from the object, and written back as a change of spec.replicas (PUT
-replaces the Scale, PATCH patches it; both arrive here as a change of the current Scale)."""
+"""The `scale` subresource of deployments, replicasets, replication controllers, statefulsets
+and the custom resources whose definition declares it: an autoscaling/v1 Scale read from the
+object, and written back as a change of spec.replicas (PUT replaces the Scale, PATCH patches
+it; both arrive here as a change of the current Scale)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def _scale(kind: Kind, obj: Object) -> Object:
 
 
 async def read_scale(server: APIServer, kind: Kind, namespace: str, name: str) -> Object:
+    server.check_served(kind, "scale", name)
     return _scale(kind, await server.get(kind, namespace, name))
 
 
@@ -42,6 +44,7 @@ async def update_scale(
 ) -> Result:
     """Set spec.replicas from the Scale `change` returns; a resourceVersion in that Scale is
     a precondition on the object. The result carries the Scale of the stored object."""
+    server.check_served(kind, "scale", name)
 
     def mutate(obj: Object) -> Object:
         wanted = change(_scale(kind, obj))

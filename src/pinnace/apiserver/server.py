@@ -540,7 +540,7 @@ class APIServer:
         warnings: builtins.list[str],
         uid: str = "",
     ) -> Result:
-        self.check_served(kind, subresource)
+        self.check_served(kind, subresource, name)
         key = object_key(kind, namespace, name)
         for _ in range(MAX_CONFLICT_RETRIES):
             try:
@@ -608,10 +608,16 @@ class APIServer:
             return kind
         return replace(kind, subresources=tuple(s for s in kind.subresources if s not in off))
 
-    def check_served(self, kind: Kind, subresource: str) -> None:
-        """A subresource its feature gate leaves off is not there: 404."""
+    def check_served(self, kind: Kind, subresource: str, name: str) -> None:
+        """A subresource its feature gate leaves off is not there: 404. So is one a custom
+        resource's definition does not declare, as its object's NotFound (v1.32's
+        apiextensions-apiserver crdHandler); a built-in kind's is no path at all."""
         served = kind.subresource_gates.get(subresource)
         if served is not None and not served(self.features):
+            raise status.path_not_found()
+        if subresource and subresource not in kind.subresources:
+            if kind.custom:
+                raise status.not_found(kind.plural, name, kind.group)
             raise status.path_not_found()
 
     def _before_update(self, kind: Kind, new: Object, old: Object, subresource: str) -> None:

@@ -114,8 +114,10 @@ def _resource(
         return None
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
-    if subresource and (subresource not in kind.subresources or watch_path):
+    if subresource and watch_path:
         return None
+    if subresource and subresource not in kind.subresources and not kind.custom:
+        return None  # a custom resource's answers as its object's NotFound (check_served)
     if kind.namespaced and name and not namespace:
         return None  # a namespaced object is only reachable inside its namespace
     return ResourceTarget(kind, namespace, name, subresource, watch_path, conversion)

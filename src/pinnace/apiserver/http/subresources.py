@@ -40,7 +40,7 @@ async def handle(
 ) -> Response:
     sub, method = target.subresource, request.method
     server = handler.server
-    server.check_served(target.kind, sub)
+    server.check_served(target.kind, sub, target.name)
     if sub in _STATUS_LIKE:
         if method == "GET" and sub in _PATCHABLE:
             obj = await server.get(target.kind, target.namespace, target.name)

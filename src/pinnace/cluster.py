@@ -42,6 +42,7 @@ from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import Client, Informer, LocalClient
 from pinnace.client.custom_metrics import CustomMetricsClient
 from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
+from pinnace.client.mapper import KindMapper, RegistryMapper
 from pinnace.clock import Clock, Randomness
 from pinnace.clock.component import Component
 from pinnace.controllers.controller_utils import pods_on_nodes
@@ -169,9 +170,11 @@ class ControllerManager:
     on a client of its own from `client`: in `pinnace up`'s process (`ControlPlane`), or in
     one of their own against a remote API server (`pinnace controller-manager`). `pod_metrics`
     lists metrics.k8s.io's PodMetrics for the autoscalers; `custom_metrics` reads the custom
-    and external metrics APIs for the HPA (None: as on a cluster without an adapter);
-    `heartbeats` is the simulated mode's account of lease renewals; `history` is the usage
-    history the VPA's prometheus storage reads (None: none, as out of `pinnace up`'s process)."""
+    and external metrics APIs for the HPA (None: as on a cluster without an adapter), and
+    `mapper` maps the kinds the HPA targets to those the server serves (None: the built-in
+    kinds only); `heartbeats` is the simulated mode's account of lease renewals; `history` is
+    the usage history the VPA's prometheus storage reads (None: none, as out of `pinnace up`'s
+    process)."""
 
     def __init__(
         self,
@@ -180,6 +183,7 @@ class ControllerManager:
         pod_metrics: PodMetricsLister,
         *,
         custom_metrics: CustomMetricsClient | None = None,
+        mapper: KindMapper | None = None,
         heartbeats: NodeHeartbeats | None = None,
         history: PodHistory | None = None,
     ) -> None:
@@ -189,7 +193,7 @@ class ControllerManager:
         )
         self.taint_eviction = TaintEvictionController(client(), pods)
         self.workloads = WorkloadControllers(
-            client(), pod_metrics, options.workloads, custom_metrics
+            client(), pod_metrics, options.workloads, custom_metrics, mapper
         )
         self.vertical_pod_autoscaler: VerticalPodAutoscaling | None = None
         if options.vertical_pod_autoscaler is not None:
@@ -300,6 +304,7 @@ class ControlPlane:
                 options,
                 lambda namespace, selector: list_pod_metrics(self.server, namespace, selector),
                 custom_metrics=LocalMetricsClient(self.server),
+                mapper=RegistryMapper(self.server.kinds),
                 heartbeats=self.nodes if options.simulated else None,
                 history=None if self.history is None else self.pod_history,
             )

@@ -23,6 +23,7 @@ from pinnace.cli.up import controller_flags, controller_options, feature_gates_f
 from pinnace.client import Client
 from pinnace.client.custom_metrics import HTTPMetricsClient
 from pinnace.client.http import HTTPClient
+from pinnace.client.mapper import DiscoveryMapper
 from pinnace.client.transport import HTTPError
 from pinnace.clock.component import Component
 from pinnace.cluster import ClusterOptions, ControllerManager
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
             options,
             pod_metrics(metrics),
             custom_metrics=HTTPMetricsClient(metrics),
+            mapper=DiscoveryMapper(metrics),
             history=pod_history(metrics),
         ).components()
 

@@ -15,9 +15,9 @@ list (MetricValueList, ExternalMetricValueList) or raises the server's StatusErr
 `apiserver.custom_metrics.LocalMetricsClient` does in the server's process.
 
 An object's metric names the object by group and kind, which the client maps to its resource
-as client-go's does with a RESTMapper (qualResourceForKind): through discovery here, in any
-version of the group, its preferred one first; a kind no version serves raises
-`UnmappedKind`.
+as client-go's does with a RESTMapper (qualResourceForKind): through discovery here
+(`pinnace.client.mapper.DiscoveryMapper`), in any version of the group, its preferred one
+first; a kind no version serves raises `UnmappedKind`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from urllib.parse import quote, urlencode
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
-from pinnace.api.status import StatusError
 from pinnace.apiserver.custom_metrics import (
     ALL_OBJECTS,
     CUSTOM_GROUP,
@@ -39,6 +38,7 @@ from pinnace.apiserver.custom_metrics import (
     not_served,
 )
 from pinnace.client.http import HTTPClient
+from pinnace.client.mapper import DiscoveryMapper
 
 PODS = group_resource(catalog.kind("", "pods"))
 
@@ -66,6 +66,7 @@ class HTTPMetricsClient:
 
     def __init__(self, client: HTTPClient) -> None:
         self._client = client
+        self._mapper = DiscoveryMapper(client)
 
     async def pods(
         self, namespace: str, selector: str, metric: str, metric_selector: str
@@ -80,29 +81,12 @@ class HTTPMetricsClient:
 
     async def _resource_of(self, group: str, kind: str) -> str:
         """The group-resource serving `kind`, found through discovery."""
-        for version in await self._versions(group):
-            path = f"/apis/{_segment(group)}/{_segment(version)}" if group else "/api/v1"
-            for resource in (await self._client.get_path(path)).get("resources") or []:
-                name = resource.get("name", "")
-                if resource.get("kind") == kind and "/" not in name:
-                    return f"{name}.{group}" if group else name
-        if not await self._versions(CUSTOM_GROUP):
+        found = await self._mapper.mappings(group, kind)
+        if found:
+            return group_resource(found[0])
+        if not await self._mapper.versions(CUSTOM_GROUP):
             raise not_served()  # client-go finds the group's version before mapping the kind
         raise UnmappedKind(group, kind)
-
-    async def _versions(self, group: str) -> list[str]:
-        """The versions the server serves `group` at, the preferred one first."""
-        if not group:
-            return ["v1"]
-        try:
-            found = await self._client.get_path(f"/apis/{_segment(group)}")
-        except StatusError as e:
-            if e.code == 404:
-                return []
-            raise
-        preferred = (found.get("preferredVersion") or {}).get("version")
-        versions = [v.get("version", "") for v in found.get("versions") or []]
-        return sorted(versions, key=lambda v: v != preferred)
 
     async def external(self, namespace: str, metric: str, selector: str) -> Object:
         path = f"/apis/{EXTERNAL_GROUP}/{EXTERNAL_VERSION}/namespaces/{_segment(namespace)}"

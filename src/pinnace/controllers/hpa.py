@@ -27,10 +27,12 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector, SelectorError, parse_selector, selector_from_dict
 from pinnace.api.objects import Object, clone
+from pinnace.api.registry import KindRegistry
 from pinnace.api.status import StatusError
 from pinnace.apiserver.custom_metrics import UnmappedKind
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.client.custom_metrics import CustomMetricsClient
+from pinnace.client.mapper import KindMapper, RegistryMapper
 from pinnace.clock.rfc3339 import format_time
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 from pinnace.controllers.hpa_behavior import (
@@ -86,6 +88,7 @@ class HorizontalController:
         metrics: PodMetricsLister | None = None,
         custom_metrics: CustomMetricsClient | None = None,
         *,
+        mapper: KindMapper | None = None,
         sync_period: float = DEFAULT_SYNC_PERIOD,
         downscale_stabilization_window: float = DEFAULT_DOWNSCALE_STABILIZATION_WINDOW,
         calculator: ReplicaCalculator | None = None,
@@ -94,6 +97,7 @@ class HorizontalController:
         self._clock = client.clock
         self._metrics = metrics
         self._custom = custom_metrics
+        self._mapper = mapper or RegistryMapper(KindRegistry())
         self._sync_period = sync_period
         self._calculator = calculator or ReplicaCalculator()
         self._normalizer = Normalizer(downscale_stabilization_window)
@@ -157,8 +161,7 @@ class HorizontalController:
         reference = f"{ref.get('kind', '')}/{namespace}/{ref.get('name', '')}"
 
         try:
-            kind = _target_kind(ref)
-            scale = await self._client.get_scale(kind, namespace, ref.get("name", ""))
+            kind, scale = await self._target_scale(ref, namespace)
         except (StatusError, _Failure) as e:
             message = e.message if isinstance(e, StatusError) else str(e)
             self._event(hpa, EVENT_TYPE_WARNING, "FailedGetScale", message)
@@ -265,6 +268,23 @@ class HorizontalController:
             desired = current
         self._set_status(hpa, current, desired, statuses, rescaled=rescale)
         await self._write_status(original, hpa)
+
+    async def _target_scale(self, ref: Object, namespace: str) -> tuple[Kind, Object]:
+        """The target's kind and Scale (scaleForResourceMappings): the target's group and kind
+        mapped to the kinds the server serves, each tried in turn; the first one's error when
+        none answers."""
+        api_version = ref.get("apiVersion", "")
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
+        mappings = await self._mapper.mappings(group, ref.get("kind", ""))
+        if not mappings:
+            raise _Failure(f'no matches for kind "{ref.get("kind", "")}" in group "{group}"')
+        errors: list[StatusError] = []
+        for kind in mappings:
+            try:
+                return kind, await self._client.get_scale(kind, namespace, ref.get("name", ""))
+            except StatusError as e:
+                errors.append(e)
+        raise errors[0]
 
     async def _replicas_for_metrics(
         self, hpa: Object, scale: Object, current: int, statuses: list[Object], now: float
@@ -751,17 +771,6 @@ def _utilization(proposal: Proposal) -> Object:
         "averageUtilization": proposal.utilization,
         "averageValue": str(Quantity.from_milli(proposal.raw_average)),
     }
-
-
-def _target_kind(ref: Object) -> Kind:
-    """The kind a scaleTargetRef names, in any version of its group (the RESTMapper's
-    lookup by group and kind)."""
-    api_version = ref.get("apiVersion", "")
-    group = api_version.split("/", 1)[0] if "/" in api_version else ""
-    for kind in catalog.kinds():
-        if kind.group == group and kind.kind == ref.get("kind"):
-            return kind
-    raise _Failure(f'no matches for kind "{ref.get("kind", "")}" in group "{group}"')
 
 
 def _status_replicas(scale: Object) -> int:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from pinnace.client import Client, InformerFactory
 from pinnace.client.custom_metrics import CustomMetricsClient
+from pinnace.client.mapper import KindMapper
 from pinnace.clock.component import cancel_and_wait
 from pinnace.controllers import hpa, podgc
 from pinnace.controllers.clusterrole_aggregation import ClusterRoleAggregationController
@@ -47,7 +48,8 @@ class WorkloadControllers:
     mirroring controllers, the persistent volume controller (binding and a simulated
     provisioner) and the pvc- and pv-protection controllers; and the horizontal pod
     autoscaler, which reads pod usage through `metrics` (metrics.k8s.io) and custom and
-    external metrics through `custom_metrics`."""
+    external metrics through `custom_metrics`, and maps its targets' kinds with `mapper` (the
+    built-in kinds only when None)."""
 
     def __init__(
         self,
@@ -55,6 +57,7 @@ class WorkloadControllers:
         metrics: PodMetricsLister | None = None,
         options: WorkloadOptions = WorkloadOptions(),
         custom_metrics: CustomMetricsClient | None = None,
+        mapper: KindMapper | None = None,
     ) -> None:
         self._loop = client.clock.loop
         self.informers = informers = InformerFactory(client)
@@ -73,6 +76,7 @@ class WorkloadControllers:
             informers,
             metrics,
             custom_metrics,
+            mapper=mapper,
             sync_period=options.horizontal_pod_autoscaler_sync_period,
             downscale_stabilization_window=options.horizontal_pod_autoscaler_downscale_stabilization,
         )

@@ -171,10 +171,10 @@ class ControllerManager:
     one of their own against a remote API server (`pinnace controller-manager`). `pod_metrics`
     lists metrics.k8s.io's PodMetrics for the autoscalers; `custom_metrics` reads the custom
     and external metrics APIs for the HPA (None: as on a cluster without an adapter), and
-    `mapper` maps the kinds the HPA targets to those the server serves (None: the built-in
-    kinds only); `heartbeats` is the simulated mode's account of lease renewals; `history` is
-    the usage history the VPA's prometheus storage reads (None: none, as out of `pinnace up`'s
-    process)."""
+    `mapper` maps the kinds the HPA targets, and the VPA its pods' controllers, to those the
+    server serves (None: the built-in kinds only); `heartbeats` is the simulated mode's account
+    of lease renewals; `history` is the usage history the VPA's prometheus storage reads (None:
+    none, as out of `pinnace up`'s process)."""
 
     def __init__(
         self,
@@ -203,6 +203,7 @@ class ControllerManager:
                 pod_metrics,
                 replace(options.vertical_pod_autoscaler, in_place=in_place),
                 history,
+                mapper,
             )
 
     def components(self) -> list[Component]:

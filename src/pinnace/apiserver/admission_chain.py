@@ -21,6 +21,7 @@ from random import Random
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
+from pinnace.api.autoscaling.vpa_policy import Owner
 from pinnace.api.core.persistentvolume import PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER
 from pinnace.api.core.serviceaccount import DEFAULT_SERVICE_ACCOUNT
 from pinnace.api.kind import Kind
@@ -67,7 +68,6 @@ RUNTIME_CLASSES = catalog.kind("node.k8s.io", "runtimeclasses")
 SERVICE_ACCOUNTS = catalog.kind("", "serviceaccounts")
 STORAGE_CLASSES = catalog.kind("storage.k8s.io", "storageclasses")
 VPAS = catalog.kind("autoscaling.k8s.io", "verticalpodautoscalers")
-_WORKLOADS = {"ReplicaSet": ("apps", "replicasets"), "Job": ("batch", "jobs")}
 
 
 class AdmissionChain:
@@ -146,16 +146,20 @@ class AdmissionChain:
         elif _is(kind, "", "PersistentVolume"):
             storage.add_finalizer(obj, PV_PROTECTION_FINALIZER)
 
-    async def _workload(self, kind: str, namespace: str, name: str) -> Object | None:
-        """The stored ReplicaSet or Job a pod's controller reference names."""
-        if kind not in _WORKLOADS:
+    async def _workload(
+        self, api_version: str, kind: str, namespace: str, name: str
+    ) -> Owner | None:
+        """The stored controller a controller reference names, of any kind the server
+        serves."""
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
+        served = self._server.kinds.by_kind(group, kind)
+        if served is None:
             return None
         try:
-            return await self._server.store.get(
-                object_key(catalog.kind(*_WORKLOADS[kind]), namespace, name)
-            )
+            obj = await self._server.store.get(object_key(served, namespace, name))
         except KeyNotFoundError:
             return None
+        return Owner(obj, "scale" in served.subresources)
 
     async def _admit_service_account(self, pod: Object, namespace: str) -> None:
         random = self._service_accounts

@@ -49,6 +49,7 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.autoscaling.vpa_policy import (
     OBSERVED_CONTAINERS_ANNOTATION,
+    Owner,
     cap,
     container_policy,
     container_resources,
@@ -63,8 +64,10 @@ from pinnace.api.autoscaling.vpa_policy import (
 from pinnace.api.core.event import EVENT_TYPE_NORMAL
 from pinnace.api.core.pod_resize import DEFERRED, IN_PROGRESS, INFEASIBLE
 from pinnace.api.objects import Object, clone
+from pinnace.api.registry import KindRegistry
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, PatchType
+from pinnace.client.mapper import KindMapper, RegistryMapper
 from pinnace.clock.component import cancel_and_wait
 from pinnace.clock.periodic import Periodic
 from pinnace.clock.rfc3339 import parse_time
@@ -141,8 +144,10 @@ class VerticalPodAutoscaling:
         metrics: PodMetricsLister,
         options: VPAOptions = VPAOptions(),
         history: PodHistory | None = None,
+        mapper: KindMapper | None = None,
     ) -> None:
         self._client = client
+        self._mapper = mapper or RegistryMapper(KindRegistry())
         self._clock = client.clock
         self._metrics = metrics
         self._history = history if options.storage == PROMETHEUS else None
@@ -218,9 +223,26 @@ class VerticalPodAutoscaling:
 
     # --- which pods a VPA controls ------------------------------------------------------------
 
-    async def _owner(self, kind: str, namespace: str, name: str) -> Object | None:
+    async def _owner(self, api_version: str, kind: str, namespace: str, name: str) -> Owner | None:
+        """The controller a reference names: a watched workload from its informer, any other
+        kind the server serves read, and its scale subresource asked for, as upstream's
+        controller fetcher asks the scale client."""
         informer = self._owners.get(kind)
-        return None if informer is None else informer.get(namespace, name)
+        if informer is not None:
+            obj = informer.get(namespace, name)
+            return None if obj is None else Owner(obj, "scale" in _OWNERS[kind].subresources)
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
+        for served in await self._mapper.mappings(group, kind):
+            try:
+                obj = await self._client.get(served, namespace, name)
+            except StatusError:
+                return None
+            try:
+                await self._client.get_scale(served, namespace, name)
+            except StatusError:
+                return Owner(obj, False)
+            return Owner(obj, True)
+        return None
 
     async def _controlled_pods(self, vpa: Object) -> list[Object]:
         """GetControllingVPAForPod's converse: the live pods whose top-most controller is the

@@ -170,11 +170,31 @@ def apply_to_pod(vpa: Object, pod: Object) -> list[str]:
     return updates
 
 
-OwnerGetter = Callable[[str, str, str], Awaitable["Object | None"]]
-"""(kind, namespace, name) -> the stored object of a well-known workload kind, or None."""
+@dataclass(frozen=True)
+class Owner:
+    """A controller a controller reference names."""
 
-_OWNED_BY = {"ReplicaSet": "Deployment", "Job": "CronJob"}
-"""The well-known kinds whose own controller may be the VPA's target."""
+    obj: Object
+    scalable: bool
+    """Whether its kind has the scale subresource (a custom resource's may)."""
+
+
+OwnerGetter = Callable[[str, str, str, str], Awaitable["Owner | None"]]
+"""(apiVersion, kind, namespace, name) -> the controller a reference names; None when it is
+not there or its kind is not served."""
+
+WELL_KNOWN = frozenset(
+    (
+        "CronJob",
+        "DaemonSet",
+        "Deployment",
+        "Job",
+        "ReplicaSet",
+        "ReplicationController",
+        "StatefulSet",
+    )
+)
+"""The workload kinds a VPA may target whether or not they have a scale subresource."""
 
 
 def _controller_ref(obj: Object) -> Object | None:
@@ -185,19 +205,25 @@ def _controller_ref(obj: Object) -> Object | None:
 
 
 async def top_controller(pod: Object, get: OwnerGetter) -> tuple[str, str] | None:
-    """controllerFetcher.FindTopMostWellKnownOrScalable: (kind, name) of the pod's controller,
-    or of that one's controller for a Deployment's ReplicaSet or a CronJob's Job."""
-    ref = _controller_ref(pod)
-    if ref is None:
-        return None
-    kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
+    """controllerFetcher.FindTopMostWellKnownOrScalable: up the pod's chain of controller
+    references, (kind, name) of the top-most controller of a well-known workload kind or with
+    the scale subresource (a Deployment above its ReplicaSet, a CronJob above its Job, an Argo
+    Rollout or an operator's resource above the ReplicaSets or Deployment it made); None when
+    no controller is either."""
     namespace = (pod.get("metadata") or {}).get("namespace", "")
-    if kind in _OWNED_BY:
-        owner = await get(kind, namespace, name)
-        parent = None if owner is None else _controller_ref(owner)
-        if parent is not None and parent.get("kind") == _OWNED_BY[kind]:
-            return str(parent["kind"]), str(parent.get("name", ""))
-    return kind, name
+    ref = _controller_ref(pod)
+    top: tuple[str, str] | None = None
+    seen: set[tuple[str, str]] = set()
+    while ref is not None:
+        kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
+        if (kind, name) in seen:
+            break
+        seen.add((kind, name))
+        owner = await get(str(ref.get("apiVersion", "")), kind, namespace, name)
+        if kind in WELL_KNOWN or (owner is not None and owner.scalable):
+            top = kind, name
+        ref = None if owner is None else _controller_ref(owner.obj)
+    return top
 
 
 def targets(vpa: Object, controller: tuple[str, str] | None) -> bool:

@@ -2,14 +2,18 @@
 the scale subresource (as Argo Rollouts' or an operator's), a resource of it whose
 status.selector names the pods it runs (here a Deployment's: nothing in the cluster runs
 pods for it), and an HPA on their request rate that changes the resource's spec.replicas
-through /scale. `kubectl autoscale` finds the kind scalable through discovery."""
+through /scale; with the controllers in `pinnace up`'s process, and in a `pinnace
+controller-manager` process that maps the target through discovery. `kubectl autoscale`
+finds the kind scalable through discovery."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.http.conftest import launch, stop
+from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
 
 CRD = """
@@ -78,6 +82,7 @@ metadata:
 spec:
   replicas: 2
 """
+SYNC = ("--horizontal-pod-autoscaler-sync-period", "2s")
 HPA = """
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
@@ -96,41 +101,53 @@ spec:
 
 
 def test_an_hpa_scales_a_custom_resource_through_kubectl(tmp_path: Path) -> None:
-    cluster = launch(
-        tmp_path, flags=("--nodes", "1", "--horizontal-pod-autoscaler-sync-period", "2s")
-    )
+    cluster = launch(tmp_path, flags=("--nodes", "1", *SYNC))
     try:
-        cluster.ok("apply", "-f", "-", stdin=CRD)
-        cluster.ok("wait", "--for", "condition=established", "crd/webapps.example.com")
-        cluster.ok("apply", "-f", "-", stdin=MANIFESTS)
-        status = {"status": {"replicas": 2, "selector": "app=web"}}
-        cluster.ok(
-            "patch",
-            "webapp",
-            "web",
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            json.dumps(status),
-        )
-        autoscaled = json.loads(
-            cluster.ok("autoscale", "webapp", "web", "--max=6", "--dry-run=server", "-o", "json")
-        )
-        assert autoscaled["spec"]["scaleTargetRef"] == {
-            "apiVersion": "example.com/v1",
-            "kind": "WebApp",
-            "name": "web",
-        }
-        cluster.ok("apply", "-f", "-", stdin=HPA)
-
-        # 40 requests a second over the two pods, 10 a pod wanted: 4 replicas
-        replicas = "jsonpath={.spec.replicas}"
-        eventually(lambda: cluster.ok("get", "webapp", "web", "-o", replicas) == "4", 60, 0.5)
-        hpa = json.loads(cluster.ok("get", "hpa", "web", "-o", "json"))
-        able = [c for c in hpa["status"]["conditions"] if c["type"] == "AbleToScale"]
-        assert able[0]["status"] == "True"
-        events = cluster.ok("get", "events", "--field-selector", "reason=SuccessfulRescale")
-        assert "New size: 4; reason: pods metric http_requests_per_second above target" in events
-        assert cluster.ok("get", "deployment", "web", "-o", replicas) == "2"
+        autoscale_a_webapp(cluster)
     finally:
         stop(cluster)
+
+
+def test_a_controller_manager_process_maps_the_target_through_discovery(tmp_path: Path) -> None:
+    cluster = launch(tmp_path, flags=("--no-controllers", "--nodes", "1"))
+    with open(tmp_path / "controller-manager.log", "w") as out:
+        manager = subprocess.Popen(
+            [sys.executable, "-m", "pinnace.cli.main", "controller-manager",
+             "--kubeconfig", str(cluster.kubeconfig), "--leader-elect=false", *SYNC],
+            stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path,
+        )  # fmt: skip
+    try:
+        autoscale_a_webapp(cluster)
+    finally:
+        manager.terminate()
+        manager.wait(timeout=20)
+        stop(cluster)
+
+
+def autoscale_a_webapp(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=CRD)
+    cluster.ok("wait", "--for", "condition=established", "crd/webapps.example.com")
+    cluster.ok("apply", "-f", "-", stdin=MANIFESTS)
+    status = {"status": {"replicas": 2, "selector": "app=web"}}
+    cluster.ok(
+        "patch", "webapp", "web", "--subresource=status", "--type=merge", "-p", json.dumps(status)
+    )
+    autoscaled = json.loads(
+        cluster.ok("autoscale", "webapp", "web", "--max=6", "--dry-run=server", "-o", "json")
+    )
+    assert autoscaled["spec"]["scaleTargetRef"] == {
+        "apiVersion": "example.com/v1",
+        "kind": "WebApp",
+        "name": "web",
+    }
+    cluster.ok("apply", "-f", "-", stdin=HPA)
+
+    # 40 requests a second over the two pods, 10 a pod wanted: 4 replicas
+    replicas = "jsonpath={.spec.replicas}"
+    eventually(lambda: cluster.ok("get", "webapp", "web", "-o", replicas) == "4", 60, 0.5)
+    hpa = json.loads(cluster.ok("get", "hpa", "web", "-o", "json"))
+    able = [c for c in hpa["status"]["conditions"] if c["type"] == "AbleToScale"]
+    assert able[0]["status"] == "True"
+    events = cluster.ok("get", "events", "--field-selector", "reason=SuccessfulRescale")
+    assert "New size: 4; reason: pods metric http_requests_per_second above target" in events
+    assert cluster.ok("get", "deployment", "web", "-o", replicas) == "2"

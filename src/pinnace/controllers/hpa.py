@@ -9,6 +9,9 @@ subresource, and reports status: currentReplicas, desiredReplicas, currentMetric
 lastScaleTime and the AbleToScale, ScalingActive and ScalingLimited conditions, with Events
 (SuccessfulRescale, FailedGetResourceMetric ...) as Kubernetes words them.
 
+The target is any kind the server serves with a scale subresource (a custom resource's too),
+found by group and kind through a `KindMapper` as the controller's RESTMapper finds it.
+
 Pods and Object metrics are read from custom.metrics.k8s.io, External ones from
 external.metrics.k8s.io (`CustomMetricsClient`); without an adapter serving them they fail as
 on a cluster without one ("no custom metrics API (custom.metrics.k8s.io) registered").

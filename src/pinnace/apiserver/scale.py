@@ -1,6 +1,10 @@
 """The `scale` subresource of deployments, replicasets and replication controllers: an
 autoscaling/v1 Scale read from the object, and written back as a change of spec.replicas (PUT
-replaces the Scale, PATCH patches it; both arrive here as a change of the current Scale)."""
+replaces the Scale, PATCH patches it; both arrive here as a change of the current Scale).
+
+The write's field manager owns the replicas it changed, in an entry of the object's
+managedFields with subresource `scale`, and other managers lose them, as managedfields'
+ScaleHandler (k8s.io/apiserver, pkg/registry/apps/deployment/storage) records a scale."""
 
 from __future__ import annotations
 
@@ -12,8 +16,9 @@ from pinnace.api import status
 from pinnace.api.apps import apply_scale, scale_of
 from pinnace.api.core.replicationcontroller import REPLICATION_CONTROLLER, selector_of
 from pinnace.api.kind import Kind
-from pinnace.api.objects import Object, meta
+from pinnace.api.objects import Object, clone, meta
 from pinnace.api.options import WriteOptions
+from pinnace.api.patch import track_update
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer, Result
@@ -43,7 +48,10 @@ async def update_scale(
     """Set spec.replicas from the Scale `change` returns; a resourceVersion in that Scale is
     a precondition on the object. The result carries the Scale of the stored object."""
 
+    manager = options.field_manager if options is not None else ""
+
     def mutate(obj: Object) -> Object:
+        before = clone(obj) if manager else obj
         wanted = change(_scale(kind, obj))
         wanted_meta = wanted.get("metadata") if isinstance(wanted, dict) else None
         wanted_meta = wanted_meta if isinstance(wanted_meta, dict) else {}
@@ -57,6 +65,11 @@ async def update_scale(
             raise status.invalid("Scale", name, errs, "autoscaling")
         if wanted_meta.get("resourceVersion"):
             meta(obj)["resourceVersion"] = wanted_meta["resourceVersion"]
+        if manager:
+            now = server.clock.now_rfc3339()
+            return track_update(
+                before, obj, manager=manager, subresource="scale", now=now, kind=kind
+            )
         return obj
 
     result = await server.modify(kind, namespace, name, mutate, options)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pinnace.api.patch import PatchType
 from pinnace.apiserver import binding, eviction, token_request
-from pinnace.apiserver.http import negotiation, params, streaming
+from pinnace.apiserver.http import fieldmanagers, negotiation, params, streaming
 from pinnace.apiserver.http.bodies import parse_json, parse_object_body
 from pinnace.apiserver.http.patching import parse_patch
 from pinnace.apiserver.http.request import Request
@@ -100,5 +100,6 @@ async def _scale(handler: ResourceHandler, request: Request, target: ResourceTar
         if patch_type is PatchType.STRATEGIC_MERGE:
             patch_type = PatchType.MERGE
         change = patcher(kind, patch_type, document)
+    options = fieldmanagers.with_manager(options, request)
     result = await update_scale(server, kind, target.namespace, target.name, change, options)
     return json_response(result.obj)

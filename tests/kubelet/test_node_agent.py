@@ -162,9 +162,7 @@ def test_a_cordoned_node_records_not_schedulable_then_schedulable(node: Node) ->
         events = node.run(
             node.client.list(EVENTS, "default", field_selector="involvedObject.kind=Node")
         )["items"]
-        return [
-            (e["reason"], e["message"]) for e in events if "Schedulable" in e["reason"]
-        ]
+        return [(e["reason"], e["message"]) for e in events if "Schedulable" in e["reason"]]
 
     node.run(node.client.patch(NODES, "", "node-1", {"spec": {"unschedulable": True}}))
     node.settle(10)  # the next node status update (nodeStatusUpdateFrequency)

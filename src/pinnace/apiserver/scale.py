@@ -4,7 +4,9 @@ replaces the Scale, PATCH patches it; both arrive here as a change of the curren
 
 The write's field manager owns the replicas it changed, in an entry of the object's
 managedFields with subresource `scale`, and other managers lose them, as managedfields'
-ScaleHandler (k8s.io/apiserver, pkg/registry/apps/deployment/storage) records a scale."""
+ScaleHandler (k8s.io/apiserver, pkg/registry/apps/deployment/storage) records a scale. A
+server-side apply of a Scale applies its replicas to the object: its manager owns them, and
+another manager's replicas of a different count are a conflict unless forced."""
 
 from __future__ import annotations
 
@@ -18,13 +20,21 @@ from pinnace.api.core.replicationcontroller import REPLICATION_CONTROLLER, selec
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, clone, meta
 from pinnace.api.options import WriteOptions
-from pinnace.api.patch import track_update
+from pinnace.api.patch import server_side_apply, track_update
+from pinnace.api.patch.body import yaml_body
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer, Result
 
 ScaleChange = Callable[[Object], Any]
 """The current Scale -> the wanted one (a PUT body, or the Scale with a patch applied)."""
+
+
+def _set_scale(kind: Kind, obj: Object, scale: Any) -> None:
+    """`obj` with the replicas `scale` asks for; 422 when they are not valid."""
+    errs = apply_scale(obj, scale) if kind.scale is None else kind.scale[1](obj, scale)
+    if errs:
+        raise status.invalid("Scale", meta(obj).get("name", ""), errs, "autoscaling")
 
 
 def _scale(kind: Kind, obj: Object) -> Object:
@@ -60,9 +70,7 @@ async def update_scale(
                 f"the name of the object ({wanted_meta['name']}) does not match the name on "
                 f"the URL ({name})"
             )
-        errs = apply_scale(obj, wanted) if kind.scale is None else kind.scale[1](obj, wanted)
-        if errs:
-            raise status.invalid("Scale", name, errs, "autoscaling")
+        _set_scale(kind, obj, wanted)
         if wanted_meta.get("resourceVersion"):
             meta(obj)["resourceVersion"] = wanted_meta["resourceVersion"]
         if manager:
@@ -71,6 +79,36 @@ async def update_scale(
                 before, obj, manager=manager, subresource="scale", now=now, kind=kind
             )
         return obj
+
+    result = await server.modify(kind, namespace, name, mutate, options)
+    return dataclasses.replace(result, obj=_scale(kind, result.obj))
+
+
+async def apply_scale_config(
+    server: APIServer,
+    kind: Kind,
+    namespace: str,
+    name: str,
+    applied: Any,
+    options: WriteOptions,
+) -> Result:
+    """Server-side apply of the Scale `applied` by `options.field_manager`, as an apply of
+    its replicas to the object with subresource `scale`. The result carries the Scale."""
+    scale = yaml_body(applied)
+
+    def mutate(obj: Object) -> Object:
+        config = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
+        config["metadata"] = {"name": name}
+        _set_scale(kind, config, scale)
+        return server_side_apply(
+            obj,
+            config,
+            manager=options.field_manager,
+            force=options.force,
+            now=server.clock.now_rfc3339(),
+            subresource="scale",
+            kind=kind,
+        )
 
     result = await server.modify(kind, namespace, name, mutate, options)
     return dataclasses.replace(result, obj=_scale(kind, result.obj))

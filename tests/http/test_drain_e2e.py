@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
+from tests.support import eventually
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +50,21 @@ def test_drain_moves_work_off_a_node(nodes: Cluster) -> None:
     nodes.ok("run", "third", "--image=nginx:1.27")
     nodes.ok("wait", "--for=condition=Ready", "pod/third", "--timeout=30s")
     assert node_of(nodes, "third") != drained
+
+
+def test_the_node_agent_records_a_cordon_and_an_uncordon(nodes: Cluster) -> None:
+    schedulable = nodes.ok("get", "nodes", "--field-selector", "spec.unschedulable=false")
+    node = schedulable.splitlines()[1].split()[0]
+
+    def seen(reason: str) -> bool:
+        selector = f"involvedObject.kind=Node,involvedObject.name={node},reason={reason}"
+        messages = nodes.ok(
+            "get", "events", "--field-selector", selector, "-o", "jsonpath={.items[*].message}"
+        )
+        return messages == f"Node {node} status is now: {reason}"
+
+    nodes.ok("cordon", node)
+    # At the node agent's next node status update (every 10 s).
+    eventually(lambda: seen("NodeNotSchedulable"), timeout=20)
+    nodes.ok("uncordon", node)
+    eventually(lambda: seen("NodeSchedulable"), timeout=20)

@@ -440,6 +440,52 @@ def test_scale_subresource(api: HTTP) -> None:
     assert message.startswith('Scale.autoscaling "scaled" is invalid: spec.replicas')
 
 
+APPLY = "application/apply-patch+yaml"
+
+
+def test_server_side_apply_of_a_scale(api: HTTP) -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "applied-scale"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "applied-scale"}},
+            "template": {
+                "metadata": {"labels": {"app": "applied-scale"}},
+                "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+            },
+        },
+    }
+    path = "/apis/apps/v1/namespaces/default/deployments"
+    owner = "?fieldManager=owner"
+    applied = api.request("PATCH", f"{path}/applied-scale{owner}", deployment, APPLY)
+    assert applied.status == 201
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "applied-scale"}}
+    five = {**scale, "spec": {"replicas": 5}}
+    unnamed = api.request("PATCH", f"{path}/applied-scale/scale", five, APPLY)
+    assert status_of(unnamed) == (
+        422,
+        "Invalid",
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
+        "is required for apply patch",
+    )
+    scaler = f"{path}/applied-scale/scale?fieldManager=scaler"
+    code, reason, message = status_of(api.request("PATCH", scaler, five, APPLY))
+    assert (code, reason) == (409, "Conflict")
+    assert message == ('Apply failed with 1 conflict: conflict with "owner": .spec.replicas')
+    forced = api.request("PATCH", scaler + "&force=true", five, APPLY)
+    assert (forced.json()["kind"], forced.json()["spec"]) == ("Scale", {"replicas": 5})
+    stored = api.request("GET", f"{path}/applied-scale").json()
+    assert stored["spec"]["replicas"] == 5
+    entries = {
+        (e["manager"], e["operation"], e.get("subresource", "")): e["fieldsV1"]
+        for e in stored["metadata"]["managedFields"]
+    }
+    assert entries[("scaler", "Apply", "scale")] == {"f:spec": {"f:replicas": {}}}
+    assert "f:replicas" not in entries[("owner", "Apply", "")]["f:spec"]
+
+
 def test_patches_are_checked_for_unknown_fields(api: HTTP) -> None:
     api.request("POST", CM_PATH, cm("patched-fields", a="1"))
     path = CM_PATH + "/patched-fields"

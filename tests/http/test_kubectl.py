@@ -539,6 +539,36 @@ def test_create_deployment_and_scale_it(cluster: Cluster) -> None:
     assert wide[1].split()[1:2] + wide[1].split()[5:] == ["0/3", "nginx", "nginx:1.27", "app=web"]
 
 
+def test_kubectl_scale_takes_the_replicas_from_a_server_side_applier(cluster: Cluster) -> None:
+    manifest = DEPLOYMENT.format(
+        name="applied-scaled",
+        labels="{app: applied-scaled}",
+        replicas=2,
+        containers=containers("main"),
+    )
+    cluster.ok("apply", "--server-side", "-f", "-", stdin=manifest)
+    cluster.ok("scale", "deployment", "applied-scaled", "--replicas=3")
+    managed = json.loads(
+        cluster.ok("get", "deployment", "applied-scaled", "-o", "json", "--show-managed-fields")
+    )["metadata"]["managedFields"]
+    scaled = [e for e in managed if e.get("subresource") == "scale"]
+    assert [(e["manager"], e["operation"], e["fieldsV1"]) for e in scaled] == [
+        ("kubectl", "Update", {"f:spec": {"f:replicas": {}}})
+    ]
+    applied = next(e for e in managed if e["operation"] == "Apply")
+    assert "f:replicas" not in applied["fieldsV1"]["f:spec"]
+    # Applying the old count again is a conflict with the scale, as in v1.32.
+    conflict = cluster.kubectl("apply", "--server-side", "-f", "-", stdin=manifest)
+    assert conflict.returncode == 1
+    assert (
+        'Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" '
+        "using apps/v1: .spec.replicas"
+    ) in conflict.stderr
+    assert cluster.ok("get", "deployment", "applied-scaled", "-o", "jsonpath={.spec.replicas}") == (
+        "3"
+    )
+
+
 def test_diff_shows_what_apply_would_change(cluster: Cluster) -> None:
     manifest = DEPLOYMENT.format(
         name="diffed", labels="{app: diffed}", replicas=1, containers=containers("main")

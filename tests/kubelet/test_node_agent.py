@@ -156,6 +156,29 @@ def test_a_starting_node_records_the_kubelet_events(node: Node) -> None:
     assert {e["source"]["host"] for e in events} == {"node-1"}
 
 
+def test_a_cordoned_node_records_not_schedulable_then_schedulable(node: Node) -> None:
+    def schedulable_events() -> list[tuple[str, str]]:
+        node.run(node.agent.recorder.flush())
+        events = node.run(
+            node.client.list(EVENTS, "default", field_selector="involvedObject.kind=Node")
+        )["items"]
+        return [(e["reason"], e["message"]) for e in events if "Schedulable" in e["reason"]]
+
+    node.run(node.client.patch(NODES, "", "node-1", {"spec": {"unschedulable": True}}))
+    node.settle(10)  # the next node status update (nodeStatusUpdateFrequency)
+    assert schedulable_events() == [
+        ("NodeNotSchedulable", "Node node-1 status is now: NodeNotSchedulable")
+    ]
+    node.settle(20)
+    assert len(schedulable_events()) == 1  # recorded when it changes only
+    node.run(node.client.patch(NODES, "", "node-1", {"spec": {"unschedulable": None}}))
+    node.settle(10)
+    assert schedulable_events() == [
+        ("NodeNotSchedulable", "Node node-1 status is now: NodeNotSchedulable"),
+        ("NodeSchedulable", "Node node-1 status is now: NodeSchedulable"),
+    ]
+
+
 def test_the_kubelet_leaves_network_unavailable_to_the_network_plugin(node: Node) -> None:
     registered = node.run(node.client.get(NODES, "", "node-1"))
     broken = {

@@ -147,6 +147,8 @@ def test_the_documentation_liveness_example_restarts_after_three_failures(node: 
 
 def test_liveness_failure_under_never_fails_the_pod(node: Node) -> None:
     body = with_probes("once", restart_policy="Never", liveness_fails_after="0")
+    # A program that dies of the SIGTERM (nginx would shut down and exit 0: Succeeded).
+    body["spec"]["containers"][0]["command"] = ["sleep", "3600"]
     body["spec"]["containers"][0]["livenessProbe"] = {
         "grpc": {"port": 9090},
         "periodSeconds": 1,

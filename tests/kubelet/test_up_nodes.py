@@ -4,11 +4,12 @@ to one of them that runs."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.http.conftest import Cluster, launch, stop
+from tests.http.conftest import KUBECTL, Cluster, launch, stop
 from tests.support import eventually
 
 from pinnace.cli.main import main
@@ -129,6 +130,34 @@ def test_kubectl_logs_follow_streams_until_the_container_exits(cluster: Cluster)
     )
     assert finished, "logs -f returned before the container exited"
     assert cluster.ok("logs", "talker", "--limit-bytes=3") == "hel"
+
+
+def test_a_deleted_nginx_pod_shuts_down_and_ends_completed(cluster: Cluster) -> None:
+    # nginx handles SIGTERM: it shuts down and exits 0, so the pod ends Succeeded (kubectl
+    # shows Completed) before it goes, where a program without a handler ends in Error.
+    stopping = "--annotations=sim.pinnace.dev/stop-seconds=5"
+    cluster.ok("run", "stopped", "--image=nginx:1.27", stopping)
+    cluster.ok("wait", "--for=condition=Ready", "pod/stopped", "--timeout=30s")
+    terminated = "{.status.containerStatuses[0].state.terminated.reason}"
+    waiting = subprocess.Popen(
+        [
+            KUBECTL,
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "wait",
+            f"--for=jsonpath={terminated}=Completed",
+            "pod/stopped",
+            "--timeout=30s",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # It reads the pod (Running) well within the 5 s nginx takes to stop, then watches.
+    cluster.ok("delete", "pod", "stopped", "--wait=false")
+    out, err = waiting.communicate(timeout=40)
+    assert waiting.returncode == 0, err
+    assert out.strip() == "pod/stopped condition met"
 
 
 OVERFLOWING = """\

@@ -210,6 +210,9 @@ class NodeAgent:
         """Pods whose resize waits for room on the node (Deferred), by uid."""
         self.pod_ips = PodIPs(config.pod_cidr)
         self._last_status_post = 0.0
+        self._last_unschedulable = False
+        """spec.unschedulable as the last node status update saw it (the kubelet's
+        lastNodeUnschedulable, false at its start)."""
         self._renewed = self._monitored = self._status_synced = -math.inf
         self.post_unchanged_status = True
         """Post the node status every nodeStatusReportFrequency even when it has not changed;
@@ -403,6 +406,7 @@ class NodeAgent:
 
     async def _update_node_status(self) -> None:
         assert self.node is not None
+        self._record_schedulable_change(self.node)
         current = self.node.get("status") or {}
         previous = current.get("conditions") or []
         pressure = self.eviction.node_conditions
@@ -422,6 +426,15 @@ class NodeAgent:
         self._last_status_post = self.clock.now()
         for reason in condition_events(node_conditions(pressure), previous):
             self._node_event(reason, f"Node {self.name} status is now: {reason}")
+
+    def _record_schedulable_change(self, node: Object) -> None:
+        """recordNodeSchedulableEvent, one of the kubelet's node status setters: an event
+        when a cordon or uncordon is first seen."""
+        unschedulable = bool((node.get("spec") or {}).get("unschedulable"))
+        if unschedulable != self._last_unschedulable:
+            reason = "NodeNotSchedulable" if unschedulable else "NodeSchedulable"
+            self._node_event(reason, f"Node {self.name} status is now: {reason}")
+            self._last_unschedulable = unschedulable
 
     def node_changed(self, node: Object) -> None:
         """The Node as the API has it now (labels and taints set by others)."""

@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.api.core.pod_shape import container_named
-from pinnace.kubelet.commands import CommandRun, UnknownOutcome
+from pinnace.kubelet.commands import EXIT_CODE_SIGTERM, CommandRun, UnknownOutcome
 from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import image_repository
@@ -135,6 +135,8 @@ class ContainerBehaviour:
     run_seconds: float = math.inf
     exit_code: int = 0
     stop_seconds: float = 0.0
+    stop_exit_code: int = EXIT_CODE_SIGTERM
+    """What it exits with when it stops on SIGTERM (within its grace period)."""
     log: str = ""
     usage: ContainerUsage = ContainerUsage()
     later: LogStream | None = field(default=None, compare=False)
@@ -190,6 +192,7 @@ def container_behaviour(
         run_seconds=command.seconds if run is None else _run_seconds(*run),
         exit_code=command.exit_code if exit_code is None else _exit_code(*exit_code),
         stop_seconds=0.0 if stop is None else _seconds(*stop),
+        stop_exit_code=command.stop_exit_code,
         log=log[1] if log is not None else "\n".join(script.first_lines() if script else ()),
         later=script.stream() if script is not None and log is None else None,
         usage=ContainerUsage(

@@ -37,28 +37,31 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pinnace.clock import parse_duration
 from pinnace.resources.lists import parse_quantity
 
 SHELLS = ("sh", "bash", "ash", "dash")
-SERVERS = frozenset(
-    {
-        "nginx",
-        "httpd",
-        "httpd-foreground",
-        "apache2-foreground",
-        "redis-server",
-        "pause",
-        "agnhost",
-        "serve_hostname",
-        "mysqld",
-        "postgres",
-        "docker-entrypoint.sh",
-    }
-)
-"""The daemons of well-known images (and their entrypoints): they serve until stopped."""
+EXIT_CODE_SIGTERM = 143
+"""The exit code of a process SIGTERM killed (128 + 15): a program with no handler for it."""
+SERVERS: Mapping[str, int] = {
+    "nginx": 0,
+    "httpd": 0,
+    "httpd-foreground": 0,
+    "apache2-foreground": 0,
+    "redis-server": 0,
+    "pause": 0,
+    "agnhost": EXIT_CODE_SIGTERM,
+    "serve_hostname": EXIT_CODE_SIGTERM,
+    "mysqld": 0,
+    "postgres": 0,
+    "docker-entrypoint.sh": 0,
+}
+"""The daemons of well-known images (and their entrypoints): they serve until stopped, and
+exit with this code on SIGTERM (nginx, httpd, redis, pause, MySQL and PostgreSQL shut down
+and exit 0; agnhost's Go servers have no handler and die of it)."""
 PI_SECONDS = 5.0
 """How long `perl -Mbignum=bpi -wle "print bpi(2000)"` takes, as the documentation's pi Job
 does it in a few seconds."""
@@ -88,6 +91,8 @@ class CommandRun:
     storage_bytes: int = 0
     """Written to the container's writable layer."""
     pids: int = 1
+    stop_exit_code: int = EXIT_CODE_SIGTERM
+    """What it exits with on SIGTERM: killed by it, unless it is a server that handles it."""
 
 
 def simple_command(words: list[str], run: CommandRun) -> int | None:
@@ -111,6 +116,7 @@ def simple_command(words: list[str], run: CommandRun) -> int | None:
         return _stress(args, run)
     if name in SERVERS:
         run.seconds = math.inf
+        run.stop_exit_code = SERVERS[name]
         return 0
     if name.startswith("perl"):
         return _perl(args, run)

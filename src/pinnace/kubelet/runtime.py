@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from pinnace.kubelet.volumes import WritableFiles
 
 EXIT_CODE_SIGKILL = 137
-EXIT_CODE_SIGTERM = 143
 REASON_COMPLETED = "Completed"
 REASON_ERROR = "Error"
 REASON_OOM_KILLED = "OOMKilled"
@@ -472,9 +471,9 @@ class SimulatedRuntime(ContainerRuntime):
         self._plan_node_oom()
 
     def stop_container(self, container_id: str, grace_seconds: float) -> None:
-        """The container exits `stop_seconds` after the first SIGTERM (code 143), or is
-        killed when the grace period ends first (137). Stopping again with a shorter grace
-        period brings the kill forward."""
+        """The container exits `stop_seconds` after the first SIGTERM (with its
+        `stop_exit_code`), or is killed when the grace period ends first (137). Stopping
+        again with a shorter grace period brings the kill forward."""
         key = container_key(container_id)
         running = self._running.get(key)
         if running is None:
@@ -483,7 +482,10 @@ class SimulatedRuntime(ContainerRuntime):
         term_sent = self._term_sent.setdefault(key, now)
         on_term = term_sent + running.stop_seconds
         kill = now + max(grace_seconds, 0.0)
-        when, code = (on_term, EXIT_CODE_SIGTERM) if on_term <= kill else (kill, EXIT_CODE_SIGKILL)
+        if on_term <= kill:
+            when, code = on_term, running.stop_exit_code
+        else:
+            when, code = kill, EXIT_CODE_SIGKILL
         planned = self._exits.get(key)
         if planned is not None and planned <= when:
             return
@@ -717,6 +719,8 @@ class _Running(ContainerStatus):
     resources: LinuxContainerResources = field(kw_only=True)
     stop_seconds: float = field(kw_only=True)
     """How long it takes to exit after SIGTERM."""
+    stop_exit_code: int = field(kw_only=True)
+    """What it exits with then."""
     on_exit: OnExit = field(kw_only=True)
     _log_bytes: int = 0
     """What its current log file takes on disk in the CRI log format, counted as lines are
@@ -746,6 +750,7 @@ class _Running(ContainerStatus):
             usage=behaviour.usage,
             resources=resources or _UNLIMITED,
             stop_seconds=behaviour.stop_seconds,
+            stop_exit_code=behaviour.stop_exit_code,
             on_exit=on_exit,
         )
 

@@ -6,7 +6,11 @@ for patches and server-side apply).
 
 from __future__ import annotations
 
+import dataclasses
+
+from pinnace.api.options import WriteOptions
 from pinnace.apiserver.http.params import MAX_FIELD_MANAGER_LENGTH
+from pinnace.apiserver.http.request import Request
 
 
 def manager_name(field_manager: str, user_agent: str) -> str:
@@ -14,3 +18,11 @@ def manager_name(field_manager: str, user_agent: str) -> str:
     if field_manager:
         return field_manager
     return user_agent.split("/", 1)[0][:MAX_FIELD_MANAGER_LENGTH]
+
+
+def with_manager(options: WriteOptions, request: Request) -> WriteOptions:
+    """The options with the write's manager: fieldManager, else the User-Agent's product."""
+    manager = manager_name(options.field_manager, request.header("user-agent"))
+    if manager == options.field_manager:
+        return options
+    return dataclasses.replace(options, field_manager=manager)

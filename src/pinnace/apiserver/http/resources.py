@@ -19,7 +19,7 @@ from pinnace.api import status
 from pinnace.api.authorization import reviews
 from pinnace.api.decode import decode
 from pinnace.api.objects import Object
-from pinnace.api.options import ListOptions, WriteOptions
+from pinnace.api.options import ListOptions
 from pinnace.api.patch import PatchType
 from pinnace.api.tables import IncludeObject
 from pinnace.apiserver import binding
@@ -137,7 +137,7 @@ class ResourceHandler:
         if kind.group in (reviews.AUTHORIZATION, reviews.AUTHENTICATION):
             review = decode(body, kind, json_text=_json_body(target, body_type)).obj
             return json_response(await self.review(target, review), 201)
-        options = _with_manager(options, request)
+        options = fieldmanagers.with_manager(options, request)
         result = await self.server.create(
             kind, target.namespace, body, options, json_body=_json_body(target, body_type)
         )
@@ -149,7 +149,8 @@ class ResourceHandler:
         body_type = negotiation.body_type(request.header("content-type"))
         body = await request.parsed(parse_object_body, body_type, target.kind.kind)
         body = _stored(target, body)
-        options = _with_manager(params.write_options(request.query, "UpdateOptions"), request)
+        options = params.write_options(request.query, "UpdateOptions")
+        options = fieldmanagers.with_manager(options, request)
         result = await self.server.update(
             target.kind,
             target.namespace,
@@ -169,7 +170,7 @@ class ResourceHandler:
         apply = patch_type is PatchType.APPLY
         options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
         document = await request.parsed(patching.parse_patch, patch_type)
-        options = _with_manager(options, request)
+        options = fieldmanagers.with_manager(options, request)
         result = await self.server.patch(
             target.kind,
             target.namespace,
@@ -221,14 +222,6 @@ def _stored(target: ResourceTarget, body: Any) -> Any:
 
 def _replace_field_selector(options: ListOptions, selector: str) -> ListOptions:
     return dataclasses.replace(options, field_selector=selector)
-
-
-def _with_manager(options: WriteOptions, request: Request) -> WriteOptions:
-    """The options with the write's manager: fieldManager, else the User-Agent's product."""
-    manager = fieldmanagers.manager_name(options.field_manager, request.header("user-agent"))
-    if manager == options.field_manager:
-        return options
-    return dataclasses.replace(options, field_manager=manager)
 
 
 def _is_include_object(value: str) -> TypeGuard[IncludeObject]:

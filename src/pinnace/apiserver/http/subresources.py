@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pinnace.api.patch import PatchType
 from pinnace.apiserver import binding, eviction, token_request
-from pinnace.apiserver.http import negotiation, params, streaming
+from pinnace.apiserver.http import fieldmanagers, negotiation, params, streaming
 from pinnace.apiserver.http.bodies import parse_json, parse_object_body
 from pinnace.apiserver.http.patching import parse_patch
 from pinnace.apiserver.http.request import Request
@@ -25,7 +25,7 @@ from pinnace.apiserver.http.responses import (
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.logs import log_options, log_text, read_log
 from pinnace.apiserver.patching import patcher
-from pinnace.apiserver.scale import ScaleChange, read_scale, update_scale
+from pinnace.apiserver.scale import ScaleChange, apply_scale_config, read_scale, update_scale
 
 if TYPE_CHECKING:
     from pinnace.apiserver.http.resources import ResourceHandler
@@ -94,11 +94,18 @@ async def _scale(handler: ResourceHandler, request: Request, target: ResourceTar
         change: ScaleChange = lambda _current: scale  # noqa: E731
     else:
         patch_type = negotiation.patch_type(request.header("content-type"))
-        options = params.write_options(request.query, "PatchOptions", patch=True)
+        apply = patch_type is PatchType.APPLY
+        options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
         document = await request.parsed(parse_patch, patch_type)
+        if apply:
+            applied = await apply_scale_config(
+                server, kind, target.namespace, target.name, document, options
+            )
+            return json_response(applied.obj)
         # Scale has no strategic-merge shape of its own; its fields merge as a merge patch.
         if patch_type is PatchType.STRATEGIC_MERGE:
             patch_type = PatchType.MERGE
         change = patcher(kind, patch_type, document)
+    options = fieldmanagers.with_manager(options, request)
     result = await update_scale(server, kind, target.namespace, target.name, change, options)
     return json_response(result.obj)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from pinnace.api.patch.fieldpath import FieldSet, go_json
@@ -62,6 +63,7 @@ Managed = dict[str, Entry]
 """Entries by manager identifier."""
 
 
+@lru_cache(maxsize=1024)
 def identifier(manager: str, operation: str, api_version: str, subresource: str = "") -> str:
     """BuildManagerIdentifier: the JSON of an entry without fields, time, and (for appliers)
     apiVersion, so one applier is one manager whatever version it applies."""
@@ -140,19 +142,26 @@ def encode_entry(
     manager_id: str, api_version: str, applied: bool, time: str | None, fields_v1: dict[str, Any]
 ) -> dict[str, Any]:
     """One managedFields entry as it is stored."""
-    who = json.loads(manager_id)
+    manager, subresource = _named(manager_id)
     out: dict[str, Any] = {}
-    if who.get("manager"):
-        out["manager"] = who["manager"]
+    if manager:
+        out["manager"] = manager
     out["operation"] = "Apply" if applied else "Update"
     out["apiVersion"] = api_version
     if time:
         out["time"] = time
     out["fieldsType"] = "FieldsV1"
     out["fieldsV1"] = fields_v1
-    if who.get("subresource"):
-        out["subresource"] = who["subresource"]
+    if subresource:
+        out["subresource"] = subresource
     return out
+
+
+@lru_cache(maxsize=1024)
+def _named(manager_id: str) -> tuple[Any, Any]:
+    """The manager and subresource an identifier names (the same few write every object)."""
+    who = json.loads(manager_id)
+    return who.get("manager"), who.get("subresource")
 
 
 def encode(managed: Managed) -> list[dict[str, Any]] | None:

@@ -179,12 +179,24 @@ class FieldSet:
         return out
 
     def difference(self, other: FieldSet) -> FieldSet:
-        out = FieldSet()
-        out.members = self.members - other.members
+        """What `self` holds and `other` does not: `self` itself, or sets shared with it,
+        where `other` takes nothing away (a set is not changed once built)."""
+        members = self.members - other.members
+        changed = len(members) < len(self.members)
+        children: dict[str, FieldSet] = {}
         for element, child in self.children.items():
-            rest = child.difference(other.children[element]) if element in other.children else child
-            if not rest.empty():
-                out.children[element] = rest.copy()
+            below = other.children.get(element)
+            rest = child if below is None else child.difference(below)
+            if rest is not child:
+                changed = True
+                if rest.empty():
+                    continue
+            children[element] = rest
+        if not changed:
+            return self
+        out = FieldSet()
+        out.members = members
+        out.children = children
         return out
 
     def recursive_difference(self, other: FieldSet) -> FieldSet:

@@ -10,6 +10,9 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
+from pinnace.api.objects import Remembered, plain_json
 from pinnace.api.patch.fieldpath import FieldSet, go_json
 
 __all__ = [
@@ -119,7 +122,7 @@ def decode(entries: Any) -> Managed:
             entry.get("manager", ""), operation, entry["apiVersion"], entry.get("subresource", "")
         )
         try:
-            fields = FieldSet.from_fields_v1(entry.get("fieldsV1") or {})
+            fields = _decoded(entry.get("fieldsV1") or {})
         except ValueError as e:
             raise BadManagedFields(f"error decoding versioned set from {manager_id}: {e}") from None
         managed[manager_id] = Entry(
@@ -128,13 +131,50 @@ def decode(entries: Any) -> Managed:
     return managed
 
 
+# An object's entries are decoded and encoded again on each of its writes, and most of them
+# are what they were (as are the entries of the objects of one template): the sets are known
+# by their FieldsV1 text, and the text of a set encoded before by the set (sets are not
+# changed once built).
+_MAX_REMEMBERED_TEXT = 16384
+_sets: Remembered[FieldSet] = Remembered(2048)
+"""By FieldsV1 text, the set it holds."""
+_texts: Remembered[tuple[FieldSet, bytes]] = Remembered(2048)
+"""By the identity of a set (kept alive with it), its FieldsV1 text."""
+
+
+def _decoded(fields_v1: Any) -> FieldSet:
+    """The set a FieldsV1 value holds; ValueError when it is not one."""
+    text = plain_json(fields_v1)
+    if text is None or len(text) > _MAX_REMEMBERED_TEXT:
+        return FieldSet.from_fields_v1(fields_v1)
+    fields = _sets.get(text)
+    if fields is None:
+        fields = FieldSet.from_fields_v1(fields_v1)
+        _sets.put(text, fields)
+    return fields
+
+
+def _encoded(fields: FieldSet) -> dict[str, Any]:
+    """The FieldsV1 value of a set, a new one each time."""
+    known = _texts.get(id(fields))
+    if known is not None and known[0] is fields:
+        found: dict[str, Any] = orjson.loads(known[1])
+        return found
+    fields_v1 = fields.to_fields_v1()
+    text = orjson.dumps(fields_v1)
+    if len(text) <= _MAX_REMEMBERED_TEXT:
+        _texts.put(id(fields), (fields, text))
+        _sets.put(text, fields)
+    return fields_v1
+
+
 def strip_untracked(managed: Managed) -> Managed:
     """Managers without the untracked fields; those left owning nothing are dropped."""
     out: Managed = {}
     for manager_id, entry in managed.items():
         fields = entry.fields.difference(UNTRACKED)
         if not fields.empty():
-            out[manager_id] = replace(entry, fields=fields)
+            out[manager_id] = entry if fields is entry.fields else replace(entry, fields=fields)
     return out
 
 
@@ -167,7 +207,7 @@ def _named(manager_id: str) -> tuple[Any, Any]:
 def encode(managed: Managed) -> list[dict[str, Any]] | None:
     entries = [
         encode_entry(
-            manager_id, entry.api_version, entry.applied, entry.time, entry.fields.to_fields_v1()
+            manager_id, entry.api_version, entry.applied, entry.time, _encoded(entry.fields)
         )
         for manager_id, entry in managed.items()
     ]

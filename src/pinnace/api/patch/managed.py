@@ -136,9 +136,9 @@ def decode(entries: Any) -> Managed:
 # by their FieldsV1 text, and the text of a set encoded before by the set (sets are not
 # changed once built).
 _MAX_REMEMBERED_TEXT = 16384
-_sets: Remembered[FieldSet] = Remembered(2048)
+_sets: Remembered[FieldSet] = Remembered(1024)
 """By FieldsV1 text, the set it holds."""
-_texts: Remembered[tuple[FieldSet, bytes]] = Remembered(2048)
+_texts: Remembered[tuple[FieldSet, bytes]] = Remembered(1024)
 """By the identity of a set (kept alive with it), its FieldsV1 text."""
 
 

@@ -201,6 +201,7 @@ def track_update(
         entry = encode_entry(manager_id, version, False, now, fields)
         return _with_entries(new_object, [entry] if fields else None)
     old_object = _without_managed_fields(old or {})
+    before = managed.get(manager_id)
     changed_fields, managed = update(
         old_object,
         new_object,
@@ -215,6 +216,8 @@ def track_update(
         owned = changed[_CURRENT_OPERATION].fields
         if manager_id in managed:
             owned = owned.union(managed[manager_id].fields)
+        if before is not None and owned == before.fields:
+            owned = before.fields  # as it was: its FieldsV1 is known
         managed[manager_id] = _entry(owned, version, now)
     return _with_managed_fields(new_object, cap_update_managers(managed))
 

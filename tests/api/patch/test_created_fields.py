@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pinnace.api.patch import strategies, track_update
-from pinnace.api.patch.created import created_fields_v1
+from pinnace.api.patch.created import CreatedFields, created_fields_v1
 from pinnace.api.patch.fieldpath import FieldSet
 from pinnace.api.patch.managed import UNTRACKED
 from pinnace.api.patch.openapi import SCALAR, Shape, kind_shape
@@ -155,3 +155,52 @@ def test_tracking_leaves_the_objects_it_is_given_as_they_were() -> None:
     assert json.dumps(new) == sent
     assert updated["metadata"] is not new["metadata"]
     assert [e["manager"] for e in updated["metadata"]["managedFields"]] == ["m", "n"]
+
+
+def _restructured(value: Any, draw: st.DrawFn) -> Any:
+    """`value` with each scalar outside lists replaced by another of any type (a null by a
+    null): what `CreatedFields` takes for the same structure."""
+    if isinstance(value, dict):
+        return {k: _restructured(v, draw) for k, v in value.items()}
+    if isinstance(value, list) or value is None:
+        return value
+    return draw(st.one_of(st.booleans(), st.integers(-1, 2), st.sampled_from(["", "a", "TCP"])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=objects(), ignored=IGNORED, data=st.data())
+def test_remembered_fields_are_those_of_the_object_itself(
+    case: tuple[Shape, dict[str, Any]], ignored: FieldSet, data: st.DataObject
+) -> None:
+    """An object of the structure of one seen before gets that one's fields, which are its
+    own; each answer is a FieldsV1 of its own."""
+    shape, first = case
+    second = _restructured(first, data.draw)
+    created = CreatedFields(ignored, UNTRACKED)
+    seen = created(first, shape)
+    again = created(second, shape)
+    expected = created_fields_v1(second, shape, ignored, UNTRACKED)
+    assert json.dumps(again) == json.dumps(expected)
+    assert json.dumps(seen) == json.dumps(created_fields_v1(first, shape, ignored, UNTRACKED))
+    seen["f:x"] = {}
+    assert "f:x" not in created(first, shape)
+
+
+def test_objects_of_one_template_with_other_list_items_set_their_own_fields() -> None:
+    first, second = deployment(), deployment()
+    second["spec"]["template"]["spec"]["containers"][0]["name"] = "b"
+    shape = kind_shape("Deployment")
+    assert shape is not None
+    created = CreatedFields(FieldSet.of(("f:status",)), UNTRACKED)
+    created(first, shape)
+    got = created(second, shape)
+    assert 'k:{"name":"b"}' in got["f:spec"]["f:template"]["f:spec"]["f:containers"]
+
+
+def test_a_null_and_a_value_where_the_empty_object_holds_a_null_set_different_fields() -> None:
+    shape = kind_shape("Pod")
+    assert shape is not None
+    created = CreatedFields(FieldSet.of(("f:status",)), UNTRACKED)
+    null = created({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": None}}, shape)
+    value = created({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": "x"}}, shape)
+    assert (null, value) == ({}, {"f:spec": {"f:containers": {}}})

@@ -383,3 +383,21 @@ def test_bookkeeping_never_fails_a_write_whatever_the_objects_hold(changes: list
         after = track_update(live, new, manager=manager, subresource=subresource, now=T1)
         assert isinstance(after, dict)
         track_update(new, live, manager=manager, subresource=subresource, now=T2)
+
+
+def test_each_object_gets_entries_of_its_own() -> None:
+    """Objects of one template, and the writes of one object, record the same entries; each
+    object's entries are its own, so changing one object's changes no other's."""
+    first = track_update(None, pod(), manager="m", now=T0)
+    second = track_update(None, pod(), manager="m", now=T0)
+    status = copy.deepcopy(first)
+    status["status"] = {"phase": "Running"}
+    updated = track_update(first, status, manager="kubelet", subresource="status", now=T1)
+    again = track_update(first, status, manager="kubelet", subresource="status", now=T1)
+    before = json.dumps([second, again])
+    for obj in (updated, first):
+        for entry in obj["metadata"]["managedFields"]:
+            entry["fieldsV1"].setdefault("f:spec", {})["f:x"] = {}
+    assert json.dumps([second, again]) == before
+    later = track_update(second, status, manager="kubelet", subresource="status", now=T1)
+    assert later == again

@@ -5,6 +5,9 @@ object with the new one (both with Go's zero structs filled in, `typed.with_zero
 and records what was added or modified, less the fields the endpoint ignores and those nobody
 owns. This walk gives that same set directly, with the zero structs taken into account as it
 goes instead of built, and writes FieldsV1 as it goes instead of a `FieldSet`.
+
+`CreatedFields` remembers the walk's answers by the objects' structure: the objects of one
+template differ in their names and values, and the fields they set are the same.
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+import orjson
+
+from pinnace.api.objects import Remembered, plain_json
 from pinnace.api.patch.fieldpath import FieldSet, element_order
 from pinnace.api.patch.openapi import NULL_LIST_FIELDS, SCALAR, VALUE_STRUCT_FIELDS, Shape
 from pinnace.api.patch.typed import equal, item_element, with_zero_structs
 
-__all__ = ["created_fields_v1"]
+__all__ = ["CreatedFields", "created_fields_v1"]
 
 FieldsV1 = dict[str, Any]
 
@@ -28,6 +34,50 @@ def created_fields_v1(
     `ignored` (and all below it) and without the paths in `untracked` (only those paths)."""
     _, children = _changed(_empty_object(shape), obj, shape, ignored, untracked)
     return children
+
+
+class CreatedFields:
+    """`created_fields_v1` with fixed `ignored` and `untracked` sets, remembered by the
+    structure of the objects (`_structure`): objects of the same structure set the same
+    fields. Each answer is a new FieldsV1 of its own."""
+
+    def __init__(self, ignored: FieldSet, untracked: FieldSet) -> None:
+        self._ignored = ignored
+        self._untracked = untracked
+
+    def __call__(self, obj: dict[str, Any], shape: Shape) -> FieldsV1:
+        text = plain_json(_structure(obj))
+        if text is None or len(text) > _MAX_REMEMBERED_TEXT:
+            return created_fields_v1(obj, shape, self._ignored, self._untracked)
+        key = (self, shape, text)
+        known = _known.get(key)
+        if known is not None:
+            found: FieldsV1 = orjson.loads(known)
+            return found
+        fields = created_fields_v1(obj, shape, self._ignored, self._untracked)
+        _known.put(key, orjson.dumps(fields))
+        return fields
+
+
+_MAX_REMEMBERED_TEXT = 16384
+"""Longer structures (long lists) are one object's."""
+_known: Remembered[bytes] = Remembered(512)
+"""By `CreatedFields` and shape and structure, the FieldsV1 text of the fields set."""
+
+
+def _structure(value: dict[str, Any]) -> dict[str, Any]:
+    """`value` as far as the walk can tell it from others: each scalar outside lists is only
+    null or not (a leaf is a field whatever its value; a zero value is `{}` or null, so only a
+    null equals one), while lists are kept whole (their items' keys and values name them).
+    The walk tells dicts, lists and the rest apart as this does."""
+    out: dict[str, Any] = {}
+    for name, child in value.items():
+        if isinstance(child, dict):
+            child = _structure(child)
+        elif child is not None and not isinstance(child, list):
+            child = 0
+        out[name] = child
+    return out
 
 
 @cache

@@ -13,7 +13,7 @@ from typing import Any
 
 from pinnace.api.patch import errors
 from pinnace.api.patch.body import yaml_body
-from pinnace.api.patch.created import created_fields_v1
+from pinnace.api.patch.created import CreatedFields
 from pinnace.api.patch.fieldpath import FieldSet, go_json, path_string
 from pinnace.api.patch.managed import (
     UNTRACKED,
@@ -41,6 +41,12 @@ _CURRENT_OPERATION = identifier("current-operation", "Update", "")
 # What a write through each endpoint may not change (the registry strategies' reset
 # fields): no one gains or loses ownership of them there.
 _IGNORED = {"": FieldSet.of(("f:status",)), "status": FieldSet.of(("f:spec",))}
+_NOTHING_IGNORED = FieldSet()
+# The fields a create through each endpoint sets, less those it ignores and nobody owns.
+_CREATED = {
+    subresource: CreatedFields(ignored, UNTRACKED) for subresource, ignored in _IGNORED.items()
+}
+_CREATED_ELSEWHERE = CreatedFields(_NOTHING_IGNORED, UNTRACKED)
 
 
 def server_side_apply(
@@ -191,10 +197,11 @@ def track_update(
     new_object = _without_managed_fields(new)
     if old is None and not managed:
         # The one entry a plain create makes, without the general updater's walks.
-        fields = created_fields_v1(new_object, shape, _ignored(subresource), UNTRACKED)
+        fields = _CREATED.get(subresource, _CREATED_ELSEWHERE)(new_object, shape)
         entry = encode_entry(manager_id, version, False, now, fields)
         return _with_entries(new_object, [entry] if fields else None)
     old_object = _without_managed_fields(old or {})
+    before = managed.get(manager_id)
     changed_fields, managed = update(
         old_object,
         new_object,
@@ -209,6 +216,8 @@ def track_update(
         owned = changed[_CURRENT_OPERATION].fields
         if manager_id in managed:
             owned = owned.union(managed[manager_id].fields)
+        if before is not None and owned == before.fields:
+            owned = before.fields  # as it was: its FieldsV1 is known
         managed[manager_id] = _entry(owned, version, now)
     return _with_managed_fields(new_object, cap_update_managers(managed))
 
@@ -275,7 +284,7 @@ def _entry(fields: FieldSet, version: str, now: str) -> Entry:
 
 
 def _ignored(subresource: str) -> FieldSet:
-    return _IGNORED.get(subresource, FieldSet())
+    return _IGNORED.get(subresource, _NOTHING_IGNORED)
 
 
 def _metadata(obj: Any) -> dict[str, Any]:

@@ -155,19 +155,36 @@ class FieldSet:
         return not self.members and all(c.empty() for c in self.children.values())
 
     def union(self, other: FieldSet) -> FieldSet:
+        """What either holds: `self` or `other` itself when it holds the other, else a set
+        sharing theirs (a set is not changed once built)."""
+        if other.within(self):
+            return self
+        if self.within(other):
+            return other
+        return self._merged(other)
+
+    def _merged(self, other: FieldSet) -> FieldSet:
         out = FieldSet()
         out.members = self.members | other.members
         for element in self.children.keys() | other.children.keys():
             a, b = self.children.get(element), other.children.get(element)
-            if a is None:
-                merged = other.children[element].copy()
-            elif b is None:
-                merged = a.copy()
+            if a is None or b is None:
+                merged = other.children[element] if a is None else self.children[element]
             else:
-                merged = a.union(b)
+                merged = a._merged(b)
             if not merged.empty():
                 out.children[element] = merged
         return out
+
+    def within(self, other: FieldSet) -> bool:
+        """Whether every path `self` holds, `other` holds too."""
+        if not self.members <= other.members:
+            return False
+        for element, child in self.children.items():
+            theirs = other.children.get(element)
+            if not (child.empty() if theirs is None else child.within(theirs)):
+                return False
+        return True
 
     def intersection(self, other: FieldSet) -> FieldSet:
         out = FieldSet()
@@ -179,12 +196,24 @@ class FieldSet:
         return out
 
     def difference(self, other: FieldSet) -> FieldSet:
-        out = FieldSet()
-        out.members = self.members - other.members
+        """What `self` holds and `other` does not: `self` itself, or sets shared with it,
+        where `other` takes nothing away (a set is not changed once built)."""
+        members = self.members - other.members
+        changed = len(members) < len(self.members)
+        children: dict[str, FieldSet] = {}
         for element, child in self.children.items():
-            rest = child.difference(other.children[element]) if element in other.children else child
-            if not rest.empty():
-                out.children[element] = rest.copy()
+            below = other.children.get(element)
+            rest = child if below is None else child.difference(below)
+            if rest is not child:
+                changed = True
+                if rest.empty():
+                    continue
+            children[element] = rest
+        if not changed:
+            return self
+        out = FieldSet()
+        out.members = members
+        out.children = children
         return out
 
     def recursive_difference(self, other: FieldSet) -> FieldSet:
@@ -217,7 +246,7 @@ class FieldSet:
             yield from self.children[element].paths((*prefix, element))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FieldSet) and set(self.paths()) == set(other.paths())
+        return isinstance(other, FieldSet) and self.within(other) and other.within(self)
 
     def __repr__(self) -> str:
         return f"FieldSet({[path_string(p) for p in self.paths()]})"

@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
+import orjson
+
+from pinnace.api.objects import Remembered, plain_json
 from pinnace.api.patch.fieldpath import FieldSet, go_json
 
 __all__ = [
@@ -62,6 +66,7 @@ Managed = dict[str, Entry]
 """Entries by manager identifier."""
 
 
+@lru_cache(maxsize=1024)
 def identifier(manager: str, operation: str, api_version: str, subresource: str = "") -> str:
     """BuildManagerIdentifier: the JSON of an entry without fields, time, and (for appliers)
     apiVersion, so one applier is one manager whatever version it applies."""
@@ -117,7 +122,7 @@ def decode(entries: Any) -> Managed:
             entry.get("manager", ""), operation, entry["apiVersion"], entry.get("subresource", "")
         )
         try:
-            fields = FieldSet.from_fields_v1(entry.get("fieldsV1") or {})
+            fields = _decoded(entry.get("fieldsV1") or {})
         except ValueError as e:
             raise BadManagedFields(f"error decoding versioned set from {manager_id}: {e}") from None
         managed[manager_id] = Entry(
@@ -126,13 +131,50 @@ def decode(entries: Any) -> Managed:
     return managed
 
 
+# An object's entries are decoded and encoded again on each of its writes, and most of them
+# are what they were (as are the entries of the objects of one template): the sets are known
+# by their FieldsV1 text, and the text of a set encoded before by the set (sets are not
+# changed once built).
+_MAX_REMEMBERED_TEXT = 16384
+_sets: Remembered[FieldSet] = Remembered(1024)
+"""By FieldsV1 text, the set it holds."""
+_texts: Remembered[tuple[FieldSet, bytes]] = Remembered(1024)
+"""By the identity of a set (kept alive with it), its FieldsV1 text."""
+
+
+def _decoded(fields_v1: Any) -> FieldSet:
+    """The set a FieldsV1 value holds; ValueError when it is not one."""
+    text = plain_json(fields_v1)
+    if text is None or len(text) > _MAX_REMEMBERED_TEXT:
+        return FieldSet.from_fields_v1(fields_v1)
+    fields = _sets.get(text)
+    if fields is None:
+        fields = FieldSet.from_fields_v1(fields_v1)
+        _sets.put(text, fields)
+    return fields
+
+
+def _encoded(fields: FieldSet) -> dict[str, Any]:
+    """The FieldsV1 value of a set, a new one each time."""
+    known = _texts.get(id(fields))
+    if known is not None and known[0] is fields:
+        found: dict[str, Any] = orjson.loads(known[1])
+        return found
+    fields_v1 = fields.to_fields_v1()
+    text = orjson.dumps(fields_v1)
+    if len(text) <= _MAX_REMEMBERED_TEXT:
+        _texts.put(id(fields), (fields, text))
+        _sets.put(text, fields)
+    return fields_v1
+
+
 def strip_untracked(managed: Managed) -> Managed:
     """Managers without the untracked fields; those left owning nothing are dropped."""
     out: Managed = {}
     for manager_id, entry in managed.items():
         fields = entry.fields.difference(UNTRACKED)
         if not fields.empty():
-            out[manager_id] = replace(entry, fields=fields)
+            out[manager_id] = entry if fields is entry.fields else replace(entry, fields=fields)
     return out
 
 
@@ -140,25 +182,32 @@ def encode_entry(
     manager_id: str, api_version: str, applied: bool, time: str | None, fields_v1: dict[str, Any]
 ) -> dict[str, Any]:
     """One managedFields entry as it is stored."""
-    who = json.loads(manager_id)
+    manager, subresource = _named(manager_id)
     out: dict[str, Any] = {}
-    if who.get("manager"):
-        out["manager"] = who["manager"]
+    if manager:
+        out["manager"] = manager
     out["operation"] = "Apply" if applied else "Update"
     out["apiVersion"] = api_version
     if time:
         out["time"] = time
     out["fieldsType"] = "FieldsV1"
     out["fieldsV1"] = fields_v1
-    if who.get("subresource"):
-        out["subresource"] = who["subresource"]
+    if subresource:
+        out["subresource"] = subresource
     return out
+
+
+@lru_cache(maxsize=1024)
+def _named(manager_id: str) -> tuple[Any, Any]:
+    """The manager and subresource an identifier names (the same few write every object)."""
+    who = json.loads(manager_id)
+    return who.get("manager"), who.get("subresource")
 
 
 def encode(managed: Managed) -> list[dict[str, Any]] | None:
     entries = [
         encode_entry(
-            manager_id, entry.api_version, entry.applied, entry.time, entry.fields.to_fields_v1()
+            manager_id, entry.api_version, entry.applied, entry.time, _encoded(entry.fields)
         )
         for manager_id, entry in managed.items()
     ]

@@ -323,7 +323,8 @@ def _compare(lhs: Any, rhs: Any, shape: Shape, path: Path, out: Comparison) -> N
         elif not equal(lhs, rhs):
             out.modified.insert(path)
         return
-    if lhs is not MISSING and rhs is not MISSING and _identical(lhs, rhs):
+    # Python's own equality (compiled) tells most differing values apart at once.
+    if lhs is not MISSING and rhs is not MISSING and lhs == rhs and _identical(lhs, rhs):
         return
     if shape.kind in ("struct", "map"):
         left = lhs if isinstance(lhs, dict) else {}

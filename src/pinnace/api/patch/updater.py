@@ -84,6 +84,7 @@ def _settle(
     ignored: FieldSet,
 ) -> tuple[Managed, Comparison]:
     """Take from the other managers what the write changes or removes (smd's update)."""
+    old, new = _outside(old, ignored), _outside(new, ignored)
     comparison = compare(
         with_zero_structs(old, shape), with_zero_structs(new, shape), shape
     ).exclude(ignored)
@@ -104,8 +105,21 @@ def _settle(
                 fields = fields.difference(conflicts[other])
             fields = fields.difference(comparison.removed)
         if not fields.empty():
-            out[other] = replace(entry, fields=fields)
+            out[other] = entry if fields is entry.fields else replace(entry, fields=fields)
     return out, comparison
+
+
+def _outside(value: Any, ignored: FieldSet) -> Any:
+    """`value` without the fields `ignored` names: what the comparison would find in them is
+    left out of its result anyway (a status write need not compare the spec)."""
+    if not isinstance(value, dict) or ignored.empty():
+        return value
+    out = {k: v for k, v in value.items() if "f:" + k not in ignored.members}
+    for element, below in ignored.children.items():
+        name = element[2:]
+        if element.startswith("f:") and name in out:
+            out[name] = _outside(out[name], below)
+    return out
 
 
 def _prune(merged: Any, managed: Managed, last: FieldSet, shape: Shape) -> Any:

@@ -296,13 +296,27 @@ class NodeTable:
             self.remove_pod(pod.key, node_name)
             self.add_pod(pod, node_name)
             return
-        self._unplace(i, old, node_name)
-        if not _takes_the_same(old, pod) or old.priority != pod.priority:
-            self._account(i, old, -1)
-            self._account(i, pod, 1)
-        self._place(i, pod, node_name)
-        if _has_pod_affinity(old) or _has_pod_affinity(pod):
+        affinity = _has_pod_affinity(old), _has_pod_affinity(pod)
+        if _filed_alike(old, pod) and affinity[0] == affinity[1]:
+            self._refile(i, pod, affinity[1])
+        else:
+            self._unplace(i, old, node_name)
+            if not _takes_the_same(old, pod) or old.priority != pod.priority:
+                self._account(i, old, -1)
+                self._account(i, pod, 1)
+            self._place(i, pod, node_name)
+        if affinity[0] or affinity[1]:
             self._changed(i)  # the row's pods with terms are read again (see ExistingPodTerms)
+
+    def _refile(self, i: int, pod: PodInfo, with_affinity: bool) -> None:
+        """`_unplace` then `_place` of a pod filed as the one of its key on row `i` is: its
+        labels, priority, ports and amounts stay counted; only the PodInfo is swapped, last
+        among the row's pods as a new placing puts it."""
+        del self.pods[i][pod.key]
+        self.pods[i][pod.key] = pod
+        if with_affinity:
+            del self.pods_with_affinity[i][pod.key]
+            self.pods_with_affinity[i][pod.key] = pod
 
     def _place(self, i: int, pod: PodInfo, node_name: str) -> None:
         """File `pod` on row `i`, whose amounts count it."""
@@ -523,7 +537,7 @@ class NodeTable:
             del self._by_level[pod.priority]
 
     def _file_labels(self, pod: PodInfo, node_name: str, sign: int) -> None:
-        if (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
+        if _deleting(pod):
             return
         by_labels = self.pods_by_labels.setdefault(pod.namespace, {})
         label_set = tuple(sorted(pod.labels.items()))
@@ -729,6 +743,22 @@ def _takes_the_same(old: PodInfo, new: PodInfo) -> bool:
         and old.non_zero_cpu == new.non_zero_cpu
         and old.non_zero_memory == new.non_zero_memory
     )
+
+
+def _filed_alike(old: PodInfo, new: PodInfo) -> bool:
+    """Whether `_place` files the two pods alike: same labels, deletion state, priority and
+    host ports, and the same amounts counted (`_takes_the_same`)."""
+    return (
+        (old.labels is new.labels or old.labels == new.labels)
+        and _deleting(old) == _deleting(new)
+        and old.priority == new.priority
+        and old.host_ports == new.host_ports
+        and _takes_the_same(old, new)
+    )
+
+
+def _deleting(pod: PodInfo) -> bool:
+    return bool((pod.pod.get("metadata") or {}).get("deletionTimestamp"))
 
 
 def _has_pod_affinity(pod: PodInfo) -> bool:

@@ -48,6 +48,7 @@ after a bind that is one row, not every node.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from collections.abc import Callable, Hashable, Mapping
@@ -683,11 +684,15 @@ class NodeTable:
 
 class RowCache:
     """Vectors over every node row, one per key (a pod shape), kept up to date by recomputing
-    only the rows logged as changed since the last use. Holds at most `limit` keys."""
+    only the rows logged as changed since the last use. Holds at most `limit` keys.
+
+    `top(key)` gives the rows holding a vector's highest value, kept up to date from the
+    changed rows as well: selectHost's choice among every node then needs no pass over them."""
 
     def __init__(self, limit: int = 64) -> None:
         self._limit = limit
-        # key -> [table epoch, changes logged when computed, vector], least recently used first
+        # key -> [table epoch, changes logged when computed, vector, top or None], least
+        # recently used first; top: (the highest value, the rows holding it in order).
         self._entries: dict[Hashable, list[Any]] = {}
         # The last key asked, checked first: a run of pods of one shape asks for the same key
         # (a new but equal tuple, whose items are shared: cheaper to compare than to hash).
@@ -706,15 +711,16 @@ class RowCache:
         if key == self._recent_key:
             entry = self._recent
         else:
-            entry = self._entries.pop(key, [-1, 0, None])
+            entry = self._entries.pop(key, [-1, 0, None, None])
             if len(self._entries) >= self._limit:
                 del self._entries[next(iter(self._entries))]
             self._entries[key] = entry  # re-inserted: most recently used
             self._recent_key, self._recent = key, entry
         changes = table.changed_rows
         logged, n = len(changes), len(table.names)
+        top = entry[3]
         if entry[0] != table.epoch:
-            vector = compute(slice(0, n))
+            vector, top = compute(slice(0, n)), None
         elif entry[1] == logged and len(entry[2]) == n:
             return entry[2]
         else:
@@ -722,6 +728,7 @@ class RowCache:
             if len(vector) != n:  # nodes were added or removed
                 known = min(len(vector), n)
                 vector = np.concatenate([vector[:known], compute(slice(known, n))])
+                top = None
             changed = {i for i in changes[entry[1] :] if i < n}
             if compute_one is not None and len(changed) <= _ONE_BY_ONE:
                 for i in changed:
@@ -729,8 +736,43 @@ class RowCache:
             elif changed:
                 rows = np.fromiter(changed, np.intp, len(changed))
                 vector[rows] = compute(rows)
-        entry[:] = table.epoch, logged, vector
+            if top is not None:
+                top = _updated_top(top, vector, changed)
+        entry[:] = table.epoch, logged, vector, top
         return vector
+
+    def top(self, key: Hashable) -> list[int]:
+        """The rows, in order, holding the highest value of the vector `get` last gave for
+        `key` (call it right after): shared, not to be changed."""
+        entry = self._recent if key == self._recent_key else self._entries[key]
+        top = entry[3]
+        if top is None:
+            vector = entry[2]
+            best = int(np.maximum.reduce(vector)) if len(vector) else 0
+            top = entry[3] = (best, np.flatnonzero(vector == best).tolist())
+        return top[1]
+
+
+def _updated_top(
+    top: tuple[int, list[int]], vector: np.ndarray, changed: set[int]
+) -> tuple[int, list[int]] | None:
+    """`top` of a vector whose `changed` rows changed, or None when it must be found again
+    (the rows of the highest value all fell, or too many rows changed to follow)."""
+    if len(changed) > _ONE_BY_ONE:
+        return None
+    best, rows = top
+    for i in changed:
+        value = int(vector[i])
+        at = bisect.bisect_left(rows, i)
+        held = at < len(rows) and rows[at] == i
+        if value > best:
+            best, rows = value, [i]
+        elif value == best:
+            if not held:
+                rows.insert(at, i)
+        elif held:
+            del rows[at]
+    return (best, rows) if rows else None
 
 
 _NO_KEY = object()

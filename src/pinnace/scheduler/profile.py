@@ -392,7 +392,7 @@ class Profile:
 class Ranked:
     """Score's outcome over the nodes scored: each one's total is its `scores` entry (which
     may be a cache's vector: read only) plus `offset`; `known_top`, when given, holds the
-    positions of the highest in order."""
+    positions of the highest in order. Read it before the node table changes."""
 
     scores: np.ndarray
     offset: int

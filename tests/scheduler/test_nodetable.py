@@ -109,6 +109,43 @@ def test_row_cache_recomputes_only_changed_rows() -> None:
     assert one_by_one == [0]
 
 
+def test_row_cache_top_rows_follow_every_change() -> None:
+    """The rows holding a vector's highest value, kept from the changed rows, are those a
+    pass over the whole vector finds, whatever pods and nodes come and go."""
+    rng = random.Random(7)
+    table = NodeTable()
+    for i in range(12):
+        table.add_node(node(f"n{i}"))
+    cache = RowCache()
+
+    def free_pods(rows: object) -> np.ndarray:
+        return table.allocatable[rows, 3] - table.requested[rows, 3]
+
+    def one(i: int) -> int:
+        return int(table.allocatable[i, 3] - table.requested[i, 3])
+
+    placed: list[tuple[str, str]] = []
+    for step in range(400):
+        action = rng.random()
+        if action < 0.6 or not placed:
+            node_name = rng.choice(table.names)
+            placed.append((f"p{step}", node_name))
+            table.add_pod(pod(f"p{step}", node_name), node_name)
+        elif action < 0.9:
+            name, node_name = placed.pop(rng.randrange(len(placed)))
+            table.remove_pod(f"ns/{name}", node_name)
+        elif action < 0.95:
+            table.add_node(node(f"m{step}"))
+        elif len(table) > 2:
+            gone = rng.choice(table.names)
+            placed = [(name, on) for name, on in placed if on != gone]
+            for key in list(table.pods[table.index[gone]]):
+                table.remove_pod(key, gone)
+            table.remove_node(gone)
+        vector = cache.get(table, "k", free_pods, one)
+        assert cache.top("k") == np.flatnonzero(vector == vector.max()).tolist()
+
+
 def test_row_cache_keeps_tables_apart() -> None:
     cache = RowCache()
     tables = [NodeTable(), NodeTable()]

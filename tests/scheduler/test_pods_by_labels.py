@@ -2,7 +2,7 @@
 selector matches (PodTopologySpread's counts) as looking at each pod does, and its pods with
 inter-pod affinity terms are those of its pods that have some, whatever nodes and pods come and
 go: pods on a node the table does not have yet, pods being deleted, nodes removed with their
-pods on them and added back."""
+pods on them and added back, pods seen again as a binding confirms them."""
 
 from __future__ import annotations
 
@@ -40,6 +40,30 @@ def _node(name: str) -> dict[str, object]:
     return {"metadata": {"name": name}, "status": {"allocatable": {"pods": "110"}}}
 
 
+def _confirm(rng: random.Random, table: NodeTable, name: str) -> None:
+    """A pod of that name on its node seen again, as a binding's confirmation is: alike but
+    for its status, or with new labels, or being deleted now; it goes last among the node's
+    pods, as one placed anew does."""
+    found = [
+        (i, key, pod)
+        for i, pods in enumerate(table.pods)
+        for key, pod in pods.items()
+        if pod.name == name
+    ]
+    if not found:
+        return  # its node is gone for now
+    i, key, pod = rng.choice(found)
+    meta = dict(pod.pod["metadata"])
+    roll = rng.random()
+    if roll < 0.3:
+        meta["labels"] = {"app": rng.choice("xy")}
+    elif roll < 0.4:
+        meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+    confirmed = pod.updated({**pod.pod, "metadata": meta, "status": {"phase": "Running"}})
+    table.replace_pod(confirmed, table.names[i])
+    assert list(table.pods[i].items())[-1] == (key, confirmed)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_counts_from_label_groups_equal_counting_each_pod(seed: int) -> None:
     rng = random.Random(seed)
@@ -57,6 +81,8 @@ def test_counts_from_label_groups_equal_counting_each_pod(seed: int) -> None:
             name = rng.choice(sorted(where))
             table.remove_pod(f"default/{name}", where[name])
             table.remove_pod(f"other/{name}", where.pop(name))
+        elif roll < 0.55 and where:
+            _confirm(rng, table, rng.choice(sorted(where)))
         else:
             name = f"p{rng.randrange(40)}"
             if name in where:  # an update: the old state goes first, as the cache does it

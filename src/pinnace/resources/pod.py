@@ -29,6 +29,8 @@ from reprlib import repr as brief
 from types import MappingProxyType
 from typing import Any
 
+import orjson
+
 from pinnace.resources.lists import ResourceList, add, maximum, parse_resource_list
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.resources.quantity import Quantity
@@ -109,12 +111,12 @@ def pod_requests(
     return total
 
 
-def spec_resources_key(pod: Mapping[str, Any]) -> str:
+def spec_resources_key(pod: Mapping[str, Any]) -> bytes:
     """What `pod_requests` and `pod_limits` read of the pod's spec, as written: pods of one
     template share it, so that whoever reads their resources often can do it once per key
     (their status resources, when used, are read besides)."""
     spec = pod.get("spec") or {}
-    return repr(
+    return value_key(
         (
             [
                 (c.get("resources"), c.get("restartPolicy"))
@@ -124,6 +126,15 @@ def spec_resources_key(pod: Mapping[str, Any]) -> str:
             spec.get("overhead"),
         )
     )
+
+
+def value_key(value: Any) -> bytes:
+    """A key equal for equal JSON values: their JSON text (a tenth of `repr`'s cost), or for
+    what orjson cannot write, a NUL then their `repr` (no JSON text starts with NUL)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return b"\0" + repr(value).encode()
 
 
 def pod_limits(

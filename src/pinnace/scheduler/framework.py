@@ -198,7 +198,8 @@ class PreEnqueuePlugin(Plugin, Protocol):
 @runtime_checkable
 class QueueSortPlugin(Plugin, Protocol):
     def sort_key(self, queued: Any) -> tuple[Any, ...]:
-        """Smaller keys are popped first (QueueSort's Less as a key)."""
+        """Smaller keys are popped first (QueueSort's Less as a key); a plugin's keys are all
+        of one length."""
         ...
 
 

@@ -48,6 +48,7 @@ after a bind that is one row, not every node.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from collections.abc import Callable, Hashable, Mapping
@@ -296,13 +297,27 @@ class NodeTable:
             self.remove_pod(pod.key, node_name)
             self.add_pod(pod, node_name)
             return
-        self._unplace(i, old, node_name)
-        if not _takes_the_same(old, pod) or old.priority != pod.priority:
-            self._account(i, old, -1)
-            self._account(i, pod, 1)
-        self._place(i, pod, node_name)
-        if _has_pod_affinity(old) or _has_pod_affinity(pod):
+        affinity = _has_pod_affinity(old), _has_pod_affinity(pod)
+        if _filed_alike(old, pod) and affinity[0] == affinity[1]:
+            self._refile(i, pod, affinity[1])
+        else:
+            self._unplace(i, old, node_name)
+            if not _takes_the_same(old, pod) or old.priority != pod.priority:
+                self._account(i, old, -1)
+                self._account(i, pod, 1)
+            self._place(i, pod, node_name)
+        if affinity[0] or affinity[1]:
             self._changed(i)  # the row's pods with terms are read again (see ExistingPodTerms)
+
+    def _refile(self, i: int, pod: PodInfo, with_affinity: bool) -> None:
+        """`_unplace` then `_place` of a pod filed as the one of its key on row `i` is: its
+        labels, priority, ports and amounts stay counted; only the PodInfo is swapped, last
+        among the row's pods as a new placing puts it."""
+        del self.pods[i][pod.key]
+        self.pods[i][pod.key] = pod
+        if with_affinity:
+            del self.pods_with_affinity[i][pod.key]
+            self.pods_with_affinity[i][pod.key] = pod
 
     def _place(self, i: int, pod: PodInfo, node_name: str) -> None:
         """File `pod` on row `i`, whose amounts count it."""
@@ -523,7 +538,7 @@ class NodeTable:
             del self._by_level[pod.priority]
 
     def _file_labels(self, pod: PodInfo, node_name: str, sign: int) -> None:
-        if (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
+        if _deleting(pod):
             return
         by_labels = self.pods_by_labels.setdefault(pod.namespace, {})
         label_set = tuple(sorted(pod.labels.items()))
@@ -669,11 +684,15 @@ class NodeTable:
 
 class RowCache:
     """Vectors over every node row, one per key (a pod shape), kept up to date by recomputing
-    only the rows logged as changed since the last use. Holds at most `limit` keys."""
+    only the rows logged as changed since the last use. Holds at most `limit` keys.
+
+    `top(key)` gives the rows holding a vector's highest value, kept up to date from the
+    changed rows as well: selectHost's choice among every node then needs no pass over them."""
 
     def __init__(self, limit: int = 64) -> None:
         self._limit = limit
-        # key -> [table epoch, changes logged when computed, vector], least recently used first
+        # key -> [table epoch, changes logged when computed, vector, top or None], least
+        # recently used first; top: (the highest value, the rows holding it in order).
         self._entries: dict[Hashable, list[Any]] = {}
         # The last key asked, checked first: a run of pods of one shape asks for the same key
         # (a new but equal tuple, whose items are shared: cheaper to compare than to hash).
@@ -692,15 +711,16 @@ class RowCache:
         if key == self._recent_key:
             entry = self._recent
         else:
-            entry = self._entries.pop(key, [-1, 0, None])
+            entry = self._entries.pop(key, [-1, 0, None, None])
             if len(self._entries) >= self._limit:
                 del self._entries[next(iter(self._entries))]
             self._entries[key] = entry  # re-inserted: most recently used
             self._recent_key, self._recent = key, entry
         changes = table.changed_rows
         logged, n = len(changes), len(table.names)
+        top = entry[3]
         if entry[0] != table.epoch:
-            vector = compute(slice(0, n))
+            vector, top = compute(slice(0, n)), None
         elif entry[1] == logged and len(entry[2]) == n:
             return entry[2]
         else:
@@ -708,6 +728,7 @@ class RowCache:
             if len(vector) != n:  # nodes were added or removed
                 known = min(len(vector), n)
                 vector = np.concatenate([vector[:known], compute(slice(known, n))])
+                top = None
             changed = {i for i in changes[entry[1] :] if i < n}
             if compute_one is not None and len(changed) <= _ONE_BY_ONE:
                 for i in changed:
@@ -715,8 +736,43 @@ class RowCache:
             elif changed:
                 rows = np.fromiter(changed, np.intp, len(changed))
                 vector[rows] = compute(rows)
-        entry[:] = table.epoch, logged, vector
+            if top is not None:
+                top = _updated_top(top, vector, changed)
+        entry[:] = table.epoch, logged, vector, top
         return vector
+
+    def top(self, key: Hashable) -> list[int]:
+        """The rows, in order, holding the highest value of the vector `get` last gave for
+        `key` (call it right after): shared, not to be changed."""
+        entry = self._recent if key == self._recent_key else self._entries[key]
+        top = entry[3]
+        if top is None:
+            vector = entry[2]
+            best = int(np.maximum.reduce(vector)) if len(vector) else 0
+            top = entry[3] = (best, np.flatnonzero(vector == best).tolist())
+        return top[1]
+
+
+def _updated_top(
+    top: tuple[int, list[int]], vector: np.ndarray, changed: set[int]
+) -> tuple[int, list[int]] | None:
+    """`top` of a vector whose `changed` rows changed, or None when it must be found again
+    (the rows of the highest value all fell, or too many rows changed to follow)."""
+    if len(changed) > _ONE_BY_ONE:
+        return None
+    best, rows = top
+    for i in changed:
+        value = int(vector[i])
+        at = bisect.bisect_left(rows, i)
+        held = at < len(rows) and rows[at] == i
+        if value > best:
+            best, rows = value, [i]
+        elif value == best:
+            if not held:
+                rows.insert(at, i)
+        elif held:
+            del rows[at]
+    return (best, rows) if rows else None
 
 
 _NO_KEY = object()
@@ -729,6 +785,22 @@ def _takes_the_same(old: PodInfo, new: PodInfo) -> bool:
         and old.non_zero_cpu == new.non_zero_cpu
         and old.non_zero_memory == new.non_zero_memory
     )
+
+
+def _filed_alike(old: PodInfo, new: PodInfo) -> bool:
+    """Whether `_place` files the two pods alike: same labels, deletion state, priority and
+    host ports, and the same amounts counted (`_takes_the_same`)."""
+    return (
+        (old.labels is new.labels or old.labels == new.labels)
+        and _deleting(old) == _deleting(new)
+        and old.priority == new.priority
+        and old.host_ports == new.host_ports
+        and _takes_the_same(old, new)
+    )
+
+
+def _deleting(pod: PodInfo) -> bool:
+    return bool((pod.pod.get("metadata") or {}).get("deletionTimestamp"))
 
 
 def _has_pod_affinity(pod: PodInfo) -> bool:

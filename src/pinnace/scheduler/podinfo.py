@@ -18,7 +18,12 @@ from typing import Any
 
 from pinnace.resources.lists import scheduler_value
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource
-from pinnace.resources.pod import pod_non_zero_requests, pod_requests, spec_resources_key
+from pinnace.resources.pod import (
+    pod_non_zero_requests,
+    pod_requests,
+    spec_resources_key,
+    value_key,
+)
 from pinnace.resources.quantity import Quantity
 from pinnace.scheduling.hostports import HostPort, pod_host_ports
 from pinnace.scheduling.taints import Toleration, pod_tolerations
@@ -158,7 +163,7 @@ def normalized_image_name(name: str) -> str:
 
 # Pods stamped from one template share their resources; parsing quantities is the costly part
 # of reading a pod, so each distinct resources section is parsed once.
-_REQUESTS_CACHE: dict[str, tuple[Mapping[str, int], int, int]] = {}
+_REQUESTS_CACHE: dict[bytes, tuple[Mapping[str, int], int, int]] = {}
 _REQUESTS_CACHE_LIMIT = 4096
 
 
@@ -181,7 +186,7 @@ def _requests(pod: Mapping[str, Any]) -> tuple[Mapping[str, int], int, int]:
     shape = spec_resources_key(pod)
     if running:
         names = [c.get("name") for c in spec.get("containers") or ()]
-        shape += repr((names, running, status.get("resize")))
+        shape += value_key((names, running, status.get("resize")))
     cached = _REQUESTS_CACHE.get(shape)
     if cached is None:
         # Read-only and shared by every pod of the shape: a node agent keeps one per pod.

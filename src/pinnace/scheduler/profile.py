@@ -3,7 +3,7 @@ and the framework's way of running them (kube-scheduler's frameworkImpl, vectori
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,6 +265,13 @@ class Profile:
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> tuple[np.ndarray | None, Status]:
         """The weighted sum of every Score plugin's normalised scores over `nodes`."""
+        ranked, status = self.rank(state, pod, table, nodes)
+        return (None if ranked is None else ranked.totals()), status
+
+    def rank(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
+    ) -> tuple[Ranked | None, Status]:
+        """`run_score`, as the totals and the positions among `nodes` of the highest."""
         total = None
         uniform = 0  # the weighted scores plugins give every node alike
         by_row: list[tuple[str, int, RowScores]] = []
@@ -312,22 +319,24 @@ class Profile:
                 total += scores * weight
         if by_row:
             try:
-                summed = gather(self._summed_row_scores(table, by_row), nodes)
+                every, key = self._summed_row_scores(table, by_row)
             except _InvalidScores as e:
                 return None, e.status
+            summed = gather(every, nodes)
             if total is None:
-                return summed + uniform, SUCCESS  # a new array: `summed` may be the cache's
+                # `summed` may be the cache's vector itself: then so are its highest rows.
+                top = self._row_totals.top(key) if summed is every else None
+                return Ranked(summed, uniform, top), SUCCESS
             np.add(total, summed, out=total)
         if total is None:
-            return np.full(len(nodes), uniform, np.int64), SUCCESS
-        if uniform:
-            total += uniform
-        return total, SUCCESS
+            return Ranked(np.full(len(nodes), uniform, np.int64), 0), SUCCESS
+        return Ranked(total, uniform), SUCCESS
 
     def _summed_row_scores(
         self, table: NodeTable, by_row: list[tuple[str, int, RowScores]]
-    ) -> np.ndarray:
-        """The weighted sum of row-wise scores over every row: shared, not to be changed."""
+    ) -> tuple[np.ndarray, Hashable]:
+        """The weighted sum of row-wise scores over every row (shared, not to be changed), and
+        its key in `_row_totals`."""
 
         def compute(rows: Rows) -> np.ndarray:
             total = None
@@ -351,7 +360,7 @@ class Profile:
             return total
 
         key = tuple((name, weight, scores.key) for name, weight, scores in by_row)
-        return self._row_totals.get(table, key, compute, compute_one)
+        return self._row_totals.get(table, key, compute, compute_one), key
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """RunReservePluginsReserve; a failure unreserves every Reserve plugin."""
@@ -377,6 +386,27 @@ class Profile:
             if not status.is_skip():
                 return status.with_plugin(plugin.name)
         return error(f"no bind plugin bound pod {pod.key}")
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """Score's outcome over the nodes scored: each one's total is its `scores` entry (which
+    may be a cache's vector: read only) plus `offset`; `known_top`, when given, holds the
+    positions of the highest in order. Read it before the node table changes."""
+
+    scores: np.ndarray
+    offset: int
+    known_top: Sequence[int] | None = None
+
+    def totals(self) -> np.ndarray:
+        return self.scores + self.offset  # a new array
+
+    def top(self) -> Sequence[int]:
+        """The positions of the highest totals, in order."""
+        if self.known_top is not None:
+            return self.known_top
+        scores = self.scores
+        return (scores == np.maximum.reduce(scores)).nonzero()[0]
 
 
 class _InvalidScores(Exception):

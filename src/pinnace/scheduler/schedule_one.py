@@ -67,7 +67,7 @@ from pinnace.scheduler.plugin_metrics import (
     FrameworkMetrics,
 )
 from pinnace.scheduler.podinfo import PodInfo, pod_key
-from pinnace.scheduler.profile import FilterTrace, Profile
+from pinnace.scheduler.profile import FilterTrace, Profile, Ranked
 from pinnace.scheduler.queue import QueuedPodInfo, SchedulingQueue
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -481,11 +481,11 @@ class Scheduler:
         if not status.is_success():
             raise _FitError(status, status.message)
         started = self.clock.now()
-        scores, status = profile.run_score(state, pod, table, candidates)
+        ranked, status = profile.rank(state, pod, table, candidates)
         self._observe(SCORE, status, profile, started)
-        if scores is None:
+        if ranked is None:
             raise _FitError(status, status.message)
-        return table.names[self._select_host(candidates, scores)]
+        return table.names[self._select_host(candidates, ranked)]
 
     def _observe(self, point: str, status: Status, profile: Profile, started: float) -> None:
         self.framework_metrics.extension_point(point, status, profile.scheduler_name, started)
@@ -522,10 +522,10 @@ class Scheduler:
         self._next_start_node_index = (start + processed) % n
         return (positions + start) % n
 
-    def _select_host(self, candidates: np.ndarray, scores: np.ndarray) -> int:
+    def _select_host(self, candidates: np.ndarray, ranked: Ranked) -> int:
         """selectHost: the highest total score, ties broken uniformly at random (the seeded
         equivalent of kube-scheduler's reservoir sampling)."""
-        best = (scores == np.maximum.reduce(scores)).nonzero()[0]
+        best = ranked.top()
         pick = best[self._random.randrange(len(best))] if len(best) > 1 else best[0]
         return int(candidates[pick])
 

@@ -177,5 +177,5 @@ def requests_of(pod: Object) -> dict[str, int]:
 
 
 # Pods of one template share their requests: each distinct resources section is parsed once.
-_REQUESTS: dict[str, dict[str, int]] = {}
+_REQUESTS: dict[bytes, dict[str, int]] = {}
 _REQUESTS_LIMIT = 4096

@@ -244,6 +244,8 @@ class ExistingPodTerms:
         """Count the terms of the row's pods that are new or replaced, uncount those of pods
         gone or replaced; a pod object seen before keeps its parsed terms."""
         old, current = self._rows[i], table.pods_with_affinity[i]
+        if not old and not current:
+            return  # no pod on the row has terms, before or now (most rows, most binds)
         rows: dict[str, tuple[PodInfo, tuple[IndexKey, ...]]] = {}
         gained: list[tuple[IndexKey, ...]] = []
         lost: list[tuple[IndexKey, ...]] = []

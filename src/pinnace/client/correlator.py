@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import struct
 import sys
-from dataclasses import dataclass
 from typing import NamedTuple, cast
 
 from pinnace.api.objects import Object
@@ -69,6 +68,8 @@ _SEEN = struct.Struct("<d")
 """When an aggregation record's key was last seen."""
 _WRITE = struct.Struct("<qq")
 """A last write's count and stamp."""
+_FIRST = struct.Struct(_HEAD.format + _SEEN.format[1:] + _WRITE.format[1:])
+"""The numbers of a record with one aggregation record and one last write."""
 
 
 class Record(tuple[Slot, ...]):
@@ -98,16 +99,18 @@ class Record(tuple[Slot, ...]):
         """How many last writes it holds."""
         return (len(self) - 1) // 2 - self.similar_count
 
-    def bucket(self) -> tuple[float, float]:
-        """The spam filter's tokens, and when they were last taken."""
-        tokens, last, _, _ = _HEAD.unpack_from(self._numbers)
-        return tokens, last
+    def head(self) -> tuple[float, float, int, int]:
+        """The spam filter's tokens and when they were last taken, the base of the last
+        writes' stamps, and how many aggregation records it holds (`similars`, which the
+        methods below take)."""
+        head: tuple[float, float, int, int] = _HEAD.unpack_from(self._numbers)
+        return head
 
     # --- aggregation records -----------------------------------------------------------------
 
-    def similar(self, key: EntryKey) -> int:
+    def similar(self, key: EntryKey, similars: int) -> int:
         """Which aggregation record is of `key`, or -1."""
-        return self._find(key, 0, self.similar_count)
+        return _index(self[1 : 1 + 2 * similars : 2], key)
 
     def seen(self, j: int) -> float:
         """When the key of aggregation record `j` was last seen."""
@@ -123,17 +126,14 @@ class Record(tuple[Slot, ...]):
 
     # --- last writes -------------------------------------------------------------------------
 
-    def observed(self, key: EntryKey) -> int:
+    def observed(self, key: EntryKey, similars: int) -> int:
         """Which last write is of `key`, or -1."""
-        similars = self.similar_count
-        return self._find(key, similars, (len(self) - 1) // 2 - similars)
+        return _index(self[1 + 2 * similars :: 2], key)
 
-    def last_write(self, j: int) -> tuple[int, int, str]:
+    def last_write(self, j: int, base: int, similars: int) -> tuple[int, int, str]:
         """Last write `j`'s count, stamp and firstTimestamp."""
-        numbers = self._numbers
-        _, _, base, similars = _HEAD.unpack_from(numbers)
         at = _HEAD.size + _SEEN.size * similars + _WRITE.size * j
-        count, stamp = _WRITE.unpack_from(numbers, at)
+        count, stamp = _WRITE.unpack_from(self._numbers, at)
         first_timestamp = self[2 + 2 * (similars + j)]
         assert isinstance(first_timestamp, str), "a record's timestamps are strings"
         return count, base + stamp, first_timestamp
@@ -181,37 +181,29 @@ class Record(tuple[Slot, ...]):
     def _numbers(self) -> bytes:
         return cast(bytes, self[0])  # a record starts with its numbers
 
-    def _find(self, key: EntryKey, first: int, count: int) -> int:
-        """Which of the `count` entries from entry `first` on is of `key`, or -1."""
-        for j in range(count):
-            if self[1 + 2 * (first + j)] == key:
-                return j
-        return -1
+
+def _index(keys: tuple[Slot, ...], key: EntryKey) -> int:
+    """Where `key` is in `keys`, or -1."""
+    return keys.index(key) if key in keys else -1
 
 
 _NEW = Record((_HEAD.pack(SPAM_BURST, float("-inf"), 0, 0),))
 """A record with no entries: a full bucket at minus infinity stands for none."""
 
 
-class LastWrite(NamedTuple):
-    """What `correlate` remembered of the Event it returned as its last write: the record it
-    left and the last write's key, name, count and firstTimestamp."""
+class Correlated(NamedTuple):
+    """The Event to write and, for a repeat, the patch that updates the existing one; then
+    what `correlate` remembered of it as its last write: the record it left, and the last
+    write's key, name, count and firstTimestamp."""
 
+    event: Object
+    patch: Object | None
     source_and_object: SourceAndObject
     record: Record
     key: EntryKey
     name: str
     event_count: int
     first_timestamp: str
-
-
-@dataclass(frozen=True, slots=True)
-class Correlated:
-    """The Event to write and, for a repeat, the patch that updates the existing one."""
-
-    event: Object
-    patch: Object | None
-    last_write: LastWrite | None = None
 
 
 class EventCorrelator:
@@ -232,71 +224,89 @@ class EventCorrelator:
         """The write for `event` (which this takes over), or None when spam drops it."""
         now = self._clock.now()
         source_and_object = self._source_and_object(event)
-        record = self._use(source_and_object)
+        records = self._records
+        record = records.pop(source_and_object, None)  # put back last: the most recently used
         patch = None
-        if record is _NEW:
+        if record is None:
             key, record = self._first(event, now)
             allowed = True
         else:
-            event, key, similar = self._aggregate(record, event, now)
-            patch, write = self._observe(record, event, key)
-            allowed, bucket = _allow(record, now)
-            record = record.changed(write, bucket, similar)
-        self._records[source_and_object] = record
+            event, key, patch, allowed, record = self._next(record, event, now)
+        records[source_and_object] = record
         self._evict()
         if not allowed:
             return None
-        name, count = event["metadata"]["name"], event.get("count") or 0
-        first_timestamp = event.get("firstTimestamp") or ""
-        last_write = LastWrite(source_and_object, record, key, name, count, first_timestamp)
-        return Correlated(event, patch, last_write)
+        return Correlated(
+            event,
+            patch,
+            source_and_object,
+            record,
+            key,
+            event["metadata"]["name"],
+            event.get("count") or 0,
+            event.get("firstTimestamp") or "",
+        )
 
     def written(self, event: Object, sent: Correlated | None = None) -> None:
         """Remember the Event as the server stored it, for the next repeat's patch. `sent`: what
         `correlate` returned for it; when the server stored it as sent and nothing was
         correlated since, there is nothing new to remember."""
-        if sent is not None and self._as_remembered(event, sent.last_write):
+        if sent is not None and self._as_remembered(event, sent):
             return
         source_and_object = self._source_and_object(event)
         record = self._use(source_and_object)
+        tokens, last, _, similars = record.head()
         key = self._event_key(event)
-        write = self._last_write(record.observed(key), key, event)
-        self._records[source_and_object] = record.changed(write, record.bucket())
+        write = self._last_write(record.observed(key, similars), key, event)
+        self._records[source_and_object] = record.changed(write, (tokens, last))
         self._evict()
 
-    def _as_remembered(self, event: Object, remembered: LastWrite | None) -> bool:
+    def _as_remembered(self, event: Object, sent: Correlated) -> bool:
         """Whether the stored `event` is what `correlate` remembered, in the record it left as
         the most recently used: the server wrote it as sent (under its name, not one moved on
         after a collision), so remembering it again would change nothing."""
-        if remembered is None:
-            return False
-        records, source_and_object = self._records, remembered.source_and_object
-        if records.get(source_and_object) is not remembered.record:
+        records, source_and_object = self._records, sent.source_and_object
+        if records.get(source_and_object) is not sent.record:
             return False
         if next(reversed(records)) != source_and_object:
             return False
         return (
-            event["metadata"].get("name") == remembered.name
-            and (event.get("count") or 0) == remembered.event_count
-            and (event.get("firstTimestamp") or "") == remembered.first_timestamp
-            and _event_key_of(event) == remembered.key
+            event["metadata"].get("name") == sent.name
+            and (event.get("count") or 0) == sent.event_count
+            and (event.get("firstTimestamp") or "") == sent.first_timestamp
+            and _event_key_of(event) == sent.key
         )
 
     def _first(self, event: Object, now: float) -> tuple[EntryKey, Record]:
-        """The key and record of the first event of a source about an object: what
-        `_aggregate`, `_observe` and `_allow` make of an empty record, built at once (every
-        pod's first event from each source has one)."""
+        """The key and record of the first event of a source about an object: what `_next`
+        makes of an empty record, built at once (every pod's first event from each source
+        has one)."""
         key = self._event_key(event)
-        numbers = (
-            _HEAD.pack(SPAM_BURST - 1, now, _stamp(event), 1)
-            + _SEEN.pack(now)
-            + _WRITE.pack(event.get("count") or 0, 0)
+        numbers = _FIRST.pack(
+            SPAM_BURST - 1, now, _stamp(event), 1, now, event.get("count") or 0, 0
         )
         first_timestamp = sys.intern(event.get("firstTimestamp") or "")
         self._similar += 1
         self._observed += 1
         similar = self._aggregate_key(event)
         return key, Record((numbers, similar, event.get("message", ""), key, first_timestamp))
+
+    def _next(
+        self, record: Record, event: Object, now: float
+    ) -> tuple[Object, EntryKey, Object | None, bool, Record]:
+        """What client-go's aggregation, counting and spam filtering, in turn, make of an event
+        about an object its source has a record of: the event to write (`event`, or the
+        combined one standing in for it), its entry key, the patch for a repeat, whether the
+        spam filter lets it through, and the record after. The combined event of an
+        aggregation has the source and object of the event it stands in for, so the spam
+        filter's bucket is the record's either way."""
+        tokens, last, base, similars = record.head()
+        event, key, similar = self._aggregate(record, similars, event, now)
+        patch, write = self._observe(record, base, similars, event, key)
+        tokens = min(SPAM_BURST, tokens + (now - last) * SPAM_QPS)
+        allowed = tokens >= 1
+        bucket = (tokens - 1 if allowed else tokens, now)
+        return event, key, patch, allowed, record.changed(write, bucket, similar)
 
     def _use(self, source_and_object: SourceAndObject) -> Record:
         """The record of `source_and_object`, now the most recently used (its caller puts it
@@ -349,12 +359,12 @@ class EventCorrelator:
         )
 
     def _aggregate(
-        self, record: Record, event: Object, now: float
+        self, record: Record, similars: int, event: Object, now: float
     ) -> tuple[Object, EntryKey, SimilarChange]:
         """The event to write (`event`, or the combined one standing in for it), its entry key,
         and what becomes of its aggregation record."""
         key = self._aggregate_key(event)
-        j = record.similar(key)
+        j = record.similar(key, similars)
         messages: Messages = ()
         if j >= 0 and now - record.seen(j) <= AGGREGATE_INTERVAL:
             messages = record.messages(j)
@@ -391,14 +401,14 @@ class EventCorrelator:
         return combined, key, similar
 
     def _observe(
-        self, record: Record, event: Object, key: EntryKey
+        self, record: Record, base: int, similars: int, event: Object, key: EntryKey
     ) -> tuple[Object | None, WriteChange]:
         """A repeat becomes a patch of the Event written before (`event` takes its name, count
         and firstTimestamp); and `event` becomes the last write of `key`."""
-        j = record.observed(key)
+        j = record.observed(key, similars)
         patch = None
         if j >= 0:
-            count, stamp, first_timestamp = record.last_write(j)
+            count, stamp, first_timestamp = record.last_write(j, base, similars)
             involved_name = event["involvedObject"].get("name", "")
             event["metadata"] = {**event["metadata"], "name": f"{involved_name}.{stamp:x}"}
             event["firstTimestamp"] = first_timestamp
@@ -435,12 +445,3 @@ def _stamp(event: Object) -> int:
 def _spliced(numbers: bytes, at: int, size: int, new: bytes) -> bytes:
     """`numbers` with the `size` bytes at `at` replaced by `new`."""
     return numbers[:at] + new + numbers[at + size :]
-
-
-def _allow(record: Record, now: float) -> tuple[bool, tuple[float, float]]:
-    """The spam filter, and its bucket after: the combined event of an aggregation has the same
-    source and object as the event it stands in for, so its bucket is the record's."""
-    tokens, last = record.bucket()
-    tokens = min(SPAM_BURST, tokens + (now - last) * SPAM_QPS)
-    allowed = tokens >= 1
-    return allowed, (tokens - 1 if allowed else tokens, now)

@@ -40,17 +40,22 @@ _EVENTS = catalog.kind("", "events")
 def object_reference(obj: Mapping[str, Any], field_path: str = "") -> Object:
     """The ObjectReference an Event's involvedObject holds (client-go's GetReference)."""
     m = obj.get("metadata") or {}
-    reference = {
-        "kind": _shared(obj.get("kind", "")),
-        "namespace": _shared(m.get("namespace", "")),
-        "name": m.get("name", ""),
-        "uid": m.get("uid", ""),
-        "apiVersion": _shared(obj.get("apiVersion", "")),
-        "resourceVersion": m.get("resourceVersion", ""),
-    }
+    reference: Object = {}
+    if kind := obj.get("kind"):
+        reference["kind"] = _shared(kind)
+    if namespace := m.get("namespace"):
+        reference["namespace"] = _shared(namespace)
+    if name := m.get("name"):
+        reference["name"] = name
+    if uid := m.get("uid"):
+        reference["uid"] = uid
+    if api_version := obj.get("apiVersion"):
+        reference["apiVersion"] = _shared(api_version)
+    if resource_version := m.get("resourceVersion"):
+        reference["resourceVersion"] = resource_version
     if field_path:
         reference["fieldPath"] = field_path
-    return {k: v for k, v in reference.items() if v}
+    return reference
 
 
 def _shared(text: str) -> str:
@@ -208,8 +213,7 @@ class EventRecorder:
                 if e.code != 404:
                     raise
                 # gone meanwhile: create it again
-        base, _, stamp = m["name"].rpartition(".")
-        nanos, attempts = int(stamp, 16), 1
+        attempts = 1
         while True:
             try:
                 return await self._client.create(_EVENTS, m["namespace"], event)
@@ -217,6 +221,7 @@ class EventRecorder:
                 taken = e.reason == "AlreadyExists" and patch is None
                 if not taken or attempts == NAME_ATTEMPTS:
                     raise
-            nanos, attempts = nanos + 1, attempts + 1
+            base, _, stamp = m["name"].rpartition(".")
+            nanos, attempts = int(stamp, 16) + 1, attempts + 1
             self._stamps.taken(m["namespace"], base, nanos)
             m["name"] = f"{base}.{nanos:x}"

@@ -235,3 +235,60 @@ def test_projected_paths_that_clash_with_a_service_account_token() -> None:
         f"spec.volumes[1].projected.sources.downwardAPI[0]: {clash}",
         f"spec.volumes[1].projected.sources.ClusterTrustBundle: {clash}",
     ]
+
+
+def test_pods_of_one_shape_each_get_their_own_warnings(api: Any) -> None:
+    """The server remembers a valid spec's warnings by its shape (its volumes' names left
+    out, as the ServiceAccount admission names each pod's own): every pod still gets its
+    name's and its annotations' warnings, in their places."""
+
+    def body(name: str, volume: str, annotations: dict[str, str] | None = None) -> Any:
+        obj = pod(
+            name,
+            volumes=[
+                {
+                    "name": volume,
+                    "projected": {
+                        "sources": [
+                            {"serviceAccountToken": {"path": "token"}},
+                            {"configMap": {"name": "cm", "items": [{"key": "t", "path": "token"}]}},
+                        ]
+                    },
+                }
+            ],
+            serviceAccountName="default",
+        )
+        container = obj["spec"]["containers"][0]
+        container["volumeMounts"] = [{"name": volume, "mountPath": "/var/run/access"}]
+        container["resources"] = {"requests": {"memory": "100m"}}
+        if annotations:
+            obj["metadata"]["annotations"] = annotations
+        return obj
+
+    clash = (
+        "spec.volumes[0].projected.sources.configMap[0]: has duplicated path with "
+        'ServiceAccountToken "token"'
+    )
+    fraction = (
+        'spec.containers[0].resources.requests[memory]: fractional byte value "100m" is '
+        "invalid, must be an integer"
+    )
+    seccomp = (
+        "metadata.annotations[container.seccomp.security.alpha.kubernetes.io/c]: "
+        'non-functional in v1.27+; use the "seccompProfile" field instead'
+    )
+    dotted = (
+        "metadata.name: this is used in the Pod's hostname, which can result in surprising "
+        "behavior; a DNS label is recommended: [must not contain dots]"
+    )
+    seccomp_annotation = {"container.seccomp.security.alpha.kubernetes.io/c": "unconfined"}
+    for obj, expected in [
+        (body("web-1", "access-a"), [clash, fraction]),
+        (body("web-2", "access-b"), [clash, fraction]),
+        (body("web.3", "access-c"), [dotted, clash, fraction]),
+        (body("web-4", "access-d", seccomp_annotation), [clash, seccomp, fraction]),
+        (body("web-5", "access-e", {"note": "x"}), [clash, fraction]),
+    ]:
+        created = api.call(api.server.create, PODS, "default", obj)
+        assert created.warnings == expected
+        assert pod_warnings(created.obj) == expected

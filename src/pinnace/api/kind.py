@@ -15,6 +15,7 @@ from pinnace.api.objects import Object
 
 Defaulter = Callable[[Object], None]
 Validator = Callable[[Object], list[FieldError]]
+CreateChecker = Callable[[Object], tuple[list[FieldError], list[str]]]
 UpdateValidator = Callable[[Object, Object], list[FieldError]]
 UpdatePreparer = Callable[[Object, Object], None]
 FeatureDefaulter = Callable[[Object, FeatureGates], None]
@@ -127,6 +128,10 @@ class Kind:
     """Validation of a write to the status subresource (new, old)."""
     warnings_on_create: Callable[[Object], list[str]] = field(default=_no_warnings, compare=False)
     """The strategy's WarningsOnCreate: `Warning` headers for a valid new object."""
+    checks_on_create: CreateChecker | None = field(default=None, compare=False)
+    """`validate` and `warnings_on_create` of a new object at once, (errors, warnings), for a
+    kind whose two share their work (a pod's, its spec looked up once): the warnings count
+    only when there are no errors. None: the two are asked in turn."""
     warnings_on_update: Callable[[Object, Object], list[str]] = field(
         default=_no_update_warnings, compare=False
     )

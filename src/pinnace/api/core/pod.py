@@ -31,6 +31,7 @@ from pinnace.api.core.pod_update import (
     validate_pod_update,
 )
 from pinnace.api.core.pod_validation import (
+    check_pod_create,
     validate_pod_create,
     validate_pod_spec,
     validate_pod_template_spec,
@@ -220,6 +221,7 @@ POD = Kind(
     prepare_for_update=prepare_pod_for_update,
     prepare_for_status_update=prepare_pod_for_status_update,
     validate=validate_pod_create,
+    checks_on_create=check_pod_create,
     validate_update=validate_pod_update,
     validate_status_update=validate_pod_status_update,
     warnings_on_create=pod_warnings,

@@ -67,6 +67,8 @@ _SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
 _APPARMOR_CONTAINER = "container.apparmor.security.beta.kubernetes.io/"
 _SECCOMP_MESSAGE = 'non-functional in v1.27+; use the "seccompProfile" field instead'
 _APPARMOR_MESSAGE = 'deprecated since v1.30; use the "appArmorProfile" field instead'
+_WARNED_ANNOTATIONS = frozenset((*_DEPRECATED_ANNOTATIONS, _SECCOMP_POD))
+_WARNED_ANNOTATION_PREFIXES = (_SECCOMP_CONTAINER, _APPARMOR_CONTAINER)
 _NULL_SELECTOR = "a null labelSelector results in matching no pod"
 _BYTE_RESOURCES = ("memory", "ephemeral-storage")
 _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
@@ -75,12 +77,31 @@ _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 def pod_warnings(pod: Any) -> list[str]:
     """The pod strategy's WarningsOnCreate."""
     pod = as_dict(pod)
-    warnings = _name_warnings(pod, "used in the Pod's hostname")
+    warnings = pod_name_warnings(as_dict(pod.get("metadata")))
     return warnings + spec_and_meta_warnings(pod, "")
 
 
-def _name_warnings(obj: dict[str, Any], use: str) -> list[str]:
-    label_errors = is_dns1123_label(as_str(as_dict(obj.get("metadata")).get("name")))
+def pod_name_warnings(meta: dict[str, Any]) -> list[str]:
+    """The warning of a pod's name (its metadata) that is no DNS label."""
+    return _name_warnings(meta, "used in the Pod's hostname")
+
+
+def spec_warnings(spec: Any) -> list[str]:
+    """`pod_warnings` of a pod with this spec, but for its name's, when `reads_annotations`
+    says its annotations play no part."""
+    return spec_and_meta_warnings({"spec": spec}, "")
+
+
+def reads_annotations(annotations: dict[str, Any]) -> bool:
+    """Whether the warnings of a pod or template with these annotations read any of them."""
+    return any(
+        key in _WARNED_ANNOTATIONS or key.startswith(_WARNED_ANNOTATION_PREFIXES)
+        for key in annotations
+    )
+
+
+def _name_warnings(meta: dict[str, Any], use: str) -> list[str]:
+    label_errors = is_dns1123_label(as_str(meta.get("name")))
     if not label_errors:
         return []
     return [
@@ -114,7 +135,8 @@ def template_warnings(
         return own + spec_and_meta_warnings(template_of(obj), prefix)
 
     def on_create(obj: Any) -> list[str]:
-        warnings = _name_warnings(as_dict(obj), "used in Pod names and hostnames") if name else []
+        meta = as_dict(as_dict(obj).get("metadata"))
+        warnings = _name_warnings(meta, "used in Pod names and hostnames") if name else []
         return warnings + of_spec(obj)
 
     def on_update(new: Any, old: Any) -> list[str]:

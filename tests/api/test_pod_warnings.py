@@ -292,3 +292,57 @@ def test_pods_of_one_shape_each_get_their_own_warnings(api: Any) -> None:
         created = api.call(api.server.create, PODS, "default", obj)
         assert created.warnings == expected
         assert pod_warnings(created.obj) == expected
+
+
+APPARMOR = "container.apparmor.security.beta.kubernetes.io/c"
+APPARMOR_WARNING = (
+    f'metadata.annotations[{APPARMOR}]: deprecated since v1.30; use the "appArmorProfile" '
+    "field instead"
+)
+
+
+def test_a_pods_apparmor_annotation_is_warned_of_and_becomes_its_field(api: Any) -> None:
+    obj = pod("web-1")
+    obj["metadata"]["annotations"] = {APPARMOR: "localhost/k8s-nginx"}
+    created = api.call(api.server.create, PODS, "default", obj)
+    assert created.warnings == [APPARMOR_WARNING]
+    assert created.obj["spec"]["containers"][0]["securityContext"] == {
+        "appArmorProfile": {"type": "Localhost", "localhostProfile": "k8s-nginx"}
+    }
+
+
+def test_an_apparmor_annotation_the_pods_own_field_says_is_not_warned_of(api: Any) -> None:
+    obj = pod("web-2", securityContext={"appArmorProfile": {"type": "RuntimeDefault"}})
+    obj["metadata"]["annotations"] = {APPARMOR: "runtime/default"}
+    created = api.call(api.server.create, PODS, "default", obj)
+    assert created.warnings == []
+    assert "securityContext" not in created.obj["spec"]["containers"][0]
+
+
+def test_an_apparmor_field_gets_its_annotation_without_a_warning(api: Any) -> None:
+    obj = pod("web-3", securityContext={"appArmorProfile": {"type": "Unconfined"}})
+    obj["spec"]["containers"].append(
+        {
+            "name": "d",
+            "image": "nginx",
+            "securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}},
+        }
+    )
+    created = api.call(api.server.create, PODS, "default", obj)
+    assert created.warnings == []
+    assert created.obj["metadata"]["annotations"] == {
+        APPARMOR: "unconfined",
+        "container.apparmor.security.beta.kubernetes.io/d": "runtime/default",
+    }
+
+
+def test_a_templates_apparmor_annotation_is_warned_of_unless_a_field_is_set(api: Any) -> None:
+    body = deployment()
+    body["spec"]["template"]["metadata"]["annotations"] = {APPARMOR: "runtime/default"}
+    created = api.call(api.server.create, DEPLOYMENTS, "default", body)
+    assert created.warnings == [f"spec.template.{APPARMOR_WARNING}"]
+    body["metadata"]["name"] = "web-2"
+    body["spec"]["template"]["spec"]["securityContext"] = {
+        "appArmorProfile": {"type": "RuntimeDefault"}
+    }
+    assert api.call(api.server.create, DEPLOYMENTS, "default", body).warnings == []

@@ -15,6 +15,7 @@ from pinnace.api.objects import Object
 
 Defaulter = Callable[[Object], None]
 Validator = Callable[[Object], list[FieldError]]
+CreatePreparer = Callable[[Object], list[str] | None]
 CreateChecker = Callable[[Object], tuple[list[FieldError], list[str]]]
 UpdateValidator = Callable[[Object, Object], list[FieldError]]
 UpdatePreparer = Callable[[Object, Object], None]
@@ -88,10 +89,11 @@ class Kind:
     """A PUT to a missing object creates it (events, leases, limit ranges)."""
     default: Defaulter = field(default=_no_defaults, compare=False)
     """Fill in defaults in place, as kube-apiserver's defaulting does on decode."""
-    prepare_for_create: Defaulter = field(default=_no_defaults, compare=False)
+    prepare_for_create: CreatePreparer = field(default=_no_defaults, compare=False)
     """The registry strategy's create step, run after uid and creationTimestamp are set and
     before validation: reset status, set generation 1, derived fields (pod status.qosClass,
-    a Job's generated selector)."""
+    a Job's generated selector). It may return warnings, as the strategy's own AddWarning
+    (a pod's deprecated AppArmor annotations), sent ahead of `warnings_on_create`'s."""
     prepare_for_update: Callable[[Object, Object], None] = field(
         default=_nothing_to_prepare, compare=False
     )

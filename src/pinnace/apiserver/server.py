@@ -307,12 +307,12 @@ class APIServer:
         generate = bool(m.get("generateName")) and not m.get("name")
         if generate:
             m["name"] = self._generated_name(m["generateName"])
-        kind.prepare_for_create(obj)
+        prepared = kind.prepare_for_create(obj) or []
         kind.drop_disabled(obj, None, self.features)
         finish = await self._begin_create(kind, obj, options.dry_run)
         stored_ok = False
         try:
-            warnings = decoded.warnings + self._checked_create(kind, obj)
+            warnings = decoded.warnings + prepared + self._checked_create(kind, obj)
             await self.admission.validate("CREATE", kind, obj)
             async with self.admission.quota_charged(kind, obj, options.dry_run):
                 if options.dry_run:

@@ -34,11 +34,15 @@ def apply_apparmor_version_skew(pod: dict[str, Any]) -> list[str]:
     if not isinstance(meta, dict):
         return []
     pod_profile = as_dict(spec.get("securityContext")).get("appArmorProfile")
+    annotated = any(key.startswith(ANNOTATION_PREFIX) for key in as_dict(meta.get("annotations")))
     warnings = []
     for container in pod_containers(spec):
+        security = container.get("securityContext")
+        profile = security.get("appArmorProfile") if isinstance(security, dict) else None
+        if profile is None and pod_profile is None and not annotated:
+            continue  # nothing to sync (most pods)
         key = ANNOTATION_PREFIX + as_str(container.get("name"))
         annotations = meta.get("annotations")
-        profile = as_dict(container.get("securityContext")).get("appArmorProfile")
         if not isinstance(annotations, dict) or key not in annotations:
             value = _annotation_of(profile if profile is not None else pod_profile)
             if value:

@@ -39,6 +39,7 @@ from pinnace.api.names import (
     inclusive_range_error,
     is_dns1123_label,
     is_dns1123_subdomain,
+    is_good_dns1123_label,
     is_qualified_name,
 )
 from pinnace.api.objects import Remembered, plain_json
@@ -320,7 +321,7 @@ def _volumes_renamed(spec: dict[str, Any]) -> dict[str, Any] | None:
         if not isinstance(volume, dict) or volume.get("ephemeral") is not None:
             return None
         name = volume.get("name")
-        if not isinstance(name, str) or not name or name in index or is_dns1123_label(name):
+        if not isinstance(name, str) or name in index or not is_good_dns1123_label(name):
             return None
         index[name] = str(i)
     renamed = {**spec, "volumes": [{**v, "name": index[v["name"]]} for v in volumes]}

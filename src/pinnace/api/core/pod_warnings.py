@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 
 from pinnace.api.core.pod_shape import as_dict, as_list, as_str
 from pinnace.api.goquote import quote
-from pinnace.api.names import is_dns1123_label
+from pinnace.api.names import is_dns1123_label, is_good_dns1123_label
 from pinnace.resources.lists import parse_quantity
 
 _DEPRECATED_NODE_LABELS = {
@@ -101,9 +101,10 @@ def reads_annotations(annotations: dict[str, Any]) -> bool:
 
 
 def _name_warnings(meta: dict[str, Any], use: str) -> list[str]:
-    label_errors = is_dns1123_label(as_str(meta.get("name")))
-    if not label_errors:
+    name = as_str(meta.get("name"))
+    if is_good_dns1123_label(name):
         return []
+    label_errors = is_dns1123_label(name)
     return [
         f"metadata.name: this is {use}, which can result in surprising behavior; a DNS label "
         f"is recommended: [{' '.join(label_errors)}]"

@@ -5,8 +5,9 @@ pkg/registry/core/pod and the template-bearing kinds' registries).
 
 A pod is checked on create only (its strategy skips updates, a high-frequency path); a template
 on create and on an update that bumps the generation. The checks read only the fields the rules
-name, so a plain pod costs a few dict lookups. Not produced: the warnings of an ephemeral
-volume's claim template (pkg/api/persistentvolumeclaim).
+name; a new pod's spec warnings are remembered with its spec's validity by
+`pod_validation.check_pod_create`. Not produced: the warnings of an ephemeral volume's claim
+template (pkg/api/persistentvolumeclaim).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pinnace.api.core.pod_shape import as_dict, as_str, pod_containers
+from pinnace.api.core.pod_shape import CONTAINER_LISTS, as_dict, as_str, pod_containers
 
 ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 _MESSAGE = 'deprecated since v1.30; use the "appArmorProfile" field instead'
@@ -28,21 +28,17 @@ def apply_apparmor_version_skew(pod: dict[str, Any]) -> list[str]:
     """Sync the annotations and fields of `pod` in place; the warnings of the annotations
     without a field of their container."""
     spec = as_dict(pod.get("spec"))
-    if as_dict(spec.get("os")).get("name") == "windows":
-        return []
     meta = pod.get("metadata")
-    if not isinstance(meta, dict):
+    if not isinstance(meta, dict) or as_dict(spec.get("os")).get("name") == "windows":
         return []
     pod_profile = as_dict(spec.get("securityContext")).get("appArmorProfile")
-    annotated = any(key.startswith(ANNOTATION_PREFIX) for key in as_dict(meta.get("annotations")))
+    if pod_profile is None and not _has_profiles(spec) and not _has_annotations(meta):
+        return []  # nothing to sync (most pods)
     warnings = []
     for container in pod_containers(spec):
-        security = container.get("securityContext")
-        profile = security.get("appArmorProfile") if isinstance(security, dict) else None
-        if profile is None and pod_profile is None and not annotated:
-            continue  # nothing to sync (most pods)
         key = ANNOTATION_PREFIX + as_str(container.get("name"))
         annotations = meta.get("annotations")
+        profile = _profile(container)
         if not isinstance(annotations, dict) or key not in annotations:
             value = _annotation_of(profile if profile is not None else pod_profile)
             if value:
@@ -60,6 +56,29 @@ def apply_apparmor_version_skew(pod: dict[str, Any]) -> list[str]:
             if field is None or copied:
                 warnings.append(f"metadata.annotations[{key}]: {_MESSAGE}")
     return warnings
+
+
+def _profile(container: dict[str, Any]) -> Any:
+    security = container.get("securityContext")
+    return security.get("appArmorProfile") if isinstance(security, dict) else None
+
+
+def _has_profiles(spec: dict[str, Any]) -> bool:
+    """Whether a container of `spec` has a profile field of its own."""
+    for list_name in CONTAINER_LISTS:
+        containers = spec.get(list_name)
+        if isinstance(containers, list):
+            for container in containers:
+                if isinstance(container, dict) and _profile(container) is not None:
+                    return True
+    return False
+
+
+def _has_annotations(meta: dict[str, Any]) -> bool:
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        return False
+    return any(key.startswith(ANNOTATION_PREFIX) for key in annotations)
 
 
 def _annotation_of(profile: Any) -> str:

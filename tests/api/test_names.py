@@ -15,6 +15,7 @@ from pinnace.api.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_env_var_name,
+    is_good_dns1123_label,
     is_qualified_name,
     is_valid_label_value,
     is_valid_percent,
@@ -294,3 +295,10 @@ def test_a_random_suffix_is_what_random_choice_draws_from_the_alphabet() -> None
         expected = "".join(theirs.choice(NAME_SUFFIX_ALPHABET) for _ in range(5))
         assert random_suffix(ours) == expected
         assert ours.random() == theirs.random()  # the same bits were drawn
+
+
+@given(st.text(alphabet="az09-.Aé", max_size=70))
+def test_a_good_dns1123_label_is_one_is_dns1123_label_finds_nothing_in(value: str) -> None:
+    assert is_good_dns1123_label(value) == (is_dns1123_label(value) == [])
+    for edge in ("a" * 63, "a" * 64, "", "é"):
+        assert is_good_dns1123_label(edge) == (is_dns1123_label(edge) == [])

@@ -235,3 +235,114 @@ def test_projected_paths_that_clash_with_a_service_account_token() -> None:
         f"spec.volumes[1].projected.sources.downwardAPI[0]: {clash}",
         f"spec.volumes[1].projected.sources.ClusterTrustBundle: {clash}",
     ]
+
+
+def test_pods_of_one_shape_each_get_their_own_warnings(api: Any) -> None:
+    """The server remembers a valid spec's warnings by its shape (its volumes' names left
+    out, as the ServiceAccount admission names each pod's own): every pod still gets its
+    name's and its annotations' warnings, in their places."""
+
+    def body(name: str, volume: str, annotations: dict[str, str] | None = None) -> Any:
+        obj = pod(
+            name,
+            volumes=[
+                {
+                    "name": volume,
+                    "projected": {
+                        "sources": [
+                            {"serviceAccountToken": {"path": "token"}},
+                            {"configMap": {"name": "cm", "items": [{"key": "t", "path": "token"}]}},
+                        ]
+                    },
+                }
+            ],
+            serviceAccountName="default",
+        )
+        container = obj["spec"]["containers"][0]
+        container["volumeMounts"] = [{"name": volume, "mountPath": "/var/run/access"}]
+        container["resources"] = {"requests": {"memory": "100m"}}
+        if annotations:
+            obj["metadata"]["annotations"] = annotations
+        return obj
+
+    clash = (
+        "spec.volumes[0].projected.sources.configMap[0]: has duplicated path with "
+        'ServiceAccountToken "token"'
+    )
+    fraction = (
+        'spec.containers[0].resources.requests[memory]: fractional byte value "100m" is '
+        "invalid, must be an integer"
+    )
+    seccomp = (
+        "metadata.annotations[container.seccomp.security.alpha.kubernetes.io/c]: "
+        'non-functional in v1.27+; use the "seccompProfile" field instead'
+    )
+    dotted = (
+        "metadata.name: this is used in the Pod's hostname, which can result in surprising "
+        "behavior; a DNS label is recommended: [must not contain dots]"
+    )
+    seccomp_annotation = {"container.seccomp.security.alpha.kubernetes.io/c": "unconfined"}
+    for obj, expected in [
+        (body("web-1", "access-a"), [clash, fraction]),
+        (body("web-2", "access-b"), [clash, fraction]),
+        (body("web.3", "access-c"), [dotted, clash, fraction]),
+        (body("web-4", "access-d", seccomp_annotation), [clash, seccomp, fraction]),
+        (body("web-5", "access-e", {"note": "x"}), [clash, fraction]),
+    ]:
+        created = api.call(api.server.create, PODS, "default", obj)
+        assert created.warnings == expected
+        assert pod_warnings(created.obj) == expected
+
+
+APPARMOR = "container.apparmor.security.beta.kubernetes.io/c"
+APPARMOR_WARNING = (
+    f'metadata.annotations[{APPARMOR}]: deprecated since v1.30; use the "appArmorProfile" '
+    "field instead"
+)
+
+
+def test_a_pods_apparmor_annotation_is_warned_of_and_becomes_its_field(api: Any) -> None:
+    obj = pod("web-1")
+    obj["metadata"]["annotations"] = {APPARMOR: "localhost/k8s-nginx"}
+    created = api.call(api.server.create, PODS, "default", obj)
+    assert created.warnings == [APPARMOR_WARNING]
+    assert created.obj["spec"]["containers"][0]["securityContext"] == {
+        "appArmorProfile": {"type": "Localhost", "localhostProfile": "k8s-nginx"}
+    }
+
+
+def test_an_apparmor_annotation_the_pods_own_field_says_is_not_warned_of(api: Any) -> None:
+    obj = pod("web-2", securityContext={"appArmorProfile": {"type": "RuntimeDefault"}})
+    obj["metadata"]["annotations"] = {APPARMOR: "runtime/default"}
+    created = api.call(api.server.create, PODS, "default", obj)
+    assert created.warnings == []
+    assert "securityContext" not in created.obj["spec"]["containers"][0]
+
+
+def test_an_apparmor_field_gets_its_annotation_without_a_warning(api: Any) -> None:
+    obj = pod("web-3", securityContext={"appArmorProfile": {"type": "Unconfined"}})
+    obj["spec"]["containers"].append(
+        {
+            "name": "d",
+            "image": "nginx",
+            "securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}},
+        }
+    )
+    created = api.call(api.server.create, PODS, "default", obj)
+    assert created.warnings == []
+    assert created.obj["metadata"]["annotations"] == {
+        APPARMOR: "unconfined",
+        "container.apparmor.security.beta.kubernetes.io/d": "runtime/default",
+    }
+
+
+def test_a_templates_apparmor_annotation_is_warned_of_unless_a_field_is_set(api: Any) -> None:
+    body = deployment()
+    body["spec"]["template"]["metadata"]["annotations"] = {APPARMOR: "runtime/default"}
+    created = api.call(api.server.create, DEPLOYMENTS, "default", body)
+    assert created.warnings == [f"spec.template.{APPARMOR_WARNING}"]
+    body["metadata"]["name"] = "web-2"
+    body["spec"]["template"]["spec"]["securityContext"] = {
+        "appArmorProfile": {"type": "RuntimeDefault"}
+    }
+    assert api.call(api.server.create, DEPLOYMENTS, "default", body).warnings == []

@@ -70,3 +70,30 @@ def test_apply_of_a_pod_and_a_deployment_prints_the_warnings(cluster: Cluster) -
     again = cluster.kubectl("apply", "-f", "-", stdin=DEPLOYMENT)
     assert again.returncode == 0, again.stderr
     assert (again.stdout, again.stderr) == ("deployment.apps/web unchanged\n", "")
+
+
+APPARMOR_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: hardened
+  annotations:
+    container.apparmor.security.beta.kubernetes.io/app: localhost/k8s-deny-write
+spec:
+  containers:
+  - name: app
+    image: nginx
+"""
+
+
+def test_a_pods_apparmor_annotation_is_warned_of_and_becomes_its_field(cluster: Cluster) -> None:
+    pod = cluster.kubectl("apply", "-f", "-", stdin=APPARMOR_POD)
+    assert pod.returncode == 0, pod.stderr
+    assert pod.stderr == (
+        "Warning: metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]: "
+        'deprecated since v1.30; use the "appArmorProfile" field instead\n'
+    )
+    profile = cluster.ok(
+        "get", "pod", "hardened", "-o", "jsonpath={.spec.containers[0].securityContext}"
+    )
+    assert profile == '{"appArmorProfile":{"localhostProfile":"k8s-deny-write","type":"Localhost"}}'

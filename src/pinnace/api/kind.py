@@ -15,6 +15,8 @@ from pinnace.api.objects import Object
 
 Defaulter = Callable[[Object], None]
 Validator = Callable[[Object], list[FieldError]]
+CreatePreparer = Callable[[Object], list[str] | None]
+CreateChecker = Callable[[Object], tuple[list[FieldError], list[str]]]
 UpdateValidator = Callable[[Object, Object], list[FieldError]]
 UpdatePreparer = Callable[[Object, Object], None]
 FeatureDefaulter = Callable[[Object, FeatureGates], None]
@@ -87,10 +89,11 @@ class Kind:
     """A PUT to a missing object creates it (events, leases, limit ranges)."""
     default: Defaulter = field(default=_no_defaults, compare=False)
     """Fill in defaults in place, as kube-apiserver's defaulting does on decode."""
-    prepare_for_create: Defaulter = field(default=_no_defaults, compare=False)
+    prepare_for_create: CreatePreparer = field(default=_no_defaults, compare=False)
     """The registry strategy's create step, run after uid and creationTimestamp are set and
     before validation: reset status, set generation 1, derived fields (pod status.qosClass,
-    a Job's generated selector)."""
+    a Job's generated selector). It may return warnings, as the strategy's own AddWarning
+    (a pod's deprecated AppArmor annotations), sent ahead of `warnings_on_create`'s."""
     prepare_for_update: Callable[[Object, Object], None] = field(
         default=_nothing_to_prepare, compare=False
     )
@@ -127,6 +130,10 @@ class Kind:
     """Validation of a write to the status subresource (new, old)."""
     warnings_on_create: Callable[[Object], list[str]] = field(default=_no_warnings, compare=False)
     """The strategy's WarningsOnCreate: `Warning` headers for a valid new object."""
+    checks_on_create: CreateChecker | None = field(default=None, compare=False)
+    """`validate` and `warnings_on_create` of a new object at once, (errors, warnings), for a
+    kind whose two share their work (a pod's, its spec looked up once): the warnings count
+    only when there are no errors. None: the two are asked in turn."""
     warnings_on_update: Callable[[Object, Object], list[str]] = field(
         default=_no_update_warnings, compare=False
     )

@@ -94,6 +94,13 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+def is_good_dns1123_label(value: str) -> bool:
+    """Whether `is_dns1123_label(value)` finds nothing, worked out without remembering
+    `value`: for a string seen once (a pod's name, its generated volume's), which would only
+    push the recurring ones out of that memory, and costs more to remember than to check."""
+    return len(value) <= DNS1123_LABEL_MAX_LENGTH and _DNS1123_LABEL.fullmatch(value) is not None
+
+
 @_remembered
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []

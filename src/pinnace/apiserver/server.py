@@ -307,13 +307,12 @@ class APIServer:
         generate = bool(m.get("generateName")) and not m.get("name")
         if generate:
             m["name"] = self._generated_name(m["generateName"])
-        kind.prepare_for_create(obj)
+        prepared = kind.prepare_for_create(obj) or []
         kind.drop_disabled(obj, None, self.features)
         finish = await self._begin_create(kind, obj, options.dry_run)
         stored_ok = False
         try:
-            self._validate(kind, obj, kind.validate(obj))
-            warnings = decoded.warnings + kind.warnings_on_create(obj)
+            warnings = decoded.warnings + prepared + self._checked_create(kind, obj)
             await self.admission.validate("CREATE", kind, obj)
             async with self.admission.quota_charged(kind, obj, options.dry_run):
                 if options.dry_run:
@@ -324,6 +323,15 @@ class APIServer:
             finish(stored_ok)
         await self.admission.after_write("CREATE", kind, namespace)
         return Result(stored, warnings, created=True)
+
+    def _checked_create(self, kind: Kind, obj: Object) -> builtins.list[str]:
+        """Validate a new object (a 422 when invalid) and return its kind's warnings."""
+        if kind.checks_on_create is None:
+            self._validate(kind, obj, kind.validate(obj))
+            return kind.warnings_on_create(obj)
+        errs, warnings = kind.checks_on_create(obj)
+        self._validate(kind, obj, errs)
+        return warnings
 
     async def _begin_create(self, kind: Kind, obj: Object, dry_run: bool) -> Finish:
         """The storage's own step before validation (kube-apiserver's BeginCreate): Services

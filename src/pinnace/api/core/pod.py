@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pinnace.api.core.pod_apparmor import apply_apparmor_version_skew
 from pinnace.api.core.pod_defaults import default_pod, default_pod_spec, default_pod_template
 from pinnace.api.core.pod_ephemeral import (
     prepare_pod_for_ephemeral_containers,
@@ -31,6 +32,7 @@ from pinnace.api.core.pod_update import (
     validate_pod_update,
 )
 from pinnace.api.core.pod_validation import (
+    check_pod_create,
     validate_pod_create,
     validate_pod_spec,
     validate_pod_template_spec,
@@ -62,9 +64,10 @@ __all__ = [
 SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
 
-def prepare_pod_for_create(pod: dict[str, Any]) -> None:
+def prepare_pod_for_create(pod: dict[str, Any]) -> list[str]:
     """A new pod starts Pending with its QoS class; scheduling gates show as a PodScheduled
-    condition, and pod (anti-)affinity matchLabelKeys become selector requirements."""
+    condition, pod (anti-)affinity matchLabelKeys become selector requirements, and the
+    deprecated AppArmor annotations and the fields are synced (with their warnings)."""
     spec = as_dict(pod.get("spec"))
     status: dict[str, Any] = {"phase": "Pending", "qosClass": _qos_class(spec)}
     if spec.get("schedulingGates"):
@@ -78,6 +81,7 @@ def prepare_pod_for_create(pod: dict[str, Any]) -> None:
         ]
     pod["status"] = status
     _apply_match_label_keys(pod)
+    return apply_apparmor_version_skew(pod)
 
 
 _qos_classes: Remembered[str] = Remembered(1024)
@@ -220,6 +224,7 @@ POD = Kind(
     prepare_for_update=prepare_pod_for_update,
     prepare_for_status_update=prepare_pod_for_status_update,
     validate=validate_pod_create,
+    checks_on_create=check_pod_create,
     validate_update=validate_pod_update,
     validate_status_update=validate_pod_status_update,
     warnings_on_create=pod_warnings,

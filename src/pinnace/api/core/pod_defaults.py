@@ -169,33 +169,44 @@ def _rounded(value: Any) -> str | None:
     return str(rounded) if rounded != quantity else None
 
 
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+_HOOKS = ("postStart", "preStop")
+
+
 def _default_container(ctr: Obj) -> None:
-    if not ctr.get("imagePullPolicy"):
-        image = ctr.get("image")
+    get = ctr.get
+    if not get("imagePullPolicy"):
+        image = get("image")
         ctr["imagePullPolicy"] = default_image_pull_policy(image if isinstance(image, str) else "")
-    if not ctr.get("terminationMessagePath"):
+    if not get("terminationMessagePath"):
         ctr["terminationMessagePath"] = TERMINATION_MESSAGE_PATH_DEFAULT
-    if not ctr.get("terminationMessagePolicy"):
+    if not get("terminationMessagePolicy"):
         ctr["terminationMessagePolicy"] = "File"
-    for _, port in dict_items(ctr.get("ports")):
-        if not port.get("protocol"):
-            port["protocol"] = "TCP"
-    for _, env in dict_items(ctr.get("env")):
-        value_from = child_dict(env, "valueFrom")
-        if value_from is not None:
-            _default_field_ref(value_from)
-    resources = as_dict(ctr.get("resources"))
-    _round_resource_list(resources.get("limits"))
-    _round_resource_list(resources.get("requests"))
-    for probe_name in ("livenessProbe", "readinessProbe", "startupProbe"):
-        probe = child_dict(ctr, probe_name)
-        if probe is not None:
+    ports = get("ports")
+    if isinstance(ports, list):
+        for port in ports:
+            if isinstance(port, dict) and not port.get("protocol"):
+                port["protocol"] = "TCP"
+    env = get("env")
+    if isinstance(env, list):
+        for var in env:
+            value_from = var.get("valueFrom") if isinstance(var, dict) else None
+            if isinstance(value_from, dict):
+                _default_field_ref(value_from)
+    resources = get("resources")
+    if isinstance(resources, dict):
+        _round_resource_list(resources.get("limits"))
+        _round_resource_list(resources.get("requests"))
+    for probe_name in _PROBES:
+        probe = get(probe_name)
+        if isinstance(probe, dict):
             _default_probe(probe)
-    lifecycle = as_dict(ctr.get("lifecycle"))
-    for hook_name in ("postStart", "preStop"):
-        hook = child_dict(lifecycle, hook_name)
-        if hook is not None:
-            _default_handler(hook)
+    lifecycle = get("lifecycle")
+    if isinstance(lifecycle, dict):
+        for hook_name in _HOOKS:
+            hook = lifecycle.get(hook_name)
+            if isinstance(hook, dict):
+                _default_handler(hook)
 
 
 def _default_probe(probe: Obj) -> None:

@@ -5,8 +5,9 @@ pkg/registry/core/pod and the template-bearing kinds' registries).
 
 A pod is checked on create only (its strategy skips updates, a high-frequency path); a template
 on create and on an update that bumps the generation. The checks read only the fields the rules
-name, so a plain pod costs a few dict lookups. Not produced: the warnings of an ephemeral
-volume's claim template (pkg/api/persistentvolumeclaim).
+name; a new pod's spec warnings are remembered with its spec's validity by
+`pod_validation.check_pod_create`. Not produced: the warnings of an ephemeral volume's claim
+template (pkg/api/persistentvolumeclaim).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, TypedDict
 
 from pinnace.api.core.pod_shape import as_dict, as_list, as_str
 from pinnace.api.goquote import quote
-from pinnace.api.names import is_dns1123_label
+from pinnace.api.names import is_dns1123_label, is_good_dns1123_label
 from pinnace.resources.lists import parse_quantity
 
 _DEPRECATED_NODE_LABELS = {
@@ -67,6 +68,8 @@ _SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
 _APPARMOR_CONTAINER = "container.apparmor.security.beta.kubernetes.io/"
 _SECCOMP_MESSAGE = 'non-functional in v1.27+; use the "seccompProfile" field instead'
 _APPARMOR_MESSAGE = 'deprecated since v1.30; use the "appArmorProfile" field instead'
+_WARNED_ANNOTATIONS = frozenset((*_DEPRECATED_ANNOTATIONS, _SECCOMP_POD))
+_WARNED_ANNOTATION_PREFIXES = (_SECCOMP_CONTAINER, _APPARMOR_CONTAINER)
 _NULL_SELECTOR = "a null labelSelector results in matching no pod"
 _BYTE_RESOURCES = ("memory", "ephemeral-storage")
 _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
@@ -75,14 +78,34 @@ _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 def pod_warnings(pod: Any) -> list[str]:
     """The pod strategy's WarningsOnCreate."""
     pod = as_dict(pod)
-    warnings = _name_warnings(pod, "used in the Pod's hostname")
+    warnings = pod_name_warnings(as_dict(pod.get("metadata")))
     return warnings + spec_and_meta_warnings(pod, "")
 
 
-def _name_warnings(obj: dict[str, Any], use: str) -> list[str]:
-    label_errors = is_dns1123_label(as_str(as_dict(obj.get("metadata")).get("name")))
-    if not label_errors:
+def pod_name_warnings(meta: dict[str, Any]) -> list[str]:
+    """The warning of a pod's name (its metadata) that is no DNS label."""
+    return _name_warnings(meta, "used in the Pod's hostname")
+
+
+def spec_warnings(spec: Any) -> list[str]:
+    """`pod_warnings` of a pod with this spec, but for its name's, when `reads_annotations`
+    says its annotations play no part."""
+    return spec_and_meta_warnings({"spec": spec}, "")
+
+
+def reads_annotations(annotations: dict[str, Any]) -> bool:
+    """Whether the warnings of a pod or template with these annotations read any of them."""
+    return any(
+        key in _WARNED_ANNOTATIONS or key.startswith(_WARNED_ANNOTATION_PREFIXES)
+        for key in annotations
+    )
+
+
+def _name_warnings(meta: dict[str, Any], use: str) -> list[str]:
+    name = as_str(meta.get("name"))
+    if is_good_dns1123_label(name):
         return []
+    label_errors = is_dns1123_label(name)
     return [
         f"metadata.name: this is {use}, which can result in surprising behavior; a DNS label "
         f"is recommended: [{' '.join(label_errors)}]"
@@ -114,7 +137,8 @@ def template_warnings(
         return own + spec_and_meta_warnings(template_of(obj), prefix)
 
     def on_create(obj: Any) -> list[str]:
-        warnings = _name_warnings(as_dict(obj), "used in Pod names and hostnames") if name else []
+        meta = as_dict(as_dict(obj).get("metadata"))
+        warnings = _name_warnings(meta, "used in Pod names and hostnames") if name else []
         return warnings + of_spec(obj)
 
     def on_update(new: Any, old: Any) -> list[str]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
-from pinnace.store import CompactedError, FutureRevisionError, KeyNotFoundError, Store
+from pinnace.store import CompactedError, FutureRevisionError, KeyNotFoundError, Store, WatchEvent
 
 
 def test_get_at_a_past_revision_sees_the_object_as_it_was(backend) -> None:
@@ -238,5 +239,33 @@ def test_a_selected_list_returns_what_the_selection_matches_and_its_limit_counts
         assert ([o["i"] for o in last_a.items], last_a.continue_key) == ([0, 9], "k/09")
         rest = await store.list("k/", whole.revision, 2, "k/09", select=Team("a"))
         assert (rest.items, rest.continue_key) == ([], None)
+
+    backend.run(body)
+
+
+def test_an_observers_text_of_each_commit_is_its_objects_json_and_reads_stay_right(
+    backend,
+) -> None:
+    async def body(store: Store) -> None:
+        texts: dict[int, bytes] = {}
+        expected: dict[int, bytes] = {}
+
+        def observe(event: WatchEvent) -> None:
+            texts[event.revision] = store.text(event)
+            expected[event.revision] = orjson.dumps(event.object)
+
+        stop = store.observe(observe)
+        for i in range(3):
+            await store.create(f"cm/default/{i}", {"kind": "ConfigMap", "data": {"n": i}})
+        await store.update("cm/default/0", {"kind": "ConfigMap", "data": {"n": 9}}, None)
+        await store.delete("cm/default/1")
+        stop()
+        assert texts == expected
+        # The changes, packed from that text once they left the recent ones, read back.
+        for revision, text in texts.items():
+            watch = store.watch("cm/", revision - 1)
+            event = await anext(watch)
+            watch.close()
+            assert orjson.dumps(event.object) == text
 
     backend.run(body)

@@ -61,6 +61,23 @@ def test_random_settling_and_leaving_read_as_a_sorted_map(block: int) -> None:
     _check(settled, model, rng)
 
 
+def test_a_key_read_just_before_it_settles_or_just_after_it_leaves_reads_as_it_is_then() -> None:
+    # A write reads its key, then takes it out: the lookup is remembered in between.
+    settled = SettledKeys(2)
+    keys = [f"core/pods/default/web-{i}" for i in range(9)]
+    settled.add([(k, 1, _text(k, 1)) for k in keys[::2]])
+    for i, key in enumerate(keys[1::2], 2):
+        assert settled.get(key) is None
+        settled.add([(key, i, _text(key, i))])
+        assert settled.get(key) == (i, _text(key, i))
+    for key in keys:
+        assert settled.get(key) is not None
+        assert settled.pop(key) is not None
+        assert settled.get(key) is None
+        assert settled.pop(key) is None
+    assert len(settled) == 0
+
+
 def test_keys_holding_the_separator_are_not_settled() -> None:
     assert settles("core/pods/default/web")
     assert not settles("odd\0key")

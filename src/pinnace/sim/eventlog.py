@@ -63,6 +63,7 @@ class EventLog:
         self.workload_changes = 0
         """Of those, changes to workload objects (WORKLOAD_KINDS): what tells a cluster that
         has settled from one still at work."""
+        self._text = store.text
         self._stop = store.observe(self._record)
 
     def _record(self, event: WatchEvent) -> None:
@@ -78,7 +79,7 @@ class EventLog:
         """The line `event` gets, as a dict."""
         obj = event.object
         metadata = obj.get("metadata") or {}
-        text = orjson.dumps(obj)  # in the object's key order, as the API serves it
+        text = self._text(event)  # in the object's key order, as the API serves it
         return {
             "revision": event.revision,
             "time": round(self._clock.now() - self._start, 6),

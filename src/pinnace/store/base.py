@@ -126,6 +126,9 @@ class MvccStore(Store):
         self._observers.append(observer)
         return lambda: self._observers.remove(observer)
 
+    def text(self, event: WatchEvent) -> bytes:
+        return self._state.text(event)
+
     async def get(self, key: str, revision: int | None = None) -> Object:
         self._check_open()
         state = self._state

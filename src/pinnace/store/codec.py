@@ -289,10 +289,12 @@ class Codec:
         self._kinds: dict[str, _Kind] = {}
         self._learning = threading.Lock()
 
-    def pack(self, obj: Object) -> bytes:
-        """`obj` in compact form. Raises TypeError if it is not JSON."""
+    def pack(self, obj: Object, text: bytes | None = None) -> bytes:
+        """`obj` in compact form; `text`: its JSON text, if at hand. Raises TypeError if it is
+        not JSON."""
         kind = obj.get("kind")
-        return self.pack_json(orjson.dumps(obj), kind if isinstance(kind, str) else "")
+        data = orjson.dumps(obj) if text is None else text
+        return self.pack_json(data, kind if isinstance(kind, str) else "")
 
     def pack_json(self, data: bytes, kind: str | None = None) -> bytes:
         """An object's JSON text in compact form: the index of the dictionary it is deflated

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Protocol
 
+import orjson
+
 from pinnace.api.objects import Object
 
 if TYPE_CHECKING:
@@ -271,6 +273,12 @@ class Store(ABC):
         """Call `observer(event)` with every change as it commits, in revision order, before
         any watcher has it; returns what stops it. Unlike a watch it has no buffer, no task
         and no lag, so what it records cannot change when the cluster's tasks run."""
+
+    def text(self, event: WatchEvent) -> bytes:
+        """The JSON text of `event`'s object, in its key order (what an observer that records
+        objects digests). Called by an observer of the change committed last, it spares a
+        store that keeps objects packed making that text again to pack it."""
+        return orjson.dumps(event.object)
 
     @abstractmethod
     async def compact(self, revision: int) -> None:

@@ -371,6 +371,15 @@ class MvccState:
         self._keep_recent(version, packed)
         self.revision = event.revision
 
+    def text(self, event: WatchEvent) -> bytes:
+        """The JSON text of `event`'s object. When `event` is the change applied last, its
+        packed form is made of that text now, and kept for when it leaves the recent ones."""
+        text = orjson.dumps(event.object)
+        recent = self._recent
+        if recent and recent[-1][0].revision == event.revision and recent[-1][1] is None:
+            recent[-1] = (recent[-1][0], self._codec.pack(event.object, text))
+        return text
+
     def skip(self, revision: int) -> None:
         """The revisions after the current one, up to `revision`, changed nothing here: etcd
         counts the writes of every key in its revisions, those of keys outside the store too."""

@@ -109,6 +109,9 @@ class SettledKeys:
         # The blocks read last, inflated, by id (each entry keeps its block, so the id stays
         # its own): a key read often, as the namespace of every create is, stays at hand.
         self._inflated: OrderedDict[int, tuple[_Block, _Contents]] = OrderedDict()
+        # The last key looked for and where it was found (None: not settled), until the blocks
+        # change: a write looks its key up to read it, then again to take it out.
+        self._found: tuple[str, tuple[int, int] | None] | None = None
 
     def __len__(self) -> int:
         return self._len
@@ -129,6 +132,7 @@ class SettledKeys:
         i, k = found
         block = self._blocks[i]
         entry = self._contents(block).entry(k)
+        self._found = None
         block.gone |= 1 << k
         self._len -= 1
         self._live[i] -= 1
@@ -202,6 +206,14 @@ class SettledKeys:
 
     def _find(self, key: str) -> tuple[int, int] | None:
         """Which block holds the key and where in it, if the key is settled."""
+        found = self._found
+        if found is not None and found[0] == key:
+            return found[1]
+        where = self._search(key)
+        self._found = (key, where)
+        return where
+
+    def _search(self, key: str) -> tuple[int, int] | None:
         i = bisect_right(self._firsts, key) - 1
         if i < 0:
             return None
@@ -241,6 +253,7 @@ class SettledKeys:
 
     def _replace(self, i: int, entries: list[Entry], removing: int = 1) -> None:
         """Put blocks made of `entries` in place of the `removing` blocks from i."""
+        self._found = None
         size = self._block
         n = len(entries)
         chunks = 1 if n <= 2 * size else n // size

@@ -102,6 +102,7 @@ from pinnace.kubelet.runtime import (
     linux_container_resources,
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
+from pinnace.kubelet.shapes import ShapeMemo
 from pinnace.kubelet.shell import ShellContext, WebGet
 from pinnace.kubelet.sources import (
     FollowedChanged,
@@ -778,8 +779,9 @@ class NodeAgent:
         if worker is not None and worker.allocation is not None:
             pod = allocated_pod(pod, worker.allocation)
         memory = self.machine.memory_bytes
-        resources = linux_container_resources(
-            pod, container, int(memory) if memory < math.inf else 1
+        capacity = int(memory) if memory < math.inf else 1
+        resources = _RESOURCES_BY_SHAPE.of(
+            pod, lambda: linux_container_resources(pod, container, capacity), container, capacity
         )
         if self.cpu_manager is not None:
             given = self.cpu_manager.assignments.get(pod["metadata"]["uid"]) or {}
@@ -984,6 +986,9 @@ class NodeAgent:
 
 _ANNOTATIONS: Interned[tuple[tuple[str, str], ...]] = Interned()
 _RESOURCES: Interned[LinuxContainerResources] = Interned()
+_RESOURCES_BY_SHAPE: ShapeMemo[LinuxContainerResources] = ShapeMemo(1024)
+"""A container's cgroup settings by its pod's shape, its name and the node's memory: what they
+are worked out from."""
 
 
 def _not_packed(pod: Mapping[str, Any]) -> None:

@@ -55,6 +55,7 @@ from pinnace.kubelet.behaviour import (
     COMMAND_NOT_MODELLED,
     BehaviourError,
     ContainerBehaviour,
+    commandless_behaviour,
     container_argv,
     container_behaviour,
 )
@@ -814,9 +815,8 @@ class PodWorker:
         try:
             pod_ip = self.pod_ip
             now = self.host.clock.now
-            context = self._shell_context(pod, c.name, spec, layer)
             return _Plan(
-                container_behaviour(pod, c.name, context, self.host.unknown_command),
+                self._behaviour(pod, c.name, spec, layer),
                 hook_run(pod, spec, POST_START, now),
                 hook_run(pod, spec, PRE_STOP, now),
                 {
@@ -826,6 +826,18 @@ class PodWorker:
             )
         except (BehaviourError, ConfigError) as e:
             return str(e)
+
+    def _behaviour(
+        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
+    ) -> ContainerBehaviour:
+        """Container `name`'s model for a run over `layer`. Raises ConfigError (its environment
+        cannot be made: a missing ConfigMap or Secret) or BehaviourError."""
+        unknown = self.host.unknown_command
+        if container_argv(pod, name):
+            context = self._shell_context(pod, name, spec, layer)
+            return container_behaviour(pod, name, context, unknown)
+        self.host.container_environment(pod, name, self.pod_ip)  # made all the same
+        return commandless_behaviour(pod, name, unknown)
 
     def _shell_context(
         self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles

@@ -119,6 +119,7 @@ from pinnace.kubelet.tokens import TokenManager
 from pinnace.kubelet.volumes import TokenSource
 from pinnace.kubelet.web import PodLookup, no_pods, service_web
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
+from pinnace.resources.oom import CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION
 from pinnace.resources.qos import GUARANTEED
 from pinnace.store.codec import Codec
 
@@ -986,9 +987,11 @@ class NodeAgent:
 
 _ANNOTATIONS: Interned[tuple[tuple[str, str], ...]] = Interned()
 _RESOURCES: Interned[LinuxContainerResources] = Interned()
-_RESOURCES_BY_SHAPE: ShapeMemo[LinuxContainerResources] = ShapeMemo(1024)
-"""A container's cgroup settings by its pod's shape, its name and the node's memory: what they
-are worked out from."""
+_RESOURCES_BY_SHAPE: ShapeMemo[LinuxContainerResources] = ShapeMemo(
+    1024, lambda name: name in (CONFIG_SOURCE_ANNOTATION, CONFIG_MIRROR_ANNOTATION)
+)
+"""A container's cgroup settings by its pod's shape (and the annotations that make a pod
+critical), its name and the node's memory: what they are worked out from."""
 
 
 def _not_packed(pod: Mapping[str, Any]) -> None:

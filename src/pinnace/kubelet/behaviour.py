@@ -221,7 +221,12 @@ def commandless_behaviour(
     )
 
 
-_COMMANDLESS: ShapeMemo[ContainerBehaviour] = ShapeMemo(1024)
+def is_model_annotation(name: str) -> bool:
+    """Whether the annotation `name` is one of the model's (the only ones it reads)."""
+    return name.startswith(ANNOTATION_PREFIX)
+
+
+_COMMANDLESS: ShapeMemo[ContainerBehaviour] = ShapeMemo(1024, is_model_annotation)
 
 
 def _model_annotations(pod: Mapping[str, Any], container: str) -> dict[str, tuple[str, str]]:

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 from pinnace.api.core.pod_shape import pod_containers
 from pinnace.api.stats import PodStats, Summary
 from pinnace.kubelet.admission import ADMITTED, AdmitResult
-from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.behaviour import BehaviourError, container_behaviour, is_model_annotation
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.eviction_ranking import RankedPod, rank_for_eviction
 from pinnace.kubelet.eviction_signals import (
@@ -197,7 +197,7 @@ class UsageCeiling:
 
 
 _CEILINGS: Interned[UsageCeiling] = Interned()
-_CEILINGS_BY_SHAPE: ShapeMemo[UsageCeiling] = ShapeMemo(1024)
+_CEILINGS_BY_SHAPE: ShapeMemo[UsageCeiling] = ShapeMemo(1024, is_model_annotation)
 
 
 @dataclass(frozen=True)

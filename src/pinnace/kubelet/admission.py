@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
+from pinnace.api.objects import Remembered, plain_json
 from pinnace.kubelet.interning import Interned
+from pinnace.kubelet.shapes import ShapeMemo
 from pinnace.resources.lists import ResourceList
 from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from pinnace.resources.pod import pod_requests
@@ -52,19 +55,33 @@ class PodDemand:
     the rest of its spec that admission checks."""
 
     spec: Mapping[str, Any]
-    requests: ResourceList
+    requests: Mapping[str, Quantity]
     host_ports: tuple[HostPort, ...]
     tolerations: tuple[Toleration, ...]
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> PodDemand:
+        """The pod's: what it reads of the pod, worked out once for all the pods of a shape
+        (`pinnace.kubelet.shapes`), but for the spec it keeps."""
         spec = pod.get("spec") or {}
-        return cls(spec, pod_requests(pod), pod_host_ports(spec), pod_tolerations(spec))
+        return cls(spec, *_DEMANDS.of(pod, lambda: _demand_of(pod, spec)))
 
     def hold(self) -> Hold:
         """What the pod holds once admitted: one object for all the pods that hold the same."""
         hold = Hold(tuple(sorted(self.requests.items())), self.host_ports)
         return _HOLDS(hold)
+
+
+_Demand = tuple[Mapping[str, Quantity], tuple[HostPort, ...], tuple[Toleration, ...]]
+"""A PodDemand but for its spec."""
+
+
+def _demand_of(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> _Demand:
+    requests = MappingProxyType(pod_requests(pod))  # shared by the pods of the shape
+    return requests, pod_host_ports(spec), pod_tolerations(spec)
+
+
+_DEMANDS: ShapeMemo[_Demand] = ShapeMemo(1024)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +134,7 @@ def admit(demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage) -> Admit
 def _insufficient_resource(
     demand: PodDemand, node: Mapping[str, Any], usage: NodeUsage
 ) -> tuple[str, str] | None:
-    allocatable = node_allocatable(node)
-    allowed_pods = allocatable.get(PODS, Quantity(0)).value()
+    allocatable, allowed_pods = _allocatable(node)
     if usage.pods + 1 > allowed_pods:
         return "OutOfpods", _insufficient(PODS, 1, usage.pods, allowed_pods)
     requests = demand.requests
@@ -176,7 +192,24 @@ def _failure(predicate: tuple[str, str]) -> tuple[str, str]:
     return name, f"Predicate {name} failed: {description}"
 
 
-def node_allocatable(node: Mapping[str, Any]) -> dict[str, Quantity]:
+def node_allocatable(node: Mapping[str, Any]) -> Mapping[str, Quantity]:
     """The node's status.allocatable, parsed."""
-    status = node.get("status") or {}
-    return {name: Quantity(text) for name, text in (status.get("allocatable") or {}).items()}
+    return _allocatable(node)[0]
+
+
+def _allocatable(node: Mapping[str, Any]) -> tuple[Mapping[str, Quantity], int]:
+    """The node's status.allocatable, parsed, and the pods it allows: once for all the nodes,
+    and versions of a node, that report the same (every pod admitted reads them)."""
+    text = (node.get("status") or {}).get("allocatable") or {}
+    key = plain_json(text)
+    parsed = _allocatables.get(key) if key is not None else None
+    if parsed is None:
+        quantities = MappingProxyType({name: Quantity(q) for name, q in text.items()})
+        parsed = quantities, quantities.get(PODS, Quantity(0)).value()
+        if key is not None:
+            _allocatables.put(key, parsed)
+    return parsed
+
+
+_allocatables: Remembered[tuple[Mapping[str, Quantity], int]] = Remembered(256)
+"""By the plain JSON text of a node's status.allocatable, what it parses to."""

@@ -102,6 +102,7 @@ from pinnace.kubelet.runtime import (
     linux_container_resources,
 )
 from pinnace.kubelet.service_links import ServiceLookup, no_services
+from pinnace.kubelet.shapes import ShapeMemo
 from pinnace.kubelet.shell import ShellContext, WebGet
 from pinnace.kubelet.sources import (
     FollowedChanged,
@@ -118,6 +119,7 @@ from pinnace.kubelet.tokens import TokenManager
 from pinnace.kubelet.volumes import TokenSource
 from pinnace.kubelet.web import PodLookup, no_pods, service_web
 from pinnace.kubelet.worker import PackedLookup, PodWorker, started_on_node
+from pinnace.resources.oom import CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION
 from pinnace.resources.qos import GUARANTEED
 from pinnace.store.codec import Codec
 
@@ -793,8 +795,9 @@ class NodeAgent:
         if worker is not None and worker.allocation is not None:
             pod = allocated_pod(pod, worker.allocation)
         memory = self.machine.memory_bytes
-        resources = linux_container_resources(
-            pod, container, int(memory) if memory < math.inf else 1
+        capacity = int(memory) if memory < math.inf else 1
+        resources = _RESOURCES_BY_SHAPE.of(
+            pod, lambda: linux_container_resources(pod, container, capacity), container, capacity
         )
         if self.cpu_manager is not None:
             given = self.cpu_manager.assignments.get(pod["metadata"]["uid"]) or {}
@@ -999,6 +1002,11 @@ class NodeAgent:
 
 _ANNOTATIONS: Interned[tuple[tuple[str, str], ...]] = Interned()
 _RESOURCES: Interned[LinuxContainerResources] = Interned()
+_RESOURCES_BY_SHAPE: ShapeMemo[LinuxContainerResources] = ShapeMemo(
+    1024, lambda name: name in (CONFIG_SOURCE_ANNOTATION, CONFIG_MIRROR_ANNOTATION)
+)
+"""A container's cgroup settings by its pod's shape (and the annotations that make a pod
+critical), its name and the node's memory: what they are worked out from."""
 
 
 def _not_packed(pod: Mapping[str, Any]) -> None:

@@ -72,6 +72,7 @@ from pinnace.kubelet.commands import EXIT_CODE_SIGTERM, CommandRun, UnknownOutco
 from pinnace.kubelet.environment import expand_command
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import image_repository
+from pinnace.kubelet.shapes import ShapeMemo
 from pinnace.kubelet.shell import LogStream, ShellContext, script_run
 from pinnace.kubelet.usage import Curve, UsageSyntaxError, parse_curve
 
@@ -209,6 +210,26 @@ def container_behaviour(
 
 
 _SHARED: Interned[ContainerBehaviour] = Interned()
+
+
+def commandless_behaviour(
+    pod: Mapping[str, Any], container: str, unknown: UnknownOutcome | None = None
+) -> ContainerBehaviour:
+    """The model of `container` when it runs no command (`container_argv` is empty: nothing
+    runs in its shell, so its environment and files are not read, and `container_behaviour`
+    gives the same in any context), worked out once for all the pods of a shape
+    (`pinnace.kubelet.shapes`)."""
+    return _COMMANDLESS.of(
+        pod, lambda: container_behaviour(pod, container, None, unknown), container, unknown
+    )
+
+
+def is_model_annotation(name: str) -> bool:
+    """Whether the annotation `name` is one of the model's (the only ones it reads)."""
+    return name.startswith(ANNOTATION_PREFIX)
+
+
+_COMMANDLESS: ShapeMemo[ContainerBehaviour] = ShapeMemo(1024, is_model_annotation)
 
 
 def _model_annotations(pod: Mapping[str, Any], container: str) -> dict[str, tuple[str, str]]:

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 from pinnace.api.core.pod_shape import pod_containers
 from pinnace.api.stats import PodStats, Summary
 from pinnace.kubelet.admission import ADMITTED, AdmitResult
-from pinnace.kubelet.behaviour import BehaviourError, container_behaviour
+from pinnace.kubelet.behaviour import BehaviourError, container_behaviour, is_model_annotation
 from pinnace.kubelet.config import NodeConfig
 from pinnace.kubelet.eviction_ranking import RankedPod, rank_for_eviction
 from pinnace.kubelet.eviction_signals import (
@@ -61,6 +61,7 @@ from pinnace.kubelet.eviction_signals import (
 from pinnace.kubelet.eviction_storage import storage_limit_exceeded, storage_limit_reachable
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import CRI_LOG_PREFIX_BYTES
+from pinnace.kubelet.shapes import ShapeMemo
 from pinnace.kubelet.summary import BYTES_PER_INODE
 from pinnace.resources.names import EPHEMERAL_STORAGE, MEMORY
 from pinnace.resources.node import Threshold
@@ -169,9 +170,9 @@ class UsageCeiling:
     def of(cls, pod: Pod) -> UsageCeiling:
         """The pod's, every container counted as running (an upper bound); unbounded when
         its model does not parse, as it may be fixed any time. The agent keeps one for every
-        pod: pods whose ceilings are equal share one."""
-        ceiling = cls._of(pod)
-        return _CEILINGS(ceiling)
+        pod: pods whose ceilings are equal share one, and it is worked out once for all the
+        pods of a shape (`pinnace.kubelet.shapes`: it reads none of the rest)."""
+        return _CEILINGS_BY_SHAPE.of(pod, lambda: _CEILINGS(cls._of(pod)))
 
     @classmethod
     def _of(cls, pod: Pod) -> UsageCeiling:
@@ -198,6 +199,7 @@ class UsageCeiling:
 
 
 _CEILINGS: Interned[UsageCeiling] = Interned()
+_CEILINGS_BY_SHAPE: ShapeMemo[UsageCeiling] = ShapeMemo(1024, is_model_annotation)
 
 
 @dataclass(frozen=True)

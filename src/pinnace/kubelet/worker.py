@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
+
 from pinnace.api.core.pod_shape import pod_containers
 from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
@@ -53,6 +55,7 @@ from pinnace.kubelet.behaviour import (
     COMMAND_NOT_MODELLED,
     BehaviourError,
     ContainerBehaviour,
+    commandless_behaviour,
     container_argv,
     container_behaviour,
 )
@@ -229,6 +232,12 @@ def _conditions(transitions: Sequence[str | None]) -> list[dict[str, Any]]:
     return [{"type": t, "status": s, "lastTransitionTime": since} for t, s, since in rows]
 
 
+def _copy(pod: Object) -> Object:
+    """A copy of `pod` that shares nothing with it, as unpacking gives."""
+    copied: Object = orjson.loads(orjson.dumps(pod))
+    return copied
+
+
 def go_duration(seconds: float) -> str:
     """A whole number of seconds as Go prints a time.Duration: 10s, 1m20s, 5m0s."""
     whole = int(seconds)
@@ -258,9 +267,10 @@ class _PodReader:
 
 class PodWorker:
     """The pod itself is kept packed (`read_pod` unpacks it), in the very bytes its informer's
-    cache holds when it has them (`PodHost.packed_pod`): a node keeps a worker for every pod it
-    runs, and reads the whole pod only to start a container or to evict it. What is read more
-    often is kept apart, read without unpacking: its identity, deletion, recorded phase, QoS
+    cache holds when it has them (`PodHost.packed_pod`), or, with a codec that does not deflate,
+    as given (`read_pod` copies it): a node keeps a worker for every pod it runs, and reads
+    the whole pod only to start a container or to evict it. What is read more often is kept
+    apart, read without unpacking: its identity, deletion, recorded phase, QoS
     class, priority and criticality, and what it requests (its `hold`). It also keeps what its
     agent holds for the pod (`hold`, `ceiling`, the status writer): one object per pod rather
     than an entry in a dict by uid for each."""
@@ -392,14 +402,16 @@ class PodWorker:
         self.status_written: int | None = None
         """The resourceVersion of the agent's last write of its status."""
         self._given: Mapping[str, Any] | None = None
-        """The pod as last given (`set_pod`) while the worker has not begun: its start reads it
-        rather than unpack it again (the pod's informer gave it just before)."""
+        """The pod as last given (`set_pod`) until its volumes are first set up: its start, and
+        the sync that follows the first token (which its volumes wait for), read it rather than
+        unpack it again (the pod's informer gave it a moment before)."""
         self.set_pod(pod)
 
     def read_pod(self) -> Object:
         """The pod as the API last gave it, but for its status, of which only the QoS class is
         kept: unpacked on every call (a new dict), so only for what needs the whole pod."""
-        pod = self.host.codec.unpack(self._packed)
+        held = self._packed
+        pod = self.host.codec.unpack(held) if isinstance(held, bytes) else _copy(held)
         pod["status"] = {"qosClass": self.qos_class} if self.qos_class else {}
         return pod
 
@@ -427,8 +439,15 @@ class PodWorker:
         # The status is the worker's to write: the API's is not read (nor kept in a pack of
         # the worker's own).
         shared = self.host.packed_pod(pod)
-        self._packed = self.host.codec.pack({**pod, "status": {}}) if shared is None else shared
-        self._given = pod if not self.begun else None
+        if shared is not None:
+            self._packed: bytes | Object = shared
+        elif self.host.codec.deflates:
+            self._packed = self.host.codec.pack({**pod, "status": {}})
+        else:
+            # A codec that does not deflate keeps nothing smaller than the pod itself (the
+            # informer's cache holds it so): its parts are held as given, copied when read.
+            self._packed = {**pod, "status": {}}
+        self._given = pod if not self.begun or not self.volumes.mounted else None
 
     def _add_ephemerals(self, spec: Mapping[str, Any]) -> None:
         """Records for the ephemeral containers added to the pod since (they are never
@@ -525,8 +544,7 @@ class PodWorker:
     def start(self) -> None:
         """Start what can start (`sync`)."""
         self.start_time = self.host.clock.now()
-        given, self._given = self._given, None
-        read = _PodReader(self.read_pod, self._as_read(given) if given is not None else None)
+        read = self._reader()
         self._begin(read())
         self._sync(read)
 
@@ -642,7 +660,12 @@ class PodWorker:
 
     def sync(self) -> None:
         """Start or restart what should run now; publish the status if it changed."""
-        self._sync(_PodReader(self.read_pod))
+        self._sync(self._reader())
+
+    def _reader(self) -> _PodReader:
+        """The pod for one pass: the one given, while the worker holds it."""
+        given = self._given
+        return _PodReader(self.read_pod, self._as_read(given) if given is not None else None)
 
     def _sync(self, read: _PodReader) -> None:
         """`sync`, reading the pod through `read`: once at most in a pass."""
@@ -652,6 +675,7 @@ class PodWorker:
         if not self.volumes.mounted and not self._mount(read()):
             self.host.status_changed(self)
             return
+        self._given = None
         wake: list[float] = []
         if self._ip == "":  # the sandbox, once the volumes are mounted
             self._ip = self.host.pod_ips.allocate()
@@ -787,9 +811,8 @@ class PodWorker:
         try:
             pod_ip = self.pod_ip
             now = self.host.clock.now
-            context = self._shell_context(pod, c.name, spec, layer)
             return _Plan(
-                container_behaviour(pod, c.name, context, self.host.unknown_command),
+                self._behaviour(pod, c.name, spec, layer),
                 hook_run(pod, spec, POST_START, now),
                 hook_run(pod, spec, PRE_STOP, now),
                 {
@@ -799,6 +822,18 @@ class PodWorker:
             )
         except (BehaviourError, ConfigError) as e:
             return str(e)
+
+    def _behaviour(
+        self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles
+    ) -> ContainerBehaviour:
+        """Container `name`'s model for a run over `layer`. Raises ConfigError (its environment
+        cannot be made: a missing ConfigMap or Secret) or BehaviourError."""
+        unknown = self.host.unknown_command
+        if container_argv(pod, name):
+            context = self._shell_context(pod, name, spec, layer)
+            return container_behaviour(pod, name, context, unknown)
+        self.host.container_environment(pod, name, self.pod_ip)  # made all the same
+        return commandless_behaviour(pod, name, unknown)
 
     def _shell_context(
         self, pod: Mapping[str, Any], name: str, spec: Mapping[str, Any], layer: WritableFiles

@@ -22,6 +22,12 @@ CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
 POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
+KUBELET_CONDITIONS = frozenset(
+    ("PodScheduled", "Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers")
+)
+"""The condition types the kubelet owns (PodConditionByKubelet): the others, set by the
+scheduler, controllers or users (DisruptionTarget, readiness gates), it keeps as the API has
+them."""
 T = TypeVar("T")
 
 
@@ -407,4 +413,22 @@ def pod_conditions(
         if message:
             condition["message"] = message
         conditions.append(condition)
+    return conditions
+
+
+def merged_conditions(
+    others: Sequence[Mapping[str, Any]],
+    own: Sequence[dict[str, Any]],
+    disruption: dict[str, Any] | None,
+) -> list[Mapping[str, Any]]:
+    """The conditions the kubelet writes (mergePodStatus): the API's conditions it does not own
+    first, then its own; its DisruptionTarget replaces one already there, else is added."""
+    conditions: list[Mapping[str, Any]] = [*others, *own]
+    if disruption is None:
+        return conditions
+    kinds = [c.get("type") for c in conditions]
+    if disruption["type"] in kinds:
+        conditions[kinds.index(disruption["type"])] = disruption
+    else:
+        conditions.append(disruption)
     return conditions

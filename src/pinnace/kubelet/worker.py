@@ -78,6 +78,7 @@ from pinnace.kubelet.pod_status import (
     CRASH_LOOP_BACK_OFF,
     CREATE_CONTAINER_CONFIG_ERROR,
     FAILED,
+    KUBELET_CONDITIONS,
     PENDING,
     POD_INITIALIZING,
     POST_START_HOOK_ERROR,
@@ -85,6 +86,7 @@ from pinnace.kubelet.pod_status import (
     BitFlag,
     ContainerRecord,
     container_status_entry,
+    merged_conditions,
     pod_conditions,
     pod_phase,
     restore_record,
@@ -269,6 +271,7 @@ class PodWorker:
     __slots__ = (
         "_deadline",
         "_failure",
+        "_foreign",
         "_given",
         "_grace",
         "_ip",
@@ -421,8 +424,11 @@ class PodWorker:
         self.priority: int = (pod.get("spec") or {}).get("priority") or 0
         self.critical = is_critical_pod(pod)
         self.storage_limited = has_storage_limit(pod)
+        conditions = status.get("conditions") or ()
         if not self._reported:
-            self._transitions = _transitions(status.get("conditions") or ())
+            self._transitions = _transitions(conditions)
+        # The API's conditions of others, kept in every status written (mergePodStatus).
+        self._foreign = tuple(c for c in conditions if c.get("type") not in KUBELET_CONDITIONS)
         self._add_ephemerals(pod.get("spec") or {})
         # The status is the worker's to write: the API's is not read (nor kept in a pack of
         # the worker's own).
@@ -1283,7 +1289,7 @@ class PodWorker:
         pod_ip = self.pod_ip
         status: dict[str, Any] = {
             "phase": phase,
-            "conditions": conditions,
+            "conditions": merged_conditions(self._foreign, conditions, None),
             "hostIP": self.host.host_ip,
             "hostIPs": ips,
             "podIP": pod_ip,
@@ -1308,7 +1314,7 @@ class PodWorker:
             if phase == FAILED:
                 status["reason"], status["message"] = reason, message
             if disruption is not None:
-                status["conditions"] = [*conditions, disruption]
+                status["conditions"] = merged_conditions(self._foreign, conditions, disruption)
         return status
 
     def container_log(self, name: str, previous: bool) -> ContainerStatus | None:

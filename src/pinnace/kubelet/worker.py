@@ -272,6 +272,7 @@ class PodWorker:
         "_deadline",
         "_failure",
         "_foreign",
+        "_gates",
         "_given",
         "_grace",
         "_ip",
@@ -429,6 +430,8 @@ class PodWorker:
             self._transitions = _transitions(conditions)
         # The API's conditions of others, kept in every status written (mergePodStatus).
         self._foreign = tuple(c for c in conditions if c.get("type") not in KUBELET_CONDITIONS)
+        gates = (pod.get("spec") or {}).get("readinessGates") or ()
+        self._gates = tuple(g.get("conditionType", "") for g in gates)
         self._add_ephemerals(pod.get("spec") or {})
         # The status is the worker's to write: the API's is not read (nor kept in a pack of
         # the worker's own).
@@ -1282,7 +1285,9 @@ class PodWorker:
         stopping = self.finished and any(c.running for c in self.containers)
         phase = self._recorded_phase if stopping else self.phase
         previous = _conditions(self._transitions)
-        conditions = pod_conditions(self.inits, self.apps, phase, previous, now)
+        conditions = pod_conditions(
+            self.inits, self.apps, phase, previous, now, self._gates, self._foreign
+        )
         self._transitions = _transitions(conditions)
         self._reported = True
         ips = [{"ip": self.host.host_ip}]

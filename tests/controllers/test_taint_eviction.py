@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from tests.controllers.lifecycle_cluster import MODE_IDS, MODES, NODES, PODS, LifecycleCluster, pod
@@ -113,3 +114,30 @@ def test_an_untolerated_no_execute_taint_deletes_at_once_and_removal_cancels(
         "Marking for deletion Pod default/plain",
         "Cancelling deletion of Pod default/plain-2",
     }
+
+
+def test_the_kubelet_keeps_the_disruption_condition_to_the_end(
+    cluster: LifecycleCluster,
+) -> None:
+    # The kubelet's status writes keep the conditions it does not own (mergePodStatus), so
+    # the pod keeps the taint manager's DisruptionTarget while its containers stop.
+    cluster.run(cluster.client.create(PODS, "default", pod("victim", "a-1")))
+    cluster.wait(2)
+    versions: list[dict[str, Any]] = []
+
+    async def follow() -> None:
+        start = (await cluster.client.list(PODS, "default"))["metadata"]["resourceVersion"]
+        async for event in cluster.client.watch(PODS, "default", resource_version=start):
+            versions.append(event["object"])
+
+    watch = cluster.loop.create_task(follow())
+    taint = {"key": "dedicated", "value": "db", "effect": "NoExecute"}
+    cluster.run(cluster.client.patch(NODES, "", "a-1", {"spec": {"taints": [taint]}}))
+    cluster.wait(40)
+    watch.cancel()
+
+    last = versions[-1]
+    assert last["metadata"]["deletionTimestamp"]
+    assert "terminated" in last["status"]["containerStatuses"][0]["state"]
+    disruption = [c for c in last["status"]["conditions"] if c["type"] == "DisruptionTarget"]
+    assert [(c["status"], c["reason"]) for c in disruption] == [("True", "DeletionByTaintManager")]

@@ -136,3 +136,16 @@ def test_the_room_of_a_pod_nominated_to_a_node_is_kept_for_it(core: Scheduler) -
     assert big.reserved is not None and big.reserved.reasons == ("Insufficient cpu",)
     assert not big.feasible and explanation.selected == "mid"
     assert "big: NodeResourcesFit: Insufficient cpu" in render(explanation.as_dict())
+
+
+def test_a_gated_pod_is_explained_as_if_its_gates_were_removed(core: Scheduler) -> None:
+    gated = pod("web", "1500m")
+    gated["spec"]["schedulingGates"] = [{"name": "example.com/quota"}, {"name": "b"}]
+    data = explain(core, gated).as_dict()
+    assert data["schedulingGates"] == ["example.com/quota", "b"]
+    lines = render(data).splitlines()
+    assert lines[1] == (
+        "Waiting for scheduling gates: [example.com/quota b]: the scheduler does not try it "
+        "until they are removed; explained as if they were."
+    )
+    assert lines[-1] == "Selected: big"

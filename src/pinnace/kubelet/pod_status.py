@@ -22,6 +22,12 @@ CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
 POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
+KUBELET_CONDITIONS = frozenset(
+    ("PodScheduled", "Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers")
+)
+"""The condition types the kubelet owns (PodConditionByKubelet): the others, set by the
+scheduler, controllers or users (DisruptionTarget, readiness gates), it keeps as the API has
+them."""
 T = TypeVar("T")
 
 
@@ -367,9 +373,13 @@ def pod_conditions(
     phase: str,
     previous: Sequence[Mapping[str, Any]],
     now: str,
+    gates: Sequence[str] = (),
+    others: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """PodReadyToStartContainers, Initialized, Ready, ContainersReady and PodScheduled, in the
-    order the kubelet lists them; a transition time moves only when the status changes."""
+    order the kubelet lists them; a transition time moves only when the status changes. Ready
+    also waits for the conditions named by the pod's readiness `gates` among the `others`
+    (the API's conditions the kubelet does not own)."""
     incomplete = [c.name for c in inits if not c.restartable and not c.succeeded]
     unready = [c.name for c in (*inits, *apps) if (not c.init or c.restartable) and not c.ready]
     wanted: list[tuple[str, str, str, str]] = [("PodReadyToStartContainers", "True", "", "")]
@@ -390,7 +400,14 @@ def pod_conditions(
         )
     else:
         ready = ("True", "", "")
-    wanted += [("Ready", *ready), ("ContainersReady", *ready), ("PodScheduled", "True", "", "")]
+    containers_ready = ready
+    if ready[0] == "True" and (unmet := _unmet_gates(gates, others)):
+        ready = ("False", "ReadinessGatesNotReady", ", ".join(unmet))
+    wanted += [
+        ("Ready", *ready),
+        ("ContainersReady", *containers_ready),
+        ("PodScheduled", "True", "", ""),
+    ]
     before = {c.get("type"): c for c in previous}
     conditions = []
     for kind, status, reason, message in wanted:
@@ -407,4 +424,36 @@ def pod_conditions(
         if message:
             condition["message"] = message
         conditions.append(condition)
+    return conditions
+
+
+def _unmet_gates(gates: Sequence[str], others: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why each readiness gate not met is not, in GeneratePodReadyCondition's words."""
+    status = {c.get("type"): c.get("status") for c in others}
+    unmet = []
+    for gate in gates:
+        if gate not in status:
+            unmet.append(f'corresponding condition of pod readiness gate "{gate}" does not exist.')
+        elif status[gate] != "True":
+            unmet.append(
+                f'the status of pod readiness gate "{gate}" is not "True", but {status[gate]}'
+            )
+    return unmet
+
+
+def merged_conditions(
+    others: Sequence[Mapping[str, Any]],
+    own: Sequence[dict[str, Any]],
+    disruption: dict[str, Any] | None,
+) -> list[Mapping[str, Any]]:
+    """The conditions the kubelet writes (mergePodStatus): the API's conditions it does not own
+    first, then its own; its DisruptionTarget replaces one already there, else is added."""
+    conditions: list[Mapping[str, Any]] = [*others, *own]
+    if disruption is None:
+        return conditions
+    kinds = [c.get("type") for c in conditions]
+    if disruption["type"] in kinds:
+        conditions[kinds.index(disruption["type"])] = disruption
+    else:
+        conditions.append(disruption)
     return conditions

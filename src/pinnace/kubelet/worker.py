@@ -81,6 +81,7 @@ from pinnace.kubelet.pod_status import (
     CRASH_LOOP_BACK_OFF,
     CREATE_CONTAINER_CONFIG_ERROR,
     FAILED,
+    KUBELET_CONDITIONS,
     PENDING,
     POD_INITIALIZING,
     POST_START_HOOK_ERROR,
@@ -88,6 +89,7 @@ from pinnace.kubelet.pod_status import (
     BitFlag,
     ContainerRecord,
     container_status_entry,
+    merged_conditions,
     pod_conditions,
     pod_phase,
     restore_record,
@@ -279,6 +281,8 @@ class PodWorker:
     __slots__ = (
         "_deadline",
         "_failure",
+        "_foreign",
+        "_gates",
         "_given",
         "_grace",
         "_ip",
@@ -433,8 +437,13 @@ class PodWorker:
         self.priority: int = (pod.get("spec") or {}).get("priority") or 0
         self.critical = is_critical_pod(pod)
         self.storage_limited = has_storage_limit(pod)
+        conditions = status.get("conditions") or ()
         if not self._reported:
-            self._transitions = _transitions(status.get("conditions") or ())
+            self._transitions = _transitions(conditions)
+        # The API's conditions of others, kept in every status written (mergePodStatus).
+        self._foreign = tuple(c for c in conditions if c.get("type") not in KUBELET_CONDITIONS)
+        gates = (pod.get("spec") or {}).get("readinessGates") or ()
+        self._gates = tuple(g.get("conditionType", "") for g in gates)
         self._add_ephemerals(pod.get("spec") or {})
         # The status is the worker's to write: the API's is not read (nor kept in a pack of
         # the worker's own).
@@ -1311,14 +1320,16 @@ class PodWorker:
         stopping = self.finished and any(c.running for c in self.containers)
         phase = self._recorded_phase if stopping else self.phase
         previous = _conditions(self._transitions)
-        conditions = pod_conditions(self.inits, self.apps, phase, previous, now)
+        conditions = pod_conditions(
+            self.inits, self.apps, phase, previous, now, self._gates, self._foreign
+        )
         self._transitions = _transitions(conditions)
         self._reported = True
         ips = [{"ip": self.host.host_ip}]
         pod_ip = self.pod_ip
         status: dict[str, Any] = {
             "phase": phase,
-            "conditions": conditions,
+            "conditions": merged_conditions(self._foreign, conditions, None),
             "hostIP": self.host.host_ip,
             "hostIPs": ips,
             "podIP": pod_ip,
@@ -1343,7 +1354,7 @@ class PodWorker:
             if phase == FAILED:
                 status["reason"], status["message"] = reason, message
             if disruption is not None:
-                status["conditions"] = [*conditions, disruption]
+                status["conditions"] = merged_conditions(self._foreign, conditions, disruption)
         return status
 
     def container_log(self, name: str, previous: bool) -> ContainerStatus | None:

@@ -128,6 +128,8 @@ class Explanation:
     message: str  # FailedScheduling's message when nothing fits, else ""
     pre_filter: Status | None = None  # a PreFilter rejection of the pod on every node
     bound_to: str = ""  # the node a bound pod is on (it is explained as if pending)
+    # Its spec.schedulingGates: kept from the queue until removed (explained as if they were)
+    scheduling_gates: list[str] = field(default_factory=list)
     preemption: PreemptionDryRun | None = None  # when nothing fits and preemption would help
     configuration: str = ""  # which KubeSchedulerConfiguration it was explained with
 
@@ -141,6 +143,7 @@ class Explanation:
             "best": self.best,
             "message": self.message,
             "boundTo": self.bound_to,
+            "schedulingGates": self.scheduling_gates,
             "preemption": (
                 None
                 if self.preemption is None
@@ -186,6 +189,7 @@ def explain(core: Scheduler, pod: Mapping[str, Any]) -> Explanation:
     table = core.table
     names = list(table.names)
     explanation = Explanation(info.key, info.scheduler_name, [], None, [], "")
+    explanation.scheduling_gates = list(info.scheduling_gates)
     if not names:
         explanation.message = NO_NODES_AVAILABLE
         return explanation
@@ -315,6 +319,12 @@ def render(explanation: Mapping[str, Any]) -> str:
         lines.append(f"Configuration: {explanation['configuration']}")
     if explanation["boundTo"]:
         lines.append(f"Bound to {explanation['boundTo']}; explained as if it were pending now.")
+    if explanation["schedulingGates"]:
+        # SchedulingGates' PreEnqueue message, which keeps the pod out of the queue.
+        lines.append(
+            f"Waiting for scheduling gates: [{' '.join(explanation['schedulingGates'])}]: the "
+            "scheduler does not try it until they are removed; explained as if they were."
+        )
     lines.append("")
     nodes = explanation["nodes"]
     if not nodes:

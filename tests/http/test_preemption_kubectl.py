@@ -1,0 +1,78 @@
+"""Preemption through `pinnace up` with real kubectl: the victim keeps the scheduler's
+DisruptionTarget condition to the end, after its kubelet has written its final status."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from tests.http.conftest import Cluster, launch, stop
+
+MANIFESTS = """\
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: victim
+  finalizers: [example.com/keep]   # keeps it readable once its kubelet is done with it
+spec:
+  priorityClassName: low
+  containers:
+  - {name: app, image: nginx, resources: {requests: {cpu: 1500m}}}
+"""
+
+PREEMPTOR = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: preemptor}
+spec:
+  priorityClassName: high
+  containers:
+  - {name: app, image: nginx, resources: {requests: {cpu: "1"}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(
+        tmp_path_factory.mktemp("pinnace-preemption"), flags=("--nodes", "1", "--node-cpu", "2")
+    )
+    yield running
+    stop(running)
+
+
+def test_the_victim_keeps_its_disruption_condition_after_its_kubelet_is_done(
+    cluster: Cluster,
+) -> None:
+    cluster.ok("apply", "-f", "-", stdin=MANIFESTS)
+    cluster.ok("wait", "--for=condition=Ready", "pod/victim", "--timeout=30s")
+    cluster.ok("apply", "-f", "-", stdin=PREEMPTOR)
+    cluster.ok("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/victim", "--timeout=30s")
+
+    status = json.loads(cluster.ok("get", "pod", "victim", "-o", "json"))["status"]
+    disruption = [c for c in status["conditions"] if c["type"] == "DisruptionTarget"]
+    assert [(c["reason"], c["message"]) for c in disruption] == [
+        (
+            "PreemptionByScheduler",
+            "default-scheduler: preempting to accommodate a higher priority pod",
+        )
+    ]
+    cluster.ok(
+        "patch",
+        "pod",
+        "victim",
+        "--type=json",
+        "-p",
+        '[{"op":"remove","path":"/metadata/finalizers"}]',
+    )
+    cluster.ok("wait", "--for=condition=Ready", "pod/preemptor", "--timeout=30s")

@@ -22,6 +22,12 @@ CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
 POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
+KUBELET_CONDITIONS = frozenset(
+    ("PodScheduled", "Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers")
+)
+"""The condition types the kubelet owns (PodConditionsByKubelet): it writes each of them, and
+keeps the others (a DisruptionTarget the eviction API set, a readiness gate's) as the API has
+them (`foreign_conditions`)."""
 T = TypeVar("T")
 
 
@@ -359,6 +365,25 @@ def pod_phase(
             return FAILED
         return RUNNING
     return PENDING
+
+
+def foreign_conditions(
+    conditions: Sequence[Mapping[str, Any]],
+) -> tuple[Mapping[str, Any], ...]:
+    """The conditions of types the kubelet does not own, which its status keeps ahead of its
+    own, as mergePodStatus keeps the old status's (an empty tuple, shared, for most pods)."""
+    if all(c.get("type") in KUBELET_CONDITIONS for c in conditions):
+        return ()
+    return tuple(c for c in conditions if c.get("type") not in KUBELET_CONDITIONS)
+
+
+def replace_or_append(
+    conditions: Sequence[Mapping[str, Any]], new: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """`conditions` with `new` in the place of the one of its type, or after them all."""
+    if any(c.get("type") == new["type"] for c in conditions):
+        return [new if c.get("type") == new["type"] else c for c in conditions]
+    return [*conditions, new]
 
 
 def pod_conditions(

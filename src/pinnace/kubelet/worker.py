@@ -85,8 +85,10 @@ from pinnace.kubelet.pod_status import (
     BitFlag,
     ContainerRecord,
     container_status_entry,
+    foreign_conditions,
     pod_conditions,
     pod_phase,
+    replace_or_append,
     restore_record,
 )
 from pinnace.kubelet.probes import (
@@ -269,6 +271,7 @@ class PodWorker:
     __slots__ = (
         "_deadline",
         "_failure",
+        "_foreign",
         "_given",
         "_grace",
         "_ip",
@@ -423,6 +426,7 @@ class PodWorker:
         self.storage_limited = has_storage_limit(pod)
         if not self._reported:
             self._transitions = _transitions(status.get("conditions") or ())
+        self._foreign = foreign_conditions(status.get("conditions") or ())
         self._add_ephemerals(pod.get("spec") or {})
         # The status is the worker's to write: the API's is not read (nor kept in a pack of
         # the worker's own).
@@ -1283,7 +1287,7 @@ class PodWorker:
         pod_ip = self.pod_ip
         status: dict[str, Any] = {
             "phase": phase,
-            "conditions": conditions,
+            "conditions": [*self._foreign, *conditions] if self._foreign else conditions,
             "hostIP": self.host.host_ip,
             "hostIPs": ips,
             "podIP": pod_ip,
@@ -1308,7 +1312,7 @@ class PodWorker:
             if phase == FAILED:
                 status["reason"], status["message"] = reason, message
             if disruption is not None:
-                status["conditions"] = [*conditions, disruption]
+                status["conditions"] = replace_or_append(status["conditions"], disruption)
         return status
 
     def container_log(self, name: str, previous: bool) -> ContainerStatus | None:

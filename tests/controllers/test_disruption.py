@@ -177,8 +177,13 @@ def test_bare_pods_are_unmanaged_under_a_percentage(cluster: Workloads) -> None:
     cluster.run(cluster.client.create(PDBS, "default", budget(minAvailable="50%")))
     status = status_of(cluster)
     assert counts(status) == (0, 0, 1, 0)
-    (message,) = cluster.events("UnmanagedPods")
-    assert 'please set ".spec.minAvailable" field of the PDB to an integer value' in message
+    assert cluster.events("UnmanagedPods") == [
+        "Pods selected by this PodDisruptionBudget (selector: &LabelSelector{MatchLabels:"
+        "map[string]string{app: web,},MatchExpressions:[]LabelSelectorRequirement{},}) were "
+        "found to be unmanaged. As a result, the status of the PDB cannot be calculated "
+        "correctly, which may result in undefined behavior. To account for these pods please "
+        'set ".spec.minAvailable" field of the PDB to an integer value.'
+    ]
 
 
 def test_a_budget_without_pods_allows_nothing(cluster: Workloads) -> None:

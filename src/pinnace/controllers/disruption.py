@@ -24,6 +24,7 @@ from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.clock.rfc3339 import format_time, parse_time
 from pinnace.controllers.controller_utils import WorkQueue, controller_ref, is_pod_ready, split_key
+from pinnace.controllers.hpa import go_label_selector
 
 log = logging.getLogger(__name__)
 
@@ -146,10 +147,11 @@ class DisruptionController:
                 budget,
                 EVENT_TYPE_WARNING,
                 "UnmanagedPods",
-                "Pods selected by this PodDisruptionBudget were found to be unmanaged. As a "
-                "result, the status of the PDB cannot be calculated correctly, which may result "
-                'in undefined behavior. To account for these pods please set ".spec.minAvailable" '
-                "field of the PDB to an integer value.",
+                "Pods selected by this PodDisruptionBudget (selector: "
+                f"{go_label_selector((budget.get('spec') or {}).get('selector'))}) were found "
+                "to be unmanaged. As a result, the status of the PDB cannot be calculated "
+                "correctly, which may result in undefined behavior. To account for these pods "
+                'please set ".spec.minAvailable" field of the PDB to an integer value.',
             )
         now = self._clock.now()
         disrupted, recheck = self._disrupted_pods(budget, pods, now)

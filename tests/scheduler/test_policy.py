@@ -215,6 +215,10 @@ def config(args: str) -> str:
             "module:function of the policy, or {model, kind}",
         ),
         (
+            "{policy: 5}",
+            ".policy: Invalid value: 5: must be module:function, or {model, kind}",
+        ),
+        (
             "{policy: no_such_module:fn}",
             '.policy: Invalid value: "no_such_module:fn": cannot import no_such_module: '
             "ModuleNotFoundError: No module named 'no_such_module'",

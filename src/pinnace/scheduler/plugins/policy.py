@@ -161,9 +161,13 @@ class PolicyScore:
         elif isinstance(policy, str) and policy:
             self.path = policy
             self.policy = load_policy(policy)
-        else:
+        elif policy is None or policy == "":
             raise ValueError(
                 "policy: Required value: module:function of the policy, or {model, kind}"
+            )
+        else:
+            raise ValueError(
+                f"policy: Invalid value: {policy!r}: must be module:function, or {{model, kind}}"
             )
         self.mode = args.get("mode", self.default_mode)
         if self.mode not in (SCORE, PICK):

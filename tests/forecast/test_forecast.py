@@ -7,6 +7,7 @@ from __future__ import annotations
 import doctest
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +108,24 @@ def test_history_forecasts_with_holt_winters() -> None:
     assert forecast is not None
     assert forecast[0] == pytest.approx(seasonal(24 * 5 + 1)[-1], abs=30)
     assert forecast[1] == pytest.approx(1e6)
+
+
+def test_holt_winters_forecasts_nothing_before_two_seasons() -> None:
+    history = UsageHistory()
+    for t, cpu in enumerate(seasonal(47)):
+        history.record(30.0 * t, [("shop/Job/batch", float(cpu), 1e6)])
+    assert history.forecast("shop/Job/batch", HOLT_WINTERS, season_length=24) is None
+    history.record(30.0 * 47, [("shop/Job/batch", 500.0, 1e6)])
+    assert history.forecast("shop/Job/batch", HOLT_WINTERS, season_length=24) is not None
+
+
+def test_holt_winters_on_flat_usage_warns_of_nothing() -> None:
+    """Usage that does not vary is fitted exactly; a scheduler forecasting at every cycle
+    must not print statsmodels' warnings about its zero error each time."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        predicted = holt_winters(np.full(8, 50.0), season_length=4)
+    assert predicted == pytest.approx([50.0])
 
 
 def test_the_guide_examples_run_as_shown() -> None:

@@ -170,6 +170,17 @@ def test_an_action_outside_the_mask_fails_the_cycle_and_the_pod_waits() -> None:
         env.close()
 
 
+def test_more_nodes_than_max_nodes_is_an_error_not_an_empty_episode() -> None:
+    pool = {"name": "n", "count": 3, "capacity": {"cpu": "1", "memory": "8Gi"}}
+    pod = {**pod_template("100m", "1Gi"), "metadata": {"name": "p", "namespace": "default"}}
+    env = NodePlacementEnv(scenario([pool], [], until="60s", objects=[pod]), max_nodes=2)
+    try:
+        with pytest.raises(ValueError, match=r"the cluster has 3 nodes, more than .* \(2\)"):
+            env.reset(seed=1)
+    finally:
+        env.close()
+
+
 def test_an_episode_s_cluster_is_freed_by_the_next_reset() -> None:
     thresholds = gc.get_threshold()
     env = NodePlacementEnv(two_pods_on_two_nodes())

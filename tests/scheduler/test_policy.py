@@ -140,6 +140,23 @@ def test_without_history_the_forecast_is_nan(policies: Any) -> None:
     assert np.isnan(policies.seen[0][0][2:4]).all()
 
 
+def test_holt_winters_forecasts_nan_until_two_seasons_of_history(policies: Any) -> None:
+    """A workload with some history but less than two seasons has no seasonal forecast yet:
+    the policy gets NaN, the cycle does not fail."""
+    plugin = PolicyScore(
+        {"policy": "toy_policies:record", "forecast": "holt-winters", "seasonLength": 4}
+    )
+    history = UsageHistory()
+    plugin.workload_usage = history
+    for t in range(8):
+        history.record(30.0 * t, [("default/Pod/new", 100.0 + 50 * (t % 4), 1e8)])
+        status, _ = run(plugin, pod("new", "1"), [0, 1])
+        assert status.code == Code.SUCCESS, status.message
+    forecasts = [features[2:4] for features, _ in policies.seen]
+    assert all(np.isnan(f).all() for f in forecasts[:7])
+    assert np.isfinite(forecasts[7]).all()
+
+
 def test_scores_are_scaled_to_0_100_and_pick_gives_one_node_everything(policies: Any) -> None:
     # b has half its cpu requested, a and c none.
     assert run(PolicyScore({"policy": "toy_policies:pack"}), pod("p", "1"), [0, 1, 2])[1] == [
@@ -198,6 +215,10 @@ def config(args: str) -> str:
             "module:function of the policy, or {model, kind}",
         ),
         (
+            "{policy: 5}",
+            ".policy: Invalid value: 5: must be module:function, or {model, kind}",
+        ),
+        (
             "{policy: no_such_module:fn}",
             '.policy: Invalid value: "no_such_module:fn": cannot import no_such_module: '
             "ModuleNotFoundError: No module named 'no_such_module'",
@@ -209,6 +230,16 @@ def config(args: str) -> str:
         (
             "{policy: 'toy_policies:pack', mode: best}",
             '.mode: Unsupported value: "best": supported values: "score", "pick"',
+        ),
+        (
+            "{policy: 'toy_policies:pack', forecast: holt-winters}",
+            ".seasonLength: Invalid value: 0: forecast holt-winters needs a season of at least "
+            "2 samples",
+        ),
+        (
+            "{policy: 'toy_policies:pack', forecast: holt-winters, seasonLength: x}",
+            ".seasonLength: Invalid value: 'x': forecast holt-winters needs a season of at "
+            "least 2 samples",
         ),
     ],
 )

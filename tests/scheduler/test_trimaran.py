@@ -218,6 +218,23 @@ def spread(mean: float, std: float) -> list[float]:
     return [mean - std, mean + std]
 
 
+def test_load_variation_risk_balancing_counts_requests_as_trimaran_does() -> None:
+    """GetResourceRequested: the containers' sum or any init container's, a sidecar (a
+    restartable init container) included, whichever is larger; plus the overhead. 500m of
+    a 1000m node idle: mu 0.5, score 75 (kube-scheduler's request, 900m with the sidecar
+    added, would give 55)."""
+    spec = {
+        "initContainers": [
+            {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "400m"}}}
+        ],
+        "containers": [{"name": "app", "resources": {"requests": {"cpu": "400m"}}}],
+        "overhead": {"cpu": "100m"},
+    }
+    incoming = PodInfo.from_pod({"metadata": {"name": "p", "namespace": "default"}, "spec": spec})
+    table = table_with([node("node-1")], [{"node-1": (0, 0)}], Clock())
+    assert scores(LoadVariationRiskBalancing(), incoming, table) == [75]
+
+
 @pytest.mark.parametrize(
     ("incoming", "cpu", "memory", "expected"),
     [

@@ -18,6 +18,7 @@ Plugins and the research environment read forecasts; nothing here talks to the A
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -81,14 +82,18 @@ def holt_winters(values: np.ndarray, season_length: int, horizon: int = 1) -> np
         raise ValueError(
             f"holt-winters needs two seasons ({2 * season_length} values), got {len(values)}"
         )
-    model = ExponentialSmoothing(
-        values,
-        trend="add",
-        seasonal="add",
-        seasonal_periods=season_length,
-        initialization_method="estimated",
-    )
-    return np.asarray(model.fit().forecast(horizon), np.float64)
+    # A flat series (usage that does not vary) fits exactly: statsmodels then warns of the
+    # log of a zero error in its information criteria, once per forecast.
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = ExponentialSmoothing(
+            values,
+            trend="add",
+            seasonal="add",
+            seasonal_periods=season_length,
+            initialization_method="estimated",
+        )
+        return np.asarray(model.fit().forecast(horizon), np.float64)
 
 
 class UsageHistory:
@@ -134,8 +139,9 @@ class UsageHistory:
         horizon: int = 1,
     ) -> tuple[float, float] | None:
         """What a pod of `workload` is forecast to use (cpu millicores, memory bytes), or None
-        without history. Holt-Winters forecasts `horizon` samples ahead and takes the last.
-        Kept until the next sample is recorded."""
+        without enough history: none, or for Holt-Winters less than two seasons. Holt-Winters
+        forecasts `horizon` samples ahead and takes the last. Kept until the next sample is
+        recorded."""
         key = (workload, method, alpha, season_length, horizon)
         if key in self._forecasts:
             return self._forecasts[key]
@@ -152,6 +158,8 @@ class UsageHistory:
         if method == EWMA:
             return ewma(samples[:, 1], alpha), ewma(samples[:, 2], alpha)
         if method == HOLT_WINTERS:
+            if len(samples) < 2 * season_length:
+                return None
             cpu = holt_winters(samples[:, 1], season_length, horizon)[-1]
             memory = holt_winters(samples[:, 2], season_length, horizon)[-1]
             return float(cpu), float(memory)

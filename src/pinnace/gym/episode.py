@@ -82,6 +82,8 @@ class Episode:
             self.usage_window, self.usage_interval = usage_sampling({})
             self.workload_usage: UsageHistory | None = None
         self.decision: Decision | None = None
+        self.failure: ValueError | None = None
+        """Why the last decision could not be asked."""
         self.totals: dict[str, float] = dict.fromkeys(rewards.COMPONENTS, 0.0)
         """Every component summed over the episode so far."""
         self.accrued: dict[str, float] = {}
@@ -115,6 +117,21 @@ class Episode:
         if not self.agent:
             future.set_result(self._finish(core, pending, None))
             return future
+        try:
+            self.decision = self._ask(core, pending, future)
+        except ValueError as e:
+            # Raised from the scheduler's loop, it would only end the scheduler's task and
+            # the episode would go on without one: `advance` raises it to the caller.
+            self.failure = e
+        if self._started:  # not while the simulation starts: it runs to its end first
+            loop = core.clock.loop
+            assert isinstance(loop, VirtualEventLoop)
+            loop.pause()
+        return future
+
+    def _ask(
+        self, core: Scheduler, pending: Pending, future: asyncio.Future[ScheduleResult]
+    ) -> Decision:
         mask = np.zeros(self.max_nodes, bool)
         feasible = pending.feasible
         if len(feasible) > self.max_nodes:
@@ -128,19 +145,17 @@ class Episode:
             observation = self.observer.observe(
                 core.table, pending.pod, self._forecast(pending.pod.pod)
             )
-        self.decision = Decision(pending, mask, observation, future)
-        if self._started:  # not while the simulation starts: it runs to its end first
-            loop = core.clock.loop
-            assert isinstance(loop, VirtualEventLoop)
-            loop.pause()
-        return future
+        return Decision(pending, mask, observation, future)
 
     # --- driving ---------------------------------------------------------------------------
 
     def advance(self) -> Decision | None:
-        """Run until a decision is asked (returned) or the scenario's end (None)."""
-        if self.decision is None:
+        """Run until a decision is asked (returned) or the scenario's end (None); raises
+        what made a decision impossible to ask (more nodes than `max_nodes`)."""
+        if self.decision is None and self.failure is None:
             self.sim.advance()
+        if self.failure is not None:
+            raise self.failure
         if self.decision is None:
             self._elapse(self.core)
         return self.decision

@@ -17,7 +17,8 @@ right after the first of the two, from the scheduler's queue and node table):
 
 - `pending`: -(pods pending in the scheduler's queue) × Δt: pod-seconds of waiting.
 - `decima`: -(pods in the system: pending or on a node) × Δt, Decima's reward (Mao et al.,
-  SIGCOMM 2019): its sum over an episode is minus the total time pods spend in the system.
+  SIGCOMM 2019): its sum over an episode is about minus the total time pods spend in the
+  system (a pod finishing between two decisions counts until the second).
 - `evictions`: -(pods evicted, preempted or OOM-killed during Δt), from the simulation's
   observer.
 

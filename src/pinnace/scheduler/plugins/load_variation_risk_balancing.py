@@ -4,7 +4,8 @@ node being its mean usage plus a margin times the standard deviation of its usag
 
 Per resource (cpu, memory), over the node's allocatable (analysis.go's computeScore):
 
-    mu    = clamp((mean usage + the pod's request) / allocatable, 0, 1)
+    mu    = clamp((mean usage + the pod's request) / allocatable, 0, 1)   (the request as
+            Trimaran sums it: `trimaran.resource_requested`)
     sigma = clamp(std / allocatable, 0, 1) ** (1 / safeVarianceSensitivity)   (unless < 0)
     sigma = clamp(safeVarianceMargin * sigma, 0, 1)
     score = (1 - (mu + sigma) / 2) * 100
@@ -23,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState
 from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, NodeTable
 from pinnace.scheduler.plugins.trimaran import (
     go_number,
     go_round,
     pods_metric_load,
+    resource_requested,
     usage_sampling,
 )
 from pinnace.scheduler.podinfo import PodInfo
@@ -59,16 +60,17 @@ class LoadVariationRiskBalancing:
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray
     ) -> np.ndarray:
+        requested = resource_requested(pod.pod)
         per_resource = [
             risk_score(
                 table.allocatable[nodes, column].astype(np.float64),
-                float(pod.requests.get(name, 0)),
+                float(requested[k]),
                 table.usage_mean[nodes, k],
                 table.usage_std[nodes, k],
                 self.margin,
                 self.sensitivity,
             )
-            for k, (name, column) in enumerate(((CPU, CPU_COLUMN), (MEMORY, MEMORY_COLUMN)))
+            for k, column in enumerate((CPU_COLUMN, MEMORY_COLUMN))
         ]
         scores = go_round(np.minimum(*per_resource))
         scores[table.usage_count[nodes] == 0] = MIN_NODE_SCORE

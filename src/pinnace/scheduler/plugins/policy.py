@@ -12,7 +12,8 @@ once per scheduling cycle, after the Filter plugins, with two NumPy float64 arra
 as columns. Usage is the node table's, averaged over `usageWindow` (as for the Trimaran
 plugins); a node not sampled yet has 0 samples and zero usage. The forecast is what
 `pinnace.forecast` predicts for a pod of the pod's workload (`forecast`: "ewma", the default,
-or "holt-winters" with `seasonLength` samples), NaN while the workload has no history.
+or "holt-winters" with `seasonLength` samples), NaN while the workload has no history (for
+Holt-Winters, less than two seasons).
 
 `fn` returns one finite score per row. PolicyScore scales them linearly to [0, 100] (the lowest
 0, the highest 100; all equal: 100 each), and its weight adds them to the other Score plugins'.
@@ -32,12 +33,13 @@ node it picks gets 100, the others 0.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from pinnace.forecast import EWMA, METHODS, workload_of
+from pinnace.forecast import EWMA, HOLT_WINTERS, METHODS, workload_of
 from pinnace.resources.names import CPU, MEMORY
 from pinnace.scheduler.framework import CycleState, ScoreFailed, error
 from pinnace.scheduler.nodetable import CPU_COLUMN, MEMORY_COLUMN, PODS_COLUMN, NodeTable
@@ -159,9 +161,13 @@ class PolicyScore:
         elif isinstance(policy, str) and policy:
             self.path = policy
             self.policy = load_policy(policy)
-        else:
+        elif policy is None or policy == "":
             raise ValueError(
                 "policy: Required value: module:function of the policy, or {model, kind}"
+            )
+        else:
+            raise ValueError(
+                f"policy: Invalid value: {policy!r}: must be module:function, or {{model, kind}}"
             )
         self.mode = args.get("mode", self.default_mode)
         if self.mode not in (SCORE, PICK):
@@ -175,11 +181,29 @@ class PolicyScore:
                 f'forecast: Unsupported value: "{self.forecast_method}": supported values: '
                 f"{supported}"
             )
-        self.season_length = int(args.get("seasonLength", 0))
+        self.season_length = self._season_length(args)
         self.usage_window, self.usage_interval = usage_sampling(args)
         self.load_metric = pods_metric_load(args)
         self.workload_usage: UsageHistory | None = None
         """Set by the scheduler that samples the pods' usage."""
+
+    def _season_length(self, args: Mapping[str, Any]) -> int:
+        """`seasonLength`, which Holt-Winters needs (two seasons of history, at least two
+        samples each), with statsmodels to fit it."""
+        length = args.get("seasonLength", 0)
+        if self.forecast_method != HOLT_WINTERS:
+            return 0
+        if isinstance(length, bool) or not isinstance(length, int) or length < 2:
+            raise ValueError(
+                f"seasonLength: Invalid value: {length!r}: forecast {HOLT_WINTERS} needs a "
+                "season of at least 2 samples"
+            )
+        if importlib.util.find_spec("statsmodels") is None:
+            raise ValueError(
+                f'forecast: Invalid value: "{HOLT_WINTERS}": needs statsmodels: '
+                "pip install 'pinnace[forecast]'"
+            )
+        return length
 
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, nodes: np.ndarray

@@ -28,6 +28,7 @@ import numpy as np
 
 from pinnace.clock.duration import parse_duration
 from pinnace.resources.lists import parse_quantity
+from pinnace.resources.names import CPU, MEMORY
 
 KUBERNETES_METRICS_SERVER = "KubernetesMetricsServer"
 CUSTOM_METRICS = "CustomMetrics"
@@ -170,3 +171,25 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"
+
+
+def resource_requested(pod: Mapping[str, Any]) -> tuple[int, int]:
+    """The pod's cpu (millicores) and memory (bytes) requests as Trimaran counts them
+    (resourcestats.go's GetResourceRequested): its containers' sum, or any init container's
+    if larger (a restartable one too: Trimaran does not add sidecars), plus the overhead."""
+    spec = pod.get("spec") or {}
+
+    def amounts(container: Mapping[str, Any]) -> tuple[int, int]:
+        requests = (container.get("resources") or {}).get("requests") or {}
+        cpu, memory = requests.get(CPU), requests.get(MEMORY)
+        return (
+            parse_quantity(cpu).milli_value() if cpu is not None else 0,
+            parse_quantity(memory).value() if memory is not None else 0,
+        )
+
+    containers = [amounts(c) for c in spec.get("containers") or ()]
+    cpu, memory = sum(c for c, _ in containers), sum(m for _, m in containers)
+    for init_cpu, init_memory in (amounts(c) for c in spec.get("initContainers") or ()):
+        cpu, memory = max(cpu, init_cpu), max(memory, init_memory)
+    overhead_cpu, overhead_memory = amounts({"resources": {"requests": spec.get("overhead")}})
+    return cpu + overhead_cpu, memory + overhead_memory

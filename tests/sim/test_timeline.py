@@ -19,6 +19,7 @@ from pinnace.sim.actions import ActionError
 from pinnace.sim.arrivals import RUN_SECONDS
 from pinnace.sim.scenario import Cordon, FailNode
 from pinnace.sim.settle import QUIET_SECONDS
+from pinnace.sim.summary import render_text
 
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
@@ -428,6 +429,9 @@ def test_a_refused_create_is_counted_and_the_arrivals_go_on(
     sim.advance(120)
     assert sorted(p["metadata"]["name"] for p in pods(sim)) == ["web-1", "web-2"]
     assert sim.refused == {"web": 3}
+    summary = sim.report().summary
+    assert summary["refusedArrivals"] == {"total": 3, "byWorkload": {"web": 3}}
+    assert "Arrivals the API server refused: 3 (web: 3)" in render_text(summary)
 
 
 # --- the Python API ------------------------------------------------------------------------------

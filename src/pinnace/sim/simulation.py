@@ -238,6 +238,7 @@ class Simulation:
                 simulated_seconds=elapsed,
                 wall_seconds=self._wall,
                 event_log_sha256=self.event_log.sha256(),
+                refused=self.refused,
             )
 
     def _timed(self, work: Any) -> Any:

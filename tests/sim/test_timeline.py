@@ -217,6 +217,28 @@ def test_drain_evicts_as_the_budget_allows_trying_again_every_five_seconds(
     assert {p["status"]["phase"] for p in running} == {"Running"}
 
 
+def test_a_drain_whose_eviction_fails_stops_the_run_naming_the_step(
+    simulations: list[Simulation],
+) -> None:
+    # Two budgets over one pod: the eviction API answers 500, which kubectl drain gives up on.
+    second = pdb("web", 0)
+    second["metadata"]["name"] = "web-2"
+    sim = simulate(
+        simulations,
+        scenario(
+            objects=[deployment("web", 2), pdb("web", 0), second],
+            timeline=[{"at": 60, "drain": {"node": "general-1"}}],
+        ),
+    )
+    with pytest.raises(ActionError) as failed:
+        sim.advance(120)
+    assert str(failed.value).startswith('spec.timeline[0].drain: error when evicting pods/"web-')
+    assert str(failed.value).endswith(
+        "This pod has more than one PodDisruptionBudget, which the "
+        "eviction subresource does not support."
+    )
+
+
 # --- the machines' faults ------------------------------------------------------------------------
 
 

@@ -218,9 +218,12 @@ class Simulation:
             else:
                 await until_settled(self.clock, lambda: self.event_log.workload_changes)
             try:
-                await self.actions.take(step.action)
+                goes_on = await self.actions.take(step.action)
             except (ActionError, StatusError) as e:
                 raise ActionError(f"{where}.{_action_name(step)}: {e}") from e
+            if goes_on is not None:
+                watched = _named_failure(goes_on, f"{where}.{_action_name(step)}")
+                self._tasks.append(self.loop.create_task(watched))
 
     async def _stop(self) -> None:
         await cancel_and_wait(self._tasks)
@@ -261,6 +264,14 @@ class Simulation:
             if error is not None:
                 self._tasks.remove(task)
                 raise error
+
+
+async def _named_failure(task: asyncio.Task[None], where: str) -> None:
+    """Wait for `task`, the rest of the step at `where`; its failure names the step."""
+    try:
+        await task
+    except ActionError as e:
+        raise ActionError(f"{where}: {e}") from e
 
 
 @contextmanager

@@ -478,6 +478,22 @@ def test_step_inject_and_run_coroutine(simulations: list[Simulation]) -> None:
     assert ready(sim, "general-2") == "Unknown"
 
 
+def test_a_finished_simulation_says_so_when_asked_to_go_on(simulations: list[Simulation]) -> None:
+    sim = simulate(simulations, scenario())
+    sim.advance(10)
+    assert sim.finish().summary["simulatedSeconds"] == 10
+    finished = "the simulation is finished"
+    with pytest.raises(RuntimeError, match=finished):
+        sim.advance(20)
+    with pytest.raises(RuntimeError, match=finished):
+        sim.step()
+    with pytest.raises(RuntimeError, match=finished):
+        sim.inject(Step(at=30, after=None, action=Cordon("general-1")))
+    with pytest.raises(RuntimeError, match=finished):
+        sim.run_coroutine(sim.client.list(catalog.kind("", "pods"), "default"))
+    assert sim.report().summary["simulatedSeconds"] == 10
+
+
 def test_a_step_that_fails_stops_the_run_naming_the_step(simulations: list[Simulation]) -> None:
     sim = simulate(
         simulations,

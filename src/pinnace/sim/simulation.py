@@ -128,6 +128,7 @@ class Simulation:
     def advance(self, until: float | None = None) -> None:
         """Run until `until` seconds of simulated time from the start (the scenario's `until`
         when None)."""
+        self._check_running()
         horizon = self.scenario.until if until is None else until
         if horizon is None:
             raise ValueError("the scenario has no `until`: say how long to run")
@@ -143,17 +144,22 @@ class Simulation:
     def step(self) -> float:
         """Run up to the next timer of any component, and what falls due then; the seconds
         of simulated time since the start, after."""
+        self._check_running()
         self._timed(self.loop.run_until_next)
         return self.elapsed
 
     def run_coroutine(self, coro: Awaitable[T]) -> T:
         """Run the cluster until `coro` (e.g. a read through `client`) is done."""
+        if self._closed and isinstance(coro, Coroutine):
+            coro.close()  # never to run: no "never awaited" warning besides the error
+        self._check_running()
         return self._timed(lambda: self.loop.run_until_complete(coro))
 
     def inject(self, step: Step) -> None:
         """Add a step at the end of the timeline, as if the scenario's list ended with it: it
         is taken after the steps before it, at `at` (counted from the start) or once the
         cluster has settled after them."""
+        self._check_running()
         self._injected += 1
         self._follow(step, f"injected step {self._injected}")
 
@@ -243,6 +249,10 @@ class Simulation:
                 event_log_sha256=self.event_log.sha256(),
                 refused=self.refused,
             )
+
+    def _check_running(self) -> None:
+        if self._closed:
+            raise RuntimeError("the simulation is finished (finish() or close() stopped it)")
 
     def _timed(self, work: Any) -> Any:
         """Run `work` (a coroutine, or a callable running the loop), counting its wall time;

@@ -191,3 +191,14 @@ def test_an_object_the_api_server_refuses_stops_the_run_in_one_line(tmp_path: Pa
         'pinnace simulate: s.yaml: spec.objects: Deployment.apps "web" is invalid: '
         "spec.replicas: Invalid value: -3: must be greater than or equal to 0\n"
     )
+
+
+def test_an_out_that_cannot_be_written_is_one_line_before_the_run(tmp_path: Path) -> None:
+    (tmp_path / "small.yaml").write_text(SCENARIO)
+    (tmp_path / "taken").write_text("a file, not a directory")
+    code, out, err = run(tmp_path, "small.yaml", "--json", "--out", "taken/report")
+    assert (code, out) == (1, "")
+    assert err == (
+        "pinnace simulate: cannot write the report to taken/report/: taken/report: Not a "
+        "directory\n"
+    )

@@ -553,6 +553,19 @@ def test_a_bad_scenario_is_refused_naming_the_line_and_field(text: str, message:
             "  workloads:\n  - name: Web_1\n",
             'scenario.yaml:8: spec.workloads[0].name: Invalid value: "Web_1"',
         ),
+        (  # the API server would drop the misspelt field from every arrival
+            "  workloads:\n  - name: w\n    arrivals: {every: 1m}\n    template:\n"
+            "      apiVersion: v1\n      kind: Pod\n      spec:\n        containers:\n"
+            "        - name: c\n          image: x\n          resoures: {requests: {cpu: 1}}\n",
+            "scenario.yaml:17: spec.workloads[0].template.spec.containers[0]: "
+            'unknown field "resoures"',
+        ),
+        (
+            "  workloads:\n  - name: w\n    arrivals: {every: 1m}\n"
+            "    template: {apiVersion: batch/v1, kind: Job, spec: {parallelism: x}}\n",
+            "scenario.yaml:10: spec.workloads[0].template: json: cannot unmarshal string into "
+            "Go struct field JobSpec.spec.parallelism of type int32",
+        ),
     ],
 )
 def test_a_bad_workload_generator_is_refused(workload: str, message: str) -> None:

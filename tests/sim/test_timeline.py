@@ -19,6 +19,7 @@ from pinnace.sim.actions import ActionError
 from pinnace.sim.arrivals import RUN_SECONDS
 from pinnace.sim.scenario import Cordon, FailNode
 from pinnace.sim.settle import QUIET_SECONDS
+from pinnace.sim.summary import render_text
 
 PODS = catalog.kind("", "pods")
 NODES = catalog.kind("", "nodes")
@@ -214,6 +215,28 @@ def test_drain_evicts_as_the_budget_allows_trying_again_every_five_seconds(
     assert len(running) == 4
     assert {p["spec"]["nodeName"] for p in running} == {"general-2"}
     assert {p["status"]["phase"] for p in running} == {"Running"}
+
+
+def test_a_drain_whose_eviction_fails_stops_the_run_naming_the_step(
+    simulations: list[Simulation],
+) -> None:
+    # Two budgets over one pod: the eviction API answers 500, which kubectl drain gives up on.
+    second = pdb("web", 0)
+    second["metadata"]["name"] = "web-2"
+    sim = simulate(
+        simulations,
+        scenario(
+            objects=[deployment("web", 2), pdb("web", 0), second],
+            timeline=[{"at": 60, "drain": {"node": "general-1"}}],
+        ),
+    )
+    with pytest.raises(ActionError) as failed:
+        sim.advance(120)
+    assert str(failed.value).startswith('spec.timeline[0].drain: error when evicting pods/"web-')
+    assert str(failed.value).endswith(
+        "This pod has more than one PodDisruptionBudget, which the "
+        "eviction subresource does not support."
+    )
 
 
 # --- the machines' faults ------------------------------------------------------------------------
@@ -428,6 +451,9 @@ def test_a_refused_create_is_counted_and_the_arrivals_go_on(
     sim.advance(120)
     assert sorted(p["metadata"]["name"] for p in pods(sim)) == ["web-1", "web-2"]
     assert sim.refused == {"web": 3}
+    summary = sim.report().summary
+    assert summary["refusedArrivals"] == {"total": 3, "byWorkload": {"web": 3}}
+    assert "Arrivals the API server refused: 3 (web: 3)" in render_text(summary)
 
 
 # --- the Python API ------------------------------------------------------------------------------
@@ -450,6 +476,22 @@ def test_step_inject_and_run_coroutine(simulations: list[Simulation]) -> None:
     sim.inject(Step(at=None, after="settled", action=FailNode("general-2")))
     sim.advance(before + 60 + QUIET_SECONDS + GRACE + 10)
     assert ready(sim, "general-2") == "Unknown"
+
+
+def test_a_finished_simulation_says_so_when_asked_to_go_on(simulations: list[Simulation]) -> None:
+    sim = simulate(simulations, scenario())
+    sim.advance(10)
+    assert sim.finish().summary["simulatedSeconds"] == 10
+    finished = "the simulation is finished"
+    with pytest.raises(RuntimeError, match=finished):
+        sim.advance(20)
+    with pytest.raises(RuntimeError, match=finished):
+        sim.step()
+    with pytest.raises(RuntimeError, match=finished):
+        sim.inject(Step(at=30, after=None, action=Cordon("general-1")))
+    with pytest.raises(RuntimeError, match=finished):
+        sim.run_coroutine(sim.client.list(catalog.kind("", "pods"), "default"))
+    assert sim.report().summary["simulatedSeconds"] == 10
 
 
 def test_a_step_that_fails_stops_the_run_naming_the_step(simulations: list[Simulation]) -> None:

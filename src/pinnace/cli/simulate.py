@@ -78,24 +78,37 @@ def run(args: argparse.Namespace) -> int:
         print("pinnace simulate: the scenario has no spec.until: give --until", file=sys.stderr)
         return 1
     out = Path(args.out or f"pinnace-sim-{scenario.name}")
-    out.mkdir(parents=True, exist_ok=True)
+    try:  # before the run, so that a bad --out does not cost one
+        out.mkdir(parents=True, exist_ok=True)
+        log = (out / EVENT_LOG).open("wb")
+    except OSError as e:
+        return _cannot_write(out, e)
     try:
-        with (
-            (out / EVENT_LOG).open("wb") as log,
-            Simulation(scenario, seed=args.seed, event_log=log) as sim,
-        ):
+        with log, Simulation(scenario, seed=args.seed, event_log=log) as sim:
             _run(sim, until, progress=not args.json)
             report = sim.finish()
     except ActionError as e:
         print(f"pinnace simulate: {args.scenario}: {e}", file=sys.stderr)
         return 1
-    report.write(out)
+    try:
+        report.write(out)
+    except OSError as e:
+        return _cannot_write(out, e)
     if args.json:
         print(json.dumps(report.summary))
     else:
         print(render_text(report.summary))
         print(f"The report is in {out}/: report.html, report.json, {EVENT_LOG} and the tables.")
     return 0
+
+
+def _cannot_write(out: Path, error: OSError) -> int:
+    where = f"{error.filename}: " if error.filename else ""
+    print(
+        f"pinnace simulate: cannot write the report to {out}/: {where}{error.strerror or error}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _run(sim: Simulation, until: float, progress: bool) -> None:

@@ -71,11 +71,13 @@ class Actions:
         """The last number each pool gave a node: added nodes continue it, never reusing one."""
 
     async def stop(self) -> None:
-        """End drains still under way."""
-        await cancel_and_wait(self._drains)
+        """End drains still under way (one that failed has told `take`'s caller)."""
+        await cancel_and_wait([drain for drain in self._drains if not drain.done()])
         self._drains.clear()
 
-    async def take(self, action: Action) -> None:
+    async def take(self, action: Action) -> asyncio.Task[None] | None:
+        """Take `action`; a drain goes on after it returns, in the task returned, which
+        fails as `kubectl drain` does when an eviction fails otherwise than by a budget."""
         match action:
             case Apply(objects=objects):
                 await self.apply(objects)
@@ -97,7 +99,9 @@ class Actions:
                 await self._cordon(node, False)
             case Drain(node=node):
                 await self._cordon(node, True)
-                self._drains.append(asyncio.get_running_loop().create_task(self._drain(node)))
+                drain = asyncio.get_running_loop().create_task(self._drain(node))
+                self._drains.append(drain)
+                return drain
             case FailNode(node=node):
                 await self._plane.nodes.fail_node(self._known(node))
             case RecoverNode(node=node):
@@ -114,6 +118,7 @@ class Actions:
             case RemoveNodes(pool=pool, count=count):
                 for node in self._pool_nodes(pool)[-count:]:
                     await self._plane.nodes.remove_node(node)
+        return None
 
     async def apply(self, objects: Iterable[Object]) -> None:
         """Server-side apply each object, as `kubectl apply --server-side` does."""
@@ -144,7 +149,8 @@ class Actions:
                     if e.code == 429:
                         refused.append(pod)
                     elif e.code != 404:
-                        raise
+                        where = f'pods/"{m["name"]}" -n "{m["namespace"]}"'
+                        raise ActionError(f"error when evicting {where}: {e}") from e
             pending = refused
             if pending:
                 await asyncio.sleep(EVICTION_RETRY_SECONDS)

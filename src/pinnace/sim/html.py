@@ -128,6 +128,8 @@ def _summary_tables(s: dict[str, Any]) -> str:
         ("preemptions", s["preemptions"]),
         ("evictions", s["evictions"]["total"]),
         *((f"evictions: {why}", n) for why, n in s["evictions"]["byReason"].items()),
+        ("arrivals refused", s["refusedArrivals"]["total"]),
+        *((f"arrivals refused: {w}", n) for w, n in s["refusedArrivals"]["byWorkload"].items()),
         ("OOM kills", s["oomKills"]),
         ("restarts", s["restarts"]),
         ("scheduling latency p50 / p90 / p99 (s)", _triple(latency)),

@@ -71,8 +71,11 @@ class Report:
         simulated_seconds: float,
         wall_seconds: float,
         event_log_sha256: str,
+        refused: Mapping[str, int] | None = None,
     ) -> Report:
-        """The report of a run `observer` recorded (stopped, or it reads as of now)."""
+        """The report of a run `observer` recorded (stopped, or it reads as of now);
+        `refused`: the arrivals the API server refused, by generator or trace workload."""
+        refused = {name: n for name, n in (refused or {}).items() if n}
         records = list(observer.pods.values())
         end = observer.nodes_now()
         speedup = simulated_seconds / wall_seconds if wall_seconds > 0 else None
@@ -107,6 +110,7 @@ class Report:
             },
             "preemptions": evictions[PREEMPTION_BY_SCHEDULER],
             "evictions": {"total": evictions.total(), "byReason": _by_count(evictions)},
+            "refusedArrivals": {"total": sum(refused.values()), "byWorkload": _by_count(refused)},
             "oomKills": sum(r.oom_kills for r in records),
             "restarts": sum(r.restarts for r in records),
             "schedulingLatencySeconds": _latency(

@@ -34,6 +34,7 @@ from pinnace.api.field import Path
 from pinnace.api.manifest import Document, ManifestError, load_document, load_manifests
 from pinnace.api.names import is_dns1123_label, is_dns1123_subdomain
 from pinnace.api.objects import Object
+from pinnace.api.schema import SchemaError, normalize
 from pinnace.api.validation import is_int
 from pinnace.autoscaler.options import EXPANDERS, AutoscalerOptions
 from pinnace.controllers.node_lifecycle import ZONE_LABEL, NodeLifecycleConfig
@@ -866,7 +867,31 @@ def _template(raw: Any, path: Path) -> Object:
         key = "name" if "name" in metadata else "generateName"
         detail = "each object is named <workload name>-<number>"
         _fail(fields.forbidden(path.child("metadata", key), detail))
+    _check_fields(raw, path)
     return dict(raw)
+
+
+def _check_fields(template: Object, path: Path) -> None:
+    """Refuse a template field the kind does not have, or a value of the wrong type, as
+    `kubectl apply` (strict field validation) would refuse the object: the API server,
+    creating each arrival, would drop the field silently."""
+    kind = catalog.by_kind(template["apiVersion"], template["kind"])
+    assert kind is not None, "the kind was checked"
+    named = {**template, "metadata": {**(template.get("metadata") or {}), "name": "template"}}
+    try:
+        unknown_fields = normalize(kind, named).unknown_fields
+    except SchemaError as e:
+        _fail_at(path, str(e))
+    if unknown_fields:
+        unknown = f"{path}.{unknown_fields[0]}"
+        parent, name = _split_field(unknown)
+        raise ScenarioError(f'{parent}: unknown field "{name}"', unknown)
+
+
+def _split_field(field_path: str) -> tuple[str, str]:
+    """`a.b[0].c` -> (`a.b[0]`, `c`)."""
+    parent, _, name = field_path.rpartition(".")
+    return parent, name
 
 
 def _process(raw: Any, path: Path) -> ArrivalProcess:

@@ -128,6 +128,7 @@ class Simulation:
     def advance(self, until: float | None = None) -> None:
         """Run until `until` seconds of simulated time from the start (the scenario's `until`
         when None)."""
+        self._check_running()
         horizon = self.scenario.until if until is None else until
         if horizon is None:
             raise ValueError("the scenario has no `until`: say how long to run")
@@ -143,17 +144,22 @@ class Simulation:
     def step(self) -> float:
         """Run up to the next timer of any component, and what falls due then; the seconds
         of simulated time since the start, after."""
+        self._check_running()
         self._timed(self.loop.run_until_next)
         return self.elapsed
 
     def run_coroutine(self, coro: Awaitable[T]) -> T:
         """Run the cluster until `coro` (e.g. a read through `client`) is done."""
+        if self._closed and isinstance(coro, Coroutine):
+            coro.close()  # never to run: no "never awaited" warning besides the error
+        self._check_running()
         return self._timed(lambda: self.loop.run_until_complete(coro))
 
     def inject(self, step: Step) -> None:
         """Add a step at the end of the timeline, as if the scenario's list ended with it: it
         is taken after the steps before it, at `at` (counted from the start) or once the
         cluster has settled after them."""
+        self._check_running()
         self._injected += 1
         self._follow(step, f"injected step {self._injected}")
 
@@ -218,9 +224,12 @@ class Simulation:
             else:
                 await until_settled(self.clock, lambda: self.event_log.workload_changes)
             try:
-                await self.actions.take(step.action)
+                goes_on = await self.actions.take(step.action)
             except (ActionError, StatusError) as e:
                 raise ActionError(f"{where}.{_action_name(step)}: {e}") from e
+            if goes_on is not None:
+                watched = _named_failure(goes_on, f"{where}.{_action_name(step)}")
+                self._tasks.append(self.loop.create_task(watched))
 
     async def _stop(self) -> None:
         await cancel_and_wait(self._tasks)
@@ -238,7 +247,12 @@ class Simulation:
                 simulated_seconds=elapsed,
                 wall_seconds=self._wall,
                 event_log_sha256=self.event_log.sha256(),
+                refused=self.refused,
             )
+
+    def _check_running(self) -> None:
+        if self._closed:
+            raise RuntimeError("the simulation is finished (finish() or close() stopped it)")
 
     def _timed(self, work: Any) -> Any:
         """Run `work` (a coroutine, or a callable running the loop), counting its wall time;
@@ -260,6 +274,14 @@ class Simulation:
             if error is not None:
                 self._tasks.remove(task)
                 raise error
+
+
+async def _named_failure(task: asyncio.Task[None], where: str) -> None:
+    """Wait for `task`, the rest of the step at `where`; its failure names the step."""
+    try:
+        await task
+    except ActionError as e:
+        raise ActionError(f"{where}: {e}") from e
 
 
 @contextmanager

@@ -20,6 +20,13 @@ def render_text(summary: Mapping[str, Any]) -> str:
         f"{pods['unschedulable']} unschedulable at some point, {pods['pendingAtEnd']} pending "
         f"at the end; {pods['succeeded']} succeeded, {pods['failed']} failed",
     ]
+    refused = summary.get("refusedArrivals") or {}
+    if refused.get("total"):
+        by_workload = ", ".join(f"{w}: {n}" for w, n in refused["byWorkload"].items())
+        lines.append(
+            f"Arrivals the API server refused: {refused['total']} ({by_workload}); "
+            "no pod was made of them"
+        )
     reasons = summary["failedScheduling"]["reasons"]
     if reasons:
         lines.append(

@@ -484,6 +484,11 @@ def test_server_side_apply_of_a_scale(api: HTTP) -> None:
     }
     assert entries[("scaler", "Apply", "scale")] == {"f:spec": {"f:replicas": {}}}
     assert "f:replicas" not in entries[("owner", "Apply", "")]["f:spec"]
+    # A Scale applied without replicas asks for none: the count stays (Go's zero value is
+    # omitted from the applied configuration, not applied as 0).
+    other = f"{path}/applied-scale/scale?fieldManager=other"
+    unchanged = api.request("PATCH", other, scale, APPLY)
+    assert (unchanged.status, unchanged.json()["spec"]) == (200, {"replicas": 5})
 
 
 def test_patches_are_checked_for_unknown_fields(api: HTTP) -> None:

@@ -102,7 +102,8 @@ async def apply_scale_config(
     def mutate(obj: Object) -> Object:
         config = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
         config["metadata"] = {"name": name}
-        _set_scale(kind, config, scale)
+        if _asks_for_replicas(scale):
+            _set_scale(kind, config, scale)
         return server_side_apply(
             obj,
             config,
@@ -115,3 +116,15 @@ async def apply_scale_config(
 
     result = await server.modify(kind, namespace, name, mutate, options)
     return dataclasses.replace(result, obj=_scale(kind, result.obj))
+
+
+def _asks_for_replicas(scale: Any) -> bool:
+    """Whether an applied Scale sets spec.replicas: one without them (Go's zero value, which
+    the typed configuration omits) applies no count, and leaves the object's as it is. Any
+    other shape is checked as a Scale (and refused when it is none)."""
+    if not isinstance(scale, dict):
+        return True
+    spec = scale.get("spec")
+    if spec is None:
+        return False
+    return not isinstance(spec, dict) or spec.get("replicas") is not None

@@ -209,7 +209,9 @@ async def top_controller(pod: Object, get: OwnerGetter) -> tuple[str, str] | Non
     references, (kind, name) of the top-most controller of a well-known workload kind or with
     the scale subresource (a Deployment above its ReplicaSet, a CronJob above its Job, an Argo
     Rollout or an operator's resource above the ReplicaSets or Deployment it made); None when
-    no controller is either."""
+    no controller is either. The chain goes on only from a well-known kind's object: another
+    kind's parent is read from its Scale's ownerReferences (getOwnerForScaleResource), which
+    a Scale never has, so it ends there."""
     namespace = (pod.get("metadata") or {}).get("namespace", "")
     ref = _controller_ref(pod)
     top: tuple[str, str] | None = None
@@ -222,7 +224,7 @@ async def top_controller(pod: Object, get: OwnerGetter) -> tuple[str, str] | Non
         owner = await get(str(ref.get("apiVersion", "")), kind, namespace, name)
         if kind in WELL_KNOWN or (owner is not None and owner.scalable):
             top = kind, name
-        ref = None if owner is None else _controller_ref(owner.obj)
+        ref = None if owner is None or kind not in WELL_KNOWN else _controller_ref(owner.obj)
     return top
 
 

@@ -298,6 +298,24 @@ def test_watch_sends_existing_objects_then_changes(api: Any) -> None:
     assert api.run(scenario()) == [("ADDED", "a"), ("ADDED", "b"), ("DELETED", "a")]
 
 
+def test_a_watch_without_initial_events_starts_from_now(api: Any) -> None:
+    """sendInitialEvents=false with no resourceVersion: no ADDED for what exists, only what
+    changes after the watch began (v1.32's watch cache)."""
+    api.call(api.server.create, CONFIGMAPS, "default", cm("a"))
+    options = ListOptions(send_initial_events=False, resource_version_match="NotOlderThan")
+
+    async def scenario() -> list[tuple[str, str]]:
+        stream = api.server.watch(CONFIGMAPS, "default", options)
+        first = asyncio.ensure_future(anext(stream))
+        await asyncio.sleep(0)  # the watch has started
+        await api.server.create(CONFIGMAPS, "default", cm("b"))
+        event = await first
+        await stream.aclose()
+        return [(event["type"], event["object"]["metadata"]["name"])]
+
+    assert api.run(scenario()) == [("ADDED", "b")]
+
+
 def test_watch_hands_changes_at_hand_over_in_one_batch(api: Any) -> None:
     created = api.call(api.server.create, CONFIGMAPS, "default", cm("a")).obj
     options = ListOptions(resource_version=created["metadata"]["resourceVersion"])

@@ -242,6 +242,15 @@ def test_patch_types(api: HTTP) -> None:
     assert status_of(unnamed)[:2] == (422, "Invalid")
 
 
+def test_a_strategic_deletion_list_for_an_absent_list_adds_nothing(api: HTTP) -> None:
+    api.request("POST", CM_PATH, cm("no-finalizers"))
+    patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": ["x.io/gone"]}}
+    smp = "application/strategic-merge-patch+json"
+    patched = api.request("PATCH", CM_PATH + "/no-finalizers", patch, smp)
+    assert patched.status == 200
+    assert "finalizers" not in patched.json()["metadata"]
+
+
 def test_discovery_documents(api: HTTP) -> None:
     aggregated = api.request("GET", "/apis", accept=AGGREGATED + ",application/json")
     assert aggregated.headers["Content-Type"] == AGGREGATED

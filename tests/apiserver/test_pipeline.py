@@ -269,7 +269,42 @@ def test_a_continue_token_climbing_out_of_its_list_is_refused(api: Any) -> None:
     climbing = encode_continue(5, "../secrets/default/x")
     e = error(api, api.server.list, CONFIGMAPS, "", ListOptions(limit=1, continue_token=climbing))
     assert e.code == 400
-    assert e.message == "continue key is not valid: ../secrets/default/x"
+    assert e.message == "invalid continue token: continue key is not valid: ../secrets/default/x"
+
+
+def test_an_expired_continue_token_is_410_with_one_that_continues_at_the_latest(api: Any) -> None:
+    """etcd3's handleCompactedErrorForPaging: the Status carries a token for the rest of the
+    list at the latest revision, which later changes show in."""
+    for name in ("a", "b", "c"):
+        api.call(api.server.create, CONFIGMAPS, "default", cm(name))
+    first = api.call(api.server.list, CONFIGMAPS, "default", ListOptions(limit=1))
+    api.call(api.server.update, CONFIGMAPS, "default", "c", cm("c", v="2"))
+    api.call(api.server.store.compact, api.server.store.revision)
+    stale = ListOptions(limit=1, continue_token=first["metadata"]["continue"])
+    e = error(api, api.server.list, CONFIGMAPS, "default", stale)
+    assert (e.code, e.reason) == (410, "Expired")
+    token = e.status()["metadata"]["continue"]
+    rest = names_and_data(api, token)
+    assert rest == [("b", {}), ("c", {"v": "2"})]
+
+
+def names_and_data(api: Any, token: str) -> list[tuple[str, Any]]:
+    got: list[tuple[str, Any]] = []
+    while token:
+        page = api.call(
+            api.server.list, CONFIGMAPS, "default", ListOptions(limit=1, continue_token=token)
+        )
+        got += [(i["metadata"]["name"], i.get("data")) for i in page["items"]]
+        token = page["metadata"].get("continue", "")
+    return got
+
+
+def test_a_continue_token_with_a_resource_version_is_checked_first(api: Any) -> None:
+    e = error(
+        api, api.server.list, CONFIGMAPS, "", ListOptions(continue_token="%%", resource_version="5")
+    )
+    assert e.code == 400
+    assert e.message.startswith("invalid continue token: continue key is not valid")
 
 
 def test_list_with_label_and_field_selectors(api: Any) -> None:

@@ -26,6 +26,7 @@ from pinnace.api.meta import is_path_segment_name
 from pinnace.api.names import random_suffix
 from pinnace.api.objects import Object, clone, meta, resource_version
 from pinnace.api.options import (
+    LATEST,
     DeleteOptions,
     ListOptions,
     WriteOptions,
@@ -208,7 +209,7 @@ class APIServer:
             )
         except CompactedError:
             if options.continue_token:
-                raise _continue_expired() from None
+                raise _continue_expired(options.continue_token) from None
             raise status.resource_expired(LIST_TOO_OLD) from None
         except FutureRevisionError as e:
             raise _too_large(e) from None
@@ -242,12 +243,12 @@ class APIServer:
 
     def _list_start(self, options: ListOptions, prefix: str) -> tuple[int, str | None]:
         if options.continue_token:
+            revision, start = decode_continue(options.continue_token)
             if options.resource_version and options.resource_version != "0":
                 raise status.bad_request(
                     "specifying resource version is not allowed when using continue"
                 )
-            revision, start = decode_continue(options.continue_token)
-            return revision, prefix + start
+            return max(revision, 0), prefix + start
         if options.resource_version in ("", "0"):
             return 0, None
         revision = parse_resource_version(options.resource_version)
@@ -922,14 +923,19 @@ def _too_large(e: FutureRevisionError) -> StatusError:
     return error
 
 
-def _continue_expired() -> StatusError:
-    return status.resource_expired(
+def _continue_expired(token: str) -> StatusError:
+    """The 410 for a token whose revision was compacted, with a token that continues from the
+    same place at the latest revision (etcd3's handleCompactedErrorForPaging)."""
+    _, start = decode_continue(token)
+    error = status.resource_expired(
         "The provided continue parameter is too old to display a consistent list result. You "
         "can start a new list without the continue parameter, or use the continue token in "
         "this response to retrieve the remainder of the results. Continuing with the provided "
         "token results in an inconsistent list - objects that were created, modified, or "
         "deleted between the time the first chunk was returned and now may show up in the list."
     )
+    error.list_meta = {"continue": encode_continue(LATEST, start)}
+    return error
 
 
 __all__ = ["APIServer", "Filter", "Result"]

@@ -295,6 +295,8 @@ def test_tables_and_partial_metadata(api: HTTP) -> None:
     listed = api.request("GET", CM_PATH, accept=partial).json()
     assert listed["kind"] == "PartialObjectMetadataList"
     assert "data" not in listed["items"][0]
+    refused = api.request("GET", CM_PATH + "/tabled", accept=partial)
+    assert status_of(refused)[:2] == (406, "NotAcceptable")
 
 
 def test_watch_stream_lines(api: HTTP) -> None:

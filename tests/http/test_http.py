@@ -274,6 +274,10 @@ def test_health_version_and_openapi(api: HTTP) -> None:
     index = api.request("GET", "/openapi/v3").json()
     assert "api/v1" in index["paths"]
     assert api.request("GET", "/openapi/v3/api/v1").status == 200
+    hashed = index["paths"]["api/v1"]["serverRelativeURL"]
+    assert api.request("GET", hashed).headers["Cache-Control"] == "public, immutable"
+    moved = api.request("GET", "/openapi/v3/api/v1?hash=OLD")
+    assert (moved.status, moved.headers["Location"]) == (301, hashed)
     assert api.request("GET", "/openapi/v2").json()["swagger"] == "2.0"
     protobuf_only = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
     protobuf = api.request("GET", "/openapi/v2", accept=protobuf_only)

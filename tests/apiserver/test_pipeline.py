@@ -442,6 +442,15 @@ def test_dry_run_stores_nothing(api: Any) -> None:
     assert error(api, api.server.get, CONFIGMAPS, "default", "c").code == 404
 
 
+def test_a_dry_run_create_of_a_name_that_is_taken_is_409(api: Any) -> None:
+    """DryRunnableStorage.Create reads the key: the create would fail, so does its dry run."""
+    api.call(api.server.create, CONFIGMAPS, "default", cm("c", v="1"))
+    dry = WriteOptions(dry_run=True)
+    e = error(api, api.server.create, CONFIGMAPS, "default", cm("c", v="2"), dry)
+    assert (e.code, e.reason, e.message) == (409, "AlreadyExists", 'configmaps "c" already exists')
+    assert api.call(api.server.get, CONFIGMAPS, "default", "c")["data"] == {"v": "1"}
+
+
 def test_unknown_fields_warn_or_fail_strictly(api: Any) -> None:
     body = cm("c")
     body["bogus"] = 1

@@ -317,6 +317,7 @@ class APIServer:
             await self.admission.validate("CREATE", kind, obj)
             async with self.admission.quota_charged(kind, obj, options.dry_run):
                 if options.dry_run:
+                    obj = await self._store_new(kind, namespace, obj, generate, dry_run=True)
                     return Result(obj, warnings, created=True)
                 stored = await self._store_new(kind, namespace, obj, generate)
                 stored_ok = True
@@ -348,12 +349,21 @@ class APIServer:
             return await self.services.begin_update(new, old, dry_run)
         return _nothing_to_finish
 
-    async def _store_new(self, kind: Kind, namespace: str, obj: Object, generate: bool) -> Object:
-        """Store a new object; a generated name that is taken is generated again."""
+    async def _store_new(
+        self, kind: Kind, namespace: str, obj: Object, generate: bool, dry_run: bool = False
+    ) -> Object:
+        """Store a new object; a generated name that is taken is generated again. A dry run
+        stores nothing but fails as the create would on a name that is taken
+        (DryRunnableStorage.Create)."""
         m = meta(obj)
         for _ in range(GENERATE_NAME_ATTEMPTS):
+            key = object_key(kind, namespace, m["name"])
             try:
-                return await self.store.create(object_key(kind, namespace, m["name"]), obj)
+                if not dry_run:
+                    return await self.store.create(key, obj)
+                if not await self._holds(key):
+                    return obj
+                raise KeyExistsError(key)
             except KeyExistsError:
                 if not generate:
                     raise status.already_exists(kind.plural, m["name"], kind.group) from None
@@ -361,6 +371,13 @@ class APIServer:
                 m = meta(obj)
                 m["name"] = self._generated_name(m["generateName"])
         raise status.already_exists(kind.plural, m["name"], kind.group)
+
+    async def _holds(self, key: str) -> bool:
+        try:
+            await self.store.get(key)
+        except KeyNotFoundError:
+            return False
+        return True
 
     def _generated_name(self, base: str) -> str:
         return base[:GENERATE_NAME_MAX_BASE] + random_suffix(self._random)

@@ -437,6 +437,16 @@ def test_watch_from_a_compacted_revision_gets_a_410_error_event(api: Any) -> Non
     assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
 
 
+def test_a_get_at_a_resource_version_is_the_latest_object(api: Any) -> None:
+    """GET's resourceVersion means "not older than" (WaitUntilFreshAndGet): an older
+    resourceVersion, even a compacted one, reads the object as it is now."""
+    first = api.call(api.server.create, CONFIGMAPS, "default", cm("c", v="1")).obj
+    api.call(api.server.update, CONFIGMAPS, "default", "c", cm("c", v="2"))
+    api.call(api.server.store.compact, api.server.store.revision)
+    got = api.call(api.server.get, CONFIGMAPS, "default", "c", first["metadata"]["resourceVersion"])
+    assert got["data"] == {"v": "2"}
+
+
 def test_dry_run_stores_nothing(api: Any) -> None:
     api.call(api.server.create, CONFIGMAPS, "default", cm("c"), WriteOptions(dry_run=True))
     assert error(api, api.server.get, CONFIGMAPS, "default", "c").code == 404

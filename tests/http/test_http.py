@@ -251,6 +251,14 @@ def test_a_strategic_deletion_list_for_an_absent_list_adds_nothing(api: HTTP) ->
     assert "finalizers" not in patched.json()["metadata"]
 
 
+def test_a_get_at_an_older_resource_version_reads_the_latest(api: HTTP) -> None:
+    created = api.request("POST", CM_PATH, cm("versioned", v="1")).json()
+    path = CM_PATH + "/versioned"
+    api.request("PATCH", path, {"data": {"v": "2"}}, "application/merge-patch+json")
+    rv = created["metadata"]["resourceVersion"]
+    assert api.request("GET", f"{path}?resourceVersion={rv}").json()["data"] == {"v": "2"}
+
+
 def test_discovery_documents(api: HTTP) -> None:
     aggregated = api.request("GET", "/apis", accept=AGGREGATED + ",application/json")
     assert aggregated.headers["Content-Type"] == AGGREGATED

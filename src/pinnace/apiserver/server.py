@@ -151,18 +151,18 @@ class APIServer:
     async def get(
         self, kind: Kind, namespace: str, name: str, resource_version: str = ""
     ) -> Object:
+        """GET. A resourceVersion means "not older than" (the watch cache's
+        WaitUntilFreshAndGet): the latest object once the store has reached it."""
         revision = parse_resource_version(resource_version) if resource_version != "0" else 0
         if self.deferred_writes is not None and not revision:
             await self.deferred_writes.before_read(kind, namespace, name)
         await self._fresh(resource_version)
+        if revision > self.store.revision:
+            raise _too_large(FutureRevisionError(revision, self.store.revision))
         try:
-            return await self.store.get(object_key(kind, namespace, name), revision or None)
+            return await self.store.get(object_key(kind, namespace, name))
         except KeyNotFoundError:
             raise status.not_found(kind.plural, name, kind.group) from None
-        except CompactedError as e:
-            raise _too_old(e) from None
-        except FutureRevisionError as e:
-            raise _too_large(e) from None
 
     async def authenticate_service_account(
         self, token: str, audiences: Sequence[str] = ()
@@ -923,10 +923,6 @@ def _check_stored_preconditions(
 
 LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
 """kube-apiserver's words when etcd has compacted the revision a list asks for."""
-
-
-def _too_old(e: CompactedError) -> StatusError:
-    return status.resource_expired(f"too old resource version: {e.requested} ({e.compacted})")
 
 
 def _too_large(e: FutureRevisionError) -> StatusError:

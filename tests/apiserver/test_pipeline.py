@@ -269,7 +269,42 @@ def test_a_continue_token_climbing_out_of_its_list_is_refused(api: Any) -> None:
     climbing = encode_continue(5, "../secrets/default/x")
     e = error(api, api.server.list, CONFIGMAPS, "", ListOptions(limit=1, continue_token=climbing))
     assert e.code == 400
-    assert e.message == "continue key is not valid: ../secrets/default/x"
+    assert e.message == "invalid continue token: continue key is not valid: ../secrets/default/x"
+
+
+def test_an_expired_continue_token_is_410_with_one_that_continues_at_the_latest(api: Any) -> None:
+    """etcd3's handleCompactedErrorForPaging: the Status carries a token for the rest of the
+    list at the latest revision, which later changes show in."""
+    for name in ("a", "b", "c"):
+        api.call(api.server.create, CONFIGMAPS, "default", cm(name))
+    first = api.call(api.server.list, CONFIGMAPS, "default", ListOptions(limit=1))
+    api.call(api.server.update, CONFIGMAPS, "default", "c", cm("c", v="2"))
+    api.call(api.server.store.compact, api.server.store.revision)
+    stale = ListOptions(limit=1, continue_token=first["metadata"]["continue"])
+    e = error(api, api.server.list, CONFIGMAPS, "default", stale)
+    assert (e.code, e.reason) == (410, "Expired")
+    token = e.status()["metadata"]["continue"]
+    rest = names_and_data(api, token)
+    assert rest == [("b", {}), ("c", {"v": "2"})]
+
+
+def names_and_data(api: Any, token: str) -> list[tuple[str, Any]]:
+    got: list[tuple[str, Any]] = []
+    while token:
+        page = api.call(
+            api.server.list, CONFIGMAPS, "default", ListOptions(limit=1, continue_token=token)
+        )
+        got += [(i["metadata"]["name"], i.get("data")) for i in page["items"]]
+        token = page["metadata"].get("continue", "")
+    return got
+
+
+def test_a_continue_token_with_a_resource_version_is_checked_first(api: Any) -> None:
+    e = error(
+        api, api.server.list, CONFIGMAPS, "", ListOptions(continue_token="%%", resource_version="5")
+    )
+    assert e.code == 400
+    assert e.message.startswith("invalid continue token: continue key is not valid")
 
 
 def test_list_with_label_and_field_selectors(api: Any) -> None:
@@ -296,6 +331,24 @@ def test_watch_sends_existing_objects_then_changes(api: Any) -> None:
         return [(e["type"], e["object"]["metadata"]["name"]) for e in seen]
 
     assert api.run(scenario()) == [("ADDED", "a"), ("ADDED", "b"), ("DELETED", "a")]
+
+
+def test_a_watch_without_initial_events_starts_from_now(api: Any) -> None:
+    """sendInitialEvents=false with no resourceVersion: no ADDED for what exists, only what
+    changes after the watch began (v1.32's watch cache)."""
+    api.call(api.server.create, CONFIGMAPS, "default", cm("a"))
+    options = ListOptions(send_initial_events=False, resource_version_match="NotOlderThan")
+
+    async def scenario() -> list[tuple[str, str]]:
+        stream = api.server.watch(CONFIGMAPS, "default", options)
+        first = asyncio.ensure_future(anext(stream))
+        await asyncio.sleep(0)  # the watch has started
+        await api.server.create(CONFIGMAPS, "default", cm("b"))
+        event = await first
+        await stream.aclose()
+        return [(event["type"], event["object"]["metadata"]["name"])]
+
+    assert api.run(scenario()) == [("ADDED", "b")]
 
 
 def test_watch_hands_changes_at_hand_over_in_one_batch(api: Any) -> None:
@@ -384,9 +437,28 @@ def test_watch_from_a_compacted_revision_gets_a_410_error_event(api: Any) -> Non
     assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
 
 
+def test_a_get_at_a_resource_version_is_the_latest_object(api: Any) -> None:
+    """GET's resourceVersion means "not older than" (WaitUntilFreshAndGet): an older
+    resourceVersion, even a compacted one, reads the object as it is now."""
+    first = api.call(api.server.create, CONFIGMAPS, "default", cm("c", v="1")).obj
+    api.call(api.server.update, CONFIGMAPS, "default", "c", cm("c", v="2"))
+    api.call(api.server.store.compact, api.server.store.revision)
+    got = api.call(api.server.get, CONFIGMAPS, "default", "c", first["metadata"]["resourceVersion"])
+    assert got["data"] == {"v": "2"}
+
+
 def test_dry_run_stores_nothing(api: Any) -> None:
     api.call(api.server.create, CONFIGMAPS, "default", cm("c"), WriteOptions(dry_run=True))
     assert error(api, api.server.get, CONFIGMAPS, "default", "c").code == 404
+
+
+def test_a_dry_run_create_of_a_name_that_is_taken_is_409(api: Any) -> None:
+    """DryRunnableStorage.Create reads the key: the create would fail, so does its dry run."""
+    api.call(api.server.create, CONFIGMAPS, "default", cm("c", v="1"))
+    dry = WriteOptions(dry_run=True)
+    e = error(api, api.server.create, CONFIGMAPS, "default", cm("c", v="2"), dry)
+    assert (e.code, e.reason, e.message) == (409, "AlreadyExists", 'configmaps "c" already exists')
+    assert api.call(api.server.get, CONFIGMAPS, "default", "c")["data"] == {"v": "1"}
 
 
 def test_unknown_fields_warn_or_fail_strictly(api: Any) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pinnace.api import catalog
+from pinnace.apiserver.keys import object_key
 
 PODS = catalog.kind("", "pods")
 
@@ -63,8 +64,8 @@ def test_status_and_spec_writes_leave_earlier_versions_as_they_were(api: Any) ->
     assert updated["status"] == running["status"]
 
     def at(version: dict[str, Any]) -> dict[str, Any]:
-        rv = version["metadata"]["resourceVersion"]
-        return api.call(api.server.get, PODS, "default", "web", rv)
+        rv = int(version["metadata"]["resourceVersion"])
+        return api.call(api.server.store.get, object_key(PODS, "default", "web"), rv)
 
     assert at(created)["spec"]["containers"][0]["image"] == "nginx:1.27"
     assert at(running)["spec"]["containers"][0]["image"] == "nginx:1.27"

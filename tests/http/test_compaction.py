@@ -3,6 +3,7 @@ clients that ask for it get 410 Expired as from kube-apiserver."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -78,6 +79,22 @@ def test_a_watch_from_a_compacted_revision_gets_410(core: client.CoreV1Api) -> N
         )
     assert e.value.status == 410
     assert e.value.reason.startswith(f"Expired: too old resource version: {revision} (")
+
+
+def test_an_expired_continue_token_is_410_with_a_token_for_the_rest(
+    core: client.CoreV1Api,
+) -> None:
+    for name in ("page-a", "page-b"):
+        core.create_namespaced_config_map("kube-public", {"metadata": {"name": name}})
+    first = core.list_namespaced_config_map("kube-public", limit=1)
+    core.patch_namespaced_config_map("page-b", "kube-public", {"data": {"v": "2"}})
+    _compacted_past(core, first.metadata.resource_version)
+    with pytest.raises(client.ApiException) as e:
+        core.list_namespaced_config_map("kube-public", limit=1, _continue=first.metadata._continue)
+    assert e.value.status == 410
+    token = json.loads(e.value.body)["metadata"]["continue"]
+    rest = core.list_namespaced_config_map("kube-public", limit=10, _continue=token)
+    assert "page-b" in [c.metadata.name for c in rest.items]
 
 
 def test_the_interval_must_be_a_positive_number_of_seconds(

@@ -242,6 +242,23 @@ def test_patch_types(api: HTTP) -> None:
     assert status_of(unnamed)[:2] == (422, "Invalid")
 
 
+def test_a_strategic_deletion_list_for_an_absent_list_adds_nothing(api: HTTP) -> None:
+    api.request("POST", CM_PATH, cm("no-finalizers"))
+    patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": ["x.io/gone"]}}
+    smp = "application/strategic-merge-patch+json"
+    patched = api.request("PATCH", CM_PATH + "/no-finalizers", patch, smp)
+    assert patched.status == 200
+    assert "finalizers" not in patched.json()["metadata"]
+
+
+def test_a_get_at_an_older_resource_version_reads_the_latest(api: HTTP) -> None:
+    created = api.request("POST", CM_PATH, cm("versioned", v="1")).json()
+    path = CM_PATH + "/versioned"
+    api.request("PATCH", path, {"data": {"v": "2"}}, "application/merge-patch+json")
+    rv = created["metadata"]["resourceVersion"]
+    assert api.request("GET", f"{path}?resourceVersion={rv}").json()["data"] == {"v": "2"}
+
+
 def test_discovery_documents(api: HTTP) -> None:
     aggregated = api.request("GET", "/apis", accept=AGGREGATED + ",application/json")
     assert aggregated.headers["Content-Type"] == AGGREGATED
@@ -265,6 +282,10 @@ def test_health_version_and_openapi(api: HTTP) -> None:
     index = api.request("GET", "/openapi/v3").json()
     assert "api/v1" in index["paths"]
     assert api.request("GET", "/openapi/v3/api/v1").status == 200
+    hashed = index["paths"]["api/v1"]["serverRelativeURL"]
+    assert api.request("GET", hashed).headers["Cache-Control"] == "public, immutable"
+    moved = api.request("GET", "/openapi/v3/api/v1?hash=OLD")
+    assert (moved.status, moved.headers["Location"]) == (301, hashed)
     assert api.request("GET", "/openapi/v2").json()["swagger"] == "2.0"
     protobuf_only = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
     protobuf = api.request("GET", "/openapi/v2", accept=protobuf_only)
@@ -286,6 +307,8 @@ def test_tables_and_partial_metadata(api: HTTP) -> None:
     listed = api.request("GET", CM_PATH, accept=partial).json()
     assert listed["kind"] == "PartialObjectMetadataList"
     assert "data" not in listed["items"][0]
+    refused = api.request("GET", CM_PATH + "/tabled", accept=partial)
+    assert status_of(refused)[:2] == (406, "NotAcceptable")
 
 
 def test_watch_stream_lines(api: HTTP) -> None:

@@ -119,6 +119,29 @@ def test_watch_from_a_list_sees_later_changes_in_order(core: client.CoreV1Api) -
     assert events == [("ADDED", {"v": "1"}), ("MODIFIED", {"v": "2"}), ("DELETED", {"v": "2"})]
 
 
+def test_a_dry_run_create_of_a_taken_name_is_already_exists(core: client.CoreV1Api) -> None:
+    body = {"metadata": {"name": "dry-taken"}, "data": {"v": "1"}}
+    core.create_namespaced_config_map("default", body)
+    with pytest.raises(client.ApiException) as e:
+        core.create_namespaced_config_map("default", body, dry_run="All")
+    assert (e.value.status, json.loads(e.value.body)["reason"]) == (409, "AlreadyExists")
+
+
+def test_a_watch_asking_for_no_initial_events_gets_none(core: client.CoreV1Api) -> None:
+    existing = core.list_namespaced_config_map("kube-public").items
+    assert existing  # kube-root-ca.crt at least
+    events = list(
+        watch.Watch().stream(
+            core.list_namespaced_config_map,
+            "kube-public",
+            send_initial_events=False,
+            resource_version_match="NotOlderThan",
+            timeout_seconds=1,
+        )
+    )
+    assert events == []
+
+
 @pytest.fixture(scope="module")
 def apps(core: client.CoreV1Api) -> client.AppsV1Api:
     return client.AppsV1Api(core.api_client)

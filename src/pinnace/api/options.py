@@ -94,21 +94,38 @@ def parse_resource_version(text: str) -> int:
     return int(text)
 
 
+LATEST = -1
+"""A continue token's revision that continues at the latest one (storage.EncodeContinue's -1,
+handed out with a 410 for a token whose revision was compacted)."""
+
+
 def encode_continue(revision: int, start: str) -> str:
     token = {"v": "meta.k8s.io/v1", "rv": revision, "start": start}
-    return base64.urlsafe_b64encode(json.dumps(token, separators=(",", ":")).encode()).decode()
+    encoded = base64.urlsafe_b64encode(json.dumps(token, separators=(",", ":")).encode())
+    return encoded.rstrip(b"=").decode()  # Go's RawURLEncoding
 
 
 def decode_continue(token: str) -> tuple[int, str]:
     """(revision, the last key the previous page returned, relative to the list's prefix
-    `encode_continue` was given it against)."""
+    `encode_continue` was given it against). The revision is LATEST, or below 0, for the
+    latest; a token that is not valid is a 400 "invalid continue token: …"."""
+    try:
+        return _decode_continue(token)
+    except status.StatusError as e:
+        raise status.bad_request(f"invalid continue token: {e.message}") from None
+
+
+def _decode_continue(token: str) -> tuple[int, str]:
     try:
         raw = json.loads(base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)))
         if raw.get("v") != "meta.k8s.io/v1":
             raise ValueError("continue key is not valid: incorrect encoded start version")
         revision, start = raw["rv"], raw["start"]
-        if not isinstance(revision, int) or revision <= 0 or not isinstance(start, str):
-            raise ValueError("continue key is not valid: incorrect encoded start resourceVersion")
+        if not isinstance(revision, int) or revision == 0 or not isinstance(start, str):
+            raise ValueError(
+                "continue key is not valid: incorrect encoded start resourceVersion "
+                "(version meta.k8s.io/v1)"
+            )
     except (binascii.Error, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
         raise status.bad_request("continue key is not valid: illegal base64 data") from None
     except (ValueError, AttributeError) as e:

@@ -32,6 +32,8 @@ class StatusError(Exception):
         self.reason = reason
         self.message = message
         self.details = details
+        self.list_meta: dict[str, Any] = {}
+        """The Status' metadata (ListMeta): a continue token for an expired one."""
 
     def status(self) -> dict[str, Any]:
         """The Status with metav1.Status' fields in their order (clients that compare error
@@ -40,7 +42,7 @@ class StatusError(Exception):
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta),
             "status": "Failure",
         }
         if self.message:

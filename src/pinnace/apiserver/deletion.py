@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pinnace.api import status
+from pinnace.api import field, status
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
 from pinnace.api.objects import Object, meta
@@ -49,22 +49,25 @@ def graceful_period(kind: Kind, obj: Object, options: DeleteOptions) -> int:
 
 
 def validate_options(options: DeleteOptions) -> None:
-    if options.propagation_policy and options.propagation_policy not in PROPAGATION_POLICIES:
-        raise status.StatusError(
-            422,
-            "Invalid",
-            f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
-            f'"{options.propagation_policy}": supported values: "Foreground", "Background", '
-            '"Orphan", "nil"',
+    """apimachinery's ValidateDeleteOptions (dryRun is checked as the options are read)."""
+    errors: list[field.FieldError] = []
+    policy = options.propagation_policy
+    if options.orphan_dependents is not None and policy:
+        errors.append(
+            field.invalid(
+                "propagationPolicy",
+                policy,
+                "orphanDependents and deletionPropagation cannot be both set",
+            )
         )
-    if options.orphan_dependents is not None and options.propagation_policy:
-        raise status.StatusError(
-            422,
-            "Invalid",
-            'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: '
-            f'"{options.propagation_policy}": orphanDependents and deletionPropagation '
-            "cannot be both set",
+    if policy and policy not in PROPAGATION_POLICIES:
+        errors.append(
+            field.not_supported(
+                "propagationPolicy", policy, ("Foreground", "Background", "Orphan", "nil")
+            )
         )
+    if errors:
+        raise status.invalid("DeleteOptions", "", errors, "meta.k8s.io")
 
 
 def decide(kind: Kind, obj: Object, options: DeleteOptions, now: float) -> Decision:

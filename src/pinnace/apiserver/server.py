@@ -26,6 +26,7 @@ from pinnace.api.meta import is_path_segment_name
 from pinnace.api.names import random_suffix
 from pinnace.api.objects import Object, clone, meta, resource_version
 from pinnace.api.options import (
+    LATEST,
     DeleteOptions,
     ListOptions,
     WriteOptions,
@@ -150,18 +151,18 @@ class APIServer:
     async def get(
         self, kind: Kind, namespace: str, name: str, resource_version: str = ""
     ) -> Object:
+        """GET. A resourceVersion means "not older than" (the watch cache's
+        WaitUntilFreshAndGet): the latest object once the store has reached it."""
         revision = parse_resource_version(resource_version) if resource_version != "0" else 0
         if self.deferred_writes is not None and not revision:
             await self.deferred_writes.before_read(kind, namespace, name)
         await self._fresh(resource_version)
+        if revision > self.store.revision:
+            raise _too_large(FutureRevisionError(revision, self.store.revision))
         try:
-            return await self.store.get(object_key(kind, namespace, name), revision or None)
+            return await self.store.get(object_key(kind, namespace, name))
         except KeyNotFoundError:
             raise status.not_found(kind.plural, name, kind.group) from None
-        except CompactedError as e:
-            raise _too_old(e) from None
-        except FutureRevisionError as e:
-            raise _too_large(e) from None
 
     async def authenticate_service_account(
         self, token: str, audiences: Sequence[str] = ()
@@ -208,7 +209,7 @@ class APIServer:
             )
         except CompactedError:
             if options.continue_token:
-                raise _continue_expired() from None
+                raise _continue_expired(options.continue_token) from None
             raise status.resource_expired(LIST_TOO_OLD) from None
         except FutureRevisionError as e:
             raise _too_large(e) from None
@@ -242,12 +243,12 @@ class APIServer:
 
     def _list_start(self, options: ListOptions, prefix: str) -> tuple[int, str | None]:
         if options.continue_token:
+            revision, start = decode_continue(options.continue_token)
             if options.resource_version and options.resource_version != "0":
                 raise status.bad_request(
                     "specifying resource version is not allowed when using continue"
                 )
-            revision, start = decode_continue(options.continue_token)
-            return revision, prefix + start
+            return max(revision, 0), prefix + start
         if options.resource_version in ("", "0"):
             return 0, None
         revision = parse_resource_version(options.resource_version)
@@ -316,6 +317,7 @@ class APIServer:
             await self.admission.validate("CREATE", kind, obj)
             async with self.admission.quota_charged(kind, obj, options.dry_run):
                 if options.dry_run:
+                    obj = await self._store_new(kind, namespace, obj, generate, dry_run=True)
                     return Result(obj, warnings, created=True)
                 stored = await self._store_new(kind, namespace, obj, generate)
                 stored_ok = True
@@ -347,12 +349,21 @@ class APIServer:
             return await self.services.begin_update(new, old, dry_run)
         return _nothing_to_finish
 
-    async def _store_new(self, kind: Kind, namespace: str, obj: Object, generate: bool) -> Object:
-        """Store a new object; a generated name that is taken is generated again."""
+    async def _store_new(
+        self, kind: Kind, namespace: str, obj: Object, generate: bool, dry_run: bool = False
+    ) -> Object:
+        """Store a new object; a generated name that is taken is generated again. A dry run
+        stores nothing but fails as the create would on a name that is taken
+        (DryRunnableStorage.Create)."""
         m = meta(obj)
         for _ in range(GENERATE_NAME_ATTEMPTS):
+            key = object_key(kind, namespace, m["name"])
             try:
-                return await self.store.create(object_key(kind, namespace, m["name"]), obj)
+                if not dry_run:
+                    return await self.store.create(key, obj)
+                if not await self._holds(key):
+                    return obj
+                raise KeyExistsError(key)
             except KeyExistsError:
                 if not generate:
                     raise status.already_exists(kind.plural, m["name"], kind.group) from None
@@ -360,6 +371,13 @@ class APIServer:
                 m = meta(obj)
                 m["name"] = self._generated_name(m["generateName"])
         raise status.already_exists(kind.plural, m["name"], kind.group)
+
+    async def _holds(self, key: str) -> bool:
+        try:
+            await self.store.get(key)
+        except KeyNotFoundError:
+            return False
+        return True
 
     def _generated_name(self, base: str) -> str:
         return base[:GENERATE_NAME_MAX_BASE] + random_suffix(self._random)
@@ -907,10 +925,6 @@ LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
 """kube-apiserver's words when etcd has compacted the revision a list asks for."""
 
 
-def _too_old(e: CompactedError) -> StatusError:
-    return status.resource_expired(f"too old resource version: {e.requested} ({e.compacted})")
-
-
 def _too_large(e: FutureRevisionError) -> StatusError:
     """storage.NewTooLargeResourceVersionError, as the watch cache answers a read it could not
     serve within BLOCK_SECONDS: retry after a second."""
@@ -922,14 +936,19 @@ def _too_large(e: FutureRevisionError) -> StatusError:
     return error
 
 
-def _continue_expired() -> StatusError:
-    return status.resource_expired(
+def _continue_expired(token: str) -> StatusError:
+    """The 410 for a token whose revision was compacted, with a token that continues from the
+    same place at the latest revision (etcd3's handleCompactedErrorForPaging)."""
+    _, start = decode_continue(token)
+    error = status.resource_expired(
         "The provided continue parameter is too old to display a consistent list result. You "
         "can start a new list without the continue parameter, or use the continue token in "
         "this response to retrieve the remainder of the results. Continuing with the provided "
         "token results in an inconsistent list - objects that were created, modified, or "
         "deleted between the time the first chunk was returned and now may show up in the list."
     )
+    error.list_meta = {"continue": encode_continue(LATEST, start)}
+    return error
 
 
 __all__ = ["APIServer", "Filter", "Result"]

@@ -2,6 +2,8 @@
 
 A watch without a resourceVersion (or with "0") starts with an ADDED event for every existing
 object, then follows live changes; one from resourceVersion N delivers every change after N.
+`sendInitialEvents` decides the initial events when given: false starts from N, or from now
+(cacher.go's getAllEventsSinceLocked).
 An object that stops matching the watch's selectors is reported as DELETED (its last matching
 state, at the revision of the change), one that starts matching as ADDED.
 """
@@ -82,7 +84,10 @@ async def _watch_batches(
     server: APIServer, kind: Kind, namespace: str, options: ListOptions, selected: Filter
 ) -> AsyncGenerator[list[Object], None]:
     prefix = list_prefix(kind, namespace)
-    initial = options.resource_version in ("", "0") or bool(options.send_initial_events)
+    initial = options.send_initial_events
+    if initial is None:
+        # Without sendInitialEvents, kept for old clients: "" and "0" start with the state.
+        initial = options.resource_version in ("", "0")
     if initial:
         listed = await server.list(
             kind,

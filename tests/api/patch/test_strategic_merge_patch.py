@@ -125,6 +125,20 @@ def test_delete_from_primitive_list() -> None:
     assert patched["metadata"]["finalizers"] == ["b"]
 
 
+def test_a_deletion_list_for_a_list_the_object_lacks_adds_nothing() -> None:
+    """kubectl apply sends one when a finalizer left the manifest: if a controller already
+    removed it from the object, the object must not get it back."""
+    live = pod()
+    del live["metadata"]["finalizers"]
+    patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}}
+    assert "finalizers" not in apply_strategic_merge_patch(live, patch, "Pod")["metadata"]
+
+
+def test_a_deletion_list_for_a_field_that_is_no_list_changes_nothing() -> None:
+    patch = {"metadata": {"$deleteFromPrimitiveList/labels": ["app"]}}
+    assert apply_strategic_merge_patch(pod(), patch, "Pod")["metadata"]["labels"] == {"app": "web"}
+
+
 def test_set_element_order_reorders_the_merged_list() -> None:
     patch = {
         "spec": {

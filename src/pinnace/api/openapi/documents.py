@@ -121,6 +121,12 @@ def openapi_v3(path: str) -> dict[str, Any] | None:
 
 
 @cache
+def openapi_v3_hash(path: str) -> str:
+    """The hash of a served /openapi/v3/<path> document, as its index names it."""
+    return content_hash(_v3_documents()[path.strip("/")])
+
+
+@cache
 def openapi_v2() -> dict[str, Any]:
     """/openapi/v2: one Swagger 2.0 document for every served kind."""
     return build_v2(documented_kinds())

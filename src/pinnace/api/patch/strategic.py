@@ -76,8 +76,9 @@ def _merge_map(original: dict[str, Any] | None, patch: dict[str, Any], shape: Sh
             continue
         child, strategy, merge_key = _lookup(shape, key)
         if key not in original:
-            # Even a deletion list lands here as the new list (apimachinery does the same).
-            original[key] = _decoded(value, child)
+            # A deletion list has nothing to delete from, and is not stored in its place.
+            if not is_delete_list:
+                original[key] = _decoded(value, child)
             continue
         current = original[key]
         if isinstance(current, dict) and isinstance(value, dict):
@@ -91,7 +92,7 @@ def _merge_map(original: dict[str, Any] | None, patch: dict[str, Any], shape: Sh
                 _merge_list_field(current, value, child, strategy, merge_key, is_delete_list),
                 child,
             )
-        else:
+        elif not is_delete_list:
             original[key] = _decoded(value, child)
     return original
 

@@ -233,7 +233,9 @@ class APIApp:
         if health is not None:
             _only_get(request)
             return health
-        openapi = nonresource.openapi(path.rstrip("/"), request.header("accept"))
+        openapi = nonresource.openapi(
+            path.rstrip("/"), request.header("accept"), request.query, self.server.clock.now()
+        )
         if openapi is not None:
             _only_get(request)
             return openapi
@@ -370,8 +372,10 @@ async def _refuse(ws: WebSocket, response: Response) -> None:
 
 def _headers(response: Response) -> list[tuple[bytes, bytes]]:
     headers = [(b"content-type", response.content_type.encode())]
-    headers += RESPONSE_HEADERS
-    headers += [(k.lower().encode(), v.encode()) for k, v in response.headers]
+    own = [(k.lower().encode(), v.encode()) for k, v in response.headers]
+    # WithCacheControl's default, unless the handler set its own (as kube-openapi's does).
+    headers += [h for h in RESPONSE_HEADERS if h[0] not in {k for k, _ in own}]
+    headers += own
     if response.stream is None:
         headers.append((b"content-length", str(len(response.body)).encode()))
     return headers

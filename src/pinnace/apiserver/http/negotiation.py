@@ -44,6 +44,8 @@ class Negotiated:
     output: Output
     version: str = "v1"
     """For tables and partial metadata: meta.k8s.io/v1 or v1beta1."""
+    as_list: bool = False
+    """Partial metadata asked for as PartialObjectMetadataList, not PartialObjectMetadata."""
 
 
 def parse_media_types(header: str) -> list[MediaType]:
@@ -100,7 +102,9 @@ def negotiate_resource(accept: str) -> Negotiated:
         if target == "Table":
             return Negotiated(Output.TABLE, media.params["v"])
         if target in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-            return Negotiated(Output.PARTIAL, media.params["v"])
+            return Negotiated(
+                Output.PARTIAL, media.params["v"], target == "PartialObjectMetadataList"
+            )
     raise not_acceptable(accept)
 
 

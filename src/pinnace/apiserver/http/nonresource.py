@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import email.utils
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 
 from pinnace.api import discovery
 from pinnace.api.kind import Kind
-from pinnace.api.openapi import openapi_v2, openapi_v3, openapi_v3_index
+from pinnace.api.openapi import openapi_v2, openapi_v3, openapi_v3_hash, openapi_v3_index
 from pinnace.apiserver.http import negotiation, openapi_protobuf
-from pinnace.apiserver.http.params import go_bool
+from pinnace.apiserver.http.params import Query, first, go_bool
 from pinnace.apiserver.http.responses import (
     Response,
     go_json,
@@ -93,7 +94,7 @@ def health(
     return None
 
 
-def openapi(path: str, accept: str) -> Response | None:
+def openapi(path: str, accept: str, query: Query, now: float) -> Response | None:
     """/openapi/v2 and /openapi/v3[/<group-version>]; None for other paths.
 
     /openapi/v2 comes as JSON or, to a client that asks for it, in its protobuf form.
@@ -109,11 +110,30 @@ def openapi(path: str, accept: str) -> Response | None:
     if path == "/openapi/v3":
         return _openapi_response(openapi_v3_index())
     if path.startswith("/openapi/v3/"):
-        document = openapi_v3(path[len("/openapi/v3/") :])
+        group_version = path[len("/openapi/v3/") :]
+        document = openapi_v3(group_version)
         if document is None:
             raise not_found()
-        return _openapi_response(document)
+        return _openapi_v3_response(group_version, document, first(query, "hash"), now)
     return None
+
+
+def _openapi_v3_response(
+    group_version: str, document: object, hash_asked: str | None, now: float
+) -> Response:
+    """kube-openapi's handler3: the hash is the ETag; a document asked for by its hash may be
+    cached for good (a year), one asked for by another hash is redirected to the current."""
+    etag = openapi_v3_hash(group_version)
+    headers = [("Vary", "Accept"), ("Etag", f'"{etag}"')]
+    if hash_asked is not None and hash_asked != etag:
+        url = f"/openapi/v3/{group_version}?hash={etag}"
+        body = f'<a href="{url}">Moved Permanently</a>.\n\n'
+        headers.append(("Location", url))
+        return Response(301, body.encode(), "text/html; charset=utf-8", headers)
+    if hash_asked is not None:
+        expires = email.utils.formatdate(now + 365 * 86400, usegmt=True)
+        headers += [("Cache-Control", "public, immutable"), ("Expires", expires)]
+    return Response(200, go_json(document), headers=headers)
 
 
 def _openapi_response(document: object) -> Response:

@@ -119,15 +119,35 @@ class Encoder:
     """Objects go out at this other version of the kind."""
 
     def object(self, obj: Object, status: int = 200) -> Response:
+        if self._partial(as_list=True) and obj.get("kind") == self.kind.kind:
+            raise self._not_that_partial("PartialObjectMetadataList", "is not a list", "")
         return self._encode(self.convert_object(obj), status)
 
     def list(self, listed: Object) -> Response:
+        if self._partial(as_list=False):
+            raise self._not_that_partial("PartialObjectMetadata", "is a list", "List")
         return self._encode(self.convert_list(listed), 200)
 
+    def _partial(self, as_list: bool) -> bool:
+        negotiated = self.negotiated
+        return negotiated.output is Output.PARTIAL and negotiated.as_list == as_list
+
+    def _not_that_partial(self, asked: str, what: str, suffix: str) -> StatusError:
+        """handlers/response.go's asPartialObjectMetadata(List) refusing the other shape; the
+        Go type named is the handler's: the internal one, or unstructured's."""
+        if self.kind.custom:
+            go_type = f"*unstructured.Unstructured{suffix}"
+        else:
+            go_type = f"*{self.kind.group.split('.')[0] or 'core'}.{self.kind.kind}{suffix}"
+        message = f"you requested {asked}, but the requested object {what} ({go_type})"
+        return StatusError(406, "NotAcceptable", message)
+
     def convert_object(self, obj: Object, no_headers: bool = False) -> Object:
-        """`obj` as the negotiated kind; Status and other kinds' objects stay as they are."""
+        """`obj` as the negotiated kind; Status and other kinds' objects stay as they are, and
+        so do a watch's objects asked for as PartialObjectMetadataList (kube-apiserver's
+        watch encoder sends what it fails to transform as it is)."""
         output = self.negotiated.output
-        if obj.get("kind") != self.kind.kind:
+        if obj.get("kind") != self.kind.kind or self._partial(as_list=True):
             return obj
         if output in (Output.JSON, Output.YAML):
             return self._at_version(obj)

@@ -1,0 +1,58 @@
+"""DeleteOptions that apimachinery's ValidateDeleteOptions refuses: a 422 whose details name
+DeleteOptions.meta.k8s.io and carry one cause per error, as kube-apiserver v1.32 answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pinnace.api import catalog
+from pinnace.api.options import DeleteOptions
+from pinnace.api.status import StatusError
+
+CONFIGMAPS = catalog.kind("", "configmaps")
+
+
+def refusal(api: Any, options: DeleteOptions) -> StatusError:
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    api.call(api.server.create, CONFIGMAPS, "default", body)
+    with pytest.raises(StatusError) as e:
+        api.call(api.server.delete, CONFIGMAPS, "default", "c", options)
+    assert api.call(api.server.get, CONFIGMAPS, "default", "c")["metadata"]["name"] == "c"
+    return e.value
+
+
+def test_an_unknown_propagation_policy_is_invalid_with_its_cause(api: Any) -> None:
+    e = refusal(api, DeleteOptions(propagation_policy="Bogus"))
+    assert (e.code, e.reason) == (422, "Invalid")
+    assert e.message == (
+        'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
+        '"Bogus": supported values: "Foreground", "Background", "Orphan", "nil"'
+    )
+    assert e.details == {
+        "group": "meta.k8s.io",
+        "kind": "DeleteOptions",
+        "causes": [
+            {
+                "reason": "FieldValueNotSupported",
+                "message": 'Unsupported value: "Bogus": supported values: "Foreground", '
+                '"Background", "Orphan", "nil"',
+                "field": "propagationPolicy",
+            }
+        ],
+    }
+
+
+def test_orphan_dependents_with_an_unknown_policy_gives_both_errors(api: Any) -> None:
+    e = refusal(api, DeleteOptions(propagation_policy="Bogus", orphan_dependents=True))
+    assert e.message == (
+        'DeleteOptions.meta.k8s.io "" is invalid: [propagationPolicy: Invalid value: "Bogus": '
+        "orphanDependents and deletionPropagation cannot be both set, propagationPolicy: "
+        'Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", '
+        '"nil"]'
+    )
+    assert [c["reason"] for c in e.details["causes"]] == [
+        "FieldValueInvalid",
+        "FieldValueNotSupported",
+    ]

@@ -16,6 +16,7 @@ from pinnace.api.names import (
     is_dns1123_subdomain,
     is_env_var_name,
     is_good_dns1123_label,
+    is_good_dns1123_subdomain,
     is_qualified_name,
     is_valid_label_value,
     is_valid_percent,
@@ -302,3 +303,12 @@ def test_a_good_dns1123_label_is_one_is_dns1123_label_finds_nothing_in(value: st
     assert is_good_dns1123_label(value) == (is_dns1123_label(value) == [])
     for edge in ("a" * 63, "a" * 64, "", "é"):
         assert is_good_dns1123_label(edge) == (is_dns1123_label(edge) == [])
+
+
+@given(st.text(alphabet="az09-.Aé", max_size=70))
+def test_a_good_dns1123_subdomain_is_one_is_dns1123_subdomain_finds_nothing_in(
+    value: str,
+) -> None:
+    assert is_good_dns1123_subdomain(value) == (is_dns1123_subdomain(value) == [])
+    for edge in ("a" * 253, "a" * 254, "a." * 126 + "a", "a." * 126 + "ab", "", "é", "a.é"):
+        assert is_good_dns1123_subdomain(edge) == (is_dns1123_subdomain(edge) == [])

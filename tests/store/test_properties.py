@@ -145,6 +145,7 @@ def test_sequential_operations_match_a_model(backend, ops) -> None:
         for key in KEYS:
             if key in model:
                 assert (await store.get(key))["v"] == model[key][0]
+            assert store.revision_of(key) == (model[key][1] if key in model else None)
 
     backend.run(body)
 

@@ -10,7 +10,13 @@ from typing import Any
 from pinnace.api import field
 from pinnace.api.field import FieldError, Path
 from pinnace.api.labels import validate_labels
-from pinnace.api.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from pinnace.api.names import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_good_dns1123_label,
+    is_good_dns1123_subdomain,
+    is_qualified_name,
+)
 from pinnace.api.objects import Remembered, plain_json
 from pinnace.api.validation import (
     IS_NEGATIVE_ERROR_MSG,
@@ -26,6 +32,14 @@ from pinnace.api.validation import (
 )
 
 NameRule = Callable[[str], list[str]]
+
+# The yes/no form of the usual name rules, which do not remember what they check: an object's
+# name is mostly new on each create (a generated pod name), and only a bad one needs the
+# rule's messages.
+_GOOD_NAME: dict[NameRule, Callable[[str], bool]] = {
+    is_dns1123_subdomain: is_good_dns1123_subdomain,
+    is_dns1123_label: is_good_dns1123_label,
+}
 
 TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024
 FINALIZER_ORPHAN_DEPENDENTS = "orphan"
@@ -89,7 +103,9 @@ def validate_object_meta(
     if not name:
         errs.append(field.required(_NAME, "name or generateName is required"))
     else:
-        errs += [field.invalid(_NAME, name, m) for m in name_rule(name)]
+        good = _GOOD_NAME.get(name_rule)
+        if good is None or not good(name):
+            errs += [field.invalid(_NAME, name, m) for m in name_rule(name)]
 
     namespace, e = string_field(meta.get("namespace"), _NAMESPACE)
     errs += e

@@ -111,6 +111,15 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+def is_good_dns1123_subdomain(value: str) -> bool:
+    """Whether `is_dns1123_subdomain(value)` finds nothing, worked out without remembering
+    `value` (see `is_good_dns1123_label`): for a name seen once, as a generated pod name."""
+    return (
+        len(value) <= DNS1123_SUBDOMAIN_MAX_LENGTH
+        and _DNS1123_SUBDOMAIN.fullmatch(value) is not None
+    )
+
+
 def is_dns1035_label(value: str) -> list[str]:
     errs = []
     if _byte_len(value) > DNS1035_LABEL_MAX_LENGTH:

@@ -139,6 +139,9 @@ class APIServer:
         self.deferred_writes: DeferredWrites | None = None
         """Set by the simulated mode's node agents: the writes they keep back until a read
         would show them (`pinnace.apiserver.deferred`)."""
+        self._uids: dict[str, tuple[int, str]] = {}
+        """`uid_of`'s memory: keys' uids, each with the revision that wrote what it was read
+        from."""
 
     def _kind_gone(self, kind: Kind) -> None:
         """A custom kind is no longer served as it was: its watches end, as the old storage's
@@ -163,6 +166,28 @@ class APIServer:
             return await self.store.get(object_key(kind, namespace, name))
         except KeyNotFoundError:
             raise status.not_found(kind.plural, name, kind.group) from None
+
+    async def uid_of(
+        self, kind: Kind, namespace: str, name: str, resource_version: str = ""
+    ) -> str:
+        """The uid of the object `get` would read at `resource_version` "" or "0" (the latest,
+        with the same errors), remembered per key until it is written again: an object read
+        for its identity alone (what a TokenRequest binds a token to) is not unpacked anew."""
+        assert resource_version in ("", "0"), "the uid is read from the latest version"
+        key = object_key(kind, namespace, name)
+        if self.deferred_writes is not None:
+            await self.deferred_writes.before_read(kind, namespace, name)
+        await self._fresh(resource_version)
+        revision = self.store.revision_of(key)
+        if revision is None:
+            self._uids.pop(key, None)
+            raise status.not_found(kind.plural, name, kind.group)
+        known = self._uids.get(key)
+        if known is not None and known[0] == revision:
+            return known[1]
+        uid: str = (await self.store.get(key))["metadata"].get("uid", "")
+        self._uids[key] = (revision, uid)
+        return uid
 
     async def authenticate_service_account(
         self, token: str, audiences: Sequence[str] = ()

@@ -111,7 +111,9 @@ async def grant_token(
     errs = validate_token_request(request)
     if errs:
         raise status.invalid(TOKEN_REQUEST.kind, "", errs, AUTHENTICATION)
-    account = await server.get(catalog.kind("", "serviceaccounts"), namespace, name)
+    account = _identity(
+        name, await server.uid_of(catalog.kind("", "serviceaccounts"), namespace, name), namespace
+    )
     tokens = server.service_account_tokens
     spec = request["spec"]
     if not spec.get("audiences"):
@@ -181,14 +183,23 @@ async def _bound(server: APIServer, namespace: str, account: str, ref: Any) -> B
 
 
 async def _node(server: APIServer, pod: Object) -> Object | None:
-    """The pod's node, when it has one that can be read (ServiceAccountTokenPodNodeInfo)."""
+    """The pod's node, when it has one that can be read (ServiceAccountTokenPodNodeInfo), as
+    much of it as the token names: read at resourceVersion "0", as TokenREST reads it."""
     node_name = pod["spec"].get("nodeName") or ""
     if not node_name:
         return None
     try:
-        return await server.get(catalog.kind("", "nodes"), "", node_name)
+        return _identity(
+            node_name, await server.uid_of(catalog.kind("", "nodes"), "", node_name, "0")
+        )
     except status.StatusError:
         return None
+
+
+def _identity(name: str, uid: str, namespace: str = "") -> Object:
+    """An object's metadata as far as a token's claims name it: all a TokenRequest reads of
+    its service account and of its pod's node."""
+    return {"metadata": {"name": name, "namespace": namespace, "uid": uid}}
 
 
 def _group_version_kind(api_version: str, kind: str) -> str:

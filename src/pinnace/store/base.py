@@ -137,6 +137,10 @@ class MvccStore(Store):
             raise KeyNotFoundError(key)
         return obj
 
+    def revision_of(self, key: str) -> int | None:
+        self._check_open()
+        return self._state.revision_of(key)
+
     async def list(
         self,
         prefix: str,

@@ -226,6 +226,11 @@ class Store(ABC):
         none."""
 
     @abstractmethod
+    def revision_of(self, key: str) -> int | None:
+        """The revision that wrote the object under `key` now, if it holds one: which version
+        `get` would read, found without reading (unpacking) it."""
+
+    @abstractmethod
     async def list(
         self,
         prefix: str,

@@ -273,6 +273,15 @@ class MvccState:
         self._last_read = (key, event.revision, obj)
         return obj
 
+    def revision_of(self, key: str) -> int | None:
+        """The revision of the key's live object now, if any; the object is not unpacked."""
+        history = self._history.get(key)
+        if history is None:
+            found = self._settled.get(key)
+            return None if found is None else found[0]
+        latest = self._at(key, history, self.revision)
+        return latest.revision if _live(latest) else None
+
     def list(
         self,
         prefix: str,

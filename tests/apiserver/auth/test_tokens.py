@@ -158,6 +158,31 @@ def test_a_pod_bound_token_names_the_pod_and_its_node_and_dies_with_the_pod(
     assert _why_refused(api, token) == "service account token has been invalidated"
 
 
+def test_a_token_names_the_node_and_account_there_now_when_recreated(api: Harness) -> None:
+    """The service account and the pod's node, read again for each token: a recreated one's
+    uid, and no node claim once the node is gone (the token is still granted)."""
+    _account(api)
+    _pod(api)
+    ref = {"kind": "Pod", "apiVersion": "v1", "name": "web"}
+    for _ in range(2):
+        account = api.call(api.server.get, SERVICE_ACCOUNTS, "default", "robot")
+        node = api.call(api.server.get, NODES, "", "n1")
+        private = _claims(_request(api, boundObjectRef=ref)["status"]["token"])["kubernetes.io"]
+        assert private["serviceaccount"] == {"name": "robot", "uid": account["metadata"]["uid"]}
+        assert private["node"] == {"name": "n1", "uid": node["metadata"]["uid"]}
+        api.call(api.server.delete, SERVICE_ACCOUNTS, "default", "robot")
+        api.call(api.server.delete, NODES, "", "n1")
+        _account(api)
+        _create(api, NODES, "", {"metadata": {"name": "n1"}})
+    api.call(api.server.delete, NODES, "", "n1")
+    private = _claims(_request(api, boundObjectRef=ref)["status"]["token"])["kubernetes.io"]
+    assert "node" not in private and private["pod"]["name"] == "web"
+    api.call(api.server.delete, SERVICE_ACCOUNTS, "default", "robot")
+    with pytest.raises(StatusError) as e:
+        _request(api, boundObjectRef=ref)
+    assert (e.value.code, str(e.value)) == (404, 'serviceaccounts "robot" not found')
+
+
 def test_the_kube_api_access_token_lasts_a_year_but_says_an_hour(api: Harness) -> None:
     """The ServiceAccount admission plugin's 3607 s, pod-bound, for the API audience: extended
     (--service-account-extend-token-expiration), with warnafter at 3607 s."""

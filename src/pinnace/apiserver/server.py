@@ -24,7 +24,7 @@ from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
 from pinnace.api.meta import is_path_segment_name
 from pinnace.api.names import random_suffix
-from pinnace.api.objects import Object, clone, meta, resource_version
+from pinnace.api.objects import Object, Remembered, clone, meta, resource_version
 from pinnace.api.options import (
     LATEST,
     DeleteOptions,
@@ -139,9 +139,9 @@ class APIServer:
         self.deferred_writes: DeferredWrites | None = None
         """Set by the simulated mode's node agents: the writes they keep back until a read
         would show them (`pinnace.apiserver.deferred`)."""
-        self._uids: dict[str, tuple[int, str]] = {}
+        self._uids: Remembered[tuple[int, str]] = Remembered(4096)
         """`uid_of`'s memory: keys' uids, each with the revision that wrote what it was read
-        from."""
+        from; bounded, as nodes and service accounts come and go in a long run."""
 
     def _kind_gone(self, kind: Kind) -> None:
         """A custom kind is no longer served as it was: its watches end, as the old storage's
@@ -180,13 +180,12 @@ class APIServer:
         await self._fresh(resource_version)
         revision = self.store.revision_of(key)
         if revision is None:
-            self._uids.pop(key, None)
             raise status.not_found(kind.plural, name, kind.group)
         known = self._uids.get(key)
         if known is not None and known[0] == revision:
             return known[1]
         uid: str = (await self.store.get(key))["metadata"].get("uid", "")
-        self._uids[key] = (revision, uid)
+        self._uids.put(key, (revision, uid))
         return uid
 
     async def authenticate_service_account(

@@ -385,7 +385,7 @@ class APIServer:
             try:
                 if not dry_run:
                     return await self.store.create(key, obj)
-                if not await self._holds(key):
+                if self.store.revision_of(key) is None:
                     return obj
                 raise KeyExistsError(key)
             except KeyExistsError:
@@ -395,13 +395,6 @@ class APIServer:
                 m = meta(obj)
                 m["name"] = self._generated_name(m["generateName"])
         raise status.already_exists(kind.plural, m["name"], kind.group)
-
-    async def _holds(self, key: str) -> bool:
-        try:
-            await self.store.get(key)
-        except KeyNotFoundError:
-            return False
-        return True
 
     def _generated_name(self, base: str) -> str:
         return base[:GENERATE_NAME_MAX_BASE] + random_suffix(self._random)

@@ -223,6 +223,10 @@ class APIServer:
                 await self.deferred_writes.before_read(kind, namespace, "")
             await self._fresh(options.resource_version)
         revision, start_after = self._list_start(options, relative_to)
+        if options.continue_token and not revision:
+            # A token handed out with a 410 continues at the latest revision, which etcd3's
+            # GetList reads from etcd: a consistent read.
+            await self._fresh("")
         try:
             page = await self.store.list(
                 prefix,

@@ -310,19 +310,27 @@ class NodeAgent:
         eviction manager could change nothing (`may_skip`, nothing evicted under way) and its
         node status has nothing new to post (the simulated mode posts only changes). Only
         right after a heartbeat at which each of its loops ran."""
-        basis = self._status_basis
         return (
             not self.node_lease.write_renewals
             and not self.post_unchanged_status
             and self._renewed == self._monitored == self._status_synced
-            and basis is not None
-            and basis[0] is self.node
-            and basis[1] is self.images.static_status
-            and basis[2] == self.eviction.node_conditions
+            and self._status_unchanged()
             and self._evicting is None
             and self.images.static_status is self._eviction_basis
             and self.eviction.may_skip(self._ceiling)
             and not self._image_gc_pending
+        )
+
+    def _status_unchanged(self) -> bool:
+        """Whether the node status would come out as it last did when it had nothing new to
+        post: the Node as heard of, the static status and the pressure conditions are those
+        it was computed from then (the rest differs only in heartbeat times)."""
+        basis = self._status_basis
+        return (
+            basis is not None
+            and basis[0] is self.node
+            and basis[1] is self.images.static_status
+            and basis[2] == self.eviction.node_conditions
         )
 
     def beats_missed(self, beats: Iterable[float]) -> None:
@@ -409,16 +417,18 @@ class NodeAgent:
     async def _update_node_status(self) -> None:
         assert self.node is not None
         self._record_schedulable_change(self.node)
-        current = self.node.get("status") or {}
-        previous = current.get("conditions") or []
         pressure = self.eviction.node_conditions
         static = self.images.static_status
-        wanted = node_status(static, current, self.clock.now_rfc3339(), pressure)
         due = (
             self.post_unchanged_status
             and self.clock.now() - self._last_status_post
             >= self.config.node_status_report_frequency
         )
+        if not due and self._status_unchanged():
+            return
+        current = self.node.get("status") or {}
+        previous = current.get("conditions") or []
+        wanted = node_status(static, current, self.clock.now_rfc3339(), pressure)
         if not due and _same_status(current, wanted):
             self._status_basis = (self.node, static, pressure)
             return

@@ -7,6 +7,7 @@ import ipaddress
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -135,6 +136,13 @@ class NodeConfig:
 
     def capacity_list(self) -> ResourceList:
         return parse_resource_list(self.capacity, "capacity")
+
+    @cached_property
+    def ephemeral_storage_bytes(self) -> int:
+        """Its ephemeral-storage capacity (0 without one): parsed once, as the filesystem
+        stats ask for it at every pass of the image garbage collector."""
+        storage = self.capacity_list().get(EPHEMERAL_STORAGE)
+        return storage.value() if storage is not None else 0
 
     def allocatable_list(self) -> ResourceList:
         return node_allocatable(

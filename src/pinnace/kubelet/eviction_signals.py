@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pinnace.api.stats import Summary
 from pinnace.kubelet.config import NodeConfig
@@ -104,7 +105,16 @@ def node_thresholds(config: NodeConfig) -> list[Threshold]:
 
 def threshold_amount(value: ThresholdValue, observation: Observation) -> Quantity:
     """GetThresholdQuantity: the threshold in the signal's units (a percentage of capacity)."""
-    return threshold_quantity(value, Quantity(observation.capacity))
+    if value.quantity is not None:
+        return value.quantity
+    return _share_of(value.percentage, observation.capacity)
+
+
+@lru_cache(maxsize=1024)
+def _share_of(percentage: float, capacity: int) -> Quantity:
+    """A percentage threshold's amount: the same for a node's capacity at every pass of its
+    eviction manager, so worked out once."""
+    return threshold_quantity(ThresholdValue(percentage=percentage), Quantity(capacity))
 
 
 def thresholds_met(

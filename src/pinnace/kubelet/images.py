@@ -24,12 +24,14 @@ class NodeImages:
     status they are in. An `ImageHolder` for the node's garbage collection."""
 
     # Slots: a simulated pool keeps one for every node.
-    __slots__ = ("_pulled", "config", "service", "static_status")
+    __slots__ = ("_pulled", "_sized", "config", "service", "static_status")
 
     def __init__(self, config: NodeConfig, clock: Clock) -> None:
         self.config = config
         self._pulled: dict[str, float] = {}
         """The images of the containers this node has run, in order, with when each came."""
+        self._sized: Mapping[str, tuple[int, float]] | None = None
+        """`pulled_images` as of the last change of `_pulled` (None: not made since)."""
         self.static_status: Mapping[str, Any] = static_status(config)
         """What of the node status changes only when the node pulls an image (or forgets
         one): a new mapping on each change."""
@@ -48,6 +50,7 @@ class NodeImages:
         """`image` is on the node from now on: the next status sync reports it."""
         if image not in self._pulled:
             self._pulled[image] = self.service.clock.now()
+            self._sized = None
             self.static_status = static_status(self.config, self._pulled)
 
     def pull(self, pod: Mapping[str, Any]) -> None:
@@ -59,10 +62,15 @@ class NodeImages:
                 self.service.add((c["image"],))
                 self.pulled(c["image"])
 
-    def pulled_images(self) -> dict[str, tuple[int, float]]:
-        """The images the node pulled, as the pods name them: their sizes and when they came."""
-        sizes = self.config.image_sizes
-        return {image: (image_size(image, sizes), at) for image, at in self._pulled.items()}
+    def pulled_images(self) -> Mapping[str, tuple[int, float]]:
+        """The images the node pulled, as the pods name them: their sizes and when they came
+        (made again only after the node pulls or forgets one)."""
+        if self._sized is None:
+            sizes = self.config.image_sizes
+            self._sized = {
+                image: (image_size(image, sizes), at) for image, at in self._pulled.items()
+            }
+        return self._sized
 
     def forget_images(self, images: Iterable[str]) -> None:
         """Image garbage collection deleted these: status.images no longer lists them, and a
@@ -70,5 +78,6 @@ class NodeImages:
         images = list(images)
         for image in images:
             self._pulled.pop(image, None)
+        self._sized = None
         self.service.remove(images)
         self.static_status = static_status(self.config, self._pulled)

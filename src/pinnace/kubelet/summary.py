@@ -37,7 +37,7 @@ from pinnace.kubelet.runtime import Machine
 from pinnace.kubelet.usage import NANO
 from pinnace.kubelet.worker import PodWorker
 from pinnace.resources.lists import parse_resource_list
-from pinnace.resources.names import CPU, EPHEMERAL_STORAGE, MEMORY
+from pinnace.resources.names import CPU, MEMORY
 
 PID_MAX = 4_194_304
 BYTES_PER_INODE = 16 * 1024
@@ -119,8 +119,7 @@ def filesystems(
     containers' writable layers take `rootfs` bytes, their logs `logs` and its images
     `image_bytes`: one filesystem, the node's ephemeral storage, unless the node has an imagefs
     of its own, which holds the images and the writable layers."""
-    storage = config.capacity_list().get(EPHEMERAL_STORAGE)
-    fs_capacity = storage.value() if storage is not None else 0
+    fs_capacity = config.ephemeral_storage_bytes
     if config.imagefs_capacity is None:
         fs_used = rootfs + logs + image_bytes
         return fs_capacity, fs_used, (fs_capacity, fs_used)

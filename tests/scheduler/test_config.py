@@ -260,6 +260,18 @@ def test_a_plugin_declaring_a_point_without_its_methods_is_refused(
             "profiles:\n- plugins:\n    permit:\n      enabled: [{name: X}]\n",
             "profiles[0].plugins.permit: Unsupported value: Pinnace has no permit plugins",
         ),
+        (
+            "percentageOfNodeToScore: 50\nprofiles:\n- plugins:\n    scroe:\n"
+            "      enabled: [{name: ImageLocality, wieght: 2}]\n  pluginConfigs: []\n",
+            'strict decoding error: unknown field "percentageOfNodeToScore", '
+            'unknown field "profiles[0].plugins.scroe", unknown field "profiles[0].pluginConfigs"',
+        ),
+        (
+            "profiles:\n- plugins:\n    score:\n      enabled: [{name: ImageLocality, wieght: 2}]\n"
+            "      disabled: [{nmae: '*'}]\n",
+            'strict decoding error: unknown field "profiles[0].plugins.score.enabled[0].wieght", '
+            'unknown field "profiles[0].plugins.score.disabled[0].nmae"',
+        ),
     ],
 )
 def test_errors_name_the_field(body: str, error: str) -> None:

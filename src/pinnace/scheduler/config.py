@@ -65,6 +65,39 @@ Bind = Callable[[Binding], object]
 _FIELD_MESSAGE = re.compile(r"^[\w.\[\]]+: ")
 """A plugin's argument error that starts with the field it is about."""
 
+_PLUGIN_SET: dict[str, Any] = {"enabled": [{"name": None, "weight": None}]}
+_PLUGIN_SET["disabled"] = _PLUGIN_SET["enabled"]
+_FIELDS: dict[str, Any] = {
+    **dict.fromkeys(
+        (
+            "apiVersion",
+            "kind",
+            "parallelism",
+            "leaderElection",
+            "clientConnection",
+            "enableProfiling",
+            "enableContentionProfiling",
+            "percentageOfNodesToScore",
+            "podInitialBackoffSeconds",
+            "podMaxBackoffSeconds",
+            "extenders",
+            "delayCacheUntilActive",
+        )
+    ),
+    "profiles": [
+        {
+            "schedulerName": None,
+            "percentageOfNodesToScore": None,
+            "plugins": dict.fromkeys(
+                (*EXTENSION_POINTS, *UNSUPPORTED_POINTS, MULTI_POINT), _PLUGIN_SET
+            ),
+            "pluginConfig": [{"name": None, "args": None}],
+        }
+    ],
+}
+"""The fields of kubescheduler.config.k8s.io/v1's types a configuration may hold (None: not
+looked into), which kube-scheduler decodes strictly."""
+
 
 class ConfigError(ValueError):
     """A bad configuration; the message names the field."""
@@ -148,6 +181,11 @@ def from_mapping(raw: Any) -> SchedulerConfiguration:
         raise ConfigError(
             f'kind: Unsupported value: "{raw.get("kind", "")}": supported values: "{KIND}"'
         )
+    unknown = _unknown_fields(raw, _FIELDS, "")
+    if unknown:
+        raise ConfigError(
+            "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in unknown)
+        )
     election = raw.get("leaderElection") or {}
     if not isinstance(election, dict):
         raise ConfigError("leaderElection: Invalid value: must be a mapping")
@@ -166,6 +204,27 @@ def from_mapping(raw: Any) -> SchedulerConfiguration:
             )
         seen.add(profile.scheduler_name)
     return config
+
+
+def _unknown_fields(raw: Any, fields: Any, path: str) -> list[str]:
+    """The paths of `raw`'s fields that `fields` does not declare, as sigs.k8s.io/json's strict
+    decoding names them (`profiles[0].plugins.score.enabled[0].wieght`)."""
+    if isinstance(fields, list) and isinstance(raw, list):
+        return [
+            u
+            for i, item in enumerate(raw)
+            for u in _unknown_fields(item, fields[0], f"{path}[{i}]")
+        ]
+    if not isinstance(fields, dict) or not isinstance(raw, dict):
+        return []
+    unknown: list[str] = []
+    for name, value in raw.items():
+        where = f"{path}.{name}" if path else str(name)
+        if name not in fields:
+            unknown.append(where)
+        else:
+            unknown.extend(_unknown_fields(value, fields[name], where))
+    return unknown
 
 
 def _profile(raw: Any, path: str) -> ProfileConfig:

@@ -66,13 +66,14 @@ class Actions:
         self._plane = plane
         self._client = client
         self._pools = pools
-        self._drains: list[asyncio.Task[None]] = []
+        self._drains: set[asyncio.Task[None]] = set()
+        """The drains under way: each leaves the set when it ends."""
         self._numbered = {name: pool.count for name, pool in pools.items()}
         """The last number each pool gave a node: added nodes continue it, never reusing one."""
 
     async def stop(self) -> None:
         """End drains still under way (one that failed has told `take`'s caller)."""
-        await cancel_and_wait([drain for drain in self._drains if not drain.done()])
+        await cancel_and_wait(list(self._drains))
         self._drains.clear()
 
     async def take(self, action: Action) -> asyncio.Task[None] | None:
@@ -100,7 +101,8 @@ class Actions:
             case Drain(node=node):
                 await self._cordon(node, True)
                 drain = asyncio.get_running_loop().create_task(self._drain(node))
-                self._drains.append(drain)
+                self._drains.add(drain)
+                drain.add_done_callback(self._drains.discard)
                 return drain
             case FailNode(node=node):
                 await self._plane.nodes.fail_node(self._known(node))

@@ -495,3 +495,14 @@ def test_tracked_resources_name_the_kinds_a_quota_counts() -> None:
         },
     )
     assert tracked_resources(q) == ["apps/deployments", "configmaps", "pods", "secrets"]
+
+
+def test_a_quota_on_storage_alone_counts_the_claims() -> None:
+    """Without `persistentvolumeclaims` among its resources, a quota of `requests.storage`
+    or of a storage class's resources still needs the claims measured (else its usage stays
+    unknown and every claim is refused)."""
+    q = quota(
+        "storage",
+        {"requests.storage": "5Gi", "gold.storageclass.storage.k8s.io/requests.storage": "1Gi"},
+    )
+    assert tracked_resources(q) == ["persistentvolumeclaims"]

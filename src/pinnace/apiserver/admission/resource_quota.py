@@ -183,13 +183,16 @@ def _in_scopes(
 
 def tracked_resources(quota: Mapping[str, Any]) -> list[str]:
     """The resources whose objects `recalculate` needs for this quota: `pods`, `configmaps`,
-    `apps/deployments` (group/plural, the group left out for the core group)."""
+    `apps/deployments` (group/plural, the group left out for the core group); a claim's
+    `requests.storage` or per-class resources need `persistentvolumeclaims`."""
     keys = set()
     for name in _spec_hard(quota):
         if matching_resources("pods", "", [name]):
             keys.add("pods")
         elif matching_resources("services", "", [name]):
             keys.add("services")
+        elif matching_resources("persistentvolumeclaims", "", [name]):
+            keys.add("persistentvolumeclaims")
         elif name.startswith("count/"):
             resource, _, group = name.removeprefix("count/").partition(".")
             keys.add(f"{group}/{resource}" if group else resource)

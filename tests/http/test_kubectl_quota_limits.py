@@ -1,0 +1,64 @@
+"""ResourceQuota, LimitRange and PriorityClass admission through `pinnace up`, as kubectl shows
+it: storage quotas and LimitRanges on PersistentVolumeClaims, a Service's update charged to
+its quota, the system priority classes kept from deletion; each message as kube-apiserver
+v1.32 words it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from tests.http.conftest import Cluster, launch, stop
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-quota-limits"))
+    yield running
+    stop(running)
+
+
+def claim(name: str, storage: str, storage_class: str = "") -> str:
+    spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": storage}}}
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+    )
+
+
+def used(cluster: Cluster, namespace: str, name: str) -> dict[str, str]:
+    quota = json.loads(cluster.ok("get", "quota", name, "-n", namespace, "-o", "json"))
+    return dict(quota["status"].get("used", {}))
+
+
+def test_a_quota_on_storage_alone_counts_claims(cluster: Cluster) -> None:
+    """Before, a quota without `persistentvolumeclaims` among its resources never had its
+    storage usage measured, and refused every claim with "status unknown for quota"."""
+    cluster.ok("create", "namespace", "storage-only")
+    cluster.ok(
+        "create",
+        "quota",
+        "storage",
+        "-n",
+        "storage-only",
+        "--hard=requests.storage=5Gi,gold.storageclass.storage.k8s.io/requests.storage=1Gi",
+    )
+    cluster.ok("apply", "-n", "storage-only", "-f", "-", stdin=claim("plain", "3Gi"))
+    cluster.ok("apply", "-n", "storage-only", "-f", "-", stdin=claim("gold", "1Gi", "gold"))
+    assert used(cluster, "storage-only", "storage") == {
+        "requests.storage": "4Gi",
+        "gold.storageclass.storage.k8s.io/requests.storage": "1Gi",
+    }
+    refused = cluster.kubectl("apply", "-n", "storage-only", "-f", "-", stdin=claim("big", "2Gi"))
+    assert refused.returncode == 1
+    assert refused.stderr.strip().endswith(
+        'persistentvolumeclaims "big" is forbidden: exceeded quota: storage, requested: '
+        "requests.storage=2Gi, used: requests.storage=4Gi, limited: requests.storage=5Gi"
+    )

@@ -62,3 +62,18 @@ def test_a_quota_on_storage_alone_counts_claims(cluster: Cluster) -> None:
         'persistentvolumeclaims "big" is forbidden: exceeded quota: storage, requested: '
         "requests.storage=2Gi, used: requests.storage=4Gi, limited: requests.storage=5Gi"
     )
+
+
+def test_the_system_priority_classes_cannot_be_deleted(cluster: Cluster) -> None:
+    for name in ("system-node-critical", "system-cluster-critical"):
+        refused = cluster.kubectl("delete", "priorityclass", name)
+        assert refused.returncode == 1
+        assert refused.stderr.strip() == (
+            f'Error from server (Forbidden): priorityclasses.scheduling.k8s.io "{name}" is '
+            "forbidden: this is a system priority class and cannot be deleted"
+        )
+    listed = cluster.ok("get", "priorityclasses", "-o", "name").split()
+    assert listed == [
+        "priorityclass.scheduling.k8s.io/system-cluster-critical",
+        "priorityclass.scheduling.k8s.io/system-node-critical",
+    ]

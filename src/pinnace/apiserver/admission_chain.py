@@ -268,6 +268,12 @@ class AdmissionChain:
             "resourcequotas", "", "too many concurrent writes to the namespace's quotas"
         )
 
+    @staticmethod
+    def check_named_delete(kind: Kind, name: str) -> None:
+        """What refuses a delete by name before the object is read (not a collection's)."""
+        if _is(kind, "scheduling.k8s.io", "PriorityClass"):
+            priority.refuse_system_class_delete(name)
+
     async def check_delete(self, kind: Kind, obj: Object) -> None:
         node_restriction.admit("DELETE", kind, obj, obj, "")
         if _is(kind, "", "Namespace"):

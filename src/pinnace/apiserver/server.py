@@ -708,6 +708,12 @@ class APIServer:
         """DELETE: the object goes now (the result is the object as deleted, or a Status for
         kinds that answer with one), or is marked for a graceful or finalized deletion (the
         result is the marked object)."""
+        self.admission.check_named_delete(kind, name)
+        return await self._delete(kind, namespace, name, options)
+
+    async def _delete(
+        self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None
+    ) -> Result:
         options = options or DeleteOptions()
         deletion.validate_options(options)
         key = object_key(kind, namespace, name)
@@ -817,7 +823,7 @@ class APIServer:
         for item in listed["items"]:
             m = item["metadata"]
             try:
-                await self.delete(kind, m.get("namespace", ""), m["name"], options)
+                await self._delete(kind, m.get("namespace", ""), m["name"], options)
             except StatusError as e:
                 if e.code != 404:
                     raise

@@ -64,6 +64,45 @@ def test_a_quota_on_storage_alone_counts_claims(cluster: Cluster) -> None:
     )
 
 
+LIMIT_RANGE = """
+apiVersion: v1
+kind: LimitRange
+metadata: {name: storage}
+spec:
+  limits:
+  - type: PersistentVolumeClaim
+    min: {storage: 1Gi}
+    max: {storage: 3Gi}
+"""
+
+
+def test_a_limit_range_bounds_a_claims_storage_request(cluster: Cluster) -> None:
+    cluster.ok("create", "namespace", "claim-limits")
+    cluster.ok("apply", "-n", "claim-limits", "-f", "-", stdin=LIMIT_RANGE)
+    for name, storage, why in [
+        (
+            "big",
+            "6Gi",
+            "maximum storage usage per PersistentVolumeClaim is 3Gi, but request is 6Gi",
+        ),
+        (
+            "small",
+            "100Mi",
+            "minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 100Mi",
+        ),
+    ]:
+        refused = cluster.kubectl(
+            "apply", "-n", "claim-limits", "-f", "-", stdin=claim(name, storage)
+        )
+        assert refused.returncode == 1
+        assert refused.stderr.strip().endswith(
+            f'persistentvolumeclaims "{name}" is forbidden: {why}'
+        )
+    cluster.ok("apply", "-n", "claim-limits", "-f", "-", stdin=claim("fits", "2Gi"))
+    names = cluster.ok("get", "pvc", "-n", "claim-limits", "-o", "name").split()
+    assert names == ["persistentvolumeclaim/fits"]
+
+
 def test_the_system_priority_classes_cannot_be_deleted(cluster: Cluster) -> None:
     for name in ("system-node-critical", "system-cluster-critical"):
         refused = cluster.kubectl("delete", "priorityclass", name)

@@ -184,12 +184,28 @@ class AdmissionChain:
                 return found
         return None
 
-    async def validate(self, operation: str, kind: Kind, obj: Object) -> None:
-        """The validating checks before ResourceQuota's charge (`quota_charged`)."""
+    async def validate(
+        self,
+        operation: str,
+        kind: Kind,
+        obj: Object,
+        old: Object | None = None,
+        subresource: str = "",
+    ) -> None:
+        """The validating checks before ResourceQuota's charge (`quota_charged`); an update
+        gives the stored object as `old`."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         stored = await self._stored()
         if _is(kind, "", "Pod") and operation == "CREATE":
             limit_ranger.validate("pods", obj, stored.list(LIMIT_RANGES, namespace))
+        if (
+            _is(kind, "", "PersistentVolumeClaim")
+            and not subresource
+            and not (old and (old.get("metadata") or {}).get("deletionTimestamp"))
+        ):
+            limit_ranger.validate(
+                "persistentvolumeclaims", obj, stored.list(LIMIT_RANGES, namespace)
+            )
         if _is(kind, "scheduling.k8s.io", "PriorityClass"):
             existing = stored.named(PRIORITY_CLASSES, "")
             priority.validate_priority_class(obj, existing, operation)

@@ -616,7 +616,7 @@ class APIServer:
                     return Result(old, warnings)  # what the storage filled in was all there
                 self._validate(kind, new, self._update_errors(kind, new, old, subresource))
                 written = warnings + ([] if subresource else kind.warnings_on_update(new, old))
-                await self.admission.validate("UPDATE", kind, new)
+                await self.admission.validate("UPDATE", kind, new, old, subresource)
                 if options.dry_run:
                     return Result(new, written)
                 if deletion.deletion_due(new):

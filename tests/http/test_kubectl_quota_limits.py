@@ -103,6 +103,41 @@ def test_a_limit_range_bounds_a_claims_storage_request(cluster: Cluster) -> None
     assert names == ["persistentvolumeclaim/fits"]
 
 
+def test_a_service_turned_node_port_is_charged_to_its_quota(cluster: Cluster) -> None:
+    """v1.32's service evaluator handles updates, as a Service's type can change: before, the
+    patch was stored and the quota left over its limit."""
+    cluster.ok("create", "namespace", "service-quota")
+    cluster.ok(
+        "create",
+        "quota",
+        "ports",
+        "-n",
+        "service-quota",
+        "--hard=services.nodeports=1,services.loadbalancers=0",
+    )
+    cluster.ok("create", "service", "clusterip", "web", "-n", "service-quota", "--tcp=80,443")
+    refused = cluster.kubectl(
+        "patch", "service", "web", "-n", "service-quota", "-p", '{"spec":{"type":"NodePort"}}'
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): services "web" is forbidden: exceeded quota: ports, '
+        "requested: services.nodeports=2, used: services.nodeports=0, limited: "
+        "services.nodeports=1"
+    )
+    service = json.loads(cluster.ok("get", "service", "web", "-n", "service-quota", "-o", "json"))
+    assert service["spec"]["type"] == "ClusterIP"
+    assert used(cluster, "service-quota", "ports") == {
+        "services.nodeports": "0",
+        "services.loadbalancers": "0",
+    }
+    cluster.ok("create", "service", "clusterip", "one", "-n", "service-quota", "--tcp=80")
+    cluster.ok(
+        "patch", "service", "one", "-n", "service-quota", "-p", '{"spec":{"type":"NodePort"}}'
+    )
+    assert used(cluster, "service-quota", "ports")["services.nodeports"] == "1"
+
+
 def test_the_system_priority_classes_cannot_be_deleted(cluster: Cluster) -> None:
     for name in ("system-node-critical", "system-cluster-critical"):
         refused = cluster.kubectl("delete", "priorityclass", name)

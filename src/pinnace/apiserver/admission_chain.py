@@ -220,12 +220,14 @@ class AdmissionChain:
         old: Object | None = None,
         subresource: str = "",
     ) -> AbstractAsyncContextManager[None]:
-        """ResourceQuota's admission of a create, or of a pod's resize (an update of `old`
-        through pods/resize, charged what it adds): its usage is charged to the namespace's
-        quotas (403 when one cannot take it), then the block stores the object. Other updates
-        are not charged in v1.32. A charge whose object was not stored is given back at once."""
+        """ResourceQuota's admission of a create, or of an update of `old` that v1.32 charges
+        what it adds (a pod's resize, a Service's or claim's write: `charges_update`): its
+        usage is charged to the namespace's quotas (403 when one cannot take it), then the
+        block stores the object. A charge whose object was not stored is given back at once."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
-        if old is not None and not (_is(kind, "", "Pod") and subresource == "resize"):
+        if old is not None and not resource_quota.charges_update(
+            kind.plural, kind.group, subresource
+        ):
             return _NOTHING_CHARGED
         if (
             dry_run

@@ -151,3 +151,27 @@ def test_the_system_priority_classes_cannot_be_deleted(cluster: Cluster) -> None
         "priorityclass.scheduling.k8s.io/system-cluster-critical",
         "priorityclass.scheduling.k8s.io/system-node-critical",
     ]
+
+
+def test_a_server_dry_run_is_refused_as_the_write_would_be_and_charges_nothing(
+    cluster: Cluster,
+) -> None:
+    """v1.32's quota evaluator checks a dry run and skips only its quota update: before, a
+    `--dry-run=server` create or patch passed whatever the quota said."""
+    cluster.ok("create", "namespace", "dry-run")
+    cluster.ok("create", "quota", "small", "-n", "dry-run", "--hard=pods=1,services.nodeports=0")
+    cluster.ok("run", "fits", "-n", "dry-run", "--image=nginx", "--dry-run=server")
+    assert used(cluster, "dry-run", "small")["pods"] == "0"
+    cluster.ok("run", "web", "-n", "dry-run", "--image=nginx")
+    refused = cluster.kubectl("run", "more", "-n", "dry-run", "--image=nginx", "--dry-run=server")
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): pods "more" is forbidden: exceeded quota: small, '
+        "requested: pods=1, used: pods=1, limited: pods=1"
+    )
+    cluster.ok("create", "service", "clusterip", "web", "-n", "dry-run", "--tcp=80")
+    patch = ("patch", "service", "web", "-n", "dry-run", "-p", '{"spec":{"type":"NodePort"}}')
+    refused = cluster.kubectl(*patch, "--dry-run=server")
+    assert refused.returncode == 1
+    assert "exceeded quota: small, requested: services.nodeports=1" in refused.stderr
+    assert used(cluster, "dry-run", "small") == {"pods": "1", "services.nodeports": "0"}

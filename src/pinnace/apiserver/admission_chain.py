@@ -59,6 +59,10 @@ def _is(kind: Kind, group: str, name: str) -> bool:
     return kind.group == group and kind.kind == name
 
 
+def _operation(old: Object | None) -> str:
+    return "CREATE" if old is None else "UPDATE"
+
+
 NAMESPACES = catalog.kind("", "namespaces")
 INGRESS_CLASSES = catalog.kind("networking.k8s.io", "ingressclasses")
 LIMIT_RANGES = catalog.kind("", "limitranges")
@@ -223,21 +227,29 @@ class AdmissionChain:
         """ResourceQuota's admission of a create, or of an update of `old` that v1.32 charges
         what it adds (a pod's resize, a Service's or claim's write: `charges_update`): its
         usage is charged to the namespace's quotas (403 when one cannot take it), then the
-        block stores the object. A charge whose object was not stored is given back at once."""
+        block stores the object. A charge whose object was not stored is given back at once.
+        A dry run is refused as its write would be, and charges nothing."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         if old is not None and not resource_quota.charges_update(
             kind.plural, kind.group, subresource
         ):
             return _NOTHING_CHARGED
-        if (
-            dry_run
-            or not kind.namespaced
-            or (kind.group, kind.plural) in resource_quota.IGNORED_RESOURCES
-        ):
+        if not kind.namespaced or (kind.group, kind.plural) in resource_quota.IGNORED_RESOURCES:
             return _NOTHING_CHARGED
         if self._no_quota_at_once(namespace):
             return _NOTHING_CHARGED
+        if dry_run:
+            return self._checked(kind, obj, old, namespace)
         return self._charged(kind, obj, old, namespace)
+
+    @asynccontextmanager
+    async def _checked(
+        self, kind: Kind, obj: Object, old: Object | None, namespace: str
+    ) -> AsyncIterator[None]:
+        """checkQuotas on a dry run: its refusal is returned, its charge never written."""
+        quotas = (await self._stored()).list(RESOURCE_QUOTAS, namespace)
+        resource_quota.admit(kind.plural, kind.group, _operation(old), obj, old, quotas)
+        yield
 
     def _no_quota_at_once(self, namespace: str) -> bool:
         """What the namespace's turn would find at once, without waiting for it: no quota
@@ -266,12 +278,13 @@ class AdmissionChain:
     async def _charge(self, kind: Kind, obj: Object, old: Object | None) -> bool:
         """Whether usage was charged; retried when a quota changes under the evaluation."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
-        operation = "CREATE" if old is None else "UPDATE"
         for _ in range(_QUOTA_RETRIES):
             quotas = (await self._stored()).list(RESOURCE_QUOTAS, namespace)
             if not quotas:
                 return False
-            changed = resource_quota.admit(kind.plural, kind.group, operation, obj, old, quotas)
+            changed = resource_quota.admit(
+                kind.plural, kind.group, _operation(old), obj, old, quotas
+            )
             try:
                 for quota in changed:
                     await self._server.store.update(

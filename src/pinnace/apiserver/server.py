@@ -618,7 +618,8 @@ class APIServer:
                 written = warnings + ([] if subresource else kind.warnings_on_update(new, old))
                 await self.admission.validate("UPDATE", kind, new, old, subresource)
                 if options.dry_run:
-                    return Result(new, written)
+                    async with self.admission.quota_charged(kind, new, True, old, subresource):
+                        return Result(new, written)
                 if deletion.deletion_due(new):
                     return Result(await self._remove(kind, key, name, old), written)
                 async with self.admission.quota_charged(kind, new, False, old, subresource):

@@ -6,6 +6,7 @@ v1.32 words it."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -175,3 +176,40 @@ def test_a_server_dry_run_is_refused_as_the_write_would_be_and_charges_nothing(
     assert refused.returncode == 1
     assert "exceeded quota: small, requested: services.nodeports=1" in refused.stderr
     assert used(cluster, "dry-run", "small") == {"pods": "1", "services.nodeports": "0"}
+
+
+STUCK = """
+apiVersion: v1
+kind: Pod
+metadata: {name: stuck, namespace: lost-node}
+spec:
+  nodeName: lost-node   # no kubelet ever confirms its end: deleted, it stays Terminating
+  containers: [{name: app, image: nginx}]
+"""
+
+
+@pytest.fixture(scope="module")
+def resyncing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(
+        tmp_path_factory.mktemp("pinnace-quota-resync"),
+        flags=("--resource-quota-sync-period", "2s"),
+    )
+    yield running
+    stop(running)
+
+
+def test_a_pod_stuck_terminating_stops_counting_at_the_next_resync(resyncing: Cluster) -> None:
+    """Past its deletion timestamp plus its grace a pod no longer counts, and the resource
+    quota controller's resync recounts it then (kube-controller-manager's
+    --resource-quota-sync-period); before, it counted as long as it stayed stored."""
+    resyncing.ok("create", "namespace", "lost-node")
+    resyncing.ok("create", "quota", "pods", "-n", "lost-node", "--hard=pods=1")
+    resyncing.ok("apply", "-f", "-", stdin=STUCK)
+    resyncing.ok("delete", "pod", "stuck", "-n", "lost-node", "--grace-period=1", "--wait=false")
+    deadline = time.monotonic() + 30
+    while used(resyncing, "lost-node", "pods") != {"pods": "0"}:
+        assert time.monotonic() < deadline, "the stuck pod was never recounted"
+        time.sleep(0.2)
+    pod = json.loads(resyncing.ok("get", "pod", "stuck", "-n", "lost-node", "-o", "json"))
+    assert pod["metadata"]["deletionTimestamp"]
+    resyncing.ok("run", "next", "-n", "lost-node", "--image=nginx")

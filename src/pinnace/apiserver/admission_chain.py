@@ -14,6 +14,7 @@ whose object is still being stored.
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from functools import partial
@@ -33,6 +34,7 @@ from pinnace.apiserver.admission import (
     limit_ranger,
     namespace_lifecycle,
     priority,
+    quota_usage,
     resource_quota,
     runtime_class,
     service_account,
@@ -43,7 +45,7 @@ from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.admission_objects import AdmissionObjects
 from pinnace.apiserver.auth import escalation
 from pinnace.apiserver.auth import node as node_restriction
-from pinnace.apiserver.keys import list_prefix, object_key
+from pinnace.apiserver.keys import kind_prefix, list_prefix, object_key
 from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.clock import Randomness
 from pinnace.store import ConflictError, KeyNotFoundError
@@ -64,6 +66,7 @@ def _operation(old: Object | None) -> str:
 
 
 NAMESPACES = catalog.kind("", "namespaces")
+PODS = catalog.kind("", "pods")
 INGRESS_CLASSES = catalog.kind("networking.k8s.io", "ingressclasses")
 LIMIT_RANGES = catalog.kind("", "limitranges")
 PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
@@ -325,6 +328,21 @@ class AdmissionChain:
         ):
             return
         await self._recount(namespace)
+
+    async def resync(self) -> float:
+        """Recount every namespace's quotas, as the resource quota controller's full resync
+        does; returns when a recount could next change a quota without a write (a pod being
+        deleted stops counting once its grace has run out), math.inf for never."""
+        now = self._server.clock.now()
+        quotas = (await self._server.store.list(kind_prefix(RESOURCE_QUOTAS))).items
+        next_change = math.inf
+        for namespace in sorted({q["metadata"]["namespace"] for q in quotas}):
+            await self._recount(namespace)
+            for pod in await self._list(PODS, namespace):
+                ends = quota_usage.charge_ends(pod, now)
+                if ends is not None:
+                    next_change = min(next_change, math.nextafter(ends, math.inf))
+        return next_change
 
     async def _recount(self, namespace: str) -> None:
         if self._no_quota_at_once(namespace):

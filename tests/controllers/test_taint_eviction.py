@@ -141,3 +141,24 @@ def test_the_kubelet_keeps_the_disruption_condition_to_the_end(
     assert "terminated" in last["status"]["containerStatuses"][0]["state"]
     disruption = [c for c in last["status"]["conditions"] if c["type"] == "DisruptionTarget"]
     assert [(c["status"], c["reason"]) for c in disruption] == [("True", "DeletionByTaintManager")]
+
+
+def test_each_taint_is_tolerated_by_the_first_toleration_that_matches(
+    cluster: LifecycleCluster,
+) -> None:
+    """getMinTolerationTime counts, for each taint, the first toleration that tolerates it
+    (GetMatchingTolerations): a later, shorter one matching the same taint is not used."""
+    forever = {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}
+    brief = {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoExecute"}
+    brief["tolerationSeconds"] = 10
+    for body in (
+        pod("forever-first", "a-1", [forever, brief]),
+        pod("brief-first", "a-1", [brief, forever]),
+    ):
+        cluster.run(cluster.client.create(PODS, "default", body))
+    cluster.wait(2)
+    taint = {"key": "dedicated", "value": "db", "effect": "NoExecute"}
+    cluster.run(cluster.client.patch(NODES, "", "a-1", {"spec": {"taints": [taint]}}))
+    cluster.wait(60)
+    assert deleted(cluster, "brief-first")
+    assert not deleted(cluster, "forever-first")

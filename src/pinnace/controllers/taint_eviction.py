@@ -51,7 +51,8 @@ def no_execute_taints(node: Mapping[str, Any] | None) -> list[tuple[str, str, st
 
 def toleration_time(pod: Mapping[str, Any], taints: Iterable[tuple[str, str, str]]) -> float | None:
     """Seconds the pod may stay with these NoExecute taints: 0 when one is not tolerated,
-    None for ever (getMinTolerationTime over the matching tolerations)."""
+    None for ever (getMinTolerationTime over GetMatchingTolerations: for each taint, the first
+    toleration that tolerates it, whatever the others that also would)."""
     tolerations = [
         (
             Toleration(
@@ -66,10 +67,11 @@ def toleration_time(pod: Mapping[str, Any], taints: Iterable[tuple[str, str, str
     ]
     limits: list[float] = []
     for taint in taints:
-        used = [seconds for toleration, seconds in tolerations if toleration.tolerates(*taint)]
-        if not used:
+        used = next((t for t in tolerations if t[0].tolerates(*taint)), None)
+        if used is None:
             return 0.0
-        limits += [max(float(seconds), 0.0) for seconds in used if seconds is not None]
+        if used[1] is not None:
+            limits.append(max(float(used[1]), 0.0))
     return min(limits, default=None)
 
 

@@ -173,7 +173,7 @@ class TaintEvictionController:
             return
         scheduled.timer.cancel()
         self._recorder.event(
-            pod, EVENT_TYPE_NORMAL, EVICTION_REASON, f"Cancelling deletion of Pod {key}"
+            _reference(pod), EVENT_TYPE_NORMAL, EVICTION_REASON, f"Cancelling deletion of Pod {key}"
         )
 
     def _fire(self, key: str) -> None:
@@ -188,7 +188,7 @@ class TaintEvictionController:
             return
         m = pod["metadata"]
         self._recorder.event(
-            pod, EVENT_TYPE_NORMAL, EVICTION_REASON, f"Marking for deletion Pod {key}"
+            _reference(pod), EVENT_TYPE_NORMAL, EVICTION_REASON, f"Marking for deletion Pod {key}"
         )
         condition = {
             "type": DISRUPTION_TARGET,
@@ -211,3 +211,14 @@ class TaintEvictionController:
             if e.code != 404:
                 self._fired.discard(key)  # its next change schedules it again
                 log.warning("taint eviction of pod %s: %s", key, e.message)
+
+
+def _reference(pod: Object) -> Object:
+    """What the controller's events name: the pod's namespace and name, without its uid
+    (emitPodDeletionEvent's ObjectReference)."""
+    m = pod["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"namespace": m["namespace"], "name": m["name"]},
+    }

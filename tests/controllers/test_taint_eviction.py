@@ -169,3 +169,26 @@ def test_each_taint_is_tolerated_by_the_first_toleration_that_matches(
     cluster.wait(60)
     assert deleted(cluster, "brief-first")
     assert not deleted(cluster, "forever-first")
+
+
+def test_a_scheduled_deletion_stands_when_a_new_taint_is_tolerated_for_no_time(
+    cluster: LifecycleCluster,
+) -> None:
+    """processPodOnNode keeps a deletion scheduled before now while every taint is tolerated,
+    whatever the new shortest toleration time: 0 s included."""
+    slow = {"key": "slow", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+    now = {"key": "now", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 0}
+    cluster.run(cluster.client.create(PODS, "default", pod("both", "a-1", [slow, now])))
+    cluster.run(cluster.client.create(PODS, "default", pod("only-now", "a-1", [now])))
+    cluster.wait(2)
+    taints = [{"key": "slow", "effect": "NoExecute"}]
+    cluster.run(cluster.client.patch(NODES, "", "a-1", {"spec": {"taints": taints}}))
+    cluster.wait(1)
+    assert deleted(cluster, "only-now")  # the slow taint is not tolerated: at once
+    cluster.wait(10)
+    taints.append({"key": "now", "effect": "NoExecute"})
+    cluster.run(cluster.client.patch(NODES, "", "a-1", {"spec": {"taints": taints}}))
+    cluster.wait(30)
+    assert not deleted(cluster, "both")
+    cluster.wait(25)
+    assert deleted(cluster, "both")

@@ -141,6 +141,64 @@ def test_a_dependent_whose_owner_kind_is_unknown_is_kept(cluster: Workloads) -> 
     assert cluster.get(CONFIG_MAPS, "dependent")["metadata"]["ownerReferences"] == [ref]
 
 
+NODES = catalog.kind("", "nodes")
+LEASES = catalog.kind("coordination.k8s.io", "leases")
+CLUSTER_ROLES = catalog.kind("rbac.authorization.k8s.io", "clusterroles")
+
+
+def test_a_deleted_nodes_lease_is_collected(cluster: Workloads) -> None:
+    """The kubelet's Lease names its Node as owner: deleting the Node takes the Lease."""
+    [node] = cluster.run(cluster.client.list(NODES, ""))["items"]
+    name = node["metadata"]["name"]
+    lease = cluster.run(cluster.client.get(LEASES, "kube-node-lease", name))
+    assert lease["metadata"]["ownerReferences"][0]["uid"] == node["metadata"]["uid"]
+    cluster.run(cluster.client.delete(NODES, "", name))
+    cluster.settle(2)
+    assert cluster.run(cluster.client.list(LEASES, "kube-node-lease"))["items"] == []
+
+
+@pytest.mark.parametrize("policy", ["Orphan", "Foreground"])
+def test_a_cluster_scoped_owner_deleted_with_a_policy_goes(cluster: Workloads, policy: str) -> None:
+    """The finalizer an Orphan or Foreground deletion puts on a cluster-scoped owner is the
+    collector's to take off, as on a namespaced one."""
+    role = {"metadata": {"name": "reader"}, "rules": []}
+    owner = cluster.run(cluster.client.create(CLUSTER_ROLES, "", role))
+    ref = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+           "name": "reader", "uid": owner["metadata"]["uid"]}  # fmt: skip
+    if policy == "Foreground":
+        ref["blockOwnerDeletion"] = True
+    dependents = [
+        (CONFIG_MAPS, "default", {"metadata": {"name": "dependent", "ownerReferences": [ref]}}),
+        (CLUSTER_ROLES, "", {"metadata": {"name": "aggregate", "ownerReferences": [ref]}}),
+    ]
+    for kind, namespace, body in dependents:
+        cluster.run(cluster.client.create(kind, namespace, body))
+    options = DeleteOptions(propagation_policy=policy)
+    cluster.run(cluster.client.delete(CLUSTER_ROLES, "", "reader", options))
+    cluster.settle(2)
+    left = {
+        r["metadata"]["name"] for r in cluster.run(cluster.client.list(CLUSTER_ROLES, ""))["items"]
+    }
+    assert "reader" not in left
+    if policy == "Orphan":
+        assert "aggregate" in left
+        assert "ownerReferences" not in cluster.get(CONFIG_MAPS, "dependent")["metadata"]
+    else:
+        assert "aggregate" not in left
+        assert "dependent" not in names(cluster, CONFIG_MAPS)
+
+
+def test_a_cluster_scoped_dependent_of_a_namespaced_kind_is_kept(cluster: Workloads) -> None:
+    """Its owner reference cannot be resolved (cluster-scoped dependents have cluster-scoped
+    owners only), so it is never collected."""
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "no-such-uid"}
+    body = {"metadata": {"name": "stray", "ownerReferences": [ref]}}
+    cluster.run(cluster.client.create(CLUSTER_ROLES, "", body))
+    cluster.settle(5)
+    kept = cluster.run(cluster.client.get(CLUSTER_ROLES, "", "stray"))
+    assert kept["metadata"]["ownerReferences"] == [ref]
+
+
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     running = launch(Path(tmp_path_factory.mktemp("pinnace-gc")), flags=("--nodes", "1"))
@@ -164,3 +222,20 @@ def test_kubectl_delete_cascade_orphan_leaves_the_replica_set(up: Cluster) -> No
     assert "ownerReferences" not in rs["metadata"]
     assert rs["status"]["replicas"] == 1
     assert len(up.ok("get", "pods", "-l", "app=x", "-o", "name").split()) == 1
+
+
+def test_kubectl_delete_node_takes_its_lease_and_a_foreground_delete_ends(up: Cluster) -> None:
+    [node] = up.ok("get", "nodes", "-o", "name").split()
+    name = node.removeprefix("node/")
+    assert (
+        up.ok("get", "lease", "-n", "kube-node-lease", "-o", "name")
+        == f"lease.coordination.k8s.io/{name}\n"
+    )
+    up.ok("create", "clusterrole", "reader", "--verb=get", "--resource=pods")
+    done = up.kubectl("delete", "clusterrole", "reader", "--cascade=foreground", "--timeout=15s")
+    assert done.returncode == 0, done.stderr
+    assert up.kubectl("get", "clusterrole", "reader").returncode != 0
+    up.ok("delete", "node", name)
+    eventually(
+        lambda: up.ok("get", "lease", "-n", "kube-node-lease", "-o", "name") == "", timeout=10
+    )

@@ -83,6 +83,12 @@ def test_pods_of_an_unreachable_node_go_as_their_tolerations_allow(
     assert marked["Marking for deletion Pod default/default-300"] - tainted in (299, 300, 301)
     events = cluster.events("TaintManagerEviction")
     assert {e["source"]["component"] for e in events} == {"taint-eviction-controller"}
+    # The controller names the pod by namespace and name only: no uid, so `kubectl describe
+    # pod`, which looks for events by the pod's uid too, does not list them, as in v1.32.
+    assert {tuple(sorted(e["involvedObject"].items())) for e in events} == {
+        (("apiVersion", "v1"), ("kind", "Pod"), ("name", name), ("namespace", "default"))
+        for name in ("at-once", "default-300")
+    }
 
     cluster.wait(600)
     assert not deleted(cluster, "forever")
@@ -114,6 +120,7 @@ def test_an_untolerated_no_execute_taint_deletes_at_once_and_removal_cancels(
         "Marking for deletion Pod default/plain",
         "Cancelling deletion of Pod default/plain-2",
     }
+    assert not any("uid" in e["involvedObject"] for e in cluster.events("TaintManagerEviction"))
 
 
 def test_the_kubelet_keeps_the_disruption_condition_to_the_end(
@@ -141,3 +148,47 @@ def test_the_kubelet_keeps_the_disruption_condition_to_the_end(
     assert "terminated" in last["status"]["containerStatuses"][0]["state"]
     disruption = [c for c in last["status"]["conditions"] if c["type"] == "DisruptionTarget"]
     assert [(c["status"], c["reason"]) for c in disruption] == [("True", "DeletionByTaintManager")]
+
+
+def test_each_taint_is_tolerated_by_the_first_toleration_that_matches(
+    cluster: LifecycleCluster,
+) -> None:
+    """getMinTolerationTime counts, for each taint, the first toleration that tolerates it
+    (GetMatchingTolerations): a later, shorter one matching the same taint is not used."""
+    forever = {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}
+    brief = {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoExecute"}
+    brief["tolerationSeconds"] = 10
+    for body in (
+        pod("forever-first", "a-1", [forever, brief]),
+        pod("brief-first", "a-1", [brief, forever]),
+    ):
+        cluster.run(cluster.client.create(PODS, "default", body))
+    cluster.wait(2)
+    taint = {"key": "dedicated", "value": "db", "effect": "NoExecute"}
+    cluster.run(cluster.client.patch(NODES, "", "a-1", {"spec": {"taints": [taint]}}))
+    cluster.wait(60)
+    assert deleted(cluster, "brief-first")
+    assert not deleted(cluster, "forever-first")
+
+
+def test_a_scheduled_deletion_stands_when_a_new_taint_is_tolerated_for_no_time(
+    cluster: LifecycleCluster,
+) -> None:
+    """processPodOnNode keeps a deletion scheduled before now while every taint is tolerated,
+    whatever the new shortest toleration time: 0 s included."""
+    slow = {"key": "slow", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+    now = {"key": "now", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 0}
+    cluster.run(cluster.client.create(PODS, "default", pod("both", "a-1", [slow, now])))
+    cluster.run(cluster.client.create(PODS, "default", pod("only-now", "a-1", [now])))
+    cluster.wait(2)
+    taints = [{"key": "slow", "effect": "NoExecute"}]
+    cluster.run(cluster.client.patch(NODES, "", "a-1", {"spec": {"taints": taints}}))
+    cluster.wait(1)
+    assert deleted(cluster, "only-now")  # the slow taint is not tolerated: at once
+    cluster.wait(10)
+    taints.append({"key": "now", "effect": "NoExecute"})
+    cluster.run(cluster.client.patch(NODES, "", "a-1", {"spec": {"taints": taints}}))
+    cluster.wait(30)
+    assert not deleted(cluster, "both")
+    cluster.wait(25)
+    assert deleted(cluster, "both")

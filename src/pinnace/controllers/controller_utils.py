@@ -424,7 +424,8 @@ def release_patch(obj: Object, owner: Object) -> Object:
 
 
 def split_key(key: str) -> tuple[str, str]:
-    namespace, _, name = key.partition("/")
+    """(namespace, name) of an `object_key`: ("", name) for a cluster-scoped object."""
+    namespace, _, name = key.rpartition("/")
     return namespace, name
 
 

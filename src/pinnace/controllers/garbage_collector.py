@@ -9,11 +9,14 @@
   deleted (in the foreground too, when they have dependents of their own); the finalizer goes
   when no dependent with blockOwnerDeletion is left.
 
-It watches every namespaced kind that can be listed, watched and deleted (events aside, as in
-Kubernetes), the kinds of established CustomResourceDefinitions among them from when they
-are established until the CRD is gone (where kube-controller-manager finds them by
-resyncing discovery), and indexes objects by the uids their ownerReferences name. Whether an owner
-exists is decided by uid: from the caches, or, for one they do not hold, by a live read.
+It watches every kind that can be listed, watched and deleted, namespaced or cluster-scoped
+(events aside, as in Kubernetes), the kinds of established CustomResourceDefinitions among
+them from when they are established until the CRD is gone (where kube-controller-manager finds
+them by resyncing discovery), and indexes objects by the uids their ownerReferences name.
+Whether an owner exists is decided by uid: from the caches, or, for one they do not hold, by a
+live read. A cluster-scoped dependent can have cluster-scoped owners only: a reference of it to
+a namespaced kind cannot be resolved, and the dependent is never collected (v1.32 also records
+an OwnerRefInvalidNamespace event).
 """
 
 from __future__ import annotations
@@ -68,9 +71,7 @@ def collected_kinds(kinds: Iterable[Kind] | None = None) -> list[Kind]:
     return [
         kind
         for kind in (catalog.kinds() if kinds is None else kinds)
-        if kind.namespaced
-        and set(kind.verbs) >= _VERBS
-        and (kind.group, kind.plural) not in IGNORED_RESOURCES
+        if set(kind.verbs) >= _VERBS and (kind.group, kind.plural) not in IGNORED_RESOURCES
     ]
 
 
@@ -243,7 +244,9 @@ class GarbageCollector:
         else:
             policy = "Background"
         options = DeleteOptions(propagation_policy=policy, precondition_uid=m["uid"])
-        await _tolerating_gone(self._client.delete(kind, m["namespace"], m["name"], options))
+        await _tolerating_gone(
+            self._client.delete(kind, m.get("namespace", ""), m["name"], options)
+        )
 
     async def _owner(self, dependent: Object, ref: dict[str, Any]) -> Object | None:
         """The owner `ref` names, None when absent (no such object, or another with its
@@ -256,7 +259,11 @@ class GarbageCollector:
         kind = self._kind_of(ref.get("apiVersion", ""), ref.get("kind", ""))
         if kind is None:
             raise LookupError(f"owner kind {ref.get('apiVersion')}/{ref.get('kind')} is unknown")
-        namespace = dependent["metadata"]["namespace"] if kind.namespaced else ""
+        namespace = ""
+        if kind.namespaced:
+            namespace = dependent["metadata"].get("namespace", "")
+            if not namespace:
+                return dependent  # unresolvable: taken as present, so nothing is collected
         try:
             owner = await self._client.get(kind, namespace, ref.get("name", ""))
         except StatusError as e:
@@ -286,7 +293,7 @@ class GarbageCollector:
             return current
 
         m = obj["metadata"]
-        await _tolerating_gone(self._client.modify(kind, m["namespace"], m["name"], drop))
+        await _tolerating_gone(self._client.modify(kind, m.get("namespace", ""), m["name"], drop))
 
     async def _remove_finalizer(self, kind: Kind, obj: Object, finalizer: str) -> None:
         uid = obj["metadata"]["uid"]
@@ -299,7 +306,7 @@ class GarbageCollector:
             return current
 
         m = obj["metadata"]
-        await _tolerating_gone(self._client.modify(kind, m["namespace"], m["name"], drop))
+        await _tolerating_gone(self._client.modify(kind, m.get("namespace", ""), m["name"], drop))
 
 
 async def _tolerating_gone(write: Any) -> None:

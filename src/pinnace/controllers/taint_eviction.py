@@ -3,8 +3,8 @@ tolerate, as v1.32's kube-controller-manager (pkg/controller/tainteviction) does
 
 A pod that does not tolerate every NoExecute taint of its node is deleted at once. One that
 tolerates them all is deleted when the shortest tolerationSeconds among the tolerations used
-runs out (counted from when the controller first saw it so, kept when the taints change but
-still allow that long); tolerations without tolerationSeconds tolerate forever. A pod's
+runs out (counted from when the controller first saw it so, and kept when the taints change
+while it tolerates them all, whatever their new toleration time); tolerations without tolerationSeconds tolerate forever. A pod's
 scheduled deletion is cancelled when the taints go or its tolerations come to cover them.
 Before deleting, the controller marks the pod with the DisruptionTarget condition (reason
 DeletionByTaintManager) and records a TaintManagerEviction event.
@@ -49,9 +49,14 @@ def no_execute_taints(node: Mapping[str, Any] | None) -> list[tuple[str, str, st
     ]
 
 
+UNTOLERATED = -1.0
+"""What `toleration_time` says when a taint is not tolerated at all."""
+
+
 def toleration_time(pod: Mapping[str, Any], taints: Iterable[tuple[str, str, str]]) -> float | None:
-    """Seconds the pod may stay with these NoExecute taints: 0 when one is not tolerated,
-    None for ever (getMinTolerationTime over the matching tolerations)."""
+    """Seconds the pod may stay with these NoExecute taints: UNTOLERATED when one is not
+    tolerated, None for ever (getMinTolerationTime over GetMatchingTolerations: for each taint, the first
+    toleration that tolerates it, whatever the others that also would)."""
     tolerations = [
         (
             Toleration(
@@ -66,10 +71,11 @@ def toleration_time(pod: Mapping[str, Any], taints: Iterable[tuple[str, str, str
     ]
     limits: list[float] = []
     for taint in taints:
-        used = [seconds for toleration, seconds in tolerations if toleration.tolerates(*taint)]
-        if not used:
-            return 0.0
-        limits += [max(float(seconds), 0.0) for seconds in used if seconds is not None]
+        used = next((t for t in tolerations if t[0].tolerates(*taint)), None)
+        if used is None:
+            return UNTOLERATED
+        if used[1] is not None:
+            limits.append(max(float(used[1]), 0.0))
     return min(limits, default=None)
 
 
@@ -153,17 +159,18 @@ class TaintEvictionController:
         if key in self._fired:
             return
         now = self._clock.now()
-        created_at = now
         scheduled = self._scheduled.get(key)
-        if scheduled is not None:
+        if seconds == UNTOLERATED:
+            self._cancel(key, pod)
+            seconds = 0.0
+        elif scheduled is not None:
             # As v1.32: a deletion scheduled earlier stands while the taints stay tolerated,
-            # whatever the new toleration time; one that is no longer tolerated goes now.
-            if seconds > 0 and scheduled.created_at < now:
+            # whatever the new toleration time (0 s included).
+            if scheduled.created_at < now:
                 return
-            created_at = scheduled.created_at
             self._cancel(key, pod)
         timer = self._clock.call_at(now + seconds, self._fire, key)
-        self._scheduled[key] = _Scheduled(created_at, now + seconds, timer)
+        self._scheduled[key] = _Scheduled(now, now + seconds, timer)
 
     def _cancel(self, key: str, pod: Object) -> None:
         scheduled = self._scheduled.pop(key, None)
@@ -171,7 +178,7 @@ class TaintEvictionController:
             return
         scheduled.timer.cancel()
         self._recorder.event(
-            pod, EVENT_TYPE_NORMAL, EVICTION_REASON, f"Cancelling deletion of Pod {key}"
+            _reference(pod), EVENT_TYPE_NORMAL, EVICTION_REASON, f"Cancelling deletion of Pod {key}"
         )
 
     def _fire(self, key: str) -> None:
@@ -186,7 +193,7 @@ class TaintEvictionController:
             return
         m = pod["metadata"]
         self._recorder.event(
-            pod, EVENT_TYPE_NORMAL, EVICTION_REASON, f"Marking for deletion Pod {key}"
+            _reference(pod), EVENT_TYPE_NORMAL, EVICTION_REASON, f"Marking for deletion Pod {key}"
         )
         condition = {
             "type": DISRUPTION_TARGET,
@@ -209,3 +216,14 @@ class TaintEvictionController:
             if e.code != 404:
                 self._fired.discard(key)  # its next change schedules it again
                 log.warning("taint eviction of pod %s: %s", key, e.message)
+
+
+def _reference(pod: Object) -> Object:
+    """What the controller's events name: the pod's namespace and name, without its uid
+    (emitPodDeletionEvent's ObjectReference)."""
+    m = pod["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"namespace": m["namespace"], "name": m["name"]},
+    }

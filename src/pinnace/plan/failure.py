@@ -50,7 +50,8 @@ from pinnace.api.status import StatusError
 from pinnace.client import LocalClient, PatchType
 from pinnace.controllers.controller_utils import controller_ref, owner_reference
 from pinnace.controllers.daemonset_util import CONTROLLER_REVISION_HASH, current_hash
-from pinnace.controllers.node_lifecycle import ZONE_LABEL
+from pinnace.controllers.node_lifecycle import UNREACHABLE, ZONE_LABEL
+from pinnace.controllers.taint_eviction import NO_EXECUTE, toleration_time
 from pinnace.kubelet.config import NodeConfig
 from pinnace.plan import report
 from pinnace.plan.cluster import (
@@ -80,7 +81,6 @@ NO_SAMPLES = 1e9
 """The observer's sampling interval: longer than any plan runs."""
 SETTLE_CAP = 1800.0
 """Simulated seconds the loaded cluster gets to settle before the failure."""
-UNREACHABLE = "node.kubernetes.io/unreachable"
 RESERVABLE = (CPU, MEMORY, EPHEMERAL_STORAGE)
 OWNER_ORDER = ("deployments", "replicasets", "daemonsets", "jobs")
 """Owners are created before what they own, the outer ones first."""
@@ -463,14 +463,8 @@ def _evictable(loss: Loss) -> set[str]:
 
 
 def _tolerates_for_ever(pod: Object) -> bool:
-    for t in (pod.get("spec") or {}).get("tolerations") or ():
-        key_matches = t.get("key") == UNREACHABLE or (
-            not t.get("key") and t.get("operator") == "Exists"
-        )
-        effect_matches = t.get("effect") in (None, "", "NoExecute")
-        if key_matches and effect_matches and t.get("tolerationSeconds") is None:
-            return True
-    return False
+    """Whether the taint eviction controller leaves the pod on an unreachable node."""
+    return toleration_time(pod, [(UNREACHABLE, "", NO_EXECUTE)]) is None
 
 
 def _everything_happened(

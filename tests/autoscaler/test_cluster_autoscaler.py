@@ -69,14 +69,26 @@ def node_names(cluster: SimulatedCluster) -> list[str]:
     return sorted(n["metadata"]["name"] for n in cluster.run(cluster.client.list(NODES))["items"])
 
 
-def events(cluster: SimulatedCluster, reason: str) -> list[dict[str, Any]]:
+SETTING = "Scale-up: setting group"
+"""ScaledUpGroup as the group's size is set ("… group X size set to" once it is)."""
+REMOVING = "Scale-down: removing"
+"""ScaleDownEmpty and ScaleDown as a removal starts ("… removed" once the node is gone)."""
+
+
+def events(cluster: SimulatedCluster, reason: str, prefix: str = "") -> list[dict[str, Any]]:
+    """The cluster autoscaler's events of that reason whose message starts with `prefix`."""
     items = cluster.run(cluster.client.list(EVENTS, ""))["items"]
     return [
         e
         for e in items
         if e["reason"] == reason
         and (e.get("source") or {}).get("component") == "cluster-autoscaler"
+        and e["message"].startswith(prefix)
     ]
+
+
+def messages(cluster: SimulatedCluster, reason: str, prefix: str = "") -> list[str]:
+    return sorted(e["message"] for e in events(cluster, reason, prefix))
 
 
 def running(cluster: SimulatedCluster, app: str) -> int:
@@ -116,9 +128,12 @@ def test_a_burst_grows_the_least_wasteful_pool_and_it_shrinks_ten_minutes_after(
     assert {e["message"] for e in triggered} == {"pod triggered scale-up: [{small 1->3 (max: 5)}]"}
     assert len(triggered) == 4
     assert status(cluster)["clusterWide"]["scaleUp"]["status"] == "InProgress"
-    (scaled,) = events(cluster, "ScaledUpGroup")
+    (scaled,) = events(cluster, "ScaledUpGroup", SETTING)
     assert scaled["involvedObject"]["name"] == "cluster-autoscaler-status"
     assert scaled["message"] == "Scale-up: setting group small size to 3 instead of 1 (max: 5)"
+    assert messages(cluster, "ScaledUpGroup", "Scale-up: group") == [
+        "Scale-up: group small size set to 3 instead of 1 (max: 5)"
+    ]
     cluster.wait(60)
     assert node_names(cluster) == ["small-1", "small-2", "small-3"]
     cluster.wait(30)
@@ -136,10 +151,14 @@ def test_a_burst_grows_the_least_wasteful_pool_and_it_shrinks_ten_minutes_after(
     cluster.wait(120)
     # minSize 1 keeps one: the node of the pod the ReplicaSet kept (pod names are random)
     assert len(node_names(cluster)) == 1
-    removed = events(cluster, "ScaleDownEmpty")
+    removed = events(cluster, "ScaleDownEmpty", REMOVING)
     assert len(removed) == 2
     assert all(e["message"].startswith('Scale-down: removing empty node "small-') for e in removed)
     assert min(_time(e) for e in removed) >= ended + 600
+    gone = sorted(e["message"].split('"')[1] for e in removed)
+    assert messages(cluster, "ScaleDownEmpty", "Scale-down: empty node") == [
+        f"Scale-down: empty node {node} removed" for node in gone
+    ]
     cluster.wait(1200)
     assert len(node_names(cluster)) == 1
     found = metrics(cluster)
@@ -287,13 +306,21 @@ nodePools:
     ]
     assert {e["message"] for e in evicted} == {"deleting pod for node scale down"}
     drained = [
-        e for e in events(cluster, "ScaleDown") if e["involvedObject"]["kind"] == "ConfigMap"
+        e
+        for e in events(cluster, "ScaleDown", REMOVING)
+        if e["involvedObject"]["kind"] == "ConfigMap"
     ]
     assert [e["message"].split(",")[0] for e in drained] == ["Scale-down: removing node work-8"]
     moved = sorted(f"default/{e['involvedObject']['name']}" for e in evicted)
     assert sorted(drained[0]["message"].split("pods to reschedule: ")[1].split(",")) == moved
-    (empty,) = events(cluster, "ScaleDownEmpty")
+    assert messages(cluster, "ScaleDown", "Scale-down: node") == [
+        "Scale-down: node work-8 removed with drain"
+    ]
+    (empty,) = events(cluster, "ScaleDownEmpty", REMOVING)
     assert empty["message"] == 'Scale-down: removing empty node "work-9"'
+    assert messages(cluster, "ScaleDownEmpty", "Scale-down: empty") == [
+        "Scale-down: empty node work-9 removed"
+    ]
     found = metrics(cluster)
     unremovable = "cluster_autoscaler_unremovable_nodes_count"
     assert value(found, unremovable, reason="NotReplicated") == 1
@@ -308,7 +335,7 @@ def test_no_scale_down_for_ten_minutes_after_a_scale_up(clusters: list[Simulated
     clusters.append(cluster)
     cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
     cluster.wait(90)
-    (scaled,) = events(cluster, "ScaledUpGroup")
+    (scaled,) = events(cluster, "ScaledUpGroup", SETTING)
     cluster.run(cluster.client.update_scale(DEPLOYMENTS, "default", "web", 1))
     cluster.wait(400)  # unneeded for more than a minute, but --scale-down-delay-after-add holds
     assert len(node_names(cluster)) == 3
@@ -352,7 +379,7 @@ nodePools:
     cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
     cluster.wait(30)
     # 500m for the agent and 900m each: one web pod a node, not two
-    (scaled,) = events(cluster, "ScaledUpGroup")
+    (scaled,) = events(cluster, "ScaledUpGroup", SETTING)
     assert scaled["message"] == "Scale-up: setting group work size to 6 instead of 1 (max: 10)"
     cluster.wait(90)
     assert running(cluster, "web") == 6
@@ -398,7 +425,7 @@ nodePools:
     assert len(node_names(cluster)) == 1
     cluster.wait(130)
     assert node_names(cluster) == []
-    times = sorted(_time(e) for e in events(cluster, "ScaleDownEmpty"))
+    times = sorted(_time(e) for e in events(cluster, "ScaleDownEmpty", REMOVING))
     assert len(times) == 3
     assert all(120 <= b - a <= 130 for a, b in pairwise(times))
 
@@ -461,7 +488,7 @@ nodePools:
     assert "work-2" in node_names(cluster)
     cluster.wait(20)
     assert "work-2" not in node_names(cluster)
-    (empty,) = events(cluster, "ScaleDownEmpty")
+    (empty,) = events(cluster, "ScaleDownEmpty", REMOVING)
     assert _time(empty) >= _time(failed[0]) + 180
 
 
@@ -527,7 +554,7 @@ def test_a_pod_can_ask_to_wait_longer_before_a_scale_up(
     cluster.wait(110)
     assert not events(cluster, "ScaledUpGroup")
     cluster.wait(20)
-    (scaled,) = events(cluster, "ScaledUpGroup")
+    (scaled,) = events(cluster, "ScaledUpGroup", SETTING)
     assert _time(scaled) >= cluster.plane.clock.now() - 20
 
 

@@ -63,11 +63,32 @@ def test_a_deployment_beyond_capacity_gets_nodes_and_gives_them_back(autoscaled:
     status = yaml.safe_load(text)
     (burst,) = status["nodeGroups"]
     assert (burst["name"], burst["health"]["maxSize"]) == ("burst", 2)
+    # cluster-autoscaler's two words on the group's size: as it is set, and once it is
+    assert autoscaler_log(autoscaled, "ScaledUpGroup") == [
+        "Scale-up: group burst size set to 2 instead of 0 (max: 2)",
+        "Scale-up: setting group burst size to 2 instead of 0 (max: 2)",
+    ]
 
     autoscaled.ok("scale", "deployment", "web", "--replicas=1")
     eventually(lambda: nodes(autoscaled) == ["node/base-1"], timeout=90)
-    removed = autoscaled.ok(
-        "get", "events", "-n", "kube-system", "--field-selector", "reason=ScaleDownEmpty",
-        "-o", "jsonpath={.items[*].message}",
+    removed = autoscaler_log(autoscaled, "ScaleDownEmpty") + autoscaler_log(autoscaled, "ScaleDown")
+    # as each removal starts, and once each node is gone (empty, or the pod the ReplicaSet
+    # kept moved off it)
+    for node in ("burst-1", "burst-2"):
+        assert f'Scale-down: removing empty node "{node}"' in removed or any(
+            m.startswith(f"Scale-down: removing node {node}, ") for m in removed
+        )
+        assert (
+            f"Scale-down: empty node {node} removed" in removed
+            or f"Scale-down: node {node} removed with drain" in removed
+        )
+
+
+def autoscaler_log(cluster: Cluster, reason: str) -> list[str]:
+    """The messages, sorted, of the events of that reason on the status ConfigMap."""
+    found = cluster.ok(
+        "get", "events", "-n", "kube-system", "--field-selector",
+        f"reason={reason},involvedObject.name=cluster-autoscaler-status",
+        "-o", "jsonpath={range .items[*]}{.message}{'\\n'}{end}",
     )  # fmt: skip
-    assert 'Scale-down: removing empty node "burst-' in removed
+    return sorted(found.splitlines())

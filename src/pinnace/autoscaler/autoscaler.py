@@ -11,7 +11,8 @@ Each loop:
    while every one of them is under 2 s old the loop waits for more (and does no scale-down).
 3. Scale-up (`scaleup`): the expander's option is carried out: its nodes join after the
    provisioning delay, through the node pool as `pinnace up` runs its nodes. TriggeredScaleUp
-   on each pod it helps, ScaledUpGroup on the status ConfigMap; when nothing is done,
+   on each pod it helps, ScaledUpGroup on the status ConfigMap (as the group's size is
+   set, and once it is); when nothing is done,
    NotTriggerScaleUp with the reasons on each pod. A loop that scaled up ends there.
 4. Scale-down (`scaledown`): the unneeded nodes are updated every loop; unless in cooldown
    (--scale-down-delay-after-add since the last scale-up, -after-delete since the last removal,
@@ -21,6 +22,8 @@ Each loop:
    are evicted too, best effort), and once they are gone the node is removed from its pool.
    Pods still there after --max-graceful-termination-sec and 30 s fail the drain
    (core/scaledown/actuation/drain.go); a failed drain or deletion takes the taint off again.
+   ScaleDownEmpty or ScaleDown on the status ConfigMap as each removal starts and once the
+   node is gone (actuation/actuator.go, delete_in_batch.go).
 5. The status ConfigMap (`status`).
 """
 
@@ -340,6 +343,12 @@ class ClusterAutoscaler:
             f"instead of {size} (max: {option.group.max_size})",
         )
         self._request_nodes(option.group, option.node_count)
+        await self._log_event(
+            EVENT_TYPE_NORMAL,
+            "ScaledUpGroup",
+            f"Scale-up: group {option.group.name} size set to {size + option.node_count} "
+            f"instead of {size} (max: {option.group.max_size})",
+        )
         self.stats.scaled_up_nodes += option.node_count
         self.stats.last_activity["scaleUp"] = self.clock.now()
         return True
@@ -496,6 +505,14 @@ class ClusterAutoscaler:
             self._recorder.event(
                 node, EVENT_TYPE_NORMAL, "ScaleDown", "nodes removed by cluster autoscaler"
             )
+            if removal.empty:
+                await self._log_event(
+                    EVENT_TYPE_NORMAL, "ScaleDownEmpty", f"Scale-down: empty node {name} removed"
+                )
+            else:
+                await self._log_event(
+                    EVENT_TYPE_NORMAL, "ScaleDown", f"Scale-down: node {name} removed with drain"
+                )
             reason = "unready" if not removal.ready else "empty" if removal.empty else ""
             self.stats.scaled_down_nodes[reason or "underutilized"] += 1
         except (StatusError, _DrainFailed, LookupError) as e:

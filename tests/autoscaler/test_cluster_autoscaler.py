@@ -71,6 +71,11 @@ def node_names(cluster: SimulatedCluster) -> list[str]:
 
 SETTING = "Scale-up: setting group"
 """ScaledUpGroup as the group's size is set ("… group X size set to" once it is)."""
+SOFT_TAINTED = {
+    "tolerations": [{"key": "DeletionCandidateOfClusterAutoscaler", "operator": "Exists"}]
+}
+"""A pod spec's toleration of the soft taint an unneeded node gets, so that the scheduler does
+not prefer other nodes to it."""
 REMOVING = "Scale-down: removing"
 """ScaleDownEmpty and ScaleDown as a removal starts ("… removed" once the node is gone)."""
 
@@ -268,8 +273,9 @@ nodePools:
     for namespace, body in pinned:
         cluster.run(client.create(DEPLOYMENTS, namespace, body))
     cluster.wait(30)
+    # both tolerate the soft taint the empty work-8 has, so they go to the emptier node
     movable = deployment("movable", 1, "500m", "256Mi")
-    movable["spec"]["template"]["spec"]["nodeSelector"] = {"spare": "yes"}
+    movable["spec"]["template"]["spec"] |= {"nodeSelector": {"spare": "yes"}, **SOFT_TAINTED}
     cluster.run(client.create(DEPLOYMENTS, "default", movable))
     # local storage, but safe to evict: it moves
     scratch = deployment("scratch-ok", 1, "100m", "128Mi")
@@ -278,6 +284,7 @@ nodePools:
     template["spec"] |= {
         "nodeSelector": {"spare": "yes"},
         "volumes": [{"name": "tmp", "emptyDir": {}}],
+        **SOFT_TAINTED,
     }
     cluster.run(client.create(DEPLOYMENTS, "default", scratch))
     cluster.wait(30)
@@ -343,6 +350,42 @@ def test_no_scale_down_for_ten_minutes_after_a_scale_up(clusters: list[Simulated
     assert node_names(cluster) == ["small-1"]
     removed = events(cluster, "ScaleDownEmpty")
     assert min(_time(e) for e in removed) >= _time(scaled) + 600
+
+
+def test_an_unneeded_node_gets_the_soft_taint_until_it_is_needed_again(
+    clusters: list[SimulatedCluster],
+) -> None:
+    pools = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 2, capacity: {cpu: "2", memory: 4Gi}, maxSize: 3}
+"""
+    cluster = start(pools)
+    clusters.append(cluster)
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", _pinned("busy", "work-1", "1500m")))
+    cluster.wait(25)
+    # work-1 is used past the threshold; work-2, empty, is unneeded: new pods should go
+    # elsewhere (cluster-autoscaler's UpdateSoftDeletionTaints)
+    assert _soft_taints(cluster) == {"work-2": "PreferNoSchedule"}
+    (taint,) = [t for t in _node(cluster, "work-2")["spec"]["taints"]]
+    assert cluster.clock.now() - 25 <= int(taint["value"]) <= cluster.clock.now()
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", _pinned("more", "work-2", "1500m")))
+    cluster.wait(25)
+    assert _soft_taints(cluster) == {}
+    assert node_names(cluster) == ["work-1", "work-2"]
+
+
+def test_no_soft_taint_while_scale_down_is_in_cooldown(clusters: list[SimulatedCluster]) -> None:
+    cluster = start(TWO_POOLS, expander="least-waste", scale_down_unneeded_time=60)
+    clusters.append(cluster)
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
+    cluster.wait(90)
+    cluster.run(cluster.client.update_scale(DEPLOYMENTS, "default", "web", 1))
+    cluster.wait(400)  # two nodes unneeded, but --scale-down-delay-after-add holds
+    assert len(node_names(cluster)) == 3
+    # (small-1 may keep the one it got, empty, in the loop before the pods came)
+    assert not set(_soft_taints(cluster)) & {"small-2", "small-3"}
 
 
 def test_a_node_not_ready_goes_after_the_unready_time(clusters: list[SimulatedCluster]) -> None:
@@ -607,7 +650,8 @@ def _pinned(name: str, node: str, cpu: str = "100m", annotations: Any = None, **
 
 
 def _on_work_1_or_spare(name: str) -> dict[str, Any]:
-    """A Deployment of one pod that prefers work-1 and may only move to spare-1."""
+    """A Deployment of one pod that prefers work-1 (soft-tainted or not) and may only move to
+    spare-1."""
     body = deployment(name, 1, "100m", "128Mi")
     near = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
                                   "values": ["work-1"]}]}  # fmt: skip
@@ -621,6 +665,7 @@ def _on_work_1_or_spare(name: str) -> dict[str, Any]:
             ],
         }
     }
+    body["spec"]["template"]["spec"] |= SOFT_TAINTED
     return body
 
 
@@ -629,6 +674,22 @@ def _label(cluster: SimulatedCluster, name: str, **meta: dict[str, str]) -> None
     for field, values in meta.items():
         node["metadata"].setdefault(field, {}).update(values)
     cluster.run(cluster.client.update(NODES, node))
+
+
+def _node(cluster: SimulatedCluster, name: str) -> dict[str, Any]:
+    return dict(cluster.run(cluster.client.get(NODES, "", name)))
+
+
+def _soft_taints(cluster: SimulatedCluster) -> dict[str, str]:
+    """Node -> the effect of its DeletionCandidateOfClusterAutoscaler taint, for those that
+    have one."""
+    nodes = cluster.run(cluster.client.list(NODES))["items"]
+    return {
+        n["metadata"]["name"]: t["effect"]
+        for n in nodes
+        for t in n["spec"].get("taints") or []
+        if t["key"] == "DeletionCandidateOfClusterAutoscaler"
+    }
 
 
 def _node_of(cluster: SimulatedCluster, app: str) -> str:

@@ -92,3 +92,56 @@ def autoscaler_log(cluster: Cluster, reason: str) -> list[str]:
         "-o", "jsonpath={range .items[*]}{.message}{'\\n'}{end}",
     )  # fmt: skip
     return sorted(found.splitlines())
+
+
+WORK_POOL = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 2, capacity: {cpu: "2", memory: 4Gi}, maxSize: 2}
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_scale_down(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Two empty autoscaled nodes that stay unneeded for the default 10 minutes."""
+    workdir = tmp_path_factory.mktemp("pinnace-up-soft-taint")
+    pools = Path(workdir / "pools.yaml")
+    pools.write_text(WORK_POOL)
+    flags = ("--config", str(pools), "--cluster-autoscaler", "--scan-interval", "1s")
+    running = launch(workdir, flags=flags)
+    yield running
+    stop(running)
+
+
+def soft_taints(cluster: Cluster) -> dict[str, str]:
+    found = cluster.ok(
+        "get", "nodes", "-o",
+        "jsonpath={range .items[*]}{.metadata.name} {.spec.taints[*].key}"
+        ":{.spec.taints[*].effect}{'\\n'}{end}",
+    )  # fmt: skip
+    return {
+        name: effect
+        for name, taint in (line.split(" ", 1) for line in found.splitlines())
+        for key, effect in [taint.split(":")]
+        if key == "DeletionCandidateOfClusterAutoscaler"
+    }
+
+
+def test_unneeded_nodes_get_the_soft_taint_until_they_are_needed(
+    slow_scale_down: Cluster,
+) -> None:
+    eventually(
+        lambda: (
+            soft_taints(slow_scale_down)
+            == {"work-1": "PreferNoSchedule", "work-2": "PreferNoSchedule"}
+        )
+    )
+    described = slow_scale_down.ok("describe", "node", "work-1")
+    assert "DeletionCandidateOfClusterAutoscaler=" in described
+    slow_scale_down.ok(
+        "run", "busy", "--image=nginx:1.27",
+        '--overrides={"spec": {"nodeName": "work-1", "containers": [{"name": "busy", '
+        '"image": "nginx:1.27", "resources": {"requests": {"cpu": "1500m"}}}]}}',
+    )  # fmt: skip
+    eventually(lambda: soft_taints(slow_scale_down) == {"work-2": "PreferNoSchedule"})

@@ -23,7 +23,9 @@ Each loop:
    Pods still there after --max-graceful-termination-sec and 30 s fail the drain
    (core/scaledown/actuation/drain.go); a failed drain or deletion takes the taint off again.
    ScaleDownEmpty or ScaleDown on the status ConfigMap as each removal starts and once the
-   node is gone (actuation/actuator.go, delete_in_batch.go).
+   node is gone (actuation/actuator.go, delete_in_batch.go). A loop out of cooldown that
+   removes nothing puts the soft taint DeletionCandidateOfClusterAutoscaler (PreferNoSchedule)
+   on the unneeded nodes and takes it off the others (actuation/softtaint.go).
 5. The status ConfigMap (`status`).
 """
 
@@ -83,6 +85,10 @@ log = logging.getLogger(__name__)
 
 COMPONENT = "cluster-autoscaler"
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
+DELETION_CANDIDATE_TAINT = "DeletionCandidateOfClusterAutoscaler"
+"""The soft taint (PreferNoSchedule) of an unneeded node, so new pods prefer other nodes."""
+MAX_BULK_SOFT_TAINT_COUNT = 10
+"""Soft taints added or removed in one loop at most (--max-bulk-soft-taint-count)."""
 UNSCHEDULABLE_POD_TIME_BUFFER = 2.0
 """All pending pods younger than this: wait a loop for more (allPodsAreNew)."""
 EVICTION_RETRY = 10.0
@@ -490,6 +496,35 @@ class ClusterAutoscaler:
             self._tasks.hold(self.clock.loop.create_task(self._remove(removal)))
         if empty or drains:
             self.last_scale_down_delete = now
+        else:
+            await self._update_soft_taints([c.node for c in candidates])
+
+    async def _update_soft_taints(self, nodes: list[Object]) -> None:
+        """UpdateSoftDeletionTaints (actuation/softtaint.go), in a loop that started no removal:
+        the soft taint comes off the group's nodes that are needed again, then goes on those
+        now unneeded, at most MAX_BULK_SOFT_TAINT_COUNT writes in all; a node being deleted is
+        left as it is."""
+        unneeded = self.planner.unneeded
+        changes = sorted(
+            (
+                (n, n["metadata"]["name"] in unneeded)
+                for n in nodes
+                if not _has_taint(n, TO_BE_DELETED_TAINT)
+                and _has_taint(n, DELETION_CANDIDATE_TAINT) != (n["metadata"]["name"] in unneeded)
+            ),
+            key=lambda change: change[1],
+        )
+        soft = {
+            "key": DELETION_CANDIDATE_TAINT,
+            "value": str(int(self.clock.now())),
+            "effect": "PreferNoSchedule",
+        }
+        for node, add in changes[:MAX_BULK_SOFT_TAINT_COUNT]:
+            name = node["metadata"]["name"]
+            try:
+                await self._set_taint(name, DELETION_CANDIDATE_TAINT, soft if add else None)
+            except StatusError as e:
+                log.info("soft taint on %s: %s", name, e.message)
 
     async def _remove(self, removal: Removal) -> None:
         """Taint, drain and remove the node; on failure, untaint it."""
@@ -533,27 +568,24 @@ class ClusterAutoscaler:
 
     async def _taint(self, name: str) -> Object:
         value = str(int(self.clock.now()))
+        taint = {"key": TO_BE_DELETED_TAINT, "value": value, "effect": "NoSchedule"}
+        return await self._set_taint(name, TO_BE_DELETED_TAINT, taint)
+
+    async def _untaint(self, name: str) -> None:
+        try:
+            await self._set_taint(name, TO_BE_DELETED_TAINT, None)
+        except StatusError as e:
+            log.info("untainting %s failed: %s", name, e.message)
+
+    async def _set_taint(self, name: str, key: str, taint: Object | None) -> Object:
+        """The node with its taint of `key` replaced by `taint`, or removed (None)."""
 
         def mutate(node: Object) -> Object:
-            taints = [
-                t for t in (node["spec"].get("taints") or []) if t.get("key") != TO_BE_DELETED_TAINT
-            ]
-            taints.append({"key": TO_BE_DELETED_TAINT, "value": value, "effect": "NoSchedule"})
-            node["spec"]["taints"] = taints
+            taints = [t for t in (node["spec"].get("taints") or []) if t.get("key") != key]
+            node["spec"]["taints"] = taints + ([taint] if taint else [])
             return node
 
         return await self.client.modify(NODES, "", name, mutate)
-
-    async def _untaint(self, name: str) -> None:
-        def mutate(node: Object) -> Object:
-            taints = node["spec"].get("taints") or []
-            node["spec"]["taints"] = [t for t in taints if t.get("key") != TO_BE_DELETED_TAINT]
-            return node
-
-        try:
-            await self.client.modify(NODES, "", name, mutate)
-        except StatusError as e:
-            log.info("untainting %s failed: %s", name, e.message)
 
     async def _drain(self, node: str, move: list[Object]) -> None:
         """Evict the pods (those to move, retried while a budget refuses; the DaemonSet pods
@@ -703,6 +735,10 @@ def _counts(nodes: list[Object], deleting: Mapping[str, str], upcoming: int) -> 
     ready = sum(1 for n in nodes if _ready(n))
     being_deleted = sum(1 for n in nodes if n["metadata"]["name"] in deleting)
     return Counts(len(nodes), ready, being_deleted=being_deleted, unregistered=upcoming)
+
+
+def _has_taint(node: Object, key: str) -> bool:
+    return any(t.get("key") == key for t in (node.get("spec") or {}).get("taints") or [])
 
 
 def _ready(node: Object) -> bool:

@@ -584,6 +584,30 @@ nodePools:
     assert value(found, "cluster_autoscaler_evicted_pods_total", eviction_result="failed") == 1
 
 
+def test_max_nodes_total_caps_the_scale_up_and_then_it_stops_without_a_word(
+    clusters: list[SimulatedCluster],
+) -> None:
+    cluster = start(TWO_POOLS, expander="least-waste", max_nodes_total=2)
+    clusters.append(cluster)
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
+    cluster.wait(30)
+    # room for one node more: the estimator stops there
+    assert (
+        messages(cluster, "TriggeredScaleUp")
+        == ["pod triggered scale-up: [{small 1->2 (max: 5)}]"] * 2
+    )
+    cluster.wait(60)  # the node has joined: as many nodes Ready as --max-nodes-total
+    assert node_names(cluster) == ["small-1", "small-2"]
+    before = _told(cluster)
+    cluster.wait(300)
+    # cluster-autoscaler 1.32 (static_autoscaler.go) gives up before the scale-up and tells
+    # the pods nothing; the status ConfigMap has no second scale-up either
+    assert running(cluster, "web") == 4
+    assert _told(cluster) == before
+    assert len(events(cluster, "ScaledUpGroup", SETTING)) == 1
+    assert node_names(cluster) == ["small-1", "small-2"]
+
+
 def test_a_pod_can_ask_to_wait_longer_before_a_scale_up(
     clusters: list[SimulatedCluster],
 ) -> None:
@@ -674,6 +698,11 @@ def _label(cluster: SimulatedCluster, name: str, **meta: dict[str, str]) -> None
     for field, values in meta.items():
         node["metadata"].setdefault(field, {}).update(values)
     cluster.run(cluster.client.update(NODES, node))
+
+
+def _told(cluster: SimulatedCluster) -> int:
+    """How many times pods were told they did not trigger a scale-up (repeats included)."""
+    return sum(int(e.get("count") or 1) for e in events(cluster, "NotTriggerScaleUp"))
 
 
 def _node(cluster: SimulatedCluster, name: str) -> dict[str, Any]:

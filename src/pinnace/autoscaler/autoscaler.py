@@ -234,8 +234,10 @@ class ClusterAutoscaler:
         scale_down_blocked = False
         if pending:
             room = self._total_room(nodes)
-            if room is not None and room <= 0:
-                self._not_triggered(pending, "max total nodes in cluster reached")
+            if 0 < self.options.max_nodes_total <= sum(1 for n in nodes if _ready(n)):
+                # cluster-autoscaler 1.32 gives up here without a word to the pods (1.33 tells
+                # them "max total nodes in cluster reached")
+                log.debug("max total nodes in cluster reached: %d", self.options.max_nodes_total)
             elif all(_age(p, now) < UNSCHEDULABLE_POD_TIME_BUFFER for p in pending):
                 scale_down_blocked = True
             elif await self._scale_up(pending, nodes, snapshot(), room):

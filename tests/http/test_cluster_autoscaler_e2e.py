@@ -4,6 +4,7 @@ cluster's capacity gets nodes from the autoscaled pool; scaled back, the nodes g
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,6 +64,10 @@ def test_a_deployment_beyond_capacity_gets_nodes_and_gives_them_back(autoscaled:
     status = yaml.safe_load(text)
     (burst,) = status["nodeGroups"]
     assert (burst["name"], burst["health"]["maxSize"]) == ("burst", 2)
+    # as gopkg.in/yaml.v2 writes cluster-autoscaler's structs: zero omitempty fields left out,
+    # metav1.Time in RFC 3339 with its fraction, double-quoted
+    assert "candidates: 0" not in text and "beingDeleted: 0" not in text, text
+    assert re.search(r'\n    lastProbeTime: "\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"\n', text)
     # cluster-autoscaler's two words on the group's size: as it is set, and once it is
     assert autoscaler_log(autoscaled, "ScaledUpGroup") == [
         "Scale-up: group burst size set to 2 instead of 0 (max: 2)",

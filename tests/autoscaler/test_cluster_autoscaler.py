@@ -69,14 +69,31 @@ def node_names(cluster: SimulatedCluster) -> list[str]:
     return sorted(n["metadata"]["name"] for n in cluster.run(cluster.client.list(NODES))["items"])
 
 
-def events(cluster: SimulatedCluster, reason: str) -> list[dict[str, Any]]:
+SETTING = "Scale-up: setting group"
+"""ScaledUpGroup as the group's size is set ("… group X size set to" once it is)."""
+SOFT_TAINTED = {
+    "tolerations": [{"key": "DeletionCandidateOfClusterAutoscaler", "operator": "Exists"}]
+}
+"""A pod spec's toleration of the soft taint an unneeded node gets, so that the scheduler does
+not prefer other nodes to it."""
+REMOVING = "Scale-down: removing"
+"""ScaleDownEmpty and ScaleDown as a removal starts ("… removed" once the node is gone)."""
+
+
+def events(cluster: SimulatedCluster, reason: str, prefix: str = "") -> list[dict[str, Any]]:
+    """The cluster autoscaler's events of that reason whose message starts with `prefix`."""
     items = cluster.run(cluster.client.list(EVENTS, ""))["items"]
     return [
         e
         for e in items
         if e["reason"] == reason
         and (e.get("source") or {}).get("component") == "cluster-autoscaler"
+        and e["message"].startswith(prefix)
     ]
+
+
+def messages(cluster: SimulatedCluster, reason: str, prefix: str = "") -> list[str]:
+    return sorted(e["message"] for e in events(cluster, reason, prefix))
 
 
 def running(cluster: SimulatedCluster, app: str) -> int:
@@ -116,9 +133,12 @@ def test_a_burst_grows_the_least_wasteful_pool_and_it_shrinks_ten_minutes_after(
     assert {e["message"] for e in triggered} == {"pod triggered scale-up: [{small 1->3 (max: 5)}]"}
     assert len(triggered) == 4
     assert status(cluster)["clusterWide"]["scaleUp"]["status"] == "InProgress"
-    (scaled,) = events(cluster, "ScaledUpGroup")
+    (scaled,) = events(cluster, "ScaledUpGroup", SETTING)
     assert scaled["involvedObject"]["name"] == "cluster-autoscaler-status"
     assert scaled["message"] == "Scale-up: setting group small size to 3 instead of 1 (max: 5)"
+    assert messages(cluster, "ScaledUpGroup", "Scale-up: group") == [
+        "Scale-up: group small size set to 3 instead of 1 (max: 5)"
+    ]
     cluster.wait(60)
     assert node_names(cluster) == ["small-1", "small-2", "small-3"]
     cluster.wait(30)
@@ -136,10 +156,14 @@ def test_a_burst_grows_the_least_wasteful_pool_and_it_shrinks_ten_minutes_after(
     cluster.wait(120)
     # minSize 1 keeps one: the node of the pod the ReplicaSet kept (pod names are random)
     assert len(node_names(cluster)) == 1
-    removed = events(cluster, "ScaleDownEmpty")
+    removed = events(cluster, "ScaleDownEmpty", REMOVING)
     assert len(removed) == 2
     assert all(e["message"].startswith('Scale-down: removing empty node "small-') for e in removed)
     assert min(_time(e) for e in removed) >= ended + 600
+    gone = sorted(e["message"].split('"')[1] for e in removed)
+    assert messages(cluster, "ScaleDownEmpty", "Scale-down: empty node") == [
+        f"Scale-down: empty node {node} removed" for node in gone
+    ]
     cluster.wait(1200)
     assert len(node_names(cluster)) == 1
     found = metrics(cluster)
@@ -249,8 +273,9 @@ nodePools:
     for namespace, body in pinned:
         cluster.run(client.create(DEPLOYMENTS, namespace, body))
     cluster.wait(30)
+    # both tolerate the soft taint the empty work-8 has, so they go to the emptier node
     movable = deployment("movable", 1, "500m", "256Mi")
-    movable["spec"]["template"]["spec"]["nodeSelector"] = {"spare": "yes"}
+    movable["spec"]["template"]["spec"] |= {"nodeSelector": {"spare": "yes"}, **SOFT_TAINTED}
     cluster.run(client.create(DEPLOYMENTS, "default", movable))
     # local storage, but safe to evict: it moves
     scratch = deployment("scratch-ok", 1, "100m", "128Mi")
@@ -259,6 +284,7 @@ nodePools:
     template["spec"] |= {
         "nodeSelector": {"spare": "yes"},
         "volumes": [{"name": "tmp", "emptyDir": {}}],
+        **SOFT_TAINTED,
     }
     cluster.run(client.create(DEPLOYMENTS, "default", scratch))
     cluster.wait(30)
@@ -287,13 +313,21 @@ nodePools:
     ]
     assert {e["message"] for e in evicted} == {"deleting pod for node scale down"}
     drained = [
-        e for e in events(cluster, "ScaleDown") if e["involvedObject"]["kind"] == "ConfigMap"
+        e
+        for e in events(cluster, "ScaleDown", REMOVING)
+        if e["involvedObject"]["kind"] == "ConfigMap"
     ]
     assert [e["message"].split(",")[0] for e in drained] == ["Scale-down: removing node work-8"]
     moved = sorted(f"default/{e['involvedObject']['name']}" for e in evicted)
     assert sorted(drained[0]["message"].split("pods to reschedule: ")[1].split(",")) == moved
-    (empty,) = events(cluster, "ScaleDownEmpty")
+    assert messages(cluster, "ScaleDown", "Scale-down: node") == [
+        "Scale-down: node work-8 removed with drain"
+    ]
+    (empty,) = events(cluster, "ScaleDownEmpty", REMOVING)
     assert empty["message"] == 'Scale-down: removing empty node "work-9"'
+    assert messages(cluster, "ScaleDownEmpty", "Scale-down: empty") == [
+        "Scale-down: empty node work-9 removed"
+    ]
     found = metrics(cluster)
     unremovable = "cluster_autoscaler_unremovable_nodes_count"
     assert value(found, unremovable, reason="NotReplicated") == 1
@@ -308,7 +342,7 @@ def test_no_scale_down_for_ten_minutes_after_a_scale_up(clusters: list[Simulated
     clusters.append(cluster)
     cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
     cluster.wait(90)
-    (scaled,) = events(cluster, "ScaledUpGroup")
+    (scaled,) = events(cluster, "ScaledUpGroup", SETTING)
     cluster.run(cluster.client.update_scale(DEPLOYMENTS, "default", "web", 1))
     cluster.wait(400)  # unneeded for more than a minute, but --scale-down-delay-after-add holds
     assert len(node_names(cluster)) == 3
@@ -316,6 +350,42 @@ def test_no_scale_down_for_ten_minutes_after_a_scale_up(clusters: list[Simulated
     assert node_names(cluster) == ["small-1"]
     removed = events(cluster, "ScaleDownEmpty")
     assert min(_time(e) for e in removed) >= _time(scaled) + 600
+
+
+def test_an_unneeded_node_gets_the_soft_taint_until_it_is_needed_again(
+    clusters: list[SimulatedCluster],
+) -> None:
+    pools = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 2, capacity: {cpu: "2", memory: 4Gi}, maxSize: 3}
+"""
+    cluster = start(pools)
+    clusters.append(cluster)
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", _pinned("busy", "work-1", "1500m")))
+    cluster.wait(25)
+    # work-1 is used past the threshold; work-2, empty, is unneeded: new pods should go
+    # elsewhere (cluster-autoscaler's UpdateSoftDeletionTaints)
+    assert _soft_taints(cluster) == {"work-2": "PreferNoSchedule"}
+    (taint,) = [t for t in _node(cluster, "work-2")["spec"]["taints"]]
+    assert cluster.clock.now() - 25 <= int(taint["value"]) <= cluster.clock.now()
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", _pinned("more", "work-2", "1500m")))
+    cluster.wait(25)
+    assert _soft_taints(cluster) == {}
+    assert node_names(cluster) == ["work-1", "work-2"]
+
+
+def test_no_soft_taint_while_scale_down_is_in_cooldown(clusters: list[SimulatedCluster]) -> None:
+    cluster = start(TWO_POOLS, expander="least-waste", scale_down_unneeded_time=60)
+    clusters.append(cluster)
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
+    cluster.wait(90)
+    cluster.run(cluster.client.update_scale(DEPLOYMENTS, "default", "web", 1))
+    cluster.wait(400)  # two nodes unneeded, but --scale-down-delay-after-add holds
+    assert len(node_names(cluster)) == 3
+    # (small-1 may keep the one it got, empty, in the loop before the pods came)
+    assert not set(_soft_taints(cluster)) & {"small-2", "small-3"}
 
 
 def test_a_node_not_ready_goes_after_the_unready_time(clusters: list[SimulatedCluster]) -> None:
@@ -352,7 +422,7 @@ nodePools:
     cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
     cluster.wait(30)
     # 500m for the agent and 900m each: one web pod a node, not two
-    (scaled,) = events(cluster, "ScaledUpGroup")
+    (scaled,) = events(cluster, "ScaledUpGroup", SETTING)
     assert scaled["message"] == "Scale-up: setting group work size to 6 instead of 1 (max: 10)"
     cluster.wait(90)
     assert running(cluster, "web") == 6
@@ -398,7 +468,7 @@ nodePools:
     assert len(node_names(cluster)) == 1
     cluster.wait(130)
     assert node_names(cluster) == []
-    times = sorted(_time(e) for e in events(cluster, "ScaleDownEmpty"))
+    times = sorted(_time(e) for e in events(cluster, "ScaleDownEmpty", REMOVING))
     assert len(times) == 3
     assert all(120 <= b - a <= 130 for a, b in pairwise(times))
 
@@ -461,7 +531,7 @@ nodePools:
     assert "work-2" in node_names(cluster)
     cluster.wait(20)
     assert "work-2" not in node_names(cluster)
-    (empty,) = events(cluster, "ScaleDownEmpty")
+    (empty,) = events(cluster, "ScaleDownEmpty", REMOVING)
     assert _time(empty) >= _time(failed[0]) + 180
 
 
@@ -514,6 +584,30 @@ nodePools:
     assert value(found, "cluster_autoscaler_evicted_pods_total", eviction_result="failed") == 1
 
 
+def test_max_nodes_total_caps_the_scale_up_and_then_it_stops_without_a_word(
+    clusters: list[SimulatedCluster],
+) -> None:
+    cluster = start(TWO_POOLS, expander="least-waste", max_nodes_total=2)
+    clusters.append(cluster)
+    cluster.run(cluster.client.create(DEPLOYMENTS, "default", deployment("web", 6, "900m", "1Gi")))
+    cluster.wait(30)
+    # room for one node more: the estimator stops there
+    assert (
+        messages(cluster, "TriggeredScaleUp")
+        == ["pod triggered scale-up: [{small 1->2 (max: 5)}]"] * 2
+    )
+    cluster.wait(60)  # the node has joined: as many nodes Ready as --max-nodes-total
+    assert node_names(cluster) == ["small-1", "small-2"]
+    before = _told(cluster)
+    cluster.wait(300)
+    # cluster-autoscaler 1.32 (static_autoscaler.go) gives up before the scale-up and tells
+    # the pods nothing; the status ConfigMap has no second scale-up either
+    assert running(cluster, "web") == 4
+    assert _told(cluster) == before
+    assert len(events(cluster, "ScaledUpGroup", SETTING)) == 1
+    assert node_names(cluster) == ["small-1", "small-2"]
+
+
 def test_a_pod_can_ask_to_wait_longer_before_a_scale_up(
     clusters: list[SimulatedCluster],
 ) -> None:
@@ -527,7 +621,7 @@ def test_a_pod_can_ask_to_wait_longer_before_a_scale_up(
     cluster.wait(110)
     assert not events(cluster, "ScaledUpGroup")
     cluster.wait(20)
-    (scaled,) = events(cluster, "ScaledUpGroup")
+    (scaled,) = events(cluster, "ScaledUpGroup", SETTING)
     assert _time(scaled) >= cluster.plane.clock.now() - 20
 
 
@@ -580,7 +674,8 @@ def _pinned(name: str, node: str, cpu: str = "100m", annotations: Any = None, **
 
 
 def _on_work_1_or_spare(name: str) -> dict[str, Any]:
-    """A Deployment of one pod that prefers work-1 and may only move to spare-1."""
+    """A Deployment of one pod that prefers work-1 (soft-tainted or not) and may only move to
+    spare-1."""
     body = deployment(name, 1, "100m", "128Mi")
     near = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
                                   "values": ["work-1"]}]}  # fmt: skip
@@ -594,6 +689,7 @@ def _on_work_1_or_spare(name: str) -> dict[str, Any]:
             ],
         }
     }
+    body["spec"]["template"]["spec"] |= SOFT_TAINTED
     return body
 
 
@@ -602,6 +698,27 @@ def _label(cluster: SimulatedCluster, name: str, **meta: dict[str, str]) -> None
     for field, values in meta.items():
         node["metadata"].setdefault(field, {}).update(values)
     cluster.run(cluster.client.update(NODES, node))
+
+
+def _told(cluster: SimulatedCluster) -> int:
+    """How many times pods were told they did not trigger a scale-up (repeats included)."""
+    return sum(int(e.get("count") or 1) for e in events(cluster, "NotTriggerScaleUp"))
+
+
+def _node(cluster: SimulatedCluster, name: str) -> dict[str, Any]:
+    return dict(cluster.run(cluster.client.get(NODES, "", name)))
+
+
+def _soft_taints(cluster: SimulatedCluster) -> dict[str, str]:
+    """Node -> the effect of its DeletionCandidateOfClusterAutoscaler taint, for those that
+    have one."""
+    nodes = cluster.run(cluster.client.list(NODES))["items"]
+    return {
+        n["metadata"]["name"]: t["effect"]
+        for n in nodes
+        for t in n["spec"].get("taints") or []
+        if t["key"] == "DeletionCandidateOfClusterAutoscaler"
+    }
 
 
 def _node_of(cluster: SimulatedCluster, app: str) -> str:

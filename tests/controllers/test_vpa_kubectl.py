@@ -124,3 +124,73 @@ def test_patches_as_for_a_custom_resource(cluster: Cluster) -> None:
     assert patched.strip() == "verticalpodautoscaler.autoscaling.k8s.io/patched patched"
     mode = cluster.ok("get", "vpa", "patched", "-o", "jsonpath={.spec.updatePolicy.updateMode}")
     assert mode == "Initial"
+
+
+def _conditions(cluster: Cluster, name: str) -> dict[str, tuple[str, str, str]]:
+    """type -> (status, reason, message) of the VPA's conditions."""
+    status = json.loads(cluster.ok("get", "vpa", name, "-o", "json")).get("status") or {}
+    return {
+        c["type"]: (c["status"], c.get("reason", ""), c.get("message", ""))
+        for c in status.get("conditions") or ()
+    }
+
+
+def test_a_target_that_cannot_be_read_is_config_unsupported(cluster: Cluster) -> None:
+    ghost = VPA.replace("web}", "ghost}")
+    cluster.ok("apply", "-f", "-", stdin=ghost)
+    no_pods = ("True", "NoPodsMatched", "No pods match this VPA object")
+    # the recommender's cluster feeder (getSelector), VPA 1.3's words
+    unsupported = (
+        "True",
+        "",
+        "Cannot read targetRef. Reason: Deployment default/ghost does not exist",
+    )
+    eventually(
+        lambda: (
+            _conditions(cluster, "ghost")
+            == {
+                "ConfigUnsupported": unsupported,
+                "NoPodsMatched": no_pods,
+                "RecommendationProvided": ("False", *no_pods[1:]),
+            }
+        )
+    )
+    status = json.loads(cluster.ok("get", "vpa", "ghost", "-o", "json"))["status"]
+    assert "observedGeneration" not in status  # VPA 1.3's status has none
+    described = cluster.ok("describe", "vpa", "ghost")
+    assert "Cannot read targetRef. Reason: Deployment default/ghost does not exist" in described
+
+    cluster.ok(
+        "apply",
+        "-f",
+        "-",
+        stdin=DEPLOYMENT.replace("web}", "ghost}").replace("app: web", "app: ghost"),
+    )
+    eventually(lambda: "ConfigUnsupported" not in _conditions(cluster, "ghost"))
+
+
+def test_a_target_with_a_parent_is_config_unsupported(cluster: Cluster) -> None:
+    cluster.ok("create", "deployment", "parent", "--image=nginx")
+
+    def made() -> str:
+        name = cluster.ok("get", "rs", "-l", "app=parent", "-o", "name").strip()
+        assert name.startswith("replicaset.apps/")
+        return name.removeprefix("replicaset.apps/")
+
+    replica_set = eventually(made)
+    vpa = VPA.replace("web}", "child}", 1).replace(
+        "{apiVersion: apps/v1, kind: Deployment, name: web}",
+        f"{{apiVersion: apps/v1, kind: ReplicaSet, name: {replica_set}}}",
+    )
+    cluster.ok("apply", "-f", "-", stdin=vpa)
+    eventually(
+        lambda: (
+            _conditions(cluster, "child").get("ConfigUnsupported")
+            == (
+                "True",
+                "",
+                "The targetRef controller has a parent but it should point to a topmost "
+                "well-known or scalable controller",
+            )
+        )
+    )

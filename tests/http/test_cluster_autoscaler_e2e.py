@@ -4,6 +4,7 @@ cluster's capacity gets nodes from the autoscaled pool; scaled back, the nodes g
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,11 +64,89 @@ def test_a_deployment_beyond_capacity_gets_nodes_and_gives_them_back(autoscaled:
     status = yaml.safe_load(text)
     (burst,) = status["nodeGroups"]
     assert (burst["name"], burst["health"]["maxSize"]) == ("burst", 2)
+    # as gopkg.in/yaml.v2 writes cluster-autoscaler's structs: zero omitempty fields left out,
+    # metav1.Time in RFC 3339 with its fraction, double-quoted
+    assert "candidates: 0" not in text and "beingDeleted: 0" not in text, text
+    assert re.search(r'\n    lastProbeTime: "\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"\n', text)
+    # cluster-autoscaler's two words on the group's size: as it is set, and once it is
+    assert autoscaler_log(autoscaled, "ScaledUpGroup") == [
+        "Scale-up: group burst size set to 2 instead of 0 (max: 2)",
+        "Scale-up: setting group burst size to 2 instead of 0 (max: 2)",
+    ]
 
     autoscaled.ok("scale", "deployment", "web", "--replicas=1")
     eventually(lambda: nodes(autoscaled) == ["node/base-1"], timeout=90)
-    removed = autoscaled.ok(
-        "get", "events", "-n", "kube-system", "--field-selector", "reason=ScaleDownEmpty",
-        "-o", "jsonpath={.items[*].message}",
+    removed = autoscaler_log(autoscaled, "ScaleDownEmpty") + autoscaler_log(autoscaled, "ScaleDown")
+    # as each removal starts, and once each node is gone (empty, or the pod the ReplicaSet
+    # kept moved off it)
+    for node in ("burst-1", "burst-2"):
+        assert f'Scale-down: removing empty node "{node}"' in removed or any(
+            m.startswith(f"Scale-down: removing node {node}, ") for m in removed
+        )
+        assert (
+            f"Scale-down: empty node {node} removed" in removed
+            or f"Scale-down: node {node} removed with drain" in removed
+        )
+
+
+def autoscaler_log(cluster: Cluster, reason: str) -> list[str]:
+    """The messages, sorted, of the events of that reason on the status ConfigMap."""
+    found = cluster.ok(
+        "get", "events", "-n", "kube-system", "--field-selector",
+        f"reason={reason},involvedObject.name=cluster-autoscaler-status",
+        "-o", "jsonpath={range .items[*]}{.message}{'\\n'}{end}",
     )  # fmt: skip
-    assert 'Scale-down: removing empty node "burst-' in removed
+    return sorted(found.splitlines())
+
+
+WORK_POOL = """
+apiVersion: pinnace.dev/v1alpha1
+kind: Cluster
+nodePools:
+- {name: work, count: 2, capacity: {cpu: "2", memory: 4Gi}, maxSize: 2}
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_scale_down(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Two empty autoscaled nodes that stay unneeded for the default 10 minutes."""
+    workdir = tmp_path_factory.mktemp("pinnace-up-soft-taint")
+    pools = Path(workdir / "pools.yaml")
+    pools.write_text(WORK_POOL)
+    flags = ("--config", str(pools), "--cluster-autoscaler", "--scan-interval", "1s")
+    running = launch(workdir, flags=flags)
+    yield running
+    stop(running)
+
+
+def soft_taints(cluster: Cluster) -> dict[str, str]:
+    found = cluster.ok(
+        "get", "nodes", "-o",
+        "jsonpath={range .items[*]}{.metadata.name} {.spec.taints[*].key}"
+        ":{.spec.taints[*].effect}{'\\n'}{end}",
+    )  # fmt: skip
+    return {
+        name: effect
+        for name, taint in (line.split(" ", 1) for line in found.splitlines())
+        for key, effect in [taint.split(":")]
+        if key == "DeletionCandidateOfClusterAutoscaler"
+    }
+
+
+def test_unneeded_nodes_get_the_soft_taint_until_they_are_needed(
+    slow_scale_down: Cluster,
+) -> None:
+    eventually(
+        lambda: (
+            soft_taints(slow_scale_down)
+            == {"work-1": "PreferNoSchedule", "work-2": "PreferNoSchedule"}
+        )
+    )
+    described = slow_scale_down.ok("describe", "node", "work-1")
+    assert "DeletionCandidateOfClusterAutoscaler=" in described
+    slow_scale_down.ok(
+        "run", "busy", "--image=nginx:1.27",
+        '--overrides={"spec": {"nodeName": "work-1", "containers": [{"name": "busy", '
+        '"image": "nginx:1.27", "resources": {"requests": {"cpu": "1500m"}}}]}}',
+    )  # fmt: skip
+    eventually(lambda: soft_taints(slow_scale_down) == {"work-2": "PreferNoSchedule"})

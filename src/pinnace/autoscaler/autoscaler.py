@@ -11,7 +11,8 @@ Each loop:
    while every one of them is under 2 s old the loop waits for more (and does no scale-down).
 3. Scale-up (`scaleup`): the expander's option is carried out: its nodes join after the
    provisioning delay, through the node pool as `pinnace up` runs its nodes. TriggeredScaleUp
-   on each pod it helps, ScaledUpGroup on the status ConfigMap; when nothing is done,
+   on each pod it helps, ScaledUpGroup on the status ConfigMap (as the group's size is
+   set, and once it is); when nothing is done,
    NotTriggerScaleUp with the reasons on each pod. A loop that scaled up ends there.
 4. Scale-down (`scaledown`): the unneeded nodes are updated every loop; unless in cooldown
    (--scale-down-delay-after-add since the last scale-up, -after-delete since the last removal,
@@ -21,6 +22,10 @@ Each loop:
    are evicted too, best effort), and once they are gone the node is removed from its pool.
    Pods still there after --max-graceful-termination-sec and 30 s fail the drain
    (core/scaledown/actuation/drain.go); a failed drain or deletion takes the taint off again.
+   ScaleDownEmpty or ScaleDown on the status ConfigMap as each removal starts and once the
+   node is gone (actuation/actuator.go, delete_in_batch.go). A loop out of cooldown that
+   removes nothing puts the soft taint DeletionCandidateOfClusterAutoscaler (PreferNoSchedule)
+   on the unneeded nodes and takes it off the others (actuation/softtaint.go).
 5. The status ConfigMap (`status`).
 """
 
@@ -80,6 +85,10 @@ log = logging.getLogger(__name__)
 
 COMPONENT = "cluster-autoscaler"
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
+DELETION_CANDIDATE_TAINT = "DeletionCandidateOfClusterAutoscaler"
+"""The soft taint (PreferNoSchedule) of an unneeded node, so new pods prefer other nodes."""
+MAX_BULK_SOFT_TAINT_COUNT = 10
+"""Soft taints added or removed in one loop at most (--max-bulk-soft-taint-count)."""
 UNSCHEDULABLE_POD_TIME_BUFFER = 2.0
 """All pending pods younger than this: wait a loop for more (allPodsAreNew)."""
 EVICTION_RETRY = 10.0
@@ -225,8 +234,10 @@ class ClusterAutoscaler:
         scale_down_blocked = False
         if pending:
             room = self._total_room(nodes)
-            if room is not None and room <= 0:
-                self._not_triggered(pending, "max total nodes in cluster reached")
+            if 0 < self.options.max_nodes_total <= sum(1 for n in nodes if _ready(n)):
+                # cluster-autoscaler 1.32 gives up here without a word to the pods (1.33 tells
+                # them "max total nodes in cluster reached")
+                log.debug("max total nodes in cluster reached: %d", self.options.max_nodes_total)
             elif all(_age(p, now) < UNSCHEDULABLE_POD_TIME_BUFFER for p in pending):
                 scale_down_blocked = True
             elif await self._scale_up(pending, nodes, snapshot(), room):
@@ -340,6 +351,12 @@ class ClusterAutoscaler:
             f"instead of {size} (max: {option.group.max_size})",
         )
         self._request_nodes(option.group, option.node_count)
+        await self._log_event(
+            EVENT_TYPE_NORMAL,
+            "ScaledUpGroup",
+            f"Scale-up: group {option.group.name} size set to {size + option.node_count} "
+            f"instead of {size} (max: {option.group.max_size})",
+        )
         self.stats.scaled_up_nodes += option.node_count
         self.stats.last_activity["scaleUp"] = self.clock.now()
         return True
@@ -481,6 +498,35 @@ class ClusterAutoscaler:
             self._tasks.hold(self.clock.loop.create_task(self._remove(removal)))
         if empty or drains:
             self.last_scale_down_delete = now
+        else:
+            await self._update_soft_taints([c.node for c in candidates])
+
+    async def _update_soft_taints(self, nodes: list[Object]) -> None:
+        """UpdateSoftDeletionTaints (actuation/softtaint.go), in a loop that started no removal:
+        the soft taint comes off the group's nodes that are needed again, then goes on those
+        now unneeded, at most MAX_BULK_SOFT_TAINT_COUNT writes in all; a node being deleted is
+        left as it is."""
+        unneeded = self.planner.unneeded
+        changes = sorted(
+            (
+                (n, n["metadata"]["name"] in unneeded)
+                for n in nodes
+                if not _has_taint(n, TO_BE_DELETED_TAINT)
+                and _has_taint(n, DELETION_CANDIDATE_TAINT) != (n["metadata"]["name"] in unneeded)
+            ),
+            key=lambda change: change[1],
+        )
+        soft = {
+            "key": DELETION_CANDIDATE_TAINT,
+            "value": str(int(self.clock.now())),
+            "effect": "PreferNoSchedule",
+        }
+        for node, add in changes[:MAX_BULK_SOFT_TAINT_COUNT]:
+            name = node["metadata"]["name"]
+            try:
+                await self._set_taint(name, DELETION_CANDIDATE_TAINT, soft if add else None)
+            except StatusError as e:
+                log.info("soft taint on %s: %s", name, e.message)
 
     async def _remove(self, removal: Removal) -> None:
         """Taint, drain and remove the node; on failure, untaint it."""
@@ -496,6 +542,14 @@ class ClusterAutoscaler:
             self._recorder.event(
                 node, EVENT_TYPE_NORMAL, "ScaleDown", "nodes removed by cluster autoscaler"
             )
+            if removal.empty:
+                await self._log_event(
+                    EVENT_TYPE_NORMAL, "ScaleDownEmpty", f"Scale-down: empty node {name} removed"
+                )
+            else:
+                await self._log_event(
+                    EVENT_TYPE_NORMAL, "ScaleDown", f"Scale-down: node {name} removed with drain"
+                )
             reason = "unready" if not removal.ready else "empty" if removal.empty else ""
             self.stats.scaled_down_nodes[reason or "underutilized"] += 1
         except (StatusError, _DrainFailed, LookupError) as e:
@@ -516,27 +570,24 @@ class ClusterAutoscaler:
 
     async def _taint(self, name: str) -> Object:
         value = str(int(self.clock.now()))
+        taint = {"key": TO_BE_DELETED_TAINT, "value": value, "effect": "NoSchedule"}
+        return await self._set_taint(name, TO_BE_DELETED_TAINT, taint)
+
+    async def _untaint(self, name: str) -> None:
+        try:
+            await self._set_taint(name, TO_BE_DELETED_TAINT, None)
+        except StatusError as e:
+            log.info("untainting %s failed: %s", name, e.message)
+
+    async def _set_taint(self, name: str, key: str, taint: Object | None) -> Object:
+        """The node with its taint of `key` replaced by `taint`, or removed (None)."""
 
         def mutate(node: Object) -> Object:
-            taints = [
-                t for t in (node["spec"].get("taints") or []) if t.get("key") != TO_BE_DELETED_TAINT
-            ]
-            taints.append({"key": TO_BE_DELETED_TAINT, "value": value, "effect": "NoSchedule"})
-            node["spec"]["taints"] = taints
+            taints = [t for t in (node["spec"].get("taints") or []) if t.get("key") != key]
+            node["spec"]["taints"] = taints + ([taint] if taint else [])
             return node
 
         return await self.client.modify(NODES, "", name, mutate)
-
-    async def _untaint(self, name: str) -> None:
-        def mutate(node: Object) -> Object:
-            taints = node["spec"].get("taints") or []
-            node["spec"]["taints"] = [t for t in taints if t.get("key") != TO_BE_DELETED_TAINT]
-            return node
-
-        try:
-            await self.client.modify(NODES, "", name, mutate)
-        except StatusError as e:
-            log.info("untainting %s failed: %s", name, e.message)
 
     async def _drain(self, node: str, move: list[Object]) -> None:
         """Evict the pods (those to move, retried while a budget refuses; the DaemonSet pods
@@ -686,6 +737,10 @@ def _counts(nodes: list[Object], deleting: Mapping[str, str], upcoming: int) -> 
     ready = sum(1 for n in nodes if _ready(n))
     being_deleted = sum(1 for n in nodes if n["metadata"]["name"] in deleting)
     return Counts(len(nodes), ready, being_deleted=being_deleted, unregistered=upcoming)
+
+
+def _has_taint(node: Object, key: str) -> bool:
+    return any(t.get("key") == key for t in (node.get("spec") or {}).get("taints") or [])
 
 
 def _ready(node: Object) -> bool:

@@ -30,7 +30,6 @@ from pinnace.kubelet.cluster_config import NodePool
 from pinnace.resources.quantity import Quantity
 
 MAX_SIZE_REACHED = "max node group size reached"
-MAX_TOTAL_REACHED = "max total nodes in cluster reached"
 
 
 @dataclass

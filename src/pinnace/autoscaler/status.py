@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 
-from pinnace.clock.rfc3339 import format_time
+from pinnace.clock.rfc3339 import format_nano_time, go_fraction
 
 STATUS_CONFIG_MAP = "cluster-autoscaler-status"
 LAST_UPDATED = "cluster-autoscaler.kubernetes.io/last-updated"
@@ -44,17 +43,27 @@ class Counts:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "registered": {
-                "total": self.total,
-                "ready": self.ready,
-                "notStarted": self.not_started,
-                "beingDeleted": self.being_deleted,
-                "unready": {"total": self.total - self.ready - self.not_started},
-            },
-            "longUnregistered": 0,
-            "unregistered": self.unregistered,
+        """The NodeCount, as gopkg.in/yaml.v2 writes it: a zero field tagged omitempty
+        (beingDeleted, and unready, registered or the whole count when all their fields are
+        zero) is left out."""
+        registered: dict[str, Any] = {
+            "total": self.total,
+            "ready": self.ready,
+            "notStarted": self.not_started,
         }
+        if self.being_deleted:
+            registered["beingDeleted"] = self.being_deleted
+        unready = self.total - self.ready - self.not_started
+        if unready:
+            registered["unready"] = {"total": unready, "resourceUnready": 0}
+        counts: dict[str, Any] = {}
+        if any(registered.values()):
+            counts["registered"] = registered
+        if self.unregistered:
+            counts |= {"longUnregistered": 0, "unregistered": self.unregistered}
+        elif counts:
+            counts |= {"longUnregistered": 0, "unregistered": 0}
+        return counts
 
 
 @dataclass(frozen=True)
@@ -79,10 +88,10 @@ class StatusWriter:
         self, now: float, counts: Counts, scaling_up: bool, candidates: int,
         groups: Sequence[GroupStatus],
     ) -> str:  # fmt: skip
-        probe = format_time(now)
+        probe = _Timestamp(format_nano_time(now))
         health = self._condition("", "health", _health(counts), probe)
         cluster_wide = {
-            "health": _order(health | {"nodeCounts": counts.as_dict()}),
+            "health": _order(health | _node_counts(counts)),
             "scaleUp": self._condition("", "scaleUp", _scale_up(scaling_up), probe),
             "scaleDown": _order(self._scale_down("", candidates, probe)),
         }
@@ -92,12 +101,11 @@ class StatusWriter:
             "clusterWide": cluster_wide,
             "nodeGroups": [self._group(g, probe) for g in groups],
         }
-        return yaml.safe_dump(status, sort_keys=False)
+        return yaml.dump(status, Dumper=_Dumper, sort_keys=False)
 
     def _group(self, group: GroupStatus, probe: str) -> dict[str, Any]:
         health = self._condition(group.name, "health", _health(group.counts), probe)
-        health |= {
-            "nodeCounts": group.counts.as_dict(),
+        health |= _node_counts(group.counts) | {
             "cloudProviderTarget": group.target,
             "minSize": group.min_size,
             "maxSize": group.max_size,
@@ -111,7 +119,8 @@ class StatusWriter:
 
     def _scale_down(self, scope: str, candidates: int, probe: str) -> dict[str, Any]:
         status = "CandidatesPresent" if candidates else "NoCandidates"
-        return self._condition(scope, "scaleDown", status, probe) | {"candidates": candidates}
+        condition = self._condition(scope, "scaleDown", status, probe)
+        return condition | ({"candidates": candidates} if candidates else {})
 
     def _condition(self, scope: str, kind: str, status: str, probe: str) -> dict[str, Any]:
         before = self._since.get((scope, kind))
@@ -119,6 +128,26 @@ class StatusWriter:
             before = (status, probe)
             self._since[(scope, kind)] = before
         return {"status": status, "lastProbeTime": probe, "lastTransitionTime": before[1]}
+
+
+class _Timestamp(str):
+    """A metav1.Time in the status: RFC 3339 with nanoseconds, double-quoted as yaml.v2 quotes
+    a string that would otherwise read as a timestamp."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(
+    _Timestamp,
+    lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"'),
+)
+
+
+def _node_counts(counts: Counts) -> dict[str, Any]:
+    found = counts.as_dict()
+    return {"nodeCounts": found} if found else {}
 
 
 def _order(condition: dict[str, Any]) -> dict[str, Any]:
@@ -138,7 +167,5 @@ def _scale_up(in_progress: bool) -> str:
 
 def go_time(now: float) -> str:
     """Go's time.Time String(), as the status and its annotation print it."""
-    moment = datetime.fromtimestamp(now, UTC)
-    nanos = round((now - int(now)) * 1e9)
-    fraction = f".{nanos:09d}".rstrip("0").rstrip(".")
+    moment, fraction = go_fraction(now)
     return moment.strftime("%Y-%m-%d %H:%M:%S") + fraction + " +0000 UTC"

@@ -51,6 +51,21 @@ def format_micro_time(t: float) -> str:
     return f"{_seconds(d)}.{micros:06d}Z"
 
 
+def go_fraction(t: float) -> tuple[datetime, str]:
+    """`t`'s second and its fraction as Go's `.999999999` layouts print it: `.5` for half a
+    second, nothing for none (to the microsecond the float holds)."""
+    d, micros = _utc(t)
+    fraction = f".{micros:06d}".rstrip("0").rstrip(".")
+    return d.replace(microsecond=0), fraction
+
+
+def format_nano_time(t: float) -> str:
+    """Go's RFC3339Nano for `t`, as a `metav1.Time` prints through its text marshaller:
+    `2025-01-01T00:00:00.5Z`."""
+    d, fraction = go_fraction(t)
+    return f"{_seconds(d)}{fraction}Z"
+
+
 def micro_instant(t: float) -> float:
     """`t` as a MicroTime holds it: `parse_time(format_micro_time(t))`, without the text."""
     micros = round(t * 1_000_000)

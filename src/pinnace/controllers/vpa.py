@@ -5,7 +5,7 @@ Recommender, every --recommender-interval (1 min): the usage of the running pods
 target controls, read from the resource metrics API as upstream's metrics client does, goes
 into per-container decaying histograms (`vpa_model`); each VPA's status gets a recommendation
 per container (target, lowerBound, upperBound capped to the container policy, uncappedTarget)
-and its conditions (RecommendationProvided, NoPodsMatched).
+and its conditions (RecommendationProvided, NoPodsMatched, ConfigUnsupported).
 
 With --storage=prometheus (`VPAOptions.storage`), as upstream's recommender loads its initial
 history from Prometheus (pkg/recommender/input/history/history_provider.go and the cluster
@@ -49,6 +49,7 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.autoscaling.vpa_policy import (
     OBSERVED_CONTAINERS_ANNOTATION,
+    WELL_KNOWN,
     Owner,
     cap,
     container_policy,
@@ -244,6 +245,49 @@ class VerticalPodAutoscaling:
             return Owner(obj, True)
         return None
 
+    async def _unsupported(self, vpa: Object) -> str | None:
+        """Why the VPA's target cannot be autoscaled, as the recommender's ConfigUnsupported
+        condition says it (the cluster feeder's getSelector and validateTargetRef); None when
+        it can."""
+        namespace = vpa["metadata"]["namespace"]
+        ref = (vpa.get("spec") or {}).get("targetRef") or {}
+        api_version, kind, name = (str(ref.get(k, "")) for k in ("apiVersion", "kind", "name"))
+        why = await self._fetch_error(api_version, kind, namespace, name)
+        if why is not None:
+            return f"Cannot read targetRef. Reason: {why}"
+        as_owner = {**ref, "controller": True}
+        stand_in = {"metadata": {"namespace": namespace, "ownerReferences": [as_owner]}}
+        if await top_controller(stand_in, self._owner) != (kind, name):
+            return (
+                "The targetRef controller has a parent but it should point to a topmost "
+                "well-known or scalable controller"
+            )
+        return None
+
+    async def _fetch_error(
+        self, api_version: str, kind: str, namespace: str, name: str
+    ) -> str | None:
+        """Why the target selector fetcher (pkg/target/fetcher.go) cannot read the target: a
+        well-known workload from its informer, any other kind through its scale subresource;
+        None when it can."""
+        if kind in WELL_KNOWN:
+            if await self._owner(api_version, kind, namespace, name) is None:
+                return f"{kind} {namespace}/{name} does not exist"
+            return None
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
+        last = f'no matches for kind "{kind}" in group "{group}"'
+        for served in await self._mapper.mappings(group, kind):
+            try:
+                scale = await self._client.get_scale(served, namespace, name)
+            except StatusError as e:
+                last = e.message
+                continue
+            if not (scale.get("status") or {}).get("selector"):
+                last = f"Resource {namespace}/{name} has an empty selector for scale sub-resource"
+                break
+            return None
+        return f"Unhandled targetRef {api_version} / {kind} / {name}, last error {last}"
+
     async def _controlled_pods(self, vpa: Object) -> list[Object]:
         """GetControllingVPAForPod's converse: the live pods whose top-most controller is the
         VPA's target."""
@@ -272,7 +316,7 @@ class VerticalPodAutoscaling:
             for pod in running:
                 await self._sample(vpa, pod, usage.get(namespace, {}))
                 sampled.add(pod["metadata"].get("uid", ""))
-            await self._write_status(vpa, bool(pods))
+            await self._write_status(vpa, bool(pods), await self._unsupported(vpa))
         self._collect_garbage({_key(vpa) for vpa in vpas}, sampled)
 
     def _collect_garbage(self, vpas: set[str], pods: set[str]) -> None:
@@ -374,13 +418,18 @@ class VerticalPodAutoscaling:
             )
         return entries
 
-    async def _write_status(self, vpa: Object, pods_matched: bool) -> None:
+    async def _write_status(self, vpa: Object, pods_matched: bool, unsupported: str | None) -> None:
         updated = clone(vpa)
         status = updated.setdefault("status", {})
         entries = self._recommendation(vpa)
         if entries:
             status["recommendation"] = {"containerRecommendations": entries}
         conditions = {c["type"]: c for c in status.get("conditions") or ()}
+        if unsupported is None:
+            conditions.pop("ConfigUnsupported", None)
+        else:
+            pods_matched = False  # the feeder's selector matches nothing
+            self._condition(conditions, "ConfigUnsupported", True, "", unsupported)
         reason, message = "", ""
         if pods_matched:
             conditions.pop("NoPodsMatched", None)
@@ -392,7 +441,6 @@ class VerticalPodAutoscaling:
             reason, message = "", ""
         self._condition(conditions, "RecommendationProvided", provided, reason, message)
         status["conditions"] = sorted(conditions.values(), key=lambda c: c["type"])
-        status["observedGeneration"] = vpa["metadata"].get("generation", 0)
         if updated.get("status") == vpa.get("status"):
             return
         try:

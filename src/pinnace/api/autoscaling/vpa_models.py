@@ -86,7 +86,6 @@ V1VerticalPodAutoscalerStatus = _model(
     {
         "recommendation": "V1RecommendedPodResources",
         "conditions": "list[V1VerticalPodAutoscalerCondition]",
-        "observedGeneration": "int",
     },
 )
 V1RecommendedPodResources = _model(
@@ -180,7 +179,7 @@ PATCH_TYPES: dict[str, tuple[str, dict[str, tuple[str, str, str, str, tuple[str,
         "",
     ),
     _T + "VerticalPodAutoscalerStatus": (
-        "observedGeneration",
+        "",
         {
             "recommendation": _struct("RecommendedPodResources"),
             "conditions": _atomic_list("VerticalPodAutoscalerCondition"),

@@ -109,11 +109,16 @@ class ContainerSample:
 class Counters:
     """A node's cumulative CPU counters, advanced at every read; those of containers that no
     longer run are dropped, as cAdvisor drops a removed cgroup's series. With them, each
-    container's labels."""
+    container's labels.
+
+    The node's CPU seconds (`node_cpu_seconds`) are what its containers have used, those gone
+    included, as the root cgroup's usage holds its children's: never less than the running
+    containers' sum, and rising at the node's rate (the sum of its pods')."""
 
     def __init__(self) -> None:
         self._containers: dict[str, tuple[_Cumulative, Labels]] = {}
-        self.node: _Cumulative | None = None
+        self._gone_cpu_seconds = 0.0
+        self.node_cpu_seconds = 0.0
 
     def read(self, summary: Summary, runtime: ContainerRuntime) -> list[ContainerSample]:
         now = summary.time
@@ -146,11 +151,9 @@ class Counters:
                     )
                 )
         for gone in set(self._containers) - seen:
-            del self._containers[gone]
-        node_stats = ContainerStats("", cpu_usage_nano_cores=summary.node.cpu_usage_nano_cores)
-        if self.node is None:
-            self.node = _Cumulative(now, node_stats.cpu_usage_nano_cores / NANO, 0.0)
-        self.node.advance(now, node_stats, False)
+            self._gone_cpu_seconds += self._containers.pop(gone)[0].cpu_seconds
+        running = sum(counters.cpu_seconds for counters, _ in self._containers.values())
+        self.node_cpu_seconds = self._gone_cpu_seconds + running
         return samples
 
 
@@ -384,8 +387,9 @@ class NodeEndpoints:
         ):
             summary = summarize()
             samples = self.counters.read(summary, runtime)
-            node_cpu = self.counters.node.cpu_seconds if self.counters.node is not None else 0.0
-            reading = self._reading = _Reading(summary, runtime.changes, samples, node_cpu)
+            reading = self._reading = _Reading(
+                summary, runtime.changes, samples, self.counters.node_cpu_seconds
+            )
         return reading
 
 

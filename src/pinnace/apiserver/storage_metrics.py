@@ -24,8 +24,8 @@ class StorageObjects(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         family = GaugeMetricFamily(
             "apiserver_storage_objects",
-            "Number of stored objects at the time of last check split by kind. In case of a "
-            "fetching error, the value will be -1.",
+            "[STABLE] Number of stored objects at the time of last check split by kind. In case of "
+            "a fetching error, the value will be -1.",
             labels=["resource"],
         )
         for kind in self.kinds():

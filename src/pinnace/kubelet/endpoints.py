@@ -229,15 +229,17 @@ def cadvisor(samples: list[ContainerSample]) -> bytes:
 
 RESOURCE_HEADERS = (
     _header("node_cpu_usage_seconds", "counter",
-            "Cumulative cpu time consumed by the node in core-seconds"),
-    _header("node_memory_working_set_bytes", "gauge", "Current working set of the node in bytes"),
+            "[STABLE] Cumulative cpu time consumed by the node in core-seconds"),
+    _header("node_memory_working_set_bytes", "gauge",
+            "[STABLE] Current working set of the node in bytes"),
     _header("container_cpu_usage_seconds", "counter",
-            "Cumulative cpu time consumed by the container in core-seconds"),
+            "[STABLE] Cumulative cpu time consumed by the container in core-seconds"),
     _header("container_memory_working_set_bytes", "gauge",
-            "Current working set of the container in bytes"),
+            "[STABLE] Current working set of the container in bytes"),
     _header("pod_cpu_usage_seconds", "counter",
-            "Cumulative cpu time consumed by the pod in core-seconds"),
-    _header("pod_memory_working_set_bytes", "gauge", "Current working set of the pod in bytes"),
+            "[STABLE] Cumulative cpu time consumed by the pod in core-seconds"),
+    _header("pod_memory_working_set_bytes", "gauge",
+            "[STABLE] Current working set of the pod in bytes"),
 )  # fmt: skip
 
 
@@ -269,8 +271,12 @@ def resource_metrics(summary: Summary, samples: list[ContainerSample], node_cpu:
 
 
 KUBELET_HEADERS = (
-    _header("kubelet_running_pods", "gauge", "Number of pods that have a running pod sandbox"),
-    _header("kubelet_running_containers", "gauge", "Number of containers currently running"),
+    _header(
+        "kubelet_running_pods", "gauge", "[ALPHA] Number of pods that have a running pod sandbox"
+    ),
+    _header(
+        "kubelet_running_containers", "gauge", "[ALPHA] Number of containers currently running"
+    ),
 )
 
 

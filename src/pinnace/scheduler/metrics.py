@@ -109,8 +109,8 @@ class SchedulerMetrics(Collector):
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily | HistogramMetricFamily]:
         attempts = CounterMetricFamily(
             "scheduler_schedule_attempts",
-            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
-            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a "
+            "pod could not be scheduled, while 'error' means an internal scheduler problem.",
             labels=["result", "profile"],
         )
         for labels, count in self.attempts.items():
@@ -118,12 +118,12 @@ class SchedulerMetrics(Collector):
         yield attempts
         yield self.attempt_durations.family(
             "scheduler_scheduling_attempt_duration_seconds",
-            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
             ["result", "profile"],
         )
         pending = GaugeMetricFamily(
             "scheduler_pending_pods",
-            "Number of pending pods, by the queue type. 'active' means number of pods in "
+            "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in "
             "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
             "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
             "'gated' is the number of unschedulable pods that the scheduler never attempted to "
@@ -135,17 +135,18 @@ class SchedulerMetrics(Collector):
             pending.add_metric([queue], counts.get(queue, 0))
         yield pending
         preemptions = CounterMetricFamily(
-            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now"
+            "scheduler_preemption_attempts",
+            "[STABLE] Total preemption attempts in the cluster till now",
         )
         preemptions.add_metric([], self.preemption_attempts)
         yield preemptions
         yield self.victims.family(
-            "scheduler_preemption_victims", "Number of selected preemption victims", []
+            "scheduler_preemption_victims", "[STABLE] Number of selected preemption victims", []
         )
         yield self.sli.family(
             "scheduler_pod_scheduling_sli_duration_seconds",
-            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
-            "queue and might involve multiple scheduling attempts.",
+            "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the "
+            "scheduling queue and might involve multiple scheduling attempts.",
             ["attempts"],
         )
         yield from self.framework.families()

@@ -7,6 +7,7 @@ at `/metrics/scheduler` (kube-scheduler is a process of its own with its own /me
 - `scheduler_pending_pods{queue}`: active, backoff, unschedulable, gated
 - `scheduler_preemption_attempts_total`: each time a pod that fits nowhere runs PostFilter
 - `scheduler_preemption_victims`: the victims of each preemption, buckets 1 doubling 7 times
+  (served from the start, with nothing counted before the first)
 - `scheduler_pod_scheduling_sli_duration_seconds{attempts}`: from a pod's first attempt to the
   attempt that placed it, buckets 10 ms doubling 20 times
 - the framework's extension point and plugin durations (`scheduler.plugin_metrics`)
@@ -93,7 +94,7 @@ class SchedulerMetrics(Collector):
         self.attempt_durations = HistogramVec(ATTEMPT_BUCKETS)
         self.sli = HistogramVec(SLI_BUCKETS)
         self.preemption_attempts = 0
-        self.victims = HistogramVec(VICTIM_BUCKETS)
+        self.victims = Histogram(VICTIM_BUCKETS)
 
     def attempted(self, result: str, profile: str, seconds: float) -> None:
         key = (result, profile)
@@ -104,7 +105,7 @@ class SchedulerMetrics(Collector):
         self.sli.observe((str(attempts),), seconds_since_first_attempt)
 
     def preempted(self, victims: int) -> None:
-        self.victims.observe((), victims)
+        self.victims.observe(victims)
 
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily | HistogramMetricFamily]:
         attempts = CounterMetricFamily(
@@ -140,9 +141,13 @@ class SchedulerMetrics(Collector):
         )
         preemptions.add_metric([], self.preemption_attempts)
         yield preemptions
-        yield self.victims.family(
-            "scheduler_preemption_victims", "[STABLE] Number of selected preemption victims", []
+        # A histogram without labels is served before its first observation, as
+        # component-base's are.
+        victims = HistogramMetricFamily(
+            "scheduler_preemption_victims", "[STABLE] Number of selected preemption victims"
         )
+        victims.add_metric([], self.victims.buckets(), self.victims.total)
+        yield victims
         yield self.sli.family(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the "

@@ -31,8 +31,13 @@ if TYPE_CHECKING:
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
-    """Prometheus' ExponentialBuckets."""
-    return tuple(start * factor**i for i in range(count))
+    """Prometheus' ExponentialBuckets, each bound the previous times `factor` as Go's are (so
+    the bounds, and the `le` labels, are kube-scheduler's to the last bit)."""
+    bounds = []
+    for _ in range(count):
+        bounds.append(start)
+        start *= factor
+    return tuple(bounds)
 
 
 ATTEMPT_BUCKETS = exponential_buckets(0.001, 2, 15)

@@ -292,3 +292,31 @@ def test_the_node_counter_holds_all_its_containers_have_used() -> None:
     node_after, pods_after = node_and_pods(after)
     assert node_after >= pods_after
     assert node_after >= node_before + 0.150 * 40 - 1e-6  # steady's, and brief's kept
+
+
+def test_running_containers_are_counted_by_state() -> None:
+    """kubelet_running_containers{container_state} counts the runtime's containers by state,
+    as the kubelet's PLEG does: a container that crashed and waits to restart is `exited`."""
+
+    async def scenario() -> Samples:
+        plane = await one_node(clock)
+        app, client = plane.http_app(), plane.client()
+        await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        crashing = pod("crashing", "10m", {"memory": "64Mi"})
+        crashing["metadata"]["annotations"] |= {
+            "sim.pinnace.dev/run-seconds": "5",
+            "sim.pinnace.dev/exit-code": "1",
+        }
+        await client.create(PODS, "default", crashing)
+        await asyncio.sleep(12)  # crashing has exited twice, and waits 10 s to start again
+        (node,) = plane.nodes.agents
+        _, text = await call(app, "GET", f"/api/v1/nodes/{node}/proxy/metrics")
+        await plane.stop()
+        return samples(text)
+
+    with VirtualClock() as clock:
+        found = clock.run(scenario())
+    running = "kubelet_running_containers"
+    assert found[running, frozenset({("container_state", "running")})] == 1
+    assert found[running, frozenset({("container_state", "exited")})] >= 1
+    assert found["kubelet_running_pods", frozenset()] == 2

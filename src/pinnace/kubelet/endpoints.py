@@ -27,6 +27,7 @@ directly (as prometheus_client's `generate_latest` writes the same families, for
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,12 @@ from prometheus_client.utils import floatToGoString
 
 from pinnace.api.stats import ContainerStats, Summary
 from pinnace.clock.rfc3339 import format_time
-from pinnace.kubelet.runtime import ContainerRuntime, ContainerStatus, container_id_of
+from pinnace.kubelet.runtime import (
+    ContainerRuntime,
+    ContainerState,
+    ContainerStatus,
+    container_id_of,
+)
 from pinnace.kubelet.usage import NANO
 
 CFS_PERIOD_SECONDS = 0.1
@@ -280,13 +286,21 @@ KUBELET_HEADERS = (
 )
 
 
-def kubelet_metrics(summary: Summary) -> bytes:
-    containers = sum(len(p.containers) for p in summary.pods)
+def kubelet_metrics(summary: Summary, containers: Iterable[ContainerStatus]) -> bytes:
+    """The pods with a sandbox, and the runtime's containers by state (those exited that it
+    keeps among them), as the kubelet's PLEG counts them at each relist
+    (pkg/kubelet/pleg/generic.go)."""
+    states = Counter({ContainerState.RUNNING: 0})
+    states.update(c.state for c in containers)
+    by_state = [
+        _line("kubelet_running_containers", _labels(("container_state",), (state,)), count)
+        for state, count in sorted(states.items())
+    ]
     return "".join((
         KUBELET_HEADERS[0],
         _line("kubelet_running_pods", "", len(summary.pods)),
         KUBELET_HEADERS[1],
-        _line("kubelet_running_containers", '{container_state="running"}', containers),
+        *by_state,
     )).encode()  # fmt: skip
 
 
@@ -375,7 +389,7 @@ class NodeEndpoints:
         reading = self._latest(now, summarize, runtime)
         body = reading.bodies.get(path)
         if body is None:
-            body = reading.bodies[path] = _render(node_name, path, reading)
+            body = reading.bodies[path] = _render(node_name, path, reading, runtime)
         return body, content_type
 
     def summary(self, now: float, summarize: Callable[[], Summary],
@@ -399,13 +413,15 @@ class NodeEndpoints:
         return reading
 
 
-def _render(node_name: str, path: str, reading: _Reading) -> bytes:
+def _render(node_name: str, path: str, reading: _Reading, runtime: ContainerRuntime) -> bytes:
+    """`path`'s body of `reading`; the runtime is as it was at the reading (a change to it
+    makes a new reading)."""
     if path == "/metrics/cadvisor":
         return cadvisor(reading.samples)
     if path == "/metrics/resource":
         return resource_metrics(reading.summary, reading.samples, reading.node_cpu)
     if path == "/metrics":
-        return kubelet_metrics(reading.summary)
+        return kubelet_metrics(reading.summary, runtime.list_containers())
     return stats_summary(node_name, reading.summary, reading.samples, reading.node_cpu)
 
 

@@ -320,3 +320,34 @@ def test_running_containers_are_counted_by_state() -> None:
     assert found[running, frozenset({("container_state", "running")})] == 1
     assert found[running, frozenset({("container_state", "exited")})] >= 1
     assert found["kubelet_running_pods", frozenset()] == 2
+
+
+def test_a_pods_cpu_seconds_hold_its_restarted_containers_usage() -> None:
+    """A pod's CPU seconds are its cgroup's, which outlives its containers: a container that
+    crashes and is started again does not take the pod's count back to zero."""
+
+    async def scenario() -> list[tuple[Samples, dict[str, Any]]]:
+        plane = await one_node(clock)
+        app, client = plane.http_app(), plane.client()
+        crashing = pod("crashing", "500m", {"memory": "64Mi"})
+        crashing["metadata"]["annotations"]["sim.pinnace.dev/run-seconds"] = "20"
+        await client.create(PODS, "default", crashing)
+        (node,) = plane.nodes.agents
+        proxy = f"/api/v1/nodes/{node}/proxy"
+        readings = []
+        for _ in range(6):  # across its first runs and restarts
+            await asyncio.sleep(10)
+            _, resource = await call(app, "GET", f"{proxy}/metrics/resource")
+            _, summary = await call(app, "GET", f"{proxy}/stats/summary")
+            readings.append((samples(resource), json.loads(summary)))
+        await plane.stop()
+        return readings
+
+    with VirtualClock() as clock:
+        readings = clock.run(scenario())
+    labels = frozenset({("namespace", "default"), ("pod", "crashing")})
+    seconds = [found.get(("pod_cpu_usage_seconds_total", labels)) for found, _ in readings]
+    nanoseconds = [summary["pods"][0]["cpu"]["usageCoreNanoSeconds"] for _, summary in readings]
+    assert all(s is not None for s in seconds), seconds  # a pod waiting to restart too
+    assert seconds == sorted(seconds) and seconds[-1] > 0.5 * 25, seconds  # type: ignore[type-var]
+    assert nanoseconds == sorted(nanoseconds), nanoseconds

@@ -192,3 +192,16 @@ def test_a_pod_page_left_before_it_loaded_does_not_draw_over_the_next(
     assert "default/fast" in browser.find_element(By.ID, "pod-title").text
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, severe
+
+
+def test_a_pod_page_says_when_its_pod_is_deleted(
+    cluster: Cluster, browser: webdriver.Chrome
+) -> None:
+    wait = WebDriverWait(browser, RENDER_TIMEOUT)
+    cluster.ok("run", "doomed", "--image=nginx")
+    cluster.ok("wait", "--for=condition=Ready", "pod/doomed", "--timeout=60s")
+    browser.get(cluster.url + "/dashboard/#/pods/default/doomed")
+    wait.until(lambda d: "Running" in d.find_element(By.ID, "pod-title").text)
+    cluster.ok("delete", "pod", "doomed", "--wait=true")
+    wait.until(lambda d: "not found" in d.find_element(By.ID, "pod-title").text)
+    assert "default/doomed" in browser.find_element(By.ID, "pod-title").text

@@ -264,7 +264,9 @@ function connect() {
 
 async function podUsage(namespace, name, shown) {
   const response = await fetch(`api/pods/${namespace}/${name}`);
-  if (!response.ok || shown !== view) return;
+  if (shown !== view) return;
+  if (response.status === 404) document.getElementById("pod-title").textContent = `${namespace}/${name} · not found`;
+  if (!response.ok) return;
   const pod = await response.json();
   if (shown !== view) return;
   const history = pod.history || { time: [], cpu: [], memory: [] };

@@ -80,7 +80,7 @@ class Agents:
         if url.path == "/stats/summary":
             if name in self.cut_off:
                 raise StatusError(503, "ServiceUnavailable", f'no route to node "{name}"')
-            return _body(stats_summary(name, summary_on(name, self.clock.now()), [], 0.0))
+            return _body(stats_summary(name, summary_on(name, self.clock.now()), [], 0.0, {}))
         raise StatusError(404, "NotFound", "404 page not found\n")
 
     async def post(self, node: Object, path: str) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def nodes(*names: str) -> list[Object]:
 
 def per_node(name: str, t: float) -> Summary:
     """What the node's /stats/summary answers, as metrics-server reads it."""
-    return summary_of(orjson.loads(stats_summary(name, summary_on(name, t), [], 0.0)))
+    return summary_of(orjson.loads(stats_summary(name, summary_on(name, t), [], 0.0, {})))
 
 
 def told(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -149,3 +149,59 @@ def test_a_change_replaces_only_its_rows_in_the_tables(
     wait.until(lambda d: not row_keys(d, "#pending"))
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, severe
+
+
+# Holds back the scheduler's explanation of pod `slow` until `window.release()`, and notes
+# every URL the page fetches.
+SLOW_EXPLAIN = """
+window.fetched = [];
+const realFetch = window.fetch;
+let release;
+const held = new Promise((resolve) => { release = resolve; });
+window.release = () => release();
+window.fetch = async (url, ...rest) => {
+  window.fetched.push(String(url));
+  if (String(url).endsWith("/pods/slow")) await held;
+  return realFetch(url, ...rest);
+};
+"""
+
+
+def test_a_pod_page_left_before_it_loaded_does_not_draw_over_the_next(
+    cluster: Cluster, browser: webdriver.Chrome
+) -> None:
+    wait = WebDriverWait(browser, RENDER_TIMEOUT)
+    for name in ("slow", "fast"):
+        cluster.ok("run", name, "--image=nginx")
+    cluster.ok("wait", "--for=condition=Ready", "pod/slow", "pod/fast", "--timeout=60s")
+    browser.get(cluster.url + "/dashboard/")
+    wait.until(lambda d: d.find_element(By.ID, "status").text == "live")
+    browser.execute_script(SLOW_EXPLAIN)
+    browser.execute_script("location.hash = '#/pods/default/slow'")
+    wait.until(lambda d: any(u.endswith("/pods/slow") for u in d.execute_script(
+        "return window.fetched")))  # fmt: skip
+    browser.execute_script("location.hash = '#/pods/default/fast'")
+    wait.until(lambda d: "default/fast" in d.find_element(By.ID, "pod-title").text)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#explain-nodes tr"))
+    browser.execute_script("window.fetched = []; window.release()")
+    # What the slow page would do once its explanation came: fetch its pod's usage. The fast
+    # page fetches its own every few seconds; wait for one of those.
+    wait.until(lambda d: "api/pods/default/fast" in d.execute_script("return window.fetched"))
+    fetched = browser.execute_script("return window.fetched")
+    assert "api/pods/default/slow" not in fetched, fetched
+    assert "default/fast" in browser.find_element(By.ID, "pod-title").text
+    severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not severe, severe
+
+
+def test_a_pod_page_says_when_its_pod_is_deleted(
+    cluster: Cluster, browser: webdriver.Chrome
+) -> None:
+    wait = WebDriverWait(browser, RENDER_TIMEOUT)
+    cluster.ok("run", "doomed", "--image=nginx")
+    cluster.ok("wait", "--for=condition=Ready", "pod/doomed", "--timeout=60s")
+    browser.get(cluster.url + "/dashboard/#/pods/default/doomed")
+    wait.until(lambda d: "Running" in d.find_element(By.ID, "pod-title").text)
+    cluster.ok("delete", "pod", "doomed", "--wait=true")
+    wait.until(lambda d: "not found" in d.find_element(By.ID, "pod-title").text)
+    assert "default/doomed" in browser.find_element(By.ID, "pod-title").text

@@ -311,7 +311,7 @@ def test_the_recorder_scrapes_agents_nodes_and_samples_on_without_those_that_do_
             summary = Summary(
                 clock.now(), NodeStats(250_000_000, memory_working_set_bytes=100 * MI), [hello]
             )
-            return _body(stats_summary(name, summary, [], 0.0))
+            return _body(stats_summary(name, summary, [], 0.0, {}))
 
     scrape = AgentSummaries(Kubelets(), " for the usage history").scrape
 

@@ -251,3 +251,103 @@ def test_a_scrape_through_the_node_proxy_is_counted_as_kube_apiserver_counts_it(
     }
     assert found["apiserver_request_total", frozenset({**proxied, "code": "200"}.items())] == 4
     assert not any("proxy/" in dict(labels).get("subresource", "") for _, labels in found)
+
+
+def test_the_node_counter_holds_all_its_containers_have_used() -> None:
+    """A node's CPU seconds count the usage of every container that ran on it, as the root
+    cgroup's do: never less than its containers' sum, from the first scrape on, and not less
+    once a container has gone."""
+
+    async def scenario() -> tuple[Samples, dict[str, Any], Samples, Samples]:
+        plane = await one_node(clock)
+        app, client = plane.http_app(), plane.client()
+        await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        await client.create(PODS, "default", pod("brief", "250m", {"memory": "64Mi"}))
+        await asyncio.sleep(30)
+        (node,) = plane.nodes.agents
+        proxy = f"/api/v1/nodes/{node}/proxy"
+        _, first = await call(app, "GET", f"{proxy}/metrics/resource")
+        _, summary = await call(app, "GET", f"{proxy}/stats/summary")
+        await asyncio.sleep(20)
+        _, before = await call(app, "GET", f"{proxy}/metrics/resource")
+        await client.delete(PODS, "default", "brief")
+        await asyncio.sleep(40)
+        _, after = await call(app, "GET", f"{proxy}/metrics/resource")
+        await plane.stop()
+        return samples(first), json.loads(summary), samples(before), samples(after)
+
+    with VirtualClock() as clock:
+        first, summary, before, after = clock.run(scenario())
+
+    def node_and_pods(found: Samples) -> tuple[float, float]:
+        pods = sum(v for (name, _), v in found.items() if name == "pod_cpu_usage_seconds_total")
+        return found["node_cpu_usage_seconds_total", frozenset()], pods
+
+    node, pods = node_and_pods(first)
+    assert pods > 0.4 * 25  # both pods, credited since they started
+    assert node >= pods - 1e-6
+    nanoseconds = sum(p["cpu"]["usageCoreNanoSeconds"] for p in summary["pods"])
+    assert summary["node"]["cpu"]["usageCoreNanoSeconds"] >= nanoseconds
+    node_before, _ = node_and_pods(before)
+    node_after, pods_after = node_and_pods(after)
+    assert node_after >= pods_after
+    assert node_after >= node_before + 0.150 * 40 - 1e-6  # steady's, and brief's kept
+
+
+def test_running_containers_are_counted_by_state() -> None:
+    """kubelet_running_containers{container_state} counts the runtime's containers by state,
+    as the kubelet's PLEG does: a container that crashed and waits to restart is `exited`."""
+
+    async def scenario() -> Samples:
+        plane = await one_node(clock)
+        app, client = plane.http_app(), plane.client()
+        await client.create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        crashing = pod("crashing", "10m", {"memory": "64Mi"})
+        crashing["metadata"]["annotations"] |= {
+            "sim.pinnace.dev/run-seconds": "5",
+            "sim.pinnace.dev/exit-code": "1",
+        }
+        await client.create(PODS, "default", crashing)
+        await asyncio.sleep(12)  # crashing has exited twice, and waits 10 s to start again
+        (node,) = plane.nodes.agents
+        _, text = await call(app, "GET", f"/api/v1/nodes/{node}/proxy/metrics")
+        await plane.stop()
+        return samples(text)
+
+    with VirtualClock() as clock:
+        found = clock.run(scenario())
+    running = "kubelet_running_containers"
+    assert found[running, frozenset({("container_state", "running")})] == 1
+    assert found[running, frozenset({("container_state", "exited")})] >= 1
+    assert found["kubelet_running_pods", frozenset()] == 2
+
+
+def test_a_pods_cpu_seconds_hold_its_restarted_containers_usage() -> None:
+    """A pod's CPU seconds are its cgroup's, which outlives its containers: a container that
+    crashes and is started again does not take the pod's count back to zero."""
+
+    async def scenario() -> list[tuple[Samples, dict[str, Any]]]:
+        plane = await one_node(clock)
+        app, client = plane.http_app(), plane.client()
+        crashing = pod("crashing", "500m", {"memory": "64Mi"})
+        crashing["metadata"]["annotations"]["sim.pinnace.dev/run-seconds"] = "20"
+        await client.create(PODS, "default", crashing)
+        (node,) = plane.nodes.agents
+        proxy = f"/api/v1/nodes/{node}/proxy"
+        readings = []
+        for _ in range(6):  # across its first runs and restarts
+            await asyncio.sleep(10)
+            _, resource = await call(app, "GET", f"{proxy}/metrics/resource")
+            _, summary = await call(app, "GET", f"{proxy}/stats/summary")
+            readings.append((samples(resource), json.loads(summary)))
+        await plane.stop()
+        return readings
+
+    with VirtualClock() as clock:
+        readings = clock.run(scenario())
+    labels = frozenset({("namespace", "default"), ("pod", "crashing")})
+    seconds = [found.get(("pod_cpu_usage_seconds_total", labels)) for found, _ in readings]
+    nanoseconds = [summary["pods"][0]["cpu"]["usageCoreNanoSeconds"] for _, summary in readings]
+    assert all(s is not None for s in seconds), seconds  # a pod waiting to restart too
+    assert seconds == sorted(seconds) and seconds[-1] > 0.5 * 25, seconds  # type: ignore[type-var]
+    assert nanoseconds == sorted(nanoseconds), nanoseconds

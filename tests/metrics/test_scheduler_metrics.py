@@ -48,6 +48,10 @@ def test_attempts_pending_pods_and_the_sli_follow_the_scheduler() -> None:
     assert value(found, "scheduler_pending_pods", queue="unschedulable") == 1
     assert value(found, "scheduler_pending_pods", queue="active") == 0
     assert value(found, "scheduler_preemption_attempts_total") == 1
+    # No victims were found: the histogram has no label, so it is served from the start, as
+    # a plain histogram of component-base is, with nothing counted.
+    assert value(found, "scheduler_preemption_victims_count") == 0
+    assert value(found, "scheduler_preemption_victims_bucket", le="64.0") == 0
     assert value(found, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="1") == 1
 
 
@@ -88,6 +92,11 @@ def test_extension_points_every_cycle_and_plugins_on_a_sample_of_cycles() -> Non
     plugins = "scheduler_plugin_execution_duration_seconds_count"
     fit = {"plugin": "NodeResourcesFit", "extension_point": "Filter"}
     assert value(found, plugins, status="Success", **fit) == 1  # the first cycle
+    # The buckets' bounds are Go's ExponentialBuckets', each the previous times 1.5 (so the
+    # le labels are kube-scheduler's, to the last digit).
+    buckets = "scheduler_plugin_execution_duration_seconds_bucket"
+    for le in ("2.2500000000000005e-05", "0.00011390625000000003"):
+        assert value(found, buckets, status="Success", le=le, **fit) <= 1
     assert value(found, plugins, status="Unschedulable", **fit) == 1  # the eleventh: too big
     assert (
         value(found, plugins, plugin="DefaultBinder", extension_point="Bind", status="Success") == 1

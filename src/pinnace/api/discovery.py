@@ -109,7 +109,9 @@ def storage_version_hash(group: str, version: str, kind: str) -> str:
     return base64.b64encode(digest[:8]).decode()
 
 
-def _is_stored(kind: Kind) -> bool:
+def is_stored(kind: Kind) -> bool:
+    """Whether objects of `kind` are kept in storage: not one only ever created (Binding, the
+    reviews), nor an adapter's metrics."""
     return set(kind.verbs) != {"create"} and not _from_adapter(kind)
 
 
@@ -172,7 +174,7 @@ def api_resources(kind: Kind) -> list[dict[str, Any]]:
         main["shortNames"] = list(kind.short_names)
     if kind.categories:
         main["categories"] = list(kind.categories)
-    if _is_stored(kind):
+    if is_stored(kind):
         main["storageVersionHash"] = storage_version_hash(kind.group, kind.version, kind.kind)
     entries = [main]
     for name in sorted(kind.subresources):

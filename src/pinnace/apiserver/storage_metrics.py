@@ -1,6 +1,8 @@
 """kube-apiserver's `apiserver_storage_objects{resource}`: how many objects of each resource
 are stored (k8s.io/apiserver/pkg/storage/etcd3/metrics, v1.32), counted when read. The resource
-label is kube's group-resource string: `pods`, `deployments.apps`."""
+label is kube's group-resource string: `pods`, `deployments.apps`. A kind only ever created
+(Binding, TokenReview, the access reviews) has no storage, so no series, as kube-apiserver,
+which counts what each registry store holds, has none for it."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from pinnace.api import catalog
+from pinnace.api.discovery import is_stored
 from pinnace.api.kind import Kind
 from pinnace.apiserver.keys import kind_prefix
 from pinnace.store import Store
@@ -24,11 +27,13 @@ class StorageObjects(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         family = GaugeMetricFamily(
             "apiserver_storage_objects",
-            "Number of stored objects at the time of last check split by kind. In case of a "
-            "fetching error, the value will be -1.",
+            "[STABLE] Number of stored objects at the time of last check split by kind. In case of "
+            "a fetching error, the value will be -1.",
             labels=["resource"],
         )
         for kind in self.kinds():
+            if not is_stored(kind):
+                continue
             resource = f"{kind.plural}.{kind.group}" if kind.group else kind.plural
             family.add_metric([resource], self.store.count(kind_prefix(kind)))
         yield family

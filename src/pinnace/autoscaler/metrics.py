@@ -15,6 +15,9 @@ its own with its own /metrics), as of the last loop:
 - `cluster_autoscaler_evicted_pods_total{eviction_result}`: succeeded, failed
 - `cluster_autoscaler_unneeded_nodes_count`, `cluster_autoscaler_unremovable_nodes_count
   {reason}`, `cluster_autoscaler_scale_down_in_cooldown`
+
+Each HELP starts `[ALPHA] `, as k8s.io/component-base/metrics, which cluster-autoscaler
+registers them with, marks a metric given no stability level.
 """
 
 from __future__ import annotations
@@ -58,18 +61,19 @@ class AutoscalerMetrics(Collector):
         s = self.stats
         yield _gauge(
             "cluster_safe_to_autoscale",
-            "Whether or not cluster is healthy enough for autoscaling. 1 if it is, 0 otherwise.",
+            "[ALPHA] Whether or not cluster is healthy enough for autoscaling. 1 if it is, 0 "
+            "otherwise.",
             float(s.safe_to_autoscale),
         )
         nodes = GaugeMetricFamily(
-            PREFIX + "nodes_count", "Number of nodes in cluster.", labels=["state"]
+            PREFIX + "nodes_count", "[ALPHA] Number of nodes in cluster.", labels=["state"]
         )
         for state in NODE_STATES:
             nodes.add_metric([state], s.nodes.get(state, 0))
         yield nodes
         groups = GaugeMetricFamily(
             PREFIX + "node_groups_count",
-            "Number of node groups managed by CA.",
+            "[ALPHA] Number of node groups managed by CA.",
             labels=["node_group_type"],
         )
         groups.add_metric(["autoscaled"], s.node_groups)
@@ -77,34 +81,38 @@ class AutoscalerMetrics(Collector):
         yield groups
         pods = GaugeMetricFamily(
             PREFIX + "unschedulable_pods_count",
-            "Number of unschedulable pods in the cluster.",
+            "[ALPHA] Number of unschedulable pods in the cluster.",
             labels=["type"],
         )
         pods.add_metric(["unschedulable"], s.unschedulable_pods)
         pods.add_metric(["scheduler_unprocessed"], 0)
         yield pods
-        yield _gauge("max_nodes_count", "Maximum number of nodes in all node groups", s.max_nodes)
+        yield _gauge(
+            "max_nodes_count", "[ALPHA] Maximum number of nodes in all node groups", s.max_nodes
+        )
         activity = GaugeMetricFamily(
             PREFIX + "last_activity",
-            "Last time certain part of CA logic executed.",
+            "[ALPHA] Last time certain part of CA logic executed.",
             labels=["activity"],
         )
         for name in ACTIVITIES:
             if name in s.last_activity:
                 activity.add_metric([name], s.last_activity[name])
         yield activity
-        up = CounterMetricFamily(PREFIX + "scaled_up_nodes", "Number of nodes added by CA.")
+        up = CounterMetricFamily(PREFIX + "scaled_up_nodes", "[ALPHA] Number of nodes added by CA.")
         up.add_metric([], s.scaled_up_nodes)
         yield up
         down = CounterMetricFamily(
-            PREFIX + "scaled_down_nodes", "Number of nodes removed by CA.", labels=["reason"]
+            PREFIX + "scaled_down_nodes",
+            "[ALPHA] Number of nodes removed by CA.",
+            labels=["reason"],
         )
         for reason in SCALE_DOWN_REASONS:
             down.add_metric([reason], s.scaled_down_nodes[reason])
         yield down
         evicted = CounterMetricFamily(
             PREFIX + "evicted_pods",
-            "Number of pods evicted by CA",
+            "[ALPHA] Number of pods evicted by CA",
             labels=["eviction_result"],
         )
         for result in ("succeeded", "failed"):
@@ -112,12 +120,12 @@ class AutoscalerMetrics(Collector):
         yield evicted
         yield _gauge(
             "unneeded_nodes_count",
-            "Number of nodes currently considered unneeded by CA.",
+            "[ALPHA] Number of nodes currently considered unneeded by CA.",
             s.unneeded_nodes,
         )
         unremovable = GaugeMetricFamily(
             PREFIX + "unremovable_nodes_count",
-            "Number of nodes currently considered unremovable by CA.",
+            "[ALPHA] Number of nodes currently considered unremovable by CA.",
             labels=["reason"],
         )
         for reason, count in sorted(s.unremovable_nodes.items()):
@@ -125,7 +133,7 @@ class AutoscalerMetrics(Collector):
         yield unremovable
         yield _gauge(
             "scale_down_in_cooldown",
-            "Whether or not the scale down is in cooldown. 1 if its, 0 otherwise.",
+            "[ALPHA] Whether or not the scale down is in cooldown. 1 if its, 0 otherwise.",
             float(s.scale_down_in_cooldown),
         )
 

@@ -27,7 +27,8 @@ directly (as prometheus_client's `generate_latest` writes the same families, for
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,12 @@ from prometheus_client.utils import floatToGoString
 
 from pinnace.api.stats import ContainerStats, Summary
 from pinnace.clock.rfc3339 import format_time
-from pinnace.kubelet.runtime import ContainerRuntime, ContainerStatus, container_id_of
+from pinnace.kubelet.runtime import (
+    ContainerRuntime,
+    ContainerState,
+    ContainerStatus,
+    container_id_of,
+)
 from pinnace.kubelet.usage import NANO
 
 CFS_PERIOD_SECONDS = 0.1
@@ -109,11 +115,19 @@ class ContainerSample:
 class Counters:
     """A node's cumulative CPU counters, advanced at every read; those of containers that no
     longer run are dropped, as cAdvisor drops a removed cgroup's series. With them, each
-    container's labels."""
+    container's labels.
+
+    A pod's CPU seconds (`pod_cpu_seconds`, by uid) and the node's (`node_cpu_seconds`) are
+    what their containers have used, those gone included, as a cgroup's usage holds its
+    children's: a restarted container does not take its pod's count back, and neither is ever
+    less than its running containers' sum."""
 
     def __init__(self) -> None:
-        self._containers: dict[str, tuple[_Cumulative, Labels]] = {}
-        self.node: _Cumulative | None = None
+        self._containers: dict[str, tuple[_Cumulative, Labels, str]] = {}
+        self._gone_cpu_seconds = 0.0
+        self._gone_by_pod: dict[str, float] = {}
+        self.pod_cpu_seconds: dict[str, float] = {}
+        self.node_cpu_seconds = 0.0
 
     def read(self, summary: Summary, runtime: ContainerRuntime) -> list[ContainerSample]:
         now = summary.time
@@ -134,9 +148,10 @@ class Counters:
                     known = (
                         _Cumulative(status.started_at, rate, 0.0),
                         Labels.of(cid, status, pod.uid, pod.namespace, pod.name),
+                        pod.uid,
                     )
                     self._containers[cid] = known
-                counters, labels = known
+                counters, labels, _ = known
                 counters.advance(now, stats, quota)
                 seen.add(cid)
                 limit = resources.memory_limit_bytes if resources is not None else 0
@@ -146,11 +161,19 @@ class Counters:
                     )
                 )
         for gone in set(self._containers) - seen:
-            del self._containers[gone]
-        node_stats = ContainerStats("", cpu_usage_nano_cores=summary.node.cpu_usage_nano_cores)
-        if self.node is None:
-            self.node = _Cumulative(now, node_stats.cpu_usage_nano_cores / NANO, 0.0)
-        self.node.advance(now, node_stats, False)
+            counters, _, uid = self._containers.pop(gone)
+            self._gone_cpu_seconds += counters.cpu_seconds
+            self._gone_by_pod[uid] = self._gone_by_pod.get(uid, 0.0) + counters.cpu_seconds
+        pods = {pod.uid: self._gone_by_pod.get(pod.uid, 0.0) for pod in summary.pods}
+        self._gone_by_pod = {
+            uid: self._gone_by_pod[uid] for uid in pods if uid in self._gone_by_pod
+        }
+        for counters, _, uid in self._containers.values():
+            pods[uid] += counters.cpu_seconds
+        self.pod_cpu_seconds = pods
+        self.node_cpu_seconds = self._gone_cpu_seconds + sum(
+            counters.cpu_seconds for counters, _, _ in self._containers.values()
+        )
         return samples
 
 
@@ -226,19 +249,24 @@ def cadvisor(samples: list[ContainerSample]) -> bytes:
 
 RESOURCE_HEADERS = (
     _header("node_cpu_usage_seconds", "counter",
-            "Cumulative cpu time consumed by the node in core-seconds"),
-    _header("node_memory_working_set_bytes", "gauge", "Current working set of the node in bytes"),
+            "[STABLE] Cumulative cpu time consumed by the node in core-seconds"),
+    _header("node_memory_working_set_bytes", "gauge",
+            "[STABLE] Current working set of the node in bytes"),
     _header("container_cpu_usage_seconds", "counter",
-            "Cumulative cpu time consumed by the container in core-seconds"),
+            "[STABLE] Cumulative cpu time consumed by the container in core-seconds"),
     _header("container_memory_working_set_bytes", "gauge",
-            "Current working set of the container in bytes"),
+            "[STABLE] Current working set of the container in bytes"),
     _header("pod_cpu_usage_seconds", "counter",
-            "Cumulative cpu time consumed by the pod in core-seconds"),
-    _header("pod_memory_working_set_bytes", "gauge", "Current working set of the pod in bytes"),
+            "[STABLE] Cumulative cpu time consumed by the pod in core-seconds"),
+    _header("pod_memory_working_set_bytes", "gauge",
+            "[STABLE] Current working set of the pod in bytes"),
 )  # fmt: skip
 
 
-def resource_metrics(summary: Summary, samples: list[ContainerSample], node_cpu: float) -> bytes:
+def resource_metrics(summary: Summary, samples: list[ContainerSample], node_cpu: float,
+                     pod_cpu_seconds: Mapping[str, float]) -> bytes:  # fmt: skip
+    """The families of every pod in the summary, those waiting for a container to start
+    again too (the kubelet's come from the pod's cgroup)."""
     node_cpu_family, node_memory, cpu, memory, pod_cpu, pod_memory = (
         [header] for header in RESOURCE_HEADERS
     )
@@ -248,41 +276,51 @@ def resource_metrics(summary: Summary, samples: list[ContainerSample], node_cpu:
     node_memory.append(
         _line("node_memory_working_set_bytes", "", summary.node.memory_working_set_bytes, at)
     )
-    pods: dict[tuple[str, str], list[float]] = {}
     for s in samples:
         labels = s.labels.resource
         cpu.append(_line("container_cpu_usage_seconds_total", labels, s.counters.cpu_seconds, at))
         memory.append(_line("container_memory_working_set_bytes", labels,
                             s.stats.memory_working_set_bytes, at))  # fmt: skip
-        totals = pods.setdefault((s.namespace, s.pod), [0.0, 0.0])
-        totals[0] += s.counters.cpu_seconds
-        totals[1] += s.stats.memory_working_set_bytes
-    for pod, (pod_seconds, pod_bytes) in pods.items():
-        labels = _labels(POD_LABELS, pod)
-        pod_cpu.append(_line("pod_cpu_usage_seconds_total", labels, pod_seconds, at))
-        pod_memory.append(_line("pod_memory_working_set_bytes", labels, pod_bytes, at))
+    for pod in summary.pods:
+        labels = _labels(POD_LABELS, (pod.namespace, pod.name))
+        seconds = pod_cpu_seconds.get(pod.uid, 0.0)
+        pod_cpu.append(_line("pod_cpu_usage_seconds_total", labels, seconds, at))
+        pod_memory.append(_line("pod_memory_working_set_bytes", labels,
+                                pod.memory_working_set_bytes, at))  # fmt: skip
     families = (node_cpu_family, node_memory, cpu, memory, pod_cpu, pod_memory)
     return "".join(line for family in families for line in family).encode()
 
 
 KUBELET_HEADERS = (
-    _header("kubelet_running_pods", "gauge", "Number of pods that have a running pod sandbox"),
-    _header("kubelet_running_containers", "gauge", "Number of containers currently running"),
+    _header(
+        "kubelet_running_pods", "gauge", "[ALPHA] Number of pods that have a running pod sandbox"
+    ),
+    _header(
+        "kubelet_running_containers", "gauge", "[ALPHA] Number of containers currently running"
+    ),
 )
 
 
-def kubelet_metrics(summary: Summary) -> bytes:
-    containers = sum(len(p.containers) for p in summary.pods)
+def kubelet_metrics(summary: Summary, containers: Iterable[ContainerStatus]) -> bytes:
+    """The pods with a sandbox, and the runtime's containers by state (those exited that it
+    keeps among them), as the kubelet's PLEG counts them at each relist
+    (pkg/kubelet/pleg/generic.go)."""
+    states = Counter({ContainerState.RUNNING: 0})
+    states.update(c.state for c in containers)
+    by_state = [
+        _line("kubelet_running_containers", _labels(("container_state",), (state,)), count)
+        for state, count in sorted(states.items())
+    ]
     return "".join((
         KUBELET_HEADERS[0],
         _line("kubelet_running_pods", "", len(summary.pods)),
         KUBELET_HEADERS[1],
-        _line("kubelet_running_containers", '{container_state="running"}', containers),
+        *by_state,
     )).encode()  # fmt: skip
 
 
 def stats_summary(node_name: str, summary: Summary, samples: list[ContainerSample],
-                  node_cpu: float) -> bytes:  # fmt: skip
+                  node_cpu: float, pod_cpu_seconds: Mapping[str, float]) -> bytes:  # fmt: skip
     """The summary in the kubelet's JSON shape (the fields Pinnace models)."""
     time = format_time(summary.time)
     cumulative = {(s.uid, s.status.name): s.counters.cpu_seconds for s in samples}
@@ -305,7 +343,7 @@ def stats_summary(node_name: str, summary: Summary, samples: list[ContainerSampl
             }
             for c in p.containers
         ]
-        pod_seconds = sum(cumulative.get((p.uid, c.name), 0.0) for c in p.containers)
+        pod_seconds = pod_cpu_seconds.get(p.uid, 0.0)
         pods.append({
             "podRef": {"name": p.name, "namespace": p.namespace, "uid": p.uid},
             "containers": containers,
@@ -341,6 +379,7 @@ class _Reading:
     changes: int
     samples: list[ContainerSample]
     node_cpu: float
+    pod_cpu: dict[str, float]
     bodies: dict[str, bytes] = field(default_factory=dict)
 
 
@@ -366,7 +405,7 @@ class NodeEndpoints:
         reading = self._latest(now, summarize, runtime)
         body = reading.bodies.get(path)
         if body is None:
-            body = reading.bodies[path] = _render(node_name, path, reading)
+            body = reading.bodies[path] = _render(node_name, path, reading, runtime)
         return body, content_type
 
     def summary(self, now: float, summarize: Callable[[], Summary],
@@ -384,19 +423,23 @@ class NodeEndpoints:
         ):
             summary = summarize()
             samples = self.counters.read(summary, runtime)
-            node_cpu = self.counters.node.cpu_seconds if self.counters.node is not None else 0.0
-            reading = self._reading = _Reading(summary, runtime.changes, samples, node_cpu)
+            node_cpu, pod_cpu = self.counters.node_cpu_seconds, self.counters.pod_cpu_seconds
+            reading = self._reading = _Reading(summary, runtime.changes, samples, node_cpu, pod_cpu)
         return reading
 
 
-def _render(node_name: str, path: str, reading: _Reading) -> bytes:
+def _render(node_name: str, path: str, reading: _Reading, runtime: ContainerRuntime) -> bytes:
+    """`path`'s body of `reading`; the runtime is as it was at the reading (a change to it
+    makes a new reading)."""
     if path == "/metrics/cadvisor":
         return cadvisor(reading.samples)
     if path == "/metrics/resource":
-        return resource_metrics(reading.summary, reading.samples, reading.node_cpu)
+        return resource_metrics(reading.summary, reading.samples, reading.node_cpu, reading.pod_cpu)
     if path == "/metrics":
-        return kubelet_metrics(reading.summary)
-    return stats_summary(node_name, reading.summary, reading.samples, reading.node_cpu)
+        return kubelet_metrics(reading.summary, runtime.list_containers())
+    return stats_summary(
+        node_name, reading.summary, reading.samples, reading.node_cpu, reading.pod_cpu
+    )
 
 
 CONTENT_TYPES = {

@@ -81,7 +81,8 @@ class KubeStateMetrics(Collector):
         yield from self._pod_families(self.pods.list())
         allocatable = GaugeMetricFamily(
             "kube_node_status_allocatable",
-            "The allocatable for different resources of a node that are available for scheduling.",
+            "[STABLE] The allocatable for different resources of a node that are available for "
+            "scheduling.",
             labels=["node", "resource", "unit"],
         )
         for node in self.nodes.list():
@@ -93,7 +94,7 @@ class KubeStateMetrics(Collector):
         yield allocatable
         replicas = GaugeMetricFamily(
             "kube_deployment_status_replicas",
-            "The number of replicas per deployment.",
+            "[STABLE] The number of replicas per deployment.",
             labels=["namespace", "deployment"],
         )
         for deployment in self.deployments.list():
@@ -103,7 +104,7 @@ class KubeStateMetrics(Collector):
         yield replicas
         current = GaugeMetricFamily(
             "kube_horizontalpodautoscaler_status_current_replicas",
-            "Current number of replicas of pods managed by this autoscaler.",
+            "[STABLE] Current number of replicas of pods managed by this autoscaler.",
             labels=["namespace", "horizontalpodautoscaler"],
         )
         for hpa in self.hpas.list():
@@ -114,21 +115,27 @@ class KubeStateMetrics(Collector):
 
     def _pod_families(self, pods: list[Object]) -> Iterator[Family]:
         phase = GaugeMetricFamily(
-            "kube_pod_status_phase", "The pods current phase.", labels=[*POD_LABELS, "phase"]
+            "kube_pod_status_phase",
+            "[STABLE] The pods current phase.",
+            labels=[*POD_LABELS, "phase"],
         )
         requests = GaugeMetricFamily(
             "kube_pod_container_resource_requests",
-            "The number of requested request resource by a container.",
+            "The number of requested request resource by a container. It is recommended to use "
+            "the kube_pod_resource_requests metric exposed by kube-scheduler instead, as it is "
+            "more precise.",
             labels=RESOURCE_LABELS,
         )
         limits = GaugeMetricFamily(
             "kube_pod_container_resource_limits",
-            "The number of requested limit resource by a container.",
+            "The number of requested limit resource by a container. It is recommended to use "
+            "the kube_pod_resource_limits metric exposed by kube-scheduler instead, as it is "
+            "more precise.",
             labels=RESOURCE_LABELS,
         )
         restarts = CounterMetricFamily(
             "kube_pod_container_status_restarts",
-            "The number of container restarts per container.",
+            "[STABLE] The number of container restarts per container.",
             labels=[*POD_LABELS, "container"],
         )
         for pod in pods:

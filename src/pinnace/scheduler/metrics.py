@@ -7,6 +7,7 @@ at `/metrics/scheduler` (kube-scheduler is a process of its own with its own /me
 - `scheduler_pending_pods{queue}`: active, backoff, unschedulable, gated
 - `scheduler_preemption_attempts_total`: each time a pod that fits nowhere runs PostFilter
 - `scheduler_preemption_victims`: the victims of each preemption, buckets 1 doubling 7 times
+  (served from the start, with nothing counted before the first)
 - `scheduler_pod_scheduling_sli_duration_seconds{attempts}`: from a pod's first attempt to the
   attempt that placed it, buckets 10 ms doubling 20 times
 - the framework's extension point and plugin durations (`scheduler.plugin_metrics`)
@@ -30,8 +31,13 @@ if TYPE_CHECKING:
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
-    """Prometheus' ExponentialBuckets."""
-    return tuple(start * factor**i for i in range(count))
+    """Prometheus' ExponentialBuckets, each bound the previous times `factor` as Go's are (so
+    the bounds, and the `le` labels, are kube-scheduler's to the last bit)."""
+    bounds = []
+    for _ in range(count):
+        bounds.append(start)
+        start *= factor
+    return tuple(bounds)
 
 
 ATTEMPT_BUCKETS = exponential_buckets(0.001, 2, 15)
@@ -93,7 +99,7 @@ class SchedulerMetrics(Collector):
         self.attempt_durations = HistogramVec(ATTEMPT_BUCKETS)
         self.sli = HistogramVec(SLI_BUCKETS)
         self.preemption_attempts = 0
-        self.victims = HistogramVec(VICTIM_BUCKETS)
+        self.victims = Histogram(VICTIM_BUCKETS)
 
     def attempted(self, result: str, profile: str, seconds: float) -> None:
         key = (result, profile)
@@ -104,13 +110,13 @@ class SchedulerMetrics(Collector):
         self.sli.observe((str(attempts),), seconds_since_first_attempt)
 
     def preempted(self, victims: int) -> None:
-        self.victims.observe((), victims)
+        self.victims.observe(victims)
 
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily | HistogramMetricFamily]:
         attempts = CounterMetricFamily(
             "scheduler_schedule_attempts",
-            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
-            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a "
+            "pod could not be scheduled, while 'error' means an internal scheduler problem.",
             labels=["result", "profile"],
         )
         for labels, count in self.attempts.items():
@@ -118,12 +124,12 @@ class SchedulerMetrics(Collector):
         yield attempts
         yield self.attempt_durations.family(
             "scheduler_scheduling_attempt_duration_seconds",
-            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
             ["result", "profile"],
         )
         pending = GaugeMetricFamily(
             "scheduler_pending_pods",
-            "Number of pending pods, by the queue type. 'active' means number of pods in "
+            "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in "
             "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
             "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
             "'gated' is the number of unschedulable pods that the scheduler never attempted to "
@@ -135,17 +141,22 @@ class SchedulerMetrics(Collector):
             pending.add_metric([queue], counts.get(queue, 0))
         yield pending
         preemptions = CounterMetricFamily(
-            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now"
+            "scheduler_preemption_attempts",
+            "[STABLE] Total preemption attempts in the cluster till now",
         )
         preemptions.add_metric([], self.preemption_attempts)
         yield preemptions
-        yield self.victims.family(
-            "scheduler_preemption_victims", "Number of selected preemption victims", []
+        # A histogram without labels is served before its first observation, as
+        # component-base's are.
+        victims = HistogramMetricFamily(
+            "scheduler_preemption_victims", "[STABLE] Number of selected preemption victims"
         )
+        victims.add_metric([], self.victims.buckets(), self.victims.total)
+        yield victims
         yield self.sli.family(
             "scheduler_pod_scheduling_sli_duration_seconds",
-            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
-            "queue and might involve multiple scheduling attempts.",
+            "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the "
+            "scheduling queue and might involve multiple scheduling attempts.",
             ["attempts"],
         )
         yield from self.framework.families()

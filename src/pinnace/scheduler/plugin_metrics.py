@@ -83,11 +83,11 @@ class FrameworkMetrics:
     def families(self) -> Iterator[HistogramMetricFamily]:
         yield self.extension_points.family(
             "scheduler_framework_extension_point_duration_seconds",
-            "Latency for running all plugins of a specific extension point.",
+            "[STABLE] Latency for running all plugins of a specific extension point.",
             ["extension_point", "status", "profile"],
         )
         yield self.plugins.family(
             "scheduler_plugin_execution_duration_seconds",
-            "Duration for running a plugin at a specific extension point.",
+            "[ALPHA] Duration for running a plugin at a specific extension point.",
             ["plugin", "extension_point", "status"],
         )

@@ -145,8 +145,8 @@ class RequestMetrics(Collector):
         names = ["verb", "dry_run", "group", "version", "resource", "subresource", "scope"]
         total = CounterMetricFamily(
             "apiserver_request",
-            "Counter of apiserver requests broken out for each verb, dry run value, group, "
-            "version, resource, scope, component, and HTTP response code.",
+            "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, "
+            "group, version, resource, scope, component, and HTTP response code.",
             labels=[*names, "component", "code"],
         )
         for (labels, code), count in self.requests.items():
@@ -154,8 +154,8 @@ class RequestMetrics(Collector):
         yield total
         duration = HistogramMetricFamily(
             "apiserver_request_duration_seconds",
-            "Response latency distribution in seconds for each verb, dry run value, group, "
-            "version, resource, subresource, scope and component.",
+            "[STABLE] Response latency distribution in seconds for each verb, dry run value, "
+            "group, version, resource, subresource, scope and component.",
             labels=[*names, "component"],
         )
         for labels, histogram in self.durations.items():
@@ -163,8 +163,8 @@ class RequestMetrics(Collector):
         yield duration
         inflight = GaugeMetricFamily(
             "apiserver_current_inflight_requests",
-            "Maximal number of currently used inflight request limit of this apiserver per "
-            "request kind in last second.",
+            "[STABLE] Maximal number of currently used inflight request limit of this apiserver "
+            "per request kind in last second.",
             labels=["request_kind"],
         )
         for kind, count in self.inflight.items():
@@ -172,8 +172,9 @@ class RequestMetrics(Collector):
         yield inflight
         longrunning = GaugeMetricFamily(
             "apiserver_longrunning_requests",
-            "Gauge of all active long-running apiserver requests broken out by verb, group, "
-            "version, resource, scope and component. Not all requests are tracked this way.",
+            "[STABLE] Gauge of all active long-running apiserver requests broken out by verb, "
+            "group, version, resource, scope and component. Not all requests are tracked this "
+            "way.",
             labels=["verb", "group", "version", "resource", "subresource", "scope", "component"],
         )
         for labels, count in self.longrunning.items():

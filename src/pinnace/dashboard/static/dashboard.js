@@ -16,6 +16,7 @@ const cards = new Map(); // node name -> {json, view, element}
 const tableRows = new WeakMap(); // table -> {header, rows: Map(key -> {json, element})}
 const workloadSections = new Map(); // kind -> its heading and table, in a div
 let podTimer = null;
+let view = 0; // counts the pages shown: a fetch for a page left since draws nothing
 let liveEvents = [];
 let eventsFrame = null;
 
@@ -261,10 +262,13 @@ function connect() {
 
 // --- a pod's page -------------------------------------------------------------------------
 
-async function podUsage(namespace, name) {
+async function podUsage(namespace, name, shown) {
   const response = await fetch(`api/pods/${namespace}/${name}`);
+  if (shown !== view) return;
+  if (response.status === 404) document.getElementById("pod-title").textContent = `${namespace}/${name} · not found`;
   if (!response.ok) return;
   const pod = await response.json();
+  if (shown !== view) return;
   const history = pod.history || { time: [], cpu: [], memory: [] };
   const x = times(history.time);
   const flat = (value) => x.map(() => value ?? null);
@@ -283,11 +287,12 @@ async function podUsage(namespace, name) {
   Plotly.react("pod-usage", traces, layout, { displayModeBar: false });
 }
 
-async function workloadReplicas(kind, namespace, name) {
+async function workloadReplicas(kind, namespace, name, shown) {
   document.getElementById("workload-title").textContent = `${kind} ${namespace}/${name}`;
   const response = await fetch(`api/workloads/${kind}/${namespace}/${name}`);
-  if (!response.ok) return;
+  if (!response.ok || shown !== view) return;
   const history = await response.json();
+  if (shown !== view) return;
   const x = times(history.time);
   const step = { line: { shape: "hv" } };
   const traces = kind === "vpas"
@@ -311,27 +316,32 @@ function explanation(data) {
   return box;
 }
 
-async function showPod(namespace, name) {
+async function showPod(namespace, name, shown) {
   const target = document.getElementById("pod-explain");
   target.replaceChildren("explaining…");
   const response = await fetch(`/pinnace/scheduler/explain/namespaces/${namespace}/pods/${name}`);
-  target.replaceChildren(response.ok ? explanation(await response.json()) : `no explanation (${response.status})`);
-  await podUsage(namespace, name);
-  podTimer = setInterval(() => podUsage(namespace, name), USAGE_MS);
+  const data = response.ok ? await response.json() : null;
+  if (shown !== view) return;
+  target.replaceChildren(data ? explanation(data) : `no explanation (${response.status})`);
+  await podUsage(namespace, name, shown);
+  if (shown !== view) return;
+  podTimer = setInterval(() => podUsage(namespace, name, shown), USAGE_MS);
 }
 
 function route() {
   clearInterval(podTimer);
+  view += 1;
+  const shown = view;
   const pod = location.hash.match(/^#\/pods\/([^/]+)\/([^/]+)$/);
   const workload = location.hash.match(/^#\/workloads\/([^/]+)\/([^/]+)\/([^/]+)$/);
   document.getElementById("cluster").hidden = Boolean(pod || workload);
   document.getElementById("pod").hidden = !pod;
   document.getElementById("workload").hidden = !workload;
-  if (pod) showPod(decodeURIComponent(pod[1]), decodeURIComponent(pod[2]));
+  if (pod) showPod(decodeURIComponent(pod[1]), decodeURIComponent(pod[2]), shown);
   if (workload) {
     const [kind, namespace, name] = workload.slice(1).map(decodeURIComponent);
-    workloadReplicas(kind, namespace, name);
-    podTimer = setInterval(() => workloadReplicas(kind, namespace, name), HISTORY_MS);
+    workloadReplicas(kind, namespace, name, shown);
+    podTimer = setInterval(() => workloadReplicas(kind, namespace, name, shown), HISTORY_MS);
   }
 }
 

@@ -43,10 +43,13 @@ class HTTP:
         body: Any = None,
         content_type: str = "application/json",
         accept: str = "application/json",
+        user_agent: str = "",
     ) -> Answer:
         data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
         connection = http.client.HTTPConnection(self.host, self.port, timeout=20)
         headers = {"Accept": accept}
+        if user_agent:
+            headers["User-Agent"] = user_agent
         if data is not None:
             headers["Content-Type"] = content_type
         try:
@@ -295,6 +298,33 @@ def test_health_version_and_openapi(api: HTTP) -> None:
     )
     assert protobuf.body.startswith(b"\x0a\x032.0")  # field 1, swagger: "2.0"
     assert api.request("GET", "/openapi/v2", accept="application/xml").status == 406
+
+
+def test_people_get_indented_json(api: HTTP) -> None:
+    # kube-apiserver's negotiation picks the pretty JSON serializer (MarshalIndent: two
+    # spaces, no final newline) for `?pretty=true`, `Accept: …;pretty=1`, and for curl, Wget
+    # and browsers unless they say `pretty=false`.
+    api.request("POST", CM_PATH, cm("shown", a="1"))
+    path = CM_PATH + "/shown"
+    compact = api.request("GET", path)
+    obj = compact.json()
+    indented = json.dumps(obj, indent=2).encode()
+    assert compact.body == json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+    assert api.request("GET", path + "?pretty=true").body == indented
+    assert api.request("GET", path, accept="application/json;pretty=1").body == indented
+    assert api.request("GET", path, user_agent="curl/8.5.0").body == indented
+    assert api.request("GET", path, user_agent="Mozilla/5.0 (X11)").body == indented
+    assert api.request("GET", path + "?pretty=0", user_agent="curl/8.5.0").body == compact.body
+    missing = api.request("GET", CM_PATH + "/absent", user_agent="Wget/1.21")
+    assert missing.status == 404
+    assert missing.body == json.dumps(missing.json(), indent=2).encode()
+    listed = api.request("GET", CM_PATH + "?pretty=1&labelSelector=a%3D1", accept=TABLE)
+    assert listed.json()["kind"] == "Table"
+    assert listed.body == json.dumps(listed.json(), indent=2).encode()
+    # A watch stays one event a line.
+    watched = api.request("GET", CM_PATH + "?watch=1&timeoutSeconds=1&pretty=1")
+    lines = watched.body.splitlines()
+    assert lines and all(json.loads(line)["type"] == "ADDED" for line in lines)
 
 
 def test_tables_and_partial_metadata(api: HTTP) -> None:

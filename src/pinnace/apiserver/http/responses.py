@@ -67,6 +67,19 @@ def encode_json(value: Any) -> bytes:
     return go_json(value) + b"\n"
 
 
+def indented(response: Response) -> Response:
+    """A negotiated JSON answer as kube-apiserver's pretty serializer writes it (MarshalIndent,
+    no final newline); any other answer as it is."""
+    if response.stream is not None or not response.content_type.startswith(negotiation.JSON):
+        return response
+    try:
+        value = orjson.loads(response.body)
+    except orjson.JSONDecodeError:
+        return response
+    response.body = go_json(value, indent=True)
+    return response
+
+
 def json_response(value: Any, status: int = 200, content_type: str = negotiation.JSON) -> Response:
     return Response(status, encode_json(value), content_type)
 

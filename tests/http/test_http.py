@@ -409,7 +409,12 @@ def test_pod_subresources(api: HTTP) -> None:
         "metadata": {"name": "bound"},
         "target": {"kind": "Node", "name": "node-1"},
     }
-    assert api.request("POST", PODS + "/bound/binding", binding).status == 201
+    # The create handler fills in a Status' code: the 201 it answers with.
+    bound = api.request("POST", PODS + "/bound/binding", binding)
+    assert (bound.status, bound.json()) == (
+        201,
+        {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
+    )
     again = api.request("POST", PODS + "/bound/binding", binding)
     assert status_of(again)[:2] == (409, "Conflict")
     status_patch = {"status": {"phase": "Running"}}
@@ -424,7 +429,8 @@ def test_pod_subresources(api: HTTP) -> None:
         "metadata": {"name": "bound", "namespace": "default"},
     }
     evicted = api.request("POST", PODS + "/bound/eviction", eviction)
-    assert evicted.status == 201 and evicted.json()["status"] == "Success"
+    assert evicted.status == 201
+    assert (evicted.json()["status"], evicted.json()["code"]) == ("Success", 201)
     # Streams are WebSocket or SPDY upgrades (tests/http/test_streaming.py, test_spdy_exec.py);
     # kube-apiserver's proxy refuses a plain request.
     plain = api.request("GET", PODS + "/bound/exec")

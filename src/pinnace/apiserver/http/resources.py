@@ -31,7 +31,13 @@ from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching,
 from pinnace.apiserver.http.bodies import parse_object_body
 from pinnace.apiserver.http.negotiation import BodyType
 from pinnace.apiserver.http.request import Request
-from pinnace.apiserver.http.responses import Encoder, Response, json_response, warning_headers
+from pinnace.apiserver.http.responses import (
+    Encoder,
+    Response,
+    created_response,
+    json_response,
+    warning_headers,
+)
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.http.watchstream import watch_stream
 from pinnace.apiserver.server import Result
@@ -133,7 +139,7 @@ class ResourceHandler:
         options = params.write_options(request.query, "CreateOptions")
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
-            return json_response(answer, 201)
+            return created_response(answer)
         if kind.group in (reviews.AUTHORIZATION, reviews.AUTHENTICATION):
             review = decode(body, kind, json_text=_json_body(target, body_type)).obj
             return json_response(await self.review(target, review), 201)

@@ -84,6 +84,14 @@ def json_response(value: Any, status: int = 200, content_type: str = negotiation
     return Response(status, encode_json(value), content_type)
 
 
+def created_response(answer: Any) -> Response:
+    """A create's 201; a Status answer (a binding's, an eviction's) takes that code, as
+    kube-apiserver's create handler fills it in."""
+    if isinstance(answer, dict) and answer.get("kind") == "Status" and not answer.get("code"):
+        answer = {**answer, "code": 201}
+    return json_response(answer, 201)
+
+
 def raw_json_response(value: Any) -> Response:
     """What kube-apiserver writes with WriteRawJSON (/version, the root path list): indented,
     without a final newline."""

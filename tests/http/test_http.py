@@ -354,6 +354,17 @@ def test_watch_stream_lines(api: HTTP) -> None:
     ]
     bad = api.request("GET", CM_PATH + "?watch=true&resourceVersionMatch=Exact")
     assert status_of(bad)[:2] == (422, "Invalid")
+    # A watch of one object takes a field selector only if it names that object.
+    one = "/api/v1/watch/namespaces/kube-system/configmaps/streamed?timeoutSeconds=1"
+    named = api.request("GET", one + "&fieldSelector=metadata.name%3Dstreamed")
+    assert [json.loads(line)["type"] for line in named.body.splitlines()] == ["ADDED"]
+    mismatch = "fieldSelector metadata.name doesn't match requested name"
+    for selector in ("metadata.name%3Dother", "metadata.namespace%3Dkube-system"):
+        answer = api.request("GET", one + "&fieldSelector=" + selector)
+        assert status_of(answer) == (400, "BadRequest", mismatch)
+    unknown = api.request("GET", one + "&fieldSelector=data.x%3Dy")
+    assert status_of(unknown)[:2] == (400, "BadRequest")
+    assert "not a known field selector" in status_of(unknown)[2]
 
 
 def test_deletecollection_by_label(api: HTTP) -> None:

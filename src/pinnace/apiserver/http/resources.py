@@ -27,6 +27,7 @@ from pinnace.apiserver.auth.authentication import Authenticator
 from pinnace.apiserver.auth.reviews import answer, review_token
 from pinnace.apiserver.auth.security import UNSECURED_USER
 from pinnace.apiserver.auth.user import requester
+from pinnace.apiserver.filters import filter_for
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
 from pinnace.apiserver.http.bodies import parse_object_body
 from pinnace.apiserver.http.negotiation import BodyType
@@ -117,11 +118,12 @@ class ResourceHandler:
         listing = params.list_options(request.query, self.rand, target.watch_path)
         options = listing.options
         if target.name:  # a watch of one object, through /watch/.../<name>
-            selector = f"metadata.name={target.name}"
-            combined = (
-                f"{options.field_selector},{selector}" if options.field_selector else selector
-            )
-            options = _replace_field_selector(options, combined)
+            # As ListResource: a field selector, once its labels are checked, must name it.
+            fields = filter_for(target.kind, options).fields
+            if fields is None:
+                options = _replace_field_selector(options, f"metadata.name={target.name}")
+            elif fields.requires_exact_match("metadata.name") != target.name:
+                raise status.bad_request("fieldSelector metadata.name doesn't match requested name")
         if listing.watch:
             if "watch" not in target.kind.verbs:
                 raise method_not_allowed()

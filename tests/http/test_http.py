@@ -367,6 +367,23 @@ def test_watch_stream_lines(api: HTTP) -> None:
     assert "not a known field selector" in status_of(unknown)[2]
 
 
+def test_a_quiet_watch_gets_a_bookmark_before_its_timeout(api: HTTP) -> None:
+    # kube-apiserver's cacher sends a watch that asked for bookmarks one every minute and
+    # one 2 s before its timeout, at the revision it has seen: a watch whose selector
+    # matched nothing resumes from there, not from a revision compaction may have passed.
+    listed = api.request("GET", CM_PATH + "?labelSelector=quiet%3Dyes").json()
+    written = api.request("POST", CM_PATH, cm("noise")).json()["metadata"]["resourceVersion"]
+    start = listed["metadata"]["resourceVersion"]
+    since = f"?watch=1&labelSelector=quiet%3Dyes&resourceVersion={start}"
+    answer = api.request("GET", CM_PATH + since + "&allowWatchBookmarks=true&timeoutSeconds=3")
+    events = [json.loads(line) for line in answer.body.splitlines()]
+    assert [e["type"] for e in events] == ["BOOKMARK"]
+    assert (events[0]["object"]["kind"], events[0]["object"]["apiVersion"]) == ("ConfigMap", "v1")
+    assert int(events[0]["object"]["metadata"]["resourceVersion"]) >= int(written)
+    plain = api.request("GET", CM_PATH + since + "&timeoutSeconds=3")
+    assert plain.body == b""
+
+
 def test_deletecollection_by_label(api: HTTP) -> None:
     for name in ("gone-1", "gone-2"):
         api.request("POST", CM_PATH, {**cm(name), "metadata": {"name": name, "labels": {"x": "y"}}})

@@ -128,7 +128,9 @@ class ResourceHandler:
             if "watch" not in target.kind.verbs:
                 raise method_not_allowed()
             events = self.server.watch(target.kind, target.namespace, options)
-            return Response(200, stream=watch_stream(events, encoder), timeout=listing.timeout)
+            bookmarks_for = listing.timeout if options.allow_watch_bookmarks else None
+            stream = watch_stream(events, encoder, bookmarks_for)
+            return Response(200, stream=stream, timeout=listing.timeout)
         listed = await self.server.list(target.kind, target.namespace, options)
         return encoder.list(listed)
 

@@ -355,10 +355,10 @@ def _is_below(path: str, prefix: str) -> bool:
 
 
 def _pretty(request: Request) -> bool:
-    """Whether the answer is negotiated as pretty JSON; the OpenAPI documents (kube-openapi's
-    own handler) never are."""
-    pretty = request.query.get("pretty")
-    return not _is_below(request.path, "/openapi") and negotiation.pretty(
+    """Whether the answer is negotiated as pretty JSON: the API's paths only, not the OpenAPI
+    documents (kube-openapi's own handler) nor Pinnace's dashboard and tools."""
+    path, pretty = request.path, request.query.get("pretty")
+    return (_is_below(path, "/api") or _is_below(path, "/apis")) and negotiation.pretty(
         pretty[0] if pretty else None, request.header("user-agent"), request.header("accept")
     )
 

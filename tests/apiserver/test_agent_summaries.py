@@ -216,7 +216,7 @@ def test_a_node_gone_is_forgotten_and_told_of_again_if_it_comes_back_failing(
         api.run(client.update(NODES, node))
         api.run(asyncio.sleep(1))
         node = clone(api.run(client.get(NODES, "", "a-2")))
-        node["metadata"]["labels"][AGENT_LABEL] = "a"
+        node["metadata"].setdefault("labels", {})[AGENT_LABEL] = "a"  # its last label went
         api.run(client.update(NODES, node))
         assert scrape() == {"a-1"}
     api.run(reader.stop())

@@ -43,10 +43,13 @@ class HTTP:
         body: Any = None,
         content_type: str = "application/json",
         accept: str = "application/json",
+        user_agent: str = "",
     ) -> Answer:
         data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
         connection = http.client.HTTPConnection(self.host, self.port, timeout=20)
         headers = {"Accept": accept}
+        if user_agent:
+            headers["User-Agent"] = user_agent
         if data is not None:
             headers["Content-Type"] = content_type
         try:
@@ -297,6 +300,33 @@ def test_health_version_and_openapi(api: HTTP) -> None:
     assert api.request("GET", "/openapi/v2", accept="application/xml").status == 406
 
 
+def test_people_get_indented_json(api: HTTP) -> None:
+    # kube-apiserver's negotiation picks the pretty JSON serializer (MarshalIndent: two
+    # spaces, no final newline) for `?pretty=true`, `Accept: …;pretty=1`, and for curl, Wget
+    # and browsers unless they say `pretty=false`.
+    api.request("POST", CM_PATH, cm("shown", a="1"))
+    path = CM_PATH + "/shown"
+    compact = api.request("GET", path)
+    obj = compact.json()
+    indented = json.dumps(obj, indent=2).encode()
+    assert compact.body == json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+    assert api.request("GET", path + "?pretty=true").body == indented
+    assert api.request("GET", path, accept="application/json;pretty=1").body == indented
+    assert api.request("GET", path, user_agent="curl/8.5.0").body == indented
+    assert api.request("GET", path, user_agent="Mozilla/5.0 (X11)").body == indented
+    assert api.request("GET", path + "?pretty=0", user_agent="curl/8.5.0").body == compact.body
+    missing = api.request("GET", CM_PATH + "/absent", user_agent="Wget/1.21")
+    assert missing.status == 404
+    assert missing.body == json.dumps(missing.json(), indent=2).encode()
+    listed = api.request("GET", CM_PATH + "?pretty=1&labelSelector=a%3D1", accept=TABLE)
+    assert listed.json()["kind"] == "Table"
+    assert listed.body == json.dumps(listed.json(), indent=2).encode()
+    # A watch stays one event a line.
+    watched = api.request("GET", CM_PATH + "?watch=1&timeoutSeconds=1&pretty=1")
+    lines = watched.body.splitlines()
+    assert lines and all(json.loads(line)["type"] == "ADDED" for line in lines)
+
+
 def test_tables_and_partial_metadata(api: HTTP) -> None:
     api.request("POST", CM_PATH, cm("tabled", a="1", b="2"))
     table = api.request("GET", CM_PATH + "/tabled", accept=TABLE).json()
@@ -324,6 +354,34 @@ def test_watch_stream_lines(api: HTTP) -> None:
     ]
     bad = api.request("GET", CM_PATH + "?watch=true&resourceVersionMatch=Exact")
     assert status_of(bad)[:2] == (422, "Invalid")
+    # A watch of one object takes a field selector only if it names that object.
+    one = "/api/v1/watch/namespaces/kube-system/configmaps/streamed?timeoutSeconds=1"
+    named = api.request("GET", one + "&fieldSelector=metadata.name%3Dstreamed")
+    assert [json.loads(line)["type"] for line in named.body.splitlines()] == ["ADDED"]
+    mismatch = "fieldSelector metadata.name doesn't match requested name"
+    for selector in ("metadata.name%3Dother", "metadata.namespace%3Dkube-system"):
+        answer = api.request("GET", one + "&fieldSelector=" + selector)
+        assert status_of(answer) == (400, "BadRequest", mismatch)
+    unknown = api.request("GET", one + "&fieldSelector=data.x%3Dy")
+    assert status_of(unknown)[:2] == (400, "BadRequest")
+    assert "not a known field selector" in status_of(unknown)[2]
+
+
+def test_a_quiet_watch_gets_a_bookmark_before_its_timeout(api: HTTP) -> None:
+    # kube-apiserver's cacher sends a watch that asked for bookmarks one every minute and
+    # one 2 s before its timeout, at the revision it has seen: a watch whose selector
+    # matched nothing resumes from there, not from a revision compaction may have passed.
+    listed = api.request("GET", CM_PATH + "?labelSelector=quiet%3Dyes").json()
+    written = api.request("POST", CM_PATH, cm("noise")).json()["metadata"]["resourceVersion"]
+    start = listed["metadata"]["resourceVersion"]
+    since = f"?watch=1&labelSelector=quiet%3Dyes&resourceVersion={start}"
+    answer = api.request("GET", CM_PATH + since + "&allowWatchBookmarks=true&timeoutSeconds=3")
+    events = [json.loads(line) for line in answer.body.splitlines()]
+    assert [e["type"] for e in events] == ["BOOKMARK"]
+    assert (events[0]["object"]["kind"], events[0]["object"]["apiVersion"]) == ("ConfigMap", "v1")
+    assert int(events[0]["object"]["metadata"]["resourceVersion"]) >= int(written)
+    plain = api.request("GET", CM_PATH + since + "&timeoutSeconds=3")
+    assert plain.body == b""
 
 
 def test_deletecollection_by_label(api: HTTP) -> None:
@@ -379,7 +437,12 @@ def test_pod_subresources(api: HTTP) -> None:
         "metadata": {"name": "bound"},
         "target": {"kind": "Node", "name": "node-1"},
     }
-    assert api.request("POST", PODS + "/bound/binding", binding).status == 201
+    # The create handler fills in a Status' code: the 201 it answers with.
+    bound = api.request("POST", PODS + "/bound/binding", binding)
+    assert (bound.status, bound.json()) == (
+        201,
+        {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
+    )
     again = api.request("POST", PODS + "/bound/binding", binding)
     assert status_of(again)[:2] == (409, "Conflict")
     status_patch = {"status": {"phase": "Running"}}
@@ -394,7 +457,8 @@ def test_pod_subresources(api: HTTP) -> None:
         "metadata": {"name": "bound", "namespace": "default"},
     }
     evicted = api.request("POST", PODS + "/bound/eviction", eviction)
-    assert evicted.status == 201 and evicted.json()["status"] == "Success"
+    assert evicted.status == 201
+    assert (evicted.json()["status"], evicted.json()["code"]) == ("Success", 201)
     # Streams are WebSocket or SPDY upgrades (tests/http/test_streaming.py, test_spdy_exec.py);
     # kube-apiserver's proxy refuses a plain request.
     plain = api.request("GET", PODS + "/bound/exec")

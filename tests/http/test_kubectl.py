@@ -588,3 +588,18 @@ def test_diff_shows_what_apply_would_change(cluster: Cluster) -> None:
     )
     assert dry.strip() == "deployment.apps/diffed configured (server dry run)"
     assert cluster.ok("get", "deploy", "diffed", "-o", "jsonpath={.spec.replicas}") == "1"
+
+
+def test_diff_of_an_object_without_annotations_finds_nothing(cluster: Cluster) -> None:
+    # kubectl diff's patch of an object it did not apply carries `annotations: {}`; Go's
+    # omitempty drops an empty map, so kube-apiserver's dry run returns the object unchanged.
+    cluster.ok("create", "configmap", "bare", "--from-literal=k=v")
+    live = cluster.ok("get", "configmap", "bare", "-o", "yaml")
+    same = cluster.kubectl("diff", "-f", "-", stdin=live)
+    assert (same.returncode, same.stdout) == (0, ""), same.stdout + same.stderr
+    cluster.ok("label", "configmap", "bare", "tier=web")
+    cluster.ok("label", "configmap", "bare", "tier-")
+    cluster.ok("annotate", "configmap", "bare", "note=x")
+    cluster.ok("annotate", "configmap", "bare", "note-")
+    shown = json.loads(cluster.ok("get", "configmap", "bare", "-o", "json"))["metadata"]
+    assert "labels" not in shown and "annotations" not in shown

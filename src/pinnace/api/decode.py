@@ -16,6 +16,7 @@ from typing import Any
 from pinnace.api import status
 from pinnace.api.goquote import quote
 from pinnace.api.kind import Kind
+from pinnace.api.objects import without_empty_metadata
 from pinnace.api.schema import SchemaError, json_type, normalize, normalize_object_meta
 from pinnace.api.status import StatusError
 
@@ -66,7 +67,7 @@ def decode(
         raise _cannot_handle(
             body_kind, version, kind, "strict decoding error: " + ", ".join(warnings)
         )
-    decoded = decoded_obj
+    decoded = without_empty_metadata(decoded_obj)
     decoded["apiVersion"] = kind.api_version
     decoded["kind"] = kind.kind
     return Decoded(decoded, warnings)

@@ -73,3 +73,19 @@ def resource_version(obj: Object) -> int:
     """The object's resourceVersion as the store's revision; 0 when absent."""
     rv = (obj.get("metadata") or {}).get("resourceVersion")
     return int(rv) if rv else 0
+
+
+# ObjectMeta's maps and lists, all `omitempty`: empty, Go writes none of them.
+_OMITTED_WHEN_EMPTY = ("labels", "annotations", "ownerReferences", "finalizers", "managedFields")
+
+
+def without_empty_metadata(obj: Object) -> Object:
+    """`obj` as kube-apiserver would store it after decoding: an empty `labels`,
+    `annotations`, `ownerReferences`, `finalizers` or `managedFields` is gone (Go's omitempty),
+    so `annotations: {}` in a patch changes nothing. `obj` itself when none is empty, else a
+    copy sharing all but its metadata."""
+    m = obj.get("metadata")
+    if not isinstance(m, dict) or not any(m.get(name) in ({}, []) for name in _OMITTED_WHEN_EMPTY):
+        return obj
+    kept = {k: v for k, v in m.items() if not (k in _OMITTED_WHEN_EMPTY and v in ({}, []))}
+    return {**obj, "metadata": kept}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pinnace.api.kind import Kind
-from pinnace.api.objects import Object
+from pinnace.api.objects import Object, without_empty_metadata
 from pinnace.api.patch import (
     PatchType,
     apply_json_merge_patch,
@@ -26,10 +26,16 @@ def patcher(kind: Kind, patch_type: PatchType, patch: Any) -> Mutation:
     """old object -> patched object, for a json, merge or strategic merge patch; the old
     object is left as it is (the result may share what the patch did not touch with it)."""
     if patch_type is PatchType.JSON:
-        return lambda old: apply_json_patch(old, patch)
+        return lambda old: _decodable(apply_json_patch(old, patch))
     if patch_type is PatchType.MERGE:
-        return lambda old: apply_json_merge_patch(old, patch)
-    return lambda old: apply_strategic_merge_patch(old, patch, kind)
+        return lambda old: _decodable(apply_json_merge_patch(old, patch))
+    return lambda old: _decodable(apply_strategic_merge_patch(old, patch, kind))
+
+
+def _decodable(patched: Any) -> Any:
+    """The patched object without what decoding drops, before managedFields compare it with
+    the stored one: a patch that only adds `annotations: {}` changes nothing."""
+    return without_empty_metadata(patched) if isinstance(patched, dict) else patched
 
 
 def tracked(mutation: Mutation, kind: Kind, manager: str, subresource: str, now: str) -> Mutation:

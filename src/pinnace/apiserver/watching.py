@@ -19,7 +19,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions, parse_resource_version
 from pinnace.apiserver.filters import Filter
 from pinnace.apiserver.keys import list_prefix
-from pinnace.store import CompactedError, WatchClosedError, WatchEvent
+from pinnace.store import CompactedError, Store, Watch, WatchClosedError, WatchEvent
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
@@ -32,13 +32,31 @@ BATCH = 256
 writes, without one watch holding the event loop for long."""
 
 
+class _Progress:
+    """How far a watch's store stream has delivered, once it has one."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.stream: Watch | None = None
+
+    def revision(self) -> int | None:
+        stream = self.stream
+        return self.store.revision if stream is not None and stream.caught_up() else None
+
+
 class WatchEvents:
     """A watch's events: one at a time (`async for`), or as `batches()` of those already at
     hand, which the HTTP stream writes at once."""
 
-    def __init__(self, batches: AsyncGenerator[list[Object], None]) -> None:
+    def __init__(self, batches: AsyncGenerator[list[Object], None], progress: _Progress) -> None:
         self._batches = batches
         self._pending: deque[Object] = deque()
+        self._progress = progress
+
+    def bookmark_revision(self) -> int | None:
+        """The revision a BOOKMARK may carry now: every event up to it that this watch is to
+        send has been taken from it. None while some are still on their way."""
+        return None if self._pending else self._progress.revision()
 
     def __aiter__(self) -> WatchEvents:
         return self
@@ -77,11 +95,19 @@ async def _one_by_one(events: AsyncIterator[Object]) -> AsyncIterator[list[Objec
 def watch_events(
     server: APIServer, kind: Kind, namespace: str, options: ListOptions, selected: Filter
 ) -> WatchEvents:
-    return WatchEvents(_watch_batches(server, kind, namespace, options, selected))
+    progress = _Progress(server.store)
+    return WatchEvents(
+        _watch_batches(server, kind, namespace, options, selected, progress), progress
+    )
 
 
 async def _watch_batches(
-    server: APIServer, kind: Kind, namespace: str, options: ListOptions, selected: Filter
+    server: APIServer,
+    kind: Kind,
+    namespace: str,
+    options: ListOptions,
+    selected: Filter,
+    progress: _Progress,
 ) -> AsyncGenerator[list[Object], None]:
     prefix = list_prefix(kind, namespace)
     initial = options.send_initial_events
@@ -103,7 +129,7 @@ async def _watch_batches(
         for i in range(0, len(items), BATCH):
             yield [{"type": "ADDED", "object": item} for item in items[i : i + BATCH]]
         if options.send_initial_events and options.allow_watch_bookmarks:
-            yield [_bookmark(kind, start, {INITIAL_EVENTS_END_ANNOTATION: "true"})]
+            yield [bookmark(kind, start, {INITIAL_EVENTS_END_ANNOTATION: "true"})]
     else:
         start = parse_resource_version(options.resource_version)
     # Changes the filter leaves out neither wake this watch nor fill its buffer.
@@ -113,6 +139,7 @@ async def _watch_batches(
     except CompactedError as e:
         yield [_expired(e)]
         return
+    progress.stream = stream
     try:
         async for event in stream:
             batch = []
@@ -152,7 +179,8 @@ def _translate(event: WatchEvent, selected: Filter) -> Object | None:
     return None
 
 
-def _bookmark(kind: Kind, revision: int, annotations: dict[str, str]) -> Object:
+def bookmark(kind: Kind, revision: int, annotations: dict[str, str] | None = None) -> Object:
+    """A BOOKMARK event of `kind` at `revision`."""
     metadata: dict[str, Any] = {"resourceVersion": str(revision)}
     if annotations:
         metadata["annotations"] = annotations

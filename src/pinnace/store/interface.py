@@ -183,6 +183,11 @@ class Watch(ABC):
         none): lets a consumer handle a burst of changes in one go."""
         return []
 
+    def caught_up(self) -> bool:
+        """Whether every change up to the store's current revision that this watch is to
+        deliver has been taken from it (so a bookmark at that revision hides nothing)."""
+        return False
+
     async def __aenter__(self) -> Watch:
         return self
 

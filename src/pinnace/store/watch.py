@@ -179,6 +179,11 @@ class BufferedWatch(Watch):
             return taken
         return [buffer.popleft() for _ in range(limit)]
 
+    def caught_up(self) -> bool:
+        """Live, nothing held and not ended: a commit and its fan-out happen in one step of
+        the event loop, so nothing up to the current revision is still to come."""
+        return self._live and not self._buffer and self._error is None
+
     def _replay(self) -> WatchEvent | None:
         """The next matching event from the log, or None after joining the live fan-out."""
         if self._hub.closed is not None:

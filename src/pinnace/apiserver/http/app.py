@@ -22,13 +22,14 @@ from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.user import REQUESTER, Requester
 from pinnace.apiserver.http import custom_metrics as custom_metric_paths
 from pinnace.apiserver.http import metrics as metrics_paths
-from pinnace.apiserver.http import nonresource, streaming
+from pinnace.apiserver.http import negotiation, nonresource, streaming
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
 from pinnace.apiserver.http.instrumentation import RequestMetrics, request_labels
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.resources import ResourceHandler
 from pinnace.apiserver.http.responses import (
     Response,
+    indented,
     json_response,
     raw_json_response,
     status_response,
@@ -169,6 +170,8 @@ class APIApp:
             self.requests.finished(request_kind)
             if acting is not None:
                 REQUESTER.reset(acting)
+        if _pretty(request):
+            response = indented(response)
         labels = request_labels(request)
         if response.upgraded is not None and request.upgrade is not None:
             self.requests.streaming(labels, 1)
@@ -349,6 +352,15 @@ def _is_node_proxy(path: str) -> bool:
 
 def _is_below(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
+
+
+def _pretty(request: Request) -> bool:
+    """Whether the answer is negotiated as pretty JSON: the API's paths only, not the OpenAPI
+    documents (kube-openapi's own handler) nor Pinnace's dashboard and tools."""
+    path, pretty = request.path, request.query.get("pretty")
+    return (_is_below(path, "/api") or _is_below(path, "/apis")) and negotiation.pretty(
+        pretty[0] if pretty else None, request.header("user-agent"), request.header("accept")
+    )
 
 
 def _only_get(request: Request) -> None:

@@ -108,6 +108,25 @@ def negotiate_resource(accept: str) -> Negotiated:
     raise not_acceptable(accept)
 
 
+_HUMAN_AGENTS = ("curl", "Wget", "Mozilla/5.0")
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+
+
+def pretty(query_pretty: str | None, user_agent: str, accept: str) -> bool:
+    """Whether JSON goes out indented, as negotiation.NegotiateOutputMediaType decides: the
+    chosen Accept clause says `pretty=1`, or `?pretty=` parses as Go's true, or, without that
+    parameter, the client is curl, Wget or a browser."""
+    if "pretty" in accept:
+        for media in parse_media_types(accept):
+            if _is_json(media.type):
+                if media.params.get("pretty") == "1":
+                    return True
+                break
+    if query_pretty:
+        return query_pretty in _GO_TRUE
+    return user_agent.startswith(_HUMAN_AGENTS)
+
+
 def negotiate_discovery(accept: str) -> str | None:
     """The aggregated discovery version asked for ("v2", "v2beta1"), or None for the legacy
     documents (APIVersions, APIGroupList)."""

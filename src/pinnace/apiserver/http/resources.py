@@ -27,11 +27,18 @@ from pinnace.apiserver.auth.authentication import Authenticator
 from pinnace.apiserver.auth.reviews import answer, review_token
 from pinnace.apiserver.auth.security import UNSECURED_USER
 from pinnace.apiserver.auth.user import requester
+from pinnace.apiserver.filters import filter_for
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
 from pinnace.apiserver.http.bodies import parse_object_body
 from pinnace.apiserver.http.negotiation import BodyType
 from pinnace.apiserver.http.request import Request
-from pinnace.apiserver.http.responses import Encoder, Response, json_response, warning_headers
+from pinnace.apiserver.http.responses import (
+    Encoder,
+    Response,
+    created_response,
+    json_response,
+    warning_headers,
+)
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
 from pinnace.apiserver.http.watchstream import watch_stream
 from pinnace.apiserver.server import Result
@@ -111,16 +118,19 @@ class ResourceHandler:
         listing = params.list_options(request.query, self.rand, target.watch_path)
         options = listing.options
         if target.name:  # a watch of one object, through /watch/.../<name>
-            selector = f"metadata.name={target.name}"
-            combined = (
-                f"{options.field_selector},{selector}" if options.field_selector else selector
-            )
-            options = _replace_field_selector(options, combined)
+            # As ListResource: a field selector, once its labels are checked, must name it.
+            fields = filter_for(target.kind, options).fields
+            if fields is None:
+                options = _replace_field_selector(options, f"metadata.name={target.name}")
+            elif fields.requires_exact_match("metadata.name") != target.name:
+                raise status.bad_request("fieldSelector metadata.name doesn't match requested name")
         if listing.watch:
             if "watch" not in target.kind.verbs:
                 raise method_not_allowed()
             events = self.server.watch(target.kind, target.namespace, options)
-            return Response(200, stream=watch_stream(events, encoder), timeout=listing.timeout)
+            bookmarks_for = listing.timeout if options.allow_watch_bookmarks else None
+            stream = watch_stream(events, encoder, bookmarks_for)
+            return Response(200, stream=stream, timeout=listing.timeout)
         listed = await self.server.list(target.kind, target.namespace, options)
         return encoder.list(listed)
 
@@ -133,7 +143,7 @@ class ResourceHandler:
         options = params.write_options(request.query, "CreateOptions")
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
-            return json_response(answer, 201)
+            return created_response(answer)
         if kind.group in (reviews.AUTHORIZATION, reviews.AUTHENTICATION):
             review = decode(body, kind, json_text=_json_body(target, body_type)).obj
             return json_response(await self.review(target, review), 201)

@@ -67,8 +67,29 @@ def encode_json(value: Any) -> bytes:
     return go_json(value) + b"\n"
 
 
+def indented(response: Response) -> Response:
+    """A negotiated JSON answer as kube-apiserver's pretty serializer writes it (MarshalIndent,
+    no final newline); any other answer as it is."""
+    if response.stream is not None or not response.content_type.startswith(negotiation.JSON):
+        return response
+    try:
+        value = orjson.loads(response.body)
+    except orjson.JSONDecodeError:
+        return response
+    response.body = go_json(value, indent=True)
+    return response
+
+
 def json_response(value: Any, status: int = 200, content_type: str = negotiation.JSON) -> Response:
     return Response(status, encode_json(value), content_type)
+
+
+def created_response(answer: Any) -> Response:
+    """A create's 201; a Status answer (a binding's, an eviction's) takes that code, as
+    kube-apiserver's create handler fills it in."""
+    if isinstance(answer, dict) and answer.get("kind") == "Status" and not answer.get("code"):
+        answer = {**answer, "code": 201}
+    return json_response(answer, 201)
 
 
 def raw_json_response(value: Any) -> Response:

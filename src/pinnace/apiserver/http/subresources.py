@@ -18,6 +18,7 @@ from pinnace.apiserver.http.responses import (
     TEXT_PLAIN,
     Encoder,
     Response,
+    created_response,
     json_response,
     text_response,
     warning_headers,
@@ -55,14 +56,14 @@ async def handle(
         body = await request.parsed(parse_json, request.header("content-type"))
         options = params.write_options(request.query, "CreateOptions")
         answer = await binding.bind(server, target.namespace, target.name, body, options)
-        return json_response(answer, 201)
+        return created_response(answer)
     elif streaming.is_streaming(target):
         return await streaming.plain(server, request, target)
     elif sub == "eviction" and method == "POST":
         body = await request.parsed(parse_json, request.header("content-type"))
         dry_run = bool(request.query.get("dryRun"))
         answer = await eviction.evict(server, target.namespace, target.name, body, dry_run)
-        return json_response(answer, 201)
+        return created_response(answer)
     elif sub == "token" and method == "POST":
         body = await request.parsed(parse_json, request.header("content-type"))
         result = await token_request.request_token(server, target.namespace, target.name, body)

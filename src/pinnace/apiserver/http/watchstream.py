@@ -7,15 +7,24 @@ stored is encoded once and shared by all of them; events already at hand go out 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.negotiation import Output
 from pinnace.apiserver.http.responses import Encoder, encode_json
-from pinnace.apiserver.watching import batches
+from pinnace.apiserver.watching import WatchEvents, batches, bookmark
 
 OBJECT_EVENTS = ("ADDED", "MODIFIED", "DELETED")
+BOOKMARK_FREQUENCY = 60.0
+"""Seconds between a watch's bookmarks (the cacher's bookmarkFrequency)."""
+BOOKMARK_BEFORE_TIMEOUT = 2.0
+"""How long before its timeout a watch gets its last bookmark."""
+BOOKMARK_RETRY = 1.0
+"""How soon a bookmark due while events were on their way is tried again (the cacher
+dispatches bookmarks once a second)."""
 SHARED_LINES = 1024
 """Encoded events kept for other watches: enough for every watch of a burst of changes (each
 entry also keeps its object alive)."""
@@ -46,15 +55,20 @@ class SharedLines:
 _shared = SharedLines(SHARED_LINES)
 
 
-async def watch_stream(events: AsyncIterator[Object], encoder: Encoder) -> AsyncIterator[bytes]:
+async def watch_stream(
+    events: AsyncIterator[Object], encoder: Encoder, bookmarks_for: float | None = None
+) -> AsyncIterator[bytes]:
     """The encoded events, in chunks of whole lines; a failure once the stream has begun ends
     it with an ERROR event carrying the Status, as kube-apiserver reports errors inside a
-    watch."""
+    watch. `bookmarks_for`: the watch asked for bookmarks and lasts this many seconds."""
     first = True
     partial = encoder.negotiated.output is Output.PARTIAL
     chunk: list[bytes] = []
+    source = batches(events)
+    if bookmarks_for is not None and isinstance(events, WatchEvents):
+        source = _with_bookmarks(source, events, encoder.kind, bookmarks_for)
     try:
-        async for batch in batches(events):
+        async for batch in source:
             for event in batch:
                 event_type = event["type"]
                 obj = event["object"]
@@ -73,6 +87,44 @@ async def watch_stream(events: AsyncIterator[Object], encoder: Encoder) -> Async
     except StatusError as e:
         chunk.append(_line("ERROR", e.status()))
         yield b"".join(chunk)
+
+
+async def _with_bookmarks(
+    source: AsyncIterator[list[Object]], events: WatchEvents, kind: Kind, lasts: float
+) -> AsyncIterator[list[Object]]:
+    """`source`'s batches, and between them the BOOKMARKs kube-apiserver's cacher sends a
+    watch that asked for them: one a minute, and one 2 s before the watch times out, at the
+    revision the watch has caught up with (cacheWatcher.nextBookmarkTime)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + lasts
+    due = _next_bookmark(loop.time(), deadline)
+    coming = asyncio.ensure_future(anext(source))
+    try:
+        while True:
+            wait = None if due is None else max(0.0, due - loop.time())
+            done, _ = await asyncio.wait({coming}, timeout=wait)
+            if coming in done:
+                try:
+                    batch = coming.result()
+                except StopAsyncIteration:
+                    return
+                yield batch
+                coming = asyncio.ensure_future(anext(source))
+                continue
+            revision = events.bookmark_revision()
+            now = loop.time()
+            if revision is None:  # events on their way: once they are out
+                due = now + BOOKMARK_RETRY if now + BOOKMARK_RETRY < deadline else None
+                continue
+            yield [bookmark(kind, revision)]
+            due = _next_bookmark(now, deadline)
+    finally:
+        coming.cancel()
+
+
+def _next_bookmark(now: float, deadline: float) -> float | None:
+    due = min(now + BOOKMARK_FREQUENCY, deadline - BOOKMARK_BEFORE_TIMEOUT)
+    return due if due > now else None
 
 
 def _line(event_type: str, obj: Object) -> bytes:

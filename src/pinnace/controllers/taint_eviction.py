@@ -4,8 +4,9 @@ tolerate, as v1.32's kube-controller-manager (pkg/controller/tainteviction) does
 A pod that does not tolerate every NoExecute taint of its node is deleted at once. One that
 tolerates them all is deleted when the shortest tolerationSeconds among the tolerations used
 runs out (counted from when the controller first saw it so, and kept when the taints change
-while it tolerates them all, whatever their new toleration time); tolerations without tolerationSeconds tolerate forever. A pod's
-scheduled deletion is cancelled when the taints go or its tolerations come to cover them.
+while it tolerates them all, whatever their new toleration time); tolerations without
+tolerationSeconds tolerate forever. A pod's scheduled deletion is cancelled when the taints go
+or its tolerations come to cover them.
 Before deleting, the controller marks the pod with the DisruptionTarget condition (reason
 DeletionByTaintManager) and records a TaintManagerEviction event.
 """
@@ -55,8 +56,8 @@ UNTOLERATED = -1.0
 
 def toleration_time(pod: Mapping[str, Any], taints: Iterable[tuple[str, str, str]]) -> float | None:
     """Seconds the pod may stay with these NoExecute taints: UNTOLERATED when one is not
-    tolerated, None for ever (getMinTolerationTime over GetMatchingTolerations: for each taint, the first
-    toleration that tolerates it, whatever the others that also would)."""
+    tolerated, None for ever (getMinTolerationTime over GetMatchingTolerations: for each taint,
+    the first toleration that tolerates it, whatever the others that also would)."""
     tolerations = [
         (
             Toleration(

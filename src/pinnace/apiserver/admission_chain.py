@@ -94,7 +94,8 @@ class AdmissionChain:
 
     async def _stored(self) -> AdmissionObjects:
         """What the plugins look up, as stored now."""
-        await self._objects.load()
+        if not self._objects.loaded:  # once: a write awaits no more coroutines than it needs
+            await self._objects.load()
         return self._objects
 
     async def _list(self, kind: Kind, namespace: str) -> list[Object]:
@@ -108,7 +109,7 @@ class AdmissionChain:
         self, operation: str, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
     ) -> None:
         node_restriction.admit(operation, kind, obj, old, subresource)
-        if not subresource:
+        if not subresource and escalation.guards(kind):
             await escalation.check(self._server.authorizer, kind, obj, old)
         m = obj.get("metadata") or {}
         namespace = m.get("namespace", "")
@@ -183,6 +184,14 @@ class AdmissionChain:
             if found is not None:
                 return found
         return None
+
+    @staticmethod
+    def validates(operation: str, kind: Kind) -> bool:
+        """Whether `validate` checks anything of such a write (most kinds have no validating
+        plugin: their writes skip the call)."""
+        return (_is(kind, "", "Pod") and operation == "CREATE") or _is(
+            kind, "scheduling.k8s.io", "PriorityClass"
+        )
 
     async def validate(self, operation: str, kind: Kind, obj: Object) -> None:
         """The validating checks before ResourceQuota's charge (`quota_charged`)."""
@@ -278,16 +287,22 @@ class AdmissionChain:
         finished no longer counts), a Service's update (its type may change what it counts
         for), or a quota's create or update: the resource quota controller's work, done at
         once."""
+        if self.recounts_after(operation, kind, namespace):
+            await self._recount(namespace)
+
+    def recounts_after(self, operation: str, kind: Kind, namespace: str) -> bool:
+        """Whether `after_write` has anything to do: a namespace with no quota has nothing to
+        recount (what most writes find, and skip the call for)."""
         if not kind.namespaced or not namespace:
-            return
+            return False
         is_quota = _is(kind, "", "ResourceQuota")
         if operation == "CREATE" and not is_quota:
-            return
+            return False
         if operation == "UPDATE" and not (
             is_quota or _is(kind, "", "Pod") or _is(kind, "", "Service")
         ):
-            return
-        await self._recount(namespace)
+            return False
+        return not self._no_quota_at_once(namespace)
 
     async def _recount(self, namespace: str) -> None:
         if self._no_quota_at_once(namespace):

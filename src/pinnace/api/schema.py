@@ -532,7 +532,10 @@ class _Walk:
             else:
                 child = f"{path}.{key}" if path else key
                 child_go = f"{go_path}.{key}" if go_path else key
-                converted = self.value(t, item, child, s.go_name, child_go, depth + 1, was)
+                if type(t) is Struct and type(item) is dict:  # what `value` does for it
+                    converted = self.struct(t, item, child, child_go, depth + 1, was)
+                else:
+                    converted = self.value(t, item, child, s.go_name, child_go, depth + 1, was)
             if converted is not _MISMATCH:
                 out[key] = converted
         return out

@@ -94,8 +94,7 @@ class AdmissionChain:
 
     async def _stored(self) -> AdmissionObjects:
         """What the plugins look up, as stored now."""
-        if not self._objects.loaded:  # once: a write awaits no more coroutines than it needs
-            await self._objects.load()
+        await self._objects.load()
         return self._objects
 
     async def _list(self, kind: Kind, namespace: str) -> list[Object]:
@@ -113,7 +112,7 @@ class AdmissionChain:
             await escalation.check(self._server.authorizer, kind, obj, old)
         m = obj.get("metadata") or {}
         namespace = m.get("namespace", "")
-        stored = await self._stored()
+        stored = self._objects if self._objects.loaded else await self._stored()
         if kind.namespaced and operation == "CREATE":
             namespace_lifecycle.check(
                 operation,

@@ -76,6 +76,8 @@ BLOCK_SECONDS = 3.0
 """How long a read at a resourceVersion waits for the store to reach it (the watch cache's
 blockTimeout) before it is answered 504 "Too large resource version"."""
 _NAME = Path("metadata", "name")
+_SYSTEM_FIELDS = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
+"""What a create's metadata may not set (rest.FillObjectMetaSystemFields and BeforeCreate)."""
 
 
 @dataclass
@@ -326,8 +328,9 @@ class APIServer:
             obj = track_update(None, obj, manager=options.field_manager, now=now, kind=kind)
         await self.admission.admit("CREATE", kind, obj, None)
         m = meta(obj)
-        for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
-            m.pop(system_field, None)
+        if not m.keys().isdisjoint(_SYSTEM_FIELDS):
+            for system_field in _SYSTEM_FIELDS:
+                m.pop(system_field, None)
         if m.get("resourceVersion"):
             raise status.internal_error(
                 "resourceVersion should not be set on objects to be created"

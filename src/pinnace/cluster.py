@@ -33,6 +33,8 @@ from pinnace.apiserver.custom_metrics import LocalMetricsClient
 from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
 from pinnace.apiserver.metrics import list_pod_metrics
+from pinnace.apiserver.quota_resync import DEFAULT_SYNC_PERIOD as DEFAULT_QUOTA_SYNC_PERIOD
+from pinnace.apiserver.quota_resync import QuotaResync
 from pinnace.apiserver.server import APIServer
 from pinnace.apiserver.service_allocation import ServiceNetwork
 from pinnace.apiserver.storage_metrics import StorageObjects
@@ -137,6 +139,8 @@ class ClusterOptions:
     admission runs in the API server); None: without them."""
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
     event_ttl: float = DEFAULT_EVENT_TTL
+    resource_quota_sync_period: float = DEFAULT_QUOTA_SYNC_PERIOD
+    """How often every ResourceQuota is recounted (`QuotaResync`)."""
     root_ca: str = ""
     """The cluster's CA certificate (PEM), which every namespace's kube-root-ca.crt ConfigMap
     publishes; empty: one made from the seed (`rootcacertpublisher.self_signed_ca`)."""
@@ -247,6 +251,9 @@ class ControlPlane:
         )
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
+        self.quota_resync = QuotaResync(
+            store, clock, self.server.admission.resync, options.resource_quota_sync_period
+        )
         self.custom_resource_definitions = CustomResourceDefinitions(
             self.client(), self.server.kinds
         )
@@ -465,6 +472,7 @@ class ControlPlane:
         return [
             self.compactor,
             self.event_expiry,
+            self.quota_resync,
             self.custom_resource_definitions,
             self.namespaces,
             self.service_accounts,

@@ -14,6 +14,7 @@ whose object is still being stored.
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from functools import partial
@@ -33,6 +34,7 @@ from pinnace.apiserver.admission import (
     limit_ranger,
     namespace_lifecycle,
     priority,
+    quota_usage,
     resource_quota,
     runtime_class,
     service_account,
@@ -43,7 +45,7 @@ from pinnace.apiserver.admission.errors import object_name
 from pinnace.apiserver.admission_objects import AdmissionObjects
 from pinnace.apiserver.auth import escalation
 from pinnace.apiserver.auth import node as node_restriction
-from pinnace.apiserver.keys import list_prefix, object_key
+from pinnace.apiserver.keys import kind_prefix, list_prefix, object_key
 from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.clock import Randomness
 from pinnace.store import ConflictError, KeyNotFoundError
@@ -59,7 +61,12 @@ def _is(kind: Kind, group: str, name: str) -> bool:
     return kind.group == group and kind.kind == name
 
 
+def _operation(old: Object | None) -> str:
+    return "CREATE" if old is None else "UPDATE"
+
+
 NAMESPACES = catalog.kind("", "namespaces")
+PODS = catalog.kind("", "pods")
 INGRESS_CLASSES = catalog.kind("networking.k8s.io", "ingressclasses")
 LIMIT_RANGES = catalog.kind("", "limitranges")
 PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
@@ -188,16 +195,34 @@ class AdmissionChain:
     def validates(operation: str, kind: Kind) -> bool:
         """Whether `validate` checks anything of such a write (most kinds have no validating
         plugin: their writes skip the call)."""
-        return (_is(kind, "", "Pod") and operation == "CREATE") or _is(
-            kind, "scheduling.k8s.io", "PriorityClass"
+        return (
+            (_is(kind, "", "Pod") and operation == "CREATE")
+            or _is(kind, "", "PersistentVolumeClaim")
+            or _is(kind, "scheduling.k8s.io", "PriorityClass")
         )
 
-    async def validate(self, operation: str, kind: Kind, obj: Object) -> None:
-        """The validating checks before ResourceQuota's charge (`quota_charged`)."""
+    async def validate(
+        self,
+        operation: str,
+        kind: Kind,
+        obj: Object,
+        old: Object | None = None,
+        subresource: str = "",
+    ) -> None:
+        """The validating checks before ResourceQuota's charge (`quota_charged`); an update
+        gives the stored object as `old`. (`validates` names the writes they check.)"""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         stored = await self._stored()
         if _is(kind, "", "Pod") and operation == "CREATE":
             limit_ranger.validate("pods", obj, stored.list(LIMIT_RANGES, namespace))
+        if (
+            _is(kind, "", "PersistentVolumeClaim")
+            and not subresource
+            and not (old and (old.get("metadata") or {}).get("deletionTimestamp"))
+        ):
+            limit_ranger.validate(
+                "persistentvolumeclaims", obj, stored.list(LIMIT_RANGES, namespace)
+            )
         if _is(kind, "scheduling.k8s.io", "PriorityClass"):
             existing = stored.named(PRIORITY_CLASSES, "")
             priority.validate_priority_class(obj, existing, operation)
@@ -212,22 +237,32 @@ class AdmissionChain:
         old: Object | None = None,
         subresource: str = "",
     ) -> AbstractAsyncContextManager[None]:
-        """ResourceQuota's admission of a create, or of a pod's resize (an update of `old`
-        through pods/resize, charged what it adds): its usage is charged to the namespace's
-        quotas (403 when one cannot take it), then the block stores the object. Other updates
-        are not charged in v1.32. A charge whose object was not stored is given back at once."""
+        """ResourceQuota's admission of a create, or of an update of `old` that v1.32 charges
+        what it adds (a pod's resize, a Service's or claim's write: `charges_update`): its
+        usage is charged to the namespace's quotas (403 when one cannot take it), then the
+        block stores the object. A charge whose object was not stored is given back at once.
+        A dry run is refused as its write would be, and charges nothing."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
-        if old is not None and not (_is(kind, "", "Pod") and subresource == "resize"):
-            return _NOTHING_CHARGED
-        if (
-            dry_run
-            or not kind.namespaced
-            or (kind.group, kind.plural) in resource_quota.IGNORED_RESOURCES
+        if old is not None and not resource_quota.charges_update(
+            kind.plural, kind.group, subresource
         ):
+            return _NOTHING_CHARGED
+        if not kind.namespaced or (kind.group, kind.plural) in resource_quota.IGNORED_RESOURCES:
             return _NOTHING_CHARGED
         if self._no_quota_at_once(namespace):
             return _NOTHING_CHARGED
+        if dry_run:
+            return self._checked(kind, obj, old, namespace)
         return self._charged(kind, obj, old, namespace)
+
+    @asynccontextmanager
+    async def _checked(
+        self, kind: Kind, obj: Object, old: Object | None, namespace: str
+    ) -> AsyncIterator[None]:
+        """checkQuotas on a dry run: its refusal is returned, its charge never written."""
+        quotas = (await self._stored()).list(RESOURCE_QUOTAS, namespace)
+        resource_quota.admit(kind.plural, kind.group, _operation(old), obj, old, quotas)
+        yield
 
     def _no_quota_at_once(self, namespace: str) -> bool:
         """What the namespace's turn would find at once, without waiting for it: no quota
@@ -256,12 +291,13 @@ class AdmissionChain:
     async def _charge(self, kind: Kind, obj: Object, old: Object | None) -> bool:
         """Whether usage was charged; retried when a quota changes under the evaluation."""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
-        operation = "CREATE" if old is None else "UPDATE"
         for _ in range(_QUOTA_RETRIES):
             quotas = (await self._stored()).list(RESOURCE_QUOTAS, namespace)
             if not quotas:
                 return False
-            changed = resource_quota.admit(kind.plural, kind.group, operation, obj, old, quotas)
+            changed = resource_quota.admit(
+                kind.plural, kind.group, _operation(old), obj, old, quotas
+            )
             try:
                 for quota in changed:
                     await self._server.store.update(
@@ -275,6 +311,12 @@ class AdmissionChain:
         raise status.conflict(
             "resourcequotas", "", "too many concurrent writes to the namespace's quotas"
         )
+
+    @staticmethod
+    def check_named_delete(kind: Kind, name: str) -> None:
+        """What refuses a delete by name before the object is read (not a collection's)."""
+        if _is(kind, "scheduling.k8s.io", "PriorityClass"):
+            priority.refuse_system_class_delete(name)
 
     async def check_delete(self, kind: Kind, obj: Object) -> None:
         node_restriction.admit("DELETE", kind, obj, obj, "")
@@ -302,6 +344,21 @@ class AdmissionChain:
         ):
             return False
         return not self._no_quota_at_once(namespace)
+
+    async def resync(self) -> float:
+        """Recount every namespace's quotas, as the resource quota controller's full resync
+        does; returns when a recount could next change a quota without a write (a pod being
+        deleted stops counting once its grace has run out), math.inf for never."""
+        now = self._server.clock.now()
+        quotas = (await self._server.store.list(kind_prefix(RESOURCE_QUOTAS))).items
+        next_change = math.inf
+        for namespace in sorted({q["metadata"]["namespace"] for q in quotas}):
+            await self._recount(namespace)
+            for pod in await self._list(PODS, namespace):
+                ends = quota_usage.charge_ends(pod, now)
+                if ends is not None:
+                    next_change = min(next_change, math.nextafter(ends, math.inf))
+        return next_change
 
     async def _recount(self, namespace: str) -> None:
         if self._no_quota_at_once(namespace):

@@ -619,9 +619,10 @@ class APIServer:
                 self._validate(kind, new, self._update_errors(kind, new, old, subresource))
                 written = warnings + ([] if subresource else kind.warnings_on_update(new, old))
                 if self.admission.validates("UPDATE", kind):
-                    await self.admission.validate("UPDATE", kind, new)
+                    await self.admission.validate("UPDATE", kind, new, old, subresource)
                 if options.dry_run:
-                    return Result(new, written)
+                    async with self.admission.quota_charged(kind, new, True, old, subresource):
+                        return Result(new, written)
                 if deletion.deletion_due(new):
                     return Result(await self._remove(kind, key, name, old), written)
                 async with self.admission.quota_charged(kind, new, False, old, subresource):
@@ -712,6 +713,12 @@ class APIServer:
         """DELETE: the object goes now (the result is the object as deleted, or a Status for
         kinds that answer with one), or is marked for a graceful or finalized deletion (the
         result is the marked object)."""
+        self.admission.check_named_delete(kind, name)
+        return await self._delete(kind, namespace, name, options)
+
+    async def _delete(
+        self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None
+    ) -> Result:
         options = options or DeleteOptions()
         deletion.validate_options(options)
         key = object_key(kind, namespace, name)
@@ -821,7 +828,7 @@ class APIServer:
         for item in listed["items"]:
             m = item["metadata"]
             try:
-                await self.delete(kind, m.get("namespace", ""), m["name"], options)
+                await self._delete(kind, m.get("namespace", ""), m["name"], options)
             except StatusError as e:
                 if e.code != 404:
                     raise

@@ -52,6 +52,7 @@ from pinnace.api.openapi import openapi_v3_index
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.http import connections
 from pinnace.apiserver.keys import etcd_resources
+from pinnace.apiserver.quota_resync import DEFAULT_SYNC_PERIOD as DEFAULT_QUOTA_SYNC_PERIOD
 from pinnace.apiserver.service_allocation import (
     DEFAULT_ADVERTISE_ADDRESS,
     DEFAULT_NODE_PORT_RANGE,
@@ -200,6 +201,15 @@ def api_server_flags(parser: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="how long Events are kept after their last write, as kube-apiserver's --event-ttl "
         f"({DEFAULT_EVENT_TTL:g}s); a Go duration such as 1h",
+    )
+    parser.add_argument(
+        "--resource-quota-sync-period",
+        type=positive_duration("40s"),
+        default=DEFAULT_QUOTA_SYNC_PERIOD,
+        metavar="DURATION",
+        help="how often every ResourceQuota is recounted from the objects stored, as "
+        f"kube-controller-manager's --resource-quota-sync-period ({DEFAULT_QUOTA_SYNC_PERIOD:g}s; "
+        "the API server recounts them at each write too); a Go duration such as 5m",
     )
     _service_flags(parser.add_argument_group("services (kube-apiserver's flags)"))
     feature_gates_flag(parser)
@@ -583,6 +593,7 @@ def serve_api(args: argparse.Namespace, command: str, **components: Any) -> int:
         cluster=ClusterOptions(
             compaction_interval=args.compaction_interval,
             event_ttl=args.event_ttl,
+            resource_quota_sync_period=args.resource_quota_sync_period,
             service_account_issuer=args.service_account_issuer,
             service_account_max_token_expiration=args.service_account_max_token_expiration,
             services=ServiceNetwork(

@@ -333,3 +333,57 @@ def test_quantities_are_compared_by_value_not_by_spelling() -> None:
     assert refusal(pod(container("app", cpu="1001m", memory="1Gi")), lr) == (
         'pods "web" is forbidden: maximum cpu usage per Container is 1, but limit is 1001m'
     )
+
+
+def claim(requests: dict[str, str] | None = None, limits: dict[str, str] | None = None) -> Any:
+    resources: dict[str, Any] = {}
+    if requests is not None:
+        resources["requests"] = requests
+    if limits is not None:
+        resources["limits"] = limits
+    return {"metadata": {"name": "data"}, "spec": {"resources": resources}}
+
+
+CLAIM_BOUNDS = limit_range(
+    {"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}, "max": {"storage": "5Gi"}}
+)
+
+
+def claim_refusal(c: dict[str, Any], *lrs: dict[str, Any]) -> str:
+    with pytest.raises(StatusError) as e:
+        validate("persistentvolumeclaims", c, list(lrs))
+    assert e.value.code == 403
+    return str(e.value)
+
+
+def test_a_claims_storage_request_is_held_to_min_and_max() -> None:
+    validate("persistentvolumeclaims", claim({"storage": "5Gi"}), [CLAIM_BOUNDS])
+    assert claim_refusal(
+        claim({"storage": "5Gi", "cpu": "1"}),
+        limit_range({"type": "PersistentVolumeClaim", "max": {"storage": "5Gi", "cpu": "500m"}}),
+    ) == (
+        'persistentvolumeclaims "data" is forbidden: maximum cpu usage per '
+        "PersistentVolumeClaim is 500m, but request is 1"
+    )
+    assert claim_refusal(claim({"storage": "512Mi"}), CLAIM_BOUNDS) == (
+        'persistentvolumeclaims "data" is forbidden: minimum storage usage per '
+        "PersistentVolumeClaim is 1Gi, but request is 512Mi"
+    )
+
+
+def test_a_claims_limits_are_not_looked_at() -> None:
+    """Only the requests are the user's: a limit above the max passes, and a claim with no
+    request is refused for both bounds."""
+    validate(
+        "persistentvolumeclaims", claim({"storage": "2Gi"}, {"storage": "9Gi"}), [CLAIM_BOUNDS]
+    )
+    assert claim_refusal(claim(limits={"storage": "2Gi"}), CLAIM_BOUNDS) == (
+        'persistentvolumeclaims "data" is forbidden: [minimum storage usage per '
+        "PersistentVolumeClaim is 1Gi.  No request is specified, maximum storage usage per "
+        "PersistentVolumeClaim is 5Gi.  No request is specified]"
+    )
+
+
+def test_pod_items_do_not_bound_claims() -> None:
+    lr = limit_range({"type": "Container", "max": {"storage": "1Gi"}})
+    validate("persistentvolumeclaims", claim({"storage": "2Gi"}), [lr])

@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from pinnace.api.status import StatusError
-from pinnace.apiserver.admission.resource_quota import admit, recalculate, tracked_resources
+from pinnace.apiserver.admission.resource_quota import (
+    admit,
+    charges_update,
+    recalculate,
+    tracked_resources,
+)
 from pinnace.clock.rfc3339 import parse_time
 
 
@@ -268,13 +273,60 @@ def test_a_quota_without_status_hard_counts_nothing_yet() -> None:
     assert admit_pod(pod(), q) == []
 
 
-def test_only_creates_are_charged() -> None:
+def test_an_update_is_charged_only_what_it_adds() -> None:
     q = quota(
         "pods", {"pods": "1", "count/configmaps": "0"}, {"pods": "1", "count/configmaps": "0"}
     )
     assert admit("pods", "", "UPDATE", pod(), pod(), [q]) == []
     assert admit("configmaps", "", "UPDATE", obj("c"), obj("c"), [q]) == []
     assert admit("pods", "", "CREATE", pod(), None, []) == []
+
+
+def test_the_updates_charged_are_resizes_and_services_and_claims_own_writes() -> None:
+    assert charges_update("pods", "", "resize")
+    assert not charges_update("pods", "", "")
+    assert charges_update("services", "", "")
+    assert charges_update("persistentvolumeclaims", "", "")
+    assert not charges_update("persistentvolumeclaims", "", "status")
+    assert not charges_update("configmaps", "", "")
+    assert not charges_update("deployments", "apps", "")
+
+
+def service(kind: str, ports: int) -> dict[str, Any]:
+    spec = {"type": kind, "ports": [{"port": 80 + i} for i in range(ports)]}
+    return {"metadata": {"name": "web", "namespace": "team"}, "spec": spec}
+
+
+def test_a_service_turned_load_balancer_is_charged_what_its_type_adds() -> None:
+    q = quota(
+        "ports",
+        {"services": "1", "services.loadbalancers": "1", "services.nodeports": "2"},
+        {"services": "1", "services.loadbalancers": "0", "services.nodeports": "0"},
+    )
+    before, after = service("ClusterIP", 2), service("LoadBalancer", 2)
+    charged = admit("services", "", "UPDATE", after, before, [q])
+    assert used(charged[0]) == {
+        "services": "1",
+        "services.loadbalancers": "1",
+        "services.nodeports": "2",
+    }
+    with pytest.raises(StatusError) as e:
+        admit("services", "", "UPDATE", service("NodePort", 3), before, [q])
+    assert str(e.value) == (
+        'services "web" is forbidden: exceeded quota: ports, requested: services.nodeports=3, '
+        "used: services.nodeports=0, limited: services.nodeports=2"
+    )
+    assert admit("services", "", "UPDATE", before, after, [q]) == []  # nothing freed here
+
+
+def test_a_claims_larger_request_is_charged_the_difference() -> None:
+    def claim(storage: str) -> dict[str, Any]:
+        spec = {"resources": {"requests": {"storage": storage}}}
+        return {"metadata": {"name": "data", "namespace": "team"}, "spec": spec}
+
+    q = quota("storage", {"requests.storage": "10Gi"}, {"requests.storage": "4Gi"})
+    charged = admit("persistentvolumeclaims", "", "UPDATE", claim("7Gi"), claim("4Gi"), [q])
+    assert used(charged[0]) == {"requests.storage": "7Gi"}
 
 
 # --- scopes ------------------------------------------------------------------------------------
@@ -495,3 +547,14 @@ def test_tracked_resources_name_the_kinds_a_quota_counts() -> None:
         },
     )
     assert tracked_resources(q) == ["apps/deployments", "configmaps", "pods", "secrets"]
+
+
+def test_a_quota_on_storage_alone_counts_the_claims() -> None:
+    """Without `persistentvolumeclaims` among its resources, a quota of `requests.storage`
+    or of a storage class's resources still needs the claims measured (else its usage stays
+    unknown and every claim is refused)."""
+    q = quota(
+        "storage",
+        {"requests.storage": "5Gi", "gold.storageclass.storage.k8s.io/requests.storage": "1Gi"},
+    )
+    assert tracked_resources(q) == ["persistentvolumeclaims"]

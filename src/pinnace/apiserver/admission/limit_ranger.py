@@ -1,14 +1,16 @@
-"""LimitRanger, as kube-apiserver v1.32's admission plugin of that name, for pods.
+"""LimitRanger, as kube-apiserver v1.32's admission plugin of that name, for pods and
+PersistentVolumeClaims.
 
 `mutate` (the mutating phase) gives every container and init container the requests and
 limits it lacks from the namespace's `Container` LimitRange items (`defaultRequest`,
 `default`) and records what it set in the `kubernetes.io/limit-ranger` annotation. `validate`
 (the validating phase) checks each LimitRange's `min`, `max` and `maxLimitRequestRatio`:
 `Container` items against every container and init container, `Pod` items against the pod's
-effective requests and limits (without overhead). `admit` does both.
+effective requests and limits (without overhead), `PersistentVolumeClaim` items' `min` and
+`max` against a claim's storage request (claims get no defaults). `admit` does both.
 
-Only pod creates are handled: v1.32 skips pod updates (containers cannot change), and
-Pinnace has no PersistentVolumeClaims, the other kind LimitRanger checks.
+Pods are handled when created (v1.32 skips pod updates: containers cannot change), claims
+when created or updated.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pinnace.api.core.limitrange import LIMIT_TYPE_CONTAINER, LIMIT_TYPE_POD
+from pinnace.api.core.limitrange import LIMIT_TYPE_CONTAINER, LIMIT_TYPE_POD, LIMIT_TYPE_PVC
 from pinnace.api.core.pod_shape import as_dict, child_dict, dict_items
 from pinnace.apiserver.admission.errors import aggregate, forbidden
 from pinnace.resources.lists import ResourceList, parse_resource_list
@@ -26,6 +28,7 @@ from pinnace.resources.quantity import Quantity
 LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
 
 _POD_KINDS = ("Pod", "pods")
+_CLAIM_KINDS = ("PersistentVolumeClaim", "persistentvolumeclaims")
 # resource.MaxMilliValue: beyond it, Kubernetes compares whole units instead of milli-units.
 _MAX_MILLI_VALUE = (2**63 - 1) // 1000
 _ZERO = Quantity(0)
@@ -100,17 +103,22 @@ def _default_container(
 
 
 def validate(kind_name: str, obj: dict[str, Any], limit_ranges: list[dict[str, Any]]) -> None:
-    """Check the pod against each LimitRange; the first one it violates raises 403 listing
-    all that LimitRange's violations."""
-    if kind_name not in _POD_KINDS:
+    """Check the pod or claim against each LimitRange; the first one it violates raises 403
+    listing all that LimitRange's violations."""
+    problems_of: Callable[[dict[str, Any], Mapping[str, Any]], list[str]]
+    if kind_name in _POD_KINDS:
+        resource, problems_of = "pods", _pod_problems
+    elif kind_name in _CLAIM_KINDS:
+        resource, problems_of = "persistentvolumeclaims", _claim_problems
+    else:
         return
     for limit_range in limit_ranges:
         try:
-            problems = _pod_problems(obj, limit_range)
+            problems = problems_of(obj, limit_range)
         except ValueError:
-            return  # a malformed pod: validation reports it
+            return  # a malformed object: validation reports it
         if problems:
-            raise forbidden("pods", obj, aggregate(problems))
+            raise forbidden(resource, obj, aggregate(problems))
 
 
 def _pod_problems(pod: dict[str, Any], limit_range: Mapping[str, Any]) -> list[str]:
@@ -119,11 +127,22 @@ def _pod_problems(pod: dict[str, Any], limit_range: Mapping[str, Any]) -> list[s
         kind = item.get("type")
         if kind == LIMIT_TYPE_CONTAINER:
             for c in containers(pod):
-                problems += _item_problems(item, kind, c.requests, c.limits)
+                problems += _item_problems(item, kind, c.requests, c.limits, _CHECKS)
         elif kind == LIMIT_TYPE_POD:
             requests = pod_requests(pod, exclude_overhead=True)
             limits = pod_limits(pod, exclude_overhead=True)
-            problems += _item_problems(item, kind, requests, limits)
+            problems += _item_problems(item, kind, requests, limits, _CHECKS)
+    return problems
+
+
+def _claim_problems(claim: dict[str, Any], limit_range: Mapping[str, Any]) -> list[str]:
+    """PersistentVolumeClaimValidateLimitFunc: only the claim's requests are the user's."""
+    resources = as_dict(as_dict(claim.get("spec")).get("resources"))
+    requests = parse_resource_list(resources.get("requests"))
+    problems: list[str] = []
+    for _, item in _items(limit_range):
+        if item.get("type") == LIMIT_TYPE_PVC:
+            problems += _item_problems(item, LIMIT_TYPE_PVC, requests, {}, _CLAIM_CHECKS)
     return problems
 
 
@@ -131,11 +150,15 @@ Check = Callable[[str, str, Quantity, ResourceList, ResourceList], str | None]
 
 
 def _item_problems(
-    item: Mapping[str, Any], kind: str, requests: ResourceList, limits: ResourceList
+    item: Mapping[str, Any],
+    kind: str,
+    requests: ResourceList,
+    limits: ResourceList,
+    checks: tuple[tuple[str, Check], ...],
 ) -> list[str]:
     # Go walks each list as a map, in random order; Pinnace goes by resource name.
     found = []
-    for list_name, check in _CHECKS:
+    for list_name, check in checks:
         for name, enforced in sorted(parse_resource_list(item.get(list_name)).items()):
             problem = check(kind, name, enforced, requests, limits)
             if problem:
@@ -181,6 +204,20 @@ def _max_problem(
     return None
 
 
+def _max_request_problem(
+    kind: str, name: str, enforced: Quantity, requests: ResourceList, limits: ResourceList
+) -> str | None:
+    """maxRequestConstraint: the max against the request, for kinds without limits."""
+    request = requests.get(name)
+    prefix = f"maximum {name} usage per {kind} is {enforced}"
+    if request is None:
+        return f"{prefix}.  No request is specified"
+    request_v, enforced_v = _comparable(request, enforced)
+    if request_v > enforced_v:
+        return f"{prefix}, but request is {request}"
+    return None
+
+
 def _ratio_problem(
     kind: str, name: str, enforced: Quantity, requests: ResourceList, limits: ResourceList
 ) -> str | None:
@@ -208,4 +245,8 @@ _CHECKS: tuple[tuple[str, Check], ...] = (
     ("min", _min_problem),
     ("max", _max_problem),
     ("maxLimitRequestRatio", _ratio_problem),
+)
+_CLAIM_CHECKS: tuple[tuple[str, Check], ...] = (
+    ("min", _min_problem),
+    ("max", _max_request_problem),
 )

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from pinnace.api import status
 from pinnace.api.core.pod_shape import child_dict
 from pinnace.api.scheduling import priorityclass
 from pinnace.api.scheduling.priorityclass import (
@@ -57,6 +58,18 @@ SYSTEM_PRIORITY_CLASSES: Mapping[str, dict[str, Any]] = MappingProxyType(
         ),
     }
 )
+
+
+def refuse_system_class_delete(name: str) -> None:
+    """A system class cannot be deleted by name (403), as v1.32's PriorityClass REST storage
+    refuses it before looking the class up; a delete of the collection is not refused there."""
+    if name in SYSTEM_PRIORITY_CLASSES:
+        raise status.forbidden(
+            "priorityclasses",
+            name,
+            "this is a system priority class and cannot be deleted",
+            "scheduling.k8s.io",
+        )
 
 
 def admit_pod(

@@ -192,11 +192,24 @@ def _claim_usage(claim: Mapping[str, Any]) -> ResourceList:
 def _pod_is_charged(pod: Mapping[str, Any], now: float | None) -> bool:
     if as_dict(pod.get("status")).get("phase") in ("Succeeded", "Failed"):
         return False
+    until = _charged_until(pod)
+    return now is None or until is None or not now > until
+
+
+def charge_ends(pod: Mapping[str, Any], now: float) -> float | None:
+    """When a pod that counts at `now` stops counting though nothing is written: past its
+    deletion timestamp plus its grace period (QuotaV1Pod), as seconds since the epoch; None
+    for a pod not being deleted, or that no longer counts."""
+    until = _charged_until(pod)
+    return until if until is not None and _pod_is_charged(pod, now) else None
+
+
+def _charged_until(pod: Mapping[str, Any]) -> float | None:
     meta = as_dict(pod.get("metadata"))
     deleted_at, grace = meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds")
-    if now is not None and isinstance(deleted_at, str) and isinstance(grace, int):
-        return not now > parse_time(deleted_at) + grace
-    return True
+    if isinstance(deleted_at, str) and isinstance(grace, int):
+        return parse_time(deleted_at) + grace
+    return None
 
 
 def _compute_usage(requests: ResourceList, limits: ResourceList) -> ResourceList:

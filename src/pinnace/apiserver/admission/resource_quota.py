@@ -7,12 +7,12 @@ refuses the object when one of them cannot take it, and otherwise returns those 
 the object's usage added to `status.used`; the server writes them with a resourceVersion
 precondition, and on a conflict reads the quotas again and calls `admit` again.
 
-Creates are charged, and of updates only pods' resizes (the `resize` subresource, served
-while InPlacePodVerticalScaling is on), by what they add: v1.32's evaluators for pods and plain
-object counts handle no other update (the services and PVC evaluators are the exceptions: a
-Service's update is not refused for its quota here, but its new usage is recounted once it is
-stored). Deletes free nothing here; `recalculate` measures a quota from
-scratch, as the controller does after deletes and on a schedule.
+Creates are charged, and of updates (`charges_update`) pods' resizes (the `resize`
+subresource, served while InPlacePodVerticalScaling is on) and Services' and
+PersistentVolumeClaims' own writes, by what they add: a Service's type can change, a claim's
+request can grow; v1.32's evaluators for plain object counts handle no update. Deletes free
+nothing here; `recalculate` measures a quota from scratch, as the controller does after
+deletes and on a schedule.
 """
 
 from __future__ import annotations
@@ -34,7 +34,14 @@ from pinnace.apiserver.admission.quota_usage import (
 from pinnace.resources.lists import ResourceList, add, parse_resource_list
 from pinnace.resources.quantity import Quantity
 
-__all__ = ["IGNORED_RESOURCES", "admit", "recalculate", "tracked_resources", "usage"]
+__all__ = [
+    "IGNORED_RESOURCES",
+    "admit",
+    "charges_update",
+    "recalculate",
+    "tracked_resources",
+    "usage",
+]
 
 # (group, resource) that quota never counts: virtual resources, and events.
 IGNORED_RESOURCES = frozenset(
@@ -53,6 +60,14 @@ IGNORED_RESOURCES = frozenset(
 )
 
 
+def charges_update(resource: str, group: str, subresource: str) -> bool:
+    """Whether an update of `resource` through `subresource` ("" for the object itself) is
+    charged what it adds: the v1.32 evaluators that handle updates."""
+    if is_pods(resource, group):
+        return subresource == "resize"
+    return not group and not subresource and resource in ("services", "persistentvolumeclaims")
+
+
 def admit(
     resource: str,
     group: str,
@@ -63,10 +78,11 @@ def admit(
 ) -> list[dict[str, Any]]:
     """The quotas whose `status.used` must change for the object to be stored, as new dicts
     (others unchanged); raises 403 when a quota refuses it. `quotas` are the namespace's, in
-    the order they are checked. An update (a pod's resize: `old` is the stored pod) is charged
-    what it adds to `old`'s usage, resource by resource."""
-    updated_pod = operation == "UPDATE" and old is not None and is_pods(resource, group)
-    if not (operation == "CREATE" or updated_pod) or (group, resource) in IGNORED_RESOURCES:
+    the order they are checked. An update (one `charges_update` allows: `old` is the stored
+    object) is charged what it adds to `old`'s usage, resource by resource."""
+    if not (operation == "CREATE" or (operation == "UPDATE" and old is not None)):
+        return []
+    if (group, resource) in IGNORED_RESOURCES:
         return []
     if not quotas:
         return []
@@ -183,13 +199,16 @@ def _in_scopes(
 
 def tracked_resources(quota: Mapping[str, Any]) -> list[str]:
     """The resources whose objects `recalculate` needs for this quota: `pods`, `configmaps`,
-    `apps/deployments` (group/plural, the group left out for the core group)."""
+    `apps/deployments` (group/plural, the group left out for the core group); a claim's
+    `requests.storage` or per-class resources need `persistentvolumeclaims`."""
     keys = set()
     for name in _spec_hard(quota):
         if matching_resources("pods", "", [name]):
             keys.add("pods")
         elif matching_resources("services", "", [name]):
             keys.add("services")
+        elif matching_resources("persistentvolumeclaims", "", [name]):
+            keys.add("persistentvolumeclaims")
         elif name.startswith("count/"):
             resource, _, group = name.removeprefix("count/").partition(".")
             keys.add(f"{group}/{resource}" if group else resource)

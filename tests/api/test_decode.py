@@ -265,6 +265,28 @@ def test_nulls_are_dropped() -> None:
     assert decoded.obj == {"metadata": {"name": "a"}, "apiVersion": "v1", "kind": "ConfigMap"}
 
 
+def test_a_struct_of_strings_decodes_as_field_by_field() -> None:
+    # An object reference has string fields only: whether all of a body's are strings of known
+    # fields or not, nulls are dropped, unknown fields reported, other types refused.
+    involved = {"kind": "Pod", "name": "p", "namespace": "default", "uid": "u"}
+    event = {"metadata": {"name": "e"}, "involvedObject": involved, "source": {}}
+    decoded = decode(event, EVENT).obj
+    assert decoded["involvedObject"] == involved
+    assert decoded["involvedObject"] is not involved
+    assert decoded["source"] == {}
+    with_null = decode({**event, "involvedObject": {**involved, "uid": None}}, EVENT).obj
+    assert with_null["involvedObject"] == {"kind": "Pod", "name": "p", "namespace": "default"}
+    unknown = decode({**event, "involvedObject": {**involved, "color": "red"}}, EVENT)
+    assert unknown.obj["involvedObject"] == involved
+    assert unknown.warnings == ['unknown field "involvedObject.color"']
+    with pytest.raises(StatusError) as e:
+        decode({**event, "involvedObject": {**involved, "name": 5}}, EVENT)
+    assert e.value.message.endswith(
+        "json: cannot unmarshal number into Go struct field ObjectReference.involvedObject.name"
+        " of type string"
+    )
+
+
 def test_struct_fields_go_always_writes_are_written_even_when_not_sent() -> None:
     pod = {
         "metadata": {"name": "p"},

@@ -65,6 +65,15 @@ def test_uid_sent_by_the_client_is_ignored(api: Any) -> None:
     assert api.call(api.server.create, PODS, "default", body).obj["metadata"]["uid"] != "mine"
 
 
+def test_system_fields_sent_on_create_are_dropped(api: Any) -> None:
+    body = cm("sent")
+    body["metadata"].update(
+        deletionTimestamp="2026-01-01T00:00:00Z", deletionGracePeriodSeconds=30, selfLink="/x"
+    )
+    m = api.call(api.server.create, CONFIGMAPS, "default", body).obj["metadata"]
+    assert not {"deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} & m.keys()
+
+
 def test_generate_name_appends_five_characters(api: Any) -> None:
     body = pod()
     del body["metadata"]["name"]

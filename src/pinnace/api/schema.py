@@ -175,7 +175,10 @@ class Struct:
     model: str
     go_name: str
     """The Go struct's name without package: "PodSpec"."""
+    always_written: tuple[str, ...] = ()
+    """Its struct fields written as `{}` when absent (`_ALWAYS_WRITTEN`)."""
     _fields: dict[str, Type] | None = field(default=None, repr=False)
+    _strings: frozenset[str] | None = field(default=None, repr=False)
 
     @property
     def go_type(self) -> str:
@@ -186,6 +189,13 @@ class Struct:
         if self._fields is None:
             self._fields = _build_fields(self.model)
         return self._fields
+
+    @property
+    def string_fields(self) -> frozenset[str]:
+        """The names of its fields of type string."""
+        if self._strings is None:
+            self._strings = frozenset(k for k, t in self.fields.items() if t is _STRING)
+        return self._strings
 
 
 Type = Scalar | ListOf | MapOf | Struct
@@ -230,7 +240,7 @@ def _model_class(model: str) -> Any:
 
 @cache
 def struct(model: str) -> Struct:
-    return Struct(model, _go_name(model))
+    return Struct(model, _go_name(model), _ALWAYS_WRITTEN.get(model, ()))
 
 
 def _parse_type(spec: str, model: str, json_name: str) -> Type:
@@ -469,11 +479,37 @@ class _Walk:
     ) -> Any:
         if depth > MAX_DEPTH:
             raise SchemaError("json: exceeded max depth")
+        strings = s.string_fields
+        if strings.issuperset(value) and _STR.issuperset(map(type, value.values())):
+            # Strings in string fields only (an object reference, an Event's source): nothing
+            # to drop, convert or report, which these two scans of C tell at once.
+            out = dict(value)
+        else:
+            out = self.fields_of(s, value, path, go_path, depth, basis, strings)
+        for key in s.always_written:
+            if key not in out:
+                out[key] = {}
+        return out
+
+    def fields_of(
+        self,
+        s: Struct,
+        value: dict[str, Any],
+        path: str,
+        go_path: str,
+        depth: int,
+        basis: Any,
+        strings: frozenset[str],
+    ) -> dict[str, Any]:
+        """`struct` field by field."""
         fields = s.fields
         out: dict[str, Any] = {}
         if type(basis) is not dict:
             basis = None
         for key, item in value.items():
+            if type(item) is str and key in strings:
+                out[key] = item  # the commonest field, without building its paths
+                continue
             t = fields.get(key)
             if t is None:
                 self.unknown.append(f"{path}.{key}" if path else key)
@@ -481,7 +517,7 @@ class _Walk:
             if item is None:
                 continue
             if t is _STRING and isinstance(item, str):
-                out[key] = item  # the commonest field, without building its paths
+                out[key] = item
                 continue
             was = None if basis is None else basis.get(key)
             if was is not None:
@@ -489,19 +525,19 @@ class _Walk:
                 if (same := _as_before(item, was, share)) is not _MISMATCH:
                     out[key] = same
                     continue
-            child_go = f"{go_path}.{key}" if go_path else key
             if type(t) is Scalar:  # what `value` does for it, without the JSON path it needs not
-                converted = self.scalar(t, item, s.go_name, child_go, depth + 1)
+                converted = self.scalar(t, item, s.go_name, go_path, depth + 1, key)
             elif depth == 1 and key == "spec" and type(item) is dict:
                 converted = self.spec(s, t, item, depth + 1)
             else:
                 child = f"{path}.{key}" if path else key
-                converted = self.value(t, item, child, s.go_name, child_go, depth + 1, was)
+                child_go = f"{go_path}.{key}" if go_path else key
+                if type(t) is Struct and type(item) is dict:  # what `value` does for it
+                    converted = self.struct(t, item, child, child_go, depth + 1, was)
+                else:
+                    converted = self.value(t, item, child, s.go_name, child_go, depth + 1, was)
             if converted is not _MISMATCH:
                 out[key] = converted
-        for key in _ALWAYS_WRITTEN.get(s.model, ()):
-            if key not in out:
-                out[key] = {}
         return out
 
     def spec(self, root: Struct, t: Type, value: dict[str, Any], depth: int) -> Any:
@@ -577,7 +613,11 @@ class _Walk:
             return entries
         return self.scalar(t, value, owner, go_path, depth)
 
-    def scalar(self, t: Scalar, value: Any, owner: str, go_path: str, depth: int) -> Any:
+    def scalar(
+        self, t: Scalar, value: Any, owner: str, go_path: str, depth: int, key: str = ""
+    ) -> Any:
+        """`key`: the field's name below `go_path`, which an error names (its Go path is
+        spelt out only then)."""
         name = t.name
         if name == "string":
             if isinstance(value, str):
@@ -619,6 +659,8 @@ class _Walk:
             )
         else:
             return _copy(value, depth) if isinstance(value, _CONTAINERS) else _free(value)
+        if key:
+            go_path = f"{go_path}.{key}" if go_path else key
         self.mismatch(value, owner, go_path, t)
         return _MISMATCH
 
@@ -634,6 +676,7 @@ def _fits_int32(value: int) -> bool:
 
 
 _MISMATCH: Any = object()
+_STR = frozenset({str})
 
 
 def _as_before(value: Any, basis: Any, share: bool = False) -> Any:

@@ -115,11 +115,11 @@ class AdmissionChain:
         self, operation: str, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
     ) -> None:
         node_restriction.admit(operation, kind, obj, old, subresource)
-        if not subresource:
+        if not subresource and escalation.guards(kind):
             await escalation.check(self._server.authorizer, kind, obj, old)
         m = obj.get("metadata") or {}
         namespace = m.get("namespace", "")
-        stored = await self._stored()
+        stored = self._objects if self._objects.loaded else await self._stored()
         if kind.namespaced and operation == "CREATE":
             namespace_lifecycle.check(
                 operation,
@@ -191,6 +191,16 @@ class AdmissionChain:
                 return found
         return None
 
+    @staticmethod
+    def validates(operation: str, kind: Kind) -> bool:
+        """Whether `validate` checks anything of such a write (most kinds have no validating
+        plugin: their writes skip the call)."""
+        return (
+            (_is(kind, "", "Pod") and operation == "CREATE")
+            or _is(kind, "", "PersistentVolumeClaim")
+            or _is(kind, "scheduling.k8s.io", "PriorityClass")
+        )
+
     async def validate(
         self,
         operation: str,
@@ -200,7 +210,7 @@ class AdmissionChain:
         subresource: str = "",
     ) -> None:
         """The validating checks before ResourceQuota's charge (`quota_charged`); an update
-        gives the stored object as `old`."""
+        gives the stored object as `old`. (`validates` names the writes they check.)"""
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         stored = await self._stored()
         if _is(kind, "", "Pod") and operation == "CREATE":
@@ -318,16 +328,22 @@ class AdmissionChain:
         finished no longer counts), a Service's update (its type may change what it counts
         for), or a quota's create or update: the resource quota controller's work, done at
         once."""
+        if self.recounts_after(operation, kind, namespace):
+            await self._recount(namespace)
+
+    def recounts_after(self, operation: str, kind: Kind, namespace: str) -> bool:
+        """Whether `after_write` has anything to do: a namespace with no quota has nothing to
+        recount (what most writes find, and skip the call for)."""
         if not kind.namespaced or not namespace:
-            return
+            return False
         is_quota = _is(kind, "", "ResourceQuota")
         if operation == "CREATE" and not is_quota:
-            return
+            return False
         if operation == "UPDATE" and not (
             is_quota or _is(kind, "", "Pod") or _is(kind, "", "Service")
         ):
-            return
-        await self._recount(namespace)
+            return False
+        return not self._no_quota_at_once(namespace)
 
     async def resync(self) -> float:
         """Recount every namespace's quotas, as the resource quota controller's full resync

@@ -75,6 +75,9 @@ MAX_CONFLICT_RETRIES = 16
 BLOCK_SECONDS = 3.0
 """How long a read at a resourceVersion waits for the store to reach it (the watch cache's
 blockTimeout) before it is answered 504 "Too large resource version"."""
+_NAME = Path("metadata", "name")
+_SYSTEM_FIELDS = ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
+"""What a create's metadata may not set (rest.FillObjectMetaSystemFields and BeforeCreate)."""
 
 
 @dataclass
@@ -325,8 +328,9 @@ class APIServer:
             obj = track_update(None, obj, manager=options.field_manager, now=now, kind=kind)
         await self.admission.admit("CREATE", kind, obj, None)
         m = meta(obj)
-        for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
-            m.pop(system_field, None)
+        if not m.keys().isdisjoint(_SYSTEM_FIELDS):
+            for system_field in _SYSTEM_FIELDS:
+                m.pop(system_field, None)
         if m.get("resourceVersion"):
             raise status.internal_error(
                 "resourceVersion should not be set on objects to be created"
@@ -338,11 +342,16 @@ class APIServer:
             m["name"] = self._generated_name(m["generateName"])
         prepared = kind.prepare_for_create(obj) or []
         kind.drop_disabled(obj, None, self.features)
-        finish = await self._begin_create(kind, obj, options.dry_run)
+        finish = (
+            await self.services.begin_create(obj, options.dry_run)
+            if _allocates(kind)
+            else _nothing_to_finish
+        )
         stored_ok = False
         try:
             warnings = decoded.warnings + prepared + self._checked_create(kind, obj)
-            await self.admission.validate("CREATE", kind, obj)
+            if self.admission.validates("CREATE", kind):
+                await self.admission.validate("CREATE", kind, obj)
             async with self.admission.quota_charged(kind, obj, options.dry_run):
                 if options.dry_run:
                     obj = await self._store_new(kind, namespace, obj, generate, dry_run=True)
@@ -351,7 +360,8 @@ class APIServer:
                 stored_ok = True
         finally:
             finish(stored_ok)
-        await self.admission.after_write("CREATE", kind, namespace)
+        if self.admission.recounts_after("CREATE", kind, namespace):
+            await self.admission.after_write("CREATE", kind, namespace)
         return Result(stored, warnings, created=True)
 
     def _checked_create(self, kind: Kind, obj: Object) -> builtins.list[str]:
@@ -363,17 +373,10 @@ class APIServer:
         self._validate(kind, obj, errs)
         return warnings
 
-    async def _begin_create(self, kind: Kind, obj: Object, dry_run: bool) -> Finish:
-        """The storage's own step before validation (kube-apiserver's BeginCreate): Services
-        get their cluster IPs and node ports."""
-        if kind.kind == "Service" and not kind.group:
-            return await self.services.begin_create(obj, dry_run)
-        return _nothing_to_finish
-
     async def _begin_update(
         self, kind: Kind, new: Object, old: Object, subresource: str, dry_run: bool
     ) -> Finish:
-        if kind.kind == "Service" and not kind.group and not subresource:
+        if _allocates(kind) and not subresource:
             return await self.services.begin_update(new, old, dry_run)
         return _nothing_to_finish
 
@@ -425,10 +428,9 @@ class APIServer:
         if not errs and isinstance(name, str):
             # rest.BeforeCreate's and BeforeUpdate's check of every kind's metadata, after its
             # own validation (which for some, as v1 Events, leaves the name alone).
-            path = Path("metadata", "name")
             if not name:
-                errs = [required(path, "name or generateName is required")]
-            errs += [invalid(path, name, m) for m in is_path_segment_name(name)]
+                errs = [required(_NAME, "name or generateName is required")]
+            errs += [invalid(_NAME, name, m) for m in is_path_segment_name(name)]
         if errs:
             raise status.invalid(kind.kind, name if isinstance(name, str) else "", errs, kind.group)
 
@@ -616,7 +618,8 @@ class APIServer:
                     return Result(old, warnings)  # what the storage filled in was all there
                 self._validate(kind, new, self._update_errors(kind, new, old, subresource))
                 written = warnings + ([] if subresource else kind.warnings_on_update(new, old))
-                await self.admission.validate("UPDATE", kind, new, old, subresource)
+                if self.admission.validates("UPDATE", kind):
+                    await self.admission.validate("UPDATE", kind, new, old, subresource)
                 if options.dry_run:
                     async with self.admission.quota_charged(kind, new, True, old, subresource):
                         return Result(new, written)
@@ -634,7 +637,8 @@ class APIServer:
                 raise status.not_found(kind.plural, name, kind.group) from None
             finally:
                 finish(stored_ok)
-            await self.admission.after_write("UPDATE", kind, namespace)
+            if self.admission.recounts_after("UPDATE", kind, namespace):
+                await self.admission.after_write("UPDATE", kind, namespace)
             return Result(stored, written)
         raise _conflict(kind, name)
 
@@ -878,6 +882,12 @@ class APIServer:
 
 def _nothing_to_finish(stored: bool) -> None:
     return None
+
+
+def _allocates(kind: Kind) -> bool:
+    """Whether the kind's storage has a step of its own before validation (kube-apiserver's
+    BeginCreate and BeginUpdate): Services get their cluster IPs and node ports."""
+    return kind.kind == "Service" and not kind.group
 
 
 _UUID4_CLEARED = ~((0xF000 << 64) | (0xC000 << 48))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from tests.client.conftest import CONFIG_MAPS, config_map
 from tests.kubelet.conftest import CONFIG, EVENTS, Node, pod
 
@@ -173,6 +174,29 @@ def test_a_missing_config_map_key_is_a_config_error_until_it_appears(node: Node)
     node.run(node.client.create(CONFIG_MAPS, "default", config_map("settings", level="debug")))
     node.settle()
     assert printed(node, "strict")[0] == "level is debug"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"env": [{"name": "LEVEL", "valueFrom": {"configMapKeyRef": {"name": "x", "key": "k"}}}]},
+        {"envFrom": [{"configMapRef": {"name": "x"}}]},
+    ],
+)
+def test_a_container_running_no_command_still_fails_on_its_environment(
+    node: Node, env: dict[str, Any]
+) -> None:
+    # Nothing reads the environment of a container whose image's command is not known, but
+    # the kubelet makes it before creating the container all the same.
+    body = pod("quiet", node="node-1")
+    body["spec"]["containers"][0].update(image="example.com/quiet:1", **env)
+    node.create_pod(body)
+    node.settle()
+    waiting = node.get_pod("quiet")["status"]["containerStatuses"][0]["state"]["waiting"]
+    assert waiting == {
+        "reason": "CreateContainerConfigError",
+        "message": 'configmap "x" not found',
+    }
 
 
 SERVICES = catalog.kind("", "services")

@@ -94,6 +94,15 @@ def expand_command(argv: Sequence[str], variables: Mapping[str, str]) -> list[st
     return [expand(word, variables.get) for word in argv]
 
 
+def may_fail(container: Mapping[str, Any]) -> bool:
+    """Whether making `container`'s environment can raise ConfigError: only an `envFrom` or a
+    `valueFrom` reads what may be missing or unsupported (a `value` and the Services'
+    variables never fail)."""
+    return bool(container.get("envFrom")) or any(
+        var.get("valueFrom") for var in container.get("env") or ()
+    )
+
+
 def container_environment(
     pod: Mapping[str, Any], container: Mapping[str, Any], node: NodeInfo, pod_ip: str
 ) -> dict[str, str]:

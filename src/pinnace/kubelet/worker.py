@@ -60,7 +60,7 @@ from pinnace.kubelet.behaviour import (
     container_behaviour,
 )
 from pinnace.kubelet.commands import UnknownOutcome
-from pinnace.kubelet.environment import ConfigError, expand_command
+from pinnace.kubelet.environment import ConfigError, expand_command, may_fail
 from pinnace.kubelet.eviction_storage import has_storage_limit
 from pinnace.kubelet.exec import Attached
 from pinnace.kubelet.hooks import POST_START, PRE_STOP, HookRun, hook_run
@@ -841,7 +841,8 @@ class PodWorker:
         if container_argv(pod, name):
             context = self._shell_context(pod, name, spec, layer)
             return container_behaviour(pod, name, context, unknown)
-        self.host.container_environment(pod, name, self.pod_ip)  # made all the same
+        if may_fail(spec):  # nothing reads it, but its creation fails all the same
+            self.host.container_environment(pod, name, self.pod_ip)
         return commandless_behaviour(pod, name, unknown)
 
     def _shell_context(

@@ -9,11 +9,13 @@ vanished on_delete with their last known state (client-go hands these over wrapp
 DeletedFinalStateUnknown; here handlers get the object itself).
 
 Handlers run one at a time, in order; a handler may be a plain function or a coroutine function
-(awaited before the next notification). Plain handlers are called by the reflector as soon as it
-has cached a batch of changes, in the same turn of the event loop: one wake-up per batch rather
-than one more per change for a task of their own. A coroutine handler is awaited on the
+(awaited before the next notification). Plain handlers are called as soon as a batch of changes
+is cached, in the same turn of the event loop, rather than on a task woken for each change; the
+in-process watch is followed (`WatchEvents.follow`), so that one callback of the loop caches
+and delivers a change for every informer of the store. A coroutine handler is awaited on the
 informer's dispatch task, and until it and the notifications queued meanwhile are done the
-reflector goes on caching without calling handlers (client-go's processorListener buffers so).
+cache goes on following the API without calling handlers (client-go's processorListener
+buffers so).
 
 Cached objects are shared and read-only, as everything a client returns; a packed informer
 (given a `codec`) keeps its cache in the store's compact form instead, a fraction of the memory
@@ -30,14 +32,14 @@ import builtins
 import inspect
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
-from pinnace.apiserver.watching import batches
+from pinnace.apiserver.watching import WatchEvents, batches
 from pinnace.client.interface import Client
 from pinnace.clock import Timer
 from pinnace.store.codec import Codec
@@ -397,7 +399,6 @@ class Informer:
     async def _watch(self) -> None:
         """Follow changes from the last resourceVersion; returns when a list is needed."""
         while True:
-            received = False
             events = self._client.watch(
                 self.kind,
                 self.namespace,
@@ -405,15 +406,52 @@ class Informer:
                 label_selector=self.label_selector,
                 field_selector=self.field_selector,
             )
-            # A batch at a time: the in-process watch hands over what it has at once.
-            async for batch in batches(events):
-                received = True
-                ended = self._cache_batch(batch)
-                self._deliver()
-                if ended:
-                    return
+            received, expired = await self._take(events)
+            if expired:
+                return
             if not received:  # ended at once: do not spin
                 await self._clock.sleep(INITIAL_BACKOFF)
+
+    async def _take(self, events: AsyncIterator[Object]) -> tuple[bool, bool]:
+        """Cache and deliver a watch's events until it ends: whether it had any, and whether
+        it ended with an ERROR (then a list is needed). A batch at a time: the in-process
+        watch hands over what it has at once, and is followed where it can be, its batches
+        taken by the callback that serves every informer's watch at once rather than by
+        waking this task for each."""
+        received = False
+        if isinstance(events, WatchEvents):
+            ended: asyncio.Future[bool] = self._clock.loop.create_future()
+
+            def follow(batch: builtins.list[Object] | None) -> None:
+                nonlocal received
+                if ended.done():
+                    return
+                if batch is None:
+                    ended.set_result(False)
+                    return
+                received = True
+                try:
+                    expired = self._cache_batch(batch)
+                    self._deliver()
+                except Exception as e:
+                    ended.set_exception(e)
+                    return
+                if expired:
+                    ended.set_result(True)
+
+            if events.follow(follow):
+                try:
+                    expired = await ended
+                    return received, expired
+                finally:
+                    await events.aclose()
+        async for batch in batches(events):
+            received = True
+            expired = self._cache_batch(batch)
+            self._deliver()
+            if expired:
+                return received, True
+        return received, False
 
     def _cache_batch(self, batch: builtins.list[Object]) -> bool:
         """Cache a batch of watch events, queueing their notifications; True when the watch

@@ -430,6 +430,76 @@ def test_async_handlers_are_awaited_one_notification_at_a_time(cluster: Cluster)
     cluster.run(scenario())
 
 
+def test_plain_handlers_hear_of_a_change_in_the_turn_that_caches_it(cluster: Cluster) -> None:
+    """No turn of the event loop finds the cache ahead of what plain handlers were told: the
+    reflector calls them as it caches a batch, rather than waking a task of their own."""
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default")
+    told: dict[str, str] = {}
+    informer.add_event_handler(
+        on_add=lambda o: told.update({o["metadata"]["name"]: _data(o)}),
+        on_update=lambda old, new: told.update({new["metadata"]["name"]: _data(new)}),
+    )
+    ahead: list[tuple[str, str]] = []
+
+    async def look_every_turn() -> None:
+        for _ in range(200):  # turns, without letting virtual time pass
+            for obj in informer.list():
+                name = obj["metadata"]["name"]
+                if told.get(name) != _data(obj):
+                    ahead.append((name, _data(obj)))
+            await asyncio.sleep(0)
+
+    async def scenario() -> None:
+        informer.start()
+        await informer.wait_for_sync()
+        looking = asyncio.ensure_future(look_every_turn())
+        await client.create(CONFIG_MAPS, "default", config_map("a", v="0"))
+        for v in range(1, 6):
+            patch = {"data": {"v": str(v)}}
+            await client.patch(CONFIG_MAPS, "default", "a", patch, PatchType.MERGE)
+            await asyncio.sleep(0)
+        await looking
+        assert told == {"a": "v=5"}
+        assert ahead == []
+        await informer.stop()
+
+    cluster.run(scenario())
+
+
+def test_a_coroutine_handler_holds_up_the_handlers_not_the_cache(cluster: Cluster) -> None:
+    """While a coroutine handler is awaited, the cache follows the API; the notifications made
+    meanwhile reach every handler in order once it is done (client-go's listener buffers)."""
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default")
+    log: list[str] = []
+
+    async def slow_add(obj: Object) -> None:
+        log.append(f"slow {obj['metadata']['name']}")
+        await asyncio.sleep(10)
+
+    informer.add_event_handler(on_add=lambda o: log.append(f"first {o['metadata']['name']}"))
+    informer.add_event_handler(on_add=slow_add)
+    informer.add_event_handler(on_add=lambda o: log.append(f"last {o['metadata']['name']}"))
+
+    async def scenario() -> None:
+        informer.start()
+        await informer.wait_for_sync()
+        await client.create(CONFIG_MAPS, "default", config_map("a"))
+        await client.create(CONFIG_MAPS, "default", config_map("b"))
+        await asyncio.sleep(5)
+        assert [o["metadata"]["name"] for o in informer.list()] == ["a", "b"]
+        assert log == ["first a", "slow a"]
+        await asyncio.sleep(30)
+        assert log == ["first a", "slow a", "last a", "first b", "slow b", "last b"]
+        await client.create(CONFIG_MAPS, "default", config_map("c"))
+        await asyncio.sleep(5)
+        assert log[6:] == ["first c", "slow c"]
+        await informer.stop()
+
+    cluster.run(scenario())
+
+
 def test_resync_hands_every_object_to_on_update_again(cluster: Cluster) -> None:
     client = cluster.client
     informer = Informer(client, CONFIG_MAPS, "default", resync_period=30)

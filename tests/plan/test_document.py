@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from tests.plan.manifests import cluster_file, deployment, pool
 
 from pinnace.cli.main import main
@@ -106,3 +107,27 @@ def test_the_same_input_and_seed_give_the_same_plan(tmp_path: Path, capsys: obje
         assert main(["plan", "fit", str(web), "--cluster", cluster, "--seed", "3", "--json"]) == 0
         printed.append(capsys.readouterr().out)  # type: ignore[attr-defined]
     assert printed[0] == printed[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "kind: Scenario\nmetadata: {name: x\n",
+            "while parsing a flow mapping: expected ',' or '}', but got '<stream end>'"
+            " (line 3, column 1)",
+        ),
+        (
+            "kind: Scenario\n---\nkind: Cluster\n",
+            "expected a single document in the stream: but found another document"
+            " (line 2, column 1)",
+        ),
+    ],
+)
+def test_a_cluster_file_that_is_not_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(text)
+    assert main(["plan", "headroom", "--cluster", str(cluster)]) == 1
+    assert capsys.readouterr().err == f"pinnace plan headroom: {cluster}: not YAML: {message}\n"

@@ -131,3 +131,27 @@ def test_a_cluster_file_that_is_not_yaml_is_one_line(
     cluster.write_text(text)
     assert main(["plan", "headroom", "--cluster", str(cluster)]) == 1
     assert capsys.readouterr().err == f"pinnace plan headroom: {cluster}: not YAML: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("flag", "what"),
+    [
+        ("--policy", "the policy is not valid YAML"),
+        ("--scheduler-config", "{path}: not valid YAML"),
+    ],
+)
+def test_a_policy_or_scheduler_configuration_not_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, what: str
+) -> None:
+    cluster = str(cluster_file(tmp_path, pool("general", 1)))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: X\nprofiles: [a\n")
+    args = ["plan", "deschedule", "--cluster", cluster, flag, str(bad)]
+    if flag == "--scheduler-config":
+        args += ["--policy", str(bad)]
+    assert main(args) == 1
+    problem = "while parsing a flow sequence: expected ',' or ']', but got '<stream end>'"
+    message = what.format(path=bad)
+    assert capsys.readouterr().err == (
+        f"pinnace plan deschedule: {message}: {problem} (line 3, column 1)\n"
+    )

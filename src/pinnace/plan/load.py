@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from pinnace.api.manifest import ManifestError, load_manifests
+from pinnace.api.manifest import ManifestError, load_manifests, yaml_problem
 from pinnace.api.objects import Object
 from pinnace.clock import DEFAULT_EPOCH, format_time
 from pinnace.kubelet.cluster_config import ClusterConfigError, load_pools, node_configs
@@ -200,18 +200,8 @@ def _kind_of(path: str) -> str:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise PlanError(f"{path}: not YAML: {_one_line(e)}") from None
+        raise PlanError(f"{path}: not YAML: {yaml_problem(e)}") from None
     return str(raw.get("kind", "")) if isinstance(raw, dict) else ""
-
-
-def _one_line(error: yaml.YAMLError) -> str:
-    """The parser's problem and where (its own message spans lines, with the text quoted)."""
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem:
-        mark = error.problem_mark
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        context = f"{error.context}: " if error.context else ""
-        return f"{context}{error.problem}{where}"
-    return " ".join(str(error).split())
 
 
 def load_workloads(paths: Sequence[str | os.PathLike[str]]) -> list[Object]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from tests.plan.manifests import cluster_file, deployment, pool
 
 from pinnace.cli.main import main
@@ -106,3 +107,51 @@ def test_the_same_input_and_seed_give_the_same_plan(tmp_path: Path, capsys: obje
         assert main(["plan", "fit", str(web), "--cluster", cluster, "--seed", "3", "--json"]) == 0
         printed.append(capsys.readouterr().out)  # type: ignore[attr-defined]
     assert printed[0] == printed[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "kind: Scenario\nmetadata: {name: x\n",
+            "while parsing a flow mapping: expected ',' or '}', but got '<stream end>'"
+            " (line 3, column 1)",
+        ),
+        (
+            "kind: Scenario\n---\nkind: Cluster\n",
+            "expected a single document in the stream: but found another document"
+            " (line 2, column 1)",
+        ),
+    ],
+)
+def test_a_cluster_file_that_is_not_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(text)
+    assert main(["plan", "headroom", "--cluster", str(cluster)]) == 1
+    assert capsys.readouterr().err == f"pinnace plan headroom: {cluster}: not YAML: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("flag", "what"),
+    [
+        ("--policy", "the policy is not valid YAML"),
+        ("--scheduler-config", "{path}: not valid YAML"),
+    ],
+)
+def test_a_policy_or_scheduler_configuration_not_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, what: str
+) -> None:
+    cluster = str(cluster_file(tmp_path, pool("general", 1)))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: X\nprofiles: [a\n")
+    args = ["plan", "deschedule", "--cluster", cluster, flag, str(bad)]
+    if flag == "--scheduler-config":
+        args += ["--policy", str(bad)]
+    assert main(args) == 1
+    problem = "while parsing a flow sequence: expected ',' or ']', but got '<stream end>'"
+    message = what.format(path=bad)
+    assert capsys.readouterr().err == (
+        f"pinnace plan deschedule: {message}: {problem} (line 3, column 1)\n"
+    )

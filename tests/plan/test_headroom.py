@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from tests.plan.manifests import cluster_file, container, deployment, pod, pool, snapshot
 
+from pinnace.cli.main import main
 from pinnace.plan import PlanError
 from pinnace.plan.cluster import Snapshot
 from pinnace.plan.headroom import ARITHMETIC, ONE_BY_ONE, count_copies, headroom, parse_shape
@@ -121,3 +122,14 @@ def _random_shape(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.5:
         shape["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
     return shape
+
+
+def test_with_no_workload_and_no_shape_the_headline_says_to_give_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = str(cluster_file(tmp_path, pool("general", 2)))
+    assert main(["plan", "headroom", "--cluster", cluster]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == (
+        "No shape to count: the cluster runs no workload but DaemonSets; give --shape."
+    )

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.plan.manifests import deployment, job, pod, pool, priority_class, snapshot
+from tests.plan.manifests import (
+    cluster_file,
+    container,
+    deployment,
+    job,
+    pod,
+    pool,
+    priority_class,
+    snapshot,
+)
 
+from pinnace.cli.main import main
 from pinnace.plan import PlanError, Snapshot, fit
 from pinnace.plan.cluster import new_node
 from pinnace.plan.nodes import nodes_needed
@@ -121,3 +132,39 @@ def test_a_pod_larger_than_any_node_of_the_pool(tmp_path: Path) -> None:
 def test_an_unknown_pool(tmp_path: Path) -> None:
     with pytest.raises(PlanError, match='no node pool "gpu"'):
         nodes_needed(snapshot(tmp_path, pool("general", 1)), [pod("one", "1")], "gpu")
+
+
+def test_the_nodes_after_a_spare_search_are_the_answers_each_with_its_daemon_pods(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # planning.md's example: the spare search overshoots (17 survives losing any node) and
+    # halves back to 14. Losing a node added for a count must not leave it in the cluster
+    # for the counts tried after (nor in the plan's nodes), without its daemon pods.
+    agent = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [container("100m", "128Mi")]},
+            },
+        },
+    }
+    cluster = cluster_file(
+        tmp_path,
+        pool("general", 3),
+        pool("large", 1, cpu="16", memory="64Gi"),
+        objects=[deployment("api", 4, "1"), agent],
+    )
+    web = tmp_path / "web.json"
+    web.write_text(json.dumps(deployment("web", 30, "1500m")))
+    args = ["plan", "nodes", str(web), "--pool", "general", "--spare", "1"]
+    assert main([*args, "--cluster", str(cluster), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert [t["nodes"] for t in plan["tried"]] == [9, 10, 11, 13, 17, 15, 14]
+    added = [n for n in plan["nodes"] if n["name"].startswith("general-plan-")]
+    assert len(added) == plan["nodesToAddWithSpare"] == 14
+    # each new node holds its agent pod (100m) and one or two web pods (1.5 CPUs each)
+    assert {n["requested"]["cpu"] for n in added} <= {"1600m", "3100m"}

@@ -98,6 +98,17 @@ def load_document(text: str, name: str) -> Document:
     return Document(value, lines)
 
 
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """A YAML error on one line: the parser's problem and where (PyYAML's own message spans
+    lines, quoting the text)."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem:
+        mark = error.problem_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        context = f"{error.context}: " if error.context else ""
+        return f"{context}{error.problem}{where}"
+    return " ".join(str(error).split())
+
+
 def _parent_path(path: str) -> str:
     if path.endswith("]"):
         return path[: path.rfind("[")]

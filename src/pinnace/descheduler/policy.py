@@ -15,6 +15,7 @@ import yaml
 from pinnace.api import field
 from pinnace.api.field import Path
 from pinnace.api.labels import LabelSelector, parse_selector
+from pinnace.api.manifest import yaml_problem
 from pinnace.descheduler.args import Args, PolicyError
 from pinnace.descheduler.evictor import NO_LIMITS, EvictorArgs, Limits
 from pinnace.descheduler.framework import BALANCE, DESCHEDULE, Strategy
@@ -62,7 +63,7 @@ def parse(text: str) -> DeschedulerPolicy:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise PolicyError(f"the policy is not valid YAML: {e}") from None
+        raise PolicyError(f"the policy is not valid YAML: {yaml_problem(e)}") from None
     if not isinstance(raw, dict):
         raise PolicyError(f"the policy must be a {KIND} object (apiVersion {API_VERSION})")
     top = Args(raw, Path())

@@ -287,6 +287,10 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
         f"How many more copies of each shape fit, each shape on its own, on "
         f"{cluster['nodes']} nodes running {cluster['pods']} pods."
     ]
+    if not doc["shapes"]:
+        lines.append(
+            "No shape to count: the cluster runs no workload but DaemonSets; give --shape."
+        )
     if any(s["limited"] for s in doc["shapes"]):
         lines.append("A count marked + stopped at the limit of copies placed one by one.")
     return lines

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from pinnace.api.manifest import ManifestError, load_manifests
+from pinnace.api.manifest import ManifestError, load_manifests, yaml_problem
 from pinnace.api.objects import Object
 from pinnace.clock import DEFAULT_EPOCH, format_time
 from pinnace.kubelet.cluster_config import ClusterConfigError, load_pools, node_configs
@@ -200,7 +200,7 @@ def _kind_of(path: str) -> str:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise PlanError(f"{path}: not YAML: {e}") from None
+        raise PlanError(f"{path}: not YAML: {yaml_problem(e)}") from None
     return str(raw.get("kind", "")) if isinstance(raw, dict) else ""
 
 

@@ -83,7 +83,8 @@ class _Trial:
     """Pods from before as they were when first changed (placed, moved, preempted, gone with
     a node), by key."""
     nodes: list[Object] = field(default_factory=list)
-    """Nodes taken away."""
+    """Nodes from before taken away (a node the trial added and took away again is not one:
+    `restore()` gives these back)."""
     new_nodes: list[str] = field(default_factory=list)
     """Nodes added."""
     preemptions: int = 0
@@ -168,7 +169,7 @@ class Placer:
         gone = self.pods_on(name)
         node = self.nodes.pop(name)
         self.core.delete_node(name)
-        if self._trial is not None:
+        if self._trial is not None and name not in self._trial.new_nodes:
             self._trial.nodes.append(node)
         for pod in gone:
             self.delete_pod(pod)

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from pinnace.api.manifest import yaml_problem
 from pinnace.scheduler.framework import Plugin, ReadsNodeUsage, extension_points
 from pinnace.scheduler.plugins import DEFAULT_WEIGHTS, default_plugins
 from pinnace.scheduler.plugins.default_binder import Binding
@@ -164,7 +165,7 @@ def parse(text: str) -> SchedulerConfiguration:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ConfigError(f"not valid YAML: {e}") from None
+        raise ConfigError(f"not valid YAML: {yaml_problem(e)}") from None
     return from_mapping(raw)
 
 

@@ -11,6 +11,7 @@ from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
 from pinnace.api.options import LogOptions, WriteOptions
+from pinnace.api.patch import PatchType
 from pinnace.api.status import StatusError
 from pinnace.apiserver.binding import bind
 from pinnace.apiserver.eviction import evict
@@ -508,7 +509,9 @@ def test_deleting_a_namespace_deletes_its_content_then_the_namespace() -> None:
     try:
         cluster.run(server.create(NAMESPACES, "", namespace("team")))
         cluster.run(server.create(PODS, "team", pod("a")))
-        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+        # A finalizer holds the namespace in Terminating for as long as the test needs it.
+        held = {"name": "c", "finalizers": ["example.com/hold"]}
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": held}
         cluster.run(server.create(CONFIGMAPS, "team", cm))
         cluster.run(server.delete(NAMESPACES, "", "team"))
         terminating = cluster.run(server.get(NAMESPACES, "", "team"))
@@ -518,6 +521,13 @@ def test_deleting_a_namespace_deletes_its_content_then_the_namespace() -> None:
         assert e.value.code == 403
         assert "because it is being terminated" in e.value.message
         cluster.wait(50)  # the namespace controller, which every cluster runs, empties it
+        with pytest.raises(StatusError) as pod_gone:
+            cluster.run(server.get(PODS, "team", "a"))
+        assert pod_gone.value.code == 404
+        assert cluster.run(server.get(NAMESPACES, "", "team"))["status"]["phase"] == "Terminating"
+        release = {"metadata": {"finalizers": None}}
+        cluster.run(server.patch(CONFIGMAPS, "team", "c", PatchType.MERGE, release))
+        cluster.wait(50)
         for kind, namespace_name, name in (
             (NAMESPACES, "", "team"),
             (PODS, "team", "a"),

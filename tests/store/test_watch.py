@@ -334,73 +334,20 @@ def test_a_watch_closed_while_replaying_delivers_nothing_more(backend) -> None:
     backend.run(body)
 
 
-def test_take_hands_over_history_then_buffered_live_events_without_waiting(backend) -> None:
+def test_ready_takes_buffered_live_events_without_waiting_up_to_a_limit(backend) -> None:
     async def body(store: Store) -> None:
         await store.create("k/old", {})
-        await store.create("j/other", {})
-        await store.create("k/older", {})
         watch = store.watch("k/", 1)
-        assert [e.key for e in watch.take(1)] == ["k/old"]
-        assert [e.key for e in watch.take(10)] == ["k/older"]
-        assert watch.take(10) == []  # caught up: now live
+        assert watch.ready(10) == []  # history is replayed through anext, not taken here
+        assert (await anext(watch)).key == "k/old"
+        waiting = asyncio.ensure_future(anext(watch))
+        await asyncio.sleep(0)  # caught up: now live
         for i in range(4):
             await store.create(f"k/{i}", {})
-        await watch.wait()
-        assert [e.key for e in watch.take(2)] == ["k/0", "k/1"]
-        assert [e.key for e in watch.take(10)] == ["k/2", "k/3"]
-        assert watch.take(10) == []
+        assert (await waiting).key == "k/0"
+        assert [e.key for e in watch.ready(2)] == ["k/1", "k/2"]
+        assert [e.key for e in watch.ready(10)] == ["k/3"]
+        assert watch.ready(10) == []
         watch.close()
-        with pytest.raises(StopAsyncIteration):
-            watch.take(10)
-
-    backend.run(body)
-
-
-def test_followed_watches_are_called_back_with_what_they_have(backend) -> None:
-    """A callback of the loop serves the followed watches that changes made ready; each takes
-    what it has, history first, until it is closed."""
-
-    async def body(store: Store) -> None:
-        await store.create("k/old", {})
-        seen: dict[str, list[str]] = {"a": [], "b": [], "c": []}
-
-        def follow(name: str, watch: Watch) -> None:
-            watch.follow(lambda: seen[name].extend(e.key for e in watch.take(10)))
-
-        a, b, c = store.watch("k/", 1), store.watch("k/", store.revision), store.watch("j/", 1)
-        for name, watch in (("a", a), ("b", b), ("c", c)):
-            follow(name, watch)
-        await asyncio.sleep(0)
-        assert seen == {"a": ["k/old"], "b": [], "c": []}
-        for key in ("k/1", "k/2", "j/1"):
-            await store.create(key, {})
-        await asyncio.sleep(0.01)
-        assert seen == {"a": ["k/old", "k/1", "k/2"], "b": ["k/1", "k/2"], "c": ["j/1"]}
-        b.close()
-        await store.create("k/3", {})
-        await asyncio.sleep(0.01)
-        assert seen == {"a": ["k/old", "k/1", "k/2", "k/3"], "b": ["k/1", "k/2"], "c": ["j/1"]}
-        a.close()
-        c.close()
-
-    backend.run(body)
-
-
-def test_a_followed_watch_is_called_back_when_it_ends(backend) -> None:
-    async def body(store: Store) -> None:
-        watch = store.watch("k/", 1)
-        ended: list[BaseException] = []
-
-        def ready() -> None:
-            try:
-                watch.take(10)
-            except WatchClosedError as e:
-                ended.append(e)
-
-        watch.follow(ready)
-        await asyncio.sleep(0)
-        await store.close()
-        await asyncio.sleep(0)
-        assert len(ended) == 1
 
     backend.run(body)

@@ -11,8 +11,7 @@ state, at the revision of the change), one that starts matching as ADDED.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import replace
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api.kind import Kind
@@ -33,10 +32,6 @@ BATCH = 256
 writes, without one watch holding the event loop for long."""
 
 
-Follower = Callable[[list[Object] | None], None]
-"""Handed each batch of a followed watch's events as they come, then None once it has ended."""
-
-
 class _Progress:
     """How far a watch's store stream has delivered, once it has one."""
 
@@ -50,20 +45,13 @@ class _Progress:
 
 
 class WatchEvents:
-    """A watch's events: one at a time (`async for`), as `batches()` of those already at hand,
-    which the HTTP stream writes at once, or handed to a callback (`follow`)."""
+    """A watch's events: one at a time (`async for`), or as `batches()` of those already at
+    hand, which the HTTP stream writes at once."""
 
-    def __init__(
-        self,
-        batches: AsyncGenerator[list[Object], None],
-        progress: _Progress,
-        live: Callable[[], _Live] | None = None,
-    ) -> None:
+    def __init__(self, batches: AsyncGenerator[list[Object], None], progress: _Progress) -> None:
         self._batches = batches
         self._pending: deque[Object] = deque()
         self._progress = progress
-        self._open_live = live
-        self._following: _Live | None = None
 
     def bookmark_revision(self) -> int | None:
         """The revision a BOOKMARK may carry now: every event up to it that this watch is to
@@ -74,13 +62,11 @@ class WatchEvents:
         return self
 
     async def __anext__(self) -> Object:
-        self._open_live = None
         while not self._pending:
             self._pending.extend(await anext(self._batches))
         return self._pending.popleft()
 
     def batches(self) -> AsyncIterator[list[Object]]:
-        self._open_live = None
         if not self._pending:
             return self._batches
         return self._after_pending()
@@ -91,69 +77,8 @@ class WatchEvents:
         async for batch in self._batches:
             yield batch
 
-    def follow(self, follower: Follower) -> bool:
-        """Hand the events to `follower` as they come, from a callback of the event loop that
-        serves every followed watch of the store at once (`Watch.follow`), rather than to an
-        iterating task: for an in-process consumer that takes them without awaiting. Only a
-        watch that starts from a resourceVersion without initial events, and has not been
-        iterated, can be followed, and only if its start is still in the store's history;
-        False otherwise (iterate it instead). `follower` must not raise."""
-        open_live, self._open_live = self._open_live, None
-        if open_live is None:
-            return False
-        try:
-            live = open_live()
-        except CompactedError:
-            return False  # iterated, it hands over the 410 as an ERROR event
-        self._following = live
-        live.follow(follower)
-        return True
-
     async def aclose(self) -> None:
-        if self._following is not None:
-            self._following.close()
         await self._batches.aclose()
-
-
-class _Live:
-    """A store watch's changes as the events of one watch's selection."""
-
-    def __init__(self, stream: Watch, selected: Filter) -> None:
-        self.stream = stream
-        self._selected = selected
-        self._ended = False
-
-    def take(self) -> list[Object] | None:
-        """The events at hand, maybe none; None once the watch has ended."""
-        if self._ended:
-            return None
-        try:
-            changes = self.stream.take(BATCH)
-        except CompactedError as e:
-            self.close()
-            return [_expired(e)]
-        except (WatchClosedError, StopAsyncIteration):
-            self.close()  # fell behind: the client re-lists and watches again
-            return None
-        selected = self._selected
-        return [out for c in changes if (out := _translate(c, selected)) is not None]
-
-    async def wait(self) -> None:
-        await self.stream.wait()
-
-    def follow(self, follower: Follower) -> None:
-        def ready() -> None:
-            batch = self.take()
-            if batch:
-                follower(batch)
-            if self._ended:
-                follower(None)
-
-        self.stream.follow(ready)
-
-    def close(self) -> None:
-        self._ended = True
-        self.stream.close()
 
 
 def batches(events: AsyncIterator[Object]) -> AsyncIterator[list[Object]]:
@@ -171,28 +96,9 @@ def watch_events(
     server: APIServer, kind: Kind, namespace: str, options: ListOptions, selected: Filter
 ) -> WatchEvents:
     progress = _Progress(server.store)
-    batches = _watch_batches(server, kind, namespace, options, selected, progress)
-    if _initial_events(options):
-        return WatchEvents(batches, progress)
-    return WatchEvents(batches, progress, lambda: _open(server, kind, namespace, options, selected))
-
-
-def _initial_events(options: ListOptions) -> bool:
-    if options.send_initial_events is None:
-        # Without sendInitialEvents, kept for old clients: "" and "0" start with the state.
-        return options.resource_version in ("", "0")
-    return options.send_initial_events
-
-
-def _open(
-    server: APIServer, kind: Kind, namespace: str, options: ListOptions, selected: Filter
-) -> _Live:
-    """The live changes after the watch's resourceVersion; CompactedError if they are gone."""
-    start = parse_resource_version(options.resource_version)
-    # Changes the filter leaves out neither wake this watch nor fill its buffer.
-    wanted = None if selected.everything else selected.touches
-    prefix = list_prefix(kind, namespace)
-    return _Live(server.store.watch(prefix, start, wanted), selected)
+    return WatchEvents(
+        _watch_batches(server, kind, namespace, options, selected, progress), progress
+    )
 
 
 async def _watch_batches(
@@ -203,7 +109,12 @@ async def _watch_batches(
     selected: Filter,
     progress: _Progress,
 ) -> AsyncGenerator[list[Object], None]:
-    if _initial_events(options):
+    prefix = list_prefix(kind, namespace)
+    initial = options.send_initial_events
+    if initial is None:
+        # Without sendInitialEvents, kept for old clients: "" and "0" start with the state.
+        initial = options.resource_version in ("", "0")
+    if initial:
         listed = await server.list(
             kind,
             namespace,
@@ -213,27 +124,37 @@ async def _watch_batches(
                 resource_version=(options.resource_version if options.send_initial_events else ""),
             ),
         )
-        start = listed["metadata"]["resourceVersion"]
+        start = int(listed["metadata"]["resourceVersion"])
         items = listed["items"]
         for i in range(0, len(items), BATCH):
             yield [{"type": "ADDED", "object": item} for item in items[i : i + BATCH]]
         if options.send_initial_events and options.allow_watch_bookmarks:
-            yield [bookmark(kind, int(start), {INITIAL_EVENTS_END_ANNOTATION: "true"})]
-        options = replace(options, resource_version=start)
+            yield [bookmark(kind, start, {INITIAL_EVENTS_END_ANNOTATION: "true"})]
+    else:
+        start = parse_resource_version(options.resource_version)
+    # Changes the filter leaves out neither wake this watch nor fill its buffer.
+    wanted = None if selected.everything else selected.touches
     try:
-        live = _open(server, kind, namespace, options, selected)
+        stream = server.store.watch(prefix, start, wanted)
     except CompactedError as e:
         yield [_expired(e)]
         return
-    progress.stream = live.stream
+    progress.stream = stream
     try:
-        while (batch := live.take()) is not None:
+        async for event in stream:
+            batch = []
+            for change in (event, *stream.ready(BATCH - 1)):
+                out = _translate(change, selected)
+                if out is not None:
+                    batch.append(out)
             if batch:
                 yield batch
-            else:
-                await live.wait()
+    except CompactedError as e:
+        yield [_expired(e)]
+    except WatchClosedError:
+        return  # the watcher fell behind; the client re-lists and watches again
     finally:
-        live.close()
+        stream.close()
 
 
 def _translate(event: WatchEvent, selected: Filter) -> Object | None:

@@ -8,21 +8,13 @@ changed meanwhile get on_update, new ones on_add, unchanged ones nothing, and th
 vanished on_delete with their last known state (client-go hands these over wrapped as
 DeletedFinalStateUnknown; here handlers get the object itself).
 
-Handlers run one at a time, in order; a handler may be a plain function or a coroutine function
-(awaited before the next notification). Plain handlers are called as soon as a batch of changes
-is cached, in the same turn of the event loop, rather than on a task woken for each change; the
-in-process watch is followed (`WatchEvents.follow`), so that one callback of the loop caches
-and delivers a change for every informer of the store. A coroutine handler is awaited on the
-informer's dispatch task, and until it and the notifications queued meanwhile are done the
-cache goes on following the API without calling handlers (client-go's processorListener
-buffers so).
-
-Cached objects are shared and read-only, as everything a client returns; a packed informer
-(given a `codec`) keeps its cache in the store's compact form instead, a fraction of the memory
-for a cache of many objects that handlers mostly take as they arrive, and every read of it
-(get, list, the old object of an update) is a new copy. `packed(obj)` gives the cache's compact
-form of that version of the object (the very bytes cached), so whoever keeps the object packed
-too can share them.
+Handlers run one at a time on a task of their own, in order; a handler may be a plain function
+or a coroutine function (awaited before the next notification). Cached objects are shared and
+read-only, as everything a client returns; a packed informer (given a `codec`) keeps its cache
+in the store's compact form instead, a fraction of the memory for a cache of many objects that
+handlers mostly take as they arrive, and every read of it (get, list, the old object of an
+update) is a new copy. `packed(obj)` gives the cache's compact form of that version of the
+object (the very bytes cached), so whoever keeps the object packed too can share them.
 """
 
 from __future__ import annotations
@@ -32,14 +24,14 @@ import builtins
 import inspect
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
-from pinnace.apiserver.watching import WatchEvents, batches
+from pinnace.apiserver.watching import batches
 from pinnace.client.interface import Client
 from pinnace.clock import Timer
 from pinnace.store.codec import Codec
@@ -157,11 +149,6 @@ class Informer:
         self._listeners: list[Listener] = []
         self._handlers: tuple[EventHandlers, ...] = ()
         self._notifications: deque[Notification] = deque()
-        self._draining = False
-        """Handlers are being called: by the reflector, or by the dispatch task (which then
-        delivers everything queued before it stops)."""
-        self._handed: Awaitable[Any] | None = None
-        """A coroutine handler's call, handed to the dispatch task to await."""
         self._waiting: asyncio.Future[None] | None = None
         """What the dispatch task awaits while there is nothing to dispatch."""
         self._synced = asyncio.Event()
@@ -189,8 +176,6 @@ class Informer:
         self._handlers += (handlers,)
         for cached in self._cache.values():
             self._notify((handlers,), "on_add", self._unpack(cached), packed=_bytes(cached))
-        if self._notifications and not self._draining:
-            self._wake()  # on the dispatch task: not before this returns
         return handlers
 
     def add_indexer(self, name: str, indexer: Indexer) -> None:
@@ -225,11 +210,6 @@ class Informer:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        handed, self._handed = self._handed, None
-        if inspect.iscoroutine(handed):
-            handed.close()  # dropped, as a call cut short by the dispatch task's end
-        self._draining = False
-        self._dispatched = None
         if self._resync_timer is not None:
             self._resync_timer.cancel()
             self._resync_timer = None
@@ -394,11 +374,11 @@ class Informer:
         self._last_resource_version = resource_version
         if not self._synced.is_set():
             self._notify((), _SYNCED)
-        self._deliver()
 
     async def _watch(self) -> None:
         """Follow changes from the last resourceVersion; returns when a list is needed."""
         while True:
+            received = False
             events = self._client.watch(
                 self.kind,
                 self.namespace,
@@ -406,65 +386,20 @@ class Informer:
                 label_selector=self.label_selector,
                 field_selector=self.field_selector,
             )
-            received, expired = await self._take(events)
-            if expired:
-                return
+            # A batch at a time: the in-process watch hands over what it has at once.
+            async for batch in batches(events):
+                received = True
+                for event in batch:
+                    kind, obj = event["type"], event["object"]
+                    if kind == "ERROR":
+                        message = obj.get("message")
+                        log.info("%s informer: watch ended: %s", self.kind.plural, message)
+                        return
+                    if kind != "BOOKMARK":
+                        self._apply(kind, obj)
+                    self._last_resource_version = _resource_version(obj)
             if not received:  # ended at once: do not spin
                 await self._clock.sleep(INITIAL_BACKOFF)
-
-    async def _take(self, events: AsyncIterator[Object]) -> tuple[bool, bool]:
-        """Cache and deliver a watch's events until it ends: whether it had any, and whether
-        it ended with an ERROR (then a list is needed). A batch at a time: the in-process
-        watch hands over what it has at once, and is followed where it can be, its batches
-        taken by the callback that serves every informer's watch at once rather than by
-        waking this task for each."""
-        received = False
-        if isinstance(events, WatchEvents):
-            ended: asyncio.Future[bool] = self._clock.loop.create_future()
-
-            def follow(batch: builtins.list[Object] | None) -> None:
-                nonlocal received
-                if ended.done():
-                    return
-                if batch is None:
-                    ended.set_result(False)
-                    return
-                received = True
-                try:
-                    expired = self._cache_batch(batch)
-                    self._deliver()
-                except Exception as e:
-                    ended.set_exception(e)
-                    return
-                if expired:
-                    ended.set_result(True)
-
-            if events.follow(follow):
-                try:
-                    expired = await ended
-                    return received, expired
-                finally:
-                    await events.aclose()
-        async for batch in batches(events):
-            received = True
-            expired = self._cache_batch(batch)
-            self._deliver()
-            if expired:
-                return received, True
-        return received, False
-
-    def _cache_batch(self, batch: builtins.list[Object]) -> bool:
-        """Cache a batch of watch events, queueing their notifications; True when the watch
-        ended with an ERROR (the events before it are cached)."""
-        for event in batch:
-            kind, obj = event["type"], event["object"]
-            if kind == "ERROR":
-                log.info("%s informer: watch ended: %s", self.kind.plural, obj.get("message"))
-                return True
-            if kind != "BOOKMARK":
-                self._apply(kind, obj)
-            self._last_resource_version = _resource_version(obj)
-        return False
 
     def _apply(self, kind: str, obj: Object) -> None:
         key = object_key(obj)
@@ -495,60 +430,26 @@ class Informer:
         if not handlers and what != _SYNCED:
             return  # a cache nobody listens to (node lifecycle's pods): no turn of the dispatch
         self._notifications.append((handlers, what, objs, packed))
-
-    def _deliver(self) -> None:
-        """Call the handlers of what is queued now, unless a coroutine handler holds them up
-        (the dispatch task then delivers it in turn)."""
-        if self._draining:
-            return
-        self._draining = True
-        self._handed = self._drain()
-        if self._handed is None:
-            self._draining = False
-        else:
-            self._wake()
-
-    def _drain(self) -> Awaitable[Any] | None:
-        """Call the handlers of the queued notifications in order, until none is left (None)
-        or a coroutine handler's call is left to await (returned, with `_dispatched` still
-        telling its object; the handlers after it are queued first)."""
-        notifications = self._notifications
-        while notifications:
-            handlers, what, objs, packed = notifications.popleft()
-            if what == _SYNCED:
-                self._synced.set()
-                self._schedule_resync()
-                continue
-            self._dispatched = None if packed is None else (objs[-1], packed)
-            for i, h in enumerate(handlers):
-                pending = self._call(h, what, objs)
-                if pending is not None:
-                    if i + 1 < len(handlers):
-                        notifications.appendleft((handlers[i + 1 :], what, objs, packed))
-                    return pending
-            self._dispatched = None
-        return None
-
-    def _wake(self) -> None:
         waiting = self._waiting
         if waiting is not None and not waiting.done():
             waiting.set_result(None)
 
     async def _dispatch(self) -> None:
-        """Await what coroutine handlers return, and deliver what was queued meanwhile or
-        outside the reflector (a handler added late)."""
         while True:
-            if self._handed is not None or self._notifications:
-                self._draining = True
-                pending, self._handed = self._handed, None
-                if pending is not None:
-                    try:
-                        await self._finish(pending)
-                    finally:
-                        self._dispatched = None
-                self._handed = self._drain()
-                continue
-            self._draining = False
+            while self._notifications:
+                handlers, what, objs, packed = self._notifications.popleft()
+                if what == _SYNCED:
+                    self._synced.set()
+                    self._schedule_resync()
+                    continue
+                self._dispatched = None if packed is None else (objs[-1], packed)
+                try:
+                    for h in handlers:
+                        pending = self._call(h, what, objs)
+                        if pending is not None:
+                            await self._finish(pending)
+                finally:
+                    self._dispatched = None
             # A future of its own rather than an asyncio.Event: the same single wake-up,
             # without the event's list of waiters to keep at every change.
             self._waiting = self._clock.loop.create_future()
@@ -585,7 +486,6 @@ class Informer:
         for cached in self._cache.values():
             obj = self._unpack(cached)
             self._notify(self._handlers, "on_update", obj, obj, packed=_bytes(cached))
-        self._deliver()
         self._schedule_resync()
 
 

@@ -178,24 +178,10 @@ class Watch(ABC):
     def close(self) -> None:
         """Stop watching; idempotent. A pending `__anext__` ends with StopAsyncIteration."""
 
-    @abstractmethod
-    def take(self, limit: int) -> list[WatchEvent]:
-        """Up to `limit` further events that are at hand, taken without waiting (maybe none):
-        lets a consumer handle a burst of changes in one go. Once the events before it are
-        taken, raises what ended the watch, as iteration does."""
-
-    @abstractmethod
-    async def wait(self) -> None:
-        """Return once `take` has something to give: events, or the watch's end."""
-
-    @abstractmethod
-    def follow(self, ready: Callable[[], None]) -> None:
-        """Have `ready` called, rather than a waiting task woken, when `take` has something to
-        give: first soon, then whenever events come or the watch ends. The calls of every
-        followed watch of the store that a turn of the event loop made ready come together
-        in one callback of the loop, so that in-process consumers of many watches (the
-        informers) cost one wake-up per change rather than one each. `ready` must not raise;
-        it is not called after `close()`."""
+    def ready(self, limit: int) -> list[WatchEvent]:
+        """Up to `limit` further events that are already at hand, taken without waiting (maybe
+        none): lets a consumer handle a burst of changes in one go."""
+        return []
 
     def caught_up(self) -> bool:
         """Whether every change up to the store's current revision that this watch is to

@@ -7,8 +7,6 @@ change falls between replay and live delivery. Live events go to a bounded per-w
 watch whose buffer overflows is ended with WatchClosedError, so a slow consumer can neither
 block writers nor grow memory. A watch that says which changes it wants (the API server's
 watches with selectors) gets only those: the others neither wake it nor take buffer room.
-A followed watch (see `Watch.follow`) is not woken on its own: the watches a turn of the loop
-made ready are called back together in one callback of the loop.
 """
 
 from __future__ import annotations
@@ -42,8 +40,6 @@ class WatchHub:
         # is offered to those, not to every prefix watched. Rebuilt when prefixes come or go.
         self._routes: dict[str, tuple[tuple[str, dict[BufferedWatch, None]], ...]] = {}
         self._overflowed: list[BufferedWatch] = []
-        self._woken: dict[BufferedWatch, None] = {}
-        """Followed watches that have something to give, to call back in the order woken."""
         self.closed: StoreError | None = None
         self.endings = 0
         """How many times `end` has ended watches: a watch started before the latest one
@@ -131,19 +127,6 @@ class WatchHub:
     def overflowed(self, watch: BufferedWatch) -> None:
         self._overflowed.append(watch)
 
-    def wake(self, watch: BufferedWatch, loop: asyncio.AbstractEventLoop) -> None:
-        """Call a followed watch back in the loop's next callback for followed watches."""
-        if not self._woken:
-            if loop.is_closed():
-                return
-            loop.call_soon(self._call_back)
-        self._woken[watch] = None
-
-    def _call_back(self) -> None:
-        woken, self._woken = self._woken, {}
-        for watch in woken:
-            watch._call_back()
-
 
 class BufferedWatch(Watch):
     def __init__(
@@ -165,70 +148,36 @@ class BufferedWatch(Watch):
         self._buffer: deque[WatchEvent] = deque()
         self._limit = buffer
         self._waiter: asyncio.Future[None] | None = None
-        self._follower: tuple[Callable[[], None], asyncio.AbstractEventLoop] | None = None
         self._error: BaseException | None = None
         self._endings = hub.endings
 
     async def __anext__(self) -> WatchEvent:
         while True:
-            taken = self.take(1)
-            if taken:
-                return taken[0]
-            await self.wait()
+            if self._buffer:
+                return self._buffer.popleft()
+            if self._error is not None:
+                # A stored error is raised again on every call (and the store's closing error
+                # by every watch): drop the previous traceback so it does not keep growing.
+                raise self._error.with_traceback(None)
+            if not self._live:
+                event = self._replay()
+                if event is not None:
+                    return event
+                continue
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
 
-    def take(self, limit: int) -> list[WatchEvent]:
+    def ready(self, limit: int) -> list[WatchEvent]:
+        """Live events already buffered (none while the watch still replays its history)."""
         buffer = self._buffer
-        if buffer:
-            if len(buffer) <= limit:
-                taken = list(buffer)
-                buffer.clear()
-                return taken
-            return [buffer.popleft() for _ in range(limit)]
-        replayed: list[WatchEvent] = []
-        while not self._live and len(replayed) < limit:
-            event = self._replay()
-            if event is None:
-                break
-            replayed.append(event)
-        if not replayed and self._error is not None:
-            # A stored error is raised again on every call (and the store's closing error
-            # by every watch): drop the previous traceback so it does not keep growing.
-            raise self._error.with_traceback(None)
-        return replayed
-
-    async def wait(self) -> None:
-        if self._buffer or self._error is not None or not self._live:
-            return
-        self._waiter = asyncio.get_running_loop().create_future()
-        try:
-            await self._waiter
-        finally:
-            self._waiter = None
-
-    def follow(self, ready: Callable[[], None]) -> None:
-        loop = asyncio.get_running_loop()
-        self._follower = (ready, loop)
-        self._hub.wake(self, loop)
-
-    def _call_back(self) -> None:
-        follower = self._follower
-        if follower is None:
-            return
-        ready, loop = follower
-        try:
-            ready()
-        except Exception as e:  # a bug of the follower's: the other watches go on
-            message = f"following the watch of {self.prefix!r} failed"
-            loop.call_exception_handler({"message": message, "exception": e})
-            return
-        if self._buffer or not self._live:  # more than one take's worth: the next turn
-            self._hub.wake(self, loop)
-
-    def _wake(self) -> None:
-        if self._follower is not None:
-            self._hub.wake(self, self._follower[1])
-        elif self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        if len(buffer) <= limit:
+            taken = list(buffer)
+            buffer.clear()
+            return taken
+        return [buffer.popleft() for _ in range(limit)]
 
     def caught_up(self) -> bool:
         """Live, nothing held and not ended: a commit and its fan-out happen in one step of
@@ -276,7 +225,8 @@ class BufferedWatch(Watch):
             )
             return False
         buffer.append(event)
-        self._wake()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
         return len(buffer) * 2 > self._limit
 
     def _end(self, error: BaseException, *, drain: bool = False) -> None:
@@ -285,10 +235,10 @@ class BufferedWatch(Watch):
         if not drain:
             self._buffer.clear()
         self._live = True  # never replay again
-        self._wake()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def close(self) -> None:
-        self._follower = None
         if self._error is None:
             self._hub.unregister(self)
             self._end(StopAsyncIteration())

@@ -48,15 +48,20 @@ class WatchEvents:
     """A watch's events: one at a time (`async for`), or as `batches()` of those already at
     hand, which the HTTP stream writes at once."""
 
-    def __init__(self, batches: AsyncGenerator[list[Object], None], progress: _Progress) -> None:
+    def __init__(
+        self, batches: AsyncGenerator[list[Object], None], progress: _Progress | None = None
+    ) -> None:
         self._batches = batches
         self._pending: deque[Object] = deque()
         self._progress = progress
 
     def bookmark_revision(self) -> int | None:
         """The revision a BOOKMARK may carry now: every event up to it that this watch is to
-        send has been taken from it. None while some are still on their way."""
-        return None if self._pending else self._progress.revision()
+        send has been taken from it. None while some are still on their way, and for events
+        not from a store's watch (no `progress`)."""
+        if self._pending or self._progress is None:
+            return None
+        return self._progress.revision()
 
     def __aiter__(self) -> WatchEvents:
         return self

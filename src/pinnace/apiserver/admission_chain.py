@@ -57,6 +57,15 @@ _QUOTA_RETRIES = 16
 _NOTHING_CHARGED = nullcontext()
 
 
+_VALIDATED: dict[tuple[str, str], frozenset[str]] = {
+    ("", "Pod"): frozenset({"CREATE"}),
+    ("", "PersistentVolumeClaim"): frozenset({"CREATE", "UPDATE"}),
+    ("scheduling.k8s.io", "PriorityClass"): frozenset({"CREATE", "UPDATE"}),
+}
+"""The writes the validating plugins check, by (group, kind): LimitRanger and RuntimeClass a
+pod's create, LimitRanger a claim's writes, Priority a PriorityClass's."""
+
+
 def _is(kind: Kind, group: str, name: str) -> bool:
     return kind.group == group and kind.kind == name
 
@@ -195,11 +204,7 @@ class AdmissionChain:
     def validates(operation: str, kind: Kind) -> bool:
         """Whether `validate` checks anything of such a write (most kinds have no validating
         plugin: their writes skip the call)."""
-        return (
-            (_is(kind, "", "Pod") and operation == "CREATE")
-            or _is(kind, "", "PersistentVolumeClaim")
-            or _is(kind, "scheduling.k8s.io", "PriorityClass")
-        )
+        return operation in _VALIDATED.get((kind.group, kind.kind), ())
 
     async def validate(
         self,
@@ -210,24 +215,24 @@ class AdmissionChain:
         subresource: str = "",
     ) -> None:
         """The validating checks before ResourceQuota's charge (`quota_charged`); an update
-        gives the stored object as `old`. (`validates` names the writes they check.)"""
+        gives the stored object as `old`. Only the writes `_VALIDATED` names are checked."""
+        if not self.validates(operation, kind):
+            return
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         stored = await self._stored()
-        if _is(kind, "", "Pod") and operation == "CREATE":
+        if _is(kind, "", "Pod"):
             limit_ranger.validate("pods", obj, stored.list(LIMIT_RANGES, namespace))
-        if (
-            _is(kind, "", "PersistentVolumeClaim")
-            and not subresource
-            and not (old and (old.get("metadata") or {}).get("deletionTimestamp"))
-        ):
-            limit_ranger.validate(
-                "persistentvolumeclaims", obj, stored.list(LIMIT_RANGES, namespace)
-            )
-        if _is(kind, "scheduling.k8s.io", "PriorityClass"):
+            runtime_class.validate_pod(obj, await self._runtime_class(obj))
+        elif _is(kind, "", "PersistentVolumeClaim"):
+            if not subresource and not (
+                old and (old.get("metadata") or {}).get("deletionTimestamp")
+            ):
+                limit_ranger.validate(
+                    "persistentvolumeclaims", obj, stored.list(LIMIT_RANGES, namespace)
+                )
+        else:
             existing = stored.named(PRIORITY_CLASSES, "")
             priority.validate_priority_class(obj, existing, operation)
-        if _is(kind, "", "Pod") and operation == "CREATE":
-            runtime_class.validate_pod(obj, await self._runtime_class(obj))
 
     def quota_charged(
         self,

@@ -35,7 +35,11 @@ import argparse
 import json
 import multiprocessing
 import os
+import shutil
+import socket
 import statistics
+import subprocess
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +58,10 @@ ARGS.add_argument("pid", type=int, nargs="?", help="the API server's process")
 ARGS.add_argument("--direct", action="store_true", help="each node at its kubelet address")
 ARGS.add_argument("--agent-pid", type=int, help="the process that runs the nodes")
 ARGS.add_argument("--rounds", type=int, default=1, help="idle and paced windows, before and after")
+ARGS.add_argument("--prometheus", action="store_true",
+                  help="scrape with Debian's prometheus instead of Python threads")  # fmt: skip
+ARGS.add_argument("--deployment", action="store_true",
+                  help="a phase's pods made by one Deployment")  # fmt: skip
 OPTIONS = ARGS.parse_args()
 SERVER = OPTIONS.server.rstrip("/")
 PODS = OPTIONS.pods
@@ -140,6 +148,53 @@ def scraping(nodes: list[str], stop: Stop, passes: Queue[tuple[float, int, int]]
         stop.wait(max(0.0, INTERVAL - (time.perf_counter() - began)))
 
 
+class Prometheus:
+    """Debian's prometheus scraping every node every INTERVAL seconds (each target at the
+    path and address of its URL), as the real thing would; its CPU is measured as the
+    scraper's."""
+
+    def __init__(self, nodes: list[str]) -> None:
+        binary = shutil.which("prometheus")
+        if binary is None:
+            raise SystemExit("prometheus is missing: sh scripts/install-system-packages.sh")
+        self.directory = tempfile.TemporaryDirectory()
+        here = self.directory.name
+        targets = []
+        for url in nodes:
+            url = url if "://" in url else SERVER + url
+            scheme, rest = url.split("://", 1)
+            address, path = rest.split("/", 1)
+            labels = {"__scheme__": scheme, "__metrics_path__": "/" + path}
+            targets.append({"targets": [address], "labels": labels})
+        with open(f"{here}/nodes.json", "w") as file:
+            json.dump(targets, file)
+        timings = {"scrape_interval": f"{INTERVAL:g}s", "scrape_timeout": f"{min(INTERVAL, 10):g}s"}
+        job = {"job_name": "cadvisor", "file_sd_configs": [{"files": [f"{here}/nodes.json"]}]}
+        with open(f"{here}/prometheus.yml", "w") as file:
+            json.dump({"global": timings, "scrape_configs": [job]}, file)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+        self.process = subprocess.Popen(
+            [binary, f"--config.file={here}/prometheus.yml", f"--storage.tsdb.path={here}/data",
+             f"--web.listen-address={self.url.split('://')[1]}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+    def targets_up(self) -> str:
+        """How many targets answered their last scrape, of how many."""
+        counts = []
+        for query in ("count(up == 1)", "count(up)"):
+            response = HTTP.request("GET", f"{self.url}/api/v1/query", fields={"query": query})
+            result = json.loads(response.data)["data"]["result"]
+            counts.append(result[0]["value"][1] if result else "0")
+        return " of ".join(counts)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.directory.cleanup()
+
+
 def cpu(pid: int | None) -> float:
     """CPU seconds the process has taken so far (0 without its PID)."""
     if pid is None:
@@ -222,10 +277,45 @@ def pod(namespace: str, i: int) -> dict[str, object]:
             "spec": {"containers": [container]}}  # fmt: skip
 
 
+def deployment(namespace: str) -> dict[str, object]:
+    labels = {"app": "scrape"}
+    template = pod(namespace, 0)
+    template["metadata"] = {"labels": labels}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "scrape", "namespace": namespace},
+            "spec": {"replicas": PODS, "selector": {"matchLabels": labels},
+                     "template": template}}  # fmt: skip
+
+
 def unbound(namespace: str) -> int:
     selector = "fieldSelector=spec.nodeName%3D"
     _, data = request("GET", f"/api/v1/namespaces/{namespace}/pods?{selector}")
     return len(json.loads(data)["items"])
+
+
+def created(namespace: str) -> int:
+    """The pods in the namespace (a page of one and the count of the rest)."""
+    _, data = request("GET", f"/api/v1/namespaces/{namespace}/pods?limit=1")
+    listed = json.loads(data)
+    return len(listed["items"]) + int(listed["metadata"].get("remainingItemCount", 0))
+
+
+def create_pods(namespace: str) -> list[float]:
+    """The phase's pods, by CREATORS client threads, or (--deployment) by one Deployment whose
+    ReplicaSet controller creates them in the server; when all of them are bound."""
+    if OPTIONS.deployment:
+        took, _ = request("POST", f"/apis/apps/v1/namespaces/{namespace}/deployments",
+                          deployment(namespace))  # fmt: skip
+        while created(namespace) < PODS or unbound(namespace):
+            time.sleep(0.1)
+        return [took]
+    with ThreadPoolExecutor(CREATORS) as pool:
+        path = f"/api/v1/namespaces/{namespace}/pods"
+        creates = list(pool.map(lambda i: request("POST", path, pod(namespace, i))[0],
+                                range(PODS)))  # fmt: skip
+    while unbound(namespace):
+        time.sleep(0.05)
+    return creates
 
 
 def phase(name: str, nodes: list[str], scrape: bool) -> None:
@@ -237,22 +327,26 @@ def phase(name: str, nodes: list[str], scrape: bool) -> None:
     workers: list[threading.Thread | multiprocessing.Process] = [
         threading.Thread(target=probing, args=(stop, probe))
     ]
-    if scrape:
+    measured = dict(PROCESSES)
+    prometheus = None
+    if scrape and OPTIONS.prometheus:
+        prometheus = Prometheus(nodes)
+        measured["prometheus"] = prometheus.process.pid
+        time.sleep(INTERVAL)  # its first pass under way
+    elif scrape:
         workers.append(multiprocessing.Process(target=scraping, args=(nodes, stop, passes)))
     for worker in workers:
         worker.start()
-    start, began = time.perf_counter(), {n: cpu(p) for n, p in PROCESSES.items()}
-    with ThreadPoolExecutor(CREATORS) as pool:
-        path = f"/api/v1/namespaces/{namespace}/pods"
-        creates = list(pool.map(lambda i: request("POST", path, pod(namespace, i))[0],
-                                range(PODS)))  # fmt: skip
-    while unbound(namespace):
-        time.sleep(0.05)
+    start, began = time.perf_counter(), {n: cpu(p) for n, p in measured.items()}
+    creates = create_pods(namespace)
     seconds = time.perf_counter() - start
-    spent = {n: cpu(p) - began[n] for n, p in PROCESSES.items() if p is not None}
+    spent = {n: cpu(p) - began[n] for n, p in measured.items() if p is not None}
     stop.set()
     for worker in workers:
         worker.join()
+    if prometheus is not None:
+        print(f"  prometheus: targets up at its last scrape {prometheus.targets_up()}")
+        prometheus.stop()
     shares = "".join(
         f"; {n} CPU {used / seconds:.0%} of a core, {used / PODS * 1000:.1f} ms a pod"
         for n, used in spent.items()

@@ -27,6 +27,9 @@ less than pods/s), and at the start and the end it measures what a paced scrapin
 costs the server: its CPU over one pass against its rate over INTERVAL seconds with nothing
 going on before and after, `--rounds` times, and the requests its node proxy answered meanwhile.
 With `--agent-pid`, the same CPU figures for the process that runs the nodes (a `pinnace agent`).
+With `--prometheus`, the scraping phase's scraper is Debian's prometheus (a file_sd target a
+node, scrape_interval INTERVAL) rather than Python threads, whose own CPU on a small machine
+would stand in for the scrape's; its CPU is printed too.
 """
 
 from __future__ import annotations
@@ -60,8 +63,6 @@ ARGS.add_argument("--agent-pid", type=int, help="the process that runs the nodes
 ARGS.add_argument("--rounds", type=int, default=1, help="idle and paced windows, before and after")
 ARGS.add_argument("--prometheus", action="store_true",
                   help="scrape with Debian's prometheus instead of Python threads")  # fmt: skip
-ARGS.add_argument("--deployment", action="store_true",
-                  help="a phase's pods made by one Deployment")  # fmt: skip
 OPTIONS = ARGS.parse_args()
 SERVER = OPTIONS.server.rstrip("/")
 PODS = OPTIONS.pods
@@ -277,38 +278,15 @@ def pod(namespace: str, i: int) -> dict[str, object]:
             "spec": {"containers": [container]}}  # fmt: skip
 
 
-def deployment(namespace: str) -> dict[str, object]:
-    labels = {"app": "scrape"}
-    template = pod(namespace, 0)
-    template["metadata"] = {"labels": labels}
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "scrape", "namespace": namespace},
-            "spec": {"replicas": PODS, "selector": {"matchLabels": labels},
-                     "template": template}}  # fmt: skip
-
-
 def unbound(namespace: str) -> int:
     selector = "fieldSelector=spec.nodeName%3D"
     _, data = request("GET", f"/api/v1/namespaces/{namespace}/pods?{selector}")
     return len(json.loads(data)["items"])
 
 
-def created(namespace: str) -> int:
-    """The pods in the namespace (a page of one and the count of the rest)."""
-    _, data = request("GET", f"/api/v1/namespaces/{namespace}/pods?limit=1")
-    listed = json.loads(data)
-    return len(listed["items"]) + int(listed["metadata"].get("remainingItemCount", 0))
-
-
 def create_pods(namespace: str) -> list[float]:
-    """The phase's pods, by CREATORS client threads, or (--deployment) by one Deployment whose
-    ReplicaSet controller creates them in the server; when all of them are bound."""
-    if OPTIONS.deployment:
-        took, _ = request("POST", f"/apis/apps/v1/namespaces/{namespace}/deployments",
-                          deployment(namespace))  # fmt: skip
-        while created(namespace) < PODS or unbound(namespace):
-            time.sleep(0.1)
-        return [took]
+    """The phase's pods, by CREATORS client threads, when all of them are bound: the
+    creates' latencies."""
     with ThreadPoolExecutor(CREATORS) as pool:
         path = f"/api/v1/namespaces/{namespace}/pods"
         creates = list(pool.map(lambda i: request("POST", path, pod(namespace, i))[0],

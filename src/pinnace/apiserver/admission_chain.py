@@ -5,11 +5,12 @@ Mutating (before validation): NamespaceLifecycle, LimitRanger, ServiceAccount (w
 ServiceAccount controller runs to create the accounts it requires: a cluster's API server),
 Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
 RuntimeClass, DefaultIngressClass. Validating (after validation, before storage):
-LimitRanger's, Priority's and RuntimeClass's checks, then ResourceQuota, which charges a
-create's usage to the quotas' status before the object is stored. Deletes (and pods that
-finish) free usage by recalculating the namespace's quotas afterwards, which is the resource
-quota controller's job in Kubernetes; the `QuotaGate` keeps that recount from undoing a charge
-whose object is still being stored.
+PodSecurity (`pod_security`, whose warnings the write returns; v1.32 runs it after
+LimitRanger's check), LimitRanger's, Priority's and RuntimeClass's checks, then ResourceQuota,
+which charges a create's usage to the quotas' status before the object is stored. Deletes
+(and pods that finish) free usage by recalculating the namespace's quotas afterwards, which is
+the resource quota controller's job in Kubernetes; the `QuotaGate` keeps that recount from
+undoing a charge whose object is still being stored.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pinnace.apiserver.admission import (
     ingress_class,
     limit_ranger,
     namespace_lifecycle,
+    pod_security,
     priority,
     quota_usage,
     resource_quota,
@@ -199,6 +201,36 @@ class AdmissionChain:
             if found is not None:
                 return found
         return None
+
+    async def pod_security(
+        self, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
+    ) -> list[str]:
+        """PodSecurity's validation of a write: its warnings, or its 403 (a pod the enforce
+        policy forbids) or 422 (a namespace's labels that do not parse). Only for the kinds
+        `pod_security_applies` to."""
+        stored = self._objects if self._objects.loaded else await self._stored()
+        namespace = (obj.get("metadata") or {}).get("namespace", "")
+        if _is(kind, "", "Namespace"):
+            if subresource:
+                return []
+            enforce = pod_security.validate_namespace(obj, old)
+            if enforce is None:
+                return []
+            name = obj["metadata"]["name"]
+            pods = await self._list(PODS, name)
+            return pod_security.existing_pods_warnings(name, enforce, pods)
+        found = stored.get(NAMESPACES, "", namespace)
+        if _is(kind, "", "Pod"):
+            return pod_security.validate_pod(found, obj, old, subresource)
+        if subresource:
+            return []
+        return pod_security.validate_pod_controller(found, kind.group, kind.kind, obj)
+
+    @staticmethod
+    def pod_security_applies(kind: Kind) -> bool:
+        """Whether PodSecurity looks at writes of this kind (pods, their controllers,
+        namespaces): the others skip the call."""
+        return pod_security.applies_to(kind.group, kind.kind)
 
     @staticmethod
     def validates(operation: str, kind: Kind) -> bool:

@@ -252,6 +252,21 @@ def test_anonymous_requests_see_public_paths_only(secure: Cluster) -> None:
     }
 
 
+def test_a_refusal_before_any_handler_is_indented_for_curl_on_every_path(secure: Cluster) -> None:
+    context = ssl.create_default_context(cafile=str(secure.workdir / "data" / "pki" / "ca.crt"))
+    for path in ("/metrics", "/openapi/v2", "/apis/nothing"):
+        request = urllib.request.Request(secure.url + path, headers={"User-Agent": "curl/8.5.0"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, context=context, timeout=20)
+        body = refused.value.read().decode()
+        assert refused.value.code == 403
+        assert body.startswith('{\n  "kind": "Status",\n'), (path, body)
+        assert (
+            f'"message": "forbidden: User \\"system:anonymous\\" cannot get path \\"{path}\\""'
+            in body
+        )
+
+
 def test_the_ca_is_kept_across_restarts(tmp_path: Path) -> None:
     first = launch(tmp_path, "--data-dir", str(tmp_path / "data"), flags=("--tls",))
     ca = (tmp_path / "data" / "pki" / "ca.crt").read_bytes()

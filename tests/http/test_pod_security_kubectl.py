@@ -194,3 +194,54 @@ def test_the_python_client_gets_the_forbidden_status(cluster: Cluster) -> None:
     )
     assert body["message"].startswith('pods "probe-')
     assert api.list_namespaced_pod("client-locked").items == []
+
+
+ADMISSION_CONFIGURATION = """\
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  path: pod-security.yaml
+"""
+
+POD_SECURITY_CONFIGURATION = """\
+apiVersion: pod-security.admission.config.k8s.io/v1
+kind: PodSecurityConfiguration
+defaults:
+  enforce: baseline
+exemptions:
+  usernames: [ci]
+  namespaces: [infra]
+"""
+
+
+def test_an_admission_configuration_file_sets_defaults_and_exemptions(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    workdir = tmp_path_factory.mktemp("pinnace-up-pod-security-config")
+    (workdir / "admission.yaml").write_text(ADMISSION_CONFIGURATION)
+    (workdir / "pod-security.yaml").write_text(POD_SECURITY_CONFIGURATION)
+    configured = launch(
+        workdir, flags=("--no-scheduler", "--admission-control-config-file", "admission.yaml")
+    )
+    try:
+        # An unlabelled namespace has the default policy: baseline refuses a host pod.
+        refused = configured.kubectl("apply", "-f", "-", stdin=HOST)
+        assert refused.returncode == 1
+        assert 'violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)' in (
+            refused.stderr
+        )
+        # An exempt user's is admitted, and so is any pod of an exempt namespace.
+        as_ci = ("--as", "ci", "--as-group", "system:masters")
+        assert configured.ok("apply", "-f", "-", *as_ci, stdin=HOST) == "pod/host created\n"
+        configured.ok("create", "namespace", "infra")
+        labelled = configured.kubectl("label", "namespace", "infra", f"{ENFORCE}=restricted")
+        assert labelled.stderr == (
+            'Warning: namespace "infra" is exempt from Pod Security, and the policy '
+            "(enforce=restricted:latest) will be ignored\n"
+        )
+        assert configured.ok("apply", "-n", "infra", "-f", "-", stdin=HOST) == (
+            "pod/host created\n"
+        )
+    finally:
+        stop(configured)

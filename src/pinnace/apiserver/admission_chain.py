@@ -44,9 +44,13 @@ from pinnace.apiserver.admission import (
     vpa,
 )
 from pinnace.apiserver.admission.errors import object_name
+from pinnace.apiserver.admission.pod_security_levels import (
+    Configuration as PodSecurityConfiguration,
+)
 from pinnace.apiserver.admission_objects import AdmissionObjects
 from pinnace.apiserver.auth import escalation
 from pinnace.apiserver.auth import node as node_restriction
+from pinnace.apiserver.auth.user import requester
 from pinnace.apiserver.keys import kind_prefix, list_prefix, object_key
 from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.clock import Randomness
@@ -109,6 +113,9 @@ class AdmissionChain:
             ),
         )
         self._service_accounts = None if service_accounts is None else service_accounts.random
+        self.pod_security_configuration = PodSecurityConfiguration()
+        """PodSecurity's defaults and exemptions (kube-apiserver's
+        --admission-control-config-file)."""
 
     async def _stored(self) -> AdmissionObjects:
         """What the plugins look up, as stored now."""
@@ -208,23 +215,27 @@ class AdmissionChain:
         """PodSecurity's validation of a write: its warnings, or its 403 (a pod the enforce
         policy forbids) or 422 (a namespace's labels that do not parse). Only for the kinds
         `pod_security_applies` to."""
-        stored = self._objects if self._objects.loaded else await self._stored()
-        namespace = (obj.get("metadata") or {}).get("namespace", "")
+        config = self.pod_security_configuration
         if _is(kind, "", "Namespace"):
             if subresource:
                 return []
-            enforce = pod_security.validate_namespace(obj, old)
+            warnings, enforce = pod_security.validate_namespace(config, obj, old)
             if enforce is None:
-                return []
+                return warnings
             name = obj["metadata"]["name"]
             pods = await self._list(PODS, name)
-            return pod_security.existing_pods_warnings(name, enforce, pods)
-        found = stored.get(NAMESPACES, "", namespace)
+            return pod_security.existing_pods_warnings(config, name, enforce, pods)
+        stored = self._objects if self._objects.loaded else await self._stored()
+        found = stored.get(NAMESPACES, "", (obj.get("metadata") or {}).get("namespace", ""))
+        acting = requester()
+        username = "" if acting is None else acting.user.name
         if _is(kind, "", "Pod"):
-            return pod_security.validate_pod(found, obj, old, subresource)
+            return pod_security.validate_pod(config, username, found, obj, old, subresource)
         if subresource:
             return []
-        return pod_security.validate_pod_controller(found, kind.group, kind.kind, obj)
+        return pod_security.validate_pod_controller(
+            config, username, found, kind.group, kind.kind, obj
+        )
 
     @staticmethod
     def pod_security_applies(kind: Kind) -> bool:

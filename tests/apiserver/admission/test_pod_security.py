@@ -18,11 +18,13 @@ from pinnace.apiserver.admission.pod_security import (
 from pinnace.apiserver.admission.pod_security_checks import evaluate, forbidden_detail
 from pinnace.apiserver.admission.pod_security_levels import (
     LATEST,
+    Configuration,
     LevelVersion,
     Policy,
     policy_to_evaluate,
 )
 
+DEFAULTS = Configuration()
 BASELINE = LevelVersion("baseline", LATEST)
 RESTRICTED = LevelVersion("restricted", LATEST)
 
@@ -196,11 +198,11 @@ def test_a_pod_update_is_judged_only_when_it_changes_what_the_checks_read() -> N
         "spec": {"hostNetwork": True, "containers": [{"name": "c", "image": "a"}]},
     }
     relabelled = {**pod, "metadata": {"name": "p", "labels": {"x": "y"}}}
-    assert validate_pod(ns, relabelled, pod, "") == []
-    assert validate_pod(ns, pod, None, "status") == []
+    assert validate_pod(DEFAULTS, "", ns, relabelled, pod, "") == []
+    assert validate_pod(DEFAULTS, "", ns, pod, None, "status") == []
     new_image = {**pod, "spec": {**pod["spec"], "containers": [{"name": "c", "image": "b"}]}}
     with pytest.raises(StatusError) as refused:
-        validate_pod(ns, new_image, pod, "")
+        validate_pod(DEFAULTS, "", ns, new_image, pod, "")
     assert refused.value.code == 403
     assert refused.value.message == (
         'pods "p" is forbidden: violates PodSecurity "baseline:latest": '
@@ -214,30 +216,57 @@ def test_controllers_are_only_warned_about() -> None:
             "jobTemplate": {"spec": {"template": {"spec": {"hostIPC": True, "containers": []}}}}
         }
     }
-    assert validate_pod_controller(namespace(enforce="baseline"), "batch", "CronJob", cron) == []
+    assert (
+        validate_pod_controller(
+            DEFAULTS, "", namespace(enforce="baseline"), "batch", "CronJob", cron
+        )
+        == []
+    )
     assert validate_pod_controller(
-        namespace(audit="baseline", warn="baseline"), "batch", "CronJob", cron
+        DEFAULTS, "", namespace(audit="baseline", warn="baseline"), "batch", "CronJob", cron
     ) == ['would violate PodSecurity "baseline:latest": host namespaces (hostIPC=true)']
 
 
 def test_only_a_stricter_enforce_policy_checks_the_existing_pods() -> None:
     baseline, restricted = namespace(enforce="baseline"), namespace(enforce="restricted")
-    assert validate_namespace(restricted, baseline) == RESTRICTED
-    assert validate_namespace(baseline, restricted) is None
-    assert validate_namespace(
-        namespace(enforce="restricted", enforce_version="v1.30"), restricted
-    ) == LevelVersion("restricted", 30)
+    assert validate_namespace(DEFAULTS, restricted, baseline) == ([], RESTRICTED)
+    assert validate_namespace(DEFAULTS, baseline, restricted) == ([], None)
+    pinned = namespace(enforce="restricted", enforce_version="v1.30")
+    assert validate_namespace(DEFAULTS, pinned, restricted) == ([], LevelVersion("restricted", 30))
     # Labels that already failed to parse may stay as they are.
     bad = namespace(enforce="x")
-    assert (
-        validate_namespace(
-            {"metadata": {"name": "ns", "labels": {**bad["metadata"]["labels"], "a": "b"}}}, bad
-        )
-        is None
-    )
+    relabelled = {"metadata": {"name": "ns", "labels": {**bad["metadata"]["labels"], "a": "b"}}}
+    assert validate_namespace(DEFAULTS, relabelled, bad) == ([], None)
     with pytest.raises(StatusError) as refused:
-        validate_namespace(bad, None)
+        validate_namespace(DEFAULTS, bad, None)
     assert refused.value.code == 422
+
+
+def test_exemptions_and_defaults_of_the_configuration() -> None:
+    config = Configuration(
+        defaults=Policy(enforce=BASELINE),
+        usernames=frozenset({"ci"}),
+        namespaces=frozenset({"ns"}),
+        runtime_classes=frozenset({"kata"}),
+    )
+    host = {"metadata": {"name": "p", "namespace": "team"}, "spec": {"hostPID": True}}
+    unlabelled = {"metadata": {"name": "team"}}
+    with pytest.raises(StatusError):
+        validate_pod(config, "alice", unlabelled, host, None, "")
+    assert validate_pod(config, "ci", unlabelled, host, None, "") == []
+    kata = {**host, "spec": {"hostPID": True, "runtimeClassName": "kata"}}
+    assert validate_pod(config, "alice", unlabelled, kata, None, "") == []
+    exempt = {**host, "metadata": {"name": "p", "namespace": "ns"}}
+    assert validate_pod(config, "alice", unlabelled, exempt, None, "") == []
+    labelled = namespace(enforce="restricted", warn="baseline")
+    assert validate_namespace(config, labelled, None) == (
+        [
+            'namespace "ns" is exempt from Pod Security, and the policy '
+            "(enforce=restricted:latest, warn=baseline:latest) will be ignored"
+        ],
+        None,
+    )
+    assert validate_namespace(config, namespace(enforce="baseline"), None) == ([], None)
 
 
 def test_existing_pods_share_a_warning_and_one_per_controller_is_checked_first() -> None:
@@ -246,7 +275,7 @@ def test_existing_pods_share_a_warning_and_one_per_controller_is_checked_first()
         return {"metadata": {"name": name, "ownerReferences": refs}, "spec": {"hostPID": True}}
 
     pods = [pod("z"), pod("r1", "rs"), pod("r2", "rs"), pod("m")]
-    assert existing_pods_warnings("ns", BASELINE, pods) == [
+    assert existing_pods_warnings(DEFAULTS, "ns", BASELINE, pods) == [
         'existing pods in namespace "ns" violate the new PodSecurity enforce level '
         '"baseline:latest"',
         "m (and 3 other pods): host namespaces",

@@ -1,7 +1,7 @@
 """PodSecurity, kube-apiserver v1.32's validating admission plugin
-(plugin/pkg/admission/security/podsecurity, k8s.io/pod-security-admission/admission), with
-its default configuration: every mode privileged:latest unless the namespace's labels say
-otherwise, and no exemptions.
+(plugin/pkg/admission/security/podsecurity, k8s.io/pod-security-admission/admission). Its
+`Configuration` gives the policy of a namespace without labels (every mode privileged:latest
+by default) and the users, namespaces and RuntimeClasses exempt from it (none by default).
 
 - A pod's create, an update that changes an image, the number of containers or a seccomp
   annotation, and a write of its `ephemeralcontainers` are refused (403) when the enforce
@@ -9,7 +9,8 @@ otherwise, and no exemptions.
 - A pod controller's template (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
   CronJobs, ReplicationControllers, PodTemplates) is only warned about.
 - A namespace's Pod Security labels must parse (422 otherwise, on create or when they change);
-  an update making the enforce policy stricter warns of the existing pods it would forbid.
+  an update making the enforce policy stricter warns of the existing pods it would forbid, and
+  an exempt namespace's labels warn that they are ignored.
 
 The audit mode's annotations go to an audit log Pinnace does not keep.
 """
@@ -26,7 +27,10 @@ from pinnace.apiserver.admission.pod_security_checks import (
     forbidden_reason,
 )
 from pinnace.apiserver.admission.pod_security_levels import (
+    LABEL_PREFIX,
+    MODES,
     PRIVILEGED,
+    Configuration,
     LevelVersion,
     Policy,
     has_labels,
@@ -67,24 +71,27 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def validate_pod(
+    config: Configuration,
+    username: str,
     namespace: Mapping[str, Any] | None,
     pod: Mapping[str, Any],
     old: Mapping[str, Any] | None,
     subresource: str,
 ) -> list[str]:
-    """The warnings of a pod's write; raises the enforce policy's 403."""
-    if subresource in _IGNORED_POD_SUBRESOURCES:
+    """The warnings of a pod's write by `username`; raises the enforce policy's 403."""
+    if subresource in _IGNORED_POD_SUBRESOURCES or _exempt(config, username, pod):
         return []
     labels = _labels(namespace)
-    if not has_labels(labels):
-        return []  # the default policy: privileged for every mode
-    policy, errors = policy_to_evaluate(labels)
+    if not has_labels(labels) and config.defaults.fully_privileged():
+        return []
+    policy, errors = policy_to_evaluate(labels, config.defaults)
     if not errors and policy.fully_privileged():
         return []
     if old is not None and not _significant_update(pod, old):
         return []
-    spec = pod.get("spec")
-    spec = spec if isinstance(spec, Mapping) else {}
+    spec = _spec(pod)
+    if _exempt_runtime_class(config, spec):
+        return []
     meta = _meta(pod)
     enforced = evaluate(policy.enforce, meta, spec)
     if enforced:
@@ -94,13 +101,20 @@ def validate_pod(
 
 
 def validate_pod_controller(
-    namespace: Mapping[str, Any] | None, group: str, kind: str, obj: Mapping[str, Any]
+    config: Configuration,
+    username: str,
+    namespace: Mapping[str, Any] | None,
+    group: str,
+    kind: str,
+    obj: Mapping[str, Any],
 ) -> list[str]:
     """The warn policy's warnings of a controller's pod template (never refused)."""
-    labels = _labels(namespace)
-    if not has_labels(labels):
+    if _exempt(config, username, obj):
         return []
-    policy, errors = policy_to_evaluate(labels)
+    labels = _labels(namespace)
+    if not has_labels(labels) and config.defaults.fully_privileged():
+        return []
+    policy, errors = policy_to_evaluate(labels, config.defaults)
     if not errors and PRIVILEGED == policy.warn.level == policy.audit.level:
         return []
     template: Any = obj
@@ -108,8 +122,27 @@ def validate_pod_controller(
         template = template.get(step) if isinstance(template, Mapping) else None
     if not isinstance(template, Mapping):
         return []
-    spec = template.get("spec")
-    return _warnings(policy, _meta(template), spec if isinstance(spec, Mapping) else {})
+    spec = _spec(template)
+    if _exempt_runtime_class(config, spec):
+        return []
+    return _warnings(policy, _meta(template), spec)
+
+
+def _exempt(config: Configuration, username: str, obj: Mapping[str, Any]) -> bool:
+    namespace = _meta(obj).get("namespace")
+    return (bool(namespace) and namespace in config.namespaces) or (
+        bool(username) and username in config.usernames
+    )
+
+
+def _exempt_runtime_class(config: Configuration, spec: Mapping[str, Any]) -> bool:
+    name = spec.get("runtimeClassName")
+    return bool(name) and name in config.runtime_classes
+
+
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = obj.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
 
 
 def _warnings(policy: Policy, meta: Mapping[str, Any], spec: Mapping[str, Any]) -> list[str]:
@@ -120,42 +153,68 @@ def _warnings(policy: Policy, meta: Mapping[str, Any], spec: Mapping[str, Any]) 
 
 
 def validate_namespace(
-    namespace: Mapping[str, Any], old: Mapping[str, Any] | None
-) -> LevelVersion | None:
-    """A namespace's labels must parse (422 on create, or on an update that changes them); an
-    update that makes the enforce policy stricter returns it, for `existing_pods_warnings`."""
+    config: Configuration, namespace: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> tuple[list[str], LevelVersion | None]:
+    """A namespace's labels must parse (422 on create, or on an update that changes them).
+    Returns the warnings for an exempt namespace that asks for a policy, and, for an update
+    that makes the enforce policy stricter, that policy, for `existing_pods_warnings`."""
     labels = _labels(namespace)
     old_labels = _labels(old)
     if not has_labels(labels) and not has_labels(old_labels):
-        return None
-    policy, errors = policy_to_evaluate(labels)
+        return [], None
+    policy, errors = policy_to_evaluate(labels, config.defaults)
     name = str(_meta(namespace).get("name") or "")
     if old is None:
         if errors:
             raise status.invalid("Namespace", name, errors)
-        return None
-    old_policy, old_errors = policy_to_evaluate(old_labels)
+        return _exempt_namespace_warnings(config, name, policy, labels), None
+    old_policy, old_errors = policy_to_evaluate(old_labels, config.defaults)
     if errors and errors != old_errors:
         raise status.invalid("Namespace", name, errors)
     new, before = policy.enforce, old_policy.enforce
     if new == before or new.level == PRIVILEGED:
-        return None
+        return [], None
     if new.minor == before.minor and not stricter(new.level, before.level):
-        return None
-    return new
+        return [], None
+    if name in config.namespaces:
+        return _exempt_namespace_warnings(config, name, policy, labels), None
+    return [], new
+
+
+def _exempt_namespace_warnings(
+    config: Configuration, name: str, policy: Policy, labels: Mapping[str, Any]
+) -> list[str]:
+    """exemptNamespaceWarning: an exempt namespace labelled with a policy of its own."""
+    if name not in config.namespaces:
+        return []
+    if policy.fully_privileged() or policy.equivalent(config.defaults):
+        return []
+    asked = [
+        f"{mode}={level}"
+        for mode, level in zip(MODES, policy.modes(), strict=True)
+        if level.level != PRIVILEGED
+        and (LABEL_PREFIX + mode in labels or LABEL_PREFIX + mode + "-version" in labels)
+    ]
+    return [
+        f'namespace "{name}" is exempt from Pod Security, and the policy ({", ".join(asked)}) '
+        "will be ignored"
+    ]
 
 
 def existing_pods_warnings(
-    namespace: str, enforce: LevelVersion, pods: Sequence[Mapping[str, Any]]
+    config: Configuration,
+    namespace: str,
+    enforce: LevelVersion,
+    pods: Sequence[Mapping[str, Any]],
 ) -> list[str]:
-    """EvaluatePodsInNamespace: one pod of each controller first, then the rest; pods with the
-    same violations share a warning, named by the lexically first."""
-    prioritized = _prioritized(pods)
+    """EvaluatePodsInNamespace: one pod of each controller first, then the rest, but for those
+    of exempt RuntimeClasses; pods with the same violations share a warning, named by the
+    lexically first."""
+    prioritized = _prioritized([p for p in pods if not _exempt_runtime_class(config, _spec(p))])
     checked = prioritized[:_MAX_PODS_TO_CHECK]
     first_named: dict[str, tuple[str, int]] = {}
     for pod in checked:
-        spec = pod.get("spec")
-        failures = evaluate(enforce, _meta(pod), spec if isinstance(spec, Mapping) else {})
+        failures = evaluate(enforce, _meta(pod), _spec(pod))
         if not failures:
             continue
         reason = forbidden_reason(failures)

@@ -3,10 +3,9 @@ k8s.io/pod-security-admission/api (helpers.go, constants.go) in v1.32.
 
 A namespace's `pod-security.kubernetes.io/<mode>` label names a level (privileged, baseline,
 restricted) and `<mode>-version` the policy version (`latest` or `v1.<minor>`) for each mode:
-enforce, audit and warn. A mode without a label keeps the default (privileged:latest, as
-kube-apiserver's PodSecurity plugin without an admission configuration file). A label that
-cannot be parsed is an error; enforce then reads it as restricted (or latest), audit and warn
-as privileged.
+enforce, audit and warn. A mode without a label keeps the configuration's default
+(privileged:latest without an admission configuration file). A label that cannot be parsed is
+an error; enforce then reads it as restricted (or latest), audit and warn as privileged.
 """
 
 from __future__ import annotations
@@ -30,6 +29,8 @@ LATEST = 1 << 30
 LABEL_PREFIX = "pod-security.kubernetes.io/"
 MODES = ("enforce", "audit", "warn")
 
+LEVEL_WANTED = "must be one of " + ", ".join(LEVELS)
+VERSION_WANTED = 'must be "latest" or "v1.x"'
 _VERSION = re.compile(r"^v1\.([0-9]|[1-9][0-9]*)$")
 _LABELS = Path("metadata", "labels")
 
@@ -57,39 +58,81 @@ class Policy:
     def fully_privileged(self) -> bool:
         return PRIVILEGED == self.enforce.level == self.audit.level == self.warn.level
 
+    def equivalent(self, other: Policy) -> bool:
+        """The same levels, and the same versions where they matter (not privileged's)."""
+        return all(
+            a.level == b.level and (a.level == PRIVILEGED or a.minor == b.minor)
+            for a, b in zip(self.modes(), other.modes(), strict=True)
+        )
+
+    def modes(self) -> tuple[LevelVersion, LevelVersion, LevelVersion]:
+        """Enforce's, audit's and warn's, in MODES' order."""
+        return (self.enforce, self.audit, self.warn)
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """kube-apiserver's PodSecurityConfiguration (pod-security.admission.config.k8s.io/v1, in
+    its --admission-control-config-file): the policy of a namespace without labels, and who
+    and what is exempt."""
+
+    defaults: Policy = Policy()
+    usernames: frozenset[str] = frozenset()
+    namespaces: frozenset[str] = frozenset()
+    runtime_classes: frozenset[str] = frozenset()
+
 
 def has_labels(labels: Mapping[str, Any]) -> bool:
     """Whether any label is Pod Security's (a namespace without one has the default policy)."""
     return any(key.startswith(LABEL_PREFIX) for key in labels)
 
 
-def policy_to_evaluate(labels: Mapping[str, Any]) -> tuple[Policy, list[FieldError]]:
-    """The namespace's policy from its labels, and the errors of those that cannot be parsed
-    (the policy is whole even then)."""
+def policy_to_evaluate(
+    labels: Mapping[str, Any], defaults: Policy = Policy()
+) -> tuple[Policy, list[FieldError]]:
+    """The namespace's policy from its labels (each mode without one as `defaults`), and the
+    errors of those that cannot be parsed (the policy is whole even then)."""
     errors: list[FieldError] = []
-    modes = {mode: _mode(labels, mode, errors) for mode in MODES}
+    modes = {
+        mode: _mode(labels, mode, default, errors)
+        for mode, default in zip(MODES, defaults.modes(), strict=True)
+    }
     return Policy(**modes), errors
 
 
-def _mode(labels: Mapping[str, Any], mode: str, errors: list[FieldError]) -> LevelVersion:
-    level, minor = DEFAULT.level, DEFAULT.minor
+def parse_level(value: str) -> str | None:
+    return value if value in LEVELS else None
+
+
+def parse_version(value: str) -> int | None:
+    """The minor version `latest` or `v1.<minor>` names (LATEST for `latest`)."""
+    if value == "latest":
+        return LATEST
+    parsed = _VERSION.match(value)
+    return None if parsed is None else int(parsed.group(1))
+
+
+def _mode(
+    labels: Mapping[str, Any], mode: str, default: LevelVersion, errors: list[FieldError]
+) -> LevelVersion:
+    level, minor = default.level, default.minor
     level_label, version_label = LABEL_PREFIX + mode, LABEL_PREFIX + mode + "-version"
     if level_label in labels:
         value = str(labels[level_label])
-        if value in LEVELS:
-            level = value
-        else:
-            errors.append(
-                invalid(_LABELS.key(level_label), value, "must be one of " + ", ".join(LEVELS))
-            )
+        parsed_level = parse_level(value)
+        if parsed_level is None:
+            errors.append(invalid(_LABELS.key(level_label), value, LEVEL_WANTED))
             level = RESTRICTED if mode == "enforce" else PRIVILEGED  # audit and warn fail open
+        else:
+            level = parsed_level
     if version_label in labels:
         value = str(labels[version_label])
-        parsed = _VERSION.match(value)
-        if value != "latest" and parsed is None:
-            errors.append(invalid(_LABELS.key(version_label), value, 'must be "latest" or "v1.x"'))
-        elif parsed is not None:
-            minor = int(parsed.group(1))
+        parsed_minor = parse_version(value)
+        if parsed_minor is None:
+            errors.append(invalid(_LABELS.key(version_label), value, VERSION_WANTED))
+            minor = LATEST
+        else:
+            minor = parsed_minor
     return LevelVersion(level, minor)
 
 

@@ -410,6 +410,28 @@ except ApiException as e:
     assert "error: You must be logged in to the server (Unauthorized)" in gone.stderr
 
 
+SPARE_NODE = "apiVersion: v1\nkind: Node\nmetadata:\n  name: spare\n"
+
+
+def test_a_token_bound_to_a_node_names_it_and_dies_with_it(secure: Cluster) -> None:
+    secure.ok("apply", "-f", "-", stdin=SPARE_NODE)
+    uid = secure.ok("get", "node", "spare", "-o", "jsonpath={.metadata.uid}")
+    token = secure.ok(
+        "create", "token", "default", "--bound-object-kind", "Node", "--bound-object-name", "spare"
+    ).strip()
+    payload = token.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert claims["kubernetes.io"]["node"] == {"name": "spare", "uid": uid}
+    assert "pod" not in claims["kubernetes.io"]
+    whoami = json.loads(as_token(secure, token, "auth", "whoami", "-o", "json").stdout)
+    extra = whoami["status"]["userInfo"]["extra"]
+    assert extra["authentication.kubernetes.io/node-name"] == ["spare"]
+    assert extra["authentication.kubernetes.io/node-uid"] == [uid]
+    secure.ok("delete", "node", "spare")
+    gone = as_token(secure, token, "auth", "whoami")
+    assert gone.stderr.strip() == "error: You must be logged in to the server (Unauthorized)"
+
+
 def test_kubectl_create_token_gets_kube_apiservers_refusals(secure: Cluster) -> None:
     short = secure.kubectl("create", "token", "default", "--duration=1m")
     assert short.stderr.strip() == (

@@ -447,3 +447,30 @@ def test_kubectl_create_token_gets_kube_apiservers_refusals(secure: Cluster) -> 
     assert missing.stderr.strip() == (
         'error: failed to create token: serviceaccounts "nobody" not found'
     )
+
+
+def test_struct_values_in_rbac_and_review_errors_read_as_go_prints_them(secure: Cluster) -> None:
+    secure.ok("create", "rolebinding", "fixed-ref", "--clusterrole=view", "--user=dora")
+    changed = secure.kubectl(
+        "patch", "rolebinding", "fixed-ref", "--type=merge", "-p", '{"roleRef":{"name":"edit"}}'
+    )
+    assert changed.stderr == (
+        'The RoleBinding "fixed-ref" is invalid: roleRef: Invalid value: '
+        'rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"edit"}: '
+        "cannot change roleRef\n"
+    )
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": "dora",
+            "resourceAttributes": {"verb": "get", "resource": "pods"},
+            "nonResourceAttributes": {"verb": "get", "path": "/healthz"},
+        },
+    }
+    both = secure.kubectl("create", "--validate=false", "-f", "-", stdin=json.dumps(review))
+    assert both.stderr == (
+        'The SubjectAccessReview "" is invalid: spec.nonResourceAttributes: Invalid value: '
+        'authorization.NonResourceAttributes{Path:"/healthz", Verb:"get"}: cannot be specified '
+        "in combination with resourceAttributes\n"
+    )

@@ -25,6 +25,9 @@ from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
+from pinnace.apiserver.admission.pod_security_levels import (
+    Configuration as PodSecurityConfiguration,
+)
 from pinnace.apiserver.agent_summaries import AgentSummaries
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER, service_account_issuer
@@ -146,6 +149,8 @@ class ClusterOptions:
     publishes; empty: one made from the seed (`rootcacertpublisher.self_signed_ca`)."""
     features: FeatureGates = field(default_factory=FeatureGates)
     """The feature gates every component is started with (`--feature-gates`)."""
+    pod_security: PodSecurityConfiguration = field(default_factory=PodSecurityConfiguration)
+    """PodSecurity admission's defaults and exemptions (`--admission-control-config-file`)."""
     service_account_key: str = ""
     """The service account signing key (PEM, ECDSA P-256) that signs and checks service
     account tokens; empty: one drawn from the seed."""
@@ -249,6 +254,7 @@ class ControlPlane:
             features=options.features,
             tokens=tokens,
         )
+        self.server.admission.pod_security_configuration = options.pod_security
         self.compactor = Compactor(store, clock, options.compaction_interval)
         self.event_expiry = Expiry(store, clock, kind_prefix(EVENT), options.event_ttl)
         self.quota_resync = QuotaResync(

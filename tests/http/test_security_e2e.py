@@ -252,6 +252,21 @@ def test_anonymous_requests_see_public_paths_only(secure: Cluster) -> None:
     }
 
 
+def test_a_refusal_before_any_handler_is_indented_for_curl_on_every_path(secure: Cluster) -> None:
+    context = ssl.create_default_context(cafile=str(secure.workdir / "data" / "pki" / "ca.crt"))
+    for path in ("/metrics", "/openapi/v2", "/apis/nothing"):
+        request = urllib.request.Request(secure.url + path, headers={"User-Agent": "curl/8.5.0"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, context=context, timeout=20)
+        body = refused.value.read().decode()
+        assert refused.value.code == 403
+        assert body.startswith('{\n  "kind": "Status",\n'), (path, body)
+        assert (
+            f'"message": "forbidden: User \\"system:anonymous\\" cannot get path \\"{path}\\""'
+            in body
+        )
+
+
 def test_the_ca_is_kept_across_restarts(tmp_path: Path) -> None:
     first = launch(tmp_path, "--data-dir", str(tmp_path / "data"), flags=("--tls",))
     ca = (tmp_path / "data" / "pki" / "ca.crt").read_bytes()
@@ -395,6 +410,28 @@ except ApiException as e:
     assert "error: You must be logged in to the server (Unauthorized)" in gone.stderr
 
 
+SPARE_NODE = "apiVersion: v1\nkind: Node\nmetadata:\n  name: spare\n"
+
+
+def test_a_token_bound_to_a_node_names_it_and_dies_with_it(secure: Cluster) -> None:
+    secure.ok("apply", "-f", "-", stdin=SPARE_NODE)
+    uid = secure.ok("get", "node", "spare", "-o", "jsonpath={.metadata.uid}")
+    token = secure.ok(
+        "create", "token", "default", "--bound-object-kind", "Node", "--bound-object-name", "spare"
+    ).strip()
+    payload = token.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert claims["kubernetes.io"]["node"] == {"name": "spare", "uid": uid}
+    assert "pod" not in claims["kubernetes.io"]
+    whoami = json.loads(as_token(secure, token, "auth", "whoami", "-o", "json").stdout)
+    extra = whoami["status"]["userInfo"]["extra"]
+    assert extra["authentication.kubernetes.io/node-name"] == ["spare"]
+    assert extra["authentication.kubernetes.io/node-uid"] == [uid]
+    secure.ok("delete", "node", "spare")
+    gone = as_token(secure, token, "auth", "whoami")
+    assert gone.stderr.strip() == "error: You must be logged in to the server (Unauthorized)"
+
+
 def test_kubectl_create_token_gets_kube_apiservers_refusals(secure: Cluster) -> None:
     short = secure.kubectl("create", "token", "default", "--duration=1m")
     assert short.stderr.strip() == (
@@ -409,4 +446,31 @@ def test_kubectl_create_token_gets_kube_apiservers_refusals(secure: Cluster) -> 
     missing = secure.kubectl("create", "token", "nobody")
     assert missing.stderr.strip() == (
         'error: failed to create token: serviceaccounts "nobody" not found'
+    )
+
+
+def test_struct_values_in_rbac_and_review_errors_read_as_go_prints_them(secure: Cluster) -> None:
+    secure.ok("create", "rolebinding", "fixed-ref", "--clusterrole=view", "--user=dora")
+    changed = secure.kubectl(
+        "patch", "rolebinding", "fixed-ref", "--type=merge", "-p", '{"roleRef":{"name":"edit"}}'
+    )
+    assert changed.stderr == (
+        'The RoleBinding "fixed-ref" is invalid: roleRef: Invalid value: '
+        'rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"edit"}: '
+        "cannot change roleRef\n"
+    )
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": "dora",
+            "resourceAttributes": {"verb": "get", "resource": "pods"},
+            "nonResourceAttributes": {"verb": "get", "path": "/healthz"},
+        },
+    }
+    both = secure.kubectl("create", "--validate=false", "-f", "-", stdin=json.dumps(review))
+    assert both.stderr == (
+        'The SubjectAccessReview "" is invalid: spec.nonResourceAttributes: Invalid value: '
+        'authorization.NonResourceAttributes{Path:"/healthz", Verb:"get"}: cannot be specified '
+        "in combination with resourceAttributes\n"
     )

@@ -5,11 +5,12 @@ Mutating (before validation): NamespaceLifecycle, LimitRanger, ServiceAccount (w
 ServiceAccount controller runs to create the accounts it requires: a cluster's API server),
 Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
 RuntimeClass, DefaultIngressClass. Validating (after validation, before storage):
-LimitRanger's, Priority's and RuntimeClass's checks, then ResourceQuota, which charges a
-create's usage to the quotas' status before the object is stored. Deletes (and pods that
-finish) free usage by recalculating the namespace's quotas afterwards, which is the resource
-quota controller's job in Kubernetes; the `QuotaGate` keeps that recount from undoing a charge
-whose object is still being stored.
+PodSecurity (`pod_security`, whose warnings the write returns; v1.32 runs it after
+LimitRanger's check), LimitRanger's, Priority's and RuntimeClass's checks, then ResourceQuota,
+which charges a create's usage to the quotas' status before the object is stored. Deletes
+(and pods that finish) free usage by recalculating the namespace's quotas afterwards, which is
+the resource quota controller's job in Kubernetes; the `QuotaGate` keeps that recount from
+undoing a charge whose object is still being stored.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pinnace.apiserver.admission import (
     ingress_class,
     limit_ranger,
     namespace_lifecycle,
+    pod_security,
     priority,
     quota_usage,
     resource_quota,
@@ -42,9 +44,13 @@ from pinnace.apiserver.admission import (
     vpa,
 )
 from pinnace.apiserver.admission.errors import object_name
+from pinnace.apiserver.admission.pod_security_levels import (
+    Configuration as PodSecurityConfiguration,
+)
 from pinnace.apiserver.admission_objects import AdmissionObjects
 from pinnace.apiserver.auth import escalation
 from pinnace.apiserver.auth import node as node_restriction
+from pinnace.apiserver.auth.user import requester
 from pinnace.apiserver.keys import kind_prefix, list_prefix, object_key
 from pinnace.apiserver.quota_gate import QuotaGate
 from pinnace.clock import Randomness
@@ -107,6 +113,9 @@ class AdmissionChain:
             ),
         )
         self._service_accounts = None if service_accounts is None else service_accounts.random
+        self.pod_security_configuration = PodSecurityConfiguration()
+        """PodSecurity's defaults and exemptions (kube-apiserver's
+        --admission-control-config-file)."""
 
     async def _stored(self) -> AdmissionObjects:
         """What the plugins look up, as stored now."""
@@ -199,6 +208,40 @@ class AdmissionChain:
             if found is not None:
                 return found
         return None
+
+    async def pod_security(
+        self, kind: Kind, obj: Object, old: Object | None, subresource: str = ""
+    ) -> list[str]:
+        """PodSecurity's validation of a write: its warnings, or its 403 (a pod the enforce
+        policy forbids) or 422 (a namespace's labels that do not parse). Only for the kinds
+        `pod_security_applies` to."""
+        config = self.pod_security_configuration
+        if _is(kind, "", "Namespace"):
+            if subresource:
+                return []
+            warnings, enforce = pod_security.validate_namespace(config, obj, old)
+            if enforce is None:
+                return warnings
+            name = obj["metadata"]["name"]
+            pods = await self._list(PODS, name)
+            return pod_security.existing_pods_warnings(config, name, enforce, pods)
+        stored = self._objects if self._objects.loaded else await self._stored()
+        found = stored.get(NAMESPACES, "", (obj.get("metadata") or {}).get("namespace", ""))
+        acting = requester()
+        username = "" if acting is None else acting.user.name
+        if _is(kind, "", "Pod"):
+            return pod_security.validate_pod(config, username, found, obj, old, subresource)
+        if subresource:
+            return []
+        return pod_security.validate_pod_controller(
+            config, username, found, kind.group, kind.kind, obj
+        )
+
+    @staticmethod
+    def pod_security_applies(kind: Kind) -> bool:
+        """Whether PodSecurity looks at writes of this kind (pods, their controllers,
+        namespaces): the others skip the call."""
+        return pod_security.applies_to(kind.group, kind.kind)
 
     @staticmethod
     def validates(operation: str, kind: Kind) -> bool:

@@ -350,6 +350,8 @@ class APIServer:
         stored_ok = False
         try:
             warnings = decoded.warnings + prepared + self._checked_create(kind, obj)
+            if self.admission.pod_security_applies(kind):
+                warnings += await self.admission.pod_security(kind, obj, None)
             if self.admission.validates("CREATE", kind):
                 await self.admission.validate("CREATE", kind, obj)
             async with self.admission.quota_charged(kind, obj, options.dry_run):
@@ -618,6 +620,8 @@ class APIServer:
                     return Result(old, warnings)  # what the storage filled in was all there
                 self._validate(kind, new, self._update_errors(kind, new, old, subresource))
                 written = warnings + ([] if subresource else kind.warnings_on_update(new, old))
+                if self.admission.pod_security_applies(kind):
+                    written += await self.admission.pod_security(kind, new, old, subresource)
                 if self.admission.validates("UPDATE", kind):
                     await self.admission.validate("UPDATE", kind, new, old, subresource)
                 if options.dry_run:

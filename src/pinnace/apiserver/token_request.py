@@ -5,7 +5,8 @@ token.go, pkg/apis/authentication/validation). Nothing is stored.
 expirationSeconds defaults to 3600 and must lie between 10 minutes and 2^32 seconds; above
 `--service-account-max-token-expiration` it is cut to that, with a warning. Audiences default
 to the API audiences. A boundObjectRef names a Pod (running as this service account; the token
-also names its node) or a Secret that must exist, with the uid given if one is. A pod-bound
+also names its node), a Node (ServiceAccountTokenNodeBinding, beta and on in v1.32) or a Secret
+that must exist, with the uid given if one is. A pod-bound
 token asked for 3607 s, for the API audiences (the kube-api-access volume's), is extended to a
 year (or the maximum expiration) with `warnafter` at 3607 s, while the answer's
 expirationTimestamp says 3607 s, so the kubelet renews it as if it expired then.
@@ -164,6 +165,9 @@ async def _bound(server: APIServer, namespace: str, account: str, ref: Any) -> B
                 "different serviceaccount name."
             )
         found, bound = pod, Bound(pod=pod, node=await _node(server, pod))
+    elif group == "" and kind == "Node":
+        found = await server.get(catalog.kind("", "nodes"), "", name)
+        bound = Bound(node=found)
     elif group == "" and kind == "Secret":
         found = await server.get(catalog.kind("", "secrets"), namespace, name)
         bound = Bound(secret=found)

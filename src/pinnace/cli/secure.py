@@ -19,6 +19,9 @@ from typing import Any
 
 from pinnace.api.rbac.kinds import CLUSTER_ROLE_BINDING, GROUP
 from pinnace.api.status import StatusError
+from pinnace.apiserver.admission.pod_security_levels import (
+    Configuration as PodSecurityConfiguration,
+)
 from pinnace.apiserver.auth import certs
 from pinnace.apiserver.auth.authentication import Authenticator, TokenFileError, load_token_file
 from pinnace.apiserver.auth.authorizer import MODES, RBAC
@@ -26,6 +29,7 @@ from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER
 from pinnace.apiserver.server import APIServer
 from pinnace.apiserver.token_request import MAX_EXPIRATION
+from pinnace.cli.admission_config import admission_control_config_file
 from pinnace.cli.arguments import go_bool, positive_duration
 
 PKI_DIR = "pki"
@@ -105,6 +109,14 @@ def add_flags(group: argparse._ArgumentGroup) -> None:
         metavar="DURATION",
         help="the longest a TokenRequest may ask a token to last, between 1h and 2^32s "
         "(no limit); a Go duration such as 48h",
+    )
+    group.add_argument(
+        "--admission-control-config-file",
+        type=admission_control_config_file,
+        default=PodSecurityConfiguration(),
+        metavar="FILE",
+        help="an AdmissionConfiguration whose PodSecurity entry gives the Pod Security defaults "
+        "of unlabelled namespaces and the exempt usernames, namespaces and runtimeClasses",
     )
     group.add_argument(
         "--insecure",

@@ -604,6 +604,7 @@ def serve_api(args: argparse.Namespace, command: str, **components: Any) -> int:
             default_storage_class=True,
             seed=args.seed,
             features=args.feature_gates,
+            pod_security=args.admission_control_config_file,
             **components,
         ),
     )

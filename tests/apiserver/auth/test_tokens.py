@@ -113,8 +113,11 @@ def test_token_request_validation_as_kube_apiservers(api: Harness) -> None:
         _request(api, boundObjectRef={"kind": "Pod", "apiVersion": "v1", "name": "gone"})
     assert (e.value.code, e.value.message) == (404, 'pods "gone" not found')
     with pytest.raises(StatusError) as e:
+        _request(api, boundObjectRef={"kind": "ConfigMap", "apiVersion": "v1", "name": "c"})
+    assert e.value.message == "cannot bind token to object of type /v1, Kind=ConfigMap"
+    with pytest.raises(StatusError) as e:
         _request(api, boundObjectRef={"kind": "Node", "apiVersion": "v1", "name": "n1"})
-    assert e.value.message == "cannot bind token to object of type /v1, Kind=Node"
+    assert (e.value.code, e.value.message) == (404, 'nodes "n1" not found')
     pod = _pod(api)
     stale = {"kind": "Pod", "apiVersion": "v1", "name": "web", "uid": "not-its-uid"}
     with pytest.raises(StatusError) as e:

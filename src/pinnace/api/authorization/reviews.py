@@ -13,10 +13,18 @@ from pinnace.api import field
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
+from pinnace.api.validation import GoValue, go_struct
 
 AUTHORIZATION = "authorization.k8s.io"
 AUTHENTICATION = "authentication.k8s.io"
 _SPEC = Path("spec")
+
+
+def _go_non_resource(attributes: Any) -> GoValue:
+    """nonResourceAttributes as a field error shows it: the Go struct (`%#v`)."""
+    given = attributes if isinstance(attributes, dict) else {}
+    fields = [("Path", str(given.get("path") or "")), ("Verb", str(given.get("verb") or ""))]
+    return go_struct("authorization.NonResourceAttributes", fields)
 
 
 def _one_kind_of_attributes(spec: dict[str, Any]) -> list[FieldError]:
@@ -25,7 +33,7 @@ def _one_kind_of_attributes(spec: dict[str, Any]) -> list[FieldError]:
         return [
             field.invalid(
                 _SPEC.child("nonResourceAttributes"),
-                non_resource,
+                _go_non_resource(non_resource),
                 "cannot be specified in combination with resourceAttributes",
             )
         ]

@@ -17,7 +17,14 @@ from pinnace.api.labels import validate_label_selector
 from pinnace.api.meta import is_path_segment_name, validate_object_meta, validate_object_meta_update
 from pinnace.api.names import is_dns1123_subdomain
 from pinnace.api.objects import Object
-from pinnace.api.validation import list_field, object_field, string_field, string_list
+from pinnace.api.validation import (
+    GoValue,
+    go_struct,
+    list_field,
+    object_field,
+    string_field,
+    string_list,
+)
 
 GROUP = "rbac.authorization.k8s.io"
 USER = "User"
@@ -185,6 +192,17 @@ def validate_cluster_role_binding(binding: Object) -> list[FieldError]:
     return _validate_binding(binding, False)
 
 
+def _go_role_ref(binding: Object) -> GoValue:
+    """The binding's roleRef as a field error shows it: the Go struct (`%#v`)."""
+    given = binding.get("roleRef")
+    ref: dict[str, Any] = given if isinstance(given, dict) else {}
+    fields = [(go, str(ref.get(key) or "")) for go, key in _ROLE_REF_FIELDS]
+    return go_struct("rbac.RoleRef", fields)
+
+
+_ROLE_REF_FIELDS = (("APIGroup", "apiGroup"), ("Kind", "kind"), ("Name", "name"))
+
+
 def _update(validate: Validator, *, fixed_role_ref: bool = False) -> UpdateValidator:
     """The update check of every RBAC kind: metadata and the new object, and for a binding
     (`fixed_role_ref`) a roleRef that has not changed."""
@@ -192,8 +210,7 @@ def _update(validate: Validator, *, fixed_role_ref: bool = False) -> UpdateValid
     def validate_update(new: Object, old: Object) -> list[FieldError]:
         errs = validate_object_meta_update(new, old) + validate(new)
         if fixed_role_ref and new.get("roleRef") != old.get("roleRef"):
-            detail = "cannot change roleRef"
-            errs.append(field.invalid(Path("roleRef"), new.get("roleRef"), detail))
+            errs.append(field.invalid(Path("roleRef"), _go_role_ref(new), "cannot change roleRef"))
         return errs
 
     return validate_update

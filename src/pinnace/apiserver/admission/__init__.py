@@ -11,4 +11,6 @@ rejection raises `pinnace.api.status.StatusError` with kube-apiserver's status a
 - `runtime_class`: a pod's overhead and scheduling from its RuntimeClass, which must exist.
 - `storage`, `ingress_class`: the default StorageClass of a claim, IngressClass of an Ingress.
 - `resource_quota` (with `quota_usage`): ResourceQuota admission and recalculation.
+- `pod_security` (with `pod_security_levels`, `pod_security_checks`): PodSecurity, the Pod
+  Security Standards a namespace's labels ask for.
 """

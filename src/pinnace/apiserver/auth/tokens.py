@@ -5,14 +5,14 @@ A token is a JWT signed with the service account signing key (ES256 here: an ECD
 which `--service-account-signing-key-file` also takes; its `kid` is the unpadded base64url
 SHA-256 of the public key's DER). Its claims: `iss`, `sub` (`system:serviceaccount:NS:NAME`),
 `aud`, `exp`, `iat`, `nbf`, `jti`, and the private `kubernetes.io` claim naming the namespace,
-the service account (name and uid), the pod or secret it is bound to, the pod's node, and for
-a kube-api-access token its `warnafter`.
+the service account (name and uid), the pod, node or secret it is bound to, a pod's node, and
+for a kube-api-access token its `warnafter`.
 
 A bearer token is the service accounts' when it parses as a JWT whose `iss` is the issuer.
 Then, in jwt.go's order: the signature, the audiences (one must be among those asked for: the
 API audiences, or a TokenReview's), the times (with go-jose's minute of leeway), and that the
-service account, and the pod or secret the token is bound to, still exist with the uids it
-names (claims.go's validator). The user is the service account, in `system:serviceaccounts`
+service account, and the pod, node or secret the token is bound to, still exist with the uids
+it names (claims.go's validator). The user is the service account, in `system:serviceaccounts`
 and `system:serviceaccounts:NS`, with the pod, node and credential id in its extra fields.
 
 Legacy tokens (legacy.go), which the tokens controller puts in Secrets of type
@@ -161,7 +161,7 @@ def _ref(obj: Mapping[str, Any]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Bound:
-    """What a token is bound to: a pod (and the node it runs on) or a secret."""
+    """What a token is bound to: a pod (and the node it runs on), a node or a secret."""
 
     pod: Mapping[str, Any] | None = None
     node: Mapping[str, Any] | None = None
@@ -206,6 +206,8 @@ class ServiceAccountTokens:
                 kubernetes["node"] = _ref(bound.node)
         elif bound.secret is not None:
             kubernetes["secret"] = _ref(bound.secret)
+        elif bound.node is not None:
+            kubernetes["node"] = _ref(bound.node)
         if warn_after:
             kubernetes["warnafter"] = issued + warn_after
         claims: dict[str, Any] = {
@@ -362,7 +364,10 @@ async def _validate(claims: Mapping[str, Any], objects: ObjectGetter, now: float
     if isinstance(jti, str) and jti:
         extra[CREDENTIAL_ID_KEY] = (f"JTI={jti}",)
     node_ref = _private(claims, "node")
-    if node_ref is not None and pod_ref is not None and node_ref["name"]:
+    if node_ref is not None and pod_ref is None:
+        # Bound to the node itself (ServiceAccountTokenNodeBindingValidation): it must stay.
+        await _bound("nodes", "node", "", node_ref, objects, now)
+    if node_ref is not None and node_ref["name"]:
         extra[NODE_NAME_KEY] = (node_ref["name"],)
         if node_ref["uid"]:
             extra[NODE_UID_KEY] = (node_ref["uid"],)
@@ -382,7 +387,7 @@ async def _bound(
     objects: ObjectGetter,
     now: float,
 ) -> None:
-    """The pod or secret a token is bound to is still there, the same one."""
+    """The pod, secret or node a token is bound to is still there, the same one."""
     found = await objects(resource, namespace, ref["name"])
     if found is None:
         raise TokenError(INVALIDATED)

@@ -146,9 +146,11 @@ class APIApp:
         request = Request.from_scope(scope, receive)
         request.kinds = self.server.kinds
         started, request_kind = self.server.clock.now(), self.requests.started(request)
-        acting = None
+        acting, filtered = None, False
         try:
+            filtered = True
             user = await self.security.admit(request)
+            filtered = False
             acting = REQUESTER.set(Requester(user))
             response = await self.respond(request)
         except StatusError as e:
@@ -170,7 +172,7 @@ class APIApp:
             self.requests.finished(request_kind)
             if acting is not None:
                 REQUESTER.reset(acting)
-        if _pretty(request):
+        if _pretty(request, filtered):
             response = indented(response)
         labels = request_labels(request)
         if response.upgraded is not None and request.upgrade is not None:
@@ -354,12 +356,16 @@ def _is_below(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
 
-def _pretty(request: Request) -> bool:
+def _pretty(request: Request, filtered: bool = False) -> bool:
     """Whether the answer is negotiated as pretty JSON: the API's paths only, not the OpenAPI
-    documents (kube-openapi's own handler) nor Pinnace's dashboard and tools."""
+    documents (kube-openapi's own handler) nor Pinnace's dashboard and tools; on any path, a
+    refusal of the authentication or authorization filter (`filtered`), which kube-apiserver
+    writes negotiated (responsewriters.ErrorNegotiated) before a handler is chosen."""
     path, pretty = request.path, request.query.get("pretty")
-    return (_is_below(path, "/api") or _is_below(path, "/apis")) and negotiation.pretty(
-        pretty[0] if pretty else None, request.header("user-agent"), request.header("accept")
+    return (filtered or _is_below(path, "/api") or _is_below(path, "/apis")) and (
+        negotiation.pretty(
+            pretty[0] if pretty else None, request.header("user-agent"), request.header("accept")
+        )
     )
 
 

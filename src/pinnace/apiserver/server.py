@@ -214,7 +214,10 @@ class APIServer:
             return None
 
     async def list(self, kind: Kind, namespace: str, options: ListOptions | None = None) -> Object:
-        """A `<Kind>List`; every page of a paginated list is read at the first page's revision."""
+        """A `<Kind>List`; every page of a paginated list is read at the first page's revision.
+
+        A list at resourceVersion "0" is whole whatever its limit: v1.32 serves it from the watch
+        cache, which does not paginate (cacher.go `shouldDelegateList`)."""
         options = options or ListOptions()
         selected = filter_for(kind, options)
         prefix = list_prefix(kind, namespace)
@@ -234,7 +237,7 @@ class APIServer:
             page = await self.store.list(
                 prefix,
                 revision or None,
-                limit=max(options.limit, 0),
+                limit=_page_limit(options),
                 start_after=start_after,
                 select=None if selected.everything else selected,
             )
@@ -987,6 +990,14 @@ def _continue_expired(token: str) -> StatusError:
     )
     error.list_meta = {"continue": encode_continue(LATEST, start)}
     return error
+
+
+def _page_limit(options: ListOptions) -> int:
+    """The page size of a list: none for one at resourceVersion "0", which v1.32's watch cache
+    serves whole (a continue token is served from storage, paginated)."""
+    if options.resource_version == "0" and not options.continue_token:
+        return 0
+    return max(options.limit, 0)
 
 
 __all__ = ["APIServer", "Filter", "Result"]

@@ -367,6 +367,22 @@ def test_watch_stream_lines(api: HTTP) -> None:
     assert "not a known field selector" in status_of(unknown)[2]
 
 
+def test_objects_come_with_their_fields_in_kube_apiservers_order(api: HTTP) -> None:
+    # Go writes a struct's fields in their declared order: TypeMeta, ObjectMeta, spec, status.
+    # The default namespace is written by Pinnace's own bootstrap, the ConfigMap by a client
+    # that sent metadata first and no type at all.
+    namespace = api.request("GET", "/api/v1/namespaces/default")
+    assert list(namespace.json()) == ["kind", "apiVersion", "metadata", "spec", "status"]
+    body = {"data": {"a": "1"}, "metadata": {"name": "ordered"}}
+    created = api.request("POST", CM_PATH, body)
+    assert created.body.startswith(b'{"kind":"ConfigMap","apiVersion":"v1","metadata":{')
+    assert list(created.json()) == ["kind", "apiVersion", "metadata", "data"]
+    one = "/api/v1/watch/namespaces/default/configmaps/ordered?timeoutSeconds=1"
+    [event] = [json.loads(line) for line in api.request("GET", one).body.splitlines()]
+    assert list(event) == ["type", "object"]
+    assert list(event["object"]) == ["kind", "apiVersion", "metadata", "data"]
+
+
 def test_a_quiet_watch_gets_a_bookmark_before_its_timeout(api: HTTP) -> None:
     # kube-apiserver's cacher sends a watch that asked for bookmarks one every minute and
     # one 2 s before its timeout, at the revision it has seen: a watch whose selector

@@ -65,10 +65,29 @@ def decode(
         raise _cannot_handle(
             body_kind, version, kind, "strict decoding error: " + ", ".join(warnings)
         )
-    decoded = without_empty_metadata(decoded_obj)
-    decoded["apiVersion"] = kind.api_version
-    decoded["kind"] = kind.kind
-    return Decoded(decoded, warnings)
+    return Decoded(_in_wire_order(without_empty_metadata(decoded_obj), kind), warnings)
+
+
+def _in_wire_order(obj: dict[str, Any], kind: Kind) -> dict[str, Any]:
+    """`obj` with the URL's type and its top-level fields in the order kube-apiserver writes
+    them, which every read and watch event then keeps: a built-in kind's Go struct order
+    (TypeMeta's kind and apiVersion, ObjectMeta, spec, the rest, status last); a custom
+    resource's as Go writes a map (unstructured.Unstructured), keys sorted."""
+    if kind.custom:
+        obj["apiVersion"] = kind.api_version
+        obj["kind"] = kind.kind
+        return {key: obj[key] for key in sorted(obj)}
+    ordered = {"kind": kind.kind, "apiVersion": kind.api_version}
+    if "metadata" in obj:
+        ordered["metadata"] = obj["metadata"]
+    if "spec" in obj:
+        ordered["spec"] = obj["spec"]
+    for key, value in obj.items():
+        if key not in ordered and key != "status":
+            ordered[key] = value
+    if "status" in obj:
+        ordered["status"] = obj["status"]
+    return ordered
 
 
 # Versions kube-apiserver v1.32 also serves for a kind Pinnace serves at another version: they

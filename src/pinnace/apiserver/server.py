@@ -316,13 +316,17 @@ class APIServer:
         options: WriteOptions | None = None,
         *,
         json_body: bool = False,
+        duplicate_fields: Sequence[str] = (),
     ) -> Result:
         """POST. With a fieldManager in `options`, managedFields record that manager as the
         owner of every field the object sets, defaults included, as kube-apiserver does.
-        `json_body`: `body` was parsed from JSON text, so holds JSON's own types only."""
+        `json_body`: `body` was parsed from JSON text, so holds JSON's own types only;
+        `duplicate_fields`: the paths of the fields that text repeats."""
         options = options or WriteOptions()
         strict = options.field_validation == "Strict"
-        decoded = decode(body, kind, strict=strict, json_text=json_body)
+        decoded = decode(
+            body, kind, strict=strict, json_text=json_body, duplicate_fields=duplicate_fields
+        )
         obj = decoded.obj
         self.check_namespace(kind, obj, namespace)
         self._default(kind, obj)
@@ -449,15 +453,18 @@ class APIServer:
         subresource: str = "",
         *,
         json_body: bool = False,
+        duplicate_fields: Sequence[str] = (),
     ) -> Result:
         """PUT: replace the object (or its status, with subresource "status"). With a
         fieldManager in `options`, managedFields record what that manager changed. A uid in
         the body is a precondition: the write is for that object, not one recreated under its
         name (a patch has none; its uid is only validated as immutable). `json_body`: as for
-        `create`."""
+        `create`, and so is `duplicate_fields`."""
         options = options or WriteOptions()
         strict = options.field_validation == "Strict"
-        decoded = decode(body, kind, strict=strict, json_text=json_body)
+        decoded = decode(
+            body, kind, strict=strict, json_text=json_body, duplicate_fields=duplicate_fields
+        )
         new = decoded.obj
         self.check_namespace(kind, new, namespace)
         _check_name(new, name)

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
+from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog, status
 from pinnace.api.options import ListOptions
@@ -16,7 +17,6 @@ from pinnace.apiserver.http.negotiation import negotiate_resource
 from pinnace.apiserver.http.responses import Encoder
 from pinnace.apiserver.http.watchstream import watch_stream
 from pinnace.apiserver.watching import WatchEvents
-from tests.apiserver.conftest import Harness
 
 CONFIGMAPS = catalog.kind("", "configmaps")
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"

@@ -17,9 +17,9 @@ PODS = catalog.kind("", "pods")
 
 
 def pod(name: str) -> dict:
-    return {
-        "apiVersion": "v1",
+    return {  # in the order the API server stores it
         "kind": "Pod",
+        "apiVersion": "v1",
         "metadata": {"name": name},
         "spec": {"nodeName": "pinnace-node-1", "containers": [{"name": "app", "image": "nginx"}]},
     }

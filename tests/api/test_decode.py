@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pinnace.api.autoscaling.vpa import VERTICAL_POD_AUTOSCALER
 from pinnace.api.coordination.lease import LEASE
 from pinnace.api.core.binding import BINDING
 from pinnace.api.core.configmap import CONFIG_MAP
@@ -58,6 +59,43 @@ def test_apiversion_and_kind_come_from_the_url_when_left_out() -> None:
     decoded = decode({"metadata": {"name": "a"}}, CONFIG_MAP)
     assert decoded.obj == {"metadata": {"name": "a"}, "apiVersion": "v1", "kind": "ConfigMap"}
     assert decoded.warnings == []
+
+
+def test_duplicate_fields_are_warned_about_or_refused_with_unknown_ones() -> None:
+    # sigs.k8s.io/json's strict decoding; a repeat of an unknown field, or within one, is
+    # skipped with it by a Go struct, but not by a custom resource's map.
+    body = {"metadata": {"name": "a", "labels": {"x": "1"}}, "extra": {"y": 1}}
+    repeats = ["metadata.name", "metadata.labels.x", "extra", "extra.y"]
+    decoded = decode(body, CONFIG_MAP, duplicate_fields=repeats)
+    assert decoded.warnings == [
+        'duplicate field "metadata.name"',
+        'duplicate field "metadata.labels.x"',
+        'unknown field "extra"',
+    ]
+    with pytest.raises(StatusError) as e:
+        decode(body, CONFIG_MAP, strict=True, duplicate_fields=repeats)
+    assert (e.value.code, e.value.message) == (
+        400,
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'duplicate field "metadata.name", duplicate field "metadata.labels.x", '
+        'unknown field "extra"',
+    )
+    vpa = {"metadata": {"name": "v"}, "spec": {"targetRef": {"kind": "Deployment", "name": "d"}}}
+    decoded = decode(vpa, VERTICAL_POD_AUTOSCALER, duplicate_fields=["spec.targetRef.name"])
+    assert decoded.warnings == ['duplicate field "spec.targetRef.name"']
+
+
+def test_fields_come_in_the_order_kube_apiserver_writes_them() -> None:
+    # A built-in kind's Go struct order; a custom resource's (here the VPA, a CRD in v1.32)
+    # as Go writes a map, keys sorted.
+    body = {"status": {}, "data": {"a": "b"}, "metadata": {"name": "a"}, "kind": "ConfigMap"}
+    assert list(decode(body, CONFIG_MAP).obj) == ["kind", "apiVersion", "metadata", "data"]
+    namespace = {"status": {"phase": "Active"}, "spec": {}, "metadata": {"name": "n"}}
+    ordered = ["kind", "apiVersion", "metadata", "spec", "status"]
+    assert list(decode(namespace, NAMESPACE).obj) == ordered
+    vpa = {"spec": {"targetRef": {"kind": "Deployment", "name": "d"}}, "metadata": {"name": "v"}}
+    ordered = ["apiVersion", "kind", "metadata", "spec"]
+    assert list(decode(vpa, VERTICAL_POD_AUTOSCALER).obj) == ordered
 
 
 def test_input_is_not_mutated_and_output_is_a_copy() -> None:

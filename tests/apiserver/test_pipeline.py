@@ -250,6 +250,18 @@ def test_list_pages_share_one_resource_version(api: Any) -> None:
     assert len(rvs) == 1
 
 
+def test_a_list_at_resource_version_0_is_whole_whatever_its_limit(api: Any) -> None:
+    # v1.32 serves it from the watch cache, which ignores limit (cacher.go shouldDelegateList).
+    for i in range(3):
+        api.call(api.server.create, CONFIGMAPS, "default", cm(f"c{i}"))
+    listed = api.call(
+        api.server.list, CONFIGMAPS, "default", ListOptions(limit=1, resource_version="0")
+    )
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["c0", "c1", "c2"]
+    assert "continue" not in listed["metadata"]
+    assert "remainingItemCount" not in listed["metadata"]
+
+
 def names_in_pages(api: Any, kind: Any, namespace: str, limit: int) -> list[str]:
     names: list[str] = []
     token = ""

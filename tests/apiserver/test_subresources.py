@@ -292,7 +292,7 @@ def test_an_evicted_pod_is_marked_as_a_disruption_target_before_it_goes(api: Any
     # a dry run marks nothing
     api.call(api.server.create, PODS, "default", pod("b", nodeName="node-1"))
     make_running(api, "b", ready=False)
-    api.call(evict, api.server, "default", "b", eviction("b"), True)
+    api.call(evict, api.server, "default", "b", eviction("b"), ["All"])
     untouched = api.call(api.server.get, PODS, "default", "b")
     assert [c["type"] for c in untouched["status"]["conditions"]] == ["Ready"]
 
@@ -306,6 +306,34 @@ def test_an_eviction_for_another_pod_of_the_name_marks_nothing(api: Any) -> None
     assert "the UID in the precondition (other) does not match" in e.message
     pod_a = api.call(api.server.get, PODS, "default", "a")
     assert [c["type"] for c in pod_a["status"]["conditions"]] == ["Ready"]
+
+
+@pytest.mark.parametrize(
+    ("query", "body", "same"),
+    [
+        (["All"], ["All"], True),
+        ([], ["All"], True),
+        (["All"], [], True),
+        (["All"], ["All", "All"], False),
+        (["All", "All"], ["All"], False),
+    ],
+)
+def test_an_eviction_whose_dry_runs_differ_is_refused(
+    api: Any, query: list[str], body: list[str], same: bool
+) -> None:
+    # EvictionREST's propagateDryRun: a plain error, which the handler answers as a 500
+    # without a reason.
+    api.call(api.server.create, PODS, "default", pod("a"))
+    request = {**eviction("a"), "deleteOptions": {"dryRun": body}}
+    if same:
+        api.call(evict, api.server, "default", "a", request, query)
+        assert api.call(api.server.get, PODS, "default", "a")["metadata"]["name"] == "a"
+        return
+    e = refused(api, evict, api.server, "default", "a", request, query)
+    message = "Non-matching dry-run options in request and content: "
+    message += f"[{' '.join(query)}] and [{' '.join(body)}]"
+    assert (e.code, e.reason, e.message) == (500, "", message)
+    assert api.call(api.server.get, PODS, "default", "a")["metadata"]["name"] == "a"
 
 
 def test_eviction_name_must_match_the_url(api: Any) -> None:

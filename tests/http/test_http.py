@@ -146,6 +146,32 @@ def test_field_validation_warns_or_refuses_unknown_fields(api: HTTP) -> None:
     assert ignored.status == 201 and ignored.headers.get_all("Warning") is None
 
 
+def test_field_validation_warns_about_or_refuses_duplicate_fields(api: HTTP) -> None:
+    def body(name: str) -> bytes:
+        return (
+            b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"},'
+            b'"data":{"a":"1","a":"2"},"data":{"b":"3"}}' % name.encode()
+        )
+
+    warned = api.request("POST", CM_PATH, body("dup-warned"))
+    assert warned.status == 201
+    assert warned.headers.get_all("Warning") == [
+        '299 - "duplicate field \\"data.a\\""',
+        '299 - "duplicate field \\"data\\""',
+    ]
+    assert warned.json()["data"] == {"b": "3"}  # the last one, as Go reads it
+    strict = api.request("POST", CM_PATH + "?fieldValidation=Strict", body("dup-strict"))
+    assert status_of(strict) == (
+        400,
+        "BadRequest",
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'duplicate field "data.a", duplicate field "data"',
+    )
+    assert api.request("GET", CM_PATH + "/dup-strict").status == 404
+    ignored = api.request("POST", CM_PATH + "?fieldValidation=Ignore", body("dup-ignored"))
+    assert ignored.status == 201 and ignored.headers.get_all("Warning") is None
+
+
 def test_an_unknown_field_with_control_characters_is_warned_about_escaped(api: HTTP) -> None:
     # The field name is quoted as Go's strconv.Quote does, so the header stays valid and the
     # client gets its answer (the write is committed either way).
@@ -365,6 +391,22 @@ def test_watch_stream_lines(api: HTTP) -> None:
     unknown = api.request("GET", one + "&fieldSelector=data.x%3Dy")
     assert status_of(unknown)[:2] == (400, "BadRequest")
     assert "not a known field selector" in status_of(unknown)[2]
+
+
+def test_objects_come_with_their_fields_in_kube_apiservers_order(api: HTTP) -> None:
+    # Go writes a struct's fields in their declared order: TypeMeta, ObjectMeta, spec, status.
+    # The default namespace is written by Pinnace's own bootstrap, the ConfigMap by a client
+    # that sent metadata first and no type at all.
+    namespace = api.request("GET", "/api/v1/namespaces/default")
+    assert list(namespace.json()) == ["kind", "apiVersion", "metadata", "spec", "status"]
+    body = {"data": {"a": "1"}, "metadata": {"name": "ordered"}}
+    created = api.request("POST", CM_PATH, body)
+    assert created.body.startswith(b'{"kind":"ConfigMap","apiVersion":"v1","metadata":{')
+    assert list(created.json()) == ["kind", "apiVersion", "metadata", "data"]
+    one = "/api/v1/watch/namespaces/default/configmaps/ordered?timeoutSeconds=1"
+    [event] = [json.loads(line) for line in api.request("GET", one).body.splitlines()]
+    assert list(event) == ["type", "object"]
+    assert list(event["object"]) == ["kind", "apiVersion", "metadata", "data"]
 
 
 def test_a_quiet_watch_gets_a_bookmark_before_its_timeout(api: HTTP) -> None:

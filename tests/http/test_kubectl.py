@@ -133,6 +133,22 @@ def test_errors_read_as_from_kube_apiserver(cluster: Cluster) -> None:
     assert 'Error from server (NotFound): configmaps "nothing-here" not found' in missing.stderr
 
 
+def test_a_body_with_a_duplicate_field_is_refused_when_strict(cluster: Cluster) -> None:
+    # kubectl writes what it read again, so a manifest's repeats never reach the server; a raw
+    # body keeps them, and kube-apiserver's strict decoder names them.
+    manifest = cluster.workdir / "duplicate.json"
+    manifest.write_text(
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup","name":"dup"}}'
+    )
+    path = "/api/v1/namespaces/default/configmaps?fieldValidation=Strict"
+    refused = cluster.kubectl("create", "--raw", path, "-f", str(manifest))
+    assert refused.returncode != 0
+    assert refused.stderr.strip() == (
+        'Error from server (BadRequest): ConfigMap in version "v1" cannot be handled as a '
+        'ConfigMap: strict decoding error: duplicate field "metadata.name"'
+    )
+
+
 def test_create_and_delete_a_namespace(cluster: Cluster) -> None:
     assert cluster.ok("create", "ns", "team").strip() == "namespace/team created"
     cluster.ok("create", "configmap", "settings", "-n", "team", "--from-literal=a=b")

@@ -155,3 +155,54 @@ def test_a_crd_and_its_custom_resources_through_kubectl(cluster: Cluster) -> Non
     gone = cluster.kubectl("get", "--raw", "/apis/stable.example.com/v1/crontabs")
     assert "NotFound" in gone.stderr
     assert "stable.example.com" not in cluster.ok("api-versions")
+
+
+WIDGETS = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.explain.example.com
+spec:
+  group: explain.example.com
+  scope: Cluster
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          description: A widget to explain.
+          properties:
+            spec:
+              type: object
+              properties:
+                size:
+                  type: integer
+                  description: How big the widget is.
+                %s
+"""
+
+
+def test_explain_reads_a_crds_schema_as_it_changes(cluster: Cluster) -> None:
+    # v1.32 publishes each served version's structural schema in /openapi/v3 (and v2), and
+    # publishes it again when the CRD changes.
+    cluster.ok("apply", "-f", "-", stdin=WIDGETS % "")
+    cluster.ok("wait", "--for", "condition=established", "crd/widgets.explain.example.com")
+    explained = cluster.ok("explain", "widget")
+    assert "KIND:       Widget" in explained and "A widget to explain." in explained
+    assert "metadata\t<ObjectMeta>" in explained
+    size = cluster.ok("explain", "widget.spec.size")
+    assert "FIELD: size <integer>" in size and "How big the widget is." in size
+    v2 = cluster.ok("explain", "widget.spec", "--output=plaintext-openapiv2")
+    assert "size\t<integer>" in v2
+
+    colour = "colour: {type: string, description: The widget's colour.}"
+    cluster.ok("apply", "-f", "-", stdin=WIDGETS % colour)
+    assert "The widget's colour." in cluster.ok("explain", "widget.spec.colour")
+
+    cluster.ok("delete", "crd", "widgets.explain.example.com")
+    index = json.loads(cluster.ok("get", "--raw", "/openapi/v3"))
+    assert "apis/explain.example.com/v1" not in index["paths"]
+    assert "Widget" not in cluster.ok("get", "--raw", "/openapi/v2")

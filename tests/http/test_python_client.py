@@ -66,6 +66,35 @@ def test_list_with_label_selector_and_pages(core: client.CoreV1Api) -> None:
     assert len(versions) == 1
 
 
+def test_a_list_at_resource_version_0_ignores_limit(core: client.CoreV1Api) -> None:
+    for i in range(3):
+        core.create_namespaced_pod("kube-public", pod(f"rv0-{i}", batch="rv0"))
+    listed = core.list_namespaced_pod(
+        "kube-public", label_selector="batch=rv0", limit=1, resource_version="0"
+    )
+    assert [p.metadata.name for p in listed.items] == ["rv0-0", "rv0-1", "rv0-2"]
+    assert listed.metadata._continue is None
+
+
+def test_an_eviction_whose_body_and_query_dry_runs_differ_is_refused(
+    core: client.CoreV1Api,
+) -> None:
+    core.create_namespaced_pod("kube-public", pod("dry-evict"))
+    body = client.V1Eviction(
+        metadata=client.V1ObjectMeta(name="dry-evict"),
+        delete_options=client.V1DeleteOptions(dry_run=["All", "All"]),
+    )
+    with pytest.raises(client.ApiException) as e:
+        core.create_namespaced_pod_eviction("dry-evict", "kube-public", body, dry_run="All")
+    assert e.value.status == 500
+    refusal = json.loads(e.value.body)
+    assert "reason" not in refusal
+    assert refusal["message"] == (
+        "Non-matching dry-run options in request and content: [All] and [All All]"
+    )
+    assert core.read_namespaced_pod("dry-evict", "kube-public").metadata.deletion_timestamp is None
+
+
 def test_watch_streams_events_until_its_timeout(core: client.CoreV1Api) -> None:
     core.create_namespaced_pod("kube-node-lease", pod("watched", app="w"))
     events = [

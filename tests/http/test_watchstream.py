@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
+from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog, status
+from pinnace.api.options import ListOptions
 from pinnace.apiserver.http.negotiation import negotiate_resource
 from pinnace.apiserver.http.responses import Encoder
 from pinnace.apiserver.http.watchstream import watch_stream
@@ -153,4 +156,47 @@ def test_a_watch_ending_in_a_failure_keeps_its_events_and_ends_with_an_error() -
     assert [(e["type"], e["object"]["kind"]) for e in got] == [
         ("ADDED", "ConfigMap"),
         ("ERROR", "Status"),
+    ]
+
+
+def test_a_quiet_watch_gets_a_bookmark_every_minute_and_before_its_timeout() -> None:
+    # The cacher's bookmarkFrequency, run on the virtual clock: the stream reads the loop's
+    # time, which jumps to the next timer instead of waiting for it.
+    api = Harness()
+    json_media = negotiate_resource("application/json")
+    encoder = Encoder(CONFIGMAPS, json_media, "Metadata", now=lambda: NOW)
+    start = api.server.store.revision
+    options = ListOptions(resource_version=str(start), allow_watch_bookmarks=True)
+    seen: list[tuple[float, str, str]] = []
+
+    async def watch() -> None:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        events = api.server.watch(CONFIGMAPS, "default", options)
+        async for chunk in watch_stream(events, encoder, bookmarks_for=150.0):
+            for line in chunk.splitlines():
+                event = json.loads(line)
+                rv = event["object"]["metadata"]["resourceVersion"]
+                seen.append((loop.time() - began, event["type"], rv))
+
+    async def write_later() -> str:
+        await asyncio.sleep(30)
+        body = {"metadata": {"name": "late"}, "data": {"a": "1"}}
+        created = await api.server.create(CONFIGMAPS, "default", body)
+        return str(created.obj["metadata"]["resourceVersion"])
+
+    async def run() -> str:
+        watching = asyncio.ensure_future(watch())
+        written = await write_later()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(watching, 149.0)  # the HTTP response's timeout ends it
+        return written
+
+    written = api.run(run())
+    api.loop.close()
+    assert seen == [
+        (30.0, "ADDED", written),
+        (60.0, "BOOKMARK", written),
+        (120.0, "BOOKMARK", written),
+        (148.0, "BOOKMARK", written),
     ]

@@ -12,6 +12,7 @@ from pinnace.store import (
     Watch,
     WatchClosedError,
     WatchEvent,
+    WatchWoken,
 )
 
 
@@ -348,6 +349,29 @@ def test_ready_takes_buffered_live_events_without_waiting_up_to_a_limit(backend)
         assert [e.key for e in watch.ready(2)] == ["k/1", "k/2"]
         assert [e.key for e in watch.ready(10)] == ["k/3"]
         assert watch.ready(10) == []
+        watch.close()
+
+    backend.run(body)
+
+
+def test_a_woken_watch_gives_its_events_first_then_raises_woken_once(backend) -> None:
+    async def body(store: Store) -> None:
+        watch = store.watch("w/", store.revision)
+        waiting = asyncio.ensure_future(anext(watch))
+        await asyncio.sleep(0)
+        assert watch.wake()
+        with pytest.raises(WatchWoken):
+            await waiting
+        await store.create("w/a", {})
+        assert watch.wake()
+        assert (await anext(watch)).key == "w/a"  # what it holds comes first
+        with pytest.raises(WatchWoken):
+            await anext(watch)
+        again = asyncio.ensure_future(anext(watch))  # once: now it waits for events again
+        await asyncio.sleep(0)
+        assert not again.done()
+        await store.create("w/b", {})
+        assert (await again).key == "w/b"
         watch.close()
 
     backend.run(body)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from pinnace.api import status
@@ -35,9 +36,12 @@ def decode(
     json_text: bool = False,
     basis: dict[str, Any] | None = None,
     share: bool = False,
+    duplicate_fields: Sequence[str] = (),
 ) -> Decoded:
     """`json_text`: `obj` was parsed from JSON text; `basis`: the stored object `obj` changes;
-    `share`: what `obj` holds of `basis` itself may stay shared (see `normalize`)."""
+    `share`: what `obj` holds of `basis` itself may stay shared (see `normalize`);
+    `duplicate_fields`: the paths of the fields that text repeats, reported (or refused when
+    strict) with the unknown fields, as kube-apiserver's strict decoder reports both."""
     body_kind, body_api_version = _type_meta(obj, kind)
     group, _, version = body_api_version.rpartition("/")
     if body_kind != kind.kind or body_api_version != kind.api_version:
@@ -61,14 +65,52 @@ def decode(
             raise _cannot_handle(body_kind, version, kind, str(e)) from None
         decoded_obj, unknown_fields = normalized.obj, normalized.unknown_fields
     warnings = [f"unknown field {quote(path)}" for path in unknown_fields]
+    if duplicate_fields:
+        repeated = _decoded_repeats(duplicate_fields, unknown_fields, kind)
+        warnings = [f"duplicate field {quote(path)}" for path in repeated] + warnings
     if strict and warnings:
         raise _cannot_handle(
             body_kind, version, kind, "strict decoding error: " + ", ".join(warnings)
         )
-    decoded = without_empty_metadata(decoded_obj)
-    decoded["apiVersion"] = kind.api_version
-    decoded["kind"] = kind.kind
-    return Decoded(decoded, warnings)
+    return Decoded(_in_wire_order(without_empty_metadata(decoded_obj), kind), warnings)
+
+
+def _decoded_repeats(
+    duplicate_fields: Sequence[str], unknown_fields: list[str], kind: Kind
+) -> list[str]:
+    """The repeated fields Go's decoder sees as such: into a Go struct, not those of an
+    unknown field, which it skips (each is reported once, as unknown); a custom resource is
+    decoded into a map, which sees them all."""
+    if kind.custom or not unknown_fields:
+        return list(duplicate_fields)
+    skipped = tuple(path + sep for path in unknown_fields for sep in (".", "["))
+    return [
+        path
+        for path in duplicate_fields
+        if path not in unknown_fields and not path.startswith(skipped)
+    ]
+
+
+def _in_wire_order(obj: dict[str, Any], kind: Kind) -> dict[str, Any]:
+    """`obj` with the URL's type and its top-level fields in the order kube-apiserver writes
+    them, which every read and watch event then keeps: a built-in kind's Go struct order
+    (TypeMeta's kind and apiVersion, ObjectMeta, spec, the rest, status last); a custom
+    resource's as Go writes a map (unstructured.Unstructured), keys sorted."""
+    if kind.custom:
+        obj["apiVersion"] = kind.api_version
+        obj["kind"] = kind.kind
+        return {key: obj[key] for key in sorted(obj)}
+    ordered = {"kind": kind.kind, "apiVersion": kind.api_version}
+    if "metadata" in obj:
+        ordered["metadata"] = obj["metadata"]
+    if "spec" in obj:
+        ordered["spec"] = obj["spec"]
+    for key, value in obj.items():
+        if key not in ordered and key != "status":
+            ordered[key] = value
+    if "status" in obj:
+        ordered["status"] = obj["status"]
+    return ordered
 
 
 # Versions kube-apiserver v1.32 also serves for a kind Pinnace serves at another version: they

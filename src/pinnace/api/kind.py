@@ -157,6 +157,10 @@ class Kind:
     """How server-side apply and managedFields see the kind's fields (a
     `pinnace.api.patch.openapi.Shape`) when the built-in table has no entry for it: a custom
     resource's, from its served version's structural schema; None for the table's kinds."""
+    openapi_schema: Mapping[str, Any] | None = field(default=None, compare=False)
+    """The structural schema /openapi/v2 and /openapi/v3 publish for the kind (a custom
+    resource's served version's openAPIV3Schema); None for the kinds documented from their
+    models, and for those published nowhere."""
     printer: Any = field(default=None, compare=False)
     """The kind's own table printer (`pinnace.api.tables.columns.Printer`, a custom
     resource's additionalPrinterColumns); None for the printer `pinnace.api.tables` keeps

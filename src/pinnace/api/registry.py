@@ -35,6 +35,9 @@ class KindRegistry:
         """`gone(kind)`: called with an added stored kind removed or replaced."""
         self._added: dict[str, _Added] = {}
         self._gone = gone
+        self.generation = 0
+        """Counts the changes of what is added: what is derived from it (the published
+        OpenAPI documents) is made again when it moves."""
 
     def add(
         self,
@@ -50,12 +53,15 @@ class KindRegistry:
         different source replace the previous ones, which are then gone."""
         previous = self._added.get(owner)
         self._added[owner] = _Added(stored, served, tuple(others), source)
+        if previous is None or previous.source != source:
+            self.generation += 1
         if previous is not None and previous.source != source:
             self._went(previous.stored)
 
     def remove(self, owner: str) -> None:
         previous = self._added.pop(owner, None)
         if previous is not None:
+            self.generation += 1
             self._went(previous.stored)
 
     def _went(self, kind: Kind) -> None:
@@ -117,10 +123,14 @@ class KindRegistry:
                     return stored, conversion
         return None
 
-    def discovery_kinds(self) -> tuple[Kind, ...]:
-        """Every kind at every version it is served at, for discovery."""
+    def added_served(self) -> tuple[Kind, ...]:
+        """Every kind added at run time at every version it is served at."""
         added: list[Kind] = []
         for entry in self._added.values():
             added += [entry.stored] if entry.served else []
             added += [c.served for c in entry.others]
-        return catalog.kinds() + other_versions() + tuple(added)
+        return tuple(added)
+
+    def discovery_kinds(self) -> tuple[Kind, ...]:
+        """Every kind at every version it is served at, for discovery."""
+        return catalog.kinds() + other_versions() + self.added_served()

@@ -19,6 +19,7 @@ lets a node evict only the pods bound to it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pinnace.api import catalog, status
@@ -49,8 +50,10 @@ EVICTION = Kind("policy", "v1", "Eviction", "evictions", namespaced=True, model=
 
 
 async def evict(
-    server: APIServer, namespace: str, name: str, body: Any, dry_run: bool = False
+    server: APIServer, namespace: str, name: str, body: Any, dry_run: Sequence[str] = ()
 ) -> Object:
+    """`dry_run`: the request's dryRun values (from the query), which the body's
+    deleteOptions.dryRun, when it has some, must repeat."""
     eviction = _decoded(body)
     server.check_namespace(EVICTION, eviction, namespace)
     pods = catalog.kind("", "pods")
@@ -64,7 +67,7 @@ async def evict(
     await server.admission.admit("CREATE", pods, eviction, target, "eviction")
     if (eviction.get("metadata") or {}).get("name") != name:
         raise status.bad_request("name in URL does not match name in Eviction object")
-    options = _delete_options(eviction.get("deleteOptions"), dry_run)
+    options = _delete_options(eviction.get("deleteOptions"), list(dry_run))
     pod = target if target is not None else await server.get(pods, namespace, name)
     if _can_ignore_budget(pod):
         if _enforce_resource_version(pod) and not options.precondition_resource_version:
@@ -143,8 +146,19 @@ def _decoded(body: Any) -> Object:
     return decode(body, EVICTION).obj
 
 
-def _delete_options(raw: Any, dry_run: bool) -> DeleteOptions:
+def _delete_options(raw: Any, dry_run: list[str]) -> DeleteOptions:
+    """The body's deleteOptions with the request's dryRun (propagateDryRun): the body's own,
+    when it has some, must be the same, or the request fails with the plain error EvictionREST
+    returns, which the handler answers as a 500 without a reason."""
     raw = raw or {}
+    body_dry_run = raw.get("dryRun") or []
+    if dry_run and body_dry_run and dry_run != body_dry_run:
+        raise status.StatusError(
+            500,
+            "",
+            "Non-matching dry-run options in request and content: "
+            f"{_go_list(dry_run)} and {_go_list(body_dry_run)}",
+        )
     preconditions = raw.get("preconditions") or {}
     grace = raw.get("gracePeriodSeconds")
     return DeleteOptions(
@@ -152,8 +166,13 @@ def _delete_options(raw: Any, dry_run: bool) -> DeleteOptions:
         propagation_policy=raw.get("propagationPolicy") or "",
         precondition_uid=preconditions.get("uid") or "",
         precondition_resource_version=preconditions.get("resourceVersion") or "",
-        dry_run=dry_run or bool(raw.get("dryRun")),
+        dry_run=bool(dry_run or body_dry_run),
     )
+
+
+def _go_list(values: list[str]) -> str:
+    """A []string as Go's %v prints it."""
+    return "[" + " ".join(values) + "]"
 
 
 def _can_ignore_budget(pod: Object) -> bool:

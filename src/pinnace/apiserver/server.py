@@ -214,7 +214,10 @@ class APIServer:
             return None
 
     async def list(self, kind: Kind, namespace: str, options: ListOptions | None = None) -> Object:
-        """A `<Kind>List`; every page of a paginated list is read at the first page's revision."""
+        """A `<Kind>List`; every page of a paginated list is read at the first page's revision.
+
+        A list at resourceVersion "0" is whole whatever its limit: v1.32 serves it from the watch
+        cache, which does not paginate (cacher.go `shouldDelegateList`)."""
         options = options or ListOptions()
         selected = filter_for(kind, options)
         prefix = list_prefix(kind, namespace)
@@ -234,7 +237,7 @@ class APIServer:
             page = await self.store.list(
                 prefix,
                 revision or None,
-                limit=max(options.limit, 0),
+                limit=_page_limit(options),
                 start_after=start_after,
                 select=None if selected.everything else selected,
             )
@@ -313,13 +316,17 @@ class APIServer:
         options: WriteOptions | None = None,
         *,
         json_body: bool = False,
+        duplicate_fields: Sequence[str] = (),
     ) -> Result:
         """POST. With a fieldManager in `options`, managedFields record that manager as the
         owner of every field the object sets, defaults included, as kube-apiserver does.
-        `json_body`: `body` was parsed from JSON text, so holds JSON's own types only."""
+        `json_body`: `body` was parsed from JSON text, so holds JSON's own types only;
+        `duplicate_fields`: the paths of the fields that text repeats."""
         options = options or WriteOptions()
         strict = options.field_validation == "Strict"
-        decoded = decode(body, kind, strict=strict, json_text=json_body)
+        decoded = decode(
+            body, kind, strict=strict, json_text=json_body, duplicate_fields=duplicate_fields
+        )
         obj = decoded.obj
         self.check_namespace(kind, obj, namespace)
         self._default(kind, obj)
@@ -448,15 +455,18 @@ class APIServer:
         subresource: str = "",
         *,
         json_body: bool = False,
+        duplicate_fields: Sequence[str] = (),
     ) -> Result:
         """PUT: replace the object (or its status, with subresource "status"). With a
         fieldManager in `options`, managedFields record what that manager changed. A uid in
         the body is a precondition: the write is for that object, not one recreated under its
         name (a patch has none; its uid is only validated as immutable). `json_body`: as for
-        `create`."""
+        `create`, and so is `duplicate_fields`."""
         options = options or WriteOptions()
         strict = options.field_validation == "Strict"
-        decoded = decode(body, kind, strict=strict, json_text=json_body)
+        decoded = decode(
+            body, kind, strict=strict, json_text=json_body, duplicate_fields=duplicate_fields
+        )
         new = decoded.obj
         self.check_namespace(kind, new, namespace)
         _check_name(new, name)
@@ -991,6 +1001,14 @@ def _continue_expired(token: str) -> StatusError:
     )
     error.list_meta = {"continue": encode_continue(LATEST, start)}
     return error
+
+
+def _page_limit(options: ListOptions) -> int:
+    """The page size of a list: none for one at resourceVersion "0", which v1.32's watch cache
+    serves whole (a continue token is served from storage, paginated)."""
+    if options.resource_version == "0" and not options.continue_token:
+        return 0
+    return max(options.limit, 0)
 
 
 __all__ = ["APIServer", "Filter", "Result"]

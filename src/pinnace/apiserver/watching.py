@@ -19,7 +19,14 @@ from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions, parse_resource_version
 from pinnace.apiserver.filters import Filter
 from pinnace.apiserver.keys import list_prefix
-from pinnace.store import CompactedError, Store, Watch, WatchClosedError, WatchEvent
+from pinnace.store import (
+    CompactedError,
+    Store,
+    Watch,
+    WatchClosedError,
+    WatchEvent,
+    WatchWoken,
+)
 
 if TYPE_CHECKING:
     from pinnace.apiserver.server import APIServer
@@ -62,6 +69,14 @@ class WatchEvents:
         if self._pending or self._progress is None:
             return None
         return self._progress.revision()
+
+    def wake(self) -> bool:
+        """Have `batches()` yield an empty batch as soon as it has no event at hand: a
+        consumer's own time has come (a bookmark is due). False while there is no store
+        watch to wake (the initial events are still being listed, or the events are not from
+        a store's watch)."""
+        stream = None if self._progress is None else self._progress.stream
+        return stream is not None and stream.wake()
 
     def __aiter__(self) -> WatchEvents:
         return self
@@ -146,7 +161,14 @@ async def _watch_batches(
         return
     progress.stream = stream
     try:
-        async for event in stream:
+        while True:
+            try:
+                event = await anext(stream)
+            except WatchWoken:
+                yield []  # the consumer's own time (`WatchEvents.wake`)
+                continue
+            except StopAsyncIteration:
+                return
             batch = []
             for change in (event, *stream.ready(BATCH - 1)):
                 out = _translate(change, selected)

@@ -17,9 +17,10 @@ beforehand): about a tenth of the server's CPU.
   request to the last byte of the answer; then of a few LISTs with a label selector that picks
   one of the ten ReplicaSets the pods belong to (a tenth of them), as the ReplicaSet
   controller or `kubectl get pods -l` asks.
-- Watch: `watchers` watches of the namespace from the list's resourceVersion, while
-  `watch_writes` more pods are created at `watch_rate` per second; an event's latency runs
-  from sending the create to the arrival of its line at a watcher.
+- Watch: `watchers` watches of the namespace from the list's resourceVersion, asking for
+  bookmarks as informers do, while `watch_writes` more pods are created at `watch_rate` per
+  second; an event's latency runs from sending the create to the arrival of its line at a
+  watcher.
 """
 
 from __future__ import annotations
@@ -254,6 +255,8 @@ async def _watch(
             # Not parsed: decoding every line of 100 watches costs this process more CPU than
             # the server spends sending them, and would measure the client's backlog.
             named = WATCHED_NAME.search(line)
+            if line.startswith(b'{"type":"BOOKMARK",'):
+                continue
             if named is None or not line.startswith(b'{"type":"ADDED",'):
                 raise BenchError(f"a watcher got an unexpected event: {line[:200]!r}")
             latencies.append(arrived - sent[named[1].decode()])
@@ -273,7 +276,9 @@ async def _watch(
     async with _connections(url, watchers) as streams:
         for watch in streams:
             # Its head comes once the server has registered the watch.
-            await watch.stream(f"{PODS_PATH}?watch=true&resourceVersion={revision}")
+            # Asking for bookmarks, as client-go's reflectors (every informer) do.
+            query = f"watch=true&resourceVersion={revision}&allowWatchBookmarks=true"
+            await watch.stream(f"{PODS_PATH}?{query}")
         consumers = [asyncio.ensure_future(consume(watch)) for watch in streams]
         try:
             async with _connections(url, clients) as connections:

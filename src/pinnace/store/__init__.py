@@ -20,6 +20,7 @@ from pinnace.store.interface import (
     Watch,
     WatchClosedError,
     WatchEvent,
+    WatchWoken,
 )
 from pinnace.store.memory import MemoryStore
 from pinnace.store.sqlite import SQLiteStore
@@ -42,4 +43,5 @@ __all__ = [
     "Watch",
     "WatchClosedError",
     "WatchEvent",
+    "WatchWoken",
 ]

@@ -219,7 +219,11 @@ _PHRASES = (
     "Created pod: ",
     "ScalingReplicaSet",
 )
-_DICTIONARY = orjson.dumps(_PHRASES) + b"".join(orjson.dumps(sample) for sample in _SAMPLES)
+_DICTIONARY = orjson.dumps(_PHRASES) + b"".join(
+    # As the API server stores a built-in kind's object: kind and apiVersion first.
+    orjson.dumps({"kind": sample["kind"], "apiVersion": sample["apiVersion"], **sample})
+    for sample in _SAMPLES
+)
 # Raw deflate (no header or checksum: the bytes never leave memory), a small hash table and an
 # 8 KiB window, which make copying a primed compressor (below) cheap: every pack copies its
 # window and hash chains, and a 32 KiB window's 144 KB copy cost a twentieth of a pod's trip
@@ -356,8 +360,8 @@ def _deflate(learner: _Kind, data: bytes) -> bytes:
 
 
 def _kind_of(data: bytes) -> str:
-    """The kind an object's JSON text names first: its own, as the API writes apiVersion and
-    kind first, though not always."""
+    """The kind an object's JSON text names first: its own, as the API writes kind (or a custom
+    resource's apiVersion and kind) first, though not always."""
     start = data.find(b'"kind":"') + 8
     end = data.find(b'"', start, start + _MAX_KIND_NAME + 1) if start >= 8 else -1
     return data[start:end].decode(errors="replace") if end >= 0 else ""

@@ -120,6 +120,10 @@ class WatchClosedError(StoreError):
     """
 
 
+class WatchWoken(Exception):
+    """Raised once by a watch's `__anext__` after `wake()`, in place of waiting for events."""
+
+
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
     """One change. For DELETED, `object` is the last state with `metadata.resourceVersion` set
@@ -186,6 +190,12 @@ class Watch(ABC):
     def caught_up(self) -> bool:
         """Whether every change up to the store's current revision that this watch is to
         deliver has been taken from it (so a bookmark at that revision hides nothing)."""
+        return False
+
+    def wake(self) -> bool:
+        """Make the `__anext__` waiting for events, or the next one that would, raise
+        `WatchWoken` once instead (events at hand still come first): lets a consumer wait for
+        events and a time of its own at once. False if this watch cannot."""
         return False
 
     async def __aenter__(self) -> Watch:

@@ -15,7 +15,14 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
-from pinnace.store.interface import CompactedError, StoreError, Watch, WatchClosedError, WatchEvent
+from pinnace.store.interface import (
+    CompactedError,
+    StoreError,
+    Watch,
+    WatchClosedError,
+    WatchEvent,
+    WatchWoken,
+)
 from pinnace.store.mvcc import MvccState
 
 DEFAULT_WATCH_BUFFER = 10_000
@@ -150,6 +157,7 @@ class BufferedWatch(Watch):
         self._waiter: asyncio.Future[None] | None = None
         self._error: BaseException | None = None
         self._endings = hub.endings
+        self._woken = False
 
     async def __anext__(self) -> WatchEvent:
         while True:
@@ -164,11 +172,20 @@ class BufferedWatch(Watch):
                 if event is not None:
                     return event
                 continue
+            if self._woken:
+                self._woken = False
+                raise WatchWoken
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
             finally:
                 self._waiter = None
+
+    def wake(self) -> bool:
+        self._woken = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+        return True
 
     def ready(self, limit: int) -> list[WatchEvent]:
         """Live events already buffered (none while the watch still replays its history)."""

@@ -126,6 +126,7 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         scale=scale,
         printer=printer(version.get("additionalPrinterColumns")),
         apply_shape=fields.object_shape(structural),
+        openapi_schema=structural,
     )
 
 

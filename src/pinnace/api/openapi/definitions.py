@@ -213,16 +213,18 @@ def _extensions(entry: tuple[Any, ...] | None) -> dict[str, Any]:
     return out
 
 
-def build(kinds: Iterable[Kind], ref_prefix: str) -> Definitions:
+def build(kinds: Iterable[Kind], ref_prefix: str, others: Iterable[Kind] = ()) -> Definitions:
     """The definitions of `kinds`, their lists and subresource kinds, Status, DeleteOptions
-    and Patch, with refs written as `ref_prefix` + name."""
+    and Patch, with refs written as `ref_prefix` + name; DeleteOptions serves `others` (kinds
+    defined elsewhere: custom resources) too."""
     v3 = ref_prefix == V3_REFS
+    kinds = tuple(kinds)
     found = Definitions(ref_prefix)
     for name, (v3_form, v2_form) in _SCALAR_DEFINITIONS.items():
         found.schemas[name] = {"description": _SCALAR_DESCRIPTIONS[name]} | (
             v3_form if v3 else v2_form
         )
-    meta_kinds = [gvk(k.group, k.version, "DeleteOptions") for k in kinds]
+    meta_kinds = [gvk(k.group, k.version, "DeleteOptions") for k in (*kinds, *others)]
     found.add_model("V1Status", _TYPE_NAMES["V1Status"])
     found.schemas[STATUS]["x-kubernetes-group-version-kind"] = [gvk("", "v1", "Status")]
     found.add_model("V1DeleteOptions", _TYPE_NAMES["V1DeleteOptions"])

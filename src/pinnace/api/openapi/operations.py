@@ -161,6 +161,26 @@ _WATCH_CONTENT_TYPES = (
     "application/json;stream=watch",
     "application/vnd.kubernetes.protobuf;stream=watch",
 )
+CUSTOM_PATCH_CONTENT_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+)
+"""What a custom resource's PATCH takes (apiextensions-apiserver's builder): no strategic merge
+patch, so `kubectl apply` sends a merge patch."""
+_CUSTOM_RESPONSE_CONTENT_TYPES = ("application/json", "application/yaml")
+
+
+def _content_types(item: PathItem, op: Operation) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(request, response) content types of an operation, for the bodies it has."""
+    patches = CUSTOM_PATCH_CONTENT_TYPES if item.custom else PATCH_CONTENT_TYPES
+    request: tuple[str, ...] = patches if op.request == PATCH else ("*/*",)
+    if item.custom:
+        return request, _CUSTOM_RESPONSE_CONTENT_TYPES
+    watch = _WATCH_CONTENT_TYPES if op.action == "list" else ()
+    return request, _RESPONSE_CONTENT_TYPES + watch
+
+
 _STATUS_TEXT = {"200": "OK", "201": "Created", "202": "Accepted"}
 
 
@@ -216,6 +236,8 @@ class PathItem:
     operations: tuple[Operation, ...]
     kind: str
     """The kind the path serves, for parameter descriptions."""
+    custom: bool = False
+    """A custom resource's path: JSON and YAML only, and no strategic merge patch."""
 
 
 def _group_word(group: str) -> str:
@@ -230,9 +252,11 @@ def _prefix(kind: Kind) -> str:
     return f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
 
 
-def path_items(kind: Kind) -> Iterator[PathItem]:
-    """The documented paths of `kind`: collection, all-namespaces list, object, subresources."""
-    root = definition_name(strategies.ROOTS[kind.kind])
+def path_items(kind: Kind, root: str = "") -> Iterator[PathItem]:
+    """The documented paths of `kind`: collection, all-namespaces list, object, subresources.
+    `root`: the definition of a kind outside the strategies table (a custom resource's)."""
+    custom = bool(root)
+    root = root or definition_name(strategies.ROOTS[kind.kind])
     listed = root + "List"
     own = gvk(kind.group, kind.version, kind.kind)
     gv = _group_word(kind.group).capitalize() + kind.version.capitalize()
@@ -262,10 +286,10 @@ def path_items(kind: Kind) -> Iterator[PathItem]:
         if verb in verbs
     ]
     if collection:
-        yield PathItem(f"{base}/{kind.plural}", holder, tuple(collection), kind.kind)
+        yield PathItem(f"{base}/{kind.plural}", holder, tuple(collection), kind.kind, custom)
     if kind.namespaced and "list" in verbs:
         everywhere = Operation("list", f"{gv}{kind.kind}ForAllNamespaces", listing, own, listed)
-        yield PathItem(f"{_prefix(kind)}/{kind.plural}", (), (everywhere,), kind.kind)
+        yield PathItem(f"{_prefix(kind)}/{kind.plural}", (), (everywhere,), kind.kind, custom)
 
     item = (*holder, "name")
     single = [
@@ -281,11 +305,12 @@ def path_items(kind: Kind) -> Iterator[PathItem]:
         if verb in verbs
     ]
     if single:
-        yield PathItem(f"{base}/{kind.plural}/{{name}}", item, tuple(single), kind.kind)
+        yield PathItem(f"{base}/{kind.plural}/{{name}}", item, tuple(single), kind.kind, custom)
     for sub in sorted(kind.subresources):
         found = _subresource(kind, sub, name, own, root)
         if found:
-            yield PathItem(f"{base}/{kind.plural}/{{name}}/{sub}", item, found, kind.kind)
+            path = f"{base}/{kind.plural}/{{name}}/{sub}"
+            yield PathItem(path, item, found, kind.kind, custom)
 
 
 def _writes(
@@ -370,20 +395,17 @@ def path_item_v3(item: PathItem, tag_name: str, refs: str) -> dict[str, Any]:
         if op.parameters:
             rendered["parameters"] = [_parameter_v3(p, item.kind) for p in op.parameters]
         types: tuple[str, ...]
+        request_types, response_types = _content_types(item, op)
         if op.request:
-            types = PATCH_CONTENT_TYPES if op.request == PATCH else ("*/*",)
             schema = {"$ref": refs + op.request}
             rendered["requestBody"] = {
-                "content": {t: {"schema": schema} for t in types},
+                "content": {t: {"schema": schema} for t in request_types},
                 "required": op.method != "delete",
             }
         responses: dict[str, Any] = {}
         for code in op.responses:
             if op.response:
-                types = _RESPONSE_CONTENT_TYPES + (
-                    _WATCH_CONTENT_TYPES if op.action == "list" else ()
-                )
-                schema = {"$ref": refs + op.response}
+                types, schema = response_types, {"$ref": refs + op.response}
             else:
                 types, schema = ("text/plain",), {"type": "string"}
             responses[code] = {
@@ -400,11 +422,11 @@ def path_item_v3(item: PathItem, tag_name: str, refs: str) -> dict[str, Any]:
 def path_item_v2(item: PathItem, tag_name: str, refs: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for op in item.operations:
+        request_types, response_types = _content_types(item, op)
         rendered: dict[str, Any] = {
             "description": op.description,
-            "consumes": list(PATCH_CONTENT_TYPES if op.request == PATCH else ("*/*",)),
-            "produces": list(_RESPONSE_CONTENT_TYPES if op.response else ("text/plain",))
-            + (list(_WATCH_CONTENT_TYPES) if op.action == "list" else []),
+            "consumes": list(request_types),
+            "produces": list(response_types if op.response else ("text/plain",)),
             "schemes": ["https"],
             "tags": [tag_name],
             "operationId": op.operation_id,

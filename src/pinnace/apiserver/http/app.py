@@ -15,6 +15,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest
 
 from pinnace.api.kind import Kind
+from pinnace.api.openapi.documents import PublishedDocuments
 from pinnace.api.status import StatusError
 from pinnace.apiserver import custom_metrics, metrics
 from pinnace.apiserver.auth.authentication import Authenticator
@@ -25,6 +26,7 @@ from pinnace.apiserver.http import metrics as metrics_paths
 from pinnace.apiserver.http import negotiation, nonresource, streaming
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
 from pinnace.apiserver.http.instrumentation import RequestMetrics, request_labels
+from pinnace.apiserver.http.openapi_protobuf import PublishedProtobuf
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.resources import ResourceHandler
 from pinnace.apiserver.http.responses import (
@@ -113,6 +115,9 @@ class APIApp:
         self.metrics_ready = metrics_ready
         """Awaited with a metrics path before its registry is collected (caches a scrape
         starts)."""
+        self.openapi = PublishedDocuments(server.kinds)
+        """The OpenAPI documents served, its CRDs' schemas included."""
+        self.openapi_protobuf = PublishedProtobuf(self.openapi)
         self.requests = RequestMetrics()
         if METRICS_PATH in self.metrics:
             self.metrics[METRICS_PATH].register(self.requests)
@@ -239,7 +244,12 @@ class APIApp:
             _only_get(request)
             return health
         openapi = nonresource.openapi(
-            path.rstrip("/"), request.header("accept"), request.query, self.server.clock.now()
+            path.rstrip("/"),
+            request.header("accept"),
+            request.query,
+            self.server.clock.now(),
+            self.openapi,
+            self.openapi_protobuf,
         )
         if openapi is not None:
             _only_get(request)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -73,6 +73,24 @@ def parse_object_body(data: bytes, body_type: BodyType, kind_name: str) -> Any:
             f"the object provided is unrecognized (must be of type {kind_name}): "
             f"{reason} ({summarize(data)})"
         ) from None
+
+
+class WrittenBody(NamedTuple):
+    value: Any
+    duplicate_fields: list[str]
+    """The paths of the fields its JSON text repeats (`gojson.duplicate_fields`)."""
+
+
+def parse_written_body(
+    data: bytes, body_type: BodyType, kind_name: str, find_duplicates: bool
+) -> WrittenBody:
+    """A create or update body as `parse_object_body` reads it, with the fields its JSON text
+    repeats when `find_duplicates` (field validation Strict or Warn: kube-apiserver's strict
+    decoder reports them)."""
+    value = parse_object_body(data, body_type, kind_name)
+    if not find_duplicates or body_type is not BodyType.JSON:
+        return WrittenBody(value, [])
+    return WrittenBody(value, gojson.duplicate_fields(data, value))
 
 
 def parse_json(data: bytes, content_type: str = "") -> Any:
@@ -198,9 +216,11 @@ __all__ = [
     "MAX_REQUEST_BODY_BYTES",
     "ClientDisconnected",
     "StatusError",
+    "WrittenBody",
     "YAMLError",
     "parse_json",
     "parse_object_body",
+    "parse_written_body",
     "read_body",
     "summarize",
     "yaml_to_json",

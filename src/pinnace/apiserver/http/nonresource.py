@@ -8,7 +8,7 @@ from functools import cache
 
 from pinnace.api import discovery
 from pinnace.api.kind import Kind
-from pinnace.api.openapi import openapi_v2, openapi_v3, openapi_v3_hash, openapi_v3_index
+from pinnace.api.openapi.documents import PublishedDocuments
 from pinnace.apiserver.http import negotiation, openapi_protobuf
 from pinnace.apiserver.http.params import Query, first, go_bool
 from pinnace.apiserver.http.responses import (
@@ -94,36 +94,44 @@ def health(
     return None
 
 
-def openapi(path: str, accept: str, query: Query, now: float) -> Response | None:
-    """/openapi/v2 and /openapi/v3[/<group-version>]; None for other paths.
+def openapi(
+    path: str,
+    accept: str,
+    query: Query,
+    now: float,
+    documents: PublishedDocuments,
+    v2_protobuf: openapi_protobuf.PublishedProtobuf,
+) -> Response | None:
+    """/openapi/v2 and /openapi/v3[/<group-version>] of the `documents` published now (and
+    `v2_protobuf`, the protobuf form of their /openapi/v2); None for other paths.
 
     /openapi/v2 comes as JSON or, to a client that asks for it, in its protobuf form.
     """
     if path == "/openapi/v2":
         for media in negotiation.parse_media_types(accept or negotiation.JSON):
             if media.type in openapi_protobuf.MEDIA_TYPES:
-                body = openapi_protobuf.openapi_v2_protobuf()
+                body = v2_protobuf.v2()
                 return Response(200, body, openapi_protobuf.MEDIA_TYPES[0])
             if media.type in (negotiation.JSON, "application/*", "*/*"):
-                return _openapi_response(openapi_v2())
+                return _openapi_response(documents.v2())
         raise negotiation.not_acceptable(accept)
     if path == "/openapi/v3":
-        return _openapi_response(openapi_v3_index())
+        return _openapi_response(documents.v3_index())
     if path.startswith("/openapi/v3/"):
         group_version = path[len("/openapi/v3/") :]
-        document = openapi_v3(group_version)
+        document = documents.v3(group_version)
         if document is None:
             raise not_found()
-        return _openapi_v3_response(group_version, document, first(query, "hash"), now)
+        etag = documents.v3_hash(group_version)
+        return _openapi_v3_response(group_version, document, etag, first(query, "hash"), now)
     return None
 
 
 def _openapi_v3_response(
-    group_version: str, document: object, hash_asked: str | None, now: float
+    group_version: str, document: object, etag: str, hash_asked: str | None, now: float
 ) -> Response:
     """kube-openapi's handler3: the hash is the ETag; a document asked for by its hash may be
     cached for good (a year), one asked for by another hash is redirected to the current."""
-    etag = openapi_v3_hash(group_version)
     headers = [("Vary", "Accept"), ("Etag", f'"{etag}"')]
     if hash_asked is not None and hash_asked != etag:
         url = f"/openapi/v3/{group_version}?hash={etag}"

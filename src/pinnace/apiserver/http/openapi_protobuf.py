@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from pinnace.api.openapi import openapi_v2
+from pinnace.api.openapi.documents import PublishedDocuments
 
 MEDIA_TYPES = (
     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
@@ -30,6 +31,24 @@ _VARINT, _BYTES = 0, 2
 @cache
 def openapi_v2_protobuf() -> bytes:
     return document(openapi_v2())
+
+
+class PublishedProtobuf:
+    """The protobuf form of the /openapi/v2 one server publishes, encoded again when it
+    changes."""
+
+    def __init__(self, documents: PublishedDocuments) -> None:
+        self._documents = documents
+        self._generation = -1
+        self._encoded = b""
+
+    def v2(self) -> bytes:
+        generation = self._documents.generation
+        if generation != self._generation:
+            self._generation = generation
+            v2 = self._documents.v2()
+            self._encoded = openapi_v2_protobuf() if v2 is openapi_v2() else document(v2)
+        return self._encoded
 
 
 def document(doc: dict[str, Any]) -> bytes:

@@ -29,7 +29,7 @@ from pinnace.apiserver.auth.security import UNSECURED_USER
 from pinnace.apiserver.auth.user import requester
 from pinnace.apiserver.filters import filter_for
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
-from pinnace.apiserver.http.bodies import parse_object_body
+from pinnace.apiserver.http.bodies import parse_written_body
 from pinnace.apiserver.http.negotiation import BodyType
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.responses import (
@@ -139,8 +139,11 @@ class ResourceHandler:
         if kind.namespaced and not target.namespace:
             raise method_not_allowed()
         body_type = negotiation.body_type(request.header("content-type"))
-        body = _stored(target, await request.parsed(parse_object_body, body_type, kind.kind))
         options = params.write_options(request.query, "CreateOptions")
+        written = await request.parsed(
+            parse_written_body, body_type, kind.kind, options.field_validation != "Ignore"
+        )
+        body = _stored(target, written.value)
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
             return created_response(answer)
@@ -149,7 +152,12 @@ class ResourceHandler:
             return json_response(await self.review(target, review), 201)
         options = fieldmanagers.with_manager(options, request)
         result = await self.server.create(
-            kind, target.namespace, body, options, json_body=_json_body(target, body_type)
+            kind,
+            target.namespace,
+            body,
+            options,
+            json_body=_json_body(target, body_type),
+            duplicate_fields=written.duplicate_fields,
         )
         return _written(encoder, result, options.field_validation, 201)
 
@@ -157,9 +165,11 @@ class ResourceHandler:
         self, request: Request, target: ResourceTarget, encoder: Encoder, subresource: str = ""
     ) -> Response:
         body_type = negotiation.body_type(request.header("content-type"))
-        body = await request.parsed(parse_object_body, body_type, target.kind.kind)
-        body = _stored(target, body)
         options = params.write_options(request.query, "UpdateOptions")
+        written = await request.parsed(
+            parse_written_body, body_type, target.kind.kind, options.field_validation != "Ignore"
+        )
+        body = _stored(target, written.value)
         options = fieldmanagers.with_manager(options, request)
         result = await self.server.update(
             target.kind,
@@ -169,6 +179,7 @@ class ResourceHandler:
             options,
             subresource,
             json_body=_json_body(target, body_type),
+            duplicate_fields=written.duplicate_fields,
         )
         code = 201 if result.created else 200
         return _written(encoder, result, options.field_validation, code)

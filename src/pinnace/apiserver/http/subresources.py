@@ -61,7 +61,8 @@ async def handle(
         return await streaming.plain(server, request, target)
     elif sub == "eviction" and method == "POST":
         body = await request.parsed(parse_json, request.header("content-type"))
-        dry_run = bool(request.query.get("dryRun"))
+        params.write_options(request.query, "CreateOptions")  # validated as any create's
+        dry_run = request.query.get("dryRun", [])
         answer = await eviction.evict(server, target.namespace, target.name, body, dry_run)
         return created_response(answer)
     elif sub == "token" and method == "POST":

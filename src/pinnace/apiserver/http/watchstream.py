@@ -94,32 +94,39 @@ async def _with_bookmarks(
 ) -> AsyncIterator[list[Object]]:
     """`source`'s batches, and between them the BOOKMARKs kube-apiserver's cacher sends a
     watch that asked for them: one a minute, and one 2 s before the watch times out, at the
-    revision the watch has caught up with (cacheWatcher.nextBookmarkTime)."""
+    revision the watch has caught up with (cacheWatcher.nextBookmarkTime).
+
+    A timer wakes the watch when a bookmark is due (`WatchEvents.wake`), which then hands over
+    an empty batch: waiting for events costs nothing more than without bookmarks."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + lasts
-    due = _next_bookmark(loop.time(), deadline)
-    coming = asyncio.ensure_future(anext(source))
+    timer: asyncio.TimerHandle | None = None
+
+    def ring() -> None:
+        if not events.wake():  # no store watch yet: its initial events are being listed
+            arm(loop.time() + BOOKMARK_RETRY)
+
+    def arm(when: float | None) -> None:
+        nonlocal timer
+        if timer is not None:
+            timer.cancel()
+        timer = None if when is None or when >= deadline else loop.call_at(when, ring)
+
     try:
-        while True:
-            wait = None if due is None else max(0.0, due - loop.time())
-            done, _ = await asyncio.wait({coming}, timeout=wait)
-            if coming in done:
-                try:
-                    batch = coming.result()
-                except StopAsyncIteration:
-                    return
+        arm(_next_bookmark(loop.time(), deadline))
+        async for batch in source:
+            if batch:
                 yield batch
-                coming = asyncio.ensure_future(anext(source))
                 continue
             revision = events.bookmark_revision()
             now = loop.time()
             if revision is None:  # events on their way: once they are out
-                due = now + BOOKMARK_RETRY if now + BOOKMARK_RETRY < deadline else None
+                arm(now + BOOKMARK_RETRY)
                 continue
             yield [bookmark(kind, revision)]
-            due = _next_bookmark(now, deadline)
+            arm(_next_bookmark(now, deadline))
     finally:
-        coming.cancel()
+        arm(None)
 
 
 def _next_bookmark(now: float, deadline: float) -> float | None:

@@ -153,3 +153,128 @@ def test_a_quota_on_claims_refuses_one_over_it(cluster: Cluster) -> None:
         '"second" is forbidden: exceeded quota: storage, requested: persistentvolumeclaims=1, '
         "used: persistentvolumeclaims=1, limited: persistentvolumeclaims=1"
     )
+
+
+EPHEMERAL = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+    - name: c
+      image: nginx
+      volumeMounts: [{{name: scratch, mountPath: /scratch}}]
+  volumes:
+    - name: scratch
+      ephemeral:
+        volumeClaimTemplate:
+          metadata:
+            labels: {{type: scratch}}
+          spec:
+            accessModes: [ReadWriteOnce]
+            resources: {{requests: {{storage: 1Gi}}}}
+"""
+
+
+def events_of(cluster: Cluster, kind: str, name: str) -> list[tuple[str, str, str]]:
+    found = json.loads(
+        cluster.ok("get", "events", "--field-selector", f"involvedObject.name={name}", "-o", "json")
+    )
+    return [
+        (e["reason"], e["source"].get("component", ""), e["message"])
+        for e in found["items"]
+        if e["involvedObject"]["kind"] == kind
+    ]
+
+
+def test_a_generic_ephemeral_volume_gets_its_own_claim(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=EPHEMERAL.format(name="scratchy"))
+
+    def phase() -> str:
+        return str(
+            json.loads(cluster.ok("get", "pod", "scratchy", "-o", "json"))["status"]["phase"]
+        )
+
+    assert eventually(lambda: phase() == "Running")
+    claim = json.loads(cluster.ok("get", "pvc", "scratchy-scratch", "-o", "json"))
+    pod = json.loads(cluster.ok("get", "pod", "scratchy", "-o", "json"))
+    assert claim["metadata"]["labels"] == {"type": "scratch"}
+    assert claim["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": "scratchy",
+            "uid": pod["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert claim["status"]["phase"] == "Bound"
+    assert claim["spec"]["storageClassName"] == "standard"  # the default class
+    # The garbage collector deletes the claim with its pod.
+    cluster.ok("delete", "pod", "scratchy", "--wait=false")
+    assert eventually(
+        lambda: cluster.kubectl("get", "pvc", "scratchy-scratch").returncode == 1, timeout=30
+    )
+
+
+def test_an_ephemeral_volume_whose_claim_is_not_the_pods_waits(cluster: Cluster) -> None:
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "squatter-scratch"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    cluster.ok("apply", "-f", "-", stdin=json.dumps(claim))
+    cluster.ok("apply", "-f", "-", stdin=EPHEMERAL.format(name="squatter"))
+    problem = (
+        "PVC default/squatter-scratch was not created for pod default/squatter (pod is not owner)"
+    )
+
+    def seen() -> set[tuple[str, str, str]]:
+        return set(events_of(cluster, "Pod", "squatter"))
+
+    assert eventually(
+        lambda: (
+            ("FailedBinding", "ephemeral_volume", f"ephemeral volume scratch: {problem}") in seen()
+        )
+    )
+    assert eventually(
+        lambda: any(
+            reason == "FailedScheduling"
+            and message.startswith(f"0/1 nodes are available: {problem}.")
+            for reason, _, message in seen()
+        )
+    )
+
+
+def test_a_bound_claim_may_not_shrink_below_its_capacity(cluster: Cluster) -> None:
+    manifest = """
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: immediate
+provisioner: ebs.csi.aws.com
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: shrinking
+spec:
+  storageClassName: immediate
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 2Gi
+"""
+    cluster.ok("apply", "-f", "-", stdin=manifest)
+    assert eventually(lambda: rows(cluster, "pvc", "shrinking")[1][1] == "Bound")
+    done = cluster.kubectl(
+        "patch", "pvc", "shrinking", "-p", '{"spec":{"resources":{"requests":{"storage":"1Gi"}}}}'
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        'The PersistentVolumeClaim "shrinking" is invalid: spec.resources.requests.storage: '
+        "Forbidden: field can not be less than status.capacity"
+    )

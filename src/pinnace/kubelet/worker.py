@@ -372,7 +372,7 @@ class PodWorker:
         self.ephemerals: tuple[ContainerRecord, ...] = ()
         """Its ephemeral containers', in the order they were added (`set_pod`)."""
         self.volumes = PodVolumes.of(pod)
-        names = referenced_sources(pod) | self.volumes.source_names()
+        names = referenced_sources(pod) | self.volumes.source_names(pod)
         self.source_names = _SOURCE_NAMES(frozenset(names)) if names else _NO_NAMES
         """The ConfigMaps and Secrets its containers take environment or files from."""
         self._mount_failures: Sequence[str] = ()

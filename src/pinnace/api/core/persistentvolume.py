@@ -400,9 +400,20 @@ def validate_persistent_volume_claim_update(new: Any, old: Any) -> list[FieldErr
     old_size, _ = parse_quantity_field(
         _storage(old, "spec", "resources", "requests", "storage"), _SPEC
     )
-    if new_size is not None and old_size is not None and new_size < old_size:
+    # RecoverVolumeExpansionFailure (beta, on in v1.32): a request may come down, to recover
+    # from a failed expansion, but not to the capacity the volume has.
+    status_size, _ = parse_quantity_field(
+        _storage(old, "status", "capacity", "storage") or "0", _SPEC
+    )
+    if (
+        new_size is not None
+        and old_size is not None
+        and status_size is not None
+        and new_size < old_size
+        and new_size <= status_size
+    ):
         path = Path("spec", "resources", "requests", "storage")
-        errs.append(field.forbidden(path, "field can not be less than previous value"))
+        errs.append(field.forbidden(path, "field can not be less than status.capacity"))
     new_mode = as_dict(new.get("spec")).get("volumeMode")
     old_mode = as_dict(old.get("spec")).get("volumeMode")
     return errs + validate_immutable(new_mode, old_mode, Path("volumeMode"))

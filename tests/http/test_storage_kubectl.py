@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
@@ -249,26 +250,30 @@ def test_an_ephemeral_volume_whose_claim_is_not_the_pods_waits(cluster: Cluster)
     )
 
 
-def test_a_bound_claim_may_not_shrink_below_its_capacity(cluster: Cluster) -> None:
-    manifest = """
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: immediate
-provisioner: ebs.csi.aws.com
----
+IMMEDIATE_CLAIM = """
 apiVersion: v1
 kind: PersistentVolumeClaim
 metadata:
-  name: shrinking
+  name: {name}
 spec:
-  storageClassName: immediate
+  storageClassName: {cls}
   accessModes: [ReadWriteOnce]
   resources:
     requests:
       storage: 2Gi
 """
-    cluster.ok("apply", "-f", "-", stdin=manifest)
+
+
+def test_a_bound_claim_may_not_shrink_below_its_capacity(cluster: Cluster) -> None:
+    immediate = """
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: immediate
+provisioner: ebs.csi.aws.com
+"""
+    cluster.ok("apply", "-f", "-", stdin=immediate)
+    cluster.ok("apply", "-f", "-", stdin=IMMEDIATE_CLAIM.format(name="shrinking", cls="immediate"))
     assert eventually(lambda: rows(cluster, "pvc", "shrinking")[1][1] == "Bound")
     done = cluster.kubectl(
         "patch", "pvc", "shrinking", "-p", '{"spec":{"resources":{"requests":{"storage":"1Gi"}}}}'
@@ -278,3 +283,99 @@ spec:
         'The PersistentVolumeClaim "shrinking" is invalid: spec.resources.requests.storage: '
         "Forbidden: field can not be less than status.capacity"
     )
+
+
+def test_a_claim_grows_only_when_its_class_allows_it(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=IMMEDIATE_CLAIM.format(name="fixed", cls="immediate"))
+    assert eventually(lambda: rows(cluster, "pvc", "fixed")[1][1] == "Bound")
+    done = cluster.kubectl(
+        "patch", "pvc", "fixed", "-p", '{"spec":{"resources":{"requests":{"storage":"3Gi"}}}}'
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        'Error from server (Forbidden): persistentvolumeclaims "fixed" is forbidden: only '
+        "dynamically provisioned pvc can be resized and the storageclass that provisions the "
+        "pvc must support resize"
+    )
+    assert rows(cluster, "pvc", "fixed")[1][3] == "2Gi"
+
+
+def test_a_claim_is_expanded_by_the_resizer_then_on_its_node(cluster: Cluster) -> None:
+    expandable = """
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: expandable
+provisioner: pd.csi.storage.gke.io
+allowVolumeExpansion: true
+"""
+    cluster.ok("apply", "-f", "-", stdin=expandable)
+    cluster.ok("apply", "-f", "-", stdin=IMMEDIATE_CLAIM.format(name="growing", cls="expandable"))
+    assert eventually(lambda: rows(cluster, "pvc", "growing")[1][1] == "Bound")
+    volume = rows(cluster, "pvc", "growing")[1][2]
+    cluster.ok(
+        "patch", "pvc", "growing", "-p", '{"spec":{"resources":{"requests":{"storage":"5Gi"}}}}'
+    )
+
+    def claim() -> dict[str, Any]:
+        return dict(json.loads(cluster.ok("get", "pvc", "growing", "-o", "json")))
+
+    # The volume grows; the claim's file system waits for a node to expand it.
+    assert eventually(
+        lambda: (
+            claim()["status"].get("allocatedResourceStatuses") == {"storage": "NodeResizePending"}
+        )
+    )
+    status = claim()["status"]
+    assert status["capacity"] == {"storage": "2Gi"}
+    assert status["allocatedResources"] == {"storage": "5Gi"}
+    assert [(c["type"], c["status"], c.get("message")) for c in status["conditions"]] == [
+        (
+            "FileSystemResizePending",
+            "True",
+            "Waiting for user to (re-)start a pod to finish file system resize of volume on node.",
+        )
+    ]
+    assert rows(cluster, "pv", volume)[1][1] == "5Gi"
+    assert rows(cluster, "pvc", "growing")[1][3] == "2Gi"
+    pod = ORPHAN.replace("orphan", "grower").replace("nowhere", "growing")
+    cluster.ok("apply", "-f", "-", stdin=pod)
+    assert eventually(lambda: rows(cluster, "pvc", "growing")[1][3] == "5Gi")
+    status = claim()["status"]
+    assert "allocatedResourceStatuses" not in status and not status.get("conditions")
+    node = json.loads(cluster.ok("get", "pod", "grower", "-o", "json"))["spec"]["nodeName"]
+    expanded = f'MountVolume.NodeExpandVolume succeeded for volume "{volume}" {node}'
+    assert eventually(
+        lambda: (
+            [
+                e
+                for e in events_of(cluster, "PersistentVolumeClaim", "growing")
+                if e[0] != "ExternalProvisioning" and not e[0].startswith("Provisioning")
+            ]
+            == [
+                (
+                    "ExternalExpanding",
+                    "volume_expand",
+                    "waiting for an external controller to expand this PVC",
+                ),
+                (
+                    "Resizing",
+                    "external-resizer pd.csi.storage.gke.io",
+                    f"External resizer is resizing volume {volume}",
+                ),
+                (
+                    "FileSystemResizeRequired",
+                    "external-resizer pd.csi.storage.gke.io",
+                    "Require file system resize of volume on node",
+                ),
+                ("FileSystemResizeSuccessful", "kubelet", expanded),
+            ]
+        )
+    )
+    assert ("FileSystemResizeSuccessful", "kubelet", expanded) in events_of(
+        cluster, "Pod", "grower"
+    )
+    annotations = json.loads(cluster.ok("get", "pv", volume, "-o", "json"))["metadata"][
+        "annotations"
+    ]
+    assert "volume.alpha.kubernetes.io/pre-resize-capacity" not in annotations

@@ -48,6 +48,7 @@ from pinnace.scheduling.volumes import (
     BETA_STORAGE_PROVISIONER_ANNOTATION,
     BIND_COMPLETED_ANNOTATION,
     BOUND_BY_CONTROLLER_ANNOTATION,
+    PRE_RESIZE_CAPACITY_ANNOTATION,
     PROVISIONED_BY_ANNOTATION,
     SELECTED_NODE_ANNOTATION,
     STORAGE_PROVISIONER_ANNOTATION,
@@ -322,12 +323,15 @@ class PersistentVolumeController:
             updated["spec"]["volumeName"] = name
             claim = await self._client.update(PVCS, updated)
         volume_spec = volume.get("spec") or {}
-        status = {
-            "phase": CLAIM_BOUND,
-            "accessModes": volume_spec.get("accessModes"),
-            "capacity": volume_spec.get("capacity"),
-        }
         current = claim.get("status") or {}
+        status = {"phase": CLAIM_BOUND, "accessModes": volume_spec.get("accessModes")}
+        # updateClaimStatus: the capacity is set as the claim becomes Bound, not after (a
+        # resize leaves the claim's file system size below the volume's until the node
+        # expands it); a volume being resized gives the size from before.
+        if current.get("phase") != CLAIM_BOUND:
+            before = annotations_of(volume).get(PRE_RESIZE_CAPACITY_ANNOTATION)
+            capacity = volume_spec.get("capacity")
+            status["capacity"] = {**(capacity or {}), "storage": before} if before else capacity
         if any(current.get(k) != v for k, v in status.items()):
             updated = clone(claim)
             updated["status"] = {**current, **status}

@@ -28,6 +28,7 @@ from pinnace.controllers.podgc import PodGCController
 from pinnace.controllers.replicaset import ReplicaSetController, ReplicationManager
 from pinnace.controllers.statefulset import StatefulSetController
 from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
+from pinnace.controllers.volume_expand import VolumeExpandController
 from pinnace.controllers.volume_protection import PVCProtectionController, PVProtectionController
 
 
@@ -47,10 +48,11 @@ class WorkloadControllers:
     disruption, DaemonSet, StatefulSet and cluster role aggregation controllers, the garbage
     collector and the pod garbage collector, the endpoints, EndpointSlice and EndpointSlice
     mirroring controllers, the persistent volume controller (binding and a simulated
-    provisioner), the pvc- and pv-protection controllers and the ephemeral volume controller;
-    and the horizontal pod autoscaler, which reads pod usage through `metrics`
-    (metrics.k8s.io) and custom and external metrics through `custom_metrics`, and maps its
-    targets' kinds with `mapper` (the built-in kinds only when None)."""
+    provisioner), the pvc- and pv-protection controllers, the ephemeral volume controller and
+    volume expansion (the expand controller, a simulated resizer); and the horizontal pod
+    autoscaler, which reads pod usage through `metrics` (metrics.k8s.io) and custom and
+    external metrics through `custom_metrics`, and maps its targets' kinds with `mapper` (the
+    built-in kinds only when None)."""
 
     def __init__(
         self,
@@ -90,6 +92,7 @@ class WorkloadControllers:
         self.pvc_protection = PVCProtectionController(client, informers)
         self.pv_protection = PVProtectionController(client, informers)
         self.ephemeral_volumes = EphemeralVolumeController(client, informers)
+        self.volume_expansion = VolumeExpandController(client, informers)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -115,6 +118,7 @@ class WorkloadControllers:
             self.pvc_protection,
             self.pv_protection,
             self.ephemeral_volumes,
+            self.volume_expansion,
         )
         self._tasks = [self._loop.create_task(c.run()) for c in controllers]
 

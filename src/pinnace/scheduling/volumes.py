@@ -23,6 +23,7 @@ BOUND_BY_CONTROLLER_ANNOTATION = "pv.kubernetes.io/bound-by-controller"
 PROVISIONED_BY_ANNOTATION = "pv.kubernetes.io/provisioned-by"
 STORAGE_PROVISIONER_ANNOTATION = "volume.kubernetes.io/storage-provisioner"
 BETA_STORAGE_PROVISIONER_ANNOTATION = "volume.beta.kubernetes.io/storage-provisioner"
+PRE_RESIZE_CAPACITY_ANNOTATION = "volume.alpha.kubernetes.io/pre-resize-capacity"
 AVAILABLE = "Available"
 
 

@@ -379,3 +379,54 @@ allowVolumeExpansion: true
         "annotations"
     ]
     assert "volume.alpha.kubernetes.io/pre-resize-capacity" not in annotations
+
+
+def test_deprecated_volume_fields_get_kube_apiservers_warnings(cluster: Cluster) -> None:
+    volume = """
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: old-style
+  annotations:
+    volume.beta.kubernetes.io/storage-class: slow
+spec:
+  capacity:
+    storage: 1Gi
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Recycle
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: failure-domain.beta.kubernetes.io/zone, operator: In, values: [a]}
+  nfs: {server: 10.0.0.1, path: /exports}
+"""
+    done = cluster.kubectl("apply", "-f", "-", stdin=volume)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "Warning: metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated "
+        'since v1.8; use "storageClassName" attribute instead',
+        "Warning: spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. "
+        "Instead, the recommended approach is to use dynamic provisioning.",
+        "Warning: spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].key: "
+        "failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use "
+        '"topology.kubernetes.io/zone" instead',
+    ]
+    claim = """
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: fractional
+spec:
+  storageClassName: ""
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1500m
+"""
+    done = cluster.kubectl("apply", "-f", "-", stdin=claim)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        'Warning: spec.resources.requests[storage]: fractional byte value "1500m" is invalid, '
+        "must be an integer"
+    ]

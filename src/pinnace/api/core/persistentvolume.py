@@ -17,6 +17,12 @@ import posixpath
 from typing import Any
 
 from pinnace.api import field
+from pinnace.api.core.persistentvolume_warnings import (
+    persistent_volume_claim_update_warnings,
+    persistent_volume_claim_warnings,
+    persistent_volume_update_warnings,
+    persistent_volume_warnings,
+)
 from pinnace.api.core.pod_containers import validate_path_no_backsteps
 from pinnace.api.core.pod_fields import read_dict, read_list, read_str
 from pinnace.api.core.pod_scheduling import validate_node_selector_terms
@@ -448,6 +454,8 @@ PERSISTENT_VOLUME = Kind(
     validate=validate_persistent_volume,
     validate_update=validate_persistent_volume_update,
     validate_status_update=validate_persistent_volume_status_update,
+    warnings_on_create=persistent_volume_warnings,
+    warnings_on_update=persistent_volume_update_warnings,
 )
 
 PERSISTENT_VOLUME_CLAIM = Kind(
@@ -466,4 +474,6 @@ PERSISTENT_VOLUME_CLAIM = Kind(
     validate=validate_persistent_volume_claim,
     validate_update=validate_persistent_volume_claim_update,
     validate_status_update=validate_persistent_volume_claim_status_update,
+    warnings_on_create=persistent_volume_claim_warnings,
+    warnings_on_update=persistent_volume_claim_update_warnings,
 )

@@ -430,3 +430,46 @@ spec:
         'Warning: spec.resources.requests[storage]: fractional byte value "1500m" is invalid, '
         "must be an integer"
     ]
+
+
+def test_a_claim_waiting_for_an_unschedulable_pod_says_so(cluster: Cluster) -> None:
+    manifest = """
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: elsewhere
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies:
+- matchLabelExpressions:
+  - key: topology.kubernetes.io/zone
+    values: [nowhere]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: stranded
+spec:
+  storageClassName: elsewhere
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+"""
+    cluster.ok("apply", "-f", "-", stdin=manifest)
+    pod = ORPHAN.replace("orphan", "stranded-pod").replace("nowhere", "stranded")
+    cluster.ok("apply", "-f", "-", stdin=pod)
+
+    def pod_events() -> list[tuple[str, str, str]]:
+        return events_of(cluster, "Pod", "stranded-pod")
+
+    assert eventually(lambda: [e for e in pod_events() if e[0] == "FailedScheduling"])[0][2] == (
+        "0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.."
+    )
+    waiting = (
+        "WaitForPodScheduled",
+        "persistentvolume-controller",
+        "waiting for pod stranded-pod to be scheduled",
+    )
+    assert eventually(lambda: waiting in events_of(cluster, "PersistentVolumeClaim", "stranded"))

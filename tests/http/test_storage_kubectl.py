@@ -473,3 +473,38 @@ spec:
         "waiting for pod stranded-pod to be scheduled",
     )
     assert eventually(lambda: waiting in events_of(cluster, "PersistentVolumeClaim", "stranded"))
+
+
+def test_a_pod_writing_past_its_empty_dir_size_limit_is_evicted(cluster: Cluster) -> None:
+    line = "0123456789" * 30
+    filler = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "filler"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "busybox",
+                    "command": [
+                        "sh",
+                        "-c",
+                        f"while true; do echo {line} >> /cache/log; sleep 1; done",
+                    ],
+                    "volumeMounts": [{"name": "cache", "mountPath": "/cache"}],
+                }
+            ],
+            "volumes": [{"name": "cache", "emptyDir": {"sizeLimit": "1Ki"}}],
+        },
+    }
+    cluster.ok("apply", "-f", "-", stdin=json.dumps(filler))
+
+    def status() -> dict[str, Any]:
+        found = json.loads(cluster.ok("get", "pod", "filler", "-o", "json"))["status"]
+        assert found["phase"] == "Failed"
+        return dict(found)
+
+    message = 'Usage of EmptyDir volume "cache" exceeds the limit "1Ki". '
+    assert eventually(status, timeout=60)["reason"] == "Evicted"
+    assert status()["message"] == message
+    assert ("Evicted", "kubelet", message) in events_of(cluster, "Pod", "filler")

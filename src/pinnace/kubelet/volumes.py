@@ -427,6 +427,14 @@ class PodVolumes:
         volumes = cls(pod)
         return volumes if volumes.sources else _NO_VOLUMES
 
+    def empty_dir_used_bytes(self) -> dict[str, int]:
+        """What was written into each emptyDir volume set up so far, by volume name."""
+        used = {}
+        for name, files in self.files.items():
+            if isinstance(files, WritableFiles) and self.sources[name].get("emptyDir") is not None:
+                used[name] = sum(map(files.size, files))
+        return used
+
     def source_names(self, pod: Mapping[str, Any]) -> set[SourceName]:
         """The ConfigMaps, Secrets and claims the volumes of `pod` (theirs) read."""
         return set().union(*(_source_names(pod, v) for v in self.sources.values()))

@@ -411,6 +411,9 @@ class PodWorker:
         unpack it again (the pod's informer gave it a moment before)."""
         self.set_pod(pod)
 
+    def empty_dir_used_bytes(self) -> dict[str, int]:
+        return self.volumes.empty_dir_used_bytes()
+
     def read_pod(self) -> Object:
         """The pod as the API last gave it, but for its status, of which only the QoS class is
         kept: unpacked on every call (a new dict), so only for what needs the whole pod."""

@@ -7,6 +7,7 @@ the Python client's create/read/patch/delete."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -186,3 +187,68 @@ def test_the_python_clients_own_service_e2e(cluster: Cluster) -> None:
     resp = api.patch_namespaced_service(body=manifest, name=name, namespace="default")
     assert len(resp.spec.ports) == 2 and resp.status
     api.delete_namespaced_service(name=name, body={}, namespace="default")
+
+
+PREFER_CLOSE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: close
+spec:
+  selector:
+    matchLabels:
+      app: close
+  replicas: 2
+  template:
+    metadata:
+      labels:
+        app: close
+    spec:
+      topologySpreadConstraints:
+      - maxSkew: 1
+        topologyKey: kubernetes.io/hostname
+        whenUnsatisfiable: DoNotSchedule
+        labelSelector:
+          matchLabels:
+            app: close
+      containers:
+      - name: nginx
+        image: nginx:1.14.2
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: close
+spec:
+  trafficDistribution: PreferClose
+  ports:
+  - port: 80
+  selector:
+    app: close
+"""
+
+
+def test_prefer_close_gives_each_endpoint_its_zone_as_hint(cluster: Cluster) -> None:
+    zones = {"pinnace-node-1": "zone-a", "pinnace-node-2": "zone-b"}
+    for node, zone in zones.items():
+        cluster.ok("label", "node", node, f"topology.kubernetes.io/zone={zone}")
+    cluster.ok("apply", "-f", "-", stdin=PREFER_CLOSE)
+
+    def endpoints() -> list[dict[str, object]]:
+        found = json.loads(
+            cluster.ok(
+                "get", "endpointslices", "-l", "kubernetes.io/service-name=close", "-o", "json"
+            )
+        )
+        listed = [e for s in found["items"] for e in s.get("endpoints") or ()]
+        assert len(listed) == 2 and all(e["conditions"]["ready"] for e in listed)
+        return listed
+
+    for endpoint in eventually(endpoints):
+        zone = zones[str(endpoint["nodeName"])]
+        assert endpoint["zone"] == zone
+        assert endpoint["hints"] == {"forZones": [{"name": zone}]}
+    # Without it, the hints go.
+    cluster.ok("patch", "svc", "close", "--type=json",
+               "-p", '[{"op":"remove","path":"/spec/trafficDistribution"}]')  # fmt: skip
+    assert eventually(lambda: all("hints" not in e for e in endpoints()))

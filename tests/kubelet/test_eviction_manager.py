@@ -85,6 +85,10 @@ class Active:
     def read_pod(self) -> dict[str, Any]:
         return self.pod
 
+    def empty_dir_used_bytes(self) -> dict[str, int]:
+        """`written` of the pod's annotations: bytes by emptyDir volume (a test's shorthand)."""
+        return {k: int(v) for k, v in (self.pod["metadata"].get("written") or {}).items()}
+
 
 @dataclass
 class Host:
@@ -530,3 +534,23 @@ def test_a_pod_that_may_exceed_its_storage_limit_is_never_skipped() -> None:
     sync(manager, host, 0)
     assert manager.may_skip(UsageCeiling.of(calm))
     assert not manager.may_skip(UsageCeiling.of(limited))
+
+
+def test_a_pod_over_an_empty_dir_size_limit_is_evicted() -> None:
+    full = pod("full")
+    full["spec"]["volumes"] = [
+        {"name": "scratch", "emptyDir": {}},
+        {"name": "cache", "emptyDir": {"sizeLimit": "1Ki"}},
+    ]
+    roomy = pod("roomy")
+    roomy["spec"]["volumes"] = [{"name": "cache", "emptyDir": {"sizeLimit": "1Mi"}}]
+    full["metadata"]["written"] = {"scratch": 10 * Mi, "cache": 1025}
+    roomy["metadata"]["written"] = {"cache": 1025}
+    assert UsageCeiling.of(full).storage_limited == 1  # writes have no peak: never skipped
+    host = Host([full, roomy])
+    manager = EvictionManager(config(eviction_hard={}), host)
+    host.time = 0
+    manager.synchronize(0)
+    assert host.evicted == [
+        ("full", 1, 'Usage of EmptyDir volume "cache" exceeds the limit "1Ki". ')
+    ]

@@ -6,11 +6,11 @@ ServiceAccount controller runs to create the accounts it requires: a cluster's A
 Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
 RuntimeClass, DefaultIngressClass. Validating (after validation, before storage):
 PodSecurity (`pod_security`, whose warnings the write returns; v1.32 runs it after
-LimitRanger's check), LimitRanger's, Priority's and RuntimeClass's checks, then ResourceQuota,
-which charges a create's usage to the quotas' status before the object is stored. Deletes
-(and pods that finish) free usage by recalculating the namespace's quotas afterwards, which is
-the resource quota controller's job in Kubernetes; the `QuotaGate` keeps that recount from
-undoing a charge whose object is still being stored.
+LimitRanger's check), LimitRanger's, Priority's, PersistentVolumeClaimResize's and
+RuntimeClass's checks, then ResourceQuota, which charges a create's usage to the quotas' status
+before the object is stored. Deletes (and pods that finish) free usage by recalculating the
+namespace's quotas afterwards, which is the resource quota controller's job in Kubernetes; the
+`QuotaGate` keeps that recount from undoing a charge whose object is still being stored.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ _VALIDATED: dict[tuple[str, str], frozenset[str]] = {
     ("scheduling.k8s.io", "PriorityClass"): frozenset({"CREATE", "UPDATE"}),
 }
 """The writes the validating plugins check, by (group, kind): LimitRanger and RuntimeClass a
-pod's create, LimitRanger a claim's writes, Priority a PriorityClass's."""
+pod's create, LimitRanger a claim's writes (and PersistentVolumeClaimResize its updates),
+Priority a PriorityClass's."""
 
 
 def _is(kind: Kind, group: str, name: str) -> bool:
@@ -273,6 +274,10 @@ class AdmissionChain:
                 limit_ranger.validate(
                     "persistentvolumeclaims", obj, stored.list(LIMIT_RANGES, namespace)
                 )
+            if not subresource and old is not None:
+                refused = storage.validate_claim_resize(obj, old, stored.named(STORAGE_CLASSES, ""))
+                if refused:
+                    raise status.forbidden("persistentvolumeclaims", object_name(obj), refused)
         else:
             existing = stored.named(PRIORITY_CLASSES, "")
             priority.validate_priority_class(obj, existing, operation)

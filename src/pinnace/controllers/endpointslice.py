@@ -5,10 +5,12 @@ staging/src/k8s.io/endpointslice).
 Every pod the Service selects that has an IP and has not finished is an endpoint, a pod
 being deleted included: its conditions say `ready` (serving and not terminating, or always
 when the Service publishes not-ready addresses), `serving` (the pod is Ready) and
-`terminating`. Endpoints with the same resolved ports share slices of at most 100
-(--max-endpoints-per-slice). A slice is named `<service>-<random>`, labelled
-`kubernetes.io/service-name` and `endpointslice.kubernetes.io/managed-by:
-endpointslice-controller.k8s.io` (with the Service's labels, and
+`terminating`. With `trafficDistribution: PreferClose` each ready endpoint in a zone gets a
+hint for its own zone (trafficdist's preferCloseHeuristic). Endpoints with the same resolved
+ports share slices of at most 100 (--max-endpoints-per-slice). A slice is named
+`<service>-<random>`, labelled `kubernetes.io/service-name` and
+`endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io` (with the Service's
+labels, and
 `service.kubernetes.io/headless` for a headless Service), and owned by the Service, so the
 garbage collector removes it with the Service, and annotated
 `endpoints.kubernetes.io/last-change-trigger-time` when written. A Service selecting nothing
@@ -56,6 +58,11 @@ MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"
 CONTROLLER_NAME = "endpointslice-controller.k8s.io"
 MAX_ENDPOINTS_PER_SLICE = 100
 ZONE_LABEL = "topology.kubernetes.io/zone"
+PREFER_CLOSE = "PreferClose"
+TOPOLOGY_ANNOTATIONS = (
+    "service.kubernetes.io/topology-mode",
+    "service.kubernetes.io/topology-aware-hints",
+)
 
 PortsKey = tuple[tuple[Any, ...], ...]
 
@@ -81,7 +88,18 @@ def _endpoint(pod: Object, service: Object, zone: str | None) -> Object:
         endpoint["zone"] = zone
     if should_set_hostname(pod, service):
         endpoint["hostname"] = pod["spec"]["hostname"]
+    if zone and endpoint["conditions"]["ready"] and _prefers_close(service):
+        endpoint["hints"] = {"forZones": [{"name": zone}]}
     return endpoint
+
+
+def _prefers_close(service: Object) -> bool:
+    """trafficdist's preferCloseHeuristic applies: `trafficDistribution: PreferClose`, and no
+    topology-mode annotation asking for topology-aware hints instead."""
+    annotations = service["metadata"].get("annotations") or {}
+    if any(annotations.get(key) for key in TOPOLOGY_ANNOTATIONS):
+        return False
+    return (service.get("spec") or {}).get("trafficDistribution") == PREFER_CLOSE
 
 
 def _ports(pod: Object, service: Object) -> list[Object]:

@@ -48,6 +48,7 @@ from pinnace.scheduling.volumes import (
     BETA_STORAGE_PROVISIONER_ANNOTATION,
     BIND_COMPLETED_ANNOTATION,
     BOUND_BY_CONTROLLER_ANNOTATION,
+    PRE_RESIZE_CAPACITY_ANNOTATION,
     PROVISIONED_BY_ANNOTATION,
     SELECTED_NODE_ANNOTATION,
     STORAGE_PROVISIONER_ANNOTATION,
@@ -55,12 +56,14 @@ from pinnace.scheduling.volumes import (
     claim_class,
     find_matching_volume,
     is_volume_bound_to_claim,
+    pod_all_claim_names,
 )
 
 PVS = catalog.kind("", "persistentvolumes")
 PVCS = catalog.kind("", "persistentvolumeclaims")
 STORAGE_CLASSES = catalog.kind("storage.k8s.io", "storageclasses")
 NODES = catalog.kind("", "nodes")
+PODS = catalog.kind("", "pods")
 
 CONTROLLER_NAME = "persistentvolume-controller"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
@@ -95,6 +98,11 @@ def claim_reference(claim: Object) -> dict[str, Any]:
     }
 
 
+def _unschedulable(pod: Mapping[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or ()
+    return any(c.get("type") == "PodScheduled" and c.get("status") == "False" for c in conditions)
+
+
 def _phase(obj: Mapping[str, Any]) -> str:
     return str((obj.get("status") or {}).get("phase") or "")
 
@@ -110,6 +118,10 @@ class PersistentVolumeController:
         self._volumes: Informer = informers.informer(PVS)
         self._classes: Informer = informers.informer(STORAGE_CLASSES)
         self._nodes: Informer = informers.informer(NODES)
+        self._pods: Informer = informers.informer(PODS)
+        # v1.32 tells of the pods a waiting claim waits for at its next resync (15 s); without
+        # resyncs, a pod using the claim that the scheduler could not place syncs it.
+        self._pods.add_event_handler(self._pod_changed, lambda old, new: self._pod_changed(new))
         self._claims.add_event_handler(
             self._claim_changed, lambda old, new: self._claim_changed(new), self._claim_deleted
         )
@@ -121,7 +133,7 @@ class PersistentVolumeController:
         )
 
     async def run(self) -> None:
-        for informer in (self._claims, self._volumes, self._classes, self._nodes):
+        for informer in (self._claims, self._volumes, self._classes, self._nodes, self._pods):
             await informer.wait_for_sync()
         await self._queue.run(self.sync)
 
@@ -130,6 +142,15 @@ class PersistentVolumeController:
     def _claim_changed(self, claim: Object) -> None:
         m = claim["metadata"]
         self._queue.add(f"{_CLAIM}{m['namespace']}/{m['name']}")
+
+    def _pod_changed(self, pod: Object) -> None:
+        if (pod.get("spec") or {}).get("nodeName") or not _unschedulable(pod):
+            return
+        namespace = pod["metadata"].get("namespace") or ""
+        for name in pod_all_claim_names(pod):
+            claim = self._claims.get(namespace, name)
+            if claim is not None and BIND_COMPLETED_ANNOTATION not in annotations_of(claim):
+                self._claim_changed(claim)
 
     def _claim_deleted(self, claim: Object) -> None:
         for volume in self._volumes.list():
@@ -187,9 +208,7 @@ class PersistentVolumeController:
                 await self._bind(dict(found), claim)
                 return
             if delay and SELECTED_NODE_ANNOTATION not in annotations_of(claim):
-                self._event(
-                    claim, EVENT_TYPE_NORMAL, "WaitForFirstConsumer", WAITING_FOR_FIRST_CONSUMER
-                )
+                self._event(claim, EVENT_TYPE_NORMAL, *self._unbound_delay_binding_reason(claim))
             elif claim_class(claim):
                 await self._provision(claim)
             else:
@@ -207,6 +226,23 @@ class PersistentVolumeController:
         message = f'volume "{name}" already bound to a different claim.'
         self._event(claim, EVENT_TYPE_WARNING, "FailedBinding", message)
         await self._claim_phase(claim, CLAIM_PENDING)
+
+    def _unbound_delay_binding_reason(self, claim: Object) -> tuple[str, str]:
+        """emitEventForUnboundDelayBindingClaim: the claim waits for its first consumer, or
+        for the pods using it that are not scheduled yet."""
+        m = claim["metadata"]
+        waiting = sorted(
+            pod["metadata"]["name"]
+            for pod in self._pods.list(m.get("namespace") or "")
+            if not (pod.get("spec") or {}).get("nodeName")
+            and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            and m["name"] in pod_all_claim_names(pod)
+        )
+        if not waiting:
+            return "WaitForFirstConsumer", WAITING_FOR_FIRST_CONSUMER
+        if len(waiting) == 1:
+            return "WaitForPodScheduled", f"waiting for pod {waiting[0]} to be scheduled"
+        return "WaitForPodScheduled", f"waiting for pods {','.join(waiting)} to be scheduled"
 
     async def _sync_bound_claim(self, claim: Object) -> None:
         name = (claim.get("spec") or {}).get("volumeName")
@@ -322,12 +358,15 @@ class PersistentVolumeController:
             updated["spec"]["volumeName"] = name
             claim = await self._client.update(PVCS, updated)
         volume_spec = volume.get("spec") or {}
-        status = {
-            "phase": CLAIM_BOUND,
-            "accessModes": volume_spec.get("accessModes"),
-            "capacity": volume_spec.get("capacity"),
-        }
         current = claim.get("status") or {}
+        status = {"phase": CLAIM_BOUND, "accessModes": volume_spec.get("accessModes")}
+        # updateClaimStatus: the capacity is set as the claim becomes Bound, not after (a
+        # resize leaves the claim's file system size below the volume's until the node
+        # expands it); a volume being resized gives the size from before.
+        if current.get("phase") != CLAIM_BOUND:
+            before = annotations_of(volume).get(PRE_RESIZE_CAPACITY_ANNOTATION)
+            capacity = volume_spec.get("capacity")
+            status["capacity"] = {**(capacity or {}), "storage": before} if before else capacity
         if any(current.get(k) != v for k, v in status.items()):
             updated = clone(claim)
             updated["status"] = {**current, **status}

@@ -17,7 +17,7 @@ from pinnace.api.objects import Object, clone
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory
 from pinnace.controllers.controller_utils import WorkQueue, split_key
-from pinnace.scheduling.volumes import pod_claim_names
+from pinnace.scheduling.volumes import pod_all_claim_names
 
 PODS = catalog.kind("", "pods")
 PVS = catalog.kind("", "persistentvolumes")
@@ -66,14 +66,14 @@ class PVCProtectionController:
 
     def _pod_changed(self, pod: Object) -> None:
         namespace = pod["metadata"].get("namespace") or ""
-        for name in pod_claim_names(pod):
+        for name in pod_all_claim_names(pod):
             claim = self._claims.get(namespace, name)
             if claim is not None:
                 self._claim_changed(claim)
 
     def _in_use(self, namespace: str, name: str) -> bool:
         return any(
-            (pod.get("spec") or {}).get("nodeName") and name in pod_claim_names(pod)
+            (pod.get("spec") or {}).get("nodeName") and name in pod_all_claim_names(pod)
             for pod in self._pods.list(namespace)
         )
 

@@ -19,6 +19,7 @@ from pinnace.controllers.disruption import DisruptionController
 from pinnace.controllers.endpoints import EndpointsController
 from pinnace.controllers.endpointslice import EndpointSliceController
 from pinnace.controllers.endpointslice_mirroring import EndpointSliceMirroringController
+from pinnace.controllers.ephemeral_volume import EphemeralVolumeController
 from pinnace.controllers.garbage_collector import GarbageCollector
 from pinnace.controllers.hpa import HorizontalController, PodMetricsLister
 from pinnace.controllers.job import JobController
@@ -27,6 +28,7 @@ from pinnace.controllers.podgc import PodGCController
 from pinnace.controllers.replicaset import ReplicaSetController, ReplicationManager
 from pinnace.controllers.statefulset import StatefulSetController
 from pinnace.controllers.ttl_after_finished import TTLAfterFinishedController
+from pinnace.controllers.volume_expand import VolumeExpandController
 from pinnace.controllers.volume_protection import PVCProtectionController, PVProtectionController
 
 
@@ -46,7 +48,8 @@ class WorkloadControllers:
     disruption, DaemonSet, StatefulSet and cluster role aggregation controllers, the garbage
     collector and the pod garbage collector, the endpoints, EndpointSlice and EndpointSlice
     mirroring controllers, the persistent volume controller (binding and a simulated
-    provisioner) and the pvc- and pv-protection controllers; and the horizontal pod
+    provisioner), the pvc- and pv-protection controllers, the ephemeral volume controller and
+    volume expansion (the expand controller, a simulated resizer); and the horizontal pod
     autoscaler, which reads pod usage through `metrics` (metrics.k8s.io) and custom and
     external metrics through `custom_metrics`, and maps its targets' kinds with `mapper` (the
     built-in kinds only when None)."""
@@ -88,6 +91,8 @@ class WorkloadControllers:
         self.persistent_volumes = PersistentVolumeController(client, informers)
         self.pvc_protection = PVCProtectionController(client, informers)
         self.pv_protection = PVProtectionController(client, informers)
+        self.ephemeral_volumes = EphemeralVolumeController(client, informers)
+        self.volume_expansion = VolumeExpandController(client, informers)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -112,6 +117,8 @@ class WorkloadControllers:
             self.persistent_volumes,
             self.pvc_protection,
             self.pv_protection,
+            self.ephemeral_volumes,
+            self.volume_expansion,
         )
         self._tasks = [self._loop.create_task(c.run()) for c in controllers]
 

@@ -58,7 +58,11 @@ from pinnace.kubelet.eviction_signals import (
     threshold_amount,
     thresholds_met,
 )
-from pinnace.kubelet.eviction_storage import storage_limit_exceeded, storage_limit_reachable
+from pinnace.kubelet.eviction_storage import (
+    empty_dir_limit_exceeded,
+    storage_limit_exceeded,
+    storage_limit_reachable,
+)
 from pinnace.kubelet.interning import Interned
 from pinnace.kubelet.runtime import CRI_LOG_PREFIX_BYTES
 from pinnace.kubelet.shapes import ShapeMemo
@@ -95,10 +99,13 @@ class ActivePod(RankedPod, Protocol):
 
     @property
     def storage_limited(self) -> bool:
-        """It has an ephemeral-storage limit (`has_storage_limit`)."""
+        """It has an ephemeral-storage limit or an emptyDir sizeLimit (`has_storage_limit`)."""
 
     def read_pod(self) -> Pod:
         """The pod itself, its spec and metadata as the API last gave them."""
+
+    def empty_dir_used_bytes(self) -> Mapping[str, int]:
+        """What its containers wrote into each of its emptyDir volumes, by volume name."""
 
 
 class EvictionHost(Protocol):
@@ -300,7 +307,10 @@ class EvictionManager:
             if pod_stats is None or pod.critical or not pod.storage_limited:
                 continue
             dedicated = bool(self.dedicated_image_fs)
-            message = storage_limit_exceeded(pod.read_pod(), pod_stats, dedicated)
+            whole = pod.read_pod()
+            message = empty_dir_limit_exceeded(
+                whole, pod.empty_dir_used_bytes()
+            ) or storage_limit_exceeded(whole, pod_stats, dedicated)
             if message is not None:
                 self.host.evict_pod(pod, IMMEDIATE_GRACE_PERIOD, message, disruption=False)
                 evicted.append(Eviction(pod, IMMEDIATE_GRACE_PERIOD, message))

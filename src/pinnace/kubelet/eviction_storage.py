@@ -7,7 +7,8 @@ disk use goes above its ephemeral-storage limit is evicted at the next pass.
 - a container: its log (and its writable layer, unless images have a filesystem of their own)
   above its own limit.
 
-emptyDir sizeLimit is not checked: the usage model has no volumes.
+- an emptyDir volume: what the pod's containers wrote into it (the shell model's files,
+  `pinnace.kubelet.volumes`) above its `sizeLimit`, checked first.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from pinnace.api.stats import PodStats
+from pinnace.resources.lists import parse_quantity
 from pinnace.resources.names import EPHEMERAL_STORAGE
 from pinnace.resources.pod import containers, pod_limits
+from pinnace.resources.quantity import Quantity
 
 
 def storage_limit_exceeded(
@@ -40,14 +43,35 @@ def storage_limit_exceeded(
     return None
 
 
+def empty_dir_limit_exceeded(pod: Mapping[str, Any], used_bytes: Mapping[str, int]) -> str | None:
+    """emptyDirLimitEviction: why the pod must be evicted for an emptyDir volume holding more
+    than its sizeLimit (`used_bytes`, by volume name), in the kubelet's words, or None."""
+    for volume in (pod.get("spec") or {}).get("volumes") or ():
+        limit = _size_limit(volume)
+        used = used_bytes.get(volume.get("name", ""))
+        if limit is not None and used is not None and used > limit.value():
+            return f'Usage of EmptyDir volume "{volume["name"]}" exceeds the limit "{limit}". '
+    return None
+
+
+def _size_limit(volume: Mapping[str, Any]) -> Quantity | None:
+    empty_dir = volume.get("emptyDir")
+    value = empty_dir.get("sizeLimit") if isinstance(empty_dir, Mapping) else None
+    if value is None:
+        return None
+    limit = parse_quantity(value)
+    return limit if limit.sign() > 0 else None
+
+
 def has_storage_limit(pod: Mapping[str, Any]) -> bool:
-    """Whether a container of the pod has an ephemeral-storage limit: without one, neither the
-    pod nor a container has a limit `storage_limit_exceeded` could find exceeded."""
+    """Whether a container of the pod has an ephemeral-storage limit, or an emptyDir volume a
+    sizeLimit: without one, neither `storage_limit_exceeded` nor `empty_dir_limit_exceeded`
+    could find a limit exceeded."""
     spec = pod.get("spec") or {}
     return any(
         EPHEMERAL_STORAGE in ((c.get("resources") or {}).get("limits") or {})
         for c in (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
-    )
+    ) or any(_size_limit(v) is not None for v in spec.get("volumes") or ())
 
 
 def storage_limit_reachable(pod: Mapping[str, Any], disk_peaks: Mapping[str, float]) -> bool:
@@ -55,6 +79,8 @@ def storage_limit_reachable(pod: Mapping[str, Any], disk_peaks: Mapping[str, flo
     name) could take the pod over one of its ephemeral-storage limits."""
     if not has_storage_limit(pod):
         return False
+    if any(_size_limit(v) is not None for v in (pod.get("spec") or {}).get("volumes") or ()):
+        return True  # what scripts write into an emptyDir has no peak to bound it
     limit = pod_limits(pod).get(EPHEMERAL_STORAGE)
     if limit is not None and sum(disk_peaks.values()) > limit.value():
         return True

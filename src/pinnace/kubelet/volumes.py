@@ -51,12 +51,21 @@ from typing import Any
 from pinnace.kubelet.environment import ConfigError, expand
 from pinnace.kubelet.sources import CLAIM, SOURCE_KINDS, SourceKind, SourceLookup, SourceName
 from pinnace.kubelet.tokens import UNSIGNED
+from pinnace.scheduling.volumes import claim_not_for_pod
 
 FAILED_MOUNT = "FailedMount"
 KEPT_BYTES = 64 * 1024
 """What a written file keeps in memory of its end: a container appending to a log file for
 ever must not hold it all."""
-_MODELLED = ("configMap", "secret", "downwardAPI", "projected", "persistentVolumeClaim", "emptyDir")
+_MODELLED = (
+    "configMap",
+    "secret",
+    "downwardAPI",
+    "projected",
+    "persistentVolumeClaim",
+    "ephemeral",
+    "emptyDir",
+)
 ATTACH_AND_MOUNT_TIMEOUT = 123.0
 """podAttachAndMountTimeout: 2 min 3 s, how long a sync waits for the volumes."""
 
@@ -320,9 +329,12 @@ def _projected_payload(
     return None if waiting else files
 
 
-def claim_payload(source: Mapping[str, Any], namespace: str, lookup: SourceLookup) -> Files | str:
-    """A claim's volume: an empty directory once the claim is bound (getPVCExtractPV)."""
-    name = source.get("claimName", "")
+def claim_payload(
+    name: str, pod: Mapping[str, Any], lookup: SourceLookup, ephemeral: bool = False
+) -> Files | str:
+    """A claim's volume (a persistentVolumeClaim volume's, or an `ephemeral` volume's, which
+    must be the pod's): an empty directory once the claim is bound (getPVCExtractPV)."""
+    namespace = (pod.get("metadata") or {}).get("namespace", "")
     claim = lookup(CLAIM, namespace, name)
     prefix = f"error processing PVC {namespace}/{name}"
     if claim is None:
@@ -332,6 +344,9 @@ def claim_payload(source: Mapping[str, Any], namespace: str, lookup: SourceLooku
         return Unprocessed(f"{prefix}: can't start pod because PVC is being deleted")
     if (claim.get("status") or {}).get("phase") != "Bound":
         return Unprocessed(f"{prefix}: PVC is not bound")
+    not_for_pod = claim_not_for_pod(pod, claim) if ephemeral else None
+    if not_for_pod:
+        return Unprocessed(not_for_pod)
     return WritableFiles()
 
 
@@ -343,9 +358,11 @@ def volume_payload(
     what the containers write there."""
     if volume.get("emptyDir") is not None:
         return WritableFiles()
-    namespace = (pod.get("metadata") or {}).get("namespace", "")
     if volume.get("persistentVolumeClaim") is not None:
-        return claim_payload(volume["persistentVolumeClaim"], namespace, lookup)
+        return claim_payload(volume["persistentVolumeClaim"].get("claimName", ""), pod, lookup)
+    if volume.get("ephemeral") is not None:
+        return claim_payload(_ephemeral_claim(pod, volume), pod, lookup, ephemeral=True)
+    namespace = (pod.get("metadata") or {}).get("namespace", "")
     for kind in SOURCE_KINDS:
         source = volume.get(kind.volume)
         if source is not None:
@@ -354,6 +371,10 @@ def volume_payload(
     if volume.get("downwardAPI") is not None:
         return downward_files(volume["downwardAPI"].get("items"), pod)
     return _projected_payload(volume, pod, lookup, tokens)
+
+
+def _ephemeral_claim(pod: Mapping[str, Any], volume: Mapping[str, Any]) -> str:
+    return f"{(pod.get('metadata') or {}).get('name')}-{volume.get('name')}"
 
 
 def _holds_token(volume: Mapping[str, Any]) -> bool:
@@ -365,12 +386,14 @@ def _modelled(volume: Mapping[str, Any]) -> bool:
     return any(volume.get(field) is not None for field in _MODELLED)
 
 
-def _source_names(volume: Mapping[str, Any]) -> set[SourceName]:
+def _source_names(pod: Mapping[str, Any], volume: Mapping[str, Any]) -> set[SourceName]:
     sources = [volume, *((volume.get("projected") or {}).get("sources") or ())]
     names = set()
     claim = volume.get("persistentVolumeClaim")
     if claim is not None:
         names.add((CLAIM.resource, claim.get("claimName", "")))
+    if volume.get("ephemeral") is not None:
+        names.add((CLAIM.resource, _ephemeral_claim(pod, volume)))
     for source in sources:
         for kind in SOURCE_KINDS:
             ref = source.get(kind.volume)
@@ -404,9 +427,17 @@ class PodVolumes:
         volumes = cls(pod)
         return volumes if volumes.sources else _NO_VOLUMES
 
-    def source_names(self) -> set[SourceName]:
-        """The ConfigMaps and Secrets the volumes hold files of."""
-        return set().union(*map(_source_names, self.sources.values()))
+    def empty_dir_used_bytes(self) -> dict[str, int]:
+        """What was written into each emptyDir volume set up so far, by volume name."""
+        used = {}
+        for name, files in self.files.items():
+            if isinstance(files, WritableFiles) and self.sources[name].get("emptyDir") is not None:
+                used[name] = sum(map(files.size, files))
+        return used
+
+    def source_names(self, pod: Mapping[str, Any]) -> set[SourceName]:
+        """The ConfigMaps, Secrets and claims the volumes of `pod` (theirs) read."""
+        return set().union(*(_source_names(pod, v) for v in self.sources.values()))
 
     def mount(self, pod: Mapping[str, Any], lookup: SourceLookup, tokens: TokenSource) -> list[str]:
         """Set up (or bring up to date) every volume; the FailedMount messages of those that

@@ -372,7 +372,7 @@ class PodWorker:
         self.ephemerals: tuple[ContainerRecord, ...] = ()
         """Its ephemeral containers', in the order they were added (`set_pod`)."""
         self.volumes = PodVolumes.of(pod)
-        names = referenced_sources(pod) | self.volumes.source_names()
+        names = referenced_sources(pod) | self.volumes.source_names(pod)
         self.source_names = _SOURCE_NAMES(frozenset(names)) if names else _NO_NAMES
         """The ConfigMaps and Secrets its containers take environment or files from."""
         self._mount_failures: Sequence[str] = ()
@@ -410,6 +410,9 @@ class PodWorker:
         the sync that follows the first token (which its volumes wait for), read it rather than
         unpack it again (the pod's informer gave it a moment before)."""
         self.set_pod(pod)
+
+    def empty_dir_used_bytes(self) -> dict[str, int]:
+        return self.volumes.empty_dir_used_bytes()
 
     def read_pod(self) -> Object:
         """The pod as the API last gave it, but for its status, of which only the QoS class is

@@ -23,6 +23,7 @@ BOUND_BY_CONTROLLER_ANNOTATION = "pv.kubernetes.io/bound-by-controller"
 PROVISIONED_BY_ANNOTATION = "pv.kubernetes.io/provisioned-by"
 STORAGE_PROVISIONER_ANNOTATION = "volume.kubernetes.io/storage-provisioner"
 BETA_STORAGE_PROVISIONER_ANNOTATION = "volume.beta.kubernetes.io/storage-provisioner"
+PRE_RESIZE_CAPACITY_ANNOTATION = "volume.alpha.kubernetes.io/pre-resize-capacity"
 AVAILABLE = "Available"
 
 
@@ -32,14 +33,48 @@ def _section(obj: Any, *path: str) -> dict[str, Any]:
     return obj if isinstance(obj, dict) else {}
 
 
-def pod_claim_names(pod: Obj) -> list[str]:
-    """The claims a pod's persistentVolumeClaim volumes name, in order."""
-    names = []
+def pod_claims(pod: Obj) -> list[tuple[str, bool]]:
+    """The claims a pod's volumes use, in order, each with whether it is a generic ephemeral
+    volume's: a persistentVolumeClaim volume names its claim, an ephemeral volume's claim is
+    `<pod>-<volume>` (component-helpers/storage/ephemeral's VolumeClaimName)."""
+    claims = []
+    pod_name = _section(pod, "metadata").get("name")
     for volume in _section(pod, "spec").get("volumes") or ():
-        source = volume.get("persistentVolumeClaim") if isinstance(volume, Mapping) else None
+        if not isinstance(volume, Mapping):
+            continue
+        source = volume.get("persistentVolumeClaim")
         if isinstance(source, Mapping) and source.get("claimName"):
-            names.append(str(source["claimName"]))
-    return names
+            claims.append((str(source["claimName"]), False))
+        elif isinstance(volume.get("ephemeral"), Mapping):
+            claims.append((f"{pod_name}-{volume.get('name')}", True))
+    return claims
+
+
+def pod_claim_names(pod: Obj) -> list[str]:
+    """The claims a pod's persistentVolumeClaim volumes name, in order (what VolumeZone and
+    VolumeRestrictions read; `pod_claims` has the ephemeral volumes' too)."""
+    return [name for name, ephemeral in pod_claims(pod) if not ephemeral]
+
+
+def pod_all_claim_names(pod: Obj) -> list[str]:
+    """The names of every claim a pod's volumes use (`pod_claims`)."""
+    return [name for name, _ in pod_claims(pod)]
+
+
+def claim_not_for_pod(pod: Obj, claim: Obj) -> str | None:
+    """VolumeIsForPod: why an ephemeral volume's claim is not the pod's (the pod does not
+    control it), None when it is."""
+    pod_meta, meta = _section(pod, "metadata"), _section(claim, "metadata")
+    owned = any(
+        isinstance(ref, Mapping) and ref.get("controller") and ref.get("uid") == pod_meta.get("uid")
+        for ref in meta.get("ownerReferences") or ()
+    )
+    if owned and meta.get("namespace") == pod_meta.get("namespace"):
+        return None
+    return (
+        f"PVC {meta.get('namespace')}/{meta.get('name')} was not created for pod "
+        f"{pod_meta.get('namespace')}/{pod_meta.get('name')} (pod is not owner)"
+    )
 
 
 def annotations_of(obj: Obj) -> dict[str, str]:

@@ -17,6 +17,12 @@ import posixpath
 from typing import Any
 
 from pinnace.api import field
+from pinnace.api.core.persistentvolume_warnings import (
+    persistent_volume_claim_update_warnings,
+    persistent_volume_claim_warnings,
+    persistent_volume_update_warnings,
+    persistent_volume_warnings,
+)
 from pinnace.api.core.pod_containers import validate_path_no_backsteps
 from pinnace.api.core.pod_fields import read_dict, read_list, read_str
 from pinnace.api.core.pod_scheduling import validate_node_selector_terms
@@ -400,9 +406,20 @@ def validate_persistent_volume_claim_update(new: Any, old: Any) -> list[FieldErr
     old_size, _ = parse_quantity_field(
         _storage(old, "spec", "resources", "requests", "storage"), _SPEC
     )
-    if new_size is not None and old_size is not None and new_size < old_size:
+    # RecoverVolumeExpansionFailure (beta, on in v1.32): a request may come down, to recover
+    # from a failed expansion, but not to the capacity the volume has.
+    status_size, _ = parse_quantity_field(
+        _storage(old, "status", "capacity", "storage") or "0", _SPEC
+    )
+    if (
+        new_size is not None
+        and old_size is not None
+        and status_size is not None
+        and new_size < old_size
+        and new_size <= status_size
+    ):
         path = Path("spec", "resources", "requests", "storage")
-        errs.append(field.forbidden(path, "field can not be less than previous value"))
+        errs.append(field.forbidden(path, "field can not be less than status.capacity"))
     new_mode = as_dict(new.get("spec")).get("volumeMode")
     old_mode = as_dict(old.get("spec")).get("volumeMode")
     return errs + validate_immutable(new_mode, old_mode, Path("volumeMode"))
@@ -437,6 +454,8 @@ PERSISTENT_VOLUME = Kind(
     validate=validate_persistent_volume,
     validate_update=validate_persistent_volume_update,
     validate_status_update=validate_persistent_volume_status_update,
+    warnings_on_create=persistent_volume_warnings,
+    warnings_on_update=persistent_volume_update_warnings,
 )
 
 PERSISTENT_VOLUME_CLAIM = Kind(
@@ -455,4 +474,6 @@ PERSISTENT_VOLUME_CLAIM = Kind(
     validate=validate_persistent_volume_claim,
     validate_update=validate_persistent_volume_claim_update,
     validate_status_update=validate_persistent_volume_claim_status_update,
+    warnings_on_create=persistent_volume_claim_warnings,
+    warnings_on_update=persistent_volume_claim_update_warnings,
 )

@@ -202,12 +202,12 @@ def _node_label_warnings(spec: dict[str, Any], spec_path: str) -> list[str]:
         if required is not None:
             terms_path = path + ".requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
             for i, term in enumerate(as_list(as_dict(required).get("nodeSelectorTerms"))):
-                warnings += _term_warnings(as_dict(term), f"{terms_path}[{i}]")
+                warnings += term_warnings(as_dict(term), f"{terms_path}[{i}]")
         preferred = as_list(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
         for i, weighted in enumerate(preferred):
             term = as_dict(as_dict(weighted).get("preference"))
             term_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"
-            warnings += _term_warnings(term, term_path)
+            warnings += term_warnings(term, term_path)
     constraints_path = spec_path + ".topologySpreadConstraints"
     for i, constraint in enumerate(as_list(spec.get("topologySpreadConstraints"))):
         constraint = as_dict(constraint)
@@ -221,7 +221,7 @@ def _node_label_warnings(spec: dict[str, Any], spec_path: str) -> list[str]:
     return warnings
 
 
-def _term_warnings(term: dict[str, Any], path: str) -> list[str]:
+def term_warnings(term: dict[str, Any], path: str) -> list[str]:
     warnings = []
     for i, expression in enumerate(as_list(term.get("matchExpressions"))):
         key = as_str(as_dict(expression).get("key"))

@@ -1,6 +1,8 @@
-"""DefaultStorageClass and StorageObjectInUseProtection, as kube-apiserver v1.32's admission
-plugins of those names (plugin/pkg/admission/storage/storageclass/setdefault and
-plugin/pkg/admission/storage/storageobjectinuseprotection).
+"""DefaultStorageClass, StorageObjectInUseProtection and PersistentVolumeClaimResize, as
+kube-apiserver v1.32's admission plugins of those names
+(plugin/pkg/admission/storage/storageclass/setdefault,
+plugin/pkg/admission/storage/storageobjectinuseprotection and
+plugin/pkg/admission/storage/persistentvolume/resize).
 
 A claim created without `storageClassName` (and without the beta class annotation) gets the
 default class: of the classes annotated as default, the newest, ties going to the first name.
@@ -10,7 +12,7 @@ finalizer, which the pvc-protection and pv-protection controllers remove once no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pinnace.api.core.persistentvolume import (
@@ -19,6 +21,8 @@ from pinnace.api.core.persistentvolume import (
 from pinnace.api.core.pod_shape import as_dict
 from pinnace.api.objects import Object
 from pinnace.api.storage.storageclass import is_default_class
+from pinnace.resources.lists import parse_quantity
+from pinnace.resources.quantity import Quantity
 
 
 def default_class(
@@ -57,3 +61,35 @@ def add_finalizer(obj: Object, finalizer: str) -> None:
     finalizers = meta.get("finalizers") or []
     if isinstance(finalizers, list) and finalizer not in finalizers:
         meta["finalizers"] = [*finalizers, finalizer]
+
+
+def _claim_class(pvc: Object) -> str:
+    """GetPersistentVolumeClaimClass: the beta annotation, else spec.storageClassName."""
+    annotations = as_dict(as_dict(pvc.get("metadata")).get("annotations"))
+    if BETA_STORAGE_CLASS_ANNOTATION in annotations:
+        return str(annotations[BETA_STORAGE_CLASS_ANNOTATION])
+    return str(as_dict(pvc.get("spec")).get("storageClassName") or "")
+
+
+def _requested_storage(pvc: Object) -> Quantity:
+    requests = as_dict(as_dict(as_dict(pvc.get("spec")).get("resources")).get("requests"))
+    return parse_quantity(requests.get("storage") or 0)
+
+
+def validate_claim_resize(pvc: Object, old: Object, classes: Mapping[str, Object]) -> str | None:
+    """PersistentVolumeClaimResize (plugin/pkg/admission/storage/persistentvolume/resize): why
+    a larger storage request is refused, None when it may grow. Only a bound claim grows, and
+    only when its class, unchanged, allows volume expansion."""
+    new_size = _requested_storage(pvc)
+    if new_size <= _requested_storage(old):
+        return None
+    if as_dict(old.get("status")).get("phase") != "Bound":
+        return "Only bound persistent volume claims can be expanded"
+    name = _claim_class(pvc)
+    found = classes.get(name) if name and name == _claim_class(old) else None
+    if found is None or found.get("allowVolumeExpansion") is not True:
+        return (
+            "only dynamically provisioned pvc can be resized and the storageclass that "
+            "provisions the pvc must support resize"
+        )
+    return None

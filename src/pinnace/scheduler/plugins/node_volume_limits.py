@@ -31,7 +31,7 @@ from pinnace.scheduler.plugins.volume_listers import (
     VolumeListers,
 )
 from pinnace.scheduler.podinfo import PodInfo
-from pinnace.scheduling.volumes import claim_class, pod_claim_names
+from pinnace.scheduling.volumes import claim_class, pod_all_claim_names
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
 _STATE_KEY = "PreFilterNodeVolumeLimits"
@@ -93,11 +93,11 @@ class NodeVolumeLimits:
         if count is None:
             if len(self._claims_of) > _MAX_REMEMBERED:
                 self._claims_of.clear()
-            count = self._claims_of[pod.uid] = len(pod_claim_names(pod.pod))
+            count = self._claims_of[pod.uid] = len(pod_all_claim_names(pod.pod))
         return count
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
-        names = pod_claim_names(pod.pod)
+        names = pod_all_claim_names(pod.pod)
         listers = self.volume_listers
         if not names or listers is None:
             return SKIP
@@ -134,7 +134,7 @@ class NodeVolumeLimits:
             return True  # even were every claim on the node a volume of the driver
         attached: dict[str, set[str]] = {}
         for other in pods:
-            names = pod_claim_names(other.pod)
+            names = pod_all_claim_names(other.pod)
             for driver, handles in attachable_volumes(listers, other.namespace, names).items():
                 attached.setdefault(driver, set()).update(handles)
         for driver, handles in wanted.items():

@@ -1,8 +1,10 @@
 """VolumeBinding (pkg/scheduler/framework/plugins/volumebinding, v1.32): a pod's claims must be
 bound, or bindable on the node.
 
-- PreFilter: every claim the pod names must exist and not be being deleted
-  (UnschedulableAndUnresolvable `persistentvolumeclaim "x" not found`); an unbound claim whose
+- PreFilter: every claim the pod uses (a generic ephemeral volume's is `<pod>-<volume>`) must
+  exist, not be Lost nor being deleted, and an ephemeral volume's must be the pod's
+  (UnschedulableAndUnresolvable `persistentvolumeclaim "x" not found`, or "waiting for ephemeral
+  volume controller to create the persistentvolumeclaim ..."); an unbound claim whose
   class binds at once is the PV controller's to bind, so the pod waits ("pod has unbound
   immediate PersistentVolumeClaims"). Pods without claims skip the plugin.
 - Filter: the volumes of bound claims must allow the node by their node affinity; each claim
@@ -52,8 +54,9 @@ from pinnace.scheduling.volumes import (
     SELECTED_NODE_ANNOTATION,
     check_node_affinity,
     claim_class,
+    claim_not_for_pod,
     find_matching_volume,
-    pod_claim_names,
+    pod_claims,
     requested_storage,
 )
 
@@ -71,6 +74,25 @@ PVS = catalog.kind("", "persistentvolumes")
 PVCS = catalog.kind("", "persistentvolumeclaims")
 _STATE_KEY = "PreFilterVolumeBinding"
 _BY_NODE_KEY = "VolumeBindingPodVolumesByNode"
+
+
+def _missing_claim(name: str, ephemeral: bool) -> str:
+    if ephemeral:  # normal just after the pod's creation
+        return (
+            f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
+        )
+    return f'persistentvolumeclaim "{name}" not found'
+
+
+def _claim_problem(pod: Mapping[str, Any], claim: Mapping[str, Any], ephemeral: bool) -> str | None:
+    """podHasPVCs on one claim that exists: why the pod cannot be scheduled with it at all."""
+    name = claim["metadata"]["name"]
+    if (claim.get("status") or {}).get("phase") == "Lost":
+        volume = (claim.get("spec") or {}).get("volumeName") or ""
+        return f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume "{volume}"'
+    if (claim.get("metadata") or {}).get("deletionTimestamp"):
+        return f'persistentvolumeclaim "{name}" is being deleted'
+    return claim_not_for_pod(pod, claim) if ephemeral else None
 
 
 @dataclass(frozen=True)
@@ -133,17 +155,18 @@ class VolumeBinding:
     # --- PreFilter ---------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
-        names = pod_claim_names(pod.pod)
+        claims = pod_claims(pod.pod)
         listers = self.volume_listers
-        if not names or listers is None:
+        if not claims or listers is None:
             return SKIP
         bound, waiting, immediate = [], [], []
-        for name in names:
+        for name, ephemeral in claims:
             claim = listers.claim(pod.namespace, name)
             if claim is None:
-                return unresolvable(f'persistentvolumeclaim "{name}" not found')
-            if (claim.get("metadata") or {}).get("deletionTimestamp"):
-                return unresolvable(f'persistentvolumeclaim "{name}" is being deleted')
+                return unresolvable(_missing_claim(name, ephemeral))
+            problem = _claim_problem(pod.pod, claim, ephemeral)
+            if problem:
+                return unresolvable(problem)
             if listers.claim_bound(pod.namespace, name):
                 bound.append(claim)
             elif is_delay_binding(listers, claim):

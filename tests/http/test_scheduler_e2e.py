@@ -93,6 +93,18 @@ def explain(
     return code, out, err
 
 
+def test_histogram_bounds_are_written_as_kubernetes_writes_them(cluster: Cluster) -> None:
+    """`le="1"`, as the Go client writes it (not Python's `le="1.0"`), so a selector copied
+    from a Kubernetes dashboard matches."""
+    apiserver = cluster.ok("get", "--raw", "/metrics")
+    assert 'le="1"' in apiserver
+    assert 'le="60"' in apiserver
+    scheduler = cluster.ok("get", "--raw", "/metrics/scheduler")
+    assert 'scheduler_preemption_victims_bucket{le="1"} ' in scheduler
+    assert 'scheduler_preemption_victims_bucket{le="64"} ' in scheduler
+    assert 'le="1.0"' not in apiserver + scheduler
+
+
 def test_pinnace_scheduler_explain_tells_why(
     cluster: Cluster, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
@@ -123,6 +124,22 @@ def test_a_pool_with_huge_pages_holds_the_pods_that_ask_for_them(cluster: Cluste
     eventually(refused, timeout=20)
     # huge-1 and the general nodes without pages; gpu-1 is tainted
     assert "3 Insufficient hugepages-2Mi" in refused()
+
+
+def test_a_deleted_node_lease_comes_back_at_the_next_renewal(cluster: Cluster) -> None:
+    """As the garbage collector deletes it when its owner Node is gone: the kubelet's next
+    renewal finds it NotFound and creates it again, owned by the Node there now."""
+    uid = cluster.ok("get", "node", "general-2", "-o", "jsonpath={.metadata.uid}")
+    cluster.ok("delete", "lease", "-n", "kube-node-lease", "general-2")
+
+    def back() -> dict[str, Any]:
+        lease = json.loads(
+            cluster.ok("get", "lease", "-n", "kube-node-lease", "general-2", "-o", "json")
+        )
+        assert [o["uid"] for o in lease["metadata"]["ownerReferences"]] == [uid]
+        return lease
+
+    eventually(back, timeout=30)
 
 
 ADOPTED = """\

@@ -5,6 +5,7 @@ cluster's capacity gets nodes from the autoscaled pool; scaled back, the nodes g
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -150,3 +151,57 @@ def test_unneeded_nodes_get_the_soft_taint_until_they_are_needed(
         '"image": "nginx:1.27", "resources": {"requests": {"cpu": "1500m"}}}]}}',
     )  # fmt: skip
     eventually(lambda: soft_taints(slow_scale_down) == {"work-2": "PreferNoSchedule"})
+
+
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """The `base` and `burst` pools with --max-nodes-total 2: room for one burst node."""
+    workdir = tmp_path_factory.mktemp("pinnace-up-max-nodes-total")
+    pools = Path(workdir / "pools.yaml")
+    pools.write_text(POOLS)
+    flags = (
+        "--config", str(pools), "--cluster-autoscaler", "--scan-interval", "1s",
+        "--node-provisioning-delay", "1s", "--max-nodes-total", "2",
+    )  # fmt: skip
+    running = launch(workdir, flags=flags)
+    yield running
+    stop(running)
+
+
+def test_max_nodes_total_caps_the_scale_up_and_the_pods_stay_pending(capped: Cluster) -> None:
+    capped.ok("create", "deployment", "web", "--image=nginx:1.27", "--replicas=1")
+    capped.ok("set", "resources", "deployment", "web", "--requests=cpu=900m,memory=64Mi")
+    capped.ok("scale", "deployment", "web", "--replicas=5")
+
+    def ready() -> str:
+        ready = capped.ok("get", "deployment", "web", "-o", "jsonpath={.status.readyReplicas}")
+        assert ready == "4"  # two on base-1, two on the one burst node the limit leaves room for
+        return ready
+
+    eventually(ready, timeout=60)
+    assert nodes(capped) == ["node/base-1", "node/burst-1"]
+    # the estimate stops at the limit, below the group's maxSize
+    assert autoscaler_log(capped, "ScaledUpGroup") == [
+        "Scale-up: group burst size set to 1 instead of 0 (max: 2)",
+        "Scale-up: setting group burst size to 1 instead of 0 (max: 2)",
+    ]
+    metrics = capped.ok("get", "--raw", "/metrics/cluster-autoscaler")
+    assert "\ncluster_autoscaler_max_nodes_count 2.0\n" in metrics
+    # Loops go on at the limit (scan interval 1 s) and try no scale-up: no second one, and as
+    # cluster-autoscaler 1.32 nothing more said to the pod left pending.
+    before = told(capped)
+    time.sleep(5)
+    assert nodes(capped) == ["node/base-1", "node/burst-1"]
+    assert len(autoscaler_log(capped, "ScaledUpGroup")) == 2
+    pending = capped.ok("get", "pods", "--field-selector", "status.phase=Pending", "-o", "name")
+    assert len(pending.split()) == 1
+    assert told(capped) == before
+
+
+def told(cluster: Cluster) -> int:
+    """How many times pods were told they did not trigger a scale-up (repeats included)."""
+    counts = cluster.ok(
+        "get", "events", "--field-selector", "reason=NotTriggerScaleUp",
+        "-o", "jsonpath={.items[*].count}",
+    )  # fmt: skip
+    return sum(int(c) for c in counts.split())

@@ -4,12 +4,16 @@ it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
 from kubernetes import client, config
+from prometheus_client.parser import text_string_to_metric_families
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
+
+from pinnace.clock.rfc3339 import parse_time
 
 PODS = """
 apiVersion: v1
@@ -109,6 +113,23 @@ def test_kubectl_top_nodes_shows_usage_against_allocatable(cluster: Cluster) -> 
     assert int(busy_node[1][:-1]) >= 270  # the busy pod runs there
     [one] = rows(cluster.ok("top", "node", "pinnace-node-2", "--no-headers"))
     assert one[0] == "pinnace-node-2"
+
+
+def test_the_kubelets_resource_metrics_give_each_containers_start_time(
+    cluster: Cluster,
+) -> None:
+    """/metrics/resource through the node proxy, as Prometheus scrapes a v1.32 kubelet."""
+    text = cluster.ok("get", "--raw", "/api/v1/nodes/pinnace-node-1/proxy/metrics/resource")
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    starts = {
+        s.labels["container"]: s.value for s in families["container_start_time_seconds"].samples
+    }
+    status = json.loads(cluster.ok("get", "pod", "busy", "-o", "json"))["status"]
+    for container in status["containerStatuses"]:
+        started = parse_time(container["state"]["running"]["startedAt"])
+        assert 0 <= starts[container["name"]] - started < 1
+    assert [s.value for s in families["resource_scrape_error"].samples] == [0]
+    assert [s.value for s in families["node_swap_usage_bytes"].samples] == [0]
 
 
 def test_kubectl_autoscale_scales_a_deployment_on_cpu(cluster: Cluster) -> None:

@@ -1,5 +1,6 @@
 """Preemption through `pinnace up` with real kubectl: the victim keeps the scheduler's
-DisruptionTarget condition to the end, after its kubelet has written its final status."""
+DisruptionTarget condition to the end, after its kubelet has written its final status; the
+preemptor, once running, keeps no nominatedNodeName."""
 
 from __future__ import annotations
 
@@ -76,3 +77,12 @@ def test_the_victim_keeps_its_disruption_condition_after_its_kubelet_is_done(
         '[{"op":"remove","path":"/metadata/finalizers"}]',
     )
     cluster.ok("wait", "--for=condition=Ready", "pod/preemptor", "--timeout=30s")
+
+
+def test_the_preemptor_once_running_is_nominated_no_more(cluster: Cluster) -> None:
+    """Its kubelet's status write drops the nomination that the binding left."""
+    cluster.ok("wait", "--for=condition=Ready", "pod/preemptor", "--timeout=30s")
+    status = json.loads(cluster.ok("get", "pod", "preemptor", "-o", "json"))["status"]
+    assert "nominatedNodeName" not in status
+    columns = cluster.ok("get", "pod", "preemptor", "-o", "wide", "--no-headers").split()
+    assert columns[-2:] == ["<none>", "<none>"]  # NOMINATED NODE, READINESS GATES

@@ -5,6 +5,8 @@ FailedScheduling with kube-scheduler's message, and `pinnace scheduler explain` 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,6 +95,18 @@ def explain(
     return code, out, err
 
 
+def test_histogram_bounds_are_written_as_kubernetes_writes_them(cluster: Cluster) -> None:
+    """`le="1"`, as the Go client writes it (not Python's `le="1.0"`), so a selector copied
+    from a Kubernetes dashboard matches."""
+    apiserver = cluster.ok("get", "--raw", "/metrics")
+    assert 'le="1"' in apiserver
+    assert 'le="60"' in apiserver
+    scheduler = cluster.ok("get", "--raw", "/metrics/scheduler")
+    assert 'scheduler_preemption_victims_bucket{le="1"} ' in scheduler
+    assert 'scheduler_preemption_victims_bucket{le="64"} ' in scheduler
+    assert 'le="1.0"' not in apiserver + scheduler
+
+
 def test_pinnace_scheduler_explain_tells_why(
     cluster: Cluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -171,6 +185,42 @@ def test_a_bad_scheduler_config_is_refused_naming_the_field(
     assert err.startswith(
         "pinnace up: --scheduler-config: profiles[0].plugins.score.enabled[0].name: "
         'Invalid value: "NoSuchPlugin": no such plugin'
+    )
+
+
+BAD_ARGS = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy: {type: MostAllocated, resourcez: [{name: cpu, weight: 1}]}
+"""
+
+
+@pytest.mark.parametrize(
+    "command", [("scheduler", "--config"), ("up", "--in-memory", "--scheduler-config")]
+)
+def test_unknown_plugin_args_are_refused_in_one_line(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """As kube-scheduler decodes an in-tree plugin's args: strictly, naming the field."""
+    config = tmp_path / "scheduler.yaml"
+    config.write_text(BAD_ARGS)
+    done = subprocess.run(
+        [sys.executable, "-m", "pinnace.cli.main", *command, str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    flag = command[-1]
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"pinnace {command[0]}: {flag}: strict decoding error: decoding "
+        ".profiles[0].pluginConfig[0]: strict decoding error: decoding args for plugin "
+        'NodeResourcesFit: strict decoding error: unknown field "scoringStrategy.resourcez"\n'
     )
 
 

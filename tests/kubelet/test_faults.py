@@ -23,6 +23,7 @@ from tests.controllers.lifecycle_cluster import (
 from tests.controllers.test_replicaset import replica_set
 from tests.controllers.workloads import REPLICA_SETS
 from tests.http.test_app import call
+from tests.kubelet.conftest import LEASES
 
 from pinnace.api.objects import Object
 from pinnace.api.options import LogOptions
@@ -244,6 +245,20 @@ def test_a_removed_node_is_deleted_and_its_pods_go_to_other_nodes(
     assert gone not in now.values()
     assert all(p["status"]["phase"] == "Running" for p in pods(cluster))
     assert cluster.pool.agent(gone) is None  # the Node is not adopted back
+
+
+def test_a_deleted_lease_is_created_again_at_the_next_renewal(cluster: LifecycleCluster) -> None:
+    """The garbage collector deletes a node's Lease when the Node it is owned by is gone, as
+    when a node comes back under its name while the kubelet still renews the old Lease: the
+    kubelet's next renewal, NotFound, creates it again (controller.go's sync: the update
+    fails, ensureLease creates), owned by the Node that is there now."""
+    uid = cluster.node("a-0")["metadata"]["uid"]
+    cluster.wait(5)
+    cluster.run(cluster.client.delete(LEASES, "kube-node-lease", "a-0"))
+    cluster.wait(15)
+    lease = cluster.run(cluster.client.get(LEASES, "kube-node-lease", "a-0"))
+    assert [o["uid"] for o in lease["metadata"]["ownerReferences"]] == [uid]
+    assert cluster.lease_renewed("a-0") >= cluster.clock.now() - 10
 
 
 def test_faults_name_a_running_node(cluster: LifecycleCluster) -> None:

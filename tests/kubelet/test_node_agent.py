@@ -15,9 +15,12 @@ from pinnace.kubelet.worker import PodWorker
 def test_node_registers_with_allocatable_from_its_config(node: Node) -> None:
     registered = node.run(node.client.get(NODES, "", "node-1"))
     status = registered["status"]
+    # Every page size of the machine, none pre-allocated.
     assert status["capacity"] == {
         "cpu": "2",
         "ephemeral-storage": "20Gi",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
         "memory": "4Gi",
         "pods": "10",
     }
@@ -25,6 +28,8 @@ def test_node_registers_with_allocatable_from_its_config(node: Node) -> None:
     assert status["allocatable"] == {
         "cpu": "2",
         "ephemeral-storage": "19327352800",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
         "memory": "3740Mi",
         "pods": "10",
     }

@@ -30,7 +30,9 @@ def test_pool_registers_every_node_and_renews_each_lease_every_10_seconds() -> N
         pool = cluster.plane.nodes
         nodes = cluster.run(cluster.client.list(NODES))["items"]
         assert len(nodes) == 25
-        assert nodes[0]["status"]["allocatable"] == {"cpu": "1", "pods": "5"}
+        # No memory in capacity: the page sizes (0) take allocatable memory to 0.
+        zero = {"hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": "0"}
+        assert nodes[0]["status"]["allocatable"] == {"cpu": "1", "pods": "5", **zero}
 
         def renew_times() -> dict[str, float]:
             leases = cluster.run(cluster.client.list(LEASES, "kube-node-lease"))["items"]
@@ -79,7 +81,13 @@ def test_a_labelled_node_created_through_the_api_is_adopted_and_its_deletion_end
         cluster.wait(1)
         adopted = cluster.run(cluster.client.get(NODES, "", "edge"))
         assert adopted["metadata"]["labels"]["zone"] == "a"
-        assert adopted["status"]["allocatable"] == {"cpu": "3", "memory": "924Mi", "pods": "4"}
+        assert adopted["status"]["allocatable"] == {
+            "cpu": "3",
+            "hugepages-1Gi": "0",
+            "hugepages-2Mi": "0",
+            "memory": "924Mi",
+            "pods": "4",
+        }
         assert adopted["status"]["conditions"][-1]["status"] == "True"
         assert cluster.run(cluster.client.get(PODS, "default", "early"))["status"]["phase"] == (
             "Running"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.http.conftest import Cluster, launch, stop
@@ -30,6 +31,8 @@ nodePools:
     systemReserved: {cpu: 500m}
     evictionHard: {memory.available: 500Mi}
     maxPods: 64
+- name: huge
+  capacity: {cpu: "4", memory: 16Gi, hugepages-2Mi: 1Gi}
 """
 
 
@@ -49,6 +52,7 @@ def test_kubectl_shows_each_pools_nodes_and_labels(cluster: Cluster) -> None:
         ("general-1", "Ready", ["general"]),
         ("general-2", "Ready", ["general"]),
         ("gpu-1", "Ready", ["gpu", "a100"]),
+        ("huge-1", "Ready", ["huge"]),
     ]
 
 
@@ -60,6 +64,8 @@ def test_the_gpu_pool_has_its_taint_capacity_and_reserved_allocatable(cluster: C
     assert node["status"]["capacity"] == {
         "cpu": "16",
         "ephemeral-storage": "100Gi",
+        "hugepages-1Gi": "0",  # as a v1.32 kubelet reports a machine's page sizes
+        "hugepages-2Mi": "0",
         "memory": "64Gi",
         "nvidia.com/gpu": "4",
         "pods": "64",
@@ -68,6 +74,8 @@ def test_the_gpu_pool_has_its_taint_capacity_and_reserved_allocatable(cluster: C
     assert node["status"]["allocatable"] == {
         "cpu": "15",
         "ephemeral-storage": "100Gi",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
         "memory": "64012Mi",
         "nvidia.com/gpu": "4",
         "pods": "64",
@@ -77,6 +85,61 @@ def test_the_gpu_pool_has_its_taint_capacity_and_reserved_allocatable(cluster: C
     ]
     described = cluster.ok("describe", "node", "gpu-1")
     assert "Taints:             nvidia.com/gpu=present:NoSchedule" in described
+
+
+HUGE_PAGES_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: %(name)s}
+spec:
+  containers:
+  - name: app
+    image: nginx
+    resources:
+      limits: {cpu: 100m, memory: 64Mi, hugepages-2Mi: %(pages)s}
+"""
+
+
+def test_a_pool_with_huge_pages_holds_the_pods_that_ask_for_them(cluster: Cluster) -> None:
+    node = json.loads(cluster.ok("get", "node", "huge-1", "-o", "json"))
+    capacity, allocatable = node["status"]["capacity"], node["status"]["allocatable"]
+    assert (capacity["hugepages-2Mi"], capacity["hugepages-1Gi"]) == ("1Gi", "0")
+    assert (allocatable["hugepages-2Mi"], allocatable["hugepages-1Gi"]) == ("1Gi", "0")
+    assert allocatable["memory"] == "15260Mi"  # 16Gi - 100Mi hard eviction - 1Gi of pages
+    cluster.ok("apply", "-f", "-", stdin=HUGE_PAGES_POD % {"name": "paged", "pages": "512Mi"})
+    cluster.ok("apply", "-f", "-", stdin=HUGE_PAGES_POD % {"name": "greedy", "pages": "2Gi"})
+    cluster.ok("wait", "--for=condition=Ready", "pod/paged", "--timeout=30s")
+    assert cluster.ok("get", "pod", "paged", "-o", "jsonpath={.spec.nodeName}") == "huge-1"
+
+    def refused() -> str:
+        events = cluster.ok(
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=greedy,reason=FailedScheduling",
+        )
+        assert "Insufficient hugepages-2Mi" in events
+        return events
+
+    eventually(refused, timeout=20)
+    # huge-1 and the general nodes without pages; gpu-1 is tainted
+    assert "3 Insufficient hugepages-2Mi" in refused()
+
+
+def test_a_deleted_node_lease_comes_back_at_the_next_renewal(cluster: Cluster) -> None:
+    """As the garbage collector deletes it when its owner Node is gone: the kubelet's next
+    renewal finds it NotFound and creates it again, owned by the Node there now."""
+    uid = cluster.ok("get", "node", "general-2", "-o", "jsonpath={.metadata.uid}")
+    cluster.ok("delete", "lease", "-n", "kube-node-lease", "general-2")
+
+    def back() -> dict[str, Any]:
+        lease = json.loads(
+            cluster.ok("get", "lease", "-n", "kube-node-lease", "general-2", "-o", "json")
+        )
+        assert [o["uid"] for o in lease["metadata"]["ownerReferences"]] == [uid]
+        return lease
+
+    eventually(back, timeout=30)
 
 
 ADOPTED = """\
@@ -92,6 +155,7 @@ status:
 
 def test_a_node_applied_with_the_simulated_label_is_adopted(cluster: Cluster) -> None:
     cluster.ok("apply", "-f", "-", stdin=ADOPTED)
+
     def ready() -> list[str]:
         row = cluster.ok("get", "node", "adopted-1", "--no-headers").split()
         assert row[:2] == ["adopted-1", "Ready"]

@@ -94,7 +94,7 @@ def test_requests_are_counted_by_verb_resource_scope_and_code() -> None:
     count = "apiserver_request_duration_seconds_count"
     assert value(found, count, verb="GET", **namespaced) == 3
     bucket = "apiserver_request_duration_seconds_bucket"
-    assert value(found, bucket, verb="GET", le="60.0", **namespaced) == 3
+    assert value(found, bucket, verb="GET", le="60", **namespaced) == 3
     assert value(found, "apiserver_storage_objects", resource="pods") == 1
     assert value(found, "apiserver_storage_objects", resource="deployments.apps") == 0
     # Only what has storage is counted: a kind only ever created (a Binding, the reviews) is

@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
 from pinnace.api import catalog
+from pinnace.clock.rfc3339 import parse_time
 from pinnace.clock.virtual import VirtualClock
 from pinnace.cluster import ClusterOptions, ControlPlane
 from pinnace.kubelet.config import node_configs
@@ -124,7 +125,8 @@ def test_cadvisor_samples_carry_the_time_of_their_stats() -> None:
 
     with VirtualClock() as clock:
         text, now = clock.run(scenario())
-    lines = [line for line in text.decode().splitlines() if not line.startswith("#")]
+    unstamped = ("container_start_time_seconds", "resource_scrape_error")
+    lines = [line for line in text.decode().splitlines() if not line.startswith(("#", *unstamped))]
     assert any(line.startswith("node_cpu_usage_seconds_total") for line in lines)
     assert any(line.startswith("pod_memory_working_set_bytes") for line in lines)
     for line in lines:
@@ -351,3 +353,56 @@ def test_a_pods_cpu_seconds_hold_its_restarted_containers_usage() -> None:
     assert all(s is not None for s in seconds), seconds  # a pod waiting to restart too
     assert seconds == sorted(seconds) and seconds[-1] > 0.5 * 25, seconds  # type: ignore[type-var]
     assert nanoseconds == sorted(nanoseconds), nanoseconds
+
+
+def test_resource_metrics_are_v1_32s_families() -> None:
+    """The resource metrics collector's families (pkg/kubelet/metrics/collectors/
+    resource_metrics.go), in name order as the Go registry gathers them: each container's start
+    time (unstamped), swap usage 0 (the nodes have no swap) and no scrape error."""
+
+    async def scenario() -> tuple[str, float]:
+        plane = await one_node(clock)
+        app = plane.http_app()
+        await plane.client().create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        await asyncio.sleep(30)
+        (node,) = plane.nodes.agents
+        _, text = await call(app, "GET", f"/api/v1/nodes/{node}/proxy/metrics/resource")
+        status = await plane.client().get(PODS, "default", "steady")
+        (container,) = status["status"]["containerStatuses"]
+        started = container["state"]["running"]["startedAt"]
+        await plane.stop()
+        return text.decode(), parse_time(started)
+
+    with VirtualClock() as clock:
+        text, started = clock.run(scenario())
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    assert list(families) == [
+        "container_cpu_usage_seconds",
+        "container_memory_working_set_bytes",
+        "container_start_time_seconds",
+        "container_swap_usage_bytes",
+        "node_cpu_usage_seconds",
+        "node_memory_working_set_bytes",
+        "node_swap_usage_bytes",
+        "pod_cpu_usage_seconds",
+        "pod_memory_working_set_bytes",
+        "pod_swap_usage_bytes",
+        "resource_scrape_error",
+    ]
+    (start,) = families["container_start_time_seconds"].samples
+    assert start.labels == {"container": "main", "namespace": "default", "pod": "steady"}
+    assert 0 <= start.value - started < 1 and start.timestamp is None  # startedAt: seconds
+    assert families["container_start_time_seconds"].documentation == (
+        "[STABLE] Start time of the container since unix epoch in seconds"
+    )
+    assert families["node_swap_usage_bytes"].documentation == (
+        "[ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems"
+    )
+    for name in ("container_swap_usage_bytes", "node_swap_usage_bytes", "pod_swap_usage_bytes"):
+        assert [s.value for s in families[name].samples] == [0]
+        assert all(s.timestamp is not None for s in families[name].samples)
+    (error,) = families["resource_scrape_error"].samples
+    assert (error.labels, error.value, error.timestamp) == ({}, 0, None)
+    assert families["resource_scrape_error"].documentation == (
+        "[STABLE] 1 if there was an error while getting container metrics, 0 otherwise"
+    )

@@ -51,7 +51,7 @@ def test_attempts_pending_pods_and_the_sli_follow_the_scheduler() -> None:
     # No victims were found: the histogram has no label, so it is served from the start, as
     # a plain histogram of component-base is, with nothing counted.
     assert value(found, "scheduler_preemption_victims_count") == 0
-    assert value(found, "scheduler_preemption_victims_bucket", le="64.0") == 0
+    assert value(found, "scheduler_preemption_victims_bucket", le="64") == 0
     assert value(found, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="1") == 1
 
 

@@ -91,6 +91,21 @@ def test_every_command_prints_version_1_with_its_keys(tmp_path: Path, capsys: ob
         assert page.startswith("<!DOCTYPE html>") and 'id="fragmentation"' in page
 
 
+def test_a_no_is_status_3_after_the_whole_report(tmp_path: Path, capsys: object) -> None:
+    """`plan fit` when the workloads do not fit, `plan nodes` when no count up to --max-nodes
+    does it: the report as for a yes, then status 3 (1 is a bad input, 2 a bad command line)."""
+    cluster = str(cluster_file(tmp_path, pool("general", 2)))
+    web = tmp_path / "web.json"
+    web.write_text(json.dumps(deployment("web", 15, "1")))  # 8 fit: 2 nodes more for the rest
+    assert main(["plan", "fit", str(web), "--cluster", cluster, "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["fits"] is False  # type: ignore[attr-defined]
+    nodes = ["plan", "nodes", str(web), "--pool", "general", "--cluster", cluster]
+    assert main([*nodes, "--max-nodes", "1"]) == 3
+    assert capsys.readouterr().out.startswith("Even 1 more nodes")  # type: ignore[attr-defined]
+    assert main([*nodes, "--max-nodes", "2"]) == 0
+    assert main([*nodes, "--max-nodes", "2", "--spare", "1"]) == 3
+
+
 def test_a_bad_input_is_one_line_and_status_1(tmp_path: Path, capsys: object) -> None:
     missing = str(tmp_path / "nope.yaml")
     assert main(["plan", "headroom", "--cluster", missing]) == 1

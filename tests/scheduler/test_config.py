@@ -209,7 +209,7 @@ def test_a_plugin_declaring_a_point_without_its_methods_is_refused(
             """
         )
     assert str(raised.value) == (
-        'profiles[0].plugins: Invalid value: "misdeclared:Misdeclared": plugin \'Misdeclared\' '
+        "profiles[0].plugins: Invalid value: \"misdeclared:Misdeclared\": plugin 'Misdeclared' "
         "declares filter without the methods"
     )
 
@@ -271,6 +271,31 @@ def test_a_plugin_declaring_a_point_without_its_methods_is_refused(
             "      disabled: [{nmae: '*'}]\n",
             'strict decoding error: unknown field "profiles[0].plugins.score.enabled[0].wieght", '
             'unknown field "profiles[0].plugins.score.disabled[0].nmae"',
+        ),
+        (  # kube-scheduler's scheme_test: an in-tree plugin's args are decoded strictly
+            "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
+            "      scoringStrategy:\n        resources:\n        - Name: cpu\n"
+            "          Weight: 1\n",
+            "strict decoding error: decoding .profiles[0].pluginConfig[0]: strict decoding error: "
+            "decoding args for plugin NodeResourcesFit: strict decoding error: "
+            'unknown field "scoringStrategy.resources[0].Name", '
+            'unknown field "scoringStrategy.resources[0].Weight"',
+        ),
+        (  # the document's own first, then each plugin's
+            "parallelizm: 4\nprofiles:\n- pluginConfig:\n  - name: InterPodAffinity\n"
+            "    args: {hardPodAffinityWeight: 2}\n  - name: PodTopologySpread\n"
+            "    args:\n      defaultingType: List\n      defaultConstraints:\n"
+            "      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, skew: 2}\n",
+            'strict decoding error: unknown field "parallelizm", '
+            "decoding .profiles[0].pluginConfig[1]: strict decoding error: decoding args for "
+            "plugin PodTopologySpread: strict decoding error: "
+            'unknown field "defaultConstraints[0].skew"',
+        ),
+        (  # a key given twice, in the args or anywhere
+            "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args:\n"
+            "      hardPodAffinityWeight: 2\n      hardPodAffinityWeight: 3\n",
+            'strict decoding error: yaml: unmarshal errors: line 8: key "hardPodAffinityWeight" '
+            "already set in map",
         ),
     ],
 )

@@ -28,6 +28,9 @@ from pinnace.plan.nodes import DEFAULT_MAX_NODES, nodes_needed
 from pinnace.plan.remove import removable
 
 KUBE_DEFAULT = Path.home() / ".kube" / "config"
+ANSWERED_NO = 3
+"""The exit status of a plan whose answer is no (PlanReport.answered_no): 0 is a yes or an
+answer, 1 a bad input, 2 a command line the parser refuses."""
 
 
 def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -145,7 +148,7 @@ def _run(
     finally:
         gc.set_threshold(*thresholds)
     print(plan.json() if args.json else plan.text(), end="" if not args.json else "\n")
-    return 0
+    return ANSWERED_NO if plan.answered_no else 0
 
 
 def _snapshot(args: argparse.Namespace) -> Snapshot:

@@ -55,6 +55,11 @@ DEFAULT_CAPACITY: Mapping[str, str] = MappingProxyType(
     {CPU: "4", MEMORY: "16Gi", PODS: "110", EPHEMERAL_STORAGE: "100Gi"}
 )
 
+MACHINE_HUGEPAGE_SIZES = ("hugepages-1Gi", "hugepages-2Mi")
+"""The huge page sizes of an x86-64 machine: cAdvisor lists each the kernel offers
+(/sys/kernel/mm/hugepages), and the kubelet's MachineInfo setter puts each in capacity and
+allocatable, 0 unless pages of that size are pre-allocated (a pool's capacity says how much)."""
+
 _NODE_NETWORK = ipaddress.ip_network("10.0.0.0/8")
 _POD_NETWORK = ipaddress.ip_network("10.128.0.0/9")
 
@@ -134,8 +139,13 @@ class NodeConfig:
     node_status_update_frequency: float = NODE_STATUS_UPDATE_FREQUENCY
     node_status_report_frequency: float = NODE_STATUS_REPORT_FREQUENCY
 
+    @cached_property
+    def machine_capacity(self) -> Mapping[str, Any]:
+        """`capacity` with every page size of the machine, 0 where it gives none."""
+        return {**dict.fromkeys(MACHINE_HUGEPAGE_SIZES, "0"), **self.capacity}
+
     def capacity_list(self) -> ResourceList:
-        return parse_resource_list(self.capacity, "capacity")
+        return parse_resource_list(self.machine_capacity, "capacity")
 
     @cached_property
     def ephemeral_storage_bytes(self) -> int:
@@ -146,7 +156,7 @@ class NodeConfig:
 
     def allocatable_list(self) -> ResourceList:
         return node_allocatable(
-            self.capacity, self.kube_reserved, self.system_reserved, self.eviction_hard
+            self.machine_capacity, self.kube_reserved, self.system_reserved, self.eviction_hard
         )
 
     @property

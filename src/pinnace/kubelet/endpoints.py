@@ -247,48 +247,75 @@ def cadvisor(samples: list[ContainerSample]) -> bytes:
     return "".join(line for family in families for line in family).encode()
 
 
-RESOURCE_HEADERS = (
-    _header("node_cpu_usage_seconds", "counter",
-            "[STABLE] Cumulative cpu time consumed by the node in core-seconds"),
-    _header("node_memory_working_set_bytes", "gauge",
-            "[STABLE] Current working set of the node in bytes"),
-    _header("container_cpu_usage_seconds", "counter",
-            "[STABLE] Cumulative cpu time consumed by the container in core-seconds"),
-    _header("container_memory_working_set_bytes", "gauge",
-            "[STABLE] Current working set of the container in bytes"),
-    _header("pod_cpu_usage_seconds", "counter",
-            "[STABLE] Cumulative cpu time consumed by the pod in core-seconds"),
-    _header("pod_memory_working_set_bytes", "gauge",
-            "[STABLE] Current working set of the pod in bytes"),
-)  # fmt: skip
+SWAP_HELP = "Reported only on non-windows systems"
+RESOURCE_HEADERS = {
+    name: _header(name, kind, help_text)
+    for name, kind, help_text in (
+        ("container_cpu_usage_seconds", "counter",
+         "[STABLE] Cumulative cpu time consumed by the container in core-seconds"),
+        ("container_memory_working_set_bytes", "gauge",
+         "[STABLE] Current working set of the container in bytes"),
+        ("container_start_time_seconds", "gauge",
+         "[STABLE] Start time of the container since unix epoch in seconds"),
+        ("container_swap_usage_bytes", "gauge",
+         f"[ALPHA] Current amount of the container swap usage in bytes. {SWAP_HELP}"),
+        ("node_cpu_usage_seconds", "counter",
+         "[STABLE] Cumulative cpu time consumed by the node in core-seconds"),
+        ("node_memory_working_set_bytes", "gauge",
+         "[STABLE] Current working set of the node in bytes"),
+        ("node_swap_usage_bytes", "gauge",
+         f"[ALPHA] Current swap usage of the node in bytes. {SWAP_HELP}"),
+        ("pod_cpu_usage_seconds", "counter",
+         "[STABLE] Cumulative cpu time consumed by the pod in core-seconds"),
+        ("pod_memory_working_set_bytes", "gauge",
+         "[STABLE] Current working set of the pod in bytes"),
+        ("pod_swap_usage_bytes", "gauge",
+         f"[ALPHA] Current amount of the pod swap usage in bytes. {SWAP_HELP}"),
+        ("resource_scrape_error", "gauge",
+         "[STABLE] 1 if there was an error while getting container metrics, 0 otherwise"),
+    )
+}  # fmt: skip
+"""The resource metrics collector's families (pkg/kubelet/metrics/collectors/
+resource_metrics.go) by name, in the name order the Go registry gathers them in. Its
+deprecated `scrape_error` (ALPHA, deprecated since 1.29) is hidden in v1.32."""
 
 
 def resource_metrics(summary: Summary, samples: list[ContainerSample], node_cpu: float,
                      pod_cpu_seconds: Mapping[str, float]) -> bytes:  # fmt: skip
     """The families of every pod in the summary, those waiting for a container to start
-    again too (the kubelet's come from the pod's cgroup)."""
-    node_cpu_family, node_memory, cpu, memory, pod_cpu, pod_memory = (
-        [header] for header in RESOURCE_HEADERS
-    )
-    # The kubelet stamps each sample with the time of its stats (NewLazyMetricWithTimestamp).
+    again too (the kubelet's come from the pod's cgroup). The nodes have no swap: their swap
+    usage is 0, as cAdvisor reads it of a node without swap."""
+    families = {name: [header] for name, header in RESOURCE_HEADERS.items()}
+
+    def add(family: str, sample: str, labels: str, value: float, at: float | None) -> None:
+        families[family].append(_line(sample, labels, value, at))
+
+    # The kubelet stamps each usage sample with the time of its stats
+    # (NewLazyMetricWithTimestamp); a start time and the scrape error are not stamped.
     at = summary.time
-    node_cpu_family.append(_line("node_cpu_usage_seconds_total", "", node_cpu, at))
-    node_memory.append(
-        _line("node_memory_working_set_bytes", "", summary.node.memory_working_set_bytes, at)
-    )
+    add("node_cpu_usage_seconds", "node_cpu_usage_seconds_total", "", node_cpu, at)
+    memory = summary.node.memory_working_set_bytes
+    add("node_memory_working_set_bytes", "node_memory_working_set_bytes", "", memory, at)
+    add("node_swap_usage_bytes", "node_swap_usage_bytes", "", 0, at)
     for s in samples:
         labels = s.labels.resource
-        cpu.append(_line("container_cpu_usage_seconds_total", labels, s.counters.cpu_seconds, at))
-        memory.append(_line("container_memory_working_set_bytes", labels,
-                            s.stats.memory_working_set_bytes, at))  # fmt: skip
+        seconds = s.counters.cpu_seconds
+        add("container_cpu_usage_seconds", "container_cpu_usage_seconds_total", labels, seconds, at)
+        memory = s.stats.memory_working_set_bytes
+        add("container_memory_working_set_bytes", "container_memory_working_set_bytes", labels,
+            memory, at)  # fmt: skip
+        add("container_start_time_seconds", "container_start_time_seconds", labels,
+            s.status.started_at, None)  # fmt: skip
+        add("container_swap_usage_bytes", "container_swap_usage_bytes", labels, 0, at)
     for pod in summary.pods:
         labels = _labels(POD_LABELS, (pod.namespace, pod.name))
         seconds = pod_cpu_seconds.get(pod.uid, 0.0)
-        pod_cpu.append(_line("pod_cpu_usage_seconds_total", labels, seconds, at))
-        pod_memory.append(_line("pod_memory_working_set_bytes", labels,
-                                pod.memory_working_set_bytes, at))  # fmt: skip
-    families = (node_cpu_family, node_memory, cpu, memory, pod_cpu, pod_memory)
-    return "".join(line for family in families for line in family).encode()
+        add("pod_cpu_usage_seconds", "pod_cpu_usage_seconds_total", labels, seconds, at)
+        memory = pod.memory_working_set_bytes
+        add("pod_memory_working_set_bytes", "pod_memory_working_set_bytes", labels, memory, at)
+        add("pod_swap_usage_bytes", "pod_swap_usage_bytes", labels, 0, at)
+    add("resource_scrape_error", "resource_scrape_error", "", 0, None)
+    return "".join(line for lines in families.values() for line in lines).encode()
 
 
 KUBELET_HEADERS = (

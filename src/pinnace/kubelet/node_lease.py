@@ -36,7 +36,15 @@ class NodeLease:
     """The Lease of the node of `config`, renewed through `client`."""
 
     # Slots: a simulated pool keeps one for every node.
-    __slots__ = ("_renewals", "_unwritten", "client", "config", "lease", "write_renewals")
+    __slots__ = (
+        "_renewals",
+        "_unwritten",
+        "_writing",
+        "client",
+        "config",
+        "lease",
+        "write_renewals",
+    )
 
     def __init__(self, client: Client, config: NodeConfig) -> None:
         self.client = client
@@ -49,6 +57,9 @@ class NodeLease:
         self._renewals = (-math.inf, -math.inf)
         """The last two renewals (the one before, the last), written or not."""
         self._unwritten = False
+        self._writing = False
+        """A renewal is being written: its own read of the Lease (after a conflict, the Lease
+        gone) is no one's read to show a renewal to."""
 
     async def renew(self, node: Mapping[str, Any] | None) -> None:
         """The lease controller's sync. `node`: the Node as last heard of, the owner of a
@@ -87,8 +98,10 @@ class NodeLease:
 
     async def show_renewal(self, at: float, node: Mapping[str, Any] | None) -> None:
         """Write the renewal at `at`, kept in the account, if the Lease shows an earlier one:
-        someone reads it."""
-        if self.lease is None:
+        someone reads it. A Lease gone meanwhile (the garbage collector deleted it: its owner, a
+        Node of the same name before this one, is gone) is created again, as the kubelet's
+        next renewal would."""
+        if self.lease is None or self._writing:
             return
         shown = (self.lease.get("spec") or {}).get("renewTime")
         if shown is None or parse_time(shown) < at:
@@ -117,7 +130,17 @@ class NodeLease:
         self, lease: Object, node: Mapping[str, Any] | None, renewed_at: float | None = None
     ) -> None:
         """Write `lease` renewed at `renewed_at` (now by default), up to
-        LEASE_UPDATE_RETRIES times, on the Lease read again after a conflict."""
+        LEASE_UPDATE_RETRIES times, on the Lease read again after a conflict (or created again:
+        an update of a Lease deleted meanwhile fails its uid precondition, a conflict)."""
+        self._writing = True
+        try:
+            await self._try_renewing(lease, node, renewed_at)
+        finally:
+            self._writing = False
+
+    async def _try_renewing(
+        self, lease: Object, node: Mapping[str, Any] | None, renewed_at: float | None
+    ) -> None:
         for attempt in range(LEASE_UPDATE_RETRIES):
             at = self.client.clock.now() if renewed_at is None else renewed_at
             renewed = {**lease, "spec": {**lease["spec"], "renewTime": format_micro_time(at)}}

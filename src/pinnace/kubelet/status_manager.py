@@ -138,12 +138,14 @@ class StatusManager:
         """Patch the status of the pod of metadata `m`; the resourceVersion written. The patch
         carries the pod's uid, as the kubelet's does, so it cannot land on a pod deleted and
         recreated under the same name meanwhile: the API server refuses it (422, the uid is
-        immutable), which `_gone` reads as the pod being gone."""
+        immutable), which `_gone` reads as the pod being gone. It drops the scheduler's
+        status.nominatedNodeName: the kubelet's patch turns the stored status into the one it
+        generated, which has none (so a preemptor, once running, is nominated no more)."""
         written = await self.client.patch(
             PODS,
             m["namespace"],
             m["name"],
-            {"metadata": {"uid": m["uid"]}, "status": pod_status},
+            {"metadata": {"uid": m["uid"]}, "status": {**pod_status, "nominatedNodeName": None}},
             PatchType.MERGE,
             subresource="status",
         )

@@ -48,7 +48,7 @@ def fit(
     body = _body(outcomes, pending, replacements, placer, made.skipped)
     shapes = shapes_of([*made.pods, *snapshot.pods])
     doc = report.document("fit", cluster, {**body, **report.cluster_sections(placer, shapes)})
-    return PlanReport(doc, _headline(doc), _tables(doc))
+    return PlanReport(doc, _headline(doc), _tables(doc), answered_no=not doc["fits"])
 
 
 def _body(

@@ -139,7 +139,9 @@ def nodes_needed(
     doc = report.document(
         "nodes", cluster, {**body, **report.cluster_sections(search.placer, shapes)}
     )
-    return PlanReport(doc, _headline(doc, max_nodes), _tables(doc))
+    # No count, or none that survives the loss of `spare` nodes.
+    answered_no = needed is None or (spare > 0 and with_spare is None)
+    return PlanReport(doc, _headline(doc, max_nodes), _tables(doc), answered_no=answered_no)
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,10 @@ class PlanReport:
     tables: list[Table] = field(default_factory=list)
     figures: list[tuple[str, Figure]] = field(default_factory=list)
     """The command's own plots, by element id, made from the document when the page is."""
+    answered_no: bool = False
+    """The question asked whether something can be done and the answer is no: the workloads
+    do not fit (`plan fit`), no count of nodes up to the limit makes everything schedule
+    (`plan nodes`). `pinnace plan` then exits 3."""
 
     def json(self) -> str:
         return json.dumps(self.document, indent=2)

@@ -33,6 +33,7 @@ from pinnace.scheduler.plugins.policy import PolicyPick, PolicyScore
 from pinnace.scheduler.plugins.target_load_packing import TargetLoadPacking
 from pinnace.scheduler.podinfo import DEFAULT_SCHEDULER_NAME
 from pinnace.scheduler.profile import Profile
+from pinnace.scheduler.strict import STRICT, args_errors, load, unknown_fields
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -163,14 +164,15 @@ def load_file(path: str) -> SchedulerConfiguration:
 def parse(text: str) -> SchedulerConfiguration:
     """A KubeSchedulerConfiguration from YAML (or JSON)."""
     try:
-        raw = yaml.safe_load(text)
+        raw, duplicates = load(text)
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {yaml_problem(e)}") from None
-    return from_mapping(raw)
+    return from_mapping(raw, duplicates)
 
 
-def from_mapping(raw: Any) -> SchedulerConfiguration:
-    """A KubeSchedulerConfiguration already read from YAML (another file's field)."""
+def from_mapping(raw: Any, duplicates: Sequence[str] = ()) -> SchedulerConfiguration:
+    """A KubeSchedulerConfiguration already read from YAML (another file's field);
+    `duplicates`, the strict decoding error of the keys its YAML gave twice."""
     if not isinstance(raw, dict):
         raise ConfigError("a KubeSchedulerConfiguration must be a YAML mapping")
     if raw.get("apiVersion") != API_VERSION:
@@ -182,11 +184,13 @@ def from_mapping(raw: Any) -> SchedulerConfiguration:
         raise ConfigError(
             f'kind: Unsupported value: "{raw.get("kind", "")}": supported values: "{KIND}"'
         )
-    unknown = _unknown_fields(raw, _FIELDS, "")
-    if unknown:
-        raise ConfigError(
-            "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in unknown)
-        )
+    errors = [
+        *duplicates,
+        *(f'unknown field "{f}"' for f in unknown_fields(raw, _FIELDS)),
+        *_plugin_args_errors(raw.get("profiles")),
+    ]
+    if errors:
+        raise ConfigError(STRICT + ", ".join(errors))
     election = raw.get("leaderElection") or {}
     if not isinstance(election, dict):
         raise ConfigError("leaderElection: Invalid value: must be a mapping")
@@ -207,25 +211,18 @@ def from_mapping(raw: Any) -> SchedulerConfiguration:
     return config
 
 
-def _unknown_fields(raw: Any, fields: Any, path: str) -> list[str]:
-    """The paths of `raw`'s fields that `fields` does not declare, as sigs.k8s.io/json's strict
-    decoding names them (`profiles[0].plugins.score.enabled[0].wieght`)."""
-    if isinstance(fields, list) and isinstance(raw, list):
-        return [
-            u
-            for i, item in enumerate(raw)
-            for u in _unknown_fields(item, fields[0], f"{path}[{i}]")
-        ]
-    if not isinstance(fields, dict) or not isinstance(raw, dict):
+def _plugin_args_errors(profiles: Any) -> list[str]:
+    """The strict decoding errors of the in-tree plugins' args, profile by profile."""
+    if not isinstance(profiles, list):
         return []
-    unknown: list[str] = []
-    for name, value in raw.items():
-        where = f"{path}.{name}" if path else str(name)
-        if name not in fields:
-            unknown.append(where)
-        else:
-            unknown.extend(_unknown_fields(value, fields[name], where))
-    return unknown
+    return [
+        error
+        for i, profile in enumerate(profiles)
+        if isinstance(profile, dict) and isinstance(profile.get("pluginConfig"), list)
+        for j, entry in enumerate(profile["pluginConfig"])
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str)
+        for error in args_errors(i, j, entry["name"], entry.get("args"))
+    ]
 
 
 def _profile(raw: Any, path: str) -> ProfileConfig:

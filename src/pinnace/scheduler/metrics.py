@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from pinnace.api.gofloat import format_float
 from pinnace.scheduler.queue import SchedulingQueue
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class Histogram:
         cumulative, out = 0, []
         for bound, count in zip(self.bounds, self.counts, strict=True):
             cumulative += count
-            out.append((repr(float(bound)), float(cumulative)))
+            out.append((format_float(bound), float(cumulative)))
         out.append(("+Inf", float(self.observations)))
         return out
 

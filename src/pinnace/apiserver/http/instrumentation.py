@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from pinnace.api.gofloat import format_float
 from pinnace.apiserver.http.params import go_bool
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.routes import ResourceTarget, Route, find
@@ -106,7 +107,7 @@ class _Histogram:
         cumulative, out = 0, []
         for bound, count in zip(DURATION_BUCKETS, self.counts, strict=True):
             cumulative += count
-            out.append((repr(bound), float(cumulative)))
+            out.append((format_float(bound), float(cumulative)))
         out.append(("+Inf", float(self.observations)))
         return out
 

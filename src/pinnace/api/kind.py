@@ -85,6 +85,9 @@ class Kind:
     custom: bool = False
     """Served as kube-apiserver serves a CustomResourceDefinition's kind (the VPA's): a
     strategic merge patch is refused (415), the other patch types work."""
+    warning: str = ""
+    """A `Warning` sent with every answer about the kind at this version: a deprecated custom
+    resource version's deprecationWarning, as crdHandler adds it."""
     allow_create_on_update: bool = False
     """A PUT to a missing object creates it (events, leases, limit ranges)."""
     default: Defaulter = field(default=_no_defaults, compare=False)

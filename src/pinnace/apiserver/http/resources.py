@@ -37,6 +37,7 @@ from pinnace.apiserver.http.responses import (
     Response,
     created_response,
     json_response,
+    status_response,
     warning_headers,
 )
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
@@ -57,6 +58,19 @@ class ResourceHandler:
         """Answers TokenReviews."""
 
     async def handle(self, request: Request, target: ResourceTarget) -> Response:
+        """The answer, with the `Warning` of a deprecated custom resource version whatever
+        it is (crdHandler adds it before any handler runs)."""
+        warning = (target.conversion.served if target.conversion else target.kind).warning
+        if not warning:
+            return await self.answer(request, target)
+        try:
+            response = await self.answer(request, target)
+        except status.StatusError as error:
+            response = status_response(error)
+        response.headers += warning_headers([warning])
+        return response
+
+    async def answer(self, request: Request, target: ResourceTarget) -> Response:
         if target.subresource == "log":
             return await subresources.log(self.server, request, target)  # always text/plain
         # Negotiated first, so a request whose answer cannot be sent (406) changes nothing.

@@ -38,7 +38,9 @@ class EvictorArgs:
     evict_system_critical_pods: bool = False
     evict_failed_bare_pods: bool = False
     evict_local_storage_pods: bool = False
+    evict_daemon_set_pods: bool = False
     ignore_pvc_pods: bool = False
+    ignore_pods_without_pdb: bool = False
     node_fit: bool = False
     priority_threshold_name: str = ""
     priority_threshold_value: int | None = None
@@ -59,7 +61,9 @@ class EvictorArgs:
             evict_system_critical_pods=args.boolean("evictSystemCriticalPods"),
             evict_failed_bare_pods=args.boolean("evictFailedBarePods"),
             evict_local_storage_pods=args.boolean("evictLocalStoragePods"),
+            evict_daemon_set_pods=args.boolean("evictDaemonSetPods"),
             ignore_pvc_pods=args.boolean("ignorePvcPods"),
+            ignore_pods_without_pdb=args.boolean("ignorePodsWithoutPDB"),
             node_fit=args.boolean("nodeFit"),
             priority_threshold_name=name,
             priority_threshold_value=value,
@@ -105,8 +109,13 @@ class DefaultEvictor:
             return "pod is a mirror pod"
         if annotations.get(SOURCE_ANNOTATION, "api") != "api":
             return "pod is a static pod"
-        if any(o.get("kind") == "DaemonSet" for o in owners):
-            return "pod is a DaemonSet pod"
+        if not self.args.evict_daemon_set_pods and any(
+            o.get("kind") == "DaemonSet" for o in owners
+        ):
+            return (
+                "pod is related to daemonset and descheduler is not configured with "
+                "evictDaemonSetPods"
+            )
         if not self.args.evict_system_critical_pods:
             priority = int(pod["spec"].get("priority") or 0)
             if priority >= SYSTEM_CRITICAL_PRIORITY:
@@ -132,6 +141,8 @@ class DefaultEvictor:
                     f"owner has {replicas} replicas which is less than minReplicas of "
                     f"{self.args.min_replicas}"
                 )
+        if self.args.ignore_pods_without_pdb and not self.snapshot.covered_by_budget(pod):
+            return "no PodDisruptionBudget found for pod"
         if self.args.min_pod_age is not None:
             started = (pod.get("status") or {}).get("startTime")
             if not started or self.snapshot.now - parse_time(started) < self.args.min_pod_age:

@@ -1,0 +1,86 @@
+"""The DefaultEvictor's args as a user meets them: `pinnace deschedule --dry-run` against
+`pinnace up --nodes 2`, with a Deployment, a DaemonSet and budgets kubectl created, both nodes
+then tainted so that RemovePodsViolatingNodeTaints picks every pod; which of them the evictor
+lets go is what descheduler v0.32's DefaultEvictor decides (evictDaemonSetPods,
+ignorePodsWithoutPDB), and the pods it keeps are counted with its words."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.descheduler.test_cli import deschedule
+from tests.http.conftest import Cluster, launch, stop
+
+AGENT = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: nginx:1.27}]
+"""
+TAINTS = """
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: taints
+  pluginConfig:
+  - name: DefaultEvictor
+    args: {args}
+  plugins:
+    deschedule:
+      enabled: [RemovePodsViolatingNodeTaints]
+"""
+
+
+@pytest.fixture(scope="module")
+def tainted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    running = launch(tmp_path_factory.mktemp("pinnace-up-evictor"), flags=("--nodes", "2"))
+    running.ok("create", "deployment", "web", "--image=nginx:1.27", "--replicas=2")
+    running.ok("create", "deployment", "solo", "--image=nginx:1.27")
+    running.ok("apply", "-f", "-", stdin=AGENT)
+    running.ok("create", "pdb", "web", "--selector=app=web", "--max-unavailable=1")
+    running.ok("create", "pdb", "agent", "--selector=app=agent", "--max-unavailable=1")
+    for workload in ("deployment/web", "deployment/solo", "daemonset/agent"):
+        running.ok("rollout", "status", workload, "--timeout=60s")
+    running.ok("taint", "node", "--all", "dedicated=db:NoSchedule")
+    yield running
+    stop(running)
+
+
+def _report(cluster: Cluster, workdir: Path, args: str) -> tuple[list[str], list[str]]:
+    """The apps of the pods the dry run would evict, and its held-back lines."""
+    done = deschedule(cluster, workdir, TAINTS.replace("{args}", args), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    apps = sorted(line.split()[1].split("-")[0] for line in lines[1:] if "NoSchedule" in line)
+    return apps, [line for line in lines if "held back" in line]
+
+
+def test_daemon_set_pods_are_kept_unless_evict_daemon_set_pods(
+    tainted: Cluster, tmp_path: Path
+) -> None:
+    apps, held = _report(tainted, tmp_path, "{}")
+    assert apps == ["solo", "web", "web"]
+    assert held == [
+        "2 pods held back: pod is related to daemonset and descheduler is not configured with "
+        "evictDaemonSetPods"
+    ]
+    apps, held = _report(tainted, tmp_path, "{evictDaemonSetPods: true}")
+    assert apps == ["agent", "agent", "solo", "web", "web"]
+    assert held == []
+
+
+def test_ignore_pods_without_pdb_keeps_the_pods_no_budget_covers(
+    tainted: Cluster, tmp_path: Path
+) -> None:
+    apps, held = _report(
+        tainted, tmp_path, "{evictDaemonSetPods: true, ignorePodsWithoutPDB: true}"
+    )
+    assert apps == ["agent", "agent", "web", "web"]
+    assert held == ["1 pod held back: no PodDisruptionBudget found for pod"]

@@ -86,14 +86,15 @@ class Snapshot:
 
     def covered_by_budget(self, pod: Object) -> bool:
         """Whether a PodDisruptionBudget of the pod's namespace selects it (the descheduler's
-        IsPodCoveredByPDB: a budget without a selector selects nothing)."""
+        IsPodCoveredByPDB: a budget whose selector is absent or does not convert selects
+        nothing)."""
         labels = pod["metadata"].get("labels") or {}
         namespace = pod["metadata"].get("namespace")
         for budget in self.budgets:
             if budget["metadata"].get("namespace") != namespace:
                 continue
-            selector = (budget.get("spec") or {}).get("selector")
-            if selector is not None and as_label_selector(selector).matches(labels):
+            selector = as_label_selector((budget.get("spec") or {}).get("selector"))
+            if selector is not None and selector.matches(labels):
                 return True
         return False
 

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pinnace.api import field
-from pinnace.api.apiextensions import schema
+from pinnace.api.apiextensions import schema, schema_rules
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_generic_object_meta, validate_generic_object_meta_update
@@ -227,7 +227,19 @@ def _group_errors(group: str) -> list[FieldError]:
     return []
 
 
-def _version_errors(crd: Object) -> list[FieldError]:
+def _schemas(crd: Object) -> list[Any]:
+    return [_dict(v.get("schema")).get("openAPIV3Schema") for v in versions_of(crd)]
+
+
+def _schema_errors(openapi: Any, path: Path, rules: schema_rules.Ratchet) -> list[FieldError]:
+    """A version's schema: the list and map type rules, structure, then (only when the schema
+    is sound, as v1.32 builds the defaults' validators from it) its defaults."""
+    errs = schema_rules.list_type_errors(openapi, path, rules)
+    errs += schema.structural_errors(openapi, path)
+    return errs or schema_rules.default_errors(openapi, path)
+
+
+def _version_errors(crd: Object, rules: schema_rules.Ratchet) -> list[FieldError]:
     path = _SPEC.child("versions")
     versions = versions_of(crd)
     if not versions:
@@ -243,8 +255,8 @@ def _version_errors(crd: Object) -> list[FieldError]:
         names.append(name)
         subresources_of.append(_dict(version.get("subresources")))
         schema_path = path.index(i).child("schema", "openAPIV3Schema")
-        errs += schema.structural_errors(
-            _dict(version.get("schema")).get("openAPIV3Schema"), schema_path
+        errs += _schema_errors(
+            _dict(version.get("schema")).get("openAPIV3Schema"), schema_path, rules
         )
         errs += _scale_errors(_dict(version.get("subresources")).get("scale"), path.index(i))
         errs += _column_errors(version.get("additionalPrinterColumns"), path.index(i))
@@ -358,10 +370,11 @@ def _api_approval_errors(new: Object, old: Object | None) -> list[FieldError]:
 
 
 def validate_crd(crd: Any) -> list[FieldError]:
-    return _validate_crd(crd) + (_api_approval_errors(crd, None) if isinstance(crd, dict) else [])
+    errs = _validate_crd(crd, schema_rules.Ratchet())
+    return errs + (_api_approval_errors(crd, None) if isinstance(crd, dict) else [])
 
 
-def _validate_crd(crd: Any) -> list[FieldError]:
+def _validate_crd(crd: Any, rules: schema_rules.Ratchet) -> list[FieldError]:
     errs = validate_generic_object_meta(crd, namespaced=False, name_rule=_name_rule(_dict(crd)))
     if not isinstance(crd, dict):
         return errs
@@ -372,7 +385,7 @@ def _validate_crd(crd: Any) -> list[FieldError]:
         errs.append(field.required(_SPEC.child("scope")))
     elif scope not in SCOPES:
         errs.append(field.not_supported(_SPEC.child("scope"), scope, SCOPES))
-    errs += _version_errors(crd)
+    errs += _version_errors(crd, rules)
     names = names_of(crd)
     for key in ("plural", "singular", "kind", "listKind"):
         if not names.get(key):
@@ -384,7 +397,8 @@ def _validate_crd(crd: Any) -> list[FieldError]:
 
 
 def validate_crd_update(new: Any, old: Any) -> list[FieldError]:
-    errs = validate_generic_object_meta_update(new, old) + _validate_crd(new)
+    rules = schema_rules.ratchet(_schemas(old)) if isinstance(old, dict) else schema_rules.Ratchet()
+    errs = validate_generic_object_meta_update(new, old) + _validate_crd(new, rules)
     if not isinstance(new, dict) or not isinstance(old, dict):
         return errs
     new_spec, old_spec = spec_of(new), spec_of(old)

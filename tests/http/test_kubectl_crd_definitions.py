@@ -150,3 +150,47 @@ def test_defaults_must_validate_against_their_schema(cluster: Cluster) -> None:
     ]
     fine = "              image: {type: string, default: nginx}\n"
     assert cluster.ok("apply", "-f", "-", stdin=GADGETS % fine).endswith("created\n")
+
+
+def test_schema_keywords_validation_rules_and_paths(cluster: Cluster) -> None:
+    odd = """\
+              a: {type: foo}
+              b: {type: object, patternProperties: {x: {type: string}}}
+              c:
+                type: string
+                x-kubernetes-validations:
+                - rule: ""
+                - {rule: "self.size() > 1", message: " ", reason: Bogus}
+"""
+    refused = _refused(cluster, odd)
+    assert sorted(refused[1:]) == [
+        f'* {SPEC}[a].type: Unsupported value: "foo": supported values: "array", "boolean", '
+        '"integer", "number", "object", "string"',
+        f"* {SPEC}[b].patternProperties: Forbidden: patternProperties is not supported",
+        f"* {SPEC}[c].x-kubernetes-validations[0].rule: Required value: rule is not specified",
+        f'* {SPEC}[c].x-kubernetes-validations[1].message: Invalid value: " ": message must be '
+        "non-empty if specified",
+        f'* {SPEC}[c].x-kubernetes-validations[1].reason: Unsupported value: "Bogus": supported '
+        'values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", '
+        '"FieldValueRequired"',
+    ]
+    columns_and_scale = (
+        GADGETS.replace(
+            "    schema:\n",
+            "    additionalPrinterColumns: [{name: Size, type: text, jsonPath: spec.size}]\n"
+            "    subresources: {scale: {specReplicasPath: .status.replicas, "
+            "statusReplicasPath: .status.replicas}}\n"
+            "    schema:\n",
+        )
+        % "              size: {type: string}\n"
+    )
+    done = cluster.kubectl("apply", "-f", "-", stdin=columns_and_scale)
+    version = "spec.versions[0]"
+    assert sorted(done.stderr.splitlines()[1:]) == [
+        f'* {version}.additionalPrinterColumns[0].JSONPath: Invalid value: "spec.size": must be '
+        "a simple json path starting with .",
+        f'* {version}.additionalPrinterColumns[0].type: Invalid value: "text": must be one of '
+        "boolean,date,integer,number,string",
+        f'* {version}.subresources.scale.specReplicasPath: Invalid value: ".status.replicas": '
+        "should be a json path under .spec",
+    ]

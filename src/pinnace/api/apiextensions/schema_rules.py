@@ -1,9 +1,10 @@
 """The rules a CustomResourceDefinition's schema keeps beyond being structural, as
-apiextensions-apiserver v1.32 checks them: `x-kubernetes-list-type`, `-list-map-keys` and
-`-map-type` (apis/apiextensions/validation/validation.go,
-ValidateCustomResourceDefinitionOpenAPISchema and validateMapListKeysMapSet), and defaults that
-validate against their own schema and hold no field it would prune
-(apiserver/schema/defaulting/validation.go, ValidateDefaults).
+apiextensions-apiserver v1.32 checks them (apis/apiextensions/validation/validation.go,
+ValidateCustomResourceDefinitionOpenAPISchema, specStandardValidatorV3 and
+validateMapListKeysMapSet): the OpenAPI keywords and types a CRD may use, the static form of
+`x-kubernetes-validations` rules (their CEL is not compiled), `x-kubernetes-list-type`,
+`-list-map-keys` and `-map-type`; and defaults that validate against their own schema and hold
+no field it would prune (apiserver/schema/defaulting/validation.go, ValidateDefaults).
 
 Two of the list rules were added after CRDs could break them, so an update keeps to them only
 if the CRD it replaces did (v1.32's requireAtomicSetType and
@@ -22,6 +23,21 @@ from pinnace.api.apiextensions import schema as structural
 from pinnace.api.field import FieldError, Path
 
 Schema = dict[str, Any]
+OPENAPI_TYPES = ("array", "boolean", "integer", "number", "object", "string")
+RULE_REASONS = (
+    "FieldValueDuplicate",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueRequired",
+)
+_UNSUPPORTED = (
+    ("id", "id is not supported"),
+    ("additionalItems", "additionalItems is not supported"),
+    ("patternProperties", "patternProperties is not supported"),
+    ("definitions", "definitions is not supported"),
+    ("dependencies", "dependencies is not supported"),
+    ("$ref", "$ref is not supported"),
+)
 LIST_TYPES = ("atomic", "set", "map")
 MAP_TYPES = ("atomic", "granular")
 _KEY_DEFAULT = (
@@ -48,12 +64,78 @@ def ratchet(old_schemas: list[Any]) -> Ratchet:
     )
 
 
-def list_type_errors(schema: Any, path: Path, rules: Ratchet = Ratchet()) -> list[FieldError]:
-    """What breaks the list and map type rules in `schema` (at `path`), deepest first."""
+def rule_errors(schema: Any, path: Path, rules: Ratchet = Ratchet()) -> list[FieldError]:
+    """What breaks the rules in `schema` (at `path`), deepest first."""
     errs: list[FieldError] = []
+    if isinstance(schema, dict) and schema.get("nullable"):
+        errs.append(field.forbidden(path.child("nullable"), "nullable cannot be true at the root"))
     for node, at in _walk(schema, path):
-        errs += _node_errors(node, at, rules)
+        errs += _keyword_errors(node, at) + _node_errors(node, at, rules)
+        errs += _validation_rule_errors(node.get("x-kubernetes-validations"), at)
     return errs
+
+
+def _keyword_errors(node: Schema, path: Path) -> list[FieldError]:
+    """specStandardValidatorV3: the types and keywords a CRD's schema may use."""
+    errs: list[FieldError] = []
+    kind = node.get("type")
+    if kind and kind not in OPENAPI_TYPES:
+        errs.append(field.not_supported(path.child("type"), kind, OPENAPI_TYPES))
+    for keyword, detail in _UNSUPPORTED:
+        if node.get(keyword):
+            errs.append(field.forbidden(path.child(keyword), detail))
+    if kind == "null":
+        detail = "type cannot be set to null, use nullable as an alternative"
+        errs.append(field.forbidden(path.child("type"), detail))
+    if isinstance(node.get("items"), list):
+        detail = "items must be a schema object and not an array"
+        errs.append(field.forbidden(path.child("items"), detail))
+    if node.get(structural.PRESERVE) is False:
+        errs.append(
+            field.invalid(path.child(structural.PRESERVE), False, "must be true or undefined")
+        )
+    return errs
+
+
+def _validation_rule_errors(rules: Any, path: Path) -> list[FieldError]:
+    """The static checks of `x-kubernetes-validations` (the CEL itself is not compiled)."""
+    errs: list[FieldError] = []
+    for i, rule in enumerate(rules if isinstance(rules, list) else ()):
+        if not isinstance(rule, dict):
+            continue
+        at = path.child("x-kubernetes-validations").index(i)
+        text, message = str(rule.get("rule") or ""), rule.get("message")
+        trimmed = str(message or "").strip()
+        if not text.strip():
+            errs.append(field.required(at.child("rule"), "rule is not specified"))
+        elif message and not trimmed:
+            detail = "message must be non-empty if specified"
+            errs.append(field.invalid(at.child("message"), message, detail))
+        elif _has_newlines(trimmed):
+            detail = "message must not contain line breaks"
+            errs.append(field.invalid(at.child("message"), message, detail))
+        elif _has_newlines(text.strip()) and not trimmed:
+            detail = "message must be specified if rule contains line breaks"
+            errs.append(field.required(at.child("message"), detail))
+        expression = rule.get("messageExpression")
+        if expression and not str(expression).strip():
+            detail = "messageExpression must be non-empty if specified"
+            errs.append(field.required(at.child("messageExpression"), detail))
+        reason = rule.get("reason")
+        if reason is not None and reason not in RULE_REASONS:
+            errs.append(field.not_supported(at.child("reason"), reason, RULE_REASONS))
+        field_path = rule.get("fieldPath")
+        if field_path and not str(field_path).strip():
+            detail = "fieldPath must be non-empty if specified"
+            errs.append(field.invalid(at.child("fieldPath"), field_path, detail))
+        if field_path and _has_newlines(str(field_path)):
+            detail = "fieldPath must not contain line breaks"
+            errs.append(field.invalid(at.child("fieldPath"), field_path, detail))
+    return errs
+
+
+def _has_newlines(text: str) -> bool:
+    return "\n" in text or "\r" in text
 
 
 def _walk(schema: Any, path: Path, additional: bool = True) -> Iterator[tuple[Schema, Path]]:

@@ -84,3 +84,29 @@ def test_ignore_pods_without_pdb_keeps_the_pods_no_budget_covers(
     )
     assert apps == ["agent", "agent", "web", "web"]
     assert held == ["1 pod held back: no PodDisruptionBudget found for pod"]
+
+
+def test_eviction_failure_events(tainted: Cluster, tmp_path: Path) -> None:
+    """With evictionFailureEventNotification, a pod whose eviction the budget refused gets a
+    Warning event in the descheduler's words (runs last: it evicts)."""
+    policy = "evictionFailureEventNotification: true\n" + TAINTS.replace(
+        "{args}", "{labelSelector: {matchLabels: {app: web}}}"
+    )
+    done = deschedule(tainted, tmp_path, policy)
+    assert done.returncode == 0, done.stderr
+    assert "1 pod evicted." in done.stdout
+    refused = done.stderr.split("not evicted: default/")[1].split(":")[0]
+    events = tainted.ok(
+        "get",
+        "events",
+        "--field-selector",
+        "reason=EvictionFailed",
+        "-o",
+        "jsonpath={range .items[*]}{.type} {.involvedObject.name} {.message}{'\\n'}{end}",
+    )
+    node = tainted.ok("get", "pod", refused, "-o", "jsonpath={.spec.nodeName}")
+    assert events.splitlines() == [
+        f"Warning {refused} pod eviction from {node} node by sigs.k8s.io/descheduler failed: "
+        f'error when evicting pod (ignoring) "{refused}": Cannot evict pod as it would violate '
+        "the pod's disruption budget."
+    ]

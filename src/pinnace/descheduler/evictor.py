@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from pinnace.api.core.event import EVENT_TYPE_NORMAL
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
@@ -196,6 +196,9 @@ class PodEvictor:
     client: Client
     limits: Limits
     dry_run: bool
+    failure_events: bool = False
+    """The policy's evictionFailureEventNotification: a Warning event (EvictionFailed) on a
+    pod whose eviction a limit or the API refused."""
     evictions: list[Eviction] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     _per_node: dict[str, int] = field(default_factory=dict)
@@ -234,13 +237,16 @@ class PodEvictor:
             return False
         limits = self.limits
         if limits.total is not None and len(self.evictions) >= limits.total:
+            self._failed(pod, f"total eviction limit exceeded ({limits.total})")
             raise TotalLimitError("maximum number of evicted pods per a descheduling cycle reached")
         if limits.per_node is not None and self._per_node.get(node, 0) >= limits.per_node:
+            self._failed(pod, f"node eviction limit exceeded ({limits.per_node})")
             raise NodeLimitError(f"maximum number of evicted pods per node reached ({node})")
         if (
             limits.per_namespace is not None
             and self._per_namespace.get(namespace, 0) >= limits.per_namespace
         ):
+            self._failed(pod, f"namespace eviction limit exceeded ({limits.per_namespace})")
             self.hold_back(pod, NAMESPACE_LIMIT)
             return False  # the plugin goes on with pods of other namespaces
         if not evictor.fits_elsewhere(pod):
@@ -251,6 +257,7 @@ class PodEvictor:
                 await self.client.evict(namespace, name)
             except StatusError as e:
                 log.info("evicting %s/%s failed: %s", namespace, name, e.message)
+                self._failed(pod, _eviction_error(name, e))
                 if meta.get("uid", "") not in self._refused:
                     self._refused.add(meta.get("uid", ""))
                     self.failures.append(f"{namespace}/{name}: {e.message}")
@@ -264,5 +271,20 @@ class PodEvictor:
         self.evictions.append(Eviction(namespace, name, node, strategy, reason))
         return True
 
+    def _failed(self, pod: Object, why: str) -> None:
+        if self.failure_events and not self.dry_run:
+            node = pod["spec"].get("nodeName", "")
+            message = f"pod eviction from {node} node by {COMPONENT} failed: {why}"
+            self._recorder.event(pod, EVENT_TYPE_WARNING, "EvictionFailed", message)
+
     async def flush(self) -> None:
         await self._recorder.flush()
+
+
+def _eviction_error(name: str, error: StatusError) -> str:
+    """The descheduler's words for the eviction API's refusal (its PodEvictor.evictPod)."""
+    if error.code == 429:
+        return f'error when evicting pod (ignoring) "{name}": {error.message}'
+    if error.code == 404:
+        return f'pod not found when evicting "{name}": {error.message}'
+    return error.message

@@ -52,7 +52,9 @@ class Descheduler:
         """One cycle over the cluster as `snapshot` shows it."""
         if len(snapshot.nodes) <= 1:
             return CycleResult([], [], TOO_SMALL)
-        pod_evictor = PodEvictor(self.client, self.policy.limits, self.dry_run)
+        pod_evictor = PodEvictor(
+            self.client, self.policy.limits, self.dry_run, self.policy.failure_events
+        )
         contexts = [
             (profile, Context(snapshot, DefaultEvictor(profile.evictor, snapshot), pod_evictor))
             for profile in self.policy.profiles

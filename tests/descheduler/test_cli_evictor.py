@@ -2,7 +2,8 @@
 `pinnace up --nodes 2`, with a Deployment, a DaemonSet and budgets kubectl created, both nodes
 then tainted so that RemovePodsViolatingNodeTaints picks every pod; which of them the evictor
 lets go is what descheduler v0.32's DefaultEvictor decides (evictDaemonSetPods,
-ignorePodsWithoutPDB), and the pods it keeps are counted with its words."""
+ignorePodsWithoutPDB), and the pods it keeps are counted with its words; a plugin with
+nothing to do says why, as the descheduler logs it."""
 
 from __future__ import annotations
 
@@ -84,6 +85,30 @@ def test_ignore_pods_without_pdb_keeps_the_pods_no_budget_covers(
     )
     assert apps == ["agent", "agent", "web", "web"]
     assert held == ["1 pod held back: no PodDisruptionBudget found for pod"]
+
+
+UTILIZATION = """
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: spread
+  pluginConfig:
+  - name: LowNodeUtilization
+    args: {thresholds: {cpu: 10, memory: 10}, targetThresholds: {cpu: 20, memory: 20}}
+  plugins:
+    balance: {enabled: [LowNodeUtilization]}
+"""
+
+
+def test_a_plugin_with_nothing_to_do_says_why(tainted: Cluster, tmp_path: Path) -> None:
+    """No pod requests anything: every node is under the thresholds (pods, left out, count
+    as 100%)."""
+    done = deschedule(tainted, tmp_path, UTILIZATION, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "0 pods would be evicted (dry run).",
+        "LowNodeUtilization: All nodes are underutilized, nothing to do here",
+    ]
 
 
 def test_eviction_failure_events(tainted: Cluster, tmp_path: Path) -> None:

@@ -201,6 +201,8 @@ class PodEvictor:
     pod whose eviction a limit or the API refused."""
     evictions: list[Eviction] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    notes: dict[str, None] = field(default_factory=dict)
+    """Why plugins did nothing, in the order first said (a dict: each said once)."""
     _per_node: dict[str, int] = field(default_factory=dict)
     _per_namespace: dict[str, int] = field(default_factory=dict)
     _evicted: set[str] = field(default_factory=set)

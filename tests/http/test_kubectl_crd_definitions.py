@@ -194,3 +194,43 @@ def test_schema_keywords_validation_rules_and_paths(cluster: Cluster) -> None:
         f'* {version}.subresources.scale.specReplicasPath: Invalid value: ".status.replicas": '
         "should be a json path under .spec",
     ]
+
+
+HOLDS = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: holds.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: holds, kind: Hold}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+"""
+HOLD = "apiVersion: example.com/v1\nkind: Hold\nmetadata: {name: %s, finalizers: %s}\n"
+
+
+def test_a_terminating_crd_refuses_creates_with_its_reason(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=HOLDS)
+    cluster.ok("wait", "--for", "condition=established", "crd/holds.example.com")
+    cluster.ok("create", "-f", "-", stdin=HOLD % ("held", "[example.com/keep]"))
+    cluster.ok("delete", "crd", "holds.example.com", "--wait=false")
+    cluster.ok("wait", "--for", "condition=Terminating", "crd/holds.example.com")
+    refused = cluster.kubectl("create", "-f", "-", stdin=HOLD % ("late", "[]"))
+    assert refused.stderr == (
+        'Error from server (MethodNotAllowed): error when creating "STDIN": create not allowed '
+        "while custom resource definition is terminating\n"
+    )
+    cluster.ok(
+        "patch",
+        "holds.example.com",
+        "held",
+        "--type=merge",
+        "-p",
+        '{"metadata":{"finalizers":null}}',
+    )
+    cluster.ok("wait", "--for", "delete", "crd/holds.example.com", "--timeout=30s")

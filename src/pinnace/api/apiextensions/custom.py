@@ -57,6 +57,7 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
     subresources = version.get("subresources") or {}
     has_status = isinstance(subresources.get("status"), dict)
     namespaced = spec.get("scope") == "Namespaced"
+    terminating = bool(meta(crd).get("deletionTimestamp"))
     scale = _scale(subresources.get("scale"))
     kept = (
         ("apiVersion", "kind", "metadata", "status")
@@ -114,7 +115,8 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         short_names=tuple(names.get("shortNames") or ()),
         categories=tuple(names.get("categories") or ()),
         subresources=("status",) * has_status + ("scale",) * (scale is not None),
-        verbs=_VERBS[1:] if meta(crd).get("deletionTimestamp") else _VERBS,
+        verbs=_VERBS[1:] if terminating else _VERBS,
+        terminating=terminating,
         custom=True,
         warning=_deprecation_warning(crd, version),
         default=default,

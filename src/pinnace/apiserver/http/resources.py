@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from pinnace.api import status
 from pinnace.api.authorization import reviews
 from pinnace.api.decode import decode
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions
 from pinnace.api.patch import PatchType
@@ -79,7 +80,7 @@ class ResourceHandler:
             return await subresources.handle(self, request, target, encoder)
         verb = _verb(request.method, target)
         if verb not in target.kind.verbs:
-            raise method_not_allowed()
+            raise _terminating(target.kind) if target.kind.terminating else method_not_allowed()
         if verb == "list":
             return await self.list_or_watch(request, target, encoder)
         if verb == "get":
@@ -230,6 +231,13 @@ def _verb(method: str, target: ResourceTarget) -> str:
     if target.kind.namespaced and not target.namespace and verb != "list":
         raise method_not_allowed()
     return verb
+
+
+def _terminating(kind: Kind) -> status.StatusError:
+    """crdHandler's refusal of a create while the kind's CRD is being deleted."""
+    details = {"group": kind.group, "kind": kind.plural}
+    message = "create not allowed while custom resource definition is terminating"
+    return status.StatusError(405, "MethodNotAllowed", message, details)
 
 
 def _json_body(target: ResourceTarget, body_type: BodyType) -> bool:

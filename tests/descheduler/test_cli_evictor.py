@@ -7,6 +7,7 @@ nothing to do says why, as the descheduler logs it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,6 +110,46 @@ def test_a_plugin_with_nothing_to_do_says_why(tainted: Cluster, tmp_path: Path) 
         "0 pods would be evicted (dry run).",
         "LowNodeUtilization: All nodes are underutilized, nothing to do here",
     ]
+
+
+REJECTED = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: rejected}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      nodeName: pinnace-node-1
+      nodeSelector: {disk: nvme}
+      containers: [{name: job, image: busybox}]
+"""
+LIFETIME = """
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: rejected
+  pluginConfig:
+  - name: PodLifeTime
+    args: {maxPodLifeTimeSeconds: 0, states: [NodeAffinity]}
+  plugins:
+    deschedule: {enabled: [PodLifeTime]}
+"""
+
+
+def test_pod_life_time_finds_pods_the_kubelet_rejected(tainted: Cluster, tmp_path: Path) -> None:
+    """A Job's pod bound to a node its selector does not match fails with reason NodeAffinity;
+    the `states` PodLifeTime accepts include that reason, as v0.32's do."""
+    tainted.ok("apply", "-f", "-", stdin=REJECTED)
+    tainted.ok(
+        "wait", "pod", "-l", "job-name=rejected", "--for=jsonpath={.status.reason}=NodeAffinity"
+    )
+    time.sleep(1.1)  # older than 0 whole seconds
+    done = deschedule(tainted, tmp_path, LIFETIME, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()[1:-1]]
+    assert [(row[1].split("-")[0], row[3]) for row in rows] == [("rejected", "PodLifeTime")]
 
 
 def test_eviction_failure_events(tainted: Cluster, tmp_path: Path) -> None:

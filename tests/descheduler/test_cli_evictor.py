@@ -152,6 +152,44 @@ def test_pod_life_time_finds_pods_the_kubelet_rejected(tainted: Cluster, tmp_pat
     assert [(row[1].split("-")[0], row[3]) for row in rows] == [("rejected", "PodLifeTime")]
 
 
+EXITED = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: exited%(code)s}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      nodeName: pinnace-node-2
+      containers: [{name: job, image: busybox, command: [sh, -c, "sleep 1; exit %(code)s"]}]
+"""
+FAILED = """
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: failed
+  pluginConfig:
+  - name: RemoveFailedPods
+    args: {exitCodes: [3]}
+  plugins:
+    deschedule: {enabled: [RemoveFailedPods]}
+"""
+
+
+def test_remove_failed_pods_by_exit_code(tainted: Cluster, tmp_path: Path) -> None:
+    """Of the failed pods, only the one whose container exited 3."""
+    for code in (3, 4):
+        tainted.ok("apply", "-f", "-", stdin=EXITED % {"code": code})
+        tainted.ok(
+            "wait", "pod", "-l", f"job-name=exited{code}", "--for=jsonpath={.status.phase}=Failed"
+        )
+    done = deschedule(tainted, tmp_path, FAILED, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()[1:-1]]
+    assert [(row[1].split("-")[0], row[3]) for row in rows] == [("exited3", "RemoveFailedPods")]
+
+
 def test_eviction_failure_events(tainted: Cluster, tmp_path: Path) -> None:
     """With evictionFailureEventNotification, a pod whose eviction the budget refused gets a
     Warning event in the descheduler's words (runs last: it evicts)."""

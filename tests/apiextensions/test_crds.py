@@ -238,8 +238,8 @@ def test_a_name_another_crd_took_is_not_accepted(cluster: SimulatedCluster) -> N
         (
             {"columns": [{"name": "X", "type": "text", "jsonPath": ".spec.x"}]},
             (
-                'spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: "text": '
-                'supported values: "boolean", "date", "integer", "number", "string"'
+                'spec.versions[0].additionalPrinterColumns[0].type: Invalid value: "text": '
+                "must be one of boolean,date,integer,number,string"
             ),
         ),
     ],

@@ -58,8 +58,10 @@ def test_failed_pods_and_bare_ones() -> None:
     for reasons, expected in (("[OOMKilled]", []), ("[Evicted]", ["crashed"])):
         args = f"      reasons: {reasons}\n"
         assert evicted(policy("RemoveFailedPods", "deschedule", args), NODES_AB, pods) == expected
-    # Other strategies never see finished pods: they hold no resources.
-    assert evicted(lifetime(), NODES_AB, pods) == ["running"]
+    # PodLifeTime sees finished pods too, as v0.32's lists every pod on the node.
+    assert evicted(lifetime(), NODES_AB, pods) == ["crashed", "running"]
+    # The others never do: they hold no resources.
+    assert evicted(policy("RemovePodsViolatingNodeTaints", "deschedule"), NODES_AB, pods) == []
 
 
 def test_daemon_set_and_mirror_pods_are_never_evicted() -> None:
@@ -241,3 +243,21 @@ def test_min_replicas_and_min_pod_age() -> None:
     assert str(refused.value) == (
         'profiles[0].pluginConfig[0].args.minPodAge: time: invalid duration "soon"'
     )
+
+
+def test_pod_life_time_states() -> None:
+    """States match the phase, the pod's status reason (a pod the kubelet rejected) and the
+    containers' waiting reasons, init containers' only with includingInitContainers."""
+    rejected = failed("rejected") | {"status": {"phase": "Failed", "reason": "NodeAffinity"}}
+    waiting = {"state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+    init_looping = pod(
+        "init", "a", age=OLD, status={"phase": "Pending", "initContainerStatuses": [waiting]}
+    )
+    pods = [rejected, init_looping, pod("running", "a", age=OLD)]
+    states = ARGS + "      states: [NodeAffinity, CrashLoopBackOff]\n"
+    assert evicted(policy("PodLifeTime", "deschedule", states), NODES_AB, pods) == ["rejected"]
+    with_init = states + "      includingInitContainers: true\n"
+    found = evicted(policy("PodLifeTime", "deschedule", with_init), NODES_AB, pods)
+    assert sorted(found) == ["init", "rejected"]
+    with pytest.raises(PolicyError, match='Unsupported value: "Succeeded"'):
+        parse(policy("PodLifeTime", "deschedule", ARGS + "      states: [Succeeded]\n"))

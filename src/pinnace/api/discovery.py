@@ -125,7 +125,7 @@ def _kinds(kinds: Iterable[Kind] | None) -> list[Kind]:
     return list(catalog.kinds() if kinds is None else kinds)
 
 
-def _version_priority(version: str) -> tuple[int, int, int]:
+def version_priority(version: str) -> tuple[int, int, int]:
     """Kubernetes version order: GA before beta before alpha, higher numbers first."""
     match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
     if match is None:
@@ -144,7 +144,7 @@ def served_groups(kinds: Iterable[Kind] | None = None) -> list[tuple[str, list[s
     for kind in _kinds(kinds):
         versions.setdefault(kind.group, set()).add(kind.version)
     return [
-        (group, sorted(versions[group], key=_version_priority))
+        (group, sorted(versions[group], key=version_priority))
         for group in sorted(versions, key=_group_priority)
     ]
 

@@ -85,6 +85,12 @@ class Kind:
     custom: bool = False
     """Served as kube-apiserver serves a CustomResourceDefinition's kind (the VPA's): a
     strategic merge patch is refused (415), the other patch types work."""
+    warning: str = ""
+    """A `Warning` sent with every answer about the kind at this version: a deprecated custom
+    resource version's deprecationWarning, as crdHandler adds it."""
+    terminating: bool = False
+    """A custom resource kind whose CRD is being deleted: it takes no creates (405, "create
+    not allowed while custom resource definition is terminating")."""
     allow_create_on_update: bool = False
     """A PUT to a missing object creates it (events, leases, limit ranges)."""
     default: Defaulter = field(default=_no_defaults, compare=False)

@@ -128,7 +128,8 @@ class Reporter:
 
 def report(result: CycleResult, dry_run: bool) -> list[Line]:
     """The cycle's report: why it was skipped, the evictions, their count, the pods held back
-    by reason (most first) and the evictions the API refused."""
+    by reason (most first), why plugins had nothing to do, and the evictions the API
+    refused."""
     lines: list[Line] = [(result.skipped, True)] if result.skipped else []
     if result.evictions:
         rows = [["NAMESPACE", "POD", "NODE", "STRATEGY", "REASON"]] + [
@@ -143,6 +144,7 @@ def report(result: CycleResult, dry_run: bool) -> list[Line]:
     lines.append((f"{_pods(count)} {done}.", False))
     held_back = sorted(result.held_back.items(), key=lambda item: (-item[1], item[0]))
     lines += [(f"{_pods(n)} held back: {reason}", False) for reason, n in held_back]
+    lines += [(note, False) for note in result.notes]
     lines += [(f"not evicted: {failure}", True) for failure in result.failures]
     return lines
 

@@ -82,6 +82,15 @@ class Args:
                 )
         return tuple(value)
 
+    def integers(self, name: str) -> tuple[int, ...]:
+        """A list of int32s (exit codes)."""
+        value = self.raw.get(name) or []
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and -(2**31) <= v < 2**31 for v in value
+        ):
+            raise self.fail(name, value, "must be a list of 32-bit integers")
+        return tuple(value)
+
     def percentages(self, name: str) -> dict[str, float] | None:
         """A map of resource name to a percentage in [0, 100]; None when absent."""
         value = self.raw.get(name)

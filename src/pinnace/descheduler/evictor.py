@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from pinnace.api.core.event import EVENT_TYPE_NORMAL
+from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
@@ -38,7 +38,9 @@ class EvictorArgs:
     evict_system_critical_pods: bool = False
     evict_failed_bare_pods: bool = False
     evict_local_storage_pods: bool = False
+    evict_daemon_set_pods: bool = False
     ignore_pvc_pods: bool = False
+    ignore_pods_without_pdb: bool = False
     node_fit: bool = False
     priority_threshold_name: str = ""
     priority_threshold_value: int | None = None
@@ -59,7 +61,9 @@ class EvictorArgs:
             evict_system_critical_pods=args.boolean("evictSystemCriticalPods"),
             evict_failed_bare_pods=args.boolean("evictFailedBarePods"),
             evict_local_storage_pods=args.boolean("evictLocalStoragePods"),
+            evict_daemon_set_pods=args.boolean("evictDaemonSetPods"),
             ignore_pvc_pods=args.boolean("ignorePvcPods"),
+            ignore_pods_without_pdb=args.boolean("ignorePodsWithoutPDB"),
             node_fit=args.boolean("nodeFit"),
             priority_threshold_name=name,
             priority_threshold_value=value,
@@ -105,8 +109,13 @@ class DefaultEvictor:
             return "pod is a mirror pod"
         if annotations.get(SOURCE_ANNOTATION, "api") != "api":
             return "pod is a static pod"
-        if any(o.get("kind") == "DaemonSet" for o in owners):
-            return "pod is a DaemonSet pod"
+        if not self.args.evict_daemon_set_pods and any(
+            o.get("kind") == "DaemonSet" for o in owners
+        ):
+            return (
+                "pod is related to daemonset and descheduler is not configured with "
+                "evictDaemonSetPods"
+            )
         if not self.args.evict_system_critical_pods:
             priority = int(pod["spec"].get("priority") or 0)
             if priority >= SYSTEM_CRITICAL_PRIORITY:
@@ -132,6 +141,8 @@ class DefaultEvictor:
                     f"owner has {replicas} replicas which is less than minReplicas of "
                     f"{self.args.min_replicas}"
                 )
+        if self.args.ignore_pods_without_pdb and not self.snapshot.covered_by_budget(pod):
+            return "no PodDisruptionBudget found for pod"
         if self.args.min_pod_age is not None:
             started = (pod.get("status") or {}).get("startTime")
             if not started or self.snapshot.now - parse_time(started) < self.args.min_pod_age:
@@ -185,8 +196,13 @@ class PodEvictor:
     client: Client
     limits: Limits
     dry_run: bool
+    failure_events: bool = False
+    """The policy's evictionFailureEventNotification: a Warning event (EvictionFailed) on a
+    pod whose eviction a limit or the API refused."""
     evictions: list[Eviction] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    notes: dict[str, None] = field(default_factory=dict)
+    """Why plugins did nothing, in the order first said (a dict: each said once)."""
     _per_node: dict[str, int] = field(default_factory=dict)
     _per_namespace: dict[str, int] = field(default_factory=dict)
     _evicted: set[str] = field(default_factory=set)
@@ -223,13 +239,16 @@ class PodEvictor:
             return False
         limits = self.limits
         if limits.total is not None and len(self.evictions) >= limits.total:
+            self._failed(pod, f"total eviction limit exceeded ({limits.total})")
             raise TotalLimitError("maximum number of evicted pods per a descheduling cycle reached")
         if limits.per_node is not None and self._per_node.get(node, 0) >= limits.per_node:
+            self._failed(pod, f"node eviction limit exceeded ({limits.per_node})")
             raise NodeLimitError(f"maximum number of evicted pods per node reached ({node})")
         if (
             limits.per_namespace is not None
             and self._per_namespace.get(namespace, 0) >= limits.per_namespace
         ):
+            self._failed(pod, f"namespace eviction limit exceeded ({limits.per_namespace})")
             self.hold_back(pod, NAMESPACE_LIMIT)
             return False  # the plugin goes on with pods of other namespaces
         if not evictor.fits_elsewhere(pod):
@@ -240,6 +259,7 @@ class PodEvictor:
                 await self.client.evict(namespace, name)
             except StatusError as e:
                 log.info("evicting %s/%s failed: %s", namespace, name, e.message)
+                self._failed(pod, _eviction_error(name, e))
                 if meta.get("uid", "") not in self._refused:
                     self._refused.add(meta.get("uid", ""))
                     self.failures.append(f"{namespace}/{name}: {e.message}")
@@ -253,5 +273,20 @@ class PodEvictor:
         self.evictions.append(Eviction(namespace, name, node, strategy, reason))
         return True
 
+    def _failed(self, pod: Object, why: str) -> None:
+        if self.failure_events and not self.dry_run:
+            node = pod["spec"].get("nodeName", "")
+            message = f"pod eviction from {node} node by {COMPONENT} failed: {why}"
+            self._recorder.event(pod, EVENT_TYPE_WARNING, "EvictionFailed", message)
+
     async def flush(self) -> None:
         await self._recorder.flush()
+
+
+def _eviction_error(name: str, error: StatusError) -> str:
+    """The descheduler's words for the eviction API's refusal (its PodEvictor.evictPod)."""
+    if error.code == 429:
+        return f'error when evicting pod (ignoring) "{name}": {error.message}'
+    if error.code == 404:
+        return f'pod not found when evicting "{name}": {error.message}'
+    return error.message

@@ -42,6 +42,10 @@ class Context:
             self.pod_evictor.hold_back(pod, reason)
         return not reason
 
+    def note(self, strategy: str, text: str) -> None:
+        """Why `strategy` did nothing this cycle, for the report."""
+        self.pod_evictor.notes.setdefault(f"{strategy}: {text}")
+
     async def evict(self, pod: Object, strategy: str, reason: str) -> bool:
         return await self.pod_evictor.evict(self.evictor, pod, strategy, reason)
 

@@ -34,6 +34,7 @@ TOP_LEVEL = (
     "maxNoOfPodsToEvictPerNode",
     "maxNoOfPodsToEvictPerNamespace",
     "maxNoOfPodsToEvictTotal",
+    "evictionFailureEventNotification",
 )
 
 
@@ -49,6 +50,8 @@ class DeschedulerPolicy:
     profiles: tuple[Profile, ...]
     limits: Limits = NO_LIMITS
     node_selector: LabelSelector | None = None
+    failure_events: bool = False
+    """evictionFailureEventNotification: a Warning event on each pod not evicted."""
 
 
 def load_file(path: str) -> DeschedulerPolicy:
@@ -91,6 +94,7 @@ def parse(text: str) -> DeschedulerPolicy:
             top.integer("maxNoOfPodsToEvictTotal"),
         ),
         _node_selector(top.raw.get("nodeSelector")),
+        top.boolean("evictionFailureEventNotification"),
     )
 
 

@@ -31,6 +31,8 @@ class CycleResult:
     """Why the cycle evicted nothing without looking, if it did not."""
     held_back: dict[str, int] = field(default_factory=dict)
     """Why the evictor's checks kept pods, with how many (each pod counted once)."""
+    notes: list[str] = field(default_factory=list)
+    """Why plugins had nothing to do (`LowNodeUtilization: No node is underutilized, …`)."""
 
 
 TOO_SMALL = (
@@ -52,7 +54,9 @@ class Descheduler:
         """One cycle over the cluster as `snapshot` shows it."""
         if len(snapshot.nodes) <= 1:
             return CycleResult([], [], TOO_SMALL)
-        pod_evictor = PodEvictor(self.client, self.policy.limits, self.dry_run)
+        pod_evictor = PodEvictor(
+            self.client, self.policy.limits, self.dry_run, self.policy.failure_events
+        )
         contexts = [
             (profile, Context(snapshot, DefaultEvictor(profile.evictor, snapshot), pod_evictor))
             for profile in self.policy.profiles
@@ -67,7 +71,10 @@ class Descheduler:
             log.info("%s", e)
         await pod_evictor.flush()
         return CycleResult(
-            pod_evictor.evictions, pod_evictor.failures, held_back=pod_evictor.held_back()
+            pod_evictor.evictions,
+            pod_evictor.failures,
+            held_back=pod_evictor.held_back(),
+            notes=list(pod_evictor.notes),
         )
 
     async def run(self, interval: float, report: Callable[[CycleResult], None]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pinnace.api import catalog
+from pinnace.api.apps import as_label_selector
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object
 from pinnace.client import Client
@@ -27,6 +28,7 @@ from pinnace.scheduler.podinfo import PodInfo
 NODES = catalog.kind("", "nodes")
 PODS = catalog.kind("", "pods")
 PRIORITY_CLASSES = catalog.kind("scheduling.k8s.io", "priorityclasses")
+PDBS = catalog.kind("policy", "poddisruptionbudgets")
 FIT_PLUGINS: tuple[FilterPlugin, ...] = (
     NodeUnschedulable(),
     NodeAffinity(),
@@ -51,6 +53,8 @@ class Snapshot:
     nodes: list[Object]
     pods: list[Object]
     priority_classes: dict[str, int]
+    budgets: list[Object] = field(default_factory=list)
+    """The PodDisruptionBudgets, for the DefaultEvictor's ignorePodsWithoutPDB."""
     table: NodeTable = field(default_factory=NodeTable)
     by_node: dict[str, list[Object]] = field(default_factory=dict)
 
@@ -79,6 +83,20 @@ class Snapshot:
             for p in self.pods_on(node)
             if not p["metadata"].get("deletionTimestamp")
         ]
+
+    def covered_by_budget(self, pod: Object) -> bool:
+        """Whether a PodDisruptionBudget of the pod's namespace selects it (the descheduler's
+        IsPodCoveredByPDB: a budget whose selector is absent or does not convert selects
+        nothing)."""
+        labels = pod["metadata"].get("labels") or {}
+        namespace = pod["metadata"].get("namespace")
+        for budget in self.budgets:
+            if budget["metadata"].get("namespace") != namespace:
+                continue
+            selector = as_label_selector((budget.get("spec") or {}).get("selector"))
+            if selector is not None and selector.matches(labels):
+                return True
+        return False
 
     def node(self, name: str) -> Mapping[str, Any] | None:
         i = self.table.index.get(name)
@@ -122,15 +140,18 @@ class Snapshot:
 
 
 async def take_snapshot(client: Client, node_selector: LabelSelector | None) -> Snapshot:
-    """The Ready nodes (those `node_selector` matches), every pod and the priority classes."""
+    """The Ready nodes (those `node_selector` matches), every pod, the priority classes and
+    the PodDisruptionBudgets."""
     nodes = [n for n in (await client.list(NODES, ""))["items"] if _is_ready(n)]
     if node_selector is not None:
         nodes = [n for n in nodes if node_selector.matches(n["metadata"].get("labels") or {})]
     pods = (await client.list(PODS, ""))["items"]
     classes = (await client.list(PRIORITY_CLASSES, ""))["items"]
+    budgets = (await client.list(PDBS, ""))["items"]
     return Snapshot(
         client.clock.now(),
         nodes,
         pods,
         {c["metadata"]["name"]: int(c.get("value") or 0) for c in classes},
+        budgets,
     )

@@ -102,7 +102,8 @@ def _cycle(placer: Placer, snapshot: Snapshot, policy: DeschedulerPolicy) -> Cyc
     classes = {
         c["metadata"]["name"]: int(c.get("value") or 0) for c in snapshot.of("priorityclasses")
     }
-    seen = DeschedulerSnapshot(snapshot.now, nodes, list(placer.pods.values()), classes)
+    budgets = snapshot.of("poddisruptionbudgets")
+    seen = DeschedulerSnapshot(snapshot.now, nodes, list(placer.pods.values()), classes, budgets)
     # Nothing is written in a dry run: the client is of an empty API server of its own.
     client = LocalClient(APIServer(MemoryStore(), placer.clock))
     try:

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pinnace.api import field
-from pinnace.api.apiextensions import schema
+from pinnace.api.apiextensions import schema, schema_rules
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind
 from pinnace.api.meta import validate_generic_object_meta, validate_generic_object_meta_update
@@ -25,17 +25,7 @@ CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 API_APPROVED_ANNOTATION = "api-approved.kubernetes.io"
 SCOPES = ("Cluster", "Namespaced")
 COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
-COLUMN_FORMATS = (
-    "byte",
-    "date",
-    "date-time",
-    "double",
-    "float",
-    "int32",
-    "int64",
-    "name",
-    "password",
-)
+COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64", "password")
 ESTABLISHED = "Established"
 NAMES_ACCEPTED = "NamesAccepted"
 TERMINATING = "Terminating"
@@ -227,7 +217,19 @@ def _group_errors(group: str) -> list[FieldError]:
     return []
 
 
-def _version_errors(crd: Object) -> list[FieldError]:
+def _schemas(crd: Object) -> list[Any]:
+    return [_dict(v.get("schema")).get("openAPIV3Schema") for v in versions_of(crd)]
+
+
+def _schema_errors(openapi: Any, path: Path, rules: schema_rules.Ratchet) -> list[FieldError]:
+    """A version's schema as v1.32 checks it: structure, then (only when it is structural, as
+    v1.32 builds the defaults' validators from it) its defaults, then the other rules."""
+    errs = schema.structural_errors(openapi, path)
+    errs = errs or schema_rules.default_errors(openapi, path)
+    return errs + schema_rules.rule_errors(openapi, path, rules)
+
+
+def _version_errors(crd: Object, rules: schema_rules.Ratchet) -> list[FieldError]:
     path = _SPEC.child("versions")
     versions = versions_of(crd)
     if not versions:
@@ -243,8 +245,8 @@ def _version_errors(crd: Object) -> list[FieldError]:
         names.append(name)
         subresources_of.append(_dict(version.get("subresources")))
         schema_path = path.index(i).child("schema", "openAPIV3Schema")
-        errs += schema.structural_errors(
-            _dict(version.get("schema")).get("openAPIV3Schema"), schema_path
+        errs += _schema_errors(
+            _dict(version.get("schema")).get("openAPIV3Schema"), schema_path, rules
         )
         errs += _scale_errors(_dict(version.get("subresources")).get("scale"), path.index(i))
         errs += _column_errors(version.get("additionalPrinterColumns"), path.index(i))
@@ -260,24 +262,33 @@ def _version_errors(crd: Object) -> list[FieldError]:
 
 
 def _column_errors(columns: Any, path: Path) -> list[FieldError]:
-    """ValidateCustomResourceColumnDefinition."""
+    """ValidateCustomResourceColumnDefinition (whose path names the JSONPath field in Go's
+    spelling)."""
     errs = []
+    types, formats = ",".join(COLUMN_TYPES), ",".join(COLUMN_FORMATS)
     for i, column in enumerate(_list(columns)):
         column, column_path = _dict(column), path.child("additionalPrinterColumns").index(i)
         if not column.get("name"):
             errs.append(field.required(column_path.child("name")))
         column_type = column.get("type")
         if not column_type:
-            errs.append(field.required(column_path.child("type")))
+            errs.append(field.required(column_path.child("type"), f"must be one of {types}"))
         elif column_type not in COLUMN_TYPES:
-            errs.append(field.not_supported(column_path.child("type"), column_type, COLUMN_TYPES))
+            errs.append(
+                field.invalid(column_path.child("type"), column_type, f"must be one of {types}")
+            )
         column_format = column.get("format")
         if column_format and column_format not in COLUMN_FORMATS:
             errs.append(
-                field.not_supported(column_path.child("format"), column_format, COLUMN_FORMATS)
+                field.invalid(
+                    column_path.child("format"), column_format, f"must be one of {formats}"
+                )
             )
-        if not column.get("jsonPath"):
-            errs.append(field.required(column_path.child("jsonPath")))
+        json_path = column.get("jsonPath")
+        if not json_path:
+            errs.append(field.required(column_path.child("JSONPath")))
+        else:
+            errs += _simple_json_path_errors(str(json_path), column_path.child("JSONPath"))
         if (column.get("priority") or 0) < 0:
             errs.append(
                 field.invalid(
@@ -292,13 +303,32 @@ def _scale_errors(scale: Any, path: Path) -> list[FieldError]:
         return []
     errs = []
     scale_path = path.child("subresources", "scale")
-    for key in ("specReplicasPath", "statusReplicasPath"):
+    for key, under in (("specReplicasPath", ".spec"), ("statusReplicasPath", ".status")):
         value = scale.get(key)
         if not value:
             errs.append(field.required(scale_path.child(key)))
-        elif not str(value).startswith("."):
-            errs.append(field.invalid(scale_path.child(key), value, "should be a json path"))
+            continue
+        found = _simple_json_path_errors(str(value), scale_path.child(key))
+        if not found and not str(value).startswith(under + "."):
+            found = [
+                field.invalid(scale_path.child(key), value, f"should be a json path under {under}")
+            ]
+        errs += found
+    selector = scale.get("labelSelectorPath")
+    if selector:
+        found = _simple_json_path_errors(str(selector), scale_path.child("labelSelectorPath"))
+        if not found and not str(selector).startswith((".spec.", ".status.")):
+            detail = "should be a json path under either .spec or .status"
+            found = [field.invalid(scale_path.child("labelSelectorPath"), selector, detail)]
+        errs += found
     return errs
+
+
+def _simple_json_path_errors(value: str, path: Path) -> list[FieldError]:
+    """validateSimpleJSONPath: a path in dot notation starting with a dot."""
+    if not value.startswith("."):
+        return [field.invalid(path, value, "must be a simple json path starting with .")]
+    return []
 
 
 def _conversion_errors(conversion: dict[str, Any]) -> list[FieldError]:
@@ -358,10 +388,11 @@ def _api_approval_errors(new: Object, old: Object | None) -> list[FieldError]:
 
 
 def validate_crd(crd: Any) -> list[FieldError]:
-    return _validate_crd(crd) + (_api_approval_errors(crd, None) if isinstance(crd, dict) else [])
+    errs = _validate_crd(crd, schema_rules.Ratchet())
+    return errs + (_api_approval_errors(crd, None) if isinstance(crd, dict) else [])
 
 
-def _validate_crd(crd: Any) -> list[FieldError]:
+def _validate_crd(crd: Any, rules: schema_rules.Ratchet) -> list[FieldError]:
     errs = validate_generic_object_meta(crd, namespaced=False, name_rule=_name_rule(_dict(crd)))
     if not isinstance(crd, dict):
         return errs
@@ -372,7 +403,7 @@ def _validate_crd(crd: Any) -> list[FieldError]:
         errs.append(field.required(_SPEC.child("scope")))
     elif scope not in SCOPES:
         errs.append(field.not_supported(_SPEC.child("scope"), scope, SCOPES))
-    errs += _version_errors(crd)
+    errs += _version_errors(crd, rules)
     names = names_of(crd)
     for key in ("plural", "singular", "kind", "listKind"):
         if not names.get(key):
@@ -384,7 +415,8 @@ def _validate_crd(crd: Any) -> list[FieldError]:
 
 
 def validate_crd_update(new: Any, old: Any) -> list[FieldError]:
-    errs = validate_generic_object_meta_update(new, old) + _validate_crd(new)
+    rules = schema_rules.ratchet(_schemas(old)) if isinstance(old, dict) else schema_rules.Ratchet()
+    errs = validate_generic_object_meta_update(new, old) + _validate_crd(new, rules)
     if not isinstance(new, dict) or not isinstance(old, dict):
         return errs
     new_spec, old_spec = spec_of(new), spec_of(old)

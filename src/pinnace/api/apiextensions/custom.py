@@ -20,6 +20,7 @@ from pinnace.api import catalog
 from pinnace.api.apiextensions import fields, schema
 from pinnace.api.apiextensions.crd import names_of, spec_of, storage_version, versions_of
 from pinnace.api.apps import SCALE_META_FIELDS
+from pinnace.api.discovery import version_priority
 from pinnace.api.field import FieldError, Path
 from pinnace.api.kind import Kind, ScaleReader, ScaleWriter
 from pinnace.api.meta import validate_generic_object_meta, validate_generic_object_meta_update
@@ -56,6 +57,7 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
     subresources = version.get("subresources") or {}
     has_status = isinstance(subresources.get("status"), dict)
     namespaced = spec.get("scope") == "Namespaced"
+    terminating = bool(meta(crd).get("deletionTimestamp"))
     scale = _scale(subresources.get("scale"))
     kept = (
         ("apiVersion", "kind", "metadata", "status")
@@ -113,8 +115,10 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         short_names=tuple(names.get("shortNames") or ()),
         categories=tuple(names.get("categories") or ()),
         subresources=("status",) * has_status + ("scale",) * (scale is not None),
-        verbs=_VERBS[1:] if meta(crd).get("deletionTimestamp") else _VERBS,
+        verbs=_VERBS[1:] if terminating else _VERBS,
+        terminating=terminating,
         custom=True,
+        warning=_deprecation_warning(crd, version),
         default=default,
         prepare_for_create=prepare_for_create,
         prepare_for_update=prepare_for_update,
@@ -128,6 +132,29 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         apply_shape=fields.object_shape(structural),
         openapi_schema=structural,
     )
+
+
+def _deprecation_warning(crd: Object, version: dict[str, Any]) -> str:
+    """A deprecated version's warning: its own, else "<group>/<version> <Kind> is
+    deprecated" naming the most preferred served, undeprecated, newer version to use instead
+    (crdHandler's defaultDeprecationWarning)."""
+    if not version.get("deprecated"):
+        return ""
+    if isinstance(version.get("deprecationWarning"), str):
+        return str(version["deprecationWarning"])
+    group, kind = spec_of(crd).get("group"), names_of(crd).get("kind")
+    name = str(version.get("name"))
+    warning = f"{group}/{name} {kind} is deprecated"
+    newer = [
+        str(v.get("name"))
+        for v in versions_of(crd)
+        if v.get("served")
+        and not v.get("deprecated")
+        and version_priority(str(v.get("name"))) < version_priority(name)
+    ]
+    if newer:
+        warning += f"; use {group}/{min(newer, key=version_priority)} {kind}"
+    return warning
 
 
 def _steps(json_path: str) -> list[str]:

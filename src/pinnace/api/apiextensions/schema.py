@@ -132,6 +132,11 @@ def prune(obj: dict[str, Any], schema: Schema | None) -> list[str]:
     return pruned
 
 
+def prune_value(value: Any, schema: Schema) -> None:
+    """Drop, in place, what `schema` does not specify in a value of it (a default)."""
+    _prune(value, schema, "", [])
+
+
 def _prune(value: Any, schema: Schema, where: str, pruned: list[str]) -> None:
     if isinstance(value, dict):
         _prune_object(value, schema, where, pruned, root=False)
@@ -223,6 +228,12 @@ def validate(
         if isinstance(sub, dict):
             errs += _validate(value, sub, _child(root, key))
     return errs
+
+
+def validate_value(value: Any, schema: Schema) -> list[FieldError]:
+    """kube-openapi's validation of a value of `schema` (a default) on its own: the errors'
+    fields are relative to it ("" for the value itself)."""
+    return _validate(value, schema, Path())
 
 
 def _child(path: Path, name: str) -> Path:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from pinnace.api import status
 from pinnace.api.authorization import reviews
 from pinnace.api.decode import decode
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions
 from pinnace.api.patch import PatchType
@@ -37,6 +38,7 @@ from pinnace.apiserver.http.responses import (
     Response,
     created_response,
     json_response,
+    status_response,
     warning_headers,
 )
 from pinnace.apiserver.http.routes import ResourceTarget, method_not_allowed
@@ -57,6 +59,19 @@ class ResourceHandler:
         """Answers TokenReviews."""
 
     async def handle(self, request: Request, target: ResourceTarget) -> Response:
+        """The answer, with the `Warning` of a deprecated custom resource version whatever
+        it is (crdHandler adds it before any handler runs)."""
+        warning = (target.conversion.served if target.conversion else target.kind).warning
+        if not warning:
+            return await self.answer(request, target)
+        try:
+            response = await self.answer(request, target)
+        except status.StatusError as error:
+            response = status_response(error)
+        response.headers += warning_headers([warning])
+        return response
+
+    async def answer(self, request: Request, target: ResourceTarget) -> Response:
         if target.subresource == "log":
             return await subresources.log(self.server, request, target)  # always text/plain
         # Negotiated first, so a request whose answer cannot be sent (406) changes nothing.
@@ -65,7 +80,7 @@ class ResourceHandler:
             return await subresources.handle(self, request, target, encoder)
         verb = _verb(request.method, target)
         if verb not in target.kind.verbs:
-            raise method_not_allowed()
+            raise _terminating(target.kind) if target.kind.terminating else method_not_allowed()
         if verb == "list":
             return await self.list_or_watch(request, target, encoder)
         if verb == "get":
@@ -227,6 +242,13 @@ def _verb(method: str, target: ResourceTarget) -> str:
     if target.kind.namespaced and not target.namespace and verb != "list":
         raise method_not_allowed()
     return verb
+
+
+def _terminating(kind: Kind) -> status.StatusError:
+    """crdHandler's refusal of a create while the kind's CRD is being deleted."""
+    details = {"group": kind.group, "kind": kind.plural}
+    message = "create not allowed while custom resource definition is terminating"
+    return status.StatusError(405, "MethodNotAllowed", message, details)
 
 
 def _json_body(target: ResourceTarget, body_type: BodyType) -> bool:

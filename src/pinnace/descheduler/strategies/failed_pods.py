@@ -1,13 +1,14 @@
 """RemoveFailedPods: pods in phase Failed are evicted (deleted through the eviction API), if
 their reason (the pod's, or a container's terminated or waiting reason; init containers too
-with includingInitContainers) is one of `reasons` when given, they are older than
-minPodLifetimeSeconds when given, and no owner is of a kind in excludeOwnerKinds. Bare failed
-pods go only with the DefaultEvictor's evictFailedBarePods."""
+with includingInitContainers) is one of `reasons` when given, a container's exit code one of
+`exitCodes` when given, they are older than minPodLifetimeSeconds when given, and no owner is
+of a kind in excludeOwnerKinds. Bare failed pods go only with the DefaultEvictor's
+evictFailedBarePods."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pinnace.api.objects import Object
 from pinnace.clock.rfc3339 import parse_time
@@ -25,6 +26,7 @@ class RemoveFailedPods:
     including_init_containers: bool = False
     min_lifetime_seconds: int | None = None
     selection: PodSelection = ALL_PODS
+    exit_codes: tuple[int, ...] = ()
 
     @classmethod
     def from_args(cls, args: Args) -> RemoveFailedPods:
@@ -34,19 +36,28 @@ class RemoveFailedPods:
             args.boolean("includingInitContainers"),
             args.integer("minPodLifetimeSeconds"),
             PodSelection.read(args),
+            args.integers("exitCodes"),
         )
 
-    def _reasons(self, pod: Object) -> set[str]:
+    def _states(self, pod: Object) -> list[dict[str, Any]]:
+        """The states of the pod's containers (and init containers, if asked)."""
         status = pod.get("status") or {}
-        kinds = ["containerStatuses"]
-        if self.including_init_containers:
-            kinds.append("initContainerStatuses")
-        found = {status.get("reason", "")}
-        for kind in kinds:
-            for c in status.get(kind) or []:
-                for state in ("terminated", "waiting"):
-                    found.add(((c.get("state") or {}).get(state) or {}).get("reason", ""))
+        kinds = ["containerStatuses"] + ["initContainerStatuses"] * self.including_init_containers
+        return [c.get("state") or {} for kind in kinds for c in status.get(kind) or []]
+
+    def _reasons(self, pod: Object) -> set[str]:
+        found = {(pod.get("status") or {}).get("reason", "")}
+        for state in self._states(pod):
+            for name in ("terminated", "waiting"):
+                found.add((state.get(name) or {}).get("reason", ""))
         return found - {""}
+
+    def _exit_codes(self, pod: Object) -> set[int]:
+        return {
+            int(state["terminated"].get("exitCode") or 0)
+            for state in self._states(pod)
+            if isinstance(state.get("terminated"), dict)
+        }
 
     def _selects(self, pod: Object, now: float) -> bool:
         if (pod.get("status") or {}).get("phase") != "Failed" or not self.selection.selects(pod):
@@ -55,9 +66,11 @@ class RemoveFailedPods:
         if any(o.get("kind") in self.exclude_owner_kinds for o in owners):
             return False
         if self.min_lifetime_seconds is not None:
-            age = now - parse_time(pod["metadata"]["creationTimestamp"])
+            age = int(now - parse_time(pod["metadata"]["creationTimestamp"]))  # whole seconds
             if age < self.min_lifetime_seconds:
                 return False
+        if self.exit_codes and not self._exit_codes(pod) & set(self.exit_codes):
+            return False
         return not self.reasons or bool(self._reasons(pod) & set(self.reasons))
 
     async def run(self, ctx: Context) -> None:

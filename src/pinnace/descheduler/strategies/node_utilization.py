@@ -104,6 +104,23 @@ def _unschedulable(n: NodeUsage) -> bool:
     return bool((n.node.get("spec") or {}).get("unschedulable"))
 
 
+def _why_idle(low: list[NodeUsage], nodes: int, number_of_nodes: int) -> str | None:
+    """Why the underutilized nodes give the plugin nothing to do, in the words the
+    descheduler logs it; None when they do not."""
+    if not low:
+        return (
+            "No node is underutilized, nothing to do here, you might tune your thresholds further"
+        )
+    if len(low) <= number_of_nodes:
+        return (
+            f"Number of nodes underutilized ({len(low)}) is less or equal than NumberOfNodes "
+            f"({number_of_nodes}), nothing to do here"
+        )
+    if len(low) == nodes:
+        return "All nodes are underutilized, nothing to do here"
+    return None
+
+
 async def _evict_from_sources(
     ctx: Context,
     strategy: str,
@@ -197,7 +214,11 @@ class LowNodeUtilization:
         )
         low = [n for n in nodes if not _unschedulable(n) and _is_low(n)]
         sources = [n for n in nodes if _is_above_target(n)]
-        if not low or len(low) <= self.number_of_nodes or len(low) == len(nodes) or not sources:
+        idle = _why_idle(low, len(nodes), self.number_of_nodes)
+        if idle is None and not sources:
+            idle = "All nodes are under target utilization, nothing to do here"
+        if idle is not None:
+            ctx.note(self.name, idle)
             return
         sources.sort(key=NodeUsage.total, reverse=True)
 
@@ -239,9 +260,11 @@ class HighNodeUtilization:
         nodes = _node_usages(ctx.snapshot, self.thresholds, full, False)
         sources = [n for n in nodes if _is_low(n)]
         destinations = [n for n in nodes if not _unschedulable(n) and not _is_low(n)]
-        if not sources or len(sources) <= self.number_of_nodes or len(sources) == len(nodes):
-            return
-        if not destinations:
+        idle = _why_idle(sources, len(nodes), self.number_of_nodes)
+        if idle is None and not destinations:
+            idle = "No node is available to schedule the pods, nothing to do here"
+        if idle is not None:
+            ctx.note(self.name, idle)
             return
         sources.sort(key=NodeUsage.total)
         await _evict_from_sources(

@@ -49,7 +49,8 @@ class RemovePodsHavingTooManyRestarts:
             try:
                 for pod in ctx.evictable_pods_on(name, self.selection.selects):
                     restarts = self.restarts(pod)
-                    if restarts >= self.threshold and in_states(pod, self.states):
+                    states = in_states(pod, self.states, init=self.including_init_containers)
+                    if restarts >= self.threshold and states:
                         reason = f"{restarts} restarts, threshold {self.threshold}"
                         await ctx.evict(pod, self.name, reason)
             except NodeLimitError:

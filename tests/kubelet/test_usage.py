@@ -270,6 +270,45 @@ def test_the_pools_usage_is_what_the_summaries_say() -> None:
         cluster.close()
 
 
+def test_the_pools_usage_of_steady_containers_follows_every_start_end_and_share() -> None:
+    # A node whose containers all use steady amounts keeps its figures until they change: a
+    # container that starts, ends or restarts changes them (and the CPU shares) at once.
+    options = ClusterOptions(nodes=node_configs(1), scheduler=False, controllers=False)
+    cluster = SimulatedCluster(options)
+    try:
+        pool = cluster.plane.nodes
+
+        def summarised() -> dict[str, tuple[int, int]]:
+            return {
+                name: (
+                    s.node.cpu_usage_nano_cores,
+                    sum(c.memory_working_set_bytes for p in s.pods for c in p.containers),
+                )
+                for name, s in pool.summaries().items()
+                if s.pods
+            }
+
+        bodies = [
+            annotate(pod("hungry", node="pinnace-node-1", cpu="1"), cpu="1500m", memory="1Gi"),
+            annotate(pod("short", node="pinnace-node-1", run_seconds="20"), cpu="3", memory="80Mi"),
+            annotate(
+                pod("done", node="pinnace-node-1", run_seconds="35", restart_policy="Never"),
+                cpu="2",
+            ),
+        ]
+        seen = set()
+        for i, body in enumerate(bodies):
+            cluster.run(cluster.client.create(PODS, "default", body))
+            for _ in range(4 + 3 * i):
+                cluster.wait(4)
+                expected = summarised()
+                assert pool.usage() == expected
+                seen.add(expected["pinnace-node-1"])
+        assert len(seen) >= 3  # the figures moved with the starts, ends and restarts
+    finally:
+        cluster.close()
+
+
 def test_cpu_is_capped_at_the_limit_and_the_excess_is_throttled(node: Node) -> None:
     # assign-cpu-resource: vish/stress asked for 2 CPUs under a 1 CPU limit uses 1 CPU.
     body = pod("cpu-demo", node="node-1")

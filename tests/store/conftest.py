@@ -5,7 +5,8 @@ stores a test opens one after another there (one per example of a property) each
 prefix of their own. The
 "packed" backend is a MemoryStore that keeps only the latest change unpacked, so that reads and
 watch replays go through the packed form, and settles keys in blocks of one or two, so that
-blocks split and merge often."""
+blocks split and merge often; the "unsettled" one packs as often but settles no key (the
+simulated mode's store)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class Backend:
             return MemoryStore(**options)
         if self.name == "packed":
             return MemoryStore(recent_versions=1, settled_block=1, segment_bytes=256, **options)
+        if self.name == "unsettled":
+            return MemoryStore(recent_versions=1, segment_bytes=256, settle_keys=False, **options)
         return SQLiteStore(path or self.new_path(), **options)
 
     def run(self, body: Callable[[Store], Awaitable[T]], **options: Any) -> T:
@@ -94,7 +97,7 @@ def etcd_servers() -> Iterator[EtcdServers]:
     servers.close()
 
 
-@pytest.fixture(params=["memory", "packed", "sqlite", "etcd"])
+@pytest.fixture(params=["memory", "packed", "unsettled", "sqlite", "etcd"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     etcds = request.getfixturevalue("etcd_servers") if request.param == "etcd" else None
     backend = Backend(request.param, tmp_path, etcds)

@@ -58,10 +58,15 @@ def _event(state: MvccState, rng: random.Random, keys: list[str], live: set[str]
     )
 
 
+@pytest.mark.parametrize("settle_keys", [True, False])
 @pytest.mark.parametrize("seed", range(6))
-def test_compaction_and_settling_release_the_mappings_and_reads_stay_right(seed: int) -> None:
+def test_compaction_and_settling_release_the_mappings_and_reads_stay_right(
+    seed: int, settle_keys: bool
+) -> None:
     rng = random.Random(seed)
-    state = MvccState(recent_versions=rng.choice([1, 4]), block=2, segment_bytes=512)
+    state = MvccState(
+        recent_versions=rng.choice([1, 4]), block=2, segment_bytes=512, settle_keys=settle_keys
+    )
     # More keys than settle takes in a step, so that some are written before they settle; one
     # that never settles.
     keys = [f"pods/ns/p{i}" for i in range(700)] + ["leases/n/a", "nodes//n", "pods/ns/a\0b"]

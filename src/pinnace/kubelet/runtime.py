@@ -378,6 +378,10 @@ class SimulatedRuntime(ContainerRuntime):
         self._exited: dict[ContainerKey, ContainerStats] = {}
         """What exited containers leave on disk until they are removed."""
         self._started = 0
+        self._steady_figures: tuple[int, dict[str, tuple[int, int]]] | None = None
+        """`_cpu_and_memory_now` as of `changes`, while every running container's CPU and
+        memory curves are steady: sampling thousands of quiet nodes does not share their CPUs
+        out again each time."""
 
     def start_container(
         self,
@@ -547,17 +551,38 @@ class SimulatedRuntime(ContainerRuntime):
 
     def cpu_and_memory(self, container_ids: Iterable[str]) -> tuple[int, int]:
         # The figures of list_container_stats, but only the two, and of running containers.
-        wanted = set(container_ids)
+        figures = self._steady_figures
+        if figures is None or figures[0] != self.changes:
+            figures = self._cpu_and_memory_now()
+        cpu = memory = 0
+        by_id = figures[1]
+        for container_id in set(container_ids):
+            found = by_id.get(container_id)
+            if found is not None:
+                cpu += found[0]
+                memory += found[1]
+        return cpu, memory
+
+    def _cpu_and_memory_now(self) -> tuple[int, dict[str, tuple[int, int]]]:
+        """Each running container's CPU share and working set now, by ID, with `changes`;
+        kept while they stay so (every curve steady), until the running containers change."""
         now = self._clock.now()
         running = list(self._running.values())
         wants = [min(r.usage.cpu.at(now - r.started_at), r.cpu_limit) for r in running]
         got = self._share_cpu(running, wants)
-        cpu = memory = 0
-        for r, share in zip(running, got, strict=True):
-            if r.id in wanted:
-                cpu += round(share)
-                memory += round(r.usage.memory.at(now - r.started_at))
-        return cpu, memory
+        figures = (
+            self.changes,
+            {
+                r.id: (round(share), round(r.usage.memory.at(now - r.started_at)))
+                for r, share in zip(running, got, strict=True)
+            },
+        )
+        steady = all(
+            r.usage.cpu.constant_amount is not None and r.usage.memory.constant_amount is not None
+            for r in running
+        )
+        self._steady_figures = figures if steady else None
+        return figures
 
     def _share_cpu(self, running: list[_Running], wants: list[float]) -> list[float]:
         """Containers with CPUs of their own get what they want of them; the others share the

@@ -50,14 +50,17 @@ class MvccStore(Store):
         settled_block: int = BLOCK,
         segment_bytes: int = SEGMENT_BYTES,
         codec: Codec | None = None,
+        settle_keys: bool = True,
     ) -> None:
         """`recent_versions`: how many of the latest changes keep their objects as written
         (see `MvccState`); the rest are kept packed, by `codec` (a new one by default).
-        `settled_block`: keys per block of the keys compaction settles (see `SettledKeys`).
-        `segment_bytes`: the size of a mapping of the packed changes compaction has not
-        reached (see `Segments`)."""
+        `settled_block`: keys per block of the keys compaction settles (see `SettledKeys`);
+        `settle_keys`: whether it settles any (see `MvccState`). `segment_bytes`: the size of
+        a mapping of the packed changes compaction has not reached (see `Segments`)."""
         self.codec = codec if codec is not None else Codec()
-        self._state = MvccState(recent_versions, settled_block, segment_bytes, self.codec)
+        self._state = MvccState(
+            recent_versions, settled_block, segment_bytes, self.codec, settle_keys
+        )
         self._hub = WatchHub(self._state, watch_buffer)
         self._observers: list[Callable[[WatchEvent], None]] = []
         self._reaching: list[tuple[int, asyncio.Future[None]]] = []

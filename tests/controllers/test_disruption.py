@@ -192,3 +192,18 @@ def test_a_budget_without_pods_allows_nothing(cluster: Workloads) -> None:
     assert counts(status) == (0, 0, 0, 0)
     assert condition(status) == ("False", "InsufficientPods", "")
     assert cluster.events("NoPods") == ["No matching pods found"]
+
+
+def test_a_pod_of_two_budgets_is_warned_which_one_is_synced(cluster: Workloads) -> None:
+    for name in ("web", "also"):
+        body = budget(minAvailable=0)
+        body["metadata"]["name"] = name
+        cluster.run(cluster.client.create(PDBS, "default", body))
+    cluster.run(cluster.client.create(PODS, "default", pod("solo", app="web")))
+    cluster.settle(5)
+    warnings = set(cluster.events("MultiplePodDisruptionBudgets"))
+    assert warnings
+    assert warnings <= {
+        f'Pod "default"/"solo" matches multiple PodDisruptionBudgets.  Chose "{name}" arbitrarily.'
+        for name in ("web", "also")
+    }

@@ -90,13 +90,17 @@ class DisruptionController:
         self._queue.add(object_key(budget))
 
     def _pod_changed(self, pod: Object) -> None:
+        """Sync the pod's budget; of several, only the first found (getPdbForPod), so the
+        others' status follows the pod only when they are synced for another reason."""
         budgets = self._budgets_for(pod)
         if len(budgets) > 1:
+            m = pod["metadata"]
             self._recorder.event(
                 pod,
                 EVENT_TYPE_WARNING,
                 "MultiplePodDisruptionBudgets",
-                "Pod belongs to multiple PodDisruptionBudgets. Each pod may have only one.",
+                f'Pod "{m["namespace"]}"/"{m["name"]}" matches multiple PodDisruptionBudgets.  '
+                f'Chose "{budgets[0]["metadata"]["name"]}" arbitrarily.',
             )
         if budgets:
             self._enqueue(budgets[0])

@@ -41,8 +41,8 @@ def test_a_flag_of_pinnace_up_only_is_refused_in_one_line(
         main(["apiserver", "--in-memory", "--nodes", "3"])
     assert exit.value.code == 2
     error = capsys.readouterr().err.splitlines()
-    assert error[-1] == "pinnace: error: unrecognized arguments: --nodes 3"
-    assert error[0].startswith("usage: ")
+    assert error[-1] == "pinnace apiserver: error: unrecognized arguments: --nodes 3"
+    assert error[0].startswith("usage: pinnace apiserver [-h] ")
 
 
 def test_a_bad_value_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:

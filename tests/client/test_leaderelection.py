@@ -36,10 +36,15 @@ class Reachable(LocalClient):
             raise HTTPError("cannot connect")
 
 
+KUBE_SCHEDULER = LeaderElectionConfig()
+
+
 class Candidate:
     """One process campaigning for the kube-scheduler Lease; when it led, by the clock."""
 
-    def __init__(self, api: Harness, identity: str) -> None:
+    def __init__(
+        self, api: Harness, identity: str, config: LeaderElectionConfig = KUBE_SCHEDULER
+    ) -> None:
         self.client = Reachable(api.server)
         self.clock = self.client.clock
         self.holder_when_stopped = ""
@@ -51,6 +56,7 @@ class Candidate:
             identity,
             on_started_leading=self._started,
             on_stopped_leading=self._stopped,
+            config=config,
             randomness=Randomness(len(identity)),
         )
 
@@ -153,3 +159,16 @@ def test_timings_that_could_give_two_leaders_are_refused() -> None:
         LeaderElectionConfig(lease_duration=10, renew_deadline=10)
     with pytest.raises(ValueError, match="renewDeadline must be greater"):
         LeaderElectionConfig(renew_deadline=2, retry_period=2)
+
+
+def test_a_lease_duration_of_a_fraction_of_a_second_is_written_in_whole_seconds_cut_down(
+    api: Harness,
+) -> None:
+    # client-go writes int(LeaseDuration / time.Second): 3.9 s is 3, never rounded up.
+    config = LeaderElectionConfig(lease_duration=3.9, renew_deadline=3, retry_period=2)
+    candidate = Candidate(api, "host-a_1", config)
+    CANDIDATES.append(candidate)
+    candidate.elector.start()
+    wait(api, 5)
+    assert candidate.leading
+    assert lease(api)["leaseDurationSeconds"] == 3

@@ -207,8 +207,9 @@ def test_a_full_disk_is_relayed_in_sqlites_words_and_fails_readiness_until_space
     }
     assert ready == (
         500,
-        b"[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[+]informer-sync ok\n"
-        b"[+]poststarthook/bootstrap-controller ok\nreadyz check failed\n",
+        b"[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[+]etcd-readiness ok\n"
+        b"[+]informer-sync ok\n[+]poststarthook/bootstrap-controller ok\n[+]shutdown ok\n"
+        b"readyz check failed\n",
     )
     assert etcd == (500, b"internal server error: sqlite: database or disk is full\n")
     assert live == (200, b"ok")

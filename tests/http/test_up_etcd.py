@@ -291,3 +291,49 @@ def _run_across_a_kill(api: _Api, first: Cluster, second: Cluster) -> None:
         versions = [version for version, _ in events]
         assert versions == sorted(set(versions))  # never backwards, never repeated
         assert sorted(name for _, name in events) == names  # nothing missed
+
+
+def test_health_checks_probe_etcd_and_fail_while_it_is_down_as_kube_apiservers_do(
+    tmp_path: Path,
+) -> None:
+    """kube-apiserver's etcd check is on /healthz, /livez and /readyz (etcd-readiness on
+    /readyz too): a read of etcd that waits 2 s, so an idle server finds etcd gone, and finds
+    it back once it answers again."""
+    with EtcdServer() as etcd:
+        storage = ("--data-dir", str(tmp_path / "data"), "--etcd-servers", etcd.url)
+        cluster = launch(tmp_path, *storage, command="apiserver")
+        try:
+            assert cluster.ok("get", "--raw", "/readyz?verbose") == (
+                "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync ok\n"
+                "[+]poststarthook/bootstrap-controller ok\n[+]shutdown ok\nreadyz check passed\n"
+            )
+            etcd.stop()
+            time.sleep(1)  # past the probes' rate limit (one a second; the others get its answer)
+            for endpoint in ("/healthz", "/livez"):
+                down = cluster.kubectl("get", "--raw", f"{endpoint}?verbose")
+                assert down.returncode == 1
+                assert "[-]etcd failed: reason withheld\\n" in down.stderr
+            down = cluster.kubectl("get", "--raw", "/readyz?exclude=etcd&exclude=nope")
+            assert down.stderr == (
+                'Error from server (InternalError): an error on the server ("[+]ping ok\\n'
+                "[+]log ok\\n[+]etcd excluded: ok\\n[-]etcd-readiness failed: reason withheld\\n"
+                "[+]informer-sync ok\\n[+]poststarthook/bootstrap-controller ok\\n"
+                "[+]shutdown ok\\nwarn: some health checks cannot be excluded: no matches for "
+                '\\"nope\\"\\nreadyz check failed") has prevented the request from succeeding\n'
+            )
+            time.sleep(1)  # this probe waits for etcd
+            check = urllib.request.Request(f"{cluster.url}/livez/etcd")
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(check, timeout=30)
+            assert refused.value.code == 500
+            assert refused.value.read() == (
+                b"internal server error: error getting data from etcd: context deadline exceeded\n"
+            )
+            etcd.start()
+            deadline = time.monotonic() + 120  # gRPC's reconnection backoff
+            while cluster.kubectl("get", "--raw", "/readyz").returncode != 0:
+                assert time.monotonic() < deadline, "/readyz did not pass once etcd was back"
+                time.sleep(1)
+            assert cluster.ok("get", "--raw", "/livez") == "ok"
+        finally:
+            stop(cluster)

@@ -18,6 +18,7 @@ import ipaddress
 import sys
 from collections.abc import Callable
 
+from pinnace.api.names import is_dns1123_subdomain, is_valid_label_value
 from pinnace.apiserver.auth.user import NODE_PREFIX, NODES_GROUP
 from pinnace.apiserver.http import connections
 from pinnace.cli import component
@@ -138,6 +139,12 @@ def agent_nodes(args: argparse.Namespace) -> list[NodeConfig]:
     else:
         configs = pool_node_configs(load_pools(args.config))
         configs = [dataclasses.replace(c, name=f"{prefix}-{c.name}") for c in configs]
+    # Refused here, once, rather than by the API server at every registration attempt.
+    for why in is_valid_label_value(prefix):
+        raise ValueError(f"--name-prefix {prefix!r}: not a label value ({AGENT_LABEL}): {why}")
+    for config in configs:
+        for why in is_dns1123_subdomain(config.name):
+            raise ValueError(f"--name-prefix {prefix!r}: node name {config.name!r}: {why}")
     return [
         dataclasses.replace(c, index=args.first_index + i, labels={**c.labels, AGENT_LABEL: prefix})
         for i, c in enumerate(configs)

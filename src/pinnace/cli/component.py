@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -213,14 +213,30 @@ async def _serve(component: str, config: RestConfig, elected: Election | None, b
         loop.add_signal_handler(signum, stopping.set)
     try:
         if elected is None:
-            await start()
-            await stopping.wait()
+            if await _unless_stopped(start(), stopping):
+                await stopping.wait()
             return 0
         return await _elected(component, elected, client, start, stop, stopping)
     finally:
         await stop()
         for made in clients:
             made.close()
+
+
+async def _unless_stopped(work: Coroutine[Any, Any, None], stopping: asyncio.Event) -> bool:
+    """Run `work` to its end (True), unless a signal comes first: then it is cancelled
+    (False), so a process still starting (its nodes waiting for the API server) stops."""
+    task = asyncio.ensure_future(work)
+    signalled = asyncio.ensure_future(stopping.wait())
+    await asyncio.wait((task, signalled), return_when=asyncio.FIRST_COMPLETED)
+    signalled.cancel()
+    if task.done():
+        task.result()
+        return True
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return False
 
 
 async def _elected(

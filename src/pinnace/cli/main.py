@@ -263,8 +263,23 @@ def _add_bench_nodes(benchmarks: argparse._SubParsersAction[argparse.ArgumentPar
     nodes.set_defaults(run=_bench_nodes)
 
 
+class CommandParser(argparse.ArgumentParser):
+    """Each command's parser (its subparsers are of this class too) refuses the arguments it
+    does not know with its own usage and name, `pinnace apiserver: error: unrecognized
+    arguments: --nodes 3`, where argparse passes them up to the top-level parser, whose usage
+    lists only the commands."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed, extra
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = CommandParser(
         prog="pinnace",
         description=(
             "Kubernetes resource management and scheduling, re-implemented in Python: "

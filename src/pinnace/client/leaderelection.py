@@ -215,7 +215,7 @@ class LeaderElector:
         now = self.clock.now()
         record = {
             "holderIdentity": self.identity,
-            "leaseDurationSeconds": round(self.config.lease_duration),
+            "leaseDurationSeconds": int(self.config.lease_duration),  # whole seconds, as Go's
             "acquireTime": format_micro_time(now),
             "renewTime": format_micro_time(now),
         }

@@ -130,7 +130,11 @@ LEASE_RENEWAL = "lease renewal"
 EVICTION_MANAGER = "eviction manager"
 NODE_STATUS_UPDATE = "node status update"
 IMAGE_GC = "image garbage collection"
+NODE_REGISTRATION = "node registration"
 """The agent's loops, as its log names them (and `status_manager.POD_STATUS_WRITE`)."""
+REGISTRATION_FIRST_WAIT = 0.1
+REGISTRATION_MAX_WAIT = 7.0
+"""registerWithAPIServer's waits between attempts: 100 ms, doubling up to 7 s."""
 FAILED_SYNC = "FailedSync"
 """The reason of the event on a pod whose sync failed, as the kubelet's."""
 
@@ -258,10 +262,26 @@ class NodeAgent:
 
     # --- registration and heartbeat ---------------------------------------------------------
 
-    async def register(self) -> None:
+    async def register(self, *, retry: bool = False) -> None:
         """Create the Node (or take over an existing one of this name) and its Lease, with
-        the events a starting kubelet records."""
+        the events a starting kubelet records. With `retry`, as a starting kubelet registers
+        (registerWithAPIServer): a refused attempt (the API server unreachable, or refusing
+        the node) is logged and tried again, 100 ms later and then twice as long each time
+        up to 7 s, until one works."""
         self._node_event("Starting", "Starting kubelet.")
+        if not retry:
+            await self._try_register()
+            return
+        wait = REGISTRATION_FIRST_WAIT
+        while True:
+            with self.failures.guard(NODE_REGISTRATION):
+                await self._try_register()
+                return
+            await self.clock.sleep(wait)
+            wait = min(2 * wait, REGISTRATION_MAX_WAIT)
+
+    async def _try_register(self) -> None:
+        """tryRegisterWithAPIServer, and the Lease."""
         now = self.clock.now_rfc3339()
         wanted = node_object(self.config, now)
         try:

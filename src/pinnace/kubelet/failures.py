@@ -4,8 +4,8 @@ its next period, as the kubelet's loops do (wait.Until around a function that lo
 returns), so one bad value stops neither that loop nor the others.
 
 The kubelet logs every failed pass; here a loop logs each distinct error once (with its
-traceback, unless it is an API error), and again only after a pass of that loop has worked, so
-a pass failing every 10 s does not flood the terminal.
+traceback, unless it is an API error or the API server unreachable), and again only after a
+pass of that loop has worked, so a pass failing every 10 s does not flood the terminal.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterator
 
 from pinnace.api.status import StatusError
+from pinnace.client.transport import HTTPError
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +41,17 @@ class LoopFailures:
                 log.info("node %s: %s works again", self.node, loop)
 
     def _failed(self, loop: str, e: Exception) -> None:
-        error = e.message if isinstance(e, StatusError) else f"{type(e).__name__}: {e}"
+        if isinstance(e, StatusError):
+            error = e.message
+        elif isinstance(e, HTTPError | OSError):  # the API server unreachable
+            error = str(e)
+        else:
+            error = f"{type(e).__name__}: {e}"
         logged = self._logged.setdefault(loop, set())
         if error in logged:
             return
         logged.add(error)
-        if isinstance(e, StatusError):
+        if isinstance(e, StatusError | HTTPError | OSError):
             log.warning("node %s: %s failed: %s", self.node, loop, error)
         else:
             log.error(

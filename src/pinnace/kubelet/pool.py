@@ -202,10 +202,12 @@ class NodeAgentPool:
         return agent
 
     async def start(self) -> None:
-        """Register every node, then follow pods and nodes and start the heartbeat wheel."""
+        """Register every node (each tried again until the API server takes it, as a
+        starting kubelet does), then follow pods and nodes and start the heartbeat wheel."""
         agents = list(self.agents.values())
         for i in range(0, len(agents), REGISTRATION_BATCH):
-            await asyncio.gather(*(a.register() for a in agents[i : i + REGISTRATION_BATCH]))
+            batch = agents[i : i + REGISTRATION_BATCH]
+            await asyncio.gather(*(a.register(retry=True) for a in batch))
         self._nodes.add_event_handler(self._node, self._node_updated, self._node_deleted)
         self._pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
         if self.agents:

@@ -79,6 +79,13 @@ CHANNEL_OPTIONS = (
 """No limit on a message's size but etcd's own (--max-request-bytes), as kube-apiserver's
 client has none: gRPC's default of 4 MiB would refuse a page of a large cluster's keys."""
 _COMPACTED = "required revision has been compacted"
+HEALTH_KEY = f"{ROOT}health".encode()
+"""What kube-apiserver's etcd health check reads (`/<--etcd-prefix>/health`): any answer,
+the key absent included, is health."""
+HEALTHCHECK_SECONDS = 2.0
+"""kube-apiserver's --etcd-healthcheck-timeout and --etcd-readycheck-timeout: how long a
+probe waits for etcd. Probes are at most one every half of it; the checks in between get
+the last probe's answer."""
 
 
 class KeyLayout:
@@ -203,7 +210,8 @@ class EtcdStore(MvccStore):
         self._follower: asyncio.Task[None] | None = None
         self._watching: asyncio.Future[None] | None = None
         """Done once etcd has created the store's first watch."""
-        self._write_failure: str | None = None
+        self._probed: tuple[float, str | None] = (float("-inf"), None)
+        """When the last health probe began, and what it found (`health`)."""
 
     @classmethod
     async def open(
@@ -321,13 +329,7 @@ class EtcdStore(MvccStore):
 
     async def _txn(self, request: Any) -> Any:
         self._check_open()
-        try:
-            response = await self._kv.Txn(request)
-        except rpc.AioRpcError as e:
-            self._write_failure = f"etcdserver: {e.details()}"
-            raise StorageError(self._write_failure) from None
-        self._write_failure = None
-        return response
+        return await self._call(self._kv.Txn(request))
 
     async def _call(self, call: Any) -> Any:
         try:
@@ -467,8 +469,29 @@ class EtcdStore(MvccStore):
                     raise StorageError(f"etcdserver: {e.details()}") from None
         await super().compact(revision)
 
-    async def write_failure(self) -> str | None:
-        return self._write_failure
+    async def health(self) -> str | None:
+        """kube-apiserver's etcd probe (storagebackend/factory's etcd3 health check): a read
+        of HEALTH_KEY that waits for etcd up to HEALTHCHECK_SECONDS, in its words; a check
+        within half of that after a probe began gets that probe's answer, as its rate
+        limiter gives."""
+        loop = asyncio.get_running_loop()
+        began, found = self._probed
+        if loop.time() - began < HEALTHCHECK_SECONDS / 2:
+            return found
+        self._probed = (loop.time(), found)
+        try:
+            await self._kv.Range(
+                rpc.RangeRequest(key=HEALTH_KEY, count_only=True),
+                timeout=HEALTHCHECK_SECONDS,
+                wait_for_ready=True,
+            )
+            found = None
+        except rpc.AioRpcError as e:
+            timed_out = e.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            why = "context deadline exceeded" if timed_out else e.details()
+            found = f"error getting data from etcd: {why}"
+        self._probed = (self._probed[0], found)
+        return found
 
     async def close(self) -> None:
         follower, self._follower = self._follower, None

@@ -315,6 +315,12 @@ class Store(ABC):
         writes to reach it."""
         return None
 
+    async def health(self) -> str | None:
+        """Why the store's storage cannot be read now, or None when it can: kube-apiserver's
+        etcd health check (of /healthz, /livez and /readyz). A store in this process's memory
+        or file has nothing to reach."""
+        return None
+
     async def write_failure(self) -> str | None:
         """Why the store cannot write now (what its storage said of the last write it
         refused, while that lasts), or None when it can: for the API server's readiness."""

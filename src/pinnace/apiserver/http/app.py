@@ -238,11 +238,11 @@ class APIApp:
             _only_get(request)
             return nonresource.version()
         health_path = path.rstrip("/") or "/"
-        failing = await self._failing_checks() if _is_below(health_path, "/readyz") else {}
-        health = nonresource.health(health_path, request.query, failing)
-        if health is not None:
+        endpoint = nonresource.health_endpoint(health_path)
+        if endpoint is not None:
             _only_get(request)
-            return health
+            failing = await self._failing_checks(endpoint)
+            return nonresource.health(endpoint, health_path, request.query, failing)
         openapi = nonresource.openapi(
             path.rstrip("/"),
             request.header("accept"),
@@ -296,10 +296,24 @@ class APIApp:
             return nonresource.discovery_document(target, request.header("accept"), address, kinds)
         return await self.resources.handle(request, target)
 
-    async def _failing_checks(self) -> dict[str, str]:
-        """The readiness checks that fail now, with why: etcd's when the store cannot write."""
-        failure = await self.server.store.write_failure()
-        return {"etcd": failure} if failure is not None else {}
+    async def _failing_checks(self, endpoint: str) -> dict[str, str]:
+        """The checks of the health `endpoint` that fail now, with why: etcd's (and on /readyz
+        etcd-readiness) when the store's storage cannot be read, as kube-apiserver's probe of
+        etcd finds; on /readyz also etcd's when the store cannot write (SQLite's full disk),
+        and shutdown's once the server is stopping."""
+        store = self.server.store
+        failing = {}
+        unhealthy = await store.health()
+        if unhealthy is not None:
+            failing["etcd"] = unhealthy
+        if endpoint == "/readyz":
+            if unhealthy is not None:
+                failing["etcd-readiness"] = unhealthy
+            elif (unwritable := await store.write_failure()) is not None:
+                failing["etcd"] = unwritable
+            if self._ending.is_set():
+                failing["shutdown"] = "process is shutting down"
+        return failing
 
     def paths(self) -> list[str]:
         """The paths `/` lists, as kube-apiserver lists those it serves."""

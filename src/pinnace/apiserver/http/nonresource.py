@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 
@@ -10,7 +11,7 @@ from pinnace.api import discovery
 from pinnace.api.kind import Kind
 from pinnace.api.openapi.documents import PublishedDocuments
 from pinnace.apiserver.http import negotiation, openapi_protobuf
-from pinnace.apiserver.http.params import Query, first, go_bool
+from pinnace.apiserver.http.params import Query, first
 from pinnace.apiserver.http.responses import (
     Response,
     go_json,
@@ -20,11 +21,23 @@ from pinnace.apiserver.http.responses import (
 )
 from pinnace.apiserver.http.routes import Discovery, not_found
 
+_LIVE_CHECKS = ("ping", "log", "etcd", "poststarthook/bootstrap-controller")
 HEALTH_CHECKS = {
-    "/healthz": ("ping", "log", "etcd", "poststarthook/bootstrap-controller"),
-    "/livez": ("ping", "log", "etcd", "poststarthook/bootstrap-controller"),
-    "/readyz": ("ping", "log", "etcd", "informer-sync", "poststarthook/bootstrap-controller"),
+    "/healthz": _LIVE_CHECKS,
+    "/livez": _LIVE_CHECKS,
+    "/readyz": (
+        "ping",
+        "log",
+        "etcd",
+        "etcd-readiness",
+        "informer-sync",
+        "poststarthook/bootstrap-controller",
+        "shutdown",
+    ),
 }
+"""Each endpoint's checks in kube-apiserver's order: the etcd check on all three,
+etcd-readiness and the shutdown check on /readyz only (k8s.io/apiserver's
+EtcdOptions.addEtcdHealthEndpoint and GenericAPIServer.PrepareRun)."""
 _HEALTH_PREFIXES = tuple(HEALTH_CHECKS)
 
 
@@ -62,36 +75,50 @@ def _version_body() -> bytes:
     return raw_json_response(discovery.version_info()).body
 
 
-def health(
-    path: str, query: Mapping[str, Sequence[str]], failing: Mapping[str, str] | None = None
-) -> Response | None:
-    """/healthz, /livez, /readyz (and their single checks, /readyz/ping); None for other
-    paths. `failing` holds the checks that fail now, with why; every other check passes (the
-    store is in process). As k8s.io/apiserver's healthz: a failure is a 500 that lists every
-    check, the reason withheld (a single check's own path gives it)."""
-    if not path.startswith(_HEALTH_PREFIXES):
+def health_endpoint(path: str) -> str | None:
+    """The health endpoint `path` is, or is one check of (/readyz for /readyz/etcd); None
+    for other paths and for checks the endpoint does not have."""
+    if not path.startswith(_HEALTH_PREFIXES):  # most paths, at once
         return None
-    failing = failing or {}
-    for prefix, checks in HEALTH_CHECKS.items():
-        failed = [check for check in checks if check in failing]
-        if path == prefix:
-            if failed or go_bool(query, "verbose"):
-                lines = [
-                    f"[-]{check} failed: reason withheld" if check in failing else f"[+]{check} ok"
-                    for check in checks
-                ]
-                outcome = "failed" if failed else "passed"
-                return text_response(
-                    "\n".join(lines) + f"\n{prefix[1:]} check {outcome}\n",
-                    500 if failed else 200,
-                )
-            return text_response("ok")
-        check = path[len(prefix) + 1 :]
-        if path.startswith(prefix + "/") and check in checks:
-            if check in failing:
-                return text_response(f"internal server error: {failing[check]}\n", 500)
-            return text_response("ok")
+    for endpoint, checks in HEALTH_CHECKS.items():
+        if path == endpoint or (
+            path.startswith(endpoint + "/") and path[len(endpoint) + 1 :] in checks
+        ):
+            return endpoint
     return None
+
+
+def health(
+    endpoint: str, path: str, query: Mapping[str, Sequence[str]], failing: Mapping[str, str]
+) -> Response:
+    """/healthz, /livez, /readyz (`endpoint`) or one of their checks (`path`, /readyz/ping),
+    as k8s.io/apiserver's healthz handlers answer: `failing` holds the checks that fail now,
+    with why. The endpoint lists every check with `?verbose` or when one fails (a 500, the
+    reason withheld; a check's own path gives it); the checks `?exclude` names pass."""
+    if path != endpoint:
+        check = path[len(endpoint) + 1 :]
+        if check in failing:
+            return text_response(f"internal server error: {failing[check]}\n", 500)
+        return text_response("ok")
+    excluded = set(query.get("exclude") or ())
+    lines, failed = [], False
+    for check in HEALTH_CHECKS[endpoint]:
+        if check in excluded:
+            excluded.discard(check)
+            lines.append(f"[+]{check} excluded: ok")
+        elif check in failing:
+            failed = True
+            lines.append(f"[-]{check} failed: reason withheld")
+        else:
+            lines.append(f"[+]{check} ok")
+    if excluded:
+        names = ",".join(json.dumps(name, ensure_ascii=False) for name in sorted(excluded))
+        lines.append(f"warn: some health checks cannot be excluded: no matches for {names}")
+    if failed:
+        return text_response("\n".join(lines) + f"\n{endpoint[1:]} check failed\n", 500)
+    if "verbose" not in query:
+        return text_response("ok")
+    return text_response("\n".join(lines) + f"\n{endpoint[1:]} check passed\n")
 
 
 def openapi(

@@ -116,3 +116,22 @@ def test_a_root_that_keeps_unknown_fields_is_a_bare_object_in_swagger_2() -> Non
             {"group": "stable.example.com", "kind": "Widget", "version": "v1"}
         ],
     }
+
+
+def test_a_scale_subresource_publishes_the_scale_kind() -> None:
+    """A CRD with a scale subresource (what an HPA or `kubectl scale` targets) references
+    autoscaling/v1 Scale from its /scale paths; both documents define it."""
+    definition = crd("v1")
+    definition["spec"]["versions"][0]["subresources"]["scale"] = {
+        "specReplicasPath": ".spec.size",
+        "statusReplicasPath": ".status.size",
+    }
+    kinds = KindRegistry()
+    documents = PublishedDocuments(kinds)
+    serve(kinds, definition)
+    scale = "io.k8s.api.autoscaling.v1.Scale"
+    v3 = documents.v3("apis/stable.example.com/v1")
+    assert v3 is not None
+    assert scale in v3["components"]["schemas"]
+    assert "/apis/stable.example.com/v1/namespaces/{namespace}/widgets/{name}/scale" in v3["paths"]
+    assert scale in documents.v2()["definitions"]

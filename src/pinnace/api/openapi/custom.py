@@ -38,7 +38,8 @@ def definition_name(kind: Kind, list_kind: bool = False) -> str:
 
 
 def add_kinds(found: Definitions, kinds: Iterable[Kind]) -> None:
-    """Add each kind's and its list's definition to `found`, with what they reference."""
+    """Add each kind's and its list's definition to `found`, with what they reference, and
+    the kinds its subresources are served as (a scale subresource's Scale)."""
     v3 = found.ref_prefix == V3_REFS
     found.add_model("V1ObjectMeta", "meta.v1.ObjectMeta")
     found.add_model("V1ListMeta", "meta.v1.ListMeta")
@@ -49,6 +50,7 @@ def add_kinds(found: Definitions, kinds: Iterable[Kind]) -> None:
         found.references[name] = {OBJECT_META}
         found.schemas[list_name] = _list_schema(kind, name, found.ref_prefix, v3)
         found.references[list_name] = {LIST_META, name}
+        found.add_subresource_kinds(kind)
 
 
 def _kind_schema(kind: Kind, structural: Mapping[str, Any], refs: str, v3: bool) -> dict[str, Any]:

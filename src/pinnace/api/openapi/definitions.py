@@ -173,6 +173,14 @@ class Definitions:
         self.schemas[name]["x-kubernetes-group-version-kind"] = [gvk(group, version, kind)]
         return name
 
+    def add_subresource_kinds(self, kind: Kind) -> None:
+        """The kinds `kind`'s subresources are served as (autoscaling/v1 Scale, policy/v1
+        Eviction)."""
+        for sub in kind.subresources:
+            if sub in SUBRESOURCE_KINDS:
+                model, group, version, sub_kind = SUBRESOURCE_KINDS[sub]
+                self.add_kind(model, _TYPE_NAMES[model], group, version, sub_kind)
+
     def _property(self, t: schema.Type, ref: str, refs: set[str]) -> dict[str, Any]:
         if isinstance(t, schema.ListOf):
             return {"type": "array", "items": self._property(t.item, ref, refs)}
@@ -240,10 +248,7 @@ def build(kinds: Iterable[Kind], ref_prefix: str, others: Iterable[Kind] = ()) -
                 kind.version,
                 kind.kind + "List",
             )
-        for sub in kind.subresources:
-            if sub in SUBRESOURCE_KINDS:
-                model, group, version, sub_kind = SUBRESOURCE_KINDS[sub]
-                found.add_kind(model, _TYPE_NAMES[model], group, version, sub_kind)
+        found.add_subresource_kinds(kind)
     return found
 
 

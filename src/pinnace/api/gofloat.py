@@ -10,11 +10,15 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-_E_FROM = 6
-"""Go's precision for the choice of %e when the digits are the shortest."""
+FORMAT_FLOAT_E_FROM = 6
+"""strconv.FormatFloat's precision for the choice of %e when the digits are the shortest."""
+PRINT_V_E_FROM = 21
+"""fmt's: `%v` of a float64 (shortest digits) turns to %e only from exponent 21."""
 
 
-def format_float(f: float) -> str:
+def format_float(f: float, e_from: int = FORMAT_FLOAT_E_FROM) -> str:
+    """The shortest digits of `f` in decimal notation, or in %e form when the exponent is
+    below -4 or at least `e_from` (PRINT_V_E_FROM gives fmt's `%v`)."""
     if math.isnan(f):
         return "NaN"
     if math.isinf(f):
@@ -27,7 +31,7 @@ def format_float(f: float) -> str:
     point = len(digit_tuple) + exponent  # digits before the decimal point
     minus = "-" if sign else ""
     exp = point - 1
-    if exp < -4 or exp >= _E_FROM:
+    if exp < -4 or exp >= e_from:
         mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
         return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
     if point <= 0:

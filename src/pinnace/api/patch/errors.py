@@ -9,9 +9,9 @@ handler does not convert (strategic merge internals, typed conversion) reach the
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from pinnace.api.gofloat import PRINT_V_E_FROM, format_float
 from pinnace.api.status import StatusError, bad_request
 
 __all__ = [
@@ -51,7 +51,7 @@ def go_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return _go_float(value)
+        return format_float(value, PRINT_V_E_FROM)
     if isinstance(value, list):
         return "[" + " ".join(go_value(v) for v in value) + "]"
     if isinstance(value, dict):
@@ -60,9 +60,3 @@ def go_value(value: Any) -> str:
     return str(value)
 
 
-def _go_float(value: float) -> str:
-    # Go's %v of a float64 is %g with the shortest representation that round-trips.
-    if value == int(value) and abs(value) < 1e21:
-        text = repr(int(value))
-        return text if len(text) <= 21 else f"{value:g}"
-    return json.dumps(value)

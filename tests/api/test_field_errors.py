@@ -42,7 +42,7 @@ def test_numbers_and_booleans_print_bare() -> None:
         "spec.replicas: Invalid value: -1: must be greater than or equal to 0"
     )
     assert field.invalid("x", True).body == "Invalid value: true"
-    assert field.invalid("x", None).body == "Invalid value: null"
+    assert field.invalid("x", None).body == 'Invalid value: "null"'
 
 
 def test_required_and_forbidden_never_show_the_value() -> None:

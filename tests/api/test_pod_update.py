@@ -56,7 +56,7 @@ def test_active_deadline_may_only_shrink() -> None:
         "must be less than or equal to previous value"
     ]
     assert update_errors(limited, lambda s: s.pop("activeDeadlineSeconds")) == [
-        "spec.activeDeadlineSeconds: Invalid value: null: "
+        'spec.activeDeadlineSeconds: Invalid value: "null": '
         "must not update from a positive integer to nil value"
     ]
 

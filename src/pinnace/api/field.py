@@ -105,9 +105,11 @@ _VALUELESS = {ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, Error
 
 
 def _go_value(value: Any) -> str:
-    """Render a bad value the way Go's fmt does in field errors (%q for strings, %v else)."""
+    """Render a bad value the way Go's fmt does in field errors (%q for strings, %v else).
+    A nil value (or nil pointer) becomes the string "null" before it is printed, so %q
+    quotes it (apimachinery's field.Error.ErrorBody)."""
     if value is None:
-        return "null"
+        return '"null"'
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):

@@ -82,6 +82,6 @@ def test_a_local_review_checks_the_namespace_of_resource_attributes_only() -> No
     # Without resource attributes there is no namespace to compare (v1.32 checks it only
     # when ResourceAttributes != nil).
     assert messages({}) == [
-        "spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes "
+        'spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes '
         "or resourceAttributes must be specified"
     ]

@@ -409,6 +409,15 @@ def test_objects_come_with_their_fields_in_kube_apiservers_order(api: HTTP) -> N
     assert list(event["object"]) == ["kind", "apiVersion", "metadata", "data"]
 
 
+def test_a_built_in_lists_items_have_no_kind_or_api_version(api: HTTP) -> None:
+    # kube-apiserver converts a list's items to the external type with an empty TypeMeta
+    # (kubernetes/kubernetes#3030): kubectl and client-go type them from the list's kind.
+    api.request("POST", CM_PATH, cm("untyped-item"))
+    listed = api.request("GET", CM_PATH + "?fieldSelector=metadata.name%3Duntyped-item").json()
+    assert (listed["kind"], listed["apiVersion"]) == ("ConfigMapList", "v1")
+    assert [list(item) for item in listed["items"]] == [["metadata", "data"]]
+
+
 def test_a_quiet_watch_gets_a_bookmark_before_its_timeout(api: HTTP) -> None:
     # kube-apiserver's cacher sends a watch that asked for bookmarks one every minute and
     # one 2 s before its timeout, at the revision it has seen: a watch whose selector

@@ -266,7 +266,13 @@ class HTTPClient(Client):
             resourceVersion=resource_version,
             **{"continue": continue_token},
         )
-        return await self._call("GET", path, kind=kind)
+        listed = await self._call("GET", path, kind=kind)
+        # kube-apiserver writes a built-in list's items without kind and apiVersion; a caller
+        # gets them typed, as client-go's scheme types them.
+        typed = {"kind": kind.kind, "apiVersion": kind.api_version}
+        if listed.get("items"):
+            listed["items"] = [i if "kind" in i else {**typed, **i} for i in listed["items"]]
+        return listed
 
     async def watch(
         self,

@@ -126,6 +126,13 @@ def warning_headers(warnings: list[str]) -> Headers:
     ]
 
 
+def _untyped(obj: Object) -> Object:
+    """A built-in list's item as kube-apiserver writes it: converted to the external type
+    with an empty TypeMeta, so without kind and apiVersion (kubernetes/kubernetes#3030; a
+    custom resource's unstructured items keep theirs)."""
+    return {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}
+
+
 @dataclass(frozen=True)
 class Encoder:
     """Encodes a request's answers in the representation it negotiated."""
@@ -203,7 +210,7 @@ class Encoder:
             api_version = self.conversion.served.api_version
             return {**listed, "apiVersion": api_version, "items": converted}
         if not self.kind.custom:
-            return listed
+            return {**listed, "items": [_untyped(i) for i in listed["items"]]}
         return {**listed, "items": [self._at_version(i) for i in listed["items"]]}
 
     def _at_version(self, obj: Object) -> Object:

@@ -68,12 +68,11 @@ from pinnace.autoscaler.status import (
     Counts,
     GroupStatus,
     StatusWriter,
-    go_time,
 )
 from pinnace.client import Client, EventRecorder, Informer
 from pinnace.clock import Randomness, parse_duration
 from pinnace.clock.component import HeldTasks, cancel_and_wait
-from pinnace.clock.rfc3339 import parse_time
+from pinnace.clock.rfc3339 import go_time_string, parse_time
 from pinnace.controllers.controller_utils import controller_ref
 from pinnace.controllers.daemonset_util import DaemonPlacement
 from pinnace.kubelet.cluster_config import NodePool
@@ -704,7 +703,7 @@ class ClusterAutoscaler:
             len(self.planner.unneeded),
             groups,
         )
-        stamp = go_time(now)
+        stamp = go_time_string(now)
 
         def mutate(config_map: Object) -> Object:
             config_map.setdefault("data", {})["status"] = text

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from pinnace.clock.rfc3339 import format_nano_time, go_fraction
+from pinnace.clock.rfc3339 import format_nano_time, go_time_string
 
 STATUS_CONFIG_MAP = "cluster-autoscaler-status"
 LAST_UPDATED = "cluster-autoscaler.kubernetes.io/last-updated"
@@ -96,7 +96,7 @@ class StatusWriter:
             "scaleDown": _order(self._scale_down("", candidates, probe)),
         }
         status = {
-            "time": go_time(now),
+            "time": go_time_string(now),
             "autoscalerStatus": "Running",
             "clusterWide": cluster_wide,
             "nodeGroups": [self._group(g, probe) for g in groups],
@@ -163,9 +163,3 @@ def _health(counts: Counts) -> str:
 
 def _scale_up(in_progress: bool) -> str:
     return "InProgress" if in_progress else "NoActivity"
-
-
-def go_time(now: float) -> str:
-    """Go's time.Time String(), as the status and its annotation print it."""
-    moment, fraction = go_fraction(now)
-    return moment.strftime("%Y-%m-%d %H:%M:%S") + fraction + " +0000 UTC"

@@ -59,6 +59,13 @@ def go_fraction(t: float) -> tuple[datetime, str]:
     return d.replace(microsecond=0), fraction
 
 
+def go_time_string(t: float) -> str:
+    """Go's `time.Time.String()` of `t` in UTC, as `%v` and field errors print a Time:
+    `2025-01-01 00:00:00.5 +0000 UTC`."""
+    d, fraction = go_fraction(t)
+    return d.strftime("%Y-%m-%d %H:%M:%S") + fraction + " +0000 UTC"
+
+
 def format_nano_time(t: float) -> str:
     """Go's RFC3339Nano for `t`, as a `metav1.Time` prints through its text marshaller:
     `2025-01-01T00:00:00.5Z`."""

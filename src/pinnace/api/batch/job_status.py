@@ -8,7 +8,6 @@ SuccessCriteriaMet conditions before Failed and Complete; Pinnace does not enfor
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from pinnace.api import field
@@ -16,7 +15,7 @@ from pinnace.api.apps import STATUS, Object, counter, validate_nonnegative_field
 from pinnace.api.core.pod_shape import as_dict
 from pinnace.api.field import ErrorType, FieldError
 from pinnace.api.validation import GoValue, list_field
-from pinnace.clock.rfc3339 import parse_time
+from pinnace.clock.rfc3339 import go_time_string, parse_time
 
 COUNTERS = ("active", "succeeded", "failed", "ready", "terminating")
 TERMINAL_CONDITIONS = ("Failed", "Complete", "FailureTarget")
@@ -36,10 +35,9 @@ def is_finished(status: Object) -> bool:
 def _go_time(text: Any) -> Any:
     """A metav1.Time as its String() shows it: `2026-01-01 00:00:00 +0000 UTC`."""
     try:
-        moment = datetime.fromtimestamp(parse_time(str(text)), UTC)
+        return GoValue(go_time_string(parse_time(str(text))))
     except ValueError:
         return text
-    return GoValue(moment.strftime("%Y-%m-%d %H:%M:%S +0000 UTC"))
 
 
 def _timestamp(text: Any) -> float | None:

@@ -360,5 +360,18 @@ def convert_field_selector(
     return FieldSelector(tuple(terms))
 
 
+def rename_field_labels(selector: FieldSelector, labels: Mapping[str, str]) -> FieldSelector:
+    """A selector made at a version with field labels of its own (`labels`: each as the stored
+    kind's label it selects on), in the stored kind's labels; a 400 for a label that version
+    does not have (its field label conversion function's refusal)."""
+    terms = []
+    for name, equal, value in selector.terms:
+        renamed = labels.get(name)
+        if renamed is None:
+            raise bad_request(_NOT_SUPPORTED.format(label=name))
+        terms.append((renamed, equal, value))
+    return FieldSelector(tuple(terms))
+
+
 def _refuse(rules: _KindFields, label: str) -> StatusError:
     return bad_request(rules.refusal.format(label=label))

@@ -11,10 +11,12 @@ import base64
 import binascii
 import json
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pinnace.api import status
+from pinnace.api.field import FieldError
 from pinnace.api.fieldselector import FieldSelector, parse_field_selector
 from pinnace.api.labels import LabelSelector, SelectorError, parse_selector
 
@@ -43,6 +45,10 @@ class WriteOptions:
     field_validation: str = "Warn"
     force: bool = False
     """Server-side apply only: take ownership of conflicting fields."""
+    validate_create: Callable[[Any], list[FieldError]] | None = None
+    """The rules of the version the request is made at, beyond the stored kind's (a
+    ServedVersion's)."""
+    validate_update: Callable[[Any, Any], list[FieldError]] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,16 @@
-"""Kinds also served at a second version of their group: stored at the catalog's version and
-converted on the way in and out, as kube-apiserver serves autoscaling/v1
-HorizontalPodAutoscalers from autoscaling/v2 storage."""
+"""Kinds also served at a second version, or in a second group: stored at the catalog's version
+and converted on the way in and out, as kube-apiserver serves autoscaling/v1
+HorizontalPodAutoscalers from autoscaling/v2 storage and events.k8s.io/v1 Events from core/v1
+storage."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
 from pinnace.api import catalog
+from pinnace.api.field import FieldError
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 
@@ -21,15 +23,32 @@ class ServedVersion:
     """The catalog's kind, which the server validates and stores."""
     to_stored: Callable[[Object], Object]
     from_stored: Callable[[Object], Object]
+    validate_create: Callable[[Object], list[FieldError]] | None = None
+    """Rules of this version beyond the stored kind's, run on the converted object after
+    them (ValidateEventCreate's for a request version newer than core/v1)."""
+    validate_update: Callable[[Object, Object], list[FieldError]] | None = None
+    field_labels: Mapping[str, str] | None = None
+    """This version's field selector labels, as the stored kind's labels they select on;
+    None: the stored kind's own."""
 
 
 @cache
 def _served() -> dict[tuple[str, str, str], ServedVersion]:
+    from pinnace.api import events
     from pinnace.api.autoscaling import hpa_v1
 
     stored = catalog.kind("autoscaling", "horizontalpodautoscalers")
     versions = [
-        ServedVersion(hpa_v1.HORIZONTAL_POD_AUTOSCALER_V1, stored, hpa_v1.to_v2, hpa_v1.to_v1)
+        ServedVersion(hpa_v1.HORIZONTAL_POD_AUTOSCALER_V1, stored, hpa_v1.to_v2, hpa_v1.to_v1),
+        ServedVersion(
+            events.EVENT_V1,
+            catalog.kind("", "events"),
+            events.to_core,
+            events.from_core,
+            events.validate_create,
+            events.validate_update,
+            events.FIELD_LABELS,
+        ),
     ]
     return {(v.served.group, v.served.version, v.served.plural): v for v in versions}
 

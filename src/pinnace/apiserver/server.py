@@ -356,7 +356,7 @@ class APIServer:
         )
         stored_ok = False
         try:
-            warnings = decoded.warnings + prepared + self._checked_create(kind, obj)
+            warnings = decoded.warnings + prepared + self._checked_create(kind, obj, options)
             if self.admission.pod_security_applies(kind):
                 warnings += await self.admission.pod_security(kind, obj, None)
             if self.admission.validates("CREATE", kind):
@@ -373,14 +373,16 @@ class APIServer:
             await self.admission.after_write("CREATE", kind, namespace)
         return Result(stored, warnings, created=True)
 
-    def _checked_create(self, kind: Kind, obj: Object) -> builtins.list[str]:
+    def _checked_create(self, kind: Kind, obj: Object, options: WriteOptions) -> builtins.list[str]:
         """Validate a new object (a 422 when invalid) and return its kind's warnings."""
         if kind.checks_on_create is None:
-            self._validate(kind, obj, kind.validate(obj))
-            return kind.warnings_on_create(obj)
-        errs, warnings = kind.checks_on_create(obj)
+            errs, warnings = kind.validate(obj), None
+        else:
+            errs, warnings = kind.checks_on_create(obj)
+        if options.validate_create is not None:
+            errs = errs + options.validate_create(obj)
         self._validate(kind, obj, errs)
-        return warnings
+        return kind.warnings_on_create(obj) if warnings is None else warnings
 
     async def _begin_update(
         self, kind: Kind, new: Object, old: Object, subresource: str, dry_run: bool
@@ -628,7 +630,10 @@ class APIServer:
             try:
                 if new == old:
                     return Result(old, warnings)  # what the storage filled in was all there
-                self._validate(kind, new, self._update_errors(kind, new, old, subresource))
+                errs = self._update_errors(kind, new, old, subresource)
+                if options.validate_update is not None and not subresource:
+                    errs = errs + options.validate_update(new, old)
+                self._validate(kind, new, errs)
                 written = warnings + ([] if subresource else kind.warnings_on_update(new, old))
                 if self.admission.pod_security_applies(kind):
                     written += await self.admission.pod_security(kind, new, old, subresource)

@@ -1,7 +1,7 @@
 """Event (core/v1): validation as Kubernetes v1.32 applies it to requests made through v1.
 
 kube-apiserver checks v1 Events with its legacy rules only (no ObjectMeta validation, and
-`type` is free-form); the strict rules belong to events.k8s.io/v1, which Pinnace does not serve.
+`type` is free-form); the strict rules belong to events.k8s.io/v1 (`pinnace.api.events`).
 """
 
 from __future__ import annotations

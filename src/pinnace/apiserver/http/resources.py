@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from pinnace.api import status
 from pinnace.api.authorization import reviews
 from pinnace.api.decode import decode
+from pinnace.api.fieldselector import rename_field_labels
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
-from pinnace.api.options import ListOptions
+from pinnace.api.options import ListOptions, WriteOptions, parse_selectors
 from pinnace.api.patch import PatchType
 from pinnace.api.tables import IncludeObject
 from pinnace.apiserver import binding
@@ -131,7 +132,7 @@ class ResourceHandler:
         self, request: Request, target: ResourceTarget, encoder: Encoder
     ) -> Response:
         listing = params.list_options(request.query, self.rand, target.watch_path)
-        options = listing.options
+        options = _at_stored_field_labels(listing.options, target)
         if target.name:  # a watch of one object, through /watch/.../<name>
             # As ListResource: a field selector, once its labels are checked, must name it.
             fields = filter_for(target.kind, options).fields
@@ -154,7 +155,7 @@ class ResourceHandler:
         if kind.namespaced and not target.namespace:
             raise method_not_allowed()
         body_type = negotiation.body_type(request.header("content-type"))
-        options = params.write_options(request.query, "CreateOptions")
+        options = _with_version_rules(params.write_options(request.query, "CreateOptions"), target)
         written = await request.parsed(
             parse_written_body, body_type, kind.kind, options.field_validation != "Ignore"
         )
@@ -180,7 +181,7 @@ class ResourceHandler:
         self, request: Request, target: ResourceTarget, encoder: Encoder, subresource: str = ""
     ) -> Response:
         body_type = negotiation.body_type(request.header("content-type"))
-        options = params.write_options(request.query, "UpdateOptions")
+        options = _with_version_rules(params.write_options(request.query, "UpdateOptions"), target)
         written = await request.parsed(
             parse_written_body, body_type, target.kind.kind, options.field_validation != "Ignore"
         )
@@ -205,6 +206,7 @@ class ResourceHandler:
         patch_type = negotiation.patch_type(request.header("content-type"), target.kind.custom)
         apply = patch_type is PatchType.APPLY
         options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
+        options = _with_version_rules(options, target)
         document = await request.parsed(patching.parse_patch, patch_type)
         options = fieldmanagers.with_manager(options, request)
         result = await self.server.patch(
@@ -265,6 +267,29 @@ def _stored(target: ResourceTarget, body: Any) -> Any:
 
 def _replace_field_selector(options: ListOptions, selector: str) -> ListOptions:
     return dataclasses.replace(options, field_selector=selector)
+
+
+def _at_stored_field_labels(options: ListOptions, target: ResourceTarget) -> ListOptions:
+    """A field selector made at a version with labels of its own, in the stored kind's."""
+    labels = target.conversion.field_labels if target.conversion is not None else None
+    if labels is None or not options.field_selector:
+        return options
+    fields = parse_selectors(options).fields
+    if fields is None:
+        return options
+    return _replace_field_selector(options, str(rename_field_labels(fields, labels)))
+
+
+def _with_version_rules(options: WriteOptions, target: ResourceTarget) -> WriteOptions:
+    """Write options carrying the validation of the version written at, when it has its own."""
+    conversion = target.conversion
+    if conversion is None or conversion.validate_create is None:
+        return options
+    return dataclasses.replace(
+        options,
+        validate_create=conversion.validate_create,
+        validate_update=conversion.validate_update,
+    )
 
 
 def _is_include_object(value: str) -> TypeGuard[IncludeObject]:

@@ -161,6 +161,59 @@ def test_per_index_limits_need_indexed_mode(api: Any) -> None:
     ]
 
 
+def test_a_success_policy_needs_an_indexed_job(api: Any) -> None:
+    policy = {"rules": [{"succeededCount": 1}, {"succeededIndexes": "0"}]}
+    assert refused_create(api, job(successPolicy=policy)) == [
+        "spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{"
+        "batch.SuccessPolicyRule{SucceededIndexes:(*string)(nil), "
+        "SucceededCount:(*int32)(0xc000010000)}, batch.SuccessPolicyRule{"
+        "SucceededIndexes:(*string)(0xc000010000), SucceededCount:(*int32)(nil)}}}: "
+        "requires indexed completion mode"
+    ]
+
+
+def test_success_policy_rules(api: Any) -> None:
+    indexed = {"completionMode": "Indexed", "completions": 5}
+    assert refused_create(api, job(successPolicy={"rules": []}, **indexed)) == [
+        "spec.successPolicy.rules: Required value: at least one rules must be specified when "
+        "the successPolicy is specified"
+    ]
+    rules = [
+        {},
+        {"succeededIndexes": "0-2,x"},
+        {"succeededIndexes": "3-1"},
+        {"succeededIndexes": "1,1"},
+        {"succeededIndexes": "0-1-2"},
+        {"succeededIndexes": "5"},
+        {"succeededIndexes": "0,2-3", "succeededCount": 4},
+        {"succeededCount": 6},
+        {"succeededCount": -1},
+    ]
+    parsing = "error parsing succeededIndexes"
+    rule = "spec.successPolicy.rules"
+    assert refused_create(api, job(successPolicy={"rules": rules}, **indexed)) == [
+        f"{rule}[0]: Required value: at least one of succeededCount or succeededIndexes must "
+        "be specified",
+        f'{rule}[1].succeededIndexes: Invalid value: "0-2,x": {parsing}: cannot convert string '
+        'to integer for index: "x"',
+        f'{rule}[2].succeededIndexes: Invalid value: "3-1": {parsing}: non-increasing order, '
+        "previous: 3, current: 1",
+        f'{rule}[3].succeededIndexes: Invalid value: "1,1": {parsing}: non-increasing order, '
+        "previous: 1, current: 1",
+        f'{rule}[4].succeededIndexes: Invalid value: "0-1-2": {parsing}: the fragment "0-1-2" '
+        "violates the requirement that an index interval can have at most two parts "
+        "separated by '-'",
+        f'{rule}[5].succeededIndexes: Invalid value: "5": {parsing}: too large index: "5"',
+        f"{rule}[6].succeededCount: Invalid value: 4: must be less than or equal to 3 (the "
+        "number of indexes in the specified succeededIndexes field)",
+        f"{rule}[7].succeededCount: Invalid value: 6: must be less than or equal to 5 (the "
+        "number of specified completions)",
+        f"{rule}[8].succeededCount: Invalid value: -1: must be greater than or equal to 0",
+    ]
+    good = {"rules": [{"succeededIndexes": "0,2-4", "succeededCount": 4}]}
+    assert create(api, job("good", successPolicy=good, **indexed))["spec"]["successPolicy"] == good
+
+
 def test_manual_selector_must_be_given_and_match(api: Any) -> None:
     assert refused_create(api, job(manualSelector=True)) == [
         "spec.selector: Required value",

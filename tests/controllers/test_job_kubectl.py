@@ -54,3 +54,48 @@ def test_the_documentations_pi_job_completes_and_prints_pi(cluster: Cluster) -> 
     digits = cluster.ok("logs", "job/pi").strip()
     assert digits.startswith("3.14159265358979323846264338327950288419716939937510")
     assert len(digits) == 2001
+
+
+BAD_SUCCESS_POLICY = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: leader
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  successPolicy:
+    rules:
+    - succeededIndexes: "0,3"
+    - succeededIndexes: "0-1"
+      succeededCount: 3
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+"""
+
+
+def test_kubectl_gets_kube_apiservers_errors_for_a_bad_success_policy(cluster: Cluster) -> None:
+    refused = cluster.kubectl("create", "-f", "-", stdin=BAD_SUCCESS_POLICY)
+    assert refused.returncode == 1
+    rules = "spec.successPolicy.rules"
+    assert refused.stderr.splitlines() == [
+        'The Job "leader" is invalid: ',
+        f'* {rules}[0].succeededIndexes: Invalid value: "0,3": error parsing succeededIndexes: '
+        'too large index: "3"',
+        f"* {rules}[1].succeededCount: Invalid value: 3: must be less than or equal to 2 (the "
+        "number of indexes in the specified succeededIndexes field)",
+    ]
+    non_indexed = BAD_SUCCESS_POLICY.replace(
+        "completionMode: Indexed", "completionMode: NonIndexed"
+    )
+    refused = cluster.kubectl("create", "-f", "-", stdin=non_indexed)
+    assert refused.stderr.strip().endswith(": requires indexed completion mode")
+    assert refused.stderr.startswith(
+        'The Job "leader" is invalid: spec.successPolicy: Invalid value'
+    )
+    assert cluster.kubectl("get", "job", "leader").returncode == 1

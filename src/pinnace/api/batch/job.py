@@ -36,6 +36,7 @@ from pinnace.api.batch.pod_failure_policy import (
     valid_values,
     validate_pod_failure_policy,
 )
+from pinnace.api.batch.success_policy import go_success_policy, validate_success_policy
 from pinnace.api.core.pod import validate_pod_template_spec
 from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
@@ -301,8 +302,19 @@ def validate_job_spec(spec: Object, path: Path) -> list[FieldError]:
         errs += validate_pod_failure_policy(spec, path.child("podFailurePolicy"))
     if spec.get("managedBy") is not None:
         errs += _validate_managed_by(spec["managedBy"], path)
+    if spec.get("successPolicy") is not None:
+        errs += _validate_success_policy(spec, path)
     errs += _validate_pod_replacement_policy(spec, path)
     return errs + _validate_template(spec, path)
+
+
+def _validate_success_policy(spec: Object, path: Path) -> list[FieldError]:
+    """Only an Indexed Job may say which of its indexes make it a success."""
+    policy_path = path.child("successPolicy")
+    if (spec.get("completionMode") or NON_INDEXED) != INDEXED:
+        shown = go_success_policy(spec["successPolicy"])
+        return [field.invalid(policy_path, shown, "requires indexed completion mode")]
+    return validate_success_policy(spec, policy_path)
 
 
 def _validate_spec(job: Object) -> list[FieldError]:

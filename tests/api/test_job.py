@@ -156,9 +156,23 @@ def test_indexed_jobs_need_completions_and_a_short_enough_name(api: Any) -> None
 
 def test_per_index_limits_need_indexed_mode(api: Any) -> None:
     assert refused_create(api, job(maxFailedIndexes=1)) == [
-        "spec.maxFailedIndexes: Invalid value: 1: requires indexed completion mode",
         "spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified",
+        "spec.maxFailedIndexes: Invalid value: 1: requires indexed completion mode",
     ]
+
+
+def test_more_than_100000_completions_with_a_per_index_limit_are_capped(api: Any) -> None:
+    many = {"completionMode": "Indexed", "completions": 200_000, "backoffLimitPerIndex": 1}
+    assert refused_create(api, job(parallelism=10, **many)) == [
+        "spec.maxFailedIndexes: Required value: must be specified when completions is above 100000"
+    ]
+    capped = "when completions are above 100000 and used with backoff limit per index"
+    assert refused_create(api, job(parallelism=10_001, maxFailedIndexes=10_001, **many)) == [
+        f"spec.parallelism: Invalid value: 10001: must be less than or equal to 10000 {capped}",
+        "spec.maxFailedIndexes: Invalid value: 10001: must be less than or equal to 10000 "
+        f"{capped}",
+    ]
+    assert create(api, job("many", parallelism=10_000, maxFailedIndexes=10_000, **many))
 
 
 def test_a_success_policy_needs_an_indexed_job(api: Any) -> None:

@@ -99,3 +99,21 @@ def test_kubectl_gets_kube_apiservers_errors_for_a_bad_success_policy(cluster: C
         'The Job "leader" is invalid: spec.successPolicy: Invalid value'
     )
     assert cluster.kubectl("get", "job", "leader").returncode == 1
+
+
+def test_kubectl_gets_the_caps_of_a_huge_indexed_job_with_a_per_index_limit(
+    cluster: Cluster,
+) -> None:
+    refused = cluster.kubectl(
+        "create",
+        "-f",
+        "-",
+        stdin=BAD_SUCCESS_POLICY.replace("completions: 3", "completions: 200000").replace(
+            "  successPolicy:", "  backoffLimitPerIndex: 1\n  successPolicy:"
+        ),
+    )
+    assert refused.returncode == 1
+    assert (
+        "* spec.maxFailedIndexes: Required value: must be specified when completions is above "
+        "100000"
+    ) in refused.stderr.splitlines()

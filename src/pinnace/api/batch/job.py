@@ -226,16 +226,36 @@ def _validate_indexed(spec: Object, path: Path) -> list[FieldError]:
         if is_int(max_failed) and max_failed > MAX_FAILED_INDEXES_FOR_INDEXED_JOB:
             limit = f"must be less than or equal to {MAX_FAILED_INDEXES_FOR_INDEXED_JOB}"
             errs.append(field.invalid(path.child("maxFailedIndexes"), max_failed, limit))
+        if (
+            is_int(completions)
+            and completions > _COMPLETIONS_SOFT_LIMIT
+            and spec.get("backoffLimitPerIndex") is not None
+        ):
+            errs += _validate_many_completions_per_index(spec, path)
     elif mode in (None, NON_INDEXED):
         for name in ("backoffLimitPerIndex", "maxFailedIndexes"):
             if spec.get(name) is not None:
                 errs.append(
                     field.invalid(path.child(name), spec[name], "requires indexed completion mode")
                 )
-    if max_failed is not None and spec.get("backoffLimitPerIndex") is None:
-        errs.append(
-            field.required(path.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
-        )
+    return errs
+
+
+def _validate_many_completions_per_index(spec: Object, path: Path) -> list[FieldError]:
+    """Above 10^5 completions with a backoff limit per index, the failed indexes must stay
+    trackable: maxFailedIndexes is required, and it and parallelism are capped at 10^4."""
+    parallelism, max_failed = spec.get("parallelism"), spec.get("maxFailedIndexes")
+    errs: list[FieldError] = []
+    if max_failed is None:
+        detail = f"must be specified when completions is above {_COMPLETIONS_SOFT_LIMIT}"
+        errs.append(field.required(path.child("maxFailedIndexes"), detail))
+    limit = (
+        f"must be less than or equal to {_PARALLELISM_SOFT_LIMIT} when completions are above "
+        f"{_COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+    )
+    for name, value in (("parallelism", parallelism), ("maxFailedIndexes", max_failed)):
+        if is_int(value) and value > _PARALLELISM_SOFT_LIMIT:
+            errs.append(field.invalid(path.child(name), value, limit))
     return errs
 
 
@@ -297,11 +317,15 @@ def validate_job_spec(spec: Object, path: Path) -> list[FieldError]:
             "maxFailedIndexes",
         ),
     )
+    if spec.get("maxFailedIndexes") is not None and spec.get("backoffLimitPerIndex") is None:
+        errs.append(
+            field.required(path.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
+        )
+    if spec.get("managedBy") is not None:
+        errs += _validate_managed_by(spec["managedBy"], path)
     errs += _validate_indexed(spec, path)
     if spec.get("podFailurePolicy") is not None:
         errs += validate_pod_failure_policy(spec, path.child("podFailurePolicy"))
-    if spec.get("managedBy") is not None:
-        errs += _validate_managed_by(spec["managedBy"], path)
     if spec.get("successPolicy") is not None:
         errs += _validate_success_policy(spec, path)
     errs += _validate_pod_replacement_policy(spec, path)

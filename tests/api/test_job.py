@@ -349,6 +349,8 @@ def test_status_endpoint_writes_only_status(api: Any) -> None:
     assert refused_update(api, spec_write, "status") == [
         "status.succeeded: Invalid value: -2: must be greater than or equal to 0",
         "status.failed: Invalid value: -1: must be greater than or equal to 0",
+        "status.failed: Invalid value: -1: cannot decrease the failed counter",
+        "status.succeeded: Invalid value: -2: cannot decrease the succeeded counter",
     ]
 
 
@@ -397,8 +399,9 @@ def test_pod_replacement_policy(api: Any) -> None:
 
 
 def finished(**status: Any) -> dict[str, Any]:
+    met = {"type": "SuccessCriteriaMet", "status": "True"}
     complete = {"type": "Complete", "status": "True"}
-    return {"conditions": [complete], **status}
+    return {"conditions": [met, complete], **status}
 
 
 def test_a_finished_job_stays_finished(api: Any) -> None:
@@ -411,19 +414,33 @@ def test_a_finished_job_stays_finished(api: Any) -> None:
     reopened = copy.deepcopy(done)
     reopened["status"]["conditions"] = []
     reopened["status"]["completionTime"] = "2026-01-01T00:02:00Z"
+    reopened["status"]["succeeded"] = 0
     assert refused_update(api, reopened, "status") == [
+        "status.completionTime: Invalid value: 2026-01-01 00:02:00 +0000 UTC: "
+        "cannot set completionTime when there is no Complete=True condition",
         "status.conditions: Invalid value: cannot disable the terminal Complete=True condition",
-        "status.completionTime: Invalid value: 2026-01-01 00:02:00 +0000 UTC: field is immutable",
+        "status.succeeded: Invalid value: 0: cannot decrease the succeeded counter",
+        "status.completionTime: Invalid value: 2026-01-01 00:02:00 +0000 UTC: "
+        "completionTime cannot be mutated",
+        "status.conditions: Invalid value: cannot disable the SuccessCriteriaMet=True condition",
     ]
 
 
 def test_finishing_needs_a_start_and_no_active_pods(api: Any) -> None:
     created = create(api, job())
     written = copy.deepcopy(created)
-    written["status"] = finished(active=1, completionTime="2026-01-01T00:01:00Z")
+    written["status"] = finished(
+        active=1, ready=2, terminating=1, completionTime="2026-01-01T00:01:00Z"
+    )
+    written["status"]["uncountedTerminatedPods"] = {"failed": ["a"]}
     assert refused_update(api, written, "status") == [
         "status.active: Invalid value: 1: active>0 is invalid for finished job",
         "status.startTime: Required value: startTime is required for finished job",
+        "status.uncountedTerminatedPods: Invalid value: batch.UncountedTerminatedPods{"
+        'Succeeded:[]types.UID(nil), Failed:[]types.UID{"a"}}: '
+        "uncountedTerminatedPods needs to be empty for finished job",
+        "status.terminating: Invalid value: 1: terminating>0 is invalid for finished job",
+        "status.ready: Invalid value: 2: cannot set more ready pods than active",
     ]
     written["status"] = finished(
         startTime="2026-01-01T00:05:00Z", completionTime="2026-01-01T00:01:00Z"
@@ -433,7 +450,63 @@ def test_finishing_needs_a_start_and_no_active_pods(api: Any) -> None:
         "status.conditions: Invalid value: cannot set Complete=True and Failed=true conditions",
         "status.completionTime: Invalid value: 2026-01-01 00:01:00 +0000 UTC: "
         "completionTime cannot be set before startTime",
+        "status.conditions: Invalid value: cannot set Failed=True condition without the "
+        "FailureTarget=true condition",
+        "status.conditions: Invalid value: cannot set SuccessCriteriaMet=True and Failed=true "
+        "conditions",
     ]
+
+
+def test_terminal_conditions_come_after_their_targets(api: Any) -> None:
+    created = create(api, job())
+    written = copy.deepcopy(created)
+    written["status"] = {
+        "startTime": "2026-01-01T00:00:00Z",
+        "conditions": [{"type": "Complete", "status": "True"}],
+    }
+    assert refused_update(api, written, "status") == [
+        "status.completionTime: Required value: completionTime is required for Complete jobs",
+        "status.conditions: Invalid value: cannot set Complete=True condition without the "
+        "SuccessCriteriaMet=true condition",
+    ]
+    written["status"]["conditions"] = [
+        {"type": "FailureTarget", "status": "True"},
+        {"type": "Failed", "status": "True"},
+    ]
+    assert update(api, written, "status")["status"]["conditions"][1]["type"] == "Failed"
+
+
+def test_completed_and_failed_indexes(api: Any) -> None:
+    plain = create(api, job())
+    written = copy.deepcopy(plain)
+    written["status"] = {"completedIndexes": "0", "failedIndexes": "0"}
+    assert refused_update(api, written, "status") == [
+        'status.completedIndexes: Invalid value: "0": cannot set non-empty completedIndexes '
+        "when non-indexed completion mode",
+        'status.failedIndexes: Invalid value: "0": cannot set non-null failedIndexes when '
+        "backoffLimitPerIndex is null",
+        'status.failedIndexes: Invalid value: "0": failedIndexes and completedIndexes overlap '
+        "at index: 0",
+    ]
+    indexed = create(
+        api,
+        job("ix", completionMode="Indexed", completions=5, parallelism=2, backoffLimitPerIndex=1),
+    )
+    written = copy.deepcopy(indexed)
+    written["status"] = {"completedIndexes": "0-2,x", "failedIndexes": "4,5"}
+    assert refused_update(api, written, "status") == [
+        'status.completedIndexes: Invalid value: "0-2,x": error parsing completedIndexes: '
+        'cannot convert string to integer for index: "x"',
+        'status.failedIndexes: Invalid value: "4,5": error parsing failedIndexes: '
+        'too large index: "5"',
+    ]
+    written["status"] = {"completedIndexes": "0-2", "failedIndexes": "2-4"}
+    assert refused_update(api, written, "status") == [
+        'status.failedIndexes: Invalid value: "2-4": failedIndexes and completedIndexes '
+        "overlap at index: 2",
+    ]
+    written["status"] = {"completedIndexes": "0-2", "failedIndexes": "3-4"}
+    assert update(api, written, "status")["status"]["failedIndexes"] == "3-4"
 
 
 def test_uncounted_pods_are_distinct_uids(api: Any) -> None:

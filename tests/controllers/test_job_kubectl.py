@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from kubernetes import client, config
 from tests.http.conftest import Cluster, launch, stop
 
 
@@ -117,3 +120,61 @@ def test_kubectl_gets_the_caps_of_a_huge_indexed_job_with_a_per_index_limit(
         "* spec.maxFailedIndexes: Required value: must be specified when completions is above "
         "100000"
     ) in refused.stderr.splitlines()
+
+
+def test_an_external_controller_writes_a_managed_jobs_status_under_v1_32s_rules(
+    cluster: Cluster,
+) -> None:
+    """A Job managed by another controller (as Kueue's MultiKueue does), whose status that
+    controller writes with the official Python client."""
+    api_client = config.new_client_from_config(str(cluster.kubeconfig))
+    batch = client.BatchV1Api(api_client)
+    body = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "elsewhere"},
+        "spec": {
+            "managedBy": "example.com/multikueue",
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox"}],
+                }
+            },
+        },
+    }
+    batch.create_namespaced_job("default", body)
+
+    def refused(status: dict[str, Any]) -> list[str]:
+        with pytest.raises(client.ApiException) as e:
+            batch.patch_namespaced_job_status("elsewhere", "default", {"status": status})
+        assert e.value.status == 422
+        return [
+            f"{c['field']}: {c['message']}" for c in json.loads(e.value.body)["details"]["causes"]
+        ]
+
+    assert refused({"completedIndexes": "0", "active": 1, "ready": 2}) == [
+        'status.completedIndexes: Invalid value: "0": cannot set non-empty completedIndexes '
+        "when non-indexed completion mode",
+        "status.ready: Invalid value: 2: cannot set more ready pods than active",
+    ]
+    done = {
+        "startTime": "2026-01-01T00:00:00Z",
+        "completionTime": "2026-01-01T00:01:00Z",
+        "succeeded": 1,
+        "conditions": [{"type": "Complete", "status": "True"}],
+    }
+    assert refused(done) == [
+        "status.conditions: Invalid value: cannot set Complete=True condition without the "
+        "SuccessCriteriaMet=true condition"
+    ]
+    done["conditions"].insert(0, {"type": "SuccessCriteriaMet", "status": "True"})
+    written = batch.patch_namespaced_job_status("elsewhere", "default", {"status": done})
+    assert [c.type for c in written.status.conditions] == ["SuccessCriteriaMet", "Complete"]
+    assert refused({"succeeded": 0}) == [
+        "status.succeeded: Invalid value: 0: cannot decrease the succeeded counter"
+    ]
+    row = cluster.ok("get", "job", "elsewhere", "--no-headers").split()
+    assert row[:3] == ["elsewhere", "Complete", "1/1"]
+    assert cluster.ok("get", "pods", "-l", "job-name=elsewhere", "-o", "name") == ""
+    api_client.close()

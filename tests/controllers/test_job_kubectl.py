@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client, config, watch
 from tests.http.conftest import Cluster, launch, stop
 
 
@@ -177,4 +177,34 @@ def test_an_external_controller_writes_a_managed_jobs_status_under_v1_32s_rules(
     row = cluster.ok("get", "job", "elsewhere", "--no-headers").split()
     assert row[:3] == ["elsewhere", "Complete", "1/1"]
     assert cluster.ok("get", "pods", "-l", "job-name=elsewhere", "-o", "name") == ""
+    api_client.close()
+
+
+def test_a_finished_job_past_its_ttl_goes_after_its_pods(cluster: Cluster) -> None:
+    """The TTL controller deletes in the foreground: the Job is marked with the
+    foregroundDeletion finalizer, its pods go, then the Job."""
+    api_client = config.new_client_from_config(str(cluster.kubeconfig))
+    batch, core = client.BatchV1Api(api_client), client.CoreV1Api(api_client)
+    cluster.ok("create", "job", "brief", "--image=busybox", "--", "sleep", "1")
+    listed = batch.list_namespaced_job("default", field_selector="metadata.name=brief")
+    cluster.ok("patch", "job", "brief", "-p", '{"spec":{"ttlSecondsAfterFinished":2}}')
+    marked: list[Any] = []
+    pods_when_gone: list[str] = []
+    stream = watch.Watch()
+    for event in stream.stream(
+        batch.list_namespaced_job,
+        "default",
+        field_selector="metadata.name=brief",
+        resource_version=listed.metadata.resource_version,
+        timeout_seconds=60,
+    ):
+        meta = event["object"].metadata
+        if event["type"] == "MODIFIED" and meta.deletion_timestamp is not None:
+            marked.append(meta.finalizers)
+        if event["type"] == "DELETED":
+            pods = core.list_namespaced_pod("default", label_selector="job-name=brief")
+            pods_when_gone = [p.metadata.name for p in pods.items]
+            stream.stop()
+    assert marked and marked[0] == ["foregroundDeletion"]
+    assert pods_when_gone == []
     api_client.close()

@@ -184,6 +184,11 @@ def test_a_success_policy_needs_an_indexed_job(api: Any) -> None:
         "SucceededIndexes:(*string)(0xc000010000), SucceededCount:(*int32)(nil)}}}: "
         "requires indexed completion mode"
     ]
+    for rules, shown in (([], "{}"), (None, "(nil)")):
+        assert refused_create(api, job(successPolicy={"rules": rules})) == [
+            f"spec.successPolicy: Invalid value: batch.SuccessPolicy{{Rules:[]batch."
+            f"SuccessPolicyRule{shown}}}: requires indexed completion mode"
+        ]
 
 
 def test_success_policy_rules(api: Any) -> None:

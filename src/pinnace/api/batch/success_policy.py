@@ -28,7 +28,8 @@ _ADDRESS = "0xc000010000"
 
 def go_success_policy(policy: Any) -> GoValue:
     """The internal batch.SuccessPolicy as `%#v` prints it (pointers as addresses)."""
-    rules = [as_dict(r) for r in list_field(as_dict(policy).get("rules"), Path())[0]]
+    given = as_dict(policy).get("rules")
+    rules = [as_dict(r) for r in list_field(given, Path())[0]]
 
     def pointer(kind: str, value: Any) -> str:
         return f"(*{kind})({_ADDRESS if value is not None else 'nil'})"
@@ -39,7 +40,7 @@ def go_success_policy(policy: Any) -> GoValue:
         f"SucceededCount:{pointer('int32', r.get('succeededCount'))}}}"
         for r in rules
     )
-    listed = "[]batch.SuccessPolicyRule" + (f"{{{shown}}}" if rules else "(nil)")
+    listed = "[]batch.SuccessPolicyRule" + (f"{{{shown}}}" if isinstance(given, list) else "(nil)")
     return GoValue(f"batch.SuccessPolicy{{Rules:{listed}}}")
 
 

@@ -296,6 +296,33 @@ def test_completions_template_selector_and_mode_are_immutable(api: Any) -> None:
     ]
 
 
+def test_the_policies_are_immutable_and_shown_as_go_structs(api: Any) -> None:
+    created = create(api, job("indexed", completionMode="Indexed", completions=2))
+    changed = copy.deepcopy(created)
+    changed["spec"]["podReplacementPolicy"] = "Failed"
+    changed["spec"]["podFailurePolicy"] = {
+        "rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}},
+        ]
+    }
+    changed["spec"]["successPolicy"] = {"rules": [{"succeededCount": 1}]}
+    pattern = 'batch.PodFailurePolicyOnPodConditionsPattern{Type:"DisruptionTarget", Status:"True"}'
+    assert refused_update(api, changed) == [
+        "spec.podFailurePolicy: Invalid value: batch.PodFailurePolicy{Rules:[]batch."
+        'PodFailurePolicyRule{batch.PodFailurePolicyRule{Action:"Ignore", '
+        "OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)(nil), "
+        f"OnPodConditions:[]batch.PodFailurePolicyOnPodConditionsPattern{{{pattern}}}}}, "
+        'batch.PodFailurePolicyRule{Action:"FailJob", '
+        "OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)(0xc000010000), "
+        "OnPodConditions:[]batch.PodFailurePolicyOnPodConditionsPattern(nil)}}}: "
+        "field is immutable",
+        "spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{"
+        "batch.SuccessPolicyRule{SucceededIndexes:(*string)(nil), "
+        "SucceededCount:(*int32)(0xc000010000)}}}: field is immutable",
+    ]
+
+
 def test_parallelism_may_change_and_bumps_the_generation(api: Any) -> None:
     created = create(api, job())
     changed = copy.deepcopy(created)

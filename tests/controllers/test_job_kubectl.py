@@ -208,3 +208,20 @@ def test_a_finished_job_past_its_ttl_goes_after_its_pods(cluster: Cluster) -> No
     assert marked and marked[0] == ["foregroundDeletion"]
     assert pods_when_gone == []
     api_client.close()
+
+
+def test_kubectl_is_told_a_jobs_failure_policy_is_immutable_in_kube_apiservers_words(
+    cluster: Cluster,
+) -> None:
+    cluster.ok("create", "job", "fixed", "--image=busybox", "--", "sleep", "30")
+    policy = '{"rules":[{"action":"FailJob","onExitCodes":{"operator":"In","values":[2]}}]}'
+    patch = f'{{"spec":{{"podReplacementPolicy":"Failed","podFailurePolicy":{policy}}}}}'
+    refused = cluster.kubectl("patch", "job", "fixed", "--type=merge", "-p", patch)
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        'The Job "fixed" is invalid: spec.podFailurePolicy: Invalid value: '
+        "batch.PodFailurePolicy{Rules:[]batch.PodFailurePolicyRule{batch.PodFailurePolicyRule{"
+        'Action:"FailJob", OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)'
+        "(0xc000010000), OnPodConditions:[]batch.PodFailurePolicyOnPodConditionsPattern(nil)}}}: "
+        "field is immutable"
+    )

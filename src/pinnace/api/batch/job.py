@@ -33,6 +33,7 @@ from pinnace.api.apps import (
 from pinnace.api.batch.job_status import validate_job_status
 from pinnace.api.batch.pod_failure_policy import (
     default_pod_failure_policy,
+    go_pod_failure_policy,
     valid_values,
     validate_pod_failure_policy,
 )
@@ -386,10 +387,16 @@ def validate_job(job: Any) -> list[FieldError]:
     return _validate_job(job, prefixed_labels=True)
 
 
+# How kube-apiserver shows a changed policy: the internal struct, as `%#v` prints it.
+_GO_SHOWN = {"podFailurePolicy": go_pod_failure_policy, "successPolicy": go_success_policy}
+
+
 def _immutable(new: Object, old: Object, name: str) -> list[FieldError]:
     value = new.get(name)
     if not changed(value, old.get(name)):
         return []
+    if value is not None and name in _GO_SHOWN:
+        value = _GO_SHOWN[name](value)
     return [field.invalid(SPEC.child(name), value, FIELD_IMMUTABLE_ERROR_MSG)]
 
 

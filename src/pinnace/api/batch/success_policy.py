@@ -15,6 +15,9 @@ from pinnace.api.field import FieldError, Path
 from pinnace.api.objects import Object
 from pinnace.api.validation import (
     GoValue,
+    go_address,
+    go_struct,
+    go_struct_slice,
     is_int,
     list_field,
     object_field,
@@ -23,25 +26,24 @@ from pinnace.api.validation import (
 
 MAX_RULES = 20
 MAX_SUCCEEDED_INDEXES_LENGTH = 64 * 1024
-_ADDRESS = "0xc000010000"
 
 
 def go_success_policy(policy: Any) -> GoValue:
-    """The internal batch.SuccessPolicy as `%#v` prints it (pointers as addresses)."""
+    """The internal batch.SuccessPolicy as `%#v` prints it."""
     given = as_dict(policy).get("rules")
-    rules = [as_dict(r) for r in list_field(given, Path())[0]]
-
-    def pointer(kind: str, value: Any) -> str:
-        return f"(*{kind})({_ADDRESS if value is not None else 'nil'})"
-
-    shown = ", ".join(
-        "batch.SuccessPolicyRule{"
-        f"SucceededIndexes:{pointer('string', r.get('succeededIndexes'))}, "
-        f"SucceededCount:{pointer('int32', r.get('succeededCount'))}}}"
-        for r in rules
+    rules = [
+        go_struct(
+            "batch.SuccessPolicyRule",
+            [
+                ("SucceededIndexes", go_address("string", as_dict(r).get("succeededIndexes"))),
+                ("SucceededCount", go_address("int32", as_dict(r).get("succeededCount"))),
+            ],
+        )
+        for r in list_field(given, Path())[0]
+    ]
+    return go_struct(
+        "batch.SuccessPolicy", [("Rules", go_struct_slice("batch.SuccessPolicyRule", given, rules))]
     )
-    listed = "[]batch.SuccessPolicyRule" + (f"{{{shown}}}" if isinstance(given, list) else "(nil)")
-    return GoValue(f"batch.SuccessPolicy{{Rules:{listed}}}")
 
 
 def validate_success_policy(spec: Object, path: Path) -> list[FieldError]:

@@ -156,9 +156,81 @@ def test_indexed_jobs_need_completions_and_a_short_enough_name(api: Any) -> None
 
 def test_per_index_limits_need_indexed_mode(api: Any) -> None:
     assert refused_create(api, job(maxFailedIndexes=1)) == [
-        "spec.maxFailedIndexes: Invalid value: 1: requires indexed completion mode",
         "spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified",
+        "spec.maxFailedIndexes: Invalid value: 1: requires indexed completion mode",
     ]
+
+
+def test_more_than_100000_completions_with_a_per_index_limit_are_capped(api: Any) -> None:
+    many = {"completionMode": "Indexed", "completions": 200_000, "backoffLimitPerIndex": 1}
+    assert refused_create(api, job(parallelism=10, **many)) == [
+        "spec.maxFailedIndexes: Required value: must be specified when completions is above 100000"
+    ]
+    capped = "when completions are above 100000 and used with backoff limit per index"
+    assert refused_create(api, job(parallelism=10_001, maxFailedIndexes=10_001, **many)) == [
+        f"spec.parallelism: Invalid value: 10001: must be less than or equal to 10000 {capped}",
+        "spec.maxFailedIndexes: Invalid value: 10001: must be less than or equal to 10000 "
+        f"{capped}",
+    ]
+    assert create(api, job("many", parallelism=10_000, maxFailedIndexes=10_000, **many))
+
+
+def test_a_success_policy_needs_an_indexed_job(api: Any) -> None:
+    policy = {"rules": [{"succeededCount": 1}, {"succeededIndexes": "0"}]}
+    assert refused_create(api, job(successPolicy=policy)) == [
+        "spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{"
+        "batch.SuccessPolicyRule{SucceededIndexes:(*string)(nil), "
+        "SucceededCount:(*int32)(0xc000010000)}, batch.SuccessPolicyRule{"
+        "SucceededIndexes:(*string)(0xc000010000), SucceededCount:(*int32)(nil)}}}: "
+        "requires indexed completion mode"
+    ]
+    for rules, shown in (([], "{}"), (None, "(nil)")):
+        assert refused_create(api, job(successPolicy={"rules": rules})) == [
+            f"spec.successPolicy: Invalid value: batch.SuccessPolicy{{Rules:[]batch."
+            f"SuccessPolicyRule{shown}}}: requires indexed completion mode"
+        ]
+
+
+def test_success_policy_rules(api: Any) -> None:
+    indexed = {"completionMode": "Indexed", "completions": 5}
+    assert refused_create(api, job(successPolicy={"rules": []}, **indexed)) == [
+        "spec.successPolicy.rules: Required value: at least one rules must be specified when "
+        "the successPolicy is specified"
+    ]
+    rules = [
+        {},
+        {"succeededIndexes": "0-2,x"},
+        {"succeededIndexes": "3-1"},
+        {"succeededIndexes": "1,1"},
+        {"succeededIndexes": "0-1-2"},
+        {"succeededIndexes": "5"},
+        {"succeededIndexes": "0,2-3", "succeededCount": 4},
+        {"succeededCount": 6},
+        {"succeededCount": -1},
+    ]
+    parsing = "error parsing succeededIndexes"
+    rule = "spec.successPolicy.rules"
+    assert refused_create(api, job(successPolicy={"rules": rules}, **indexed)) == [
+        f"{rule}[0]: Required value: at least one of succeededCount or succeededIndexes must "
+        "be specified",
+        f'{rule}[1].succeededIndexes: Invalid value: "0-2,x": {parsing}: cannot convert string '
+        'to integer for index: "x"',
+        f'{rule}[2].succeededIndexes: Invalid value: "3-1": {parsing}: non-increasing order, '
+        "previous: 3, current: 1",
+        f'{rule}[3].succeededIndexes: Invalid value: "1,1": {parsing}: non-increasing order, '
+        "previous: 1, current: 1",
+        f'{rule}[4].succeededIndexes: Invalid value: "0-1-2": {parsing}: the fragment "0-1-2" '
+        "violates the requirement that an index interval can have at most two parts "
+        "separated by '-'",
+        f'{rule}[5].succeededIndexes: Invalid value: "5": {parsing}: too large index: "5"',
+        f"{rule}[6].succeededCount: Invalid value: 4: must be less than or equal to 3 (the "
+        "number of indexes in the specified succeededIndexes field)",
+        f"{rule}[7].succeededCount: Invalid value: 6: must be less than or equal to 5 (the "
+        "number of specified completions)",
+        f"{rule}[8].succeededCount: Invalid value: -1: must be greater than or equal to 0",
+    ]
+    good = {"rules": [{"succeededIndexes": "0,2-4", "succeededCount": 4}]}
+    assert create(api, job("good", successPolicy=good, **indexed))["spec"]["successPolicy"] == good
 
 
 def test_manual_selector_must_be_given_and_match(api: Any) -> None:
@@ -224,6 +296,33 @@ def test_completions_template_selector_and_mode_are_immutable(api: Any) -> None:
     ]
 
 
+def test_the_policies_are_immutable_and_shown_as_go_structs(api: Any) -> None:
+    created = create(api, job("indexed", completionMode="Indexed", completions=2))
+    changed = copy.deepcopy(created)
+    changed["spec"]["podReplacementPolicy"] = "Failed"
+    changed["spec"]["podFailurePolicy"] = {
+        "rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}},
+        ]
+    }
+    changed["spec"]["successPolicy"] = {"rules": [{"succeededCount": 1}]}
+    pattern = 'batch.PodFailurePolicyOnPodConditionsPattern{Type:"DisruptionTarget", Status:"True"}'
+    assert refused_update(api, changed) == [
+        "spec.podFailurePolicy: Invalid value: batch.PodFailurePolicy{Rules:[]batch."
+        'PodFailurePolicyRule{batch.PodFailurePolicyRule{Action:"Ignore", '
+        "OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)(nil), "
+        f"OnPodConditions:[]batch.PodFailurePolicyOnPodConditionsPattern{{{pattern}}}}}, "
+        'batch.PodFailurePolicyRule{Action:"FailJob", '
+        "OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)(0xc000010000), "
+        "OnPodConditions:[]batch.PodFailurePolicyOnPodConditionsPattern(nil)}}}: "
+        "field is immutable",
+        "spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{"
+        "batch.SuccessPolicyRule{SucceededIndexes:(*string)(nil), "
+        "SucceededCount:(*int32)(0xc000010000)}}}: field is immutable",
+    ]
+
+
 def test_parallelism_may_change_and_bumps_the_generation(api: Any) -> None:
     created = create(api, job())
     changed = copy.deepcopy(created)
@@ -282,6 +381,8 @@ def test_status_endpoint_writes_only_status(api: Any) -> None:
     assert refused_update(api, spec_write, "status") == [
         "status.succeeded: Invalid value: -2: must be greater than or equal to 0",
         "status.failed: Invalid value: -1: must be greater than or equal to 0",
+        "status.failed: Invalid value: -1: cannot decrease the failed counter",
+        "status.succeeded: Invalid value: -2: cannot decrease the succeeded counter",
     ]
 
 
@@ -330,8 +431,9 @@ def test_pod_replacement_policy(api: Any) -> None:
 
 
 def finished(**status: Any) -> dict[str, Any]:
+    met = {"type": "SuccessCriteriaMet", "status": "True"}
     complete = {"type": "Complete", "status": "True"}
-    return {"conditions": [complete], **status}
+    return {"conditions": [met, complete], **status}
 
 
 def test_a_finished_job_stays_finished(api: Any) -> None:
@@ -344,19 +446,33 @@ def test_a_finished_job_stays_finished(api: Any) -> None:
     reopened = copy.deepcopy(done)
     reopened["status"]["conditions"] = []
     reopened["status"]["completionTime"] = "2026-01-01T00:02:00Z"
+    reopened["status"]["succeeded"] = 0
     assert refused_update(api, reopened, "status") == [
+        "status.completionTime: Invalid value: 2026-01-01 00:02:00 +0000 UTC: "
+        "cannot set completionTime when there is no Complete=True condition",
         "status.conditions: Invalid value: cannot disable the terminal Complete=True condition",
-        "status.completionTime: Invalid value: 2026-01-01 00:02:00 +0000 UTC: field is immutable",
+        "status.succeeded: Invalid value: 0: cannot decrease the succeeded counter",
+        "status.completionTime: Invalid value: 2026-01-01 00:02:00 +0000 UTC: "
+        "completionTime cannot be mutated",
+        "status.conditions: Invalid value: cannot disable the SuccessCriteriaMet=True condition",
     ]
 
 
 def test_finishing_needs_a_start_and_no_active_pods(api: Any) -> None:
     created = create(api, job())
     written = copy.deepcopy(created)
-    written["status"] = finished(active=1, completionTime="2026-01-01T00:01:00Z")
+    written["status"] = finished(
+        active=1, ready=2, terminating=1, completionTime="2026-01-01T00:01:00Z"
+    )
+    written["status"]["uncountedTerminatedPods"] = {"failed": ["a"]}
     assert refused_update(api, written, "status") == [
         "status.active: Invalid value: 1: active>0 is invalid for finished job",
         "status.startTime: Required value: startTime is required for finished job",
+        "status.uncountedTerminatedPods: Invalid value: batch.UncountedTerminatedPods{"
+        'Succeeded:[]types.UID(nil), Failed:[]types.UID{"a"}}: '
+        "uncountedTerminatedPods needs to be empty for finished job",
+        "status.terminating: Invalid value: 1: terminating>0 is invalid for finished job",
+        "status.ready: Invalid value: 2: cannot set more ready pods than active",
     ]
     written["status"] = finished(
         startTime="2026-01-01T00:05:00Z", completionTime="2026-01-01T00:01:00Z"
@@ -366,7 +482,63 @@ def test_finishing_needs_a_start_and_no_active_pods(api: Any) -> None:
         "status.conditions: Invalid value: cannot set Complete=True and Failed=true conditions",
         "status.completionTime: Invalid value: 2026-01-01 00:01:00 +0000 UTC: "
         "completionTime cannot be set before startTime",
+        "status.conditions: Invalid value: cannot set Failed=True condition without the "
+        "FailureTarget=true condition",
+        "status.conditions: Invalid value: cannot set SuccessCriteriaMet=True and Failed=true "
+        "conditions",
     ]
+
+
+def test_terminal_conditions_come_after_their_targets(api: Any) -> None:
+    created = create(api, job())
+    written = copy.deepcopy(created)
+    written["status"] = {
+        "startTime": "2026-01-01T00:00:00Z",
+        "conditions": [{"type": "Complete", "status": "True"}],
+    }
+    assert refused_update(api, written, "status") == [
+        "status.completionTime: Required value: completionTime is required for Complete jobs",
+        "status.conditions: Invalid value: cannot set Complete=True condition without the "
+        "SuccessCriteriaMet=true condition",
+    ]
+    written["status"]["conditions"] = [
+        {"type": "FailureTarget", "status": "True"},
+        {"type": "Failed", "status": "True"},
+    ]
+    assert update(api, written, "status")["status"]["conditions"][1]["type"] == "Failed"
+
+
+def test_completed_and_failed_indexes(api: Any) -> None:
+    plain = create(api, job())
+    written = copy.deepcopy(plain)
+    written["status"] = {"completedIndexes": "0", "failedIndexes": "0"}
+    assert refused_update(api, written, "status") == [
+        'status.completedIndexes: Invalid value: "0": cannot set non-empty completedIndexes '
+        "when non-indexed completion mode",
+        'status.failedIndexes: Invalid value: "0": cannot set non-null failedIndexes when '
+        "backoffLimitPerIndex is null",
+        'status.failedIndexes: Invalid value: "0": failedIndexes and completedIndexes overlap '
+        "at index: 0",
+    ]
+    indexed = create(
+        api,
+        job("ix", completionMode="Indexed", completions=5, parallelism=2, backoffLimitPerIndex=1),
+    )
+    written = copy.deepcopy(indexed)
+    written["status"] = {"completedIndexes": "0-2,x", "failedIndexes": "4,5"}
+    assert refused_update(api, written, "status") == [
+        'status.completedIndexes: Invalid value: "0-2,x": error parsing completedIndexes: '
+        'cannot convert string to integer for index: "x"',
+        'status.failedIndexes: Invalid value: "4,5": error parsing failedIndexes: '
+        'too large index: "5"',
+    ]
+    written["status"] = {"completedIndexes": "0-2", "failedIndexes": "2-4"}
+    assert refused_update(api, written, "status") == [
+        'status.failedIndexes: Invalid value: "2-4": failedIndexes and completedIndexes '
+        "overlap at index: 2",
+    ]
+    written["status"] = {"completedIndexes": "0-2", "failedIndexes": "3-4"}
+    assert update(api, written, "status")["status"]["failedIndexes"] == "3-4"
 
 
 def test_uncounted_pods_are_distinct_uids(api: Any) -> None:

@@ -159,6 +159,19 @@ class GoValue:
         return hash(self.text)
 
 
+def go_struct_slice(type_name: str, given: Any, items: list[GoValue]) -> GoValue:
+    """`[]batch.Rule{...}` as `%#v` prints a slice: `[]batch.Rule(nil)` when it was absent
+    (or null), its items in braces otherwise."""
+    if not isinstance(given, list):
+        return GoValue(f"[]{type_name}(nil)")
+    return GoValue(f"[]{type_name}{{" + ", ".join(str(i) for i in items) + "}")
+
+
+def go_address(type_name: str, value: Any) -> GoValue:
+    """`(*int32)(0xc000010000)`: a set pointer as `%#v` prints it, with a made-up address."""
+    return GoValue(f"(*{type_name})({'nil' if value is None else '0xc000010000'})")
+
+
 def go_struct(type_name: str, fields: list[tuple[str, Any]]) -> GoValue:
     """`core.Taint{Key:"k", Value:"", ...}`; strings are quoted, GoValues shown as they are."""
     shown = ", ".join(f"{name}:{json.dumps(v) if isinstance(v, str) else v}" for name, v in fields)

@@ -1,6 +1,6 @@
 """The TTL-after-finished controller: deletes a Job ttlSecondsAfterFinished seconds after it
-completed or failed, as kube-controller-manager's (v1.32). The deletion propagates in the
-background, so the garbage collector then removes the Job's pods."""
+completed or failed, as kube-controller-manager's (v1.32). The deletion cascades in the
+foreground: the garbage collector removes the Job's pods first, then the Job goes."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ class TTLAfterFinishedController:
                 self._queue.add_after(key, left)
             return
         options = DeleteOptions(
-            propagation_policy="Background", precondition_uid=fresh["metadata"]["uid"]
+            propagation_policy="Foreground", precondition_uid=fresh["metadata"]["uid"]
         )
         try:
             await self._client.delete(JOBS, namespace, name, options)

@@ -33,9 +33,11 @@ from pinnace.api.apps import (
 from pinnace.api.batch.job_status import validate_job_status
 from pinnace.api.batch.pod_failure_policy import (
     default_pod_failure_policy,
+    go_pod_failure_policy,
     valid_values,
     validate_pod_failure_policy,
 )
+from pinnace.api.batch.success_policy import go_success_policy, validate_success_policy
 from pinnace.api.core.pod import validate_pod_template_spec
 from pinnace.api.core.pod_resize import template_dropper
 from pinnace.api.core.pod_shape import as_dict, child_dict
@@ -225,16 +227,36 @@ def _validate_indexed(spec: Object, path: Path) -> list[FieldError]:
         if is_int(max_failed) and max_failed > MAX_FAILED_INDEXES_FOR_INDEXED_JOB:
             limit = f"must be less than or equal to {MAX_FAILED_INDEXES_FOR_INDEXED_JOB}"
             errs.append(field.invalid(path.child("maxFailedIndexes"), max_failed, limit))
+        if (
+            is_int(completions)
+            and completions > _COMPLETIONS_SOFT_LIMIT
+            and spec.get("backoffLimitPerIndex") is not None
+        ):
+            errs += _validate_many_completions_per_index(spec, path)
     elif mode in (None, NON_INDEXED):
         for name in ("backoffLimitPerIndex", "maxFailedIndexes"):
             if spec.get(name) is not None:
                 errs.append(
                     field.invalid(path.child(name), spec[name], "requires indexed completion mode")
                 )
-    if max_failed is not None and spec.get("backoffLimitPerIndex") is None:
-        errs.append(
-            field.required(path.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
-        )
+    return errs
+
+
+def _validate_many_completions_per_index(spec: Object, path: Path) -> list[FieldError]:
+    """Above 10^5 completions with a backoff limit per index, the failed indexes must stay
+    trackable: maxFailedIndexes is required, and it and parallelism are capped at 10^4."""
+    parallelism, max_failed = spec.get("parallelism"), spec.get("maxFailedIndexes")
+    errs: list[FieldError] = []
+    if max_failed is None:
+        detail = f"must be specified when completions is above {_COMPLETIONS_SOFT_LIMIT}"
+        errs.append(field.required(path.child("maxFailedIndexes"), detail))
+    limit = (
+        f"must be less than or equal to {_PARALLELISM_SOFT_LIMIT} when completions are above "
+        f"{_COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+    )
+    for name, value in (("parallelism", parallelism), ("maxFailedIndexes", max_failed)):
+        if is_int(value) and value > _PARALLELISM_SOFT_LIMIT:
+            errs.append(field.invalid(path.child(name), value, limit))
     return errs
 
 
@@ -296,13 +318,28 @@ def validate_job_spec(spec: Object, path: Path) -> list[FieldError]:
             "maxFailedIndexes",
         ),
     )
+    if spec.get("maxFailedIndexes") is not None and spec.get("backoffLimitPerIndex") is None:
+        errs.append(
+            field.required(path.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
+        )
+    if spec.get("managedBy") is not None:
+        errs += _validate_managed_by(spec["managedBy"], path)
     errs += _validate_indexed(spec, path)
     if spec.get("podFailurePolicy") is not None:
         errs += validate_pod_failure_policy(spec, path.child("podFailurePolicy"))
-    if spec.get("managedBy") is not None:
-        errs += _validate_managed_by(spec["managedBy"], path)
+    if spec.get("successPolicy") is not None:
+        errs += _validate_success_policy(spec, path)
     errs += _validate_pod_replacement_policy(spec, path)
     return errs + _validate_template(spec, path)
+
+
+def _validate_success_policy(spec: Object, path: Path) -> list[FieldError]:
+    """Only an Indexed Job may say which of its indexes make it a success."""
+    policy_path = path.child("successPolicy")
+    if (spec.get("completionMode") or NON_INDEXED) != INDEXED:
+        shown = go_success_policy(spec["successPolicy"])
+        return [field.invalid(policy_path, shown, "requires indexed completion mode")]
+    return validate_success_policy(spec, policy_path)
 
 
 def _validate_spec(job: Object) -> list[FieldError]:
@@ -350,10 +387,16 @@ def validate_job(job: Any) -> list[FieldError]:
     return _validate_job(job, prefixed_labels=True)
 
 
+# How kube-apiserver shows a changed policy: the internal struct, as `%#v` prints it.
+_GO_SHOWN = {"podFailurePolicy": go_pod_failure_policy, "successPolicy": go_success_policy}
+
+
 def _immutable(new: Object, old: Object, name: str) -> list[FieldError]:
     value = new.get(name)
     if not changed(value, old.get(name)):
         return []
+    if value is not None and name in _GO_SHOWN:
+        value = _GO_SHOWN[name](value)
     return [field.invalid(SPEC.child(name), value, FIELD_IMMUTABLE_ERROR_MSG)]
 
 

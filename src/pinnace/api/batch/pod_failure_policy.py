@@ -14,7 +14,15 @@ from pinnace.api.core.pod_shape import all_containers, as_dict
 from pinnace.api.field import ErrorType, FieldError, Path
 from pinnace.api.names import is_qualified_name
 from pinnace.api.objects import Object
-from pinnace.api.validation import GoValue, is_int, list_field, object_field
+from pinnace.api.validation import (
+    GoValue,
+    go_address,
+    go_struct,
+    go_struct_slice,
+    is_int,
+    list_field,
+    object_field,
+)
 
 ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
 OPERATORS = ("In", "NotIn")
@@ -27,6 +35,42 @@ MAX_CONDITION_PATTERNS = 20
 def valid_values(values: tuple[str, ...]) -> str:
     """The detail of a Required error that lists what may be given."""
     return "valid values: " + ", ".join(json.dumps(v) for v in values)
+
+
+def _go_rule(value: Any) -> GoValue:
+    rule = as_dict(value)
+    given = rule.get("onPodConditions")
+    patterns = [
+        go_struct(
+            "batch.PodFailurePolicyOnPodConditionsPattern",
+            [("Type", as_dict(p).get("type", "")), ("Status", as_dict(p).get("status", ""))],
+        )
+        for p in list_field(given, Path())[0]
+    ]
+    return go_struct(
+        "batch.PodFailurePolicyRule",
+        [
+            ("Action", rule.get("action", "")),
+            (
+                "OnExitCodes",
+                go_address("batch.PodFailurePolicyOnExitCodesRequirement", rule.get("onExitCodes")),
+            ),
+            (
+                "OnPodConditions",
+                go_struct_slice("batch.PodFailurePolicyOnPodConditionsPattern", given, patterns),
+            ),
+        ],
+    )
+
+
+def go_pod_failure_policy(policy: Any) -> GoValue:
+    """The internal batch.PodFailurePolicy as `%#v` prints it."""
+    given = as_dict(policy).get("rules")
+    rules = [_go_rule(r) for r in list_field(given, Path())[0]]
+    return go_struct(
+        "batch.PodFailurePolicy",
+        [("Rules", go_struct_slice("batch.PodFailurePolicyRule", given, rules))],
+    )
 
 
 def default_pod_failure_policy(policy: Any) -> None:

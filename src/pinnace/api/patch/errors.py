@@ -58,5 +58,3 @@ def go_value(value: Any) -> str:
         items = " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value))
         return f"map[{items}]"
     return str(value)
-
-

@@ -85,7 +85,17 @@ def without_empty_metadata(obj: Object) -> Object:
     so `annotations: {}` in a patch changes nothing. `obj` itself when none is empty, else a
     copy sharing all but its metadata."""
     m = obj.get("metadata")
-    if not isinstance(m, dict) or not any(m.get(name) in ({}, []) for name in _OMITTED_WHEN_EMPTY):
+    if not isinstance(m, dict):
         return obj
-    kept = {k: v for k, v in m.items() if not (k in _OMITTED_WHEN_EMPTY and v in ({}, []))}
+    for name in _OMITTED_WHEN_EMPTY:  # every write passes here: no generator, no allocation
+        if _empty_collection(m.get(name)):
+            break
+    else:
+        return obj
+    kept = {k: v for k, v in m.items() if not (k in _OMITTED_WHEN_EMPTY and _empty_collection(v))}
     return {**obj, "metadata": kept}
+
+
+def _empty_collection(value: Any) -> bool:
+    """An empty map or list (Go's omitempty leaves it out)."""
+    return not value and isinstance(value, dict | list)

@@ -117,6 +117,7 @@ class AdmissionChain:
         self.pod_security_configuration = PodSecurityConfiguration()
         """PodSecurity's defaults and exemptions (kube-apiserver's
         --admission-control-config-file)."""
+        self._pod_security_policies = pod_security.NamespacePolicies()
 
     async def _stored(self) -> AdmissionObjects:
         """What the plugins look up, as stored now."""
@@ -230,12 +231,15 @@ class AdmissionChain:
         found = stored.get(NAMESPACES, "", (obj.get("metadata") or {}).get("namespace", ""))
         acting = requester()
         username = "" if acting is None else acting.user.name
+        policies = self._pod_security_policies
         if _is(kind, "", "Pod"):
-            return pod_security.validate_pod(config, username, found, obj, old, subresource)
+            return pod_security.validate_pod(
+                config, username, found, obj, old, subresource, policies
+            )
         if subresource:
             return []
         return pod_security.validate_pod_controller(
-            config, username, found, kind.group, kind.kind, obj
+            config, username, found, kind.group, kind.kind, obj, policies
         )
 
     @staticmethod

@@ -1,6 +1,7 @@
 """What the scheduler reads from a pod, parsed once when the pod enters the scheduler
 (kube-scheduler's PodInfo): effective requests as the scheduler's integers, tolerations, host
-ports, images, priority and scheduling gates. Plugins read these instead of the pod's JSON.
+ports, images, priority, scheduling gates and the claims of its volumes. Plugins read these
+instead of the pod's JSON.
 
 Requests come from `pinnace.resources` (PodRequests with sidecars and overhead, and the
 resources a pod being resized in place runs with); the
@@ -27,6 +28,7 @@ from pinnace.resources.pod import (
 from pinnace.resources.quantity import Quantity
 from pinnace.scheduling.hostports import HostPort, pod_host_ports
 from pinnace.scheduling.taints import Toleration, pod_tolerations
+from pinnace.scheduling.volumes import pod_claims
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -51,6 +53,8 @@ class PodInfo:
     images: tuple[str, ...]  # init then app containers, normalised with ":latest"
     scheduling_gates: tuple[str, ...]
     labels: Mapping[str, str]
+    claims: tuple[tuple[str, bool], ...]
+    """The claims its volumes use, each with whether an ephemeral volume's (`pod_claims`)."""
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any]) -> PodInfo:
@@ -80,6 +84,7 @@ class PodInfo:
             ),
             scheduling_gates=tuple(g.get("name", "") for g in spec.get("schedulingGates") or ()),
             labels=meta.get("labels") or {},
+            claims=tuple(pod_claims(pod)) if spec.get("volumes") else (),
         )
 
     def updated(self, pod: Mapping[str, Any]) -> PodInfo:
@@ -105,7 +110,18 @@ class PodInfo:
             images=self.images,
             scheduling_gates=self.scheduling_gates,
             labels=self.labels,
+            claims=self.claims,
         )
+
+    @property
+    def claim_names(self) -> list[str]:
+        """The claims its persistentVolumeClaim volumes name (`pod_claim_names`)."""
+        return [name for name, ephemeral in self.claims if not ephemeral]
+
+    @property
+    def all_claim_names(self) -> list[str]:
+        """Every claim its volumes use (`pod_all_claim_names`)."""
+        return [name for name, _ in self.claims]
 
 
 def pod_key(pod: Mapping[str, Any]) -> str:
@@ -123,6 +139,7 @@ _READ_SPEC = (
     "schedulerName",
     "priority",
     "schedulingGates",
+    "volumes",
 )
 """What `from_pod` reads of a pod's metadata and spec; of its status, `_running` and the
 resize it reads only with them."""

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pinnace.api import status
+from pinnace.api.field import FieldError
 from pinnace.apiserver.admission.pod_security_checks import (
     evaluate,
     forbidden_detail,
@@ -77,15 +78,14 @@ def validate_pod(
     pod: Mapping[str, Any],
     old: Mapping[str, Any] | None,
     subresource: str,
+    policies: NamespacePolicies | None = None,
 ) -> list[str]:
-    """The warnings of a pod's write by `username`; raises the enforce policy's 403."""
-    if subresource in _IGNORED_POD_SUBRESOURCES or _exempt(config, username, pod):
-        return []
-    labels = _labels(namespace)
-    if not has_labels(labels) and config.defaults.fully_privileged():
-        return []
-    policy, errors = policy_to_evaluate(labels, config.defaults)
+    """The warnings of a pod's write by `username`; raises the enforce policy's 403.
+    `policies`: where the namespace's policy is remembered."""
+    policy, errors = _policy(config, namespace, policies)
     if not errors and policy.fully_privileged():
+        return []
+    if subresource in _IGNORED_POD_SUBRESOURCES or _exempt(config, username, pod):
         return []
     if old is not None and not _significant_update(pod, old):
         return []
@@ -107,15 +107,14 @@ def validate_pod_controller(
     group: str,
     kind: str,
     obj: Mapping[str, Any],
+    policies: NamespacePolicies | None = None,
 ) -> list[str]:
-    """The warn policy's warnings of a controller's pod template (never refused)."""
-    if _exempt(config, username, obj):
-        return []
-    labels = _labels(namespace)
-    if not has_labels(labels) and config.defaults.fully_privileged():
-        return []
-    policy, errors = policy_to_evaluate(labels, config.defaults)
+    """The warn policy's warnings of a controller's pod template (never refused).
+    `policies`: where the namespace's policy is remembered."""
+    policy, errors = _policy(config, namespace, policies)
     if not errors and PRIVILEGED == policy.warn.level == policy.audit.level:
+        return []
+    if _exempt(config, username, obj):
         return []
     template: Any = obj
     for step in _CONTROLLERS[(group, kind)]:
@@ -126,6 +125,52 @@ def validate_pod_controller(
     if _exempt_runtime_class(config, spec):
         return []
     return _warnings(policy, _meta(template), spec)
+
+
+class NamespacePolicies:
+    """Each namespace's policy to evaluate (`policy_to_evaluate` of its labels, the
+    configuration's defaults for the modes they leave out), worked out once per version of the
+    namespace: a stored namespace is replaced, never changed in place, when it is written, so
+    the object itself tells whether its labels may have changed (as v1.32's plugin keeps its
+    namespace informer's objects). Most namespaces have no Pod Security label: their pods
+    are then passed over with one look-up."""
+
+    _MAX_REMEMBERED = 4096
+
+    def __init__(self) -> None:
+        self._known: dict[
+            str, tuple[Mapping[str, Any] | None, Configuration, Policy, list[FieldError]]
+        ] = {}
+
+    def of(
+        self, config: Configuration, namespace: Mapping[str, Any] | None
+    ) -> tuple[Policy, list[FieldError]]:
+        name = str(_meta(namespace or {}).get("name") or "")
+        known = self._known.get(name)
+        if known is not None and known[0] is namespace and known[1] is config:
+            return known[2], known[3]
+        policy, errors = _evaluated(config, namespace)
+        if len(self._known) >= self._MAX_REMEMBERED:
+            self._known.clear()
+        self._known[name] = (namespace, config, policy, errors)
+        return policy, errors
+
+
+def _policy(
+    config: Configuration,
+    namespace: Mapping[str, Any] | None,
+    policies: NamespacePolicies | None,
+) -> tuple[Policy, list[FieldError]]:
+    return _evaluated(config, namespace) if policies is None else policies.of(config, namespace)
+
+
+def _evaluated(
+    config: Configuration, namespace: Mapping[str, Any] | None
+) -> tuple[Policy, list[FieldError]]:
+    labels = _labels(namespace)
+    if not has_labels(labels):
+        return config.defaults, []
+    return policy_to_evaluate(labels, config.defaults)
 
 
 def _exempt(config: Configuration, username: str, obj: Mapping[str, Any]) -> bool:

@@ -31,11 +31,10 @@ from pinnace.scheduler.plugins.volume_listers import (
     VolumeListers,
 )
 from pinnace.scheduler.podinfo import PodInfo
-from pinnace.scheduling.volumes import claim_class, pod_all_claim_names
+from pinnace.scheduling.volumes import claim_class
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
 _STATE_KEY = "PreFilterNodeVolumeLimits"
-_MAX_REMEMBERED = 1_000_000
 
 
 def attachable_volumes(
@@ -77,9 +76,8 @@ class NodeVolumeLimits:
     def __init__(self) -> None:
         self.volume_listers: VolumeListers | None = None
         # Filter runs over every node for every pod with claims: what a node's CSINode allows
-        # and how many claims a pod has (its volumes never change) are kept, not re-read.
+        # is kept, not re-read (a pod's claims are in its PodInfo).
         self._limits: dict[str, tuple[Mapping[str, Any] | None, dict[str, int]]] = {}
-        self._claims_of: dict[str, int] = {}
 
     def _node_limits(self, listers: VolumeListers, node_name: str) -> dict[str, int]:
         csi_node = listers.csi_node(node_name)
@@ -88,16 +86,8 @@ class NodeVolumeLimits:
             known = self._limits[node_name] = (csi_node, volume_limits(csi_node))
         return known[1]
 
-    def _claim_count(self, pod: PodInfo) -> int:
-        count = self._claims_of.get(pod.uid)
-        if count is None:
-            if len(self._claims_of) > _MAX_REMEMBERED:
-                self._claims_of.clear()
-            count = self._claims_of[pod.uid] = len(pod_all_claim_names(pod.pod))
-        return count
-
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
-        names = pod_all_claim_names(pod.pod)
+        names = pod.all_claim_names
         listers = self.volume_listers
         if not names or listers is None:
             return SKIP
@@ -129,12 +119,12 @@ class NodeVolumeLimits:
         if not limits:
             return True
         pods = table.pods[i].values()
-        most = sum(self._claim_count(other) for other in pods)
+        most = sum(len(other.claims) for other in pods)
         if all(most + len(wanted[d]) <= limit for d, limit in limits.items() if d in wanted):
             return True  # even were every claim on the node a volume of the driver
         attached: dict[str, set[str]] = {}
         for other in pods:
-            names = pod_all_claim_names(other.pod)
+            names = other.all_claim_names
             for driver, handles in attachable_volumes(listers, other.namespace, names).items():
                 attached.setdefault(driver, set()).update(handles)
         for driver, handles in wanted.items():

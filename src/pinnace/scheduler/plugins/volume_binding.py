@@ -56,7 +56,6 @@ from pinnace.scheduling.volumes import (
     claim_class,
     claim_not_for_pod,
     find_matching_volume,
-    pod_claims,
     requested_storage,
 )
 
@@ -155,7 +154,7 @@ class VolumeBinding:
     # --- PreFilter ---------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
-        claims = pod_claims(pod.pod)
+        claims = pod.claims
         listers = self.volume_listers
         if not claims or listers is None:
             return SKIP

@@ -30,7 +30,6 @@ from pinnace.scheduler.framework import (
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.plugins.volume_listers import CLAIMS, VolumeListers
 from pinnace.scheduler.podinfo import PodInfo
-from pinnace.scheduling.volumes import pod_claim_names
 
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
@@ -78,7 +77,7 @@ class VolumeRestrictions:
         self.volume_listers: VolumeListers | None = None
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
-        names = pod_claim_names(pod.pod)
+        names = pod.claim_names
         disks = _disks(pod)
         listers = self.volume_listers
         if (not names and not disks) or listers is None:
@@ -95,7 +94,7 @@ class VolumeRestrictions:
             for pods in table.pods:
                 for other in pods.values():
                     if other.key != pod.key and other.namespace == pod.namespace:
-                        conflicting += len(once_pod & set(pod_claim_names(other.pod)))
+                        conflicting += len(once_pod & set(other.claim_names))
         state.write(_STATE_KEY, (conflicting, disks))
         return SUCCESS
 

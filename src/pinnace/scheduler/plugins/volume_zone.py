@@ -20,7 +20,7 @@ from pinnace.scheduler.framework import SKIP, SUCCESS, CycleState, Status, unres
 from pinnace.scheduler.nodetable import NodeTable
 from pinnace.scheduler.plugins.volume_listers import CLAIMS, CLASSES, VOLUMES, VolumeListers
 from pinnace.scheduler.podinfo import PodInfo
-from pinnace.scheduling.volumes import claim_class, pod_claim_names
+from pinnace.scheduling.volumes import claim_class
 
 ERR_REASON_CONFLICT = "node(s) had no available volume zone"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
@@ -44,7 +44,7 @@ class VolumeZone:
         self.volume_listers: VolumeListers | None = None
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
-        names = pod_claim_names(pod.pod)
+        names = pod.claim_names
         listers = self.volume_listers
         if not names or listers is None:
             return SKIP

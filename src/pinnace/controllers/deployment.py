@@ -513,6 +513,8 @@ class DeploymentController:
             "availableReplicas": available,
             "unavailableReplicas": max(du.total(all_sets) - available, 0),
         }
+        # apps/v1 DeploymentStatus' counters are all omitempty: a zero is not written.
+        status = {k: v for k, v in status.items() if v}
         if old.get("collisionCount") is not None:
             status["collisionCount"] = old["collisionCount"]
         if old.get("conditions"):
@@ -551,7 +553,7 @@ class DeploymentController:
             du.remove_condition(status, du.PROGRESSING)
         current = du.condition(status, du.PROGRESSING)
         complete = (
-            status["replicas"] == status["updatedReplicas"]
+            status.get("replicas", 0) == status.get("updatedReplicas", 0)
             and current is not None
             and current.get("reason") == "NewReplicaSetAvailable"
         )

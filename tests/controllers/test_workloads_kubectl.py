@@ -39,3 +39,62 @@ def test_a_deployment_status_leaves_out_its_zero_counters(cluster: Cluster) -> N
 
     status = eventually(scaled_down)
     assert sorted(status) == ["conditions", "observedGeneration"]
+
+
+STATEFUL_SET = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: "nginx:1.27"}]}
+"""
+
+
+def event_reasons(cluster: Cluster, name: str) -> list[str]:
+    listing = cluster.ok(
+        "get",
+        "events",
+        "--field-selector",
+        f"involvedObject.name={name}",
+        "-o",
+        "jsonpath={range .items[*]}{.reason}{'\\n'}{end}",
+    )
+    return sorted(set(listing.split()))
+
+
+def test_a_stateful_set_replaces_a_failed_pod_without_recreating_events(
+    cluster: Cluster,
+) -> None:
+    """v1.32 (kubernetes#123809) deletes a pod in a final phase, once, and makes its
+    successor after it is gone, reporting only the delete and the create: no
+    RecreatingFailedPod (or RecreatingTerminatedPod, which every rollout used to spam as the
+    kubelet now gives each pod it stops a final phase)."""
+    cluster.ok("apply", "-f", "-", stdin=STATEFUL_SET)
+    cluster.ok("rollout", "status", "statefulset/db", "--timeout=90s")
+    uid = cluster.ok("get", "pod", "db-2", "-o", "jsonpath={.metadata.uid}")
+    # As the kubelet leaves a pod it evicted.
+    failed = '{"status":{"phase":"Failed","reason":"Evicted"}}'
+    cluster.ok("patch", "pod", "db-2", "--subresource=status", "-p", failed)
+
+    def replaced() -> bool:
+        pod = json.loads(
+            cluster.ok("get", "pod", "db-2", "-o", "json", "--ignore-not-found") or "{}"
+        )
+        return bool(pod) and pod["metadata"]["uid"] != uid and pod["status"]["phase"] == "Running"
+
+    eventually(replaced, timeout=60)
+    assert event_reasons(cluster, "db") == ["SuccessfulCreate", "SuccessfulDelete"]
+    deletes = cluster.ok(
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=db,reason=SuccessfulDelete",
+        "-o",
+        "jsonpath={.items[*].message}",
+    )
+    assert deletes == "delete Pod db-2 in StatefulSet db successful"

@@ -251,9 +251,6 @@ class StatefulSetController(ControlledPodEvents):
     def now(self) -> float:
         return self._clock.now()
 
-    def event(self, sts: Object, event_type: str, reason: str, message: str) -> None:
-        self._recorder.event(sts, event_type, reason, message)
-
     def _pod_event(self, sts: Object, verb: str, pod: Object, error: Exception | None) -> None:
         """recordPodEvent: `create Pod web-0 in StatefulSet web successful`."""
         name, owner = pod["metadata"]["name"], sts["metadata"]["name"]
@@ -472,18 +469,12 @@ class _Update:
         """processReplica: True when the pass must stop here."""
         pod = self.replicas[i]
         if phase(pod) in ("Failed", "Succeeded"):
-            reason, kind, word = (
-                ("RecreatingFailedPod", EVENT_TYPE_WARNING, "failed")
-                if phase(pod) == "Failed"
-                else ("RecreatingTerminatedPod", EVENT_TYPE_NORMAL, "terminated")
-            )
-            namespace, name = self.sts["metadata"]["namespace"], self.sts["metadata"]["name"]
-            message = (
-                f"StatefulSet {namespace}/{name} is recreating {word} Pod {pod['metadata']['name']}"
-            )
-            self.c.event(self.sts, kind, reason, message)
-            await self.c.delete_pod(self.sts, pod)
-            pod = self.replicas[i] = self._new_pod(i + start_ordinal(self.sts))
+            # v1.32 deletes a finished pod (once) and makes its successor only after it is
+            # gone, with no event of its own (kubernetes#123809: the kubelet now gives every
+            # pod it stops a final phase, which spammed Recreating* events on each rollout).
+            if not pod["metadata"].get("deletionTimestamp"):
+                await self.c.delete_pod(self.sts, pod)
+            return True
         if not is_created(pod):
             await self.c.create_pod(self.sts, pod)
             if self.monotonic:

@@ -98,3 +98,48 @@ def test_a_stateful_set_replaces_a_failed_pod_without_recreating_events(
         "jsonpath={.items[*].message}",
     )
     assert deletes == "delete Pod db-2 in StatefulSet db successful"
+
+
+CLAIMED = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: pv}
+spec:
+  serviceName: pv
+  replicas: 1
+  selector: {matchLabels: {app: pv}}
+  template:
+    metadata: {labels: {app: pv}}
+    spec: {containers: [{name: c, image: "nginx:1.27"}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+
+def test_a_pending_stateful_pod_gets_back_the_claim_deleted_under_it(cluster: Cluster) -> None:
+    """v1.32 makes a pending pod's missing claims again before it waits for the pod to be
+    ready (kubernetes#113270), so an OrderedReady pod whose claim was deleted while it could
+    not be scheduled starts once it can; before, it stayed Pending for good."""
+    cluster.ok("apply", "-f", "-", stdin=CLAIMED)
+    cluster.ok("rollout", "status", "statefulset/pv", "--timeout=90s")
+    nodes = cluster.ok("get", "nodes", "-o", "name").split()
+    cluster.ok("cordon", *nodes)
+    try:
+        uid = cluster.ok("get", "pod", "pv-0", "-o", "jsonpath={.metadata.uid}")
+        # Not waited for by kubectl: its successor, of the same name, may come first.
+        cluster.ok("delete", "pod", "pv-0", "--wait=false")
+
+        def replaced() -> bool:
+            found = cluster.ok("get", "pod", "pv-0", "-o", "jsonpath={.metadata.uid}")
+            return found not in ("", uid)
+
+        eventually(replaced)
+        # Unscheduled, the pod does not hold the claim: it goes at once.
+        cluster.ok("delete", "pvc", "data-pv-0", "--timeout=30s")
+    finally:
+        cluster.ok("uncordon", *nodes)
+    eventually(lambda: cluster.ok("get", "pvc", "data-pv-0", "--ignore-not-found"), timeout=60)
+    cluster.ok("rollout", "status", "statefulset/pv", "--timeout=90s")
+    phase = cluster.ok("get", "pod", "pv-0", "-o", "jsonpath={.status.phase}")
+    assert phase == "Running"

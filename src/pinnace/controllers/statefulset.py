@@ -103,6 +103,10 @@ class _Revisions:
     collision_count: int
 
 
+class ClaimBeingDeleted(Exception):
+    """A pod's claim is being deleted: its pod cannot be made until the claim is gone."""
+
+
 class StatefulSetController(ControlledPodEvents):
     OWNER_KIND = "StatefulSet"
 
@@ -275,15 +279,14 @@ class StatefulSetController(ControlledPodEvents):
             self._recorder.event(sts, EVENT_TYPE_WARNING, "FailedCreate", message)
 
     async def create_claims(self, sts: Object, pod: Object) -> None:
-        """createPersistentVolumeClaims: the pod's claims that do not exist yet."""
+        """createPersistentVolumeClaims: the pod's claims that do not exist yet; one being
+        deleted is an error, without an event of its own."""
         for claim in new_claims(sts, ordinal(pod)):
             m = claim["metadata"]
             found = self._claims.get(m["namespace"], m["name"])
             if found is not None:
                 if found["metadata"].get("deletionTimestamp"):
-                    error = RuntimeError(f"pvc {m['name']} is being deleted")
-                    self._pod_event(sts, "create", pod, error)
-                    raise error
+                    raise ClaimBeingDeleted(f"pvc {m['name']} is being deleted")
                 continue
             try:
                 await self._client.create(PVCS, m["namespace"], claim)
@@ -293,6 +296,12 @@ class StatefulSetController(ControlledPodEvents):
                 self._claim_event(sts, pod, claim, e)
                 raise
             self._claim_event(sts, pod, claim, None)
+
+    async def create_missing_claims(self, sts: Object, pod: Object) -> None:
+        """createMissingPersistentVolumeClaims: a pending pod's claims made again (someone
+        deleted them after the pod was made) and owned as the retention policy says."""
+        await self.create_claims(sts, pod)
+        await self.update_claim_retention(sts, pod)
 
     async def update_claim_retention(self, sts: Object, pod: Object) -> None:
         """UpdatePodClaimForRetentionPolicy: the pod's claims owned as the policy says."""
@@ -325,7 +334,11 @@ class StatefulSetController(ControlledPodEvents):
 
     async def create_pod(self, sts: Object, pod: Object) -> None:
         """CreateStatefulPod: its claims first, then the pod, then the claims' owners."""
-        await self.create_claims(sts, pod)
+        try:
+            await self.create_claims(sts, pod)
+        except ClaimBeingDeleted as e:
+            self._pod_event(sts, "create", pod, e)
+            raise
         try:
             created = await self._client.create(PODS, sts["metadata"]["namespace"], pod)
         except StatusError as e:
@@ -432,10 +445,10 @@ class _Update:
                 status["updatedReplicas"] += pod_revision(pod) == status["updateRevision"]
         return status
 
-    async def run(self) -> tuple[Object, StatusError | None]:
+    async def run(self) -> tuple[Object, StatusError | ClaimBeingDeleted | None]:
         try:
             return await self._run(), None
-        except StatusError as e:
+        except (StatusError, ClaimBeingDeleted) as e:
             return self.status(), e
 
     async def _run(self) -> Object:
@@ -479,14 +492,15 @@ class _Update:
             await self.c.create_pod(self.sts, pod)
             if self.monotonic:
                 return True
+        if phase(pod) == "Pending":
+            # Before the waits below: a pending pod whose claim is gone never gets ready.
+            await self.c.create_missing_claims(self.sts, pod)
         if is_terminating(pod) and self.monotonic:
             return True
         if not is_running_and_ready(pod) and self.monotonic:
             return True
         if not is_running_and_available(pod, self.min_ready, self.now) and self.monotonic:
             return True
-        if phase(pod) == "Pending":
-            await self.c.create_claims(self.sts, pod)
         if not self.c.claims_match_retention(self.sts, pod):
             await self.c.update_claim_retention(self.sts, pod)
         if identity_matches(self.sts, pod) and storage_matches(self.sts, pod):

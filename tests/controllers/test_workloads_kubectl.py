@@ -143,3 +143,38 @@ def test_a_pending_stateful_pod_gets_back_the_claim_deleted_under_it(cluster: Cl
     cluster.ok("rollout", "status", "statefulset/pv", "--timeout=90s")
     phase = cluster.ok("get", "pod", "pv-0", "-o", "jsonpath={.status.phase}")
     assert phase == "Running"
+
+
+def test_a_stateful_set_controls_the_claims_its_retention_policy_deletes(cluster: Cluster) -> None:
+    """With whenDeleted Delete, v1.32 (kubernetes#122499) makes the set the claims' controller
+    (controller and blockOwnerDeletion set), and takes over a claim the set only owned."""
+    manifest = CLAIMED.replace("name: pv}", "name: keep}").replace("app: pv}", "app: keep}")
+    manifest = manifest.replace("serviceName: pv", "serviceName: keep")
+    policy = "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}\n"
+    manifest = manifest.replace("  volumeClaimTemplates:", policy + "  volumeClaimTemplates:")
+    cluster.ok("apply", "-f", "-", stdin=manifest)
+    cluster.ok("rollout", "status", "statefulset/keep", "--timeout=90s")
+    uid = cluster.ok("get", "statefulset", "keep", "-o", "jsonpath={.metadata.uid}")
+    expected = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "name": "keep",
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+    def owners() -> list[dict]:
+        found = cluster.ok(
+            "get", "pvc", "data-keep-0", "-o", "jsonpath={.metadata.ownerReferences}"
+        )
+        return json.loads(found or "[]")
+
+    assert eventually(owners) == [expected]
+    # A claim the set owns without controlling it, as a v1.30 controller left it: fixed on the
+    # next sync.
+    owned = [{k: v for k, v in expected.items() if k in ("apiVersion", "kind", "name", "uid")}]
+    patch = json.dumps({"metadata": {"ownerReferences": owned}})
+    cluster.ok("patch", "pvc", "data-keep-0", "--type=merge", "-p", patch)
+    cluster.ok("annotate", "statefulset", "keep", "resync=1")
+    eventually(lambda: owners() == [expected])

@@ -61,6 +61,7 @@ from pinnace.controllers.statefulset_util import (
     STATEFUL_SETS,
     allows_burst,
     apply_revision,
+    claim_owner_up_to_date,
     identity_matches,
     in_ordinal_range,
     is_created,
@@ -310,9 +311,9 @@ class StatefulSetController(ControlledPodEvents):
             found = self._claims.get(m["namespace"], m["name"])
             if found is None:
                 continue
-            refs = retention_owner_references(sts, found, pod)
-            if refs == (found["metadata"].get("ownerReferences") or []):
+            if claim_owner_up_to_date(sts, found, pod):
                 continue
+            refs = retention_owner_references(sts, found, pod)
             updated = clone(found)
             if refs:
                 updated["metadata"]["ownerReferences"] = refs
@@ -326,9 +327,7 @@ class StatefulSetController(ControlledPodEvents):
             found = self._claims.get(m["namespace"], m["name"])
             if found is None:
                 continue
-            if retention_owner_references(sts, found, pod) != (
-                found["metadata"].get("ownerReferences") or []
-            ):
+            if not claim_owner_up_to_date(sts, found, pod):
                 return False
         return True
 

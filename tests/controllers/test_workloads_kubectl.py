@@ -41,6 +41,22 @@ def test_a_deployment_status_leaves_out_its_zero_counters(cluster: Cluster) -> N
     assert sorted(status) == ["conditions", "observedGeneration"]
 
 
+def test_a_deployment_replica_set_leaves_out_a_zero_min_ready_seconds(cluster: Cluster) -> None:
+    """The ReplicaSet takes the Deployment's minReadySeconds; at 0 it is not written, as
+    apps/v1 ReplicaSetSpec's omitempty leaves it out (kubectl get rs -o yaml shows none)."""
+    cluster.ok("create", "deployment", "ready0", "--image=nginx:1.27")
+    cluster.ok("rollout", "status", "deployment/ready0", "--timeout=60s")
+    [rs] = json.loads(cluster.ok("get", "rs", "-l", "app=ready0", "-o", "json"))["items"]
+    assert "minReadySeconds" not in rs["spec"]
+    cluster.ok("patch", "deployment", "ready0", "-p", '{"spec":{"minReadySeconds":5}}')
+
+    def min_ready() -> list[int]:
+        listing = json.loads(cluster.ok("get", "rs", "-l", "app=ready0", "-o", "json"))
+        return [rs["spec"].get("minReadySeconds", 0) for rs in listing["items"]]
+
+    eventually(lambda: min_ready() == [5])
+
+
 STATEFUL_SET = """
 apiVersion: apps/v1
 kind: StatefulSet

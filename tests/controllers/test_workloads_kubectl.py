@@ -57,6 +57,30 @@ def test_a_deployment_replica_set_leaves_out_a_zero_min_ready_seconds(cluster: C
     eventually(lambda: min_ready() == [5])
 
 
+def test_kubectl_patch_does_not_record_the_unknown_fields_it_drops(cluster: Cluster) -> None:
+    """kube-apiserver's patcher runs the field manager on the object the patch decodes to: a
+    field the Deployment does not have is a warning and owned by no one, whichever the patch
+    type (before, kubectl-patch's managedFields entry claimed f:spec.f:foo)."""
+    cluster.ok("create", "deployment", "patched", "--image=nginx:1.27")
+    for patch_type, patch in (
+        ("strategic", '{"spec":{"foo":1,"paused":true}}'),
+        ("merge", '{"spec":{"bar":1}}'),
+        ("json", '[{"op":"add","path":"/spec/baz","value":1}]'),
+    ):
+        done = cluster.kubectl(
+            "patch", "deployment", "patched", f"--type={patch_type}", "-p", patch
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Warning: unknown field" in done.stderr
+    deployment = json.loads(
+        cluster.ok("get", "deployment", "patched", "-o", "json", "--show-managed-fields")
+    )
+    [entry] = [
+        e for e in deployment["metadata"]["managedFields"] if e["manager"] == "kubectl-patch"
+    ]
+    assert entry["fieldsV1"] == {"f:spec": {"f:paused": {}}}
+
+
 STATEFUL_SET = """
 apiVersion: apps/v1
 kind: StatefulSet

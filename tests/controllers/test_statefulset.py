@@ -272,9 +272,9 @@ def test_a_failed_pod_is_recreated_under_the_same_name(cluster: Workloads):
     pod["status"] = {**pod["status"], "phase": "Failed", "reason": "Evicted"}
     cluster.run(cluster.client.update_status(PODS, pod))
     cluster.settle(30)
-    assert cluster.events("RecreatingFailedPod") == [
-        "StatefulSet default/web is recreating failed Pod web-0"
-    ]
+    # v1.32 deletes it, with no Recreating* event, and makes the new one once it is gone.
+    assert cluster.events("RecreatingFailedPod") == []
+    assert cluster.events("SuccessfulDelete") == ["delete Pod web-0 in StatefulSet web successful"]
     again = pods(cluster)["web-0"]
     assert again["metadata"]["uid"] != pod["metadata"]["uid"]
     assert again["status"]["phase"] == "Running"

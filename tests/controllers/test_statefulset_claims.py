@@ -67,6 +67,8 @@ def test_stateful_set_claims_follow_the_retention_policy() -> None:
                 "kind": "StatefulSet",
                 "name": "web",
                 "uid": created["metadata"]["uid"],
+                "controller": True,
+                "blockOwnerDeletion": True,
             }
         ]
         assert [p["status"]["phase"] for p in cluster.pods(app="nginx")] == ["Running"] * 3

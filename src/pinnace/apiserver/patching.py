@@ -38,16 +38,26 @@ def _decodable(patched: Any) -> Any:
     return without_empty_metadata(patched) if isinstance(patched, dict) else patched
 
 
-def tracked(mutation: Mutation, kind: Kind, manager: str, subresource: str, now: str) -> Mutation:
-    """`mutation` (a patch of a `kind` object) that also records `manager`."""
+def tracker(
+    kind: Kind, manager: str, subresource: str, now: str, conversion: ServedVersion | None
+) -> Callable[[Object, Object], Object]:
+    """(stored, patched) -> the patched object recording `manager` in managedFields, as
+    kube-apiserver's patcher runs the field manager on the object the patch decodes to (its
+    unknown fields dropped, its defaults set); `kind` is the version the patch is written
+    against, `conversion` the way to it from the stored one."""
 
-    def mutate(old: Object) -> Object:
-        new = mutation(old)
-        if not isinstance(new, dict):
-            return new
-        return track_update(old, new, manager=manager, subresource=subresource, now=now, kind=kind)
+    def track(old: Object, new: Object) -> Object:
+        if conversion is None:
+            return track_update(
+                old, new, manager=manager, subresource=subresource, now=now, kind=kind
+            )
+        served_old, served_new = conversion.from_stored(old), conversion.from_stored(new)
+        tracked = track_update(
+            served_old, served_new, manager=manager, subresource=subresource, now=now, kind=kind
+        )
+        return conversion.to_stored(tracked)
 
-    return mutate
+    return track
 
 
 def applier(

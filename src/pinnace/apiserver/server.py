@@ -508,6 +508,7 @@ class APIServer:
         unknown_fields: builtins.list[str] | None = None,
         *,
         pure: bool = False,
+        track: Callable[[Object, Object], Object] | None = None,
     ) -> Result:
         """Read, change, write, retrying on conflicts: `mutate` gets a copy of the stored
         object and returns the new one (a patch, a scale, a component's read-modify-write).
@@ -518,7 +519,8 @@ class APIServer:
         json, merge or strategic merge patch), so it gets the stored object itself; what it
         returns may share parts with it, which decoding copies unless nothing would change
         them in place before they are stored (no defaulting: the update path after it leaves
-        the stored object's parts alone)."""
+        the stored object's parts alone). `track` (stored, new) -> new records the write in
+        managedFields, once the new object is decoded and defaulted."""
         options = options or WriteOptions()
         validation = "Ignore" if unknown_fields is None else options.field_validation
         defaulted = self._defaulted(kind, subresource)
@@ -533,7 +535,7 @@ class APIServer:
                 unknown_fields[:] = decoded.warnings
             if defaulted:
                 self._default(kind, decoded.obj)
-            return decoded.obj
+            return decoded.obj if track is None else track(old, decoded.obj)
 
         return await self._write(kind, namespace, name, build, None, options, subresource, [])
 
@@ -563,12 +565,13 @@ class APIServer:
             raise status.invalid("PatchOptions", "", [missing], "meta.k8s.io")
         now = self.clock.now_rfc3339() if manager else ""
         served = kind if conversion is None else conversion.served
+        track = None
         if apply:
             mutate = patching.applier(served, patch, manager, options.force, subresource, now)
         else:
             mutate = patching.patcher(kind, patch_type, patch)
             if manager:
-                mutate = patching.tracked(mutate, served, manager, subresource, now)
+                track = patching.tracker(served, manager, subresource, now, conversion)
         # A bare patch leaves the stored object alone (patching.patcher).
         pure = not apply and not manager and conversion is None
         if conversion is not None:
@@ -576,7 +579,15 @@ class APIServer:
         unknown_fields: list[str] = []
         try:
             result = await self.modify(
-                kind, namespace, name, mutate, options, subresource, unknown_fields, pure=pure
+                kind,
+                namespace,
+                name,
+                mutate,
+                options,
+                subresource,
+                unknown_fields,
+                pure=pure,
+                track=track,
             )
         except StatusError as e:
             if not (apply and e.code == 404 and e.reason == "NotFound" and not subresource):

@@ -191,7 +191,7 @@ class DeploymentController:
         annotated = du.set_new_replica_set_annotations(d, updated, new_revision, exists=True)
         min_ready = d["spec"].get("minReadySeconds") or 0
         if annotated or (updated["spec"].get("minReadySeconds") or 0) != min_ready:
-            updated["spec"]["minReadySeconds"] = min_ready
+            du.set_min_ready_seconds(updated, min_ready)
             rs = await self._client.update(REPLICA_SETS, updated)
         needs_update = self._set_revision(d, (rs["metadata"].get("annotations") or {}))
         status = d.setdefault("status", {})
@@ -233,13 +233,9 @@ class DeploymentController:
                 "labels": dict(labels),
                 "ownerReferences": [owner_reference(d, DEPLOYMENTS)],
             },
-            "spec": {
-                "replicas": 0,
-                "minReadySeconds": d["spec"].get("minReadySeconds") or 0,
-                "selector": selector,
-                "template": template,
-            },
+            "spec": {"replicas": 0, "selector": selector, "template": template},
         }
+        du.set_min_ready_seconds(rs, d["spec"].get("minReadySeconds") or 0)
         count = du.new_rs_new_replicas(d, [*old, rs], rs)
         rs["spec"]["replicas"] = count
         du.set_new_replica_set_annotations(d, rs, new_revision, exists=False)
@@ -513,6 +509,8 @@ class DeploymentController:
             "availableReplicas": available,
             "unavailableReplicas": max(du.total(all_sets) - available, 0),
         }
+        # apps/v1 DeploymentStatus' counters are all omitempty: a zero is not written.
+        status = {k: v for k, v in status.items() if v}
         if old.get("collisionCount") is not None:
             status["collisionCount"] = old["collisionCount"]
         if old.get("conditions"):
@@ -551,7 +549,7 @@ class DeploymentController:
             du.remove_condition(status, du.PROGRESSING)
         current = du.condition(status, du.PROGRESSING)
         complete = (
-            status["replicas"] == status["updatedReplicas"]
+            status.get("replicas", 0) == status.get("updatedReplicas", 0)
             and current is not None
             and current.get("reason") == "NewReplicaSetAvailable"
         )

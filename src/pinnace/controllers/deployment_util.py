@@ -92,6 +92,14 @@ def total(sets: Iterable[Object | None], name: str = "") -> int:
     return sum(status_count(rs, name) if name else replicas(rs) for rs in sets)
 
 
+def set_min_ready_seconds(rs: Object, seconds: int) -> None:
+    """The replica set's minReadySeconds, left out at 0 as apps/v1 writes it (omitempty)."""
+    if seconds:
+        rs["spec"]["minReadySeconds"] = seconds
+    else:
+        rs["spec"].pop("minReadySeconds", None)
+
+
 def created_key(rs: Object) -> tuple[float, str]:
     m = rs["metadata"]
     return parse_time(m["creationTimestamp"]) if m.get("creationTimestamp") else 0.0, m["name"]

@@ -61,6 +61,7 @@ from pinnace.controllers.statefulset_util import (
     STATEFUL_SETS,
     allows_burst,
     apply_revision,
+    claim_owner_up_to_date,
     identity_matches,
     in_ordinal_range,
     is_created,
@@ -101,6 +102,10 @@ class _Revisions:
     current: Object
     update: Object
     collision_count: int
+
+
+class ClaimBeingDeleted(Exception):
+    """A pod's claim is being deleted: its pod cannot be made until the claim is gone."""
 
 
 class StatefulSetController(ControlledPodEvents):
@@ -251,9 +256,6 @@ class StatefulSetController(ControlledPodEvents):
     def now(self) -> float:
         return self._clock.now()
 
-    def event(self, sts: Object, event_type: str, reason: str, message: str) -> None:
-        self._recorder.event(sts, event_type, reason, message)
-
     def _pod_event(self, sts: Object, verb: str, pod: Object, error: Exception | None) -> None:
         """recordPodEvent: `create Pod web-0 in StatefulSet web successful`."""
         name, owner = pod["metadata"]["name"], sts["metadata"]["name"]
@@ -278,15 +280,14 @@ class StatefulSetController(ControlledPodEvents):
             self._recorder.event(sts, EVENT_TYPE_WARNING, "FailedCreate", message)
 
     async def create_claims(self, sts: Object, pod: Object) -> None:
-        """createPersistentVolumeClaims: the pod's claims that do not exist yet."""
+        """createPersistentVolumeClaims: the pod's claims that do not exist yet; one being
+        deleted is an error, without an event of its own."""
         for claim in new_claims(sts, ordinal(pod)):
             m = claim["metadata"]
             found = self._claims.get(m["namespace"], m["name"])
             if found is not None:
                 if found["metadata"].get("deletionTimestamp"):
-                    error = RuntimeError(f"pvc {m['name']} is being deleted")
-                    self._pod_event(sts, "create", pod, error)
-                    raise error
+                    raise ClaimBeingDeleted(f"pvc {m['name']} is being deleted")
                 continue
             try:
                 await self._client.create(PVCS, m["namespace"], claim)
@@ -297,6 +298,12 @@ class StatefulSetController(ControlledPodEvents):
                 raise
             self._claim_event(sts, pod, claim, None)
 
+    async def create_missing_claims(self, sts: Object, pod: Object) -> None:
+        """createMissingPersistentVolumeClaims: a pending pod's claims made again (someone
+        deleted them after the pod was made) and owned as the retention policy says."""
+        await self.create_claims(sts, pod)
+        await self.update_claim_retention(sts, pod)
+
     async def update_claim_retention(self, sts: Object, pod: Object) -> None:
         """UpdatePodClaimForRetentionPolicy: the pod's claims owned as the policy says."""
         for claim in new_claims(sts, ordinal(pod)):
@@ -304,9 +311,9 @@ class StatefulSetController(ControlledPodEvents):
             found = self._claims.get(m["namespace"], m["name"])
             if found is None:
                 continue
-            refs = retention_owner_references(sts, found, pod)
-            if refs == (found["metadata"].get("ownerReferences") or []):
+            if claim_owner_up_to_date(sts, found, pod):
                 continue
+            refs = retention_owner_references(sts, found, pod)
             updated = clone(found)
             if refs:
                 updated["metadata"]["ownerReferences"] = refs
@@ -320,15 +327,17 @@ class StatefulSetController(ControlledPodEvents):
             found = self._claims.get(m["namespace"], m["name"])
             if found is None:
                 continue
-            if retention_owner_references(sts, found, pod) != (
-                found["metadata"].get("ownerReferences") or []
-            ):
+            if not claim_owner_up_to_date(sts, found, pod):
                 return False
         return True
 
     async def create_pod(self, sts: Object, pod: Object) -> None:
         """CreateStatefulPod: its claims first, then the pod, then the claims' owners."""
-        await self.create_claims(sts, pod)
+        try:
+            await self.create_claims(sts, pod)
+        except ClaimBeingDeleted as e:
+            self._pod_event(sts, "create", pod, e)
+            raise
         try:
             created = await self._client.create(PODS, sts["metadata"]["namespace"], pod)
         except StatusError as e:
@@ -435,10 +444,10 @@ class _Update:
                 status["updatedReplicas"] += pod_revision(pod) == status["updateRevision"]
         return status
 
-    async def run(self) -> tuple[Object, StatusError | None]:
+    async def run(self) -> tuple[Object, StatusError | ClaimBeingDeleted | None]:
         try:
             return await self._run(), None
-        except StatusError as e:
+        except (StatusError, ClaimBeingDeleted) as e:
             return self.status(), e
 
     async def _run(self) -> Object:
@@ -472,30 +481,25 @@ class _Update:
         """processReplica: True when the pass must stop here."""
         pod = self.replicas[i]
         if phase(pod) in ("Failed", "Succeeded"):
-            reason, kind, word = (
-                ("RecreatingFailedPod", EVENT_TYPE_WARNING, "failed")
-                if phase(pod) == "Failed"
-                else ("RecreatingTerminatedPod", EVENT_TYPE_NORMAL, "terminated")
-            )
-            namespace, name = self.sts["metadata"]["namespace"], self.sts["metadata"]["name"]
-            message = (
-                f"StatefulSet {namespace}/{name} is recreating {word} Pod {pod['metadata']['name']}"
-            )
-            self.c.event(self.sts, kind, reason, message)
-            await self.c.delete_pod(self.sts, pod)
-            pod = self.replicas[i] = self._new_pod(i + start_ordinal(self.sts))
+            # v1.32 deletes a finished pod (once) and makes its successor only after it is
+            # gone, with no event of its own (kubernetes#123809: the kubelet now gives every
+            # pod it stops a final phase, which spammed Recreating* events on each rollout).
+            if not pod["metadata"].get("deletionTimestamp"):
+                await self.c.delete_pod(self.sts, pod)
+            return True
         if not is_created(pod):
             await self.c.create_pod(self.sts, pod)
             if self.monotonic:
                 return True
+        if phase(pod) == "Pending":
+            # Before the waits below: a pending pod whose claim is gone never gets ready.
+            await self.c.create_missing_claims(self.sts, pod)
         if is_terminating(pod) and self.monotonic:
             return True
         if not is_running_and_ready(pod) and self.monotonic:
             return True
         if not is_running_and_available(pod, self.min_ready, self.now) and self.monotonic:
             return True
-        if phase(pod) == "Pending":
-            await self.c.create_claims(self.sts, pod)
         if not self.c.claims_match_retention(self.sts, pod):
             await self.c.update_claim_retention(self.sts, pod)
         if identity_matches(self.sts, pod) and storage_matches(self.sts, pod):

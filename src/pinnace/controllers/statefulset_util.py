@@ -9,8 +9,14 @@ import re
 
 from pinnace.api import catalog
 from pinnace.api.apps.statefulset import DELETE, PARALLEL, RETAIN, ROLLING_UPDATE
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, clone
-from pinnace.controllers.controller_utils import is_pod_available, is_pod_ready, pod_from_template
+from pinnace.controllers.controller_utils import (
+    is_pod_available,
+    is_pod_ready,
+    owner_reference,
+    pod_from_template,
+)
 from pinnace.controllers.history import CONTROLLER_REVISION_HASH
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -91,31 +97,97 @@ def new_claims(sts: Object, ordinal_: int) -> list[Object]:
     return claims
 
 
-def _owner(obj: Object, api_version: str, kind: str) -> Object:
-    m = obj["metadata"]
-    return {"apiVersion": api_version, "kind": kind, "name": m["name"], "uid": m.get("uid")}
+_PODS = catalog.kind("", "pods")
+
+
+def _matches_ref(ref: Object, obj: Object, kind: Kind) -> bool:
+    """matchesRef: the same group/version, kind and name (not necessarily the same uid)."""
+    return (
+        ref.get("apiVersion") == kind.api_version
+        and ref.get("kind") == kind.kind
+        and ref.get("name") == obj["metadata"].get("name")
+    )
+
+
+def _is_ours(ref: Object, sts: Object, pod: Object) -> bool:
+    return _matches_ref(ref, sts, STATEFUL_SETS) or _matches_ref(ref, pod, _PODS)
+
+
+def _has_owner(claim: Object, owner: Object) -> bool:
+    uid = owner["metadata"].get("uid")
+    return any(r.get("uid") == uid for r in claim["metadata"].get("ownerReferences") or ())
+
+
+def _has_stale_owner(claim: Object, obj: Object, kind: Kind) -> bool:
+    """hasStaleOwnerRef: the first reference to `obj` by name names another uid."""
+    for ref in claim["metadata"].get("ownerReferences") or ():
+        if _matches_ref(ref, obj, kind):
+            return bool(ref.get("uid") != obj["metadata"].get("uid"))
+    return False
+
+
+def _retains_all(sts: Object) -> bool:
+    policy = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
+    return (policy.get("whenDeleted") or RETAIN) == (policy.get("whenScaled") or RETAIN) == RETAIN
+
+
+def _has_unexpected_controller(claim: Object, sts: Object, pod: Object) -> bool:
+    """hasUnexpectedController: under a Delete policy, another object controls the claim, or a
+    reference names the set or pod with another uid (an earlier set, orphaned)."""
+    if _retains_all(sts):
+        return False
+    for ref in claim["metadata"].get("ownerReferences") or ():
+        for obj, kind in ((sts, STATEFUL_SETS), (pod, _PODS)):
+            if _matches_ref(ref, obj, kind):
+                if ref.get("uid") != obj["metadata"].get("uid"):
+                    return True
+                break
+        else:
+            if ref.get("controller"):
+                return True
+    return False
+
+
+def _wanted_owners(sts: Object, pod: Object) -> tuple[bool, bool]:
+    """Whether the set, and the pod, should own the claim under the retention policy."""
+    policy = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
+    scaled_down = not in_ordinal_range(sts, pod)
+    delete_scaled = (policy.get("whenScaled") or RETAIN) == DELETE
+    want_set = (policy.get("whenDeleted") or RETAIN) == DELETE and not (
+        delete_scaled and scaled_down
+    )
+    return want_set, delete_scaled and scaled_down
+
+
+def claim_owner_up_to_date(sts: Object, claim: Object, pod: Object) -> bool:
+    """isClaimOwnerUpToDate: the claim's owners are as the retention policy wants them, or it
+    is in a state the controller leaves alone (a stale reference, another controller)."""
+    if _has_stale_owner(claim, sts, STATEFUL_SETS) or _has_stale_owner(claim, pod, _PODS):
+        return True
+    if _has_unexpected_controller(claim, sts, pod):
+        return not (_has_owner(claim, sts) or _has_owner(claim, pod))
+    uids = {sts["metadata"].get("uid"), pod["metadata"].get("uid")}
+    refs = claim["metadata"].get("ownerReferences") or ()
+    if any(r.get("uid") in uids and not r.get("controller") for r in refs):
+        return False
+    want_set, want_pod = _wanted_owners(sts, pod)
+    return _has_owner(claim, sts) == want_set and _has_owner(claim, pod) == want_pod
 
 
 def retention_owner_references(sts: Object, claim: Object, pod: Object) -> list[Object]:
-    """updateClaimOwnerRefForSetAndPod: the claim's owner references as the set's
-    persistentVolumeClaimRetentionPolicy wants them: the set owns it while whenDeleted is
-    Delete (and, with whenScaled Delete, the pod is in range); the pod owns it when whenScaled
-    is Delete and the pod is scaled down. Other owners stay."""
-    policy = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
-    when_deleted = policy.get("whenDeleted") or RETAIN
-    when_scaled = policy.get("whenScaled") or RETAIN
-    scaled_down = not in_ordinal_range(sts, pod)
-    want_set = when_deleted == DELETE and not (when_scaled == DELETE and scaled_down)
-    want_pod = when_scaled == DELETE and scaled_down
-    owners = ((sts, "apps/v1", "StatefulSet", want_set), (pod, "v1", "Pod", want_pod))
-    uids = {obj["metadata"].get("uid"): wanted for obj, _, _, wanted in owners}
-    refs = [
-        r for r in claim["metadata"].get("ownerReferences") or () if uids.get(r.get("uid"), True)
-    ]
-    present = {r.get("uid") for r in refs}
-    for obj, api_version, kind, wanted in owners:
-        if wanted and obj["metadata"].get("uid") not in present:
-            refs.append(_owner(obj, api_version, kind))
+    """updateClaimOwnerRefForSetAndPod: the claim's references to the set and the pod dropped,
+    then, unless another object controls it, the set's or the pod's controller reference added
+    as the persistentVolumeClaimRetentionPolicy wants (the set while whenDeleted is Delete and,
+    with whenScaled Delete, the pod is in range; the pod when whenScaled is Delete and it is
+    scaled down). Other owners stay."""
+    unexpected = _has_unexpected_controller(claim, sts, pod)
+    refs = [r for r in claim["metadata"].get("ownerReferences") or () if not _is_ours(r, sts, pod)]
+    if unexpected:
+        return refs
+    want_set, want_pod = _wanted_owners(sts, pod)
+    for obj, kind, wanted in ((sts, STATEFUL_SETS, want_set), (pod, _PODS, want_pod)):
+        if wanted:
+            refs.append(owner_reference(obj, kind))
     return refs
 
 

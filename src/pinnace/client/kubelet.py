@@ -10,7 +10,8 @@ kubelet client certificate (--kubelet-client-certificate) and, as kube-apiserver
 --kubelet-certificate-authority, does not verify the kubelet's serving certificate.
 
 The streaming subresources are upgraded connections: the request goes to the kubelet as the
-client sent it (`upgrade`), and the API server relays its answer.
+client sent it (`upgrade`), and the API server relays its answer. The node proxy's requests
+go over kept-alive connections (`relay`, `kubelet_relay`).
 
 A kubelet's error answer is relayed as GenericHttpResponseChecker relays it (400 BadRequest and
 500 InternalError with the kubelet's text); a kubelet that cannot be dialled is the error of

@@ -27,9 +27,26 @@ less than pods/s), and at the start and the end it measures what a paced scrapin
 costs the server: its CPU over one pass against its rate over INTERVAL seconds with nothing
 going on before and after, `--rounds` times, and the requests its node proxy answered meanwhile.
 With `--agent-pid`, the same CPU figures for the process that runs the nodes (a `pinnace agent`).
-With `--prometheus`, the scraping phase's scraper is Debian's prometheus (a file_sd target a
-node, scrape_interval INTERVAL) rather than Python threads, whose own CPU on a small machine
-would stand in for the scrape's; its CPU is printed too.
+With `--prometheus`, the scraping phase's scraper is Debian's prometheus (scrape_interval
+INTERVAL) rather than Python threads, whose own CPU on a small machine would stand in for the
+scrape's; its CPU is printed too, and before and after the phases it scrapes alone, without
+pods being created, for `--rounds` intervals: the API server's CPU a scrape beyond its idle
+rate. Through the node proxy it is configured as the standard Kubernetes configuration
+scrapes cAdvisor (Prometheus' prometheus-kubernetes.yml job `kubernetes-cadvisor`): the nodes
+as `kubernetes_sd_configs` role node finds them (given as file_sd targets: Debian builds
+Prometheus without that discovery), `__address__` relabelled to the API server and
+`__metrics_path__` to /api/v1/nodes/${1}/proxy/metrics/cadvisor, with the bearer token of a
+ServiceAccount bound to a ClusterRole for nodes and nodes/proxy (made by the script), or of
+the user `prometheus` of the server's token file (`--scraper-token`, bound to the same role):
+Pinnace authenticates a ServiceAccount's token afresh for each request, where kube-apiserver
+keeps a token's authentication for 10 s, so such a token costs Pinnace's server more than it
+would cost kube-apiserver.
+
+Against `pinnace up --tls --token-auth-file F`, give the script a token of F with `--token`
+(system:masters, say); the server's certificate is not verified, by the script nor by
+Prometheus.
+
+The probe GETs a pod (made at the start) every 0.1 s.
 """
 
 from __future__ import annotations
@@ -38,6 +55,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -63,6 +81,10 @@ ARGS.add_argument("--agent-pid", type=int, help="the process that runs the nodes
 ARGS.add_argument("--rounds", type=int, default=1, help="idle and paced windows, before and after")
 ARGS.add_argument("--prometheus", action="store_true",
                   help="scrape with Debian's prometheus instead of Python threads")  # fmt: skip
+ARGS.add_argument("--token", help="bearer token of the script's own requests")
+ARGS.add_argument("--scraper-token",
+                  help="Prometheus' bearer token through the node proxy: the user prometheus' of "
+                       "the token file (else a ServiceAccount's)")  # fmt: skip
 OPTIONS = ARGS.parse_args()
 SERVER = OPTIONS.server.rstrip("/")
 PODS = OPTIONS.pods
@@ -72,16 +94,32 @@ SERVER_PID = OPTIONS.pid
 AGENT_PID = OPTIONS.agent_pid
 CREATORS = 4
 PROBE_EVERY = 0.1
-HTTP = urllib3.PoolManager(maxsize=32)
+HEADERS = {"Content-Type": "application/json"}
+if OPTIONS.token:
+    HEADERS["Authorization"] = f"Bearer {OPTIONS.token}"
+urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+
+
+def pool() -> urllib3.PoolManager:
+    return urllib3.PoolManager(maxsize=32, cert_reqs="CERT_NONE")
+
+
+HTTP = pool()
+PROBED = "/api/v1/namespaces/default/pods/scrape-probe"
+MONITORING = "monitoring"
+SCRAPER_ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "prometheus"},
+                "rules": [{"apiGroups": [""],
+                           "resources": ["nodes", "nodes/proxy", "nodes/metrics"],
+                           "verbs": ["get", "list", "watch"]}]}  # fmt: skip
 
 
 def request(method: str, path: str, body: object = None) -> tuple[float, bytes]:
     """`path` of the API server, or a whole URL."""
     data = None if body is None else json.dumps(body).encode()
-    headers = {"Content-Type": "application/json"}
     url = path if "://" in path else SERVER + path
     start = time.perf_counter()
-    response = HTTP.request(method, url, body=data, headers=headers)
+    response = HTTP.request(method, url, body=data, headers=HEADERS)
     took = time.perf_counter() - start
     if response.status >= 300:
         raise RuntimeError(f"{method} {url}: {response.status} {response.data[:200]!r}")
@@ -106,9 +144,10 @@ def cadvisor(node: dict[str, Any]) -> str:
     return f"http://{host}:{status['daemonEndpoints']['kubeletEndpoint']['Port']}/metrics/cadvisor"
 
 
-def node_urls() -> list[str]:
+def listed_nodes() -> list[dict[str, Any]]:
     _, data = request("GET", "/api/v1/nodes")
-    return [cadvisor(item) for item in json.loads(data)["items"]]
+    nodes: list[dict[str, Any]] = json.loads(data)["items"]
+    return nodes
 
 
 def full_scrape(nodes: list[str]) -> tuple[float, int]:
@@ -142,7 +181,7 @@ def scraping(nodes: list[str], stop: Stop, passes: Queue[tuple[float, int, int]]
     """Runs in its own process, as Prometheus would, so that its work does not hold the
     creators' GIL; with its own connections."""
     global HTTP
-    HTTP = urllib3.PoolManager(maxsize=32)
+    HTTP = pool()
     while not stop.is_set():
         began = time.perf_counter()
         passes.put(paced_scrape(nodes, stop))
@@ -150,27 +189,40 @@ def scraping(nodes: list[str], stop: Stop, passes: Queue[tuple[float, int, int]]
 
 
 class Prometheus:
-    """Debian's prometheus scraping every node every INTERVAL seconds (each target at the
-    path and address of its URL), as the real thing would; its CPU is measured as the
-    scraper's."""
+    """Debian's prometheus scraping every node every INTERVAL seconds, as the real thing
+    would: at each node's own address (--direct), or through the node proxy as the standard
+    Kubernetes configuration has it; its CPU is measured as the scraper's."""
 
-    def __init__(self, nodes: list[str]) -> None:
+    def __init__(self, nodes: list[dict[str, Any]]) -> None:
         binary = shutil.which("prometheus")
         if binary is None:
             raise SystemExit("prometheus is missing: sh scripts/install-system-packages.sh")
         self.directory = tempfile.TemporaryDirectory()
         here = self.directory.name
-        targets = []
-        for url in nodes:
-            url = url if "://" in url else SERVER + url
-            scheme, rest = url.split("://", 1)
-            address, path = rest.split("/", 1)
-            labels = {"__scheme__": scheme, "__metrics_path__": "/" + path}
-            targets.append({"targets": [address], "labels": labels})
         with open(f"{here}/nodes.json", "w") as file:
-            json.dump(targets, file)
+            json.dump([node_role(node) for node in nodes], file)
         timings = {"scrape_interval": f"{INTERVAL:g}s", "scrape_timeout": f"{min(INTERVAL, 10):g}s"}
-        job = {"job_name": "cadvisor", "file_sd_configs": [{"files": [f"{here}/nodes.json"]}]}
+        job: dict[str, Any] = {"job_name": "kubernetes-cadvisor",
+                               "file_sd_configs": [{"files": [f"{here}/nodes.json"]}]}  # fmt: skip
+        if OPTIONS.direct:
+            job["metrics_path"] = "/metrics/cadvisor"
+            job["relabel_configs"] = [
+                {"source_labels": ["__meta_kubernetes_node_address_Hostname", "__address__"],
+                 "regex": r"(.+);.*:(\d+)", "target_label": "__address__",
+                 "replacement": "${1}:${2}"}]  # fmt: skip
+        else:
+            with open(f"{here}/token", "w") as file:
+                file.write(scraper_token())
+            scheme, address = SERVER.split("://", 1)
+            job |= {"scheme": scheme,
+                    "authorization": {"credentials_file": f"{here}/token"},
+                    "tls_config": {"insecure_skip_verify": True},
+                    "relabel_configs": [
+                        {"action": "labelmap", "regex": "__meta_kubernetes_node_label_(.+)"},
+                        {"target_label": "__address__", "replacement": address},
+                        {"source_labels": ["__meta_kubernetes_node_name"], "regex": "(.+)",
+                         "target_label": "__metrics_path__",
+                         "replacement": "/api/v1/nodes/${1}/proxy/metrics/cadvisor"}]}  # fmt: skip
         with open(f"{here}/prometheus.yml", "w") as file:
             json.dump({"global": timings, "scrape_configs": [job]}, file)
         with socket.socket() as probe:
@@ -190,10 +242,67 @@ class Prometheus:
             counts.append(result[0]["value"][1] if result else "0")
         return " of ".join(counts)
 
+    def scrapes(self) -> float:
+        """The scrapes it has made so far (of its targets but their first)."""
+        try:
+            text = HTTP.request("GET", f"{self.url}/metrics").data.decode()
+        except urllib3.exceptions.HTTPError:
+            return 0.0  # not listening yet
+        counts = "prometheus_target_interval_length_seconds_count"
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith(counts))  # fmt: skip
+
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
         self.directory.cleanup()
+
+
+def node_role(node: dict[str, Any]) -> dict[str, Any]:
+    """The target `kubernetes_sd_configs` with `role: node` finds for the node (Prometheus'
+    discovery/kubernetes/node.go): its InternalIP and kubelet port, with its name, labels and
+    addresses as meta labels."""
+    status = node["status"]
+    addresses = {a["type"]: a["address"] for a in reversed(status["addresses"])}
+    port = status["daemonEndpoints"]["kubeletEndpoint"]["Port"]
+    labels = {"__meta_kubernetes_node_name": node["metadata"]["name"],
+              "instance": node["metadata"]["name"]}  # fmt: skip
+    for name, value in node["metadata"].get("labels", {}).items():
+        labels["__meta_kubernetes_node_label_" + re.sub("[^a-zA-Z0-9_]", "_", name)] = value
+    for kind, address in addresses.items():
+        labels[f"__meta_kubernetes_node_address_{kind}"] = address
+    return {"targets": [f"{addresses['InternalIP']}:{port}"], "labels": labels}
+
+
+def scraper_token() -> str:
+    """A token of the ServiceAccount monitoring/prometheus (or `--scraper-token`), bound to a
+    ClusterRole for nodes and nodes/proxy, as a Prometheus in the cluster has (made once)."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    subject = {"kind": "ServiceAccount", "name": "prometheus", "namespace": MONITORING}
+    if OPTIONS.scraper_token:
+        subject = {"kind": "User", "name": "prometheus", "apiGroup": "rbac.authorization.k8s.io"}
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "prometheus"}}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "prometheus"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                           "name": "prometheus"},
+               "subjects": [subject]}  # fmt: skip
+    for path, body in ((f"{rbac}/clusterroles", SCRAPER_ROLE),
+                       (f"{rbac}/clusterrolebindings", binding),
+                       ("/api/v1/namespaces", {"metadata": {"name": MONITORING}}),
+                       (f"/api/v1/namespaces/{MONITORING}/serviceaccounts", account)):  # fmt: skip
+        try:
+            request("POST", path, body)
+        except RuntimeError as e:
+            if " 409 " not in str(e):
+                raise
+    if OPTIONS.scraper_token:
+        return str(OPTIONS.scraper_token)
+    path = f"/api/v1/namespaces/{MONITORING}/serviceaccounts/prometheus/token"
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+              "spec": {"expirationSeconds": 86400}}  # fmt: skip
+    token: str = json.loads(request("POST", path, review)[1])["status"]["token"]
+    return token
 
 
 def cpu(pid: int | None) -> float:
@@ -266,7 +375,7 @@ def pass_cost(nodes: list[str]) -> None:
 
 def probing(stop: Stop, latencies: list[float]) -> None:
     while not stop.is_set():
-        latencies.append(request("GET", "/api/v1/namespaces/default")[0])
+        latencies.append(request("GET", PROBED)[0])
         stop.wait(PROBE_EVERY)
 
 
@@ -296,7 +405,39 @@ def create_pods(namespace: str) -> list[float]:
     return creates
 
 
-def phase(name: str, nodes: list[str], scrape: bool) -> None:
+def prometheus_cost(listed: list[dict[str, Any]]) -> None:
+    """Each process's CPU while Prometheus scrapes alone for ROUNDS intervals (after its first,
+    as its targets' scrapes start spread over it), against its idle rate over the INTERVAL
+    seconds before and after: what a scrape took beyond it, and the requests the API
+    server's node proxy answered meanwhile."""
+    measured = {name: pid for name, pid in PROCESSES.items() if pid is not None}
+    before = idle_rates(measured)
+    prometheus = Prometheus(listed)
+    try:
+        time.sleep(INTERVAL)
+        proxied, scrapes = proxied_so_far(), prometheus.scrapes()
+        measured["prometheus"] = prometheus.process.pid
+        began, start = {n: cpu(p) for n, p in measured.items()}, time.perf_counter()
+        time.sleep(OPTIONS.rounds * INTERVAL)
+        ended, seconds = {n: cpu(p) for n, p in measured.items()}, time.perf_counter() - start
+        proxied, scrapes = proxied_so_far() - proxied, prometheus.scrapes() - scrapes
+        up = prometheus.targets_up()
+    finally:
+        prometheus.stop()
+    after = idle_rates({n: p for n, p in measured.items() if n != "prometheus"})
+    print(f"  prometheus alone for {seconds:.0f} s: {scrapes:.0f} scrapes, targets up {up}; "
+          f"the node proxy answered {proxied:.0f} requests")  # fmt: skip
+    for name in measured:
+        idle = (before.get(name, 0.0) + after.get(name, 0.0)) / 2
+        extra = ended[name] - began[name] - idle * seconds
+        per_scrape = extra / max(scrapes, 1)
+        share = per_scrape * len(listed) / INTERVAL
+        print(f"  {name} CPU: idle {idle:.1%} of a core; {extra:.2f} s more, "
+              f"{per_scrape * 1000:.3f} ms a scrape, {share:.1%} of a core at "
+              f"{len(listed)} nodes every {INTERVAL:g} s")  # fmt: skip
+
+
+def phase(name: str, nodes: list[str], listed: list[dict[str, Any]], scrape: bool) -> None:
     namespace = f"scrape-{name}"
     request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     stop = multiprocessing.Event()
@@ -308,7 +449,7 @@ def phase(name: str, nodes: list[str], scrape: bool) -> None:
     measured = dict(PROCESSES)
     prometheus = None
     if scrape and OPTIONS.prometheus:
-        prometheus = Prometheus(nodes)
+        prometheus = Prometheus(listed)
         measured["prometheus"] = prometheus.process.pid
         time.sleep(INTERVAL)  # its first pass under way
     elif scrape:
@@ -338,17 +479,25 @@ def phase(name: str, nodes: list[str], scrape: bool) -> None:
 
 
 def main() -> None:
-    nodes = node_urls()
+    try:
+        request("POST", "/api/v1/namespaces/default/pods", pod("default", 0) | {
+            "metadata": {"name": "scrape-probe", "namespace": "default"}})  # fmt: skip
+    except RuntimeError as e:
+        if " 409 " not in str(e):
+            raise
+    listed = listed_nodes()
+    nodes = [cadvisor(node) for node in listed]
     took, size = full_scrape(nodes)
     print(f"idle full scrape of {len(nodes)} nodes: {took:.2f} s, {size / 1e6:.1f} MB")
-    pass_cost(nodes)
-    phase("before", nodes, scrape=False)
-    phase("scraping", nodes, scrape=True)
-    phase("after", nodes, scrape=False)
+    cost = prometheus_cost if OPTIONS.prometheus else lambda listed: pass_cost(nodes)
+    cost(listed)
+    phase("before", nodes, listed, scrape=False)
+    phase("scraping", nodes, listed, scrape=True)
+    phase("after", nodes, listed, scrape=False)
     took, size = full_scrape(nodes)
     print(f"full scrape of {len(nodes)} nodes with {3 * PODS} pods: {took:.2f} s, "
           f"{size / 1e6:.1f} MB")  # fmt: skip
-    pass_cost(nodes)
+    cost(listed)
 
 
 if __name__ == "__main__":

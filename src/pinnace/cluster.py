@@ -22,7 +22,7 @@ from pinnace.api import catalog
 from pinnace.api.core.event import EVENT
 from pinnace.api.features import FeatureGates
 from pinnace.api.kind import Kind
-from pinnace.api.objects import Object
+from pinnace.api.objects import Object, Remembered
 from pinnace.api.status import StatusError
 from pinnace.api.storage.storageclass import IS_DEFAULT_CLASS, STORAGE_CLASS
 from pinnace.apiserver.admission.pod_security_levels import (
@@ -35,6 +35,7 @@ from pinnace.apiserver.bootstrap import bootstrap
 from pinnace.apiserver.custom_metrics import LocalMetricsClient
 from pinnace.apiserver.http.app import APIApp, PodExplainer
 from pinnace.apiserver.keys import kind_prefix
+from pinnace.apiserver.kubelets import Relayed
 from pinnace.apiserver.metrics import list_pod_metrics
 from pinnace.apiserver.quota_resync import DEFAULT_SYNC_PERIOD as DEFAULT_QUOTA_SYNC_PERIOD
 from pinnace.apiserver.quota_resync import QuotaResync
@@ -281,6 +282,8 @@ class ControlPlane:
             self.server.deferred_writes = self.nodes
         self.kubelets = KubeletClient(remote=_agent_process_node)
         """The kubelets of `pinnace agent` processes, as the API server reaches them."""
+        self._addresses: Remembered[tuple[int, str | None]] = Remembered(1 << 16)
+        """The node proxy's memory of where each node's kubelet is (`node_proxy`)."""
         self.server.kubelets = self.kubelets
         self.agent_summaries = AgentSummaries(self.kubelets, nodes=self._agent_nodes())
         self.server.agent_summaries = self.agent_summaries
@@ -389,15 +392,25 @@ class ControlPlane:
             return await self.kubelets.post(found, path)
         return await inject(self.nodes, node, fault, query)
 
-    async def node_proxy(self, node: str, path: str) -> tuple[bytes, str]:
+    async def node_proxy(
+        self, node: str, method: str, path: str, query: str, headers: list[tuple[bytes, bytes]]
+    ) -> Relayed:
         """What the API server's node proxy reaches on a node's kubelet (`kubelet.endpoints`):
-        in-process for this process's nodes, over the network for an agent process's."""
-        if node in self.nodes.agents:  # its kubelet is here: no need to read its address
-            return self.nodes.proxy(node, path)
-        found = await self._remote_node(node)
-        if found is not None:
-            return await self.kubelets.fetch(found, path)
-        return self.nodes.proxy(node, path)
+        in-process for this process's nodes, relayed over the network for an agent process's
+        (at the kubelet address its Node gives, remembered until the Node is written again)."""
+        if node not in self.nodes.agents:  # its kubelet may be elsewhere
+            address = await self.server.derived(
+                catalog.kind("", "nodes"), "", node, self._kubelet_address, self._addresses
+            )
+            if address is not None:
+                target = f"{path}?{query}" if query else path
+                return await self.kubelets.relay(address, node, method, target, headers)
+        body, content_type = self.nodes.proxy(node, path)
+        return Relayed(200, [("Content-Type", content_type)], body)
+
+    def _kubelet_address(self, node: Object) -> str | None:
+        """host:port of the Node's kubelet if an agent process runs it, else None."""
+        return self.kubelets.address_of(node) if self.kubelets.remote(node) else None
 
     async def _remote_node(self, node: str) -> Object | None:
         """The Node, if an agent process runs its kubelet."""

@@ -39,6 +39,9 @@ class AdmissionObjects:
         self._loading = 0
         self._changed_while_loading: set[str] = set()
         self._observing = False
+        self.changes = 0
+        """How many changes it has seen (and loads): what was worked out from the objects
+        holds while this stays the same."""
 
     @property
     def loaded(self) -> bool:
@@ -64,6 +67,7 @@ class AdmissionObjects:
             self._loading -= 1
             if not self._loading:
                 self._changed_while_loading.clear()
+            self.changes += 1
         self._loaded = True
 
     def get(self, kind: Kind, namespace: str, name: str) -> Object | None:
@@ -87,6 +91,7 @@ class AdmissionObjects:
         key = event.key
         if not key.startswith(self._prefixes):
             return
+        self.changes += 1
         if self._loading:
             self._changed_while_loading.add(key)
         if event.type == "DELETED":

@@ -25,6 +25,19 @@ class Upgrading:
     writer: asyncio.StreamWriter
 
 
+@dataclass
+class Relayed:
+    """A kubelet's answer as the API server's node proxy relays it (kube-apiserver's
+    UpgradeAwareHandler, a reverse proxy): its status and headers (less those of the
+    connection, which the API server writes itself), and its body: whole when the kubelet gave
+    its length (`body`), else its pieces as they come (`stream`)."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes = b""
+    stream: AsyncIterator[bytes] | None = None
+
+
 class Kubelets(Protocol):
     def remote(self, node: Object) -> bool:
         """Whether the Node's kubelet runs outside the API server's process."""

@@ -15,7 +15,7 @@ import builtins
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pinnace.api import catalog, status
 from pinnace.api.decode import decode
@@ -62,6 +62,8 @@ from pinnace.store import (
     KeyNotFoundError,
     Store,
 )
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from pinnace.apiserver.agent_summaries import AgentSummaries
@@ -177,6 +179,20 @@ class APIServer:
         with the same errors), remembered per key until it is written again: an object read
         for its identity alone (what a TokenRequest binds a token to) is not unpacked anew."""
         assert resource_version in ("", "0"), "the uid is read from the latest version"
+        return await self.derived(kind, namespace, name, _uid, self._uids, resource_version)
+
+    async def derived(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        derive: Callable[[Object], T],
+        remembered: Remembered[tuple[int, T]],
+        resource_version: str = "",
+    ) -> T:
+        """`derive` of the latest object `get` would read (with the same errors), remembered
+        in `remembered` per key until the object is written again, so that what is read
+        often and written rarely (a Node's kubelet address) is not unpacked anew each time."""
         key = object_key(kind, namespace, name)
         if self.deferred_writes is not None:
             await self.deferred_writes.before_read(kind, namespace, name)
@@ -184,12 +200,12 @@ class APIServer:
         revision = self.store.revision_of(key)
         if revision is None:
             raise status.not_found(kind.plural, name, kind.group)
-        known = self._uids.get(key)
+        known = remembered.get(key)
         if known is not None and known[0] == revision:
             return known[1]
-        uid: str = (await self.store.get(key))["metadata"].get("uid", "")
-        self._uids.put(key, (revision, uid))
-        return uid
+        value = derive(await self.store.get(key))
+        remembered.put(key, (revision, value))
+        return value
 
     async def authenticate_service_account(
         self, token: str, audiences: Sequence[str] = ()
@@ -908,6 +924,11 @@ class APIServer:
         if kind is None:
             raise status.not_found(plural, "", group)
         return kind
+
+
+def _uid(obj: Object) -> str:
+    uid: str = obj["metadata"].get("uid", "")
+    return uid
 
 
 def _nothing_to_finish(stored: bool) -> None:

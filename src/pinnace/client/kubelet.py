@@ -10,7 +10,8 @@ kubelet client certificate (--kubelet-client-certificate) and, as kube-apiserver
 --kubelet-certificate-authority, does not verify the kubelet's serving certificate.
 
 The streaming subresources are upgraded connections: the request goes to the kubelet as the
-client sent it (`upgrade`), and the API server relays its answer.
+client sent it (`upgrade`), and the API server relays its answer. The node proxy's requests
+go over kept-alive connections (`relay`, `kubelet_relay`).
 
 A kubelet's error answer is relayed as GenericHttpResponseChecker relays it (400 BadRequest and
 500 InternalError with the kubelet's text); a kubelet that cannot be dialled is the error of
@@ -23,15 +24,16 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from pinnace.api import status
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.api.streams import Unreachable
-from pinnace.apiserver.kubelets import Upgrading
+from pinnace.apiserver.kubelets import Relayed, Upgrading
 from pinnace.client.http import SUCCESS, status_error
+from pinnace.client.kubelet_relay import KubeletConnections, forwarded
 from pinnace.client.transport import Connection, HTTPError
 
 PREFERRED_ADDRESS_TYPES = ("Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP")
@@ -55,6 +57,8 @@ class KubeletClient:
         self.remote = remote
         self.tls: ssl.SSLContext | None = None
         """Set by `pinnace up --tls`: the kubelet client certificate; None dials over HTTP."""
+        self.connections = KubeletConnections(self._open)
+        """The node proxy's kept-alive connections."""
 
     def location(self, node: Object) -> str:
         """The node's kubelet as `scheme://host:port`."""
@@ -73,11 +77,23 @@ class KubeletClient:
         """GET `path` of the node's kubelet: its body as it comes, once the answer is a 2xx."""
         return (await self._get(node, path))[1]
 
-    async def fetch(self, node: Object, path: str) -> tuple[bytes, str]:
-        """GET `path` of the node's kubelet whole: (body, content type), as the API server's
-        node proxy relays it."""
-        connection, body = await self._get(node, path)
-        return b"".join([chunk async for chunk in body]), connection.content_type
+    async def relay(
+        self,
+        address: str,
+        node: str,
+        method: str,
+        path: str,
+        headers: Iterable[tuple[bytes, bytes]],
+    ) -> Relayed:
+        """The node proxy's request (`method path` with the query, the client's headers) sent
+        to the kubelet of `node` at `address` (`address_of`), over a kept-alive connection;
+        its answer as it is relayed (`kubelet_relay`)."""
+        lines = forwarded(headers) + f"{NODE_HEADER}: {node}\r\n".encode("latin-1")
+        return await self.connections.relay(address, method, path, lines)
+
+    def address_of(self, node: Object) -> str:
+        """host:port of the node's kubelet (`location` less its scheme)."""
+        return self.location(node).split("://", 1)[1]
 
     async def post(self, node: Object, path: str) -> dict[str, Any]:
         """POST `path` of the node's agent process (FAULTS_PATH): its JSON answer; a refusal

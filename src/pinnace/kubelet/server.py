@@ -81,6 +81,9 @@ KUBELET_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patc
 """The kubelet's request verbs (pkg/kubelet/server/auth.go), by HTTP method."""
 STREAMING = {"exec": "exec", "attach": "attach", "portForward": "portforward"}
 """The kubelet's streaming paths, and the subresource each serves."""
+IDLE_TIMEOUT = 90
+"""Seconds a kept-alive connection may wait for its next request: the kubelet server's
+IdleTimeout, so the API server's node proxy keeps one connection a kubelet between scrapes."""
 SUMMARIES_PER_SLICE = 250
 """Nodes read for a line of `SUMMARIES_PATH`, between turns of the process's other work."""
 
@@ -171,6 +174,7 @@ class KubeletServer:
             http=connections.LimitedHttpToolsProtocol,  # SPDY upgrades handed to `_app`
             ws=connections.CertifiedWSProtocol,
             timeout_graceful_shutdown=1,
+            timeout_keep_alive=IDLE_TIMEOUT,
             **options,
         )
 
@@ -319,7 +323,9 @@ class KubeletServer:
         except StatusError as e:
             await _answer(send, e.code, e.message)
             return
-        head = [(b"content-type", content_type.encode())]
+        # Its length given, as Go's server gives a body written at once: the API server's node
+        # proxy then relays it whole, in one write.
+        head = [(b"content-type", content_type.encode()), _length(body)]
         await send({"type": "http.response.start", "status": 200, "headers": head})
         await send({"type": "http.response.body", "body": body})
 
@@ -410,8 +416,13 @@ async def _json(send: Send, code: int, answer: dict[str, Any]) -> None:
 
 
 async def _answer(send: Send, code: int, text: str) -> None:
-    await send({"type": "http.response.start", "status": code, "headers": TEXT})
-    await send({"type": "http.response.body", "body": text.encode()})
+    body = text.encode()
+    await send({"type": "http.response.start", "status": code, "headers": [*TEXT, _length(body)]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _length(body: bytes) -> tuple[bytes, bytes]:
+    return (b"content-length", str(len(body)).encode())
 
 
 async def _stream(send: Send, receive: Receive, chunks: AsyncIterator[str]) -> None:

@@ -279,3 +279,24 @@ def test_controllers_service_accounts_get_their_roles(api: Harness) -> None:
     )
     nodes = Attributes(deployments, "delete", resource="nodes", name="n1")
     assert not api.call(api.server.authorizer.authorize, nodes).allowed
+
+
+def test_a_decision_asked_again_follows_every_change_of_roles_and_bindings(api: Harness) -> None:
+    """RBAC's decisions are remembered (a scraper asks the same of every node each interval),
+    but a change to any role or binding is seen by the next request, as from informers."""
+    prometheus = UserInfo("prometheus", groups=("system:authenticated",))
+    rule = {"verbs": ["get"], "apiGroups": [""], "resources": ["nodes/proxy"]}
+
+    def scrape() -> bool:
+        return allowed(api, prometheus, "get", "nodes", subresource="proxy")
+
+    assert not scrape() and not scrape()
+    nodes_only = cluster_role("scraper", {**rule, "resources": ["nodes"]})
+    api.call(api.server.create, CLUSTER_ROLES, "", nodes_only)
+    scraper = binding("s", "scraper", "User:prometheus")
+    api.call(api.server.create, CLUSTER_ROLE_BINDINGS, "", scraper)
+    assert not scrape()
+    api.call(api.server.update, CLUSTER_ROLES, "", "scraper", cluster_role("scraper", rule))
+    assert scrape() and scrape()
+    api.call(api.server.delete, CLUSTER_ROLE_BINDINGS, "", "s")
+    assert not scrape()

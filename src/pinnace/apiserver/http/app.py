@@ -30,6 +30,7 @@ from pinnace.apiserver.http.openapi_protobuf import PublishedProtobuf
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.resources import ResourceHandler
 from pinnace.apiserver.http.responses import (
+    TEXT_PLAIN,
     Response,
     indented,
     json_response,
@@ -38,6 +39,7 @@ from pinnace.apiserver.http.responses import (
 )
 from pinnace.apiserver.http.routes import Discovery, method_not_allowed, not_found
 from pinnace.apiserver.http.websocket import Refused, WebSocket
+from pinnace.apiserver.kubelets import Relayed
 from pinnace.apiserver.server import APIServer
 from pinnace.clock import Randomness
 from pinnace.store import StorageError
@@ -65,10 +67,13 @@ NodeFaults = Callable[[str, str, Mapping[str, Sequence[str]]], Awaitable[dict[st
 """(node, fault, query parameters) -> the node's state afterwards."""
 METRICS_PATH = "/metrics"
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
-NodeProxy = Callable[[str, str], Awaitable[tuple[bytes, str]]]
-"""(node, path below `proxy`) -> (body, content type): what the node's kubelet serves there
-(`/api/v1/nodes/<node>/proxy/metrics/cadvisor` …); a 404 StatusError for a path it does not."""
+NodeProxy = Callable[[str, str, str, str, list[tuple[bytes, bytes]]], Awaitable[Relayed]]
+"""(node, method, path below `proxy`, query, the client's headers) -> the kubelet's answer
+there, as the node proxy relays it (`/api/v1/nodes/<node>/proxy/metrics/cadvisor` …); a
+StatusError when the node is not found or its kubelet cannot be reached."""
 NODE_PROXY_PREFIX = "/api/v1/nodes/"
+NODE_PROXY_LABELS = ("CONNECT", "", "", "v1", "nodes", "proxy", "resource")
+"""`request_labels` of a node-proxy request without dryRun."""
 HISTORY_PATH = "/pinnace/history"
 """`<HISTORY_PATH>/namespaces/<namespace>/pods/<name>[/containers/<container>]`: the usage of
 the pod (its containers' sum) or of one of its containers in the cluster's usage history
@@ -150,6 +155,10 @@ class APIApp:
             return
         request = Request.from_scope(scope, receive)
         request.kinds = self.server.kinds
+        proxied = request.method in ("GET", "HEAD") and _is_node_proxy(request.path)
+        if proxied and self.node_proxy is not None:
+            await self.proxy_node(request, send, receive)
+            return
         started, request_kind = self.server.clock.now(), self.requests.started(request)
         acting, filtered = None, False
         try:
@@ -189,6 +198,46 @@ class APIApp:
             finally:
                 self.requests.streaming(labels, -1)
         elif response.stream is None:
+            await _send(response, send, receive, self._ending)
+        else:
+            self.requests.streaming(labels, 1)
+            try:
+                await _send(response, send, receive, self._ending)
+            finally:
+                self.requests.streaming(labels, -1)
+        self.requests.record(labels, response.status, self.server.clock.now() - started)
+
+    async def proxy_node(self, request: Request, send: Send, receive: Receive) -> None:
+        """A GET or HEAD through the node proxy (a scrape of a kubelet): authenticated and
+        authorized as any request (`nodes/proxy`), counted in the request metrics, then
+        relayed; none of the resource handlers' work (routing, bodies, negotiation) applies,
+        and the kubelet's answer is relayed as it is: only the API server's own refusals are
+        negotiated Status objects."""
+        started, request_kind = self.server.clock.now(), self.requests.started(request)
+        filtered = True
+        try:
+            await self.security.admit(request)
+            filtered = False
+            node, _, rest = request.path[len(NODE_PROXY_PREFIX) :].partition("/proxy")
+            raw_query = request.scope.get("query_string", b"").decode("latin-1")
+            assert self.node_proxy is not None
+            relayed = await self.node_proxy(
+                node, request.method, rest or "/", raw_query, request.scope.get("headers", [])
+            )
+            response = _relayed(relayed)
+        except StatusError as e:
+            response = status_response(e)
+            if _pretty(request, filtered):
+                response = indented(response)
+        except StorageError as e:  # as `__call__` relays the store's errors
+            response = status_response(StatusError(500, "", str(e)))
+        except Exception:
+            log.exception("%s %s failed", request.method, request.path)
+            response = status_response(INTERNAL_ERROR)
+        finally:
+            self.requests.finished(request_kind)
+        labels = request_labels(request) if "dryRun" in request.query else NODE_PROXY_LABELS
+        if response.stream is None:
             await _send(response, send, receive, self._ending)
         else:
             self.requests.streaming(labels, 1)
@@ -263,10 +312,7 @@ class APIApp:
                 await self.metrics_ready(path)
             return Response(200, generate_latest(registry), PROMETHEUS_TEXT)
         if self.node_proxy is not None and _is_node_proxy(path):
-            _only_get(request)
-            node, _, rest = path[len(NODE_PROXY_PREFIX) :].partition("/proxy")
-            body, content_type = await self.node_proxy(node, rest or "/")
-            return Response(200, body, content_type)
+            raise method_not_allowed()  # GET and HEAD go to `proxy_node`
         if self.dashboard is not None and _is_below(path, DASHBOARD_PATH):
             _only_get(request)
             return await self.dashboard(path[len(DASHBOARD_PATH) :])
@@ -366,6 +412,17 @@ def _node_fault_of(path: str) -> tuple[str, str]:
     if len(parts) != 3 or parts[0] or not parts[1] or not parts[2]:
         raise not_found()
     return parts[1], parts[2]
+
+
+def _relayed(relayed: Relayed) -> Response:
+    """A kubelet's answer as the node proxy relays it."""
+    content_type, headers = TEXT_PLAIN, []
+    for name, value in relayed.headers:
+        if name.lower() == "content-type":
+            content_type = value
+        else:
+            headers.append((name, value))
+    return Response(relayed.status, relayed.body, content_type, headers, relayed.stream, None)
 
 
 def _is_node_proxy(path: str) -> bool:

@@ -73,7 +73,7 @@ from pinnace.controllers.vpa import (
 from pinnace.controllers.workloads import WorkloadControllers, WorkloadOptions
 from pinnace.dashboard import Dashboard
 from pinnace.kubelet import NodeAgentPool, NodeConfig
-from pinnace.kubelet.config import AGENT_LABEL
+from pinnace.kubelet.config import AGENT_LABEL, HOUSEKEEPING_INTERVAL
 from pinnace.kubelet.faults import inject
 from pinnace.metrics import HistoryRecorder, KubeStateMetrics, UsageHistory
 from pinnace.metrics.custom import SimulatedMetricsAdapter
@@ -141,6 +141,9 @@ class ClusterOptions:
     vertical_pod_autoscaler: VPAOptions | None = field(default_factory=VPAOptions)
     """Run the Vertical Pod Autoscaler's recommender and updater (with the controllers; its
     admission runs in the API server); None: without them."""
+    housekeeping_interval: float = HOUSEKEEPING_INTERVAL
+    """How often, at most, the nodes' metrics endpoints read their container stats (the
+    kubelet's --housekeeping-interval)."""
     compaction_interval: float = DEFAULT_COMPACTION_INTERVAL
     event_ttl: float = DEFAULT_EVENT_TTL
     resource_quota_sync_period: float = DEFAULT_QUOTA_SYNC_PERIOD
@@ -276,6 +279,7 @@ class ControlPlane:
             codec=self.codec,
             simulated=options.simulated,
             features=options.features,
+            housekeeping_interval=options.housekeeping_interval,
         )
         self.server.log_source = self.nodes.read_log
         if options.simulated:

@@ -40,9 +40,11 @@ def pod(name: str, uses: str, limits: dict[str, str]) -> dict[str, Any]:
     }
 
 
-async def one_node(clock: VirtualClock) -> ControlPlane:
+async def one_node(clock: VirtualClock, housekeeping_interval: float = 10.0) -> ControlPlane:
     """A started cluster of one node and no controllers, on the virtual clock."""
-    options = ClusterOptions(nodes=node_configs(1), controllers=False)
+    options = ClusterOptions(
+        nodes=node_configs(1), controllers=False, housekeeping_interval=housekeeping_interval
+    )
     plane = ControlPlane(MemoryStore(), clock, options)
     await plane.start()
     return plane
@@ -162,6 +164,33 @@ def test_a_node_is_read_once_per_housekeeping_interval() -> None:
     assert series(samples(resource), cpu, "steady")[0] == series(samples(first), cpu, "steady")[0]
     assert abs(series(samples(later), cpu, "steady")[0] - series(samples(first), cpu, "steady")[0]
                - 0.150 * 10) < 1e-6  # fmt: skip
+
+
+def test_the_housekeeping_interval_is_the_kubelet_s_flag() -> None:
+    """--housekeeping-interval 2s: a scrape 2 s after a reading has a new one, one a second
+    after that the same."""
+
+    async def scenario() -> tuple[bytes, bytes, bytes]:
+        plane = await one_node(clock, housekeeping_interval=2.0)
+        app = plane.http_app()
+        await plane.client().create(PODS, "default", pod("steady", "150m", {"memory": "64Mi"}))
+        await asyncio.sleep(30)
+        (node,) = plane.nodes.agents
+        cadvisor = f"/api/v1/nodes/{node}/proxy/metrics/cadvisor"
+        _, first = await call(app, "GET", cadvisor)
+        await asyncio.sleep(2)
+        _, second = await call(app, "GET", cadvisor)
+        await asyncio.sleep(1)
+        _, again = await call(app, "GET", cadvisor)
+        await plane.stop()
+        return first, second, again
+
+    with VirtualClock() as clock:
+        first, second, again = clock.run(scenario())
+    cpu = "container_cpu_usage_seconds_total"
+    used = [series(samples(body), cpu, "steady")[0] for body in (first, second)]
+    assert abs(used[1] - used[0] - 0.150 * 2) < 1e-6
+    assert again == second
 
 
 def test_a_container_started_within_the_interval_is_read_at_once() -> None:

@@ -77,7 +77,15 @@ spec:
   - type: Resource
     resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
 """
-GRAFANA_VARIABLES = {"$__rate_interval": "1m", "$namespace": ".*", "$pod": ".*"}
+HOUSEKEEPING = ("--housekeeping-interval", "1s")
+"""The nodes' container stats read every second (the kubelet's --housekeeping-interval; 10 s by
+default), so each 1 s scrape stores a sample of its own and a short rate window fills in
+seconds rather than a minute."""
+WINDOW = "10s"
+"""The rate window: ten samples of each container, 1 s apart."""
+GRAFANA_VARIABLES = {"$__rate_interval": WINDOW, "$namespace": ".*", "$pod": ".*"}
+"""What Grafana puts in the dashboard's variables; its $__rate_interval is at least four
+scrape intervals (4 s here)."""
 
 
 def free_port() -> int:
@@ -87,7 +95,7 @@ def free_port() -> int:
 
 
 AGENT = ("--nodes", "1", "--name-prefix", "far", "--first-index", "3", "--port", "0",
-         "--node-addresses", "127.43.0.0/16")  # fmt: skip
+         "--node-addresses", "127.43.0.0/16", *HOUSEKEEPING)  # fmt: skip
 FAR = """
 apiVersion: v1
 kind: Pod
@@ -194,7 +202,7 @@ def query(base: str, promql: str) -> float | None:
 def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
     binary = shutil.which("prometheus")
     assert binary is not None, "prometheus is missing: sh scripts/install-system-packages.sh"
-    cluster = launch(tmp_path, flags=("--nodes", "2"))
+    cluster = launch(tmp_path, flags=("--nodes", "2", *HOUSEKEEPING))
     prometheus = agent = None
     try:
         kubeconfig = str(cluster.kubeconfig)
@@ -222,16 +230,18 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
         )
         log.close()
         base = f"http://127.0.0.1:{port}"
-        steady = 'sum(rate(container_cpu_usage_seconds_total{pod="steady"}[1m]))'
-        hungry = 'sum(rate(container_cpu_usage_seconds_total{pod="hungry"}[1m]))'
-        throttled = 'sum(rate(container_cpu_cfs_throttled_periods_total{pod="hungry"}[1m]))'
-        # rate() divides by the whole window: wait until a minute of samples fills it. The
-        # samples carry the time of cAdvisor's reading, one each housekeeping interval (10 s),
-        # so the 1 s scrapes store six of them a minute.
-        filled = 'count_over_time(container_cpu_usage_seconds_total{pod="steady"}[1m]) >= 6'
+        steady = f'sum(rate(container_cpu_usage_seconds_total{{pod="steady"}}[{WINDOW}]))'
+        hungry = f'sum(rate(container_cpu_usage_seconds_total{{pod="hungry"}}[{WINDOW}]))'
+        throttled = (
+            f'sum(rate(container_cpu_cfs_throttled_periods_total{{pod="hungry"}}[{WINDOW}]))'
+        )
+        # rate() divides by the whole window: wait until samples fill it, the first of them
+        # older than it. The samples carry the time of cAdvisor's reading, one each housekeeping
+        # interval (1 s here), so the 1 s scrapes store one a second.
+        filled = f'count_over_time(container_cpu_usage_seconds_total{{pod="steady"}}[{WINDOW}] offset {WINDOW})'  # noqa: E501
         # the agent's node, scraped at its own kubelet address
-        far = 'sum(rate(container_cpu_usage_seconds_total{pod="far",job="kubelet-cadvisor",node="far-1"}[1m]))'  # noqa: E501
-        far_filled = 'count_over_time(container_cpu_usage_seconds_total{pod="far"}[1m]) >= 6'
+        far = f'sum(rate(container_cpu_usage_seconds_total{{pod="far",job="kubelet-cadvisor",node="far-1"}}[{WINDOW}]))'  # noqa: E501
+        far_filled = f'count_over_time(container_cpu_usage_seconds_total{{pod="far"}}[{WINDOW}] offset {WINDOW})'  # noqa: E501
         # the Grafana dashboard's queries, as it runs them over the whole cluster
         panels = []
         for promql in queries():
@@ -254,7 +264,9 @@ def test_prometheus_sees_the_usage_the_behaviour_gives(tmp_path: Path) -> None:
         assert abs(found[hungry] - 0.2) < 0.02  # type: ignore[operator]  # its limit
         assert found[throttled] is not None and found[throttled] > 5  # 10 periods a second
         assert found.get(far) is not None, (tmp_path / "prometheus.log").read_text()[-3000:]
-        raw = api(base, "/api/v1/query", query='container_cpu_usage_seconds_total{pod="far"}[1m]')
+        raw = api(
+            base, "/api/v1/query", query=f'container_cpu_usage_seconds_total{{pod="far"}}[{WINDOW}]'
+        )
         assert abs(found[far] - 0.25) < 0.025, raw  # type: ignore[operator]
         assert (
             query(base, 'count(container_cpu_usage_seconds_total{pod="far",node!="far-1"})') is None

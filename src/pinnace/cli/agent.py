@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pinnace.api.names import is_dns1123_subdomain, is_valid_label_value
 from pinnace.apiserver.auth.user import NODE_PREFIX, NODES_GROUP
 from pinnace.apiserver.http import connections
-from pinnace.cli import component
+from pinnace.cli import component, kubelet_flags
 from pinnace.cli.arguments import whole
 from pinnace.client import Client
 from pinnace.client.http import HTTPClient
@@ -87,6 +87,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "127.1.0.0/16 (Linux routes all of 127.0.0.0/8 to the loopback), so a Prometheus "
         "scrapes each node there as it scrapes kubelets, without the API server",
     )
+    kubelet_flags.add_flags(agent)
     agent.add_argument(
         "--port",
         type=int,
@@ -121,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
 
     def build(client: Callable[[], HTTPClient]) -> list[Component]:
         process = client()
-        pool = NodeAgentPool(process, configs, process=prefix, node_client=as_node(process))
+        pool = NodeAgentPool(process, configs, process=prefix, node_client=as_node(process),
+                             housekeeping_interval=args.housekeeping_interval)  # fmt: skip
         kubelet.pool = pool
         return [kubelet, pool]
 

@@ -60,7 +60,7 @@ from pinnace.apiserver.service_allocation import (
     ServiceNetwork,
 )
 from pinnace.autoscaler.options import EXPANDERS, AutoscalerOptions
-from pinnace.cli import secure, vpa
+from pinnace.cli import kubelet_flags, secure, vpa
 from pinnace.cli.arguments import (
     add_durations,
     go_bool,
@@ -128,6 +128,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="FILE",
         help="a cluster file of node pools (docs/nodes.md), instead of --nodes and --node-*",
     )
+    kubelet_flags.add_flags(nodes)
     controller_flags(up.add_argument_group("controllers (kube-controller-manager's flags)"))
     autoscaler_flags(up.add_argument_group("cluster autoscaler (cluster-autoscaler's flags)"))
     vpa.add_flags(up)
@@ -559,6 +560,7 @@ def run(args: argparse.Namespace) -> int:
         args,
         "pinnace up",
         nodes=nodes,
+        housekeeping_interval=args.housekeeping_interval,
         scheduler=args.scheduler,
         scheduler_config=scheduler_config,
         controllers=args.controllers,

@@ -50,6 +50,9 @@ EVICTION_MONITORING_PERIOD = 10.0
 """How often the kubelet's eviction manager looks at the node (its housekeeping period)."""
 EVICTION_PRESSURE_TRANSITION_PERIOD = 300.0
 """The kubelet's default evictionPressureTransitionPeriod (5 minutes)."""
+HOUSEKEEPING_INTERVAL = 10.0
+"""How often cAdvisor reads the node's containers: the kubelet's --housekeeping-interval
+(pkg/kubelet/cadvisor sets cAdvisor's default to 10 s)."""
 
 DEFAULT_CAPACITY: Mapping[str, str] = MappingProxyType(
     {CPU: "4", MEMORY: "16Gi", PODS: "110", EPHEMERAL_STORAGE: "100Gi"}

@@ -14,10 +14,10 @@ proxy (`/api/v1/nodes/NAME/proxy/...`):
 
 Everything comes from a reading of the node's stats summary (the usage model, CPU sharing and
 the CFS quota), so it agrees with what the metrics API, the eviction manager and the OOM killer
-see. As cAdvisor reads a node's containers every housekeeping interval (10 s) and serves its
-latest reading, a node's stats are read at a request when the last reading is that old, or a
-container has started or ended since (`NodeEndpoints`), and every path serves the latest
-reading, rendered once. The cumulative
+see. As cAdvisor reads a node's containers every housekeeping interval (10 s, the kubelet's
+--housekeeping-interval) and serves its latest reading, a node's stats are read at a request
+when the last reading is that old, or a container has started or ended since
+(`NodeEndpoints`), and every path serves the latest reading, rendered once. The cumulative
 counters are integrated between readings (`Counters`): the usage over an interval is taken as
 the mean of the rates at its ends, exact for steady usage; a container first read is credited
 its current rate since it started. CFS periods are 100 ms, and a period is throttled while the
@@ -37,6 +37,7 @@ from prometheus_client.utils import floatToGoString
 
 from pinnace.api.stats import ContainerStats, Summary
 from pinnace.clock.rfc3339 import format_time
+from pinnace.kubelet.config import HOUSEKEEPING_INTERVAL
 from pinnace.kubelet.runtime import (
     ContainerRuntime,
     ContainerState,
@@ -48,10 +49,6 @@ from pinnace.kubelet.usage import NANO
 CFS_PERIOD_SECONDS = 0.1
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 JSON = "application/json"
-HOUSEKEEPING_INTERVAL = 10.0
-"""How often, at most, a node's container stats are read: cAdvisor's housekeeping interval as
-the kubelet sets it (pkg/kubelet/cadvisor, 10 s). Between readings every endpoint serves the
-last one, its samples stamped with its time."""
 CADVISOR_LABELS = ("container", "id", "image", "name", "namespace", "pod")
 CONTAINER_LABELS = ("container", "namespace", "pod")
 POD_LABELS = ("namespace", "pod")
@@ -412,12 +409,14 @@ class _Reading:
 
 class NodeEndpoints:
     """What one node's kubelet serves to monitoring. Its stats are read on demand, at most once
-    every HOUSEKEEPING_INTERVAL unless a container started or ended meanwhile (cAdvisor sees a
-    new cgroup at once), and every path serves the latest reading, each body rendered once per
-    reading: scrapes of several paths, or by several scrapers, within an interval cost a
-    reading and a rendering, not one each."""
+    every `housekeeping_interval` seconds (cAdvisor's) unless a container started or ended
+    meanwhile (cAdvisor sees a new cgroup at once), and every path serves the latest reading,
+    its samples stamped with its time, each body rendered once per reading: scrapes of several
+    paths, or by several scrapers, within an interval cost a reading and a rendering, not one
+    each."""
 
-    def __init__(self) -> None:
+    def __init__(self, housekeeping_interval: float = HOUSEKEEPING_INTERVAL) -> None:
+        self.housekeeping_interval = housekeeping_interval
         self.counters = Counters()
         self._reading: _Reading | None = None
 
@@ -446,7 +445,7 @@ class NodeEndpoints:
         if (
             reading is None
             or reading.changes != runtime.changes
-            or now - reading.summary.time >= HOUSEKEEPING_INTERVAL
+            or now - reading.summary.time >= self.housekeeping_interval
         ):
             summary = summarize()
             samples = self.counters.read(summary, runtime)

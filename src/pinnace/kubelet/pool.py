@@ -70,6 +70,7 @@ from pinnace.kubelet.agent import NODES, PODS, SERVICES, NodeAgent
 from pinnace.kubelet.config import (
     AGENT_LABEL,
     DEFAULT_CAPACITY,
+    HOUSEKEEPING_INTERVAL,
     NODE_LEASE_NAMESPACE,
     SIMULATED_LABEL,
     NodeConfig,
@@ -103,18 +104,22 @@ class NodeAgentPool:
         features: FeatureGates | None = None,
         process: str = "",
         node_client: Callable[[str], Client] | None = None,
+        housekeeping_interval: float = HOUSEKEEPING_INTERVAL,
     ) -> None:
         """`codec` packs the pods (a new one by default): the cluster's. `features`: the
         kubelets' feature gates. `simulated`: the
         leases of healthy nodes are renewed in the pool's account (`last_renewal`), not written
         each time, and an unchanged node status is not posted again (the simulated mode).
         `process`: the `pinnace agent` process whose nodes these are ("" for `pinnace up`'s);
-        `node_client`: the client each node's agent uses, by node name (`client` when None)."""
+        `node_client`: the client each node's agent uses, by node name (`client` when None).
+        `housekeeping_interval`: how often, at most, the nodes' metrics endpoints read their
+        container stats (the kubelet's --housekeeping-interval)."""
         self.client = client
         self.process = process
         """The `pinnace agent` process whose nodes these are ("": `pinnace up`'s)."""
         self._node_client = node_client or (lambda name: client)
         self.simulated = simulated
+        self.housekeeping_interval = housekeeping_interval
         self.features = features or FeatureGates()
         self.clock = client.clock
         self.codec = codec if codec is not None else Codec()
@@ -346,7 +351,7 @@ class NodeAgentPool:
             raise StatusError(503, "ServiceUnavailable", f'no route to node "{node}"')
         served_by = self._endpoints.get(node)
         if served_by is None:
-            served_by = self._endpoints[node] = endpoints.NodeEndpoints()
+            served_by = self._endpoints[node] = endpoints.NodeEndpoints(self.housekeeping_interval)
         return agent, served_by
 
     def oom_kills(self) -> int:

@@ -36,7 +36,8 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster,
     workdir = tmp_path_factory.mktemp("node-proxy")
     (workdir / "tokens.csv").write_text(TOKENS)
     data = workdir / "data"
-    flags = ("--tls", "--token-auth-file", "tokens.csv", "--nodes", "1")
+    flags = ("--tls", "--authorization-mode=Node,RBAC", "--token-auth-file", "tokens.csv")
+    flags += ("--nodes", "1")
     cluster = launch(workdir, "--data-dir", str(data), flags=flags)
     agent = Process(workdir, "agent", "agent", "--kubeconfig", str(data / "agent.conf"),
                     "--nodes", "1", "--port", "0", "--name-prefix", "far")  # fmt: skip

@@ -239,3 +239,80 @@ def test_kubectl_delete_node_takes_its_lease_and_a_foreground_delete_ends(up: Cl
     eventually(
         lambda: up.ok("get", "lease", "-n", "kube-node-lease", "-o", "name") == "", timeout=10
     )
+
+
+def owned_config_map(up: Cluster, name: str, namespace: str, owner: Object) -> str:
+    """A ConfigMap `name` in `namespace` naming `owner` (as `kubectl get -o json` gave it)."""
+    m = owner["metadata"]
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": m["name"], "uid": m["uid"]}
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+    body["metadata"] |= {"namespace": namespace, "ownerReferences": [ref]}
+    up.ok("create", "-f", "-", stdin=json.dumps(body))
+    return m["uid"]
+
+
+def invalid_namespace_events(up: Cluster) -> list[Object]:
+    listed = up.ok(
+        "get", "events", "-A", "--field-selector=reason=OwnerRefInvalidNamespace", "-o", "json"
+    )
+    return json.loads(listed)["items"]
+
+
+def test_kubectl_a_dependent_in_another_namespace_than_its_owner_is_collected(
+    up: Cluster,
+) -> None:
+    """A namespaced owner counts in its dependent's namespace only: the one of that uid in
+    another namespace is taken as absent, the dependent goes, and a Warning says why."""
+    up.ok("create", "namespace", "owners")
+    up.ok("create", "namespace", "dependents")
+    up.ok("create", "configmap", "owner", "-n", "owners")
+    owner = json.loads(up.ok("get", "configmap", "owner", "-n", "owners", "-o", "json"))
+    uid = owned_config_map(up, "stray", "dependents", owner)
+    owned_config_map(up, "kept", "owners", owner)
+    eventually(
+        lambda: up.kubectl("get", "configmap", "stray", "-n", "dependents").returncode == 1,
+        timeout=10,
+    )
+    eventually(lambda: invalid_namespace_events(up) != [], timeout=10)
+    [event] = invalid_namespace_events(up)
+    assert event["metadata"]["namespace"] == "dependents"
+    assert event["type"] == "Warning"
+    assert event["source"] == {"component": "garbage-collector-controller"}
+    assert event["involvedObject"]["kind"] == "ConfigMap"
+    assert event["involvedObject"]["name"] == "stray"
+    assert event["message"] == (
+        f"ownerRef [v1/ConfigMap, namespace: dependents, name: owner, uid: {uid}] "
+        'does not exist in namespace "dependents"'
+    )
+    assert up.kubectl("get", "configmap", "kept", "-n", "owners").returncode == 0
+
+
+def test_kubectl_a_cluster_scoped_dependent_of_a_namespaced_owner_is_kept_with_a_warning(
+    up: Cluster,
+) -> None:
+    up.ok("create", "namespace", "holders")
+    up.ok("create", "configmap", "holder", "-n", "holders")
+    owner = json.loads(up.ok("get", "configmap", "holder", "-n", "holders", "-o", "json"))
+    m = owner["metadata"]
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "holder", "uid": m["uid"]}
+    body = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "held", "ownerReferences": [ref]},
+    }
+    up.ok("create", "-f", "-", stdin=json.dumps(body))
+
+    def event() -> Object | None:
+        found = [e for e in invalid_namespace_events(up) if e["involvedObject"]["name"] == "held"]
+        return found[0] if found else None
+
+    eventually(lambda: event() is not None, timeout=10)
+    warning = event()
+    assert warning is not None
+    assert warning["metadata"]["namespace"] == "default"
+    assert warning["involvedObject"]["kind"] == "ClusterRole"
+    assert warning["message"] == (
+        f"ownerRef [v1/ConfigMap, namespace: , name: holder, uid: {m['uid']}] "
+        'does not exist in namespace ""'
+    )
+    assert up.kubectl("get", "clusterrole", "held").returncode == 0

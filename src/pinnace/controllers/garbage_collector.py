@@ -14,9 +14,12 @@ It watches every kind that can be listed, watched and deleted, namespaced or clu
 them from when they are established until the CRD is gone (where kube-controller-manager finds
 them by resyncing discovery), and indexes objects by the uids their ownerReferences name.
 Whether an owner exists is decided by uid: from the caches, or, for one they do not hold, by a
-live read. A cluster-scoped dependent can have cluster-scoped owners only: a reference of it to
-a namespaced kind cannot be resolved, and the dependent is never collected (v1.32 also records
-an OwnerRefInvalidNamespace event).
+live read. A namespaced owner must be in its dependent's namespace: one that has the uid a
+reference names but lives in another namespace does not count, the dependent is collected as
+if it were absent, and a Warning event OwnerRefInvalidNamespace says why. A cluster-scoped
+dependent can have cluster-scoped owners only: a reference of it to a namespaced kind cannot be
+resolved, and the dependent is never collected (with the same event when an object of that uid
+exists).
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.apiextensions import crd as crds
 from pinnace.api.apiextensions.custom import built_in, served_kinds
+from pinnace.api.core.event import EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.client import Client, Informer, InformerFactory, object_key
+from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.clock.component import HeldTasks
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 
@@ -78,6 +82,7 @@ def collected_kinds(kinds: Iterable[Kind] | None = None) -> list[Kind]:
 class GarbageCollector:
     def __init__(self, client: Client, informers: InformerFactory) -> None:
         self._client = client
+        self._recorder = EventRecorder(client, "garbage-collector-controller")
         self._queue = WorkQueue(client.clock)
         self._informers: dict[str, Informer] = {}
         self._uids: dict[str, str] = {}
@@ -221,7 +226,7 @@ class GarbageCollector:
         gone: set[str] = set()  # dangling, or waiting for their dependents to be deleted
         waiting = False
         for ref in _refs(obj):
-            owner = await self._owner(obj, ref)
+            owner = await self._owner(kind, obj, ref)
             if owner is None:
                 gone.add(ref["uid"])
             elif _deleting_dependents(owner):
@@ -248,29 +253,49 @@ class GarbageCollector:
             self._client.delete(kind, m.get("namespace", ""), m["name"], options)
         )
 
-    async def _owner(self, dependent: Object, ref: dict[str, Any]) -> Object | None:
+    async def _owner(self, kind: Kind, dependent: Object, ref: dict[str, Any]) -> Object | None:
         """The owner `ref` names, None when absent (no such object, or another with its
         name). An owner of a kind the API does not serve cannot be checked: the dependent is
         tried again later, with backoff, and never deleted meanwhile."""
         key = self._uids.get(ref["uid"])
         cached = self._cached(key) if key is not None else None
         if cached is not None and cached[1]["metadata"]["uid"] == ref["uid"]:
-            return cached[1]
-        kind = self._kind_of(ref.get("apiVersion", ""), ref.get("kind", ""))
-        if kind is None:
+            namespace = cached[1]["metadata"].get("namespace", "")
+            if not namespace or namespace == dependent["metadata"].get("namespace", ""):
+                return cached[1]
+            self._report_invalid_namespace(kind, dependent, ref)
+        owner_kind = self._kind_of(ref.get("apiVersion", ""), ref.get("kind", ""))
+        if owner_kind is None:
             raise LookupError(f"owner kind {ref.get('apiVersion')}/{ref.get('kind')} is unknown")
         namespace = ""
-        if kind.namespaced:
+        if owner_kind.namespaced:
             namespace = dependent["metadata"].get("namespace", "")
             if not namespace:
                 return dependent  # unresolvable: taken as present, so nothing is collected
         try:
-            owner = await self._client.get(kind, namespace, ref.get("name", ""))
+            owner = await self._client.get(owner_kind, namespace, ref.get("name", ""))
         except StatusError as e:
             if e.code == 404:
                 return None
             raise
         return owner if owner["metadata"]["uid"] == ref["uid"] else None
+
+    def _report_invalid_namespace(self, kind: Kind, dependent: Object, ref: dict[str, Any]) -> None:
+        """The graph builder's reportInvalidNamespaceOwnerRef: the owner is looked for in the
+        dependent's namespace, where it is not."""
+        m = dependent["metadata"]
+        namespace = m.get("namespace", "")
+        owner = (
+            f"[{ref.get('apiVersion', '')}/{ref.get('kind', '')}, namespace: {namespace}, "
+            f"name: {ref.get('name', '')}, uid: {ref['uid']}]"
+        )
+        involved = {
+            "kind": kind.kind,
+            "apiVersion": kind.api_version,
+            "metadata": {k: m[k] for k in ("namespace", "name", "uid") if k in m},
+        }
+        message = f'ownerRef {owner} does not exist in namespace "{namespace}"'
+        self._recorder.event(involved, EVENT_TYPE_WARNING, "OwnerRefInvalidNamespace", message)
 
     def _kind_of(self, api_version: str, kind_name: str) -> Kind | None:
         found = catalog.by_kind(api_version, kind_name)

@@ -3,6 +3,7 @@ DeleteOptions.meta.k8s.io and carry one cause per error, as kube-apiserver v1.32
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from pinnace.api import catalog
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
+from pinnace.clock.rfc3339 import format_time
 
 CONFIGMAPS = catalog.kind("", "configmaps")
 
@@ -56,3 +58,30 @@ def test_orphan_dependents_with_an_unknown_policy_gives_both_errors(api: Any) ->
         "FieldValueInvalid",
         "FieldValueNotSupported",
     ]
+
+
+PODS = catalog.kind("", "pods")
+
+
+def test_a_shorter_grace_period_moves_the_deadline_from_the_first_delete(api: Any) -> None:
+    """rest.BeforeDelete: the new deadline is the first delete's time plus the new period,
+    not now plus it; a period no shorter than the current one changes nothing."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "finalizers": ["example.com/hold"]},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]},
+    }
+    api.call(api.server.create, PODS, "default", pod)
+    first = api.server.clock.now()
+    marked = api.call(api.server.delete, PODS, "default", "p", DeleteOptions()).obj
+    assert marked["metadata"]["deletionTimestamp"] == format_time(first + 30)
+    api.run(asyncio.sleep(10))
+    same = api.call(api.server.delete, PODS, "default", "p", DeleteOptions(grace_period_seconds=30))
+    assert same.obj["metadata"]["resourceVersion"] == marked["metadata"]["resourceVersion"]
+    shorter = api.call(
+        api.server.delete, PODS, "default", "p", DeleteOptions(grace_period_seconds=5)
+    ).obj["metadata"]
+    assert shorter["deletionTimestamp"] == format_time(first + 5)
+    assert shorter["deletionGracePeriodSeconds"] == 5
+    assert shorter["finalizers"] == ["example.com/hold"]

@@ -1,0 +1,89 @@
+"""Deleting objects through `pinnace up` with kubectl 1.32: the generic registry's marks
+(deletion timestamp, grace period, generation) and the garbage collector's finalizers a DELETE
+sets or replaces."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.http.conftest import Cluster
+from tests.support import eventually
+
+from pinnace.api.objects import Object
+
+
+def get(cluster: Cluster, *what: str) -> Object:
+    return json.loads(cluster.ok("get", *what, "-o", "json"))
+
+
+def create(cluster: Cluster, body: Object) -> Object:
+    return json.loads(cluster.ok("create", "-f", "-", "-o", "json", stdin=json.dumps(body)))
+
+
+def gone(cluster: Cluster, *what: str) -> bool:
+    return cluster.kubectl("get", *what).returncode == 1
+
+
+def config_map(name: str, **metadata: Any) -> Object:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **metadata}}
+
+
+def owner_reference(owner: Object, block: bool = True) -> Object:
+    m = owner["metadata"]
+    ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": m["name"]}
+    return ref | {"uid": m["uid"], "blockOwnerDeletion": block}
+
+
+def test_the_first_delete_of_an_object_held_by_a_finalizer_bumps_its_generation(
+    cluster: Cluster,
+) -> None:
+    cluster.ok("create", "deployment", "held", "--image=nginx", "--replicas=0")
+    cluster.ok("patch", "deployment", "held", "--type=merge", "-p", FINALIZER)
+    assert get(cluster, "deployment", "held")["metadata"]["generation"] == 1
+    cluster.ok("delete", "deployment", "held", "--wait=false")
+    m = get(cluster, "deployment", "held")["metadata"]
+    assert (m["generation"], m["deletionGracePeriodSeconds"]) == (2, 0)
+    assert m["finalizers"] == ["example.com/hold"]
+    cluster.ok("delete", "deployment", "held", "--wait=false")
+    assert get(cluster, "deployment", "held")["metadata"]["generation"] == 2
+    cluster.ok("patch", "deployment", "held", "--type=json", "-p", DROP_FINALIZERS)
+    eventually(lambda: gone(cluster, "deployment", "held"), timeout=10)
+
+
+FINALIZER = '{"metadata":{"finalizers":["example.com/hold"]}}'
+DROP_FINALIZERS = '[{"op":"remove","path":"/metadata/finalizers"}]'
+
+
+def test_a_background_delete_drops_the_orphan_finalizer_the_owner_was_created_with(
+    cluster: Cluster,
+) -> None:
+    """The propagation policy kubectl sends replaces the garbage collector's finalizers: the
+    owner goes at once and its dependent after it, not orphaned."""
+    owner = create(cluster, config_map("parent", finalizers=["orphan"]))
+    create(cluster, config_map("child", ownerReferences=[owner_reference(owner)]))
+    cluster.ok("delete", "configmap", "parent")
+    assert gone(cluster, "configmap", "parent")
+    eventually(lambda: gone(cluster, "configmap", "child"), timeout=10)
+
+
+def test_a_foreground_delete_marks_the_owner_and_waits_for_its_held_dependent(
+    cluster: Cluster,
+) -> None:
+    owner = create(cluster, config_map("lead", finalizers=["orphan"]))
+    ref = owner_reference(owner)
+    create(cluster, config_map("tail", ownerReferences=[ref], finalizers=["example.com/hold"]))
+    cluster.ok("delete", "configmap", "lead", "--cascade=foreground", "--wait=false")
+    lead = get(cluster, "configmap", "lead")["metadata"]
+    assert lead["finalizers"] == ["foregroundDeletion"]
+    assert lead["deletionGracePeriodSeconds"] == 0 and lead["deletionTimestamp"]
+    eventually(
+        lambda: "deletionTimestamp" in get(cluster, "configmap", "tail")["metadata"], timeout=10
+    )
+    tail = get(cluster, "configmap", "tail")["metadata"]
+    assert tail["finalizers"] == ["example.com/hold"]
+    assert tail["ownerReferences"] == [ref]
+    assert get(cluster, "configmap", "lead")["metadata"]["finalizers"] == ["foregroundDeletion"]
+    cluster.ok("patch", "configmap", "tail", "--type=json", "-p", DROP_FINALIZERS)
+    eventually(lambda: gone(cluster, "configmap", "lead"), timeout=10)
+    assert gone(cluster, "configmap", "tail")

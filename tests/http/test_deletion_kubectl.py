@@ -1,6 +1,6 @@
 """Deleting objects through `pinnace up` with kubectl 1.32: the generic registry's marks
 (deletion timestamp, grace period, generation) and the garbage collector's finalizers a DELETE
-sets or replaces."""
+sets or replaces, and the namespace registry's answer while a namespace is being emptied."""
 
 from __future__ import annotations
 
@@ -87,3 +87,20 @@ def test_a_foreground_delete_marks_the_owner_and_waits_for_its_held_dependent(
     cluster.ok("patch", "configmap", "tail", "--type=json", "-p", DROP_FINALIZERS)
     eventually(lambda: gone(cluster, "configmap", "lead"), timeout=10)
     assert gone(cluster, "configmap", "tail")
+
+
+def test_a_deleted_namespace_being_emptied_refuses_another_delete(cluster: Cluster) -> None:
+    cluster.ok("create", "namespace", "emptying")
+    create(cluster, config_map("left", namespace="emptying", finalizers=["example.com/hold"]))
+    cluster.ok("delete", "namespace", "emptying", "--wait=false")
+    m = get(cluster, "namespace", "emptying")["metadata"]
+    assert m["deletionTimestamp"] and "deletionGracePeriodSeconds" not in m
+    again = cluster.kubectl("delete", "namespace", "emptying", "--wait=false")
+    assert again.returncode == 1
+    assert again.stderr == (
+        'Error from server (Conflict): Operation cannot be fulfilled on namespaces "emptying": '
+        "The system is ensuring all content is removed from this namespace.  Upon completion, "
+        "this namespace will automatically be purged by the system.\n"
+    )
+    cluster.ok("patch", "configmap", "left", "-n", "emptying", "--type=json", "-p", DROP_FINALIZERS)
+    eventually(lambda: gone(cluster, "namespace", "emptying"), timeout=15)

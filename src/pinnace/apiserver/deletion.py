@@ -170,17 +170,42 @@ def _is_pod(kind: Kind) -> bool:
 
 
 def _namespace_decision(kind: Kind, obj: Object, options: DeleteOptions, now: float) -> Decision:
-    """A namespace is emptied first: it turns Terminating, the namespace controller deletes
-    its content and removes the `kubernetes` finalizer from spec.finalizers, then it goes."""
+    """The namespace registry's Delete. The first turns the namespace Terminating (a
+    timestamp, no grace period); the namespace controller empties it and removes the
+    `kubernetes` finalizer from spec.finalizers. Until then a DELETE is refused; after, it is
+    the generic store's."""
     m = obj.get("metadata") or {}
-    finalizers = gc_finalizers(kind, list(m.get("finalizers") or []), options)
-    if not _spec_finalizers(obj) and not finalizers:
-        return Decision(remove_now=True)
-    if m.get("deletionTimestamp"):
-        return Decision(False, None)
-    updated = _marked(obj, finalizers, 0, now)
-    updated["status"] = {**(updated.get("status") or {}), "phase": "Terminating"}
-    return Decision(False, updated)
+    finalizers = list(m.get("finalizers") or [])
+    if not m.get("deletionTimestamp"):
+        finalizers = _namespace_gc_finalizers(finalizers, options)
+        if not _spec_finalizers(obj) and not finalizers:
+            return Decision(remove_now=True)
+        updated = _stamped(obj, finalizers, now)
+        updated["status"] = {**(updated.get("status") or {}), "phase": "Terminating"}
+        return Decision(False, updated)
+    if _spec_finalizers(obj):
+        raise status.conflict("namespaces", m.get("name", ""), NAMESPACE_BEING_EMPTIED)
+    return _store_decision(kind, obj, options, now)
+
+
+NAMESPACE_BEING_EMPTIED = (
+    "The system is ensuring all content is removed from this namespace.  Upon completion, "
+    "this namespace will automatically be purged by the system."
+)
+
+
+def _namespace_gc_finalizers(finalizers: list[str], options: DeleteOptions) -> list[str]:
+    """The namespace registry's own rule (ShouldHaveOrphanFinalizer and
+    ShouldHaveDeleteDependentsFinalizer): orphanDependents=false asks for the foreground."""
+    if options.orphan_dependents is not None:
+        orphan = options.orphan_dependents
+        foreground = not orphan
+    elif options.propagation_policy:
+        orphan = options.propagation_policy == "Orphan"
+        foreground = options.propagation_policy == "Foreground"
+    else:
+        return finalizers
+    return _with_gc_finalizers(finalizers, orphan, foreground)
 
 
 def _spec_finalizers(obj: Object) -> list[str]:

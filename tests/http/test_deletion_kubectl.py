@@ -1,12 +1,14 @@
-"""Deleting objects through `pinnace up` with kubectl 1.32: the generic registry's marks
-(deletion timestamp, grace period, generation) and the garbage collector's finalizers a DELETE
-sets or replaces, and the namespace registry's answer while a namespace is being emptied."""
+"""Deleting objects through `pinnace up` with kubectl 1.32 and the `kubernetes` Python client:
+the generic registry's marks (deletion timestamp, grace period, generation), the garbage
+collector's finalizers a DELETE sets, replaces or (for a kind that orphans by default) adds,
+and the namespace registry's answer while a namespace is being emptied."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import kubernetes
 from tests.http.conftest import Cluster
 from tests.support import eventually
 
@@ -104,3 +106,68 @@ def test_a_deleted_namespace_being_emptied_refuses_another_delete(cluster: Clust
     )
     cluster.ok("patch", "configmap", "left", "-n", "emptying", "--type=json", "-p", DROP_FINALIZERS)
     eventually(lambda: gone(cluster, "namespace", "emptying"), timeout=15)
+
+
+def python_client(cluster: Cluster) -> kubernetes.client.ApiClient:
+    return kubernetes.config.new_client_from_config(str(cluster.kubeconfig))
+
+
+def pods_of(cluster: Cluster, selector: str) -> list[Object]:
+    return get(cluster, "pods", "-l", selector)["items"]
+
+
+def test_a_job_deleted_through_the_api_without_a_policy_keeps_its_pods(cluster: Cluster) -> None:
+    """batch/v1 orphans by default, and says so in a Warning."""
+    cluster.ok("create", "job", "kept", "--image=busybox", "--", "sleep", "600")
+    eventually(lambda: pods_of(cluster, "job-name=kept"), timeout=10)
+    jobs = kubernetes.client.BatchV1Api(python_client(cluster))
+    answer = jobs.delete_namespaced_job("kept", "default", _preload_content=False)
+    assert answer.status == 200
+    assert answer.headers["Warning"] == (
+        '299 - "child pods are preserved by default when jobs are deleted; set '
+        "propagationPolicy=Background to remove them or set propagationPolicy=Orphan to "
+        'suppress this warning"'
+    )
+    eventually(lambda: gone(cluster, "job", "kept"), timeout=10)
+    [pod] = pods_of(cluster, "job-name=kept")
+    assert "ownerReferences" not in pod["metadata"]
+    assert "deletionTimestamp" not in pod["metadata"]
+    cluster.ok("delete", "pods", "-l", "job-name=kept")
+
+
+def test_a_replication_controller_deleted_through_the_api_without_a_policy_keeps_its_pods(
+    cluster: Cluster,
+) -> None:
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "legacy"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"app": "legacy"},
+            "template": {
+                "metadata": {"labels": {"app": "legacy"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    create(cluster, manifest)
+    eventually(lambda: pods_of(cluster, "app=legacy"), timeout=10)
+    core = kubernetes.client.CoreV1Api(python_client(cluster))
+    answer = core.delete_namespaced_replication_controller(
+        "legacy", "default", _preload_content=False
+    )
+    assert (answer.status, answer.headers.get("Warning")) == (200, None)
+    eventually(lambda: gone(cluster, "rc", "legacy"), timeout=10)
+    [pod] = pods_of(cluster, "app=legacy")
+    assert "ownerReferences" not in pod["metadata"]
+    cluster.ok("delete", "pods", "-l", "app=legacy")
+
+
+def test_kubectl_delete_job_still_takes_its_pods(cluster: Cluster) -> None:
+    """kubectl names the background policy: nothing is orphaned, nothing is warned."""
+    cluster.ok("create", "job", "swept", "--image=busybox", "--", "sleep", "600")
+    eventually(lambda: pods_of(cluster, "job-name=swept"), timeout=10)
+    done = cluster.kubectl("delete", "job", "swept")
+    assert (done.returncode, done.stderr) == (0, "")
+    eventually(lambda: not pods_of(cluster, "job-name=swept"), timeout=10)

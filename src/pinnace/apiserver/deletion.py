@@ -126,12 +126,12 @@ def gc_finalizers(kind: Kind, finalizers: list[str], options: DeleteOptions) -> 
     """The object's finalizers with the garbage collector's as a DELETE with `options` leaves
     them (the store's deletionFinalizersForGarbageCollection): the propagation policy, or
     orphanDependents, replaces `orphan` and `foregroundDeletion`; without either, those the
-    object has stay."""
+    object has stay, and a kind whose default policy orphans gets `orphan`."""
     orphan, foreground = _gc_intent(options)
     if orphan is None:
         has_orphan = FINALIZER_ORPHAN_DEPENDENTS in finalizers
         has_foreground = FINALIZER_DELETE_DEPENDENTS in finalizers
-        orphan = has_orphan
+        orphan = has_orphan or (kind.orphans_by_default and not has_foreground)
         foreground = has_foreground and not has_orphan
     return _with_gc_finalizers(finalizers, orphan, foreground)
 
@@ -155,6 +155,21 @@ def _gc_intent(options: DeleteOptions) -> tuple[bool | None, bool]:
         policy = options.propagation_policy
         return policy == "Orphan", policy == "Foreground"
     return None, False
+
+
+def delete_warnings(kind: Kind, options: DeleteOptions) -> list[str]:
+    """The Warning headers of a DELETE (one object or a collection): the job registry's, when
+    the client left the policy to batch/v1's default, which keeps the pods."""
+    asked = options.propagation_policy or options.orphan_dependents is not None
+    if kind.orphans_by_default and kind.kind == "Job" and not asked:
+        return [JOB_PODS_KEPT]
+    return []
+
+
+JOB_PODS_KEPT = (
+    "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background "
+    "to remove them or set propagationPolicy=Orphan to suppress this warning"
+)
 
 
 def _remove_now(kind: Kind, obj: Object, now: float) -> Decision:

@@ -728,7 +728,9 @@ class APIServer:
         kinds that answer with one), or is marked for a graceful or finalized deletion (the
         result is the marked object)."""
         self.admission.check_named_delete(kind, name)
-        return await self._delete(kind, namespace, name, options)
+        result = await self._delete(kind, namespace, name, options)
+        result.warnings += deletion.delete_warnings(kind, options or DeleteOptions())
+        return result
 
     async def _delete(
         self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None

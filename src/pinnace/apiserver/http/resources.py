@@ -23,7 +23,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions
 from pinnace.api.patch import PatchType
 from pinnace.api.tables import IncludeObject
-from pinnace.apiserver import binding
+from pinnace.apiserver import binding, deletion
 from pinnace.apiserver.auth.authentication import Authenticator
 from pinnace.apiserver.auth.reviews import answer, review_token
 from pinnace.apiserver.auth.security import UNSECURED_USER
@@ -96,13 +96,17 @@ class ResourceHandler:
         if verb == "delete":
             options = params.delete_options(request.query, await request.options_body())
             result = await self.server.delete(target.kind, target.namespace, target.name, options)
-            return encoder.object(result.obj)
+            response = encoder.object(result.obj)
+            response.headers += warning_headers(result.warnings)
+            return response
         listing = params.list_options(request.query, self.rand)
         options = params.delete_options(request.query, await request.options_body())
         listed = await self.server.delete_collection(
             target.kind, target.namespace, listing.options, options
         )
-        return encoder.list(listed)
+        response = encoder.list(listed)
+        response.headers += warning_headers(deletion.delete_warnings(target.kind, options))
+        return response
 
     async def review(self, target: ResourceTarget, body: Object) -> Any:
         """A review answered at once, never stored (`auth.reviews`); `body` decoded as any

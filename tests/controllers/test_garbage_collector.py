@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
@@ -316,3 +317,52 @@ def test_kubectl_a_cluster_scoped_dependent_of_a_namespaced_owner_is_kept_with_a
         'does not exist in namespace ""'
     )
     assert up.kubectl("get", "clusterrole", "held").returncode == 0
+
+
+def config_map_owned_by(up: Cluster, name: str, *owners: Object, **metadata: Any) -> Object:
+    refs = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": o["metadata"]["name"]}
+        | {"uid": o["metadata"]["uid"], "blockOwnerDeletion": True}
+        for o in owners
+    ]
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **metadata}}
+    if refs:
+        body["metadata"]["ownerReferences"] = refs
+    return json.loads(up.ok("create", "-f", "-", "-o", "json", stdin=json.dumps(body)))
+
+
+def test_kubectl_foreground_owner_goes_when_its_dependent_keeps_another_owner(up: Cluster) -> None:
+    """The dependent with a solid owner only loses its reference to the one deleting in the
+    foreground; that owner then waits for nothing and goes (its own finalizer aside)."""
+    solid = config_map_owned_by(up, "solid")
+    waiting = config_map_owned_by(up, "waiting", finalizers=["example.com/hold"])
+    config_map_owned_by(up, "shared", solid, waiting)
+    up.ok("delete", "configmap", "waiting", "--cascade=foreground", "--wait=false")
+
+    def finalizers() -> list[str]:
+        return json.loads(up.ok("get", "configmap", "waiting", "-o", "json"))["metadata"][
+            "finalizers"
+        ]
+
+    eventually(lambda: finalizers() == ["example.com/hold"], timeout=10)
+    shared = json.loads(up.ok("get", "configmap", "shared", "-o", "json"))["metadata"]
+    assert [ref["name"] for ref in shared["ownerReferences"]] == ["solid"]
+    up.ok("patch", "configmap", "waiting", "--type=json", "-p", DROP_FINALIZERS)
+    eventually(lambda: up.kubectl("get", "configmap", "waiting").returncode == 1, timeout=10)
+
+
+DROP_FINALIZERS = '[{"op":"remove","path":"/metadata/finalizers"}]'
+
+
+def test_kubectl_foreground_delete_of_owners_that_own_each_other_ends(up: Cluster) -> None:
+    """Each blocks the other's deletion: the collector unblocks the dependent's references,
+    as v1.32's cycle check does, and both go."""
+    first = config_map_owned_by(up, "first")
+    second = config_map_owned_by(up, "second", first)
+    m = second["metadata"]
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "second", "uid": m["uid"]}
+    patch = {"metadata": {"ownerReferences": [ref | {"blockOwnerDeletion": True}]}}
+    up.ok("patch", "configmap", "first", "--type=merge", "-p", json.dumps(patch))
+    done = up.kubectl("delete", "configmap", "first", "--cascade=foreground", "--timeout=20s")
+    assert done.returncode == 0, done.stderr
+    eventually(lambda: up.kubectl("get", "configmap", "second").returncode == 1, timeout=10)

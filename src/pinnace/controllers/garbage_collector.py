@@ -7,7 +7,9 @@
   ownerReference from every dependent, then the finalizer.
 - Foreground: the owner waits with the `foregroundDeletion` finalizer while its dependents are
   deleted (in the foreground too, when they have dependents of their own); the finalizer goes
-  when no dependent with blockOwnerDeletion is left.
+  when no dependent with blockOwnerDeletion is left, or its references stop blocking (a
+  dependent with another owner drops it). A dependent waited for that itself waits for one of
+  its own dependents (owners that own each other) first makes its references non-blocking.
 
 It watches every kind that can be listed, watched and deleted, namespaced or cluster-scoped
 (events aside, as in Kubernetes), the kinds of established CustomResourceDefinitions among
@@ -65,6 +67,17 @@ def _deleting_dependents(obj: Object) -> bool:
     return bool(obj["metadata"].get("deletionTimestamp")) and (
         FINALIZER_DELETE_DEPENDENTS in _finalizers(obj)
     )
+
+
+def _unblocked_owners(old: Object, new: Object) -> set[str]:
+    """The uids of owners `old` blocked and `new` does not: its reference to them is gone or
+    no longer has blockOwnerDeletion (the graph builder's addUnblockedOwnersToDeleteQueue)."""
+    blocking = {ref.get("uid") for ref in _refs(new) if ref.get("blockOwnerDeletion")}
+    return {
+        ref["uid"]
+        for ref in _refs(old)
+        if ref.get("blockOwnerDeletion") and ref.get("uid") and ref["uid"] not in blocking
+    }
 
 
 def _kind_id(kind: Kind) -> str:
@@ -153,6 +166,11 @@ class GarbageCollector:
             self._queue.add(key)
 
     def _updated(self, kind_id: str, old: Object, new: Object) -> None:
+        # An owner deleting in the foreground may be waiting for this one's reference only.
+        for owner_uid in _unblocked_owners(old, new):
+            key = self._uids.get(owner_uid)
+            if key is not None:
+                self._queue.add(key)
         changed = (
             _refs(old) != _refs(new)
             or old["metadata"].get("deletionTimestamp") != new["metadata"].get("deletionTimestamp")
@@ -240,7 +258,12 @@ class GarbageCollector:
             await self._remove_refs(kind, obj, gone)
             return
         m = obj["metadata"]
-        if waiting and self._dependents(m["uid"]):
+        dependents = self._dependents(m["uid"]) if waiting else []
+        if dependents:
+            if any(_deleting_dependents(dependent) for _, dependent in dependents):
+                # Perhaps a cycle: an owner waiting for this object while it waits for that
+                # owner. Its own references stop blocking, so the owner can go first.
+                await self._unblock_refs(kind, obj)
             policy = "Foreground"
         elif FINALIZER_ORPHAN_DEPENDENTS in _finalizers(obj):
             policy = "Orphan"
@@ -319,6 +342,23 @@ class GarbageCollector:
 
         m = obj["metadata"]
         await _tolerating_gone(self._client.modify(kind, m.get("namespace", ""), m["name"], drop))
+
+    async def _unblock_refs(self, kind: Kind, obj: Object) -> None:
+        """Set blockOwnerDeletion false on each of the object's references that has it."""
+        uid = obj["metadata"]["uid"]
+
+        def unblock(current: Object) -> Object:
+            if current["metadata"]["uid"] == uid:
+                current["metadata"]["ownerReferences"] = [
+                    {**ref, "blockOwnerDeletion": False} if ref.get("blockOwnerDeletion") else ref
+                    for ref in _refs(current)
+                ]
+            return current
+
+        m = obj["metadata"]
+        await _tolerating_gone(
+            self._client.modify(kind, m.get("namespace", ""), m["name"], unblock)
+        )
 
     async def _remove_finalizer(self, kind: Kind, obj: Object, finalizer: str) -> None:
         uid = obj["metadata"]["uid"]

@@ -80,6 +80,16 @@ def _unblocked_owners(old: Object, new: Object) -> set[str]:
     }
 
 
+def _matches(kind: Kind, owner: Object, ref: dict[str, Any]) -> bool:
+    """Whether `ref` names `owner` (of `kind`) by its group, kind and name."""
+    group = (ref.get("apiVersion") or "").rpartition("/")[0]
+    return (kind.group, kind.kind, owner["metadata"]["name"]) == (
+        group,
+        ref.get("kind"),
+        ref.get("name"),
+    )
+
+
 def _kind_id(kind: Kind) -> str:
     return f"{kind.plural}.{kind.group}"
 
@@ -279,14 +289,18 @@ class GarbageCollector:
     async def _owner(self, kind: Kind, dependent: Object, ref: dict[str, Any]) -> Object | None:
         """The owner `ref` names, None when absent (no such object, or another with its
         name). An owner of a kind the API does not serve cannot be checked: the dependent is
-        tried again later, with backoff, and never deleted meanwhile."""
+        tried again later, with backoff, and never deleted meanwhile. The cached object of
+        the reference's uid stands for it only when its namespace, kind and name are the
+        reference's; otherwise the reference is looked up as it is written."""
         key = self._uids.get(ref["uid"])
         cached = self._cached(key) if key is not None else None
         if cached is not None and cached[1]["metadata"]["uid"] == ref["uid"]:
-            namespace = cached[1]["metadata"].get("namespace", "")
-            if not namespace or namespace == dependent["metadata"].get("namespace", ""):
-                return cached[1]
-            self._report_invalid_namespace(kind, dependent, ref)
+            cached_kind, owner = cached
+            namespace = owner["metadata"].get("namespace", "")
+            if namespace and namespace != dependent["metadata"].get("namespace", ""):
+                self._report_invalid_namespace(kind, dependent, ref)
+            elif _matches(cached_kind, owner, ref):
+                return owner
         owner_kind = self._kind_of(ref.get("apiVersion", ""), ref.get("kind", ""))
         if owner_kind is None:
             raise LookupError(f"owner kind {ref.get('apiVersion')}/{ref.get('kind')} is unknown")

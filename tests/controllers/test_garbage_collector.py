@@ -383,17 +383,18 @@ def test_kubectl_a_reference_with_the_owners_uid_but_other_coordinates(
     """The uid alone does not make the owner: the reference is looked up by its kind and name
     (absent: collected); a kind the API does not serve at that version cannot be looked up
     (kept)."""
+    dependent = f"mislabelled-{kind.lower()}-{name}"
     up.ok("create", "configmap", "named")
     owner = json.loads(up.ok("get", "configmap", "named", "-o", "json"))
     ref = {"apiVersion": api_version, "kind": kind, "name": name}
-    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "mislabelled"}}
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": dependent}}
     body["metadata"]["ownerReferences"] = [ref | {"uid": owner["metadata"]["uid"]}]
     up.ok("create", "-f", "-", stdin=json.dumps(body))
     if collected:
-        eventually(lambda: up.kubectl("get", "configmap", "mislabelled").returncode == 1, 10)
+        eventually(lambda: up.kubectl("get", "configmap", dependent).returncode == 1)
     else:
         up.ok("delete", "configmap", "named")  # its owner is checked again: still unresolvable
         time.sleep(2)
-        assert up.kubectl("get", "configmap", "mislabelled").returncode == 0
-        up.ok("delete", "configmap", "mislabelled")
+        assert up.kubectl("get", "configmap", dependent).returncode == 0
+        up.ok("delete", "configmap", dependent)
     up.ok("delete", "configmap", "named", "--ignore-not-found")

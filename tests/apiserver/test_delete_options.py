@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pinnace.api import catalog
-from pinnace.api.options import DeleteOptions
+from pinnace.api.options import DeleteOptions, ListOptions
 from pinnace.api.status import StatusError
 from pinnace.clock.rfc3339 import format_time
 
@@ -85,3 +85,31 @@ def test_a_shorter_grace_period_moves_the_deadline_from_the_first_delete(api: An
     assert shorter["deletionTimestamp"] == format_time(first + 5)
     assert shorter["deletionGracePeriodSeconds"] == 5
     assert shorter["finalizers"] == ["example.com/hold"]
+
+
+def test_the_node_agents_final_delete_marks_the_pod_at_its_first_deletes_time(api: Any) -> None:
+    """The grace-0 delete that removes a gracefully deleted pod first stores it with the
+    deadline moved back to the first delete (what a watcher sees last before DELETED)."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]},
+    }
+    api.call(api.server.create, PODS, "default", pod)
+    first = api.server.clock.now()
+    api.call(api.server.delete, PODS, "default", "p", DeleteOptions())
+    api.run(asyncio.sleep(10))
+
+    async def final_delete() -> list[tuple[str, str]]:
+        stream = api.server.watch(PODS, "default", ListOptions())
+        await anext(stream)  # the pod as it is
+        await api.server.delete(PODS, "default", "p", DeleteOptions(grace_period_seconds=0))
+        seen = [await anext(stream), await anext(stream)]
+        await stream.aclose()
+        return [(e["type"], e["object"]["metadata"]["deletionTimestamp"]) for e in seen]
+
+    assert api.run(final_delete()) == [
+        ("MODIFIED", format_time(first)),
+        ("DELETED", format_time(first)),
+    ]

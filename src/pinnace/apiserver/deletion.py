@@ -111,7 +111,7 @@ def _store_decision(kind: Kind, obj: Object, options: DeleteOptions, now: float)
     finalizers = gc_finalizers(kind, m.get("finalizers") or [], options)
     if deadline is not None:
         if grace == 0 and not finalizers:
-            return _remove_now(kind, obj, now)
+            return _remove_now(kind, obj, deadline)
         return Decision(False, _marked(obj, finalizers, grace, deadline))
     if not finalizers:
         return Decision(remove_now=True)
@@ -172,11 +172,12 @@ JOB_PODS_KEPT = (
 )
 
 
-def _remove_now(kind: Kind, obj: Object, now: float) -> Decision:
-    """Pods, whose deletion is graceful, are first stored marked with grace 0 and then
-    removed, as kube-apiserver does it: watchers see them Terminating before they go."""
+def _remove_now(kind: Kind, obj: Object, deadline: float) -> Decision:
+    """Pods, whose deletion is graceful, are first stored marked with grace 0 (at `deadline`)
+    and then removed, as kube-apiserver does it: watchers see them Terminating before they
+    go."""
     if _is_pod(kind) and (obj.get("metadata") or {}).get("deletionGracePeriodSeconds") != 0:
-        return Decision(True, _marked(obj, [], 0, now))
+        return Decision(True, _marked(obj, [], 0, deadline))
     return Decision(remove_now=True)
 
 

@@ -171,3 +171,20 @@ def test_kubectl_delete_job_still_takes_its_pods(cluster: Cluster) -> None:
     done = cluster.kubectl("delete", "job", "swept")
     assert (done.returncode, done.stderr) == (0, "")
     eventually(lambda: not pods_of(cluster, "job-name=swept"), timeout=10)
+
+
+def test_orphan_dependents_false_is_accepted_while_the_object_stays(cluster: Cluster) -> None:
+    """The deprecated orphanDependents=false gets a 202 when a finalizer keeps the object (a
+    200 when it goes at once)."""
+    core = kubernetes.client.CoreV1Api(python_client(cluster))
+    create(cluster, config_map("kept-for-now", finalizers=["example.com/hold"]))
+    create(cluster, config_map("gone-now"))
+    kept = core.delete_namespaced_config_map(
+        "kept-for-now", "default", orphan_dependents=False, _preload_content=False
+    )
+    gone_now = core.delete_namespaced_config_map(
+        "gone-now", "default", orphan_dependents=False, _preload_content=False
+    )
+    assert (kept.status, gone_now.status) == (202, 200)
+    assert json.loads(kept.data)["metadata"]["deletionTimestamp"]
+    cluster.ok("patch", "configmap", "kept-for-now", "--type=json", "-p", DROP_FINALIZERS)

@@ -87,6 +87,8 @@ class Result:
     obj: Object
     warnings: list[str] = field(default_factory=list)
     created: bool = False
+    removed: bool = False
+    """A DELETE took the object out of the store (rather than marking it)."""
 
 
 class APIServer:
@@ -759,7 +761,7 @@ class APIServer:
             await self.admission.check_delete(kind, old)
             decision = deletion.decide(kind, old, options, self.clock.now())
             if options.dry_run:
-                return Result(decision.updated or old)
+                return Result(decision.updated or old, removed=decision.remove_now)
             if decision.remove_now:
                 if decision.updated is not None:
                     try:
@@ -769,7 +771,7 @@ class APIServer:
                     except KeyNotFoundError:
                         raise status.not_found(kind.plural, name, kind.group) from None
                 removed = await self._remove_marked(kind, namespace, name, old, options)
-                return Result(self._deleted_result(kind, removed))
+                return Result(self._deleted_result(kind, removed), removed=True)
             if decision.updated is None:
                 return Result(old)
             try:

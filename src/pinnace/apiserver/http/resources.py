@@ -96,7 +96,10 @@ class ResourceHandler:
         if verb == "delete":
             options = params.delete_options(request.query, await request.options_body())
             result = await self.server.delete(target.kind, target.namespace, target.name, options)
-            response = encoder.object(result.obj)
+            # v1.32 answers 202 to a deprecated orphanDependents=false only, when the object
+            # stays for now; other deletions it leaves in progress are a 200 too.
+            accepted = options.orphan_dependents is False and not result.removed
+            response = encoder.object(result.obj, 202 if accepted else 200)
             response.headers += warning_headers(result.warnings)
             return response
         listing = params.list_options(request.query, self.rand)

@@ -188,3 +188,15 @@ def test_orphan_dependents_false_is_accepted_while_the_object_stays(cluster: Clu
     assert (kept.status, gone_now.status) == (202, 200)
     assert json.loads(kept.data)["metadata"]["deletionTimestamp"]
     cluster.ok("patch", "configmap", "kept-for-now", "--type=json", "-p", DROP_FINALIZERS)
+
+
+def test_a_deletion_timestamp_cannot_be_set_by_an_update(cluster: Cluster) -> None:
+    """The immutable field's bad value shows as metav1.Time's String()."""
+    create(cluster, config_map("alive"))
+    patch = '{"metadata":{"deletionTimestamp":"2020-01-02T03:04:05Z"}}'
+    done = cluster.kubectl("patch", "configmap", "alive", "--type=merge", "-p", patch)
+    assert done.stderr == (
+        'The ConfigMap "alive" is invalid: metadata.deletionTimestamp: Invalid value: '
+        "2020-01-02 03:04:05 +0000 UTC: field is immutable\n"
+    )
+    assert "deletionTimestamp" not in get(cluster, "configmap", "alive")["metadata"]

@@ -8,14 +8,13 @@ SuccessCriteriaMet conditions before Failed and Complete; Pinnace does not enfor
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from pinnace.api import field
 from pinnace.api.apps import STATUS, Object, counter, validate_nonnegative_fields
 from pinnace.api.core.pod_shape import as_dict
 from pinnace.api.field import ErrorType, FieldError
-from pinnace.api.validation import GoValue, list_field
+from pinnace.api.validation import go_time, list_field
 from pinnace.clock.rfc3339 import parse_time
 
 COUNTERS = ("active", "succeeded", "failed", "ready", "terminating")
@@ -31,15 +30,6 @@ def condition_true(status: Object, kind: str) -> bool:
 
 def is_finished(status: Object) -> bool:
     return condition_true(status, "Complete") or condition_true(status, "Failed")
-
-
-def _go_time(text: Any) -> Any:
-    """A metav1.Time as its String() shows it: `2026-01-01 00:00:00 +0000 UTC`."""
-    try:
-        moment = datetime.fromtimestamp(parse_time(str(text)), UTC)
-    except ValueError:
-        return text
-    return GoValue(moment.strftime("%Y-%m-%d %H:%M:%S +0000 UTC"))
 
 
 def _timestamp(text: Any) -> float | None:
@@ -95,10 +85,10 @@ def validate_job_status(new: Object, old: Object) -> list[FieldError]:
         errs.append(field.required(STATUS.child("startTime"), detail))
     completion, old_completion = status.get("completionTime"), old_status.get("completionTime")
     if completion is not None and old_completion is not None and completion != old_completion:
-        shown = _go_time(completion)
+        shown = go_time(completion)
         errs.append(field.invalid(STATUS.child("completionTime"), shown, "field is immutable"))
     started, completed = _timestamp(status.get("startTime")), _timestamp(completion)
     if started is not None and completed is not None and completed < started:
         detail = "completionTime cannot be set before startTime"
-        errs.append(field.invalid(STATUS.child("completionTime"), _go_time(completion), detail))
+        errs.append(field.invalid(STATUS.child("completionTime"), go_time(completion), detail))
     return errs

@@ -5,8 +5,10 @@ kubectl, as a user meets it."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.controllers.workloads import DEPLOYMENTS, PODS, REPLICA_SETS, Workloads, template
@@ -239,3 +241,160 @@ def test_kubectl_delete_node_takes_its_lease_and_a_foreground_delete_ends(up: Cl
     eventually(
         lambda: up.ok("get", "lease", "-n", "kube-node-lease", "-o", "name") == "", timeout=10
     )
+
+
+def owned_config_map(up: Cluster, name: str, namespace: str, owner: Object) -> str:
+    """A ConfigMap `name` in `namespace` naming `owner` (as `kubectl get -o json` gave it)."""
+    m = owner["metadata"]
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": m["name"], "uid": m["uid"]}
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+    body["metadata"] |= {"namespace": namespace, "ownerReferences": [ref]}
+    up.ok("create", "-f", "-", stdin=json.dumps(body))
+    return m["uid"]
+
+
+def invalid_namespace_events(up: Cluster) -> list[Object]:
+    listed = up.ok(
+        "get", "events", "-A", "--field-selector=reason=OwnerRefInvalidNamespace", "-o", "json"
+    )
+    return json.loads(listed)["items"]
+
+
+def test_kubectl_a_dependent_in_another_namespace_than_its_owner_is_collected(
+    up: Cluster,
+) -> None:
+    """A namespaced owner counts in its dependent's namespace only: the one of that uid in
+    another namespace is taken as absent, the dependent goes, and a Warning says why."""
+    up.ok("create", "namespace", "owners")
+    up.ok("create", "namespace", "dependents")
+    up.ok("create", "configmap", "owner", "-n", "owners")
+    owner = json.loads(up.ok("get", "configmap", "owner", "-n", "owners", "-o", "json"))
+    uid = owned_config_map(up, "stray", "dependents", owner)
+    owned_config_map(up, "kept", "owners", owner)
+    eventually(
+        lambda: up.kubectl("get", "configmap", "stray", "-n", "dependents").returncode == 1,
+        timeout=10,
+    )
+    eventually(lambda: invalid_namespace_events(up) != [], timeout=10)
+    [event] = invalid_namespace_events(up)
+    assert event["metadata"]["namespace"] == "dependents"
+    assert event["type"] == "Warning"
+    assert event["source"] == {"component": "garbage-collector-controller"}
+    assert event["involvedObject"]["kind"] == "ConfigMap"
+    assert event["involvedObject"]["name"] == "stray"
+    assert event["message"] == (
+        f"ownerRef [v1/ConfigMap, namespace: dependents, name: owner, uid: {uid}] "
+        'does not exist in namespace "dependents"'
+    )
+    assert up.kubectl("get", "configmap", "kept", "-n", "owners").returncode == 0
+
+
+def test_kubectl_a_cluster_scoped_dependent_of_a_namespaced_owner_is_kept_with_a_warning(
+    up: Cluster,
+) -> None:
+    up.ok("create", "namespace", "holders")
+    up.ok("create", "configmap", "holder", "-n", "holders")
+    owner = json.loads(up.ok("get", "configmap", "holder", "-n", "holders", "-o", "json"))
+    m = owner["metadata"]
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "holder", "uid": m["uid"]}
+    body = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "held", "ownerReferences": [ref]},
+    }
+    up.ok("create", "-f", "-", stdin=json.dumps(body))
+
+    def event() -> Object | None:
+        found = [e for e in invalid_namespace_events(up) if e["involvedObject"]["name"] == "held"]
+        return found[0] if found else None
+
+    eventually(lambda: event() is not None, timeout=10)
+    warning = event()
+    assert warning is not None
+    assert warning["metadata"]["namespace"] == "default"
+    assert warning["involvedObject"]["kind"] == "ClusterRole"
+    assert warning["message"] == (
+        f"ownerRef [v1/ConfigMap, namespace: , name: holder, uid: {m['uid']}] "
+        'does not exist in namespace ""'
+    )
+    assert up.kubectl("get", "clusterrole", "held").returncode == 0
+
+
+def config_map_owned_by(up: Cluster, name: str, *owners: Object, **metadata: Any) -> Object:
+    refs = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": o["metadata"]["name"]}
+        | {"uid": o["metadata"]["uid"], "blockOwnerDeletion": True}
+        for o in owners
+    ]
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **metadata}}
+    if refs:
+        body["metadata"]["ownerReferences"] = refs
+    return json.loads(up.ok("create", "-f", "-", "-o", "json", stdin=json.dumps(body)))
+
+
+def test_kubectl_foreground_owner_goes_when_its_dependent_keeps_another_owner(up: Cluster) -> None:
+    """The dependent with a solid owner only loses its reference to the one deleting in the
+    foreground; that owner then waits for nothing and goes (its own finalizer aside)."""
+    solid = config_map_owned_by(up, "solid")
+    waiting = config_map_owned_by(up, "waiting", finalizers=["example.com/hold"])
+    config_map_owned_by(up, "shared", solid, waiting)
+    up.ok("delete", "configmap", "waiting", "--cascade=foreground", "--wait=false")
+
+    def finalizers() -> list[str]:
+        return json.loads(up.ok("get", "configmap", "waiting", "-o", "json"))["metadata"][
+            "finalizers"
+        ]
+
+    eventually(lambda: finalizers() == ["example.com/hold"], timeout=10)
+    shared = json.loads(up.ok("get", "configmap", "shared", "-o", "json"))["metadata"]
+    assert [ref["name"] for ref in shared["ownerReferences"]] == ["solid"]
+    up.ok("patch", "configmap", "waiting", "--type=json", "-p", DROP_FINALIZERS)
+    eventually(lambda: up.kubectl("get", "configmap", "waiting").returncode == 1, timeout=10)
+
+
+DROP_FINALIZERS = '[{"op":"remove","path":"/metadata/finalizers"}]'
+
+
+def test_kubectl_foreground_delete_of_owners_that_own_each_other_ends(up: Cluster) -> None:
+    """Each blocks the other's deletion: the collector unblocks the dependent's references,
+    as v1.32's cycle check does, and both go."""
+    first = config_map_owned_by(up, "first")
+    second = config_map_owned_by(up, "second", first)
+    m = second["metadata"]
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "second", "uid": m["uid"]}
+    patch = {"metadata": {"ownerReferences": [ref | {"blockOwnerDeletion": True}]}}
+    up.ok("patch", "configmap", "first", "--type=merge", "-p", json.dumps(patch))
+    done = up.kubectl("delete", "configmap", "first", "--cascade=foreground", "--timeout=20s")
+    assert done.returncode == 0, done.stderr
+    eventually(lambda: up.kubectl("get", "configmap", "second").returncode == 1, timeout=10)
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "name", "collected"),
+    [
+        ("v1", "ConfigMap", "not-the-owner", True),
+        ("v1", "Secret", "named", True),
+        ("apps/v1", "ConfigMap", "named", False),
+    ],
+)
+def test_kubectl_a_reference_with_the_owners_uid_but_other_coordinates(
+    up: Cluster, api_version: str, kind: str, name: str, collected: bool
+) -> None:
+    """The uid alone does not make the owner: the reference is looked up by its kind and name
+    (absent: collected); a kind the API does not serve at that version cannot be looked up
+    (kept)."""
+    dependent = f"mislabelled-{kind.lower()}-{name}"
+    up.ok("create", "configmap", "named")
+    owner = json.loads(up.ok("get", "configmap", "named", "-o", "json"))
+    ref = {"apiVersion": api_version, "kind": kind, "name": name}
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": dependent}}
+    body["metadata"]["ownerReferences"] = [ref | {"uid": owner["metadata"]["uid"]}]
+    up.ok("create", "-f", "-", stdin=json.dumps(body))
+    if collected:
+        eventually(lambda: up.kubectl("get", "configmap", dependent).returncode == 1)
+    else:
+        up.ok("delete", "configmap", "named")  # its owner is checked again: still unresolvable
+        time.sleep(2)
+        assert up.kubectl("get", "configmap", dependent).returncode == 0
+        up.ok("delete", "configmap", dependent)
+    up.ok("delete", "configmap", "named", "--ignore-not-found")

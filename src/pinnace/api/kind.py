@@ -145,6 +145,10 @@ class Kind:
     )
     """The strategy's WarningsOnUpdate (new, old): `Warning` headers for a valid update of the
     object itself (not of a subresource)."""
+    orphans_by_default: bool = False
+    """A DELETE that names no propagation policy orphans the dependents (the strategy's
+    DefaultGarbageCollectionPolicy is OrphanDependents: v1 ReplicationControllers and batch/v1
+    Jobs, for compatibility with the time before the garbage collector)."""
     delete_finalizer: str = ""
     """A finalizer the first DELETE adds (a CustomResourceDefinition's cleanup finalizer): the
     object stays until its controller has finished and removed it."""

@@ -19,8 +19,10 @@ from pinnace.api.names import (
 )
 from pinnace.api.objects import Remembered, plain_json
 from pinnace.api.validation import (
+    FIELD_IMMUTABLE_ERROR_MSG,
     IS_NEGATIVE_ERROR_MSG,
     go_slice,
+    go_time,
     is_int,
     list_field,
     object_field,
@@ -61,6 +63,7 @@ _LABELS = METADATA.child("labels")
 _ANNOTATIONS = METADATA.child("annotations")
 _OWNER_REFERENCES = METADATA.child("ownerReferences")
 _FINALIZERS = METADATA.child("finalizers")
+_DELETION_TIMESTAMP = METADATA.child("deletionTimestamp")
 _MANAGED_FIELDS = METADATA.child("managedFields")
 
 
@@ -164,8 +167,16 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
         errs += validate_immutable(
             new_meta.get(name) or "", old_meta.get(name) or "", METADATA.child(name)
         )
-    for name in ("deletionTimestamp", "deletionGracePeriodSeconds"):
-        errs += validate_immutable(new_meta.get(name), old_meta.get(name), METADATA.child(name))
+    new_deletion = new_meta.get("deletionTimestamp")
+    if new_deletion != old_meta.get("deletionTimestamp"):
+        errs.append(
+            field.invalid(_DELETION_TIMESTAMP, go_time(new_deletion), FIELD_IMMUTABLE_ERROR_MSG)
+        )
+    errs += validate_immutable(
+        new_meta.get("deletionGracePeriodSeconds"),
+        old_meta.get("deletionGracePeriodSeconds"),
+        METADATA.child("deletionGracePeriodSeconds"),
+    )
     return errs + _validate_common(new_meta)
 
 

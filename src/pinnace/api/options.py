@@ -62,6 +62,12 @@ class DeleteOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+BACKGROUND = DeleteOptions(propagation_policy="Background")
+"""A delete as kubectl's (and the controllers') default cascade asks it: the dependents go
+after the owner, whatever the kind's own default (a Job's and a ReplicationController's would
+keep them)."""
+
+
 @dataclass(frozen=True)
 class LogOptions:
     """PodLogOptions; times are clock seconds."""

@@ -14,6 +14,7 @@ from typing import Any, TypeGuard
 from pinnace.api import field
 from pinnace.api.field import FieldError, Path
 from pinnace.api.names import is_valid_percent
+from pinnace.clock.rfc3339 import go_time_string, parse_time
 from pinnace.resources.lists import parse_quantity
 from pinnace.resources.names import is_integer_resource_name
 from pinnace.resources.quantity import Quantity, QuantityError
@@ -187,3 +188,12 @@ def go_slice(element_type: str, items: list[str]) -> GoValue:
 def go_quantity(quantity: Quantity) -> GoValue:
     """A Quantity handed to a field error as it is: shown through its String(), unquoted."""
     return GoValue(str(quantity))
+
+
+def go_time(text: Any) -> Any:
+    """A metav1.Time as a field error shows it, by its String(): `2026-01-01 00:00:00 +0000
+    UTC`; text that is not a time, as it is."""
+    try:
+        return GoValue(go_time_string(parse_time(str(text))))
+    except ValueError:
+        return text

@@ -16,7 +16,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
 from pinnace.api.objects import Object, meta
 from pinnace.api.options import DeleteOptions
-from pinnace.clock.rfc3339 import format_time
+from pinnace.clock.rfc3339 import format_time, parse_time
 
 DEFAULT_TERMINATION_GRACE_PERIOD = 30
 PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
@@ -72,42 +72,112 @@ def validate_options(options: DeleteOptions) -> None:
 
 def decide(kind: Kind, obj: Object, options: DeleteOptions, now: float) -> Decision:
     """What deleting `obj` (the stored object, read-only) does at time `now`."""
-    m = obj.get("metadata") or {}
-    finalizers = list(m.get("finalizers") or [])
-    policy = options.propagation_policy or ("Orphan" if options.orphan_dependents else "")
-    if policy == "Orphan" and FINALIZER_ORPHAN_DEPENDENTS not in finalizers:
-        finalizers.append(FINALIZER_ORPHAN_DEPENDENTS)
-    elif policy == "Foreground" and FINALIZER_DELETE_DEPENDENTS not in finalizers:
-        finalizers.append(FINALIZER_DELETE_DEPENDENTS)
     if kind.kind == "Namespace" and not kind.group:
-        return _namespace_decision(obj, finalizers, now)
+        return _namespace_decision(kind, obj, options, now)
+    m = obj.get("metadata") or {}
     if kind.delete_finalizer and not m.get("deletionTimestamp"):
+        # The CRD registry's own first step: its cleanup finalizer and a timestamp, nothing
+        # the generic store would add.
+        finalizers = list(m.get("finalizers") or [])
         if kind.delete_finalizer not in finalizers:
             finalizers.append(kind.delete_finalizer)
-        marked = _marked(obj, finalizers, 0, now)
+        marked = _stamped(obj, finalizers, now)
         kind.prepare_for_delete(marked)
         return Decision(False, marked)
-    grace = graceful_period(kind, obj, options)
+    return _store_decision(kind, obj, options, now)
+
+
+def _store_decision(kind: Kind, obj: Object, options: DeleteOptions, now: float) -> Decision:
+    """The generic registry's Store.Delete: rest.BeforeDelete's graceful step (pods only),
+    then the garbage collector's finalizers as the options ask, then mark or remove."""
+    m = obj.get("metadata") or {}
+    marked_at = m.get("deletionTimestamp")
     current_grace = m.get("deletionGracePeriodSeconds")
-    if m.get("deletionTimestamp"):
-        # Already being deleted: a shorter grace period moves the deadline earlier.
+    deadline: float | None = None
+    grace = 0
+    if _is_pod(kind) and marked_at and current_grace:
+        # Already deleted gracefully: only a shorter grace period changes anything, and the
+        # deadline moves by as much (counted from the first delete, not from now).
+        requested = options.grace_period_seconds
+        if requested is not None and requested < 0:
+            requested = 1  # as for a first delete
+        if requested is None or requested >= current_grace:
+            return Decision(False, None)
+        grace = requested
+        deadline = parse_time(marked_at) - current_grace + grace
+    elif _is_pod(kind) and not marked_at:
+        grace = graceful_period(kind, obj, options)
+        deadline = now + grace
+    finalizers = gc_finalizers(kind, m.get("finalizers") or [], options)
+    if deadline is not None:
         if grace == 0 and not finalizers:
-            return _remove_now(kind, obj, now)
-        if current_grace is not None and grace < current_grace:
-            return Decision(False, _marked(obj, finalizers, grace, now))
-        if finalizers != list(m.get("finalizers") or []):
-            return Decision(False, _with_finalizers(obj, finalizers))
-        return Decision(False, None)
-    if grace == 0 and not finalizers:
-        return _remove_now(kind, obj, now)
-    return Decision(False, _marked(obj, finalizers, grace, now))
+            return _remove_now(kind, obj, deadline)
+        return Decision(False, _marked(obj, finalizers, grace, deadline))
+    if not finalizers:
+        return Decision(remove_now=True)
+    if marked_at and parse_time(marked_at) <= now:
+        if finalizers == list(m.get("finalizers") or []) and current_grace == 0:
+            return Decision(False, None)
+        return Decision(False, _marked(obj, finalizers, 0, parse_time(marked_at)))
+    return Decision(False, _marked(obj, finalizers, 0, now))
 
 
-def _remove_now(kind: Kind, obj: Object, now: float) -> Decision:
-    """Pods, whose deletion is graceful, are first stored marked with grace 0 and then
-    removed, as kube-apiserver does it: watchers see them Terminating before they go."""
+def gc_finalizers(kind: Kind, finalizers: list[str], options: DeleteOptions) -> list[str]:
+    """The object's finalizers with the garbage collector's as a DELETE with `options` leaves
+    them (the store's deletionFinalizersForGarbageCollection): the propagation policy, or
+    orphanDependents, replaces `orphan` and `foregroundDeletion`; without either, those the
+    object has stay, and a kind whose default policy orphans gets `orphan`."""
+    orphan, foreground = _gc_intent(options)
+    if orphan is None:
+        has_orphan = FINALIZER_ORPHAN_DEPENDENTS in finalizers
+        has_foreground = FINALIZER_DELETE_DEPENDENTS in finalizers
+        orphan = has_orphan or (kind.orphans_by_default and not has_foreground)
+        foreground = has_foreground and not has_orphan
+    return _with_gc_finalizers(finalizers, orphan, foreground)
+
+
+def _with_gc_finalizers(finalizers: list[str], orphan: bool, foreground: bool) -> list[str]:
+    """`finalizers` with `orphan` and `foregroundDeletion` as asked; the list itself when
+    that changes nothing."""
+    kept = [f for f in finalizers if f not in _GC_FINALIZERS]
+    kept += [FINALIZER_ORPHAN_DEPENDENTS] * orphan + [FINALIZER_DELETE_DEPENDENTS] * foreground
+    return list(finalizers) if set(kept) == set(finalizers) else kept
+
+
+_GC_FINALIZERS = (FINALIZER_ORPHAN_DEPENDENTS, FINALIZER_DELETE_DEPENDENTS)
+
+
+def _gc_intent(options: DeleteOptions) -> tuple[bool | None, bool]:
+    """(orphan, foreground) the options ask for; orphan None when they ask nothing."""
+    if options.orphan_dependents is not None:
+        return options.orphan_dependents, False
+    if options.propagation_policy:
+        policy = options.propagation_policy
+        return policy == "Orphan", policy == "Foreground"
+    return None, False
+
+
+def delete_warnings(kind: Kind, options: DeleteOptions) -> list[str]:
+    """The Warning headers of a DELETE (one object or a collection): the job registry's, when
+    the client left the policy to batch/v1's default, which keeps the pods."""
+    asked = options.propagation_policy or options.orphan_dependents is not None
+    if kind.orphans_by_default and kind.kind == "Job" and not asked:
+        return [JOB_PODS_KEPT]
+    return []
+
+
+JOB_PODS_KEPT = (
+    "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background "
+    "to remove them or set propagationPolicy=Orphan to suppress this warning"
+)
+
+
+def _remove_now(kind: Kind, obj: Object, deadline: float) -> Decision:
+    """Pods, whose deletion is graceful, are first stored marked with grace 0 (at `deadline`)
+    and then removed, as kube-apiserver does it: watchers see them Terminating before they
+    go."""
     if _is_pod(kind) and (obj.get("metadata") or {}).get("deletionGracePeriodSeconds") != 0:
-        return Decision(True, _marked(obj, [], 0, now))
+        return Decision(True, _marked(obj, [], 0, deadline))
     return Decision(remove_now=True)
 
 
@@ -115,17 +185,43 @@ def _is_pod(kind: Kind) -> bool:
     return kind.kind == "Pod" and not kind.group
 
 
-def _namespace_decision(obj: Object, finalizers: list[str], now: float) -> Decision:
-    """A namespace is emptied first: it turns Terminating, the namespace controller deletes
-    its content and removes the `kubernetes` finalizer from spec.finalizers, then it goes."""
+def _namespace_decision(kind: Kind, obj: Object, options: DeleteOptions, now: float) -> Decision:
+    """The namespace registry's Delete. The first turns the namespace Terminating (a
+    timestamp, no grace period); the namespace controller empties it and removes the
+    `kubernetes` finalizer from spec.finalizers. Until then a DELETE is refused; after, it is
+    the generic store's."""
     m = obj.get("metadata") or {}
-    if not _spec_finalizers(obj) and not finalizers:
-        return Decision(remove_now=True)
-    if m.get("deletionTimestamp"):
-        return Decision(False, None)
-    updated = _marked(obj, finalizers, 0, now)
-    updated["status"] = {**(updated.get("status") or {}), "phase": "Terminating"}
-    return Decision(False, updated)
+    finalizers = list(m.get("finalizers") or [])
+    if not m.get("deletionTimestamp"):
+        finalizers = _namespace_gc_finalizers(finalizers, options)
+        if not _spec_finalizers(obj) and not finalizers:
+            return Decision(remove_now=True)
+        updated = _stamped(obj, finalizers, now)
+        updated["status"] = {**(updated.get("status") or {}), "phase": "Terminating"}
+        return Decision(False, updated)
+    if _spec_finalizers(obj):
+        raise status.conflict("namespaces", m.get("name", ""), NAMESPACE_BEING_EMPTIED)
+    return _store_decision(kind, obj, options, now)
+
+
+NAMESPACE_BEING_EMPTIED = (
+    "The system is ensuring all content is removed from this namespace.  Upon completion, "
+    "this namespace will automatically be purged by the system."
+)
+
+
+def _namespace_gc_finalizers(finalizers: list[str], options: DeleteOptions) -> list[str]:
+    """The namespace registry's own rule (ShouldHaveOrphanFinalizer and
+    ShouldHaveDeleteDependentsFinalizer): orphanDependents=false asks for the foreground."""
+    if options.orphan_dependents is not None:
+        orphan = options.orphan_dependents
+        foreground = not orphan
+    elif options.propagation_policy:
+        orphan = options.propagation_policy == "Orphan"
+        foreground = options.propagation_policy == "Foreground"
+    else:
+        return finalizers
+    return _with_gc_finalizers(finalizers, orphan, foreground)
 
 
 def _spec_finalizers(obj: Object) -> list[str]:
@@ -140,13 +236,24 @@ def _with_finalizers(obj: Object, finalizers: list[str]) -> Object:
     return {**obj, "metadata": {**(obj.get("metadata") or {}), "finalizers": finalizers}}
 
 
-def _marked(obj: Object, finalizers: list[str], grace: int, now: float) -> Object:
+def _stamped(obj: Object, finalizers: list[str], now: float) -> Object:
+    """The object with a deletion timestamp (and `finalizers`), nothing else changed."""
     updated = _with_finalizers(obj, finalizers)
     if not finalizers:
         del meta(updated)["finalizers"]
+    meta(updated)["deletionTimestamp"] = format_time(now)
+    return updated
+
+
+def _marked(obj: Object, finalizers: list[str], grace: int, deadline: float) -> Object:
+    """Marked for deletion at `deadline` after `grace` seconds; the first mark bumps a
+    generation the object has (markAsDeleting, and BeforeDelete for graceful kinds)."""
+    updated = _stamped(obj, finalizers, deadline)
     m = meta(updated)
-    m["deletionTimestamp"] = format_time(now + grace)
     m["deletionGracePeriodSeconds"] = grace
+    old = obj.get("metadata") or {}
+    if not old.get("deletionTimestamp") and (old.get("generation") or 0) > 0:
+        m["generation"] = old["generation"] + 1
     return updated
 
 

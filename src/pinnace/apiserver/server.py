@@ -89,6 +89,8 @@ class Result:
     obj: Object
     warnings: list[str] = field(default_factory=list)
     created: bool = False
+    removed: bool = False
+    """A DELETE took the object out of the store (rather than marking it)."""
 
 
 class APIServer:
@@ -760,7 +762,9 @@ class APIServer:
         kinds that answer with one), or is marked for a graceful or finalized deletion (the
         result is the marked object)."""
         self.admission.check_named_delete(kind, name)
-        return await self._delete(kind, namespace, name, options)
+        result = await self._delete(kind, namespace, name, options)
+        result.warnings += deletion.delete_warnings(kind, options or DeleteOptions())
+        return result
 
     async def _delete(
         self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None
@@ -789,7 +793,7 @@ class APIServer:
             await self.admission.check_delete(kind, old)
             decision = deletion.decide(kind, old, options, self.clock.now())
             if options.dry_run:
-                return Result(decision.updated or old)
+                return Result(decision.updated or old, removed=decision.remove_now)
             if decision.remove_now:
                 if decision.updated is not None:
                     try:
@@ -799,7 +803,7 @@ class APIServer:
                     except KeyNotFoundError:
                         raise status.not_found(kind.plural, name, kind.group) from None
                 removed = await self._remove_marked(kind, namespace, name, old, options)
-                return Result(self._deleted_result(kind, removed))
+                return Result(self._deleted_result(kind, removed), removed=True)
             if decision.updated is None:
                 return Result(old)
             try:

@@ -27,7 +27,7 @@ from pinnace.api.batch.cronjob import FORBID, REPLACE
 from pinnace.api.batch.job_status import condition_true, is_finished
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.objects import Object, clone
-from pinnace.api.options import DeleteOptions
+from pinnace.api.options import BACKGROUND
 from pinnace.api.status import StatusError
 from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.clock.rfc3339 import format_time, parse_time
@@ -45,7 +45,6 @@ SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestam
 NEXT_SCHEDULE_DELTA = 0.1
 """Woken this long after a start time, against clock skew."""
 MANY_MISSED = 100
-_BACKGROUND = DeleteOptions(propagation_policy="Background")
 
 
 # --- schedule arithmetic (utils.go) -----------------------------------------------------------
@@ -313,7 +312,7 @@ class CronJobController:
         list."""
         name = job["metadata"]["name"]
         try:
-            await self._client.delete(JOBS, job["metadata"]["namespace"], name, _BACKGROUND)
+            await self._client.delete(JOBS, job["metadata"]["namespace"], name, BACKGROUND)
         except StatusError as e:
             self.event(cron_job, EVENT_TYPE_WARNING, "FailedDelete", f"Deleted job: {e}")
             return False

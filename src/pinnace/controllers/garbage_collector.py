@@ -7,16 +7,21 @@
   ownerReference from every dependent, then the finalizer.
 - Foreground: the owner waits with the `foregroundDeletion` finalizer while its dependents are
   deleted (in the foreground too, when they have dependents of their own); the finalizer goes
-  when no dependent with blockOwnerDeletion is left.
+  when no dependent with blockOwnerDeletion is left, or its references stop blocking (a
+  dependent with another owner drops it). A dependent waited for that itself waits for one of
+  its own dependents (owners that own each other) first makes its references non-blocking.
 
 It watches every kind that can be listed, watched and deleted, namespaced or cluster-scoped
 (events aside, as in Kubernetes), the kinds of established CustomResourceDefinitions among
 them from when they are established until the CRD is gone (where kube-controller-manager finds
 them by resyncing discovery), and indexes objects by the uids their ownerReferences name.
 Whether an owner exists is decided by uid: from the caches, or, for one they do not hold, by a
-live read. A cluster-scoped dependent can have cluster-scoped owners only: a reference of it to
-a namespaced kind cannot be resolved, and the dependent is never collected (v1.32 also records
-an OwnerRefInvalidNamespace event).
+live read. A namespaced owner must be in its dependent's namespace: one that has the uid a
+reference names but lives in another namespace does not count, the dependent is collected as
+if it were absent, and a Warning event OwnerRefInvalidNamespace says why. A cluster-scoped
+dependent can have cluster-scoped owners only: a reference of it to a namespaced kind cannot be
+resolved, and the dependent is never collected (with the same event when an object of that uid
+exists).
 """
 
 from __future__ import annotations
@@ -29,12 +34,13 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.apiextensions import crd as crds
 from pinnace.api.apiextensions.custom import built_in, served_kinds
+from pinnace.api.core.event import EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
-from pinnace.client import Client, Informer, InformerFactory, object_key
+from pinnace.client import Client, EventRecorder, Informer, InformerFactory, object_key
 from pinnace.clock.component import HeldTasks
 from pinnace.controllers.controller_utils import WorkQueue, split_key
 
@@ -63,6 +69,27 @@ def _deleting_dependents(obj: Object) -> bool:
     )
 
 
+def _unblocked_owners(old: Object, new: Object) -> set[str]:
+    """The uids of owners `old` blocked and `new` does not: its reference to them is gone or
+    no longer has blockOwnerDeletion (the graph builder's addUnblockedOwnersToDeleteQueue)."""
+    blocking = {ref.get("uid") for ref in _refs(new) if ref.get("blockOwnerDeletion")}
+    return {
+        ref["uid"]
+        for ref in _refs(old)
+        if ref.get("blockOwnerDeletion") and ref.get("uid") and ref["uid"] not in blocking
+    }
+
+
+def _matches(kind: Kind, owner: Object, ref: dict[str, Any]) -> bool:
+    """Whether `ref` names `owner` (of `kind`) by its group, kind and name."""
+    group = (ref.get("apiVersion") or "").rpartition("/")[0]
+    return (kind.group, kind.kind, owner["metadata"]["name"]) == (
+        group,
+        ref.get("kind"),
+        ref.get("name"),
+    )
+
+
 def _kind_id(kind: Kind) -> str:
     return f"{kind.plural}.{kind.group}"
 
@@ -78,6 +105,7 @@ def collected_kinds(kinds: Iterable[Kind] | None = None) -> list[Kind]:
 class GarbageCollector:
     def __init__(self, client: Client, informers: InformerFactory) -> None:
         self._client = client
+        self._recorder = EventRecorder(client, "garbage-collector-controller")
         self._queue = WorkQueue(client.clock)
         self._informers: dict[str, Informer] = {}
         self._uids: dict[str, str] = {}
@@ -148,6 +176,11 @@ class GarbageCollector:
             self._queue.add(key)
 
     def _updated(self, kind_id: str, old: Object, new: Object) -> None:
+        # An owner deleting in the foreground may be waiting for this one's reference only.
+        for owner_uid in _unblocked_owners(old, new):
+            key = self._uids.get(owner_uid)
+            if key is not None:
+                self._queue.add(key)
         changed = (
             _refs(old) != _refs(new)
             or old["metadata"].get("deletionTimestamp") != new["metadata"].get("deletionTimestamp")
@@ -221,7 +254,7 @@ class GarbageCollector:
         gone: set[str] = set()  # dangling, or waiting for their dependents to be deleted
         waiting = False
         for ref in _refs(obj):
-            owner = await self._owner(obj, ref)
+            owner = await self._owner(kind, obj, ref)
             if owner is None:
                 gone.add(ref["uid"])
             elif _deleting_dependents(owner):
@@ -235,7 +268,12 @@ class GarbageCollector:
             await self._remove_refs(kind, obj, gone)
             return
         m = obj["metadata"]
-        if waiting and self._dependents(m["uid"]):
+        dependents = self._dependents(m["uid"]) if waiting else []
+        if dependents:
+            if any(_deleting_dependents(dependent) for _, dependent in dependents):
+                # Perhaps a cycle: an owner waiting for this object while it waits for that
+                # owner. Its own references stop blocking, so the owner can go first.
+                await self._unblock_refs(kind, obj)
             policy = "Foreground"
         elif FINALIZER_ORPHAN_DEPENDENTS in _finalizers(obj):
             policy = "Orphan"
@@ -248,29 +286,53 @@ class GarbageCollector:
             self._client.delete(kind, m.get("namespace", ""), m["name"], options)
         )
 
-    async def _owner(self, dependent: Object, ref: dict[str, Any]) -> Object | None:
+    async def _owner(self, kind: Kind, dependent: Object, ref: dict[str, Any]) -> Object | None:
         """The owner `ref` names, None when absent (no such object, or another with its
         name). An owner of a kind the API does not serve cannot be checked: the dependent is
-        tried again later, with backoff, and never deleted meanwhile."""
+        tried again later, with backoff, and never deleted meanwhile. The cached object of
+        the reference's uid stands for it only when its namespace, kind and name are the
+        reference's; otherwise the reference is looked up as it is written."""
         key = self._uids.get(ref["uid"])
         cached = self._cached(key) if key is not None else None
         if cached is not None and cached[1]["metadata"]["uid"] == ref["uid"]:
-            return cached[1]
-        kind = self._kind_of(ref.get("apiVersion", ""), ref.get("kind", ""))
-        if kind is None:
+            cached_kind, owner = cached
+            namespace = owner["metadata"].get("namespace", "")
+            if namespace and namespace != dependent["metadata"].get("namespace", ""):
+                self._report_invalid_namespace(kind, dependent, ref)
+            elif _matches(cached_kind, owner, ref):
+                return owner
+        owner_kind = self._kind_of(ref.get("apiVersion", ""), ref.get("kind", ""))
+        if owner_kind is None:
             raise LookupError(f"owner kind {ref.get('apiVersion')}/{ref.get('kind')} is unknown")
         namespace = ""
-        if kind.namespaced:
+        if owner_kind.namespaced:
             namespace = dependent["metadata"].get("namespace", "")
             if not namespace:
                 return dependent  # unresolvable: taken as present, so nothing is collected
         try:
-            owner = await self._client.get(kind, namespace, ref.get("name", ""))
+            owner = await self._client.get(owner_kind, namespace, ref.get("name", ""))
         except StatusError as e:
             if e.code == 404:
                 return None
             raise
         return owner if owner["metadata"]["uid"] == ref["uid"] else None
+
+    def _report_invalid_namespace(self, kind: Kind, dependent: Object, ref: dict[str, Any]) -> None:
+        """The graph builder's reportInvalidNamespaceOwnerRef: the owner is looked for in the
+        dependent's namespace, where it is not."""
+        m = dependent["metadata"]
+        namespace = m.get("namespace", "")
+        owner = (
+            f"[{ref.get('apiVersion', '')}/{ref.get('kind', '')}, namespace: {namespace}, "
+            f"name: {ref.get('name', '')}, uid: {ref['uid']}]"
+        )
+        involved = {
+            "kind": kind.kind,
+            "apiVersion": kind.api_version,
+            "metadata": {k: m[k] for k in ("namespace", "name", "uid") if k in m},
+        }
+        message = f'ownerRef {owner} does not exist in namespace "{namespace}"'
+        self._recorder.event(involved, EVENT_TYPE_WARNING, "OwnerRefInvalidNamespace", message)
 
     def _kind_of(self, api_version: str, kind_name: str) -> Kind | None:
         found = catalog.by_kind(api_version, kind_name)
@@ -294,6 +356,23 @@ class GarbageCollector:
 
         m = obj["metadata"]
         await _tolerating_gone(self._client.modify(kind, m.get("namespace", ""), m["name"], drop))
+
+    async def _unblock_refs(self, kind: Kind, obj: Object) -> None:
+        """Set blockOwnerDeletion false on each of the object's references that has it."""
+        uid = obj["metadata"]["uid"]
+
+        def unblock(current: Object) -> Object:
+            if current["metadata"]["uid"] == uid:
+                current["metadata"]["ownerReferences"] = [
+                    {**ref, "blockOwnerDeletion": False} if ref.get("blockOwnerDeletion") else ref
+                    for ref in _refs(current)
+                ]
+            return current
+
+        m = obj["metadata"]
+        await _tolerating_gone(
+            self._client.modify(kind, m.get("namespace", ""), m["name"], unblock)
+        )
 
     async def _remove_finalizer(self, kind: Kind, obj: Object, finalizer: str) -> None:
         uid = obj["metadata"]["uid"]

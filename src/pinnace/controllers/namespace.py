@@ -21,6 +21,7 @@ from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.meta import FINALIZER_KUBERNETES
 from pinnace.api.objects import Object, clone
+from pinnace.api.options import BACKGROUND
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
 from pinnace.clock.component import cancel_and_wait
@@ -133,7 +134,7 @@ class NamespaceController:
             return item
         try:
             left = await self._client.delete(
-                kind, item["metadata"]["namespace"], item["metadata"]["name"]
+                kind, item["metadata"]["namespace"], item["metadata"]["name"], BACKGROUND
             )
         except StatusError as e:
             if e.code == 404:

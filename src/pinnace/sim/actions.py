@@ -16,6 +16,7 @@ from typing import Any
 from pinnace.api import catalog
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
+from pinnace.api.options import BACKGROUND
 from pinnace.api.status import StatusError
 from pinnace.client import LocalClient, PatchType
 from pinnace.clock.component import cancel_and_wait
@@ -85,7 +86,7 @@ class Actions:
             case Delete(objects=refs):
                 for ref in refs:
                     await self._ignoring_missing(
-                        self._client.delete(_kind(ref), ref.namespace or "", ref.name)
+                        self._client.delete(_kind(ref), ref.namespace or "", ref.name, BACKGROUND)
                     )
             case Scale(ref=ref, replicas=replicas):
                 namespace = ref.namespace or ""

@@ -521,6 +521,7 @@ JOB = Kind(
     categories=("all",),
     subresources=("status",),
     default=default_job,
+    orphans_by_default=True,
     prepare_for_create=prepare_job_for_create,
     prepare_for_update=prepare_job_for_update,
     prepare_for_status_update=keep_spec,

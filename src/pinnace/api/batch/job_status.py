@@ -20,8 +20,8 @@ from pinnace.api.apps import STATUS, Object, counter, validate_nonnegative_field
 from pinnace.api.batch.indexes import IndexesError, intervals, parse_interval
 from pinnace.api.core.pod_shape import as_dict
 from pinnace.api.field import ErrorType, FieldError
-from pinnace.api.validation import GoValue, is_int, list_field
-from pinnace.clock.rfc3339 import go_time_string, parse_time
+from pinnace.api.validation import GoValue, go_time, is_int, list_field
+from pinnace.clock.rfc3339 import parse_time
 
 COUNTERS = ("active", "succeeded", "failed", "ready", "terminating")
 TERMINAL_CONDITIONS = ("Failed", "Complete", "FailureTarget")
@@ -37,14 +37,6 @@ def condition_true(status: Object, kind: str) -> bool:
 
 def is_finished(status: Object) -> bool:
     return condition_true(status, "Complete") or condition_true(status, "Failed")
-
-
-def _go_time(text: Any) -> Any:
-    """A metav1.Time as its String() shows it: `2026-01-01 00:00:00 +0000 UTC`."""
-    try:
-        return GoValue(go_time_string(parse_time(str(text))))
-    except ValueError:
-        return text
 
 
 def _go_uncounted(uncounted: Object) -> GoValue:
@@ -137,7 +129,7 @@ def _validate_terminal_conditions(c: _Change) -> list[FieldError]:
     times_changed = complete_changed or c.changed("completionTime")
     if times_changed and completion is not None and not c.true("Complete"):
         detail = "cannot set completionTime when there is no Complete=True condition"
-        errs.append(field.invalid(STATUS.child("completionTime"), _go_time(completion), detail))
+        errs.append(field.invalid(STATUS.child("completionTime"), go_time(completion), detail))
     if times_changed and completion is None and c.true("Complete"):
         detail = "completionTime is required for Complete jobs"
         errs.append(field.required(STATUS.child("completionTime"), detail))
@@ -149,7 +141,7 @@ def _validate_terminal_conditions(c: _Change) -> list[FieldError]:
         and completed < started
     ):
         detail = "completionTime cannot be set before startTime"
-        errs.append(field.invalid(STATUS.child("completionTime"), _go_time(completion), detail))
+        errs.append(field.invalid(STATUS.child("completionTime"), go_time(completion), detail))
     if (
         (c.flipped("Failed") or c.changed("failedIndexes"))
         and c.true("Failed")
@@ -282,7 +274,7 @@ def _validate_transitions(c: _Change) -> list[FieldError]:
     completion, old_completion = c.status.get("completionTime"), c.old.get("completionTime")
     if completion is not None and old_completion is not None and completion != old_completion:
         detail = "completionTime cannot be mutated"
-        errs.append(field.invalid(STATUS.child("completionTime"), _go_time(completion), detail))
+        errs.append(field.invalid(STATUS.child("completionTime"), go_time(completion), detail))
     if condition_true(c.old, "SuccessCriteriaMet") and not c.true("SuccessCriteriaMet"):
         detail = "cannot disable the SuccessCriteriaMet=True condition"
         errs.append(_omitted(_CONDITIONS, detail))

@@ -126,6 +126,7 @@ REPLICATION_CONTROLLER = Kind(
     categories=("all",),
     subresources=("scale", "status"),
     default=default_replication_controller,
+    orphans_by_default=True,
     prepare_for_create=prepare_for_create,
     prepare_for_update=prepare_for_update,
     prepare_for_status_update=keep_spec,

@@ -24,7 +24,7 @@ from pinnace.api.objects import Object
 from pinnace.api.options import ListOptions, WriteOptions, parse_selectors
 from pinnace.api.patch import PatchType
 from pinnace.api.tables import IncludeObject
-from pinnace.apiserver import binding
+from pinnace.apiserver import binding, deletion
 from pinnace.apiserver.auth.authentication import Authenticator
 from pinnace.apiserver.auth.reviews import answer, review_token
 from pinnace.apiserver.auth.security import UNSECURED_USER
@@ -97,13 +97,20 @@ class ResourceHandler:
         if verb == "delete":
             options = params.delete_options(request.query, await request.options_body())
             result = await self.server.delete(target.kind, target.namespace, target.name, options)
-            return encoder.object(result.obj)
+            # v1.32 answers 202 to a deprecated orphanDependents=false only, when the object
+            # stays for now; other deletions it leaves in progress are a 200 too.
+            accepted = options.orphan_dependents is False and not result.removed
+            response = encoder.object(result.obj, 202 if accepted else 200)
+            response.headers += warning_headers(result.warnings)
+            return response
         listing = params.list_options(request.query, self.rand)
         options = params.delete_options(request.query, await request.options_body())
         listed = await self.server.delete_collection(
             target.kind, target.namespace, listing.options, options
         )
-        return encoder.list(listed)
+        response = encoder.list(listed)
+        response.headers += warning_headers(deletion.delete_warnings(target.kind, options))
+        return response
 
     async def review(self, target: ResourceTarget, body: Object) -> Any:
         """A review answered at once, never stored (`auth.reviews`); `body` decoded as any

@@ -24,6 +24,7 @@ from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.objects import Object
+from pinnace.api.options import BACKGROUND
 from pinnace.api.status import StatusError
 from pinnace.client import LocalClient
 from pinnace.clock import Randomness
@@ -288,7 +289,7 @@ class TraceReplay:
 
     async def _delete(self, kind: Any, namespace: str, name: str) -> None:
         try:
-            await self._client.delete(kind, namespace if kind.namespaced else "", name)
+            await self._client.delete(kind, namespace if kind.namespaced else "", name, BACKGROUND)
         except StatusError as e:
             if e.code != 404:
                 raise

@@ -289,3 +289,28 @@ def test_active_deadline_fails_the_pod_and_kills_its_containers(node: Node) -> N
     terminated = status["containerStatuses"][0]["state"]["terminated"]
     assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")  # nginx shut down
     assert not node.agent.usage.pods
+
+
+def test_back_off_is_forgotten_only_ten_minutes_after_the_last_restart(node: Node) -> None:
+    """client-go's Backoff stamps an entry when the kubelet restarts the container (Next sets
+    lastUpdate to now) and forgets it once an exit comes more than 2 x 5 min after that. A
+    container that runs 500 s each time never gets there: its back-off keeps doubling (10 s,
+    20 s ... 2m40s) to 5 minutes, though its exits lie more than 10 minutes apart once the
+    wait before a restart is counted."""
+    node.create_pod(pod("slow", node="node-1", run_seconds="500", exit_code="1"))
+    # Exits at 500 (restarted at once), 1000 (+10 s), 1510 (+20), 2030 (+40), 2570 (+80),
+    # 3150 (+160), then 3810: 500 s after its last restart, with 5 minutes to wait.
+    node.settle(3810 + 1)
+    status = container(node, "slow")
+    assert status["restartCount"] == 6
+    assert status["state"]["waiting"]["message"].startswith(
+        "back-off 5m0s restarting failed container=app"
+    )
+
+
+def test_a_container_that_ran_over_ten_minutes_restarts_at_once(node: Node) -> None:
+    node.create_pod(pod("long", node="node-1", run_seconds="601", exit_code="1"))
+    node.settle(601 * 3 + 1)
+    status = container(node, "long")
+    assert status["restartCount"] == 3
+    assert list(status["state"]) == ["running"]

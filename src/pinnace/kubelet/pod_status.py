@@ -176,7 +176,7 @@ class ContainerRecord:
     )
     # Not annotated: descriptors, not dataclass fields.
     backoff = _SeldomAttribute(0.0, "Its restart back-off (seconds); 0: none yet.")
-    backoff_updated = _SeldomAttribute(0.0, "When its back-off last grew.")
+    backoff_updated = _SeldomAttribute(0.0, "When it was last restarted after an exit.")
     pre_stop = _SeldomAttribute[HookRun | None](None, "The current run's preStop hook.")
     post_start = _SeldomAttribute[Timer | None](None, "While its postStart hook runs, its end.")
     pre_stop_end = _SeldomAttribute[Timer | None](

@@ -16,8 +16,8 @@ sidecar (an init container with restartPolicy Always) starts in its turn and kee
 container that exits is restarted under restartPolicy Always (any exit) or OnFailure (non-zero
 exit). The first restart is immediate; each later one waits out a back-off that starts at 10 s
 and doubles up to 5 minutes, counted from when the container exited, during which it waits
-with the reason CrashLoopBackOff. A container that ran for more than twice the maximum back-off
-starts again from 10 s.
+with the reason CrashLoopBackOff. A container that exits more than twice the maximum back-off
+(10 minutes) after its last restart starts again from 10 s.
 
 Probes (`pinnace.kubelet.probes`) run on their own timers from admission: a failed startup or
 liveness probe kills the container (it is restarted as its restartPolicy says), readiness
@@ -790,9 +790,11 @@ class PodWorker:
                 self._start(c, wake, read)
                 return
             last_exit = c.previous
-        finished = last_exit.finished_at
+        finished, now = last_exit.finished_at, self.host.clock.now()
+        # client-go's Backoff: an entry stamped at the restart (Next) is forgotten once an exit
+        # comes more than twice the maximum after it.
         expired = finished - c.backoff_updated > 2 * MAX_BACKOFF
-        if c.backoff and not expired and self.host.clock.now() - finished < c.backoff:
+        if c.backoff and not expired and now - finished < c.backoff:
             if c.waiting[0] != CRASH_LOOP_BACK_OFF:
                 delay = go_duration(c.backoff)
                 pod = f"{self.name}_{self.namespace}({self.uid})"
@@ -809,7 +811,7 @@ class PodWorker:
             wake.append(finished + c.backoff)
             return
         c.backoff = INITIAL_BACKOFF if not c.backoff or expired else min(2 * c.backoff, MAX_BACKOFF)
-        c.backoff_updated = finished
+        c.backoff_updated = now
         c.restart_count += 1
         self._start(c, wake, read)
 

@@ -1123,15 +1123,17 @@ class PodWorker:
             self._container_running(c)
             self.sync()
         elif not self.terminating and c.running:
-            restart = self.restart_policy != "Never"
-            message = f"Container {c.name} failed {kind.lower()} probe"
+            if c.restartable:
+                # computeInitContainerActions: a sidecar is restarted whatever the pod's
+                # restartPolicy, and its kill says so in words of its own.
+                message = f"Init container {c.name} failed {kind.lower()} probe"
+            else:
+                message = f"Container {c.name} failed {kind.lower()} probe"
+                if self.restart_policy != "Never":
+                    message += ", will be restarted"
             grace = prober.probe.termination_grace
             c.probe_killed = True
-            self._kill(
-                c,
-                message + (", will be restarted" if restart else ""),
-                self._pod_grace() if grace is None else grace,
-            )
+            self._kill(c, message, self._pod_grace() if grace is None else grace)
 
     def restart_to_resize(self, c: ContainerRecord) -> None:
         """Kill `c` to start it again at once with its new resources (its resizePolicy says

@@ -9,6 +9,7 @@ from tests.kubelet.conftest import PODS, Node, pod
 from pinnace.api.options import DeleteOptions, LogOptions
 from pinnace.api.status import StatusError
 from pinnace.apiserver.logs import log_text
+from pinnace.clock import parse_time
 
 
 def container(node: Node, name: str) -> dict:
@@ -232,6 +233,53 @@ def test_a_sidecar_runs_beside_the_app_and_stops_when_the_pod_completes(node: No
     assert status["phase"] == "Succeeded"
     [proxy] = status["initContainerStatuses"]
     assert proxy["state"]["terminated"]["exitCode"] == 143
+
+
+def sidecars(name: str, *names: str, restart_policy: str = "", **annotations: str) -> dict:
+    """A pod whose app container is `app`, with the sidecars `names` in that order."""
+    body = pod(name, node="node-1", restart_policy=restart_policy, **annotations)
+    body["spec"]["initContainers"] = [
+        {"name": n, "image": "envoy", "restartPolicy": "Always"} for n in names
+    ]
+    return body
+
+
+def finished_at(status: dict) -> float:
+    return parse_time(status["state"]["terminated"]["finishedAt"])
+
+
+def test_a_completed_pods_sidecars_stop_last_first_each_after_the_one_after_it(
+    node: Node,
+) -> None:
+    """terminationOrdering: once the app containers are done, the last sidecar is told to
+    stop first, and each earlier one only once the one after it has stopped."""
+    model = {"stop_seconds.first": "2", "stop_seconds.second": "2", "run_seconds.app": "1"}
+    node.create_pod(sidecars("done", "first", "second", restart_policy="Never", **model))
+    node.settle(8)
+    status = node.get_pod("done")["status"]
+    assert status["phase"] == "Succeeded"
+    first, second = status["initContainerStatuses"]
+    app = finished_at(status["containerStatuses"][0])
+    assert (finished_at(second) - app, finished_at(first) - app) == (2, 4)
+
+
+def test_a_deleted_pods_sidecar_waits_for_its_turn_no_longer_than_the_grace_period(
+    node: Node,
+) -> None:
+    """The app ignores SIGTERM and is killed when the 10 s are up; the sidecar's wait for it
+    ends then too, and it gets the kubelet's minimum of 2 s more to stop."""
+    node.create_pod(sidecars("stubborn", "proxy", stop_seconds="600"))
+    node.settle()
+    node.run(
+        node.client.delete(PODS, "default", "stubborn", DeleteOptions(grace_period_seconds=10))
+    )
+    node.settle(11)
+    status = node.get_pod("stubborn")["status"]
+    [proxy] = status["initContainerStatuses"]
+    assert list(proxy["state"]) == ["running"]
+    node.settle(2)
+    with pytest.raises(StatusError):
+        node.get_pod("stubborn")
 
 
 def test_a_completed_pod_holds_its_cpu_until_its_sidecar_has_stopped(node: Node) -> None:

@@ -1,12 +1,16 @@
 """Sidecars (init containers with restartPolicy Always, beta and on in v1.32) through
-`pinnace up --nodes 1` and kubectl, in real time: a sidecar failing its liveness probe is
-restarted as an init container (computeInitContainerActions' words)."""
+`pinnace up --nodes 1`, kubectl and the `kubernetes` Python client, in real time: a sidecar
+failing its liveness probe is restarted as an init container (computeInitContainerActions'
+words), and a deleted pod's sidecar is stopped only once its app containers have stopped
+(kuberuntime's terminationOrdering)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from kubernetes import client, config, watch
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
 
@@ -42,6 +46,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     stop(running)
 
 
+@pytest.fixture(scope="module")
+def core(cluster: Cluster) -> Iterator[client.CoreV1Api]:
+    api_client = config.new_client_from_config(str(cluster.kubeconfig))
+    yield client.CoreV1Api(api_client)
+    api_client.close()
+
+
 def test_a_sidecar_failing_its_liveness_probe_is_restarted_as_an_init_container(
     cluster: Cluster,
 ) -> None:
@@ -63,3 +74,60 @@ def test_a_sidecar_failing_its_liveness_probe_is_restarted_as_an_init_container(
         return int(statuses or 0) >= 1
 
     eventually(restarted, timeout=WAIT)
+
+
+def terminating_pod() -> dict[str, Any]:
+    """An app that takes 3 s to stop on SIGTERM beside a sidecar that takes 2 s."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "drain",
+            "annotations": {
+                "sim.pinnace.dev/stop-seconds.app": "3",
+                "sim.pinnace.dev/stop-seconds.proxy": "2",
+            },
+        },
+        "spec": {
+            "terminationGracePeriodSeconds": 30,
+            "initContainers": [
+                {"name": "proxy", "image": "envoyproxy/envoy:v1.31", "restartPolicy": "Always"}
+            ],
+            "containers": [{"name": "app", "image": "busybox", "command": ["sleep", "3600"]}],
+        },
+    }
+
+
+def test_a_deleted_pods_sidecar_stops_after_its_app_container(
+    core: client.CoreV1Api,
+) -> None:
+    core.create_namespaced_pod("default", terminating_pod())
+
+    def running() -> bool:
+        return core.read_namespaced_pod("drain", "default").status.phase == "Running"
+
+    eventually(running, timeout=WAIT)
+    start = core.read_namespaced_pod("drain", "default").metadata.resource_version
+    last: Any = None
+    stream = watch.Watch()
+    core.delete_namespaced_pod("drain", "default")
+    for event in stream.stream(
+        core.list_namespaced_pod,
+        "default",
+        field_selector="metadata.name=drain",
+        resource_version=start,
+        timeout_seconds=int(WAIT),
+    ):
+        if event["type"] == "DELETED":
+            break
+        last = event["object"]
+    stream.stop()
+    assert last is not None
+    [proxy] = last.status.init_container_statuses
+    [app] = last.status.container_statuses
+    app_done, proxy_done = app.state.terminated, proxy.state.terminated
+    assert app_done is not None and proxy_done is not None
+    # The app gets SIGTERM at once and exits 3 s later; only then is the sidecar told to
+    # stop, and it takes 2 s more.
+    assert (proxy_done.finished_at - app_done.finished_at).total_seconds() >= 1
+    assert (app_done.exit_code, proxy_done.exit_code) == (143, 143)

@@ -80,6 +80,7 @@ class _Seldom:
     pre_stop: HookRun | None = None
     post_start: Timer | None = None
     pre_stop_end: Timer | None = None
+    turn: tuple[float, float, Timer] | None = None
 
 
 class _SeldomAttribute(Generic[T]):
@@ -181,6 +182,11 @@ class ContainerRecord:
     post_start = _SeldomAttribute[Timer | None](None, "While its postStart hook runs, its end.")
     pre_stop_end = _SeldomAttribute[Timer | None](
         None, "While the preStop hook of a kill runs, its end."
+    )
+    turn = _SeldomAttribute[tuple[float, float, Timer] | None](
+        None,
+        "A sidecar of a pod being stopped, waiting for its turn: since when, the grace period "
+        "it had left then, and when the wait ends at the latest.",
     )
 
     @property

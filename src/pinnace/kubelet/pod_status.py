@@ -381,14 +381,20 @@ def pod_conditions(
     now: str,
     gates: Sequence[str] = (),
     others: Sequence[Mapping[str, Any]] = (),
+    *,
+    sandbox: bool = True,
 ) -> list[dict[str, Any]]:
     """PodReadyToStartContainers, Initialized, Ready, ContainersReady and PodScheduled, in the
     order the kubelet lists them; a transition time moves only when the status changes. Ready
     also waits for the conditions named by the pod's readiness `gates` among the `others`
-    (the API's conditions the kubelet does not own)."""
+    (the API's conditions the kubelet does not own). PodReadyToStartContainers is True while
+    the pod's `sandbox` is ready: set up (its volumes mounted) and not yet stopped with the
+    pod (PodSandboxChanged)."""
     incomplete = [c.name for c in inits if not c.restartable and not c.succeeded]
     unready = [c.name for c in (*inits, *apps) if (not c.init or c.restartable) and not c.ready]
-    wanted: list[tuple[str, str, str, str]] = [("PodReadyToStartContainers", "True", "", "")]
+    wanted: list[tuple[str, str, str, str]] = [
+        ("PodReadyToStartContainers", "True" if sandbox else "False", "", "")
+    ]
     if phase == SUCCEEDED and inits:
         wanted.append(("Initialized", "True", POD_COMPLETED, ""))
     elif incomplete:

@@ -1399,7 +1399,14 @@ class PodWorker:
         phase = self._recorded_phase if stopping else self.phase
         previous = _conditions(self._transitions)
         conditions = pod_conditions(
-            self.inits, self.apps, phase, previous, now, self._gates, self._foreign
+            self.inits,
+            self.apps,
+            phase,
+            previous,
+            now,
+            self._gates,
+            self._foreign,
+            sandbox=self._ip != "" and not self.stopped,
         )
         self._transitions = _transitions(conditions)
         self._reported = True

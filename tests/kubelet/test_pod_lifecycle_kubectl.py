@@ -1,8 +1,8 @@
-"""Sidecars (init containers with restartPolicy Always, beta and on in v1.32) through
-`pinnace up --nodes 1`, kubectl and the `kubernetes` Python client, in real time: a sidecar
-failing its liveness probe is restarted as an init container (computeInitContainerActions'
-words), and a deleted pod's sidecar is stopped only once its app containers have stopped
-(kuberuntime's terminationOrdering)."""
+"""A pod's life as kubectl and the `kubernetes` Python client see it through `pinnace up
+--nodes 1`, in real time: sidecars (init containers with restartPolicy Always, beta and on in
+v1.32) restarted after a failed probe in computeInitContainerActions' words and stopped only
+once the app containers have (kuberuntime's terminationOrdering), and PodReadyToStartContainers
+following the pod's sandbox."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    running = launch(tmp_path_factory.mktemp("pinnace-sidecars"), flags=("--nodes", "1"))
+    running = launch(tmp_path_factory.mktemp("pinnace-lifecycle"), flags=("--nodes", "1"))
     yield running
     stop(running)
 
@@ -131,3 +131,75 @@ def test_a_deleted_pods_sidecar_stops_after_its_app_container(
     # stop, and it takes 2 s more.
     assert (proxy_done.finished_at - app_done.finished_at).total_seconds() >= 1
     assert (app_done.exit_code, proxy_done.exit_code) == (143, 143)
+
+
+MISSING_VOLUME = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: unmounted
+spec:
+  containers:
+  - name: app
+    image: nginx:1.27
+    volumeMounts:
+    - name: config
+      mountPath: /etc/app
+  volumes:
+  - name: config
+    configMap:
+      name: not-there-yet
+"""
+
+ONE_SHOT = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: one-shot
+spec:
+  restartPolicy: Never
+  containers:
+  - name: app
+    image: busybox
+    command: ["sh", "-c", "sleep 1"]
+"""
+
+
+def conditions(cluster: Cluster, name: str) -> dict[str, str]:
+    text = cluster.ok(
+        "get",
+        "pod",
+        name,
+        "-o",
+        'jsonpath={range .status.conditions[*]}{.type}={.status}{"\\n"}{end}',
+    )
+    return dict(line.split("=") for line in text.split())
+
+
+def test_pod_ready_to_start_containers_follows_the_sandbox(cluster: Cluster) -> None:
+    """False while the volumes cannot be mounted (no sandbox yet), True once it runs, False
+    again once the pod has finished and the kubelet has stopped its sandbox."""
+    cluster.ok("apply", "-f", "-", stdin=MISSING_VOLUME + "---" + ONE_SHOT)
+
+    def mount_failed() -> bool:
+        return "FailedMount" in cluster.ok("describe", "pod", "unmounted")
+
+    eventually(mount_failed, timeout=WAIT)
+    assert conditions(cluster, "unmounted")["PodReadyToStartContainers"] == "False"
+    cluster.ok("create", "configmap", "not-there-yet", "--from-literal=a=b")
+    eventually(
+        lambda: conditions(cluster, "unmounted")["PodReadyToStartContainers"] == "True",
+        timeout=WAIT,
+    )
+
+    def completed() -> dict[str, str]:
+        rows = cluster.ok("get", "pod", "one-shot", "--no-headers").split()
+        return conditions(cluster, "one-shot") if rows[2] == "Completed" else {}
+
+    assert eventually(completed, timeout=WAIT) == {
+        "PodReadyToStartContainers": "False",
+        "Initialized": "True",
+        "Ready": "False",
+        "ContainersReady": "False",
+        "PodScheduled": "True",
+    }

@@ -203,3 +203,39 @@ def test_pod_ready_to_start_containers_follows_the_sandbox(cluster: Cluster) -> 
         "ContainersReady": "False",
         "PodScheduled": "True",
     }
+
+
+SLOW_SIDECAR = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: slow-mesh
+  annotations:
+    sim.pinnace.dev/startup-seconds.proxy: "4"
+spec:
+  initContainers:
+  - name: proxy
+    image: nginx:1.27
+    restartPolicy: Always
+    startupProbe:
+      httpGet:
+        port: 80
+      periodSeconds: 1
+      failureThreshold: 10
+  containers:
+  - name: app
+    image: nginx:1.27
+"""
+
+
+def test_a_pod_is_initialized_once_its_sidecar_has_started(cluster: Cluster) -> None:
+    cluster.ok("apply", "-f", "-", stdin=SLOW_SIDECAR)
+
+    def running() -> bool:
+        return cluster.ok("get", "pod", "slow-mesh", "-o", "jsonpath={.status.phase}") != ""
+
+    eventually(running, timeout=WAIT)
+    assert cluster.ok("get", "pod", "slow-mesh", "--no-headers").split()[2] == "Init:0/1"
+    assert conditions(cluster, "slow-mesh")["Initialized"] == "False"
+    eventually(lambda: conditions(cluster, "slow-mesh")["Initialized"] == "True", timeout=WAIT)
+    assert cluster.ok("get", "pod", "slow-mesh", "--no-headers").split()[2] == "Running"

@@ -274,9 +274,15 @@ def test_a_sidecar_startup_probe_holds_back_the_app_containers(node: Node) -> No
     status = node.get_pod("meshed")["status"]
     assert status["initContainerStatuses"][0]["started"] is False
     assert status["containerStatuses"][0]["state"] == {"waiting": {"reason": "PodInitializing"}}
+    # GeneratePodInitializedCondition: a sidecar counts as initialized once started.
+    assert conditions(node, "meshed")["Initialized"] == (
+        "False",
+        "containers with incomplete status: [proxy]",
+    )
     node.settle(5)  # started at the 15 s probe
     status = node.get_pod("meshed")["status"]
     assert status["initContainerStatuses"][0]["started"] is True
     assert list(status["containerStatuses"][0]["state"]) == ["running"]
+    assert conditions(node, "meshed")["Initialized"] == ("True", None)
     assert status["conditions"][2]["type"] == "Ready"
     assert status["conditions"][2]["status"] == "True"

@@ -211,6 +211,14 @@ class ContainerRecord:
         return self.probing and self.startup_passed
 
     @property
+    def run_shown(self) -> bool:
+        """Its status shows a run (running or terminated), not a wait."""
+        current = self.current
+        if current is None or self.hook_running:
+            return False
+        return current.state is ContainerState.RUNNING or not self.waiting[0]
+
+    @property
     def exited(self) -> bool:
         return self.current is not None and self.current.ended is not None
 
@@ -390,7 +398,14 @@ def pod_conditions(
     (the API's conditions the kubelet does not own). PodReadyToStartContainers is True while
     the pod's `sandbox` is ready: set up (its volumes mounted) and not yet stopped with the
     pod (PodSandboxChanged)."""
-    incomplete = [c.name for c in inits if not c.restartable and not c.succeeded]
+    # GeneratePodInitializedCondition: a sidecar is initialized once started; an app container
+    # shown running or terminated means the pod was initialized, whatever its sidecars do now.
+    initialized = any(a.run_shown for a in apps)
+    incomplete = [
+        c.name
+        for c in inits
+        if not initialized and not (c.started if c.restartable else c.succeeded)
+    ]
     unready = [c.name for c in (*inits, *apps) if (not c.init or c.restartable) and not c.ready]
     wanted: list[tuple[str, str, str, str]] = [
         ("PodReadyToStartContainers", "True" if sandbox else "False", "", "")

@@ -9,6 +9,7 @@ from tests.kubelet.conftest import PODS, Node, pod
 from pinnace.api.options import DeleteOptions, LogOptions
 from pinnace.api.status import StatusError
 from pinnace.apiserver.logs import log_text
+from pinnace.clock import parse_time
 
 
 def container(node: Node, name: str) -> dict:
@@ -234,6 +235,53 @@ def test_a_sidecar_runs_beside_the_app_and_stops_when_the_pod_completes(node: No
     assert proxy["state"]["terminated"]["exitCode"] == 143
 
 
+def sidecars(name: str, *names: str, restart_policy: str = "", **annotations: str) -> dict:
+    """A pod whose app container is `app`, with the sidecars `names` in that order."""
+    body = pod(name, node="node-1", restart_policy=restart_policy, **annotations)
+    body["spec"]["initContainers"] = [
+        {"name": n, "image": "envoy", "restartPolicy": "Always"} for n in names
+    ]
+    return body
+
+
+def finished_at(status: dict) -> float:
+    return parse_time(status["state"]["terminated"]["finishedAt"])
+
+
+def test_a_completed_pods_sidecars_stop_last_first_each_after_the_one_after_it(
+    node: Node,
+) -> None:
+    """terminationOrdering: once the app containers are done, the last sidecar is told to
+    stop first, and each earlier one only once the one after it has stopped."""
+    model = {"stop_seconds.first": "2", "stop_seconds.second": "2", "run_seconds.app": "1"}
+    node.create_pod(sidecars("done", "first", "second", restart_policy="Never", **model))
+    node.settle(8)
+    status = node.get_pod("done")["status"]
+    assert status["phase"] == "Succeeded"
+    first, second = status["initContainerStatuses"]
+    app = finished_at(status["containerStatuses"][0])
+    assert (finished_at(second) - app, finished_at(first) - app) == (2, 4)
+
+
+def test_a_deleted_pods_sidecar_waits_for_its_turn_no_longer_than_the_grace_period(
+    node: Node,
+) -> None:
+    """The app ignores SIGTERM and is killed when the 10 s are up; the sidecar's wait for it
+    ends then too, and it gets the kubelet's minimum of 2 s more to stop."""
+    node.create_pod(sidecars("stubborn", "proxy", stop_seconds="600"))
+    node.settle()
+    node.run(
+        node.client.delete(PODS, "default", "stubborn", DeleteOptions(grace_period_seconds=10))
+    )
+    node.settle(11)
+    status = node.get_pod("stubborn")["status"]
+    [proxy] = status["initContainerStatuses"]
+    assert list(proxy["state"]) == ["running"]
+    node.settle(2)
+    with pytest.raises(StatusError):
+        node.get_pod("stubborn")
+
+
 def test_a_completed_pod_holds_its_cpu_until_its_sidecar_has_stopped(node: Node) -> None:
     # filterOutInactivePods counts a terminal pod whose termination is under way until the
     # pod worker has stopped all of its containers.
@@ -289,3 +337,28 @@ def test_active_deadline_fails_the_pod_and_kills_its_containers(node: Node) -> N
     terminated = status["containerStatuses"][0]["state"]["terminated"]
     assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")  # nginx shut down
     assert not node.agent.usage.pods
+
+
+def test_back_off_is_forgotten_only_ten_minutes_after_the_last_restart(node: Node) -> None:
+    """client-go's Backoff stamps an entry when the kubelet restarts the container (Next sets
+    lastUpdate to now) and forgets it once an exit comes more than 2 x 5 min after that. A
+    container that runs 500 s each time never gets there: its back-off keeps doubling (10 s,
+    20 s ... 2m40s) to 5 minutes, though its exits lie more than 10 minutes apart once the
+    wait before a restart is counted."""
+    node.create_pod(pod("slow", node="node-1", run_seconds="500", exit_code="1"))
+    # Exits at 500 (restarted at once), 1000 (+10 s), 1510 (+20), 2030 (+40), 2570 (+80),
+    # 3150 (+160), then 3810: 500 s after its last restart, with 5 minutes to wait.
+    node.settle(3810 + 1)
+    status = container(node, "slow")
+    assert status["restartCount"] == 6
+    assert status["state"]["waiting"]["message"].startswith(
+        "back-off 5m0s restarting failed container=app"
+    )
+
+
+def test_a_container_that_ran_over_ten_minutes_restarts_at_once(node: Node) -> None:
+    node.create_pod(pod("long", node="node-1", run_seconds="601", exit_code="1"))
+    node.settle(601 * 3 + 1)
+    status = container(node, "long")
+    assert status["restartCount"] == 3
+    assert list(status["state"]) == ["running"]

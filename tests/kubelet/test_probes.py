@@ -222,6 +222,28 @@ def test_a_failed_startup_probe_restarts_the_container(node: Node) -> None:
     assert ("Normal", "Killing", killing, 1) in events(node, "stuck")
 
 
+def test_a_sidecar_failing_its_startup_probe_is_restarted_as_an_init_container(
+    node: Node,
+) -> None:
+    """computeInitContainerActions kills a sidecar whose startup probe failed to start it
+    again, whatever the pod's restartPolicy, with words of its own."""
+    body = with_probes("meshed", restart_policy="Never", **{"startup_seconds.proxy": "100"})
+    body["spec"]["initContainers"] = [
+        {
+            "name": "proxy",
+            "image": "envoy",
+            "restartPolicy": "Always",
+            "startupProbe": {"tcpSocket": {"port": 15000}, "periodSeconds": 5},
+        }
+    ]
+    node.create_pod(body)
+    node.settle(16)
+    status = node.get_pod("meshed")["status"]
+    assert status["initContainerStatuses"][0]["restartCount"] == 1
+    killing = "Init container proxy failed startup probe"
+    assert ("Normal", "Killing", killing, 1) in events(node, "meshed")
+
+
 def test_repeated_liveness_kills_end_in_crash_loop_back_off(node: Node) -> None:
     node.create_pod(liveness_exec_pod())
     # Killed every 40 s; the back-off, counted from the run before each kill, grows 10, 20,
@@ -252,9 +274,15 @@ def test_a_sidecar_startup_probe_holds_back_the_app_containers(node: Node) -> No
     status = node.get_pod("meshed")["status"]
     assert status["initContainerStatuses"][0]["started"] is False
     assert status["containerStatuses"][0]["state"] == {"waiting": {"reason": "PodInitializing"}}
+    # GeneratePodInitializedCondition: a sidecar counts as initialized once started.
+    assert conditions(node, "meshed")["Initialized"] == (
+        "False",
+        "containers with incomplete status: [proxy]",
+    )
     node.settle(5)  # started at the 15 s probe
     status = node.get_pod("meshed")["status"]
     assert status["initContainerStatuses"][0]["started"] is True
     assert list(status["containerStatuses"][0]["state"]) == ["running"]
+    assert conditions(node, "meshed")["Initialized"] == ("True", None)
     assert status["conditions"][2]["type"] == "Ready"
     assert status["conditions"][2]["status"] == "True"

@@ -80,6 +80,7 @@ class _Seldom:
     pre_stop: HookRun | None = None
     post_start: Timer | None = None
     pre_stop_end: Timer | None = None
+    turn: tuple[float, float, Timer] | None = None
 
 
 class _SeldomAttribute(Generic[T]):
@@ -176,11 +177,16 @@ class ContainerRecord:
     )
     # Not annotated: descriptors, not dataclass fields.
     backoff = _SeldomAttribute(0.0, "Its restart back-off (seconds); 0: none yet.")
-    backoff_updated = _SeldomAttribute(0.0, "When its back-off last grew.")
+    backoff_updated = _SeldomAttribute(0.0, "When it was last restarted after an exit.")
     pre_stop = _SeldomAttribute[HookRun | None](None, "The current run's preStop hook.")
     post_start = _SeldomAttribute[Timer | None](None, "While its postStart hook runs, its end.")
     pre_stop_end = _SeldomAttribute[Timer | None](
         None, "While the preStop hook of a kill runs, its end."
+    )
+    turn = _SeldomAttribute[tuple[float, float, Timer] | None](
+        None,
+        "A sidecar of a pod being stopped, waiting for its turn: since when, the grace period "
+        "it had left then, and when the wait ends at the latest.",
     )
 
     @property
@@ -203,6 +209,14 @@ class ContainerRecord:
     @property
     def started(self) -> bool:
         return self.probing and self.startup_passed
+
+    @property
+    def run_shown(self) -> bool:
+        """Its status shows a run (running or terminated), not a wait."""
+        current = self.current
+        if current is None or self.hook_running:
+            return False
+        return current.state is ContainerState.RUNNING or not self.waiting[0]
 
     @property
     def exited(self) -> bool:
@@ -375,14 +389,27 @@ def pod_conditions(
     now: str,
     gates: Sequence[str] = (),
     others: Sequence[Mapping[str, Any]] = (),
+    *,
+    sandbox: bool = True,
 ) -> list[dict[str, Any]]:
     """PodReadyToStartContainers, Initialized, Ready, ContainersReady and PodScheduled, in the
     order the kubelet lists them; a transition time moves only when the status changes. Ready
     also waits for the conditions named by the pod's readiness `gates` among the `others`
-    (the API's conditions the kubelet does not own)."""
-    incomplete = [c.name for c in inits if not c.restartable and not c.succeeded]
+    (the API's conditions the kubelet does not own). PodReadyToStartContainers is True while
+    the pod's `sandbox` is ready: set up (its volumes mounted) and not yet stopped with the
+    pod (PodSandboxChanged)."""
+    # GeneratePodInitializedCondition: a sidecar is initialized once started; an app container
+    # shown running or terminated means the pod was initialized, whatever its sidecars do now.
+    initialized = any(a.run_shown for a in apps)
+    incomplete = [
+        c.name
+        for c in inits
+        if not initialized and not (c.started if c.restartable else c.succeeded)
+    ]
     unready = [c.name for c in (*inits, *apps) if (not c.init or c.restartable) and not c.ready]
-    wanted: list[tuple[str, str, str, str]] = [("PodReadyToStartContainers", "True", "", "")]
+    wanted: list[tuple[str, str, str, str]] = [
+        ("PodReadyToStartContainers", "True" if sandbox else "False", "", "")
+    ]
     if phase == SUCCEEDED and inits:
         wanted.append(("Initialized", "True", POD_COMPLETED, ""))
     elif incomplete:

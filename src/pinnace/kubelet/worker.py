@@ -16,15 +16,16 @@ sidecar (an init container with restartPolicy Always) starts in its turn and kee
 container that exits is restarted under restartPolicy Always (any exit) or OnFailure (non-zero
 exit). The first restart is immediate; each later one waits out a back-off that starts at 10 s
 and doubles up to 5 minutes, counted from when the container exited, during which it waits
-with the reason CrashLoopBackOff. A container that ran for more than twice the maximum back-off
-starts again from 10 s.
+with the reason CrashLoopBackOff. A container that exits more than twice the maximum back-off
+(10 minutes) after its last restart starts again from 10 s.
 
 Probes (`pinnace.kubelet.probes`) run on their own timers from admission: a failed startup or
 liveness probe kills the container (it is restarted as its restartPolicy says), readiness
 decides whether it is ready. A container's postStart hook (`pinnace.kubelet.hooks`) holds up
 the start of the containers after it, and a failed one kills it; every kill (deletion, probe,
 deadline) runs the preStop hook first, within the grace period, then stops the container with
-what is left of it, never less than 2 s.
+what is left of it, never less than 2 s. When the whole pod is stopped, a sidecar's SIGTERM
+waits until the app containers and the sidecars after it have stopped (terminationOrdering).
 
 A pod whose status shows its node's agent started it, handed to an agent that has no worker for
 it, is taken back where that status left it (`resume`): the agent restarted, and as a restarted
@@ -645,7 +646,7 @@ class PodWorker:
             if again or c.killing:
                 self._kill_sooner(c, self._grace)
             else:
-                self._kill(c, f"Stopping container {c.name}", self._grace)
+                self._kill(c, f"Stopping container {c.name}", self._grace, ordered=True)
         self._check_stopped()
 
     def forget(self) -> None:
@@ -790,9 +791,11 @@ class PodWorker:
                 self._start(c, wake, read)
                 return
             last_exit = c.previous
-        finished = last_exit.finished_at
+        finished, now = last_exit.finished_at, self.host.clock.now()
+        # client-go's Backoff: an entry stamped at the restart (Next) is forgotten once an exit
+        # comes more than twice the maximum after it.
         expired = finished - c.backoff_updated > 2 * MAX_BACKOFF
-        if c.backoff and not expired and self.host.clock.now() - finished < c.backoff:
+        if c.backoff and not expired and now - finished < c.backoff:
             if c.waiting[0] != CRASH_LOOP_BACK_OFF:
                 delay = go_duration(c.backoff)
                 pod = f"{self.name}_{self.namespace}({self.uid})"
@@ -809,7 +812,7 @@ class PodWorker:
             wake.append(finished + c.backoff)
             return
         c.backoff = INITIAL_BACKOFF if not c.backoff or expired else min(2 * c.backoff, MAX_BACKOFF)
-        c.backoff_updated = finished
+        c.backoff_updated = now
         c.restart_count += 1
         self._start(c, wake, read)
 
@@ -1121,15 +1124,17 @@ class PodWorker:
             self._container_running(c)
             self.sync()
         elif not self.terminating and c.running:
-            restart = self.restart_policy != "Never"
-            message = f"Container {c.name} failed {kind.lower()} probe"
+            if c.restartable:
+                # computeInitContainerActions: a sidecar is restarted whatever the pod's
+                # restartPolicy, and its kill says so in words of its own.
+                message = f"Init container {c.name} failed {kind.lower()} probe"
+            else:
+                message = f"Container {c.name} failed {kind.lower()} probe"
+                if self.restart_policy != "Never":
+                    message += ", will be restarted"
             grace = prober.probe.termination_grace
             c.probe_killed = True
-            self._kill(
-                c,
-                message + (", will be restarted" if restart else ""),
-                self._pod_grace() if grace is None else grace,
-            )
+            self._kill(c, message, self._pod_grace() if grace is None else grace)
 
     def restart_to_resize(self, c: ContainerRecord) -> None:
         """Kill `c` to start it again at once with its new resources (its resizePolicy says
@@ -1151,43 +1156,108 @@ class PodWorker:
         grace = (self.read_pod().get("spec") or {}).get("terminationGracePeriodSeconds")
         return DEFAULT_GRACE_PERIOD if grace is None else grace
 
-    def _kill(self, c: ContainerRecord, message: str, grace: float) -> None:
+    def _kill(
+        self, c: ContainerRecord, message: str, grace: float, *, ordered: bool = False
+    ) -> None:
         """killContainer: the Killing event, the preStop hook for as long as it runs within
-        the grace period, then SIGTERM with what is left of it (at least 2 s) before SIGKILL."""
+        the grace period, then SIGTERM with what is left of it (at least 2 s) before SIGKILL.
+        In a kill of the whole pod (`ordered`), a sidecar waits for its turn before its
+        SIGTERM (`_await_turn`)."""
         assert c.current is not None
         self._event(c, "Normal", "Killing", message)
         if c.post_start is not None:
             c.post_start.cancel()  # the hook dies with the container
             c.post_start = None
+        in_turn = ordered and c.restartable
         pre_stop = c.pre_stop
         if pre_stop is None or grace <= 0:
             c.killing, c.pre_stop_end = True, None
-            self.host.runtime.stop_container(c.current.id, max(grace, MINIMUM_GRACE_PERIOD))
+            self._stop(c, c.current, grace, in_turn)
             return
         waited = min(pre_stop.seconds, grace)
         failed = pre_stop.error is not None and pre_stop.seconds <= grace
-        left = max(grace - int(waited), MINIMUM_GRACE_PERIOD)
         c.killing = True
         c.pre_stop_end = self.host.clock.call_later(
-            waited, self._guarded, self._pre_stop_done, c, c.current, failed, left
+            waited,
+            self._guarded,
+            self._pre_stop_done,
+            c,
+            c.current,
+            failed,
+            grace - int(waited),
+            in_turn,
         )
 
     def _kill_sooner(self, c: ContainerRecord, grace: float) -> None:
-        """Already being killed: a shorter grace period (a deletion's, an eviction's) cuts a
-        preStop hook short and brings the kill forward."""
+        """Already being killed, the pod is killed again with a shorter grace period (a
+        deletion's, an eviction's): a preStop hook is cut short, the SIGTERM (or a sidecar's
+        wait for its turn) brought forward."""
         assert c.current is not None
+        waits = c.restartable and (c.pre_stop_end is not None or c.turn is not None)
         if c.pre_stop_end is not None:
             c.pre_stop_end.cancel()
         c.killing, c.pre_stop_end = True, None
-        self.host.runtime.stop_container(c.current.id, max(grace, MINIMUM_GRACE_PERIOD))
+        self._stop(c, c.current, grace, waits)
 
     def _pre_stop_done(
-        self, c: ContainerRecord, status: ContainerStatus, failed: bool, grace: float
+        self,
+        c: ContainerRecord,
+        status: ContainerStatus,
+        failed: bool,
+        grace: float,
+        in_turn: bool,
     ) -> None:
         c.killing, c.pre_stop_end = True, None
         if failed:
             self._event(c, "Warning", "FailedPreStopHook", "PreStopHook failed")
-        self.host.runtime.stop_container(status.id, grace)
+        self._stop(c, status, grace, in_turn)
+
+    def _stop(
+        self, c: ContainerRecord, status: ContainerStatus, grace: float, in_turn: bool
+    ) -> None:
+        """SIGTERM with `grace` seconds (at least 2) to SIGKILL: now, or when it is the turn of
+        the sidecar `c` while some grace is left."""
+        if in_turn and grace > 0:
+            self._await_turn(c, grace)
+        else:
+            self.host.runtime.stop_container(status.id, max(grace, MINIMUM_GRACE_PERIOD))
+
+    def _await_turn(self, c: ContainerRecord, grace: float) -> None:
+        """kuberuntime's terminationOrdering (waitForTurn): the sidecar `c` waits for the app
+        containers and the sidecars after it to stop, for `grace` seconds at most; a kill
+        already waiting keeps its wait unless this one ends sooner."""
+        now = self.host.clock.now()
+        if c.turn is not None:
+            since, before, timer = c.turn
+            if since + before <= now + grace:
+                return
+            timer.cancel()
+        timer = self.host.clock.call_later(grace, self._guarded, self._take_turn, c)
+        c.turn = (now, grace, timer)
+        self._take_turns()
+
+    def _take_turns(self) -> None:
+        """Stop the waiting sidecars whose turn it is: last first, once no app container runs
+        and the sidecars after each have stopped."""
+        blocked = any(c.running for c in self.apps)
+        for c in reversed(self.inits):
+            if not c.restartable:
+                continue
+            if not blocked and c.turn is not None:
+                self._take_turn(c)
+            blocked = blocked or c.running
+
+    def _take_turn(self, c: ContainerRecord) -> None:
+        """The sidecar's turn came (or its wait ran out): SIGTERM with the grace period left,
+        less the whole seconds it waited."""
+        turn = c.turn
+        if turn is None or c.current is None:
+            return
+        since, grace, timer = turn
+        timer.cancel()
+        c.turn = None
+        left = grace - int(self.host.clock.now() - since)
+        self.host.runtime.stop_container(c.current.id, max(left, MINIMUM_GRACE_PERIOD))
 
     def _deadline_exceeded(self) -> None:
         """spec.activeDeadlineSeconds ran out: the pod fails and its containers are killed."""
@@ -1251,7 +1321,7 @@ class PodWorker:
         for c in self.containers:
             c.waiting = ("", "") if c.current is not None else c.waiting
             if c.running and c.current is not None and not c.killing:
-                self._kill(c, f"Stopping container {c.name}", grace)
+                self._kill(c, f"Stopping container {c.name}", grace, ordered=True)
         self.host.status_changed(self)
 
     def _stop_sidecars(self) -> None:
@@ -1264,7 +1334,7 @@ class PodWorker:
             if c.running and c.current is not None and not c.killing:
                 grace = self._pod_grace() if grace is None else grace
                 self._grace = grace
-                self._kill(c, f"Stopping container {c.name}", grace)
+                self._kill(c, f"Stopping container {c.name}", grace, ordered=True)
 
     def exited(self, status: ContainerStatus) -> None:
         """The runtime's word that the run `status` of one of its containers ended (through
@@ -1278,18 +1348,22 @@ class PodWorker:
         for prober in (c.probers or _NO_PROBERS).values():
             prober.wake()
         if self.terminating:
+            self._take_turns()
             self._check_stopped()
         elif self.finished:
+            self._take_turns()
             self.host.status_changed(self)  # a sidecar stopped after the app containers
         else:
             self.sync()
 
     def _end_hooks(self, c: ContainerRecord) -> None:
-        """Its current run is over: a postStart or preStop hook still running ends with it."""
-        for hook in (c.post_start, c.pre_stop_end):
+        """Its current run is over: a postStart or preStop hook still running ends with it,
+        and so does a wait for its turn to stop."""
+        turn = c.turn
+        for hook in (c.post_start, c.pre_stop_end, turn[2] if turn is not None else None):
             if hook is not None:
                 hook.cancel()
-        c.post_start = c.pre_stop_end = None
+        c.post_start = c.pre_stop_end = c.turn = None
         c.killing = False
 
     def _check_stopped(self) -> None:
@@ -1325,7 +1399,14 @@ class PodWorker:
         phase = self._recorded_phase if stopping else self.phase
         previous = _conditions(self._transitions)
         conditions = pod_conditions(
-            self.inits, self.apps, phase, previous, now, self._gates, self._foreign
+            self.inits,
+            self.apps,
+            phase,
+            previous,
+            now,
+            self._gates,
+            self._foreign,
+            sandbox=self._ip != "" and not self.stopped,
         )
         self._transitions = _transitions(conditions)
         self._reported = True

@@ -25,7 +25,7 @@ from pinnace.apiserver.http import custom_metrics as custom_metric_paths
 from pinnace.apiserver.http import metrics as metrics_paths
 from pinnace.apiserver.http import negotiation, nonresource, streaming
 from pinnace.apiserver.http.bodies import ClientDisconnected, Receive
-from pinnace.apiserver.http.instrumentation import RequestMetrics, request_labels
+from pinnace.apiserver.http.instrumentation import RequestLabels, RequestMetrics, request_labels
 from pinnace.apiserver.http.openapi_protobuf import PublishedProtobuf
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.resources import ResourceHandler
@@ -197,7 +197,21 @@ class APIApp:
                 await response.upgraded(connection)
             finally:
                 self.requests.streaming(labels, -1)
-        elif response.stream is None:
+            self.requests.record(labels, response.status, self.server.clock.now() - started)
+        else:
+            await self._send_counted(response, labels, started, send, receive)
+
+    async def _send_counted(
+        self,
+        response: Response,
+        labels: RequestLabels,
+        started: float,
+        send: Send,
+        receive: Receive,
+    ) -> None:
+        """Send `response` (a stream counted as streaming while it lasts) and record it in the
+        request metrics."""
+        if response.stream is None:
             await _send(response, send, receive, self._ending)
         else:
             self.requests.streaming(labels, 1)
@@ -237,15 +251,7 @@ class APIApp:
         finally:
             self.requests.finished(request_kind)
         labels = request_labels(request) if "dryRun" in request.query else NODE_PROXY_LABELS
-        if response.stream is None:
-            await _send(response, send, receive, self._ending)
-        else:
-            self.requests.streaming(labels, 1)
-            try:
-                await _send(response, send, receive, self._ending)
-            finally:
-                self.requests.streaming(labels, -1)
-        self.requests.record(labels, response.status, self.server.clock.now() - started)
+        await self._send_counted(response, labels, started, send, receive)
 
     async def websocket(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         """A WebSocket upgrade (a GET): the streaming subresources (`streaming`); anything

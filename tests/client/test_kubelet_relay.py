@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
 from pinnace.api.status import StatusError
 from pinnace.api.streams import Unreachable
-from pinnace.client.kubelet_relay import KubeletConnections, forwarded
+from pinnace.client.kubelet_relay import IDLE_TIMEOUT, KubeletConnections, forwarded
 
 BODY = b"# TYPE container_cpu_usage_seconds_total counter\n"
 
@@ -56,7 +57,9 @@ class Kubelet:
 
 
 @contextlib.asynccontextmanager
-async def kubelet() -> AsyncIterator[tuple[Kubelet, KubeletConnections, str]]:
+async def kubelet(
+    now: Callable[[], float] = time.monotonic,
+) -> AsyncIterator[tuple[Kubelet, KubeletConnections, str]]:
     served = Kubelet()
     server = await asyncio.start_server(served.serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
@@ -68,7 +71,7 @@ async def kubelet() -> AsyncIterator[tuple[Kubelet, KubeletConnections, str]]:
         except ConnectionRefusedError:
             raise Unreachable(host_port, "connect: connection refused") from None
 
-    connections = KubeletConnections(dial)
+    connections = KubeletConnections(dial, now)
     try:
         yield served, connections, f"127.0.0.1:{port}"
     finally:
@@ -87,6 +90,22 @@ def test_scrapes_in_a_row_share_one_connection_and_headers_are_relayed() -> None
                     ("X-Kubelet", "yes"),
                 ]
             assert served.connections == 1
+
+    asyncio.run(main())
+
+
+def test_a_connection_idle_past_go_s_idle_timeout_is_not_reused() -> None:
+    clock = [0.0]
+
+    async def main() -> None:
+        async with kubelet(lambda: clock[0]) as (served, connections, address):
+            await connections.relay(address, "GET", "/metrics", b"")
+            clock[0] += IDLE_TIMEOUT - 1
+            await connections.relay(address, "GET", "/metrics", b"")
+            assert served.connections == 1
+            clock[0] += IDLE_TIMEOUT
+            answer = await connections.relay(address, "GET", "/metrics", b"")
+            assert (answer.status, answer.body, served.connections) == (200, BODY, 2)
 
     asyncio.run(main())
 

@@ -78,8 +78,10 @@ def forwarded(headers: Iterable[tuple[bytes, bytes]]) -> bytes:
 class KubeletConnections:
     """Kept-alive connections to kubelets, by host:port."""
 
-    def __init__(self, dial: Dial) -> None:
+    def __init__(self, dial: Dial, now: Callable[[], float] = time.monotonic) -> None:
+        """`now`: the clock idle connections are timed by."""
         self._dial = dial
+        self._now = now
         self._idle: dict[str, list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]]] = {}
 
     async def relay(self, host_port: str, method: str, path: str, headers: bytes) -> Relayed:
@@ -187,7 +189,7 @@ class KubeletConnections:
     async def _take(self, host_port: str) -> Taken:
         """A kept connection to `host_port` (most recently used first), else a new one."""
         idle = self._idle.get(host_port)
-        now = time.monotonic()
+        now = self._now()
         while idle:
             reader, writer, since = idle.pop()
             if now - since < IDLE_TIMEOUT and not reader.at_eof() and not writer.is_closing():
@@ -208,7 +210,7 @@ class KubeletConnections:
     ) -> None:
         idle = self._idle.setdefault(host_port, [])
         if keep and len(idle) < MAX_IDLE_PER_HOST and not writer.is_closing():
-            idle.append((reader, writer, time.monotonic()))
+            idle.append((reader, writer, self._now()))
         else:
             writer.close()
 

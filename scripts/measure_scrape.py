@@ -37,10 +37,7 @@ as `kubernetes_sd_configs` role node finds them (given as file_sd targets: Debia
 Prometheus without that discovery), `__address__` relabelled to the API server and
 `__metrics_path__` to /api/v1/nodes/${1}/proxy/metrics/cadvisor, with the bearer token of a
 ServiceAccount bound to a ClusterRole for nodes and nodes/proxy (made by the script), or of
-the user `prometheus` of the server's token file (`--scraper-token`, bound to the same role):
-Pinnace authenticates a ServiceAccount's token afresh for each request, where kube-apiserver
-keeps a token's authentication for 10 s, so such a token costs Pinnace's server more than it
-would cost kube-apiserver.
+the user `prometheus` of the server's token file (`--scraper-token`, bound to the same role).
 
 Against `pinnace up --tls --token-auth-file F`, give the script a token of F with `--token`
 (system:masters, say); the server's certificate is not verified, by the script nor by

@@ -23,7 +23,12 @@ from pinnace.apiserver.admission.pod_security_levels import (
     Configuration as PodSecurityConfiguration,
 )
 from pinnace.apiserver.auth import certs
-from pinnace.apiserver.auth.authentication import Authenticator, TokenFileError, load_token_file
+from pinnace.apiserver.auth.authentication import (
+    Authenticator,
+    TokenCache,
+    TokenFileError,
+    load_token_file,
+)
 from pinnace.apiserver.auth.authorizer import MODES, RBAC
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.tokens import DEFAULT_ISSUER
@@ -280,6 +285,7 @@ def secure_serving(tls: TLSOptions, directory: Path, host: str, server: APIServe
         anonymous=tls.anonymous,
         service_accounts=server.authenticate_service_account,
         api_audiences=server.service_account_tokens.audiences,
+        cache=TokenCache(server.clock.now),
     )
     security = Security(authorizer, authenticator)
     client_ca = tls.client_ca_file or str(ca.cert)

@@ -14,7 +14,7 @@ from tests.apiserver.conftest import Harness
 
 from pinnace.api import catalog
 from pinnace.api.status import StatusError
-from pinnace.apiserver.auth.authentication import Authenticator
+from pinnace.apiserver.auth.authentication import Authenticator, TokenCache
 from pinnace.apiserver.auth.reviews import review_token
 from pinnace.apiserver.auth.tokens import TokenError
 from pinnace.apiserver.auth.user import UserInfo
@@ -159,6 +159,35 @@ def test_a_pod_bound_token_names_the_pod_and_its_node_and_dies_with_the_pod(
     # its deletionTimestamp (30 s of grace ahead) is more than the leeway behind
     api.run(api.server.clock.sleep(30 + 61))
     assert _why_refused(api, token) == "service account token has been invalidated"
+
+
+def test_a_successful_authentication_is_kept_ten_seconds(api: Harness) -> None:
+    """kube-apiserver's token cache (TokenSuccessCacheTTL 10 s, failures not kept): a token
+    works for 10 s after its last fresh check, however its account changes meanwhile; a review
+    for other audiences is checked apart."""
+    _account(api)
+    token = _request(api)["status"]["token"]
+    authenticator = Authenticator(
+        anonymous=False,
+        service_accounts=api.server.authenticate_service_account,
+        cache=TokenCache(api.server.clock.now),
+    )
+    bearer = {"authorization": f"Bearer {token}"}
+    robot = "system:serviceaccount:default:robot"
+    assert api.call(authenticator.authenticate, bearer, None).name == robot
+    api.call(api.server.delete, SERVICE_ACCOUNTS, "default", "robot")
+    assert _why_refused(api, token) == 'serviceaccounts "robot" not found'
+    api.run(api.server.clock.sleep(9.5))
+    assert api.call(authenticator.authenticate, bearer, None).name == robot
+    assert api.call(authenticator.review, token)[0].name == robot
+    with pytest.raises(TokenError, match="is invalid for the target audiences"):
+        api.call(authenticator.review, token, ("vault",))
+    api.run(api.server.clock.sleep(1))
+    with pytest.raises(StatusError) as refused:
+        api.call(authenticator.authenticate, bearer, None)
+    assert refused.value.code == 401
+    with pytest.raises(TokenError, match='serviceaccounts "robot" not found'):
+        api.call(authenticator.review, token)
 
 
 def test_a_token_names_the_node_and_account_there_now_when_recreated(api: Harness) -> None:

@@ -6,6 +6,12 @@ bearer token nobody issued is refused (401), never treated as anonymous
 (union.NewFailOnError). Every authenticated user but the anonymous one is also in
 system:authenticated.
 
+A bearer token's successful authentication is kept for 10 s (`TokenCache`, after
+token/cache/cached_token_authenticator.go with kube-apiserver's default TokenSuccessCacheTTL), for
+requests and TokenReviews alike: within that time a token keeps working after its
+ServiceAccount, Secret, pod or node is deleted, or its expiry passes, as with kube-apiserver.
+Failures are not kept (TokenFailureCacheTTL 0).
+
 The token file is kube-apiserver's CSV: `token,user,uid,"group1,group2"`, one per line.
 """
 
@@ -28,6 +34,10 @@ ServiceAccountAuthenticator = Callable[
 does so for; None when it is not a service account token; TokenError when it is one that
 fails a check (`APIServer.authenticate_service_account`)."""
 INVALID_TOKEN = "invalid bearer token"
+TOKEN_SUCCESS_CACHE_TTL = 10.0
+"""kube-apiserver's TokenSuccessCacheTTL (NewBuiltInAuthenticationOptions), in seconds."""
+TOKEN_CACHE_SIZE = 32 * 128
+"""tokencache's 32 stripes of 128 entries."""
 
 _log = logging.getLogger(__name__)
 
@@ -74,6 +84,39 @@ def certificate_user(certificate: Mapping[str, Any]) -> UserInfo | None:
     return UserInfo(name, groups=tuple(groups)) if name else None
 
 
+Authenticated = tuple[UserInfo, tuple[str, ...]]
+"""The user a token authenticates, and the audiences it does so for."""
+
+
+class TokenCache:
+    """Successful token authentications, each kept `ttl` seconds of `now` (the cluster's
+    clock), keyed by the audiences asked for and the token; the oldest goes first once
+    `size` are kept."""
+
+    def __init__(
+        self,
+        now: Callable[[], float],
+        ttl: float = TOKEN_SUCCESS_CACHE_TTL,
+        size: int = TOKEN_CACHE_SIZE,
+    ) -> None:
+        self._now, self._ttl, self._size = now, ttl, size
+        self._kept: dict[tuple[tuple[str, ...], str], tuple[float, Authenticated]] = {}
+
+    def get(self, audiences: tuple[str, ...], token: str) -> Authenticated | None:
+        kept = self._kept.get((audiences, token))
+        if kept is None:
+            return None
+        if kept[0] < self._now():  # LRUExpireCache: expired once past its time
+            del self._kept[(audiences, token)]
+            return None
+        return kept[1]
+
+    def put(self, audiences: tuple[str, ...], token: str, found: Authenticated) -> None:
+        if len(self._kept) >= self._size:
+            del self._kept[next(iter(self._kept))]
+        self._kept[(audiences, token)] = (self._now() + self._ttl, found)
+
+
 class Authenticator:
     def __init__(
         self,
@@ -81,11 +124,14 @@ class Authenticator:
         anonymous: bool = True,
         service_accounts: ServiceAccountAuthenticator | None = None,
         api_audiences: Sequence[str] = (DEFAULT_ISSUER,),
+        cache: TokenCache | None = None,
     ):
         self.tokens = dict(tokens or {})
         self.anonymous = anonymous
         self.service_accounts = service_accounts
         self.api_audiences = tuple(api_audiences)
+        self.cache = cache
+        """Where successful token authentications are kept; None: each is done afresh."""
 
     async def authenticate(
         self, headers: Mapping[str, str], certificate: Mapping[str, Any] | None
@@ -100,44 +146,48 @@ class Authenticator:
         # empty one ("Bearer  x") is no token, so the request goes on as anonymous.
         parts = headers.get("authorization", "").strip().split(" ", 2)
         if len(parts) >= 2 and parts[0].lower() == "bearer" and parts[1]:
-            user = self.tokens.get(parts[1]) or await self._service_account(parts[1])
-            if user is None:
+            try:
+                found = await self._token(parts[1], self.api_audiences)
+            except TokenError as e:
+                # kube-apiserver logs why ("Unable to authenticate the request"); the client
+                # gets the bare 401.
+                _log.info("Unable to authenticate the request: [%s, %s]", INVALID_TOKEN, e)
+                found = None
+            if found is None:
                 raise unauthorized()
-            return user.with_authenticated_group()
+            return found[0].with_authenticated_group()
         if self.anonymous:
             return ANONYMOUS_USER
         raise unauthorized()
 
-    async def _service_account(self, token: str) -> UserInfo | None:
-        if self.service_accounts is None:
-            return None
-        try:
-            found = await self.service_accounts(token, self.api_audiences)
-        except TokenError as e:
-            # kube-apiserver logs why ("Unable to authenticate the request"); the client gets
-            # the bare 401.
-            _log.info("Unable to authenticate the request: [%s, %s]", INVALID_TOKEN, e)
-            return None
-        return None if found is None else found[0]
-
-    async def review(
-        self, token: str, audiences: Sequence[str] = ()
-    ) -> tuple[UserInfo, tuple[str, ...]]:
+    async def review(self, token: str, audiences: Sequence[str] = ()) -> Authenticated:
         """A TokenReview's answer: the user `token` authenticates as, and the audiences it
         does so for (those asked for, the API audiences when none are); TokenError with the
-        review's status.error when it authenticates no one. A token of the token file knows
-        no audience: it is good for the API audiences only (WrapAudienceAgnosticToken)."""
-        wanted = tuple(audiences) or self.api_audiences
+        review's status.error when it authenticates no one."""
+        try:
+            found = await self._token(token, tuple(audiences) or self.api_audiences)
+        except TokenError as e:
+            raise TokenError(f"[{INVALID_TOKEN}, {e}]") from None
+        if found is None:
+            raise TokenError(INVALID_TOKEN)
+        return found[0].with_authenticated_group(), found[1]
+
+    async def _token(self, token: str, wanted: tuple[str, ...]) -> Authenticated | None:
+        """The token authenticators' union, through the cache: the token file's user (a
+        token of the file knows no audience, so it is good for the API audiences only:
+        WrapAudienceAgnosticToken), else the service account's; None when neither knows
+        the token; TokenError when a service account token fails a check."""
+        if self.cache is not None:
+            kept = self.cache.get(wanted, token)
+            if kept is not None:
+                return kept
+        found: Authenticated | None = None
         user = self.tokens.get(token)
         if user is not None:
             accepted = tuple(a for a in wanted if a in self.api_audiences)
-            if accepted:
-                return user.with_authenticated_group(), accepted
+            found = (user, accepted) if accepted else None
         elif self.service_accounts is not None:
-            try:
-                found = await self.service_accounts(token, wanted)
-            except TokenError as e:
-                raise TokenError(f"[{INVALID_TOKEN}, {e}]") from None
-            if found is not None:
-                return found[0].with_authenticated_group(), found[1]
-        raise TokenError(INVALID_TOKEN)
+            found = await self.service_accounts(token, wanted)
+        if found is not None and self.cache is not None:
+            self.cache.put(wanted, token, found)
+        return found

@@ -18,7 +18,7 @@ from pinnace.api.kind import Kind
 from pinnace.api.openapi.documents import PublishedDocuments
 from pinnace.api.status import StatusError
 from pinnace.apiserver import custom_metrics, metrics
-from pinnace.apiserver.auth.authentication import Authenticator
+from pinnace.apiserver.auth.authentication import Authenticator, TokenCache
 from pinnace.apiserver.auth.security import Security
 from pinnace.apiserver.auth.user import REQUESTER, Requester
 from pinnace.apiserver.http import custom_metrics as custom_metric_paths
@@ -135,6 +135,7 @@ class APIApp:
             anonymous=False,
             service_accounts=server.authenticate_service_account,
             api_audiences=server.service_account_tokens.audiences,
+            cache=TokenCache(server.clock.now),
         )
         self.resources = ResourceHandler(server, generator, tokens)
         self._ending = asyncio.Event()

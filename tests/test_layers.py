@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pinnace
@@ -79,9 +80,11 @@ def _allowed(i: Import) -> bool:
     return RANK.get(i.target, len(LAYERS)) < RANK[i.source]
 
 
-def _imports() -> Iterator[Import]:
-    for path in sorted(ROOT.rglob("*.py")):
-        yield from _imports_of(path, _package(path))
+@cache
+def _imports() -> tuple[Import, ...]:
+    """Every import of a package in the sources, parsed once for the tests that read them."""
+    paths = sorted(ROOT.rglob("*.py"))
+    return tuple(i for path in paths for i in _imports_of(path, _package(path)))
 
 
 def _imports_of(path: Path, source: str) -> Iterator[Import]:

@@ -27,9 +27,13 @@ RESOURCES = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "2
 
 
 class Cluster(SimulatedCluster):
+    """Without the dashboard, whose usage history sampled the cluster every 10 s of these
+    tests' hours; the cluster still keeps one for the VPA's prometheus storage."""
+
     def __init__(self, vpa: VPAOptions | None = None) -> None:
         nodes = node_configs(2, {"cpu": "16", "memory": "32Gi", "pods": "50"})
-        super().__init__(ClusterOptions(nodes=nodes, seed=3, vertical_pod_autoscaler=vpa))
+        options = ClusterOptions(nodes=nodes, seed=3, vertical_pod_autoscaler=vpa, dashboard=False)
+        super().__init__(options)
 
     def deploy(
         self,

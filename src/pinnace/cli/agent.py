@@ -34,15 +34,11 @@ from pinnace.kubelet.config import AGENT_LABEL
 from pinnace.kubelet.server import KubeletServer
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    agent = subcommands.add_parser(
-        "agent",
-        help="run simulated nodes against an API server, in a process of their own",
-        description=(
-            "Run N simulated nodes (their kubelets) against the API server of --kubeconfig "
-            "until SIGINT or SIGTERM. Give each agent process its own --name-prefix and "
-            "--first-index, so node names and addresses do not overlap."
-        ),
+def configure(agent: argparse.ArgumentParser) -> None:
+    agent.description = (
+        "Run N simulated nodes (their kubelets) against the API server of --kubeconfig "
+        "until SIGINT or SIGTERM. Give each agent process its own --name-prefix and "
+        "--first-index, so node names and addresses do not overlap."
     )
     component.add_flags(agent)
     agent.add_argument(

@@ -14,17 +14,12 @@ import argparse
 from pinnace.cli import up
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    apiserver = subcommands.add_parser(
-        "apiserver",
-        help="serve the Kubernetes API alone, for scheduler, controller-manager and agent "
-        "processes",
-        description=(
-            "Serve the Kubernetes API as pinnace up does, without a scheduler, "
-            "kube-controller-manager's controllers or nodes: pinnace scheduler, pinnace "
-            "controller-manager and pinnace agent processes run those (with --tls, on the "
-            "kubeconfigs written beside the admin's). Stop with Ctrl-C."
-        ),
+def configure(apiserver: argparse.ArgumentParser) -> None:
+    apiserver.description = (
+        "Serve the Kubernetes API as pinnace up does, without a scheduler, "
+        "kube-controller-manager's controllers or nodes: pinnace scheduler, pinnace "
+        "controller-manager and pinnace agent processes run those (with --tls, on the "
+        "kubeconfigs written beside the admin's). Stop with Ctrl-C."
     )
     up.api_server_flags(apiserver)
     apiserver.set_defaults(run=run)

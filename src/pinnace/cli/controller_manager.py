@@ -35,15 +35,11 @@ LEASE = "kube-controller-manager"
 log = logging.getLogger(__name__)
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    manager = subcommands.add_parser(
-        "controller-manager",
-        help="run kube-controller-manager's controllers against an API server",
-        description=(
-            "Run kube-controller-manager's controllers (node lifecycle, taint eviction, the "
-            "workload controllers, the autoscalers) against the API server of --kubeconfig, "
-            "with leader election, until SIGINT or SIGTERM."
-        ),
+def configure(manager: argparse.ArgumentParser) -> None:
+    manager.description = (
+        "Run kube-controller-manager's controllers (node lifecycle, taint eviction, the "
+        "workload controllers, the autoscalers) against the API server of --kubeconfig, "
+        "with leader election, until SIGINT or SIGTERM."
     )
     component.add_flags(manager, LEASE)
     controller_flags(manager.add_argument_group("controllers (kube-controller-manager's flags)"))

@@ -27,15 +27,11 @@ from pinnace.descheduler.runner import CycleResult, Descheduler
 COMMAND = "pinnace deschedule"
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    deschedule = subcommands.add_parser(
-        "deschedule",
-        help="evict pods a DeschedulerPolicy finds misplaced, so the scheduler places them again",
-        description=(
-            "Run the strategies of a DeschedulerPolicy (descheduler/v1alpha2) over the "
-            "cluster and evict the pods they pick through the eviction API, so "
-            "PodDisruptionBudgets hold. Once, or every --interval."
-        ),
+def configure(deschedule: argparse.ArgumentParser) -> None:
+    deschedule.description = (
+        "Run the strategies of a DeschedulerPolicy (descheduler/v1alpha2) over the "
+        "cluster and evict the pods they pick through the eviction API, so "
+        "PodDisruptionBudgets hold. Once, or every --interval."
     )
     deschedule.add_argument("--policy", metavar="FILE", required=True, help="the policy file")
     deschedule.add_argument(

@@ -13,10 +13,7 @@ from pinnace.sim.scenario import ScenarioError, load_scenario
 DEFAULT_POLICIES = ("random", "default", "most-allocated", "target-load-packing")
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    gym = subcommands.add_parser(
-        "gym", help="the research environment: evaluate scheduling policies on a scenario"
-    )
+def configure(gym: argparse.ArgumentParser) -> None:
     commands = gym.add_subparsers(dest="gym_command", metavar="COMMAND", required=True)
     evaluate = commands.add_parser(
         "evaluate",

@@ -21,8 +21,7 @@ from pinnace.clock import Clock
 DONE = {"stop": "stopped", "start": "started", "partition": "partitioned", "slow": "slowed"}
 
 
-def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    node = subcommands.add_parser("node", help="fail a simulated node on purpose, or restore it")
+def configure(node: argparse.ArgumentParser) -> None:
     faults = node.add_subparsers(dest="fault", metavar="FAULT", required=True)
     helps = {
         "stop": "stop the node's kubelet: no lease, no status, no pod updates",

@@ -33,14 +33,10 @@ ANSWERED_NO = 3
 answer, 1 a bad input, 2 a command line the parser refuses."""
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    plan = subcommands.add_parser(
-        "plan",
-        help="capacity planning: fit, headroom, nodes to add, nodes to remove, failures",
-        description=(
-            "Answer capacity questions about a cluster with kube-scheduler's own filters and "
-            "scores and kube-controller-manager's controllers (docs/planning.md)."
-        ),
+def configure(plan: argparse.ArgumentParser) -> None:
+    plan.description = (
+        "Answer capacity questions about a cluster with kube-scheduler's own filters and "
+        "scores and kube-controller-manager's controllers (docs/planning.md)."
     )
     commands = plan.add_subparsers(dest="plan_command", metavar="COMMAND", required=True)
     _add(

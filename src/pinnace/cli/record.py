@@ -21,16 +21,12 @@ import argparse
 from pinnace.cli.arguments import positive_duration
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    record = subcommands.add_parser(
-        "record",
-        help="watch a running cluster and write its workloads' changes as a trace to replay",
-        description=(
-            "Watch a running cluster (pinnace up, or any Kubernetes cluster) and write every "
-            "create, update and delete of its Namespaces, PriorityClasses, Nodes, Pods, "
-            "Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs, with their times, "
-            "for a scenario's trace workload to replay (format: pinnace)."
-        ),
+def configure(record: argparse.ArgumentParser) -> None:
+    record.description = (
+        "Watch a running cluster (pinnace up, or any Kubernetes cluster) and write every "
+        "create, update and delete of its Namespaces, PriorityClasses, Nodes, Pods, "
+        "Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs, with their times, "
+        "for a scenario's trace workload to replay (format: pinnace)."
     )
     record.add_argument("--out", required=True, metavar="FILE", help="the trace file to write")
     record.add_argument(

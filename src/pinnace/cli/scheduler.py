@@ -42,14 +42,10 @@ DEFAULT_KUBECONFIG = component.DEFAULT_KUBECONFIG
 LEASE = "kube-scheduler"
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    scheduler = subcommands.add_parser(
-        "scheduler",
-        help="run kube-scheduler against an API server, or ask the scheduler about a pod",
-        description=(
-            "Without a command: run kube-scheduler against the API server of --kubeconfig, "
-            "with leader election (so several can run, one acting), until SIGINT or SIGTERM."
-        ),
+def configure(scheduler: argparse.ArgumentParser) -> None:
+    scheduler.description = (
+        "Without a command: run kube-scheduler against the API server of --kubeconfig, "
+        "with leader election (so several can run, one acting), until SIGINT or SIGTERM."
     )
     component.add_flags(scheduler, LEASE)
     scheduler.add_argument(

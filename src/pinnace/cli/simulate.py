@@ -27,14 +27,10 @@ PROGRESS_STEPS = 200
 """The run is advanced in this many slices, the bar redrawn after each."""
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    simulate = subcommands.add_parser(
-        "simulate",
-        help="run a scenario on the virtual clock and write its report",
-        description=(
-            "Run the scenario's cluster (docs/simulation.md) on the virtual clock, in this "
-            "process, and write report.json, its tables and report.html."
-        ),
+def configure(simulate: argparse.ArgumentParser) -> None:
+    simulate.description = (
+        "Run the scenario's cluster (docs/simulation.md) on the virtual clock, in this "
+        "process, and write report.json, its tables and report.html."
     )
     simulate.add_argument("scenario", metavar="SCENARIO", help="a Scenario file (YAML)")
     simulate.add_argument(

@@ -98,15 +98,11 @@ KEEP_ALIVE_SECONDS = 90
 (clients reuse connections between polls; uvicorn's default of 5 s would close them)."""
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    up = subcommands.add_parser(
-        "up",
-        help="run the control plane and serve the Kubernetes API for kubectl",
-        description=(
-            "Serve the Kubernetes API (plain HTTP on loopback without authentication, or HTTPS "
-            "with authentication and RBAC given --tls) and write a kubeconfig for it. Stop "
-            "with Ctrl-C."
-        ),
+def configure(up: argparse.ArgumentParser) -> None:
+    up.description = (
+        "Serve the Kubernetes API (plain HTTP on loopback without authentication, or HTTPS "
+        "with authentication and RBAC given --tls) and write a kubeconfig for it. Stop "
+        "with Ctrl-C."
     )
     api_server_flags(up)
     nodes = up.add_argument_group("simulated nodes")

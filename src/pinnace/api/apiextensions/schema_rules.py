@@ -71,11 +71,13 @@ def rule_errors(schema: Any, path: Path, rules: Ratchet = Ratchet()) -> list[Fie
     errs: list[FieldError] = []
     if isinstance(schema, dict) and schema.get("nullable"):
         errs.append(field.forbidden(path.child("nullable"), "nullable cannot be true at the root"))
+    forbidden = validation_rules.uncorrelatable(schema, path)
     for node, at in _walk(schema, path):
         errs += _keyword_errors(node, at) + _node_errors(node, at, rules)
         found = _validation_rule_errors(node.get("x-kubernetes-validations"), at)
+        found += validation_rules.field_path_errors(node, at)
         # As v1.32, the CEL is compiled only where the rest of the rules hold.
-        errs += found or list(validation_rules.compile_errors(node, at))
+        errs += found or list(validation_rules.compile_errors(node, at, forbidden.get(id(node))))
     return errs
 
 

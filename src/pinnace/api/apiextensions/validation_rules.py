@@ -150,8 +150,13 @@ def _embedded(schema: Any) -> bool:
 
 
 def _rules(schema: Schema) -> list[dict[str, Any]]:
+    return [rule for _, rule in _indexed_rules(schema)]
+
+
+def _indexed_rules(schema: Schema) -> list[tuple[int, dict[str, Any]]]:
     rules = schema.get("x-kubernetes-validations")
-    return [r for r in rules if isinstance(r, dict)] if isinstance(rules, list) else []
+    listed = rules if isinstance(rules, list) else []
+    return [(i, rule) for i, rule in enumerate(listed) if isinstance(rule, dict)]
 
 
 def _compiled(rule: dict[str, Any], schema: Schema) -> CompiledRule | None:
@@ -454,32 +459,80 @@ def _step(path: Path | None, schema: Schema, name: str) -> tuple[Path, Schema]:
 # --- the CRD's checks -------------------------------------------------------------------------
 
 
-def compile_errors(schema: Schema, path: Path) -> Iterator[FieldError]:
-    """The rules of one schema node that v1.32 refuses on the CRD: those that do not compile
-    and field paths that name no field of the node."""
-    for i, rule in enumerate(_rules(schema)):
-        at = path.child("x-kubernetes-validations").index(i)
+def field_path_errors(schema: Schema, path: Path) -> list[FieldError]:
+    """The rules' field paths of one schema node that name no field of it."""
+    errs: list[FieldError] = []
+    for i, rule in _indexed_rules(schema):
         field_path = str(rule.get("fieldPath") or "")
-        if field_path.strip():
-            try:
-                valid_field_path(field_path, schema)
-            except ValueError as e:
-                detail = f"fieldPath must be a valid path: {e}"
-                yield fields.invalid(at.child("fieldPath"), field_path, detail)
+        if not field_path.strip():
+            continue
+        try:
+            valid_field_path(field_path, schema)
+        except ValueError:
+            at = path.child("x-kubernetes-validations").index(i).child("fieldPath")
+            errs.append(fields.invalid(at, field_path, "fieldPath must be a valid path"))
+    return errs
+
+
+def compile_errors(schema: Schema, path: Path, uncorrelatable: Path | None) -> Iterator[FieldError]:
+    """The rules of one schema node that v1.32 refuses on the CRD: those that do not compile,
+    and those that use oldSelf where there is none (under `uncorrelatable`, a list that is no
+    map list or an atomic map) or set optionalOldSelf without using it."""
+    for i, rule in _indexed_rules(schema):
+        at = path.child("x-kubernetes-validations").index(i)
         text = str(rule.get("rule") or "")
-        if text.strip():
-            try:
-                cel_program.compile_expression(text, _VARIABLES, "bool")
-            except CompileError as e:
-                detail = f"compilation failed: {e}" if "ERROR:" in str(e) else str(e)
-                yield fields.invalid(at.child("rule"), GoRule(rule), detail)
+        program = _compile(text, "bool", at.child("rule"), rule, "compilation failed: ")
+        if isinstance(program, FieldError):
+            yield program
+        elif program is not None and program.uses_old_self:
+            if uncorrelatable is not None:
+                detail = (
+                    "oldSelf cannot be used on the uncorrelatable portion of the schema within "
+                    f"{uncorrelatable}"
+                )
+                yield fields.invalid(at.child("rule"), text, detail)
+        elif program is not None and rule.get("optionalOldSelf") is not None:
+            detail = "may not be set if oldSelf is not used in rule"
+            yield fields.invalid(at.child("optionalOldSelf"), rule["optionalOldSelf"], detail)
         expression = str(rule.get("messageExpression") or "")
-        if expression.strip():
-            try:
-                cel_program.compile_expression(expression, _VARIABLES, "string")
-            except CompileError as e:
-                detail = f"messageExpression compilation failed: {e}"
-                yield fields.invalid(at.child("messageExpression"), GoRule(rule), detail)
+        wording = "messageExpression compilation failed: "
+        message = _compile(expression, "string", at.child("messageExpression"), rule, wording)
+        if isinstance(message, FieldError):
+            yield message
+
+
+def _compile(
+    text: str, result: str, at: Path, rule: dict[str, Any], wording: str
+) -> Program | FieldError | None:
+    """The expression compiled, or the error that says why it does not; None if empty."""
+    if not text.strip():
+        return None
+    try:
+        return cel_program.compile_expression(text, _VARIABLES, result)
+    except CompileError as e:
+        detail = f"{wording}{e}" if str(e).startswith("ERROR:") else str(e)
+        return fields.invalid(at, GoRule(rule), detail)
+
+
+def uncorrelatable(schema: Any, path: Path, within: Path | None = None) -> dict[int, Path]:
+    """The nodes under `schema` (by id) where oldSelf has no value to take, each with the
+    highest node that makes it so (specStandardValidatorV3's forbidOldSelfValidations)."""
+    found: dict[int, Path] = {}
+    if not isinstance(schema, dict):
+        return found
+    if within is not None:
+        found[id(schema)] = within
+    atomic = schema.get("x-kubernetes-map-type") == "atomic"
+    for name, sub in (schema.get("properties") or {}).items():
+        below = within or (path if atomic else None)
+        found |= uncorrelatable(sub, path.child("properties").key(name), below)
+    additional = schema.get("additionalProperties")
+    found |= uncorrelatable(additional, path.child("additionalProperties"), within)
+    if schema.get("x-kubernetes-list-type") != "map":
+        found |= uncorrelatable(schema.get("items"), path.child("items"), within or path)
+    else:
+        found |= uncorrelatable(schema.get("items"), path.child("items"), within)
+    return found
 
 
 @dataclass(frozen=True)

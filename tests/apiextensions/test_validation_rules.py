@@ -206,6 +206,7 @@ def test_evaluation_errors_in_cel_gos_words() -> None:
                 {"rule": "self.big + 1 > 0"},
                 {"rule": "self.items[3] == 1"},
                 {"rule": "self.big / self.zero > 0"},
+                {"rule": "self.big > 'a'"},
             ],
             missing=INT,
             big=INT,
@@ -218,6 +219,9 @@ def test_evaluation_errors_in_cel_gos_words() -> None:
         'spec: Invalid value: "object": integer overflow evaluating rule: self.big + 1 > 0',
         'spec: Invalid value: "object": index out of bounds: 3 evaluating rule: self.items[3] == 1',
         'spec: Invalid value: "object": division by zero evaluating rule: self.big / self.zero > 0',
+        # celpy does not type-check: a mismatch cel-go refuses on the CRD is found here.
+        "spec: Invalid value: \"object\": 'no such overload': call arguments did not match a "
+        "supported operator, function or macro signature for rule: self.big > 'a'",
     ]
 
 

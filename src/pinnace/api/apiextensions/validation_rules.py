@@ -291,7 +291,7 @@ def _evaluate(
         given = optional if optional_old_self else variables
         result = _run(compiled.program, given, budget, path, node, compiled, errs)
         if isinstance(result, str):
-            errs.append(_invalid(path, node, f"{result} evaluating rule: {_rule_text(compiled)}"))
+            errs.append(_invalid(path, node, result))
             continue
         if cel_program.is_true(result):
             continue
@@ -306,7 +306,7 @@ def _run(
     program: Program, variables: dict[str, Any], budget: _Budget, path: Path | None,
     node: RuleValidator, compiled: CompiledRule, errs: list[FieldError],
 ) -> Any:  # fmt: skip
-    """The rule's value, or the words of its error; _Stop when it runs out of cost."""
+    """The rule's value, or the detail of its error; _Stop when it runs out of cost."""
     meter = budget.meter()
     try:
         value = program.evaluate(variables, meter)
@@ -328,9 +328,9 @@ def _run(
                 "'no such overload': call arguments did not match a supported operator, "
                 f"function or macro signature for rule: {_rule_text(compiled)}"
             )
-        return message
+        return f"{message} evaluating rule: {_rule_text(compiled)}"
     if not isinstance(value, celtypes.BoolType):
-        return "cel expression must evaluate to a bool"
+        return f"cel expression must evaluate to a bool evaluating rule: {_rule_text(compiled)}"
     return value
 
 

@@ -262,6 +262,9 @@ def test_schema_errors_that_leave_the_object_unfit_skip_the_rules() -> None:
         "== '8443' && url(self.endpoint).getScheme() == 'https'",
         "quantity(self.memory).isGreaterThan(quantity('1Gi')) && isQuantity('100m')",
         "quantity(self.memory).add(quantity('512Mi')).compareTo(quantity('2560Mi')) == 0",
+        # Formats: timestamps, durations and bytes.
+        "self.at < timestamp('2025-01-01T00:00:00Z') && self.every > duration('1m')",
+        "self.at.getFullYear() == 2024 && self.blob == b'hi'",
         # Property names CEL cannot spell are escaped.
         "self.__namespace__ == 'n' && self.x__dash__y == 1",
     ],
@@ -278,6 +281,9 @@ def test_the_functions_operator_crds_use(rule: str) -> None:
             endpoint=STRING,
             memory=STRING,
             namespace=STRING,
+            at={"type": "string", "format": "date-time"},
+            every={"type": "string", "format": "duration"},
+            blob={"type": "string", "format": "byte"},
             **{"x-y": INT},
         )
     )
@@ -289,6 +295,9 @@ def test_the_functions_operator_crds_use(rule: str) -> None:
         "endpoint": "https://example.com:8443/p?q=1",
         "memory": "2Gi",
         "namespace": "n",
+        "at": "2024-05-06T07:08:09Z",
+        "every": "1h30m",
+        "blob": "aGk=",
         "x-y": 1,
     }
     assert _errors(kind, spec) == []

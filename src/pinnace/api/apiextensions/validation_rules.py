@@ -9,6 +9,8 @@ CEL itself is `pinnace.api.apiextensions.cel_program`'s.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import re
 import time
@@ -73,7 +75,7 @@ def to_cel(value: Any, schema: Schema | None, *, resource_root: bool = False) ->
             return celtypes.DoubleType(value)
         return celtypes.IntType(int(value))
     if isinstance(value, str):
-        return celtypes.StringType(value)
+        return _string(value, schema.get("format"))
     if isinstance(value, list):
         items = schema.get("items")
         return celtypes.ListType(to_cel(v, items) for v in value)
@@ -102,6 +104,21 @@ def to_cel(value: Any, schema: Schema | None, *, resource_root: bool = False) ->
             sub = additional if isinstance(additional, dict) else None
             converted[celtypes.StringType(key)] = to_cel(item, sub)
     return celtypes.MapType(converted)
+
+
+def _string(value: str, format: Any) -> Any:
+    """A string as its format makes it: a timestamp (`date`, `date-time`), a duration or
+    bytes (`byte`, base64); one its format does not read stays a string."""
+    try:
+        if format in ("date", "date-time"):
+            return celtypes.TimestampType(value)
+        if format == "duration":
+            return celtypes.DurationType(value)
+        if format == "byte":
+            return celtypes.BytesType(base64.b64decode(value, validate=True))
+    except (ValueError, TypeError, binascii.Error):
+        pass
+    return celtypes.StringType(value)
 
 
 # --- compiled rules ---------------------------------------------------------------------------

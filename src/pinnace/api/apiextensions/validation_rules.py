@@ -106,15 +106,15 @@ def to_cel(value: Any, schema: Schema | None, *, resource_root: bool = False) ->
     return celtypes.MapType(converted)
 
 
-def _string(value: str, format: Any) -> Any:
+def _string(value: str, string_format: Any) -> Any:
     """A string as its format makes it: a timestamp (`date`, `date-time`), a duration or
     bytes (`byte`, base64); one its format does not read stays a string."""
     try:
-        if format in ("date", "date-time"):
+        if string_format in ("date", "date-time"):
             return celtypes.TimestampType(value)
-        if format == "duration":
+        if string_format == "duration":
             return celtypes.DurationType(value)
-        if format == "byte":
+        if string_format == "byte":
             return celtypes.BytesType(base64.b64decode(value, validate=True))
     except (ValueError, TypeError, binascii.Error):
         pass

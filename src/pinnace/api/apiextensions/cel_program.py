@@ -5,8 +5,8 @@ compilation.go; the cost limits of k8s.io/apiserver/pkg/apis/cel/config.go).
 celpy parses and interprets CEL but does not type-check it; compiling here refuses what cel-go
 refuses for the common cases, in its words: syntax errors, references to undeclared variables
 and functions, and expressions that are plainly not of the wanted type. Evaluation is metered:
-each expression node evaluated costs one unit, as cel-go's runtime cost roughly counts them, so
-a rule that runs away stops at cel-go's per-call limit.
+each expression node evaluated costs one unit, as cel-go's runtime cost roughly counts them,
+within cel-go's limits and a CPU-time limit, so a rule that runs away is stopped.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ _TYPE_NAMES = frozenset(
 )
 _FUNCTIONS = {**base_functions, **cel_library.functions()}
 _NOT_BOOL = frozenset({"addition", "multiplication", "list_lit", "map_lit", "literal"})
-_ENVIRONMENT = celpy.Environment()
 
 
 class CompileError(Exception):
@@ -108,12 +107,19 @@ class _MeteredEvaluator(Evaluator):
         return _MeteredEvaluator(ast, self.activation, self.meter)
 
 
+@functools.cache
+def _environment() -> celpy.Environment:
+    """celpy's environment, made on first use: it builds the CEL grammar's parser, which
+    takes a noticeable part of a second."""
+    return celpy.Environment()
+
+
 @functools.lru_cache(maxsize=4096)
 def compile_expression(text: str, variables: frozenset[str], result: str) -> Program:
     """`text` compiled against `variables` (self, oldSelf), to give a `result` ("bool" or
     "string"); a CompileError as cel-go words it."""
     try:
-        ast = _ENVIRONMENT.compile(text)
+        ast = _environment().compile(text)
     except celparser.CELParseError as e:
         raise CompileError(_syntax_error(text, e)) from None
     problems = list(_undeclared(ast, text, variables, frozenset()))
@@ -121,7 +127,7 @@ def compile_expression(text: str, variables: frozenset[str], result: str) -> Pro
         raise CompileError("\n".join(_issue(text, at, message) for at, message in problems))
     if result == "bool" and _root_kind(ast) in _NOT_BOOL:
         raise CompileError("cel expression must evaluate to a bool")
-    runner = celpy.InterpretedRunner(_ENVIRONMENT, ast, _FUNCTIONS)
+    runner = celpy.InterpretedRunner(_environment(), ast, _FUNCTIONS)
     return Program(text, ast, "oldSelf" in _free_names(ast), runner)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pinnace.api import catalog
-from pinnace.api.apiextensions import fields, schema
+from pinnace.api.apiextensions import fields, schema, validation_rules
 from pinnace.api.apiextensions.crd import names_of, spec_of, storage_version, versions_of
 from pinnace.api.apps import SCALE_META_FIELDS
 from pinnace.api.discovery import version_priority
@@ -97,13 +97,18 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
         if status is not None:
             new["status"] = status
 
-    def validate(obj: Any) -> list[FieldError]:
+    rules = validation_rules.validator(structural)
+
+    def validate(obj: Any, old: Any = None) -> list[FieldError]:
         errs = validate_generic_object_meta(obj, namespaced=namespaced)
-        return errs + schema.validate(obj, structural) if isinstance(obj, dict) else errs
+        if not isinstance(obj, dict):
+            return errs
+        errs += schema.validate(obj, structural)
+        return errs + validation_rules.validate(rules, obj, old, errs)
 
     def validate_update(new: Any, old: Any) -> list[FieldError]:
         errs = validate_generic_object_meta_update(new, old)
-        return errs + validate(new)
+        return errs + validate(new, old)
 
     return Kind(
         group=str(spec.get("group")),

@@ -2,9 +2,10 @@
 apiextensions-apiserver v1.32 checks them (apis/apiextensions/validation/validation.go,
 ValidateCustomResourceDefinitionOpenAPISchema, specStandardValidatorV3 and
 validateMapListKeysMapSet): the OpenAPI keywords and types a CRD may use, the static form of
-`x-kubernetes-validations` rules (their CEL is not compiled), `x-kubernetes-list-type`,
-`-list-map-keys` and `-map-type`; and defaults that validate against their own schema and hold
-no field it would prune (apiserver/schema/defaulting/validation.go, ValidateDefaults).
+`x-kubernetes-validations` rules (their CEL compiled by `validation_rules`),
+`x-kubernetes-list-type`, `-list-map-keys` and `-map-type`; and defaults that validate against
+their own schema and hold no field it would prune (apiserver/schema/defaulting/validation.go,
+ValidateDefaults).
 
 Two of the list rules were added after CRDs could break them, so an update keeps to them only
 if the CRD it replaces did (v1.32's requireAtomicSetType and
@@ -20,6 +21,7 @@ from typing import Any
 
 from pinnace.api import field
 from pinnace.api.apiextensions import schema as structural
+from pinnace.api.apiextensions import validation_rules
 from pinnace.api.field import FieldError, Path
 
 Schema = dict[str, Any]
@@ -69,9 +71,13 @@ def rule_errors(schema: Any, path: Path, rules: Ratchet = Ratchet()) -> list[Fie
     errs: list[FieldError] = []
     if isinstance(schema, dict) and schema.get("nullable"):
         errs.append(field.forbidden(path.child("nullable"), "nullable cannot be true at the root"))
+    forbidden = validation_rules.uncorrelatable(schema, path)
     for node, at in _walk(schema, path):
         errs += _keyword_errors(node, at) + _node_errors(node, at, rules)
-        errs += _validation_rule_errors(node.get("x-kubernetes-validations"), at)
+        found = _validation_rule_errors(node.get("x-kubernetes-validations"), at)
+        found += validation_rules.field_path_errors(node, at)
+        # As v1.32, the CEL is compiled only where the rest of the rules hold.
+        errs += found or list(validation_rules.compile_errors(node, at, forbidden.get(id(node))))
     return errs
 
 
@@ -98,7 +104,7 @@ def _keyword_errors(node: Schema, path: Path) -> list[FieldError]:
 
 
 def _validation_rule_errors(rules: Any, path: Path) -> list[FieldError]:
-    """The static checks of `x-kubernetes-validations` (the CEL itself is not compiled)."""
+    """The static checks of `x-kubernetes-validations`, before their CEL is compiled."""
     errs: list[FieldError] = []
     for i, rule in enumerate(rules if isinstance(rules, list) else ()):
         if not isinstance(rule, dict):

@@ -34,6 +34,7 @@ from pinnace.clock.rfc3339 import format_time, parse_time
 from pinnace.controllers.controller_utils import (
     WorkQueue,
     controller_ref,
+    namespace_terminating,
     owner_reference,
     split_key,
 )
@@ -430,7 +431,7 @@ class _Sync:
                 namespace, job_from_template(self.cron_job, scheduled)
             )
         except StatusError as e:
-            if e.reason != "AlreadyExists":
+            if e.reason != "AlreadyExists" and not namespace_terminating(e):
                 self._event(EVENT_TYPE_WARNING, "FailedCreate", f"Error creating job: {e}")
             raise
         self._event(

@@ -124,3 +124,25 @@ def test_a_pod_refused_in_a_terminating_namespace_is_no_error_and_no_event(
         cluster.run(recorder.flush())
     assert "server rejected event" not in caplog.text
     assert cluster.run(client.list(PODS, "team"))["items"] == []
+
+
+def test_a_namespace_held_by_another_finalizer_only_is_emptied_all_the_same(
+    cluster: SimulatedCluster,
+) -> None:
+    """The deleter empties a deleted namespace while spec.finalizers holds anything, and
+    removes its own `kubernetes` only: another finalizer's owner lets the namespace go."""
+    client = cluster.client
+    ns = cluster.run(client.create(NAMESPACES, "", {"metadata": {"name": "team"}}))
+    ns["spec"]["finalizers"] = ["example.com/hold"]
+    cluster.run(client.update_finalize(NAMESPACES, ns))
+    cluster.run(client.create(CONFIGMAPS, "team", {"metadata": {"name": "plain"}}))
+    cluster.run(client.delete(NAMESPACES, "", "team"))
+    settle(cluster)
+    assert cluster.run(client.list(CONFIGMAPS, "team"))["items"] == []
+    held = cluster.run(client.get(NAMESPACES, "", "team"))
+    assert held["spec"]["finalizers"] == ["example.com/hold"]
+    held["spec"]["finalizers"] = []
+    cluster.run(client.update_finalize(NAMESPACES, held))
+    with pytest.raises(StatusError) as gone:
+        cluster.run(client.get(NAMESPACES, "", "team"))
+    assert gone.value.code == 404

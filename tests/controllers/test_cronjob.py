@@ -12,9 +12,13 @@ from typing import Any
 import pytest
 from tests.controllers.workloads import Workloads
 
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
+from pinnace.api.status import not_found
+from pinnace.client import LocalClient
 from pinnace.clock import parse_time
 from pinnace.controllers.cronjob import CRON_JOBS, JOBS
+from pinnace.controllers.workloads import WorkloadControllers
 
 MIDNIGHT = parse_time("2025-01-01T00:00:00Z")
 """Where the test cluster's clock starts."""
@@ -246,3 +250,26 @@ def test_a_new_schedule_is_looked_at_when_it_comes_due(cluster: Workloads):
         (name_at(at("00:05:00")), at("01:00:00")),
         (name_at(at("01:05:00")), at("01:05:00")),
     ]
+
+
+class JobsGone(LocalClient):
+    """A client whose every GET of a Job finds none, as a controller's does for a Job deleted
+    just after its informer listed it."""
+
+    async def get(self, kind: Kind, namespace: str, name: str) -> Object:
+        if kind == JOBS:
+            raise not_found(kind.plural, name, kind.group)
+        return await super().get(kind, namespace, name)
+
+
+def test_replace_reports_an_active_job_it_cannot_get(cluster: Workloads):
+    create(cluster, cron_job("*/1 * * * *", run_seconds=600, concurrencyPolicy="Replace"))
+    cluster.wait(at("00:01:30") - cluster.clock.now())
+    [first] = jobs(cluster)
+    cluster.run(cluster.controllers.stop())
+    cluster.controllers = WorkloadControllers(JobsGone(cluster.server))
+    cluster.run(cluster.controllers.start())
+    cluster.wait(at("00:02:30") - cluster.clock.now())
+    assert cluster.events("FailedGet") == [f'Get job: jobs.batch "{first}" not found']
+    assert list(jobs(cluster)) == [first]  # neither replaced nor dropped from the status
+    assert [a["name"] for a in status(cluster)["active"]] == [first]

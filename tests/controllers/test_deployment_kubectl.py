@@ -249,3 +249,43 @@ def test_rollout_undo_to_a_revision_reuses_its_replica_set(cluster: Cluster) -> 
     image = "jsonpath={.spec.template.spec.containers[0].image}"
     assert cluster.ok("get", "deployment", "undone", "-o", image) == "nginx:1.27"
     assert len(rows(cluster, "rs", "-l", "app=undone", "--no-headers")) == 3
+
+
+RECREATED = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: recreated}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app: recreated}}
+  template:
+    metadata:
+      labels: {app: recreated}
+      annotations: {sim.pinnace.dev/stop-seconds: "600"}
+    spec:
+      terminationGracePeriodSeconds: 600
+      containers: [{name: app, image: "nginx:1.27"}]
+"""
+
+
+def test_a_recreate_rollout_waiting_on_its_old_pods_times_out_naming_the_deployment(
+    cluster: Cluster,
+) -> None:
+    """Until its old pods have stopped, a Recreate rollout has no new ReplicaSet to name:
+    v1.32's syncRolloutStatus names the Deployment instead."""
+    cluster.ok("apply", "-f", "-", stdin=RECREATED)
+    cluster.ok("rollout", "status", "deployment/recreated", "--timeout=60s")
+    cluster.ok("rollout", "pause", "deployment/recreated")
+    cluster.ok("set", "image", "deployment/recreated", "app=nginx:1.28")
+    cluster.ok("patch", "deployment", "recreated", "-p", '{"spec":{"progressDeadlineSeconds":1}}')
+    cluster.ok("rollout", "resume", "deployment/recreated")
+    progressing = "jsonpath={.status.conditions[?(@.type=='Progressing')]}"
+
+    def timed_out() -> dict[str, str]:
+        condition = json.loads(cluster.ok("get", "deployment", "recreated", "-o", progressing))
+        return condition if condition["reason"] == "ProgressDeadlineExceeded" else {}
+
+    condition = eventually(timed_out, timeout=30)
+    assert condition["message"] == 'Deployment "recreated" has timed out progressing.'
+    assert cluster.ok("get", "rs", "-l", "app=recreated", "-o", "name").count("\n") == 1

@@ -3,6 +3,7 @@ what holds it in the conditions kube-controller-manager writes, and goes when no
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -12,7 +13,9 @@ from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
+from pinnace.client import EventRecorder
 from pinnace.cluster import ClusterOptions
+from pinnace.controllers.controller_utils import Expectations, PodControl
 from pinnace.controllers.namespace import NAMESPACES
 
 PODS = catalog.kind("", "pods")
@@ -92,6 +95,54 @@ def test_a_deleted_namespace_reports_what_holds_it_then_goes(cluster: SimulatedC
 
     cluster.run(client.patch(CONFIGMAPS, "team", "held", {"metadata": {"finalizers": None}}))
     settle(cluster)
+    with pytest.raises(StatusError) as gone:
+        cluster.run(client.get(NAMESPACES, "", "team"))
+    assert gone.value.code == 404
+
+
+def test_a_pod_refused_in_a_terminating_namespace_is_no_error_and_no_event(
+    cluster: SimulatedCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """createPods records no FailedCreate for a NamespaceTerminating refusal (the event would
+    be refused too), and the ReplicaSet and DaemonSet controllers take it as done."""
+    client = cluster.client
+    cluster.run(client.create(NAMESPACES, "", {"metadata": {"name": "team"}}))
+    held = {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    cluster.run(client.create(CONFIGMAPS, "team", held))
+    cluster.run(client.delete(NAMESPACES, "", "team"))
+    settle(cluster)
+    recorder = EventRecorder(client, "replicaset-controller")
+    control = PodControl(client, recorder, Expectations(cluster.clock))
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web", "namespace": "team", "uid": "8d5c0b6e"},
+    }
+    pod = {"metadata": {"generateName": "web-"}, "spec": {"containers": [{"name": "c"}]}}
+    with caplog.at_level(logging.ERROR):
+        cluster.run(control.create(owner, pod))
+        cluster.run(recorder.flush())
+    assert "server rejected event" not in caplog.text
+    assert cluster.run(client.list(PODS, "team"))["items"] == []
+
+
+def test_a_namespace_held_by_another_finalizer_only_is_emptied_all_the_same(
+    cluster: SimulatedCluster,
+) -> None:
+    """The deleter empties a deleted namespace while spec.finalizers holds anything, and
+    removes its own `kubernetes` only: another finalizer's owner lets the namespace go."""
+    client = cluster.client
+    ns = cluster.run(client.create(NAMESPACES, "", {"metadata": {"name": "team"}}))
+    ns["spec"]["finalizers"] = ["example.com/hold"]
+    cluster.run(client.update_finalize(NAMESPACES, ns))
+    cluster.run(client.create(CONFIGMAPS, "team", {"metadata": {"name": "plain"}}))
+    cluster.run(client.delete(NAMESPACES, "", "team"))
+    settle(cluster)
+    assert cluster.run(client.list(CONFIGMAPS, "team"))["items"] == []
+    held = cluster.run(client.get(NAMESPACES, "", "team"))
+    assert held["spec"]["finalizers"] == ["example.com/hold"]
+    held["spec"]["finalizers"] = []
+    cluster.run(client.update_finalize(NAMESPACES, held))
     with pytest.raises(StatusError) as gone:
         cluster.run(client.get(NAMESPACES, "", "team"))
     assert gone.value.code == 404

@@ -83,9 +83,16 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
         for prefix, first in (("east", 101), ("west", 201)):
             start(f"agent-{prefix}", "agent", "agent.conf", "--nodes", "2", "--port", "0",
                   "--name-prefix", prefix, "--first-index", str(first))  # fmt: skip
-        start("controller-manager", "controller-manager", "controller-manager.conf", *SHORT_LEASE)
+        start(
+            "controller-manager",
+            "controller-manager",
+            "controller-manager.conf",
+            *SHORT_LEASE,
+            "--secure-port=0",
+        )
         schedulers = [
-            start(f"scheduler-{i}", "scheduler", "scheduler.conf", *SHORT_LEASE) for i in (1, 2)
+            start(f"scheduler-{i}", "scheduler", "scheduler.conf", *SHORT_LEASE, "--secure-port=0")
+            for i in (1, 2)
         ]
         acquired = "successfully acquired lease kube-system/kube-scheduler"
         eventually("a scheduler leads", lambda: any(s.said(acquired) for s in schedulers))

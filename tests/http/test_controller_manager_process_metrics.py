@@ -54,7 +54,7 @@ def test_custom_metrics_and_the_usage_history_reach_a_controller_manager_process
     with open(log, "w") as out:
         manager = subprocess.Popen(
             [sys.executable, "-m", "pinnace.cli.main", "controller-manager",
-             "--kubeconfig", str(cluster.kubeconfig), "--leader-elect=false",
+             "--kubeconfig", str(cluster.kubeconfig), "--leader-elect=false", "--secure-port=0",
              "--horizontal-pod-autoscaler-sync-period", "2s",
              "--vpa-storage", "prometheus", "--vpa-recommender-interval", "2s",
              "--vpa-history-resolution", "10s"],

@@ -91,21 +91,44 @@ def test_a_foreground_delete_marks_the_owner_and_waits_for_its_held_dependent(
     assert gone(cluster, "configmap", "tail")
 
 
-def test_a_deleted_namespace_being_emptied_refuses_another_delete(cluster: Cluster) -> None:
+def test_another_delete_of_a_namespace_being_emptied_answers_it_unchanged(
+    cluster: Cluster,
+) -> None:
+    """v1.32's namespace registry answers the Terminating namespace (a 409 before v1.17)."""
     cluster.ok("create", "namespace", "emptying")
     create(cluster, config_map("left", namespace="emptying", finalizers=["example.com/hold"]))
     cluster.ok("delete", "namespace", "emptying", "--wait=false")
     m = get(cluster, "namespace", "emptying")["metadata"]
     assert m["deletionTimestamp"] and "deletionGracePeriodSeconds" not in m
-    again = cluster.kubectl("delete", "namespace", "emptying", "--wait=false")
-    assert again.returncode == 1
-    assert again.stderr == (
-        'Error from server (Conflict): Operation cannot be fulfilled on namespaces "emptying": '
-        "The system is ensuring all content is removed from this namespace.  Upon completion, "
-        "this namespace will automatically be purged by the system.\n"
-    )
+    again = cluster.ok("delete", "namespace", "emptying", "--wait=false")
+    assert again == 'namespace "emptying" deleted\n'
+    assert get(cluster, "namespace", "emptying")["metadata"] == m
     cluster.ok("patch", "configmap", "left", "-n", "emptying", "--type=json", "-p", DROP_FINALIZERS)
     eventually(lambda: gone(cluster, "namespace", "emptying"), timeout=15)
+
+
+def test_a_namespace_finalized_before_its_delete_is_terminating_until_deleted_again(
+    cluster: Cluster,
+) -> None:
+    """The registry's first DELETE marks a namespace whatever its finalizers; the namespace
+    controller leaves one without spec.finalizers alone, so only a second DELETE (or another
+    write) removes it."""
+    cluster.ok("create", "namespace", "finalized")
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "finalized"}}
+    cluster.ok(
+        "replace",
+        "--raw",
+        "/api/v1/namespaces/finalized/finalize",
+        "-f",
+        "-",
+        stdin=json.dumps(body | {"spec": {"finalizers": []}}),
+    )
+    assert "finalizers" not in get(cluster, "namespace", "finalized")["spec"]
+    cluster.ok("delete", "namespace", "finalized", "--wait=false")
+    ns = get(cluster, "namespace", "finalized")
+    assert ns["metadata"]["deletionTimestamp"] and ns["status"]["phase"] == "Terminating"
+    cluster.ok("delete", "namespace", "finalized", "--wait=false")
+    assert gone(cluster, "namespace", "finalized")
 
 
 def python_client(cluster: Cluster) -> kubernetes.client.ApiClient:

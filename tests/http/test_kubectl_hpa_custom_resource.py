@@ -113,7 +113,8 @@ def test_a_controller_manager_process_maps_the_target_through_discovery(tmp_path
     with open(tmp_path / "controller-manager.log", "w") as out:
         manager = subprocess.Popen(
             [sys.executable, "-m", "pinnace.cli.main", "controller-manager",
-             "--kubeconfig", str(cluster.kubeconfig), "--leader-elect=false", *SYNC],
+             "--kubeconfig", str(cluster.kubeconfig), "--leader-elect=false", "--secure-port=0",
+             *SYNC],
             stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path,
         )  # fmt: skip
     try:

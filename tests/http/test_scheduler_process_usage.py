@@ -43,7 +43,7 @@ def test_target_load_packing_in_a_scheduler_process_packs_the_loaded_node(
     with open(log, "w") as out:
         scheduler = subprocess.Popen(
             [sys.executable, "-m", "pinnace.cli.main", "scheduler",
-             "--kubeconfig", str(cluster.kubeconfig), "--config", str(config)],
+             "--kubeconfig", str(cluster.kubeconfig), "--config", str(config), "--secure-port=0"],
             stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path,
         )  # fmt: skip
     try:

@@ -239,3 +239,40 @@ def test_a_pod_is_initialized_once_its_sidecar_has_started(cluster: Cluster) -> 
     assert conditions(cluster, "slow-mesh")["Initialized"] == "False"
     eventually(lambda: conditions(cluster, "slow-mesh")["Initialized"] == "True", timeout=WAIT)
     assert cluster.ok("get", "pod", "slow-mesh", "--no-headers").split()[2] == "Running"
+
+
+FAILING = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: failing
+  annotations:
+    sim.pinnace.dev/run-seconds: "1"
+    sim.pinnace.dev/exit-code: "3"
+spec:
+  restartPolicy: Never
+  containers:
+  - name: app
+    image: busybox:1.36
+"""
+
+
+def test_a_failed_pod_is_not_ready_for_the_reason_pod_failed(cluster: Cluster) -> None:
+    """generate.go's terminal phase: Ready and ContainersReady False with the reason PodFailed
+    and no message, not ContainersNotReady naming its containers."""
+    cluster.ok("apply", "-f", "-", stdin=FAILING)
+
+    def failed() -> bool:
+        return cluster.ok("get", "pod", "failing", "-o", "jsonpath={.status.phase}") == "Failed"
+
+    eventually(failed, timeout=WAIT)
+    rows = cluster.ok(
+        "get",
+        "pod",
+        "failing",
+        "-o",
+        "jsonpath={range .status.conditions[*]}{.type} {.status} {.reason} {.message}{'\\n'}{end}",
+    )
+    conditions = {row.split()[0]: row.split()[1:] for row in rows.splitlines()}
+    assert conditions["Ready"] == ["False", "PodFailed"]
+    assert conditions["ContainersReady"] == ["False", "PodFailed"]

@@ -187,27 +187,20 @@ def _is_pod(kind: Kind) -> bool:
 
 def _namespace_decision(kind: Kind, obj: Object, options: DeleteOptions, now: float) -> Decision:
     """The namespace registry's Delete. The first turns the namespace Terminating (a
-    timestamp, no grace period); the namespace controller empties it and removes the
-    `kubernetes` finalizer from spec.finalizers. Until then a DELETE is refused; after, it is
-    the generic store's."""
+    timestamp, no grace period), whatever finalizers it has; the namespace controller empties
+    it and removes the `kubernetes` finalizer from spec.finalizers, and that write removes it.
+    Until then another DELETE changes nothing and answers the namespace; after, it is the
+    generic store's. A namespace that had no spec.finalizers left stays Terminating until
+    such a DELETE or another write to it (the controller leaves a finalized one alone)."""
     m = obj.get("metadata") or {}
-    finalizers = list(m.get("finalizers") or [])
     if not m.get("deletionTimestamp"):
-        finalizers = _namespace_gc_finalizers(finalizers, options)
-        if not _spec_finalizers(obj) and not finalizers:
-            return Decision(remove_now=True)
+        finalizers = _namespace_gc_finalizers(list(m.get("finalizers") or []), options)
         updated = _stamped(obj, finalizers, now)
         updated["status"] = {**(updated.get("status") or {}), "phase": "Terminating"}
         return Decision(False, updated)
     if _spec_finalizers(obj):
-        raise status.conflict("namespaces", m.get("name", ""), NAMESPACE_BEING_EMPTIED)
+        return Decision(False, None)
     return _store_decision(kind, obj, options, now)
-
-
-NAMESPACE_BEING_EMPTIED = (
-    "The system is ensuring all content is removed from this namespace.  Upon completion, "
-    "this namespace will automatically be purged by the system."
-)
 
 
 def _namespace_gc_finalizers(finalizers: list[str], options: DeleteOptions) -> list[str]:

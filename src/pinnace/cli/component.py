@@ -7,6 +7,9 @@ With leader election the components start only once the process leads the Lease;
 that loses it exits with status 1 (klog's "leaderelection lost"), as kube-scheduler and
 kube-controller-manager do, for whatever supervises it to start it again. SIGINT or SIGTERM
 stops the components, releases the Lease and exits with 0.
+
+From its start to its end the process serves its health endpoints on --secure-port
+(`pinnace.cli.health`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pinnace.cli.arguments import go_bool, positive_duration
+from pinnace.cli.health import WATCHDOG_TOLERANCE, Endpoints, HealthServer
 from pinnace.client import EventRecorder
 from pinnace.client.http import HTTPClient
 from pinnace.client.kubeconfig import KubeconfigError, RestConfig, load_kubeconfig
@@ -55,10 +59,11 @@ Build = Callable[[Callable[[], HTTPClient]], list[Component]]
 """Makes the process's components, each with a client of its own from the factory given."""
 
 
-def add_flags(parser: argparse.ArgumentParser, lease: str = "") -> None:
+def add_flags(parser: argparse.ArgumentParser, lease: str = "", secure_port: int = 0) -> None:
     """--kubeconfig, and given a `lease`, the leader election flags of kube-scheduler and
     kube-controller-manager (component-base's), for the Lease named `lease` by default (the
-    component's name, which `run` is given)."""
+    component's name, which `run` is given); given a `secure_port`, --secure-port (that by
+    default) and --bind-address for the health endpoints."""
     parser.add_argument(
         "--kubeconfig",
         help="kubeconfig of the API server and the component's credentials ($KUBECONFIG, else "
@@ -67,6 +72,22 @@ def add_flags(parser: argparse.ArgumentParser, lease: str = "") -> None:
     )
     if lease:
         _leader_election_flags(parser.add_argument_group("leader election"), lease)
+    if secure_port:
+        serving = parser.add_argument_group("secure serving")
+        serving.add_argument(
+            "--secure-port",
+            type=int,
+            default=secure_port,
+            metavar="PORT",
+            help=f"the port of the health endpoints, served over HTTPS with a self-signed "
+            f"certificate; 0 serves none ({secure_port})",
+        )
+        serving.add_argument(
+            "--bind-address",
+            default="0.0.0.0",
+            metavar="IP",
+            help="the address they are served on (0.0.0.0: every address)",
+        )
 
 
 def _leader_election_flags(group: argparse._ArgumentGroup, lease: str) -> None:
@@ -166,10 +187,12 @@ def run(
     args: argparse.Namespace,
     build: Build,
     configured: Mapping[str, Any] | None = None,
+    endpoints: Callable[[bool], Endpoints] | None = None,
 ) -> int:
     """Run the components `build` makes until a signal (0) or lost leadership (1), with leader
     election on the Lease named after `component` if the component has the flags;
-    `configured`: its configuration file's leaderElection."""
+    `configured`: its configuration file's leaderElection; `endpoints`: the health endpoints
+    it serves, with leader election or without, if it has the flags."""
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("pinnace.client.leaderelection").setLevel(logging.INFO)
     try:
@@ -178,7 +201,43 @@ def run(
     except (KubeconfigError, ValueError) as e:
         print(f"pinnace {command}: {e}", file=sys.stderr)
         return 1
-    return asyncio.run(_serve(component, config, elected, build))
+    health = _Health()
+    server: HealthServer | None = None
+    if endpoints is not None and args.secure_port:
+        try:
+            server = HealthServer(
+                args.bind_address, args.secure_port, endpoints(elected is not None), health.failing
+            )
+        except OSError as e:
+            where = f"{args.bind_address}:{args.secure_port}"
+            print(f"pinnace {command}: failed to listen on {where}: {e.strerror}", file=sys.stderr)
+            return 1
+    return asyncio.run(_serve(component, config, elected, build, health, server))
+
+
+@dataclass
+class _Health:
+    """What the health checks look at: the process's leader election, whether its components
+    have started, whether it is stopping."""
+
+    elector: LeaderElector | None = None
+    started: bool = False
+    stopping: bool = False
+
+    def failing(self) -> dict[str, str]:
+        """The checks failing now, with why (kube-scheduler's and kube-controller-manager's
+        leaderElection, shutdown and sched-handler-sync). A standby has no components started
+        yet, and is ready as v1.32's is, whose informers sync before it leads."""
+        why: dict[str, str] = {}
+        elector = self.elector
+        if elector is not None and (reason := elector.check(WATCHDOG_TOLERANCE)):
+            why["leaderElection"] = reason
+        if self.stopping:
+            why["shutdown"] = "process is shutting down"
+        standby = elector is not None and not elector.is_leader()
+        if not (self.started or standby):
+            why["sched-handler-sync"] = "waiting for handlers to sync"
+        return why
 
 
 def kubeconfig(args: argparse.Namespace) -> RestConfig:
@@ -186,7 +245,14 @@ def kubeconfig(args: argparse.Namespace) -> RestConfig:
     return load_kubeconfig(args.kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG)
 
 
-async def _serve(component: str, config: RestConfig, elected: Election | None, build: Build) -> int:
+async def _serve(
+    component: str,
+    config: RestConfig,
+    elected: Election | None,
+    build: Build,
+    health: _Health,
+    server: HealthServer | None,
+) -> int:
     loop = asyncio.get_running_loop()
     clock = Clock(loop)
     clients: list[HTTPClient] = []
@@ -203,24 +269,35 @@ async def _serve(component: str, config: RestConfig, elected: Election | None, b
         for c in components:
             await c.start()
             started.append(c)
+        health.started = True
 
     async def stop() -> None:
+        health.started = False
         while started:
             await started.pop().stop()
 
     stopping = asyncio.Event()
+
+    def signalled() -> None:
+        health.stopping = True
+        stopping.set()
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stopping.set)
+        loop.add_signal_handler(signum, signalled)
+    if server is not None:
+        await server.start()
     try:
         if elected is None:
             if await _unless_stopped(start(), stopping):
                 await stopping.wait()
             return 0
-        return await _elected(component, elected, client, start, stop, stopping)
+        return await _elected(component, elected, client, start, stop, stopping, health)
     finally:
         await stop()
         for made in clients:
             made.close()
+        if server is not None:
+            await server.stop()
 
 
 async def _unless_stopped(work: Coroutine[Any, Any, None], stopping: asyncio.Event) -> bool:
@@ -246,9 +323,10 @@ async def _elected(
     start: Callback,
     stop: Callback,
     stopping: asyncio.Event,
+    health: _Health,
 ) -> int:
     lock_client = client()
-    elector = LeaderElector(
+    elector = health.elector = LeaderElector(
         lock_client,
         elected.name,
         candidate_identity(),

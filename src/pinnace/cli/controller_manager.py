@@ -18,7 +18,7 @@ from urllib.parse import quote
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import HISTORY_PATH
 from pinnace.apiserver.metrics import POD_METRICS
-from pinnace.cli import component, vpa
+from pinnace.cli import component, health, vpa
 from pinnace.cli.up import controller_flags, controller_options, feature_gates_flag
 from pinnace.client import Client
 from pinnace.client.custom_metrics import HTTPMetricsClient
@@ -41,7 +41,7 @@ def configure(manager: argparse.ArgumentParser) -> None:
         "workload controllers, the autoscalers) against the API server of --kubeconfig, "
         "with leader election, until SIGINT or SIGTERM."
     )
-    component.add_flags(manager, LEASE)
+    component.add_flags(manager, LEASE, health.CONTROLLER_MANAGER_PORT)
     controller_flags(manager.add_argument_group("controllers (kube-controller-manager's flags)"))
     vpa.add_flags(manager)
     feature_gates_flag(manager)
@@ -62,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
             history=pod_history(metrics),
         ).components()
 
-    return component.run("controller-manager", LEASE, args, build)
+    return component.run(
+        "controller-manager", LEASE, args, build, endpoints=health.controller_manager_endpoints
+    )
 
 
 def pod_metrics(client: Client) -> PodMetricsLister:

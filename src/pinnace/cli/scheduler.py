@@ -27,7 +27,7 @@ import yaml
 
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http.app import EXPLAIN_PATH
-from pinnace.cli import component
+from pinnace.cli import component, health
 from pinnace.client.custom_metrics import HTTPMetricsClient
 from pinnace.client.http import HTTPClient
 from pinnace.client.transport import HTTPError
@@ -47,7 +47,7 @@ def configure(scheduler: argparse.ArgumentParser) -> None:
         "Without a command: run kube-scheduler against the API server of --kubeconfig, "
         "with leader election (so several can run, one acting), until SIGINT or SIGTERM."
     )
-    component.add_flags(scheduler, LEASE)
+    component.add_flags(scheduler, LEASE, health.SCHEDULER_PORT)
     scheduler.add_argument(
         "--config",
         metavar="FILE",
@@ -104,7 +104,7 @@ def run_scheduler(args: argparse.Namespace) -> int:
         ]
 
     configured = config.leader_election if config is not None else None
-    return component.run("scheduler", LEASE, args, build, configured)
+    return component.run("scheduler", LEASE, args, build, configured, health.scheduler_endpoints)
 
 
 def run_explain(args: argparse.Namespace) -> int:

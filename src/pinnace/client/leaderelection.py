@@ -137,6 +137,16 @@ class LeaderElector:
     def is_leader(self) -> bool:
         return self._observed.get("holderIdentity") == self.identity
 
+    def check(self, tolerance: float) -> str:
+        """client-go's Check, behind the leaderElection health check: why this process, while
+        it leads, has not renewed its Lease for the lease duration and `tolerance` more; ""
+        when it has, or does not lead (a standby is healthy)."""
+        if not self.is_leader():
+            return ""
+        if self.clock.monotonic() - self._observed_time <= self.config.lease_duration + tolerance:
+            return ""
+        return f"failed election to renew leadership on lease {self.namespace}/{self.name}"
+
     @property
     def leader(self) -> str:
         """Who holds the Lease as last observed ("" when nobody)."""

@@ -36,6 +36,7 @@ RETRY_QPS = 10.0
 RETRY_BURST = 100
 """The default controller rate limiter's overall token bucket."""
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 _DELETION_COST = re.compile(r"-[0-9]+|0|[1-9][0-9]*")
 
@@ -312,6 +313,13 @@ async def write_status(
         target = await client.get(kind, obj["metadata"]["namespace"], obj["metadata"]["name"])
 
 
+def namespace_terminating(e: StatusError) -> bool:
+    """A create refused because its namespace is being deleted (the NamespaceTerminating
+    cause of the namespace lifecycle admission's 403)."""
+    causes = (e.details or {}).get("causes") or ()
+    return any(c.get("reason") == NAMESPACE_TERMINATING_CAUSE for c in causes)
+
+
 # --- pod control -----------------------------------------------------------------------------
 
 
@@ -326,11 +334,16 @@ class PodControl:
     requests: TokenBucket | None = None
 
     async def create(self, owner: Object, pod: Object) -> None:
+        """A create refused because the namespace is terminating counts as done, with neither
+        an error nor an event, as the ReplicaSet and DaemonSet controllers take it: every
+        create there fails, and the namespace is going."""
         if self.requests is not None:
             await self.requests.wait()
         try:
             created = await self.client.create(_PODS, owner["metadata"]["namespace"], pod)
         except StatusError as e:
+            if namespace_terminating(e):
+                return
             self.recorder.event(owner, EVENT_TYPE_WARNING, "FailedCreate", f"Error creating: {e}")
             raise
         name = created["metadata"]["name"]

@@ -34,6 +34,7 @@ from pinnace.clock.rfc3339 import format_time, parse_time
 from pinnace.controllers.controller_utils import (
     WorkQueue,
     controller_ref,
+    namespace_terminating,
     owner_reference,
     split_key,
 )
@@ -326,13 +327,8 @@ class CronJobController:
     def now(self) -> float:
         return self._clock.now()
 
-    async def get_job(self, namespace: str, name: str) -> Object | None:
-        try:
-            return await self._client.get(JOBS, namespace, name)
-        except StatusError as e:
-            if e.code == 404:
-                return None
-            raise
+    async def get_job(self, namespace: str, name: str) -> Object:
+        return await self._client.get(JOBS, namespace, name)
 
     async def get_cron_job(self, namespace: str, name: str) -> Object:
         return await self._client.get(CRON_JOBS, namespace, name)
@@ -420,8 +416,12 @@ class _Sync:
             return next_schedule_delay(self.cron_job, now, schedule)
         if policy == REPLACE:
             for ref in list(self.status.get("active") or ()):
-                job = await self.c.get_job(ref["namespace"], ref["name"])
-                if job is None or not await self.c.delete_job(self.cron_job, job):
+                try:
+                    job = await self.c.get_job(ref["namespace"], ref["name"])
+                except StatusError as e:  # gone since the informer listed it, or not readable
+                    self._event(EVENT_TYPE_WARNING, "FailedGet", f"Get job: {e}")
+                    raise
+                if not await self.c.delete_job(self.cron_job, job):
                     raise ReplaceError(f"could not replace job {ref['namespace']}/{ref['name']}")
                 self.update_status = True
         namespace = self.cron_job["metadata"]["namespace"]
@@ -430,7 +430,7 @@ class _Sync:
                 namespace, job_from_template(self.cron_job, scheduled)
             )
         except StatusError as e:
-            if e.reason != "AlreadyExists":
+            if e.reason != "AlreadyExists" and not namespace_terminating(e):
                 self._event(EVENT_TYPE_WARNING, "FailedCreate", f"Error creating job: {e}")
             raise
         self._event(
@@ -469,7 +469,11 @@ class _Sync:
         for ref in list(self.status.get("active") or ()):
             if ref.get("uid") in seen:
                 continue
-            if await self.c.get_job(ref.get("namespace", ""), ref.get("name", "")) is None:
+            try:
+                await self.c.get_job(ref.get("namespace", ""), ref.get("name", ""))
+            except StatusError as e:
+                if e.code != 404:
+                    raise
                 self._event(
                     EVENT_TYPE_NORMAL, "MissingJob", f"Active job went missing: {ref.get('name')}"
                 )

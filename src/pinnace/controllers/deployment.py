@@ -553,17 +553,18 @@ class DeploymentController:
             and current is not None
             and current.get("reason") == "NewReplicaSetAvailable"
         )
-        new_name = new["metadata"]["name"] if new is not None else ""
+        # Named by its new ReplicaSet, or by itself while it has none (Recreate's scale-down).
+        subject = (
+            f'ReplicaSet "{new["metadata"]["name"]}"'
+            if new is not None
+            else f'Deployment "{d["metadata"]["name"]}"'
+        )
         if du.has_progress_deadline(d) and not complete:
             if du.deployment_complete(d, status):
-                message = f'ReplicaSet "{new_name}" has successfully progressed.'
+                message = f"{subject} has successfully progressed."
                 self._set(status, du.PROGRESSING, "True", "NewReplicaSetAvailable", message)
             elif du.deployment_progressing(d, status):
-                message = (
-                    f'ReplicaSet "{new_name}" is progressing.'
-                    if new is not None
-                    else f'Deployment "{d["metadata"]["name"]}" is progressing.'
-                )
+                message = f"{subject} is progressing."
                 now = self._clock.now_rfc3339()
                 cond = du.new_condition(du.PROGRESSING, "True", "ReplicaSetUpdated", message, now)
                 if current is not None and current["status"] == "True":
@@ -571,7 +572,7 @@ class DeploymentController:
                 du.remove_condition(status, du.PROGRESSING)
                 du.set_condition(status, cond)
             elif du.deployment_timed_out(d, status, self._clock.now()):
-                message = f'ReplicaSet "{new_name}" has timed out progressing.'
+                message = f"{subject} has timed out progressing."
                 self._set(status, du.PROGRESSING, "False", "ProgressDeadlineExceeded", message)
         failure = _replica_failure([new, *all_sets])
         if failure is not None:

@@ -32,9 +32,13 @@ from pinnace.api import catalog
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer, InformerFactory
-from pinnace.controllers.controller_utils import WorkQueue, is_pod_ready, split_key
+from pinnace.controllers.controller_utils import (
+    WorkQueue,
+    is_pod_ready,
+    namespace_terminating,
+    split_key,
+)
 from pinnace.controllers.endpoints import desired_labels
-from pinnace.controllers.namespace_objects import namespace_terminating
 from pinnace.controllers.service_pods import (
     PODS,
     SERVICES,

@@ -41,6 +41,7 @@ from pinnace.controllers.controller_utils import (
     controller_ref,
     is_pod_active,
     is_pod_ready,
+    namespace_terminating,
     pod_from_template,
     slow_start_batch,
     split_key,
@@ -678,6 +679,8 @@ class JobController:
         try:
             created = await self._client.create(PODS, job["metadata"]["namespace"], pod)
         except StatusError as e:
+            if namespace_terminating(e):
+                return  # every create there fails: no error and no event (manageJob)
             self._recorder.event(job, EVENT_TYPE_WARNING, "FailedCreate", f"Error creating: {e}")
             raise
         self._recorder.event(

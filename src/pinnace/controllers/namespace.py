@@ -204,7 +204,9 @@ class NamespaceController:
         """A stale cached namespace fails with a conflict, and the sync is retried."""
         finalized = clone(ns)
         spec = finalized.setdefault("spec", {})
-        spec["finalizers"] = [f for f in spec.get("finalizers") or [] if f != FINALIZER_KUBERNETES]
+        if FINALIZER_KUBERNETES not in spec.get("finalizers") or ():
+            return  # held by others' finalizers only: theirs to remove
+        spec["finalizers"] = [f for f in spec["finalizers"] if f != FINALIZER_KUBERNETES]
         try:
             await self._client.update_finalize(NAMESPACES, finalized)
         except StatusError as e:
@@ -222,6 +224,8 @@ class _Content:
 
 
 def _terminating(ns: Object) -> bool:
-    return bool(ns["metadata"].get("deletionTimestamp")) and FINALIZER_KUBERNETES in (
-        (ns.get("spec") or {}).get("finalizers") or []
+    """Deleted, and not finalized: any finalizer left in spec.finalizers, not only this
+    controller's, has it emptied (the deleter's `finalized` check)."""
+    return bool(ns["metadata"].get("deletionTimestamp")) and bool(
+        (ns.get("spec") or {}).get("finalizers")
     )

@@ -19,17 +19,9 @@ from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client import Client, Informer
 from pinnace.clock.component import cancel_and_wait
-from pinnace.controllers.controller_utils import WorkQueue
+from pinnace.controllers.controller_utils import WorkQueue, namespace_terminating
 
 NAMESPACES = catalog.kind("", "namespaces")
-NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
-
-
-def namespace_terminating(e: StatusError) -> bool:
-    """A create refused because its namespace is being deleted (the NamespaceTerminating
-    cause of the namespace lifecycle admission's 403)."""
-    causes = (e.details or {}).get("causes") or ()
-    return any(c.get("reason") == NAMESPACE_TERMINATING_CAUSE for c in causes)
 
 
 def terminating_or_gone(e: StatusError) -> bool:

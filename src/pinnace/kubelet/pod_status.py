@@ -22,6 +22,7 @@ CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
 POST_START_HOOK_ERROR = "PostStartHookError"
 POD_COMPLETED = "PodCompleted"
+POD_FAILED = "PodFailed"
 KUBELET_CONDITIONS = frozenset(
     ("PodScheduled", "Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers")
 )
@@ -419,6 +420,9 @@ def pod_conditions(
         wanted.append(("Initialized", "True", "", ""))
     if phase == SUCCEEDED:
         ready: tuple[str, str, str] = ("False", POD_COMPLETED, "")
+    elif phase == FAILED:
+        # Whatever its containers still show while they stop (generate.go's terminal phase).
+        ready = ("False", POD_FAILED, "")
     elif unready:
         ready = (
             "False",

@@ -61,6 +61,15 @@ def prepare_namespace_for_update(new: dict[str, Any], old: dict[str, Any]) -> No
     keep_old(new, old, "status")
 
 
+def prepare_namespace_for_finalize(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """The finalize endpoint writes spec.finalizers only; emptied, they are left out, as Go's
+    omitempty writes no empty list."""
+    keep_status(new, old)
+    spec = new.get("spec")
+    if isinstance(spec, dict) and spec.get("finalizers") == []:
+        del spec["finalizers"]
+
+
 def validate_namespace(ns: dict[str, Any]) -> list[FieldError]:
     errs = validate_object_meta(ns, namespaced=False, name_rule=is_dns1123_label)
     path = Path("spec", "finalizers")
@@ -132,5 +141,7 @@ NAMESPACE = Kind(
     validate=validate_namespace,
     validate_update=validate_namespace_update,
     validate_status_update=validate_namespace_status_update,
-    subresource_updates={"finalize": (keep_status, validate_namespace_finalize_update)},
+    subresource_updates={
+        "finalize": (prepare_namespace_for_finalize, validate_namespace_finalize_update)
+    },
 )

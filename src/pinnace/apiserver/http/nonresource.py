@@ -75,12 +75,15 @@ def _version_body() -> bytes:
     return raw_json_response(discovery.version_info()).body
 
 
-def health_endpoint(path: str) -> str | None:
+def health_endpoint(
+    path: str, endpoints: Mapping[str, Sequence[str]] = HEALTH_CHECKS
+) -> str | None:
     """The health endpoint `path` is, or is one check of (/readyz for /readyz/etcd); None
-    for other paths and for checks the endpoint does not have."""
-    if not path.startswith(_HEALTH_PREFIXES):  # most paths, at once
+    for other paths and for checks the endpoint does not have. `endpoints`: each endpoint's
+    checks (kube-apiserver's unless given)."""
+    if endpoints is HEALTH_CHECKS and not path.startswith(_HEALTH_PREFIXES):  # most, at once
         return None
-    for endpoint, checks in HEALTH_CHECKS.items():
+    for endpoint, checks in endpoints.items():
         if path == endpoint or (
             path.startswith(endpoint + "/") and path[len(endpoint) + 1 :] in checks
         ):
@@ -89,12 +92,17 @@ def health_endpoint(path: str) -> str | None:
 
 
 def health(
-    endpoint: str, path: str, query: Mapping[str, Sequence[str]], failing: Mapping[str, str]
+    endpoint: str,
+    path: str,
+    query: Mapping[str, Sequence[str]],
+    failing: Mapping[str, str],
+    endpoints: Mapping[str, Sequence[str]] = HEALTH_CHECKS,
 ) -> Response:
     """/healthz, /livez, /readyz (`endpoint`) or one of their checks (`path`, /readyz/ping),
     as k8s.io/apiserver's healthz handlers answer: `failing` holds the checks that fail now,
     with why. The endpoint lists every check with `?verbose` or when one fails (a 500, the
-    reason withheld; a check's own path gives it); the checks `?exclude` names pass."""
+    reason withheld; a check's own path gives it); the checks `?exclude` names pass.
+    `endpoints`: each endpoint's checks (kube-apiserver's unless given)."""
     if path != endpoint:
         check = path[len(endpoint) + 1 :]
         if check in failing:
@@ -102,7 +110,7 @@ def health(
         return text_response("ok")
     excluded = set(query.get("exclude") or ())
     lines, failed = [], False
-    for check in HEALTH_CHECKS[endpoint]:
+    for check in endpoints[endpoint]:
         if check in excluded:
             excluded.discard(check)
             lines.append(f"[+]{check} excluded: ok")

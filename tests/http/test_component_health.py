@@ -1,0 +1,106 @@
+"""The health endpoints of `pinnace scheduler` and `pinnace controller-manager` processes on
+their --secure-port, over HTTPS with a self-signed certificate, as kube-scheduler (10259:
+/healthz, /livez, /readyz) and kube-controller-manager (10257: /healthz) serve them."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tests.http.conftest import Process, launch, stop
+from tests.support import eventually
+
+UNVERIFIED = ssl._create_unverified_context()
+KUBECONFIG = """
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def get(port: int, path: str) -> tuple[int, str, str]:
+    """(status, content type, body) of GET `path`."""
+    url = f"https://127.0.0.1:{port}{path}"
+    try:
+        with urllib.request.urlopen(url, context=UNVERIFIED, timeout=10) as answer:
+            return answer.status, answer.headers["Content-Type"], answer.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers["Content-Type"], e.read().decode()
+
+
+def serving(port: int, path: str) -> bool:
+    """Whether `path` answers 200 (the process may not listen yet)."""
+    try:
+        return get(port, path)[0] == 200
+    except urllib.error.URLError:
+        return False
+
+
+def test_a_scheduler_and_a_controller_manager_serve_their_health_checks(
+    tmp_path: Path, processes: list[Process]
+) -> None:
+    cluster = launch(tmp_path, flags=("--no-scheduler", "--no-controllers"))
+    try:
+        kubeconfig = ("--kubeconfig", str(cluster.kubeconfig), "--bind-address=127.0.0.1")
+        scheduler_port, manager_port = free_port(), free_port()
+        scheduler = Process(
+            tmp_path, "scheduler", "scheduler", *kubeconfig, f"--secure-port={scheduler_port}"
+        )
+        processes.append(scheduler)
+        manager = Process(
+            tmp_path,
+            "controller-manager",
+            "controller-manager",
+            *kubeconfig,
+            f"--secure-port={manager_port}",
+            "--leader-elect=false",
+        )
+        processes.append(manager)
+
+        eventually(lambda: serving(scheduler_port, "/readyz"), timeout=60)
+        assert get(scheduler_port, "/healthz") == (200, "text/plain; charset=utf-8", "ok")
+        assert get(scheduler_port, "/livez?verbose")[2] == "[+]ping ok\nlivez check passed\n"
+        assert get(scheduler_port, "/readyz?verbose")[2] == (
+            "[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\nreadyz check passed\n"
+        )
+        assert get(scheduler_port, "/healthz/leaderElection")[2] == "ok"
+
+        eventually(lambda: serving(manager_port, "/healthz"), timeout=60)
+        assert get(manager_port, "/healthz?verbose")[2] == "[+]ping ok\nhealthz check passed\n"
+        assert get(manager_port, "/readyz")[0] == 404  # kube-controller-manager has none
+
+        assert scheduler.terminate() == 0 and manager.terminate() == 0
+    finally:
+        stop(cluster)
+
+
+def test_a_port_already_taken_is_refused_at_start(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        process = Process(
+            tmp_path,
+            "scheduler",
+            "scheduler",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+        )
+        assert process.popen.wait(timeout=60) == 1
+    assert "failed to listen on 127.0.0.1:" in process.log.read_text()

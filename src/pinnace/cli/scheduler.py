@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -104,6 +105,7 @@ def run_scheduler(args: argparse.Namespace) -> int:
                 Randomness(),
                 custom_metrics=HTTPMetricsClient(metrics),
                 metrics_api=metrics_api.lister(metrics),
+                hostname=socket.gethostname(),
             )
         ]
 

@@ -166,10 +166,12 @@ def run(
     args: argparse.Namespace,
     build: Build,
     configured: Mapping[str, Any] | None = None,
+    reporter: str = "",
 ) -> int:
     """Run the components `build` makes until a signal (0) or lost leadership (1), with leader
     election on the Lease named after `component` if the component has the flags;
-    `configured`: its configuration file's leaderElection."""
+    `configured`: its configuration file's leaderElection; `reporter`: the source component
+    of the election's core/v1 Events (`component` when empty)."""
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("pinnace.client.leaderelection").setLevel(logging.INFO)
     try:
@@ -178,7 +180,7 @@ def run(
     except (KubeconfigError, ValueError) as e:
         print(f"pinnace {command}: {e}", file=sys.stderr)
         return 1
-    return asyncio.run(_serve(component, config, elected, build))
+    return asyncio.run(_serve(component, config, elected, build, reporter or component))
 
 
 def kubeconfig(args: argparse.Namespace) -> RestConfig:
@@ -186,7 +188,9 @@ def kubeconfig(args: argparse.Namespace) -> RestConfig:
     return load_kubeconfig(args.kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG)
 
 
-async def _serve(component: str, config: RestConfig, elected: Election | None, build: Build) -> int:
+async def _serve(
+    component: str, config: RestConfig, elected: Election | None, build: Build, reporter: str
+) -> int:
     loop = asyncio.get_running_loop()
     clock = Clock(loop)
     clients: list[HTTPClient] = []
@@ -216,7 +220,7 @@ async def _serve(component: str, config: RestConfig, elected: Election | None, b
             if await _unless_stopped(start(), stopping):
                 await stopping.wait()
             return 0
-        return await _elected(component, elected, client, start, stop, stopping)
+        return await _elected(reporter, elected, client, start, stop, stopping)
     finally:
         await stop()
         for made in clients:
@@ -240,7 +244,7 @@ async def _unless_stopped(work: Coroutine[Any, Any, None], stopping: asyncio.Eve
 
 
 async def _elected(
-    component: str,
+    reporter: str,
     elected: Election,
     client: Callable[[], HTTPClient],
     start: Callback,
@@ -256,7 +260,7 @@ async def _elected(
         on_stopped_leading=stop,
         config=elected.config,
         namespace=elected.namespace,
-        recorder=EventRecorder(lock_client, component),
+        recorder=EventRecorder(lock_client, reporter),
     )
     elector.start()
     campaign = asyncio.ensure_future(elector.wait())

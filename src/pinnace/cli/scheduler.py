@@ -110,7 +110,10 @@ def run_scheduler(args: argparse.Namespace) -> int:
         ]
 
     configured = config.leader_election if config is not None else None
-    return component.run("scheduler", LEASE, args, build, configured)
+    # kube-scheduler records its leader election with the legacy core/v1 recorder, as its
+    # first profile's schedulerName.
+    reporter = (config or SchedulerConfiguration()).scheduler_names[0]
+    return component.run("scheduler", LEASE, args, build, configured, reporter)
 
 
 def run_explain(args: argparse.Namespace) -> int:

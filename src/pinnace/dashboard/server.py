@@ -327,7 +327,5 @@ def _by_name(objs: list[Object]) -> list[Object]:
     return sorted(objs, key=object_key)
 
 
-
-
 def _static(name: str) -> bytes:
     return (resources.files(__package__) / "static" / name).read_bytes()

@@ -40,6 +40,7 @@ def last_seen(event: dict[str, Any]) -> str:
         return str(series["lastObservedTime"])
     return str(event.get("lastTimestamp") or event.get("eventTime") or "")
 
+
 _NAMESPACE_MISMATCH = "does not match event.namespace"
 _METADATA = Path("metadata")
 _NAMESPACE = Path("metadata", "namespace")

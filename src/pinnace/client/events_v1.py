@@ -38,7 +38,7 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.events import API_VERSION, EVENT_V1
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
-from pinnace.client.events import NameStamps, create_named, name_stamps, object_reference
+from pinnace.client.events import create_named, name_stamps, object_reference
 from pinnace.client.interface import Client, PatchType
 from pinnace.clock import format_micro_time
 from pinnace.clock.periodic import Periodic
@@ -59,17 +59,36 @@ EventKey = tuple[str, str, str, str, str, Reference, Reference]
 regarding, related."""
 
 _NO_REFERENCE: Reference = ("",) * 7
+_REFERENCE_FIELDS = (
+    "kind",
+    "namespace",
+    "name",
+    "uid",
+    "apiVersion",
+    "resourceVersion",
+    "fieldPath",
+)
 
 
 class _Cached:
-    """An Event as first recorded (with its series, once repeated) and when it was last seen
-    (seconds since the epoch: what the finish pass compares, at the clock's precision)."""
+    """What the broadcaster keeps of an Event recorded (its key holds the rest): its name's
+    stamp, when it was first recorded and its note, and its series: how many times it was
+    seen (1: no series yet) and when last (seconds since the epoch, at the clock's precision:
+    what the finish pass compares). A scheduler keeps one per pod it placed in the last minutes,
+    so no dict of the Event."""
 
-    __slots__ = ("event", "seen")
+    __slots__ = ("count", "first", "note", "seen", "stamp")
 
-    def __init__(self, event: Object, seen: float) -> None:
-        self.event = event
-        self.seen = seen
+    def __init__(self, stamp: int, first: float, note: str) -> None:
+        self.stamp = stamp
+        self.first = first
+        self.note = note
+        self.seen = first
+        self.count = 1
+
+
+Series = tuple[int, float]
+"""A series as written: count and lastObservedTime (seconds since the epoch)."""
 
 
 class EventBroadcaster:
@@ -80,11 +99,11 @@ class EventBroadcaster:
         self._client = client
         self.clock = self._clock = client.clock
         self._hostname = hostname
-        self._stamps = name_stamps(client.clock)
+        self.stamps = name_stamps(client.clock)
         self._cache: dict[EventKey, _Cached] = {}
         self._series = 0
         """How many cached Events are series."""
-        self._queue: deque[tuple[Object, Object | None]] = deque()
+        self._queue: deque[tuple[EventKey, _Cached, Series | None]] = deque()
         """The cached Events to write, each with its series then (None: the Event itself)."""
         self._writer: asyncio.Task[None] | None = None
         self._finish = Periodic(self._clock, FINISH_TIME, self._finish_series)
@@ -92,8 +111,7 @@ class EventBroadcaster:
 
     def new_recorder(self, reporting_controller: str) -> Recorder:
         """A recorder reporting as `reporting_controller` on this host."""
-        instance = f"{reporting_controller}-{self._hostname}"
-        return Recorder(self, self._stamps, reporting_controller, instance)
+        return Recorder(self, reporting_controller, f"{reporting_controller}-{self._hostname}")
 
     async def run(self) -> None:
         """The refresh and finish passes, until cancelled."""
@@ -104,37 +122,32 @@ class EventBroadcaster:
         while self._writer is not None and not self._writer.done():
             await asyncio.shield(self._writer)
 
-    def record(self, event: Object, now: float) -> None:
-        """recordToSink: write `event` (new at `now`), or count it in the series of the
-        isomorphic Event recorded before."""
-        key = _event_key(event)
+    def record(self, key: EventKey, stamp: int, now: float, note: str) -> None:
+        """recordToSink: write the Event of `key` (new at `now`, its name's `stamp`), or count
+        it in the series of the isomorphic Event recorded before."""
         cached = self._cache.get(key)
         if cached is None:
             if not self._cache:
                 self._finish.wake()
-            self._cache[key] = _Cached(event, now)
-            self._write(event, None)
+            cached = self._cache[key] = _Cached(stamp, now, note)
+            self._write(key, cached, None)
             return
         cached.seen = now
-        observed = format_micro_time(now)
-        series = cached.event.get("series")
-        if series is not None:
-            series["count"] += 1
-            series["lastObservedTime"] = observed
+        cached.count += 1
+        if cached.count > 2:
             return
-        cached.event["series"] = {"count": 2, "lastObservedTime": observed}
         self._series += 1
         if self._series == 1:
             self._refresh.wake()
-        self._write(cached.event, cached.event["series"])
+        self._write(key, cached, (2, now))
 
     # --- the passes --------------------------------------------------------------------------
 
     async def _refresh_series(self) -> float | None:
         """refreshExistingEventSeries: write every series' count again."""
-        for cached in self._cache.values():
-            if "series" in cached.event:
-                self._write(cached.event, cached.event["series"])
+        for key, cached in self._cache.items():
+            if cached.count > 1:
+                self._write(key, cached, (cached.count, cached.seen))
         return math.inf if self._series == 0 else None
 
     async def _finish_series(self) -> float:
@@ -146,60 +159,60 @@ class EventBroadcaster:
             if cached.seen >= horizon:
                 due = min(due, cached.seen + FINISH_TIME)
                 continue
-            if "series" in cached.event:
-                self._write(cached.event, cached.event["series"])
+            if cached.count > 1:
+                self._write(key, cached, (cached.count, cached.seen))
                 self._series -= 1
             del self._cache[key]
         return due
 
     # --- writing -----------------------------------------------------------------------------
 
-    def _write(self, event: Object, series: Object | None) -> None:
-        """Queue a write of the cached `event`: its creation, or its `series` as it is now
-        (the cached one counts on)."""
-        self._queue.append((event, None if series is None else dict(series)))
+    def _write(self, key: EventKey, cached: _Cached, series: Series | None) -> None:
+        """Queue a write of the cached Event: its creation, or its series as it is now."""
+        self._queue.append((key, cached, series))
         if self._writer is None or self._writer.done():
             self._writer = self._clock.loop.create_task(self._write_all())
 
     async def _write_all(self) -> None:
         while self._queue:
-            event, series = self._queue.popleft()
-            name = event["metadata"]["name"]
+            key, cached, series = self._queue.popleft()
+            event = _event(key, cached, series)
             try:
-                await self._record_event(event, series)
+                await self._record_event(event)
             except StatusError as e:
                 log.log(
                     logging.DEBUG if e.reason == "AlreadyExists" else logging.ERROR,
                     "server rejected event %s (will not retry): %s",
-                    name,
+                    event["metadata"]["name"],
                     e.message,
                 )
+                continue
             except Exception as e:  # e.g. the store closing under a server that stops
+                name = event["metadata"]["name"]
                 log.error("unable to write event %s: %s: %s", name, type(e).__name__, e)
+                continue
+            if series is None:  # the name it was created under, for the series' patches
+                cached.stamp = int(event["metadata"]["name"].rpartition(".")[2], 16)
 
-    async def _record_event(self, event: Object, series: Object | None) -> None:
-        """recordEvent: a new Event is created (under the next free name, which the cached
-        one takes); a series is patched, and created again when gone (and patched again when
-        that finds it back)."""
-        body = {k: v for k, v in event.items() if k != "series"}
-        body["metadata"] = dict(event["metadata"])
-        if series is None:
-            await create_named(self._client, EVENT_V1, body, self._stamps)
-            event["metadata"]["name"] = body["metadata"]["name"]
+    async def _record_event(self, event: Object) -> None:
+        """recordEvent: a new Event is created (under the next free name); a series is
+        patched, and created again when gone (and patched again when that finds it back)."""
+        if "series" not in event:
+            await create_named(self._client, EVENT_V1, event, self.stamps)
             return
-        body["series"] = series
-        namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+        namespace, name = event["metadata"]["namespace"], event["metadata"]["name"]
+        patch = {"series": event["series"]}
         for tries in range(1, MAX_TRIES_PER_EVENT + 1):
             try:
                 await self._client.patch(
-                    EVENT_V1, namespace, name, {"series": series}, PatchType.STRATEGIC_MERGE
+                    EVENT_V1, namespace, name, patch, PatchType.STRATEGIC_MERGE
                 )
                 return
             except StatusError as e:
                 if e.code != 404:
                     raise
             try:
-                await self._client.create(EVENT_V1, namespace, body)
+                await self._client.create(EVENT_V1, namespace, event)
                 return
             except StatusError as e:
                 if e.reason != "AlreadyExists" or tries == MAX_TRIES_PER_EVENT:
@@ -210,15 +223,11 @@ class Recorder:
     """client-go's events.EventRecorder: `eventf` records an Event about `regarding`."""
 
     def __init__(
-        self,
-        broadcaster: EventBroadcaster,
-        stamps: NameStamps,
-        reporting_controller: str,
-        reporting_instance: str,
+        self, broadcaster: EventBroadcaster, reporting_controller: str, reporting_instance: str
     ) -> None:
         self._broadcaster = broadcaster
         self._clock = broadcaster.clock
-        self._stamps = stamps
+        self._stamps = broadcaster.stamps
         self.reporting_controller = reporting_controller
         self.reporting_instance = reporting_instance
 
@@ -237,25 +246,18 @@ class Recorder:
             log.error("unsupported event type %r; event %s dropped", event_type, reason)
             return
         now = self._clock.now()  # one reading: the name's stamp and eventTime agree
-        reference = object_reference(regarding)
-        namespace, name = reference.get("namespace") or "default", reference.get("name", "")
-        nanos = self._stamps.give(namespace, name, round(now * 1e9))
-        event: Object = {
-            "apiVersion": API_VERSION,
-            "kind": "Event",
-            "metadata": {"name": f"{name}.{nanos:x}", "namespace": namespace},
-            "eventTime": format_micro_time(now),
-            "reportingController": self.reporting_controller,
-            "reportingInstance": self.reporting_instance,
-            "action": action,
-            "reason": reason,
-            "regarding": reference,
-            "note": note,
-            "type": event_type,
-        }
-        if related is not None:
-            event["related"] = object_reference(related)
-        self._broadcaster.record(event, now)
+        reference = _reference(object_reference(regarding))
+        stamp = self._stamps.give(reference[1] or "default", reference[2], round(now * 1e9))
+        key = (
+            event_type,
+            action,
+            reason,
+            self.reporting_controller,
+            self.reporting_instance,
+            reference,
+            _NO_REFERENCE if related is None else _reference(object_reference(related)),
+        )
+        self._broadcaster.record(key, stamp, now, note)
 
 
 def _reference(reference: Mapping[str, Any] | None) -> Reference:
@@ -273,13 +275,33 @@ def _reference(reference: Mapping[str, Any] | None) -> Reference:
     )
 
 
-def _event_key(event: Object) -> EventKey:
-    return (
-        event["type"],
-        event["action"],
-        event["reason"],
-        event["reportingController"],
-        event["reportingInstance"],
-        _reference(event["regarding"]),
-        _reference(event.get("related")),
-    )
+def _event(key: EventKey, cached: _Cached, series: Series | None) -> Object:
+    """The Event of `key` as written: created (no series) or with `series`."""
+    event_type, action, reason, controller, instance, regarding, related = key
+    event: Object = {
+        "apiVersion": API_VERSION,
+        "kind": "Event",
+        "metadata": {
+            "name": f"{regarding[2]}.{cached.stamp:x}",
+            "namespace": regarding[1] or "default",
+        },
+        "eventTime": format_micro_time(cached.first),
+        "reportingController": controller,
+        "reportingInstance": instance,
+        "action": action,
+        "reason": reason,
+        "regarding": _object_reference(regarding),
+        "note": cached.note,
+        "type": event_type,
+    }
+    if related is not _NO_REFERENCE:
+        event["related"] = _object_reference(related)
+    if series is not None:
+        count, observed = series
+        event["series"] = {"count": count, "lastObservedTime": format_micro_time(observed)}
+    return event
+
+
+def _object_reference(reference: Reference) -> Object:
+    """An ObjectReference of its fields, the empty ones left out."""
+    return {f: v for f, v in zip(_REFERENCE_FIELDS, reference, strict=True) if v}

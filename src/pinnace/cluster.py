@@ -47,6 +47,7 @@ from pinnace.autoscaler.metrics import AutoscalerMetrics
 from pinnace.autoscaler.options import AutoscalerOptions
 from pinnace.client import Client, Informer, LocalClient
 from pinnace.client.custom_metrics import CustomMetricsClient
+from pinnace.client.events_v1 import DEFAULT_HOSTNAME
 from pinnace.client.kubelet import FAULTS_PATH, KubeletClient
 from pinnace.client.mapper import KindMapper, RegistryMapper
 from pinnace.clock import Clock, Randomness
@@ -162,6 +163,10 @@ class ClusterOptions:
     """The tokens' `iss`, and the API audience (--service-account-issuer)."""
     service_account_max_token_expiration: int = 0
     """The longest a TokenRequest may ask for, in seconds; 0: no limit but 2^32 s."""
+    hostname: str = DEFAULT_HOSTNAME
+    """The host the scheduler reports its Events from: `pinnace up` gives the machine's
+    (os.Hostname, as v1.32's kube-scheduler reads it), a simulation keeps the default so that
+    its event log is the same on every machine."""
     seed: int | None = None
     """The root of every random choice (generated names, the scheduler's tie-breaks): a run
     with the same seed makes the same choices; None draws one."""
@@ -305,6 +310,7 @@ class ControlPlane:
                 self.nodes.summaries,
                 options.placer,
                 LocalMetricsClient(self.server),
+                hostname=options.hostname,
             )
             self.explainer = cluster_explainer(
                 self.client(), options.scheduler_config, self.scheduler

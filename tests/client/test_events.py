@@ -12,7 +12,7 @@ from tests.client.conftest import EVENTS, NODES, PODS, Cluster, pod
 from pinnace.api.objects import Object
 from pinnace.api.tables import to_table
 from pinnace.client.correlator import LRU_CACHE_ENTRIES
-from pinnace.client.events import EventRecorder, _NameStamps
+from pinnace.client.events import EventRecorder, NameStamps
 
 
 async def kubectl_get_events(cluster: Cluster, namespace: str = "default") -> list[list[object]]:
@@ -298,7 +298,7 @@ def test_an_event_the_store_cannot_take_is_one_log_line(
 
 
 def test_a_stamp_moved_past_the_next_instant_is_not_given_again() -> None:
-    stamps = _NameStamps()
+    stamps = NameStamps()
     given = [stamps.give("default", "web", 1_000) for _ in range(5)]  # 1000..1004
     stamps.taken("default", "web", 1_006)  # a retry moved past a collision
     # The clock's next instant falls among the stamps given: they can still collide.

@@ -19,6 +19,7 @@ from tests.faults.conftest import readyz_seconds, report, rss_mib, scale
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
 
+from pinnace.api.core.event import occurrences
 from pinnace.resources.quantity import Quantity
 
 PODS = "/api/v1/namespaces/default/pods"
@@ -105,7 +106,7 @@ def scheduled_events(cluster: Cluster) -> dict[str, int]:
     counts: dict[str, int] = defaultdict(int)
     for event in events["items"]:
         if event["reason"] == "Scheduled":
-            counts[event["involvedObject"]["name"]] += event.get("count") or 1
+            counts[event["involvedObject"]["name"]] += occurrences(event)
     return counts
 
 

@@ -8,6 +8,7 @@ no pod bound twice). One cluster for all, as each process takes seconds to start
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import time
 from collections import Counter
@@ -129,6 +130,15 @@ def test_every_component_a_process_and_a_killed_scheduler_leader_replaced(
             for e in items(cluster, "events", "--field-selector", "reason=Scheduled")
         )
         assert max(scheduled.values()) == 1  # no pod bound twice
+        # Recorded through events.k8s.io/v1 as v1.32's kube-scheduler records them; its leader
+        # election through core/v1, as its first profile's schedulerName.
+        recorded = items(cluster, "events", "--field-selector", "reason=Scheduled")
+        assert {(e["action"], e["reportingInstance"]) for e in recorded} == {
+            ("Binding", f"default-scheduler-{socket.gethostname()}")
+        }
+        elections = items(cluster, "events", "-n", "kube-system", "--field-selector",
+                          "reason=LeaderElection,involvedObject.name=kube-scheduler")  # fmt: skip
+        assert {e["source"]["component"] for e in elections} == {"default-scheduler"}
         lease = items(cluster, "leases", "-n", "kube-system", "--field-selector",
                       "metadata.name=kube-scheduler")[0]["spec"]  # fmt: skip
         assert lease["leaseTransitions"] == 1

@@ -68,6 +68,22 @@ def test_the_victim_keeps_its_disruption_condition_after_its_kubelet_is_done(
             "default-scheduler: preempting to accommodate a higher priority pod",
         )
     ]
+    # The victim's Preempted event, through events.k8s.io/v1: relates the preemptor.
+    listed = json.loads(
+        cluster.ok(
+            "get",
+            "events.v1.events.k8s.io",
+            "--field-selector",
+            "reason=Preempted,regarding.name=victim",
+            "-o",
+            "json",
+        )
+    )["items"]
+    preemptor = json.loads(cluster.ok("get", "pod", "preemptor", "-o", "json"))["metadata"]
+    assert [
+        (e["action"], e["reportingController"], e["related"]["name"], e["related"]["uid"])
+        for e in listed
+    ] == [("Preempting", "default-scheduler", "preemptor", preemptor["uid"])]
     cluster.ok(
         "patch",
         "pod",

@@ -5,12 +5,17 @@ FailedScheduling with kube-scheduler's message, and `pinnace scheduler explain` 
 from __future__ import annotations
 
 import json
+import re
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from kubernetes import client, config
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
 
@@ -294,3 +299,92 @@ def test_a_python_plugin_beside_the_config_file_decides(
         assert "Quarantine" not in out
     finally:
         stop(running)
+
+
+SELECTIVE = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: picky
+spec:
+  nodeSelector: {disk: ssd}
+  containers:
+  - {name: app, image: nginx:1.27}
+"""
+
+
+def test_the_schedulers_events_are_events_k8s_io_v1(cluster: Cluster) -> None:
+    """What v1.32's scheduler writes through its events library, as kubectl (core/v1) and the
+    Python client's EventsV1Api read it."""
+    cluster.ok("apply", "-f", "-", stdin="---\n".join(NODES.format(i=i) for i in (1, 2)))
+    cluster.ok("apply", "-f", "-", stdin=POD.format(name="tiny", cpu="10m"))
+    assert eventually(lambda: events_of(cluster, "tiny"))
+    node = cluster.ok("get", "pod", "tiny", "-o", "jsonpath={.spec.nodeName}")
+    instance = f"default-scheduler-{socket.gethostname()}"
+
+    listed = cluster.ok(
+        "get", "events", "--field-selector", "involvedObject.name=tiny", "-o", "yaml"
+    )
+    [event] = yaml.safe_load(listed)["items"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", event["eventTime"])
+    assert (event["reportingComponent"], event["reportingInstance"]) == (
+        "default-scheduler",
+        instance,
+    )
+    assert (event["action"], event["reason"], event["type"]) == ("Binding", "Scheduled", "Normal")
+    assert event["message"] == f"Successfully assigned default/tiny to {node}"
+    assert event["source"] == {}
+    for absent in ("firstTimestamp", "lastTimestamp", "count", "series", "related"):
+        assert event.get(absent) is None, absent
+
+    described = cluster.ok("describe", "pod", "tiny")
+    lines = described.partition("\nEvents:\n")[2].splitlines()
+    assert any(
+        re.fullmatch(
+            rf"\s+Normal\s+Scheduled\s+\S+\s+default-scheduler\s+"
+            rf"Successfully assigned default/tiny to {node}",
+            line,
+        )
+        for line in lines
+    ), described
+
+    events_v1 = client.EventsV1Api(config.new_client_from_config(str(cluster.kubeconfig)))
+    [seen] = events_v1.list_namespaced_event("default", field_selector="regarding.name=tiny").items
+    assert (seen.reporting_controller, seen.reporting_instance, seen.action, seen.note) == (
+        "default-scheduler",
+        instance,
+        "Binding",
+        f"Successfully assigned default/tiny to {node}",
+    )
+    assert (seen.regarding.kind, seen.regarding.name) == ("Pod", "tiny")
+    assert seen.series is None and seen.deprecated_count is None
+    assert seen.deprecated_source.component is None
+
+
+def test_a_failure_repeated_on_the_same_pod_version_is_a_series(cluster: Cluster) -> None:
+    """Each node label change sends the pod back to be tried (NodeAffinity registers it); the
+    first failure writes the PodScheduled condition, so the second is about a new version of
+    the pod (a new Event); the third, with the same message, repeats the second: its series."""
+    cluster.ok("apply", "-f", "-", stdin="---\n".join(NODES.format(i=i) for i in (1, 2)))
+    cluster.ok("apply", "-f", "-", stdin=SELECTIVE)
+    assert eventually(lambda: events_of(cluster, "picky"))
+    v1 = client.EventsV1Api(config.new_client_from_config(str(cluster.kubeconfig)))
+
+    def failures() -> list[Any]:
+        selector = "regarding.name=picky,reason=FailedScheduling"
+        items = v1.list_namespaced_event("default", field_selector=selector).items
+        return sorted(items, key=lambda e: e.event_time)
+
+    cluster.ok("label", "node", "worker-1", "tier=one", "--overwrite")
+    assert eventually(lambda: len(failures()) == 2)
+    cluster.ok("label", "node", "worker-1", "tier=two", "--overwrite")
+    assert eventually(lambda: failures()[1].series is not None)
+    first, second = failures()
+    assert first.series is None
+    assert second.series.count == 2
+    assert second.series.last_observed_time > second.event_time
+    assert second.note.startswith("0/2 nodes are available: 2 node(s) didn't match Pod's node")
+    described = cluster.ok("describe", "pod", "picky")
+    assert re.search(
+        r"Warning\s+FailedScheduling\s+\S+ \(x2 over \S+\)\s+default-scheduler", described
+    )

@@ -6,6 +6,7 @@ waiting pod, and a refused binding is retried."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ from tests.client.conftest import EVENTS, NODES, PODS
 from tests.support import SimulatedCluster
 
 from pinnace.api import catalog
+from pinnace.api.core.event import occurrences
 from pinnace.api.objects import Object
 from pinnace.api.options import DeleteOptions
 from pinnace.api.status import StatusError
@@ -67,7 +69,21 @@ class Running(SimulatedCluster):
     def events(self, name: str) -> list[tuple[str, str, str, str]]:
         listed = self.run(self.client.list(EVENTS, "default"))["items"]
         return [
-            (e["type"], e["reason"], e["message"], e["source"]["component"])
+            (e["type"], e["reason"], e["message"], e["reportingComponent"])
+            for e in sorted(listed, key=lambda e: e["metadata"]["name"])
+            if e["involvedObject"]["name"] == name
+        ]
+
+    def actions(self, name: str) -> list[tuple[str, str, str, str]]:
+        """(reason, action, reportingInstance, related pod) of the Events about pod `name`."""
+        listed = self.run(self.client.list(EVENTS, "default"))["items"]
+        return [
+            (
+                e["reason"],
+                e["action"],
+                e["reportingInstance"],
+                (e.get("related") or {}).get("name", ""),
+            )
             for e in sorted(listed, key=lambda e: e["metadata"]["name"])
             if e["involvedObject"]["name"] == name
         ]
@@ -104,6 +120,24 @@ def test_pods_are_bound_and_get_the_scheduled_event(cluster: Running) -> None:
         ]
 
 
+def test_events_name_kube_schedulers_action_and_instance(cluster: Running) -> None:
+    cluster.create(NODES, node("n1"))
+    cluster.create(PODS, pod("web"))
+    cluster.create(PODS, pod("big", cpu="3"))
+    cluster.settle()
+    assert cluster.actions("web") == [("Scheduled", "Binding", "default-scheduler-pinnace", "")]
+    assert cluster.actions("big") == [
+        ("FailedScheduling", "Scheduling", "default-scheduler-pinnace", "")
+    ]
+    [event] = [
+        e
+        for e in cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+        if e["involvedObject"]["name"] == "web"
+    ]
+    assert event["source"] == {} and "count" not in event and "firstTimestamp" not in event
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", event["eventTime"])
+
+
 def test_an_unschedulable_pod_gets_the_condition_and_failed_scheduling(
     cluster: Running,
 ) -> None:
@@ -135,13 +169,19 @@ def test_a_parked_pod_is_tried_again_after_five_minutes_with_nothing_else_happen
     cluster.create(PODS, pod("big", cpu="3"))
     cluster.wait(2.0)
     listed = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
-    assert [e.get("count", 1) for e in listed if e["reason"] == "FailedScheduling"] == [1]
+    assert [occurrences(e) for e in listed if e["reason"] == "FailedScheduling"] == [1]
     cluster.wait(297.0)  # no event a rejecting plugin registered for: parked
     listed = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
-    assert [e.get("count", 1) for e in listed if e["reason"] == "FailedScheduling"] == [1]
+    assert [occurrences(e) for e in listed if e["reason"] == "FailedScheduling"] == [1]
     cluster.wait(2.0)  # parked for more than 5 minutes: flushed back and tried again
     listed = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
-    assert [e.get("count", 1) for e in listed if e["reason"] == "FailedScheduling"] == [2]
+    # A new Event: the first one's regarding is the pod before its PodScheduled condition was
+    # written, and an Event repeats (events.k8s.io's isomorphic key) only for the same version.
+    assert [occurrences(e) for e in listed if e["reason"] == "FailedScheduling"] == [1, 1]
+    cluster.wait(301.0)  # the third try: the pod unchanged since the second, its Event repeats
+    listed = cluster.run(cluster.client.list(EVENTS, "default"))["items"]
+    counts = [occurrences(e) for e in listed if e["reason"] == "FailedScheduling"]
+    assert sorted(counts) == [1, 2]
 
 
 def test_no_nodes_is_a_scheduler_error(cluster: Running) -> None:
@@ -298,6 +338,9 @@ def test_preemption_evicts_a_lower_priority_pod_and_nominates_the_node() -> None
         uid = cluster.get_pod("important")["metadata"]["uid"]
         assert cluster.events("low")[1:] == [
             ("Normal", "Preempted", f"Preempted by pod {uid} on node n1", "default-scheduler")
+        ]
+        assert cluster.actions("low")[1:] == [
+            ("Preempted", "Preempting", "default-scheduler-pinnace", "important")
         ]
         victim = cluster.get_pod("low")
         assert victim["metadata"]["deletionTimestamp"]  # graceful: its node agent finishes it

@@ -5,6 +5,7 @@ storage."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -13,6 +14,7 @@ from pinnace.api import catalog
 from pinnace.api.field import FieldError
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
+from pinnace.api.options import WriteOptions
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,14 @@ class ServedVersion:
     field_labels: Mapping[str, str] | None = None
     """This version's field selector labels, as the stored kind's labels they select on;
     None: the stored kind's own."""
+
+    def with_rules(self, options: WriteOptions) -> WriteOptions:
+        """Write options carrying this version's validation, when it has its own."""
+        if self.validate_create is None:
+            return options
+        return dataclasses.replace(
+            options, validate_create=self.validate_create, validate_update=self.validate_update
+        )
 
 
 @cache

@@ -188,11 +188,13 @@ def run(
     build: Build,
     configured: Mapping[str, Any] | None = None,
     endpoints: Callable[[bool], Endpoints] | None = None,
+    reporter: str = "",
 ) -> int:
     """Run the components `build` makes until a signal (0) or lost leadership (1), with leader
     election on the Lease named after `component` if the component has the flags;
     `configured`: its configuration file's leaderElection; `endpoints`: the health endpoints
-    it serves, with leader election or without, if it has the flags."""
+    it serves, with leader election or without, if it has the flags; `reporter`: the source
+    component of the election's core/v1 Events (`component` when empty)."""
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("pinnace.client.leaderelection").setLevel(logging.INFO)
     try:
@@ -212,7 +214,9 @@ def run(
             where = f"{args.bind_address}:{args.secure_port}"
             print(f"pinnace {command}: failed to listen on {where}: {e.strerror}", file=sys.stderr)
             return 1
-    return asyncio.run(_serve(component, config, elected, build, health, server))
+    return asyncio.run(
+        _serve(component, config, elected, build, health, server, reporter or component)
+    )
 
 
 @dataclass
@@ -252,6 +256,7 @@ async def _serve(
     build: Build,
     health: _Health,
     server: HealthServer | None,
+    reporter: str,
 ) -> int:
     loop = asyncio.get_running_loop()
     clock = Clock(loop)
@@ -291,7 +296,7 @@ async def _serve(
             if await _unless_stopped(start(), stopping):
                 await stopping.wait()
             return 0
-        return await _elected(component, elected, client, start, stop, stopping, health)
+        return await _elected(reporter, elected, client, start, stop, stopping, health)
     finally:
         await stop()
         for made in clients:
@@ -317,7 +322,7 @@ async def _unless_stopped(work: Coroutine[Any, Any, None], stopping: asyncio.Eve
 
 
 async def _elected(
-    component: str,
+    reporter: str,
     elected: Election,
     client: Callable[[], HTTPClient],
     start: Callback,
@@ -334,7 +339,7 @@ async def _elected(
         on_stopped_leading=stop,
         config=elected.config,
         namespace=elected.namespace,
-        recorder=EventRecorder(lock_client, component),
+        recorder=EventRecorder(lock_client, reporter),
     )
     elector.start()
     campaign = asyncio.ensure_future(elector.wait())

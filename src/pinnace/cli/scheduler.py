@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -100,11 +101,17 @@ def run_scheduler(args: argparse.Namespace) -> int:
                 Randomness(),
                 custom_metrics=HTTPMetricsClient(metrics),
                 metrics_api=metrics_api.lister(metrics),
+                hostname=socket.gethostname(),
             )
         ]
 
     configured = config.leader_election if config is not None else None
-    return component.run("scheduler", LEASE, args, build, configured, health.scheduler_endpoints)
+    # kube-scheduler records its leader election with the legacy core/v1 recorder, as its
+    # first profile's schedulerName.
+    reporter = (config or SchedulerConfiguration()).scheduler_names[0]
+    return component.run(
+        "scheduler", LEASE, args, build, configured, health.scheduler_endpoints, reporter
+    )
 
 
 def run_explain(args: argparse.Namespace) -> int:

@@ -600,6 +600,7 @@ def serve_api(args: argparse.Namespace, command: str, **components: Any) -> int:
                 advertise_address=args.advertise_address,
             ),
             default_storage_class=True,
+            hostname=socket.gethostname(),
             seed=args.seed,
             features=args.feature_gates,
             pod_security=args.admission_control_config_file,

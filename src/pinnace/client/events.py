@@ -25,6 +25,7 @@ from typing import Any
 
 from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
 from pinnace.api.status import StatusError
 from pinnace.client.correlator import EventCorrelator
@@ -65,7 +66,7 @@ def _shared(text: str) -> str:
     return sys.intern(text) if type(text) is str else text
 
 
-class _NameStamps:
+class NameStamps:
     """The last name stamp (nanoseconds) given per object by the recorders of one clock (one
     cluster), so that events about one object in the same instant, from the scheduler and a
     kubelet alike, get distinct names without a failed create each. They are forgotten once
@@ -104,14 +105,33 @@ class _NameStamps:
         self._latest = max(self._latest, nanos)
 
 
-_STAMPS: weakref.WeakKeyDictionary[Clock, _NameStamps] = weakref.WeakKeyDictionary()
+_STAMPS: weakref.WeakKeyDictionary[Clock, NameStamps] = weakref.WeakKeyDictionary()
 
 
-def _stamps_of(clock: Clock) -> _NameStamps:
+def name_stamps(clock: Clock) -> NameStamps:
+    """The name stamps of the recorders on `clock` (of one cluster), core/v1 and
+    events.k8s.io/v1 alike."""
     stamps = _STAMPS.get(clock)
     if stamps is None:
-        stamps = _STAMPS[clock] = _NameStamps()
+        stamps = _STAMPS[clock] = NameStamps()
     return stamps
+
+
+async def create_named(client: Client, kind: Kind, event: Object, stamps: NameStamps) -> Object:
+    """Create a new `event`, its name moved on by a nanosecond while the name is taken
+    (AlreadyExists), at most NAME_ATTEMPTS times."""
+    m = event["metadata"]
+    attempts = 1
+    while True:
+        try:
+            return await client.create(kind, m["namespace"], event)
+        except StatusError as e:
+            if e.reason != "AlreadyExists" or attempts == NAME_ATTEMPTS:
+                raise
+        base, _, stamp = m["name"].rpartition(".")
+        nanos, attempts = int(stamp, 16) + 1, attempts + 1
+        stamps.taken(m["namespace"], base, nanos)
+        m["name"] = f"{base}.{nanos:x}"
 
 
 class EventRecorder:
@@ -125,7 +145,7 @@ class EventRecorder:
         self._correlator = EventCorrelator(client.clock)
         self._queue: deque[Object] = deque()
         self._writer: asyncio.Task[None] | None = None
-        self._stamps = _stamps_of(client.clock)
+        self._stamps = name_stamps(client.clock)
 
     def event(
         self,
@@ -212,16 +232,6 @@ class EventRecorder:
             except StatusError as e:
                 if e.code != 404:
                     raise
-                # gone meanwhile: create it again
-        attempts = 1
-        while True:
-            try:
-                return await self._client.create(_EVENTS, m["namespace"], event)
-            except StatusError as e:
-                taken = e.reason == "AlreadyExists" and patch is None
-                if not taken or attempts == NAME_ATTEMPTS:
-                    raise
-            base, _, stamp = m["name"].rpartition(".")
-            nanos, attempts = int(stamp, 16) + 1, attempts + 1
-            self._stamps.taken(m["namespace"], base, nanos)
-            m["name"] = f"{base}.{nanos:x}"
+            # gone meanwhile: create it again
+            return await self._client.create(_EVENTS, m["namespace"], event)
+        return await create_named(self._client, _EVENTS, event, self._stamps)

@@ -1,5 +1,8 @@
 """The in-process client: calls the API server's pipeline directly, with no HTTP and no JSON
-encoding, and the same results, errors and resourceVersions as over HTTP."""
+encoding, and the same results, errors and resourceVersions as over HTTP.
+
+A kind served at a second version (`pinnace.api.versions`: events.k8s.io/v1 Events) is
+written and read at that version, converted on the way in and out as the HTTP routes do."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object, meta
 from pinnace.api.options import DeleteOptions, ListOptions, WriteOptions
+from pinnace.api.versions import ServedVersion, served_version
 from pinnace.apiserver import binding, eviction, scale, token_request
 from pinnace.apiserver.server import APIServer
 from pinnace.client.interface import (
@@ -41,7 +45,10 @@ class LocalClient(Client):
         return self._server.clock
 
     async def get(self, kind: Kind, namespace: str, name: str) -> Object:
-        return await self._server.get(kind, namespace, name)
+        conversion = _conversion(kind)
+        if conversion is None:
+            return await self._server.get(kind, namespace, name)
+        return conversion.from_stored(await self._server.get(conversion.stored, namespace, name))
 
     async def list(
         self,
@@ -81,7 +88,13 @@ class LocalClient(Client):
         return self._server.watch(kind, namespace, options)
 
     async def create(self, kind: Kind, namespace: str, obj: Object) -> Object:
-        return (await self._server.create(kind, namespace, obj, self._write_options)).obj
+        conversion = _conversion(kind)
+        if conversion is None:
+            return (await self._server.create(kind, namespace, obj, self._write_options)).obj
+        options = conversion.with_rules(self._write_options)
+        stored = conversion.to_stored(obj)
+        result = await self._server.create(conversion.stored, namespace, stored, options)
+        return conversion.from_stored(result.obj)
 
     async def update(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "")
@@ -110,10 +123,17 @@ class LocalClient(Client):
         *,
         subresource: str = "",
     ) -> Object:
+        conversion = _conversion(kind)
+        if conversion is None:
+            result = await self._server.patch(
+                kind, namespace, name, patch_type, patch, self._write_options, subresource
+            )
+            return result.obj
+        options = conversion.with_rules(self._write_options)
         result = await self._server.patch(
-            kind, namespace, name, patch_type, patch, self._write_options, subresource
+            conversion.stored, namespace, name, patch_type, patch, options, subresource, conversion
         )
-        return result.obj
+        return conversion.from_stored(result.obj)
 
     async def delete(
         self, kind: Kind, namespace: str, name: str, options: DeleteOptions | None = None
@@ -168,3 +188,8 @@ class LocalClient(Client):
 
         result = await scale.update_scale(self._server, kind, namespace, name, change)
         return result.obj
+
+
+def _conversion(kind: Kind) -> ServedVersion | None:
+    """The conversion behind `kind` when it is a second version of a stored kind."""
+    return served_version(kind.group, kind.version, kind.plural)

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from pinnace.api import catalog
-from pinnace.api.core.event import EVENT
+from pinnace.api.core.event import EVENT, last_seen
 from pinnace.api.objects import Object
 from pinnace.api.stats import Summary
 from pinnace.apiserver.http.app import DASHBOARD_PATH
@@ -160,7 +160,7 @@ class Dashboard:
         }
 
     def _last_failed(self, key: str) -> Object | None:
-        return max(self.events.by_index(FAILED_SCHEDULING, key), key=_event_time, default=None)
+        return max(self.events.by_index(FAILED_SCHEDULING, key), key=last_seen, default=None)
 
     def recent_events(self) -> list[dict[str, Any]]:
         return [snapshot.event_view(e) for e in self._recent.latest()]
@@ -320,15 +320,11 @@ class RecentEvents:
 
 
 def _order(event: Object) -> Order:
-    return _event_time(event), int(event["metadata"].get("resourceVersion") or 0)
+    return last_seen(event), int(event["metadata"].get("resourceVersion") or 0)
 
 
 def _by_name(objs: list[Object]) -> list[Object]:
     return sorted(objs, key=object_key)
-
-
-def _event_time(event: Object) -> str:
-    return event.get("lastTimestamp") or event.get("eventTime") or ""
 
 
 def _static(name: str) -> bytes:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pinnace.api.core.event import last_seen, occurrences
 from pinnace.api.objects import Object
 from pinnace.api.stats import PodStats
 from pinnace.metrics.recorder import recommended
@@ -216,11 +217,11 @@ def event_view(event: Object) -> dict[str, Any]:
     involved = event.get("involvedObject") or {}
     return {
         "uid": event["metadata"].get("uid", ""),
-        "time": event.get("lastTimestamp") or event.get("eventTime") or "",
+        "time": last_seen(event),
         "type": event.get("type", ""),
         "reason": event.get("reason", ""),
         "object": f"{involved.get('kind', '')}/{involved.get('name', '')}",
         "namespace": involved.get("namespace", ""),
         "message": event.get("message", ""),
-        "count": event.get("count", 1),
+        "count": occurrences(event),
     }

@@ -11,6 +11,10 @@ around the synchronous core (`pinnace.scheduler.schedule_one.Scheduler`).
 - A placed pod is assumed at once; its Binding is sent on a task of its own, so cycles never
   wait for the API. A bound pod gets the Scheduled event. A failed bind forgets the assumed
   pod, records FailedScheduling and puts the pod back after a backoff.
+- Events are recorded through events.k8s.io/v1 (`pinnace.client.events_v1`), one recorder per
+  profile, reporting as the profile's schedulerName on `hostname`, with v1.32's actions:
+  Scheduling (FailedScheduling), Binding (Scheduled), Preempting (Preempted, related to the
+  preemptor).
 - A pod that fits nowhere gets the FailedScheduling Warning event and the PodScheduled=False
   condition (reason Unschedulable, or SchedulerError for an error), patched into its status
   as kube-scheduler's updatePod does, only when it changes, with the node preemption nominated.
@@ -48,8 +52,9 @@ from pinnace.api.objects import Object
 from pinnace.api.stats import Summary
 from pinnace.api.status import StatusError
 from pinnace.apiserver.metrics import MetricsSource
-from pinnace.client import Client, EventRecorder, InformerFactory, PatchType
+from pinnace.client import Client, InformerFactory, PatchType
 from pinnace.client.custom_metrics import CustomMetricsClient
+from pinnace.client.events_v1 import DEFAULT_HOSTNAME, EventBroadcaster
 from pinnace.client.informer import NAMESPACE_INDEX
 from pinnace.clock import Randomness
 from pinnace.clock.component import HeldTasks, cancel_and_wait
@@ -102,10 +107,16 @@ CYCLES_PER_TURN = 64
 """Scheduling cycles run before the loop lets informers and binds have a turn."""
 MAX_MESSAGE_LENGTH = 1024
 """An event message longer than this is cut, as kube-scheduler's truncateMessage does."""
+TRUNCATED = " ..."
+"""What ends a message cut to MAX_MESSAGE_LENGTH."""
 POD_SCHEDULED = "PodScheduled"
 UNSCHEDULABLE = "Unschedulable"
 SCHEDULER_ERROR = "SchedulerError"
 PREEMPTED = "Preempted"
+SCHEDULING = "Scheduling"
+BINDING = "Binding"
+PREEMPTING = "Preempting"
+"""The actions of kube-scheduler's Events: FailedScheduling's, Scheduled's, Preempted's."""
 
 
 class SchedulerService:
@@ -115,7 +126,8 @@ class SchedulerService:
     tie-breaks between equally scored nodes; `node_metrics` is where plugins reading usage get
     it from in the API server's process, `metrics_api` the metrics API's lists they read it
     from in another (without either they see no usage); `placer`, when given, finishes the
-    cycles that reach the choice of a node."""
+    cycles that reach the choice of a node; `hostname` is the host its Events report from
+    (their reportingInstance is `<schedulerName>-<hostname>`)."""
 
     def __init__(
         self,
@@ -126,6 +138,7 @@ class SchedulerService:
         placer: Placer | None = None,
         custom_metrics: CustomMetricsClient | None = None,
         metrics_api: MetricsLister | None = None,
+        hostname: str = DEFAULT_HOSTNAME,
     ) -> None:
         self.client = client
         self.clock = client.clock
@@ -138,7 +151,8 @@ class SchedulerService:
             seed=stream.random.getrandbits(63),
             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         )
-        self.recorders = {name: EventRecorder(client, name) for name in config.scheduler_names}
+        self.events = EventBroadcaster(client, hostname)
+        self.recorders = {name: self.events.new_recorder(name) for name in config.scheduler_names}
         self.factory = InformerFactory(client)
         self.pods = self.factory.informer(PODS, field_selector=NOT_FINISHED)
         self.nodes = self.factory.informer(NODES)
@@ -174,6 +188,7 @@ class SchedulerService:
     async def run(self) -> None:
         """Schedule until cancelled."""
         sampling: asyncio.Task[None] | None = None
+        recording = self.clock.loop.create_task(self.events.run())
         self.factory.start()
         try:
             await self.factory.wait_for_sync()
@@ -185,8 +200,7 @@ class SchedulerService:
                 if not self._wake.is_set():
                     await self._wait_for_work()
         finally:
-            if sampling is not None:
-                await cancel_and_wait([sampling])
+            await cancel_and_wait([recording] if sampling is None else [recording, sampling])
             await self.factory.stop()
             for task in self._tasks:
                 task.cancel()
@@ -442,7 +456,7 @@ class SchedulerService:
             return
         binding = self._bindings.pop(pod.key, None)
         if binding is None:  # another Bind plugin bound it during the cycle
-            self._record(pod, EVENT_TYPE_NORMAL, SCHEDULED, result.message)
+            self._record(pod, EVENT_TYPE_NORMAL, SCHEDULED, BINDING, result.message)
             return
         self._spawn(self._bind(result, result.node_name))
 
@@ -460,7 +474,7 @@ class SchedulerService:
             reason = e.message if isinstance(e, StatusError) else str(e) or type(e).__name__
             self._bind_failed(result, node_name, f'running Bind plugin "DefaultBinder": {reason}')
             return
-        self._record(result.pod, EVENT_TYPE_NORMAL, SCHEDULED, result.message)
+        self._record(result.pod, EVENT_TYPE_NORMAL, SCHEDULED, BINDING, result.message)
 
     def _bind_failed(self, result: ScheduleResult, node_name: str, message: str) -> None:
         """handleBindingCycleError: unreserve, free the node, put the pod back to back off as
@@ -479,7 +493,7 @@ class SchedulerService:
     def _failed(
         self, pod: PodInfo, unschedulable: bool, message: str, result: ScheduleResult | None
     ) -> None:
-        self._record(pod, EVENT_TYPE_WARNING, FAILED_SCHEDULING, message)
+        self._record(pod, EVENT_TYPE_WARNING, FAILED_SCHEDULING, SCHEDULING, message)
         condition = {
             "type": POD_SCHEDULED,
             "status": "False",
@@ -528,13 +542,23 @@ class SchedulerService:
             if e.code != 404:
                 log.warning("could not preempt %s: %s", victim.key, e.message)
             return
-        recorder = self.recorders[decision.preemptor.scheduler_name]
-        recorder.event(victim.pod, EVENT_TYPE_NORMAL, PREEMPTED, decision.victim_event_message())
+        self.recorders[decision.preemptor.scheduler_name].eventf(
+            victim.pod,
+            decision.preemptor.pod,
+            EVENT_TYPE_NORMAL,
+            PREEMPTED,
+            PREEMPTING,
+            decision.victim_event_message(),
+        )
 
-    def _record(self, pod: PodInfo, event_type: str, reason: str, message: str) -> None:
+    def _record(
+        self, pod: PodInfo, event_type: str, reason: str, action: str, message: str
+    ) -> None:
         if len(message) > MAX_MESSAGE_LENGTH:
-            message = message[: MAX_MESSAGE_LENGTH - 3] + "..."
-        self.recorders[pod.scheduler_name].event(pod.pod, event_type, reason, message)
+            message = message[: MAX_MESSAGE_LENGTH - len(TRUNCATED)] + TRUNCATED
+        self.recorders[pod.scheduler_name].eventf(
+            pod.pod, None, event_type, reason, action, message
+        )
 
     def _spawn(self, work: Any) -> None:
         task = self.clock.loop.create_task(work)
@@ -544,8 +568,7 @@ class SchedulerService:
         """Wait until the binds, status writes and events begun so far are done."""
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        for recorder in self.recorders.values():
-            await recorder.flush()
+        await self.events.flush()
 
 
 @runtime_checkable

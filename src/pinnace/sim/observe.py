@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pinnace.api import catalog
+from pinnace.api.core.event import occurrences
 from pinnace.api.objects import Object
 from pinnace.client import Informer
 from pinnace.kubelet.config import NODE_POOL_LABEL
@@ -361,7 +362,7 @@ class Observer:
             return
         meta = event["metadata"]
         key = f"{meta.get('namespace', '')}/{meta['name']}"
-        count = event.get("count") or 1
+        count = occurrences(event)
         last = self._event_counts.get(key, 0)
         # Expired and written again, the Event keeps its name and count: count only what is new.
         new = count - last if count >= last else count

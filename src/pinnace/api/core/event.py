@@ -22,6 +22,25 @@ ACTION_LENGTH_LIMIT = 128
 REASON_LENGTH_LIMIT = 128
 NOTE_LENGTH_LIMIT = 1024
 
+
+def occurrences(event: dict[str, Any]) -> int:
+    """How often an Event says it happened: its series' count (events.k8s.io/v1), else its
+    count (core/v1); a singleton of the new API has neither."""
+    series = event.get("series")
+    if isinstance(series, dict) and series.get("count"):
+        return int(series["count"])
+    return int(event.get("count") or 1)
+
+
+def last_seen(event: dict[str, Any]) -> str:
+    """When an Event last happened: its series' lastObservedTime, else its lastTimestamp,
+    else its eventTime (RFC 3339)."""
+    series = event.get("series")
+    if isinstance(series, dict) and series.get("lastObservedTime"):
+        return str(series["lastObservedTime"])
+    return str(event.get("lastTimestamp") or event.get("eventTime") or "")
+
+
 _NAMESPACE_MISMATCH = "does not match event.namespace"
 _METADATA = Path("metadata")
 _NAMESPACE = Path("metadata", "namespace")

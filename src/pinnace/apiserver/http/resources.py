@@ -289,14 +289,7 @@ def _at_stored_field_labels(options: ListOptions, target: ResourceTarget) -> Lis
 
 def _with_version_rules(options: WriteOptions, target: ResourceTarget) -> WriteOptions:
     """Write options carrying the validation of the version written at, when it has its own."""
-    conversion = target.conversion
-    if conversion is None or conversion.validate_create is None:
-        return options
-    return dataclasses.replace(
-        options,
-        validate_create=conversion.validate_create,
-        validate_update=conversion.validate_update,
-    )
+    return options if target.conversion is None else target.conversion.with_rules(options)
 
 
 def _is_include_object(value: str) -> TypeGuard[IncludeObject]:

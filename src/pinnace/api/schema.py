@@ -64,6 +64,8 @@ _INT_OR_STRINGS = {
 _MICRO_TIMES = {
     "CoreV1Event": ("eventTime",),
     "CoreV1EventSeries": ("lastObservedTime",),
+    "EventsV1Event": ("eventTime",),
+    "EventsV1EventSeries": ("lastObservedTime",),
     "V1LeaseSpec": ("acquireTime", "renewTime"),
 }
 # Struct fields that are Go values, not pointers, of a struct whose every field is omitempty

@@ -34,12 +34,23 @@ class ServedVersion:
     None: the stored kind's own."""
 
     def decoded_to_stored(
-        self, obj: Any, *, strict: bool = False, duplicate_fields: Sequence[str] = ()
+        self,
+        obj: Any,
+        *,
+        strict: bool = False,
+        duplicate_fields: Sequence[str] = (),
+        yaml_duplicates: str = "",
     ) -> tuple[Object, list[str]]:
         """`obj` decoded as this version's type, then converted to the stored kind, with the
         decoding's warnings: kube-apiserver decodes a body into the version it was sent at,
         so what does not fit that type is its 400 (and its unknown fields are its)."""
-        decoded = decode(obj, self.served, strict=strict, duplicate_fields=duplicate_fields)
+        decoded = decode(
+            obj,
+            self.served,
+            strict=strict,
+            duplicate_fields=duplicate_fields,
+            yaml_duplicates=yaml_duplicates,
+        )
         return self.to_stored(decoded.obj), decoded.warnings
 
 

@@ -181,6 +181,7 @@ class ResourceHandler:
             options,
             json_body=_json_body(target, body_type),
             duplicate_fields=() if target.conversion else written.duplicate_fields,
+            yaml_duplicates="" if target.conversion else written.yaml_duplicates,
         )
         result.warnings[:0] = warnings
         return _written(encoder, result, options.field_validation, 201)
@@ -204,6 +205,7 @@ class ResourceHandler:
             subresource,
             json_body=_json_body(target, body_type),
             duplicate_fields=() if target.conversion else written.duplicate_fields,
+            yaml_duplicates="" if target.conversion else written.yaml_duplicates,
         )
         result.warnings[:0] = warnings
         code = 201 if result.created else 200
@@ -273,7 +275,10 @@ def _stored(target: ResourceTarget, written: WrittenBody, validation: str) -> tu
     if target.conversion is None:
         return written.value, []
     return target.conversion.decoded_to_stored(
-        written.value, strict=validation == "Strict", duplicate_fields=written.duplicate_fields
+        written.value,
+        strict=validation == "Strict",
+        duplicate_fields=written.duplicate_fields,
+        yaml_duplicates=written.yaml_duplicates,
     )
 
 

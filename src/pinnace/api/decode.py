@@ -37,11 +37,14 @@ def decode(
     basis: dict[str, Any] | None = None,
     share: bool = False,
     duplicate_fields: Sequence[str] = (),
+    yaml_duplicates: str = "",
 ) -> Decoded:
     """`json_text`: `obj` was parsed from JSON text; `basis`: the stored object `obj` changes;
     `share`: what `obj` holds of `basis` itself may stay shared (see `normalize`);
     `duplicate_fields`: the paths of the fields that text repeats, reported (or refused when
-    strict) with the unknown fields, as kube-apiserver's strict decoder reports both."""
+    strict) with the unknown fields, as kube-apiserver's strict decoder reports both;
+    `yaml_duplicates`: the YAML converter's error for the keys a YAML text repeats
+    (YAMLToJSONStrict's), which that decoder reports first."""
     body_kind, body_api_version = _type_meta(obj, kind)
     group, _, version = body_api_version.rpartition("/")
     if body_kind != kind.kind or body_api_version != kind.api_version:
@@ -68,6 +71,8 @@ def decode(
     if duplicate_fields:
         repeated = _decoded_repeats(duplicate_fields, unknown_fields, kind)
         warnings = [f"duplicate field {quote(path)}" for path in repeated] + warnings
+    if yaml_duplicates:
+        warnings.insert(0, yaml_duplicates)
     if strict and warnings:
         raise _cannot_handle(
             body_kind, version, kind, "strict decoding error: " + ", ".join(warnings)

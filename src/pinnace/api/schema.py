@@ -24,6 +24,7 @@ import orjson
 
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Remembered, plain_json
+from pinnace.api.omitted_zeros import OMITTED_ZEROS
 from pinnace.resources.lists import parse_quantity
 from pinnace.resources.quantity import QuantityError
 
@@ -64,6 +65,8 @@ _INT_OR_STRINGS = {
 _MICRO_TIMES = {
     "CoreV1Event": ("eventTime",),
     "CoreV1EventSeries": ("lastObservedTime",),
+    "EventsV1Event": ("eventTime",),
+    "EventsV1EventSeries": ("lastObservedTime",),
     "V1LeaseSpec": ("acquireTime", "renewTime"),
 }
 # Struct fields that are Go values, not pointers, of a struct whose every field is omitempty
@@ -177,6 +180,8 @@ class Struct:
     """The Go struct's name without package: "PodSpec"."""
     always_written: tuple[str, ...] = ()
     """Its struct fields written as `{}` when absent (`_ALWAYS_WRITTEN`)."""
+    omitted_zeros: frozenset[str] = frozenset()
+    """Its fields Go leaves out when they hold their zero value (`OMITTED_ZEROS`)."""
     _fields: dict[str, Type] | None = field(default=None, repr=False)
     _strings: frozenset[str] | None = field(default=None, repr=False)
 
@@ -240,7 +245,12 @@ def _model_class(model: str) -> Any:
 
 @cache
 def struct(model: str) -> Struct:
-    return Struct(model, _go_name(model), _ALWAYS_WRITTEN.get(model, ()))
+    return Struct(
+        model,
+        _go_name(model),
+        _ALWAYS_WRITTEN.get(model, ()),
+        OMITTED_ZEROS.get(model, frozenset()),
+    )
 
 
 def _parse_type(spec: str, model: str, json_name: str) -> Type:
@@ -482,8 +492,11 @@ class _Walk:
         strings = s.string_fields
         if strings.issuperset(value) and _STR.issuperset(map(type, value.values())):
             # Strings in string fields only (an object reference, an Event's source): nothing
-            # to drop, convert or report, which these two scans of C tell at once.
+            # to drop, convert or report, which these two scans of C tell at once; but an
+            # empty one Go would leave out.
             out = dict(value)
+            if "" in out.values() and s.omitted_zeros:
+                out = {k: v for k, v in out.items() if v or k not in s.omitted_zeros}
         else:
             out = self.fields_of(s, value, path, go_path, depth, basis, strings)
         for key in s.always_written:
@@ -503,12 +516,14 @@ class _Walk:
     ) -> dict[str, Any]:
         """`struct` field by field."""
         fields = s.fields
+        zeros = s.omitted_zeros
         out: dict[str, Any] = {}
         if type(basis) is not dict:
             basis = None
         for key, item in value.items():
             if type(item) is str and key in strings:
-                out[key] = item  # the commonest field, without building its paths
+                if item or key not in zeros:
+                    out[key] = item  # the commonest field, without building its paths
                 continue
             t = fields.get(key)
             if t is None:
@@ -517,7 +532,8 @@ class _Walk:
             if item is None:
                 continue
             if t is _STRING and isinstance(item, str):
-                out[key] = item
+                if item or key not in zeros:
+                    out[key] = item
                 continue
             was = None if basis is None else basis.get(key)
             if was is not None:
@@ -536,8 +552,8 @@ class _Walk:
                     converted = self.struct(t, item, child, child_go, depth + 1, was)
                 else:
                     converted = self.value(t, item, child, s.go_name, child_go, depth + 1, was)
-            if converted is not _MISMATCH:
-                out[key] = converted
+            if converted is not _MISMATCH and (converted or key not in zeros):
+                out[key] = converted  # Go's encoding leaves out a zero held by value
         return out
 
     def spec(self, root: Struct, t: Type, value: dict[str, Any], depth: int) -> Any:

@@ -85,5 +85,11 @@ def apply_create(kind: Kind, applied: Any, manager: str, now: str) -> Object:
 
 
 def converted(mutation: Mutation, conversion: ServedVersion) -> Mutation:
-    """`mutation` written against the served version, run on the stored one."""
-    return lambda stored: conversion.to_stored(mutation(conversion.from_stored(stored)))
+    """`mutation` written against the served version, run on the stored one; the patched
+    object must decode as the served version's type (400 otherwise)."""
+
+    def mutate(stored: Object) -> Object:
+        patched, _ = conversion.decoded_to_stored(mutation(conversion.from_stored(stored)))
+        return patched
+
+    return mutate

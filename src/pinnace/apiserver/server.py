@@ -335,15 +335,22 @@ class APIServer:
         *,
         json_body: bool = False,
         duplicate_fields: Sequence[str] = (),
+        yaml_duplicates: str = "",
     ) -> Result:
         """POST. With a fieldManager in `options`, managedFields record that manager as the
         owner of every field the object sets, defaults included, as kube-apiserver does.
         `json_body`: `body` was parsed from JSON text, so holds JSON's own types only;
-        `duplicate_fields`: the paths of the fields that text repeats."""
+        `duplicate_fields`: the paths of the fields that text repeats; `yaml_duplicates`:
+        the error for the keys a YAML text repeats."""
         options = options or WriteOptions()
         strict = options.field_validation == "Strict"
         decoded = decode(
-            body, kind, strict=strict, json_text=json_body, duplicate_fields=duplicate_fields
+            body,
+            kind,
+            strict=strict,
+            json_text=json_body,
+            duplicate_fields=duplicate_fields,
+            yaml_duplicates=yaml_duplicates,
         )
         obj = decoded.obj
         self.check_namespace(kind, obj, namespace)
@@ -476,16 +483,22 @@ class APIServer:
         *,
         json_body: bool = False,
         duplicate_fields: Sequence[str] = (),
+        yaml_duplicates: str = "",
     ) -> Result:
         """PUT: replace the object (or its status, with subresource "status"). With a
         fieldManager in `options`, managedFields record what that manager changed. A uid in
         the body is a precondition: the write is for that object, not one recreated under its
         name (a patch has none; its uid is only validated as immutable). `json_body`: as for
-        `create`, and so is `duplicate_fields`."""
+        `create`, and so are `duplicate_fields` and `yaml_duplicates`."""
         options = options or WriteOptions()
         strict = options.field_validation == "Strict"
         decoded = decode(
-            body, kind, strict=strict, json_text=json_body, duplicate_fields=duplicate_fields
+            body,
+            kind,
+            strict=strict,
+            json_text=json_body,
+            duplicate_fields=duplicate_fields,
+            yaml_duplicates=yaml_duplicates,
         )
         new = decoded.obj
         self.check_namespace(kind, new, namespace)

@@ -70,13 +70,13 @@ def fields(shape: Shape, depth: int = 0) -> st.SearchStrategy[dict[str, Any]]:
 
 @st.composite
 def objects(draw: st.DrawFn) -> tuple[Shape, dict[str, Any]]:
-    kind = draw(st.sampled_from(sorted(strategies.ROOTS)))
-    shape = kind_shape(kind)
+    api_version, kind = draw(st.sampled_from(sorted(strategies.ROOTS)))
+    shape = kind_shape(kind, api_version)
     assert shape is not None
     # Drawn as a struct rather than filtered out of all values: most of those are not objects,
     # and filtering them out failed Hypothesis' health check now and then.
     body = draw(fields(shape))
-    return shape, {"apiVersion": strategies.API_VERSIONS[kind], "kind": kind, **body}
+    return shape, {"apiVersion": api_version, "kind": kind, **body}
 
 
 IGNORED = st.sampled_from([FieldSet(), FieldSet.of(("f:status",)), FieldSet.of(("f:spec",))])

@@ -238,7 +238,7 @@ def build(kinds: Iterable[Kind], ref_prefix: str, others: Iterable[Kind] = ()) -
     found.add_model("V1DeleteOptions", _TYPE_NAMES["V1DeleteOptions"])
     found.schemas[DELETE_OPTIONS]["x-kubernetes-group-version-kind"] = _unique(meta_kinds)
     for kind in kinds:
-        type_name = strategies.ROOTS[kind.kind]
+        type_name = strategies.ROOTS[(kind.api_version, kind.kind)]
         found.add_kind(kind.model, type_name, kind.group, kind.version, kind.kind)
         if "list" in kind.verbs:
             found.add_kind(

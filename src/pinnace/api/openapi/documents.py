@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-from pinnace.api import catalog
+from pinnace.api import catalog, versions
 from pinnace.api.discovery import GIT_VERSION
 from pinnace.api.kind import Kind
 from pinnace.api.openapi import custom, definitions, operations
@@ -31,10 +31,11 @@ def group_version_path(group: str, version: str) -> str:
 
 
 def documented_kinds() -> tuple[Kind, ...]:
-    """The kinds the documents describe: those of the Kubernetes API, whose types the
-    generated strategies table holds (not autoscaling.k8s.io, which Pinnace serves without
-    publishing its schema)."""
-    return tuple(k for k in catalog.kinds() if k.kind in strategies.ROOTS)
+    """The kinds the documents describe, at every version served: those of the Kubernetes
+    API, whose types the generated strategies table holds (not autoscaling.k8s.io, which
+    Pinnace serves without publishing its schema)."""
+    served = (*catalog.kinds(), *versions.other_versions())
+    return tuple(k for k in served if (k.api_version, k.kind) in strategies.ROOTS)
 
 
 def content_hash(document: dict[str, Any]) -> str:

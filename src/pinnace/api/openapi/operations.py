@@ -256,7 +256,7 @@ def path_items(kind: Kind, root: str = "") -> Iterator[PathItem]:
     """The documented paths of `kind`: collection, all-namespaces list, object, subresources.
     `root`: the definition of a kind outside the strategies table (a custom resource's)."""
     custom = bool(root)
-    root = root or definition_name(strategies.ROOTS[kind.kind])
+    root = root or definition_name(strategies.ROOTS[(kind.api_version, kind.kind)])
     listed = root + "List"
     own = gvk(kind.group, kind.version, kind.kind)
     gv = _group_word(kind.group).capitalize() + kind.version.capitalize()
@@ -338,7 +338,7 @@ def _subresource(
     if sub == "finalize":
         return (_writes(name, target, own, root)[0][1],)
     if sub == "binding":
-        binding = definition_name(strategies.ROOTS["Binding"])
+        binding = definition_name(strategies.ROOTS[("v1", "Binding")])
         description = f"create binding of a {kind.kind}"
         return (Operation("post", name, description, gvk("", "v1", "Binding"), binding, binding),)
     if sub == "eviction":

@@ -60,6 +60,12 @@ SERVED = (
     ("storage.k8s.io", "v1", "CSINode"),
     ("storage.k8s.io", "v1", "StorageClass"),
 )
+# Kinds served at a second version too, converted to and from the stored one above; server-side
+# apply and the OpenAPI documents need their own types.
+ALSO_SERVED = (
+    ("autoscaling", "v1", "HorizontalPodAutoscaler"),
+    ("events.k8s.io", "v1", "Event"),
+)
 
 # Definitions that are scalars on the wire (smd treats them as untyped scalars).
 SCALAR_TYPES = {
@@ -114,14 +120,17 @@ def _type_ref(prop: dict[str, Any], todo: list[str]) -> str:
 
 
 def generate(definitions: dict[str, Any]) -> str:
-    roots: dict[str, str] = {}
+    roots: dict[tuple[str, str], str] = {}
     versions: dict[str, str] = {}
     for name, schema in definitions.items():
         for gvk in schema.get("x-kubernetes-group-version-kind", []):
-            if (gvk["group"], gvk["version"], gvk["kind"]) in SERVED:
-                roots[gvk["kind"]] = short(name)
+            served = (gvk["group"], gvk["version"], gvk["kind"])
+            if served in SERVED or served in ALSO_SERVED:
                 group = gvk["group"]
-                versions[gvk["kind"]] = f"{group}/{gvk['version']}" if group else gvk["version"]
+                api_version = f"{group}/{gvk['version']}" if group else gvk["version"]
+                roots[(api_version, gvk["kind"])] = short(name)
+                if served in SERVED:
+                    versions[gvk["kind"]] = api_version
     todo = [name for name in definitions if short(name) in roots.values()]
     types: dict[str, tuple[str, dict[str, tuple[Any, ...]], str]] = {}
     atomic: set[str] = set()
@@ -154,7 +163,7 @@ def generate(definitions: dict[str, Any]) -> str:
 
 
 def _render(
-    roots: dict[str, str],
+    roots: dict[tuple[str, str], str],
     versions: dict[str, str],
     types: dict[str, tuple[str, dict[str, tuple[Any, ...]], str]],
     atomic: set[str],
@@ -169,6 +178,9 @@ def _render(
         "+listType/+listMapKey/+mapType/+structType as x-kubernetes-list-type/-list-map-keys/",
         "-map-type. Do not edit by hand.",
         "",
+        "ROOTS[(apiVersion, kind)] is the type of each served kind at each served version;",
+        "API_VERSIONS[kind] the version it is stored at.",
+        "",
         "TYPES[type] = (scalar fields, {field: (ref, patch strategy, merge key, list or map type,",
         'list map keys)}, required fields). A ref is "" for a scalar, a type name, "[ref" for a',
         'list of ref or "{ref" for a map of string to ref.',
@@ -176,7 +188,9 @@ def _render(
         "",
         "# ruff: noqa: E501",
         "# fmt: off",
-        f"ROOTS = {json.dumps(dict(sorted(roots.items())), indent=4)}",
+        "ROOTS: dict[tuple[str, str], str] = {",
+        *(f"    {key!r}: {name!r}," for key, name in sorted(roots.items(), key=_by_kind)),
+        "}",
         "",
         f"API_VERSIONS = {json.dumps(dict(sorted(versions.items())), indent=4)}",
         "",
@@ -200,6 +214,11 @@ def _render(
     out.append("}")
     out.append("# fmt: on")
     return "\n".join(out) + "\n"
+
+
+def _by_kind(item: tuple[tuple[str, str], str]) -> tuple[str, str]:
+    (api_version, kind), _ = item
+    return kind, api_version
 
 
 def main() -> None:

@@ -21,8 +21,8 @@ __all__ = ["API_VERSIONS", "Field", "Shape", "field_of", "kind_shape", "object_s
 # whose shapes come from their CRDs' structural schemas, and the CustomResourceDefinition's.
 ROOTS = {
     **strategies.ROOTS,
-    vpa_models.KIND: vpa_models.PATCH_ROOT,
-    crd_models.KIND: crd_models.PATCH_ROOT,
+    (vpa_models.API_VERSION, vpa_models.KIND): vpa_models.PATCH_ROOT,
+    (crd_models.API_VERSION, crd_models.KIND): crd_models.PATCH_ROOT,
 }
 API_VERSIONS = {
     **strategies.API_VERSIONS,
@@ -96,6 +96,7 @@ VALUE_STRUCT_FIELDS: dict[str, tuple[str, ...]] = {
     "apps.v1.DeploymentSpec": ("template", "strategy"),
     "apps.v1.ReplicaSetSpec": ("template",),
     "apps.v1.StatefulSetSpec": ("template", "updateStrategy"),
+    "autoscaling.v1.HorizontalPodAutoscalerSpec": ("scaleTargetRef",),
     "autoscaling.v2.HorizontalPodAutoscalerSpec": ("scaleTargetRef",),
     "batch.v1.CronJobSpec": ("jobTemplate",),
     "batch.v1.JobSpec": ("template",),
@@ -106,19 +107,22 @@ VALUE_STRUCT_FIELDS: dict[str, tuple[str, ...]] = {
     "core.v1.NodeStatus": ("daemonEndpoints", "nodeInfo"),
     "core.v1.PersistentVolumeClaimSpec": ("resources",),
     "core.v1.PodTemplateSpec": ("metadata", "spec"),
+    "events.v1.Event": ("metadata", "regarding", "deprecatedSource"),
 }
 # Lists without `omitempty`: an unset one is serialized as null, present but empty.
 NULL_LIST_FIELDS: dict[str, tuple[str, ...]] = {"core.v1.PodSpec": ("containers",)}
 
 
-def root_type(kind: str) -> str | None:
-    return ROOTS.get(kind)
+def root_type(kind: str, api_version: str = "") -> str | None:
+    """The type of `kind` at `api_version`, by default the version it is stored at."""
+    return ROOTS.get((api_version or API_VERSIONS.get(kind, ""), kind))
 
 
 @cache
-def kind_shape(kind: str) -> Shape | None:
-    """The shape of a whole object of `kind` ("Pod", "Deployment"), None if not served."""
-    name = root_type(kind)
+def kind_shape(kind: str, api_version: str = "") -> Shape | None:
+    """The shape of a whole object of `kind` ("Pod", "Deployment") at `api_version` (by
+    default the stored one), None if not served."""
+    name = root_type(kind, api_version)
     return _struct(name) if name else None
 
 
@@ -130,10 +134,12 @@ def object_shape(kind: Any) -> tuple[str, Shape] | None:
     own = getattr(kind, "apply_shape", None)
     if own is not None:
         return str(kind.api_version), own
-    name = getattr(kind, "kind", kind)
-    version = API_VERSIONS.get(name) if isinstance(name, str) else None
-    shape = kind_shape(name) if version else None
-    return (version, shape) if version and shape else None
+    if isinstance(kind, str):
+        name, version = kind, API_VERSIONS.get(kind, "")
+    else:
+        name, version = getattr(kind, "kind", ""), getattr(kind, "api_version", "")
+    shape = kind_shape(name, version) if name and version else None
+    return (version, shape) if shape else None
 
 
 def field_of(type_name: str, name: str) -> Field | None:

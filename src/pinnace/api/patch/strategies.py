@@ -7,6 +7,9 @@ patchStrategy/patchMergeKey appear there as x-kubernetes-patch-strategy/-merge-k
 +listType/+listMapKey/+mapType/+structType as x-kubernetes-list-type/-list-map-keys/
 -map-type. Do not edit by hand.
 
+ROOTS[(apiVersion, kind)] is the type of each served kind at each served version;
+API_VERSIONS[kind] the version it is stored at.
+
 TYPES[type] = (scalar fields, {field: (ref, patch strategy, merge key, list or map type,
 list map keys)}, required fields). A ref is "" for a scalar, a type name, "[ref" for a
 list of ref or "{ref" for a map of string to ref.
@@ -14,52 +17,54 @@ list of ref or "{ref" for a map of string to ref.
 
 # ruff: noqa: E501
 # fmt: off
-ROOTS = {
-    "Binding": "core.v1.Binding",
-    "CSIDriver": "storage.v1.CSIDriver",
-    "CSINode": "storage.v1.CSINode",
-    "ClusterRole": "rbac.v1.ClusterRole",
-    "ClusterRoleBinding": "rbac.v1.ClusterRoleBinding",
-    "ConfigMap": "core.v1.ConfigMap",
-    "ControllerRevision": "apps.v1.ControllerRevision",
-    "CronJob": "batch.v1.CronJob",
-    "DaemonSet": "apps.v1.DaemonSet",
-    "Deployment": "apps.v1.Deployment",
-    "EndpointSlice": "discovery.v1.EndpointSlice",
-    "Endpoints": "core.v1.Endpoints",
-    "Event": "core.v1.Event",
-    "HorizontalPodAutoscaler": "autoscaling.v2.HorizontalPodAutoscaler",
-    "Ingress": "networking.v1.Ingress",
-    "IngressClass": "networking.v1.IngressClass",
-    "Job": "batch.v1.Job",
-    "Lease": "coordination.v1.Lease",
-    "LimitRange": "core.v1.LimitRange",
-    "LocalSubjectAccessReview": "authorization.v1.LocalSubjectAccessReview",
-    "Namespace": "core.v1.Namespace",
-    "NetworkPolicy": "networking.v1.NetworkPolicy",
-    "Node": "core.v1.Node",
-    "PersistentVolume": "core.v1.PersistentVolume",
-    "PersistentVolumeClaim": "core.v1.PersistentVolumeClaim",
-    "Pod": "core.v1.Pod",
-    "PodDisruptionBudget": "policy.v1.PodDisruptionBudget",
-    "PodTemplate": "core.v1.PodTemplate",
-    "PriorityClass": "scheduling.v1.PriorityClass",
-    "ReplicaSet": "apps.v1.ReplicaSet",
-    "ReplicationController": "core.v1.ReplicationController",
-    "ResourceQuota": "core.v1.ResourceQuota",
-    "Role": "rbac.v1.Role",
-    "RoleBinding": "rbac.v1.RoleBinding",
-    "RuntimeClass": "node.v1.RuntimeClass",
-    "Secret": "core.v1.Secret",
-    "SelfSubjectAccessReview": "authorization.v1.SelfSubjectAccessReview",
-    "SelfSubjectReview": "authentication.v1.SelfSubjectReview",
-    "SelfSubjectRulesReview": "authorization.v1.SelfSubjectRulesReview",
-    "Service": "core.v1.Service",
-    "ServiceAccount": "core.v1.ServiceAccount",
-    "StatefulSet": "apps.v1.StatefulSet",
-    "StorageClass": "storage.v1.StorageClass",
-    "SubjectAccessReview": "authorization.v1.SubjectAccessReview",
-    "TokenReview": "authentication.v1.TokenReview"
+ROOTS: dict[tuple[str, str], str] = {
+    ('v1', 'Binding'): 'core.v1.Binding',
+    ('storage.k8s.io/v1', 'CSIDriver'): 'storage.v1.CSIDriver',
+    ('storage.k8s.io/v1', 'CSINode'): 'storage.v1.CSINode',
+    ('rbac.authorization.k8s.io/v1', 'ClusterRole'): 'rbac.v1.ClusterRole',
+    ('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding'): 'rbac.v1.ClusterRoleBinding',
+    ('v1', 'ConfigMap'): 'core.v1.ConfigMap',
+    ('apps/v1', 'ControllerRevision'): 'apps.v1.ControllerRevision',
+    ('batch/v1', 'CronJob'): 'batch.v1.CronJob',
+    ('apps/v1', 'DaemonSet'): 'apps.v1.DaemonSet',
+    ('apps/v1', 'Deployment'): 'apps.v1.Deployment',
+    ('discovery.k8s.io/v1', 'EndpointSlice'): 'discovery.v1.EndpointSlice',
+    ('v1', 'Endpoints'): 'core.v1.Endpoints',
+    ('events.k8s.io/v1', 'Event'): 'events.v1.Event',
+    ('v1', 'Event'): 'core.v1.Event',
+    ('autoscaling/v1', 'HorizontalPodAutoscaler'): 'autoscaling.v1.HorizontalPodAutoscaler',
+    ('autoscaling/v2', 'HorizontalPodAutoscaler'): 'autoscaling.v2.HorizontalPodAutoscaler',
+    ('networking.k8s.io/v1', 'Ingress'): 'networking.v1.Ingress',
+    ('networking.k8s.io/v1', 'IngressClass'): 'networking.v1.IngressClass',
+    ('batch/v1', 'Job'): 'batch.v1.Job',
+    ('coordination.k8s.io/v1', 'Lease'): 'coordination.v1.Lease',
+    ('v1', 'LimitRange'): 'core.v1.LimitRange',
+    ('authorization.k8s.io/v1', 'LocalSubjectAccessReview'): 'authorization.v1.LocalSubjectAccessReview',
+    ('v1', 'Namespace'): 'core.v1.Namespace',
+    ('networking.k8s.io/v1', 'NetworkPolicy'): 'networking.v1.NetworkPolicy',
+    ('v1', 'Node'): 'core.v1.Node',
+    ('v1', 'PersistentVolume'): 'core.v1.PersistentVolume',
+    ('v1', 'PersistentVolumeClaim'): 'core.v1.PersistentVolumeClaim',
+    ('v1', 'Pod'): 'core.v1.Pod',
+    ('policy/v1', 'PodDisruptionBudget'): 'policy.v1.PodDisruptionBudget',
+    ('v1', 'PodTemplate'): 'core.v1.PodTemplate',
+    ('scheduling.k8s.io/v1', 'PriorityClass'): 'scheduling.v1.PriorityClass',
+    ('apps/v1', 'ReplicaSet'): 'apps.v1.ReplicaSet',
+    ('v1', 'ReplicationController'): 'core.v1.ReplicationController',
+    ('v1', 'ResourceQuota'): 'core.v1.ResourceQuota',
+    ('rbac.authorization.k8s.io/v1', 'Role'): 'rbac.v1.Role',
+    ('rbac.authorization.k8s.io/v1', 'RoleBinding'): 'rbac.v1.RoleBinding',
+    ('node.k8s.io/v1', 'RuntimeClass'): 'node.v1.RuntimeClass',
+    ('v1', 'Secret'): 'core.v1.Secret',
+    ('authorization.k8s.io/v1', 'SelfSubjectAccessReview'): 'authorization.v1.SelfSubjectAccessReview',
+    ('authentication.k8s.io/v1', 'SelfSubjectReview'): 'authentication.v1.SelfSubjectReview',
+    ('authorization.k8s.io/v1', 'SelfSubjectRulesReview'): 'authorization.v1.SelfSubjectRulesReview',
+    ('v1', 'Service'): 'core.v1.Service',
+    ('v1', 'ServiceAccount'): 'core.v1.ServiceAccount',
+    ('apps/v1', 'StatefulSet'): 'apps.v1.StatefulSet',
+    ('storage.k8s.io/v1', 'StorageClass'): 'storage.v1.StorageClass',
+    ('authorization.k8s.io/v1', 'SubjectAccessReview'): 'authorization.v1.SubjectAccessReview',
+    ('authentication.k8s.io/v1', 'TokenReview'): 'authentication.v1.TokenReview',
 }
 
 API_VERSIONS = {
@@ -111,6 +116,7 @@ API_VERSIONS = {
 }
 
 ATOMIC_TYPES = frozenset([
+    "autoscaling.v1.CrossVersionObjectReference",
     "core.v1.ConfigMapKeySelector",
     "core.v1.EndpointAddress",
     "core.v1.EndpointPort",
@@ -487,6 +493,34 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
             'resourceRules': ('[authorization.v1.ResourceRule', '', '', 'atomic', ()),
         },
         'incomplete nonResourceRules resourceRules',
+    ),
+    'autoscaling.v1.CrossVersionObjectReference': (
+        'apiVersion kind name',
+        {
+        },
+        'kind name',
+    ),
+    'autoscaling.v1.HorizontalPodAutoscaler': (
+        'apiVersion kind',
+        {
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'spec': ('autoscaling.v1.HorizontalPodAutoscalerSpec', '', '', '', ()),
+            'status': ('autoscaling.v1.HorizontalPodAutoscalerStatus', '', '', '', ()),
+        },
+        '',
+    ),
+    'autoscaling.v1.HorizontalPodAutoscalerSpec': (
+        'maxReplicas minReplicas targetCPUUtilizationPercentage',
+        {
+            'scaleTargetRef': ('autoscaling.v1.CrossVersionObjectReference', '', '', '', ()),
+        },
+        'maxReplicas scaleTargetRef',
+    ),
+    'autoscaling.v1.HorizontalPodAutoscalerStatus': (
+        'currentCPUUtilizationPercentage currentReplicas desiredReplicas lastScaleTime observedGeneration',
+        {
+        },
+        'currentReplicas desiredReplicas',
     ),
     'autoscaling.v2.ContainerResourceMetricSource': (
         'container name',
@@ -2349,6 +2383,23 @@ TYPES: dict[str, tuple[str, dict[str, FieldEntry], str]] = {
         {
         },
         'name',
+    ),
+    'events.v1.Event': (
+        'action apiVersion deprecatedCount deprecatedFirstTimestamp deprecatedLastTimestamp eventTime kind note reason reportingController reportingInstance type',
+        {
+            'deprecatedSource': ('core.v1.EventSource', '', '', '', ()),
+            'metadata': ('meta.v1.ObjectMeta', '', '', '', ()),
+            'regarding': ('core.v1.ObjectReference', '', '', '', ()),
+            'related': ('core.v1.ObjectReference', '', '', '', ()),
+            'series': ('events.v1.EventSeries', '', '', '', ()),
+        },
+        'eventTime',
+    ),
+    'events.v1.EventSeries': (
+        'count lastObservedTime',
+        {
+        },
+        'count lastObservedTime',
     ),
     'meta.v1.Condition': (
         'lastTransitionTime message observedGeneration reason status type',

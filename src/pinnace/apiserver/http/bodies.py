@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, NamedTuple
 
 import yaml
 
 from pinnace.api import status
+from pinnace.api.goquote import quote
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http import gojson, protobuf
 from pinnace.apiserver.http.negotiation import BodyType
@@ -59,12 +60,17 @@ def summarize(data: bytes, max_length: int = 30) -> str:
 def parse_object_body(data: bytes, body_type: BodyType, kind_name: str) -> Any:
     """A create or update body (JSON or YAML) as a plain value; the kind's decoder checks its
     shape. A body that does not parse answers as kube-apiserver's transformDecodeError."""
+    return _parse_object_body(data, body_type, kind_name)[0]
+
+
+def _parse_object_body(data: bytes, body_type: BodyType, kind_name: str) -> tuple[Any, str]:
+    """`parse_object_body`'s value, and for YAML the error of the keys it repeats."""
     if body_type is BodyType.PROTOBUF:
-        return protobuf.decode(data)
+        return protobuf.decode(data), ""
     try:
         if body_type is BodyType.YAML:
-            return yaml_to_json(data)
-        return gojson.loads(data)
+            return _yaml_to_json(data)
+        return gojson.loads(data), ""
     except (gojson.JSONSyntaxError, YAMLError) as e:
         reason = str(e)
         if isinstance(e, gojson.JSONSyntaxError):
@@ -79,15 +85,20 @@ class WrittenBody(NamedTuple):
     value: Any
     duplicate_fields: list[str]
     """The paths of the fields its JSON text repeats (`gojson.duplicate_fields`)."""
+    yaml_duplicates: str = ""
+    """The error of the keys its YAML text repeats, as sigs.k8s.io/yaml's YAMLToJSONStrict
+    words it (`yaml: unmarshal errors:` and a line for each)."""
 
 
 def parse_written_body(
     data: bytes, body_type: BodyType, kind_name: str, find_duplicates: bool
 ) -> WrittenBody:
-    """A create or update body as `parse_object_body` reads it, with the fields its JSON text
-    repeats when `find_duplicates` (field validation Strict or Warn: kube-apiserver's strict
-    decoder reports them)."""
-    value = parse_object_body(data, body_type, kind_name)
+    """A create or update body as `parse_object_body` reads it, with the fields its JSON or
+    YAML text repeats when `find_duplicates` (field validation Strict or Warn: kube-apiserver's
+    strict decoder reports them)."""
+    value, yaml_duplicates = _parse_object_body(data, body_type, kind_name)
+    if find_duplicates and yaml_duplicates:
+        return WrittenBody(value, [], yaml_duplicates)
     if not find_duplicates or body_type is not BodyType.JSON:
         return WrittenBody(value, [])
     return WrittenBody(value, gojson.duplicate_fields(data, value))
@@ -153,6 +164,37 @@ def _float_or_text(text: str) -> float | str:
     return number if math.isfinite(number) else text
 
 
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    """SafeConstructor's mapping, noting the keys it gives twice: it holds fewer keys than
+    the node has pairs only then (or with a merge key), which one comparison tells."""
+    mapping: dict[Any, Any] = yaml.SafeLoader.construct_mapping(loader, node, deep)
+    if len(mapping) != len(node.value):
+        seen: set[Any] = set()
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = loader.construct_object(key_node, deep=True)
+            if isinstance(key, Hashable):
+                if key in seen:
+                    loader.repeats.append((value_node.start_mark.line + 1, key))
+                seen.add(key)
+    return mapping
+
+
+def _repeats_error(loader: Any) -> str:
+    """sigs.k8s.io/yaml's (go-yaml v2's) strict error: a line per repeated key, in document
+    order, numbered by where its value starts, the key as Go's %#v prints it."""
+    repeats = loader.repeats
+    if not repeats:
+        return ""
+    lines = [
+        f"line {line}: key {quote(key) if isinstance(key, str) else _key(key)} already set in map"
+        for line, key in sorted(repeats, key=lambda repeat: repeat[0])
+    ]
+    return "yaml: unmarshal errors:\n  " + "\n  ".join(lines)
+
+
+_Loader.construct_mapping = _construct_mapping
 _Loader.add_constructor("tag:yaml.org,2002:int", _integer)
 _Loader.add_constructor("tag:yaml.org,2002:float", _float)
 
@@ -163,10 +205,20 @@ def yaml_to_json(data: bytes) -> Any:
     Aliases are expanded, up to a budget that a document without them never reaches (one
     value per byte, and some), so a "billion laughs" body is refused instead of eating the
     server; nesting too deep to walk is refused too."""
+    return _yaml_to_json(data)[0]
+
+
+def _yaml_to_json(data: bytes) -> tuple[Any, str]:
+    """`yaml_to_json`'s value, and the error YAMLToJSONStrict gives for the keys the document
+    repeats ("" when none)."""
     try:
-        documents = yaml.load_all(data, Loader=_Loader)
-        value = next(iter(documents), None)
-        return _JSONValues(4 * len(data) + 10_000).convert(value)
+        loader = _Loader(data)
+        loader.repeats = []
+        try:
+            value = loader.get_data() if loader.check_data() else None
+        finally:
+            loader.dispose()
+        return _JSONValues(4 * len(data) + 10_000).convert(value), _repeats_error(loader)
     except yaml.MarkedYAMLError as e:
         if e.problem == _LIBYAML_TOO_DEEP:
             raise YAMLError(_TOO_DEEP) from None

@@ -31,7 +31,7 @@ from pinnace.apiserver.auth.security import UNSECURED_USER
 from pinnace.apiserver.auth.user import requester
 from pinnace.apiserver.filters import filter_for
 from pinnace.apiserver.http import fieldmanagers, negotiation, params, patching, subresources
-from pinnace.apiserver.http.bodies import parse_written_body
+from pinnace.apiserver.http.bodies import WrittenBody, parse_written_body
 from pinnace.apiserver.http.negotiation import BodyType
 from pinnace.apiserver.http.request import Request
 from pinnace.apiserver.http.responses import (
@@ -166,7 +166,7 @@ class ResourceHandler:
         written = await request.parsed(
             parse_written_body, body_type, kind.kind, options.field_validation != "Ignore"
         )
-        body = _stored(target, written.value)
+        body, warnings = _stored(target, written, options.field_validation)
         if kind.plural == "bindings" and not kind.group:
             answer = await binding.bind(self.server, target.namespace, "", body, options)
             return created_response(answer)
@@ -180,8 +180,10 @@ class ResourceHandler:
             body,
             options,
             json_body=_json_body(target, body_type),
-            duplicate_fields=written.duplicate_fields,
+            duplicate_fields=() if target.conversion else written.duplicate_fields,
+            yaml_duplicates="" if target.conversion else written.yaml_duplicates,
         )
+        result.warnings[:0] = warnings
         return _written(encoder, result, options.field_validation, 201)
 
     async def update(
@@ -192,7 +194,7 @@ class ResourceHandler:
         written = await request.parsed(
             parse_written_body, body_type, target.kind.kind, options.field_validation != "Ignore"
         )
-        body = _stored(target, written.value)
+        body, warnings = _stored(target, written, options.field_validation)
         options = fieldmanagers.with_manager(options, request)
         result = await self.server.update(
             target.kind,
@@ -202,8 +204,10 @@ class ResourceHandler:
             options,
             subresource,
             json_body=_json_body(target, body_type),
-            duplicate_fields=written.duplicate_fields,
+            duplicate_fields=() if target.conversion else written.duplicate_fields,
+            yaml_duplicates="" if target.conversion else written.yaml_duplicates,
         )
+        result.warnings[:0] = warnings
         code = 201 if result.created else 200
         return _written(encoder, result, options.field_validation, code)
 
@@ -265,11 +269,17 @@ def _json_body(target: ResourceTarget, body_type: BodyType) -> bool:
     return body_type is BodyType.JSON and target.conversion is None
 
 
-def _stored(target: ResourceTarget, body: Any) -> Any:
-    """A body sent at another version of the kind, as the stored version."""
-    if target.conversion is None or not isinstance(body, dict):
-        return body
-    return target.conversion.to_stored(body)
+def _stored(target: ResourceTarget, written: WrittenBody, validation: str) -> tuple[Any, list[str]]:
+    """The body to write, as the stored version, and the warnings of decoding it at the
+    version it was sent at when that is another."""
+    if target.conversion is None:
+        return written.value, []
+    return target.conversion.decoded_to_stored(
+        written.value,
+        strict=validation == "Strict",
+        duplicate_fields=written.duplicate_fields,
+        yaml_duplicates=written.yaml_duplicates,
+    )
 
 
 def _replace_field_selector(options: ListOptions, selector: str) -> ListOptions:

@@ -183,9 +183,12 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
 _COMMON_FIELDS = ("labels", "annotations", "ownerReferences", "finalizers", "managedFields")
 _MAX_REMEMBERED_TEXT = 4096
 """Longer texts (a kubectl last-applied annotation, large managedFields) are one object's."""
-_common_errors: Remembered[tuple[FieldError, ...]] = Remembered(1024)
+_common_errors: Remembered[tuple[FieldError, ...]] = Remembered(1 << 14)
 """By the JSON text of the metadata fields `_validate_common` reads, what it found: the
-objects of one workload share their labels, annotations and owners."""
+objects of one workload share their labels, annotations and owners. Each node's Node and
+Lease have their own (a hostname label, the Node as the Lease's owner), validated again at
+every heartbeat: room for those of 5,000 nodes and more, or each renewal misses and pushes
+out the workloads' entries."""
 
 
 def _validate_common(meta: dict[str, Any]) -> list[FieldError]:

@@ -77,8 +77,9 @@ def test_a_spec_is_remembered_once_sent_again_and_the_leases_push_none_out() -> 
 def test_the_metadata_of_every_nodes_lease_stays_remembered_across_a_renewal_round(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for node in range(NODES):
-        assert meta.validate_object_meta(_lease(node, 0), namespaced=True) == []
+    for renewed in (0, 10):  # remembered from the second time it is seen
+        for node in range(NODES):
+            assert meta.validate_object_meta(_lease(node, renewed), namespaced=True) == []
     missed: list[dict[str, Any]] = []
     real = meta._common_errors_of
 
@@ -88,5 +89,5 @@ def test_the_metadata_of_every_nodes_lease_stays_remembered_across_a_renewal_rou
 
     monkeypatch.setattr(meta, "_common_errors_of", counted)
     for node in range(NODES):
-        assert meta.validate_object_meta(_lease(node, 10), namespaced=True) == []
+        assert meta.validate_object_meta(_lease(node, 20), namespaced=True) == []
     assert missed == []

@@ -84,6 +84,35 @@ def test_informer_sees_adds_updates_and_deletes_in_order(cluster: Cluster, packe
     cluster.run(scenario())
 
 
+def test_the_places_of_the_keys_follow_the_cache_as_keys_come_and_go(cluster: Cluster) -> None:
+    client = cluster.client
+    informer = Informer(client, CONFIG_MAPS, "default")
+
+    def places() -> tuple[list[str], dict[str, int]]:
+        order, place_of = informer.places()
+        assert order == informer.keys()
+        assert place_of == {key: i for i, key in enumerate(order)}
+        return order, place_of
+
+    async def scenario() -> None:
+        for name in "abc":
+            await client.create(CONFIG_MAPS, "default", config_map(name, v="1"))
+        informer.start()
+        await informer.wait_for_sync()
+        before = places()
+        assert before[0] == ["default/a", "default/b", "default/c"]
+        await client.patch(CONFIG_MAPS, "default", "b", {"data": {"v": "2"}}, PatchType.MERGE)
+        await asyncio.sleep(SETTLE)
+        assert places() == before  # an update moves no key
+        await client.delete(CONFIG_MAPS, "default", "a")
+        await client.create(CONFIG_MAPS, "default", config_map("a", v="3"))
+        await asyncio.sleep(SETTLE)
+        assert places()[0] == ["default/b", "default/c", "default/a"]
+        await informer.stop()
+
+    cluster.run(scenario())
+
+
 class FlakyClient(LocalClient):
     """A LocalClient behind a network that can go down: `disconnect()` ends every watch, and
     watches asked for while it is down wait until `reconnect()`."""

@@ -183,9 +183,14 @@ def validate_object_meta_update(new: Any, old: Any) -> list[FieldError]:
 _COMMON_FIELDS = ("labels", "annotations", "ownerReferences", "finalizers", "managedFields")
 _MAX_REMEMBERED_TEXT = 4096
 """Longer texts (a kubectl last-applied annotation, large managedFields) are one object's."""
-_common_errors: Remembered[tuple[FieldError, ...]] = Remembered(1024)
-"""By the JSON text of the metadata fields `_validate_common` reads, what it found: the
-objects of one workload share their labels, annotations and owners."""
+_common_errors: Remembered[tuple[FieldError, ...]] = Remembered(1 << 14, only_returning=True)
+"""By the JSON text of the metadata fields `_validate_common` reads, what it found, once the
+same text comes again: the objects of one workload share their labels, annotations and
+owners. Each node's Node and Lease have their own (a hostname label, the Node as the Lease's
+owner), validated again at every heartbeat: room for those of 5,000 nodes and more, or each
+renewal misses and pushes out the workloads' entries. Texts seen once (a pod's own usage
+annotation, managedFields stamped at each write) are not kept: at this size they would hold
+tens of MiB."""
 
 
 def _validate_common(meta: dict[str, Any]) -> list[FieldError]:
@@ -195,7 +200,8 @@ def _validate_common(meta: dict[str, Any]) -> list[FieldError]:
     known = _common_errors.get(text)
     if known is None:
         known = tuple(_common_errors_of(meta))
-        _common_errors.put(text, known)
+        if _common_errors.returning(text):
+            _common_errors.put(text, known)
     return list(known)
 
 

@@ -43,9 +43,27 @@ class Remembered(Generic[T]):
     the least recently used is forgotten first. The pods of one template share their spec,
     and what is worked out from it once holds for all of them."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, only_returning: bool = False) -> None:
         self._size = size
         self._answers: dict[Hashable, T] = {}
+        self._offered_once: dict[int, None] | None = {} if only_returning else None
+
+    def returning(self, key: Hashable) -> bool:
+        """Whether the answer for `key`, just worked out, is worth remembering: always, unless
+        the memo is `only_returning`; then only once `key` comes back. A key offered once is
+        noted (by its hash, the last `size` of them), so that keys that never come again (a
+        Lease's spec, whose renewTime changes at every renewal) cost neither the making of an
+        entry nor the entries of the keys that do come back (a template's pods)."""
+        offered = self._offered_once
+        if offered is None:
+            return True
+        h = hash(key)
+        if offered.pop(h, False) is None:
+            return True
+        if len(offered) >= self._size:
+            del offered[next(iter(offered))]
+        offered[h] = None
+        return False
 
     def get(self, key: Hashable) -> T | None:
         answers = self._answers

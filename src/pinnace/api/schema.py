@@ -304,10 +304,12 @@ def unknown_fields(kind: Kind, obj: dict[str, Any]) -> list[str]:
     return normalize(kind, obj).unknown_fields
 
 
-_specs: Remembered[bytes] = Remembered(1024)
+_specs: Remembered[bytes] = Remembered(1024, only_returning=True)
 """By kind and the JSON text of a `spec` as sent, the text of what it normalized to, for the
-specs that normalized cleanly (no unknown field, no type error): every pod of a template
-sends the same spec, and normalizing a pod's spec takes tens of microseconds."""
+specs that normalized cleanly (no unknown field, no type error) and were sent before: every
+pod of a template sends the same spec, and normalizing a pod's spec takes tens of
+microseconds; a Lease's spec is new at every renewal (5,000 nodes renew 500 a second), and
+would push the pods' specs out while costing a check and a copy of its own."""
 
 
 def normalize(
@@ -559,17 +561,27 @@ class _Walk:
     def spec(self, root: Struct, t: Type, value: dict[str, Any], depth: int) -> Any:
         """The object's spec, normalized as `value` does, or from memory."""
         text = plain_json(value)
-        if text is not None and not self.json_text and orjson.loads(text) != value:
-            text = None  # not JSON's own types: walked every time
+        if text is None:
+            return self.value(t, value, "spec", root.go_name, "spec", depth)
         key = (root.model, text)
-        known = _specs.get(key) if text is not None else None
-        if known is not None:
+        known = _specs.get(key)
+        if known is not None and self._as_text(text, value):
             return orjson.loads(known)
         unknown = len(self.unknown)
         converted = self.value(t, value, "spec", root.go_name, "spec", depth)
-        if text is not None and not self.type_error and len(self.unknown) == unknown:
+        if (
+            not self.type_error
+            and len(self.unknown) == unknown
+            and _specs.returning(key)
+            and self._as_text(text, value)
+        ):
             _specs.put(key, orjson.dumps(converted))
         return converted
+
+    def _as_text(self, text: bytes, value: dict[str, Any]) -> bool:
+        """Whether `value` is what its JSON `text` reads back as: not so for values of other
+        types than JSON's own, which are walked every time."""
+        return self.json_text or orjson.loads(text) == value
 
     def value(
         self,

@@ -157,6 +157,8 @@ class Informer:
         self._resync_timer: Timer | None = None
         self._dispatched: tuple[Object, bytes] | None = None
         """The object the handlers being called were handed, and its cached bytes."""
+        self._places: tuple[builtins.list[str], dict[str, int]] | None = None
+        """`places`, until a key comes or goes."""
         if namespace_index:
             self.add_indexer(NAMESPACE_INDEX, by_namespace)
 
@@ -251,6 +253,16 @@ class Informer:
     def keys(self) -> builtins.list[str]:
         return list(self._cache)
 
+    def places(self) -> tuple[builtins.list[str], dict[str, int]]:
+        """The keys in the cache's order (that of `keys`) and each one's place in it, shared
+        (read-only) and worked out again only when a key has come or gone since: a pass over
+        a few of 5,000 nodes, in their order, then costs no list of them all."""
+        places = self._places
+        if places is None:
+            keys = list(self._cache)
+            places = self._places = (keys, {key: i for i, key in enumerate(keys)})
+        return places
+
     def index_values(self, name: str) -> builtins.list[str]:
         """The values objects are filed under in the index `name` (ListIndexFuncValues)."""
         try:
@@ -291,6 +303,8 @@ class Informer:
         old = self.get_by_key(key)
         if old is not None:
             key = self._unfile(key, old)
+        else:
+            self._places = None
         self._cache[key] = obj if self._codec is None else self._codec.pack(obj)
         for name in self._indexers:
             self._file(name, key, obj)
@@ -302,6 +316,7 @@ class Informer:
         cached = self._cache.pop(key, None)
         if cached is None:
             return None
+        self._places = None
         old = self._unpack(cached)
         self._unfile(key, old)
         for listener in self._listeners:

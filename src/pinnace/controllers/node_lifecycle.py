@@ -388,8 +388,8 @@ class NodeLifecycleController:
             self._membership_changed = False
             await self._follow_membership(self._nodes.list())
         names = self._parked.to_look_at()
-        order = self._nodes.keys()
-        places = [i for i, n in enumerate(order) if n in names] if names else []
+        order, place_of = self._nodes.places()
+        places = sorted(place_of[n] for n in names if n in place_of)
         zone_conditions: dict[str, list[str]] = {}
         yielded = 0
         for place in places:

@@ -54,7 +54,7 @@ async def call(
 
 def test_readyz_answers_while_a_large_yaml_body_is_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     parsing, finish = threading.Event(), threading.Event()
-    parse = bodies.yaml_to_json
+    parse = bodies.yaml_to_json_strict
 
     def held_parse(data: bytes) -> Any:
         parsing.set()
@@ -63,7 +63,7 @@ def test_readyz_answers_while_a_large_yaml_body_is_parsed(monkeypatch: pytest.Mo
         finish.wait(timeout=10)
         return parse(data)
 
-    monkeypatch.setattr(bodies, "yaml_to_json", held_parse)
+    monkeypatch.setattr(bodies, "yaml_to_json_strict", held_parse)
     answered: list[str] = []
 
     async def scenario() -> tuple[int, int]:

@@ -69,7 +69,7 @@ def _parse_object_body(data: bytes, body_type: BodyType, kind_name: str) -> tupl
         return protobuf.decode(data), ""
     try:
         if body_type is BodyType.YAML:
-            return _yaml_to_json(data)
+            return yaml_to_json_strict(data)
         return gojson.loads(data), ""
     except (gojson.JSONSyntaxError, YAMLError) as e:
         reason = str(e)
@@ -205,10 +205,10 @@ def yaml_to_json(data: bytes) -> Any:
     Aliases are expanded, up to a budget that a document without them never reaches (one
     value per byte, and some), so a "billion laughs" body is refused instead of eating the
     server; nesting too deep to walk is refused too."""
-    return _yaml_to_json(data)[0]
+    return yaml_to_json_strict(data)[0]
 
 
-def _yaml_to_json(data: bytes) -> tuple[Any, str]:
+def yaml_to_json_strict(data: bytes) -> tuple[Any, str]:
     """`yaml_to_json`'s value, and the error YAMLToJSONStrict gives for the keys the document
     repeats ("" when none)."""
     try:
@@ -276,4 +276,5 @@ __all__ = [
     "read_body",
     "summarize",
     "yaml_to_json",
+    "yaml_to_json_strict",
 ]

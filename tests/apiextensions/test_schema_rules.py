@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from tests.apiextensions.gadgets import gadget_crd
+
 from pinnace.api.apiextensions.crd import validate_crd, validate_crd_update
 from pinnace.api.objects import Object
 
@@ -24,30 +26,7 @@ def _crd(**properties: Any) -> Object:
         "type": "object",
         "properties": {"spec": {"type": "object", "properties": properties}},
     }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com", "resourceVersion": "1"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "conversion": {"strategy": "None"},
-            "names": {
-                "plural": "gadgets",
-                "singular": "gadget",
-                "kind": "Gadget",
-                "listKind": "GadgetList",
-            },
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                }
-            ],
-        },
-    }
+    return gadget_crd(schema)
 
 
 def _fields(errors: list[Any]) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.apiextensions.gadgets import gadget_crd
 
 from pinnace.api.apiextensions import cel_program
 from pinnace.api.apiextensions.crd import validate_crd
@@ -19,30 +20,7 @@ def _crd(spec_schema: dict[str, Any], root_rules: list[Any] | None = None) -> Ob
     schema: dict[str, Any] = {"type": "object", "properties": {"spec": spec_schema}}
     if root_rules:
         schema["x-kubernetes-validations"] = root_rules
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com", "resourceVersion": "1"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "conversion": {"strategy": "None"},
-            "names": {
-                "plural": "gadgets",
-                "singular": "gadget",
-                "kind": "Gadget",
-                "listKind": "GadgetList",
-            },
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                }
-            ],
-        },
-    }
+    return gadget_crd(schema)
 
 
 def _kind(spec_schema: dict[str, Any], root_rules: list[Any] | None = None) -> Kind:

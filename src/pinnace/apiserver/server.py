@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pinnace.api import catalog, status
-from pinnace.api.decode import decode
+from pinnace.api.decode import NO_REPEATS, Repeats, decode
 from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
@@ -334,24 +334,15 @@ class APIServer:
         options: WriteOptions | None = None,
         *,
         json_body: bool = False,
-        duplicate_fields: Sequence[str] = (),
-        yaml_duplicates: str = "",
+        repeats: Repeats = NO_REPEATS,
     ) -> Result:
         """POST. With a fieldManager in `options`, managedFields record that manager as the
         owner of every field the object sets, defaults included, as kube-apiserver does.
         `json_body`: `body` was parsed from JSON text, so holds JSON's own types only;
-        `duplicate_fields`: the paths of the fields that text repeats; `yaml_duplicates`:
-        the error for the keys a YAML text repeats."""
+        `repeats`: what that text repeats."""
         options = options or WriteOptions()
         strict = options.field_validation == "Strict"
-        decoded = decode(
-            body,
-            kind,
-            strict=strict,
-            json_text=json_body,
-            duplicate_fields=duplicate_fields,
-            yaml_duplicates=yaml_duplicates,
-        )
+        decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
         obj = decoded.obj
         self.check_namespace(kind, obj, namespace)
         self._default(kind, obj)
@@ -482,24 +473,16 @@ class APIServer:
         subresource: str = "",
         *,
         json_body: bool = False,
-        duplicate_fields: Sequence[str] = (),
-        yaml_duplicates: str = "",
+        repeats: Repeats = NO_REPEATS,
     ) -> Result:
         """PUT: replace the object (or its status, with subresource "status"). With a
         fieldManager in `options`, managedFields record what that manager changed. A uid in
         the body is a precondition: the write is for that object, not one recreated under its
         name (a patch has none; its uid is only validated as immutable). `json_body`: as for
-        `create`, and so are `duplicate_fields` and `yaml_duplicates`."""
+        `create`, and so is `repeats`."""
         options = options or WriteOptions()
         strict = options.field_validation == "Strict"
-        decoded = decode(
-            body,
-            kind,
-            strict=strict,
-            json_text=json_body,
-            duplicate_fields=duplicate_fields,
-            yaml_duplicates=yaml_duplicates,
-        )
+        decoded = decode(body, kind, strict=strict, json_text=json_body, repeats=repeats)
         new = decoded.obj
         self.check_namespace(kind, new, namespace)
         _check_name(new, name)

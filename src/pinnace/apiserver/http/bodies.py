@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from pinnace.api import status
+from pinnace.api.decode import NO_REPEATS, Repeats
 from pinnace.api.goquote import quote
 from pinnace.api.status import StatusError
 from pinnace.apiserver.http import gojson, protobuf
@@ -83,11 +84,10 @@ def _parse_object_body(data: bytes, body_type: BodyType, kind_name: str) -> tupl
 
 class WrittenBody(NamedTuple):
     value: Any
-    duplicate_fields: list[str]
-    """The paths of the fields its JSON text repeats (`gojson.duplicate_fields`)."""
-    yaml_duplicates: str = ""
-    """The error of the keys its YAML text repeats, as sigs.k8s.io/yaml's YAMLToJSONStrict
-    words it (`yaml: unmarshal errors:` and a line for each)."""
+    repeats: Repeats
+    """The fields its JSON text repeats (`gojson.duplicate_fields`), or the error of the keys
+    its YAML text repeats, as sigs.k8s.io/yaml's YAMLToJSONStrict words it (`yaml: unmarshal
+    errors:` and a line for each)."""
 
 
 def parse_written_body(
@@ -98,10 +98,10 @@ def parse_written_body(
     strict decoder reports them)."""
     value, yaml_duplicates = _parse_object_body(data, body_type, kind_name)
     if find_duplicates and yaml_duplicates:
-        return WrittenBody(value, [], yaml_duplicates)
+        return WrittenBody(value, Repeats(yaml=yaml_duplicates))
     if not find_duplicates or body_type is not BodyType.JSON:
-        return WrittenBody(value, [])
-    return WrittenBody(value, gojson.duplicate_fields(data, value))
+        return WrittenBody(value, NO_REPEATS)
+    return WrittenBody(value, Repeats(gojson.duplicate_fields(data, value)))
 
 
 def parse_json(data: bytes, content_type: str = "") -> Any:

@@ -519,7 +519,7 @@ class APIServer:
         mutate: Callable[[Object], Object],
         options: WriteOptions | None = None,
         subresource: str = "",
-        unknown_fields: builtins.list[str] | None = None,
+        validation: patching.FieldValidation | None = None,
         *,
         pure: bool = False,
         track: Callable[[Object, Object], Object] | None = None,
@@ -527,26 +527,24 @@ class APIServer:
         """Read, change, write, retrying on conflicts: `mutate` gets a copy of the stored
         object and returns the new one (a patch, a scale, a component's read-modify-write).
         A resourceVersion the result carries that differs from the stored one is a
-        precondition, as in a patch that sets metadata.resourceVersion. With `unknown_fields`
-        (a patch), the new object's unknown fields are refused or reported into it, as
-        `options.field_validation` says. `pure`: `mutate` changes nothing it is given (a
-        json, merge or strategic merge patch), so it gets the stored object itself; what it
-        returns may share parts with it, which decoding copies unless nothing would change
-        them in place before they are stored (no defaulting: the update path after it leaves
-        the stored object's parts alone). `track` (stored, new) -> new records the write in
+        precondition, as in a patch that sets metadata.resourceVersion. With `validation` (a
+        patch's, unless fieldValidation is Ignore), the new object's unknown fields are
+        reported to it, to be refused or warned about. `pure`: `mutate` changes nothing it is
+        given (a json, merge or strategic merge patch), so it gets the stored object itself;
+        what it returns may share parts with it, which decoding copies unless nothing would
+        change them in place before they are stored (no defaulting: the update path after it
+        leaves the stored object's parts alone). `track` (stored, new) -> new records the write in
         managedFields, once the new object is decoded and defaulted."""
         options = options or WriteOptions()
-        validation = "Ignore" if unknown_fields is None else options.field_validation
         defaulted = self._defaulted(kind, subresource)
 
         def build(old: Object) -> Object:
             new = mutate(old if pure else clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            strict = validation == "Strict"
-            decoded = decode(new, kind, strict=strict, basis=old, share=pure and not defaulted)
-            if unknown_fields is not None and validation == "Warn":
-                unknown_fields[:] = decoded.warnings
+            decoded = decode(new, kind, basis=old, share=pure and not defaulted)
+            if validation is not None:
+                validation.decoded(new, decoded.warnings)
             if defaulted:
                 self._default(kind, decoded.obj)
             return decoded.obj if track is None else track(old, decoded.obj)
@@ -563,14 +561,16 @@ class APIServer:
         options: WriteOptions | None = None,
         subresource: str = "",
         conversion: ServedVersion | None = None,
+        *,
+        repeats: Repeats = NO_REPEATS,
     ) -> Result:
         """PATCH: `patch` (the decoded document) changes the stored object as `patch_type`
         says, then the change takes the update path, built again on what is stored after a
         conflict (GuaranteedUpdate). A server-side apply is by `options.field_manager` and
         creates the object when there is none; other patches record that manager, if any, in
         managedFields. `conversion` is the served version the patch is written against, when
-        that is not the stored one. Unknown fields of the patched object are warnings or
-        refused, as `options.field_validation` says."""
+        that is not the stored one. What the patch's text `repeats` and the unknown fields of
+        the patched object are warnings or refused, as `options.field_validation` says."""
         options = options or WriteOptions()
         manager = options.field_manager
         apply = patch_type is PatchType.APPLY
@@ -590,7 +590,12 @@ class APIServer:
         pure = not apply and not manager and conversion is None
         if conversion is not None:
             mutate = patching.converted(mutate, conversion)
-        unknown_fields: list[str] = []
+        validation = None
+        if options.field_validation != "Ignore":
+            validation = patching.FieldValidation(
+                options.field_validation, patch_type, patch, repeats
+            )
+            mutate = validation.checked(mutate)
         try:
             result = await self.modify(
                 kind,
@@ -599,7 +604,7 @@ class APIServer:
                 mutate,
                 options,
                 subresource,
-                unknown_fields,
+                validation,
                 pure=pure,
                 track=track,
             )
@@ -608,12 +613,15 @@ class APIServer:
                 raise
             # Apply creates what does not exist yet.
             created = patching.apply_create(served, patch, manager, now)
+            if validation is not None:
+                validation.applied()
             if conversion is not None:
                 created = conversion.to_stored(created)
             _check_name(created, name)
             recorded = replace(options, field_manager="")  # the apply recorded it
-            return await self.create(kind, namespace, created, recorded)
-        result.warnings.extend(unknown_fields)
+            result = await self.create(kind, namespace, created, recorded)
+        if validation is not None:
+            result.warnings[:0] = validation.warnings
         return result
 
     async def _write(

@@ -199,18 +199,13 @@ _Loader.add_constructor("tag:yaml.org,2002:int", _integer)
 _Loader.add_constructor("tag:yaml.org,2002:float", _float)
 
 
-def yaml_to_json(data: bytes) -> Any:
-    """The first YAML document as JSON values (map keys become strings, as YAMLToJSON does).
+def yaml_to_json_strict(data: bytes) -> tuple[Any, str]:
+    """The first YAML document as JSON values (map keys become strings, as YAMLToJSON does),
+    and the error YAMLToJSONStrict gives for the keys the document repeats ("" when none).
 
     Aliases are expanded, up to a budget that a document without them never reaches (one
     value per byte, and some), so a "billion laughs" body is refused instead of eating the
     server; nesting too deep to walk is refused too."""
-    return yaml_to_json_strict(data)[0]
-
-
-def yaml_to_json_strict(data: bytes) -> tuple[Any, str]:
-    """`yaml_to_json`'s value, and the error YAMLToJSONStrict gives for the keys the document
-    repeats ("" when none)."""
     try:
         loader = _Loader(data)
         loader.repeats = []
@@ -275,6 +270,5 @@ __all__ = [
     "parse_written_body",
     "read_body",
     "summarize",
-    "yaml_to_json",
     "yaml_to_json_strict",
 ]

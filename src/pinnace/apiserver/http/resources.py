@@ -216,7 +216,9 @@ class ResourceHandler:
         apply = patch_type is PatchType.APPLY
         options = params.write_options(request.query, "PatchOptions", apply=apply, patch=True)
         options = _with_version_rules(options, target)
-        document = await request.parsed(patching.parse_patch, patch_type)
+        document, repeats = await request.parsed(
+            patching.parse_patch, patch_type, options.field_validation != "Ignore"
+        )
         options = fieldmanagers.with_manager(options, request)
         result = await self.server.patch(
             target.kind,
@@ -227,6 +229,7 @@ class ResourceHandler:
             options,
             subresource,
             target.conversion,
+            repeats=repeats,
         )
         code = 201 if result.created else 200
         return _written(encoder, result, options.field_validation, code)

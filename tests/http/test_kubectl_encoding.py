@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 from typing import Any
 from urllib.parse import urlparse
 
@@ -195,3 +196,80 @@ def test_an_apply_s_repeated_keys_are_warned_about_or_refused(cluster: Cluster) 
     assert answer["data"] == {"x": "2"}
     code, warnings, _ = send(cluster, "PATCH", path + "&fieldValidation=Strict", APPLIED, APPLY)
     assert code == 400
+
+
+NIGHTLY = """
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: c, image: busybox}]
+          volumes:
+          - name: scratch
+            ephemeral:
+              volumeClaimTemplate:
+                spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+
+def listed(cluster: Cluster, resource: str, selector: str) -> list[Any]:
+    found = cluster.ok("get", resource, "-l", selector, "-o", "json")
+    items: list[Any] = json.loads(found)["items"]
+    return items
+
+
+def watched(cluster: Cluster, path: str) -> list[Any]:
+    """The events of a watch of `path` that ends after a second."""
+    address = urlparse(cluster.url)
+    connection = http.client.HTTPConnection(address.hostname or "", address.port, timeout=20)
+    try:
+        connection.request("GET", path + "?watch=true&timeoutSeconds=1")
+        return [json.loads(line) for line in connection.getresponse().read().splitlines()]
+    finally:
+        connection.close()
+
+
+def test_embedded_metadata_has_a_null_creation_timestamp(cluster: Cluster) -> None:
+    """ObjectMeta's creationTimestamp is a struct Go always writes, null when zero: every pod,
+    job and claim template's metadata has it, in objects, lists and watch events alike, but
+    not in managedFields; what kubectl reads back can be written again unchanged."""
+    cluster.ok("create", "deployment", "stamped", "--image=nginx")
+    text = cluster.ok("get", "deployment", "stamped", "-o", "yaml")
+    assert "    metadata:\n      creationTimestamp: null\n      labels:\n" in text
+    deployment = json.loads(cluster.ok("get", "deployment", "stamped", "-o", "json"))
+    assert deployment["spec"]["template"]["metadata"] == {
+        "creationTimestamp": None,
+        "labels": {"app": "stamped"},
+    }
+    shown = cluster.ok("get", "deployment", "stamped", "-o", "json", "--show-managed-fields")
+    managed = json.loads(shown)["metadata"]["managedFields"]
+    [created] = [entry for entry in managed if entry["manager"] == "kubectl-create"]
+    assert created["fieldsV1"]["f:spec"]["f:template"]["f:metadata"] == {
+        "f:labels": {".": {}, "f:app": {}}
+    }
+    path = "/apis/apps/v1/namespaces/default/deployments"
+    [event] = [e for e in watched(cluster, path) if e["object"]["metadata"]["name"] == "stamped"]
+    assert event["object"]["spec"]["template"]["metadata"]["creationTimestamp"] is None
+    deadline = time.monotonic() + 30
+    while not (replica_sets := listed(cluster, "rs", "app=stamped")):
+        assert time.monotonic() < deadline, "the deployment controller made no ReplicaSet"
+        time.sleep(0.2)
+    [replica_set] = replica_sets
+    assert replica_set["spec"]["template"]["metadata"]["creationTimestamp"] is None
+    # Written back as read, the template is the same: no new ReplicaSet, the same hash.
+    cluster.ok("replace", "-f", "-", stdin=text)
+    [again] = listed(cluster, "rs", "app=stamped")
+    assert again["metadata"]["name"] == replica_set["metadata"]["name"]
+    cluster.ok("create", "-f", "-", stdin=NIGHTLY)
+    spec = json.loads(cluster.ok("get", "cronjob", "nightly", "-o", "json"))["spec"]
+    assert spec["jobTemplate"]["metadata"] == {"creationTimestamp": None}
+    pod = spec["jobTemplate"]["spec"]["template"]
+    assert pod["metadata"] == {"creationTimestamp": None}
+    claim = pod["spec"]["volumes"][0]["ephemeral"]["volumeClaimTemplate"]
+    assert claim["metadata"] == {"creationTimestamp": None}

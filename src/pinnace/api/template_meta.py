@@ -56,24 +56,31 @@ def written(model: str, obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _with_timestamp(value: Any, steps: Steps) -> Any:
-    if not steps:
+def _with_timestamp(value: Any, steps: Steps, at: int = 0) -> Any:
+    """`value` with the metadata `steps[at:]` lead to stamped; itself when nothing changes."""
+    if at == len(steps):
         if not isinstance(value, dict):
             return value
         meta = value.get("metadata")
         if isinstance(meta, dict) and "creationTimestamp" in meta:
             return value
         return {**value, "metadata": _stamped(meta if isinstance(meta, dict) else {})}
-    step, rest = steps[0], steps[1:]
+    step = steps[at]
     if step == "*":
         if not isinstance(value, list):
             return value
-        items = [_with_timestamp(item, rest) for item in value]
-        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
-    if not isinstance(value, dict) or value.get(step) is None:
+        changed = None
+        for i, item in enumerate(value):
+            new = _with_timestamp(item, steps, at + 1)
+            if new is not item:
+                changed = changed or list(value)
+                changed[i] = new
+        return value if changed is None else changed
+    inner = value.get(step) if isinstance(value, dict) else None
+    if inner is None:
         return value
-    inner = _with_timestamp(value[step], rest)
-    return value if inner is value[step] else {**value, step: inner}
+    new = _with_timestamp(inner, steps, at + 1)
+    return value if new is inner else {**value, step: new}
 
 
 def _stamped(meta: dict[str, Any]) -> dict[str, Any]:

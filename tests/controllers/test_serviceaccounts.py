@@ -108,6 +108,43 @@ def test_a_pod_runs_as_default_with_the_token_volume_mounted_in_every_container(
     ]
 
 
+PROJECTION = {
+    "defaultMode": 0o644,
+    "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {
+            "downwardAPI": {
+                "items": [
+                    {
+                        "path": "namespace",
+                        "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                    }
+                ]
+            }
+        },
+    ],
+}
+
+
+def test_every_pods_token_volume_projects_the_same_whatever_another_pods_writes_do(
+    cluster: SimulatedCluster,
+) -> None:
+    first = cluster.run(cluster.client.create(PODS, "default", pod("first", "sleep 60")))
+    cluster.run(cluster.client.create(PODS, "default", pod("second", "sleep 60")))
+    cluster.wait(2)  # both running: their kubelet has written their status
+    first = cluster.run(cluster.client.get(PODS, "default", "first"))
+    first["metadata"]["labels"] = {"app": "replaced"}
+    cluster.run(cluster.client.update(PODS, first))
+    patch = {"metadata": {"annotations": {"a": "b"}}}
+    cluster.run(cluster.client.patch(PODS, "default", "first", patch))
+    for name in ("first", "second"):
+        got = cluster.run(cluster.client.get(PODS, "default", name))
+        [volume] = got["spec"]["volumes"]
+        assert volume["projected"] == PROJECTION
+        assert got["status"]["phase"] == "Running"
+
+
 def test_automount_follows_the_pod_then_the_account_and_a_mount_at_the_path_wins(
     cluster: SimulatedCluster,
 ) -> None:

@@ -78,9 +78,18 @@ def test_through_the_api_the_same_workload_gives_the_same_figures(
     assert main([*args, "--through-api", "--json"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     result = json.loads(line)
-    assert set(result) == {"workload", "nodes", "pods", "pods_per_second", "p50_ms", "p99_ms"}
+    assert set(result) == {
+        "workload",
+        "nodes",
+        "pods",
+        "pods_per_second",
+        "p50_ms",
+        "p99_ms",
+        "cpu_ms_per_pod",
+    }
     assert (result["workload"], result["nodes"], result["pods"]) == ("SchedulingBasic", 20, 50)
     assert result["pods_per_second"] > 0 and 0 < result["p50_ms"] <= result["p99_ms"]
+    assert result["cpu_ms_per_pod"] > 0
 
 
 def test_through_the_api_preemptors_evict_their_victims_and_land(

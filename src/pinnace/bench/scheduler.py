@@ -437,6 +437,9 @@ def figures() -> tuple[Figure, ...]:
     )
 
 
+THROUGH_API_FIGURES = (*figures(), Figure("cpu_ms_per_pod", "CPU per pod (ms)"))
+
+
 def run(names: list[str], nodes: int | None, pods: int | None, seed: int = 0) -> dict[str, Figures]:
     return {name: _measure(WORKLOADS[name], nodes, pods, seed) for name in names}
 
@@ -447,9 +450,8 @@ def render(results: dict[str, Figures], as_json: bool, through_api: bool = False
             json.dumps({"workload": name, **values}) for name, values in results.items()
         )
     what = "through the in-process API server" if through_api else "scheduler core in-process"
-    return render_table(
-        f"Pinnace scheduler benchmark ({what}, every node scored)", figures(), results
-    )
+    shown = THROUGH_API_FIGURES if through_api else figures()
+    return render_table(f"Pinnace scheduler benchmark ({what}, every node scored)", shown, results)
 
 
 def _measure(workload: Workload, nodes: int | None, pods: int | None, seed: int) -> Figures:

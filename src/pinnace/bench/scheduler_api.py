@@ -14,11 +14,13 @@ Nodes, namespaces and a workload's initial pods are created and bound first (not
 the measured pods are created one after another. pods/s counts the measured pods, from the
 first create call to the last binding committed; a pod's latency runs from its create call's
 return to its binding's commit (queueing included, as scheduler_perf's
-scheduling_sli_duration does). Churn pods come one after every `churn_every` measured pods
-created, and preemption victims (terminationGracePeriodSeconds 0, as scheduler_perf's) go at
-once. scheduler_perf's API server runs without the Priority admission plugin, so its pods may
-set spec.priority; Pinnace's always admits through it, so such a pod names a PriorityClass of
-that value instead, which comes to the same.
+scheduling_sli_duration does). CPU per pod is the process's CPU time from the first create
+call until the last measured pod is bound, over the measured pods: other work on the machine
+does not change it, where it does pods/s. Churn pods come one after every `churn_every`
+measured pods created, and preemption victims (terminationGracePeriodSeconds 0, as
+scheduler_perf's) go at once. scheduler_perf's API server runs without the Priority admission
+plugin, so its pods may set spec.priority; Pinnace's always admits through it, so such a pod
+names a PriorityClass of that value instead, which comes to the same.
 """
 
 from __future__ import annotations
@@ -157,7 +159,7 @@ async def _measure(
         settle_garbage_collection()
         measured = [workload.pod(i) for i in range(pod_count)]  # the request bodies: not timed
         created: dict[str, float] = {}
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         churned = 0
         for i, pod in enumerate(measured, 1):
             await creator.create(pod)
@@ -174,6 +176,7 @@ async def _measure(
             raise BenchError(
                 f"{workload.name}: {bound} of {pod_count} pods were scheduled on {node_count} nodes"
             ) from None
+        cpu = time.process_time() - cpu
         seconds = max(bindings.at.values()) - start
         latencies = [bindings.at[name] - at for name, at in created.items()]
         await _check_churn(workload, churned, bindings, clock)
@@ -186,6 +189,7 @@ async def _measure(
         "pods_per_second": per_second(pod_count, seconds),
         "p50_ms": percentile(latencies, 50) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
+        "cpu_ms_per_pod": cpu * 1000 / pod_count,
     }
 
 

@@ -39,6 +39,8 @@ class LocalClient(Client):
         # The warnings of fieldValidation have nowhere to go in process; Ignore spares a patch
         # the decode that finds them.
         self._write_options = WriteOptions(field_manager=field_manager, field_validation="Ignore")
+        self._version_options: dict[tuple[str, str, str], WriteOptions] = {}
+        """By second version (group, version, resource), `_write_options` with its rules."""
 
     @property
     def clock(self) -> Clock:
@@ -91,10 +93,20 @@ class LocalClient(Client):
         conversion = _conversion(kind)
         if conversion is None:
             return (await self._server.create(kind, namespace, obj, self._write_options)).obj
-        options = conversion.with_rules(self._write_options)
+        options = self._options_at(conversion)
         stored = conversion.to_stored(obj)
         result = await self._server.create(conversion.stored, namespace, stored, options)
         return conversion.from_stored(result.obj)
+
+    def _options_at(self, conversion: ServedVersion) -> WriteOptions:
+        """The write options of a write at `conversion`'s version: made once per version (a
+        scheduler or kubelet writes every Event at events.k8s.io/v1)."""
+        served = conversion.served
+        version = (served.group, served.version, served.plural)
+        options = self._version_options.get(version)
+        if options is None:
+            options = self._version_options[version] = conversion.with_rules(self._write_options)
+        return options
 
     async def update(self, kind: Kind, obj: Object) -> Object:
         return await self._update(kind, obj, "")
@@ -129,7 +141,7 @@ class LocalClient(Client):
                 kind, namespace, name, patch_type, patch, self._write_options, subresource
             )
             return result.obj
-        options = conversion.with_rules(self._write_options)
+        options = self._options_at(conversion)
         result = await self._server.patch(
             conversion.stored, namespace, name, patch_type, patch, options, subresource, conversion
         )

@@ -96,39 +96,30 @@ def _automount(spec: Mapping[str, Any], account: Mapping[str, Any]) -> bool:
 
 def token_volume(name: str) -> dict[str, Any]:
     """The projected volume of a bound token, the cluster's CA and the namespace."""
-    return {
-        "name": name,
-        "projected": {
-            "defaultMode": PROJECTED_DEFAULT_MODE,
-            "sources": [
-                {
-                    "serviceAccountToken": {
-                        "expirationSeconds": TOKEN_EXPIRATION_SECONDS,
-                        "path": "token",
+    return {"name": name, "projected": _TOKEN_PROJECTION}
+
+
+_TOKEN_PROJECTION: dict[str, Any] = {
+    "defaultMode": PROJECTED_DEFAULT_MODE,
+    "sources": [
+        {"serviceAccountToken": {"expirationSeconds": TOKEN_EXPIRATION_SECONDS, "path": "token"}},
+        {"configMap": {"name": ROOT_CA_CONFIG_MAP, "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {
+            "downwardAPI": {
+                "items": [
+                    {
+                        "path": "namespace",
+                        "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
                     }
-                },
-                {
-                    "configMap": {
-                        "name": ROOT_CA_CONFIG_MAP,
-                        "items": [{"key": "ca.crt", "path": "ca.crt"}],
-                    }
-                },
-                {
-                    "downwardAPI": {
-                        "items": [
-                            {
-                                "path": "namespace",
-                                "fieldRef": {
-                                    "apiVersion": "v1",
-                                    "fieldPath": "metadata.namespace",
-                                },
-                            }
-                        ]
-                    }
-                },
-            ],
+                ]
+            }
         },
-    }
+    ],
+}
+"""What every token volume projects, one object shared by the pods that get it (as the
+default tolerations are): stored objects are read-only (pinnace.store.interface), and the
+projection is complete as it is, so the defaulting a later update of the pod runs finds
+nothing to add to it. Admission builds one dict a pod instead of thirteen (2 KB)."""
 
 
 def _mount_token(spec: dict[str, Any], new_name: str) -> None:

@@ -59,3 +59,60 @@ def test_a_rollout_to_a_missing_tag_is_stuck_until_undone(cluster: Cluster) -> N
         return True
 
     eventually(recovered)
+
+
+def test_an_image_name_that_does_not_parse_waits_with_invalid_image_name(
+    cluster: Cluster,
+) -> None:
+    """A typo kubectl run would refuse, applied from a manifest: the API server takes it, and
+    the kubelet's image manager (EnsureImageExists) cannot parse it, so the container waits
+    with InvalidImageName and the pod stays Pending; never pulled, never started."""
+    cluster.ok(
+        "apply",
+        "-f",
+        "-",
+        stdin="""
+apiVersion: v1
+kind: Pod
+metadata: {name: typo}
+spec:
+  containers:
+  - {name: app, image: "Nginx:1.27"}
+""",
+    )
+    message = (
+        'Failed to apply default image tag "Nginx:1.27": couldn\'t parse image name '
+        '"Nginx:1.27": invalid reference format: repository name (library/Nginx) must be '
+        "lowercase"
+    )
+
+    def waiting() -> str:
+        shown = cluster.ok(
+            "get",
+            "pod",
+            "typo",
+            "-o",
+            "jsonpath={.status.phase} {.status.containerStatuses[0].state.waiting.reason}",
+        )
+        assert shown == "Pending InvalidImageName", shown
+        return cluster.ok(
+            "get",
+            "pod",
+            "typo",
+            "-o",
+            "jsonpath={.status.containerStatuses[0].state.waiting.message}",
+        )
+
+    assert eventually(waiting) == message
+    assert cluster.ok("get", "pod", "typo", "--no-headers").split()[2] == "InvalidImageName"
+    events = cluster.ok(
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=typo",
+        "-o",
+        "jsonpath={range .items[*]}{.type} {.reason}: {.message}{'\\n'}{end}",
+    )
+    assert f"Warning InspectFailed: {message}" in events
+    assert "Warning Failed: Error: InvalidImageName" in events
+    assert "Pulling" not in events and "Started" not in events

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from pinnace.api.core.image_reference import image_name_error
 from pinnace.api.core.pod_shape import pod_containers
 from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
@@ -69,6 +70,7 @@ from pinnace.kubelet.image_service import (
     ERR_IMAGE_NEVER_PULL,
     ERR_IMAGE_PULL,
     IMAGE_PULL_BACK_OFF,
+    INVALID_IMAGE_NAME,
     ImageService,
     PullResult,
     pull_duration,
@@ -966,6 +968,14 @@ class PodWorker:
             c.image_pulled = False
             return True
         images, image = self.host.image_service, c.image
+        unparsed = image_name_error(image)
+        if unparsed is not None:
+            message = f'Failed to apply default image tag "{image}": {unparsed}'
+            if c.waiting != (INVALID_IMAGE_NAME, message):
+                self._event(c, "Warning", "InspectFailed", message)
+                self._event(c, "Warning", "Failed", f"Error: {INVALID_IMAGE_NAME}")
+            c.waiting = (INVALID_IMAGE_NAME, message)
+            return False
         present = images.has(image)
         if not should_pull(spec.get("imagePullPolicy") or "IfNotPresent", present):
             if present:

@@ -49,7 +49,10 @@ def default_image_pull_policy(image: str) -> str:
 
 
 def default_pod(pod: Obj) -> None:
-    """Defaults for a whole Pod object, in place."""
+    """Defaults for a whole Pod object, in place. An absent (or null) spec decodes as Go's
+    zero PodSpec, which gets its defaults like any other."""
+    if pod.get("spec") is None:
+        pod["spec"] = {}
     spec = child_dict(pod, "spec")
     if spec is None:
         return

@@ -133,6 +133,22 @@ def test_errors_read_as_from_kube_apiserver(cluster: Cluster) -> None:
     assert 'Error from server (NotFound): configmaps "nothing-here" not found' in missing.stderr
 
 
+def test_a_pod_without_a_spec_is_refused_for_its_missing_containers(cluster: Cluster) -> None:
+    """Go decodes an absent spec as an empty PodSpec, which is defaulted and then validated:
+    the one thing it lacks is containers."""
+    for spec in ("", "spec: null\n"):
+        refused = cluster.kubectl(
+            "create",
+            "-f",
+            "-",
+            stdin=f"apiVersion: v1\nkind: Pod\nmetadata: {{name: bare}}\n{spec}",
+        )
+        assert refused.returncode == 1
+        assert refused.stderr == ('The Pod "bare" is invalid: spec.containers: Required value\n'), (
+            refused.stderr
+        )
+
+
 def test_a_body_with_a_duplicate_field_is_refused_when_strict(cluster: Cluster) -> None:
     # kubectl writes what it read again, so a manifest's repeats never reach the server; a raw
     # body keeps them, and kube-apiserver's strict decoder names them.

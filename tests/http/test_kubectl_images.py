@@ -1,6 +1,7 @@
-"""Image pulls through `pinnace up` and kubectl: the Kubernetes documentation's Deployment
+"""Images through `pinnace up` and kubectl: the Kubernetes documentation's Deployment
 rollout to `nginx:1.161`, a tag the registry does not have, gets stuck in ErrImagePull and
-ImagePullBackOff, and `kubectl rollout undo` brings it back."""
+ImagePullBackOff, and `kubectl rollout undo` brings it back; a name that is no image reference
+waits with InvalidImageName; a pod's container given a new image runs it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,15 @@ from collections.abc import Iterator
 import pytest
 from tests.http.conftest import Cluster, launch, stop
 from tests.support import eventually
+
+STUCK = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}}}
+spec:
+  containers:
+  - {{name: app, image: "Nginx:1.27"}}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +69,94 @@ def test_a_rollout_to_a_missing_tag_is_stuck_until_undone(cluster: Cluster) -> N
         return True
 
     eventually(recovered)
+
+
+def test_an_image_name_that_does_not_parse_waits_with_invalid_image_name(
+    cluster: Cluster,
+) -> None:
+    """A typo kubectl run would refuse, applied from a manifest: the API server takes it, and
+    the kubelet's image manager (EnsureImageExists) cannot parse it, so the container waits
+    with InvalidImageName and the pod stays Pending; never pulled, never started."""
+    cluster.ok("apply", "-f", "-", stdin=STUCK.format(name="typo"))
+    message = (
+        'Failed to apply default image tag "Nginx:1.27": couldn\'t parse image name '
+        '"Nginx:1.27": invalid reference format: repository name (library/Nginx) must be '
+        "lowercase"
+    )
+
+    def waiting() -> str:
+        shown = cluster.ok(
+            "get",
+            "pod",
+            "typo",
+            "-o",
+            "jsonpath={.status.phase} {.status.containerStatuses[0].state.waiting.reason}",
+        )
+        assert shown == "Pending InvalidImageName", shown
+        return cluster.ok(
+            "get",
+            "pod",
+            "typo",
+            "-o",
+            "jsonpath={.status.containerStatuses[0].state.waiting.message}",
+        )
+
+    assert eventually(waiting) == message
+    assert cluster.ok("get", "pod", "typo", "--no-headers").split()[2] == "InvalidImageName"
+    events = cluster.ok(
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=typo",
+        "-o",
+        "jsonpath={range .items[*]}{.type} {.reason}: {.message}{'\\n'}{end}",
+    )
+    assert f"Warning InspectFailed: {message}" in events
+    assert "Warning Failed: Error: InvalidImageName" in events
+    assert "Pulling" not in events and "Started" not in events
+
+
+def test_a_new_image_for_a_pods_container_is_run(cluster: Cluster) -> None:
+    """The image is the one field of a pod's container an update may change. A running
+    container is killed to start again from the new image (computePodActions: "definition
+    changed"); one stuck on an image it cannot run takes the new one at its next try."""
+    cluster.ok("run", "box", "--image=busybox:1.35", "--", "sleep", "3600")
+    cluster.ok("wait", "--for=condition=Ready", "pod/box", "--timeout=30s")
+    cluster.ok("set", "image", "pod/box", "box=busybox:1.36")
+
+    def restarted() -> bool:
+        shown = cluster.ok(
+            "get",
+            "pod",
+            "box",
+            "-o",
+            "jsonpath={.status.containerStatuses[0].image} "
+            "{.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}",
+        )
+        assert shown == "docker.io/library/busybox:1.36 1 true", shown
+        return True
+
+    eventually(restarted)
+    events = cluster.ok(
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=box",
+        "-o",
+        "jsonpath={range .items[*]}{.reason}: {.message}{'\\n'}{end}",
+    )
+    assert "Killing: Container box definition changed, will be restarted" in events
+    assert 'Pulling: Pulling image "busybox:1.36"' in events
+
+    cluster.ok("apply", "-f", "-", stdin=STUCK.format(name="stuck"))
+    eventually(
+        lambda: cluster.ok("get", "pod", "stuck", "--no-headers").split()[2] == "InvalidImageName"
+    )
+    cluster.ok("set", "image", "pod/stuck", "app=nginx:1.27")
+    cluster.ok("wait", "--for=condition=Ready", "pod/stuck", "--timeout=30s")
+    assert (
+        cluster.ok(
+            "get", "pod", "stuck", "-o", "jsonpath={.status.containerStatuses[0].restartCount}"
+        )
+        == "0"
+    )

@@ -212,3 +212,47 @@ def test_the_python_clients_portforward_answers_http_and_reports_a_closed_port(
     error = refused.error(80)
     assert error.startswith("error forwarding port 80 to pod ")
     assert error.endswith("connect: connection refused ")
+
+
+LIVENESS_EXEC = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  labels:
+    test: liveness
+  name: liveness-exec
+spec:
+  containers:
+  - name: liveness
+    image: registry.k8s.io/busybox
+    args:
+    - /bin/sh
+    - -c
+    - touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600
+    livenessProbe:
+      exec:
+        command:
+        - cat
+        - /tmp/healthy
+      initialDelaySeconds: 5
+      periodSeconds: 5
+"""
+
+
+def test_the_documentations_liveness_container_runs_its_script(cluster: Cluster) -> None:
+    """The Kubernetes documentation's exec liveness example: the shell model runs its
+    `touch` (and later its `rm`), so the file is there to see, and the node agent has nothing
+    to say it does not model."""
+    cluster.ok("apply", "-f", "-", stdin=LIVENESS_EXEC)
+    cluster.ok("wait", "--for=condition=Ready", "pod/liveness-exec", "--timeout=30s")
+    assert cluster.ok("exec", "liveness-exec", "--", "ls", "/tmp") == "healthy\n"
+    assert cluster.ok("exec", "liveness-exec", "--", "cat", "/tmp/healthy") == ""
+    reasons = cluster.ok(
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=liveness-exec",
+        "-o",
+        "jsonpath={.items[*].reason}",
+    )
+    assert "Started" in reasons and "CommandNotModelled" not in reasons, reasons

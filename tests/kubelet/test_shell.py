@@ -128,6 +128,35 @@ def test_anything_else_is_not_understood(script: str) -> None:
         ("! false && hostname; printenv NAME | rev", ["demo", "dlrow"], 0),
         ("echo out > /dev/stdout; echo err >> /proc/1/fd/2 | wc -l", ["out", "err", "0"], 0),
         ("sh; echo after; sh -c 'echo inner; exit 4'; echo $?", ["after", "inner", "4"], 0),
+        (
+            "touch /tmp/healthy; cat /tmp/healthy && echo empty; rm /tmp/healthy; cat /tmp/healthy",
+            ["empty", "cat: can't open '/tmp/healthy': No such file or directory"],
+            1,
+        ),
+        (
+            "rm /tmp/none; rm -f /tmp/none; echo $?",
+            ["rm: can't remove '/tmp/none': No such file or directory", "0"],
+            0,
+        ),
+        (
+            "mkdir -p /data/x && echo made > /data/x/f; ls /data; mkdir /data; rm /data; "
+            "rm -rf /data; ls /data",
+            [
+                "x",
+                "mkdir: can't create directory '/data': File exists",
+                "rm: '/data' is a directory",
+                "ls: /data: No such file or directory",
+            ],
+            1,
+        ),
+        (
+            "touch /etc/config/keys; rm /etc/config/keys",
+            [
+                "touch: /etc/config/keys: Read-only file system",
+                "rm: can't remove '/etc/config/keys': Read-only file system",
+            ],
+            1,
+        ),
     ],
 )
 def test_the_documentations_shell_idioms(script: str, lines: list[str], code: int) -> None:
@@ -172,6 +201,21 @@ def test_lines_after_a_sleep_come_later_and_a_sleeping_loop_runs_silently() -> N
     assert run.run.seconds == 5
     quiet = script_run(["sh", "-c", "while true; do sleep 5; done"], CONTEXT)
     assert quiet is not None and quiet.run.seconds == math.inf and quiet.stream() is None
+
+
+def test_the_liveness_examples_file_is_there_until_the_script_removes_it() -> None:
+    """The documentation's liveness-exec container: its file is created at the start, and its
+    removal is due when the script gets past its sleep (the runtime applies it then)."""
+    files = Filesystem([("/", WritableFiles())])
+    context = ShellContext({}, files, lambda: 0.0, "liveness-exec")
+    script = "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600"
+    run = script_run(["/bin/sh", "-c", script], context)
+    assert run is not None and run.run.seconds == 630 and run.run.exit_code == 0
+    assert files.read("/tmp/healthy") == ""
+    [(at, remove)] = run.lines
+    assert at == 30 and callable(remove)
+    remove()
+    assert files.read("/tmp/healthy") is None
 
 
 SERVICES = catalog.kind("", "services")

@@ -62,6 +62,18 @@ class StatusError(Exception):
         return f"StatusError({self.code}, {self.reason!r}, {self.message!r})"
 
 
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+"""v1.NamespaceTerminatingCause: the cause of the namespace lifecycle admission's refusal of new
+content in a namespace being deleted."""
+
+
+def namespace_terminating(e: StatusError) -> bool:
+    """A create refused because its namespace is being deleted (errors.HasStatusCause with
+    NamespaceTerminatingCause)."""
+    causes = (e.details or {}).get("causes") or ()
+    return any(c.get("reason") == NAMESPACE_TERMINATING_CAUSE for c in causes)
+
+
 _DETAILS_FIELDS = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
 _CAUSE_FIELDS = ("reason", "message", "field")
 

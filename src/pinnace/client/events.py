@@ -27,7 +27,7 @@ from pinnace.api import catalog
 from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Object
-from pinnace.api.status import StatusError
+from pinnace.api.status import StatusError, namespace_terminating
 from pinnace.client.correlator import EventCorrelator
 from pinnace.client.interface import Client, PatchType
 from pinnace.clock import Clock, format_time
@@ -204,8 +204,11 @@ class EventRecorder:
             try:
                 written = await self._write(correlated.event, correlated.patch)
             except StatusError as e:
+                # client-go logs at V(5) what it expects: a name taken, or a namespace that
+                # is going away and its events with it.
+                expected = e.code == 409 or namespace_terminating(e)
                 log.log(
-                    logging.DEBUG if e.code == 409 else logging.ERROR,
+                    logging.DEBUG if expected else logging.ERROR,
                     "server rejected event %s (will not retry): %s",
                     event["metadata"]["name"],
                     e.message,

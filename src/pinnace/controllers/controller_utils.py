@@ -19,7 +19,7 @@ from pinnace.api.core.event import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from pinnace.api.kind import Kind
 from pinnace.api.labels import LabelSelector
 from pinnace.api.objects import Object, clone
-from pinnace.api.status import StatusError
+from pinnace.api.status import StatusError, namespace_terminating
 from pinnace.client import Client, EventRecorder, Informer, object_key
 from pinnace.clock import Clock, Timer
 from pinnace.clock.rfc3339 import parse_time
@@ -36,7 +36,6 @@ RETRY_QPS = 10.0
 RETRY_BURST = 100
 """The default controller rate limiter's overall token bucket."""
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
-NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 _DELETION_COST = re.compile(r"-[0-9]+|0|[1-9][0-9]*")
 
@@ -311,13 +310,6 @@ async def write_status(
             if e.code != 409 or attempt == retries:
                 raise
         target = await client.get(kind, obj["metadata"]["namespace"], obj["metadata"]["name"])
-
-
-def namespace_terminating(e: StatusError) -> bool:
-    """A create refused because its namespace is being deleted (the NamespaceTerminating
-    cause of the namespace lifecycle admission's 403)."""
-    causes = (e.details or {}).get("causes") or ()
-    return any(c.get("reason") == NAMESPACE_TERMINATING_CAUSE for c in causes)
 
 
 # --- pod control -----------------------------------------------------------------------------

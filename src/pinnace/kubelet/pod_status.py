@@ -69,7 +69,8 @@ class BitFlag:
     _KILLING,
     _IMAGE_PULLED,
     _EPHEMERAL,
-) = (1 << i for i in range(9))
+    _REDEFINED,
+) = (1 << i for i in range(10))
 
 
 @dataclass(slots=True)
@@ -175,6 +176,10 @@ class ContainerRecord:
     killing = BitFlag(_KILLING, "The current run is being killed.")
     image_pulled = BitFlag(
         _IMAGE_PULLED, "Its image was just pulled for its next start (which then pulls no more)."
+    )
+    redefined = BitFlag(
+        _REDEFINED,
+        "Killed because its image changed: it starts again whatever the restart policy.",
     )
     # Not annotated: descriptors, not dataclass fields.
     backoff = _SeldomAttribute(0.0, "Its restart back-off (seconds); 0: none yet.")

@@ -377,8 +377,9 @@ class _Shell:
         """Where error messages go: "log", "out" (2>&1) or "null" (2>/dev/null)."""
         self._stdout = STDOUT
         """The sink's stream output goes to: STDERR after `>&2`."""
-        self._pending: dict[str, str] = {}
-        """Files as this script wrote them after its start, before its writes are due."""
+        self._pending: dict[str, str | None] = {}
+        """Files as this script wrote (or removed: None) them after its start, before its
+        writes are due."""
         self.unknown: list[str] = []
 
     # output
@@ -440,6 +441,16 @@ class _Shell:
         if failed is not None:
             self.error(failed + "\n")
         return failed is None
+
+    def remove_file(self, path: str) -> None:
+        """`rm`: the file (or the directory and its files) goes when the script gets there."""
+        files = self.context.files
+        if self.run.seconds <= 0:
+            files.remove(path)
+            return
+        self._pending[path] = None
+        self.flush()
+        self._lines.append((self.run.seconds, functools.partial(files.remove, path)))
 
     def round(self) -> bool:
         """One more round of the endless loop; False when it cannot go on."""
@@ -892,6 +903,73 @@ def _ls(shell: _Shell, args: list[str]) -> int:
     return 0
 
 
+def _touch(shell: _Shell, args: list[str]) -> int:
+    """busybox touch: a file that is not there is created empty (not with -c); one that is
+    only has its times changed, which nothing in the model shows."""
+    _container_state(shell)
+    if any(a.startswith("-") and a != "-c" for a in args):
+        raise NotUnderstood("touch with options")
+    files, status = shell.context.files, 0
+    for path in (a for a in args if a != "-c"):
+        exists = shell.read_file(path) is not None or files.is_dir(path)
+        failed = None if files.writable(path) else "Read-only file system"
+        if not exists and failed is None and "-c" not in args:
+            failed = files.cannot_write(path)
+            if failed is None:
+                shell.write_file(path, "", append=True)
+        if failed is not None:
+            shell.error(f"touch: {path}: {failed.rpartition(': ')[2]}\n")
+            status = 1
+    return status
+
+
+def _rm(shell: _Shell, args: list[str]) -> int:
+    """busybox rm of files, and with -r of directories; -f is quiet about what is not
+    there."""
+    _container_state(shell)
+    flags = "".join(a[1:] for a in args if a.startswith("-"))
+    if any(a == "-" for a in args) or not set(flags) <= set("frR"):
+        raise NotUnderstood("rm with options")
+    force, recursive = "f" in flags, bool(set(flags) & set("rR"))
+    files, status = shell.context.files, 0
+    for path in (a for a in args if not a.startswith("-")):
+        is_file = shell.read_file(path) is not None
+        if is_file or files.is_dir(path):
+            if not (is_file or recursive):
+                failed = f"rm: '{path}' is a directory"
+            elif not files.writable(path):
+                failed = f"rm: can't remove '{path}': Read-only file system"
+            else:
+                shell.remove_file(path)
+                continue
+        elif force:
+            continue
+        else:
+            failed = f"rm: can't remove '{path}': No such file or directory"
+        shell.error(failed + "\n")
+        status = 1
+    return status
+
+
+def _mkdir(shell: _Shell, args: list[str]) -> int:
+    """busybox mkdir (-p: parents, and no complaint about one that is there). The model
+    keeps no empty directory: one shows once a file is written in it."""
+    _container_state(shell)
+    if any(a.startswith("-") and a != "-p" for a in args):
+        raise NotUnderstood("mkdir with options")
+    files, status = shell.context.files, 0
+    for path in (a for a in args if a != "-p"):
+        if shell.read_file(path) is not None or (files.is_dir(path) and "-p" not in args):
+            failed = "File exists"
+        elif not files.writable(path):
+            failed = "Read-only file system"
+        else:
+            continue
+        shell.error(f"mkdir: can't create directory '{path}': {failed}\n")
+        status = 1
+    return status
+
+
 def _rev(shell: _Shell, args: list[str]) -> int:
     text = _input(shell, "rev", args)
     if text is None:
@@ -1222,6 +1300,9 @@ _BUILTINS: Mapping[str, Callable[[_Shell, list[str]], int]] = {
     "tail": _tail,
     "head": _head,
     "rev": _rev,
+    "touch": _touch,
+    "rm": _rm,
+    "mkdir": _mkdir,
     "seq": _seq,
     "wc": _wc,
     "expr": _expr,

@@ -98,6 +98,13 @@ class WritableFiles(dict[str, str]):
         """What was written to a file in all (its length if it was never written)."""
         return self.sizes.get(relative, len(self[relative]))
 
+    def remove(self, relative: str) -> None:
+        """The file, or every file below the directory, gone."""
+        prefix = relative + "/" if relative else ""
+        for path in [p for p in self if p == relative or p.startswith(prefix)]:
+            del self[path]
+            self.sizes.pop(path, None)
+
 
 class Subdirectory(Mapping[str, str]):
     """The files below `directory` of writable files, live: what a subPath mount of an
@@ -123,6 +130,9 @@ class Subdirectory(Mapping[str, str]):
 
     def size(self, relative: str) -> int:
         return self._files.size(self._prefix + relative)
+
+    def remove(self, relative: str) -> None:
+        self._files.remove(self._prefix + relative)
 
 
 _WRITABLE = (WritableFiles, Subdirectory)
@@ -165,6 +175,12 @@ class Filesystem:
         if failed is None and found is not None and isinstance(found[0], _WRITABLE):
             found[0].write(found[1], text, append)
         return failed
+
+    def remove(self, path: str) -> None:
+        """Remove a file, or a directory and what is in it, from writable files (`rm -r`)."""
+        found = self._resolve(path)
+        if found is not None and isinstance(found[0], _WRITABLE):
+            found[0].remove(found[1])
 
     def cannot_write(self, path: str) -> str | None:
         """Why a file cannot be written (busybox sh's error), None if it can."""

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from pinnace.api.core.image_reference import image_name_error
 from pinnace.api.core.pod_shape import pod_containers
 from pinnace.api.objects import Object
 from pinnace.client import EventRecorder
@@ -69,6 +70,7 @@ from pinnace.kubelet.image_service import (
     ERR_IMAGE_NEVER_PULL,
     ERR_IMAGE_PULL,
     IMAGE_PULL_BACK_OFF,
+    INVALID_IMAGE_NAME,
     ImageService,
     PullResult,
     pull_duration,
@@ -628,8 +630,35 @@ class PodWorker:
         grace = pod["metadata"].get("deletionGracePeriodSeconds")
         if self.deleting and (not self.terminating or (grace is not None and grace < self._grace)):
             self.terminate(grace)  # again when a second delete shortened the grace period
-        elif self.config_blocked or len(self.ephemerals) > ephemerals:
-            self.sync()  # the annotations may be fixed now, or an ephemeral container added
+        elif self._new_images(pod) or self.config_blocked or len(self.ephemerals) > ephemerals:
+            # A new image to run, annotations that may be fixed now, or an ephemeral container
+            self.sync()
+
+    def _new_images(self, pod: Mapping[str, Any]) -> bool:
+        """Take the images the pod's containers name now (the one field of a container an
+        update may change); whether one changed. A running container whose image changed is
+        killed to start again from the new one, whatever the restart policy (computePodActions:
+        "Container X definition changed, will be restarted"); one that waits or has exited
+        takes it at its next start. The new definition has a back-off of its own (the stable
+        key of kuberuntime's doBackOff holds the container's hash): none yet."""
+        if self.terminating or self.finished:
+            return False
+        spec = pod.get("spec") or {}
+        changed = False
+        for records, specs in (
+            (self.inits, spec.get("initContainers")),
+            (self.apps, spec.get("containers")),
+        ):
+            for c, ctr in zip(records, specs or (), strict=False):
+                image = ctr.get("image") if isinstance(ctr, dict) else None
+                if not image or image == c.image or (c.init and c.succeeded):
+                    continue
+                c.image, c.backoff, changed = image, 0.0, True
+                if c.running and not c.killing and not c.init:
+                    c.probe_killed = c.redefined = True  # restarted at once
+                    message = f"Container {c.name} definition changed, will be restarted"
+                    self._kill(c, message, self._pod_grace())
+        return changed
 
     def terminate(self, grace: int | None) -> None:
         """The pod is being deleted: stop its containers within its grace period (its
@@ -704,7 +733,7 @@ class PodWorker:
             for c in self.apps:
                 if c.current is None:
                     self._start(c, wake, read)
-                elif c.exited and self._should_restart(c.current.exit_code):
+                elif c.exited and (c.redefined or self._should_restart(c.current.exit_code)):
                     self._restart(c, wake, read)
                 if c.hook_running:
                     break  # the kubelet starts the next container once the hook completes
@@ -934,7 +963,7 @@ class PodWorker:
         c.waiting = ("", "")
         c.startup_passed = ProbeType.STARTUP not in probers
         c.readiness_passed = ProbeType.READINESS not in probers
-        c.probe_killed = False
+        c.probe_killed = c.redefined = False
         if self.allocation is not None and not c.init:
             self.allocation.started(c.name)
         self._use_plan(c, plan)
@@ -966,6 +995,14 @@ class PodWorker:
             c.image_pulled = False
             return True
         images, image = self.host.image_service, c.image
+        unparsed = image_name_error(image)
+        if unparsed is not None:
+            message = f'Failed to apply default image tag "{image}": {unparsed}'
+            if c.waiting != (INVALID_IMAGE_NAME, message):
+                self._event(c, "Warning", "InspectFailed", message)
+                self._event(c, "Warning", "Failed", f"Error: {INVALID_IMAGE_NAME}")
+            c.waiting = (INVALID_IMAGE_NAME, message)
+            return False
         present = images.has(image)
         if not should_pull(spec.get("imagePullPolicy") or "IfNotPresent", present):
             if present:

@@ -10,10 +10,10 @@ Two levels, as in Kubernetes:
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
+from pinnace.api.core.image_reference import image_tag
 from pinnace.api.core.pod_shape import (
     Obj,
     all_containers,
@@ -43,38 +43,16 @@ _VOLUME_SOURCE_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 _MODE_DEFAULTED_SOURCES = ("secret", "configMap", "downwardAPI", "projected")
 
-# A container image reference, as the distribution/reference grammar reads it: an optional
-# registry host, lowercase path components, an optional tag and an optional digest.
-_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
-_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
-_IMAGE_REFERENCE = re.compile(
-    rf"(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
-    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
-    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?"
-)
-_MAX_IMAGE_NAME_LENGTH = 255
-
-
-@lru_cache(maxsize=1024)
-def image_tag(image: str) -> str:
-    """The tag the runtime pulls: "latest" for a bare name, "" when only a digest pins it or
-    the reference does not parse. Remembered: the pods of a template share their images, and
-    matching the reference is most of defaulting a container."""
-    match = _IMAGE_REFERENCE.fullmatch(image)
-    if match is None or len(match["name"]) > _MAX_IMAGE_NAME_LENGTH:
-        return ""
-    if match["tag"]:
-        return match["tag"]
-    return "" if match["digest"] else "latest"
-
 
 def default_image_pull_policy(image: str) -> str:
     return "Always" if image_tag(image) == "latest" else "IfNotPresent"
 
 
 def default_pod(pod: Obj) -> None:
-    """Defaults for a whole Pod object, in place."""
+    """Defaults for a whole Pod object, in place. An absent (or null) spec decodes as Go's
+    zero PodSpec, which gets its defaults like any other."""
+    if pod.get("spec") is None:
+        pod["spec"] = {}
     spec = child_dict(pod, "spec")
     if spec is None:
         return

@@ -19,7 +19,6 @@ from pinnace.api import status
 from pinnace.api.core.namespace import NAMESPACE_TERMINATING
 
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
-NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 
 _ACCESS_REVIEWS = frozenset({("authorization.k8s.io", "localsubjectaccessreviews")})
 
@@ -68,7 +67,7 @@ def _terminating(resource: str, group: str, name: str, namespace: str) -> status
     assert error.details is not None
     error.details["causes"] = [
         {
-            "reason": NAMESPACE_TERMINATING_CAUSE,
+            "reason": status.NAMESPACE_TERMINATING_CAUSE,
             "message": f"namespace {namespace} is being terminated",
             "field": "metadata.namespace",
         }

@@ -47,8 +47,8 @@ def second_instant(t: float) -> float:
 
 def format_micro_time(t: float) -> str:
     """`metav1.MicroTime` for `t` seconds since the Unix epoch: `2025-01-01T00:00:00.000000Z`."""
-    d, micros = _utc(t)
-    return f"{_seconds(d)}.{micros:06d}Z"
+    second, micros = divmod(round(t * 1_000_000), 1_000_000)
+    return f"{_format_second(second)[:-1]}.{micros:06d}Z"
 
 
 def go_fraction(t: float) -> tuple[datetime, str]:

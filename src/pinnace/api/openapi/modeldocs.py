@@ -8,10 +8,11 @@ types and say which fields are required (the setters that refuse None; tabled in
 
 from __future__ import annotations
 
-import importlib.resources
+import importlib.util
 import json
 import re
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pinnace.api import client_models
@@ -22,7 +23,10 @@ _DEFINITIONS = ("kubernetes-json-schema", "v1.32.0-local", "_definitions.json")
 
 @cache
 def _api_definitions() -> dict[str, dict[str, Any]]:
-    path = importlib.resources.files("kubernetes_validate").joinpath(*_DEFINITIONS)
+    # Found without importing the package, which would import jsonschema for nothing.
+    spec = importlib.util.find_spec("kubernetes_validate")
+    assert spec is not None and spec.submodule_search_locations is not None
+    path = Path(spec.submodule_search_locations[0]).joinpath(*_DEFINITIONS)
     definitions: dict[str, dict[str, Any]] = json.loads(path.read_text())["$defs"]
     return definitions
 

@@ -1,5 +1,6 @@
-"""The structural schema of each kind, derived from the `kubernetes` client package's models,
-and the walk kube-apiserver's JSON decoding does over a request body.
+"""The structural schema of each kind, derived from the `kubernetes` client package's models
+(tabled in `pinnace.api.client_models`), and the walk kube-apiserver's JSON decoding does over
+a request body.
 
 `normalize` checks every field against the schema the way Go's encoding/json does when it
 fills a typed struct (case-sensitive keys, first type error wins, unknown fields dropped and
@@ -22,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from pinnace.api import client_models
 from pinnace.api.kind import Kind
 from pinnace.api.objects import Remembered, plain_json
 from pinnace.api.omitted_zeros import OMITTED_ZEROS
@@ -230,17 +232,17 @@ def _go_name(model: str) -> str:
     return model[match.end() :] if match else model
 
 
-def _models() -> Any:
-    return importlib.import_module("kubernetes.client.models")
-
-
 _OWN_MODELS = "pinnace.api.autoscaling.vpa_models"
 """Models of the kinds the client package has none for (autoscaling.k8s.io)."""
 
 
-def _model_class(model: str) -> Any:
-    found = getattr(_models(), model, None)
-    return found if found is not None else getattr(importlib.import_module(_OWN_MODELS), model)
+def _model_fields(model: str) -> dict[str, str]:
+    """Each field's JSON name and the client's type for it."""
+    found = client_models.FIELDS.get(model)
+    if found is None:
+        # The own models' attributes are named as their JSON fields.
+        found = getattr(importlib.import_module(_OWN_MODELS), model).openapi_types
+    return found
 
 
 @cache
@@ -274,10 +276,8 @@ def _parse_type(spec: str, model: str, json_name: str) -> Type:
 
 
 def _build_fields(model: str) -> dict[str, Type]:
-    cls = _model_class(model)
     fields: dict[str, Type] = {}
-    for attr, spec in cls.openapi_types.items():
-        json_name = cls.attribute_map[attr]
+    for json_name, spec in _model_fields(model).items():
         if json_name in _QUANTITY_MAPS.get(model, ()):
             fields[json_name] = MapOf(_QUANTITY, "v1.ResourceList")
         elif json_name in _BYTE_MAPS.get(model, ()):

@@ -31,6 +31,8 @@ WATCH_SECONDS = 300
 randomised between 30 and 60 minutes; a shorter one notices a dead connection sooner)."""
 RETRY_SECONDS = 1.0
 
+_STOPPING = (signal.SIGINT, signal.SIGTERM)
+
 Key = tuple[str, str]
 Change = tuple[str, dict[str, Any]]
 """(ADDED, MODIFIED or DELETED, the object)."""
@@ -45,11 +47,9 @@ def run(args: argparse.Namespace) -> int:
     except (kubeconfig.ConfigException, OSError, ValueError) as e:
         print(f"pinnace record: cannot use kubeconfig {path}: {e}", file=sys.stderr)
         return 1
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         with open(args.out, "w", encoding="utf-8") as out:
-            count = Recorder(api, out, stop).record(args.duration)
+            count = Recorder(api, out).record(args.duration)
     except OSError as e:
         print(f"pinnace record: {e}", file=sys.stderr)
         return 1
@@ -61,22 +61,44 @@ def run(args: argparse.Namespace) -> int:
 
 
 class Recorder:
-    def __init__(self, api: ApiClient, out: IO[str], stop: threading.Event) -> None:
+    def __init__(self, api: ApiClient, out: IO[str]) -> None:
         self._api = api
         self._out = out
-        self._stop = stop
+        self._stop = threading.Event()
+        """Set when the recording ends, for the watch threads to end too."""
+        self._interrupted = False
+        """Set by SIGINT's and SIGTERM's handler."""
         self._changes: queue.Queue[tuple[float, str, dict[str, Any]]] = queue.Queue()
         self._started = 0.0
         self.count = 0
 
     def record(self, duration: float | None) -> int:
-        """Record until `duration` seconds have passed (None: until stopped or interrupted);
-        the number of changes written."""
+        """Record until `duration` seconds have passed (None: until SIGINT or SIGTERM); the
+        number of changes written. Call it from the main thread: signals are handled there."""
+        handlers = {signum: signal.signal(signum, self._interrupt) for signum in _STOPPING}
+        try:
+            self._record(duration)
+        finally:
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+            self._stop.set()
+        self._drain(timeout=0)
+        return self.count
+
+    def _interrupt(self, signum: int, frame: object) -> None:
+        # Only a flag. Python's own SIGINT handler raises KeyboardInterrupt wherever the main
+        # thread is, even between a lock's acquire and the `with` block that releases it: the
+        # changes queue's lock then stayed taken, and the last drain waited for it forever.
+        self._interrupted = True
+
+    def _record(self, duration: float | None) -> None:
         started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self._write(header(self._api.configuration.host, started))
         self._started = time.monotonic()
         watches = []
         for group, resource in RECORDED:
+            if self._interrupted:
+                return
             kind = _Kind(self._api, group, resource)
             listed = kind.relist()
             if listed is None:
@@ -88,14 +110,8 @@ class Recorder:
         for thread in watches:
             thread.start()
         deadline = None if duration is None else self._started + duration
-        try:
-            while not self._stop.is_set() and (deadline is None or time.monotonic() < deadline):
-                self._drain(timeout=0.2)
-        except KeyboardInterrupt:
-            pass
-        self._stop.set()
-        self._drain(timeout=0)
-        return self.count
+        while not self._interrupted and (deadline is None or time.monotonic() < deadline):
+            self._drain(timeout=0.2)
 
     def _follow(self, kind: _Kind) -> None:
         """Watch `kind` until the recording stops, queueing what changes."""
@@ -113,13 +129,18 @@ class Recorder:
                     continue
 
     def _drain(self, timeout: float) -> None:
+        """Write the changes queued, waiting up to `timeout` for the first; not those queued
+        meanwhile, or changes coming faster than they are written would keep the recording
+        from ever seeing that it should end."""
         try:
             change = self._changes.get(timeout=timeout) if timeout else self._changes.get_nowait()
-            while True:
-                self._line(*change)
-                change = self._changes.get_nowait()
         except queue.Empty:
-            self._out.flush()
+            pass
+        else:
+            self._line(*change)
+            for _ in range(self._changes.qsize()):  # only this thread takes from the queue
+                self._line(*self._changes.get_nowait())
+        self._out.flush()
 
     def _line(self, at: float, kind: str, obj: dict[str, Any]) -> None:
         self._write({"t": round(at, 3), "type": kind, "object": obj})

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pinnace.api import catalog
-from pinnace.api.apiextensions import fields, schema, validation_rules
+from pinnace.api.apiextensions import fields, schema
 from pinnace.api.apiextensions.crd import names_of, spec_of, storage_version, versions_of
 from pinnace.api.apps import SCALE_META_FIELDS
 from pinnace.api.discovery import version_priority
@@ -96,6 +96,9 @@ def _make_kind(crd: Object, version: dict[str, Any]) -> Kind:
             meta(new)["managedFields"] = managed
         if status is not None:
             new["status"] = status
+
+    # CEL (celpy, lark) is imported once a CRD is served, not by every process at its start.
+    from pinnace.api.apiextensions import validation_rules
 
     rules = validation_rules.validator(structural)
 

@@ -21,7 +21,6 @@ from typing import Any
 
 from pinnace.api import field
 from pinnace.api.apiextensions import schema as structural
-from pinnace.api.apiextensions import validation_rules
 from pinnace.api.field import FieldError, Path
 
 Schema = dict[str, Any]
@@ -68,6 +67,9 @@ def ratchet(old_schemas: list[Any]) -> Ratchet:
 
 def rule_errors(schema: Any, path: Path, rules: Ratchet = Ratchet()) -> list[FieldError]:
     """What breaks the rules in `schema` (at `path`), deepest first."""
+    # CEL (celpy, lark) is imported once a CRD is written, not by every process at its start.
+    from pinnace.api.apiextensions import validation_rules
+
     errs: list[FieldError] = []
     if isinstance(schema, dict) and schema.get("nullable"):
         errs.append(field.forbidden(path.child("nullable"), "nullable cannot be true at the root"))

@@ -2,28 +2,31 @@
 
 Descriptions come from the v1.32 API definitions that the `kubernetes-validate` package ships
 (generated from kube-apiserver's OpenAPI document); the `kubernetes` client's models name the
-types and say which fields are required (the setters that refuse None).
+types and say which fields are required (the setters that refuse None; tabled in
+`pinnace.api.client_models`).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.resources
+import importlib.util
 import json
 import re
-import sys
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any
 
-_REQUIRED = re.compile(r"Invalid value for `(\w+)`, must not be `None`")
+from pinnace.api import client_models
+
 _MODEL_NAME = re.compile(r"^([A-Z][a-z]+)?(V\d+(?:alpha\d+|beta\d+)?)([A-Z]\w*)$")
 _DEFINITIONS = ("kubernetes-json-schema", "v1.32.0-local", "_definitions.json")
 
 
 @cache
 def _api_definitions() -> dict[str, dict[str, Any]]:
-    path = importlib.resources.files("kubernetes_validate").joinpath(*_DEFINITIONS)
+    # Found without importing the package, which would import jsonschema for nothing.
+    spec = importlib.util.find_spec("kubernetes_validate")
+    assert spec is not None and spec.submodule_search_locations is not None
+    path = Path(spec.submodule_search_locations[0]).joinpath(*_DEFINITIONS)
     definitions: dict[str, dict[str, Any]] = json.loads(path.read_text())["$defs"]
     return definitions
 
@@ -57,32 +60,15 @@ def _definition(model: str) -> dict[str, Any]:
     return _api_definitions().get(api_type_name(model), {})
 
 
-class _Model(Protocol):
-    """A kubernetes client model class, as far as Pinnace reads it."""
-
-    attribute_map: ClassVar[dict[str, str]]
-    """Python attribute name -> JSON field name."""
-
-
-def model_class(model: str) -> type[_Model]:
-    """The client model class named `model` ("V1Pod")."""
-    cls: type[_Model] = getattr(importlib.import_module("kubernetes.client.models"), model)
-    return cls
-
-
 def field_description(model: str, json_name: str) -> str:
     """The description of field `json_name` of `model`, "" when the API gives none."""
     prop = _definition(model).get("properties", {}).get(json_name, {})
     return str(prop.get("description", ""))
 
 
-@cache
 def required_fields(model: str) -> tuple[str, ...]:
     """The JSON names of the fields `model` requires, in declaration order."""
-    cls = model_class(model)
-    source = Path(sys.modules[cls.__module__].__file__ or "").read_text()
-    required = set(_REQUIRED.findall(source))
-    return tuple(json for attr, json in cls.attribute_map.items() if attr in required)
+    return client_models.REQUIRED.get(model, ())
 
 
 def kind_description(model: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pinnace.api import catalog, status
-from pinnace.api.decode import decode
+from pinnace.api.decode import as_decoded, decode
 from pinnace.api.features import FeatureGates
 from pinnace.api.field import FieldError, Path, invalid, required
 from pinnace.api.kind import Kind
@@ -343,15 +343,17 @@ class APIServer:
         `duplicate_fields`: the paths of the fields that text repeats; `yaml_duplicates`:
         the error for the keys a YAML text repeats."""
         options = options or WriteOptions()
-        strict = options.field_validation == "Strict"
-        decoded = decode(
-            body,
-            kind,
-            strict=strict,
-            json_text=json_body,
-            duplicate_fields=duplicate_fields,
-            yaml_duplicates=yaml_duplicates,
-        )
+        if options.decoded:
+            decoded = as_decoded(body, kind)
+        else:
+            decoded = decode(
+                body,
+                kind,
+                strict=options.field_validation == "Strict",
+                json_text=json_body,
+                duplicate_fields=duplicate_fields,
+                yaml_duplicates=yaml_duplicates,
+            )
         obj = decoded.obj
         self.check_namespace(kind, obj, namespace)
         self._default(kind, obj)

@@ -7,6 +7,7 @@ written and read at that version, converted on the way in and out as the HTTP ro
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from pinnace.api.kind import Kind
@@ -39,6 +40,7 @@ class LocalClient(Client):
         # The warnings of fieldValidation have nowhere to go in process; Ignore spares a patch
         # the decode that finds them.
         self._write_options = WriteOptions(field_manager=field_manager, field_validation="Ignore")
+        self._own_options = replace(self._write_options, decoded=True)
 
     @property
     def clock(self) -> Clock:
@@ -88,12 +90,21 @@ class LocalClient(Client):
         return self._server.watch(kind, namespace, options)
 
     async def create(self, kind: Kind, namespace: str, obj: Object) -> Object:
+        return await self._create(kind, namespace, obj, self._write_options)
+
+    async def create_own(self, kind: Kind, namespace: str, obj: Object) -> Object:
+        return await self._create(kind, namespace, obj, self._own_options)
+
+    async def _create(
+        self, kind: Kind, namespace: str, obj: Object, options: WriteOptions
+    ) -> Object:
         conversion = _conversion(kind)
         if conversion is None:
-            return (await self._server.create(kind, namespace, obj, self._write_options)).obj
-        options = conversion.with_rules(self._write_options)
+            return (await self._server.create(kind, namespace, obj, options)).obj
         stored = conversion.to_stored(obj)
-        result = await self._server.create(conversion.stored, namespace, stored, options)
+        result = await self._server.create(
+            conversion.stored, namespace, stored, conversion.with_rules(options)
+        )
         return conversion.from_stored(result.obj)
 
     async def update(self, kind: Kind, obj: Object) -> Object:

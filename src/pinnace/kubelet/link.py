@@ -85,6 +85,10 @@ class Link(Client):
         self._check()
         return await self._client.create(kind, namespace, obj)
 
+    async def create_own(self, kind: Kind, namespace: str, obj: Object) -> Object:
+        self._check()
+        return await self._client.create_own(kind, namespace, obj)
+
     async def update(self, kind: Kind, obj: Object) -> Object:
         self._check()
         return await self._client.update(kind, obj)

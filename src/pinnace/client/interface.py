@@ -174,7 +174,8 @@ class Client(ABC):
         """serviceaccounts/token as `request_token` answers it now, every check made and the
         claims set, but for the token's signature, made by `TokenGrant.sign` when called (the
         simulated mode's first tokens, signed when read, docs/simulation.md); in process
-        only."""
+        only. `request` is built in the form decoding gives and handed over, as for
+        `create_own` (the kubelet's own TokenRequest)."""
 
     @abstractmethod
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:

@@ -185,7 +185,7 @@ class LocalClient(Client):
     async def grant_token(
         self, namespace: str, name: str, request: Mapping[str, Any]
     ) -> TokenGrant:
-        return await token_request.grant_token(self._server, namespace, name, request)
+        return await token_request.grant_token(self._server, namespace, name, request, decoded=True)
 
     async def get_scale(self, kind: Kind, namespace: str, name: str) -> Object:
         return await scale.read_scale(self._server, kind, namespace, name)

@@ -562,8 +562,12 @@ class APIServer:
             new = mutate(old if pure else clone(old))
             if not isinstance(new, dict):
                 raise status.bad_request("the patch produced something other than an object")
-            strict = validation == "Strict"
-            decoded = decode(new, kind, strict=strict, basis=old, share=pure and not defaulted)
+            if options.decoded:
+                decoded = as_decoded(new, kind)
+            else:
+                strict = validation == "Strict"
+                share = pure and not defaulted
+                decoded = decode(new, kind, strict=strict, basis=old, share=share)
             if unknown_fields is not None and validation == "Warn":
                 unknown_fields[:] = decoded.warnings
             if defaulted:
